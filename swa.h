@@ -1,0 +1,1966 @@
+/* swa.h - v0.1.0 - CPU inference for Mistral-style transformers with a
+   rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
+
+   Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
+                                              #include "swa.h"
+   Every other file includes "swa.h" plainly. Link with -lm -lpthread.
+
+QUICK START
+    #define SWA_IMPLEMENTATION
+    #include "swa.h"
+    #include <stdio.h>
+    int main(int argc, char **argv) {
+        swa_model *model; swa_ctx *ctx; swa_error err;
+        const float *logits; int32_t tok = 1;      // BOS in Llama vocabularies
+        if (argc < 2 || swa_model_load(argv[1], &model, &err) != SWA_OK) return 1;
+        if (swa_ctx_create(model, NULL, &ctx, &err) != SWA_OK) return 1;
+        for (int i = 0; i < 32; i++) {
+            if (swa_ctx_eval(ctx, &tok, 1, &logits, &err) != SWA_OK) { puts(err.msg); break; }
+            tok = swa_argmax(logits, swa_model_hparams(model)->n_vocab);
+            printf("%d ", tok);
+        }
+        swa_ctx_free(ctx); swa_model_free(model);
+        return 0;
+    }
+
+CONFIGURATION (define before the implementation include)
+    SWA_STATIC         make every public function static (SWADEF = static)
+    SWA_NO_MMAP        read the file into one allocation instead of mapping it
+    SWA_MALLOC(n)      allocator, default malloc; define SWA_FREE(p) with it
+    SWA_FREE(p)        deallocator, default free
+    SWA_ASSERT(x)      internal invariant check, default assert(x)
+
+THE WINDOW
+    Layer l keeps the keys and values of its last W_l positions only: position i lives in slot
+    i mod W_l, and a query at position i attends to keys j with i - W_l < j <= i (W_l tokens,
+    itself included, as in Mistral's reference code). The window comes from the GGUF key
+    llama.attention.sliding_window: a number (every layer), or an array with one entry per
+    layer where 0 marks a full-attention layer. No key means full attention; then the cache
+    holds swa_ctx_config.n_ctx positions and evaluation past them fails with SWA_ERR_CONTEXT_FULL.
+    swa_ctx_config.window overrides the model's window for every layer.
+
+MEMORY
+    Weights are used where they lie: in the file mapping, or in the caller's buffer for
+    swa_model_load_memory. A context makes one allocation at create time (cache + scratch,
+    swa_ctx_memory_size tells how much) and none per token; generation can go on forever
+    with a window, in constant memory.
+
+THREADS
+    A model is immutable after load and may be shared by any number of contexts and threads.
+    A context is used by one thread at a time.
+
+ERRORS
+    Every fallible call returns swa_status (SWA_OK = 0, errors are negative; swa_status_str names
+    them) and fills the optional swa_error with the code and a message naming what failed, e.g.
+    "tensor blk.3.attn_q.weight: shape 64x32, want 64x64". The library never prints, never
+    exits and never aborts on bad input. Every count, size and offset read from a file is
+    checked against the file's length, with overflow in mind.
+
+FILE FORMAT
+    GGUF versions 2 and 3, little-endian, architecture "llama" with llama.cpp's key and tensor
+    names. Weight types F32, F16, BF16, Q8_0 and Q4_0 (ggml's block layouts); norms are F32.
+    The GGUF reader itself understands every metadata type and the sizes of every ggml type,
+    so swa_gguf_* can inspect any GGUF file.
+
+REVISION HISTORY
+    0.1.0 (2026-11-29)  GGUF reader, llama forward pass, per-layer rolling-buffer KV cache.
+*/
+#ifndef SWA_H
+#define SWA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SWA_VERSION_MAJOR 0
+#define SWA_VERSION_MINOR 1
+#define SWA_VERSION_PATCH 0
+
+#ifdef SWA_STATIC
+#define SWADEF static
+#else
+#define SWADEF extern
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== status and errors ==== */
+
+typedef enum swa_status {
+    SWA_OK                = 0,
+    SWA_ERR_INVALID_ARG   = -1,  /* NULL where a value is needed, token id out of range, ... */
+    SWA_ERR_IO            = -2,  /* the file cannot be opened, read or mapped */
+    SWA_ERR_FORMAT        = -3,  /* the file is not valid GGUF, or is truncated or inconsistent */
+    SWA_ERR_UNSUPPORTED   = -4,  /* valid, but not something we run: architecture, type, ... */
+    SWA_ERR_MODEL         = -5,  /* a missing key or tensor, a shape that does not fit */
+    SWA_ERR_NOMEM         = -6,  /* an allocation failed or a size does not fit in memory */
+    SWA_ERR_CONTEXT_FULL  = -7,  /* a full-attention layer would need more than n_ctx positions */
+    SWA_ERR_NOT_FOUND     = -8   /* a metadata key or array element is absent */
+} swa_status;
+
+typedef struct swa_error {
+    swa_status code;
+    char msg[256];
+} swa_error;
+
+SWADEF const char *swa_status_str(swa_status s);  /* "SWA_ERR_FORMAT", never NULL */
+SWADEF const char *swa_version(void);             /* "0.1.0" */
+
+/* ==== tensor types (ggml's type ids) ==== */
+
+typedef enum swa_type {
+    SWA_TYPE_F32  = 0,
+    SWA_TYPE_F16  = 1,
+    SWA_TYPE_Q4_0 = 2,
+    SWA_TYPE_Q8_0 = 8,
+    SWA_TYPE_BF16 = 30
+} swa_type;
+
+/* Name of any ggml type id ("Q4_K", "IQ2_XS", ...); NULL for ids ggml does not define. */
+SWADEF const char *swa_type_name(uint32_t type);
+/* Elements per block and bytes per block of a ggml type; 0 for unknown ids. */
+SWADEF int64_t swa_type_block_size(uint32_t type);
+SWADEF int64_t swa_type_block_bytes(uint32_t type);
+
+/* ==== GGUF reader ==== */
+
+typedef struct swa_gguf swa_gguf;   /* opaque, immutable after open */
+
+typedef struct swa_str {            /* a string inside the file: not NUL-terminated */
+    const char *ptr;
+    size_t len;
+} swa_str;
+
+typedef enum swa_gguf_type {
+    SWA_GGUF_U8 = 0, SWA_GGUF_I8 = 1, SWA_GGUF_U16 = 2, SWA_GGUF_I16 = 3,
+    SWA_GGUF_U32 = 4, SWA_GGUF_I32 = 5, SWA_GGUF_F32 = 6, SWA_GGUF_BOOL = 7,
+    SWA_GGUF_STRING = 8, SWA_GGUF_ARRAY = 9, SWA_GGUF_U64 = 10, SWA_GGUF_I64 = 11,
+    SWA_GGUF_F64 = 12
+} swa_gguf_type;
+
+/* A metadata value. Arrays are read element by element with swa_gguf_value_at. */
+typedef struct swa_gguf_value {
+    swa_gguf_type type;
+    swa_gguf_type elem_type;        /* arrays only */
+    uint64_t n;                     /* arrays: element count; strings: byte length */
+    const uint8_t *data;            /* the payload, inside the file */
+    const uint64_t *index;          /* private: element offsets of a string array, or NULL */
+} swa_gguf_value;
+
+typedef struct swa_gguf_tensor {
+    swa_str name;
+    uint32_t type;                  /* ggml type id */
+    uint32_t n_dims;                /* 1..4 */
+    int64_t ne[4];                  /* ne[0] is the row length; unused dimensions are 1 */
+    uint64_t offset;                /* from the start of the data section */
+    uint64_t nbytes;
+    const void *data;               /* inside the file */
+} swa_gguf_tensor;
+
+/* Open a GGUF file (mapped read-only) or a caller-owned buffer that must outlive the handle.
+   Validates the whole header, metadata and tensor table. SWA_ERR_IO, _FORMAT, _UNSUPPORTED,
+   _NOMEM. The handle is freed with swa_gguf_close (NULL is fine). */
+SWADEF swa_status swa_gguf_open(const char *path, swa_gguf **out, swa_error *err);
+SWADEF swa_status swa_gguf_open_memory(const void *data, size_t size, swa_gguf **out,
+                                       swa_error *err);
+SWADEF void       swa_gguf_close(swa_gguf *g);
+
+SWADEF uint32_t   swa_gguf_version(const swa_gguf *g);
+SWADEF uint64_t   swa_gguf_alignment(const swa_gguf *g);
+SWADEF uint64_t   swa_gguf_data_offset(const swa_gguf *g);   /* file offset of tensor data */
+SWADEF uint64_t   swa_gguf_file_size(const swa_gguf *g);
+
+SWADEF int64_t    swa_gguf_kv_count(const swa_gguf *g);
+SWADEF int64_t    swa_gguf_kv_find(const swa_gguf *g, const char *key);   /* -1 if absent */
+SWADEF swa_str    swa_gguf_kv_key(const swa_gguf *g, int64_t i);
+SWADEF swa_gguf_value swa_gguf_kv_value(const swa_gguf *g, int64_t i);
+
+/* Element j of an array value (O(1) for numbers and top-level string arrays). SWA_ERR_NOT_FOUND
+   past the end, SWA_ERR_INVALID_ARG if arr is not an array. */
+SWADEF swa_status swa_gguf_value_at(const swa_gguf_value *arr, uint64_t j, swa_gguf_value *elem);
+/* Scalar conversions. Integers and bools convert to int64 (a u64 above INT64_MAX fails);
+   integers and floats convert to double. SWA_ERR_INVALID_ARG for the wrong type. */
+SWADEF swa_status swa_gguf_value_int(const swa_gguf_value *v, int64_t *out);
+SWADEF swa_status swa_gguf_value_float(const swa_gguf_value *v, double *out);
+SWADEF swa_status swa_gguf_value_str(const swa_gguf_value *v, swa_str *out);
+SWADEF const char *swa_gguf_type_name(swa_gguf_type t);    /* "u32", "array", ...; "?" */
+
+SWADEF int64_t    swa_gguf_tensor_count(const swa_gguf *g);
+SWADEF int64_t    swa_gguf_tensor_find(const swa_gguf *g, const char *name);  /* -1 if absent */
+SWADEF const swa_gguf_tensor *swa_gguf_tensor_at(const swa_gguf *g, int64_t i);  /* NULL if out of range */
+
+/* ==== model ==== */
+
+typedef struct swa_model swa_model;   /* opaque, immutable after load, shareable across threads */
+
+typedef struct swa_hparams {
+    int32_t n_layer;
+    int32_t n_embd;
+    int32_t n_head;
+    int32_t n_kv_head;
+    int32_t head_dim;      /* n_embd / n_head */
+    int32_t n_ff;
+    int32_t n_vocab;
+    int32_t n_ctx_train;   /* llama.context_length */
+    int32_t n_rot;         /* llama.rope.dimension_count, default head_dim */
+    float   rope_base;     /* llama.rope.freq_base, default 10000 */
+    float   rms_eps;       /* llama.attention.layer_norm_rms_epsilon, default 1e-5 */
+    int32_t window;        /* largest sliding window over the layers; 0: no layer has one */
+    uint32_t weight_type;  /* the most common type of the layer matrices */
+} swa_hparams;
+
+/* Load a GGUF model. From a path the file is mapped read-only and weights are used in place;
+   from memory the caller's buffer is used in place and must outlive the model. The model is
+   freed with swa_model_free (NULL is fine). Errors: SWA_ERR_IO, _FORMAT, _UNSUPPORTED (another
+   architecture, a weight type we do not run), _MODEL (missing key or tensor, wrong shape), _NOMEM. */
+SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *err);
+SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out,
+                                        swa_error *err);
+SWADEF void       swa_model_free(swa_model *m);
+
+SWADEF const swa_hparams *swa_model_hparams(const swa_model *m);
+/* Sliding window of one layer as stored in the file; 0 = full attention, -1 = bad layer. */
+SWADEF int32_t    swa_model_layer_window(const swa_model *m, int32_t layer);
+/* The underlying GGUF file, for metadata the hyperparameters do not cover. */
+SWADEF const swa_gguf *swa_model_gguf(const swa_model *m);
+
+/* ==== context: one sequence, its rolling KV cache and scratch ==== */
+
+typedef struct swa_ctx swa_ctx;       /* opaque: rolling KV cache + scratch */
+
+typedef struct swa_ctx_config {
+    int32_t window;    /* 0 = the model's per-layer windows; > 0: this window on every layer  */
+    int32_t n_ctx;     /* 0 = min(n_ctx_train, 4096); positions kept by full-attention layers */
+    int32_t n_batch;   /* 0 = 64; prompt tokens per forward pass                             */
+} swa_ctx_config;
+
+/* The defaults with zeros resolved against a model (or left 0 when m is NULL). */
+SWADEF swa_ctx_config swa_ctx_config_default(const swa_model *m);
+/* Bytes swa_ctx_create would allocate for this model and config (cache + scratch), 0 if the
+   config is invalid or the size overflows. */
+SWADEF size_t     swa_ctx_memory_size(const swa_model *m, const swa_ctx_config *cfg);
+
+/* Create a context at position 0. cfg may be NULL (all defaults). The context borrows the
+   model, which must outlive it; free with swa_ctx_free (NULL is fine). SWA_ERR_INVALID_ARG
+   (negative config values), SWA_ERR_NOMEM. */
+SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, swa_ctx **out,
+                                 swa_error *err);
+SWADEF void       swa_ctx_free(swa_ctx *c);
+SWADEF void       swa_ctx_reset(swa_ctx *c);                /* back to position 0 */
+
+SWADEF int64_t    swa_ctx_pos(const swa_ctx *c);            /* tokens evaluated so far */
+SWADEF swa_ctx_config swa_ctx_config_get(const swa_ctx *c); /* the resolved config */
+SWADEF int32_t    swa_ctx_window(const swa_ctx *c, int32_t layer);  /* 0 = full attention */
+SWADEF size_t     swa_ctx_cache_bytes(const swa_ctx *c);    /* the K and V ring buffers */
+
+/* Evaluate tokens at the current position and advance it by n. *logits (may be NULL) gets the
+   last token's n_vocab logits, valid until the next call on this context. With n > n_batch
+   the run is evaluated in chunks. On error nothing is evaluated and the position is unchanged:
+   SWA_ERR_INVALID_ARG (n == 0, token out of range), SWA_ERR_CONTEXT_FULL. */
+SWADEF swa_status swa_ctx_eval(swa_ctx *c, const int32_t *tokens, size_t n,
+                               const float **logits, swa_error *err);
+/* Like swa_ctx_eval, but writes the logits of every token to the caller's n * n_vocab array. */
+SWADEF swa_status swa_ctx_eval_all(swa_ctx *c, const int32_t *tokens, size_t n,
+                                   float *logits, swa_error *err);
+
+/* Index of the largest value (the first on ties); -1 when n <= 0. */
+SWADEF int32_t    swa_argmax(const float *x, int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SWA_H */
+
+#ifdef SWA_IMPLEMENTATION
+#ifndef SWA__IMPLEMENTED
+#define SWA__IMPLEMENTED
+
+/* ==== config defaults ==== */
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#ifndef SWA_NO_MMAP
+#include <sys/mman.h>
+#endif
+
+#if defined(SWA_MALLOC) != defined(SWA_FREE)
+#error "define SWA_MALLOC and SWA_FREE together, or neither"
+#endif
+#ifndef SWA_MALLOC
+#define SWA_MALLOC(n) malloc(n)
+#define SWA_FREE(p) free(p)
+#endif
+#ifndef SWA_ASSERT
+#define SWA_ASSERT(x) assert(x)
+#endif
+
+#define SWA__MAX_ARRAY_DEPTH 8       /* deeper nesting in metadata is rejected */
+#define SWA__MAX_NAME_LEN    255     /* tensor names (ggml allows 63) */
+#define SWA__MAX_KEY_LEN     65535   /* the GGUF spec's limit for keys */
+#define SWA__DEFAULT_N_CTX   4096
+#define SWA__DEFAULT_N_BATCH 64
+
+/* ==== utilities ==== */
+
+static swa_status swa__fail(swa_error *err, swa_status code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+/* Put "prefix: " in front of the message already in err, cutting at the buffer's end. */
+static void swa__prefix_error(swa_error *err, const char *prefix)
+{
+    char msg[sizeof err->msg];
+    size_t used = 0, cap = sizeof err->msg - 1, n;
+    if (!err) return;
+    memcpy(msg, err->msg, sizeof msg);
+    msg[sizeof msg - 1] = '\0';
+    n = strlen(prefix) < cap ? strlen(prefix) : cap;
+    memcpy(err->msg, prefix, n);
+    used = n;
+    n = cap - used < 2 ? cap - used : 2;
+    memcpy(err->msg + used, ": ", n);
+    used += n;
+    n = strlen(msg) < cap - used ? strlen(msg) : cap - used;
+    memcpy(err->msg + used, msg, n);
+    err->msg[used + n] = '\0';
+}
+
+static void swa__ok(swa_error *err)
+{
+    if (err) {
+        err->code = SWA_OK;
+        err->msg[0] = '\0';
+    }
+}
+
+/* Overflow-checked size arithmetic: return 0 on overflow, else store the result. */
+static int swa__mul_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+    if (a != 0 && b > UINT64_MAX / a) return 0;
+    *out = a * b;
+    return 1;
+}
+
+static int swa__add_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+    if (b > UINT64_MAX - a) return 0;
+    *out = a + b;
+    return 1;
+}
+
+static void *swa__calloc(uint64_t n, uint64_t size)
+{
+    uint64_t bytes;
+    void *p;
+    if (!swa__mul_u64(n, size, &bytes) || bytes > (uint64_t)SIZE_MAX) return NULL;
+    if (bytes == 0) bytes = 1;
+    p = SWA_MALLOC((size_t)bytes);
+    if (p) memset(p, 0, (size_t)bytes);
+    return p;
+}
+
+static int swa__str_eq(swa_str s, const char *z)
+{
+    size_t n = strlen(z);
+    return s.len == n && memcmp(s.ptr, z, n) == 0;
+}
+
+static uint64_t swa__hash(const char *p, size_t n)   /* FNV-1a */
+{
+    uint64_t h = 1469598103934665603ull;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ (uint8_t)p[i]) * 1099511628211ull;
+    return h;
+}
+
+static int swa__host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    uint8_t first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+/* IEEE half to float, with subnormals, infinities and NaNs. */
+static float swa__f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1f;
+    uint32_t mant = h & 0x3ffu;
+    uint32_t bits;
+    float f;
+    if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | (mant << 13);
+    } else if (exp != 0) {
+        bits = sign | ((exp + 112) << 23) | (mant << 13);
+    } else {
+        /* zero or subnormal: mant * 2^-24, exact in float */
+        f = (float)mant * (1.0f / 16777216.0f);
+        return sign ? -f : f;
+    }
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static float swa__bf16_to_f32(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static uint16_t swa__load_u16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+
+SWADEF const char *swa_status_str(swa_status s)
+{
+    switch (s) {
+    case SWA_OK: return "SWA_OK";
+    case SWA_ERR_INVALID_ARG: return "SWA_ERR_INVALID_ARG";
+    case SWA_ERR_IO: return "SWA_ERR_IO";
+    case SWA_ERR_FORMAT: return "SWA_ERR_FORMAT";
+    case SWA_ERR_UNSUPPORTED: return "SWA_ERR_UNSUPPORTED";
+    case SWA_ERR_MODEL: return "SWA_ERR_MODEL";
+    case SWA_ERR_NOMEM: return "SWA_ERR_NOMEM";
+    case SWA_ERR_CONTEXT_FULL: return "SWA_ERR_CONTEXT_FULL";
+    case SWA_ERR_NOT_FOUND: return "SWA_ERR_NOT_FOUND";
+    }
+    return "SWA_ERR_UNKNOWN";
+}
+
+SWADEF const char *swa_version(void) { return "0.1.0"; }
+
+/* ==== tensor types ==== */
+
+/* Every type id ggml has defined, with its block size and block bytes, so that the reader
+   can size and skip tensors it does not run. Ids 31-33 and 36-38 were removed from ggml. */
+typedef struct swa__type_info { const char *name; int64_t block_size, block_bytes; } swa__type_info;
+
+static const swa__type_info swa__types[] = {
+    {"F32", 1, 4},        {"F16", 1, 2},        {"Q4_0", 32, 18},     {"Q4_1", 32, 20},
+    {NULL, 0, 0},         {NULL, 0, 0},         {"Q5_0", 32, 22},     {"Q5_1", 32, 24},
+    {"Q8_0", 32, 34},     {"Q8_1", 32, 36},     {"Q2_K", 256, 84},    {"Q3_K", 256, 110},
+    {"Q4_K", 256, 144},   {"Q5_K", 256, 176},   {"Q6_K", 256, 210},   {"Q8_K", 256, 292},
+    {"IQ2_XXS", 256, 66}, {"IQ2_XS", 256, 74},  {"IQ3_XXS", 256, 98}, {"IQ1_S", 256, 50},
+    {"IQ4_NL", 32, 18},   {"IQ3_S", 256, 110},  {"IQ2_S", 256, 82},   {"IQ4_XS", 256, 136},
+    {"I8", 1, 1},         {"I16", 1, 2},        {"I32", 1, 4},        {"I64", 1, 8},
+    {"F64", 1, 8},        {"IQ1_M", 256, 56},   {"BF16", 1, 2},       {NULL, 0, 0},
+    {NULL, 0, 0},         {NULL, 0, 0},         {"TQ1_0", 256, 54},   {"TQ2_0", 256, 66},
+    {NULL, 0, 0},         {NULL, 0, 0},         {NULL, 0, 0},         {"MXFP4", 32, 17},
+};
+
+static const swa__type_info *swa__type(uint32_t type)
+{
+    if (type >= sizeof swa__types / sizeof swa__types[0] || !swa__types[type].name) return NULL;
+    return &swa__types[type];
+}
+
+SWADEF const char *swa_type_name(uint32_t type)
+{
+    const swa__type_info *t = swa__type(type);
+    return t ? t->name : NULL;
+}
+
+SWADEF int64_t swa_type_block_size(uint32_t type)
+{
+    const swa__type_info *t = swa__type(type);
+    return t ? t->block_size : 0;
+}
+
+SWADEF int64_t swa_type_block_bytes(uint32_t type)
+{
+    const swa__type_info *t = swa__type(type);
+    return t ? t->block_bytes : 0;
+}
+
+/* ==== platform: mapping a file ==== */
+
+typedef struct swa__file {
+    const uint8_t *data;
+    uint64_t size;
+    int mapped;          /* 1: munmap, 0: SWA_FREE */
+} swa__file;
+
+static swa_status swa__file_open(const char *path, swa__file *f, swa_error *err)
+{
+    struct stat st;
+    int fd;
+    memset(f, 0, sizeof *f);
+    fd = open(path, O_RDONLY);
+    if (fd < 0) return swa__fail(err, SWA_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return swa__fail(err, SWA_ERR_IO, "%s: not a regular file", path);
+    }
+    f->size = (uint64_t)st.st_size;
+    if (f->size == 0 || f->size > (uint64_t)SIZE_MAX) {
+        close(fd);
+        return swa__fail(err, f->size ? SWA_ERR_NOMEM : SWA_ERR_FORMAT,
+                         "%s: file size %llu cannot be used", path, (unsigned long long)f->size);
+    }
+#ifndef SWA_NO_MMAP
+    {
+        void *p = mmap(NULL, (size_t)f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        close(fd);
+        if (p == MAP_FAILED) return swa__fail(err, SWA_ERR_IO, "%s: mmap failed: %s", path, strerror(errno));
+        f->data = (const uint8_t *)p;
+        f->mapped = 1;
+    }
+#else
+    {
+        uint8_t *buf = (uint8_t *)SWA_MALLOC((size_t)f->size);
+        size_t got = 0;
+        if (!buf) {
+            close(fd);
+            return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate %llu bytes", path,
+                             (unsigned long long)f->size);
+        }
+        while (got < f->size) {
+            ssize_t r = read(fd, buf + got, (size_t)f->size - got);
+            if (r <= 0) {
+                close(fd);
+                SWA_FREE(buf);
+                return swa__fail(err, SWA_ERR_IO, "%s: read failed at byte %llu", path,
+                                 (unsigned long long)got);
+            }
+            got += (size_t)r;
+        }
+        close(fd);
+        f->data = buf;
+    }
+#endif
+    return SWA_OK;
+}
+
+static void swa__file_close(swa__file *f)
+{
+    if (!f->data) return;
+#ifndef SWA_NO_MMAP
+    if (f->mapped) munmap((void *)(uintptr_t)f->data, (size_t)f->size);
+#else
+    if (!f->mapped) SWA_FREE((void *)(uintptr_t)f->data);
+#endif
+    f->data = NULL;
+}
+
+/* ==== GGUF reader ==== */
+
+typedef struct swa__kv {
+    swa_str key;
+    swa_gguf_value value;
+} swa__kv;
+
+typedef struct swa__name_table {    /* open addressing: slot -> index, -1 when empty */
+    int64_t *slots;
+    uint64_t mask;
+} swa__name_table;
+
+struct swa_gguf {
+    swa__file file;                 /* owned mapping; file.data == NULL for caller memory */
+    const uint8_t *base;
+    uint64_t size;
+    uint32_t version;
+    uint64_t alignment;
+    uint64_t data_offset;
+    int64_t n_kv;
+    swa__kv *kv;                    /* [n_kv] */
+    int64_t n_tensors;
+    swa_gguf_tensor *tensors;       /* [n_tensors] */
+    swa__name_table kv_names, tensor_names;
+};
+
+typedef struct swa__cursor {
+    const uint8_t *base;
+    uint64_t size, pos;
+    swa_error *err;
+} swa__cursor;
+
+static uint64_t swa__remaining(const swa__cursor *c) { return c->size - c->pos; }
+
+static swa_status swa__need(swa__cursor *c, uint64_t n, const char *what)
+{
+    if (n > swa__remaining(c))
+        return swa__fail(c->err, SWA_ERR_FORMAT,
+                         "%s: needs %llu bytes at offset %llu, the file has %llu", what,
+                         (unsigned long long)n, (unsigned long long)c->pos,
+                         (unsigned long long)c->size);
+    return SWA_OK;
+}
+
+static swa_status swa__read(swa__cursor *c, void *dst, uint64_t n, const char *what)
+{
+    swa_status s = swa__need(c, n, what);
+    if (s != SWA_OK) return s;
+    memcpy(dst, c->base + c->pos, (size_t)n);
+    c->pos += n;
+    return SWA_OK;
+}
+
+static swa_status swa__read_u32(swa__cursor *c, uint32_t *v, const char *what) { return swa__read(c, v, 4, what); }
+static swa_status swa__read_u64(swa__cursor *c, uint64_t *v, const char *what) { return swa__read(c, v, 8, what); }
+
+static swa_status swa__read_str(swa__cursor *c, swa_str *s, uint64_t max_len, const char *what)
+{
+    uint64_t len;
+    swa_status st = swa__read_u64(c, &len, what);
+    if (st != SWA_OK) return st;
+    if (len > max_len)
+        return swa__fail(c->err, SWA_ERR_FORMAT, "%s: string length %llu at offset %llu exceeds %llu",
+                         what, (unsigned long long)len, (unsigned long long)(c->pos - 8),
+                         (unsigned long long)max_len);
+    if ((st = swa__need(c, len, what)) != SWA_OK) return st;
+    s->ptr = (const char *)(c->base + c->pos);
+    s->len = (size_t)len;
+    c->pos += len;
+    return SWA_OK;
+}
+
+static uint64_t swa__gguf_scalar_size(uint32_t type)   /* 0 for strings, arrays, unknown */
+{
+    static const uint8_t sizes[13] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+    return type < 13 ? sizes[type] : 0;
+}
+
+SWADEF const char *swa_gguf_type_name(swa_gguf_type t)
+{
+    static const char *names[13] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool",
+                                    "string", "array", "u64", "i64", "f64"};
+    return (unsigned)t < 13 ? names[t] : "?";
+}
+
+/* Validate one value of the given type at the cursor and step over it. `key` names the
+   metadata entry for messages. Arrays recurse, at most SWA__MAX_ARRAY_DEPTH deep. */
+static swa_status swa__skip_value(swa__cursor *c, uint32_t type, int depth, swa_str key)
+{
+    uint64_t size = swa__gguf_scalar_size(type);
+    swa_status s;
+    if (size) {
+        if (swa__remaining(c) < size)
+            return swa__fail(c->err, SWA_ERR_FORMAT, "key %.*s: value runs past the end of the file",
+                             (int)key.len, key.ptr);
+        c->pos += size;
+        return SWA_OK;
+    }
+    if (type == SWA_GGUF_STRING) {
+        swa_str str;
+        s = swa__read_str(c, &str, UINT64_MAX, "string value");
+        if (s != SWA_OK)
+            return swa__fail(c->err, s, "key %.*s: string runs past the end of the file",
+                             (int)key.len, key.ptr);
+        return SWA_OK;
+    }
+    if (type == SWA_GGUF_ARRAY) {
+        uint32_t elem_type;
+        uint64_t n, i, elem_size, min_elem;
+        if (depth >= SWA__MAX_ARRAY_DEPTH)
+            return swa__fail(c->err, SWA_ERR_FORMAT, "key %.*s: arrays nested deeper than %d levels",
+                             (int)key.len, key.ptr, SWA__MAX_ARRAY_DEPTH);
+        if (swa__read_u32(c, &elem_type, "array type") != SWA_OK ||
+            swa__read_u64(c, &n, "array length") != SWA_OK)
+            return swa__fail(c->err, SWA_ERR_FORMAT, "key %.*s: array header runs past the end of the file",
+                             (int)key.len, key.ptr);
+        if (elem_type > SWA_GGUF_F64)
+            return swa__fail(c->err, SWA_ERR_FORMAT, "key %.*s: unknown array element type %u",
+                             (int)key.len, key.ptr, elem_type);
+        elem_size = swa__gguf_scalar_size(elem_type);
+        /* reject impossible lengths before looping: every element takes at least this much */
+        min_elem = elem_size ? elem_size : (elem_type == SWA_GGUF_STRING ? 8 : 12);
+        if (n > swa__remaining(c) / min_elem)
+            return swa__fail(c->err, SWA_ERR_FORMAT,
+                             "key %.*s: array of %llu elements runs past the end of the file",
+                             (int)key.len, key.ptr, (unsigned long long)n);
+        if (elem_size) {
+            c->pos += n * elem_size;
+            return SWA_OK;
+        }
+        for (i = 0; i < n; i++)
+            if ((s = swa__skip_value(c, elem_type, depth + 1, key)) != SWA_OK) return s;
+        return SWA_OK;
+    }
+    return swa__fail(c->err, SWA_ERR_FORMAT, "key %.*s: unknown value type %u", (int)key.len,
+                     key.ptr, type);
+}
+
+/* Byte size of a value already validated by swa__skip_value. */
+static uint64_t swa__value_bytes(uint32_t type, const uint8_t *p)
+{
+    uint64_t size = swa__gguf_scalar_size(type), n, i, total;
+    uint32_t elem_type;
+    if (size) return size;
+    memcpy(&n, type == SWA_GGUF_STRING ? p : p + 4, 8);
+    if (type == SWA_GGUF_STRING) return 8 + n;
+    memcpy(&elem_type, p, 4);
+    size = swa__gguf_scalar_size(elem_type);
+    if (size) return 12 + n * size;
+    for (total = 12, i = 0; i < n; i++) total += swa__value_bytes(elem_type, p + total);
+    return total;
+}
+
+/* The value whose encoding starts at p (for strings and arrays, at the length/header). */
+static swa_gguf_value swa__value_at_ptr(uint32_t type, const uint8_t *p)
+{
+    swa_gguf_value v;
+    memset(&v, 0, sizeof v);
+    v.type = (swa_gguf_type)type;
+    if (type == SWA_GGUF_STRING) {
+        memcpy(&v.n, p, 8);
+        v.data = p + 8;
+    } else if (type == SWA_GGUF_ARRAY) {
+        uint32_t elem_type;
+        memcpy(&elem_type, p, 4);
+        memcpy(&v.n, p + 4, 8);
+        v.elem_type = (swa_gguf_type)elem_type;
+        v.data = p + 12;
+    } else {
+        v.data = p;
+    }
+    return v;
+}
+
+static swa_status swa__names_init(swa__name_table *t, int64_t n)
+{
+    uint64_t cap = 16, i;
+    while (cap < (uint64_t)n * 2) cap *= 2;
+    t->slots = (int64_t *)swa__calloc(cap, sizeof(int64_t));
+    if (!t->slots) return SWA_ERR_NOMEM;
+    for (i = 0; i < cap; i++) t->slots[i] = -1;
+    t->mask = cap - 1;
+    return SWA_OK;
+}
+
+/* Find `name`; if absent and index >= 0, insert it. Returns the index found, or -1. */
+static int64_t swa__names_find(const swa__name_table *t, const swa_str *all, size_t stride,
+                               const char *name, size_t len, int64_t index)
+{
+    uint64_t h;
+    if (!t->slots) return -1;
+    for (h = swa__hash(name, len) & t->mask;; h = (h + 1) & t->mask) {
+        int64_t j = t->slots[h];
+        if (j < 0) {
+            if (index >= 0) t->slots[h] = index;
+            return -1;
+        } else {
+            const swa_str *s = (const swa_str *)((const char *)all + (size_t)j * stride);
+            if (s->len == len && memcmp(s->ptr, name, len) == 0) return j;
+        }
+    }
+}
+
+static swa_status swa__gguf_read_kvs(swa_gguf *g, swa__cursor *c, uint64_t n_kv)
+{
+    uint64_t i;
+    swa_status s;
+    g->kv = (swa__kv *)swa__calloc(n_kv, sizeof(swa__kv));
+    if (!g->kv || swa__names_init(&g->kv_names, (int64_t)n_kv) != SWA_OK)
+        return swa__fail(c->err, SWA_ERR_NOMEM, "cannot allocate %llu metadata entries", (unsigned long long)n_kv);
+    for (i = 0; i < n_kv; i++) {
+        swa__kv *kv = &g->kv[i];
+        uint32_t type;
+        uint64_t start;
+        if ((s = swa__read_str(c, &kv->key, SWA__MAX_KEY_LEN, "metadata key")) != SWA_OK) return s;
+        if ((s = swa__read_u32(c, &type, "metadata value type")) != SWA_OK) return s;
+        start = c->pos;
+        if ((s = swa__skip_value(c, type, 0, kv->key)) != SWA_OK) return s;
+        kv->value = swa__value_at_ptr(type, c->base + start);
+        g->n_kv = (int64_t)i + 1;
+        if (swa__names_find(&g->kv_names, &g->kv[0].key, sizeof(swa__kv), kv->key.ptr, kv->key.len,
+                            (int64_t)i) >= 0)
+            return swa__fail(c->err, SWA_ERR_FORMAT, "key %.*s appears twice", (int)kv->key.len, kv->key.ptr);
+    }
+    return SWA_OK;
+}
+
+/* Give every top-level string array an offset index, so element j is found in O(1). */
+static swa_status swa__gguf_index_strings(swa_gguf *g, swa_error *err)
+{
+    int64_t i;
+    uint64_t j, off;
+    for (i = 0; i < g->n_kv; i++) {
+        swa_gguf_value *v = &g->kv[i].value;
+        uint64_t *index;
+        if (v->type != SWA_GGUF_ARRAY || v->elem_type != SWA_GGUF_STRING) continue;
+        index = (uint64_t *)swa__calloc(v->n, sizeof(uint64_t));
+        if (!index) return swa__fail(err, SWA_ERR_NOMEM, "key %.*s: cannot index %llu strings",
+                                     (int)g->kv[i].key.len, g->kv[i].key.ptr, (unsigned long long)v->n);
+        for (off = 0, j = 0; j < v->n; j++) {
+            uint64_t len;
+            index[j] = off;
+            memcpy(&len, v->data + off, 8);
+            off += 8 + len;
+        }
+        v->index = index;
+    }
+    return SWA_OK;
+}
+
+static swa_status swa__gguf_read_alignment(swa_gguf *g, swa_error *err)
+{
+    int64_t i = swa_gguf_kv_find(g, "general.alignment"), a;
+    swa_gguf_value v;
+    g->alignment = 32;
+    if (i < 0) return SWA_OK;
+    v = swa_gguf_kv_value(g, i);
+    if (swa_gguf_value_int(&v, &a) != SWA_OK || v.type == SWA_GGUF_BOOL)
+        return swa__fail(err, SWA_ERR_FORMAT, "key general.alignment: type %s, want an integer",
+                         swa_gguf_type_name(v.type));
+    if (a <= 0 || (a & (a - 1)) != 0 || a > (1 << 30))
+        return swa__fail(err, SWA_ERR_FORMAT, "key general.alignment: %lld is not a power of two",
+                         (long long)a);
+    g->alignment = (uint64_t)a;
+    return SWA_OK;
+}
+
+static swa_status swa__gguf_read_tensor_info(swa__cursor *c, swa_gguf_tensor *t, int64_t i)
+{
+    uint32_t d;
+    uint64_t ne, nelem = 1, nblocks;
+    const swa__type_info *ti;
+    swa_status s;
+    if ((s = swa__read_str(c, &t->name, SWA__MAX_NAME_LEN, "tensor name")) != SWA_OK) return s;
+    if ((s = swa__read_u32(c, &t->n_dims, "tensor dimension count")) != SWA_OK) return s;
+    if (t->n_dims < 1 || t->n_dims > 4)
+        return swa__fail(c->err, SWA_ERR_FORMAT, "tensor %.*s: %u dimensions, want 1 to 4",
+                         (int)t->name.len, t->name.ptr, t->n_dims);
+    for (d = 0; d < 4; d++) t->ne[d] = 1;
+    for (d = 0; d < t->n_dims; d++) {
+        if ((s = swa__read_u64(c, &ne, "tensor dimension")) != SWA_OK) return s;
+        if (ne == 0 || ne > (uint64_t)INT64_MAX || !swa__mul_u64(nelem, ne, &nelem) ||
+            nelem > (uint64_t)INT64_MAX)
+            return swa__fail(c->err, SWA_ERR_FORMAT, "tensor %.*s: dimension %u is %llu (zero, or the element count overflows)",
+                             (int)t->name.len, t->name.ptr, d, (unsigned long long)ne);
+        t->ne[d] = (int64_t)ne;
+    }
+    if ((s = swa__read_u32(c, &t->type, "tensor type")) != SWA_OK) return s;
+    if ((s = swa__read_u64(c, &t->offset, "tensor offset")) != SWA_OK) return s;
+    ti = swa__type(t->type);
+    if (!ti)
+        return swa__fail(c->err, SWA_ERR_FORMAT, "tensor %.*s: unknown type id %u",
+                         (int)t->name.len, t->name.ptr, t->type);
+    if (t->ne[0] % ti->block_size != 0)
+        return swa__fail(c->err, SWA_ERR_FORMAT, "tensor %.*s: row length %lld is not a multiple of the %s block size %lld",
+                         (int)t->name.len, t->name.ptr, (long long)t->ne[0], ti->name,
+                         (long long)ti->block_size);
+    nblocks = nelem / (uint64_t)ti->block_size;
+    if (!swa__mul_u64(nblocks, (uint64_t)ti->block_bytes, &t->nbytes))
+        return swa__fail(c->err, SWA_ERR_FORMAT, "tensor %.*s: byte size overflows", (int)t->name.len, t->name.ptr);
+    (void)i;
+    return SWA_OK;
+}
+
+static int swa__cmp_tensor_offset(const void *a, const void *b)
+{
+    const swa_gguf_tensor *x = *(const swa_gguf_tensor *const *)a, *y = *(const swa_gguf_tensor *const *)b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Every tensor must lie inside the data section, aligned, and not overlap another. */
+static swa_status swa__gguf_place_tensors(swa_gguf *g, swa_error *err)
+{
+    uint64_t data_size = g->size - g->data_offset, end;
+    const swa_gguf_tensor **order;
+    int64_t i;
+    for (i = 0; i < g->n_tensors; i++) {
+        swa_gguf_tensor *t = &g->tensors[i];
+        if (t->offset % g->alignment != 0)
+            return swa__fail(err, SWA_ERR_FORMAT, "tensor %.*s: offset %llu is not a multiple of the alignment %llu",
+                             (int)t->name.len, t->name.ptr, (unsigned long long)t->offset,
+                             (unsigned long long)g->alignment);
+        if (!swa__add_u64(t->offset, t->nbytes, &end) || end > data_size)
+            return swa__fail(err, SWA_ERR_FORMAT, "tensor %.*s: bytes %llu..%llu run past the end of the data (%llu bytes)",
+                             (int)t->name.len, t->name.ptr, (unsigned long long)t->offset,
+                             (unsigned long long)(t->offset + t->nbytes), (unsigned long long)data_size);
+        t->data = g->base + g->data_offset + t->offset;
+    }
+    order = (const swa_gguf_tensor **)swa__calloc((uint64_t)g->n_tensors, sizeof *order);
+    if (!order) return swa__fail(err, SWA_ERR_NOMEM, "cannot sort %lld tensors", (long long)g->n_tensors);
+    for (i = 0; i < g->n_tensors; i++) order[i] = &g->tensors[i];
+    qsort(order, (size_t)g->n_tensors, sizeof *order, swa__cmp_tensor_offset);
+    for (i = 1; i < g->n_tensors; i++) {
+        const swa_gguf_tensor *a = order[i - 1], *b = order[i];
+        if (a->offset + a->nbytes > b->offset) {
+            swa_status s = swa__fail(err, SWA_ERR_FORMAT, "tensors %.*s and %.*s overlap at data offset %llu",
+                                     (int)a->name.len, a->name.ptr, (int)b->name.len, b->name.ptr,
+                                     (unsigned long long)b->offset);
+            SWA_FREE(order);
+            return s;
+        }
+    }
+    SWA_FREE(order);
+    return SWA_OK;
+}
+
+static swa_status swa__gguf_parse(swa_gguf *g, swa_error *err)
+{
+    swa__cursor c;
+    uint8_t magic[4];
+    uint64_t n_tensors, n_kv, i;
+    swa_status s;
+    c.base = g->base;
+    c.size = g->size;
+    c.pos = 0;
+    c.err = err;
+    if (!swa__host_is_little_endian())
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "big-endian hosts are not supported");
+    if ((s = swa__read(&c, magic, 4, "magic")) != SWA_OK) return s;
+    if (memcmp(magic, "GGUF", 4) != 0)
+        return swa__fail(err, SWA_ERR_FORMAT, "bad magic %02x %02x %02x %02x, want \"GGUF\"",
+                         magic[0], magic[1], magic[2], magic[3]);
+    if ((s = swa__read_u32(&c, &g->version, "version")) != SWA_OK) return s;
+    if (g->version != 2 && g->version != 3)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "GGUF version %u is not supported (2 and 3 are)", g->version);
+    if ((s = swa__read_u64(&c, &n_tensors, "tensor count")) != SWA_OK) return s;
+    if ((s = swa__read_u64(&c, &n_kv, "metadata count")) != SWA_OK) return s;
+    /* a metadata entry takes at least 13 bytes and a tensor info at least 32 */
+    if (n_kv > swa__remaining(&c) / 13)
+        return swa__fail(err, SWA_ERR_FORMAT, "metadata count %llu does not fit in the file", (unsigned long long)n_kv);
+    if (n_tensors > swa__remaining(&c) / 32)
+        return swa__fail(err, SWA_ERR_FORMAT, "tensor count %llu does not fit in the file", (unsigned long long)n_tensors);
+    if ((s = swa__gguf_read_kvs(g, &c, n_kv)) != SWA_OK) return s;
+    if ((s = swa__gguf_index_strings(g, err)) != SWA_OK) return s;
+    if ((s = swa__gguf_read_alignment(g, err)) != SWA_OK) return s;
+    if (n_tensors > swa__remaining(&c) / 32)
+        return swa__fail(err, SWA_ERR_FORMAT, "tensor count %llu does not fit in the file", (unsigned long long)n_tensors);
+    g->tensors = (swa_gguf_tensor *)swa__calloc(n_tensors, sizeof(swa_gguf_tensor));
+    if (!g->tensors || swa__names_init(&g->tensor_names, (int64_t)n_tensors) != SWA_OK)
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate %llu tensor infos", (unsigned long long)n_tensors);
+    for (i = 0; i < n_tensors; i++) {
+        swa_gguf_tensor *t = &g->tensors[i];
+        if ((s = swa__gguf_read_tensor_info(&c, t, (int64_t)i)) != SWA_OK) return s;
+        g->n_tensors = (int64_t)i + 1;
+        if (swa__names_find(&g->tensor_names, &g->tensors[0].name, sizeof(swa_gguf_tensor),
+                            t->name.ptr, t->name.len, (int64_t)i) >= 0)
+            return swa__fail(err, SWA_ERR_FORMAT, "tensor %.*s appears twice", (int)t->name.len, t->name.ptr);
+    }
+    /* the data section starts at the next multiple of the alignment */
+    g->data_offset = c.pos + (g->alignment - c.pos % g->alignment) % g->alignment;
+    if (g->data_offset > g->size) {
+        if (n_tensors > 0)
+            return swa__fail(err, SWA_ERR_FORMAT, "data section at offset %llu starts past the end of the file (%llu bytes)",
+                             (unsigned long long)g->data_offset, (unsigned long long)g->size);
+        g->data_offset = g->size;
+    }
+    return swa__gguf_place_tensors(g, err);
+}
+
+static swa_status swa__gguf_finish_open(swa_gguf *g, swa_gguf **out, swa_error *err)
+{
+    swa_status s = swa__gguf_parse(g, err);
+    if (s != SWA_OK) {
+        swa_gguf_close(g);
+        return s;
+    }
+    *out = g;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_gguf_open_memory(const void *data, size_t size, swa_gguf **out, swa_error *err)
+{
+    swa_gguf *g;
+    if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_gguf_open_memory: out is NULL");
+    *out = NULL;
+    if (!data) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_gguf_open_memory: data is NULL");
+    g = (swa_gguf *)swa__calloc(1, sizeof *g);
+    if (!g) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a GGUF handle");
+    g->base = (const uint8_t *)data;
+    g->size = size;
+    return swa__gguf_finish_open(g, out, err);
+}
+
+SWADEF swa_status swa_gguf_open(const char *path, swa_gguf **out, swa_error *err)
+{
+    swa_gguf *g;
+    swa_status s;
+    if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_gguf_open: out is NULL");
+    *out = NULL;
+    if (!path) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_gguf_open: path is NULL");
+    g = (swa_gguf *)swa__calloc(1, sizeof *g);
+    if (!g) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a GGUF handle");
+    if ((s = swa__file_open(path, &g->file, err)) != SWA_OK) {
+        SWA_FREE(g);
+        return s;
+    }
+    g->base = g->file.data;
+    g->size = g->file.size;
+    s = swa__gguf_finish_open(g, out, err);
+    if (s != SWA_OK) swa__prefix_error(err, path);   /* say which file */
+    return s;
+}
+
+SWADEF void swa_gguf_close(swa_gguf *g)
+{
+    int64_t i;
+    if (!g) return;
+    for (i = 0; i < g->n_kv; i++) SWA_FREE((void *)(uintptr_t)g->kv[i].value.index);
+    SWA_FREE(g->kv);
+    SWA_FREE(g->tensors);
+    SWA_FREE(g->kv_names.slots);
+    SWA_FREE(g->tensor_names.slots);
+    swa__file_close(&g->file);
+    SWA_FREE(g);
+}
+
+SWADEF uint32_t swa_gguf_version(const swa_gguf *g) { return g->version; }
+SWADEF uint64_t swa_gguf_alignment(const swa_gguf *g) { return g->alignment; }
+SWADEF uint64_t swa_gguf_data_offset(const swa_gguf *g) { return g->data_offset; }
+SWADEF uint64_t swa_gguf_file_size(const swa_gguf *g) { return g->size; }
+SWADEF int64_t swa_gguf_kv_count(const swa_gguf *g) { return g->n_kv; }
+SWADEF int64_t swa_gguf_tensor_count(const swa_gguf *g) { return g->n_tensors; }
+
+SWADEF int64_t swa_gguf_kv_find(const swa_gguf *g, const char *key)
+{
+    if (!g->kv) return -1;
+    return swa__names_find(&g->kv_names, &g->kv[0].key, sizeof(swa__kv), key, strlen(key), -1);
+}
+
+SWADEF int64_t swa_gguf_tensor_find(const swa_gguf *g, const char *name)
+{
+    if (!g->tensors) return -1;
+    return swa__names_find(&g->tensor_names, &g->tensors[0].name, sizeof(swa_gguf_tensor), name,
+                           strlen(name), -1);
+}
+
+SWADEF swa_str swa_gguf_kv_key(const swa_gguf *g, int64_t i)
+{
+    swa_str none = {"", 0};
+    return i >= 0 && i < g->n_kv ? g->kv[i].key : none;
+}
+
+SWADEF swa_gguf_value swa_gguf_kv_value(const swa_gguf *g, int64_t i)
+{
+    swa_gguf_value none;
+    if (i >= 0 && i < g->n_kv) return g->kv[i].value;
+    memset(&none, 0, sizeof none);
+    none.type = SWA_GGUF_ARRAY;     /* an empty array: safe to walk, holds nothing */
+    none.elem_type = SWA_GGUF_U8;
+    return none;
+}
+
+SWADEF const swa_gguf_tensor *swa_gguf_tensor_at(const swa_gguf *g, int64_t i)
+{
+    return i >= 0 && i < g->n_tensors ? &g->tensors[i] : NULL;
+}
+
+SWADEF swa_status swa_gguf_value_at(const swa_gguf_value *arr, uint64_t j, swa_gguf_value *elem)
+{
+    uint64_t size, off, k;
+    if (!arr || !elem || arr->type != SWA_GGUF_ARRAY) return SWA_ERR_INVALID_ARG;
+    if (j >= arr->n) return SWA_ERR_NOT_FOUND;
+    size = swa__gguf_scalar_size(arr->elem_type);
+    if (size) {
+        off = j * size;
+    } else if (arr->index) {
+        off = arr->index[j];
+    } else {
+        for (off = 0, k = 0; k < j; k++) off += swa__value_bytes(arr->elem_type, arr->data + off);
+    }
+    *elem = swa__value_at_ptr(arr->elem_type, arr->data + off);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_gguf_value_int(const swa_gguf_value *v, int64_t *out)
+{
+    const uint8_t *p = v->data;
+    switch (v->type) {
+    case SWA_GGUF_U8: case SWA_GGUF_BOOL: *out = p[0]; return SWA_OK;
+    case SWA_GGUF_I8: *out = (int8_t)p[0]; return SWA_OK;
+    case SWA_GGUF_U16: { uint16_t x; memcpy(&x, p, 2); *out = x; return SWA_OK; }
+    case SWA_GGUF_I16: { int16_t x; memcpy(&x, p, 2); *out = x; return SWA_OK; }
+    case SWA_GGUF_U32: { uint32_t x; memcpy(&x, p, 4); *out = x; return SWA_OK; }
+    case SWA_GGUF_I32: { int32_t x; memcpy(&x, p, 4); *out = x; return SWA_OK; }
+    case SWA_GGUF_I64: { int64_t x; memcpy(&x, p, 8); *out = x; return SWA_OK; }
+    case SWA_GGUF_U64: {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        if (x > (uint64_t)INT64_MAX) return SWA_ERR_INVALID_ARG;
+        *out = (int64_t)x;
+        return SWA_OK;
+    }
+    default: return SWA_ERR_INVALID_ARG;
+    }
+}
+
+SWADEF swa_status swa_gguf_value_float(const swa_gguf_value *v, double *out)
+{
+    int64_t i;
+    if (v->type == SWA_GGUF_F32) { float x; memcpy(&x, v->data, 4); *out = x; return SWA_OK; }
+    if (v->type == SWA_GGUF_F64) { memcpy(out, v->data, 8); return SWA_OK; }
+    if (v->type == SWA_GGUF_BOOL || swa_gguf_value_int(v, &i) != SWA_OK) return SWA_ERR_INVALID_ARG;
+    *out = (double)i;
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_gguf_value_str(const swa_gguf_value *v, swa_str *out)
+{
+    if (v->type != SWA_GGUF_STRING) return SWA_ERR_INVALID_ARG;
+    out->ptr = (const char *)v->data;
+    out->len = (size_t)v->n;
+    return SWA_OK;
+}
+
+/* ==== kernels (reference) ====
+   Plain loops that read like the maths; the SIMD issue adds tuned twins beside them.
+   A weight row is n elements of one type; x is float. Q8_0 blocks are {f16 d; i8 q[32]}
+   (x = d*q), Q4_0 blocks are {f16 d; u8 q[16]} where element j is the low nibble of q[j]
+   and element j+16 the high nibble, each minus 8, times d (ggml's layouts). */
+
+typedef float (*swa__dot_fn)(const void *row, const float *x, int64_t n);
+
+static float swa__dot_f32_ref(const void *row, const float *x, int64_t n)
+{
+    const float *w = (const float *)row;
+    float sum = 0.0f;
+    int64_t i;
+    for (i = 0; i < n; i++) sum += w[i] * x[i];
+    return sum;
+}
+
+static float swa__dot_f16_ref(const void *row, const float *x, int64_t n)
+{
+    const uint16_t *w = (const uint16_t *)row;
+    float sum = 0.0f;
+    int64_t i;
+    for (i = 0; i < n; i++) sum += swa__f16_to_f32(w[i]) * x[i];
+    return sum;
+}
+
+static float swa__dot_bf16_ref(const void *row, const float *x, int64_t n)
+{
+    const uint16_t *w = (const uint16_t *)row;
+    float sum = 0.0f;
+    int64_t i;
+    for (i = 0; i < n; i++) sum += swa__bf16_to_f32(w[i]) * x[i];
+    return sum;
+}
+
+static float swa__dot_q8_0_ref(const void *row, const float *x, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)row;
+    float sum = 0.0f;
+    int64_t i, j;
+    for (i = 0; i < n; i += 32, b += 34, x += 32) {
+        float block = 0.0f;
+        for (j = 0; j < 32; j++) block += (float)(int8_t)b[2 + j] * x[j];
+        sum += swa__f16_to_f32(swa__load_u16(b)) * block;
+    }
+    return sum;
+}
+
+static float swa__dot_q4_0_ref(const void *row, const float *x, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)row;
+    float sum = 0.0f;
+    int64_t i, j;
+    for (i = 0; i < n; i += 32, b += 18, x += 32) {
+        float block = 0.0f;
+        for (j = 0; j < 16; j++) {
+            block += (float)((b[2 + j] & 0x0f) - 8) * x[j];
+            block += (float)((b[2 + j] >> 4) - 8) * x[j + 16];
+        }
+        sum += swa__f16_to_f32(swa__load_u16(b)) * block;
+    }
+    return sum;
+}
+
+static swa__dot_fn swa__dot_for_type(uint32_t type)
+{
+    switch (type) {
+    case SWA_TYPE_F32: return swa__dot_f32_ref;
+    case SWA_TYPE_F16: return swa__dot_f16_ref;
+    case SWA_TYPE_BF16: return swa__dot_bf16_ref;
+    case SWA_TYPE_Q8_0: return swa__dot_q8_0_ref;
+    case SWA_TYPE_Q4_0: return swa__dot_q4_0_ref;
+    default: return NULL;
+    }
+}
+
+/* One row of any supported type to float (token embedding lookup). */
+static void swa__dequant_row_ref(uint32_t type, const void *row, float *out, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)row;
+    int64_t i, j;
+    switch (type) {
+    case SWA_TYPE_F32: memcpy(out, row, (size_t)n * sizeof(float)); break;
+    case SWA_TYPE_F16: for (i = 0; i < n; i++) out[i] = swa__f16_to_f32(swa__load_u16(b + 2 * i)); break;
+    case SWA_TYPE_BF16: for (i = 0; i < n; i++) out[i] = swa__bf16_to_f32(swa__load_u16(b + 2 * i)); break;
+    case SWA_TYPE_Q8_0:
+        for (i = 0; i < n; i += 32, b += 34) {
+            float d = swa__f16_to_f32(swa__load_u16(b));
+            for (j = 0; j < 32; j++) out[i + j] = d * (float)(int8_t)b[2 + j];
+        }
+        break;
+    case SWA_TYPE_Q4_0:
+        for (i = 0; i < n; i += 32, b += 18) {
+            float d = swa__f16_to_f32(swa__load_u16(b));
+            for (j = 0; j < 16; j++) {
+                out[i + j] = d * (float)((b[2 + j] & 0x0f) - 8);
+                out[i + j + 16] = d * (float)((b[2 + j] >> 4) - 8);
+            }
+        }
+        break;
+    default: SWA_ASSERT(0 && "type checked at load");
+    }
+}
+
+static void swa__rmsnorm_ref(float *out, const float *x, const float *w, int64_t n, float eps)
+{
+    float ss = 0.0f, scale;
+    int64_t i;
+    for (i = 0; i < n; i++) ss += x[i] * x[i];
+    scale = 1.0f / sqrtf(ss / (float)n + eps);
+    for (i = 0; i < n; i++) out[i] = x[i] * scale * w[i];
+}
+
+/* Rotate adjacent pairs (v[2i], v[2i+1]) of each head by the angles in cs = {cos, sin} pairs,
+   the GGUF "llama" layout (llama.cpp's converter permutes Q/K into it; llama2.c uses it too).
+   Dimensions past n_rot pass through. */
+static void swa__rope_ref(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs)
+{
+    int64_t h, i;
+    for (h = 0; h < n_heads; h++, v += head_dim) {
+        for (i = 0; i < n_rot / 2; i++) {
+            float c = cs[2 * i], s = cs[2 * i + 1], x0 = v[2 * i], x1 = v[2 * i + 1];
+            v[2 * i] = x0 * c - x1 * s;
+            v[2 * i + 1] = x0 * s + x1 * c;
+        }
+    }
+}
+
+static void swa__softmax_ref(float *x, int64_t n)
+{
+    float max = x[0], sum = 0.0f;
+    int64_t i;
+    for (i = 1; i < n; i++) if (x[i] > max) max = x[i];
+    for (i = 0; i < n; i++) sum += (x[i] = expf(x[i] - max));
+    for (i = 0; i < n; i++) x[i] /= sum;
+}
+
+/* SwiGLU: gate = silu(gate) * up. */
+static void swa__swiglu_ref(float *gate, const float *up, int64_t n)
+{
+    int64_t i;
+    for (i = 0; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+}
+
+static float swa__dot_ref(const float *a, const float *b, int64_t n)
+{
+    return swa__dot_f32_ref(a, b, n);
+}
+
+static void swa__axpy_ref(float *y, float a, const float *x, int64_t n)   /* y += a*x */
+{
+    int64_t i;
+    for (i = 0; i < n; i++) y[i] += a * x[i];
+}
+
+static void swa__add_ref(float *y, const float *x, int64_t n)
+{
+    int64_t i;
+    for (i = 0; i < n; i++) y[i] += x[i];
+}
+
+SWADEF int32_t swa_argmax(const float *x, int64_t n)
+{
+    int64_t i, best = 0;
+    if (!x || n <= 0) return -1;
+    for (i = 1; i < n; i++) if (x[i] > x[best]) best = i;
+    return (int32_t)best;
+}
+
+/* ==== model ==== */
+
+typedef struct swa__matrix {
+    const void *data;          /* [n_out] rows of row_bytes, in the file */
+    uint32_t type;
+    int64_t n_in, n_out;
+    size_t row_bytes;
+} swa__matrix;
+
+typedef struct swa__layer {
+    const float *attn_norm;    /* [n_embd] */
+    const float *ffn_norm;     /* [n_embd] */
+    swa__matrix wq;            /* [n_head*head_dim][n_embd] */
+    swa__matrix wk, wv;        /* [n_kv_head*head_dim][n_embd] */
+    swa__matrix wo;            /* [n_embd][n_head*head_dim] */
+    swa__matrix w_gate, w_up;  /* [n_ff][n_embd] */
+    swa__matrix w_down;        /* [n_embd][n_ff] */
+} swa__layer;
+
+struct swa_model {
+    swa_gguf *gguf;
+    swa_hparams hp;
+    int32_t *window;           /* [n_layer] sliding window per layer, 0 = full attention */
+    swa__matrix tok_embd;      /* [n_vocab][n_embd] */
+    swa__matrix output;        /* [n_vocab][n_embd], tok_embd when tied */
+    const float *output_norm;  /* [n_embd] */
+    swa__layer *layers;        /* [n_layer] */
+};
+
+/* An integer key in lo..hi; `def` when absent and not required. */
+static swa_status swa__get_int(const swa_gguf *g, const char *key, int required, int64_t def,
+                               int64_t lo, int64_t hi, int64_t *out, swa_error *err)
+{
+    int64_t i = swa_gguf_kv_find(g, key);
+    swa_gguf_value v;
+    if (i < 0) {
+        if (required) return swa__fail(err, SWA_ERR_MODEL, "key %s is missing", key);
+        *out = def;
+        return SWA_OK;
+    }
+    v = swa_gguf_kv_value(g, i);
+    if (v.type == SWA_GGUF_BOOL || swa_gguf_value_int(&v, out) != SWA_OK)
+        return swa__fail(err, SWA_ERR_MODEL, "key %s: type %s, want an integer", key, swa_gguf_type_name(v.type));
+    if (*out < lo || *out > hi)
+        return swa__fail(err, SWA_ERR_MODEL, "key %s: %lld is out of range %lld..%lld", key,
+                         (long long)*out, (long long)lo, (long long)hi);
+    return SWA_OK;
+}
+
+static swa_status swa__get_float(const swa_gguf *g, const char *key, double def, double lo,
+                                 double hi, float *out, swa_error *err)
+{
+    int64_t i = swa_gguf_kv_find(g, key);
+    swa_gguf_value v;
+    double x = def;
+    if (i >= 0) {
+        v = swa_gguf_kv_value(g, i);
+        if (v.type == SWA_GGUF_BOOL || swa_gguf_value_float(&v, &x) != SWA_OK)
+            return swa__fail(err, SWA_ERR_MODEL, "key %s: type %s, want a number", key, swa_gguf_type_name(v.type));
+        if (!(x >= lo && x <= hi))
+            return swa__fail(err, SWA_ERR_MODEL, "key %s: %g is out of range %g..%g", key, x, lo, hi);
+    }
+    *out = (float)x;
+    return SWA_OK;
+}
+
+static swa_status swa__check_arch(const swa_gguf *g, swa_error *err)
+{
+    int64_t i = swa_gguf_kv_find(g, "general.architecture");
+    swa_gguf_value v;
+    swa_str arch;
+    if (i < 0) return swa__fail(err, SWA_ERR_MODEL, "key general.architecture is missing");
+    v = swa_gguf_kv_value(g, i);
+    if (swa_gguf_value_str(&v, &arch) != SWA_OK)
+        return swa__fail(err, SWA_ERR_MODEL, "key general.architecture: type %s, want a string", swa_gguf_type_name(v.type));
+    if (!swa__str_eq(arch, "llama"))
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "architecture \"%.*s\" is not supported (only \"llama\" is)",
+                         arch.len > 64 ? 64 : (int)arch.len, arch.ptr);
+    return SWA_OK;
+}
+
+static swa_status swa__read_hparams(swa_model *m, swa_error *err)
+{
+    const swa_gguf *g = m->gguf;
+    swa_hparams *hp = &m->hp;
+    int64_t v;
+    swa_status s;
+#define SWA__INT(field, key, req, def, lo, hi) \
+    if ((s = swa__get_int(g, key, req, def, lo, hi, &v, err)) != SWA_OK) return s; \
+    hp->field = (int32_t)v;
+    SWA__INT(n_layer, "llama.block_count", 1, 0, 1, 65536)
+    SWA__INT(n_embd, "llama.embedding_length", 1, 0, 1, 1 << 20)
+    SWA__INT(n_ff, "llama.feed_forward_length", 1, 0, 1, 1 << 24)
+    SWA__INT(n_head, "llama.attention.head_count", 1, 0, 1, 1 << 16)
+    SWA__INT(n_kv_head, "llama.attention.head_count_kv", 0, hp->n_head, 1, 1 << 16)
+    SWA__INT(n_ctx_train, "llama.context_length", 1, 0, 1, INT32_MAX)
+#undef SWA__INT
+    if (hp->n_embd % hp->n_head != 0)
+        return swa__fail(err, SWA_ERR_MODEL, "head count %d does not divide the embedding size %d", hp->n_head, hp->n_embd);
+    if (hp->n_head % hp->n_kv_head != 0)
+        return swa__fail(err, SWA_ERR_MODEL, "KV head count %d does not divide the head count %d", hp->n_kv_head, hp->n_head);
+    hp->head_dim = hp->n_embd / hp->n_head;
+    if ((s = swa__get_int(g, "llama.attention.key_length", 0, hp->head_dim, 1, 1 << 16, &v, err)) != SWA_OK) return s;
+    if (v != hp->head_dim)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "key llama.attention.key_length: %lld, only embedding/heads = %d is supported",
+                         (long long)v, hp->head_dim);
+    if ((s = swa__get_int(g, "llama.attention.value_length", 0, hp->head_dim, 1, 1 << 16, &v, err)) != SWA_OK) return s;
+    if (v != hp->head_dim)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "key llama.attention.value_length: %lld, only embedding/heads = %d is supported",
+                         (long long)v, hp->head_dim);
+    if ((s = swa__get_int(g, "llama.rope.dimension_count", 0, hp->head_dim, 2, hp->head_dim, &v, err)) != SWA_OK) return s;
+    if (v % 2 != 0)
+        return swa__fail(err, SWA_ERR_MODEL, "key llama.rope.dimension_count: %lld is odd, RoPE rotates pairs", (long long)v);
+    hp->n_rot = (int32_t)v;
+    if ((s = swa__get_float(g, "llama.rope.freq_base", 10000.0, 1e-3, 1e12, &hp->rope_base, err)) != SWA_OK) return s;
+    return swa__get_float(g, "llama.attention.layer_norm_rms_epsilon", 1e-5, 0.0, 1.0, &hp->rms_eps, err);
+}
+
+/* llama.attention.sliding_window: one number for every layer, or one entry per layer where 0
+   marks a full-attention layer. No key: full attention everywhere. */
+static swa_status swa__read_windows(swa_model *m, swa_error *err)
+{
+    const char *key = "llama.attention.sliding_window";
+    int64_t i = swa_gguf_kv_find(m->gguf, key), w, l;
+    swa_gguf_value v, e;
+    m->window = (int32_t *)swa__calloc((uint64_t)m->hp.n_layer, sizeof(int32_t));
+    if (!m->window) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the window table");
+    if (i < 0) return SWA_OK;
+    v = swa_gguf_kv_value(m->gguf, i);
+    if (v.type != SWA_GGUF_ARRAY) {
+        swa_status s = swa__get_int(m->gguf, key, 1, 0, 1, INT32_MAX, &w, err);
+        if (s != SWA_OK) return s;
+        for (l = 0; l < m->hp.n_layer; l++) m->window[l] = (int32_t)w;
+    } else {
+        if (v.n != (uint64_t)m->hp.n_layer)
+            return swa__fail(err, SWA_ERR_MODEL, "key %s: %llu entries, want one per layer (%d)", key,
+                             (unsigned long long)v.n, m->hp.n_layer);
+        for (l = 0; l < m->hp.n_layer; l++) {
+            swa_gguf_value_at(&v, (uint64_t)l, &e);
+            if (e.type == SWA_GGUF_BOOL || swa_gguf_value_int(&e, &w) != SWA_OK || w < 0 || w > INT32_MAX)
+                return swa__fail(err, SWA_ERR_MODEL, "key %s: entry %lld is not a window size (a count >= 0)", key, (long long)l);
+            m->window[l] = (int32_t)w;
+        }
+    }
+    for (l = 0; l < m->hp.n_layer; l++)
+        if (m->window[l] > m->hp.window) m->hp.window = m->window[l];
+    return SWA_OK;
+}
+
+static const swa_gguf_tensor *swa__find_tensor(const swa_model *m, const char *name, int required,
+                                               int64_t ne0, int64_t ne1, swa_status *s, swa_error *err)
+{
+    int64_t i = swa_gguf_tensor_find(m->gguf, name);
+    const swa_gguf_tensor *t;
+    *s = SWA_OK;
+    if (i < 0) {
+        if (required) *s = swa__fail(err, SWA_ERR_MODEL, "tensor %s is missing", name);
+        return NULL;
+    }
+    t = swa_gguf_tensor_at(m->gguf, i);
+    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1) {
+        *s = swa__fail(err, SWA_ERR_MODEL, "tensor %s: shape %lldx%lldx%lldx%lld, want %lldx%lld", name,
+                       (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], (long long)t->ne[3],
+                       (long long)ne0, (long long)ne1);
+        return NULL;
+    }
+    return t;
+}
+
+static swa_status swa__get_vector(const swa_model *m, const char *name, const float **out, swa_error *err)
+{
+    swa_status s;
+    const swa_gguf_tensor *t = swa__find_tensor(m, name, 1, m->hp.n_embd, 1, &s, err);
+    if (!t) return s;
+    if (t->type != SWA_TYPE_F32)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s, norms must be F32", name, swa_type_name(t->type));
+    if ((uintptr_t)t->data % sizeof(float) != 0)
+        return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not 4-byte aligned", name);
+    *out = (const float *)t->data;
+    return SWA_OK;
+}
+
+static swa_status swa__get_matrix(const swa_model *m, const char *name, int required, int64_t n_in,
+                                  int64_t n_out, swa__matrix *out, swa_error *err)
+{
+    swa_status s;
+    const swa_gguf_tensor *t = swa__find_tensor(m, name, required, n_in, n_out, &s, err);
+    if (!t) return s;
+    if (!swa__dot_for_type(t->type))
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported (F32, F16, BF16, Q8_0 and Q4_0 are)",
+                         name, swa_type_name(t->type));
+    if ((uintptr_t)t->data % (uintptr_t)(t->type == SWA_TYPE_F32 ? 4 : 2) != 0)
+        return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not aligned for %s", name, swa_type_name(t->type));
+    out->data = t->data;
+    out->type = t->type;
+    out->n_in = n_in;
+    out->n_out = n_out;
+    out->row_bytes = (size_t)(t->nbytes / (uint64_t)n_out);
+    return SWA_OK;
+}
+
+static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
+{
+    const swa_hparams *hp = &m->hp;
+    swa__layer *L = &m->layers[l];
+    int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim, kvd = (int64_t)hp->n_kv_head * hp->head_dim;
+    char name[64];
+    swa_status s;
+#define SWA__NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".weight", (int)l), name)
+    if ((s = swa__get_vector(m, SWA__NAME("attn_norm"), &L->attn_norm, err)) != SWA_OK ||
+        (s = swa__get_vector(m, SWA__NAME("ffn_norm"), &L->ffn_norm, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, SWA__NAME("attn_q"), 1, d, qd, &L->wq, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, SWA__NAME("attn_k"), 1, d, kvd, &L->wk, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, SWA__NAME("attn_v"), 1, d, kvd, &L->wv, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, SWA__NAME("attn_output"), 1, qd, d, &L->wo, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, SWA__NAME("ffn_gate"), 1, d, hp->n_ff, &L->w_gate, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, SWA__NAME("ffn_up"), 1, d, hp->n_ff, &L->w_up, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, SWA__NAME("ffn_down"), 1, hp->n_ff, d, &L->w_down, err)) != SWA_OK)
+        return s;
+#undef SWA__NAME
+    return SWA_OK;
+}
+
+/* The type most layer matrices have, for summaries. */
+static uint32_t swa__main_weight_type(const swa_model *m)
+{
+    int64_t count[64], l, k, best = 0;
+    memset(count, 0, sizeof count);
+    for (l = 0; l < m->hp.n_layer; l++) {
+        const swa__layer *L = &m->layers[l];
+        const swa__matrix *mats[7];
+        mats[0] = &L->wq; mats[1] = &L->wk; mats[2] = &L->wv; mats[3] = &L->wo;
+        mats[4] = &L->w_gate; mats[5] = &L->w_up; mats[6] = &L->w_down;
+        for (k = 0; k < 7; k++) count[mats[k]->type & 63]++;
+    }
+    for (k = 1; k < 64; k++) if (count[k] > count[best]) best = k;
+    return (uint32_t)best;
+}
+
+static swa_status swa__model_build(swa_model *m, swa_error *err)
+{
+    const swa_gguf_tensor *embd;
+    swa_status s;
+    int64_t l, ti;
+    if ((s = swa__check_arch(m->gguf, err)) != SWA_OK) return s;
+    if ((s = swa__read_hparams(m, err)) != SWA_OK) return s;
+    if ((s = swa__read_windows(m, err)) != SWA_OK) return s;
+    ti = swa_gguf_tensor_find(m->gguf, "token_embd.weight");
+    if (ti < 0) return swa__fail(err, SWA_ERR_MODEL, "tensor token_embd.weight is missing");
+    embd = swa_gguf_tensor_at(m->gguf, ti);
+    if (embd->ne[1] > INT32_MAX)
+        return swa__fail(err, SWA_ERR_MODEL, "tensor token_embd.weight: %lld tokens is too many", (long long)embd->ne[1]);
+    m->hp.n_vocab = (int32_t)embd->ne[1];
+    if ((s = swa__get_int(m->gguf, "llama.vocab_size", 0, m->hp.n_vocab, m->hp.n_vocab, m->hp.n_vocab, &l, err)) != SWA_OK)
+        return s;
+    if ((s = swa__get_matrix(m, "token_embd.weight", 1, m->hp.n_embd, m->hp.n_vocab, &m->tok_embd, err)) != SWA_OK)
+        return s;
+    if ((s = swa__get_matrix(m, "output.weight", 0, m->hp.n_embd, m->hp.n_vocab, &m->output, err)) != SWA_OK)
+        return s;
+    if (!m->output.data) m->output = m->tok_embd;   /* tied embeddings */
+    if ((s = swa__get_vector(m, "output_norm.weight", &m->output_norm, err)) != SWA_OK) return s;
+    m->layers = (swa__layer *)swa__calloc((uint64_t)m->hp.n_layer, sizeof(swa__layer));
+    if (!m->layers) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate %d layers", m->hp.n_layer);
+    for (l = 0; l < m->hp.n_layer; l++)
+        if ((s = swa__load_layer(m, (int32_t)l, err)) != SWA_OK) return s;
+    m->hp.weight_type = swa__main_weight_type(m);
+    return SWA_OK;
+}
+
+/* Build a model around an open GGUF handle, which it then owns (freed here on failure). */
+static swa_status swa__model_from_gguf(swa_gguf *g, swa_model **out, swa_error *err)
+{
+    swa_status s;
+    swa_model *m = (swa_model *)swa__calloc(1, sizeof *m);
+    if (!m) {
+        swa_gguf_close(g);
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a model");
+    }
+    m->gguf = g;
+    if ((s = swa__model_build(m, err)) != SWA_OK) {
+        swa_model_free(m);
+        return s;
+    }
+    *out = m;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *err)
+{
+    swa_gguf *g;
+    swa_status s;
+    if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_load: out is NULL");
+    *out = NULL;
+    if ((s = swa_gguf_open(path, &g, err)) != SWA_OK) return s;   /* the message names the path */
+    if ((s = swa__model_from_gguf(g, out, err)) != SWA_OK) swa__prefix_error(err, path);
+    return s;
+}
+
+SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out, swa_error *err)
+{
+    swa_gguf *g;
+    swa_status s;
+    if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_load_memory: out is NULL");
+    *out = NULL;
+    if ((s = swa_gguf_open_memory(data, size, &g, err)) != SWA_OK) return s;
+    return swa__model_from_gguf(g, out, err);
+}
+
+SWADEF void swa_model_free(swa_model *m)
+{
+    if (!m) return;
+    SWA_FREE(m->window);
+    SWA_FREE(m->layers);
+    swa_gguf_close(m->gguf);
+    SWA_FREE(m);
+}
+
+SWADEF const swa_hparams *swa_model_hparams(const swa_model *m) { return &m->hp; }
+SWADEF const swa_gguf *swa_model_gguf(const swa_model *m) { return m->gguf; }
+
+SWADEF int32_t swa_model_layer_window(const swa_model *m, int32_t layer)
+{
+    return layer >= 0 && layer < m->hp.n_layer ? m->window[layer] : -1;
+}
+
+/* ==== context: the rolling cache and the forward pass ==== */
+
+struct swa_ctx {
+    const swa_model *model;
+    swa_ctx_config cfg;        /* resolved: no zeros */
+    int64_t pos;               /* tokens evaluated so far */
+    int64_t max_pos;           /* n_ctx if a layer attends to everything, else INT64_MAX */
+    size_t cache_bytes;
+    int32_t *window;           /* [n_layer] effective window, 0 = full attention */
+    int64_t *n_slots;          /* [n_layer] ring size: the window, or n_ctx for full layers */
+    float **k_cache;           /* [n_layer] -> [n_slots][n_kv_head*head_dim] */
+    float **v_cache;           /* [n_layer] -> [n_slots][n_kv_head*head_dim] */
+    double *inv_freq;          /* [n_rot/2] RoPE frequencies base^(-2i/n_rot) */
+    /* scratch for one chunk of up to n_batch tokens */
+    float *x;                  /* [n_batch][n_embd] residual stream */
+    float *xb;                 /* [n_batch][n_embd] normed input, projection output */
+    float *q;                  /* [n_batch][n_head*head_dim] */
+    float *k, *v;              /* [n_batch][n_kv_head*head_dim] this chunk's keys and values */
+    float *att;                /* [n_batch][n_head*head_dim] attention output */
+    float *gate, *up;          /* [n_batch][n_ff] */
+    float *scores;             /* [max n_slots] */
+    float *rope;               /* [n_batch][n_rot/2][cos, sin] */
+    float *logits;             /* [n_vocab] */
+};
+
+/* Carves one allocation into aligned pieces; with base == NULL it only measures. */
+typedef struct swa__arena {
+    uint8_t *base;
+    uint64_t used;
+    int overflow;
+} swa__arena;
+
+static void *swa__arena_take(swa__arena *a, uint64_t n, uint64_t size)
+{
+    uint64_t bytes, off;
+    if (!swa__add_u64(a->used, 63, &off) || !swa__mul_u64(n, size, &bytes) ||
+        !swa__add_u64(off & ~(uint64_t)63, bytes, &a->used)) {
+        a->overflow = 1;
+        return NULL;
+    }
+    return a->base ? a->base + (off & ~(uint64_t)63) : NULL;
+}
+
+static swa_status swa__resolve_config(const swa_model *m, const swa_ctx_config *in,
+                                      swa_ctx_config *out, swa_error *err)
+{
+    swa_ctx_config zero;
+    memset(&zero, 0, sizeof zero);
+    if (!in) in = &zero;
+    if (in->window < 0 || in->n_ctx < 0 || in->n_batch < 0)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "context config: window %d, n_ctx %d, n_batch %d; none may be negative",
+                         in->window, in->n_ctx, in->n_batch);
+    *out = *in;
+    if (!out->n_ctx) out->n_ctx = m->hp.n_ctx_train < SWA__DEFAULT_N_CTX ? m->hp.n_ctx_train : SWA__DEFAULT_N_CTX;
+    if (!out->n_batch) out->n_batch = SWA__DEFAULT_N_BATCH;
+    return SWA_OK;
+}
+
+SWADEF swa_ctx_config swa_ctx_config_default(const swa_model *m)
+{
+    swa_ctx_config c;
+    memset(&c, 0, sizeof c);
+    if (m) swa__resolve_config(m, NULL, &c, NULL);
+    else c.n_batch = SWA__DEFAULT_N_BATCH;
+    return c;
+}
+
+static int32_t swa__effective_window(const swa_model *m, const swa_ctx_config *cfg, int64_t l)
+{
+    return cfg->window > 0 ? cfg->window : m->window[l];
+}
+
+/* Lay the context out in an arena: measure with c->... pointers left NULL, or place them. */
+static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_ctx *c, swa__arena *a)
+{
+    const swa_hparams *hp = &m->hp;
+    uint64_t nb = (uint64_t)cfg->n_batch, kvd = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
+    uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, max_slots = 1, cache_start;
+    int64_t l;
+    c->window = (int32_t *)swa__arena_take(a, (uint64_t)hp->n_layer, sizeof(int32_t));
+    c->n_slots = (int64_t *)swa__arena_take(a, (uint64_t)hp->n_layer, sizeof(int64_t));
+    c->k_cache = (float **)swa__arena_take(a, (uint64_t)hp->n_layer, sizeof(float *));
+    c->v_cache = (float **)swa__arena_take(a, (uint64_t)hp->n_layer, sizeof(float *));
+    cache_start = a->used;
+    for (l = 0; l < hp->n_layer; l++) {
+        int32_t w = swa__effective_window(m, cfg, l);
+        uint64_t slots = (uint64_t)(w > 0 ? w : cfg->n_ctx);
+        float *k = (float *)swa__arena_take(a, slots, kvd * sizeof(float));
+        float *v = (float *)swa__arena_take(a, slots, kvd * sizeof(float));
+        if (slots > max_slots) max_slots = slots;
+        if (a->base) {
+            c->window[l] = w;
+            c->n_slots[l] = (int64_t)slots;
+            c->k_cache[l] = k;
+            c->v_cache[l] = v;
+        }
+    }
+    c->cache_bytes = (size_t)(a->used - cache_start);
+    c->inv_freq = (double *)swa__arena_take(a, (uint64_t)hp->n_rot / 2, sizeof(double));
+    c->x = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
+    c->xb = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
+    c->q = (float *)swa__arena_take(a, nb * qd, sizeof(float));
+    c->k = (float *)swa__arena_take(a, nb * kvd, sizeof(float));
+    c->v = (float *)swa__arena_take(a, nb * kvd, sizeof(float));
+    c->att = (float *)swa__arena_take(a, nb * qd, sizeof(float));
+    c->gate = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_ff, sizeof(float));
+    c->up = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_ff, sizeof(float));
+    c->scores = (float *)swa__arena_take(a, max_slots, sizeof(float));
+    c->rope = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_rot, sizeof(float));
+    c->logits = (float *)swa__arena_take(a, (uint64_t)hp->n_vocab, sizeof(float));
+}
+
+static uint64_t swa__ctx_bytes(const swa_model *m, const swa_ctx_config *cfg)
+{
+    swa_ctx probe;
+    swa__arena a;
+    memset(&a, 0, sizeof a);
+    a.used = sizeof(swa_ctx);
+    swa__ctx_layout(m, cfg, &probe, &a);
+    return a.overflow || a.used > (uint64_t)SIZE_MAX ? 0 : a.used;
+}
+
+SWADEF size_t swa_ctx_memory_size(const swa_model *m, const swa_ctx_config *cfg)
+{
+    swa_ctx_config r;
+    if (!m || swa__resolve_config(m, cfg, &r, NULL) != SWA_OK) return 0;
+    return (size_t)swa__ctx_bytes(m, &r);
+}
+
+SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, swa_ctx **out, swa_error *err)
+{
+    swa_ctx_config r;
+    swa__arena a;
+    uint64_t bytes;
+    swa_ctx *c;
+    int64_t l, i;
+    swa_status s;
+    if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_create: out is NULL");
+    *out = NULL;
+    if (!m) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_create: model is NULL");
+    if ((s = swa__resolve_config(m, cfg, &r, err)) != SWA_OK) return s;
+    bytes = swa__ctx_bytes(m, &r);
+    c = bytes ? (swa_ctx *)SWA_MALLOC((size_t)bytes) : NULL;
+    if (!c)
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a context of %llu bytes (window %d, n_ctx %d, n_batch %d)",
+                         (unsigned long long)bytes, r.window, r.n_ctx, r.n_batch);
+    memset(c, 0, sizeof *c);
+    memset(&a, 0, sizeof a);
+    a.base = (uint8_t *)c;
+    a.used = sizeof(swa_ctx);
+    swa__ctx_layout(m, &r, c, &a);
+    SWA_ASSERT(!a.overflow && a.used == bytes);
+    c->model = m;
+    c->cfg = r;
+    c->max_pos = INT64_MAX;
+    for (l = 0; l < m->hp.n_layer; l++)
+        if (c->window[l] == 0) c->max_pos = r.n_ctx;
+    for (i = 0; i < m->hp.n_rot / 2; i++)
+        c->inv_freq[i] = pow((double)m->hp.rope_base, -2.0 * (double)i / (double)m->hp.n_rot);
+    *out = c;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF void swa_ctx_free(swa_ctx *c) { SWA_FREE(c); }
+SWADEF void swa_ctx_reset(swa_ctx *c) { c->pos = 0; }
+SWADEF int64_t swa_ctx_pos(const swa_ctx *c) { return c->pos; }
+SWADEF swa_ctx_config swa_ctx_config_get(const swa_ctx *c) { return c->cfg; }
+SWADEF size_t swa_ctx_cache_bytes(const swa_ctx *c) { return c->cache_bytes; }
+
+SWADEF int32_t swa_ctx_window(const swa_ctx *c, int32_t layer)
+{
+    return layer >= 0 && layer < c->model->hp.n_layer ? c->window[layer] : -1;
+}
+
+/* y[t][r] = dot(row r of w, x[t]) for n tokens: rows outside, tokens inside, so each weight
+   row is read from memory once per chunk. */
+static void swa__matmul(const swa__matrix *w, const float *x, int64_t ldx, float *y, int64_t ldy, int64_t n)
+{
+    swa__dot_fn dot = swa__dot_for_type(w->type);
+    const uint8_t *row = (const uint8_t *)w->data;
+    int64_t r, t;
+    for (r = 0; r < w->n_out; r++, row += w->row_bytes)
+        for (t = 0; t < n; t++) y[t * ldy + r] = dot(row, x + t * ldx, w->n_in);
+}
+
+/* cos/sin of pos * inv_freq[i] for each token of the chunk. The product is taken in double so
+   that angles stay accurate at positions in the millions. */
+static void swa__rope_table(swa_ctx *c, int64_t n)
+{
+    int64_t half = c->model->hp.n_rot / 2, t, i;
+    for (t = 0; t < n; t++) {
+        float *cs = c->rope + t * 2 * half;
+        for (i = 0; i < half; i++) {
+            double angle = (double)(c->pos + t) * c->inv_freq[i];
+            cs[2 * i] = (float)cos(angle);
+            cs[2 * i + 1] = (float)sin(angle);
+        }
+    }
+}
+
+/* Attention of the chunk's n queries (positions pos..pos+n-1) in layer l. Query position i sees
+   keys j with i - W < j <= i. Keys before the chunk come from the ring, which still holds
+   positions pos-S..pos-1 because the chunk has not been written yet; keys inside the chunk
+   come from c->k/c->v. So a chunk longer than the ring loses nothing. */
+static void swa__attention(swa_ctx *c, int64_t l, int64_t n)
+{
+    const swa_hparams *hp = &c->model->hp;
+    int64_t hd = hp->head_dim, kvd = (int64_t)hp->n_kv_head * hd, qd = (int64_t)hp->n_head * hd;
+    int64_t group = hp->n_head / hp->n_kv_head, S = c->n_slots[l], W = c->window[l];
+    float scale = 1.0f / sqrtf((float)hd);
+    int64_t t, h, j;
+    for (t = 0; t < n; t++) {
+        int64_t i = c->pos + t, lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0;
+        for (h = 0; h < hp->n_head; h++) {
+            const float *q = c->q + t * qd + h * hd;
+            float *out = c->att + t * qd + h * hd;
+            int64_t kv_off = (h / group) * hd;
+            for (j = lo; j <= i; j++) {
+                const float *k = j < c->pos ? c->k_cache[l] + (j % S) * kvd : c->k + (j - c->pos) * kvd;
+                c->scores[j - lo] = swa__dot_ref(q, k + kv_off, hd) * scale;
+            }
+            swa__softmax_ref(c->scores, i - lo + 1);
+            memset(out, 0, (size_t)hd * sizeof(float));
+            for (j = lo; j <= i; j++) {
+                const float *v = j < c->pos ? c->v_cache[l] + (j % S) * kvd : c->v + (j - c->pos) * kvd;
+                swa__axpy_ref(out, c->scores[j - lo], v + kv_off, hd);
+            }
+        }
+    }
+}
+
+/* Position i goes to slot i mod S; only the chunk's last S tokens survive. */
+static void swa__cache_write(swa_ctx *c, int64_t l, int64_t n)
+{
+    int64_t kvd = (int64_t)c->model->hp.n_kv_head * c->model->hp.head_dim, S = c->n_slots[l];
+    int64_t t = n > S ? n - S : 0;
+    for (; t < n; t++) {
+        int64_t slot = (c->pos + t) % S;
+        memcpy(c->k_cache[l] + slot * kvd, c->k + t * kvd, (size_t)kvd * sizeof(float));
+        memcpy(c->v_cache[l] + slot * kvd, c->v + t * kvd, (size_t)kvd * sizeof(float));
+    }
+}
+
+static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
+{
+    const swa_hparams *hp = &c->model->hp;
+    const swa__layer *L = &c->model->layers[l];
+    int64_t d = hp->n_embd, hd = hp->head_dim, kvd = (int64_t)hp->n_kv_head * hd;
+    int64_t qd = (int64_t)hp->n_head * hd, ff = hp->n_ff, t;
+    for (t = 0; t < n; t++) swa__rmsnorm_ref(c->xb + t * d, c->x + t * d, L->attn_norm, d, hp->rms_eps);
+    swa__matmul(&L->wq, c->xb, d, c->q, qd, n);
+    swa__matmul(&L->wk, c->xb, d, c->k, kvd, n);
+    swa__matmul(&L->wv, c->xb, d, c->v, kvd, n);
+    for (t = 0; t < n; t++) {
+        swa__rope_ref(c->q + t * qd, hp->n_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
+        swa__rope_ref(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
+    }
+    swa__attention(c, l, n);
+    swa__cache_write(c, l, n);
+    swa__matmul(&L->wo, c->att, qd, c->xb, d, n);
+    swa__add_ref(c->x, c->xb, n * d);
+    for (t = 0; t < n; t++) swa__rmsnorm_ref(c->xb + t * d, c->x + t * d, L->ffn_norm, d, hp->rms_eps);
+    swa__matmul(&L->w_gate, c->xb, d, c->gate, ff, n);
+    swa__matmul(&L->w_up, c->xb, d, c->up, ff, n);
+    swa__swiglu_ref(c->gate, c->up, n * ff);
+    swa__matmul(&L->w_down, c->gate, ff, c->xb, d, n);
+    swa__add_ref(c->x, c->xb, n * d);
+}
+
+/* One chunk of n <= n_batch tokens at c->pos. Logits go to out[t] for every token when all is
+   set, else only the last token's to out[0]. */
+static void swa__forward_chunk(swa_ctx *c, const int32_t *tokens, int64_t n, float *out, int all)
+{
+    const swa_model *m = c->model;
+    int64_t d = m->hp.n_embd, V = m->hp.n_vocab, t, l;
+    for (t = 0; t < n; t++)
+        swa__dequant_row_ref(m->tok_embd.type, (const uint8_t *)m->tok_embd.data + (size_t)tokens[t] * m->tok_embd.row_bytes,
+                             c->x + t * d, d);
+    swa__rope_table(c, n);
+    for (l = 0; l < m->hp.n_layer; l++) swa__layer_forward(c, l, n);
+    for (t = all ? 0 : n - 1; t < n; t++) {
+        swa__rmsnorm_ref(c->xb, c->x + t * d, m->output_norm, d, m->hp.rms_eps);
+        swa__matmul(&m->output, c->xb, d, all ? out + t * V : out, V, 1);
+    }
+}
+
+static swa_status swa__eval(swa_ctx *c, const int32_t *tokens, size_t n, float *all_logits, swa_error *err)
+{
+    int64_t V, nb, done, i;
+    if (!c || !tokens || n == 0)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "eval: %s", !c ? "context is NULL" : !tokens ? "tokens is NULL" : "no tokens");
+    V = c->model->hp.n_vocab;
+    for (i = 0; i < (int64_t)n; i++)
+        if (tokens[i] < 0 || tokens[i] >= V)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "token %d (at index %lld) is out of range 0..%lld",
+                             tokens[i], (long long)i, (long long)(V - 1));
+    if ((uint64_t)n > (uint64_t)(c->max_pos - c->pos))
+        return swa__fail(err, SWA_ERR_CONTEXT_FULL,
+                         "%llu tokens at position %lld exceed the %lld positions a full-attention layer keeps (raise n_ctx or set a window)",
+                         (unsigned long long)n, (long long)c->pos, (long long)c->max_pos);
+    nb = c->cfg.n_batch;
+    for (done = 0; done < (int64_t)n; done += nb) {
+        int64_t len = (int64_t)n - done < nb ? (int64_t)n - done : nb;
+        int last = done + len == (int64_t)n;
+        if (all_logits) swa__forward_chunk(c, tokens + done, len, all_logits + done * V, 1);
+        else swa__forward_chunk(c, tokens + done, len, last ? c->logits : NULL, 0);
+        c->pos += len;
+    }
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_ctx_eval(swa_ctx *c, const int32_t *tokens, size_t n, const float **logits, swa_error *err)
+{
+    swa_status s = swa__eval(c, tokens, n, NULL, err);
+    if (logits) *logits = s == SWA_OK ? c->logits : NULL;
+    return s;
+}
+
+SWADEF swa_status swa_ctx_eval_all(swa_ctx *c, const int32_t *tokens, size_t n, float *logits, swa_error *err)
+{
+    if (!logits) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_eval_all: logits is NULL");
+    return swa__eval(c, tokens, n, logits, err);
+}
+
+#endif /* SWA__IMPLEMENTED */
+#endif /* SWA_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+MIT License
+
+Copyright (c) 2026 the swa.h authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy of
+this software and associated documentation files (the "Software"), to deal in
+the Software without restriction, including without limitation the rights to
+use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies
+of the Software, and to permit persons to whom the Software is furnished to do
+so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+*/
