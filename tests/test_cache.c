@@ -1,0 +1,267 @@
+/* The heart of the suite: the rolling buffer gives the logits of full attention with a window
+   mask, for every window, head layout, chunk size and weight type; the mask edge sits exactly
+   at distance W; the cache never grows past W slots per layer. */
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+#define GW_IMPLEMENTATION
+#include "tools/gguf_writer.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tests/testutil.h"
+
+/* Run `tok` through a fresh context in chunks of `chunk` and return all logits. */
+static float *run_chunked(const swa_model *model, const swa_ctx_config *cfg, const int32_t *tok, int n, int chunk)
+{
+    const swa_hparams *hp = swa_model_hparams(model);
+    float *out = (float *)malloc(sizeof(float) * (size_t)n * (size_t)hp->n_vocab);
+    swa_ctx *ctx;
+    swa_error err;
+    int i;
+    assert_int_equal(swa_ctx_create(model, cfg, &ctx, &err), SWA_OK);
+    for (i = 0; i < n; i += chunk) {
+        int len = n - i < chunk ? n - i : chunk;
+        if (swa_ctx_eval_all(ctx, tok + i, (size_t)len, out + (size_t)i * hp->n_vocab, &err) != SWA_OK)
+            fail_msg("eval at %d: %s", i, err.msg);
+    }
+    assert_int_equal(swa_ctx_pos(ctx), n);
+    swa_ctx_free(ctx);
+    return out;
+}
+
+/* Compare the context with the reference for one model and window, over all chunk sizes. */
+static void check_against_reference(const tu_spec *spec, int W, int n_batch, double tol)
+{
+    tu_model tm;
+    swa_model *model;
+    swa_error err;
+    swa_ctx_config cfg;
+    int n = 5 * W + 7 > 24 ? 5 * W + 7 : 24, windows[16], l, c;
+    int chunks[8] = {1, 3, W - 1, W, W + 1, 2 * W + 3, 0};
+    int32_t *tok = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
+    double *ref;
+    chunks[6] = n;
+    assert_true(tu_build(&tm, spec));
+    if (swa_model_load_memory(tm.gguf, tm.gguf_size, &model, &err) != SWA_OK) fail_msg("%s", err.msg);
+    for (l = 0; l < spec->n_layer; l++) windows[l] = spec->windows ? spec->windows[l] : W;
+    tu_random_tokens(tok, n, spec->n_vocab, 1234 + (uint64_t)W);
+    ref = (double *)malloc(sizeof(double) * (size_t)n * (size_t)spec->n_vocab);
+    tu_reference(&tm, tok, n, windows, ref);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n_batch = n_batch;
+    for (c = 0; c < 7; c++) {
+        float *got;
+        double e;
+        if (chunks[c] < 1) continue;
+        got = run_chunked(model, &cfg, tok, n, chunks[c]);
+        e = tu_rel_error(got, ref, (size_t)n * (size_t)spec->n_vocab);
+        if (e > tol)
+            fail_msg("type %s, W %d, heads %d/%d, chunk %d, n_batch %d: error %.3g > %.3g",
+                     swa_type_name(spec->type), W, spec->n_head, spec->n_kv_head, chunks[c], n_batch, e, tol);
+        free(got);
+    }
+    free(ref);
+    free(tok);
+    swa_model_free(model);
+    tu_free(&tm);
+}
+
+static tu_spec small_spec(int n_head, int n_kv_head, uint32_t type, int W)
+{
+    tu_spec s;
+    memset(&s, 0, sizeof s);
+    s.n_layer = 2;
+    s.n_embd = 64;
+    s.n_head = n_head;
+    s.n_kv_head = n_kv_head;
+    s.n_ff = 96;
+    s.n_vocab = 40;
+    s.n_ctx = 512;
+    s.type = type;
+    s.window = W;
+    s.seed = 77 + (uint64_t)(W * 131 + n_kv_head);
+    return s;
+}
+
+/* F32: MHA, GQA and MQA, W in {1, 2, 7, 16}; n_batch both larger and smaller than the chunks,
+   so runs are split inside the library too. */
+static void test_ring_equals_mask_f32(void **state)
+{
+    static const int windows[4] = {1, 2, 7, 16};
+    static const int heads[3][2] = {{4, 4}, {4, 2}, {4, 1}};
+    int wi, hi;
+    (void)state;
+    for (wi = 0; wi < 4; wi++)
+        for (hi = 0; hi < 3; hi++) {
+            tu_spec s = small_spec(heads[hi][0], heads[hi][1], GW_F32, windows[wi]);
+            check_against_reference(&s, windows[wi], 64, 2e-5);
+            check_against_reference(&s, windows[wi], 5, 2e-5);
+        }
+}
+
+/* Quantized and 16-bit weights: the reference uses the values the file stores, so only the
+   float summation order separates the two. */
+static void test_ring_equals_mask_other_types(void **state)
+{
+    static const uint32_t types[4] = {GW_Q8_0, GW_Q4_0, GW_F16, GW_BF16};
+    int t;
+    (void)state;
+    for (t = 0; t < 4; t++) {
+        tu_spec gqa = small_spec(4, 2, types[t], 7), mqa = small_spec(8, 1, types[t], 16);
+        check_against_reference(&gqa, 7, 64, 5e-5);
+        check_against_reference(&mqa, 16, 4, 5e-5);
+    }
+}
+
+/* Layers with their own windows, including a full-attention layer, and partial RoPE with a
+   larger base. */
+static void test_per_layer_windows(void **state)
+{
+    static const int windows[3] = {3, 0, 9};
+    tu_spec s = small_spec(4, 2, GW_F32, 0);
+    (void)state;
+    s.n_layer = 3;
+    s.windows = windows;
+    s.n_rot = 8;
+    s.rope_base = 1e6f;
+    check_against_reference(&s, 9, 64, 2e-5);
+    check_against_reference(&s, 9, 2, 2e-5);
+}
+
+/* The window override replaces the model's windows on every layer. */
+static void test_window_override(void **state)
+{
+    tu_spec s = small_spec(4, 2, GW_F32, 0);
+    tu_model tm;
+    swa_model *model;
+    swa_ctx_config cfg;
+    int windows[2] = {5, 5}, n = 30;
+    int32_t tok[30];
+    double ref[30 * 40];
+    float *got;
+    (void)state;
+    assert_true(tu_build(&tm, &s));
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    assert_int_equal(swa_model_layer_window(model, 0), 0);
+    tu_random_tokens(tok, n, s.n_vocab, 99);
+    tu_reference(&tm, tok, n, windows, ref);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.window = 5;
+    got = run_chunked(model, &cfg, tok, n, 4);
+    assert_true(tu_rel_error(got, ref, (size_t)n * 40) < 2e-5);
+    free(got);
+    swa_model_free(model);
+    tu_free(&tm);
+}
+
+/* With one layer, the logits at position i depend on tokens i-W+1..i only: the key at distance
+   W-1 must change them, the key at distance W must leave them bit for bit. */
+static void test_mask_edges(void **state)
+{
+    tu_spec s = small_spec(4, 2, GW_F32, 5);
+    tu_model tm;
+    swa_model *model;
+    swa_ctx_config cfg;
+    const int W = 5, n = 12, i = 11, V = 40;
+    int32_t base[12], near_[12], far_[12];
+    float *a, *b, *c;
+    (void)state;
+    s.n_layer = 1;
+    assert_true(tu_build(&tm, &s));
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    tu_random_tokens(base, n, V, 5);
+    memcpy(near_, base, sizeof base);
+    memcpy(far_, base, sizeof base);
+    near_[i - (W - 1)] = (base[i - (W - 1)] + 1) % V;
+    far_[i - W] = (base[i - W] + 1) % V;
+    memset(&cfg, 0, sizeof cfg);
+    a = run_chunked(model, &cfg, base, n, 1);
+    b = run_chunked(model, &cfg, near_, n, 1);
+    c = run_chunked(model, &cfg, far_, n, 1);
+    assert_memory_not_equal(a + i * V, b + i * V, sizeof(float) * V);
+    assert_memory_equal(a + i * V, c + i * V, sizeof(float) * V);
+    free(a); free(b); free(c);
+    swa_model_free(model);
+    tu_free(&tm);
+}
+
+/* 10,000 tokens with W = 8: the cache stays 8 slots per layer, the logits stay finite, and the
+   last position still matches a reference computed on a fresh model from the last tokens. */
+static void test_cache_size_is_window(void **state)
+{
+    tu_spec s = small_spec(4, 2, GW_F32, 8);
+    tu_model tm;
+    swa_model *model;
+    swa_ctx *ctx;
+    swa_error err;
+    const float *logits = NULL;
+    int32_t tok[10000];
+    size_t kvd, before;
+    int i, k;
+    (void)state;
+    assert_true(tu_build(&tm, &s));
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    assert_int_equal(swa_ctx_create(model, NULL, &ctx, &err), SWA_OK);
+    kvd = (size_t)(s.n_embd / s.n_head) * (size_t)s.n_kv_head;
+    before = swa_ctx_cache_bytes(ctx);
+    /* each layer: K and V rings of 8 slots; padding to 64 bytes at most per ring */
+    assert_true(before >= (size_t)s.n_layer * 2 * 8 * kvd * sizeof(float));
+    assert_true(before < (size_t)s.n_layer * 2 * (8 * kvd * sizeof(float) + 64));
+    tu_random_tokens(tok, 10000, s.n_vocab, 42);
+    for (i = 0; i < 10000; i++) {
+        assert_int_equal(swa_ctx_eval(ctx, &tok[i], 1, &logits, &err), SWA_OK);
+        for (k = 0; k < s.n_vocab; k++) assert_true(isfinite(logits[k]));
+    }
+    assert_int_equal(swa_ctx_pos(ctx), 10000);
+    assert_int_equal(swa_ctx_cache_bytes(ctx), before);
+    assert_int_equal(swa_ctx_memory_size(model, NULL), swa_ctx_memory_size(model, NULL));
+    swa_ctx_free(ctx);
+    swa_model_free(model);
+    tu_free(&tm);
+}
+
+/* A model without a window keeps n_ctx positions and refuses the next one, changing nothing. */
+static void test_full_attention_refuses_past_n_ctx(void **state)
+{
+    tu_spec s = small_spec(4, 4, GW_F32, 0);
+    tu_model tm;
+    swa_model *model;
+    swa_ctx *ctx;
+    swa_ctx_config cfg;
+    swa_error err;
+    int32_t tok[20];
+    (void)state;
+    assert_true(tu_build(&tm, &s));
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n_ctx = 16;
+    assert_int_equal(swa_ctx_create(model, &cfg, &ctx, &err), SWA_OK);
+    tu_random_tokens(tok, 20, s.n_vocab, 3);
+    assert_int_equal(swa_ctx_eval(ctx, tok, 10, NULL, &err), SWA_OK);
+    assert_int_equal(swa_ctx_eval(ctx, tok, 7, NULL, &err), SWA_ERR_CONTEXT_FULL);
+    assert_non_null(strstr(err.msg, "16"));
+    assert_int_equal(swa_ctx_pos(ctx), 10);
+    assert_int_equal(swa_ctx_eval(ctx, tok, 6, NULL, &err), SWA_OK);
+    assert_int_equal(swa_ctx_eval(ctx, tok, 1, NULL, &err), SWA_ERR_CONTEXT_FULL);
+    swa_ctx_free(ctx);
+    swa_model_free(model);
+    tu_free(&tm);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_equals_mask_f32),
+        cmocka_unit_test(test_ring_equals_mask_other_types),
+        cmocka_unit_test(test_per_layer_windows),
+        cmocka_unit_test(test_window_override),
+        cmocka_unit_test(test_mask_edges),
+        cmocka_unit_test(test_cache_size_is_window),
+        cmocka_unit_test(test_full_attention_refuses_past_n_ctx),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,316 @@
+/* testutil.h - random llama models for the tests, and an independent reference forward pass.
+
+   tu_build writes a GGUF model with random weights through tools/gguf_writer.h and keeps the
+   weights as the file stores them (dequantized here, by code that shares nothing with swa.h).
+   tu_reference computes logits for a whole sequence at once in double precision, with plain
+   full attention and an explicit sliding-window mask: no ring, no chunks, no cache. Include
+   after swa.h and gguf_writer.h (with their implementations) and cmocka. */
+#ifndef TESTUTIL_H
+#define TESTUTIL_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct tu_spec {
+    int n_layer, n_embd, n_head, n_kv_head, n_ff, n_vocab, n_ctx, n_rot;   /* n_rot 0 = head_dim */
+    float rope_base;
+    int window;              /* llama.attention.sliding_window as one number; 0 = no key */
+    const int *windows;      /* or one entry per layer (0 = full attention), when not NULL */
+    uint32_t type;           /* type of the matrices (GW_F32, GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0) */
+    uint64_t seed;
+    int tied;                /* no output.weight: the embedding is reused */
+} tu_spec;
+
+typedef struct tu_layer {
+    float *attn_norm, *ffn_norm;          /* [d] */
+    float *wq, *wk, *wv, *wo;             /* [out][in] */
+    float *wg, *wu, *wd;
+} tu_layer;
+
+typedef struct tu_model {
+    tu_spec s;
+    int head_dim;
+    float *embd, *output, *out_norm;      /* [V][d], [V][d], [d] */
+    tu_layer *layers;
+    uint8_t *gguf;                        /* the file, in memory */
+    size_t gguf_size;
+} tu_model;
+
+static uint64_t tu_rng_next(uint64_t *s)   /* xorshift64* */
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+static float tu_uniform(uint64_t *s, float a)   /* in [-a, a) */
+{
+    return a * (2.0f * (float)(tu_rng_next(s) >> 40) / (float)(1 << 24) - 1.0f);
+}
+
+static float tu_half(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    float v = e == 0 ? ldexpf((float)m, -24) : ldexpf((float)(m | 0x400), e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+/* The values a reader of this encoded row gets back: ggml's layouts, decoded by hand. */
+static void tu_decode_row(uint32_t type, const uint8_t *p, float *out, int n)
+{
+    int i, j;
+    for (i = 0; i < n; i++) {
+        uint16_t h;
+        uint32_t b;
+        switch (type) {
+        case GW_F32: memcpy(&out[i], p + 4 * i, 4); break;
+        case GW_F16: memcpy(&h, p + 2 * i, 2); out[i] = tu_half(h); break;
+        case GW_BF16: memcpy(&h, p + 2 * i, 2); b = (uint32_t)h << 16; memcpy(&out[i], &b, 4); break;
+        default: break;
+        }
+    }
+    if (type == GW_Q8_0)
+        for (i = 0; i < n; i += 32, p += 34) {
+            uint16_t h;
+            memcpy(&h, p, 2);
+            for (j = 0; j < 32; j++) out[i + j] = tu_half(h) * (float)(int8_t)p[2 + j];
+        }
+    if (type == GW_Q4_0)
+        for (i = 0; i < n; i += 32, p += 18) {
+            uint16_t h;
+            memcpy(&h, p, 2);
+            for (j = 0; j < 16; j++) {
+                out[i + j] = tu_half(h) * (float)((p[2 + j] & 15) - 8);
+                out[i + j + 16] = tu_half(h) * (float)((p[2 + j] >> 4) - 8);
+            }
+        }
+}
+
+/* A random [rows][cols] matrix, stored as `type` and replaced by what the file holds. */
+static float *tu_matrix(gw_writer *w, uint64_t *rng, const char *name, uint32_t type, int rows, int cols,
+                        float scale)
+{
+    float *m = (float *)malloc(sizeof(float) * (size_t)rows * (size_t)cols);
+    size_t rb = gw_row_bytes(type, cols);
+    uint8_t *row = (uint8_t *)malloc(rb);
+    int64_t ne[2];
+    int r, i;
+    ne[0] = cols;
+    ne[1] = rows;
+    for (i = 0; i < rows * cols; i++) m[i] = tu_uniform(rng, scale);
+    gw_tensor_f32(w, name, type, 2, ne, m);
+    for (r = 0; r < rows; r++) {
+        gw_convert_row(type, m + (size_t)r * cols, row, cols);
+        tu_decode_row(type, row, m + (size_t)r * cols, cols);
+    }
+    free(row);
+    return m;
+}
+
+static float *tu_norm(gw_writer *w, uint64_t *rng, const char *name, int n)
+{
+    float *v = (float *)malloc(sizeof(float) * (size_t)n);
+    int64_t ne = n;
+    int i;
+    for (i = 0; i < n; i++) v[i] = 1.0f + tu_uniform(rng, 0.2f);
+    gw_tensor_f32(w, name, GW_F32, 1, &ne, v);
+    return v;
+}
+
+static void tu_write_hparams(gw_writer *w, const tu_spec *s)
+{
+    gw_kv_str(w, "general.architecture", "llama");
+    gw_kv_u32(w, "llama.block_count", (uint32_t)s->n_layer);
+    gw_kv_u32(w, "llama.embedding_length", (uint32_t)s->n_embd);
+    gw_kv_u32(w, "llama.feed_forward_length", (uint32_t)s->n_ff);
+    gw_kv_u32(w, "llama.attention.head_count", (uint32_t)s->n_head);
+    gw_kv_u32(w, "llama.attention.head_count_kv", (uint32_t)s->n_kv_head);
+    gw_kv_u32(w, "llama.context_length", (uint32_t)s->n_ctx);
+    gw_kv_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    gw_kv_f32(w, "llama.rope.freq_base", s->rope_base);
+    if (s->n_rot) gw_kv_u32(w, "llama.rope.dimension_count", (uint32_t)s->n_rot);
+    if (s->windows) {
+        int32_t ws[64];
+        int l;
+        for (l = 0; l < s->n_layer; l++) ws[l] = s->windows[l];
+        gw_kv_array(w, "llama.attention.sliding_window", GW_I32, (uint64_t)s->n_layer, ws);
+    } else if (s->window) {
+        gw_kv_u32(w, "llama.attention.sliding_window", (uint32_t)s->window);
+    }
+}
+
+static int tu_build(tu_model *m, const tu_spec *spec)
+{
+    gw_writer *w = gw_new(3);
+    uint64_t rng = spec->seed ? spec->seed : 0x9e3779b97f4a7c15ull;
+    int d, hd, l, qd, kvd;
+    char name[64];
+    memset(m, 0, sizeof *m);
+    m->s = *spec;
+    if (!m->s.rope_base) m->s.rope_base = 10000.0f;
+    d = spec->n_embd;
+    hd = m->head_dim = d / spec->n_head;
+    qd = hd * spec->n_head;
+    kvd = hd * spec->n_kv_head;
+    tu_write_hparams(w, &m->s);
+    m->embd = tu_matrix(w, &rng, "token_embd.weight", spec->type, spec->n_vocab, d, 1.0f);
+    m->out_norm = tu_norm(w, &rng, "output_norm.weight", d);
+    m->output = spec->tied ? m->embd
+                           : tu_matrix(w, &rng, "output.weight", spec->type, spec->n_vocab, d, 1.0f / sqrtf((float)d));
+    m->layers = (tu_layer *)calloc((size_t)spec->n_layer, sizeof(tu_layer));
+    for (l = 0; l < spec->n_layer; l++) {
+        tu_layer *L = &m->layers[l];
+        float a = 1.0f / sqrtf((float)d);
+#define TU_NAME(x) (snprintf(name, sizeof name, "blk.%d." x ".weight", l), name)
+        L->attn_norm = tu_norm(w, &rng, TU_NAME("attn_norm"), d);
+        L->wq = tu_matrix(w, &rng, TU_NAME("attn_q"), spec->type, qd, d, 2.0f * a);
+        L->wk = tu_matrix(w, &rng, TU_NAME("attn_k"), spec->type, kvd, d, 2.0f * a);
+        L->wv = tu_matrix(w, &rng, TU_NAME("attn_v"), spec->type, kvd, d, a);
+        L->wo = tu_matrix(w, &rng, TU_NAME("attn_output"), spec->type, d, qd, a);
+        L->ffn_norm = tu_norm(w, &rng, TU_NAME("ffn_norm"), d);
+        L->wg = tu_matrix(w, &rng, TU_NAME("ffn_gate"), spec->type, spec->n_ff, d, a);
+        L->wu = tu_matrix(w, &rng, TU_NAME("ffn_up"), spec->type, spec->n_ff, d, a);
+        L->wd = tu_matrix(w, &rng, TU_NAME("ffn_down"), spec->type, d, spec->n_ff, 1.0f / sqrtf((float)spec->n_ff));
+#undef TU_NAME
+    }
+    m->gguf = gw_to_memory(w, &m->gguf_size);
+    gw_free(w);
+    return m->gguf != NULL;
+}
+
+static void tu_free(tu_model *m)
+{
+    int l;
+    for (l = 0; l < m->s.n_layer; l++) {
+        tu_layer *L = &m->layers[l];
+        free(L->attn_norm); free(L->ffn_norm); free(L->wq); free(L->wk); free(L->wv);
+        free(L->wo); free(L->wg); free(L->wu); free(L->wd);
+    }
+    free(m->layers);
+    if (m->output != m->embd) free(m->output);
+    free(m->embd);
+    free(m->out_norm);
+    free(m->gguf);
+}
+
+/* ---- the reference: whole sequence, double precision, explicit mask ---- */
+
+static void tu_matvec(const float *w, const double *x, double *y, int rows, int cols)
+{
+    int r, c;
+    for (r = 0; r < rows; r++) {
+        double s = 0.0;
+        for (c = 0; c < cols; c++) s += (double)w[(size_t)r * cols + c] * x[c];
+        y[r] = s;
+    }
+}
+
+static void tu_rmsnorm(const double *x, const float *w, double *y, int n)
+{
+    double ss = 0.0;
+    int i;
+    for (i = 0; i < n; i++) ss += x[i] * x[i];
+    ss = 1.0 / sqrt(ss / n + 1e-5);
+    for (i = 0; i < n; i++) y[i] = x[i] * ss * w[i];
+}
+
+static void tu_rope(double *v, int n_heads, int hd, int n_rot, double base, long long pos)
+{
+    int h, i;
+    for (h = 0; h < n_heads; h++)
+        for (i = 0; i < n_rot; i += 2) {
+            double th = (double)pos * pow(base, -(double)i / n_rot), *p = v + h * hd + i;
+            double a = p[0], b = p[1];
+            p[0] = a * cos(th) - b * sin(th);
+            p[1] = a * sin(th) + b * cos(th);
+        }
+}
+
+/* The key at j is visible to the query at i when j <= i and i - j < W (W = 0: no limit). */
+static int tu_visible(long long i, long long j, int W)
+{
+    return j <= i && (W == 0 || i - j < W);
+}
+
+/* Logits [n][V] for tokens at positions 0..n-1; windows[l] per layer (0 = full). */
+static void tu_reference(const tu_model *m, const int32_t *tok, int n, const int *windows, double *logits)
+{
+    const tu_spec *s = &m->s;
+    int d = s->n_embd, hd = m->head_dim, qd = hd * s->n_head, kvd = hd * s->n_kv_head, ff = s->n_ff;
+    int n_rot = s->n_rot ? s->n_rot : hd, group = s->n_head / s->n_kv_head, l, i, j, h, k;
+    double *x = (double *)calloc((size_t)n * d, sizeof(double)), *xb = (double *)calloc((size_t)d, sizeof(double));
+    double *q = (double *)calloc((size_t)n * qd, sizeof(double)), *K = (double *)calloc((size_t)n * kvd, sizeof(double));
+    double *Vv = (double *)calloc((size_t)n * kvd, sizeof(double)), *att = (double *)calloc((size_t)qd, sizeof(double));
+    double *o = (double *)calloc((size_t)(d > ff ? d : ff), sizeof(double)), *g = (double *)calloc((size_t)ff, sizeof(double));
+    double *u = (double *)calloc((size_t)ff, sizeof(double)), *sc = (double *)calloc((size_t)n, sizeof(double));
+    for (i = 0; i < n; i++)
+        for (k = 0; k < d; k++) x[(size_t)i * d + k] = m->embd[(size_t)tok[i] * d + k];
+    for (l = 0; l < s->n_layer; l++) {
+        const tu_layer *L = &m->layers[l];
+        for (i = 0; i < n; i++) {
+            tu_rmsnorm(x + (size_t)i * d, L->attn_norm, xb, d);
+            tu_matvec(L->wq, xb, q + (size_t)i * qd, qd, d);
+            tu_matvec(L->wk, xb, K + (size_t)i * kvd, kvd, d);
+            tu_matvec(L->wv, xb, Vv + (size_t)i * kvd, kvd, d);
+            tu_rope(q + (size_t)i * qd, s->n_head, hd, n_rot, s->rope_base, i);
+            tu_rope(K + (size_t)i * kvd, s->n_kv_head, hd, n_rot, s->rope_base, i);
+        }
+        for (i = 0; i < n; i++) {
+            for (h = 0; h < s->n_head; h++) {
+                const double *qi = q + (size_t)i * qd + h * hd;
+                int kh = h / group;
+                double mx = -INFINITY, sum = 0.0;
+                for (j = 0; j < n; j++) {
+                    double dot = 0.0;
+                    for (k = 0; k < hd; k++) dot += qi[k] * K[(size_t)j * kvd + kh * hd + k];
+                    sc[j] = tu_visible(i, j, windows[l]) ? dot / sqrt((double)hd) : -INFINITY;
+                    if (sc[j] > mx) mx = sc[j];
+                }
+                for (j = 0; j < n; j++) sum += (sc[j] = exp(sc[j] - mx));
+                for (k = 0; k < hd; k++) {
+                    double a = 0.0;
+                    for (j = 0; j < n; j++) a += sc[j] / sum * Vv[(size_t)j * kvd + kh * hd + k];
+                    att[h * hd + k] = a;
+                }
+            }
+            tu_matvec(L->wo, att, o, d, qd);
+            for (k = 0; k < d; k++) x[(size_t)i * d + k] += o[k];
+        }
+        for (i = 0; i < n; i++) {
+            tu_rmsnorm(x + (size_t)i * d, L->ffn_norm, xb, d);
+            tu_matvec(L->wg, xb, g, ff, d);
+            tu_matvec(L->wu, xb, u, ff, d);
+            for (k = 0; k < ff; k++) g[k] = g[k] / (1.0 + exp(-g[k])) * u[k];
+            tu_matvec(L->wd, g, o, d, ff);
+            for (k = 0; k < d; k++) x[(size_t)i * d + k] += o[k];
+        }
+    }
+    for (i = 0; i < n; i++) {
+        tu_rmsnorm(x + (size_t)i * d, m->out_norm, xb, d);
+        tu_matvec(m->output, xb, logits + (size_t)i * s->n_vocab, s->n_vocab, d);
+    }
+    free(x); free(xb); free(q); free(K); free(Vv); free(att); free(o); free(g); free(u); free(sc);
+}
+
+/* Largest |a - b| over n values, divided by the largest |b|. */
+static double tu_rel_error(const float *a, const double *b, size_t n)
+{
+    double err = 0.0, scale = 1e-30;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (fabs(a[i] - b[i]) > err) err = fabs(a[i] - b[i]);
+        if (fabs(b[i]) > scale) scale = fabs(b[i]);
+    }
+    return err / scale;
+}
+
+static void tu_random_tokens(int32_t *tok, int n, int vocab, uint64_t seed)
+{
+    int i;
+    for (i = 0; i < n; i++) tok[i] = (int32_t)(tu_rng_next(&seed) % (uint64_t)vocab);
+}
+
+#endif /* TESTUTIL_H */
