@@ -75,7 +75,9 @@ REVISION HISTORY
 #define SWA_VERSION_MINOR 1
 #define SWA_VERSION_PATCH 0
 
-#ifdef SWA_STATIC
+#if defined(SWA_STATIC) && defined(__GNUC__)
+#define SWADEF static __attribute__((unused))   /* a program need not call every function */
+#elif defined(SWA_STATIC)
 #define SWADEF static
 #else
 #define SWADEF extern

@@ -38,7 +38,7 @@ typedef struct tu_model {
     size_t gguf_size;
 } tu_model;
 
-static uint64_t tu_rng_next(uint64_t *s)   /* xorshift64* */
+static inline uint64_t tu_rng_next(uint64_t *s)   /* xorshift64* */
 {
     *s ^= *s >> 12;
     *s ^= *s << 25;
@@ -46,12 +46,12 @@ static uint64_t tu_rng_next(uint64_t *s)   /* xorshift64* */
     return *s * 2685821657736338717ull;
 }
 
-static float tu_uniform(uint64_t *s, float a)   /* in [-a, a) */
+static inline float tu_uniform(uint64_t *s, float a)   /* in [-a, a) */
 {
     return a * (2.0f * (float)(tu_rng_next(s) >> 40) / (float)(1 << 24) - 1.0f);
 }
 
-static float tu_half(uint16_t h)
+static inline float tu_half(uint16_t h)
 {
     int e = (h >> 10) & 0x1f, m = h & 0x3ff;
     float v = e == 0 ? ldexpf((float)m, -24) : ldexpf((float)(m | 0x400), e - 25);
@@ -59,7 +59,7 @@ static float tu_half(uint16_t h)
 }
 
 /* The values a reader of this encoded row gets back: ggml's layouts, decoded by hand. */
-static void tu_decode_row(uint32_t type, const uint8_t *p, float *out, int n)
+static inline void tu_decode_row(uint32_t type, const uint8_t *p, float *out, int n)
 {
     int i, j;
     for (i = 0; i < n; i++) {
@@ -90,7 +90,7 @@ static void tu_decode_row(uint32_t type, const uint8_t *p, float *out, int n)
 }
 
 /* A random [rows][cols] matrix, stored as `type` and replaced by what the file holds. */
-static float *tu_matrix(gw_writer *w, uint64_t *rng, const char *name, uint32_t type, int rows, int cols,
+static inline float *tu_matrix(gw_writer *w, uint64_t *rng, const char *name, uint32_t type, int rows, int cols,
                         float scale)
 {
     float *m = (float *)malloc(sizeof(float) * (size_t)rows * (size_t)cols);
@@ -110,7 +110,7 @@ static float *tu_matrix(gw_writer *w, uint64_t *rng, const char *name, uint32_t 
     return m;
 }
 
-static float *tu_norm(gw_writer *w, uint64_t *rng, const char *name, int n)
+static inline float *tu_norm(gw_writer *w, uint64_t *rng, const char *name, int n)
 {
     float *v = (float *)malloc(sizeof(float) * (size_t)n);
     int64_t ne = n;
@@ -120,7 +120,7 @@ static float *tu_norm(gw_writer *w, uint64_t *rng, const char *name, int n)
     return v;
 }
 
-static void tu_write_hparams(gw_writer *w, const tu_spec *s)
+static inline void tu_write_hparams(gw_writer *w, const tu_spec *s)
 {
     gw_kv_str(w, "general.architecture", "llama");
     gw_kv_u32(w, "llama.block_count", (uint32_t)s->n_layer);
@@ -142,7 +142,7 @@ static void tu_write_hparams(gw_writer *w, const tu_spec *s)
     }
 }
 
-static int tu_build(tu_model *m, const tu_spec *spec)
+static inline int tu_build(tu_model *m, const tu_spec *spec)
 {
     gw_writer *w = gw_new(3);
     uint64_t rng = spec->seed ? spec->seed : 0x9e3779b97f4a7c15ull;
@@ -181,7 +181,7 @@ static int tu_build(tu_model *m, const tu_spec *spec)
     return m->gguf != NULL;
 }
 
-static void tu_free(tu_model *m)
+static inline void tu_free(tu_model *m)
 {
     int l;
     for (l = 0; l < m->s.n_layer; l++) {
@@ -198,7 +198,7 @@ static void tu_free(tu_model *m)
 
 /* ---- the reference: whole sequence, double precision, explicit mask ---- */
 
-static void tu_matvec(const float *w, const double *x, double *y, int rows, int cols)
+static inline void tu_matvec(const float *w, const double *x, double *y, int rows, int cols)
 {
     int r, c;
     for (r = 0; r < rows; r++) {
@@ -208,7 +208,7 @@ static void tu_matvec(const float *w, const double *x, double *y, int rows, int 
     }
 }
 
-static void tu_rmsnorm(const double *x, const float *w, double *y, int n)
+static inline void tu_rmsnorm(const double *x, const float *w, double *y, int n)
 {
     double ss = 0.0;
     int i;
@@ -217,7 +217,7 @@ static void tu_rmsnorm(const double *x, const float *w, double *y, int n)
     for (i = 0; i < n; i++) y[i] = x[i] * ss * w[i];
 }
 
-static void tu_rope(double *v, int n_heads, int hd, int n_rot, double base, long long pos)
+static inline void tu_rope(double *v, int n_heads, int hd, int n_rot, double base, long long pos)
 {
     int h, i;
     for (h = 0; h < n_heads; h++)
@@ -230,13 +230,13 @@ static void tu_rope(double *v, int n_heads, int hd, int n_rot, double base, long
 }
 
 /* The key at j is visible to the query at i when j <= i and i - j < W (W = 0: no limit). */
-static int tu_visible(long long i, long long j, int W)
+static inline int tu_visible(long long i, long long j, int W)
 {
     return j <= i && (W == 0 || i - j < W);
 }
 
 /* Logits [n][V] for tokens at positions 0..n-1; windows[l] per layer (0 = full). */
-static void tu_reference(const tu_model *m, const int32_t *tok, int n, const int *windows, double *logits)
+static inline void tu_reference(const tu_model *m, const int32_t *tok, int n, const int *windows, double *logits)
 {
     const tu_spec *s = &m->s;
     int d = s->n_embd, hd = m->head_dim, qd = hd * s->n_head, kvd = hd * s->n_kv_head, ff = s->n_ff;
@@ -296,7 +296,7 @@ static void tu_reference(const tu_model *m, const int32_t *tok, int n, const int
 }
 
 /* Largest |a - b| over n values, divided by the largest |b|. */
-static double tu_rel_error(const float *a, const double *b, size_t n)
+static inline double tu_rel_error(const float *a, const double *b, size_t n)
 {
     double err = 0.0, scale = 1e-30;
     size_t i;
@@ -307,7 +307,7 @@ static double tu_rel_error(const float *a, const double *b, size_t n)
     return err / scale;
 }
 
-static void tu_random_tokens(int32_t *tok, int n, int vocab, uint64_t seed)
+static inline void tu_random_tokens(int32_t *tok, int n, int vocab, uint64_t seed)
 {
     int i;
     for (i = 0; i < n; i++) tok[i] = (int32_t)(tu_rng_next(&seed) % (uint64_t)vocab);

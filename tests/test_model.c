@@ -1,0 +1,367 @@
+#define _POSIX_C_SOURCE 200809L   /* mkstemp, fdopen */
+/* Loading models: a real file made by llama.cpp's converter, file versus memory, contexts that
+   share a model, and clear errors for models that do not fit the hyperparameters. */
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+#define GW_IMPLEMENTATION
+#include "tools/gguf_writer.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tests/testutil.h"
+
+#define STORIES_GGUF "../shared/models/stories260K-llamacpp-f32.gguf"
+#define STORIES_TEXT "../shared/testdata/stories260K-greedy.txt"
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = (char *)calloc((size_t)n + 1, 1);
+    if (fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* Append the text of one vocabulary piece: "▁" is a space, "<0x0A>" a byte. */
+static void append_piece(char *out, size_t cap, swa_str piece)
+{
+    size_t len = strlen(out), i;
+    unsigned byte;
+    if (piece.len == 6 && sscanf(piece.ptr, "<0x%2X>", &byte) == 1) {
+        if (len + 1 < cap) { out[len] = (char)byte; out[len + 1] = '\0'; }
+        return;
+    }
+    for (i = 0; i < piece.len && len + 1 < cap; i++) {
+        if (i + 2 < piece.len && !memcmp(piece.ptr + i, "\xe2\x96\x81", 3)) {
+            out[len++] = ' ';
+            i += 2;
+        } else {
+            out[len++] = piece.ptr[i];
+        }
+    }
+    out[len] = '\0';
+}
+
+/* llama.cpp's own conversion of stories260K: its hyperparameters, and greedy text from BOS that
+   equals what llama2.c's run.c prints for the original checkpoint. */
+static void test_real_file_greedy_text(void **state)
+{
+    swa_model *model;
+    swa_ctx *ctx;
+    swa_error err;
+    const swa_hparams *hp;
+    const float *logits;
+    swa_gguf_value tokens, piece;
+    swa_str s = {NULL, 0};
+    char *want, text[4096] = "";
+    int32_t tok = 1;
+    int i;
+    (void)state;
+    if (!(want = read_text(STORIES_TEXT))) skip();   /* ../shared is absent: nothing to compare */
+    if (swa_model_load(STORIES_GGUF, &model, &err) != SWA_OK) fail_msg("%s", err.msg);
+    hp = swa_model_hparams(model);
+    assert_int_equal(hp->n_layer, 5);
+    assert_int_equal(hp->n_embd, 64);
+    assert_int_equal(hp->n_head, 8);
+    assert_int_equal(hp->n_kv_head, 4);
+    assert_int_equal(hp->head_dim, 8);
+    assert_int_equal(hp->n_ff, 172);
+    assert_int_equal(hp->n_vocab, 512);
+    assert_int_equal(hp->n_ctx_train, 128);   /* the converter's default, not the model's 512 */
+    assert_int_equal(hp->n_rot, 8);
+    assert_true(hp->rope_base == 10000.0f);
+    assert_int_equal(hp->window, 0);
+    assert_int_equal(hp->weight_type, SWA_TYPE_F32);
+    tokens = swa_gguf_kv_value(swa_model_gguf(model), swa_gguf_kv_find(swa_model_gguf(model), "tokenizer.ggml.tokens"));
+    assert_int_equal(tokens.n, 512);
+    assert_int_equal(swa_ctx_create(model, NULL, &ctx, &err), SWA_OK);
+    for (i = 0; i < 127; i++) {
+        assert_int_equal(swa_ctx_eval(ctx, &tok, 1, &logits, &err), SWA_OK);
+        tok = swa_argmax(logits, hp->n_vocab);
+        assert_int_equal(swa_gguf_value_at(&tokens, (uint64_t)tok, &piece), SWA_OK);
+        assert_int_equal(swa_gguf_value_str(&piece, &s), SWA_OK);
+        append_piece(text, sizeof text, s);
+    }
+    /* the text starts with the space SentencePiece puts before the first word */
+    assert_true(strlen(text) > 300);
+    assert_int_equal(strncmp(text + 1, want, strlen(text + 1)), 0);
+    free(want);
+    swa_ctx_free(ctx);
+    swa_model_free(model);
+}
+
+static tu_spec tiny_spec(void)
+{
+    tu_spec s;
+    memset(&s, 0, sizeof s);
+    s.n_layer = 2; s.n_embd = 32; s.n_head = 4; s.n_kv_head = 2; s.n_ff = 64;
+    s.n_vocab = 50; s.n_ctx = 256; s.type = GW_Q8_0; s.window = 6; s.seed = 11; s.tied = 1;
+    return s;
+}
+
+/* The same file through a path and through memory gives the same logits; so do two contexts
+   sharing one model, interleaved, and a context after reset. */
+static void test_file_memory_shared_reset(void **state)
+{
+    tu_spec s = tiny_spec();
+    tu_model tm;
+    swa_model *a, *b;
+    swa_ctx *c1, *c2, *c3;
+    char path[] = "/tmp/swa_test_model_XXXXXX";
+    int32_t tok[40];
+    float all[40 * 50], first[50];
+    const float *l1, *l2, *l3;
+    FILE *f;
+    int fd, i;
+    (void)state;
+    assert_true(tu_build(&tm, &s));
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    f = fdopen(fd, "wb");
+    assert_int_equal(fwrite(tm.gguf, 1, tm.gguf_size, f), tm.gguf_size);
+    fclose(f);
+    assert_int_equal(swa_model_load(path, &a, NULL), SWA_OK);
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &b, NULL), SWA_OK);
+    remove(path);
+    assert_int_equal(swa_ctx_create(a, NULL, &c1, NULL), SWA_OK);
+    assert_int_equal(swa_ctx_create(b, NULL, &c2, NULL), SWA_OK);
+    assert_int_equal(swa_ctx_create(b, NULL, &c3, NULL), SWA_OK);
+    tu_random_tokens(tok, 40, 50, 8);
+    for (i = 0; i < 40; i++) {
+        assert_int_equal(swa_ctx_eval(c1, &tok[i], 1, &l1, NULL), SWA_OK);
+        assert_int_equal(swa_ctx_eval(c2, &tok[i], 1, &l2, NULL), SWA_OK);
+        assert_int_equal(swa_ctx_eval(c3, &tok[(i * 7) % 40], 1, &l3, NULL), SWA_OK);   /* other text */
+        assert_memory_equal(l1, l2, sizeof(float) * 50);
+        if (i == 0) memcpy(first, l1, sizeof first);
+    }
+    swa_ctx_reset(c1);
+    assert_int_equal(swa_ctx_pos(c1), 0);
+    assert_int_equal(swa_ctx_eval(c1, tok, 1, &l1, NULL), SWA_OK);
+    assert_memory_equal(l1, first, sizeof first);
+    /* eval_all's last row is eval's logits */
+    swa_ctx_reset(c2);
+    assert_int_equal(swa_ctx_eval_all(c2, tok, 40, all, NULL), SWA_OK);
+    swa_ctx_reset(c2);
+    assert_int_equal(swa_ctx_eval(c2, tok, 40, &l2, NULL), SWA_OK);
+    assert_memory_equal(all + 39 * 50, l2, sizeof(float) * 50);
+    swa_ctx_free(c1); swa_ctx_free(c2); swa_ctx_free(c3);
+    swa_model_free(a); swa_model_free(b);
+    tu_free(&tm);
+}
+
+static void test_hparams_and_config(void **state)
+{
+    tu_spec s = tiny_spec();
+    tu_model tm;
+    swa_model *m;
+    swa_ctx *c;
+    swa_ctx_config cfg, got;
+    swa_error err;
+    (void)state;
+    assert_true(tu_build(&tm, &s));
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &m, NULL), SWA_OK);
+    assert_int_equal(swa_model_hparams(m)->window, 6);
+    assert_int_equal(swa_model_layer_window(m, 1), 6);
+    assert_int_equal(swa_model_layer_window(m, 2), -1);
+    assert_int_equal(swa_model_hparams(m)->weight_type, SWA_TYPE_Q8_0);
+    got = swa_ctx_config_default(m);
+    assert_int_equal(got.n_batch, 64);
+    assert_int_equal(got.n_ctx, 256);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n_batch = -1;
+    assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_ERR_INVALID_ARG);
+    assert_null(c);
+    assert_int_equal(swa_ctx_memory_size(m, &cfg), 0);
+    cfg.n_batch = 3;
+    cfg.window = 9;
+    assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_OK);
+    assert_int_equal(swa_ctx_window(c, 0), 9);
+    assert_true(swa_ctx_memory_size(m, &cfg) > swa_ctx_cache_bytes(c));
+    got = swa_ctx_config_get(c);
+    assert_int_equal(got.n_batch, 3);
+    swa_ctx_free(c);
+    swa_model_free(m);
+    tu_free(&tm);
+}
+
+/* ---- broken models: each must fail with the right code and a message that names the culprit ---- */
+
+typedef struct variant {
+    const char *omit;          /* leave this tensor out */
+    const char *reshape;       /* write this tensor with one row too many */
+    const char *retype;        /* write this tensor as Q5_K */
+    const char *arch;          /* general.architecture, default "llama" */
+    int n_head, n_kv_head;     /* 0: 4 and 2 */
+    int window;                /* -1: write sliding_window = 0 */
+    int window_array_len;      /* > 0: an array of this length */
+    const char *omit_key;
+} variant;
+
+static void put_tensor(gw_writer *w, const variant *v, const char *name, int64_t cols, int64_t rows)
+{
+    int64_t ne[2];
+    float *data;
+    int64_t i;
+    int is_vector = rows == 0;
+    if (v->omit && !strcmp(v->omit, name)) return;
+    if (v->reshape && !strcmp(v->reshape, name)) rows++;
+    ne[0] = cols;
+    ne[1] = is_vector ? 1 : rows;
+    data = (float *)malloc(sizeof(float) * (size_t)(cols * ne[1]));
+    for (i = 0; i < cols * ne[1]; i++) data[i] = 0.01f * (float)(i % 7);
+    if (v->retype && !strcmp(v->retype, name)) {
+        size_t bytes = (size_t)(cols / 256 * 176 * ne[1]);   /* Q5_K: 176 bytes per 256 */
+        uint8_t *raw = (uint8_t *)calloc(bytes, 1);
+        gw_tensor(w, name, 13, is_vector ? 1 : 2, ne, raw, bytes);
+        free(raw);
+    } else {
+        gw_tensor_f32(w, name, GW_F32, is_vector ? 1 : 2, ne, data);
+    }
+    free(data);
+}
+
+static swa_status load_variant(const variant *v, swa_error *err)
+{
+    gw_writer *w = gw_new(3);
+    int n_head = v->n_head ? v->n_head : 4, n_kv = v->n_kv_head ? v->n_kv_head : 2, l;
+    const int d = 256, hd = d / 4, ff = 256, V = 10;
+    char name[64];
+    uint8_t *bytes;
+    size_t size = 0;
+    swa_model *m = NULL;
+    swa_status s;
+#define KEY(k) (!v->omit_key || strcmp(v->omit_key, k))
+    gw_kv_str(w, "general.architecture", v->arch ? v->arch : "llama");
+    if (KEY("llama.block_count")) gw_kv_u32(w, "llama.block_count", 2);
+    gw_kv_u32(w, "llama.embedding_length", d);
+    gw_kv_u32(w, "llama.feed_forward_length", ff);
+    gw_kv_u32(w, "llama.attention.head_count", (uint32_t)n_head);
+    gw_kv_u32(w, "llama.attention.head_count_kv", (uint32_t)n_kv);
+    gw_kv_u32(w, "llama.context_length", 64);
+#undef KEY
+    if (v->window < 0) gw_kv_u32(w, "llama.attention.sliding_window", 0);
+    if (v->window_array_len) {
+        int32_t ws[8] = {4, 4, 4, 4, 4, 4, 4, 4};
+        gw_kv_array(w, "llama.attention.sliding_window", GW_I32, (uint64_t)v->window_array_len, ws);
+    }
+    put_tensor(w, v, "token_embd.weight", d, V);
+    put_tensor(w, v, "output_norm.weight", d, 0);
+    for (l = 0; l < 2; l++) {
+#define T(x, cols, rows) (snprintf(name, sizeof name, "blk.%d." x ".weight", l), put_tensor(w, v, name, cols, rows))
+        T("attn_norm", d, 0); T("ffn_norm", d, 0);
+        T("attn_q", d, hd * 4); T("attn_k", d, hd * 2); T("attn_v", d, hd * 2); T("attn_output", hd * 4, d);
+        T("ffn_gate", d, ff); T("ffn_up", d, ff); T("ffn_down", ff, d);
+#undef T
+    }
+    bytes = gw_to_memory(w, &size);
+    gw_free(w);
+    assert_non_null(bytes);
+    s = swa_model_load_memory(bytes, size, &m, err);
+    swa_model_free(m);
+    free(bytes);
+    return s;
+}
+
+static void expect_error(const variant *v, swa_status code, const char *needle)
+{
+    swa_error err;
+    swa_status s = load_variant(v, &err);
+    if (s != code || err.code != code || !strstr(err.msg, needle))
+        fail_msg("got %s \"%s\", want %s mentioning \"%s\"", swa_status_str(s), err.msg, swa_status_str(code), needle);
+}
+
+static void test_model_errors(void **state)
+{
+    variant v;
+    (void)state;
+    memset(&v, 0, sizeof v);
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);      /* the base is valid */
+    v.omit = "blk.1.ffn_up.weight";
+    expect_error(&v, SWA_ERR_MODEL, "blk.1.ffn_up.weight is missing");
+    memset(&v, 0, sizeof v);
+    v.reshape = "blk.0.attn_k.weight";
+    expect_error(&v, SWA_ERR_MODEL, "blk.0.attn_k.weight: shape 256x129");
+    memset(&v, 0, sizeof v);
+    v.retype = "blk.1.ffn_down.weight";
+    expect_error(&v, SWA_ERR_UNSUPPORTED, "blk.1.ffn_down.weight: type Q5_K");
+    memset(&v, 0, sizeof v);
+    v.retype = "blk.0.attn_norm.weight";
+    expect_error(&v, SWA_ERR_UNSUPPORTED, "norms must be F32");
+    memset(&v, 0, sizeof v);
+    v.arch = "gemma2";
+    expect_error(&v, SWA_ERR_UNSUPPORTED, "gemma2");
+    memset(&v, 0, sizeof v);
+    v.n_head = 3;
+    expect_error(&v, SWA_ERR_MODEL, "head count 3 does not divide");
+    memset(&v, 0, sizeof v);
+    v.n_kv_head = 3;
+    expect_error(&v, SWA_ERR_MODEL, "KV head count 3");
+    memset(&v, 0, sizeof v);
+    v.window = -1;
+    expect_error(&v, SWA_ERR_MODEL, "sliding_window: 0 is out of range");
+    memset(&v, 0, sizeof v);
+    v.window_array_len = 3;
+    expect_error(&v, SWA_ERR_MODEL, "3 entries, want one per layer");
+    memset(&v, 0, sizeof v);
+    v.omit_key = "llama.block_count";
+    expect_error(&v, SWA_ERR_MODEL, "llama.block_count is missing");
+    memset(&v, 0, sizeof v);
+    v.omit = "output.weight";                              /* absent output: tied, fine */
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);
+}
+
+static void test_eval_errors(void **state)
+{
+    tu_spec s = tiny_spec();
+    tu_model tm;
+    swa_model *m;
+    swa_ctx *c;
+    swa_error err;
+    const float *logits = (const float *)&err;
+    int32_t tok[3] = {1, 50, 2};
+    (void)state;
+    assert_true(tu_build(&tm, &s));
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &m, NULL), SWA_OK);
+    assert_int_equal(swa_ctx_create(m, NULL, &c, NULL), SWA_OK);
+    assert_int_equal(swa_ctx_eval(c, tok, 3, &logits, &err), SWA_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "token 50 (at index 1) is out of range 0..49"));
+    assert_null(logits);
+    assert_int_equal(swa_ctx_pos(c), 0);
+    tok[1] = -1;
+    assert_int_equal(swa_ctx_eval(c, tok, 3, NULL, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_ctx_eval(c, tok, 0, NULL, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_ctx_eval_all(c, tok, 1, NULL, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_ctx_pos(c), 0);
+    assert_int_equal(swa_model_load("/nonexistent/model.gguf", &m, &err), SWA_ERR_IO);
+    assert_non_null(strstr(err.msg, "/nonexistent/model.gguf"));
+    assert_null(m);
+    swa_ctx_free(c);
+    swa_model_free(NULL);
+    swa_ctx_free(NULL);
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &m, NULL), SWA_OK);
+    swa_model_free(m);
+    tu_free(&tm);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_real_file_greedy_text),
+        cmocka_unit_test(test_file_memory_shared_reset),
+        cmocka_unit_test(test_hparams_and_config),
+        cmocka_unit_test(test_model_errors),
+        cmocka_unit_test(test_eval_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
