@@ -204,7 +204,7 @@ typedef struct swa_hparams {
     int32_t head_dim;      /* n_embd / n_head */
     int32_t n_ff;
     int32_t n_vocab;
-    int32_t n_ctx_train;   /* llama.context_length */
+    int32_t n_ctx_train;   /* llama.context_length; 0 when the file does not say */
     int32_t n_rot;         /* llama.rope.dimension_count, default head_dim */
     float   rope_base;     /* llama.rope.freq_base, default 10000 */
     float   rms_eps;       /* llama.attention.layer_norm_rms_epsilon, default 1e-5 */
@@ -233,7 +233,7 @@ typedef struct swa_ctx swa_ctx;       /* opaque: rolling KV cache + scratch */
 
 typedef struct swa_ctx_config {
     int32_t window;    /* 0 = the model's per-layer windows; > 0: this window on every layer  */
-    int32_t n_ctx;     /* 0 = min(n_ctx_train, 4096); positions kept by full-attention layers */
+    int32_t n_ctx;     /* 0 = min(n_ctx_train, 4096); positions a full-attention layer keeps */
     int32_t n_batch;   /* 0 = 64; prompt tokens per forward pass                             */
 } swa_ctx_config;
 
@@ -1381,7 +1381,7 @@ static swa_status swa__read_hparams(swa_model *m, swa_error *err)
     SWA__INT(n_ff, "llama.feed_forward_length", 1, 0, 1, 1 << 24)
     SWA__INT(n_head, "llama.attention.head_count", 1, 0, 1, 1 << 16)
     SWA__INT(n_kv_head, "llama.attention.head_count_kv", 0, hp->n_head, 1, 1 << 16)
-    SWA__INT(n_ctx_train, "llama.context_length", 1, 0, 1, INT32_MAX)
+    SWA__INT(n_ctx_train, "llama.context_length", 0, 0, 1, INT32_MAX)
 #undef SWA__INT
     if (hp->n_embd % hp->n_head != 0)
         return swa__fail(err, SWA_ERR_MODEL, "head count %d does not divide the embedding size %d", hp->n_head, hp->n_embd);
@@ -1665,7 +1665,9 @@ static swa_status swa__resolve_config(const swa_model *m, const swa_ctx_config *
         return swa__fail(err, SWA_ERR_INVALID_ARG, "context config: window %d, n_ctx %d, n_batch %d; none may be negative",
                          in->window, in->n_ctx, in->n_batch);
     *out = *in;
-    if (!out->n_ctx) out->n_ctx = m->hp.n_ctx_train < SWA__DEFAULT_N_CTX ? m->hp.n_ctx_train : SWA__DEFAULT_N_CTX;
+    if (!out->n_ctx)
+        out->n_ctx = m->hp.n_ctx_train > 0 && m->hp.n_ctx_train < SWA__DEFAULT_N_CTX ? m->hp.n_ctx_train
+                                                                                    : SWA__DEFAULT_N_CTX;
     if (!out->n_batch) out->n_batch = SWA__DEFAULT_N_BATCH;
     return SWA_OK;
 }

@@ -57,10 +57,14 @@ static int parse_args(int argc, char **argv, options *o)
     memset(o, 0, sizeof *o);
     o->n_predict = 16;
     for (i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        static const char *const takes_value[] = {"-m", "--ids", "--dump-logits", "-n", "-b", "-w", "-c"};
+        const char *a = argv[i], *val;
+        size_t k;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
-        if (!val) { fprintf(stderr, "swa-generate: unknown flag or missing value: %s\n", a); return 0; }
-        i++;
+        for (k = 0; k < sizeof takes_value / sizeof takes_value[0] && strcmp(a, takes_value[k]); k++) {}
+        if (k == sizeof takes_value / sizeof takes_value[0]) { fprintf(stderr, "swa-generate: unknown flag %s\n", a); return 0; }
+        if (i + 1 >= argc) { fprintf(stderr, "swa-generate: %s needs a value\n", a); return 0; }
+        val = argv[++i];
         if (!strcmp(a, "-m")) o->model = val;
         else if (!strcmp(a, "--ids")) o->ids = val;
         else if (!strcmp(a, "--dump-logits")) o->dump_logits = val;
@@ -68,7 +72,6 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "-b")) { if (!parse_long(a, val, 1, 1 << 20, &v)) return 0; o->cfg.n_batch = (int32_t)v; }
         else if (!strcmp(a, "-w")) { if (!parse_long(a, val, 1, INT32_MAX, &v)) return 0; o->cfg.window = (int32_t)v; }
         else if (!strcmp(a, "-c")) { if (!parse_long(a, val, 1, INT32_MAX, &v)) return 0; o->cfg.n_ctx = (int32_t)v; }
-        else { fprintf(stderr, "swa-generate: unknown flag %s\n", a); return 0; }
     }
     if (!o->model || !o->ids) { fprintf(stderr, "swa-generate: -m and --ids are required\n"); return 0; }
     return 1;

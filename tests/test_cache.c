@@ -132,6 +132,19 @@ static void test_per_layer_windows(void **state)
     check_against_reference(&s, 9, 2, 2e-5);
 }
 
+/* Head sizes 16 and 128, RoPE base 1e6, windows that are not powers of two. */
+static void test_head_sizes(void **state)
+{
+    tu_spec big = small_spec(2, 1, GW_Q4_0, 11), small = small_spec(8, 2, GW_F16, 13);
+    (void)state;
+    big.n_embd = 256;
+    big.n_ff = 128;
+    big.rope_base = 1e6f;
+    small.n_embd = 128;
+    check_against_reference(&big, 11, 64, 5e-5);
+    check_against_reference(&small, 13, 8, 5e-5);
+}
+
 /* The window override replaces the model's windows on every layer. */
 static void test_window_override(void **state)
 {
@@ -258,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_ring_equals_mask_f32),
         cmocka_unit_test(test_ring_equals_mask_other_types),
         cmocka_unit_test(test_per_layer_windows),
+        cmocka_unit_test(test_head_sizes),
         cmocka_unit_test(test_window_override),
         cmocka_unit_test(test_mask_edges),
         cmocka_unit_test(test_cache_size_is_window),

@@ -1,0 +1,142 @@
+/* build/swa-generate as a user drives it: --dump-logits rows match the reference for every
+   prompt position and every generated token, for several -b; bad flags fail with a message.
+   Run from the project root after `make` (the Makefile's test target does both). */
+#define _POSIX_C_SOURCE 200809L   /* mkstemp */
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+#define GW_IMPLEMENTATION
+#include "tools/gguf_writer.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <unistd.h>
+
+#include "tests/testutil.h"
+
+#define GENERATE "build/swa-generate"
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+static float *read_floats(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    float *buf;
+    long bytes;
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    bytes = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = (float *)malloc((size_t)bytes + 4);
+    assert_int_equal(fread(buf, 1, (size_t)bytes, f), (size_t)bytes);
+    fclose(f);
+    *n = (size_t)bytes / sizeof(float);
+    return buf;
+}
+
+static char *ids_arg(const int32_t *tok, int n)
+{
+    char *s = (char *)malloc((size_t)n * 12 + 1), *p = s;
+    int i;
+    for (i = 0; i < n; i++) p += sprintf(p, i ? ",%d" : "%d", tok[i]);
+    return s;
+}
+
+static int run(const char *cmd)
+{
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static void test_dump_logits_matches_reference(void **state)
+{
+    tu_spec s;
+    tu_model tm;
+    char model[] = "/tmp/swa_cli_model_XXXXXX", dump[] = "/tmp/swa_cli_dump_XXXXXX", out[] = "/tmp/swa_cli_out_XXXXXX";
+    char cmd[4096], *ids;
+    int32_t tok[64 + 5];
+    const int n_prompt = 64, n_gen = 5, batches[3] = {1, 9, 64};
+    int windows[2] = {12, 12}, b, i;
+    double *ref = (double *)malloc(sizeof(double) * (size_t)(n_prompt + n_gen) * 60);
+    (void)state;
+    if (access(GENERATE, X_OK) != 0) fail_msg(GENERATE " is missing: run make first");
+    memset(&s, 0, sizeof s);
+    s.n_layer = 2; s.n_embd = 64; s.n_head = 4; s.n_kv_head = 1; s.n_ff = 96; s.n_vocab = 60;
+    s.n_ctx = 32; s.type = GW_F32; s.window = 12; s.seed = 5;
+    assert_true(tu_build(&tm, &s));
+    close(mkstemp(model)); close(mkstemp(dump)); close(mkstemp(out));
+    write_file(model, tm.gguf, tm.gguf_size);
+    tu_random_tokens(tok, n_prompt, s.n_vocab, 17);
+    ids = ids_arg(tok, n_prompt);
+    for (b = 0; b < 3; b++) {
+        size_t n;
+        float *got;
+        FILE *f;
+        snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n %d -b %d --dump-logits %s > %s 2>/dev/null",
+                 model, ids, n_gen, batches[b], dump, out);
+        assert_int_equal(run(cmd), 0);
+        /* the generated ids, then the reference over prompt + generated */
+        f = fopen(out, "r");
+        for (i = 0; i < n_gen; i++) assert_int_equal(fscanf(f, "%d", &tok[n_prompt + i]), 1);
+        fclose(f);
+        tu_reference(&tm, tok, n_prompt + n_gen, windows, ref);
+        got = read_floats(dump, &n);
+        /* every evaluated position: the prompt and each generated token but the last */
+        assert_int_equal(n, (size_t)(n_prompt + n_gen - 1) * 60);
+        if (tu_rel_error(got, ref, n) > 2e-5) fail_msg("-b %d: error %g", batches[b], tu_rel_error(got, ref, n));
+        for (i = 0; i < n_gen; i++) {
+            const double *row = ref + (size_t)(n_prompt - 1 + i) * 60;
+            int k, best = 0;
+            for (k = 1; k < 60; k++) if (row[k] > row[best]) best = k;
+            assert_int_equal(tok[n_prompt + i], best);
+        }
+        free(got);
+    }
+    /* -n 0: the prompt only, one row per prompt token */
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n 0 --dump-logits %s > %s 2>/dev/null", model, ids, dump, out);
+    assert_int_equal(run(cmd), 0);
+    {
+        size_t n;
+        float *got = read_floats(dump, &n);
+        assert_int_equal(n, (size_t)n_prompt * 60);
+        free(got);
+    }
+    remove(model); remove(dump); remove(out);
+    free(ids);
+    free(ref);
+    tu_free(&tm);
+}
+
+static void test_bad_flags(void **state)
+{
+    static const char *bad[] = {
+        GENERATE " --frobnicate 2>&1 | grep -q 'unknown flag --frobnicate'",
+        GENERATE " -m x.gguf 2>&1 | grep -q 'required'",
+        GENERATE " -m x.gguf --ids 1,two 2>&1 | grep -q 'bad token id'",
+        GENERATE " -m x.gguf --ids 1 -b 0 2>&1 | grep -q -- '-b wants a number'",
+        GENERATE " -m /nonexistent.gguf --ids 1 2>&1 | grep -q '/nonexistent.gguf: cannot open'",
+        GENERATE " -h | grep -q -- '--dump-logits'",
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (run(bad[i]) != 0) fail_msg("expected output missing: %s", bad[i]);
+    assert_int_not_equal(run(GENERATE " --frobnicate 2>/dev/null"), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dump_logits_matches_reference),
+        cmocka_unit_test(test_bad_flags),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
