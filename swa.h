@@ -98,7 +98,8 @@ typedef enum swa_status {
     SWA_ERR_MODEL         = -5,  /* a missing key or tensor, a shape that does not fit */
     SWA_ERR_NOMEM         = -6,  /* an allocation failed or a size does not fit in memory */
     SWA_ERR_CONTEXT_FULL  = -7,  /* a full-attention layer would need more than n_ctx positions */
-    SWA_ERR_NOT_FOUND     = -8   /* a metadata key or array element is absent */
+    SWA_ERR_NOT_FOUND     = -8,  /* a metadata key, array element or vocabulary is absent */
+    SWA_ERR_BUFFER_TOO_SMALL = -9 /* the caller's buffer cannot hold the result */
 } swa_status;
 
 typedef struct swa_error {
@@ -265,6 +266,87 @@ SWADEF swa_status swa_ctx_eval(swa_ctx *c, const int32_t *tokens, size_t n,
 /* Like swa_ctx_eval, but writes the logits of every token to the caller's n * n_vocab array. */
 SWADEF swa_status swa_ctx_eval_all(swa_ctx *c, const int32_t *tokens, size_t n,
                                    float *logits, swa_error *err);
+
+/* ==== tokenizer: SentencePiece BPE vocabularies (tokenizer.ggml.model = "llama") ==== */
+
+typedef struct swa_vocab swa_vocab;   /* opaque, immutable, shareable across threads */
+
+typedef enum swa_token_type {         /* tokenizer.ggml.token_type, as llama.cpp writes it */
+    SWA_TOKEN_NORMAL = 1, SWA_TOKEN_UNKNOWN = 2, SWA_TOKEN_CONTROL = 3,
+    SWA_TOKEN_USER_DEFINED = 4, SWA_TOKEN_UNUSED = 5, SWA_TOKEN_BYTE = 6
+} swa_token_type;
+
+enum {                                /* flags for swa_tokenize */
+    SWA_TOKENIZE_ADD_BOS = 1,         /* put BOS first (when the vocabulary has one) */
+    SWA_TOKENIZE_SPECIAL = 2          /* control tokens written in the text ("</s>") become tokens */
+};
+
+/* The vocabulary of a GGUF file; it points into g, which must outlive it. SWA_ERR_NOT_FOUND if
+   the file has none, SWA_ERR_UNSUPPORTED for other tokenizer types (named), SWA_ERR_FORMAT for
+   inconsistent arrays. Free with swa_vocab_free (NULL is fine). */
+SWADEF swa_status swa_vocab_load(const swa_gguf *g, swa_vocab **out, swa_error *err);
+SWADEF void       swa_vocab_free(swa_vocab *v);
+/* The model's vocabulary, loaded with the model and owned by it; the error says why there is
+   none (no tokenizer in the file, an unsupported type, a size that differs from the model's). */
+SWADEF swa_status swa_model_vocab(const swa_model *m, const swa_vocab **out, swa_error *err);
+
+SWADEF int32_t    swa_vocab_size(const swa_vocab *v);
+SWADEF int32_t    swa_vocab_bos(const swa_vocab *v);        /* -1 when there is none */
+SWADEF int32_t    swa_vocab_eos(const swa_vocab *v);        /* -1 when there is none */
+SWADEF int        swa_vocab_add_bos(const swa_vocab *v);    /* tokenizer.ggml.add_bos_token */
+SWADEF swa_str    swa_vocab_piece(const swa_vocab *v, int32_t id);   /* as stored; empty if out of range */
+SWADEF swa_token_type swa_vocab_type(const swa_vocab *v, int32_t id);
+SWADEF int32_t    swa_vocab_find(const swa_vocab *v, const char *piece);   /* -1 if absent */
+
+/* Tokenize len bytes of text. Writes up to cap ids to out and the full count to *n_out; when
+   cap is too small it returns SWA_ERR_BUFFER_TOO_SMALL, so call again with *n_out. */
+SWADEF swa_status swa_tokenize(const swa_vocab *v, const char *text, size_t len, int flags,
+                               int32_t *out, size_t cap, size_t *n_out, swa_error *err);
+/* The text of one token: "▁" becomes a space, byte tokens their byte, control tokens nothing.
+   Writes at most cap bytes (no NUL) and returns the full length. */
+SWADEF size_t     swa_token_to_text(const swa_vocab *v, int32_t id, char *buf, size_t cap);
+
+/* Streaming detokenizer: feed ids one by one; it hands out only whole UTF-8 characters and
+   drops the space SentencePiece puts before the first word. Plain struct, no allocation. */
+typedef struct swa_decoder {
+    const swa_vocab *vocab;
+    unsigned char pending[4];         /* an unfinished UTF-8 sequence */
+    int n_pending;
+    int at_start;
+} swa_decoder;
+
+SWADEF void       swa_decoder_init(swa_decoder *d, const swa_vocab *v);
+/* Text completed by token id, written to out (no NUL); returns its length. cap >= 64 always
+   suffices for one token of a sane vocabulary; longer pieces are cut at cap. */
+SWADEF size_t     swa_decoder_push(swa_decoder *d, int32_t id, char *out, size_t cap);
+SWADEF size_t     swa_decoder_flush(swa_decoder *d, char *out, size_t cap);   /* what is left */
+
+/* ==== sampler ==== */
+
+typedef struct swa_sampler swa_sampler;
+
+typedef struct swa_sampler_config {
+    float    temperature;     /* 0 = greedy (argmax after the repetition penalty)           */
+    int32_t  top_k;           /* 0 = off; keep the k most likely tokens                     */
+    float    top_p;           /* 0 or 1 = off; keep the smallest set with mass >= top_p     */
+    float    min_p;           /* 0 = off; drop tokens below min_p x the top probability    */
+    float    repeat_penalty;  /* 0 or 1 = off; > 1 discourages the last repeat_last_n ids   */
+    int32_t  repeat_last_n;   /* 0 = 64; how many recent tokens the penalty looks at        */
+    uint64_t seed;            /* the generator's seed; the same seed gives the same choices */
+} swa_sampler_config;
+
+/* A sampler for n_vocab logits; it allocates its scratch once. SWA_ERR_INVALID_ARG for negative
+   or NaN settings. Free with swa_sampler_free (NULL is fine). */
+SWADEF swa_status swa_sampler_create(const swa_sampler_config *cfg, int32_t n_vocab,
+                                     swa_sampler **out, swa_error *err);
+SWADEF void       swa_sampler_free(swa_sampler *s);
+/* Choose the next token from logits (not modified). Order: repetition penalty, top-k, top-p,
+   min-p, temperature, then a draw from our own generator (xorshift64*). */
+SWADEF int32_t    swa_sampler_sample(swa_sampler *s, const float *logits);
+SWADEF void       swa_sampler_accept(swa_sampler *s, int32_t token);  /* remember for the penalty */
+SWADEF void       swa_sampler_reset(swa_sampler *s);                  /* forget history, reseed */
+/* Our generator, exposed for tests: the next uniform float in [0, 1). */
+SWADEF float      swa_sampler_uniform(swa_sampler *s);
 
 /* Index of the largest value (the first on ties); -1 when n <= 0. */
 SWADEF int32_t    swa_argmax(const float *x, int64_t n);
@@ -443,6 +525,7 @@ SWADEF const char *swa_status_str(swa_status s)
     case SWA_ERR_NOMEM: return "SWA_ERR_NOMEM";
     case SWA_ERR_CONTEXT_FULL: return "SWA_ERR_CONTEXT_FULL";
     case SWA_ERR_NOT_FOUND: return "SWA_ERR_NOT_FOUND";
+    case SWA_ERR_BUFFER_TOO_SMALL: return "SWA_ERR_BUFFER_TOO_SMALL";
     }
     return "SWA_ERR_UNKNOWN";
 }
@@ -1313,6 +1396,8 @@ struct swa_model {
     swa__matrix output;        /* [n_vocab][n_embd], tok_embd when tied */
     const float *output_norm;  /* [n_embd] */
     swa__layer *layers;        /* [n_layer] */
+    swa_vocab *vocab;          /* NULL when the file has none we can use; vocab_err says why */
+    swa_error vocab_err;
 };
 
 /* An integer key in lo..hi; `def` when absent and not required. */
@@ -1349,6 +1434,19 @@ static swa_status swa__get_float(const swa_gguf *g, const char *key, double def,
             return swa__fail(err, SWA_ERR_MODEL, "key %s: %g is out of range %g..%g", key, x, lo, hi);
     }
     *out = (float)x;
+    return SWA_OK;
+}
+
+static swa_status swa__get_bool(const swa_gguf *g, const char *key, int def, int *out, swa_error *err)
+{
+    int64_t i = swa_gguf_kv_find(g, key), b = def;
+    swa_gguf_value v;
+    if (i >= 0) {
+        v = swa_gguf_kv_value(g, i);
+        if (swa_gguf_value_int(&v, &b) != SWA_OK || b < 0 || b > 1)
+            return swa__fail(err, SWA_ERR_FORMAT, "key %s: type %s, want a bool", key, swa_gguf_type_name(v.type));
+    }
+    *out = (int)b;
     return SWA_OK;
 }
 
@@ -1525,6 +1623,29 @@ static uint32_t swa__main_weight_type(const swa_model *m)
     return (uint32_t)best;
 }
 
+/* A model without a usable vocabulary still runs on token ids, so this only records why. */
+static void swa__model_vocab_load(swa_model *m)
+{
+    if (swa_vocab_load(m->gguf, &m->vocab, &m->vocab_err) != SWA_OK) return;
+    if (swa_vocab_size(m->vocab) != m->hp.n_vocab) {
+        swa__fail(&m->vocab_err, SWA_ERR_MODEL, "the vocabulary has %d tokens, the model %d",
+                  swa_vocab_size(m->vocab), m->hp.n_vocab);
+        swa_vocab_free(m->vocab);
+        m->vocab = NULL;
+    }
+}
+
+SWADEF swa_status swa_model_vocab(const swa_model *m, const swa_vocab **out, swa_error *err)
+{
+    *out = m->vocab;
+    if (m->vocab) {
+        swa__ok(err);
+        return SWA_OK;
+    }
+    if (err) *err = m->vocab_err;
+    return m->vocab_err.code;
+}
+
 static swa_status swa__model_build(swa_model *m, swa_error *err)
 {
     const swa_gguf_tensor *embd;
@@ -1552,6 +1673,7 @@ static swa_status swa__model_build(swa_model *m, swa_error *err)
     for (l = 0; l < m->hp.n_layer; l++)
         if ((s = swa__load_layer(m, (int32_t)l, err)) != SWA_OK) return s;
     m->hp.weight_type = swa__main_weight_type(m);
+    swa__model_vocab_load(m);
     return SWA_OK;
 }
 
@@ -1600,6 +1722,7 @@ SWADEF void swa_model_free(swa_model *m)
     if (!m) return;
     SWA_FREE(m->window);
     SWA_FREE(m->layers);
+    swa_vocab_free(m->vocab);
     swa_gguf_close(m->gguf);
     SWA_FREE(m);
 }
@@ -1938,6 +2061,664 @@ SWADEF swa_status swa_ctx_eval_all(swa_ctx *c, const int32_t *tokens, size_t n, 
 {
     if (!logits) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_eval_all: logits is NULL");
     return swa__eval(c, tokens, n, logits, err);
+}
+
+
+/* ==== tokenizer ==== */
+
+struct swa_vocab {
+    int32_t n;
+    const swa_str *pieces;     /* [n] strings inside the GGUF file */
+    float *scores;             /* [n] merge priority: higher merges first */
+    uint8_t *types;            /* [n] swa_token_type */
+    swa__name_table lookup;    /* piece -> id (the first id on duplicates) */
+    int32_t byte_token[256];   /* id of "<0xXX>", -1 when absent */
+    int32_t bos, eos, unk;     /* -1 when absent */
+    int add_bos, add_space_prefix;
+    int32_t *special;          /* [n_special] control and user-defined ids, longest piece first */
+    int32_t n_special;
+    swa_str *piece_store;      /* owns pieces */
+};
+
+/* An optional token id key. Absent means `def` (none when the vocabulary is smaller);
+   0xFFFFFFFF and -1 mean none, as llama.cpp's converters write them. */
+static swa_status swa__vocab_id(const swa_gguf *g, const char *key, int32_t def, int32_t n, int32_t *out,
+                                swa_error *err)
+{
+    int64_t i = swa_gguf_kv_find(g, key), v = def < n ? def : -1;
+    swa_gguf_value val;
+    if (i >= 0) {
+        val = swa_gguf_kv_value(g, i);
+        if (val.type == SWA_GGUF_BOOL || swa_gguf_value_int(&val, &v) != SWA_OK)
+            return swa__fail(err, SWA_ERR_FORMAT, "key %s: want a token id", key);
+        if (v == 0xFFFFFFFFll) v = -1;
+        if (v < -1 || v >= n)
+            return swa__fail(err, SWA_ERR_FORMAT, "key %s: token id %lld is out of range 0..%d", key, (long long)v, n - 1);
+    }
+    *out = (int32_t)v;
+    return SWA_OK;
+}
+
+/* An optional numeric array with one entry per token. */
+static swa_status swa__vocab_array(const swa_gguf *g, const char *key, int32_t n, swa_gguf_value *arr,
+                                   int *present, swa_error *err)
+{
+    int64_t i = swa_gguf_kv_find(g, key);
+    *present = 0;
+    if (i < 0) return SWA_OK;
+    *arr = swa_gguf_kv_value(g, i);
+    if (arr->type != SWA_GGUF_ARRAY || arr->elem_type == SWA_GGUF_STRING || arr->elem_type == SWA_GGUF_ARRAY)
+        return swa__fail(err, SWA_ERR_FORMAT, "key %s: want an array of numbers", key);
+    if (arr->n != (uint64_t)n)
+        return swa__fail(err, SWA_ERR_FORMAT, "key %s has %llu entries, tokenizer.ggml.tokens has %d", key,
+                         (unsigned long long)arr->n, n);
+    *present = 1;
+    return SWA_OK;
+}
+
+static int swa__parse_byte_piece(swa_str p, int *byte)   /* "<0x0A>" -> 10 */
+{
+    static const char hex[] = "0123456789ABCDEF";
+    const char *hi, *lo;
+    if (p.len != 6 || memcmp(p.ptr, "<0x", 3) != 0 || p.ptr[5] != '>') return 0;
+    hi = strchr(hex, p.ptr[3]);
+    lo = strchr(hex, p.ptr[4]);
+    if (!hi || !lo || !p.ptr[3] || !p.ptr[4]) return 0;
+    *byte = (int)(hi - hex) * 16 + (int)(lo - hex);
+    return 1;
+}
+
+typedef struct swa__ranked {      /* a token with a sort key, for qsort without globals */
+    float key;
+    int32_t id;
+} swa__ranked;
+
+/* Larger key first, then smaller id: a total order, so sorting is deterministic. */
+static int swa__cmp_ranked(const void *a, const void *b)
+{
+    const swa__ranked *x = (const swa__ranked *)a, *y = (const swa__ranked *)b;
+    if (x->key != y->key) return x->key > y->key ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Control and user-defined tokens, longest text first, so matching takes the longest. */
+static swa_status swa__vocab_specials(swa_vocab *v, swa_error *err)
+{
+    swa__ranked *r = (swa__ranked *)swa__calloc((uint64_t)v->n, sizeof *r);
+    int32_t i, n = 0;
+    if (!r) return swa__fail(err, SWA_ERR_NOMEM, "cannot sort %d tokens", v->n);
+    for (i = 0; i < v->n; i++)
+        if ((v->types[i] == SWA_TOKEN_CONTROL || v->types[i] == SWA_TOKEN_USER_DEFINED) && v->pieces[i].len > 0) {
+            r[n].key = (float)v->pieces[i].len;
+            r[n++].id = i;
+        }
+    qsort(r, (size_t)n, sizeof *r, swa__cmp_ranked);
+    for (i = 0; i < n; i++) v->special[i] = r[i].id;
+    v->n_special = n;
+    SWA_FREE(r);
+    return SWA_OK;
+}
+
+static swa_status swa__vocab_read(swa_vocab *v, const swa_gguf *g, swa_error *err)
+{
+    swa_gguf_value tokens, scores, types, e;
+    int has_scores, has_types, byte;
+    int64_t ti = swa_gguf_kv_find(g, "tokenizer.ggml.model");
+    swa_str model;
+    int32_t i;
+    swa_status s;
+    if (ti < 0) return swa__fail(err, SWA_ERR_NOT_FOUND, "the file has no tokenizer (key tokenizer.ggml.model)");
+    e = swa_gguf_kv_value(g, ti);
+    if (swa_gguf_value_str(&e, &model) != SWA_OK)
+        return swa__fail(err, SWA_ERR_FORMAT, "key tokenizer.ggml.model: want a string");
+    if (!swa__str_eq(model, "llama"))
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tokenizer \"%.*s\" is not supported (only \"llama\", SentencePiece BPE, is)",
+                         model.len > 32 ? 32 : (int)model.len, model.ptr);
+    ti = swa_gguf_kv_find(g, "tokenizer.ggml.tokens");
+    tokens = swa_gguf_kv_value(g, ti);
+    if (ti < 0 || tokens.type != SWA_GGUF_ARRAY || tokens.elem_type != SWA_GGUF_STRING || tokens.n == 0 ||
+        tokens.n > (uint64_t)INT32_MAX)
+        return swa__fail(err, SWA_ERR_FORMAT, "key tokenizer.ggml.tokens: want a non-empty array of strings");
+    v->n = (int32_t)tokens.n;
+    if ((s = swa__vocab_array(g, "tokenizer.ggml.scores", v->n, &scores, &has_scores, err)) != SWA_OK ||
+        (s = swa__vocab_array(g, "tokenizer.ggml.token_type", v->n, &types, &has_types, err)) != SWA_OK)
+        return s;
+    v->piece_store = (swa_str *)swa__calloc((uint64_t)v->n, sizeof(swa_str));
+    v->scores = (float *)swa__calloc((uint64_t)v->n, sizeof(float));
+    v->types = (uint8_t *)swa__calloc((uint64_t)v->n, 1);
+    v->special = (int32_t *)swa__calloc((uint64_t)v->n, sizeof(int32_t));
+    if (!v->piece_store || !v->scores || !v->types || !v->special || swa__names_init(&v->lookup, v->n) != SWA_OK)
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a vocabulary of %d tokens", v->n);
+    v->pieces = v->piece_store;
+    for (i = 0; i < 256; i++) v->byte_token[i] = -1;
+    for (i = 0; i < v->n; i++) {
+        double score = 0.0;
+        int64_t type = SWA_TOKEN_NORMAL;
+        swa_gguf_value_at(&tokens, (uint64_t)i, &e);
+        swa_gguf_value_str(&e, &v->piece_store[i]);
+        if (has_scores && (swa_gguf_value_at(&scores, (uint64_t)i, &e), swa_gguf_value_float(&e, &score)) != SWA_OK)
+            return swa__fail(err, SWA_ERR_FORMAT, "key tokenizer.ggml.scores: entry %d is not a number", i);
+        if (has_types && (swa_gguf_value_at(&types, (uint64_t)i, &e), swa_gguf_value_int(&e, &type)) != SWA_OK)
+            return swa__fail(err, SWA_ERR_FORMAT, "key tokenizer.ggml.token_type: entry %d is not an integer", i);
+        if (!has_types && swa__parse_byte_piece(v->pieces[i], &byte)) type = SWA_TOKEN_BYTE;
+        if (type < SWA_TOKEN_NORMAL || type > SWA_TOKEN_BYTE)
+            return swa__fail(err, SWA_ERR_FORMAT, "key tokenizer.ggml.token_type: entry %d is %lld, want 1..6", i, (long long)type);
+        v->scores[i] = (float)score;
+        v->types[i] = (uint8_t)type;
+        swa__names_find(&v->lookup, v->pieces, sizeof(swa_str), v->pieces[i].ptr, v->pieces[i].len, i);
+        if (type == SWA_TOKEN_BYTE && swa__parse_byte_piece(v->pieces[i], &byte) && v->byte_token[byte] < 0)
+            v->byte_token[byte] = i;
+    }
+    if ((s = swa__vocab_specials(v, err)) != SWA_OK) return s;
+    if ((s = swa__vocab_id(g, "tokenizer.ggml.bos_token_id", 1, v->n, &v->bos, err)) != SWA_OK ||
+        (s = swa__vocab_id(g, "tokenizer.ggml.eos_token_id", 2, v->n, &v->eos, err)) != SWA_OK ||
+        (s = swa__vocab_id(g, "tokenizer.ggml.unknown_token_id", 0, v->n, &v->unk, err)) != SWA_OK)
+        return s;
+    if ((s = swa__get_bool(g, "tokenizer.ggml.add_bos_token", 1, &v->add_bos, err)) != SWA_OK) return s;
+    return swa__get_bool(g, "tokenizer.ggml.add_space_prefix", 1, &v->add_space_prefix, err);
+}
+
+SWADEF void swa_vocab_free(swa_vocab *v)
+{
+    if (!v) return;
+    SWA_FREE(v->piece_store);
+    SWA_FREE(v->scores);
+    SWA_FREE(v->types);
+    SWA_FREE(v->special);
+    SWA_FREE(v->lookup.slots);
+    SWA_FREE(v);
+}
+
+SWADEF swa_status swa_vocab_load(const swa_gguf *g, swa_vocab **out, swa_error *err)
+{
+    swa_vocab *v;
+    swa_status s;
+    if (!out || !g) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_vocab_load: NULL argument");
+    *out = NULL;
+    if (!(v = (swa_vocab *)swa__calloc(1, sizeof *v))) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a vocabulary");
+    if ((s = swa__vocab_read(v, g, err)) != SWA_OK) {
+        swa_vocab_free(v);
+        return s;
+    }
+    *out = v;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF int32_t swa_vocab_size(const swa_vocab *v) { return v->n; }
+SWADEF int32_t swa_vocab_bos(const swa_vocab *v) { return v->bos; }
+SWADEF int32_t swa_vocab_eos(const swa_vocab *v) { return v->eos; }
+SWADEF int swa_vocab_add_bos(const swa_vocab *v) { return v->add_bos; }
+
+SWADEF swa_str swa_vocab_piece(const swa_vocab *v, int32_t id)
+{
+    swa_str none = {"", 0};
+    return id >= 0 && id < v->n ? v->pieces[id] : none;
+}
+
+SWADEF swa_token_type swa_vocab_type(const swa_vocab *v, int32_t id)
+{
+    return id >= 0 && id < v->n ? (swa_token_type)v->types[id] : SWA_TOKEN_UNUSED;
+}
+
+SWADEF int32_t swa_vocab_find(const swa_vocab *v, const char *piece)
+{
+    return (int32_t)swa__names_find(&v->lookup, v->pieces, sizeof(swa_str), piece, strlen(piece), -1);
+}
+
+/* A normal token with exactly this text, or -1: BPE merges only ever produce normal tokens,
+   so control, byte and unknown pieces never come out of plain text. */
+static int32_t swa__vocab_normal(const swa_vocab *v, const char *p, size_t n)
+{
+    int64_t id = swa__names_find(&v->lookup, v->pieces, sizeof(swa_str), p, n, -1);
+    return id >= 0 && v->types[id] == SWA_TOKEN_NORMAL ? (int32_t)id : -1;
+}
+
+typedef struct swa__tokens {      /* output that keeps counting past the caller's capacity */
+    int32_t *ids;
+    size_t cap, n;
+} swa__tokens;
+
+static void swa__tokens_push(swa__tokens *t, int32_t id)
+{
+    if (t->n < t->cap) t->ids[t->n] = id;
+    t->n++;
+}
+
+typedef struct swa__bigram {
+    float score;
+    int32_t left, right;
+    size_t len;                   /* text length when queued: a stale entry no longer matches */
+} swa__bigram;
+
+static int swa__bigram_before(const swa__bigram *a, const swa__bigram *b)
+{
+    return a->score > b->score || (a->score == b->score && a->left < b->left);
+}
+
+static void swa__heap_push(swa__bigram *h, size_t *n, swa__bigram b)
+{
+    size_t i = (*n)++;
+    while (i > 0 && swa__bigram_before(&b, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = b;
+}
+
+static swa__bigram swa__heap_pop(swa__bigram *h, size_t *n)
+{
+    swa__bigram top = h[0], last = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && swa__bigram_before(&h[c + 1], &h[c])) c++;
+        if (!swa__bigram_before(&h[c], &last)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n) h[i] = last;
+    return top;
+}
+
+static size_t swa__utf8_len(unsigned char c)
+{
+    return c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+}
+
+typedef struct swa__symbols {     /* the text as a linked list of pieces, merged in place */
+    const char *text;
+    size_t *off, *len;
+    int32_t *prev, *next;
+    swa__bigram *heap;
+    size_t n_heap;
+} swa__symbols;
+
+static void swa__try_bigram(const swa_vocab *v, swa__symbols *s, int32_t left, int32_t right)
+{
+    swa__bigram b;
+    int32_t id;
+    if (left < 0 || right < 0) return;
+    b.len = s->len[left] + s->len[right];
+    if ((id = swa__vocab_normal(v, s->text + s->off[left], b.len)) < 0) return;
+    b.score = v->scores[id];
+    b.left = left;
+    b.right = right;
+    swa__heap_push(s->heap, &s->n_heap, b);
+}
+
+/* SentencePiece BPE on one run of text (spaces already turned into "▁"): start from single
+   characters, repeatedly merge the adjacent pair whose merged piece has the highest score
+   (leftmost on ties), then map each piece to its token, or to byte tokens when it has none. */
+static swa_status swa__bpe(const swa_vocab *v, const char *text, size_t len, swa__tokens *out, swa_error *err)
+{
+    swa__symbols s;
+    size_t n = 0, i, b;
+    int32_t k;
+    if (len == 0) return SWA_OK;
+    memset(&s, 0, sizeof s);
+    s.text = text;
+    s.off = (size_t *)swa__calloc(len, sizeof(size_t));
+    s.len = (size_t *)swa__calloc(len, sizeof(size_t));
+    s.prev = (int32_t *)swa__calloc(len, sizeof(int32_t));
+    s.next = (int32_t *)swa__calloc(len, sizeof(int32_t));
+    s.heap = (swa__bigram *)swa__calloc(len, 3 * sizeof(swa__bigram));   /* n-1 pairs + 2 per merge */
+    if (!s.off || !s.len || !s.prev || !s.next || !s.heap || len > (size_t)INT32_MAX) {
+        SWA_FREE(s.off); SWA_FREE(s.len); SWA_FREE(s.prev); SWA_FREE(s.next); SWA_FREE(s.heap);
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot tokenize %zu bytes", len);
+    }
+    for (i = 0; i < len; n++) {
+        size_t c = swa__utf8_len((unsigned char)text[i]);
+        s.off[n] = i;
+        s.len[n] = c <= len - i ? c : len - i;
+        s.prev[n] = (int32_t)n - 1;
+        s.next[n] = i + s.len[n] < len ? (int32_t)n + 1 : -1;
+        i += s.len[n];
+    }
+    for (i = 0; i + 1 < n; i++) swa__try_bigram(v, &s, (int32_t)i, (int32_t)i + 1);
+    while (s.n_heap) {
+        swa__bigram top = swa__heap_pop(s.heap, &s.n_heap);
+        int32_t l = top.left, r = top.right;
+        if (s.len[l] == 0 || s.len[r] == 0 || s.len[l] + s.len[r] != top.len) continue;   /* stale */
+        s.len[l] += s.len[r];
+        s.len[r] = 0;
+        s.next[l] = s.next[r];
+        if (s.next[r] >= 0) s.prev[s.next[r]] = l;
+        swa__try_bigram(v, &s, s.prev[l], l);
+        swa__try_bigram(v, &s, l, s.next[l]);
+    }
+    for (k = 0; k >= 0; k = s.next[k]) {
+        int32_t id = swa__vocab_normal(v, text + s.off[k], s.len[k]);
+        if (id >= 0) {
+            swa__tokens_push(out, id);
+            continue;
+        }
+        for (b = 0; b < s.len[k]; b++) {   /* byte fallback */
+            int32_t bt = v->byte_token[(unsigned char)text[s.off[k] + b]];
+            swa__tokens_push(out, bt >= 0 ? bt : v->unk >= 0 ? v->unk : 0);
+        }
+    }
+    SWA_FREE(s.off); SWA_FREE(s.len); SWA_FREE(s.prev); SWA_FREE(s.next); SWA_FREE(s.heap);
+    return SWA_OK;
+}
+
+/* Escape a run of text the SentencePiece way ("▁" for each space, one more in front when asked)
+   and run BPE on it. */
+static swa_status swa__tokenize_run(const swa_vocab *v, const char *text, size_t len, int prefix,
+                                    swa__tokens *out, swa_error *err)
+{
+    char *esc;
+    size_t i, n = 0;
+    swa_status s;
+    if (len == 0) return SWA_OK;
+    if (len > (SIZE_MAX - 3) / 3 || !(esc = (char *)SWA_MALLOC(3 * len + 3)))
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot tokenize %zu bytes", len);
+    if (prefix) { memcpy(esc, "\xe2\x96\x81", 3); n = 3; }
+    for (i = 0; i < len; i++) {
+        if (text[i] == ' ') { memcpy(esc + n, "\xe2\x96\x81", 3); n += 3; }
+        else esc[n++] = text[i];
+    }
+    s = swa__bpe(v, esc, n, out, err);
+    SWA_FREE(esc);
+    return s;
+}
+
+/* The special token whose text starts at p (the longest one), or -1. */
+static int32_t swa__match_special(const swa_vocab *v, const char *p, size_t left)
+{
+    int32_t i;
+    for (i = 0; i < v->n_special; i++) {
+        swa_str s = v->pieces[v->special[i]];
+        if (s.len <= left && memcmp(p, s.ptr, s.len) == 0) return v->special[i];
+    }
+    return -1;
+}
+
+SWADEF swa_status swa_tokenize(const swa_vocab *v, const char *text, size_t len, int flags,
+                               int32_t *out, size_t cap, size_t *n_out, swa_error *err)
+{
+    swa__tokens t;
+    size_t start = 0, i;
+    swa_status s;
+    if (n_out) *n_out = 0;
+    if (!v || (!text && len) || (!out && cap) || !n_out)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_tokenize: NULL argument");
+    t.ids = out;
+    t.cap = cap;
+    t.n = 0;
+    if ((flags & SWA_TOKENIZE_ADD_BOS) && v->bos >= 0) swa__tokens_push(&t, v->bos);
+    /* with SWA_TOKENIZE_SPECIAL the text is cut at control tokens; only the first run gets
+       the space prefix, so "<s>" + text tokenizes like BOS + text would */
+    for (i = 0; (flags & SWA_TOKENIZE_SPECIAL) && i < len; i++) {
+        int32_t id = swa__match_special(v, text + i, len - i);
+        if (id < 0) continue;
+        if ((s = swa__tokenize_run(v, text + start, i - start, start == 0 && v->add_space_prefix, &t, err)) != SWA_OK)
+            return s;
+        swa__tokens_push(&t, id);
+        start = i + v->pieces[id].len;
+        i = start - 1;
+    }
+    if ((s = swa__tokenize_run(v, text + start, len - start, start == 0 && v->add_space_prefix, &t, err)) != SWA_OK)
+        return s;
+    *n_out = t.n;
+    if (t.n > cap)
+        return swa__fail(err, SWA_ERR_BUFFER_TOO_SMALL, "%zu tokens do not fit in a buffer of %zu", t.n, cap);
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF size_t swa_token_to_text(const swa_vocab *v, int32_t id, char *buf, size_t cap)
+{
+    swa_str p;
+    size_t i, n = 0;
+    int byte;
+    if (!v || id < 0 || id >= v->n) return 0;
+    p = v->pieces[id];
+    switch (v->types[id]) {
+    case SWA_TOKEN_BYTE:
+        if (!swa__parse_byte_piece(p, &byte)) return 0;
+        if (cap) buf[0] = (char)byte;
+        return 1;
+    case SWA_TOKEN_UNKNOWN:
+        p.ptr = " \xe2\x81\x87 ";   /* SentencePiece shows unknown pieces as " ⁇ " */
+        p.len = 5;
+        break;
+    case SWA_TOKEN_CONTROL: case SWA_TOKEN_UNUSED:
+        return 0;
+    default:
+        break;
+    }
+    for (i = 0; i < p.len; i++) {
+        char c = p.ptr[i];
+        if (i + 2 < p.len && memcmp(p.ptr + i, "\xe2\x96\x81", 3) == 0) { c = ' '; i += 2; }
+        if (n < cap) buf[n] = c;
+        n++;
+    }
+    return n;
+}
+
+SWADEF void swa_decoder_init(swa_decoder *d, const swa_vocab *v)
+{
+    memset(d, 0, sizeof *d);
+    d->vocab = v;
+    d->at_start = 1;
+}
+
+/* Copy bytes to out; keep back an unfinished UTF-8 character at the end (at most 3 bytes). */
+static size_t swa__decoder_emit(swa_decoder *d, const char *text, size_t n, char *out, size_t cap)
+{
+    unsigned char buf[4 + 256];
+    size_t total = 0, keep = 0, i, w;
+    memcpy(buf, d->pending, (size_t)d->n_pending);
+    total = (size_t)d->n_pending;
+    if (n > sizeof buf - total) n = sizeof buf - total;
+    memcpy(buf + total, text, n);
+    total += n;
+    /* find the last lead byte within 3 bytes of the end; hold it if its character is unfinished */
+    for (i = total; i > 0 && total - i < 4; i--) {
+        unsigned char c = buf[i - 1];
+        if ((c & 0xC0) == 0x80) continue;
+        if (c >= 0xC0 && swa__utf8_len(c) > total - (i - 1)) keep = total - (i - 1);
+        break;
+    }
+    w = total - keep < cap ? total - keep : cap;
+    memcpy(out, buf, w);
+    memcpy(d->pending, buf + total - keep, keep);
+    d->n_pending = (int)keep;
+    return w;
+}
+
+SWADEF size_t swa_decoder_push(swa_decoder *d, int32_t id, char *out, size_t cap)
+{
+    char piece[256];
+    size_t n = swa_token_to_text(d->vocab, id, piece, sizeof piece);
+    const char *p = piece;
+    if (n > sizeof piece) n = sizeof piece;
+    if (d->at_start && n > 0) {
+        d->at_start = 0;
+        if (d->vocab->add_space_prefix && piece[0] == ' ') { p++; n--; }
+    }
+    return swa__decoder_emit(d, p, n, out, cap);
+}
+
+SWADEF size_t swa_decoder_flush(swa_decoder *d, char *out, size_t cap)
+{
+    size_t n = (size_t)d->n_pending < cap ? (size_t)d->n_pending : cap;
+    memcpy(out, d->pending, n);
+    d->n_pending = 0;
+    return n;
+}
+
+/* ==== sampler ==== */
+
+struct swa_sampler {
+    swa_sampler_config cfg;    /* resolved */
+    int32_t n_vocab;
+    uint64_t rng;
+    int32_t *history;          /* [repeat_last_n] ring of recent tokens */
+    int32_t n_history, history_next;
+    float *work;               /* [n_vocab] logits after the penalty */
+    float *prob;               /* [n_vocab] */
+    swa__ranked *cand;         /* [n_vocab] candidates (logit, id), best first when filtered */
+};
+
+static uint64_t swa__splitmix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+SWADEF float swa_sampler_uniform(swa_sampler *s)
+{
+    s->rng ^= s->rng >> 12;   /* xorshift64*: integer-only, so every machine draws the same */
+    s->rng ^= s->rng << 25;
+    s->rng ^= s->rng >> 27;
+    return (float)((s->rng * 2685821657736338717ull) >> 40) * (1.0f / 16777216.0f);
+}
+
+SWADEF void swa_sampler_reset(swa_sampler *s)
+{
+    s->rng = swa__splitmix64(s->cfg.seed) | 1;   /* xorshift state must not be 0 */
+    s->n_history = 0;
+    s->history_next = 0;
+}
+
+SWADEF swa_status swa_sampler_create(const swa_sampler_config *cfg, int32_t n_vocab, swa_sampler **out, swa_error *err)
+{
+    swa_sampler *s;
+    swa_sampler_config c;
+    if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_create: out is NULL");
+    *out = NULL;
+    memset(&c, 0, sizeof c);
+    if (cfg) c = *cfg;
+    if (n_vocab < 1 || !(c.temperature >= 0) || c.top_k < 0 || !(c.top_p >= 0 && c.top_p <= 1) ||
+        !(c.min_p >= 0 && c.min_p <= 1) || !(c.repeat_penalty >= 0) || c.repeat_last_n < 0)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "sampler: n_vocab %d, temperature %g, top_k %d, top_p %g, min_p %g, "
+                         "repeat_penalty %g, repeat_last_n %d: a value is out of range", n_vocab, c.temperature, c.top_k,
+                         c.top_p, c.min_p, c.repeat_penalty, c.repeat_last_n);
+    if (c.top_p == 0) c.top_p = 1;
+    if (c.repeat_penalty == 0) c.repeat_penalty = 1;
+    if (c.repeat_last_n == 0) c.repeat_last_n = 64;
+    if (!(s = (swa_sampler *)swa__calloc(1, sizeof *s)) ||
+        !(s->history = (int32_t *)swa__calloc((uint64_t)c.repeat_last_n, sizeof(int32_t))) ||
+        !(s->work = (float *)swa__calloc((uint64_t)n_vocab, sizeof(float))) ||
+        !(s->prob = (float *)swa__calloc((uint64_t)n_vocab, sizeof(float))) ||
+        !(s->cand = (swa__ranked *)swa__calloc((uint64_t)n_vocab, sizeof(swa__ranked)))) {
+        swa_sampler_free(s);
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a sampler for %d tokens", n_vocab);
+    }
+    s->cfg = c;
+    s->n_vocab = n_vocab;
+    swa_sampler_reset(s);
+    *out = s;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF void swa_sampler_free(swa_sampler *s)
+{
+    if (!s) return;
+    SWA_FREE(s->history);
+    SWA_FREE(s->work);
+    SWA_FREE(s->prob);
+    SWA_FREE(s->cand);
+    SWA_FREE(s);
+}
+
+SWADEF void swa_sampler_accept(swa_sampler *s, int32_t token)
+{
+    s->history[s->history_next] = token;
+    s->history_next = (s->history_next + 1) % s->cfg.repeat_last_n;
+    if (s->n_history < s->cfg.repeat_last_n) s->n_history++;
+}
+
+/* CTRL's penalty as llama.cpp applies it: each distinct recent token's logit is divided by the
+   penalty when positive and multiplied when negative, so it always becomes less likely. */
+static void swa__apply_penalty(swa_sampler *s)
+{
+    int32_t i;
+    float p = s->cfg.repeat_penalty;
+    if (p == 1.0f) return;
+    for (i = 0; i < s->n_history; i++) s->prob[s->history[i]] = 0.0f;     /* prob as a seen-mark */
+    for (i = 0; i < s->n_history; i++) {
+        int32_t t = s->history[i];
+        if (t < 0 || t >= s->n_vocab || s->prob[t] != 0.0f) continue;
+        s->prob[t] = 1.0f;
+        s->work[t] = s->work[t] > 0 ? s->work[t] / p : s->work[t] * p;
+    }
+}
+
+/* Min-heap on (logit, id) order: the root is the worst of the k kept so far. */
+static void swa__sift_down(swa__ranked *h, int32_t n, int32_t i)
+{
+    for (;;) {
+        int32_t c = 2 * i + 1;
+        swa__ranked t;
+        if (c >= n) return;
+        if (c + 1 < n && swa__cmp_ranked(&h[c + 1], &h[c]) > 0) c++;
+        if (swa__cmp_ranked(&h[c], &h[i]) <= 0) return;
+        t = h[i]; h[i] = h[c]; h[c] = t;
+        i = c;
+    }
+}
+
+/* The candidates the filters look at, best first: all tokens, or the top k found with a heap
+   in O(n log k) (a full sort of 32000 logits per token would cost more than a small model's
+   forward pass). Without top-p and min-p the order does not matter and nothing is sorted. */
+static int32_t swa__candidates(swa_sampler *s)
+{
+    int32_t i, n = s->n_vocab, k = s->cfg.top_k;
+    int sort = s->cfg.top_p < 1.0f || s->cfg.min_p > 0.0f;
+    if (k > 0 && k < n) {
+        for (i = 0; i < n; i++) {
+            swa__ranked r;
+            r.key = s->work[i];
+            r.id = i;
+            if (i < k) {
+                s->cand[i] = r;
+                if (i == k - 1) { int32_t j; for (j = k / 2; j >= 0; j--) swa__sift_down(s->cand, k, j); }
+            } else if (swa__cmp_ranked(&r, &s->cand[0]) < 0) {
+                s->cand[0] = r;
+                swa__sift_down(s->cand, k, 0);
+            }
+        }
+        n = k;
+        sort = 1;
+    } else {
+        for (i = 0; i < n; i++) { s->cand[i].key = s->work[i]; s->cand[i].id = i; }
+    }
+    if (sort) qsort(s->cand, (size_t)n, sizeof *s->cand, swa__cmp_ranked);
+    return n;
+}
+
+SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
+{
+    int32_t n, i, kept;
+    float max = -INFINITY, sum = 0.0f, cum, u;
+    memcpy(s->work, logits, (size_t)s->n_vocab * sizeof(float));
+    swa__apply_penalty(s);
+    if (s->cfg.temperature <= 0.0f) return swa_argmax(s->work, s->n_vocab);
+    n = swa__candidates(s);
+    for (i = 0; i < n; i++) if (s->cand[i].key > max) max = s->cand[i].key;
+    /* the filters see probabilities at temperature 1, as in llama.cpp */
+    for (i = 0; i < n; i++) sum += (s->prob[i] = expf(s->cand[i].key - max));
+    for (kept = 0, cum = 0.0f; kept < n; kept++) {
+        if (s->prob[kept] < s->cfg.min_p * s->prob[0]) break;   /* min-p, relative to the best */
+        cum += s->prob[kept] / sum;
+        if (cum >= s->cfg.top_p) { kept++; break; }              /* top-p: smallest sufficient prefix */
+    }
+    if (kept < 1) kept = 1;
+    for (sum = 0.0f, i = 0; i < kept; i++)
+        sum += (s->prob[i] = expf((s->cand[i].key - max) / s->cfg.temperature));
+    u = swa_sampler_uniform(s) * sum;
+    for (i = 0; i < kept - 1; i++) {
+        u -= s->prob[i];
+        if (u < 0.0f) break;
+    }
+    return s->cand[i].id;
 }
 
 #endif /* SWA__IMPLEMENTED */

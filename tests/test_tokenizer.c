@@ -1,0 +1,256 @@
+/* The tokenizer against llama.cpp's vocabulary test files (ids from the reference SentencePiece
+   tokenizer), round trips, the streaming decoder, special tokens and vocabulary errors. */
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+#define GW_IMPLEMENTATION
+#include "tools/gguf_writer.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TESTDATA "../shared/testdata/"
+
+static char *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = (char *)malloc((size_t)n + 1);
+    if (fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
+    buf[n] = '\0';
+    fclose(f);
+    if (size) *size = (size_t)n;
+    return buf;
+}
+
+/* Decode ids with the streaming decoder, one at a time, as a CLI would print them. */
+static char *decode_all(const swa_vocab *v, const int32_t *ids, size_t n)
+{
+    swa_decoder d;
+    char *out = (char *)malloc(n * 64 + 16);
+    size_t len = 0, i;
+    swa_decoder_init(&d, v);
+    for (i = 0; i < n; i++) len += swa_decoder_push(&d, ids[i], out + len, 64);
+    len += swa_decoder_flush(&d, out + len, 16);
+    out[len] = '\0';
+    return out;
+}
+
+/* Every case of a llama.cpp vocabulary test: the ids match exactly (no BOS), and decoding them
+   gives the input back. */
+static void check_vocab_file(const char *name)
+{
+    char path[256], *inp, *outp, *case_start, *line;
+    swa_gguf *g;
+    swa_vocab *v;
+    swa_error err;
+    int n_cases = 0;
+    snprintf(path, sizeof path, TESTDATA "%s.inp", name);
+    if (!(inp = read_file(path, NULL))) skip();   /* ../shared is absent */
+    snprintf(path, sizeof path, TESTDATA "%s.out", name);
+    outp = read_file(path, NULL);
+    assert_non_null(outp);
+    snprintf(path, sizeof path, TESTDATA "%s", name);
+    if (swa_gguf_open(path, &g, &err) != SWA_OK) fail_msg("%s", err.msg);
+    if (swa_vocab_load(g, &v, &err) != SWA_OK) fail_msg("%s", err.msg);
+    case_start = inp;
+    line = outp;
+    for (;;) {
+        char *sep = strstr(case_start, "\n__ggml_vocab_test__\n"), *eol, *p, *back;
+        int32_t want[512], got[512];
+        size_t n_want = 0, n_got, i;
+        if (!sep) break;
+        *sep = '\0';
+        eol = strchr(line, '\n');
+        assert_non_null(eol);
+        *eol = '\0';
+        for (p = line; *p;) {
+            char *end;
+            long id = strtol(p, &end, 10);
+            if (end == p) break;
+            want[n_want++] = (int32_t)id;
+            p = end;
+        }
+        assert_int_equal(swa_tokenize(v, case_start, strlen(case_start), 0, got, 512, &n_got, &err), SWA_OK);
+        if (n_got != n_want || memcmp(got, want, n_want * sizeof(int32_t)) != 0) {
+            fprintf(stderr, "input \"%s\": want", case_start);
+            for (i = 0; i < n_want; i++) fprintf(stderr, " %d", want[i]);
+            fprintf(stderr, ", got");
+            for (i = 0; i < n_got; i++) fprintf(stderr, " %d", got[i]);
+            fprintf(stderr, "\n");
+            fail_msg("%s: case %d differs", name, n_cases);
+        }
+        back = decode_all(v, got, n_got);
+        if (strcmp(back, case_start) != 0) fail_msg("%s: case %d round trip gives \"%s\"", name, n_cases, back);
+        free(back);
+        n_cases++;
+        case_start = sep + strlen("\n__ggml_vocab_test__\n");
+        line = eol + 1;
+    }
+    assert_true(n_cases >= 40);
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+    free(inp);
+    free(outp);
+}
+
+static void test_llama_spm_vocab(void **state) { (void)state; check_vocab_file("ggml-vocab-llama-spm.gguf"); }
+static void test_phi3_vocab(void **state) { (void)state; check_vocab_file("ggml-vocab-phi-3.gguf"); }
+
+/* ---- a small vocabulary written here, to test rules one at a time ---- */
+
+static uint8_t *small_vocab(size_t *size, const char *model, int n_scores)
+{
+    /* pieces: 0..2 specials, 3..258 bytes, then merges; ▁ is e2 96 81 */
+    static const char *merges[] = {"\xe2\x96\x81", "h", "e", "l", "o", "he", "ll", "llo", "hello",
+                                   "\xe2\x96\x81hello", "[INST]"};
+    static const float merge_scores[] = {-1, -2, -2, -2, -2, -3, -4, -5, -6, -7, 0};
+    const char *pieces[270];
+    char bytes[256][8];
+    float scores[270];
+    int32_t types[270];
+    int i, n = 0;
+    gw_writer *w = gw_new(3);
+    uint8_t *out;
+    pieces[n] = "<unk>"; types[n] = 2; scores[n++] = 0;
+    pieces[n] = "<s>"; types[n] = 3; scores[n++] = 0;
+    pieces[n] = "</s>"; types[n] = 3; scores[n++] = 0;
+    for (i = 0; i < 256; i++) {
+        snprintf(bytes[i], sizeof bytes[i], "<0x%02X>", i);
+        pieces[n] = bytes[i]; types[n] = 6; scores[n++] = 0;
+    }
+    for (i = 0; i < 11; i++) {
+        pieces[n] = merges[i];
+        types[n] = i == 10 ? 3 : 1;   /* "[INST]" is a control token here */
+        scores[n++] = merge_scores[i];
+    }
+    gw_kv_str(w, "tokenizer.ggml.model", model);
+    gw_kv_array_str(w, "tokenizer.ggml.tokens", (uint64_t)n, pieces);
+    gw_kv_array(w, "tokenizer.ggml.scores", GW_F32V, (uint64_t)(n_scores ? n_scores : n), scores);
+    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, (uint64_t)n, types);
+    gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
+    gw_kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
+    out = gw_to_memory(w, size);
+    gw_free(w);
+    return out;
+}
+
+static void open_small(swa_gguf **g, swa_vocab **v, uint8_t **bytes)
+{
+    size_t size;
+    swa_error err;
+    *bytes = small_vocab(&size, "llama", 0);
+    assert_int_equal(swa_gguf_open_memory(*bytes, size, g, &err), SWA_OK);
+    if (swa_vocab_load(*g, v, &err) != SWA_OK) fail_msg("%s", err.msg);
+}
+
+static void test_merges_bytes_and_bos(void **state)
+{
+    swa_gguf *g;
+    swa_vocab *v;
+    uint8_t *bytes;
+    int32_t ids[32];
+    size_t n;
+    int32_t hello = 259 + 9;     /* "▁hello" */
+    (void)state;
+    open_small(&g, &v, &bytes);
+    /* "hello" -> "▁hello" by merges; "x" has no piece -> byte fallback <0x78> = 3 + 0x78 */
+    assert_int_equal(swa_tokenize(v, "hello x", 7, SWA_TOKENIZE_ADD_BOS, ids, 32, &n, NULL), SWA_OK);
+    assert_int_equal(n, 4);
+    assert_int_equal(ids[0], 1);
+    assert_int_equal(ids[1], hello);
+    assert_int_equal(ids[2], 259);            /* "▁" */
+    assert_int_equal(ids[3], 3 + 'x');
+    /* a buffer too small reports the size it needs */
+    assert_int_equal(swa_tokenize(v, "hello x", 7, 0, ids, 2, &n, NULL), SWA_ERR_BUFFER_TOO_SMALL);
+    assert_int_equal(n, 3);
+    /* control text is plain text unless asked: "[INST]" is never produced from characters */
+    assert_int_equal(swa_tokenize(v, "[INST]", 6, 0, ids, 32, &n, NULL), SWA_OK);
+    assert_int_equal(n, 7);                   /* ▁ and six byte tokens */
+    assert_int_equal(swa_tokenize(v, "[INST]hello</s>", 15, SWA_TOKENIZE_SPECIAL, ids, 32, &n, NULL), SWA_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(ids[0], 259 + 10);
+    assert_int_equal(ids[1], 259 + 8);        /* "hello": no space prefix after the start */
+    assert_int_equal(ids[2], 2);
+    assert_int_equal(swa_vocab_find(v, "hello"), 259 + 8);
+    assert_int_equal(swa_vocab_find(v, "nothing"), -1);
+    assert_int_equal(swa_vocab_type(v, 3 + 'x'), SWA_TOKEN_BYTE);
+    assert_int_equal(swa_vocab_bos(v), 1);
+    assert_int_equal(swa_vocab_eos(v), 2);
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+    free(bytes);
+}
+
+/* Byte tokens of a two-byte character come out only when the character is complete. */
+static void test_streaming_decoder(void **state)
+{
+    swa_gguf *g;
+    swa_vocab *v;
+    uint8_t *bytes;
+    swa_decoder d;
+    char out[64];
+    (void)state;
+    open_small(&g, &v, &bytes);
+    swa_decoder_init(&d, v);
+    assert_int_equal(swa_decoder_push(&d, 259 + 9, out, sizeof out), 5);   /* "▁hello": space dropped */
+    assert_memory_equal(out, "hello", 5);
+    assert_int_equal(swa_decoder_push(&d, 1, out, sizeof out), 0);         /* control: nothing */
+    assert_int_equal(swa_decoder_push(&d, 3 + 0xC3, out, sizeof out), 0);  /* first half of "é" */
+    assert_int_equal(swa_decoder_push(&d, 3 + 0xA9, out, sizeof out), 2);
+    assert_memory_equal(out, "\xc3\xa9", 2);
+    assert_int_equal(swa_decoder_push(&d, 3 + 0xE2, out, sizeof out), 0);  /* an unfinished "▁" */
+    assert_int_equal(swa_decoder_push(&d, 3 + 0x96, out, sizeof out), 0);
+    assert_int_equal(swa_decoder_flush(&d, out, sizeof out), 2);           /* what is left, as is */
+    assert_int_equal(swa_decoder_push(&d, 259 + 9, out, sizeof out), 6);   /* later pieces keep their space */
+    assert_memory_equal(out, " hello", 6);
+    assert_int_equal(swa_token_to_text(v, 0, out, sizeof out), 5);         /* unknown: " ⁇ " */
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+    free(bytes);
+}
+
+static void test_vocab_errors(void **state)
+{
+    size_t size;
+    uint8_t *bytes;
+    swa_gguf *g;
+    swa_vocab *v;
+    swa_error err;
+    (void)state;
+    bytes = small_vocab(&size, "gpt2", 0);
+    assert_int_equal(swa_gguf_open_memory(bytes, size, &g, &err), SWA_OK);
+    assert_int_equal(swa_vocab_load(g, &v, &err), SWA_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "\"gpt2\" is not supported"));
+    assert_null(v);
+    swa_gguf_close(g);
+    free(bytes);
+    bytes = small_vocab(&size, "llama", 100);   /* 100 scores for 270 tokens */
+    assert_int_equal(swa_gguf_open_memory(bytes, size, &g, &err), SWA_OK);
+    assert_int_equal(swa_vocab_load(g, &v, &err), SWA_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "tokenizer.ggml.scores has 100 entries"));
+    swa_gguf_close(g);
+    free(bytes);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_llama_spm_vocab),
+        cmocka_unit_test(test_phi3_vocab),
+        cmocka_unit_test(test_merges_bytes_and_bos),
+        cmocka_unit_test(test_streaming_decoder),
+        cmocka_unit_test(test_vocab_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
