@@ -1,0 +1,194 @@
+/* The sampler: greedy and top-k 1 agree, a seed reproduces its draws, frequencies follow the
+   softmax, and each filter keeps exactly the tokens it should. */
+#include "swa.h"
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+static swa_sampler *make(float temp, int32_t top_k, float top_p, float min_p, uint64_t seed, int32_t n)
+{
+    swa_sampler_config c;
+    swa_sampler *s;
+    swa_error err;
+    memset(&c, 0, sizeof c);
+    c.temperature = temp;
+    c.top_k = top_k;
+    c.top_p = top_p;
+    c.min_p = min_p;
+    c.seed = seed;
+    if (swa_sampler_create(&c, n, &s, &err) != SWA_OK) fail_msg("%s", err.msg);
+    return s;
+}
+
+static void random_logits(float *x, int n, uint64_t seed)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((seed >> 33) % 2000) / 100.0f - 10.0f;
+    }
+}
+
+static void test_top_k_1_is_greedy(void **state)
+{
+    float logits[1000];
+    int round;
+    (void)state;
+    for (round = 0; round < 20; round++) {
+        swa_sampler *greedy = make(0.0f, 0, 0, 0, 1, 1000), *k1 = make(1.5f, 1, 0.9f, 0, (uint64_t)round, 1000);
+        random_logits(logits, 1000, (uint64_t)round + 100);
+        assert_int_equal(swa_sampler_sample(greedy, logits), swa_argmax(logits, 1000));
+        assert_int_equal(swa_sampler_sample(k1, logits), swa_argmax(logits, 1000));
+        swa_sampler_free(greedy);
+        swa_sampler_free(k1);
+    }
+}
+
+/* The same seed draws the same tokens; another seed does not; reset starts over. */
+static void test_seed_reproduces(void **state)
+{
+    float logits[300];
+    int32_t a[200], b[200], c[200];
+    swa_sampler *s1 = make(1.0f, 40, 0.95f, 0.01f, 42, 300), *s2 = make(1.0f, 40, 0.95f, 0.01f, 42, 300);
+    swa_sampler *s3 = make(1.0f, 40, 0.95f, 0.01f, 43, 300);
+    int i, same = 0;
+    (void)state;
+    random_logits(logits, 300, 7);
+    for (i = 0; i < 300; i++) logits[i] *= 0.2f;   /* flat enough that draws vary */
+    for (i = 0; i < 200; i++) {
+        a[i] = swa_sampler_sample(s1, logits);
+        b[i] = swa_sampler_sample(s2, logits);
+        c[i] = swa_sampler_sample(s3, logits);
+        same += a[i] == c[i];
+    }
+    assert_memory_equal(a, b, sizeof a);
+    assert_true(same < 100);
+    swa_sampler_reset(s1);
+    for (i = 0; i < 200; i++) assert_int_equal(swa_sampler_sample(s1, logits), a[i]);
+    /* the generator is integer-only: its first value for seed 42 is fixed on every machine,
+       computed here with the published splitmix64 and xorshift64* constants */
+    {
+        uint64_t x = 42 + 0x9e3779b97f4a7c15ull, st;
+        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+        x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+        st = (x ^ (x >> 31)) | 1;
+        st ^= st >> 12; st ^= st << 25; st ^= st >> 27;
+        swa_sampler_free(s3);
+        s3 = make(1.0f, 0, 0, 0, 42, 300);
+        assert_true(swa_sampler_uniform(s3) == (float)((st * 2685821657736338717ull) >> 40) / 16777216.0f);
+    }
+    swa_sampler_free(s1);
+    swa_sampler_free(s2);
+    swa_sampler_free(s3);
+}
+
+/* 200,000 draws at temperature 0.7 from 5 tokens: each frequency within 0.005 of
+   softmax(logits / 0.7) (the standard error is at most 0.0011, so this is over 4 sigma). */
+static void test_frequencies_follow_softmax(void **state)
+{
+    const float logits[5] = {1.0f, 2.0f, 0.5f, -1.0f, 1.5f}, T = 0.7f;
+    double want[5], sum = 0.0;
+    int count[5] = {0}, i;
+    swa_sampler *s = make(T, 0, 0, 0, 2026, 5);
+    (void)state;
+    for (i = 0; i < 5; i++) sum += (want[i] = exp(logits[i] / T));
+    for (i = 0; i < 200000; i++) count[swa_sampler_sample(s, logits)]++;
+    for (i = 0; i < 5; i++) {
+        double got = count[i] / 200000.0;
+        if (fabs(got - want[i] / sum) > 0.005) fail_msg("token %d: frequency %.4f, softmax %.4f", i, got, want[i] / sum);
+    }
+    swa_sampler_free(s);
+}
+
+/* Probabilities at T = 1 of {3, 2, 1, 0, -5}: 0.6439, 0.2369, 0.0871, 0.0321, 0.0002.
+   top-p 0.85 keeps the first two (0.6439 + 0.2369 = 0.8808 >= 0.85);
+   min-p 0.1 keeps tokens with p >= 0.0644: the first three; top-k 2 the first two. */
+static void test_filters(void **state)
+{
+    const float logits[5] = {3.0f, 2.0f, 1.0f, 0.0f, -5.0f};
+    int seen_p[5] = {0}, seen_min[5] = {0}, seen_k[5] = {0}, i;
+    swa_sampler *p = make(1.0f, 0, 0.85f, 0, 1, 5), *m = make(1.0f, 0, 0, 0.1f, 2, 5), *k = make(1.0f, 2, 0, 0, 3, 5);
+    (void)state;
+    for (i = 0; i < 20000; i++) {
+        seen_p[swa_sampler_sample(p, logits)]++;
+        seen_min[swa_sampler_sample(m, logits)]++;
+        seen_k[swa_sampler_sample(k, logits)]++;
+    }
+    assert_true(seen_p[0] && seen_p[1] && !seen_p[2] && !seen_p[3] && !seen_p[4]);
+    assert_true(seen_min[0] && seen_min[1] && seen_min[2] && !seen_min[3] && !seen_min[4]);
+    assert_true(seen_k[0] && seen_k[1] && !seen_k[2] && !seen_k[3] && !seen_k[4]);
+    swa_sampler_free(p);
+    swa_sampler_free(m);
+    swa_sampler_free(k);
+}
+
+/* Penalty 2: a positive logit is halved, a negative one doubled, each token once however often
+   it repeats, and only within the last repeat_last_n tokens. */
+static void test_repetition_penalty(void **state)
+{
+    const float logits[4] = {4.0f, 3.0f, -1.0f, -1.5f};
+    swa_sampler_config c;
+    swa_sampler *s;
+    (void)state;
+    memset(&c, 0, sizeof c);
+    c.repeat_penalty = 2.0f;
+    c.repeat_last_n = 3;
+    assert_int_equal(swa_sampler_create(&c, 4, &s, NULL), SWA_OK);
+    assert_int_equal(swa_sampler_sample(s, logits), 0);
+    swa_sampler_accept(s, 0);
+    swa_sampler_accept(s, 0);          /* 4 -> 2 once, not 1: now token 1 (3) wins */
+    assert_int_equal(swa_sampler_sample(s, logits), 1);
+    swa_sampler_accept(s, 1);          /* 3 -> 1.5; token 0 at 2 wins again */
+    assert_int_equal(swa_sampler_sample(s, logits), 0);
+    swa_sampler_accept(s, 3);          /* history is now 0, 1, 3: the first 0 fell out */
+    swa_sampler_accept(s, 3);
+    swa_sampler_accept(s, 3);          /* only 3 remains: 0 is back to 4 */
+    assert_int_equal(swa_sampler_sample(s, logits), 0);
+    swa_sampler_free(s);
+    /* -1 * 2 = -2 < -1.5: a penalised negative logit drops below its neighbour */
+    assert_int_equal(swa_sampler_create(&c, 4, &s, NULL), SWA_OK);
+    {
+        const float neg[4] = {-1.0f, -1.5f, -9.0f, -9.0f};
+        swa_sampler_accept(s, 0);
+        assert_int_equal(swa_sampler_sample(s, neg), 1);
+    }
+    swa_sampler_free(s);
+}
+
+static void test_bad_config(void **state)
+{
+    swa_sampler_config c;
+    swa_sampler *s;
+    swa_error err;
+    (void)state;
+    memset(&c, 0, sizeof c);
+    c.top_p = 1.5f;
+    assert_int_equal(swa_sampler_create(&c, 10, &s, &err), SWA_ERR_INVALID_ARG);
+    assert_null(s);
+    c.top_p = 0.5f;
+    c.temperature = NAN;
+    assert_int_equal(swa_sampler_create(&c, 10, &s, &err), SWA_ERR_INVALID_ARG);
+    c.temperature = 1.0f;
+    assert_int_equal(swa_sampler_create(&c, 0, &s, &err), SWA_ERR_INVALID_ARG);
+    swa_sampler_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_top_k_1_is_greedy),
+        cmocka_unit_test(test_seed_reproduces),
+        cmocka_unit_test(test_frequencies_follow_softmax),
+        cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_repetition_penalty),
+        cmocka_unit_test(test_bad_config),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
