@@ -236,6 +236,7 @@ typedef struct swa_ctx_config {
     int32_t window;    /* 0 = the model's per-layer windows; > 0: this window on every layer  */
     int32_t n_ctx;     /* 0 = min(n_ctx_train, 4096); positions a full-attention layer keeps */
     int32_t n_batch;   /* 0 = 64; prompt tokens per forward pass                             */
+    int32_t n_threads; /* 0 = the number of online CPUs; threads the context computes with    */
 } swa_ctx_config;
 
 /* The defaults with zeros resolved against a model (or left 0 when m is NULL). */
@@ -392,6 +393,7 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #define SWA__MAX_KEY_LEN     65535   /* the GGUF spec's limit for keys */
 #define SWA__DEFAULT_N_CTX   4096
 #define SWA__DEFAULT_N_BATCH 64
+#define SWA__MAX_THREADS     256
 
 /* ==== utilities ==== */
 
@@ -632,6 +634,12 @@ static swa_status swa__file_open(const char *path, swa__file *f, swa_error *err)
     }
 #endif
     return SWA_OK;
+}
+
+static int32_t swa__online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > SWA__MAX_THREADS ? SWA__MAX_THREADS : (int32_t)n;
 }
 
 static void swa__file_close(swa__file *f)
@@ -902,9 +910,10 @@ static swa_status swa__gguf_read_alignment(swa_gguf *g, swa_error *err)
     g->alignment = 32;
     if (i < 0) return SWA_OK;
     v = swa_gguf_kv_value(g, i);
-    if (swa_gguf_value_int(&v, &a) != SWA_OK || v.type == SWA_GGUF_BOOL)
+    if (v.type == SWA_GGUF_BOOL || (v.type != SWA_GGUF_U64 && swa_gguf_value_int(&v, &a) != SWA_OK))
         return swa__fail(err, SWA_ERR_FORMAT, "key general.alignment: type %s, want an integer",
                          swa_gguf_type_name(v.type));
+    if (swa_gguf_value_int(&v, &a) != SWA_OK) a = -1;    /* a u64 beyond INT64_MAX */
     if (a <= 0 || (a & (a - 1)) != 0 || a > (1 << 30))
         return swa__fail(err, SWA_ERR_FORMAT, "key general.alignment: %lld is not a power of two",
                          (long long)a);
@@ -1187,6 +1196,7 @@ SWADEF swa_status swa_gguf_value_float(const swa_gguf_value *v, double *out)
     int64_t i;
     if (v->type == SWA_GGUF_F32) { float x; memcpy(&x, v->data, 4); *out = x; return SWA_OK; }
     if (v->type == SWA_GGUF_F64) { memcpy(out, v->data, 8); return SWA_OK; }
+    if (v->type == SWA_GGUF_U64) { uint64_t x; memcpy(&x, v->data, 8); *out = (double)x; return SWA_OK; }
     if (v->type == SWA_GGUF_BOOL || swa_gguf_value_int(v, &i) != SWA_OK) return SWA_ERR_INVALID_ARG;
     *out = (double)i;
     return SWA_OK;
@@ -1784,14 +1794,16 @@ static swa_status swa__resolve_config(const swa_model *m, const swa_ctx_config *
     swa_ctx_config zero;
     memset(&zero, 0, sizeof zero);
     if (!in) in = &zero;
-    if (in->window < 0 || in->n_ctx < 0 || in->n_batch < 0)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "context config: window %d, n_ctx %d, n_batch %d; none may be negative",
-                         in->window, in->n_ctx, in->n_batch);
+    if (in->window < 0 || in->n_ctx < 0 || in->n_batch < 0 || in->n_threads < 0 || in->n_threads > SWA__MAX_THREADS)
+        return swa__fail(err, SWA_ERR_INVALID_ARG,
+                         "context config: window %d, n_ctx %d, n_batch %d, n_threads %d; none may be negative, n_threads at most %d",
+                         in->window, in->n_ctx, in->n_batch, in->n_threads, SWA__MAX_THREADS);
     *out = *in;
     if (!out->n_ctx)
         out->n_ctx = m->hp.n_ctx_train > 0 && m->hp.n_ctx_train < SWA__DEFAULT_N_CTX ? m->hp.n_ctx_train
                                                                                     : SWA__DEFAULT_N_CTX;
     if (!out->n_batch) out->n_batch = SWA__DEFAULT_N_BATCH;
+    if (!out->n_threads) out->n_threads = swa__online_cpus();
     return SWA_OK;
 }
 

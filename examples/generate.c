@@ -19,6 +19,8 @@
 
 typedef struct options {
     const char *model, *prompt, *prompt_file, *ids, *dump_logits;
+    int32_t *prompt_ids;          /* --ids, parsed */
+    size_t n_prompt_ids;
     long n_predict;               /* -1: until end-of-sequence */
     int no_bos, chat, seed_given;
     swa_ctx_config cfg;
@@ -120,6 +122,28 @@ static int parse_flag(options *o, const char *a, const char *val)
     return 1;
 }
 
+/* "1,2,3" -> ids; returns the count, 0 on a malformed list. */
+static size_t parse_ids(const char *s, int32_t **out)
+{
+    size_t n = 1, k;
+    const char *p;
+    for (p = s; *p; p++) n += *p == ',';
+    if (!(*out = (int32_t *)malloc(n * sizeof(int32_t)))) return 0;
+    for (p = s, k = 0; k < n; k++) {
+        char *end;
+        long v;
+        errno = 0;
+        v = strtol(p, &end, 10);
+        if (errno || end == p || v < INT32_MIN || v > INT32_MAX || (*end != ',' && *end != '\0')) {
+            fprintf(stderr, "swa-generate: --ids: bad token id at \"%s\"\n", p);
+            return 0;
+        }
+        (*out)[k] = (int32_t)v;
+        p = end + (*end == ',');
+    }
+    return n;
+}
+
 static int parse_args(int argc, char **argv, options *o)
 {
     int i;
@@ -147,30 +171,9 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (!o->model) { fprintf(stderr, "swa-generate: -m MODEL is required\n"); return 0; }
     if (!!o->prompt + !!o->prompt_file + !!o->ids > 1) { fprintf(stderr, "swa-generate: give one of -p, -f and --ids\n"); return 0; }
+    if (o->ids && !(o->n_prompt_ids = parse_ids(o->ids, &o->prompt_ids))) return 0;
     if (!o->seed_given) o->sampling.seed = (uint64_t)time(NULL);
     return 1;
-}
-
-/* "1,2,3" -> ids; returns the count, 0 on a malformed list. */
-static size_t parse_ids(const char *s, int32_t **out)
-{
-    size_t n = 1, k;
-    const char *p;
-    for (p = s; *p; p++) n += *p == ',';
-    if (!(*out = (int32_t *)malloc(n * sizeof(int32_t)))) return 0;
-    for (p = s, k = 0; k < n; k++) {
-        char *end;
-        long v;
-        errno = 0;
-        v = strtol(p, &end, 10);
-        if (errno || end == p || v < INT32_MIN || v > INT32_MAX || (*end != ',' && *end != '\0')) {
-            fprintf(stderr, "swa-generate: --ids: bad token id at \"%s\"\n", p);
-            return 0;
-        }
-        (*out)[k] = (int32_t)v;
-        p = end + (*end == ',');
-    }
-    return n;
 }
 
 static char *read_file(const char *path)
@@ -362,7 +365,9 @@ static int run(session *s)
     int ended, ok;
     if (o->chat) return chat(s);
     if (o->ids) {
-        n = parse_ids(o->ids, &prompt);
+        n = o->n_prompt_ids;
+        prompt = (int32_t *)malloc(n * sizeof(int32_t));
+        if (prompt) memcpy(prompt, o->prompt_ids, n * sizeof(int32_t));
     } else {
         const char *p = o->prompt ? o->prompt : "";
         if (o->prompt_file && !(text = read_file(o->prompt_file))) return 0;
@@ -386,7 +391,7 @@ int main(int argc, char **argv)
     swa_error err;
     int rc = 1;
     memset(&s, 0, sizeof s);
-    if (!parse_args(argc, argv, &o)) { usage(stderr); return 2; }
+    if (!parse_args(argc, argv, &o)) { free(o.prompt_ids); usage(stderr); return 2; }
     s.o = &o;
     if (swa_model_load(o.model, &model, &err) != SWA_OK || swa_ctx_create(model, &o.cfg, &s.ctx, &err) != SWA_OK ||
         swa_sampler_create(&o.sampling, swa_model_hparams(model)->n_vocab, &s.sampler, &err) != SWA_OK) {
@@ -418,6 +423,7 @@ int main(int argc, char **argv)
 done:
     if (s.dump && fclose(s.dump) != 0 && rc == 0) { fprintf(stderr, "swa-generate: writing logits failed\n"); rc = 1; }
     free(s.rows);
+    free(o.prompt_ids);
     swa_sampler_free(s.sampler);
     swa_ctx_free(s.ctx);
     swa_model_free(model);

@@ -80,7 +80,7 @@ static void test_dump_logits_matches_reference(void **state)
         size_t n;
         float *got;
         FILE *f;
-        snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n %d -b %d --dump-logits %s > %s 2>/dev/null",
+        snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n %d -b %d --temp 0 --dump-logits %s > %s 2>/dev/null",
                  model, ids, n_gen, batches[b], dump, out);
         assert_int_equal(run(cmd), 0);
         /* the generated ids, then the reference over prompt + generated */
@@ -119,7 +119,10 @@ static void test_bad_flags(void **state)
 {
     static const char *bad[] = {
         GENERATE " --frobnicate 2>&1 | grep -q 'unknown flag --frobnicate'",
-        GENERATE " -m x.gguf 2>&1 | grep -q 'required'",
+        GENERATE " -p hello 2>&1 | grep -q -- '-m MODEL is required'",
+        GENERATE " -m x.gguf -n 2>&1 | grep -q -- '-n needs a value'",
+        GENERATE " -m x.gguf --top-p 2 2>&1 | grep -q -- '--top-p wants a number in range'",
+        GENERATE " -m x.gguf -p a --ids 1 2>&1 | grep -q 'one of -p, -f and --ids'",
         GENERATE " -m x.gguf --ids 1,two 2>&1 | grep -q 'bad token id'",
         GENERATE " -m x.gguf --ids 1 -b 0 2>&1 | grep -q -- '-b wants a number'",
         GENERATE " -m /nonexistent.gguf --ids 1 2>&1 | grep -q '/nonexistent.gguf: cannot open'",
