@@ -193,6 +193,7 @@ SWADEF int64_t    swa_gguf_tensor_count(const swa_gguf *g);
 SWADEF int64_t    swa_gguf_tensor_find(const swa_gguf *g, const char *name);  /* -1 if absent */
 SWADEF const swa_gguf_tensor *swa_gguf_tensor_at(const swa_gguf *g, int64_t i);  /* NULL if out of range */
 
+
 /* ==== model ==== */
 
 typedef struct swa_model swa_model;   /* opaque, immutable after load, shareable across threads */
@@ -375,6 +376,9 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #include <sys/stat.h>
 #ifndef SWA_NO_MMAP
 #include <sys/mman.h>
+#endif
+#ifndef SWA_NO_THREADS
+#include <pthread.h>
 #endif
 
 #if defined(SWA_MALLOC) != defined(SWA_FREE)
@@ -1379,6 +1383,138 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
     return (int32_t)best;
 }
 
+/* ==== thread pool ====
+   Each context owns a persistent pool: workers start in swa_ctx_create and wait on a condition
+   variable; swa__pool_run hands all of them (and the caller, as thread 0) one task and waits
+   until every one has finished it. Tasks split their output by rows, each element computed by
+   exactly one thread with the same code, so results are bit-identical for any thread count. */
+
+typedef void (*swa__task_fn)(void *arg, int ith, int nth);
+
+typedef struct swa__pool swa__pool;
+
+typedef struct swa__worker {
+    swa__pool *pool;
+    int ith;
+} swa__worker;
+
+struct swa__pool {
+    int n;                       /* threads, the caller included */
+#ifndef SWA_NO_THREADS
+    int started;                 /* workers running */
+    pthread_t *threads;          /* [n - 1] */
+    swa__worker *workers;        /* [n - 1] */
+    pthread_mutex_t mu;
+    pthread_cond_t start, done;
+    uint64_t generation;         /* bumped for every task */
+    int pending;                 /* workers still busy with the current task */
+    int quit;
+    swa__task_fn fn;
+    void *arg;
+#endif
+};
+
+#ifndef SWA_NO_THREADS
+static void *swa__worker_main(void *p)
+{
+    swa__worker *w = (swa__worker *)p;
+    swa__pool *pool = w->pool;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&pool->mu);
+    for (;;) {
+        swa__task_fn fn;
+        void *arg;
+        while (!pool->quit && pool->generation == seen) pthread_cond_wait(&pool->start, &pool->mu);
+        if (pool->quit) break;
+        seen = pool->generation;
+        fn = pool->fn;
+        arg = pool->arg;
+        pthread_mutex_unlock(&pool->mu);
+        fn(arg, w->ith, pool->n);
+        pthread_mutex_lock(&pool->mu);
+        if (--pool->pending == 0) pthread_cond_signal(&pool->done);
+    }
+    pthread_mutex_unlock(&pool->mu);
+    return NULL;
+}
+#endif
+
+static void swa__pool_stop(swa__pool *p)
+{
+#ifndef SWA_NO_THREADS
+    int i;
+    if (p->n <= 1) return;
+    pthread_mutex_lock(&p->mu);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->start);
+    pthread_mutex_unlock(&p->mu);
+    for (i = 0; i < p->started; i++) pthread_join(p->threads[i], NULL);
+    pthread_cond_destroy(&p->start);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->mu);
+    p->n = 1;
+#else
+    (void)p;
+#endif
+}
+
+/* Start n - 1 workers; threads and workers are arrays of n - 1 the caller provides. */
+static swa_status swa__pool_start(swa__pool *p, int n, void *threads, void *workers, swa_error *err)
+{
+    p->n = 1;
+#ifndef SWA_NO_THREADS
+    if (n <= 1) return SWA_OK;
+    p->threads = (pthread_t *)threads;
+    p->workers = (swa__worker *)workers;
+    if (pthread_mutex_init(&p->mu, NULL) != 0 || pthread_cond_init(&p->start, NULL) != 0 ||
+        pthread_cond_init(&p->done, NULL) != 0)
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot create the thread pool's locks");
+    p->n = n;
+    for (p->started = 0; p->started < n - 1; p->started++) {
+        p->workers[p->started].pool = p;
+        p->workers[p->started].ith = p->started + 1;
+        if (pthread_create(&p->threads[p->started], NULL, swa__worker_main, &p->workers[p->started]) != 0) {
+            swa__pool_stop(p);
+            return swa__fail(err, SWA_ERR_NOMEM, "cannot start thread %d of %d", p->started + 1, n);
+        }
+    }
+#else
+    (void)n; (void)threads; (void)workers; (void)err;
+#endif
+    return SWA_OK;
+}
+
+/* Run fn on every thread of the pool and wait for all of them. */
+static void swa__pool_run(swa__pool *p, swa__task_fn fn, void *arg)
+{
+    (void)p;
+#ifndef SWA_NO_THREADS
+    if (p->n > 1) {
+        pthread_mutex_lock(&p->mu);
+        p->fn = fn;
+        p->arg = arg;
+        p->pending = p->n - 1;
+        p->generation++;
+        pthread_cond_broadcast(&p->start);
+        pthread_mutex_unlock(&p->mu);
+        fn(arg, 0, p->n);
+        pthread_mutex_lock(&p->mu);
+        while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+        return;
+    }
+#endif
+    fn(arg, 0, 1);
+}
+
+/* The share [begin, end) of n items that thread ith of nth takes. */
+static void swa__split(int64_t n, int ith, int nth, int64_t *begin, int64_t *end)
+{
+    *begin = n * ith / nth;
+    *end = n * (ith + 1) / nth;
+}
+
+
 /* ==== model ==== */
 
 typedef struct swa__matrix {
@@ -1765,9 +1901,11 @@ struct swa_ctx {
     float *k, *v;              /* [n_batch][n_kv_head*head_dim] this chunk's keys and values */
     float *att;                /* [n_batch][n_head*head_dim] attention output */
     float *gate, *up;          /* [n_batch][n_ff] */
-    float *scores;             /* [max n_slots] */
+    float *scores;             /* [n_threads][max n_slots] attention weights, one row per thread */
+    int64_t max_slots;
     float *rope;               /* [n_batch][n_rot/2][cos, sin] */
     float *logits;             /* [n_vocab] */
+    swa__pool pool;
 };
 
 /* Carves one allocation into aligned pieces; with base == NULL it only measures. */
@@ -1856,9 +1994,14 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     c->att = (float *)swa__arena_take(a, nb * qd, sizeof(float));
     c->gate = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_ff, sizeof(float));
     c->up = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_ff, sizeof(float));
-    c->scores = (float *)swa__arena_take(a, max_slots, sizeof(float));
+    c->max_slots = (int64_t)max_slots;
+    c->scores = (float *)swa__arena_take(a, max_slots * (uint64_t)cfg->n_threads, sizeof(float));
     c->rope = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_rot, sizeof(float));
     c->logits = (float *)swa__arena_take(a, (uint64_t)hp->n_vocab, sizeof(float));
+#ifndef SWA_NO_THREADS
+    c->pool.threads = (pthread_t *)swa__arena_take(a, (uint64_t)cfg->n_threads, sizeof(pthread_t));
+    c->pool.workers = (swa__worker *)swa__arena_take(a, (uint64_t)cfg->n_threads, sizeof(swa__worker));
+#endif
 }
 
 static uint64_t swa__ctx_bytes(const swa_model *m, const swa_ctx_config *cfg)
@@ -1908,12 +2051,26 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
         if (c->window[l] == 0) c->max_pos = r.n_ctx;
     for (i = 0; i < m->hp.n_rot / 2; i++)
         c->inv_freq[i] = pow((double)m->hp.rope_base, -2.0 * (double)i / (double)m->hp.n_rot);
+#ifndef SWA_NO_THREADS
+    s = swa__pool_start(&c->pool, r.n_threads, c->pool.threads, c->pool.workers, err);
+#else
+    s = swa__pool_start(&c->pool, 1, NULL, NULL, err);
+#endif
+    if (s != SWA_OK) {
+        SWA_FREE(c);
+        return s;
+    }
     *out = c;
     swa__ok(err);
     return SWA_OK;
 }
 
-SWADEF void swa_ctx_free(swa_ctx *c) { SWA_FREE(c); }
+SWADEF void swa_ctx_free(swa_ctx *c)
+{
+    if (!c) return;
+    swa__pool_stop(&c->pool);
+    SWA_FREE(c);
+}
 SWADEF void swa_ctx_reset(swa_ctx *c) { c->pos = 0; }
 SWADEF int64_t swa_ctx_pos(const swa_ctx *c) { return c->pos; }
 SWADEF swa_ctx_config swa_ctx_config_get(const swa_ctx *c) { return c->cfg; }
@@ -1925,14 +2082,39 @@ SWADEF int32_t swa_ctx_window(const swa_ctx *c, int32_t layer)
 }
 
 /* y[t][r] = dot(row r of w, x[t]) for n tokens: rows outside, tokens inside, so each weight
-   row is read from memory once per chunk. */
-static void swa__matmul(const swa__matrix *w, const float *x, int64_t ldx, float *y, int64_t ldy, int64_t n)
+   row is read from memory once per chunk. Rows [r0, r1) only. */
+static void swa__matmul_rows(const swa__matrix *w, const float *x, int64_t ldx, float *y, int64_t ldy, int64_t n,
+                             int64_t r0, int64_t r1)
 {
     swa__dot_fn dot = swa__dot_for_type(w->type);
-    const uint8_t *row = (const uint8_t *)w->data;
+    const uint8_t *row = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes;
     int64_t r, t;
-    for (r = 0; r < w->n_out; r++, row += w->row_bytes)
+    for (r = r0; r < r1; r++, row += w->row_bytes)
         for (t = 0; t < n; t++) y[t * ldy + r] = dot(row, x + t * ldx, w->n_in);
+}
+
+typedef struct swa__matmul_task {
+    const swa__matrix *w;
+    const float *x;
+    float *y;
+    int64_t ldx, ldy, n;
+} swa__matmul_task;
+
+static void swa__matmul_run(void *arg, int ith, int nth)
+{
+    const swa__matmul_task *t = (const swa__matmul_task *)arg;
+    int64_t r0, r1;
+    swa__split(t->w->n_out, ith, nth, &r0, &r1);
+    swa__matmul_rows(t->w, t->x, t->ldx, t->y, t->ldy, t->n, r0, r1);
+}
+
+/* Small products cost less than waking the workers, so they stay on the calling thread. */
+static void swa__matmul(swa_ctx *c, const swa__matrix *w, const float *x, int64_t ldx, float *y, int64_t ldy, int64_t n)
+{
+    swa__matmul_task t;
+    t.w = w; t.x = x; t.y = y; t.ldx = ldx; t.ldy = ldy; t.n = n;
+    if ((double)w->n_out * (double)w->n_in * (double)n < 32768.0) swa__matmul_run(&t, 0, 1);
+    else swa__pool_run(&c->pool, swa__matmul_run, &t);
 }
 
 /* cos/sin of pos * inv_freq[i] for each token of the chunk. The product is taken in double so
@@ -1953,32 +2135,49 @@ static void swa__rope_table(swa_ctx *c, int64_t n)
 /* Attention of the chunk's n queries (positions pos..pos+n-1) in layer l. Query position i sees
    keys j with i - W < j <= i. Keys before the chunk come from the ring, which still holds
    positions pos-S..pos-1 because the chunk has not been written yet; keys inside the chunk
-   come from c->k/c->v. So a chunk longer than the ring loses nothing. */
-static void swa__attention(swa_ctx *c, int64_t l, int64_t n)
+   come from c->k/c->v. So a chunk longer than the ring loses nothing. Threads split the
+   (token, head) pairs. */
+typedef struct swa__attention_task {
+    swa_ctx *c;
+    int64_t l, n;
+} swa__attention_task;
+
+static void swa__attention_run(void *arg, int ith, int nth)
 {
+    const swa__attention_task *task = (const swa__attention_task *)arg;
+    swa_ctx *c = task->c;
     const swa_hparams *hp = &c->model->hp;
     int64_t hd = hp->head_dim, kvd = (int64_t)hp->n_kv_head * hd, qd = (int64_t)hp->n_head * hd;
-    int64_t group = hp->n_head / hp->n_kv_head, S = c->n_slots[l], W = c->window[l];
-    float scale = 1.0f / sqrtf((float)hd);
-    int64_t t, h, j;
-    for (t = 0; t < n; t++) {
-        int64_t i = c->pos + t, lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0;
-        for (h = 0; h < hp->n_head; h++) {
-            const float *q = c->q + t * qd + h * hd;
-            float *out = c->att + t * qd + h * hd;
-            int64_t kv_off = (h / group) * hd;
-            for (j = lo; j <= i; j++) {
-                const float *k = j < c->pos ? c->k_cache[l] + (j % S) * kvd : c->k + (j - c->pos) * kvd;
-                c->scores[j - lo] = swa__dot_ref(q, k + kv_off, hd) * scale;
-            }
-            swa__softmax_ref(c->scores, i - lo + 1);
-            memset(out, 0, (size_t)hd * sizeof(float));
-            for (j = lo; j <= i; j++) {
-                const float *v = j < c->pos ? c->v_cache[l] + (j % S) * kvd : c->v + (j - c->pos) * kvd;
-                swa__axpy_ref(out, c->scores[j - lo], v + kv_off, hd);
-            }
+    int64_t group = hp->n_head / hp->n_kv_head, S = c->n_slots[task->l], W = c->window[task->l];
+    const float *k_ring = c->k_cache[task->l], *v_ring = c->v_cache[task->l];
+    float *scores = c->scores + (int64_t)ith * c->max_slots, scale = 1.0f / sqrtf((float)hd);
+    int64_t p0, p1, p, j;
+    swa__split(task->n * hp->n_head, ith, nth, &p0, &p1);
+    for (p = p0; p < p1; p++) {
+        int64_t t = p / hp->n_head, h = p % hp->n_head, i = c->pos + t;
+        int64_t lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0, kv_off = (h / group) * hd;
+        const float *q = c->q + t * qd + h * hd;
+        float *out = c->att + t * qd + h * hd;
+        for (j = lo; j <= i; j++) {
+            const float *k = j < c->pos ? k_ring + (j % S) * kvd : c->k + (j - c->pos) * kvd;
+            scores[j - lo] = swa__dot_ref(q, k + kv_off, hd) * scale;
+        }
+        swa__softmax_ref(scores, i - lo + 1);
+        memset(out, 0, (size_t)hd * sizeof(float));
+        for (j = lo; j <= i; j++) {
+            const float *v = j < c->pos ? v_ring + (j % S) * kvd : c->v + (j - c->pos) * kvd;
+            swa__axpy_ref(out, scores[j - lo], v + kv_off, hd);
         }
     }
+}
+
+static void swa__attention(swa_ctx *c, int64_t l, int64_t n)
+{
+    swa__attention_task t;
+    t.c = c;
+    t.l = l;
+    t.n = n;
+    swa__pool_run(&c->pool, swa__attention_run, &t);
 }
 
 /* Position i goes to slot i mod S; only the chunk's last S tokens survive. */
@@ -2000,22 +2199,22 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
     int64_t d = hp->n_embd, hd = hp->head_dim, kvd = (int64_t)hp->n_kv_head * hd;
     int64_t qd = (int64_t)hp->n_head * hd, ff = hp->n_ff, t;
     for (t = 0; t < n; t++) swa__rmsnorm_ref(c->xb + t * d, c->x + t * d, L->attn_norm, d, hp->rms_eps);
-    swa__matmul(&L->wq, c->xb, d, c->q, qd, n);
-    swa__matmul(&L->wk, c->xb, d, c->k, kvd, n);
-    swa__matmul(&L->wv, c->xb, d, c->v, kvd, n);
+    swa__matmul(c, &L->wq, c->xb, d, c->q, qd, n);
+    swa__matmul(c, &L->wk, c->xb, d, c->k, kvd, n);
+    swa__matmul(c, &L->wv, c->xb, d, c->v, kvd, n);
     for (t = 0; t < n; t++) {
         swa__rope_ref(c->q + t * qd, hp->n_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
         swa__rope_ref(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
     }
     swa__attention(c, l, n);
     swa__cache_write(c, l, n);
-    swa__matmul(&L->wo, c->att, qd, c->xb, d, n);
+    swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);
     swa__add_ref(c->x, c->xb, n * d);
     for (t = 0; t < n; t++) swa__rmsnorm_ref(c->xb + t * d, c->x + t * d, L->ffn_norm, d, hp->rms_eps);
-    swa__matmul(&L->w_gate, c->xb, d, c->gate, ff, n);
-    swa__matmul(&L->w_up, c->xb, d, c->up, ff, n);
+    swa__matmul(c, &L->w_gate, c->xb, d, c->gate, ff, n);
+    swa__matmul(c, &L->w_up, c->xb, d, c->up, ff, n);
     swa__swiglu_ref(c->gate, c->up, n * ff);
-    swa__matmul(&L->w_down, c->gate, ff, c->xb, d, n);
+    swa__matmul(c, &L->w_down, c->gate, ff, c->xb, d, n);
     swa__add_ref(c->x, c->xb, n * d);
 }
 
@@ -2032,7 +2231,7 @@ static void swa__forward_chunk(swa_ctx *c, const int32_t *tokens, int64_t n, flo
     for (l = 0; l < m->hp.n_layer; l++) swa__layer_forward(c, l, n);
     for (t = all ? 0 : n - 1; t < n; t++) {
         swa__rmsnorm_ref(c->xb, c->x + t * d, m->output_norm, d, m->hp.rms_eps);
-        swa__matmul(&m->output, c->xb, d, all ? out + t * V : out, V, 1);
+        swa__matmul(c, &m->output, c->xb, d, all ? out + t * V : out, V, 1);
     }
 }
 

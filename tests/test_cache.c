@@ -145,6 +145,40 @@ static void test_head_sizes(void **state)
     check_against_reference(&small, 13, 8, 5e-5);
 }
 
+/* Threads split rows and (token, head) pairs, each element computed by one thread with the same
+   code: the logits are bit-identical for 1, 2, 3 and 4 threads. */
+static void test_threads_bit_identical(void **state)
+{
+    tu_spec s = small_spec(8, 2, GW_Q8_0, 7);
+    tu_model tm;
+    swa_model *model;
+    swa_ctx_config cfg;
+    int32_t tok[40];
+    float *base = NULL;
+    int nt;
+    (void)state;
+    s.n_embd = 256;
+    s.n_ff = 512;
+    assert_true(tu_build(&tm, &s));
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    tu_random_tokens(tok, 40, s.n_vocab, 321);
+    memset(&cfg, 0, sizeof cfg);
+    for (nt = 1; nt <= 4; nt++) {
+        float *got;
+        cfg.n_threads = nt;
+        cfg.n_batch = 6;
+        got = run_chunked(model, &cfg, tok, 40, 13);
+        if (!base) base = got;
+        else {
+            assert_memory_equal(base, got, sizeof(float) * 40 * (size_t)s.n_vocab);
+            free(got);
+        }
+    }
+    free(base);
+    swa_model_free(model);
+    tu_free(&tm);
+}
+
 /* The window override replaces the model's windows on every layer. */
 static void test_window_override(void **state)
 {
@@ -272,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_ring_equals_mask_other_types),
         cmocka_unit_test(test_per_layer_windows),
         cmocka_unit_test(test_head_sizes),
+        cmocka_unit_test(test_threads_bit_identical),
         cmocka_unit_test(test_window_override),
         cmocka_unit_test(test_mask_edges),
         cmocka_unit_test(test_cache_size_is_window),
