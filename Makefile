@@ -6,7 +6,8 @@ LDLIBS  := -lm -lpthread
 BUILD   := build
 HEADERS := swa.h tools/gguf_writer.h
 
-PROGRAMS := $(BUILD)/swa-generate $(BUILD)/swa-inspect
+PROGRAMS := $(BUILD)/swa-generate $(BUILD)/swa-inspect $(BUILD)/swa-convert-llama2c \
+            $(BUILD)/swa-tokenize $(BUILD)/swa-perplexity
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
 COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu
 
@@ -44,9 +45,14 @@ cmocka:
 test: all
 	@set -e; for t in $(COMPILE_CHECKS) $(TESTS); do echo "== $$t"; $$t; done; echo "all tests passed"
 
-MODEL ?= ../shared/models/stories260K-llamacpp-f32.gguf
-run: $(BUILD)/swa-generate
-	$(BUILD)/swa-generate -m $(MODEL) --ids 1 -n 32
+# `make run`: a story from the stories260K model in ../shared, converted on first use.
+MODEL  ?= $(BUILD)/stories260K.gguf
+PROMPT ?= Once upon a time
+run: $(BUILD)/swa-generate $(MODEL)
+	$(BUILD)/swa-generate -m $(MODEL) -p "$(PROMPT)" -n 200
+
+$(BUILD)/stories260K.gguf: | $(BUILD)/swa-convert-llama2c
+	$(BUILD)/swa-convert-llama2c ../shared/models/stories260K.bin ../shared/models/tok512.bin $@
 
 clean:
 	rm -rf $(BUILD)

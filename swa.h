@@ -2174,10 +2174,13 @@ static void swa__attention_run(void *arg, int ith, int nth)
 static void swa__attention(swa_ctx *c, int64_t l, int64_t n)
 {
     swa__attention_task t;
+    int64_t keys = c->pos + n, W = c->window[l];
     t.c = c;
     t.l = l;
     t.n = n;
-    swa__pool_run(&c->pool, swa__attention_run, &t);
+    if (W > 0 && keys > W) keys = W;
+    if ((double)n * c->model->hp.n_head * (double)keys * c->model->hp.head_dim < 32768.0) swa__attention_run(&t, 0, 1);
+    else swa__pool_run(&c->pool, swa__attention_run, &t);
 }
 
 /* Position i goes to slot i mod S; only the chunk's last S tokens survive. */

@@ -416,6 +416,7 @@ int main(int argc, char **argv)
     }
     signal(SIGINT, on_sigint);
     rc = run(&s) ? 0 : 1;
+    fflush(stdout);
     if (interrupted) fprintf(stderr, "\nswa-generate: interrupted\n");
     fprintf(stderr, "prompt: %ld tokens, %.1f tokens/s; generation: %ld tokens, %.1f tokens/s\n", s.t.n_prompt,
             s.t.prompt_s > 0 ? (double)s.t.n_prompt / s.t.prompt_s : 0.0, s.t.n_gen,
