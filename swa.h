@@ -1,4 +1,4 @@
-/* swa.h - v0.1.0 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.2.0 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -10,16 +10,21 @@ QUICK START
     #include "swa.h"
     #include <stdio.h>
     int main(int argc, char **argv) {
-        swa_model *model; swa_ctx *ctx; swa_error err;
-        const float *logits; int32_t tok = 1;      // BOS in Llama vocabularies
-        if (argc < 2 || swa_model_load(argv[1], &model, &err) != SWA_OK) return 1;
-        if (swa_ctx_create(model, NULL, &ctx, &err) != SWA_OK) return 1;
-        for (int i = 0; i < 32; i++) {
-            if (swa_ctx_eval(ctx, &tok, 1, &logits, &err) != SWA_OK) { puts(err.msg); break; }
-            tok = swa_argmax(logits, swa_model_hparams(model)->n_vocab);
-            printf("%d ", tok);
+        swa_model *model; const swa_vocab *vocab; swa_ctx *ctx; swa_sampler *sampler;
+        swa_error err; swa_decoder dec; const float *logits; int32_t tok[64]; size_t n;
+        swa_sampler_config sc = {0.8f, 40, 0.95f, 0.05f, 1.0f, 64, 42};  // temp, top-k, ...
+        char text[64];
+        if (argc < 2 || swa_model_load(argv[1], &model, &err) || swa_model_vocab(model, &vocab, &err) ||
+            swa_ctx_create(model, NULL, &ctx, &err) ||
+            swa_sampler_create(&sc, swa_vocab_size(vocab), &sampler, &err)) return 1;
+        swa_tokenize(vocab, "Once upon a time", 16, SWA_TOKENIZE_ADD_BOS, tok, 64, &n, &err);
+        swa_decoder_init(&dec, vocab);
+        for (int i = 0; i < 100 && swa_ctx_eval(ctx, tok, n, &logits, &err) == SWA_OK; i++, n = 1) {
+            tok[0] = swa_sampler_sample(sampler, logits);
+            if (tok[0] == swa_vocab_eos(vocab)) break;
+            fwrite(text, 1, swa_decoder_push(&dec, tok[0], text, sizeof text), stdout);
         }
-        swa_ctx_free(ctx); swa_model_free(model);
+        swa_sampler_free(sampler); swa_ctx_free(ctx); swa_model_free(model);
         return 0;
     }
 
@@ -29,6 +34,7 @@ CONFIGURATION (define before the implementation include)
     SWA_MALLOC(n)      allocator, default malloc; define SWA_FREE(p) with it
     SWA_FREE(p)        deallocator, default free
     SWA_ASSERT(x)      internal invariant check, default assert(x)
+    SWA_NO_THREADS     compile the thread pool out; every context computes on the caller's thread
 
 THE WINDOW
     Layer l keeps the keys and values of its last W_l positions only: position i lives in slot
@@ -47,7 +53,17 @@ MEMORY
 
 THREADS
     A model is immutable after load and may be shared by any number of contexts and threads.
-    A context is used by one thread at a time.
+    A context is used by one thread at a time. Each context owns a pool of n_threads - 1
+    pthread workers, started in swa_ctx_create and joined in swa_ctx_free; they split matrix
+    rows and attention heads so that every output is computed by one thread with the same code:
+    the logits are bit-identical for any thread count.
+
+TOKENIZER AND SAMPLER
+    SentencePiece BPE vocabularies as GGUF stores them (tokenizer.ggml.model "llama": Llama,
+    Mistral, TinyLlama...): merges by score, byte fallback, "▁" for spaces, control tokens only
+    on request. swa_decoder turns ids back into text without splitting UTF-8 characters. The
+    sampler does repetition penalty, top-k, top-p, min-p and temperature with its own seeded
+    generator, so a seed gives the same choices everywhere.
 
 ERRORS
     Every fallible call returns swa_status (SWA_OK = 0, errors are negative; swa_status_str names
@@ -63,6 +79,7 @@ FILE FORMAT
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.2.0 (2026-11-29)  tokenizer, streaming decoder, sampler, thread pool.
     0.1.0 (2026-11-29)  GGUF reader, llama forward pass, per-layer rolling-buffer KV cache.
 */
 #ifndef SWA_H
@@ -72,7 +89,7 @@ REVISION HISTORY
 #include <stdint.h>
 
 #define SWA_VERSION_MAJOR 0
-#define SWA_VERSION_MINOR 1
+#define SWA_VERSION_MINOR 2
 #define SWA_VERSION_PATCH 0
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
@@ -108,7 +125,7 @@ typedef struct swa_error {
 } swa_error;
 
 SWADEF const char *swa_status_str(swa_status s);  /* "SWA_ERR_FORMAT", never NULL */
-SWADEF const char *swa_version(void);             /* "0.1.0" */
+SWADEF const char *swa_version(void);             /* "0.2.0" */
 
 /* ==== tensor types (ggml's type ids) ==== */
 
@@ -536,7 +553,7 @@ SWADEF const char *swa_status_str(swa_status s)
     return "SWA_ERR_UNKNOWN";
 }
 
-SWADEF const char *swa_version(void) { return "0.1.0"; }
+SWADEF const char *swa_version(void) { return "0.2.0"; }
 
 /* ==== tensor types ==== */
 
