@@ -143,6 +143,10 @@ SWADEF const char *swa_type_name(uint32_t type);
 SWADEF int64_t swa_type_block_size(uint32_t type);
 SWADEF int64_t swa_type_block_bytes(uint32_t type);
 
+/* Convert n elements of a row of `type` to float (n a multiple of the block size). Every weight
+   type the model loader accepts; SWA_ERR_UNSUPPORTED for others. */
+SWADEF swa_status swa_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n);
+
 /* ==== GGUF reader ==== */
 
 typedef struct swa_gguf swa_gguf;   /* opaque, immutable after open */
@@ -1333,6 +1337,14 @@ static void swa__dequant_row_ref(uint32_t type, const void *row, float *out, int
         break;
     default: SWA_ASSERT(0 && "type checked at load");
     }
+}
+
+SWADEF swa_status swa_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n)
+{
+    if (!swa__dot_for_type(type)) return SWA_ERR_UNSUPPORTED;
+    if (!src || !dst || n < 0 || n % swa_type_block_size(type) != 0) return SWA_ERR_INVALID_ARG;
+    swa__dequant_row_ref(type, src, dst, n);
+    return SWA_OK;
 }
 
 static void swa__rmsnorm_ref(float *out, const float *x, const float *w, int64_t n, float eps)
