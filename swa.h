@@ -134,6 +134,8 @@ typedef enum swa_type {
     SWA_TYPE_F16  = 1,
     SWA_TYPE_Q4_0 = 2,
     SWA_TYPE_Q8_0 = 8,
+    SWA_TYPE_Q4_K = 12,
+    SWA_TYPE_Q6_K = 14,
     SWA_TYPE_BF16 = 30
 } swa_type;
 
@@ -259,7 +261,12 @@ typedef struct swa_ctx_config {
     int32_t n_ctx;     /* 0 = min(n_ctx_train, 4096); positions a full-attention layer keeps */
     int32_t n_batch;   /* 0 = 64; prompt tokens per forward pass                             */
     int32_t n_threads; /* 0 = the number of online CPUs; threads the context computes with    */
+    int32_t kernels;   /* 0 = the best the CPU runs; SWA_KERNELS_REF forces the scalar loops  */
+    int32_t kv_type;   /* 0 = SWA_KV_F16; SWA_KV_F32 keeps keys and values in full precision  */
 } swa_ctx_config;
+
+enum { SWA_KERNELS_BEST = 0, SWA_KERNELS_REF = 1 };
+enum { SWA_KV_F16 = 0, SWA_KV_F32 = 1 };
 
 /* The defaults with zeros resolved against a model (or left 0 when m is NULL). */
 SWADEF swa_ctx_config swa_ctx_config_default(const swa_model *m);
@@ -279,6 +286,7 @@ SWADEF int64_t    swa_ctx_pos(const swa_ctx *c);            /* tokens evaluated 
 SWADEF swa_ctx_config swa_ctx_config_get(const swa_ctx *c); /* the resolved config */
 SWADEF int32_t    swa_ctx_window(const swa_ctx *c, int32_t layer);  /* 0 = full attention */
 SWADEF size_t     swa_ctx_cache_bytes(const swa_ctx *c);    /* the K and V ring buffers */
+SWADEF const char *swa_ctx_kernels(const swa_ctx *c);       /* "avx2", "neon" or "ref" */
 
 /* Evaluate tokens at the current position and advance it by n. *logits (may be NULL) gets the
    last token's n_vocab logits, valid until the next call on this context. With n > n_batch
@@ -400,6 +408,20 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #endif
 #ifndef SWA_NO_THREADS
 #include <pthread.h>
+#endif
+
+/* AVX2/FMA/F16C kernels are compiled with target attributes into any x86-64 build by gcc or
+   clang and used when the CPU has them; NEON is used whenever the compiler targets AArch64. */
+#if !defined(SWA_NO_SIMD) && !defined(SWA_NO_AVX2) && (defined(__x86_64__) || defined(_M_X64)) && \
+    (defined(__GNUC__) || defined(__clang__))
+#define SWA__HAVE_AVX2
+#define SWA__AVX2 __attribute__((target("avx2,fma,f16c")))
+#include <immintrin.h>
+#include <cpuid.h>
+#endif
+#if !defined(SWA_NO_SIMD) && !defined(SWA_NO_NEON) && defined(__aarch64__)
+#define SWA__HAVE_NEON
+#include <arm_neon.h>
 #endif
 
 #if defined(SWA_MALLOC) != defined(SWA_FREE)
@@ -1236,82 +1258,242 @@ SWADEF swa_status swa_gguf_value_str(const swa_gguf_value *v, swa_str *out)
 }
 
 /* ==== kernels (reference) ====
-   Plain loops that read like the maths; the SIMD issue adds tuned twins beside them.
-   A weight row is n elements of one type; x is float. Q8_0 blocks are {f16 d; i8 q[32]}
-   (x = d*q), Q4_0 blocks are {f16 d; u8 q[16]} where element j is the low nibble of q[j]
-   and element j+16 the high nibble, each minus 8, times d (ggml's layouts). */
+   Plain loops that read like the maths; every SIMD twin below is checked against them.
 
-typedef float (*swa__dot_fn)(const void *row, const float *x, int64_t n);
+   Weight rows meet activations in one of three forms, chosen by the weight type:
+     F32, F16, BF16      x as float
+     Q8_0, Q4_0          x quantized to swa__q8 blocks of 32: x ~ d * q, q in -127..127
+     Q4_K, Q6_K          x quantized to swa__q8k blocks of 256, with the sums of each 16 q
+   so that a quantized dot product is an exact integer sum per block, scaled once (as ggml
+   does). Weight layouts are ggml's: Q8_0 {f16 d; i8 q[32]}; Q4_0 {f16 d; u8 q[16]}, element j
+   the low nibble of q[j] and element j+16 the high one, minus 8; Q4_K and Q6_K as described at
+   their kernels. */
 
-static float swa__dot_f32_ref(const void *row, const float *x, int64_t n)
-{
-    const float *w = (const float *)row;
-    float sum = 0.0f;
-    int64_t i;
-    for (i = 0; i < n; i++) sum += w[i] * x[i];
-    return sum;
-}
+typedef struct swa__q8 {          /* 32 activations */
+    float d;
+    int8_t q[32];
+} swa__q8;
 
-static float swa__dot_f16_ref(const void *row, const float *x, int64_t n)
-{
-    const uint16_t *w = (const uint16_t *)row;
-    float sum = 0.0f;
-    int64_t i;
-    for (i = 0; i < n; i++) sum += swa__f16_to_f32(w[i]) * x[i];
-    return sum;
-}
+typedef struct swa__q8k {         /* 256 activations */
+    float d;
+    int8_t q[256];
+    int16_t bsum[16];             /* sum of q[16 g .. 16 g + 15] */
+} swa__q8k;
 
-static float swa__dot_bf16_ref(const void *row, const float *x, int64_t n)
-{
-    const uint16_t *w = (const uint16_t *)row;
-    float sum = 0.0f;
-    int64_t i;
-    for (i = 0; i < n; i++) sum += swa__bf16_to_f32(w[i]) * x[i];
-    return sum;
-}
+typedef float (*swa__dot_fn)(const void *row, const void *x, int64_t n);
+typedef void (*swa__quantize_fn)(const float *x, void *out, int64_t n);
 
-static float swa__dot_q8_0_ref(const void *row, const float *x, int64_t n)
-{
-    const uint8_t *b = (const uint8_t *)row;
-    float sum = 0.0f;
-    int64_t i, j;
-    for (i = 0; i < n; i += 32, b += 34, x += 32) {
-        float block = 0.0f;
-        for (j = 0; j < 32; j++) block += (float)(int8_t)b[2 + j] * x[j];
-        sum += swa__f16_to_f32(swa__load_u16(b)) * block;
-    }
-    return sum;
-}
+enum { SWA__ACT_F32, SWA__ACT_Q8, SWA__ACT_Q8K };
 
-static float swa__dot_q4_0_ref(const void *row, const float *x, int64_t n)
-{
-    const uint8_t *b = (const uint8_t *)row;
-    float sum = 0.0f;
-    int64_t i, j;
-    for (i = 0; i < n; i += 32, b += 18, x += 32) {
-        float block = 0.0f;
-        for (j = 0; j < 16; j++) {
-            block += (float)((b[2 + j] & 0x0f) - 8) * x[j];
-            block += (float)((b[2 + j] >> 4) - 8) * x[j + 16];
-        }
-        sum += swa__f16_to_f32(swa__load_u16(b)) * block;
-    }
-    return sum;
-}
-
-static swa__dot_fn swa__dot_for_type(uint32_t type)
+static int swa__act_kind(uint32_t type)
 {
     switch (type) {
-    case SWA_TYPE_F32: return swa__dot_f32_ref;
-    case SWA_TYPE_F16: return swa__dot_f16_ref;
-    case SWA_TYPE_BF16: return swa__dot_bf16_ref;
-    case SWA_TYPE_Q8_0: return swa__dot_q8_0_ref;
-    case SWA_TYPE_Q4_0: return swa__dot_q4_0_ref;
-    default: return NULL;
+    case SWA_TYPE_Q8_0: case SWA_TYPE_Q4_0: return SWA__ACT_Q8;
+    case SWA_TYPE_Q4_K: case SWA_TYPE_Q6_K: return SWA__ACT_Q8K;
+    default: return SWA__ACT_F32;
     }
 }
 
-/* One row of any supported type to float (token embedding lookup). */
+static size_t swa__act_bytes(int kind, int64_t n)   /* one row of n activations */
+{
+    return kind == SWA__ACT_Q8 ? (size_t)(n / 32) * sizeof(swa__q8)
+         : kind == SWA__ACT_Q8K ? (size_t)(n / 256) * sizeof(swa__q8k) : (size_t)n * sizeof(float);
+}
+
+/* Float to half, rounding to nearest even, with subnormals, infinities and NaN (as F16C). */
+static uint16_t swa__f32_to_f16(float f)
+{
+    uint32_t x, sign, mant, e;
+    memcpy(&x, &f, 4);
+    sign = (x >> 16) & 0x8000u;
+    e = (x >> 23) & 0xff;
+    mant = x & 0x7fffffu;
+    if (e == 0xff) return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u | (mant >> 13) : 0));
+    if (e > 142) return (uint16_t)(sign | 0x7c00u);                     /* too big: infinity */
+    if (e < 113) {                                                      /* half subnormal or 0 */
+        uint32_t shift, q, rem, half;
+        if (e < 102) return (uint16_t)sign;
+        mant |= 0x800000u;
+        shift = 126 - e;
+        q = mant >> shift;
+        rem = mant & ((1u << shift) - 1);
+        half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (q & 1))) q++;
+        return (uint16_t)(sign | q);
+    }
+    {
+        uint32_t h = sign | ((e - 112) << 10) | (mant >> 13), rem = mant & 0x1fffu;
+        if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;           /* a carry may reach inf */
+        return (uint16_t)h;
+    }
+}
+
+/* Activations to q8 blocks: d = max|x| / 127, q = x * (127 / max|x|) rounded to nearest even
+   (lrintf in the default rounding mode, which is what the SIMD conversions do too). */
+static void swa__quantize_q8_ref(const float *x, void *out, int64_t n)
+{
+    swa__q8 *b = (swa__q8 *)out;
+    int64_t i, j;
+    for (i = 0; i < n; i += 32, b++, x += 32) {
+        float amax = 0.0f, id;
+        for (j = 0; j < 32; j++) amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+        b->d = amax / 127.0f;
+        id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        for (j = 0; j < 32; j++) b->q[j] = (int8_t)lrintf(x[j] * id);
+    }
+}
+
+static void swa__quantize_q8k_ref(const float *x, void *out, int64_t n)
+{
+    swa__q8k *b = (swa__q8k *)out;
+    int64_t i, j;
+    for (i = 0; i < n; i += 256, b++, x += 256) {
+        float amax = 0.0f, id;
+        for (j = 0; j < 256; j++) amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+        b->d = amax / 127.0f;
+        id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        for (j = 0; j < 256; j++) b->q[j] = (int8_t)lrintf(x[j] * id);
+        for (j = 0; j < 16; j++) {
+            int k, s = 0;
+            for (k = 0; k < 16; k++) s += b->q[16 * j + k];
+            b->bsum[j] = (int16_t)s;
+        }
+    }
+}
+
+static float swa__dot_f32_ref(const void *row, const void *x, int64_t n)
+{
+    const float *w = (const float *)row, *v = (const float *)x;
+    float sum = 0.0f;
+    int64_t i;
+    for (i = 0; i < n; i++) sum += w[i] * v[i];
+    return sum;
+}
+
+static float swa__dot_f16_ref(const void *row, const void *x, int64_t n)
+{
+    const uint16_t *w = (const uint16_t *)row;
+    const float *v = (const float *)x;
+    float sum = 0.0f;
+    int64_t i;
+    for (i = 0; i < n; i++) sum += swa__f16_to_f32(w[i]) * v[i];
+    return sum;
+}
+
+static float swa__dot_bf16_ref(const void *row, const void *x, int64_t n)
+{
+    const uint16_t *w = (const uint16_t *)row;
+    const float *v = (const float *)x;
+    float sum = 0.0f;
+    int64_t i;
+    for (i = 0; i < n; i++) sum += swa__bf16_to_f32(w[i]) * v[i];
+    return sum;
+}
+
+static float swa__dot_q8_0_ref(const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8 *a = (const swa__q8 *)x;
+    float sum = 0.0f;
+    int64_t i, j;
+    for (i = 0; i < n; i += 32, w += 34, a++) {
+        int32_t s = 0;
+        for (j = 0; j < 32; j++) s += (int8_t)w[2 + j] * a->q[j];
+        sum += swa__f16_to_f32(swa__load_u16(w)) * a->d * (float)s;
+    }
+    return sum;
+}
+
+static float swa__dot_q4_0_ref(const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8 *a = (const swa__q8 *)x;
+    float sum = 0.0f;
+    int64_t i, j;
+    for (i = 0; i < n; i += 32, w += 18, a++) {
+        int32_t s = 0;
+        for (j = 0; j < 16; j++) s += ((w[2 + j] & 15) - 8) * a->q[j] + ((w[2 + j] >> 4) - 8) * a->q[j + 16];
+        sum += swa__f16_to_f32(swa__load_u16(w)) * a->d * (float)s;
+    }
+    return sum;
+}
+
+/* Q4_K super-block (144 bytes): f16 d, f16 dmin, 12 bytes of eight 6-bit scales and eight 6-bit
+   mins, 128 bytes of nibbles. Sub-block j (32 elements) is d*sc[j]*q - dmin*m[j]; the 64-element
+   group g holds sub-block 2g in the low nibbles of qs[32g..32g+31] and 2g+1 in the high ones. */
+static void swa__q4k_scales(const uint8_t *s, uint8_t *sc, uint8_t *m)
+{
+    int j;
+    for (j = 0; j < 4; j++) {
+        sc[j] = s[j] & 63;
+        m[j] = s[j + 4] & 63;
+        sc[j + 4] = (uint8_t)((s[j + 8] & 15) | ((s[j] >> 6) << 4));
+        m[j + 4] = (uint8_t)((s[j + 8] >> 4) | ((s[j + 4] >> 6) << 4));
+    }
+}
+
+static float swa__dot_q4_k_ref(const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8k *a = (const swa__q8k *)x;
+    float sum = 0.0f;
+    int64_t i;
+    for (i = 0; i < n; i += 256, w += 144, a++) {
+        uint8_t sc[8], m[8];
+        int32_t sumi = 0, summ = 0;
+        int j, l;
+        swa__q4k_scales(w + 4, sc, m);
+        for (j = 0; j < 8; j++) {
+            const uint8_t *q = w + 16 + 32 * (j / 2);
+            int32_t s = 0;
+            for (l = 0; l < 32; l++) s += ((j & 1) ? q[l] >> 4 : q[l] & 15) * a->q[32 * j + l];
+            sumi += sc[j] * s;
+            summ += m[j] * (a->bsum[2 * j] + a->bsum[2 * j + 1]);
+        }
+        sum += a->d * (swa__f16_to_f32(swa__load_u16(w)) * (float)sumi -
+                       swa__f16_to_f32(swa__load_u16(w + 2)) * (float)summ);
+    }
+    return sum;
+}
+
+/* Q6_K super-block (210 bytes): ql[128] low 4 bits, qh[64] high 2 bits, int8 scales[16], f16 d.
+   In each half of 128 elements, element l of quarter k (l < 32) takes its low bits from
+   ql[l + 32 (k & 1)] (low nibble for k < 2, high for k >= 2) and its high bits from bits
+   2k..2k+1 of qh[l]; value = d * scales[e / 16] * (q - 32). */
+static void swa__q6k_unpack(const uint8_t *w, int8_t *q)
+{
+    const uint8_t *ql = w, *qh = w + 128;
+    int h, l, k;
+    for (h = 0; h < 2; h++, ql += 64, qh += 32, q += 128)
+        for (k = 0; k < 4; k++)
+            for (l = 0; l < 32; l++) {
+                int lo = k < 2 ? ql[l + 32 * (k & 1)] & 15 : ql[l + 32 * (k & 1)] >> 4;
+                q[32 * k + l] = (int8_t)((lo | (((qh[l] >> (2 * k)) & 3) << 4)) - 32);
+            }
+}
+
+static float swa__dot_q6_k_ref(const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8k *a = (const swa__q8k *)x;
+    float sum = 0.0f;
+    int64_t i;
+    for (i = 0; i < n; i += 256, w += 210, a++) {
+        int8_t q[256];
+        int32_t sumi = 0;
+        int g, l;
+        swa__q6k_unpack(w, q);
+        for (g = 0; g < 16; g++) {
+            int32_t s = 0;
+            for (l = 0; l < 16; l++) s += q[16 * g + l] * a->q[16 * g + l];
+            sumi += (int8_t)w[192 + g] * s;
+        }
+        sum += swa__f16_to_f32(swa__load_u16(w + 208)) * a->d * (float)sumi;
+    }
+    return sum;
+}
+
+/* One row of any supported type to float (the token embedding lookup, swa_dequantize_row). */
 static void swa__dequant_row_ref(uint32_t type, const void *row, float *out, int64_t n)
 {
     const uint8_t *b = (const uint8_t *)row;
@@ -1335,16 +1517,50 @@ static void swa__dequant_row_ref(uint32_t type, const void *row, float *out, int
             }
         }
         break;
+    case SWA_TYPE_Q4_K:
+        for (i = 0; i < n; i += 256, b += 144) {
+            float d = swa__f16_to_f32(swa__load_u16(b)), dmin = swa__f16_to_f32(swa__load_u16(b + 2));
+            uint8_t sc[8], m[8];
+            swa__q4k_scales(b + 4, sc, m);
+            for (j = 0; j < 256; j++) {
+                uint8_t q = b[16 + 32 * (j / 64) + j % 32];
+                int sub = (int)(j / 32);
+                out[i + j] = d * sc[sub] * (float)((sub & 1) ? q >> 4 : q & 15) - dmin * m[sub];
+            }
+        }
+        break;
+    case SWA_TYPE_Q6_K:
+        for (i = 0; i < n; i += 256, b += 210) {
+            int8_t q[256];
+            float d = swa__f16_to_f32(swa__load_u16(b + 208));
+            swa__q6k_unpack(b, q);
+            for (j = 0; j < 256; j++) out[i + j] = d * (float)(int8_t)b[192 + j / 16] * (float)q[j];
+        }
+        break;
     default: SWA_ASSERT(0 && "type checked at load");
     }
 }
 
-SWADEF swa_status swa_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n)
+/* ---- attention and element-wise kernels; keys and values are stored as F32 or F16 ---- */
+
+static void swa__to_f16_ref(const float *x, uint16_t *out, int64_t n)
 {
-    if (!swa__dot_for_type(type)) return SWA_ERR_UNSUPPORTED;
-    if (!src || !dst || n < 0 || n % swa_type_block_size(type) != 0) return SWA_ERR_INVALID_ARG;
-    swa__dequant_row_ref(type, src, dst, n);
-    return SWA_OK;
+    int64_t i;
+    for (i = 0; i < n; i++) out[i] = swa__f32_to_f16(x[i]);
+}
+
+static void swa__axpy_f32_ref(float *y, float a, const void *x, int64_t n)   /* y += a*x */
+{
+    const float *v = (const float *)x;
+    int64_t i;
+    for (i = 0; i < n; i++) y[i] += a * v[i];
+}
+
+static void swa__axpy_f16_ref(float *y, float a, const void *x, int64_t n)
+{
+    const uint16_t *v = (const uint16_t *)x;
+    int64_t i;
+    for (i = 0; i < n; i++) y[i] += a * swa__f16_to_f32(v[i]);
 }
 
 static void swa__rmsnorm_ref(float *out, const float *x, const float *w, int64_t n, float eps)
@@ -1387,17 +1603,6 @@ static void swa__swiglu_ref(float *gate, const float *up, int64_t n)
     for (i = 0; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
-static float swa__dot_ref(const float *a, const float *b, int64_t n)
-{
-    return swa__dot_f32_ref(a, b, n);
-}
-
-static void swa__axpy_ref(float *y, float a, const float *x, int64_t n)   /* y += a*x */
-{
-    int64_t i;
-    for (i = 0; i < n; i++) y[i] += a * x[i];
-}
-
 static void swa__add_ref(float *y, const float *x, int64_t n)
 {
     int64_t i;
@@ -1410,6 +1615,350 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
     if (!x || n <= 0) return -1;
     for (i = 1; i < n; i++) if (x[i] > x[best]) best = i;
     return (int32_t)best;
+}
+
+/* ==== kernels (AVX2 + FMA + F16C) ====
+   Compiled into every x86-64 build through target attributes and chosen at run time after a
+   CPU check, so no -march flag is needed. Differences from the reference, and the tolerances
+   tests/test_kernels.c holds them to:
+   - float dots (F32, F16, BF16 rows; F16 keys) keep 4 x 8 partial sums combined at the end,
+     with FMA: relative error within 1e-5 of the sum of |products|;
+   - Q8_0 and Q4_0 dots add each block's exact integer sum as 8 float lanes: within 1e-5 of the
+     sum of |block terms|; Q4_K and Q6_K dots reduce each super-block's integers exactly first
+     and then do the reference's float steps: equal but for FMA contraction (1e-6);
+   - activation quantization and the F16 conversion round exactly as the reference does:
+     bit-identical. Tails shorter than a vector go through the same scalar loop. */
+
+#if defined(SWA__HAVE_AVX2)
+
+SWA__AVX2 static inline float swa__hsum_avx2(__m256 v)
+{
+    __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+SWA__AVX2 static inline int32_t swa__hsum_i32_avx2(__m256i v)
+{
+    __m128i r = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
+    return _mm_cvtsi128_si32(r);
+}
+
+/* 8 floats from 8 bf16: the bf16 bits are the top half of the float. */
+SWA__AVX2 static inline __m256 swa__load_bf16_avx2(const uint16_t *p)
+{
+    __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+}
+
+/* Four accumulators hide the FMA latency; the loop body is the same for the three types. */
+#define SWA__DOT_FLOAT_AVX2(name, T, LOAD, SCALAR)                                           \
+    SWA__AVX2 static float name(const void *row, const void *x, int64_t n)                  \
+    {                                                                                         \
+        const T *w = (const T *)row;                                                          \
+        const float *v = (const float *)x;                                                    \
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                           \
+        float sum;                                                                            \
+        int64_t i = 0;                                                                        \
+        for (; i + 32 <= n; i += 32) {                                                        \
+            a0 = _mm256_fmadd_ps(LOAD(w + i), _mm256_loadu_ps(v + i), a0);                    \
+            a1 = _mm256_fmadd_ps(LOAD(w + i + 8), _mm256_loadu_ps(v + i + 8), a1);            \
+            a2 = _mm256_fmadd_ps(LOAD(w + i + 16), _mm256_loadu_ps(v + i + 16), a2);          \
+            a3 = _mm256_fmadd_ps(LOAD(w + i + 24), _mm256_loadu_ps(v + i + 24), a3);          \
+        }                                                                                     \
+        for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(LOAD(w + i), _mm256_loadu_ps(v + i), a0); \
+        sum = swa__hsum_avx2(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));    \
+        for (; i < n; i++) sum += SCALAR(w[i]) * v[i];                                        \
+        return sum;                                                                           \
+    }
+
+#define SWA__LOAD_F32(p) _mm256_loadu_ps(p)
+#define SWA__LOAD_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define SWA__SCALAR_F32(x) (x)
+SWA__DOT_FLOAT_AVX2(swa__dot_f32_avx2, float, SWA__LOAD_F32, SWA__SCALAR_F32)
+SWA__DOT_FLOAT_AVX2(swa__dot_f16_avx2, uint16_t, SWA__LOAD_F16, swa__f16_to_f32)
+SWA__DOT_FLOAT_AVX2(swa__dot_bf16_avx2, uint16_t, swa__load_bf16_avx2, swa__bf16_to_f32)
+
+/* Signed x signed bytes to 8 int32 sums of 4 products: maddubs wants one unsigned operand, so
+   take |a| and move a's sign onto b. */
+SWA__AVX2 static inline __m256i swa__dot_i8_avx2(__m256i a, __m256i b)
+{
+    __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
+    return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+}
+
+SWA__AVX2 static float swa__dot_q8_0_avx2(const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8 *a = (const swa__q8 *)x;
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i;
+    for (i = 0; i < n; i += 32, w += 34, a++) {
+        __m256i s = swa__dot_i8_avx2(_mm256_loadu_si256((const __m256i *)(w + 2)),
+                                     _mm256_loadu_si256((const __m256i *)a->q));
+        __m256 d = _mm256_set1_ps(_cvtsh_ss(swa__load_u16(w)) * a->d);
+        acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(s), acc);
+    }
+    return swa__hsum_avx2(acc);
+}
+
+SWA__AVX2 static float swa__dot_q4_0_avx2(const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8 *a = (const swa__q8 *)x;
+    const __m256i low4 = _mm256_set1_epi8(15), eight = _mm256_set1_epi8(8);
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i;
+    for (i = 0; i < n; i += 32, w += 18, a++) {
+        __m128i raw = _mm_loadu_si128((const __m128i *)(w + 2));
+        __m256i q = _mm256_insertf128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1);
+        __m256i s;
+        q = _mm256_sub_epi8(_mm256_and_si256(q, low4), eight);   /* elements 0..15, then 16..31 */
+        s = swa__dot_i8_avx2(q, _mm256_loadu_si256((const __m256i *)a->q));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(swa__load_u16(w)) * a->d), _mm256_cvtepi32_ps(s), acc);
+    }
+    return swa__hsum_avx2(acc);
+}
+
+SWA__AVX2 static float swa__dot_q4_k_avx2(const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8k *a = (const swa__q8k *)x;
+    const __m256i low4 = _mm256_set1_epi8(15);
+    float sum = 0.0f;
+    int64_t i;
+    for (i = 0; i < n; i += 256, w += 144, a++) {
+        uint8_t sc[8], m[8];
+        __m256i acc = _mm256_setzero_si256();
+        int32_t summ = 0;
+        int g;
+        swa__q4k_scales(w + 4, sc, m);
+        for (g = 0; g < 8; g++) summ += m[g] * (a->bsum[2 * g] + a->bsum[2 * g + 1]);
+        for (g = 0; g < 4; g++) {
+            __m256i raw = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
+            __m256i lo = _mm256_and_si256(raw, low4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+            __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(a->q + 64 * g)));
+            __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(a->q + 64 * g + 32)));
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(plo, _mm256_set1_epi16(sc[2 * g])));
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(phi, _mm256_set1_epi16(sc[2 * g + 1])));
+        }
+        sum += a->d * (swa__f16_to_f32(swa__load_u16(w)) * (float)swa__hsum_i32_avx2(acc) -
+                       swa__f16_to_f32(swa__load_u16(w + 2)) * (float)summ);
+    }
+    return sum;
+}
+
+/* Q6_K: the quants are 0..63 here and the -32 comes back through the 16-element sums. */
+SWA__AVX2 static float swa__dot_q6_k_avx2(const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8k *a = (const swa__q8k *)x;
+    const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
+    float sum = 0.0f;
+    int64_t i;
+    for (i = 0; i < n; i += 256, w += 210, a++) {
+        const int8_t *sc = (const int8_t *)(w + 192);
+        __m256i acc = _mm256_setzero_si256();
+        int32_t offset = 0;
+        int h, k;
+        for (k = 0; k < 16; k++) offset += sc[k] * a->bsum[k];
+        for (h = 0; h < 2; h++) {
+            const uint8_t *ql = w + 64 * h, *qh = w + 128 + 32 * h;
+            __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+            __m256i hb = _mm256_loadu_si256((const __m256i *)qh);
+            __m256i q[4];
+            q[0] = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(hb, low2), 4));
+            q[1] = _mm256_or_si256(_mm256_and_si256(l1, low4),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), low2), 4));
+            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), low2), 4));
+            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), low2), 4));
+            for (k = 0; k < 4; k++) {
+                const int8_t *s = sc + 8 * h + 2 * k;   /* two scales: elements 0..15, 16..31 */
+                __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(a->q + 128 * h + 32 * k)));
+                __m256i scales = _mm256_insertf128_si256(_mm256_castsi128_si256(_mm_set1_epi16(s[0])),
+                                                         _mm_set1_epi16(s[1]), 1);
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, scales));
+            }
+        }
+        sum += swa__f16_to_f32(swa__load_u16(w + 208)) * a->d * (float)(swa__hsum_i32_avx2(acc) - 32 * offset);
+    }
+    return sum;
+}
+
+/* The largest |x| of 32 floats, and q = lrint(x * id) packed to bytes in order. */
+SWA__AVX2 static inline float swa__amax32_avx2(const float *x)
+{
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 m = _mm256_andnot_ps(sign, _mm256_loadu_ps(x));
+    __m128 r;
+    int k;
+    for (k = 8; k < 32; k += 8) m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + k)));
+    r = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    r = _mm_max_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_max_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+SWA__AVX2 static inline __m256i swa__round32_avx2(const float *x, float id)
+{
+    __m256 s = _mm256_set1_ps(id);
+    __m256i a = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x), s));
+    __m256i b = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 8), s));
+    __m256i c = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 16), s));
+    __m256i d = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 24), s));
+    __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
+    /* the packs work per 128-bit lane: put the 4-byte groups back in order */
+    return _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+SWA__AVX2 static void swa__quantize_q8_avx2(const float *x, void *out, int64_t n)
+{
+    swa__q8 *b = (swa__q8 *)out;
+    int64_t i;
+    for (i = 0; i < n; i += 32, b++, x += 32) {
+        float amax = swa__amax32_avx2(x);
+        b->d = amax / 127.0f;
+        _mm256_storeu_si256((__m256i *)b->q, swa__round32_avx2(x, amax > 0.0f ? 127.0f / amax : 0.0f));
+    }
+}
+
+SWA__AVX2 static void swa__quantize_q8k_avx2(const float *x, void *out, int64_t n)
+{
+    swa__q8k *b = (swa__q8k *)out;
+    int64_t i;
+    int k;
+    for (i = 0; i < n; i += 256, b++, x += 256) {
+        float amax = 0.0f, id;
+        for (k = 0; k < 256; k += 32) {
+            float m = swa__amax32_avx2(x + k);
+            amax = m > amax ? m : amax;
+        }
+        b->d = amax / 127.0f;
+        id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        for (k = 0; k < 256; k += 32) {
+            __m256i q = swa__round32_avx2(x + k, id);
+            /* sums of each 16 bytes: maddubs with ones gives pairs, madd folds them to 4s */
+            __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q), _mm256_set1_epi16(1));
+            int32_t part[8];
+            _mm256_storeu_si256((__m256i *)(b->q + k), q);
+            _mm256_storeu_si256((__m256i *)part, s);
+            b->bsum[k / 16] = (int16_t)(part[0] + part[1] + part[2] + part[3]);
+            b->bsum[k / 16 + 1] = (int16_t)(part[4] + part[5] + part[6] + part[7]);
+        }
+    }
+}
+
+SWA__AVX2 static void swa__to_f16_avx2(const float *x, uint16_t *out, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) out[i] = swa__f32_to_f16(x[i]);
+}
+
+SWA__AVX2 static void swa__axpy_f32_avx2(float *y, float a, const void *x, int64_t n)
+{
+    const float *v = (const float *)x;
+    __m256 s = _mm256_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(s, _mm256_loadu_ps(v + i), _mm256_loadu_ps(y + i)));
+    for (; i < n; i++) y[i] += a * v[i];
+}
+
+SWA__AVX2 static void swa__axpy_f16_avx2(float *y, float a, const void *x, int64_t n)
+{
+    const uint16_t *v = (const uint16_t *)x;
+    __m256 s = _mm256_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(s, SWA__LOAD_F16(v + i), _mm256_loadu_ps(y + i)));
+    for (; i < n; i++) y[i] += a * swa__f16_to_f32(v[i]);
+}
+
+#endif /* SWA__HAVE_AVX2 */
+
+/* ==== kernels: dispatch ====
+   A context picks one table at create time: the reference, or the best the CPU runs. */
+
+typedef struct swa__kernels {
+    const char *name;
+    swa__dot_fn dot_f32, dot_f16, dot_bf16, dot_q8_0, dot_q4_0, dot_q4_k, dot_q6_k;
+    swa__quantize_fn quantize_q8, quantize_q8k;
+    void (*to_f16)(const float *x, uint16_t *out, int64_t n);
+    void (*axpy_f32)(float *y, float a, const void *x, int64_t n);
+    void (*axpy_f16)(float *y, float a, const void *x, int64_t n);
+} swa__kernels;
+
+static const swa__kernels swa__kernels_ref = {
+    "ref", swa__dot_f32_ref, swa__dot_f16_ref, swa__dot_bf16_ref, swa__dot_q8_0_ref, swa__dot_q4_0_ref,
+    swa__dot_q4_k_ref, swa__dot_q6_k_ref, swa__quantize_q8_ref, swa__quantize_q8k_ref, swa__to_f16_ref,
+    swa__axpy_f32_ref, swa__axpy_f16_ref
+};
+
+#if defined(SWA__HAVE_AVX2)
+static const swa__kernels swa__kernels_avx2 = {
+    "avx2", swa__dot_f32_avx2, swa__dot_f16_avx2, swa__dot_bf16_avx2, swa__dot_q8_0_avx2, swa__dot_q4_0_avx2,
+    swa__dot_q4_k_avx2, swa__dot_q6_k_avx2, swa__quantize_q8_avx2, swa__quantize_q8k_avx2, swa__to_f16_avx2,
+    swa__axpy_f32_avx2, swa__axpy_f16_avx2
+};
+
+/* AVX2, FMA and F16C from cpuid, and from xgetbv that the OS saves the YMM registers: a CPU can
+   have AVX2 while its OS does not enable it. */
+static int swa__cpu_has_avx2(void)
+{
+    unsigned a, b, c, d, lo, hi;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    if (!(c & (1u << 27)) || !(c & (1u << 28)) || !(c & (1u << 12)) || !(c & (1u << 29)))
+        return 0;                                   /* OSXSAVE, AVX, FMA, F16C */
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    if ((lo & 6) != 6) return 0;                    /* XMM and YMM state enabled */
+    if (__get_cpuid_max(0, NULL) < 7) return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    (void)hi;
+    return (b & (1u << 5)) != 0;                    /* AVX2 */
+}
+#endif
+
+static const swa__kernels *swa__kernels_select(int32_t which)
+{
+    if (which == SWA_KERNELS_REF) return &swa__kernels_ref;
+#if defined(SWA__HAVE_AVX2)
+    if (swa__cpu_has_avx2()) return &swa__kernels_avx2;
+#endif
+#if defined(SWA__HAVE_NEON)
+    return &swa__kernels_neon;
+#else
+    return &swa__kernels_ref;
+#endif
+}
+
+static swa__dot_fn swa__kernel_dot(const swa__kernels *k, uint32_t type)
+{
+    switch (type) {
+    case SWA_TYPE_F32: return k->dot_f32;
+    case SWA_TYPE_F16: return k->dot_f16;
+    case SWA_TYPE_BF16: return k->dot_bf16;
+    case SWA_TYPE_Q8_0: return k->dot_q8_0;
+    case SWA_TYPE_Q4_0: return k->dot_q4_0;
+    case SWA_TYPE_Q4_K: return k->dot_q4_k;
+    case SWA_TYPE_Q6_K: return k->dot_q6_k;
+    default: return NULL;
+    }
+}
+
+static int swa__type_supported(uint32_t type) { return swa__kernel_dot(&swa__kernels_ref, type) != NULL; }
+
+SWADEF swa_status swa_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n)
+{
+    if (!swa__type_supported(type)) return SWA_ERR_UNSUPPORTED;
+    if (!src || !dst || n < 0 || n % swa_type_block_size(type) != 0) return SWA_ERR_INVALID_ARG;
+    swa__dequant_row_ref(type, src, dst, n);
+    return SWA_OK;
 }
 
 /* ==== thread pool ====
@@ -1747,8 +2296,8 @@ static swa_status swa__get_matrix(const swa_model *m, const char *name, int requ
     swa_status s;
     const swa_gguf_tensor *t = swa__find_tensor(m, name, required, n_in, n_out, &s, err);
     if (!t) return s;
-    if (!swa__dot_for_type(t->type))
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported (F32, F16, BF16, Q8_0 and Q4_0 are)",
+    if (!swa__type_supported(t->type))
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K are)",
                          name, swa_type_name(t->type));
     if ((uintptr_t)t->data % (uintptr_t)(t->type == SWA_TYPE_F32 ? 4 : 2) != 0)
         return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not aligned for %s", name, swa_type_name(t->type));
@@ -1920,14 +2469,18 @@ struct swa_ctx {
     size_t cache_bytes;
     int32_t *window;           /* [n_layer] effective window, 0 = full attention */
     int64_t *n_slots;          /* [n_layer] ring size: the window, or n_ctx for full layers */
-    float **k_cache;           /* [n_layer] -> [n_slots][n_kv_head*head_dim] */
-    float **v_cache;           /* [n_layer] -> [n_slots][n_kv_head*head_dim] */
+    uint8_t **k_cache;         /* [n_layer] -> [n_slots][n_kv_head*head_dim] F16 or F32 */
+    uint8_t **v_cache;         /* [n_layer] -> [n_slots][n_kv_head*head_dim] F16 or F32 */
+    size_t kv_elem;            /* bytes per cached value: 2 or 4 */
+    const swa__kernels *kern;
     double *inv_freq;          /* [n_rot/2] RoPE frequencies base^(-2i/n_rot) */
     /* scratch for one chunk of up to n_batch tokens */
     float *x;                  /* [n_batch][n_embd] residual stream */
     float *xb;                 /* [n_batch][n_embd] normed input, projection output */
     float *q;                  /* [n_batch][n_head*head_dim] */
     float *k, *v;              /* [n_batch][n_kv_head*head_dim] this chunk's keys and values */
+    uint8_t *kc, *vc;          /* the same in the cache's type: attention reads only that */
+    uint8_t *xq;               /* [n_batch][activation row] x quantized for the matrix products */
     float *att;                /* [n_batch][n_head*head_dim] attention output */
     float *gate, *up;          /* [n_batch][n_ff] */
     float *scores;             /* [n_threads][max n_slots] attention weights, one row per thread */
@@ -1961,10 +2514,13 @@ static swa_status swa__resolve_config(const swa_model *m, const swa_ctx_config *
     swa_ctx_config zero;
     memset(&zero, 0, sizeof zero);
     if (!in) in = &zero;
-    if (in->window < 0 || in->n_ctx < 0 || in->n_batch < 0 || in->n_threads < 0 || in->n_threads > SWA__MAX_THREADS)
+    if (in->window < 0 || in->n_ctx < 0 || in->n_batch < 0 || in->n_threads < 0 || in->n_threads > SWA__MAX_THREADS ||
+        (in->kernels != SWA_KERNELS_BEST && in->kernels != SWA_KERNELS_REF) ||
+        (in->kv_type != SWA_KV_F16 && in->kv_type != SWA_KV_F32))
         return swa__fail(err, SWA_ERR_INVALID_ARG,
-                         "context config: window %d, n_ctx %d, n_batch %d, n_threads %d; none may be negative, n_threads at most %d",
-                         in->window, in->n_ctx, in->n_batch, in->n_threads, SWA__MAX_THREADS);
+                         "context config: window %d, n_ctx %d, n_batch %d, n_threads %d, kernels %d, kv_type %d: "
+                         "sizes may not be negative, n_threads is at most %d, kernels and kv_type take their enums",
+                         in->window, in->n_ctx, in->n_batch, in->n_threads, in->kernels, in->kv_type, SWA__MAX_THREADS);
     *out = *in;
     if (!out->n_ctx)
         out->n_ctx = m->hp.n_ctx_train > 0 && m->hp.n_ctx_train < SWA__DEFAULT_N_CTX ? m->hp.n_ctx_train
@@ -1994,17 +2550,19 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     const swa_hparams *hp = &m->hp;
     uint64_t nb = (uint64_t)cfg->n_batch, kvd = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
     uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, max_slots = 1, cache_start;
+    uint64_t es = cfg->kv_type == SWA_KV_F32 ? 4 : 2, widest = (uint64_t)(hp->n_ff > hp->n_embd ? hp->n_ff : hp->n_embd);
+    uint64_t act_row = swa__act_bytes(SWA__ACT_Q8, (int64_t)widest + 255), act_k = swa__act_bytes(SWA__ACT_Q8K, (int64_t)widest + 255);
     int64_t l;
     c->window = (int32_t *)swa__arena_take(a, (uint64_t)hp->n_layer, sizeof(int32_t));
     c->n_slots = (int64_t *)swa__arena_take(a, (uint64_t)hp->n_layer, sizeof(int64_t));
-    c->k_cache = (float **)swa__arena_take(a, (uint64_t)hp->n_layer, sizeof(float *));
-    c->v_cache = (float **)swa__arena_take(a, (uint64_t)hp->n_layer, sizeof(float *));
+    c->k_cache = (uint8_t **)swa__arena_take(a, (uint64_t)hp->n_layer, sizeof(uint8_t *));
+    c->v_cache = (uint8_t **)swa__arena_take(a, (uint64_t)hp->n_layer, sizeof(uint8_t *));
     cache_start = a->used;
     for (l = 0; l < hp->n_layer; l++) {
         int32_t w = swa__effective_window(m, cfg, l);
         uint64_t slots = (uint64_t)(w > 0 ? w : cfg->n_ctx);
-        float *k = (float *)swa__arena_take(a, slots, kvd * sizeof(float));
-        float *v = (float *)swa__arena_take(a, slots, kvd * sizeof(float));
+        uint8_t *k = (uint8_t *)swa__arena_take(a, slots, kvd * es);
+        uint8_t *v = (uint8_t *)swa__arena_take(a, slots, kvd * es);
         if (slots > max_slots) max_slots = slots;
         if (a->base) {
             c->window[l] = w;
@@ -2019,6 +2577,9 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     c->xb = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
     c->q = (float *)swa__arena_take(a, nb * qd, sizeof(float));
     c->k = (float *)swa__arena_take(a, nb * kvd, sizeof(float));
+    c->kc = (uint8_t *)swa__arena_take(a, nb * kvd, es);
+    c->vc = (uint8_t *)swa__arena_take(a, nb * kvd, es);
+    c->xq = (uint8_t *)swa__arena_take(a, nb, act_row > act_k ? act_row : act_k);
     c->v = (float *)swa__arena_take(a, nb * kvd, sizeof(float));
     c->att = (float *)swa__arena_take(a, nb * qd, sizeof(float));
     c->gate = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_ff, sizeof(float));
@@ -2075,6 +2636,8 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
     SWA_ASSERT(!a.overflow && a.used == bytes);
     c->model = m;
     c->cfg = r;
+    c->kern = swa__kernels_select(r.kernels);
+    c->kv_elem = r.kv_type == SWA_KV_F32 ? 4 : 2;
     c->max_pos = INT64_MAX;
     for (l = 0; l < m->hp.n_layer; l++)
         if (c->window[l] == 0) c->max_pos = r.n_ctx;
@@ -2104,44 +2667,57 @@ SWADEF void swa_ctx_reset(swa_ctx *c) { c->pos = 0; }
 SWADEF int64_t swa_ctx_pos(const swa_ctx *c) { return c->pos; }
 SWADEF swa_ctx_config swa_ctx_config_get(const swa_ctx *c) { return c->cfg; }
 SWADEF size_t swa_ctx_cache_bytes(const swa_ctx *c) { return c->cache_bytes; }
+SWADEF const char *swa_ctx_kernels(const swa_ctx *c) { return c->kern->name; }
 
 SWADEF int32_t swa_ctx_window(const swa_ctx *c, int32_t layer)
 {
     return layer >= 0 && layer < c->model->hp.n_layer ? c->window[layer] : -1;
 }
 
-/* y[t][r] = dot(row r of w, x[t]) for n tokens: rows outside, tokens inside, so each weight
-   row is read from memory once per chunk. Rows [r0, r1) only. */
-static void swa__matmul_rows(const swa__matrix *w, const float *x, int64_t ldx, float *y, int64_t ldy, int64_t n,
-                             int64_t r0, int64_t r1)
-{
-    swa__dot_fn dot = swa__dot_for_type(w->type);
-    const uint8_t *row = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes;
-    int64_t r, t;
-    for (r = r0; r < r1; r++, row += w->row_bytes)
-        for (t = 0; t < n; t++) y[t * ldy + r] = dot(row, x + t * ldx, w->n_in);
-}
-
+/* y[t][r] = dot(row r of w, x[t]) for n tokens, x already in the weight type's activation
+   form (a row every x_stride bytes). Rows outside, tokens inside: each weight row is read from
+   memory once per chunk and stays in L1 for the other tokens. Rows [r0, r1) only. */
 typedef struct swa__matmul_task {
     const swa__matrix *w;
-    const float *x;
+    swa__dot_fn dot;
+    const uint8_t *x;
+    size_t x_stride;
     float *y;
-    int64_t ldx, ldy, n;
+    int64_t ldy, n;
 } swa__matmul_task;
 
 static void swa__matmul_run(void *arg, int ith, int nth)
 {
     const swa__matmul_task *t = (const swa__matmul_task *)arg;
-    int64_t r0, r1;
+    const uint8_t *row;
+    int64_t r0, r1, r, k;
     swa__split(t->w->n_out, ith, nth, &r0, &r1);
-    swa__matmul_rows(t->w, t->x, t->ldx, t->y, t->ldy, t->n, r0, r1);
+    row = (const uint8_t *)t->w->data + (size_t)r0 * t->w->row_bytes;
+    for (r = r0; r < r1; r++, row += t->w->row_bytes)
+        for (k = 0; k < t->n; k++) t->y[k * t->ldy + r] = t->dot(row, t->x + (size_t)k * t->x_stride, t->w->n_in);
 }
 
-/* Small products cost less than waking the workers, so they stay on the calling thread. */
+/* Quantize the inputs once for the weight type, then split the rows over the threads. Small
+   products cost less than waking the workers, so they stay on the calling thread. */
 static void swa__matmul(swa_ctx *c, const swa__matrix *w, const float *x, int64_t ldx, float *y, int64_t ldy, int64_t n)
 {
     swa__matmul_task t;
-    t.w = w; t.x = x; t.y = y; t.ldx = ldx; t.ldy = ldy; t.n = n;
+    int kind = swa__act_kind(w->type);
+    int64_t k;
+    t.w = w;
+    t.dot = swa__kernel_dot(c->kern, w->type);
+    t.y = y;
+    t.ldy = ldy;
+    t.n = n;
+    if (kind == SWA__ACT_F32) {
+        t.x = (const uint8_t *)x;
+        t.x_stride = (size_t)ldx * sizeof(float);
+    } else {
+        swa__quantize_fn quantize = kind == SWA__ACT_Q8 ? c->kern->quantize_q8 : c->kern->quantize_q8k;
+        t.x = c->xq;
+        t.x_stride = swa__act_bytes(kind, w->n_in);
+        for (k = 0; k < n; k++) quantize(x + k * ldx, c->xq + (size_t)k * t.x_stride, w->n_in);
+    }
     if ((double)w->n_out * (double)w->n_in * (double)n < 32768.0) swa__matmul_run(&t, 0, 1);
     else swa__pool_run(&c->pool, swa__matmul_run, &t);
 }
@@ -2164,7 +2740,9 @@ static void swa__rope_table(swa_ctx *c, int64_t n)
 /* Attention of the chunk's n queries (positions pos..pos+n-1) in layer l. Query position i sees
    keys j with i - W < j <= i. Keys before the chunk come from the ring, which still holds
    positions pos-S..pos-1 because the chunk has not been written yet; keys inside the chunk
-   come from c->k/c->v. So a chunk longer than the ring loses nothing. Threads split the
+   come from c->kc/c->vc. So a chunk longer than the ring loses nothing. Both hold keys and
+   values in the cache's type, so a token sees the same numbers whether its keys were cached
+   or computed in its own chunk: the logits do not depend on the chunk size. Threads split the
    (token, head) pairs. */
 typedef struct swa__attention_task {
     swa_ctx *c;
@@ -2176,26 +2754,30 @@ static void swa__attention_run(void *arg, int ith, int nth)
     const swa__attention_task *task = (const swa__attention_task *)arg;
     swa_ctx *c = task->c;
     const swa_hparams *hp = &c->model->hp;
-    int64_t hd = hp->head_dim, kvd = (int64_t)hp->n_kv_head * hd, qd = (int64_t)hp->n_head * hd;
-    int64_t group = hp->n_head / hp->n_kv_head, S = c->n_slots[task->l], W = c->window[task->l];
-    const float *k_ring = c->k_cache[task->l], *v_ring = c->v_cache[task->l];
+    int64_t hd = hp->head_dim, qd = (int64_t)hp->n_head * hd, group = hp->n_head / hp->n_kv_head;
+    int64_t S = c->n_slots[task->l], W = c->window[task->l], p0, p1, p, j;
+    size_t row = (size_t)hp->n_kv_head * (size_t)hd * c->kv_elem;     /* bytes per cached position */
+    const uint8_t *k_ring = c->k_cache[task->l], *v_ring = c->v_cache[task->l];
+    int f16 = c->kv_elem == 2;
+    swa__dot_fn dot = f16 ? c->kern->dot_f16 : c->kern->dot_f32;
+    void (*axpy)(float *, float, const void *, int64_t) = f16 ? c->kern->axpy_f16 : c->kern->axpy_f32;
     float *scores = c->scores + (int64_t)ith * c->max_slots, scale = 1.0f / sqrtf((float)hd);
-    int64_t p0, p1, p, j;
     swa__split(task->n * hp->n_head, ith, nth, &p0, &p1);
     for (p = p0; p < p1; p++) {
         int64_t t = p / hp->n_head, h = p % hp->n_head, i = c->pos + t;
-        int64_t lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0, kv_off = (h / group) * hd;
+        int64_t lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0;
+        size_t head = (size_t)(h / group) * (size_t)hd * c->kv_elem;
         const float *q = c->q + t * qd + h * hd;
         float *out = c->att + t * qd + h * hd;
         for (j = lo; j <= i; j++) {
-            const float *k = j < c->pos ? k_ring + (j % S) * kvd : c->k + (j - c->pos) * kvd;
-            scores[j - lo] = swa__dot_ref(q, k + kv_off, hd) * scale;
+            const uint8_t *k = j < c->pos ? k_ring + (size_t)(j % S) * row : c->kc + (size_t)(j - c->pos) * row;
+            scores[j - lo] = dot(k + head, q, hd) * scale;
         }
         swa__softmax_ref(scores, i - lo + 1);
         memset(out, 0, (size_t)hd * sizeof(float));
         for (j = lo; j <= i; j++) {
-            const float *v = j < c->pos ? v_ring + (j % S) * kvd : c->v + (j - c->pos) * kvd;
-            swa__axpy_ref(out, scores[j - lo], v + kv_off, hd);
+            const uint8_t *v = j < c->pos ? v_ring + (size_t)(j % S) * row : c->vc + (size_t)(j - c->pos) * row;
+            axpy(out, scores[j - lo], v + head, hd);
         }
     }
 }
@@ -2212,15 +2794,28 @@ static void swa__attention(swa_ctx *c, int64_t l, int64_t n)
     else swa__pool_run(&c->pool, swa__attention_run, &t);
 }
 
+/* The chunk's keys and values in the cache's type. */
+static void swa__chunk_to_cache_type(swa_ctx *c, int64_t n)
+{
+    int64_t count = n * c->model->hp.n_kv_head * c->model->hp.head_dim;
+    if (c->kv_elem == 2) {
+        c->kern->to_f16(c->k, (uint16_t *)c->kc, count);
+        c->kern->to_f16(c->v, (uint16_t *)c->vc, count);
+    } else {
+        memcpy(c->kc, c->k, (size_t)count * sizeof(float));
+        memcpy(c->vc, c->v, (size_t)count * sizeof(float));
+    }
+}
+
 /* Position i goes to slot i mod S; only the chunk's last S tokens survive. */
 static void swa__cache_write(swa_ctx *c, int64_t l, int64_t n)
 {
-    int64_t kvd = (int64_t)c->model->hp.n_kv_head * c->model->hp.head_dim, S = c->n_slots[l];
-    int64_t t = n > S ? n - S : 0;
+    size_t row = (size_t)c->model->hp.n_kv_head * (size_t)c->model->hp.head_dim * c->kv_elem;
+    int64_t S = c->n_slots[l], t = n > S ? n - S : 0;
     for (; t < n; t++) {
         int64_t slot = (c->pos + t) % S;
-        memcpy(c->k_cache[l] + slot * kvd, c->k + t * kvd, (size_t)kvd * sizeof(float));
-        memcpy(c->v_cache[l] + slot * kvd, c->v + t * kvd, (size_t)kvd * sizeof(float));
+        memcpy(c->k_cache[l] + (size_t)slot * row, c->kc + (size_t)t * row, row);
+        memcpy(c->v_cache[l] + (size_t)slot * row, c->vc + (size_t)t * row, row);
     }
 }
 
@@ -2238,6 +2833,7 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
         swa__rope_ref(c->q + t * qd, hp->n_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
         swa__rope_ref(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
     }
+    swa__chunk_to_cache_type(c, n);
     swa__attention(c, l, n);
     swa__cache_write(c, l, n);
     swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);

@@ -1,0 +1,259 @@
+/* Every SIMD kernel against its scalar reference on awkward sizes (tails, single elements,
+   thousands), unaligned inputs and fixed-seed random data, with each kernel's tolerance from
+   the comment above its SIMD code. The largest error seen is printed per kernel. */
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const int64_t float_sizes[] = {1, 7, 8, 9, 31, 32, 33, 255, 256, 257, 4099};
+static const int64_t block32_counts[] = {1, 2, 7, 8, 9, 31, 32, 33, 129};    /* n = 32 * count */
+static const int64_t block256_counts[] = {1, 2, 3, 7, 16, 17};               /* n = 256 * count */
+
+static uint64_t rng = 88172645463325252ull;
+static uint32_t next_u32(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+static float next_float(void) { return (float)(next_u32() % 2000001) / 1000000.0f - 1.0f; }
+
+static const swa__kernels *simd(void)
+{
+    const swa__kernels *k = swa__kernels_select(SWA_KERNELS_BEST);
+    if (k == &swa__kernels_ref) {
+        fprintf(stderr, "test_kernels: this build has no SIMD kernels for this CPU; nothing to compare\n");
+        skip();
+    }
+    return k;
+}
+
+/* A random finite half in [2^-10, 2^-4), the range real scales live in. */
+static uint16_t random_scale(void)
+{
+    return swa__f32_to_f16(ldexpf(1.0f + (float)(next_u32() % 1000) / 1000.0f, -(int)(4 + next_u32() % 6)));
+}
+
+/* A row of `type` with random quants and sane scales. */
+static void random_row(uint32_t type, uint8_t *row, int64_t n)
+{
+    size_t bytes = (size_t)(n / swa_type_block_size(type) * swa_type_block_bytes(type)), i;
+    int64_t b;
+    for (i = 0; i < bytes; i++) row[i] = (uint8_t)next_u32();
+    for (b = 0; b < n / swa_type_block_size(type); b++) {
+        uint8_t *blk = row + b * swa_type_block_bytes(type);
+        uint16_t d = random_scale(), dmin = random_scale();
+        switch (type) {
+        case SWA_TYPE_Q8_0: case SWA_TYPE_Q4_0: memcpy(blk, &d, 2); break;
+        case SWA_TYPE_Q4_K: memcpy(blk, &d, 2); memcpy(blk + 2, &dmin, 2); break;
+        case SWA_TYPE_Q6_K: memcpy(blk + 208, &d, 2); break;
+        default: break;
+        }
+    }
+}
+
+static double worst[32];
+static const char *worst_name[32];
+static int n_worst;
+
+static void note(const char *name, double err)
+{
+    int i;
+    for (i = 0; i < n_worst && strcmp(worst_name[i], name); i++) {}
+    if (i == n_worst) { worst_name[n_worst++] = name; worst[i] = 0; }
+    if (err > worst[i]) worst[i] = err;
+}
+
+static void check_close(const char *name, double got, double want, double magnitude, double tol, int64_t n)
+{
+    double err = fabs(got - want) / (magnitude > 1e-30 ? magnitude : 1e-30);
+    note(name, err);
+    if (err > tol) fail_msg("%s, n = %lld: simd %.9g, ref %.9g, error %.3g > %.3g", name, (long long)n, got, want, err, tol);
+}
+
+/* Float rows (F32, F16, BF16) against float x; x and the row start one element off alignment. */
+static void test_float_dots(void **state)
+{
+    const swa__kernels *k = simd();
+    static float x[4099 + 1], wf[4099 + 1];
+    static uint16_t wh[4099 + 1];
+    size_t s;
+    int64_t i;
+    (void)state;
+    for (s = 0; s < sizeof float_sizes / sizeof float_sizes[0]; s++) {
+        int64_t n = float_sizes[s];
+        double mag32 = 0, mag16 = 0, magb = 0;
+        float *xs = x + 1, *w32 = wf + 1;
+        uint16_t *w16 = wh + 1;
+        for (i = 0; i < n; i++) {
+            xs[i] = next_float();
+            w32[i] = next_float();
+            w16[i] = swa__f32_to_f16(next_float());
+        }
+        for (i = 0; i < n; i++) {
+            mag32 += fabs(w32[i] * xs[i]);
+            mag16 += fabs(swa__f16_to_f32(w16[i]) * xs[i]);
+            magb += fabs(swa__bf16_to_f32(w16[i]) * xs[i]);
+        }
+        check_close("dot_f32", k->dot_f32(w32, xs, n), swa__dot_f32_ref(w32, xs, n), mag32, 1e-5, n);
+        check_close("dot_f16", k->dot_f16(w16, xs, n), swa__dot_f16_ref(w16, xs, n), mag16, 1e-5, n);
+        check_close("dot_bf16", k->dot_bf16(w16, xs, n), swa__dot_bf16_ref(w16, xs, n), magb, 1e-5, n);
+    }
+}
+
+/* |w| . |x| over the dequantized values: the scale of a dot product's rounding error. */
+static double magnitude(uint32_t type, const uint8_t *row, const float *x, int64_t n)
+{
+    float *w = (float *)malloc(sizeof(float) * (size_t)n);
+    double m = 0;
+    int64_t i;
+    swa__dequant_row_ref(type, row, w, n);
+    for (i = 0; i < n; i++) m += fabs((double)w[i] * x[i]);
+    free(w);
+    return m;
+}
+
+static void check_block_dot(const swa__kernels *k, uint32_t type, int64_t n, int offset)
+{
+    const int kind = swa__act_kind(type);
+    uint8_t *row_buf = (uint8_t *)malloc((size_t)(n / swa_type_block_size(type) * swa_type_block_bytes(type)) + 1);
+    uint8_t *row = row_buf + offset;                      /* rows at odd addresses too */
+    float *x = (float *)malloc(sizeof(float) * (size_t)n), *xd = (float *)malloc(sizeof(float) * (size_t)n);
+    void *act = malloc(swa__act_bytes(kind, n));
+    swa__dot_fn simd_dot = swa__kernel_dot(k, type), ref_dot = swa__kernel_dot(&swa__kernels_ref, type);
+    int64_t i;
+    double mag;
+    for (i = 0; i < n; i++) x[i] = next_float();
+    random_row(type, row, n);
+    (kind == SWA__ACT_Q8 ? swa__quantize_q8_ref : swa__quantize_q8k_ref)(x, act, n);
+    /* the activations as quantized, to size the error */
+    for (i = 0; i < n; i++) {
+        if (kind == SWA__ACT_Q8) xd[i] = ((swa__q8 *)act)[i / 32].d * ((swa__q8 *)act)[i / 32].q[i % 32];
+        else xd[i] = ((swa__q8k *)act)[i / 256].d * ((swa__q8k *)act)[i / 256].q[i % 256];
+    }
+    mag = magnitude(type, row, xd, n);
+    check_close(swa_type_name(type), simd_dot(row, act, n), ref_dot(row, act, n), mag,
+                kind == SWA__ACT_Q8K ? 1e-6 : 1e-5, n);
+    /* and the reference dot is the dot of the dequantized row with the dequantized x, which
+       ties the integer kernels to the block layouts */
+    {
+        float *w = (float *)malloc(sizeof(float) * (size_t)n);
+        double exact = 0;
+        swa__dequant_row_ref(type, row, w, n);
+        for (i = 0; i < n; i++) exact += (double)w[i] * xd[i];
+        check_close("ref vs dequant", ref_dot(row, act, n), exact, mag, 1e-5, n);
+        free(w);
+    }
+    free(row_buf); free(x); free(xd); free(act);
+}
+
+static void test_quantized_dots(void **state)
+{
+    const swa__kernels *k = simd();
+    size_t s;
+    int off;
+    (void)state;
+    for (off = 0; off < 2; off++) {
+        for (s = 0; s < sizeof block32_counts / sizeof block32_counts[0]; s++) {
+            check_block_dot(k, SWA_TYPE_Q8_0, 32 * block32_counts[s], off);
+            check_block_dot(k, SWA_TYPE_Q4_0, 32 * block32_counts[s], off);
+        }
+        for (s = 0; s < sizeof block256_counts / sizeof block256_counts[0]; s++) {
+            check_block_dot(k, SWA_TYPE_Q4_K, 256 * block256_counts[s], off);
+            check_block_dot(k, SWA_TYPE_Q6_K, 256 * block256_counts[s], off);
+        }
+    }
+}
+
+/* Activation quantization and the F16 conversion round as the reference does: same bytes. */
+static void test_quantize_and_convert(void **state)
+{
+    const swa__kernels *k = simd();
+    static float x[256 * 17 + 1];
+    static uint8_t a[sizeof(swa__q8k) * 17], b[sizeof(swa__q8k) * 17];
+    static uint16_t h1[4099], h2[4099];
+    const float special[] = {0.0f, -0.0f, 65504.0f, 65520.0f, 1e9f, -1e9f, 6.1e-5f, 5.96e-8f, 2.98e-8f,
+                             2.99e-8f, 1e-10f, INFINITY, -INFINITY, 0.5f + 1.0f / 4096.0f, 1.0009765625f};
+    size_t s;
+    int64_t i;
+    (void)state;
+    for (s = 0; s < sizeof block32_counts / sizeof block32_counts[0]; s++) {
+        int64_t n = 32 * block32_counts[s];
+        for (i = 0; i < n; i++) x[i + 1] = next_float() * (i % 5 == 0 ? 100.0f : 1.0f);
+        if (s == 0) for (i = 0; i < 32; i++) x[i + 1] = 0.0f;          /* an all-zero block */
+        swa__quantize_q8_ref(x + 1, a, n);
+        k->quantize_q8(x + 1, b, n);
+        assert_memory_equal(a, b, (size_t)(n / 32) * sizeof(swa__q8));
+    }
+    for (s = 0; s < sizeof block256_counts / sizeof block256_counts[0]; s++) {
+        int64_t n = 256 * block256_counts[s];
+        for (i = 0; i < n; i++) x[i + 1] = next_float() * (i % 7 == 0 ? 30.0f : 1.0f);
+        swa__quantize_q8k_ref(x + 1, a, n);
+        k->quantize_q8k(x + 1, b, n);
+        assert_memory_equal(a, b, (size_t)(n / 256) * sizeof(swa__q8k));
+    }
+    for (s = 0; s < sizeof float_sizes / sizeof float_sizes[0]; s++) {
+        int64_t n = float_sizes[s];
+        for (i = 0; i < n; i++) x[i + 1] = i < (int64_t)(sizeof special / sizeof special[0]) ? special[i] : next_float() * 70000.0f;
+        swa__to_f16_ref(x + 1, h1, n);
+        k->to_f16(x + 1, h2, n);
+        assert_memory_equal(h1, h2, (size_t)n * 2);
+    }
+    /* and the reference conversion round-trips every finite half exactly */
+    for (i = 0; i < 65536; i++) {
+        uint16_t h = (uint16_t)i;
+        if (((h >> 10) & 31) == 31) continue;
+        assert_int_equal(swa__f32_to_f16(swa__f16_to_f32(h)), h);
+    }
+}
+
+static void test_axpy(void **state)
+{
+    const swa__kernels *k = simd();
+    static float y1[4100], y2[4100], v[4100];
+    static uint16_t vh[4100];
+    size_t s;
+    int64_t i;
+    (void)state;
+    for (s = 0; s < sizeof float_sizes / sizeof float_sizes[0]; s++) {
+        int64_t n = float_sizes[s];
+        float a = next_float();
+        for (i = 0; i < n; i++) { y1[i] = y2[i] = next_float(); v[i + 1] = next_float(); vh[i + 1] = swa__f32_to_f16(v[i + 1]); }
+        swa__axpy_f32_ref(y1, a, v + 1, n);
+        k->axpy_f32(y2, a, v + 1, n);
+        for (i = 0; i < n; i++) check_close("axpy_f32", y2[i], y1[i], 1.0, 1e-6, n);
+        for (i = 0; i < n; i++) y2[i] = y1[i];
+        swa__axpy_f16_ref(y1, a, vh + 1, n);
+        k->axpy_f16(y2, a, vh + 1, n);
+        for (i = 0; i < n; i++) check_close("axpy_f16", y2[i], y1[i], 1.0, 1e-6, n);
+    }
+}
+
+static int report(void **state)
+{
+    int i;
+    (void)state;
+    for (i = 0; i < n_worst; i++) fprintf(stderr, "test_kernels: %-8s largest relative error %.2e\n", worst_name[i], worst[i]);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_float_dots),
+        cmocka_unit_test(test_quantized_dots),
+        cmocka_unit_test(test_quantize_and_convert),
+        cmocka_unit_test(test_axpy),
+    };
+    return cmocka_run_group_tests(tests, NULL, report);
+}
