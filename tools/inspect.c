@@ -1,17 +1,23 @@
 /* swa-inspect: print what a GGUF file holds (header, metadata, tensor table) and, when it
-   loads as a llama model, a one-line summary of its hyperparameters.
+   loads as a llama model, a one-line summary of its hyperparameters; or write a copy of the
+   file with another sliding window.
 
    swa-inspect FILE.gguf
+   swa-inspect IN.gguf --set-window W OUT.gguf
 
    Strings from the file may hold anything, so control bytes, C1 controls and invalid UTF-8
    are printed escaped: any file is safe to show on a terminal. Exit status: 0 when the GGUF
-   parsed (a file that is not a model included), 1 when it cannot be opened, 2 for bad usage. */
+   parsed (a file that is not a model included) or the copy was written, 1 when a file cannot
+   be opened or written, 2 for bad usage. */
 #define _POSIX_C_SOURCE 200809L
 #define SWA_IMPLEMENTATION
 #include "swa.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define STR_SHOWN   48      /* bytes of a string shown before "..." */
 #define ELEMS_SHOWN 4       /* elements of a top-level array; nested arrays show 2 */
@@ -21,8 +27,14 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: swa-inspect FILE.gguf\n"
+               "       swa-inspect IN.gguf --set-window W OUT.gguf\n"
                "  Print the header, metadata and tensor table of a GGUF file, then a summary\n"
                "  of the hyperparameters if it loads as a llama model.\n"
+               "  --set-window W  instead write OUT.gguf, a copy of IN.gguf whose key\n"
+               "                  llama.attention.sliding_window is the u32 W (W >= 1, every\n"
+               "                  layer): an existing key is replaced where it stands, else the\n"
+               "                  key is added last. Every other key, the tensor table, the\n"
+               "                  tensor data, the GGUF version and the alignment are kept.\n"
                "  -h  this help\n");
 }
 
@@ -195,9 +207,215 @@ static void print_model(const char *path)
     swa_model_free(m);
 }
 
+/* ==== --set-window: copy a file with another llama.attention.sliding_window ==== */
+
+#define WINDOW_KEY "llama.attention.sliding_window"
+
+/* Encoded size of a value of `type` whose encoding starts at p (strings and arrays: at their
+   length or header). swa_gguf_open has already checked that every value lies inside the file;
+   write_copy also checks that each entry ends where the next one starts. */
+static uint64_t value_bytes(uint32_t type, const uint8_t *p)
+{
+    static const uint8_t scalar[13] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+    uint64_t n, i, total;
+    uint32_t elem;
+    if (type < 13 && scalar[type]) return scalar[type];
+    if (type == SWA_GGUF_STRING) {
+        memcpy(&n, p, 8);
+        return 8 + n;
+    }
+    memcpy(&elem, p, 4);
+    memcpy(&n, p + 4, 8);
+    if (elem < 13 && scalar[elem]) return 12 + n * scalar[elem];
+    for (total = 12, i = 0; i < n; i++) total += value_bytes(elem, p + total);
+    return total;
+}
+
+/* Where a value's encoding starts: the reader's data pointer is past a string's length and
+   past an array's element type and count. */
+static const uint8_t *value_start(const swa_gguf_value *v)
+{
+    return v->type == SWA_GGUF_STRING ? v->data - 8 : v->type == SWA_GGUF_ARRAY ? v->data - 12 : v->data;
+}
+
+typedef struct out_file {
+    FILE *f;
+    uint64_t written;
+    int failed;          /* 1: a write failed (errno says why), 2: bad input, already reported */
+} out_file;
+
+static void put(out_file *o, const void *p, uint64_t n)
+{
+    const uint8_t *b = (const uint8_t *)p;
+    while (n && !o->failed) {                 /* pieces of 1 GiB: fwrite takes a size_t */
+        size_t k = n > (1u << 30) ? (size_t)1 << 30 : (size_t)n;
+        if (fwrite(b, 1, k, o->f) != k) o->failed = 1;
+        b += k;
+        n -= k;
+        o->written += k;
+    }
+}
+
+static void put_u32(out_file *o, uint32_t v) { put(o, &v, 4); }   /* the reader refuses big-endian hosts */
+static void put_u64(out_file *o, uint64_t v) { put(o, &v, 8); }
+
+static void put_window(out_file *o, uint32_t window)
+{
+    put_u64(o, sizeof WINDOW_KEY - 1);
+    put(o, WINDOW_KEY, sizeof WINDOW_KEY - 1);
+    put_u32(o, SWA_GGUF_U32);
+    put_u32(o, window);
+}
+
+/* Write the copy: header, metadata entries copied byte for byte from the input (the window
+   entry replaced in place, or added last), tensor infos re-encoded from the table, zeros up
+   to the input's alignment, then the input's data section as it stands. The tensor offsets
+   are relative to the data section, so they stay valid; general.alignment is one of the
+   copied keys, in its place, and the padding follows the alignment the reader resolved from
+   it (32 when it is absent), as the input's did. Returns 0 or -1 with a message printed. */
+static int write_copy(const swa_gguf *g, const char *out_path, uint32_t window, int64_t window_kv)
+{
+    int64_t n_kv = swa_gguf_kv_count(g), n_t = swa_gguf_tensor_count(g), i;
+    uint64_t align = swa_gguf_alignment(g), data_bytes = swa_gguf_file_size(g) - swa_gguf_data_offset(g);
+    static const uint8_t zeros[64] = {0};
+    out_file o;
+    uint32_t d;
+    memset(&o, 0, sizeof o);
+    if (!(o.f = fopen(out_path, "wb"))) {
+        fprintf(stderr, "swa-inspect: cannot create %s: %s\n", out_path, strerror(errno));
+        return -1;
+    }
+    put(&o, "GGUF", 4);
+    put_u32(&o, swa_gguf_version(g));
+    put_u64(&o, (uint64_t)n_t);
+    put_u64(&o, (uint64_t)(n_kv + (window_kv < 0)));
+    for (i = 0; i < n_kv; i++) {
+        swa_str key = swa_gguf_kv_key(g, i);
+        swa_gguf_value v = swa_gguf_kv_value(g, i);
+        const uint8_t *start = (const uint8_t *)key.ptr - 8, *end = value_start(&v) + value_bytes(v.type, value_start(&v));
+        const char *next = i + 1 < n_kv ? swa_gguf_kv_key(g, i + 1).ptr : n_t ? swa_gguf_tensor_at(g, 0)->name.ptr : NULL;
+        if (next && end != (const uint8_t *)next - 8) {
+            fprintf(stderr, "swa-inspect: cannot find the end of key %.*s in the input\n", (int)key.len, key.ptr);
+            o.failed = 2;
+            break;
+        }
+        if (i == window_kv) put_window(&o, window);
+        else put(&o, start, (uint64_t)(end - start));
+    }
+    if (window_kv < 0) put_window(&o, window);
+    for (i = 0; i < n_t; i++) {
+        const swa_gguf_tensor *t = swa_gguf_tensor_at(g, i);
+        put_u64(&o, t->name.len);
+        put(&o, t->name.ptr, t->name.len);
+        put_u32(&o, t->n_dims);
+        for (d = 0; d < t->n_dims; d++) put_u64(&o, (uint64_t)t->ne[d]);
+        put_u32(&o, t->type);
+        put_u64(&o, t->offset);
+    }
+    if (n_t > 0) {      /* without tensors there is no data section to align */
+        const swa_gguf_tensor *t0 = swa_gguf_tensor_at(g, 0);
+        while (o.written % align && !o.failed) {
+            uint64_t k = align - o.written % align;
+            put(&o, zeros, k < sizeof zeros ? k : sizeof zeros);
+        }
+        put(&o, (const uint8_t *)t0->data - t0->offset, data_bytes);
+    }
+    if (fclose(o.f) != 0 && !o.failed) o.failed = 1;
+    if (o.failed) {
+        if (o.failed == 1) fprintf(stderr, "swa-inspect: cannot write %s: %s\n", out_path, strerror(errno));
+        remove(out_path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Open the copy again and compare it with the input: version, alignment, keys, the window,
+   the tensor table. The tensor bytes are not compared again: they were copied as one block
+   whose position the matching tensor table confirms, and rereading a large model costs as
+   much as writing it. */
+static int check_copy(const swa_gguf *g, const char *out_path, uint32_t window, int64_t window_kv)
+{
+    swa_gguf *c;
+    swa_error err;
+    int64_t i, wi, n_kv = swa_gguf_kv_count(g);
+    int ok;
+    swa_gguf_value v;
+    int64_t w = 0;
+    if (swa_gguf_open(out_path, &c, &err) != SWA_OK) {
+        print_message(stderr, "swa-inspect: the copy does not read back: ", err.msg);
+        return -1;
+    }
+    wi = swa_gguf_kv_find(c, WINDOW_KEY);
+    v = swa_gguf_kv_value(c, wi);
+    ok = swa_gguf_version(c) == swa_gguf_version(g) && swa_gguf_alignment(c) == swa_gguf_alignment(g) &&
+         swa_gguf_kv_count(c) == n_kv + (window_kv < 0) && wi == (window_kv < 0 ? n_kv : window_kv) &&
+         v.type == SWA_GGUF_U32 && swa_gguf_value_int(&v, &w) == SWA_OK && w == (int64_t)window &&
+         swa_gguf_tensor_count(c) == swa_gguf_tensor_count(g) &&
+         swa_gguf_file_size(c) - swa_gguf_data_offset(c) == swa_gguf_file_size(g) - swa_gguf_data_offset(g);
+    for (i = 0; ok && i < n_kv; i++) {
+        swa_str a = swa_gguf_kv_key(g, i), b = swa_gguf_kv_key(c, i);
+        ok = a.len == b.len && memcmp(a.ptr, b.ptr, a.len) == 0;
+    }
+    for (i = 0; ok && i < swa_gguf_tensor_count(g); i++) {
+        const swa_gguf_tensor *a = swa_gguf_tensor_at(g, i), *b = swa_gguf_tensor_at(c, i);
+        ok = a->name.len == b->name.len && memcmp(a->name.ptr, b->name.ptr, a->name.len) == 0 &&
+             a->type == b->type && a->n_dims == b->n_dims && memcmp(a->ne, b->ne, sizeof a->ne) == 0 &&
+             a->offset == b->offset && a->nbytes == b->nbytes;
+    }
+    swa_gguf_close(c);
+    if (!ok) fprintf(stderr, "swa-inspect: %s does not read back as the expected copy\n", out_path);
+    return ok ? 0 : -1;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static int set_window(const char *in_path, const char *out_path, uint32_t window)
+{
+    swa_gguf *g;
+    swa_error err;
+    int64_t wi;
+    swa_gguf_value old;
+    char was[96];
+    if (same_file(in_path, out_path)) {
+        fprintf(stderr, "swa-inspect: %s is the input file; write the copy to another path\n", out_path);
+        return 2;
+    }
+    if (swa_gguf_open(in_path, &g, &err) != SWA_OK) {
+        print_message(stderr, "swa-inspect: ", err.msg);
+        return 1;
+    }
+    wi = swa_gguf_kv_find(g, WINDOW_KEY);
+    old = swa_gguf_kv_value(g, wi);
+    if (wi < 0) snprintf(was, sizeof was, "added as the last key");
+    else if (old.type == SWA_GGUF_ARRAY) snprintf(was, sizeof was, "replacing an array of %llu per-layer windows",
+                                                   (unsigned long long)old.n);
+    else {
+        int64_t w;
+        if (swa_gguf_value_int(&old, &w) == SWA_OK) snprintf(was, sizeof was, "replacing the %s %lld",
+                                                            swa_gguf_type_name(old.type), (long long)w);
+        else snprintf(was, sizeof was, "replacing a %s", swa_gguf_type_name(old.type));
+    }
+    if (write_copy(g, out_path, window, wi) != 0 || check_copy(g, out_path, window, wi) != 0) {
+        swa_gguf_close(g);
+        return 1;
+    }
+    print_escaped(stdout, out_path, strlen(out_path), strlen(out_path), 0);
+    printf(": " WINDOW_KEY " = %u (%s); %lld keys, %lld tensors and the data copied from ",
+           (unsigned)window, was, (long long)swa_gguf_kv_count(g) - (wi >= 0), (long long)swa_gguf_tensor_count(g));
+    print_escaped(stdout, in_path, strlen(in_path), strlen(in_path), 0);
+    putchar('\n');
+    swa_gguf_close(g);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    const char *path = NULL;
+    const char *path = NULL, *out = NULL;
+    long window = 0;
     swa_gguf *g;
     swa_error err;
     int i;
@@ -209,17 +427,43 @@ int main(int argc, char **argv)
         }
         /* Options that take values are matched here, ahead of the unknown-option check;
            each one moves i past the arguments it consumes. */
-        if ((a[0] == '-' && a[1]) || path) {
+        if (!strcmp(a, "--set-window")) {
+            char *end;
+            const char *val = i + 1 < argc ? argv[++i] : NULL;
+            errno = 0;
+            window = val ? strtol(val, &end, 10) : 0;
+            if (!val || errno || end == val || *end || window < 1 || window > INT32_MAX) {
+                if (val) fprintf(stderr, "swa-inspect: --set-window wants a number in 1..%ld, got \"%s\"\n", (long)INT32_MAX, val);
+                else fprintf(stderr, "swa-inspect: --set-window needs a value\n");
+                usage(stderr);
+                return 2;
+            }
+            continue;
+        }
+        /* a second file name is the output of --set-window, checked below */
+        if ((a[0] == '-' && a[1]) || out) {
             fprintf(stderr, "swa-inspect: unexpected argument %s\n", a);
             usage(stderr);
             return 2;
         }
-        path = a;
+        if (path) out = a;
+        else path = a;
+    }
+    if (out && !window) {
+        fprintf(stderr, "swa-inspect: unexpected argument %s\n", out);
+        usage(stderr);
+        return 2;
+    }
+    if (window && (!path || !out)) {
+        fprintf(stderr, "swa-inspect: --set-window needs IN.gguf and OUT.gguf\n");
+        usage(stderr);
+        return 2;
     }
     if (!path) {
         usage(stderr);
         return 2;
     }
+    if (window) return set_window(path, out, (uint32_t)window);
     if (swa_gguf_open(path, &g, &err) != SWA_OK) {
         print_message(stderr, "swa-inspect: ", err.msg);
         return 1;

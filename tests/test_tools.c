@@ -1,0 +1,777 @@
+/* build/swa-tokenize, build/swa-perplexity and build/swa-inspect --set-window as a user runs
+   them, checked against the library API on files the tests write (a small random llama model
+   with a vocabulary) and against llama.cpp's vocabulary test data in ../shared when present.
+   Run from the project root after `make` (the Makefile's test target does both). */
+#define _POSIX_C_SOURCE 200809L   /* mkstemp, popen */
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+#define GW_IMPLEMENTATION
+#include "tools/gguf_writer.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <unistd.h>
+
+#include "tests/testutil.h"
+
+#define TOKENIZE   "build/swa-tokenize"
+#define PERPLEXITY "build/swa-perplexity"
+#define INSPECT    "build/swa-inspect"
+#define GENERATE   "build/swa-generate"
+#define SPM_VOCAB  "../shared/testdata/ggml-vocab-llama-spm.gguf"
+
+#define N_PIECES 41
+#define VOCAB_N  (3 + 256 + N_PIECES)   /* <unk> <s> </s>, 256 bytes, the pieces below */
+
+/* ---- helpers: files, commands ---- */
+
+static void tmp_path(char *buf, size_t cap, const char *tag)
+{
+    int fd;
+    snprintf(buf, cap, "/tmp/swa_tools_%s_XXXXXX", tag);
+    fd = mkstemp(buf);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+static uint8_t *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf;
+    long bytes;
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    bytes = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = (uint8_t *)malloc((size_t)bytes + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)bytes, f), (size_t)bytes);
+    buf[bytes] = 0;
+    fclose(f);
+    *n = (size_t)bytes;
+    return buf;
+}
+
+static int run(const char *cmd)
+{
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* A command's stdout (stderr as the command line redirects it); its exit status in *rc. */
+static char *capture(const char *cmd, int *rc)
+{
+    FILE *p = popen(cmd, "r");
+    size_t cap = 4096, n = 0, got;
+    char *buf = (char *)malloc(cap);
+    int status;
+    assert_non_null(p);
+    while ((got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
+        n += got;
+        if (cap - n < 1024) buf = (char *)realloc(buf, cap *= 2);
+    }
+    buf[n] = '\0';
+    status = pclose(p);
+    *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return buf;
+}
+
+static void need_programs(void)
+{
+    const char *progs[] = {TOKENIZE, PERPLEXITY, INSPECT, GENERATE};
+    size_t i;
+    for (i = 0; i < sizeof progs / sizeof progs[0]; i++)
+        if (access(progs[i], X_OK) != 0) fail_msg("%s is missing: run make first", progs[i]);
+}
+
+/* ---- the test vocabulary and model files ---- */
+
+/* Specials, the 256 byte tokens, then "▁", a..z and a few merges (▁ is e2 96 81). */
+static void add_vocab(gw_writer *w, int add_bos)
+{
+    static const char *merges[14] = {"\xe2\x96\x81t", "th", "he", "\xe2\x96\x81the", "in", "an", "er", "on",
+                                     "\xe2\x96\x81\x61", "at", "en", "nd", "\xe2\x96\x81w", "ou"};
+    static char bytes[256][8], letters[26][2];
+    const char *pieces[VOCAB_N];
+    float scores[VOCAB_N];
+    int32_t types[VOCAB_N];
+    int i, n = 0;
+    pieces[n] = "<unk>"; types[n] = SWA_TOKEN_UNKNOWN; scores[n++] = 0;
+    pieces[n] = "<s>"; types[n] = SWA_TOKEN_CONTROL; scores[n++] = 0;
+    pieces[n] = "</s>"; types[n] = SWA_TOKEN_CONTROL; scores[n++] = 0;
+    for (i = 0; i < 256; i++) {
+        snprintf(bytes[i], sizeof bytes[i], "<0x%02X>", i);
+        pieces[n] = bytes[i]; types[n] = SWA_TOKEN_BYTE; scores[n++] = 0;
+    }
+    pieces[n] = "\xe2\x96\x81"; types[n] = SWA_TOKEN_NORMAL; scores[n++] = -1000;
+    for (i = 0; i < 26; i++) {
+        letters[i][0] = (char)('a' + i);
+        pieces[n] = letters[i]; types[n] = SWA_TOKEN_NORMAL; scores[n++] = -1000;
+    }
+    for (i = 0; i < 14; i++) {
+        pieces[n] = merges[i]; types[n] = SWA_TOKEN_NORMAL; scores[n++] = (float)-i;
+    }
+    assert_int_equal(n, VOCAB_N);
+    gw_kv_str(w, "tokenizer.ggml.model", "llama");
+    gw_kv_array_str(w, "tokenizer.ggml.tokens", (uint64_t)n, pieces);
+    gw_kv_array(w, "tokenizer.ggml.scores", GW_F32V, (uint64_t)n, scores);
+    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, (uint64_t)n, types);
+    gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
+    gw_kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
+    gw_kv_u32(w, "tokenizer.ggml.unknown_token_id", 0);
+    gw_kv_bool(w, "tokenizer.ggml.add_bos_token", add_bos);
+}
+
+/* The raw bytes of metadata entry i (key length, key, type, value): from its key to the next
+   key, or to the first tensor info for the last one. Every file here has tensors. */
+static void kv_span(const swa_gguf *g, int64_t i, const uint8_t **p, size_t *n)
+{
+    const char *end = i + 1 < swa_gguf_kv_count(g) ? swa_gguf_kv_key(g, i + 1).ptr : swa_gguf_tensor_at(g, 0)->name.ptr;
+    *p = (const uint8_t *)swa_gguf_kv_key(g, i).ptr - 8;
+    *n = (size_t)((const uint8_t *)end - 8 - *p);
+}
+
+typedef struct model_opts {
+    uint32_t version;     /* GGUF 2 or 3 */
+    uint32_t alignment;   /* 0: the writer's 32 and no key; else general.alignment among the other keys */
+    int vocab;            /* add the test vocabulary (spec n_vocab must be VOCAB_N) */
+} model_opts;
+
+/* A random model from tu_build, rewritten with the version, alignment and vocabulary asked. */
+static void write_model(const char *path, const tu_spec *spec, const model_opts *o)
+{
+    tu_model tm;
+    swa_gguf *g;
+    swa_error err;
+    gw_writer *w = gw_new(o->version);
+    int64_t i;
+    assert_true(tu_build(&tm, spec));
+    assert_int_equal(swa_gguf_open_memory(tm.gguf, tm.gguf_size, &g, &err), SWA_OK);
+    for (i = 0; i < swa_gguf_kv_count(g); i++) {
+        swa_str key = swa_gguf_kv_key(g, i);
+        const uint8_t *p;
+        size_t n;
+        char name[128];
+        uint32_t type;
+        if (i == 3 && o->alignment) gw_set_alignment(w, o->alignment);
+        kv_span(g, i, &p, &n);
+        snprintf(name, sizeof name, "%.*s", (int)key.len, key.ptr);
+        memcpy(&type, p + 8 + key.len, 4);
+        gw_kv_raw(w, name, type, p + 12 + key.len, n - 12 - key.len);
+    }
+    if (o->vocab) add_vocab(w, 1);
+    for (i = 0; i < swa_gguf_tensor_count(g); i++) {
+        const swa_gguf_tensor *t = swa_gguf_tensor_at(g, i);
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)t->name.len, t->name.ptr);
+        gw_tensor(w, name, t->type, t->n_dims, t->ne, t->data, (size_t)t->nbytes);
+    }
+    if (gw_write_file(w, path) != 0) fail_msg("writing %s: %s", path, gw_error(w));
+    gw_free(w);
+    swa_gguf_close(g);
+    tu_free(&tm);
+}
+
+static tu_spec small_spec(int window, const int *windows, int n_ctx)
+{
+    tu_spec s;
+    memset(&s, 0, sizeof s);
+    s.n_layer = 2; s.n_embd = 32; s.n_head = 4; s.n_kv_head = 2; s.n_ff = 64; s.n_vocab = VOCAB_N;
+    s.n_ctx = n_ctx; s.type = GW_F32; s.window = window; s.windows = windows; s.seed = 11;
+    return s;
+}
+
+/* Words of random letters, common ones more often, so that merges and byte tokens both occur. */
+static char *random_text(size_t n_chars, uint64_t seed)
+{
+    static const char letters[] = "etaoinshrdlucmfwypvbgkjqxzeeettaaoonnhh";
+    static const char *words[] = {"the", "and", "on", "at", "in", "when", "out"};
+    char *s = (char *)malloc(n_chars + 64);
+    size_t n = 0;
+    while (n < n_chars) {
+        uint64_t r = tu_rng_next(&seed);
+        if (r % 3 == 0) {
+            const char *wd = words[(r >> 8) % 7];
+            memcpy(s + n, wd, strlen(wd));
+            n += strlen(wd);
+        } else {
+            int len = 1 + (int)((r >> 8) % 7), k;
+            for (k = 0; k < len; k++) s[n++] = letters[tu_rng_next(&seed) % (sizeof letters - 1)];
+        }
+        s[n++] = (r >> 20) % 17 == 0 ? '\n' : ' ';
+    }
+    s[n] = '\0';
+    return s;
+}
+
+/* ---- swa-tokenize ---- */
+
+static void test_tokenize_llama_spm(void **state)
+{
+    char *out;
+    int rc;
+    (void)state;
+    need_programs();
+    if (access(SPM_VOCAB, R_OK) != 0) {
+        fprintf(stderr, "skipped: " SPM_VOCAB " is absent\n");
+        skip();
+    }
+    /* ids from llama.cpp's ggml-vocab-llama-spm.gguf.out for "Hello world" */
+    out = capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' --no-bos 2>/dev/null", &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, "15043 3186\n");
+    free(out);
+    out = capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' 2>/dev/null", &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, "1 15043 3186\n");
+    free(out);
+    out = capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' 2>&1 >/dev/null", &rc);
+    assert_non_null(strstr(out, "3 tokens"));
+    free(out);
+    out = capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' --pieces 2>/dev/null", &rc);
+    assert_int_equal(rc, 0);
+    if (!strstr(out, "15043  \xe2\x96\x81Hello ") || !strstr(out, "\" Hello\"") || !strstr(out, "\" world\""))
+        fail_msg("--pieces output:\n%s", out);
+    free(out);
+    /* control text: "</s>" is one token with --special, plain characters without */
+    out = capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello</s>' --no-bos --special 2>/dev/null", &rc);
+    assert_string_equal(out, "15043 2\n");
+    free(out);
+    out = capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello</s>' --no-bos 2>/dev/null", &rc);
+    assert_null(strstr(out, " 2\n"));
+    assert_true(strlen(out) > strlen("15043 2\n"));
+    free(out);
+}
+
+/* A vocabulary written here: ids equal the library's for a long file (past the tool's first
+   buffer of 256), BOS follows add_bos_token, and --pieces escapes what is not printable. */
+static void test_tokenize_own_vocab(void **state)
+{
+    char vocab[64], vocab_nobos[64], text_path[64], cmd[512], *text, *out, *p;
+    int32_t want[4096];
+    size_t n_want, i, size = 0;
+    uint8_t *bytes;
+    swa_gguf *g;
+    swa_vocab *v;
+    swa_error err;
+    gw_writer *w;
+    int rc, n_got = 0;
+    tu_spec s = small_spec(16, NULL, 512);
+    model_opts o = {3, 0, 1};
+    (void)state;
+    need_programs();
+    tmp_path(vocab, sizeof vocab, "model");
+    tmp_path(vocab_nobos, sizeof vocab_nobos, "vocab");
+    tmp_path(text_path, sizeof text_path, "text");
+    write_model(vocab, &s, &o);
+    w = gw_new(3);                    /* vocabulary only, add_bos_token false */
+    add_vocab(w, 0);
+    bytes = gw_to_memory(w, &size);
+    write_file(vocab_nobos, bytes, size);
+    free(bytes);
+    gw_free(w);
+    text = random_text(1500, 3);
+    write_file(text_path, text, strlen(text));
+    /* the library's ids for the same text */
+    assert_int_equal(swa_gguf_open(vocab, &g, &err), SWA_OK);
+    assert_int_equal(swa_vocab_load(g, &v, &err), SWA_OK);
+    assert_int_equal(swa_tokenize(v, text, strlen(text), SWA_TOKENIZE_ADD_BOS, want, 4096, &n_want, &err), SWA_OK);
+    assert_true(n_want > 256);
+    snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -f %s 2>/dev/null", vocab, text_path);
+    out = capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    for (p = out; *p && *p != '\n';) {
+        char *end;
+        long id = strtol(p, &end, 10);
+        assert_true(end != p);
+        assert_true((size_t)n_got < n_want);
+        assert_int_equal(id, want[n_got]);
+        n_got++;
+        p = end;
+    }
+    assert_int_equal(n_got, n_want);
+    free(out);
+    /* add_bos_token false: no BOS by default */
+    assert_int_equal(swa_tokenize(v, "the", 3, 0, want, 4096, &n_want, &err), SWA_OK);
+    assert_int_not_equal(want[0], 1);
+    for (p = cmd, i = 0; i < n_want; i++) p += sprintf(p, i ? " %d" : "%d", want[i]);
+    strcpy(p, "\n");
+    text[0] = '\0';
+    strcat(text, cmd);
+    snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -p 'the' 2>/dev/null", vocab_nobos);
+    out = capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, text);
+    free(out);
+    /* --pieces: byte tokens show as stored, their text escaped; quotes and backslashes too */
+    write_file(text_path, "a\n\"\\\001", 5);
+    snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -f %s --no-bos --pieces 2>/dev/null", vocab_nobos, text_path);
+    out = capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    if (!strstr(out, "<0x0A>") || !strstr(out, "\"\\x0a\"") || !strstr(out, "\"\\\"\"") ||
+        !strstr(out, "\"\\\\\"") || !strstr(out, "\"\\x01\""))
+        fail_msg("--pieces output:\n%s", out);
+    for (i = 0; out[i]; i++) assert_true(out[i] == '\n' || (out[i] >= 0x20 && out[i] != 0x7f) || (out[i] & 0x80));
+    free(out);
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+    free(text);
+    remove(vocab); remove(vocab_nobos); remove(text_path);
+}
+
+static void test_tokenize_errors(void **state)
+{
+    char model[64], cmd[512];
+    tu_spec s = small_spec(0, NULL, 64);
+    model_opts o = {3, 0, 0};     /* weights, no vocabulary */
+    static const char *bad[] = {
+        TOKENIZE " -p hi 2>&1 | grep -q -- '-m MODEL is required'",
+        TOKENIZE " -m x.gguf 2>&1 | grep -q 'give one of -p TEXT and -f FILE'",
+        TOKENIZE " -m x.gguf -p a -f b 2>&1 | grep -q 'give one of -p TEXT and -f FILE'",
+        TOKENIZE " -m x.gguf --frobnicate 2>&1 | grep -q 'unknown flag --frobnicate'",
+        TOKENIZE " -m 2>&1 | grep -q -- '-m needs a value'",
+        TOKENIZE " -m /nonexistent.gguf -p a 2>&1 | grep -q '/nonexistent.gguf: cannot open'",
+        TOKENIZE " -m " SPM_VOCAB " -f /nonexistent.txt 2>&1 | grep -q 'cannot open /nonexistent.txt'",
+        TOKENIZE " -h | grep -q -- '--special'",
+    };
+    size_t i;
+    (void)state;
+    need_programs();
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (run(bad[i]) != 0) fail_msg("expected output missing: %s", bad[i]);
+    assert_int_equal(run(TOKENIZE " -p hi 2>/dev/null"), 2);
+    assert_int_equal(run(TOKENIZE " -m x.gguf -q 2>/dev/null"), 2);
+    assert_int_equal(run(TOKENIZE " -m /nonexistent.gguf -p a 2>/dev/null"), 1);
+    tmp_path(model, sizeof model, "novocab");
+    write_model(model, &s, &o);
+    snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -p hi 2>&1 | grep -q 'no tokenizer'", model);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -p hi 2>/dev/null", model);
+    assert_int_equal(run(cmd), 1);
+    remove(model);
+}
+
+/* ---- swa-perplexity ---- */
+
+typedef struct ppl_result {
+    double ppl, se;
+    long long count;
+    char mode[160];
+} ppl_result;
+
+static ppl_result run_perplexity(const char *args, char **err_out)
+{
+    char cmd[1024], errf[64], *out, *line;
+    ppl_result r;
+    size_t n;
+    int rc;
+    memset(&r, 0, sizeof r);
+    tmp_path(errf, sizeof errf, "stderr");
+    snprintf(cmd, sizeof cmd, PERPLEXITY " %s 2>%s", args, errf);
+    out = capture(cmd, &rc);
+    if (rc != 0) fail_msg("%s: exit %d\n%s", cmd, rc, (char *)read_file(errf, &n));
+    line = strstr(out, "perplexity: ");
+    if (!line || sscanf(line, "perplexity: %lf +/- %lf over %lld tokens (%159[^)])", &r.ppl, &r.se, &r.count, r.mode) != 4)
+        fail_msg("%s: no result line in\n%s", cmd, out);
+    free(out);
+    if (err_out) *err_out = (char *)read_file(errf, &n);
+    remove(errf);
+    return r;
+}
+
+/* The definition, computed here from the library's logits: segments of seg_len tokens (0 = one
+   pass), each evaluated from a reset context with one swa_ctx_eval_all, every token but a
+   segment's first scored against the row before it. Standard error with a two-pass variance. */
+static ppl_result expected_ppl(const char *model_path, const swa_ctx_config *cfg, const int32_t *tok, size_t n,
+                               size_t seg_len)
+{
+    swa_model *m;
+    swa_ctx *c;
+    swa_error err;
+    ppl_result r;
+    int64_t V, k;
+    size_t s, j, count = 0;
+    double *nll = (double *)malloc(n * sizeof(double)), sum = 0.0, var = 0.0, mean;
+    float *logits;
+    memset(&r, 0, sizeof r);
+    if (swa_model_load(model_path, &m, &err) != SWA_OK) fail_msg("%s", err.msg);
+    if (swa_ctx_create(m, cfg, &c, &err) != SWA_OK) fail_msg("%s", err.msg);
+    V = swa_model_hparams(m)->n_vocab;
+    if (!seg_len) seg_len = n;
+    logits = (float *)malloc(seg_len * (size_t)V * sizeof(float));
+    for (s = 0; s < n; s += seg_len) {
+        size_t len = n - s < seg_len ? n - s : seg_len;
+        swa_ctx_reset(c);
+        if (swa_ctx_eval_all(c, tok + s, len, logits, &err) != SWA_OK) fail_msg("%s", err.msg);
+        for (j = 1; j < len; j++) {
+            const float *row = logits + (j - 1) * (size_t)V;
+            double mx = row[0], z = 0.0;
+            for (k = 0; k < V; k++) mx = row[k] > mx ? row[k] : mx;
+            for (k = 0; k < V; k++) z += exp(row[k] - mx);
+            nll[count++] = log(z) + mx - row[tok[s + j]];
+        }
+    }
+    for (j = 0; j < count; j++) sum += nll[j];
+    mean = sum / (double)count;
+    for (j = 0; j < count; j++) var += (nll[j] - mean) * (nll[j] - mean);
+    var /= (double)(count - 1);
+    r.ppl = exp(mean);
+    r.se = r.ppl * sqrt(var / (double)count);
+    r.count = (long long)count;
+    free(nll);
+    free(logits);
+    swa_ctx_free(c);
+    swa_model_free(m);
+    return r;
+}
+
+static int32_t *tokens_of(const char *model_path, const char *text, int flags, size_t *n)
+{
+    swa_model *m;
+    const swa_vocab *v;
+    swa_error err;
+    size_t cap = strlen(text) + 16;
+    int32_t *tok = (int32_t *)malloc(cap * sizeof(int32_t));
+    if (swa_model_load(model_path, &m, &err) != SWA_OK || swa_model_vocab(m, &v, &err) != SWA_OK) fail_msg("%s", err.msg);
+    assert_int_equal(swa_tokenize(v, text, strlen(text), flags, tok, cap, n, &err), SWA_OK);
+    swa_model_free(m);
+    return tok;
+}
+
+static void check_close(const char *what, ppl_result got, ppl_result want)
+{
+    if (got.count != want.count) fail_msg("%s: %lld tokens scored, want %lld", what, got.count, want.count);
+    if (fabs(got.ppl - want.ppl) > 1e-4 * want.ppl) fail_msg("%s: ppl %.6f, want %.6f", what, got.ppl, want.ppl);
+    /* printed with 4 decimals */
+    if (fabs(got.se - want.se) > 1e-4 * want.se + 1e-4) fail_msg("%s: +/- %.6f, want %.6f", what, got.se, want.se);
+}
+
+/* A model with a window of 16 runs through a text of ~90 windows (past several 512-token
+   blocks) in one pass; the tool's figure equals exp(mean NLL) from swa_ctx_eval_all. */
+static void test_perplexity_windowed(void **state)
+{
+    char model[64], text_path[64], args[512], *text, *errs;
+    tu_spec s = small_spec(16, NULL, 64);
+    model_opts o = {3, 0, 1};
+    swa_ctx_config cfg;
+    int32_t *tok;
+    size_t n;
+    ppl_result got, want;
+    (void)state;
+    need_programs();
+    tmp_path(model, sizeof model, "model");
+    tmp_path(text_path, sizeof text_path, "text");
+    write_model(model, &s, &o);
+    text = random_text(1400, 5);
+    write_file(text_path, text, strlen(text));
+    tok = tokens_of(model, text, SWA_TOKENIZE_ADD_BOS, &n);
+    assert_true(n > 2 * 512);
+    assert_int_equal(tok[0], 1);
+    memset(&cfg, 0, sizeof cfg);
+    want = expected_ppl(model, &cfg, tok, n, 0);
+    snprintf(args, sizeof args, "-m %s -f %s", model, text_path);
+    got = run_perplexity(args, &errs);
+    check_close("window 16", got, want);
+    assert_string_equal(got.mode, "window 16");
+    assert_true(want.ppl > 10.0);                 /* a random model: far from certain */
+    assert_non_null(strstr(errs, "[256/"));
+    assert_non_null(strstr(errs, "[1024/"));
+    assert_non_null(strstr(errs, "tokens/s"));
+    free(errs);
+    /* another forward-pass size gives the same figure */
+    snprintf(args, sizeof args, "-m %s -f %s -b 7 -t 1", model, text_path);
+    check_close("-b 7", run_perplexity(args, NULL), want);
+    /* -w overrides the window */
+    cfg.window = 5;
+    snprintf(args, sizeof args, "-m %s -f %s -w 5", model, text_path);
+    got = run_perplexity(args, NULL);
+    check_close("-w 5", got, expected_ppl(model, &cfg, tok, n, 0));
+    assert_string_equal(got.mode, "window 5");
+    /* --no-bos: the text alone, one token fewer scored */
+    cfg.window = 0;
+    free(tok);
+    tok = tokens_of(model, text, 0, &n);
+    assert_int_not_equal(tok[0], 1);
+    snprintf(args, sizeof args, "-m %s -f %s --no-bos", model, text_path);
+    check_close("--no-bos", run_perplexity(args, NULL), expected_ppl(model, &cfg, tok, n, 0));
+    free(tok);
+    free(text);
+    remove(model); remove(text_path);
+}
+
+/* Without a window a text longer than n_ctx is scored in independent segments of n_ctx tokens;
+   a text that fits is one pass. */
+static void test_perplexity_full_attention(void **state)
+{
+    char model[64], text_path[64], args[512], *text;
+    tu_spec s = small_spec(0, NULL, 512);
+    int windows[2] = {8, 0};
+    model_opts o = {3, 0, 1};
+    swa_ctx_config cfg;
+    int32_t *tok;
+    size_t n;
+    ppl_result got;
+    (void)state;
+    need_programs();
+    tmp_path(model, sizeof model, "model");
+    tmp_path(text_path, sizeof text_path, "text");
+    write_model(model, &s, &o);
+    text = random_text(700, 9);
+    write_file(text_path, text, strlen(text));
+    tok = tokens_of(model, text, SWA_TOKENIZE_ADD_BOS, &n);
+    assert_true(n > 512);
+    memset(&cfg, 0, sizeof cfg);
+    /* -c 100: segments of 100 tokens */
+    cfg.n_ctx = 100;
+    snprintf(args, sizeof args, "-m %s -f %s -c 100", model, text_path);
+    got = run_perplexity(args, NULL);
+    check_close("-c 100", got, expected_ppl(model, &cfg, tok, n, 100));
+    assert_int_equal(got.count, (long long)(n - (n + 99) / 100));
+    assert_non_null(strstr(got.mode, "full attention"));
+    assert_non_null(strstr(got.mode, "segments of 100 tokens"));
+    /* the default n_ctx is the trained 512, shorter than the text */
+    cfg.n_ctx = 0;
+    snprintf(args, sizeof args, "-m %s -f %s", model, text_path);
+    check_close("default n_ctx", run_perplexity(args, NULL), expected_ppl(model, &cfg, tok, n, 512));
+    /* -c 2000 holds the whole text: one pass */
+    cfg.n_ctx = 2000;
+    snprintf(args, sizeof args, "-m %s -f %s -c 2000", model, text_path);
+    got = run_perplexity(args, NULL);
+    check_close("-c 2000", got, expected_ppl(model, &cfg, tok, n, 0));
+    assert_string_equal(got.mode, "full attention");
+    /* one windowed and one full layer: the full layer decides */
+    s = small_spec(0, windows, 512);
+    write_model(model, &s, &o);
+    cfg.n_ctx = 128;
+    snprintf(args, sizeof args, "-m %s -f %s -c 128", model, text_path);
+    got = run_perplexity(args, NULL);
+    check_close("windows 8,0", got, expected_ppl(model, &cfg, tok, n, 128));
+    assert_non_null(strstr(got.mode, "windows 8,0, "));
+    free(tok);
+    free(text);
+    remove(model); remove(text_path);
+}
+
+static void test_perplexity_errors(void **state)
+{
+    char model[64], text_path[64], cmd[512];
+    tu_spec s = small_spec(4, NULL, 64);
+    model_opts o = {3, 0, 1};
+    static const char *bad[] = {
+        PERPLEXITY " -f x.txt 2>&1 | grep -q -- '-m MODEL is required'",
+        PERPLEXITY " -m x.gguf 2>&1 | grep -q -- '-f TEXT is required'",
+        PERPLEXITY " -m x.gguf -f x.txt -w 0 2>&1 | grep -q -- '-w wants a number'",
+        PERPLEXITY " -m x.gguf -f x.txt -c -3 2>&1 | grep -q -- '-c wants a number'",
+        PERPLEXITY " -m x.gguf -f x.txt --frobnicate 2>&1 | grep -q 'unknown flag --frobnicate'",
+        PERPLEXITY " -m x.gguf -f 2>&1 | grep -q -- '-f needs a value'",
+        PERPLEXITY " -m x.gguf -f /nonexistent.txt 2>&1 | grep -q 'cannot open /nonexistent.txt'",
+        PERPLEXITY " -h | grep -q 'independent segments'",
+    };
+    size_t i;
+    (void)state;
+    need_programs();
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (run(bad[i]) != 0) fail_msg("expected output missing: %s", bad[i]);
+    assert_int_equal(run(PERPLEXITY " -m x.gguf -f x.txt -w 0 2>/dev/null"), 2);
+    assert_int_equal(run(PERPLEXITY " -m x.gguf -f /nonexistent.txt 2>/dev/null"), 1);
+    tmp_path(model, sizeof model, "model");
+    tmp_path(text_path, sizeof text_path, "text");
+    write_model(model, &s, &o);
+    write_file(text_path, "", 0);     /* BOS alone: nothing to score */
+    snprintf(cmd, sizeof cmd, PERPLEXITY " -m %s -f %s 2>&1 | grep -q 'at least 2 are needed'", model, text_path);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, PERPLEXITY " -m %s -f %s 2>/dev/null", model, text_path);
+    assert_int_equal(run(cmd), 1);
+    snprintf(cmd, sizeof cmd, PERPLEXITY " -m /nonexistent.gguf -f %s 2>&1 | grep -q '/nonexistent.gguf: cannot open'",
+             text_path);
+    assert_int_equal(run(cmd), 0);
+    remove(model); remove(text_path);
+}
+
+/* ---- swa-inspect --set-window ---- */
+
+/* The copy of `in` with window W: same version and alignment, every other entry byte for byte
+   in its place, the window key replaced where it stood or added last, the same tensor table
+   and tensor bytes, loadable with window W; and swa-generate gives the same ids and logits
+   from the copy as from the original run with -w W. */
+static void check_set_window(const char *in, int W)
+{
+    char out[64], cmd[1024], dump_a[64], dump_b[64], ids[512], *gen_a, *gen_b, *text;
+    swa_gguf *a, *b;
+    swa_model *m;
+    swa_error err;
+    int64_t i, wa, n_kv;
+    int32_t tok[40], l;
+    uint8_t *da, *db;
+    size_t na, nb, k;
+    int rc;
+    swa_gguf_value v;
+    int64_t w;
+    tmp_path(out, sizeof out, "copy");
+    snprintf(cmd, sizeof cmd, INSPECT " %s --set-window %d %s", in, W, out);
+    text = capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(text, "llama.attention.sliding_window = "));
+    free(text);
+    assert_int_equal(swa_gguf_open(in, &a, &err), SWA_OK);
+    if (swa_gguf_open(out, &b, &err) != SWA_OK) fail_msg("%s", err.msg);
+    assert_int_equal(swa_gguf_version(b), swa_gguf_version(a));
+    assert_int_equal(swa_gguf_alignment(b), swa_gguf_alignment(a));
+    n_kv = swa_gguf_kv_count(a);
+    wa = swa_gguf_kv_find(a, "llama.attention.sliding_window");
+    assert_int_equal(swa_gguf_kv_count(b), n_kv + (wa < 0));
+    assert_int_equal(swa_gguf_kv_find(b, "llama.attention.sliding_window"), wa < 0 ? n_kv : wa);
+    v = swa_gguf_kv_value(b, wa < 0 ? n_kv : wa);
+    assert_int_equal(v.type, SWA_GGUF_U32);
+    assert_int_equal(swa_gguf_value_int(&v, &w), SWA_OK);
+    assert_int_equal(w, W);
+    for (i = 0; i < n_kv; i++) {
+        const uint8_t *pa, *pb;
+        if (i == wa) continue;
+        kv_span(a, i, &pa, &na);
+        kv_span(b, i, &pb, &nb);
+        if (na != nb || memcmp(pa, pb, na) != 0)
+            fail_msg("key %.*s differs in the copy", (int)swa_gguf_kv_key(a, i).len, swa_gguf_kv_key(a, i).ptr);
+    }
+    assert_int_equal(swa_gguf_tensor_count(b), swa_gguf_tensor_count(a));
+    for (i = 0; i < swa_gguf_tensor_count(a); i++) {
+        const swa_gguf_tensor *ta = swa_gguf_tensor_at(a, i), *tb = swa_gguf_tensor_at(b, i);
+        assert_int_equal(tb->name.len, ta->name.len);
+        assert_memory_equal(tb->name.ptr, ta->name.ptr, ta->name.len);
+        assert_int_equal(tb->type, ta->type);
+        assert_int_equal(tb->n_dims, ta->n_dims);
+        assert_memory_equal(tb->ne, ta->ne, sizeof ta->ne);
+        assert_int_equal(tb->nbytes, ta->nbytes);
+        assert_int_equal((swa_gguf_data_offset(b) + tb->offset) % swa_gguf_alignment(a), 0);
+        if (memcmp(tb->data, ta->data, (size_t)ta->nbytes) != 0) fail_msg("tensor %lld: bytes differ", (long long)i);
+    }
+    swa_gguf_close(a);
+    swa_gguf_close(b);
+    /* it loads with the new window on every layer */
+    if (swa_model_load(out, &m, &err) != SWA_OK) fail_msg("%s", err.msg);
+    assert_int_equal(swa_model_hparams(m)->window, W);
+    for (l = 0; l < swa_model_hparams(m)->n_layer; l++) assert_int_equal(swa_model_layer_window(m, l), W);
+    swa_model_free(m);
+    /* the inspect listing of the copy shows it */
+    snprintf(cmd, sizeof cmd, INSPECT " %s", out);
+    text = capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    snprintf(ids, sizeof ids, "window %d, weights", W);
+    assert_non_null(strstr(text, ids));
+    free(text);
+    /* the same greedy ids and bit-identical logits as the original with -w W */
+    tu_random_tokens(tok, 40, VOCAB_N, (uint64_t)W);
+    for (k = 0, i = 0; i < 40; i++) k += (size_t)sprintf(ids + k, i ? ",%d" : "%d", tok[i]);
+    tmp_path(dump_a, sizeof dump_a, "dump");
+    tmp_path(dump_b, sizeof dump_b, "dump");
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n 8 --temp 0 -w %d --dump-logits %s 2>/dev/null", in, ids, W, dump_a);
+    gen_a = capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n 8 --temp 0 --dump-logits %s 2>/dev/null", out, ids, dump_b);
+    gen_b = capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    assert_true(strlen(gen_a) > 8);
+    assert_string_equal(gen_a, gen_b);
+    da = read_file(dump_a, &na);
+    db = read_file(dump_b, &nb);
+    assert_int_equal(na, (size_t)(40 + 7) * VOCAB_N * sizeof(float));
+    assert_int_equal(nb, na);
+    assert_memory_equal(da, db, na);
+    free(da); free(db); free(gen_a); free(gen_b);
+    remove(out); remove(dump_a); remove(dump_b);
+}
+
+static void test_set_window(void **state)
+{
+    char model[64];
+    int windows[2] = {8, 0};
+    tu_spec s;
+    model_opts o;
+    (void)state;
+    need_programs();
+    tmp_path(model, sizeof model, "model");
+    /* no window key, alignment 64 among the keys, v3: the key is added last */
+    s = small_spec(0, NULL, 64);
+    o.version = 3; o.alignment = 64; o.vocab = 1;
+    write_model(model, &s, &o);
+    check_set_window(model, 8);
+    /* a u32 window in a v2 file: replaced in place */
+    s = small_spec(32, NULL, 64);
+    o.version = 2; o.alignment = 0; o.vocab = 0;
+    write_model(model, &s, &o);
+    check_set_window(model, 4);
+    /* per-layer windows with a full layer: one u32 for every layer now */
+    s = small_spec(0, windows, 64);
+    o.version = 3; o.alignment = 128; o.vocab = 1;
+    write_model(model, &s, &o);
+    check_set_window(model, 6);
+    remove(model);
+}
+
+static void test_set_window_errors(void **state)
+{
+    char model[64], cmd[512];
+    uint8_t *before, *after;
+    size_t nb, na;
+    tu_spec s = small_spec(0, NULL, 64);
+    model_opts o = {3, 0, 0};
+    (void)state;
+    need_programs();
+    tmp_path(model, sizeof model, "model");
+    write_model(model, &s, &o);
+    before = read_file(model, &nb);
+    snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 0 /tmp/x.gguf 2>&1 | grep -q -- '--set-window wants a number in 1..'", model);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 0 /tmp/x.gguf 2>/dev/null", model);
+    assert_int_equal(run(cmd), 2);
+    snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 4 2>&1 | grep -q 'needs IN.gguf and OUT.gguf'", model);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 2>&1 | grep -q 'needs a value'", model);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, INSPECT " %s /tmp/x.gguf 2>&1 | grep -q 'unexpected argument /tmp/x.gguf'", model);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 4 %s 2>&1 | grep -q 'is the input file'", model, model);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 4 %s 2>/dev/null", model, model);
+    assert_int_equal(run(cmd), 2);
+    snprintf(cmd, sizeof cmd, INSPECT " /nonexistent.gguf --set-window 4 /tmp/swa_tools_never.gguf 2>/dev/null");
+    assert_int_equal(run(cmd), 1);
+    assert_int_not_equal(access("/tmp/swa_tools_never.gguf", F_OK), 0);
+    snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 4 /nonexistent/dir/x.gguf 2>&1 | grep -q 'cannot create'", model);
+    assert_int_equal(run(cmd), 0);
+    assert_int_equal(run(INSPECT " -h | grep -q -- '--set-window W'"), 0);
+    /* the plain listing still works */
+    snprintf(cmd, sizeof cmd, INSPECT " %s | grep -q 'GGUF v3'", model);
+    assert_int_equal(run(cmd), 0);
+    after = read_file(model, &na);
+    assert_int_equal(na, nb);
+    assert_memory_equal(before, after, nb);
+    free(before); free(after);
+    remove(model);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tokenize_llama_spm),
+        cmocka_unit_test(test_tokenize_own_vocab),
+        cmocka_unit_test(test_tokenize_errors),
+        cmocka_unit_test(test_perplexity_windowed),
+        cmocka_unit_test(test_perplexity_full_attention),
+        cmocka_unit_test(test_perplexity_errors),
+        cmocka_unit_test(test_set_window),
+        cmocka_unit_test(test_set_window_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

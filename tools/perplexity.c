@@ -1,0 +1,310 @@
+/* swa-perplexity: perplexity of a model on a text file.
+
+   swa-perplexity -m MODEL.gguf -f TEXT [-w W] [-c N] [-b N] [-t N] [--no-bos]
+
+   The definition, which other parts of the project compare with a PyTorch figure:
+       tokens = [BOS] + tokenize(text)          (no BOS with --no-bos or add_bos_token false)
+       nll[t] = -log softmax(logits[t-1])[tokens[t]]      for t = 1 .. N-1
+       ppl    = exp(mean of nll)
+   where logits[t-1] come from evaluating all tokens in order in ONE context. With a sliding
+   window on every layer the rolling buffer runs through the whole text in one pass, in
+   constant memory. A model with a full-attention layer can only hold n_ctx positions, so a
+   longer text is cut into independent consecutive segments of n_ctx tokens, the context is
+   reset before each, and every token of a segment except its first is scored.
+
+   Logits are evaluated BLOCK tokens per swa_ctx_eval_all call; the last row of a block is kept
+   to score the first token of the next. Log-softmax is taken in double with the maximum
+   subtracted. Progress goes to stderr, the result to stdout. Exit status: 0, 1 when the model
+   or text cannot be read or evaluated, 2 for bad usage. */
+#define _POSIX_C_SOURCE 200809L   /* clock_gettime */
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BLOCK 512            /* tokens per swa_ctx_eval_all call */
+#define REPORT_EVERY 256     /* scored tokens between progress lines */
+
+typedef struct options {
+    const char *model, *text;
+    swa_ctx_config cfg;
+    int no_bos;
+} options;
+
+/* Running mean and sum of squared deviations (Welford): no cancellation over long texts. */
+typedef struct stats {
+    int64_t count;
+    double mean, m2;
+} stats;
+
+static void stats_add(stats *s, double x)
+{
+    double delta = x - s->mean;
+    s->count++;
+    s->mean += delta / (double)s->count;
+    s->m2 += delta * (x - s->mean);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: swa-perplexity -m MODEL.gguf -f TEXT [-w W] [-c N] [-b N] [-t N] [--no-bos]\n"
+               "  -m FILE     GGUF model with a vocabulary\n"
+               "  -f FILE     the text, tokenized as a whole (BOS first)\n"
+               "  -w W        sliding window for every layer (default: the model's)\n"
+               "  -c N        positions kept by full-attention layers (default min(trained, 4096))\n"
+               "  -b N        tokens per forward pass (default 64)\n"
+               "  -t N        threads (default: online CPUs)\n"
+               "  --no-bos    do not put BOS first\n"
+               "  -h, --help  this help\n"
+               "  ppl = exp(mean of -log p(token[t] | tokens before t)) over t = 1..N-1, all tokens\n"
+               "  evaluated in order in one context. With a window on every layer the whole text\n"
+               "  is one pass. A model with a full-attention layer keeps only -c positions, so a\n"
+               "  longer text is scored in independent segments of -c tokens (the context is reset\n"
+               "  before each, the first token of each segment is not scored).\n");
+}
+
+static int parse_int(const char *flag, const char *s, long lo, long hi, int32_t *out)
+{
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "swa-perplexity: %s wants a number in %ld..%ld, got \"%s\"\n", flag, lo, hi, s);
+        return 0;
+    }
+    *out = (int32_t)v;
+    return 1;
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    int i;
+    memset(o, 0, sizeof *o);
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *val;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        if (!strcmp(a, "--no-bos")) { o->no_bos = 1; continue; }
+        if (a[0] != '-') {
+            fprintf(stderr, "swa-perplexity: unexpected argument %s\n", a);
+            return 0;
+        }
+        if (strlen(a) != 2 || !strstr(" -m -f -w -c -b -t ", a)) {
+            fprintf(stderr, "swa-perplexity: unknown flag %s\n", a);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "swa-perplexity: %s needs a value\n", a);
+            return 0;
+        }
+        val = argv[++i];
+        switch (a[1]) {
+        case 'm': o->model = val; break;
+        case 'f': o->text = val; break;
+        case 'w': if (!parse_int(a, val, 1, INT32_MAX, &o->cfg.window)) return 0; break;
+        case 'c': if (!parse_int(a, val, 1, INT32_MAX, &o->cfg.n_ctx)) return 0; break;
+        case 'b': if (!parse_int(a, val, 1, 1 << 20, &o->cfg.n_batch)) return 0; break;
+        default: if (!parse_int(a, val, 1, 256, &o->cfg.n_threads)) return 0; break;
+        }
+    }
+    if (!o->model || !o->text) {
+        fprintf(stderr, "swa-perplexity: %s is required\n", !o->model ? "-m MODEL" : "-f TEXT");
+        return 0;
+    }
+    return 1;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL, *p;
+    size_t cap = 0, n = 0, got;
+    if (!f) {
+        fprintf(stderr, "swa-perplexity: cannot open %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    for (;;) {
+        if (cap - n < 4096) {
+            cap = cap ? cap * 2 : 65536;
+            if (!(p = (char *)realloc(buf, cap))) {
+                fprintf(stderr, "swa-perplexity: out of memory reading %s\n", path);
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = p;
+        }
+        if ((got = fread(buf + n, 1, cap - n, f)) == 0) {
+            if (ferror(f)) {
+                fprintf(stderr, "swa-perplexity: cannot read %s: %s\n", path, strerror(errno));
+                free(buf);
+                buf = NULL;
+            }
+            break;
+        }
+        n += got;
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+static int32_t *tokenize(const swa_vocab *v, const char *text, size_t len, int flags, size_t *n)
+{
+    size_t cap = len + 16;       /* enough for SentencePiece; the library says if not */
+    int32_t *ids = NULL, *p;
+    swa_error err;
+    swa_status s;
+    for (;;) {
+        if (!(p = (int32_t *)realloc(ids, cap * sizeof *ids))) {
+            fprintf(stderr, "swa-perplexity: out of memory for %zu tokens\n", cap);
+            break;
+        }
+        ids = p;
+        if ((s = swa_tokenize(v, text, len, flags, ids, cap, n, &err)) == SWA_OK) return ids;
+        if (s != SWA_ERR_BUFFER_TOO_SMALL || *n <= cap) {
+            fprintf(stderr, "swa-perplexity: %s\n", err.msg);
+            break;
+        }
+        cap = *n;
+    }
+    free(ids);
+    return NULL;
+}
+
+/* -log softmax(logits)[target], in double with the maximum subtracted. */
+static double nll(const float *logits, int64_t n_vocab, int32_t target)
+{
+    double max = logits[0], sum = 0.0;
+    int64_t i;
+    for (i = 1; i < n_vocab; i++)
+        if (logits[i] > max) max = logits[i];
+    for (i = 0; i < n_vocab; i++) sum += exp((double)logits[i] - max);
+    return max + log(sum) - (double)logits[target];
+}
+
+/* "window 4096", "full attention", or "windows 4096,0,4096,0" when the layers differ. */
+static void describe_attention(const swa_ctx *c, int32_t n_layer, char *buf, size_t cap)
+{
+    int32_t l, w0 = swa_ctx_window(c, 0);
+    size_t used;
+    for (l = 1; l < n_layer && swa_ctx_window(c, l) == w0; l++) continue;
+    if (l == n_layer) {
+        if (w0) snprintf(buf, cap, "window %d", (int)w0);
+        else snprintf(buf, cap, "full attention");
+        return;
+    }
+    used = (size_t)snprintf(buf, cap, "windows");
+    for (l = 0; l < n_layer && used + 16 < cap; l++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%d", l ? "," : " ", (int)swa_ctx_window(c, l));
+    if (l < n_layer) snprintf(buf + used, cap - used, ",...");
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    swa_model *model = NULL;
+    swa_ctx *ctx = NULL;
+    const swa_vocab *vocab;
+    swa_error err;
+    char *text = NULL, attention[160];
+    int32_t *tok = NULL, n_layer, l;
+    float *logits = NULL, *carry = NULL;
+    size_t len, n_tok;
+    int64_t V, seg_len, n_score, seg, i;
+    int full = 0, rc = 1;
+    stats st;
+    double t0, elapsed, ppl, se;
+    if (!parse_args(argc, argv, &o)) {
+        usage(stderr);
+        return 2;
+    }
+    if (!(text = read_all(o.text, &len))) return 1;
+    if (swa_model_load(o.model, &model, &err) != SWA_OK || swa_model_vocab(model, &vocab, &err) != SWA_OK ||
+        swa_ctx_create(model, &o.cfg, &ctx, &err) != SWA_OK) {
+        fprintf(stderr, "swa-perplexity: %s%s%s\n", model ? o.model : "", model ? ": " : "", err.msg);
+        goto done;
+    }
+    if (!(tok = tokenize(vocab, text, len, !o.no_bos && swa_vocab_add_bos(vocab) ? SWA_TOKENIZE_ADD_BOS : 0, &n_tok)))
+        goto done;
+    if (n_tok < 2) {
+        fprintf(stderr, "swa-perplexity: %s gives %zu token%s; at least 2 are needed to score one\n", o.text, n_tok,
+                n_tok == 1 ? "" : "s");
+        goto done;
+    }
+    V = swa_model_hparams(model)->n_vocab;
+    n_layer = swa_model_hparams(model)->n_layer;
+    for (l = 0; l < n_layer; l++)
+        if (swa_ctx_window(ctx, l) == 0) full = 1;
+    /* one segment of all tokens, unless a full-attention layer cannot hold them */
+    seg_len = full ? swa_ctx_config_get(ctx).n_ctx : (int64_t)n_tok;
+    if (seg_len > (int64_t)n_tok) seg_len = (int64_t)n_tok;
+    /* every segment scores all its tokens but the first; a last segment of 1 token scores none */
+    n_score = (int64_t)n_tok - ((int64_t)n_tok + seg_len - 1) / seg_len;
+    logits = (float *)malloc((size_t)BLOCK * (size_t)V * sizeof(float));
+    carry = (float *)malloc((size_t)V * sizeof(float));
+    if (!logits || !carry) {
+        fprintf(stderr, "swa-perplexity: out of memory for %d x %lld logits\n", BLOCK, (long long)V);
+        goto done;
+    }
+    describe_attention(ctx, n_layer, attention, sizeof attention);
+    if (seg_len < (int64_t)n_tok) {
+        size_t used = strlen(attention);
+        snprintf(attention + used, sizeof attention - used, ", %lld independent segments of %lld tokens",
+                 (long long)(((int64_t)n_tok + seg_len - 1) / seg_len), (long long)seg_len);
+    }
+    fprintf(stderr, "swa-perplexity: %zu tokens (%s), %lld to score; %s; n_ctx %d, n_batch %d, %d threads\n", n_tok,
+            n_tok > 0 && tok[0] == swa_vocab_bos(vocab) && !o.no_bos && swa_vocab_add_bos(vocab) ? "BOS first" : "no BOS", (long long)n_score, attention,
+            swa_ctx_config_get(ctx).n_ctx, swa_ctx_config_get(ctx).n_batch, swa_ctx_config_get(ctx).n_threads);
+    memset(&st, 0, sizeof st);
+    t0 = now();
+    for (seg = 0; seg < (int64_t)n_tok; seg += seg_len) {
+        int64_t seg_end = seg + seg_len < (int64_t)n_tok ? seg + seg_len : (int64_t)n_tok, b0;
+        swa_ctx_reset(ctx);
+        for (b0 = seg; b0 < seg_end; b0 += BLOCK) {
+            int64_t n = seg_end - b0 < BLOCK ? seg_end - b0 : BLOCK;
+            if (swa_ctx_eval_all(ctx, tok + b0, (size_t)n, logits, &err) != SWA_OK) {
+                fprintf(stderr, "swa-perplexity: at token %lld: %s\n", (long long)b0, err.msg);
+                goto done;
+            }
+            /* row r holds the logits after token b0+r, which predict token b0+r+1 */
+            for (i = 0; i < n; i++) {
+                int64_t t = b0 + i;
+                if (t == seg) continue;
+                stats_add(&st, nll(i ? logits + (i - 1) * V : carry, V, tok[t]));
+                if (st.count % REPORT_EVERY == 0)
+                    fprintf(stderr, "[%lld/%lld] ppl %.4f\n", (long long)st.count, (long long)n_score, exp(st.mean));
+            }
+            memcpy(carry, logits + (n - 1) * V, (size_t)V * sizeof(float));
+        }
+    }
+    elapsed = now() - t0;
+    /* The standard error of the mean NLL is sd(nll) / sqrt(count), with the sample standard
+       deviation; by the delta method the error of exp(mean) is exp(mean) times that. */
+    ppl = exp(st.mean);
+    se = st.count > 1 ? ppl * sqrt(st.m2 / (double)(st.count - 1)) / sqrt((double)st.count) : 0.0;
+    printf("perplexity: %.4f +/- %.4f over %lld tokens (%s)\n", ppl, se, (long long)st.count, attention);
+    fprintf(stderr, "swa-perplexity: %zu tokens evaluated in %.2f s, %.1f tokens/s\n", n_tok, elapsed,
+            elapsed > 0 ? (double)n_tok / elapsed : 0.0);
+    rc = 0;
+done:
+    free(logits);
+    free(carry);
+    free(tok);
+    free(text);
+    swa_ctx_free(ctx);
+    swa_model_free(model);
+    return rc;
+}

@@ -1,0 +1,225 @@
+/* swa-tokenize: show how a GGUF vocabulary tokenizes a text.
+
+   swa-tokenize -m MODEL.gguf (-p TEXT | -f FILE) [--no-bos] [--pieces] [--special]
+
+   Only the metadata and the vocabulary are read, so vocabulary-only files (llama.cpp's
+   ggml-vocab-*.gguf) work as well as whole models. The ids go to stdout on one line; with
+   --pieces, one token per line: id, the piece as stored, and the text it decodes to. Pieces
+   and text come from the file and may hold anything, so bytes that are not printable UTF-8
+   are shown as \xHH. The token count goes to stderr. Exit status: 0 on success, 1 when the
+   file or vocabulary cannot be read, 2 for bad usage. */
+#define _POSIX_C_SOURCE 200809L
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PIECE_COLS 24       /* the piece column is padded to this width */
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: swa-tokenize -m MODEL.gguf (-p TEXT | -f FILE) [--no-bos] [--pieces] [--special]\n"
+               "  -m FILE     GGUF file with a tokenizer.ggml.* vocabulary (weights not needed)\n"
+               "  -p TEXT     text to tokenize\n"
+               "  -f FILE     read the text from a file, byte for byte (- for stdin)\n"
+               "  --no-bos    do not put BOS first (it is also left out when the vocabulary's\n"
+               "              tokenizer.ggml.add_bos_token is false)\n"
+               "  --pieces    one token per line: id, the piece as stored, its decoded text\n"
+               "  --special   control-token text in the input (\"</s>\") becomes that token\n"
+               "  -h, --help  this help\n"
+               "  The ids go to stdout, the token count to stderr.\n");
+}
+
+/* Bytes in the UTF-8 sequence at p[0..n) if it is valid and safe to print, else 0. Overlong
+   forms, surrogates and the C1 controls U+0080..U+009F are refused. */
+static size_t printable_utf8(const unsigned char *p, size_t n)
+{
+    size_t len, i;
+    uint32_t cp;
+    if (p[0] >= 0x20 && p[0] < 0x7f) return 1;
+    if (p[0] >= 0xc2 && p[0] <= 0xdf) { len = 2; cp = p[0] & 0x1fu; }
+    else if ((p[0] & 0xf0) == 0xe0) { len = 3; cp = p[0] & 0x0fu; }
+    else if (p[0] >= 0xf0 && p[0] <= 0xf4) { len = 4; cp = p[0] & 0x07u; }
+    else return 0;
+    if (len > n) return 0;
+    for (i = 1; i < len; i++) {
+        if ((p[i] & 0xc0) != 0x80) return 0;
+        cp = cp << 6 | (p[i] & 0x3fu);
+    }
+    if (cp < 0xa0 || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+        return 0;
+    return len;
+}
+
+/* Print s escaped: printable UTF-8 as is, '\\' (and '"' when quoting) with a backslash,
+   everything else as \xHH. Returns the columns used, one per character. */
+static int print_escaped(const char *s, size_t len, int quote)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i, k;
+    int cols = 0;
+    if (quote) cols += printf("\"");
+    for (i = 0; i < len; i += k ? k : 1) {
+        k = printable_utf8(p + i, len - i);
+        if (k == 1 && (p[i] == '\\' || (quote && p[i] == '"'))) cols += printf("\\%c", p[i]);
+        else if (k) { fwrite(p + i, 1, k, stdout); cols++; }
+        else cols += printf("\\x%02x", p[i]);
+    }
+    if (quote) cols += printf("\"");
+    return cols;
+}
+
+/* The whole file, NUL-terminated for convenience (the length is what counts). NULL and a
+   message on failure. */
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    char *buf = NULL, *p;
+    size_t cap = 0, n = 0, got;
+    if (!f) {
+        fprintf(stderr, "swa-tokenize: cannot open %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    for (;;) {
+        if (cap - n < 4096) {
+            cap = cap ? cap * 2 : 65536;
+            if (!(p = (char *)realloc(buf, cap + 1))) {
+                fprintf(stderr, "swa-tokenize: out of memory reading %s\n", path);
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = p;
+        }
+        got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                fprintf(stderr, "swa-tokenize: cannot read %s: %s\n", path, strerror(errno));
+                free(buf);
+                buf = NULL;
+            }
+            break;
+        }
+    }
+    if (f != stdin) fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        *len = n;
+    }
+    return buf;
+}
+
+/* Tokenize, growing the id buffer to the size the library reports when it is too small. */
+static int32_t *tokenize(const swa_vocab *v, const char *text, size_t len, int flags, size_t *n)
+{
+    size_t cap = 256;
+    int32_t *ids = NULL, *p;
+    swa_error err;
+    swa_status s;
+    for (;;) {
+        if (!(p = (int32_t *)realloc(ids, (cap ? cap : 1) * sizeof *ids))) {
+            fprintf(stderr, "swa-tokenize: out of memory for %zu tokens\n", cap);
+            break;
+        }
+        ids = p;
+        s = swa_tokenize(v, text, len, flags, ids, cap, n, &err);
+        if (s == SWA_OK) return ids;
+        if (s != SWA_ERR_BUFFER_TOO_SMALL || *n <= cap) {
+            fprintf(stderr, "swa-tokenize: %s\n", err.msg);
+            break;
+        }
+        cap = *n;
+    }
+    free(ids);
+    return NULL;
+}
+
+static void print_pieces(const swa_vocab *v, const int32_t *ids, size_t n)
+{
+    char small[256], *text;
+    size_t i, len;
+    for (i = 0; i < n; i++) {
+        swa_str piece = swa_vocab_piece(v, ids[i]);
+        int cols;
+        printf("%6d  ", ids[i]);
+        cols = print_escaped(piece.ptr, piece.len, 0);
+        printf("%*s  ", cols < PIECE_COLS ? PIECE_COLS - cols : 0, "");
+        len = swa_token_to_text(v, ids[i], small, sizeof small);
+        text = small;
+        if (len > sizeof small && (text = (char *)malloc(len)) != NULL)
+            swa_token_to_text(v, ids[i], text, len);
+        print_escaped(text ? text : small, text ? len : sizeof small, 1);
+        putchar('\n');
+        if (text != small) free(text);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *model = NULL, *prompt = NULL, *file = NULL;
+    int no_bos = 0, pieces = 0, special = 0, flags = 0, rc = 1, i;
+    char *text = NULL;
+    size_t len = 0, n = 0, k;
+    int32_t *ids = NULL;
+    swa_gguf *g = NULL;
+    swa_vocab *v = NULL;
+    swa_error err;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        else if (!strcmp(a, "--no-bos")) no_bos = 1;
+        else if (!strcmp(a, "--pieces")) pieces = 1;
+        else if (!strcmp(a, "--special")) special = 1;
+        else if (!strcmp(a, "-m") || !strcmp(a, "-p") || !strcmp(a, "-f")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "swa-tokenize: %s needs a value\n", a);
+                usage(stderr);
+                return 2;
+            }
+            if (a[1] == 'm') model = argv[++i];
+            else if (a[1] == 'p') prompt = argv[++i];
+            else file = argv[++i];
+        } else {
+            fprintf(stderr, "swa-tokenize: unknown flag %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!model || !!prompt + !!file != 1) {
+        fprintf(stderr, "swa-tokenize: %s\n", !model ? "-m MODEL is required" : "give one of -p TEXT and -f FILE");
+        usage(stderr);
+        return 2;
+    }
+    if (prompt) len = strlen(prompt);
+    else if (!(text = read_all(file, &len))) return 1;
+    if (swa_gguf_open(model, &g, &err) != SWA_OK || swa_vocab_load(g, &v, &err) != SWA_OK) {
+        fprintf(stderr, "swa-tokenize: %s%s%s\n", g ? model : "", g ? ": " : "", err.msg);
+        goto done;
+    }
+    if (!no_bos && swa_vocab_add_bos(v)) flags |= SWA_TOKENIZE_ADD_BOS;
+    if (special) flags |= SWA_TOKENIZE_SPECIAL;
+    if (!(ids = tokenize(v, prompt ? prompt : text, len, flags, &n))) goto done;
+    if (pieces) {
+        print_pieces(v, ids, n);
+    } else {
+        for (k = 0; k < n; k++) printf(k ? " %d" : "%d", ids[k]);
+        putchar('\n');
+    }
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "swa-tokenize: cannot write the output: %s\n", strerror(errno));
+        goto done;
+    }
+    fprintf(stderr, "swa-tokenize: %zu tokens\n", n);
+    rc = 0;
+done:
+    free(ids);
+    free(text);
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+    return rc;
+}
