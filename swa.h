@@ -1282,6 +1282,8 @@ typedef struct swa__q8k {         /* 256 activations */
 
 typedef float (*swa__dot_fn)(const void *row, const void *x, int64_t n);
 typedef void (*swa__quantize_fn)(const float *x, void *out, int64_t n);
+/* out[t] = dot(row, x_t) for t < nt <= 4, x_t at byte offset t * stride from x. */
+typedef void (*swa__dots_fn)(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out);
 
 enum { SWA__ACT_F32, SWA__ACT_Q8, SWA__ACT_Q8K };
 
@@ -1617,6 +1619,19 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
     return (int32_t)best;
 }
 
+#define SWA__SCALAR_F32(x) (x)   /* for the SIMD kernels' scalar tails */
+
+/* The kernels a context calls, one table per instruction set. */
+typedef struct swa__kernels {
+    const char *name;
+    swa__dot_fn dot_f32, dot_f16, dot_bf16, dot_q8_0, dot_q4_0, dot_q4_k, dot_q6_k;
+    swa__dots_fn dots_q8_0, dots_q4_0;           /* several tokens per weight row; NULL: one by one */
+    swa__quantize_fn quantize_q8, quantize_q8k;
+    void (*to_f16)(const float *x, uint16_t *out, int64_t n);
+    void (*axpy_f32)(float *y, float a, const void *x, int64_t n);
+    void (*axpy_f16)(float *y, float a, const void *x, int64_t n);
+} swa__kernels;
+
 /* ==== kernels (AVX2 + FMA + F16C) ====
    Compiled into every x86-64 build through target attributes and chosen at run time after a
    CPU check, so no -march flag is needed. Differences from the reference, and the tolerances
@@ -1677,50 +1692,68 @@ SWA__AVX2 static inline __m256 swa__load_bf16_avx2(const uint16_t *p)
 
 #define SWA__LOAD_F32(p) _mm256_loadu_ps(p)
 #define SWA__LOAD_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
-#define SWA__SCALAR_F32(x) (x)
 SWA__DOT_FLOAT_AVX2(swa__dot_f32_avx2, float, SWA__LOAD_F32, SWA__SCALAR_F32)
 SWA__DOT_FLOAT_AVX2(swa__dot_f16_avx2, uint16_t, SWA__LOAD_F16, swa__f16_to_f32)
 SWA__DOT_FLOAT_AVX2(swa__dot_bf16_avx2, uint16_t, swa__load_bf16_avx2, swa__bf16_to_f32)
 
-/* Signed x signed bytes to 8 int32 sums of 4 products: maddubs wants one unsigned operand, so
-   take |a| and move a's sign onto b. */
-SWA__AVX2 static inline __m256i swa__dot_i8_avx2(__m256i a, __m256i b)
+/* Q8_0 and Q4_0 rows against up to 4 tokens at once: the weight block is loaded and unpacked
+   once and meets each token's block in its own accumulator, with exactly the steps the
+   1-token call takes, so a token's result does not depend on its neighbours. maddubs wants
+   one unsigned operand: it gets |w|, and w's sign moves onto the activation. */
+#define SWA__Q8_STEP(k, accum)                                                                         \
+    if (nt > k) {                                                                                       \
+        const swa__q8 *a = (const swa__q8 *)(xa + (size_t)(k) * stride) + b;                          \
+        __m256i y = _mm256_loadu_si256((const __m256i *)a->q);                                         \
+        __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(y, q)), ones);        \
+        accum = _mm256_fmadd_ps(_mm256_set1_ps(dw * a->d), _mm256_cvtepi32_ps(s), accum);              \
+    }
+
+#define SWA__DOTS_Q8_AVX2(name, BLOCK_BYTES, UNPACK)                                                   \
+    SWA__AVX2 static void name(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
+    {                                                                                                   \
+        const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;                            \
+        const __m256i ones = _mm256_set1_epi16(1);                                                      \
+        __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;                                     \
+        int64_t b;                                                                                      \
+        for (b = 0; b < n / 32; b++, w += BLOCK_BYTES) {                                                \
+            __m256i q = UNPACK(w), aq = _mm256_sign_epi8(q, q);                                         \
+            float dw = _cvtsh_ss(swa__load_u16(w));                                                     \
+            SWA__Q8_STEP(0, c0) SWA__Q8_STEP(1, c1) SWA__Q8_STEP(2, c2) SWA__Q8_STEP(3, c3)             \
+        }                                                                                               \
+        out[0] = swa__hsum_avx2(c0);                                                                    \
+        if (nt > 1) out[1] = swa__hsum_avx2(c1);                                                        \
+        if (nt > 2) out[2] = swa__hsum_avx2(c2);                                                        \
+        if (nt > 3) out[3] = swa__hsum_avx2(c3);                                                        \
+    }
+
+SWA__AVX2 static inline __m256i swa__unpack_q8_0_avx2(const uint8_t *w)
 {
-    __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
-    return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+    return _mm256_loadu_si256((const __m256i *)(w + 2));
 }
+
+/* Elements 0..15 are the low nibbles and 16..31 the high ones, minus 8. */
+SWA__AVX2 static inline __m256i swa__unpack_q4_0_avx2(const uint8_t *w)
+{
+    __m128i raw = _mm_loadu_si128((const __m128i *)(w + 2));
+    __m256i q = _mm256_insertf128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1);
+    return _mm256_sub_epi8(_mm256_and_si256(q, _mm256_set1_epi8(15)), _mm256_set1_epi8(8));
+}
+
+SWA__DOTS_Q8_AVX2(swa__dots_q8_0_avx2, 34, swa__unpack_q8_0_avx2)
+SWA__DOTS_Q8_AVX2(swa__dots_q4_0_avx2, 18, swa__unpack_q4_0_avx2)
 
 SWA__AVX2 static float swa__dot_q8_0_avx2(const void *row, const void *x, int64_t n)
 {
-    const uint8_t *w = (const uint8_t *)row;
-    const swa__q8 *a = (const swa__q8 *)x;
-    __m256 acc = _mm256_setzero_ps();
-    int64_t i;
-    for (i = 0; i < n; i += 32, w += 34, a++) {
-        __m256i s = swa__dot_i8_avx2(_mm256_loadu_si256((const __m256i *)(w + 2)),
-                                     _mm256_loadu_si256((const __m256i *)a->q));
-        __m256 d = _mm256_set1_ps(_cvtsh_ss(swa__load_u16(w)) * a->d);
-        acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(s), acc);
-    }
-    return swa__hsum_avx2(acc);
+    float out;
+    swa__dots_q8_0_avx2(row, x, 0, 1, n, &out);
+    return out;
 }
 
 SWA__AVX2 static float swa__dot_q4_0_avx2(const void *row, const void *x, int64_t n)
 {
-    const uint8_t *w = (const uint8_t *)row;
-    const swa__q8 *a = (const swa__q8 *)x;
-    const __m256i low4 = _mm256_set1_epi8(15), eight = _mm256_set1_epi8(8);
-    __m256 acc = _mm256_setzero_ps();
-    int64_t i;
-    for (i = 0; i < n; i += 32, w += 18, a++) {
-        __m128i raw = _mm_loadu_si128((const __m128i *)(w + 2));
-        __m256i q = _mm256_insertf128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1);
-        __m256i s;
-        q = _mm256_sub_epi8(_mm256_and_si256(q, low4), eight);   /* elements 0..15, then 16..31 */
-        s = swa__dot_i8_avx2(q, _mm256_loadu_si256((const __m256i *)a->q));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(swa__load_u16(w)) * a->d), _mm256_cvtepi32_ps(s), acc);
-    }
-    return swa__hsum_avx2(acc);
+    float out;
+    swa__dots_q4_0_avx2(row, x, 0, 1, n, &out);
+    return out;
 }
 
 SWA__AVX2 static float swa__dot_q4_k_avx2(const void *row, const void *x, int64_t n)
@@ -1882,28 +1915,244 @@ SWA__AVX2 static void swa__axpy_f16_avx2(float *y, float a, const void *x, int64
 
 #endif /* SWA__HAVE_AVX2 */
 
+/* ==== kernels (NEON) ====
+   Chosen at compile time on AArch64. The same contracts as the AVX2 kernels: float dots keep
+   4 x 4 partial sums with FMA (1e-5 of the sum of |products|); Q8_0 and Q4_0 add each block's
+   exact integer sum in float lanes (1e-5); Q4_K and Q6_K reduce each super-block's integers
+   exactly, then do the reference's float steps; quantization and the F16 conversion round to
+   nearest even like the reference: bit-identical. Integer dots use the dot-product extension
+   when the compiler targets it (__ARM_FEATURE_DOTPROD) and widening multiplies otherwise. */
+
+#if defined(SWA__HAVE_NEON)
+
+/* Sum of a[i] * b[i] over 16 signed bytes, as four int32 lanes. */
+static inline int32x4_t swa__dot16_neon(int32x4_t acc, int8x16_t a, int8x16_t b)
+{
+#if defined(__ARM_FEATURE_DOTPROD)
+    return vdotq_s32(acc, a, b);
+#else
+    int16x8_t p = vmull_s8(vget_low_s8(a), vget_low_s8(b));
+    p = vmlal_s8(p, vget_high_s8(a), vget_high_s8(b));
+    return vpadalq_s16(acc, p);
+#endif
+}
+
+static inline float32x4_t swa__load_f16_neon(const uint16_t *p)
+{
+    return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
+}
+
+static inline float32x4_t swa__load_bf16_neon(const uint16_t *p)
+{
+    return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16));
+}
+
+#define SWA__DOT_FLOAT_NEON(name, T, LOAD, SCALAR)                                          \
+    static float name(const void *row, const void *x, int64_t n)                           \
+    {                                                                                       \
+        const T *w = (const T *)row;                                                        \
+        const float *v = (const float *)x;                                                  \
+        float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;                      \
+        float sum;                                                                          \
+        int64_t i = 0;                                                                      \
+        for (; i + 16 <= n; i += 16) {                                                      \
+            a0 = vfmaq_f32(a0, LOAD(w + i), vld1q_f32(v + i));                              \
+            a1 = vfmaq_f32(a1, LOAD(w + i + 4), vld1q_f32(v + i + 4));                      \
+            a2 = vfmaq_f32(a2, LOAD(w + i + 8), vld1q_f32(v + i + 8));                      \
+            a3 = vfmaq_f32(a3, LOAD(w + i + 12), vld1q_f32(v + i + 12));                    \
+        }                                                                                   \
+        for (; i + 4 <= n; i += 4) a0 = vfmaq_f32(a0, LOAD(w + i), vld1q_f32(v + i));      \
+        sum = vaddvq_f32(vaddq_f32(vaddq_f32(a0, a1), vaddq_f32(a2, a3)));                  \
+        for (; i < n; i++) sum += SCALAR(w[i]) * v[i];                                      \
+        return sum;                                                                         \
+    }
+
+#define SWA__LOAD_F32_NEON(p) vld1q_f32(p)
+SWA__DOT_FLOAT_NEON(swa__dot_f32_neon, float, SWA__LOAD_F32_NEON, SWA__SCALAR_F32)
+SWA__DOT_FLOAT_NEON(swa__dot_f16_neon, uint16_t, swa__load_f16_neon, swa__f16_to_f32)
+SWA__DOT_FLOAT_NEON(swa__dot_bf16_neon, uint16_t, swa__load_bf16_neon, swa__bf16_to_f32)
+
+static float swa__dot_q8_0_neon(const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8 *a = (const swa__q8 *)x;
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    int64_t i;
+    for (i = 0; i < n; i += 32, w += 34, a++) {
+        int32x4_t s = swa__dot16_neon(vdupq_n_s32(0), vld1q_s8((const int8_t *)w + 2), vld1q_s8(a->q));
+        s = swa__dot16_neon(s, vld1q_s8((const int8_t *)w + 18), vld1q_s8(a->q + 16));
+        acc = vfmaq_n_f32(acc, vcvtq_f32_s32(s), swa__f16_to_f32(swa__load_u16(w)) * a->d);
+    }
+    return vaddvq_f32(acc);
+}
+
+static float swa__dot_q4_0_neon(const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8 *a = (const swa__q8 *)x;
+    const int8x16_t eight = vdupq_n_s8(8);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    int64_t i;
+    for (i = 0; i < n; i += 32, w += 18, a++) {
+        uint8x16_t raw = vld1q_u8(w + 2);
+        int8x16_t lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(15))), eight);
+        int8x16_t hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw, 4)), eight);
+        int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), lo, vld1q_s8(a->q)), hi, vld1q_s8(a->q + 16));
+        acc = vfmaq_n_f32(acc, vcvtq_f32_s32(s), swa__f16_to_f32(swa__load_u16(w)) * a->d);
+    }
+    return vaddvq_f32(acc);
+}
+
+static float swa__dot_q4_k_neon(const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8k *a = (const swa__q8k *)x;
+    float sum = 0.0f;
+    int64_t i;
+    for (i = 0; i < n; i += 256, w += 144, a++) {
+        uint8_t sc[8], m[8];
+        int32_t sumi = 0, summ = 0;
+        int g;
+        swa__q4k_scales(w + 4, sc, m);
+        for (g = 0; g < 8; g++) summ += m[g] * (a->bsum[2 * g] + a->bsum[2 * g + 1]);
+        for (g = 0; g < 4; g++) {
+            const uint8_t *q = w + 16 + 32 * g;
+            const int8_t *y = a->q + 64 * g;
+            uint8x16_t r0 = vld1q_u8(q), r1 = vld1q_u8(q + 16);
+            int32x4_t lo = vdupq_n_s32(0), hi = vdupq_n_s32(0);
+            lo = swa__dot16_neon(lo, vreinterpretq_s8_u8(vandq_u8(r0, vdupq_n_u8(15))), vld1q_s8(y));
+            lo = swa__dot16_neon(lo, vreinterpretq_s8_u8(vandq_u8(r1, vdupq_n_u8(15))), vld1q_s8(y + 16));
+            hi = swa__dot16_neon(hi, vreinterpretq_s8_u8(vshrq_n_u8(r0, 4)), vld1q_s8(y + 32));
+            hi = swa__dot16_neon(hi, vreinterpretq_s8_u8(vshrq_n_u8(r1, 4)), vld1q_s8(y + 48));
+            sumi += sc[2 * g] * vaddvq_s32(lo) + sc[2 * g + 1] * vaddvq_s32(hi);
+        }
+        sum += a->d * (swa__f16_to_f32(swa__load_u16(w)) * (float)sumi -
+                       swa__f16_to_f32(swa__load_u16(w + 2)) * (float)summ);
+    }
+    return sum;
+}
+
+static float swa__dot_q6_k_neon(const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8k *a = (const swa__q8k *)x;
+    const uint8x16_t low4 = vdupq_n_u8(15), low2 = vdupq_n_u8(3);
+    const int8x16_t m32 = vdupq_n_s8(32);
+    float sum = 0.0f;
+    int64_t i;
+    for (i = 0; i < n; i += 256, w += 210, a++) {
+        const int8_t *sc = (const int8_t *)(w + 192);
+        int32_t sumi = 0;
+        int h, k, part;
+        for (h = 0; h < 2; h++)
+            for (part = 0; part < 2; part++) {          /* 16 of the 32 columns at a time */
+                const uint8_t *ql = w + 64 * h + 16 * part, *qh = w + 128 + 32 * h + 16 * part;
+                uint8x16_t l0 = vld1q_u8(ql), l1 = vld1q_u8(ql + 32), hb = vld1q_u8(qh);
+                uint8x16_t q[4];
+                q[0] = vorrq_u8(vandq_u8(l0, low4), vshlq_n_u8(vandq_u8(hb, low2), 4));
+                q[1] = vorrq_u8(vandq_u8(l1, low4), vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 2), low2), 4));
+                q[2] = vorrq_u8(vshrq_n_u8(l0, 4), vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 4), low2), 4));
+                q[3] = vorrq_u8(vshrq_n_u8(l1, 4), vshlq_n_u8(vshrq_n_u8(hb, 6), 4));
+                for (k = 0; k < 4; k++) {
+                    int e = 128 * h + 32 * k + 16 * part;   /* first element: one 16-group */
+                    int32x4_t s = swa__dot16_neon(vdupq_n_s32(0), vsubq_s8(vreinterpretq_s8_u8(q[k]), m32),
+                                                  vld1q_s8(a->q + e));
+                    sumi += sc[e / 16] * vaddvq_s32(s);
+                }
+            }
+        sum += swa__f16_to_f32(swa__load_u16(w + 208)) * a->d * (float)sumi;
+    }
+    return sum;
+}
+
+static float swa__amax_neon(const float *x, int64_t n)
+{
+    float32x4_t m = vdupq_n_f32(0.0f);
+    int64_t k;
+    for (k = 0; k < n; k += 4) m = vmaxq_f32(m, vabsq_f32(vld1q_f32(x + k)));
+    return vmaxvq_f32(m);
+}
+
+/* 32 floats times id, rounded to nearest even, saturated to bytes (|q| <= 127 anyway). */
+static void swa__round32_neon(const float *x, float id, int8_t *q)
+{
+    int k;
+    for (k = 0; k < 32; k += 8) {
+        int32x4_t a = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + k), id));
+        int32x4_t b = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + k + 4), id));
+        vst1_s8(q + k, vqmovn_s16(vcombine_s16(vqmovn_s32(a), vqmovn_s32(b))));
+    }
+}
+
+static void swa__quantize_q8_neon(const float *x, void *out, int64_t n)
+{
+    swa__q8 *b = (swa__q8 *)out;
+    int64_t i;
+    for (i = 0; i < n; i += 32, b++, x += 32) {
+        float amax = swa__amax_neon(x, 32);
+        b->d = amax / 127.0f;
+        swa__round32_neon(x, amax > 0.0f ? 127.0f / amax : 0.0f, b->q);
+    }
+}
+
+static void swa__quantize_q8k_neon(const float *x, void *out, int64_t n)
+{
+    swa__q8k *b = (swa__q8k *)out;
+    int64_t i;
+    int k;
+    for (i = 0; i < n; i += 256, b++, x += 256) {
+        float amax = swa__amax_neon(x, 256), id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        b->d = amax / 127.0f;
+        for (k = 0; k < 256; k += 32) swa__round32_neon(x + k, id, b->q + k);
+        for (k = 0; k < 16; k++) b->bsum[k] = (int16_t)vaddlvq_s8(vld1q_s8(b->q + 16 * k));
+    }
+}
+
+static void swa__to_f16_neon(const float *x, uint16_t *out, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1_u16(out + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(x + i))));
+    for (; i < n; i++) out[i] = swa__f32_to_f16(x[i]);
+}
+
+static void swa__axpy_f32_neon(float *y, float a, const void *x, int64_t n)
+{
+    const float *v = (const float *)x;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i), vld1q_f32(v + i), a));
+    for (; i < n; i++) y[i] += a * v[i];
+}
+
+static void swa__axpy_f16_neon(float *y, float a, const void *x, int64_t n)
+{
+    const uint16_t *v = (const uint16_t *)x;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i), swa__load_f16_neon(v + i), a));
+    for (; i < n; i++) y[i] += a * swa__f16_to_f32(v[i]);
+}
+
+static const swa__kernels swa__kernels_neon = {
+    "neon", swa__dot_f32_neon, swa__dot_f16_neon, swa__dot_bf16_neon, swa__dot_q8_0_neon, swa__dot_q4_0_neon,
+    swa__dot_q4_k_neon, swa__dot_q6_k_neon, NULL, NULL, swa__quantize_q8_neon, swa__quantize_q8k_neon, swa__to_f16_neon,
+    swa__axpy_f32_neon, swa__axpy_f16_neon
+};
+
+#endif /* SWA__HAVE_NEON */
+
 /* ==== kernels: dispatch ====
    A context picks one table at create time: the reference, or the best the CPU runs. */
 
-typedef struct swa__kernels {
-    const char *name;
-    swa__dot_fn dot_f32, dot_f16, dot_bf16, dot_q8_0, dot_q4_0, dot_q4_k, dot_q6_k;
-    swa__quantize_fn quantize_q8, quantize_q8k;
-    void (*to_f16)(const float *x, uint16_t *out, int64_t n);
-    void (*axpy_f32)(float *y, float a, const void *x, int64_t n);
-    void (*axpy_f16)(float *y, float a, const void *x, int64_t n);
-} swa__kernels;
 
 static const swa__kernels swa__kernels_ref = {
     "ref", swa__dot_f32_ref, swa__dot_f16_ref, swa__dot_bf16_ref, swa__dot_q8_0_ref, swa__dot_q4_0_ref,
-    swa__dot_q4_k_ref, swa__dot_q6_k_ref, swa__quantize_q8_ref, swa__quantize_q8k_ref, swa__to_f16_ref,
+    swa__dot_q4_k_ref, swa__dot_q6_k_ref, NULL, NULL, swa__quantize_q8_ref, swa__quantize_q8k_ref, swa__to_f16_ref,
     swa__axpy_f32_ref, swa__axpy_f16_ref
 };
 
 #if defined(SWA__HAVE_AVX2)
 static const swa__kernels swa__kernels_avx2 = {
     "avx2", swa__dot_f32_avx2, swa__dot_f16_avx2, swa__dot_bf16_avx2, swa__dot_q8_0_avx2, swa__dot_q4_0_avx2,
-    swa__dot_q4_k_avx2, swa__dot_q6_k_avx2, swa__quantize_q8_avx2, swa__quantize_q8k_avx2, swa__to_f16_avx2,
+    swa__dot_q4_k_avx2, swa__dot_q6_k_avx2, swa__dots_q8_0_avx2, swa__dots_q4_0_avx2, swa__quantize_q8_avx2, swa__quantize_q8k_avx2, swa__to_f16_avx2,
     swa__axpy_f32_avx2, swa__axpy_f16_avx2
 };
 
@@ -2680,6 +2929,7 @@ SWADEF int32_t swa_ctx_window(const swa_ctx *c, int32_t layer)
 typedef struct swa__matmul_task {
     const swa__matrix *w;
     swa__dot_fn dot;
+    swa__dots_fn dots;
     const uint8_t *x;
     size_t x_stride;
     float *y;
@@ -2691,10 +2941,21 @@ static void swa__matmul_run(void *arg, int ith, int nth)
     const swa__matmul_task *t = (const swa__matmul_task *)arg;
     const uint8_t *row;
     int64_t r0, r1, r, k;
+    float part[4];
+    int j;
     swa__split(t->w->n_out, ith, nth, &r0, &r1);
     row = (const uint8_t *)t->w->data + (size_t)r0 * t->w->row_bytes;
-    for (r = r0; r < r1; r++, row += t->w->row_bytes)
-        for (k = 0; k < t->n; k++) t->y[k * t->ldy + r] = t->dot(row, t->x + (size_t)k * t->x_stride, t->w->n_in);
+    for (r = r0; r < r1; r++, row += t->w->row_bytes) {
+        if (!t->dots) {
+            for (k = 0; k < t->n; k++) t->y[k * t->ldy + r] = t->dot(row, t->x + (size_t)k * t->x_stride, t->w->n_in);
+            continue;
+        }
+        for (k = 0; k < t->n; k += 4) {
+            int nt = t->n - k < 4 ? (int)(t->n - k) : 4;
+            t->dots(row, t->x + (size_t)k * t->x_stride, t->x_stride, nt, t->w->n_in, part);
+            for (j = 0; j < nt; j++) t->y[(k + j) * t->ldy + r] = part[j];
+        }
+    }
 }
 
 /* Quantize the inputs once for the weight type, then split the rows over the threads. Small
@@ -2706,6 +2967,7 @@ static void swa__matmul(swa_ctx *c, const swa__matrix *w, const float *x, int64_
     int64_t k;
     t.w = w;
     t.dot = swa__kernel_dot(c->kern, w->type);
+    t.dots = w->type == SWA_TYPE_Q8_0 ? c->kern->dots_q8_0 : w->type == SWA_TYPE_Q4_0 ? c->kern->dots_q4_0 : NULL;
     t.y = y;
     t.ldy = ldy;
     t.n = n;

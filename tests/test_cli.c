@@ -12,11 +12,13 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "tests/programs.h"
 #include <unistd.h>
 
 #include "tests/testutil.h"
 
-#define GENERATE "build/swa-generate"
+#define GENERATE_FILE PROGRAM_FILE("swa-generate")
+#define GENERATE PROGRAM("swa-generate")
 
 static void write_file(const char *path, const void *data, size_t n)
 {
@@ -67,7 +69,7 @@ static void test_dump_logits_matches_reference(void **state)
     int windows[2] = {12, 12}, b, i;
     double *ref = (double *)malloc(sizeof(double) * (size_t)(n_prompt + n_gen) * 60);
     (void)state;
-    if (access(GENERATE, X_OK) != 0) fail_msg(GENERATE " is missing: run make first");
+    if (access(GENERATE_FILE, X_OK) != 0) fail_msg(GENERATE_FILE " is missing: run make first");
     memset(&s, 0, sizeof s);
     s.n_layer = 2; s.n_embd = 64; s.n_head = 4; s.n_kv_head = 1; s.n_ff = 96; s.n_vocab = 60;
     s.n_ctx = 32; s.type = GW_F32; s.window = 12; s.seed = 5;

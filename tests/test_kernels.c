@@ -157,6 +157,33 @@ static void check_block_dot(const swa__kernels *k, uint32_t type, int64_t n, int
     free(row_buf); free(x); free(xd); free(act);
 }
 
+/* Several tokens per call give each token exactly the bits it gets alone. */
+static void check_multi_token(const swa__kernels *k, uint32_t type, int64_t n)
+{
+    swa__dots_fn dots = type == SWA_TYPE_Q8_0 ? k->dots_q8_0 : k->dots_q4_0;
+    swa__dot_fn dot = swa__kernel_dot(k, type);
+    uint8_t *row = (uint8_t *)malloc((size_t)(n / 32 * swa_type_block_bytes(type)));
+    size_t stride = swa__act_bytes(SWA__ACT_Q8, n);
+    uint8_t *act = (uint8_t *)malloc(4 * stride);
+    float *x = (float *)malloc(sizeof(float) * (size_t)n), out[4];
+    int t, nt;
+    int64_t i;
+    if (!dots) { free(row); free(act); free(x); return; }
+    random_row(type, row, n);
+    for (t = 0; t < 4; t++) {
+        for (i = 0; i < n; i++) x[i] = next_float();
+        swa__quantize_q8_ref(x, act + (size_t)t * stride, n);
+    }
+    for (nt = 1; nt <= 4; nt++) {
+        dots(row, act, stride, nt, n, out);
+        for (t = 0; t < nt; t++) {
+            float alone = dot(row, act + (size_t)t * stride, n);
+            assert_memory_equal(&out[t], &alone, sizeof alone);
+        }
+    }
+    free(row); free(act); free(x);
+}
+
 static void test_quantized_dots(void **state)
 {
     const swa__kernels *k = simd();
@@ -167,6 +194,10 @@ static void test_quantized_dots(void **state)
         for (s = 0; s < sizeof block32_counts / sizeof block32_counts[0]; s++) {
             check_block_dot(k, SWA_TYPE_Q8_0, 32 * block32_counts[s], off);
             check_block_dot(k, SWA_TYPE_Q4_0, 32 * block32_counts[s], off);
+        }
+        for (s = 0; s < sizeof block32_counts / sizeof block32_counts[0]; s++) {
+            check_multi_token(k, SWA_TYPE_Q8_0, 32 * block32_counts[s]);
+            check_multi_token(k, SWA_TYPE_Q4_0, 32 * block32_counts[s]);
         }
         for (s = 0; s < sizeof block256_counts / sizeof block256_counts[0]; s++) {
             check_block_dot(k, SWA_TYPE_Q4_K, 256 * block256_counts[s], off);

@@ -11,13 +11,15 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "tests/programs.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define SHARED "../shared/"
-#define CONVERT "build/swa-convert-llama2c"
+#define CONVERT_FILE PROGRAM_FILE("swa-convert-llama2c")
+#define CONVERT PROGRAM("swa-convert-llama2c")
 /* run.c -n 256 calls forward at positions 0..255 and prints each token it predicts (the prompt's
    own tokens while it lasts): the text is 256 tokens after BOS, 257 with it. */
 #define STEPS 256

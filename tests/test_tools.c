@@ -13,14 +13,19 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "tests/programs.h"
 #include <unistd.h>
 
 #include "tests/testutil.h"
 
-#define TOKENIZE   "build/swa-tokenize"
-#define PERPLEXITY "build/swa-perplexity"
-#define INSPECT    "build/swa-inspect"
-#define GENERATE   "build/swa-generate"
+#define TOKENIZE_FILE PROGRAM_FILE("swa-tokenize")
+#define TOKENIZE PROGRAM("swa-tokenize")
+#define PERPLEXITY_FILE PROGRAM_FILE("swa-perplexity")
+#define PERPLEXITY PROGRAM("swa-perplexity")
+#define INSPECT_FILE PROGRAM_FILE("swa-inspect")
+#define INSPECT PROGRAM("swa-inspect")
+#define GENERATE_FILE PROGRAM_FILE("swa-generate")
+#define GENERATE PROGRAM("swa-generate")
 #define SPM_VOCAB  "../shared/testdata/ggml-vocab-llama-spm.gguf"
 
 #define N_PIECES 41
@@ -89,7 +94,7 @@ static char *capture(const char *cmd, int *rc)
 
 static void need_programs(void)
 {
-    const char *progs[] = {TOKENIZE, PERPLEXITY, INSPECT, GENERATE};
+    const char *progs[] = {TOKENIZE_FILE, PERPLEXITY_FILE, INSPECT_FILE, GENERATE_FILE};
     size_t i;
     for (i = 0; i < sizeof progs / sizeof progs[0]; i++)
         if (access(progs[i], X_OK) != 0) fail_msg("%s is missing: run make first", progs[i]);

@@ -1,0 +1,286 @@
+/* swa-bench: how fast swa.h runs a model on this machine, and how close that is to the limit.
+
+   swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t 2] [-r 3] [--kernels ref|best] [--kv f16|f32]
+             [--depths] [--markdown]
+
+   Reports, as median +- half the range over -r repetitions (like llama-bench's pp and tg):
+   - pp: prompt processing, -p tokens in one batch from position 0;
+   - tg: generation, -n tokens one at a time after a one-token prompt;
+   - the memory read bandwidth this process reaches with -t threads (a STREAM-like sum over
+     1 GiB, measured in the same run), the bytes one generated token reads (every weight
+     matrix once, plus the keys and values it attends to), and tg as a fraction of
+     bandwidth / bytes-per-token;
+   - with --depths, tg at positions 0, W and 4W: with a window the speed stays flat.
+   Random token ids are used: speed does not depend on what the tokens say. With --markdown
+   each line is a table row: model | type | threads | kernels | pp t/s | tg t/s | depth |
+   GB/s | MB per token | tg as % of the bandwidth limit. */
+#define _POSIX_C_SOURCE 200809L
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct options {
+    const char *model;
+    int n_prompt, n_gen, reps, depths, markdown;
+    swa_ctx_config cfg;
+} options;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct summary { double median, spread; } summary;
+
+static summary summarize(double *v, int n)
+{
+    summary s;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    s.spread = 0.5 * (v[n - 1] - v[0]);
+    return s;
+}
+
+/* ---- memory bandwidth: each thread sums its share of a large buffer ---- */
+
+typedef struct reader { const uint64_t *p; size_t n; uint64_t sum; } reader;
+
+static void *read_share(void *arg)
+{
+    reader *r = (reader *)arg;
+    uint64_t a = 0, b = 0, c = 0, d = 0;
+    size_t i;
+    for (i = 0; i + 4 <= r->n; i += 4) { a += r->p[i]; b += r->p[i + 1]; c += r->p[i + 2]; d += r->p[i + 3]; }
+    r->sum = a ^ b ^ c ^ d;
+    return NULL;
+}
+
+static summary read_bandwidth(int threads, int reps)
+{
+    const size_t bytes = (size_t)1 << 30, words = bytes / 8;
+    uint64_t *buf = (uint64_t *)malloc(bytes);
+    double gbs[16];
+    pthread_t tid[64];
+    reader r[64];
+    int rep, t;
+    summary none = {0, 0};
+    if (!buf) return none;
+    for (size_t i = 0; i < words; i++) buf[i] = i;            /* touch every page first */
+    for (rep = 0; rep < reps + 1; rep++) {
+        double t0 = now();
+        for (t = 0; t < threads; t++) {
+            r[t].p = buf + words / (size_t)threads * (size_t)t;
+            r[t].n = words / (size_t)threads;
+            pthread_create(&tid[t], NULL, read_share, &r[t]);
+        }
+        for (t = 0; t < threads; t++) pthread_join(tid[t], NULL);
+        if (rep > 0) gbs[rep - 1] = (double)bytes / (now() - t0) / 1e9;   /* the first run warms up */
+    }
+    free(buf);
+    return summarize(gbs, reps);
+}
+
+/* ---- the model ---- */
+
+static void random_tokens(int32_t *tok, int n, int32_t n_vocab, uint64_t seed)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        tok[i] = 3 + (int32_t)((seed >> 33) % (uint64_t)(n_vocab - 3));
+    }
+}
+
+/* Bytes of every 2-D weight a token reads once (the embedding table contributes one row). */
+static double weight_bytes_per_token(const swa_model *m)
+{
+    const swa_gguf *g = swa_model_gguf(m);
+    double total = 0;
+    int64_t i;
+    for (i = 0; i < swa_gguf_tensor_count(g); i++) {
+        const swa_gguf_tensor *t = swa_gguf_tensor_at(g, i);
+        if (t->n_dims < 2) continue;
+        if (t->name.len == 17 && !memcmp(t->name.ptr, "token_embd.weight", 17)) {
+            total += (double)t->nbytes / (double)t->ne[1];
+            if (swa_gguf_tensor_find(g, "output.weight") < 0) total += (double)t->nbytes;   /* tied */
+        } else {
+            total += (double)t->nbytes;
+        }
+    }
+    return total;
+}
+
+/* Keys and values one token at position pos reads, over all layers. */
+static double kv_bytes_per_token(const swa_model *m, const swa_ctx *c, int64_t pos)
+{
+    const swa_hparams *hp = swa_model_hparams(m);
+    double per_pos = 2.0 * hp->n_kv_head * hp->head_dim * (swa_ctx_config_get(c).kv_type == SWA_KV_F32 ? 4 : 2), total = 0;
+    int32_t l;
+    for (l = 0; l < hp->n_layer; l++) {
+        int64_t w = swa_ctx_window(c, l), keys = pos + 1;
+        if (w > 0 && keys > w) keys = w;
+        total += per_pos * (double)keys;
+    }
+    return total;
+}
+
+static int eval_or_die(swa_ctx *c, const int32_t *tok, size_t n)
+{
+    swa_error err;
+    if (swa_ctx_eval(c, tok, n, NULL, &err) == SWA_OK) return 1;
+    fprintf(stderr, "swa-bench: %s\n", err.msg);
+    return 0;
+}
+
+/* Prompt processing: n tokens at once from position 0. */
+static int bench_pp(swa_ctx *c, const options *o, int32_t n_vocab, summary *out)
+{
+    int32_t *tok = (int32_t *)malloc(sizeof(int32_t) * (size_t)o->n_prompt);
+    double v[64];
+    int r;
+    random_tokens(tok, o->n_prompt, n_vocab, 1);
+    for (r = 0; r < o->reps; r++) {
+        double t0;
+        swa_ctx_reset(c);
+        t0 = now();
+        if (!eval_or_die(c, tok, (size_t)o->n_prompt)) { free(tok); return 0; }
+        v[r] = o->n_prompt / (now() - t0);
+    }
+    free(tok);
+    *out = summarize(v, o->reps);
+    return 1;
+}
+
+/* Generation: n tokens one by one after `depth` tokens of context. */
+static int bench_tg(swa_ctx *c, const options *o, int32_t n_vocab, int64_t depth, summary *out)
+{
+    int32_t *tok = (int32_t *)malloc(sizeof(int32_t) * (size_t)(depth + o->n_gen + 1));
+    double v[64];
+    int r, i;
+    random_tokens(tok, (int)depth + o->n_gen + 1, n_vocab, 2);
+    for (r = 0; r < o->reps; r++) {
+        double t0;
+        swa_ctx_reset(c);
+        if (!eval_or_die(c, tok, (size_t)depth + 1)) { free(tok); return 0; }
+        t0 = now();
+        for (i = 0; i < o->n_gen; i++)
+            if (!eval_or_die(c, &tok[depth + 1 + i], 1)) { free(tok); return 0; }
+        v[r] = o->n_gen / (now() - t0);
+    }
+    free(tok);
+    *out = summarize(v, o->reps);
+    return 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t THREADS] [-r 3] [--kernels ref|best] [--kv f16|f32]\n"
+               "                 [--depths] [--markdown]\n"
+               "  -p N          prompt tokens for the pp test (0 = skip)\n"
+               "  -n N          generated tokens for the tg test (0 = skip)\n"
+               "  -t N          threads (default: online CPUs)\n"
+               "  -r N          repetitions; medians are reported (default 3, at most 64)\n"
+               "  --kernels K   ref: the scalar reference loops; best (default): SIMD\n"
+               "  --kv T        key/value cache type (default f16)\n"
+               "  --depths      also generate at positions W and 4W (window) or n_ctx/2\n"
+               "  --markdown    one table row per test instead of prose\n");
+}
+
+static int parse(int argc, char **argv, options *o)
+{
+    int i;
+    memset(o, 0, sizeof *o);
+    o->n_prompt = 128;
+    o->n_gen = 32;
+    o->reps = 3;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        if (!strcmp(a, "--depths")) { o->depths = 1; continue; }
+        if (!strcmp(a, "--markdown")) { o->markdown = 1; continue; }
+        if (!v) { fprintf(stderr, "swa-bench: %s needs a value or is unknown\n", a); return 0; }
+        i++;
+        if (!strcmp(a, "-m")) o->model = v;
+        else if (!strcmp(a, "-p")) o->n_prompt = atoi(v);
+        else if (!strcmp(a, "-n")) o->n_gen = atoi(v);
+        else if (!strcmp(a, "-t")) o->cfg.n_threads = atoi(v);
+        else if (!strcmp(a, "-r")) o->reps = atoi(v);
+        else if (!strcmp(a, "--kernels") && (!strcmp(v, "ref") || !strcmp(v, "best")))
+            o->cfg.kernels = !strcmp(v, "ref") ? SWA_KERNELS_REF : SWA_KERNELS_BEST;
+        else if (!strcmp(a, "--kv") && (!strcmp(v, "f16") || !strcmp(v, "f32")))
+            o->cfg.kv_type = !strcmp(v, "f32") ? SWA_KV_F32 : SWA_KV_F16;
+        else { fprintf(stderr, "swa-bench: bad flag or value: %s %s\n", a, v); return 0; }
+    }
+    if (!o->model) { fprintf(stderr, "swa-bench: -m MODEL is required\n"); return 0; }
+    if (o->n_prompt < 0 || o->n_gen < 0 || o->reps < 1 || o->reps > 64 || o->cfg.n_threads < 0 || o->cfg.n_threads > 64) {
+        fprintf(stderr, "swa-bench: -p, -n must be >= 0, -r in 1..64, -t in 0..64\n");
+        return 0;
+    }
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    swa_model *m = NULL;
+    swa_ctx *c = NULL;
+    swa_error err;
+    const swa_hparams *hp;
+    summary pp = {0, 0}, tg = {0, 0}, bw;
+    double wbytes;
+    const char *name;
+    int64_t depth[3];
+    int n_depth = 1, k, rc = 1;
+    if (!parse(argc, argv, &o)) { usage(stderr); return 2; }
+    if (swa_model_load(o.model, &m, &err) != SWA_OK) { fprintf(stderr, "swa-bench: %s\n", err.msg); return 1; }
+    hp = swa_model_hparams(m);
+    if (o.n_prompt > 0) o.cfg.n_batch = o.n_prompt;          /* the whole prompt in one pass */
+    if (swa_ctx_create(m, &o.cfg, &c, &err) != SWA_OK) { fprintf(stderr, "swa-bench: %s\n", err.msg); goto done; }
+    name = strrchr(o.model, '/') ? strrchr(o.model, '/') + 1 : o.model;
+    depth[0] = 0;
+    if (o.depths) {
+        if (hp->window > 0) { depth[1] = hp->window; depth[2] = 4 * (int64_t)hp->window; n_depth = 3; }
+        else { depth[1] = swa_ctx_config_get(c).n_ctx / 2; n_depth = 2; }
+    }
+    bw = read_bandwidth(swa_ctx_config_get(c).n_threads, o.reps);
+    wbytes = weight_bytes_per_token(m);
+    if (o.n_prompt > 0 && !bench_pp(c, &o, hp->n_vocab, &pp)) goto done;
+    if (!o.markdown)
+        printf("%s: %s, %d layers, window %d; %d threads, kernels %s, kv %s\n"
+               "pp%d: %.1f ± %.1f tokens/s\n"
+               "bandwidth: %.1f ± %.1f GB/s (1 GiB read by %d threads)\n",
+               name, swa_type_name(hp->weight_type), hp->n_layer, hp->window, swa_ctx_config_get(c).n_threads,
+               swa_ctx_kernels(c), swa_ctx_config_get(c).kv_type == SWA_KV_F32 ? "f32" : "f16", o.n_prompt,
+               pp.median, pp.spread, bw.median, bw.spread, swa_ctx_config_get(c).n_threads);
+    for (k = 0; k < n_depth && (o.n_gen > 0 || (o.markdown && k == 0)); k++) {
+        double bytes = wbytes + kv_bytes_per_token(m, c, depth[k]), limit = bw.median * 1e9 / bytes;
+        if (o.n_gen > 0 && !bench_tg(c, &o, hp->n_vocab, depth[k], &tg)) goto done;
+        if (o.markdown)
+            printf("| %s | %s | %d | %s | %.1f ± %.1f | %.2f ± %.2f | %lld | %.1f | %.1f | %.0f%% |\n", name,
+                   swa_type_name(hp->weight_type), swa_ctx_config_get(c).n_threads, swa_ctx_kernels(c),
+                   pp.median, pp.spread, tg.median, tg.spread, (long long)depth[k], bw.median, bytes / 1e6,
+                   100.0 * tg.median / limit);
+        else
+            printf("tg%d at depth %lld: %.2f ± %.2f tokens/s; %.1f MB per token; limit %.1f tokens/s; %.0f%% of it\n",
+                   o.n_gen, (long long)depth[k], tg.median, tg.spread, bytes / 1e6, limit, 100.0 * tg.median / limit);
+    }
+    rc = 0;
+done:
+    swa_ctx_free(c);
+    swa_model_free(m);
+    return rc;
+}
