@@ -49,11 +49,13 @@ static int argmax_d(const double *x, int n)
     return best;
 }
 
-/* One model and window, for both cache types and both kernel sets: chunks of 1 token (every key
-   from the ring) match the reference within the tolerance, and every other chunk size gives
-   exactly the same bits as chunks of 1. */
+/* One model and window, for both cache types and both kernel sets (or, with n_batch below the
+   chunk sizes, which splits runs inside the library, the default ones only, to keep emulated
+   runs short): chunks of 1 token (every key from the ring) match the reference within the
+   tolerance, and every other chunk size gives exactly the same bits as chunks of 1. */
 static void check_against_reference(const tu_spec *spec, int W, int n_batch)
 {
+    int variants = n_batch >= 64 ? 4 : 1;
     tu_model tm;
     swa_model *model;
     swa_error err;
@@ -73,6 +75,7 @@ static void check_against_reference(const tu_spec *spec, int W, int n_batch)
     cfg.n_batch = n_batch;
     for (kv = 0; kv < 2; kv++)
         for (kern = 0; kern < 2; kern++) {
+            if (2 * kv + kern >= variants) continue;
             float *base;
             double e, tol = tolerance(spec->type, kv ? SWA_KV_F32 : SWA_KV_F16);
             int agree = 0;
