@@ -59,6 +59,7 @@ static void usage(FILE *f)
         "  -w N                 sliding window for every layer (default: the model's)\n"
         "  -c N                 cache size for layers without a window (default min(trained, 4096))\n"
         "  -b N                 prompt tokens per forward pass (default 64)\n"
+        "  --kv-f32             keep keys and values in F32 (default F16: half the cache memory)\n"
         "  --dump-logits FILE   float32 logits, one row of n_vocab per evaluated position\n"
         "  -h, --help           this help\n");
 }
@@ -159,6 +160,7 @@ static int parse_args(int argc, char **argv, options *o)
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         else if (!strcmp(a, "--no-bos")) o->no_bos = 1;
+        else if (!strcmp(a, "--kv-f32")) o->cfg.kv_type = SWA_KV_F32;
         else if (!strcmp(a, "-i") || !strcmp(a, "--chat")) o->chat = 1;
         else if (a[0] != '-' || a[1] == '\0') { fprintf(stderr, "swa-generate: unexpected argument \"%s\"\n", a); return 0; }
         else if (i + 1 >= argc) {
@@ -234,11 +236,11 @@ static void print_summary(const swa_model *m, const swa_ctx *c, const options *o
     char attention[64];
     if (w) snprintf(attention, sizeof attention, "window %d", w);
     else snprintf(attention, sizeof attention, "full attention over %d positions", cfg.n_ctx);
-    fprintf(stderr, "swa-generate: %d layers, %d heads (%d kv), embd %d, vocab %d, %s; %s; cache %.2f MiB; "
-                    "%d threads; seed %llu\n",
+    fprintf(stderr, "swa-generate: %d layers, %d heads (%d kv), embd %d, vocab %d, %s; %s; cache %.2f MiB %s; "
+                    "%d threads, %s kernels; seed %llu\n",
             hp->n_layer, hp->n_head, hp->n_kv_head, hp->n_embd, hp->n_vocab, swa_type_name(hp->weight_type),
-            attention, (double)swa_ctx_cache_bytes(c) / (1024.0 * 1024.0), cfg.n_threads,
-            (unsigned long long)o->sampling.seed);
+            attention, (double)swa_ctx_cache_bytes(c) / (1024.0 * 1024.0), cfg.kv_type == SWA_KV_F32 ? "F32" : "F16",
+            cfg.n_threads, swa_ctx_kernels(c), (unsigned long long)o->sampling.seed);
 }
 
 typedef struct session {

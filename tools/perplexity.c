@@ -52,7 +52,7 @@ static void stats_add(stats *s, double x)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: swa-perplexity -m MODEL.gguf -f TEXT [-w W] [-c N] [-b N] [-t N] [--no-bos]\n"
+    fprintf(f, "usage: swa-perplexity -m MODEL.gguf -f TEXT [-w W] [-c N] [-b N] [-t N] [--no-bos] [--kv-f32]\n"
                "  -m FILE     GGUF model with a vocabulary\n"
                "  -f FILE     the text, tokenized as a whole (BOS first)\n"
                "  -w W        sliding window for every layer (default: the model's)\n"
@@ -60,6 +60,7 @@ static void usage(FILE *f)
                "  -b N        tokens per forward pass (default 64)\n"
                "  -t N        threads (default: online CPUs)\n"
                "  --no-bos    do not put BOS first\n"
+               "  --kv-f32    keep keys and values in F32 (default F16)\n"
                "  -h, --help  this help\n"
                "  ppl = exp(mean of -log p(token[t] | tokens before t)) over t = 1..N-1, all tokens\n"
                "  evaluated in order in one context. With a window on every layer the whole text\n"
@@ -90,6 +91,7 @@ static int parse_args(int argc, char **argv, options *o)
         const char *a = argv[i], *val;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         if (!strcmp(a, "--no-bos")) { o->no_bos = 1; continue; }
+        if (!strcmp(a, "--kv-f32")) { o->cfg.kv_type = SWA_KV_F32; continue; }
         if (a[0] != '-') {
             fprintf(stderr, "swa-perplexity: unexpected argument %s\n", a);
             return 0;
