@@ -238,7 +238,8 @@ typedef struct swa_hparams {
 } swa_hparams;
 
 /* Load a GGUF model. From a path the file is mapped read-only and weights are used in place;
-   from memory the caller's buffer is used in place and must outlive the model. The model is
+   from memory the caller's buffer (4-byte aligned at least, as malloc's is) is used in place
+   and must outlive the model. The model is
    freed with swa_model_free (NULL is fine). Errors: SWA_ERR_IO, _FORMAT, _UNSUPPORTED (another
    architecture, a weight type we do not run), _MODEL (missing key or tensor, wrong shape), _NOMEM. */
 SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *err);
@@ -309,7 +310,8 @@ typedef enum swa_token_type {         /* tokenizer.ggml.token_type, as llama.cpp
 
 enum {                                /* flags for swa_tokenize */
     SWA_TOKENIZE_ADD_BOS = 1,         /* put BOS first (when the vocabulary has one) */
-    SWA_TOKENIZE_SPECIAL = 2          /* control tokens written in the text ("</s>") become tokens */
+    SWA_TOKENIZE_SPECIAL = 2          /* control tokens written in the text ("</s>") become tokens;
+                                         user-defined ones always do */
 };
 
 /* The vocabulary of a GGUF file; it points into g, which must outlive it. SWA_ERR_NOT_FOUND if
@@ -347,8 +349,9 @@ typedef struct swa_decoder {
 } swa_decoder;
 
 SWADEF void       swa_decoder_init(swa_decoder *d, const swa_vocab *v);
-/* Text completed by token id, written to out (no NUL); returns its length. cap >= 64 always
-   suffices for one token of a sane vocabulary; longer pieces are cut at cap. */
+/* Text completed by token id, written to out (no NUL); returns its length. Bytes that begin an
+   unfinished UTF-8 character wait for the next call. Text beyond cap is cut at a character
+   start; swa_token_to_text(v, id, NULL, 0) + 3 bytes always suffice. */
 SWADEF size_t     swa_decoder_push(swa_decoder *d, int32_t id, char *out, size_t cap);
 SWADEF size_t     swa_decoder_flush(swa_decoder *d, char *out, size_t cap);   /* what is left */
 
@@ -374,12 +377,13 @@ SWADEF void       swa_sampler_free(swa_sampler *s);
 /* Choose the next token from logits (not modified). Order: repetition penalty, top-k, top-p,
    min-p, temperature, then a draw from our own generator (xorshift64*). */
 SWADEF int32_t    swa_sampler_sample(swa_sampler *s, const float *logits);
-SWADEF void       swa_sampler_accept(swa_sampler *s, int32_t token);  /* remember for the penalty */
+SWADEF void       swa_sampler_accept(swa_sampler *s, int32_t token);  /* remember for the penalty; ids
+                                                                        outside the vocabulary are ignored */
 SWADEF void       swa_sampler_reset(swa_sampler *s);                  /* forget history, reseed */
 /* Our generator, exposed for tests: the next uniform float in [0, 1). */
 SWADEF float      swa_sampler_uniform(swa_sampler *s);
 
-/* Index of the largest value (the first on ties); -1 when n <= 0. */
+/* Index of the largest value (the first on ties; NaN only when all are NaN); -1 when n <= 0. */
 SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 
 #ifdef __cplusplus
@@ -1615,7 +1619,7 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
 {
     int64_t i, best = 0;
     if (!x || n <= 0) return -1;
-    for (i = 1; i < n; i++) if (x[i] > x[best]) best = i;
+    for (i = 1; i < n; i++) if (x[i] > x[best] || x[best] != x[best]) best = i;   /* NaN never wins */
     return (int32_t)best;
 }
 
@@ -2686,6 +2690,9 @@ SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model
     swa_status s;
     if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_load_memory: out is NULL");
     *out = NULL;
+    if ((uintptr_t)data % 4 != 0)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_load_memory: the buffer must be 4-byte aligned, "
+                         "as malloc's is: weights are read in place as floats");
     if ((s = swa_gguf_open_memory(data, size, &g, err)) != SWA_OK) return s;
     return swa__model_from_gguf(g, out, err);
 }
@@ -3119,6 +3126,7 @@ static void swa__forward_chunk(swa_ctx *c, const int32_t *tokens, int64_t n, flo
                              c->x + t * d, d);
     swa__rope_table(c, n);
     for (l = 0; l < m->hp.n_layer; l++) swa__layer_forward(c, l, n);
+    if (!all && !out) return;          /* a chunk before the last: its keys are all we need */
     for (t = all ? 0 : n - 1; t < n; t++) {
         swa__rmsnorm_ref(c->xb, c->x + t * d, m->output_norm, d, m->hp.rms_eps);
         swa__matmul(c, &m->output, c->xb, d, all ? out + t * V : out, V, 1);
@@ -3525,13 +3533,16 @@ static swa_status swa__tokenize_run(const swa_vocab *v, const char *text, size_t
     return s;
 }
 
-/* The special token whose text starts at p (the longest one), or -1. */
-static int32_t swa__match_special(const swa_vocab *v, const char *p, size_t left)
+/* The special token whose text starts at p (the longest one), or -1. User-defined tokens always
+   count; control tokens only when asked (SWA_TOKENIZE_SPECIAL), as in llama.cpp. */
+static int32_t swa__match_special(const swa_vocab *v, const char *p, size_t left, int flags)
 {
     int32_t i;
     for (i = 0; i < v->n_special; i++) {
-        swa_str s = v->pieces[v->special[i]];
-        if (s.len <= left && memcmp(p, s.ptr, s.len) == 0) return v->special[i];
+        int32_t id = v->special[i];
+        swa_str s = v->pieces[id];
+        if (v->types[id] == SWA_TOKEN_CONTROL && !(flags & SWA_TOKENIZE_SPECIAL)) continue;
+        if (s.len <= left && memcmp(p, s.ptr, s.len) == 0) return id;
     }
     return -1;
 }
@@ -3549,19 +3560,17 @@ SWADEF swa_status swa_tokenize(const swa_vocab *v, const char *text, size_t len,
     t.cap = cap;
     t.n = 0;
     if ((flags & SWA_TOKENIZE_ADD_BOS) && v->bos >= 0) swa__tokens_push(&t, v->bos);
-    /* with SWA_TOKENIZE_SPECIAL the text is cut at control tokens; only the first run gets
-       the space prefix, so "<s>" + text tokenizes like BOS + text would */
-    for (i = 0; (flags & SWA_TOKENIZE_SPECIAL) && i < len; i++) {
-        int32_t id = swa__match_special(v, text + i, len - i);
+    /* The text is cut at special tokens. Each run of plain text that starts the text or follows a
+       special token gets the space prefix, as llama.cpp does; empty runs give nothing. */
+    for (i = 0; v->n_special && i < len; i++) {
+        int32_t id = swa__match_special(v, text + i, len - i, flags);
         if (id < 0) continue;
-        if ((s = swa__tokenize_run(v, text + start, i - start, start == 0 && v->add_space_prefix, &t, err)) != SWA_OK)
-            return s;
+        if ((s = swa__tokenize_run(v, text + start, i - start, v->add_space_prefix, &t, err)) != SWA_OK) return s;
         swa__tokens_push(&t, id);
         start = i + v->pieces[id].len;
         i = start - 1;
     }
-    if ((s = swa__tokenize_run(v, text + start, len - start, start == 0 && v->add_space_prefix, &t, err)) != SWA_OK)
-        return s;
+    if ((s = swa__tokenize_run(v, text + start, len - start, v->add_space_prefix, &t, err)) != SWA_OK) return s;
     *n_out = t.n;
     if (t.n > cap)
         return swa__fail(err, SWA_ERR_BUFFER_TOO_SMALL, "%zu tokens do not fit in a buffer of %zu", t.n, cap);
@@ -3606,41 +3615,40 @@ SWADEF void swa_decoder_init(swa_decoder *d, const swa_vocab *v)
     d->at_start = 1;
 }
 
-/* Copy bytes to out; keep back an unfinished UTF-8 character at the end (at most 3 bytes). */
-static size_t swa__decoder_emit(swa_decoder *d, const char *text, size_t n, char *out, size_t cap)
+/* Bytes at the end of p[0..n) that start a UTF-8 character still missing bytes (0 to 3). */
+static size_t swa__utf8_unfinished(const unsigned char *p, size_t n)
 {
-    unsigned char buf[4 + 256];
-    size_t total = 0, keep = 0, i, w;
-    memcpy(buf, d->pending, (size_t)d->n_pending);
-    total = (size_t)d->n_pending;
-    if (n > sizeof buf - total) n = sizeof buf - total;
-    memcpy(buf + total, text, n);
-    total += n;
-    /* find the last lead byte within 3 bytes of the end; hold it if its character is unfinished */
-    for (i = total; i > 0 && total - i < 4; i--) {
-        unsigned char c = buf[i - 1];
-        if ((c & 0xC0) == 0x80) continue;
-        if (c >= 0xC0 && swa__utf8_len(c) > total - (i - 1)) keep = total - (i - 1);
-        break;
+    size_t i;
+    for (i = n; i > 0 && n - i < 4; i--) {
+        unsigned char c = p[i - 1];
+        if ((c & 0xC0) == 0x80) continue;                       /* a continuation byte */
+        return c >= 0xC0 && swa__utf8_len(c) > n - (i - 1) ? n - (i - 1) : 0;
     }
-    w = total - keep < cap ? total - keep : cap;
-    memcpy(out, buf, w);
-    memcpy(d->pending, buf + total - keep, keep);
-    d->n_pending = (int)keep;
-    return w;
+    return 0;
 }
 
+/* The held bytes, then the token's text, straight into out; an unfinished character at the end
+   is held back for the next token. Text that does not fit in cap is cut at a character start. */
 SWADEF size_t swa_decoder_push(swa_decoder *d, int32_t id, char *out, size_t cap)
 {
-    char piece[256];
-    size_t n = swa_token_to_text(d->vocab, id, piece, sizeof piece);
-    const char *p = piece;
-    if (n > sizeof piece) n = sizeof piece;
-    if (d->at_start && n > 0) {
+    size_t held = (size_t)d->n_pending, len = swa_token_to_text(d->vocab, id, NULL, 0), room, n, tail;
+    if (len == 0 || cap <= held) return 0;
+    memcpy(out, d->pending, held);
+    room = cap - held;
+    n = swa_token_to_text(d->vocab, id, out + held, room);
+    if (n > room) n = room;
+    if (d->at_start) {
         d->at_start = 0;
-        if (d->vocab->add_space_prefix && piece[0] == ' ') { p++; n--; }
+        if (d->vocab->add_space_prefix && out[held] == ' ') memmove(out + held, out + held + 1, --n);
     }
-    return swa__decoder_emit(d, p, n, out, cap);
+    n += held;
+    tail = swa__utf8_unfinished((const unsigned char *)out, n);
+    d->n_pending = 0;
+    if (len <= room) {                                          /* all of it: hold the tail */
+        memcpy(d->pending, out + n - tail, tail);
+        d->n_pending = (int)tail;
+    }
+    return n - tail;
 }
 
 SWADEF size_t swa_decoder_flush(swa_decoder *d, char *out, size_t cap)
@@ -3731,6 +3739,7 @@ SWADEF void swa_sampler_free(swa_sampler *s)
 
 SWADEF void swa_sampler_accept(swa_sampler *s, int32_t token)
 {
+    if (token < 0 || token >= s->n_vocab) return;   /* not ours: nothing to penalise */
     s->history[s->history_next] = token;
     s->history_next = (s->history_next + 1) % s->cfg.repeat_last_n;
     if (s->n_history < s->cfg.repeat_last_n) s->n_history++;
@@ -3746,7 +3755,7 @@ static void swa__apply_penalty(swa_sampler *s)
     for (i = 0; i < s->n_history; i++) s->prob[s->history[i]] = 0.0f;     /* prob as a seen-mark */
     for (i = 0; i < s->n_history; i++) {
         int32_t t = s->history[i];
-        if (t < 0 || t >= s->n_vocab || s->prob[t] != 0.0f) continue;
+        if (s->prob[t] != 0.0f) continue;
         s->prob[t] = 1.0f;
         s->work[t] = s->work[t] > 0 ? s->work[t] / p : s->work[t] * p;
     }
@@ -3799,11 +3808,12 @@ SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
 {
     int32_t n, i, kept;
     float max = -INFINITY, sum = 0.0f, cum, u;
-    memcpy(s->work, logits, (size_t)s->n_vocab * sizeof(float));
+    for (i = 0; i < s->n_vocab; i++) s->work[i] = logits[i] == logits[i] ? logits[i] : -INFINITY;   /* NaN: never */
     swa__apply_penalty(s);
     if (s->cfg.temperature <= 0.0f) return swa_argmax(s->work, s->n_vocab);
     n = swa__candidates(s);
     for (i = 0; i < n; i++) if (s->cand[i].key > max) max = s->cand[i].key;
+    if (max == -INFINITY) return swa_argmax(s->work, s->n_vocab);   /* nothing is possible: the first */
     /* the filters see probabilities at temperature 1, as in llama.cpp */
     for (i = 0; i < n; i++) sum += (s->prob[i] = expf(s->cand[i].key - max));
     for (kept = 0, cum = 0.0f; kept < n; kept++) {

@@ -149,7 +149,19 @@ static void test_file_memory_shared_reset(void **state)
     assert_int_equal(swa_ctx_pos(c1), 0);
     assert_int_equal(swa_ctx_eval(c1, tok, 1, &l1, NULL), SWA_OK);
     assert_memory_equal(l1, first, sizeof first);
-    /* eval_all's last row is eval's logits */
+    /* eval_all's last row is eval's logits, also when the run is longer than n_batch */
+    {
+        swa_ctx_config small;
+        swa_ctx *c4;
+        memset(&small, 0, sizeof small);
+        small.n_batch = 7;
+        assert_int_equal(swa_ctx_create(b, &small, &c4, NULL), SWA_OK);
+        assert_int_equal(swa_ctx_eval(c4, tok, 40, &l3, NULL), SWA_OK);
+        swa_ctx_reset(c2);
+        assert_int_equal(swa_ctx_eval_all(c2, tok, 40, all, NULL), SWA_OK);
+        assert_memory_equal(all + 39 * 50, l3, sizeof(float) * 50);
+        swa_ctx_free(c4);
+    }
     swa_ctx_reset(c2);
     assert_int_equal(swa_ctx_eval_all(c2, tok, 40, all, NULL), SWA_OK);
     swa_ctx_reset(c2);
@@ -351,6 +363,13 @@ static void test_eval_errors(void **state)
     swa_ctx_free(NULL);
     assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &m, NULL), SWA_OK);
     swa_model_free(m);
+    {   /* weights are read in place: a misaligned buffer is the caller's error, not the file's */
+        uint8_t *shifted = (uint8_t *)malloc(tm.gguf_size + 1);
+        memcpy(shifted + 1, tm.gguf, tm.gguf_size);
+        assert_int_equal(swa_model_load_memory(shifted + 1, tm.gguf_size, &m, &err), SWA_ERR_INVALID_ARG);
+        assert_non_null(strstr(err.msg, "aligned"));
+        free(shifted);
+    }
     tu_free(&tm);
 }
 

@@ -162,6 +162,33 @@ static void test_repetition_penalty(void **state)
     swa_sampler_free(s);
 }
 
+/* NaN logits never win; all -inf gives the first token; ids from outside the vocabulary are
+   not remembered (and cannot write outside the sampler). */
+static void test_odd_logits(void **state)
+{
+    const float nan_first[8] = {NAN, 0, 0, 9, 0, 0, 0, 0};
+    float none[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    swa_sampler_config c;
+    swa_sampler *s = make(1.0f, 0, 0, 0, 5, 8), *g = make(0.0f, 0, 0, 0, 5, 8), *k = make(1.0f, 3, 0.9f, 0, 5, 4);
+    int i, threes = 0;
+    (void)state;
+    for (i = 0; i < 1000; i++) threes += swa_sampler_sample(s, nan_first) == 3;
+    assert_true(threes > 990);                         /* e^9 against seven e^0: 99.9 % */
+    assert_int_equal(swa_sampler_sample(g, nan_first), 3);
+    assert_int_equal(swa_argmax(nan_first, 8), 3);
+    assert_int_equal(swa_sampler_sample(k, none), 0);
+    swa_sampler_free(s);
+    swa_sampler_free(g);
+    swa_sampler_free(k);
+    memset(&c, 0, sizeof c);
+    c.repeat_penalty = 1.5f;
+    assert_int_equal(swa_sampler_create(&c, 8, &s, NULL), SWA_OK);
+    swa_sampler_accept(s, 100000);
+    swa_sampler_accept(s, -5);
+    assert_int_equal(swa_sampler_sample(s, nan_first), 3);
+    swa_sampler_free(s);
+}
+
 static void test_bad_config(void **state)
 {
     swa_sampler_config c;
@@ -188,6 +215,7 @@ int main(void)
         cmocka_unit_test(test_frequencies_follow_softmax),
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_repetition_penalty),
+        cmocka_unit_test(test_odd_logits),
         cmocka_unit_test(test_bad_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -112,13 +112,14 @@ static void test_phi3_vocab(void **state) { (void)state; check_vocab_file("ggml-
 static uint8_t *small_vocab(size_t *size, const char *model, int n_scores)
 {
     /* pieces: 0..2 specials, 3..258 bytes, then merges; ▁ is e2 96 81 */
-    static const char *merges[] = {"\xe2\x96\x81", "h", "e", "l", "o", "he", "ll", "llo", "hello",
-                                   "\xe2\x96\x81hello", "[INST]"};
-    static const float merge_scores[] = {-1, -2, -2, -2, -2, -3, -4, -5, -6, -7, 0};
-    const char *pieces[270];
+    static const char *merges[13] = {"\xe2\x96\x81", "h", "e", "l", "o", "he", "ll", "llo", "hello",
+                                   "\xe2\x96\x81hello", "[INST]", "<user>", NULL};
+    static const float merge_scores[] = {-1, -2, -2, -2, -2, -3, -4, -5, -6, -7, 0, 0, 0};
+    char long_piece[400];
+    const char *pieces[272];
     char bytes[256][8];
-    float scores[270];
-    int32_t types[270];
+    float scores[272];
+    int32_t types[272];
     int i, n = 0;
     gw_writer *w = gw_new(3);
     uint8_t *out;
@@ -129,9 +130,14 @@ static uint8_t *small_vocab(size_t *size, const char *model, int n_scores)
         snprintf(bytes[i], sizeof bytes[i], "<0x%02X>", i);
         pieces[n] = bytes[i]; types[n] = 6; scores[n++] = 0;
     }
-    for (i = 0; i < 11; i++) {
+    /* the last piece: "▁" and 150 "é", 303 bytes, longer than any buffer a decoder might keep */
+    memcpy(long_piece, "\xe2\x96\x81", 3);
+    for (i = 0; i < 150; i++) memcpy(long_piece + 3 + 2 * i, "\xc3\xa9", 2);
+    long_piece[303] = '\0';
+    merges[12] = long_piece;
+    for (i = 0; i < 13; i++) {
         pieces[n] = merges[i];
-        types[n] = i == 10 ? 3 : 1;   /* "[INST]" is a control token here */
+        types[n] = i == 10 ? 3 : i == 11 ? 4 : 1;   /* "[INST]" control, "<user>" user-defined */
         scores[n++] = merge_scores[i];
     }
     gw_kv_str(w, "tokenizer.ggml.model", model);
@@ -180,8 +186,14 @@ static void test_merges_bytes_and_bos(void **state)
     assert_int_equal(swa_tokenize(v, "[INST]hello</s>", 15, SWA_TOKENIZE_SPECIAL, ids, 32, &n, NULL), SWA_OK);
     assert_int_equal(n, 3);
     assert_int_equal(ids[0], 259 + 10);
-    assert_int_equal(ids[1], 259 + 8);        /* "hello": no space prefix after the start */
+    assert_int_equal(ids[1], 259 + 9);        /* "▁hello": a run after a special token is prefixed */
     assert_int_equal(ids[2], 2);
+    /* a user-defined token is split out even without SWA_TOKENIZE_SPECIAL */
+    assert_int_equal(swa_tokenize(v, "hello<user>hello", 16, 0, ids, 32, &n, NULL), SWA_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(ids[0], 259 + 9);
+    assert_int_equal(ids[1], 259 + 11);
+    assert_int_equal(ids[2], 259 + 9);
     assert_int_equal(swa_vocab_find(v, "hello"), 259 + 8);
     assert_int_equal(swa_vocab_find(v, "nothing"), -1);
     assert_int_equal(swa_vocab_type(v, 3 + 'x'), SWA_TOKEN_BYTE);
@@ -215,6 +227,14 @@ static void test_streaming_decoder(void **state)
     assert_int_equal(swa_decoder_push(&d, 259 + 9, out, sizeof out), 6);   /* later pieces keep their space */
     assert_memory_equal(out, " hello", 6);
     assert_int_equal(swa_token_to_text(v, 0, out, sizeof out), 5);         /* unknown: " ⁇ " */
+    {   /* a 303-byte piece (301 bytes of text) comes out whole when cap allows, cut at a character when not */
+        char big[512];
+        assert_int_equal(swa_decoder_push(&d, 259 + 12, big, sizeof big), 301);
+        assert_memory_equal(big + 1, "\xc3\xa9", 2);
+        assert_int_equal(swa_decoder_push(&d, 259 + 12, big, 100), 99);        /* " " + 49 whole "é" */
+        assert_int_equal(swa_decoder_push(&d, 259 + 1, big, sizeof big), 1);   /* nothing half left over */
+        assert_memory_equal(big, "h", 1);
+    }
     swa_vocab_free(v);
     swa_gguf_close(g);
     free(bytes);
