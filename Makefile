@@ -1,17 +1,36 @@
 # swa.h - build, test and benchmark. `make` builds everything into build/.
+#
+#   make                 programs, tests and compile checks
+#   make test            build and run every test
+#   make test-aarch64    the same suite cross-compiled for AArch64 (NEON) and run under qemu-user
+#   make test-nosimd     the suite built with -DSWA_NO_SIMD (the scalar kernels only)
+#   make run             a story from a small model
+#   make bench           benchmarks, written to build/bench.md
 CC      ?= cc
 CXX     ?= c++
 CFLAGS  ?= -std=c11 -O2 -Wall -Wextra -Wpedantic
 LDLIBS  := -lm -lpthread
-BUILD   := build
+BUILD   ?= build
+RUN     ?=
+# make test SANITIZE=1: AddressSanitizer + UndefinedBehaviorSanitizer; TSAN=1: ThreadSanitizer
+ifeq ($(SANITIZE),1)
+CFLAGS  += -g -fsanitize=address,undefined -fno-sanitize-recover=all
+BUILD   := build/sanitize
+endif
+ifeq ($(TSAN),1)
+CFLAGS  += -g -fsanitize=thread
+BUILD   := build/tsan
+endif
 HEADERS := swa.h tools/gguf_writer.h
 
-PROGRAMS := $(BUILD)/swa-generate $(BUILD)/swa-inspect $(BUILD)/swa-convert-llama2c \
-            $(BUILD)/swa-tokenize $(BUILD)/swa-perplexity
+PROGRAM_NAMES := swa-generate swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
+                 swa-quantize swa-mkmodel swa-bench
+PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
 COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu
+TEST_FLAGS := -DSWA_TEST_BIN='"$(BUILD)/"' -DSWA_TEST_RUN='"$(RUN) "'
 
-.PHONY: all programs tests test run clean cmocka
+.PHONY: all programs tests test test-aarch64 test-nosimd run bench clean cmocka
 all: programs $(COMPILE_CHECKS) tests
 
 programs: $(PROGRAMS)
@@ -27,7 +46,7 @@ $(BUILD)/swa-%: tools/%.c $(HEADERS) | $(BUILD)
 
 # The library must also build as C++, as static functions, and from two translation units.
 $(BUILD)/compile_cpp: tests/compile_cpp.cpp swa.h | $(BUILD)
-	$(CXX) -std=c++11 -O2 -Wall -Wextra -Wpedantic -I. $< -o $@ $(LDLIBS)
+	$(CXX) -std=c++11 -O2 -Wall -Wextra -Wpedantic $(filter -g -fsanitize%,$(CFLAGS)) -I. $< -o $@ $(LDLIBS)
 $(BUILD)/compile_static: tests/compile_static.c swa.h | $(BUILD)
 	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 $(BUILD)/compile_two_tu: tests/compile_two_tu_a.c tests/compile_two_tu_b.c swa.h | $(BUILD)
@@ -35,15 +54,24 @@ $(BUILD)/compile_two_tu: tests/compile_two_tu_a.c tests/compile_two_tu_b.c swa.h
 
 tests: cmocka $(TESTS)
 
-$(BUILD)/test_%: tests/test_%.c tests/testutil.h $(HEADERS) | $(BUILD)
-	$(CC) $(CFLAGS) -I. $< -o $@ -lcmocka $(LDLIBS)
+$(BUILD)/test_%: tests/test_%.c tests/testutil.h tests/programs.h $(HEADERS) | $(BUILD)
+	$(CC) $(CFLAGS) $(TEST_FLAGS) -I. $< -o $@ -lcmocka $(LDLIBS)
 
 # cmocka comes from Debian's libcmocka-dev; tests/need-cmocka.sh installs it when it may.
 cmocka:
 	@CC="$(CC)" sh tests/need-cmocka.sh
 
 test: all
-	@set -e; for t in $(COMPILE_CHECKS) $(TESTS); do echo "== $$t"; $$t; done; echo "all tests passed"
+	@set -e; for t in $(COMPILE_CHECKS) $(TESTS); do echo "== $$t"; $(RUN) $$t; done; echo "all tests passed"
+
+AARCH64_RUN := qemu-aarch64-static -L /usr/aarch64-linux-gnu
+test-aarch64:
+	@command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64-static >/dev/null || \
+	  { echo "test-aarch64 needs: apt-get install gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static libcmocka-dev:arm64 (after dpkg --add-architecture arm64)"; exit 1; }
+	$(MAKE) test CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ BUILD=build/aarch64 RUN="$(AARCH64_RUN)"
+
+test-nosimd:
+	$(MAKE) test BUILD=build/nosimd CFLAGS="$(CFLAGS) -DSWA_NO_SIMD"
 
 # `make run`: a story from the stories260K model in ../shared, converted on first use.
 MODEL  ?= $(BUILD)/stories260K.gguf
@@ -54,5 +82,8 @@ run: $(BUILD)/swa-generate $(MODEL)
 $(BUILD)/stories260K.gguf: | $(BUILD)/swa-convert-llama2c
 	$(BUILD)/swa-convert-llama2c ../shared/models/stories260K.bin ../shared/models/tok512.bin $@
 
+bench: programs
+	sh tools/bench.sh $(BUILD)
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf build

@@ -1634,6 +1634,10 @@ typedef struct swa__kernels {
     void (*to_f16)(const float *x, uint16_t *out, int64_t n);
     void (*axpy_f32)(float *y, float a, const void *x, int64_t n);
     void (*axpy_f16)(float *y, float a, const void *x, int64_t n);
+    void (*rmsnorm)(float *out, const float *x, const float *w, int64_t n, float eps);
+    void (*rope)(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs);
+    void (*softmax)(float *x, int64_t n);
+    void (*swiglu)(float *gate, const float *up, int64_t n);
 } swa__kernels;
 
 /* ==== kernels (AVX2 + FMA + F16C) ====
@@ -1917,6 +1921,99 @@ SWA__AVX2 static void swa__axpy_f16_avx2(float *y, float a, const void *x, int64
     for (; i < n; i++) y[i] += a * swa__f16_to_f32(v[i]);
 }
 
+/* exp(x) for 8 floats, Cephes' method: x = n ln2 + r with |r| <= ln2/2, a degree-5 polynomial
+   for e^r, and 2^n built in the exponent bits. Inputs are clamped to +-88.37, where expf
+   overflows or goes subnormal. Within 2e-7 relative of expf (1.5 ulp). */
+SWA__AVX2 static inline __m256 swa__exp_avx2(__m256 x)
+{
+    __m256 n, r, y;
+    x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.3762626647949f)), _mm256_set1_ps(-87.3365478515625f));
+    n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    y = _mm256_set1_ps(1.9875691500e-4f);
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507e-3f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073e-3f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894e-2f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459e-1f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201e-1f));
+    y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    return _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(
+                                _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23)));
+}
+
+SWA__AVX2 static void swa__rmsnorm_avx2(float *out, const float *x, const float *w, int64_t n, float eps)
+{
+    __m256 acc = _mm256_setzero_ps(), s;
+    float ss, scale;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(x + i), acc);
+    ss = swa__hsum_avx2(acc);
+    for (; i < n; i++) ss += x[i] * x[i];
+    scale = 1.0f / sqrtf(ss / (float)n + eps);
+    s = _mm256_set1_ps(scale);
+    for (i = 0; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), s), _mm256_loadu_ps(w + i)));
+    for (; i < n; i++) out[i] = x[i] * scale * w[i];
+}
+
+/* Four pairs at a time: with x = (x0 x1 ...), cs = (c s ...), fmaddsub gives x0 c - x1 s in the
+   even lanes and x1 c + x0 s in the odd ones. */
+SWA__AVX2 static void swa__rope_avx2(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs)
+{
+    int64_t h, i;
+    for (h = 0; h < n_heads; h++, v += head_dim) {
+        for (i = 0; i + 8 <= n_rot; i += 8) {
+            __m256 x = _mm256_loadu_ps(v + i), t = _mm256_loadu_ps(cs + i);
+            __m256 c = _mm256_moveldup_ps(t), s = _mm256_movehdup_ps(t);
+            __m256 swapped = _mm256_permute_ps(x, 0xb1);
+            _mm256_storeu_ps(v + i, _mm256_fmaddsub_ps(x, c, _mm256_mul_ps(swapped, s)));
+        }
+        for (; i < n_rot; i += 2) {
+            float c = cs[i], s = cs[i + 1], x0 = v[i], x1 = v[i + 1];
+            v[i] = x0 * c - x1 * s;
+            v[i + 1] = x0 * s + x1 * c;
+        }
+    }
+}
+
+SWA__AVX2 static void swa__softmax_avx2(float *x, int64_t n)
+{
+    __m256 m = _mm256_set1_ps(-INFINITY), acc = _mm256_setzero_ps(), vmax, inv;
+    float max, sum;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(x + i));
+    {
+        __m128 r = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        r = _mm_max_ps(r, _mm_movehl_ps(r, r));
+        max = _mm_cvtss_f32(_mm_max_ss(r, _mm_movehdup_ps(r)));
+    }
+    for (; i < n; i++) if (x[i] > max) max = x[i];
+    vmax = _mm256_set1_ps(max);
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256 e = swa__exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
+        _mm256_storeu_ps(x + i, e);
+        acc = _mm256_add_ps(acc, e);
+    }
+    sum = swa__hsum_avx2(acc);
+    for (; i < n; i++) sum += (x[i] = expf(x[i] - max));
+    inv = _mm256_set1_ps(1.0f / sum);
+    for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), inv));
+    for (; i < n; i++) x[i] /= sum;
+}
+
+SWA__AVX2 static void swa__swiglu_avx2(float *gate, const float *up, int64_t n)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 g = _mm256_loadu_ps(gate + i);
+        __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, swa__exp_avx2(_mm256_sub_ps(_mm256_setzero_ps(), g))));
+        _mm256_storeu_ps(gate + i, _mm256_mul_ps(silu, _mm256_loadu_ps(up + i)));
+    }
+    for (; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+}
+
 #endif /* SWA__HAVE_AVX2 */
 
 /* ==== kernels (NEON) ====
@@ -2135,10 +2232,90 @@ static void swa__axpy_f16_neon(float *y, float a, const void *x, int64_t n)
     for (; i < n; i++) y[i] += a * swa__f16_to_f32(v[i]);
 }
 
+/* exp(x) for 4 floats: the AVX2 version's method and constants. */
+static inline float32x4_t swa__exp_neon(float32x4_t x)
+{
+    float32x4_t n, r, y;
+    x = vmaxq_f32(vminq_f32(x, vdupq_n_f32(88.3762626647949f)), vdupq_n_f32(-87.3365478515625f));
+    n = vrndmq_f32(vfmaq_f32(vdupq_n_f32(0.5f), x, vdupq_n_f32(1.44269504088896341f)));
+    r = vfmsq_f32(x, n, vdupq_n_f32(0.693359375f));
+    r = vfmsq_f32(r, n, vdupq_n_f32(-2.12194440e-4f));
+    y = vdupq_n_f32(1.9875691500e-4f);
+    y = vfmaq_f32(vdupq_n_f32(1.3981999507e-3f), y, r);
+    y = vfmaq_f32(vdupq_n_f32(8.3334519073e-3f), y, r);
+    y = vfmaq_f32(vdupq_n_f32(4.1665795894e-2f), y, r);
+    y = vfmaq_f32(vdupq_n_f32(1.6666665459e-1f), y, r);
+    y = vfmaq_f32(vdupq_n_f32(5.0000001201e-1f), y, r);
+    y = vfmaq_f32(vaddq_f32(r, vdupq_n_f32(1.0f)), y, vmulq_f32(r, r));
+    return vmulq_f32(y, vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23)));
+}
+
+static void swa__rmsnorm_neon(float *out, const float *x, const float *w, int64_t n, float eps)
+{
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    float ss, scale;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) acc = vfmaq_f32(acc, vld1q_f32(x + i), vld1q_f32(x + i));
+    ss = vaddvq_f32(acc);
+    for (; i < n; i++) ss += x[i] * x[i];
+    scale = 1.0f / sqrtf(ss / (float)n + eps);
+    for (i = 0; i + 4 <= n; i += 4) vst1q_f32(out + i, vmulq_f32(vmulq_n_f32(vld1q_f32(x + i), scale), vld1q_f32(w + i)));
+    for (; i < n; i++) out[i] = x[i] * scale * w[i];
+}
+
+/* vld2 splits four pairs into their first and second halves, vst2 puts them back. */
+static void swa__rope_neon(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs)
+{
+    int64_t h, i;
+    for (h = 0; h < n_heads; h++, v += head_dim) {
+        for (i = 0; i + 8 <= n_rot; i += 8) {
+            float32x4x2_t x = vld2q_f32(v + i), t = vld2q_f32(cs + i), o;
+            o.val[0] = vfmsq_f32(vmulq_f32(x.val[0], t.val[0]), x.val[1], t.val[1]);
+            o.val[1] = vfmaq_f32(vmulq_f32(x.val[1], t.val[0]), x.val[0], t.val[1]);
+            vst2q_f32(v + i, o);
+        }
+        for (; i < n_rot; i += 2) {
+            float c = cs[i], s = cs[i + 1], x0 = v[i], x1 = v[i + 1];
+            v[i] = x0 * c - x1 * s;
+            v[i + 1] = x0 * s + x1 * c;
+        }
+    }
+}
+
+static void swa__softmax_neon(float *x, int64_t n)
+{
+    float32x4_t m = vdupq_n_f32(-INFINITY), acc = vdupq_n_f32(0.0f);
+    float max, sum;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) m = vmaxq_f32(m, vld1q_f32(x + i));
+    max = vmaxvq_f32(m);
+    for (; i < n; i++) if (x[i] > max) max = x[i];
+    for (i = 0; i + 4 <= n; i += 4) {
+        float32x4_t e = swa__exp_neon(vsubq_f32(vld1q_f32(x + i), vdupq_n_f32(max)));
+        vst1q_f32(x + i, e);
+        acc = vaddq_f32(acc, e);
+    }
+    sum = vaddvq_f32(acc);
+    for (; i < n; i++) sum += (x[i] = expf(x[i] - max));
+    for (i = 0; i + 4 <= n; i += 4) vst1q_f32(x + i, vmulq_n_f32(vld1q_f32(x + i), 1.0f / sum));
+    for (; i < n; i++) x[i] /= sum;
+}
+
+static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t g = vld1q_f32(gate + i);
+        float32x4_t silu = vdivq_f32(g, vaddq_f32(vdupq_n_f32(1.0f), swa__exp_neon(vnegq_f32(g))));
+        vst1q_f32(gate + i, vmulq_f32(silu, vld1q_f32(up + i)));
+    }
+    for (; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+}
+
 static const swa__kernels swa__kernels_neon = {
     "neon", swa__dot_f32_neon, swa__dot_f16_neon, swa__dot_bf16_neon, swa__dot_q8_0_neon, swa__dot_q4_0_neon,
     swa__dot_q4_k_neon, swa__dot_q6_k_neon, NULL, NULL, swa__quantize_q8_neon, swa__quantize_q8k_neon, swa__to_f16_neon,
-    swa__axpy_f32_neon, swa__axpy_f16_neon
+    swa__axpy_f32_neon, swa__axpy_f16_neon, swa__rmsnorm_neon, swa__rope_neon, swa__softmax_neon, swa__swiglu_neon
 };
 
 #endif /* SWA__HAVE_NEON */
@@ -2150,14 +2327,15 @@ static const swa__kernels swa__kernels_neon = {
 static const swa__kernels swa__kernels_ref = {
     "ref", swa__dot_f32_ref, swa__dot_f16_ref, swa__dot_bf16_ref, swa__dot_q8_0_ref, swa__dot_q4_0_ref,
     swa__dot_q4_k_ref, swa__dot_q6_k_ref, NULL, NULL, swa__quantize_q8_ref, swa__quantize_q8k_ref, swa__to_f16_ref,
-    swa__axpy_f32_ref, swa__axpy_f16_ref
+    swa__axpy_f32_ref, swa__axpy_f16_ref, swa__rmsnorm_ref, swa__rope_ref, swa__softmax_ref, swa__swiglu_ref
 };
 
 #if defined(SWA__HAVE_AVX2)
 static const swa__kernels swa__kernels_avx2 = {
     "avx2", swa__dot_f32_avx2, swa__dot_f16_avx2, swa__dot_bf16_avx2, swa__dot_q8_0_avx2, swa__dot_q4_0_avx2,
-    swa__dot_q4_k_avx2, swa__dot_q6_k_avx2, swa__dots_q8_0_avx2, swa__dots_q4_0_avx2, swa__quantize_q8_avx2, swa__quantize_q8k_avx2, swa__to_f16_avx2,
-    swa__axpy_f32_avx2, swa__axpy_f16_avx2
+    swa__dot_q4_k_avx2, swa__dot_q6_k_avx2, swa__dots_q8_0_avx2, swa__dots_q4_0_avx2, swa__quantize_q8_avx2,
+    swa__quantize_q8k_avx2, swa__to_f16_avx2, swa__axpy_f32_avx2, swa__axpy_f16_avx2, swa__rmsnorm_avx2, swa__rope_avx2,
+    swa__softmax_avx2, swa__swiglu_avx2
 };
 
 /* AVX2, FMA and F16C from cpuid, and from xgetbv that the OS saves the YMM registers: a CPU can
@@ -3042,7 +3220,7 @@ static void swa__attention_run(void *arg, int ith, int nth)
             const uint8_t *k = j < c->pos ? k_ring + (size_t)(j % S) * row : c->kc + (size_t)(j - c->pos) * row;
             scores[j - lo] = dot(k + head, q, hd) * scale;
         }
-        swa__softmax_ref(scores, i - lo + 1);
+        c->kern->softmax(scores, i - lo + 1);
         memset(out, 0, (size_t)hd * sizeof(float));
         for (j = lo; j <= i; j++) {
             const uint8_t *v = j < c->pos ? v_ring + (size_t)(j % S) * row : c->vc + (size_t)(j - c->pos) * row;
@@ -3094,23 +3272,23 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
     const swa__layer *L = &c->model->layers[l];
     int64_t d = hp->n_embd, hd = hp->head_dim, kvd = (int64_t)hp->n_kv_head * hd;
     int64_t qd = (int64_t)hp->n_head * hd, ff = hp->n_ff, t;
-    for (t = 0; t < n; t++) swa__rmsnorm_ref(c->xb + t * d, c->x + t * d, L->attn_norm, d, hp->rms_eps);
+    for (t = 0; t < n; t++) c->kern->rmsnorm(c->xb + t * d, c->x + t * d, L->attn_norm, d, hp->rms_eps);
     swa__matmul(c, &L->wq, c->xb, d, c->q, qd, n);
     swa__matmul(c, &L->wk, c->xb, d, c->k, kvd, n);
     swa__matmul(c, &L->wv, c->xb, d, c->v, kvd, n);
     for (t = 0; t < n; t++) {
-        swa__rope_ref(c->q + t * qd, hp->n_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
-        swa__rope_ref(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
+        c->kern->rope(c->q + t * qd, hp->n_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
+        c->kern->rope(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
     }
     swa__chunk_to_cache_type(c, n);
     swa__attention(c, l, n);
     swa__cache_write(c, l, n);
     swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);
     swa__add_ref(c->x, c->xb, n * d);
-    for (t = 0; t < n; t++) swa__rmsnorm_ref(c->xb + t * d, c->x + t * d, L->ffn_norm, d, hp->rms_eps);
+    for (t = 0; t < n; t++) c->kern->rmsnorm(c->xb + t * d, c->x + t * d, L->ffn_norm, d, hp->rms_eps);
     swa__matmul(c, &L->w_gate, c->xb, d, c->gate, ff, n);
     swa__matmul(c, &L->w_up, c->xb, d, c->up, ff, n);
-    swa__swiglu_ref(c->gate, c->up, n * ff);
+    c->kern->swiglu(c->gate, c->up, n * ff);
     swa__matmul(c, &L->w_down, c->gate, ff, c->xb, d, n);
     swa__add_ref(c->x, c->xb, n * d);
 }
@@ -3128,7 +3306,7 @@ static void swa__forward_chunk(swa_ctx *c, const int32_t *tokens, int64_t n, flo
     for (l = 0; l < m->hp.n_layer; l++) swa__layer_forward(c, l, n);
     if (!all && !out) return;          /* a chunk before the last: its keys are all we need */
     for (t = all ? 0 : n - 1; t < n; t++) {
-        swa__rmsnorm_ref(c->xb, c->x + t * d, m->output_norm, d, m->hp.rms_eps);
+        c->kern->rmsnorm(c->xb, c->x + t * d, m->output_norm, d, m->hp.rms_eps);
         swa__matmul(c, &m->output, c->xb, d, all ? out + t * V : out, V, 1);
     }
 }

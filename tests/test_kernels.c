@@ -270,6 +270,54 @@ static void test_axpy(void **state)
     }
 }
 
+/* RMSNorm, RoPE, softmax and SwiGLU: the SIMD versions use their own exp (Cephes' polynomial,
+   within 2e-7 of expf), sum in 8 lanes and multiply by 1/sum where the reference divides:
+   within 2e-6 relative, softmax (whose sum runs over all n) within 1e-5. */
+static void test_elementwise(void **state)
+{
+    const swa__kernels *k = simd();
+    static float x[8200], w[8200], a[8200], b[8200], up[8200], cs[8200];
+    size_t s;
+    int64_t i;
+    (void)state;
+    for (s = 0; s < sizeof float_sizes / sizeof float_sizes[0]; s++) {
+        int64_t n = float_sizes[s], hd = (n + 1) & ~(int64_t)1;   /* RoPE needs pairs */
+        for (i = 0; i < 2 * hd; i++) {
+            x[i] = next_float() * 8.0f;
+            w[i] = next_float();
+            up[i] = next_float();
+            cs[i] = next_float();
+        }
+        swa__rmsnorm_ref(a, x, w, n, 1e-5f);
+        k->rmsnorm(b, x, w, n, 1e-5f);
+        for (i = 0; i < n; i++) check_close("rmsnorm", b[i], a[i], fabs(a[i]) + 1e-6, 2e-6, n);
+        memcpy(a, x, sizeof(float) * (size_t)n);
+        memcpy(b, x, sizeof(float) * (size_t)n);
+        swa__softmax_ref(a, n);
+        k->softmax(b, n);
+        for (i = 0; i < n; i++) check_close("softmax", b[i], a[i], fabs(a[i]) + 1e-30, 1e-5, n);
+        memcpy(a, x, sizeof(float) * (size_t)n);
+        memcpy(b, x, sizeof(float) * (size_t)n);
+        swa__swiglu_ref(a, up, n);
+        k->swiglu(b, up, n);
+        for (i = 0; i < n; i++) check_close("swiglu", b[i], a[i], fabs(a[i]) + 1e-30, 2e-6, n);
+        /* two heads, rotating all but the last pair of each when there is more than one */
+        memcpy(a, x, sizeof(float) * (size_t)(2 * hd));
+        memcpy(b, x, sizeof(float) * (size_t)(2 * hd));
+        swa__rope_ref(a, 2, hd, hd > 2 ? hd - 2 : hd, cs);
+        k->rope(b, 2, hd, hd > 2 ? hd - 2 : hd, cs);
+        for (i = 0; i < 2 * hd; i++) check_close("rope", b[i], a[i], fabs(x[i]) + 1.0, 1e-6, n);
+    }
+    /* extremes of the exp: far below and above its range, and zero */
+    {
+        float e[8] = {-200.0f, -90.0f, -87.0f, 0.0f, 1e-8f, 30.0f, 88.0f, 200.0f}, r[8];
+        memcpy(r, e, sizeof e);
+        swa__softmax_ref(r, 8);
+        k->softmax(e, 8);
+        for (i = 0; i < 8; i++) assert_true(fabsf(e[i] - r[i]) <= 1e-6f * (r[i] + 1e-30f) || (e[i] < 1e-30f && r[i] < 1e-30f));
+    }
+}
+
 static int report(void **state)
 {
     int i;
@@ -285,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_quantized_dots),
         cmocka_unit_test(test_quantize_and_convert),
         cmocka_unit_test(test_axpy),
+        cmocka_unit_test(test_elementwise),
     };
     return cmocka_run_group_tests(tests, NULL, report);
 }

@@ -4,26 +4,45 @@
    Do this in exactly one file:   #define GW_IMPLEMENTATION
                                   #include "gguf_writer.h"
 
-   Usage: w = gw_new(3); gw_kv_str(w, "general.architecture", "llama"); ...
-          gw_tensor_f32(w, "token_embd.weight", GW_Q8_0, 2, ne, floats);
-          gw_write_file(w, "out.gguf"); gw_free(w);
-   Metadata and tensors are written in the order they are added. Tensor data is copied (and
-   converted from float when asked), so the caller's arrays may go away at once. Every call
-   returns 0 on success and -1 on failure (out of memory, bad argument); a failure is sticky:
-   gw_write_file and gw_to_memory refuse to write a half-built file. gw_error tells why.
+   In memory: w = gw_new(3); gw_kv_str(w, "general.architecture", "llama"); ...
+              gw_tensor_f32(w, "token_embd.weight", GW_Q8_0, 2, ne, floats);
+              gw_write_file(w, "out.gguf"); gw_free(w);
+   Streamed, for files larger than memory: add the metadata, then gw_declare_tensor for every
+   tensor (name, type, shape), then gw_stream_open(w, path) writes the header and tensor table,
+   gw_stream_rows / gw_stream_write append each tensor's data in declaration order (alignment
+   padding goes in by itself), and gw_stream_close checks that every byte arrived. A writer
+   builds either way, not both.
 
-   Quantizers follow ggml's layouts: Q8_0 blocks {f16 d; i8 q[32]} with d = max|x|/127,
-   Q4_0 blocks {f16 d; u8 q[16]} with d = max/-8 (the signed value of largest magnitude),
-   low nibbles holding elements 0..15 and high nibbles 16..31. Float to half rounds to nearest
-   even. They are written independently of swa.h's dequantizers, so tests can check one
-   against the other. */
+   Metadata and tensors are written in the order they are added. In memory, tensor data is
+   copied (and converted from float when asked), so the caller's arrays may go away at once.
+   Every call returns 0 on success and -1 on failure (out of memory, bad argument, I/O); a
+   failure is sticky: nothing more is written, and gw_write_file / gw_to_memory refuse to
+   produce a half-built file. gw_error tells why.
+
+   Types and quantizers, with ggml's block layouts:
+     F32, F16, BF16   float to half / bfloat16 rounds to nearest even
+     Q8_0   32 per block {f16 d; i8 q[32]}, d = max|x|/127                             34 bytes
+     Q4_0   32 per block {f16 d; u8 q[16]}, d = max/-8 (the signed value of largest
+            magnitude); low nibbles hold elements 0..15, high nibbles 16..31            18 bytes
+     Q4_K   256 per block {f16 d, dmin; u8 scales[12]; u8 qs[128]}: 8 sub-blocks of 32, each
+            x = d*sc*q - dmin*m with 6-bit sc, m packed as ggml's get_scale_min_k4 reads them
+            and q in 0..15; qs[32g+l] holds element 64g+l (low nibble) and 64g+32+l (high)  144
+     Q6_K   256 per block {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}: 16 sub-blocks of 16,
+            x = d*scales[s]*(q-32) with q in 0..63 split into ql (4 bits) and qh (2 bits) with
+            ggml's interleave (see gw__dequant_q6_k)                                    210
+   The K-quant scales come from a weighted least-squares search per sub-block in the manner of
+   ggml's make_qkx2_quants (Q4_K) and make_qx_quants (Q6_K), written anew: the files are valid
+   for ggml, but not byte-identical to llama-quantize's. gw_dequant_row turns every type back
+   into floats; it is written independently of swa.h, so tests can check one against the other. */
 #ifndef GGUF_WRITER_H
 #define GGUF_WRITER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-enum { GW_F32 = 0, GW_F16 = 1, GW_Q4_0 = 2, GW_Q8_0 = 8, GW_BF16 = 30 };     /* ggml type ids */
+enum {                                                                        /* ggml type ids */
+    GW_F32 = 0, GW_F16 = 1, GW_Q4_0 = 2, GW_Q8_0 = 8, GW_Q4_K = 12, GW_Q6_K = 14, GW_BF16 = 30
+};
 enum {                                                                        /* GGUF value types */
     GW_U8 = 0, GW_I8, GW_U16, GW_I16, GW_U32, GW_I32, GW_F32V, GW_BOOL, GW_STRING, GW_ARRAY,
     GW_U64, GW_I64, GW_F64
@@ -53,18 +72,39 @@ int  gw_kv_raw(gw_writer *w, const char *key, uint32_t type, const void *bytes, 
 /* A tensor from bytes already in `type` (nbytes must match the shape). ne[0] is the row. */
 int  gw_tensor(gw_writer *w, const char *name, uint32_t type, uint32_t n_dims, const int64_t *ne,
                const void *data, size_t nbytes);
-/* A tensor from floats, converted to F32, F16, BF16, Q8_0 or Q4_0. */
+/* A tensor from floats, converted to any of the types above. */
 int  gw_tensor_f32(gw_writer *w, const char *name, uint32_t type, uint32_t n_dims, const int64_t *ne,
                    const float *data);
 
 int  gw_write_file(gw_writer *w, const char *path);
 uint8_t *gw_to_memory(gw_writer *w, size_t *size);          /* free() the result */
 
-/* Converters, usable on their own. n must be a multiple of 32 for the block types. */
+/* Streaming. Declare every tensor (a type above; rows must be whole blocks), then open: the
+   header, metadata and tensor table go out at once. Then the data, tensor after tensor in
+   declaration order: gw_stream_write appends raw bytes (it may cross tensor boundaries),
+   gw_stream_rows converts n_rows whole rows of floats to the type of the tensor being written
+   (they must not run past its end). gw_stream_close fails unless every declared byte was
+   written; on any failure the caller should remove the file. gw_free closes an open stream. */
+int  gw_declare_tensor(gw_writer *w, const char *name, uint32_t type, uint32_t n_dims, const int64_t *ne);
+int  gw_stream_open(gw_writer *w, const char *path);
+int  gw_stream_write(gw_writer *w, const void *data, size_t n);
+int  gw_stream_rows(gw_writer *w, const float *rows, int64_t n_rows);
+int  gw_stream_close(gw_writer *w);
+uint64_t gw_data_size(const gw_writer *w);   /* bytes of tensor data declared or added so far */
+
+/* Converters, usable on their own. n must be a multiple of the block: 32 for Q8_0 and Q4_0,
+   256 for Q4_K and Q6_K. */
 uint16_t gw_f32_to_f16(float f);
 uint16_t gw_f32_to_bf16(float f);
-size_t   gw_row_bytes(uint32_t type, int64_t n);             /* 0 for types it cannot write */
+float    gw_f16_to_f32(uint16_t h);
+float    gw_bf16_to_f32(uint16_t h);
+size_t   gw_row_bytes(uint32_t type, int64_t n);             /* 0: not a type above, or n not whole blocks */
 void     gw_convert_row(uint32_t type, const float *x, void *out, int64_t n);
+/* The reference dequantizer: n values of a row of `type` back to floats. -1 if gw_row_bytes
+   would be 0. For the K-quants it computes d*sc*q - dmin*m (Q4_K) and d*sc*q (Q6_K) in ggml's
+   order, products first and one rounding per operation, so a correct dequantizer that follows
+   ggml's dequantize_row_* gives the same bits. */
+int      gw_dequant_row(uint32_t type, const void *src, float *dst, int64_t n);
 
 #endif /* GGUF_WRITER_H */
 
@@ -82,16 +122,26 @@ typedef struct gw__tensor {
     char *name;
     uint32_t type, n_dims;
     int64_t ne[4];
-    size_t offset, nbytes;       /* offset within the data section */
+    uint64_t offset, nbytes;     /* offset within the data section */
 } gw__tensor;
+
+enum { GW__EMPTY = 0, GW__IN_MEMORY, GW__DECLARED, GW__STREAMING, GW__CLOSED };
 
 struct gw_writer {
     uint32_t version, alignment;
     uint64_t n_kv;
     gw__buf kv;                  /* encoded metadata entries */
-    gw__buf data;                /* tensor data, each tensor padded to the alignment */
+    gw__buf data;                /* in memory: tensor data, each tensor padded to the alignment */
+    uint64_t data_size;          /* end of the last tensor in the data section */
     gw__tensor *tensors;
     size_t n_tensors, cap_tensors;
+    int mode;                    /* GW__*: in memory, or declared and then streamed */
+    FILE *f;                     /* streaming: the open file */
+    size_t cur;                  /* streaming: the tensor being written */
+    uint64_t cur_done;           /* streaming: bytes of it written so far */
+    uint64_t pos;                /* streaming: bytes of the data section written so far */
+    uint8_t *scratch;            /* streaming: converted rows */
+    size_t scratch_cap;
     char error[128];
 };
 
@@ -145,17 +195,22 @@ void gw_free(gw_writer *w)
 {
     size_t i;
     if (!w) return;
+    if (w->f) fclose(w->f);
     for (i = 0; i < w->n_tensors; i++) free(w->tensors[i].name);
     free(w->tensors);
     free(w->kv.p);
     free(w->data.p);
+    free(w->scratch);
     free(w);
 }
 
 const char *gw_error(const gw_writer *w) { return w->error; }
 
+uint64_t gw_data_size(const gw_writer *w) { return w->data_size; }
+
 static int gw__key(gw_writer *w, const char *key, uint32_t type)
 {
+    if (w->mode >= GW__STREAMING) return gw__fail(w, "metadata added after the stream was opened");
     if (gw__put_str(w, &w->kv, key) || gw__put_u32(w, &w->kv, type)) return -1;
     w->n_kv++;
     return 0;
@@ -213,7 +268,7 @@ int gw_set_alignment(gw_writer *w, uint32_t alignment)
     return gw_kv_u32(w, "general.alignment", alignment);
 }
 
-/* ---- converters ---- */
+/* ==== half and bfloat16 ==== */
 
 uint16_t gw_f32_to_f16(float f)
 {
@@ -237,9 +292,11 @@ uint16_t gw_f32_to_f16(float f)
         return (uint16_t)(sign | q);
     }
     {
+        /* round to nearest even without a branch: the carry out of rem + 0xfff + lsb is 1
+           exactly when rem > half, or rem == half and the kept part is odd. A carry into the
+           exponent is right too (up to infinity). */
         uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13), rem = mant & 0x1fffu;
-        if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;        /* may carry into exp: fine */
-        return (uint16_t)h;
+        return (uint16_t)(h + ((rem + 0xfffu + (h & 1)) >> 13));
     }
 }
 
@@ -251,13 +308,321 @@ uint16_t gw_f32_to_bf16(float f)
     return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1)) >> 16);
 }
 
+/* Finite halves are (1024 + mantissa) * 2^(exponent - 25), or mantissa * 2^-24 when the
+   exponent field is 0; both are exact in float, so ldexpf gives the one right answer.
+   Infinities and NaNs keep their payload in the top mantissa bits, as every converter does. */
+float gw_f16_to_f32(uint16_t h)
+{
+    uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    float v;
+    if (e == 0x1f) {
+        uint32_t bits = ((uint32_t)(h & 0x8000u) << 16) | 0x7f800000u | (m << 13);
+        memcpy(&v, &bits, 4);
+        return v;
+    }
+    v = e ? ldexpf((float)(m | 0x400u), (int)e - 25) : ldexpf((float)m, -24);
+    return (h & 0x8000u) ? -v : v;
+}
+
+float gw_bf16_to_f32(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float v;
+    memcpy(&v, &bits, 4);
+    return v;
+}
+
+static float gw__half_round(float f) { return gw_f16_to_f32(gw_f32_to_f16(f)); }
+
+static void gw__store_f16(uint8_t *p, float f)
+{
+    uint16_t h = gw_f32_to_f16(f);
+    memcpy(p, &h, 2);
+}
+
+static float gw__load_f16(const uint8_t *p)
+{
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return gw_f16_to_f32(h);
+}
+
+/* v rounded to the nearest integer (halves away from lo) and clamped to lo..hi; NaN gives lo.
+   Shifting by lo first keeps the truncating cast a floor, and the comparisons keep it in range. */
+static int gw__quant(float v, int lo, int hi)
+{
+    if (v >= (float)hi) return hi;
+    if (!(v > (float)lo)) return lo;
+    return lo + (int)(v - (float)lo + 0.5f);
+}
+
+/* ==== Q8_0 and Q4_0 ==== */
+
+static void gw__quantize_q8_0(const float *x, uint8_t *o, int64_t n)
+{
+    int64_t i;
+    int j;
+    for (i = 0; i < n; i += 32, x += 32, o += 34) {
+        float amax = 0.0f, d, id;
+        for (j = 0; j < 32; j++)
+            if (fabsf(x[j]) > amax) amax = fabsf(x[j]);
+        d = amax / 127.0f;
+        id = d ? 1.0f / d : 0.0f;
+        gw__store_f16(o, d);
+        for (j = 0; j < 32; j++) o[2 + j] = (uint8_t)(int8_t)lroundf(x[j] * id);
+    }
+}
+
+static void gw__quantize_q4_0(const float *x, uint8_t *o, int64_t n)
+{
+    int64_t i;
+    int j;
+    for (i = 0; i < n; i += 32, x += 32, o += 18) {
+        float amax = 0.0f, max = 0.0f, d, id;
+        for (j = 0; j < 32; j++)
+            if (fabsf(x[j]) > amax) { amax = fabsf(x[j]); max = x[j]; }
+        d = max / -8.0f;
+        id = d ? 1.0f / d : 0.0f;
+        gw__store_f16(o, d);
+        for (j = 0; j < 16; j++) {
+            /* ggml's min(15, trunc(x/d + 8.5)), clamped before the cast so NaN cannot reach it */
+            float lo = x[j] * id + 8.5f, hi = x[j + 16] * id + 8.5f;
+            lo = lo > 0.0f ? (lo < 15.0f ? lo : 15.0f) : 0.0f;
+            hi = hi > 0.0f ? (hi < 15.0f ? hi : 15.0f) : 0.0f;
+            o[2 + j] = (uint8_t)((int)lo | ((int)hi << 4));
+        }
+    }
+}
+
+/* ==== Q4_K ==== */
+
+/* Fit the n values x of one sub-block as scale * l + min, l in 0..nmax, min <= 0, minimising
+   the weighted squared error sum w (scale*l + min - x)^2. As in ggml's make_qkx2_quants: spread
+   [min(x, 0), max x] over a grid of nmax + rmin + k*rdelta steps for k = 0..nstep, round each
+   value to its grid point, and for those levels solve the 2x2 least-squares problem for
+   (scale, min) exactly; keep the best. Unlike ggml we get each candidate's error from the
+   sums in closed form instead of a second pass over x. Returns scale; *neg_min = -min >= 0. */
+static float gw__fit_scale_min(const float *x, const float *w, int nmax, float rmin, float rdelta, int nstep,
+                               float *neg_min)
+{
+    enum { n = 32 };           /* a constant count lets compilers unroll and vectorize at -O2 */
+    float lo = x[0], hi = x[0], best_scale, best_min;
+    double sw = 0, swx = 0, swxx = 0, best_err;
+    int i, k;
+    for (i = 0; i < n; i++) {
+        if (x[i] < lo) lo = x[i];
+        if (x[i] > hi) hi = x[i];
+        sw += w[i];
+        swx += (double)w[i] * x[i];
+        swxx += (double)w[i] * x[i] * x[i];
+    }
+    if (!(swxx < 1e300)) {     /* NaN or infinity somewhere: no fit means anything */
+        *neg_min = 0;
+        return 0.0f;
+    }
+    if (lo > 0) lo = 0;
+    if (!(hi - lo > 1e-30f) || !(hi - lo < 1e38f)) {
+        /* every value equal and <= 0, or a range so small (or large) that the grid would not
+           be finite: the minimum says it all */
+        *neg_min = -lo;
+        return 0.0f;
+    }
+    best_scale = (hi - lo) / (float)nmax;
+    best_min = lo;
+    best_err = -1;
+    for (k = -1; k <= nstep; k++) {
+        /* k = -1 is the plain grid with (scale, min) left as they are; the others are refitted */
+        float iscale = k < 0 ? (float)nmax / (hi - lo) : ((float)nmax + rmin + rdelta * (float)k) / (hi - lo);
+        /* eight independent partial sums: vectorizable without reassociating float adds */
+        float fl[8] = {0}, fll[8] = {0}, flx[8] = {0};
+        double sl = 0, sll = 0, slx = 0, det, s, m, err;
+        int j;
+        for (i = 0; i < n; i += 8)
+            for (j = 0; j < 8; j++) {
+                /* 0 <= v <= nmax + rmin + rdelta*nstep: truncation rounds, and the clamp to
+                   nmax is arithmetic, not a branch, so that it vectorizes */
+                float v = iscale * (x[i + j] - lo), l, wl;
+                l = (float)(int)(v + 0.5f);
+                l -= (float)(l > (float)nmax) * (l - (float)nmax);
+                wl = w[i + j] * l;
+                fl[j] += wl;
+                fll[j] += wl * l;
+                flx[j] += wl * x[i + j];
+            }
+        for (j = 0; j < 8; j++) {
+            sl += fl[j];
+            sll += fll[j];
+            slx += flx[j];
+        }
+        if (k < 0) {
+            s = best_scale;
+            m = best_min;
+        } else {
+            det = sw * sll - sl * sl;
+            if (!(det > 0)) continue;
+            s = (sw * slx - swx * sl) / det;
+            m = (sll * swx - sl * slx) / det;
+            if (m > 0) {       /* the fit wants a positive minimum: pin it at 0 and refit the scale */
+                m = 0;
+                s = slx / sll;
+            }
+        }
+        err = s * s * sll + 2 * s * m * sl - 2 * s * slx + m * m * sw - 2 * m * swx + swxx;
+        if (best_err < 0 || err < best_err) {
+            best_err = err;
+            best_scale = (float)s;
+            best_min = (float)m;
+        }
+    }
+    *neg_min = -best_min;
+    return best_scale;
+}
+
+/* 256 values: 8 sub-blocks of 32, each fitted with its own scale and minimum; those 16 numbers
+   are then quantized to 6 bits against the block's largest scale (d) and minimum (dmin), and
+   the values are quantized once more against the scales as stored. The 6-bit numbers are
+   packed the way ggml's get_scale_min_k4 unpacks them: bytes 0-3 hold sc[0..3] in their low 6
+   bits, bytes 4-7 m[0..3]; bytes 8-11 hold the low nibbles of sc[4..7] (bits 0-3) and of
+   m[4..7] (bits 4-7), and the top 2 bits of sc[4+j] and m[4+j] sit in bits 6-7 of bytes j
+   and 4+j. */
+static void gw__quantize_q4_k(const float *x, uint8_t *o, int64_t n)
+{
+    int64_t b;
+    for (b = 0; b < n; b += 256, x += 256, o += 144) {
+        float scale[8], neg_min[8], w[32], max_scale = 0, max_min = 0, d, dmin;
+        uint8_t sc[8], mn[8], *sb = o + 4, *qs = o + 16;
+        int j, l;
+        for (j = 0; j < 8; j++) {
+            const float *xs = x + 32 * j;
+            float ss = 0, rms;
+            for (l = 0; l < 32; l++) ss += xs[l] * xs[l];
+            rms = sqrtf(ss / 32);
+            /* ggml's weights: every value counts, large ones more */
+            for (l = 0; l < 32; l++) w[l] = rms + fabsf(xs[l]);
+            scale[j] = gw__fit_scale_min(xs, w, 15, -1.0f, 0.1f, 20, &neg_min[j]);
+            if (scale[j] > max_scale) max_scale = scale[j];
+            if (neg_min[j] > max_min) max_min = neg_min[j];
+        }
+        d = gw__half_round(max_scale / 63);
+        dmin = gw__half_round(max_min / 63);
+        gw__store_f16(o, max_scale / 63);
+        gw__store_f16(o + 2, max_min / 63);
+        for (j = 0; j < 8; j++) {
+            sc[j] = (uint8_t)(d > 0 ? gw__quant(scale[j] / d, 0, 63) : 0);
+            mn[j] = (uint8_t)(dmin > 0 ? gw__quant(neg_min[j] / dmin, 0, 63) : 0);
+        }
+        for (j = 0; j < 4; j++) {
+            sb[j] = (uint8_t)(sc[j] | ((sc[j + 4] >> 4) << 6));
+            sb[j + 4] = (uint8_t)(mn[j] | ((mn[j + 4] >> 4) << 6));
+            sb[j + 8] = (uint8_t)((sc[j + 4] & 15) | ((mn[j + 4] & 15) << 4));
+        }
+        memset(qs, 0, 128);
+        for (j = 0; j < 8; j++) {
+            float step = d * (float)sc[j], off = dmin * (float)mn[j], inv = step > 0 ? 1.0f / step : 0.0f;
+            /* sub-block j is the low (j even) or high (j odd) nibbles of qs[32*(j/2) ..] */
+            uint8_t *q = qs + 32 * (j / 2);
+            int shift = 4 * (j % 2);
+            for (l = 0; l < 32; l++) q[l] |= (uint8_t)(gw__quant((x[32 * j + l] + off) * inv, 0, 15) << shift);
+        }
+    }
+}
+
+/* ==== Q6_K ==== */
+
+/* Symmetric fit of 16 values as scale * l, l in -32..31, weighted by x^2 (ggml's make_qx_quants
+   with rmse_type 1): the value of largest magnitude goes to -32 (so the asymmetric range is
+   used in full), the grid is stretched by 0.1 steps from -0.9 to +0.9, and for each rounding
+   the best scale is sum(w x l) / sum(w l^2); keep the one that explains the most. */
+static float gw__fit_scale_sym(const float *x)
+{
+    enum { n = 16 };
+    float amax = 0, max = 0, best_scale = 0;
+    double best = -1;
+    int i, k;
+    for (i = 0; i < n; i++) {
+        if (!(fabsf(x[i]) <= 3e38f)) return 0.0f;       /* NaN or infinity: no fit means anything */
+        if (fabsf(x[i]) > amax) { amax = fabsf(x[i]); max = x[i]; }
+    }
+    if (amax < 1e-15f) return 0.0f;
+    for (k = -9; k <= 9; k++) {
+        float iscale = -(32.0f + 0.1f * (float)k) / max;
+        float fx[8] = {0}, fl[8] = {0};           /* lanes, as in gw__fit_scale_min */
+        double slx = 0, sll = 0;
+        int j;
+        for (i = 0; i < n; i += 8)
+            for (j = 0; j < 8; j++) {
+                /* |v| <= 32.9: shifted by 32.5, truncation rounds (and -1 < v + 32.5 < 0
+                   truncates to 0, which is the clamp at -32); the clamp at 31 is arithmetic */
+                float v = iscale * x[i + j], l, wl;
+                l = (float)((int)(v + 32.5f) - 32);
+                l -= (float)(l > 31.0f) * (l - 31.0f);
+                wl = x[i + j] * x[i + j] * l;
+                fx[j] += wl * x[i + j];
+                fl[j] += wl * l;
+            }
+        for (j = 0; j < 8; j++) {
+            slx += fx[j];
+            sll += fl[j];
+        }
+        if (sll > 0 && slx * slx / sll > best) {
+            best = slx * slx / sll;
+            best_scale = (float)(slx / sll);
+        }
+    }
+    return best_scale;
+}
+
+/* 256 values: 16 sub-blocks of 16 with a signed 8-bit scale each against one f16 d (the largest
+   scale maps to -128). q = l + 32 in 0..63: the low 4 bits go to ql, the high 2 to qh. In each
+   half of 128 values, value 32c + l (c = 0..3, l = 0..31) has its low bits in ql[l + 32*(c%2)]
+   (low nibble for c < 2, high for c >= 2) and its high bits in qh[l] bits 2c, 2c+1. */
+static void gw__quantize_q6_k(const float *x, uint8_t *o, int64_t n)
+{
+    int64_t b;
+    for (b = 0; b < n; b += 256, x += 256, o += 210) {
+        float scale[16], max_scale = 0, iscale, d;
+        uint8_t L[256], *ql = o, *qh = o + 128;
+        int8_t sc[16];
+        int j, l, h, c;
+        for (j = 0; j < 16; j++) {
+            scale[j] = gw__fit_scale_sym(x + 16 * j);
+            if (fabsf(scale[j]) > fabsf(max_scale)) max_scale = scale[j];
+        }
+        memset(o, 0, 210);
+        if (fabsf(max_scale) < 1e-15f) continue;        /* all zero: d = 0 */
+        iscale = -128.0f / max_scale;
+        gw__store_f16(o + 208, 1 / iscale);
+        d = gw__half_round(1 / iscale);
+        for (j = 0; j < 16; j++) {
+            float step;
+            sc[j] = (int8_t)gw__quant(iscale * scale[j], -128, 127);
+            step = d * (float)sc[j];
+            for (l = 0; l < 16; l++)
+                L[16 * j + l] = (uint8_t)(32 + (step != 0 ? gw__quant(x[16 * j + l] / step, -32, 31) : 0));
+        }
+        memcpy(o + 192, sc, 16);
+        for (h = 0; h < 2; h++)
+            for (c = 0; c < 4; c++)
+                for (l = 0; l < 32; l++) {
+                    int q = L[128 * h + 32 * c + l];
+                    ql[64 * h + 32 * (c % 2) + l] |= (uint8_t)((q & 15) << (c < 2 ? 0 : 4));
+                    qh[32 * h + l] |= (uint8_t)((q >> 4) << (2 * c));
+                }
+    }
+}
+
+/* ==== rows ==== */
+
 size_t gw_row_bytes(uint32_t type, int64_t n)
 {
+    if (n < 0) return 0;
     switch (type) {
     case GW_F32: return (size_t)n * 4;
     case GW_F16: case GW_BF16: return (size_t)n * 2;
     case GW_Q8_0: return n % 32 ? 0 : (size_t)(n / 32) * 34;
     case GW_Q4_0: return n % 32 ? 0 : (size_t)(n / 32) * 18;
+    case GW_Q4_K: return n % 256 ? 0 : (size_t)(n / 256) * 144;
+    case GW_Q6_K: return n % 256 ? 0 : (size_t)(n / 256) * 210;
     default: return 0;
     }
 }
@@ -265,84 +630,175 @@ size_t gw_row_bytes(uint32_t type, int64_t n)
 void gw_convert_row(uint32_t type, const float *x, void *out, int64_t n)
 {
     uint8_t *o = (uint8_t *)out;
-    int64_t i, j;
-    if (type == GW_F32) { memcpy(o, x, (size_t)n * 4); return; }
-    if (type == GW_F16 || type == GW_BF16) {
+    int64_t i;
+    switch (type) {
+    case GW_F32: memcpy(o, x, (size_t)n * 4); break;
+    case GW_F16: case GW_BF16:
         for (i = 0; i < n; i++) {
             uint16_t h = type == GW_F16 ? gw_f32_to_f16(x[i]) : gw_f32_to_bf16(x[i]);
             memcpy(o + 2 * i, &h, 2);
         }
-        return;
+        break;
+    case GW_Q8_0: gw__quantize_q8_0(x, o, n); break;
+    case GW_Q4_0: gw__quantize_q4_0(x, o, n); break;
+    case GW_Q4_K: gw__quantize_q4_k(x, o, n); break;
+    case GW_Q6_K: gw__quantize_q6_k(x, o, n); break;
+    default: break;
     }
-    for (i = 0; i < n; i += 32, x += 32) {
-        float amax = 0.0f, max = 0.0f, d, id;
-        uint16_t dh;
-        for (j = 0; j < 32; j++)
-            if (fabsf(x[j]) > amax) { amax = fabsf(x[j]); max = x[j]; }
-        if (type == GW_Q8_0) {
-            d = amax / 127.0f;
-            dh = gw_f32_to_f16(d);
-            id = d ? 1.0f / d : 0.0f;
-            memcpy(o, &dh, 2);
-            for (j = 0; j < 32; j++) o[2 + j] = (uint8_t)(int8_t)lroundf(x[j] * id);
-            o += 34;
+}
+
+/* Q4_K, one 144-byte block: sub-block s (0..7) of 32 values is nibble half s%2 of qs[32*(s/2)..],
+   with 6-bit scale and minimum unpacked as ggml's get_scale_min_k4 does. */
+static void gw__dequant_q4_k(const uint8_t *b, float *y)
+{
+    const float d = gw__load_f16(b), dmin = gw__load_f16(b + 2);
+    const uint8_t *s = b + 4, *qs = b + 16;
+    int sub, l;
+    for (sub = 0; sub < 8; sub++) {
+        int sc, m;
+        float step, off;
+        if (sub < 4) {
+            sc = s[sub] & 63;
+            m = s[sub + 4] & 63;
         } else {
-            d = max / -8.0f;
-            dh = gw_f32_to_f16(d);
-            id = d ? 1.0f / d : 0.0f;
-            memcpy(o, &dh, 2);
-            for (j = 0; j < 16; j++) {
-                int lo = (int)(x[j] * id + 8.5f), hi = (int)(x[j + 16] * id + 8.5f);
-                lo = lo < 0 ? 0 : lo > 15 ? 15 : lo;
-                hi = hi < 0 ? 0 : hi > 15 ? 15 : hi;
-                o[2 + j] = (uint8_t)(lo | (hi << 4));
-            }
-            o += 18;
+            sc = (s[sub + 4] & 15) | ((s[sub - 4] >> 6) << 4);
+            m = (s[sub + 4] >> 4) | ((s[sub] >> 6) << 4);
+        }
+        step = d * (float)sc;
+        off = dmin * (float)m;
+        for (l = 0; l < 32; l++) {
+            int q = (qs[32 * (sub / 2) + l] >> (4 * (sub % 2))) & 15;
+            float v = step * (float)q;     /* own statement: no fused multiply-add */
+            y[32 * sub + l] = v - off;
         }
     }
 }
 
-/* ---- tensors and output ---- */
+/* Q6_K, one 210-byte block: see gw__quantize_q6_k for where each value's bits are. */
+static void gw__dequant_q6_k(const uint8_t *b, float *y)
+{
+    const uint8_t *ql = b, *qh = b + 128;
+    const int8_t *sc = (const int8_t *)(b + 192);
+    const float d = gw__load_f16(b + 208);
+    int h, c, l;
+    for (h = 0; h < 2; h++)
+        for (c = 0; c < 4; c++)
+            for (l = 0; l < 32; l++) {
+                int lo = (ql[64 * h + 32 * (c % 2) + l] >> (c < 2 ? 0 : 4)) & 15;
+                int hi = (qh[32 * h + l] >> (2 * c)) & 3;
+                /* 16 values per scale: value 32c + l of half h uses scale 8h + 2c + l/16 */
+                float step = d * (float)sc[8 * h + 2 * c + l / 16];
+                y[128 * h + 32 * c + l] = step * (float)((lo | (hi << 4)) - 32);
+            }
+}
 
-int gw_tensor(gw_writer *w, const char *name, uint32_t type, uint32_t n_dims, const int64_t *ne,
-              const void *data, size_t nbytes)
+int gw_dequant_row(uint32_t type, const void *src, float *dst, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)src;
+    int64_t i;
+    int j;
+    if (n == 0) return 0;
+    if (!gw_row_bytes(type, n)) return -1;
+    switch (type) {
+    case GW_F32: memcpy(dst, src, (size_t)n * 4); break;
+    case GW_F16: case GW_BF16:
+        for (i = 0; i < n; i++) {
+            uint16_t h;
+            memcpy(&h, b + 2 * i, 2);
+            dst[i] = type == GW_F16 ? gw_f16_to_f32(h) : gw_bf16_to_f32(h);
+        }
+        break;
+    case GW_Q8_0:
+        for (i = 0; i < n; i += 32, b += 34) {
+            float d = gw__load_f16(b);
+            for (j = 0; j < 32; j++) dst[i + j] = (float)(int8_t)b[2 + j] * d;
+        }
+        break;
+    case GW_Q4_0:
+        for (i = 0; i < n; i += 32, b += 18) {
+            float d = gw__load_f16(b);
+            for (j = 0; j < 32; j++) {
+                int q = j < 16 ? (b[2 + j] & 15) : (b[2 + j - 16] >> 4);
+                dst[i + j] = (float)(q - 8) * d;
+            }
+        }
+        break;
+    case GW_Q4_K: for (i = 0; i < n; i += 256, b += 144) gw__dequant_q4_k(b, dst + i); break;
+    case GW_Q6_K: for (i = 0; i < n; i += 256, b += 210) gw__dequant_q6_k(b, dst + i); break;
+    default: return -1;
+    }
+    return 0;
+}
+
+/* ==== tensors ==== */
+
+static gw__tensor *gw__add_tensor(gw_writer *w, const char *name, uint32_t type, uint32_t n_dims,
+                                  const int64_t *ne, uint64_t nbytes)
 {
     gw__tensor *t;
     uint32_t d;
-    static const uint8_t zeros[64] = {0};
-    if (w->error[0]) return -1;
-    if (n_dims < 1 || n_dims > 4) return gw__fail(w, "gw_tensor: 1 to 4 dimensions");
+    if (w->error[0]) return NULL;
+    if (n_dims < 1 || n_dims > 4) { gw__fail(w, "tensor: 1 to 4 dimensions"); return NULL; }
     if (w->n_tensors == w->cap_tensors) {
         size_t cap = w->cap_tensors ? 2 * w->cap_tensors : 16;
         gw__tensor *p = (gw__tensor *)realloc(w->tensors, cap * sizeof *p);
-        if (!p) return gw__fail(w, "out of memory");
+        if (!p) { gw__fail(w, "out of memory"); return NULL; }
         w->tensors = p;
         w->cap_tensors = cap;
     }
-    while (w->data.len % w->alignment)
-        if (gw__put(w, &w->data, zeros, 1)) return -1;
     t = &w->tensors[w->n_tensors];
     memset(t, 0, sizeof *t);
-    if (!(t->name = (char *)malloc(strlen(name) + 1))) return gw__fail(w, "out of memory");
+    if (!(t->name = (char *)malloc(strlen(name) + 1))) { gw__fail(w, "out of memory"); return NULL; }
     strcpy(t->name, name);
     w->n_tensors++;
     t->type = type;
     t->n_dims = n_dims;
     for (d = 0; d < 4; d++) t->ne[d] = d < n_dims ? ne[d] : 1;
-    t->offset = w->data.len;
+    t->offset = (w->data_size + w->alignment - 1) / w->alignment * w->alignment;
     t->nbytes = nbytes;
+    w->data_size = t->offset + nbytes;
+    return t;
+}
+
+int gw_tensor(gw_writer *w, const char *name, uint32_t type, uint32_t n_dims, const int64_t *ne,
+              const void *data, size_t nbytes)
+{
+    static const uint8_t zeros[64] = {0};
+    if (w->mode != GW__EMPTY && w->mode != GW__IN_MEMORY)
+        return gw__fail(w, "gw_tensor: this writer streams; use gw_declare_tensor");
+    w->mode = GW__IN_MEMORY;
+    if (!gw__add_tensor(w, name, type, n_dims, ne, nbytes)) return -1;
+    while (w->data.len % w->alignment)
+        if (gw__put(w, &w->data, zeros, 1)) return -1;
     return gw__put(w, &w->data, data, nbytes);
+}
+
+/* The number of rows of a shape (every dimension after the first); -1 if a dimension is
+   negative or the count overflows. */
+static int gw__rows(uint32_t n_dims, const int64_t *ne, uint64_t *rows)
+{
+    uint32_t d;
+    *rows = 1;
+    for (d = 0; d < n_dims; d++)
+        if (ne[d] < 0) return -1;
+    for (d = 1; d < n_dims; d++) {
+        if (ne[d] && *rows > UINT64_MAX / (uint64_t)ne[d]) return -1;
+        *rows *= (uint64_t)ne[d];
+    }
+    return 0;
 }
 
 int gw_tensor_f32(gw_writer *w, const char *name, uint32_t type, uint32_t n_dims, const int64_t *ne,
                   const float *data)
 {
-    size_t row = gw_row_bytes(type, ne[0]), rows = 1, r;
-    uint32_t d;
+    size_t row, r;
+    uint64_t rows;
     uint8_t *buf;
     int rc;
+    if (n_dims < 1 || n_dims > 4) return gw__fail(w, "gw_tensor_f32: 1 to 4 dimensions");
+    row = gw_row_bytes(type, ne[0]);
     if (!row) return gw__fail(w, "gw_tensor_f32: type not writable, or row not a multiple of the block");
-    for (d = 1; d < n_dims; d++) rows *= (size_t)ne[d];
+    if (gw__rows(n_dims, ne, &rows) || rows > (SIZE_MAX - 1) / row) return gw__fail(w, "gw_tensor_f32: bad shape");
     if (!(buf = (uint8_t *)malloc(row * rows + 1))) return gw__fail(w, "out of memory");
     for (r = 0; r < rows; r++) gw_convert_row(type, data + r * (size_t)ne[0], buf + r * row, ne[0]);
     rc = gw_tensor(w, name, type, n_dims, ne, buf, row * rows);
@@ -350,7 +806,8 @@ int gw_tensor_f32(gw_writer *w, const char *name, uint32_t type, uint32_t n_dims
     return rc;
 }
 
-static int gw__assemble(gw_writer *w, gw__buf *out)
+/* Header, metadata and tensor table, padded to the alignment when tensors follow. */
+static int gw__header(gw_writer *w, gw__buf *out)
 {
     size_t i;
     uint32_t d;
@@ -367,18 +824,20 @@ static int gw__assemble(gw_writer *w, gw__buf *out)
             if (gw__put_u64(w, out, (uint64_t)t->ne[d])) return -1;
         if (gw__put_u32(w, out, t->type) || gw__put_u64(w, out, t->offset)) return -1;
     }
-    if (w->n_tensors) {
+    if (w->n_tensors)
         while (out->len % w->alignment)
             if (gw__put(w, out, zeros, 1)) return -1;
-        if (gw__put(w, out, w->data.p, w->data.len)) return -1;
-    }
     return 0;
 }
 
 uint8_t *gw_to_memory(gw_writer *w, size_t *size)
 {
     gw__buf out = {NULL, 0, 0};
-    if (gw__assemble(w, &out)) {
+    if (w->mode == GW__DECLARED || w->mode == GW__STREAMING || w->mode == GW__CLOSED) {
+        gw__fail(w, "declared tensors have no data in memory: use gw_stream_open");
+        return NULL;
+    }
+    if (gw__header(w, &out) || gw__put(w, &out, w->data.p, w->data.len)) {
         free(out.p);
         return NULL;
     }
@@ -400,6 +859,144 @@ int gw_write_file(gw_writer *w, const char *path)
     ok = fwrite(p, 1, size, f) == size;
     ok = (fclose(f) == 0) && ok;
     free(p);
+    return ok ? 0 : gw__fail(w, "cannot write the output file");
+}
+
+/* ==== streaming ==== */
+
+int gw_declare_tensor(gw_writer *w, const char *name, uint32_t type, uint32_t n_dims, const int64_t *ne)
+{
+    size_t row;
+    uint64_t rows;
+    if (w->mode != GW__EMPTY && w->mode != GW__DECLARED)
+        return gw__fail(w, w->mode == GW__IN_MEMORY ? "gw_declare_tensor: this writer holds tensors in memory"
+                                                    : "gw_declare_tensor: the stream is already open");
+    if (n_dims < 1 || n_dims > 4) return gw__fail(w, "gw_declare_tensor: 1 to 4 dimensions");
+    if (!(row = gw_row_bytes(type, ne[0])))
+        return gw__fail(w, "gw_declare_tensor: type not writable, or row not a multiple of the block");
+    if (gw__rows(n_dims, ne, &rows) || (rows && row > UINT64_MAX / rows))
+        return gw__fail(w, "gw_declare_tensor: negative dimension, or the size overflows");
+    w->mode = GW__DECLARED;
+    return gw__add_tensor(w, name, type, n_dims, ne, (uint64_t)row * rows) ? 0 : -1;
+}
+
+static int gw__stream_fail(gw_writer *w, const char *msg)
+{
+    if (w->f) {
+        fclose(w->f);
+        w->f = NULL;
+    }
+    return gw__fail(w, msg);
+}
+
+int gw_stream_open(gw_writer *w, const char *path)
+{
+    gw__buf head = {NULL, 0, 0};
+    int ok;
+    if (w->error[0]) return -1;
+    if (w->mode == GW__IN_MEMORY) return gw__fail(w, "gw_stream_open: this writer holds tensors in memory");
+    if (w->mode >= GW__STREAMING) return gw__fail(w, "gw_stream_open: already opened");
+    if (gw__header(w, &head)) {
+        free(head.p);
+        return -1;
+    }
+    if (!(w->f = fopen(path, "wb"))) {
+        free(head.p);
+        return gw__fail(w, "cannot open the output file");
+    }
+    setvbuf(w->f, NULL, _IOFBF, 1 << 20);
+    ok = fwrite(head.p, 1, head.len, w->f) == head.len;
+    free(head.p);
+    w->mode = GW__STREAMING;
+    w->cur = 0;
+    w->cur_done = 0;
+    w->pos = 0;
+    return ok ? 0 : gw__stream_fail(w, "cannot write the output file");
+}
+
+/* Move to the next tensor when the current one is complete, and pad up to where the current
+   one starts if nothing of it is written yet. -1 past the last tensor. */
+static int gw__stream_seek(gw_writer *w)
+{
+    static const uint8_t zeros[64] = {0};
+    const gw__tensor *t;
+    while (w->cur < w->n_tensors && w->cur_done == w->tensors[w->cur].nbytes) {
+        w->cur++;
+        w->cur_done = 0;
+    }
+    if (w->cur >= w->n_tensors) return gw__stream_fail(w, "more data than the declared tensors hold");
+    t = &w->tensors[w->cur];
+    while (w->pos < t->offset) {
+        size_t n = (size_t)(t->offset - w->pos < sizeof zeros ? t->offset - w->pos : sizeof zeros);
+        if (fwrite(zeros, 1, n, w->f) != n) return gw__stream_fail(w, "cannot write the output file");
+        w->pos += n;
+    }
+    return 0;
+}
+
+int gw_stream_write(gw_writer *w, const void *data, size_t n)
+{
+    const uint8_t *p = (const uint8_t *)data;
+    if (w->error[0]) return -1;
+    if (w->mode != GW__STREAMING) return gw__fail(w, "gw_stream_write: the stream is not open");
+    while (n) {
+        uint64_t room;
+        size_t k;
+        if (gw__stream_seek(w)) return -1;
+        room = w->tensors[w->cur].nbytes - w->cur_done;
+        k = room < n ? (size_t)room : n;
+        if (fwrite(p, 1, k, w->f) != k) return gw__stream_fail(w, "cannot write the output file");
+        p += k;
+        n -= k;
+        w->cur_done += k;
+        w->pos += k;
+    }
+    return 0;
+}
+
+int gw_stream_rows(gw_writer *w, const float *rows, int64_t n_rows)
+{
+    const gw__tensor *t;
+    size_t row, need;
+    int64_t r;
+    if (w->error[0]) return -1;
+    if (w->mode != GW__STREAMING) return gw__fail(w, "gw_stream_rows: the stream is not open");
+    if (n_rows <= 0) return n_rows == 0 ? 0 : gw__fail(w, "gw_stream_rows: negative row count");
+    if (gw__stream_seek(w)) return -1;
+    t = &w->tensors[w->cur];
+    row = gw_row_bytes(t->type, t->ne[0]);
+    if (w->cur_done % row) return gw__stream_fail(w, "gw_stream_rows: the tensor has a partial row");
+    if ((uint64_t)n_rows > (t->nbytes - w->cur_done) / row)
+        return gw__stream_fail(w, "gw_stream_rows: more rows than the tensor has left");
+    need = row * (size_t)n_rows;
+    if (need > w->scratch_cap) {
+        uint8_t *p = (uint8_t *)realloc(w->scratch, need);
+        if (!p) return gw__stream_fail(w, "out of memory");
+        w->scratch = p;
+        w->scratch_cap = need;
+    }
+    for (r = 0; r < n_rows; r++) gw_convert_row(t->type, rows + r * t->ne[0], w->scratch + (size_t)r * row, t->ne[0]);
+    return gw_stream_write(w, w->scratch, need);
+}
+
+int gw_stream_close(gw_writer *w)
+{
+    int ok;
+    char msg[128];
+    if (w->error[0]) return -1;
+    if (w->mode != GW__STREAMING) return gw__fail(w, "gw_stream_close: the stream is not open");
+    while (w->cur < w->n_tensors && w->cur_done == w->tensors[w->cur].nbytes) {
+        w->cur++;
+        w->cur_done = 0;
+    }
+    if (w->cur < w->n_tensors) {
+        snprintf(msg, sizeof msg, "tensor %.60s: %llu of %llu bytes written", w->tensors[w->cur].name,
+                 (unsigned long long)w->cur_done, (unsigned long long)w->tensors[w->cur].nbytes);
+        return gw__stream_fail(w, msg);
+    }
+    ok = fclose(w->f) == 0;
+    w->f = NULL;
+    w->mode = GW__CLOSED;
     return ok ? 0 : gw__fail(w, "cannot write the output file");
 }
 

@@ -1,0 +1,549 @@
+/* Quantization: the GGUF writer's K-quant blocks decode to hand-computed values; every type
+   survives quantize -> dequantize within a stated error; the library's dequantizer gives the
+   same bits as the writer's independent one; the streaming writer writes the same bytes as the
+   in-memory one. */
+#define _POSIX_C_SOURCE 200809L   /* mkstemp */
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+#define GW_IMPLEMENTATION
+#include "tools/gguf_writer.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ==== helpers ==== */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static double rng_uniform(uint64_t *s) { return ((double)(rng_next(s) >> 11) + 0.5) / 9007199254740992.0; }
+
+static void gaussian(float *x, int64_t n, uint64_t seed)
+{
+    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        double u = rng_uniform(&s), v = rng_uniform(&s);
+        x[i] = (float)(sqrt(-2 * log(u)) * cos(6.283185307179586 * v));
+    }
+}
+
+static void random_bytes(uint8_t *p, size_t n, uint64_t seed)
+{
+    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 7;
+    size_t i;
+    for (i = 0; i < n; i++) p[i] = (uint8_t)(rng_next(&s) >> 32);
+}
+
+static void put_f16(uint8_t *p, uint16_t h) { memcpy(p, &h, 2); }
+
+static uint32_t bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static const char *type_name(uint32_t t)
+{
+    switch (t) {
+    case GW_F32: return "F32";
+    case GW_F16: return "F16";
+    case GW_BF16: return "BF16";
+    case GW_Q8_0: return "Q8_0";
+    case GW_Q4_0: return "Q4_0";
+    case GW_Q4_K: return "Q4_K";
+    case GW_Q6_K: return "Q6_K";
+    default: return "?";
+    }
+}
+
+/* ==== (a) hand-built blocks ==== */
+
+/* One Q4_K block. d = 0.5, dmin = 0.25; sub-block scales and mins (6 bits each):
+       sc = {1, 17, 33, 63,  5, 20, 47, 62}     m = {0, 9, 40, 63,  3, 16, 31, 50}
+   packed as ggml's get_scale_min_k4 reads them:
+       bytes 0-3:  sc[j] | (sc[j+4] >> 4) << 6    =   1,  81, 161, 255
+       bytes 4-7:  m[j]  | (m[j+4]  >> 4) << 6    =   0,  73, 104, 255
+       bytes 8-11: (sc[j+4] & 15) | (m[j+4] & 15) << 4  =  53,  4, 255,  46
+   qs[i] = (7i + 3) mod 256. Element e lies in 64-group g = e / 64 at k = e % 64: sub-block
+   2g + (k >= 32), quant = low nibble of qs[32g + k] for k < 32, else high nibble of
+   qs[32g + k - 32]; value = d*sc*q - dmin*m. */
+static void test_q4_k_hand_block(void **state)
+{
+    static const uint8_t packed[12] = {1, 81, 161, 255, 0, 73, 104, 255, 53, 4, 255, 46};
+    static const int sc[8] = {1, 17, 33, 63, 5, 20, 47, 62}, mn[8] = {0, 9, 40, 63, 3, 16, 31, 50};
+    uint8_t b[144];
+    float y[256];
+    int e, i;
+    (void)state;
+    assert_int_equal(gw_row_bytes(GW_Q4_K, 256), 144);
+    put_f16(b, 0x3800);            /* 0.5 */
+    put_f16(b + 2, 0x3400);        /* 0.25 */
+    memcpy(b + 4, packed, 12);
+    for (i = 0; i < 128; i++) b[16 + i] = (uint8_t)(7 * i + 3);
+    assert_int_equal(gw_dequant_row(GW_Q4_K, b, y, 256), 0);
+
+    for (e = 0; e < 256; e++) {
+        int g = e / 64, k = e % 64, s = 2 * g + (k >= 32);
+        int q = k < 32 ? b[16 + 32 * g + k] & 15 : b[16 + 32 * g + k - 32] >> 4;
+        float want = 0.5f * (float)sc[s] * (float)q - 0.25f * (float)mn[s];
+        if (y[e] != want) fail_msg("Q4_K element %d: got %g, want %g (sub-block %d, q %d)", e, y[e], want, s, q);
+    }
+    /* a few worked out in full:
+       e = 0:   qs[0]   =   3, low  3, sub-block 0: 0.5*1*3   - 0.25*0  =   1.5
+       e = 70:  qs[38]  =  13, low 13, sub-block 2: 0.5*33*13 - 0.25*40 = 204.5
+       e = 100: qs[36]  = 255, high 15, sub-block 3: 0.5*63*15 - 0.25*63 = 456.75
+       e = 200: qs[104] = 219, low 11, sub-block 6: 0.5*47*11 - 0.25*31 = 250.75
+       e = 255: qs[127] = 124, high 7, sub-block 7: 0.5*62*7  - 0.25*50 = 204.5 */
+    assert_true(y[0] == 1.5f);
+    assert_true(y[70] == 204.5f);
+    assert_true(y[100] == 456.75f);
+    assert_true(y[200] == 250.75f);
+    assert_true(y[255] == 204.5f);
+}
+
+/* One Q6_K block: ql[i] = (11i + 5) mod 256, qh[i] = (37i + 1) mod 256, d = 0.25, scales
+   {1, -2, 3, -4, 5, -6, 7, -8, 127, -128, 10, -10, 20, -20, 64, -64}. Element e lies in half
+   h = e / 128; there k = e % 128 is c = k / 32 (0..3), l = k % 32; its low 4 bits are nibble
+   (c >= 2) of ql[64h + 32(c%2) + l], its high 2 bits are bits 2c, 2c+1 of qh[32h + l], and its
+   scale is scales[8h + 2c + l/16]; value = d * scale * (q - 32). */
+static void test_q6_k_hand_block(void **state)
+{
+    static const int8_t sc[16] = {1, -2, 3, -4, 5, -6, 7, -8, 127, -128, 10, -10, 20, -20, 64, -64};
+    uint8_t b[210];
+    float y[256];
+    int e, i;
+    (void)state;
+    assert_int_equal(gw_row_bytes(GW_Q6_K, 256), 210);
+    for (i = 0; i < 128; i++) b[i] = (uint8_t)(11 * i + 5);
+    for (i = 0; i < 64; i++) b[128 + i] = (uint8_t)(37 * i + 1);
+    memcpy(b + 192, sc, 16);
+    put_f16(b + 208, 0x3400);      /* 0.25 */
+    assert_int_equal(gw_dequant_row(GW_Q6_K, b, y, 256), 0);
+
+    for (e = 0; e < 256; e++) {
+        int h = e / 128, k = e % 128, c = k / 32, l = k % 32;
+        int lo = (b[64 * h + 32 * (c % 2) + l] >> (c >= 2 ? 4 : 0)) & 15;
+        int hi = (b[128 + 32 * h + l] >> (2 * c)) & 3;
+        int s = sc[8 * h + 2 * c + l / 16];
+        float want = 0.25f * (float)s * (float)((lo | hi << 4) - 32);
+        if (y[e] != want) fail_msg("Q6_K element %d: got %g, want %g", e, y[e], want);
+    }
+    /* worked out in full:
+       e = 0:   ql[0]  =   5 low  5, qh[0]  =   1 bits 0-1 = 1: q = 21-32 = -11, scale 1:    -2.75
+       e = 70:  ql[6]  =  71 high 4, qh[6]  = 223 bits 4-5 = 1: q = 20-32 = -12, scale 5:   -15
+       e = 150: ql[86] = 183 low  7, qh[54] = 207 bits 0-1 = 3: q = 55-32 =  23, scale -128: -736
+       e = 200: ql[72] =  29 high 1, qh[40] = 201 bits 4-5 = 0: q =  1-32 = -31, scale 20:  -155
+       e = 255: ql[127]= 122 high 7, qh[63] =  28 bits 6-7 = 0: q =  7-32 = -25, scale -64:  400 */
+    assert_true(y[0] == -2.75f);
+    assert_true(y[70] == -15.0f);
+    assert_true(y[150] == -736.0f);
+    assert_true(y[200] == -155.0f);
+    assert_true(y[255] == 400.0f);
+}
+
+/* ==== (b) round trips ==== */
+
+/* Bounds on the RMS error for unit Gaussian data, per type. Measured over 2^22 values:
+   F16 2.1e-4, BF16 1.7e-3, Q8_0 5.4e-3, Q6_K 1.77e-2, Q4_K 7.2e-2, Q4_0 8.6e-2. Each bound
+   leaves room for the spread of a single row of 256. */
+static const struct { uint32_t type; double bound; } round_trip[] = {
+    {GW_F32, 0.0}, {GW_F16, 3e-4}, {GW_BF16, 2.5e-3}, {GW_Q8_0, 7e-3},
+    {GW_Q6_K, 0.023}, {GW_Q4_K, 0.09}, {GW_Q4_0, 0.11},
+};
+
+static double rms_error(uint32_t type, const float *x, int64_t n, float *y, uint8_t *q)
+{
+    double e = 0;
+    int64_t i;
+    gw_convert_row(type, x, q, n);
+    assert_int_equal(gw_dequant_row(type, q, y, n), 0);
+    for (i = 0; i < n; i++) {
+        double d = (double)y[i] - x[i];
+        if (!isfinite(y[i])) fail_msg("%s: element %lld decodes to %g", type_name(type), (long long)i, y[i]);
+        e += d * d;
+    }
+    return sqrt(e / (double)n);
+}
+
+static void test_round_trips(void **state)
+{
+    static const int64_t lengths[3] = {256, 512, 4096};
+    float *x = (float *)malloc(4096 * sizeof *x), *y = (float *)malloc(4096 * sizeof *y);
+    uint8_t *q = (uint8_t *)malloc(4096 * 4);
+    double at4096[7];
+    size_t t;
+    int li, seed;
+    (void)state;
+    for (t = 0; t < sizeof round_trip / sizeof round_trip[0]; t++) {
+        uint32_t type = round_trip[t].type;
+        for (li = 0; li < 3; li++) {
+            double worst = 0;
+            int64_t n = lengths[li];
+            assert_true(gw_row_bytes(type, n) > 0);
+            for (seed = 1; seed <= 8; seed++) {
+                double e;
+                gaussian(x, n, (uint64_t)(seed * 1000 + li));
+                e = rms_error(type, x, n, y, q);
+                if (e > worst) worst = e;
+            }
+            if (worst > round_trip[t].bound)
+                fail_msg("%s, n = %lld: RMS error %.5f above the bound %.5f", type_name(type), (long long)n,
+                         worst, round_trip[t].bound);
+            if (n == 4096) at4096[t] = worst;
+        }
+        print_message("%-5s worst RMS error over 8 rows of 4096 unit Gaussians: %.5f (bound %.5f)\n",
+                      type_name(type), at4096[t], round_trip[t].bound);
+    }
+    /* more bits, less error: F32 < F16 < BF16 < Q8_0 < Q6_K < Q4_K < Q4_0 */
+    for (t = 1; t < 7; t++) assert_true(at4096[t - 1] < at4096[t]);
+    free(x);
+    free(y);
+    free(q);
+}
+
+/* Rows that trip up quantizers: all zero, constant, all negative, one outlier, small values.
+   ("Small" stops at 1e-4: every block type keeps its scale in f16, so below about 1e-5 the
+   scale itself is a subnormal half and the error grows; that is the format, not the code.) */
+static void test_awkward_rows(void **state)
+{
+    static const uint32_t types[6] = {GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0, GW_Q4_K, GW_Q6_K};
+    float x[512], y[512];
+    uint8_t q[512 * 4];
+    int t, i, kind;
+    (void)state;
+    for (t = 0; t < 6; t++) {
+        for (kind = 0; kind < 5; kind++) {
+            double amax = 0, e;
+            for (i = 0; i < 512; i++) {
+                switch (kind) {
+                case 0: x[i] = 0.0f; break;
+                case 1: x[i] = 0.375f; break;
+                case 2: x[i] = -1.0f - (float)(i % 17) / 16.0f; break;
+                case 3: x[i] = i == 300 ? 100.0f : (float)((i * 37) % 11 - 5) / 10.0f; break;
+                default: x[i] = (float)((i * 37) % 11 - 5) * 1e-4f; break;
+                }
+                if (fabs(x[i]) > amax) amax = fabs(x[i]);
+            }
+            gw_convert_row(types[t], x, q, 512);
+            assert_int_equal(gw_dequant_row(types[t], q, y, 512), 0);
+            for (e = 0, i = 0; i < 512; i++) {
+                if (!isfinite(y[i])) fail_msg("%s, row kind %d: element %d is %g", type_name(types[t]), kind, i, y[i]);
+                if (fabs(y[i] - x[i]) > e) e = fabs(y[i] - x[i]);
+            }
+            if (kind == 0 && e != 0) fail_msg("%s: a zero row does not come back as zeros", type_name(types[t]));
+            /* no element may be off by more than a fifth of the row's largest magnitude (a 4-bit
+               step is at most 1/8 of a block's range, except where an outlier stretches it) */
+            if (e > 0.2 * amax + 1e-9) fail_msg("%s, row kind %d: max error %g, largest value %g",
+                                                 type_name(types[t]), kind, e, amax);
+        }
+    }
+}
+
+/* NaN and infinity in a row: what comes out is undefined, but quantizing must not crash, and the
+   other blocks of the row must come back as usual. */
+static void test_non_finite_rows(void **state)
+{
+    static const uint32_t types[6] = {GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0, GW_Q4_K, GW_Q6_K};
+    float x[512], y[512];
+    uint8_t q[512 * 4];
+    int t, i;
+    (void)state;
+    for (t = 0; t < 6; t++) {
+        gaussian(x, 512, 99);
+        x[3] = NAN;
+        x[100] = INFINITY;
+        x[200] = -INFINITY;
+        /* a sub-block of zeros and one denormal: its range is too small for a finite grid */
+        for (i = 32; i < 64; i++) x[i] = i == 40 ? 1e-45f : 0.0f;
+        gw_convert_row(types[t], x, q, 512);
+        assert_int_equal(gw_dequant_row(types[t], q, y, 512), 0);
+        for (i = 256; i < 512; i++)       /* the second 256 values hold no bad value */
+            if (fabsf(y[i] - x[i]) > 0.5f) fail_msg("%s: element %d is %g, want about %g", type_name(types[t]), i, y[i], x[i]);
+    }
+}
+
+static void test_bad_lengths(void **state)
+{
+    float y[512];
+    uint8_t q[1024] = {0};
+    (void)state;
+    assert_int_equal(gw_row_bytes(GW_Q4_K, 255), 0);
+    assert_int_equal(gw_row_bytes(GW_Q6_K, 288), 0);
+    assert_int_equal(gw_row_bytes(GW_Q4_K, 512), 288);
+    assert_int_equal(gw_row_bytes(GW_Q6_K, 512), 420);
+    assert_int_equal(gw_row_bytes(7, 256), 0);
+    assert_int_equal(gw_dequant_row(GW_Q4_K, q, y, 288), -1);
+    assert_int_equal(gw_dequant_row(GW_Q4_0, q, y, 33), -1);
+    assert_int_equal(gw_dequant_row(7, q, y, 32), -1);
+    assert_int_equal(gw_dequant_row(GW_Q8_0, q, y, 0), 0);
+}
+
+/* ==== (c) the library's dequantizer against the writer's ==== */
+
+/* Compare bit for bit; a mismatch names the type, the element and both values. */
+static void same_bits(uint32_t type, const void *row, int64_t n, const char *what)
+{
+    float *a = (float *)malloc((size_t)n * sizeof *a), *b = (float *)malloc((size_t)n * sizeof *b);
+    swa_status st = swa_dequantize_row(type, row, a, n);
+    int64_t i;
+    if (st != SWA_OK)
+        fail_msg("swa_dequantize_row(%s) returned %s: swa.h lacks %s", type_name(type), swa_status_str(st),
+                 type_name(type));
+    assert_int_equal(gw_dequant_row(type, row, b, n), 0);
+    for (i = 0; i < n; i++)
+        if (bits(a[i]) != bits(b[i]))
+            fail_msg("%s (%s): element %lld: library %g (0x%08x), writer %g (0x%08x)", type_name(type), what,
+                     (long long)i, a[i], bits(a[i]), b[i], bits(b[i]));
+    free(a);
+    free(b);
+}
+
+/* Random bytes are fine for the scale-free types and for Q8_0/Q4_0 (every byte pattern is a
+   block); for the K-quants we also keep d and dmin finite, so that NaN payload rules stay out
+   of it. Quantized Gaussian rows come on top, as the data real files hold. */
+static void compare_type(uint32_t type, int seeds)
+{
+    static float x[4096];
+    static uint8_t row[4096 * 4];
+    size_t rb = gw_row_bytes(type, 4096), blk = type == GW_Q4_K ? 144 : type == GW_Q6_K ? 210 : 0, i;
+    int seed;
+    for (seed = 0; seed < seeds; seed++) {
+        random_bytes(row, rb, (uint64_t)seed + 11);
+        for (i = 0; blk && i < rb; i += blk) {
+            uint16_t h;
+            size_t at = type == GW_Q4_K ? 0 : 208;
+            memcpy(&h, row + i + at, 2);
+            h &= 0xbbff;                             /* clear an exponent bit: finite */
+            memcpy(row + i + at, &h, 2);
+            if (type == GW_Q4_K) {
+                memcpy(&h, row + i + 2, 2);
+                h &= 0xbbff;
+                memcpy(row + i + 2, &h, 2);
+            }
+        }
+        same_bits(type, row, 4096, "random bytes");
+        gaussian(x, 4096, (uint64_t)seed + 500);
+        gw_convert_row(type, x, row, 4096);
+        same_bits(type, row, 4096, "quantized Gaussian data");
+    }
+}
+
+static void test_library_agrees(void **state)
+{
+    static uint16_t all[65536];
+    uint32_t i;
+    (void)state;
+    for (i = 0; i < 65536; i++) all[i] = (uint16_t)i;
+    same_bits(GW_F16, all, 65536, "every half");
+    same_bits(GW_BF16, all, 65536, "every bfloat16");
+    compare_type(GW_F32, 4);
+    compare_type(GW_Q8_0, 16);
+    compare_type(GW_Q4_0, 16);
+}
+
+/* Fails until swa.h dequantizes K-quants: swa_dequantize_row must return SWA_OK for them. */
+static void test_library_agrees_k_quants(void **state)
+{
+    (void)state;
+    compare_type(GW_Q4_K, 16);
+    compare_type(GW_Q6_K, 16);
+}
+
+/* ==== the streaming writer ==== */
+
+static void tmp_path(char *buf, size_t cap, const char *tag)
+{
+    int fd;
+    snprintf(buf, cap, "/tmp/swa_quant_%s_XXXXXX", tag);
+    fd = mkstemp(buf);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
+static uint8_t *read_all(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *p;
+    long n;
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    p = (uint8_t *)malloc((size_t)n + 1);
+    assert_int_equal(fread(p, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *size = (size_t)n;
+    return p;
+}
+
+static void add_metadata(gw_writer *w)
+{
+    static const char *const strs[3] = {"a", "bb", "ccc"};
+    gw_set_alignment(w, 64);
+    gw_kv_str(w, "general.architecture", "llama");
+    gw_kv_u32(w, "llama.block_count", 1);
+    gw_kv_array_str(w, "x.strings", 3, strs);
+}
+
+/* Tensors of every type, some shapes with more than two dimensions; the streamed file takes
+   its data in uneven pieces: rows in twos and threes, raw bytes across tensor boundaries. */
+static const struct { const char *name; uint32_t type, n_dims; int64_t ne[3]; } stream_tensors[] = {
+    {"norm", GW_F32, 1, {96, 1, 1}},         {"a.f16", GW_F16, 2, {64, 5, 1}},
+    {"a.bf16", GW_BF16, 2, {32, 3, 1}},      {"a.q8_0", GW_Q8_0, 2, {96, 7, 1}},
+    {"a.q4_0", GW_Q4_0, 3, {64, 2, 3}},      {"a.q4_k", GW_Q4_K, 2, {512, 5, 1}},
+    {"a.q6_k", GW_Q6_K, 2, {256, 4, 1}},     {"b.q4_k", GW_Q4_K, 2, {256, 1, 1}},
+};
+#define N_STREAM (sizeof stream_tensors / sizeof stream_tensors[0])
+
+static void test_stream_matches_memory(void **state)
+{
+    gw_writer *mem = gw_new(3), *st = gw_new(3);
+    float *data[N_STREAM];
+    size_t i, mem_size, file_size;
+    uint8_t *mem_bytes, *file_bytes;
+    char path[64];
+    swa_gguf *g;
+    swa_error err;
+    (void)state;
+    add_metadata(mem);
+    add_metadata(st);
+    for (i = 0; i < N_STREAM; i++) {
+        int64_t n = stream_tensors[i].ne[0] * stream_tensors[i].ne[1] * stream_tensors[i].ne[2];
+        data[i] = (float *)malloc((size_t)n * sizeof(float));
+        gaussian(data[i], n, 40 + i);
+        assert_int_equal(gw_tensor_f32(mem, stream_tensors[i].name, stream_tensors[i].type, stream_tensors[i].n_dims,
+                                       stream_tensors[i].ne, data[i]), 0);
+        assert_int_equal(gw_declare_tensor(st, stream_tensors[i].name, stream_tensors[i].type,
+                                           stream_tensors[i].n_dims, stream_tensors[i].ne), 0);
+    }
+    assert_true(gw_data_size(st) == gw_data_size(mem));
+    mem_bytes = gw_to_memory(mem, &mem_size);
+    assert_non_null(mem_bytes);
+
+    tmp_path(path, sizeof path, "stream");
+    assert_int_equal(gw_stream_open(st, path), 0);
+    for (i = 0; i < N_STREAM; i++) {
+        int64_t row = stream_tensors[i].ne[0], rows = stream_tensors[i].ne[1] * stream_tensors[i].ne[2], r = 0;
+        if (i == 2) {           /* this one as raw bytes, split unevenly */
+            size_t rb = gw_row_bytes(stream_tensors[i].type, row) * (size_t)rows;
+            uint8_t *raw = (uint8_t *)malloc(rb);
+            gw_convert_row(stream_tensors[i].type, data[i], raw, row * rows);
+            assert_int_equal(gw_stream_write(st, raw, 5), 0);
+            assert_int_equal(gw_stream_write(st, raw + 5, rb - 5), 0);
+            free(raw);
+            continue;
+        }
+        while (r < rows) {
+            int64_t k = rows - r < 2 + (r % 2) ? rows - r : 2 + (r % 2);
+            assert_int_equal(gw_stream_rows(st, data[i] + r * row, k), 0);
+            r += k;
+        }
+    }
+    if (gw_stream_close(st)) fail_msg("gw_stream_close: %s", gw_error(st));
+    file_bytes = read_all(path, &file_size);
+    assert_int_equal(file_size, mem_size);
+    assert_memory_equal(file_bytes, mem_bytes, mem_size);
+
+    /* and the library reads it back: types, shapes, and the data decode as the writer's */
+    assert_int_equal(swa_gguf_open(path, &g, &err), SWA_OK);
+    assert_int_equal(swa_gguf_alignment(g), 64);
+    assert_int_equal(swa_gguf_tensor_count(g), (int64_t)N_STREAM);
+    for (i = 0; i < N_STREAM; i++) {
+        const swa_gguf_tensor *t = swa_gguf_tensor_at(g, (int64_t)i);
+        assert_int_equal(t->type, stream_tensors[i].type);
+        assert_int_equal(t->ne[0], stream_tensors[i].ne[0]);
+        assert_int_equal(t->nbytes, gw_row_bytes(t->type, t->ne[0]) * (size_t)(t->ne[1] * t->ne[2]));
+        assert_int_equal(t->offset % 64, 0);
+    }
+    swa_gguf_close(g);
+    remove(path);
+    free(mem_bytes);
+    free(file_bytes);
+    for (i = 0; i < N_STREAM; i++) free(data[i]);
+    gw_free(mem);
+    gw_free(st);
+}
+
+static void test_stream_errors(void **state)
+{
+    const int64_t ne[2] = {256, 2}, bad[2] = {288, 2};
+    float x[512] = {0};
+    char path[64];
+    gw_writer *w;
+    (void)state;
+    tmp_path(path, sizeof path, "errors");
+
+    /* too few bytes: close names the tensor */
+    w = gw_new(3);
+    assert_int_equal(gw_declare_tensor(w, "t", GW_Q4_K, 2, ne), 0);
+    assert_int_equal(gw_stream_open(w, path), 0);
+    assert_int_equal(gw_stream_rows(w, x, 1), 0);
+    assert_int_equal(gw_stream_close(w), -1);
+    assert_non_null(strstr(gw_error(w), "tensor t: 144 of 288 bytes"));
+    gw_free(w);
+
+    /* too many rows, then too many bytes */
+    w = gw_new(3);
+    assert_int_equal(gw_declare_tensor(w, "t", GW_Q6_K, 2, ne), 0);
+    assert_int_equal(gw_stream_open(w, path), 0);
+    assert_int_equal(gw_stream_rows(w, x, 3), -1);
+    gw_free(w);
+    w = gw_new(3);
+    assert_int_equal(gw_declare_tensor(w, "t", GW_F32, 1, ne), 0);
+    assert_int_equal(gw_stream_open(w, path), 0);
+    assert_int_equal(gw_stream_write(w, x, 256 * 4), 0);
+    assert_int_equal(gw_stream_write(w, x, 1), -1);
+    gw_free(w);
+
+    /* rows that are not whole blocks; mixing the two ways; metadata after open */
+    w = gw_new(3);
+    assert_int_equal(gw_declare_tensor(w, "t", GW_Q4_K, 2, bad), -1);
+    gw_free(w);
+    w = gw_new(3);
+    assert_int_equal(gw_tensor_f32(w, "t", GW_F32, 2, ne, x), 0);
+    assert_int_equal(gw_declare_tensor(w, "u", GW_F32, 2, ne), -1);
+    gw_free(w);
+    w = gw_new(3);
+    assert_int_equal(gw_declare_tensor(w, "u", GW_F32, 2, ne), 0);
+    assert_int_equal(gw_tensor_f32(w, "t", GW_F32, 2, ne, x), -1);
+    assert_null(gw_to_memory(w, &(size_t){0}));
+    gw_free(w);
+    w = gw_new(3);
+    assert_int_equal(gw_declare_tensor(w, "u", GW_F32, 1, ne), 0);
+    assert_int_equal(gw_stream_open(w, path), 0);
+    assert_int_equal(gw_kv_u32(w, "late", 1), -1);
+    gw_free(w);
+    remove(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_q4_k_hand_block),
+        cmocka_unit_test(test_q6_k_hand_block),
+        cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_awkward_rows),
+        cmocka_unit_test(test_non_finite_rows),
+        cmocka_unit_test(test_bad_lengths),
+        cmocka_unit_test(test_library_agrees),
+        cmocka_unit_test(test_library_agrees_k_quants),
+        cmocka_unit_test(test_stream_matches_memory),
+        cmocka_unit_test(test_stream_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

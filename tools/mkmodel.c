@@ -1,0 +1,466 @@
+/* swa-mkmodel: write a llama-architecture GGUF model with random weights in the shape of a real
+   one, for benchmarks and for testing loaders on big files.
+
+   swa-mkmodel --shape stories15m|tinyllama|mistral7b|custom --type TYPE OUT.gguf [options]
+
+   Shapes (every one with a 32000-token vocabulary):
+       stories15m   dim 288,  6 layers,  6 heads,  6 KV heads, FFN 768,   context 256
+       tinyllama    dim 2048, 22 layers, 32 heads, 4 KV heads, FFN 5632,  context 2048
+       mistral7b    dim 4096, 32 layers, 32 heads, 8 KV heads, FFN 14336, context 32768, window 4096
+       custom       needs --dim, --heads, --ff and --layers; KV heads default to heads, the
+                    vocabulary to 32000, the context to 2048, no window
+   Any number can be overridden: --layers N --dim D --heads H --kv-heads K --ff F --vocab V
+   --ctx C --window W (0 = no llama.attention.sliding_window key). --seed S picks the weights,
+   -t N the threads (default: online CPUs); the file is the same for any -t.
+
+   TYPE is f32, f16, bf16, q8_0, q4_0, q4_k or q6_k, for the 2-D matrices including token_embd
+   and output, as llama.cpp's quantized files have them; norms are F32. With q4_k, output.weight
+   is Q6_K, as llama.cpp's Q4_K_M does it (the rest of that mix, Q6_K for some attn_v and
+   ffn_down, we leave out). A matrix whose rows do not fit the type's block falls back, with a
+   note: Q4_K to Q4_0 and Q6_K to Q8_0 when rows are a multiple of 32 (the nearest types we
+   write; llama.cpp picks Q5_0 and Q8_0), else to F16.
+
+   Weights are uniform with standard deviation 1/sqrt(n_in), n_in being the row length, each
+   row from its own xorshift64* stream seeded by (seed, tensor, row). The vocabulary is a valid
+   SentencePiece "llama" one: <unk>, <s>, </s>, the 256 byte tokens <0x00>..<0xFF>, "▁" and the
+   printable ASCII characters, then unique fillers "▁t<i>" up to the vocabulary size.
+
+   The file is streamed: header first, then every tensor generated, converted and written a
+   block of rows at a time, so memory stays at a few tens of MB whatever the model's size. The
+   free space of the target's file system is checked first. */
+#define _POSIX_C_SOURCE 200809L    /* clock_gettime, sysconf, statvfs, isatty */
+#define GW_IMPLEMENTATION
+#include "tools/gguf_writer.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG "swa-mkmodel"
+
+static const char *partial_file;   /* removed on failure, once we have started writing it */
+
+_Noreturn static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, PROG ": ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    if (partial_file) remove(partial_file);
+    exit(1);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ==== options ==== */
+
+typedef struct shape {
+    const char *name;
+    int64_t dim, layers, heads, kv_heads, ff, vocab, ctx, window;
+} shape;
+
+static const shape shapes[] = {
+    {"stories15m", 288, 6, 6, 6, 768, 32000, 256, 0},
+    {"tinyllama", 2048, 22, 32, 4, 5632, 32000, 2048, 0},
+    {"mistral7b", 4096, 32, 32, 8, 14336, 32000, 32768, 4096},
+    {"custom", 0, 0, 0, 0, 0, 32000, 2048, 0},
+};
+
+static const struct { const char *name; uint32_t type, file_type; } types[] = {
+    /* general.file_type as llama.cpp numbers its llama_ftype; 15 is "Q4_K_M" */
+    {"f32", GW_F32, 0}, {"f16", GW_F16, 1},    {"bf16", GW_BF16, 32}, {"q8_0", GW_Q8_0, 7},
+    {"q4_0", GW_Q4_0, 2}, {"q4_k", GW_Q4_K, 15}, {"q6_k", GW_Q6_K, 18},
+};
+
+typedef struct options {
+    shape s;
+    const char *type_name, *out;
+    uint32_t type, file_type;
+    uint64_t seed;
+    int threads;
+} options;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " --shape stories15m|tinyllama|mistral7b|custom --type TYPE OUT.gguf [options]\n"
+            "  --type T       f32, f16, bf16, q8_0, q4_0, q4_k or q6_k (the matrices; norms are F32)\n"
+            "  --seed S       weights seed (default 1)\n"
+            "  --window W     llama.attention.sliding_window (0 = none; mistral7b has 4096)\n"
+            "  --layers N  --dim D  --heads H  --kv-heads K  --ff F  --vocab V  --ctx C\n"
+            "                 override the shape's numbers (custom needs dim, heads, ff, layers)\n"
+            "  -t N           threads (default: online CPUs); the output does not depend on it\n");
+}
+
+static int64_t number(const char *flag, const char *v, int64_t lo, int64_t hi)
+{
+    char *end;
+    long long x;
+    errno = 0;
+    x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi)
+        fail("%s wants a number in %lld..%lld, got \"%s\"", flag, (long long)lo, (long long)hi, v);
+    return x;
+}
+
+static void parse_args(int argc, char **argv, options *o)
+{
+    static const char *const num_flags[] = {"--layers", "--dim", "--heads", "--kv-heads", "--ff",
+                                            "--vocab", "--ctx", "--window", "--seed", "-t"};
+    int64_t given[10];
+    const char *shape_name = NULL;
+    int i, k, have[10] = {0};
+    size_t j;
+    long cpus;
+    memset(o, 0, sizeof *o);
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        if (!strcmp(a, "--shape") || !strcmp(a, "--type")) {
+            if (i + 1 >= argc) fail("%s needs a value", a);
+            if (!strcmp(a, "--shape")) shape_name = argv[++i];
+            else o->type_name = argv[++i];
+            continue;
+        }
+        for (k = 0; k < 10; k++)
+            if (!strcmp(a, num_flags[k])) break;
+        if (k < 10) {
+            if (i + 1 >= argc) fail("%s needs a value", a);
+            given[k] = number(a, argv[++i], k == 7 ? 0 : 1, k == 8 ? INT64_MAX : k == 9 ? 256 : INT32_MAX);
+            have[k] = 1;
+        } else if (a[0] == '-' && a[1]) {
+            usage(stderr);
+            fail("unknown option %s", a);
+        } else {
+            if (o->out) { usage(stderr); fail("one output file, please (at \"%s\")", a); }
+            o->out = a;
+        }
+    }
+    if (!shape_name || !o->type_name || !o->out) { usage(stderr); fail("want --shape, --type and OUT.gguf"); }
+    for (j = 0; j < sizeof shapes / sizeof shapes[0]; j++)
+        if (!strcmp(shape_name, shapes[j].name)) break;
+    if (j == sizeof shapes / sizeof shapes[0]) fail("--shape wants stories15m, tinyllama, mistral7b or custom, got \"%s\"", shape_name);
+    o->s = shapes[j];
+    for (j = 0; j < sizeof types / sizeof types[0]; j++)
+        if (!strcmp(o->type_name, types[j].name)) break;
+    if (j == sizeof types / sizeof types[0]) fail("--type wants f32, f16, bf16, q8_0, q4_0, q4_k or q6_k, got \"%s\"", o->type_name);
+    o->type = types[j].type;
+    o->file_type = types[j].file_type;
+
+    if (!strcmp(o->s.name, "custom")) {
+        if (!have[0] || !have[1] || !have[2] || !have[4]) fail("--shape custom needs --layers, --dim, --heads and --ff");
+        if (!have[3]) o->s.kv_heads = given[2];
+    }
+    if (have[0]) o->s.layers = given[0];
+    if (have[1]) o->s.dim = given[1];
+    if (have[2]) o->s.heads = given[2];
+    if (have[3]) o->s.kv_heads = given[3];
+    if (have[4]) o->s.ff = given[4];
+    if (have[5]) o->s.vocab = given[5];
+    if (have[6]) o->s.ctx = given[6];
+    if (have[7]) o->s.window = given[7];
+    o->seed = have[8] ? (uint64_t)given[8] : 1;
+    cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    o->threads = have[9] ? (int)given[9] : cpus > 0 ? (int)(cpus < 256 ? cpus : 256) : 1;
+
+    if (o->s.dim % o->s.heads) fail("dim %lld is not a multiple of heads %lld", (long long)o->s.dim, (long long)o->s.heads);
+    if ((o->s.dim / o->s.heads) % 2) fail("the head size %lld must be even for RoPE", (long long)(o->s.dim / o->s.heads));
+    if (o->s.kv_heads > o->s.heads || o->s.heads % o->s.kv_heads)
+        fail("heads %lld are not a multiple of kv-heads %lld", (long long)o->s.heads, (long long)o->s.kv_heads);
+    if (o->s.vocab < 259) fail("the vocabulary needs at least 259 tokens (3 special, 256 bytes), got %lld", (long long)o->s.vocab);
+}
+
+/* ==== the model's tensors ==== */
+
+typedef struct tensor {
+    char name[64];
+    uint32_t type, n_dims;
+    int64_t ne[2];           /* ne[0] = row length = n_in; ne[1] = rows (1 for norms) */
+} tensor;
+
+/* The writable type for rows of `row` values: the chosen one, or its fallback (named on stderr
+   when `note` is set: once per kind of matrix is enough). */
+static uint32_t fit_type(uint32_t type, int64_t row, const char *name, int note)
+{
+    uint32_t t = type;
+    if (!gw_row_bytes(t, row) && (t == GW_Q4_K || t == GW_Q6_K)) t = t == GW_Q4_K ? GW_Q4_0 : GW_Q8_0;
+    if (!gw_row_bytes(t, row)) t = GW_F16;
+    if (t != type && note)
+        fprintf(stderr, PROG ": note: %s has rows of %lld, not whole blocks of its type: written as %s%s\n", name,
+                (long long)row, t == GW_Q4_0 ? "Q4_0" : t == GW_Q8_0 ? "Q8_0" : "F16",
+                strncmp(name, "blk.0.", 6) ? "" : " (in every layer)");
+    return t;
+}
+
+/* A matrix of `rows` rows of `row` values, or a norm vector when rows is 0. */
+static void add(tensor *t, size_t *n, const char *name, uint32_t type, int64_t row, int64_t rows, int note)
+{
+    tensor *x = &t[(*n)++];
+    snprintf(x->name, sizeof x->name, "%s", name);
+    x->n_dims = rows ? 2 : 1;
+    x->ne[0] = row;
+    x->ne[1] = rows ? rows : 1;
+    x->type = rows ? fit_type(type, row, name, note) : GW_F32;
+}
+
+/* llama.cpp's names and shapes; ggml's ne = {n_in, n_out}. */
+static tensor *plan(const options *o, size_t *count)
+{
+    static const char *const names[9] = {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
+                                         "ffn_norm", "ffn_gate", "ffn_down", "ffn_up"};
+    const shape *s = &o->s;
+    const int64_t d = s->dim, kv = s->dim / s->heads * s->kv_heads;
+    /* {row length, rows} of each layer tensor; 0 rows: a norm */
+    const int64_t shape_of[9][2] = {{d, 0}, {d, d}, {d, kv}, {d, kv}, {d, d}, {d, 0}, {d, s->ff}, {s->ff, d}, {d, s->ff}};
+    tensor *t = (tensor *)calloc((size_t)(3 + 9 * s->layers), sizeof *t);
+    size_t n = 0;
+    int64_t l;
+    int k;
+    char name[64];
+    if (!t) fail("out of memory");
+    add(t, &n, "token_embd.weight", o->type, d, s->vocab, 1);
+    add(t, &n, "output_norm.weight", GW_F32, d, 0, 1);
+    add(t, &n, "output.weight", o->type == GW_Q4_K ? GW_Q6_K : o->type, d, s->vocab, 1);
+    for (l = 0; l < s->layers; l++)
+        for (k = 0; k < 9; k++) {
+            snprintf(name, sizeof name, "blk.%lld.%s.weight", (long long)l, names[k]);
+            add(t, &n, name, o->type, shape_of[k][0], shape_of[k][1], l == 0);
+        }
+    *count = n;
+    return t;
+}
+
+/* ==== vocabulary ==== */
+
+static void put_vocab(gw_writer *w, int64_t n)
+{
+    char **pieces = (char **)calloc((size_t)n, sizeof *pieces);
+    float *scores = (float *)calloc((size_t)n, sizeof *scores);
+    int32_t *kinds = (int32_t *)calloc((size_t)n, sizeof *kinds);
+    int64_t i = 0, j;
+    int c;
+    if (!pieces || !scores || !kinds) fail("out of memory");
+    for (j = 0; j < n; j++)
+        if (!(pieces[j] = (char *)malloc(32))) fail("out of memory");
+    strcpy(pieces[i], "<unk>"), kinds[i++] = 2;
+    strcpy(pieces[i], "<s>"), kinds[i++] = 3;
+    strcpy(pieces[i], "</s>"), kinds[i++] = 3;
+    for (c = 0; c < 256; c++) snprintf(pieces[i], 32, "<0x%02X>", c), kinds[i++] = 6;
+    /* then normal pieces, scores falling as SentencePiece's do: "▁", the printable ASCII
+       characters, fillers */
+    if (i < n) strcpy(pieces[i], "\xe2\x96\x81"), kinds[i] = 1, scores[i] = -(float)(i - 259), i++;
+    for (c = '!'; c <= '~' && i < n; c++) pieces[i][0] = (char)c, pieces[i][1] = 0, kinds[i] = 1, scores[i] = -(float)(i - 259), i++;
+    for (; i < n; i++) {
+        snprintf(pieces[i], 32, "\xe2\x96\x81t%lld", (long long)i);
+        kinds[i] = 1;
+        scores[i] = -(float)(i - 259);
+    }
+    gw_kv_str(w, "tokenizer.ggml.model", "llama");
+    gw_kv_array_str(w, "tokenizer.ggml.tokens", (uint64_t)n, (const char *const *)pieces);
+    gw_kv_array(w, "tokenizer.ggml.scores", GW_F32V, (uint64_t)n, scores);
+    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, (uint64_t)n, kinds);
+    gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
+    gw_kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
+    gw_kv_u32(w, "tokenizer.ggml.unknown_token_id", 0);
+    gw_kv_bool(w, "tokenizer.ggml.add_bos_token", 1);
+    gw_kv_bool(w, "tokenizer.ggml.add_space_prefix", 1);
+    for (j = 0; j < n; j++) free(pieces[j]);
+    free(pieces);
+    free(scores);
+    free(kinds);
+}
+
+/* ==== random rows, in parallel ==== */
+
+static uint64_t splitmix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Row r of tensor `id`: n uniform values in [-a, a) with a = sqrt(3/n), so their standard
+   deviation is 1/sqrt(n). xorshift64* gives 64 bits per step; we use the top 32. */
+static void random_row(float *x, int64_t n, uint64_t seed, uint64_t id, uint64_t r)
+{
+    uint64_t s = splitmix64(seed ^ splitmix64((id << 40) ^ r)) | 1;
+    const float scale = sqrtf(3.0f / (float)n) / 2147483648.0f;
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        x[i] = (float)(int32_t)((s * 0x2545f4914f6cdd1dull) >> 32) * scale;
+    }
+}
+
+typedef struct job {
+    const tensor *t;
+    uint64_t seed, id;
+    int64_t row0, n_rows;    /* the chunk */
+    size_t row_bytes;
+    uint8_t *out;            /* n_rows * row_bytes */
+    int ith, nth;
+} job;
+
+static void *work(void *arg)
+{
+    const job *j = (const job *)arg;
+    float *x = (float *)malloc((size_t)j->t->ne[0] * sizeof *x);
+    int64_t r;
+    if (!x) return (void *)1;
+    for (r = j->ith; r < j->n_rows; r += j->nth) {
+        random_row(x, j->t->ne[0], j->seed, j->id, (uint64_t)(j->row0 + r));
+        gw_convert_row(j->t->type, x, j->out + (size_t)r * j->row_bytes, j->t->ne[0]);
+    }
+    free(x);
+    return NULL;
+}
+
+static void write_tensor(gw_writer *w, const tensor *t, uint64_t seed, uint64_t id, int threads, uint8_t *buf,
+                         size_t buf_size)
+{
+    size_t row_bytes = gw_row_bytes(t->type, t->ne[0]);
+    int64_t chunk = (int64_t)(buf_size / row_bytes), r;
+    pthread_t tid[256];
+    job jobs[256];
+    int k;
+    if (t->n_dims == 1) {                     /* norms: ones, as a trained model's are near */
+        int64_t i;
+        float *ones = (float *)buf;
+        for (i = 0; i < t->ne[0]; i++) ones[i] = 1.0f;
+        if (gw_stream_rows(w, ones, 1)) fail("%s: %s", t->name, gw_error(w));
+        return;
+    }
+    if (chunk < 1) fail("%s: a row of %zu bytes does not fit the buffer", t->name, row_bytes);
+    for (r = 0; r < t->ne[1]; r += chunk) {
+        int64_t n = t->ne[1] - r < chunk ? t->ne[1] - r : chunk;
+        int nth = n < threads ? (int)n : threads;
+        for (k = 0; k < nth; k++) {
+            jobs[k].t = t;
+            jobs[k].seed = seed;
+            jobs[k].id = id;
+            jobs[k].row0 = r;
+            jobs[k].n_rows = n;
+            jobs[k].row_bytes = row_bytes;
+            jobs[k].out = buf;
+            jobs[k].ith = k;
+            jobs[k].nth = nth;
+            if (k > 0 && pthread_create(&tid[k], NULL, work, &jobs[k])) fail("cannot start a thread");
+        }
+        if (work(&jobs[0])) fail("out of memory");
+        for (k = 1; k < nth; k++) {
+            void *rc;
+            pthread_join(tid[k], &rc);
+            if (rc) fail("out of memory");
+        }
+        if (gw_stream_write(w, buf, (size_t)n * row_bytes)) fail("%s: %s", t->name, gw_error(w));
+    }
+}
+
+/* ==== main ==== */
+
+static const char *type_label(uint32_t t)
+{
+    return t == GW_F32 ? "F32" : t == GW_F16 ? "F16" : t == GW_BF16 ? "BF16" : t == GW_Q8_0 ? "Q8_0"
+         : t == GW_Q4_0 ? "Q4_0" : t == GW_Q4_K ? "Q4_K" : "Q6_K";
+}
+
+/* Refuse when the file system of `path` has less free space than the file needs. */
+static void check_space(const char *path, uint64_t need)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    struct statvfs sv;
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (n >= sizeof dir) return;
+    if (slash) memcpy(dir, path, n ? n : 1), dir[n ? n : 1] = 0;
+    else strcpy(dir, ".");
+    if (statvfs(dir, &sv) != 0) return;                /* cannot tell: let the write find out */
+    if ((uint64_t)sv.f_bavail * sv.f_frsize < need + (need >> 6))
+        fail("%s: needs %.2f GB, the file system has %.2f GB free", path, (double)need / 1e9,
+             (double)sv.f_bavail * (double)sv.f_frsize / 1e9);
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    tensor *t;
+    size_t n_tensors, i, buf_size = (size_t)16 << 20;
+    gw_writer *w;
+    uint8_t *buf;
+    uint64_t total, params = 0;
+    double t0 = now(), t_head;
+    char name[128];
+    int tty = isatty(2);
+
+    parse_args(argc, argv, &o);
+    t = plan(&o, &n_tensors);
+    if (!(w = gw_new(3))) fail("out of memory");
+    snprintf(name, sizeof name, "random %s %s", o.s.name, o.type_name);
+    gw_kv_str(w, "general.architecture", "llama");
+    gw_kv_str(w, "general.name", name);
+    gw_kv_u32(w, "general.file_type", o.file_type);
+    if (o.type != GW_F32 && o.type != GW_F16 && o.type != GW_BF16) gw_kv_u32(w, "general.quantization_version", 2);
+    gw_kv_u32(w, "llama.context_length", (uint32_t)o.s.ctx);
+    gw_kv_u32(w, "llama.embedding_length", (uint32_t)o.s.dim);
+    gw_kv_u32(w, "llama.block_count", (uint32_t)o.s.layers);
+    gw_kv_u32(w, "llama.feed_forward_length", (uint32_t)o.s.ff);
+    gw_kv_u32(w, "llama.attention.head_count", (uint32_t)o.s.heads);
+    gw_kv_u32(w, "llama.attention.head_count_kv", (uint32_t)o.s.kv_heads);
+    gw_kv_u32(w, "llama.rope.dimension_count", (uint32_t)(o.s.dim / o.s.heads));
+    gw_kv_f32(w, "llama.rope.freq_base", 10000.0f);
+    gw_kv_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    gw_kv_u32(w, "llama.vocab_size", (uint32_t)o.s.vocab);
+    if (o.s.window) gw_kv_u32(w, "llama.attention.sliding_window", (uint32_t)o.s.window);
+    put_vocab(w, o.s.vocab);
+    for (i = 0; i < n_tensors; i++) {
+        if (gw_declare_tensor(w, t[i].name, t[i].type, t[i].n_dims, t[i].ne)) fail("%s: %s", t[i].name, gw_error(w));
+        params += (uint64_t)(t[i].ne[0] * t[i].ne[1]);
+    }
+    total = gw_data_size(w);
+    check_space(o.out, total);
+    fprintf(stderr, PROG ": %s: %s, %lld layers, dim %lld, %lld/%lld heads, FFN %lld, vocab %lld, window %lld: "
+            "%.3f B parameters, %.2f GB of tensor data, %d thread%s\n", o.out, o.s.name, (long long)o.s.layers,
+            (long long)o.s.dim, (long long)o.s.heads, (long long)o.s.kv_heads, (long long)o.s.ff,
+            (long long)o.s.vocab, (long long)o.s.window, (double)params / 1e9, (double)total / 1e9, o.threads,
+            o.threads == 1 ? "" : "s");
+    if (!(buf = (uint8_t *)malloc(buf_size))) fail("out of memory");
+    partial_file = o.out;
+    if (gw_stream_open(w, o.out)) fail("%s: %s", o.out, gw_error(w));
+    t_head = now();
+
+    for (i = 0; i < n_tensors; i++) {
+        write_tensor(w, &t[i], o.seed, i, o.threads, buf, buf_size);
+        if (tty) fprintf(stderr, "\r[%3d%%] %-40s", (int)(100 * (i + 1) / n_tensors), t[i].name);
+    }
+    if (tty) fputc('\n', stderr);
+    if (gw_stream_close(w)) fail("%s: %s", o.out, gw_error(w));
+    partial_file = NULL;
+    {
+        double dt = now() - t0;
+        fprintf(stderr, PROG ": wrote %s (%s matrices%s) in %.1f s (header %.1f s): %.1f M parameters/s, %.0f MB/s\n",
+                o.out, type_label(o.type), o.type == GW_Q4_K ? ", output Q6_K" : "", dt, t_head - t0,
+                (double)params / 1e6 / dt, (double)total / 1e6 / dt);
+    }
+    free(buf);
+    free(t);
+    gw_free(w);
+    return 0;
+}
