@@ -1,4 +1,4 @@
-/* swa.h - v0.2.0 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.3.0 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -35,6 +35,7 @@ CONFIGURATION (define before the implementation include)
     SWA_FREE(p)        deallocator, default free
     SWA_ASSERT(x)      internal invariant check, default assert(x)
     SWA_NO_THREADS     compile the thread pool out; every context computes on the caller's thread
+    SWA_NO_SIMD        compile out every SIMD kernel (SWA_NO_AVX2, SWA_NO_NEON: one of them)
 
 THE WINDOW
     Layer l keeps the keys and values of its last W_l positions only: position i lives in slot
@@ -74,11 +75,20 @@ ERRORS
 
 FILE FORMAT
     GGUF versions 2 and 3, little-endian, architecture "llama" with llama.cpp's key and tensor
-    names. Weight types F32, F16, BF16, Q8_0 and Q4_0 (ggml's block layouts); norms are F32.
+    names. Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K (ggml's block layouts); norms
+    are F32.
+
+KERNELS
+    Each kernel has a scalar reference and, beside it, AVX2/FMA/F16C twins (compiled with target
+    attributes, chosen at run time after cpuid and xgetbv) and NEON twins (on AArch64). As in
+    ggml, quantized weights meet activations quantized to 8 bits. swa_ctx_config.kernels =
+    SWA_KERNELS_REF runs the reference; keys and values are cached in F16 unless kv_type says
+    SWA_KV_F32.
     The GGUF reader itself understands every metadata type and the sizes of every ggml type,
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.3.0 (2026-11-29)  AVX2 and NEON kernels, Q4_K and Q6_K, F16 KV cache, element-wise SIMD.
     0.2.0 (2026-11-29)  tokenizer, streaming decoder, sampler, thread pool.
     0.1.0 (2026-11-29)  GGUF reader, llama forward pass, per-layer rolling-buffer KV cache.
 */
@@ -89,7 +99,7 @@ REVISION HISTORY
 #include <stdint.h>
 
 #define SWA_VERSION_MAJOR 0
-#define SWA_VERSION_MINOR 2
+#define SWA_VERSION_MINOR 3
 #define SWA_VERSION_PATCH 0
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
@@ -125,7 +135,7 @@ typedef struct swa_error {
 } swa_error;
 
 SWADEF const char *swa_status_str(swa_status s);  /* "SWA_ERR_FORMAT", never NULL */
-SWADEF const char *swa_version(void);             /* "0.2.0" */
+SWADEF const char *swa_version(void);             /* "0.3.0" */
 
 /* ==== tensor types (ggml's type ids) ==== */
 
@@ -583,7 +593,7 @@ SWADEF const char *swa_status_str(swa_status s)
     return "SWA_ERR_UNKNOWN";
 }
 
-SWADEF const char *swa_version(void) { return "0.2.0"; }
+SWADEF const char *swa_version(void) { return "0.3.0"; }
 
 /* ==== tensor types ==== */
 
