@@ -68,7 +68,8 @@ AARCH64_RUN := qemu-aarch64-static -L /usr/aarch64-linux-gnu
 test-aarch64:
 	@command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64-static >/dev/null || \
 	  { echo "test-aarch64 needs: apt-get install gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static libcmocka-dev:arm64 (after dpkg --add-architecture arm64)"; exit 1; }
-	$(MAKE) test CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ BUILD=build/aarch64 RUN="$(AARCH64_RUN)"
+	$(MAKE) test CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ BUILD=build/aarch64 RUN="$(AARCH64_RUN)" \
+	  CFLAGS="$(CFLAGS) -DSWA_TEST_QUICK"
 
 test-nosimd:
 	$(MAKE) test BUILD=build/nosimd CFLAGS="$(CFLAGS) -DSWA_NO_SIMD"
