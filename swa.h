@@ -982,7 +982,7 @@ static swa_status swa__gguf_read_alignment(swa_gguf *g, swa_error *err)
     return SWA_OK;
 }
 
-static swa_status swa__gguf_read_tensor_info(swa__cursor *c, swa_gguf_tensor *t, int64_t i)
+static swa_status swa__gguf_read_tensor_info(swa__cursor *c, swa_gguf_tensor *t)
 {
     uint32_t d;
     uint64_t ne, nelem = 1, nblocks;
@@ -1015,7 +1015,6 @@ static swa_status swa__gguf_read_tensor_info(swa__cursor *c, swa_gguf_tensor *t,
     nblocks = nelem / (uint64_t)ti->block_size;
     if (!swa__mul_u64(nblocks, (uint64_t)ti->block_bytes, &t->nbytes))
         return swa__fail(c->err, SWA_ERR_FORMAT, "tensor %.*s: byte size overflows", (int)t->name.len, t->name.ptr);
-    (void)i;
     return SWA_OK;
 }
 
@@ -1097,7 +1096,7 @@ static swa_status swa__gguf_parse(swa_gguf *g, swa_error *err)
         return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate %llu tensor infos", (unsigned long long)n_tensors);
     for (i = 0; i < n_tensors; i++) {
         swa_gguf_tensor *t = &g->tensors[i];
-        if ((s = swa__gguf_read_tensor_info(&c, t, (int64_t)i)) != SWA_OK) return s;
+        if ((s = swa__gguf_read_tensor_info(&c, t)) != SWA_OK) return s;
         g->n_tensors = (int64_t)i + 1;
         if (swa__names_find(&g->tensor_names, &g->tensors[0].name, sizeof(swa_gguf_tensor),
                             t->name.ptr, t->name.len, (int64_t)i) >= 0)
