@@ -74,12 +74,13 @@ test-aarch64:
 test-nosimd:
 	$(MAKE) test BUILD=build/nosimd CFLAGS="$(CFLAGS) -DSWA_NO_SIMD"
 
-# `make run`: a story from the stories260K model in ../shared, converted on first use.
-MODEL  ?= $(BUILD)/stories260K.gguf
+# `make run`: a story from the model this project trained (examples/models, 5 MB, window 64).
+MODEL  ?= examples/models/swa-stories.gguf
 PROMPT ?= Once upon a time
 run: $(BUILD)/swa-generate $(MODEL)
-	$(BUILD)/swa-generate -m $(MODEL) -p "$(PROMPT)" -n 200
+	$(BUILD)/swa-generate -m $(MODEL) -p "$(PROMPT)" -n 400
 
+# llama2.c's stories260K from ../shared, converted: make run MODEL=build/stories260K.gguf
 $(BUILD)/stories260K.gguf: | $(BUILD)/swa-convert-llama2c
 	$(BUILD)/swa-convert-llama2c ../shared/models/stories260K.bin ../shared/models/tok512.bin $@
 

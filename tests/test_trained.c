@@ -1,0 +1,138 @@
+/* The model this project trained (examples/models/swa-stories.gguf) against the training code's
+   own reference outputs, stored beside it in swa-stories.ref.json: the C perplexity of the
+   held-out sample within 0.5% of PyTorch's, and the greedy continuation of the prompt, several
+   windows long, token for token, through build/swa-generate. Uses only committed files. */
+#define _POSIX_C_SOURCE 200809L   /* popen */
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "tests/programs.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MODELS "examples/models/"
+#define MODEL MODELS "swa-stories.gguf"
+#define REF MODELS "swa-stories.ref.json"
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = (char *)calloc((size_t)n + 1, 1);
+    if (fread(buf, 1, (size_t)n, f) != (size_t)n) buf[0] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The value after "key": in a JSON text we wrote ourselves (flat enough for strstr). */
+static const char *json_value(const char *json, const char *key)
+{
+    char pattern[64];
+    const char *p;
+    snprintf(pattern, sizeof pattern, "\"%s\":", key);
+    p = strstr(json, pattern);
+    assert_non_null(p);
+    p += strlen(pattern);
+    while (*p == ' ' || *p == '\n') p++;
+    return p;
+}
+
+static int json_ints(const char *json, const char *key, int32_t *out, int cap)
+{
+    const char *p = json_value(json, key);
+    int n = 0;
+    assert_true(*p == '[');
+    for (p++; *p && *p != ']'; ) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p) { p++; continue; }
+        assert_true(n < cap);
+        out[n++] = (int32_t)v;
+        p = end;
+    }
+    return n;
+}
+
+static char *capture(const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    char *out = (char *)calloc(1 << 16, 1);
+    size_t n;
+    assert_non_null(p);
+    n = fread(out, 1, (1 << 16) - 1, p);
+    out[n] = '\0';
+    assert_int_equal(pclose(p), 0);
+    return out;
+}
+
+static void test_perplexity_matches_pytorch(void **state)
+{
+    char *ref = slurp(REF), *out;
+    double want, got;
+    const char *p;
+    (void)state;
+    assert_non_null(ref);
+    want = strtod(json_value(json_value(ref, "heldout"), "perplexity"), NULL);
+    out = capture(PROGRAM("swa-perplexity") " -m " MODEL " -f " MODELS "heldout.txt --kv-f32 2>/dev/null");
+    p = strstr(out, "perplexity: ");
+    assert_non_null(p);
+    got = strtod(p + 12, NULL);
+    fprintf(stderr, "test_trained: perplexity C %.4f, PyTorch %.4f (%+.3f%%)\n", got, want, 100.0 * (got / want - 1.0));
+    assert_true(fabs(got / want - 1.0) < 0.005);
+    free(ref);
+    free(out);
+}
+
+static void test_greedy_matches_pytorch(void **state)
+{
+    static int32_t prompt[256], want[4096], got[4096];
+    char *ref = slurp(REF), *out, *cmd, *p;
+    int n_prompt, n_want, n_got = 0, i, window;
+    size_t len = 0;
+    (void)state;
+    assert_non_null(ref);
+    p = (char *)json_value(ref, "greedy");
+    n_prompt = json_ints(p, "prompt_ids", prompt, 256);
+    n_want = json_ints(p, "generated_ids", want, 4096);
+    window = atoi(json_value(ref, "window"));
+    assert_true(n_want >= 3 * window);                     /* several windows long */
+    cmd = (char *)malloc(64 + 12 * (size_t)n_prompt + 256);
+    len = (size_t)sprintf(cmd, PROGRAM("swa-generate") " -m " MODEL " --kv-f32 --temp 0 -n %d --ids ", n_want);
+    for (i = 0; i < n_prompt; i++) len += (size_t)sprintf(cmd + len, i ? ",%d" : "%d", prompt[i]);
+    sprintf(cmd + len, " 2>/dev/null");
+    out = capture(cmd);
+    for (p = out; n_got < 4096; ) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p) break;
+        got[n_got++] = (int32_t)v;
+        p = end;
+    }
+    assert_int_equal(n_got, n_want);
+    for (i = 0; i < n_want; i++)
+        if (got[i] != want[i]) fail_msg("generated token %d: C %d, PyTorch %d", i, got[i], want[i]);
+    free(cmd);
+    free(out);
+    free(ref);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_perplexity_matches_pytorch),
+        cmocka_unit_test(test_greedy_matches_pytorch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
