@@ -215,14 +215,14 @@ static int contains_nocase(swa_str s, const char *needle)
 }
 
 /* llama.cpp's converter never writes the window of Mistral 7B v0.1, which was trained with one. */
-static void hint_missing_window(const swa_model *m, const char *path)
+static void hint_missing_window(const swa_model *m, const swa_ctx *c, const char *path)
 {
     const swa_gguf *g = swa_model_gguf(m);
     int64_t k = swa_gguf_kv_find(g, "general.name");
     swa_gguf_value v = swa_gguf_kv_value(g, k);
     swa_str name;
     if (k < 0 || swa_gguf_value_str(&v, &name) != SWA_OK) { name.ptr = path; name.len = strlen(path); }
-    if (swa_model_hparams(m)->window == 0 && contains_nocase(name, "mistral") &&
+    if (swa_ctx_window(c, 0) == 0 && contains_nocase(name, "mistral") &&
         (contains_nocase(name, "v0.1") || contains_nocase(name, "0.1")))
         fprintf(stderr, "hint: Mistral 7B v0.1 was trained with a 4096-token sliding window this file does not record; "
                         "pass -w 4096 or write it with: swa-inspect %s --set-window 4096 OUT.gguf\n", path);
@@ -408,7 +408,7 @@ int main(int argc, char **argv)
     if (o.ids) s.vocab = NULL;
     if (o.chat && !s.vocab) { fprintf(stderr, "swa-generate: --chat needs a vocabulary\n"); goto done; }
     print_summary(model, s.ctx, &o);
-    hint_missing_window(model, o.model);
+    hint_missing_window(model, s.ctx, o.model);
     if (o.dump_logits) {
         s.rows = (float *)malloc(s.n_vocab * (size_t)swa_ctx_config_get(s.ctx).n_batch * sizeof(float));
         if (!(s.dump = fopen(o.dump_logits, "wb")) || !s.rows) {

@@ -137,11 +137,33 @@ static void test_bad_flags(void **state)
     assert_int_not_equal(run(GENERATE " --frobnicate 2>/dev/null"), 0);
 }
 
+/* llama.cpp's converter drops Mistral v0.1's window: the CLI says how to put it back. */
+static void test_mistral_window_hint(void **state)
+{
+    tu_spec s;
+    tu_model tm;
+    char model[] = "/tmp/swa_cli_mistral_XXXXXX", cmd[512];
+    (void)state;
+    memset(&s, 0, sizeof s);
+    s.n_layer = 1; s.n_embd = 32; s.n_head = 2; s.n_kv_head = 1; s.n_ff = 32; s.n_vocab = 20;
+    s.n_ctx = 64; s.type = GW_F32; s.seed = 3; s.name = "Mistral-7B-Instruct-v0.1";
+    assert_true(tu_build(&tm, &s));
+    close(mkstemp(model));
+    write_file(model, tm.gguf, tm.gguf_size);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1 -n 1 2>&1 >/dev/null | grep -q -- '--set-window 4096'", model);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1 -n 1 -w 4096 2>&1 >/dev/null | grep -q 'hint'", model);
+    assert_int_not_equal(run(cmd), 0);             /* a window given: no hint */
+    remove(model);
+    tu_free(&tm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dump_logits_matches_reference),
         cmocka_unit_test(test_bad_flags),
+        cmocka_unit_test(test_mistral_window_hint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

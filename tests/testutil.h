@@ -21,6 +21,7 @@ typedef struct tu_spec {
     uint32_t type;           /* type of the matrices (GW_F32, GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0) */
     uint64_t seed;
     int tied;                /* no output.weight: the embedding is reused */
+    const char *name;        /* general.name, when not NULL */
 } tu_spec;
 
 typedef struct tu_layer {
@@ -123,6 +124,7 @@ static inline float *tu_norm(gw_writer *w, uint64_t *rng, const char *name, int 
 static inline void tu_write_hparams(gw_writer *w, const tu_spec *s)
 {
     gw_kv_str(w, "general.architecture", "llama");
+    if (s->name) gw_kv_str(w, "general.name", s->name);
     gw_kv_u32(w, "llama.block_count", (uint32_t)s->n_layer);
     gw_kv_u32(w, "llama.embedding_length", (uint32_t)s->n_embd);
     gw_kv_u32(w, "llama.feed_forward_length", (uint32_t)s->n_ff);
