@@ -75,8 +75,8 @@ ERRORS
 
 FILE FORMAT
     GGUF versions 2 and 3, little-endian, architecture "llama" with llama.cpp's key and tensor
-    names. Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K (ggml's block layouts); norms
-    are F32.
+    names. Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K (ggml's block layouts), used
+    in place; the small norm vectors may be of any of them and are converted to float at load.
 
 KERNELS
     Each kernel has a scalar reference and, beside it, AVX2/FMA/F16C twins (compiled with target
@@ -2560,6 +2560,8 @@ struct swa_model {
     swa__matrix output;        /* [n_vocab][n_embd], tok_embd when tied */
     const float *output_norm;  /* [n_embd] */
     swa__layer *layers;        /* [n_layer] */
+    float *norms;              /* [2 n_layer + 1][n_embd] the norm weights, as float */
+    int64_t n_norms;
     swa_vocab *vocab;          /* NULL when the file has none we can use; vocab_err says why */
     swa_error vocab_err;
 };
@@ -2717,16 +2719,23 @@ static const swa_gguf_tensor *swa__find_tensor(const swa_model *m, const char *n
     return t;
 }
 
-static swa_status swa__get_vector(const swa_model *m, const char *name, const float **out, swa_error *err)
+/* Norm weights are tiny: they are converted to float into the model's own array, so a file
+   may store them in any supported type (llama.cpp writes F32; other writers do not always). */
+static swa_status swa__get_vector(swa_model *m, const char *name, const float **out, swa_error *err)
 {
     swa_status s;
     const swa_gguf_tensor *t = swa__find_tensor(m, name, 1, m->hp.n_embd, 1, &s, err);
+    float *dst = m->norms + (size_t)m->n_norms * (size_t)m->hp.n_embd;
     if (!t) return s;
-    if (t->type != SWA_TYPE_F32)
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s, norms must be F32", name, swa_type_name(t->type));
-    if ((uintptr_t)t->data % sizeof(float) != 0)
-        return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not 4-byte aligned", name);
-    *out = (const float *)t->data;
+    if (!swa__type_supported(t->type))
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported", name, swa_type_name(t->type));
+    if ((t->type == SWA_TYPE_F16 || t->type == SWA_TYPE_BF16 || t->type == SWA_TYPE_F32) &&
+        (uintptr_t)t->data % (t->type == SWA_TYPE_F32 ? 4u : 2u) != 0)
+        return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not aligned for %s", name, swa_type_name(t->type));
+    SWA_ASSERT(m->n_norms < 2 * m->hp.n_layer + 1);
+    swa__dequant_row_ref(t->type, t->data, dst, m->hp.n_embd);
+    m->n_norms++;
+    *out = dst;
     return SWA_OK;
 }
 
@@ -2831,6 +2840,8 @@ static swa_status swa__model_build(swa_model *m, swa_error *err)
     if ((s = swa__get_matrix(m, "output.weight", 0, m->hp.n_embd, m->hp.n_vocab, &m->output, err)) != SWA_OK)
         return s;
     if (!m->output.data) m->output = m->tok_embd;   /* tied embeddings */
+    m->norms = (float *)swa__calloc((uint64_t)(2 * m->hp.n_layer + 1), (uint64_t)m->hp.n_embd * sizeof(float));
+    if (!m->norms) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the norm weights");
     if ((s = swa__get_vector(m, "output_norm.weight", &m->output_norm, err)) != SWA_OK) return s;
     m->layers = (swa__layer *)swa__calloc((uint64_t)m->hp.n_layer, sizeof(swa__layer));
     if (!m->layers) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate %d layers", m->hp.n_layer);
@@ -2889,6 +2900,7 @@ SWADEF void swa_model_free(swa_model *m)
     if (!m) return;
     SWA_FREE(m->window);
     SWA_FREE(m->layers);
+    SWA_FREE(m->norms);
     swa_vocab_free(m->vocab);
     swa_gguf_close(m->gguf);
     SWA_FREE(m);

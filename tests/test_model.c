@@ -218,6 +218,7 @@ typedef struct variant {
     int window;                /* -1: write sliding_window = 0 */
     int window_array_len;      /* > 0: an array of this length */
     const char *omit_key;
+    int norms_f16;             /* write the 1-D norm weights as F16 */
 } variant;
 
 static void put_tensor(gw_writer *w, const variant *v, const char *name, int64_t cols, int64_t rows)
@@ -238,7 +239,7 @@ static void put_tensor(gw_writer *w, const variant *v, const char *name, int64_t
         gw_tensor(w, name, 13, is_vector ? 1 : 2, ne, raw, bytes);
         free(raw);
     } else {
-        gw_tensor_f32(w, name, GW_F32, is_vector ? 1 : 2, ne, data);
+        gw_tensor_f32(w, name, is_vector && v->norms_f16 ? GW_F16 : GW_F32, is_vector ? 1 : 2, ne, data);
     }
     free(data);
 }
@@ -309,7 +310,10 @@ static void test_model_errors(void **state)
     expect_error(&v, SWA_ERR_UNSUPPORTED, "blk.1.ffn_down.weight: type Q5_K");
     memset(&v, 0, sizeof v);
     v.retype = "blk.0.attn_norm.weight";
-    expect_error(&v, SWA_ERR_UNSUPPORTED, "norms must be F32");
+    expect_error(&v, SWA_ERR_UNSUPPORTED, "blk.0.attn_norm.weight: type Q5_K is not supported");
+    memset(&v, 0, sizeof v);
+    v.norms_f16 = 1;                                       /* other writers store norms as F16 */
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);
     memset(&v, 0, sizeof v);
     v.arch = "gemma2";
     expect_error(&v, SWA_ERR_UNSUPPORTED, "gemma2");
