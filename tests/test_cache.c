@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "tests/testutil.h"
+#include <pthread.h>
 
 /* Under an emulator (make test-aarch64 passes SWA_TEST_QUICK) floating point runs a hundred
    times slower: the same properties are checked on fewer windows and shorter runs. */
@@ -226,6 +227,89 @@ static void test_threads_bit_identical(void **state)
     tu_free(&tm);
 }
 
+/* One model shared by 4 contexts driven from 4 threads at once: each gets exactly the logits
+   it gets alone (the model is read-only; everything a context writes is its own). */
+typedef struct shared_run {
+    const swa_model *model;
+    const int32_t *tok;
+    int n, chunk;
+    float *out;
+} shared_run;
+
+static void *run_shared(void *arg)
+{
+    shared_run *r = (shared_run *)arg;
+    swa_ctx_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n_threads = 2;
+    r->out = run_chunked(r->model, &cfg, r->tok, r->n, r->chunk);
+    return NULL;
+}
+
+static void test_contexts_in_threads(void **state)
+{
+    tu_spec s = small_spec(8, 2, GW_Q4_0, 9);
+    tu_model tm;
+    swa_model *model;
+    swa_ctx_config cfg;
+    int32_t tok[4][60];
+    shared_run runs[4];
+    pthread_t tid[4];
+    int i;
+    (void)state;
+    s.n_embd = 256;
+    assert_true(tu_build(&tm, &s));
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    for (i = 0; i < 4; i++) {
+        tu_random_tokens(tok[i], 60, s.n_vocab, 100 + (uint64_t)i);
+        runs[i].model = model;
+        runs[i].tok = tok[i];
+        runs[i].n = 60;
+        runs[i].chunk = 1 + 5 * i;
+        assert_int_equal(pthread_create(&tid[i], NULL, run_shared, &runs[i]), 0);
+    }
+    for (i = 0; i < 4; i++) assert_int_equal(pthread_join(tid[i], NULL), 0);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n_threads = 2;
+    for (i = 0; i < 4; i++) {
+        float *alone = run_chunked(model, &cfg, tok[i], 60, runs[i].chunk);
+        assert_memory_equal(alone, runs[i].out, sizeof(float) * 60 * (size_t)s.n_vocab);
+        free(alone);
+        free(runs[i].out);
+    }
+    swa_model_free(model);
+    tu_free(&tm);
+}
+
+/* RoPE angles at positions in the millions: pos * base^(-2i/d) is taken in double, so the
+   cos/sin the context uses stay within float rounding of the exact ones. */
+static void test_rope_far_positions(void **state)
+{
+    tu_spec s = small_spec(4, 2, GW_F32, 8);
+    tu_model tm;
+    swa_model *model;
+    swa_ctx *c;
+    const int64_t positions[3] = {1000000, 10000000, 123456789};
+    int p, i;
+    (void)state;
+    assert_true(tu_build(&tm, &s));
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    assert_int_equal(swa_ctx_create(model, NULL, &c, NULL), SWA_OK);
+    for (p = 0; p < 3; p++) {
+        int64_t half = swa_model_hparams(model)->n_rot / 2;
+        c->pos = positions[p];                    /* the table only depends on the position */
+        swa__rope_table(c, 1);
+        for (i = 0; i < half; i++) {
+            long double angle = (long double)positions[p] * powl(10000.0L, -2.0L * i / (2 * half));
+            assert_true(fabs(c->rope[2 * i] - (double)cosl(angle)) < 1e-6);
+            assert_true(fabs(c->rope[2 * i + 1] - (double)sinl(angle)) < 1e-6);
+        }
+    }
+    swa_ctx_free(c);
+    swa_model_free(model);
+    tu_free(&tm);
+}
+
 /* The window override replaces the model's windows on every layer. */
 static void test_window_override(void **state)
 {
@@ -370,6 +454,8 @@ int main(void)
         cmocka_unit_test(test_per_layer_windows),
         cmocka_unit_test(test_head_sizes),
         cmocka_unit_test(test_threads_bit_identical),
+        cmocka_unit_test(test_contexts_in_threads),
+        cmocka_unit_test(test_rope_far_positions),
         cmocka_unit_test(test_window_override),
         cmocka_unit_test(test_mask_edges),
         cmocka_unit_test(test_cache_size_is_window),
