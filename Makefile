@@ -30,7 +30,7 @@ TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
 COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu
 TEST_FLAGS := -DSWA_TEST_BIN='"$(BUILD)/"' -DSWA_TEST_RUN='"$(RUN) "'
 
-.PHONY: all programs tests test test-aarch64 test-nosimd run bench clean cmocka
+.PHONY: all programs tests test test-aarch64 test-nosimd run bench fuzz clean cmocka
 all: programs $(COMPILE_CHECKS) tests
 
 programs: $(PROGRAMS)
@@ -86,6 +86,20 @@ $(BUILD)/stories260K.gguf: | $(BUILD)/swa-convert-llama2c
 
 bench: programs
 	sh tools/bench.sh $(BUILD)
+
+# make fuzz: libFuzzer (clang) on the GGUF loader and the tokenizer, FUZZ_SECONDS each, with
+# seeds written by swa-mkmodel; crashing inputs are left in build/fuzz/ as crash-*.
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I.
+fuzz: $(BUILD)/swa-mkmodel
+	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-text
+	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_gguf.c -o build/fuzz/fuzz_gguf
+	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_tokenizer.c -o build/fuzz/fuzz_tokenizer
+	for t in f32 f16 q8_0 q4_0; do $(BUILD)/swa-mkmodel --shape custom --layers 1 --dim 32 --heads 2 --kv-heads 1 \
+	  --ff 32 --vocab 260 --ctx 64 --window 8 --type $$t build/fuzz/seeds-gguf/tiny-$$t.gguf 2>/dev/null; done
+	head -c 2000 examples/models/heldout.txt > build/fuzz/seeds-text/heldout
+	cd build/fuzz && ./fuzz_gguf -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=4096 seeds-gguf
+	cd build/fuzz && SWA_FUZZ_VOCAB=../../examples/models/swa-stories.gguf ./fuzz_tokenizer -max_total_time=$(FUZZ_SECONDS) seeds-text
 
 clean:
 	rm -rf build

@@ -3677,9 +3677,12 @@ static swa_status swa__bpe(const swa_vocab *v, const char *text, size_t len, swa
         return swa__fail(err, SWA_ERR_NOMEM, "cannot tokenize %zu bytes", len);
     }
     for (i = 0; i < len; n++) {
-        size_t c = swa__utf8_len((unsigned char)text[i]);
+        size_t c = swa__utf8_len((unsigned char)text[i]), k;
+        /* a lead byte takes only real continuation bytes: in broken UTF-8 it must not swallow
+           the start of the next character (a "▁" would then come out as three byte tokens) */
+        for (k = 1; k < c && i + k < len && ((unsigned char)text[i + k] & 0xC0) == 0x80; k++) {}
         s.off[n] = i;
-        s.len[n] = c <= len - i ? c : len - i;
+        s.len[n] = k;
         s.prev[n] = (int32_t)n - 1;
         s.next[n] = i + s.len[n] < len ? (int32_t)n + 1 : -1;
         i += s.len[n];

@@ -194,6 +194,14 @@ static void test_merges_bytes_and_bos(void **state)
     assert_int_equal(ids[0], 259 + 9);
     assert_int_equal(ids[1], 259 + 11);
     assert_int_equal(ids[2], 259 + 9);
+    {   /* broken UTF-8: a lead byte must not swallow the "▁" after it, so the space survives */
+        const char broken[] = "hello\xc8 hello";
+        char *back;
+        assert_int_equal(swa_tokenize(v, broken, sizeof broken - 1, 0, ids, 32, &n, NULL), SWA_OK);
+        back = decode_all(v, ids, n);
+        assert_string_equal(back, broken);
+        free(back);
+    }
     assert_int_equal(swa_vocab_find(v, "hello"), 259 + 8);
     assert_int_equal(swa_vocab_find(v, "nothing"), -1);
     assert_int_equal(swa_vocab_type(v, 3 + 'x'), SWA_TOKEN_BYTE);
