@@ -16,6 +16,7 @@ RUN     ?=
 ifeq ($(SANITIZE),1)
 CFLAGS  += -g -fsanitize=address,undefined -fno-sanitize-recover=all
 BUILD   := build/sanitize
+export ASAN_OPTIONS := allocator_may_return_null=1   # a failed allocation is a tested error path
 endif
 ifeq ($(TSAN),1)
 CFLAGS  += -g -fsanitize=thread

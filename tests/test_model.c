@@ -219,6 +219,8 @@ typedef struct variant {
     int window_array_len;      /* > 0: an array of this length */
     const char *omit_key;
     int norms_f16;             /* write the 1-D norm weights as F16 */
+    int n_rot;                 /* > 0: llama.rope.dimension_count */
+    int negative_window;       /* a per-layer window array with a -1 in it */
 } variant;
 
 static void put_tensor(gw_writer *w, const variant *v, const char *name, int64_t cols, int64_t rows)
@@ -264,10 +266,12 @@ static swa_status load_variant(const variant *v, swa_error *err)
     gw_kv_u32(w, "llama.context_length", 64);
 #undef KEY
     if (v->window < 0) gw_kv_u32(w, "llama.attention.sliding_window", 0);
-    if (v->window_array_len) {
+    if (v->window_array_len || v->negative_window) {
         int32_t ws[8] = {4, 4, 4, 4, 4, 4, 4, 4};
-        gw_kv_array(w, "llama.attention.sliding_window", GW_I32, (uint64_t)v->window_array_len, ws);
+        if (v->negative_window) ws[1] = -1;
+        gw_kv_array(w, "llama.attention.sliding_window", GW_I32, (uint64_t)(v->window_array_len ? v->window_array_len : 2), ws);
     }
+    if (v->n_rot) gw_kv_u32(w, "llama.rope.dimension_count", (uint32_t)v->n_rot);
     put_tensor(w, v, "token_embd.weight", d, V);
     put_tensor(w, v, "output_norm.weight", d, 0);
     for (l = 0; l < 2; l++) {
@@ -333,8 +337,40 @@ static void test_model_errors(void **state)
     v.omit_key = "llama.block_count";
     expect_error(&v, SWA_ERR_MODEL, "llama.block_count is missing");
     memset(&v, 0, sizeof v);
+    v.n_rot = 63;                                          /* RoPE rotates pairs */
+    expect_error(&v, SWA_ERR_MODEL, "dimension_count: 63 is odd");
+    memset(&v, 0, sizeof v);
+    v.n_rot = 66;                                          /* more than the head size 64 */
+    expect_error(&v, SWA_ERR_MODEL, "dimension_count: 66 is out of range");
+    memset(&v, 0, sizeof v);
+    v.negative_window = 1;
+    expect_error(&v, SWA_ERR_MODEL, "entry 1 is not a window size");
+    memset(&v, 0, sizeof v);
     v.omit = "output.weight";                              /* absent output: tied, fine */
     assert_int_equal(load_variant(&v, NULL), SWA_OK);
+}
+
+/* A cache that cannot be allocated is an error with the size in it, not a crash. */
+static void test_too_big(void **state)
+{
+    tu_spec s = tiny_spec();
+    tu_model tm;
+    swa_model *m;
+    swa_ctx *c;
+    swa_ctx_config cfg;
+    swa_error err;
+    (void)state;
+    s.window = 0;
+    assert_true(tu_build(&tm, &s));
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &m, NULL), SWA_OK);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n_ctx = INT32_MAX;                 /* 2^31 positions x 2 layers x 16 values x 2 x 2 bytes */
+    cfg.n_batch = 1 << 20;
+    assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_ERR_NOMEM);
+    assert_null(c);
+    assert_non_null(strstr(err.msg, "cannot allocate a context of"));
+    swa_model_free(m);
+    tu_free(&tm);
 }
 
 static void test_eval_errors(void **state)
@@ -384,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_hparams_and_config),
         cmocka_unit_test(test_model_errors),
         cmocka_unit_test(test_eval_errors),
+        cmocka_unit_test(test_too_big),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
