@@ -21,6 +21,7 @@ endif
 ifeq ($(TSAN),1)
 CFLAGS  += -g -fsanitize=thread
 BUILD   := build/tsan
+export TSAN_OPTIONS := allocator_may_return_null=1
 endif
 HEADERS := swa.h tools/gguf_writer.h
 

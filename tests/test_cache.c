@@ -310,6 +310,42 @@ static void test_rope_far_positions(void **state)
     tu_free(&tm);
 }
 
+/* Logits at positions around 10^6 and 10^7 against the double-precision reference placed
+   there. One layer with W = 8: the context starts at P - 8 (set directly: nothing before it
+   matters), and from position P - 1 on every key a query sees was computed in this chunk. */
+static void test_logits_far_positions(void **state)
+{
+    tu_spec s = small_spec(4, 2, GW_F32, 8);
+    tu_model tm;
+    swa_model *model;
+    swa_ctx *c;
+    swa_ctx_config cfg;
+    const long long starts[2] = {1000000, 10000000};
+    int windows[1] = {8}, p, t;
+    int32_t tok[16];
+    float got[16 * 40];
+    double ref[16 * 40];
+    (void)state;
+    s.n_layer = 1;
+    assert_true(tu_build(&tm, &s));
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.kv_type = SWA_KV_F32;
+    tu_random_tokens(tok, 16, s.n_vocab, 77);
+    for (p = 0; p < 2; p++) {
+        assert_int_equal(swa_ctx_create(model, &cfg, &c, NULL), SWA_OK);
+        c->pos = starts[p] - 8;
+        assert_int_equal(swa_ctx_eval_all(c, tok, 16, got, NULL), SWA_OK);
+        tu_reference_at(&tm, tok, 16, windows, starts[p] - 8, ref);
+        for (t = 7; t < 16; t++)      /* positions P - 1 .. P + 7 */
+            if (tu_rel_error(got + t * 40, ref + t * 40, 40) > 1e-4)
+                fail_msg("position %lld: error %g", starts[p] - 8 + t, tu_rel_error(got + t * 40, ref + t * 40, 40));
+        swa_ctx_free(c);
+    }
+    swa_model_free(model);
+    tu_free(&tm);
+}
+
 /* The window override replaces the model's windows on every layer. */
 static void test_window_override(void **state)
 {
@@ -456,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_threads_bit_identical),
         cmocka_unit_test(test_contexts_in_threads),
         cmocka_unit_test(test_rope_far_positions),
+        cmocka_unit_test(test_logits_far_positions),
         cmocka_unit_test(test_window_override),
         cmocka_unit_test(test_mask_edges),
         cmocka_unit_test(test_cache_size_is_window),

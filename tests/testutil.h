@@ -238,7 +238,17 @@ static inline int tu_visible(long long i, long long j, int W)
 }
 
 /* Logits [n][V] for tokens at positions 0..n-1; windows[l] per layer (0 = full). */
+static inline void tu_reference_at(const tu_model *m, const int32_t *tok, int n, const int *windows, long long pos0,
+                                   double *logits);
+
 static inline void tu_reference(const tu_model *m, const int32_t *tok, int n, const int *windows, double *logits)
+{
+    tu_reference_at(m, tok, n, windows, 0, logits);
+}
+
+/* The same with the first token at position pos0 (RoPE angles in double: pos * base^(-i/d)). */
+static inline void tu_reference_at(const tu_model *m, const int32_t *tok, int n, const int *windows, long long pos0,
+                                   double *logits)
 {
     const tu_spec *s = &m->s;
     int d = s->n_embd, hd = m->head_dim, qd = hd * s->n_head, kvd = hd * s->n_kv_head, ff = s->n_ff;
@@ -257,8 +267,8 @@ static inline void tu_reference(const tu_model *m, const int32_t *tok, int n, co
             tu_matvec(L->wq, xb, q + (size_t)i * qd, qd, d);
             tu_matvec(L->wk, xb, K + (size_t)i * kvd, kvd, d);
             tu_matvec(L->wv, xb, Vv + (size_t)i * kvd, kvd, d);
-            tu_rope(q + (size_t)i * qd, s->n_head, hd, n_rot, s->rope_base, i);
-            tu_rope(K + (size_t)i * kvd, s->n_kv_head, hd, n_rot, s->rope_base, i);
+            tu_rope(q + (size_t)i * qd, s->n_head, hd, n_rot, s->rope_base, pos0 + i);
+            tu_rope(K + (size_t)i * kvd, s->n_kv_head, hd, n_rot, s->rope_base, pos0 + i);
         }
         for (i = 0; i < n; i++) {
             for (h = 0; h < s->n_head; h++) {
