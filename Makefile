@@ -66,7 +66,10 @@ cmocka:
 test: all
 	@set -e; for t in $(COMPILE_CHECKS) $(TESTS); do echo "== $$t"; $(RUN) $$t; done; echo "all tests passed"
 
-AARCH64_RUN := qemu-aarch64-static -L /usr/aarch64-linux-gnu
+# The cross toolchain's loader (libc6-arm64-cross) must get the C library of the same build;
+# without LD_LIBRARY_PATH it finds the multiarch libc6:arm64 that libcmocka-dev:arm64 pulls in,
+# a different Debian revision, and pthread_create spins forever inside the mismatched pair.
+AARCH64_RUN := qemu-aarch64-static -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib
 test-aarch64:
 	@command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64-static >/dev/null || \
 	  { echo "test-aarch64 needs: apt-get install gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static libcmocka-dev:arm64 (after dpkg --add-architecture arm64)"; exit 1; }

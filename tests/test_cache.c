@@ -20,11 +20,9 @@
 #ifdef SWA_TEST_QUICK
 #define N_WINDOWS 2
 #define LONG_RUN 2000
-#define THREADS 1          /* thread hand-offs crawl under emulation; test_threads covers them */
 #else
 #define N_WINDOWS 4
 #define LONG_RUN 10000
-#define THREADS 0
 #endif
 
 /* Run `tok` through a fresh context in chunks of `chunk` and return all logits. */
@@ -86,7 +84,6 @@ static void check_against_reference(const tu_spec *spec, int W, int n_batch)
     tu_reference(&tm, tok, n, windows, ref);
     memset(&cfg, 0, sizeof cfg);
     cfg.n_batch = n_batch;
-    cfg.n_threads = THREADS;
     for (kv = 0; kv < 2; kv++)
         for (kern = 0; kern < 2; kern++) {
             if (2 * kv + kern >= variants) continue;

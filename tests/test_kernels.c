@@ -211,7 +211,7 @@ static void test_quantize_and_convert(void **state)
 {
     const swa__kernels *k = simd();
     static float x[256 * 17 + 1];
-    static uint8_t a[sizeof(swa__q8k) * 17], b[sizeof(swa__q8k) * 17];
+    static uint8_t a[sizeof(swa__q8) * 129 + sizeof(swa__q8k) * 17], b[sizeof a];   /* the largest counts */
     static uint16_t h1[4099], h2[4099];
     const float special[] = {0.0f, -0.0f, 65504.0f, 65520.0f, 1e9f, -1e9f, 6.1e-5f, 5.96e-8f, 2.98e-8f,
                              2.99e-8f, 1e-10f, INFINITY, -INFINITY, 0.5f + 1.0f / 4096.0f, 1.0009765625f};
