@@ -1640,7 +1640,7 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
 typedef struct swa__kernels {
     const char *name;
     swa__dot_fn dot_f32, dot_f16, dot_bf16, dot_q8_0, dot_q4_0, dot_q4_k, dot_q6_k;
-    swa__dots_fn dots_q8_0, dots_q4_0;           /* several tokens per weight row; NULL: one by one */
+    swa__dots_fn dots_f32, dots_f16, dots_bf16, dots_q8_0, dots_q4_0;   /* several tokens per row; NULL: one by one */
     swa__quantize_fn quantize_q8, quantize_q8k;
     void (*to_f16)(const float *x, uint16_t *out, int64_t n);
     void (*axpy_f32)(float *y, float a, const void *x, int64_t n);
@@ -1655,7 +1655,7 @@ typedef struct swa__kernels {
    Compiled into every x86-64 build through target attributes and chosen at run time after a
    CPU check, so no -march flag is needed. Differences from the reference, and the tolerances
    tests/test_kernels.c holds them to:
-   - float dots (F32, F16, BF16 rows; F16 keys) keep 4 x 8 partial sums combined at the end,
+   - float dots (F32, F16, BF16 rows; F16 keys) keep 2 x 8 partial sums combined at the end,
      with FMA: relative error within 1e-5 of the sum of |products|;
    - Q8_0 and Q4_0 dots add each block's exact integer sum as 8 float lanes: within 1e-5 of the
      sum of |block terms|; Q4_K and Q6_K dots reduce each super-block's integers exactly first
@@ -1688,32 +1688,55 @@ SWA__AVX2 static inline __m256 swa__load_bf16_avx2(const uint16_t *p)
     return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
 }
 
-/* Four accumulators hide the FMA latency; the loop body is the same for the three types. */
-#define SWA__DOT_FLOAT_AVX2(name, T, LOAD, SCALAR)                                           \
-    SWA__AVX2 static float name(const void *row, const void *x, int64_t n)                  \
-    {                                                                                         \
-        const T *w = (const T *)row;                                                          \
-        const float *v = (const float *)x;                                                    \
-        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                           \
-        float sum;                                                                            \
-        int64_t i = 0;                                                                        \
-        for (; i + 32 <= n; i += 32) {                                                        \
-            a0 = _mm256_fmadd_ps(LOAD(w + i), _mm256_loadu_ps(v + i), a0);                    \
-            a1 = _mm256_fmadd_ps(LOAD(w + i + 8), _mm256_loadu_ps(v + i + 8), a1);            \
-            a2 = _mm256_fmadd_ps(LOAD(w + i + 16), _mm256_loadu_ps(v + i + 16), a2);          \
-            a3 = _mm256_fmadd_ps(LOAD(w + i + 24), _mm256_loadu_ps(v + i + 24), a3);          \
-        }                                                                                     \
-        for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(LOAD(w + i), _mm256_loadu_ps(v + i), a0); \
-        sum = swa__hsum_avx2(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));    \
-        for (; i < n; i++) sum += SCALAR(w[i]) * v[i];                                        \
-        return sum;                                                                           \
+/* Float rows (F32, F16, BF16) against up to 4 tokens: each 16 weights are loaded and widened
+   once and meet every token. A token keeps two accumulators (even and odd groups of 8), enough
+   to hide the FMA latency in the 1-token call, which is the same code with nt = 1: a token's
+   result does not depend on its neighbours. Eight accumulators and two weight registers fit
+   the 16 YMM registers. */
+#define SWA__FLOAT_STEP(k, a0, a1)                                                                 \
+    if (nt > k) {                                                                                   \
+        const float *v = (const float *)(xb + (size_t)(k) * stride) + i;                           \
+        a0 = _mm256_fmadd_ps(w0, _mm256_loadu_ps(v), a0);                                          \
+        a1 = _mm256_fmadd_ps(w1, _mm256_loadu_ps(v + 8), a1);                                      \
+    }
+#define SWA__FLOAT_TAIL(k, a0, a1, LOAD, SCALAR)                                                               \
+    if (nt > k) {                                                                                   \
+        const float *v = (const float *)(xb + (size_t)(k) * stride);                               \
+        float sum;                                                                                  \
+        int64_t j = i;                                                                              \
+        if (j + 8 <= n) { a0 = _mm256_fmadd_ps(LOAD(w + j), _mm256_loadu_ps(v + j), a0); j += 8; } \
+        sum = swa__hsum_avx2(_mm256_add_ps(a0, a1));                                               \
+        for (; j < n; j++) sum += SCALAR(w[j]) * v[j];                                             \
+        out[k] = sum;                                                                               \
+    }
+
+#define SWA__DOTS_FLOAT_AVX2(dots, dot, T, LOAD, SCALAR)                                               \
+    SWA__AVX2 static void dots(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
+    {                                                                                                   \
+        const T *w = (const T *)row;                                                                    \
+        const uint8_t *xb = (const uint8_t *)x;                                                        \
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0, d1 = a0; \
+        int64_t i = 0;                                                                                  \
+        for (; i + 16 <= n; i += 16) {                                                                  \
+            __m256 w0 = LOAD(w + i), w1 = LOAD(w + i + 8);                                              \
+            SWA__FLOAT_STEP(0, a0, a1) SWA__FLOAT_STEP(1, b0, b1)                                       \
+            SWA__FLOAT_STEP(2, c0, c1) SWA__FLOAT_STEP(3, d0, d1)                                       \
+        }                                                                                               \
+        SWA__FLOAT_TAIL(0, a0, a1, LOAD, SCALAR) SWA__FLOAT_TAIL(1, b0, b1, LOAD, SCALAR)               \
+        SWA__FLOAT_TAIL(2, c0, c1, LOAD, SCALAR) SWA__FLOAT_TAIL(3, d0, d1, LOAD, SCALAR)               \
+    }                                                                                                   \
+    SWA__AVX2 static float dot(const void *row, const void *x, int64_t n)                              \
+    {                                                                                                   \
+        float out;                                                                                      \
+        dots(row, x, 0, 1, n, &out);                                                                    \
+        return out;                                                                                     \
     }
 
 #define SWA__LOAD_F32(p) _mm256_loadu_ps(p)
 #define SWA__LOAD_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
-SWA__DOT_FLOAT_AVX2(swa__dot_f32_avx2, float, SWA__LOAD_F32, SWA__SCALAR_F32)
-SWA__DOT_FLOAT_AVX2(swa__dot_f16_avx2, uint16_t, SWA__LOAD_F16, swa__f16_to_f32)
-SWA__DOT_FLOAT_AVX2(swa__dot_bf16_avx2, uint16_t, swa__load_bf16_avx2, swa__bf16_to_f32)
+SWA__DOTS_FLOAT_AVX2(swa__dots_f32_avx2, swa__dot_f32_avx2, float, SWA__LOAD_F32, SWA__SCALAR_F32)
+SWA__DOTS_FLOAT_AVX2(swa__dots_f16_avx2, swa__dot_f16_avx2, uint16_t, SWA__LOAD_F16, swa__f16_to_f32)
+SWA__DOTS_FLOAT_AVX2(swa__dots_bf16_avx2, swa__dot_bf16_avx2, uint16_t, swa__load_bf16_avx2, swa__bf16_to_f32)
 
 /* Q8_0 and Q4_0 rows against up to 4 tokens at once: the weight block is loaded and unpacked
    once and meets each token's block in its own accumulator, with exactly the steps the
@@ -2350,7 +2373,7 @@ static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
 
 static const swa__kernels swa__kernels_neon = {
     "neon", swa__dot_f32_neon, swa__dot_f16_neon, swa__dot_bf16_neon, swa__dot_q8_0_neon, swa__dot_q4_0_neon,
-    swa__dot_q4_k_neon, swa__dot_q6_k_neon, NULL, NULL, swa__quantize_q8_neon, swa__quantize_q8k_neon, swa__to_f16_neon,
+    swa__dot_q4_k_neon, swa__dot_q6_k_neon, NULL, NULL, NULL, NULL, NULL, swa__quantize_q8_neon, swa__quantize_q8k_neon, swa__to_f16_neon,
     swa__axpy_f32_neon, swa__axpy_f16_neon, swa__rmsnorm_neon, swa__rope_neon, swa__softmax_neon, swa__swiglu_neon
 };
 
@@ -2362,14 +2385,15 @@ static const swa__kernels swa__kernels_neon = {
 
 static const swa__kernels swa__kernels_ref = {
     "ref", swa__dot_f32_ref, swa__dot_f16_ref, swa__dot_bf16_ref, swa__dot_q8_0_ref, swa__dot_q4_0_ref,
-    swa__dot_q4_k_ref, swa__dot_q6_k_ref, NULL, NULL, swa__quantize_q8_ref, swa__quantize_q8k_ref, swa__to_f16_ref,
+    swa__dot_q4_k_ref, swa__dot_q6_k_ref, NULL, NULL, NULL, NULL, NULL, swa__quantize_q8_ref, swa__quantize_q8k_ref, swa__to_f16_ref,
     swa__axpy_f32_ref, swa__axpy_f16_ref, swa__rmsnorm_ref, swa__rope_ref, swa__softmax_ref, swa__swiglu_ref
 };
 
 #if defined(SWA__HAVE_AVX2)
 static const swa__kernels swa__kernels_avx2 = {
     "avx2", swa__dot_f32_avx2, swa__dot_f16_avx2, swa__dot_bf16_avx2, swa__dot_q8_0_avx2, swa__dot_q4_0_avx2,
-    swa__dot_q4_k_avx2, swa__dot_q6_k_avx2, swa__dots_q8_0_avx2, swa__dots_q4_0_avx2, swa__quantize_q8_avx2,
+    swa__dot_q4_k_avx2, swa__dot_q6_k_avx2, swa__dots_f32_avx2, swa__dots_f16_avx2, swa__dots_bf16_avx2,
+    swa__dots_q8_0_avx2, swa__dots_q4_0_avx2, swa__quantize_q8_avx2,
     swa__quantize_q8k_avx2, swa__to_f16_avx2, swa__axpy_f32_avx2, swa__axpy_f16_avx2, swa__rmsnorm_avx2, swa__rope_avx2,
     swa__softmax_avx2, swa__swiglu_avx2
 };
@@ -2414,6 +2438,19 @@ static swa__dot_fn swa__kernel_dot(const swa__kernels *k, uint32_t type)
     case SWA_TYPE_Q4_0: return k->dot_q4_0;
     case SWA_TYPE_Q4_K: return k->dot_q4_k;
     case SWA_TYPE_Q6_K: return k->dot_q6_k;
+    default: return NULL;
+    }
+}
+
+/* The several-tokens-per-row kernel for a weight type, or NULL. */
+static swa__dots_fn swa__kernel_dots(const swa__kernels *k, uint32_t type)
+{
+    switch (type) {
+    case SWA_TYPE_F32: return k->dots_f32;
+    case SWA_TYPE_F16: return k->dots_f16;
+    case SWA_TYPE_BF16: return k->dots_bf16;
+    case SWA_TYPE_Q8_0: return k->dots_q8_0;
+    case SWA_TYPE_Q4_0: return k->dots_q4_0;
     default: return NULL;
     }
 }
@@ -3157,8 +3194,9 @@ SWADEF int32_t swa_ctx_window(const swa_ctx *c, int32_t layer)
 }
 
 /* y[t][r] = dot(row r of w, x[t]) for n tokens, x already in the weight type's activation
-   form (a row every x_stride bytes). Rows outside, tokens inside: each weight row is read from
-   memory once per chunk and stays in L1 for the other tokens. Rows [r0, r1) only. */
+   form (a row every x_stride bytes); rows [r0, r1) only, for the thread. Weight rows go in
+   blocks of about 64 KB: a block is read from memory once and stays in L2 while the tokens
+   pass it 4 at a time (through the dots kernel, when the type has one), their inputs in L1. */
 typedef struct swa__matmul_task {
     const swa__matrix *w;
     swa__dot_fn dot;
@@ -3169,26 +3207,35 @@ typedef struct swa__matmul_task {
     int64_t ldy, n;
 } swa__matmul_task;
 
+static void swa__matmul_rows(const swa__matmul_task *t, int64_t r0, int64_t r1)
+{
+    const uint8_t *w = (const uint8_t *)t->w->data;
+    size_t rb = t->w->row_bytes;
+    int64_t r, k;
+    float part[4];
+    int j;
+    for (k = 0; k < t->n; k += 4) {
+        int nt = t->n - k < 4 ? (int)(t->n - k) : 4;
+        const uint8_t *x = t->x + (size_t)k * t->x_stride;
+        float *y = t->y + k * t->ldy;
+        for (r = r0; r < r1; r++) {
+            if (t->dots) {
+                t->dots(w + (size_t)r * rb, x, t->x_stride, nt, t->w->n_in, part);
+                for (j = 0; j < nt; j++) y[j * t->ldy + r] = part[j];
+            } else {
+                for (j = 0; j < nt; j++) y[j * t->ldy + r] = t->dot(w + (size_t)r * rb, x + (size_t)j * t->x_stride, t->w->n_in);
+            }
+        }
+    }
+}
+
 static void swa__matmul_run(void *arg, int ith, int nth)
 {
     const swa__matmul_task *t = (const swa__matmul_task *)arg;
-    const uint8_t *row;
-    int64_t r0, r1, r, k;
-    float part[4];
-    int j;
+    int64_t r0, r1, r, block = (int64_t)(65536 / t->w->row_bytes);
+    if (block < 1) block = 1;
     swa__split(t->w->n_out, ith, nth, &r0, &r1);
-    row = (const uint8_t *)t->w->data + (size_t)r0 * t->w->row_bytes;
-    for (r = r0; r < r1; r++, row += t->w->row_bytes) {
-        if (!t->dots) {
-            for (k = 0; k < t->n; k++) t->y[k * t->ldy + r] = t->dot(row, t->x + (size_t)k * t->x_stride, t->w->n_in);
-            continue;
-        }
-        for (k = 0; k < t->n; k += 4) {
-            int nt = t->n - k < 4 ? (int)(t->n - k) : 4;
-            t->dots(row, t->x + (size_t)k * t->x_stride, t->x_stride, nt, t->w->n_in, part);
-            for (j = 0; j < nt; j++) t->y[(k + j) * t->ldy + r] = part[j];
-        }
-    }
+    for (r = r0; r < r1; r += block) swa__matmul_rows(t, r, r + block < r1 ? r + block : r1);
 }
 
 /* Quantize the inputs once for the weight type, then split the rows over the threads. Small
@@ -3200,7 +3247,7 @@ static void swa__matmul(swa_ctx *c, const swa__matrix *w, const float *x, int64_
     int64_t k;
     t.w = w;
     t.dot = swa__kernel_dot(c->kern, w->type);
-    t.dots = w->type == SWA_TYPE_Q8_0 ? c->kern->dots_q8_0 : w->type == SWA_TYPE_Q4_0 ? c->kern->dots_q4_0 : NULL;
+    t.dots = swa__kernel_dots(c->kern, w->type);
     t.y = y;
     t.ldy = ldy;
     t.n = n;

@@ -111,6 +111,48 @@ static void test_float_dots(void **state)
     }
 }
 
+/* Float rows against 4 tokens at once (x one element off alignment): each token gets exactly
+   the bits of the 1-token call. */
+static void check_multi_token_float(const swa__kernels *k, uint32_t type, const void *row, int64_t n)
+{
+    swa__dots_fn dots = swa__kernel_dots(k, type);
+    swa__dot_fn dot = swa__kernel_dot(k, type);
+    size_t stride = sizeof(float) * (size_t)(n + 3);
+    float *buf = (float *)malloc(4 * stride + sizeof(float)), *x = buf + 1, out[4];
+    int t, nt;
+    int64_t i;
+    assert_non_null(dots);
+    for (i = 0; i < 4 * (n + 3); i++) x[i] = next_float();
+    for (nt = 1; nt <= 4; nt++) {
+        dots(row, x, stride, nt, n, out);
+        for (t = 0; t < nt; t++) {
+            float alone = dot(row, (const uint8_t *)x + (size_t)t * stride, n);
+            assert_memory_equal(&out[t], &alone, sizeof alone);
+        }
+    }
+    free(buf);
+}
+
+static void test_float_multi_token(void **state)
+{
+    const swa__kernels *k = simd();
+    static float wf[4099 + 1];
+    static uint16_t wh[4099 + 1];
+    size_t s;
+    int64_t i;
+    (void)state;
+    for (s = 0; s < sizeof float_sizes / sizeof float_sizes[0]; s++) {
+        int64_t n = float_sizes[s];
+        for (i = 0; i < n; i++) {
+            wf[i + 1] = next_float();
+            wh[i + 1] = swa__f32_to_f16(next_float());
+        }
+        check_multi_token_float(k, SWA_TYPE_F32, wf + 1, n);
+        check_multi_token_float(k, SWA_TYPE_F16, wh + 1, n);
+        check_multi_token_float(k, SWA_TYPE_BF16, wh + 1, n);
+    }
+}
+
 /* |w| . |x| over the dequantized values: the scale of a dot product's rounding error. */
 static double magnitude(uint32_t type, const uint8_t *row, const float *x, int64_t n)
 {
@@ -160,7 +202,7 @@ static void check_block_dot(const swa__kernels *k, uint32_t type, int64_t n, int
 /* Several tokens per call give each token exactly the bits it gets alone. */
 static void check_multi_token(const swa__kernels *k, uint32_t type, int64_t n)
 {
-    swa__dots_fn dots = type == SWA_TYPE_Q8_0 ? k->dots_q8_0 : k->dots_q4_0;
+    swa__dots_fn dots = swa__kernel_dots(k, type);
     swa__dot_fn dot = swa__kernel_dot(k, type);
     uint8_t *row = (uint8_t *)malloc((size_t)(n / 32 * swa_type_block_bytes(type)));
     size_t stride = swa__act_bytes(SWA__ACT_Q8, n);
@@ -330,6 +372,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_float_dots),
+        cmocka_unit_test(test_float_multi_token),
         cmocka_unit_test(test_quantized_dots),
         cmocka_unit_test(test_quantize_and_convert),
         cmocka_unit_test(test_axpy),
