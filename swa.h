@@ -2466,10 +2466,12 @@ SWADEF swa_status swa_dequantize_row(uint32_t type, const void *src, float *dst,
 }
 
 /* ==== thread pool ====
-   Each context owns a persistent pool: workers start in swa_ctx_create and wait on a condition
-   variable; swa__pool_run hands all of them (and the caller, as thread 0) one task and waits
-   until every one has finished it. Tasks split their output by rows, each element computed by
-   exactly one thread with the same code, so results are bit-identical for any thread count. */
+   Each context owns a persistent pool: workers start in swa_ctx_create. swa__pool_run hands all
+   of them (and the caller, as thread 0) one task and waits until every one has finished it.
+   A forward pass runs a dozen tasks per layer, each a few microseconds on a small model, so
+   both sides spin briefly before they sleep on a condition variable: a wake-up through the
+   kernel costs more than such a task. Tasks split their output by rows, each element computed
+   by exactly one thread with the same code, so results are bit-identical for any thread count. */
 
 typedef void (*swa__task_fn)(void *arg, int ith, int nth);
 
@@ -2488,35 +2490,51 @@ struct swa__pool {
     swa__worker *workers;        /* [n - 1] */
     pthread_mutex_t mu;
     pthread_cond_t start, done;
-    uint64_t generation;         /* bumped for every task */
-    int pending;                 /* workers still busy with the current task */
-    int quit;
-    swa__task_fn fn;
+    uint64_t generation;         /* bumped for every task (atomic; written under mu) */
+    int pending;                 /* workers still busy with the current task (atomic) */
+    int quit;                    /* atomic; written under mu */
+    swa__task_fn fn;             /* published by the release store of generation */
     void *arg;
 #endif
 };
 
 #ifndef SWA_NO_THREADS
+/* About 20-50 microseconds of polling before a thread sleeps. */
+#define SWA__SPINS 4096
+
+static void swa__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 static void *swa__worker_main(void *p)
 {
     swa__worker *w = (swa__worker *)p;
     swa__pool *pool = w->pool;
     uint64_t seen = 0;
-    pthread_mutex_lock(&pool->mu);
     for (;;) {
-        swa__task_fn fn;
-        void *arg;
-        while (!pool->quit && pool->generation == seen) pthread_cond_wait(&pool->start, &pool->mu);
-        if (pool->quit) break;
-        seen = pool->generation;
-        fn = pool->fn;
-        arg = pool->arg;
-        pthread_mutex_unlock(&pool->mu);
-        fn(arg, w->ith, pool->n);
-        pthread_mutex_lock(&pool->mu);
-        if (--pool->pending == 0) pthread_cond_signal(&pool->done);
+        int spins;
+        for (spins = 0; spins < SWA__SPINS && __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE) == seen &&
+                        !__atomic_load_n(&pool->quit, __ATOMIC_ACQUIRE); spins++)
+            swa__cpu_relax();
+        if (spins == SWA__SPINS) {
+            pthread_mutex_lock(&pool->mu);
+            while (!pool->quit && pool->generation == seen) pthread_cond_wait(&pool->start, &pool->mu);
+            pthread_mutex_unlock(&pool->mu);
+        }
+        if (__atomic_load_n(&pool->quit, __ATOMIC_ACQUIRE)) break;
+        seen = __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE);
+        pool->fn(pool->arg, w->ith, pool->n);
+        if (__atomic_sub_fetch(&pool->pending, 1, __ATOMIC_ACQ_REL) == 0) {
+            pthread_mutex_lock(&pool->mu);        /* the caller may be about to sleep */
+            pthread_cond_signal(&pool->done);
+            pthread_mutex_unlock(&pool->mu);
+        }
     }
-    pthread_mutex_unlock(&pool->mu);
     return NULL;
 }
 #endif
@@ -2527,7 +2545,7 @@ static void swa__pool_stop(swa__pool *p)
     int i;
     if (p->n <= 1) return;
     pthread_mutex_lock(&p->mu);
-    p->quit = 1;
+    __atomic_store_n(&p->quit, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&p->start);
     pthread_mutex_unlock(&p->mu);
     for (i = 0; i < p->started; i++) pthread_join(p->threads[i], NULL);
@@ -2572,16 +2590,19 @@ static void swa__pool_run(swa__pool *p, swa__task_fn fn, void *arg)
     (void)p;
 #ifndef SWA_NO_THREADS
     if (p->n > 1) {
+        int spins;
         pthread_mutex_lock(&p->mu);
         p->fn = fn;
         p->arg = arg;
-        p->pending = p->n - 1;
-        p->generation++;
+        __atomic_store_n(&p->pending, p->n - 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&p->generation, p->generation + 1, __ATOMIC_RELEASE);
         pthread_cond_broadcast(&p->start);
         pthread_mutex_unlock(&p->mu);
         fn(arg, 0, p->n);
+        for (spins = 0; spins < SWA__SPINS && __atomic_load_n(&p->pending, __ATOMIC_ACQUIRE) > 0; spins++)
+            swa__cpu_relax();
         pthread_mutex_lock(&p->mu);
-        while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
+        while (__atomic_load_n(&p->pending, __ATOMIC_ACQUIRE) > 0) pthread_cond_wait(&p->done, &p->mu);
         pthread_mutex_unlock(&p->mu);
         return;
     }

@@ -112,7 +112,8 @@ static void test_float_dots(void **state)
 }
 
 /* Float rows against 4 tokens at once (x one element off alignment): each token gets exactly
-   the bits of the 1-token call. */
+   the bits of the 1-token call. A kernel table without a multi-token kernel for the type (the
+   NEON one) has the matrix products call the 1-token dot per token: nothing to compare. */
 static void check_multi_token_float(const swa__kernels *k, uint32_t type, const void *row, int64_t n)
 {
     swa__dots_fn dots = swa__kernel_dots(k, type);
@@ -121,7 +122,7 @@ static void check_multi_token_float(const swa__kernels *k, uint32_t type, const 
     float *buf = (float *)malloc(4 * stride + sizeof(float)), *x = buf + 1, out[4];
     int t, nt;
     int64_t i;
-    assert_non_null(dots);
+    if (!dots) { free(buf); return; }
     for (i = 0; i < 4 * (n + 3); i++) x[i] = next_float();
     for (nt = 1; nt <= 4; nt++) {
         dots(row, x, stride, nt, n, out);
