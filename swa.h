@@ -2118,61 +2118,102 @@ static inline float32x4_t swa__load_bf16_neon(const uint16_t *p)
     return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16));
 }
 
-#define SWA__DOT_FLOAT_NEON(name, T, LOAD, SCALAR)                                          \
-    static float name(const void *row, const void *x, int64_t n)                           \
-    {                                                                                       \
-        const T *w = (const T *)row;                                                        \
-        const float *v = (const float *)x;                                                  \
-        float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;                      \
-        float sum;                                                                          \
-        int64_t i = 0;                                                                      \
-        for (; i + 16 <= n; i += 16) {                                                      \
-            a0 = vfmaq_f32(a0, LOAD(w + i), vld1q_f32(v + i));                              \
-            a1 = vfmaq_f32(a1, LOAD(w + i + 4), vld1q_f32(v + i + 4));                      \
-            a2 = vfmaq_f32(a2, LOAD(w + i + 8), vld1q_f32(v + i + 8));                      \
-            a3 = vfmaq_f32(a3, LOAD(w + i + 12), vld1q_f32(v + i + 12));                    \
-        }                                                                                   \
-        for (; i + 4 <= n; i += 4) a0 = vfmaq_f32(a0, LOAD(w + i), vld1q_f32(v + i));      \
-        sum = vaddvq_f32(vaddq_f32(vaddq_f32(a0, a1), vaddq_f32(a2, a3)));                  \
-        for (; i < n; i++) sum += SCALAR(w[i]) * v[i];                                      \
-        return sum;                                                                         \
+/* Float rows against up to 4 tokens: each 16 weights are widened once and meet every token,
+   which keeps the four accumulators the 1-token call has (the same code with nt = 1): 16 of
+   the 32 vector registers. */
+#define SWA__FLOAT_STEP_NEON(k, A)                                                                  \
+    if (nt > k) {                                                                                   \
+        const float *v = (const float *)(xb + (size_t)(k) * stride) + i;                           \
+        A##0 = vfmaq_f32(A##0, w0, vld1q_f32(v));                                                   \
+        A##1 = vfmaq_f32(A##1, w1, vld1q_f32(v + 4));                                               \
+        A##2 = vfmaq_f32(A##2, w2, vld1q_f32(v + 8));                                               \
+        A##3 = vfmaq_f32(A##3, w3, vld1q_f32(v + 12));                                              \
+    }
+#define SWA__FLOAT_TAIL_NEON(k, A, LOAD, SCALAR)                                                    \
+    if (nt > k) {                                                                                   \
+        const float *v = (const float *)(xb + (size_t)(k) * stride);                               \
+        float sum;                                                                                  \
+        int64_t j = i;                                                                              \
+        for (; j + 4 <= n; j += 4) A##0 = vfmaq_f32(A##0, LOAD(w + j), vld1q_f32(v + j));           \
+        sum = vaddvq_f32(vaddq_f32(vaddq_f32(A##0, A##1), vaddq_f32(A##2, A##3)));                  \
+        for (; j < n; j++) sum += SCALAR(w[j]) * v[j];                                              \
+        out[k] = sum;                                                                               \
+    }
+
+#define SWA__DOTS_FLOAT_NEON(dots, dot, T, LOAD, SCALAR)                                            \
+    static void dots(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
+    {                                                                                               \
+        const T *w = (const T *)row;                                                                \
+        const uint8_t *xb = (const uint8_t *)x;                                                    \
+        float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0; \
+        float32x4_t c0 = a0, c1 = a0, c2 = a0, c3 = a0, d0 = a0, d1 = a0, d2 = a0, d3 = a0;         \
+        int64_t i = 0;                                                                              \
+        for (; i + 16 <= n; i += 16) {                                                              \
+            float32x4_t w0 = LOAD(w + i), w1 = LOAD(w + i + 4), w2 = LOAD(w + i + 8), w3 = LOAD(w + i + 12); \
+            SWA__FLOAT_STEP_NEON(0, a) SWA__FLOAT_STEP_NEON(1, b)                                   \
+            SWA__FLOAT_STEP_NEON(2, c) SWA__FLOAT_STEP_NEON(3, d)                                   \
+        }                                                                                           \
+        SWA__FLOAT_TAIL_NEON(0, a, LOAD, SCALAR) SWA__FLOAT_TAIL_NEON(1, b, LOAD, SCALAR)           \
+        SWA__FLOAT_TAIL_NEON(2, c, LOAD, SCALAR) SWA__FLOAT_TAIL_NEON(3, d, LOAD, SCALAR)           \
+    }                                                                                               \
+    static float dot(const void *row, const void *x, int64_t n)                                    \
+    {                                                                                               \
+        float out;                                                                                  \
+        dots(row, x, 0, 1, n, &out);                                                                \
+        return out;                                                                                 \
     }
 
 #define SWA__LOAD_F32_NEON(p) vld1q_f32(p)
-SWA__DOT_FLOAT_NEON(swa__dot_f32_neon, float, SWA__LOAD_F32_NEON, SWA__SCALAR_F32)
-SWA__DOT_FLOAT_NEON(swa__dot_f16_neon, uint16_t, swa__load_f16_neon, swa__f16_to_f32)
-SWA__DOT_FLOAT_NEON(swa__dot_bf16_neon, uint16_t, swa__load_bf16_neon, swa__bf16_to_f32)
+SWA__DOTS_FLOAT_NEON(swa__dots_f32_neon, swa__dot_f32_neon, float, SWA__LOAD_F32_NEON, SWA__SCALAR_F32)
+SWA__DOTS_FLOAT_NEON(swa__dots_f16_neon, swa__dot_f16_neon, uint16_t, swa__load_f16_neon, swa__f16_to_f32)
+SWA__DOTS_FLOAT_NEON(swa__dots_bf16_neon, swa__dot_bf16_neon, uint16_t, swa__load_bf16_neon, swa__bf16_to_f32)
 
-static float swa__dot_q8_0_neon(const void *row, const void *x, int64_t n)
-{
-    const uint8_t *w = (const uint8_t *)row;
-    const swa__q8 *a = (const swa__q8 *)x;
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    int64_t i;
-    for (i = 0; i < n; i += 32, w += 34, a++) {
-        int32x4_t s = swa__dot16_neon(vdupq_n_s32(0), vld1q_s8((const int8_t *)w + 2), vld1q_s8(a->q));
-        s = swa__dot16_neon(s, vld1q_s8((const int8_t *)w + 18), vld1q_s8(a->q + 16));
-        acc = vfmaq_n_f32(acc, vcvtq_f32_s32(s), swa__f16_to_f32(swa__load_u16(w)) * a->d);
+/* Q8_0 and Q4_0 rows against up to 4 tokens: the weight block is unpacked once and meets each
+   token's block in its own accumulator, with the steps the 1-token call takes. */
+#define SWA__Q8_STEP_NEON(k, accum)                                                                 \
+    if (nt > k) {                                                                                   \
+        const swa__q8 *a = (const swa__q8 *)(xa + (size_t)(k) * stride) + b;                      \
+        int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(a->q)), q1, vld1q_s8(a->q + 16)); \
+        accum = vfmaq_n_f32(accum, vcvtq_f32_s32(s), dw * a->d);                                    \
     }
-    return vaddvq_f32(acc);
-}
 
-static float swa__dot_q4_0_neon(const void *row, const void *x, int64_t n)
-{
-    const uint8_t *w = (const uint8_t *)row;
-    const swa__q8 *a = (const swa__q8 *)x;
-    const int8x16_t eight = vdupq_n_s8(8);
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    int64_t i;
-    for (i = 0; i < n; i += 32, w += 18, a++) {
-        uint8x16_t raw = vld1q_u8(w + 2);
-        int8x16_t lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(15))), eight);
-        int8x16_t hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw, 4)), eight);
-        int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), lo, vld1q_s8(a->q)), hi, vld1q_s8(a->q + 16));
-        acc = vfmaq_n_f32(acc, vcvtq_f32_s32(s), swa__f16_to_f32(swa__load_u16(w)) * a->d);
+#define SWA__DOTS_Q8_NEON(dots, dot, BLOCK_BYTES, UNPACK)                                           \
+    static void dots(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
+    {                                                                                               \
+        const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;                        \
+        float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0, c2 = c0, c3 = c0;                              \
+        int64_t b;                                                                                  \
+        for (b = 0; b < n / 32; b++, w += BLOCK_BYTES) {                                            \
+            int8x16_t q0, q1;                                                                       \
+            float dw = swa__f16_to_f32(swa__load_u16(w));                                           \
+            UNPACK(w, q0, q1);                                                                      \
+            SWA__Q8_STEP_NEON(0, c0) SWA__Q8_STEP_NEON(1, c1)                                       \
+            SWA__Q8_STEP_NEON(2, c2) SWA__Q8_STEP_NEON(3, c3)                                       \
+        }                                                                                           \
+        out[0] = vaddvq_f32(c0);                                                                    \
+        if (nt > 1) out[1] = vaddvq_f32(c1);                                                        \
+        if (nt > 2) out[2] = vaddvq_f32(c2);                                                        \
+        if (nt > 3) out[3] = vaddvq_f32(c3);                                                        \
+    }                                                                                               \
+    static float dot(const void *row, const void *x, int64_t n)                                    \
+    {                                                                                               \
+        float out;                                                                                  \
+        dots(row, x, 0, 1, n, &out);                                                                \
+        return out;                                                                                 \
     }
-    return vaddvq_f32(acc);
-}
+
+#define SWA__UNPACK_Q8_0_NEON(w, q0, q1)                                                            \
+    q0 = vld1q_s8((const int8_t *)(w) + 2);                                                         \
+    q1 = vld1q_s8((const int8_t *)(w) + 18)
+/* Elements 0..15 are the low nibbles and 16..31 the high ones, minus 8. */
+#define SWA__UNPACK_Q4_0_NEON(w, q0, q1)                                                            \
+    {                                                                                               \
+        uint8x16_t raw = vld1q_u8((w) + 2);                                                         \
+        q0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(15))), vdupq_n_s8(8));           \
+        q1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw, 4)), vdupq_n_s8(8));                      \
+    }
+SWA__DOTS_Q8_NEON(swa__dots_q8_0_neon, swa__dot_q8_0_neon, 34, SWA__UNPACK_Q8_0_NEON)
+SWA__DOTS_Q8_NEON(swa__dots_q4_0_neon, swa__dot_q4_0_neon, 18, SWA__UNPACK_Q4_0_NEON)
 
 static float swa__dot_q4_k_neon(const void *row, const void *x, int64_t n)
 {
@@ -2385,7 +2426,8 @@ static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
 
 static const swa__kernels swa__kernels_neon = {
     "neon", swa__dot_f32_neon, swa__dot_f16_neon, swa__dot_bf16_neon, swa__dot_q8_0_neon, swa__dot_q4_0_neon,
-    swa__dot_q4_k_neon, swa__dot_q6_k_neon, NULL, NULL, NULL, NULL, NULL, swa__quantize_q8_neon, swa__quantize_q8k_neon, swa__to_f16_neon,
+    swa__dot_q4_k_neon, swa__dot_q6_k_neon, swa__dots_f32_neon, swa__dots_f16_neon, swa__dots_bf16_neon,
+    swa__dots_q8_0_neon, swa__dots_q4_0_neon, swa__quantize_q8_neon, swa__quantize_q8k_neon, swa__to_f16_neon,
     swa__axpy_f32_neon, swa__axpy_f16_neon, swa__rmsnorm_neon, swa__rope_neon, swa__softmax_neon, swa__swiglu_neon
 };
 
