@@ -273,11 +273,11 @@ typedef struct swa_ctx_config {
     int32_t n_batch;   /* 0 = 64; prompt tokens per forward pass                             */
     int32_t n_threads; /* 0 = the number of online CPUs; threads the context computes with    */
     int32_t kernels;   /* 0 = the best the CPU runs; SWA_KERNELS_REF forces the scalar loops  */
-    int32_t kv_type;   /* 0 = SWA_KV_F16; SWA_KV_F32 keeps keys and values in full precision  */
+    int32_t kv_type;   /* 0 = SWA_KV_F16; SWA_KV_F32 full precision; SWA_KV_Q8_0 ~half of F16 */
 } swa_ctx_config;
 
 enum { SWA_KERNELS_BEST = 0, SWA_KERNELS_REF = 1 };
-enum { SWA_KV_F16 = 0, SWA_KV_F32 = 1 };
+enum { SWA_KV_F16 = 0, SWA_KV_F32 = 1, SWA_KV_Q8_0 = 2 };
 
 /* The defaults with zeros resolved against a model (or left 0 when m is NULL). */
 SWADEF swa_ctx_config swa_ctx_config_default(const swa_model *m);
@@ -298,6 +298,8 @@ SWADEF swa_ctx_config swa_ctx_config_get(const swa_ctx *c); /* the resolved conf
 SWADEF int32_t    swa_ctx_window(const swa_ctx *c, int32_t layer);  /* 0 = full attention */
 SWADEF size_t     swa_ctx_cache_bytes(const swa_ctx *c);    /* the K and V ring buffers */
 SWADEF const char *swa_ctx_kernels(const swa_ctx *c);       /* "avx2", "neon" or "ref" */
+SWADEF const char *swa_kv_type_name(int32_t kv_type);      /* "f16", "f32", "q8_0"; NULL if unknown */
+SWADEF int32_t swa_kv_type_from_name(const char *name);    /* the inverse; -1 if unknown */
 
 /* Evaluate tokens at the current position and advance it by n. *logits (may be NULL) gets the
    last token's n_vocab logits, valid until the next call on this context. With n > n_batch
@@ -1580,6 +1582,37 @@ static void swa__axpy_f16_ref(float *y, float a, const void *x, int64_t n)
     for (i = 0; i < n; i++) y[i] += a * swa__f16_to_f32(v[i]);
 }
 
+/* y += a * x for a row of Q8_0 blocks: values in a Q8_0 cache. */
+static void swa__axpy_q8_0_ref(float *y, float a, const void *x, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)x;
+    int64_t i;
+    int j;
+    for (i = 0; i < n; i += 32, b += 34) {
+        float s = a * swa__f16_to_f32(swa__load_u16(b));
+        for (j = 0; j < 32; j++) y[i + j] += s * (float)(int8_t)b[2 + j];
+    }
+}
+
+/* Keys and values to Q8_0 blocks, ggml's layout and rounding (the format of Q8_0 weights, so
+   the Q8_0 dot kernels read them): d = max|x| / 127 stored as F16, q = x / d rounded half away
+   from zero. Not a hot path: one row of keys and one of values per token and layer. */
+static void swa__quantize_row_q8_0(const float *x, uint8_t *out, int64_t n)
+{
+    int64_t i;
+    int j;
+    for (i = 0; i < n; i += 32, x += 32, out += 34) {
+        float amax = 0.0f, d, id;
+        uint16_t h;
+        for (j = 0; j < 32; j++) amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+        d = amax / 127.0f;
+        id = d > 0.0f ? 1.0f / d : 0.0f;
+        h = swa__f32_to_f16(d);
+        memcpy(out, &h, 2);
+        for (j = 0; j < 32; j++) out[2 + j] = (uint8_t)(int8_t)roundf(x[j] * id);
+    }
+}
+
 static void swa__rmsnorm_ref(float *out, const float *x, const float *w, int64_t n, float eps)
 {
     float ss = 0.0f, scale;
@@ -1645,6 +1678,7 @@ typedef struct swa__kernels {
     void (*to_f16)(const float *x, uint16_t *out, int64_t n);
     void (*axpy_f32)(float *y, float a, const void *x, int64_t n);
     void (*axpy_f16)(float *y, float a, const void *x, int64_t n);
+    void (*axpy_q8_0)(float *y, float a, const void *x, int64_t n);
     void (*rmsnorm)(float *out, const float *x, const float *w, int64_t n, float eps);
     void (*rope)(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs);
     void (*softmax)(float *x, int64_t n);
@@ -1989,6 +2023,20 @@ SWA__AVX2 static void swa__axpy_f16_avx2(float *y, float a, const void *x, int64
     for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(y + i, _mm256_fmadd_ps(s, SWA__LOAD_F16(v + i), _mm256_loadu_ps(y + i)));
     for (; i < n; i++) y[i] += a * swa__f16_to_f32(v[i]);
+}
+
+SWA__AVX2 static void swa__axpy_q8_0_avx2(float *y, float a, const void *x, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)x;
+    int64_t i;
+    int k;
+    for (i = 0; i < n; i += 32, b += 34) {
+        __m256 s = _mm256_set1_ps(a * _cvtsh_ss(swa__load_u16(b)));
+        for (k = 0; k < 32; k += 8) {
+            __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(b + 2 + k))));
+            _mm256_storeu_ps(y + i + k, _mm256_fmadd_ps(s, q, _mm256_loadu_ps(y + i + k)));
+        }
+    }
 }
 
 /* exp(x) for 8 floats, Cephes' method: x = n ln2 + r with |r| <= ln2/2, a degree-5 polynomial
@@ -2344,6 +2392,22 @@ static void swa__axpy_f16_neon(float *y, float a, const void *x, int64_t n)
     for (; i < n; i++) y[i] += a * swa__f16_to_f32(v[i]);
 }
 
+static void swa__axpy_q8_0_neon(float *y, float a, const void *x, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)x;
+    int64_t i;
+    int k;
+    for (i = 0; i < n; i += 32, b += 34) {
+        float s = a * swa__f16_to_f32(swa__load_u16(b));
+        for (k = 0; k < 32; k += 8) {
+            int16x8_t q = vmovl_s8(vld1_s8((const int8_t *)b + 2 + k));
+            float *o = y + i + k;
+            vst1q_f32(o, vfmaq_n_f32(vld1q_f32(o), vcvtq_f32_s32(vmovl_s16(vget_low_s16(q))), s));
+            vst1q_f32(o + 4, vfmaq_n_f32(vld1q_f32(o + 4), vcvtq_f32_s32(vmovl_s16(vget_high_s16(q))), s));
+        }
+    }
+}
+
 /* exp(x) for 4 floats: the AVX2 version's method and constants. */
 static inline float32x4_t swa__exp_neon(float32x4_t x)
 {
@@ -2428,7 +2492,7 @@ static const swa__kernels swa__kernels_neon = {
     "neon", swa__dot_f32_neon, swa__dot_f16_neon, swa__dot_bf16_neon, swa__dot_q8_0_neon, swa__dot_q4_0_neon,
     swa__dot_q4_k_neon, swa__dot_q6_k_neon, swa__dots_f32_neon, swa__dots_f16_neon, swa__dots_bf16_neon,
     swa__dots_q8_0_neon, swa__dots_q4_0_neon, swa__quantize_q8_neon, swa__quantize_q8k_neon, swa__to_f16_neon,
-    swa__axpy_f32_neon, swa__axpy_f16_neon, swa__rmsnorm_neon, swa__rope_neon, swa__softmax_neon, swa__swiglu_neon
+    swa__axpy_f32_neon, swa__axpy_f16_neon, swa__axpy_q8_0_neon, swa__rmsnorm_neon, swa__rope_neon, swa__softmax_neon, swa__swiglu_neon
 };
 
 #endif /* SWA__HAVE_NEON */
@@ -2440,7 +2504,7 @@ static const swa__kernels swa__kernels_neon = {
 static const swa__kernels swa__kernels_ref = {
     "ref", swa__dot_f32_ref, swa__dot_f16_ref, swa__dot_bf16_ref, swa__dot_q8_0_ref, swa__dot_q4_0_ref,
     swa__dot_q4_k_ref, swa__dot_q6_k_ref, NULL, NULL, NULL, NULL, NULL, swa__quantize_q8_ref, swa__quantize_q8k_ref, swa__to_f16_ref,
-    swa__axpy_f32_ref, swa__axpy_f16_ref, swa__rmsnorm_ref, swa__rope_ref, swa__softmax_ref, swa__swiglu_ref
+    swa__axpy_f32_ref, swa__axpy_f16_ref, swa__axpy_q8_0_ref, swa__rmsnorm_ref, swa__rope_ref, swa__softmax_ref, swa__swiglu_ref
 };
 
 #if defined(SWA__HAVE_AVX2)
@@ -2448,7 +2512,7 @@ static const swa__kernels swa__kernels_avx2 = {
     "avx2", swa__dot_f32_avx2, swa__dot_f16_avx2, swa__dot_bf16_avx2, swa__dot_q8_0_avx2, swa__dot_q4_0_avx2,
     swa__dot_q4_k_avx2, swa__dot_q6_k_avx2, swa__dots_f32_avx2, swa__dots_f16_avx2, swa__dots_bf16_avx2,
     swa__dots_q8_0_avx2, swa__dots_q4_0_avx2, swa__quantize_q8_avx2,
-    swa__quantize_q8k_avx2, swa__to_f16_avx2, swa__axpy_f32_avx2, swa__axpy_f16_avx2, swa__rmsnorm_avx2, swa__rope_avx2,
+    swa__quantize_q8k_avx2, swa__to_f16_avx2, swa__axpy_f32_avx2, swa__axpy_f16_avx2, swa__axpy_q8_0_avx2, swa__rmsnorm_avx2, swa__rope_avx2,
     swa__softmax_avx2, swa__swiglu_avx2
 };
 
@@ -3065,7 +3129,7 @@ struct swa_ctx {
     int64_t *n_slots;          /* [n_layer] ring size: the window, or n_ctx for full layers */
     uint8_t **k_cache;         /* [n_layer] -> [n_slots][n_kv_head*head_dim] F16 or F32 */
     uint8_t **v_cache;         /* [n_layer] -> [n_slots][n_kv_head*head_dim] F16 or F32 */
-    size_t kv_elem;            /* bytes per cached value: 2 or 4 */
+    int32_t kv_type;           /* SWA_KV_F16, SWA_KV_F32 or SWA_KV_Q8_0 */
     const swa__kernels *kern;
     double *inv_freq;          /* [n_rot/2] RoPE frequencies base^(-2i/n_rot) */
     /* scratch for one chunk of up to n_batch tokens */
@@ -3078,6 +3142,7 @@ struct swa_ctx {
     float *att;                /* [n_batch][n_head*head_dim] attention output */
     float *gate, *up;          /* [n_batch][n_ff] */
     float *scores;             /* [n_threads][max n_slots] attention weights, one row per thread */
+    uint8_t *q8;               /* [n_threads][head] a query as Q8 blocks, for a Q8_0 cache */
     int64_t max_slots;
     float *rope;               /* [n_batch][n_rot/2][cos, sin] */
     float *logits;             /* [n_vocab] */
@@ -3110,11 +3175,14 @@ static swa_status swa__resolve_config(const swa_model *m, const swa_ctx_config *
     if (!in) in = &zero;
     if (in->window < 0 || in->n_ctx < 0 || in->n_batch < 0 || in->n_threads < 0 || in->n_threads > SWA__MAX_THREADS ||
         (in->kernels != SWA_KERNELS_BEST && in->kernels != SWA_KERNELS_REF) ||
-        (in->kv_type != SWA_KV_F16 && in->kv_type != SWA_KV_F32))
+        (in->kv_type != SWA_KV_F16 && in->kv_type != SWA_KV_F32 && in->kv_type != SWA_KV_Q8_0))
         return swa__fail(err, SWA_ERR_INVALID_ARG,
                          "context config: window %d, n_ctx %d, n_batch %d, n_threads %d, kernels %d, kv_type %d: "
                          "sizes may not be negative, n_threads is at most %d, kernels and kv_type take their enums",
                          in->window, in->n_ctx, in->n_batch, in->n_threads, in->kernels, in->kv_type, SWA__MAX_THREADS);
+    if (in->kv_type == SWA_KV_Q8_0 && m->hp.head_dim % 32 != 0)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "a Q8_0 key/value cache needs a head size that is a multiple of 32, not %d",
+                         (int)m->hp.head_dim);
     *out = *in;
     if (!out->n_ctx)
         out->n_ctx = m->hp.n_ctx_train > 0 && m->hp.n_ctx_train < SWA__DEFAULT_N_CTX ? m->hp.n_ctx_train
@@ -3138,13 +3206,19 @@ static int32_t swa__effective_window(const swa_model *m, const swa_ctx_config *c
     return cfg->window > 0 ? cfg->window : m->window[l];
 }
 
+/* Bytes of n cached values (n a multiple of 32 for Q8_0: a whole number of heads). */
+static uint64_t swa__kv_bytes(int32_t kv_type, int64_t n)
+{
+    return kv_type == SWA_KV_F32 ? 4 * (uint64_t)n : kv_type == SWA_KV_F16 ? 2 * (uint64_t)n : (uint64_t)n / 32 * 34;
+}
+
 /* Lay the context out in an arena: measure with c->... pointers left NULL, or place them. */
 static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_ctx *c, swa__arena *a)
 {
     const swa_hparams *hp = &m->hp;
     uint64_t nb = (uint64_t)cfg->n_batch, kvd = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
     uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, max_slots = 1, cache_start;
-    uint64_t es = cfg->kv_type == SWA_KV_F32 ? 4 : 2, widest = (uint64_t)(hp->n_ff > hp->n_embd ? hp->n_ff : hp->n_embd);
+    uint64_t kv_row = swa__kv_bytes(cfg->kv_type, (int64_t)kvd), widest = (uint64_t)(hp->n_ff > hp->n_embd ? hp->n_ff : hp->n_embd);
     uint64_t act_row = swa__act_bytes(SWA__ACT_Q8, (int64_t)widest + 255), act_k = swa__act_bytes(SWA__ACT_Q8K, (int64_t)widest + 255);
     int64_t l;
     c->window = (int32_t *)swa__arena_take(a, (uint64_t)hp->n_layer, sizeof(int32_t));
@@ -3155,8 +3229,8 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     for (l = 0; l < hp->n_layer; l++) {
         int32_t w = swa__effective_window(m, cfg, l);
         uint64_t slots = (uint64_t)(w > 0 ? w : cfg->n_ctx);
-        uint8_t *k = (uint8_t *)swa__arena_take(a, slots, kvd * es);
-        uint8_t *v = (uint8_t *)swa__arena_take(a, slots, kvd * es);
+        uint8_t *k = (uint8_t *)swa__arena_take(a, slots, kv_row);
+        uint8_t *v = (uint8_t *)swa__arena_take(a, slots, kv_row);
         if (slots > max_slots) max_slots = slots;
         if (a->base) {
             c->window[l] = w;
@@ -3171,8 +3245,8 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     c->xb = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
     c->q = (float *)swa__arena_take(a, nb * qd, sizeof(float));
     c->k = (float *)swa__arena_take(a, nb * kvd, sizeof(float));
-    c->kc = (uint8_t *)swa__arena_take(a, nb * kvd, es);
-    c->vc = (uint8_t *)swa__arena_take(a, nb * kvd, es);
+    c->kc = (uint8_t *)swa__arena_take(a, nb, kv_row);
+    c->vc = (uint8_t *)swa__arena_take(a, nb, kv_row);
     c->xq = (uint8_t *)swa__arena_take(a, nb, act_row > act_k ? act_row : act_k);
     c->v = (float *)swa__arena_take(a, nb * kvd, sizeof(float));
     c->att = (float *)swa__arena_take(a, nb * qd, sizeof(float));
@@ -3180,6 +3254,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     c->up = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_ff, sizeof(float));
     c->max_slots = (int64_t)max_slots;
     c->scores = (float *)swa__arena_take(a, max_slots * (uint64_t)cfg->n_threads, sizeof(float));
+    c->q8 = (uint8_t *)swa__arena_take(a, (uint64_t)cfg->n_threads, swa__act_bytes(SWA__ACT_Q8, hp->head_dim + 31));
     c->rope = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_rot, sizeof(float));
     c->logits = (float *)swa__arena_take(a, (uint64_t)hp->n_vocab, sizeof(float));
 #ifndef SWA_NO_THREADS
@@ -3231,7 +3306,7 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
     c->model = m;
     c->cfg = r;
     c->kern = swa__kernels_select(r.kernels);
-    c->kv_elem = r.kv_type == SWA_KV_F32 ? 4 : 2;
+    c->kv_type = r.kv_type;
     c->max_pos = INT64_MAX;
     for (l = 0; l < m->hp.n_layer; l++)
         if (c->window[l] == 0) c->max_pos = r.n_ctx;
@@ -3262,6 +3337,21 @@ SWADEF int64_t swa_ctx_pos(const swa_ctx *c) { return c->pos; }
 SWADEF swa_ctx_config swa_ctx_config_get(const swa_ctx *c) { return c->cfg; }
 SWADEF size_t swa_ctx_cache_bytes(const swa_ctx *c) { return c->cache_bytes; }
 SWADEF const char *swa_ctx_kernels(const swa_ctx *c) { return c->kern->name; }
+
+static const char *const swa__kv_names[3] = {"f16", "f32", "q8_0"};   /* by SWA_KV_* */
+
+SWADEF const char *swa_kv_type_name(int32_t kv_type)
+{
+    return kv_type >= 0 && kv_type < 3 ? swa__kv_names[kv_type] : NULL;
+}
+
+SWADEF int32_t swa_kv_type_from_name(const char *name)
+{
+    int32_t t;
+    for (t = 0; name && t < 3; t++)
+        if (!strcmp(name, swa__kv_names[t])) return t;
+    return -1;
+}
 
 SWADEF int32_t swa_ctx_window(const swa_ctx *c, int32_t layer)
 {
@@ -3373,22 +3463,29 @@ static void swa__attention_run(void *arg, int ith, int nth)
     const swa_hparams *hp = &c->model->hp;
     int64_t hd = hp->head_dim, qd = (int64_t)hp->n_head * hd, group = hp->n_head / hp->n_kv_head;
     int64_t S = c->n_slots[task->l], W = c->window[task->l], p0, p1, p, j;
-    size_t row = (size_t)hp->n_kv_head * (size_t)hd * c->kv_elem;     /* bytes per cached position */
+    size_t row = (size_t)swa__kv_bytes(c->kv_type, hp->n_kv_head * hd), head_bytes = (size_t)swa__kv_bytes(c->kv_type, hd);
     const uint8_t *k_ring = c->k_cache[task->l], *v_ring = c->v_cache[task->l];
-    int f16 = c->kv_elem == 2;
-    swa__dot_fn dot = f16 ? c->kern->dot_f16 : c->kern->dot_f32;
-    void (*axpy)(float *, float, const void *, int64_t) = f16 ? c->kern->axpy_f16 : c->kern->axpy_f32;
+    /* a Q8_0 cache meets the query quantized to Q8 blocks, as Q8_0 weights meet activations */
+    uint8_t *q8 = c->q8 + (size_t)ith * swa__act_bytes(SWA__ACT_Q8, hd + 31);
+    swa__dot_fn dot = c->kv_type == SWA_KV_F16 ? c->kern->dot_f16 : c->kv_type == SWA_KV_F32 ? c->kern->dot_f32 : c->kern->dot_q8_0;
+    void (*axpy)(float *, float, const void *, int64_t) =
+        c->kv_type == SWA_KV_F16 ? c->kern->axpy_f16 : c->kv_type == SWA_KV_F32 ? c->kern->axpy_f32 : c->kern->axpy_q8_0;
     float *scores = c->scores + (int64_t)ith * c->max_slots, scale = 1.0f / sqrtf((float)hd);
     swa__split(task->n * hp->n_head, ith, nth, &p0, &p1);
     for (p = p0; p < p1; p++) {
         int64_t t = p / hp->n_head, h = p % hp->n_head, i = c->pos + t;
         int64_t lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0;
-        size_t head = (size_t)(h / group) * (size_t)hd * c->kv_elem;
+        size_t head = (size_t)(h / group) * head_bytes;
         const float *q = c->q + t * qd + h * hd;
+        const void *qk = q;
         float *out = c->att + t * qd + h * hd;
+        if (c->kv_type == SWA_KV_Q8_0) {
+            c->kern->quantize_q8(q, q8, hd);
+            qk = q8;
+        }
         for (j = lo; j <= i; j++) {
             const uint8_t *k = j < c->pos ? k_ring + (size_t)(j % S) * row : c->kc + (size_t)(j - c->pos) * row;
-            scores[j - lo] = dot(k + head, q, hd) * scale;
+            scores[j - lo] = dot(k + head, qk, hd) * scale;
         }
         c->kern->softmax(scores, i - lo + 1);
         memset(out, 0, (size_t)hd * sizeof(float));
@@ -3415,9 +3512,12 @@ static void swa__attention(swa_ctx *c, int64_t l, int64_t n)
 static void swa__chunk_to_cache_type(swa_ctx *c, int64_t n)
 {
     int64_t count = n * c->model->hp.n_kv_head * c->model->hp.head_dim;
-    if (c->kv_elem == 2) {
+    if (c->kv_type == SWA_KV_F16) {
         c->kern->to_f16(c->k, (uint16_t *)c->kc, count);
         c->kern->to_f16(c->v, (uint16_t *)c->vc, count);
+    } else if (c->kv_type == SWA_KV_Q8_0) {
+        swa__quantize_row_q8_0(c->k, c->kc, count);
+        swa__quantize_row_q8_0(c->v, c->vc, count);
     } else {
         memcpy(c->kc, c->k, (size_t)count * sizeof(float));
         memcpy(c->vc, c->v, (size_t)count * sizeof(float));
@@ -3427,7 +3527,7 @@ static void swa__chunk_to_cache_type(swa_ctx *c, int64_t n)
 /* Position i goes to slot i mod S; only the chunk's last S tokens survive. */
 static void swa__cache_write(swa_ctx *c, int64_t l, int64_t n)
 {
-    size_t row = (size_t)c->model->hp.n_kv_head * (size_t)c->model->hp.head_dim * c->kv_elem;
+    size_t row = (size_t)swa__kv_bytes(c->kv_type, c->model->hp.n_kv_head * c->model->hp.head_dim);
     int64_t S = c->n_slots[l], t = n > S ? n - S : 0;
     for (; t < n; t++) {
         int64_t slot = (c->pos + t) % S;

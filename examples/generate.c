@@ -59,7 +59,8 @@ static void usage(FILE *f)
         "  -w N                 sliding window for every layer (default: the model's)\n"
         "  -c N                 cache size for layers without a window (default min(trained, 4096))\n"
         "  -b N                 prompt tokens per forward pass (default 64)\n"
-        "  --kv-f32             keep keys and values in F32 (default F16: half the cache memory)\n"
+        "  --kv TYPE            key/value cache type: f16 (default), f32, or q8_0 (about half of f16)\n"
+        "  --kv-f32             the same as --kv f32\n"
         "  --dump-logits FILE   float32 logits, one row of n_vocab per evaluated position\n"
         "  -h, --help           this help\n");
 }
@@ -119,6 +120,9 @@ static int parse_flag(options *o, const char *a, const char *val)
     else if (!strcmp(a, "-w")) { if (!parse_long(a, val, 1, INT32_MAX, &v)) return 0; o->cfg.window = (int32_t)v; }
     else if (!strcmp(a, "-c")) { if (!parse_long(a, val, 1, INT32_MAX, &v)) return 0; o->cfg.n_ctx = (int32_t)v; }
     else if (!strcmp(a, "-b")) { if (!parse_long(a, val, 1, 1 << 20, &v)) return 0; o->cfg.n_batch = (int32_t)v; }
+    else if (!strcmp(a, "--kv")) {
+        if ((o->cfg.kv_type = swa_kv_type_from_name(val)) < 0) return bad_value(a, val, "f16, f32 or q8_0");
+    }
     else { fprintf(stderr, "swa-generate: unknown flag %s\n", a); return 0; }
     return 1;
 }
@@ -165,7 +169,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (a[0] != '-' || a[1] == '\0') { fprintf(stderr, "swa-generate: unexpected argument \"%s\"\n", a); return 0; }
         else if (i + 1 >= argc) {
             fprintf(stderr, strstr(" -m -p -f --ids --dump-logits -n -s --temp --top-k --top-p --min-p --repeat-penalty "
-                                   "--repeat-last-n -t -w -c -b ", a) ? "swa-generate: %s needs a value\n"
+                                   "--repeat-last-n -t -w -c -b --kv ", a) ? "swa-generate: %s needs a value\n"
                                                                      : "swa-generate: unknown flag %s\n", a);
             return 0;
         }
@@ -239,7 +243,7 @@ static void print_summary(const swa_model *m, const swa_ctx *c, const options *o
     fprintf(stderr, "swa-generate: %d layers, %d heads (%d kv), embd %d, vocab %d, %s; %s; cache %.2f MiB %s; "
                     "%d threads, %s kernels; seed %llu\n",
             hp->n_layer, hp->n_head, hp->n_kv_head, hp->n_embd, hp->n_vocab, swa_type_name(hp->weight_type),
-            attention, (double)swa_ctx_cache_bytes(c) / (1024.0 * 1024.0), cfg.kv_type == SWA_KV_F32 ? "F32" : "F16",
+            attention, (double)swa_ctx_cache_bytes(c) / (1024.0 * 1024.0), swa_kv_type_name(cfg.kv_type),
             cfg.n_threads, swa_ctx_kernels(c), (unsigned long long)o->sampling.seed);
 }
 

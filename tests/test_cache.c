@@ -46,11 +46,12 @@ static float *run_chunked(const swa_model *model, const swa_ctx_config *cfg, con
 
 /* Error against the double-precision reference, relative to the largest logit. Float weights
    with an F32 cache differ by float rounding only; an F16 cache rounds keys and values to 11
-   bits; quantized weights meet activations quantized to 8 bits, as in llama.cpp. */
+   bits; quantized weights meet activations quantized to 8 bits, as in llama.cpp; a Q8_0 cache
+   rounds keys and values to 8 bits per block of 32 and meets queries quantized likewise. */
 static double tolerance(uint32_t type, int kv_type)
 {
     double t = type == GW_Q8_0 || type == GW_Q4_0 ? 3e-2 : 2e-5;
-    return kv_type == SWA_KV_F16 ? t + 2e-3 : t;
+    return kv_type == SWA_KV_F16 ? t + 2e-3 : kv_type == SWA_KV_Q8_0 ? t + 2e-2 : t;
 }
 
 static int argmax_d(const double *x, int n)
@@ -60,13 +61,14 @@ static int argmax_d(const double *x, int n)
     return best;
 }
 
-/* One model and window, for both cache types and both kernel sets (or, with n_batch below the
-   chunk sizes, which splits runs inside the library, the default ones only, to keep emulated
-   runs short): chunks of 1 token (every key from the ring) match the reference within the
+/* One model and window, for every cache type (Q8_0 where the head size is a multiple of 32) and
+   both kernel sets (or, with n_batch below the chunk sizes, which splits runs inside the
+   library, the default ones only, to keep emulated runs short): chunks of 1 token (every key from the ring) match the reference within the
    tolerance, and every other chunk size gives exactly the same bits as chunks of 1. */
 static void check_against_reference(const tu_spec *spec, int W, int n_batch)
 {
-    int variants = n_batch >= 64 ? 4 : 1;
+    static const int kv_types[3] = {SWA_KV_F16, SWA_KV_F32, SWA_KV_Q8_0};
+    int variants = n_batch < 64 ? 1 : (spec->n_embd / spec->n_head) % 32 == 0 ? 6 : 4;
     tu_model tm;
     swa_model *model;
     swa_error err;
@@ -84,28 +86,32 @@ static void check_against_reference(const tu_spec *spec, int W, int n_batch)
     tu_reference(&tm, tok, n, windows, ref);
     memset(&cfg, 0, sizeof cfg);
     cfg.n_batch = n_batch;
-    for (kv = 0; kv < 2; kv++)
+    for (kv = 0; kv < 3; kv++)
         for (kern = 0; kern < 2; kern++) {
             if (2 * kv + kern >= variants) continue;
             float *base;
-            double e, tol = tolerance(spec->type, kv ? SWA_KV_F32 : SWA_KV_F16);
+            double e, tol = tolerance(spec->type, kv_types[kv]);
             int agree = 0;
-            cfg.kv_type = kv ? SWA_KV_F32 : SWA_KV_F16;
+            cfg.kv_type = kv_types[kv];
             cfg.kernels = kern ? SWA_KERNELS_REF : SWA_KERNELS_BEST;
             base = run_chunked(model, &cfg, tok, n, 1);
             e = tu_rel_error(base, ref, (size_t)n * (size_t)V);
             for (t = 0; t < n; t++) agree += swa_argmax(base + (size_t)t * V, V) == argmax_d(ref + (size_t)t * V, V);
             if (e > tol || agree < n - n / 10)
                 fail_msg("type %s, W %d, heads %d/%d, kv %s, kernels %s: error %.3g (tolerance %.3g), argmax %d/%d",
-                         swa_type_name(spec->type), W, spec->n_head, spec->n_kv_head, kv ? "f32" : "f16",
+                         swa_type_name(spec->type), W, spec->n_head, spec->n_kv_head, swa_kv_type_name(kv_types[kv]),
                          kern ? "ref" : "best", e, tol, agree, n);
+            if (getenv("SWA_TEST_VERBOSE"))
+                fprintf(stderr, "test_cache: %s weights, kv %s, kernels %s, W %d: error %.3g (tolerance %.3g)\n",
+                        swa_type_name(spec->type), swa_kv_type_name(kv_types[kv]), kern ? "ref" : "best", W, e, tol);
             for (c = 0; c < 6; c++) {
                 float *got;
                 if (chunks[c] < 2) continue;
                 got = run_chunked(model, &cfg, tok, n, chunks[c]);
                 if (memcmp(got, base, sizeof(float) * (size_t)n * (size_t)V) != 0)
                     fail_msg("type %s, W %d, chunk %d, n_batch %d, kv %s, kernels %s: logits differ from chunks of 1",
-                             swa_type_name(spec->type), W, chunks[c], n_batch, kv ? "f32" : "f16", kern ? "ref" : "best");
+                             swa_type_name(spec->type), W, chunks[c], n_batch, swa_kv_type_name(kv_types[kv]),
+                             kern ? "ref" : "best");
                 free(got);
             }
             free(base);
@@ -188,6 +194,44 @@ static void test_head_sizes(void **state)
     small.n_embd = 128;
     check_against_reference(&big, 11, 64);
     check_against_reference(&small, 13, 8);
+}
+
+/* A Q8_0 cache on head size 64 (GQA, F32 and Q8_0 weights) against the reference through
+   check_against_reference; it holds 34 bytes per 32 values (an F32 cache 128); a head size that
+   is not a multiple of 32 is refused with a message. */
+static void test_kv_q8_0(void **state)
+{
+    tu_spec s = small_spec(4, 2, GW_F32, 10), q = small_spec(4, 2, GW_Q8_0, 10), odd = small_spec(4, 2, GW_F32, 4);
+    tu_model tm;
+    swa_model *model;
+    swa_ctx_config cfg;
+    swa_ctx *c32, *c8;
+    swa_error err;
+    (void)state;
+    s.n_embd = q.n_embd = 256;
+    check_against_reference(&s, 10, 64);
+    check_against_reference(&q, 10, 64);
+    assert_true(tu_build(&tm, &s));
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.kv_type = SWA_KV_F32;
+    assert_int_equal(swa_ctx_create(model, &cfg, &c32, NULL), SWA_OK);
+    cfg.kv_type = SWA_KV_Q8_0;
+    assert_int_equal(swa_ctx_create(model, &cfg, &c8, NULL), SWA_OK);
+    /* 2 layers x (keys, values) x 10 slots x 128 values, each buffer 64-byte aligned */
+    assert_in_range(swa_ctx_cache_bytes(c32), 4 * 10 * 128 * 4, 4 * 10 * 128 * 4 + 4 * 63);
+    assert_in_range(swa_ctx_cache_bytes(c8), 4 * 10 * 128 / 32 * 34, 4 * 10 * 128 / 32 * 34 + 4 * 63);
+    swa_ctx_free(c32);
+    swa_ctx_free(c8);
+    swa_model_free(model);
+    tu_free(&tm);
+    assert_true(tu_build(&tm, &odd));                        /* head size 16 */
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    assert_int_equal(swa_ctx_create(model, &cfg, &c8, &err), SWA_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "multiple of 32"));
+    assert_null(c8);
+    swa_model_free(model);
+    tu_free(&tm);
 }
 
 /* Threads split rows and (token, head) pairs, each element computed by one thread with the same
@@ -486,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_ring_equals_mask_other_types),
         cmocka_unit_test(test_per_layer_windows),
         cmocka_unit_test(test_head_sizes),
+        cmocka_unit_test(test_kv_q8_0),
         cmocka_unit_test(test_threads_bit_identical),
         cmocka_unit_test(test_contexts_in_threads),
         cmocka_unit_test(test_rope_far_positions),

@@ -128,7 +128,9 @@ static void test_bad_flags(void **state)
         GENERATE " -m x.gguf --ids 1,two 2>&1 | grep -q 'bad token id'",
         GENERATE " -m x.gguf --ids 1 -b 0 2>&1 | grep -q -- '-b wants a number'",
         GENERATE " -m /nonexistent.gguf --ids 1 2>&1 | grep -q '/nonexistent.gguf: cannot open'",
+        GENERATE " -m x.gguf --ids 1 --kv q4 2>&1 | grep -q -- '--kv wants f16, f32 or q8_0'",
         GENERATE " -h | grep -q -- '--dump-logits'",
+        GENERATE " -h | grep -q -- '--kv TYPE'",
     };
     size_t i;
     (void)state;

@@ -294,7 +294,7 @@ static void test_quantize_and_convert(void **state)
 static void test_axpy(void **state)
 {
     const swa__kernels *k = simd();
-    static float y1[4100], y2[4100], v[4100];
+    static float y1[32 * 130], y2[32 * 130], v[32 * 130];   /* the largest float size and block count */
     static uint16_t vh[4100];
     size_t s;
     int64_t i;
@@ -310,6 +310,16 @@ static void test_axpy(void **state)
         swa__axpy_f16_ref(y1, a, vh + 1, n);
         k->axpy_f16(y2, a, vh + 1, n);
         for (i = 0; i < n; i++) check_close("axpy_f16", y2[i], y1[i], 1.0, 1e-6, n);
+    }
+    for (s = 0; s < sizeof block32_counts / sizeof block32_counts[0]; s++) {   /* Q8_0 rows, at odd addresses */
+        int64_t n = 32 * block32_counts[s];
+        static uint8_t q[34 * 129 + 1];
+        float a = next_float();
+        for (i = 0; i < n; i++) { y1[i] = y2[i] = next_float(); v[i] = next_float(); }
+        swa__quantize_row_q8_0(v, q + 1, n);
+        swa__axpy_q8_0_ref(y1, a, q + 1, n);
+        k->axpy_q8_0(y2, a, q + 1, n);
+        for (i = 0; i < n; i++) check_close("axpy_q8_0", y2[i], y1[i], 1.0, 1e-6, n);
     }
 }
 

@@ -277,6 +277,24 @@ static void test_non_finite_rows(void **state)
     }
 }
 
+/* The library quantizes a Q8_0 key/value cache itself: the same bytes as the writer's Q8_0
+   quantizer (ggml's layout and rounding), on Gaussians, zeros, values that round at .5 and
+   numbers of every magnitude. */
+static void test_cache_q8_0_matches_writer(void **state)
+{
+    float x[32 * 64];
+    uint8_t a[34 * 64], b[34 * 64];
+    int i;
+    (void)state;
+    gaussian(x, 32 * 64, 5);
+    for (i = 0; i < 32; i++) x[32 + i] = 0.0f;                           /* an all-zero block */
+    for (i = 0; i < 32; i++) x[64 + i] = i == 0 ? 127.0f : (float)i + 0.5f; /* d = 1: halves */
+    for (i = 0; i < 32 * 64; i++) x[i] *= i >= 1024 ? 1e-3f * (float)(i % 7 + 1) : 1.0f;
+    swa__quantize_row_q8_0(x, a, 32 * 64);
+    gw_convert_row(GW_Q8_0, x, b, 32 * 64);
+    assert_memory_equal(a, b, sizeof a);
+}
+
 static void test_bad_lengths(void **state)
 {
     float y[512];
@@ -544,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_library_agrees_k_quants),
         cmocka_unit_test(test_stream_matches_memory),
         cmocka_unit_test(test_stream_errors),
+        cmocka_unit_test(test_cache_q8_0_matches_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

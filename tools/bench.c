@@ -1,6 +1,6 @@
 /* swa-bench: how fast swa.h runs a model on this machine, and how close that is to the limit.
 
-   swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t 2] [-r 3] [--kernels ref|best] [--kv f16|f32]
+   swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t 2] [-r 3] [--kernels ref|best] [--kv f16|f32|q8_0]
              [--depths] [--markdown]
 
    Reports, as median +- half the range over -r repetitions (like llama-bench's pp and tg):
@@ -128,7 +128,9 @@ static double weight_bytes_per_token(const swa_model *m)
 static double kv_bytes_per_token(const swa_model *m, const swa_ctx *c, int64_t pos)
 {
     const swa_hparams *hp = swa_model_hparams(m);
-    double per_pos = 2.0 * hp->n_kv_head * hp->head_dim * (swa_ctx_config_get(c).kv_type == SWA_KV_F32 ? 4 : 2), total = 0;
+    int32_t kv = swa_ctx_config_get(c).kv_type;
+    double per_value = kv == SWA_KV_F32 ? 4.0 : kv == SWA_KV_F16 ? 2.0 : 34.0 / 32.0;
+    double per_pos = 2.0 * hp->n_kv_head * hp->head_dim * per_value, total = 0;
     int32_t l;
     for (l = 0; l < hp->n_layer; l++) {
         int64_t w = swa_ctx_window(c, l), keys = pos + 1;
@@ -188,7 +190,7 @@ static int bench_tg(swa_ctx *c, const options *o, int32_t n_vocab, int64_t depth
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t THREADS] [-r 3] [--kernels ref|best] [--kv f16|f32]\n"
+    fprintf(f, "usage: swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t THREADS] [-r 3] [--kernels ref|best] [--kv f16|f32|q8_0]\n"
                "                 [--depths] [--markdown]\n"
                "  -p N          prompt tokens for the pp test (0 = skip)\n"
                "  -n N          generated tokens for the tg test (0 = skip)\n"
@@ -221,8 +223,7 @@ static int parse(int argc, char **argv, options *o)
         else if (!strcmp(a, "-r")) o->reps = atoi(v);
         else if (!strcmp(a, "--kernels") && (!strcmp(v, "ref") || !strcmp(v, "best")))
             o->cfg.kernels = !strcmp(v, "ref") ? SWA_KERNELS_REF : SWA_KERNELS_BEST;
-        else if (!strcmp(a, "--kv") && (!strcmp(v, "f16") || !strcmp(v, "f32")))
-            o->cfg.kv_type = !strcmp(v, "f32") ? SWA_KV_F32 : SWA_KV_F16;
+        else if (!strcmp(a, "--kv") && swa_kv_type_from_name(v) >= 0) o->cfg.kv_type = swa_kv_type_from_name(v);
         else { fprintf(stderr, "swa-bench: bad flag or value: %s %s\n", a, v); return 0; }
     }
     if (!o->model) { fprintf(stderr, "swa-bench: -m MODEL is required\n"); return 0; }
@@ -264,7 +265,7 @@ int main(int argc, char **argv)
                "pp%d: %.1f ± %.1f tokens/s\n"
                "bandwidth: %.1f ± %.1f GB/s (1 GiB read by %d threads)\n",
                name, swa_type_name(hp->weight_type), hp->n_layer, hp->window, swa_ctx_config_get(c).n_threads,
-               swa_ctx_kernels(c), swa_ctx_config_get(c).kv_type == SWA_KV_F32 ? "f32" : "f16", o.n_prompt,
+               swa_ctx_kernels(c), swa_kv_type_name(swa_ctx_config_get(c).kv_type), o.n_prompt,
                pp.median, pp.spread, bw.median, bw.spread, swa_ctx_config_get(c).n_threads);
     for (k = 0; k < n_depth && (o.n_gen > 0 || (o.markdown && k == 0)); k++) {
         double bytes = wbytes + kv_bytes_per_token(m, c, depth[k]), limit = bw.median * 1e9 / bytes;

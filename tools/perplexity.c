@@ -52,7 +52,7 @@ static void stats_add(stats *s, double x)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: swa-perplexity -m MODEL.gguf -f TEXT [-w W] [-c N] [-b N] [-t N] [--no-bos] [--kv-f32]\n"
+    fprintf(f, "usage: swa-perplexity -m MODEL.gguf -f TEXT [-w W] [-c N] [-b N] [-t N] [--no-bos] [--kv f16|f32|q8_0]\n"
                "  -m FILE     GGUF model with a vocabulary\n"
                "  -f FILE     the text, tokenized as a whole (BOS first)\n"
                "  -w W        sliding window for every layer (default: the model's)\n"
@@ -60,7 +60,7 @@ static void usage(FILE *f)
                "  -b N        tokens per forward pass (default 64)\n"
                "  -t N        threads (default: online CPUs)\n"
                "  --no-bos    do not put BOS first\n"
-               "  --kv-f32    keep keys and values in F32 (default F16)\n"
+               "  --kv T      key/value cache type: f16 (default), f32 or q8_0; --kv-f32 = --kv f32\n"
                "  -h, --help  this help\n"
                "  ppl = exp(mean of -log p(token[t] | tokens before t)) over t = 1..N-1, all tokens\n"
                "  evaluated in order in one context. With a window on every layer the whole text\n"
@@ -92,6 +92,14 @@ static int parse_args(int argc, char **argv, options *o)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         if (!strcmp(a, "--no-bos")) { o->no_bos = 1; continue; }
         if (!strcmp(a, "--kv-f32")) { o->cfg.kv_type = SWA_KV_F32; continue; }
+        if (!strcmp(a, "--kv")) {
+            if (i + 1 >= argc || (o->cfg.kv_type = swa_kv_type_from_name(argv[i + 1])) < 0) {
+                fprintf(stderr, "swa-perplexity: --kv takes f16, f32 or q8_0\n");
+                return 0;
+            }
+            i++;
+            continue;
+        }
         if (a[0] != '-') {
             fprintf(stderr, "swa-perplexity: unexpected argument %s\n", a);
             return 0;
@@ -267,9 +275,10 @@ int main(int argc, char **argv)
         snprintf(attention + used, sizeof attention - used, ", %lld independent segments of %lld tokens",
                  (long long)(((int64_t)n_tok + seg_len - 1) / seg_len), (long long)seg_len);
     }
-    fprintf(stderr, "swa-perplexity: %zu tokens (%s), %lld to score; %s; n_ctx %d, n_batch %d, %d threads\n", n_tok,
-            n_tok > 0 && tok[0] == swa_vocab_bos(vocab) && !o.no_bos && swa_vocab_add_bos(vocab) ? "BOS first" : "no BOS", (long long)n_score, attention,
-            swa_ctx_config_get(ctx).n_ctx, swa_ctx_config_get(ctx).n_batch, swa_ctx_config_get(ctx).n_threads);
+    fprintf(stderr, "swa-perplexity: %zu tokens (%s), %lld to score; %s; n_ctx %d, n_batch %d, %d threads, kv %s\n",
+            n_tok, n_tok > 0 && tok[0] == swa_vocab_bos(vocab) && !o.no_bos && swa_vocab_add_bos(vocab) ? "BOS first" : "no BOS",
+            (long long)n_score, attention, swa_ctx_config_get(ctx).n_ctx, swa_ctx_config_get(ctx).n_batch,
+            swa_ctx_config_get(ctx).n_threads, swa_kv_type_name(swa_ctx_config_get(ctx).kv_type));
     memset(&st, 0, sizeof st);
     t0 = now();
     for (seg = 0; seg < (int64_t)n_tok; seg += seg_len) {
