@@ -6,6 +6,7 @@
    The prompt is echoed, then the continuation streams to stdout; a model summary and the
    speeds go to stderr. Ctrl-C stops generation and still prints the timings. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for swa_model_load_resident */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
 
@@ -22,7 +23,7 @@ typedef struct options {
     int32_t *prompt_ids;          /* --ids, parsed */
     size_t n_prompt_ids;
     long n_predict;               /* -1: until end-of-sequence */
-    int no_bos, chat, seed_given;
+    int no_bos, chat, seed_given, no_mmap;
     swa_ctx_config cfg;
     swa_sampler_config sampling;
 } options;
@@ -61,6 +62,7 @@ static void usage(FILE *f)
         "  -b N                 prompt tokens per forward pass (default 64)\n"
         "  --kv TYPE            key/value cache type: f16 (default), f32, or q8_0 (about half of f16)\n"
         "  --kv-f32             the same as --kv f32\n"
+        "  --no-mmap            read the model into memory instead of mapping it (faster in some VMs)\n"
         "  --dump-logits FILE   float32 logits, one row of n_vocab per evaluated position\n"
         "  -h, --help           this help\n");
 }
@@ -165,6 +167,7 @@ static int parse_args(int argc, char **argv, options *o)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         else if (!strcmp(a, "--no-bos")) o->no_bos = 1;
         else if (!strcmp(a, "--kv-f32")) o->cfg.kv_type = SWA_KV_F32;
+        else if (!strcmp(a, "--no-mmap")) o->no_mmap = 1;
         else if (!strcmp(a, "-i") || !strcmp(a, "--chat")) o->chat = 1;
         else if (a[0] != '-' || a[1] == '\0') { fprintf(stderr, "swa-generate: unexpected argument \"%s\"\n", a); return 0; }
         else if (i + 1 >= argc) {
@@ -399,7 +402,7 @@ int main(int argc, char **argv)
     memset(&s, 0, sizeof s);
     if (!parse_args(argc, argv, &o)) { free(o.prompt_ids); usage(stderr); return 2; }
     s.o = &o;
-    if (swa_model_load(o.model, &model, &err) != SWA_OK || swa_ctx_create(model, &o.cfg, &s.ctx, &err) != SWA_OK ||
+    if ((o.no_mmap ? swa_model_load_resident(o.model, &model, &err) : swa_model_load(o.model, &model, &err)) != SWA_OK || swa_ctx_create(model, &o.cfg, &s.ctx, &err) != SWA_OK ||
         swa_sampler_create(&o.sampling, swa_model_hparams(model)->n_vocab, &s.sampler, &err) != SWA_OK) {
         fprintf(stderr, "swa-generate: %s\n", err.msg);
         goto done;

@@ -1,4 +1,5 @@
 #define _POSIX_C_SOURCE 200809L   /* mkstemp, fdopen */
+#define _DEFAULT_SOURCE           /* the resident loader's anonymous mapping */
 /* Loading models: a real file made by llama.cpp's converter, file versus memory, contexts that
    share a model, and clear errors for models that do not fit the hyperparameters. */
 #define SWA_IMPLEMENTATION
@@ -116,8 +117,8 @@ static void test_file_memory_shared_reset(void **state)
 {
     tu_spec s = tiny_spec();
     tu_model tm;
-    swa_model *a, *b;
-    swa_ctx *c1, *c2, *c3;
+    swa_model *a, *b, *r;
+    swa_ctx *c1, *c2, *c3, *c5;
     char path[] = "/tmp/swa_test_model_XXXXXX";
     int32_t tok[40];
     float all[40 * 50], first[50];
@@ -133,7 +134,9 @@ static void test_file_memory_shared_reset(void **state)
     fclose(f);
     assert_int_equal(swa_model_load(path, &a, NULL), SWA_OK);
     assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &b, NULL), SWA_OK);
+    assert_int_equal(swa_model_load_resident(path, &r, NULL), SWA_OK);
     remove(path);
+    assert_int_equal(swa_ctx_create(r, NULL, &c5, NULL), SWA_OK);
     assert_int_equal(swa_ctx_create(a, NULL, &c1, NULL), SWA_OK);
     assert_int_equal(swa_ctx_create(b, NULL, &c2, NULL), SWA_OK);
     assert_int_equal(swa_ctx_create(b, NULL, &c3, NULL), SWA_OK);
@@ -142,6 +145,8 @@ static void test_file_memory_shared_reset(void **state)
         assert_int_equal(swa_ctx_eval(c1, &tok[i], 1, &l1, NULL), SWA_OK);
         assert_int_equal(swa_ctx_eval(c2, &tok[i], 1, &l2, NULL), SWA_OK);
         assert_int_equal(swa_ctx_eval(c3, &tok[(i * 7) % 40], 1, &l3, NULL), SWA_OK);   /* other text */
+        assert_memory_equal(l1, l2, sizeof(float) * 50);
+        assert_int_equal(swa_ctx_eval(c5, &tok[i], 1, &l2, NULL), SWA_OK);           /* read, not mapped */
         assert_memory_equal(l1, l2, sizeof(float) * 50);
         if (i == 0) memcpy(first, l1, sizeof first);
     }
@@ -167,8 +172,8 @@ static void test_file_memory_shared_reset(void **state)
     swa_ctx_reset(c2);
     assert_int_equal(swa_ctx_eval(c2, tok, 40, &l2, NULL), SWA_OK);
     assert_memory_equal(all + 39 * 50, l2, sizeof(float) * 50);
-    swa_ctx_free(c1); swa_ctx_free(c2); swa_ctx_free(c3);
-    swa_model_free(a); swa_model_free(b);
+    swa_ctx_free(c1); swa_ctx_free(c2); swa_ctx_free(c3); swa_ctx_free(c5);
+    swa_model_free(a); swa_model_free(b); swa_model_free(r);
     tu_free(&tm);
 }
 
@@ -398,6 +403,9 @@ static void test_eval_errors(void **state)
     swa_ctx_free(c);
     swa_model_free(m);
     assert_int_equal(swa_model_load("/nonexistent/model.gguf", &m, &err), SWA_ERR_IO);
+    assert_non_null(strstr(err.msg, "/nonexistent/model.gguf"));
+    assert_null(m);
+    assert_int_equal(swa_model_load_resident("/nonexistent/model.gguf", &m, &err), SWA_ERR_IO);
     assert_non_null(strstr(err.msg, "/nonexistent/model.gguf"));
     assert_null(m);
     swa_model_free(NULL);

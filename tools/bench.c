@@ -1,7 +1,7 @@
 /* swa-bench: how fast swa.h runs a model on this machine, and how close that is to the limit.
 
    swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t 2] [-r 3] [--kernels ref|best] [--kv f16|f32|q8_0]
-             [--depths] [--markdown]
+             [--depths] [--no-mmap] [--markdown]
 
    Reports, as median +- half the range over -r repetitions (like llama-bench's pp and tg):
    - pp: prompt processing, -p tokens in one batch from position 0;
@@ -15,6 +15,7 @@
    each line is a table row: model | type | threads | kernels | pp t/s | tg t/s | depth |
    GB/s | MB per token | tg as % of the bandwidth limit. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for swa_model_load_resident */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
 
@@ -27,7 +28,7 @@
 
 typedef struct options {
     const char *model;
-    int n_prompt, n_gen, reps, depths, markdown;
+    int n_prompt, n_gen, reps, depths, markdown, no_mmap;
     swa_ctx_config cfg;
 } options;
 
@@ -191,7 +192,7 @@ static int bench_tg(swa_ctx *c, const options *o, int32_t n_vocab, int64_t depth
 static void usage(FILE *f)
 {
     fprintf(f, "usage: swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t THREADS] [-r 3] [--kernels ref|best] [--kv f16|f32|q8_0]\n"
-               "                 [--depths] [--markdown]\n"
+               "                 [--depths] [--no-mmap] [--markdown]\n"
                "  -p N          prompt tokens for the pp test (0 = skip)\n"
                "  -n N          generated tokens for the tg test (0 = skip)\n"
                "  -t N          threads (default: online CPUs)\n"
@@ -199,6 +200,7 @@ static void usage(FILE *f)
                "  --kernels K   ref: the scalar reference loops; best (default): SIMD\n"
                "  --kv T        key/value cache type (default f16)\n"
                "  --depths      also generate at positions W and 4W (window) or n_ctx/2\n"
+               "  --no-mmap     read the model into memory (swa_model_load_resident) instead of mapping it\n"
                "  --markdown    one table row per test instead of prose\n");
 }
 
@@ -213,6 +215,7 @@ static int parse(int argc, char **argv, options *o)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         if (!strcmp(a, "--depths")) { o->depths = 1; continue; }
+        if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }
         if (!strcmp(a, "--markdown")) { o->markdown = 1; continue; }
         if (!v) { fprintf(stderr, "swa-bench: %s needs a value or is unknown\n", a); return 0; }
         i++;
@@ -247,7 +250,10 @@ int main(int argc, char **argv)
     int64_t depth[3];
     int n_depth = 1, k, rc = 1;
     if (!parse(argc, argv, &o)) { usage(stderr); return 2; }
-    if (swa_model_load(o.model, &m, &err) != SWA_OK) { fprintf(stderr, "swa-bench: %s\n", err.msg); return 1; }
+    if ((o.no_mmap ? swa_model_load_resident(o.model, &m, &err) : swa_model_load(o.model, &m, &err)) != SWA_OK) {
+        fprintf(stderr, "swa-bench: %s\n", err.msg);
+        return 1;
+    }
     hp = swa_model_hparams(m);
     if (o.n_prompt > 0) o.cfg.n_batch = o.n_prompt;          /* the whole prompt in one pass */
     if (swa_ctx_create(m, &o.cfg, &c, &err) != SWA_OK) { fprintf(stderr, "swa-bench: %s\n", err.msg); goto done; }

@@ -17,6 +17,7 @@
    subtracted. Progress goes to stderr, the result to stdout. Exit status: 0, 1 when the model
    or text cannot be read or evaluated, 2 for bad usage. */
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime */
+#define _DEFAULT_SOURCE           /* MAP_ANONYMOUS, MADV_HUGEPAGE for swa_model_load_resident */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
 
@@ -33,7 +34,7 @@
 typedef struct options {
     const char *model, *text;
     swa_ctx_config cfg;
-    int no_bos;
+    int no_bos, no_mmap;
 } options;
 
 /* Running mean and sum of squared deviations (Welford): no cancellation over long texts. */
@@ -52,7 +53,7 @@ static void stats_add(stats *s, double x)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: swa-perplexity -m MODEL.gguf -f TEXT [-w W] [-c N] [-b N] [-t N] [--no-bos] [--kv f16|f32|q8_0]\n"
+    fprintf(f, "usage: swa-perplexity -m MODEL.gguf -f TEXT [-w W] [-c N] [-b N] [-t N] [--no-bos] [--kv f16|f32|q8_0] [--no-mmap]\n"
                "  -m FILE     GGUF model with a vocabulary\n"
                "  -f FILE     the text, tokenized as a whole (BOS first)\n"
                "  -w W        sliding window for every layer (default: the model's)\n"
@@ -61,6 +62,7 @@ static void usage(FILE *f)
                "  -t N        threads (default: online CPUs)\n"
                "  --no-bos    do not put BOS first\n"
                "  --kv T      key/value cache type: f16 (default), f32 or q8_0; --kv-f32 = --kv f32\n"
+               "  --no-mmap   read the model into memory instead of mapping it\n"
                "  -h, --help  this help\n"
                "  ppl = exp(mean of -log p(token[t] | tokens before t)) over t = 1..N-1, all tokens\n"
                "  evaluated in order in one context. With a window on every layer the whole text\n"
@@ -92,6 +94,7 @@ static int parse_args(int argc, char **argv, options *o)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         if (!strcmp(a, "--no-bos")) { o->no_bos = 1; continue; }
         if (!strcmp(a, "--kv-f32")) { o->cfg.kv_type = SWA_KV_F32; continue; }
+        if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }
         if (!strcmp(a, "--kv")) {
             if (i + 1 >= argc || (o->cfg.kv_type = swa_kv_type_from_name(argv[i + 1])) < 0) {
                 fprintf(stderr, "swa-perplexity: --kv takes f16, f32 or q8_0\n");
@@ -242,7 +245,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!(text = read_all(o.text, &len))) return 1;
-    if (swa_model_load(o.model, &model, &err) != SWA_OK || swa_model_vocab(model, &vocab, &err) != SWA_OK ||
+    if ((o.no_mmap ? swa_model_load_resident(o.model, &model, &err) : swa_model_load(o.model, &model, &err)) != SWA_OK || swa_model_vocab(model, &vocab, &err) != SWA_OK ||
         swa_ctx_create(model, &o.cfg, &ctx, &err) != SWA_OK) {
         fprintf(stderr, "swa-perplexity: %s%s%s\n", model ? o.model : "", model ? ": " : "", err.msg);
         goto done;
