@@ -256,7 +256,7 @@ SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *e
 /* The same, with the file read into the process's memory instead of mapped (2 MB pages where
    the OS gives them; include with _DEFAULT_SOURCE or _GNU_SOURCE defined for that): slower to
    open and not shared between processes, but in a VM where page-cache pages cost a TLB miss
-   each, generation on a 7B model ran 2.8x faster (README, Numbers). */
+   each, generation on a 7B model ran 2.5x faster (README, Numbers). */
 SWADEF swa_status swa_model_load_resident(const char *path, swa_model **out, swa_error *err);
 SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out,
                                         swa_error *err);
