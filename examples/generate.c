@@ -402,7 +402,8 @@ int main(int argc, char **argv)
     memset(&s, 0, sizeof s);
     if (!parse_args(argc, argv, &o)) { free(o.prompt_ids); usage(stderr); return 2; }
     s.o = &o;
-    if ((o.no_mmap ? swa_model_load_resident(o.model, &model, &err) : swa_model_load(o.model, &model, &err)) != SWA_OK || swa_ctx_create(model, &o.cfg, &s.ctx, &err) != SWA_OK ||
+    if ((o.no_mmap ? swa_model_load_resident(o.model, &model, &err) : swa_model_load(o.model, &model, &err)) != SWA_OK ||
+        swa_ctx_create(model, &o.cfg, &s.ctx, &err) != SWA_OK ||
         swa_sampler_create(&o.sampling, swa_model_hparams(model)->n_vocab, &s.sampler, &err) != SWA_OK) {
         fprintf(stderr, "swa-generate: %s\n", err.msg);
         goto done;

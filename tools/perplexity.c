@@ -53,7 +53,8 @@ static void stats_add(stats *s, double x)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: swa-perplexity -m MODEL.gguf -f TEXT [-w W] [-c N] [-b N] [-t N] [--no-bos] [--kv f16|f32|q8_0] [--no-mmap]\n"
+    fprintf(f, "usage: swa-perplexity -m MODEL.gguf -f TEXT [-w W] [-c N] [-b N] [-t N] [--no-bos]\n"
+               "                      [--kv f16|f32|q8_0] [--no-mmap]\n"
                "  -m FILE     GGUF model with a vocabulary\n"
                "  -f FILE     the text, tokenized as a whole (BOS first)\n"
                "  -w W        sliding window for every layer (default: the model's)\n"
@@ -245,7 +246,8 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!(text = read_all(o.text, &len))) return 1;
-    if ((o.no_mmap ? swa_model_load_resident(o.model, &model, &err) : swa_model_load(o.model, &model, &err)) != SWA_OK || swa_model_vocab(model, &vocab, &err) != SWA_OK ||
+    if ((o.no_mmap ? swa_model_load_resident(o.model, &model, &err) : swa_model_load(o.model, &model, &err)) != SWA_OK ||
+        swa_model_vocab(model, &vocab, &err) != SWA_OK ||
         swa_ctx_create(model, &o.cfg, &ctx, &err) != SWA_OK) {
         fprintf(stderr, "swa-perplexity: %s%s%s\n", model ? o.model : "", model ? ": " : "", err.msg);
         goto done;
@@ -279,7 +281,8 @@ int main(int argc, char **argv)
                  (long long)(((int64_t)n_tok + seg_len - 1) / seg_len), (long long)seg_len);
     }
     fprintf(stderr, "swa-perplexity: %zu tokens (%s), %lld to score; %s; n_ctx %d, n_batch %d, %d threads, kv %s\n",
-            n_tok, n_tok > 0 && tok[0] == swa_vocab_bos(vocab) && !o.no_bos && swa_vocab_add_bos(vocab) ? "BOS first" : "no BOS",
+            n_tok,
+            n_tok > 0 && tok[0] == swa_vocab_bos(vocab) && !o.no_bos && swa_vocab_add_bos(vocab) ? "BOS first" : "no BOS",
             (long long)n_score, attention, swa_ctx_config_get(ctx).n_ctx, swa_ctx_config_get(ctx).n_batch,
             swa_ctx_config_get(ctx).n_threads, swa_kv_type_name(swa_ctx_config_get(ctx).kv_type));
     memset(&st, 0, sizeof st);
