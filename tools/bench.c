@@ -12,8 +12,8 @@
      bandwidth / bytes-per-token;
    - with --depths, tg at positions 0, W and 4W: with a window the speed stays flat.
    Random token ids are used: speed does not depend on what the tokens say. With --markdown
-   each line is a table row: model | type | threads | kernels | pp t/s | tg t/s | depth |
-   GB/s | MB per token | tg as % of the bandwidth limit. */
+   each line is a table row: model | type | load (mmap or read) | threads | kernels | pp t/s |
+   tg t/s | depth | GB/s | MB per token | tg as % of the bandwidth limit. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for swa_model_load_resident */
 #define SWA_IMPLEMENTATION
@@ -281,8 +281,9 @@ int main(int argc, char **argv)
         double bytes = wbytes + kv_bytes_per_token(m, c, depth[k]), limit = bw.median * 1e9 / bytes;
         if (o.n_gen > 0 && !bench_tg(c, &o, hp->n_vocab, depth[k], &tg)) goto done;
         if (o.markdown)
-            printf("| %s | %s | %d | %s | %.1f ± %.1f | %.2f ± %.2f | %lld | %.1f | %.1f | %.0f%% |\n", name,
-                   swa_type_name(hp->weight_type), swa_ctx_config_get(c).n_threads, swa_ctx_kernels(c),
+            printf("| %s | %s | %s | %d | %s | %.1f ± %.1f | %.2f ± %.2f | %lld | %.1f | %.1f | %.0f%% |\n", name,
+                   swa_type_name(hp->weight_type), o.no_mmap ? "read" : "mmap", swa_ctx_config_get(c).n_threads,
+                   swa_ctx_kernels(c),
                    pp.median, pp.spread, tg.median, tg.spread, (long long)depth[k], bw.median, bytes / 1e6,
                    100.0 * tg.median / limit);
         else
