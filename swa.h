@@ -1371,6 +1371,14 @@ static uint16_t swa__f32_to_f16(float f)
     }
 }
 
+static float swa__amax_ref(const float *x, int64_t n)
+{
+    float amax = 0.0f;
+    int64_t j;
+    for (j = 0; j < n; j++) amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+    return amax;
+}
+
 /* Activations to q8 blocks: d = max|x| / 127, q = x * (127 / max|x|) rounded to nearest even
    (lrintf in the default rounding mode, which is what the SIMD conversions do too). */
 static void swa__quantize_q8_ref(const float *x, void *out, int64_t n)
@@ -1378,8 +1386,7 @@ static void swa__quantize_q8_ref(const float *x, void *out, int64_t n)
     swa__q8 *b = (swa__q8 *)out;
     int64_t i, j;
     for (i = 0; i < n; i += 32, b++, x += 32) {
-        float amax = 0.0f, id;
-        for (j = 0; j < 32; j++) amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+        float amax = swa__amax_ref(x, 32), id;
         b->d = amax / 127.0f;
         id = amax > 0.0f ? 127.0f / amax : 0.0f;
         for (j = 0; j < 32; j++) b->q[j] = (int8_t)lrintf(x[j] * id);
@@ -1392,8 +1399,7 @@ static void swa__quantize_q8k_ref(const float *x, void *out, int64_t n)
     swa__q8k *b = (swa__q8k *)out;
     int64_t i, j;
     for (i = 0; i < n; i += 256, b++, x += 256) {
-        float amax = 0.0f, id;
-        for (j = 0; j < 256; j++) amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+        float amax = swa__amax_ref(x, 256), id;
         b->d = amax / 127.0f;
         id = amax > 0.0f ? 127.0f / amax : 0.0f;
         for (j = 0; j < 256; j++) b->q[j] = (int8_t)lrintf(x[j] * id);
@@ -1627,10 +1633,8 @@ static void swa__quantize_row_q8_0(const float *x, uint8_t *out, int64_t n)
     int64_t i;
     int j;
     for (i = 0; i < n; i += 32, x += 32, out += 34) {
-        float amax = 0.0f, d, id;
+        float d = swa__amax_ref(x, 32) / 127.0f, id;
         uint16_t h;
-        for (j = 0; j < 32; j++) amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
-        d = amax / 127.0f;
         id = d > 0.0f ? 1.0f / d : 0.0f;
         h = swa__f32_to_f16(d);
         memcpy(out, &h, 2);
@@ -1693,6 +1697,14 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
 }
 
 #define SWA__SCALAR_F32(x) (x)   /* for the SIMD kernels' scalar tails */
+/* The 1-token dot as the multi-token kernel with nt = 1: the same code, so the same bits. */
+#define SWA__DOT_FROM_DOTS(ATTR, dot, dots)                                                         \
+    ATTR static float dot(const void *row, const void *x, int64_t n)                               \
+    {                                                                                               \
+        float out;                                                                                  \
+        dots(row, x, 0, 1, n, &out);                                                                \
+        return out;                                                                                 \
+    }
 
 /* The kernels a context calls, one table per instruction set. */
 typedef struct swa__kernels {
@@ -1785,12 +1797,7 @@ SWA__AVX2 static inline __m256 swa__load_bf16_avx2(const uint16_t *p)
         SWA__FLOAT_TAIL(0, a0, a1, LOAD, SCALAR) SWA__FLOAT_TAIL(1, b0, b1, LOAD, SCALAR)               \
         SWA__FLOAT_TAIL(2, c0, c1, LOAD, SCALAR) SWA__FLOAT_TAIL(3, d0, d1, LOAD, SCALAR)               \
     }                                                                                                   \
-    SWA__AVX2 static float dot(const void *row, const void *x, int64_t n)                              \
-    {                                                                                                   \
-        float out;                                                                                      \
-        dots(row, x, 0, 1, n, &out);                                                                    \
-        return out;                                                                                     \
-    }
+    SWA__DOT_FROM_DOTS(SWA__AVX2, dot, dots)
 
 #define SWA__LOAD_F32(p) _mm256_loadu_ps(p)
 #define SWA__LOAD_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
@@ -1878,19 +1885,8 @@ SWA__AVX2 static void swa__dots_q4_0_avx2(const void *row, const void *x, size_t
     if (nt > 3) out[3] = swa__hsum_avx2(c3);
 }
 
-SWA__AVX2 static float swa__dot_q8_0_avx2(const void *row, const void *x, int64_t n)
-{
-    float out;
-    swa__dots_q8_0_avx2(row, x, 0, 1, n, &out);
-    return out;
-}
-
-SWA__AVX2 static float swa__dot_q4_0_avx2(const void *row, const void *x, int64_t n)
-{
-    float out;
-    swa__dots_q4_0_avx2(row, x, 0, 1, n, &out);
-    return out;
-}
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q8_0_avx2, swa__dots_q8_0_avx2)
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_0_avx2, swa__dots_q4_0_avx2)
 
 SWA__AVX2 static float swa__dot_q4_k_avx2(const void *row, const void *x, int64_t n)
 {
@@ -2230,12 +2226,7 @@ static inline float32x4_t swa__load_bf16_neon(const uint16_t *p)
         SWA__FLOAT_TAIL_NEON(0, a, LOAD, SCALAR) SWA__FLOAT_TAIL_NEON(1, b, LOAD, SCALAR)           \
         SWA__FLOAT_TAIL_NEON(2, c, LOAD, SCALAR) SWA__FLOAT_TAIL_NEON(3, d, LOAD, SCALAR)           \
     }                                                                                               \
-    static float dot(const void *row, const void *x, int64_t n)                                    \
-    {                                                                                               \
-        float out;                                                                                  \
-        dots(row, x, 0, 1, n, &out);                                                                \
-        return out;                                                                                 \
-    }
+    SWA__DOT_FROM_DOTS(, dot, dots)
 
 #define SWA__LOAD_F32_NEON(p) vld1q_f32(p)
 SWA__DOTS_FLOAT_NEON(swa__dots_f32_neon, swa__dot_f32_neon, float, SWA__LOAD_F32_NEON, SWA__SCALAR_F32)
@@ -2269,12 +2260,7 @@ SWA__DOTS_FLOAT_NEON(swa__dots_bf16_neon, swa__dot_bf16_neon, uint16_t, swa__loa
         if (nt > 2) out[2] = vaddvq_f32(c2);                                                        \
         if (nt > 3) out[3] = vaddvq_f32(c3);                                                        \
     }                                                                                               \
-    static float dot(const void *row, const void *x, int64_t n)                                    \
-    {                                                                                               \
-        float out;                                                                                  \
-        dots(row, x, 0, 1, n, &out);                                                                \
-        return out;                                                                                 \
-    }
+    SWA__DOT_FROM_DOTS(, dot, dots)
 
 #define SWA__UNPACK_Q8_0_NEON(w, q0, q1)                                                            \
     q0 = vld1q_s8((const int8_t *)(w) + 2);                                                         \
