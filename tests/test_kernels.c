@@ -81,30 +81,76 @@ static void check_close(const char *name, double got, double want, double magnit
     if (err > tol) fail_msg("%s, n = %lld: simd %.9g, ref %.9g, error %.3g > %.3g", name, (long long)n, got, want, err, tol);
 }
 
-/* Float rows against 4 tokens at once (x one element off alignment): each token gets exactly
-   the bits of the 1-token call. Both SIMD tables have these kernels. */
-static void check_multi_token_float(const swa__kernels *k, uint32_t type, const void *row, int64_t n)
+/* |w| . |x| over the dequantized values: the scale of a dot product's rounding error. */
+static double magnitude(uint32_t type, const uint8_t *row, const float *x, int64_t n)
+{
+    float *w = (float *)malloc(sizeof(float) * (size_t)n);
+    double m = 0;
+    int64_t i;
+    swa__dequant_row_ref(type, row, w, n);
+    for (i = 0; i < n; i++) m += fabs((double)w[i] * x[i]);
+    free(w);
+    return m;
+}
+
+/* Tiles of up to 3 rows x 4 tokens: every (row, token) pair gets exactly the bits of its 1 x 1
+   tile, whatever the tile around it. `w` holds 3 rows w_stride bytes apart and `x` 4 tokens
+   x_stride bytes apart; each pair's 1 x 1 result is returned in alone[4 * 3]. */
+static void check_tiles(const swa__kernels *k, uint32_t type, const uint8_t *w, size_t w_stride,
+                        const uint8_t *x, size_t x_stride, int64_t n, float *alone)
 {
     swa__dots_fn dots = swa__kernel_dots(k, type);
-    swa__dot_fn dot = swa__kernel_dot(k, type);
-    size_t stride = sizeof(float) * (size_t)(n + 3);
-    float *buf = (float *)malloc(4 * stride + sizeof(float)), *x = buf + 1, out[4];
-    int t, nt;
-    int64_t i;
-    assert_non_null(dots);
-    for (i = 0; i < 4 * (n + 3); i++) x[i] = next_float();
-    for (nt = 1; nt <= 4; nt++) {
-        dots(row, x, stride, nt, n, out);
-        for (t = 0; t < nt; t++) {
-            float alone = dot(row, (const uint8_t *)x + (size_t)t * stride, n);
-            assert_memory_equal(&out[t], &alone, sizeof alone);
+    float y[SWA__TILE_TOKENS * SWA__TILE_ROWS];
+    int nr, nt, r, t;
+    assert_non_null(dots);                        /* both SIMD tables have them */
+    for (r = 0; r < SWA__TILE_ROWS; r++)
+        for (t = 0; t < SWA__TILE_TOKENS; t++)
+            dots(w + r * w_stride, w_stride, 1, x + t * x_stride, x_stride, 1, n, &alone[t * SWA__TILE_ROWS + r], 1);
+    for (nr = 1; nr <= SWA__TILE_ROWS; nr++) {
+        for (nt = 1; nt <= SWA__TILE_TOKENS; nt++) {
+            memset(y, 0xff, sizeof y);
+            dots(w, w_stride, nr, x, x_stride, nt, n, y, SWA__TILE_ROWS);
+            for (r = 0; r < nr; r++)
+                for (t = 0; t < nt; t++)
+                    assert_memory_equal(&y[t * SWA__TILE_ROWS + r], &alone[t * SWA__TILE_ROWS + r], sizeof(float));
         }
     }
-    free(buf);
+}
+
+/* Float rows (F32, F16, BF16) in tiles, rows and tokens one element off alignment: the tile
+   property, and each pair within 1e-5 of the reference dot. */
+static void check_float_tiles(const swa__kernels *k, uint32_t type, int64_t n)
+{
+    swa__dot_fn ref = swa__kernel_dot(&swa__kernels_ref, type);
+    size_t elt = type == SWA_TYPE_F32 ? sizeof(float) : sizeof(uint16_t);
+    size_t w_stride = elt * (size_t)(n + 1), x_stride = sizeof(float) * (size_t)(n + 3);
+    uint8_t *wbuf = (uint8_t *)malloc(SWA__TILE_ROWS * w_stride + elt), *w = wbuf + elt;
+    uint8_t *xbuf = (uint8_t *)malloc(SWA__TILE_TOKENS * x_stride + sizeof(float)), *x = xbuf + sizeof(float);
+    float alone[SWA__TILE_TOKENS * SWA__TILE_ROWS], v;
+    int r, t;
+    int64_t i;
+    for (r = 0; r < SWA__TILE_ROWS; r++) {
+        for (i = 0; i < n; i++) {
+            uint16_t h = swa__f32_to_f16(v = next_float());      /* as bf16 bits too: small values */
+            if (type == SWA_TYPE_F32) memcpy(w + r * w_stride + (size_t)i * elt, &v, sizeof v);
+            else memcpy(w + r * w_stride + (size_t)i * elt, &h, sizeof h);
+        }
+    }
+    for (t = 0; t < SWA__TILE_TOKENS; t++)
+        for (i = 0; i < n; i++) { v = next_float(); memcpy(x + t * x_stride + (size_t)i * sizeof v, &v, sizeof v); }
+    check_tiles(k, type, w, w_stride, x, x_stride, n, alone);
+    for (r = 0; r < SWA__TILE_ROWS; r++) {
+        for (t = 0; t < SWA__TILE_TOKENS; t++) {
+            const uint8_t *row = w + r * w_stride;
+            const float *xt = (const float *)(x + t * x_stride);
+            check_close("tile (float)", alone[t * SWA__TILE_ROWS + r], ref(row, xt, n), magnitude(type, row, xt, n), 1e-5, n);
+        }
+    }
+    free(wbuf); free(xbuf);
 }
 
 /* Float rows (F32, F16, BF16) against float x; x and the row start one element off alignment.
-   The same rows through the 4-token kernels. */
+   The 1-token dots (the attention's) against the reference, then the matrix products' tiles. */
 static void test_float_dots(void **state)
 {
     const swa__kernels *k = simd();
@@ -131,22 +177,10 @@ static void test_float_dots(void **state)
         check_close("dot_f32", k->dot_f32(w32, xs, n), swa__dot_f32_ref(w32, xs, n), mag32, 1e-5, n);
         check_close("dot_f16", k->dot_f16(w16, xs, n), swa__dot_f16_ref(w16, xs, n), mag16, 1e-5, n);
         check_close("dot_bf16", k->dot_bf16(w16, xs, n), swa__dot_bf16_ref(w16, xs, n), magb, 1e-5, n);
-        check_multi_token_float(k, SWA_TYPE_F32, w32, n);
-        check_multi_token_float(k, SWA_TYPE_F16, w16, n);
-        check_multi_token_float(k, SWA_TYPE_BF16, w16, n);
+        check_float_tiles(k, SWA_TYPE_F32, n);
+        check_float_tiles(k, SWA_TYPE_F16, n);
+        check_float_tiles(k, SWA_TYPE_BF16, n);
     }
-}
-
-/* |w| . |x| over the dequantized values: the scale of a dot product's rounding error. */
-static double magnitude(uint32_t type, const uint8_t *row, const float *x, int64_t n)
-{
-    float *w = (float *)malloc(sizeof(float) * (size_t)n);
-    double m = 0;
-    int64_t i;
-    swa__dequant_row_ref(type, row, w, n);
-    for (i = 0; i < n; i++) m += fabs((double)w[i] * x[i]);
-    free(w);
-    return m;
 }
 
 static void check_block_dot(const swa__kernels *k, uint32_t type, int64_t n, int offset)
@@ -154,7 +188,7 @@ static void check_block_dot(const swa__kernels *k, uint32_t type, int64_t n, int
     const int kind = swa__act_kind(type);
     uint8_t *row_buf = (uint8_t *)malloc((size_t)(n / swa_type_block_size(type) * swa_type_block_bytes(type)) + 1);
     uint8_t *row = row_buf + offset;                      /* rows at odd addresses too */
-    float *x = (float *)malloc(sizeof(float) * (size_t)n), *xd = (float *)malloc(sizeof(float) * (size_t)n);
+    float *x = (float *)malloc(sizeof(float) * (size_t)n), *xd = (float *)calloc((size_t)n, sizeof(float));
     void *act = malloc(swa__act_bytes(kind, n));
     swa__dot_fn simd_dot = swa__kernel_dot(k, type), ref_dot = swa__kernel_dot(&swa__kernels_ref, type);
     int64_t i;
@@ -183,31 +217,29 @@ static void check_block_dot(const swa__kernels *k, uint32_t type, int64_t n, int
     free(row_buf); free(x); free(xd); free(act);
 }
 
-/* Several tokens per call give each token exactly the bits it gets alone. */
-static void check_multi_token(const swa__kernels *k, uint32_t type, int64_t n)
+/* Quantized rows in tiles: the tile property, and each pair's 1 x 1 tile is the 1-token dot,
+   bit for bit (both run one row at a time). */
+static void check_quantized_tiles(const swa__kernels *k, uint32_t type, int64_t n)
 {
-    swa__dots_fn dots = swa__kernel_dots(k, type);
     swa__dot_fn dot = swa__kernel_dot(k, type);
-    uint8_t *row = (uint8_t *)malloc((size_t)(n / 32 * swa_type_block_bytes(type)));
-    size_t stride = swa__act_bytes(SWA__ACT_Q8, n);
-    uint8_t *act = (uint8_t *)malloc(4 * stride);
-    float *x = (float *)malloc(sizeof(float) * (size_t)n), out[4];
-    int t, nt;
+    size_t w_stride = (size_t)(n / 32 * swa_type_block_bytes(type)), x_stride = swa__act_bytes(SWA__ACT_Q8, n);
+    uint8_t *w = (uint8_t *)malloc(SWA__TILE_ROWS * w_stride), *act = (uint8_t *)malloc(SWA__TILE_TOKENS * x_stride);
+    float *x = (float *)malloc(sizeof(float) * (size_t)n), alone[SWA__TILE_TOKENS * SWA__TILE_ROWS];
+    int r, t;
     int64_t i;
-    assert_non_null(dots);                        /* both SIMD tables have them */
-    random_row(type, row, n);
-    for (t = 0; t < 4; t++) {
+    for (r = 0; r < SWA__TILE_ROWS; r++) random_row(type, w + r * w_stride, n);
+    for (t = 0; t < SWA__TILE_TOKENS; t++) {
         for (i = 0; i < n; i++) x[i] = next_float();
-        swa__quantize_q8_ref(x, act + (size_t)t * stride, n);
+        swa__quantize_q8_ref(x, act + t * x_stride, n);
     }
-    for (nt = 1; nt <= 4; nt++) {
-        dots(row, act, stride, nt, n, out);
-        for (t = 0; t < nt; t++) {
-            float alone = dot(row, act + (size_t)t * stride, n);
-            assert_memory_equal(&out[t], &alone, sizeof alone);
+    check_tiles(k, type, w, w_stride, act, x_stride, n, alone);
+    for (r = 0; r < SWA__TILE_ROWS; r++) {
+        for (t = 0; t < SWA__TILE_TOKENS; t++) {
+            float d = dot(w + r * w_stride, act + t * x_stride, n);
+            assert_memory_equal(&d, &alone[t * SWA__TILE_ROWS + r], sizeof d);
         }
     }
-    free(row); free(act); free(x);
+    free(w); free(act); free(x);
 }
 
 static void test_quantized_dots(void **state)
@@ -222,8 +254,8 @@ static void test_quantized_dots(void **state)
             check_block_dot(k, SWA_TYPE_Q4_0, 32 * block32_counts[s], off);
         }
         for (s = 0; s < sizeof block32_counts / sizeof block32_counts[0]; s++) {
-            check_multi_token(k, SWA_TYPE_Q8_0, 32 * block32_counts[s]);
-            check_multi_token(k, SWA_TYPE_Q4_0, 32 * block32_counts[s]);
+            check_quantized_tiles(k, SWA_TYPE_Q8_0, 32 * block32_counts[s]);
+            check_quantized_tiles(k, SWA_TYPE_Q4_0, 32 * block32_counts[s]);
         }
         for (s = 0; s < sizeof block256_counts / sizeof block256_counts[0]; s++) {
             check_block_dot(k, SWA_TYPE_Q4_K, 256 * block256_counts[s], off);
