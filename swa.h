@@ -3377,8 +3377,9 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     c->gate = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_ff, sizeof(float));
     c->up = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_ff, sizeof(float));
     c->max_slots = (int64_t)max_slots;
-    c->scores = (float *)swa__arena_take(a, max_slots * (uint64_t)cfg->n_threads, sizeof(float));
-    c->q8 = (uint8_t *)swa__arena_take(a, (uint64_t)cfg->n_threads, swa__act_bytes(SWA__ACT_Q8, hp->head_dim + 31));
+    c->scores = (float *)swa__arena_take(a, max_slots * SWA__TILE_TOKENS * (uint64_t)cfg->n_threads, sizeof(float));
+    c->q8 = (uint8_t *)swa__arena_take(a, SWA__TILE_TOKENS * (uint64_t)cfg->n_threads,
+                                       swa__act_bytes(SWA__ACT_Q8, hp->head_dim + 31));
     c->rope = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_rot, sizeof(float));
     c->logits = (float *)swa__arena_take(a, (uint64_t)hp->n_vocab, sizeof(float));
 #ifndef SWA_NO_THREADS
@@ -3486,6 +3487,7 @@ SWADEF int32_t swa_ctx_window(const swa_ctx *c, int32_t layer)
    form (a row every x_stride bytes); rows [r0, r1) only, for the thread. Weight rows go in
    blocks of about 64 KB: a block is read from memory once and stays in L2 while the tokens
    pass it in tiles of 3 rows x 4 tokens (through the dots kernel, when the type has one). */
+#define SWA__ROW_BLOCK 65536   /* bytes of weight rows per block: 256 KB and 512 KB measured no better */
 typedef struct swa__matmul_task {
     const swa__matrix *w;
     swa__dot_fn dot;
@@ -3496,33 +3498,41 @@ typedef struct swa__matmul_task {
     int64_t ldy, n;
 } swa__matmul_task;
 
+/* y[t * ldy + r] = dot(row r, x_t) for n_rows rows (w_stride bytes apart) and nt <= 4 tokens
+   (x_stride bytes apart): tiles of 3 rows through the type's tile kernel, or dot by dot where
+   the kernel table has none. Shared by the matrix products and the attention's scores. */
+static void swa__dot_rows(swa__dot_fn dot, swa__dots_fn dots, const uint8_t *w, size_t w_stride, int64_t n_rows,
+                          const uint8_t *x, size_t x_stride, int nt, int64_t n, float *y, int64_t ldy)
+{
+    int64_t r;
+    int i, t;
+    for (r = 0; r < n_rows; r += SWA__TILE_ROWS) {
+        int nr = n_rows - r < SWA__TILE_ROWS ? (int)(n_rows - r) : SWA__TILE_ROWS;
+        if (dots) {
+            dots(w + (size_t)r * w_stride, w_stride, nr, x, x_stride, nt, n, y + r, ldy);
+            continue;
+        }
+        for (i = 0; i < nr; i++)
+            for (t = 0; t < nt; t++)
+                y[t * ldy + r + i] = dot(w + (size_t)(r + i) * w_stride, x + (size_t)t * x_stride, n);
+    }
+}
+
 static void swa__matmul_rows(const swa__matmul_task *t, int64_t r0, int64_t r1)
 {
-    const uint8_t *w = (const uint8_t *)t->w->data;
-    size_t rb = t->w->row_bytes;
-    int64_t r, k;
-    int i, j;
+    const uint8_t *w = (const uint8_t *)t->w->data + (size_t)r0 * t->w->row_bytes;
+    int64_t k;
     for (k = 0; k < t->n; k += SWA__TILE_TOKENS) {
         int nt = t->n - k < SWA__TILE_TOKENS ? (int)(t->n - k) : SWA__TILE_TOKENS;
-        const uint8_t *x = t->x + (size_t)k * t->x_stride;
-        float *y = t->y + k * t->ldy;
-        for (r = r0; r < r1; r += SWA__TILE_ROWS) {
-            int nr = r1 - r < SWA__TILE_ROWS ? (int)(r1 - r) : SWA__TILE_ROWS;
-            if (t->dots) {
-                t->dots(w + (size_t)r * rb, rb, nr, x, t->x_stride, nt, t->w->n_in, y + r, t->ldy);
-                continue;
-            }
-            for (i = 0; i < nr; i++)
-                for (j = 0; j < nt; j++)
-                    y[j * t->ldy + r + i] = t->dot(w + (size_t)(r + i) * rb, x + (size_t)j * t->x_stride, t->w->n_in);
-        }
+        swa__dot_rows(t->dot, t->dots, w, t->w->row_bytes, r1 - r0, t->x + (size_t)k * t->x_stride, t->x_stride,
+                      nt, t->w->n_in, t->y + k * t->ldy + r0, t->ldy);
     }
 }
 
 static void swa__matmul_run(void *arg, int ith, int nth)
 {
     const swa__matmul_task *t = (const swa__matmul_task *)arg;
-    int64_t r0, r1, r, block = (int64_t)(65536 / t->w->row_bytes) / SWA__TILE_ROWS * SWA__TILE_ROWS;
+    int64_t r0, r1, r, block = (int64_t)(SWA__ROW_BLOCK / t->w->row_bytes) / SWA__TILE_ROWS * SWA__TILE_ROWS;
     if (block < SWA__TILE_ROWS) block = SWA__TILE_ROWS;
     swa__split(t->w->n_out, ith, nth, &r0, &r1);
     for (r = r0; r < r1; r += block) swa__matmul_rows(t, r, r + block < r1 ? r + block : r1);
@@ -3581,42 +3591,71 @@ typedef struct swa__attention_task {
     int64_t l, n;
 } swa__attention_task;
 
+/* Scores of nh query heads (rows q_stride bytes apart, in the cache's activation form) against
+   the keys lo..i of one key head, at byte offset `head` of a cache row: s[h * lds + j - lo].
+   Keys before the chunk sit in the ring, in at most two runs of consecutive slots; the chunk's
+   own in c->kc. Each run goes through the tile kernel, which loads a key once for the heads. */
+static void swa__key_scores(const swa_ctx *c, int64_t l, size_t head, int64_t lo, int64_t i, swa__dot_fn dot,
+                            swa__dots_fn dots, const uint8_t *q, size_t q_stride, int nh, float *s, int64_t lds)
+{
+    const swa_hparams *hp = &c->model->hp;
+    size_t row = (size_t)swa__kv_bytes(c->kv_type, hp->n_kv_head * hp->head_dim);
+    int64_t S = c->n_slots[l], j = lo, last_in_ring = i < c->pos ? i : c->pos - 1;
+    while (j <= last_in_ring) {
+        int64_t slot = j % S, len = last_in_ring - j + 1 < S - slot ? last_in_ring - j + 1 : S - slot;
+        swa__dot_rows(dot, dots, c->k_cache[l] + (size_t)slot * row + head, row, len, q, q_stride, nh,
+                      hp->head_dim, s + (j - lo), lds);
+        j += len;
+    }
+    if (j <= i)
+        swa__dot_rows(dot, dots, c->kc + (size_t)(j - c->pos) * row + head, row, i - j + 1, q, q_stride, nh,
+                      hp->head_dim, s + (j - lo), lds);
+}
+
+/* Work items are (token, key head, block of up to 4 of the query heads sharing that key head),
+   so that grouped-query attention reads each key once per block, not once per head. */
 static void swa__attention_run(void *arg, int ith, int nth)
 {
     const swa__attention_task *task = (const swa__attention_task *)arg;
     swa_ctx *c = task->c;
     const swa_hparams *hp = &c->model->hp;
     int64_t hd = hp->head_dim, qd = (int64_t)hp->n_head * hd, group = hp->n_head / hp->n_kv_head;
+    int64_t blocks = (group + SWA__TILE_TOKENS - 1) / SWA__TILE_TOKENS, items = hp->n_kv_head * blocks;
     int64_t S = c->n_slots[task->l], W = c->window[task->l], p0, p1, p, j;
     size_t row = (size_t)swa__kv_bytes(c->kv_type, hp->n_kv_head * hd), head_bytes = (size_t)swa__kv_bytes(c->kv_type, hd);
-    const uint8_t *k_ring = c->k_cache[task->l], *v_ring = c->v_cache[task->l];
-    /* a Q8_0 cache meets the query quantized to Q8 blocks, as Q8_0 weights meet activations */
-    uint8_t *q8 = c->q8 + (size_t)ith * swa__act_bytes(SWA__ACT_Q8, hd + 31);
-    swa__dot_fn dot = c->kv_type == SWA_KV_F16 ? c->kern->dot_f16 : c->kv_type == SWA_KV_F32 ? c->kern->dot_f32 : c->kern->dot_q8_0;
+    const uint8_t *v_ring = c->v_cache[task->l];
+    /* a Q8_0 cache meets the queries quantized to Q8 blocks, as Q8_0 weights meet activations */
+    uint32_t key_type = c->kv_type == SWA_KV_F16 ? SWA_TYPE_F16 : c->kv_type == SWA_KV_F32 ? SWA_TYPE_F32 : SWA_TYPE_Q8_0;
+    size_t q8_stride = swa__act_bytes(SWA__ACT_Q8, hd + 31);
+    uint8_t *q8 = c->q8 + (size_t)ith * SWA__TILE_TOKENS * q8_stride;
+    swa__dot_fn dot = swa__kernel_dot(c->kern, key_type);
+    swa__dots_fn dots = swa__kernel_dots(c->kern, key_type);
     void (*axpy)(float *, float, const void *, int64_t) =
         c->kv_type == SWA_KV_F16 ? c->kern->axpy_f16 : c->kv_type == SWA_KV_F32 ? c->kern->axpy_f32 : c->kern->axpy_q8_0;
-    float *scores = c->scores + (int64_t)ith * c->max_slots, scale = 1.0f / sqrtf((float)hd);
-    swa__split(task->n * hp->n_head, ith, nth, &p0, &p1);
+    float *scores = c->scores + (int64_t)ith * SWA__TILE_TOKENS * c->max_slots, scale = 1.0f / sqrtf((float)hd);
+    swa__split(task->n * items, ith, nth, &p0, &p1);
     for (p = p0; p < p1; p++) {
-        int64_t t = p / hp->n_head, h = p % hp->n_head, i = c->pos + t;
-        int64_t lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0;
-        size_t head = (size_t)(h / group) * head_bytes;
-        const float *q = c->q + t * qd + h * hd;
-        const void *qk = q;
-        float *out = c->att + t * qd + h * hd;
+        int64_t t = p / items, g = p % items / blocks, h0 = g * group + p % blocks * SWA__TILE_TOKENS;
+        int64_t i = c->pos + t, lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0, nk = i - lo + 1;
+        int nh = g * group + group - h0 < SWA__TILE_TOKENS ? (int)(g * group + group - h0) : SWA__TILE_TOKENS, h;
+        size_t head = (size_t)g * head_bytes;
+        const float *q = c->q + t * qd + h0 * hd;
         if (c->kv_type == SWA_KV_Q8_0) {
-            c->kern->quantize_q8(q, q8, hd);
-            qk = q8;
+            for (h = 0; h < nh; h++) c->kern->quantize_q8(q + h * hd, q8 + (size_t)h * q8_stride, hd);
+            swa__key_scores(c, task->l, head, lo, i, dot, dots, q8, q8_stride, nh, scores, c->max_slots);
+        } else {
+            swa__key_scores(c, task->l, head, lo, i, dot, dots, (const uint8_t *)q, (size_t)hd * sizeof(float), nh,
+                            scores, c->max_slots);
         }
-        for (j = lo; j <= i; j++) {
-            const uint8_t *k = j < c->pos ? k_ring + (size_t)(j % S) * row : c->kc + (size_t)(j - c->pos) * row;
-            scores[j - lo] = dot(k + head, qk, hd) * scale;
-        }
-        c->kern->softmax(scores, i - lo + 1);
-        memset(out, 0, (size_t)hd * sizeof(float));
-        for (j = lo; j <= i; j++) {
-            const uint8_t *v = j < c->pos ? v_ring + (size_t)(j % S) * row : c->vc + (size_t)(j - c->pos) * row;
-            axpy(out, scores[j - lo], v + head, hd);
+        for (h = 0; h < nh; h++) {
+            float *s = scores + h * c->max_slots, *out = c->att + t * qd + (h0 + h) * hd;
+            for (j = 0; j < nk; j++) s[j] *= scale;
+            c->kern->softmax(s, nk);
+            memset(out, 0, (size_t)hd * sizeof(float));
+            for (j = lo; j <= i; j++) {
+                const uint8_t *v = j < c->pos ? v_ring + (size_t)(j % S) * row : c->vc + (size_t)(j - c->pos) * row;
+                axpy(out, s[j - lo], v + head, hd);
+            }
         }
     }
 }
