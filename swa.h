@@ -1330,6 +1330,11 @@ typedef void (*swa__dots_fn)(const void *w, size_t w_stride, int nr, const void 
                              int nt, int64_t n, float *y, int64_t ldy);
 #define SWA__TILE_ROWS 3
 #define SWA__TILE_TOKENS 4
+/* The attention's weighted sum of values: out[h * ldo + d] += sum over j < nk, in order, of
+   p[h * ldp + j] * v_j[d], for nh <= SWA__TILE_TOKENS query heads sharing a value head; v_j at
+   byte offset j * v_stride, hd values each. */
+typedef void (*swa__wsum_fn)(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v,
+                             size_t v_stride, int64_t nk, int64_t hd);
 /* One row against nt <= 4 tokens: out[t] = dot(row, x_t), x_t at byte offset t * stride. */
 typedef void (*swa__row_dots_fn)(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out);
 
@@ -1632,6 +1637,21 @@ static void swa__axpy_q8_0_ref(float *y, float a, const void *x, int64_t n)
     }
 }
 
+/* The weighted sum of values as one axpy per head and key: the reference, and the NEON kernel
+   over its own axpy. */
+#define SWA__WSUM_FROM_AXPY(wsum, axpy)                                                             \
+    static void wsum(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v, \
+                     size_t v_stride, int64_t nk, int64_t hd)                                        \
+    {                                                                                               \
+        int64_t j;                                                                                  \
+        int h;                                                                                      \
+        for (h = 0; h < nh; h++)                                                                    \
+            for (j = 0; j < nk; j++) axpy(out + h * ldo, p[h * ldp + j], v + (size_t)j * v_stride, hd); \
+    }
+SWA__WSUM_FROM_AXPY(swa__wsum_f32_ref, swa__axpy_f32_ref)
+SWA__WSUM_FROM_AXPY(swa__wsum_f16_ref, swa__axpy_f16_ref)
+SWA__WSUM_FROM_AXPY(swa__wsum_q8_0_ref, swa__axpy_q8_0_ref)
+
 /* Keys and values to Q8_0 blocks, ggml's layout and rounding (the format of Q8_0 weights, so
    the Q8_0 dot kernels read them): d = max|x| / 127 stored as F16, q = x / d rounded half away
    from zero. Not a hot path: one row of keys and one of values per token and layer. */
@@ -1733,9 +1753,7 @@ typedef struct swa__kernels {
     swa__dots_fn dots_f32, dots_f16, dots_bf16, dots_q8_0, dots_q4_0;
     swa__quantize_fn quantize_q8, quantize_q8k;
     void (*to_f16)(const float *x, uint16_t *out, int64_t n);
-    void (*axpy_f32)(float *y, float a, const void *x, int64_t n);
-    void (*axpy_f16)(float *y, float a, const void *x, int64_t n);
-    void (*axpy_q8_0)(float *y, float a, const void *x, int64_t n);
+    swa__wsum_fn wsum_f32, wsum_f16, wsum_q8_0;   /* by the cache's type */
     void (*rmsnorm)(float *out, const float *x, const float *w, int64_t n, float eps);
     void (*rope)(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs);
     void (*softmax)(float *x, int64_t n);
@@ -2122,38 +2140,58 @@ SWA__AVX2 static void swa__to_f16_avx2(const float *x, uint16_t *out, int64_t n)
     for (; i < n; i++) out[i] = swa__f32_to_f16(x[i]);
 }
 
-SWA__AVX2 static void swa__axpy_f32_avx2(float *y, float a, const void *x, int64_t n)
+/* The weighted sum of values for up to 4 query heads sharing a value head. Per 8 dimensions
+   the heads' sums stay in registers over all the keys and each value vector is loaded (widened,
+   dequantized) once for the heads, where one axpy per head and key would load and store the
+   sums every time. Keys are added in order, with FMA: within 1e-6 of the reference, relative to
+   the sum of |p v|. */
+SWA__AVX2 static inline __m256 swa__value8_avx2(const uint8_t *v, int64_t d, uint32_t type)
 {
-    const float *v = (const float *)x;
-    __m256 s = _mm256_set1_ps(a);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(s, _mm256_loadu_ps(v + i), _mm256_loadu_ps(y + i)));
-    for (; i < n; i++) y[i] += a * v[i];
-}
-
-SWA__AVX2 static void swa__axpy_f16_avx2(float *y, float a, const void *x, int64_t n)
-{
-    const uint16_t *v = (const uint16_t *)x;
-    __m256 s = _mm256_set1_ps(a);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(s, SWA__LOAD_F16(v + i), _mm256_loadu_ps(y + i)));
-    for (; i < n; i++) y[i] += a * swa__f16_to_f32(v[i]);
-}
-
-SWA__AVX2 static void swa__axpy_q8_0_avx2(float *y, float a, const void *x, int64_t n)
-{
-    const uint8_t *b = (const uint8_t *)x;
-    int64_t i;
-    int k;
-    for (i = 0; i < n; i += 32, b += 34) {
-        __m256 s = _mm256_set1_ps(a * _cvtsh_ss(swa__load_u16(b)));
-        for (k = 0; k < 32; k += 8) {
-            __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(b + 2 + k))));
-            _mm256_storeu_ps(y + i + k, _mm256_fmadd_ps(s, q, _mm256_loadu_ps(y + i + k)));
-        }
+    if (type == SWA_TYPE_Q8_0) {    /* 8 values inside one block of 32 */
+        const uint8_t *b = v + d / 32 * 34;
+        __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(b + 2 + d % 32))));
+        return _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(swa__load_u16(b))), q);
     }
+    return swa__load8_avx2(v, d, type);
 }
+
+SWA__AVX2 __attribute__((always_inline)) static inline void
+swa__wsum_avx2(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v, size_t v_stride,
+               int64_t nk, int64_t hd, uint32_t type)
+{
+    int64_t d, j;
+    int h;
+    for (d = 0; d + 8 <= hd; d += 8) {
+        __m256 s0 = _mm256_loadu_ps(out + d), s1 = s0, s2 = s0, s3 = s0;
+        if (nh > 1) s1 = _mm256_loadu_ps(out + ldo + d);
+        if (nh > 2) s2 = _mm256_loadu_ps(out + 2 * ldo + d);
+        if (nh > 3) s3 = _mm256_loadu_ps(out + 3 * ldo + d);
+        for (j = 0; j < nk; j++) {
+            const __m256 x = swa__value8_avx2(v + (size_t)j * v_stride, d, type);
+            s0 = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), x, s0);
+            if (nh > 1) s1 = _mm256_fmadd_ps(_mm256_set1_ps(p[ldp + j]), x, s1);
+            if (nh > 2) s2 = _mm256_fmadd_ps(_mm256_set1_ps(p[2 * ldp + j]), x, s2);
+            if (nh > 3) s3 = _mm256_fmadd_ps(_mm256_set1_ps(p[3 * ldp + j]), x, s3);
+        }
+        _mm256_storeu_ps(out + d, s0);
+        if (nh > 1) _mm256_storeu_ps(out + ldo + d, s1);
+        if (nh > 2) _mm256_storeu_ps(out + 2 * ldo + d, s2);
+        if (nh > 3) _mm256_storeu_ps(out + 3 * ldo + d, s3);
+    }
+    for (; d < hd; d++)    /* float caches only: a Q8_0 head is whole blocks */
+        for (h = 0; h < nh; h++)
+            for (j = 0; j < nk; j++) out[h * ldo + d] += p[h * ldp + j] * swa__float_at(v + (size_t)j * v_stride, d, type);
+}
+
+#define SWA__WSUM_AVX2(wsum, TYPE)                                                                 \
+    SWA__AVX2 static void wsum(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v, \
+                               size_t v_stride, int64_t nk, int64_t hd)                             \
+    {                                                                                               \
+        swa__wsum_avx2(out, ldo, nh, p, ldp, v, v_stride, nk, hd, TYPE);                            \
+    }
+SWA__WSUM_AVX2(swa__wsum_f32_avx2, SWA_TYPE_F32)
+SWA__WSUM_AVX2(swa__wsum_f16_avx2, SWA_TYPE_F16)
+SWA__WSUM_AVX2(swa__wsum_q8_0_avx2, SWA_TYPE_Q8_0)
 
 /* exp(x) for 8 floats, Cephes' method: x = n ln2 + r with |r| <= ln2/2, a degree-5 polynomial
    for e^r, and 2^n built in the exponent bits. Inputs are clamped to +-88.37, where expf
@@ -2514,6 +2552,10 @@ static void swa__axpy_q8_0_neon(float *y, float a, const void *x, int64_t n)
     }
 }
 
+SWA__WSUM_FROM_AXPY(swa__wsum_f32_neon, swa__axpy_f32_neon)
+SWA__WSUM_FROM_AXPY(swa__wsum_f16_neon, swa__axpy_f16_neon)
+SWA__WSUM_FROM_AXPY(swa__wsum_q8_0_neon, swa__axpy_q8_0_neon)
+
 /* exp(x) for 4 floats: the AVX2 version's method and constants. */
 static inline float32x4_t swa__exp_neon(float32x4_t x)
 {
@@ -2600,7 +2642,7 @@ static const swa__kernels swa__kernels_neon = {
     swa__dot_q8_0_neon, swa__dot_q4_0_neon, swa__dot_q4_k_neon, swa__dot_q6_k_neon,
     swa__dots_f32_neon, swa__dots_f16_neon, swa__dots_bf16_neon, swa__dots_q8_0_neon, swa__dots_q4_0_neon,
     swa__quantize_q8_neon, swa__quantize_q8k_neon, swa__to_f16_neon,
-    swa__axpy_f32_neon, swa__axpy_f16_neon, swa__axpy_q8_0_neon,
+    swa__wsum_f32_neon, swa__wsum_f16_neon, swa__wsum_q8_0_neon,
     swa__rmsnorm_neon, swa__rope_neon, swa__softmax_neon, swa__swiglu_neon
 };
 
@@ -2615,7 +2657,7 @@ static const swa__kernels swa__kernels_ref = {
     swa__dot_q8_0_ref, swa__dot_q4_0_ref, swa__dot_q4_k_ref, swa__dot_q6_k_ref,
     NULL, NULL, NULL, NULL, NULL,
     swa__quantize_q8_ref, swa__quantize_q8k_ref, swa__to_f16_ref,
-    swa__axpy_f32_ref, swa__axpy_f16_ref, swa__axpy_q8_0_ref,
+    swa__wsum_f32_ref, swa__wsum_f16_ref, swa__wsum_q8_0_ref,
     swa__rmsnorm_ref, swa__rope_ref, swa__softmax_ref, swa__swiglu_ref
 };
 
@@ -2626,7 +2668,7 @@ static const swa__kernels swa__kernels_avx2 = {
     swa__dot_q8_0_avx2, swa__dot_q4_0_avx2, swa__dot_q4_k_avx2, swa__dot_q6_k_avx2,
     swa__dots_f32_avx2, swa__dots_f16_avx2, swa__dots_bf16_avx2, swa__dots_q8_0_avx2, swa__dots_q4_0_avx2,
     swa__quantize_q8_avx2, swa__quantize_q8k_avx2, swa__to_f16_avx2,
-    swa__axpy_f32_avx2, swa__axpy_f16_avx2, swa__axpy_q8_0_avx2,
+    swa__wsum_f32_avx2, swa__wsum_f16_avx2, swa__wsum_q8_0_avx2,
     swa__rmsnorm_avx2, swa__rope_avx2, swa__softmax_avx2, swa__swiglu_avx2
 };
 
@@ -3591,29 +3633,34 @@ typedef struct swa__attention_task {
     int64_t l, n;
 } swa__attention_task;
 
-/* Scores of nh query heads (rows q_stride bytes apart, in the cache's activation form) against
-   the keys lo..i of one key head, at byte offset `head` of a cache row: s[h * lds + j - lo].
-   Keys before the chunk sit in the ring, in at most two runs of consecutive slots; the chunk's
-   own in c->kc. Each run goes through the tile kernel, which loads a key once for the heads. */
-static void swa__key_scores(const swa_ctx *c, int64_t l, size_t head, int64_t lo, int64_t i, swa__dot_fn dot,
-                            swa__dots_fn dots, const uint8_t *q, size_t q_stride, int nh, float *s, int64_t lds)
+/* The keys and values of positions lo..i of layer l as runs of consecutive cache rows: the
+   positions before the chunk sit in the ring, in at most two runs (it may wrap), the chunk's
+   own in c->kc and c->vc. Returns the number of runs, in position order. */
+typedef struct swa__kv_run { const uint8_t *k, *v; int64_t first, n; } swa__kv_run;
+
+static int swa__kv_runs(const swa_ctx *c, int64_t l, int64_t lo, int64_t i, swa__kv_run run[3])
 {
     const swa_hparams *hp = &c->model->hp;
     size_t row = (size_t)swa__kv_bytes(c->kv_type, hp->n_kv_head * hp->head_dim);
     int64_t S = c->n_slots[l], j = lo, last_in_ring = i < c->pos ? i : c->pos - 1;
+    int n = 0;
     while (j <= last_in_ring) {
         int64_t slot = j % S, len = last_in_ring - j + 1 < S - slot ? last_in_ring - j + 1 : S - slot;
-        swa__dot_rows(dot, dots, c->k_cache[l] + (size_t)slot * row + head, row, len, q, q_stride, nh,
-                      hp->head_dim, s + (j - lo), lds);
+        swa__kv_run r = {c->k_cache[l] + (size_t)slot * row, c->v_cache[l] + (size_t)slot * row, j, len};
+        run[n++] = r;
         j += len;
     }
-    if (j <= i)
-        swa__dot_rows(dot, dots, c->kc + (size_t)(j - c->pos) * row + head, row, i - j + 1, q, q_stride, nh,
-                      hp->head_dim, s + (j - lo), lds);
+    if (j <= i) {
+        swa__kv_run r = {c->kc + (size_t)(j - c->pos) * row, c->vc + (size_t)(j - c->pos) * row, j, i - j + 1};
+        run[n++] = r;
+    }
+    return n;
 }
 
 /* Work items are (token, key head, block of up to 4 of the query heads sharing that key head),
-   so that grouped-query attention reads each key once per block, not once per head. */
+   so that grouped-query attention reads each key and value once per block, not once per head:
+   the scores go through the tile kernel (keys as rows, heads as tokens), the weighted sum of
+   values through the wsum kernel. Every output still has one fixed order of operations. */
 static void swa__attention_run(void *arg, int ith, int nth)
 {
     const swa__attention_task *task = (const swa__attention_task *)arg;
@@ -3621,42 +3668,39 @@ static void swa__attention_run(void *arg, int ith, int nth)
     const swa_hparams *hp = &c->model->hp;
     int64_t hd = hp->head_dim, qd = (int64_t)hp->n_head * hd, group = hp->n_head / hp->n_kv_head;
     int64_t blocks = (group + SWA__TILE_TOKENS - 1) / SWA__TILE_TOKENS, items = hp->n_kv_head * blocks;
-    int64_t S = c->n_slots[task->l], W = c->window[task->l], p0, p1, p, j;
+    int64_t W = c->window[task->l], ls = c->max_slots, p0, p1, p, j;
     size_t row = (size_t)swa__kv_bytes(c->kv_type, hp->n_kv_head * hd), head_bytes = (size_t)swa__kv_bytes(c->kv_type, hd);
-    const uint8_t *v_ring = c->v_cache[task->l];
     /* a Q8_0 cache meets the queries quantized to Q8 blocks, as Q8_0 weights meet activations */
-    uint32_t key_type = c->kv_type == SWA_KV_F16 ? SWA_TYPE_F16 : c->kv_type == SWA_KV_F32 ? SWA_TYPE_F32 : SWA_TYPE_Q8_0;
-    size_t q8_stride = swa__act_bytes(SWA__ACT_Q8, hd + 31);
-    uint8_t *q8 = c->q8 + (size_t)ith * SWA__TILE_TOKENS * q8_stride;
-    swa__dot_fn dot = swa__kernel_dot(c->kern, key_type);
-    swa__dots_fn dots = swa__kernel_dots(c->kern, key_type);
-    void (*axpy)(float *, float, const void *, int64_t) =
-        c->kv_type == SWA_KV_F16 ? c->kern->axpy_f16 : c->kv_type == SWA_KV_F32 ? c->kern->axpy_f32 : c->kern->axpy_q8_0;
-    float *scores = c->scores + (int64_t)ith * SWA__TILE_TOKENS * c->max_slots, scale = 1.0f / sqrtf((float)hd);
+    uint32_t type = c->kv_type == SWA_KV_F16 ? SWA_TYPE_F16 : c->kv_type == SWA_KV_F32 ? SWA_TYPE_F32 : SWA_TYPE_Q8_0;
+    size_t q_stride = type == SWA_TYPE_Q8_0 ? swa__act_bytes(SWA__ACT_Q8, hd + 31) : (size_t)hd * sizeof(float);
+    uint8_t *q8 = c->q8 + (size_t)ith * SWA__TILE_TOKENS * swa__act_bytes(SWA__ACT_Q8, hd + 31);
+    swa__dot_fn dot = swa__kernel_dot(c->kern, type);
+    swa__dots_fn dots = swa__kernel_dots(c->kern, type);
+    swa__wsum_fn wsum = type == SWA_TYPE_F16 ? c->kern->wsum_f16 : type == SWA_TYPE_F32 ? c->kern->wsum_f32 : c->kern->wsum_q8_0;
+    float *scores = c->scores + (int64_t)ith * SWA__TILE_TOKENS * ls, scale = 1.0f / sqrtf((float)hd);
     swa__split(task->n * items, ith, nth, &p0, &p1);
     for (p = p0; p < p1; p++) {
         int64_t t = p / items, g = p % items / blocks, h0 = g * group + p % blocks * SWA__TILE_TOKENS;
-        int64_t i = c->pos + t, lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0, nk = i - lo + 1;
-        int nh = g * group + group - h0 < SWA__TILE_TOKENS ? (int)(g * group + group - h0) : SWA__TILE_TOKENS, h;
+        int64_t i = c->pos + t, lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0;
+        int nh = g * group + group - h0 < SWA__TILE_TOKENS ? (int)(g * group + group - h0) : SWA__TILE_TOKENS, h, r;
         size_t head = (size_t)g * head_bytes;
-        const float *q = c->q + t * qd + h0 * hd;
-        if (c->kv_type == SWA_KV_Q8_0) {
-            for (h = 0; h < nh; h++) c->kern->quantize_q8(q + h * hd, q8 + (size_t)h * q8_stride, hd);
-            swa__key_scores(c, task->l, head, lo, i, dot, dots, q8, q8_stride, nh, scores, c->max_slots);
-        } else {
-            swa__key_scores(c, task->l, head, lo, i, dot, dots, (const uint8_t *)q, (size_t)hd * sizeof(float), nh,
-                            scores, c->max_slots);
+        const uint8_t *q = (const uint8_t *)(c->q + t * qd + h0 * hd);
+        float *out = c->att + t * qd + h0 * hd;
+        swa__kv_run run[3];
+        int n_runs = swa__kv_runs(c, task->l, lo, i, run);
+        if (type == SWA_TYPE_Q8_0) {
+            for (h = 0; h < nh; h++) c->kern->quantize_q8((const float *)q + h * hd, q8 + (size_t)h * q_stride, hd);
+            q = q8;
         }
+        for (r = 0; r < n_runs; r++)
+            swa__dot_rows(dot, dots, run[r].k + head, row, run[r].n, q, q_stride, nh, hd, scores + (run[r].first - lo), ls);
         for (h = 0; h < nh; h++) {
-            float *s = scores + h * c->max_slots, *out = c->att + t * qd + (h0 + h) * hd;
-            for (j = 0; j < nk; j++) s[j] *= scale;
-            c->kern->softmax(s, nk);
-            memset(out, 0, (size_t)hd * sizeof(float));
-            for (j = lo; j <= i; j++) {
-                const uint8_t *v = j < c->pos ? v_ring + (size_t)(j % S) * row : c->vc + (size_t)(j - c->pos) * row;
-                axpy(out, s[j - lo], v + head, hd);
-            }
+            for (j = 0; j <= i - lo; j++) scores[h * ls + j] *= scale;
+            c->kern->softmax(scores + h * ls, i - lo + 1);
         }
+        memset(out, 0, (size_t)(nh * hd) * sizeof(float));
+        for (r = 0; r < n_runs; r++)
+            wsum(out, hd, nh, scores + (run[r].first - lo), ls, run[r].v + head, row, run[r].n, hd);
     }
 }
 
