@@ -437,6 +437,7 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
     (defined(__GNUC__) || defined(__clang__))
 #define SWA__HAVE_AVX2
 #define SWA__AVX2 __attribute__((target("avx2,fma,f16c")))
+#define SWA__INLINE __attribute__((always_inline)) static inline   /* a kernel's building block */
 #include <immintrin.h>
 #include <cpuid.h>
 #endif
@@ -1335,8 +1336,6 @@ typedef void (*swa__dots_fn)(const void *w, size_t w_stride, int nr, const void 
    byte offset j * v_stride, hd values each. */
 typedef void (*swa__wsum_fn)(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v,
                              size_t v_stride, int64_t nk, int64_t hd);
-/* One row against nt <= 4 tokens: out[t] = dot(row, x_t), x_t at byte offset t * stride. */
-typedef void (*swa__row_dots_fn)(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out);
 
 enum { SWA__ACT_F32, SWA__ACT_Q8, SWA__ACT_Q8K };
 
@@ -1724,9 +1723,9 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
 }
 
 #define SWA__SCALAR_F32(x) (x)   /* for the SIMD kernels' scalar tails */
-/* For kernels that take one row at a time against up to 4 tokens (row_dots): the 1-token dot
-   is that kernel with nt = 1, the same code, so the same bits; and the tile kernel runs it row
-   after row. */
+/* For kernels that take one row at a time against up to 4 tokens, row_dots(row, x, x_stride,
+   nt, n, out) with out[t] = dot(row, x_t): the 1-token dot is that kernel with nt = 1, the same
+   code, so the same bits; and the tile kernel runs it row after row. */
 #define SWA__DOTS_FROM_ROW_DOTS(ATTR, dot, dots, row_dots)                                          \
     ATTR static float dot(const void *row, const void *x, int64_t n)                               \
     {                                                                                               \
@@ -1858,7 +1857,7 @@ SWA__AVX2 static inline float swa__tile_sum_avx2(__m256 acc, const uint8_t *w, c
    back to 25. A prefetch never faults; its address is formed as an integer because it may lie
    past the end of the matrix. (Always inlined: GCC takes a function that only prefetches for
    one without effects and drops its calls.) */
-SWA__AVX2 __attribute__((always_inline)) static inline void swa__prefetch_next_rows(const uint8_t *w, size_t w_stride, size_t offset)
+SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_stride, size_t offset)
 {
     uintptr_t p = (uintptr_t)w + SWA__TILE_ROWS * w_stride + offset;
     _mm_prefetch((const char *)p, _MM_HINT_T0);
@@ -1878,7 +1877,7 @@ SWA__AVX2 __attribute__((always_inline)) static inline void swa__prefetch_next_r
         y[(t) * ldy + (r)] = swa__tile_sum_avx2(c##r##t, wb + (size_t)(r) * w_stride,               \
                                                 (const float *)(xb + (size_t)(t) * x_stride), i, n, type)
 
-SWA__AVX2 __attribute__((always_inline)) static inline void
+SWA__AVX2 SWA__INLINE void
 swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_stride, int64_t n,
                float *y, int64_t ldy, uint32_t type, const int R, const int T)
 {
@@ -1930,7 +1929,7 @@ SWA__DOTS_FLOAT_AVX2(swa__dots_bf16_avx2, SWA_TYPE_BF16)
     }
 
 #define SWA__DOTS_Q8_AVX2(name, BLOCK_BYTES, UNPACK)                                                   \
-    SWA__AVX2 static void name(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
+    SWA__AVX2 SWA__INLINE void name(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
     {                                                                                                   \
         const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;                            \
         const __m256i ones = _mm256_set1_epi16(1);                                                      \
@@ -1977,7 +1976,7 @@ SWA__DOTS_Q8_AVX2(swa__row_dots_q8_0_avx2, 34, swa__unpack_q8_0_avx2)
     __m256i q = _mm256_and_si256(_mm256_insertf128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1), low4); \
     float dw = _cvtsh_ss(swa__load_u16(w));
 
-SWA__AVX2 static void swa__row_dots_q4_0_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+SWA__AVX2 SWA__INLINE void swa__row_dots_q4_0_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
     const __m256i ones = _mm256_set1_epi16(1), low4 = _mm256_set1_epi8(15);
@@ -2155,7 +2154,7 @@ SWA__AVX2 static inline __m256 swa__value8_avx2(const uint8_t *v, int64_t d, uin
     return swa__load8_avx2(v, d, type);
 }
 
-SWA__AVX2 __attribute__((always_inline)) static inline void
+SWA__AVX2 SWA__INLINE void
 swa__wsum_avx2(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v, size_t v_stride,
                int64_t nk, int64_t hd, uint32_t type)
 {
