@@ -307,15 +307,17 @@ static void test_quantize_and_convert(void **state)
 }
 
 /* The weighted sum of values for 1-4 heads over 1-17 keys against the reference (one axpy per
-   head and key), value rows at odd addresses and a row stride wider than a head, out starting
+   head and key), value rows one element off alignment and a row stride wider than a head (other
+   heads' values between rows, as in the cache), out starting
    from random sums as it does after a first run of keys. Within 1e-6 of sum |p v| per output. */
 static void check_wsum(const char *name, swa__wsum_fn simd_wsum, swa__wsum_fn ref_wsum, uint32_t type, int64_t hd)
 {
     enum { MAX_KEYS = 17, HEADS = 4 };
     static const int64_t key_counts[] = {1, 2, 3, 17};
     size_t head_bytes = swa_type_block_bytes(type) * (size_t)(hd / swa_type_block_size(type));
-    size_t stride = head_bytes + 6;                      /* other heads' values between two rows */
-    uint8_t *buf = (uint8_t *)malloc(stride * MAX_KEYS + 1), *v = buf + 1;
+    size_t elt = type == SWA_TYPE_F32 ? sizeof(float) : type == SWA_TYPE_F16 ? sizeof(uint16_t) : 1;
+    size_t stride = head_bytes + 3 * elt;
+    uint8_t *buf = (uint8_t *)malloc(stride * MAX_KEYS + elt), *v = buf + elt;
     float *vf = (float *)malloc(sizeof(float) * (size_t)hd), *deq = (float *)malloc(sizeof(float) * (size_t)(MAX_KEYS * hd));
     float *want = (float *)malloc(sizeof(float) * (size_t)(HEADS * hd)), *got = (float *)malloc(sizeof(float) * (size_t)(HEADS * hd));
     float p[HEADS * MAX_KEYS];
