@@ -1723,16 +1723,19 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
 }
 
 #define SWA__SCALAR_F32(x) (x)   /* for the SIMD kernels' scalar tails */
-/* For kernels that take one row at a time against up to 4 tokens, row_dots(row, x, x_stride,
-   nt, n, out) with out[t] = dot(row, x_t): the 1-token dot is that kernel with nt = 1, the same
-   code, so the same bits; and the tile kernel runs it row after row. */
-#define SWA__DOTS_FROM_ROW_DOTS(ATTR, dot, dots, row_dots)                                          \
+/* The 1-token dot of a SIMD table is its tile kernel's 1 x 1 tile: the same code, so the same
+   bits as a matrix product's. */
+#define SWA__DOT_FROM_DOTS(ATTR, dot, dots)                                                         \
     ATTR static float dot(const void *row, const void *x, int64_t n)                               \
     {                                                                                               \
         float out;                                                                                  \
-        row_dots(row, x, 0, 1, n, &out);                                                            \
+        dots(row, 0, 1, x, 0, 1, n, &out, 1);                                                       \
         return out;                                                                                 \
-    }                                                                                               \
+    }
+
+/* A tile kernel from one that takes one row at a time against up to 4 tokens, row_dots(row, x,
+   x_stride, nt, n, out) with out[t] = dot(row, x_t): rows one after another. */
+#define SWA__DOTS_FROM_ROW_DOTS(ATTR, dots, row_dots)                                               \
     ATTR static void dots(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,  \
                           int nt, int64_t n, float *y, int64_t ldy)                                 \
     {                                                                                               \
@@ -1748,7 +1751,7 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
 typedef struct swa__kernels {
     const char *name;
     swa__dot_fn dot_f32, dot_f16, dot_bf16, dot_q8_0, dot_q4_0, dot_q4_k, dot_q6_k;
-    /* several tokens per row (NULL: the matrix product calls the dot one token at a time) */
+    /* tiles of rows x tokens for the matrix products and the attention (NULL: dot by dot) */
     swa__dots_fn dots_f32, dots_f16, dots_bf16, dots_q8_0, dots_q4_0;
     swa__quantize_fn quantize_q8, quantize_q8k;
     void (*to_f16)(const float *x, uint16_t *out, int64_t n);
@@ -1763,9 +1766,8 @@ typedef struct swa__kernels {
    Compiled into every x86-64 build through target attributes and chosen at run time after a
    CPU check, so no -march flag is needed. Differences from the reference, and the tolerances
    tests/test_kernels.c holds them to:
-   - float dots (F32, F16, BF16 rows; F16 keys) keep 2 x 8 partial sums combined at the end,
-     and the matrix products' float tiles one 8-lane sum per (row, token) pair, with FMA:
-     relative error within 1e-5 of the sum of |products|;
+   - float tiles (F32, F16, BF16 rows and F16/F32 keys) keep one 8-lane sum per (row, token)
+     pair, with FMA: relative error within 1e-5 of the sum of |products|;
    - Q8_0 and Q4_0 dots add each block's exact integer sum as 8 float lanes: within 1e-5 of the
      sum of |block terms|; Q4_K and Q6_K dots reduce each super-block's integers exactly first
      and then do the reference's float steps: equal but for FMA contraction (1e-6);
@@ -1797,31 +1799,7 @@ SWA__AVX2 static inline __m256 swa__load_bf16_avx2(const uint16_t *p)
     return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
 }
 
-/* One float row (F32, F16, BF16) against float x, for the attention's F16 keys and any single
-   dot: two accumulators hide the FMA latency. */
-#define SWA__DOT_FLOAT_AVX2(dot, T, LOAD, SCALAR)                                                  \
-    SWA__AVX2 static float dot(const void *row, const void *x, int64_t n)                          \
-    {                                                                                               \
-        const T *w = (const T *)row;                                                                \
-        const float *v = (const float *)x;                                                          \
-        __m256 a0 = _mm256_setzero_ps(), a1 = a0;                                                   \
-        float sum;                                                                                  \
-        int64_t i = 0;                                                                              \
-        for (; i + 16 <= n; i += 16) {                                                              \
-            a0 = _mm256_fmadd_ps(LOAD(w + i), _mm256_loadu_ps(v + i), a0);                          \
-            a1 = _mm256_fmadd_ps(LOAD(w + i + 8), _mm256_loadu_ps(v + i + 8), a1);                  \
-        }                                                                                           \
-        if (i + 8 <= n) { a0 = _mm256_fmadd_ps(LOAD(w + i), _mm256_loadu_ps(v + i), a0); i += 8; }  \
-        sum = swa__hsum_avx2(_mm256_add_ps(a0, a1));                                                \
-        for (; i < n; i++) sum += SCALAR(w[i]) * v[i];                                              \
-        return sum;                                                                                 \
-    }
-
-#define SWA__LOAD_F32(p) _mm256_loadu_ps(p)
 #define SWA__LOAD_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
-SWA__DOT_FLOAT_AVX2(swa__dot_f32_avx2, float, SWA__LOAD_F32, SWA__SCALAR_F32)
-SWA__DOT_FLOAT_AVX2(swa__dot_f16_avx2, uint16_t, SWA__LOAD_F16, swa__f16_to_f32)
-SWA__DOT_FLOAT_AVX2(swa__dot_bf16_avx2, uint16_t, swa__load_bf16_avx2, swa__bf16_to_f32)
 
 /* Float rows in tiles of up to 3 rows x 4 tokens, for the matrix products. Per 8 columns the
    3 weight vectors are widened once and each token's vector is loaded once, for 12 FMAs into
@@ -1915,6 +1893,9 @@ swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_s
 SWA__DOTS_FLOAT_AVX2(swa__dots_f32_avx2, SWA_TYPE_F32)
 SWA__DOTS_FLOAT_AVX2(swa__dots_f16_avx2, SWA_TYPE_F16)
 SWA__DOTS_FLOAT_AVX2(swa__dots_bf16_avx2, SWA_TYPE_BF16)
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f32_avx2, swa__dots_f32_avx2)
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f16_avx2, swa__dots_f16_avx2)
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_bf16_avx2, swa__dots_bf16_avx2)
 
 /* Q8_0 and Q4_0 rows against up to 4 tokens at once: the weight block is loaded and unpacked
    once and meets each token's block in its own accumulator, with exactly the steps the
@@ -1996,8 +1977,10 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_q4_0_avx2(const void *row, const void *
     if (nt > 3) out[3] = swa__hsum_avx2(c3);
 }
 
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dot_q8_0_avx2, swa__dots_q8_0_avx2, swa__row_dots_q8_0_avx2)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dot_q4_0_avx2, swa__dots_q4_0_avx2, swa__row_dots_q4_0_avx2)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q8_0_avx2, swa__row_dots_q8_0_avx2)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q4_0_avx2, swa__row_dots_q4_0_avx2)
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q8_0_avx2, swa__dots_q8_0_avx2)
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_0_avx2, swa__dots_q4_0_avx2)
 
 SWA__AVX2 static float swa__dot_q4_k_avx2(const void *row, const void *x, int64_t n)
 {
@@ -2357,7 +2340,8 @@ static inline float32x4_t swa__load_bf16_neon(const uint16_t *p)
         SWA__FLOAT_TAIL_NEON(0, a, LOAD, SCALAR) SWA__FLOAT_TAIL_NEON(1, b, LOAD, SCALAR)           \
         SWA__FLOAT_TAIL_NEON(2, c, LOAD, SCALAR) SWA__FLOAT_TAIL_NEON(3, d, LOAD, SCALAR)           \
     }                                                                                               \
-    SWA__DOTS_FROM_ROW_DOTS(, dot, dots, dots##_row)
+    SWA__DOTS_FROM_ROW_DOTS(, dots, dots##_row)                                                    \
+    SWA__DOT_FROM_DOTS(, dot, dots)
 
 #define SWA__LOAD_F32_NEON(p) vld1q_f32(p)
 SWA__DOTS_FLOAT_NEON(swa__dots_f32_neon, swa__dot_f32_neon, float, SWA__LOAD_F32_NEON, SWA__SCALAR_F32)
@@ -2391,7 +2375,8 @@ SWA__DOTS_FLOAT_NEON(swa__dots_bf16_neon, swa__dot_bf16_neon, uint16_t, swa__loa
         if (nt > 2) out[2] = vaddvq_f32(c2);                                                        \
         if (nt > 3) out[3] = vaddvq_f32(c3);                                                        \
     }                                                                                               \
-    SWA__DOTS_FROM_ROW_DOTS(, dot, dots, dots##_row)
+    SWA__DOTS_FROM_ROW_DOTS(, dots, dots##_row)                                                    \
+    SWA__DOT_FROM_DOTS(, dot, dots)
 
 #define SWA__UNPACK_Q8_0_NEON(w, q0, q1)                                                            \
     q0 = vld1q_s8((const int8_t *)(w) + 2);                                                         \
@@ -3681,7 +3666,8 @@ static void swa__attention_run(void *arg, int ith, int nth)
     for (p = p0; p < p1; p++) {
         int64_t t = p / items, g = p % items / blocks, h0 = g * group + p % blocks * SWA__TILE_TOKENS;
         int64_t i = c->pos + t, lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0;
-        int nh = g * group + group - h0 < SWA__TILE_TOKENS ? (int)(g * group + group - h0) : SWA__TILE_TOKENS, h, r;
+        int64_t heads_left = (g + 1) * group - h0;
+        int nh = heads_left < SWA__TILE_TOKENS ? (int)heads_left : SWA__TILE_TOKENS, h, r;
         size_t head = (size_t)g * head_bytes;
         const uint8_t *q = (const uint8_t *)(c->q + t * qd + h0 * hd);
         float *out = c->att + t * qd + h0 * hd;
