@@ -183,6 +183,13 @@ static void test_float_dots(void **state)
     }
 }
 
+static void quantize_ref(int kind, const float *x, void *act, int64_t n)
+{
+    if (kind == SWA__ACT_Q8) swa__quantize_q8_ref(x, act, n);
+    else if (kind == SWA__ACT_Q8G) swa__quantize_q8g(swa__quantize_q8_ref, x, act, n);
+    else swa__quantize_q8k_ref(x, act, n);
+}
+
 static void check_block_dot(const swa__kernels *k, uint32_t type, int64_t n, int offset)
 {
     const int kind = swa__act_kind(type);
@@ -195,10 +202,12 @@ static void check_block_dot(const swa__kernels *k, uint32_t type, int64_t n, int
     double mag;
     for (i = 0; i < n; i++) x[i] = next_float();
     random_row(type, row, n);
-    (kind == SWA__ACT_Q8 ? swa__quantize_q8_ref : swa__quantize_q8k_ref)(x, act, n);
+    quantize_ref(kind, x, act, n);
     /* the activations as quantized, to size the error */
     for (i = 0; i < n; i++) {
+        const swa__q8g *g = (const swa__q8g *)act;
         if (kind == SWA__ACT_Q8) xd[i] = ((swa__q8 *)act)[i / 32].d * ((swa__q8 *)act)[i / 32].q[i % 32];
+        else if (kind == SWA__ACT_Q8G) xd[i] = g[i / 256].d[i / 32 % 8] * swa__q8g_half(g, i / 32, i % 32 / 16)[i % 16];
         else xd[i] = ((swa__q8k *)act)[i / 256].d * ((swa__q8k *)act)[i / 256].q[i % 256];
     }
     mag = magnitude(type, row, xd, n);
@@ -222,7 +231,7 @@ static void check_block_dot(const swa__kernels *k, uint32_t type, int64_t n, int
 static void check_quantized_tiles(const swa__kernels *k, uint32_t type, int64_t n)
 {
     swa__dot_fn dot = swa__kernel_dot(k, type);
-    size_t w_stride = (size_t)(n / 32 * swa_type_block_bytes(type)), x_stride = swa__act_bytes(SWA__ACT_Q8, n);
+    size_t w_stride = (size_t)(n / 32 * swa_type_block_bytes(type)), x_stride = swa__act_bytes(swa__act_kind(type), n);
     uint8_t *w = (uint8_t *)malloc(SWA__TILE_ROWS * w_stride), *act = (uint8_t *)malloc(SWA__TILE_TOKENS * x_stride);
     float *x = (float *)malloc(sizeof(float) * (size_t)n), alone[SWA__TILE_TOKENS * SWA__TILE_ROWS];
     int r, t;
@@ -230,7 +239,7 @@ static void check_quantized_tiles(const swa__kernels *k, uint32_t type, int64_t 
     for (r = 0; r < SWA__TILE_ROWS; r++) random_row(type, w + r * w_stride, n);
     for (t = 0; t < SWA__TILE_TOKENS; t++) {
         for (i = 0; i < n; i++) x[i] = next_float();
-        swa__quantize_q8_ref(x, act + t * x_stride, n);
+        quantize_ref(swa__act_kind(type), x, act + t * x_stride, n);
     }
     check_tiles(k, type, w, w_stride, act, x_stride, n, alone);
     for (r = 0; r < SWA__TILE_ROWS; r++) {
