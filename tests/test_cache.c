@@ -183,17 +183,23 @@ static void test_per_layer_windows(void **state)
     check_against_reference(&s, 9, 2);
 }
 
-/* Head sizes 16 and 128, RoPE base 1e6, windows that are not powers of two. */
+/* Head sizes 16 and 128, RoPE base 1e6, windows that are not powers of two; and a file that
+   mixes types among the products that share an input (Q4_0 q and k with a Q8_0 v, Q4_0 gate
+   with a Q8_0 up), rows long enough for the Q4_0 kernel's 8-block groups and its tail. */
 static void test_head_sizes(void **state)
 {
-    tu_spec big = small_spec(2, 1, GW_Q4_0, 11), small = small_spec(8, 2, GW_F16, 13);
+    tu_spec big = small_spec(2, 1, GW_Q4_0, 11), small = small_spec(8, 2, GW_F16, 13), mixed = small_spec(4, 2, GW_Q4_0, 9);
     (void)state;
     big.n_embd = 256;
     big.n_ff = 128;
     big.rope_base = 1e6f;
     small.n_embd = 128;
+    mixed.n_embd = 256;
+    mixed.n_ff = 288;
+    mixed.mixed = 1;
     check_against_reference(&big, 11, 64);
     check_against_reference(&small, 13, 8);
+    check_against_reference(&mixed, 9, 64);
 }
 
 /* A Q8_0 cache on head size 64 (GQA, F32 and Q8_0 weights) against the reference through
@@ -234,11 +240,12 @@ static void test_kv_q8_0(void **state)
     tu_free(&tm);
 }
 
-/* Threads split rows and (token, head) pairs, each element computed by one thread with the same
-   code: the logits are bit-identical for 1, 2, 3 and 4 threads. */
+/* Threads split rows (of q, k and v as one list, and of gate and up) and (token, head) pairs,
+   each element computed by one thread with the same code: the logits are bit-identical for 1,
+   2, 3 and 4 threads. Q4_0 weights with Q8_0 v and up, so both quantized kernels take part. */
 static void test_threads_bit_identical(void **state)
 {
-    tu_spec s = small_spec(8, 2, GW_Q8_0, 7);
+    tu_spec s = small_spec(8, 2, GW_Q4_0, 7);
     tu_model tm;
     swa_model *model;
     swa_ctx_config cfg;
@@ -248,6 +255,7 @@ static void test_threads_bit_identical(void **state)
     (void)state;
     s.n_embd = 256;
     s.n_ff = 512;
+    s.mixed = 1;
     assert_true(tu_build(&tm, &s));
     assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
     tu_random_tokens(tok, 40, s.n_vocab, 321);

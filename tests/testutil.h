@@ -19,6 +19,7 @@ typedef struct tu_spec {
     int window;              /* llama.attention.sliding_window as one number; 0 = no key */
     const int *windows;      /* or one entry per layer (0 = full attention), when not NULL */
     uint32_t type;           /* type of the matrices (GW_F32, GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0) */
+    int mixed;               /* attn_v and ffn_up in Q8_0 whatever type is, as files mix types */
     uint64_t seed;
     int tied;                /* no output.weight: the embedding is reused */
     const char *name;        /* general.name, when not NULL */
@@ -170,11 +171,11 @@ static inline int tu_build(tu_model *m, const tu_spec *spec)
         L->attn_norm = tu_norm(w, &rng, TU_NAME("attn_norm"), d);
         L->wq = tu_matrix(w, &rng, TU_NAME("attn_q"), spec->type, qd, d, 2.0f * a);
         L->wk = tu_matrix(w, &rng, TU_NAME("attn_k"), spec->type, kvd, d, 2.0f * a);
-        L->wv = tu_matrix(w, &rng, TU_NAME("attn_v"), spec->type, kvd, d, a);
+        L->wv = tu_matrix(w, &rng, TU_NAME("attn_v"), spec->mixed ? GW_Q8_0 : spec->type, kvd, d, a);
         L->wo = tu_matrix(w, &rng, TU_NAME("attn_output"), spec->type, d, qd, a);
         L->ffn_norm = tu_norm(w, &rng, TU_NAME("ffn_norm"), d);
         L->wg = tu_matrix(w, &rng, TU_NAME("ffn_gate"), spec->type, spec->n_ff, d, a);
-        L->wu = tu_matrix(w, &rng, TU_NAME("ffn_up"), spec->type, spec->n_ff, d, a);
+        L->wu = tu_matrix(w, &rng, TU_NAME("ffn_up"), spec->mixed ? GW_Q8_0 : spec->type, spec->n_ff, d, a);
         L->wd = tu_matrix(w, &rng, TU_NAME("ffn_down"), spec->type, d, spec->n_ff, 1.0f / sqrtf((float)spec->n_ff));
 #undef TU_NAME
     }
