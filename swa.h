@@ -1303,8 +1303,8 @@ SWADEF swa_status swa_gguf_value_str(const swa_gguf_value *v, swa_str *out)
 
    Weight rows meet activations in one of three forms, chosen by the weight type:
      F32, F16, BF16      x as float
-     Q8_0                x quantized to swa__q8 blocks of 32: x ~ d * q, q in -127..127
-     Q4_0                the same blocks, in groups of 8 (swa__q8g, see there)
+     Q8_0, Q4_0          x quantized to blocks of 32 (swa__q8: x ~ d * q, q in -127..127),
+                         placed in groups of 8 blocks (swa__q8g)
      Q4_K, Q6_K          x quantized to swa__q8k blocks of 256, with the sums of each 16 q
    so that a quantized dot product is an exact integer sum per block, scaled once (as ggml
    does). Weight layouts are ggml's: Q8_0 {f16 d; i8 q[32]}; Q4_0 {f16 d; u8 q[16]}, element j
@@ -1316,8 +1316,8 @@ typedef struct swa__q8 {          /* 32 activations */
     int8_t q[32];
 } swa__q8;
 
-/* 8 q8 blocks (256 activations) for Q4_0 rows, laid out so that the AVX2 kernel takes 8 weight
-   blocks at once with whole-register loads and one reduction (see there): block b's scale is
+/* 8 q8 blocks (256 activations), laid out so that the AVX2 kernels take 8 weight blocks at
+   once with whole-register loads and one reduction (see there): block b's scale is
    d[b], 8 times the sum of its q is sum8[b] (Q4_0's offset: sum (w - 8) q = sum w q - sum8),
    and its q[0..15] and q[16..31] sit at swa__q8g_half(b, 0) and (b, 1): blocks b and b + 4
    share 64 bytes, first halves then second halves. A row's last group may be partial. */
@@ -1353,13 +1353,12 @@ typedef void (*swa__dots_fn)(const void *w, size_t w_stride, int nr, const void 
 typedef void (*swa__wsum_fn)(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v,
                              size_t v_stride, int64_t nk, int64_t hd);
 
-enum { SWA__ACT_F32, SWA__ACT_Q8, SWA__ACT_Q8G, SWA__ACT_Q8K };
+enum { SWA__ACT_F32, SWA__ACT_Q8, SWA__ACT_Q8K };
 
 static int swa__act_kind(uint32_t type)
 {
     switch (type) {
-    case SWA_TYPE_Q8_0: return SWA__ACT_Q8;
-    case SWA_TYPE_Q4_0: return SWA__ACT_Q8G;
+    case SWA_TYPE_Q8_0: case SWA_TYPE_Q4_0: return SWA__ACT_Q8;
     case SWA_TYPE_Q4_K: case SWA_TYPE_Q6_K: return SWA__ACT_Q8K;
     default: return SWA__ACT_F32;
     }
@@ -1367,8 +1366,7 @@ static int swa__act_kind(uint32_t type)
 
 static size_t swa__act_bytes(int kind, int64_t n)   /* one row of n activations */
 {
-    return kind == SWA__ACT_Q8 ? (size_t)(n / 32) * sizeof(swa__q8)
-         : kind == SWA__ACT_Q8G ? (size_t)((n / 32 + 7) / 8) * sizeof(swa__q8g)
+    return kind == SWA__ACT_Q8 ? (size_t)((n / 32 + 7) / 8) * sizeof(swa__q8g)
          : kind == SWA__ACT_Q8K ? (size_t)(n / 256) * sizeof(swa__q8k) : (size_t)n * sizeof(float);
 }
 
@@ -1490,13 +1488,14 @@ static float swa__dot_bf16_ref(const void *row, const void *x, int64_t n)
 static float swa__dot_q8_0_ref(const void *row, const void *x, int64_t n)
 {
     const uint8_t *w = (const uint8_t *)row;
-    const swa__q8 *a = (const swa__q8 *)x;
+    const swa__q8g *g = (const swa__q8g *)x;
     float sum = 0.0f;
-    int64_t i, j;
-    for (i = 0; i < n; i += 32, w += 34, a++) {
+    int64_t b, j;
+    for (b = 0; b < n / 32; b++, w += 34) {
+        const int8_t *lo = swa__q8g_half(g, b, 0), *hi = swa__q8g_half(g, b, 1);
         int32_t s = 0;
-        for (j = 0; j < 32; j++) s += (int8_t)w[2 + j] * a->q[j];
-        sum += swa__f16_to_f32(swa__load_u16(w)) * a->d * (float)s;
+        for (j = 0; j < 16; j++) s += (int8_t)w[2 + j] * lo[j] + (int8_t)w[18 + j] * hi[j];
+        sum += swa__f16_to_f32(swa__load_u16(w)) * g[b / 8].d[b % 8] * (float)s;
     }
     return sum;
 }
@@ -1934,137 +1933,146 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f32_avx2, swa__dots_f32_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f16_avx2, swa__dots_f16_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_bf16_avx2, swa__dots_bf16_avx2)
 
-/* Q8_0 and Q4_0 rows against up to 4 tokens at once: the weight block is loaded and unpacked
-   once and meets each token's block in its own accumulator, with exactly the steps the
-   1-token call takes, so a token's result does not depend on its neighbours. maddubs wants
-   one unsigned operand: it gets |w|, and w's sign moves onto the activation. */
-#define SWA__Q8_STEP(k, accum)                                                                         \
-    if (nt > k) {                                                                                       \
-        const swa__q8 *a = (const swa__q8 *)(xa + (size_t)(k) * stride) + b;                          \
-        __m256i y = _mm256_loadu_si256((const __m256i *)a->q);                                         \
-        __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(y, q)), ones);        \
-        accum = _mm256_fmadd_ps(_mm256_set1_ps(dw * a->d), _mm256_cvtepi32_ps(s), accum);              \
-    }
-
-#define SWA__DOTS_Q8_AVX2(name, BLOCK_BYTES, UNPACK)                                                   \
-    SWA__AVX2 SWA__INLINE void name(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
-    {                                                                                                   \
-        const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;                            \
-        const __m256i ones = _mm256_set1_epi16(1);                                                      \
-        __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;                                     \
-        int64_t b;                                                                                      \
-        for (b = 0; nt == 1 && b < n / 32; b++, w += BLOCK_BYTES) {  /* generation: its own loop */   \
-            __m256i q = UNPACK(w), aq = _mm256_sign_epi8(q, q);                                         \
-            float dw = _cvtsh_ss(swa__load_u16(w));                                                     \
-            SWA__Q8_STEP(0, c0)                                                                         \
-        }                                                                                               \
-        for (b = 0; nt > 1 && b < n / 32; b++, w += BLOCK_BYTES) {                                      \
-            __m256i q = UNPACK(w), aq = _mm256_sign_epi8(q, q);                                         \
-            float dw = _cvtsh_ss(swa__load_u16(w));                                                     \
-            SWA__Q8_STEP(0, c0) SWA__Q8_STEP(1, c1) SWA__Q8_STEP(2, c2) SWA__Q8_STEP(3, c3)             \
-        }                                                                                               \
-        out[0] = swa__hsum_avx2(c0);                                                                    \
-        if (nt > 1) out[1] = swa__hsum_avx2(c1);                                                        \
-        if (nt > 2) out[2] = swa__hsum_avx2(c2);                                                        \
-        if (nt > 3) out[3] = swa__hsum_avx2(c3);                                                        \
-    }
-
-SWA__AVX2 static inline __m256i swa__unpack_q8_0_avx2(const uint8_t *w)
+/* Q8_0 and Q4_0 rows against swa__q8g groups of activations, 8 blocks at a time and up to 4
+   tokens at once. Weight blocks p and p + 4 (p < 4) share a register pair, first halves in one
+   and second halves in the other, against the activations laid out to match, so that madd
+   leaves each block's sum in 4 lanes of one 128-bit half and three hadds gather the 8 blocks'
+   sums into one register, in block order, where the scales (converted 8 at a time) and one
+   FMA finish them. Block by block, the scale products and their broadcasts had cost more than
+   the integer work: in a microbenchmark (rows in L2, one core) this takes Q4_0 from 14.6 to
+   ~30 GB/s and Q8_0 from 29.7 to 39.9. A row's last blocks (fewer than 8) go one at a time.
+   maddubs wants one unsigned operand: Q8_0 gives it |w| and moves w's sign onto the
+   activation; Q4_0's nibbles are unsigned (0..15) as they are, and its offset comes off the
+   sums afterwards: sum (w - 8) q = sum w q - sum8. A token's steps do not depend on the other
+   tokens of the tile, so its result does not either. */
+SWA__AVX2 SWA__INLINE void swa__pair_avx2(const uint8_t *w, int p, uint32_t type, __m256i *lo, __m256i *hi)
 {
-    return _mm256_loadu_si256((const __m256i *)(w + 2));
+    if (type == SWA_TYPE_Q4_0) {
+        const __m256i low4 = _mm256_set1_epi8(15);
+        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + 18 * p + 2))),
+                                            _mm_loadu_si128((const __m128i *)(w + 18 * (p + 4) + 2)), 1);
+        *lo = _mm256_and_si256(v, low4);
+        *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+    } else {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(w + 34 * p + 2));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(w + 34 * (p + 4) + 2));
+        *lo = _mm256_permute2x128_si256(a, b, 0x20);
+        *hi = _mm256_permute2x128_si256(a, b, 0x31);
+    }
 }
 
-SWA__DOTS_Q8_AVX2(swa__row_dots_q8_0_avx2, 34, swa__unpack_q8_0_avx2)
-
-/* Q4_0 rows against swa__q8g groups, 8 blocks at a time. The nibbles stay unsigned (0..15),
-   which maddubs takes as they are, and the offset comes off afterwards: sum (w - 8) q =
-   sum w q - sum8. Blocks p and p + 4 share a register, against activations laid out to match,
-   so madd leaves each block's sum in 4 lanes of one half and three hadds gather the 8 blocks'
-   sums into one register, in block order, where the offset, the scales (converted 8 at a time)
-   and one FMA finish them. About 6 instructions per block where one block at a time took 16:
-   1.7x the bytes per second of the block-at-a-time kernel in a microbenchmark (24.8 against
-   14.6 GB/s on one core), enough for two cores to reach the memory's limit. A row's last
-   blocks (fewer than 8) go one at a time. */
-SWA__AVX2 SWA__INLINE void swa__q4_0_pair_avx2(const uint8_t *w, int p, __m256i *lo, __m256i *hi)
+/* The int16 sums of w x over 2 bytes at a time, for a register of weights and one of activations. */
+SWA__AVX2 SWA__INLINE __m256i swa__sums2_avx2(__m256i w, __m256i x, uint32_t type)
 {
-    const __m256i low4 = _mm256_set1_epi8(15);
-    __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + 18 * p + 2))),
-                                        _mm_loadu_si128((const __m128i *)(w + 18 * (p + 4) + 2)), 1);
-    *lo = _mm256_and_si256(v, low4);
-    *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+    return type == SWA_TYPE_Q4_0 ? _mm256_maddubs_epi16(w, x)
+                                 : _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
+}
+
+SWA__AVX2 SWA__INLINE __m256i swa__sums4_avx2(__m256i w, __m256i x, uint32_t type)
+{
+    return _mm256_madd_epi16(swa__sums2_avx2(w, x, type), _mm256_set1_epi16(1));
+}
+
+/* Q4_0's int16 sums stay within 2 * 15 * 127, so two of them add before widening; Q8_0's reach
+   2 * 127 * 127 and widen first. */
+SWA__AVX2 SWA__INLINE __m256i swa__pair_sums_avx2(__m256i lo, __m256i hi, const int8_t *q, uint32_t type)
+{
+    __m256i xl = _mm256_loadu_si256((const __m256i *)q), xh = _mm256_loadu_si256((const __m256i *)(q + 32));
+    if (type == SWA_TYPE_Q4_0)
+        return _mm256_madd_epi16(_mm256_add_epi16(swa__sums2_avx2(lo, xl, type), swa__sums2_avx2(hi, xh, type)),
+                                 _mm256_set1_epi16(1));
+    return _mm256_add_epi32(swa__sums4_avx2(lo, xl, type), swa__sums4_avx2(hi, xh, type));
 }
 
 /* The 8 blocks' scales, packed four to a 64-bit word in general registers: two transfers to
-   the vector unit instead of eight (about 10% on this kernel when the rows sit in cache). */
-SWA__AVX2 SWA__INLINE __m256 swa__q4_0_scales8_avx2(const uint8_t *w)
+   the vector unit instead of eight (about 10% on Q4_0 rows in cache). */
+SWA__AVX2 SWA__INLINE uint64_t swa__scales4(const uint8_t *w, int block_bytes)
 {
-    uint64_t lo = (uint64_t)swa__load_u16(w) | (uint64_t)swa__load_u16(w + 18) << 16 |
-                  (uint64_t)swa__load_u16(w + 36) << 32 | (uint64_t)swa__load_u16(w + 54) << 48;
-    uint64_t hi = (uint64_t)swa__load_u16(w + 72) | (uint64_t)swa__load_u16(w + 90) << 16 |
-                  (uint64_t)swa__load_u16(w + 108) << 32 | (uint64_t)swa__load_u16(w + 126) << 48;
-    return _mm256_cvtph_ps(_mm_set_epi64x((long long)hi, (long long)lo));
+    uint64_t s = (uint64_t)swa__load_u16(w) | (uint64_t)swa__load_u16(w + block_bytes) << 16 |
+                 (uint64_t)swa__load_u16(w + 2 * block_bytes) << 32 | (uint64_t)swa__load_u16(w + 3 * block_bytes) << 48;
+    __asm__("" : "+r"(s));   /* GCC would pack the two calls' work into vector shuffles: slower */
+    return s;
 }
 
-SWA__AVX2 SWA__INLINE __m256i swa__q4_0_pair_sums_avx2(__m256i lo, __m256i hi, const int8_t *q)
+SWA__AVX2 SWA__INLINE __m256 swa__scales8_avx2(const uint8_t *w, int block_bytes)
 {
-    __m256i s = _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)q)),
-                                 _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(q + 32))));
-    return _mm256_madd_epi16(s, _mm256_set1_epi16(1));   /* |s| <= 4 * 15 * 127: no overflow */
+    return _mm256_cvtph_ps(_mm_set_epi64x((long long)swa__scales4(w + 4 * block_bytes, block_bytes),
+                                          (long long)swa__scales4(w, block_bytes)));
 }
 
-#define SWA__Q4_GROUP_STEP(k, accum)                                                                    \
+#define SWA__GROUP_STEP(k, accum)                                                                       \
     if (nt > k) {                                                                                       \
         const swa__q8g *a = (const swa__q8g *)(xa + (size_t)(k) * stride) + g;                         \
-        __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(swa__q4_0_pair_sums_avx2(lo0, hi0, a->q),       \
-                                                        swa__q4_0_pair_sums_avx2(lo1, hi1, a->q + 64)), \
-                                      _mm256_hadd_epi32(swa__q4_0_pair_sums_avx2(lo2, hi2, a->q + 128), \
-                                                        swa__q4_0_pair_sums_avx2(lo3, hi3, a->q + 192))); \
-        s = _mm256_sub_epi32(s, _mm256_loadu_si256((const __m256i *)a->sum8));                          \
+        __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(swa__pair_sums_avx2(lo0, hi0, a->q, type),      \
+                                                        swa__pair_sums_avx2(lo1, hi1, a->q + 64, type)), \
+                                      _mm256_hadd_epi32(swa__pair_sums_avx2(lo2, hi2, a->q + 128, type), \
+                                                        swa__pair_sums_avx2(lo3, hi3, a->q + 192, type))); \
+        if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_loadu_si256((const __m256i *)a->sum8)); \
         accum = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_loadu_ps(a->d)), _mm256_cvtepi32_ps(s), accum); \
     }
 
-#define SWA__Q4_GROUP_UNPACK                                                                            \
+#define SWA__GROUP_UNPACK                                                                               \
     __m256i lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3;                                                     \
-    __m256 dw = swa__q4_0_scales8_avx2(w);                                                              \
-    swa__q4_0_pair_avx2(w, 0, &lo0, &hi0);                                                              \
-    swa__q4_0_pair_avx2(w, 1, &lo1, &hi1);                                                              \
-    swa__q4_0_pair_avx2(w, 2, &lo2, &hi2);                                                              \
-    swa__q4_0_pair_avx2(w, 3, &lo3, &hi3);
+    __m256 dw = swa__scales8_avx2(w, block_bytes);                                                      \
+    swa__pair_avx2(w, 0, type, &lo0, &hi0);                                                             \
+    swa__pair_avx2(w, 1, type, &lo1, &hi1);                                                             \
+    swa__pair_avx2(w, 2, type, &lo2, &hi2);                                                             \
+    swa__pair_avx2(w, 3, type, &lo3, &hi3);
 
-#define SWA__Q4_TAIL_STEP(k, accum)                                                                     \
+#define SWA__BLOCK_STEP(k, accum)                                                                       \
     if (nt > k) {                                                                                       \
-        const swa__q8g *a = (const swa__q8g *)(xa + (size_t)(k) * stride);                            \
+        const swa__q8g *a = (const swa__q8g *)(xa + (size_t)(k) * stride);                             \
         __m256i y = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 0))), \
                                             _mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 1)), 1); \
-        __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(q, y), _mm256_set1_epi16(1));                \
-        s = _mm256_sub_epi32(s, _mm256_setr_epi32(a[b / 8].sum8[b % 8], 0, 0, 0, 0, 0, 0, 0));          \
+        __m256i s = swa__sums4_avx2(q, y, type);                                                        \
+        if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_setr_epi32(a[b / 8].sum8[b % 8], 0, 0, 0, 0, 0, 0, 0)); \
         accum = _mm256_fmadd_ps(_mm256_set1_ps(dw * a[b / 8].d[b % 8]), _mm256_cvtepi32_ps(s), accum); \
     }
 
-SWA__AVX2 SWA__INLINE void swa__row_dots_q4_0_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+/* One block's 32 weights in element order: Q4_0's low nibbles then its high ones. */
+SWA__AVX2 SWA__INLINE __m256i swa__block_avx2(const uint8_t *w, uint32_t type)
+{
+    __m128i raw;
+    if (type != SWA_TYPE_Q4_0) return _mm256_loadu_si256((const __m256i *)(w + 2));
+    raw = _mm_loadu_si128((const __m128i *)(w + 2));
+    return _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1),
+                            _mm256_set1_epi8(15));
+}
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_grouped_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                      float *out, const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int block_bytes = type == SWA_TYPE_Q4_0 ? 18 : 34;
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     int64_t g, b;
-    for (g = 0; nt == 1 && g < n / 256; g++, w += 8 * 18) {   /* generation: its own loop */
-        SWA__Q4_GROUP_UNPACK
-        SWA__Q4_GROUP_STEP(0, c0)
+    for (g = 0; nt == 1 && g < n / 256; g++, w += 8 * block_bytes) {   /* generation: its own loop */
+        SWA__GROUP_UNPACK
+        SWA__GROUP_STEP(0, c0)
     }
-    for (g = 0; nt > 1 && g < n / 256; g++, w += 8 * 18) {
-        SWA__Q4_GROUP_UNPACK
-        SWA__Q4_GROUP_STEP(0, c0) SWA__Q4_GROUP_STEP(1, c1) SWA__Q4_GROUP_STEP(2, c2) SWA__Q4_GROUP_STEP(3, c3)
+    for (g = 0; nt > 1 && g < n / 256; g++, w += 8 * block_bytes) {
+        SWA__GROUP_UNPACK
+        SWA__GROUP_STEP(0, c0) SWA__GROUP_STEP(1, c1) SWA__GROUP_STEP(2, c2) SWA__GROUP_STEP(3, c3)
     }
-    for (b = n / 256 * 8; b < n / 32; b++, w += 18) {
-        __m128i raw = _mm_loadu_si128((const __m128i *)(w + 2));
-        __m256i q = _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1),
-                                     _mm256_set1_epi8(15));
+    for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
+        __m256i q = swa__block_avx2(w, type);
         float dw = _cvtsh_ss(swa__load_u16(w));
-        SWA__Q4_TAIL_STEP(0, c0) SWA__Q4_TAIL_STEP(1, c1) SWA__Q4_TAIL_STEP(2, c2) SWA__Q4_TAIL_STEP(3, c3)
+        SWA__BLOCK_STEP(0, c0) SWA__BLOCK_STEP(1, c1) SWA__BLOCK_STEP(2, c2) SWA__BLOCK_STEP(3, c3)
     }
     out[0] = swa__hsum_avx2(c0);
     if (nt > 1) out[1] = swa__hsum_avx2(c1);
     if (nt > 2) out[2] = swa__hsum_avx2(c2);
     if (nt > 3) out[3] = swa__hsum_avx2(c3);
+}
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_q8_0_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    swa__row_dots_grouped_avx2(row, x, stride, nt, n, out, SWA_TYPE_Q8_0);
+}
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_q4_0_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    swa__row_dots_grouped_avx2(row, x, stride, nt, n, out, SWA_TYPE_Q4_0);
 }
 
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q8_0_avx2, swa__row_dots_q8_0_avx2)
@@ -2439,31 +2447,14 @@ SWA__DOTS_FLOAT_NEON(swa__dots_bf16_neon, swa__dot_bf16_neon, uint16_t, swa__loa
 
 /* Q8_0 and Q4_0 rows against up to 4 tokens: the weight block is unpacked once and meets each
    token's block in its own accumulator, with the steps the 1-token call takes. */
-#define SWA__Q8_STEP_NEON(k, accum, ACT)                                                            \
+#define SWA__Q8_STEP_NEON(k, accum)                                                                 \
     if (nt > k) {                                                                                   \
-        const int8_t *lo, *hi;                                                                      \
-        float d;                                                                                    \
-        ACT(xa + (size_t)(k) * stride, b, lo, hi, d);                                               \
-        int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(lo)), q1, vld1q_s8(hi)); \
-        accum = vfmaq_n_f32(accum, vcvtq_f32_s32(s), dw * d);                                       \
+        const swa__q8g *a = (const swa__q8g *)(xa + (size_t)(k) * stride);                         \
+        int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(swa__q8g_half(a, b, 0))), \
+                                      q1, vld1q_s8(swa__q8g_half(a, b, 1)));                        \
+        accum = vfmaq_n_f32(accum, vcvtq_f32_s32(s), dw * a[b / 8].d[b % 8]);                       \
     }
-/* Where activation block b's two halves and scale are: in a row of swa__q8 or of swa__q8g. */
-#define SWA__ACT_Q8_NEON(x, b, lo, hi, d)                                                           \
-    {                                                                                               \
-        const swa__q8 *a_ = (const swa__q8 *)(x) + (b);                                             \
-        lo = a_->q;                                                                                 \
-        hi = a_->q + 16;                                                                            \
-        d = a_->d;                                                                                  \
-    }
-#define SWA__ACT_Q8G_NEON(x, b, lo, hi, d)                                                          \
-    {                                                                                               \
-        const swa__q8g *g_ = (const swa__q8g *)(x);                                                 \
-        lo = swa__q8g_half(g_, b, 0);                                                               \
-        hi = swa__q8g_half(g_, b, 1);                                                               \
-        d = g_[(b) / 8].d[(b) % 8];                                                                 \
-    }
-
-#define SWA__DOTS_Q8_NEON(dots, dot, BLOCK_BYTES, UNPACK, ACT)                                      \
+#define SWA__DOTS_Q8_NEON(dots, dot, BLOCK_BYTES, UNPACK)                                           \
     static void dots##_row(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
     {                                                                                               \
         const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;                        \
@@ -2473,8 +2464,8 @@ SWA__DOTS_FLOAT_NEON(swa__dots_bf16_neon, swa__dot_bf16_neon, uint16_t, swa__loa
             int8x16_t q0, q1;                                                                       \
             float dw = swa__f16_to_f32(swa__load_u16(w));                                           \
             UNPACK(w, q0, q1);                                                                      \
-            SWA__Q8_STEP_NEON(0, c0, ACT) SWA__Q8_STEP_NEON(1, c1, ACT)                             \
-            SWA__Q8_STEP_NEON(2, c2, ACT) SWA__Q8_STEP_NEON(3, c3, ACT)                             \
+            SWA__Q8_STEP_NEON(0, c0) SWA__Q8_STEP_NEON(1, c1)                                       \
+            SWA__Q8_STEP_NEON(2, c2) SWA__Q8_STEP_NEON(3, c3)                                       \
         }                                                                                           \
         out[0] = vaddvq_f32(c0);                                                                    \
         if (nt > 1) out[1] = vaddvq_f32(c1);                                                        \
@@ -2494,8 +2485,8 @@ SWA__DOTS_FLOAT_NEON(swa__dots_bf16_neon, swa__dot_bf16_neon, uint16_t, swa__loa
         q0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(15))), vdupq_n_s8(8));           \
         q1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw, 4)), vdupq_n_s8(8));                      \
     }
-SWA__DOTS_Q8_NEON(swa__dots_q8_0_neon, swa__dot_q8_0_neon, 34, SWA__UNPACK_Q8_0_NEON, SWA__ACT_Q8_NEON)
-SWA__DOTS_Q8_NEON(swa__dots_q4_0_neon, swa__dot_q4_0_neon, 18, SWA__UNPACK_Q4_0_NEON, SWA__ACT_Q8G_NEON)
+SWA__DOTS_Q8_NEON(swa__dots_q8_0_neon, swa__dot_q8_0_neon, 34, SWA__UNPACK_Q8_0_NEON)
+SWA__DOTS_Q8_NEON(swa__dots_q4_0_neon, swa__dot_q4_0_neon, 18, SWA__UNPACK_Q4_0_NEON)
 
 static float swa__dot_q4_k_neon(const void *row, const void *x, int64_t n)
 {
@@ -3715,8 +3706,7 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
         t.x_stride = swa__act_bytes(kind, n_in);
         for (k = 0; k < n; k++) {
             uint8_t *out = c->xq + (size_t)k * t.x_stride;
-            if (kind == SWA__ACT_Q8) c->kern->quantize_q8(x + k * ldx, out, n_in);
-            else if (kind == SWA__ACT_Q8G) swa__quantize_q8g(c->kern->quantize_q8, x + k * ldx, out, n_in);
+            if (kind == SWA__ACT_Q8) swa__quantize_q8g(c->kern->quantize_q8, x + k * ldx, out, n_in);
             else c->kern->quantize_q8k(x + k * ldx, out, n_in);
         }
     }
@@ -3828,7 +3818,7 @@ static void swa__attention_run(void *arg, int ith, int nth)
         swa__kv_run run[3];
         int n_runs = swa__kv_runs(c, task->l, lo, i, run);
         if (type == SWA_TYPE_Q8_0) {
-            for (h = 0; h < nh; h++) c->kern->quantize_q8((const float *)q + h * hd, q8 + (size_t)h * q_stride, hd);
+            for (h = 0; h < nh; h++) swa__quantize_q8g(c->kern->quantize_q8, (const float *)q + h * hd, q8 + (size_t)h * q_stride, hd);
             q = q8;
         }
         for (r = 0; r < n_runs; r++)

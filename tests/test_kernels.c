@@ -185,8 +185,7 @@ static void test_float_dots(void **state)
 
 static void quantize_ref(int kind, const float *x, void *act, int64_t n)
 {
-    if (kind == SWA__ACT_Q8) swa__quantize_q8_ref(x, act, n);
-    else if (kind == SWA__ACT_Q8G) swa__quantize_q8g(swa__quantize_q8_ref, x, act, n);
+    if (kind == SWA__ACT_Q8) swa__quantize_q8g(swa__quantize_q8_ref, x, act, n);
     else swa__quantize_q8k_ref(x, act, n);
 }
 
@@ -206,8 +205,7 @@ static void check_block_dot(const swa__kernels *k, uint32_t type, int64_t n, int
     /* the activations as quantized, to size the error */
     for (i = 0; i < n; i++) {
         const swa__q8g *g = (const swa__q8g *)act;
-        if (kind == SWA__ACT_Q8) xd[i] = ((swa__q8 *)act)[i / 32].d * ((swa__q8 *)act)[i / 32].q[i % 32];
-        else if (kind == SWA__ACT_Q8G) xd[i] = g[i / 256].d[i / 32 % 8] * swa__q8g_half(g, i / 32, i % 32 / 16)[i % 16];
+        if (kind == SWA__ACT_Q8) xd[i] = g[i / 256].d[i / 32 % 8] * swa__q8g_half(g, i / 32, i % 32 / 16)[i % 16];
         else xd[i] = ((swa__q8k *)act)[i / 256].d * ((swa__q8k *)act)[i / 256].q[i % 256];
     }
     mag = magnitude(type, row, xd, n);
