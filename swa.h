@@ -1327,9 +1327,14 @@ typedef struct swa__q8g {
     int8_t q[256];
 } swa__q8g;
 
+static int64_t swa__q8g_offset(int64_t b, int half)   /* in its group's q */
+{
+    return 64 * (b % 4) + 32 * half + 16 * (b % 8 / 4);
+}
+
 static const int8_t *swa__q8g_half(const swa__q8g *g, int64_t b, int half)
 {
-    return g[b / 8].q + 64 * (b % 4) + 32 * half + 16 * (b % 8 / 4);
+    return g[b / 8].q + swa__q8g_offset(b, half);
 }
 
 typedef struct swa__q8k {         /* 256 activations */
@@ -1434,8 +1439,8 @@ static void swa__quantize_q8g(swa__quantize_fn quantize_q8, const float *x, void
         for (j = 0; j < 32; j++) sum += block.q[j];
         g[b / 8].d[b % 8] = block.d;
         g[b / 8].sum8[b % 8] = 8 * sum;
-        memcpy((int8_t *)swa__q8g_half(g, b, 0), block.q, 16);
-        memcpy((int8_t *)swa__q8g_half(g, b, 1), block.q + 16, 16);
+        memcpy(g[b / 8].q + swa__q8g_offset(b, 0), block.q, 16);
+        memcpy(g[b / 8].q + swa__q8g_offset(b, 1), block.q + 16, 16);
     }
 }
 

@@ -7,9 +7,9 @@
    - pp: prompt processing, -p tokens in one batch from position 0;
    - tg: generation, -n tokens one at a time after a one-token prompt;
    - the memory read bandwidth this process reaches with -t threads (a STREAM-like sum over
-     1 GiB, measured in the same run), the bytes one generated token reads (every weight
-     matrix once, plus the keys and values it attends to), and tg as a fraction of
-     bandwidth / bytes-per-token;
+     1 GiB, read once before each tg repetition), the bytes one generated token reads (every
+     weight matrix once, plus the keys and values it attends to), and tg as a fraction of
+     bandwidth / bytes-per-token, each repetition against its own bandwidth reading;
    - with --depths, tg at positions 0, W and 4W: with a window the speed stays flat.
    Random token ids are used: speed does not depend on what the tokens say. With --markdown
    each line is a table row: model | type | load (mmap or read) | threads | kernels | pp t/s |
@@ -57,7 +57,10 @@ static summary summarize(double *v, int n)
     return s;
 }
 
-/* ---- memory bandwidth: each thread sums its share of a large buffer ---- */
+/* ---- memory bandwidth: each thread sums its share of a large buffer ----
+   A shared machine's bandwidth moves by a factor of two within minutes, so each repetition of
+   a test reads the buffer once just before it, and a generation's share of the limit is
+   taken against the bandwidth of its own moment. */
 
 typedef struct reader { const uint64_t *p; size_t n; uint64_t sum; } reader;
 
@@ -71,32 +74,41 @@ static void *read_share(void *arg)
     return NULL;
 }
 
-static summary read_bandwidth(int threads, int reps)
+typedef struct bandwidth { uint64_t *buf; size_t words; int threads; } bandwidth;
+
+static int bandwidth_open(bandwidth *bw, int threads)
 {
-    const size_t bytes = (size_t)1 << 30, words = bytes / 8;
+    const size_t bytes = (size_t)1 << 30;
     /* in 2 MB pages where the kernel gives them, so that TLB misses do not lower the limit */
     void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    uint64_t *buf = map == MAP_FAILED ? NULL : (uint64_t *)map;
-    double gbs[16];
+    if (map == MAP_FAILED) return 0;
+    bw->buf = (uint64_t *)map;
+    bw->words = bytes / 8;
+    bw->threads = threads;
+    madvise(bw->buf, bytes, MADV_HUGEPAGE);
+    for (size_t i = 0; i < bw->words; i++) bw->buf[i] = i;   /* touch every page first */
+    return 1;
+}
+
+/* GB/s of one read of the whole buffer by the threads. */
+static double bandwidth_once(const bandwidth *bw)
+{
     pthread_t tid[64];
     reader r[64];
-    int rep, t;
-    summary none = {0, 0};
-    if (!buf) return none;
-    madvise(buf, bytes, MADV_HUGEPAGE);
-    for (size_t i = 0; i < words; i++) buf[i] = i;            /* touch every page first */
-    for (rep = 0; rep < reps + 1; rep++) {
-        double t0 = now();
-        for (t = 0; t < threads; t++) {
-            r[t].p = buf + words / (size_t)threads * (size_t)t;
-            r[t].n = words / (size_t)threads;
-            pthread_create(&tid[t], NULL, read_share, &r[t]);
-        }
-        for (t = 0; t < threads; t++) pthread_join(tid[t], NULL);
-        if (rep > 0) gbs[rep - 1] = (double)bytes / (now() - t0) / 1e9;   /* the first run warms up */
+    double t0 = now();
+    int t;
+    for (t = 0; t < bw->threads; t++) {
+        r[t].p = bw->buf + bw->words / (size_t)bw->threads * (size_t)t;
+        r[t].n = bw->words / (size_t)bw->threads;
+        pthread_create(&tid[t], NULL, read_share, &r[t]);
     }
-    munmap(buf, bytes);
-    return summarize(gbs, reps);
+    for (t = 0; t < bw->threads; t++) pthread_join(tid[t], NULL);
+    return (double)(bw->words * 8) / (now() - t0) / 1e9;
+}
+
+static void bandwidth_close(bandwidth *bw)
+{
+    munmap(bw->buf, bw->words * 8);
 }
 
 /* ---- the model ---- */
@@ -172,24 +184,31 @@ static int bench_pp(swa_ctx *c, const options *o, int32_t n_vocab, summary *out)
     return 1;
 }
 
-/* Generation: n tokens one by one after `depth` tokens of context. */
-static int bench_tg(swa_ctx *c, const options *o, int32_t n_vocab, int64_t depth, summary *out)
+/* Generation: n tokens one by one after `depth` tokens of context, each repetition after a
+   bandwidth reading (before its prompt, which brings the weights back into the caches);
+   share: generation as % of the limit those bandwidths and bytes_per_token give. */
+static int bench_tg(swa_ctx *c, const options *o, int32_t n_vocab, int64_t depth, const bandwidth *bw,
+                    double bytes_per_token, summary *out, summary *gbs, summary *share)
 {
     int32_t *tok = (int32_t *)malloc(sizeof(int32_t) * (size_t)(depth + o->n_gen + 1));
-    double v[64];
+    double v[64], g[64], pct[64];
     int r, i;
     random_tokens(tok, (int)depth + o->n_gen + 1, n_vocab, 2);
     for (r = 0; r < o->reps; r++) {
         double t0;
+        g[r] = bandwidth_once(bw);
         swa_ctx_reset(c);
         if (!eval_or_die(c, tok, (size_t)depth + 1)) { free(tok); return 0; }
         t0 = now();
         for (i = 0; i < o->n_gen; i++)
             if (!eval_or_die(c, &tok[depth + 1 + i], 1)) { free(tok); return 0; }
         v[r] = o->n_gen / (now() - t0);
+        pct[r] = 100.0 * v[r] * bytes_per_token / (g[r] * 1e9);
     }
     free(tok);
     *out = summarize(v, o->reps);
+    *gbs = summarize(g, o->reps);
+    *share = summarize(pct, o->reps);
     return 1;
 }
 
@@ -248,7 +267,8 @@ int main(int argc, char **argv)
     swa_ctx *c = NULL;
     swa_error err;
     const swa_hparams *hp;
-    summary pp = {0, 0}, tg = {0, 0}, bw;
+    summary pp = {0, 0}, tg = {0, 0}, gbs = {0, 0}, share = {0, 0};
+    bandwidth bw = {NULL, 0, 0};
     double wbytes;
     const char *name;
     int64_t depth[3];
@@ -261,37 +281,43 @@ int main(int argc, char **argv)
     hp = swa_model_hparams(m);
     if (o.n_prompt > 0) o.cfg.n_batch = o.n_prompt;          /* the whole prompt in one pass */
     if (swa_ctx_create(m, &o.cfg, &c, &err) != SWA_OK) { fprintf(stderr, "swa-bench: %s\n", err.msg); goto done; }
+    if (!bandwidth_open(&bw, swa_ctx_config_get(c).n_threads)) { fprintf(stderr, "swa-bench: no memory for the bandwidth test\n"); goto done; }
     name = strrchr(o.model, '/') ? strrchr(o.model, '/') + 1 : o.model;
     depth[0] = 0;
     if (o.depths) {
         if (hp->window > 0) { depth[1] = hp->window; depth[2] = 4 * (int64_t)hp->window; n_depth = 3; }
         else { depth[1] = swa_ctx_config_get(c).n_ctx / 2; n_depth = 2; }
     }
-    bw = read_bandwidth(swa_ctx_config_get(c).n_threads, o.reps);
     wbytes = weight_bytes_per_token(m);
+    bandwidth_once(&bw);                                      /* warm-up */
     if (o.n_prompt > 0 && !bench_pp(c, &o, hp->n_vocab, &pp)) goto done;
     if (!o.markdown)
         printf("%s: %s, %d layers, window %d; %d threads, kernels %s, kv %s\n"
-               "pp%d: %.1f ± %.1f tokens/s\n"
-               "bandwidth: %.1f ± %.1f GB/s (1 GiB read by %d threads)\n",
+               "pp%d: %.1f ± %.1f tokens/s\n",
                name, swa_type_name(hp->weight_type), hp->n_layer, hp->window, swa_ctx_config_get(c).n_threads,
-               swa_ctx_kernels(c), swa_kv_type_name(swa_ctx_config_get(c).kv_type), o.n_prompt,
-               pp.median, pp.spread, bw.median, bw.spread, swa_ctx_config_get(c).n_threads);
+               swa_ctx_kernels(c), swa_kv_type_name(swa_ctx_config_get(c).kv_type), o.n_prompt, pp.median, pp.spread);
+    if (o.n_gen == 0) {                                       /* the row still shows the bandwidth */
+        double g[64];
+        for (k = 0; k < o.reps; k++) g[k] = bandwidth_once(&bw);
+        gbs = summarize(g, o.reps);
+    }
     for (k = 0; k < n_depth && (o.n_gen > 0 || (o.markdown && k == 0)); k++) {
-        double bytes = wbytes + kv_bytes_per_token(m, c, depth[k]), limit = bw.median * 1e9 / bytes;
-        if (o.n_gen > 0 && !bench_tg(c, &o, hp->n_vocab, depth[k], &tg)) goto done;
+        double bytes = wbytes + kv_bytes_per_token(m, c, depth[k]);
+        if (o.n_gen > 0 && !bench_tg(c, &o, hp->n_vocab, depth[k], &bw, bytes, &tg, &gbs, &share)) goto done;
         if (o.markdown)
             printf("| %s | %s | %s | %d | %s | %.1f ± %.1f | %.2f ± %.2f | %lld | %.1f | %.1f | %.0f%% |\n", name,
                    swa_type_name(hp->weight_type), o.no_mmap ? "read" : "mmap", swa_ctx_config_get(c).n_threads,
-                   swa_ctx_kernels(c),
-                   pp.median, pp.spread, tg.median, tg.spread, (long long)depth[k], bw.median, bytes / 1e6,
-                   100.0 * tg.median / limit);
+                   swa_ctx_kernels(c), pp.median, pp.spread, tg.median, tg.spread, (long long)depth[k], gbs.median,
+                   bytes / 1e6, share.median);
         else
-            printf("tg%d at depth %lld: %.2f ± %.2f tokens/s; %.1f MB per token; limit %.1f tokens/s; %.0f%% of it\n",
-                   o.n_gen, (long long)depth[k], tg.median, tg.spread, bytes / 1e6, limit, 100.0 * tg.median / limit);
+            printf("tg%d at depth %lld: %.2f ± %.2f tokens/s; %.1f MB per token; bandwidth %.1f ± %.1f GB/s "
+                   "(1 GiB read by %d threads before each repetition); %.0f%% ± %.0f%% of the limit they give\n",
+                   o.n_gen, (long long)depth[k], tg.median, tg.spread, bytes / 1e6, gbs.median, gbs.spread,
+                   bw.threads, share.median, share.spread);
     }
     rc = 0;
 done:
+    if (bw.buf) bandwidth_close(&bw);
     swa_ctx_free(c);
     swa_model_free(m);
     return rc;

@@ -14,7 +14,7 @@ mkdir -p "$BUILD/bench"
     echo "# swa-bench, $(date -u +%Y-%m-%d), $(uname -m), $THREADS threads"
     echo
     echo "Medians over 3 runs, ± half the range. tg% is generation as a share of the bandwidth limit"
-    echo "(the read bandwidth measured in the same run ÷ the bytes one token reads)."
+    echo "(each repetition against the read bandwidth measured just before it ÷ the bytes one token reads)."
     echo
     echo "| model | type | load | threads | kernels | pp128 t/s | tg32 t/s | depth | GB/s | MB/token | tg% |"
     echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
