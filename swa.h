@@ -1793,7 +1793,7 @@ typedef struct swa__kernels {
     const char *name;
     swa__dot_fn dot_f32, dot_f16, dot_bf16, dot_q8_0, dot_q4_0, dot_q4_k, dot_q6_k;
     /* tiles of rows x tokens for the matrix products and the attention (NULL: dot by dot) */
-    swa__dots_fn dots_f32, dots_f16, dots_bf16, dots_q8_0, dots_q4_0;
+    swa__dots_fn dots_f32, dots_f16, dots_bf16, dots_q8_0, dots_q4_0, dots_q4_k, dots_q6_k;
     swa__quantize_fn quantize_q8, quantize_q8k;
     void (*to_f16)(const float *x, uint16_t *out, int64_t n);
     swa__wsum_fn wsum_f32, wsum_f16, wsum_q8_0;   /* by the cache's type */
@@ -2085,72 +2085,150 @@ SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q4_0_avx2, swa__row_dots_q4_0_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q8_0_avx2, swa__dots_q8_0_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_0_avx2, swa__dots_q4_0_avx2)
 
-SWA__AVX2 static float swa__dot_q4_k_avx2(const void *row, const void *x, int64_t n)
+/* K-quant rows against up to 4 tokens at once: a super-block's weights and scales are unpacked
+   once for all the tokens, and each token's integer sums meet their scales in vector registers,
+   with one FMA per super-block and no horizontal sum until the row ends. */
+
+/* [s_a x 8 | s_b x 8] as int16, for the pair s_a, s_b in 32-bit lane m of s (int16 scales):
+   the scales of the two 16-element halves of a maddubs result. */
+SWA__AVX2 SWA__INLINE __m256i swa__scale_pair_avx2(__m256i s, int m)
 {
-    const uint8_t *w = (const uint8_t *)row;
-    const swa__q8k *a = (const swa__q8k *)x;
-    const __m256i low4 = _mm256_set1_epi8(15);
-    float sum = 0.0f;
-    int64_t i;
-    for (i = 0; i < n; i += 256, w += 144, a++) {
-        uint8_t sc[8], m[8];
-        __m256i acc = _mm256_setzero_si256();
-        int32_t summ = 0;
-        int g;
-        swa__q4k_scales(w + 4, sc, m);
-        for (g = 0; g < 8; g++) summ += m[g] * (a->bsum[2 * g] + a->bsum[2 * g + 1]);
-        for (g = 0; g < 4; g++) {
-            __m256i raw = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
-            __m256i lo = _mm256_and_si256(raw, low4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
-            __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(a->q + 64 * g)));
-            __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(a->q + 64 * g + 32)));
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(plo, _mm256_set1_epi16(sc[2 * g])));
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(phi, _mm256_set1_epi16(sc[2 * g + 1])));
-        }
-        sum += a->d * (swa__f16_to_f32(swa__load_u16(w)) * (float)swa__hsum_i32_avx2(acc) -
-                       swa__f16_to_f32(swa__load_u16(w + 2)) * (float)summ);
-    }
-    return sum;
+    const __m256i halves = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
+                                            2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+    return _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(s, _mm256_set1_epi32(m)), halves);
 }
 
-/* Q6_K: the quants are 0..63 here and the -32 comes back through the 16-element sums. */
-SWA__AVX2 static float swa__dot_q6_k_avx2(const void *row, const void *x, int64_t n)
+/* Q4_K's eight 6-bit scales (bytes 0..7) and mins (8..15), unpacked 4 at a time in 32-bit
+   words from the 12 bytes at s (layout at swa__q4k_scales). */
+static uint64_t swa__q4k_unpack4(uint32_t low6, uint32_t low4, uint32_t high2)
 {
-    const uint8_t *w = (const uint8_t *)row;
-    const swa__q8k *a = (const swa__q8k *)x;
-    const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
-    float sum = 0.0f;
-    int64_t i;
-    for (i = 0; i < n; i += 256, w += 210, a++) {
-        const int8_t *sc = (const int8_t *)(w + 192);
-        __m256i acc = _mm256_setzero_si256();
-        int32_t offset = 0;
-        int h, k;
-        for (k = 0; k < 16; k++) offset += sc[k] * a->bsum[k];
-        for (h = 0; h < 2; h++) {
-            const uint8_t *ql = w + 64 * h, *qh = w + 128 + 32 * h;
-            __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            __m256i hb = _mm256_loadu_si256((const __m256i *)qh);
-            __m256i q[4];
-            q[0] = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(hb, low2), 4));
-            q[1] = _mm256_or_si256(_mm256_and_si256(l1, low4),
-                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), low2), 4));
-            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
-                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), low2), 4));
-            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
-                                   _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), low2), 4));
-            for (k = 0; k < 4; k++) {
-                const int8_t *s = sc + 8 * h + 2 * k;   /* two scales: elements 0..15, 16..31 */
-                __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(a->q + 128 * h + 32 * k)));
-                __m256i scales = _mm256_insertf128_si256(_mm256_castsi128_si256(_mm_set1_epi16(s[0])),
-                                                         _mm_set1_epi16(s[1]), 1);
-                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p, scales));
-            }
-        }
-        sum += swa__f16_to_f32(swa__load_u16(w + 208)) * a->d * (float)(swa__hsum_i32_avx2(acc) - 32 * offset);
-    }
-    return sum;
+    return (uint64_t)(low6 & 0x3f3f3f3fu) | (uint64_t)((low4 & 0x0f0f0f0fu) | ((high2 >> 6) & 0x03030303u) << 4) << 32;
 }
+
+SWA__AVX2 SWA__INLINE __m128i swa__q4k_scales_avx2(const uint8_t *s)
+{
+    uint32_t u[3];
+    uint64_t scales, mins;
+    memcpy(u, s, 12);
+    scales = swa__q4k_unpack4(u[0], u[2], u[0]);
+    mins = swa__q4k_unpack4(u[1], u[2] >> 4, u[1]);
+    __asm__("" : "+r"(scales), "+r"(mins));   /* in general registers: see swa__scales4 */
+    return _mm_set_epi64x((long long)mins, (long long)scales);
+}
+
+/* Q4_K group g (64 elements): sub-block 2g in the low nibbles, 2g + 1 in the high ones, and
+   their scales broadcast. Written out per group (not as arrays in a loop, which GCC keeps in
+   memory at -O2). */
+#define SWA__Q4K_UNPACK(g)                                                                              \
+    __m256i raw##g = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));                            \
+    __m256i pair##g = _mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(g));                          \
+    __m256i lo##g = _mm256_and_si256(raw##g, low4), hi##g = _mm256_and_si256(_mm256_srli_epi16(raw##g, 4), low4); \
+    __m256i sl##g = _mm256_shuffle_epi8(pair##g, _mm256_set1_epi16(0x0100));                            \
+    __m256i sh##g = _mm256_shuffle_epi8(pair##g, _mm256_set1_epi16(0x0302));
+
+#define SWA__Q4K_GROUP_SUM(g, a)                                                                        \
+    _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo##g, _mm256_loadu_si256((const __m256i *)((a)->q + 64 * g))), sl##g), \
+                     _mm256_madd_epi16(_mm256_maddubs_epi16(hi##g, _mm256_loadu_si256((const __m256i *)((a)->q + 64 * g + 32))), sh##g))
+
+#define SWA__Q4K_STEP(k, accum)                                                                         \
+    if (nt > k) {                                                                                       \
+        const swa__q8k *a = (const swa__q8k *)(xa + (size_t)(k) * stride) + i;                         \
+        __m256i sum = _mm256_add_epi32(_mm256_add_epi32(SWA__Q4K_GROUP_SUM(0, a), SWA__Q4K_GROUP_SUM(1, a)), \
+                                       _mm256_add_epi32(SWA__Q4K_GROUP_SUM(2, a), SWA__Q4K_GROUP_SUM(3, a))); \
+        __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), mins16);         \
+        accum = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sum), accum);              \
+        accum = _mm256_fmadd_ps(_mm256_set1_ps(-dmin * a->d), _mm256_cvtepi32_ps(mins), accum);         \
+    }
+
+#define SWA__Q4K_UNPACK_ALL                                                                             \
+    __m128i scales_mins = swa__q4k_scales_avx2(w + 4);                                                  \
+    __m256i sc16 = _mm256_cvtepu8_epi16(scales_mins);                                                   \
+    __m256i mins16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice));                        \
+    float d = _cvtsh_ss(swa__load_u16(w)), dmin = _cvtsh_ss(swa__load_u16(w + 2));                      \
+    SWA__Q4K_UNPACK(0) SWA__Q4K_UNPACK(1) SWA__Q4K_UNPACK(2) SWA__Q4K_UNPACK(3)
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_q4_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const __m256i low4 = _mm256_set1_epi8(15);
+    /* mins for the 16-element sums: m[j] for bsum[2 j] and bsum[2 j + 1] */
+    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    int64_t i;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += 144) {   /* generation: its own loop */
+        SWA__Q4K_UNPACK_ALL
+        SWA__Q4K_STEP(0, c0)
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += 144) {
+        SWA__Q4K_UNPACK_ALL
+        SWA__Q4K_STEP(0, c0) SWA__Q4K_STEP(1, c1) SWA__Q4K_STEP(2, c2) SWA__Q4K_STEP(3, c3)
+    }
+    out[0] = swa__hsum_avx2(c0);
+    if (nt > 1) out[1] = swa__hsum_avx2(c1);
+    if (nt > 2) out[2] = swa__hsum_avx2(c2);
+    if (nt > 3) out[3] = swa__hsum_avx2(c3);
+}
+
+/* Q6_K: the quants are 0..63 here and the -32 comes back through the 16-element sums. Half h
+   (128 elements) takes its low nibbles from ql and two high bits from qh; elements 32 j..
+   32 j + 31 use scales 2 j and 2 j + 1. */
+#define SWA__Q6K_UNPACK(h, j0, j1, j2, j3)                                                              \
+    __m256i l0##h = _mm256_loadu_si256((const __m256i *)(w + 64 * h));                                  \
+    __m256i l1##h = _mm256_loadu_si256((const __m256i *)(w + 64 * h + 32));                             \
+    __m256i hb##h = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * h));                            \
+    __m256i q##j0 = _mm256_or_si256(_mm256_and_si256(l0##h, low4), _mm256_slli_epi16(_mm256_and_si256(hb##h, low2), 4)); \
+    __m256i q##j1 = _mm256_or_si256(_mm256_and_si256(l1##h, low4),                                     \
+                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb##h, 2), low2), 4)); \
+    __m256i q##j2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0##h, 4), low4),              \
+                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb##h, 4), low2), 4)); \
+    __m256i q##j3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1##h, 4), low4),              \
+                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb##h, 6), low2), 4));
+
+#define SWA__Q6K_SUM(j, a)                                                                              \
+    _mm256_madd_epi16(_mm256_maddubs_epi16(q##j, _mm256_loadu_si256((const __m256i *)((a)->q + 32 * j))), \
+                      swa__scale_pair_avx2(sc16, j))
+
+#define SWA__Q6K_STEP(k, accum)                                                                         \
+    if (nt > k) {                                                                                       \
+        const swa__q8k *a = (const swa__q8k *)(xa + (size_t)(k) * stride) + i;                         \
+        __m256i sum = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(SWA__Q6K_SUM(0, a), SWA__Q6K_SUM(1, a)), \
+                                                        _mm256_add_epi32(SWA__Q6K_SUM(2, a), SWA__Q6K_SUM(3, a))), \
+                                       _mm256_add_epi32(_mm256_add_epi32(SWA__Q6K_SUM(4, a), SWA__Q6K_SUM(5, a)), \
+                                                        _mm256_add_epi32(SWA__Q6K_SUM(6, a), SWA__Q6K_SUM(7, a)))); \
+        __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), sc16);         \
+        sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(offset, 5));                                      \
+        accum = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sum), accum);              \
+    }
+
+#define SWA__Q6K_UNPACK_ALL                                                                             \
+    __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192)));                   \
+    float d = _cvtsh_ss(swa__load_u16(w + 208));                                                        \
+    SWA__Q6K_UNPACK(0, 0, 1, 2, 3) SWA__Q6K_UNPACK(1, 4, 5, 6, 7)
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_q6_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    int64_t i;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += 210) {   /* generation: its own loop */
+        SWA__Q6K_UNPACK_ALL
+        SWA__Q6K_STEP(0, c0)
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += 210) {
+        SWA__Q6K_UNPACK_ALL
+        SWA__Q6K_STEP(0, c0) SWA__Q6K_STEP(1, c1) SWA__Q6K_STEP(2, c2) SWA__Q6K_STEP(3, c3)
+    }
+    out[0] = swa__hsum_avx2(c0);
+    if (nt > 1) out[1] = swa__hsum_avx2(c1);
+    if (nt > 2) out[2] = swa__hsum_avx2(c2);
+    if (nt > 3) out[3] = swa__hsum_avx2(c3);
+}
+
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q4_k_avx2, swa__row_dots_q4_k_avx2)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q6_k_avx2, swa__row_dots_q6_k_avx2)
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_k_avx2, swa__dots_q4_k_avx2)
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q6_k_avx2, swa__dots_q6_k_avx2)
 
 /* The largest |x| of 32 floats, and q = lrint(x * id) packed to bytes in order. */
 SWA__AVX2 static inline float swa__amax32_avx2(const float *x)
@@ -2725,7 +2803,7 @@ static const swa__kernels swa__kernels_neon = {
     "neon",
     swa__dot_f32_neon, swa__dot_f16_neon, swa__dot_bf16_neon,
     swa__dot_q8_0_neon, swa__dot_q4_0_neon, swa__dot_q4_k_neon, swa__dot_q6_k_neon,
-    swa__dots_f32_neon, swa__dots_f16_neon, swa__dots_bf16_neon, swa__dots_q8_0_neon, swa__dots_q4_0_neon,
+    swa__dots_f32_neon, swa__dots_f16_neon, swa__dots_bf16_neon, swa__dots_q8_0_neon, swa__dots_q4_0_neon, NULL, NULL,
     swa__quantize_q8_neon, swa__quantize_q8k_neon, swa__to_f16_neon,
     swa__wsum_f32_neon, swa__wsum_f16_neon, swa__wsum_q8_0_neon,
     swa__rmsnorm_neon, swa__rope_neon, swa__softmax_neon, swa__swiglu_neon
@@ -2740,7 +2818,7 @@ static const swa__kernels swa__kernels_ref = {
     "ref",
     swa__dot_f32_ref, swa__dot_f16_ref, swa__dot_bf16_ref,
     swa__dot_q8_0_ref, swa__dot_q4_0_ref, swa__dot_q4_k_ref, swa__dot_q6_k_ref,
-    NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     swa__quantize_q8_ref, swa__quantize_q8k_ref, swa__to_f16_ref,
     swa__wsum_f32_ref, swa__wsum_f16_ref, swa__wsum_q8_0_ref,
     swa__rmsnorm_ref, swa__rope_ref, swa__softmax_ref, swa__swiglu_ref
@@ -2752,6 +2830,7 @@ static const swa__kernels swa__kernels_avx2 = {
     swa__dot_f32_avx2, swa__dot_f16_avx2, swa__dot_bf16_avx2,
     swa__dot_q8_0_avx2, swa__dot_q4_0_avx2, swa__dot_q4_k_avx2, swa__dot_q6_k_avx2,
     swa__dots_f32_avx2, swa__dots_f16_avx2, swa__dots_bf16_avx2, swa__dots_q8_0_avx2, swa__dots_q4_0_avx2,
+    swa__dots_q4_k_avx2, swa__dots_q6_k_avx2,
     swa__quantize_q8_avx2, swa__quantize_q8k_avx2, swa__to_f16_avx2,
     swa__wsum_f32_avx2, swa__wsum_f16_avx2, swa__wsum_q8_0_avx2,
     swa__rmsnorm_avx2, swa__rope_avx2, swa__softmax_avx2, swa__swiglu_avx2
@@ -2810,6 +2889,8 @@ static swa__dots_fn swa__kernel_dots(const swa__kernels *k, uint32_t type)
     case SWA_TYPE_BF16: return k->dots_bf16;
     case SWA_TYPE_Q8_0: return k->dots_q8_0;
     case SWA_TYPE_Q4_0: return k->dots_q4_0;
+    case SWA_TYPE_Q4_K: return k->dots_q4_k;
+    case SWA_TYPE_Q6_K: return k->dots_q6_k;
     default: return NULL;
     }
 }

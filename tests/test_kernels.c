@@ -99,17 +99,18 @@ static double magnitude(uint32_t type, const uint8_t *row, const float *x, int64
 static void check_tiles(const swa__kernels *k, uint32_t type, const uint8_t *w, size_t w_stride,
                         const uint8_t *x, size_t x_stride, int64_t n, float *alone)
 {
-    swa__dots_fn dots = swa__kernel_dots(k, type);
+    swa__dot_fn dot = swa__kernel_dot(k, type);
+    swa__dots_fn dots = swa__kernel_dots(k, type);   /* NULL: the products go dot by dot */
     float y[SWA__TILE_TOKENS * SWA__TILE_ROWS];
     int nr, nt, r, t;
-    assert_non_null(dots);                        /* both SIMD tables have them */
     for (r = 0; r < SWA__TILE_ROWS; r++)
         for (t = 0; t < SWA__TILE_TOKENS; t++)
-            dots(w + r * w_stride, w_stride, 1, x + t * x_stride, x_stride, 1, n, &alone[t * SWA__TILE_ROWS + r], 1);
+            swa__dot_rows(dot, dots, w + r * w_stride, w_stride, 1, x + t * x_stride, x_stride, 1, n,
+                          &alone[t * SWA__TILE_ROWS + r], 1);
     for (nr = 1; nr <= SWA__TILE_ROWS; nr++) {
         for (nt = 1; nt <= SWA__TILE_TOKENS; nt++) {
             memset(y, 0xff, sizeof y);
-            dots(w, w_stride, nr, x, x_stride, nt, n, y, SWA__TILE_ROWS);
+            swa__dot_rows(dot, dots, w, w_stride, nr, x, x_stride, nt, n, y, SWA__TILE_ROWS);
             for (r = 0; r < nr; r++)
                 for (t = 0; t < nt; t++)
                     assert_memory_equal(&y[t * SWA__TILE_ROWS + r], &alone[t * SWA__TILE_ROWS + r], sizeof(float));
@@ -229,7 +230,8 @@ static void check_block_dot(const swa__kernels *k, uint32_t type, int64_t n, int
 static void check_quantized_tiles(const swa__kernels *k, uint32_t type, int64_t n)
 {
     swa__dot_fn dot = swa__kernel_dot(k, type);
-    size_t w_stride = (size_t)(n / 32 * swa_type_block_bytes(type)), x_stride = swa__act_bytes(swa__act_kind(type), n);
+    size_t w_stride = (size_t)(n / swa_type_block_size(type) * swa_type_block_bytes(type));
+    size_t x_stride = swa__act_bytes(swa__act_kind(type), n);
     uint8_t *w = (uint8_t *)malloc(SWA__TILE_ROWS * w_stride), *act = (uint8_t *)malloc(SWA__TILE_TOKENS * x_stride);
     float *x = (float *)malloc(sizeof(float) * (size_t)n), alone[SWA__TILE_TOKENS * SWA__TILE_ROWS];
     int r, t;
@@ -267,6 +269,8 @@ static void test_quantized_dots(void **state)
         for (s = 0; s < sizeof block256_counts / sizeof block256_counts[0]; s++) {
             check_block_dot(k, SWA_TYPE_Q4_K, 256 * block256_counts[s], off);
             check_block_dot(k, SWA_TYPE_Q6_K, 256 * block256_counts[s], off);
+            check_quantized_tiles(k, SWA_TYPE_Q4_K, 256 * block256_counts[s]);
+            check_quantized_tiles(k, SWA_TYPE_Q6_K, 256 * block256_counts[s]);
         }
     }
 }
