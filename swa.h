@@ -1998,6 +1998,30 @@ SWA__AVX2 SWA__INLINE __m256 swa__scales8_avx2(const uint8_t *w, int block_bytes
                                           (long long)swa__scales4(w, block_bytes)));
 }
 
+/* The two loops every quantized row kernel runs over its n_units units (groups of 8 blocks,
+   super-blocks) of unit_bytes each: generation (one token) in a loop of its own, which the
+   compiler schedules without the other tokens' registers, and up to 4 tokens sharing each
+   unpacked unit. STEP(k, accumulator) is token k's turn on unit i, the same steps in both
+   loops, so a token's result does not depend on the tile. */
+#define SWA__TOKEN_LOOPS(n_units, unit_bytes, UNPACK, STEP)                                             \
+    for (i = 0; nt == 1 && i < (n_units); i++, w += (unit_bytes)) {                                     \
+        UNPACK                                                                                          \
+        STEP(0, c0)                                                                                     \
+    }                                                                                                   \
+    for (i = 0; nt > 1 && i < (n_units); i++, w += (unit_bytes)) {                                      \
+        UNPACK                                                                                          \
+        STEP(0, c0) STEP(1, c1) STEP(2, c2) STEP(3, c3)                                                 \
+    }
+
+/* The tokens' results: each accumulator's lanes added up. */
+SWA__AVX2 SWA__INLINE void swa__store_sums_avx2(float *out, int nt, __m256 c0, __m256 c1, __m256 c2, __m256 c3)
+{
+    out[0] = swa__hsum_avx2(c0);
+    if (nt > 1) out[1] = swa__hsum_avx2(c1);
+    if (nt > 2) out[2] = swa__hsum_avx2(c2);
+    if (nt > 3) out[3] = swa__hsum_avx2(c3);
+}
+
 /* The 8 blocks' sums in block order, from pairs p (block p in lanes 0..3, p + 4 in 4..7). Q4_0's
    lanes stay within 2 * 7620, so they pack to int16 and one madd adds pairs of them: two packs
    and two madds cost less than two hadds (about 7% on this kernel). */
@@ -2013,7 +2037,7 @@ SWA__AVX2 SWA__INLINE __m256i swa__block_sums8_avx2(__m256i p0, __m256i p1, __m2
 
 #define SWA__GROUP_STEP(k, accum)                                                                       \
     if (nt > k) {                                                                                       \
-        const swa__q8g *a = (const swa__q8g *)(xa + (size_t)(k) * stride) + g;                         \
+        const swa__q8g *a = (const swa__q8g *)(xa + (size_t)(k) * stride) + i;                         \
         __m256i s = swa__block_sums8_avx2(swa__pair_sums_avx2(lo0, hi0, a->q, type),                    \
                                           swa__pair_sums_avx2(lo1, hi1, a->q + 64, type),               \
                                           swa__pair_sums_avx2(lo2, hi2, a->q + 128, type),              \
@@ -2056,24 +2080,14 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_grouped_avx2(const void *row, const voi
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
     const int block_bytes = type == SWA_TYPE_Q4_0 ? 18 : 34;
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-    int64_t g, b;
-    for (g = 0; nt == 1 && g < n / 256; g++, w += 8 * block_bytes) {   /* generation: its own loop */
-        SWA__GROUP_UNPACK
-        SWA__GROUP_STEP(0, c0)
-    }
-    for (g = 0; nt > 1 && g < n / 256; g++, w += 8 * block_bytes) {
-        SWA__GROUP_UNPACK
-        SWA__GROUP_STEP(0, c0) SWA__GROUP_STEP(1, c1) SWA__GROUP_STEP(2, c2) SWA__GROUP_STEP(3, c3)
-    }
+    int64_t i, b;
+    SWA__TOKEN_LOOPS(n / 256, 8 * block_bytes, SWA__GROUP_UNPACK, SWA__GROUP_STEP)
     for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
         __m256i q = swa__block_avx2(w, type);
         float dw = _cvtsh_ss(swa__load_u16(w));
         SWA__BLOCK_STEP(0, c0) SWA__BLOCK_STEP(1, c1) SWA__BLOCK_STEP(2, c2) SWA__BLOCK_STEP(3, c3)
     }
-    out[0] = swa__hsum_avx2(c0);
-    if (nt > 1) out[1] = swa__hsum_avx2(c1);
-    if (nt > 2) out[2] = swa__hsum_avx2(c2);
-    if (nt > 3) out[3] = swa__hsum_avx2(c3);
+    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
 SWA__AVX2 SWA__INLINE void swa__row_dots_q8_0_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
@@ -2161,18 +2175,8 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_q4_k_avx2(const void *row, const void *
     const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     int64_t i;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += 144) {   /* generation: its own loop */
-        SWA__Q4K_UNPACK_ALL
-        SWA__Q4K_STEP(0, c0)
-    }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += 144) {
-        SWA__Q4K_UNPACK_ALL
-        SWA__Q4K_STEP(0, c0) SWA__Q4K_STEP(1, c1) SWA__Q4K_STEP(2, c2) SWA__Q4K_STEP(3, c3)
-    }
-    out[0] = swa__hsum_avx2(c0);
-    if (nt > 1) out[1] = swa__hsum_avx2(c1);
-    if (nt > 2) out[2] = swa__hsum_avx2(c2);
-    if (nt > 3) out[3] = swa__hsum_avx2(c3);
+    SWA__TOKEN_LOOPS(n / 256, 144, SWA__Q4K_UNPACK_ALL, SWA__Q4K_STEP)
+    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
 /* Q6_K: the quants are 0..63 here and the -32 comes back through the 16-element sums. Half h
@@ -2217,18 +2221,8 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_q6_k_avx2(const void *row, const void *
     const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     int64_t i;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += 210) {   /* generation: its own loop */
-        SWA__Q6K_UNPACK_ALL
-        SWA__Q6K_STEP(0, c0)
-    }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += 210) {
-        SWA__Q6K_UNPACK_ALL
-        SWA__Q6K_STEP(0, c0) SWA__Q6K_STEP(1, c1) SWA__Q6K_STEP(2, c2) SWA__Q6K_STEP(3, c3)
-    }
-    out[0] = swa__hsum_avx2(c0);
-    if (nt > 1) out[1] = swa__hsum_avx2(c1);
-    if (nt > 2) out[2] = swa__hsum_avx2(c2);
-    if (nt > 3) out[3] = swa__hsum_avx2(c3);
+    SWA__TOKEN_LOOPS(n / 256, 210, SWA__Q6K_UNPACK_ALL, SWA__Q6K_STEP)
+    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q4_k_avx2, swa__row_dots_q4_k_avx2)
