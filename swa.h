@@ -1938,7 +1938,7 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_bf16_avx2, swa__dots_bf16_avx2)
    blocks' sums into one register, in block order, where the scales (converted 8 at a time) and one
    FMA finish them. Block by block, the scale products and their broadcasts had cost more than
    the integer work: in a microbenchmark (rows in L2, one core) this takes Q4_0 from 14.6 to
-   31 GB/s and Q8_0 from 29.7 to 44. A row's last blocks (fewer than 8) go one at a time.
+   32 GB/s and Q8_0 from 29.7 to 44. A row's last blocks (fewer than 8) go one at a time.
    maddubs wants one unsigned operand: Q8_0 gives it |w| and moves w's sign onto the
    activation; Q4_0's nibbles are unsigned (0..15) as they are, and its offset comes off the
    sums afterwards: sum (w - 8) q = sum w q - sum8. A token's steps do not depend on the other
