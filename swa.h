@@ -665,6 +665,20 @@ static void swa__file_close(swa__file *f)
     f->data = NULL;
 }
 
+#if !defined(SWA_NO_MMAP) && defined(MADV_HUGEPAGE)
+/* Every token reads all the weights, and with 4 KB pages each page is a TLB miss, which in a
+   virtual machine costs about as much as reading the page. Advised so, an anonymous mapping gets
+   2 MB pages, and so does a mapped file where the kernel and filesystem support large page-cache
+   folios (Linux 6.18 on ext4 here) for the parts read from disk through this mapping: a file not
+   yet cached then runs as fast mapped as read in (TinyLlama F16: 2.1 of 2.2 GB mapped in 2 MB
+   pages). Pages cached before, by a write or a read without the advice, stay as they were.
+   Advice only: an error changes nothing, so it is not reported. */
+static void swa__advise_huge_pages(void *p, size_t n)
+{
+    (void)madvise(p, n, MADV_HUGEPAGE);
+}
+#endif
+
 /* The whole file read into memory the process owns. Where the platform allows (MAP_ANONYMOUS and
    MADV_HUGEPAGE, which need _DEFAULT_SOURCE or _GNU_SOURCE in the including file), an anonymous
    mapping advised to use 2 MB pages: a mapped file sits in 4 KB page-cache pages, and every
@@ -677,7 +691,7 @@ static swa_status swa__file_read(int fd, const char *path, swa__file *f, swa_err
     void *p = mmap(NULL, (size_t)f->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     buf = p == MAP_FAILED ? NULL : (uint8_t *)p;
 #if defined(MADV_HUGEPAGE)
-    if (buf) madvise(buf, (size_t)f->size, MADV_HUGEPAGE);
+    if (buf) swa__advise_huge_pages(buf, (size_t)f->size);
 #endif
     f->mapped = 1;
 #else
@@ -718,6 +732,9 @@ static swa_status swa__file_open(const char *path, int resident, swa__file *f, s
         void *p = mmap(NULL, (size_t)f->size, PROT_READ, MAP_PRIVATE, fd, 0);
         close(fd);
         if (p == MAP_FAILED) return swa__fail(err, SWA_ERR_IO, "%s: mmap failed: %s", path, strerror(errno));
+#if defined(MADV_HUGEPAGE)
+        swa__advise_huge_pages(p, (size_t)f->size);
+#endif
         f->data = (const uint8_t *)p;
         f->mapped = 1;
         return SWA_OK;
