@@ -2596,7 +2596,8 @@ static float swa__dot_q4_k_neon(const void *row, const void *x, int64_t n)
     int64_t i;
     for (i = 0; i < n; i += 256, w += 144, a++) {
         uint8_t sc[8], m[8];
-        int32_t sumi = 0, summ = 0;
+        int32_t summ = 0;
+        int32x4_t acc = vdupq_n_s32(0);      /* scaled sums, lane by lane: one reduction at the end */
         int g;
         swa__q4k_scales(w + 4, sc, m);
         for (g = 0; g < 8; g++) summ += m[g] * (a->bsum[2 * g] + a->bsum[2 * g + 1]);
@@ -2609,9 +2610,9 @@ static float swa__dot_q4_k_neon(const void *row, const void *x, int64_t n)
             lo = swa__dot16_neon(lo, vreinterpretq_s8_u8(vandq_u8(r1, vdupq_n_u8(15))), vld1q_s8(y + 16));
             hi = swa__dot16_neon(hi, vreinterpretq_s8_u8(vshrq_n_u8(r0, 4)), vld1q_s8(y + 32));
             hi = swa__dot16_neon(hi, vreinterpretq_s8_u8(vshrq_n_u8(r1, 4)), vld1q_s8(y + 48));
-            sumi += sc[2 * g] * vaddvq_s32(lo) + sc[2 * g + 1] * vaddvq_s32(hi);
+            acc = vmlaq_n_s32(vmlaq_n_s32(acc, lo, sc[2 * g]), hi, sc[2 * g + 1]);
         }
-        sum += a->d * (swa__f16_to_f32(swa__load_u16(w)) * (float)sumi -
+        sum += a->d * (swa__f16_to_f32(swa__load_u16(w)) * (float)vaddvq_s32(acc) -
                        swa__f16_to_f32(swa__load_u16(w + 2)) * (float)summ);
     }
     return sum;
@@ -2627,7 +2628,7 @@ static float swa__dot_q6_k_neon(const void *row, const void *x, int64_t n)
     int64_t i;
     for (i = 0; i < n; i += 256, w += 210, a++) {
         const int8_t *sc = (const int8_t *)(w + 192);
-        int32_t sumi = 0;
+        int32x4_t acc = vdupq_n_s32(0);      /* scaled sums, lane by lane: one reduction at the end */
         int h, k, part;
         for (h = 0; h < 2; h++)
             for (part = 0; part < 2; part++) {          /* 16 of the 32 columns at a time */
@@ -2642,10 +2643,10 @@ static float swa__dot_q6_k_neon(const void *row, const void *x, int64_t n)
                     int e = 128 * h + 32 * k + 16 * part;   /* first element: one 16-group */
                     int32x4_t s = swa__dot16_neon(vdupq_n_s32(0), vsubq_s8(vreinterpretq_s8_u8(q[k]), m32),
                                                   vld1q_s8(a->q + e));
-                    sumi += sc[e / 16] * vaddvq_s32(s);
+                    acc = vmlaq_n_s32(acc, s, sc[e / 16]);
                 }
             }
-        sum += swa__f16_to_f32(swa__load_u16(w + 208)) * a->d * (float)sumi;
+        sum += swa__f16_to_f32(swa__load_u16(w + 208)) * a->d * (float)vaddvq_s32(acc);
     }
     return sum;
 }

@@ -166,7 +166,7 @@ static int eval_or_die(swa_ctx *c, const int32_t *tok, size_t n)
 }
 
 /* One untimed pass over the weights before the repetitions, as llama-bench does: the first pass
-   over a mapped file takes its page faults (TinyLlama F16: pp128 at ~25 tokens/s instead of ~80). */
+   over a mapped file takes its page faults, and reads the file from disk if it is not cached. */
 static int warm_up(swa_ctx *c, int32_t n_vocab)
 {
     int32_t tok[1];
