@@ -2126,15 +2126,15 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_0_avx2, swa__dots_q4_0_avx2)
 /* K-quant rows against up to 4 tokens at once: a super-block's weights and scales are unpacked
    once for all the tokens, and each token's integer sums meet their scales in vector registers,
    with one FMA per super-block and no horizontal sum until the row ends. Microbenchmark, one
-   core, rows in L2: Q4_K 26 GB/s, Q6_K 28 (Q4_0: 33). */
+   core, rows in L2: Q4_K 26 GB/s, Q6_K 29 (Q4_0: 33). */
 
-/* [s_a x 8 | s_b x 8] as int16, for the pair s_a, s_b in 32-bit lane m of s (int16 scales):
-   the scales of the two 16-element halves of a maddubs result. */
+/* [s_2m x 8 | s_2m+1 x 8] as int16, from 8 int16 scales held in both 128-bit lanes of s: the
+   scales of the two 16-element halves of a maddubs result (one shuffle; a permute to pick the
+   pair from 16 scales in one register cost Q6_K 5%). */
 SWA__AVX2 SWA__INLINE __m256i swa__scale_pair_avx2(__m256i s, int m)
 {
-    const __m256i halves = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
-                                            2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
-    return _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(s, _mm256_set1_epi32(m)), halves);
+    return _mm256_shuffle_epi8(s, _mm256_set_m128i(_mm_set1_epi16((short)(0x0302 + 0x0404 * m)),
+                                                   _mm_set1_epi16((short)(0x0100 + 0x0404 * m))));
 }
 
 /* Q4_K's eight 6-bit scales (bytes 0..7) and mins (8..15), unpacked 4 at a time in 32-bit
@@ -2218,7 +2218,7 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_q4_k_avx2(const void *row, const void *
 
 #define SWA__Q6K_SUM(j, a)                                                                              \
     _mm256_madd_epi16(_mm256_maddubs_epi16(q##j, _mm256_loadu_si256((const __m256i *)((a)->q + 32 * j))), \
-                      swa__scale_pair_avx2(sc16, j))
+                      swa__scale_pair_avx2(j < 4 ? sc_low : sc_high, j % 4))
 
 #define SWA__Q6K_STEP(k, accum)                                                                         \
     if (nt > k) {                                                                                       \
@@ -2233,7 +2233,10 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_q4_k_avx2(const void *row, const void *
     }
 
 #define SWA__Q6K_UNPACK_ALL                                                                             \
-    __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192)));                   \
+    __m128i sc8 = _mm_loadu_si128((const __m128i *)(w + 192));                                          \
+    __m256i sc16 = _mm256_cvtepi8_epi16(sc8);                                                           \
+    __m256i sc_low = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));                               \
+    __m256i sc_high = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8)));           \
     float d = _cvtsh_ss(swa__load_u16(w + 208));                                                        \
     SWA__Q6K_UNPACK(0, 0, 1, 2, 3) SWA__Q6K_UNPACK(1, 4, 5, 6, 7)
 
