@@ -47,8 +47,8 @@ THE WINDOW
     swa_ctx_config.window overrides the model's window for every layer.
 
 MEMORY
-    Weights are used where they lie: in the file mapping, or in the caller's buffer for
-    swa_model_load_memory. A context makes one allocation at create time (cache + scratch,
+    Weights are used where they lie: in the file mapping (advised to use 2 MB pages), or in the
+    caller's buffer for swa_model_load_memory. A context makes one allocation at create time (cache + scratch,
     swa_ctx_memory_size tells how much) and none per token; generation can go on forever
     with a window, in constant memory.
 
@@ -247,16 +247,18 @@ typedef struct swa_hparams {
     uint32_t weight_type;  /* the most common type of the layer matrices */
 } swa_hparams;
 
-/* Load a GGUF model. From a path the file is mapped read-only and weights are used in place;
+/* Load a GGUF model. From a path the file is mapped read-only, advised to use 2 MB pages (with
+   _DEFAULT_SOURCE or _GNU_SOURCE defined before the include), and weights are used in place;
    from memory the caller's buffer (4-byte aligned at least, as malloc's is) is used in place
    and must outlive the model. The model is
    freed with swa_model_free (NULL is fine). Errors: SWA_ERR_IO, _FORMAT, _UNSUPPORTED (another
    architecture, a weight type we do not run), _MODEL (missing key or tensor, wrong shape), _NOMEM. */
 SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *err);
 /* The same, with the file read into the process's memory instead of mapped (2 MB pages where
-   the OS gives them; include with _DEFAULT_SOURCE or _GNU_SOURCE defined for that): slower to
-   open and not shared between processes, but in a VM where page-cache pages cost a TLB miss
-   each, generation on a 7B model ran 2.5x faster (README, Numbers). */
+   the OS gives them, with the same macros): slower to open and not shared between processes,
+   but always in 2 MB pages. A mapped file gets them only for what the mapping itself reads from
+   disk; a file the page cache already holds in 4 KB pages (one just written, say) costs a TLB
+   miss per page each token, which in a VM slowed 7B generation 2.5x (README, Numbers). */
 SWADEF swa_status swa_model_load_resident(const char *path, swa_model **out, swa_error *err);
 SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out,
                                         swa_error *err);
@@ -583,7 +585,6 @@ static float swa__bf16_to_f32(uint16_t h)
 }
 
 static uint16_t swa__load_u16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static uint32_t swa__load_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
 SWADEF const char *swa_status_str(swa_status s)
 {
@@ -669,21 +670,21 @@ static void swa__file_close(swa__file *f)
 #if !defined(SWA_NO_MMAP) && defined(MADV_HUGEPAGE)
 /* Every token reads all the weights, and with 4 KB pages each page is a TLB miss, which in a
    virtual machine costs about as much as reading the page. Advised so, an anonymous mapping gets
-   2 MB pages, and so does a mapped file where the kernel and filesystem support large page-cache
-   folios (Linux 6.18 on ext4 here) for the parts read from disk through this mapping: a file not
-   yet cached then runs as fast mapped as read in (TinyLlama F16: 2.1 of 2.2 GB mapped in 2 MB
-   pages). Pages cached before, by a write or a read without the advice, stay as they were.
-   Advice only: an error changes nothing, so it is not reported. */
+   2 MB pages, and so does a mapped file, where the kernel and filesystem keep large page-cache
+   folios (Linux 6.18 on ext4 here), for the parts this mapping reads from disk: a file not yet
+   cached then runs as fast mapped as read in (TinyLlama F16: 2.1 of its 2.2 GB mapped in 2 MB
+   pages; 0.5 GB when cached by the write that made it). Pages cached before, by a write or by
+   a read without the advice, stay as they are. Advice only: an error changes nothing, so none is
+   reported. */
 static void swa__advise_huge_pages(void *p, size_t n)
 {
     (void)madvise(p, n, MADV_HUGEPAGE);
 }
 #endif
 
-/* The whole file read into memory the process owns. Where the platform allows (MAP_ANONYMOUS and
-   MADV_HUGEPAGE, which need _DEFAULT_SOURCE or _GNU_SOURCE in the including file), an anonymous
-   mapping advised to use 2 MB pages: a mapped file sits in 4 KB page-cache pages, and every
-   one is a TLB miss each token, which in a virtual machine costs more than reading it. */
+/* The whole file read into memory the process owns: where the platform has MAP_ANONYMOUS (with
+   _DEFAULT_SOURCE or _GNU_SOURCE in the including file), an anonymous mapping advised to use
+   2 MB pages, which it gets however the file was cached. */
 static swa_status swa__file_read(int fd, const char *path, swa__file *f, swa_error *err)
 {
     uint8_t *buf;
@@ -2155,6 +2156,8 @@ SWA__AVX2 SWA__INLINE __m128i swa__q4k_scales_avx2(const uint8_t *s)
     return _mm_set_epi64x((long long)mins, (long long)scales);
 }
 
+SWA__AVX2 SWA__INLINE uint32_t swa__load_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
 /* Q4_K group g (64 elements): sub-block 2g in the low nibbles, 2g + 1 in the high ones, and
    their scales broadcast from the 8 scales held in both 128-bit lanes. Written out per group
    (not as arrays in a loop, which GCC keeps in memory at -O2). A token's sums and its mins
@@ -2596,68 +2599,84 @@ SWA__DOTS_FLOAT_NEON(swa__dots_bf16_neon, swa__dot_bf16_neon, uint16_t, swa__loa
 SWA__DOTS_Q8_NEON(swa__dots_q8_0_neon, swa__dot_q8_0_neon, 34, SWA__UNPACK_Q8_0_NEON)
 SWA__DOTS_Q8_NEON(swa__dots_q4_0_neon, swa__dot_q4_0_neon, 18, SWA__UNPACK_Q4_0_NEON)
 
-static float swa__dot_q4_k_neon(const void *row, const void *x, int64_t n)
+/* K-quant rows against up to 4 tokens: a super-block's scales and quants are unpacked once,
+   into 16 vectors in element order, and meet each token's quants with the steps the 1-token
+   call takes (the 1-token call is this with nt = 1). */
+static void swa__row_dots_q4_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     const uint8_t *w = (const uint8_t *)row;
-    const swa__q8k *a = (const swa__q8k *)x;
-    float sum = 0.0f;
+    float sum[SWA__TILE_TOKENS] = {0.0f};
     int64_t i;
-    for (i = 0; i < n; i += 256, w += 144, a++) {
+    int t, g;
+    for (i = 0; i < n / 256; i++, w += 144) {
+        const float d = swa__f16_to_f32(swa__load_u16(w)), dmin = swa__f16_to_f32(swa__load_u16(w + 2));
         uint8_t sc[8], m[8];
-        int32_t summ = 0;
-        int32x4_t acc = vdupq_n_s32(0);      /* scaled sums, lane by lane: one reduction at the end */
-        int g;
+        int8x16_t q[16];                 /* sub-block j in q[2 j], q[2 j + 1] */
         swa__q4k_scales(w + 4, sc, m);
-        for (g = 0; g < 8; g++) summ += m[g] * (a->bsum[2 * g] + a->bsum[2 * g + 1]);
-        for (g = 0; g < 4; g++) {
-            const uint8_t *q = w + 16 + 32 * g;
-            const int8_t *y = a->q + 64 * g;
-            uint8x16_t r0 = vld1q_u8(q), r1 = vld1q_u8(q + 16);
-            int32x4_t lo = vdupq_n_s32(0), hi = vdupq_n_s32(0);
-            lo = swa__dot16_neon(lo, vreinterpretq_s8_u8(vandq_u8(r0, vdupq_n_u8(15))), vld1q_s8(y));
-            lo = swa__dot16_neon(lo, vreinterpretq_s8_u8(vandq_u8(r1, vdupq_n_u8(15))), vld1q_s8(y + 16));
-            hi = swa__dot16_neon(hi, vreinterpretq_s8_u8(vshrq_n_u8(r0, 4)), vld1q_s8(y + 32));
-            hi = swa__dot16_neon(hi, vreinterpretq_s8_u8(vshrq_n_u8(r1, 4)), vld1q_s8(y + 48));
-            acc = vmlaq_n_s32(vmlaq_n_s32(acc, lo, sc[2 * g]), hi, sc[2 * g + 1]);
+        for (g = 0; g < 4; g++) {        /* group g: sub-block 2 g in the low nibbles, 2 g + 1 high */
+            uint8x16_t r0 = vld1q_u8(w + 16 + 32 * g), r1 = vld1q_u8(w + 32 + 32 * g);
+            q[4 * g] = vreinterpretq_s8_u8(vandq_u8(r0, vdupq_n_u8(15)));
+            q[4 * g + 1] = vreinterpretq_s8_u8(vandq_u8(r1, vdupq_n_u8(15)));
+            q[4 * g + 2] = vreinterpretq_s8_u8(vshrq_n_u8(r0, 4));
+            q[4 * g + 3] = vreinterpretq_s8_u8(vshrq_n_u8(r1, 4));
         }
-        sum += a->d * (swa__f16_to_f32(swa__load_u16(w)) * (float)vaddvq_s32(acc) -
-                       swa__f16_to_f32(swa__load_u16(w + 2)) * (float)summ);
+        for (t = 0; t < nt; t++) {
+            const swa__q8k *a = (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride) + i;
+            int32x4_t acc = vdupq_n_s32(0);  /* scaled sums, lane by lane: one reduction at the end */
+            int32_t summ = 0;
+            int j;
+            for (j = 0; j < 8; j++) {
+                int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q[2 * j], vld1q_s8(a->q + 32 * j)),
+                                              q[2 * j + 1], vld1q_s8(a->q + 32 * j + 16));
+                acc = vmlaq_n_s32(acc, s, sc[j]);
+                summ += m[j] * (a->bsum[2 * j] + a->bsum[2 * j + 1]);
+            }
+            sum[t] += a->d * (d * (float)vaddvq_s32(acc) - dmin * (float)summ);
+        }
     }
-    return sum;
+    for (t = 0; t < nt; t++) out[t] = sum[t];
 }
 
-static float swa__dot_q6_k_neon(const void *row, const void *x, int64_t n)
+/* Q6_K: element e's quant is 4 bits of ql and 2 of qh, 0..63, less 32; e / 16 picks its scale. */
+static void swa__row_dots_q6_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     const uint8_t *w = (const uint8_t *)row;
-    const swa__q8k *a = (const swa__q8k *)x;
     const uint8x16_t low4 = vdupq_n_u8(15), low2 = vdupq_n_u8(3);
     const int8x16_t m32 = vdupq_n_s8(32);
-    float sum = 0.0f;
+    float sum[SWA__TILE_TOKENS] = {0.0f};
     int64_t i;
-    for (i = 0; i < n; i += 256, w += 210, a++) {
+    int t, h, part, j;
+    for (i = 0; i < n / 256; i++, w += 210) {
         const int8_t *sc = (const int8_t *)(w + 192);
-        int32x4_t acc = vdupq_n_s32(0);      /* scaled sums, lane by lane: one reduction at the end */
-        int h, k, part;
+        const float d = swa__f16_to_f32(swa__load_u16(w + 208));
+        int8x16_t q[16];                 /* elements 16 j .. 16 j + 15 */
         for (h = 0; h < 2; h++)
             for (part = 0; part < 2; part++) {          /* 16 of the 32 columns at a time */
                 const uint8_t *ql = w + 64 * h + 16 * part, *qh = w + 128 + 32 * h + 16 * part;
                 uint8x16_t l0 = vld1q_u8(ql), l1 = vld1q_u8(ql + 32), hb = vld1q_u8(qh);
-                uint8x16_t q[4];
-                q[0] = vorrq_u8(vandq_u8(l0, low4), vshlq_n_u8(vandq_u8(hb, low2), 4));
-                q[1] = vorrq_u8(vandq_u8(l1, low4), vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 2), low2), 4));
-                q[2] = vorrq_u8(vshrq_n_u8(l0, 4), vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 4), low2), 4));
-                q[3] = vorrq_u8(vshrq_n_u8(l1, 4), vshlq_n_u8(vshrq_n_u8(hb, 6), 4));
-                for (k = 0; k < 4; k++) {
-                    int e = 128 * h + 32 * k + 16 * part;   /* first element: one 16-group */
-                    int32x4_t s = swa__dot16_neon(vdupq_n_s32(0), vsubq_s8(vreinterpretq_s8_u8(q[k]), m32),
-                                                  vld1q_s8(a->q + e));
-                    acc = vmlaq_n_s32(acc, s, sc[e / 16]);
-                }
+                int k0 = 8 * h + part;   /* columns k = 0..3 land 32 k elements apart: 2 vectors */
+                q[k0] = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l0, low4), vshlq_n_u8(vandq_u8(hb, low2), 4))), m32);
+                q[k0 + 2] = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l1, low4),
+                                                                  vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 2), low2), 4))), m32);
+                q[k0 + 4] = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l0, 4),
+                                                                  vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 4), low2), 4))), m32);
+                q[k0 + 6] = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l1, 4), vshlq_n_u8(vshrq_n_u8(hb, 6), 4))), m32);
             }
-        sum += swa__f16_to_f32(swa__load_u16(w + 208)) * a->d * (float)vaddvq_s32(acc);
+        for (t = 0; t < nt; t++) {
+            const swa__q8k *a = (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride) + i;
+            int32x4_t acc = vdupq_n_s32(0);  /* scaled sums, lane by lane: one reduction at the end */
+            for (j = 0; j < 16; j++)
+                acc = vmlaq_n_s32(acc, swa__dot16_neon(vdupq_n_s32(0), q[j], vld1q_s8(a->q + 16 * j)), sc[j]);
+            sum[t] += d * a->d * (float)vaddvq_s32(acc);
+        }
     }
-    return sum;
+    for (t = 0; t < nt; t++) out[t] = sum[t];
 }
+
+SWA__DOTS_FROM_ROW_DOTS(, swa__dots_q4_k_neon, swa__row_dots_q4_k_neon)
+SWA__DOTS_FROM_ROW_DOTS(, swa__dots_q6_k_neon, swa__row_dots_q6_k_neon)
+SWA__DOT_FROM_DOTS(, swa__dot_q4_k_neon, swa__dots_q4_k_neon)
+SWA__DOT_FROM_DOTS(, swa__dot_q6_k_neon, swa__dots_q6_k_neon)
 
 static float swa__amax_neon(const float *x, int64_t n)
 {
@@ -2829,7 +2848,8 @@ static const swa__kernels swa__kernels_neon = {
     "neon",
     swa__dot_f32_neon, swa__dot_f16_neon, swa__dot_bf16_neon,
     swa__dot_q8_0_neon, swa__dot_q4_0_neon, swa__dot_q4_k_neon, swa__dot_q6_k_neon,
-    swa__dots_f32_neon, swa__dots_f16_neon, swa__dots_bf16_neon, swa__dots_q8_0_neon, swa__dots_q4_0_neon, NULL, NULL,
+    swa__dots_f32_neon, swa__dots_f16_neon, swa__dots_bf16_neon, swa__dots_q8_0_neon, swa__dots_q4_0_neon,
+    swa__dots_q4_k_neon, swa__dots_q6_k_neon,
     swa__quantize_q8_neon, swa__quantize_q8k_neon, swa__to_f16_neon,
     swa__wsum_f32_neon, swa__wsum_f16_neon, swa__wsum_q8_0_neon,
     swa__rmsnorm_neon, swa__rope_neon, swa__softmax_neon, swa__swiglu_neon
