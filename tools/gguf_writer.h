@@ -115,6 +115,10 @@ int      gw_dequant_row(uint32_t type, const void *src, float *dst, int64_t n);
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L
+#include <fcntl.h>
+#include <unistd.h>
+#endif
 
 typedef struct gw__buf { uint8_t *p; size_t len, cap; } gw__buf;
 
@@ -994,7 +998,18 @@ int gw_stream_close(gw_writer *w)
                  (unsigned long long)w->cur_done, (unsigned long long)w->tensors[w->cur].nbytes);
         return gw__stream_fail(w, msg);
     }
-    ok = fclose(w->f) == 0;
+    ok = fflush(w->f) == 0;
+#if defined(POSIX_FADV_DONTNEED)
+    /* A streamed file is a model, which every token reads whole. swa.h maps it advised to use
+       2 MB pages, but the page cache gives those only to what the mapping reads from disk: the
+       pages this write leaves behind stay small (TinyLlama F16: 0.2 of 2.2 GB in 2 MB pages,
+       generation mapped 16.6-21.4 tokens/s against 26.4 after a first load from disk). So once
+       the data is on disk the pages leave the cache; fdatasync also reports a failed write here
+       rather than never. */
+    if (ok) ok = fdatasync(fileno(w->f)) == 0;
+    if (ok) (void)posix_fadvise(fileno(w->f), 0, 0, POSIX_FADV_DONTNEED);
+#endif
+    ok = (fclose(w->f) == 0) && ok;
     w->f = NULL;
     w->mode = GW__CLOSED;
     return ok ? 0 : gw__fail(w, "cannot write the output file");
