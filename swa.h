@@ -258,7 +258,8 @@ SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *e
    the OS gives them, with the same macros): slower to open and not shared between processes,
    but always in 2 MB pages. A mapped file gets them only for what the mapping itself reads from
    disk; a file the page cache already holds in 4 KB pages (one just written, say) costs a TLB
-   miss per page each token, which in a VM slowed 7B generation 2.5x (README, Numbers). */
+   miss per page each token: in a VM, TinyLlama F16 generation fell from 26 to 17-21 tokens/s
+   (README, Numbers). */
 SWADEF swa_status swa_model_load_resident(const char *path, swa_model **out, swa_error *err);
 SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out,
                                         swa_error *err);

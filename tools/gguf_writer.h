@@ -84,7 +84,9 @@ uint8_t *gw_to_memory(gw_writer *w, size_t *size);          /* free() the result
    declaration order: gw_stream_write appends raw bytes (it may cross tensor boundaries),
    gw_stream_rows converts n_rows whole rows of floats to the type of the tensor being written
    (they must not run past its end). gw_stream_close fails unless every declared byte was
-   written; on any failure the caller should remove the file. gw_free closes an open stream. */
+   written, and where POSIX offers it (_POSIX_C_SOURCE >= 200112L) waits until the file is on
+   disk and drops it from the page cache (see there why); on any failure the caller should
+   remove the file. gw_free closes an open stream. */
 int  gw_declare_tensor(gw_writer *w, const char *name, uint32_t type, uint32_t n_dims, const int64_t *ne);
 int  gw_stream_open(gw_writer *w, const char *path);
 int  gw_stream_write(gw_writer *w, const void *data, size_t n);
