@@ -48,9 +48,9 @@ THE WINDOW
 
 MEMORY
     Weights are used where they lie: in the file mapping (advised to use 2 MB pages), or in the
-    caller's buffer for swa_model_load_memory. A context makes one allocation at create time (cache + scratch,
-    swa_ctx_memory_size tells how much) and none per token; generation can go on forever
-    with a window, in constant memory.
+    caller's buffer for swa_model_load_memory. A context makes one allocation at create time
+    (cache + scratch, swa_ctx_memory_size tells how much) and none per token; generation can go
+    on forever with a window, in constant memory.
 
 THREADS
     A model is immutable after load and may be shared by any number of contexts and threads.
@@ -3765,6 +3765,7 @@ typedef struct swa__matmul_task {
     const uint8_t *x;
     size_t x_stride;
     int64_t n, rows;           /* tokens; rows of all the matrices */
+    int64_t next;              /* prompts: the next chunk of rows to take (atomic) */
 } swa__matmul_task;
 
 /* y[t * ldy + r] = dot(row r, x_t) for n_rows rows (w_stride bytes apart) and nt <= 4 tokens
@@ -3799,17 +3800,61 @@ static void swa__matmul_rows(const swa__matmul_task *t, int i, int64_t r0, int64
     }
 }
 
+/* Rows of matrix w per block: about SWA__ROW_BLOCK bytes, whole tiles. */
+static int64_t swa__block_rows(const swa__matrix *w)
+{
+    int64_t block = (int64_t)(SWA__ROW_BLOCK / w->row_bytes) / SWA__TILE_ROWS * SWA__TILE_ROWS;
+    return block < SWA__TILE_ROWS ? SWA__TILE_ROWS : block;
+}
+
+/* Rows per chunk a prompt's threads take in turn: at most a block, and small enough that each
+   thread takes about 4 of every matrix (a small model's matrices are a few blocks long). */
+static int64_t swa__chunk_rows(const swa__matrix *w, int nth)
+{
+    int64_t block = swa__block_rows(w), share = w->n_out / (4 * nth) / SWA__TILE_ROWS * SWA__TILE_ROWS;
+    if (share < SWA__TILE_ROWS) share = SWA__TILE_ROWS;
+    return share < block ? share : block;
+}
+
+/* Chunk k of the products' rows, counted matrix after matrix: rows [r0, r1) of matrix i, or 0
+   past the last. */
+static int swa__chunk_at(const swa__matmul_task *t, int64_t k, int nth, int *i, int64_t *r0, int64_t *r1)
+{
+    for (*i = 0; *i < t->count; (*i)++) {
+        const swa__matrix *w = t->p[*i].w;
+        int64_t rows = swa__chunk_rows(w, nth), chunks = (w->n_out + rows - 1) / rows;
+        if (k < chunks) {
+            *r0 = k * rows;
+            *r1 = *r0 + rows < w->n_out ? *r0 + rows : w->n_out;
+            return 1;
+        }
+        k -= chunks;
+    }
+    return 0;
+}
+
+/* Generation splits the rows in equal shares: each thread streams its own part of every matrix,
+   which the memory system serves best (taking blocks in turn interleaved the threads' streams
+   and cost 30%). A prompt is compute-bound and runs long enough for a thread to be held up by
+   the machine, so its threads take chunks in turn until none is left: with another process
+   busy on one of the two cores, TinyLlama Q4_0's prompt ran at 81.0 tokens/s instead of 71.9,
+   and at the same speed on a quiet machine. Either way a block's results come from the same
+   code, whichever thread computes them. */
 static void swa__matmul_run(void *arg, int ith, int nth)
 {
-    const swa__matmul_task *t = (const swa__matmul_task *)arg;
+    swa__matmul_task *t = (swa__matmul_task *)arg;
     int64_t r0, r1, first = 0;   /* first: matrix i's first row in the list */
     int i;
+    if (t->n > 1 && nth > 1) {
+        while (swa__chunk_at(t, __atomic_fetch_add(&t->next, 1, __ATOMIC_RELAXED), nth, &i, &r0, &r1))
+            swa__matmul_rows(t, i, r0, r1);
+        return;
+    }
     swa__split(t->rows, ith, nth, &r0, &r1);
     for (i = 0; i < t->count; first += t->p[i].w->n_out, i++) {
         const swa__matrix *w = t->p[i].w;
         int64_t lo = r0 > first ? r0 - first : 0, hi = r1 - first < w->n_out ? r1 - first : w->n_out, r;
-        int64_t block = (int64_t)(SWA__ROW_BLOCK / w->row_bytes) / SWA__TILE_ROWS * SWA__TILE_ROWS;
-        if (block < SWA__TILE_ROWS) block = SWA__TILE_ROWS;
+        int64_t block = swa__block_rows(w);
         for (r = lo; r < hi; r += block) swa__matmul_rows(t, i, r, r + block < hi ? r + block : hi);
     }
 }
@@ -3826,6 +3871,7 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
     t.count = count;
     t.n = n;
     t.rows = 0;
+    t.next = 0;
     for (i = 0; i < count; i++) {
         t.dot[i] = swa__kernel_dot(c->kern, p[i].w->type);
         t.dots[i] = swa__kernel_dots(c->kern, p[i].w->type);
