@@ -88,6 +88,8 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.4.0 (2026-11-30)  Q8_0/Q4_0 kernels 8 blocks at a time, AVX2 and NEON K-quant tiles,
+                        mapped files advised to 2 MB pages, prompt rows taken in chunks.
     0.3.0 (2026-11-29)  AVX2 and NEON kernels, Q4_K and Q6_K, F16 KV cache, element-wise SIMD.
     0.2.0 (2026-11-29)  tokenizer, streaming decoder, sampler, thread pool.
     0.1.0 (2026-11-29)  GGUF reader, llama forward pass, per-layer rolling-buffer KV cache.
@@ -99,7 +101,7 @@ REVISION HISTORY
 #include <stdint.h>
 
 #define SWA_VERSION_MAJOR 0
-#define SWA_VERSION_MINOR 3
+#define SWA_VERSION_MINOR 4
 #define SWA_VERSION_PATCH 0
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
