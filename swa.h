@@ -1833,8 +1833,8 @@ typedef struct swa__kernels {
      pair, with FMA: relative error within 1e-5 of the sum of |products|;
    - Q8_0 and Q4_0 dots scale each block's exact integer sum into a float lane (8 blocks to a
      register): within 1e-5 of the sum of |block terms|; Q4_K and Q6_K keep a super-block's
-     integers exact in 8 lanes and scale them with one FMA (Q4_K's mins with a second): within
-     1e-6;
+     integers exact in 8 lanes and scale them with one FMA (Q4_K's mins in the same one):
+     within 1e-6;
    - activation quantization and the F16 conversion round exactly as the reference does:
      bit-identical. Tails shorter than a vector go through the same scalar loop. */
 
@@ -2132,13 +2132,19 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_0_avx2, swa__dots_q4_0_avx2)
    with one FMA per super-block and no horizontal sum until the row ends. Microbenchmark, one
    core, rows in L2: Q4_K 26 GB/s, Q6_K 29 (Q4_0: 33). */
 
+/* The shuffle_epi8 control that copies int16 lane k of a 128-bit lane into an int16. */
+static inline short swa__int16_lane(int k)
+{
+    return (short)(0x0100 + 0x0202 * k);
+}
+
 /* [s_2m x 8 | s_2m+1 x 8] as int16, from 8 int16 scales held in both 128-bit lanes of s: the
    scales of the two 16-element halves of a maddubs result (one shuffle; a permute to pick the
    pair from 16 scales in one register cost Q6_K 5%). */
 SWA__AVX2 SWA__INLINE __m256i swa__scale_pair_avx2(__m256i s, int m)
 {
-    return _mm256_shuffle_epi8(s, _mm256_set_m128i(_mm_set1_epi16((short)(0x0302 + 0x0404 * m)),
-                                                   _mm_set1_epi16((short)(0x0100 + 0x0404 * m))));
+    return _mm256_shuffle_epi8(s, _mm256_set_m128i(_mm_set1_epi16(swa__int16_lane(2 * m + 1)),
+                                                   _mm_set1_epi16(swa__int16_lane(2 * m))));
 }
 
 /* Q4_K's eight 6-bit scales (bytes 0..7) and mins (8..15), unpacked 4 at a time in 32-bit
@@ -2170,8 +2176,8 @@ SWA__AVX2 SWA__INLINE uint32_t swa__load_u32(const uint8_t *p) { uint32_t v; mem
 #define SWA__Q4K_UNPACK(g)                                                                              \
     __m256i raw##g = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));                            \
     __m256i lo##g = _mm256_and_si256(raw##g, low4), hi##g = _mm256_and_si256(_mm256_srli_epi16(raw##g, 4), low4); \
-    __m256i sl##g = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(0x0100 + 0x0404 * g));                  \
-    __m256i sh##g = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(0x0302 + 0x0404 * g));
+    __m256i sl##g = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));                \
+    __m256i sh##g = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
 
 #define SWA__Q4K_GROUP_SUM(g, a)                                                                        \
     _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo##g, _mm256_loadu_si256((const __m256i *)((a)->q + 64 * g))), sl##g), \
