@@ -57,7 +57,8 @@ THREADS
     A context is used by one thread at a time. Each context owns a pool of n_threads - 1
     pthread workers, started in swa_ctx_create and joined in swa_ctx_free; they split matrix
     rows and attention heads so that every output is computed by one thread with the same code:
-    the logits are bit-identical for any thread count.
+    the logits are bit-identical for any thread count. A share no worker has started is taken
+    by the calling thread, so a core held by another process delays a token less.
 
 TOKENIZER AND SAMPLER
     SentencePiece BPE vocabularies as GGUF stores them (tokenizer.ggml.model "llama": Llama,
@@ -2961,41 +2962,38 @@ SWADEF swa_status swa_dequantize_row(uint32_t type, const void *src, float *dst,
 }
 
 /* ==== thread pool ====
-   Each context owns a persistent pool: workers start in swa_ctx_create. swa__pool_run hands all
-   of them (and the caller, as thread 0) one task and waits until every one has finished it.
-   A forward pass runs a dozen tasks per layer, each a few microseconds on a small model, so
-   both sides spin briefly before they sleep on a condition variable: a wake-up through the
-   kernel costs more than such a task. Tasks split their output by rows, each element computed
-   by exactly one thread with the same code, so results are bit-identical for any thread count. */
+   Each context owns a persistent pool: workers start in swa_ctx_create. swa__pool_run splits a
+   task into n shares, fn(arg, share, n), and returns when all of them are done. The threads
+   claim shares from a counter, the caller too, so a share goes to whichever thread is free:
+   when another process holds one of the cores, the caller takes the shares of a worker that
+   has not woken up instead of waiting for it. A share is computed by the same code whoever
+   claims it, so results are bit-identical for any thread count. A forward pass runs a dozen
+   tasks per layer, each a few microseconds on a small model, so both sides spin briefly
+   before they sleep on a condition variable: a wake-up through the kernel costs more than
+   such a task. */
 
-typedef void (*swa__task_fn)(void *arg, int ith, int nth);
+typedef void (*swa__task_fn)(void *arg, int share, int n_shares);
 
-typedef struct swa__pool swa__pool;
-
-typedef struct swa__worker {
-    swa__pool *pool;
-    int ith;
-} swa__worker;
-
-struct swa__pool {
-    int n;                       /* threads, the caller included */
+typedef struct swa__pool {
+    int n;                       /* threads, the caller included; a task has n shares */
 #ifndef SWA_NO_THREADS
     int started;                 /* workers running */
     pthread_t *threads;          /* [n - 1] */
-    swa__worker *workers;        /* [n - 1] */
     pthread_mutex_t mu;
     pthread_cond_t start, done;
-    uint64_t generation;         /* bumped for every task (atomic; written under mu) */
-    int pending;                 /* workers still busy with the current task (atomic) */
+    uint64_t claim;              /* atomic: task number << 16 | the next share to claim */
+    uint64_t task;               /* the current task's number (the caller's own) */
+    int unfinished;              /* atomic: shares of the current task not yet done */
     int quit;                    /* atomic; written under mu */
-    swa__task_fn fn;             /* published by the release store of generation */
-    void *arg;
+    swa__task_fn fn;             /* atomic; published by the release store of claim */
+    void *arg;                   /* atomic; likewise */
 #endif
-};
+} swa__pool;
 
 #ifndef SWA_NO_THREADS
 /* About 20-50 microseconds of polling before a thread sleeps. */
 #define SWA__SPINS 4096
+#define SWA__SHARE_BITS 16       /* n <= SWA__MAX_THREADS fits */
 
 static void swa__cpu_relax(void)
 {
@@ -3006,29 +3004,49 @@ static void swa__cpu_relax(void)
 #endif
 }
 
-static void *swa__worker_main(void *p)
+/* Claim and compute shares of task number `task` until none is left. A thread that reads fn and
+   arg late may see the next task's, but then its claim fails: the counter has moved on, which
+   it only does once every share of `task` is done. */
+static void swa__pool_work(swa__pool *p, uint64_t task)
 {
-    swa__worker *w = (swa__worker *)p;
-    swa__pool *pool = w->pool;
+    swa__task_fn fn = __atomic_load_n(&p->fn, __ATOMIC_RELAXED);
+    void *arg = __atomic_load_n(&p->arg, __ATOMIC_RELAXED);
+    uint64_t word = __atomic_load_n(&p->claim, __ATOMIC_ACQUIRE);
+    const uint64_t mask = ((uint64_t)1 << SWA__SHARE_BITS) - 1;
+    while (word >> SWA__SHARE_BITS == task && (word & mask) < (uint64_t)p->n) {
+        if (!__atomic_compare_exchange_n(&p->claim, &word, word + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
+        fn(arg, (int)(word & mask), p->n);
+        if (__atomic_sub_fetch(&p->unfinished, 1, __ATOMIC_ACQ_REL) == 0) {
+            pthread_mutex_lock(&p->mu);          /* the caller may be about to sleep */
+            pthread_cond_signal(&p->done);
+            pthread_mutex_unlock(&p->mu);
+        }
+        word++;
+    }
+}
+
+static uint64_t swa__pool_task(swa__pool *p)
+{
+    return __atomic_load_n(&p->claim, __ATOMIC_ACQUIRE) >> SWA__SHARE_BITS;
+}
+
+static void *swa__worker_main(void *arg)
+{
+    swa__pool *p = (swa__pool *)arg;
     uint64_t seen = 0;
     for (;;) {
         int spins;
-        for (spins = 0; spins < SWA__SPINS && __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE) == seen &&
-                        !__atomic_load_n(&pool->quit, __ATOMIC_ACQUIRE); spins++)
+        for (spins = 0; spins < SWA__SPINS && swa__pool_task(p) == seen && !__atomic_load_n(&p->quit, __ATOMIC_ACQUIRE);
+             spins++)
             swa__cpu_relax();
         if (spins == SWA__SPINS) {
-            pthread_mutex_lock(&pool->mu);
-            while (!pool->quit && pool->generation == seen) pthread_cond_wait(&pool->start, &pool->mu);
-            pthread_mutex_unlock(&pool->mu);
+            pthread_mutex_lock(&p->mu);
+            while (!p->quit && swa__pool_task(p) == seen) pthread_cond_wait(&p->start, &p->mu);
+            pthread_mutex_unlock(&p->mu);
         }
-        if (__atomic_load_n(&pool->quit, __ATOMIC_ACQUIRE)) break;
-        seen = __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE);
-        pool->fn(pool->arg, w->ith, pool->n);
-        if (__atomic_sub_fetch(&pool->pending, 1, __ATOMIC_ACQ_REL) == 0) {
-            pthread_mutex_lock(&pool->mu);        /* the caller may be about to sleep */
-            pthread_cond_signal(&pool->done);
-            pthread_mutex_unlock(&pool->mu);
-        }
+        if (__atomic_load_n(&p->quit, __ATOMIC_ACQUIRE)) break;
+        seen = swa__pool_task(p);
+        swa__pool_work(p, seen);
     }
     return NULL;
 }
@@ -3053,51 +3071,49 @@ static void swa__pool_stop(swa__pool *p)
 #endif
 }
 
-/* Start n - 1 workers; threads and workers are arrays of n - 1 the caller provides. */
-static swa_status swa__pool_start(swa__pool *p, int n, void *threads, void *workers, swa_error *err)
+/* Start n - 1 workers; threads is an array of n - 1 the caller provides. */
+static swa_status swa__pool_start(swa__pool *p, int n, void *threads, swa_error *err)
 {
     p->n = 1;
 #ifndef SWA_NO_THREADS
     if (n <= 1) return SWA_OK;
     p->threads = (pthread_t *)threads;
-    p->workers = (swa__worker *)workers;
+    p->claim = p->task = 0;
     if (pthread_mutex_init(&p->mu, NULL) != 0 || pthread_cond_init(&p->start, NULL) != 0 ||
         pthread_cond_init(&p->done, NULL) != 0)
         return swa__fail(err, SWA_ERR_NOMEM, "cannot create the thread pool's locks");
     p->n = n;
-    for (p->started = 0; p->started < n - 1; p->started++) {
-        p->workers[p->started].pool = p;
-        p->workers[p->started].ith = p->started + 1;
-        if (pthread_create(&p->threads[p->started], NULL, swa__worker_main, &p->workers[p->started]) != 0) {
+    for (p->started = 0; p->started < n - 1; p->started++)
+        if (pthread_create(&p->threads[p->started], NULL, swa__worker_main, p) != 0) {
             swa__pool_stop(p);
             return swa__fail(err, SWA_ERR_NOMEM, "cannot start thread %d of %d", p->started + 1, n);
         }
-    }
 #else
-    (void)n; (void)threads; (void)workers; (void)err;
+    (void)n; (void)threads; (void)err;
 #endif
     return SWA_OK;
 }
 
-/* Run fn on every thread of the pool and wait for all of them. */
+/* Run the n shares of fn over the pool and wait until all are done. */
 static void swa__pool_run(swa__pool *p, swa__task_fn fn, void *arg)
 {
     (void)p;
 #ifndef SWA_NO_THREADS
     if (p->n > 1) {
         int spins;
+        p->task++;
+        __atomic_store_n(&p->fn, fn, __ATOMIC_RELAXED);
+        __atomic_store_n(&p->arg, arg, __ATOMIC_RELAXED);
+        __atomic_store_n(&p->unfinished, p->n, __ATOMIC_RELAXED);
         pthread_mutex_lock(&p->mu);
-        p->fn = fn;
-        p->arg = arg;
-        __atomic_store_n(&p->pending, p->n - 1, __ATOMIC_RELAXED);
-        __atomic_store_n(&p->generation, p->generation + 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&p->claim, p->task << SWA__SHARE_BITS, __ATOMIC_RELEASE);
         pthread_cond_broadcast(&p->start);
         pthread_mutex_unlock(&p->mu);
-        fn(arg, 0, p->n);
-        for (spins = 0; spins < SWA__SPINS && __atomic_load_n(&p->pending, __ATOMIC_ACQUIRE) > 0; spins++)
+        swa__pool_work(p, p->task);
+        for (spins = 0; spins < SWA__SPINS && __atomic_load_n(&p->unfinished, __ATOMIC_ACQUIRE) > 0; spins++)
             swa__cpu_relax();
         pthread_mutex_lock(&p->mu);
-        while (__atomic_load_n(&p->pending, __ATOMIC_ACQUIRE) > 0) pthread_cond_wait(&p->done, &p->mu);
+        while (__atomic_load_n(&p->unfinished, __ATOMIC_ACQUIRE) > 0) pthread_cond_wait(&p->done, &p->mu);
         pthread_mutex_unlock(&p->mu);
         return;
     }
@@ -3105,11 +3121,11 @@ static void swa__pool_run(swa__pool *p, swa__task_fn fn, void *arg)
     fn(arg, 0, 1);
 }
 
-/* The share [begin, end) of n items that thread ith of nth takes. */
-static void swa__split(int64_t n, int ith, int nth, int64_t *begin, int64_t *end)
+/* Share k of n_shares of n items: [begin, end). */
+static void swa__split(int64_t n, int k, int n_shares, int64_t *begin, int64_t *end)
 {
-    *begin = n * ith / nth;
-    *end = n * (ith + 1) / nth;
+    *begin = n * k / n_shares;
+    *end = n * (k + 1) / n_shares;
 }
 
 
@@ -3528,8 +3544,8 @@ struct swa_ctx {
     uint8_t *xq;               /* [n_batch][activation row] x quantized for the matrix products */
     float *att;                /* [n_batch][n_head*head_dim] attention output */
     float *gate, *up;          /* [n_batch][n_ff] */
-    float *scores;             /* [n_threads][max n_slots] attention weights, one row per thread */
-    uint8_t *q8;               /* [n_threads][head] a query as Q8 blocks, for a Q8_0 cache */
+    float *scores;             /* [n_threads][max n_slots] attention weights, one row per share */
+    uint8_t *q8;               /* [n_threads][head] a query as Q8 blocks, for a Q8_0 cache, per share */
     int64_t max_slots;
     float *rope;               /* [n_batch][n_rot/2][cos, sin] */
     float *logits;             /* [n_vocab] */
@@ -3652,7 +3668,6 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     c->logits = (float *)swa__arena_take(a, (uint64_t)hp->n_vocab, sizeof(float));
 #ifndef SWA_NO_THREADS
     c->pool.threads = (pthread_t *)swa__arena_take(a, (uint64_t)cfg->n_threads, sizeof(pthread_t));
-    c->pool.workers = (swa__worker *)swa__arena_take(a, (uint64_t)cfg->n_threads, sizeof(swa__worker));
 #endif
 }
 
@@ -3706,9 +3721,9 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
     for (i = 0; i < m->hp.n_rot / 2; i++)
         c->inv_freq[i] = pow((double)m->hp.rope_base, -2.0 * (double)i / (double)m->hp.n_rot);
 #ifndef SWA_NO_THREADS
-    s = swa__pool_start(&c->pool, r.n_threads, c->pool.threads, c->pool.workers, err);
+    s = swa__pool_start(&c->pool, r.n_threads, c->pool.threads, err);
 #else
-    s = swa__pool_start(&c->pool, 1, NULL, NULL, err);
+    s = swa__pool_start(&c->pool, 1, NULL, err);
 #endif
     if (s != SWA_OK) {
         SWA_FREE(c);
@@ -3848,17 +3863,17 @@ static int swa__chunk_at(const swa__matmul_task *t, int64_t k, int nth, int *i, 
    busy on one of the two cores, TinyLlama Q4_0's prompt ran at 81.0 tokens/s instead of 71.9,
    and at the same speed on a quiet machine. Either way a block's results come from the same
    code, whichever thread computes them. */
-static void swa__matmul_run(void *arg, int ith, int nth)
+static void swa__matmul_run(void *arg, int share, int n_shares)
 {
     swa__matmul_task *t = (swa__matmul_task *)arg;
     int64_t r0, r1, first = 0;   /* first: matrix i's first row in the list */
     int i;
-    if (t->n > 1 && nth > 1) {
-        while (swa__chunk_at(t, __atomic_fetch_add(&t->next, 1, __ATOMIC_RELAXED), nth, &i, &r0, &r1))
+    if (t->n > 1 && n_shares > 1) {
+        while (swa__chunk_at(t, __atomic_fetch_add(&t->next, 1, __ATOMIC_RELAXED), n_shares, &i, &r0, &r1))
             swa__matmul_rows(t, i, r0, r1);
         return;
     }
-    swa__split(t->rows, ith, nth, &r0, &r1);
+    swa__split(t->rows, share, n_shares, &r0, &r1);
     for (i = 0; i < t->count; first += t->p[i].w->n_out, i++) {
         const swa__matrix *w = t->p[i].w;
         int64_t lo = r0 > first ? r0 - first : 0, hi = r1 - first < w->n_out ? r1 - first : w->n_out, r;
@@ -3976,7 +3991,7 @@ static int swa__kv_runs(const swa_ctx *c, int64_t l, int64_t lo, int64_t i, swa_
    so that grouped-query attention reads each key and value once per block, not once per head:
    the scores go through the tile kernel (keys as rows, heads as tokens), the weighted sum of
    values through the wsum kernel. Every output still has one fixed order of operations. */
-static void swa__attention_run(void *arg, int ith, int nth)
+static void swa__attention_run(void *arg, int share, int n_shares)
 {
     const swa__attention_task *task = (const swa__attention_task *)arg;
     swa_ctx *c = task->c;
@@ -3988,12 +4003,12 @@ static void swa__attention_run(void *arg, int ith, int nth)
     /* a Q8_0 cache meets the queries quantized to Q8 blocks, as Q8_0 weights meet activations */
     uint32_t type = c->kv_type == SWA_KV_F16 ? SWA_TYPE_F16 : c->kv_type == SWA_KV_F32 ? SWA_TYPE_F32 : SWA_TYPE_Q8_0;
     size_t q_stride = type == SWA_TYPE_Q8_0 ? swa__act_bytes(SWA__ACT_Q8, hd + 31) : (size_t)hd * sizeof(float);
-    uint8_t *q8 = c->q8 + (size_t)ith * SWA__TILE_TOKENS * swa__act_bytes(SWA__ACT_Q8, hd + 31);
+    uint8_t *q8 = c->q8 + (size_t)share * SWA__TILE_TOKENS * swa__act_bytes(SWA__ACT_Q8, hd + 31);
     swa__dot_fn dot = swa__kernel_dot(c->kern, type);
     swa__dots_fn dots = swa__kernel_dots(c->kern, type);
     swa__wsum_fn wsum = type == SWA_TYPE_F16 ? c->kern->wsum_f16 : type == SWA_TYPE_F32 ? c->kern->wsum_f32 : c->kern->wsum_q8_0;
-    float *scores = c->scores + (int64_t)ith * SWA__TILE_TOKENS * ls, scale = 1.0f / sqrtf((float)hd);
-    swa__split(task->n * items, ith, nth, &p0, &p1);
+    float *scores = c->scores + (int64_t)share * SWA__TILE_TOKENS * ls, scale = 1.0f / sqrtf((float)hd);
+    swa__split(task->n * items, share, n_shares, &p0, &p1);
     for (p = p0; p < p1; p++) {
         int64_t t = p / items, g = p % items / blocks, h0 = g * group + p % blocks * SWA__TILE_TOKENS;
         int64_t i = c->pos + t, lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0;
