@@ -29,7 +29,7 @@ PROGRAM_NAMES := swa-generate swa-inspect swa-convert-llama2c swa-tokenize swa-p
                  swa-quantize swa-mkmodel swa-bench swa-span
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
-COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu
+COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu $(BUILD)/compile_no_threads
 TEST_FLAGS := -DSWA_TEST_BIN='"$(BUILD)/"' -DSWA_TEST_RUN='"$(RUN) "'
 
 .PHONY: all programs tests test test-aarch64 test-nosimd run bench fuzz clean cmocka
@@ -46,13 +46,16 @@ $(BUILD)/swa-generate: examples/generate.c $(HEADERS) | $(BUILD)
 $(BUILD)/swa-%: tools/%.c $(HEADERS) | $(BUILD)
 	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
-# The library must also build as C++, as static functions, and from two translation units.
+# The library must also build as C++, as static functions, from two translation units, and
+# without threads (and then without -lpthread).
 $(BUILD)/compile_cpp: tests/compile_cpp.cpp swa.h | $(BUILD)
 	$(CXX) -std=c++11 -O2 -Wall -Wextra -Wpedantic $(filter -g -fsanitize%,$(CFLAGS)) -I. $< -o $@ $(LDLIBS)
 $(BUILD)/compile_static: tests/compile_static.c swa.h | $(BUILD)
 	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 $(BUILD)/compile_two_tu: tests/compile_two_tu_a.c tests/compile_two_tu_b.c swa.h | $(BUILD)
 	$(CC) $(CFLAGS) -I. tests/compile_two_tu_a.c tests/compile_two_tu_b.c -o $@ $(LDLIBS)
+$(BUILD)/compile_no_threads: tests/compile_no_threads.c swa.h | $(BUILD)
+	$(CC) $(CFLAGS) -I. $< -o $@ -lm
 
 tests: cmocka $(TESTS)
 
