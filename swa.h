@@ -1,4 +1,4 @@
-/* swa.h - v0.3.0 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.4.1 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -89,6 +89,8 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.4.1 (2026-11-30)  pool shares claimed by whichever thread is free, the caller included;
+                        swa_model_load faults the mapping in whole, in file order.
     0.4.0 (2026-11-30)  Q8_0/Q4_0 kernels 8 blocks at a time, AVX2 and NEON K-quant tiles,
                         mapped files advised to 2 MB pages, prompt rows taken in chunks.
     0.3.0 (2026-11-29)  AVX2 and NEON kernels, Q4_K and Q6_K, F16 KV cache, element-wise SIMD.
@@ -103,7 +105,7 @@ REVISION HISTORY
 
 #define SWA_VERSION_MAJOR 0
 #define SWA_VERSION_MINOR 4
-#define SWA_VERSION_PATCH 0
+#define SWA_VERSION_PATCH 1
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
 #define SWADEF static __attribute__((unused))   /* a program need not call every function */
