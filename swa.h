@@ -289,7 +289,14 @@ typedef struct swa_ctx_config {
     int32_t kv_type;   /* 0 = SWA_KV_F16; SWA_KV_F32 full precision; SWA_KV_Q8_0 ~half of F16 */
 } swa_ctx_config;
 
-enum { SWA_KERNELS_BEST = 0, SWA_KERNELS_REF = 1 };
+/* Instruction sets for swa_ctx_config.kernels. AVX512 is F/BW/VL with VNNI; AVX_VNNI the
+   256-bit VNNI of CPUs without AVX-512. Asking for one the CPU lacks is SWA_ERR_UNSUPPORTED. */
+enum {
+    SWA_KERNELS_BEST = 0, SWA_KERNELS_REF = 1, SWA_KERNELS_AVX2 = 2, SWA_KERNELS_AVX_VNNI = 3,
+    SWA_KERNELS_AVX512 = 4, SWA_KERNELS_NEON = 5
+};
+SWADEF const char *swa_kernels_name(int32_t kernels);   /* "best", "ref", "avx2", "avx-vnni", "avx512", "neon" */
+SWADEF int32_t swa_kernels_from_name(const char *name); /* the inverse; -1 if unknown */
 enum { SWA_KV_F16 = 0, SWA_KV_F32 = 1, SWA_KV_Q8_0 = 2 };
 
 /* The defaults with zeros resolved against a model (or left 0 when m is NULL). */
@@ -610,49 +617,6 @@ SWADEF const char *swa_status_str(swa_status s)
 }
 
 SWADEF const char *swa_version(void) { return "0.3.0"; }
-
-/* ==== tensor types ==== */
-
-/* Every type id ggml has defined, with its block size and block bytes, so that the reader
-   can size and skip tensors it does not run. Ids 31-33 and 36-38 were removed from ggml. */
-typedef struct swa__type_info { const char *name; int64_t block_size, block_bytes; } swa__type_info;
-
-static const swa__type_info swa__types[] = {
-    {"F32", 1, 4},        {"F16", 1, 2},        {"Q4_0", 32, 18},     {"Q4_1", 32, 20},
-    {NULL, 0, 0},         {NULL, 0, 0},         {"Q5_0", 32, 22},     {"Q5_1", 32, 24},
-    {"Q8_0", 32, 34},     {"Q8_1", 32, 36},     {"Q2_K", 256, 84},    {"Q3_K", 256, 110},
-    {"Q4_K", 256, 144},   {"Q5_K", 256, 176},   {"Q6_K", 256, 210},   {"Q8_K", 256, 292},
-    {"IQ2_XXS", 256, 66}, {"IQ2_XS", 256, 74},  {"IQ3_XXS", 256, 98}, {"IQ1_S", 256, 50},
-    {"IQ4_NL", 32, 18},   {"IQ3_S", 256, 110},  {"IQ2_S", 256, 82},   {"IQ4_XS", 256, 136},
-    {"I8", 1, 1},         {"I16", 1, 2},        {"I32", 1, 4},        {"I64", 1, 8},
-    {"F64", 1, 8},        {"IQ1_M", 256, 56},   {"BF16", 1, 2},       {NULL, 0, 0},
-    {NULL, 0, 0},         {NULL, 0, 0},         {"TQ1_0", 256, 54},   {"TQ2_0", 256, 66},
-    {NULL, 0, 0},         {NULL, 0, 0},         {NULL, 0, 0},         {"MXFP4", 32, 17},
-};
-
-static const swa__type_info *swa__type(uint32_t type)
-{
-    if (type >= sizeof swa__types / sizeof swa__types[0] || !swa__types[type].name) return NULL;
-    return &swa__types[type];
-}
-
-SWADEF const char *swa_type_name(uint32_t type)
-{
-    const swa__type_info *t = swa__type(type);
-    return t ? t->name : NULL;
-}
-
-SWADEF int64_t swa_type_block_size(uint32_t type)
-{
-    const swa__type_info *t = swa__type(type);
-    return t ? t->block_size : 0;
-}
-
-SWADEF int64_t swa_type_block_bytes(uint32_t type)
-{
-    const swa__type_info *t = swa__type(type);
-    return t ? t->block_bytes : 0;
-}
 
 /* ==== platform: mapping a file ==== */
 
@@ -1048,7 +1012,7 @@ static swa_status swa__gguf_read_tensor_info(swa__cursor *c, swa_gguf_tensor *t)
 {
     uint32_t d;
     uint64_t ne, nelem = 1, nblocks;
-    const swa__type_info *ti;
+    int64_t block_size, block_bytes;
     swa_status s;
     if ((s = swa__read_str(c, &t->name, SWA__MAX_NAME_LEN, "tensor name")) != SWA_OK) return s;
     if ((s = swa__read_u32(c, &t->n_dims, "tensor dimension count")) != SWA_OK) return s;
@@ -1066,16 +1030,17 @@ static swa_status swa__gguf_read_tensor_info(swa__cursor *c, swa_gguf_tensor *t)
     }
     if ((s = swa__read_u32(c, &t->type, "tensor type")) != SWA_OK) return s;
     if ((s = swa__read_u64(c, &t->offset, "tensor offset")) != SWA_OK) return s;
-    ti = swa__type(t->type);
-    if (!ti)
+    block_size = swa_type_block_size(t->type);
+    block_bytes = swa_type_block_bytes(t->type);
+    if (block_size == 0)
         return swa__fail(c->err, SWA_ERR_FORMAT, "tensor %.*s: unknown type id %u",
                          (int)t->name.len, t->name.ptr, t->type);
-    if (t->ne[0] % ti->block_size != 0)
+    if (t->ne[0] % block_size != 0)
         return swa__fail(c->err, SWA_ERR_FORMAT, "tensor %.*s: row length %lld is not a multiple of the %s block size %lld",
-                         (int)t->name.len, t->name.ptr, (long long)t->ne[0], ti->name,
-                         (long long)ti->block_size);
-    nblocks = nelem / (uint64_t)ti->block_size;
-    if (!swa__mul_u64(nblocks, (uint64_t)ti->block_bytes, &t->nbytes))
+                         (int)t->name.len, t->name.ptr, (long long)t->ne[0], swa_type_name(t->type),
+                         (long long)block_size);
+    nblocks = nelem / (uint64_t)block_size;
+    if (!swa__mul_u64(nblocks, (uint64_t)block_bytes, &t->nbytes))
         return swa__fail(c->err, SWA_ERR_FORMAT, "tensor %.*s: byte size overflows", (int)t->name.len, t->name.ptr);
     return SWA_OK;
 }
@@ -1399,15 +1364,6 @@ typedef void (*swa__wsum_fn)(float *out, int64_t ldo, int nh, const float *p, in
 
 enum { SWA__ACT_F32, SWA__ACT_Q8, SWA__ACT_Q8K };
 
-static int swa__act_kind(uint32_t type)
-{
-    switch (type) {
-    case SWA_TYPE_Q8_0: case SWA_TYPE_Q4_0: return SWA__ACT_Q8;
-    case SWA_TYPE_Q4_K: case SWA_TYPE_Q6_K: return SWA__ACT_Q8K;
-    default: return SWA__ACT_F32;
-    }
-}
-
 static size_t swa__act_bytes(int kind, int64_t n)   /* one row of n activations */
 {
     return kind == SWA__ACT_Q8 ? (size_t)((n / 32 + 7) / 8) * sizeof(swa__q8g)
@@ -1634,60 +1590,85 @@ static float swa__dot_q6_k_ref(const void *row, const void *x, int64_t n)
     return sum;
 }
 
-/* One row of any supported type to float (the token embedding lookup, swa_dequantize_row). */
-static void swa__dequant_row_ref(uint32_t type, const void *row, float *out, int64_t n)
+/* Rows of each type to float: the meaning of its blocks (the token embedding lookup,
+   swa_dequantize_row, and the tests' exact answers). */
+static void swa__dequant_f32_ref(const void *row, float *out, int64_t n) { memcpy(out, row, (size_t)n * sizeof(float)); }
+
+static void swa__dequant_f16_ref(const void *row, float *out, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)row;
+    int64_t i;
+    for (i = 0; i < n; i++) out[i] = swa__f16_to_f32(swa__load_u16(b + 2 * i));
+}
+
+static void swa__dequant_bf16_ref(const void *row, float *out, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)row;
+    int64_t i;
+    for (i = 0; i < n; i++) out[i] = swa__bf16_to_f32(swa__load_u16(b + 2 * i));
+}
+
+static void swa__dequant_q8_0_ref(const void *row, float *out, int64_t n)
 {
     const uint8_t *b = (const uint8_t *)row;
     int64_t i, j;
-    switch (type) {
-    case SWA_TYPE_F32: memcpy(out, row, (size_t)n * sizeof(float)); break;
-    case SWA_TYPE_F16: for (i = 0; i < n; i++) out[i] = swa__f16_to_f32(swa__load_u16(b + 2 * i)); break;
-    case SWA_TYPE_BF16: for (i = 0; i < n; i++) out[i] = swa__bf16_to_f32(swa__load_u16(b + 2 * i)); break;
-    case SWA_TYPE_Q8_0:
-        for (i = 0; i < n; i += 32, b += 34) {
-            float d = swa__f16_to_f32(swa__load_u16(b));
-            for (j = 0; j < 32; j++) out[i + j] = d * (float)(int8_t)b[2 + j];
+    for (i = 0; i < n; i += 32, b += 34) {
+        float d = swa__f16_to_f32(swa__load_u16(b));
+        for (j = 0; j < 32; j++) out[i + j] = d * (float)(int8_t)b[2 + j];
+    }
+}
+
+static void swa__dequant_q4_0_ref(const void *row, float *out, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)row;
+    int64_t i, j;
+    for (i = 0; i < n; i += 32, b += 18) {
+        float d = swa__f16_to_f32(swa__load_u16(b));
+        for (j = 0; j < 16; j++) {
+            out[i + j] = d * (float)((b[2 + j] & 0x0f) - 8);
+            out[i + j + 16] = d * (float)((b[2 + j] >> 4) - 8);
         }
-        break;
-    case SWA_TYPE_Q4_0:
-        for (i = 0; i < n; i += 32, b += 18) {
-            float d = swa__f16_to_f32(swa__load_u16(b));
-            for (j = 0; j < 16; j++) {
-                out[i + j] = d * (float)((b[2 + j] & 0x0f) - 8);
-                out[i + j + 16] = d * (float)((b[2 + j] >> 4) - 8);
-            }
+    }
+}
+
+static void swa__dequant_q4_k_ref(const void *row, float *out, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)row;
+    int64_t i, j;
+    for (i = 0; i < n; i += 256, b += 144) {
+        float d = swa__f16_to_f32(swa__load_u16(b)), dmin = swa__f16_to_f32(swa__load_u16(b + 2));
+        uint8_t sc[8], m[8];
+        swa__q4k_scales(b + 4, sc, m);
+        for (j = 0; j < 256; j++) {
+            uint8_t q = b[16 + 32 * (j / 64) + j % 32];
+            int sub = (int)(j / 32);
+            out[i + j] = d * sc[sub] * (float)((sub & 1) ? q >> 4 : q & 15) - dmin * m[sub];
         }
-        break;
-    case SWA_TYPE_Q4_K:
-        for (i = 0; i < n; i += 256, b += 144) {
-            float d = swa__f16_to_f32(swa__load_u16(b)), dmin = swa__f16_to_f32(swa__load_u16(b + 2));
-            uint8_t sc[8], m[8];
-            swa__q4k_scales(b + 4, sc, m);
-            for (j = 0; j < 256; j++) {
-                uint8_t q = b[16 + 32 * (j / 64) + j % 32];
-                int sub = (int)(j / 32);
-                out[i + j] = d * sc[sub] * (float)((sub & 1) ? q >> 4 : q & 15) - dmin * m[sub];
-            }
-        }
-        break;
-    case SWA_TYPE_Q6_K:
-        for (i = 0; i < n; i += 256, b += 210) {
-            int8_t q[256];
-            float d = swa__f16_to_f32(swa__load_u16(b + 208));
-            swa__q6k_unpack(b, q);
-            for (j = 0; j < 256; j++) out[i + j] = d * (float)(int8_t)b[192 + j / 16] * (float)q[j];
-        }
-        break;
-    default: SWA_ASSERT(0 && "type checked at load");
+    }
+}
+
+static void swa__dequant_q6_k_ref(const void *row, float *out, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)row;
+    int64_t i, j;
+    for (i = 0; i < n; i += 256, b += 210) {
+        int8_t q[256];
+        float d = swa__f16_to_f32(swa__load_u16(b + 208));
+        swa__q6k_unpack(b, q);
+        for (j = 0; j < 256; j++) out[i + j] = d * (float)(int8_t)b[192 + j / 16] * (float)q[j];
     }
 }
 
 /* ---- attention and element-wise kernels; keys and values are stored as F32 or F16 ---- */
 
-static void swa__to_f16_ref(const float *x, uint16_t *out, int64_t n)
+/* Floats to a cache row: F32 as they are, F16 rounded to nearest even, Q8_0 below. */
+static void swa__store_f32_ref(const float *x, void *out, int64_t n) { memcpy(out, x, (size_t)n * sizeof(float)); }
+
+static void swa__store_f16_ref(const float *x, void *out, int64_t n)
 {
+    uint16_t *h = (uint16_t *)out;
     int64_t i;
-    for (i = 0; i < n; i++) out[i] = swa__f32_to_f16(x[i]);
+    for (i = 0; i < n; i++) h[i] = swa__f32_to_f16(x[i]);
 }
 
 static void swa__axpy_f32_ref(float *y, float a, const void *x, int64_t n)   /* y += a*x */
@@ -1734,8 +1715,9 @@ SWA__WSUM_FROM_AXPY(swa__wsum_q8_0_ref, swa__axpy_q8_0_ref)
 /* Keys and values to Q8_0 blocks, ggml's layout and rounding (the format of Q8_0 weights, so
    the Q8_0 dot kernels read them): d = max|x| / 127 stored as F16, q = x / d rounded half away
    from zero. Not a hot path: one row of keys and one of values per token and layer. */
-static void swa__quantize_row_q8_0(const float *x, uint8_t *out, int64_t n)
+static void swa__store_q8_0_ref(const float *x, void *row, int64_t n)
 {
+    uint8_t *out = (uint8_t *)row;
     int64_t i;
     int j;
     for (i = 0; i < n; i += 32, x += 32, out += 34) {
@@ -1827,15 +1809,136 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
         }                                                                                           \
     }
 
-/* The kernels a context calls, one table per instruction set. */
+/* ==== tensor types: one descriptor per type ====
+   Every type id ggml has defined, with its block size and block bytes, so that the reader can
+   size and skip tensors it does not run (ids 31-33 and 36-38 were removed from ggml). The types
+   the library computes with also give the activation form their rows meet and their scalar
+   reference: rows to float, the dot product, and for the types a cache can hold, the
+   attention's weighted sum of values and the conversion of floats into a row. */
+typedef void (*swa__dequant_fn)(const void *row, float *out, int64_t n);
+typedef void (*swa__store_fn)(const float *x, void *row, int64_t n);
+
+typedef struct swa__type_info {
+    const char *name;
+    int64_t block_size, block_bytes;
+    int act;                   /* SWA__ACT_*: the form of the activations its rows meet */
+    swa__dequant_fn dequant;   /* NULL: a type the library reads past but does not compute with */
+    swa__dot_fn dot;
+    swa__wsum_fn wsum;         /* cache types only */
+    swa__store_fn store;       /* cache types only */
+} swa__type_info;
+
+#define SWA__N_TYPES 40
+static const swa__type_info swa__types[SWA__N_TYPES] = {
+    {"F32", 1, 4, SWA__ACT_F32, swa__dequant_f32_ref, swa__dot_f32_ref, swa__wsum_f32_ref, swa__store_f32_ref},
+    {"F16", 1, 2, SWA__ACT_F32, swa__dequant_f16_ref, swa__dot_f16_ref, swa__wsum_f16_ref, swa__store_f16_ref},
+    {"Q4_0", 32, 18, SWA__ACT_Q8, swa__dequant_q4_0_ref, swa__dot_q4_0_ref, NULL, NULL},
+    {"Q4_1", 32, 20, 0, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
+    {"Q5_0", 32, 22, 0, NULL, NULL, NULL, NULL},
+    {"Q5_1", 32, 24, 0, NULL, NULL, NULL, NULL},
+    {"Q8_0", 32, 34, SWA__ACT_Q8, swa__dequant_q8_0_ref, swa__dot_q8_0_ref, swa__wsum_q8_0_ref, swa__store_q8_0_ref},
+    {"Q8_1", 32, 36, 0, NULL, NULL, NULL, NULL},
+    {"Q2_K", 256, 84, 0, NULL, NULL, NULL, NULL},
+    {"Q3_K", 256, 110, 0, NULL, NULL, NULL, NULL},
+    {"Q4_K", 256, 144, SWA__ACT_Q8K, swa__dequant_q4_k_ref, swa__dot_q4_k_ref, NULL, NULL},
+    {"Q5_K", 256, 176, 0, NULL, NULL, NULL, NULL},
+    {"Q6_K", 256, 210, SWA__ACT_Q8K, swa__dequant_q6_k_ref, swa__dot_q6_k_ref, NULL, NULL},
+    {"Q8_K", 256, 292, 0, NULL, NULL, NULL, NULL},
+    {"IQ2_XXS", 256, 66, 0, NULL, NULL, NULL, NULL},
+    {"IQ2_XS", 256, 74, 0, NULL, NULL, NULL, NULL},
+    {"IQ3_XXS", 256, 98, 0, NULL, NULL, NULL, NULL},
+    {"IQ1_S", 256, 50, 0, NULL, NULL, NULL, NULL},
+    {"IQ4_NL", 32, 18, 0, NULL, NULL, NULL, NULL},
+    {"IQ3_S", 256, 110, 0, NULL, NULL, NULL, NULL},
+    {"IQ2_S", 256, 82, 0, NULL, NULL, NULL, NULL},
+    {"IQ4_XS", 256, 136, 0, NULL, NULL, NULL, NULL},
+    {"I8", 1, 1, 0, NULL, NULL, NULL, NULL},
+    {"I16", 1, 2, 0, NULL, NULL, NULL, NULL},
+    {"I32", 1, 4, 0, NULL, NULL, NULL, NULL},
+    {"I64", 1, 8, 0, NULL, NULL, NULL, NULL},
+    {"F64", 1, 8, 0, NULL, NULL, NULL, NULL},
+    {"IQ1_M", 256, 56, 0, NULL, NULL, NULL, NULL},
+    {"BF16", 1, 2, SWA__ACT_F32, swa__dequant_bf16_ref, swa__dot_bf16_ref, NULL, NULL},
+    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
+    {"TQ1_0", 256, 54, 0, NULL, NULL, NULL, NULL},
+    {"TQ2_0", 256, 66, 0, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
+    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
+    {"MXFP4", 32, 17, 0, NULL, NULL, NULL, NULL},
+};
+
+static const swa__type_info *swa__type(uint32_t type)
+{
+    if (type >= SWA__N_TYPES || !swa__types[type].name) return NULL;
+    return &swa__types[type];
+}
+
+SWADEF const char *swa_type_name(uint32_t type)
+{
+    const swa__type_info *t = swa__type(type);
+    return t ? t->name : NULL;
+}
+
+SWADEF int64_t swa_type_block_size(uint32_t type)
+{
+    const swa__type_info *t = swa__type(type);
+    return t ? t->block_size : 0;
+}
+
+SWADEF int64_t swa_type_block_bytes(uint32_t type)
+{
+    const swa__type_info *t = swa__type(type);
+    return t ? t->block_bytes : 0;
+}
+
+static int swa__type_supported(uint32_t type)
+{
+    const swa__type_info *t = swa__type(type);
+    return t && t->dequant;
+}
+
+static int swa__act_kind(uint32_t type) { return swa__types[type].act; }
+
+static void swa__dequant_row_ref(uint32_t type, const void *row, float *out, int64_t n)
+{
+    SWA_ASSERT(swa__type_supported(type));
+    swa__types[type].dequant(row, out, n);
+}
+
+SWADEF swa_status swa_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n)
+{
+    if (!swa__type_supported(type)) return SWA_ERR_UNSUPPORTED;
+    if (!src || !dst || n < 0 || n % swa_type_block_size(type) != 0) return SWA_ERR_INVALID_ARG;
+    swa__dequant_row_ref(type, src, dst, n);
+    return SWA_OK;
+}
+
+/* The cache types, by SWA_KV_*: the ggml type of their rows, whose descriptor gives the block
+   layout and the kernels (dot, tile, weighted sum, store). */
+#define SWA__N_KV_TYPES 3
+static const struct { const char *name; uint32_t type; } swa__kv_types[SWA__N_KV_TYPES] = {
+    {"f16", SWA_TYPE_F16}, {"f32", SWA_TYPE_F32}, {"q8_0", SWA_TYPE_Q8_0}
+};
+
+/* What one instruction set does with rows of one type: the 1-token dot, the tile of rows x
+   tokens (NULL: dot by dot), and for cache types the weighted sum and the store. */
+typedef struct swa__type_kernels {
+    swa__dot_fn dot;
+    swa__dots_fn dots;
+    swa__wsum_fn wsum;
+    swa__store_fn store;
+} swa__type_kernels;
+
+/* The kernels a context calls, filled by name in swa__kernels_setup. */
 typedef struct swa__kernels {
     const char *name;
-    swa__dot_fn dot_f32, dot_f16, dot_bf16, dot_q8_0, dot_q4_0, dot_q4_k, dot_q6_k;
-    /* tiles of rows x tokens for the matrix products and the attention (NULL: dot by dot) */
-    swa__dots_fn dots_f32, dots_f16, dots_bf16, dots_q8_0, dots_q4_0, dots_q4_k, dots_q6_k;
+    swa__type_kernels type[SWA__N_TYPES];   /* by ggml type id */
     swa__quantize_fn quantize_q8, quantize_q8k;
-    void (*to_f16)(const float *x, uint16_t *out, int64_t n);
-    swa__wsum_fn wsum_f32, wsum_f16, wsum_q8_0;   /* by the cache's type */
     void (*rmsnorm)(float *out, const float *x, const float *w, int64_t n, float eps);
     void (*rope)(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs);
     void (*softmax)(float *x, int64_t n);
@@ -2348,8 +2451,9 @@ SWA__AVX2 static void swa__quantize_q8k_avx2(const float *x, void *out, int64_t 
     }
 }
 
-SWA__AVX2 static void swa__to_f16_avx2(const float *x, uint16_t *out, int64_t n)
+SWA__AVX2 static void swa__store_f16_avx2(const float *x, void *row, int64_t n)
 {
+    uint16_t *out = (uint16_t *)row;
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
         _mm_storeu_si128((__m128i *)(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
@@ -2747,8 +2851,9 @@ static void swa__quantize_q8k_neon(const float *x, void *out, int64_t n)
     }
 }
 
-static void swa__to_f16_neon(const float *x, uint16_t *out, int64_t n)
+static void swa__store_f16_neon(const float *x, void *row, int64_t n)
 {
+    uint16_t *out = (uint16_t *)row;
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) vst1_u16(out + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(x + i))));
     for (; i < n; i++) out[i] = swa__f32_to_f16(x[i]);
@@ -2870,111 +2975,152 @@ static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
     for (; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
-static const swa__kernels swa__kernels_neon = {
-    "neon",
-    swa__dot_f32_neon, swa__dot_f16_neon, swa__dot_bf16_neon,
-    swa__dot_q8_0_neon, swa__dot_q4_0_neon, swa__dot_q4_k_neon, swa__dot_q6_k_neon,
-    swa__dots_f32_neon, swa__dots_f16_neon, swa__dots_bf16_neon, swa__dots_q8_0_neon, swa__dots_q4_0_neon,
-    swa__dots_q4_k_neon, swa__dots_q6_k_neon,
-    swa__quantize_q8_neon, swa__quantize_q8k_neon, swa__to_f16_neon,
-    swa__wsum_f32_neon, swa__wsum_f16_neon, swa__wsum_q8_0_neon,
-    swa__rmsnorm_neon, swa__rope_neon, swa__softmax_neon, swa__swiglu_neon
-};
-
 #endif /* SWA__HAVE_NEON */
 
 /* ==== kernels: dispatch ====
-   A context picks one table at create time: the reference, or the best the CPU runs. */
-
-static const swa__kernels swa__kernels_ref = {
-    "ref",
-    swa__dot_f32_ref, swa__dot_f16_ref, swa__dot_bf16_ref,
-    swa__dot_q8_0_ref, swa__dot_q4_0_ref, swa__dot_q4_k_ref, swa__dot_q6_k_ref,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    swa__quantize_q8_ref, swa__quantize_q8k_ref, swa__to_f16_ref,
-    swa__wsum_f32_ref, swa__wsum_f16_ref, swa__wsum_q8_0_ref,
-    swa__rmsnorm_ref, swa__rope_ref, swa__softmax_ref, swa__swiglu_ref
-};
+   A context fills its table once, at create time: the scalar reference for everything, then
+   each instruction set, up to the one asked for, overrides the kernels it has. */
 
 #if defined(SWA__HAVE_AVX2)
-static const swa__kernels swa__kernels_avx2 = {
-    "avx2",
-    swa__dot_f32_avx2, swa__dot_f16_avx2, swa__dot_bf16_avx2,
-    swa__dot_q8_0_avx2, swa__dot_q4_0_avx2, swa__dot_q4_k_avx2, swa__dot_q6_k_avx2,
-    swa__dots_f32_avx2, swa__dots_f16_avx2, swa__dots_bf16_avx2, swa__dots_q8_0_avx2, swa__dots_q4_0_avx2,
-    swa__dots_q4_k_avx2, swa__dots_q6_k_avx2,
-    swa__quantize_q8_avx2, swa__quantize_q8k_avx2, swa__to_f16_avx2,
-    swa__wsum_f32_avx2, swa__wsum_f16_avx2, swa__wsum_q8_0_avx2,
-    swa__rmsnorm_avx2, swa__rope_avx2, swa__softmax_avx2, swa__swiglu_avx2
-};
-
-/* AVX2, FMA and F16C from cpuid, and from xgetbv that the OS saves the YMM registers: a CPU can
-   have AVX2 while its OS does not enable it. */
-static int swa__cpu_has_avx2(void)
+/* cpuid leaf 7's registers, or zeros on a CPU without it. */
+static void swa__cpuid7(unsigned sub, unsigned r[4])
 {
-    unsigned a, b, c, d, lo, hi;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
-    if (!(c & (1u << 27)) || !(c & (1u << 28)) || !(c & (1u << 12)) || !(c & (1u << 29)))
-        return 0;                                   /* OSXSAVE, AVX, FMA, F16C */
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    if ((lo & 6) != 6) return 0;                    /* XMM and YMM state enabled */
-    if (__get_cpuid_max(0, NULL) < 7) return 0;
-    __cpuid_count(7, 0, a, b, c, d);
-    (void)hi;
-    return (b & (1u << 5)) != 0;                    /* AVX2 */
+    r[0] = r[1] = r[2] = r[3] = 0;
+    if (__get_cpuid_max(0, NULL) >= 7) __cpuid_count(7, sub, r[0], r[1], r[2], r[3]);
 }
+
+/* The x86 instruction sets this CPU and its OS run, as a bit mask of SWA_KERNELS_* values.
+   cpuid tells what the CPU has, xgetbv what the OS saves on a context switch (YMM for AVX2,
+   and the opmask and ZMM state for AVX-512): a CPU can have them while its OS does not enable
+   them. AVX-512 here means F, BW and VL with VNNI (Ice Lake, Zen 4 and later). */
+static unsigned swa__cpu_kernels(void)
+{
+    unsigned a, b, c, d, lo, hi, leaf7[4], leaf7_1[4], found = 1u << SWA_KERNELS_REF;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return found;
+    if (!(c & (1u << 27)) || !(c & (1u << 28)) || !(c & (1u << 12)) || !(c & (1u << 29)))
+        return found;                                   /* OSXSAVE, AVX, FMA, F16C */
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    if ((lo & 6) != 6) return found;                    /* XMM and YMM state */
+    swa__cpuid7(0, leaf7);
+    swa__cpuid7(1, leaf7_1);
+    if (!(leaf7[1] & (1u << 5))) return found;          /* AVX2 */
+    found |= 1u << SWA_KERNELS_AVX2;
+    if (leaf7_1[0] & (1u << 4)) found |= 1u << SWA_KERNELS_AVX_VNNI;
+    if ((lo & 0xe0) == 0xe0 && (leaf7[1] & (1u << 16)) && (leaf7[1] & (1u << 30)) && (leaf7[1] & (1u << 31)) &&
+        (leaf7[2] & (1u << 11)))                        /* opmask/ZMM state, F, BW, VL, VNNI */
+        found |= 1u << SWA_KERNELS_AVX512;
+    return found;
+}
+#elif defined(SWA__HAVE_NEON)
+static unsigned swa__cpu_kernels(void) { return 1u << SWA_KERNELS_REF | 1u << SWA_KERNELS_NEON; }
+#else
+static unsigned swa__cpu_kernels(void) { return 1u << SWA_KERNELS_REF; }
 #endif
 
-static const swa__kernels *swa__kernels_select(int32_t which)
+/* The instruction set `asked` (a SWA_KERNELS_* value) resolves to on this CPU: BEST is the
+   widest it runs; -1 when it does not run the one asked for. */
+static const char *const swa__kernels_names[SWA_KERNELS_NEON + 1] = {"best", "ref", "avx2", "avx-vnni", "avx512", "neon"};
+
+SWADEF const char *swa_kernels_name(int32_t kernels)
 {
-    if (which == SWA_KERNELS_REF) return &swa__kernels_ref;
+    return kernels >= 0 && kernels <= SWA_KERNELS_NEON ? swa__kernels_names[kernels] : NULL;
+}
+
+SWADEF int32_t swa_kernels_from_name(const char *name)
+{
+    int32_t k;
+    for (k = 0; name && k <= SWA_KERNELS_NEON; k++)
+        if (!strcmp(name, swa__kernels_names[k])) return k;
+    return -1;
+}
+
+static int32_t swa__kernels_resolve(int32_t asked)
+{
+    unsigned have = swa__cpu_kernels();
+    int32_t k;
+    if (asked == SWA_KERNELS_BEST) {
+        for (k = SWA_KERNELS_NEON; !(have & (1u << k)); k--) {}
+        return k;
+    }
+    return asked > 0 && asked <= SWA_KERNELS_NEON && (have & (1u << asked)) ? asked : -1;
+}
+
+static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a resolved value */
+{
+    uint32_t t;
+    memset(k, 0, sizeof *k);
+    k->name = "ref";
+    for (t = 0; t < SWA__N_TYPES; t++) {
+        k->type[t].dot = swa__types[t].dot;
+        k->type[t].wsum = swa__types[t].wsum;
+        k->type[t].store = swa__types[t].store;
+    }
+    k->quantize_q8 = swa__quantize_q8_ref;
+    k->quantize_q8k = swa__quantize_q8k_ref;
+    k->rmsnorm = swa__rmsnorm_ref;
+    k->rope = swa__rope_ref;
+    k->softmax = swa__softmax_ref;
+    k->swiglu = swa__swiglu_ref;
 #if defined(SWA__HAVE_AVX2)
-    if (swa__cpu_has_avx2()) return &swa__kernels_avx2;
+    if (level >= SWA_KERNELS_AVX2 && level <= SWA_KERNELS_AVX512) {
+        k->name = "avx2";
+        k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx2;
+        k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx2;
+        k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx2;
+        k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx2;
+        k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx2;
+        k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx2;
+        k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx2;
+        k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx2;
+        k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_avx2;
+        k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx2;
+        k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx2;
+        k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx2;
+        k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx2;
+        k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx2;
+        k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx2;
+        k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx2;
+        k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_avx2;
+        k->type[SWA_TYPE_F16].store = swa__store_f16_avx2;
+        k->quantize_q8 = swa__quantize_q8_avx2;
+        k->quantize_q8k = swa__quantize_q8k_avx2;
+        k->rmsnorm = swa__rmsnorm_avx2;
+        k->rope = swa__rope_avx2;
+        k->softmax = swa__softmax_avx2;
+        k->swiglu = swa__swiglu_avx2;
+    }
 #endif
 #if defined(SWA__HAVE_NEON)
-    return &swa__kernels_neon;
-#else
-    return &swa__kernels_ref;
+    if (level == SWA_KERNELS_NEON) {
+        k->name = "neon";
+        k->type[SWA_TYPE_F32].dot = swa__dot_f32_neon;
+        k->type[SWA_TYPE_F32].dots = swa__dots_f32_neon;
+        k->type[SWA_TYPE_F16].dot = swa__dot_f16_neon;
+        k->type[SWA_TYPE_F16].dots = swa__dots_f16_neon;
+        k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_neon;
+        k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_neon;
+        k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_neon;
+        k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_neon;
+        k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_neon;
+        k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_neon;
+        k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_neon;
+        k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_neon;
+        k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_neon;
+        k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_neon;
+        k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_neon;
+        k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_neon;
+        k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_neon;
+        k->type[SWA_TYPE_F16].store = swa__store_f16_neon;
+        k->quantize_q8 = swa__quantize_q8_neon;
+        k->quantize_q8k = swa__quantize_q8k_neon;
+        k->rmsnorm = swa__rmsnorm_neon;
+        k->rope = swa__rope_neon;
+        k->softmax = swa__softmax_neon;
+        k->swiglu = swa__swiglu_neon;
+    }
 #endif
-}
-
-static swa__dot_fn swa__kernel_dot(const swa__kernels *k, uint32_t type)
-{
-    switch (type) {
-    case SWA_TYPE_F32: return k->dot_f32;
-    case SWA_TYPE_F16: return k->dot_f16;
-    case SWA_TYPE_BF16: return k->dot_bf16;
-    case SWA_TYPE_Q8_0: return k->dot_q8_0;
-    case SWA_TYPE_Q4_0: return k->dot_q4_0;
-    case SWA_TYPE_Q4_K: return k->dot_q4_k;
-    case SWA_TYPE_Q6_K: return k->dot_q6_k;
-    default: return NULL;
-    }
-}
-
-/* The several-tokens-per-row kernel for a weight type, or NULL. */
-static swa__dots_fn swa__kernel_dots(const swa__kernels *k, uint32_t type)
-{
-    switch (type) {
-    case SWA_TYPE_F32: return k->dots_f32;
-    case SWA_TYPE_F16: return k->dots_f16;
-    case SWA_TYPE_BF16: return k->dots_bf16;
-    case SWA_TYPE_Q8_0: return k->dots_q8_0;
-    case SWA_TYPE_Q4_0: return k->dots_q4_0;
-    case SWA_TYPE_Q4_K: return k->dots_q4_k;
-    case SWA_TYPE_Q6_K: return k->dots_q6_k;
-    default: return NULL;
-    }
-}
-
-static int swa__type_supported(uint32_t type) { return swa__kernel_dot(&swa__kernels_ref, type) != NULL; }
-
-SWADEF swa_status swa_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n)
-{
-    if (!swa__type_supported(type)) return SWA_ERR_UNSUPPORTED;
-    if (!src || !dst || n < 0 || n % swa_type_block_size(type) != 0) return SWA_ERR_INVALID_ARG;
-    swa__dequant_row_ref(type, src, dst, n);
-    return SWA_OK;
+    (void)level;
 }
 
 /* ==== thread pool ====
@@ -3550,7 +3696,8 @@ struct swa_ctx {
     uint8_t **k_cache;         /* [n_layer] -> [n_slots][n_kv_head*head_dim] F16 or F32 */
     uint8_t **v_cache;         /* [n_layer] -> [n_slots][n_kv_head*head_dim] F16 or F32 */
     int32_t kv_type;           /* SWA_KV_F16, SWA_KV_F32 or SWA_KV_Q8_0 */
-    const swa__kernels *kern;
+    uint32_t cache_type;       /* its ggml type */
+    swa__kernels kern;         /* filled for the instruction set asked for */
     double *inv_freq;          /* [n_rot/2] RoPE frequencies base^(-2i/n_rot) */
     /* scratch for one chunk of up to n_batch tokens */
     float *x;                  /* [n_batch][n_embd] residual stream */
@@ -3594,12 +3741,15 @@ static swa_status swa__resolve_config(const swa_model *m, const swa_ctx_config *
     memset(&zero, 0, sizeof zero);
     if (!in) in = &zero;
     if (in->window < 0 || in->n_ctx < 0 || in->n_batch < 0 || in->n_threads < 0 || in->n_threads > SWA__MAX_THREADS ||
-        (in->kernels != SWA_KERNELS_BEST && in->kernels != SWA_KERNELS_REF) ||
-        (in->kv_type != SWA_KV_F16 && in->kv_type != SWA_KV_F32 && in->kv_type != SWA_KV_Q8_0))
+        in->kernels < SWA_KERNELS_BEST || in->kernels > SWA_KERNELS_NEON || in->kv_type < 0 ||
+        in->kv_type >= SWA__N_KV_TYPES)
         return swa__fail(err, SWA_ERR_INVALID_ARG,
                          "context config: window %d, n_ctx %d, n_batch %d, n_threads %d, kernels %d, kv_type %d: "
                          "sizes may not be negative, n_threads is at most %d, kernels and kv_type take their enums",
                          in->window, in->n_ctx, in->n_batch, in->n_threads, in->kernels, in->kv_type, SWA__MAX_THREADS);
+    if (swa__kernels_resolve(in->kernels) < 0)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "context config: this CPU (or build) does not run the %s kernels",
+                         swa_kernels_name(in->kernels));
     if (in->kv_type == SWA_KV_Q8_0 && m->hp.head_dim % 32 != 0)
         return swa__fail(err, SWA_ERR_INVALID_ARG, "a Q8_0 key/value cache needs a head size that is a multiple of 32, not %d",
                          (int)m->hp.head_dim);
@@ -3626,10 +3776,11 @@ static int32_t swa__effective_window(const swa_model *m, const swa_ctx_config *c
     return cfg->window > 0 ? cfg->window : m->window[l];
 }
 
-/* Bytes of n cached values (n a multiple of 32 for Q8_0: a whole number of heads). */
+/* Bytes of n cached values (a whole number of blocks: heads are, for Q8_0). */
 static uint64_t swa__kv_bytes(int32_t kv_type, int64_t n)
 {
-    return kv_type == SWA_KV_F32 ? 4 * (uint64_t)n : kv_type == SWA_KV_F16 ? 2 * (uint64_t)n : (uint64_t)n / 32 * 34;
+    const swa__type_info *t = &swa__types[swa__kv_types[kv_type].type];
+    return (uint64_t)(n / t->block_size) * (uint64_t)t->block_bytes;
 }
 
 /* Lay the context out in an arena: measure with c->... pointers left NULL, or place them. */
@@ -3730,8 +3881,9 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
     SWA_ASSERT(!a.overflow && a.used == bytes);
     c->model = m;
     c->cfg = r;
-    c->kern = swa__kernels_select(r.kernels);
+    swa__kernels_setup(&c->kern, swa__kernels_resolve(r.kernels));
     c->kv_type = r.kv_type;
+    c->cache_type = swa__kv_types[r.kv_type].type;
     c->max_pos = INT64_MAX;
     for (l = 0; l < m->hp.n_layer; l++)
         if (c->window[l] == 0) c->max_pos = r.n_ctx;
@@ -3761,20 +3913,18 @@ SWADEF void swa_ctx_reset(swa_ctx *c) { c->pos = 0; }
 SWADEF int64_t swa_ctx_pos(const swa_ctx *c) { return c->pos; }
 SWADEF swa_ctx_config swa_ctx_config_get(const swa_ctx *c) { return c->cfg; }
 SWADEF size_t swa_ctx_cache_bytes(const swa_ctx *c) { return c->cache_bytes; }
-SWADEF const char *swa_ctx_kernels(const swa_ctx *c) { return c->kern->name; }
-
-static const char *const swa__kv_names[3] = {"f16", "f32", "q8_0"};   /* by SWA_KV_* */
+SWADEF const char *swa_ctx_kernels(const swa_ctx *c) { return c->kern.name; }
 
 SWADEF const char *swa_kv_type_name(int32_t kv_type)
 {
-    return kv_type >= 0 && kv_type < 3 ? swa__kv_names[kv_type] : NULL;
+    return kv_type >= 0 && kv_type < SWA__N_KV_TYPES ? swa__kv_types[kv_type].name : NULL;
 }
 
 SWADEF int32_t swa_kv_type_from_name(const char *name)
 {
     int32_t t;
-    for (t = 0; name && t < 3; t++)
-        if (!strcmp(name, swa__kv_names[t])) return t;
+    for (t = 0; name && t < SWA__N_KV_TYPES; t++)
+        if (!strcmp(name, swa__kv_types[t].name)) return t;
     return -1;
 }
 
@@ -3913,8 +4063,8 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
     t.rows = 0;
     t.next = 0;
     for (i = 0; i < count; i++) {
-        t.dot[i] = swa__kernel_dot(c->kern, p[i].w->type);
-        t.dots[i] = swa__kernel_dots(c->kern, p[i].w->type);
+        t.dot[i] = c->kern.type[p[i].w->type].dot;
+        t.dots[i] = c->kern.type[p[i].w->type].dots;
         t.rows += p[i].w->n_out;
     }
     if (kind == SWA__ACT_F32) {
@@ -3925,8 +4075,8 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
         t.x_stride = swa__act_bytes(kind, n_in);
         for (k = 0; k < n; k++) {
             uint8_t *out = c->xq + (size_t)k * t.x_stride;
-            if (kind == SWA__ACT_Q8) swa__quantize_q8g(c->kern->quantize_q8, x + k * ldx, out, n_in);
-            else c->kern->quantize_q8k(x + k * ldx, out, n_in);
+            if (kind == SWA__ACT_Q8) swa__quantize_q8g(c->kern.quantize_q8, x + k * ldx, out, n_in);
+            else c->kern.quantize_q8k(x + k * ldx, out, n_in);
         }
     }
     if ((double)t.rows * (double)n_in * (double)n < 32768.0) swa__matmul_run(&t, 0, 1);
@@ -4018,12 +4168,12 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     int64_t W = c->window[task->l], ls = c->max_slots, p0, p1, p, j;
     size_t row = (size_t)swa__kv_bytes(c->kv_type, hp->n_kv_head * hd), head_bytes = (size_t)swa__kv_bytes(c->kv_type, hd);
     /* a Q8_0 cache meets the queries quantized to Q8 blocks, as Q8_0 weights meet activations */
-    uint32_t type = c->kv_type == SWA_KV_F16 ? SWA_TYPE_F16 : c->kv_type == SWA_KV_F32 ? SWA_TYPE_F32 : SWA_TYPE_Q8_0;
+    uint32_t type = c->cache_type;
     size_t q_stride = type == SWA_TYPE_Q8_0 ? swa__act_bytes(SWA__ACT_Q8, hd + 31) : (size_t)hd * sizeof(float);
     uint8_t *q8 = c->q8 + (size_t)share * SWA__TILE_TOKENS * swa__act_bytes(SWA__ACT_Q8, hd + 31);
-    swa__dot_fn dot = swa__kernel_dot(c->kern, type);
-    swa__dots_fn dots = swa__kernel_dots(c->kern, type);
-    swa__wsum_fn wsum = type == SWA_TYPE_F16 ? c->kern->wsum_f16 : type == SWA_TYPE_F32 ? c->kern->wsum_f32 : c->kern->wsum_q8_0;
+    swa__dot_fn dot = c->kern.type[type].dot;
+    swa__dots_fn dots = c->kern.type[type].dots;
+    swa__wsum_fn wsum = c->kern.type[type].wsum;
     float *scores = c->scores + (int64_t)share * SWA__TILE_TOKENS * ls, scale = 1.0f / sqrtf((float)hd);
     swa__split(task->n * items, share, n_shares, &p0, &p1);
     for (p = p0; p < p1; p++) {
@@ -4037,14 +4187,14 @@ static void swa__attention_run(void *arg, int share, int n_shares)
         swa__kv_run run[3];
         int n_runs = swa__kv_runs(c, task->l, lo, i, run);
         if (type == SWA_TYPE_Q8_0) {
-            for (h = 0; h < nh; h++) swa__quantize_q8g(c->kern->quantize_q8, (const float *)q + h * hd, q8 + (size_t)h * q_stride, hd);
+            for (h = 0; h < nh; h++) swa__quantize_q8g(c->kern.quantize_q8, (const float *)q + h * hd, q8 + (size_t)h * q_stride, hd);
             q = q8;
         }
         for (r = 0; r < n_runs; r++)
             swa__dot_rows(dot, dots, run[r].k + head, row, run[r].n, q, q_stride, nh, hd, scores + (run[r].first - lo), ls);
         for (h = 0; h < nh; h++) {
             for (j = 0; j <= i - lo; j++) scores[h * ls + j] *= scale;
-            c->kern->softmax(scores + h * ls, i - lo + 1);
+            c->kern.softmax(scores + h * ls, i - lo + 1);
         }
         memset(out, 0, (size_t)(nh * hd) * sizeof(float));
         for (r = 0; r < n_runs; r++)
@@ -4068,16 +4218,9 @@ static void swa__attention(swa_ctx *c, int64_t l, int64_t n)
 static void swa__chunk_to_cache_type(swa_ctx *c, int64_t n)
 {
     int64_t count = n * c->model->hp.n_kv_head * c->model->hp.head_dim;
-    if (c->kv_type == SWA_KV_F16) {
-        c->kern->to_f16(c->k, (uint16_t *)c->kc, count);
-        c->kern->to_f16(c->v, (uint16_t *)c->vc, count);
-    } else if (c->kv_type == SWA_KV_Q8_0) {
-        swa__quantize_row_q8_0(c->k, c->kc, count);
-        swa__quantize_row_q8_0(c->v, c->vc, count);
-    } else {
-        memcpy(c->kc, c->k, (size_t)count * sizeof(float));
-        memcpy(c->vc, c->v, (size_t)count * sizeof(float));
-    }
+    swa__store_fn store = c->kern.type[c->cache_type].store;
+    store(c->k, c->kc, count);
+    store(c->v, c->vc, count);
 }
 
 /* Position i goes to slot i mod S; only the chunk's last S tokens survive. */
@@ -4098,26 +4241,26 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
     const swa__layer *L = &c->model->layers[l];
     int64_t d = hp->n_embd, hd = hp->head_dim, kvd = (int64_t)hp->n_kv_head * hd;
     int64_t qd = (int64_t)hp->n_head * hd, ff = hp->n_ff, t;
-    for (t = 0; t < n; t++) c->kern->rmsnorm(c->xb + t * d, c->x + t * d, L->attn_norm, d, hp->rms_eps);
+    for (t = 0; t < n; t++) c->kern.rmsnorm(c->xb + t * d, c->x + t * d, L->attn_norm, d, hp->rms_eps);
     {
         swa__product qkv[3] = {{&L->wq, c->q, qd}, {&L->wk, c->k, kvd}, {&L->wv, c->v, kvd}};
         swa__matmuls(c, qkv, 3, c->xb, d, n);
     }
     for (t = 0; t < n; t++) {
-        c->kern->rope(c->q + t * qd, hp->n_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
-        c->kern->rope(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
+        c->kern.rope(c->q + t * qd, hp->n_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
+        c->kern.rope(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
     }
     swa__chunk_to_cache_type(c, n);
     swa__attention(c, l, n);
     swa__cache_write(c, l, n);
     swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);
     swa__add_ref(c->x, c->xb, n * d);
-    for (t = 0; t < n; t++) c->kern->rmsnorm(c->xb + t * d, c->x + t * d, L->ffn_norm, d, hp->rms_eps);
+    for (t = 0; t < n; t++) c->kern.rmsnorm(c->xb + t * d, c->x + t * d, L->ffn_norm, d, hp->rms_eps);
     {
         swa__product gate_up[2] = {{&L->w_gate, c->gate, ff}, {&L->w_up, c->up, ff}};
         swa__matmuls(c, gate_up, 2, c->xb, d, n);
     }
-    c->kern->swiglu(c->gate, c->up, n * ff);
+    c->kern.swiglu(c->gate, c->up, n * ff);
     swa__matmul(c, &L->w_down, c->gate, ff, c->xb, d, n);
     swa__add_ref(c->x, c->xb, n * d);
 }
@@ -4135,7 +4278,7 @@ static void swa__forward_chunk(swa_ctx *c, const int32_t *tokens, int64_t n, flo
     for (l = 0; l < m->hp.n_layer; l++) swa__layer_forward(c, l, n);
     if (!all && !out) return;          /* a chunk before the last: its keys are all we need */
     for (t = all ? 0 : n - 1; t < n; t++) {
-        c->kern->rmsnorm(c->xb, c->x + t * d, m->output_norm, d, m->hp.rms_eps);
+        c->kern.rmsnorm(c->xb, c->x + t * d, m->output_norm, d, m->hp.rms_eps);
         swa__matmul(c, &m->output, c->xb, d, all ? out + t * V : out, V, 1);
     }
 }

@@ -28,14 +28,30 @@ static uint32_t next_u32(void)
 }
 static float next_float(void) { return (float)(next_u32() % 2000001) / 1000000.0f - 1.0f; }
 
-static const swa__kernels *simd(void)
+/* The reference table, and one table for each instruction set this CPU and build run: every
+   test runs each of them against the reference. */
+static swa__kernels ref_kernels, simd_kernels[SWA_KERNELS_NEON + 1];
+static int n_simd;
+static const char *level_name = "";   /* of the table under test, for the error report */
+
+static int setup_tables(void **state)
 {
-    const swa__kernels *k = swa__kernels_select(SWA_KERNELS_BEST);
-    if (k == &swa__kernels_ref) {
+    int32_t level;
+    (void)state;
+    swa__kernels_setup(&ref_kernels, SWA_KERNELS_REF);
+    for (level = SWA_KERNELS_AVX2; level <= SWA_KERNELS_NEON; level++)
+        if (swa__kernels_resolve(level) == level) swa__kernels_setup(&simd_kernels[n_simd++], level);
+    return 0;
+}
+
+static const swa__kernels *simd(int i)
+{
+    if (n_simd == 0) {
         fprintf(stderr, "test_kernels: this build has no SIMD kernels for this CPU; nothing to compare\n");
         skip();
     }
-    return k;
+    level_name = simd_kernels[i].name;
+    return &simd_kernels[i];
 }
 
 /* A random finite half in [2^-10, 2^-4), the range real scales live in. */
@@ -62,15 +78,15 @@ static void random_row(uint32_t type, uint8_t *row, int64_t n)
     }
 }
 
-static double worst[32];
-static const char *worst_name[32];
+static double worst[128];
+static const char *worst_name[128], *worst_level[128];
 static int n_worst;
 
 static void note(const char *name, double err)
 {
     int i;
-    for (i = 0; i < n_worst && strcmp(worst_name[i], name); i++) {}
-    if (i == n_worst) { worst_name[n_worst++] = name; worst[i] = 0; }
+    for (i = 0; i < n_worst && (strcmp(worst_name[i], name) || strcmp(worst_level[i], level_name)); i++) {}
+    if (i == n_worst) { worst_name[n_worst] = name; worst_level[n_worst++] = level_name; worst[i] = 0; }
     if (err > worst[i]) worst[i] = err;
 }
 
@@ -78,7 +94,7 @@ static void check_close(const char *name, double got, double want, double magnit
 {
     double err = fabs(got - want) / (magnitude > 1e-30 ? magnitude : 1e-30);
     note(name, err);
-    if (err > tol) fail_msg("%s, n = %lld: simd %.9g, ref %.9g, error %.3g > %.3g", name, (long long)n, got, want, err, tol);
+    if (err > tol) fail_msg("%s %s, n = %lld: simd %.9g, ref %.9g, error %.3g > %.3g", level_name, name, (long long)n, got, want, err, tol);
 }
 
 /* |w| . |x| over the dequantized values: the scale of a dot product's rounding error. */
@@ -99,8 +115,8 @@ static double magnitude(uint32_t type, const uint8_t *row, const float *x, int64
 static void check_tiles(const swa__kernels *k, uint32_t type, const uint8_t *w, size_t w_stride,
                         const uint8_t *x, size_t x_stride, int64_t n, float *alone)
 {
-    swa__dot_fn dot = swa__kernel_dot(k, type);
-    swa__dots_fn dots = swa__kernel_dots(k, type);   /* NULL: the products go dot by dot */
+    swa__dot_fn dot = k->type[type].dot;
+    swa__dots_fn dots = k->type[type].dots;   /* NULL: the products go dot by dot */
     float y[SWA__TILE_TOKENS * SWA__TILE_ROWS];
     int nr, nt, r, t;
     for (r = 0; r < SWA__TILE_ROWS; r++)
@@ -122,7 +138,7 @@ static void check_tiles(const swa__kernels *k, uint32_t type, const uint8_t *w, 
    property, and each pair within 1e-5 of the reference dot. */
 static void check_float_tiles(const swa__kernels *k, uint32_t type, int64_t n)
 {
-    swa__dot_fn ref = swa__kernel_dot(&swa__kernels_ref, type);
+    swa__dot_fn ref = ref_kernels.type[type].dot;
     size_t elt = type == SWA_TYPE_F32 ? sizeof(float) : sizeof(uint16_t);
     size_t w_stride = elt * (size_t)(n + 1), x_stride = sizeof(float) * (size_t)(n + 3);
     uint8_t *wbuf = (uint8_t *)malloc(SWA__TILE_ROWS * w_stride + elt), *w = wbuf + elt;
@@ -152,14 +168,12 @@ static void check_float_tiles(const swa__kernels *k, uint32_t type, int64_t n)
 
 /* Float rows (F32, F16, BF16) against float x; x and the row start one element off alignment.
    The 1-token dots (the attention's) against the reference, then the matrix products' tiles. */
-static void test_float_dots(void **state)
+static void run_float_dots(const swa__kernels *k)
 {
-    const swa__kernels *k = simd();
     static float x[4099 + 1], wf[4099 + 1];
     static uint16_t wh[4099 + 1];
     size_t s;
     int64_t i;
-    (void)state;
     for (s = 0; s < sizeof float_sizes / sizeof float_sizes[0]; s++) {
         int64_t n = float_sizes[s];
         double mag32 = 0, mag16 = 0, magb = 0;
@@ -175,9 +189,9 @@ static void test_float_dots(void **state)
             mag16 += fabs(swa__f16_to_f32(w16[i]) * xs[i]);
             magb += fabs(swa__bf16_to_f32(w16[i]) * xs[i]);
         }
-        check_close("dot_f32", k->dot_f32(w32, xs, n), swa__dot_f32_ref(w32, xs, n), mag32, 1e-5, n);
-        check_close("dot_f16", k->dot_f16(w16, xs, n), swa__dot_f16_ref(w16, xs, n), mag16, 1e-5, n);
-        check_close("dot_bf16", k->dot_bf16(w16, xs, n), swa__dot_bf16_ref(w16, xs, n), magb, 1e-5, n);
+        check_close("dot_f32", k->type[SWA_TYPE_F32].dot(w32, xs, n), swa__dot_f32_ref(w32, xs, n), mag32, 1e-5, n);
+        check_close("dot_f16", k->type[SWA_TYPE_F16].dot(w16, xs, n), swa__dot_f16_ref(w16, xs, n), mag16, 1e-5, n);
+        check_close("dot_bf16", k->type[SWA_TYPE_BF16].dot(w16, xs, n), swa__dot_bf16_ref(w16, xs, n), magb, 1e-5, n);
         check_float_tiles(k, SWA_TYPE_F32, n);
         check_float_tiles(k, SWA_TYPE_F16, n);
         check_float_tiles(k, SWA_TYPE_BF16, n);
@@ -197,7 +211,7 @@ static void check_block_dot(const swa__kernels *k, uint32_t type, int64_t n, int
     uint8_t *row = row_buf + offset;                      /* rows at odd addresses too */
     float *x = (float *)malloc(sizeof(float) * (size_t)n), *xd = (float *)calloc((size_t)n, sizeof(float));
     void *act = malloc(swa__act_bytes(kind, n));
-    swa__dot_fn simd_dot = swa__kernel_dot(k, type), ref_dot = swa__kernel_dot(&swa__kernels_ref, type);
+    swa__dot_fn simd_dot = k->type[type].dot, ref_dot = ref_kernels.type[type].dot;
     int64_t i;
     double mag;
     for (i = 0; i < n; i++) x[i] = next_float();
@@ -229,7 +243,7 @@ static void check_block_dot(const swa__kernels *k, uint32_t type, int64_t n, int
    bit for bit (both run one row at a time). */
 static void check_quantized_tiles(const swa__kernels *k, uint32_t type, int64_t n)
 {
-    swa__dot_fn dot = swa__kernel_dot(k, type);
+    swa__dot_fn dot = k->type[type].dot;
     size_t w_stride = (size_t)(n / swa_type_block_size(type) * swa_type_block_bytes(type));
     size_t x_stride = swa__act_bytes(swa__act_kind(type), n);
     uint8_t *w = (uint8_t *)malloc(SWA__TILE_ROWS * w_stride), *act = (uint8_t *)malloc(SWA__TILE_TOKENS * x_stride);
@@ -251,12 +265,10 @@ static void check_quantized_tiles(const swa__kernels *k, uint32_t type, int64_t 
     free(w); free(act); free(x);
 }
 
-static void test_quantized_dots(void **state)
+static void run_quantized_dots(const swa__kernels *k)
 {
-    const swa__kernels *k = simd();
     size_t s;
     int off;
-    (void)state;
     for (off = 0; off < 2; off++) {
         for (s = 0; s < sizeof block32_counts / sizeof block32_counts[0]; s++) {
             check_block_dot(k, SWA_TYPE_Q8_0, 32 * block32_counts[s], off);
@@ -276,9 +288,8 @@ static void test_quantized_dots(void **state)
 }
 
 /* Activation quantization and the F16 conversion round as the reference does: same bytes. */
-static void test_quantize_and_convert(void **state)
+static void run_quantize_and_convert(const swa__kernels *k)
 {
-    const swa__kernels *k = simd();
     static float x[256 * 17 + 1];
     static uint8_t a[sizeof(swa__q8) * 129 + sizeof(swa__q8k) * 17], b[sizeof a];   /* the largest counts */
     static uint16_t h1[4099], h2[4099];
@@ -286,7 +297,6 @@ static void test_quantize_and_convert(void **state)
                              2.99e-8f, 1e-10f, INFINITY, -INFINITY, 0.5f + 1.0f / 4096.0f, 1.0009765625f};
     size_t s;
     int64_t i;
-    (void)state;
     for (s = 0; s < sizeof block32_counts / sizeof block32_counts[0]; s++) {
         int64_t n = 32 * block32_counts[s];
         for (i = 0; i < n; i++) x[i + 1] = next_float() * (i % 5 == 0 ? 100.0f : 1.0f);
@@ -305,8 +315,8 @@ static void test_quantize_and_convert(void **state)
     for (s = 0; s < sizeof float_sizes / sizeof float_sizes[0]; s++) {
         int64_t n = float_sizes[s];
         for (i = 0; i < n; i++) x[i + 1] = i < (int64_t)(sizeof special / sizeof special[0]) ? special[i] : next_float() * 70000.0f;
-        swa__to_f16_ref(x + 1, h1, n);
-        k->to_f16(x + 1, h2, n);
+        swa__store_f16_ref(x + 1, h1, n);
+        k->type[SWA_TYPE_F16].store(x + 1, h2, n);
         assert_memory_equal(h1, h2, (size_t)n * 2);
     }
     /* and the reference conversion round-trips every finite half exactly */
@@ -338,7 +348,7 @@ static void check_wsum(const char *name, swa__wsum_fn simd_wsum, swa__wsum_fn re
     for (j = 0; j < MAX_KEYS; j++) {
         uint8_t *row = v + (size_t)j * stride;
         for (i = 0; i < hd; i++) vf[i] = next_float();
-        if (type == SWA_TYPE_Q8_0) swa__quantize_row_q8_0(vf, row, hd);
+        if (type == SWA_TYPE_Q8_0) swa__store_q8_0_ref(vf, row, hd);
         else if (type == SWA_TYPE_F16) for (i = 0; i < hd; i++) { uint16_t x = swa__f32_to_f16(vf[i]); memcpy(row + 2 * i, &x, 2); }
         else memcpy(row, vf, sizeof(float) * (size_t)hd);
         swa__dequant_row_ref(type, row, deq + j * hd, hd);
@@ -366,29 +376,25 @@ static void check_wsum(const char *name, swa__wsum_fn simd_wsum, swa__wsum_fn re
     free(buf); free(vf); free(deq); free(want); free(got);
 }
 
-static void test_wsum(void **state)
+static void run_wsum(const swa__kernels *k)
 {
-    const swa__kernels *k = simd();
     size_t s;
-    (void)state;
     for (s = 0; s < sizeof float_sizes / sizeof float_sizes[0]; s++) {
-        check_wsum("wsum_f32", k->wsum_f32, swa__wsum_f32_ref, SWA_TYPE_F32, float_sizes[s]);
-        check_wsum("wsum_f16", k->wsum_f16, swa__wsum_f16_ref, SWA_TYPE_F16, float_sizes[s]);
+        check_wsum("wsum_f32", k->type[SWA_TYPE_F32].wsum, swa__wsum_f32_ref, SWA_TYPE_F32, float_sizes[s]);
+        check_wsum("wsum_f16", k->type[SWA_TYPE_F16].wsum, swa__wsum_f16_ref, SWA_TYPE_F16, float_sizes[s]);
     }
     for (s = 0; s < sizeof block32_counts / sizeof block32_counts[0]; s++)
-        check_wsum("wsum_q8_0", k->wsum_q8_0, swa__wsum_q8_0_ref, SWA_TYPE_Q8_0, 32 * block32_counts[s]);
+        check_wsum("wsum_q8_0", k->type[SWA_TYPE_Q8_0].wsum, swa__wsum_q8_0_ref, SWA_TYPE_Q8_0, 32 * block32_counts[s]);
 }
 
 /* RMSNorm, RoPE, softmax and SwiGLU: the SIMD versions use their own exp (Cephes' polynomial,
    within 2e-7 of expf), sum in 8 lanes and multiply by 1/sum where the reference divides:
    within 2e-6 relative, softmax (whose sum runs over all n) within 1e-5. */
-static void test_elementwise(void **state)
+static void run_elementwise(const swa__kernels *k)
 {
-    const swa__kernels *k = simd();
     static float x[8200], w[8200], a[8200], b[8200], up[8200], cs[8200];
     size_t s;
     int64_t i;
-    (void)state;
     for (s = 0; s < sizeof float_sizes / sizeof float_sizes[0]; s++) {
         int64_t n = float_sizes[s], hd = (n + 1) & ~(int64_t)1;   /* RoPE needs pairs */
         for (i = 0; i < 2 * hd; i++) {
@@ -427,11 +433,24 @@ static void test_elementwise(void **state)
     }
 }
 
+/* Each test runs every instruction set's table against the reference. */
+static void for_each_simd(void (*run)(const swa__kernels *k))
+{
+    int i;
+    for (i = 0; i == 0 || i < n_simd; i++) run(simd(i));
+}
+
+static void test_float_dots(void **state) { (void)state; for_each_simd(run_float_dots); }
+static void test_quantized_dots(void **state) { (void)state; for_each_simd(run_quantized_dots); }
+static void test_quantize_and_convert(void **state) { (void)state; for_each_simd(run_quantize_and_convert); }
+static void test_wsum(void **state) { (void)state; for_each_simd(run_wsum); }
+static void test_elementwise(void **state) { (void)state; for_each_simd(run_elementwise); }
+
 static int report(void **state)
 {
     int i;
     (void)state;
-    for (i = 0; i < n_worst; i++) fprintf(stderr, "test_kernels: %-8s largest relative error %.2e\n", worst_name[i], worst[i]);
+    for (i = 0; i < n_worst; i++) fprintf(stderr, "test_kernels: %-8s %-14s largest relative error %.2e\n", worst_level[i], worst_name[i], worst[i]);
     return 0;
 }
 
@@ -444,5 +463,5 @@ int main(void)
         cmocka_unit_test(test_wsum),
         cmocka_unit_test(test_elementwise),
     };
-    return cmocka_run_group_tests(tests, NULL, report);
+    return cmocka_run_group_tests(tests, setup_tables, report);
 }

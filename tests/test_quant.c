@@ -290,7 +290,7 @@ static void test_cache_q8_0_matches_writer(void **state)
     for (i = 0; i < 32; i++) x[32 + i] = 0.0f;                           /* an all-zero block */
     for (i = 0; i < 32; i++) x[64 + i] = i == 0 ? 127.0f : (float)i + 0.5f; /* d = 1: halves */
     for (i = 0; i < 32 * 64; i++) x[i] *= i >= 1024 ? 1e-3f * (float)(i % 7 + 1) : 1.0f;
-    swa__quantize_row_q8_0(x, a, 32 * 64);
+    swa__store_q8_0_ref(x, a, 32 * 64);
     gw_convert_row(GW_Q8_0, x, b, 32 * 64);
     assert_memory_equal(a, b, sizeof a);
 }

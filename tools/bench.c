@@ -1,6 +1,6 @@
 /* swa-bench: how fast swa.h runs a model on this machine, and how close that is to the limit.
 
-   swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t 2] [-r 3] [--kernels ref|best] [--kv f16|f32|q8_0]
+   swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t 2] [-r 3] [--kernels best|ref|avx2|avx-vnni|avx512|neon] [--kv f16|f32|q8_0]
              [--depths] [--no-mmap] [--markdown]
 
    Reports, as median +- half the range over -r repetitions (like llama-bench's pp and tg):
@@ -224,13 +224,14 @@ static int bench_tg(swa_ctx *c, const options *o, int32_t n_vocab, int64_t depth
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t THREADS] [-r 3] [--kernels ref|best] [--kv f16|f32|q8_0]\n"
+    fprintf(f, "usage: swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t THREADS] [-r 3] [--kernels best|ref|avx2|avx-vnni|avx512|neon] [--kv f16|f32|q8_0]\n"
                "                 [--depths] [--no-mmap] [--markdown]\n"
                "  -p N          prompt tokens for the pp test (0 = skip)\n"
                "  -n N          generated tokens for the tg test (0 = skip)\n"
                "  -t N          threads (default: online CPUs)\n"
                "  -r N          repetitions; medians are reported (default 3, at most 64)\n"
-               "  --kernels K   ref: the scalar reference loops; best (default): SIMD\n"
+               "  --kernels K   best (default): the widest SIMD this CPU runs; ref: the scalar loops;\n"
+               "                avx2, avx-vnni, avx512, neon: that instruction set (an error where the CPU lacks it)\n"
                "  --kv T        key/value cache type (default f16)\n"
                "  --depths      also generate at positions W and 4W (window) or n_ctx/2\n"
                "  --no-mmap     read the model into memory (swa_model_load_resident) instead of mapping it\n"
@@ -257,8 +258,7 @@ static int parse(int argc, char **argv, options *o)
         else if (!strcmp(a, "-n")) o->n_gen = atoi(v);
         else if (!strcmp(a, "-t")) o->cfg.n_threads = atoi(v);
         else if (!strcmp(a, "-r")) o->reps = atoi(v);
-        else if (!strcmp(a, "--kernels") && (!strcmp(v, "ref") || !strcmp(v, "best")))
-            o->cfg.kernels = !strcmp(v, "ref") ? SWA_KERNELS_REF : SWA_KERNELS_BEST;
+        else if (!strcmp(a, "--kernels") && swa_kernels_from_name(v) >= 0) o->cfg.kernels = swa_kernels_from_name(v);
         else if (!strcmp(a, "--kv") && swa_kv_type_from_name(v) >= 0) o->cfg.kv_type = swa_kv_type_from_name(v);
         else { fprintf(stderr, "swa-bench: bad flag or value: %s %s\n", a, v); return 0; }
     }
