@@ -455,6 +455,10 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #define SWA__INLINE __attribute__((always_inline)) static inline   /* a kernel's building block */
 #include <immintrin.h>
 #include <cpuid.h>
+#if !defined(SWA_NO_AVX512)
+#define SWA__HAVE_AVX512
+#define SWA__AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+#endif
 #endif
 #if !defined(SWA_NO_SIMD) && !defined(SWA_NO_NEON) && defined(__aarch64__)
 #define SWA__HAVE_NEON
@@ -2267,6 +2271,8 @@ SWA__AVX2 SWA__INLINE __m256i swa__scale_pair_avx2(__m256i s, int m)
                                                    _mm_set1_epi16(swa__int16_lane(2 * m))));
 }
 
+SWA__AVX2 SWA__INLINE uint32_t swa__load_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
 /* Q4_K's eight 6-bit scales (bytes 0..7) and mins (8..15), unpacked 4 at a time in 32-bit
    words from the 12 bytes at s (layout at swa__q4k_scales). */
 static uint64_t swa__q4k_unpack4(uint32_t low6, uint32_t low4, uint32_t high2)
@@ -2276,16 +2282,11 @@ static uint64_t swa__q4k_unpack4(uint32_t low6, uint32_t low4, uint32_t high2)
 
 SWA__AVX2 SWA__INLINE __m128i swa__q4k_scales_avx2(const uint8_t *s)
 {
-    uint32_t u[3];
-    uint64_t scales, mins;
-    memcpy(u, s, 12);
-    scales = swa__q4k_unpack4(u[0], u[2], u[0]);
-    mins = swa__q4k_unpack4(u[1], u[2] >> 4, u[1]);
+    uint32_t u0 = swa__load_u32(s), u1 = swa__load_u32(s + 4), u2 = swa__load_u32(s + 8);
+    uint64_t scales = swa__q4k_unpack4(u0, u2, u0), mins = swa__q4k_unpack4(u1, u2 >> 4, u1);
     __asm__("" : "+r"(scales), "+r"(mins));   /* in general registers: see swa__scales4 */
     return _mm_set_epi64x((long long)mins, (long long)scales);
 }
-
-SWA__AVX2 SWA__INLINE uint32_t swa__load_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
 /* Q4_K group g (64 elements): sub-block 2g in the low nibbles, 2g + 1 in the high ones, and
    their scales broadcast from the 8 scales held in both 128-bit lanes. Written out per group
@@ -2606,7 +2607,480 @@ SWA__AVX2 static void swa__swiglu_avx2(float *gate, const float *up, int64_t n)
     for (; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
+/* The code-generating macros of this section end here. */
+#undef SWA__LOAD_F16
+#undef SWA__TILE_TOKEN
+#undef SWA__TILE_STORE
+#undef SWA__TILE_CASE
+#undef SWA__DOTS_FLOAT_AVX2
+#undef SWA__TOKEN_LOOPS
+#undef SWA__GROUP_STEP
+#undef SWA__GROUP_UNPACK
+#undef SWA__BLOCK_STEP
+#undef SWA__Q4K_UNPACK
+#undef SWA__Q4K_GROUP_SUM
+#undef SWA__Q4K_STEP
+#undef SWA__Q4K_UNPACK_ALL
+#undef SWA__Q6K_UNPACK
+#undef SWA__Q6K_SUM
+#undef SWA__Q6K_STEP
+#undef SWA__Q6K_UNPACK_ALL
+#undef SWA__WSUM_AVX2
+
 #endif /* SWA__HAVE_AVX2 */
+
+/* ==== kernels (AVX-512 + VNNI) ====
+   F, BW and VL with VNNI, compiled with target attributes like the AVX2 kernels and chosen at
+   run time after the CPU check. They replace the matrix-product kernels; everything else (the
+   element-wise kernels, activation quantization, the weighted sum) stays with AVX2, which
+   such a CPU also runs. Differences from the reference, and the tolerances tests/test_kernels.c
+   holds them to:
+   - float tiles keep one 16-lane sum per (row, token) pair with FMA, the row's last columns
+     through a masked load: within 1e-5 of the sum of |products|;
+   - quantized dots take each block's exact integer sum from vpdpbusd (unsigned weights times
+     signed activations, 4 products to a 32-bit lane; Q8_0's weights are offset by 128 and
+     Q4_0's by 8, the offsets coming off through the activations' block sums) and scale it in
+     a float lane: within 1e-5 of the sum of |block terms|; the K-quants keep a super-block's
+     integers exact (vpdpwssd multiplies the 16-bit pair sums by the scales) and scale them
+     with one FMA: within 1e-6.
+   A token's result never depends on the other tokens of its tile, as with AVX2. */
+
+#if defined(SWA__HAVE_AVX512)
+
+/* GCC 12's AVX-512 headers give their register casts an undefined upper part that C++ builds
+   report as uninitialized (GCC bug 105593) wherever they are inlined. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+/* ---- float rows: F32, F16, BF16 ---- */
+
+/* The sum of 16 lanes (GCC 12's _mm512_reduce_add_ps warns in C++ builds). */
+SWA__AVX512 SWA__INLINE float swa__hsum16_avx512(__m512 v)
+{
+    __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    return swa__hsum_avx2(_mm256_add_ps(_mm512_castps512_ps256(v), hi));
+}
+
+/* 16 floats of a float row from column i, the columns from n on read as zeros. */
+SWA__AVX512 SWA__INLINE __m512 swa__load16_avx512(const uint8_t *w, int64_t i, int64_t n, uint32_t type)
+{
+    __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+    if (type == SWA_TYPE_F32) return _mm512_maskz_loadu_ps(m, (const float *)w + i);
+    if (type == SWA_TYPE_F16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t *)w + i));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)w + i)), 16));
+}
+
+/* One token's 16 columns against up to 3 rows' weights: R accumulators. */
+SWA__AVX512 SWA__INLINE void swa__fma_rows_avx512(__m512 *c0, __m512 *c1, __m512 *c2, __m512 w0, __m512 w1, __m512 w2,
+                                                  __m512 x, int R)
+{
+    *c0 = _mm512_fmadd_ps(w0, x, *c0);
+    if (R > 1) *c1 = _mm512_fmadd_ps(w1, x, *c1);
+    if (R > 2) *c2 = _mm512_fmadd_ps(w2, x, *c2);
+}
+
+SWA__AVX512 SWA__INLINE void swa__store_rows_avx512(float *y, __m512 c0, __m512 c1, __m512 c2, int R)
+{
+    y[0] = swa__hsum16_avx512(c0);
+    if (R > 1) y[1] = swa__hsum16_avx512(c1);
+    if (R > 2) y[2] = swa__hsum16_avx512(c2);
+}
+
+/* Up to 3 rows x 4 tokens, as the AVX2 tile: per 16 columns the weights are widened once and
+   each token's vector loaded once, 12 accumulators. R and T are constants after inlining. */
+SWA__AVX512 SWA__INLINE void
+swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_stride, int64_t n,
+                 float *y, int64_t ldy, uint32_t type, const int R, const int T)
+{
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00;
+    __m512 c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00;
+    const float *x0 = (const float *)xb, *x1 = (const float *)(xb + x_stride);
+    const float *x2 = (const float *)(xb + 2 * x_stride), *x3 = (const float *)(xb + 3 * x_stride);
+    int64_t i;
+    for (i = 0; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        const __m512 w0 = swa__load16_avx512(wb, i, n, type);
+        const __m512 w1 = R > 1 ? swa__load16_avx512(wb + w_stride, i, n, type) : w0;
+        const __m512 w2 = R > 2 ? swa__load16_avx512(wb + 2 * w_stride, i, n, type) : w0;
+        swa__fma_rows_avx512(&c00, &c10, &c20, w0, w1, w2, _mm512_maskz_loadu_ps(m, x0 + i), R);
+        if (T > 1) swa__fma_rows_avx512(&c01, &c11, &c21, w0, w1, w2, _mm512_maskz_loadu_ps(m, x1 + i), R);
+        if (T > 2) swa__fma_rows_avx512(&c02, &c12, &c22, w0, w1, w2, _mm512_maskz_loadu_ps(m, x2 + i), R);
+        if (T > 3) swa__fma_rows_avx512(&c03, &c13, &c23, w0, w1, w2, _mm512_maskz_loadu_ps(m, x3 + i), R);
+    }
+    swa__store_rows_avx512(y, c00, c10, c20, R);
+    if (T > 1) swa__store_rows_avx512(y + ldy, c01, c11, c21, R);
+    if (T > 2) swa__store_rows_avx512(y + 2 * ldy, c02, c12, c22, R);
+    if (T > 3) swa__store_rows_avx512(y + 3 * ldy, c03, c13, c23, R);
+}
+
+/* The tile for nr rows and nt tokens, each shape its own inlined copy. */
+SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                                    int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
+{
+    const uint8_t *wb = (const uint8_t *)w, *xb = (const uint8_t *)x;
+    switch ((nr - 1) * 4 + nt - 1) {
+    case 0: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 1); break;
+    case 1: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 2); break;
+    case 2: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 3); break;
+    case 3: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 4); break;
+    case 4: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 1); break;
+    case 5: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 2); break;
+    case 6: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 3); break;
+    case 7: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 4); break;
+    case 8: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 1); break;
+    case 9: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 2); break;
+    case 10: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 3); break;
+    case 11: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 4); break;
+    default: break;
+    }
+}
+
+SWA__AVX512 static void swa__dots_f32_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                             int nt, int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_float_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F32);
+}
+
+SWA__AVX512 static void swa__dots_f16_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                             int nt, int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_float_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F16);
+}
+
+SWA__AVX512 static void swa__dots_bf16_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                              int nt, int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_float_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_BF16);
+}
+
+SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f32_avx512, swa__dots_f32_avx512)
+SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f16_avx512, swa__dots_f16_avx512)
+SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_bf16_avx512, swa__dots_bf16_avx512)
+
+/* ---- Q8_0 and Q4_0 against swa__q8g groups, 8 blocks at a time ----
+   Weight blocks p and p + 4 fill one register in the order of the activations' 64 bytes at
+   64 p: [p's first 16 | p+4's first 16 | p's last 16 | p+4's last 16]. vpdpbusd leaves block
+   p's sum in lanes 0-3 and 8-11 and block p + 4's in 4-7 and 12-15, and the products of the
+   block scales (weights times activations) are spread to match with one permute, so a whole
+   row accumulates in 16 float lanes and is added up once at its end. The weights are
+   unsigned: Q4_0's nibbles (0..15) as they are, Q8_0's bytes plus 128; sum (w - k) x =
+   sum w x - k sum x, with k sum x = sum8 (Q4_0, k = 8) or 16 sum8 (Q8_0, k = 128), one FMA
+   for the 8 blocks. */
+
+/* The 8 blocks' f16 scales (at block_bytes strides from w) as floats: two registers hold the
+   group's first 128 bytes (Q4_0) and one word permute picks the scales out. */
+SWA__AVX512 SWA__INLINE __m256 swa__scales8_avx512(const uint8_t *w, uint32_t type)
+{
+    if (type == SWA_TYPE_Q4_0) {
+        const __m512i at = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                            63, 54, 45, 36, 27, 18, 9, 0);
+        __m512i s = _mm512_permutex2var_epi16(_mm512_loadu_si512(w), at, _mm512_loadu_si512(w + 64));
+        return _mm256_cvtph_ps(_mm512_castsi512_si128(s));
+    }
+    return swa__scales8_avx2(w, 34);
+}
+
+SWA__AVX512 SWA__INLINE __m512i swa__pair_avx512(const uint8_t *w, int p, uint32_t type)
+{
+    if (type == SWA_TYPE_Q4_0) {
+        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + 18 * p + 2))),
+                                            _mm_loadu_si128((const __m128i *)(w + 18 * (p + 4) + 2)), 1);
+        return _mm512_and_si512(_mm512_inserti64x4(_mm512_zextsi256_si512(v), _mm256_srli_epi16(v, 4), 1),
+                                _mm512_set1_epi8(15));
+    } else {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(w + 34 * p + 2));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(w + 34 * (p + 4) + 2));
+        __m512i v = _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_permute2x128_si256(a, b, 0x20)),
+                                       _mm256_permute2x128_si256(a, b, 0x31), 1);
+        return _mm512_xor_si512(v, _mm512_set1_epi8((char)0x80));
+    }
+}
+
+/* Pair p's sums for one token, scaled by the blocks' scale products ds (8 lanes, spread to
+   the pair's 16) into the row's 16 float lanes. */
+SWA__AVX512 SWA__INLINE __m512 swa__pair_step_avx512(__m512i w, const int8_t *x, __m512 ds, int p, __m512 acc)
+{
+    const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4);
+    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, _mm512_loadu_si512(x));
+    __m512 scale = _mm512_permutexvar_ps(_mm512_add_epi32(spread, _mm512_set1_epi32(p)), ds);
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), scale, acc);
+}
+
+/* One token's turn on a group of 8 weight blocks (scales d, pairs w0..w3): acc (16 lanes)
+   takes the blocks' scaled sums, off (8 lanes) their offsets. */
+SWA__AVX512 SWA__INLINE void swa__group_step_avx512(__m256 d, __m512i w0, __m512i w1, __m512i w2, __m512i w3,
+                                                    const swa__q8g *a, uint32_t type, __m512 *acc, __m256 *off)
+{
+    const __m256 k = _mm256_set1_ps(type == SWA_TYPE_Q4_0 ? 1.0f : 16.0f);
+    __m256 ds = _mm256_mul_ps(d, _mm256_loadu_ps(a->d));
+    __m512 ds16 = _mm512_zextps256_ps512(ds);
+    *acc = swa__pair_step_avx512(w0, a->q, ds16, 0, *acc);
+    *acc = swa__pair_step_avx512(w1, a->q + 64, ds16, 1, *acc);
+    *acc = swa__pair_step_avx512(w2, a->q + 128, ds16, 2, *acc);
+    *acc = swa__pair_step_avx512(w3, a->q + 192, ds16, 3, *acc);
+    *off = _mm256_fmadd_ps(ds, _mm256_mul_ps(k, _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)a->sum8))), *off);
+}
+
+SWA__AVX512 SWA__INLINE int32_t swa__hsum_epi32_avx512(__m256i v)
+{
+    __m128i r = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
+    return _mm_cvtsi128_si32(r);
+}
+
+/* One block b of a row's last, partial group: the exact integer sum of its 32 products (the
+   weights unsigned and offset as above), scaled. */
+SWA__AVX512 SWA__INLINE float swa__block_dot_avx512(const uint8_t *w, uint32_t type, const swa__q8g *a, int64_t b)
+{
+    __m256i q, x, s;
+    int32_t offset = a[b / 8].sum8[b % 8] * (type == SWA_TYPE_Q4_0 ? 1 : 16), sum;
+    if (type == SWA_TYPE_Q4_0) {
+        __m128i raw = _mm_loadu_si128((const __m128i *)(w + 2));
+        q = _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1),
+                             _mm256_set1_epi8(15));
+    } else {
+        q = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(w + 2)), _mm256_set1_epi8((char)0x80));
+    }
+    x = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 0))),
+                                _mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 1)), 1);
+    s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q, x);
+    sum = swa__hsum_epi32_avx512(s);
+    return _cvtsh_ss(swa__load_u16(w)) * a[b / 8].d[b % 8] * (float)(sum - offset);
+}
+
+/* A row against up to 4 tokens: generation (one token) in a loop of its own, which the
+   compiler schedules without the other tokens' registers, and a tile's tokens sharing each
+   unpacked group; every token takes the same steps in both. */
+SWA__AVX512 SWA__INLINE void swa__row_dots_grouped_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                          float *out, const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const swa__q8g *a0 = (const swa__q8g *)xa, *a1 = (const swa__q8g *)(xa + stride);
+    const swa__q8g *a2 = (const swa__q8g *)(xa + 2 * stride), *a3 = (const swa__q8g *)(xa + 3 * stride);
+    const int block_bytes = type == SWA_TYPE_Q4_0 ? 18 : 34;
+    __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    __m256 o0 = _mm256_setzero_ps(), o1 = o0, o2 = o0, o3 = o0;
+    float tail0 = 0.0f, tail1 = 0.0f, tail2 = 0.0f, tail3 = 0.0f;
+    int64_t i, b;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += 8 * block_bytes) {
+        __m256 d = swa__scales8_avx512(w, type);
+        __m512i w0 = swa__pair_avx512(w, 0, type), w1 = swa__pair_avx512(w, 1, type);
+        __m512i w2 = swa__pair_avx512(w, 2, type), w3 = swa__pair_avx512(w, 3, type);
+        swa__group_step_avx512(d, w0, w1, w2, w3, a0 + i, type, &c0, &o0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
+        __m256 d = swa__scales8_avx512(w, type);
+        __m512i w0 = swa__pair_avx512(w, 0, type), w1 = swa__pair_avx512(w, 1, type);
+        __m512i w2 = swa__pair_avx512(w, 2, type), w3 = swa__pair_avx512(w, 3, type);
+        swa__group_step_avx512(d, w0, w1, w2, w3, a0 + i, type, &c0, &o0);
+        swa__group_step_avx512(d, w0, w1, w2, w3, a1 + i, type, &c1, &o1);
+        if (nt > 2) swa__group_step_avx512(d, w0, w1, w2, w3, a2 + i, type, &c2, &o2);
+        if (nt > 3) swa__group_step_avx512(d, w0, w1, w2, w3, a3 + i, type, &c3, &o3);
+    }
+    for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
+        tail0 += swa__block_dot_avx512(w, type, a0, b);
+        if (nt > 1) tail1 += swa__block_dot_avx512(w, type, a1, b);
+        if (nt > 2) tail2 += swa__block_dot_avx512(w, type, a2, b);
+        if (nt > 3) tail3 += swa__block_dot_avx512(w, type, a3, b);
+    }
+    out[0] = swa__hsum16_avx512(c0) - swa__hsum_avx2(o0) + tail0;
+    if (nt > 1) out[1] = swa__hsum16_avx512(c1) - swa__hsum_avx2(o1) + tail1;
+    if (nt > 2) out[2] = swa__hsum16_avx512(c2) - swa__hsum_avx2(o2) + tail2;
+    if (nt > 3) out[3] = swa__hsum16_avx512(c3) - swa__hsum_avx2(o3) + tail3;
+}
+
+SWA__AVX512 SWA__INLINE void swa__row_dots_q8_0_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    swa__row_dots_grouped_avx512(row, x, stride, nt, n, out, SWA_TYPE_Q8_0);
+}
+
+SWA__AVX512 SWA__INLINE void swa__row_dots_q4_0_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    swa__row_dots_grouped_avx512(row, x, stride, nt, n, out, SWA_TYPE_Q4_0);
+}
+
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q8_0_avx512, swa__row_dots_q8_0_avx512)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q4_0_avx512, swa__row_dots_q4_0_avx512)
+SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q8_0_avx512, swa__dots_q8_0_avx512)
+SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q4_0_avx512, swa__dots_q4_0_avx512)
+
+/* ---- K-quants against swa__q8k super-blocks ----
+   A register of weights holds 64 elements in order, as unsigned bytes; maddubs gives the
+   16-bit sums of their pairs of products, and vpdpwssd multiplies those by the scales of their
+   sub-blocks (spread to the 16-bit lanes by one word permute per register, once per
+   super-block) and adds them up in 32-bit lanes: a super-block's integers stay exact. */
+
+/* Index patterns for vpermw: [0 x 16 | 1 x 16] and [0 x 8 | 1 x 8 | 2 x 8 | 3 x 8]. */
+static const int16_t swa__spread16[32] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                          1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+static const int16_t swa__spread8[32] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                         2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
+
+/* int16 scales s[first + pattern[i]] in lane i. */
+SWA__AVX512 SWA__INLINE __m512i swa__spread_avx512(__m512i s, const int16_t *pattern, int first)
+{
+    return _mm512_permutexvar_epi16(_mm512_add_epi16(_mm512_loadu_si512(pattern), _mm512_set1_epi16((short)first)), s);
+}
+
+/* A super-block's 256 weights in 4 registers of 64 and their scales spread to match. */
+typedef struct swa__kquant_avx512 {
+    __m512i q0, q1, q2, q3, s0, s1, s2, s3;
+} swa__kquant_avx512;
+
+/* One token's 256 products, the scales applied, in 8 lanes. */
+SWA__AVX512 SWA__INLINE __m256i swa__kquant_sums_avx512(const swa__kquant_avx512 *u, const int8_t *x)
+{
+    __m512i acc = _mm512_dpwssd_epi32(_mm512_setzero_si512(), _mm512_maddubs_epi16(u->q0, _mm512_loadu_si512(x)), u->s0);
+    acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u->q1, _mm512_loadu_si512(x + 64)), u->s1);
+    acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u->q2, _mm512_loadu_si512(x + 128)), u->s2);
+    acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u->q3, _mm512_loadu_si512(x + 192)), u->s3);
+    return _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
+}
+
+/* Q4_K (layout at swa__q4k_scales): register g holds group g, sub-block 2g's low nibbles then
+   2g + 1's high ones. The mins meet the activations' 16-element sums, and sums and mins
+   share one hadd and one FMA, as in the AVX2 kernel. */
+typedef struct swa__q4k_avx512 {
+    swa__kquant_avx512 k;
+    __m256i mins16;   /* -m[j] for bsum[2 j] and bsum[2 j + 1] */
+    __m256 d_dmin;    /* [d d dmin dmin] in each 128-bit lane */
+} swa__q4k_avx512;
+
+SWA__AVX512 SWA__INLINE __m512i swa__q4k_group_avx512(const uint8_t *w, int g)
+{
+    __m256i v = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
+    return _mm512_and_si512(_mm512_inserti64x4(_mm512_zextsi256_si512(v), _mm256_srli_epi16(v, 4), 1), _mm512_set1_epi8(15));
+}
+
+SWA__AVX512 SWA__INLINE void swa__q4k_unpack_avx512(const uint8_t *w, swa__q4k_avx512 *u)
+{
+    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
+    __m512i sc16 = _mm512_zextsi256_si512(_mm256_cvtepu8_epi16(scales_mins));
+    u->k.q0 = swa__q4k_group_avx512(w, 0);
+    u->k.q1 = swa__q4k_group_avx512(w, 1);
+    u->k.q2 = swa__q4k_group_avx512(w, 2);
+    u->k.q3 = swa__q4k_group_avx512(w, 3);
+    u->k.s0 = swa__spread_avx512(sc16, swa__spread16, 0);
+    u->k.s1 = swa__spread_avx512(sc16, swa__spread16, 2);
+    u->k.s2 = swa__spread_avx512(sc16, swa__spread16, 4);
+    u->k.s3 = swa__spread_avx512(sc16, swa__spread16, 6);
+    u->mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
+    u->d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)))),
+                                         _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+}
+
+SWA__AVX512 SWA__INLINE __m256 swa__q4k_step_avx512(const swa__q4k_avx512 *u, const swa__q8k *a, __m256 acc)
+{
+    __m256i sums = swa__kquant_sums_avx512(&u->k, a->q);
+    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->mins16);
+    return _mm256_fmadd_ps(_mm256_mul_ps(u->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sums, mins)), acc);
+}
+
+/* Q6_K (layout at swa__q6k_unpack): half h's 64 low-nibble bytes give elements 0..63 of the
+   half in their low nibbles and 64..127 in their high ones; the two high bits come from qh,
+   2 bits per 32 elements. The quants are 0..63 here and the -32 comes back through the
+   activations' 16-element sums. */
+typedef struct swa__q6k_avx512 {
+    swa__kquant_avx512 k;
+    __m256i sc16;     /* the 16 scales as int16, for the offset */
+    float d;
+} swa__q6k_avx512;
+
+/* Elements 64 j .. 64 j + 63 of a Q6_K super-block as 0..63. */
+SWA__AVX512 SWA__INLINE __m512i swa__q6k_quarter_avx512(const uint8_t *w, int j)
+{
+    const __m512i low4 = _mm512_set1_epi8(15), low2 = _mm512_set1_epi8(3);
+    __m512i l = _mm512_loadu_si512(w + 64 * (j / 2));
+    __m256i qh = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * (j / 2)));
+    int shift = 4 * (j % 2);   /* quarters 0,1 of the half: qh bits 0-3; 2,3: bits 4-7 */
+    __m512i high = _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_srli_epi16(qh, shift)), _mm256_srli_epi16(qh, shift + 2), 1);
+    if (j % 2) l = _mm512_srli_epi16(l, 4);
+    return _mm512_or_si512(_mm512_and_si512(l, low4), _mm512_slli_epi16(_mm512_and_si512(high, low2), 4));
+}
+
+SWA__AVX512 SWA__INLINE void swa__q6k_unpack_avx512(const uint8_t *w, swa__q6k_avx512 *u)
+{
+    __m512i s;
+    u->k.q0 = swa__q6k_quarter_avx512(w, 0);
+    u->k.q1 = swa__q6k_quarter_avx512(w, 1);
+    u->k.q2 = swa__q6k_quarter_avx512(w, 2);
+    u->k.q3 = swa__q6k_quarter_avx512(w, 3);
+    u->sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192)));
+    s = _mm512_zextsi256_si512(u->sc16);
+    u->k.s0 = swa__spread_avx512(s, swa__spread8, 0);
+    u->k.s1 = swa__spread_avx512(s, swa__spread8, 4);
+    u->k.s2 = swa__spread_avx512(s, swa__spread8, 8);
+    u->k.s3 = swa__spread_avx512(s, swa__spread8, 12);
+    u->d = _cvtsh_ss(swa__load_u16(w + 208));
+}
+
+SWA__AVX512 SWA__INLINE __m256 swa__q6k_step_avx512(const swa__q6k_avx512 *u, const swa__q8k *a, __m256 acc)
+{
+    __m256i sums = swa__kquant_sums_avx512(&u->k, a->q);
+    __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->sc16);
+    sums = _mm256_sub_epi32(sums, _mm256_slli_epi32(offset, 5));
+    return _mm256_fmadd_ps(_mm256_set1_ps(u->d * a->d), _mm256_cvtepi32_ps(sums), acc);
+}
+
+/* The K-quant row kernels: generation in a loop of its own, then tiles of up to 4 tokens. */
+SWA__AVX512 SWA__INLINE void swa__row_dots_q4_k_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
+    const swa__q8k *a2 = (const swa__q8k *)(xa + 2 * stride), *a3 = (const swa__q8k *)(xa + 3 * stride);
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    swa__q4k_avx512 u;
+    int64_t i;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += 144) {
+        swa__q4k_unpack_avx512(w, &u);
+        c0 = swa__q4k_step_avx512(&u, a0 + i, c0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += 144) {
+        swa__q4k_unpack_avx512(w, &u);
+        c0 = swa__q4k_step_avx512(&u, a0 + i, c0);
+        c1 = swa__q4k_step_avx512(&u, a1 + i, c1);
+        if (nt > 2) c2 = swa__q4k_step_avx512(&u, a2 + i, c2);
+        if (nt > 3) c3 = swa__q4k_step_avx512(&u, a3 + i, c3);
+    }
+    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
+}
+
+SWA__AVX512 SWA__INLINE void swa__row_dots_q6_k_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
+    const swa__q8k *a2 = (const swa__q8k *)(xa + 2 * stride), *a3 = (const swa__q8k *)(xa + 3 * stride);
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    swa__q6k_avx512 u;
+    int64_t i;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += 210) {
+        swa__q6k_unpack_avx512(w, &u);
+        c0 = swa__q6k_step_avx512(&u, a0 + i, c0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += 210) {
+        swa__q6k_unpack_avx512(w, &u);
+        c0 = swa__q6k_step_avx512(&u, a0 + i, c0);
+        c1 = swa__q6k_step_avx512(&u, a1 + i, c1);
+        if (nt > 2) c2 = swa__q6k_step_avx512(&u, a2 + i, c2);
+        if (nt > 3) c3 = swa__q6k_step_avx512(&u, a3 + i, c3);
+    }
+    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
+}
+
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q4_k_avx512, swa__row_dots_q4_k_avx512)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q6_k_avx512, swa__row_dots_q6_k_avx512)
+SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q4_k_avx512, swa__dots_q4_k_avx512)
+SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q6_k_avx512, swa__dots_q6_k_avx512)
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#endif /* SWA__HAVE_AVX512 */
 
 /* ==== kernels (NEON) ====
    Chosen at compile time on AArch64. The same contracts as the AVX2 kernels: float dots keep
@@ -2975,7 +3449,22 @@ static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
     for (; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
+#undef SWA__FLOAT_STEP_NEON
+#undef SWA__FLOAT_TAIL_NEON
+#undef SWA__DOTS_FLOAT_NEON
+#undef SWA__LOAD_F32_NEON
+#undef SWA__Q8_STEP_NEON
+#undef SWA__DOTS_Q8_NEON
+#undef SWA__UNPACK_Q8_0_NEON
+#undef SWA__UNPACK_Q4_0_NEON
+
 #endif /* SWA__HAVE_NEON */
+
+/* The function-writing macros every kernel section shared. */
+#undef SWA__WSUM_FROM_AXPY
+#undef SWA__SCALAR_F32
+#undef SWA__DOT_FROM_DOTS
+#undef SWA__DOTS_FROM_ROW_DOTS
 
 /* ==== kernels: dispatch ====
    A context fills its table once, at create time: the scalar reference for everything, then
@@ -3089,6 +3578,25 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->rope = swa__rope_avx2;
         k->softmax = swa__softmax_avx2;
         k->swiglu = swa__swiglu_avx2;
+    }
+#endif
+#if defined(SWA__HAVE_AVX512)
+    if (level == SWA_KERNELS_AVX512) {
+        k->name = "avx512";
+        k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx512;
+        k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx512;
+        k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx512;
+        k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx512;
+        k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx512;
+        k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx512;
+        k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx512;
+        k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx512;
+        k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_avx512;
+        k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx512;
+        k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx512;
+        k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx512;
+        k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx512;
+        k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx512;
     }
 #endif
 #if defined(SWA__HAVE_NEON)

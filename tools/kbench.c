@@ -1,0 +1,154 @@
+/* swa-kbench: what each matrix-product kernel costs, per instruction set, with the rows in L2.
+
+   swa-kbench [--type TYPE] [--kernels K] [-n COLUMNS] [--ms 300]
+
+   For each weight type and each instruction set this CPU runs (or the ones named), times the
+   kernels a context calls on about 96 KB of rows that stay in the core's L2 cache, so what is
+   measured is the kernel's arithmetic and not the memory system: generation's 3 x 1 tiles (one
+   token, every row once) and a prompt's 3 x 4 tiles. Prints GB/s of weights per core for each,
+   a prompt's times its 4 tokens (the speed one token would need to match it),
+   (the best of 60 short runs making up about --ms milliseconds: the least disturbed on a
+   shared machine), and, for generation, the fraction of a DRAM stream of B GB/s one core could keep
+   up with is B / (this figure). One thread; the activations are quantized once, untimed. */
+#define _POSIX_C_SOURCE 200809L
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint32_t next_u32(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+/* Random rows of a type whose scales are small finite halves: the kernels' speed does not
+   depend on the values, but NaNs or infinities could slow float units. */
+static void random_rows(uint32_t type, uint8_t *w, size_t bytes, int64_t n_rows, int64_t n)
+{
+    size_t i, block = (size_t)swa_type_block_bytes(type);
+    int64_t b, blocks = n_rows * (n / swa_type_block_size(type));
+    float x;
+    for (i = 0; i < bytes; i++) w[i] = (uint8_t)next_u32();
+    if (type == SWA_TYPE_F32)
+        for (i = 0; i < bytes / 4; i++) { x = (float)(next_u32() % 2001) / 1000.0f - 1.0f; memcpy(w + 4 * i, &x, 4); }
+    else if (type == SWA_TYPE_F16 || type == SWA_TYPE_BF16)
+        for (i = 0; i < bytes / 2; i++) w[2 * i + 1] = (uint8_t)(0x30 + next_u32() % 8);   /* exponent bits of a small number */
+    else
+        for (b = 0; b < blocks; b++) {
+            uint8_t *blk = w + (size_t)b * block;
+            size_t at[3] = {0, 2, block - 2};   /* d (and dmin) first, or d last (Q6_K) */
+            int k;
+            for (k = 0; k < 3; k++) blk[at[k] + 1] = (uint8_t)(0x10 + next_u32() % 8);
+        }
+}
+
+/* GB/s of weights of one kernel over the rows, times the tokens each row meets: tiles of 3 rows
+   x nt tokens, the best of 60 short runs (on a shared machine, those no other process held up). */
+static double time_kernel(const swa__kernels *k, uint32_t type, const uint8_t *w, size_t row_bytes, int64_t n_rows,
+                          const uint8_t *x, size_t x_stride, int nt, int64_t n, float *y, double ms)
+{
+    double best = 0;
+    int rep;
+    for (rep = 0; rep < 60; rep++) {
+        double t0 = now(), t;
+        int64_t passes = 0, r;
+        do {
+            for (r = 0; r < n_rows; r += SWA__TILE_ROWS)
+                swa__dot_rows(k->type[type].dot, k->type[type].dots, w + (size_t)r * row_bytes, row_bytes,
+                              n_rows - r < SWA__TILE_ROWS ? n_rows - r : SWA__TILE_ROWS, x, x_stride, nt, n, y + r, n_rows);
+            passes++;
+        } while ((t = now() - t0) < ms / 60000.0);
+        if ((double)passes * (double)nt * (double)n_rows * (double)row_bytes / t / 1e9 > best)
+            best = (double)passes * (double)nt * (double)n_rows * (double)row_bytes / t / 1e9;
+    }
+    return best;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: swa-kbench [--type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k] [--kernels ref|avx2|avx-vnni|avx512|neon]\n"
+               "                  [-n COLUMNS] [--ms MILLISECONDS]\n"
+               "  --type T      one weight type (default: every type the library computes with)\n"
+               "  --kernels K   one instruction set (default: every one this CPU runs, the reference included)\n"
+               "  -n N          row length (default 2048, a multiple of 256)\n"
+               "  --ms M        time per measurement (default 300)\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *only_type = NULL;
+    int32_t only_kernels = -1, level;
+    int64_t n = 2048;
+    double ms = 300;
+    uint32_t type;
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--version")) { printf("swa-kbench %s\n", swa_version()); return 0; }
+        if (!v) { fprintf(stderr, "swa-kbench: %s needs a value or is unknown\n", a); usage(stderr); return 2; }
+        i++;
+        if (!strcmp(a, "--type")) only_type = v;
+        else if (!strcmp(a, "--kernels") && swa_kernels_from_name(v) > 0) only_kernels = swa_kernels_from_name(v);
+        else if (!strcmp(a, "-n") && atoll(v) > 0 && atoll(v) % 256 == 0) n = atoll(v);
+        else if (!strcmp(a, "--ms") && atof(v) > 0) ms = atof(v);
+        else { fprintf(stderr, "swa-kbench: bad flag or value: %s %s\n", a, v); usage(stderr); return 2; }
+    }
+    printf("| type | kernels | generation GB/s (3 x 1 tiles) | prompt GB/s x tokens (3 x 4 tiles) |\n| --- | --- | --- | --- |\n");
+    for (type = 0; type < SWA__N_TYPES; type++) {
+        const swa__type_info *ti = swa__type(type);
+        char lower[16];
+        size_t row_bytes, c;
+        int64_t n_rows;
+        uint8_t *w, *x;
+        float *xf, *y;
+        if (!ti || !ti->dequant) continue;
+        for (c = 0; ti->name[c] && c + 1 < sizeof lower; c++)
+            lower[c] = (char)(ti->name[c] >= 'A' && ti->name[c] <= 'Z' ? ti->name[c] + 32 : ti->name[c]);
+        lower[c] = 0;
+        if (only_type && strcmp(only_type, lower)) continue;
+        row_bytes = (size_t)(n / ti->block_size * ti->block_bytes);
+        n_rows = (int64_t)(96 * 1024 / row_bytes / 3 * 3);
+        if (n_rows < 3) n_rows = 3;
+        w = (uint8_t *)malloc(row_bytes * (size_t)n_rows);
+        x = (uint8_t *)malloc(4 * swa__act_bytes(ti->act, n + 255));
+        xf = (float *)malloc(sizeof(float) * (size_t)n);
+        y = (float *)malloc(sizeof(float) * 4 * (size_t)n_rows);
+        if (!w || !x || !xf || !y) { fprintf(stderr, "swa-kbench: out of memory\n"); return 1; }
+        random_rows(type, w, row_bytes * (size_t)n_rows, n_rows, n);
+        for (level = SWA_KERNELS_REF; level <= SWA_KERNELS_NEON; level++) {
+            swa__kernels k;
+            size_t x_stride = swa__act_bytes(ti->act, n + 255);
+            int t;
+            int64_t j;
+            if (swa__kernels_resolve(level) != level || (only_kernels > 0 && level != only_kernels)) continue;
+            swa__kernels_setup(&k, level);
+            for (t = 0; t < 4; t++) {
+                for (j = 0; j < n; j++) xf[j] = (float)(next_u32() % 2001) / 1000.0f - 1.0f;
+                if (ti->act == SWA__ACT_Q8) swa__quantize_q8g(k.quantize_q8, xf, x + (size_t)t * x_stride, n);
+                else if (ti->act == SWA__ACT_Q8K) k.quantize_q8k(xf, x + (size_t)t * x_stride, n);
+                else memcpy(x + (size_t)t * x_stride, xf, sizeof(float) * (size_t)n);
+            }
+            printf("| %s | %s | %.1f | %.1f |\n", ti->name, k.name,
+                   time_kernel(&k, type, w, row_bytes, n_rows, x, x_stride, 1, n, y, ms),
+                   time_kernel(&k, type, w, row_bytes, n_rows, x, x_stride, 4, n, y, ms));
+            fflush(stdout);
+        }
+        free(w); free(x); free(xf); free(y);
+    }
+    return 0;
+}
