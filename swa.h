@@ -455,6 +455,10 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #define SWA__INLINE __attribute__((always_inline)) static inline   /* a kernel's building block */
 #include <immintrin.h>
 #include <cpuid.h>
+#if !defined(SWA_NO_AVX_VNNI)
+#define SWA__HAVE_AVX_VNNI
+#define SWA__AVX_VNNI __attribute__((target("avx2,fma,f16c,avxvnni")))
+#endif
 #if !defined(SWA_NO_AVX512)
 #define SWA__HAVE_AVX512
 #define SWA__AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
@@ -2629,6 +2633,231 @@ SWA__AVX2 static void swa__swiglu_avx2(float *gate, const float *up, int64_t n)
 
 #endif /* SWA__HAVE_AVX2 */
 
+/* ==== kernels (AVX-VNNI) ====
+   The 256-bit VNNI of CPUs that have it without AVX-512 (Alder Lake and later client cores):
+   the AVX2 quantized kernels with vpdpbusd and vpdpwssd (VEX encoded) in place of the
+   maddubs / madd pairs, chosen at run time; everything else stays with AVX2. The same
+   contracts and tolerances as the AVX-512 quantized kernels: exact integer block sums, the
+   weights made unsigned (Q4_0 as they are, Q8_0 plus 128) with the offsets taken off through
+   the activations' block sums. */
+
+#if defined(SWA__HAVE_AVX_VNNI)
+
+/* Pair p of a group for vpdpbusd: its first halves (lo) and second halves (hi), unsigned. */
+SWA__AVX_VNNI SWA__INLINE void swa__pair_vnni(const uint8_t *w, int p, uint32_t type, __m256i *lo, __m256i *hi)
+{
+    swa__pair_avx2(w, p, type, lo, hi);
+    if (type == SWA_TYPE_Q8_0) {
+        *lo = _mm256_xor_si256(*lo, _mm256_set1_epi8((char)0x80));
+        *hi = _mm256_xor_si256(*hi, _mm256_set1_epi8((char)0x80));
+    }
+}
+
+/* Block p's exact sum in lanes 0-3 and block p + 4's in 4-7. */
+SWA__AVX_VNNI SWA__INLINE __m256i swa__pair_sums_vnni(__m256i lo, __m256i hi, const int8_t *q)
+{
+    __m256i s = _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), lo, _mm256_loadu_si256((const __m256i *)q));
+    return _mm256_dpbusd_avx_epi32(s, hi, _mm256_loadu_si256((const __m256i *)(q + 32)));
+}
+
+/* One token's turn on a group of 8 weight blocks (scales dw, pairs unpacked): the 8 blocks'
+   sums in block order, their offsets off, scaled into acc. */
+SWA__AVX_VNNI SWA__INLINE __m256 swa__group_step_vnni(__m256 dw, const __m256i lo[4], const __m256i hi[4],
+                                                      const swa__q8g *a, uint32_t type, __m256 acc)
+{
+    __m256i p01 = _mm256_hadd_epi32(swa__pair_sums_vnni(lo[0], hi[0], a->q), swa__pair_sums_vnni(lo[1], hi[1], a->q + 64));
+    __m256i p23 = _mm256_hadd_epi32(swa__pair_sums_vnni(lo[2], hi[2], a->q + 128), swa__pair_sums_vnni(lo[3], hi[3], a->q + 192));
+    __m256i sum8 = _mm256_loadu_si256((const __m256i *)a->sum8);
+    __m256i s = _mm256_sub_epi32(_mm256_hadd_epi32(p01, p23), type == SWA_TYPE_Q4_0 ? sum8 : _mm256_slli_epi32(sum8, 4));
+    return _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_loadu_ps(a->d)), _mm256_cvtepi32_ps(s), acc);
+}
+
+/* One block b of a row's last, partial group. */
+SWA__AVX_VNNI SWA__INLINE float swa__block_dot_vnni(const uint8_t *w, uint32_t type, const swa__q8g *a, int64_t b)
+{
+    __m256i q = swa__block_avx2(w, type), x, s;
+    int32_t offset = a[b / 8].sum8[b % 8] * (type == SWA_TYPE_Q4_0 ? 1 : 16);
+    __m128i r;
+    if (type == SWA_TYPE_Q8_0) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
+    x = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 0))),
+                                _mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 1)), 1);
+    s = _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), q, x);
+    r = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
+    return _cvtsh_ss(swa__load_u16(w)) * a[b / 8].d[b % 8] * (float)(_mm_cvtsi128_si32(r) - offset);
+}
+
+SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                          float *out, const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const swa__q8g *a0 = (const swa__q8g *)xa, *a1 = (const swa__q8g *)(xa + stride);
+    const swa__q8g *a2 = (const swa__q8g *)(xa + 2 * stride), *a3 = (const swa__q8g *)(xa + 3 * stride);
+    const int block_bytes = type == SWA_TYPE_Q4_0 ? 18 : 34;
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    __m256i lo[4], hi[4];
+    float tail0 = 0.0f, tail1 = 0.0f, tail2 = 0.0f, tail3 = 0.0f;
+    int64_t i, b;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += 8 * block_bytes) {
+        __m256 dw = swa__scales8_avx2(w, block_bytes);
+        swa__pair_vnni(w, 0, type, &lo[0], &hi[0]);
+        swa__pair_vnni(w, 1, type, &lo[1], &hi[1]);
+        swa__pair_vnni(w, 2, type, &lo[2], &hi[2]);
+        swa__pair_vnni(w, 3, type, &lo[3], &hi[3]);
+        c0 = swa__group_step_vnni(dw, lo, hi, a0 + i, type, c0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
+        __m256 dw = swa__scales8_avx2(w, block_bytes);
+        swa__pair_vnni(w, 0, type, &lo[0], &hi[0]);
+        swa__pair_vnni(w, 1, type, &lo[1], &hi[1]);
+        swa__pair_vnni(w, 2, type, &lo[2], &hi[2]);
+        swa__pair_vnni(w, 3, type, &lo[3], &hi[3]);
+        c0 = swa__group_step_vnni(dw, lo, hi, a0 + i, type, c0);
+        c1 = swa__group_step_vnni(dw, lo, hi, a1 + i, type, c1);
+        if (nt > 2) c2 = swa__group_step_vnni(dw, lo, hi, a2 + i, type, c2);
+        if (nt > 3) c3 = swa__group_step_vnni(dw, lo, hi, a3 + i, type, c3);
+    }
+    for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
+        tail0 += swa__block_dot_vnni(w, type, a0, b);
+        if (nt > 1) tail1 += swa__block_dot_vnni(w, type, a1, b);
+        if (nt > 2) tail2 += swa__block_dot_vnni(w, type, a2, b);
+        if (nt > 3) tail3 += swa__block_dot_vnni(w, type, a3, b);
+    }
+    out[0] = swa__hsum_avx2(c0) + tail0;
+    if (nt > 1) out[1] = swa__hsum_avx2(c1) + tail1;
+    if (nt > 2) out[2] = swa__hsum_avx2(c2) + tail2;
+    if (nt > 3) out[3] = swa__hsum_avx2(c3) + tail3;
+}
+
+SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q8_0_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    swa__row_dots_grouped_vnni(row, x, stride, nt, n, out, SWA_TYPE_Q8_0);
+}
+
+SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q4_0_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    swa__row_dots_grouped_vnni(row, x, stride, nt, n, out, SWA_TYPE_Q4_0);
+}
+
+/* K-quants: a super-block's 256 weights as 8 registers of 32 unsigned quants in element order,
+   and beside each the int16 scales of its two 16-element halves; maddubs gives the pair sums
+   and vpdpwssd scales and adds them, so the super-block's integers stay exact. The loops over
+   registers are unrolled so that the arrays live in registers. */
+typedef struct swa__kquant_vnni {
+    __m256i q[8], s[8];
+} swa__kquant_vnni;
+
+SWA__AVX_VNNI SWA__INLINE __m256i swa__kquant_sums_vnni(const swa__kquant_vnni *u, const int8_t *x)
+{
+    __m256i acc = _mm256_setzero_si256();
+    int j;
+#pragma GCC unroll 8
+    for (j = 0; j < 8; j++)
+        acc = _mm256_dpwssd_avx_epi32(acc, _mm256_maddubs_epi16(u->q[j], _mm256_loadu_si256((const __m256i *)(x + 32 * j))), u->s[j]);
+    return acc;
+}
+
+/* Q4_K (layout at swa__q4k_scales): group g's low nibbles are sub-block 2g, its high ones 2g + 1. */
+SWA__AVX_VNNI SWA__INLINE void swa__q4k_unpack_vnni(const uint8_t *w, swa__kquant_vnni *u, __m256i *mins16, __m256 *d_dmin)
+{
+    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    const __m256i low4 = _mm256_set1_epi8(15);
+    __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
+    __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
+    int g;
+#pragma GCC unroll 4
+    for (g = 0; g < 4; g++) {
+        __m256i raw = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
+        u->q[2 * g] = _mm256_and_si256(raw, low4);
+        u->q[2 * g + 1] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+        u->s[2 * g] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));
+        u->s[2 * g + 1] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
+    }
+    *mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
+    *d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)))),
+                                       _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+}
+
+/* Q6_K (layout at swa__q6k_unpack): quants 0..63, the -32 through the 16-element sums. */
+SWA__AVX_VNNI SWA__INLINE void swa__q6k_unpack_vnni(const uint8_t *w, swa__kquant_vnni *u, __m256i *sc16)
+{
+    const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
+    __m128i sc8 = _mm_loadu_si128((const __m128i *)(w + 192));
+    __m256i sc_low = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));
+    __m256i sc_high = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8)));
+    int h, k;
+#pragma GCC unroll 2
+    for (h = 0; h < 2; h++) {
+        __m256i l0 = _mm256_loadu_si256((const __m256i *)(w + 64 * h)), l1 = _mm256_loadu_si256((const __m256i *)(w + 64 * h + 32));
+        __m256i hb = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * h));
+#pragma GCC unroll 4
+        for (k = 0; k < 4; k++) {
+            __m256i l = k & 1 ? l1 : l0;
+            __m256i lo = _mm256_and_si256(k < 2 ? l : _mm256_srli_epi16(l, 4), low4);
+            __m256i hi2 = _mm256_and_si256(_mm256_srli_epi16(hb, 2 * k), low2);
+            u->q[4 * h + k] = _mm256_or_si256(lo, _mm256_slli_epi16(hi2, 4));
+            u->s[4 * h + k] = swa__scale_pair_avx2(h == 0 ? sc_low : sc_high, k);
+        }
+    }
+    *sc16 = _mm256_cvtepi8_epi16(sc8);
+}
+
+SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q4_k_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    __m256 c[4];
+    swa__kquant_vnni u;
+    __m256i mins16;
+    __m256 d_dmin;
+    int64_t i;
+    int t;
+    for (t = 0; t < 4; t++) c[t] = _mm256_setzero_ps();
+    for (i = 0; i < n / 256; i++, w += 144) {
+        swa__q4k_unpack_vnni(w, &u, &mins16, &d_dmin);
+        for (t = 0; t < nt; t++) {
+            const swa__q8k *a = (const swa__q8k *)(xa + (size_t)t * stride) + i;
+            __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), mins16);
+            __m256i both = _mm256_hadd_epi32(swa__kquant_sums_vnni(&u, a->q), mins);
+            c[t] = _mm256_fmadd_ps(_mm256_mul_ps(d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(both), c[t]);
+        }
+    }
+    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(c[t]);
+}
+
+SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q6_k_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    __m256 c[4];
+    swa__kquant_vnni u;
+    __m256i sc16;
+    int64_t i;
+    int t;
+    for (t = 0; t < 4; t++) c[t] = _mm256_setzero_ps();
+    for (i = 0; i < n / 256; i++, w += 210) {
+        float d = _cvtsh_ss(swa__load_u16(w + 208));
+        swa__q6k_unpack_vnni(w, &u, &sc16);
+        for (t = 0; t < nt; t++) {
+            const swa__q8k *a = (const swa__q8k *)(xa + (size_t)t * stride) + i;
+            __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), sc16);
+            __m256i sum = _mm256_sub_epi32(swa__kquant_sums_vnni(&u, a->q), _mm256_slli_epi32(offset, 5));
+            c[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sum), c[t]);
+        }
+    }
+    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(c[t]);
+}
+
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q8_0_vnni, swa__row_dots_q8_0_vnni)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q4_0_vnni, swa__row_dots_q4_0_vnni)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q4_k_vnni, swa__row_dots_q4_k_vnni)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q6_k_vnni, swa__row_dots_q6_k_vnni)
+SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q8_0_vnni, swa__dots_q8_0_vnni)
+SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q4_0_vnni, swa__dots_q4_0_vnni)
+SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q4_k_vnni, swa__dots_q4_k_vnni)
+SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q6_k_vnni, swa__dots_q6_k_vnni)
+
+#endif /* SWA__HAVE_AVX_VNNI */
+
 /* ==== kernels (AVX-512 + VNNI) ====
    F, BW and VL with VNNI, compiled with target attributes like the AVX2 kernels and chosen at
    run time after the CPU check. They replace the matrix-product kernels; everything else (the
@@ -3578,6 +3807,19 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->rope = swa__rope_avx2;
         k->softmax = swa__softmax_avx2;
         k->swiglu = swa__swiglu_avx2;
+    }
+#endif
+#if defined(SWA__HAVE_AVX_VNNI)
+    if (level == SWA_KERNELS_AVX_VNNI) {
+        k->name = "avx-vnni";
+        k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_vnni;
+        k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_vnni;
+        k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_vnni;
+        k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_vnni;
+        k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_vnni;
+        k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_vnni;
+        k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_vnni;
+        k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_vnni;
     }
 #endif
 #if defined(SWA__HAVE_AVX512)
