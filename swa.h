@@ -35,7 +35,8 @@ CONFIGURATION (define before the implementation include)
     SWA_FREE(p)        deallocator, default free
     SWA_ASSERT(x)      internal invariant check, default assert(x)
     SWA_NO_THREADS     compile the thread pool out; every context computes on the caller's thread
-    SWA_NO_SIMD        compile out every SIMD kernel (SWA_NO_AVX2, SWA_NO_NEON: one of them)
+    SWA_NO_SIMD        compile out every SIMD kernel (SWA_NO_AVX2, SWA_NO_AVX_VNNI, SWA_NO_AVX512,
+                       SWA_NO_NEON: one of them; SWA_NO_AVX2 takes the other x86 ones with it)
 
 THE WINDOW
     Layer l keeps the keys and values of its last W_l positions only: position i lives in slot
@@ -80,11 +81,13 @@ FILE FORMAT
     in place; the small norm vectors may be of any of them and are converted to float at load.
 
 KERNELS
-    Each kernel has a scalar reference and, beside it, AVX2/FMA/F16C twins (compiled with target
-    attributes, chosen at run time after cpuid and xgetbv) and NEON twins (on AArch64). As in
-    ggml, quantized weights meet activations quantized to 8 bits. swa_ctx_config.kernels =
-    SWA_KERNELS_REF runs the reference; keys and values are cached in F16 unless kv_type says
-    SWA_KV_F32.
+    Each kernel has a scalar reference and, beside it, SIMD twins: AVX2/FMA/F16C, AVX-VNNI and
+    AVX-512 (F, BW, VL and VNNI) on x86-64, compiled with target attributes and chosen at run
+    time after cpuid and xgetbv, and NEON on AArch64. A context fills its kernel table once, by
+    name: the reference, then each instruction set up to the chosen one overrides what it has.
+    As in ggml, quantized weights meet activations quantized to 8 bits. swa_ctx_config.kernels
+    picks the widest set the CPU runs (SWA_KERNELS_BEST), the reference (SWA_KERNELS_REF) or a
+    named set; keys and values are cached in F16 unless kv_type says otherwise.
     The GGUF reader itself understands every metadata type and the sizes of every ggml type,
     so swa_gguf_* can inspect any GGUF file.
 
@@ -285,7 +288,7 @@ typedef struct swa_ctx_config {
     int32_t n_ctx;     /* 0 = min(n_ctx_train, 4096); positions a full-attention layer keeps */
     int32_t n_batch;   /* 0 = 64; prompt tokens per forward pass                             */
     int32_t n_threads; /* 0 = the number of online CPUs; threads the context computes with    */
-    int32_t kernels;   /* 0 = the best the CPU runs; SWA_KERNELS_REF forces the scalar loops  */
+    int32_t kernels;   /* 0 = the widest SIMD the CPU runs; SWA_KERNELS_REF the scalar loops  */
     int32_t kv_type;   /* 0 = SWA_KV_F16; SWA_KV_F32 full precision; SWA_KV_Q8_0 ~half of F16 */
 } swa_ctx_config;
 
@@ -3707,7 +3710,8 @@ static void swa__cpuid7(unsigned sub, unsigned r[4])
     if (__get_cpuid_max(0, NULL) >= 7) __cpuid_count(7, sub, r[0], r[1], r[2], r[3]);
 }
 
-/* The x86 instruction sets this CPU and its OS run, as a bit mask of SWA_KERNELS_* values.
+/* The x86 instruction sets this CPU and its OS run and this build has, as a bit mask of
+   SWA_KERNELS_* values.
    cpuid tells what the CPU has, xgetbv what the OS saves on a context switch (YMM for AVX2,
    and the opmask and ZMM state for AVX-512): a CPU can have them while its OS does not enable
    them. AVX-512 here means F, BW and VL with VNNI (Ice Lake, Zen 4 and later). */
@@ -3724,10 +3728,14 @@ static unsigned swa__cpu_kernels(void)
     swa__cpuid7(1, leaf7_1);
     if (!(leaf7[1] & (1u << 5))) return found;          /* AVX2 */
     found |= 1u << SWA_KERNELS_AVX2;
+#if defined(SWA__HAVE_AVX_VNNI)
     if (leaf7_1[0] & (1u << 4)) found |= 1u << SWA_KERNELS_AVX_VNNI;
+#endif
+#if defined(SWA__HAVE_AVX512)
     if ((lo & 0xe0) == 0xe0 && (leaf7[1] & (1u << 16)) && (leaf7[1] & (1u << 30)) && (leaf7[1] & (1u << 31)) &&
         (leaf7[2] & (1u << 11)))                        /* opmask/ZMM state, F, BW, VL, VNNI */
         found |= 1u << SWA_KERNELS_AVX512;
+#endif
     return found;
 }
 #elif defined(SWA__HAVE_NEON)

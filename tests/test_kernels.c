@@ -450,6 +450,9 @@ static int report(void **state)
 {
     int i;
     (void)state;
+    fprintf(stderr, "test_kernels: instruction sets compared with the reference:");
+    for (i = 0; i < n_simd; i++) fprintf(stderr, " %s", simd_kernels[i].name);
+    fprintf(stderr, "%s\n", n_simd ? "" : " none (this CPU or build has no SIMD kernels)");
     for (i = 0; i < n_worst; i++) fprintf(stderr, "test_kernels: %-8s %-14s largest relative error %.2e\n", worst_level[i], worst_name[i], worst[i]);
     return 0;
 }
