@@ -66,6 +66,7 @@ static const char *type_name(uint32_t t)
     case GW_Q8_0: return "Q8_0";
     case GW_Q4_0: return "Q4_0";
     case GW_Q4_K: return "Q4_K";
+    case GW_Q5_K: return "Q5_K";
     case GW_Q6_K: return "Q6_K";
     default: return "?";
     }
@@ -116,6 +117,50 @@ static void test_q4_k_hand_block(void **state)
     assert_true(y[255] == 204.5f);
 }
 
+/* One Q5_K block: Q4_K's d, dmin, scales, mins and qs above, and qh[l] = (29l + 11) mod 256.
+   Element e = 64g + k (k < 64) is element l = k % 32 of sub-block s = 2g + (k >= 32): its
+   nibble as in Q4_K, plus 16 when bit s of qh[l] is set. */
+static void test_q5_k_hand_block(void **state)
+{
+    static const uint8_t packed[12] = {1, 81, 161, 255, 0, 73, 104, 255, 53, 4, 255, 46};
+    static const int sc[8] = {1, 17, 33, 63, 5, 20, 47, 62}, mn[8] = {0, 9, 40, 63, 3, 16, 31, 50};
+    uint8_t b[176];
+    float y[256];
+    int e, i;
+    (void)state;
+    assert_int_equal(gw_row_bytes(GW_Q5_K, 256), 176);
+    put_f16(b, 0x3800);            /* 0.5 */
+    put_f16(b + 2, 0x3400);        /* 0.25 */
+    memcpy(b + 4, packed, 12);
+    for (i = 0; i < 32; i++) b[16 + i] = (uint8_t)(29 * i + 11);
+    for (i = 0; i < 128; i++) b[48 + i] = (uint8_t)(7 * i + 3);
+    assert_int_equal(gw_dequant_row(GW_Q5_K, b, y, 256), 0);
+
+    for (e = 0; e < 256; e++) {
+        int g = e / 64, k = e % 64, s = 2 * g + (k >= 32), l = k % 32;
+        int q = (k < 32 ? b[48 + 32 * g + l] & 15 : b[48 + 32 * g + l] >> 4) + 16 * ((b[16 + l] >> s) & 1);
+        float want = 0.5f * (float)sc[s] * (float)q - 0.25f * (float)mn[s];
+        if (y[e] != want) fail_msg("Q5_K element %d: got %g, want %g (sub-block %d, q %d)", e, y[e], want, s, q);
+    }
+    /* worked out in full:
+       e = 0:   qs[0]   =   3 low   3, qh[0]  =  11 bit 0 = 1: q = 19, 0.5*1*19  - 0.25*0  =   9.5
+       e = 45:  qs[13]  =  94 high  5, qh[13] = 132 bit 1 = 0: q =  5, 0.5*17*5  - 0.25*9  =  40.25
+       e = 100: qs[36]  = 255 high 15, qh[4]  = 127 bit 3 = 1: q = 31, 0.5*63*31 - 0.25*63 = 960.75
+       e = 200: qs[104] = 219 low  11, qh[8]  = 243 bit 6 = 1: q = 27, 0.5*47*27 - 0.25*31 = 626.75
+       e = 255: qs[127] = 124 high  7, qh[31] = 142 bit 7 = 1: q = 23, 0.5*62*23 - 0.25*50 = 700.5 */
+    assert_true(y[0] == 9.5f);
+    assert_true(y[45] == 40.25f);
+    assert_true(y[100] == 960.75f);
+    assert_true(y[200] == 626.75f);
+    assert_true(y[255] == 700.5f);
+    /* and the library reads the block the same way */
+    {
+        float z[256];
+        assert_int_equal(swa_dequantize_row(SWA_TYPE_Q5_K, b, z, 256), SWA_OK);
+        assert_memory_equal(y, z, sizeof y);
+    }
+}
+
 /* One Q6_K block: ql[i] = (11i + 5) mod 256, qh[i] = (37i + 1) mod 256, d = 0.25, scales
    {1, -2, 3, -4, 5, -6, 7, -8, 127, -128, 10, -10, 20, -20, 64, -64}. Element e lies in half
    h = e / 128; there k = e % 128 is c = k / 32 (0..3), l = k % 32; its low 4 bits are nibble
@@ -159,11 +204,11 @@ static void test_q6_k_hand_block(void **state)
 /* ==== (b) round trips ==== */
 
 /* Bounds on the RMS error for unit Gaussian data, per type. Measured over 2^22 values:
-   F16 2.1e-4, BF16 1.7e-3, Q8_0 5.4e-3, Q6_K 1.77e-2, Q4_K 7.2e-2, Q4_0 8.6e-2. Each bound
-   leaves room for the spread of a single row of 256. */
+   F16 2.1e-4, BF16 1.7e-3, Q8_0 5.4e-3, Q6_K 1.77e-2, Q5_K 3.6e-2, Q4_K 7.2e-2, Q4_0 8.6e-2.
+   Each bound leaves room for the spread of a single row of 256. */
 static const struct { uint32_t type; double bound; } round_trip[] = {
     {GW_F32, 0.0}, {GW_F16, 3e-4}, {GW_BF16, 2.5e-3}, {GW_Q8_0, 7e-3},
-    {GW_Q6_K, 0.023}, {GW_Q4_K, 0.09}, {GW_Q4_0, 0.11},
+    {GW_Q6_K, 0.023}, {GW_Q5_K, 0.047}, {GW_Q4_K, 0.09}, {GW_Q4_0, 0.11},
 };
 
 static double rms_error(uint32_t type, const float *x, int64_t n, float *y, uint8_t *q)
@@ -185,7 +230,7 @@ static void test_round_trips(void **state)
     static const int64_t lengths[3] = {256, 512, 4096};
     float *x = (float *)malloc(4096 * sizeof *x), *y = (float *)malloc(4096 * sizeof *y);
     uint8_t *q = (uint8_t *)malloc(4096 * 4);
-    double at4096[7];
+    double at4096[8];
     size_t t;
     int li, seed;
     (void)state;
@@ -209,8 +254,8 @@ static void test_round_trips(void **state)
         print_message("%-5s worst RMS error over 8 rows of 4096 unit Gaussians: %.5f (bound %.5f)\n",
                       type_name(type), at4096[t], round_trip[t].bound);
     }
-    /* more bits, less error: F32 < F16 < BF16 < Q8_0 < Q6_K < Q4_K < Q4_0 */
-    for (t = 1; t < 7; t++) assert_true(at4096[t - 1] < at4096[t]);
+    /* more bits, less error: F32 < F16 < BF16 < Q8_0 < Q6_K < Q5_K < Q4_K < Q4_0 */
+    for (t = 1; t < 8; t++) assert_true(at4096[t - 1] < at4096[t]);
     free(x);
     free(y);
     free(q);
@@ -221,12 +266,12 @@ static void test_round_trips(void **state)
    scale itself is a subnormal half and the error grows; that is the format, not the code.) */
 static void test_awkward_rows(void **state)
 {
-    static const uint32_t types[6] = {GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0, GW_Q4_K, GW_Q6_K};
+    static const uint32_t types[7] = {GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0, GW_Q4_K, GW_Q5_K, GW_Q6_K};
     float x[512], y[512];
     uint8_t q[512 * 4];
     int t, i, kind;
     (void)state;
-    for (t = 0; t < 6; t++) {
+    for (t = 0; t < 7; t++) {
         for (kind = 0; kind < 5; kind++) {
             double amax = 0, e;
             for (i = 0; i < 512; i++) {
@@ -258,12 +303,12 @@ static void test_awkward_rows(void **state)
    other blocks of the row must come back as usual. */
 static void test_non_finite_rows(void **state)
 {
-    static const uint32_t types[6] = {GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0, GW_Q4_K, GW_Q6_K};
+    static const uint32_t types[7] = {GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0, GW_Q4_K, GW_Q5_K, GW_Q6_K};
     float x[512], y[512];
     uint8_t q[512 * 4];
     int t, i;
     (void)state;
-    for (t = 0; t < 6; t++) {
+    for (t = 0; t < 7; t++) {
         gaussian(x, 512, 99);
         x[3] = NAN;
         x[100] = INFINITY;
@@ -303,6 +348,8 @@ static void test_bad_lengths(void **state)
     assert_int_equal(gw_row_bytes(GW_Q4_K, 255), 0);
     assert_int_equal(gw_row_bytes(GW_Q6_K, 288), 0);
     assert_int_equal(gw_row_bytes(GW_Q4_K, 512), 288);
+    assert_int_equal(gw_row_bytes(GW_Q5_K, 512), 352);
+    assert_int_equal(gw_row_bytes(GW_Q5_K, 320), 0);
     assert_int_equal(gw_row_bytes(GW_Q6_K, 512), 420);
     assert_int_equal(gw_row_bytes(7, 256), 0);
     assert_int_equal(gw_dequant_row(GW_Q4_K, q, y, 288), -1);
@@ -338,17 +385,18 @@ static void compare_type(uint32_t type, int seeds)
 {
     static float x[4096];
     static uint8_t row[4096 * 4];
-    size_t rb = gw_row_bytes(type, 4096), blk = type == GW_Q4_K ? 144 : type == GW_Q6_K ? 210 : 0, i;
+    size_t rb = gw_row_bytes(type, 4096), i;
+    size_t blk = type == GW_Q4_K ? 144 : type == GW_Q5_K ? 176 : type == GW_Q6_K ? 210 : 0;
     int seed;
     for (seed = 0; seed < seeds; seed++) {
         random_bytes(row, rb, (uint64_t)seed + 11);
         for (i = 0; blk && i < rb; i += blk) {
             uint16_t h;
-            size_t at = type == GW_Q4_K ? 0 : 208;
+            size_t at = type == GW_Q6_K ? 208 : 0;
             memcpy(&h, row + i + at, 2);
             h &= 0xbbff;                             /* clear an exponent bit: finite */
             memcpy(row + i + at, &h, 2);
-            if (type == GW_Q4_K) {
+            if (type != GW_Q6_K) {                     /* dmin */
                 memcpy(&h, row + i + 2, 2);
                 h &= 0xbbff;
                 memcpy(row + i + 2, &h, 2);
@@ -379,6 +427,7 @@ static void test_library_agrees_k_quants(void **state)
 {
     (void)state;
     compare_type(GW_Q4_K, 16);
+    compare_type(GW_Q5_K, 16);
     compare_type(GW_Q6_K, 16);
 }
 
@@ -425,6 +474,7 @@ static const struct { const char *name; uint32_t type, n_dims; int64_t ne[3]; } 
     {"a.bf16", GW_BF16, 2, {32, 3, 1}},      {"a.q8_0", GW_Q8_0, 2, {96, 7, 1}},
     {"a.q4_0", GW_Q4_0, 3, {64, 2, 3}},      {"a.q4_k", GW_Q4_K, 2, {512, 5, 1}},
     {"a.q6_k", GW_Q6_K, 2, {256, 4, 1}},     {"b.q4_k", GW_Q4_K, 2, {256, 1, 1}},
+    {"a.q5_k", GW_Q5_K, 2, {768, 3, 1}},
 };
 #define N_STREAM (sizeof stream_tensors / sizeof stream_tensors[0])
 
@@ -553,6 +603,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_q4_k_hand_block),
+        cmocka_unit_test(test_q5_k_hand_block),
         cmocka_unit_test(test_q6_k_hand_block),
         cmocka_unit_test(test_round_trips),
         cmocka_unit_test(test_awkward_rows),
