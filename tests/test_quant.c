@@ -1,6 +1,7 @@
 /* Quantization: the GGUF writer's K-quant blocks decode to hand-computed values; every type
    survives quantize -> dequantize within a stated error; the library's dequantizer gives the
-   same bits as the writer's independent one; the streaming writer writes the same bytes as the
+   same bits as the writer's independent one, and llama.cpp's values on a file llama.cpp
+   quantized (when ../shared is there); the streaming writer writes the same bytes as the
    in-memory one. */
 #define _POSIX_C_SOURCE 200809L   /* mkstemp */
 #define SWA_IMPLEMENTATION
@@ -431,6 +432,129 @@ static void test_library_agrees_k_quants(void **state)
     compare_type(GW_Q6_K, 16);
 }
 
+/* ==== (d) llama.cpp's own Q5_K and Q6_K data ==== */
+
+/* peer-Q5_K_M.gguf was quantized by llama.cpp's llama-quantize (Q5_K matrices, Q6_K for the
+   classifier and two others); tests/data/quant_ref.txt holds rows of it as llama.cpp's Python
+   package dequantizes them (tools/ref_dequant.py wrote it): each row's sum, sum of squares and
+   first and last 8 values. swa_dequantize_row must give the same: 1e-6 relative per value (both
+   compute d*sc*q - dmin*m with one rounding per operation, so they should be equal), and the sums
+   within 1e-6 of sum |v|. */
+#define PEER_Q5_K_M "../shared/models/quant/peer-Q5_K_M.gguf"
+#define QUANT_REF "tests/data/quant_ref.txt"
+
+static void test_llama_cpp_rows(void **state)
+{
+    swa_gguf *g;
+    swa_error err;
+    const swa_gguf_tensor *t = NULL;
+    FILE *f;
+    char line[4096];
+    float *y = NULL;
+    int n_tensors = 0, n_rows = 0, n_values = 0, n_exact = 0;
+    (void)state;
+    if (access(PEER_Q5_K_M, R_OK) != 0) {
+        print_message("%s is absent: skipping the comparison with llama.cpp's dequantized rows\n", PEER_Q5_K_M);
+        skip();
+    }
+    if (swa_gguf_open(PEER_Q5_K_M, &g, &err) != SWA_OK) fail_msg("%s", err.msg);
+    f = fopen(QUANT_REF, "r");
+    if (!f) fail_msg("%s: cannot open (run the tests from the repository's top folder)", QUANT_REF);
+    while (fgets(line, sizeof line, f)) {
+        char name[128], type[16], *p, *end;
+        long long ne0, ne1, r;
+        double sum, sumsq, got_sum = 0, got_sumsq = 0, abs_sum = 0;
+        int64_t i;
+        int k;
+        if (line[0] == '#') continue;
+        if (sscanf(line, "tensor %127s %15s %lld %lld", name, type, &ne0, &ne1) == 4) {
+            int64_t at = swa_gguf_tensor_find(g, name);
+            if (at < 0) fail_msg("%s: no tensor %s", PEER_Q5_K_M, name);
+            t = swa_gguf_tensor_at(g, at);
+            assert_string_equal(swa_type_name(t->type), type);
+            assert_true(t->ne[0] == ne0 && t->ne[1] == ne1);
+            free(y);
+            y = (float *)malloc(sizeof(float) * (size_t)ne0);
+            n_tensors++;
+            continue;
+        }
+        assert_non_null(t);
+        if (sscanf(line, "row %lld %lf %lf", &r, &sum, &sumsq) != 3) fail_msg("%s: cannot read \"%s\"", QUANT_REF, line);
+        assert_true(r >= 0 && r < t->ne[1]);
+        assert_int_equal(swa_dequantize_row(t->type, (const uint8_t *)t->data + (size_t)r * (t->nbytes / (uint64_t)t->ne[1]),
+                                            y, t->ne[0]), SWA_OK);
+        for (i = 0; i < t->ne[0]; i++) {
+            got_sum += y[i];
+            got_sumsq += (double)y[i] * y[i];
+            abs_sum += fabs(y[i]);
+        }
+        if (fabs(got_sum - sum) > 1e-6 * abs_sum || fabs(got_sumsq - sumsq) > 1e-6 * sumsq)
+            fail_msg("%s row %lld: sum %.9g, sum of squares %.9g; llama.cpp's %.9g, %.9g", swa_type_name(t->type), r,
+                     got_sum, got_sumsq, sum, sumsq);
+        p = line;
+        for (k = 0; k < 4; k++) p = strchr(p, ' ') + 1;     /* past "row", the index and the two sums */
+        for (k = 0; k < 16; k++, p = end) {
+            float want = strtof(p, &end), v = y[k < 8 ? k : t->ne[0] - 16 + k];
+            if (end == p) fail_msg("%s: row %lld has fewer than 16 values", QUANT_REF, r);
+            if (fabsf(v - want) > 1e-6f * fabsf(want))
+                fail_msg("%s row %lld value %d: %.9g, llama.cpp's %.9g", swa_type_name(t->type), r, k, v, want);
+            n_exact += v == want;
+            n_values++;
+        }
+        n_rows++;
+    }
+    fclose(f);
+    free(y);
+    swa_gguf_close(g);
+    assert_true(n_tensors >= 2 && n_rows >= 2 * n_tensors);
+    print_message("%d rows of %d tensors agree with llama.cpp's dequantization; %d of %d values bit for bit\n", n_rows,
+                  n_tensors, n_exact, n_values);
+}
+
+/* The whole file loads and runs: a few tokens with the best kernels and with the reference give
+   finite logits that agree closely (both take the same 8-bit activations and exact integer sums). */
+static void test_llama_cpp_model_runs(void **state)
+{
+    static const int32_t tok[6] = {1, 300, 301, 72, 105, 33};
+    swa_ctx_config cfg;
+    swa_model *m;
+    swa_ctx *c;
+    swa_error err;
+    const float *logits;
+    float *first = (float *)malloc(sizeof(float) * 512);
+    double max_abs = 0, max_diff = 0;
+    int kern, i;
+    (void)state;
+    if (access(PEER_Q5_K_M, R_OK) != 0) {
+        print_message("%s is absent: skipping\n", PEER_Q5_K_M);
+        skip();
+    }
+    if (swa_model_load(PEER_Q5_K_M, &m, &err) != SWA_OK) fail_msg("%s", err.msg);
+    for (kern = 0; kern < 2; kern++) {
+        memset(&cfg, 0, sizeof cfg);
+        cfg.kernels = kern ? SWA_KERNELS_REF : SWA_KERNELS_BEST;
+        cfg.n_threads = 2;
+        if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("%s", err.msg);
+        if (swa_ctx_eval(c, tok, 4, &logits, &err) != SWA_OK || swa_ctx_eval(c, tok + 4, 1, &logits, &err) != SWA_OK ||
+            swa_ctx_eval(c, tok + 5, 1, &logits, &err) != SWA_OK)
+            fail_msg("%s", err.msg);
+        for (i = 0; i < 512; i++) {
+            if (!isfinite(logits[i])) fail_msg("%s kernels: logit %d is %g", swa_ctx_kernels(c), i, logits[i]);
+            if (kern == 0) {
+                first[i] = logits[i];
+                if (fabs(logits[i]) > max_abs) max_abs = fabs(logits[i]);
+            } else if (fabs(logits[i] - first[i]) > max_diff) {
+                max_diff = fabs(logits[i] - first[i]);
+            }
+        }
+        swa_ctx_free(c);
+    }
+    if (max_diff > 1e-5 * max_abs) fail_msg("best and ref kernels differ by %g (largest logit %g)", max_diff, max_abs);
+    print_message("6 tokens: logits finite; best and ref kernels within %.2g (largest logit %.3g)\n", max_diff, max_abs);
+    swa_model_free(m);
+    free(first);
+}
+
 /* ==== the streaming writer ==== */
 
 static void tmp_path(char *buf, size_t cap, const char *tag)
@@ -614,6 +738,8 @@ int main(void)
         cmocka_unit_test(test_stream_matches_memory),
         cmocka_unit_test(test_stream_errors),
         cmocka_unit_test(test_cache_q8_0_matches_writer),
+        cmocka_unit_test(test_llama_cpp_rows),
+        cmocka_unit_test(test_llama_cpp_model_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
