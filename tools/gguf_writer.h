@@ -410,8 +410,10 @@ static void gw__quantize_q4_0(const float *x, uint8_t *o, int64_t n)
    the weighted squared error sum w (scale*l + min - x)^2. As in ggml's make_qkx2_quants: spread
    [min(x, 0), max x] over a grid of nmax + rmin + k*rdelta steps for k = 0..nstep, round each
    value to its grid point, and for those levels solve the 2x2 least-squares problem for
-   (scale, min) exactly; keep the best. Unlike ggml we get each candidate's error from the
-   sums in closed form instead of a second pass over x. Returns scale; *neg_min = -min >= 0. */
+   (scale, min) exactly; keep the best. Like ggml, each grid starts at the best minimum found so
+   far rather than at min(x, 0), which is what gives llama-quantize's (lower) errors. Unlike
+   ggml we get each candidate's error from the sums in closed form instead of a second pass
+   over x. Returns scale; *neg_min = -min >= 0. */
 static float gw__fit_scale_min(const float *x, const float *w, int nmax, float rmin, float rdelta, int nstep,
                                float *neg_min)
 {
@@ -440,20 +442,22 @@ static float gw__fit_scale_min(const float *x, const float *w, int nmax, float r
     best_scale = (hi - lo) / (float)nmax;
     best_min = lo;
     best_err = -1;
-    for (k = -1; k <= nstep; k++) {
+    for (k = -1; k <= nstep && hi - best_min > 1e-30f; k++) {
         /* k = -1 is the plain grid with (scale, min) left as they are; the others are refitted */
-        float iscale = k < 0 ? (float)nmax / (hi - lo) : ((float)nmax + rmin + rdelta * (float)k) / (hi - lo);
+        float iscale = k < 0 ? (float)nmax / (hi - lo) : ((float)nmax + rmin + rdelta * (float)k) / (hi - best_min);
         /* eight independent partial sums: vectorizable without reassociating float adds */
         float fl[8] = {0}, fll[8] = {0}, flx[8] = {0};
         double sl = 0, sll = 0, slx = 0, det, s, m, err;
         int j;
         for (i = 0; i < n; i += 8)
             for (j = 0; j < 8; j++) {
-                /* 0 <= v <= nmax + rmin + rdelta*nstep: truncation rounds, and the clamp to
-                   nmax is arithmetic, not a branch, so that it vectorizes */
-                float v = iscale * (x[i + j] - lo), l, wl;
+                /* v <= nmax + rmin + rdelta*nstep, and v >= 0 but where the grid starts above
+                   min(x, 0): truncation rounds what is not clamped to 0, and the clamps are
+                   arithmetic, not branches, so that they vectorize */
+                float v = iscale * (x[i + j] - best_min), l, wl;
                 l = (float)(int)(v + 0.5f);
                 l -= (float)(l > (float)nmax) * (l - (float)nmax);
+                l -= (float)(l < 0.0f) * l;
                 wl = w[i + j] * l;
                 fl[j] += wl;
                 fll[j] += wl * l;
