@@ -77,8 +77,8 @@ ERRORS
 
 FILE FORMAT
     GGUF versions 2 and 3, little-endian, architecture "llama" with llama.cpp's key and tensor
-    names. Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K (ggml's block layouts), used
-    in place; the small norm vectors may be of any of them and are converted to float at load.
+    names. Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (ggml's block layouts),
+    used in place; the small norm vectors may be of any of them and are converted to float at load.
 
 KERNELS
     Each kernel has a scalar reference and, beside it, SIMD twins: AVX2/FMA/F16C, AVX-VNNI and
@@ -153,6 +153,7 @@ typedef enum swa_type {
     SWA_TYPE_Q4_0 = 2,
     SWA_TYPE_Q8_0 = 8,
     SWA_TYPE_Q4_K = 12,
+    SWA_TYPE_Q5_K = 13,
     SWA_TYPE_Q6_K = 14,
     SWA_TYPE_BF16 = 30
 } swa_type;
@@ -1320,10 +1321,10 @@ SWADEF swa_status swa_gguf_value_str(const swa_gguf_value *v, swa_str *out)
      F32, F16, BF16      x as float
      Q8_0, Q4_0          x quantized to blocks of 32 (swa__q8: x ~ d * q, q in -127..127),
                          placed in groups of 8 blocks (swa__q8g)
-     Q4_K, Q6_K          x quantized to swa__q8k blocks of 256, with the sums of each 16 q
+     Q4_K, Q5_K, Q6_K    x quantized to swa__q8k blocks of 256, with the sums of each 16 q
    so that a quantized dot product is an exact integer sum per block, scaled once (as ggml
    does). Weight layouts are ggml's: Q8_0 {f16 d; i8 q[32]}; Q4_0 {f16 d; u8 q[16]}, element j
-   the low nibble of q[j] and element j+16 the high one, minus 8; Q4_K and Q6_K as described at
+   the low nibble of q[j] and element j+16 the high one, minus 8; the K-quants as described at
    their kernels. */
 
 typedef struct swa__q8 {          /* 32 activations */
@@ -1564,6 +1565,38 @@ static float swa__dot_q4_k_ref(const void *row, const void *x, int64_t n)
     return sum;
 }
 
+/* Q5_K super-block (176 bytes): Q4_K's d, dmin and 12 bytes of scales and mins, then qh[32],
+   then Q4_K's 128 bytes of nibbles. Each quant gains a fifth bit: element l of sub-block j takes
+   bit j of qh[l], so q = nibble + 16 * bit is 0..31 and sub-block j is d*sc[j]*q - dmin*m[j]. */
+static int swa__q5k_quant(const uint8_t *w, int j, int l)   /* element l of sub-block j */
+{
+    uint8_t q = w[48 + 32 * (j / 2) + l];
+    return ((j & 1) ? q >> 4 : q & 15) | ((w[16 + l] >> j) & 1) << 4;
+}
+
+static float swa__dot_q5_k_ref(const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8k *a = (const swa__q8k *)x;
+    float sum = 0.0f;
+    int64_t i;
+    for (i = 0; i < n; i += 256, w += 176, a++) {
+        uint8_t sc[8], m[8];
+        int32_t sumi = 0, summ = 0;
+        int j, l;
+        swa__q4k_scales(w + 4, sc, m);
+        for (j = 0; j < 8; j++) {
+            int32_t s = 0;
+            for (l = 0; l < 32; l++) s += swa__q5k_quant(w, j, l) * a->q[32 * j + l];
+            sumi += sc[j] * s;
+            summ += m[j] * (a->bsum[2 * j] + a->bsum[2 * j + 1]);
+        }
+        sum += a->d * (swa__f16_to_f32(swa__load_u16(w)) * (float)sumi -
+                       swa__f16_to_f32(swa__load_u16(w + 2)) * (float)summ);
+    }
+    return sum;
+}
+
 /* Q6_K super-block (210 bytes): ql[128] low 4 bits, qh[64] high 2 bits, int8 scales[16], f16 d.
    In each half of 128 elements, element l of quarter k (l < 32) takes its low bits from
    ql[l + 32 (k & 1)] (low nibble for k < 2, high for k >= 2) and its high bits from bits
@@ -1655,6 +1688,20 @@ static void swa__dequant_q4_k_ref(const void *row, float *out, int64_t n)
             int sub = (int)(j / 32);
             out[i + j] = d * sc[sub] * (float)((sub & 1) ? q >> 4 : q & 15) - dmin * m[sub];
         }
+    }
+}
+
+static void swa__dequant_q5_k_ref(const void *row, float *out, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)row;
+    int64_t i;
+    int j, l;
+    for (i = 0; i < n; i += 256, b += 176) {
+        float d = swa__f16_to_f32(swa__load_u16(b)), dmin = swa__f16_to_f32(swa__load_u16(b + 2));
+        uint8_t sc[8], m[8];
+        swa__q4k_scales(b + 4, sc, m);
+        for (j = 0; j < 8; j++)
+            for (l = 0; l < 32; l++) out[i + 32 * j + l] = d * sc[j] * (float)swa__q5k_quant(b, j, l) - dmin * m[j];
     }
 }
 
@@ -1854,7 +1901,7 @@ static const swa__type_info swa__types[SWA__N_TYPES] = {
     {"Q2_K", 256, 84, 0, NULL, NULL, NULL, NULL},
     {"Q3_K", 256, 110, 0, NULL, NULL, NULL, NULL},
     {"Q4_K", 256, 144, SWA__ACT_Q8K, swa__dequant_q4_k_ref, swa__dot_q4_k_ref, NULL, NULL},
-    {"Q5_K", 256, 176, 0, NULL, NULL, NULL, NULL},
+    {"Q5_K", 256, 176, SWA__ACT_Q8K, swa__dequant_q5_k_ref, swa__dot_q5_k_ref, NULL, NULL},
     {"Q6_K", 256, 210, SWA__ACT_Q8K, swa__dequant_q6_k_ref, swa__dot_q6_k_ref, NULL, NULL},
     {"Q8_K", 256, 292, 0, NULL, NULL, NULL, NULL},
     {"IQ2_XXS", 256, 66, 0, NULL, NULL, NULL, NULL},
@@ -1963,9 +2010,9 @@ typedef struct swa__kernels {
    - float tiles (F32, F16, BF16 rows and F16/F32 keys) keep one 8-lane sum per (row, token)
      pair, with FMA: relative error within 1e-5 of the sum of |products|;
    - Q8_0 and Q4_0 dots scale each block's exact integer sum into a float lane (8 blocks to a
-     register): within 1e-5 of the sum of |block terms|; Q4_K and Q6_K keep a super-block's
-     integers exact in 8 lanes and scale them with one FMA (Q4_K's mins in the same one):
-     within 1e-6;
+     register): within 1e-5 of the sum of |block terms|; the K-quants keep a super-block's
+     integers exact in 8 lanes and scale them with one FMA (Q4_K's and Q5_K's mins in the same
+     one): within 1e-6;
    - activation quantization and the F16 conversion round exactly as the reference does:
      bit-identical. Tails shorter than a vector go through the same scalar loop. */
 
@@ -2356,6 +2403,105 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_q4_k_avx2(const void *row, const void *
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
+/* Q5_K: Q4_K's scales, mins and nibbles, and a fifth bit for every quant from qh. The
+   super-block is unpacked a group (64 elements) at a time, and each group meets every token of
+   the tile while its quants and scales are in registers: about 12 live vectors for 4 tokens,
+   where Q4_K's unpack-all-first takes more than the 16 there are. A token's sums gather in one
+   integer register per super-block, exact, and end in Q4_K's hadd and FMA; the integer work
+   does not depend on the other tokens, so neither does the result. The 1-token loop is a copy
+   of its own with nt = 1 known to the compiler, without the other tokens' tests. */
+
+/* Bit j of each byte of qh, moved to bit 4: the fifth bits of sub-block j. The shifts are 16
+   bits wide; the mask drops whatever crosses between bytes. */
+SWA__AVX2 SWA__INLINE __m256i swa__q5k_bits_avx2(__m256i qh, int j)
+{
+    const __m256i b = j < 4 ? _mm256_slli_epi16(qh, 4 - j) : j > 4 ? _mm256_srli_epi16(qh, j - 4) : qh;
+    return _mm256_and_si256(b, _mm256_set1_epi8(16));
+}
+
+/* The sums of up to 4 tokens, as one super-block goes by. */
+typedef struct swa__tile_sums_avx2 {
+    __m256i t0, t1, t2, t3;
+} swa__tile_sums_avx2;
+
+/* sum + a token's scaled products over one group: x holds its 64 activations, sl and sh the two
+   sub-blocks' scales as int16. maddubs stays within 2 * 31 * 127, madd within 2^21. */
+SWA__AVX2 SWA__INLINE __m256i swa__q5k_group_sum_avx2(__m256i sum, __m256i lo, __m256i hi, __m256i sl, __m256i sh,
+                                                     const int8_t *x)
+{
+    __m256i a = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)x)), sl);
+    __m256i b = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(x + 32))), sh);
+    return _mm256_add_epi32(sum, _mm256_add_epi32(a, b));
+}
+
+/* Group g of super-block w for the tile's tokens a[0..nt-1]: sub-block 2g is the low nibbles of
+   qs[32g..32g+31] with bit 2g of qh, 2g + 1 the high nibbles with bit 2g + 1; their scales are
+   int16 lanes 2g and 2g + 1 of sc16. g is a constant after inlining. */
+SWA__AVX2 SWA__INLINE swa__tile_sums_avx2
+swa__q5k_group_avx2(swa__tile_sums_avx2 s, const uint8_t *w, int g, __m256i sc16, __m256i qh, const swa__q8k *const *a,
+                    int nt)
+{
+    const __m256i low4 = _mm256_set1_epi8(15), raw = _mm256_loadu_si256((const __m256i *)(w + 48 + 32 * g));
+    const __m256i lo = _mm256_or_si256(_mm256_and_si256(raw, low4), swa__q5k_bits_avx2(qh, 2 * g));
+    const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
+                                       swa__q5k_bits_avx2(qh, 2 * g + 1));
+    const __m256i sl = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));
+    const __m256i sh = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
+    s.t0 = swa__q5k_group_sum_avx2(s.t0, lo, hi, sl, sh, a[0]->q + 64 * g);
+    if (nt > 1) s.t1 = swa__q5k_group_sum_avx2(s.t1, lo, hi, sl, sh, a[1]->q + 64 * g);
+    if (nt > 2) s.t2 = swa__q5k_group_sum_avx2(s.t2, lo, hi, sl, sh, a[2]->q + 64 * g);
+    if (nt > 3) s.t3 = swa__q5k_group_sum_avx2(s.t3, lo, hi, sl, sh, a[3]->q + 64 * g);
+    return s;
+}
+
+/* acc + a token's super-block: its scaled sums and its mins (neg_mins16: -m[j] for each
+   16-element sum of the activations) share one hadd and one FMA against [d d dmin dmin]. */
+SWA__AVX2 SWA__INLINE __m256 swa__q5k_finish_avx2(__m256 acc, __m256i sums, const swa__q8k *a, __m256i neg_mins16,
+                                                 __m256 d_dmin)
+{
+    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), neg_mins16);
+    return _mm256_fmadd_ps(_mm256_mul_ps(d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sums, mins)),
+                           acc);
+}
+
+SWA__AVX2 SWA__INLINE void swa__q5k_rows_avx2(const uint8_t *w, const uint8_t *x, size_t stride, int nt, int64_t n,
+                                              float *out)
+{
+    /* mins for the 16-element sums: m[j] for bsum[2 j] and bsum[2 j + 1] */
+    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    int64_t i;
+    for (i = 0; i < n / 256; i++, w += 176) {
+        const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
+        const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));   /* in both 128-bit lanes */
+        const __m256i neg_mins16 = _mm256_sub_epi16(_mm256_setzero_si256(),
+                                                    _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
+        const __m128 d_dmin4 = _mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)));
+        const __m256 d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(d_dmin4), _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)(w + 16));
+        const swa__q8k *a[SWA__TILE_TOKENS];   /* tokens past nt stand in as token 0, never read */
+        swa__tile_sums_avx2 s;
+        int t;
+        for (t = 0; t < SWA__TILE_TOKENS; t++) a[t] = (const swa__q8k *)(x + (t < nt ? t : 0) * stride) + i;
+        s.t0 = s.t1 = s.t2 = s.t3 = _mm256_setzero_si256();
+        s = swa__q5k_group_avx2(s, w, 0, sc16, qh, a, nt);
+        s = swa__q5k_group_avx2(s, w, 1, sc16, qh, a, nt);
+        s = swa__q5k_group_avx2(s, w, 2, sc16, qh, a, nt);
+        s = swa__q5k_group_avx2(s, w, 3, sc16, qh, a, nt);
+        c0 = swa__q5k_finish_avx2(c0, s.t0, a[0], neg_mins16, d_dmin);
+        if (nt > 1) c1 = swa__q5k_finish_avx2(c1, s.t1, a[1], neg_mins16, d_dmin);
+        if (nt > 2) c2 = swa__q5k_finish_avx2(c2, s.t2, a[2], neg_mins16, d_dmin);
+        if (nt > 3) c3 = swa__q5k_finish_avx2(c3, s.t3, a[3], neg_mins16, d_dmin);
+    }
+    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
+}
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_q5_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    if (nt == 1) swa__q5k_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, 1, n, out);
+    else swa__q5k_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, nt, n, out);
+}
+
 /* Q6_K: the quants are 0..63 here and the -32 comes back through the 16-element sums. Half h
    (128 elements) takes its low nibbles from ql and two high bits from qh; elements 32 j..
    32 j + 31 use scales 2 j and 2 j + 1. */
@@ -2406,8 +2552,10 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_q6_k_avx2(const void *row, const void *
 }
 
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q4_k_avx2, swa__row_dots_q4_k_avx2)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q5_k_avx2, swa__row_dots_q5_k_avx2)
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q6_k_avx2, swa__row_dots_q6_k_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_k_avx2, swa__dots_q4_k_avx2)
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q5_k_avx2, swa__dots_q5_k_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q6_k_avx2, swa__dots_q6_k_avx2)
 
 /* The largest |x| of 32 floats, and q = lrint(x * id) packed to bytes in order. */
@@ -3340,7 +3488,7 @@ SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q6_k_avx512, swa__dots_q6_k_avx512)
 /* ==== kernels (NEON) ====
    Chosen at compile time on AArch64. The same contracts as the AVX2 kernels: float dots keep
    4 x 4 partial sums with FMA (1e-5 of the sum of |products|); Q8_0 and Q4_0 add each block's
-   exact integer sum in float lanes (1e-5); Q4_K and Q6_K reduce each super-block's integers
+   exact integer sum in float lanes (1e-5); the K-quants reduce each super-block's integers
    exactly, then do the reference's float steps; quantization and the F16 conversion round to
    nearest even like the reference: bit-identical. Integer dots use the dot-product extension
    when the compiler targets it (__ARM_FEATURE_DOTPROD) and widening multiplies otherwise. */
@@ -3461,6 +3609,24 @@ SWA__DOTS_Q8_NEON(swa__dots_q4_0_neon, swa__dot_q4_0_neon, 18, SWA__UNPACK_Q4_0_
 /* K-quant rows against up to 4 tokens: a super-block's scales and quants are unpacked once,
    into 16 vectors in element order, and meet each token's quants with the steps the 1-token
    call takes (the 1-token call is this with nt = 1). */
+
+/* One token's term for a Q4_K or Q5_K super-block unpacked into q (sub-block j in q[2 j] and
+   q[2 j + 1], quants 0..31) with its scales, mins, d and dmin. */
+static float swa__k_term_neon(const int8x16_t *q, const uint8_t *sc, const uint8_t *m, float d, float dmin,
+                              const swa__q8k *a)
+{
+    int32x4_t acc = vdupq_n_s32(0);  /* scaled sums, lane by lane: one reduction at the end */
+    int32_t summ = 0;
+    int j;
+    for (j = 0; j < 8; j++) {
+        int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q[2 * j], vld1q_s8(a->q + 32 * j)),
+                                      q[2 * j + 1], vld1q_s8(a->q + 32 * j + 16));
+        acc = vmlaq_n_s32(acc, s, sc[j]);
+        summ += m[j] * (a->bsum[2 * j] + a->bsum[2 * j + 1]);
+    }
+    return a->d * (d * (float)vaddvq_s32(acc) - dmin * (float)summ);
+}
+
 static void swa__row_dots_q4_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     const uint8_t *w = (const uint8_t *)row;
@@ -3479,19 +3645,37 @@ static void swa__row_dots_q4_k_neon(const void *row, const void *x, size_t strid
             q[4 * g + 2] = vreinterpretq_s8_u8(vshrq_n_u8(r0, 4));
             q[4 * g + 3] = vreinterpretq_s8_u8(vshrq_n_u8(r1, 4));
         }
-        for (t = 0; t < nt; t++) {
-            const swa__q8k *a = (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride) + i;
-            int32x4_t acc = vdupq_n_s32(0);  /* scaled sums, lane by lane: one reduction at the end */
-            int32_t summ = 0;
-            int j;
-            for (j = 0; j < 8; j++) {
-                int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q[2 * j], vld1q_s8(a->q + 32 * j)),
-                                              q[2 * j + 1], vld1q_s8(a->q + 32 * j + 16));
-                acc = vmlaq_n_s32(acc, s, sc[j]);
-                summ += m[j] * (a->bsum[2 * j] + a->bsum[2 * j + 1]);
-            }
-            sum[t] += a->d * (d * (float)vaddvq_s32(acc) - dmin * (float)summ);
+        for (t = 0; t < nt; t++)
+            sum[t] += swa__k_term_neon(q, sc, m, d, dmin, (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride) + i);
+    }
+    for (t = 0; t < nt; t++) out[t] = sum[t];
+}
+
+/* Q5_K: Q4_K's nibbles with the fifth bits put beside them, bit j of qh[l] for element l of
+   sub-block j. With qh shifted right by 2 g, group g's bits are bits 0 and 1: vsli puts bit 0,
+   shifted up, above a low nibble; vsri puts a high nibble, shifted down, below bit 1 moved to 4. */
+static void swa__row_dots_q5_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const uint8x16_t one = vdupq_n_u8(1), two = vdupq_n_u8(2);
+    float sum[SWA__TILE_TOKENS] = {0.0f};
+    int64_t i;
+    int t, g;
+    for (i = 0; i < n / 256; i++, w += 176) {
+        const float d = swa__f16_to_f32(swa__load_u16(w)), dmin = swa__f16_to_f32(swa__load_u16(w + 2));
+        uint8_t sc[8], m[8];
+        int8x16_t q[16];                 /* sub-block j in q[2 j], q[2 j + 1] */
+        uint8x16_t h0 = vld1q_u8(w + 16), h1 = vld1q_u8(w + 32);   /* qh of elements 0..15, 16..31 */
+        swa__q4k_scales(w + 4, sc, m);
+        for (g = 0; g < 4; g++, h0 = vshrq_n_u8(h0, 2), h1 = vshrq_n_u8(h1, 2)) {
+            uint8x16_t r0 = vld1q_u8(w + 48 + 32 * g), r1 = vld1q_u8(w + 64 + 32 * g);
+            q[4 * g] = vreinterpretq_s8_u8(vsliq_n_u8(r0, vandq_u8(h0, one), 4));
+            q[4 * g + 1] = vreinterpretq_s8_u8(vsliq_n_u8(r1, vandq_u8(h1, one), 4));
+            q[4 * g + 2] = vreinterpretq_s8_u8(vsriq_n_u8(vshlq_n_u8(vandq_u8(h0, two), 3), r0, 4));
+            q[4 * g + 3] = vreinterpretq_s8_u8(vsriq_n_u8(vshlq_n_u8(vandq_u8(h1, two), 3), r1, 4));
         }
+        for (t = 0; t < nt; t++)
+            sum[t] += swa__k_term_neon(q, sc, m, d, dmin, (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride) + i);
     }
     for (t = 0; t < nt; t++) out[t] = sum[t];
 }
@@ -3533,8 +3717,10 @@ static void swa__row_dots_q6_k_neon(const void *row, const void *x, size_t strid
 }
 
 SWA__DOTS_FROM_ROW_DOTS(, swa__dots_q4_k_neon, swa__row_dots_q4_k_neon)
+SWA__DOTS_FROM_ROW_DOTS(, swa__dots_q5_k_neon, swa__row_dots_q5_k_neon)
 SWA__DOTS_FROM_ROW_DOTS(, swa__dots_q6_k_neon, swa__row_dots_q6_k_neon)
 SWA__DOT_FROM_DOTS(, swa__dot_q4_k_neon, swa__dots_q4_k_neon)
+SWA__DOT_FROM_DOTS(, swa__dot_q5_k_neon, swa__dots_q5_k_neon)
 SWA__DOT_FROM_DOTS(, swa__dot_q6_k_neon, swa__dots_q6_k_neon)
 
 static float swa__amax_neon(const float *x, int64_t n)
@@ -3826,6 +4012,8 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx2;
         k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx2;
         k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx2;
+        k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx2;
+        k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx2;
         k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx2;
         k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx2;
         k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx2;
@@ -3887,6 +4075,8 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_neon;
         k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_neon;
         k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_neon;
+        k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_neon;
+        k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_neon;
         k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_neon;
         k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_neon;
         k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_neon;
@@ -4285,7 +4475,7 @@ static swa_status swa__get_matrix(const swa_model *m, const char *name, int requ
     const swa_gguf_tensor *t = swa__find_tensor(m, name, required, n_in, n_out, &s, err);
     if (!t) return s;
     if (!swa__type_supported(t->type))
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K are)",
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K are)",
                          name, swa_type_name(t->type));
     if ((uintptr_t)t->data % (uintptr_t)(t->type == SWA_TYPE_F32 ? 4 : 2) != 0)
         return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not aligned for %s", name, swa_type_name(t->type));

@@ -71,7 +71,7 @@ static void random_row(uint32_t type, uint8_t *row, int64_t n)
         uint16_t d = random_scale(), dmin = random_scale();
         switch (type) {
         case SWA_TYPE_Q8_0: case SWA_TYPE_Q4_0: memcpy(blk, &d, 2); break;
-        case SWA_TYPE_Q4_K: memcpy(blk, &d, 2); memcpy(blk + 2, &dmin, 2); break;
+        case SWA_TYPE_Q4_K: case SWA_TYPE_Q5_K: memcpy(blk, &d, 2); memcpy(blk + 2, &dmin, 2); break;
         case SWA_TYPE_Q6_K: memcpy(blk + 208, &d, 2); break;
         default: break;
         }
@@ -280,8 +280,10 @@ static void run_quantized_dots(const swa__kernels *k)
         }
         for (s = 0; s < sizeof block256_counts / sizeof block256_counts[0]; s++) {
             check_block_dot(k, SWA_TYPE_Q4_K, 256 * block256_counts[s], off);
+            check_block_dot(k, SWA_TYPE_Q5_K, 256 * block256_counts[s], off);
             check_block_dot(k, SWA_TYPE_Q6_K, 256 * block256_counts[s], off);
             check_quantized_tiles(k, SWA_TYPE_Q4_K, 256 * block256_counts[s]);
+            check_quantized_tiles(k, SWA_TYPE_Q5_K, 256 * block256_counts[s]);
             check_quantized_tiles(k, SWA_TYPE_Q6_K, 256 * block256_counts[s]);
         }
     }

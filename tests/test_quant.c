@@ -1,6 +1,7 @@
 /* Quantization: the GGUF writer's K-quant blocks decode to hand-computed values; every type
    survives quantize -> dequantize within a stated error; the library's dequantizer gives the
-   same bits as the writer's independent one; the streaming writer writes the same bytes as the
+   same bits as the writer's independent one, and llama.cpp's values on a file llama.cpp
+   quantized (when ../shared is there); the streaming writer writes the same bytes as the
    in-memory one. */
 #define _POSIX_C_SOURCE 200809L   /* mkstemp */
 #define SWA_IMPLEMENTATION
@@ -66,6 +67,7 @@ static const char *type_name(uint32_t t)
     case GW_Q8_0: return "Q8_0";
     case GW_Q4_0: return "Q4_0";
     case GW_Q4_K: return "Q4_K";
+    case GW_Q5_K: return "Q5_K";
     case GW_Q6_K: return "Q6_K";
     default: return "?";
     }
@@ -116,6 +118,50 @@ static void test_q4_k_hand_block(void **state)
     assert_true(y[255] == 204.5f);
 }
 
+/* One Q5_K block: Q4_K's d, dmin, scales, mins and qs above, and qh[l] = (29l + 11) mod 256.
+   Element e = 64g + k (k < 64) is element l = k % 32 of sub-block s = 2g + (k >= 32): its
+   nibble as in Q4_K, plus 16 when bit s of qh[l] is set. */
+static void test_q5_k_hand_block(void **state)
+{
+    static const uint8_t packed[12] = {1, 81, 161, 255, 0, 73, 104, 255, 53, 4, 255, 46};
+    static const int sc[8] = {1, 17, 33, 63, 5, 20, 47, 62}, mn[8] = {0, 9, 40, 63, 3, 16, 31, 50};
+    uint8_t b[176];
+    float y[256];
+    int e, i;
+    (void)state;
+    assert_int_equal(gw_row_bytes(GW_Q5_K, 256), 176);
+    put_f16(b, 0x3800);            /* 0.5 */
+    put_f16(b + 2, 0x3400);        /* 0.25 */
+    memcpy(b + 4, packed, 12);
+    for (i = 0; i < 32; i++) b[16 + i] = (uint8_t)(29 * i + 11);
+    for (i = 0; i < 128; i++) b[48 + i] = (uint8_t)(7 * i + 3);
+    assert_int_equal(gw_dequant_row(GW_Q5_K, b, y, 256), 0);
+
+    for (e = 0; e < 256; e++) {
+        int g = e / 64, k = e % 64, s = 2 * g + (k >= 32), l = k % 32;
+        int q = (k < 32 ? b[48 + 32 * g + l] & 15 : b[48 + 32 * g + l] >> 4) + 16 * ((b[16 + l] >> s) & 1);
+        float want = 0.5f * (float)sc[s] * (float)q - 0.25f * (float)mn[s];
+        if (y[e] != want) fail_msg("Q5_K element %d: got %g, want %g (sub-block %d, q %d)", e, y[e], want, s, q);
+    }
+    /* worked out in full:
+       e = 0:   qs[0]   =   3 low   3, qh[0]  =  11 bit 0 = 1: q = 19, 0.5*1*19  - 0.25*0  =   9.5
+       e = 45:  qs[13]  =  94 high  5, qh[13] = 132 bit 1 = 0: q =  5, 0.5*17*5  - 0.25*9  =  40.25
+       e = 100: qs[36]  = 255 high 15, qh[4]  = 127 bit 3 = 1: q = 31, 0.5*63*31 - 0.25*63 = 960.75
+       e = 200: qs[104] = 219 low  11, qh[8]  = 243 bit 6 = 1: q = 27, 0.5*47*27 - 0.25*31 = 626.75
+       e = 255: qs[127] = 124 high  7, qh[31] = 142 bit 7 = 1: q = 23, 0.5*62*23 - 0.25*50 = 700.5 */
+    assert_true(y[0] == 9.5f);
+    assert_true(y[45] == 40.25f);
+    assert_true(y[100] == 960.75f);
+    assert_true(y[200] == 626.75f);
+    assert_true(y[255] == 700.5f);
+    /* and the library reads the block the same way */
+    {
+        float z[256];
+        assert_int_equal(swa_dequantize_row(SWA_TYPE_Q5_K, b, z, 256), SWA_OK);
+        assert_memory_equal(y, z, sizeof y);
+    }
+}
+
 /* One Q6_K block: ql[i] = (11i + 5) mod 256, qh[i] = (37i + 1) mod 256, d = 0.25, scales
    {1, -2, 3, -4, 5, -6, 7, -8, 127, -128, 10, -10, 20, -20, 64, -64}. Element e lies in half
    h = e / 128; there k = e % 128 is c = k / 32 (0..3), l = k % 32; its low 4 bits are nibble
@@ -159,11 +205,11 @@ static void test_q6_k_hand_block(void **state)
 /* ==== (b) round trips ==== */
 
 /* Bounds on the RMS error for unit Gaussian data, per type. Measured over 2^22 values:
-   F16 2.1e-4, BF16 1.7e-3, Q8_0 5.4e-3, Q6_K 1.77e-2, Q4_K 7.2e-2, Q4_0 8.6e-2. Each bound
-   leaves room for the spread of a single row of 256. */
+   F16 2.1e-4, BF16 1.7e-3, Q8_0 5.4e-3, Q6_K 1.77e-2, Q5_K 3.6e-2, Q4_K 7.1e-2, Q4_0 8.6e-2.
+   Each bound leaves room for the spread of a single row of 256. */
 static const struct { uint32_t type; double bound; } round_trip[] = {
     {GW_F32, 0.0}, {GW_F16, 3e-4}, {GW_BF16, 2.5e-3}, {GW_Q8_0, 7e-3},
-    {GW_Q6_K, 0.023}, {GW_Q4_K, 0.09}, {GW_Q4_0, 0.11},
+    {GW_Q6_K, 0.023}, {GW_Q5_K, 0.047}, {GW_Q4_K, 0.09}, {GW_Q4_0, 0.11},
 };
 
 static double rms_error(uint32_t type, const float *x, int64_t n, float *y, uint8_t *q)
@@ -185,7 +231,7 @@ static void test_round_trips(void **state)
     static const int64_t lengths[3] = {256, 512, 4096};
     float *x = (float *)malloc(4096 * sizeof *x), *y = (float *)malloc(4096 * sizeof *y);
     uint8_t *q = (uint8_t *)malloc(4096 * 4);
-    double at4096[7];
+    double at4096[8];
     size_t t;
     int li, seed;
     (void)state;
@@ -209,8 +255,8 @@ static void test_round_trips(void **state)
         print_message("%-5s worst RMS error over 8 rows of 4096 unit Gaussians: %.5f (bound %.5f)\n",
                       type_name(type), at4096[t], round_trip[t].bound);
     }
-    /* more bits, less error: F32 < F16 < BF16 < Q8_0 < Q6_K < Q4_K < Q4_0 */
-    for (t = 1; t < 7; t++) assert_true(at4096[t - 1] < at4096[t]);
+    /* more bits, less error: F32 < F16 < BF16 < Q8_0 < Q6_K < Q5_K < Q4_K < Q4_0 */
+    for (t = 1; t < 8; t++) assert_true(at4096[t - 1] < at4096[t]);
     free(x);
     free(y);
     free(q);
@@ -221,12 +267,12 @@ static void test_round_trips(void **state)
    scale itself is a subnormal half and the error grows; that is the format, not the code.) */
 static void test_awkward_rows(void **state)
 {
-    static const uint32_t types[6] = {GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0, GW_Q4_K, GW_Q6_K};
+    static const uint32_t types[7] = {GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0, GW_Q4_K, GW_Q5_K, GW_Q6_K};
     float x[512], y[512];
     uint8_t q[512 * 4];
     int t, i, kind;
     (void)state;
-    for (t = 0; t < 6; t++) {
+    for (t = 0; t < 7; t++) {
         for (kind = 0; kind < 5; kind++) {
             double amax = 0, e;
             for (i = 0; i < 512; i++) {
@@ -258,12 +304,12 @@ static void test_awkward_rows(void **state)
    other blocks of the row must come back as usual. */
 static void test_non_finite_rows(void **state)
 {
-    static const uint32_t types[6] = {GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0, GW_Q4_K, GW_Q6_K};
+    static const uint32_t types[7] = {GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0, GW_Q4_K, GW_Q5_K, GW_Q6_K};
     float x[512], y[512];
     uint8_t q[512 * 4];
     int t, i;
     (void)state;
-    for (t = 0; t < 6; t++) {
+    for (t = 0; t < 7; t++) {
         gaussian(x, 512, 99);
         x[3] = NAN;
         x[100] = INFINITY;
@@ -303,6 +349,8 @@ static void test_bad_lengths(void **state)
     assert_int_equal(gw_row_bytes(GW_Q4_K, 255), 0);
     assert_int_equal(gw_row_bytes(GW_Q6_K, 288), 0);
     assert_int_equal(gw_row_bytes(GW_Q4_K, 512), 288);
+    assert_int_equal(gw_row_bytes(GW_Q5_K, 512), 352);
+    assert_int_equal(gw_row_bytes(GW_Q5_K, 320), 0);
     assert_int_equal(gw_row_bytes(GW_Q6_K, 512), 420);
     assert_int_equal(gw_row_bytes(7, 256), 0);
     assert_int_equal(gw_dequant_row(GW_Q4_K, q, y, 288), -1);
@@ -338,17 +386,18 @@ static void compare_type(uint32_t type, int seeds)
 {
     static float x[4096];
     static uint8_t row[4096 * 4];
-    size_t rb = gw_row_bytes(type, 4096), blk = type == GW_Q4_K ? 144 : type == GW_Q6_K ? 210 : 0, i;
+    size_t rb = gw_row_bytes(type, 4096), i;
+    size_t blk = type == GW_Q4_K ? 144 : type == GW_Q5_K ? 176 : type == GW_Q6_K ? 210 : 0;
     int seed;
     for (seed = 0; seed < seeds; seed++) {
         random_bytes(row, rb, (uint64_t)seed + 11);
         for (i = 0; blk && i < rb; i += blk) {
             uint16_t h;
-            size_t at = type == GW_Q4_K ? 0 : 208;
+            size_t at = type == GW_Q6_K ? 208 : 0;
             memcpy(&h, row + i + at, 2);
             h &= 0xbbff;                             /* clear an exponent bit: finite */
             memcpy(row + i + at, &h, 2);
-            if (type == GW_Q4_K) {
+            if (type != GW_Q6_K) {                     /* dmin */
                 memcpy(&h, row + i + 2, 2);
                 h &= 0xbbff;
                 memcpy(row + i + 2, &h, 2);
@@ -379,7 +428,131 @@ static void test_library_agrees_k_quants(void **state)
 {
     (void)state;
     compare_type(GW_Q4_K, 16);
+    compare_type(GW_Q5_K, 16);
     compare_type(GW_Q6_K, 16);
+}
+
+/* ==== (d) llama.cpp's own Q5_K and Q6_K data ==== */
+
+/* peer-Q5_K_M.gguf was quantized by llama.cpp's llama-quantize (Q5_K matrices, Q6_K for the
+   classifier and two others); tests/data/quant_ref.txt holds rows of it as llama.cpp's Python
+   package dequantizes them (tools/ref_dequant.py wrote it): each row's sum, sum of squares and
+   first and last 8 values. swa_dequantize_row must give the same: 1e-6 relative per value (both
+   compute d*sc*q - dmin*m with one rounding per operation, so they should be equal), and the sums
+   within 1e-6 of sum |v|. */
+#define PEER_Q5_K_M "../shared/models/quant/peer-Q5_K_M.gguf"
+#define QUANT_REF "tests/data/quant_ref.txt"
+
+static void test_llama_cpp_rows(void **state)
+{
+    swa_gguf *g;
+    swa_error err;
+    const swa_gguf_tensor *t = NULL;
+    FILE *f;
+    char line[4096];
+    float *y = NULL;
+    int n_tensors = 0, n_rows = 0, n_values = 0, n_exact = 0;
+    (void)state;
+    if (access(PEER_Q5_K_M, R_OK) != 0) {
+        print_message("%s is absent: skipping the comparison with llama.cpp's dequantized rows\n", PEER_Q5_K_M);
+        skip();
+    }
+    if (swa_gguf_open(PEER_Q5_K_M, &g, &err) != SWA_OK) fail_msg("%s", err.msg);
+    f = fopen(QUANT_REF, "r");
+    if (!f) fail_msg("%s: cannot open (run the tests from the repository's top folder)", QUANT_REF);
+    while (fgets(line, sizeof line, f)) {
+        char name[128], type[16], *p, *end;
+        long long ne0, ne1, r;
+        double sum, sumsq, got_sum = 0, got_sumsq = 0, abs_sum = 0;
+        int64_t i;
+        int k;
+        if (line[0] == '#') continue;
+        if (sscanf(line, "tensor %127s %15s %lld %lld", name, type, &ne0, &ne1) == 4) {
+            int64_t at = swa_gguf_tensor_find(g, name);
+            if (at < 0) fail_msg("%s: no tensor %s", PEER_Q5_K_M, name);
+            t = swa_gguf_tensor_at(g, at);
+            assert_string_equal(swa_type_name(t->type), type);
+            assert_true(t->ne[0] == ne0 && t->ne[1] == ne1);
+            free(y);
+            y = (float *)malloc(sizeof(float) * (size_t)ne0);
+            n_tensors++;
+            continue;
+        }
+        assert_non_null(t);
+        if (sscanf(line, "row %lld %lf %lf", &r, &sum, &sumsq) != 3) fail_msg("%s: cannot read \"%s\"", QUANT_REF, line);
+        assert_true(r >= 0 && r < t->ne[1]);
+        assert_int_equal(swa_dequantize_row(t->type, (const uint8_t *)t->data + (size_t)r * (t->nbytes / (uint64_t)t->ne[1]),
+                                            y, t->ne[0]), SWA_OK);
+        for (i = 0; i < t->ne[0]; i++) {
+            got_sum += y[i];
+            got_sumsq += (double)y[i] * y[i];
+            abs_sum += fabs(y[i]);
+        }
+        if (fabs(got_sum - sum) > 1e-6 * abs_sum || fabs(got_sumsq - sumsq) > 1e-6 * sumsq)
+            fail_msg("%s row %lld: sum %.9g, sum of squares %.9g; llama.cpp's %.9g, %.9g", swa_type_name(t->type), r,
+                     got_sum, got_sumsq, sum, sumsq);
+        p = line;
+        for (k = 0; k < 4; k++) p = strchr(p, ' ') + 1;     /* past "row", the index and the two sums */
+        for (k = 0; k < 16; k++, p = end) {
+            float want = strtof(p, &end), v = y[k < 8 ? k : t->ne[0] - 16 + k];
+            if (end == p) fail_msg("%s: row %lld has fewer than 16 values", QUANT_REF, r);
+            if (fabsf(v - want) > 1e-6f * fabsf(want))
+                fail_msg("%s row %lld value %d: %.9g, llama.cpp's %.9g", swa_type_name(t->type), r, k, v, want);
+            n_exact += v == want;
+            n_values++;
+        }
+        n_rows++;
+    }
+    fclose(f);
+    free(y);
+    swa_gguf_close(g);
+    assert_true(n_tensors >= 2 && n_rows >= 2 * n_tensors);
+    print_message("%d rows of %d tensors agree with llama.cpp's dequantization; %d of %d values bit for bit\n", n_rows,
+                  n_tensors, n_exact, n_values);
+}
+
+/* The whole file loads and runs: a few tokens with the best kernels and with the reference give
+   finite logits that agree closely (both take the same 8-bit activations and exact integer sums). */
+static void test_llama_cpp_model_runs(void **state)
+{
+    static const int32_t tok[6] = {1, 300, 301, 72, 105, 33};
+    swa_ctx_config cfg;
+    swa_model *m;
+    swa_ctx *c;
+    swa_error err;
+    const float *logits;
+    float *first = (float *)malloc(sizeof(float) * 512);
+    double max_abs = 0, max_diff = 0;
+    int kern, i;
+    (void)state;
+    if (access(PEER_Q5_K_M, R_OK) != 0) {
+        print_message("%s is absent: skipping\n", PEER_Q5_K_M);
+        skip();
+    }
+    if (swa_model_load(PEER_Q5_K_M, &m, &err) != SWA_OK) fail_msg("%s", err.msg);
+    for (kern = 0; kern < 2; kern++) {
+        memset(&cfg, 0, sizeof cfg);
+        cfg.kernels = kern ? SWA_KERNELS_REF : SWA_KERNELS_BEST;
+        cfg.n_threads = 2;
+        if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("%s", err.msg);
+        if (swa_ctx_eval(c, tok, 4, &logits, &err) != SWA_OK || swa_ctx_eval(c, tok + 4, 1, &logits, &err) != SWA_OK ||
+            swa_ctx_eval(c, tok + 5, 1, &logits, &err) != SWA_OK)
+            fail_msg("%s", err.msg);
+        for (i = 0; i < 512; i++) {
+            if (!isfinite(logits[i])) fail_msg("%s kernels: logit %d is %g", swa_ctx_kernels(c), i, logits[i]);
+            if (kern == 0) {
+                first[i] = logits[i];
+                if (fabs(logits[i]) > max_abs) max_abs = fabs(logits[i]);
+            } else if (fabs(logits[i] - first[i]) > max_diff) {
+                max_diff = fabs(logits[i] - first[i]);
+            }
+        }
+        swa_ctx_free(c);
+    }
+    if (max_diff > 1e-5 * max_abs) fail_msg("best and ref kernels differ by %g (largest logit %g)", max_diff, max_abs);
+    print_message("6 tokens: logits finite; best and ref kernels within %.2g (largest logit %.3g)\n", max_diff, max_abs);
+    swa_model_free(m);
+    free(first);
 }
 
 /* ==== the streaming writer ==== */
@@ -425,6 +598,7 @@ static const struct { const char *name; uint32_t type, n_dims; int64_t ne[3]; } 
     {"a.bf16", GW_BF16, 2, {32, 3, 1}},      {"a.q8_0", GW_Q8_0, 2, {96, 7, 1}},
     {"a.q4_0", GW_Q4_0, 3, {64, 2, 3}},      {"a.q4_k", GW_Q4_K, 2, {512, 5, 1}},
     {"a.q6_k", GW_Q6_K, 2, {256, 4, 1}},     {"b.q4_k", GW_Q4_K, 2, {256, 1, 1}},
+    {"a.q5_k", GW_Q5_K, 2, {768, 3, 1}},
 };
 #define N_STREAM (sizeof stream_tensors / sizeof stream_tensors[0])
 
@@ -553,6 +727,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_q4_k_hand_block),
+        cmocka_unit_test(test_q5_k_hand_block),
         cmocka_unit_test(test_q6_k_hand_block),
         cmocka_unit_test(test_round_trips),
         cmocka_unit_test(test_awkward_rows),
@@ -563,6 +738,8 @@ int main(void)
         cmocka_unit_test(test_stream_matches_memory),
         cmocka_unit_test(test_stream_errors),
         cmocka_unit_test(test_cache_q8_0_matches_writer),
+        cmocka_unit_test(test_llama_cpp_rows),
+        cmocka_unit_test(test_llama_cpp_model_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

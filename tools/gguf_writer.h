@@ -27,13 +27,16 @@
      Q4_K   256 per block {f16 d, dmin; u8 scales[12]; u8 qs[128]}: 8 sub-blocks of 32, each
             x = d*sc*q - dmin*m with 6-bit sc, m packed as ggml's get_scale_min_k4 reads them
             and q in 0..15; qs[32g+l] holds element 64g+l (low nibble) and 64g+32+l (high)  144
+     Q5_K   256 per block {f16 d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}: Q4_K with q in
+            0..31, its fifth bit for element l of sub-block s in bit s of qh[l]             176
      Q6_K   256 per block {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}: 16 sub-blocks of 16,
             x = d*scales[s]*(q-32) with q in 0..63 split into ql (4 bits) and qh (2 bits) with
             ggml's interleave (see gw__dequant_q6_k)                                    210
    The K-quant scales come from a weighted least-squares search per sub-block in the manner of
-   ggml's make_qkx2_quants (Q4_K) and make_qx_quants (Q6_K), written anew: the files are valid
-   for ggml, but not byte-identical to llama-quantize's. gw_dequant_row turns every type back
-   into floats; it is written independently of swa.h, so tests can check one against the other. */
+   ggml's make_qkx2_quants (Q4_K, Q5_K) and make_qx_quants (Q6_K), written anew: the files are
+   valid for ggml, but not byte-identical to llama-quantize's. gw_dequant_row turns every type
+   back into floats; it is written independently of swa.h, so tests can check one against the
+   other. */
 #ifndef GGUF_WRITER_H
 #define GGUF_WRITER_H
 
@@ -41,7 +44,8 @@
 #include <stdint.h>
 
 enum {                                                                        /* ggml type ids */
-    GW_F32 = 0, GW_F16 = 1, GW_Q4_0 = 2, GW_Q8_0 = 8, GW_Q4_K = 12, GW_Q6_K = 14, GW_BF16 = 30
+    GW_F32 = 0, GW_F16 = 1, GW_Q4_0 = 2, GW_Q8_0 = 8, GW_Q4_K = 12, GW_Q5_K = 13, GW_Q6_K = 14,
+    GW_BF16 = 30
 };
 enum {                                                                        /* GGUF value types */
     GW_U8 = 0, GW_I8, GW_U16, GW_I16, GW_U32, GW_I32, GW_F32V, GW_BOOL, GW_STRING, GW_ARRAY,
@@ -95,7 +99,7 @@ int  gw_stream_close(gw_writer *w);
 uint64_t gw_data_size(const gw_writer *w);   /* bytes of tensor data declared or added so far */
 
 /* Converters, usable on their own. n must be a multiple of the block: 32 for Q8_0 and Q4_0,
-   256 for Q4_K and Q6_K. */
+   256 for the K-quants. */
 uint16_t gw_f32_to_f16(float f);
 uint16_t gw_f32_to_bf16(float f);
 float    gw_f16_to_f32(uint16_t h);
@@ -103,9 +107,9 @@ float    gw_bf16_to_f32(uint16_t h);
 size_t   gw_row_bytes(uint32_t type, int64_t n);             /* 0: not a type above, or n not whole blocks */
 void     gw_convert_row(uint32_t type, const float *x, void *out, int64_t n);
 /* The reference dequantizer: n values of a row of `type` back to floats. -1 if gw_row_bytes
-   would be 0. For the K-quants it computes d*sc*q - dmin*m (Q4_K) and d*sc*q (Q6_K) in ggml's
-   order, products first and one rounding per operation, so a correct dequantizer that follows
-   ggml's dequantize_row_* gives the same bits. */
+   would be 0. For the K-quants it computes d*sc*q - dmin*m (Q4_K, Q5_K) and d*sc*q (Q6_K) in
+   ggml's order, products first and one rounding per operation, so a correct dequantizer that
+   follows ggml's dequantize_row_* gives the same bits. */
 int      gw_dequant_row(uint32_t type, const void *src, float *dst, int64_t n);
 
 #endif /* GGUF_WRITER_H */
@@ -400,14 +404,16 @@ static void gw__quantize_q4_0(const float *x, uint8_t *o, int64_t n)
     }
 }
 
-/* ==== Q4_K ==== */
+/* ==== Q4_K and Q5_K ==== */
 
 /* Fit the n values x of one sub-block as scale * l + min, l in 0..nmax, min <= 0, minimising
    the weighted squared error sum w (scale*l + min - x)^2. As in ggml's make_qkx2_quants: spread
    [min(x, 0), max x] over a grid of nmax + rmin + k*rdelta steps for k = 0..nstep, round each
    value to its grid point, and for those levels solve the 2x2 least-squares problem for
-   (scale, min) exactly; keep the best. Unlike ggml we get each candidate's error from the
-   sums in closed form instead of a second pass over x. Returns scale; *neg_min = -min >= 0. */
+   (scale, min) exactly; keep the best. Like ggml, each grid starts at the best minimum found so
+   far rather than at min(x, 0), which is what gives llama-quantize's (lower) errors. Unlike
+   ggml we get each candidate's error from the sums in closed form instead of a second pass
+   over x. Returns scale; *neg_min = -min >= 0. */
 static float gw__fit_scale_min(const float *x, const float *w, int nmax, float rmin, float rdelta, int nstep,
                                float *neg_min)
 {
@@ -436,20 +442,22 @@ static float gw__fit_scale_min(const float *x, const float *w, int nmax, float r
     best_scale = (hi - lo) / (float)nmax;
     best_min = lo;
     best_err = -1;
-    for (k = -1; k <= nstep; k++) {
+    for (k = -1; k <= nstep && hi - best_min > 1e-30f; k++) {
         /* k = -1 is the plain grid with (scale, min) left as they are; the others are refitted */
-        float iscale = k < 0 ? (float)nmax / (hi - lo) : ((float)nmax + rmin + rdelta * (float)k) / (hi - lo);
+        float iscale = k < 0 ? (float)nmax / (hi - lo) : ((float)nmax + rmin + rdelta * (float)k) / (hi - best_min);
         /* eight independent partial sums: vectorizable without reassociating float adds */
         float fl[8] = {0}, fll[8] = {0}, flx[8] = {0};
         double sl = 0, sll = 0, slx = 0, det, s, m, err;
         int j;
         for (i = 0; i < n; i += 8)
             for (j = 0; j < 8; j++) {
-                /* 0 <= v <= nmax + rmin + rdelta*nstep: truncation rounds, and the clamp to
-                   nmax is arithmetic, not a branch, so that it vectorizes */
-                float v = iscale * (x[i + j] - lo), l, wl;
+                /* v <= nmax + rmin + rdelta*nstep, and v >= 0 but where the grid starts above
+                   min(x, 0): truncation rounds what is not clamped to 0, and the clamps are
+                   arithmetic, not branches, so that they vectorize */
+                float v = iscale * (x[i + j] - best_min), l, wl;
                 l = (float)(int)(v + 0.5f);
                 l -= (float)(l > (float)nmax) * (l - (float)nmax);
+                l -= (float)(l < 0.0f) * l;
                 wl = w[i + j] * l;
                 fl[j] += wl;
                 fll[j] += wl * l;
@@ -484,52 +492,78 @@ static float gw__fit_scale_min(const float *x, const float *w, int nmax, float r
     return best_scale;
 }
 
-/* 256 values: 8 sub-blocks of 32, each fitted with its own scale and minimum; those 16 numbers
-   are then quantized to 6 bits against the block's largest scale (d) and minimum (dmin), and
-   the values are quantized once more against the scales as stored. The 6-bit numbers are
-   packed the way ggml's get_scale_min_k4 unpacks them: bytes 0-3 hold sc[0..3] in their low 6
-   bits, bytes 4-7 m[0..3]; bytes 8-11 hold the low nibbles of sc[4..7] (bits 0-3) and of
-   m[4..7] (bits 4-7), and the top 2 bits of sc[4+j] and m[4+j] sit in bits 6-7 of bytes j
-   and 4+j. */
+/* Q4_K and Q5_K, 256 values: 8 sub-blocks of 32, each fitted with its own scale and minimum
+   (levels 0..nmax; rmin and nstep as ggml sets them for the type); those 16 numbers are then
+   quantized to 6 bits against the block's largest scale (d) and minimum (dmin), and the values
+   are quantized once more, to L[256], against the scales as stored. o gets d, dmin and the 12
+   bytes of 6-bit numbers, packed the way ggml's get_scale_min_k4 unpacks them: bytes 0-3 hold
+   sc[0..3] in their low 6 bits, bytes 4-7 m[0..3]; bytes 8-11 hold the low nibbles of sc[4..7]
+   (bits 0-3) and of m[4..7] (bits 4-7), and the top 2 bits of sc[4+j] and m[4+j] sit in bits
+   6-7 of bytes j and 4+j. */
+static void gw__quantize_k_levels(const float *x, int nmax, float rmin, int nstep, uint8_t *o, uint8_t *L)
+{
+    float scale[8], neg_min[8], w[32], max_scale = 0, max_min = 0, d, dmin;
+    uint8_t sc[8], mn[8], *sb = o + 4;
+    int j, l;
+    for (j = 0; j < 8; j++) {
+        const float *xs = x + 32 * j;
+        float ss = 0, rms;
+        for (l = 0; l < 32; l++) ss += xs[l] * xs[l];
+        rms = sqrtf(ss / 32);
+        /* ggml's weights: every value counts, large ones more */
+        for (l = 0; l < 32; l++) w[l] = rms + fabsf(xs[l]);
+        scale[j] = gw__fit_scale_min(xs, w, nmax, rmin, 0.1f, nstep, &neg_min[j]);
+        if (scale[j] > max_scale) max_scale = scale[j];
+        if (neg_min[j] > max_min) max_min = neg_min[j];
+    }
+    d = gw__half_round(max_scale / 63);
+    dmin = gw__half_round(max_min / 63);
+    gw__store_f16(o, max_scale / 63);
+    gw__store_f16(o + 2, max_min / 63);
+    for (j = 0; j < 8; j++) {
+        sc[j] = (uint8_t)(d > 0 ? gw__quant(scale[j] / d, 0, 63) : 0);
+        mn[j] = (uint8_t)(dmin > 0 ? gw__quant(neg_min[j] / dmin, 0, 63) : 0);
+    }
+    for (j = 0; j < 4; j++) {
+        sb[j] = (uint8_t)(sc[j] | ((sc[j + 4] >> 4) << 6));
+        sb[j + 4] = (uint8_t)(mn[j] | ((mn[j + 4] >> 4) << 6));
+        sb[j + 8] = (uint8_t)((sc[j + 4] & 15) | ((mn[j + 4] & 15) << 4));
+    }
+    for (j = 0; j < 8; j++) {
+        float step = d * (float)sc[j], off = dmin * (float)mn[j], inv = step > 0 ? 1.0f / step : 0.0f;
+        for (l = 0; l < 32; l++) L[32 * j + l] = (uint8_t)gw__quant((x[32 * j + l] + off) * inv, 0, nmax);
+    }
+}
+
+/* Sub-block j is the low (j even) or high (j odd) nibbles of qs[32*(j/2) ..]. */
 static void gw__quantize_q4_k(const float *x, uint8_t *o, int64_t n)
 {
     int64_t b;
     for (b = 0; b < n; b += 256, x += 256, o += 144) {
-        float scale[8], neg_min[8], w[32], max_scale = 0, max_min = 0, d, dmin;
-        uint8_t sc[8], mn[8], *sb = o + 4, *qs = o + 16;
+        uint8_t L[256], *qs = o + 16;
         int j, l;
-        for (j = 0; j < 8; j++) {
-            const float *xs = x + 32 * j;
-            float ss = 0, rms;
-            for (l = 0; l < 32; l++) ss += xs[l] * xs[l];
-            rms = sqrtf(ss / 32);
-            /* ggml's weights: every value counts, large ones more */
-            for (l = 0; l < 32; l++) w[l] = rms + fabsf(xs[l]);
-            scale[j] = gw__fit_scale_min(xs, w, 15, -1.0f, 0.1f, 20, &neg_min[j]);
-            if (scale[j] > max_scale) max_scale = scale[j];
-            if (neg_min[j] > max_min) max_min = neg_min[j];
-        }
-        d = gw__half_round(max_scale / 63);
-        dmin = gw__half_round(max_min / 63);
-        gw__store_f16(o, max_scale / 63);
-        gw__store_f16(o + 2, max_min / 63);
-        for (j = 0; j < 8; j++) {
-            sc[j] = (uint8_t)(d > 0 ? gw__quant(scale[j] / d, 0, 63) : 0);
-            mn[j] = (uint8_t)(dmin > 0 ? gw__quant(neg_min[j] / dmin, 0, 63) : 0);
-        }
-        for (j = 0; j < 4; j++) {
-            sb[j] = (uint8_t)(sc[j] | ((sc[j + 4] >> 4) << 6));
-            sb[j + 4] = (uint8_t)(mn[j] | ((mn[j + 4] >> 4) << 6));
-            sb[j + 8] = (uint8_t)((sc[j + 4] & 15) | ((mn[j + 4] & 15) << 4));
-        }
+        gw__quantize_k_levels(x, 15, -1.0f, 20, o, L);
         memset(qs, 0, 128);
-        for (j = 0; j < 8; j++) {
-            float step = d * (float)sc[j], off = dmin * (float)mn[j], inv = step > 0 ? 1.0f / step : 0.0f;
-            /* sub-block j is the low (j even) or high (j odd) nibbles of qs[32*(j/2) ..] */
-            uint8_t *q = qs + 32 * (j / 2);
-            int shift = 4 * (j % 2);
-            for (l = 0; l < 32; l++) q[l] |= (uint8_t)(gw__quant((x[32 * j + l] + off) * inv, 0, 15) << shift);
-        }
+        for (j = 0; j < 8; j++)
+            for (l = 0; l < 32; l++) qs[32 * (j / 2) + l] |= (uint8_t)(L[32 * j + l] << (4 * (j % 2)));
+    }
+}
+
+/* Q4_K's nibbles from the low 4 bits of each level; the fifth bit of element l of sub-block j
+   is bit j of qh[l]. */
+static void gw__quantize_q5_k(const float *x, uint8_t *o, int64_t n)
+{
+    int64_t b;
+    for (b = 0; b < n; b += 256, x += 256, o += 176) {
+        uint8_t L[256], *qh = o + 16, *qs = o + 48;
+        int j, l;
+        gw__quantize_k_levels(x, 31, -0.5f, 15, o, L);
+        memset(qh, 0, 32 + 128);
+        for (j = 0; j < 8; j++)
+            for (l = 0; l < 32; l++) {
+                qs[32 * (j / 2) + l] |= (uint8_t)((L[32 * j + l] & 15) << (4 * (j % 2)));
+                qh[l] |= (uint8_t)((L[32 * j + l] >> 4) << j);
+            }
     }
 }
 
@@ -628,6 +662,7 @@ size_t gw_row_bytes(uint32_t type, int64_t n)
     case GW_Q8_0: return n % 32 ? 0 : (size_t)(n / 32) * 34;
     case GW_Q4_0: return n % 32 ? 0 : (size_t)(n / 32) * 18;
     case GW_Q4_K: return n % 256 ? 0 : (size_t)(n / 256) * 144;
+    case GW_Q5_K: return n % 256 ? 0 : (size_t)(n / 256) * 176;
     case GW_Q6_K: return n % 256 ? 0 : (size_t)(n / 256) * 210;
     default: return 0;
     }
@@ -648,17 +683,19 @@ void gw_convert_row(uint32_t type, const float *x, void *out, int64_t n)
     case GW_Q8_0: gw__quantize_q8_0(x, o, n); break;
     case GW_Q4_0: gw__quantize_q4_0(x, o, n); break;
     case GW_Q4_K: gw__quantize_q4_k(x, o, n); break;
+    case GW_Q5_K: gw__quantize_q5_k(x, o, n); break;
     case GW_Q6_K: gw__quantize_q6_k(x, o, n); break;
     default: break;
     }
 }
 
-/* Q4_K, one 144-byte block: sub-block s (0..7) of 32 values is nibble half s%2 of qs[32*(s/2)..],
-   with 6-bit scale and minimum unpacked as ggml's get_scale_min_k4 does. */
-static void gw__dequant_q4_k(const uint8_t *b, float *y)
+/* Q4_K (qh NULL) or Q5_K: sub-block s (0..7) of 32 values is nibble half s%2 of qs[32*(s/2)..],
+   plus 16 for Q5_K where bit s of qh[l] is set, with 6-bit scale and minimum unpacked as ggml's
+   get_scale_min_k4 does. */
+static void gw__dequant_k(const uint8_t *b, const uint8_t *qh, const uint8_t *qs, float *y)
 {
     const float d = gw__load_f16(b), dmin = gw__load_f16(b + 2);
-    const uint8_t *s = b + 4, *qs = b + 16;
+    const uint8_t *s = b + 4;
     int sub, l;
     for (sub = 0; sub < 8; sub++) {
         int sc, m;
@@ -674,11 +711,16 @@ static void gw__dequant_q4_k(const uint8_t *b, float *y)
         off = dmin * (float)m;
         for (l = 0; l < 32; l++) {
             int q = (qs[32 * (sub / 2) + l] >> (4 * (sub % 2))) & 15;
-            float v = step * (float)q;     /* own statement: no fused multiply-add */
+            float v;
+            if (qh) q += ((qh[l] >> sub) & 1) * 16;
+            v = step * (float)q;           /* own statement: no fused multiply-add */
             y[32 * sub + l] = v - off;
         }
     }
 }
+
+static void gw__dequant_q4_k(const uint8_t *b, float *y) { gw__dequant_k(b, NULL, b + 16, y); }
+static void gw__dequant_q5_k(const uint8_t *b, float *y) { gw__dequant_k(b, b + 16, b + 48, y); }
 
 /* Q6_K, one 210-byte block: see gw__quantize_q6_k for where each value's bits are. */
 static void gw__dequant_q6_k(const uint8_t *b, float *y)
@@ -730,6 +772,7 @@ int gw_dequant_row(uint32_t type, const void *src, float *dst, int64_t n)
         }
         break;
     case GW_Q4_K: for (i = 0; i < n; i += 256, b += 144) gw__dequant_q4_k(b, dst + i); break;
+    case GW_Q5_K: for (i = 0; i < n; i += 256, b += 176) gw__dequant_q5_k(b, dst + i); break;
     case GW_Q6_K: for (i = 0; i < n; i += 256, b += 210) gw__dequant_q6_k(b, dst + i); break;
     default: return -1;
     }

@@ -13,12 +13,12 @@
    --ctx C --window W (0 = no llama.attention.sliding_window key). --seed S picks the weights,
    -t N the threads (default: online CPUs); the file is the same for any -t.
 
-   TYPE is f32, f16, bf16, q8_0, q4_0, q4_k or q6_k, for the 2-D matrices including token_embd
-   and output, as llama.cpp's quantized files have them; norms are F32. With q4_k, output.weight
-   is Q6_K, as llama.cpp's Q4_K_M does it (the rest of that mix, Q6_K for some attn_v and
-   ffn_down, we leave out). A matrix whose rows do not fit the type's block falls back, with a
-   note: Q4_K to Q4_0 and Q6_K to Q8_0 when rows are a multiple of 32 (the nearest types we
-   write; llama.cpp picks Q5_0 and Q8_0), else to F16.
+   TYPE is f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k, for the 2-D matrices including
+   token_embd and output, as llama.cpp's quantized files have them; norms are F32. With q4_k and
+   q5_k, output.weight is Q6_K, as llama.cpp's Q4_K_M and Q5_K_M do it (the rest of those mixes,
+   Q6_K for some attn_v and ffn_down, we leave out). A matrix whose rows do not fit the type's
+   block falls back, with a note: Q4_K to Q4_0, Q5_K and Q6_K to Q8_0 when rows are a multiple
+   of 32 (the nearest types we write; llama.cpp picks Q5_0, Q5_1 and Q8_0), else to F16.
 
    Weights are uniform with standard deviation 1/sqrt(n_in), n_in being the row length, each
    row from its own xorshift64* stream seeded by (seed, tensor, row). The vocabulary is a valid
@@ -82,9 +82,9 @@ static const shape shapes[] = {
 };
 
 static const struct { const char *name; uint32_t type, file_type; } types[] = {
-    /* general.file_type as llama.cpp numbers its llama_ftype; 15 is "Q4_K_M" */
+    /* general.file_type as llama.cpp numbers its llama_ftype; 15 is "Q4_K_M", 17 "Q5_K_M" */
     {"f32", GW_F32, 0}, {"f16", GW_F16, 1},    {"bf16", GW_BF16, 32}, {"q8_0", GW_Q8_0, 7},
-    {"q4_0", GW_Q4_0, 2}, {"q4_k", GW_Q4_K, 15}, {"q6_k", GW_Q6_K, 18},
+    {"q4_0", GW_Q4_0, 2}, {"q4_k", GW_Q4_K, 15}, {"q5_k", GW_Q5_K, 17}, {"q6_k", GW_Q6_K, 18},
 };
 
 typedef struct options {
@@ -99,7 +99,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: " PROG " --shape stories15m|tinyllama|mistral7b|custom --type TYPE OUT.gguf [options]\n"
-            "  --type T       f32, f16, bf16, q8_0, q4_0, q4_k or q6_k (the matrices; norms are F32)\n"
+            "  --type T       f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k (the matrices; norms are F32)\n"
             "  --seed S       weights seed (default 1)\n"
             "  --window W     llama.attention.sliding_window (0 = none; mistral7b has 4096)\n"
             "  --layers N  --dim D  --heads H  --kv-heads K  --ff F  --vocab V  --ctx C\n"
@@ -158,7 +158,7 @@ static void parse_args(int argc, char **argv, options *o)
     o->s = shapes[j];
     for (j = 0; j < sizeof types / sizeof types[0]; j++)
         if (!strcmp(o->type_name, types[j].name)) break;
-    if (j == sizeof types / sizeof types[0]) fail("--type wants f32, f16, bf16, q8_0, q4_0, q4_k or q6_k, got \"%s\"", o->type_name);
+    if (j == sizeof types / sizeof types[0]) fail("--type wants f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k, got \"%s\"", o->type_name);
     o->type = types[j].type;
     o->file_type = types[j].file_type;
 
@@ -198,7 +198,8 @@ typedef struct tensor {
 static uint32_t fit_type(uint32_t type, int64_t row, const char *name, int note)
 {
     uint32_t t = type;
-    if (!gw_row_bytes(t, row) && (t == GW_Q4_K || t == GW_Q6_K)) t = t == GW_Q4_K ? GW_Q4_0 : GW_Q8_0;
+    if (!gw_row_bytes(t, row) && (t == GW_Q4_K || t == GW_Q5_K || t == GW_Q6_K))
+        t = t == GW_Q4_K ? GW_Q4_0 : GW_Q8_0;
     if (!gw_row_bytes(t, row)) t = GW_F16;
     if (t != type && note)
         fprintf(stderr, PROG ": note: %s has rows of %lld, not whole blocks of its type: written as %s%s\n", name,
@@ -235,7 +236,7 @@ static tensor *plan(const options *o, size_t *count)
     if (!t) fail("out of memory");
     add(t, &n, "token_embd.weight", o->type, d, s->vocab, 1);
     add(t, &n, "output_norm.weight", GW_F32, d, 0, 1);
-    add(t, &n, "output.weight", o->type == GW_Q4_K ? GW_Q6_K : o->type, d, s->vocab, 1);
+    add(t, &n, "output.weight", o->type == GW_Q4_K || o->type == GW_Q5_K ? GW_Q6_K : o->type, d, s->vocab, 1);
     for (l = 0; l < s->layers; l++)
         for (k = 0; k < 9; k++) {
             snprintf(name, sizeof name, "blk.%lld.%s.weight", (long long)l, names[k]);
@@ -379,7 +380,7 @@ static void write_tensor(gw_writer *w, const tensor *t, uint64_t seed, uint64_t 
 static const char *type_label(uint32_t t)
 {
     return t == GW_F32 ? "F32" : t == GW_F16 ? "F16" : t == GW_BF16 ? "BF16" : t == GW_Q8_0 ? "Q8_0"
-         : t == GW_Q4_0 ? "Q4_0" : t == GW_Q4_K ? "Q4_K" : "Q6_K";
+         : t == GW_Q4_0 ? "Q4_0" : t == GW_Q4_K ? "Q4_K" : t == GW_Q5_K ? "Q5_K" : "Q6_K";
 }
 
 /* Refuse when the file system of `path` has less free space than the file needs. */
@@ -455,8 +456,9 @@ int main(int argc, char **argv)
     partial_file = NULL;
     {
         double dt = now() - t0;
+        int k_mix = o.type == GW_Q4_K || o.type == GW_Q5_K;
         fprintf(stderr, PROG ": wrote %s (%s matrices%s) in %.1f s (header %.1f s): %.1f M parameters/s, %.0f MB/s\n",
-                o.out, type_label(o.type), o.type == GW_Q4_K ? ", output Q6_K" : "", dt, t_head - t0,
+                o.out, type_label(o.type), k_mix ? ", output Q6_K" : "", dt, t_head - t0,
                 (double)params / 1e6 / dt, (double)total / 1e6 / dt);
     }
     free(buf);

@@ -2,18 +2,19 @@
 
    swa-quantize IN.gguf OUT.gguf TYPE [-t N]
 
-   TYPE is f32, f16, bf16, q8_0, q4_0, q4_k or q6_k. Every metadata key is copied in order,
-   with general.file_type set to llama.cpp's number for the result (0 F32, 1 F16, 32 BF16,
-   7 Q8_0, 2 Q4_0, 15 Q4_K_M, 18 Q6_K) and general.quantization_version 2 added to quantized
-   files that lack it; the alignment is kept. 1-D tensors (the norms) are written as F32. Each
-   matrix is dequantized row by row with swa_dequantize_row (the library; for a type it lacks,
-   the GGUF writer's reference dequantizer) and converted with gw_convert_row; a tensor already
-   in the target type is copied unchanged. With q4_k, output.weight (or token_embd.weight when
-   the model has no output.weight and reuses it) becomes Q6_K, as in llama.cpp's Q4_K_M.
+   TYPE is f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k. Every metadata key is copied in
+   order, with general.file_type set to llama.cpp's number for the result (0 F32, 1 F16,
+   32 BF16, 7 Q8_0, 2 Q4_0, 15 Q4_K_M, 17 Q5_K_M, 18 Q6_K) and general.quantization_version 2
+   added to quantized files that lack it; the alignment is kept. 1-D tensors (the norms) are
+   written as F32. Each matrix is dequantized row by row with swa_dequantize_row (the library;
+   for a type it lacks, the GGUF writer's reference dequantizer) and converted with
+   gw_convert_row; a tensor already in the target type is copied unchanged. With q4_k and q5_k,
+   output.weight (or token_embd.weight when the model has no output.weight and reuses it)
+   becomes Q6_K, as in llama.cpp's Q4_K_M and Q5_K_M.
 
    Rows that are not whole blocks of the target type fall back, with a note on stderr: Q4_K to
-   Q4_0 and Q6_K to Q8_0 when rows are a multiple of 32 (the nearest types we write; llama.cpp
-   picks Q5_0 and Q8_0), else to F16 (stories260K's FFN of 172, for instance).
+   Q4_0, Q5_K and Q6_K to Q8_0 when rows are a multiple of 32 (the nearest types we write;
+   llama.cpp picks Q5_0, Q5_1 and Q8_0), else to F16 (stories260K's FFN of 172, for instance).
 
    The output is streamed tensor by tensor through a buffer of about 16 MB, the input mapped
    read-only, so memory stays small for any model size. -t N converts with N threads (default:
@@ -66,7 +67,7 @@ static double now(void)
 
 static const struct { const char *name; uint32_t type, file_type; } targets[] = {
     {"f32", GW_F32, 0},   {"f16", GW_F16, 1},   {"bf16", GW_BF16, 32}, {"q8_0", GW_Q8_0, 7},
-    {"q4_0", GW_Q4_0, 2}, {"q4_k", GW_Q4_K, 15}, {"q6_k", GW_Q6_K, 18},
+    {"q4_0", GW_Q4_0, 2}, {"q4_k", GW_Q4_K, 15}, {"q5_k", GW_Q5_K, 17}, {"q6_k", GW_Q6_K, 18},
 };
 
 static int is_quantized(uint32_t t) { return t != GW_F32 && t != GW_F16 && t != GW_BF16; }
@@ -190,17 +191,18 @@ static int first_note(const char *name)
     return 1;
 }
 
-/* The type a matrix gets: the target, Q6_K for the classifier under q4_k, and the fallback
+/* The type a matrix gets: the target, Q6_K for the classifier under q4_k and q5_k, and the fallback
    when its rows are not whole blocks. */
 static uint32_t out_type(const swa_gguf *g, const swa_gguf_tensor *t, const char *name, uint32_t target)
 {
     uint32_t want = target, type;
     if (t->n_dims == 1) return GW_F32;
-    if (target == GW_Q4_K && (!strcmp(name, "output.weight") ||
+    if ((target == GW_Q4_K || target == GW_Q5_K) && (!strcmp(name, "output.weight") ||
                               (!strcmp(name, "token_embd.weight") && swa_gguf_tensor_find(g, "output.weight") < 0)))
         want = GW_Q6_K;
     type = want;
-    if (!gw_row_bytes(type, t->ne[0]) && (type == GW_Q4_K || type == GW_Q6_K)) type = type == GW_Q4_K ? GW_Q4_0 : GW_Q8_0;
+    if (!gw_row_bytes(type, t->ne[0]) && (type == GW_Q4_K || type == GW_Q5_K || type == GW_Q6_K))
+        type = type == GW_Q4_K ? GW_Q4_0 : GW_Q8_0;
     if (!gw_row_bytes(type, t->ne[0])) type = GW_F16;
     if (type != want && first_note(name))
         fprintf(stderr, PROG ": note: %s has rows of %lld, not whole blocks of %s: written as %s%s\n", name,
@@ -296,7 +298,7 @@ static void convert_tensor(gw_writer *w, const swa_gguf_tensor *t, const char *n
 static void usage(FILE *f)
 {
     fprintf(f, "usage: " PROG " IN.gguf OUT.gguf TYPE [-t N]\n"
-               "  TYPE   f32, f16, bf16, q8_0, q4_0, q4_k or q6_k (the matrices; 1-D tensors stay F32)\n"
+               "  TYPE   f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k (the matrices; 1-D tensors stay F32)\n"
                "  -t N   threads (default: online CPUs)\n");
 }
 
@@ -338,7 +340,7 @@ int main(int argc, char **argv)
     if (n_pos != 3) { usage(stderr); fail("want IN.gguf OUT.gguf TYPE"); }
     for (k = 0; k < sizeof targets / sizeof targets[0]; k++)
         if (!strcmp(pos[2], targets[k].name)) break;
-    if (k == sizeof targets / sizeof targets[0]) fail("TYPE wants f32, f16, bf16, q8_0, q4_0, q4_k or q6_k, got \"%s\"", pos[2]);
+    if (k == sizeof targets / sizeof targets[0]) fail("TYPE wants f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k, got \"%s\"", pos[2]);
     target = targets[k].type;
     file_type = targets[k].file_type;
     if (!strcmp(pos[0], pos[1])) fail("IN and OUT are the same file");
