@@ -2473,6 +2473,7 @@ SWA__AVX2 SWA__INLINE void swa__q5k_rows_avx2(const uint8_t *w, const uint8_t *x
     int64_t i;
     for (i = 0; i < n / 256; i++, w += 176) {
         const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
+        if (nt == 1) swa__prefetch_unit(w, 176);
         const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));   /* in both 128-bit lanes */
         const __m256i neg_mins16 = _mm256_sub_epi16(_mm256_setzero_si256(),
                                                     _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
@@ -3341,9 +3342,10 @@ SWA__AVX512 SWA__INLINE __m256i swa__kquant_sums_avx512(const swa__kquant_avx512
     return _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
 }
 
-/* Q4_K (layout at swa__q4k_scales): register g holds group g, sub-block 2g's low nibbles then
-   2g + 1's high ones. The mins meet the activations' 16-element sums, and sums and mins
-   share one hadd and one FMA, as in the AVX2 kernel. */
+/* Q4_K and Q5_K (layouts at swa__q4k_scales and swa__dot_q5_k_ref): register g holds group
+   g, sub-block 2g's low nibbles then 2g + 1's high ones (with Q5_K's fifth bits from qh). The
+   mins meet the activations' 16-element sums, and sums and mins share one hadd and one FMA,
+   as in the AVX2 kernel. */
 typedef struct swa__q4k_avx512 {
     swa__kquant_avx512 k;
     __m256i mins16;   /* -m[j] for bsum[2 j] and bsum[2 j + 1] */
@@ -3356,15 +3358,23 @@ SWA__AVX512 SWA__INLINE __m512i swa__q4k_group_avx512(const uint8_t *w, int g)
     return _mm512_and_si512(_mm512_inserti64x4(_mm512_zextsi256_si512(v), _mm256_srli_epi16(v, 4), 1), _mm512_set1_epi8(15));
 }
 
-SWA__AVX512 SWA__INLINE void swa__q4k_unpack_avx512(const uint8_t *w, swa__q4k_avx512 *u)
+SWA__AVX512 SWA__INLINE __m512i swa__q5k_group_avx512(const uint8_t *w, int g)
+{
+    __m256i v = _mm256_loadu_si256((const __m256i *)(w + 48 + 32 * g)), qh = _mm256_loadu_si256((const __m256i *)(w + 16));
+    __m512i q = _mm512_inserti64x4(_mm512_zextsi256_si512(v), _mm256_srli_epi16(v, 4), 1);
+    __m512i h = _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_srli_epi16(qh, 2 * g)), _mm256_srli_epi16(qh, 2 * g + 1), 1);
+    return _mm512_or_si512(_mm512_and_si512(q, _mm512_set1_epi8(15)), _mm512_slli_epi16(_mm512_and_si512(h, _mm512_set1_epi8(1)), 4));
+}
+
+SWA__AVX512 SWA__INLINE void swa__q4k_unpack_avx512(const uint8_t *w, uint32_t type, swa__q4k_avx512 *u)
 {
     const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
     __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
     __m512i sc16 = _mm512_zextsi256_si512(_mm256_cvtepu8_epi16(scales_mins));
-    u->k.q0 = swa__q4k_group_avx512(w, 0);
-    u->k.q1 = swa__q4k_group_avx512(w, 1);
-    u->k.q2 = swa__q4k_group_avx512(w, 2);
-    u->k.q3 = swa__q4k_group_avx512(w, 3);
+    u->k.q0 = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, 0) : swa__q5k_group_avx512(w, 0);
+    u->k.q1 = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, 1) : swa__q5k_group_avx512(w, 1);
+    u->k.q2 = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, 2) : swa__q5k_group_avx512(w, 2);
+    u->k.q3 = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, 3) : swa__q5k_group_avx512(w, 3);
     u->k.s0 = swa__spread_avx512(sc16, swa__spread16, 0);
     u->k.s1 = swa__spread_avx512(sc16, swa__spread16, 2);
     u->k.s2 = swa__spread_avx512(sc16, swa__spread16, 4);
@@ -3428,21 +3438,23 @@ SWA__AVX512 SWA__INLINE __m256 swa__q6k_step_avx512(const swa__q6k_avx512 *u, co
 }
 
 /* The K-quant row kernels: generation in a loop of its own, then tiles of up to 4 tokens. */
-SWA__AVX512 SWA__INLINE void swa__row_dots_q4_k_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+SWA__AVX512 SWA__INLINE void swa__row_dots_kmin_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                       float *out, const uint32_t type)
 {
+    const int unit = type == SWA_TYPE_Q4_K ? 144 : 176;
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
     const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
     const swa__q8k *a2 = (const swa__q8k *)(xa + 2 * stride), *a3 = (const swa__q8k *)(xa + 3 * stride);
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     swa__q4k_avx512 u;
     int64_t i;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += 144) {
-        swa__prefetch_unit(w, 144);
-        swa__q4k_unpack_avx512(w, &u);
+    for (i = 0; nt == 1 && i < n / 256; i++, w += unit) {
+        swa__prefetch_unit(w, unit);
+        swa__q4k_unpack_avx512(w, type, &u);
         c0 = swa__q4k_step_avx512(&u, a0 + i, c0);
     }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += 144) {
-        swa__q4k_unpack_avx512(w, &u);
+    for (i = 0; nt > 1 && i < n / 256; i++, w += unit) {
+        swa__q4k_unpack_avx512(w, type, &u);
         c0 = swa__q4k_step_avx512(&u, a0 + i, c0);
         c1 = swa__q4k_step_avx512(&u, a1 + i, c1);
         if (nt > 2) c2 = swa__q4k_step_avx512(&u, a2 + i, c2);
@@ -3474,7 +3486,19 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_q6_k_avx512(const void *row, const vo
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
+SWA__AVX512 SWA__INLINE void swa__row_dots_q4_k_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    swa__row_dots_kmin_avx512(row, x, stride, nt, n, out, SWA_TYPE_Q4_K);
+}
+
+SWA__AVX512 SWA__INLINE void swa__row_dots_q5_k_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    swa__row_dots_kmin_avx512(row, x, stride, nt, n, out, SWA_TYPE_Q5_K);
+}
+
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q4_k_avx512, swa__row_dots_q4_k_avx512)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q5_k_avx512, swa__row_dots_q5_k_avx512)
+SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q5_k_avx512, swa__dots_q5_k_avx512)
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q6_k_avx512, swa__row_dots_q6_k_avx512)
 SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q4_k_avx512, swa__dots_q4_k_avx512)
 SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q6_k_avx512, swa__dots_q6_k_avx512)
@@ -4056,6 +4080,8 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx512;
         k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx512;
         k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx512;
+        k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx512;
+        k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx512;
         k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx512;
         k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx512;
     }
