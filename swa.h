@@ -1,4 +1,4 @@
-/* swa.h - v0.4.1 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.5.0 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -92,6 +92,8 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.5.0 (2026-12-01)  kernels by name from one descriptor per type; AVX-512 VNNI and AVX-VNNI
+                        kernels; Q5_K; generation prefetches ahead of its rows.
     0.4.1 (2026-11-30)  pool shares claimed by whichever thread is free, the caller included;
                         swa_model_load faults the mapping in whole, in file order.
     0.4.0 (2026-11-30)  Q8_0/Q4_0 kernels 8 blocks at a time, AVX2 and NEON K-quant tiles,
@@ -107,8 +109,8 @@ REVISION HISTORY
 #include <stdint.h>
 
 #define SWA_VERSION_MAJOR 0
-#define SWA_VERSION_MINOR 4
-#define SWA_VERSION_PATCH 1
+#define SWA_VERSION_MINOR 5
+#define SWA_VERSION_PATCH 0
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
 #define SWADEF static __attribute__((unused))   /* a program need not call every function */
@@ -143,7 +145,7 @@ typedef struct swa_error {
 } swa_error;
 
 SWADEF const char *swa_status_str(swa_status s);  /* "SWA_ERR_FORMAT", never NULL */
-SWADEF const char *swa_version(void);             /* "0.3.0" */
+SWADEF const char *swa_version(void);             /* "0.5.0": the SWA_VERSION_* macros */
 
 /* ==== tensor types (ggml's type ids) ==== */
 
@@ -628,7 +630,11 @@ SWADEF const char *swa_status_str(swa_status s)
     return "SWA_ERR_UNKNOWN";
 }
 
-SWADEF const char *swa_version(void) { return "0.3.0"; }
+#define SWA__STR(x) #x
+#define SWA__VERSION_STR(a, b, c) SWA__STR(a) "." SWA__STR(b) "." SWA__STR(c)
+SWADEF const char *swa_version(void) { return SWA__VERSION_STR(SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); }
+#undef SWA__VERSION_STR
+#undef SWA__STR
 
 /* ==== platform: mapping a file ==== */
 

@@ -303,6 +303,45 @@ static void expect_error(const variant *v, swa_status code, const char *needle)
         fail_msg("got %s \"%s\", want %s mentioning \"%s\"", swa_status_str(s), err.msg, swa_status_str(code), needle);
 }
 
+/* The version string is the macros'; instruction sets by name, and one this CPU cannot run is
+   refused with its name. */
+static void test_version_and_kernels(void **state)
+{
+    tu_spec s = tiny_spec();
+    tu_model tm;
+    swa_model *m;
+    swa_ctx *c;
+    swa_ctx_config cfg;
+    swa_error err;
+    char want[32];
+    int32_t k;
+    (void)state;
+    snprintf(want, sizeof want, "%d.%d.%d", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
+    assert_string_equal(swa_version(), want);
+    for (k = SWA_KERNELS_BEST; k <= SWA_KERNELS_NEON; k++) assert_int_equal(swa_kernels_from_name(swa_kernels_name(k)), k);
+    assert_int_equal(swa_kernels_from_name("sse9"), -1);
+    assert_int_equal(swa_kernels_from_name(NULL), -1);
+    assert_null(swa_kernels_name(SWA_KERNELS_NEON + 1));
+    assert_true(tu_build(&tm, &s));
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &m, NULL), SWA_OK);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.kernels = SWA_KERNELS_REF;
+    assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_OK);
+    assert_string_equal(swa_ctx_kernels(c), "ref");
+    swa_ctx_free(c);
+#if defined(__aarch64__)
+    cfg.kernels = SWA_KERNELS_AVX2;
+#else
+    cfg.kernels = SWA_KERNELS_NEON;
+#endif
+    assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, swa_kernels_name(cfg.kernels)));
+    cfg.kernels = SWA_KERNELS_NEON + 1;
+    assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_ERR_INVALID_ARG);
+    swa_model_free(m);
+    tu_free(&tm);
+}
+
 static void test_model_errors(void **state)
 {
     variant v;
@@ -426,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_real_file_greedy_text),
         cmocka_unit_test(test_file_memory_shared_reset),
         cmocka_unit_test(test_hparams_and_config),
+        cmocka_unit_test(test_version_and_kernels),
         cmocka_unit_test(test_model_errors),
         cmocka_unit_test(test_eval_errors),
         cmocka_unit_test(test_too_big),
