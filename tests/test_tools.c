@@ -15,6 +15,7 @@
 #include <cmocka.h>
 #include "tests/programs.h"
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "tests/testutil.h"
 
@@ -697,6 +698,53 @@ static void check_set_window(const char *in, int W)
     remove(out); remove(dump_a); remove(dump_b);
 }
 
+/* tools/sidebyside.sh with stand-ins for llama-bench (its -o jsonl lines) and swa-bench (its
+   --markdown row): the medians, the ratios and the share of the limit land in the right cells,
+   and a failing program stops the script with an error. */
+static void write_script(const char *path, const char *body)
+{
+    write_file(path, body, strlen(body));
+    assert_int_equal(chmod(path, 0755), 0);
+}
+
+static void test_sidebyside(void **state)
+{
+    char dir[64], path[160], cmd[768], *out;
+    int rc;
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/swa_sbs_XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/bin", dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/bin/llama-bench", dir);
+    write_script(path, "#!/bin/sh\n"
+                       "echo '{\"build_commit\": \"abc1234\", \"n_prompt\": 128, \"n_gen\": 0, \"samples_ts\": [ 100.0, 130.0, 120.0 ]}'\n"
+                       "echo '{\"build_commit\": \"abc1234\", \"n_prompt\": 0, \"n_gen\": 32, \"samples_ts\": [ 10.0, 14.0 ]}'\n");
+    snprintf(path, sizeof path, "%s/swa-bench", dir);
+    write_script(path, "#!/bin/sh\necho '| m | Q4_0 | mmap | 2 | avx512 | 240.0 ± 1.0 | 36.00 ± 0.10 | 0 | 20.0 | 500.0 | 90% |'\n");
+    snprintf(path, sizeof path, "%s/model.gguf", dir);
+    write_file(path, "x", 1);
+    snprintf(cmd, sizeof cmd, "sh tools/sidebyside.sh %s --rounds 2 -r 1 --swa-bench %s/swa-bench --log /dev/null %s 2>&1",
+             dir, dir, path);
+    out = capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    /* llama.cpp: pp the median of 100, 130, 120; tg of 10 and 14 */
+    if (!strstr(out, "| model.gguf | 120.0 (120.0-120.0) | 240.0 (240.0-240.0) | 2.00 | 12.00 (12.00-12.00) | "
+                     "36.00 (36.00-36.00) | 3.00 | 90% |"))
+        fail_msg("unexpected table:\n%s", out);
+    assert_non_null(strstr(out, "abc1234"));
+    free(out);
+    snprintf(path, sizeof path, "%s/swa-bench", dir);
+    write_script(path, "#!/bin/sh\necho 'cannot load' >&2\nexit 1\n");
+    snprintf(path, sizeof path, "%s/model.gguf", dir);
+    out = capture(cmd, &rc);
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(out, "swa-bench failed"));
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(run(cmd), 0);
+}
+
 static void test_set_window(void **state)
 {
     char model[64];
@@ -777,6 +825,7 @@ int main(void)
         cmocka_unit_test(test_perplexity_errors),
         cmocka_unit_test(test_set_window),
         cmocka_unit_test(test_set_window_errors),
+        cmocka_unit_test(test_sidebyside),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
