@@ -84,7 +84,7 @@ KERNELS
     Each kernel has a scalar reference and, beside it, SIMD twins: AVX2/FMA/F16C, AVX-VNNI and
     AVX-512 (F, BW, VL and VNNI) on x86-64, compiled with target attributes and chosen at run
     time after cpuid and xgetbv, and NEON on AArch64. A context fills its kernel table once, by
-    name: the reference, then each instruction set up to the chosen one overrides what it has.
+    name: the reference, then AVX2, then AVX-VNNI or AVX-512, each overriding what it has.
     As in ggml, quantized weights meet activations quantized to 8 bits. swa_ctx_config.kernels
     picks the widest set the CPU runs (SWA_KERNELS_BEST), the reference (SWA_KERNELS_REF) or a
     named set; keys and values are cached in F16 unless kv_type says otherwise.
@@ -313,7 +313,7 @@ SWADEF size_t     swa_ctx_memory_size(const swa_model *m, const swa_ctx_config *
 
 /* Create a context at position 0. cfg may be NULL (all defaults). The context borrows the
    model, which must outlive it; free with swa_ctx_free (NULL is fine). SWA_ERR_INVALID_ARG
-   (negative config values), SWA_ERR_NOMEM. */
+   (negative config values), SWA_ERR_UNSUPPORTED (kernels the CPU does not run), SWA_ERR_NOMEM. */
 SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, swa_ctx **out,
                                  swa_error *err);
 SWADEF void       swa_ctx_free(swa_ctx *c);
@@ -323,7 +323,7 @@ SWADEF int64_t    swa_ctx_pos(const swa_ctx *c);            /* tokens evaluated 
 SWADEF swa_ctx_config swa_ctx_config_get(const swa_ctx *c); /* the resolved config */
 SWADEF int32_t    swa_ctx_window(const swa_ctx *c, int32_t layer);  /* 0 = full attention */
 SWADEF size_t     swa_ctx_cache_bytes(const swa_ctx *c);    /* the K and V ring buffers */
-SWADEF const char *swa_ctx_kernels(const swa_ctx *c);       /* "avx2", "neon" or "ref" */
+SWADEF const char *swa_ctx_kernels(const swa_ctx *c);       /* "ref", "avx2", "avx-vnni", "avx512", "neon" */
 SWADEF const char *swa_kv_type_name(int32_t kv_type);      /* "f16", "f32", "q8_0"; NULL if unknown */
 SWADEF int32_t swa_kv_type_from_name(const char *name);    /* the inverse; -1 if unknown */
 
@@ -461,11 +461,13 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #define SWA__INLINE __attribute__((always_inline)) static inline   /* a kernel's building block */
 #include <immintrin.h>
 #include <cpuid.h>
-#if !defined(SWA_NO_AVX_VNNI)
+/* The VNNI intrinsics arrived in GCC 11 / clang 12 (AVX-VNNI) and GCC 10 / clang 9 (the
+   AVX-512 ones used here); older compilers build the AVX2 kernels only. */
+#if !defined(SWA_NO_AVX_VNNI) && ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11))
 #define SWA__HAVE_AVX_VNNI
 #define SWA__AVX_VNNI __attribute__((target("avx2,fma,f16c,avxvnni")))
 #endif
-#if !defined(SWA_NO_AVX512)
+#if !defined(SWA_NO_AVX512) && ((defined(__clang__) && __clang_major__ >= 9) || (!defined(__clang__) && __GNUC__ >= 10))
 #define SWA__HAVE_AVX512
 #define SWA__AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 #endif
@@ -2084,11 +2086,9 @@ SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_st
 }
 
 /* Generation reads each thread's rows once, unit after unit (a group of 8 blocks, a
-   super-block), and on this project's Xeon the hardware prefetcher alone left the quantized
-   kernels waiting on memory at about 65% of the bandwidth limit, although their arithmetic runs
-   at twice the speed memory feeds them (swa-kbench). So each unit fetches the lines
-   SWA__PREFETCH_AHEAD bytes ahead of it by hand: TinyLlama Q4_0 generation went from 20-23 to
-   31-32 tokens/s, 99-104% of the limit (2048 to 8192 bytes ahead all did as well). */
+   super-block). The hardware prefetcher alone can leave a quantized kernel waiting on memory
+   while its arithmetic has time to spare, so each unit fetches the lines SWA__PREFETCH_AHEAD
+   bytes ahead of it by hand (README, Numbers: what it gained, and at which distances). */
 #define SWA__PREFETCH_AHEAD 4096
 SWA__AVX2 SWA__INLINE void swa__prefetch_unit(const uint8_t *w, int unit_bytes)
 {
@@ -2809,10 +2809,9 @@ SWA__AVX2 static void swa__swiglu_avx2(float *gate, const float *up, int64_t n)
 /* ==== kernels (AVX-VNNI) ====
    The 256-bit VNNI of CPUs that have it without AVX-512 (Alder Lake and later client cores):
    the AVX2 quantized kernels with vpdpbusd and vpdpwssd (VEX encoded) in place of the
-   maddubs / madd pairs, chosen at run time; everything else stays with AVX2. The same
-   contracts and tolerances as the AVX-512 quantized kernels: exact integer block sums, the
-   weights made unsigned (Q4_0 as they are, Q8_0 plus 128) with the offsets taken off through
-   the activations' block sums. */
+   maddubs / madd pairs, chosen at run time; everything else, Q5_K included, stays with AVX2.
+   Exact integer block sums, the weights made unsigned (Q4_0 as they are, Q8_0 plus 128) and
+   the offsets taken off in integers through the activations' block sums; tolerances as AVX2's. */
 
 #if defined(SWA__HAVE_AVX_VNNI)
 
@@ -2917,7 +2916,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q4_0_vnni(const void *row, const vo
 /* K-quants: a super-block's 256 weights as 8 registers of 32 unsigned quants in element order,
    and beside each the int16 scales of its two 16-element halves; maddubs gives the pair sums
    and vpdpwssd scales and adds them, so the super-block's integers stay exact. The loops over
-   registers are unrolled so that the arrays live in registers. */
+   registers are unrolled so that constant indices let the compiler keep what fits in registers. */
 typedef struct swa__kquant_vnni {
     __m256i q[8], s[8];
 } swa__kquant_vnni;
@@ -3042,10 +3041,11 @@ SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q6_k_vnni, swa__dots_q6_k_vnni)
    holds them to:
    - float tiles keep one 16-lane sum per (row, token) pair with FMA, the row's last columns
      through a masked load: within 1e-5 of the sum of |products|;
-   - quantized dots take each block's exact integer sum from vpdpbusd (unsigned weights times
-     signed activations, 4 products to a 32-bit lane; Q8_0's weights are offset by 128 and
-     Q4_0's by 8, the offsets coming off through the activations' block sums) and scale it in
-     a float lane: within 1e-5 of the sum of |block terms|; the K-quants keep a super-block's
+   - quantized dots take each block's exact integer sum of (unsigned) weights times signed
+     activations from vpdpbusd (Q8_0's weights offset by 128 and Q4_0's by 8) and scale it in
+     a float lane; the offsets' terms (through the activations' block sums) are scaled and
+     taken off in float at the row's end, so the sums are exact before scaling but not after
+     the offset: within 1e-5 of the sum of |block terms|; the K-quants keep a super-block's
      integers exact (vpdpwssd multiplies the 16-bit pair sums by the scales) and scale them
      with one FMA: within 1e-6.
    A token's result never depends on the other tokens of its tile, as with AVX2. */
@@ -3964,7 +3964,8 @@ static unsigned swa__cpu_kernels(void)
     (void)hi;
     if ((lo & 6) != 6) return found;                    /* XMM and YMM state */
     swa__cpuid7(0, leaf7);
-    swa__cpuid7(1, leaf7_1);
+    if (leaf7[0] >= 1) swa__cpuid7(1, leaf7_1);
+    else leaf7_1[0] = leaf7_1[1] = leaf7_1[2] = leaf7_1[3] = 0;
     if (!(leaf7[1] & (1u << 5))) return found;          /* AVX2 */
     found |= 1u << SWA_KERNELS_AVX2;
 #if defined(SWA__HAVE_AVX_VNNI)
@@ -4696,8 +4697,8 @@ struct swa_ctx {
     size_t cache_bytes;
     int32_t *window;           /* [n_layer] effective window, 0 = full attention */
     int64_t *n_slots;          /* [n_layer] ring size: the window, or n_ctx for full layers */
-    uint8_t **k_cache;         /* [n_layer] -> [n_slots][n_kv_head*head_dim] F16 or F32 */
-    uint8_t **v_cache;         /* [n_layer] -> [n_slots][n_kv_head*head_dim] F16 or F32 */
+    uint8_t **k_cache;         /* [n_layer] -> [n_slots][n_kv_head*head_dim] in the cache type */
+    uint8_t **v_cache;         /* [n_layer] -> [n_slots][n_kv_head*head_dim] in the cache type */
     int32_t kv_type;           /* SWA_KV_F16, SWA_KV_F32 or SWA_KV_Q8_0 */
     uint32_t cache_type;       /* its ggml type */
     swa__kernels kern;         /* filled for the instruction set asked for */

@@ -5,11 +5,11 @@
    For each weight type and each instruction set this CPU runs (or the ones named), times the
    kernels a context calls on about 96 KB of rows that stay in the core's L2 cache, so what is
    measured is the kernel's arithmetic and not the memory system: generation's 3 x 1 tiles (one
-   token, every row once) and a prompt's 3 x 4 tiles. Prints GB/s of weights per core for each,
-   a prompt's times its 4 tokens (the speed one token would need to match it),
-   (the best of 60 short runs making up about --ms milliseconds: the least disturbed on a
-   shared machine), and, for generation, the fraction of a DRAM stream of B GB/s one core could keep
-   up with is B / (this figure). One thread; the activations are quantized once, untimed. */
+   token, every row once) and a prompt's 3 x 4 tiles. Prints GB/s of weights per core for each
+   (a prompt's times its 4 tokens), the best of 60 short runs making up about --ms
+   milliseconds: on a shared machine, the least disturbed. A generation figure above the DRAM
+   bandwidth one core gets means the kernel can keep up with memory. One thread; the
+   activations are quantized once, untimed. */
 #define _POSIX_C_SOURCE 200809L
 #define SWA_IMPLEMENTATION
 #include "swa.h"
@@ -80,7 +80,7 @@ static double time_kernel(const swa__kernels *k, uint32_t type, const uint8_t *w
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: swa-kbench [--type f32|f16|bf16|q8_0|q4_0|q4_k|q6_k] [--kernels ref|avx2|avx-vnni|avx512|neon]\n"
+    fprintf(f, "usage: swa-kbench [--type f32|f16|bf16|q8_0|q4_0|q4_k|q5_k|q6_k] [--kernels ref|avx2|avx-vnni|avx512|neon]\n"
                "                  [-n COLUMNS] [--ms MILLISECONDS]\n"
                "  --type T      one weight type (default: every type the library computes with)\n"
                "  --kernels K   one instruction set (default: every one this CPU runs, the reference included)\n"
@@ -107,6 +107,20 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-n") && atoll(v) > 0 && atoll(v) % 256 == 0) n = atoll(v);
         else if (!strcmp(a, "--ms") && atof(v) > 0) ms = atof(v);
         else { fprintf(stderr, "swa-kbench: bad flag or value: %s %s\n", a, v); usage(stderr); return 2; }
+    }
+    if (only_type) {
+        for (type = 0; type < SWA__N_TYPES; type++)
+            if (swa__type(type) && swa__type(type)->dequant && !strcmp(swa_type_name(type), only_type)) break;
+        if (type == SWA__N_TYPES) {
+            char upper[16];
+            size_t c;
+            for (c = 0; only_type[c] && c + 1 < sizeof upper; c++)
+                upper[c] = (char)(only_type[c] >= 'a' && only_type[c] <= 'z' ? only_type[c] - 32 : only_type[c]);
+            upper[c] = 0;
+            for (type = 0; type < SWA__N_TYPES; type++)
+                if (swa__type(type) && swa__type(type)->dequant && !strcmp(swa_type_name(type), upper)) break;
+            if (type == SWA__N_TYPES) { fprintf(stderr, "swa-kbench: no kernels for type \"%s\"\n", only_type); return 2; }
+        }
     }
     printf("| type | kernels | generation GB/s (3 x 1 tiles) | prompt GB/s x tokens (3 x 4 tiles) |\n| --- | --- | --- | --- |\n");
     for (type = 0; type < SWA__N_TYPES; type++) {

@@ -6,7 +6,7 @@
 #   tools/sidebyside.sh LLAMA_BUILD_DIR [-t 2] [-p 128] [-n 32] [--rounds 3] [-r 2]
 #                       [--swa-bench build/swa-bench] [--kernels best] [--log FILE] MODEL.gguf...
 #
-#   -r is repetitions per program per round; --kernels goes to swa-bench (best|avx2|avx-vnni|avx512|ref);
+#   -r is repetitions per program per round; --kernels goes to swa-bench (best|ref|avx2|avx-vnni|avx512|neon);
 #   the raw output of every run goes to --log FILE (default: stderr).
 #
 # llama.cpp is not part of this repository and this script never builds or downloads it: build
@@ -96,8 +96,9 @@ while [ $round -lt "$ROUNDS" ]; do
     done
 done
 
-commit=$(git -C "$LLAMA/.." rev-parse --short HEAD 2>/dev/null) ||
-    commit=$(awk -F'\t' '$3 == "commit" { print $4; exit }' "$TMP/results")
+# llama-bench's own build_commit first: the build directory may sit inside another checkout
+commit=$(awk -F'\t' '$3 == "commit" && $4 != "" { print $4; exit }' "$TMP/results")
+[ -n "$commit" ] || commit=$(git -C "$LLAMA/.." rev-parse --short HEAD 2>/dev/null) || commit=
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null) || cpu=unknown
 used=$(awk -F'\t' '$3 == "kernels" && !s[$4]++ { printf "%s%s", n++ ? "," : "", $4 }' "$TMP/results")
 echo "# swa.h and llama.cpp side by side, $(date -u '+%Y-%m-%d %H:%M UTC')"
