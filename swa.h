@@ -2278,12 +2278,26 @@ SWA__AVX2 SWA__INLINE __m256i swa__block_sums8_avx2(__m256i p0, __m256i p1, __m2
 #define SWA__BLOCK_STEP(k, accum)                                                                       \
     if (nt > k) {                                                                                       \
         const swa__q8g *a = (const swa__q8g *)(xa + (size_t)(k) * stride);                             \
-        __m256i y = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 0))), \
-                                            _mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 1)), 1); \
-        __m256i s = swa__sums4_avx2(q, y, type);                                                        \
+        __m256i s = swa__sums4_avx2(q, swa__block_x_avx2(a, b), type);                                 \
         if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_setr_epi32(a[b / 8].sum8[b % 8], 0, 0, 0, 0, 0, 0, 0)); \
         accum = _mm256_fmadd_ps(_mm256_set1_ps(dw * a[b / 8].d[b % 8]), _mm256_cvtepi32_ps(s), accum); \
     }
+
+/* The sum of 8 int32 lanes. */
+SWA__AVX2 SWA__INLINE int32_t swa__hsum_epi32_avx2(__m256i v)
+{
+    __m128i r = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
+    return _mm_cvtsi128_si32(r);
+}
+
+/* Block b's 32 activations of a swa__q8g row, in element order. */
+SWA__AVX2 SWA__INLINE __m256i swa__block_x_avx2(const swa__q8g *a, int64_t b)
+{
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 0))),
+                                   _mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 1)), 1);
+}
 
 /* One block's 32 weights in element order: Q4_0's low nibbles then its high ones. */
 SWA__AVX2 SWA__INLINE __m256i swa__block_avx2(const uint8_t *w, uint32_t type)
@@ -2847,17 +2861,11 @@ SWA__AVX_VNNI SWA__INLINE __m256 swa__group_step_vnni(__m256 dw, const __m256i l
 /* One block b of a row's last, partial group. */
 SWA__AVX_VNNI SWA__INLINE float swa__block_dot_vnni(const uint8_t *w, uint32_t type, const swa__q8g *a, int64_t b)
 {
-    __m256i q = swa__block_avx2(w, type), x, s;
+    __m256i q = swa__block_avx2(w, type);
     int32_t offset = a[b / 8].sum8[b % 8] * (type == SWA_TYPE_Q4_0 ? 1 : 16);
-    __m128i r;
     if (type == SWA_TYPE_Q8_0) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
-    x = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 0))),
-                                _mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 1)), 1);
-    s = _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), q, x);
-    r = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
-    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
-    return _cvtsh_ss(swa__load_u16(w)) * a[b / 8].d[b % 8] * (float)(_mm_cvtsi128_si32(r) - offset);
+    return _cvtsh_ss(swa__load_u16(w)) * a[b / 8].d[b % 8] *
+           (float)(swa__hsum_epi32_avx2(_mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b))) - offset);
 }
 
 SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n,
@@ -3230,32 +3238,15 @@ SWA__AVX512 SWA__INLINE void swa__group_step_avx512(__m256 d, __m512i w0, __m512
     *off = _mm256_fmadd_ps(ds, _mm256_mul_ps(k, _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)a->sum8))), *off);
 }
 
-SWA__AVX512 SWA__INLINE int32_t swa__hsum_epi32_avx512(__m256i v)
-{
-    __m128i r = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
-    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
-    return _mm_cvtsi128_si32(r);
-}
-
 /* One block b of a row's last, partial group: the exact integer sum of its 32 products (the
    weights unsigned and offset as above), scaled. */
 SWA__AVX512 SWA__INLINE float swa__block_dot_avx512(const uint8_t *w, uint32_t type, const swa__q8g *a, int64_t b)
 {
-    __m256i q, x, s;
-    int32_t offset = a[b / 8].sum8[b % 8] * (type == SWA_TYPE_Q4_0 ? 1 : 16), sum;
-    if (type == SWA_TYPE_Q4_0) {
-        __m128i raw = _mm_loadu_si128((const __m128i *)(w + 2));
-        q = _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1),
-                             _mm256_set1_epi8(15));
-    } else {
-        q = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(w + 2)), _mm256_set1_epi8((char)0x80));
-    }
-    x = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 0))),
-                                _mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 1)), 1);
-    s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q, x);
-    sum = swa__hsum_epi32_avx512(s);
-    return _cvtsh_ss(swa__load_u16(w)) * a[b / 8].d[b % 8] * (float)(sum - offset);
+    __m256i q = swa__block_avx2(w, type);
+    int32_t offset = a[b / 8].sum8[b % 8] * (type == SWA_TYPE_Q4_0 ? 1 : 16);
+    if (type == SWA_TYPE_Q8_0) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
+    return _cvtsh_ss(swa__load_u16(w)) * a[b / 8].d[b % 8] *
+           (float)(swa__hsum_epi32_avx2(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b))) - offset);
 }
 
 /* A row against up to 4 tokens: generation (one token) in a loop of its own, which the
@@ -3504,9 +3495,9 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_q5_k_avx512(const void *row, const vo
 
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q4_k_avx512, swa__row_dots_q4_k_avx512)
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q5_k_avx512, swa__row_dots_q5_k_avx512)
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q5_k_avx512, swa__dots_q5_k_avx512)
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q6_k_avx512, swa__row_dots_q6_k_avx512)
 SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q4_k_avx512, swa__dots_q4_k_avx512)
+SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q5_k_avx512, swa__dots_q5_k_avx512)
 SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q6_k_avx512, swa__dots_q6_k_avx512)
 
 #if defined(__GNUC__) && !defined(__clang__)
