@@ -393,6 +393,66 @@ SWADEF void       swa_decoder_init(swa_decoder *d, const swa_vocab *v);
 SWADEF size_t     swa_decoder_push(swa_decoder *d, int32_t id, char *out, size_t cap);
 SWADEF size_t     swa_decoder_flush(swa_decoder *d, char *out, size_t cap);   /* what is left */
 
+/* ==== chat templates: the common families of tokenizer.chat_template ==== */
+
+/* A GGUF file carries its chat template as Jinja source (tokenizer.chat_template). Without a
+   Jinja engine we recognise the common families by their markers, as llama.cpp's
+   llama_chat_apply_template does, and write each family's format ourselves. The families, by
+   name (swa_chat_template_at lists them):
+     chatml             <|im_start|>role\n...<|im_end|>\n          Qwen, SmolLM, OpenHermes, ...
+     llama2             [INST] ... [/INST] answer</s>; system as a plain first line   Mistral v0.1/v0.2
+     llama2-sys         the same with <<SYS>>\n...\n<</SYS>>\n\n around the system message
+     llama2-sys-bos     llama2-sys with <s> before every [INST] after the first
+     llama2-sys-strip   llama2-sys with every message trimmed
+     mistral-v1         " [INST] ... [/INST] answer</s>"     mistral-v3  "[INST] ...[/INST] answer</s>"
+     mistral-v3-tekken  "[INST]...[/INST]answer</s>"         mistral-v7  [SYSTEM_PROMPT] ... [/SYSTEM_PROMPT]
+     llama3             <|start_header_id|>role<|end_header_id|>\n\n...<|eot_id|>
+     gemma              <start_of_turn>user\n...<end_of_turn>\n; the system message opens the first
+                        user turn and "assistant" is written "model"
+     phi3               <|role|>\n...<|end|>\n                 phi4  <|im_start|>role<|im_sep|>...<|im_end|>
+     deepseek           ### Instruction: / ### Response: (DeepSeek Coder)
+     deepseek2          User: / Assistant: (DeepSeek V2)      deepseek3  <｜User｜> / <｜Assistant｜>
+   The formats are llama.cpp's (commit c392e50), not a Jinja rendering: no default system
+   prompt, no date or tool preamble. The Llama 2 and Mistral formats have no assistant prefix:
+   the [/INST] that ends a user turn is the cue to answer. BOS is not written: tokenize the first
+   turn with SWA_TOKENIZE_ADD_BOS when swa_vocab_add_bos says so, and with SWA_TOKENIZE_SPECIAL
+   so that the markers become their tokens. */
+
+typedef struct swa_chat_message {
+    const char *role;                 /* "system", "user", "assistant"; the families that write
+                                         the role's name (chatml, llama3, gemma, phi3, phi4) take any */
+    const char *content;              /* NUL-terminated */
+} swa_chat_message;
+
+typedef struct swa_chat_template swa_chat_template;   /* a built-in family: static, never freed */
+
+SWADEF const swa_chat_template *swa_chat_template_at(int32_t i);      /* the i-th family; NULL past the end */
+SWADEF const swa_chat_template *swa_chat_template_by_name(const char *name);   /* NULL if unknown */
+SWADEF const char *swa_chat_template_name(const swa_chat_template *t);          /* "chatml", ... */
+/* The text that ends the assistant's turn ("<|im_end|>", "</s>", "<|eot_id|>", ...): generation
+   stops at this token (and at EOS). */
+SWADEF const char *swa_chat_template_eot(const swa_chat_template *t);
+/* That text as one token of v (looked up as stored); -1 when v has no such token. */
+SWADEF int32_t    swa_chat_template_eot_token(const swa_chat_template *t, const swa_vocab *v);
+
+/* The family of len bytes of Jinja template text (a family's name is accepted too).
+   SWA_ERR_UNSUPPORTED, quoting the start of the template, when it is none of them. */
+SWADEF swa_status swa_chat_template_detect(const char *tmpl, size_t len, const swa_chat_template **out,
+                                           swa_error *err);
+/* The family of a file's tokenizer.chat_template: SWA_ERR_NOT_FOUND when the file has none,
+   SWA_ERR_FORMAT when it is not a string, else as swa_chat_template_detect. */
+SWADEF swa_status swa_chat_template_of(const swa_gguf *g, const swa_chat_template **out, swa_error *err);
+SWADEF swa_status swa_model_chat_template(const swa_model *m, const swa_chat_template **out, swa_error *err);
+
+/* Format n messages in t's format, with the assistant's prefix at the end when
+   add_generation_prompt is set. Writes the text and a NUL when it fits in cap bytes and the
+   length (without the NUL) to *n_out; when cap <= *n_out it returns SWA_ERR_BUFFER_TOO_SMALL,
+   so call again with *n_out + 1 (out may be NULL with cap 0 to ask). SWA_ERR_INVALID_ARG for a
+   NULL role or content, or a role other than system/user/assistant where t cannot write it. */
+SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_message *msgs, size_t n,
+                                  int add_generation_prompt, char *out, size_t cap, size_t *n_out,
+                                  swa_error *err);
+
 /* ==== sampler ==== */
 
 typedef struct swa_sampler swa_sampler;
@@ -5806,6 +5866,394 @@ SWADEF size_t swa_decoder_flush(swa_decoder *d, char *out, size_t cap)
     d->n_pending = 0;
     return n;
 }
+
+/* ==== chat templates ====
+   One descriptor per family. Most families write each message as open + content + close with
+   strings chosen by role (or with the role's own name between two strings); the Mistral,
+   Llama 2 and Gemma families carry state across messages and have a function each. */
+
+typedef enum swa__chat_layout {
+    SWA__CHAT_TURNS,      /* open[role] content close[role], or head role tail content close[0] */
+    SWA__CHAT_MISTRAL,    /* [INST] opens a turn, an answer closes it: v1, v3, v3-tekken */
+    SWA__CHAT_LLAMA2,     /* [INST] always first, <<SYS>> optional, <s> in history optional */
+    SWA__CHAT_GEMMA       /* the system message folded into the next user turn */
+} swa__chat_layout;
+
+enum { SWA__CHAT_SYSTEM, SWA__CHAT_USER, SWA__CHAT_ASSISTANT, SWA__CHAT_OTHER };
+
+/* Family options: */
+#define SWA__CHAT_TRIM            1   /* trim every message's content */
+#define SWA__CHAT_TRIM_ASSISTANT  2   /* mistral-v3: trim the answers only */
+#define SWA__CHAT_SPACE_BEFORE    4   /* mistral-v1: " [INST]" and " [/INST]" */
+#define SWA__CHAT_SPACE_AFTER     8   /* mistral-v1/v3: "[INST] " and " answer" */
+#define SWA__CHAT_SYS_TAGS       16   /* llama2-sys*: <<SYS>> around the system message */
+#define SWA__CHAT_BOS_IN_HISTORY 32   /* llama2-sys-bos: "<s>[INST] " after the first turn */
+
+/* deepseek3's markers use FULLWIDTH VERTICAL LINE (U+FF5C) and "▁" (U+2581) */
+#define SWA__CHAT_FW_BAR "\xef\xbd\x9c"
+#define SWA__CHAT_DS_EOS "<" SWA__CHAT_FW_BAR "end\xe2\x96\x81of\xe2\x96\x81sentence" SWA__CHAT_FW_BAR ">"
+#define SWA__CHAT_DS_USER "<" SWA__CHAT_FW_BAR "User" SWA__CHAT_FW_BAR ">"
+#define SWA__CHAT_DS_ASSISTANT "<" SWA__CHAT_FW_BAR "Assistant" SWA__CHAT_FW_BAR ">"
+
+struct swa_chat_template {
+    const char *name;
+    const char *eot;               /* what ends the assistant's turn */
+    swa__chat_layout layout;
+    int options;
+    const char *head, *tail;       /* TURNS with the role's name: head role tail; else NULL */
+    const char *open[3], *close[3];/* TURNS: by role (system, user, assistant); with head, close[0] */
+    const char *generation;        /* the assistant's prefix; NULL: the format has none */
+};
+
+static const swa_chat_template swa__chat_templates[] = {
+    {"chatml", "<|im_end|>", SWA__CHAT_TURNS, 0, "<|im_start|>", "\n",
+     {0}, {"<|im_end|>\n"}, "<|im_start|>assistant\n"},
+    {"llama2", "</s>", SWA__CHAT_LLAMA2, 0, NULL, NULL, {0}, {0}, NULL},
+    {"llama2-sys", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS, NULL, NULL, {0}, {0}, NULL},
+    {"llama2-sys-bos", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS | SWA__CHAT_BOS_IN_HISTORY, NULL, NULL,
+     {0}, {0}, NULL},
+    {"llama2-sys-strip", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS | SWA__CHAT_TRIM, NULL, NULL, {0}, {0}, NULL},
+    {"mistral-v1", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_BEFORE | SWA__CHAT_SPACE_AFTER, NULL, NULL,
+     {0}, {0}, NULL},
+    {"mistral-v3", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_AFTER | SWA__CHAT_TRIM_ASSISTANT, NULL, NULL,
+     {0}, {0}, NULL},
+    {"mistral-v3-tekken", "</s>", SWA__CHAT_MISTRAL, 0, NULL, NULL, {0}, {0}, NULL},
+    {"mistral-v7", "</s>", SWA__CHAT_TURNS, 0, NULL, NULL,
+     {"[SYSTEM_PROMPT] ", "[INST] ", " "}, {"[/SYSTEM_PROMPT]", "[/INST]", "</s>"}, NULL},
+    {"llama3", "<|eot_id|>", SWA__CHAT_TURNS, SWA__CHAT_TRIM, "<|start_header_id|>", "<|end_header_id|>\n\n",
+     {0}, {"<|eot_id|>"}, "<|start_header_id|>assistant<|end_header_id|>\n\n"},
+    {"gemma", "<end_of_turn>", SWA__CHAT_GEMMA, SWA__CHAT_TRIM, "<start_of_turn>", "\n",
+     {0}, {"<end_of_turn>\n"}, "<start_of_turn>model\n"},
+    {"phi3", "<|end|>", SWA__CHAT_TURNS, 0, "<|", "|>\n", {0}, {"<|end|>\n"}, "<|assistant|>\n"},
+    {"phi4", "<|im_end|>", SWA__CHAT_TURNS, 0, "<|im_start|>", "<|im_sep|>",
+     {0}, {"<|im_end|>"}, "<|im_start|>assistant<|im_sep|>"},
+    {"deepseek", "<|EOT|>", SWA__CHAT_TURNS, 0, NULL, NULL,
+     {"", "### Instruction:\n", "### Response:\n"}, {"", "\n", "\n<|EOT|>\n"}, "### Response:\n"},
+    {"deepseek2", SWA__CHAT_DS_EOS, SWA__CHAT_TURNS, 0, NULL, NULL,
+     {"", "User: ", "Assistant: "}, {"\n\n", "\n\n", SWA__CHAT_DS_EOS}, "Assistant:"},
+    {"deepseek3", SWA__CHAT_DS_EOS, SWA__CHAT_TURNS, 0, NULL, NULL,
+     {"", SWA__CHAT_DS_USER, SWA__CHAT_DS_ASSISTANT}, {"\n\n", "", SWA__CHAT_DS_EOS}, SWA__CHAT_DS_ASSISTANT},
+};
+
+#define SWA__N_CHAT_TEMPLATES ((int32_t)(sizeof swa__chat_templates / sizeof swa__chat_templates[0]))
+
+SWADEF const swa_chat_template *swa_chat_template_at(int32_t i)
+{
+    return i >= 0 && i < SWA__N_CHAT_TEMPLATES ? &swa__chat_templates[i] : NULL;
+}
+
+SWADEF const swa_chat_template *swa_chat_template_by_name(const char *name)
+{
+    int32_t i;
+    for (i = 0; name && i < SWA__N_CHAT_TEMPLATES; i++)
+        if (!strcmp(swa__chat_templates[i].name, name)) return &swa__chat_templates[i];
+    return NULL;
+}
+
+SWADEF const char *swa_chat_template_name(const swa_chat_template *t) { return t->name; }
+SWADEF const char *swa_chat_template_eot(const swa_chat_template *t) { return t->eot; }
+
+SWADEF int32_t swa_chat_template_eot_token(const swa_chat_template *t, const swa_vocab *v)
+{
+    return swa_vocab_find(v, t->eot);
+}
+
+/* -- detection -- */
+
+static int swa__chat_has(const char *s, size_t len, const char *needle)
+{
+    size_t n = strlen(needle), i;
+    for (i = 0; n <= len && i <= len - n; i++)
+        if (s[i] == needle[0] && !memcmp(s + i, needle, n)) return 1;
+    return 0;
+}
+
+/* The Mistral and Llama 2 families, told apart as llama.cpp does: [SYSTEM_PROMPT] is v7; the
+   official v1/v3/v3-tekken templates carry "' [INST] ' + system_message" or [AVAILABLE_TOOLS],
+   and differ in the spaces around [INST]; the rest are Llama 2 variants. */
+static const char *swa__chat_detect_inst(const char *s, size_t len)
+{
+    if (swa__chat_has(s, len, "[SYSTEM_PROMPT]")) return "mistral-v7";
+    if (swa__chat_has(s, len, "' [INST] ' + system_message") || swa__chat_has(s, len, "[AVAILABLE_TOOLS]")) {
+        if (swa__chat_has(s, len, " [INST]")) return "mistral-v1";
+        if (swa__chat_has(s, len, "\"[INST]\"")) return "mistral-v3-tekken";
+        return "mistral-v3";
+    }
+    if (swa__chat_has(s, len, "content.strip()")) return "llama2-sys-strip";
+    if (swa__chat_has(s, len, "bos_token + '[INST]")) return "llama2-sys-bos";
+    if (swa__chat_has(s, len, "<<SYS>>")) return "llama2-sys";
+    return "llama2";
+}
+
+/* The markers, checked in llama.cpp's order (llm_chat_detect_template) for the families we
+   write; NULL when none matches. */
+static const char *swa__chat_detect_name(const char *s, size_t len)
+{
+    if (swa__chat_has(s, len, "<|im_start|>")) return swa__chat_has(s, len, "<|im_sep|>") ? "phi4" : "chatml";
+    if ((len >= 7 && !memcmp(s, "mistral", 7)) || swa__chat_has(s, len, "[INST]")) return swa__chat_detect_inst(s, len);
+    if (swa__chat_has(s, len, "<|assistant|>") && swa__chat_has(s, len, "<|end|>")) return "phi3";
+    if (swa__chat_has(s, len, "<start_of_turn>")) return "gemma";
+    if (swa__chat_has(s, len, "### Instruction:") && swa__chat_has(s, len, "<|EOT|>")) return "deepseek";
+    if (swa__chat_has(s, len, "<|start_header_id|>") && swa__chat_has(s, len, "<|end_header_id|>")) return "llama3";
+    if (swa__chat_has(s, len, "'Assistant: ' + message['content'] + eos_token")) return "deepseek2";
+    if (swa__chat_has(s, len, SWA__CHAT_DS_ASSISTANT) && swa__chat_has(s, len, SWA__CHAT_DS_USER) &&
+        swa__chat_has(s, len, SWA__CHAT_DS_EOS))
+        return "deepseek3";
+    return NULL;
+}
+
+/* The first bytes of a template, printable ASCII only, for an error message. */
+static void swa__chat_excerpt(const char *s, size_t len, char *out, size_t cap)
+{
+    size_t i, n = 0;
+    for (i = 0; i < len && n + 4 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\n' || c == '\t' || c == '\r') c = ' ';
+        if (c == ' ' && n > 0 && out[n - 1] == ' ') continue;
+        out[n++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    if (i < len) out[n++] = '.', out[n++] = '.', out[n++] = '.';
+    out[n] = '\0';
+}
+
+SWADEF swa_status swa_chat_template_detect(const char *tmpl, size_t len, const swa_chat_template **out,
+                                           swa_error *err)
+{
+    const char *name;
+    char excerpt[64];
+    if (!tmpl || !out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_template_detect: NULL argument");
+    *out = NULL;
+    if (len < 32 && memchr(tmpl, '\0', len) == NULL) {   /* a family's own name */
+        char name_buf[32];
+        memcpy(name_buf, tmpl, len);
+        name_buf[len] = '\0';
+        *out = swa_chat_template_by_name(name_buf);
+    }
+    if (!*out && (name = swa__chat_detect_name(tmpl, len)) != NULL) *out = swa_chat_template_by_name(name);
+    if (!*out) {
+        swa__chat_excerpt(tmpl, len, excerpt, sizeof excerpt);
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "chat template \"%s\" is none of the families swa.h writes "
+                         "(chatml, llama2*, mistral-v1/v3/v3-tekken/v7, llama3, gemma, phi3, phi4, deepseek*); "
+                         "choose one by name", excerpt);
+    }
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_chat_template_of(const swa_gguf *g, const swa_chat_template **out, swa_error *err)
+{
+    int64_t k;
+    swa_gguf_value v;
+    swa_str s;
+    if (!g || !out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_template_of: NULL argument");
+    *out = NULL;
+    if ((k = swa_gguf_kv_find(g, "tokenizer.chat_template")) < 0)
+        return swa__fail(err, SWA_ERR_NOT_FOUND, "the file has no chat template (key tokenizer.chat_template)");
+    v = swa_gguf_kv_value(g, k);
+    if (swa_gguf_value_str(&v, &s) != SWA_OK)
+        return swa__fail(err, SWA_ERR_FORMAT, "key tokenizer.chat_template: want a string");
+    return swa_chat_template_detect(s.ptr, s.len, out, err);
+}
+
+SWADEF swa_status swa_model_chat_template(const swa_model *m, const swa_chat_template **out, swa_error *err)
+{
+    if (!m) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_chat_template: NULL argument");
+    return swa_chat_template_of(swa_model_gguf(m), out, err);
+}
+
+/* -- formatting -- */
+
+/* The output: bytes past cap are counted, not written; a total past SIZE_MAX is an overflow. */
+typedef struct swa__chat_out {
+    char *buf;
+    size_t cap, n;
+    int overflow;
+} swa__chat_out;
+
+static void swa__chat_put(swa__chat_out *o, const char *s, size_t len)
+{
+    if (len > SIZE_MAX - o->n) { o->overflow = 1; return; }
+    if (o->n < o->cap) memcpy(o->buf + o->n, s, len < o->cap - o->n ? len : o->cap - o->n);
+    o->n += len;
+}
+
+static void swa__chat_puts(swa__chat_out *o, const char *s) { swa__chat_put(o, s, strlen(s)); }
+
+static int swa__chat_space(char c)   /* isspace in the C locale, as llama.cpp's trim uses */
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+/* content, without leading and trailing white space when trim is set */
+static void swa__chat_content(swa__chat_out *o, const char *s, int trim)
+{
+    size_t len = strlen(s);
+    if (trim) {
+        while (len > 0 && swa__chat_space(*s)) s++, len--;
+        while (len > 0 && swa__chat_space(s[len - 1])) len--;
+    }
+    swa__chat_put(o, s, len);
+}
+
+static int swa__chat_role(const char *role)
+{
+    if (!strcmp(role, "system")) return SWA__CHAT_SYSTEM;
+    if (!strcmp(role, "user")) return SWA__CHAT_USER;
+    if (!strcmp(role, "assistant")) return SWA__CHAT_ASSISTANT;
+    return SWA__CHAT_OTHER;
+}
+
+static void swa__chat_turns(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        int r = swa__chat_role(m[i].role);
+        if (t->head) {
+            swa__chat_puts(o, t->head);
+            swa__chat_puts(o, m[i].role);
+            swa__chat_puts(o, t->tail);
+        } else {
+            swa__chat_puts(o, t->open[r]);
+        }
+        swa__chat_content(o, m[i].content, t->options & SWA__CHAT_TRIM);
+        swa__chat_puts(o, t->close[t->head ? 0 : r]);
+    }
+}
+
+/* v1: " [INST] sys\n\nuser [/INST] answer</s>"; v3: "[INST] sys\n\nuser[/INST] answer</s>";
+   v3-tekken: "[INST]sys\n\nuser[/INST]answer</s>". */
+static void swa__chat_mistral(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
+{
+    const char *before = t->options & SWA__CHAT_SPACE_BEFORE ? " " : "";
+    const char *after = t->options & SWA__CHAT_SPACE_AFTER ? " " : "";
+    int in_turn = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        int r = swa__chat_role(m[i].role);
+        if (!in_turn) {
+            swa__chat_puts(o, before);
+            swa__chat_puts(o, "[INST]");
+            swa__chat_puts(o, after);
+            in_turn = 1;
+        }
+        if (r == SWA__CHAT_SYSTEM) {
+            swa__chat_puts(o, m[i].content);
+            swa__chat_puts(o, "\n\n");
+        } else if (r == SWA__CHAT_USER) {
+            swa__chat_puts(o, m[i].content);
+            swa__chat_puts(o, before);
+            swa__chat_puts(o, "[/INST]");
+        } else {
+            swa__chat_puts(o, after);
+            swa__chat_content(o, m[i].content, t->options & SWA__CHAT_TRIM_ASSISTANT);
+            swa__chat_puts(o, "</s>");
+            in_turn = 0;
+        }
+    }
+}
+
+/* "[INST] <<SYS>>\nsys\n<</SYS>>\n\nuser [/INST]answer</s>[INST] ..." (without <<SYS>>: "sys\n") */
+static void swa__chat_llama2(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
+{
+    int trim = t->options & SWA__CHAT_TRIM, in_turn = 1;
+    size_t i;
+    swa__chat_puts(o, "[INST] ");
+    for (i = 0; i < n; i++) {
+        int r = swa__chat_role(m[i].role);
+        if (!in_turn) {
+            swa__chat_puts(o, t->options & SWA__CHAT_BOS_IN_HISTORY ? "<s>[INST] " : "[INST] ");
+            in_turn = 1;
+        }
+        if (r == SWA__CHAT_SYSTEM) {
+            int tags = t->options & SWA__CHAT_SYS_TAGS;
+            if (tags) swa__chat_puts(o, "<<SYS>>\n");
+            swa__chat_content(o, m[i].content, trim);
+            swa__chat_puts(o, tags ? "\n<</SYS>>\n\n" : "\n");
+        } else if (r == SWA__CHAT_USER) {
+            swa__chat_content(o, m[i].content, trim);
+            swa__chat_puts(o, " [/INST]");
+        } else {
+            swa__chat_content(o, m[i].content, trim);
+            swa__chat_puts(o, "</s>");
+            in_turn = 0;
+        }
+    }
+}
+
+/* Gemma has no system turn: the (trimmed) system message opens the next turn that is not the
+   model's, followed by a blank line; "assistant" is written "model". */
+static void swa__chat_gemma(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
+{
+    const char *system = NULL, *role;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        int r = swa__chat_role(m[i].role);
+        if (r == SWA__CHAT_SYSTEM) {
+            system = m[i].content;
+            continue;
+        }
+        role = r == SWA__CHAT_ASSISTANT ? "model" : m[i].role;
+        swa__chat_puts(o, t->head);
+        swa__chat_puts(o, role);
+        swa__chat_puts(o, t->tail);
+        if (system && strcmp(role, "model")) {
+            size_t before = o->n;
+            swa__chat_content(o, system, 1);
+            if (o->n > before) swa__chat_puts(o, "\n\n");
+            system = NULL;
+        }
+        swa__chat_content(o, m[i].content, 1);
+        swa__chat_puts(o, t->close[0]);
+    }
+}
+
+SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_message *msgs, size_t n,
+                                  int add_generation_prompt, char *out, size_t cap, size_t *n_out,
+                                  swa_error *err)
+{
+    swa__chat_out o;
+    size_t i;
+    if (n_out) *n_out = 0;
+    if (!t || (!msgs && n) || (!out && cap) || !n_out)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_format: NULL argument");
+    for (i = 0; i < n; i++) {
+        if (!msgs[i].role || !msgs[i].content)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_format: message %zu has a NULL role or content", i);
+        if (!t->head && swa__chat_role(msgs[i].role) == SWA__CHAT_OTHER)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_format: message %zu: the %s format has no role \"%.40s\" "
+                             "(only system, user and assistant)", i, t->name, msgs[i].role);
+    }
+    o.buf = out;
+    o.cap = cap;
+    o.n = 0;
+    o.overflow = 0;
+    switch (t->layout) {
+    case SWA__CHAT_TURNS: swa__chat_turns(t, msgs, n, &o); break;
+    case SWA__CHAT_MISTRAL: swa__chat_mistral(t, msgs, n, &o); break;
+    case SWA__CHAT_LLAMA2: swa__chat_llama2(t, msgs, n, &o); break;
+    case SWA__CHAT_GEMMA: swa__chat_gemma(t, msgs, n, &o); break;
+    }
+    if (add_generation_prompt && t->generation) swa__chat_puts(&o, t->generation);
+    if (o.overflow || o.n == SIZE_MAX) return swa__fail(err, SWA_ERR_NOMEM, "swa_chat_format: the text does not fit in memory");
+    *n_out = o.n;
+    if (o.n >= cap)
+        return swa__fail(err, SWA_ERR_BUFFER_TOO_SMALL, "a chat of %zu bytes does not fit in a buffer of %zu", o.n, cap);
+    out[o.n] = '\0';
+    swa__ok(err);
+    return SWA_OK;
+}
+
+#undef SWA__CHAT_TRIM
+#undef SWA__CHAT_TRIM_ASSISTANT
+#undef SWA__CHAT_SPACE_BEFORE
+#undef SWA__CHAT_SPACE_AFTER
+#undef SWA__CHAT_SYS_TAGS
+#undef SWA__CHAT_BOS_IN_HISTORY
+#undef SWA__CHAT_FW_BAR
+#undef SWA__CHAT_DS_EOS
+#undef SWA__CHAT_DS_USER
+#undef SWA__CHAT_DS_ASSISTANT
+#undef SWA__N_CHAT_TEMPLATES
 
 /* ==== sampler ==== */
 

@@ -1,0 +1,465 @@
+/* Chat templates: every family's format of 1-, 2- and 3-turn conversations with a system
+   message, with and without the assistant prefix, against llama.cpp's own formatter; family
+   detection from real templates; the unknown-template error; the size query; a GGUF file's
+   template; the end-of-turn token in a real vocabulary.
+
+   Where the expected strings come from:
+   - expected[] is the output of llama.cpp's llama_chat_apply_template (commit c392e50), an
+     implementation written independently of ours, printed by tools/chat_reference.c (which
+     says how to build it against libllama). The 3-turn rows with the assistant prefix are the
+     expected_output strings of llama.cpp's tests/test-chat-template.cpp for the same
+     conversation, written by hand there from each model's Jinja template on Hugging Face:
+     chatml (teknium/OpenHermes-2.5-Mistral-7B), llama2 (Mistral-7B-Instruct-v0.2),
+     llama2-sys-bos (FusionNet_34Bx2_MoE), llama2-sys-strip (vigogne-2-70b-chat), gemma
+     (google/gemma-7b-it), deepseek (deepseek-coder-33b-instruct), llama3 (Llama-3), phi3
+     (Phi-3-mini/small/medium/vision), deepseek2 (DeepSeek-V2), mistral-v1, -v3, -v3-tekken
+     (mistralai's official templates, system prompt first), mistral-v7 (Mistral-Large-2411),
+     phi4 (phi-4); test_three_turns_match_llama_cpp_tests repeats those strings verbatim.
+   - tests/data/chat_templates.txt: template texts from llama.cpp's tests/test-chat-template.cpp
+     and models/templates/ (copied from the models' tokenizer_config.json on Hugging Face),
+     each with the family llama.cpp's detector gives it (checked by tools/chat_reference.c). */
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+#define GW_IMPLEMENTATION
+#include "tools/gguf_writer.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TEMPLATES "tests/data/chat_templates.txt"
+#define PHI3_VOCAB "../shared/testdata/ggml-vocab-phi-3.gguf"
+
+/* The conversation of llama.cpp's tests/test-chat-template.cpp; a test uses its first n
+   messages: 2 = one user turn, 3 = that turn answered, 4 = two turns, 6 = three turns. */
+static const swa_chat_message chat[] = {
+    {"system", "You are a helpful assistant"}, {"user", "Hello"}, {"assistant", "Hi there"},
+    {"user", "Who are you"}, {"assistant", "   I am an assistant   "}, {"user", "Another question"},
+};
+
+typedef struct expectation {
+    const char *family;
+    size_t n_messages;
+    int add_generation_prompt;
+    const char *text;
+} expectation;
+
+/* Printed by tools/chat_reference.c from llama.cpp's llama_chat_apply_template. */
+static const expectation expected[] = {
+    {"chatml", 2, 0, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n"},
+    {"chatml", 2, 1, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"},
+    {"chatml", 3, 0, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n"},
+    {"chatml", 3, 1, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>assistant\n"},
+    {"chatml", 4, 0, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n"},
+    {"chatml", 4, 1, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n<|im_start|>assistant\n"},
+    {"chatml", 6, 0, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n<|im_start|>assistant\n   I am an assistant   <|im_end|>\n<|im_start|>user\nAnother question<|im_end|>\n"},
+    {"chatml", 6, 1, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n<|im_start|>assistant\n   I am an assistant   <|im_end|>\n<|im_start|>user\nAnother question<|im_end|>\n<|im_start|>assistant\n"},
+    {"llama2", 2, 0, "[INST] You are a helpful assistant\nHello [/INST]"},
+    {"llama2", 2, 1, "[INST] You are a helpful assistant\nHello [/INST]"},
+    {"llama2", 3, 0, "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>"},
+    {"llama2", 3, 1, "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>"},
+    {"llama2", 4, 0, "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>[INST] Who are you [/INST]"},
+    {"llama2", 4, 1, "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>[INST] Who are you [/INST]"},
+    {"llama2", 6, 0, "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>[INST] Who are you [/INST]   I am an assistant   </s>[INST] Another question [/INST]"},
+    {"llama2", 6, 1, "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>[INST] Who are you [/INST]   I am an assistant   </s>[INST] Another question [/INST]"},
+    {"llama2-sys", 2, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]"},
+    {"llama2-sys", 2, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]"},
+    {"llama2-sys", 3, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>"},
+    {"llama2-sys", 3, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>"},
+    {"llama2-sys", 4, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]"},
+    {"llama2-sys", 4, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]"},
+    {"llama2-sys", 6, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]   I am an assistant   </s>[INST] Another question [/INST]"},
+    {"llama2-sys", 6, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]   I am an assistant   </s>[INST] Another question [/INST]"},
+    {"llama2-sys-bos", 2, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]"},
+    {"llama2-sys-bos", 2, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]"},
+    {"llama2-sys-bos", 3, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>"},
+    {"llama2-sys-bos", 3, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>"},
+    {"llama2-sys-bos", 4, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s><s>[INST] Who are you [/INST]"},
+    {"llama2-sys-bos", 4, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s><s>[INST] Who are you [/INST]"},
+    {"llama2-sys-bos", 6, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s><s>[INST] Who are you [/INST]   I am an assistant   </s><s>[INST] Another question [/INST]"},
+    {"llama2-sys-bos", 6, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s><s>[INST] Who are you [/INST]   I am an assistant   </s><s>[INST] Another question [/INST]"},
+    {"llama2-sys-strip", 2, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]"},
+    {"llama2-sys-strip", 2, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]"},
+    {"llama2-sys-strip", 3, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>"},
+    {"llama2-sys-strip", 3, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>"},
+    {"llama2-sys-strip", 4, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]"},
+    {"llama2-sys-strip", 4, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]"},
+    {"llama2-sys-strip", 6, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]I am an assistant</s>[INST] Another question [/INST]"},
+    {"llama2-sys-strip", 6, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]I am an assistant</s>[INST] Another question [/INST]"},
+    {"mistral-v1", 2, 0, " [INST] You are a helpful assistant\n\nHello [/INST]"},
+    {"mistral-v1", 2, 1, " [INST] You are a helpful assistant\n\nHello [/INST]"},
+    {"mistral-v1", 3, 0, " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s>"},
+    {"mistral-v1", 3, 1, " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s>"},
+    {"mistral-v1", 4, 0, " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s> [INST] Who are you [/INST]"},
+    {"mistral-v1", 4, 1, " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s> [INST] Who are you [/INST]"},
+    {"mistral-v1", 6, 0, " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s> [INST] Who are you [/INST]    I am an assistant   </s> [INST] Another question [/INST]"},
+    {"mistral-v1", 6, 1, " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s> [INST] Who are you [/INST]    I am an assistant   </s> [INST] Another question [/INST]"},
+    {"mistral-v3", 2, 0, "[INST] You are a helpful assistant\n\nHello[/INST]"},
+    {"mistral-v3", 2, 1, "[INST] You are a helpful assistant\n\nHello[/INST]"},
+    {"mistral-v3", 3, 0, "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>"},
+    {"mistral-v3", 3, 1, "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>"},
+    {"mistral-v3", 4, 0, "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>[INST] Who are you[/INST]"},
+    {"mistral-v3", 4, 1, "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>[INST] Who are you[/INST]"},
+    {"mistral-v3", 6, 0, "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>[INST] Who are you[/INST] I am an assistant</s>[INST] Another question[/INST]"},
+    {"mistral-v3", 6, 1, "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>[INST] Who are you[/INST] I am an assistant</s>[INST] Another question[/INST]"},
+    {"mistral-v3-tekken", 2, 0, "[INST]You are a helpful assistant\n\nHello[/INST]"},
+    {"mistral-v3-tekken", 2, 1, "[INST]You are a helpful assistant\n\nHello[/INST]"},
+    {"mistral-v3-tekken", 3, 0, "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>"},
+    {"mistral-v3-tekken", 3, 1, "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>"},
+    {"mistral-v3-tekken", 4, 0, "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>[INST]Who are you[/INST]"},
+    {"mistral-v3-tekken", 4, 1, "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>[INST]Who are you[/INST]"},
+    {"mistral-v3-tekken", 6, 0, "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>[INST]Who are you[/INST]   I am an assistant   </s>[INST]Another question[/INST]"},
+    {"mistral-v3-tekken", 6, 1, "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>[INST]Who are you[/INST]   I am an assistant   </s>[INST]Another question[/INST]"},
+    {"mistral-v7", 2, 0, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST]"},
+    {"mistral-v7", 2, 1, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST]"},
+    {"mistral-v7", 3, 0, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>"},
+    {"mistral-v7", 3, 1, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>"},
+    {"mistral-v7", 4, 0, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>[INST] Who are you[/INST]"},
+    {"mistral-v7", 4, 1, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>[INST] Who are you[/INST]"},
+    {"mistral-v7", 6, 0, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>[INST] Who are you[/INST]    I am an assistant   </s>[INST] Another question[/INST]"},
+    {"mistral-v7", 6, 1, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>[INST] Who are you[/INST]    I am an assistant   </s>[INST] Another question[/INST]"},
+    {"llama3", 2, 0, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|>"},
+    {"llama3", 2, 1, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
+    {"llama3", 3, 0, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|>"},
+    {"llama3", 3, 1, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
+    {"llama3", 4, 0, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWho are you<|eot_id|>"},
+    {"llama3", 4, 1, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWho are you<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
+    {"llama3", 6, 0, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWho are you<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nI am an assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nAnother question<|eot_id|>"},
+    {"llama3", 6, 1, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWho are you<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nI am an assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nAnother question<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
+    {"gemma", 2, 0, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n"},
+    {"gemma", 2, 1, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\n"},
+    {"gemma", 3, 0, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n"},
+    {"gemma", 3, 1, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>model\n"},
+    {"gemma", 4, 0, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>user\nWho are you<end_of_turn>\n"},
+    {"gemma", 4, 1, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>user\nWho are you<end_of_turn>\n<start_of_turn>model\n"},
+    {"gemma", 6, 0, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>user\nWho are you<end_of_turn>\n<start_of_turn>model\nI am an assistant<end_of_turn>\n<start_of_turn>user\nAnother question<end_of_turn>\n"},
+    {"gemma", 6, 1, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>user\nWho are you<end_of_turn>\n<start_of_turn>model\nI am an assistant<end_of_turn>\n<start_of_turn>user\nAnother question<end_of_turn>\n<start_of_turn>model\n"},
+    {"phi3", 2, 0, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n"},
+    {"phi3", 2, 1, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\n"},
+    {"phi3", 3, 0, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n"},
+    {"phi3", 3, 1, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|assistant|>\n"},
+    {"phi3", 4, 0, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n"},
+    {"phi3", 4, 1, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n<|assistant|>\n"},
+    {"phi3", 6, 0, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n<|assistant|>\n   I am an assistant   <|end|>\n<|user|>\nAnother question<|end|>\n"},
+    {"phi3", 6, 1, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n<|assistant|>\n   I am an assistant   <|end|>\n<|user|>\nAnother question<|end|>\n<|assistant|>\n"},
+    {"phi4", 2, 0, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|>"},
+    {"phi4", 2, 1, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>"},
+    {"phi4", 3, 0, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|>"},
+    {"phi4", 3, 1, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|><|im_start|>assistant<|im_sep|>"},
+    {"phi4", 4, 0, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|><|im_start|>user<|im_sep|>Who are you<|im_end|>"},
+    {"phi4", 4, 1, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|><|im_start|>user<|im_sep|>Who are you<|im_end|><|im_start|>assistant<|im_sep|>"},
+    {"phi4", 6, 0, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|><|im_start|>user<|im_sep|>Who are you<|im_end|><|im_start|>assistant<|im_sep|>   I am an assistant   <|im_end|><|im_start|>user<|im_sep|>Another question<|im_end|>"},
+    {"phi4", 6, 1, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|><|im_start|>user<|im_sep|>Who are you<|im_end|><|im_start|>assistant<|im_sep|>   I am an assistant   <|im_end|><|im_start|>user<|im_sep|>Another question<|im_end|><|im_start|>assistant<|im_sep|>"},
+    {"deepseek", 2, 0, "You are a helpful assistant### Instruction:\nHello\n"},
+    {"deepseek", 2, 1, "You are a helpful assistant### Instruction:\nHello\n### Response:\n"},
+    {"deepseek", 3, 0, "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n"},
+    {"deepseek", 3, 1, "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n### Response:\n"},
+    {"deepseek", 4, 0, "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n### Instruction:\nWho are you\n"},
+    {"deepseek", 4, 1, "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n### Instruction:\nWho are you\n### Response:\n"},
+    {"deepseek", 6, 0, "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n### Instruction:\nWho are you\n### Response:\n   I am an assistant   \n<|EOT|>\n### Instruction:\nAnother question\n"},
+    {"deepseek", 6, 1, "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n### Instruction:\nWho are you\n### Response:\n   I am an assistant   \n<|EOT|>\n### Instruction:\nAnother question\n### Response:\n"},
+    {"deepseek2", 2, 0, "You are a helpful assistant\n\nUser: Hello\n\n"},
+    {"deepseek2", 2, 1, "You are a helpful assistant\n\nUser: Hello\n\nAssistant:"},
+    {"deepseek2", 3, 0, "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>"},
+    {"deepseek2", 3, 1, "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>Assistant:"},
+    {"deepseek2", 4, 0, "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Who are you\n\n"},
+    {"deepseek2", 4, 1, "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Who are you\n\nAssistant:"},
+    {"deepseek2", 6, 0, "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Who are you\n\nAssistant:    I am an assistant   <\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Another question\n\n"},
+    {"deepseek2", 6, 1, "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Who are you\n\nAssistant:    I am an assistant   <\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Another question\n\nAssistant:"},
+    {"deepseek3", 2, 0, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello"},
+    {"deepseek3", 2, 1, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>"},
+    {"deepseek3", 3, 0, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>"},
+    {"deepseek3", 3, 1, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234Assistant\357\275\234>"},
+    {"deepseek3", 4, 0, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Who are you"},
+    {"deepseek3", 4, 1, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Who are you<\357\275\234Assistant\357\275\234>"},
+    {"deepseek3", 6, 0, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Who are you<\357\275\234Assistant\357\275\234>   I am an assistant   <\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Another question"},
+    {"deepseek3", 6, 1, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Who are you<\357\275\234Assistant\357\275\234>   I am an assistant   <\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Another question<\357\275\234Assistant\357\275\234>"},
+};
+
+static char *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = (char *)malloc((size_t)n + 1);
+    if (fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
+    buf[n] = '\0';
+    fclose(f);
+    if (size) *size = (size_t)n;
+    return buf;
+}
+
+static const swa_chat_template *family(const char *name)
+{
+    const swa_chat_template *t = swa_chat_template_by_name(name);
+    if (!t) fail_msg("no family \"%s\"", name);
+    return t;
+}
+
+static void test_every_family_formats_as_llama_cpp(void **state)
+{
+    char buf[2048];
+    size_t i, n;
+    swa_error err;
+    int32_t f, rows;
+    (void)state;
+    for (i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+        const expectation *e = &expected[i];
+        swa_status s = swa_chat_format(family(e->family), chat, e->n_messages, e->add_generation_prompt, buf,
+                                       sizeof buf, &n, &err);
+        if (s != SWA_OK) fail_msg("%s: %s", e->family, err.msg);
+        if (n != strlen(e->text) || strcmp(buf, e->text))
+            fail_msg("%s, %zu messages, prefix %d:\nwant \"%s\"\ngot  \"%s\"", e->family, e->n_messages,
+                     e->add_generation_prompt, e->text, buf);
+    }
+    /* every family we list has its 8 rows, and no row names a family we do not list */
+    for (f = 0; swa_chat_template_at(f); f++) {
+        for (rows = 0, i = 0; i < sizeof expected / sizeof expected[0]; i++)
+            rows += !strcmp(expected[i].family, swa_chat_template_name(swa_chat_template_at(f)));
+        assert_int_equal(rows, 8);
+    }
+    assert_int_equal((size_t)f * 8, sizeof expected / sizeof expected[0]);
+}
+
+/* The expected_output strings of llama.cpp's tests/test-chat-template.cpp, as written there. */
+static void test_three_turns_match_llama_cpp_tests(void **state)
+{
+    static const struct { const char *family, *text; } cases[] = {
+        {"chatml", "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n<|im_start|>assistant\n   I am an assistant   <|im_end|>\n<|im_start|>user\nAnother question<|im_end|>\n<|im_start|>assistant\n"},
+        {"llama2", "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>[INST] Who are you [/INST]   I am an assistant   </s>[INST] Another question [/INST]"},
+        {"llama2-sys-bos", "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s><s>[INST] Who are you [/INST]   I am an assistant   </s><s>[INST] Another question [/INST]"},
+        {"llama2-sys-strip", "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]I am an assistant</s>[INST] Another question [/INST]"},
+        {"gemma", "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>user\nWho are you<end_of_turn>\n<start_of_turn>model\nI am an assistant<end_of_turn>\n<start_of_turn>user\nAnother question<end_of_turn>\n<start_of_turn>model\n"},
+        {"deepseek", "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n### Instruction:\nWho are you\n### Response:\n   I am an assistant   \n<|EOT|>\n### Instruction:\nAnother question\n### Response:\n"},
+        {"llama3", "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWho are you<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nI am an assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nAnother question<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
+        {"phi3", "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n<|assistant|>\n   I am an assistant   <|end|>\n<|user|>\nAnother question<|end|>\n<|assistant|>\n"},
+        {"deepseek2", "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Who are you\n\nAssistant:    I am an assistant   <\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Another question\n\nAssistant:"},
+        {"mistral-v1", " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s> [INST] Who are you [/INST]    I am an assistant   </s> [INST] Another question [/INST]"},
+        {"mistral-v3", "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>[INST] Who are you[/INST] I am an assistant</s>[INST] Another question[/INST]"},
+        {"mistral-v3-tekken", "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>[INST]Who are you[/INST]   I am an assistant   </s>[INST]Another question[/INST]"},
+        {"mistral-v7", "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>[INST] Who are you[/INST]    I am an assistant   </s>[INST] Another question[/INST]"},
+        {"phi4", "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|><|im_start|>user<|im_sep|>Who are you<|im_end|><|im_start|>assistant<|im_sep|>   I am an assistant   <|im_end|><|im_start|>user<|im_sep|>Another question<|im_end|><|im_start|>assistant<|im_sep|>"},
+    };
+    char buf[2048];
+    size_t i, n;
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(swa_chat_format(family(cases[i].family), chat, 6, 1, buf, sizeof buf, &n, NULL), SWA_OK);
+        if (strcmp(buf, cases[i].text)) fail_msg("%s:\nwant \"%s\"\ngot  \"%s\"", cases[i].family, cases[i].text, buf);
+    }
+}
+
+/* Every template of tests/data/chat_templates.txt is detected as the family written above it,
+   or refused with an error that quotes it. */
+static void test_detection_from_real_templates(void **state)
+{
+    size_t size = 0;
+    char *text = read_file(TEMPLATES, &size), *p, *next;
+    int n_known = 0, n_unknown = 0;
+    (void)state;
+    assert_non_null(text);
+    for (p = strstr(text, "#### "); p; p = next) {
+        char want[64], *body = strchr(p, '\n'), *end;
+        const swa_chat_template *t = NULL;
+        swa_error err;
+        swa_status s;
+        assert_non_null(body);
+        assert_int_equal(sscanf(p + 5, "%63s", want), 1);
+        body++;
+        next = strstr(body, "\n#### ");
+        end = next ? next : text + size - 1;   /* the newline before the next entry is not the template's */
+        if (next) next++;
+        s = swa_chat_template_detect(body, (size_t)(end - body), &t, &err);
+        if (!strcmp(want, "unknown")) {
+            if (s != SWA_ERR_UNSUPPORTED) fail_msg("%.*s: detected as %s", (int)(body - p - 1), p, t ? swa_chat_template_name(t) : "?");
+            assert_null(t);
+            assert_int_equal(err.code, SWA_ERR_UNSUPPORTED);
+            assert_non_null(strstr(err.msg, "chat template \""));
+            n_unknown++;
+        } else {
+            if (s != SWA_OK) fail_msg("%.*s: %s", (int)(body - p - 1), p, err.msg);
+            if (strcmp(swa_chat_template_name(t), want))
+                fail_msg("%.*s: detected as %s", (int)(body - p - 1), p, swa_chat_template_name(t));
+            n_known++;
+        }
+    }
+    assert_true(n_known >= 25);   /* the file holds 27 known and 13 unknown */
+    assert_true(n_unknown >= 10);
+    free(text);
+}
+
+static void test_names_and_unknown_template(void **state)
+{
+    static const char *names[] = {
+        "chatml", "llama2", "llama2-sys", "llama2-sys-bos", "llama2-sys-strip", "mistral-v1", "mistral-v3",
+        "mistral-v3-tekken", "mistral-v7", "llama3", "gemma", "phi3", "phi4", "deepseek", "deepseek2", "deepseek3"
+    };
+    const char *tmpl = "{% for m in messages %}<<{{ m['role'] }}>> {{ m['content'] }}\n{% endfor %}";
+    const swa_chat_template *t = NULL;
+    swa_error err;
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        assert_non_null(swa_chat_template_at((int32_t)i));
+        assert_string_equal(swa_chat_template_name(swa_chat_template_at((int32_t)i)), names[i]);
+        assert_int_equal(swa_chat_template_detect(names[i], strlen(names[i]), &t, &err), SWA_OK);   /* by name */
+        assert_string_equal(swa_chat_template_name(t), names[i]);
+    }
+    assert_null(swa_chat_template_at((int32_t)i));
+    assert_null(swa_chat_template_at(-1));
+    assert_null(swa_chat_template_by_name("chatml2"));
+    assert_null(swa_chat_template_by_name(NULL));
+    /* a bare "mistral" is llama.cpp's name for the pre-v1 [INST] format */
+    assert_int_equal(swa_chat_template_detect("mistral", 7, &t, &err), SWA_OK);
+    assert_string_equal(swa_chat_template_name(t), "llama2");
+
+    assert_int_equal(swa_chat_template_detect(tmpl, strlen(tmpl), &t, &err), SWA_ERR_UNSUPPORTED);
+    assert_null(t);
+    assert_non_null(strstr(err.msg, "{% for m in messages %}<<{{ m['role'] }}>>"));   /* quoted */
+    assert_non_null(strstr(err.msg, "..."));                                         /* and cut */
+    assert_int_equal(swa_chat_template_detect("", 0, &t, &err), SWA_ERR_UNSUPPORTED);
+    assert_int_equal(swa_chat_template_detect(NULL, 0, &t, &err), SWA_ERR_INVALID_ARG);
+
+    assert_string_equal(swa_chat_template_eot(family("chatml")), "<|im_end|>");
+    assert_string_equal(swa_chat_template_eot(family("llama3")), "<|eot_id|>");
+    assert_string_equal(swa_chat_template_eot(family("gemma")), "<end_of_turn>");
+    assert_string_equal(swa_chat_template_eot(family("phi3")), "<|end|>");
+    assert_string_equal(swa_chat_template_eot(family("mistral-v7")), "</s>");
+    assert_string_equal(swa_chat_template_eot(family("deepseek")), "<|EOT|>");
+}
+
+/* The size query of swa_tokenize: too small says how much, and exactly that much fits. */
+static void test_buffer_too_small(void **state)
+{
+    const swa_chat_template *t = family("llama3");
+    char buf[512];
+    size_t n = 0, need;
+    swa_error err;
+    (void)state;
+    assert_int_equal(swa_chat_format(t, chat, 4, 1, NULL, 0, &need, &err), SWA_ERR_BUFFER_TOO_SMALL);
+    assert_int_equal(err.code, SWA_ERR_BUFFER_TOO_SMALL);
+    assert_true(need > 100 && need + 1 < sizeof buf);
+    memset(buf, 'x', sizeof buf);
+    assert_int_equal(swa_chat_format(t, chat, 4, 1, buf, need, &n, &err), SWA_ERR_BUFFER_TOO_SMALL);   /* no room for NUL */
+    assert_int_equal(n, need);
+    assert_int_equal(buf[need], 'x');                                     /* nothing past cap */
+    assert_int_equal(swa_chat_format(t, chat, 4, 1, buf, need + 1, &n, &err), SWA_OK);
+    assert_int_equal(n, need);
+    assert_int_equal(strlen(buf), need);
+    assert_int_equal(buf[need + 1], 'x');
+    /* no messages: only the prefix */
+    assert_int_equal(swa_chat_format(t, chat, 0, 1, buf, sizeof buf, &n, &err), SWA_OK);
+    assert_string_equal(buf, "<|start_header_id|>assistant<|end_header_id|>\n\n");
+}
+
+static void test_bad_arguments(void **state)
+{
+    swa_chat_message tool[] = {{"user", "What time is it?"}, {"tool", "12:00"}};
+    swa_chat_message null_content[] = {{"user", NULL}};
+    char buf[256];
+    size_t n;
+    swa_error err;
+    (void)state;
+    assert_int_equal(swa_chat_format(NULL, chat, 2, 1, buf, sizeof buf, &n, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_chat_format(family("chatml"), chat, 2, 1, buf, sizeof buf, NULL, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_chat_format(family("chatml"), null_content, 1, 1, buf, sizeof buf, &n, &err), SWA_ERR_INVALID_ARG);
+    /* chatml writes any role's name; the [INST] formats have no place for a tool's message */
+    assert_int_equal(swa_chat_format(family("chatml"), tool, 2, 0, buf, sizeof buf, &n, &err), SWA_OK);
+    assert_string_equal(buf, "<|im_start|>user\nWhat time is it?<|im_end|>\n<|im_start|>tool\n12:00<|im_end|>\n");
+    assert_int_equal(swa_chat_format(family("mistral-v3"), tool, 2, 0, buf, sizeof buf, &n, &err), SWA_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.msg, "\"tool\""));
+}
+
+/* A GGUF file's tokenizer.chat_template: found, absent, or not a string. */
+static void test_template_of_gguf(void **state)
+{
+    const char *gemma2 = "{{ bos_token }}{% for message in messages %}{{ '<start_of_turn>' + message['role'] }}{% endfor %}";
+    const swa_chat_template *t = NULL;
+    swa_error err;
+    int round;
+    (void)state;
+    for (round = 0; round < 3; round++) {
+        gw_writer *w = gw_new(3);
+        uint8_t *file;
+        size_t size;
+        swa_gguf *g;
+        swa_status s;
+        if (round == 0) gw_kv_str(w, "tokenizer.chat_template", gemma2);
+        if (round == 2) gw_kv_u32(w, "tokenizer.chat_template", 7);
+        file = gw_to_memory(w, &size);
+        assert_non_null(file);
+        assert_int_equal(swa_gguf_open_memory(file, size, &g, &err), SWA_OK);
+        s = swa_chat_template_of(g, &t, &err);
+        if (round == 0) {
+            assert_int_equal(s, SWA_OK);
+            assert_string_equal(swa_chat_template_name(t), "gemma");
+        } else {
+            assert_int_equal(s, round == 1 ? SWA_ERR_NOT_FOUND : SWA_ERR_FORMAT);
+            assert_non_null(strstr(err.msg, "tokenizer.chat_template"));
+            assert_null(t);
+        }
+        swa_gguf_close(g);
+        free(file);
+        gw_free(w);
+    }
+}
+
+/* llama.cpp's Phi-3 vocabulary file: its template is phi3, and the markers are the added
+   tokens of Phi-3's tokenizer.json: <|assistant|> 32001, <|end|> 32007, <|user|> 32010. */
+static void test_phi3_vocabulary(void **state)
+{
+    const int32_t want[] = {32010, 32007, 32001};
+    swa_chat_message one[] = {{"user", "Hello"}};
+    const swa_chat_template *t;
+    swa_gguf *g;
+    swa_vocab *v;
+    swa_error err;
+    char buf[256];
+    int32_t tok[64];
+    size_t n, i, k = 0;
+    (void)state;
+    if (swa_gguf_open(PHI3_VOCAB, &g, &err) != SWA_OK) {
+        print_message("skipped: %s (needs ../shared)\n", err.msg);
+        skip();
+    }
+    assert_int_equal(swa_chat_template_of(g, &t, &err), SWA_OK);
+    assert_string_equal(swa_chat_template_name(t), "phi3");
+    assert_int_equal(swa_vocab_load(g, &v, &err), SWA_OK);
+    assert_int_equal(swa_chat_template_eot_token(t, v), 32007);
+    assert_int_equal(swa_chat_template_eot_token(family("chatml"), v), -1);   /* no <|im_end|> in Phi-3 */
+    assert_int_equal(swa_chat_format(t, one, 1, 1, buf, sizeof buf, &n, &err), SWA_OK);
+    assert_string_equal(buf, "<|user|>\nHello<|end|>\n<|assistant|>\n");
+    assert_int_equal(swa_tokenize(v, buf, n, SWA_TOKENIZE_SPECIAL, tok, 64, &n, &err), SWA_OK);
+    for (i = 0; i < n; i++)
+        if (tok[i] >= 32000) {
+            assert_true(k < 3);
+            assert_int_equal(tok[i], want[k++]);
+        }
+    assert_int_equal(k, 3);
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_family_formats_as_llama_cpp),
+        cmocka_unit_test(test_three_turns_match_llama_cpp_tests),
+        cmocka_unit_test(test_detection_from_real_templates),
+        cmocka_unit_test(test_names_and_unknown_template),
+        cmocka_unit_test(test_buffer_too_small),
+        cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_template_of_gguf),
+        cmocka_unit_test(test_phi3_vocabulary),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
