@@ -1,7 +1,7 @@
 /* swa-generate: text generation and chat with swa.h.
 
    swa-generate -m MODEL.gguf -p "Once upon a time" [-n 256] [--temp 0.8] ...
-   swa-generate -m MODEL.gguf --chat
+   swa-generate -m MODEL.gguf --chat [--chat-template NAME] [--system TEXT]
 
    The prompt is echoed, then the continuation streams to stdout; a model summary and the
    speeds go to stderr. Ctrl-C stops generation and still prints the timings. */
@@ -20,10 +20,11 @@
 
 typedef struct options {
     const char *model, *prompt, *prompt_file, *ids, *dump_logits;
+    const char *chat_template, *system;   /* --chat-template NAME, --system TEXT */
     int32_t *prompt_ids;          /* --ids, parsed */
     size_t n_prompt_ids;
     long n_predict;               /* -1: until end-of-sequence */
-    int no_bos, chat, seed_given, no_mmap;
+    int no_bos, chat, seed_given, no_mmap, verbose_prompt;
     swa_ctx_config cfg;
     swa_sampler_config sampling;
 } options;
@@ -38,6 +39,7 @@ static void on_sigint(int sig) { (void)sig; interrupted = 1; }
 
 static void usage(FILE *f)
 {
+    int32_t i;
     fprintf(f,
         "usage: swa-generate -m MODEL.gguf [-p TEXT | -f FILE | --ids 1,2,3] [options]\n"
         "       swa-generate -m MODEL.gguf -i\n"
@@ -48,7 +50,12 @@ static void usage(FILE *f)
         "  --no-bos             do not put BOS before the prompt\n"
         "  -n N                 tokens to generate (default 256; -1 = until end of sequence,\n"
         "                       which with a window may be forever; 0 = evaluate the prompt only)\n"
-        "  -i, --chat           interactive chat in the Mistral format [INST] ... [/INST]\n"
+        "  -i, --chat           interactive chat in the model's template (tokenizer.chat_template);\n"
+        "                       -p gives the first message; generation stops at the template's\n"
+        "                       end-of-turn token or EOS, or after -n tokens\n"
+        "  --chat-template NAME chat in this template family instead (for models without one)\n"
+        "  --system TEXT        a system message before the first turn\n"
+        "  --verbose-prompt     print each chat turn's text, as evaluated, to stderr\n"
         "  -s SEED              sampling seed (default: from the clock, printed)\n"
         "  --temp T             temperature (default 0.8; 0 = greedy)\n"
         "  --top-k N            keep the N most likely tokens (default 40; 0 = off)\n"
@@ -64,7 +71,10 @@ static void usage(FILE *f)
         "  --kv-f32             the same as --kv f32\n"
         "  --no-mmap            read the model into memory instead of mapping it (faster in some VMs)\n"
         "  --dump-logits FILE   float32 logits, one row of n_vocab per evaluated position\n"
-        "  -h, --help           this help\n");
+        "  -h, --help           this help\n"
+        "chat template families:");
+    for (i = 0; swa_chat_template_at(i); i++) fprintf(f, " %s", swa_chat_template_name(swa_chat_template_at(i)));
+    fprintf(f, "\n");
 }
 
 static int bad_value(const char *flag, const char *val, const char *want)
@@ -104,6 +114,11 @@ static int parse_flag(options *o, const char *a, const char *val)
     else if (!strcmp(a, "-f")) o->prompt_file = val;
     else if (!strcmp(a, "--ids")) o->ids = val;
     else if (!strcmp(a, "--dump-logits")) o->dump_logits = val;
+    else if (!strcmp(a, "--system")) o->system = val;
+    else if (!strcmp(a, "--chat-template")) {
+        if (!swa_chat_template_by_name(val)) return bad_value(a, val, "a family listed in --help");
+        o->chat_template = val;
+    }
     else if (!strcmp(a, "-n")) return parse_long(a, val, -1, 1L << 40, &o->n_predict);
     else if (!strcmp(a, "-s")) {
         char *end;
@@ -169,10 +184,11 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--kv-f32")) o->cfg.kv_type = SWA_KV_F32;
         else if (!strcmp(a, "--no-mmap")) o->no_mmap = 1;
         else if (!strcmp(a, "-i") || !strcmp(a, "--chat")) o->chat = 1;
+        else if (!strcmp(a, "--verbose-prompt")) o->verbose_prompt = 1;
         else if (a[0] != '-' || a[1] == '\0') { fprintf(stderr, "swa-generate: unexpected argument \"%s\"\n", a); return 0; }
         else if (i + 1 >= argc) {
             fprintf(stderr, strstr(" -m -p -f --ids --dump-logits -n -s --temp --top-k --top-p --min-p --repeat-penalty "
-                                   "--repeat-last-n -t -w -c -b --kv ", a) ? "swa-generate: %s needs a value\n"
+                                   "--repeat-last-n -t -w -c -b --kv --system --chat-template ", a) ? "swa-generate: %s needs a value\n"
                                                                      : "swa-generate: unknown flag %s\n", a);
             return 0;
         }
@@ -181,6 +197,7 @@ static int parse_args(int argc, char **argv, options *o)
     if (!o->model) { fprintf(stderr, "swa-generate: -m MODEL is required\n"); return 0; }
     if (!!o->prompt + !!o->prompt_file + !!o->ids > 1) { fprintf(stderr, "swa-generate: give one of -p, -f and --ids\n"); return 0; }
     if (o->ids && !(o->n_prompt_ids = parse_ids(o->ids, &o->prompt_ids))) return 0;
+    if ((o->chat_template || o->system) && !o->chat) { fprintf(stderr, "swa-generate: --chat-template and --system need -i\n"); return 0; }
     if (!o->seed_given) o->sampling.seed = (uint64_t)time(NULL);
     return 1;
 }
@@ -250,6 +267,27 @@ static void print_summary(const swa_model *m, const swa_ctx *c, const options *o
             cfg.n_threads, swa_ctx_kernels(c), (unsigned long long)o->sampling.seed);
 }
 
+/* A growing string; on allocation failure it keeps what it had and sets failed. */
+typedef struct text_buf {
+    char *s;
+    size_t len, cap;
+    int failed;
+} text_buf;
+
+static void text_append(text_buf *b, const char *p, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = 2 * (b->len + n + 1);
+        char *q = (char *)realloc(b->s, cap);
+        if (!q) { b->failed = 1; return; }
+        b->s = q;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, p, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
 typedef struct session {
     const options *o;
     swa_ctx *ctx;
@@ -260,6 +298,9 @@ typedef struct session {
     size_t n_vocab;
     const float *logits;          /* of the last evaluated token */
     timings t;
+    const swa_chat_template *chat_template;   /* -i */
+    int32_t eot;                  /* the template's end-of-turn token; -1: none, EOS only */
+    text_buf *reply;              /* when not NULL, generate() appends the text it prints */
 } session;
 
 /* Evaluate tokens, dumping logits when asked, and let the sampler see them. */
@@ -307,15 +348,23 @@ static int generate(session *s, long n_predict, int *ended)
     dec.at_start = 0;   /* the prompt is already printed: keep every space */
     for (i = 0; (n_predict < 0 || i < n_predict) && !interrupted; i++) {
         int32_t tok = swa_sampler_sample(s->sampler, s->logits);
-        if (s->vocab && tok == swa_vocab_eos(s->vocab)) { *ended = 1; break; }
-        if (s->vocab) fwrite(text, 1, swa_decoder_push(&dec, tok, text, sizeof text), stdout);
+        size_t n;
+        if (s->vocab && (tok == swa_vocab_eos(s->vocab) || tok == s->eot)) { *ended = 1; break; }
+        if (s->vocab) {
+            fwrite(text, 1, n = swa_decoder_push(&dec, tok, text, sizeof text), stdout);
+            if (s->reply) text_append(s->reply, text, n);
+        }
         else printf("%s%d", i ? " " : "", tok);
         fflush(stdout);
         s->t.n_gen++;
         if (n_predict >= 0 && i + 1 == n_predict) break;   /* the last token needs no evaluation */
         if (!(ok = feed(s, &tok, 1))) break;
     }
-    if (s->vocab) fwrite(text, 1, swa_decoder_flush(&dec, text, sizeof text), stdout);
+    if (s->vocab) {
+        size_t n = swa_decoder_flush(&dec, text, sizeof text);
+        fwrite(text, 1, n, stdout);
+        if (s->reply) text_append(s->reply, text, n);
+    }
     s->t.gen_s += now_seconds() - t0;
     return ok;
 }
@@ -333,36 +382,149 @@ static size_t tokenize(const swa_vocab *v, const char *text, int flags, int32_t 
     return n;
 }
 
-/* Mistral's instruct format: [BOS] "[INST] message [/INST]" answer [EOS] "[INST] ..." */
+/* The conversation so far, as the template formats it. */
+typedef struct conversation {
+    swa_chat_message *msgs;
+    size_t n, cap;
+} conversation;
+
+static int conversation_add(conversation *c, const char *role, const char *content)
+{
+    char *copy = (char *)malloc(strlen(content) + 1);
+    if (!copy) return 0;
+    strcpy(copy, content);
+    if (c->n == c->cap) {
+        size_t cap = 2 * c->cap + 8;
+        swa_chat_message *m = (swa_chat_message *)realloc(c->msgs, cap * sizeof *m);
+        if (!m) { free(copy); return 0; }
+        c->msgs = m;
+        c->cap = cap;
+    }
+    c->msgs[c->n].role = role;
+    c->msgs[c->n++].content = copy;
+    return 1;
+}
+
+static void conversation_free(conversation *c)
+{
+    size_t i;
+    for (i = 0; i < c->n; i++) free((char *)c->msgs[i].content);
+    free(c->msgs);
+}
+
+/* The whole conversation in the template's format (malloc'd), or NULL after printing why. */
+static char *format_chat(const session *s, const conversation *c, int add_generation_prompt, size_t *len)
+{
+    swa_error err;
+    char *text = NULL;
+    if (swa_chat_format(s->chat_template, c->msgs, c->n, add_generation_prompt, NULL, 0, len, &err) == SWA_ERR_BUFFER_TOO_SMALL &&
+        (text = (char *)malloc(*len + 1)) != NULL &&
+        swa_chat_format(s->chat_template, c->msgs, c->n, add_generation_prompt, text, *len + 1, len, &err) == SWA_OK)
+        return text;
+    fprintf(stderr, "swa-generate: %s\n", text ? err.msg : "out of memory formatting the chat");
+    free(text);
+    return NULL;
+}
+
+/* Where the next turn's text starts in the formatting of a conversation that ends with the
+   model's answer: at the end-of-turn marker that closes the answer. The answer itself was
+   evaluated token by token as it was sampled; the marker and whatever the template writes
+   after it (a newline in chatml) were not. */
+static size_t answer_end(const session *s, const char *closed, size_t len)
+{
+    const char *eot = swa_chat_template_eot(s->chat_template);
+    size_t n = strlen(eot), i;
+    for (i = len >= n ? len - n + 1 : 0; i-- > 0;)
+        if (!memcmp(closed + i, eot, n)) return i;
+    return len;
+}
+
+/* The first message: -p, or the file of -f; NULL when neither was given. */
+static char *first_message(const options *o)
+{
+    char *text = NULL;
+    if (o->prompt_file) return read_file(o->prompt_file);
+    if (o->prompt && (text = (char *)malloc(strlen(o->prompt) + 1)) != NULL) strcpy(text, o->prompt);
+    return text;
+}
+
+/* Evaluate the part of the conversation's text that the context has not seen yet. */
+static int feed_text(session *s, const char *text, int first)
+{
+    int flags = SWA_TOKENIZE_SPECIAL | (first && !s->o->no_bos && swa_vocab_add_bos(s->vocab) ? SWA_TOKENIZE_ADD_BOS : 0);
+    int32_t *tok;
+    size_t n = tokenize(s->vocab, text, flags, &tok);
+    int ok = n > 0 && feed_prompt(s, tok, n);
+    if (s->o->verbose_prompt) fprintf(stderr, "[turn: \"%s\", %zu tokens]\n", text, n);
+    free(tok);
+    return ok;
+}
+
+/* Each line of stdin is a user message. The conversation is formatted whole with the template
+   every turn, and only what follows the text already evaluated is tokenized and evaluated. */
 static int chat(session *s)
 {
-    char line[8192];
-    int first = 1, ended;
+    conversation c = {NULL, 0, 0};
+    text_buf reply = {NULL, 0, 0, 0};
+    char line[8192], *first = first_message(s->o), *text = NULL;
+    size_t done = 0, len;                      /* bytes of the formatted text evaluated */
+    int ok = 0, ended;
+    if ((s->o->prompt_file && !first) || (s->o->system && !conversation_add(&c, "system", s->o->system))) goto out;
     for (;;) {
-        int32_t *tok;
-        size_t n;
-        char turn[8300];
-        if (first && (s->o->prompt || s->o->prompt_file)) {
-            snprintf(line, sizeof line, "%s", s->o->prompt ? s->o->prompt : "");
+        if (first) {
+            snprintf(line, sizeof line, "%s", first);
+            free(first);
+            first = NULL;
         } else {
             fprintf(stderr, "> ");
             interrupted = 0;
-            if (!fgets(line, sizeof line, stdin)) return 1;
+            if (!fgets(line, sizeof line, stdin)) { ok = 1; goto out; }
             line[strcspn(line, "\n")] = '\0';
             if (!line[0]) continue;
         }
-        snprintf(turn, sizeof turn, "[INST] %s [/INST]", line);
-        n = tokenize(s->vocab, turn, SWA_TOKENIZE_SPECIAL | (first && !s->o->no_bos ? SWA_TOKENIZE_ADD_BOS : 0), &tok);
-        first = 0;
-        if (!n || !feed_prompt(s, tok, n)) { free(tok); return 0; }
-        free(tok);
-        if (!generate(s, s->o->n_predict, &ended)) return 0;
+        if (!conversation_add(&c, "user", line) || !(text = format_chat(s, &c, 1, &len))) goto out;
+        if (len < done || !feed_text(s, text + done, done == 0)) goto out;
+        free(text);
+        reply.len = 0;
+        if (reply.s) reply.s[0] = '\0';
+        s->reply = &reply;
+        ok = generate(s, s->o->n_predict, &ended);
+        s->reply = NULL;
         printf("\n");
-        if (!ended) {                  /* close the turn as the format expects */
-            int32_t eos = swa_vocab_eos(s->vocab);
-            if (eos >= 0 && !feed(s, &eos, 1)) return 0;
-        }
+        if (!ok || reply.failed || !conversation_add(&c, "assistant", reply.s ? reply.s : "")) { ok = 0; goto out; }
+        ok = 0;
+        if (!(text = format_chat(s, &c, 0, &len))) goto out;
+        done = answer_end(s, text, len);
+        free(text);
+        text = NULL;
     }
+out:
+    free(first);
+    free(text);
+    free(reply.s);
+    conversation_free(&c);
+    return ok;
+}
+
+/* --chat-template, else the model's template, else Mistral's [INST] format (llama2), which
+   swa-generate used before it read templates. NULL, after printing why, for an unknown one. */
+static const swa_chat_template *choose_template(const swa_model *m, const options *o)
+{
+    const swa_chat_template *t = NULL;
+    swa_error err;
+    swa_status st;
+    if (o->chat_template) t = swa_chat_template_by_name(o->chat_template);
+    else if ((st = swa_model_chat_template(m, &t, &err)) == SWA_ERR_NOT_FOUND) {
+        t = swa_chat_template_by_name("llama2");
+        fprintf(stderr, "swa-generate: the model has no chat template; using llama2 ([INST] ... [/INST]), "
+                        "--chat-template chooses another\n");
+    } else if (st != SWA_OK) {
+        fprintf(stderr, "swa-generate: %s (with --chat-template NAME; the names are in --help)\n", err.msg);
+        return NULL;
+    }
+    fprintf(stderr, "swa-generate: chat template %s, turns end at %s\n", swa_chat_template_name(t),
+            swa_chat_template_eot(t));
+    return t;
 }
 
 static int run(session *s)
@@ -415,6 +577,8 @@ int main(int argc, char **argv)
     }
     if (o.ids) s.vocab = NULL;
     if (o.chat && !s.vocab) { fprintf(stderr, "swa-generate: --chat needs a vocabulary\n"); goto done; }
+    if (o.chat && !(s.chat_template = choose_template(model, &o))) goto done;
+    s.eot = s.chat_template ? swa_chat_template_eot_token(s.chat_template, s.vocab) : -1;
     print_summary(model, s.ctx, &o);
     hint_missing_window(model, s.ctx, o.model);
     if (o.dump_logits) {
