@@ -369,13 +369,22 @@ static int generate(session *s, long n_predict, int *ended)
     return ok;
 }
 
-/* Tokenize text; BOS first when asked. Returns the count, 0 on error. */
+/* Tokenize text; BOS first when asked. Returns the count, 0 on error. A guess at the count
+   first, then exactly what the size query asks for (a space can take three byte tokens). */
 static size_t tokenize(const swa_vocab *v, const char *text, int flags, int32_t **out)
 {
-    size_t n = 0, len = strlen(text);
+    size_t n = 0, len = strlen(text), cap = len + 2;
     swa_error err;
-    if (!(*out = (int32_t *)malloc((len + 2) * sizeof(int32_t)))) return 0;
-    if (swa_tokenize(v, text, len, flags, *out, len + 2, &n, &err) != SWA_OK) {
+    swa_status st;
+    if (!(*out = (int32_t *)malloc(cap * sizeof(int32_t)))) return 0;
+    st = swa_tokenize(v, text, len, flags, *out, cap, &n, &err);
+    if (st == SWA_ERR_BUFFER_TOO_SMALL) {
+        int32_t *more = (int32_t *)realloc(*out, n * sizeof(int32_t));
+        if (!more) { fprintf(stderr, "swa-generate: out of memory for %zu tokens\n", n); return 0; }
+        *out = more;
+        st = swa_tokenize(v, text, len, flags, *out, n, &n, &err);
+    }
+    if (st != SWA_OK) {
         fprintf(stderr, "swa-generate: %s\n", err.msg);
         return 0;
     }

@@ -160,12 +160,163 @@ static void test_mistral_window_hint(void **state)
     tu_free(&tm);
 }
 
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = (char *)calloc(1, 1 << 20);
+    assert_non_null(f);
+    assert_non_null(buf);
+    if (fread(buf, 1, (1 << 20) - 1, f) == 0) buf[0] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The shipped model has no chat template: -i with --chat-template chatml formats each turn as
+   ChatML does (<|im_start|>role\n...<|im_end|>\n, llama.cpp's tests/test-chat-template.cpp and
+   the OpenHermes template), and evaluates only what is new: the second turn starts with the
+   <|im_end|> that closes the answer. Without the flag it says so and uses llama2's [INST]. */
+static void test_chat_template_on_shipped_model(void **state)
+{
+    const char *model = "examples/models/swa-stories.gguf";
+    char in[] = "/tmp/swa_cli_chat_in_XXXXXX", err[] = "/tmp/swa_cli_chat_err_XXXXXX", cmd[1024], *text;
+    (void)state;
+    close(mkstemp(in)); close(mkstemp(err));
+    write_file(in, "Who are you?\n", 13);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i --chat-template chatml --system 'Be brief.' -p Hello -n 4 --temp 0 "
+             "-t 1 --verbose-prompt < %s > /dev/null 2> %s", model, in, err);
+    assert_int_equal(run(cmd), 0);
+    text = read_text(err);
+    if (!strstr(text, "chat template chatml, turns end at <|im_end|>") ||
+        !strstr(text, "[turn: \"<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n"
+                      "<|im_start|>assistant\n\"") ||
+        !strstr(text, "[turn: \"<|im_end|>\n<|im_start|>user\nWho are you?<|im_end|>\n<|im_start|>assistant\n\""))
+        fail_msg("unexpected chat log:\n%s", text);
+    free(text);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i -p Hello -n 2 --temp 0 -t 1 --verbose-prompt < %s > /dev/null 2> %s",
+             model, in, err);
+    assert_int_equal(run(cmd), 0);
+    text = read_text(err);
+    if (!strstr(text, "the model has no chat template; using llama2") || !strstr(text, "[turn: \"[INST] Hello [/INST]\"") ||
+        !strstr(text, "[turn: \"</s>[INST] Who are you? [/INST]\""))
+        fail_msg("unexpected chat log:\n%s", text);
+    free(text);
+    assert_int_equal(run(GENERATE " -m x.gguf -i --chat-template nope 2>&1 | grep -q 'chat-template wants a family'"), 0);
+    assert_int_equal(run(GENERATE " -m x.gguf --chat-template chatml 2>&1 | grep -q 'need -i'"), 0);
+    assert_int_equal(run(GENERATE " -h | grep -q 'families: chatml llama2'"), 0);
+    remove(in); remove(err);
+}
+
+/* A SentencePiece vocabulary of BOS/EOS, the 256 byte tokens and fillers, with one control
+   token of the caller's choice at a given id, and optionally a chat template. */
+typedef struct chat_vocab {
+    int n, special_id;
+    const char *special, *chat_template;
+} chat_vocab;
+
+static void write_chat_vocab(gw_writer *w, const void *arg)
+{
+    const chat_vocab *cv = (const chat_vocab *)arg;
+    char **pieces = (char **)calloc((size_t)cv->n, sizeof(char *));
+    int32_t *types = (int32_t *)calloc((size_t)cv->n, sizeof(int32_t));
+    float *scores = (float *)calloc((size_t)cv->n, sizeof(float));
+    int i;
+    for (i = 0; i < cv->n; i++) {
+        pieces[i] = (char *)malloc(24);
+        types[i] = 1;
+        if (i == 0) strcpy(pieces[i], "<unk>"), types[i] = 2;
+        else if (i == 1) strcpy(pieces[i], "<s>"), types[i] = 3;
+        else if (i == 2) strcpy(pieces[i], "</s>"), types[i] = 3;
+        else if (i < 3 + 256) snprintf(pieces[i], 24, "<0x%02X>", i - 3), types[i] = 6;
+        else if (i == cv->special_id) strcpy(pieces[i], cv->special), types[i] = 3;
+        else snprintf(pieces[i], 24, "filler%d", i);
+    }
+    gw_kv_str(w, "tokenizer.ggml.model", "llama");
+    gw_kv_array_str(w, "tokenizer.ggml.tokens", (uint64_t)cv->n, (const char *const *)pieces);
+    gw_kv_array(w, "tokenizer.ggml.scores", GW_F32, (uint64_t)cv->n, scores);
+    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, (uint64_t)cv->n, types);
+    if (cv->chat_template) gw_kv_str(w, "tokenizer.chat_template", cv->chat_template);
+    for (i = 0; i < cv->n; i++) free(pieces[i]);
+    free(pieces); free(types); free(scores);
+}
+
+/* Generation stops at the template's end-of-turn token. The model is random; its greedy first
+   answer token, from the reference forward pass, is made the vocabulary's <|EOT|> (DeepSeek
+   Coder's end of turn, which its first turn does not contain), so the first answer is empty
+   and the second turn starts by evaluating <|EOT|>. */
+static void test_chat_stops_at_end_of_turn(void **state)
+{
+    const char *turn = "### Instruction:\nHello\n### Response:\n";
+    char model[] = "/tmp/swa_cli_eot_XXXXXX", in[] = "/tmp/swa_cli_eot_in_XXXXXX", err[] = "/tmp/swa_cli_eot_err_XXXXXX";
+    char cmd[1024], *text;
+    chat_vocab cv = {300, 299, "<|EOT|>", NULL};
+    tu_spec s;
+    tu_model tm;
+    double *ref = (double *)malloc(sizeof(double) * 300 * 64);
+    int32_t tok[64];
+    size_t n;
+    int seed, best = -1, k, full[2] = {0, 0};
+    (void)state;
+    close(mkstemp(model)); close(mkstemp(in)); close(mkstemp(err));
+    memset(&s, 0, sizeof s);
+    s.n_layer = 2; s.n_embd = 32; s.n_head = 2; s.n_kv_head = 1; s.n_ff = 48; s.n_vocab = cv.n;
+    s.n_ctx = 256; s.type = GW_F32; s.extra_keys = write_chat_vocab; s.extra_arg = &cv;
+    for (seed = 1; seed < 200 && best < 0; seed++) {   /* until the greedy token is a filler's id */
+        swa_gguf *g;
+        swa_vocab *v;
+        s.seed = (uint64_t)seed;
+        assert_true(tu_build(&tm, &s));
+        assert_int_equal(swa_gguf_open_memory(tm.gguf, tm.gguf_size, &g, NULL), SWA_OK);
+        assert_int_equal(swa_vocab_load(g, &v, NULL), SWA_OK);
+        assert_int_equal(swa_tokenize(v, turn, strlen(turn), SWA_TOKENIZE_ADD_BOS | SWA_TOKENIZE_SPECIAL, tok, 64, &n, NULL), SWA_OK);
+        tu_reference(&tm, tok, (int)n, full, ref);
+        for (best = 0, k = 1; k < cv.n; k++) if (ref[(n - 1) * 300 + k] > ref[(n - 1) * 300 + best]) best = k;
+        if (best < 3 + 256) best = -1;
+        swa_vocab_free(v);
+        swa_gguf_close(g);
+        if (best < 0) tu_free(&tm);
+    }
+    assert_true(best >= 0);
+    tu_free(&tm);
+    cv.special_id = best;                               /* the same weights, <|EOT|> at that id */
+    assert_true(tu_build(&tm, &s));
+    write_file(model, tm.gguf, tm.gguf_size);
+    write_file(in, "Hello\nBye\n", 10);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i --chat-template deepseek -n 5 --temp 0 -t 1 --verbose-prompt < %s "
+             "> /dev/null 2> %s", model, in, err);
+    assert_int_equal(run(cmd), 0);
+    text = read_text(err);
+    /* the first answer stopped at once: at most the second turn's 5 tokens were generated */
+    if (!strstr(text, "[turn: \"### Instruction:\nHello\n### Response:\n\"") ||
+        !strstr(text, "[turn: \"<|EOT|>\n### Instruction:\nBye\n### Response:\n\"") ||
+        (!strstr(text, "generation: 0 tokens") && !strstr(text, "generation: 1 tokens") &&
+         !strstr(text, "generation: 2 tokens") && !strstr(text, "generation: 3 tokens") &&
+         !strstr(text, "generation: 4 tokens") && !strstr(text, "generation: 5 tokens")))
+        fail_msg("unexpected chat log (end of turn at id %d):\n%s", best, text);
+    free(text);
+    /* the same file with an unknown template: a clear error that quotes it */
+    tu_free(&tm);
+    cv.chat_template = "{% for m in messages %}<<{{ m.role }}>>{% endfor %}";
+    assert_true(tu_build(&tm, &s));
+    write_file(model, tm.gguf, tm.gguf_size);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i < %s > /dev/null 2> %s", model, in, err);
+    assert_int_not_equal(run(cmd), 0);
+    text = read_text(err);
+    if (!strstr(text, "chat template \"{% for m in messages %}<<{{ m.role }}>>") || !strstr(text, "--chat-template"))
+        fail_msg("unexpected error:\n%s", text);
+    free(text);
+    remove(model); remove(in); remove(err);
+    free(ref);
+    tu_free(&tm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dump_logits_matches_reference),
         cmocka_unit_test(test_bad_flags),
         cmocka_unit_test(test_mistral_window_hint),
+        cmocka_unit_test(test_chat_template_on_shipped_model),
+        cmocka_unit_test(test_chat_stops_at_end_of_turn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,8 @@ typedef struct tu_spec {
     uint64_t seed;
     int tied;                /* no output.weight: the embedding is reused */
     const char *name;        /* general.name, when not NULL */
+    void (*extra_keys)(gw_writer *w, const void *arg);   /* more metadata (a vocabulary...), or NULL */
+    const void *extra_arg;
 } tu_spec;
 
 typedef struct tu_layer {
@@ -143,6 +145,7 @@ static inline void tu_write_hparams(gw_writer *w, const tu_spec *s)
     } else if (s->window) {
         gw_kv_u32(w, "llama.attention.sliding_window", (uint32_t)s->window);
     }
+    if (s->extra_keys) s->extra_keys(w, s->extra_arg);
 }
 
 static inline int tu_build(tu_model *m, const tu_spec *spec)
