@@ -68,6 +68,11 @@ TOKENIZER AND SAMPLER
     sampler does repetition penalty, top-k, top-p, min-p and temperature with its own seeded
     generator, so a seed gives the same choices everywhere.
 
+CHAT TEMPLATES
+    tokenizer.chat_template is recognised by its markers, as llama.cpp does without a Jinja
+    engine (ChatML, Llama 2 and 3, Mistral v1/v3/v3-tekken/v7, Gemma, Phi-3/4, DeepSeek), and
+    swa_chat_format writes a conversation in that family's format; see the section's comment.
+
 ERRORS
     Every fallible call returns swa_status (SWA_OK = 0, errors are negative; swa_status_str names
     them) and fills the optional swa_error with the code and a message naming what failed, e.g.
