@@ -357,7 +357,8 @@ static int generate(session *s, long n_predict, int *ended)
         else printf("%s%d", i ? " " : "", tok);
         fflush(stdout);
         s->t.n_gen++;
-        if (n_predict >= 0 && i + 1 == n_predict) break;   /* the last token needs no evaluation */
+        /* The last token needs no evaluation, unless a chat goes on from it. */
+        if (n_predict >= 0 && i + 1 == n_predict && !s->reply) break;
         if (!(ok = feed(s, &tok, 1))) break;
     }
     if (s->vocab) {
