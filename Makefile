@@ -95,7 +95,7 @@ $(BUILD)/stories260K.gguf: | $(BUILD)/swa-convert-llama2c
 bench: programs
 	sh tools/bench.sh $(BUILD)
 
-# make fuzz: libFuzzer (clang) on the GGUF loader and the tokenizer, FUZZ_SECONDS each, with
+# make fuzz: libFuzzer (clang) on the GGUF loader, the tokenizer and the chat templates, FUZZ_SECONDS each, with
 # seeds written by swa-mkmodel; crashing inputs are left in build/fuzz/ as crash-*.
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I.
@@ -108,6 +108,9 @@ fuzz: $(BUILD)/swa-mkmodel
 	head -c 2000 examples/models/heldout.txt > build/fuzz/seeds-text/heldout
 	cd build/fuzz && ./fuzz_gguf -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=4096 seeds-gguf
 	cd build/fuzz && SWA_FUZZ_VOCAB=../../examples/models/swa-stories.gguf ./fuzz_tokenizer -max_total_time=$(FUZZ_SECONDS) seeds-text
+	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_chat.c -o build/fuzz/fuzz_chat
+	@mkdir -p build/fuzz/seeds-chat && cp tests/data/chat_templates.txt build/fuzz/seeds-chat/templates
+	cd build/fuzz && ./fuzz_chat -max_total_time=$(FUZZ_SECONDS) -max_len=4096 seeds-chat
 
 clean:
 	rm -rf build
