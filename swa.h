@@ -371,8 +371,8 @@ SWADEF int64_t    swa_seq_max_rewind(const swa_ctx *c, int32_t seq);
 SWADEF swa_status swa_seq_rewind(swa_ctx *c, int32_t seq, int64_t n, swa_error *err);
 
 /* Snapshots of one sequence (seq >= 0) or of every sequence (seq = -1): a versioned header,
-   the model's shape and a checksum of its metadata, the context's ring layout, each sequence's
-   position and its ring contents. A ring holds at most W (+ n_rewind) positions, so a snapshot
+   the model's shape and a checksum of its metadata (and of the first bytes of each tensor), the
+   context's ring layout, each sequence's position and its ring contents. A ring holds at most W (+ n_rewind) positions, so a snapshot
    stops growing once the window is full: its size is set by the window, not by the length of
    the conversation. Restoring checks the model and ring layout (another model, cache type,
    window or n_ctx is SWA_ERR_INVALID_ARG, with what differs); a damaged or truncated snapshot
@@ -4889,7 +4889,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     c->n_slots = (int64_t *)swa__arena_take(a, n_layer, sizeof(int64_t));
     c->k_cache = (uint8_t **)swa__arena_take(a, n_layer, sizeof(uint8_t *));
     c->v_cache = (uint8_t **)swa__arena_take(a, n_layer, sizeof(uint8_t *));
-    cache_start = a->used;
+    cache_start = (a->used + 63) & ~(uint64_t)63;   /* where the first ring will start */
     for (l = 0; l < hp->n_layer; l++) {
         int32_t w = swa__effective_window(m, cfg, l);
         uint64_t slots = (uint64_t)swa__ring_slots(cfg, w);
@@ -4994,11 +4994,18 @@ static swa_status swa__threads_start(swa_ctx *c, int32_t n, swa_error *err)
     return s;
 }
 
-/* FNV-1a over the file's header, metadata and tensor descriptions: what a snapshot must match. */
+/* What a snapshot must match: FNV-1a over the file's header, metadata and tensor descriptions,
+   and the first bytes of every tensor (two fine-tunes of one base have the same metadata). */
 static uint64_t swa__model_checksum(const swa_model *m)
 {
     const swa_gguf *g = m->gguf;
-    return swa__hash((const char *)g->base, (size_t)(g->data_offset < g->size ? g->data_offset : g->size));
+    uint64_t h = swa__hash((const char *)g->base, (size_t)(g->data_offset < g->size ? g->data_offset : g->size));
+    int64_t i;
+    for (i = 0; i < g->n_tensors; i++) {
+        const swa_gguf_tensor *t = &g->tensors[i];
+        h ^= swa__hash((const char *)t->data, (size_t)(t->nbytes < 64 ? t->nbytes : 64)) + (h << 6) + (h >> 2);
+    }
+    return h;
 }
 
 SWADEF size_t swa_ctx_memory_size(const swa_model *m, const swa_ctx_config *cfg)
@@ -5280,15 +5287,44 @@ static swa_status swa__truncated(swa_error *err)
     return swa__fail(err, SWA_ERR_FORMAT, "the snapshot is truncated");
 }
 
+/* The sequences of a snapshot, after its header: into `seq`, or those it names (seq = -1). */
+static swa_status swa__state_read_seqs(swa_ctx *c, int32_t seq, uint32_t count, swa__source *in, swa_error *err)
+{
+    uint32_t id, i;
+    uint64_t pos, written;
+    int64_t l;
+    for (i = 0; i < count; i++) {
+        int32_t s;
+        if (!swa__get(in, &id, 4) || !swa__get(in, &pos, 8) || !swa__get(in, &written, 8)) return swa__truncated(err);
+        s = seq >= 0 ? seq : (int32_t)id;
+        if (id >= (uint32_t)c->cfg.n_seq && seq < 0)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot holds sequence %u; this context has %d", id, c->cfg.n_seq);
+        if (pos > written || written > (uint64_t)INT64_MAX || (int64_t)written > c->max_pos)
+            return swa__fail(err, SWA_ERR_FORMAT, "the snapshot's sequence %u is at position %llu of %llu written", id,
+                             (unsigned long long)pos, (unsigned long long)written);
+        for (l = 0; l < c->model->hp.n_layer; l++) {
+            size_t bytes = (size_t)((int64_t)written < c->n_slots[l] ? (int64_t)written : c->n_slots[l]) * c->kv_row;
+            if (!swa__get(in, swa__ring(c, c->k_cache, l, s), bytes) || !swa__get(in, swa__ring(c, c->v_cache, l, s), bytes))
+                return swa__truncated(err);
+        }
+        c->seq[s].pos = (int64_t)pos;
+        c->seq[s].written = (int64_t)written;
+    }
+    if (!in->f && in->pos != in->size)
+        return swa__fail(err, SWA_ERR_FORMAT, "%llu bytes follow the snapshot", (unsigned long long)(in->size - in->pos));
+    return SWA_OK;
+}
+
 /* Read a snapshot into sequence seq (a one-sequence snapshot), or into the sequences it names
-   (seq = -1). The header is checked whole before any state changes; a snapshot that ends early
-   in its ring contents leaves the sequences it was restoring reset to position 0. */
+   (seq = -1, the others reset). The header is checked whole before any state changes; a
+   snapshot found damaged past it leaves the sequences it was restoring reset to position 0. */
 static swa_status swa__state_read(swa_ctx *c, int32_t seq, swa__source *in, swa_error *err)
 {
     char magic[4];
-    uint32_t version, n_layer, kv_type, count, id, i;
-    uint64_t sum, kv_row, v, pos, written;
+    uint32_t version, n_layer, kv_type, count;
+    uint64_t sum, kv_row, v;
     int64_t l;
+    swa_status s;
     if (!swa__get(in, magic, 4) || memcmp(magic, SWA__STATE_MAGIC, 4) != 0)
         return swa__fail(err, SWA_ERR_FORMAT, "not a swa.h snapshot");
     if (!swa__get(in, &version, 4) || version != SWA__STATE_VERSION)
@@ -5312,26 +5348,12 @@ static swa_status swa__state_read(swa_ctx *c, int32_t seq, swa__source *in, swa_
         return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot holds %u sequences: too many for %s", count,
                          seq >= 0 ? "one sequence" : "this context");
     if (seq < 0) swa_ctx_reset(c);
-    for (i = 0; i < count; i++) {
-        int32_t s;
-        if (!swa__get(in, &id, 4) || !swa__get(in, &pos, 8) || !swa__get(in, &written, 8)) return swa__truncated(err);
-        s = seq >= 0 ? seq : (int32_t)id;
-        if (id >= (uint32_t)c->cfg.n_seq && seq < 0)
-            return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot holds sequence %u; this context has %d", id, c->cfg.n_seq);
-        if (pos > written || written > (uint64_t)INT64_MAX || (int64_t)written > c->max_pos)
-            return swa__fail(err, SWA_ERR_FORMAT, "the snapshot's sequence %u is at position %llu of %llu written", id,
-                             (unsigned long long)pos, (unsigned long long)written);
-        c->seq[s].pos = c->seq[s].written = 0;
-        for (l = 0; l < c->model->hp.n_layer; l++) {
-            size_t bytes = (size_t)((int64_t)written < c->n_slots[l] ? (int64_t)written : c->n_slots[l]) * c->kv_row;
-            if (!swa__get(in, swa__ring(c, c->k_cache, l, s), bytes) || !swa__get(in, swa__ring(c, c->v_cache, l, s), bytes))
-                return swa__truncated(err);
-        }
-        c->seq[s].pos = (int64_t)pos;
-        c->seq[s].written = (int64_t)written;
+    else c->seq[seq].pos = c->seq[seq].written = 0;
+    if ((s = swa__state_read_seqs(c, seq, count, in, err)) != SWA_OK) {
+        if (seq < 0) swa_ctx_reset(c);
+        else c->seq[seq].pos = c->seq[seq].written = 0;
+        return s;
     }
-    if (!in->f && in->pos != in->size)
-        return swa__fail(err, SWA_ERR_FORMAT, "%llu bytes follow the snapshot", (unsigned long long)(in->size - in->pos));
     swa__ok(err);
     return SWA_OK;
 }
