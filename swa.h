@@ -4770,9 +4770,11 @@ struct swa_ctx {
     double *inv_freq;          /* [n_rot/2] RoPE frequencies base^(-2i/n_rot) */
     swa_abort_fn abort;
     void *abort_data;
+    int64_t *seq_count;        /* [n_seq] tokens of each sequence in the batch in evaluation */
+    int64_t *seq_last;         /* [n_seq] batch index of each sequence's last token there */
     /* the chunk of up to n_batch tokens in evaluation, grouped by sequence */
-    int64_t n_chunk;
-    int32_t *tok_seq;          /* [n_batch] sequence of each token */
+    size_t *tok_index;         /* [n_batch] index of each token in the batch */
+    int32_t *tok_seq;          /* [n_batch] its sequence */
     int64_t *tok_pos;          /* [n_batch] its position */
     int64_t *tok_first;        /* [n_batch] index of its sequence's first token in the chunk */
     float **tok_out;           /* [n_batch] where its logits go; NULL: nowhere */
@@ -4885,6 +4887,8 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     int kind;
     int64_t l;
     c->seq = (swa__seq *)swa__arena_take(a, (uint64_t)cfg->n_seq, sizeof(swa__seq));
+    c->seq_count = (int64_t *)swa__arena_take(a, (uint64_t)cfg->n_seq, sizeof(int64_t));
+    c->seq_last = (int64_t *)swa__arena_take(a, (uint64_t)cfg->n_seq, sizeof(int64_t));
     c->window = (int32_t *)swa__arena_take(a, n_layer, sizeof(int32_t));
     c->n_slots = (int64_t *)swa__arena_take(a, n_layer, sizeof(int64_t));
     c->k_cache = (uint8_t **)swa__arena_take(a, n_layer, sizeof(uint8_t *));
@@ -4911,6 +4915,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     c->cache_bytes = (size_t)(a->used - cache_start);
     c->kv_row = (size_t)kv_row;
     c->inv_freq = (double *)swa__arena_take(a, (uint64_t)hp->n_rot / 2, sizeof(double));
+    c->tok_index = (size_t *)swa__arena_take(a, nb, sizeof(size_t));
     c->tok_seq = (int32_t *)swa__arena_take(a, nb, sizeof(int32_t));
     c->tok_pos = (int64_t *)swa__arena_take(a, nb, sizeof(int64_t));
     c->tok_first = (int64_t *)swa__arena_take(a, nb, sizeof(int64_t));
@@ -5779,29 +5784,46 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
 typedef struct swa__job {
     const int32_t *token;      /* [n] */
     const int32_t *seq;        /* [n]; NULL: all sequence 0 */
+    const int8_t *want;        /* [n] nonzero: the token wants logits; NULL: each sequence's last */
+    int want_all;              /* every token wants logits */
     size_t n;
-    size_t *order;             /* [n] batch indices, sequence by sequence, in batch order within one */
-    float **out;               /* [n] by batch index: where that token's logits go, or NULL */
+    float *logits;             /* one row per token that wants logits, in batch order; or NULL */
     float *embed;              /* [n_embd] the pooled final hidden state, when asked for */
     int32_t pooling;           /* SWA_POOL_LAST or SWA_POOL_MEAN */
 } swa__job;
 
 static int32_t swa__job_seq(const swa__job *job, size_t i) { return job->seq ? job->seq[i] : 0; }
 
-/* The chunk job->order[k0 .. k0+n-1]: each token's sequence, position, and where its logits
-   go. A sequence's tokens are consecutive in the chunk and take its next positions. */
-static void swa__chunk_tokens(swa_ctx *c, const swa__job *job, size_t k0, int64_t n)
+static int swa__job_wants(const swa_ctx *c, const swa__job *job, size_t i)
 {
-    int64_t t;
+    return job->want_all || (job->want ? job->want[i] != 0 : c->seq_last[swa__job_seq(job, i)] == (int64_t)i);
+}
+
+/* The chunk of batch tokens k0 .. k0+n-1, grouped by sequence (a stable insertion sort: a chunk
+   is short, and in generation already in order), each token with its position and where its
+   logits go. *rank counts the logits rows taken so far. */
+static void swa__chunk_tokens(swa_ctx *c, const swa__job *job, size_t k0, int64_t n, size_t *rank)
+{
+    int64_t t, u;
     for (t = 0; t < n; t++) {
-        size_t i = job->order[k0 + (size_t)t];
+        size_t i = k0 + (size_t)t;
+        int wants = swa__job_wants(c, job, i);
+        float *out = wants && job->logits ? job->logits + *rank * (size_t)c->model->hp.n_vocab : NULL;
         int32_t s = swa__job_seq(job, i);
-        c->tok_seq[t] = s;
-        c->tok_first[t] = t > 0 && c->tok_seq[t - 1] == s ? c->tok_first[t - 1] : t;
-        c->tok_pos[t] = c->seq[s].pos + (t - c->tok_first[t]);
-        c->tok_out[t] = job->out[i];
+        *rank += (size_t)wants;
+        for (u = t; u > 0 && c->tok_seq[u - 1] > s; u--) {
+            c->tok_index[u] = c->tok_index[u - 1];
+            c->tok_seq[u] = c->tok_seq[u - 1];
+            c->tok_out[u] = c->tok_out[u - 1];
+        }
+        c->tok_index[u] = i;
+        c->tok_seq[u] = s;
+        c->tok_out[u] = out;
     }
-    c->n_chunk = n;
+    for (t = 0; t < n; t++) {
+        c->tok_first[t] = t > 0 && c->tok_seq[t - 1] == c->tok_seq[t] ? c->tok_first[t - 1] : t;
+        c->tok_pos[t] = c->seq[c->tok_seq[t]].pos + (t - c->tok_first[t]);
+    }
 }
 
 /* The final norm of the chunk's tokens that ask for logits, then the output matrix, over each
@@ -5825,26 +5847,25 @@ static void swa__chunk_logits(swa_ctx *c, int64_t n)
 }
 
 /* Embeddings: the final hidden state, normed, of the job's last token or summed over all. */
-static void swa__chunk_embed(swa_ctx *c, const swa__job *job, size_t k0, int64_t n)
+static void swa__chunk_embed(swa_ctx *c, const swa__job *job, int64_t n)
 {
     const swa_model *m = c->model;
     int64_t d = m->hp.n_embd, t, i;
     for (t = 0; t < n; t++) {
-        if (job->pooling == SWA_POOL_LAST && k0 + (size_t)t + 1 < job->n) continue;
+        if (job->pooling == SWA_POOL_LAST && c->tok_index[t] + 1 < job->n) continue;
         c->kern.rmsnorm(c->xb, c->x + t * d, m->output_norm, d, m->hp.rms_eps);
         for (i = 0; i < d; i++) job->embed[i] = job->pooling == SWA_POOL_MEAN ? job->embed[i] + c->xb[i] : c->xb[i];
     }
 }
 
-/* One chunk of n <= n_batch tokens. The abort callback is asked before each layer; an aborted
-   chunk has written nothing into the rings and moved no sequence. */
-static swa_status swa__forward_chunk(swa_ctx *c, const swa__job *job, size_t k0, int64_t n, swa_error *err)
+/* One chunk of n <= n_batch tokens, set up by swa__chunk_tokens. The abort callback is asked
+   before each layer; an aborted chunk has written nothing into the rings and moved no sequence. */
+static swa_status swa__forward_chunk(swa_ctx *c, const swa__job *job, int64_t n, swa_error *err)
 {
     const swa_model *m = c->model;
     int64_t d = m->hp.n_embd, t, l;
-    swa__chunk_tokens(c, job, k0, n);
     for (t = 0; t < n; t++) {
-        int32_t token = job->token[job->order[k0 + (size_t)t]];
+        int32_t token = job->token[c->tok_index[t]];
         swa__dequant_row_ref(m->tok_embd.type, (const uint8_t *)m->tok_embd.data + (size_t)token * m->tok_embd.row_bytes,
                              c->x + t * d, d);
     }
@@ -5860,64 +5881,46 @@ static swa_status swa__forward_chunk(swa_ctx *c, const swa__job *job, size_t k0,
         q->pos = c->tok_pos[t] + 1;
         if (q->written < q->pos) q->written = q->pos;
     }
-    if (job->embed) swa__chunk_embed(c, job, k0, n);
+    if (job->embed) swa__chunk_embed(c, job, n);
     swa__chunk_logits(c, n);
     return SWA_OK;
 }
 
-/* Check the job, order it sequence by sequence (a counting sort, stable), then run it in chunks
-   of n_batch. job->order and job->out point into `scratch`, which the callers fill with out. */
-static swa_status swa__run(swa_ctx *c, swa__job *job, swa_error *err)
+/* Check the job, then run it in chunks of n_batch tokens in batch order. Nothing is allocated:
+   evaluation after swa_ctx_create never calls SWA_MALLOC. */
+static swa_status swa__run(swa_ctx *c, const swa__job *job, swa_error *err)
 {
-    int64_t V, nb = c->cfg.n_batch, *count, *next;
+    int64_t V = c->model->hp.n_vocab, nb = c->cfg.n_batch;
     int32_t n_seq = c->cfg.n_seq, s;
-    size_t i, k0;
+    size_t i, k0, rank = 0;
     swa_status st = SWA_OK;
-    V = c->model->hp.n_vocab;
+    if (!job->n) return swa__fail(err, SWA_ERR_INVALID_ARG, "eval: no tokens");
+    memset(c->seq_count, 0, (size_t)n_seq * sizeof(int64_t));
     for (i = 0; i < job->n; i++) {
+        s = swa__job_seq(job, i);
         if (job->token[i] < 0 || job->token[i] >= V)
             return swa__fail(err, SWA_ERR_INVALID_ARG, "token %d (at index %llu) is out of range 0..%lld",
                              job->token[i], (unsigned long long)i, (long long)(V - 1));
-        if (swa__job_seq(job, i) < 0 || swa__job_seq(job, i) >= n_seq)
+        if (s < 0 || s >= n_seq)
             return swa__fail(err, SWA_ERR_INVALID_ARG, "sequence %d (at index %llu) is out of range 0..%d",
-                             swa__job_seq(job, i), (unsigned long long)i, n_seq - 1);
+                             s, (unsigned long long)i, n_seq - 1);
+        c->seq_count[s]++;
+        c->seq_last[s] = (int64_t)i;
     }
-    if (!(count = (int64_t *)SWA_MALLOC(2 * (size_t)n_seq * sizeof(int64_t))))
-        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the batch's bookkeeping");
-    next = count + n_seq;
-    memset(count, 0, (size_t)n_seq * sizeof(int64_t));
-    for (i = 0; i < job->n; i++) count[swa__job_seq(job, i)]++;
-    for (s = 0; s < n_seq && st == SWA_OK; s++)
-        if ((uint64_t)count[s] > (uint64_t)(c->max_pos - c->seq[s].pos))
-            st = swa__fail(err, SWA_ERR_CONTEXT_FULL,
-                           "%lld tokens at position %lld exceed the %lld positions a full-attention layer keeps "
-                           "(raise n_ctx or set a window)", (long long)count[s], (long long)c->seq[s].pos,
-                           (long long)c->max_pos);
-    for (s = 0, k0 = 0; s < n_seq; k0 += (size_t)count[s], s++) next[s] = (int64_t)k0;
-    for (i = 0; i < job->n; i++) job->order[next[swa__job_seq(job, i)]++] = i;
-    SWA_FREE(count);
+    for (s = 0; s < n_seq; s++)
+        if ((uint64_t)c->seq_count[s] > (uint64_t)(c->max_pos - c->seq[s].pos))
+            return swa__fail(err, SWA_ERR_CONTEXT_FULL,
+                             "%lld tokens at position %lld exceed the %lld positions a full-attention layer keeps "
+                             "(raise n_ctx or set a window)", (long long)c->seq_count[s], (long long)c->seq[s].pos,
+                             (long long)c->max_pos);
     if (job->embed) memset(job->embed, 0, (size_t)c->model->hp.n_embd * sizeof(float));
     for (k0 = 0; k0 < job->n && st == SWA_OK; k0 += (size_t)nb) {
         int64_t len = (int64_t)(job->n - k0) < nb ? (int64_t)(job->n - k0) : nb;
-        st = swa__forward_chunk(c, job, k0, len, err);
+        swa__chunk_tokens(c, job, k0, len, &rank);
+        st = swa__forward_chunk(c, job, len, err);
     }
     if (st == SWA_OK) swa__ok(err);
     return st;
-}
-
-/* A job over n tokens with its order and out arrays allocated; free with SWA_FREE(job->order). */
-static swa_status swa__job_alloc(swa__job *job, const int32_t *tokens, const int32_t *seq, size_t n, swa_error *err)
-{
-    memset(job, 0, sizeof *job);
-    job->token = tokens;
-    job->seq = seq;
-    job->n = n;
-    if (n > SIZE_MAX / (sizeof(size_t) + sizeof(float *)) ||
-        !(job->order = (size_t *)SWA_MALLOC(n * (sizeof(size_t) + sizeof(float *)))))
-        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the bookkeeping of %llu tokens", (unsigned long long)n);
-    job->out = (float **)(void *)(job->order + n);
-    memset(job->out, 0, n * sizeof(float *));
-    return SWA_OK;
 }
 
 /* Sequence 0's tokens: logits of the last into c->logits, or of all into all_logits; or an
@@ -5926,18 +5929,16 @@ static swa_status swa__eval(swa_ctx *c, const int32_t *tokens, size_t n, float *
                             int32_t pooling, swa_error *err)
 {
     swa__job job;
-    swa_status st;
-    size_t i;
     if (!c || !tokens || n == 0)
         return swa__fail(err, SWA_ERR_INVALID_ARG, "eval: %s", !c ? "context is NULL" : !tokens ? "tokens is NULL" : "no tokens");
-    if ((st = swa__job_alloc(&job, tokens, NULL, n, err)) != SWA_OK) return st;
-    for (i = 0; all_logits && i < n; i++) job.out[i] = all_logits + i * (size_t)c->model->hp.n_vocab;
-    if (!all_logits && !embed) job.out[n - 1] = c->logits;
+    memset(&job, 0, sizeof job);
+    job.token = tokens;
+    job.n = n;
+    job.want_all = all_logits != NULL;
+    job.logits = all_logits ? all_logits : embed ? NULL : c->logits;
     job.embed = embed;
     job.pooling = pooling;
-    st = swa__run(c, &job, err);
-    SWA_FREE(job.order);
-    return st;
+    return swa__run(c, &job, err);
 }
 
 SWADEF swa_status swa_ctx_eval(swa_ctx *c, const int32_t *tokens, size_t n, const float **logits, swa_error *err)
@@ -5972,33 +5973,16 @@ SWADEF swa_status swa_ctx_embed(swa_ctx *c, const int32_t *tokens, size_t n, int
 SWADEF swa_status swa_ctx_decode(swa_ctx *c, const swa_batch *b, float *logits, swa_error *err)
 {
     swa__job job;
-    swa_status st;
-    size_t i, rank = 0;
     if (!c || !b || !b->token || b->n == 0)
         return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_decode: %s",
                          !c ? "context is NULL" : !b ? "batch is NULL" : !b->token ? "batch.token is NULL" : "no tokens");
-    if ((st = swa__job_alloc(&job, b->token, b->seq, b->n, err)) != SWA_OK) return st;
-    if (logits) {
-        /* mark the tokens that want logits, walking back so that a sequence's last comes first */
-        uint8_t *seen = b->logits ? NULL : (uint8_t *)SWA_MALLOC((size_t)c->cfg.n_seq);
-        if (!b->logits && !seen) {
-            SWA_FREE(job.order);
-            return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the batch's bookkeeping");
-        }
-        if (seen) memset(seen, 0, (size_t)c->cfg.n_seq);
-        for (i = b->n; i-- > 0;) {
-            int32_t s = swa__job_seq(&job, i);
-            int in_range = s >= 0 && s < c->cfg.n_seq;   /* swa__run reports the others */
-            if (b->logits ? b->logits[i] != 0 : in_range && !seen[s]) job.out[i] = logits;
-            if (seen && in_range) seen[s] = 1;
-        }
-        if (seen) SWA_FREE(seen);
-        for (i = 0; i < b->n; i++)
-            if (job.out[i]) job.out[i] = logits + rank++ * (size_t)c->model->hp.n_vocab;
-    }
-    st = swa__run(c, &job, err);
-    SWA_FREE(job.order);
-    return st;
+    memset(&job, 0, sizeof job);
+    job.token = b->token;
+    job.seq = b->seq;
+    job.want = b->logits;
+    job.n = b->n;
+    job.logits = logits;
+    return swa__run(c, &job, err);
 }
 
 /* ==== tokenizer ==== */
