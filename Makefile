@@ -26,7 +26,7 @@ endif
 HEADERS := swa.h tools/gguf_writer.h tools/printable.h
 
 PROGRAM_NAMES := swa-generate swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
-                 swa-quantize swa-mkmodel swa-bench swa-span swa-kbench
+                 swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
 COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu $(BUILD)/compile_no_threads

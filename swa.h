@@ -141,7 +141,8 @@ typedef enum swa_status {
     SWA_ERR_NOMEM         = -6,  /* an allocation failed or a size does not fit in memory */
     SWA_ERR_CONTEXT_FULL  = -7,  /* a full-attention layer would need more than n_ctx positions */
     SWA_ERR_NOT_FOUND     = -8,  /* a metadata key, array element or vocabulary is absent */
-    SWA_ERR_BUFFER_TOO_SMALL = -9 /* the caller's buffer cannot hold the result */
+    SWA_ERR_BUFFER_TOO_SMALL = -9, /* the caller's buffer cannot hold the result */
+    SWA_ERR_ABORTED       = -10  /* the abort callback stopped an evaluation */
 } swa_status;
 
 typedef struct swa_error {
@@ -287,7 +288,7 @@ SWADEF int32_t    swa_model_layer_window(const swa_model *m, int32_t layer);
 /* The underlying GGUF file, for metadata the hyperparameters do not cover. */
 SWADEF const swa_gguf *swa_model_gguf(const swa_model *m);
 
-/* ==== context: one sequence, its rolling KV cache and scratch ==== */
+/* ==== context: sequences, their rolling KV caches, and scratch ==== */
 
 typedef struct swa_ctx swa_ctx;       /* opaque: rolling KV cache + scratch */
 
@@ -298,6 +299,8 @@ typedef struct swa_ctx_config {
     int32_t n_threads; /* 0 = the number of online CPUs; threads the context computes with    */
     int32_t kernels;   /* 0 = the widest SIMD the CPU runs; SWA_KERNELS_REF the scalar loops  */
     int32_t kv_type;   /* 0 = SWA_KV_F16; SWA_KV_F32 full precision; SWA_KV_Q8_0 ~half of F16 */
+    int32_t n_seq;     /* 0 = 1; sequences, each with its own rings and position             */
+    int32_t n_rewind;  /* 0; extra ring slots per windowed layer: how far a sequence can go back */
 } swa_ctx_config;
 
 /* Instruction sets for swa_ctx_config.kernels. AVX512 is F/BW/VL with VNNI; AVX_VNNI the
@@ -322,9 +325,9 @@ SWADEF size_t     swa_ctx_memory_size(const swa_model *m, const swa_ctx_config *
 SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, swa_ctx **out,
                                  swa_error *err);
 SWADEF void       swa_ctx_free(swa_ctx *c);
-SWADEF void       swa_ctx_reset(swa_ctx *c);                /* back to position 0 */
+SWADEF void       swa_ctx_reset(swa_ctx *c);                /* every sequence back to position 0 */
 
-SWADEF int64_t    swa_ctx_pos(const swa_ctx *c);            /* tokens evaluated so far */
+SWADEF int64_t    swa_ctx_pos(const swa_ctx *c);            /* tokens sequence 0 has evaluated */
 SWADEF swa_ctx_config swa_ctx_config_get(const swa_ctx *c); /* the resolved config */
 SWADEF int32_t    swa_ctx_window(const swa_ctx *c, int32_t layer);  /* 0 = full attention */
 SWADEF size_t     swa_ctx_cache_bytes(const swa_ctx *c);    /* the K and V ring buffers */
@@ -341,6 +344,67 @@ SWADEF swa_status swa_ctx_eval(swa_ctx *c, const int32_t *tokens, size_t n,
 /* Like swa_ctx_eval, but writes the logits of every token to the caller's n * n_vocab array. */
 SWADEF swa_status swa_ctx_eval_all(swa_ctx *c, const int32_t *tokens, size_t n,
                                    float *logits, swa_error *err);
+
+/* A batch of tokens drawn from several sequences, evaluated in one forward pass: each weight is
+   read once for the whole batch, so decoding B sequences a token each costs about the memory
+   traffic of one. Each sequence's tokens take its next positions in batch order. */
+typedef struct swa_batch {
+    size_t n;                /* tokens */
+    const int32_t *token;    /* [n] */
+    const int32_t *seq;      /* [n] sequence of each token, 0..n_seq-1; NULL: all sequence 0 */
+    const int8_t *logits;    /* [n] nonzero: return this token's logits; NULL: the last token of
+                                each sequence the batch holds */
+} swa_batch;
+
+/* Evaluate a batch. `logits` (may be NULL) gets one n_vocab row per token that asks for logits,
+   in batch order. On error nothing is evaluated: SWA_ERR_INVALID_ARG (bad token or sequence),
+   SWA_ERR_CONTEXT_FULL (a sequence would pass n_ctx on a full-attention layer), SWA_ERR_ABORTED
+   (the abort callback said stop: the batches of n_batch tokens completed before it stay
+   evaluated, swa_seq_pos tells how far each sequence got; the rest left no trace). */
+SWADEF swa_status swa_ctx_decode(swa_ctx *c, const swa_batch *batch, float *logits, swa_error *err);
+
+/* Sequences. Positions of sequence s; reset it to position 0; copy src's state (rings and
+   position) over dst, so that a shared prompt is evaluated once and continued several ways. */
+SWADEF int64_t    swa_seq_pos(const swa_ctx *c, int32_t seq);   /* -1 for a bad sequence */
+SWADEF swa_status swa_seq_reset(swa_ctx *c, int32_t seq, swa_error *err);
+SWADEF swa_status swa_seq_copy(swa_ctx *c, int32_t src, int32_t dst, swa_error *err);
+/* Rewind: drop the last n tokens of a sequence, exactly (its next token is evaluated as if they
+   had never been). A windowed layer keeps W + n_rewind slots, so the keys a rewound position
+   needs are still there up to swa_seq_max_rewind tokens back (n_rewind + 1 after a run of
+   tokens: a new token needs only W - 1 earlier keys); further is SWA_ERR_INVALID_ARG. */
+SWADEF int64_t    swa_seq_max_rewind(const swa_ctx *c, int32_t seq);
+SWADEF swa_status swa_seq_rewind(swa_ctx *c, int32_t seq, int64_t n, swa_error *err);
+
+/* Snapshots of one sequence (seq >= 0) or of every sequence (seq = -1): a versioned header,
+   the model's shape and a checksum of its metadata (and of the first bytes of each tensor), the
+   context's ring layout, each sequence's position and its ring contents. A ring holds at most W (+ n_rewind) positions, so a snapshot
+   stops growing once the window is full: its size is set by the window, not by the length of
+   the conversation. Restoring checks the model and ring layout (another model, cache type,
+   window or n_ctx is SWA_ERR_INVALID_ARG, with what differs); a damaged or truncated snapshot
+   is SWA_ERR_FORMAT. A one-sequence snapshot restores into any sequence of the context. */
+SWADEF size_t     swa_state_size(const swa_ctx *c, int32_t seq);   /* 0 for a bad sequence */
+SWADEF swa_status swa_state_save(const swa_ctx *c, int32_t seq, void *buf, size_t size, size_t *written,
+                                 swa_error *err);   /* BUFFER_TOO_SMALL with *written = the size */
+SWADEF swa_status swa_state_load(swa_ctx *c, int32_t seq, const void *buf, size_t size, swa_error *err);
+/* The same through a file. Saving writes a temporary file beside `path` and renames it over
+   `path` only when all of it is written: on any error `path` is untouched. */
+SWADEF swa_status swa_state_save_file(const swa_ctx *c, int32_t seq, const char *path, swa_error *err);
+SWADEF swa_status swa_state_load_file(swa_ctx *c, int32_t seq, const char *path, swa_error *err);
+
+/* Control. The abort callback is called between layers; returning nonzero stops the evaluation
+   with SWA_ERR_ABORTED (see swa_ctx_decode). NULL removes it. */
+typedef int (*swa_abort_fn)(void *data);
+SWADEF void       swa_ctx_set_abort(swa_ctx *c, swa_abort_fn fn, void *data);
+/* Change the thread count of a live context (0 = the online CPUs); the results do not depend
+   on it. SWA_ERR_INVALID_ARG out of 0..256, SWA_ERR_NOMEM. */
+SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *err);
+
+/* Embeddings: evaluate tokens on sequence 0 (as swa_ctx_eval) and write the final hidden state
+   (after the output norm, n_embd floats) of the last token, or its mean over these tokens;
+   scaled to unit length when `normalize` is set. */
+enum { SWA_POOL_LAST = 0, SWA_POOL_MEAN = 1 };
+SWADEF swa_status swa_ctx_embed(swa_ctx *c, const int32_t *tokens, size_t n, int32_t pooling,
+                                int32_t normalize, float *out, swa_error *err);
 
 /* ==== tokenizer: SentencePiece BPE vocabularies (tokenizer.ggml.model = "llama") ==== */
 
@@ -693,6 +757,7 @@ SWADEF const char *swa_status_str(swa_status s)
     case SWA_ERR_CONTEXT_FULL: return "SWA_ERR_CONTEXT_FULL";
     case SWA_ERR_NOT_FOUND: return "SWA_ERR_NOT_FOUND";
     case SWA_ERR_BUFFER_TOO_SMALL: return "SWA_ERR_BUFFER_TOO_SMALL";
+    case SWA_ERR_ABORTED: return "SWA_ERR_ABORTED";
     }
     return "SWA_ERR_UNKNOWN";
 }
@@ -4745,34 +4810,56 @@ SWADEF int32_t swa_model_layer_window(const swa_model *m, int32_t layer)
 
 /* ==== context: the rolling cache and the forward pass ==== */
 
+/* A sequence: its position, and how far its rings have been written. A ring of S slots holds
+   positions written - S .. written - 1 intact; after a rewind, pos < written. */
+typedef struct swa__seq {
+    int64_t pos;               /* tokens evaluated */
+    int64_t written;           /* one past the last position whose keys went into the rings */
+} swa__seq;
+
 struct swa_ctx {
     const swa_model *model;
     swa_ctx_config cfg;        /* resolved: no zeros */
-    int64_t pos;               /* tokens evaluated so far */
+    swa__seq *seq;             /* [n_seq] */
     int64_t max_pos;           /* n_ctx if a layer attends to everything, else INT64_MAX */
     size_t cache_bytes;
+    uint64_t model_sum;        /* checksum of the model's metadata, for snapshots */
     int32_t *window;           /* [n_layer] effective window, 0 = full attention */
-    int64_t *n_slots;          /* [n_layer] ring size: the window, or n_ctx for full layers */
-    uint8_t **k_cache;         /* [n_layer] -> [n_slots][n_kv_head*head_dim] in the cache type */
-    uint8_t **v_cache;         /* [n_layer] -> [n_slots][n_kv_head*head_dim] in the cache type */
+    int64_t *n_slots;          /* [n_layer] ring size: window + n_rewind, or n_ctx for full layers */
+    uint8_t **k_cache;         /* [n_layer] -> [n_seq][n_slots][n_kv_head*head_dim] in the cache type */
+    uint8_t **v_cache;         /* [n_layer] -> the same for values */
+    size_t kv_row;             /* bytes of one position's keys (or values) of one layer */
     int32_t kv_type;           /* SWA_KV_F16, SWA_KV_F32 or SWA_KV_Q8_0 */
     uint32_t cache_type;       /* its ggml type */
     swa__kernels kern;         /* filled for the instruction set asked for */
     double *inv_freq;          /* [n_rot/2] RoPE frequencies base^(-2i/n_rot) */
-    /* scratch for one chunk of up to n_batch tokens */
+    swa_abort_fn abort;
+    void *abort_data;
+    int64_t *seq_count;        /* [n_seq] tokens of each sequence in the batch in evaluation */
+    int64_t *seq_last;         /* [n_seq] batch index of each sequence's last token there */
+    /* the chunk of up to n_batch tokens in evaluation, grouped by sequence */
+    size_t *tok_index;         /* [n_batch] index of each token in the batch */
+    int32_t *tok_seq;          /* [n_batch] its sequence */
+    int64_t *tok_pos;          /* [n_batch] its position */
+    int64_t *tok_first;        /* [n_batch] index of its sequence's first token in the chunk */
+    float **tok_out;           /* [n_batch] where its logits go; NULL: nowhere */
     float *x;                  /* [n_batch][n_embd] residual stream */
     float *xb;                 /* [n_batch][n_embd] normed input, projection output */
     float *q;                  /* [n_batch][n_head*head_dim] */
     float *k, *v;              /* [n_batch][n_kv_head*head_dim] this chunk's keys and values */
-    uint8_t *kc, *vc;          /* the same in the cache's type: attention reads only that */
+    uint8_t *kc, *vc;          /* [n_layer][n_batch][kv_row] the same in the cache's type, every
+                                  layer's: they go into the rings once the chunk is through, so
+                                  that an aborted chunk leaves the rings as they were */
     uint8_t *xq;               /* [n_batch][activation row] x quantized for the matrix products */
     float *att;                /* [n_batch][n_head*head_dim] attention output */
     float *gate, *up;          /* [n_batch][n_ff] */
-    float *scores;             /* [n_threads][max n_slots] attention weights, one row per share */
-    uint8_t *q8;               /* [n_threads][head] a query as Q8 blocks, for a Q8_0 cache, per share */
     int64_t max_slots;
     float *rope;               /* [n_batch][n_rot/2][cos, sin] */
     float *logits;             /* [n_vocab] */
+    /* per thread, in an allocation of its own that swa_ctx_set_threads replaces */
+    void *thread_mem;
+    float *scores;             /* [n_threads][max n_slots] attention weights, one row per share */
+    uint8_t *q8;               /* [n_threads][head] a query as Q8 blocks, for a Q8_0 cache, per share */
     swa__pool pool;
 };
 
@@ -4802,11 +4889,12 @@ static swa_status swa__resolve_config(const swa_model *m, const swa_ctx_config *
     if (!in) in = &zero;
     if (in->window < 0 || in->n_ctx < 0 || in->n_batch < 0 || in->n_threads < 0 || in->n_threads > SWA__MAX_THREADS ||
         in->kernels < SWA_KERNELS_BEST || in->kernels > SWA_KERNELS_NEON || in->kv_type < 0 ||
-        in->kv_type >= SWA__N_KV_TYPES)
+        in->kv_type >= SWA__N_KV_TYPES || in->n_seq < 0 || in->n_rewind < 0)
         return swa__fail(err, SWA_ERR_INVALID_ARG,
-                         "context config: window %d, n_ctx %d, n_batch %d, n_threads %d, kernels %d, kv_type %d: "
-                         "sizes may not be negative, n_threads is at most %d, kernels and kv_type take their enums",
-                         in->window, in->n_ctx, in->n_batch, in->n_threads, in->kernels, in->kv_type, SWA__MAX_THREADS);
+                         "context config: window %d, n_ctx %d, n_batch %d, n_threads %d, kernels %d, kv_type %d, n_seq %d, "
+                         "n_rewind %d: sizes may not be negative, n_threads is at most %d, kernels and kv_type take their enums",
+                         in->window, in->n_ctx, in->n_batch, in->n_threads, in->kernels, in->kv_type, in->n_seq,
+                         in->n_rewind, SWA__MAX_THREADS);
     if (swa__kernels_resolve(in->kernels) < 0)
         return swa__fail(err, SWA_ERR_UNSUPPORTED, "context config: this CPU (or build) does not run the %s kernels",
                          swa_kernels_name(in->kernels));
@@ -4819,6 +4907,7 @@ static swa_status swa__resolve_config(const swa_model *m, const swa_ctx_config *
                                                                                     : SWA__DEFAULT_N_CTX;
     if (!out->n_batch) out->n_batch = SWA__DEFAULT_N_BATCH;
     if (!out->n_threads) out->n_threads = swa__online_cpus();
+    if (!out->n_seq) out->n_seq = 1;
     return SWA_OK;
 }
 
@@ -4827,7 +4916,10 @@ SWADEF swa_ctx_config swa_ctx_config_default(const swa_model *m)
     swa_ctx_config c;
     memset(&c, 0, sizeof c);
     if (m) swa__resolve_config(m, NULL, &c, NULL);
-    else c.n_batch = SWA__DEFAULT_N_BATCH;
+    else {
+        c.n_batch = SWA__DEFAULT_N_BATCH;
+        c.n_seq = 1;
+    }
     return c;
 }
 
@@ -4843,26 +4935,40 @@ static uint64_t swa__kv_bytes(int32_t kv_type, int64_t n)
     return (uint64_t)(n / t->block_size) * (uint64_t)t->block_bytes;
 }
 
+/* Ring slots of a layer with window w (0: full attention). */
+static int64_t swa__ring_slots(const swa_ctx_config *cfg, int32_t w)
+{
+    return w > 0 ? (int64_t)w + cfg->n_rewind : cfg->n_ctx;
+}
+
 /* Lay the context out in an arena: measure with c->... pointers left NULL, or place them. */
 static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_ctx *c, swa__arena *a)
 {
     const swa_hparams *hp = &m->hp;
     uint64_t nb = (uint64_t)cfg->n_batch, kvd = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
-    uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, max_slots = 1, cache_start;
+    uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, max_slots = 1, cache_start, n_layer = (uint64_t)hp->n_layer;
     uint64_t kv_row = swa__kv_bytes(cfg->kv_type, (int64_t)kvd), widest = (uint64_t)(hp->n_ff > hp->n_embd ? hp->n_ff : hp->n_embd);
-    uint64_t act_row = 0;
+    uint64_t act_row = 0, seq_rows;
     int kind;
     int64_t l;
-    c->window = (int32_t *)swa__arena_take(a, (uint64_t)hp->n_layer, sizeof(int32_t));
-    c->n_slots = (int64_t *)swa__arena_take(a, (uint64_t)hp->n_layer, sizeof(int64_t));
-    c->k_cache = (uint8_t **)swa__arena_take(a, (uint64_t)hp->n_layer, sizeof(uint8_t *));
-    c->v_cache = (uint8_t **)swa__arena_take(a, (uint64_t)hp->n_layer, sizeof(uint8_t *));
-    cache_start = a->used;
+    c->seq = (swa__seq *)swa__arena_take(a, (uint64_t)cfg->n_seq, sizeof(swa__seq));
+    c->seq_count = (int64_t *)swa__arena_take(a, (uint64_t)cfg->n_seq, sizeof(int64_t));
+    c->seq_last = (int64_t *)swa__arena_take(a, (uint64_t)cfg->n_seq, sizeof(int64_t));
+    c->window = (int32_t *)swa__arena_take(a, n_layer, sizeof(int32_t));
+    c->n_slots = (int64_t *)swa__arena_take(a, n_layer, sizeof(int64_t));
+    c->k_cache = (uint8_t **)swa__arena_take(a, n_layer, sizeof(uint8_t *));
+    c->v_cache = (uint8_t **)swa__arena_take(a, n_layer, sizeof(uint8_t *));
+    cache_start = (a->used + 63) & ~(uint64_t)63;   /* where the first ring will start */
     for (l = 0; l < hp->n_layer; l++) {
         int32_t w = swa__effective_window(m, cfg, l);
-        uint64_t slots = (uint64_t)(w > 0 ? w : cfg->n_ctx);
-        uint8_t *k = (uint8_t *)swa__arena_take(a, slots, kv_row);
-        uint8_t *v = (uint8_t *)swa__arena_take(a, slots, kv_row);
+        uint64_t slots = (uint64_t)swa__ring_slots(cfg, w);
+        uint8_t *k, *v;
+        if (!swa__mul_u64(slots, (uint64_t)cfg->n_seq, &seq_rows)) {
+            a->overflow = 1;
+            return;
+        }
+        k = (uint8_t *)swa__arena_take(a, seq_rows, kv_row);
+        v = (uint8_t *)swa__arena_take(a, seq_rows, kv_row);
         if (slots > max_slots) max_slots = slots;
         if (a->base) {
             c->window[l] = w;
@@ -4872,13 +4978,19 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
         }
     }
     c->cache_bytes = (size_t)(a->used - cache_start);
+    c->kv_row = (size_t)kv_row;
     c->inv_freq = (double *)swa__arena_take(a, (uint64_t)hp->n_rot / 2, sizeof(double));
+    c->tok_index = (size_t *)swa__arena_take(a, nb, sizeof(size_t));
+    c->tok_seq = (int32_t *)swa__arena_take(a, nb, sizeof(int32_t));
+    c->tok_pos = (int64_t *)swa__arena_take(a, nb, sizeof(int64_t));
+    c->tok_first = (int64_t *)swa__arena_take(a, nb, sizeof(int64_t));
+    c->tok_out = (float **)swa__arena_take(a, nb, sizeof(float *));
     c->x = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
     c->xb = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
     c->q = (float *)swa__arena_take(a, nb * qd, sizeof(float));
     c->k = (float *)swa__arena_take(a, nb * kvd, sizeof(float));
-    c->kc = (uint8_t *)swa__arena_take(a, nb, kv_row);
-    c->vc = (uint8_t *)swa__arena_take(a, nb, kv_row);
+    c->kc = (uint8_t *)swa__arena_take(a, n_layer * nb, kv_row);
+    c->vc = (uint8_t *)swa__arena_take(a, n_layer * nb, kv_row);
     for (kind = SWA__ACT_Q8; kind <= SWA__ACT_Q8K; kind++) {
         uint64_t bytes = swa__act_bytes(kind, (int64_t)widest + 255);
         act_row = bytes > act_row ? bytes : act_row;
@@ -4889,38 +5001,97 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     c->gate = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_ff, sizeof(float));
     c->up = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_ff, sizeof(float));
     c->max_slots = (int64_t)max_slots;
-    c->scores = (float *)swa__arena_take(a, max_slots * SWA__TILE_TOKENS * (uint64_t)cfg->n_threads, sizeof(float));
-    c->q8 = (uint8_t *)swa__arena_take(a, SWA__TILE_TOKENS * (uint64_t)cfg->n_threads,
-                                       swa__act_bytes(SWA__ACT_Q8, hp->head_dim + 31));
     c->rope = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_rot, sizeof(float));
     c->logits = (float *)swa__arena_take(a, (uint64_t)hp->n_vocab, sizeof(float));
+}
+
+/* The per-thread scratch, in an arena of its own: attention weights and a quantized query per
+   share, and the pool's thread handles. */
+static void swa__thread_layout(const swa_model *m, int64_t max_slots, int32_t n_threads, swa_ctx *c, swa__arena *a)
+{
+    c->scores = (float *)swa__arena_take(a, (uint64_t)max_slots * SWA__TILE_TOKENS * (uint64_t)n_threads, sizeof(float));
+    c->q8 = (uint8_t *)swa__arena_take(a, SWA__TILE_TOKENS * (uint64_t)n_threads,
+                                       swa__act_bytes(SWA__ACT_Q8, m->hp.head_dim + 31));
 #ifndef SWA_NO_THREADS
-    c->pool.threads = (pthread_t *)swa__arena_take(a, (uint64_t)cfg->n_threads, sizeof(pthread_t));
+    c->pool.threads = (pthread_t *)swa__arena_take(a, (uint64_t)n_threads, sizeof(pthread_t));
 #endif
 }
 
-static uint64_t swa__ctx_bytes(const swa_model *m, const swa_ctx_config *cfg)
+/* Bytes of the context's own allocation, and of its per-thread scratch; 0 on overflow. */
+static uint64_t swa__ctx_bytes(const swa_model *m, const swa_ctx_config *cfg, uint64_t *thread_bytes)
+{
+    swa_ctx probe;
+    swa__arena a, t;
+    memset(&a, 0, sizeof a);
+    memset(&t, 0, sizeof t);
+    a.used = sizeof(swa_ctx);
+    swa__ctx_layout(m, cfg, &probe, &a);
+    swa__thread_layout(m, probe.max_slots, cfg->n_threads, &probe, &t);
+    *thread_bytes = t.used;
+    return a.overflow || t.overflow || a.used > (uint64_t)SIZE_MAX / 2 || t.used > (uint64_t)SIZE_MAX / 2 ? 0 : a.used;
+}
+
+static void swa__threads_stop(swa_ctx *c)
+{
+    swa__pool_stop(&c->pool);
+    if (c->thread_mem) SWA_FREE(c->thread_mem);
+    c->thread_mem = NULL;
+}
+
+/* Replace the per-thread scratch with one for n threads and start the pool on it. If the
+   allocation fails nothing changes; if threads cannot be started the context runs on one. */
+static swa_status swa__threads_start(swa_ctx *c, int32_t n, swa_error *err)
 {
     swa_ctx probe;
     swa__arena a;
+    void *mem;
+    swa_status s;
     memset(&a, 0, sizeof a);
-    a.used = sizeof(swa_ctx);
-    swa__ctx_layout(m, cfg, &probe, &a);
-    return a.overflow || a.used > (uint64_t)SIZE_MAX ? 0 : a.used;
+    swa__thread_layout(c->model, c->max_slots, n, &probe, &a);
+    if (a.overflow || a.used > (uint64_t)SIZE_MAX || !(mem = SWA_MALLOC((size_t)a.used)))
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the scratch of %d threads", (int)n);
+    swa__threads_stop(c);
+    a.base = (uint8_t *)mem;
+    a.used = 0;
+    swa__thread_layout(c->model, c->max_slots, n, c, &a);
+    c->thread_mem = mem;
+#ifndef SWA_NO_THREADS
+    s = swa__pool_start(&c->pool, n, c->pool.threads, err);
+#else
+    s = swa__pool_start(&c->pool, 1, NULL, err);
+#endif
+    c->cfg.n_threads = s == SWA_OK ? n : 1;
+    return s;
+}
+
+/* What a snapshot must match: FNV-1a over the file's header, metadata and tensor descriptions,
+   and the first bytes of every tensor (two fine-tunes of one base have the same metadata). */
+static uint64_t swa__model_checksum(const swa_model *m)
+{
+    const swa_gguf *g = m->gguf;
+    uint64_t h = swa__hash((const char *)g->base, (size_t)(g->data_offset < g->size ? g->data_offset : g->size));
+    int64_t i;
+    for (i = 0; i < g->n_tensors; i++) {
+        const swa_gguf_tensor *t = &g->tensors[i];
+        h ^= swa__hash((const char *)t->data, (size_t)(t->nbytes < 64 ? t->nbytes : 64)) + (h << 6) + (h >> 2);
+    }
+    return h;
 }
 
 SWADEF size_t swa_ctx_memory_size(const swa_model *m, const swa_ctx_config *cfg)
 {
     swa_ctx_config r;
+    uint64_t main_bytes, thread_bytes;
     if (!m || swa__resolve_config(m, cfg, &r, NULL) != SWA_OK) return 0;
-    return (size_t)swa__ctx_bytes(m, &r);
+    main_bytes = swa__ctx_bytes(m, &r, &thread_bytes);
+    return main_bytes ? (size_t)(main_bytes + thread_bytes) : 0;
 }
 
 SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, swa_ctx **out, swa_error *err)
 {
     swa_ctx_config r;
     swa__arena a;
-    uint64_t bytes;
+    uint64_t bytes, thread_bytes;
     swa_ctx *c;
     int64_t l, i;
     swa_status s;
@@ -4928,7 +5099,7 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
     *out = NULL;
     if (!m) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_create: model is NULL");
     if ((s = swa__resolve_config(m, cfg, &r, err)) != SWA_OK) return s;
-    bytes = swa__ctx_bytes(m, &r);
+    bytes = swa__ctx_bytes(m, &r, &thread_bytes);
     c = bytes ? (swa_ctx *)SWA_MALLOC((size_t)bytes) : NULL;
     if (!c)
         return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a context of %llu bytes (window %d, n_ctx %d, n_batch %d)",
@@ -4949,12 +5120,10 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
         if (c->window[l] == 0) c->max_pos = r.n_ctx;
     for (i = 0; i < m->hp.n_rot / 2; i++)
         c->inv_freq[i] = pow((double)m->hp.rope_base, -2.0 * (double)i / (double)m->hp.n_rot);
-#ifndef SWA_NO_THREADS
-    s = swa__pool_start(&c->pool, r.n_threads, c->pool.threads, err);
-#else
-    s = swa__pool_start(&c->pool, 1, NULL, err);
-#endif
-    if (s != SWA_OK) {
+    c->model_sum = swa__model_checksum(m);
+    swa_ctx_reset(c);
+    if ((s = swa__threads_start(c, r.n_threads, err)) != SWA_OK) {
+        swa__threads_stop(c);
         SWA_FREE(c);
         return s;
     }
@@ -4966,11 +5135,16 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
 SWADEF void swa_ctx_free(swa_ctx *c)
 {
     if (!c) return;
-    swa__pool_stop(&c->pool);
+    swa__threads_stop(c);
     SWA_FREE(c);
 }
-SWADEF void swa_ctx_reset(swa_ctx *c) { c->pos = 0; }
-SWADEF int64_t swa_ctx_pos(const swa_ctx *c) { return c->pos; }
+
+SWADEF void swa_ctx_reset(swa_ctx *c)
+{
+    memset(c->seq, 0, (size_t)c->cfg.n_seq * sizeof *c->seq);
+}
+
+SWADEF int64_t swa_ctx_pos(const swa_ctx *c) { return c->seq[0].pos; }
 SWADEF swa_ctx_config swa_ctx_config_get(const swa_ctx *c) { return c->cfg; }
 SWADEF size_t swa_ctx_cache_bytes(const swa_ctx *c) { return c->cache_bytes; }
 SWADEF const char *swa_ctx_kernels(const swa_ctx *c) { return c->kern.name; }
@@ -4991,6 +5165,345 @@ SWADEF int32_t swa_kv_type_from_name(const char *name)
 SWADEF int32_t swa_ctx_window(const swa_ctx *c, int32_t layer)
 {
     return layer >= 0 && layer < c->model->hp.n_layer ? c->window[layer] : -1;
+}
+
+/* ---- sequences, rewind, control ---- */
+
+static swa_status swa__check_seq(const swa_ctx *c, int32_t seq, const char *what, swa_error *err)
+{
+    if (!c) return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: context is NULL", what);
+    if (seq < 0 || seq >= c->cfg.n_seq)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: sequence %d is out of range 0..%d", what, seq, c->cfg.n_seq - 1);
+    return SWA_OK;
+}
+
+/* Rows [seq * S, (seq + 1) * S) of layer l's keys or values. */
+static uint8_t *swa__ring(const swa_ctx *c, uint8_t *const *cache, int64_t l, int32_t seq)
+{
+    return cache[l] + (size_t)(seq * c->n_slots[l]) * c->kv_row;
+}
+
+SWADEF int64_t swa_seq_pos(const swa_ctx *c, int32_t seq)
+{
+    return swa__check_seq(c, seq, "swa_seq_pos", NULL) == SWA_OK ? c->seq[seq].pos : -1;
+}
+
+SWADEF swa_status swa_seq_reset(swa_ctx *c, int32_t seq, swa_error *err)
+{
+    swa_status s = swa__check_seq(c, seq, "swa_seq_reset", err);
+    if (s != SWA_OK) return s;
+    c->seq[seq].pos = c->seq[seq].written = 0;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_seq_copy(swa_ctx *c, int32_t src, int32_t dst, swa_error *err)
+{
+    swa_status s;
+    int64_t l;
+    if ((s = swa__check_seq(c, src, "swa_seq_copy", err)) != SWA_OK || (s = swa__check_seq(c, dst, "swa_seq_copy", err)) != SWA_OK)
+        return s;
+    if (src != dst)
+        for (l = 0; l < c->model->hp.n_layer; l++) {
+            size_t bytes = (size_t)c->n_slots[l] * c->kv_row;
+            memcpy(swa__ring(c, c->k_cache, l, dst), swa__ring(c, c->k_cache, l, src), bytes);
+            memcpy(swa__ring(c, c->v_cache, l, dst), swa__ring(c, c->v_cache, l, src), bytes);
+        }
+    c->seq[dst] = c->seq[src];
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* The earliest position a sequence can go back to: a token at position p needs the keys of
+   p - W + 1 .. p - 1 in each windowed layer, and a ring of S slots holds written - S .. written - 1.
+   A full-attention layer holds every position below n_ctx. */
+static int64_t swa__rewind_floor(const swa_ctx *c, int32_t seq)
+{
+    int64_t floor = 0, written = c->seq[seq].written, l;
+    for (l = 0; l < c->model->hp.n_layer; l++) {
+        int64_t W = c->window[l], oldest = written - c->n_slots[l];
+        if (W > 0 && oldest > 0 && oldest + W - 1 > floor) floor = oldest + W - 1;
+    }
+    return floor;
+}
+
+SWADEF int64_t swa_seq_max_rewind(const swa_ctx *c, int32_t seq)
+{
+    int64_t floor;
+    if (swa__check_seq(c, seq, "swa_seq_max_rewind", NULL) != SWA_OK) return -1;
+    floor = swa__rewind_floor(c, seq);
+    return c->seq[seq].pos > floor ? c->seq[seq].pos - floor : 0;
+}
+
+SWADEF swa_status swa_seq_rewind(swa_ctx *c, int32_t seq, int64_t n, swa_error *err)
+{
+    int64_t most;
+    swa_status s = swa__check_seq(c, seq, "swa_seq_rewind", err);
+    if (s != SWA_OK) return s;
+    most = swa_seq_max_rewind(c, seq);
+    if (n < 0 || n > most)
+        return swa__fail(err, SWA_ERR_INVALID_ARG,
+                         "cannot rewind sequence %d by %lld tokens: at position %lld it can go back %lld "
+                         "(the rings keep n_rewind = %d slots beyond the window)",
+                         seq, (long long)n, (long long)c->seq[seq].pos, (long long)most, c->cfg.n_rewind);
+    c->seq[seq].pos -= n;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* ---- snapshots ----
+   Layout, in the machine's byte order: "SWAS", u32 version, u64 model checksum, u32 n_layer,
+   u32 kv_type, u64 bytes per cached row, u32 sequences; i64 slots per layer; then per sequence
+   i32 id, i64 pos, i64 written and per layer its first min(written, slots) rows of keys, then
+   of values (a ring not yet full holds position p in slot p). */
+#define SWA__STATE_MAGIC "SWAS"
+#define SWA__STATE_VERSION 1u
+
+typedef struct swa__sink {      /* a caller's buffer, a file, or neither: then it only counts */
+    uint8_t *buf;
+    size_t cap, used;
+    FILE *f;
+    int failed;
+} swa__sink;
+
+static void swa__put(swa__sink *o, const void *p, size_t n)
+{
+    if (o->f) {
+        if (!o->failed && fwrite(p, 1, n, o->f) != n) o->failed = 1;
+    } else if (o->buf && n <= o->cap - o->used) {
+        memcpy(o->buf + o->used, p, n);
+    } else if (o->buf) {
+        o->failed = 1;
+    }
+    o->used += n;
+}
+
+static void swa__put_u32(swa__sink *o, uint32_t v) { swa__put(o, &v, sizeof v); }
+static void swa__put_u64(swa__sink *o, uint64_t v) { swa__put(o, &v, sizeof v); }
+
+static int64_t swa__ring_rows(const swa_ctx *c, int64_t l, int32_t seq)
+{
+    return c->seq[seq].written < c->n_slots[l] ? c->seq[seq].written : c->n_slots[l];
+}
+
+/* Sequence seq, or all of them (-1). */
+static void swa__state_write(const swa_ctx *c, int32_t seq, swa__sink *o)
+{
+    int32_t first = seq < 0 ? 0 : seq, last = seq < 0 ? c->cfg.n_seq - 1 : seq, s;
+    int64_t l;
+    swa__put(o, SWA__STATE_MAGIC, 4);
+    swa__put_u32(o, SWA__STATE_VERSION);
+    swa__put_u64(o, c->model_sum);
+    swa__put_u32(o, (uint32_t)c->model->hp.n_layer);
+    swa__put_u32(o, (uint32_t)c->kv_type);
+    swa__put_u64(o, (uint64_t)c->kv_row);
+    swa__put_u32(o, (uint32_t)(last - first + 1));
+    for (l = 0; l < c->model->hp.n_layer; l++) swa__put_u64(o, (uint64_t)c->n_slots[l]);
+    for (s = first; s <= last; s++) {
+        swa__put_u32(o, (uint32_t)s);
+        swa__put_u64(o, (uint64_t)c->seq[s].pos);
+        swa__put_u64(o, (uint64_t)c->seq[s].written);
+        for (l = 0; l < c->model->hp.n_layer; l++) {
+            size_t bytes = (size_t)swa__ring_rows(c, l, s) * c->kv_row;
+            swa__put(o, swa__ring(c, c->k_cache, l, s), bytes);
+            swa__put(o, swa__ring(c, c->v_cache, l, s), bytes);
+        }
+    }
+}
+
+SWADEF size_t swa_state_size(const swa_ctx *c, int32_t seq)
+{
+    swa__sink o;
+    if (!c || seq < -1 || seq >= c->cfg.n_seq) return 0;
+    memset(&o, 0, sizeof o);
+    swa__state_write(c, seq, &o);
+    return o.used;
+}
+
+SWADEF swa_status swa_state_save(const swa_ctx *c, int32_t seq, void *buf, size_t size, size_t *written, swa_error *err)
+{
+    swa__sink o;
+    size_t need = swa_state_size(c, seq);
+    if (written) *written = need;
+    if (!c || !need) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_save: %s", !c ? "context is NULL" : "bad sequence");
+    if (!buf || size < need)
+        return swa__fail(err, SWA_ERR_BUFFER_TOO_SMALL, "a snapshot needs %llu bytes, the buffer has %llu",
+                         (unsigned long long)need, (unsigned long long)(buf ? size : 0));
+    memset(&o, 0, sizeof o);
+    o.buf = (uint8_t *)buf;
+    o.cap = size;
+    swa__state_write(c, seq, &o);
+    swa__ok(err);
+    return SWA_OK;
+}
+
+typedef struct swa__source {    /* a caller's buffer or a file */
+    const uint8_t *buf;
+    size_t size, pos;
+    FILE *f;
+} swa__source;
+
+static int swa__get(swa__source *in, void *p, size_t n)
+{
+    if (in->f) return fread(p, 1, n, in->f) == n;
+    if (n > in->size - in->pos) return 0;
+    memcpy(p, in->buf + in->pos, n);
+    in->pos += n;
+    return 1;
+}
+
+static swa_status swa__truncated(swa_error *err)
+{
+    return swa__fail(err, SWA_ERR_FORMAT, "the snapshot is truncated");
+}
+
+/* The sequences of a snapshot, after its header: into `seq`, or those it names (seq = -1). */
+static swa_status swa__state_read_seqs(swa_ctx *c, int32_t seq, uint32_t count, swa__source *in, swa_error *err)
+{
+    uint32_t id, i;
+    uint64_t pos, written;
+    int64_t l;
+    for (i = 0; i < count; i++) {
+        int32_t s;
+        if (!swa__get(in, &id, 4) || !swa__get(in, &pos, 8) || !swa__get(in, &written, 8)) return swa__truncated(err);
+        s = seq >= 0 ? seq : (int32_t)id;
+        if (id >= (uint32_t)c->cfg.n_seq && seq < 0)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot holds sequence %u; this context has %d", id, c->cfg.n_seq);
+        if (pos > written || written > (uint64_t)INT64_MAX || (int64_t)written > c->max_pos)
+            return swa__fail(err, SWA_ERR_FORMAT, "the snapshot's sequence %u is at position %llu of %llu written", id,
+                             (unsigned long long)pos, (unsigned long long)written);
+        for (l = 0; l < c->model->hp.n_layer; l++) {
+            size_t bytes = (size_t)((int64_t)written < c->n_slots[l] ? (int64_t)written : c->n_slots[l]) * c->kv_row;
+            if (!swa__get(in, swa__ring(c, c->k_cache, l, s), bytes) || !swa__get(in, swa__ring(c, c->v_cache, l, s), bytes))
+                return swa__truncated(err);
+        }
+        c->seq[s].pos = (int64_t)pos;
+        c->seq[s].written = (int64_t)written;
+    }
+    if (!in->f && in->pos != in->size)
+        return swa__fail(err, SWA_ERR_FORMAT, "%llu bytes follow the snapshot", (unsigned long long)(in->size - in->pos));
+    return SWA_OK;
+}
+
+/* Read a snapshot into sequence seq (a one-sequence snapshot), or into the sequences it names
+   (seq = -1, the others reset). The header is checked whole before any state changes; a
+   snapshot found damaged past it leaves the sequences it was restoring reset to position 0. */
+static swa_status swa__state_read(swa_ctx *c, int32_t seq, swa__source *in, swa_error *err)
+{
+    char magic[4];
+    uint32_t version, n_layer, kv_type, count;
+    uint64_t sum, kv_row, v;
+    int64_t l;
+    swa_status s;
+    if (!swa__get(in, magic, 4) || memcmp(magic, SWA__STATE_MAGIC, 4) != 0)
+        return swa__fail(err, SWA_ERR_FORMAT, "not a swa.h snapshot");
+    if (!swa__get(in, &version, 4) || version != SWA__STATE_VERSION)
+        return swa__fail(err, SWA_ERR_FORMAT, "snapshot version %u; this build reads version %u", version, SWA__STATE_VERSION);
+    if (!swa__get(in, &sum, 8) || !swa__get(in, &n_layer, 4) || !swa__get(in, &kv_type, 4) || !swa__get(in, &kv_row, 8) ||
+        !swa__get(in, &count, 4))
+        return swa__truncated(err);
+    if (sum != c->model_sum || n_layer != (uint32_t)c->model->hp.n_layer)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot is of another model (metadata checksum %016llx, this model %016llx)",
+                         (unsigned long long)sum, (unsigned long long)c->model_sum);
+    if (kv_type != (uint32_t)c->kv_type || kv_row != (uint64_t)c->kv_row)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot's cache type is %s, this context's %s",
+                         swa_kv_type_name((int32_t)(kv_type < SWA__N_KV_TYPES ? kv_type : 0)), swa_kv_type_name(c->kv_type));
+    for (l = 0; l < c->model->hp.n_layer; l++) {
+        if (!swa__get(in, &v, 8)) return swa__truncated(err);
+        if (v != (uint64_t)c->n_slots[l])
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "layer %lld keeps %llu positions in the snapshot and %lld in this context "
+                             "(the window, n_rewind or n_ctx differ)", (long long)l, (unsigned long long)v, (long long)c->n_slots[l]);
+    }
+    if (count == 0 || (seq >= 0 && count != 1) || count > (uint32_t)c->cfg.n_seq)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot holds %u sequences: too many for %s", count,
+                         seq >= 0 ? "one sequence" : "this context");
+    if (seq < 0) swa_ctx_reset(c);
+    else c->seq[seq].pos = c->seq[seq].written = 0;
+    if ((s = swa__state_read_seqs(c, seq, count, in, err)) != SWA_OK) {
+        if (seq < 0) swa_ctx_reset(c);
+        else c->seq[seq].pos = c->seq[seq].written = 0;
+        return s;
+    }
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_state_load(swa_ctx *c, int32_t seq, const void *buf, size_t size, swa_error *err)
+{
+    swa__source in;
+    if (!c || !buf || seq < -1 || seq >= c->cfg.n_seq)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_load: %s", !c ? "context is NULL" : !buf ? "buf is NULL" : "bad sequence");
+    memset(&in, 0, sizeof in);
+    in.buf = (const uint8_t *)buf;
+    in.size = size;
+    return swa__state_read(c, seq, &in, err);
+}
+
+SWADEF swa_status swa_state_save_file(const swa_ctx *c, int32_t seq, const char *path, swa_error *err)
+{
+    swa__sink o;
+    char *tmp;
+    size_t len;
+    if (!c || !path || !swa_state_size(c, seq))
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_save_file: %s", !c ? "context is NULL" : !path ? "path is NULL" : "bad sequence");
+    len = strlen(path);
+    if (!(tmp = (char *)SWA_MALLOC(len + 5))) return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate a name", path);
+    memcpy(tmp, path, len);
+    memcpy(tmp + len, ".tmp", 5);
+    memset(&o, 0, sizeof o);
+    if (!(o.f = fopen(tmp, "wb"))) {
+        swa__fail(err, SWA_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+        SWA_FREE(tmp);
+        return SWA_ERR_IO;
+    }
+    swa__state_write(c, seq, &o);
+    if (fflush(o.f) != 0) o.failed = 1;
+    if (fclose(o.f) != 0) o.failed = 1;
+#ifdef _WIN32
+    if (!o.failed) remove(path);   /* rename does not replace a file there */
+#endif
+    if (o.failed || rename(tmp, path) != 0) {
+        swa__fail(err, SWA_ERR_IO, "%s: cannot write the snapshot: %s", path, strerror(errno));
+        remove(tmp);
+        SWA_FREE(tmp);
+        return SWA_ERR_IO;
+    }
+    SWA_FREE(tmp);
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_state_load_file(swa_ctx *c, int32_t seq, const char *path, swa_error *err)
+{
+    swa__source in;
+    swa_status s;
+    char extra;
+    if (!c || !path || seq < -1 || seq >= c->cfg.n_seq)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_load_file: %s", !c ? "context is NULL" : !path ? "path is NULL" : "bad sequence");
+    memset(&in, 0, sizeof in);
+    if (!(in.f = fopen(path, "rb"))) return swa__fail(err, SWA_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    s = swa__state_read(c, seq, &in, err);
+    if (s == SWA_OK && fread(&extra, 1, 1, in.f) == 1) s = swa__fail(err, SWA_ERR_FORMAT, "bytes follow the snapshot");
+    fclose(in.f);
+    if (s != SWA_OK) swa__prefix_error(err, path);
+    return s;
+}
+
+SWADEF void swa_ctx_set_abort(swa_ctx *c, swa_abort_fn fn, void *data)
+{
+    c->abort = fn;
+    c->abort_data = data;
+}
+
+SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *err)
+{
+    swa_status s;
+    if (!c || n_threads < 0 || n_threads > SWA__MAX_THREADS)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_set_threads: %s", !c ? "context is NULL" : "threads out of 0..256");
+    if (!n_threads) n_threads = swa__online_cpus();
+    if (n_threads != c->cfg.n_threads && (s = swa__threads_start(c, n_threads, err)) != SWA_OK) return s;
+    swa__ok(err);
+    return SWA_OK;
 }
 
 /* y[t][r] = dot(row r of w, x[t]) for n tokens, for up to 3 matrices that read the same input
@@ -5171,16 +5684,16 @@ static void swa__rope_table(swa_ctx *c, int64_t n)
     for (t = 0; t < n; t++) {
         float *cs = c->rope + t * 2 * half;
         for (i = 0; i < half; i++) {
-            double angle = (double)(c->pos + t) * c->inv_freq[i];
+            double angle = (double)c->tok_pos[t] * c->inv_freq[i];
             cs[2 * i] = (float)cos(angle);
             cs[2 * i + 1] = (float)sin(angle);
         }
     }
 }
 
-/* Attention of the chunk's n queries (positions pos..pos+n-1) in layer l. Query position i sees
-   keys j with i - W < j <= i. Keys before the chunk come from the ring, which still holds
-   positions pos-S..pos-1 because the chunk has not been written yet; keys inside the chunk
+/* Attention of the chunk's n queries in layer l. A query at position i sees keys j with
+   i - W < j <= i of its own sequence. Keys before the chunk come from the sequence's ring, which
+   still holds them because the chunk is written only when it is through; keys inside the chunk
    come from c->kc/c->vc. So a chunk longer than the ring loses nothing. Both hold keys and
    values in the cache's type, so a token sees the same numbers whether its keys were cached
    or computed in its own chunk: the logits do not depend on the chunk size. Threads split the
@@ -5190,25 +5703,27 @@ typedef struct swa__attention_task {
     int64_t l, n;
 } swa__attention_task;
 
-/* The keys and values of positions lo..i of layer l as runs of consecutive cache rows: the
-   positions before the chunk sit in the ring, in at most two runs (it may wrap), the chunk's
-   own in c->kc and c->vc. Returns the number of runs, in position order. */
+/* The keys and values of positions lo..i (chunk token t's sequence) of layer l as runs of
+   consecutive cache rows: the positions before the chunk sit in the sequence's ring, in at most
+   two runs (it may wrap), the chunk's own in c->kc and c->vc, where a sequence's tokens are
+   consecutive. Returns the number of runs, in position order. */
 typedef struct swa__kv_run { const uint8_t *k, *v; int64_t first, n; } swa__kv_run;
 
-static int swa__kv_runs(const swa_ctx *c, int64_t l, int64_t lo, int64_t i, swa__kv_run run[3])
+static int swa__kv_runs(const swa_ctx *c, int64_t l, int64_t t, int64_t lo, int64_t i, swa__kv_run run[3])
 {
-    const swa_hparams *hp = &c->model->hp;
-    size_t row = (size_t)swa__kv_bytes(c->kv_type, hp->n_kv_head * hp->head_dim);
-    int64_t S = c->n_slots[l], j = lo, last_in_ring = i < c->pos ? i : c->pos - 1;
+    size_t row = c->kv_row;
+    int64_t S = c->n_slots[l], first = c->tok_first[t], start = c->tok_pos[first], j = lo;
+    int64_t last_in_ring = i < start ? i : start - 1;
+    size_t ring = (size_t)(c->tok_seq[t] * S) * row, chunk = (size_t)(l * c->cfg.n_batch + first) * row;
     int n = 0;
     while (j <= last_in_ring) {
         int64_t slot = j % S, len = last_in_ring - j + 1 < S - slot ? last_in_ring - j + 1 : S - slot;
-        swa__kv_run r = {c->k_cache[l] + (size_t)slot * row, c->v_cache[l] + (size_t)slot * row, j, len};
+        swa__kv_run r = {c->k_cache[l] + ring + (size_t)slot * row, c->v_cache[l] + ring + (size_t)slot * row, j, len};
         run[n++] = r;
         j += len;
     }
     if (j <= i) {
-        swa__kv_run r = {c->kc + (size_t)(j - c->pos) * row, c->vc + (size_t)(j - c->pos) * row, j, i - j + 1};
+        swa__kv_run r = {c->kc + chunk + (size_t)(j - start) * row, c->vc + chunk + (size_t)(j - start) * row, j, i - j + 1};
         run[n++] = r;
     }
     return n;
@@ -5226,7 +5741,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     int64_t hd = hp->head_dim, qd = (int64_t)hp->n_head * hd, group = hp->n_head / hp->n_kv_head;
     int64_t blocks = (group + SWA__TILE_TOKENS - 1) / SWA__TILE_TOKENS, items = hp->n_kv_head * blocks;
     int64_t W = c->window[task->l], ls = c->max_slots, p0, p1, p, j;
-    size_t row = (size_t)swa__kv_bytes(c->kv_type, hp->n_kv_head * hd), head_bytes = (size_t)swa__kv_bytes(c->kv_type, hd);
+    size_t row = c->kv_row, head_bytes = (size_t)swa__kv_bytes(c->kv_type, hd);
     /* a Q8_0 cache meets the queries quantized to Q8 blocks, as Q8_0 weights meet activations */
     uint32_t type = c->cache_type;
     size_t q_stride = type == SWA_TYPE_Q8_0 ? swa__act_bytes(SWA__ACT_Q8, hd + 31) : (size_t)hd * sizeof(float);
@@ -5238,14 +5753,14 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     swa__split(task->n * items, share, n_shares, &p0, &p1);
     for (p = p0; p < p1; p++) {
         int64_t t = p / items, g = p % items / blocks, h0 = g * group + p % blocks * SWA__TILE_TOKENS;
-        int64_t i = c->pos + t, lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0;
+        int64_t i = c->tok_pos[t], lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0;
         int64_t heads_left = (g + 1) * group - h0;
         int nh = heads_left < SWA__TILE_TOKENS ? (int)heads_left : SWA__TILE_TOKENS, h, r;
         size_t head = (size_t)g * head_bytes;
         const uint8_t *q = (const uint8_t *)(c->q + t * qd + h0 * hd);
         float *out = c->att + t * qd + h0 * hd;
         swa__kv_run run[3];
-        int n_runs = swa__kv_runs(c, task->l, lo, i, run);
+        int n_runs = swa__kv_runs(c, task->l, t, lo, i, run);
         if (type == SWA_TYPE_Q8_0) {
             for (h = 0; h < nh; h++) swa__quantize_q8g(c->kern.quantize_q8, (const float *)q + h * hd, q8 + (size_t)h * q_stride, hd);
             q = q8;
@@ -5265,7 +5780,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
 static void swa__attention(swa_ctx *c, int64_t l, int64_t n)
 {
     swa__attention_task t;
-    int64_t keys = c->pos + n, W = c->window[l];
+    int64_t keys = c->tok_pos[n - 1] + 1, W = c->window[l];
     t.c = c;
     t.l = l;
     t.n = n;
@@ -5274,24 +5789,30 @@ static void swa__attention(swa_ctx *c, int64_t l, int64_t n)
     else swa__pool_run(&c->pool, swa__attention_run, &t);
 }
 
-/* The chunk's keys and values in the cache's type. */
-static void swa__chunk_to_cache_type(swa_ctx *c, int64_t n)
+/* The chunk's keys and values of layer l in the cache's type. */
+static void swa__chunk_to_cache_type(swa_ctx *c, int64_t l, int64_t n)
 {
     int64_t count = n * c->model->hp.n_kv_head * c->model->hp.head_dim;
+    size_t chunk = (size_t)(l * c->cfg.n_batch) * c->kv_row;
     swa__store_fn store = c->kern.type[c->cache_type].store;
-    store(c->k, c->kc, count);
-    store(c->v, c->vc, count);
+    store(c->k, c->kc + chunk, count);
+    store(c->v, c->vc + chunk, count);
 }
 
-/* Position i goes to slot i mod S; only the chunk's last S tokens survive. */
-static void swa__cache_write(swa_ctx *c, int64_t l, int64_t n)
+/* The chunk's keys and values go into their sequences' rings, every layer's: position i to
+   slot i mod S. Tokens go in position order, so a later one wins a slot. */
+static void swa__cache_write(swa_ctx *c, int64_t n)
 {
-    size_t row = (size_t)swa__kv_bytes(c->kv_type, c->model->hp.n_kv_head * c->model->hp.head_dim);
-    int64_t S = c->n_slots[l], t = n > S ? n - S : 0;
-    for (; t < n; t++) {
-        int64_t slot = (c->pos + t) % S;
-        memcpy(c->k_cache[l] + (size_t)slot * row, c->kc + (size_t)t * row, row);
-        memcpy(c->v_cache[l] + (size_t)slot * row, c->vc + (size_t)t * row, row);
+    size_t row = c->kv_row;
+    int64_t l, t;
+    for (l = 0; l < c->model->hp.n_layer; l++) {
+        int64_t S = c->n_slots[l];
+        const uint8_t *kc = c->kc + (size_t)(l * c->cfg.n_batch) * row, *vc = c->vc + (size_t)(l * c->cfg.n_batch) * row;
+        for (t = 0; t < n; t++) {
+            size_t slot = (size_t)(c->tok_seq[t] * S + c->tok_pos[t] % S);
+            memcpy(c->k_cache[l] + slot * row, kc + (size_t)t * row, row);
+            memcpy(c->v_cache[l] + slot * row, vc + (size_t)t * row, row);
+        }
     }
 }
 
@@ -5310,9 +5831,8 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
         c->kern.rope(c->q + t * qd, hp->n_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
         c->kern.rope(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
     }
-    swa__chunk_to_cache_type(c, n);
+    swa__chunk_to_cache_type(c, l, n);
     swa__attention(c, l, n);
-    swa__cache_write(c, l, n);
     swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);
     swa__add_ref(c->x, c->xb, n * d);
     for (t = 0; t < n; t++) c->kern.rmsnorm(c->xb + t * d, c->x + t * d, L->ffn_norm, d, hp->rms_eps);
@@ -5325,53 +5845,170 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
     swa__add_ref(c->x, c->xb, n * d);
 }
 
-/* One chunk of n <= n_batch tokens at c->pos. Logits go to out[t] for every token when all is
-   set, else only the last token's to out[0]. */
-static void swa__forward_chunk(swa_ctx *c, const int32_t *tokens, int64_t n, float *out, int all)
+/* One evaluation: tokens of one or more sequences, what to return for them. */
+typedef struct swa__job {
+    const int32_t *token;      /* [n] */
+    const int32_t *seq;        /* [n]; NULL: all sequence 0 */
+    const int8_t *want;        /* [n] nonzero: the token wants logits; NULL: each sequence's last */
+    int want_all;              /* every token wants logits */
+    size_t n;
+    float *logits;             /* one row per token that wants logits, in batch order; or NULL */
+    float *embed;              /* [n_embd] the pooled final hidden state, when asked for */
+    int32_t pooling;           /* SWA_POOL_LAST or SWA_POOL_MEAN */
+} swa__job;
+
+static int32_t swa__job_seq(const swa__job *job, size_t i) { return job->seq ? job->seq[i] : 0; }
+
+static int swa__job_wants(const swa_ctx *c, const swa__job *job, size_t i)
 {
-    const swa_model *m = c->model;
-    int64_t d = m->hp.n_embd, V = m->hp.n_vocab, t, l;
-    for (t = 0; t < n; t++)
-        swa__dequant_row_ref(m->tok_embd.type, (const uint8_t *)m->tok_embd.data + (size_t)tokens[t] * m->tok_embd.row_bytes,
-                             c->x + t * d, d);
-    swa__rope_table(c, n);
-    for (l = 0; l < m->hp.n_layer; l++) swa__layer_forward(c, l, n);
-    if (!all && !out) return;          /* a chunk before the last: its keys are all we need */
-    for (t = all ? 0 : n - 1; t < n; t++) {
-        c->kern.rmsnorm(c->xb, c->x + t * d, m->output_norm, d, m->hp.rms_eps);
-        swa__matmul(c, &m->output, c->xb, d, all ? out + t * V : out, V, 1);
+    return job->want_all || (job->want ? job->want[i] != 0 : c->seq_last[swa__job_seq(job, i)] == (int64_t)i);
+}
+
+/* The chunk of batch tokens k0 .. k0+n-1, grouped by sequence (a stable insertion sort: a chunk
+   is short, and in generation already in order), each token with its position and where its
+   logits go. *rank counts the logits rows taken so far. */
+static void swa__chunk_tokens(swa_ctx *c, const swa__job *job, size_t k0, int64_t n, size_t *rank)
+{
+    int64_t t, u;
+    for (t = 0; t < n; t++) {
+        size_t i = k0 + (size_t)t;
+        int wants = swa__job_wants(c, job, i);
+        float *out = wants && job->logits ? job->logits + *rank * (size_t)c->model->hp.n_vocab : NULL;
+        int32_t s = swa__job_seq(job, i);
+        *rank += (size_t)wants;
+        for (u = t; u > 0 && c->tok_seq[u - 1] > s; u--) {
+            c->tok_index[u] = c->tok_index[u - 1];
+            c->tok_seq[u] = c->tok_seq[u - 1];
+            c->tok_out[u] = c->tok_out[u - 1];
+        }
+        c->tok_index[u] = i;
+        c->tok_seq[u] = s;
+        c->tok_out[u] = out;
+    }
+    for (t = 0; t < n; t++) {
+        c->tok_first[t] = t > 0 && c->tok_seq[t - 1] == c->tok_seq[t] ? c->tok_first[t - 1] : t;
+        c->tok_pos[t] = c->seq[c->tok_seq[t]].pos + (t - c->tok_first[t]);
     }
 }
 
-static swa_status swa__eval(swa_ctx *c, const int32_t *tokens, size_t n, float *all_logits, swa_error *err)
+/* The final norm of the chunk's tokens that ask for logits, then the output matrix, over each
+   run of them whose logits rows follow one another in the caller's array at once. */
+static void swa__chunk_logits(swa_ctx *c, int64_t n)
 {
-    int64_t V, nb, done, i;
+    const swa_model *m = c->model;
+    int64_t d = m->hp.n_embd, V = m->hp.n_vocab, t, run = 0;
+    float *first = NULL;
+    for (t = 0; t <= n; t++) {
+        float *out = t < n ? c->tok_out[t] : NULL;
+        if (run > 0 && (!out || out != first + run * V)) {
+            swa__matmul(c, &m->output, c->xb, d, first, V, run);
+            run = 0;
+        }
+        if (!out) continue;
+        if (run == 0) first = out;
+        c->kern.rmsnorm(c->xb + run * d, c->x + t * d, m->output_norm, d, m->hp.rms_eps);
+        run++;
+    }
+}
+
+/* Embeddings: the final hidden state, normed, of the job's last token or summed over all. */
+static void swa__chunk_embed(swa_ctx *c, const swa__job *job, int64_t n)
+{
+    const swa_model *m = c->model;
+    int64_t d = m->hp.n_embd, t, i;
+    for (t = 0; t < n; t++) {
+        if (job->pooling == SWA_POOL_LAST && c->tok_index[t] + 1 < job->n) continue;
+        c->kern.rmsnorm(c->xb, c->x + t * d, m->output_norm, d, m->hp.rms_eps);
+        for (i = 0; i < d; i++) job->embed[i] = job->pooling == SWA_POOL_MEAN ? job->embed[i] + c->xb[i] : c->xb[i];
+    }
+}
+
+/* One chunk of n <= n_batch tokens, set up by swa__chunk_tokens. The abort callback is asked
+   before each layer; an aborted chunk has written nothing into the rings and moved no sequence. */
+static swa_status swa__forward_chunk(swa_ctx *c, const swa__job *job, int64_t n, swa_error *err)
+{
+    const swa_model *m = c->model;
+    int64_t d = m->hp.n_embd, t, l;
+    for (t = 0; t < n; t++) {
+        int32_t token = job->token[c->tok_index[t]];
+        swa__dequant_row_ref(m->tok_embd.type, (const uint8_t *)m->tok_embd.data + (size_t)token * m->tok_embd.row_bytes,
+                             c->x + t * d, d);
+    }
+    swa__rope_table(c, n);
+    for (l = 0; l < m->hp.n_layer; l++) {
+        if (c->abort && c->abort(c->abort_data))
+            return swa__fail(err, SWA_ERR_ABORTED, "evaluation aborted by the callback before layer %lld", (long long)l);
+        swa__layer_forward(c, l, n);
+    }
+    swa__cache_write(c, n);
+    for (t = 0; t < n; t++) {
+        swa__seq *q = &c->seq[c->tok_seq[t]];
+        q->pos = c->tok_pos[t] + 1;
+        if (q->written < q->pos) q->written = q->pos;
+    }
+    if (job->embed) swa__chunk_embed(c, job, n);
+    swa__chunk_logits(c, n);
+    return SWA_OK;
+}
+
+/* Check the job, then run it in chunks of n_batch tokens in batch order. Nothing is allocated:
+   evaluation after swa_ctx_create never calls SWA_MALLOC. */
+static swa_status swa__run(swa_ctx *c, const swa__job *job, swa_error *err)
+{
+    int64_t V = c->model->hp.n_vocab, nb = c->cfg.n_batch;
+    int32_t n_seq = c->cfg.n_seq, s;
+    size_t i, k0, rank = 0;
+    swa_status st = SWA_OK;
+    if (!job->n) return swa__fail(err, SWA_ERR_INVALID_ARG, "eval: no tokens");
+    memset(c->seq_count, 0, (size_t)n_seq * sizeof(int64_t));
+    for (i = 0; i < job->n; i++) {
+        s = swa__job_seq(job, i);
+        if (job->token[i] < 0 || job->token[i] >= V)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "token %d (at index %llu) is out of range 0..%lld",
+                             job->token[i], (unsigned long long)i, (long long)(V - 1));
+        if (s < 0 || s >= n_seq)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "sequence %d (at index %llu) is out of range 0..%d",
+                             s, (unsigned long long)i, n_seq - 1);
+        c->seq_count[s]++;
+        c->seq_last[s] = (int64_t)i;
+    }
+    for (s = 0; s < n_seq; s++)
+        if ((uint64_t)c->seq_count[s] > (uint64_t)(c->max_pos - c->seq[s].pos))
+            return swa__fail(err, SWA_ERR_CONTEXT_FULL,
+                             "%lld tokens at position %lld exceed the %lld positions a full-attention layer keeps "
+                             "(raise n_ctx or set a window)", (long long)c->seq_count[s], (long long)c->seq[s].pos,
+                             (long long)c->max_pos);
+    if (job->embed) memset(job->embed, 0, (size_t)c->model->hp.n_embd * sizeof(float));
+    for (k0 = 0; k0 < job->n && st == SWA_OK; k0 += (size_t)nb) {
+        int64_t len = (int64_t)(job->n - k0) < nb ? (int64_t)(job->n - k0) : nb;
+        swa__chunk_tokens(c, job, k0, len, &rank);
+        st = swa__forward_chunk(c, job, len, err);
+    }
+    if (st == SWA_OK) swa__ok(err);
+    return st;
+}
+
+/* Sequence 0's tokens: logits of the last into c->logits, or of all into all_logits; or an
+   embedding. */
+static swa_status swa__eval(swa_ctx *c, const int32_t *tokens, size_t n, float *all_logits, float *embed,
+                            int32_t pooling, swa_error *err)
+{
+    swa__job job;
     if (!c || !tokens || n == 0)
         return swa__fail(err, SWA_ERR_INVALID_ARG, "eval: %s", !c ? "context is NULL" : !tokens ? "tokens is NULL" : "no tokens");
-    V = c->model->hp.n_vocab;
-    for (i = 0; i < (int64_t)n; i++)
-        if (tokens[i] < 0 || tokens[i] >= V)
-            return swa__fail(err, SWA_ERR_INVALID_ARG, "token %d (at index %lld) is out of range 0..%lld",
-                             tokens[i], (long long)i, (long long)(V - 1));
-    if ((uint64_t)n > (uint64_t)(c->max_pos - c->pos))
-        return swa__fail(err, SWA_ERR_CONTEXT_FULL,
-                         "%llu tokens at position %lld exceed the %lld positions a full-attention layer keeps (raise n_ctx or set a window)",
-                         (unsigned long long)n, (long long)c->pos, (long long)c->max_pos);
-    nb = c->cfg.n_batch;
-    for (done = 0; done < (int64_t)n; done += nb) {
-        int64_t len = (int64_t)n - done < nb ? (int64_t)n - done : nb;
-        int last = done + len == (int64_t)n;
-        if (all_logits) swa__forward_chunk(c, tokens + done, len, all_logits + done * V, 1);
-        else swa__forward_chunk(c, tokens + done, len, last ? c->logits : NULL, 0);
-        c->pos += len;
-    }
-    swa__ok(err);
-    return SWA_OK;
+    memset(&job, 0, sizeof job);
+    job.token = tokens;
+    job.n = n;
+    job.want_all = all_logits != NULL;
+    job.logits = all_logits ? all_logits : embed ? NULL : c->logits;
+    job.embed = embed;
+    job.pooling = pooling;
+    return swa__run(c, &job, err);
 }
 
 SWADEF swa_status swa_ctx_eval(swa_ctx *c, const int32_t *tokens, size_t n, const float **logits, swa_error *err)
 {
-    swa_status s = swa__eval(c, tokens, n, NULL, err);
+    swa_status s = swa__eval(c, tokens, n, NULL, NULL, 0, err);
     if (logits) *logits = s == SWA_OK ? c->logits : NULL;
     return s;
 }
@@ -5379,9 +6016,39 @@ SWADEF swa_status swa_ctx_eval(swa_ctx *c, const int32_t *tokens, size_t n, cons
 SWADEF swa_status swa_ctx_eval_all(swa_ctx *c, const int32_t *tokens, size_t n, float *logits, swa_error *err)
 {
     if (!logits) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_eval_all: logits is NULL");
-    return swa__eval(c, tokens, n, logits, err);
+    return swa__eval(c, tokens, n, logits, NULL, 0, err);
 }
 
+SWADEF swa_status swa_ctx_embed(swa_ctx *c, const int32_t *tokens, size_t n, int32_t pooling, int32_t normalize,
+                                float *out, swa_error *err)
+{
+    int64_t d, i;
+    double sum = 0.0;
+    swa_status s;
+    if (!out || (pooling != SWA_POOL_LAST && pooling != SWA_POOL_MEAN))
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_embed: %s", !out ? "out is NULL" : "pooling is not SWA_POOL_*");
+    if ((s = swa__eval(c, tokens, n, NULL, out, pooling, err)) != SWA_OK) return s;
+    d = c->model->hp.n_embd;
+    for (i = 0; pooling == SWA_POOL_MEAN && i < d; i++) out[i] /= (float)n;
+    for (i = 0; i < d; i++) sum += (double)out[i] * out[i];
+    for (i = 0; normalize && sum > 0.0 && i < d; i++) out[i] = (float)(out[i] / sqrt(sum));
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_ctx_decode(swa_ctx *c, const swa_batch *b, float *logits, swa_error *err)
+{
+    swa__job job;
+    if (!c || !b || !b->token || b->n == 0)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_decode: %s",
+                         !c ? "context is NULL" : !b ? "batch is NULL" : !b->token ? "batch.token is NULL" : "no tokens");
+    memset(&job, 0, sizeof job);
+    job.token = b->token;
+    job.seq = b->seq;
+    job.want = b->logits;
+    job.n = b->n;
+    job.logits = logits;
+    return swa__run(c, &job, err);
+}
 
 /* ==== tokenizer ==== */
 

@@ -19,7 +19,7 @@
 #include <time.h>
 
 typedef struct options {
-    const char *model, *prompt, *prompt_file, *ids, *dump_logits;
+    const char *model, *prompt, *prompt_file, *ids, *dump_logits, *save_state, *load_state;
     const char *chat_template, *system;   /* --chat-template NAME, --system TEXT */
     int32_t *prompt_ids;          /* --ids, parsed */
     size_t n_prompt_ids;
@@ -71,6 +71,9 @@ static void usage(FILE *f)
         "  --kv-f32             the same as --kv f32\n"
         "  --no-mmap            read the model into memory instead of mapping it (faster in some VMs)\n"
         "  --dump-logits FILE   float32 logits, one row of n_vocab per evaluated position\n"
+        "  --save-state FILE    at the end, save the context (its rings, a few MB at most with a\n"
+        "                       window) and the last sampled token, to continue later\n"
+        "  --load-state FILE    continue from a saved state: the prompt, if any, is appended to it\n"
         "  -h, --help           this help\n"
         "chat template families:");
     for (i = 0; swa_chat_template_at(i); i++) fprintf(f, " %s", swa_chat_template_name(swa_chat_template_at(i)));
@@ -119,6 +122,8 @@ static int parse_flag(options *o, const char *a, const char *val)
         if (!swa_chat_template_by_name(val)) return bad_value(a, val, "a family listed in --help");
         o->chat_template = val;
     }
+    else if (!strcmp(a, "--save-state")) o->save_state = val;
+    else if (!strcmp(a, "--load-state")) o->load_state = val;
     else if (!strcmp(a, "-n")) return parse_long(a, val, -1, 1L << 40, &o->n_predict);
     else if (!strcmp(a, "-s")) {
         char *end;
@@ -187,9 +192,9 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--verbose-prompt")) o->verbose_prompt = 1;
         else if (a[0] != '-' || a[1] == '\0') { fprintf(stderr, "swa-generate: unexpected argument \"%s\"\n", a); return 0; }
         else if (i + 1 >= argc) {
-            fprintf(stderr, strstr(" -m -p -f --ids --dump-logits -n -s --temp --top-k --top-p --min-p --repeat-penalty "
-                                   "--repeat-last-n -t -w -c -b --kv --system --chat-template ", a) ? "swa-generate: %s needs a value\n"
-                                                                     : "swa-generate: unknown flag %s\n", a);
+            fprintf(stderr, strstr(" -m -p -f --ids --dump-logits --save-state --load-state -n -s --temp --top-k --top-p --min-p "
+                                   "--repeat-penalty --repeat-last-n -t -w -c -b --kv --system --chat-template ", a)
+                        ? "swa-generate: %s needs a value\n" : "swa-generate: unknown flag %s\n", a);
             return 0;
         }
         else if (!parse_flag(o, a, argv[++i])) return 0;
@@ -198,11 +203,16 @@ static int parse_args(int argc, char **argv, options *o)
     if (!!o->prompt + !!o->prompt_file + !!o->ids > 1) { fprintf(stderr, "swa-generate: give one of -p, -f and --ids\n"); return 0; }
     if (o->ids && !(o->n_prompt_ids = parse_ids(o->ids, &o->prompt_ids))) return 0;
     if ((o->chat_template || o->system) && !o->chat) { fprintf(stderr, "swa-generate: --chat-template and --system need -i\n"); return 0; }
+    if (o->chat && (o->save_state || o->load_state)) {
+        fprintf(stderr, "swa-generate: --save-state and --load-state are for stories, not -i\n");
+        return 0;
+    }
     if (!o->seed_given) o->sampling.seed = (uint64_t)time(NULL);
     return 1;
 }
 
-static char *read_file(const char *path)
+/* The whole file, NUL-terminated; its length in *size. */
+static char *read_file_bytes(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
     char *buf = NULL;
@@ -218,7 +228,14 @@ static char *read_file(const char *path)
     } while (got > 0);
     buf[n] = '\0';
     fclose(f);
+    *size = n;
     return buf;
+}
+
+static char *read_file(const char *path)
+{
+    size_t size;
+    return read_file_bytes(path, &size);
 }
 
 static double now_seconds(void)
@@ -297,6 +314,7 @@ typedef struct session {
     float *rows;                  /* [n_batch][n_vocab] for --dump-logits */
     size_t n_vocab;
     const float *logits;          /* of the last evaluated token */
+    int32_t pending;              /* sampled (or the prompt's last) but not evaluated yet; -1: none */
     timings t;
     const swa_chat_template *chat_template;   /* -i */
     int32_t eot;                  /* the template's end-of-turn token; -1: none, EOS only */
@@ -349,6 +367,7 @@ static int generate(session *s, long n_predict, int *ended)
     for (i = 0; (n_predict < 0 || i < n_predict) && !interrupted; i++) {
         int32_t tok = swa_sampler_sample(s->sampler, s->logits);
         size_t n;
+        s->pending = tok;   /* not evaluated yet: a saved story goes on from it */
         if (s->vocab && (tok == swa_vocab_eos(s->vocab) || tok == s->eot)) { *ended = 1; break; }
         if (s->vocab) {
             fwrite(text, 1, n = swa_decoder_push(&dec, tok, text, sizeof text), stdout);
@@ -358,8 +377,9 @@ static int generate(session *s, long n_predict, int *ended)
         fflush(stdout);
         s->t.n_gen++;
         /* The last token needs no evaluation, unless a chat goes on from it. */
-        if (n_predict >= 0 && i + 1 == n_predict && !s->reply) break;
+        if (((n_predict >= 0 && i + 1 == n_predict) || interrupted) && !s->reply) break;
         if (!(ok = feed(s, &tok, 1))) break;
+        s->pending = -1;
     }
     if (s->vocab) {
         size_t n = swa_decoder_flush(&dec, text, sizeof text);
@@ -368,6 +388,65 @@ static int generate(session *s, long n_predict, int *ended)
     }
     s->t.gen_s += now_seconds() - t0;
     return ok;
+}
+
+/* --save-state / --load-state: "SWAG", a version, the pending token, then the library's
+   snapshot of the context. The pending token is the one sampled last (or the prompt's last):
+   its logits are where the story goes on, so it is evaluated when the story resumes. */
+#define STATE_MAGIC "SWAG"
+#define STATE_VERSION 1
+
+static int save_state(const session *s, const char *path)
+{
+    size_t size = swa_state_size(s->ctx, 0), head = 12;
+    uint8_t *buf = (uint8_t *)malloc(head + size);
+    uint32_t version = STATE_VERSION;
+    swa_error err;
+    FILE *f;
+    char tmp[4096];
+    int ok;
+    if (!buf) { fprintf(stderr, "swa-generate: no memory for a state of %zu bytes\n", size); return 0; }
+    memcpy(buf, STATE_MAGIC, 4);
+    memcpy(buf + 4, &version, 4);
+    memcpy(buf + 8, &s->pending, 4);
+    if (swa_state_save(s->ctx, 0, buf + head, size, NULL, &err) != SWA_OK) {
+        fprintf(stderr, "swa-generate: %s\n", err.msg);
+        free(buf);
+        return 0;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    ok = (f = fopen(tmp, "wb")) != NULL;
+    ok = ok && fwrite(buf, 1, head + size, f) == head + size;
+    ok = (f && fclose(f) == 0) && ok;
+    ok = ok && rename(tmp, path) == 0;
+    if (!ok) {
+        fprintf(stderr, "swa-generate: cannot write %s: %s\n", path, strerror(errno));
+        remove(tmp);
+    }
+    free(buf);
+    return ok;
+}
+
+/* Restore the context and return the pending token, -1 on error. */
+static int32_t load_state(session *s, const char *path)
+{
+    char *buf;
+    size_t size;
+    uint32_t version;
+    int32_t pending = -1;
+    swa_error err;
+    if (!(buf = read_file_bytes(path, &size))) return -1;
+    if (size < 12 || memcmp(buf, STATE_MAGIC, 4) != 0) fprintf(stderr, "swa-generate: %s is not a saved state\n", path);
+    else if (memcpy(&version, buf + 4, 4), version != STATE_VERSION) fprintf(stderr, "swa-generate: %s: state version %u\n", path, version);
+    else if (memcpy(&pending, buf + 8, 4), pending < 0 || (size_t)pending >= s->n_vocab) {
+        fprintf(stderr, "swa-generate: %s: bad token %d\n", path, pending);
+        pending = -1;
+    } else if (swa_state_load(s->ctx, 0, buf + 12, size - 12, &err) != SWA_OK) {
+        fprintf(stderr, "swa-generate: %s: %s\n", path, err.msg);
+        pending = -1;
+    }
+    free(buf);
+    return pending;
 }
 
 /* Tokenize text; BOS first when asked. Returns the count, 0 on error. A guess at the count
@@ -537,6 +616,24 @@ static const swa_chat_template *choose_template(const swa_model *m, const option
     return t;
 }
 
+/* The prompt, after the pending token of a loaded state. With -n 0 and --save-state the last
+   token stays pending, for the story to go on from it later. */
+static int feed_story(session *s, const int32_t *prompt, size_t n)
+{
+    int32_t *all = (int32_t *)malloc((n + 1) * sizeof(int32_t));
+    size_t k = 0;
+    int ok;
+    if (!all) return 0;
+    if (s->pending >= 0) all[k++] = s->pending;
+    memcpy(all + k, prompt, n * sizeof(int32_t));
+    k += n;
+    s->pending = -1;
+    if (s->o->save_state && s->o->n_predict == 0 && k > 0) s->pending = all[--k];
+    ok = k > 0 ? feed_prompt(s, all, k) : s->pending >= 0;
+    free(all);
+    return ok;
+}
+
 static int run(session *s)
 {
     const options *o = s->o;
@@ -545,6 +642,7 @@ static int run(session *s)
     char *text = NULL;
     int ended, ok;
     if (o->chat) return chat(s);
+    if (o->load_state && (s->pending = load_state(s, o->load_state)) < 0) return 0;
     if (o->ids) {
         n = o->n_prompt_ids;
         prompt = (int32_t *)malloc(n * sizeof(int32_t));
@@ -553,12 +651,16 @@ static int run(session *s)
         const char *p = o->prompt ? o->prompt : "";
         if (o->prompt_file && !(text = read_file(o->prompt_file))) return 0;
         if (text) p = text;
-        n = tokenize(s->vocab, p, o->no_bos || !swa_vocab_add_bos(s->vocab) ? 0 : SWA_TOKENIZE_ADD_BOS, &prompt);
-        if (n) fputs(p, stdout);       /* echo the prompt */
+        if (!o->load_state || *p) {   /* a loaded story goes on without BOS, with or without a prompt */
+            int bos = !o->load_state && !o->no_bos && swa_vocab_add_bos(s->vocab);
+            if (!(n = tokenize(s->vocab, p, bos ? SWA_TOKENIZE_ADD_BOS : 0, &prompt))) { free(text); return 0; }
+        }
+        fputs(p, stdout);              /* echo the prompt */
         fflush(stdout);
     }
-    ok = n > 0 && feed_prompt(s, prompt, n) && generate(s, o->n_predict, &ended);
+    ok = (n > 0 || o->load_state) && feed_story(s, prompt, n) && generate(s, o->n_predict, &ended);
     if (ok && o->n_predict != 0) printf("\n");
+    if (ok && o->save_state) ok = save_state(s, o->save_state);
     free(prompt);
     free(text);
     return ok;
@@ -572,6 +674,7 @@ int main(int argc, char **argv)
     swa_error err;
     int rc = 1;
     memset(&s, 0, sizeof s);
+    s.pending = -1;
     if (!parse_args(argc, argv, &o)) { free(o.prompt_ids); usage(stderr); return 2; }
     s.o = &o;
     if ((o.no_mmap ? swa_model_load_resident(o.model, &model, &err) : swa_model_load(o.model, &model, &err)) != SWA_OK ||

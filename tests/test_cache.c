@@ -346,7 +346,7 @@ static void test_rope_far_positions(void **state)
     assert_int_equal(swa_ctx_create(model, NULL, &c, NULL), SWA_OK);
     for (p = 0; p < 3; p++) {
         int64_t half = swa_model_hparams(model)->n_rot / 2;
-        c->pos = positions[p];                    /* the table only depends on the position */
+        c->tok_pos[0] = positions[p];             /* the table only depends on the position */
         swa__rope_table(c, 1);
         for (i = 0; i < half; i++) {
             long double angle = (long double)positions[p] * powl(10000.0L, -2.0L * i / (2 * half));
@@ -383,7 +383,7 @@ static void test_logits_far_positions(void **state)
     tu_random_tokens(tok, 16, s.n_vocab, 77);
     for (p = 0; p < 2; p++) {
         assert_int_equal(swa_ctx_create(model, &cfg, &c, NULL), SWA_OK);
-        c->pos = starts[p] - 8;
+        c->seq[0].pos = c->seq[0].written = starts[p] - 8;
         assert_int_equal(swa_ctx_eval_all(c, tok, 16, got, NULL), SWA_OK);
         tu_reference_at(&tm, tok, 16, windows, starts[p] - 8, ref);
         for (t = 7; t < 16; t++)      /* positions P - 1 .. P + 7 */

@@ -139,6 +139,69 @@ static void test_bad_flags(void **state)
     assert_int_not_equal(run(GENERATE " --frobnicate 2>/dev/null"), 0);
 }
 
+/* A story saved and continued later: the rows --dump-logits writes after --load-state are the
+   reference's for the whole sequence, from the token held pending at the save on. A generation
+   split in two by a saved state prints what one run prints. */
+static void test_save_and_load_state(void **state)
+{
+    tu_spec s;
+    tu_model tm, other;
+    char model[] = "/tmp/swa_cli_model_XXXXXX", model2[] = "/tmp/swa_cli_model2_XXXXXX";
+    char dump[] = "/tmp/swa_cli_dump_XXXXXX", st[] = "/tmp/swa_cli_state_XXXXXX", cmd[4096], *ids1, *ids2;
+    int32_t tok[30];
+    int windows[2] = {6, 6};
+    double ref[30 * 60];
+    float *got;
+    size_t n;
+    (void)state;
+    memset(&s, 0, sizeof s);
+    s.n_layer = 2; s.n_embd = 32; s.n_head = 4; s.n_kv_head = 2; s.n_ff = 48; s.n_vocab = 60;
+    s.n_ctx = 32; s.type = GW_F32; s.window = 6; s.seed = 8;
+    assert_true(tu_build(&tm, &s));
+    s.seed = 9;
+    assert_true(tu_build(&other, &s));
+    close(mkstemp(model)); close(mkstemp(model2)); close(mkstemp(dump)); close(mkstemp(st));
+    write_file(model, tm.gguf, tm.gguf_size);
+    write_file(model2, other.gguf, other.gguf_size);
+    tu_random_tokens(tok, 30, s.n_vocab, 23);
+    ids1 = ids_arg(tok, 20);
+    ids2 = ids_arg(tok + 20, 10);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n 0 --kv f32 --save-state %s >/dev/null 2>&1", model, ids1, st);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n 0 --kv f32 --load-state %s --dump-logits %s >/dev/null 2>&1",
+             model, ids2, st, dump);
+    assert_int_equal(run(cmd), 0);
+    tu_reference(&tm, tok, 30, windows, ref);
+    got = read_floats(dump, &n);
+    assert_int_equal(n, 11 * 60);   /* the pending 20th token and the 10 new ones */
+    if (tu_rel_error(got, ref + 19 * 60, n) > 2e-5) fail_msg("error %g", tu_rel_error(got, ref + 19 * 60, n));
+    free(got);
+    /* refusals */
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1 --kv f32 --load-state %s 2>&1 | grep -q 'another model'", model2, st);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1 --load-state %s 2>&1 | grep -q 'cache type is f32'", model, st);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1 --load-state %s 2>&1 | grep -q 'not a saved state'", model, model);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i --save-state %s 2>&1 | grep -q 'not -i'", model, st);
+    assert_int_equal(run(cmd), 0);
+    /* the shipped model, greedy: 12 + 12 tokens through a state print the 24 of one run */
+    if (access("examples/models/swa-stories.gguf", R_OK) == 0) {
+        char one[] = "/tmp/swa_cli_one_XXXXXX", two[] = "/tmp/swa_cli_two_XXXXXX";
+        close(mkstemp(one)); close(mkstemp(two));
+        snprintf(cmd, sizeof cmd,
+                 GENERATE " -m examples/models/swa-stories.gguf -p 'Once upon a time' -n 24 --temp 0 2>/dev/null | tr -d '\\n' > %s && "
+                 GENERATE " -m examples/models/swa-stories.gguf -p 'Once upon a time' -n 12 --temp 0 --save-state %s 2>/dev/null | tr -d '\\n' > %s && "
+                 GENERATE " -m examples/models/swa-stories.gguf -n 12 --temp 0 --load-state %s 2>/dev/null | tr -d '\\n' >> %s && cmp -s %s %s",
+                 one, st, two, st, two, one, two);
+        assert_int_equal(run(cmd), 0);
+        remove(one); remove(two);
+    }
+    remove(model); remove(model2); remove(dump); remove(st);
+    free(ids1); free(ids2);
+    tu_free(&tm); tu_free(&other);
+}
+
 /* llama.cpp's converter drops Mistral v0.1's window: the CLI says how to put it back. */
 static void test_mistral_window_hint(void **state)
 {
@@ -322,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_mistral_window_hint),
         cmocka_unit_test(test_chat_template_on_shipped_model),
         cmocka_unit_test(test_chat_stops_at_end_of_turn),
+        cmocka_unit_test(test_save_and_load_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,208 @@
+/* swa-batched-bench: decoding several sequences at once, as llama.cpp's llama-batched-bench measures.
+
+   swa-batched-bench -m MODEL.gguf [-p 128] [-n 32] [-b 1,2,4,8] [-t THREADS] [-r 3] [--kv f16|f32|q8_0]
+                     [--kernels K] [--no-mmap]
+
+   For each batch size B: B sequences each get a prompt of -p tokens (all B prompts in batches of
+   up to 512 tokens, as llama-batched-bench's default), then -n tokens are generated for every
+   sequence, one batch of B tokens (one per sequence) per step, greedy. Prints one table row per
+   B, with the columns of llama-batched-bench (PP, TG, B, N_KV, T_PP s, S_PP t/s, T_TG s,
+   S_TG t/s, T s, S t/s), the medians over -r repetitions. S_TG is the aggregate generation
+   speed: B * TG tokens over the generation time. Random prompt tokens: speed does not depend
+   on what they say. */
+#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for swa_model_load_resident */
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_B 64
+
+typedef struct options {
+    const char *model;
+    int n_prompt, n_gen, reps, no_mmap, n_b, b[MAX_B];
+    swa_ctx_config cfg;
+} options;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static uint64_t rng = 88172645463325252ull;
+static int32_t random_token(int32_t n_vocab)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (int32_t)(rng % (uint64_t)n_vocab);
+}
+
+/* One repetition at batch size B: the prompt and generation times, in seconds. */
+static int run_once(swa_ctx *c, const options *o, int B, int32_t n_vocab, double *t_pp, double *t_tg)
+{
+    size_t n = (size_t)B * (size_t)o->n_prompt, i;
+    int32_t *tok = (int32_t *)malloc(sizeof(int32_t) * (n > (size_t)B ? n : (size_t)B));
+    int32_t *seq = (int32_t *)malloc(sizeof(int32_t) * (n > (size_t)B ? n : (size_t)B));
+    float *logits = (float *)malloc(sizeof(float) * (size_t)B * (size_t)n_vocab);
+    swa_batch batch;
+    swa_error err;
+    double t0;
+    int step, s, ok = 0;
+    if (!tok || !seq || !logits) { fprintf(stderr, "swa-batched-bench: out of memory\n"); goto done; }
+    swa_ctx_reset(c);
+    for (i = 0; i < n; i++) {
+        tok[i] = random_token(n_vocab);
+        seq[i] = (int32_t)(i / (size_t)o->n_prompt);
+    }
+    batch.token = tok;
+    batch.seq = seq;
+    batch.logits = NULL;                     /* the last token of each sequence */
+    batch.n = n;
+    t0 = now();
+    if (n > 0 && swa_ctx_decode(c, &batch, logits, &err) != SWA_OK) { fprintf(stderr, "swa-batched-bench: %s\n", err.msg); goto done; }
+    *t_pp = now() - t0;
+    for (s = 0; s < B; s++) {
+        seq[s] = s;
+        tok[s] = n > 0 ? swa_argmax(logits + (size_t)s * (size_t)n_vocab, n_vocab) : random_token(n_vocab);
+    }
+    batch.n = (size_t)B;
+    t0 = now();
+    for (step = 0; step < o->n_gen; step++) {
+        if (swa_ctx_decode(c, &batch, logits, &err) != SWA_OK) { fprintf(stderr, "swa-batched-bench: %s\n", err.msg); goto done; }
+        for (s = 0; s < B; s++) tok[s] = swa_argmax(logits + (size_t)s * (size_t)n_vocab, n_vocab);
+    }
+    *t_tg = now() - t0;
+    ok = 1;
+done:
+    free(tok);
+    free(seq);
+    free(logits);
+    return ok;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: swa-batched-bench -m MODEL.gguf [-p 128] [-n 32] [-b 1,2,4,8] [-t THREADS] [-r 3] [--kv f16|f32|q8_0]\n"
+               "                         [--kernels best|ref|avx2|avx-vnni|avx512|neon] [--no-mmap]\n"
+               "  -p N          prompt tokens per sequence (default 128)\n"
+               "  -n N          tokens generated per sequence (default 32)\n"
+               "  -b LIST       batch sizes: sequences decoded together (default 1,2,4,8; at most 64 each)\n"
+               "  -t N          threads (default: online CPUs)\n"
+               "  -r N          repetitions; medians are reported (default 3)\n"
+               "  --kv T        key/value cache type (default f16)\n"
+               "  --kernels K   instruction set (default best)\n"
+               "  --no-mmap     read the model into memory instead of mapping it\n");
+}
+
+static int parse_list(const char *v, options *o)
+{
+    char *end;
+    o->n_b = 0;
+    for (;;) {
+        long b = strtol(v, &end, 10);
+        if (end == v || b < 1 || b > MAX_B || o->n_b == MAX_B) return 0;
+        o->b[o->n_b++] = (int)b;
+        if (*end == '\0') return 1;
+        if (*end != ',') return 0;
+        v = end + 1;
+    }
+}
+
+static int parse(int argc, char **argv, options *o)
+{
+    int i;
+    memset(o, 0, sizeof *o);
+    o->n_prompt = 128;
+    o->n_gen = 32;
+    o->reps = 3;
+    parse_list("1,2,4,8", o);
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        if (!strcmp(a, "--version")) { printf("swa-batched-bench (swa.h %s)\n", swa_version()); exit(0); }
+        if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }
+        if (!v) { fprintf(stderr, "swa-batched-bench: %s needs a value or is unknown\n", a); return 0; }
+        i++;
+        if (!strcmp(a, "-m")) o->model = v;
+        else if (!strcmp(a, "-p")) o->n_prompt = atoi(v);
+        else if (!strcmp(a, "-n")) o->n_gen = atoi(v);
+        else if (!strcmp(a, "-t")) o->cfg.n_threads = atoi(v);
+        else if (!strcmp(a, "-r")) o->reps = atoi(v);
+        else if (!strcmp(a, "-b") && parse_list(v, o)) continue;
+        else if (!strcmp(a, "--kernels") && swa_kernels_from_name(v) >= 0) o->cfg.kernels = swa_kernels_from_name(v);
+        else if (!strcmp(a, "--kv") && swa_kv_type_from_name(v) >= 0) o->cfg.kv_type = swa_kv_type_from_name(v);
+        else { fprintf(stderr, "swa-batched-bench: bad flag or value: %s %s\n", a, v); return 0; }
+    }
+    if (!o->model) { fprintf(stderr, "swa-batched-bench: -m MODEL is required\n"); return 0; }
+    if (o->n_prompt < 0 || o->n_gen < 0 || o->n_prompt + o->n_gen == 0 || o->reps < 1 || o->reps > 64 ||
+        o->cfg.n_threads < 0 || o->cfg.n_threads > 256) {
+        fprintf(stderr, "swa-batched-bench: -p, -n must be >= 0 and not both 0, -r in 1..64, -t in 0..256\n");
+        return 0;
+    }
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    swa_model *m = NULL;
+    swa_ctx *c = NULL;
+    swa_error err;
+    int32_t n_vocab;
+    int k, r, max_b = 1, rc = 1;
+    if (!parse(argc, argv, &o)) { usage(stderr); return 2; }
+    if ((o.no_mmap ? swa_model_load_resident(o.model, &m, &err) : swa_model_load(o.model, &m, &err)) != SWA_OK) {
+        fprintf(stderr, "swa-batched-bench: %s\n", err.msg);
+        return 1;
+    }
+    n_vocab = swa_model_hparams(m)->n_vocab;
+    for (k = 0; k < o.n_b; k++) max_b = o.b[k] > max_b ? o.b[k] : max_b;
+    o.cfg.n_seq = max_b;
+    o.cfg.n_batch = 512;
+    if (!o.cfg.n_ctx) o.cfg.n_ctx = o.n_prompt + o.n_gen;
+    if (swa_ctx_create(m, &o.cfg, &c, &err) != SWA_OK) { fprintf(stderr, "swa-batched-bench: %s\n", err.msg); goto done; }
+    printf("model %s, %d threads, kernels %s, kv %s\n\n", o.model, swa_ctx_config_get(c).n_threads, swa_ctx_kernels(c),
+           swa_kv_type_name(swa_ctx_config_get(c).kv_type));
+    printf("|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |\n"
+           "|-------|--------|------|--------|----------|----------|----------|----------|----------|----------|\n");
+    {
+        double pp, tg;
+        if (!run_once(c, &o, 1, n_vocab, &pp, &tg)) goto done;   /* warm-up: pages in, threads awake */
+    }
+    for (k = 0; k < o.n_b; k++) {
+        double pp[64], tg[64], t_pp, t_tg;
+        int B = o.b[k];
+        for (r = 0; r < o.reps; r++)
+            if (!run_once(c, &o, B, n_vocab, &pp[r], &tg[r])) goto done;
+        t_pp = median(pp, o.reps);
+        t_tg = median(tg, o.reps);
+        printf("| %5d | %6d | %4d | %6d | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |\n", o.n_prompt, o.n_gen, B,
+               B * (o.n_prompt + o.n_gen), t_pp, t_pp > 0 ? B * o.n_prompt / t_pp : 0.0, t_tg,
+               t_tg > 0 ? B * o.n_gen / t_tg : 0.0, t_pp + t_tg, B * (o.n_prompt + o.n_gen) / (t_pp + t_tg));
+        fflush(stdout);
+    }
+    rc = 0;
+done:
+    swa_ctx_free(c);
+    swa_model_free(m);
+    return rc;
+}
