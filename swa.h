@@ -49,9 +49,17 @@ THE WINDOW
 
 MEMORY
     Weights are used where they lie: in the file mapping (advised to use 2 MB pages), or in the
-    caller's buffer for swa_model_load_memory. A context makes one allocation at create time
-    (cache + scratch, swa_ctx_memory_size tells how much) and none per token; generation can go
-    on forever with a window, in constant memory.
+    caller's buffer for swa_model_load_memory. A context allocates at create time (cache +
+    scratch, and per-thread scratch apart; swa_ctx_memory_size tells how much) and never per
+    token; generation can go on forever with a window, in constant memory.
+
+SEQUENCES
+    A context holds swa_ctx_config.n_seq sequences, each with its own rings and position.
+    swa_ctx_decode evaluates a batch of tokens from several of them in one forward pass, so each
+    weight is read once per batch. Sequences can be copied (fork a prompt), reset, rewound by up
+    to n_rewind + 1 tokens (n_rewind extra ring slots), and saved to or restored from a snapshot
+    whose size is fixed by the window. An abort callback is asked between layers; a chunk's keys
+    go into the rings only once it is through, so an aborted evaluation leaves no trace.
 
 THREADS
     A model is immutable after load and may be shared by any number of contexts and threads.
