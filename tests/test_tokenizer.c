@@ -106,6 +106,8 @@ static void check_vocab_file(const char *name)
 
 static void test_llama_spm_vocab(void **state) { (void)state; check_vocab_file("ggml-vocab-llama-spm.gguf"); }
 static void test_phi3_vocab(void **state) { (void)state; check_vocab_file("ggml-vocab-phi-3.gguf"); }
+static void test_gpt2_vocab(void **state) { (void)state; check_vocab_file("ggml-vocab-gpt-2.gguf"); }
+static void test_llama_bpe_vocab(void **state) { (void)state; check_vocab_file("ggml-vocab-llama-bpe.gguf"); }
 
 /* ---- a small vocabulary written here, to test rules one at a time ---- */
 
@@ -256,10 +258,17 @@ static void test_vocab_errors(void **state)
     swa_vocab *v;
     swa_error err;
     (void)state;
-    bytes = small_vocab(&size, "gpt2", 0);
+    bytes = small_vocab(&size, "bert", 0);
     assert_int_equal(swa_gguf_open_memory(bytes, size, &g, &err), SWA_OK);
     assert_int_equal(swa_vocab_load(g, &v, &err), SWA_ERR_UNSUPPORTED);
-    assert_non_null(strstr(err.msg, "\"gpt2\" is not supported"));
+    assert_non_null(strstr(err.msg, "\"bert\" is not supported"));
+    assert_null(v);
+    swa_gguf_close(g);
+    free(bytes);
+    bytes = small_vocab(&size, "gpt2", 0);      /* byte-level BPE needs its merges */
+    assert_int_equal(swa_gguf_open_memory(bytes, size, &g, &err), SWA_OK);
+    assert_int_equal(swa_vocab_load(g, &v, &err), SWA_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "tokenizer.ggml.merges"));
     assert_null(v);
     swa_gguf_close(g);
     free(bytes);
@@ -276,6 +285,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_llama_spm_vocab),
         cmocka_unit_test(test_phi3_vocab),
+        cmocka_unit_test(test_gpt2_vocab),
+        cmocka_unit_test(test_llama_bpe_vocab),
         cmocka_unit_test(test_merges_bytes_and_bos),
         cmocka_unit_test(test_streaming_decoder),
         cmocka_unit_test(test_vocab_errors),
