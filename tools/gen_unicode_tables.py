@@ -3,8 +3,8 @@
 
 The pre-tokenizers of byte-level BPE vocabularies split text with regular expressions over
 Unicode general categories (\\p{L}, \\p{Lu}, \\p{N}, \\p{P}, \\p{S}, \\p{M}) and \\s. swa.h keeps one
-sorted list of ranges, each packed as (first code point << 4) | category, and the White_Space
-code points. The data comes from the PyPI package unicodedata2 (the Unicode version it carries
+sorted list of ranges, each packed as (first code point << 4) | category, the White_Space
+code points, and the flags of the ASCII characters for the common case. The data comes from the PyPI package unicodedata2 (the Unicode version it carries
 is written into the header); without it, Python's own unicodedata is used.
 
     pip install unicodedata2
@@ -59,6 +59,12 @@ def block():
     lines.append("};")
     lines.append("static const uint32_t swa__uc_white_space[%d] = {" % len(ws))
     lines.append("    " + ",".join("0x%x" % v for v in ws))
+    lines.append("};")
+    # The ASCII characters' flags (1 << category, 1 << 12 for White_Space), the common case.
+    ascii = [(1 << CATEGORY[ud.category(chr(c))]) | ((1 << 12) if c in ws else 0) for c in range(128)]
+    lines.append("static const uint16_t swa__uc_ascii[128] = {")
+    for i in range(0, 128, 16):
+        lines.append("    " + ",".join("0x%x" % v for v in ascii[i:i + 16]) + ",")
     lines.append("};")
     lines.append(END)
     return "\n".join(lines) + "\n"
