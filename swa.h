@@ -5928,6 +5928,7 @@ static void swa__re_bracket(swa__re_parser *ps)
             ps->p++;
             if (*ps->p == '\\') { hi = swa__re_escaped(ps->p[1]); ps->p += 2; }
             else hi = swa__re_utf8(&ps->p);
+            if (hi < lo) ps->bad = 1;
             swa__re_add_range(ps, lo, hi);
         } else {
             swa__re_add_range(ps, lo, lo);
@@ -6161,8 +6162,9 @@ static const swa__pretok swa__pretoks[] = {
     {"default", 0, 0, {"[\\p{P}\\$\\+<=>\\^~\\|]+", SWA__RE_GPT2, "\\p{N}+", "[0-9][0-9][0-9]"}},
     {"llama3 llama-v3 llama-bpe falcon3", 1, 1, {SWA__RE_LLAMA3("\\p{N}{1,3}")}},
     {"dbrx smaug-bpe", 0, 0, {SWA__RE_LLAMA3("\\p{N}{1,3}")}},
+    /* DeepSeek's letters: a few are escapes, as editors normalise them to other code points */
     {"deepseek-llm", 0, 0, {"[\r\n]",
-        "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+",
+        "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\xe1\xbd\xbd" "ᾀ-ᾴᾶ-ᾼ\xe1\xbe\xbe" "ῂ-ῄῆ-ῌῐ-\xe1\xbf\x93" "ῖ-\xe1\xbf\x9b" "ῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤ\xe2\x84\xa6" "ℨ\xe2\x84\xaa" "-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+",
         "\\s?[!-/:-~！-／：-～‘-‟　-。]+", "\\s+$", "[一-龥ࠀ-一가-퟿]+", "\\p{N}+"}},
     {"deepseek-v3", 0, 0, {"\\p{N}{1,3}", "[一-龥぀-ゟ゠-ヿ]+",
         "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"}},
@@ -6859,52 +6861,78 @@ static void swa__bpe_word(const swa_vocab *v, const unsigned char *s, size_t n, 
         if (w->id[k] >= 0) swa__tokens_push(out, w->id[k]);
 }
 
-/* A run of text between special tokens: decode it, cut it into words with the pre-tokenizer's
-   expressions, and run BPE on each word. */
+typedef struct swa__words {       /* a run of text decoded and cut into words */
+    uint32_t *cp;                 /* [n] code points; a byte that is not valid UTF-8 is 0x110000 + it */
+    uint16_t *flags;              /* [n] SWA__UCF_* */
+    uint8_t *len;                 /* [n] bytes of each character */
+    uint8_t *cut;                 /* [n + 1] 1 where a word starts */
+    size_t n;
+} swa__words;
+
+static void swa__words_free(swa__words *w)
+{
+    SWA_FREE(w->cp); SWA_FREE(w->flags); SWA_FREE(w->len); SWA_FREE(w->cut);
+    memset(w, 0, sizeof *w);
+}
+
+/* Decode len bytes of text and cut them into words with n_re expressions in turn. */
+static swa_status swa__pretokenize(const swa__regex *re, int n_re, const char *text, size_t len, swa__words *w,
+                                   swa_error *err)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    swa__re_stack st = {NULL, 0, 0};
+    swa__chars t;
+    size_t i, n = 0;
+    int r;
+    memset(w, 0, sizeof *w);
+    w->cp = (uint32_t *)swa__calloc(len + 1, sizeof *w->cp);
+    w->flags = (uint16_t *)swa__calloc(len + 1, sizeof *w->flags);
+    w->len = (uint8_t *)swa__calloc(len + 1, 1);
+    w->cut = (uint8_t *)swa__calloc(len + 1, 1);
+    if (!w->cp || !w->flags || !w->len || !w->cut || len > (size_t)INT32_MAX) {
+        swa__words_free(w);
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot pre-tokenize %zu bytes", len);
+    }
+    for (i = 0; i < len; i += w->len[n++]) {
+        size_t l;
+        w->cp[n] = swa__utf8_get(s + i, len - i, &l);
+        w->len[n] = (uint8_t)l;
+        /* broken UTF-8 splits as llama.cpp's U+FFFD would, a symbol, but keeps its bytes */
+        w->flags[n] = (uint16_t)(w->cp[n] > 0x10FFFF ? 1u << SWA__UC_S : swa__uc_flags(w->cp[n]));
+    }
+    w->n = n;
+    w->cut[0] = 1;
+    t.cp = w->cp;
+    t.flags = w->flags;
+    for (r = 0; r < n_re; r++)
+        if (swa__re_split(&re[r], &t, n, w->cut, &st) != SWA_OK) {
+            SWA_FREE(st.at);
+            swa__words_free(w);
+            return swa__fail(err, SWA_ERR_NOMEM, "cannot pre-tokenize %zu bytes", len);
+        }
+    SWA_FREE(st.at);
+    return SWA_OK;
+}
+
+/* A run of text between special tokens: cut it into words with the pre-tokenizer and run BPE
+   on each word. */
 static swa_status swa__bpe_run(const swa_vocab *v, const char *text, size_t len, swa__tokens *out, swa_error *err)
 {
     const unsigned char *s = (const unsigned char *)text;
-    uint32_t *cp;
-    uint16_t *flags;
-    uint8_t *clen, *cut;
-    size_t n = 0, i, k, longest = 0, at;
-    swa__re_stack st = {NULL, 0, 0};
+    size_t i, k, longest = 0, at;
     swa__bpe_work w;
-    swa__chars t;
-    swa_status status = SWA_OK;
-    int r;
+    swa__words words;
+    swa_status status;
     if (len == 0) return SWA_OK;
-    memset(&w, 0, sizeof w);
-    cp = (uint32_t *)swa__calloc(len, sizeof *cp);
-    flags = (uint16_t *)swa__calloc(len, sizeof *flags);
-    clen = (uint8_t *)swa__calloc(len, 1);
-    cut = (uint8_t *)swa__calloc(len + 1, 1);
-    if (!cp || !flags || !clen || !cut || len > (size_t)INT32_MAX) {
-        status = swa__fail(err, SWA_ERR_NOMEM, "cannot tokenize %zu bytes", len);
-        goto done;
-    }
-    for (i = 0; i < len; i += clen[n++]) {
-        size_t l;
-        cp[n] = swa__utf8_get(s + i, len - i, &l);
-        clen[n] = (uint8_t)l;
-        /* broken UTF-8 splits as llama.cpp's U+FFFD would, a symbol, but keeps its bytes */
-        flags[n] = (uint16_t)(cp[n] > 0x10FFFF ? 1u << SWA__UC_S : swa__uc_flags(cp[n]));
-    }
-    t.cp = cp;
-    t.flags = flags;
-    cut[0] = 1;
-    for (r = 0; r < v->n_regex; r++)
-        if (swa__re_split(&v->regex[r], &t, n, cut, &st) != SWA_OK) {
-            status = swa__fail(err, SWA_ERR_NOMEM, "cannot pre-tokenize %zu bytes", len);
-            goto done;
-        }
-    for (i = 0, at = 0, k = 0; i <= n; i++) {                 /* the longest word, in bytes */
-        if (i == n || cut[i]) {
+    if ((status = swa__pretokenize(v->regex, v->n_regex, text, len, &words, err)) != SWA_OK) return status;
+    for (i = 0, at = 0, k = 0; i <= words.n; i++) {           /* the longest word, in bytes */
+        if (i == words.n || words.cut[i]) {
             if (at - k > longest) longest = at - k;
             k = at;
         }
-        if (i < n) at += clen[i];
+        if (i < words.n) at += words.len[i];
     }
+    memset(&w, 0, sizeof w);
     w.id = (int32_t *)swa__calloc(longest, sizeof(int32_t));
     w.prev = (int32_t *)swa__calloc(longest, sizeof(int32_t));
     w.next = (int32_t *)swa__calloc(longest, sizeof(int32_t));
@@ -6912,17 +6940,16 @@ static swa_status swa__bpe_run(const swa_vocab *v, const char *text, size_t len,
     w.enc = (char *)swa__calloc(longest, 2);
     if (!w.id || !w.prev || !w.next || !w.heap || !w.enc) {
         status = swa__fail(err, SWA_ERR_NOMEM, "cannot tokenize a word of %zu bytes", longest);
-        goto done;
-    }
-    for (i = 1, at = clen[0], k = 0; i <= n; i++) {
-        if (i == n || cut[i]) {
-            swa__bpe_word(v, s + k, at - k, &w, out);
-            k = at;
+    } else {
+        for (i = 1, at = words.len[0], k = 0; i <= words.n; i++) {
+            if (i == words.n || words.cut[i]) {
+                swa__bpe_word(v, s + k, at - k, &w, out);
+                k = at;
+            }
+            if (i < words.n) at += words.len[i];
         }
-        if (i < n) at += clen[i];
     }
-done:
-    SWA_FREE(cp); SWA_FREE(flags); SWA_FREE(clen); SWA_FREE(cut); SWA_FREE(st.at);
+    swa__words_free(&words);
     SWA_FREE(w.id); SWA_FREE(w.prev); SWA_FREE(w.next); SWA_FREE(w.heap); SWA_FREE(w.enc);
     return status;
 }

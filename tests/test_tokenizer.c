@@ -109,6 +109,117 @@ static void test_phi3_vocab(void **state) { (void)state; check_vocab_file("ggml-
 static void test_gpt2_vocab(void **state) { (void)state; check_vocab_file("ggml-vocab-gpt-2.gguf"); }
 static void test_llama_bpe_vocab(void **state) { (void)state; check_vocab_file("ggml-vocab-llama-bpe.gguf"); }
 
+/* ---- pre-tokenizers against splits made by Python's regex module (tools/gen_pretok_ref.py) ---- */
+
+#define PRETOK_REF "tests/data/pretok_splits.txt"
+
+/* Hex to bytes in place; returns the length. */
+static size_t unhex(char *s)
+{
+    size_t n = 0, i;
+    for (i = 0; s[i] && s[i + 1]; i += 2) {
+        unsigned b;
+        if (sscanf(s + i, "%2x", &b) != 1) break;
+        s[n++] = (char)b;
+    }
+    return n;
+}
+
+/* The next space-separated field of *p, NUL-terminated, or NULL at the end. */
+static char *next_field(char **p)
+{
+    char *s = *p, *e;
+    while (*s == ' ') s++;
+    if (!*s) return NULL;
+    for (e = s; *e && *e != ' '; e++) {}
+    *p = *e ? e + 1 : e;
+    *e = '\0';
+    return s;
+}
+
+/* One pre-tokenizer on one input: the pieces must be exactly the expected ones. */
+static void check_split(const char *name, const char *text, size_t len, char *expect)
+{
+    swa_str sname = {name, strlen(name)};
+    const swa__pretok *pre = swa__pretok_find(sname);
+    swa__regex re[6];
+    swa__words w;
+    swa_error err;
+    size_t i, at = 0, start = 0;
+    int n_re = 0;
+    char *tok;
+    if (!pre) fail_msg("pre-tokenizer %s is not known", name);
+    for (; n_re < 6 && pre->regex[n_re]; n_re++)
+        if (!swa__re_compile(&re[n_re], pre->regex[n_re])) fail_msg("%s: expression %d does not compile", name, n_re);
+    assert_int_equal(swa__pretokenize(re, n_re, text, len, &w, &err), SWA_OK);
+    tok = next_field(&expect);
+    for (i = 1; i <= w.n; i++) {
+        at += w.len[i - 1];
+        if (i < w.n && !w.cut[i]) continue;
+        if (!tok) fail_msg("%s on \"%.*s\": a piece more than expected at byte %zu", name, (int)len, text, start);
+        {
+            size_t n = unhex(tok);
+            if (n != at - start || memcmp(tok, text + start, n) != 0)
+                fail_msg("%s on \"%.*s\": piece \"%.*s\", want \"%.*s\"", name, (int)len, text,
+                         (int)(at - start), text + start, (int)n, tok);
+        }
+        start = at;
+        tok = next_field(&expect);
+    }
+    if (tok) fail_msg("%s on \"%.*s\": fewer pieces than expected", name, (int)len, text);
+    swa__words_free(&w);
+}
+
+static void test_pretokenizer_splits(void **state)
+{
+    char *ref = read_file(PRETOK_REF, NULL), *line, *next, *inputs[64];
+    size_t input_len[64];
+    int n_inputs = 0, n_checked = 0;
+    (void)state;
+    assert_non_null(ref);
+    for (line = ref; *line; line = next) {
+        next = line + strcspn(line, "\n");
+        if (*next) *next++ = '\0';
+        if (strncmp(line, "input ", 6) == 0) {
+            assert_true(n_inputs < 64);
+            inputs[n_inputs] = line + 6;
+            input_len[n_inputs] = unhex(line + 6);
+            n_inputs++;
+        } else if (strncmp(line, "pre ", 4) == 0) {
+            char name[64];
+            int idx, used;
+            if (sscanf(line + 4, "%63s %d %n", name, &idx, &used) != 2 || idx < 0 || idx >= n_inputs)
+                fail_msg("bad line in " PRETOK_REF ": %s", line);
+            check_split(name, inputs[idx], input_len[idx], line + 4 + used);
+            n_checked++;
+        }
+    }
+    assert_true(n_checked >= 14 * 30);
+    free(ref);
+}
+
+/* Every name llama.cpp gives tokenizer.ggml.pre maps to a pre-tokenizer whose expressions compile. */
+static void test_pretokenizer_names(void **state)
+{
+    static const char *names[] = {"default", "llama3", "llama-v3", "llama-bpe", "falcon3", "deepseek-llm",
+        "deepseek-coder", "deepseek-v3", "falcon", "mpt", "starcoder", "gpt-2", "phi-2", "jina-es", "jina-de",
+        "gigachat", "jina-v1-en", "jina-v2-es", "jina-v2-de", "jina-v2-code", "roberta-bpe", "refact",
+        "command-r", "qwen2", "deepseek-r1-qwen", "stablelm2", "olmo", "dbrx", "smaug-bpe", "poro-chat",
+        "viking", "jais", "tekken", "smollm", "codeshell", "bloom", "gpt3-finnish", "exaone", "chameleon",
+        "minerva-7b", "megrez"};
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        swa_str s = {names[i], strlen(names[i])};
+        const swa__pretok *pre = swa__pretok_find(s);
+        swa__regex re;
+        int k;
+        if (!pre) fail_msg("%s is not known", names[i]);
+        for (k = 0; k < 6 && pre->regex[k]; k++)
+            if (!swa__re_compile(&re, pre->regex[k])) fail_msg("%s: expression %d does not compile", names[i], k);
+    }
+}
+
 /* ---- a small vocabulary written here, to test rules one at a time ---- */
 
 static uint8_t *small_vocab(size_t *size, const char *model, int n_scores)
@@ -287,6 +398,8 @@ int main(void)
         cmocka_unit_test(test_phi3_vocab),
         cmocka_unit_test(test_gpt2_vocab),
         cmocka_unit_test(test_llama_bpe_vocab),
+        cmocka_unit_test(test_pretokenizer_splits),
+        cmocka_unit_test(test_pretokenizer_names),
         cmocka_unit_test(test_merges_bytes_and_bos),
         cmocka_unit_test(test_streaming_decoder),
         cmocka_unit_test(test_vocab_errors),
