@@ -109,6 +109,55 @@ static void test_phi3_vocab(void **state) { (void)state; check_vocab_file("ggml-
 static void test_gpt2_vocab(void **state) { (void)state; check_vocab_file("ggml-vocab-gpt-2.gguf"); }
 static void test_llama_bpe_vocab(void **state) { (void)state; check_vocab_file("ggml-vocab-llama-bpe.gguf"); }
 
+/* A whole book: the ids are llama.cpp's (c392e50's llama-tokenize --no-bos on the same file gave
+   this many ids with this FNV-1a hash of their little-endian 32-bit values), and decoding them
+   with the streaming decoder gives the text back byte for byte. */
+static void check_book(const char *vocab, size_t want_n, uint64_t want_hash)
+{
+    char path[256], *text, *back;
+    size_t len, n, i;
+    int32_t *ids;
+    uint64_t h = 0xcbf29ce484222325ull;
+    swa_gguf *g;
+    swa_vocab *v;
+    swa_error err;
+    if (!(text = read_file(TESTDATA "war-and-peace.txt", &len))) skip();
+    snprintf(path, sizeof path, TESTDATA "%s", vocab);
+    if (swa_gguf_open(path, &g, &err) != SWA_OK) fail_msg("%s", err.msg);
+    if (swa_vocab_load(g, &v, &err) != SWA_OK) fail_msg("%s", err.msg);
+    ids = (int32_t *)malloc((len + 16) * sizeof *ids);
+    assert_int_equal(swa_tokenize(v, text, len, 0, ids, len + 16, &n, &err), SWA_OK);
+    for (i = 0; i < n; i++) {
+        int b;
+        for (b = 0; b < 4; b++) {
+            h ^= (uint8_t)((uint32_t)ids[i] >> (8 * b));
+            h *= 0x100000001b3ull;
+        }
+    }
+    assert_int_equal(n, want_n);
+    if (h != want_hash) fail_msg("%s: the ids differ from llama.cpp's (hash %016llx)", vocab, (unsigned long long)h);
+    back = decode_all(v, ids, n);
+    assert_int_equal(strlen(back), len);
+    assert_memory_equal(back, text, len);
+    free(back);
+    free(ids);
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+    free(text);
+}
+
+static void test_book_llama_bpe(void **state)
+{
+    (void)state;
+    check_book("ggml-vocab-llama-bpe.gguf", 760377, 0x7a384023b268f188ull);
+}
+
+static void test_book_gpt2(void **state)
+{
+    (void)state;
+    check_book("ggml-vocab-gpt-2.gguf", 792623, 0xe853470671379cb1ull);
+}
+
 /* ---- pre-tokenizers against splits made by Python's regex module (tools/gen_pretok_ref.py) ---- */
 
 #define PRETOK_REF "tests/data/pretok_splits.txt"
@@ -398,6 +447,8 @@ int main(void)
         cmocka_unit_test(test_phi3_vocab),
         cmocka_unit_test(test_gpt2_vocab),
         cmocka_unit_test(test_llama_bpe_vocab),
+        cmocka_unit_test(test_book_llama_bpe),
+        cmocka_unit_test(test_book_gpt2),
         cmocka_unit_test(test_pretokenizer_splits),
         cmocka_unit_test(test_pretokenizer_names),
         cmocka_unit_test(test_merges_bytes_and_bos),
