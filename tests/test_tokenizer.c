@@ -271,7 +271,7 @@ static void test_pretokenizer_names(void **state)
 
 /* ---- a small vocabulary written here, to test rules one at a time ---- */
 
-static uint8_t *small_vocab(size_t *size, const char *model, int n_scores)
+static uint8_t *small_vocab(size_t *size, const char *model, int n_scores, const char *false_key)
 {
     /* pieces: 0..2 specials, 3..258 bytes, then merges; ▁ is e2 96 81 */
     static const char *merges[13] = {"\xe2\x96\x81", "h", "e", "l", "o", "he", "ll", "llo", "hello",
@@ -308,6 +308,7 @@ static uint8_t *small_vocab(size_t *size, const char *model, int n_scores)
     gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, (uint64_t)n, types);
     gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
     gw_kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
+    if (false_key) gw_kv_bool(w, false_key, 0);
     out = gw_to_memory(w, size);
     gw_free(w);
     return out;
@@ -317,7 +318,7 @@ static void open_small(swa_gguf **g, swa_vocab **v, uint8_t **bytes)
 {
     size_t size;
     swa_error err;
-    *bytes = small_vocab(&size, "llama", 0);
+    *bytes = small_vocab(&size, "llama", 0, NULL);
     assert_int_equal(swa_gguf_open_memory(*bytes, size, g, &err), SWA_OK);
     if (swa_vocab_load(*g, v, &err) != SWA_OK) fail_msg("%s", err.msg);
 }
@@ -374,6 +375,182 @@ static void test_merges_bytes_and_bos(void **state)
     free(bytes);
 }
 
+/* Gemma's files say tokenizer.ggml.add_space_prefix = false: no "▁" before the text or after a
+   special token, and the decoder keeps a leading space that is really there. */
+static void test_spm_without_space_prefix(void **state)
+{
+    size_t size, n;
+    uint8_t *bytes = small_vocab(&size, "llama", 0, "tokenizer.ggml.add_space_prefix");
+    swa_gguf *g;
+    swa_vocab *v;
+    swa_error err;
+    int32_t ids[32];
+    char *back;
+    (void)state;
+    assert_int_equal(swa_gguf_open_memory(bytes, size, &g, &err), SWA_OK);
+    if (swa_vocab_load(g, &v, &err) != SWA_OK) fail_msg("%s", err.msg);
+    assert_int_equal(swa_tokenize(v, "hello hello", 11, 0, ids, 32, &n, NULL), SWA_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(ids[0], 259 + 8);        /* "hello" */
+    assert_int_equal(ids[1], 259 + 9);        /* "▁hello" */
+    assert_int_equal(swa_tokenize(v, " hello<user>hello", 17, 0, ids, 32, &n, NULL), SWA_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(ids[0], 259 + 9);
+    assert_int_equal(ids[2], 259 + 8);        /* no "▁" after the special token either */
+    back = decode_all(v, ids, n);
+    assert_string_equal(back, " hello<user>hello");
+    free(back);
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+    free(bytes);
+}
+
+/* ---- a small byte-level BPE vocabulary ---- */
+
+/* GPT-2's bytes_to_unicode, as published with its encoder: printable Latin-1 bytes keep their
+   code point, the others get 256, 257, ... in byte order. */
+static void gpt2_byte_chars(char out[256][4])
+{
+    int b, extra = 0;
+    for (b = 0; b < 256; b++) {
+        int keep = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
+        unsigned cp = keep ? (unsigned)b : 256u + (unsigned)extra++;
+        if (cp < 0x80) { out[b][0] = (char)cp; out[b][1] = 0; }
+        else { out[b][0] = (char)(0xC0 | (cp >> 6)); out[b][1] = (char)(0x80 | (cp & 0x3F)); out[b][2] = 0; }
+    }
+}
+
+/* Ids 0..255 the byte characters, then the pieces below; merges by rank "l l", "h e", "he ll",
+   "hell o", "Ġ h" ("hel" is a token no merge makes). */
+enum { BPE_HE = 256, BPE_LL, BPE_HELL, BPE_HELLO, BPE_SPACE_H, BPE_HEL, BPE_USER, BPE_EOT, BPE_N };
+
+static uint8_t *bpe_vocab(size_t *size, const char *pre)
+{
+    static char chars[256][4];
+    static const char *extra[] = {"he", "ll", "hell", "hello", "\xc4\xa0h", "hel", "<user>", "<|eot|>"};
+    static const char *merges[] = {"l l", "h e", "he ll", "hell o", "\xc4\xa0 h"};
+    const char *pieces[BPE_N];
+    int32_t types[BPE_N];
+    int i;
+    gw_writer *w = gw_new(3);
+    uint8_t *out;
+    gpt2_byte_chars(chars);
+    for (i = 0; i < 256; i++) { pieces[i] = chars[i]; types[i] = 1; }
+    for (i = 256; i < BPE_N; i++) { pieces[i] = extra[i - 256]; types[i] = i == BPE_USER ? 4 : i == BPE_EOT ? 3 : 1; }
+    gw_kv_str(w, "tokenizer.ggml.model", "gpt2");
+    if (pre) gw_kv_str(w, "tokenizer.ggml.pre", pre);
+    gw_kv_array_str(w, "tokenizer.ggml.tokens", BPE_N, pieces);
+    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, BPE_N, types);
+    gw_kv_array_str(w, "tokenizer.ggml.merges", 5, merges);
+    out = gw_to_memory(w, size);
+    gw_free(w);
+    return out;
+}
+
+static swa_vocab *open_bpe(const char *pre, swa_gguf **g, uint8_t **bytes)
+{
+    size_t size;
+    swa_vocab *v;
+    swa_error err;
+    *bytes = bpe_vocab(&size, pre);
+    assert_int_equal(swa_gguf_open_memory(*bytes, size, g, &err), SWA_OK);
+    if (swa_vocab_load(*g, &v, &err) != SWA_OK) fail_msg("%s", err.msg);
+    return v;
+}
+
+static void close_bpe(swa_vocab *v, swa_gguf *g, uint8_t *bytes)
+{
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+    free(bytes);
+}
+
+static void expect_ids(const swa_vocab *v, const char *text, size_t len, int flags, const int32_t *want, size_t n_want)
+{
+    int32_t ids[64];
+    size_t n, i;
+    assert_int_equal(swa_tokenize(v, text, len, flags, ids, 64, &n, NULL), SWA_OK);
+    if (n != n_want || memcmp(ids, want, n * sizeof *ids) != 0) {
+        fprintf(stderr, "\"%.*s\": got", (int)len, text);
+        for (i = 0; i < n; i++) fprintf(stderr, " %d", ids[i]);
+        fail_msg("ids differ");
+    }
+}
+
+/* Merges apply by rank, lowest first, whatever their position; special tokens come first. */
+static void test_bpe_rules(void **state)
+{
+    static const int32_t hello[] = {BPE_HELLO}, sp_hello[] = {' ', BPE_HELLO};
+    static const int32_t hel[] = {BPE_HE, 'l'}, user[] = {BPE_HELLO, BPE_USER, ' ', BPE_HELLO};
+    static const int32_t eot_text[] = {'<', '|', 'e', 'o', 't', '|', '>'}, eot[] = {BPE_EOT};
+    static const int32_t bos_eos[] = {11, BPE_HE, 11};
+    const char broken[] = "a\xff\xc3(\xe2\x96";
+    uint8_t *bytes;
+    swa_gguf *g;
+    swa_vocab *v = open_bpe("gpt-2", &g, &bytes);
+    int32_t ids[16];
+    size_t n;
+    char buf[8], *back;
+    (void)state;
+    expect_ids(v, "hello", 5, 0, hello, 1);
+    /* " hello": (l l) 0, (h e) 1, (he ll) 2, (hell o) 3 all come before (Ġ h) 4 */
+    expect_ids(v, " hello", 6, 0, sp_hello, 2);
+    expect_ids(v, "hel", 3, 0, hel, 2);                     /* no merge makes "hel" */
+    expect_ids(v, "hello<user> hello", 17, 0, user, 4);     /* user-defined: always */
+    expect_ids(v, "<|eot|>", 7, 0, eot_text, 7);           /* control: only when asked */
+    expect_ids(v, "<|eot|>", 7, SWA_TOKENIZE_SPECIAL, eot, 1);
+    /* no bos key: GPT-NeoX's 11, as llama.cpp assumes; gpt-2 does not add it by default */
+    assert_int_equal(swa_vocab_bos(v), 11);
+    assert_int_equal(swa_vocab_add_bos(v), 0);
+    expect_ids(v, "he", 2, SWA_TOKENIZE_ADD_BOS | SWA_TOKENIZE_ADD_EOS, bos_eos, 3);
+    /* each character decodes to its byte; "Ġh" is " h" */
+    assert_int_equal(swa_token_to_text(v, BPE_SPACE_H, buf, sizeof buf), 2);
+    assert_memory_equal(buf, " h", 2);
+    assert_int_equal(swa_token_to_text(v, 0xAD, buf, sizeof buf), 1);
+    assert_int_equal((unsigned char)buf[0], 0xAD);
+    assert_int_equal(swa_token_to_text(v, BPE_EOT, buf, sizeof buf), 0);
+    /* broken UTF-8 keeps its bytes: one token each, and the text comes back */
+    assert_int_equal(swa_tokenize(v, broken, sizeof broken - 1, 0, ids, 16, &n, NULL), SWA_OK);
+    assert_int_equal(n, 6);
+    assert_int_equal(ids[1], 0xFF);
+    back = decode_all(v, ids, n);
+    assert_memory_equal(back, broken, sizeof broken);
+    free(back);
+    close_bpe(v, g, bytes);
+}
+
+/* Llama 3's ignore_merges: a word that is a token is that token, though no merge makes it. */
+static void test_bpe_ignore_merges(void **state)
+{
+    static const int32_t hel[] = {BPE_HEL}, hel_lo[] = {BPE_HE, 'l', ' ', 'l', ' ', 'o'};
+    uint8_t *bytes;
+    swa_gguf *g;
+    swa_vocab *v = open_bpe("llama-bpe", &g, &bytes);
+    (void)state;
+    expect_ids(v, "hel", 3, 0, hel, 1);
+    assert_int_equal(swa_vocab_add_bos(v), 1);               /* llama-bpe adds BOS by default */
+    close_bpe(v, g, bytes);
+    v = open_bpe("qwen2", &g, &bytes);
+    expect_ids(v, "hel l o", 7, 0, hel_lo, 6);     /* qwen2: merges only */
+    close_bpe(v, g, bytes);
+}
+
+static void test_bpe_errors(void **state)
+{
+    size_t size;
+    uint8_t *bytes = bpe_vocab(&size, "no-such-pre");
+    swa_gguf *g;
+    swa_vocab *v;
+    swa_error err;
+    (void)state;
+    assert_int_equal(swa_gguf_open_memory(bytes, size, &g, &err), SWA_OK);
+    assert_int_equal(swa_vocab_load(g, &v, &err), SWA_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "\"no-such-pre\""));
+    assert_null(v);
+    swa_gguf_close(g);
+    free(bytes);
+}
+
 /* Byte tokens of a two-byte character come out only when the character is complete. */
 static void test_streaming_decoder(void **state)
 {
@@ -418,21 +595,21 @@ static void test_vocab_errors(void **state)
     swa_vocab *v;
     swa_error err;
     (void)state;
-    bytes = small_vocab(&size, "bert", 0);
+    bytes = small_vocab(&size, "bert", 0, NULL);
     assert_int_equal(swa_gguf_open_memory(bytes, size, &g, &err), SWA_OK);
     assert_int_equal(swa_vocab_load(g, &v, &err), SWA_ERR_UNSUPPORTED);
     assert_non_null(strstr(err.msg, "\"bert\" is not supported"));
     assert_null(v);
     swa_gguf_close(g);
     free(bytes);
-    bytes = small_vocab(&size, "gpt2", 0);      /* byte-level BPE needs its merges */
+    bytes = small_vocab(&size, "gpt2", 0, NULL);      /* byte-level BPE needs its merges */
     assert_int_equal(swa_gguf_open_memory(bytes, size, &g, &err), SWA_OK);
     assert_int_equal(swa_vocab_load(g, &v, &err), SWA_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "tokenizer.ggml.merges"));
     assert_null(v);
     swa_gguf_close(g);
     free(bytes);
-    bytes = small_vocab(&size, "llama", 100);   /* 100 scores for 270 tokens */
+    bytes = small_vocab(&size, "llama", 100, NULL);   /* 100 scores for 270 tokens */
     assert_int_equal(swa_gguf_open_memory(bytes, size, &g, &err), SWA_OK);
     assert_int_equal(swa_vocab_load(g, &v, &err), SWA_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "tokenizer.ggml.scores has 100 entries"));
@@ -453,6 +630,10 @@ int main(void)
         cmocka_unit_test(test_pretokenizer_names),
         cmocka_unit_test(test_merges_bytes_and_bos),
         cmocka_unit_test(test_streaming_decoder),
+        cmocka_unit_test(test_spm_without_space_prefix),
+        cmocka_unit_test(test_bpe_rules),
+        cmocka_unit_test(test_bpe_ignore_merges),
+        cmocka_unit_test(test_bpe_errors),
         cmocka_unit_test(test_vocab_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
