@@ -6212,10 +6212,9 @@ struct swa_vocab {
     int32_t byte_token[256];   /* id of "<0xXX>", -1 when absent */
     int32_t bos, eos, unk;     /* -1 when absent */
     int add_bos, add_eos, add_space_prefix;
-    int32_t *special;          /* [n_special] control, user-defined and unknown ids, by first byte,
-                                  longest piece first within a byte */
-    int32_t n_special;
-    int32_t special_at[257];   /* special[special_at[b] .. special_at[b + 1]) start with byte b */
+    int32_t n_special;         /* control, user-defined and unknown tokens */
+    size_t *special_len;       /* the lengths of their texts, by first byte, longest first, each once */
+    int32_t special_at[257];   /* special_len[special_at[b] .. special_at[b + 1]) are of texts starting with b */
     swa_str *piece_store;      /* owns pieces */
     /* byte-level BPE (tokenizer.ggml.model "gpt2") */
     int bpe;
@@ -6308,8 +6307,9 @@ static int swa__cmp_special(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Control, user-defined and unknown tokens grouped by first byte, longest text first within a
-   group, so matching at a position looks at few tokens and takes the longest. */
+/* The lengths special tokens (control, user-defined, unknown) have, grouped by first byte,
+   longest first: matching at a position looks up the text of each length in the piece table,
+   a few hash probes even with thousands of special tokens, and takes the longest. */
 static swa_status swa__vocab_specials(swa_vocab *v, swa_error *err)
 {
     swa__special_key *r = (swa__special_key *)swa__calloc((uint64_t)v->n, sizeof *r);
@@ -6323,12 +6323,13 @@ static swa_status swa__vocab_specials(swa_vocab *v, swa_error *err)
             r[n++].id = i;
         }
     qsort(r, (size_t)n, sizeof *r, swa__cmp_special);
-    for (i = 0, b = 0; i < n; i++) {
-        while (b <= r[i].first) v->special_at[b++] = i;
-        v->special[i] = r[i].id;
+    v->n_special = n;
+    for (i = 0, n = 0, b = 0; i < v->n_special; i++) {
+        if (i > 0 && r[i].first == r[i - 1].first && r[i].len == r[i - 1].len) continue;
+        while (b <= r[i].first) v->special_at[b++] = n;
+        v->special_len[n++] = r[i].len;
     }
     while (b <= 256) v->special_at[b++] = n;
-    v->n_special = n;
     SWA_FREE(r);
     return SWA_OK;
 }
@@ -6518,8 +6519,8 @@ static swa_status swa__vocab_read(swa_vocab *v, const swa_gguf *g, swa_error *er
     v->piece_store = (swa_str *)swa__calloc((uint64_t)v->n, sizeof(swa_str));
     v->scores = (float *)swa__calloc((uint64_t)v->n, sizeof(float));
     v->types = (uint8_t *)swa__calloc((uint64_t)v->n, 1);
-    v->special = (int32_t *)swa__calloc((uint64_t)v->n, sizeof(int32_t));
-    if (!v->piece_store || !v->scores || !v->types || !v->special || swa__names_init(&v->lookup, v->n) != SWA_OK)
+    v->special_len = (size_t *)swa__calloc((uint64_t)v->n, sizeof(size_t));
+    if (!v->piece_store || !v->scores || !v->types || !v->special_len || swa__names_init(&v->lookup, v->n) != SWA_OK)
         return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a vocabulary of %d tokens", v->n);
     v->pieces = v->piece_store;
     for (i = 0; i < 256; i++) v->byte_token[i] = -1;
@@ -6564,7 +6565,7 @@ SWADEF void swa_vocab_free(swa_vocab *v)
     SWA_FREE(v->piece_store);
     SWA_FREE(v->scores);
     SWA_FREE(v->types);
-    SWA_FREE(v->special);
+    SWA_FREE(v->special_len);
     SWA_FREE(v->lookup.slots);
     SWA_FREE(v->regex);
     SWA_FREE(v->merges);
@@ -6968,10 +6969,13 @@ static int32_t swa__match_special(const swa_vocab *v, const char *p, size_t left
 {
     int32_t i, first = (unsigned char)p[0];
     for (i = v->special_at[first]; i < v->special_at[first + 1]; i++) {
-        int32_t id = v->special[i];
-        swa_str s = v->pieces[id];
-        if (v->types[id] != SWA_TOKEN_USER_DEFINED && !(flags & SWA_TOKENIZE_SPECIAL)) continue;
-        if (s.len <= left && memcmp(p, s.ptr, s.len) == 0) return id;
+        int64_t id;
+        if (v->special_len[i] > left) continue;
+        id = swa__names_find(&v->lookup, v->pieces, sizeof(swa_str), p, v->special_len[i], -1);
+        if (id < 0) continue;
+        if (v->types[id] == SWA_TOKEN_USER_DEFINED ||
+            ((flags & SWA_TOKENIZE_SPECIAL) && (v->types[id] == SWA_TOKEN_CONTROL || v->types[id] == SWA_TOKEN_UNKNOWN)))
+            return (int32_t)id;
     }
     return -1;
 }

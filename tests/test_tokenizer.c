@@ -405,6 +405,79 @@ static void test_spm_without_space_prefix(void **state)
     free(bytes);
 }
 
+/* A Gemma-sized SentencePiece vocabulary (262144 pieces, 6000 "<unusedN>" user-defined tokens,
+   no space prefix): lookups and special-token matching still find the right pieces. */
+#define BIG_N 262144
+#define BIG_UNUSED 6000
+static void test_spm_big_vocab(void **state)
+{
+    static char names[BIG_N][16];
+    const char **pieces = (const char **)malloc(BIG_N * sizeof *pieces);
+    float *scores = (float *)malloc(BIG_N * sizeof *scores);
+    int32_t *types = (int32_t *)malloc(BIG_N * sizeof *types), ids[64];
+    int32_t first_word, first_sword, i, k = 0;
+    size_t size, n;
+    gw_writer *w = gw_new(3);
+    uint8_t *bytes;
+    swa_gguf *g;
+    swa_vocab *v;
+    swa_error err;
+    (void)state;
+    pieces[k] = "<pad>"; types[k] = 3; scores[k++] = 0;
+    pieces[k] = "<eos>"; types[k] = 3; scores[k++] = 0;
+    pieces[k] = "<bos>"; types[k] = 3; scores[k++] = 0;
+    pieces[k] = "<unk>"; types[k] = 2; scores[k++] = 0;
+    for (i = 0; i < 256; i++, k++) {
+        snprintf(names[k], 16, "<0x%02X>", i);
+        pieces[k] = names[k]; types[k] = 6; scores[k] = 0;
+    }
+    for (i = 0; i < BIG_UNUSED; i++, k++) {
+        snprintf(names[k], 16, "<unused%d>", i);
+        pieces[k] = names[k]; types[k] = 4; scores[k] = 0;
+    }
+    pieces[k] = "\xe2\x96\x81"; types[k] = 1; scores[k++] = 1;
+    pieces[k] = "w"; types[k] = 1; scores[k++] = 1;
+    for (i = 0; i < 10; i++, k++) { snprintf(names[k], 16, "%d", i); pieces[k] = names[k]; types[k] = 1; scores[k] = 1; }
+    /* "w0".."wN" and "▁w0".."▁wN": longer pieces score higher, "▁w..." above "w..." */
+    first_word = k;
+    first_sword = k + (BIG_N - k) / 2;
+    for (i = 0; k < first_sword; i++, k++) {
+        snprintf(names[k], 16, "w%d", i);
+        pieces[k] = names[k]; types[k] = 1; scores[k] = (float)strlen(names[k]) - 0.5f;
+    }
+    pieces[k] = "\xe2\x96\x81w"; types[k] = 1; scores[k++] = 2;
+    for (i = 0; k < BIG_N; i++, k++) {
+        snprintf(names[k], 16, "\xe2\x96\x81w%d", i);
+        pieces[k] = names[k]; types[k] = 1; scores[k] = (float)strlen(names[k]) - 2;
+    }
+    gw_kv_str(w, "tokenizer.ggml.model", "llama");
+    gw_kv_array_str(w, "tokenizer.ggml.tokens", BIG_N, pieces);
+    gw_kv_array(w, "tokenizer.ggml.scores", GW_F32V, BIG_N, scores);
+    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, BIG_N, types);
+    gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 2);
+    gw_kv_u32(w, "tokenizer.ggml.eos_token_id", 1);
+    gw_kv_bool(w, "tokenizer.ggml.add_space_prefix", 0);
+    bytes = gw_to_memory(w, &size);
+    gw_free(w);
+    assert_int_equal(swa_gguf_open_memory(bytes, size, &g, &err), SWA_OK);
+    if (swa_vocab_load(g, &v, &err) != SWA_OK) fail_msg("%s", err.msg);
+    assert_int_equal(swa_vocab_size(v), BIG_N);
+    assert_int_equal(swa_tokenize(v, "w5 w123456<unused5999><unused12>w7", 34, 0, ids, 64, &n, &err), SWA_OK);
+    assert_int_equal(n, 5);
+    assert_int_equal(ids[0], first_word + 5);
+    assert_int_equal(ids[1], first_sword + 1 + 123456);
+    assert_int_equal(ids[2], 4 + 256 + 5999);
+    assert_int_equal(ids[3], 4 + 256 + 12);
+    assert_int_equal(ids[4], first_word + 7);
+    assert_int_equal(swa_vocab_find(v, "w100000"), first_word + 100000);
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+    free(bytes);
+    free(pieces);
+    free(scores);
+    free(types);
+}
+
 /* ---- a small byte-level BPE vocabulary ---- */
 
 /* GPT-2's bytes_to_unicode, as published with its encoder: printable Latin-1 bytes keep their
@@ -631,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_merges_bytes_and_bos),
         cmocka_unit_test(test_streaming_decoder),
         cmocka_unit_test(test_spm_without_space_prefix),
+        cmocka_unit_test(test_spm_big_vocab),
         cmocka_unit_test(test_bpe_rules),
         cmocka_unit_test(test_bpe_ignore_merges),
         cmocka_unit_test(test_bpe_errors),
