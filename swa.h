@@ -6127,13 +6127,22 @@ static swa_status swa__re_split(const swa__regex *re, const swa__chars *t, size_
                                 swa__re_stack *st)
 {
     size_t start = 0;
+    /* An expression C+R (one branch, a class loop first, as DeepSeek's \s+$) that fails at p
+       where C holds fails at p + 1 too: it would try a subset of the same places for R. Skipping
+       the rest of such a run keeps a long run of C linear. */
+    int lead_loop = re->code[0].op == SWA__RE_CLASS && re->code[1].op == SWA__RE_SPLIT && re->code[1].x == -1;
     while (start < n) {
         size_t end = start + 1, p = start;
         while (end < n && !cut[end]) end++;
         while (p < end) {
             int64_t m = swa__re_match(re, t, p, end, st);
             if (m == -2) return SWA_ERR_NOMEM;
-            if (m <= (int64_t)p) { p++; continue; }
+            if (m <= (int64_t)p) {
+                if (lead_loop)
+                    while (p + 1 < end && swa__re_has(re, re->code[0].x, t, p) && swa__re_has(re, re->code[0].x, t, p + 1)) p++;
+                p++;
+                continue;
+            }
             cut[p] = 1;
             if ((size_t)m < end) cut[m] = 1;
             p = (size_t)m;
@@ -6340,7 +6349,7 @@ static void swa__vocab_promote_control(swa_vocab *v)
 {
     static const char *const names[] = {
         "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>",
-        "<\xef\xbd\x9c" "end\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"   /* DeepSeek's, in full-width bars */
+        "<\xef\xbd\x9c\x65nd\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"   /* DeepSeek's, in full-width bars */
     };
     size_t i;
     for (i = 0; i < sizeof names / sizeof names[0]; i++) {
