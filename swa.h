@@ -6090,7 +6090,17 @@ static int64_t swa__re_match(const swa__regex *re, const swa__chars *t, size_t p
         case SWA__RE_CLASS:
             if (sp < end && swa__re_has(re, in->x, t, sp)) { sp++; pc++; continue; }
             break;
-        case SWA__RE_SPLIT:
+        case SWA__RE_SPLIT: {
+            /* a branch that starts with a class the next character is not in fails at once:
+               take the other without a backtracking point */
+            const swa__re_inst *a = &re->code[pc + in->x], *b = &re->code[pc + in->y];
+            int a_dead = a->op == SWA__RE_CLASS && !(sp < end && swa__re_has(re, a->x, t, sp));
+            int b_dead = b->op == SWA__RE_CLASS && !(sp < end && swa__re_has(re, b->x, t, sp));
+            if (a_dead && b_dead) break;
+            if (a_dead || b_dead) {
+                pc += a_dead ? in->y : in->x;
+                continue;
+            }
             if (st->n + 2 > st->cap) {
                 size_t cap = st->cap ? 2 * st->cap : 256, *p = (size_t *)SWA_MALLOC(cap * sizeof *p);
                 if (!p) return -2;
@@ -6103,6 +6113,7 @@ static int64_t swa__re_match(const swa__regex *re, const swa__chars *t, size_t p
             st->at[st->n++] = sp;
             pc += in->x;
             continue;
+        }
         case SWA__RE_JMP:
             pc += in->x;
             continue;

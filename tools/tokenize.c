@@ -31,7 +31,7 @@ static void usage(FILE *f)
                "              tokenizer.ggml.add_bos_token is false)\n"
                "  --pieces    one token per line: id, the piece as stored, its decoded text\n"
                "  --special   control-token text in the input (\"</s>\") becomes that token\n"
-               "  --timing    print the time tokenizing took (one swa_tokenize call) to stderr\n"
+               "  --timing    print the time tokenizing took (one swa_tokenize call), wall and CPU, to stderr\n"
                "  -h, --help  this help\n"
                "  The ids go to stdout, the token count to stderr.\n");
 }
@@ -151,7 +151,8 @@ int main(int argc, char **argv)
 {
     const char *model = NULL, *prompt = NULL, *file = NULL;
     int no_bos = 0, pieces = 0, special = 0, timing = 0, flags = 0, rc = 1, i;
-    double t0 = 0, seconds = 0;
+    double t0 = 0, seconds = 0, cpu = 0;
+    clock_t c0;
     char *text = NULL;
     size_t len = 0, n = 0, k;
     int32_t *ids = NULL;
@@ -195,8 +196,10 @@ int main(int argc, char **argv)
     if (special) flags |= SWA_TOKENIZE_SPECIAL;
     /* with --timing, room for every token at once, so one call is what is timed */
     t0 = now_seconds();
+    c0 = clock();
     if (!(ids = tokenize(v, prompt ? prompt : text, len, flags, &n, timing ? len + 16 : 256))) goto done;
     seconds = now_seconds() - t0;
+    cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
     if (pieces) {
         print_pieces(v, ids, n);
     } else {
@@ -209,8 +212,8 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "swa-tokenize: %zu tokens\n", n);
     if (timing)
-        fprintf(stderr, "swa-tokenize: %zu bytes tokenized in %.3f s (%.2f MB/s)\n", len, seconds,
-                seconds > 0 ? (double)len / seconds / 1e6 : 0.0);
+        fprintf(stderr, "swa-tokenize: %zu bytes tokenized in %.3f s (%.2f MB/s), %.3f s of CPU time\n", len,
+                seconds, seconds > 0 ? (double)len / seconds / 1e6 : 0.0, cpu);
     rc = 0;
 done:
     free(ids);
