@@ -1,5 +1,6 @@
 /* The tokenizer against llama.cpp's vocabulary test files (ids from the reference SentencePiece
    tokenizer), round trips, the streaming decoder, special tokens and vocabulary errors. */
+#define _POSIX_C_SOURCE 200809L   /* opendir */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
 #define GW_IMPLEMENTATION
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 
 #define TESTDATA "../shared/testdata/"
 
@@ -48,19 +50,19 @@ static char *decode_all(const swa_vocab *v, const int32_t *ids, size_t n)
 
 /* Every case of a llama.cpp vocabulary test: the ids match exactly (no BOS), and decoding them
    gives the input back. */
-static void check_vocab_file(const char *name)
+static void check_vocab_in(const char *dir, const char *name)
 {
     char path[256], *inp, *outp, *case_start, *line;
     swa_gguf *g;
     swa_vocab *v;
     swa_error err;
     int n_cases = 0;
-    snprintf(path, sizeof path, TESTDATA "%s.inp", name);
+    snprintf(path, sizeof path, "%s%s.inp", dir, name);
     if (!(inp = read_file(path, NULL))) skip();   /* ../shared is absent */
-    snprintf(path, sizeof path, TESTDATA "%s.out", name);
+    snprintf(path, sizeof path, "%s%s.out", dir, name);
     outp = read_file(path, NULL);
     assert_non_null(outp);
-    snprintf(path, sizeof path, TESTDATA "%s", name);
+    snprintf(path, sizeof path, "%s%s", dir, name);
     if (swa_gguf_open(path, &g, &err) != SWA_OK) fail_msg("%s", err.msg);
     if (swa_vocab_load(g, &v, &err) != SWA_OK) fail_msg("%s", err.msg);
     case_start = inp;
@@ -102,6 +104,34 @@ static void check_vocab_file(const char *name)
     swa_gguf_close(g);
     free(inp);
     free(outp);
+}
+
+static void check_vocab_file(const char *name) { check_vocab_in(TESTDATA, name); }
+
+/* Every ggml-vocab-*.gguf with its .inp and .out in ../shared/testdata, or in the folder named by
+   SWA_VOCAB_DIR (ending in '/'; llama.cpp's models/ folder has a dozen more). */
+static void test_every_vocab_file(void **state)
+{
+    const char *dir = getenv("SWA_VOCAB_DIR") ? getenv("SWA_VOCAB_DIR") : TESTDATA;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    (void)state;
+    if (!d) skip();
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        char path[512];
+        FILE *f;
+        if (strncmp(e->d_name, "ggml-vocab-", 11) != 0 || len < 5 || strcmp(e->d_name + len - 5, ".gguf") != 0) continue;
+        snprintf(path, sizeof path, "%s%s.inp", dir, e->d_name);
+        if (!(f = fopen(path, "rb"))) continue;
+        fclose(f);
+        fprintf(stderr, "  %s\n", e->d_name);
+        check_vocab_in(dir, e->d_name);
+        n++;
+    }
+    closedir(d);
+    assert_true(n >= 1);
 }
 
 static void test_llama_spm_vocab(void **state) { (void)state; check_vocab_file("ggml-vocab-llama-spm.gguf"); }
@@ -697,6 +727,7 @@ int main(void)
         cmocka_unit_test(test_phi3_vocab),
         cmocka_unit_test(test_gpt2_vocab),
         cmocka_unit_test(test_llama_bpe_vocab),
+        cmocka_unit_test(test_every_vocab_file),
         cmocka_unit_test(test_book_llama_bpe),
         cmocka_unit_test(test_book_gpt2),
         cmocka_unit_test(test_pretokenizer_splits),
