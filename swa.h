@@ -6221,6 +6221,9 @@ static const swa__pretok *swa__pretok_find(swa_str name)
 #undef SWA__RE_GPT2
 #undef SWA__RE_LLAMA3
 #undef SWA__RE_PORO
+#undef SWA__RE_MAX_CODE
+#undef SWA__RE_MAX_CLASS
+#undef SWA__RE_MAX_RANGE
 
 
 struct swa_vocab {
