@@ -188,6 +188,53 @@ static void test_book_gpt2(void **state)
     check_book("ggml-vocab-gpt-2.gguf", 792623, 0xe853470671379cb1ull);
 }
 
+/* 8000 characters of every script and kind of whitespace (tests/data/mixed_text.txt): the ids
+   llama.cpp's llama-tokenize gave for them (tools/gen_tokenize_ref.py). */
+static void check_mixed_text(const char *name)
+{
+    char path[256], *text, *ids_text, *p, *back;
+    size_t len, n, n_want = 0;
+    int32_t *ids, *want;
+    swa_gguf *g;
+    swa_vocab *v;
+    swa_error err;
+    snprintf(path, sizeof path, TESTDATA "ggml-vocab-%s.gguf", name);
+    if (swa_gguf_open(path, &g, &err) != SWA_OK) skip();      /* ../shared is absent */
+    if (swa_vocab_load(g, &v, &err) != SWA_OK) fail_msg("%s", err.msg);
+    text = read_file("tests/data/mixed_text.txt", &len);
+    snprintf(path, sizeof path, "tests/data/mixed_text.%s.ids", name);
+    ids_text = read_file(path, NULL);
+    assert_non_null(text);
+    assert_non_null(ids_text);
+    want = (int32_t *)malloc((len + 1) * sizeof *want);
+    ids = (int32_t *)malloc((len + 1) * sizeof *ids);
+    for (p = ids_text; n_want <= len;) {
+        char *end;
+        long id = strtol(p, &end, 10);
+        if (end == p) break;
+        want[n_want++] = (int32_t)id;
+        p = end;
+    }
+    assert_int_equal(swa_tokenize(v, text, len, 0, ids, len + 1, &n, &err), SWA_OK);
+    if (n != n_want || memcmp(ids, want, n * sizeof *ids) != 0) {
+        size_t i;
+        for (i = 0; i < n && i < n_want && ids[i] == want[i]; i++) {}
+        fail_msg("%s: %zu ids, llama.cpp %zu; the first difference is at %zu", name, n, n_want, i);
+    }
+    back = decode_all(v, ids, n);
+    assert_string_equal(back, text);
+    free(back);
+    free(ids);
+    free(want);
+    free(ids_text);
+    free(text);
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+}
+
+static void test_mixed_text_gpt2(void **state) { (void)state; check_mixed_text("gpt-2"); }
+static void test_mixed_text_llama_bpe(void **state) { (void)state; check_mixed_text("llama-bpe"); }
+
 /* ---- pre-tokenizers against splits made by Python's regex module (tools/gen_pretok_ref.py) ---- */
 
 #define PRETOK_REF "tests/data/pretok_splits.txt"
@@ -730,6 +777,8 @@ int main(void)
         cmocka_unit_test(test_every_vocab_file),
         cmocka_unit_test(test_book_llama_bpe),
         cmocka_unit_test(test_book_gpt2),
+        cmocka_unit_test(test_mixed_text_gpt2),
+        cmocka_unit_test(test_mixed_text_llama_bpe),
         cmocka_unit_test(test_pretokenizer_splits),
         cmocka_unit_test(test_pretokenizer_names),
         cmocka_unit_test(test_merges_bytes_and_bos),
