@@ -108,6 +108,8 @@ fuzz: $(BUILD)/swa-mkmodel
 	head -c 2000 examples/models/heldout.txt > build/fuzz/seeds-text/heldout
 	cd build/fuzz && ./fuzz_gguf -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=4096 seeds-gguf
 	cd build/fuzz && SWA_FUZZ_VOCAB=../../examples/models/swa-stories.gguf ./fuzz_tokenizer -max_total_time=$(FUZZ_SECONDS) seeds-text
+	if [ -f ../shared/testdata/ggml-vocab-llama-bpe.gguf ]; then cd build/fuzz && \
+	  SWA_FUZZ_VOCAB=../../../shared/testdata/ggml-vocab-llama-bpe.gguf ./fuzz_tokenizer -max_total_time=$(FUZZ_SECONDS) seeds-text; fi
 	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_chat.c -o build/fuzz/fuzz_chat
 	@mkdir -p build/fuzz/seeds-chat && cp tests/data/chat_templates.txt build/fuzz/seeds-chat/templates
 	cd build/fuzz && ./fuzz_chat -max_total_time=$(FUZZ_SECONDS) -max_len=4096 seeds-chat

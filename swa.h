@@ -71,10 +71,13 @@ THREADS
 
 TOKENIZER AND SAMPLER
     SentencePiece BPE vocabularies as GGUF stores them (tokenizer.ggml.model "llama": Llama,
-    Mistral, TinyLlama...): merges by score, byte fallback, "▁" for spaces, control tokens only
-    on request. swa_decoder turns ids back into text without splitting UTF-8 characters. The
-    sampler does repetition penalty, top-k, top-p, min-p and temperature with its own seeded
-    generator, so a seed gives the same choices everywhere.
+    Mistral, TinyLlama, Phi-3, Gemma...): merges by score, byte fallback, "▁" for spaces, control
+    tokens only on request. Byte-level BPE vocabularies (tokenizer.ggml.model "gpt2": GPT-2,
+    Llama 3, Qwen 2, tekken, SmolLM, DeepSeek, StarCoder...): merges by rank and the
+    pre-tokenizer the file names, written here over Unicode category tables. swa_decoder turns
+    ids back into text without splitting UTF-8 characters. The sampler does repetition penalty,
+    top-k, top-p, min-p and temperature with its own seeded generator, so a seed gives the same
+    choices everywhere.
 
 CHAT TEMPLATES
     tokenizer.chat_template is recognised by its markers, as llama.cpp does without a Jinja
@@ -414,7 +417,18 @@ enum { SWA_POOL_LAST = 0, SWA_POOL_MEAN = 1 };
 SWADEF swa_status swa_ctx_embed(swa_ctx *c, const int32_t *tokens, size_t n, int32_t pooling,
                                 int32_t normalize, float *out, swa_error *err);
 
-/* ==== tokenizer: SentencePiece BPE vocabularies (tokenizer.ggml.model = "llama") ==== */
+/* ==== tokenizer ====
+   Two kinds of vocabulary, as GGUF stores them:
+   - SentencePiece BPE (tokenizer.ggml.model "llama": Llama 1-2, Mistral 7B, TinyLlama, Phi-3,
+     Gemma): merges by score, byte fallback, "▁" for spaces; tokenizer.ggml.add_space_prefix
+     (Gemma's files say false) and add_bos_token / add_eos_token are honoured.
+   - Byte-level BPE (tokenizer.ggml.model "gpt2": GPT-2, Llama 3.x, Qwen 2.x, Mistral Nemo and
+     other tekken models, SmolLM, DeepSeek, StarCoder, Falcon, MPT, OLMo, DBRX, Command-R,
+     StableLM 2, Poro, ...): GPT-2's byte-to-character mapping, tokenizer.ggml.merges applied by
+     rank, and the pre-tokenizer named by tokenizer.ggml.pre (every name llama.cpp knows: see
+     README), implemented without a regex library over Unicode category tables.
+   In both, user-defined tokens written in the text are always matched before anything else,
+   control tokens only with SWA_TOKENIZE_SPECIAL. */
 
 typedef struct swa_vocab swa_vocab;   /* opaque, immutable, shareable across threads */
 
@@ -425,8 +439,9 @@ typedef enum swa_token_type {         /* tokenizer.ggml.token_type, as llama.cpp
 
 enum {                                /* flags for swa_tokenize */
     SWA_TOKENIZE_ADD_BOS = 1,         /* put BOS first (when the vocabulary has one) */
-    SWA_TOKENIZE_SPECIAL = 2          /* control tokens written in the text ("</s>") become tokens;
+    SWA_TOKENIZE_SPECIAL = 2,         /* control tokens written in the text ("</s>") become tokens;
                                          user-defined ones always do */
+    SWA_TOKENIZE_ADD_EOS = 4          /* put EOS last (when the vocabulary has one) */
 };
 
 /* The vocabulary of a GGUF file; it points into g, which must outlive it. SWA_ERR_NOT_FOUND if
@@ -442,6 +457,7 @@ SWADEF int32_t    swa_vocab_size(const swa_vocab *v);
 SWADEF int32_t    swa_vocab_bos(const swa_vocab *v);        /* -1 when there is none */
 SWADEF int32_t    swa_vocab_eos(const swa_vocab *v);        /* -1 when there is none */
 SWADEF int        swa_vocab_add_bos(const swa_vocab *v);    /* tokenizer.ggml.add_bos_token */
+SWADEF int        swa_vocab_add_eos(const swa_vocab *v);    /* tokenizer.ggml.add_eos_token */
 SWADEF swa_str    swa_vocab_piece(const swa_vocab *v, int32_t id);   /* as stored; empty if out of range */
 SWADEF swa_token_type swa_vocab_type(const swa_vocab *v, int32_t id);
 SWADEF int32_t    swa_vocab_find(const swa_vocab *v, const char *piece);   /* -1 if absent */
@@ -450,8 +466,9 @@ SWADEF int32_t    swa_vocab_find(const swa_vocab *v, const char *piece);   /* -1
    cap is too small it returns SWA_ERR_BUFFER_TOO_SMALL, so call again with *n_out. */
 SWADEF swa_status swa_tokenize(const swa_vocab *v, const char *text, size_t len, int flags,
                                int32_t *out, size_t cap, size_t *n_out, swa_error *err);
-/* The text of one token: "▁" becomes a space, byte tokens their byte, control tokens nothing.
-   Writes at most cap bytes (no NUL) and returns the full length. */
+/* The text of one token: "▁" becomes a space, byte tokens their byte (byte-level BPE: each
+   character its byte), control tokens nothing. Writes at most cap bytes (no NUL) and returns
+   the full length. */
 SWADEF size_t     swa_token_to_text(const swa_vocab *v, int32_t id, char *buf, size_t cap);
 
 /* Streaming detokenizer: feed ids one by one; it hands out only whole UTF-8 characters and
@@ -5961,7 +5978,7 @@ static swa_status swa__forward_chunk(swa_ctx *c, const swa__job *job, int64_t n,
 
 /* Check the job, then run it in chunks of n_batch tokens in batch order. Nothing is allocated:
    evaluation after swa_ctx_create never calls SWA_MALLOC. */
-static swa_status swa__run(swa_ctx *c, const swa__job *job, swa_error *err)
+static swa_status swa__run_job(swa_ctx *c, const swa__job *job, swa_error *err)
 {
     int64_t V = c->model->hp.n_vocab, nb = c->cfg.n_batch;
     int32_t n_seq = c->cfg.n_seq, s;
@@ -6011,7 +6028,7 @@ static swa_status swa__eval(swa_ctx *c, const int32_t *tokens, size_t n, float *
     job.logits = all_logits ? all_logits : embed ? NULL : c->logits;
     job.embed = embed;
     job.pooling = pooling;
-    return swa__run(c, &job, err);
+    return swa__run_job(c, &job, err);
 }
 
 SWADEF swa_status swa_ctx_eval(swa_ctx *c, const int32_t *tokens, size_t n, const float **logits, swa_error *err)
@@ -6055,10 +6072,899 @@ SWADEF swa_status swa_ctx_decode(swa_ctx *c, const swa_batch *b, float *logits, 
     job.want = b->logits;
     job.n = b->n;
     job.logits = logits;
-    return swa__run(c, &job, err);
+    return swa__run_job(c, &job, err);
+}
+
+/* ==== unicode tables ==== */
+
+/* General categories as the pre-tokenizers ask for them: letters by case, and the other
+   classes whole. SWA__UCF_* are one bit per category plus White_Space, so a character class
+   is a mask. The values match tools/gen_unicode_tables.py. */
+enum {
+    SWA__UC_CN, SWA__UC_LU, SWA__UC_LL, SWA__UC_LT, SWA__UC_LM, SWA__UC_LO,
+    SWA__UC_M, SWA__UC_N, SWA__UC_P, SWA__UC_S, SWA__UC_Z, SWA__UC_C
+};
+#define SWA__UCF_SPACE (1u << 12)
+#define SWA__UCF_L ((1u << SWA__UC_LU) | (1u << SWA__UC_LL) | (1u << SWA__UC_LT) | (1u << SWA__UC_LM) | (1u << SWA__UC_LO))
+
+/* unicode tables: generated by tools/gen_unicode_tables.py, do not edit */
+#define SWA__UNICODE_VERSION "18.0.0"
+static const uint32_t swa__uc_ranges[3683] = {   /* (first code point << 4) | category */
+    0xb,0x20a,0x218,0x249,0x258,0x2b9,0x2c8,0x307,0x3a8,0x3c9,
+    0x3f8,0x411,0x5b8,0x5e9,0x5f8,0x609,0x612,0x7b8,0x7c9,0x7d8,
+    0x7e9,0x7fb,0xa0a,0xa18,0xa29,0xa78,0xa89,0xaa5,0xab8,0xac9,
+    0xadb,0xae9,0xb27,0xb49,0xb52,0xb68,0xb89,0xb97,0xba5,0xbb8,
+    0xbc7,0xbf8,0xc01,0xd79,0xd81,0xdf2,0xf79,0xf82,0x1001,0x1012,
+    0x1021,0x1032,0x1041,0x1052,0x1061,0x1072,0x1081,0x1092,0x10a1,0x10b2,
+    0x10c1,0x10d2,0x10e1,0x10f2,0x1101,0x1112,0x1121,0x1132,0x1141,0x1152,
+    0x1161,0x1172,0x1181,0x1192,0x11a1,0x11b2,0x11c1,0x11d2,0x11e1,0x11f2,
+    0x1201,0x1212,0x1221,0x1232,0x1241,0x1252,0x1261,0x1272,0x1281,0x1292,
+    0x12a1,0x12b2,0x12c1,0x12d2,0x12e1,0x12f2,0x1301,0x1312,0x1321,0x1332,
+    0x1341,0x1352,0x1361,0x1372,0x1391,0x13a2,0x13b1,0x13c2,0x13d1,0x13e2,
+    0x13f1,0x1402,0x1411,0x1422,0x1431,0x1442,0x1451,0x1462,0x1471,0x1482,
+    0x14a1,0x14b2,0x14c1,0x14d2,0x14e1,0x14f2,0x1501,0x1512,0x1521,0x1532,
+    0x1541,0x1552,0x1561,0x1572,0x1581,0x1592,0x15a1,0x15b2,0x15c1,0x15d2,
+    0x15e1,0x15f2,0x1601,0x1612,0x1621,0x1632,0x1641,0x1652,0x1661,0x1672,
+    0x1681,0x1692,0x16a1,0x16b2,0x16c1,0x16d2,0x16e1,0x16f2,0x1701,0x1712,
+    0x1721,0x1732,0x1741,0x1752,0x1761,0x1772,0x1781,0x17a2,0x17b1,0x17c2,
+    0x17d1,0x17e2,0x1811,0x1832,0x1841,0x1852,0x1861,0x1882,0x1891,0x18c2,
+    0x18e1,0x1922,0x1931,0x1952,0x1961,0x1992,0x19c1,0x19e2,0x19f1,0x1a12,
+    0x1a21,0x1a32,0x1a41,0x1a52,0x1a61,0x1a82,0x1a91,0x1aa2,0x1ac1,0x1ad2,
+    0x1ae1,0x1b02,0x1b11,0x1b42,0x1b51,0x1b62,0x1b71,0x1b92,0x1bb5,0x1bc1,
+    0x1bd2,0x1c05,0x1c41,0x1c53,0x1c62,0x1c71,0x1c83,0x1c92,0x1ca1,0x1cb3,
+    0x1cc2,0x1cd1,0x1ce2,0x1cf1,0x1d02,0x1d11,0x1d22,0x1d31,0x1d42,0x1d51,
+    0x1d62,0x1d71,0x1d82,0x1d91,0x1da2,0x1db1,0x1dc2,0x1de1,0x1df2,0x1e01,
+    0x1e12,0x1e21,0x1e32,0x1e41,0x1e52,0x1e61,0x1e72,0x1e81,0x1e92,0x1ea1,
+    0x1eb2,0x1ec1,0x1ed2,0x1ee1,0x1ef2,0x1f11,0x1f23,0x1f32,0x1f41,0x1f52,
+    0x1f61,0x1f92,0x1fa1,0x1fb2,0x1fc1,0x1fd2,0x1fe1,0x1ff2,0x2001,0x2012,
+    0x2021,0x2032,0x2041,0x2052,0x2061,0x2072,0x2081,0x2092,0x20a1,0x20b2,
+    0x20c1,0x20d2,0x20e1,0x20f2,0x2101,0x2112,0x2121,0x2132,0x2141,0x2152,
+    0x2161,0x2172,0x2181,0x2192,0x21a1,0x21b2,0x21c1,0x21d2,0x21e1,0x21f2,
+    0x2201,0x2212,0x2221,0x2232,0x2241,0x2252,0x2261,0x2272,0x2281,0x2292,
+    0x22a1,0x22b2,0x22c1,0x22d2,0x22e1,0x22f2,0x2301,0x2312,0x2321,0x2332,
+    0x23a1,0x23c2,0x23d1,0x23f2,0x2411,0x2422,0x2431,0x2472,0x2481,0x2492,
+    0x24a1,0x24b2,0x24c1,0x24d2,0x24e1,0x24f2,0x2945,0x2962,0x2b04,0x2c29,
+    0x2c64,0x2d29,0x2e04,0x2e59,0x2ec4,0x2ed9,0x2ee4,0x2ef9,0x3006,0x3701,
+    0x3712,0x3721,0x3732,0x3744,0x3759,0x3761,0x3772,0x3780,0x37a4,0x37b2,
+    0x37e8,0x37f1,0x3800,0x3849,0x3861,0x3878,0x3881,0x38b0,0x38c1,0x38d0,
+    0x38e1,0x3902,0x3911,0x3a20,0x3a31,0x3ac2,0x3cf1,0x3d02,0x3d21,0x3d52,
+    0x3d81,0x3d92,0x3da1,0x3db2,0x3dc1,0x3dd2,0x3de1,0x3df2,0x3e01,0x3e12,
+    0x3e21,0x3e32,0x3e41,0x3e52,0x3e61,0x3e72,0x3e81,0x3e92,0x3ea1,0x3eb2,
+    0x3ec1,0x3ed2,0x3ee1,0x3ef2,0x3f41,0x3f52,0x3f69,0x3f71,0x3f82,0x3f91,
+    0x3fb2,0x3fd1,0x4302,0x4601,0x4612,0x4621,0x4632,0x4641,0x4652,0x4661,
+    0x4672,0x4681,0x4692,0x46a1,0x46b2,0x46c1,0x46d2,0x46e1,0x46f2,0x4701,
+    0x4712,0x4721,0x4732,0x4741,0x4752,0x4761,0x4772,0x4781,0x4792,0x47a1,
+    0x47b2,0x47c1,0x47d2,0x47e1,0x47f2,0x4801,0x4812,0x4829,0x4836,0x48a1,
+    0x48b2,0x48c1,0x48d2,0x48e1,0x48f2,0x4901,0x4912,0x4921,0x4932,0x4941,
+    0x4952,0x4961,0x4972,0x4981,0x4992,0x49a1,0x49b2,0x49c1,0x49d2,0x49e1,
+    0x49f2,0x4a01,0x4a12,0x4a21,0x4a32,0x4a41,0x4a52,0x4a61,0x4a72,0x4a81,
+    0x4a92,0x4aa1,0x4ab2,0x4ac1,0x4ad2,0x4ae1,0x4af2,0x4b01,0x4b12,0x4b21,
+    0x4b32,0x4b41,0x4b52,0x4b61,0x4b72,0x4b81,0x4b92,0x4ba1,0x4bb2,0x4bc1,
+    0x4bd2,0x4be1,0x4bf2,0x4c01,0x4c22,0x4c31,0x4c42,0x4c51,0x4c62,0x4c71,
+    0x4c82,0x4c91,0x4ca2,0x4cb1,0x4cc2,0x4cd1,0x4ce2,0x4d01,0x4d12,0x4d21,
+    0x4d32,0x4d41,0x4d52,0x4d61,0x4d72,0x4d81,0x4d92,0x4da1,0x4db2,0x4dc1,
+    0x4dd2,0x4de1,0x4df2,0x4e01,0x4e12,0x4e21,0x4e32,0x4e41,0x4e52,0x4e61,
+    0x4e72,0x4e81,0x4e92,0x4ea1,0x4eb2,0x4ec1,0x4ed2,0x4ee1,0x4ef2,0x4f01,
+    0x4f12,0x4f21,0x4f32,0x4f41,0x4f52,0x4f61,0x4f72,0x4f81,0x4f92,0x4fa1,
+    0x4fb2,0x4fc1,0x4fd2,0x4fe1,0x4ff2,0x5001,0x5012,0x5021,0x5032,0x5041,
+    0x5052,0x5061,0x5072,0x5081,0x5092,0x50a1,0x50b2,0x50c1,0x50d2,0x50e1,
+    0x50f2,0x5101,0x5112,0x5121,0x5132,0x5141,0x5152,0x5161,0x5172,0x5181,
+    0x5192,0x51a1,0x51b2,0x51c1,0x51d2,0x51e1,0x51f2,0x5201,0x5212,0x5221,
+    0x5232,0x5241,0x5252,0x5261,0x5272,0x5281,0x5292,0x52a1,0x52b2,0x52c1,
+    0x52d2,0x52e1,0x52f2,0x5300,0x5311,0x5570,0x5584,0x55a8,0x5602,0x5898,
+    0x58b4,0x58d9,0x5900,0x5916,0x5be8,0x5bf6,0x5c08,0x5c16,0x5c38,0x5c46,
+    0x5c68,0x5c76,0x5ca0,0x5d05,0x5eb0,0x5ef5,0x5f38,0x5f50,0x600b,0x6069,
+    0x6098,0x60b9,0x60c8,0x60e9,0x6106,0x61b8,0x61cb,0x61d8,0x6205,0x6404,
+    0x6415,0x64b6,0x6607,0x66a8,0x66e5,0x6706,0x6715,0x6d48,0x6d55,0x6d66,
+    0x6ddb,0x6de9,0x6df6,0x6e54,0x6e76,0x6e99,0x6ea6,0x6ee5,0x6f07,0x6fa5,
+    0x6fd9,0x6ff5,0x7008,0x70e0,0x70fb,0x7105,0x7116,0x7125,0x7306,0x74b0,
+    0x74d5,0x7a66,0x7b15,0x7b20,0x7c07,0x7ca5,0x7eb6,0x7f44,0x7f69,0x7f78,
+    0x7fa4,0x7fb0,0x7fd6,0x7fe9,0x8005,0x8166,0x81a4,0x81b6,0x8244,0x8256,
+    0x8284,0x8296,0x82e0,0x8308,0x83f0,0x8405,0x8596,0x85c0,0x85e8,0x85f0,
+    0x8605,0x86b0,0x8705,0x8889,0x8895,0x890b,0x8920,0x8976,0x8a05,0x8c94,
+    0x8ca6,0x8e2b,0x8e36,0x9045,0x93a6,0x93d5,0x93e6,0x9505,0x9516,0x9585,
+    0x9626,0x9648,0x9667,0x9708,0x9714,0x9725,0x9816,0x9840,0x9855,0x98d0,
+    0x98f5,0x9910,0x9935,0x9a90,0x9aa5,0x9b10,0x9b25,0x9b30,0x9b65,0x9ba0,
+    0x9bc6,0x9bd5,0x9be6,0x9c50,0x9c76,0x9c90,0x9cb6,0x9ce5,0x9cf0,0x9d76,
+    0x9d80,0x9dc5,0x9de0,0x9df5,0x9e26,0x9e40,0x9e67,0x9f05,0x9f29,0x9f47,
+    0x9fa9,0x9fc5,0x9fd8,0x9fe6,0x9ff0,0xa016,0xa040,0xa055,0xa0b0,0xa0f5,
+    0xa110,0xa135,0xa290,0xa2a5,0xa310,0xa325,0xa340,0xa355,0xa370,0xa385,
+    0xa3a0,0xa3c6,0xa3d0,0xa3e6,0xa430,0xa476,0xa490,0xa4b6,0xa4e0,0xa516,
+    0xa520,0xa595,0xa5d0,0xa5e5,0xa5f0,0xa667,0xa706,0xa725,0xa756,0xa768,
+    0xa770,0xa816,0xa840,0xa855,0xa8e0,0xa8f5,0xa920,0xa935,0xaa90,0xaaa5,
+    0xab10,0xab25,0xab40,0xab55,0xaba0,0xabc6,0xabd5,0xabe6,0xac60,0xac76,
+    0xaca0,0xacb6,0xace0,0xad05,0xad10,0xae05,0xae26,0xae40,0xae67,0xaf08,
+    0xaf19,0xaf20,0xaf95,0xafa6,0xb000,0xb016,0xb040,0xb055,0xb0d0,0xb0f5,
+    0xb110,0xb135,0xb290,0xb2a5,0xb310,0xb325,0xb340,0xb355,0xb3a0,0xb3c6,
+    0xb3d5,0xb3e6,0xb450,0xb476,0xb490,0xb4b6,0xb4e0,0xb536,0xb580,0xb5c5,
+    0xb5e0,0xb5f5,0xb626,0xb640,0xb667,0xb709,0xb715,0xb727,0xb780,0xb826,
+    0xb835,0xb840,0xb855,0xb8b0,0xb8e5,0xb910,0xb925,0xb960,0xb995,0xb9b0,
+    0xb9c5,0xb9d0,0xb9e5,0xba00,0xba35,0xba50,0xba85,0xbab0,0xbae5,0xbba0,
+    0xbbe6,0xbc30,0xbc66,0xbc90,0xbca6,0xbce0,0xbd05,0xbd10,0xbd76,0xbd80,
+    0xbe67,0xbf39,0xbfb0,0xc006,0xc055,0xc0d0,0xc0e5,0xc110,0xc125,0xc290,
+    0xc2a5,0xc3a0,0xc3c6,0xc3d5,0xc3e6,0xc450,0xc466,0xc490,0xc4a6,0xc4e0,
+    0xc556,0xc570,0xc585,0xc5b0,0xc5c5,0xc5e0,0xc605,0xc626,0xc640,0xc667,
+    0xc700,0xc778,0xc787,0xc7f9,0xc805,0xc816,0xc848,0xc855,0xc8d0,0xc8e5,
+    0xc910,0xc925,0xca90,0xcaa5,0xcb40,0xcb55,0xcba0,0xcbc6,0xcbd5,0xcbe6,
+    0xcc50,0xcc66,0xcc90,0xcca6,0xcce0,0xcd56,0xcd70,0xcdc5,0xcdf0,0xce05,
+    0xce26,0xce40,0xce67,0xcf00,0xcf15,0xcf36,0xcf40,0xd006,0xd045,0xd0d0,
+    0xd0e5,0xd110,0xd125,0xd3b6,0xd3d5,0xd3e6,0xd450,0xd466,0xd490,0xd4a6,
+    0xd4e5,0xd4f9,0xd500,0xd545,0xd576,0xd587,0xd5f5,0xd626,0xd640,0xd667,
+    0xd799,0xd7a5,0xd800,0xd816,0xd840,0xd855,0xd970,0xd9a5,0xdb20,0xdb35,
+    0xdbc0,0xdbd5,0xdbe0,0xdc05,0xdc70,0xdca6,0xdcb0,0xdcf6,0xdd50,0xdd66,
+    0xdd70,0xdd86,0xde00,0xde67,0xdf00,0xdf26,0xdf48,0xdf50,0xe015,0xe316,
+    0xe325,0xe346,0xe3b0,0xe3f9,0xe405,0xe464,0xe476,0xe4f8,0xe507,0xe5a8,
+    0xe5c0,0xe815,0xe830,0xe845,0xe850,0xe865,0xe8b0,0xe8c5,0xea40,0xea55,
+    0xea60,0xea75,0xeb16,0xeb25,0xeb46,0xebd5,0xebe0,0xec05,0xec50,0xec64,
+    0xec70,0xec86,0xecf0,0xed07,0xeda0,0xedc5,0xee00,0xf005,0xf019,0xf048,
+    0xf139,0xf148,0xf159,0xf186,0xf1a9,0xf207,0xf349,0xf356,0xf369,0xf376,
+    0xf389,0xf396,0xf3a8,0xf3e6,0xf405,0xf480,0xf495,0xf6d0,0xf716,0xf858,
+    0xf866,0xf885,0xf8d6,0xf980,0xf996,0xfbd0,0xfbe9,0xfc66,0xfc79,0xfcd0,
+    0xfce9,0xfd08,0xfd59,0xfd98,0xfdb0,0x10005,0x102b6,0x103f5,0x10407,0x104a8,
+    0x10505,0x10566,0x105a5,0x105e6,0x10615,0x10626,0x10655,0x10676,0x106e5,0x10716,
+    0x10755,0x10826,0x108e5,0x108f6,0x10907,0x109a6,0x109e9,0x10a01,0x10c60,0x10c71,
+    0x10c80,0x10cd1,0x10ce0,0x10d02,0x10fb8,0x10fc4,0x10fd2,0x11005,0x12490,0x124a5,
+    0x124e0,0x12505,0x12570,0x12585,0x12590,0x125a5,0x125e0,0x12605,0x12890,0x128a5,
+    0x128e0,0x12905,0x12b10,0x12b25,0x12b60,0x12b85,0x12bf0,0x12c05,0x12c10,0x12c25,
+    0x12c60,0x12c85,0x12d70,0x12d85,0x13110,0x13125,0x13160,0x13185,0x135b0,0x135d6,
+    0x13608,0x13697,0x137d0,0x13805,0x13909,0x139a0,0x13a01,0x13f60,0x13f82,0x13fe0,
+    0x14008,0x14015,0x166d9,0x166e8,0x166f5,0x1680a,0x16815,0x169b8,0x169d0,0x16a05,
+    0x16eb8,0x16ee7,0x16f15,0x16f90,0x17005,0x17126,0x17160,0x171f5,0x17326,0x17358,
+    0x17370,0x17405,0x17526,0x17540,0x17605,0x176d0,0x176e5,0x17710,0x17726,0x17740,
+    0x17805,0x17b46,0x17d48,0x17d74,0x17d88,0x17db9,0x17dc5,0x17dd6,0x17de0,0x17e07,
+    0x17ea0,0x17f07,0x17fa0,0x18008,0x180b6,0x180eb,0x180f6,0x18107,0x181a0,0x18205,
+    0x18434,0x18445,0x18790,0x18805,0x18856,0x18875,0x18a96,0x18aa5,0x18ab0,0x18b05,
+    0x18f60,0x19005,0x191f0,0x19206,0x192c0,0x19306,0x193c0,0x19409,0x19410,0x19448,
+    0x19467,0x19505,0x196e0,0x19705,0x19750,0x19805,0x19ac0,0x19b05,0x19ca0,0x19d07,
+    0x19db0,0x19de9,0x1a005,0x1a176,0x1a1c0,0x1a1e8,0x1a205,0x1a556,0x1a5f0,0x1a606,
+    0x1a7d0,0x1a7f6,0x1a807,0x1a8a0,0x1a907,0x1a9a0,0x1aa08,0x1aa74,0x1aa88,0x1aae0,
+    0x1ab06,0x1af10,0x1b006,0x1b055,0x1b346,0x1b455,0x1b4d0,0x1b4e8,0x1b507,0x1b5a8,
+    0x1b619,0x1b6b6,0x1b749,0x1b7d8,0x1b806,0x1b835,0x1ba16,0x1bae5,0x1bb07,0x1bba5,
+    0x1be66,0x1bf40,0x1bfc8,0x1c005,0x1c246,0x1c380,0x1c3b8,0x1c407,0x1c4a0,0x1c4d5,
+    0x1c507,0x1c5a5,0x1c784,0x1c7e8,0x1c802,0x1c891,0x1c8a2,0x1c8b0,0x1c901,0x1cbb0,
+    0x1cbd1,0x1cc08,0x1cc80,0x1cd06,0x1cd38,0x1cd46,0x1ce95,0x1ced6,0x1cee5,0x1cf46,
+    0x1cf55,0x1cf76,0x1cfa5,0x1cfb0,0x1d002,0x1d2c4,0x1d6b2,0x1d784,0x1d792,0x1d9b4,
+    0x1dc06,0x1e001,0x1e012,0x1e021,0x1e032,0x1e041,0x1e052,0x1e061,0x1e072,0x1e081,
+    0x1e092,0x1e0a1,0x1e0b2,0x1e0c1,0x1e0d2,0x1e0e1,0x1e0f2,0x1e101,0x1e112,0x1e121,
+    0x1e132,0x1e141,0x1e152,0x1e161,0x1e172,0x1e181,0x1e192,0x1e1a1,0x1e1b2,0x1e1c1,
+    0x1e1d2,0x1e1e1,0x1e1f2,0x1e201,0x1e212,0x1e221,0x1e232,0x1e241,0x1e252,0x1e261,
+    0x1e272,0x1e281,0x1e292,0x1e2a1,0x1e2b2,0x1e2c1,0x1e2d2,0x1e2e1,0x1e2f2,0x1e301,
+    0x1e312,0x1e321,0x1e332,0x1e341,0x1e352,0x1e361,0x1e372,0x1e381,0x1e392,0x1e3a1,
+    0x1e3b2,0x1e3c1,0x1e3d2,0x1e3e1,0x1e3f2,0x1e401,0x1e412,0x1e421,0x1e432,0x1e441,
+    0x1e452,0x1e461,0x1e472,0x1e481,0x1e492,0x1e4a1,0x1e4b2,0x1e4c1,0x1e4d2,0x1e4e1,
+    0x1e4f2,0x1e501,0x1e512,0x1e521,0x1e532,0x1e541,0x1e552,0x1e561,0x1e572,0x1e581,
+    0x1e592,0x1e5a1,0x1e5b2,0x1e5c1,0x1e5d2,0x1e5e1,0x1e5f2,0x1e601,0x1e612,0x1e621,
+    0x1e632,0x1e641,0x1e652,0x1e661,0x1e672,0x1e681,0x1e692,0x1e6a1,0x1e6b2,0x1e6c1,
+    0x1e6d2,0x1e6e1,0x1e6f2,0x1e701,0x1e712,0x1e721,0x1e732,0x1e741,0x1e752,0x1e761,
+    0x1e772,0x1e781,0x1e792,0x1e7a1,0x1e7b2,0x1e7c1,0x1e7d2,0x1e7e1,0x1e7f2,0x1e801,
+    0x1e812,0x1e821,0x1e832,0x1e841,0x1e852,0x1e861,0x1e872,0x1e881,0x1e892,0x1e8a1,
+    0x1e8b2,0x1e8c1,0x1e8d2,0x1e8e1,0x1e8f2,0x1e901,0x1e912,0x1e921,0x1e932,0x1e941,
+    0x1e952,0x1e9e1,0x1e9f2,0x1ea01,0x1ea12,0x1ea21,0x1ea32,0x1ea41,0x1ea52,0x1ea61,
+    0x1ea72,0x1ea81,0x1ea92,0x1eaa1,0x1eab2,0x1eac1,0x1ead2,0x1eae1,0x1eaf2,0x1eb01,
+    0x1eb12,0x1eb21,0x1eb32,0x1eb41,0x1eb52,0x1eb61,0x1eb72,0x1eb81,0x1eb92,0x1eba1,
+    0x1ebb2,0x1ebc1,0x1ebd2,0x1ebe1,0x1ebf2,0x1ec01,0x1ec12,0x1ec21,0x1ec32,0x1ec41,
+    0x1ec52,0x1ec61,0x1ec72,0x1ec81,0x1ec92,0x1eca1,0x1ecb2,0x1ecc1,0x1ecd2,0x1ece1,
+    0x1ecf2,0x1ed01,0x1ed12,0x1ed21,0x1ed32,0x1ed41,0x1ed52,0x1ed61,0x1ed72,0x1ed81,
+    0x1ed92,0x1eda1,0x1edb2,0x1edc1,0x1edd2,0x1ede1,0x1edf2,0x1ee01,0x1ee12,0x1ee21,
+    0x1ee32,0x1ee41,0x1ee52,0x1ee61,0x1ee72,0x1ee81,0x1ee92,0x1eea1,0x1eeb2,0x1eec1,
+    0x1eed2,0x1eee1,0x1eef2,0x1ef01,0x1ef12,0x1ef21,0x1ef32,0x1ef41,0x1ef52,0x1ef61,
+    0x1ef72,0x1ef81,0x1ef92,0x1efa1,0x1efb2,0x1efc1,0x1efd2,0x1efe1,0x1eff2,0x1f081,
+    0x1f102,0x1f160,0x1f181,0x1f1e0,0x1f202,0x1f281,0x1f302,0x1f381,0x1f402,0x1f460,
+    0x1f481,0x1f4e0,0x1f502,0x1f580,0x1f591,0x1f5a0,0x1f5b1,0x1f5c0,0x1f5d1,0x1f5e0,
+    0x1f5f1,0x1f602,0x1f681,0x1f702,0x1f7e0,0x1f802,0x1f883,0x1f902,0x1f983,0x1fa02,
+    0x1fa83,0x1fb02,0x1fb50,0x1fb62,0x1fb81,0x1fbc3,0x1fbd9,0x1fbe2,0x1fbf9,0x1fc22,
+    0x1fc50,0x1fc62,0x1fc81,0x1fcc3,0x1fcd9,0x1fd02,0x1fd40,0x1fd62,0x1fd81,0x1fdc0,
+    0x1fdd9,0x1fe02,0x1fe81,0x1fed9,0x1ff00,0x1ff22,0x1ff50,0x1ff62,0x1ff81,0x1ffc3,
+    0x1ffd9,0x1fff0,0x2000a,0x200bb,0x20108,0x2028a,0x202ab,0x202fa,0x20308,0x20449,
+    0x20458,0x20529,0x20538,0x205fa,0x2060b,0x20650,0x2066b,0x20707,0x20714,0x20720,
+    0x20747,0x207a9,0x207d8,0x207f4,0x20807,0x208a9,0x208d8,0x208f4,0x20a09,0x20c50,
+    0x20d06,0x20f10,0x21009,0x21021,0x21039,0x21071,0x21089,0x210a2,0x210b1,0x210e2,
+    0x21101,0x21132,0x21149,0x21151,0x21169,0x21191,0x211e9,0x21241,0x21259,0x21261,
+    0x21279,0x21281,0x21299,0x212a1,0x212e9,0x212f2,0x21301,0x21342,0x21355,0x21392,
+    0x213a9,0x213c2,0x213e1,0x21409,0x21451,0x21462,0x214a9,0x214e2,0x214f9,0x21507,
+    0x21831,0x21842,0x21857,0x218a9,0x218c0,0x21909,0x23088,0x230c9,0x23298,0x232b9,
+    0x242a0,0x24409,0x244b0,0x24607,0x249c9,0x24ea7,0x25009,0x27688,0x27767,0x27949,
+    0x27c58,0x27c79,0x27e68,0x27f09,0x29838,0x29999,0x29d88,0x29dc9,0x29fc8,0x29fe9,
+    0x2b740,0x2b769,0x2c001,0x2c302,0x2c601,0x2c612,0x2c621,0x2c652,0x2c671,0x2c682,
+    0x2c691,0x2c6a2,0x2c6b1,0x2c6c2,0x2c6d1,0x2c712,0x2c721,0x2c732,0x2c751,0x2c762,
+    0x2c7c4,0x2c7e1,0x2c812,0x2c821,0x2c832,0x2c841,0x2c852,0x2c861,0x2c872,0x2c881,
+    0x2c892,0x2c8a1,0x2c8b2,0x2c8c1,0x2c8d2,0x2c8e1,0x2c8f2,0x2c901,0x2c912,0x2c921,
+    0x2c932,0x2c941,0x2c952,0x2c961,0x2c972,0x2c981,0x2c992,0x2c9a1,0x2c9b2,0x2c9c1,
+    0x2c9d2,0x2c9e1,0x2c9f2,0x2ca01,0x2ca12,0x2ca21,0x2ca32,0x2ca41,0x2ca52,0x2ca61,
+    0x2ca72,0x2ca81,0x2ca92,0x2caa1,0x2cab2,0x2cac1,0x2cad2,0x2cae1,0x2caf2,0x2cb01,
+    0x2cb12,0x2cb21,0x2cb32,0x2cb41,0x2cb52,0x2cb61,0x2cb72,0x2cb81,0x2cb92,0x2cba1,
+    0x2cbb2,0x2cbc1,0x2cbd2,0x2cbe1,0x2cbf2,0x2cc01,0x2cc12,0x2cc21,0x2cc32,0x2cc41,
+    0x2cc52,0x2cc61,0x2cc72,0x2cc81,0x2cc92,0x2cca1,0x2ccb2,0x2ccc1,0x2ccd2,0x2cce1,
+    0x2ccf2,0x2cd01,0x2cd12,0x2cd21,0x2cd32,0x2cd41,0x2cd52,0x2cd61,0x2cd72,0x2cd81,
+    0x2cd92,0x2cda1,0x2cdb2,0x2cdc1,0x2cdd2,0x2cde1,0x2cdf2,0x2ce01,0x2ce12,0x2ce21,
+    0x2ce32,0x2ce59,0x2ceb1,0x2cec2,0x2ced1,0x2cee2,0x2cef6,0x2cf21,0x2cf32,0x2cf40,
+    0x2cf98,0x2cfd7,0x2cfe8,0x2d002,0x2d260,0x2d272,0x2d280,0x2d2d2,0x2d2e0,0x2d305,
+    0x2d680,0x2d6f4,0x2d708,0x2d710,0x2d7f6,0x2d805,0x2d970,0x2da05,0x2da70,0x2da85,
+    0x2daf0,0x2db05,0x2db70,0x2db85,0x2dbf0,0x2dc05,0x2dc70,0x2dc85,0x2dcf0,0x2dd05,
+    0x2dd70,0x2dd85,0x2ddf0,0x2de06,0x2e008,0x2e2f4,0x2e308,0x2e509,0x2e528,0x2e5e0,
+    0x2e608,0x2e640,0x2e809,0x2e9a0,0x2e9b9,0x2ef40,0x2f009,0x2fd60,0x2ff09,0x3000a,
+    0x30018,0x30049,0x30054,0x30065,0x30077,0x30088,0x30129,0x30148,0x30209,0x30217,
+    0x302a6,0x30308,0x30314,0x30369,0x30387,0x303b4,0x303c5,0x303d8,0x303e9,0x30400,
+    0x30415,0x30970,0x30996,0x309b9,0x309d4,0x309f5,0x30a08,0x30a15,0x30fb8,0x30fc4,
+    0x30ff5,0x31000,0x31055,0x31300,0x31315,0x318f0,0x31909,0x31927,0x31969,0x31a05,
+    0x31c09,0x31e60,0x31ef9,0x31f05,0x32009,0x321f0,0x32207,0x322a9,0x32487,0x32509,
+    0x32517,0x32609,0x32807,0x328a9,0x32b17,0x32c09,0x34005,0x4dc09,0x4e005,0xa0154,
+    0xa0165,0xa48d0,0xa4909,0xa4c70,0xa4d05,0xa4f84,0xa4fe8,0xa5005,0xa60c4,0xa60d8,
+    0xa6105,0xa6207,0xa62a5,0xa62c0,0xa6401,0xa6412,0xa6421,0xa6432,0xa6441,0xa6452,
+    0xa6461,0xa6472,0xa6481,0xa6492,0xa64a1,0xa64b2,0xa64c1,0xa64d2,0xa64e1,0xa64f2,
+    0xa6501,0xa6512,0xa6521,0xa6532,0xa6541,0xa6552,0xa6561,0xa6572,0xa6581,0xa6592,
+    0xa65a1,0xa65b2,0xa65c1,0xa65d2,0xa65e1,0xa65f2,0xa6601,0xa6612,0xa6621,0xa6632,
+    0xa6641,0xa6652,0xa6661,0xa6672,0xa6681,0xa6692,0xa66a1,0xa66b2,0xa66c1,0xa66d2,
+    0xa66e5,0xa66f6,0xa6738,0xa6746,0xa67e8,0xa67f4,0xa6801,0xa6812,0xa6821,0xa6832,
+    0xa6841,0xa6852,0xa6861,0xa6872,0xa6881,0xa6892,0xa68a1,0xa68b2,0xa68c1,0xa68d2,
+    0xa68e1,0xa68f2,0xa6901,0xa6912,0xa6921,0xa6932,0xa6941,0xa6952,0xa6961,0xa6972,
+    0xa6981,0xa6992,0xa69a1,0xa69b2,0xa69c4,0xa69e6,0xa6a05,0xa6e67,0xa6f06,0xa6f28,
+    0xa6f80,0xa7009,0xa7174,0xa7209,0xa7221,0xa7232,0xa7241,0xa7252,0xa7261,0xa7272,
+    0xa7281,0xa7292,0xa72a1,0xa72b2,0xa72c1,0xa72d2,0xa72e1,0xa72f2,0xa7321,0xa7332,
+    0xa7341,0xa7352,0xa7361,0xa7372,0xa7381,0xa7392,0xa73a1,0xa73b2,0xa73c1,0xa73d2,
+    0xa73e1,0xa73f2,0xa7401,0xa7412,0xa7421,0xa7432,0xa7441,0xa7452,0xa7461,0xa7472,
+    0xa7481,0xa7492,0xa74a1,0xa74b2,0xa74c1,0xa74d2,0xa74e1,0xa74f2,0xa7501,0xa7512,
+    0xa7521,0xa7532,0xa7541,0xa7552,0xa7561,0xa7572,0xa7581,0xa7592,0xa75a1,0xa75b2,
+    0xa75c1,0xa75d2,0xa75e1,0xa75f2,0xa7601,0xa7612,0xa7621,0xa7632,0xa7641,0xa7652,
+    0xa7661,0xa7672,0xa7681,0xa7692,0xa76a1,0xa76b2,0xa76c1,0xa76d2,0xa76e1,0xa76f2,
+    0xa7704,0xa7712,0xa7791,0xa77a2,0xa77b1,0xa77c2,0xa77d1,0xa77f2,0xa7801,0xa7812,
+    0xa7821,0xa7832,0xa7841,0xa7852,0xa7861,0xa7872,0xa7884,0xa7899,0xa78b1,0xa78c2,
+    0xa78d1,0xa78e2,0xa78f5,0xa7901,0xa7912,0xa7921,0xa7932,0xa7961,0xa7972,0xa7981,
+    0xa7992,0xa79a1,0xa79b2,0xa79c1,0xa79d2,0xa79e1,0xa79f2,0xa7a01,0xa7a12,0xa7a21,
+    0xa7a32,0xa7a41,0xa7a52,0xa7a61,0xa7a72,0xa7a81,0xa7a92,0xa7aa1,0xa7af2,0xa7b01,
+    0xa7b52,0xa7b61,0xa7b72,0xa7b81,0xa7b92,0xa7ba1,0xa7bb2,0xa7bc1,0xa7bd2,0xa7be1,
+    0xa7bf2,0xa7c01,0xa7c12,0xa7c21,0xa7c32,0xa7c41,0xa7c82,0xa7c91,0xa7ca2,0xa7cb1,
+    0xa7cd2,0xa7ce1,0xa7cf2,0xa7d01,0xa7d12,0xa7d21,0xa7d32,0xa7d41,0xa7d52,0xa7d61,
+    0xa7d72,0xa7d81,0xa7d92,0xa7da1,0xa7db2,0xa7dc1,0xa7de0,0xa7e21,0xa7e30,0xa7f14,
+    0xa7f51,0xa7f62,0xa7f75,0xa7f84,0xa7fa2,0xa7fb5,0xa8026,0xa8035,0xa8066,0xa8075,
+    0xa80b6,0xa80c5,0xa8236,0xa8289,0xa82c6,0xa82d0,0xa8307,0xa8369,0xa83a0,0xa8405,
+    0xa8748,0xa8780,0xa8806,0xa8825,0xa8b46,0xa8c60,0xa8ce8,0xa8d07,0xa8da0,0xa8e06,
+    0xa8f25,0xa8f88,0xa8fb5,0xa8fc8,0xa8fd5,0xa8ff6,0xa9007,0xa90a5,0xa9266,0xa92e8,
+    0xa9305,0xa9476,0xa9540,0xa95f8,0xa9605,0xa97d0,0xa9806,0xa9845,0xa9b36,0xa9c18,
+    0xa9ce0,0xa9cf4,0xa9d07,0xa9da0,0xa9de8,0xa9e05,0xa9e56,0xa9e64,0xa9e75,0xa9f07,
+    0xa9fa5,0xa9ff0,0xaa005,0xaa296,0xaa370,0xaa405,0xaa436,0xaa445,0xaa4c6,0xaa4e0,
+    0xaa507,0xaa5a0,0xaa5c8,0xaa605,0xaa704,0xaa715,0xaa779,0xaa7a5,0xaa7b6,0xaa7e5,
+    0xaab06,0xaab15,0xaab26,0xaab55,0xaab76,0xaab95,0xaabe6,0xaac05,0xaac16,0xaac25,
+    0xaac30,0xaadb5,0xaadd4,0xaade8,0xaae05,0xaaeb6,0xaaf08,0xaaf25,0xaaf34,0xaaf56,
+    0xaaf70,0xab015,0xab070,0xab095,0xab0f0,0xab115,0xab170,0xab205,0xab270,0xab285,
+    0xab2f0,0xab302,0xab5b9,0xab5c4,0xab602,0xab694,0xab6a9,0xab6c1,0xab6e0,0xab702,
+    0xabc05,0xabe36,0xabeb8,0xabec6,0xabee0,0xabf07,0xabfa0,0xac005,0xd7a40,0xd7b05,
+    0xd7c70,0xd7cb5,0xd7fc0,0xd800b,0xf9005,0xfa6e0,0xfa705,0xfada0,0xfb002,0xfb070,
+    0xfb132,0xfb180,0xfb1d5,0xfb1e6,0xfb1f5,0xfb299,0xfb2a5,0xfb370,0xfb385,0xfb3d0,
+    0xfb3e5,0xfb3f0,0xfb405,0xfb420,0xfb435,0xfb450,0xfb465,0xfbb29,0xfbd35,0xfd3e8,
+    0xfd409,0xfd505,0xfd909,0xfd925,0xfdc89,0xfdd00,0xfdf05,0xfdfc9,0xfe006,0xfe108,
+    0xfe1a0,0xfe206,0xfe308,0xfe530,0xfe548,0xfe629,0xfe638,0xfe649,0xfe670,0xfe688,
+    0xfe699,0xfe6a8,0xfe6c0,0xfe705,0xfe750,0xfe765,0xfefd0,0xfeffb,0xff000,0xff018,
+    0xff049,0xff058,0xff0b9,0xff0c8,0xff107,0xff1a8,0xff1c9,0xff1f8,0xff211,0xff3b8,
+    0xff3e9,0xff3f8,0xff409,0xff412,0xff5b8,0xff5c9,0xff5d8,0xff5e9,0xff5f8,0xff665,
+    0xff704,0xff715,0xff9e4,0xffa05,0xffbf0,0xffc25,0xffc80,0xffca5,0xffd00,0xffd25,
+    0xffd80,0xffda5,0xffdd0,0xffe09,0xffe70,0xffe89,0xffef0,0xfff9b,0xfffc9,0xfffe0,
+    0x100005,0x1000c0,0x1000d5,0x100270,0x100285,0x1003b0,0x1003c5,0x1003e0,0x1003f5,0x1004e0,
+    0x100505,0x1005e0,0x100805,0x100fb0,0x101008,0x101030,0x101077,0x101340,0x101379,0x101407,
+    0x101799,0x1018a7,0x1018c9,0x1018f0,0x101909,0x1019d0,0x101a09,0x101a10,0x101d09,0x101fd6,
+    0x101fe0,0x102805,0x1029d0,0x102a05,0x102d10,0x102e06,0x102e17,0x102fc0,0x103005,0x103207,
+    0x103240,0x1032d5,0x103417,0x103425,0x1034a7,0x1034b0,0x103505,0x103766,0x1037b0,0x103805,
+    0x1039e0,0x1039f8,0x103a05,0x103c40,0x103c85,0x103d08,0x103d17,0x103d60,0x104001,0x104282,
+    0x104505,0x1049e0,0x104a07,0x104aa0,0x104b01,0x104d40,0x104d82,0x104fc0,0x105005,0x105280,
+    0x105305,0x105640,0x1056f8,0x105701,0x1057b0,0x1057c1,0x1058b0,0x1058c1,0x105930,0x105941,
+    0x105960,0x105972,0x105a20,0x105a32,0x105b20,0x105b32,0x105ba0,0x105bb2,0x105bd0,0x105c05,
+    0x105f40,0x106005,0x107370,0x107405,0x107560,0x107605,0x107680,0x107804,0x107860,0x107874,
+    0x107b10,0x107b24,0x107c00,0x108005,0x108060,0x108085,0x108090,0x1080a5,0x108360,0x108375,
+    0x108390,0x1083c5,0x1083d0,0x1083f5,0x108560,0x108578,0x108587,0x108605,0x108779,0x108797,
+    0x108805,0x1089f0,0x108a77,0x108b00,0x108e05,0x108f30,0x108f45,0x108f60,0x108fb7,0x109005,
+    0x109167,0x1091c0,0x1091f8,0x109205,0x1093a0,0x1093f8,0x109405,0x1095a0,0x109805,0x109b80,
+    0x109bc7,0x109be5,0x109c07,0x109d00,0x109d27,0x10a005,0x10a016,0x10a040,0x10a056,0x10a070,
+    0x10a0c6,0x10a105,0x10a140,0x10a155,0x10a180,0x10a195,0x10a360,0x10a386,0x10a3b0,0x10a3f6,
+    0x10a407,0x10a490,0x10a508,0x10a590,0x10a605,0x10a7d7,0x10a7f8,0x10a805,0x10a9d7,0x10aa00,
+    0x10ac05,0x10ac89,0x10ac95,0x10ae56,0x10ae70,0x10aeb7,0x10af08,0x10af70,0x10b005,0x10b360,
+    0x10b398,0x10b405,0x10b560,0x10b587,0x10b605,0x10b730,0x10b787,0x10b805,0x10b920,0x10b998,
+    0x10b9d0,0x10ba97,0x10bb00,0x10c005,0x10c490,0x10c801,0x10cb30,0x10cc02,0x10cf30,0x10cfa7,
+    0x10d005,0x10d246,0x10d280,0x10d307,0x10d3a0,0x10d407,0x10d4a5,0x10d4e4,0x10d4f5,0x10d501,
+    0x10d660,0x10d696,0x10d6e8,0x10d6f4,0x10d702,0x10d860,0x10d8e9,0x10d900,0x10e607,0x10e7f0,
+    0x10e805,0x10eaa0,0x10eab6,0x10ead8,0x10eae0,0x10eb05,0x10eb20,0x10ec25,0x10ec54,0x10ec65,
+    0x10ec80,0x10ec99,0x10ecb6,0x10ed08,0x10ed19,0x10ed95,0x10eef0,0x10ef06,0x10f005,0x10f1d7,
+    0x10f275,0x10f280,0x10f305,0x10f466,0x10f517,0x10f558,0x10f5a0,0x10f705,0x10f826,0x10f868,
+    0x10f8a0,0x10fb05,0x10fc57,0x10fcc0,0x10fe05,0x10ff70,0x110006,0x110035,0x110386,0x110478,
+    0x1104e0,0x110527,0x110706,0x110715,0x110736,0x110755,0x110760,0x1107f6,0x110835,0x110b06,
+    0x110bb8,0x110bdb,0x110be8,0x110c26,0x110c30,0x110cdb,0x110ce0,0x110d05,0x110e90,0x110f07,
+    0x110fa0,0x111006,0x111035,0x111276,0x111350,0x111367,0x111408,0x111445,0x111456,0x111475,
+    0x111480,0x111505,0x111736,0x111748,0x111765,0x111770,0x111806,0x111835,0x111b36,0x111c15,
+    0x111c58,0x111c96,0x111cd8,0x111ce6,0x111d07,0x111da5,0x111db8,0x111dc5,0x111dd8,0x111e00,
+    0x111e17,0x111f50,0x112005,0x112120,0x112135,0x1122c6,0x112388,0x1123e6,0x1123f5,0x112416,
+    0x112420,0x112805,0x112870,0x112885,0x112890,0x1128a5,0x1128e0,0x1128f5,0x1129e0,0x1129f5,
+    0x112a98,0x112aa0,0x112b05,0x112df6,0x112eb0,0x112f07,0x112fa0,0x113006,0x113040,0x113055,
+    0x1130d0,0x1130f5,0x113110,0x113135,0x113290,0x1132a5,0x113310,0x113325,0x113340,0x113355,
+    0x1133a0,0x1133b6,0x1133d5,0x1133e6,0x113450,0x113476,0x113490,0x1134b6,0x1134e0,0x113505,
+    0x113510,0x113576,0x113580,0x1135d5,0x113626,0x113640,0x113666,0x1136d0,0x113706,0x113750,
+    0x113805,0x1138a0,0x1138b5,0x1138c0,0x1138e5,0x1138f0,0x113905,0x113b60,0x113b75,0x113b86,
+    0x113c10,0x113c26,0x113c30,0x113c56,0x113c60,0x113c76,0x113cb0,0x113cc6,0x113d15,0x113d26,
+    0x113d35,0x113d48,0x113d60,0x113d78,0x113d90,0x113e16,0x113e30,0x114005,0x114356,0x114475,
+    0x1144b8,0x114507,0x1145a8,0x1145c0,0x1145d8,0x1145e6,0x1145f5,0x114620,0x114805,0x114b06,
+    0x114c45,0x114c68,0x114c75,0x114c80,0x114d07,0x114da0,0x115805,0x115af6,0x115b60,0x115b86,
+    0x115c18,0x115d85,0x115dc6,0x115de0,0x116005,0x116306,0x116418,0x116445,0x116450,0x116507,
+    0x1165a0,0x116608,0x1166d0,0x116805,0x116ab6,0x116b85,0x116b98,0x116ba0,0x116c07,0x116ca0,
+    0x116d07,0x116e40,0x117005,0x1171b0,0x1171d6,0x1172c0,0x117307,0x1173c8,0x1173f9,0x117405,
+    0x117470,0x118005,0x1182c6,0x1183b8,0x1183c0,0x118a01,0x118c02,0x118e07,0x118f30,0x118ff5,
+    0x119070,0x119095,0x1190a0,0x1190c5,0x119140,0x119155,0x119170,0x119185,0x119306,0x119360,
+    0x119376,0x119390,0x1193b6,0x1193f5,0x119406,0x119415,0x119426,0x119448,0x119470,0x119507,
+    0x1195a0,0x119a05,0x119a80,0x119aa5,0x119d16,0x119d80,0x119da6,0x119e15,0x119e28,0x119e35,
+    0x119e46,0x119e50,0x11a005,0x11a016,0x11a0b5,0x11a336,0x11a3a5,0x11a3b6,0x11a3f8,0x11a476,
+    0x11a480,0x11a505,0x11a516,0x11a5c5,0x11a8a6,0x11a9a8,0x11a9d5,0x11a9e8,0x11aa30,0x11ab05,
+    0x11af90,0x11b008,0x11b0a5,0x11b0b0,0x11b606,0x11b680,0x11bc05,0x11be18,0x11be20,0x11bf07,
+    0x11bfa0,0x11c005,0x11c090,0x11c0a5,0x11c2f6,0x11c370,0x11c386,0x11c405,0x11c418,0x11c460,
+    0x11c507,0x11c6d0,0x11c708,0x11c725,0x11c900,0x11c926,0x11ca80,0x11ca96,0x11cb70,0x11d005,
+    0x11d070,0x11d085,0x11d0a0,0x11d0b5,0x11d316,0x11d370,0x11d3a6,0x11d3b0,0x11d3c6,0x11d3e0,
+    0x11d3f6,0x11d465,0x11d476,0x11d480,0x11d507,0x11d5a0,0x11d605,0x11d660,0x11d675,0x11d690,
+    0x11d6a5,0x11d8a6,0x11d8f0,0x11d906,0x11d920,0x11d936,0x11d985,0x11d990,0x11da07,0x11daa0,
+    0x11db05,0x11dd94,0x11dda5,0x11ddc0,0x11de07,0x11dea0,0x11df06,0x11df15,0x11df20,0x11ee05,
+    0x11ef36,0x11ef78,0x11ef90,0x11f006,0x11f025,0x11f036,0x11f045,0x11f110,0x11f125,0x11f346,
+    0x11f3b0,0x11f3e6,0x11f438,0x11f507,0x11f5a6,0x11f5b0,0x11fb05,0x11fb10,0x11fc07,0x11fd59,
+    0x11ff20,0x11fff8,0x120005,0x1239a0,0x124007,0x124708,0x124757,0x124805,0x125440,0x125507,
+    0x126870,0x12f905,0x12ff18,0x12ff30,0x130005,0x13430b,0x134406,0x134415,0x134476,0x134560,
+    0x134605,0x143fb0,0x144005,0x146470,0x161005,0x1611e6,0x161307,0x1613a0,0x168005,0x16a390,
+    0x16a405,0x16a5f0,0x16a607,0x16a6a0,0x16a6e8,0x16a705,0x16abf0,0x16ac07,0x16aca0,0x16ad05,
+    0x16aee0,0x16af06,0x16af58,0x16af60,0x16b005,0x16b306,0x16b378,0x16b3c9,0x16b404,0x16b448,
+    0x16b459,0x16b460,0x16b507,0x16b5a0,0x16b5b7,0x16b620,0x16b635,0x16b780,0x16b7d5,0x16b900,
+    0x16d404,0x16d435,0x16d6b4,0x16d6d8,0x16d707,0x16d7a0,0x16e401,0x16e602,0x16e807,0x16e978,
+    0x16e9b0,0x16ea01,0x16eb90,0x16ebb2,0x16ed40,0x16f005,0x16f4b0,0x16f4f6,0x16f505,0x16f516,
+    0x16f880,0x16f8f6,0x16f934,0x16fa00,0x16fe04,0x16fe28,0x16fe34,0x16fe46,0x16fe50,0x16ff06,
+    0x16ff24,0x16ff47,0x16ff70,0x170005,0x18cdb0,0x18cff5,0x18d210,0x18d805,0x18df30,0x18e005,
+    0x191920,0x191a05,0x191d30,0x1aff04,0x1aff40,0x1aff54,0x1affc0,0x1affd4,0x1afff0,0x1b0005,
+    0x1b1290,0x1b1325,0x1b1330,0x1b1505,0x1b1530,0x1b1555,0x1b1560,0x1b1645,0x1b1690,0x1b1705,
+    0x1b2fc0,0x1bc005,0x1bc6b0,0x1bc705,0x1bc7d0,0x1bc805,0x1bc890,0x1bc905,0x1bc9a0,0x1bc9c9,
+    0x1bc9d6,0x1bc9f8,0x1bca0b,0x1bca40,0x1cc009,0x1ccf07,0x1ccfa9,0x1ccfd0,0x1cd009,0x1ceb40,
+    0x1ceba9,0x1ced10,0x1ced29,0x1ced50,0x1cedd9,0x1cefe0,0x1cf006,0x1cf2e0,0x1cf306,0x1cf470,
+    0x1cf509,0x1cfc40,0x1d0009,0x1d0f60,0x1d1009,0x1d1276,0x1d1299,0x1d1656,0x1d16a9,0x1d16d6,
+    0x1d173b,0x1d17b6,0x1d1839,0x1d1856,0x1d18c9,0x1d1aa6,0x1d1ae9,0x1d2426,0x1d2459,0x1d2460,
+    0x1d2506,0x1d2539,0x1d25b6,0x1d25d9,0x1d25f6,0x1d2609,0x1d2806,0x1d2820,0x1d2c07,0x1d2d40,
+    0x1d2e07,0x1d2f40,0x1d3009,0x1d3570,0x1d3607,0x1d3790,0x1d4001,0x1d41a2,0x1d4341,0x1d44e2,
+    0x1d4550,0x1d4562,0x1d4681,0x1d4822,0x1d49c1,0x1d49d0,0x1d49e1,0x1d4a00,0x1d4a21,0x1d4a30,
+    0x1d4a51,0x1d4a70,0x1d4a91,0x1d4ad0,0x1d4ae1,0x1d4b62,0x1d4ba0,0x1d4bb2,0x1d4bc0,0x1d4bd2,
+    0x1d4c40,0x1d4c52,0x1d4d01,0x1d4ea2,0x1d5041,0x1d5060,0x1d5071,0x1d50b0,0x1d50d1,0x1d5150,
+    0x1d5161,0x1d51d0,0x1d51e2,0x1d5381,0x1d53a0,0x1d53b1,0x1d53f0,0x1d5401,0x1d5450,0x1d5461,
+    0x1d5470,0x1d54a1,0x1d5510,0x1d5522,0x1d56c1,0x1d5862,0x1d5a01,0x1d5ba2,0x1d5d41,0x1d5ee2,
+    0x1d6081,0x1d6222,0x1d63c1,0x1d6562,0x1d6701,0x1d68a2,0x1d6a70,0x1d6a81,0x1d6c19,0x1d6c22,
+    0x1d6db9,0x1d6dc2,0x1d6e21,0x1d6fb9,0x1d6fc2,0x1d7159,0x1d7162,0x1d71c1,0x1d7359,0x1d7362,
+    0x1d74f9,0x1d7502,0x1d7561,0x1d76f9,0x1d7702,0x1d7899,0x1d78a2,0x1d7901,0x1d7a99,0x1d7aa2,
+    0x1d7c39,0x1d7c42,0x1d7ca1,0x1d7cb2,0x1d7cc0,0x1d7ce7,0x1d8009,0x1da006,0x1da379,0x1da3b6,
+    0x1da6d9,0x1da756,0x1da769,0x1da846,0x1da859,0x1da878,0x1da8c0,0x1da9b6,0x1daa00,0x1daa16,
+    0x1dab00,0x1db009,0x1db1d0,0x1df002,0x1df0a5,0x1df0b2,0x1df401,0x1df412,0x1df481,0x1df492,
+    0x1df4a1,0x1df4b2,0x1df4d1,0x1df4e2,0x1df511,0x1df522,0x1df681,0x1df692,0x1df6a1,0x1df6b2,
+    0x1df6c1,0x1df6d2,0x1df6e1,0x1df6f2,0x1df721,0x1df732,0x1df741,0x1df752,0x1df761,0x1df772,
+    0x1df781,0x1df792,0x1df7a1,0x1df7b2,0x1df7c1,0x1df7d2,0x1df7e1,0x1df7f2,0x1df805,0x1df820,
+    0x1df902,0x1df970,0x1dfcd4,0x1e0006,0x1e0070,0x1e0086,0x1e0190,0x1e01b6,0x1e0220,0x1e0236,
+    0x1e0250,0x1e0266,0x1e02b0,0x1e0304,0x1e06e0,0x1e08f6,0x1e0900,0x1e1005,0x1e12d0,0x1e1306,
+    0x1e1374,0x1e13e0,0x1e1407,0x1e14a0,0x1e14e5,0x1e14f9,0x1e1500,0x1e2905,0x1e2ae6,0x1e2af0,
+    0x1e2c05,0x1e2ec6,0x1e2f07,0x1e2fa0,0x1e2ff9,0x1e3000,0x1e4d05,0x1e4eb4,0x1e4ec6,0x1e4f07,
+    0x1e4fa0,0x1e5d05,0x1e5ee6,0x1e5f05,0x1e5f17,0x1e5fb0,0x1e5ff8,0x1e6000,0x1e6c05,0x1e6df0,
+    0x1e6e05,0x1e6e36,0x1e6e45,0x1e6e66,0x1e6e75,0x1e6ee6,0x1e6f05,0x1e6f56,0x1e6f60,0x1e6fe5,
+    0x1e6ff4,0x1e7000,0x1e7e05,0x1e7e70,0x1e7e85,0x1e7ec0,0x1e7ed5,0x1e7ef0,0x1e7f05,0x1e7ff0,
+    0x1e8005,0x1e8c50,0x1e8c77,0x1e8d06,0x1e8d70,0x1e9001,0x1e9222,0x1e9446,0x1e94b4,0x1e94c0,
+    0x1e9507,0x1e95a0,0x1e95e8,0x1e9600,0x1ec717,0x1ecac9,0x1ecad7,0x1ecb09,0x1ecb17,0x1ecb50,
+    0x1ed017,0x1ed2e9,0x1ed2f7,0x1ed3e0,0x1ee005,0x1ee040,0x1ee055,0x1ee200,0x1ee215,0x1ee230,
+    0x1ee245,0x1ee250,0x1ee275,0x1ee280,0x1ee295,0x1ee330,0x1ee345,0x1ee380,0x1ee395,0x1ee3a0,
+    0x1ee3b5,0x1ee3c0,0x1ee425,0x1ee430,0x1ee475,0x1ee480,0x1ee495,0x1ee4a0,0x1ee4b5,0x1ee4c0,
+    0x1ee4d5,0x1ee500,0x1ee515,0x1ee530,0x1ee545,0x1ee550,0x1ee575,0x1ee580,0x1ee595,0x1ee5a0,
+    0x1ee5b5,0x1ee5c0,0x1ee5d5,0x1ee5e0,0x1ee5f5,0x1ee600,0x1ee615,0x1ee630,0x1ee645,0x1ee650,
+    0x1ee675,0x1ee6b0,0x1ee6c5,0x1ee730,0x1ee745,0x1ee780,0x1ee795,0x1ee7d0,0x1ee7e5,0x1ee7f0,
+    0x1ee805,0x1ee8a0,0x1ee8b5,0x1ee9c0,0x1eea15,0x1eea40,0x1eea55,0x1eeaa0,0x1eeab5,0x1eebc0,
+    0x1eef09,0x1eef20,0x1f0009,0x1f02c0,0x1f0309,0x1f0940,0x1f0a09,0x1f0af0,0x1f0b19,0x1f0c00,
+    0x1f0c19,0x1f0d00,0x1f0d19,0x1f0f60,0x1f1007,0x1f10d9,0x1f1af0,0x1f1e69,0x1f2030,0x1f2109,
+    0x1f23c0,0x1f2409,0x1f2490,0x1f2509,0x1f2520,0x1f2609,0x1f2660,0x1f3009,0x1f6da0,0x1f6dc9,
+    0x1f6ed0,0x1f6f09,0x1f6fd0,0x1f7009,0x1f7dc0,0x1f7e09,0x1f7ec0,0x1f7f09,0x1f80c0,0x1f8109,
+    0x1f8480,0x1f8509,0x1f85a0,0x1f8609,0x1f8880,0x1f8909,0x1f8ae0,0x1f8b09,0x1f8bc0,0x1f8c09,
+    0x1f8c20,0x1f8d09,0x1f8d90,0x1f9009,0x1fa580,0x1fa609,0x1fa6e0,0x1fa709,0x1fa7d0,0x1fa809,
+    0x1fac70,0x1fac89,0x1fac90,0x1facc9,0x1fade0,0x1fadf9,0x1faec0,0x1faef9,0x1fafb0,0x1fb009,
+    0x1fb930,0x1fb949,0x1fbf07,0x1fbfa9,0x1fbfb0,0x200005,0x2a6e00,0x2a7005,0x2b81f0,0x2b8205,
+    0x2ceae0,0x2ceb05,0x2ebe10,0x2ebf05,0x2ee5e0,0x2f8005,0x2fa1e0,0x300005,0x3134b0,0x313505,
+    0x3347a0,0x3d0005,0x3fc400,0xe0001b,0xe00020,0xe0020b,0xe00800,0xe01006,0xe01f00,0xf0000b,
+    0xffffe0,0x100000b,0x10fffe0,
+};
+static const uint32_t swa__uc_white_space[25] = {
+    0x9,0xa,0xb,0xc,0xd,0x20,0x85,0xa0,0x1680,0x2000,0x2001,0x2002,0x2003,0x2004,0x2005,0x2006,0x2007,0x2008,0x2009,0x200a,0x2028,0x2029,0x202f,0x205f,0x3000
+};
+static const uint16_t swa__uc_ascii[128] = {
+    0x800,0x800,0x800,0x800,0x800,0x800,0x800,0x800,0x800,0x1800,0x1800,0x1800,0x1800,0x1800,0x800,0x800,
+    0x800,0x800,0x800,0x800,0x800,0x800,0x800,0x800,0x800,0x800,0x800,0x800,0x800,0x800,0x800,0x800,
+    0x1400,0x100,0x100,0x100,0x200,0x100,0x100,0x100,0x100,0x100,0x100,0x200,0x100,0x100,0x100,0x100,
+    0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x100,0x100,0x200,0x200,0x200,0x100,
+    0x100,0x2,0x2,0x2,0x2,0x2,0x2,0x2,0x2,0x2,0x2,0x2,0x2,0x2,0x2,0x2,
+    0x2,0x2,0x2,0x2,0x2,0x2,0x2,0x2,0x2,0x2,0x2,0x100,0x100,0x100,0x200,0x100,
+    0x200,0x4,0x4,0x4,0x4,0x4,0x4,0x4,0x4,0x4,0x4,0x4,0x4,0x4,0x4,0x4,
+    0x4,0x4,0x4,0x4,0x4,0x4,0x4,0x4,0x4,0x4,0x4,0x100,0x200,0x100,0x200,0x800,
+};
+/* end of unicode tables */
+
+static unsigned swa__uc_category(uint32_t cp)
+{
+    size_t lo = 0, hi = sizeof swa__uc_ranges / sizeof swa__uc_ranges[0];
+    if (cp > 0x10FFFF) return SWA__UC_CN;
+    while (hi - lo > 1) {                    /* the last range starting at or before cp */
+        size_t mid = (lo + hi) / 2;
+        if ((swa__uc_ranges[mid] >> 4) <= cp) lo = mid;
+        else hi = mid;
+    }
+    return swa__uc_ranges[lo] & 15;
+}
+
+/* The category bit of cp, with SWA__UCF_SPACE for White_Space. */
+static unsigned swa__uc_flags(uint32_t cp)
+{
+    unsigned f;
+    size_t i;
+    if (cp < 128) return swa__uc_ascii[cp];
+    f = 1u << swa__uc_category(cp);
+    if (cp <= 0x3000 && (cp <= 0x20 || cp >= 0x85))
+        for (i = 0; i < sizeof swa__uc_white_space / sizeof swa__uc_white_space[0]; i++)
+            if (swa__uc_white_space[i] == cp) return f | SWA__UCF_SPACE;
+    return f;
 }
 
 /* ==== tokenizer ==== */
+
+/* ---- pre-tokenizer: the regular expressions of byte-level BPE vocabularies ----
+   Each vocabulary names its pre-tokenizer (tokenizer.ggml.pre): a list of regular expressions
+   applied one after another, each cutting every piece of text into its matches and the text
+   between them. The expressions are compiled here into a small backtracking program with
+   Perl's leftmost, greedy-first semantics, over the subset they use: alternation, groups,
+   character classes with ranges, \s, \S and \p{..} (Unicode categories), the quantifiers
+   ? * + {m,n}, a look-ahead of one character class, and $. */
+
+enum { SWA__RE_CLASS, SWA__RE_SPLIT, SWA__RE_JMP, SWA__RE_AHEAD, SWA__RE_AHEAD_NOT, SWA__RE_END, SWA__RE_MATCH };
+
+typedef struct swa__re_inst {
+    uint8_t op;
+    int32_t x, y;              /* CLASS, AHEAD: class index; SPLIT, JMP: jumps relative to this one */
+} swa__re_inst;
+
+typedef struct swa__re_class {
+    uint32_t ascii[4];         /* code points below 128, negation applied */
+    uint32_t cats;             /* SWA__UCF_* bits that match from 128 on */
+    int32_t first, n;          /* ranges[2 * first ..] that match from 128 on */
+    int negate;
+} swa__re_class;
+
+#define SWA__RE_MAX_CODE 768
+#define SWA__RE_MAX_CLASS 96
+#define SWA__RE_MAX_RANGE 256
+
+typedef struct swa__regex {
+    swa__re_inst code[SWA__RE_MAX_CODE];
+    swa__re_class cls[SWA__RE_MAX_CLASS];
+    uint32_t range[2 * SWA__RE_MAX_RANGE];
+    int32_t n_code, n_cls, n_range;
+} swa__regex;
+
+typedef struct swa__chars {    /* a piece of text decoded for matching */
+    const uint32_t *cp;        /* code points; a byte that is not valid UTF-8 is 0x110000 + byte */
+    const uint16_t *flags;     /* SWA__UCF_* of each */
+} swa__chars;
+
+typedef struct swa__re_parser {
+    swa__regex *re;
+    const char *p;
+    int bad;
+} swa__re_parser;
+
+/* One UTF-8 character of a pattern (patterns are ours and valid). */
+static uint32_t swa__re_utf8(const char **p)
+{
+    const unsigned char *s = (const unsigned char *)*p;
+    uint32_t c = s[0];
+    int n = c < 0x80 ? 0 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3, i;
+    if (n) c &= 0x3Fu >> n;
+    for (i = 1; i <= n; i++) c = (c << 6) | (s[i] & 0x3F);
+    *p += n + 1;
+    return c;
+}
+
+static swa__re_inst *swa__re_emit(swa__re_parser *ps, int op, int32_t x, int32_t y)
+{
+    swa__re_inst *in;
+    if (ps->re->n_code >= SWA__RE_MAX_CODE) { ps->bad = 1; return &ps->re->code[0]; }
+    in = &ps->re->code[ps->re->n_code++];
+    in->op = (uint8_t)op;
+    in->x = x;
+    in->y = y;
+    return in;
+}
+
+/* Make room for one instruction at `at`; jumps are relative, so moved code still works. */
+static swa__re_inst *swa__re_insert(swa__re_parser *ps, int32_t at)
+{
+    swa__regex *re = ps->re;
+    if (re->n_code >= SWA__RE_MAX_CODE) { ps->bad = 1; return &re->code[0]; }
+    memmove(&re->code[at + 1], &re->code[at], (size_t)(re->n_code - at) * sizeof re->code[0]);
+    re->n_code++;
+    return &re->code[at];
+}
+
+static void swa__re_add_range(swa__re_parser *ps, uint32_t lo, uint32_t hi)
+{
+    swa__regex *re = ps->re;
+    if (re->n_range >= SWA__RE_MAX_RANGE) { ps->bad = 1; return; }
+    re->range[2 * re->n_range] = lo;
+    re->range[2 * re->n_range + 1] = hi;
+    re->n_range++;
+}
+
+/* \p{X}: the category bits of X. */
+static uint32_t swa__re_category(swa__re_parser *ps)
+{
+    static const struct { const char *name; uint32_t bits; } names[] = {
+        {"L}", SWA__UCF_L}, {"Lu}", 1u << SWA__UC_LU}, {"Ll}", 1u << SWA__UC_LL}, {"Lt}", 1u << SWA__UC_LT},
+        {"Lm}", 1u << SWA__UC_LM}, {"Lo}", 1u << SWA__UC_LO}, {"M}", 1u << SWA__UC_M}, {"N}", 1u << SWA__UC_N},
+        {"P}", 1u << SWA__UC_P}, {"S}", 1u << SWA__UC_S}, {"Z}", 1u << SWA__UC_Z},
+        {"C}", (1u << SWA__UC_C) | (1u << SWA__UC_CN)}
+    };
+    size_t i;
+    if (*ps->p++ != '{') { ps->bad = 1; return 0; }
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t n = strlen(names[i].name);
+        if (strncmp(ps->p, names[i].name, n) == 0) { ps->p += n; return names[i].bits; }
+    }
+    ps->bad = 1;
+    return 0;
+}
+
+/* An escaped character: \r \n \t, or a punctuation character standing for itself. */
+static uint32_t swa__re_escaped(char c)
+{
+    return c == 'r' ? '\r' : c == 'n' ? '\n' : c == 't' ? '\t' : (uint32_t)(unsigned char)c;
+}
+
+static int swa__re_in_class(const swa__regex *re, const swa__re_class *k, uint32_t cp, uint32_t flags)
+{
+    int32_t i;
+    int hit = (k->cats & flags) != 0;
+    for (i = k->first; !hit && i < k->first + k->n; i++)
+        hit = cp >= re->range[2 * i] && cp <= re->range[2 * i + 1];
+    return hit != k->negate;
+}
+
+/* Open a class; its ranges are the ones added until swa__re_class_close. */
+static swa__re_class *swa__re_class_open(swa__re_parser *ps, uint32_t cats, int negate)
+{
+    swa__regex *re = ps->re;
+    swa__re_class *k;
+    if (re->n_cls >= SWA__RE_MAX_CLASS) { ps->bad = 1; return &re->cls[0]; }
+    k = &re->cls[re->n_cls++];
+    memset(k, 0, sizeof *k);
+    k->cats = cats;
+    k->negate = negate;
+    k->first = re->n_range;
+    return k;
+}
+
+static void swa__re_class_close(swa__re_parser *ps, swa__re_class *k)
+{
+    uint32_t c;
+    k->n = ps->re->n_range - k->first;
+    for (c = 0; c < 128; c++)
+        if (swa__re_in_class(ps->re, k, c, swa__uc_flags(c))) k->ascii[c >> 5] |= 1u << (c & 31);
+    swa__re_emit(ps, SWA__RE_CLASS, (int32_t)(k - ps->re->cls), 0);
+}
+
+/* [...] after the '[' */
+static void swa__re_bracket(swa__re_parser *ps)
+{
+    int negate = *ps->p == '^';
+    swa__re_class *k;
+    if (negate) ps->p++;
+    k = swa__re_class_open(ps, 0, negate);
+    while (*ps->p && *ps->p != ']' && !ps->bad) {
+        uint32_t lo;
+        if (*ps->p == '\\') {
+            char e = ps->p[1];
+            ps->p += 2;
+            if (e == 's') { k->cats |= SWA__UCF_SPACE; continue; }
+            if (e == 'p') { k->cats |= swa__re_category(ps); continue; }
+            lo = swa__re_escaped(e);
+        } else {
+            lo = swa__re_utf8(&ps->p);
+        }
+        if (ps->p[0] == '-' && ps->p[1] && ps->p[1] != ']') {
+            uint32_t hi;
+            ps->p++;
+            if (*ps->p == '\\') { hi = swa__re_escaped(ps->p[1]); ps->p += 2; }
+            else hi = swa__re_utf8(&ps->p);
+            if (hi < lo) ps->bad = 1;
+            swa__re_add_range(ps, lo, hi);
+        } else {
+            swa__re_add_range(ps, lo, lo);
+        }
+    }
+    if (*ps->p != ']') ps->bad = 1;
+    else ps->p++;
+    swa__re_class_close(ps, k);
+}
+
+static void swa__re_alternation(swa__re_parser *ps);
+
+static void swa__re_atom(swa__re_parser *ps)
+{
+    char c = *ps->p;
+    if (c == '(') {
+        int look = 0;
+        ps->p++;
+        if (ps->p[0] == '?' && ps->p[1] == ':') ps->p += 2;
+        else if (ps->p[0] == '?' && (ps->p[1] == '=' || ps->p[1] == '!')) { look = ps->p[1]; ps->p += 2; }
+        if (look) {                               /* a look-ahead holds one class */
+            int32_t at = ps->re->n_code;
+            swa__re_atom(ps);
+            if (ps->re->n_code != at + 1 || ps->re->code[at].op != SWA__RE_CLASS) ps->bad = 1;
+            ps->re->code[at].op = look == '=' ? SWA__RE_AHEAD : SWA__RE_AHEAD_NOT;
+        } else {
+            swa__re_alternation(ps);
+        }
+        if (*ps->p != ')') ps->bad = 1;
+        else ps->p++;
+    } else if (c == '[') {
+        ps->p++;
+        swa__re_bracket(ps);
+    } else if (c == '$') {
+        ps->p++;
+        swa__re_emit(ps, SWA__RE_END, 0, 0);
+    } else if (c == '\\') {
+        char e = ps->p[1];
+        ps->p += 2;
+        if (e == 's' || e == 'S') swa__re_class_close(ps, swa__re_class_open(ps, SWA__UCF_SPACE, e == 'S'));
+        else if (e == 'p') swa__re_class_close(ps, swa__re_class_open(ps, swa__re_category(ps), 0));
+        else {
+            uint32_t ch = swa__re_escaped(e);
+            swa__re_class *k = swa__re_class_open(ps, 0, 0);
+            swa__re_add_range(ps, ch, ch);
+            swa__re_class_close(ps, k);
+        }
+    } else if (c && !strchr("|)?*+{", c)) {
+        uint32_t ch = swa__re_utf8(&ps->p);
+        swa__re_class *k = swa__re_class_open(ps, 0, 0);
+        swa__re_add_range(ps, ch, ch);
+        swa__re_class_close(ps, k);
+    } else {
+        ps->bad = 1;
+    }
+}
+
+/* Append a copy of code[from, from + n). */
+static void swa__re_copy(swa__re_parser *ps, int32_t from, int32_t n)
+{
+    int32_t i;
+    if (ps->re->n_code + n > SWA__RE_MAX_CODE) { ps->bad = 1; return; }
+    for (i = 0; i < n; i++) ps->re->code[ps->re->n_code++] = ps->re->code[from + i];
+}
+
+/* The quantifier after the atom at code[at, n_code), if any. */
+static void swa__re_quantify(swa__re_parser *ps, int32_t at)
+{
+    swa__regex *re = ps->re;
+    int32_t len = re->n_code - at, lo, hi, i, end;
+    char q = *ps->p;
+    swa__re_inst *in;
+    if (q == '?' || q == '*') {                   /* SPLIT over the atom; '*' loops back to it */
+        ps->p++;
+        in = swa__re_insert(ps, at);
+        in->op = SWA__RE_SPLIT;
+        in->x = 1;
+        in->y = len + 1 + (q == '*');
+        if (q == '*') swa__re_emit(ps, SWA__RE_JMP, -(len + 1), 0);
+    } else if (q == '+') {                        /* the atom, then SPLIT back to it */
+        ps->p++;
+        swa__re_emit(ps, SWA__RE_SPLIT, -len, 1);
+    } else if (q == '{') {                        /* {lo,hi}: lo copies, then hi - lo optional ones */
+        char *e;
+        lo = (int32_t)strtol(ps->p + 1, &e, 10);
+        hi = *e == ',' ? (int32_t)strtol(e + 1, &e, 10) : lo;
+        if (*e != '}' || lo < 1 || hi < lo || hi > 8) { ps->bad = 1; return; }
+        ps->p = e + 1;
+        for (i = 1; i < lo; i++) swa__re_copy(ps, at, len);
+        end = re->n_code + (hi - lo) * (len + 1);
+        for (i = lo; i < hi && !ps->bad; i++) {
+            swa__re_emit(ps, SWA__RE_SPLIT, 1, end - re->n_code);
+            swa__re_copy(ps, at, len);
+        }
+    }
+}
+
+static void swa__re_sequence(swa__re_parser *ps)
+{
+    while (*ps->p && *ps->p != '|' && *ps->p != ')' && !ps->bad) {
+        int32_t at = ps->re->n_code;
+        swa__re_atom(ps);
+        swa__re_quantify(ps, at);
+    }
+}
+
+/* a|b|c: SPLIT to each branch in turn, each branch jumping to the end. */
+static void swa__re_alternation(swa__re_parser *ps)
+{
+    int32_t at = ps->re->n_code, jmp;
+    swa__re_inst *in;
+    swa__re_sequence(ps);
+    if (*ps->p != '|' || ps->bad) return;
+    ps->p++;
+    in = swa__re_insert(ps, at);
+    in->op = SWA__RE_SPLIT;
+    in->x = 1;
+    jmp = ps->re->n_code;
+    swa__re_emit(ps, SWA__RE_JMP, 0, 0);
+    ps->re->code[at].y = ps->re->n_code - at;
+    swa__re_alternation(ps);
+    ps->re->code[jmp].x = ps->re->n_code - jmp;
+}
+
+static int swa__re_compile(swa__regex *re, const char *pattern)
+{
+    swa__re_parser ps;
+    memset(re, 0, sizeof *re);
+    ps.re = re;
+    ps.p = pattern;
+    ps.bad = 0;
+    swa__re_alternation(&ps);
+    swa__re_emit(&ps, SWA__RE_MATCH, 0, 0);
+    return !ps.bad && *ps.p == '\0';
+}
+
+typedef struct swa__re_stack {    /* backtracking points: (pc, position) pairs */
+    size_t *at;
+    size_t n, cap;
+} swa__re_stack;
+
+static int swa__re_has(const swa__regex *re, int32_t k, const swa__chars *t, size_t i)
+{
+    uint32_t cp = t->cp[i];
+    if (cp < 128) return (int)(re->cls[k].ascii[cp >> 5] >> (cp & 31)) & 1;
+    return swa__re_in_class(re, &re->cls[k], cp, t->flags[i]);
+}
+
+/* The end of the match that starts at pos (a text ending at end), -1 for none, -2 when out of
+   memory. The stack is explicit, so long runs of text cannot exhaust the C stack. */
+static int64_t swa__re_match(const swa__regex *re, const swa__chars *t, size_t pos, size_t end, swa__re_stack *st)
+{
+    int32_t pc = 0;
+    size_t sp = pos;
+    st->n = 0;
+    for (;;) {
+        const swa__re_inst *in = &re->code[pc];
+        switch (in->op) {
+        case SWA__RE_CLASS:
+            if (sp < end && swa__re_has(re, in->x, t, sp)) { sp++; pc++; continue; }
+            break;
+        case SWA__RE_SPLIT: {
+            /* a branch that starts with a class the next character is not in fails at once:
+               take the other without a backtracking point */
+            const swa__re_inst *a = &re->code[pc + in->x], *b = &re->code[pc + in->y];
+            int a_dead = a->op == SWA__RE_CLASS && !(sp < end && swa__re_has(re, a->x, t, sp));
+            int b_dead = b->op == SWA__RE_CLASS && !(sp < end && swa__re_has(re, b->x, t, sp));
+            if (a_dead && b_dead) break;
+            if (a_dead || b_dead) {
+                pc += a_dead ? in->y : in->x;
+                continue;
+            }
+            if (st->n + 2 > st->cap) {
+                size_t cap = st->cap ? 2 * st->cap : 256, *p = (size_t *)SWA_MALLOC(cap * sizeof *p);
+                if (!p) return -2;
+                if (st->n) memcpy(p, st->at, st->n * sizeof *p);
+                SWA_FREE(st->at);
+                st->at = p;
+                st->cap = cap;
+            }
+            st->at[st->n++] = (size_t)(pc + in->y);
+            st->at[st->n++] = sp;
+            pc += in->x;
+            continue;
+        }
+        case SWA__RE_JMP:
+            pc += in->x;
+            continue;
+        case SWA__RE_AHEAD: case SWA__RE_AHEAD_NOT:
+            if ((sp < end && swa__re_has(re, in->x, t, sp)) == (in->op == SWA__RE_AHEAD)) { pc++; continue; }
+            break;
+        case SWA__RE_END:
+            if (sp == end) { pc++; continue; }
+            break;
+        default:
+            return (int64_t)sp;
+        }
+        if (st->n == 0) return -1;
+        sp = st->at[--st->n];
+        pc = (int32_t)st->at[--st->n];
+    }
+}
+
+/* Cut every piece [start, next start) of chars [0, n) at the matches of re: cut[i] is 1 where a
+   piece starts. */
+static swa_status swa__re_split(const swa__regex *re, const swa__chars *t, size_t n, uint8_t *cut,
+                                swa__re_stack *st)
+{
+    size_t start = 0;
+    /* An expression C+R (one branch, a class loop first, as DeepSeek's \s+$) that fails at p
+       where C holds fails at p + 1 too: it would try a subset of the same places for R. Skipping
+       the rest of such a run keeps a long run of C linear. */
+    int lead_loop = re->code[0].op == SWA__RE_CLASS && re->code[1].op == SWA__RE_SPLIT && re->code[1].x == -1;
+    while (start < n) {
+        size_t end = start + 1, p = start;
+        while (end < n && !cut[end]) end++;
+        while (p < end) {
+            int64_t m = swa__re_match(re, t, p, end, st);
+            if (m == -2) return SWA_ERR_NOMEM;
+            if (m <= (int64_t)p) {
+                if (lead_loop)
+                    while (p + 1 < end && swa__re_has(re, re->code[0].x, t, p) && swa__re_has(re, re->code[0].x, t, p + 1)) p++;
+                p++;
+                continue;
+            }
+            cut[p] = 1;
+            if ((size_t)m < end) cut[m] = 1;
+            p = (size_t)m;
+        }
+        start = end;
+    }
+    return SWA_OK;
+}
+
+/* The pre-tokenizers llama.cpp knows, by tokenizer.ggml.pre. Where llama.cpp rewrote an
+   expression for std::regex, the original (tokenizer.json) is kept when both mean the same
+   on valid text: (?i:'s|...) is written '[sS]|..., which is what it means for these letters. */
+#define SWA__RE_GPT2 "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
+#define SWA__RE_LLAMA3(digits) "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|" \
+    digits "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+#define SWA__RE_PORO " ?[^(\\s|.,!?…。，、।۔،)]+"
+
+typedef struct swa__pretok {
+    const char *names;         /* the tokenizer.ggml.pre values, space-separated */
+    int ignore_merges;         /* a word that is a token is that token, merges or not */
+    int add_bos;               /* default of tokenizer.ggml.add_bos_token */
+    const char *regex[6];
+} swa__pretok;
+
+static const swa__pretok swa__pretoks[] = {
+    {"default", 0, 0, {"[\\p{P}\\$\\+<=>\\^~\\|]+", SWA__RE_GPT2, "\\p{N}+", "[0-9][0-9][0-9]"}},
+    {"llama3 llama-v3 llama-bpe falcon3", 1, 1, {SWA__RE_LLAMA3("\\p{N}{1,3}")}},
+    {"dbrx smaug-bpe", 0, 0, {SWA__RE_LLAMA3("\\p{N}{1,3}")}},
+    /* DeepSeek's letters: a few are escapes, as editors normalise them to other code points */
+    {"deepseek-llm", 0, 0, {"[\r\n]",
+        "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\xe1\xbd\xbd" "ᾀ-ᾴᾶ-ᾼ\xe1\xbe\xbe" "ῂ-ῄῆ-ῌῐ-\xe1\xbf\x93" "ῖ-\xe1\xbf\x9b" "ῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤ\xe2\x84\xa6" "ℨ\xe2\x84\xaa" "-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+",
+        "\\s?[!-/:-~！-／：-～‘-‟　-。]+", "\\s+$", "[一-龥ࠀ-一가-퟿]+", "\\p{N}+"}},
+    {"deepseek-v3", 0, 0, {"\\p{N}{1,3}", "[一-龥぀-ゟ゠-ヿ]+",
+        "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"}},
+    {"deepseek-coder", 0, 0, {"[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[一-龥ࠀ-一가-퟿]+", "\\p{N}"}},
+    {"falcon", 0, 0, {"[\\p{P}\\$\\+<=>\\^~\\|`]+", SWA__RE_GPT2, "[0-9][0-9][0-9]"}},
+    {"starcoder refact command-r smollm codeshell exaone minerva-7b", 0, 0, {"\\p{N}", SWA__RE_GPT2}},
+    {"gpt-2 phi-2 jina-es jina-de gigachat jina-v1-en jina-v2-es jina-v2-de jina-v2-code roberta-bpe mpt olmo jais",
+        0, 0, {SWA__RE_GPT2}},
+    {"qwen2 deepseek-r1-qwen megrez stablelm2", 0, 0, {SWA__RE_LLAMA3("\\p{N}")}},
+    {"poro-chat bloom gpt3-finnish", 0, 0, {SWA__RE_PORO}},
+    {"viking", 0, 0, {SWA__RE_PORO, "\\p{N}"}},
+    {"tekken", 1, 1, {"[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|"
+        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*|\\p{N}|"
+        " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
+    {"chameleon", 0, 1, {"<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", "\\p{N}",
+        "[\\p{P}!-/:-@\\[-`{-~]", SWA__RE_GPT2}},
+};
+
+/* The pre-tokenizer called name, or NULL. */
+static const swa__pretok *swa__pretok_find(swa_str name)
+{
+    size_t i;
+    for (i = 0; i < sizeof swa__pretoks / sizeof swa__pretoks[0]; i++) {
+        const char *p = swa__pretoks[i].names;
+        while (*p) {
+            size_t n = strcspn(p, " ");
+            if (n == name.len && memcmp(p, name.ptr, n) == 0) return &swa__pretoks[i];
+            p += n + (p[n] == ' ');
+        }
+    }
+    return NULL;
+}
+
+#undef SWA__RE_GPT2
+#undef SWA__RE_LLAMA3
+#undef SWA__RE_PORO
+#undef SWA__RE_MAX_CODE
+#undef SWA__RE_MAX_CLASS
+#undef SWA__RE_MAX_RANGE
+
 
 struct swa_vocab {
     int32_t n;
@@ -6068,11 +6974,25 @@ struct swa_vocab {
     swa__name_table lookup;    /* piece -> id (the first id on duplicates) */
     int32_t byte_token[256];   /* id of "<0xXX>", -1 when absent */
     int32_t bos, eos, unk;     /* -1 when absent */
-    int add_bos, add_space_prefix;
-    int32_t *special;          /* [n_special] control and user-defined ids, longest piece first */
-    int32_t n_special;
+    int add_bos, add_eos, add_space_prefix;
+    int32_t n_special;         /* control, user-defined and unknown tokens */
+    size_t *special_len;       /* the lengths of their texts, by first byte, longest first, each once */
+    int32_t special_at[257];   /* special_len[special_at[b] .. special_at[b + 1]) are of texts starting with b */
     swa_str *piece_store;      /* owns pieces */
+    /* byte-level BPE (tokenizer.ggml.model "gpt2") */
+    int bpe;
+    const swa__pretok *pre;
+    swa__regex *regex;         /* [n_regex] the pre-tokenizer's expressions, compiled */
+    int n_regex;
+    struct swa__merge *merges; /* open addressing on the (left, right) pair of ids */
+    uint64_t merge_mask;
+    int32_t byte_char[256];    /* token of the character GPT-2's byte mapping gives each byte, or -1 */
 };
+
+typedef struct swa__merge {
+    uint64_t key;              /* left id << 32 | right id; UINT64_MAX when the slot is empty */
+    int32_t rank, id;          /* rank in tokenizer.ggml.merges (lower merges first), merged token */
+} swa__merge;
 
 /* An optional token id key. Absent means `def` (none when the vocabulary is smaller);
    0xFFFFFFFF and -1 mean none, as llama.cpp's converters write them. */
@@ -6135,22 +7055,203 @@ static int swa__cmp_ranked(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Control and user-defined tokens, longest text first, so matching takes the longest. */
+typedef struct swa__special_key {
+    size_t len;
+    int32_t id;
+    unsigned char first;
+} swa__special_key;
+
+/* First byte, then longer piece first, then smaller id: a total order. */
+static int swa__cmp_special(const void *a, const void *b)
+{
+    const swa__special_key *x = (const swa__special_key *)a, *y = (const swa__special_key *)b;
+    if (x->first != y->first) return x->first < y->first ? -1 : 1;
+    if (x->len != y->len) return x->len > y->len ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The lengths special tokens (control, user-defined, unknown) have, grouped by first byte,
+   longest first: matching at a position looks up the text of each length in the piece table,
+   a few hash probes even with thousands of special tokens, and takes the longest. */
 static swa_status swa__vocab_specials(swa_vocab *v, swa_error *err)
 {
-    swa__ranked *r = (swa__ranked *)swa__calloc((uint64_t)v->n, sizeof *r);
-    int32_t i, n = 0;
+    swa__special_key *r = (swa__special_key *)swa__calloc((uint64_t)v->n, sizeof *r);
+    int32_t i, n = 0, b;
     if (!r) return swa__fail(err, SWA_ERR_NOMEM, "cannot sort %d tokens", v->n);
     for (i = 0; i < v->n; i++)
-        if ((v->types[i] == SWA_TOKEN_CONTROL || v->types[i] == SWA_TOKEN_USER_DEFINED) && v->pieces[i].len > 0) {
-            r[n].key = (float)v->pieces[i].len;
+        if ((v->types[i] == SWA_TOKEN_CONTROL || v->types[i] == SWA_TOKEN_USER_DEFINED ||
+             v->types[i] == SWA_TOKEN_UNKNOWN) && v->pieces[i].len > 0) {
+            r[n].len = v->pieces[i].len;
+            r[n].first = (unsigned char)v->pieces[i].ptr[0];
             r[n++].id = i;
         }
-    qsort(r, (size_t)n, sizeof *r, swa__cmp_ranked);
-    for (i = 0; i < n; i++) v->special[i] = r[i].id;
+    qsort(r, (size_t)n, sizeof *r, swa__cmp_special);
     v->n_special = n;
+    for (i = 0, n = 0, b = 0; i < v->n_special; i++) {
+        if (i > 0 && r[i].first == r[i - 1].first && r[i].len == r[i - 1].len) continue;
+        while (b <= r[i].first) v->special_at[b++] = n;
+        v->special_len[n++] = r[i].len;
+    }
+    while (b <= 256) v->special_at[b++] = n;
     SWA_FREE(r);
     return SWA_OK;
+}
+
+/* llama.cpp treats these as control tokens (ends of turn, fill-in-the-middle markers) whatever
+   type the file gives them, so they never come out of plain text. */
+static void swa__vocab_promote_control(swa_vocab *v)
+{
+    static const char *const names[] = {
+        "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>",
+        "<\xef\xbd\x9c\x65nd\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"   /* DeepSeek's, in full-width bars */
+    };
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        int32_t id = swa_vocab_find(v, names[i]);
+        if (id >= 0 && v->types[id] != SWA_TOKEN_CONTROL) v->types[id] = SWA_TOKEN_CONTROL;
+    }
+}
+
+/* The character GPT-2's byte-level BPE writes for byte b: printable Latin-1 bytes stand for
+   themselves, the other 68 take U+0100 onwards in byte order. */
+static uint32_t swa__gpt2_char(unsigned b)
+{
+    if ((b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE) return b;
+    return b <= 0x20 ? 0x100 + b : b <= 0xA0 ? 0x121 + (b - 0x7F) : 0x143;
+}
+
+/* The byte a GPT-2 character stands for, or -1. */
+static int swa__gpt2_byte(uint32_t c)
+{
+    if ((c >= 0x21 && c <= 0x7E) || (c >= 0xA1 && c <= 0xAC) || (c >= 0xAE && c <= 0xFF)) return (int)c;
+    return c >= 0x100 && c <= 0x120 ? (int)(c - 0x100) : c >= 0x121 && c <= 0x142 ? (int)(c - 0x121 + 0x7F) : c == 0x143 ? 0xAD : -1;
+}
+
+static size_t swa__utf8_len(unsigned char c)
+{
+    return c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+}
+
+static size_t swa__utf8_put(uint32_t c, char *out)
+{
+    if (c < 0x80) { out[0] = (char)c; return 1; }
+    if (c < 0x800) { out[0] = (char)(0xC0 | (c >> 6)); out[1] = (char)(0x80 | (c & 0x3F)); return 2; }
+    if (c < 0x10000) {
+        out[0] = (char)(0xE0 | (c >> 12)); out[1] = (char)(0x80 | ((c >> 6) & 0x3F)); out[2] = (char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (c >> 18)); out[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((c >> 6) & 0x3F)); out[3] = (char)(0x80 | (c & 0x3F));
+    return 4;
+}
+
+/* One UTF-8 character of p[0..n): its code point and length. A byte that does not start a
+   well-formed character is a character of its own, 0x110000 + the byte. */
+static uint32_t swa__utf8_get(const unsigned char *p, size_t n, size_t *len)
+{
+    size_t k = swa__utf8_len(p[0]), i;
+    uint32_t c = p[0];
+    *len = 1;
+    if (k == 1) return c < 0x80 ? c : 0x110000 + c;
+    if (k > n) return 0x110000 + c;
+    c &= 0x7Fu >> k;
+    for (i = 1; i < k; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0x110000 + p[0];
+        c = (c << 6) | (p[i] & 0x3F);
+    }
+    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF) || c < (k == 2 ? 0x80u : k == 3 ? 0x800u : 0x10000u))
+        return 0x110000 + p[0];
+    *len = k;
+    return c;
+}
+
+static void swa__merge_insert(swa_vocab *v, int32_t left, int32_t right, int32_t rank, int32_t id)
+{
+    uint64_t key = (uint64_t)(uint32_t)left << 32 | (uint32_t)right, h;
+    for (h = ((key * 0x9E3779B97F4A7C15ull) >> 20) & v->merge_mask;; h = (h + 1) & v->merge_mask) {
+        if (v->merges[h].key == key) return;                  /* the first rank of a pair counts */
+        if (v->merges[h].key == UINT64_MAX) {
+            v->merges[h].key = key;
+            v->merges[h].rank = rank;
+            v->merges[h].id = id;
+            return;
+        }
+    }
+}
+
+static const swa__merge *swa__merge_find(const swa_vocab *v, int32_t left, int32_t right)
+{
+    uint64_t key = (uint64_t)(uint32_t)left << 32 | (uint32_t)right, h;
+    if (left < 0 || right < 0) return NULL;
+    for (h = ((key * 0x9E3779B97F4A7C15ull) >> 20) & v->merge_mask;; h = (h + 1) & v->merge_mask) {
+        if (v->merges[h].key == key) return &v->merges[h];
+        if (v->merges[h].key == UINT64_MAX) return NULL;
+    }
+}
+
+/* tokenizer.ggml.merges: "left right" strings, highest priority first. A merge whose parts or
+   result are not tokens can never apply to token ids, so it is left out. */
+static swa_status swa__vocab_merges(swa_vocab *v, const swa_gguf *g, swa_error *err)
+{
+    int64_t ki = swa_gguf_kv_find(g, "tokenizer.ggml.merges");
+    swa_gguf_value arr = swa_gguf_kv_value(g, ki), e;
+    uint64_t cap = 16, i;
+    char *both;
+    size_t longest = 0;
+    int32_t k;
+    if (ki < 0 || arr.type != SWA_GGUF_ARRAY || arr.elem_type != SWA_GGUF_STRING || arr.n > (uint64_t)INT32_MAX)
+        return swa__fail(err, SWA_ERR_FORMAT, "key tokenizer.ggml.merges: want an array of strings (a gpt2 vocabulary needs it)");
+    while (cap < arr.n * 2) cap *= 2;
+    for (k = 0; k < v->n; k++) if (v->pieces[k].len > longest) longest = v->pieces[k].len;
+    if (!(v->merges = (swa__merge *)swa__calloc(cap, sizeof *v->merges)) || !(both = (char *)SWA_MALLOC(longest + 1)))
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate %llu merges", (unsigned long long)arr.n);
+    v->merge_mask = cap - 1;
+    for (i = 0; i < cap; i++) v->merges[i].key = UINT64_MAX;
+    for (i = 0; i < arr.n; i++) {
+        swa_str m = {"", 0};
+        const char *sp;
+        int64_t l, r, id;
+        swa_gguf_value_at(&arr, i, &e);
+        swa_gguf_value_str(&e, &m);
+        if (m.len < 3 || !(sp = (const char *)memchr(m.ptr + 1, ' ', m.len - 1)) || m.len - 1 > longest) continue;
+        l = swa__names_find(&v->lookup, v->pieces, sizeof(swa_str), m.ptr, (size_t)(sp - m.ptr), -1);
+        r = swa__names_find(&v->lookup, v->pieces, sizeof(swa_str), sp + 1, m.len - (size_t)(sp - m.ptr) - 1, -1);
+        memcpy(both, m.ptr, (size_t)(sp - m.ptr));
+        memcpy(both + (sp - m.ptr), sp + 1, m.len - (size_t)(sp - m.ptr) - 1);
+        id = swa__names_find(&v->lookup, v->pieces, sizeof(swa_str), both, m.len - 1, -1);
+        if (l >= 0 && r >= 0 && id >= 0) swa__merge_insert(v, (int32_t)l, (int32_t)r, (int32_t)i, (int32_t)id);
+    }
+    SWA_FREE(both);
+    return SWA_OK;
+}
+
+/* The byte-level BPE parts: pre-tokenizer, byte characters, merges. */
+static swa_status swa__vocab_read_bpe(swa_vocab *v, const swa_gguf *g, swa_error *err)
+{
+    int64_t ki = swa_gguf_kv_find(g, "tokenizer.ggml.pre");
+    swa_str name = {"default", 7};
+    swa_gguf_value e;
+    char c[4];
+    int i;
+    if (ki >= 0) {
+        e = swa_gguf_kv_value(g, ki);
+        if (swa_gguf_value_str(&e, &name) != SWA_OK)
+            return swa__fail(err, SWA_ERR_FORMAT, "key tokenizer.ggml.pre: want a string");
+    }
+    if (!(v->pre = swa__pretok_find(name)))
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "pre-tokenizer \"%.*s\" (tokenizer.ggml.pre) is not supported",
+                         name.len > 48 ? 48 : (int)name.len, name.ptr);
+    while (v->n_regex < 6 && v->pre->regex[v->n_regex]) v->n_regex++;
+    if (!(v->regex = (swa__regex *)swa__calloc((uint64_t)v->n_regex, sizeof *v->regex)))
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a pre-tokenizer");
+    for (i = 0; i < v->n_regex; i++)
+        if (!swa__re_compile(&v->regex[i], v->pre->regex[i]))
+            return swa__fail(err, SWA_ERR_UNSUPPORTED, "pre-tokenizer %.*s: expression %d does not compile",
+                             (int)name.len, name.ptr, i);
+    for (i = 0; i < 256; i++)
+        v->byte_char[i] = (int32_t)swa__names_find(&v->lookup, v->pieces, sizeof(swa_str), c,
+                                                   swa__utf8_put(swa__gpt2_char((unsigned)i), c), -1);
+    return swa__vocab_merges(v, g, err);
 }
 
 static swa_status swa__vocab_read(swa_vocab *v, const swa_gguf *g, swa_error *err)
@@ -6165,9 +7266,10 @@ static swa_status swa__vocab_read(swa_vocab *v, const swa_gguf *g, swa_error *er
     e = swa_gguf_kv_value(g, ti);
     if (swa_gguf_value_str(&e, &model) != SWA_OK)
         return swa__fail(err, SWA_ERR_FORMAT, "key tokenizer.ggml.model: want a string");
-    if (!swa__str_eq(model, "llama"))
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tokenizer \"%.*s\" is not supported (only \"llama\", SentencePiece BPE, is)",
-                         model.len > 32 ? 32 : (int)model.len, model.ptr);
+    v->bpe = swa__str_eq(model, "gpt2");
+    if (!swa__str_eq(model, "llama") && !v->bpe)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tokenizer \"%.*s\" is not supported (\"llama\", SentencePiece BPE, "
+                         "and \"gpt2\", byte-level BPE, are)", model.len > 32 ? 32 : (int)model.len, model.ptr);
     ti = swa_gguf_kv_find(g, "tokenizer.ggml.tokens");
     tokens = swa_gguf_kv_value(g, ti);
     if (ti < 0 || tokens.type != SWA_GGUF_ARRAY || tokens.elem_type != SWA_GGUF_STRING || tokens.n == 0 ||
@@ -6180,8 +7282,8 @@ static swa_status swa__vocab_read(swa_vocab *v, const swa_gguf *g, swa_error *er
     v->piece_store = (swa_str *)swa__calloc((uint64_t)v->n, sizeof(swa_str));
     v->scores = (float *)swa__calloc((uint64_t)v->n, sizeof(float));
     v->types = (uint8_t *)swa__calloc((uint64_t)v->n, 1);
-    v->special = (int32_t *)swa__calloc((uint64_t)v->n, sizeof(int32_t));
-    if (!v->piece_store || !v->scores || !v->types || !v->special || swa__names_init(&v->lookup, v->n) != SWA_OK)
+    v->special_len = (size_t *)swa__calloc((uint64_t)v->n, sizeof(size_t));
+    if (!v->piece_store || !v->scores || !v->types || !v->special_len || swa__names_init(&v->lookup, v->n) != SWA_OK)
         return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a vocabulary of %d tokens", v->n);
     v->pieces = v->piece_store;
     for (i = 0; i < 256; i++) v->byte_token[i] = -1;
@@ -6203,13 +7305,21 @@ static swa_status swa__vocab_read(swa_vocab *v, const swa_gguf *g, swa_error *er
         if (type == SWA_TOKEN_BYTE && swa__parse_byte_piece(v->pieces[i], &byte) && v->byte_token[byte] < 0)
             v->byte_token[byte] = i;
     }
+    swa__vocab_promote_control(v);
     if ((s = swa__vocab_specials(v, err)) != SWA_OK) return s;
-    if ((s = swa__vocab_id(g, "tokenizer.ggml.bos_token_id", 1, v->n, &v->bos, err)) != SWA_OK ||
-        (s = swa__vocab_id(g, "tokenizer.ggml.eos_token_id", 2, v->n, &v->eos, err)) != SWA_OK ||
-        (s = swa__vocab_id(g, "tokenizer.ggml.unknown_token_id", 0, v->n, &v->unk, err)) != SWA_OK)
+    if (v->bpe && (s = swa__vocab_read_bpe(v, g, err)) != SWA_OK) return s;
+    /* defaults as llama.cpp's: SentencePiece <unk> <s> </s> are 0 1 2; GPT-2 files without ids
+       are GPT-NeoX's, whose <|endoftext|> is 11 */
+    if ((s = swa__vocab_id(g, "tokenizer.ggml.bos_token_id", v->bpe ? 11 : 1, v->n, &v->bos, err)) != SWA_OK ||
+        (s = swa__vocab_id(g, "tokenizer.ggml.eos_token_id", v->bpe ? 11 : 2, v->n, &v->eos, err)) != SWA_OK ||
+        (s = swa__vocab_id(g, "tokenizer.ggml.unknown_token_id", v->bpe ? INT32_MAX : 0, v->n, &v->unk, err)) != SWA_OK)
         return s;
-    if ((s = swa__get_bool(g, "tokenizer.ggml.add_bos_token", 1, &v->add_bos, err)) != SWA_OK) return s;
-    return swa__get_bool(g, "tokenizer.ggml.add_space_prefix", 1, &v->add_space_prefix, err);
+    if ((s = swa__get_bool(g, "tokenizer.ggml.add_bos_token", v->bpe ? v->pre->add_bos : 1, &v->add_bos, err)) != SWA_OK ||
+        (s = swa__get_bool(g, "tokenizer.ggml.add_eos_token", 0, &v->add_eos, err)) != SWA_OK ||
+        (s = swa__get_bool(g, "tokenizer.ggml.add_space_prefix", !v->bpe, &v->add_space_prefix, err)) != SWA_OK)
+        return s;
+    if (v->bpe) v->add_space_prefix = 0;   /* byte-level BPE never adds one */
+    return SWA_OK;
 }
 
 SWADEF void swa_vocab_free(swa_vocab *v)
@@ -6218,8 +7328,10 @@ SWADEF void swa_vocab_free(swa_vocab *v)
     SWA_FREE(v->piece_store);
     SWA_FREE(v->scores);
     SWA_FREE(v->types);
-    SWA_FREE(v->special);
+    SWA_FREE(v->special_len);
     SWA_FREE(v->lookup.slots);
+    SWA_FREE(v->regex);
+    SWA_FREE(v->merges);
     SWA_FREE(v);
 }
 
@@ -6243,6 +7355,7 @@ SWADEF int32_t swa_vocab_size(const swa_vocab *v) { return v->n; }
 SWADEF int32_t swa_vocab_bos(const swa_vocab *v) { return v->bos; }
 SWADEF int32_t swa_vocab_eos(const swa_vocab *v) { return v->eos; }
 SWADEF int swa_vocab_add_bos(const swa_vocab *v) { return v->add_bos; }
+SWADEF int swa_vocab_add_eos(const swa_vocab *v) { return v->add_eos; }
 
 SWADEF swa_str swa_vocab_piece(const swa_vocab *v, int32_t id)
 {
@@ -6314,11 +7427,6 @@ static swa__bigram swa__heap_pop(swa__bigram *h, size_t *n)
     }
     if (*n) h[i] = last;
     return top;
-}
-
-static size_t swa__utf8_len(unsigned char c)
-{
-    return c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
 }
 
 typedef struct swa__symbols {     /* the text as a linked list of pieces, merged in place */
@@ -6421,16 +7529,216 @@ static swa_status swa__tokenize_run(const swa_vocab *v, const char *text, size_t
     return s;
 }
 
+/* ---- byte-level BPE ---- */
+
+typedef struct swa__pair {        /* a merge that may apply to the neighbours left and right */
+    int32_t rank, left, right, left_id, right_id, id;
+} swa__pair;
+
+static int swa__pair_before(const swa__pair *a, const swa__pair *b)
+{
+    return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
+}
+
+static void swa__pair_push(swa__pair *h, size_t *n, swa__pair p)
+{
+    size_t i = (*n)++;
+    while (i > 0 && swa__pair_before(&p, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = p;
+}
+
+static swa__pair swa__pair_pop(swa__pair *h, size_t *n)
+{
+    swa__pair top = h[0], last = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && swa__pair_before(&h[c + 1], &h[c])) c++;
+        if (!swa__pair_before(&h[c], &last)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n) h[i] = last;
+    return top;
+}
+
+typedef struct swa__bpe_work {    /* one word as a linked list of tokens, merged in place */
+    int32_t *id, *prev, *next;    /* next[k] == -2: merged into its left neighbour */
+    swa__pair *heap;
+    size_t n_heap;
+    char *enc;                    /* the word in GPT-2 characters (ignore_merges) */
+} swa__bpe_work;
+
+static void swa__bpe_try(const swa_vocab *v, swa__bpe_work *w, int32_t left, int32_t right)
+{
+    const swa__merge *m;
+    swa__pair p;
+    if (left < 0 || right < 0 || !(m = swa__merge_find(v, w->id[left], w->id[right]))) return;
+    p.rank = m->rank;
+    p.left = left;
+    p.right = right;
+    p.left_id = w->id[left];
+    p.right_id = w->id[right];
+    p.id = m->id;
+    swa__pair_push(w->heap, &w->n_heap, p);
+}
+
+/* One pre-tokenized word of n bytes: each byte becomes the token of its GPT-2 character, then
+   the adjacent pair with the lowest merge rank (leftmost on ties) merges until none applies.
+   Bytes whose character is not a token are dropped, as llama.cpp drops them. */
+static void swa__bpe_word(const swa_vocab *v, const unsigned char *s, size_t n, swa__bpe_work *w, swa__tokens *out)
+{
+    size_t i;
+    int32_t k;
+    if (v->pre->ignore_merges) {
+        size_t len = 0;
+        int64_t id;
+        for (i = 0; i < n; i++) len += swa__utf8_put(swa__gpt2_char(s[i]), w->enc + len);
+        if ((id = swa__names_find(&v->lookup, v->pieces, sizeof(swa_str), w->enc, len, -1)) >= 0) {
+            swa__tokens_push(out, (int32_t)id);
+            return;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        w->id[i] = v->byte_char[s[i]];
+        w->prev[i] = (int32_t)i - 1;
+        w->next[i] = i + 1 < n ? (int32_t)i + 1 : -1;
+    }
+    w->n_heap = 0;
+    for (i = 0; i + 1 < n; i++) swa__bpe_try(v, w, (int32_t)i, (int32_t)i + 1);
+    while (w->n_heap) {
+        swa__pair p = swa__pair_pop(w->heap, &w->n_heap);
+        int32_t l = p.left, r = p.right;
+        if (w->next[l] != r || w->id[l] != p.left_id || w->id[r] != p.right_id) continue;   /* stale */
+        w->id[l] = p.id;
+        w->next[l] = w->next[r];
+        if (w->next[r] >= 0) w->prev[w->next[r]] = l;
+        w->next[r] = -2;
+        swa__bpe_try(v, w, w->prev[l], l);
+        swa__bpe_try(v, w, l, w->next[l]);
+    }
+    for (k = 0; k >= 0; k = w->next[k])
+        if (w->id[k] >= 0) swa__tokens_push(out, w->id[k]);
+}
+
+typedef struct swa__words {       /* a run of text decoded and cut into words */
+    uint32_t *cp;                 /* [n] code points; a byte that is not valid UTF-8 is 0x110000 + it */
+    uint16_t *flags;              /* [n] SWA__UCF_* */
+    uint8_t *len;                 /* [n] bytes of each character */
+    uint8_t *cut;                 /* [n + 1] 1 where a word starts */
+    size_t n;
+} swa__words;
+
+static void swa__words_free(swa__words *w)
+{
+    SWA_FREE(w->cp); SWA_FREE(w->flags); SWA_FREE(w->len); SWA_FREE(w->cut);
+    memset(w, 0, sizeof *w);
+}
+
+/* Decode len bytes of text and cut them into words with n_re expressions in turn. */
+static swa_status swa__pretokenize(const swa__regex *re, int n_re, const char *text, size_t len, swa__words *w,
+                                   swa_error *err)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    swa__re_stack st = {NULL, 0, 0};
+    swa__chars t;
+    size_t i, n = 0;
+    int r;
+    memset(w, 0, sizeof *w);
+    w->cp = (uint32_t *)swa__calloc(len + 1, sizeof *w->cp);
+    w->flags = (uint16_t *)swa__calloc(len + 1, sizeof *w->flags);
+    w->len = (uint8_t *)swa__calloc(len + 1, 1);
+    w->cut = (uint8_t *)swa__calloc(len + 1, 1);
+    if (!w->cp || !w->flags || !w->len || !w->cut || len > (size_t)INT32_MAX) {
+        swa__words_free(w);
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot pre-tokenize %zu bytes", len);
+    }
+    for (i = 0; i < len; i += w->len[n++]) {
+        size_t l;
+        w->cp[n] = swa__utf8_get(s + i, len - i, &l);
+        w->len[n] = (uint8_t)l;
+        /* broken UTF-8 splits as llama.cpp's U+FFFD would, a symbol, but keeps its bytes */
+        w->flags[n] = (uint16_t)(w->cp[n] > 0x10FFFF ? 1u << SWA__UC_S : swa__uc_flags(w->cp[n]));
+    }
+    w->n = n;
+    w->cut[0] = 1;
+    t.cp = w->cp;
+    t.flags = w->flags;
+    for (r = 0; r < n_re; r++)
+        if (swa__re_split(&re[r], &t, n, w->cut, &st) != SWA_OK) {
+            SWA_FREE(st.at);
+            swa__words_free(w);
+            return swa__fail(err, SWA_ERR_NOMEM, "cannot pre-tokenize %zu bytes", len);
+        }
+    SWA_FREE(st.at);
+    return SWA_OK;
+}
+
+/* A run of text between special tokens: cut it into words with the pre-tokenizer and run BPE
+   on each word. */
+static swa_status swa__bpe_run(const swa_vocab *v, const char *text, size_t len, swa__tokens *out, swa_error *err)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t i, k, longest = 0, at;
+    swa__bpe_work w;
+    swa__words words;
+    swa_status status;
+    if (len == 0) return SWA_OK;
+    if ((status = swa__pretokenize(v->regex, v->n_regex, text, len, &words, err)) != SWA_OK) return status;
+    for (i = 0, at = 0, k = 0; i <= words.n; i++) {           /* the longest word, in bytes */
+        if (i == words.n || words.cut[i]) {
+            if (at - k > longest) longest = at - k;
+            k = at;
+        }
+        if (i < words.n) at += words.len[i];
+    }
+    memset(&w, 0, sizeof w);
+    w.id = (int32_t *)swa__calloc(longest, sizeof(int32_t));
+    w.prev = (int32_t *)swa__calloc(longest, sizeof(int32_t));
+    w.next = (int32_t *)swa__calloc(longest, sizeof(int32_t));
+    w.heap = (swa__pair *)swa__calloc(longest, 3 * sizeof(swa__pair));   /* n-1 pairs + 2 per merge */
+    w.enc = (char *)swa__calloc(longest, 2);
+    if (!w.id || !w.prev || !w.next || !w.heap || !w.enc) {
+        status = swa__fail(err, SWA_ERR_NOMEM, "cannot tokenize a word of %zu bytes", longest);
+    } else {
+        for (i = 1, at = words.len[0], k = 0; i <= words.n; i++) {
+            if (i == words.n || words.cut[i]) {
+                swa__bpe_word(v, s + k, at - k, &w, out);
+                k = at;
+            }
+            if (i < words.n) at += words.len[i];
+        }
+    }
+    swa__words_free(&words);
+    SWA_FREE(w.id); SWA_FREE(w.prev); SWA_FREE(w.next); SWA_FREE(w.heap); SWA_FREE(w.enc);
+    return status;
+}
+
+/* A run of plain text, by the vocabulary's kind. SentencePiece puts a space before a run that
+   starts the text or follows a special token, when the vocabulary asks for it. */
+static swa_status swa__run(const swa_vocab *v, const char *text, size_t len, swa__tokens *out, swa_error *err)
+{
+    if (v->bpe) return swa__bpe_run(v, text, len, out, err);
+    return swa__tokenize_run(v, text, len, v->add_space_prefix, out, err);
+}
+
 /* The special token whose text starts at p (the longest one), or -1. User-defined tokens always
-   count; control tokens only when asked (SWA_TOKENIZE_SPECIAL), as in llama.cpp. */
+   count; control and unknown tokens only when asked (SWA_TOKENIZE_SPECIAL), as in llama.cpp. */
 static int32_t swa__match_special(const swa_vocab *v, const char *p, size_t left, int flags)
 {
-    int32_t i;
-    for (i = 0; i < v->n_special; i++) {
-        int32_t id = v->special[i];
-        swa_str s = v->pieces[id];
-        if (v->types[id] == SWA_TOKEN_CONTROL && !(flags & SWA_TOKENIZE_SPECIAL)) continue;
-        if (s.len <= left && memcmp(p, s.ptr, s.len) == 0) return id;
+    int32_t i, first = (unsigned char)p[0];
+    for (i = v->special_at[first]; i < v->special_at[first + 1]; i++) {
+        int64_t id;
+        if (v->special_len[i] > left) continue;
+        id = swa__names_find(&v->lookup, v->pieces, sizeof(swa_str), p, v->special_len[i], -1);
+        if (id < 0) continue;
+        if (v->types[id] == SWA_TOKEN_USER_DEFINED ||
+            ((flags & SWA_TOKENIZE_SPECIAL) && (v->types[id] == SWA_TOKEN_CONTROL || v->types[id] == SWA_TOKEN_UNKNOWN)))
+            return (int32_t)id;
     }
     return -1;
 }
@@ -6448,22 +7756,48 @@ SWADEF swa_status swa_tokenize(const swa_vocab *v, const char *text, size_t len,
     t.cap = cap;
     t.n = 0;
     if ((flags & SWA_TOKENIZE_ADD_BOS) && v->bos >= 0) swa__tokens_push(&t, v->bos);
-    /* The text is cut at special tokens. Each run of plain text that starts the text or follows a
-       special token gets the space prefix, as llama.cpp does; empty runs give nothing. */
+    /* The text is cut at special tokens first, the longest at each position, leftmost first;
+       empty runs of plain text give nothing. */
     for (i = 0; v->n_special && i < len; i++) {
         int32_t id = swa__match_special(v, text + i, len - i, flags);
         if (id < 0) continue;
-        if ((s = swa__tokenize_run(v, text + start, i - start, v->add_space_prefix, &t, err)) != SWA_OK) return s;
+        if ((s = swa__run(v, text + start, i - start, &t, err)) != SWA_OK) return s;
         swa__tokens_push(&t, id);
         start = i + v->pieces[id].len;
         i = start - 1;
     }
-    if ((s = swa__tokenize_run(v, text + start, len - start, v->add_space_prefix, &t, err)) != SWA_OK) return s;
+    if ((s = swa__run(v, text + start, len - start, &t, err)) != SWA_OK) return s;
+    if ((flags & SWA_TOKENIZE_ADD_EOS) && v->eos >= 0) swa__tokens_push(&t, v->eos);
     *n_out = t.n;
     if (t.n > cap)
         return swa__fail(err, SWA_ERR_BUFFER_TOO_SMALL, "%zu tokens do not fit in a buffer of %zu", t.n, cap);
     swa__ok(err);
     return SWA_OK;
+}
+
+/* A byte-level BPE token's text: normal tokens map their GPT-2 characters back to bytes
+   (a character outside the mapping stays as written); user-defined tokens are their text;
+   control, unknown and unused tokens are nothing, as in llama.cpp. */
+static size_t swa__bpe_token_text(const swa_vocab *v, int32_t id, char *buf, size_t cap)
+{
+    const unsigned char *p = (const unsigned char *)v->pieces[id].ptr;
+    size_t len = v->pieces[id].len, i, k, n = 0;
+    if (v->types[id] == SWA_TOKEN_USER_DEFINED) {
+        if (cap) memcpy(buf, p, len < cap ? len : cap);
+        return len;
+    }
+    if (v->types[id] != SWA_TOKEN_NORMAL) return 0;
+    for (i = 0; i < len; i += k) {
+        uint32_t c = swa__utf8_get(p + i, len - i, &k);
+        int b = swa__gpt2_byte(c);
+        if (b >= 0) {
+            if (n < cap) buf[n] = (char)b;
+            n++;
+            continue;
+        }
+        for (b = 0; b < (int)k; b++, n++) if (n < cap) buf[n] = (char)p[i + (size_t)b];
+    }
+    return n;
 }
 
 SWADEF size_t swa_token_to_text(const swa_vocab *v, int32_t id, char *buf, size_t cap)
@@ -6473,6 +7807,7 @@ SWADEF size_t swa_token_to_text(const swa_vocab *v, int32_t id, char *buf, size_
     int byte;
     if (!v || id < 0 || id >= v->n) return 0;
     p = v->pieces[id];
+    if (v->bpe) return swa__bpe_token_text(v, id, buf, cap);
     switch (v->types[id]) {
     case SWA_TOKEN_BYTE:
         if (!swa__parse_byte_piece(p, &byte)) return 0;

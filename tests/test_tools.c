@@ -28,6 +28,7 @@
 #define GENERATE_FILE PROGRAM_FILE("swa-generate")
 #define GENERATE PROGRAM("swa-generate")
 #define SPM_VOCAB  "../shared/testdata/ggml-vocab-llama-spm.gguf"
+#define BPE_VOCAB  "../shared/testdata/ggml-vocab-llama-bpe.gguf"
 
 #define N_PIECES 41
 #define VOCAB_N  (3 + 256 + N_PIECES)   /* <unk> <s> </s>, 256 bytes, the pieces below */
@@ -257,6 +258,33 @@ static void test_tokenize_llama_spm(void **state)
     out = capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello</s>' --no-bos 2>/dev/null", &rc);
     assert_null(strstr(out, " 2\n"));
     assert_true(strlen(out) > strlen("15043 2\n"));
+    free(out);
+}
+
+/* A byte-level BPE vocabulary: llama.cpp's ids, BOS by default (llama-bpe asks for it), and
+   --timing reports the time on stderr. */
+static void test_tokenize_llama_bpe(void **state)
+{
+    char *out;
+    int rc;
+    (void)state;
+    need_programs();
+    if (access(BPE_VOCAB, R_OK) != 0) {
+        fprintf(stderr, "skipped: " BPE_VOCAB " is absent\n");
+        skip();
+    }
+    /* ids from llama.cpp's ggml-vocab-llama-bpe.gguf.out for "Hello world" and " Hello world" */
+    out = capture(TOKENIZE " -m " BPE_VOCAB " -p 'Hello world' --no-bos 2>/dev/null", &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, "9906 1917\n");
+    free(out);
+    out = capture(TOKENIZE " -m " BPE_VOCAB " -p ' Hello world' 2>/dev/null", &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, "128000 22691 1917\n");
+    free(out);
+    out = capture(TOKENIZE " -m " BPE_VOCAB " -p 'Hello world' --timing 2>&1 >/dev/null", &rc);
+    assert_int_equal(rc, 0);
+    if (!strstr(out, "11 bytes tokenized in ") || !strstr(out, "s of CPU time")) fail_msg("--timing output:\n%s", out);
     free(out);
 }
 
@@ -818,6 +846,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tokenize_llama_spm),
+        cmocka_unit_test(test_tokenize_llama_bpe),
         cmocka_unit_test(test_tokenize_own_vocab),
         cmocka_unit_test(test_tokenize_errors),
         cmocka_unit_test(test_perplexity_windowed),

@@ -1,12 +1,12 @@
 /* swa-tokenize: show how a GGUF vocabulary tokenizes a text.
 
-   swa-tokenize -m MODEL.gguf (-p TEXT | -f FILE) [--no-bos] [--pieces] [--special]
+   swa-tokenize -m MODEL.gguf (-p TEXT | -f FILE) [--no-bos] [--pieces] [--special] [--timing]
 
    Only the metadata and the vocabulary are read, so vocabulary-only files (llama.cpp's
    ggml-vocab-*.gguf) work as well as whole models. The ids go to stdout on one line; with
    --pieces, one token per line: id, the piece as stored, and the text it decodes to. Pieces
    and text come from the file and may hold anything, so bytes that are not printable UTF-8
-   are shown as \xHH. The token count goes to stderr. Exit status: 0 on success, 1 when the
+   are shown as \xHH. The token count goes to stderr, with --timing also the time swa_tokenize took. Exit status: 0 on success, 1 when the
    file or vocabulary cannot be read, 2 for bad usage. */
 #define _POSIX_C_SOURCE 200809L
 #define SWA_IMPLEMENTATION
@@ -14,6 +14,7 @@
 #include "tools/printable.h"
 
 #include <errno.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: swa-tokenize -m MODEL.gguf (-p TEXT | -f FILE) [--no-bos] [--pieces] [--special]\n"
+    fprintf(f, "usage: swa-tokenize -m MODEL.gguf (-p TEXT | -f FILE) [--no-bos] [--pieces] [--special] [--timing]\n"
                "  -m FILE     GGUF file with a tokenizer.ggml.* vocabulary (weights not needed)\n"
                "  -p TEXT     text to tokenize\n"
                "  -f FILE     read the text from a file, byte for byte (- for stdin)\n"
@@ -30,6 +31,7 @@ static void usage(FILE *f)
                "              tokenizer.ggml.add_bos_token is false)\n"
                "  --pieces    one token per line: id, the piece as stored, its decoded text\n"
                "  --special   control-token text in the input (\"</s>\") becomes that token\n"
+               "  --timing    print the time tokenizing took (one swa_tokenize call), wall and CPU, to stderr\n"
                "  -h, --help  this help\n"
                "  The ids go to stdout, the token count to stderr.\n");
 }
@@ -95,9 +97,8 @@ static char *read_all(const char *path, size_t *len)
 }
 
 /* Tokenize, growing the id buffer to the size the library reports when it is too small. */
-static int32_t *tokenize(const swa_vocab *v, const char *text, size_t len, int flags, size_t *n)
+static int32_t *tokenize(const swa_vocab *v, const char *text, size_t len, int flags, size_t *n, size_t cap)
 {
-    size_t cap = 256;
     int32_t *ids = NULL, *p;
     swa_error err;
     swa_status s;
@@ -117,6 +118,13 @@ static int32_t *tokenize(const swa_vocab *v, const char *text, size_t len, int f
     }
     free(ids);
     return NULL;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void print_pieces(const swa_vocab *v, const int32_t *ids, size_t n)
@@ -142,7 +150,9 @@ static void print_pieces(const swa_vocab *v, const int32_t *ids, size_t n)
 int main(int argc, char **argv)
 {
     const char *model = NULL, *prompt = NULL, *file = NULL;
-    int no_bos = 0, pieces = 0, special = 0, flags = 0, rc = 1, i;
+    int no_bos = 0, pieces = 0, special = 0, timing = 0, flags = 0, rc = 1, i;
+    double t0 = 0, seconds = 0, cpu = 0;
+    clock_t c0;
     char *text = NULL;
     size_t len = 0, n = 0, k;
     int32_t *ids = NULL;
@@ -155,6 +165,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--no-bos")) no_bos = 1;
         else if (!strcmp(a, "--pieces")) pieces = 1;
         else if (!strcmp(a, "--special")) special = 1;
+        else if (!strcmp(a, "--timing")) timing = 1;
         else if (!strcmp(a, "-m") || !strcmp(a, "-p") || !strcmp(a, "-f")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "swa-tokenize: %s needs a value\n", a);
@@ -183,7 +194,12 @@ int main(int argc, char **argv)
     }
     if (!no_bos && swa_vocab_add_bos(v)) flags |= SWA_TOKENIZE_ADD_BOS;
     if (special) flags |= SWA_TOKENIZE_SPECIAL;
-    if (!(ids = tokenize(v, prompt ? prompt : text, len, flags, &n))) goto done;
+    /* with --timing, room for every token at once, so one call is what is timed */
+    t0 = now_seconds();
+    c0 = clock();
+    if (!(ids = tokenize(v, prompt ? prompt : text, len, flags, &n, timing ? len + 16 : 256))) goto done;
+    seconds = now_seconds() - t0;
+    cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
     if (pieces) {
         print_pieces(v, ids, n);
     } else {
@@ -195,6 +211,9 @@ int main(int argc, char **argv)
         goto done;
     }
     fprintf(stderr, "swa-tokenize: %zu tokens\n", n);
+    if (timing)
+        fprintf(stderr, "swa-tokenize: %zu bytes tokenized in %.3f s (%.2f MB/s), %.3f s of CPU time\n", len,
+                seconds, seconds > 0 ? (double)len / seconds / 1e6 : 0.0, cpu);
     rc = 0;
 done:
     free(ids);
