@@ -34,6 +34,7 @@
 
 #define TEMPLATES "tests/data/chat_templates.txt"
 #define PHI3_VOCAB "../shared/testdata/ggml-vocab-phi-3.gguf"
+#define LLAMA3_VOCAB "../shared/testdata/ggml-vocab-llama-bpe.gguf"
 
 /* The conversation of llama.cpp's tests/test-chat-template.cpp; a test uses its first n
    messages: 2 = one user turn, 3 = that turn answered, 4 = two turns, 6 = three turns. */
@@ -449,6 +450,39 @@ static void test_phi3_vocabulary(void **state)
     swa_gguf_close(g);
 }
 
+/* llama.cpp's Llama 3 vocabulary file (byte-level BPE): the llama3 family's markers are Llama 3's
+   special tokens, <|start_header_id|> 128006, <|end_header_id|> 128007, <|eot_id|> 128009, as in
+   Meta's tokenizer.json, and <|eot_id|> is where an answer stops. */
+static void test_llama3_vocabulary(void **state)
+{
+    const int32_t want[] = {128006, 128007, 128009, 128006, 128007};
+    swa_chat_message one[] = {{"user", "Hello"}};
+    const swa_chat_template *t = family("llama3");
+    swa_gguf *g;
+    swa_vocab *v;
+    swa_error err;
+    char buf[256];
+    int32_t tok[64];
+    size_t n, i, k = 0;
+    (void)state;
+    if (swa_gguf_open(LLAMA3_VOCAB, &g, &err) != SWA_OK) {
+        print_message("skipped: %s (needs ../shared)\n", err.msg);
+        skip();
+    }
+    assert_int_equal(swa_vocab_load(g, &v, &err), SWA_OK);
+    assert_int_equal(swa_chat_template_eot_token(t, v), 128009);
+    assert_int_equal(swa_chat_format(t, one, 1, 1, buf, sizeof buf, &n, &err), SWA_OK);
+    assert_int_equal(swa_tokenize(v, buf, n, SWA_TOKENIZE_SPECIAL, tok, 64, &n, &err), SWA_OK);
+    for (i = 0; i < n; i++)
+        if (tok[i] >= 128000 && tok[i] != 128000) {   /* every special token but BOS */
+            assert_true(k < 5);
+            assert_int_equal(tok[i], want[k++]);
+        }
+    assert_int_equal(k, 5);
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -460,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_template_of_gguf),
         cmocka_unit_test(test_phi3_vocabulary),
+        cmocka_unit_test(test_llama3_vocabulary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
