@@ -153,10 +153,17 @@ typedef enum swa_type {
     SWA_TYPE_F32  = 0,
     SWA_TYPE_F16  = 1,
     SWA_TYPE_Q4_0 = 2,
+    SWA_TYPE_Q4_1 = 3,
+    SWA_TYPE_Q5_0 = 6,
+    SWA_TYPE_Q5_1 = 7,
     SWA_TYPE_Q8_0 = 8,
+    SWA_TYPE_Q2_K = 10,
+    SWA_TYPE_Q3_K = 11,
     SWA_TYPE_Q4_K = 12,
     SWA_TYPE_Q5_K = 13,
     SWA_TYPE_Q6_K = 14,
+    SWA_TYPE_IQ4_NL = 20,
+    SWA_TYPE_IQ4_XS = 23,
     SWA_TYPE_BF16 = 30
 } swa_type;
 
@@ -1327,9 +1334,10 @@ SWADEF swa_status swa_gguf_value_str(const swa_gguf_value *v, swa_str *out)
 
    Weight rows meet activations in one of three forms, chosen by the weight type:
      F32, F16, BF16      x as float
-     Q8_0, Q4_0          x quantized to blocks of 32 (swa__q8: x ~ d * q, q in -127..127),
-                         placed in groups of 8 blocks (swa__q8g)
-     Q4_K, Q5_K, Q6_K    x quantized to swa__q8k blocks of 256, with the sums of each 16 q
+     Q8_0, Q4_0, Q4_1,   x quantized to blocks of 32 (swa__q8: x ~ d * q, q in -127..127),
+     Q5_0, Q5_1, IQ4_NL  placed in groups of 8 blocks (swa__q8g)
+     Q2_K, Q3_K, Q4_K,   x quantized to swa__q8k blocks of 256, with the sums of each 16 q
+     Q5_K, Q6_K, IQ4_XS
    so that a quantized dot product is an exact integer sum per block, scaled once (as ggml
    does). Weight layouts are ggml's: Q8_0 {f16 d; i8 q[32]}; Q4_0 {f16 d; u8 q[16]}, element j
    the low nibble of q[j] and element j+16 the high one, minus 8; the K-quants as described at
@@ -1725,6 +1733,209 @@ static void swa__dequant_q6_k_ref(const void *row, float *out, int64_t n)
     }
 }
 
+/* The 32-blocks beside Q4_0 and Q8_0, ggml's layouts: an f16 scale d; for Q4_1 and Q5_1 an f16
+   offset m after it; for Q5_0 and Q5_1 a little-endian 32-bit word qh of fifth bits; then 16
+   bytes of nibbles, element j < 16 the low nibble of byte j and element j + 16 its high one, with
+   bit e of qh the fifth bit of element e. Value = d * q (+ m), with q: Q4_1 the nibble (0..15),
+   Q5_1 nibble + 16 * bit (0..31), Q5_0 that minus 16, IQ4_NL the nibble's entry in ggml's
+   non-linear table. They meet swa__q8g activations as Q4_0 does; the offset meets the sum of
+   the block's activations (sum8 / 8), which is what ggml's Q8_1 blocks carry. */
+static const int8_t swa__iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+static int swa__b32_has_min(uint32_t type) { return type == SWA_TYPE_Q4_1 || type == SWA_TYPE_Q5_1; }
+static int swa__b32_has_qh(uint32_t type) { return type == SWA_TYPE_Q5_0 || type == SWA_TYPE_Q5_1; }
+static int swa__b32_qs_at(uint32_t type) { return 2 + 2 * swa__b32_has_min(type) + 4 * swa__b32_has_qh(type); }
+static int swa__b32_bytes(uint32_t type) { return swa__b32_qs_at(type) + 16; }
+
+static uint32_t swa__load_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void swa__b32_unpack(uint32_t type, const uint8_t *b, int8_t *q)
+{
+    const uint8_t *qs = b + swa__b32_qs_at(type);
+    uint32_t qh = swa__b32_has_qh(type) ? swa__load_le32(b + 2 + 2 * swa__b32_has_min(type)) : 0;
+    int e;
+    for (e = 0; e < 32; e++) {
+        int nibble = e < 16 ? qs[e] & 15 : qs[e - 16] >> 4;
+        int v = type == SWA_TYPE_IQ4_NL ? swa__iq4nl_values[nibble] : nibble | (int)((qh >> e) & 1) << 4;
+        q[e] = (int8_t)(type == SWA_TYPE_Q5_0 ? v - 16 : v);
+    }
+}
+
+static float swa__dot_b32_ref(uint32_t type, const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8g *g = (const swa__q8g *)x;
+    const int bytes = swa__b32_bytes(type);
+    float sum = 0.0f;
+    int64_t b;
+    int j;
+    for (b = 0; b < n / 32; b++, w += bytes) {
+        const int8_t *lo = swa__q8g_half(g, b, 0), *hi = swa__q8g_half(g, b, 1);
+        const float dx = g[b / 8].d[b % 8];
+        int8_t q[32];
+        int32_t s = 0;
+        swa__b32_unpack(type, w, q);
+        for (j = 0; j < 16; j++) s += q[j] * lo[j] + q[j + 16] * hi[j];
+        sum += swa__f16_to_f32(swa__load_u16(w)) * dx * (float)s;
+        if (swa__b32_has_min(type)) sum += swa__f16_to_f32(swa__load_u16(w + 2)) * dx * (float)(g[b / 8].sum8[b % 8] / 8);
+    }
+    return sum;
+}
+
+static void swa__dequant_b32_ref(uint32_t type, const void *row, float *out, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const int bytes = swa__b32_bytes(type);
+    int64_t i;
+    int j;
+    for (i = 0; i < n; i += 32, w += bytes) {
+        float d = swa__f16_to_f32(swa__load_u16(w)), m = swa__f16_to_f32(swa__load_u16(w + 2));
+        int8_t q[32];
+        swa__b32_unpack(type, w, q);
+        for (j = 0; j < 32; j++) out[i + j] = swa__b32_has_min(type) ? (float)q[j] * d + m : (float)q[j] * d;
+    }
+}
+
+static float swa__dot_q4_1_ref(const void *r, const void *x, int64_t n) { return swa__dot_b32_ref(SWA_TYPE_Q4_1, r, x, n); }
+static float swa__dot_q5_0_ref(const void *r, const void *x, int64_t n) { return swa__dot_b32_ref(SWA_TYPE_Q5_0, r, x, n); }
+static float swa__dot_q5_1_ref(const void *r, const void *x, int64_t n) { return swa__dot_b32_ref(SWA_TYPE_Q5_1, r, x, n); }
+static float swa__dot_iq4_nl_ref(const void *r, const void *x, int64_t n) { return swa__dot_b32_ref(SWA_TYPE_IQ4_NL, r, x, n); }
+static void swa__dequant_q4_1_ref(const void *r, float *o, int64_t n) { swa__dequant_b32_ref(SWA_TYPE_Q4_1, r, o, n); }
+static void swa__dequant_q5_0_ref(const void *r, float *o, int64_t n) { swa__dequant_b32_ref(SWA_TYPE_Q5_0, r, o, n); }
+static void swa__dequant_q5_1_ref(const void *r, float *o, int64_t n) { swa__dequant_b32_ref(SWA_TYPE_Q5_1, r, o, n); }
+static void swa__dequant_iq4_nl_ref(const void *r, float *o, int64_t n) { swa__dequant_b32_ref(SWA_TYPE_IQ4_NL, r, o, n); }
+
+/* Q2_K, Q3_K and IQ4_XS super-blocks (256 elements) read into one form: value e is
+   d * sc[e / 16] * q[e] - dmin * mn[e / 16], each product rounded in that order as ggml's
+   dequantization does (dmin = 0 where a type has no mins). ggml's layouts:
+   Q2_K (84 bytes): scales[16] (scale in the low nibble, min in the high one), qs[64], f16 d,
+     f16 dmin. Element e lies in half h = e / 128 at k = e % 128: bits 2 (k / 32) .. +1 of
+     qs[32 h + k % 32].
+   Q3_K (110 bytes): hmask[32], qs[64], scales[12], f16 d. The low 2 bits as Q2_K's; bit
+     4 h + k / 32 of hmask[k % 32] clear subtracts 4 (q in -4..3). Sixteen 6-bit scales, minus
+     32: the low 4 bits of scale i from byte i % 8 (low nibble for i < 8, high for i >= 8), the
+     high 2 from bits 2 (i / 4) .. +1 of byte 8 + i % 4.
+   IQ4_XS (136 bytes): f16 d, u16 scales_h, scales_l[4], qs[128]. Sub-block j (32 elements)
+     has the 6-bit scale (nibble j % 2 of scales_l[j / 2]) | (bits 2j..2j+1 of scales_h) << 4,
+     minus 32, and IQ4_NL's nibbles and table over qs[16 j .. 16 j + 15]. */
+typedef struct swa__kunpacked {
+    float d, dmin;
+    int16_t sc[16], mn[16];
+    int8_t q[256];
+} swa__kunpacked;
+
+typedef void (*swa__kunpack_fn)(const uint8_t *b, swa__kunpacked *u);
+
+static int swa__q2k_bits(const uint8_t *qs, int e) { return qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32)) & 3; }
+
+static void swa__q2k_scales(const uint8_t *b, swa__kunpacked *u)
+{
+    int i;
+    u->d = swa__f16_to_f32(swa__load_u16(b + 80));
+    u->dmin = swa__f16_to_f32(swa__load_u16(b + 82));
+    for (i = 0; i < 16; i++) {
+        u->sc[i] = (int16_t)(b[i] & 15);
+        u->mn[i] = (int16_t)(b[i] >> 4);
+    }
+}
+
+static void swa__q2k_unpack(const uint8_t *b, swa__kunpacked *u)
+{
+    int e;
+    swa__q2k_scales(b, u);
+    for (e = 0; e < 256; e++) u->q[e] = (int8_t)swa__q2k_bits(b + 16, e);
+}
+
+static void swa__q3k_scales(const uint8_t *b, swa__kunpacked *u)
+{
+    const uint8_t *s = b + 96;
+    int i;
+    u->d = swa__f16_to_f32(swa__load_u16(b + 108));
+    u->dmin = 0.0f;
+    for (i = 0; i < 16; i++) {
+        int low = i < 8 ? s[i] & 15 : s[i - 8] >> 4, high = s[8 + i % 4] >> (2 * (i / 4)) & 3;
+        u->sc[i] = (int16_t)((low | high << 4) - 32);
+        u->mn[i] = 0;
+    }
+}
+
+static void swa__q3k_unpack(const uint8_t *b, swa__kunpacked *u)
+{
+    int e;
+    swa__q3k_scales(b, u);
+    for (e = 0; e < 256; e++) {
+        int set = b[e % 32] >> (4 * (e / 128) + e % 128 / 32) & 1;
+        u->q[e] = (int8_t)(swa__q2k_bits(b + 32, e) - (set ? 0 : 4));
+    }
+}
+
+static void swa__iq4xs_scales(const uint8_t *b, swa__kunpacked *u)
+{
+    const uint16_t high = swa__load_u16(b + 2);
+    int j;
+    u->d = swa__f16_to_f32(swa__load_u16(b));
+    u->dmin = 0.0f;
+    for (j = 0; j < 8; j++) {
+        int ls = (b[4 + j / 2] >> (4 * (j % 2)) & 15) | (high >> (2 * j) & 3) << 4;
+        u->sc[2 * j] = u->sc[2 * j + 1] = (int16_t)(ls - 32);
+        u->mn[2 * j] = u->mn[2 * j + 1] = 0;
+    }
+}
+
+static void swa__iq4xs_unpack(const uint8_t *b, swa__kunpacked *u)
+{
+    int e;
+    swa__iq4xs_scales(b, u);
+    for (e = 0; e < 256; e++) {
+        uint8_t byte = b[8 + 16 * (e / 32) + e % 16];
+        u->q[e] = swa__iq4nl_values[e % 32 < 16 ? byte & 15 : byte >> 4];
+    }
+}
+
+static float swa__dot_kunpacked_ref(swa__kunpack_fn unpack, int bytes, const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8k *a = (const swa__q8k *)x;
+    float sum = 0.0f;
+    int64_t i;
+    for (i = 0; i < n; i += 256, w += bytes, a++) {
+        swa__kunpacked u;
+        int32_t sumi = 0, summ = 0;
+        int g, l;
+        unpack(w, &u);
+        for (g = 0; g < 16; g++) {
+            int32_t s = 0;
+            for (l = 0; l < 16; l++) s += u.q[16 * g + l] * a->q[16 * g + l];
+            sumi += u.sc[g] * s;
+            summ += u.mn[g] * a->bsum[g];
+        }
+        sum += a->d * (u.d * (float)sumi - u.dmin * (float)summ);
+    }
+    return sum;
+}
+
+static void swa__dequant_kunpacked_ref(swa__kunpack_fn unpack, int bytes, const void *row, float *out, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    int64_t i;
+    int e;
+    for (i = 0; i < n; i += 256, w += bytes) {
+        swa__kunpacked u;
+        unpack(w, &u);
+        for (e = 0; e < 256; e++) out[i + e] = u.d * (float)u.sc[e / 16] * (float)u.q[e] - u.dmin * (float)u.mn[e / 16];
+    }
+}
+
+static float swa__dot_q2_k_ref(const void *r, const void *x, int64_t n) { return swa__dot_kunpacked_ref(swa__q2k_unpack, 84, r, x, n); }
+static float swa__dot_q3_k_ref(const void *r, const void *x, int64_t n) { return swa__dot_kunpacked_ref(swa__q3k_unpack, 110, r, x, n); }
+static float swa__dot_iq4_xs_ref(const void *r, const void *x, int64_t n) { return swa__dot_kunpacked_ref(swa__iq4xs_unpack, 136, r, x, n); }
+static void swa__dequant_q2_k_ref(const void *r, float *o, int64_t n) { swa__dequant_kunpacked_ref(swa__q2k_unpack, 84, r, o, n); }
+static void swa__dequant_q3_k_ref(const void *r, float *o, int64_t n) { swa__dequant_kunpacked_ref(swa__q3k_unpack, 110, r, o, n); }
+static void swa__dequant_iq4_xs_ref(const void *r, float *o, int64_t n) { swa__dequant_kunpacked_ref(swa__iq4xs_unpack, 136, r, o, n); }
+
 /* ---- attention and element-wise kernels; keys and values are stored as F32 or F16 ---- */
 
 /* Floats to a cache row: F32 as they are, F16 rounded to nearest even, Q8_0 below. */
@@ -1899,15 +2110,15 @@ static const swa__type_info swa__types[SWA__N_TYPES] = {
     {"F32", 1, 4, SWA__ACT_F32, swa__dequant_f32_ref, swa__dot_f32_ref, swa__wsum_f32_ref, swa__store_f32_ref},
     {"F16", 1, 2, SWA__ACT_F32, swa__dequant_f16_ref, swa__dot_f16_ref, swa__wsum_f16_ref, swa__store_f16_ref},
     {"Q4_0", 32, 18, SWA__ACT_Q8, swa__dequant_q4_0_ref, swa__dot_q4_0_ref, NULL, NULL},
-    {"Q4_1", 32, 20, 0, NULL, NULL, NULL, NULL},
+    {"Q4_1", 32, 20, SWA__ACT_Q8, swa__dequant_q4_1_ref, swa__dot_q4_1_ref, NULL, NULL},
     {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
     {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {"Q5_0", 32, 22, 0, NULL, NULL, NULL, NULL},
-    {"Q5_1", 32, 24, 0, NULL, NULL, NULL, NULL},
+    {"Q5_0", 32, 22, SWA__ACT_Q8, swa__dequant_q5_0_ref, swa__dot_q5_0_ref, NULL, NULL},
+    {"Q5_1", 32, 24, SWA__ACT_Q8, swa__dequant_q5_1_ref, swa__dot_q5_1_ref, NULL, NULL},
     {"Q8_0", 32, 34, SWA__ACT_Q8, swa__dequant_q8_0_ref, swa__dot_q8_0_ref, swa__wsum_q8_0_ref, swa__store_q8_0_ref},
     {"Q8_1", 32, 36, 0, NULL, NULL, NULL, NULL},
-    {"Q2_K", 256, 84, 0, NULL, NULL, NULL, NULL},
-    {"Q3_K", 256, 110, 0, NULL, NULL, NULL, NULL},
+    {"Q2_K", 256, 84, SWA__ACT_Q8K, swa__dequant_q2_k_ref, swa__dot_q2_k_ref, NULL, NULL},
+    {"Q3_K", 256, 110, SWA__ACT_Q8K, swa__dequant_q3_k_ref, swa__dot_q3_k_ref, NULL, NULL},
     {"Q4_K", 256, 144, SWA__ACT_Q8K, swa__dequant_q4_k_ref, swa__dot_q4_k_ref, NULL, NULL},
     {"Q5_K", 256, 176, SWA__ACT_Q8K, swa__dequant_q5_k_ref, swa__dot_q5_k_ref, NULL, NULL},
     {"Q6_K", 256, 210, SWA__ACT_Q8K, swa__dequant_q6_k_ref, swa__dot_q6_k_ref, NULL, NULL},
@@ -1916,10 +2127,10 @@ static const swa__type_info swa__types[SWA__N_TYPES] = {
     {"IQ2_XS", 256, 74, 0, NULL, NULL, NULL, NULL},
     {"IQ3_XXS", 256, 98, 0, NULL, NULL, NULL, NULL},
     {"IQ1_S", 256, 50, 0, NULL, NULL, NULL, NULL},
-    {"IQ4_NL", 32, 18, 0, NULL, NULL, NULL, NULL},
+    {"IQ4_NL", 32, 18, SWA__ACT_Q8, swa__dequant_iq4_nl_ref, swa__dot_iq4_nl_ref, NULL, NULL},
     {"IQ3_S", 256, 110, 0, NULL, NULL, NULL, NULL},
     {"IQ2_S", 256, 82, 0, NULL, NULL, NULL, NULL},
-    {"IQ4_XS", 256, 136, 0, NULL, NULL, NULL, NULL},
+    {"IQ4_XS", 256, 136, SWA__ACT_Q8K, swa__dequant_iq4_xs_ref, swa__dot_iq4_xs_ref, NULL, NULL},
     {"I8", 1, 1, 0, NULL, NULL, NULL, NULL},
     {"I16", 1, 2, 0, NULL, NULL, NULL, NULL},
     {"I32", 1, 4, 0, NULL, NULL, NULL, NULL},
@@ -4499,7 +4710,7 @@ static swa_status swa__get_matrix(const swa_model *m, const char *name, int requ
     const swa_gguf_tensor *t = swa__find_tensor(m, name, required, n_in, n_out, &s, err);
     if (!t) return s;
     if (!swa__type_supported(t->type))
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K are)",
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS are)",
                          name, swa_type_name(t->type));
     if ((uintptr_t)t->data % (uintptr_t)(t->type == SWA_TYPE_F32 ? 4 : 2) != 0)
         return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not aligned for %s", name, swa_type_name(t->type));
