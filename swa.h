@@ -2790,6 +2790,161 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_k_avx2, swa__dots_q4_k_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q5_k_avx2, swa__dots_q5_k_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q6_k_avx2, swa__dots_q6_k_avx2)
 
+/* Q4_1, Q5_0, Q5_1 and IQ4_NL rows against swa__q8g activations, a block at a time for up to 4
+   tokens: the block's 32 quants are unpacked once into a register, in element order, and each
+   token's exact integer sum meets d * dx in one FMA. maddubs wants one unsigned operand: Q4_1's
+   and Q5_1's quants are (0..31), and their offset meets the block's activation sum apart; Q5_0's
+   and IQ4_NL's are signed, so |q| meets x with q's sign moved onto it (|q| <= 127, so pairs stay
+   within int16). A token's steps do not depend on the other tokens, so neither does its result. */
+
+/* 32 bits to 32 bytes: byte e is `value` where bit e is set, else 0. */
+SWA__AVX2 SWA__INLINE __m256i swa__bits_to_bytes_avx2(uint32_t bits, char value)
+{
+    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x(0x8040201008040201ll);
+    __m256i v = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), spread), bit);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(v, bit), _mm256_set1_epi8(value));
+}
+
+/* 16 bytes of nibbles as 32 bytes in element order: the low nibbles, then the high ones. */
+SWA__AVX2 SWA__INLINE __m256i swa__nibbles_avx2(const uint8_t *p)
+{
+    const __m128i raw = _mm_loadu_si128((const __m128i *)p);
+    return _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1),
+                            _mm256_set1_epi8(15));
+}
+
+SWA__AVX2 SWA__INLINE __m256i swa__iq4nl_lookup_avx2(__m256i nibbles)
+{
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)swa__iq4nl_values)), nibbles);
+}
+
+SWA__AVX2 SWA__INLINE __m256i swa__b32_quants_avx2(const uint8_t *b, uint32_t type)
+{
+    __m256i q = swa__nibbles_avx2(b + swa__b32_qs_at(type));
+    if (type == SWA_TYPE_IQ4_NL) return swa__iq4nl_lookup_avx2(q);
+    if (swa__b32_has_qh(type)) q = _mm256_or_si256(q, swa__bits_to_bytes_avx2(swa__load_le32(b + swa__b32_qs_at(type) - 4), 16));
+    return type == SWA_TYPE_Q5_0 ? _mm256_sub_epi8(q, _mm256_set1_epi8(16)) : q;
+}
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_b32_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+                                                  const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int bytes = swa__b32_bytes(type), has_min = swa__b32_has_min(type);
+    __m256 acc[SWA__TILE_TOKENS];
+    float mins[SWA__TILE_TOKENS] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int64_t b;
+    int t;
+    for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = _mm256_setzero_ps();
+    for (b = 0; b < n / 32; b++, w += bytes) {
+        const __m256i q = swa__b32_quants_avx2(w, type), abs_q = _mm256_sign_epi8(q, q);
+        const float d = _cvtsh_ss(swa__load_u16(w)), m = has_min ? _cvtsh_ss(swa__load_u16(w + 2)) : 0.0f;
+        for (t = 0; t < nt; t++) {
+            const swa__q8g *a = (const swa__q8g *)(xa + (size_t)t * stride);
+            const __m256i xq = swa__block_x_avx2(a, b);
+            const __m256i pairs = has_min ? _mm256_maddubs_epi16(q, xq) : _mm256_maddubs_epi16(abs_q, _mm256_sign_epi8(xq, q));
+            const float dx = a[b / 8].d[b % 8];
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * dx), _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1))),
+                                     acc[t]);
+            if (has_min) mins[t] += m * dx * (float)(a[b / 8].sum8[b % 8] / 8);
+        }
+    }
+    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(acc[t]) + mins[t];
+}
+
+/* Q2_K, Q3_K and IQ4_XS rows against Q8_K activations: each super-block is unpacked once for the
+   tile's tokens into 8 registers of 32 quants in element order (their scales per 16 elements
+   by the scalar unpackers of swa__kunpacked), then each token's scaled sums and, for Q2_K, its
+   mins (negated, so that both add) share one hadd and one FMA against [d d dmin dmin], as
+   Q4_K's do. Q2_K's quants are unsigned (0..3); Q3_K's (-4..3) and IQ4_XS's take the sign trick. */
+typedef struct swa__kblock_avx2 {
+    __m256i q[8];
+    __m256i sc[8];     /* int16: scale 2j in the low 128-bit lane, 2j + 1 in the high one */
+    __m256i neg_mn;    /* int16: -mn[g] for each 16-element sum of the activations */
+    __m256 d_dmin;
+} swa__kblock_avx2;
+
+static int swa__kblock_bytes(uint32_t type) { return type == SWA_TYPE_Q2_K ? 84 : type == SWA_TYPE_Q3_K ? 110 : 136; }
+
+SWA__AVX2 SWA__INLINE void swa__kblock_unpack_avx2(const uint8_t *w, uint32_t type, swa__kblock_avx2 *k)
+{
+    swa__kunpacked s;
+    int h, j;
+    if (type == SWA_TYPE_IQ4_XS) {
+        swa__iq4xs_scales(w, &s);
+        for (j = 0; j < 8; j++) k->q[j] = swa__iq4nl_lookup_avx2(swa__nibbles_avx2(w + 8 + 16 * j));
+    } else {
+        const uint8_t *qs = w + (type == SWA_TYPE_Q2_K ? 16 : 32);
+        const __m256i three = _mm256_set1_epi8(3), hmask = _mm256_loadu_si256((const __m256i *)w);
+        if (type == SWA_TYPE_Q2_K) swa__q2k_scales(w, &s);
+        else swa__q3k_scales(w, &s);
+        for (h = 0; h < 2; h++) {
+            const __m256i raw = _mm256_loadu_si256((const __m256i *)(qs + 32 * h));
+            for (j = 0; j < 4; j++) {
+                __m256i q = _mm256_and_si256(_mm256_srli_epi16(raw, 2 * j), three);
+                if (type == SWA_TYPE_Q3_K) {   /* the hmask bit set adds 4 back */
+                    __m256i bit = _mm256_and_si256(_mm256_srli_epi16(hmask, 4 * h + j), _mm256_set1_epi8(1));
+                    q = _mm256_sub_epi8(_mm256_or_si256(q, _mm256_slli_epi16(bit, 2)), _mm256_set1_epi8(4));
+                }
+                k->q[4 * h + j] = q;
+            }
+        }
+    }
+    for (j = 0; j < 8; j++) k->sc[j] = _mm256_set_m128i(_mm_set1_epi16(s.sc[2 * j + 1]), _mm_set1_epi16(s.sc[2 * j]));
+    k->neg_mn = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_loadu_si256((const __m256i *)s.mn));
+    k->d_dmin = _mm256_setr_ps(s.d, s.d, s.dmin, s.dmin, s.d, s.d, s.dmin, s.dmin);
+}
+
+SWA__AVX2 SWA__INLINE __m256 swa__kblock_dot_avx2(__m256 acc, const swa__kblock_avx2 *k, const swa__q8k *a, uint32_t type)
+{
+    __m256i sum = _mm256_setzero_si256(), mins;
+    int j;
+    for (j = 0; j < 8; j++) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(a->q + 32 * j));
+        const __m256i pairs = type == SWA_TYPE_Q2_K ? _mm256_maddubs_epi16(k->q[j], x)
+                                                    : _mm256_maddubs_epi16(_mm256_sign_epi8(k->q[j], k->q[j]), _mm256_sign_epi8(x, k->q[j]));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, k->sc[j]));
+    }
+    mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), k->neg_mn);
+    return _mm256_fmadd_ps(_mm256_mul_ps(k->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sum, mins)), acc);
+}
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_kblock_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                     float *out, const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int bytes = swa__kblock_bytes(type);
+    __m256 acc[SWA__TILE_TOKENS];
+    int64_t i;
+    int t;
+    for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = _mm256_setzero_ps();
+    for (i = 0; i < n / 256; i++, w += bytes) {
+        swa__kblock_avx2 k;
+        swa__kblock_unpack_avx2(w, type, &k);
+        for (t = 0; t < nt; t++) acc[t] = swa__kblock_dot_avx2(acc[t], &k, (const swa__q8k *)(xa + (size_t)t * stride) + i, type);
+    }
+    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(acc[t]);
+}
+
+/* The row kernels of each type, its tile and its 1-token dot. */
+#define SWA__NEW_TYPE_AVX2(row_dots, dots, dot, driver, type)                                          \
+    SWA__AVX2 SWA__INLINE void row_dots(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
+    {                                                                                                   \
+        driver(row, x, stride, nt, n, out, type);                                                       \
+    }                                                                                                   \
+    SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, dots, row_dots)                                                  \
+    SWA__DOT_FROM_DOTS(SWA__AVX2, dot, dots)
+SWA__NEW_TYPE_AVX2(swa__row_dots_q4_1_avx2, swa__dots_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q4_1)
+SWA__NEW_TYPE_AVX2(swa__row_dots_q5_0_avx2, swa__dots_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_0)
+SWA__NEW_TYPE_AVX2(swa__row_dots_q5_1_avx2, swa__dots_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_1)
+SWA__NEW_TYPE_AVX2(swa__row_dots_iq4_nl_avx2, swa__dots_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_dots_b32_avx2, SWA_TYPE_IQ4_NL)
+SWA__NEW_TYPE_AVX2(swa__row_dots_q2_k_avx2, swa__dots_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q2_K)
+SWA__NEW_TYPE_AVX2(swa__row_dots_q3_k_avx2, swa__dots_q3_k_avx2, swa__dot_q3_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q3_K)
+SWA__NEW_TYPE_AVX2(swa__row_dots_iq4_xs_avx2, swa__dots_iq4_xs_avx2, swa__dot_iq4_xs_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_IQ4_XS)
+#undef SWA__NEW_TYPE_AVX2
+
 /* The largest |x| of 32 floats, and q = lrint(x * id) packed to bytes in order. */
 SWA__AVX2 static inline float swa__amax32_avx2(const float *x)
 {
@@ -4249,6 +4404,20 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx2;
         k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx2;
         k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx2;
+        k->type[SWA_TYPE_Q4_1].dot = swa__dot_q4_1_avx2;
+        k->type[SWA_TYPE_Q4_1].dots = swa__dots_q4_1_avx2;
+        k->type[SWA_TYPE_Q5_0].dot = swa__dot_q5_0_avx2;
+        k->type[SWA_TYPE_Q5_0].dots = swa__dots_q5_0_avx2;
+        k->type[SWA_TYPE_Q5_1].dot = swa__dot_q5_1_avx2;
+        k->type[SWA_TYPE_Q5_1].dots = swa__dots_q5_1_avx2;
+        k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_avx2;
+        k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_avx2;
+        k->type[SWA_TYPE_Q2_K].dot = swa__dot_q2_k_avx2;
+        k->type[SWA_TYPE_Q2_K].dots = swa__dots_q2_k_avx2;
+        k->type[SWA_TYPE_Q3_K].dot = swa__dot_q3_k_avx2;
+        k->type[SWA_TYPE_Q3_K].dots = swa__dots_q3_k_avx2;
+        k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_avx2;
+        k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_avx2;
         k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx2;
         k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx2;
         k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_avx2;
