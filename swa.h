@@ -1828,6 +1828,7 @@ typedef struct swa__kunpacked {
 } swa__kunpacked;
 
 typedef void (*swa__kunpack_fn)(const uint8_t *b, swa__kunpacked *u);
+static int swa__kblock_bytes(uint32_t type) { return type == SWA_TYPE_Q2_K ? 84 : type == SWA_TYPE_Q3_K ? 110 : 136; }
 
 static int swa__q2k_bits(const uint8_t *qs, int e) { return qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32)) & 3; }
 
@@ -2865,8 +2866,6 @@ typedef struct swa__kblock_avx2 {
     __m256i neg_mn;    /* int16: -mn[g] for each 16-element sum of the activations */
     __m256 d_dmin;
 } swa__kblock_avx2;
-
-static int swa__kblock_bytes(uint32_t type) { return type == SWA_TYPE_Q2_K ? 84 : type == SWA_TYPE_Q3_K ? 110 : 136; }
 
 SWA__AVX2 SWA__INLINE void swa__kblock_unpack_avx2(const uint8_t *w, uint32_t type, swa__kblock_avx2 *k)
 {
@@ -4110,6 +4109,141 @@ SWA__DOT_FROM_DOTS(, swa__dot_q4_k_neon, swa__dots_q4_k_neon)
 SWA__DOT_FROM_DOTS(, swa__dot_q5_k_neon, swa__dots_q5_k_neon)
 SWA__DOT_FROM_DOTS(, swa__dot_q6_k_neon, swa__dots_q6_k_neon)
 
+/* Q4_1, Q5_0, Q5_1 and IQ4_NL rows against up to 4 tokens, a block at a time: its quants
+   unpacked once into two vectors (elements 0..15, 16..31), each token's exact integer sum meeting
+   d * dx in float lanes, and Q4_1's and Q5_1's offset meeting the block's activation sum. */
+static inline uint8x16_t swa__bits_to_bytes_neon(uint32_t bits, int half)   /* bits 16 half .. +15 */
+{
+    static const uint8_t spread[2][16] = {{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
+                                          {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3}};
+    static const uint8_t bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+    uint8x16_t v = vqtbl1q_u8(vreinterpretq_u8_u32(vdupq_n_u32(bits)), vld1q_u8(spread[half]));
+    return vtstq_u8(v, vld1q_u8(bit));
+}
+
+static inline void swa__b32_quants_neon(const uint8_t *b, uint32_t type, int8x16_t *q0, int8x16_t *q1)
+{
+    const uint8x16_t raw = vld1q_u8(b + swa__b32_qs_at(type));
+    uint8x16_t lo = vandq_u8(raw, vdupq_n_u8(15)), hi = vshrq_n_u8(raw, 4);
+    if (type == SWA_TYPE_IQ4_NL) {
+        const int8x16_t table = vld1q_s8(swa__iq4nl_values);
+        *q0 = vqtbl1q_s8(table, lo);
+        *q1 = vqtbl1q_s8(table, hi);
+        return;
+    }
+    if (swa__b32_has_qh(type)) {
+        uint32_t qh = swa__load_le32(b + swa__b32_qs_at(type) - 4);
+        lo = vorrq_u8(lo, vandq_u8(swa__bits_to_bytes_neon(qh, 0), vdupq_n_u8(16)));
+        hi = vorrq_u8(hi, vandq_u8(swa__bits_to_bytes_neon(qh, 1), vdupq_n_u8(16)));
+    }
+    *q0 = vreinterpretq_s8_u8(lo);
+    *q1 = vreinterpretq_s8_u8(hi);
+    if (type == SWA_TYPE_Q5_0) {
+        *q0 = vsubq_s8(*q0, vdupq_n_s8(16));
+        *q1 = vsubq_s8(*q1, vdupq_n_s8(16));
+    }
+}
+
+static inline void swa__row_dots_b32_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+                                          const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int bytes = swa__b32_bytes(type), has_min = swa__b32_has_min(type);
+    float32x4_t acc[SWA__TILE_TOKENS];
+    float mins[SWA__TILE_TOKENS] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int64_t b;
+    int t;
+    for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = vdupq_n_f32(0.0f);
+    for (b = 0; b < n / 32; b++, w += bytes) {
+        const float d = swa__f16_to_f32(swa__load_u16(w)), m = has_min ? swa__f16_to_f32(swa__load_u16(w + 2)) : 0.0f;
+        int8x16_t q0, q1;
+        swa__b32_quants_neon(w, type, &q0, &q1);
+        for (t = 0; t < nt; t++) {
+            const swa__q8g *a = (const swa__q8g *)(xa + (size_t)t * stride);
+            const float dx = a[b / 8].d[b % 8];
+            int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(swa__q8g_half(a, b, 0))),
+                                          q1, vld1q_s8(swa__q8g_half(a, b, 1)));
+            acc[t] = vfmaq_n_f32(acc[t], vcvtq_f32_s32(s), d * dx);
+            if (has_min) mins[t] += m * dx * (float)(a[b / 8].sum8[b % 8] / 8);
+        }
+    }
+    for (t = 0; t < nt; t++) out[t] = vaddvq_f32(acc[t]) + mins[t];
+}
+
+/* Q2_K, Q3_K and IQ4_XS rows: a super-block unpacked once for the tile's tokens into 16 vectors
+   of quants in element order, with the scalar unpackers' scales and mins per 16 elements; each
+   token's scaled sums reduce once, then the reference's float steps. */
+static inline void swa__kblock_quants_neon(const uint8_t *w, uint32_t type, int8x16_t *q)
+{
+    int h, j, p;
+    if (type == SWA_TYPE_IQ4_XS) {
+        const int8x16_t table = vld1q_s8(swa__iq4nl_values);
+        for (j = 0; j < 8; j++) {
+            const uint8x16_t raw = vld1q_u8(w + 8 + 16 * j);
+            q[2 * j] = vqtbl1q_s8(table, vandq_u8(raw, vdupq_n_u8(15)));
+            q[2 * j + 1] = vqtbl1q_s8(table, vshrq_n_u8(raw, 4));
+        }
+        return;
+    }
+    for (h = 0; h < 2; h++)
+        for (p = 0; p < 2; p++) {
+            const uint8x16_t raw = vld1q_u8(w + (type == SWA_TYPE_Q2_K ? 16 : 32) + 32 * h + 16 * p), hm = vld1q_u8(w + 16 * p);
+            for (j = 0; j < 4; j++) {
+                uint8x16_t v = vandq_u8(vshlq_u8(raw, vdupq_n_s8((int8_t)(-2 * j))), vdupq_n_u8(3));
+                if (type == SWA_TYPE_Q3_K) {   /* the hmask bit set adds 4 back */
+                    uint8x16_t bit = vandq_u8(vshlq_u8(hm, vdupq_n_s8((int8_t)(-(4 * h + j)))), vdupq_n_u8(1));
+                    v = vsubq_u8(vorrq_u8(v, vshlq_n_u8(bit, 2)), vdupq_n_u8(4));
+                }
+                q[8 * h + 2 * j + p] = vreinterpretq_s8_u8(v);
+            }
+        }
+}
+
+static inline void swa__row_dots_kblock_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+                                             const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const int bytes = swa__kblock_bytes(type);
+    float sum[SWA__TILE_TOKENS] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int64_t i;
+    int t, g;
+    for (i = 0; i < n / 256; i++, w += bytes) {
+        swa__kunpacked s;
+        int8x16_t q[16];
+        if (type == SWA_TYPE_Q2_K) swa__q2k_scales(w, &s);
+        else if (type == SWA_TYPE_Q3_K) swa__q3k_scales(w, &s);
+        else swa__iq4xs_scales(w, &s);
+        swa__kblock_quants_neon(w, type, q);
+        for (t = 0; t < nt; t++) {
+            const swa__q8k *a = (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride) + i;
+            int32x4_t acc = vdupq_n_s32(0);
+            int32_t summ = 0;
+            for (g = 0; g < 16; g++) {
+                acc = vmlaq_n_s32(acc, swa__dot16_neon(vdupq_n_s32(0), q[g], vld1q_s8(a->q + 16 * g)), s.sc[g]);
+                summ += s.mn[g] * a->bsum[g];
+            }
+            sum[t] += a->d * (s.d * (float)vaddvq_s32(acc) - s.dmin * (float)summ);
+        }
+    }
+    for (t = 0; t < nt; t++) out[t] = sum[t];
+}
+
+#define SWA__NEW_TYPE_NEON(row_dots, dots, dot, driver, type)                                          \
+    static void row_dots(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
+    {                                                                                                   \
+        driver(row, x, stride, nt, n, out, type);                                                       \
+    }                                                                                                   \
+    SWA__DOTS_FROM_ROW_DOTS(, dots, row_dots)                                                           \
+    SWA__DOT_FROM_DOTS(, dot, dots)
+SWA__NEW_TYPE_NEON(swa__row_dots_q4_1_neon, swa__dots_q4_1_neon, swa__dot_q4_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q4_1)
+SWA__NEW_TYPE_NEON(swa__row_dots_q5_0_neon, swa__dots_q5_0_neon, swa__dot_q5_0_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_0)
+SWA__NEW_TYPE_NEON(swa__row_dots_q5_1_neon, swa__dots_q5_1_neon, swa__dot_q5_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_1)
+SWA__NEW_TYPE_NEON(swa__row_dots_iq4_nl_neon, swa__dots_iq4_nl_neon, swa__dot_iq4_nl_neon, swa__row_dots_b32_neon, SWA_TYPE_IQ4_NL)
+SWA__NEW_TYPE_NEON(swa__row_dots_q2_k_neon, swa__dots_q2_k_neon, swa__dot_q2_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q2_K)
+SWA__NEW_TYPE_NEON(swa__row_dots_q3_k_neon, swa__dots_q3_k_neon, swa__dot_q3_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q3_K)
+SWA__NEW_TYPE_NEON(swa__row_dots_iq4_xs_neon, swa__dots_iq4_xs_neon, swa__dot_iq4_xs_neon, swa__row_dots_kblock_neon, SWA_TYPE_IQ4_XS)
+#undef SWA__NEW_TYPE_NEON
+
 static float swa__amax_neon(const float *x, int64_t n)
 {
     float32x4_t m = vdupq_n_f32(0.0f);
@@ -4483,6 +4617,20 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_neon;
         k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_neon;
         k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_neon;
+        k->type[SWA_TYPE_Q4_1].dot = swa__dot_q4_1_neon;
+        k->type[SWA_TYPE_Q4_1].dots = swa__dots_q4_1_neon;
+        k->type[SWA_TYPE_Q5_0].dot = swa__dot_q5_0_neon;
+        k->type[SWA_TYPE_Q5_0].dots = swa__dots_q5_0_neon;
+        k->type[SWA_TYPE_Q5_1].dot = swa__dot_q5_1_neon;
+        k->type[SWA_TYPE_Q5_1].dots = swa__dots_q5_1_neon;
+        k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_neon;
+        k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_neon;
+        k->type[SWA_TYPE_Q2_K].dot = swa__dot_q2_k_neon;
+        k->type[SWA_TYPE_Q2_K].dots = swa__dots_q2_k_neon;
+        k->type[SWA_TYPE_Q3_K].dot = swa__dot_q3_k_neon;
+        k->type[SWA_TYPE_Q3_K].dots = swa__dots_q3_k_neon;
+        k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_neon;
+        k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_neon;
         k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_neon;
         k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_neon;
         k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_neon;
