@@ -8,6 +8,7 @@
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"
+#include "tests/programs.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -768,6 +769,129 @@ static void test_quantizers_match_llama_cpp(void **state)
     assert_true(n_types >= 5);
 }
 
+/* swa-quantize's mixes against llama-quantize's choices: tests/data/mix_types.txt (written by
+   tools/ref_mixes.py) has the type llama.cpp gives each matrix of two models in each named mix:
+   base-f32.gguf (2 layers) and a 16-layer model from swa-mkmodel (4 query heads per key/value
+   head, FFN rows that are not whole K-quant blocks). swa-quantize must choose the same type for
+   every matrix. */
+#define MIX_TYPES "tests/data/mix_types.txt"
+
+static int run_quiet(const char *cmd)
+{
+    char full[2048];
+    snprintf(full, sizeof full, "%s >/dev/null 2>&1", cmd);
+    return system(full);
+}
+
+static void check_mix(const char *src, char *line, int *n_checked)
+{
+    char mix[32], lower[32], out[64], cmd[1024], *p, *save = NULL;
+    swa_gguf *g;
+    swa_error err;
+    int k, bad = 0;
+    if (sscanf(line, "mix %31s", mix) != 1) fail_msg("%s: cannot read \"%.40s\"", MIX_TYPES, line);
+    for (k = 0; mix[k]; k++) lower[k] = (char)(mix[k] >= 'A' && mix[k] <= 'Z' ? mix[k] - 'A' + 'a' : mix[k]);
+    lower[k] = '\0';
+    tmp_path(out, sizeof out, "mix");
+    snprintf(cmd, sizeof cmd, "%s -t 2 %s %s %s", PROGRAM("swa-quantize"), src, out, lower);
+    if (run_quiet(cmd) != 0) fail_msg("%s failed", cmd);
+    if (swa_gguf_open(out, &g, &err) != SWA_OK) fail_msg("%s", err.msg);
+    for (p = strtok_r(line + 5 + strlen(mix), " \n", &save); p; p = strtok_r(NULL, " \n", &save)) {
+        char *eq = strchr(p, '=');
+        int64_t at;
+        assert_non_null(eq);
+        *eq = '\0';
+        at = swa_gguf_tensor_find(g, p);
+        if (at < 0) fail_msg("%s: swa-quantize wrote no %s", mix, p);
+        if (strcmp(swa_type_name(swa_gguf_tensor_at(g, at)->type), eq + 1)) {
+            print_message("%s: %s is %s, llama-quantize makes it %s\n", mix, p, swa_type_name(swa_gguf_tensor_at(g, at)->type), eq + 1);
+            bad++;
+        }
+        (*n_checked)++;
+    }
+    swa_gguf_close(g);
+    remove(out);
+    if (bad) fail_msg("%s: %d matrices differ from llama-quantize's choice", mix, bad);
+}
+
+static void test_mixes_match_llama_cpp(void **state)
+{
+    static char line[65536];
+    char src[256] = "", made[64] = "";
+    int n_checked = 0, n_models = 0, skipping = 1;
+    FILE *f;
+    (void)state;
+    if (access(PROGRAM_FILE("swa-quantize"), X_OK) != 0 || access(PROGRAM_FILE("swa-mkmodel"), X_OK) != 0) {
+        print_message("build swa-quantize and swa-mkmodel first (make programs): skipping\n");
+        skip();
+    }
+    f = fopen(MIX_TYPES, "r");
+    if (!f) fail_msg("%s: cannot open (run the tests from the repository's top folder)", MIX_TYPES);
+    while (fgets(line, sizeof line, f)) {
+        char name[64], args[512], cmd[1024];
+        if (line[0] == '#') continue;
+        if (sscanf(line, "model %63s file %255s", name, src) == 2) {
+            skipping = access(src, R_OK) != 0;
+            if (skipping) print_message("%s is absent: skipping its mixes\n", src);
+            n_models += !skipping;
+            continue;
+        }
+        if (sscanf(line, "model %63s mkmodel %511[^\n]", name, args) == 2) {
+#ifdef SWA_TEST_QUICK
+            print_message("quick run: skipping the mixes of the %s model\n", name);
+            skipping = 1;
+            continue;
+#endif
+            tmp_path(made, sizeof made, "mk");
+            snprintf(cmd, sizeof cmd, "%s %s %s", PROGRAM("swa-mkmodel"), args, made);
+            if (run_quiet(cmd) != 0) fail_msg("%s failed", cmd);
+            snprintf(src, sizeof src, "%s", made);
+            skipping = 0;
+            n_models++;
+            continue;
+        }
+        if (!skipping) check_mix(src, line, &n_checked);
+    }
+    fclose(f);
+    if (made[0]) remove(made);
+    if (!n_models) skip();
+    print_message("%d matrices of %d models in 16 mixes: swa-quantize chooses llama-quantize's type for each\n",
+                  n_checked, n_models);
+}
+
+/* A quantized input is not quantized again unless asked: swa-quantize fails, names the reason
+   and the flag, and writes nothing; with --allow-requantize it converts; to F16 it just
+   dequantizes. */
+static void test_requantize_refused(void **state)
+{
+    char out[64], log[64], cmd[1024], msg[1024] = "";
+    size_t n;
+    FILE *f;
+    (void)state;
+    if (access(PROGRAM_FILE("swa-quantize"), X_OK) != 0 || access(QUANT_DIR "peer-Q4_1.gguf", R_OK) != 0) {
+        print_message("swa-quantize or " QUANT_DIR "peer-Q4_1.gguf is absent: skipping\n");
+        skip();
+    }
+    tmp_path(out, sizeof out, "rq");
+    tmp_path(log, sizeof log, "rqlog");
+    remove(out);
+    snprintf(cmd, sizeof cmd, "%s " QUANT_DIR "peer-Q4_1.gguf %s q4_k_m 2>%s", PROGRAM("swa-quantize"), out, log);
+    assert_int_not_equal(system(cmd), 0);
+    assert_int_not_equal(access(out, F_OK), 0);
+    f = fopen(log, "r");
+    assert_non_null(f);
+    n = fread(msg, 1, sizeof msg - 1, f);
+    msg[n] = '\0';
+    fclose(f);
+    if (!strstr(msg, "already quantized (Q4_1)") || !strstr(msg, "--allow-requantize")) fail_msg("the refusal says: %s", msg);
+    snprintf(cmd, sizeof cmd, "%s " QUANT_DIR "peer-Q4_1.gguf %s q4_k_m --allow-requantize", PROGRAM("swa-quantize"), out);
+    assert_int_equal(run_quiet(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s " QUANT_DIR "peer-Q4_1.gguf %s f16", PROGRAM("swa-quantize"), out);
+    assert_int_equal(run_quiet(cmd), 0);
+    remove(out);
+    remove(log);
+}
+
 /* ==== the streaming writer ==== */
 
 static void tmp_path(char *buf, size_t cap, const char *tag)
@@ -954,6 +1078,8 @@ int main(void)
         cmocka_unit_test(test_llama_cpp_rows),
         cmocka_unit_test(test_llama_cpp_models_run),
         cmocka_unit_test(test_quantizers_match_llama_cpp),
+        cmocka_unit_test(test_mixes_match_llama_cpp),
+        cmocka_unit_test(test_requantize_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

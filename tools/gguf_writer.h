@@ -695,12 +695,17 @@ static void gw__quantize_b32(const float *x, uint8_t *o, int64_t n, int nmax, in
 
 static const int8_t gw__iq4_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
-static int gw__iq4_index(float v)   /* the table entry nearest v */
+static int gw__iq4_index(float v)   /* the table entry nearest v (the lower on a tie) */
 {
-    int k, best = 0;
-    for (k = 1; k < 16; k++)
-        if (fabsf(v - (float)gw__iq4_values[k]) < fabsf(v - (float)gw__iq4_values[best])) best = k;
-    return best;
+    int lo = 0, hi = 15;
+    if (!(v > (float)gw__iq4_values[0])) return 0;   /* NaN too */
+    if (v >= (float)gw__iq4_values[15]) return 15;
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (v < (float)gw__iq4_values[mid]) hi = mid;
+        else lo = mid;
+    }
+    return v - (float)gw__iq4_values[lo] <= (float)gw__iq4_values[hi] - v ? lo : hi;
 }
 
 /* 32 values as d * table[l], weighted by x^2 (as ggml without an importance matrix): the value
