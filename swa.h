@@ -1930,12 +1930,30 @@ static void swa__dequant_kunpacked_ref(swa__kunpack_fn unpack, int bytes, const 
     }
 }
 
-static float swa__dot_q2_k_ref(const void *r, const void *x, int64_t n) { return swa__dot_kunpacked_ref(swa__q2k_unpack, 84, r, x, n); }
-static float swa__dot_q3_k_ref(const void *r, const void *x, int64_t n) { return swa__dot_kunpacked_ref(swa__q3k_unpack, 110, r, x, n); }
-static float swa__dot_iq4_xs_ref(const void *r, const void *x, int64_t n) { return swa__dot_kunpacked_ref(swa__iq4xs_unpack, 136, r, x, n); }
-static void swa__dequant_q2_k_ref(const void *r, float *o, int64_t n) { swa__dequant_kunpacked_ref(swa__q2k_unpack, 84, r, o, n); }
-static void swa__dequant_q3_k_ref(const void *r, float *o, int64_t n) { swa__dequant_kunpacked_ref(swa__q3k_unpack, 110, r, o, n); }
-static void swa__dequant_iq4_xs_ref(const void *r, float *o, int64_t n) { swa__dequant_kunpacked_ref(swa__iq4xs_unpack, 136, r, o, n); }
+static float swa__dot_q2_k_ref(const void *r, const void *x, int64_t n)
+{
+    return swa__dot_kunpacked_ref(swa__q2k_unpack, swa__kblock_bytes(SWA_TYPE_Q2_K), r, x, n);
+}
+static float swa__dot_q3_k_ref(const void *r, const void *x, int64_t n)
+{
+    return swa__dot_kunpacked_ref(swa__q3k_unpack, swa__kblock_bytes(SWA_TYPE_Q3_K), r, x, n);
+}
+static float swa__dot_iq4_xs_ref(const void *r, const void *x, int64_t n)
+{
+    return swa__dot_kunpacked_ref(swa__iq4xs_unpack, swa__kblock_bytes(SWA_TYPE_IQ4_XS), r, x, n);
+}
+static void swa__dequant_q2_k_ref(const void *r, float *o, int64_t n)
+{
+    swa__dequant_kunpacked_ref(swa__q2k_unpack, swa__kblock_bytes(SWA_TYPE_Q2_K), r, o, n);
+}
+static void swa__dequant_q3_k_ref(const void *r, float *o, int64_t n)
+{
+    swa__dequant_kunpacked_ref(swa__q3k_unpack, swa__kblock_bytes(SWA_TYPE_Q3_K), r, o, n);
+}
+static void swa__dequant_iq4_xs_ref(const void *r, float *o, int64_t n)
+{
+    swa__dequant_kunpacked_ref(swa__iq4xs_unpack, swa__kblock_bytes(SWA_TYPE_IQ4_XS), r, o, n);
+}
 
 /* ---- attention and element-wise kernels; keys and values are stored as F32 or F16 ---- */
 
