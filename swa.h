@@ -2812,7 +2812,7 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q6_k_avx2, swa__dots_q6_k_avx2)
 /* Q4_1, Q5_0, Q5_1 and IQ4_NL rows against swa__q8g activations, a block at a time for up to 4
    tokens: the block's 32 quants are unpacked once into a register, in element order, and each
    token's exact integer sum meets d * dx in one FMA. maddubs wants one unsigned operand: Q4_1's
-   and Q5_1's quants are (0..31), and their offset meets the block's activation sum apart; Q5_0's
+   and Q5_1's quants are unsigned (0..31), and their offset meets the block's activation sum apart; Q5_0's
    and IQ4_NL's are signed, so |q| meets x with q's sign moved onto it (|q| <= 127, so pairs stay
    within int16). A token's steps do not depend on the other tokens, so neither does its result. */
 
