@@ -600,14 +600,17 @@ static void test_llama_cpp_rows(void **state)
 /* Every file of ../shared/models/quant loads and runs, and its logits are within twice llama.cpp's
    own error of the exact answer: the same model with every tensor dequantized to F32 (by
    swa_dequantize_row, which test_llama_cpp_rows ties to llama.cpp's values), written over a
-   copy of base-f32.gguf, which has the same metadata, names and shapes. llama.cpp's 8-bit
-   activations put its logits 1.8-4.2% of the largest logit from that answer on these files;
-   the bound is 2 x 4.2%, for the best kernels and for the reference. The cache holds F32 (as
+   copy of base-f32.gguf, which has the same metadata, names and shapes. The bound is twice
+   llama.cpp's own error on each file: llama.cpp c392e50 (through libllama, F32 cache, these
+   six tokens, 4 then 1 then 1, logits after the sixth) is 1.50-3.17% of the largest logit from
+   the same exact answer (it computes that answer to 1.5e-6 of ours), figures in peer_files;
+   it holds for the best kernels and for the reference. The cache holds F32 (as
    `--kv f32`). The two are not compared bit for bit: their float kernels (RMSNorm sums in 8
    lanes) differ in the last bit, which can flip the rounding of an 8-bit activation and move a
    logit by one activation step times a weight (test_kernels compares the kernels themselves). */
 static const char *const peer_files[] = {"peer-Q5_K_M.gguf", "peer-Q3_K_M.gguf", "peer-Q2_K.gguf", "peer-Q4_1.gguf",
                                          "peer-Q5_0.gguf", "peer-IQ4_NL.gguf", "peer-IQ4_XS.gguf"};
+static const double llama_cpp_error[] = {0.0209, 0.0244, 0.0317, 0.0172, 0.0168, 0.0150, 0.0223};   /* of the largest logit */
 
 /* A copy of base-f32.gguf with the tensors of `path` dequantized into it. */
 static void write_dequantized(const char *path, const char *out)
@@ -696,9 +699,10 @@ static void test_llama_cpp_models_run(void **state)
             if (fabs(ref[i] - exact[i]) > err_ref) err_ref = fabs(ref[i] - exact[i]);
             if (fabs(best[i] - ref[i]) > best_ref) best_ref = fabs(best[i] - ref[i]);
         }
-        print_message("%-17s logits from the dequantized model's: %.2f%% of the largest (ref kernels %.2f%%, bound 8.4%%); "
-                      "best and ref differ by %.2g\n", peer_files[k], 100 * err_best / max_abs, 100 * err_ref / max_abs, best_ref);
-        if (err_best > 0.084 * max_abs || err_ref > 0.084 * max_abs)
+        print_message("%-17s logits from the dequantized model's: %.2f%% of the largest (ref kernels %.2f%%; llama.cpp %.2f%%, "
+                      "bound twice that); best and ref differ by %.2g\n", peer_files[k], 100 * err_best / max_abs,
+                      100 * err_ref / max_abs, 100 * llama_cpp_error[k], best_ref);
+        if (err_best > 2 * llama_cpp_error[k] * max_abs || err_ref > 2 * llama_cpp_error[k] * max_abs)
             fail_msg("%s: logits %g (ref %g) from the exact answer (largest %g)", peer_files[k], err_best, err_ref, max_abs);
         n_files++;
     }
