@@ -77,8 +77,8 @@ ERRORS
 
 FILE FORMAT
     GGUF versions 2 and 3, little-endian, architecture "llama" with llama.cpp's key and tensor
-    names. Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (ggml's block layouts),
-    used in place; the small norm vectors may be of any of them and are converted to float at load.
+    names. Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K,
+    Q5_K, Q6_K and IQ4_XS (ggml's block layouts), used in place; the small norm vectors may be of any of them and are converted to float at load.
 
 KERNELS
     Each kernel has a scalar reference and, beside it, SIMD twins: AVX2/FMA/F16C, AVX-VNNI and
