@@ -93,8 +93,8 @@ ERRORS
 
 FILE FORMAT
     GGUF versions 2 and 3, little-endian, architecture "llama" with llama.cpp's key and tensor
-    names. Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (ggml's block layouts),
-    used in place; the small norm vectors may be of any of them and are converted to float at load.
+    names. Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K,
+    Q5_K, Q6_K and IQ4_XS (ggml's block layouts), used in place; the small norm vectors may be of any of them and are converted to float at load.
 
 KERNELS
     Each kernel has a scalar reference and, beside it, SIMD twins: AVX2/FMA/F16C, AVX-VNNI and
@@ -170,10 +170,17 @@ typedef enum swa_type {
     SWA_TYPE_F32  = 0,
     SWA_TYPE_F16  = 1,
     SWA_TYPE_Q4_0 = 2,
+    SWA_TYPE_Q4_1 = 3,
+    SWA_TYPE_Q5_0 = 6,
+    SWA_TYPE_Q5_1 = 7,
     SWA_TYPE_Q8_0 = 8,
+    SWA_TYPE_Q2_K = 10,
+    SWA_TYPE_Q3_K = 11,
     SWA_TYPE_Q4_K = 12,
     SWA_TYPE_Q5_K = 13,
     SWA_TYPE_Q6_K = 14,
+    SWA_TYPE_IQ4_NL = 20,
+    SWA_TYPE_IQ4_XS = 23,
     SWA_TYPE_BF16 = 30
 } swa_type;
 
@@ -1482,9 +1489,10 @@ SWADEF swa_status swa_gguf_value_str(const swa_gguf_value *v, swa_str *out)
 
    Weight rows meet activations in one of three forms, chosen by the weight type:
      F32, F16, BF16      x as float
-     Q8_0, Q4_0          x quantized to blocks of 32 (swa__q8: x ~ d * q, q in -127..127),
-                         placed in groups of 8 blocks (swa__q8g)
-     Q4_K, Q5_K, Q6_K    x quantized to swa__q8k blocks of 256, with the sums of each 16 q
+     Q8_0, Q4_0, Q4_1,   x quantized to blocks of 32 (swa__q8: x ~ d * q, q in -127..127),
+     Q5_0, Q5_1, IQ4_NL  placed in groups of 8 blocks (swa__q8g)
+     Q2_K, Q3_K, Q4_K,   x quantized to swa__q8k blocks of 256, with the sums of each 16 q
+     Q5_K, Q6_K, IQ4_XS
    so that a quantized dot product is an exact integer sum per block, scaled once (as ggml
    does). Weight layouts are ggml's: Q8_0 {f16 d; i8 q[32]}; Q4_0 {f16 d; u8 q[16]}, element j
    the low nibble of q[j] and element j+16 the high one, minus 8; the K-quants as described at
@@ -1880,6 +1888,228 @@ static void swa__dequant_q6_k_ref(const void *row, float *out, int64_t n)
     }
 }
 
+/* The 32-blocks beside Q4_0 and Q8_0, ggml's layouts: an f16 scale d; for Q4_1 and Q5_1 an f16
+   offset m after it; for Q5_0 and Q5_1 a little-endian 32-bit word qh of fifth bits; then 16
+   bytes of nibbles, element j < 16 the low nibble of byte j and element j + 16 its high one, with
+   bit e of qh the fifth bit of element e. Value = d * q (+ m), with q: Q4_1 the nibble (0..15),
+   Q5_1 nibble + 16 * bit (0..31), Q5_0 that minus 16, IQ4_NL the nibble's entry in ggml's
+   non-linear table. They meet swa__q8g activations as Q4_0 does; the offset meets the sum of
+   the block's activations (sum8 / 8), which is what ggml's Q8_1 blocks carry. */
+static const int8_t swa__iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+static int swa__b32_has_min(uint32_t type) { return type == SWA_TYPE_Q4_1 || type == SWA_TYPE_Q5_1; }
+static int swa__b32_has_qh(uint32_t type) { return type == SWA_TYPE_Q5_0 || type == SWA_TYPE_Q5_1; }
+static int swa__b32_qs_at(uint32_t type) { return 2 + 2 * swa__b32_has_min(type) + 4 * swa__b32_has_qh(type); }
+static int swa__b32_bytes(uint32_t type) { return swa__b32_qs_at(type) + 16; }
+
+static uint32_t swa__load_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void swa__b32_unpack(uint32_t type, const uint8_t *b, int8_t *q)
+{
+    const uint8_t *qs = b + swa__b32_qs_at(type);
+    uint32_t qh = swa__b32_has_qh(type) ? swa__load_le32(b + 2 + 2 * swa__b32_has_min(type)) : 0;
+    int e;
+    for (e = 0; e < 32; e++) {
+        int nibble = e < 16 ? qs[e] & 15 : qs[e - 16] >> 4;
+        int v = type == SWA_TYPE_IQ4_NL ? swa__iq4nl_values[nibble] : nibble | (int)((qh >> e) & 1) << 4;
+        q[e] = (int8_t)(type == SWA_TYPE_Q5_0 ? v - 16 : v);
+    }
+}
+
+static float swa__dot_b32_ref(uint32_t type, const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8g *g = (const swa__q8g *)x;
+    const int bytes = swa__b32_bytes(type);
+    float sum = 0.0f;
+    int64_t b;
+    int j;
+    for (b = 0; b < n / 32; b++, w += bytes) {
+        const int8_t *lo = swa__q8g_half(g, b, 0), *hi = swa__q8g_half(g, b, 1);
+        const float dx = g[b / 8].d[b % 8];
+        int8_t q[32];
+        int32_t s = 0;
+        swa__b32_unpack(type, w, q);
+        for (j = 0; j < 16; j++) s += q[j] * lo[j] + q[j + 16] * hi[j];
+        sum += swa__f16_to_f32(swa__load_u16(w)) * dx * (float)s;
+        if (swa__b32_has_min(type)) sum += swa__f16_to_f32(swa__load_u16(w + 2)) * dx * (float)(g[b / 8].sum8[b % 8] / 8);
+    }
+    return sum;
+}
+
+static void swa__dequant_b32_ref(uint32_t type, const void *row, float *out, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const int bytes = swa__b32_bytes(type);
+    int64_t i;
+    int j;
+    for (i = 0; i < n; i += 32, w += bytes) {
+        float d = swa__f16_to_f32(swa__load_u16(w)), m = swa__f16_to_f32(swa__load_u16(w + 2));
+        int8_t q[32];
+        swa__b32_unpack(type, w, q);
+        for (j = 0; j < 32; j++) out[i + j] = swa__b32_has_min(type) ? (float)q[j] * d + m : (float)q[j] * d;
+    }
+}
+
+static float swa__dot_q4_1_ref(const void *r, const void *x, int64_t n) { return swa__dot_b32_ref(SWA_TYPE_Q4_1, r, x, n); }
+static float swa__dot_q5_0_ref(const void *r, const void *x, int64_t n) { return swa__dot_b32_ref(SWA_TYPE_Q5_0, r, x, n); }
+static float swa__dot_q5_1_ref(const void *r, const void *x, int64_t n) { return swa__dot_b32_ref(SWA_TYPE_Q5_1, r, x, n); }
+static float swa__dot_iq4_nl_ref(const void *r, const void *x, int64_t n) { return swa__dot_b32_ref(SWA_TYPE_IQ4_NL, r, x, n); }
+static void swa__dequant_q4_1_ref(const void *r, float *o, int64_t n) { swa__dequant_b32_ref(SWA_TYPE_Q4_1, r, o, n); }
+static void swa__dequant_q5_0_ref(const void *r, float *o, int64_t n) { swa__dequant_b32_ref(SWA_TYPE_Q5_0, r, o, n); }
+static void swa__dequant_q5_1_ref(const void *r, float *o, int64_t n) { swa__dequant_b32_ref(SWA_TYPE_Q5_1, r, o, n); }
+static void swa__dequant_iq4_nl_ref(const void *r, float *o, int64_t n) { swa__dequant_b32_ref(SWA_TYPE_IQ4_NL, r, o, n); }
+
+/* Q2_K, Q3_K and IQ4_XS super-blocks (256 elements) read into one form: value e is
+   d * sc[e / 16] * q[e] - dmin * mn[e / 16], each product rounded in that order as ggml's
+   dequantization does (dmin = 0 where a type has no mins). ggml's layouts:
+   Q2_K (84 bytes): scales[16] (scale in the low nibble, min in the high one), qs[64], f16 d,
+     f16 dmin. Element e lies in half h = e / 128 at k = e % 128: bits 2 (k / 32) .. +1 of
+     qs[32 h + k % 32].
+   Q3_K (110 bytes): hmask[32], qs[64], scales[12], f16 d. The low 2 bits as Q2_K's; bit
+     4 h + k / 32 of hmask[k % 32] clear subtracts 4 (q in -4..3). Sixteen 6-bit scales, minus
+     32: the low 4 bits of scale i from byte i % 8 (low nibble for i < 8, high for i >= 8), the
+     high 2 from bits 2 (i / 4) .. +1 of byte 8 + i % 4.
+   IQ4_XS (136 bytes): f16 d, u16 scales_h, scales_l[4], qs[128]. Sub-block j (32 elements)
+     has the 6-bit scale (nibble j % 2 of scales_l[j / 2]) | (bits 2j..2j+1 of scales_h) << 4,
+     minus 32, and IQ4_NL's nibbles and table over qs[16 j .. 16 j + 15]. */
+typedef struct swa__kunpacked {
+    float d, dmin;
+    int16_t sc[16], mn[16];
+    int8_t q[256];
+} swa__kunpacked;
+
+typedef void (*swa__kunpack_fn)(const uint8_t *b, swa__kunpacked *u);
+static int swa__kblock_bytes(uint32_t type) { return type == SWA_TYPE_Q2_K ? 84 : type == SWA_TYPE_Q3_K ? 110 : 136; }
+
+static int swa__q2k_bits(const uint8_t *qs, int e) { return qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32)) & 3; }
+
+static void swa__q2k_scales(const uint8_t *b, swa__kunpacked *u)
+{
+    int i;
+    u->d = swa__f16_to_f32(swa__load_u16(b + 80));
+    u->dmin = swa__f16_to_f32(swa__load_u16(b + 82));
+    for (i = 0; i < 16; i++) {
+        u->sc[i] = (int16_t)(b[i] & 15);
+        u->mn[i] = (int16_t)(b[i] >> 4);
+    }
+}
+
+static void swa__q2k_unpack(const uint8_t *b, swa__kunpacked *u)
+{
+    int e;
+    swa__q2k_scales(b, u);
+    for (e = 0; e < 256; e++) u->q[e] = (int8_t)swa__q2k_bits(b + 16, e);
+}
+
+static void swa__q3k_scales(const uint8_t *b, swa__kunpacked *u)
+{
+    const uint8_t *s = b + 96;
+    int i;
+    u->d = swa__f16_to_f32(swa__load_u16(b + 108));
+    u->dmin = 0.0f;
+    for (i = 0; i < 16; i++) {
+        int low = i < 8 ? s[i] & 15 : s[i - 8] >> 4, high = s[8 + i % 4] >> (2 * (i / 4)) & 3;
+        u->sc[i] = (int16_t)((low | high << 4) - 32);
+        u->mn[i] = 0;
+    }
+}
+
+static void swa__q3k_unpack(const uint8_t *b, swa__kunpacked *u)
+{
+    int e;
+    swa__q3k_scales(b, u);
+    for (e = 0; e < 256; e++) {
+        int set = b[e % 32] >> (4 * (e / 128) + e % 128 / 32) & 1;
+        u->q[e] = (int8_t)(swa__q2k_bits(b + 32, e) - (set ? 0 : 4));
+    }
+}
+
+static void swa__iq4xs_scales(const uint8_t *b, swa__kunpacked *u)
+{
+    const uint16_t high = swa__load_u16(b + 2);
+    int j;
+    u->d = swa__f16_to_f32(swa__load_u16(b));
+    u->dmin = 0.0f;
+    for (j = 0; j < 8; j++) {
+        int ls = (b[4 + j / 2] >> (4 * (j % 2)) & 15) | (high >> (2 * j) & 3) << 4;
+        u->sc[2 * j] = u->sc[2 * j + 1] = (int16_t)(ls - 32);
+        u->mn[2 * j] = u->mn[2 * j + 1] = 0;
+    }
+}
+
+static void swa__iq4xs_unpack(const uint8_t *b, swa__kunpacked *u)
+{
+    int e;
+    swa__iq4xs_scales(b, u);
+    for (e = 0; e < 256; e++) {
+        uint8_t byte = b[8 + 16 * (e / 32) + e % 16];
+        u->q[e] = swa__iq4nl_values[e % 32 < 16 ? byte & 15 : byte >> 4];
+    }
+}
+
+static float swa__dot_kunpacked_ref(swa__kunpack_fn unpack, int bytes, const void *row, const void *x, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8k *a = (const swa__q8k *)x;
+    float sum = 0.0f;
+    int64_t i;
+    for (i = 0; i < n; i += 256, w += bytes, a++) {
+        swa__kunpacked u;
+        int32_t sumi = 0, summ = 0;
+        int g, l;
+        unpack(w, &u);
+        for (g = 0; g < 16; g++) {
+            int32_t s = 0;
+            for (l = 0; l < 16; l++) s += u.q[16 * g + l] * a->q[16 * g + l];
+            sumi += u.sc[g] * s;
+            summ += u.mn[g] * a->bsum[g];
+        }
+        sum += a->d * (u.d * (float)sumi - u.dmin * (float)summ);
+    }
+    return sum;
+}
+
+static void swa__dequant_kunpacked_ref(swa__kunpack_fn unpack, int bytes, const void *row, float *out, int64_t n)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    int64_t i;
+    int e;
+    for (i = 0; i < n; i += 256, w += bytes) {
+        swa__kunpacked u;
+        unpack(w, &u);
+        for (e = 0; e < 256; e++) out[i + e] = u.d * (float)u.sc[e / 16] * (float)u.q[e] - u.dmin * (float)u.mn[e / 16];
+    }
+}
+
+static float swa__dot_q2_k_ref(const void *r, const void *x, int64_t n)
+{
+    return swa__dot_kunpacked_ref(swa__q2k_unpack, swa__kblock_bytes(SWA_TYPE_Q2_K), r, x, n);
+}
+static float swa__dot_q3_k_ref(const void *r, const void *x, int64_t n)
+{
+    return swa__dot_kunpacked_ref(swa__q3k_unpack, swa__kblock_bytes(SWA_TYPE_Q3_K), r, x, n);
+}
+static float swa__dot_iq4_xs_ref(const void *r, const void *x, int64_t n)
+{
+    return swa__dot_kunpacked_ref(swa__iq4xs_unpack, swa__kblock_bytes(SWA_TYPE_IQ4_XS), r, x, n);
+}
+static void swa__dequant_q2_k_ref(const void *r, float *o, int64_t n)
+{
+    swa__dequant_kunpacked_ref(swa__q2k_unpack, swa__kblock_bytes(SWA_TYPE_Q2_K), r, o, n);
+}
+static void swa__dequant_q3_k_ref(const void *r, float *o, int64_t n)
+{
+    swa__dequant_kunpacked_ref(swa__q3k_unpack, swa__kblock_bytes(SWA_TYPE_Q3_K), r, o, n);
+}
+static void swa__dequant_iq4_xs_ref(const void *r, float *o, int64_t n)
+{
+    swa__dequant_kunpacked_ref(swa__iq4xs_unpack, swa__kblock_bytes(SWA_TYPE_IQ4_XS), r, o, n);
+}
+
 /* ---- attention and element-wise kernels; keys and values are stored as F32 or F16 ---- */
 
 /* Floats to a cache row: F32 as they are, F16 rounded to nearest even, Q8_0 below. */
@@ -2054,15 +2284,15 @@ static const swa__type_info swa__types[SWA__N_TYPES] = {
     {"F32", 1, 4, SWA__ACT_F32, swa__dequant_f32_ref, swa__dot_f32_ref, swa__wsum_f32_ref, swa__store_f32_ref},
     {"F16", 1, 2, SWA__ACT_F32, swa__dequant_f16_ref, swa__dot_f16_ref, swa__wsum_f16_ref, swa__store_f16_ref},
     {"Q4_0", 32, 18, SWA__ACT_Q8, swa__dequant_q4_0_ref, swa__dot_q4_0_ref, NULL, NULL},
-    {"Q4_1", 32, 20, 0, NULL, NULL, NULL, NULL},
+    {"Q4_1", 32, 20, SWA__ACT_Q8, swa__dequant_q4_1_ref, swa__dot_q4_1_ref, NULL, NULL},
     {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
     {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {"Q5_0", 32, 22, 0, NULL, NULL, NULL, NULL},
-    {"Q5_1", 32, 24, 0, NULL, NULL, NULL, NULL},
+    {"Q5_0", 32, 22, SWA__ACT_Q8, swa__dequant_q5_0_ref, swa__dot_q5_0_ref, NULL, NULL},
+    {"Q5_1", 32, 24, SWA__ACT_Q8, swa__dequant_q5_1_ref, swa__dot_q5_1_ref, NULL, NULL},
     {"Q8_0", 32, 34, SWA__ACT_Q8, swa__dequant_q8_0_ref, swa__dot_q8_0_ref, swa__wsum_q8_0_ref, swa__store_q8_0_ref},
     {"Q8_1", 32, 36, 0, NULL, NULL, NULL, NULL},
-    {"Q2_K", 256, 84, 0, NULL, NULL, NULL, NULL},
-    {"Q3_K", 256, 110, 0, NULL, NULL, NULL, NULL},
+    {"Q2_K", 256, 84, SWA__ACT_Q8K, swa__dequant_q2_k_ref, swa__dot_q2_k_ref, NULL, NULL},
+    {"Q3_K", 256, 110, SWA__ACT_Q8K, swa__dequant_q3_k_ref, swa__dot_q3_k_ref, NULL, NULL},
     {"Q4_K", 256, 144, SWA__ACT_Q8K, swa__dequant_q4_k_ref, swa__dot_q4_k_ref, NULL, NULL},
     {"Q5_K", 256, 176, SWA__ACT_Q8K, swa__dequant_q5_k_ref, swa__dot_q5_k_ref, NULL, NULL},
     {"Q6_K", 256, 210, SWA__ACT_Q8K, swa__dequant_q6_k_ref, swa__dot_q6_k_ref, NULL, NULL},
@@ -2071,10 +2301,10 @@ static const swa__type_info swa__types[SWA__N_TYPES] = {
     {"IQ2_XS", 256, 74, 0, NULL, NULL, NULL, NULL},
     {"IQ3_XXS", 256, 98, 0, NULL, NULL, NULL, NULL},
     {"IQ1_S", 256, 50, 0, NULL, NULL, NULL, NULL},
-    {"IQ4_NL", 32, 18, 0, NULL, NULL, NULL, NULL},
+    {"IQ4_NL", 32, 18, SWA__ACT_Q8, swa__dequant_iq4_nl_ref, swa__dot_iq4_nl_ref, NULL, NULL},
     {"IQ3_S", 256, 110, 0, NULL, NULL, NULL, NULL},
     {"IQ2_S", 256, 82, 0, NULL, NULL, NULL, NULL},
-    {"IQ4_XS", 256, 136, 0, NULL, NULL, NULL, NULL},
+    {"IQ4_XS", 256, 136, SWA__ACT_Q8K, swa__dequant_iq4_xs_ref, swa__dot_iq4_xs_ref, NULL, NULL},
     {"I8", 1, 1, 0, NULL, NULL, NULL, NULL},
     {"I16", 1, 2, 0, NULL, NULL, NULL, NULL},
     {"I32", 1, 4, 0, NULL, NULL, NULL, NULL},
@@ -2733,6 +2963,159 @@ SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q6_k_avx2, swa__row_dots_q6_k_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_k_avx2, swa__dots_q4_k_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q5_k_avx2, swa__dots_q5_k_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q6_k_avx2, swa__dots_q6_k_avx2)
+
+/* Q4_1, Q5_0, Q5_1 and IQ4_NL rows against swa__q8g activations, a block at a time for up to 4
+   tokens: the block's 32 quants are unpacked once into a register, in element order, and each
+   token's exact integer sum meets d * dx in one FMA. maddubs wants one unsigned operand: Q4_1's
+   and Q5_1's quants are unsigned (0..31), and their offset meets the block's activation sum apart; Q5_0's
+   and IQ4_NL's are signed, so |q| meets x with q's sign moved onto it (|q| <= 127, so pairs stay
+   within int16). A token's steps do not depend on the other tokens, so neither does its result. */
+
+/* 32 bits to 32 bytes: byte e is `value` where bit e is set, else 0. */
+SWA__AVX2 SWA__INLINE __m256i swa__bits_to_bytes_avx2(uint32_t bits, char value)
+{
+    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x(0x8040201008040201ll);
+    __m256i v = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), spread), bit);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(v, bit), _mm256_set1_epi8(value));
+}
+
+/* 16 bytes of nibbles as 32 bytes in element order: the low nibbles, then the high ones. */
+SWA__AVX2 SWA__INLINE __m256i swa__nibbles_avx2(const uint8_t *p)
+{
+    const __m128i raw = _mm_loadu_si128((const __m128i *)p);
+    return _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1),
+                            _mm256_set1_epi8(15));
+}
+
+SWA__AVX2 SWA__INLINE __m256i swa__iq4nl_lookup_avx2(__m256i nibbles)
+{
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)swa__iq4nl_values)), nibbles);
+}
+
+SWA__AVX2 SWA__INLINE __m256i swa__b32_quants_avx2(const uint8_t *b, uint32_t type)
+{
+    __m256i q = swa__nibbles_avx2(b + swa__b32_qs_at(type));
+    if (type == SWA_TYPE_IQ4_NL) return swa__iq4nl_lookup_avx2(q);
+    if (swa__b32_has_qh(type)) q = _mm256_or_si256(q, swa__bits_to_bytes_avx2(swa__load_le32(b + swa__b32_qs_at(type) - 4), 16));
+    return type == SWA_TYPE_Q5_0 ? _mm256_sub_epi8(q, _mm256_set1_epi8(16)) : q;
+}
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_b32_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+                                                  const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int bytes = swa__b32_bytes(type), has_min = swa__b32_has_min(type);
+    __m256 acc[SWA__TILE_TOKENS];
+    float mins[SWA__TILE_TOKENS] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int64_t b;
+    int t;
+    for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = _mm256_setzero_ps();
+    for (b = 0; b < n / 32; b++, w += bytes) {
+        const __m256i q = swa__b32_quants_avx2(w, type), abs_q = _mm256_sign_epi8(q, q);
+        const float d = _cvtsh_ss(swa__load_u16(w)), m = has_min ? _cvtsh_ss(swa__load_u16(w + 2)) : 0.0f;
+        for (t = 0; t < nt; t++) {
+            const swa__q8g *a = (const swa__q8g *)(xa + (size_t)t * stride);
+            const __m256i xq = swa__block_x_avx2(a, b);
+            const __m256i pairs = has_min ? _mm256_maddubs_epi16(q, xq) : _mm256_maddubs_epi16(abs_q, _mm256_sign_epi8(xq, q));
+            const float dx = a[b / 8].d[b % 8];
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * dx), _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1))),
+                                     acc[t]);
+            if (has_min) mins[t] += m * dx * (float)(a[b / 8].sum8[b % 8] / 8);
+        }
+    }
+    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(acc[t]) + mins[t];
+}
+
+/* Q2_K, Q3_K and IQ4_XS rows against Q8_K activations: each super-block is unpacked once for the
+   tile's tokens into 8 registers of 32 quants in element order (their scales per 16 elements
+   by the scalar unpackers of swa__kunpacked), then each token's scaled sums and, for Q2_K, its
+   mins (negated, so that both add) share one hadd and one FMA against [d d dmin dmin], as
+   Q4_K's do. Q2_K's quants are unsigned (0..3); Q3_K's (-4..3) and IQ4_XS's take the sign trick. */
+typedef struct swa__kblock_avx2 {
+    __m256i q[8];
+    __m256i sc[8];     /* int16: scale 2j in the low 128-bit lane, 2j + 1 in the high one */
+    __m256i neg_mn;    /* int16: -mn[g] for each 16-element sum of the activations */
+    __m256 d_dmin;
+} swa__kblock_avx2;
+
+SWA__AVX2 SWA__INLINE void swa__kblock_unpack_avx2(const uint8_t *w, uint32_t type, swa__kblock_avx2 *k)
+{
+    swa__kunpacked s;
+    int h, j;
+    if (type == SWA_TYPE_IQ4_XS) {
+        swa__iq4xs_scales(w, &s);
+        for (j = 0; j < 8; j++) k->q[j] = swa__iq4nl_lookup_avx2(swa__nibbles_avx2(w + 8 + 16 * j));
+    } else {
+        const uint8_t *qs = w + (type == SWA_TYPE_Q2_K ? 16 : 32);
+        const __m256i three = _mm256_set1_epi8(3), hmask = _mm256_loadu_si256((const __m256i *)w);
+        if (type == SWA_TYPE_Q2_K) swa__q2k_scales(w, &s);
+        else swa__q3k_scales(w, &s);
+        for (h = 0; h < 2; h++) {
+            const __m256i raw = _mm256_loadu_si256((const __m256i *)(qs + 32 * h));
+            for (j = 0; j < 4; j++) {
+                __m256i q = _mm256_and_si256(_mm256_srli_epi16(raw, 2 * j), three);
+                if (type == SWA_TYPE_Q3_K) {   /* the hmask bit set adds 4 back */
+                    __m256i bit = _mm256_and_si256(_mm256_srli_epi16(hmask, 4 * h + j), _mm256_set1_epi8(1));
+                    q = _mm256_sub_epi8(_mm256_or_si256(q, _mm256_slli_epi16(bit, 2)), _mm256_set1_epi8(4));
+                }
+                k->q[4 * h + j] = q;
+            }
+        }
+    }
+    for (j = 0; j < 8; j++) k->sc[j] = _mm256_set_m128i(_mm_set1_epi16(s.sc[2 * j + 1]), _mm_set1_epi16(s.sc[2 * j]));
+    k->neg_mn = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_loadu_si256((const __m256i *)s.mn));
+    k->d_dmin = _mm256_setr_ps(s.d, s.d, s.dmin, s.dmin, s.d, s.d, s.dmin, s.dmin);
+}
+
+SWA__AVX2 SWA__INLINE __m256 swa__kblock_dot_avx2(__m256 acc, const swa__kblock_avx2 *k, const swa__q8k *a, uint32_t type)
+{
+    __m256i sum = _mm256_setzero_si256(), mins;
+    int j;
+    for (j = 0; j < 8; j++) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(a->q + 32 * j));
+        const __m256i pairs = type == SWA_TYPE_Q2_K ? _mm256_maddubs_epi16(k->q[j], x)
+                                                    : _mm256_maddubs_epi16(_mm256_sign_epi8(k->q[j], k->q[j]), _mm256_sign_epi8(x, k->q[j]));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, k->sc[j]));
+    }
+    mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), k->neg_mn);
+    return _mm256_fmadd_ps(_mm256_mul_ps(k->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sum, mins)), acc);
+}
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_kblock_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                     float *out, const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int bytes = swa__kblock_bytes(type);
+    __m256 acc[SWA__TILE_TOKENS];
+    int64_t i;
+    int t;
+    for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = _mm256_setzero_ps();
+    for (i = 0; i < n / 256; i++, w += bytes) {
+        swa__kblock_avx2 k;
+        swa__kblock_unpack_avx2(w, type, &k);
+        for (t = 0; t < nt; t++) acc[t] = swa__kblock_dot_avx2(acc[t], &k, (const swa__q8k *)(xa + (size_t)t * stride) + i, type);
+    }
+    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(acc[t]);
+}
+
+/* The row kernels of each type, its tile and its 1-token dot. */
+#define SWA__NEW_TYPE_AVX2(row_dots, dots, dot, driver, type)                                          \
+    SWA__AVX2 SWA__INLINE void row_dots(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
+    {                                                                                                   \
+        driver(row, x, stride, nt, n, out, type);                                                       \
+    }                                                                                                   \
+    SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, dots, row_dots)                                                  \
+    SWA__DOT_FROM_DOTS(SWA__AVX2, dot, dots)
+SWA__NEW_TYPE_AVX2(swa__row_dots_q4_1_avx2, swa__dots_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q4_1)
+SWA__NEW_TYPE_AVX2(swa__row_dots_q5_0_avx2, swa__dots_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_0)
+SWA__NEW_TYPE_AVX2(swa__row_dots_q5_1_avx2, swa__dots_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_1)
+SWA__NEW_TYPE_AVX2(swa__row_dots_iq4_nl_avx2, swa__dots_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_dots_b32_avx2, SWA_TYPE_IQ4_NL)
+SWA__NEW_TYPE_AVX2(swa__row_dots_q2_k_avx2, swa__dots_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q2_K)
+SWA__NEW_TYPE_AVX2(swa__row_dots_q3_k_avx2, swa__dots_q3_k_avx2, swa__dot_q3_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q3_K)
+SWA__NEW_TYPE_AVX2(swa__row_dots_iq4_xs_avx2, swa__dots_iq4_xs_avx2, swa__dot_iq4_xs_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_IQ4_XS)
+#undef SWA__NEW_TYPE_AVX2
 
 /* The largest |x| of 32 floats, and q = lrint(x * id) packed to bytes in order. */
 SWA__AVX2 static inline float swa__amax32_avx2(const float *x)
@@ -3899,6 +4282,141 @@ SWA__DOT_FROM_DOTS(, swa__dot_q4_k_neon, swa__dots_q4_k_neon)
 SWA__DOT_FROM_DOTS(, swa__dot_q5_k_neon, swa__dots_q5_k_neon)
 SWA__DOT_FROM_DOTS(, swa__dot_q6_k_neon, swa__dots_q6_k_neon)
 
+/* Q4_1, Q5_0, Q5_1 and IQ4_NL rows against up to 4 tokens, a block at a time: its quants
+   unpacked once into two vectors (elements 0..15, 16..31), each token's exact integer sum meeting
+   d * dx in float lanes, and Q4_1's and Q5_1's offset meeting the block's activation sum. */
+static inline uint8x16_t swa__bits_to_bytes_neon(uint32_t bits, int half)   /* bits 16 half .. +15 */
+{
+    static const uint8_t spread[2][16] = {{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
+                                          {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3}};
+    static const uint8_t bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+    uint8x16_t v = vqtbl1q_u8(vreinterpretq_u8_u32(vdupq_n_u32(bits)), vld1q_u8(spread[half]));
+    return vtstq_u8(v, vld1q_u8(bit));
+}
+
+static inline void swa__b32_quants_neon(const uint8_t *b, uint32_t type, int8x16_t *q0, int8x16_t *q1)
+{
+    const uint8x16_t raw = vld1q_u8(b + swa__b32_qs_at(type));
+    uint8x16_t lo = vandq_u8(raw, vdupq_n_u8(15)), hi = vshrq_n_u8(raw, 4);
+    if (type == SWA_TYPE_IQ4_NL) {
+        const int8x16_t table = vld1q_s8(swa__iq4nl_values);
+        *q0 = vqtbl1q_s8(table, lo);
+        *q1 = vqtbl1q_s8(table, hi);
+        return;
+    }
+    if (swa__b32_has_qh(type)) {
+        uint32_t qh = swa__load_le32(b + swa__b32_qs_at(type) - 4);
+        lo = vorrq_u8(lo, vandq_u8(swa__bits_to_bytes_neon(qh, 0), vdupq_n_u8(16)));
+        hi = vorrq_u8(hi, vandq_u8(swa__bits_to_bytes_neon(qh, 1), vdupq_n_u8(16)));
+    }
+    *q0 = vreinterpretq_s8_u8(lo);
+    *q1 = vreinterpretq_s8_u8(hi);
+    if (type == SWA_TYPE_Q5_0) {
+        *q0 = vsubq_s8(*q0, vdupq_n_s8(16));
+        *q1 = vsubq_s8(*q1, vdupq_n_s8(16));
+    }
+}
+
+static inline void swa__row_dots_b32_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+                                          const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int bytes = swa__b32_bytes(type), has_min = swa__b32_has_min(type);
+    float32x4_t acc[SWA__TILE_TOKENS];
+    float mins[SWA__TILE_TOKENS] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int64_t b;
+    int t;
+    for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = vdupq_n_f32(0.0f);
+    for (b = 0; b < n / 32; b++, w += bytes) {
+        const float d = swa__f16_to_f32(swa__load_u16(w)), m = has_min ? swa__f16_to_f32(swa__load_u16(w + 2)) : 0.0f;
+        int8x16_t q0, q1;
+        swa__b32_quants_neon(w, type, &q0, &q1);
+        for (t = 0; t < nt; t++) {
+            const swa__q8g *a = (const swa__q8g *)(xa + (size_t)t * stride);
+            const float dx = a[b / 8].d[b % 8];
+            int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(swa__q8g_half(a, b, 0))),
+                                          q1, vld1q_s8(swa__q8g_half(a, b, 1)));
+            acc[t] = vfmaq_n_f32(acc[t], vcvtq_f32_s32(s), d * dx);
+            if (has_min) mins[t] += m * dx * (float)(a[b / 8].sum8[b % 8] / 8);
+        }
+    }
+    for (t = 0; t < nt; t++) out[t] = vaddvq_f32(acc[t]) + mins[t];
+}
+
+/* Q2_K, Q3_K and IQ4_XS rows: a super-block unpacked once for the tile's tokens into 16 vectors
+   of quants in element order, with the scalar unpackers' scales and mins per 16 elements; each
+   token's scaled sums reduce once, then the reference's float steps. */
+static inline void swa__kblock_quants_neon(const uint8_t *w, uint32_t type, int8x16_t *q)
+{
+    int h, j, p;
+    if (type == SWA_TYPE_IQ4_XS) {
+        const int8x16_t table = vld1q_s8(swa__iq4nl_values);
+        for (j = 0; j < 8; j++) {
+            const uint8x16_t raw = vld1q_u8(w + 8 + 16 * j);
+            q[2 * j] = vqtbl1q_s8(table, vandq_u8(raw, vdupq_n_u8(15)));
+            q[2 * j + 1] = vqtbl1q_s8(table, vshrq_n_u8(raw, 4));
+        }
+        return;
+    }
+    for (h = 0; h < 2; h++)
+        for (p = 0; p < 2; p++) {
+            const uint8x16_t raw = vld1q_u8(w + (type == SWA_TYPE_Q2_K ? 16 : 32) + 32 * h + 16 * p), hm = vld1q_u8(w + 16 * p);
+            for (j = 0; j < 4; j++) {
+                uint8x16_t v = vandq_u8(vshlq_u8(raw, vdupq_n_s8((int8_t)(-2 * j))), vdupq_n_u8(3));
+                if (type == SWA_TYPE_Q3_K) {   /* the hmask bit set adds 4 back */
+                    uint8x16_t bit = vandq_u8(vshlq_u8(hm, vdupq_n_s8((int8_t)(-(4 * h + j)))), vdupq_n_u8(1));
+                    v = vsubq_u8(vorrq_u8(v, vshlq_n_u8(bit, 2)), vdupq_n_u8(4));
+                }
+                q[8 * h + 2 * j + p] = vreinterpretq_s8_u8(v);
+            }
+        }
+}
+
+static inline void swa__row_dots_kblock_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+                                             const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const int bytes = swa__kblock_bytes(type);
+    float sum[SWA__TILE_TOKENS] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int64_t i;
+    int t, g;
+    for (i = 0; i < n / 256; i++, w += bytes) {
+        swa__kunpacked s;
+        int8x16_t q[16];
+        if (type == SWA_TYPE_Q2_K) swa__q2k_scales(w, &s);
+        else if (type == SWA_TYPE_Q3_K) swa__q3k_scales(w, &s);
+        else swa__iq4xs_scales(w, &s);
+        swa__kblock_quants_neon(w, type, q);
+        for (t = 0; t < nt; t++) {
+            const swa__q8k *a = (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride) + i;
+            int32x4_t acc = vdupq_n_s32(0);
+            int32_t summ = 0;
+            for (g = 0; g < 16; g++) {
+                acc = vmlaq_n_s32(acc, swa__dot16_neon(vdupq_n_s32(0), q[g], vld1q_s8(a->q + 16 * g)), s.sc[g]);
+                summ += s.mn[g] * a->bsum[g];
+            }
+            sum[t] += a->d * (s.d * (float)vaddvq_s32(acc) - s.dmin * (float)summ);
+        }
+    }
+    for (t = 0; t < nt; t++) out[t] = sum[t];
+}
+
+#define SWA__NEW_TYPE_NEON(row_dots, dots, dot, driver, type)                                          \
+    static void row_dots(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
+    {                                                                                                   \
+        driver(row, x, stride, nt, n, out, type);                                                       \
+    }                                                                                                   \
+    SWA__DOTS_FROM_ROW_DOTS(, dots, row_dots)                                                           \
+    SWA__DOT_FROM_DOTS(, dot, dots)
+SWA__NEW_TYPE_NEON(swa__row_dots_q4_1_neon, swa__dots_q4_1_neon, swa__dot_q4_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q4_1)
+SWA__NEW_TYPE_NEON(swa__row_dots_q5_0_neon, swa__dots_q5_0_neon, swa__dot_q5_0_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_0)
+SWA__NEW_TYPE_NEON(swa__row_dots_q5_1_neon, swa__dots_q5_1_neon, swa__dot_q5_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_1)
+SWA__NEW_TYPE_NEON(swa__row_dots_iq4_nl_neon, swa__dots_iq4_nl_neon, swa__dot_iq4_nl_neon, swa__row_dots_b32_neon, SWA_TYPE_IQ4_NL)
+SWA__NEW_TYPE_NEON(swa__row_dots_q2_k_neon, swa__dots_q2_k_neon, swa__dot_q2_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q2_K)
+SWA__NEW_TYPE_NEON(swa__row_dots_q3_k_neon, swa__dots_q3_k_neon, swa__dot_q3_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q3_K)
+SWA__NEW_TYPE_NEON(swa__row_dots_iq4_xs_neon, swa__dots_iq4_xs_neon, swa__dot_iq4_xs_neon, swa__row_dots_kblock_neon, SWA_TYPE_IQ4_XS)
+#undef SWA__NEW_TYPE_NEON
+
 static float swa__amax_neon(const float *x, int64_t n)
 {
     float32x4_t m = vdupq_n_f32(0.0f);
@@ -4193,6 +4711,20 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx2;
         k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx2;
         k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx2;
+        k->type[SWA_TYPE_Q4_1].dot = swa__dot_q4_1_avx2;
+        k->type[SWA_TYPE_Q4_1].dots = swa__dots_q4_1_avx2;
+        k->type[SWA_TYPE_Q5_0].dot = swa__dot_q5_0_avx2;
+        k->type[SWA_TYPE_Q5_0].dots = swa__dots_q5_0_avx2;
+        k->type[SWA_TYPE_Q5_1].dot = swa__dot_q5_1_avx2;
+        k->type[SWA_TYPE_Q5_1].dots = swa__dots_q5_1_avx2;
+        k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_avx2;
+        k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_avx2;
+        k->type[SWA_TYPE_Q2_K].dot = swa__dot_q2_k_avx2;
+        k->type[SWA_TYPE_Q2_K].dots = swa__dots_q2_k_avx2;
+        k->type[SWA_TYPE_Q3_K].dot = swa__dot_q3_k_avx2;
+        k->type[SWA_TYPE_Q3_K].dots = swa__dots_q3_k_avx2;
+        k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_avx2;
+        k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_avx2;
         k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx2;
         k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx2;
         k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_avx2;
@@ -4258,6 +4790,20 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_neon;
         k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_neon;
         k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_neon;
+        k->type[SWA_TYPE_Q4_1].dot = swa__dot_q4_1_neon;
+        k->type[SWA_TYPE_Q4_1].dots = swa__dots_q4_1_neon;
+        k->type[SWA_TYPE_Q5_0].dot = swa__dot_q5_0_neon;
+        k->type[SWA_TYPE_Q5_0].dots = swa__dots_q5_0_neon;
+        k->type[SWA_TYPE_Q5_1].dot = swa__dot_q5_1_neon;
+        k->type[SWA_TYPE_Q5_1].dots = swa__dots_q5_1_neon;
+        k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_neon;
+        k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_neon;
+        k->type[SWA_TYPE_Q2_K].dot = swa__dot_q2_k_neon;
+        k->type[SWA_TYPE_Q2_K].dots = swa__dots_q2_k_neon;
+        k->type[SWA_TYPE_Q3_K].dot = swa__dot_q3_k_neon;
+        k->type[SWA_TYPE_Q3_K].dots = swa__dots_q3_k_neon;
+        k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_neon;
+        k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_neon;
         k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_neon;
         k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_neon;
         k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_neon;
@@ -4654,7 +5200,7 @@ static swa_status swa__get_matrix(const swa_model *m, const char *name, int requ
     const swa_gguf_tensor *t = swa__find_tensor(m, name, required, n_in, n_out, &s, err);
     if (!t) return s;
     if (!swa__type_supported(t->type))
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K are)",
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS are)",
                          name, swa_type_name(t->type));
     if ((uintptr_t)t->data % (uintptr_t)(t->type == SWA_TYPE_F32 ? 4 : 2) != 0)
         return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not aligned for %s", name, swa_type_name(t->type));

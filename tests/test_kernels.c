@@ -70,9 +70,13 @@ static void random_row(uint32_t type, uint8_t *row, int64_t n)
         uint8_t *blk = row + b * swa_type_block_bytes(type);
         uint16_t d = random_scale(), dmin = random_scale();
         switch (type) {
-        case SWA_TYPE_Q8_0: case SWA_TYPE_Q4_0: memcpy(blk, &d, 2); break;
-        case SWA_TYPE_Q4_K: case SWA_TYPE_Q5_K: memcpy(blk, &d, 2); memcpy(blk + 2, &dmin, 2); break;
+        case SWA_TYPE_Q8_0: case SWA_TYPE_Q4_0: case SWA_TYPE_Q5_0: case SWA_TYPE_IQ4_NL: case SWA_TYPE_IQ4_XS:
+            memcpy(blk, &d, 2); break;
+        case SWA_TYPE_Q4_K: case SWA_TYPE_Q5_K: case SWA_TYPE_Q4_1: case SWA_TYPE_Q5_1:
+            memcpy(blk, &d, 2); memcpy(blk + 2, &dmin, 2); break;
         case SWA_TYPE_Q6_K: memcpy(blk + 208, &d, 2); break;
+        case SWA_TYPE_Q2_K: memcpy(blk + 80, &d, 2); memcpy(blk + 82, &dmin, 2); break;
+        case SWA_TYPE_Q3_K: memcpy(blk + 108, &d, 2); break;
         default: break;
         }
     }
@@ -265,26 +269,27 @@ static void check_quantized_tiles(const swa__kernels *k, uint32_t type, int64_t 
     free(w); free(act); free(x);
 }
 
+static const uint32_t block32_types[] = {SWA_TYPE_Q8_0, SWA_TYPE_Q4_0, SWA_TYPE_Q4_1, SWA_TYPE_Q5_0, SWA_TYPE_Q5_1,
+                                         SWA_TYPE_IQ4_NL};
+static const uint32_t block256_types[] = {SWA_TYPE_Q2_K, SWA_TYPE_Q3_K, SWA_TYPE_Q4_K, SWA_TYPE_Q5_K, SWA_TYPE_Q6_K,
+                                          SWA_TYPE_IQ4_XS};
+
 static void run_quantized_dots(const swa__kernels *k)
 {
-    size_t s;
+    size_t s, ti;
     int off;
     for (off = 0; off < 2; off++) {
-        for (s = 0; s < sizeof block32_counts / sizeof block32_counts[0]; s++) {
-            check_block_dot(k, SWA_TYPE_Q8_0, 32 * block32_counts[s], off);
-            check_block_dot(k, SWA_TYPE_Q4_0, 32 * block32_counts[s], off);
+        for (ti = 0; ti < sizeof block32_types / sizeof block32_types[0]; ti++) {
+            for (s = 0; s < sizeof block32_counts / sizeof block32_counts[0]; s++) {
+                check_block_dot(k, block32_types[ti], 32 * block32_counts[s], off);
+                check_quantized_tiles(k, block32_types[ti], 32 * block32_counts[s]);
+            }
         }
-        for (s = 0; s < sizeof block32_counts / sizeof block32_counts[0]; s++) {
-            check_quantized_tiles(k, SWA_TYPE_Q8_0, 32 * block32_counts[s]);
-            check_quantized_tiles(k, SWA_TYPE_Q4_0, 32 * block32_counts[s]);
-        }
-        for (s = 0; s < sizeof block256_counts / sizeof block256_counts[0]; s++) {
-            check_block_dot(k, SWA_TYPE_Q4_K, 256 * block256_counts[s], off);
-            check_block_dot(k, SWA_TYPE_Q5_K, 256 * block256_counts[s], off);
-            check_block_dot(k, SWA_TYPE_Q6_K, 256 * block256_counts[s], off);
-            check_quantized_tiles(k, SWA_TYPE_Q4_K, 256 * block256_counts[s]);
-            check_quantized_tiles(k, SWA_TYPE_Q5_K, 256 * block256_counts[s]);
-            check_quantized_tiles(k, SWA_TYPE_Q6_K, 256 * block256_counts[s]);
+        for (ti = 0; ti < sizeof block256_types / sizeof block256_types[0]; ti++) {
+            for (s = 0; s < sizeof block256_counts / sizeof block256_counts[0]; s++) {
+                check_block_dot(k, block256_types[ti], 256 * block256_counts[s], off);
+                check_quantized_tiles(k, block256_types[ti], 256 * block256_counts[s]);
+            }
         }
     }
 }

@@ -217,7 +217,7 @@ static void test_hparams_and_config(void **state)
 typedef struct variant {
     const char *omit;          /* leave this tensor out */
     const char *reshape;       /* write this tensor with one row too many */
-    const char *retype;        /* write this tensor as Q3_K, a type we do not run */
+    const char *retype;        /* write this tensor as IQ2_XXS, a type we do not run */
     const char *arch;          /* general.architecture, default "llama" */
     int n_head, n_kv_head;     /* 0: 4 and 2 */
     int window;                /* -1: write sliding_window = 0 */
@@ -241,9 +241,9 @@ static void put_tensor(gw_writer *w, const variant *v, const char *name, int64_t
     data = (float *)malloc(sizeof(float) * (size_t)(cols * ne[1]));
     for (i = 0; i < cols * ne[1]; i++) data[i] = 0.01f * (float)(i % 7);
     if (v->retype && !strcmp(v->retype, name)) {
-        size_t bytes = (size_t)(cols / 256 * 110 * ne[1]);   /* Q3_K: 110 bytes per 256 */
+        size_t bytes = (size_t)(cols / 256 * 66 * ne[1]);    /* IQ2_XXS: 66 bytes per 256 */
         uint8_t *raw = (uint8_t *)calloc(bytes, 1);
-        gw_tensor(w, name, 11, is_vector ? 1 : 2, ne, raw, bytes);
+        gw_tensor(w, name, 16, is_vector ? 1 : 2, ne, raw, bytes);
         free(raw);
     } else {
         gw_tensor_f32(w, name, is_vector && v->norms_f16 ? GW_F16 : GW_F32, is_vector ? 1 : 2, ne, data);
@@ -355,10 +355,10 @@ static void test_model_errors(void **state)
     expect_error(&v, SWA_ERR_MODEL, "blk.0.attn_k.weight: shape 256x129");
     memset(&v, 0, sizeof v);
     v.retype = "blk.1.ffn_down.weight";
-    expect_error(&v, SWA_ERR_UNSUPPORTED, "blk.1.ffn_down.weight: type Q3_K");
+    expect_error(&v, SWA_ERR_UNSUPPORTED, "blk.1.ffn_down.weight: type IQ2_XXS");
     memset(&v, 0, sizeof v);
     v.retype = "blk.0.attn_norm.weight";
-    expect_error(&v, SWA_ERR_UNSUPPORTED, "blk.0.attn_norm.weight: type Q3_K is not supported");
+    expect_error(&v, SWA_ERR_UNSUPPORTED, "blk.0.attn_norm.weight: type IQ2_XXS is not supported");
     memset(&v, 0, sizeof v);
     v.norms_f16 = 1;                                       /* other writers store norms as F16 */
     assert_int_equal(load_variant(&v, NULL), SWA_OK);

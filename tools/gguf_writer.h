@@ -44,7 +44,8 @@
 #include <stdint.h>
 
 enum {                                                                        /* ggml type ids */
-    GW_F32 = 0, GW_F16 = 1, GW_Q4_0 = 2, GW_Q8_0 = 8, GW_Q4_K = 12, GW_Q5_K = 13, GW_Q6_K = 14,
+    GW_F32 = 0, GW_F16 = 1, GW_Q4_0 = 2, GW_Q4_1 = 3, GW_Q5_0 = 6, GW_Q5_1 = 7, GW_Q8_0 = 8,
+    GW_Q2_K = 10, GW_Q3_K = 11, GW_Q4_K = 12, GW_Q5_K = 13, GW_Q6_K = 14, GW_IQ4_NL = 20, GW_IQ4_XS = 23,
     GW_BF16 = 30
 };
 enum {                                                                        /* GGUF value types */
@@ -98,8 +99,9 @@ int  gw_stream_rows(gw_writer *w, const float *rows, int64_t n_rows);
 int  gw_stream_close(gw_writer *w);
 uint64_t gw_data_size(const gw_writer *w);   /* bytes of tensor data declared or added so far */
 
-/* Converters, usable on their own. n must be a multiple of the block: 32 for Q8_0 and Q4_0,
-   256 for the K-quants. */
+/* Converters, usable on their own. n must be a multiple of the block: 32 for Q8_0, Q4_0, Q4_1,
+   Q5_0, Q5_1 and IQ4_NL, 256 for the K-quants and IQ4_XS. gw_dequant_row decodes F32, F16, BF16,
+   Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (the library's swa_dequantize_row decodes every type). */
 uint16_t gw_f32_to_f16(float f);
 uint16_t gw_f32_to_bf16(float f);
 float    gw_f16_to_f32(uint16_t h);
@@ -406,7 +408,7 @@ static void gw__quantize_q4_0(const float *x, uint8_t *o, int64_t n)
 
 /* ==== Q4_K and Q5_K ==== */
 
-/* Fit the n values x of one sub-block as scale * l + min, l in 0..nmax, min <= 0, minimising
+/* Fit the n values x (a multiple of 8) of one sub-block as scale * l + min, l in 0..nmax, min <= 0, minimising
    the weighted squared error sum w (scale*l + min - x)^2. As in ggml's make_qkx2_quants: spread
    [min(x, 0), max x] over a grid of nmax + rmin + k*rdelta steps for k = 0..nstep, round each
    value to its grid point, and for those levels solve the 2x2 least-squares problem for
@@ -414,10 +416,9 @@ static void gw__quantize_q4_0(const float *x, uint8_t *o, int64_t n)
    far rather than at min(x, 0), which is what gives llama-quantize's (lower) errors. Unlike
    ggml we get each candidate's error from the sums in closed form instead of a second pass
    over x. Returns scale; *neg_min = -min >= 0. */
-static float gw__fit_scale_min(const float *x, const float *w, int nmax, float rmin, float rdelta, int nstep,
+static float gw__fit_scale_min(const float *x, const float *w, int n, int nmax, float rmin, float rdelta, int nstep,
                                float *neg_min)
 {
-    enum { n = 32 };           /* a constant count lets compilers unroll and vectorize at -O2 */
     float lo = x[0], hi = x[0], best_scale, best_min;
     double sw = 0, swx = 0, swxx = 0, best_err;
     int i, k;
@@ -512,7 +513,7 @@ static void gw__quantize_k_levels(const float *x, int nmax, float rmin, int nste
         rms = sqrtf(ss / 32);
         /* ggml's weights: every value counts, large ones more */
         for (l = 0; l < 32; l++) w[l] = rms + fabsf(xs[l]);
-        scale[j] = gw__fit_scale_min(xs, w, nmax, rmin, 0.1f, nstep, &neg_min[j]);
+        scale[j] = gw__fit_scale_min(xs, w, 32, nmax, rmin, 0.1f, nstep, &neg_min[j]);
         if (scale[j] > max_scale) max_scale = scale[j];
         if (neg_min[j] > max_min) max_min = neg_min[j];
     }
@@ -569,11 +570,12 @@ static void gw__quantize_q5_k(const float *x, uint8_t *o, int64_t n)
 
 /* ==== Q6_K ==== */
 
-/* Symmetric fit of 16 values as scale * l, l in -32..31, weighted by x^2 (ggml's make_qx_quants
-   with rmse_type 1): the value of largest magnitude goes to -32 (so the asymmetric range is
-   used in full), the grid is stretched by 0.1 steps from -0.9 to +0.9, and for each rounding
-   the best scale is sum(w x l) / sum(w l^2); keep the one that explains the most. */
-static float gw__fit_scale_sym(const float *x)
+/* Symmetric fit of 16 values as scale * l, l in -nmax..nmax-1 (32 for Q6_K, 4 for Q3_K),
+   weighted by x^2 (ggml's make_qx_quants with rmse_type 1): the value of largest magnitude goes
+   to -nmax (so the asymmetric range is used in full), the grid is stretched by 0.1 steps from
+   -0.9 to +0.9, and for each rounding the best scale is sum(w x l) / sum(w l^2); keep the one
+   that explains the most. */
+static float gw__fit_scale_sym(const float *x, int nmax)
 {
     enum { n = 16 };
     float amax = 0, max = 0, best_scale = 0;
@@ -585,17 +587,18 @@ static float gw__fit_scale_sym(const float *x)
     }
     if (amax < 1e-15f) return 0.0f;
     for (k = -9; k <= 9; k++) {
-        float iscale = -(32.0f + 0.1f * (float)k) / max;
+        float iscale = -((float)nmax + 0.1f * (float)k) / max, top = (float)(nmax - 1);
         float fx[8] = {0}, fl[8] = {0};           /* lanes, as in gw__fit_scale_min */
         double slx = 0, sll = 0;
         int j;
         for (i = 0; i < n; i += 8)
             for (j = 0; j < 8; j++) {
-                /* |v| <= 32.9: shifted by 32.5, truncation rounds (and -1 < v + 32.5 < 0
-                   truncates to 0, which is the clamp at -32); the clamp at 31 is arithmetic */
+                /* |v| <= nmax + 0.9: shifted by nmax + 0.5, truncation rounds (and values
+                   between -1 and 0 truncate to 0, which is the clamp at -nmax); the clamp at
+                   nmax - 1 is arithmetic */
                 float v = iscale * x[i + j], l, wl;
-                l = (float)((int)(v + 32.5f) - 32);
-                l -= (float)(l > 31.0f) * (l - 31.0f);
+                l = (float)((int)(v + (float)nmax + 0.5f) - nmax);
+                l -= (float)(l > top) * (l - top);
                 wl = x[i + j] * x[i + j] * l;
                 fx[j] += wl * x[i + j];
                 fl[j] += wl * l;
@@ -625,7 +628,7 @@ static void gw__quantize_q6_k(const float *x, uint8_t *o, int64_t n)
         int8_t sc[16];
         int j, l, h, c;
         for (j = 0; j < 16; j++) {
-            scale[j] = gw__fit_scale_sym(x + 16 * j);
+            scale[j] = gw__fit_scale_sym(x + 16 * j, 32);
             if (fabsf(scale[j]) > fabsf(max_scale)) max_scale = scale[j];
         }
         memset(o, 0, 210);
@@ -651,6 +654,212 @@ static void gw__quantize_q6_k(const float *x, uint8_t *o, int64_t n)
     }
 }
 
+/* ==== Q4_1, Q5_0 and Q5_1 ==== */
+
+/* ggml's reference rounding. Q4_1 and Q5_1 (levels 0..nmax, nmax 15 or 31): each block is
+   min + d * q with d = (max - min) / nmax and q = trunc((x - min) / d + 0.5); Q5_0: d = max / -16
+   where max is the value of largest magnitude, q = trunc(x / d + 16.5) clamped to 31. Layout: f16
+   d, f16 min (Q4_1, Q5_1), 32 bits of fifth bits (Q5_0, Q5_1: bit e for element e), 16 bytes of
+   nibbles (element j < 16 low, j + 16 high). */
+static void gw__quantize_b32(const float *x, uint8_t *o, int64_t n, int nmax, int has_min)
+{
+    const int qs_at = 2 + 2 * has_min + (nmax == 31 ? 4 : 0);
+    int64_t i;
+    int j;
+    for (i = 0; i < n; i += 32, x += 32, o += qs_at + 16) {
+        float lo = x[0], hi = x[0], max = 0.0f, d, id, off;
+        uint32_t qh = 0;
+        uint8_t q[32];
+        for (j = 0; j < 32; j++) {
+            if (x[j] < lo) lo = x[j];
+            if (x[j] > hi) hi = x[j];
+            if (fabsf(x[j]) > fabsf(max)) max = x[j];
+        }
+        d = has_min ? (hi - lo) / (float)nmax : max / -16.0f;
+        id = d != 0.0f ? 1.0f / d : 0.0f;
+        off = has_min ? 0.5f : 16.5f;
+        gw__store_f16(o, d);
+        if (has_min) gw__store_f16(o + 2, lo);
+        for (j = 0; j < 32; j++) {
+            float v = (has_min ? x[j] - lo : x[j]) * id + off;
+            v = v > 0.0f ? (v < (float)nmax ? v : (float)nmax) : 0.0f;    /* NaN goes to 0 */
+            q[j] = (uint8_t)(int)v;
+            qh |= (uint32_t)(q[j] >> 4) << j;
+        }
+        if (nmax == 31) memcpy(o + qs_at - 4, &qh, 4);
+        for (j = 0; j < 16; j++) o[qs_at + j] = (uint8_t)((q[j] & 15) | (q[j + 16] & 15) << 4);
+    }
+}
+
+/* ==== IQ4_NL and IQ4_XS ==== */
+
+static const int8_t gw__iq4_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+static int gw__iq4_index(float v)   /* the table entry nearest v (the lower on a tie) */
+{
+    int lo = 0, hi = 15;
+    if (!(v > (float)gw__iq4_values[0])) return 0;   /* NaN too */
+    if (v >= (float)gw__iq4_values[15]) return 15;
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (v < (float)gw__iq4_values[mid]) hi = mid;
+        else lo = mid;
+    }
+    return v - (float)gw__iq4_values[lo] <= (float)gw__iq4_values[hi] - v ? lo : hi;
+}
+
+/* 32 values as d * table[l], weighted by x^2 (as ggml without an importance matrix): the value
+   of largest magnitude goes to the table's -127 end, then to 7 entries either side of it, and
+   for each rounding the best d is sum(w x t) / sum(w t^2); keep the one that explains the most. */
+static float gw__fit_iq4(const float *x)
+{
+    float amax = 0.0f, max = 0.0f, best_d = 0.0f;
+    double best = -1;
+    int j, k;
+    for (j = 0; j < 32; j++) {
+        if (!(fabsf(x[j]) <= 3e38f)) return 0.0f;
+        if (fabsf(x[j]) > amax) { amax = fabsf(x[j]); max = x[j]; }
+    }
+    if (amax < 1e-15f) return 0.0f;
+    for (k = -7; k <= 7; k++) {
+        float id = ((float)k + (float)gw__iq4_values[0]) / max;
+        double sqt = 0, stt = 0;
+        for (j = 0; j < 32; j++) {
+            double t = gw__iq4_values[gw__iq4_index(id * x[j])], w = (double)x[j] * x[j];
+            sqt += w * t * x[j];
+            stt += w * t * t;
+        }
+        if (stt > 0 && sqt * sqt / stt > best) {
+            best = sqt * sqt / stt;
+            best_d = (float)(sqt / stt);
+        }
+    }
+    return best_d;
+}
+
+/* 32 values against the stored step: nibbles, element j < 16 low and j + 16 high. */
+static void gw__pack_iq4(const float *x, float step, uint8_t *qs)
+{
+    float inv = step != 0.0f ? 1.0f / step : 0.0f;
+    int j;
+    for (j = 0; j < 16; j++)
+        qs[j] = (uint8_t)(gw__iq4_index(x[j] * inv) | gw__iq4_index(x[j + 16] * inv) << 4);
+}
+
+static void gw__quantize_iq4_nl(const float *x, uint8_t *o, int64_t n)
+{
+    int64_t i;
+    for (i = 0; i < n; i += 32, x += 32, o += 18) {
+        gw__store_f16(o, gw__fit_iq4(x));
+        gw__pack_iq4(x, gw__load_f16(o), o + 2);
+    }
+}
+
+/* IQ4_XS: 8 sub-blocks of 32 with IQ4_NL's fit, their scales quantized to 6 bits (-32..31)
+   against d = -(the largest) / 32. Layout: f16 d, u16 scales_h (bits 2j..2j+1: the high bits of
+   scale j + 32), scales_l[4] (nibble j % 2 of byte j / 2: its low bits), qs[128]. */
+static void gw__quantize_iq4_xs(const float *x, uint8_t *o, int64_t n)
+{
+    int64_t i;
+    int j;
+    for (i = 0; i < n; i += 256, x += 256, o += 136) {
+        float scale[8], max = 0.0f, d, id;
+        uint16_t high = 0;
+        for (j = 0; j < 8; j++) {
+            scale[j] = gw__fit_iq4(x + 32 * j);
+            if (fabsf(scale[j]) > fabsf(max)) max = scale[j];
+        }
+        memset(o, 0, 136);
+        d = -max / 32.0f;
+        id = d != 0.0f ? 1.0f / d : 0.0f;
+        gw__store_f16(o, d);
+        d = gw__load_f16(o);
+        for (j = 0; j < 8; j++) {
+            int l = gw__quant(id * scale[j], -32, 31);
+            o[4 + j / 2] |= (uint8_t)(((l + 32) & 15) << (4 * (j % 2)));
+            high |= (uint16_t)(((l + 32) >> 4) << (2 * j));
+            gw__pack_iq4(x + 32 * j, d * (float)l, o + 8 + 16 * j);
+        }
+        memcpy(o + 2, &high, 2);
+    }
+}
+
+/* ==== Q2_K and Q3_K ==== */
+
+/* 256 values of 2-bit levels L into 64 bytes: in each half of 128, value 32c + l goes to bits
+   2c..2c+1 of byte 32h + l. */
+static void gw__pack_2bit(const uint8_t *L, uint8_t *qs)
+{
+    int h, c, l;
+    memset(qs, 0, 64);
+    for (h = 0; h < 2; h++)
+        for (c = 0; c < 4; c++)
+            for (l = 0; l < 32; l++) qs[32 * h + l] |= (uint8_t)((L[128 * h + 32 * c + l] & 3) << (2 * c));
+}
+
+/* Q2_K (84 bytes): 16 sub-blocks of 16, each fitted as scale * l + min with l in 0..3 (ggml's
+   weights |x| and grid), the scales and minimums quantized to 4 bits against d = max / 15 and
+   dmin = max min / 15. Layout: scales[16] (scale low nibble, min high), qs[64], f16 d, f16 dmin. */
+static void gw__quantize_q2_k(const float *x, uint8_t *o, int64_t n)
+{
+    int64_t i;
+    int j, l;
+    for (i = 0; i < n; i += 256, x += 256, o += 84) {
+        float scale[16], neg_min[16], w[16], max_scale = 0, max_min = 0, d, dmin;
+        uint8_t L[256];
+        for (j = 0; j < 16; j++) {
+            for (l = 0; l < 16; l++) w[l] = fabsf(x[16 * j + l]);
+            scale[j] = gw__fit_scale_min(x + 16 * j, w, 16, 3, -0.5f, 0.1f, 15, &neg_min[j]);
+            if (scale[j] > max_scale) max_scale = scale[j];
+            if (neg_min[j] > max_min) max_min = neg_min[j];
+        }
+        gw__store_f16(o + 80, max_scale / 15);
+        gw__store_f16(o + 82, max_min / 15);
+        d = gw__load_f16(o + 80);
+        dmin = gw__load_f16(o + 82);
+        for (j = 0; j < 16; j++) {
+            int sc = d > 0 ? gw__quant(scale[j] / d, 0, 15) : 0, mn = dmin > 0 ? gw__quant(neg_min[j] / dmin, 0, 15) : 0;
+            float step = d * (float)sc, off = dmin * (float)mn, inv = step > 0 ? 1.0f / step : 0.0f;
+            o[j] = (uint8_t)(sc | mn << 4);
+            for (l = 0; l < 16; l++) L[16 * j + l] = (uint8_t)gw__quant((x[16 * j + l] + off) * inv, 0, 3);
+        }
+        gw__pack_2bit(L, o + 16);
+    }
+}
+
+/* Q3_K (110 bytes): 16 sub-blocks of 16 fitted symmetrically with l in -4..3, their scales
+   quantized to 6 bits (-32..31) against d = -(the largest) / 32. Layout: hmask[32] (bit c of
+   byte l set when value 32c + l has l + 4 >= 4), qs[64] (the low 2 bits as Q2_K's), scales[12]
+   (scale i + 32: low nibble in byte i % 8, the low half for i < 8; high 2 bits at 2 (i / 4) of
+   byte 8 + i % 4), f16 d. */
+static void gw__quantize_q3_k(const float *x, uint8_t *o, int64_t n)
+{
+    int64_t i;
+    int j, l;
+    for (i = 0; i < n; i += 256, x += 256, o += 110) {
+        float scale[16], max = 0.0f, d, id;
+        uint8_t L[256];
+        for (j = 0; j < 16; j++) {
+            scale[j] = gw__fit_scale_sym(x + 16 * j, 4);
+            if (fabsf(scale[j]) > fabsf(max)) max = scale[j];
+        }
+        memset(o, 0, 110);
+        id = max != 0.0f ? -32.0f / max : 0.0f;
+        gw__store_f16(o + 108, id != 0.0f ? 1.0f / id : 0.0f);
+        d = gw__load_f16(o + 108);
+        for (j = 0; j < 16; j++) {
+            int sc = gw__quant(id * scale[j], -32, 31);
+            float step = d * (float)sc;
+            o[96 + j % 8] |= (uint8_t)(((sc + 32) & 15) << (j < 8 ? 0 : 4));
+            o[104 + j % 4] |= (uint8_t)(((sc + 32) >> 4) << (2 * (j / 4)));
+            for (l = 0; l < 16; l++) L[16 * j + l] = (uint8_t)(4 + (step != 0 ? gw__quant(x[16 * j + l] / step, -4, 3) : 0));
+        }
+        for (j = 0; j < 256; j++)
+            if (L[j] >= 4) o[j % 32] |= (uint8_t)(1 << (j / 32));
+        gw__pack_2bit(L, o + 32);
+    }
+}
+
 /* ==== rows ==== */
 
 size_t gw_row_bytes(uint32_t type, int64_t n)
@@ -664,6 +873,13 @@ size_t gw_row_bytes(uint32_t type, int64_t n)
     case GW_Q4_K: return n % 256 ? 0 : (size_t)(n / 256) * 144;
     case GW_Q5_K: return n % 256 ? 0 : (size_t)(n / 256) * 176;
     case GW_Q6_K: return n % 256 ? 0 : (size_t)(n / 256) * 210;
+    case GW_Q4_1: return n % 32 ? 0 : (size_t)(n / 32) * 20;
+    case GW_Q5_0: return n % 32 ? 0 : (size_t)(n / 32) * 22;
+    case GW_Q5_1: return n % 32 ? 0 : (size_t)(n / 32) * 24;
+    case GW_IQ4_NL: return n % 32 ? 0 : (size_t)(n / 32) * 18;
+    case GW_Q2_K: return n % 256 ? 0 : (size_t)(n / 256) * 84;
+    case GW_Q3_K: return n % 256 ? 0 : (size_t)(n / 256) * 110;
+    case GW_IQ4_XS: return n % 256 ? 0 : (size_t)(n / 256) * 136;
     default: return 0;
     }
 }
@@ -685,6 +901,13 @@ void gw_convert_row(uint32_t type, const float *x, void *out, int64_t n)
     case GW_Q4_K: gw__quantize_q4_k(x, o, n); break;
     case GW_Q5_K: gw__quantize_q5_k(x, o, n); break;
     case GW_Q6_K: gw__quantize_q6_k(x, o, n); break;
+    case GW_Q4_1: gw__quantize_b32(x, o, n, 15, 1); break;
+    case GW_Q5_0: gw__quantize_b32(x, o, n, 31, 0); break;
+    case GW_Q5_1: gw__quantize_b32(x, o, n, 31, 1); break;
+    case GW_IQ4_NL: gw__quantize_iq4_nl(x, o, n); break;
+    case GW_Q2_K: gw__quantize_q2_k(x, o, n); break;
+    case GW_Q3_K: gw__quantize_q3_k(x, o, n); break;
+    case GW_IQ4_XS: gw__quantize_iq4_xs(x, o, n); break;
     default: break;
     }
 }
@@ -774,7 +997,7 @@ int gw_dequant_row(uint32_t type, const void *src, float *dst, int64_t n)
     case GW_Q4_K: for (i = 0; i < n; i += 256, b += 144) gw__dequant_q4_k(b, dst + i); break;
     case GW_Q5_K: for (i = 0; i < n; i += 256, b += 176) gw__dequant_q5_k(b, dst + i); break;
     case GW_Q6_K: for (i = 0; i < n; i += 256, b += 210) gw__dequant_q6_k(b, dst + i); break;
-    default: return -1;
+    default: return -1;   /* the newer types: swa_dequantize_row decodes them */
     }
     return 0;
 }

@@ -50,9 +50,9 @@ static void random_rows(uint32_t type, uint8_t *w, size_t bytes, int64_t n_rows,
     else
         for (b = 0; b < blocks; b++) {
             uint8_t *blk = w + (size_t)b * block;
-            size_t at[3] = {0, 2, block - 2};   /* d (and dmin) first, or d last (Q6_K) */
+            size_t at[4] = {0, 2, block - 4, block - 2};   /* d (and dmin) first, or last (Q6_K, Q3_K, Q2_K) */
             int k;
-            for (k = 0; k < 3; k++) blk[at[k] + 1] = (uint8_t)(0x10 + next_u32() % 8);
+            for (k = 0; k < 4; k++) blk[at[k] + 1] = (uint8_t)(0x10 + next_u32() % 8);
         }
 }
 

@@ -1,20 +1,24 @@
-/* swa-quantize: convert the weight matrices of a GGUF model to another type.
+/* swa-quantize: convert the weight matrices of a GGUF model to another type, or to one of
+   llama.cpp's named mixes.
 
-   swa-quantize IN.gguf OUT.gguf TYPE [-t N]
+   swa-quantize IN.gguf OUT.gguf TYPE [-t N] [--allow-requantize]
 
-   TYPE is f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k. Every metadata key is copied in
-   order, with general.file_type set to llama.cpp's number for the result (0 F32, 1 F16,
-   32 BF16, 7 Q8_0, 2 Q4_0, 15 Q4_K_M, 17 Q5_K_M, 18 Q6_K) and general.quantization_version 2
-   added to quantized files that lack it; the alignment is kept. 1-D tensors (the norms) are
-   written as F32. Each matrix is dequantized row by row with swa_dequantize_row (the library;
-   for a type it lacks, the GGUF writer's reference dequantizer) and converted with
-   gw_convert_row; a tensor already in the target type is copied unchanged. With q4_k and q5_k,
-   output.weight (or token_embd.weight when the model has no output.weight and reuses it)
-   becomes Q6_K, as in llama.cpp's Q4_K_M and Q5_K_M.
+   TYPE is f32, f16, bf16, or a llama-quantize name: q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k_s,
+   q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k, iq4_nl, iq4_xs (q4_k and q5_k are
+   q4_k_m and q5_k_m). Every metadata key is copied in order, with general.file_type set to
+   llama.cpp's number for the result and general.quantization_version 2 added to quantized files
+   that lack it; the alignment is kept. 1-D tensors (the norms) are written as F32.
 
-   Rows that are not whole blocks of the target type fall back, with a note on stderr: Q4_K to
-   Q4_0, Q5_K and Q6_K to Q8_0 when rows are a multiple of 32 (the nearest types we write;
-   llama.cpp picks Q5_0, Q5_1 and Q8_0), else to F16 (stories260K's FFN of 172, for instance).
+   Which matrix gets which type follows llama.cpp's llama_tensor_get_type for llama models (see
+   mix_type; the README lists the rules). Rows that are not whole blocks of the chosen type fall
+   back as llama.cpp's do: Q2_K, Q3_K and IQ4_XS to IQ4_NL, Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to
+   Q8_0, and to F16 when rows are not whole blocks of 32 either (where llama.cpp stops), with a
+   note.
+
+   A matrix that is already quantized is not quantized again unless --allow-requantize is given
+   (each pass adds its own rounding error; llama-quantize refuses too); one already in the type
+   it would get is copied unchanged. Each matrix is dequantized row by row with
+   swa_dequantize_row and converted with gw_convert_row.
 
    The output is streamed tensor by tensor through a buffer of about 16 MB, the input mapped
    read-only, so memory stays small for any model size. -t N converts with N threads (default:
@@ -65,10 +69,23 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The targets: the type of most matrices and llama.cpp's file type number, which also names the
+   mix (LLAMA_FTYPE_MOSTLY_*) whose rules mix_type applies. */
+enum { FT_Q4_0 = 2, FT_Q4_1 = 3, FT_Q8_0 = 7, FT_Q5_0 = 8, FT_Q5_1 = 9, FT_Q2_K = 10, FT_Q3_K_S = 11, FT_Q3_K_M = 12,
+       FT_Q3_K_L = 13, FT_Q4_K_S = 14, FT_Q4_K_M = 15, FT_Q5_K_S = 16, FT_Q5_K_M = 17, FT_Q6_K = 18, FT_IQ4_NL = 25,
+       FT_IQ4_XS = 30 };
+
 static const struct { const char *name; uint32_t type, file_type; } targets[] = {
-    {"f32", GW_F32, 0},   {"f16", GW_F16, 1},   {"bf16", GW_BF16, 32}, {"q8_0", GW_Q8_0, 7},
-    {"q4_0", GW_Q4_0, 2}, {"q4_k", GW_Q4_K, 15}, {"q5_k", GW_Q5_K, 17}, {"q6_k", GW_Q6_K, 18},
+    {"f32", GW_F32, 0},             {"f16", GW_F16, 1},             {"bf16", GW_BF16, 32},
+    {"q4_0", GW_Q4_0, FT_Q4_0},     {"q4_1", GW_Q4_1, FT_Q4_1},     {"q5_0", GW_Q5_0, FT_Q5_0},
+    {"q5_1", GW_Q5_1, FT_Q5_1},     {"q8_0", GW_Q8_0, FT_Q8_0},     {"q2_k", GW_Q2_K, FT_Q2_K},
+    {"q3_k_s", GW_Q3_K, FT_Q3_K_S}, {"q3_k_m", GW_Q3_K, FT_Q3_K_M}, {"q3_k_l", GW_Q3_K, FT_Q3_K_L},
+    {"q4_k_s", GW_Q4_K, FT_Q4_K_S}, {"q4_k_m", GW_Q4_K, FT_Q4_K_M}, {"q5_k_s", GW_Q5_K, FT_Q5_K_S},
+    {"q5_k_m", GW_Q5_K, FT_Q5_K_M}, {"q6_k", GW_Q6_K, FT_Q6_K},     {"iq4_nl", GW_IQ4_NL, FT_IQ4_NL},
+    {"iq4_xs", GW_IQ4_XS, FT_IQ4_XS}, {"q4_k", GW_Q4_K, FT_Q4_K_M}, {"q5_k", GW_Q5_K, FT_Q5_K_M},
 };
+#define TARGET_NAMES "f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, " \
+                     "q4_k_m (q4_k), q5_k_s, q5_k_m (q5_k), q6_k, iq4_nl or iq4_xs"
 
 static int is_quantized(uint32_t t) { return t != GW_F32 && t != GW_F16 && t != GW_BF16; }
 
@@ -191,18 +208,92 @@ static int first_note(const char *name)
     return 1;
 }
 
-/* The type a matrix gets: the target, Q6_K for the classifier under q4_k and q5_k, and the fallback
-   when its rows are not whole blocks. */
-static uint32_t out_type(const swa_gguf *g, const swa_gguf_tensor *t, const char *name, uint32_t target)
+/* What the rules need to know of the model, and where they are in it: tensors are visited in
+   file order, as llama.cpp visits them. */
+typedef struct mix_state {
+    int has_output;            /* an output.weight of its own (else token_embd.weight is the classifier) */
+    int n_gqa;                 /* query heads per key/value head */
+    int n_attn_v, i_attn_v;    /* attn_v matrices, and how many have been seen */
+    int n_layer, i_ffn_down;
+} mix_state;
+
+static int64_t kv_int(const swa_gguf *g, const char *key, int64_t fallback)
 {
-    uint32_t want = target, type;
+    int64_t i = swa_gguf_kv_find(g, key), v;
+    swa_gguf_value val;
+    if (i < 0) return fallback;
+    val = swa_gguf_kv_value(g, i);
+    return swa_gguf_value_int(&val, &v) == SWA_OK ? v : fallback;
+}
+
+static mix_state mix_start(const swa_gguf *g)
+{
+    mix_state s = {0, 1, 0, 0, 0, 0};
+    int64_t i, heads = kv_int(g, "llama.attention.head_count", 1), kv_heads = kv_int(g, "llama.attention.head_count_kv", heads);
+    char name[1024];
+    s.has_output = swa_gguf_tensor_find(g, "output.weight") >= 0;
+    s.n_gqa = kv_heads > 0 ? (int)(heads / kv_heads) : 1;
+    s.n_layer = (int)kv_int(g, "llama.block_count", 0);
+    for (i = 0; i < swa_gguf_tensor_count(g); i++)
+        if (strstr(cstr(swa_gguf_tensor_at(g, i)->name, name, sizeof name), "attn_v.weight")) s.n_attn_v++;
+    return s;
+}
+
+/* llama.cpp's use_more_bits: the first and last eighth of the layers and every third between. */
+static int more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
+
+/* The type llama.cpp's mix `ft` gives a matrix, before any fallback (llama_tensor_get_type for a
+   llama model without experts): the classifier Q6_K (Q8_0 if its rows are not whole blocks of
+   the base type, and Q8_0 stays Q8_0); attn_v, ffn_down and attn_output more bits in some mixes
+   and layers. */
+static uint32_t mix_type(mix_state *s, const swa_gguf_tensor *t, const char *name, uint32_t base, uint32_t ft)
+{
+    uint32_t type = base;
+    if (!is_quantized(base)) return base;
+    if (!strcmp(name, "output.weight") || (!s->has_output && !strcmp(name, "token_embd.weight"))) {
+        if (t->ne[0] % swa_type_block_size(base)) return GW_Q8_0;
+        return base == GW_Q8_0 ? GW_Q8_0 : GW_Q6_K;
+    }
+    if (!strcmp(name, "token_embd.weight")) return base;
+    if (strstr(name, "attn_v.weight")) {
+        int i = s->i_attn_v++;
+        if (ft == FT_Q2_K) type = s->n_gqa >= 4 ? GW_Q4_K : GW_Q3_K;
+        else if (ft == FT_Q3_K_M) type = i < 2 ? GW_Q5_K : GW_Q4_K;
+        else if (ft == FT_Q3_K_L) type = GW_Q5_K;
+        else if ((ft == FT_IQ4_NL || ft == FT_IQ4_XS) && s->n_gqa >= 4) type = GW_Q5_K;
+        else if ((ft == FT_Q4_K_M || ft == FT_Q5_K_M) && more_bits(i, s->n_attn_v)) type = GW_Q6_K;
+        else if (ft == FT_Q4_K_S && i < 4) type = GW_Q5_K;
+    } else if (strstr(name, "ffn_down")) {
+        int i = s->i_ffn_down++, n = s->n_layer;
+        if (ft == FT_Q2_K) type = GW_Q3_K;
+        else if (ft == FT_Q3_K_M) type = i < n / 16 ? GW_Q5_K : GW_Q4_K;
+        else if (ft == FT_Q3_K_L) type = GW_Q5_K;
+        else if ((ft == FT_Q4_K_M || ft == FT_Q5_K_M) && more_bits(i, n)) type = GW_Q6_K;
+        else if ((ft == FT_IQ4_NL || ft == FT_IQ4_XS || ft == FT_Q4_K_S) && i < n / 8) type = GW_Q5_K;
+    } else if (strstr(name, "attn_output.weight")) {
+        if (ft == FT_Q2_K) type = GW_Q3_K;
+        else if (ft == FT_Q3_K_M) type = GW_Q4_K;
+        else if (ft == FT_Q3_K_L) type = GW_Q5_K;
+    }
+    return type;
+}
+
+/* The type a matrix gets: the mix's choice, or llama.cpp's fallback when its rows are not whole
+   blocks of it. */
+static uint32_t out_type(mix_state *s, const swa_gguf_tensor *t, const char *name, uint32_t target, uint32_t ft)
+{
+    uint32_t want, type;
     if (t->n_dims == 1) return GW_F32;
-    if ((target == GW_Q4_K || target == GW_Q5_K) && (!strcmp(name, "output.weight") ||
-                              (!strcmp(name, "token_embd.weight") && swa_gguf_tensor_find(g, "output.weight") < 0)))
-        want = GW_Q6_K;
-    type = want;
-    if (!gw_row_bytes(type, t->ne[0]) && (type == GW_Q4_K || type == GW_Q5_K || type == GW_Q6_K))
-        type = type == GW_Q4_K ? GW_Q4_0 : GW_Q8_0;
+    want = type = mix_type(s, t, name, target, ft);
+    if (!gw_row_bytes(type, t->ne[0])) {
+        switch (type) {
+        case GW_Q2_K: case GW_Q3_K: case GW_IQ4_XS: type = GW_IQ4_NL; break;
+        case GW_Q4_K: type = GW_Q5_0; break;
+        case GW_Q5_K: type = GW_Q5_1; break;
+        case GW_Q6_K: type = GW_Q8_0; break;
+        default: break;
+        }
+    }
     if (!gw_row_bytes(type, t->ne[0])) type = GW_F16;
     if (type != want && first_note(name))
         fprintf(stderr, PROG ": note: %s has rows of %lld, not whole blocks of %s: written as %s%s\n", name,
@@ -297,17 +388,20 @@ static void convert_tensor(gw_writer *w, const swa_gguf_tensor *t, const char *n
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: " PROG " IN.gguf OUT.gguf TYPE [-t N]\n"
-               "  TYPE   f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k (the matrices; 1-D tensors stay F32)\n"
-               "  -t N   threads (default: online CPUs)\n");
+    fprintf(f, "usage: " PROG " IN.gguf OUT.gguf TYPE [-t N] [--allow-requantize]\n"
+               "  TYPE   " TARGET_NAMES "\n"
+               "         (the matrices, as llama-quantize's mixes of the same name; 1-D tensors stay F32)\n"
+               "  -t N   threads (default: online CPUs)\n"
+               "  --allow-requantize  quantize matrices that are already quantized\n");
 }
 
 int main(int argc, char **argv)
 {
     const char *pos[3] = {NULL, NULL, NULL};
-    int n_pos = 0, threads, warned_gw = 0, i;
+    int n_pos = 0, threads, warned_gw = 0, allow_requantize = 0, i;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     uint32_t target = 0, file_type = 0, *types;
+    mix_state mix;
     size_t k, buf_size = (size_t)16 << 20;
     swa_gguf *g;
     swa_error err;
@@ -329,6 +423,8 @@ int main(int argc, char **argv)
             v = strtol(argv[++i], &end, 10);
             if (errno || *end || v < 1 || v > 256) fail("-t wants 1..256, got \"%s\"", argv[i]);
             threads = (int)v;
+        } else if (!strcmp(argv[i], "--allow-requantize")) {
+            allow_requantize = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             usage(stderr);
             fail("unknown option %s", argv[i]);
@@ -340,7 +436,7 @@ int main(int argc, char **argv)
     if (n_pos != 3) { usage(stderr); fail("want IN.gguf OUT.gguf TYPE"); }
     for (k = 0; k < sizeof targets / sizeof targets[0]; k++)
         if (!strcmp(pos[2], targets[k].name)) break;
-    if (k == sizeof targets / sizeof targets[0]) fail("TYPE wants f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k, got \"%s\"", pos[2]);
+    if (k == sizeof targets / sizeof targets[0]) fail("TYPE wants " TARGET_NAMES ", got \"%s\"", pos[2]);
     target = targets[k].type;
     file_type = targets[k].file_type;
     if (!strcmp(pos[0], pos[1])) fail("IN and OUT are the same file");
@@ -351,10 +447,15 @@ int main(int argc, char **argv)
 
     n_tensors = swa_gguf_tensor_count(g);
     types = (uint32_t *)xmalloc((size_t)n_tensors * sizeof *types);
+    mix = mix_start(g);
     for (ti = 0; ti < n_tensors; ti++) {
         const swa_gguf_tensor *t = swa_gguf_tensor_at(g, ti);
         cstr(t->name, name, sizeof name);
-        types[ti] = out_type(g, t, name, target);
+        types[ti] = out_type(&mix, t, name, target, file_type);
+        if (types[ti] != t->type && is_quantized(t->type) && is_quantized(types[ti]) && !allow_requantize)
+            fail("%s is already quantized (%s): quantizing it again to %s would add a second rounding error to the first; "
+                 "quantize the F32/F16/BF16 original instead, or pass --allow-requantize", name, tname(t->type),
+                 tname(types[ti]));
         if (gw_declare_tensor(w, name, types[ti], t->n_dims, t->ne)) fail("%s: %s", name, gw_error(w));
         in_bytes += t->nbytes;
     }

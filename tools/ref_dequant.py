@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Reference data for the K-quant decoders: rows of a llama.cpp-quantized file, dequantized by
-llama.cpp's own Python package (gguf.quants.dequantize), summarised in a small text file that
+"""Reference data for the quantized-type decoders: rows of llama.cpp-quantized files, dequantized
+by llama.cpp's own Python package (gguf.quants.dequantize), summarised in a small text file that
 tests/test_quant.c compares swa_dequantize_row against.
 
     pip install gguf numpy
-    python3 tools/ref_dequant.py [IN.gguf [OUT.txt]]
+    llama-quantize ../shared/models/quant/base-f32.gguf /tmp/peer-Q5_1.gguf Q5_1
+    python3 tools/ref_dequant.py [QUANT_DIR [OUT.txt [Q5_1.gguf]]]
 
-IN defaults to ../shared/models/quant/peer-Q5_K_M.gguf (llama-quantize's Q5_K_M mix: Q5_K
-matrices, Q6_K for the classifier, one attn_v and one ffn_down), OUT to tests/data/quant_ref.txt.
-For each chosen tensor the file has a line
+QUANT_DIR defaults to ../shared/models/quant (files written by llama.cpp's llama-quantize: the
+Q5_K_M, Q3_K_M, Q2_K, Q4_1, Q5_0, IQ4_NL and IQ4_XS mixes), OUT to tests/data/quant_ref.txt. For
+each file the output has a line
+
+    file NAME sha256 DIGEST
+
+then for each chosen tensor a line
 
     tensor NAME TYPE NE0 NE1
 
@@ -17,37 +22,53 @@ and for each chosen row of it
     row INDEX SUM SUMSQ F0 .. F7 L0 .. L7
 
 with the sum and the sum of squares of the row's dequantized values (added in float64) and its
-first and last 8 values, all printed so that they read back exactly. Only the tests read the file;
-this script only writes it, and no test runs it."""
+first and last 8 values, all printed so that they read back exactly. ../shared has no Q5_1 file:
+rows of one that llama-quantize wrote (the third argument; skipped when absent) go in whole, as
+
+    block TYPE NE0 HEX
+    values V0 .. V(NE0-1)
+
+so that the test needs no file for them. Only the tests read the output; this script only
+writes it, and no test runs it."""
 
 import hashlib
+import os
 import sys
 
 import numpy as np
 from gguf import GGUFReader
 from gguf.quants import dequantize
 
-# Q5_K and Q6_K tensors of the Q5_K_M file, rows of 256 and of 512 (two super-blocks)
-TENSORS = ["token_embd.weight", "blk.0.attn_k.weight", "blk.0.ffn_down.weight", "blk.1.attn_q.weight",
-           "output.weight", "blk.1.attn_v.weight", "blk.1.ffn_down.weight"]
+# per file: tensors of each type it holds, rows of 256 and of 512 (ffn_down: two super-blocks)
+FILES = {
+    "peer-Q5_K_M.gguf": ["token_embd.weight", "blk.0.attn_k.weight", "blk.0.ffn_down.weight", "blk.1.attn_q.weight",
+                         "output.weight", "blk.1.attn_v.weight", "blk.1.ffn_down.weight"],
+    "peer-Q3_K_M.gguf": ["token_embd.weight", "blk.0.attn_k.weight", "blk.0.ffn_down.weight", "blk.0.attn_v.weight"],
+    "peer-Q2_K.gguf": ["token_embd.weight", "blk.0.attn_k.weight", "blk.0.ffn_down.weight", "blk.0.attn_v.weight"],
+    "peer-Q4_1.gguf": ["token_embd.weight", "blk.0.ffn_down.weight"],
+    "peer-Q5_0.gguf": ["token_embd.weight", "blk.0.ffn_down.weight"],
+    "peer-IQ4_NL.gguf": ["token_embd.weight", "blk.0.ffn_down.weight"],
+    "peer-IQ4_XS.gguf": ["token_embd.weight", "blk.0.ffn_down.weight"],
+}
 ROWS = [0, 1, 37, -1]   # -1: the last row
+BLOCK_ROWS = [0, 37, -1]
 
 
-def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else "../shared/models/quant/peer-Q5_K_M.gguf"
-    out = sys.argv[2] if len(sys.argv) > 2 else "tests/data/quant_ref.txt"
+def rows_of(t):
+    ne0, ne1 = int(t.shape[0]), int(t.shape[1])
+    rows = dequantize(t.data, t.tensor_type).reshape(ne1, ne0)
+    assert rows.dtype == np.float32
+    return ne0, ne1, rows
+
+
+def file_lines(path):
     with open(path, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
-    reader = GGUFReader(path)
-    by_name = {t.name: t for t in reader.tensors}
-    lines = ["# " + path.rsplit("/", 1)[-1] + " sha256 " + digest,
-             "# written by tools/ref_dequant.py with gguf.quants.dequantize: tensor NAME TYPE NE0 NE1, then",
-             "# row INDEX SUM SUMSQ and the row's first and last 8 values"]
-    for name in TENSORS:
+    by_name = {t.name: t for t in GGUFReader(path).tensors}
+    lines = ["file %s sha256 %s" % (os.path.basename(path), digest)]
+    for name in FILES[os.path.basename(path)]:
         t = by_name[name]
-        ne0, ne1 = int(t.shape[0]), int(t.shape[1])
-        rows = dequantize(t.data, t.tensor_type).reshape(ne1, ne0)
-        assert rows.dtype == np.float32
+        ne0, ne1, rows = rows_of(t)
         lines.append("tensor %s %s %d %d" % (name, t.tensor_type.name, ne0, ne1))
         for r in ROWS:
             r = r % ne1
@@ -55,6 +76,31 @@ def main():
             w = v.astype(np.float64)
             vals = " ".join("%.9g" % x for x in list(v[:8]) + list(v[-8:]))
             lines.append("row %d %.17g %.17g %s" % (r, w.sum(), (w * w).sum(), vals))
+    return lines
+
+
+def block_lines(path):
+    t = {t.name: t for t in GGUFReader(path).tensors}["blk.0.ffn_down.weight"]
+    ne0, ne1, rows = rows_of(t)
+    raw = np.asarray(t.data).reshape(ne1, -1)
+    lines = []
+    for r in BLOCK_ROWS:
+        r = r % ne1
+        lines.append("block %s %d %s" % (t.tensor_type.name, ne0, bytes(raw[r].tobytes()).hex()))
+        lines.append("values " + " ".join("%.9g" % x for x in rows[r]))
+    return lines
+
+
+def main():
+    folder = sys.argv[1] if len(sys.argv) > 1 else "../shared/models/quant"
+    out = sys.argv[2] if len(sys.argv) > 2 else "tests/data/quant_ref.txt"
+    q5_1 = sys.argv[3] if len(sys.argv) > 3 else "/tmp/peer-Q5_1.gguf"
+    lines = ["# written by tools/ref_dequant.py with gguf.quants.dequantize: file NAME, tensor NAME TYPE NE0 NE1,",
+             "# row INDEX SUM SUMSQ and the row's first and last 8 values; block TYPE NE0 HEX and its values"]
+    for name in FILES:
+        lines += file_lines(os.path.join(folder, name))
+    if os.path.exists(q5_1):
+        lines += block_lines(q5_1)
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
 
