@@ -247,7 +247,7 @@ typedef struct swa_hparams {
     int32_t n_embd;
     int32_t n_head;
     int32_t n_kv_head;
-    int32_t head_dim;      /* n_embd / n_head */
+    int32_t head_dim;      /* {arch}.attention.key_length, default n_embd / n_head */
     int32_t n_ff;
     int32_t n_vocab;
     int32_t n_ctx_train;   /* llama.context_length; 0 when the file does not say */
@@ -256,6 +256,8 @@ typedef struct swa_hparams {
     float   rms_eps;       /* llama.attention.layer_norm_rms_epsilon, default 1e-5 */
     int32_t window;        /* largest sliding window over the layers; 0: no layer has one */
     uint32_t weight_type;  /* the most common type of the layer matrices */
+    const char *arch;      /* general.architecture: "llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3" */
+    int32_t n_windowed;    /* layers with a sliding window in the file; the others attend to everything */
 } swa_hparams;
 
 /* Load a GGUF model. From a path the file is mapped read-only, advised to use 2 MB pages and
@@ -310,6 +312,11 @@ SWADEF swa_ctx_config swa_ctx_config_default(const swa_model *m);
 /* Bytes swa_ctx_create would allocate for this model and config (cache + scratch), 0 if the
    config is invalid or the size overflows. */
 SWADEF size_t     swa_ctx_memory_size(const swa_model *m, const swa_ctx_config *cfg);
+/* The same cache in its two parts: the rings of the windowed layers (W slots each, whatever the
+   length) and the caches of the full-attention layers (n_ctx slots each); either may be NULL.
+   Returns their sum, 0 if the config is invalid. */
+SWADEF size_t     swa_ctx_cache_split(const swa_model *m, const swa_ctx_config *cfg, size_t *windowed,
+                                      size_t *global);
 
 /* Create a context at position 0. cfg may be NULL (all defaults). The context borrows the
    model, which must outlive it; free with swa_ctx_free (NULL is fine). SWA_ERR_INVALID_ARG
@@ -4303,21 +4310,84 @@ typedef struct swa__layer {
     swa__matrix wo;            /* [n_embd][n_head*head_dim] */
     swa__matrix w_gate, w_up;  /* [n_ff][n_embd] */
     swa__matrix w_down;        /* [n_embd][n_ff] */
+    /* optional, as the architecture has them (NULL otherwise) */
+    const float *bq, *bk, *bv; /* [n_head*head_dim], [n_kv_head*head_dim] x2 biases */
+    const float *q_norm;       /* [head_dim] RMSNorm weights of each query head */
+    const float *k_norm;       /* [head_dim] and of each key head */
+    const float *attn_post_norm, *ffn_post_norm;   /* [n_embd] on each block's output */
 } swa__layer;
+
+/* What an architecture's layers have beyond llama's: one row per architecture, read by the
+   loader and by the one forward pass. */
+enum {
+    SWA__ARCH_EMBD_SCALE = 1 << 0,   /* embeddings times sqrt(n_embd) */
+    SWA__ARCH_POST_NORMS = 1 << 1,   /* post_attention_norm, post_ffw_norm on each block's output */
+    SWA__ARCH_GELU       = 1 << 2,   /* feed-forward gate through GELU (tanh form), not SiLU */
+    SWA__ARCH_QK_NORM    = 1 << 3,   /* attn_q_norm, attn_k_norm: RMSNorm on each head of Q and K */
+    SWA__ARCH_BIASES     = 1 << 4,   /* attn_q/k/v.bias when the file has them */
+    SWA__ARCH_NEOX       = 1 << 5,   /* RoPE turns dimensions i and i + n_rot/2, not 2i and 2i+1 */
+    SWA__ARCH_FUSED      = 1 << 6,   /* attn_qkv holds Q, K and V; ffn_up holds gate and up */
+    SWA__ARCH_ROPE_FACTORS = 1 << 7, /* rope_factors_long/short divide the frequencies */
+    SWA__ARCH_GEMMA_SCALE = 1 << 8   /* queries scaled as Gemma's checkpoints say (see below) */
+};
+
+typedef struct swa__arch {
+    const char *name;              /* general.architecture, the keys' prefix */
+    unsigned has;                  /* SWA__ARCH_* */
+    int32_t swa_period;            /* no pattern key: layer l has the window iff l % p < p - 1 */
+    int32_t min_window;            /* the smallest window number the key may hold (0 = none) */
+    int32_t default_window;        /* without a sliding_window key; 0: full attention */
+    float attn_softcap;            /* defaults of {arch}.attn_logit_softcapping, 0 = none */
+    float final_softcap;           /* and of {arch}.final_logit_softcapping */
+    float local_rope_base;         /* RoPE base of windowed layers, 0 = the file's */
+    int32_t wide_query_layers;     /* GEMMA_SCALE: with this many layers (the 27B models) */
+} swa__arch;
+
+/* The window patterns are llama.cpp's built-in ones (set_swa_pattern): Gemma 2 alternates
+   windowed and global layers starting windowed, Gemma 3 has five windowed layers, then a
+   global one. Gemma 2 without a window key has 4096; Gemma 3 without one is all global. Phi-3's
+   window, when the file has one, is on every layer (as in transformers; llama.cpp ignores it). */
+static const swa__arch swa__archs[] = {
+    {"llama", 0, 0, 1, 0, 0.0f, 0.0f, 0.0f, 0},
+    {"gemma2", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_NEOX | SWA__ARCH_GEMMA_SCALE,
+     2, 0, 4096, 50.0f, 30.0f, 0.0f, 46},
+    {"gemma3", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_QK_NORM | SWA__ARCH_NEOX |
+     SWA__ARCH_GEMMA_SCALE, 6, 0, 0, 0.0f, 0.0f, 10000.0f, 62},
+    {"phi3", SWA__ARCH_NEOX | SWA__ARCH_FUSED | SWA__ARCH_BIASES | SWA__ARCH_ROPE_FACTORS, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0},
+    {"qwen2", SWA__ARCH_NEOX | SWA__ARCH_BIASES, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0},
+    {"qwen3", SWA__ARCH_NEOX | SWA__ARCH_QK_NORM, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0},
+};
 
 struct swa_model {
     swa_gguf *gguf;
     swa_hparams hp;
+    const swa__arch *arch;
+    char key[96];              /* scratch for "{arch}.<suffix>" key names */
     int32_t *window;           /* [n_layer] sliding window per layer, 0 = full attention */
     swa__matrix tok_embd;      /* [n_vocab][n_embd] */
     swa__matrix output;        /* [n_vocab][n_embd], tok_embd when tied */
     const float *output_norm;  /* [n_embd] */
     swa__layer *layers;        /* [n_layer] */
-    float *norms;              /* [2 n_layer + 1][n_embd] the norm weights, as float */
-    int64_t n_norms;
+    float *norms;              /* the small vectors (norms, biases, RoPE factors), as float */
+    int64_t n_norms, cap_norms;   /* floats used and allocated */
+    float q_scale;             /* queries are multiplied by this before the scores */
+    float attn_softcap;        /* scores become c tanh(s / c); 0 = not */
+    float final_softcap;       /* logits likewise */
+    float rope_scale;          /* global layers: positions times this (linear RoPE scaling) */
+    float rope_attn_factor;    /* cos and sin times this ({arch}.rope.scaling.attn_factor) */
+    float local_rope_base;     /* windowed layers' RoPE base */
+    int64_t n_ctx_orig;        /* rope_factors_long beyond this context, short up to it */
+    const float *rope_long, *rope_short;   /* [n_rot/2] or NULL */
     swa_vocab *vocab;          /* NULL when the file has none we can use; vocab_err says why */
     swa_error vocab_err;
 };
+
+/* "{arch}.suffix" in the model's scratch: valid until the next call. */
+static const char *swa__key(swa_model *m, const char *suffix)
+{
+    snprintf(m->key, sizeof m->key, "%s.%s", m->arch->name, suffix);
+    return m->key;
+}
 
 /* An integer key in lo..hi; `def` when absent and not required. */
 static swa_status swa__get_int(const swa_gguf *g, const char *key, int required, int64_t def,
@@ -4369,18 +4439,89 @@ static swa_status swa__get_bool(const swa_gguf *g, const char *key, int def, int
     return SWA_OK;
 }
 
-static swa_status swa__check_arch(const swa_gguf *g, swa_error *err)
+static swa_status swa__check_arch(swa_model *m, swa_error *err)
 {
-    int64_t i = swa_gguf_kv_find(g, "general.architecture");
+    int64_t i = swa_gguf_kv_find(m->gguf, "general.architecture");
     swa_gguf_value v;
     swa_str arch;
+    size_t k;
     if (i < 0) return swa__fail(err, SWA_ERR_MODEL, "key general.architecture is missing");
-    v = swa_gguf_kv_value(g, i);
+    v = swa_gguf_kv_value(m->gguf, i);
     if (swa_gguf_value_str(&v, &arch) != SWA_OK)
         return swa__fail(err, SWA_ERR_MODEL, "key general.architecture: type %s, want a string", swa_gguf_type_name(v.type));
-    if (!swa__str_eq(arch, "llama"))
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "architecture \"%.*s\" is not supported (only \"llama\" is)",
-                         arch.len > 64 ? 64 : (int)arch.len, arch.ptr);
+    for (k = 0; k < sizeof swa__archs / sizeof swa__archs[0]; k++)
+        if (swa__str_eq(arch, swa__archs[k].name)) {
+            m->arch = &swa__archs[k];
+            m->hp.arch = m->arch->name;
+            return SWA_OK;
+        }
+    return swa__fail(err, SWA_ERR_UNSUPPORTED, "architecture \"%.*s\" is not supported "
+                     "(llama, gemma2, gemma3, phi3, qwen2 and qwen3 are)",
+                     arch.len > 64 ? 64 : (int)arch.len, arch.ptr);
+}
+
+/* Head size: {arch}.attention.key_length (Gemma's and Qwen 3's heads are not n_embd / n_head
+   wide), which value_length must equal; llama files keep to n_embd / n_head. */
+static swa_status swa__read_head_dim(swa_model *m, swa_error *err)
+{
+    swa_hparams *hp = &m->hp;
+    int is_llama = m->arch == &swa__archs[0];
+    int64_t v, def = hp->n_embd % hp->n_head == 0 ? hp->n_embd / hp->n_head : 0;
+    swa_status s;
+    if ((s = swa__get_int(m->gguf, swa__key(m, "attention.key_length"), 0, def, 0, 1 << 16, &v, err)) != SWA_OK) return s;
+    if (v == 0 || (is_llama && v != def)) {
+        if (def == 0)
+            return swa__fail(err, SWA_ERR_MODEL, "head count %d does not divide the embedding size %d", hp->n_head, hp->n_embd);
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "key %s: %lld, only embedding/heads = %d is supported", m->key,
+                         (long long)v, (int)def);
+    }
+    hp->head_dim = (int32_t)v;
+    if ((s = swa__get_int(m->gguf, swa__key(m, "attention.value_length"), 0, v, 1, 1 << 16, &v, err)) != SWA_OK) return s;
+    if (v != hp->head_dim)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "key %s: %lld, only the key length %d is supported", m->key,
+                         (long long)v, hp->head_dim);
+    return SWA_OK;
+}
+
+/* What the architecture row and its optional keys add: soft-caps, the query scale, RoPE
+   scaling (linear on global layers; Phi-3's attention factor and original context). */
+static swa_status swa__read_arch_params(swa_model *m, swa_error *err)
+{
+    const swa__arch *a = m->arch;
+    swa_hparams *hp = &m->hp;
+    int64_t v, i;
+    float factor;
+    swa_status s;
+    if ((s = swa__get_float(m->gguf, swa__key(m, "attn_logit_softcapping"), a->attn_softcap, 0.0, 1e9, &m->attn_softcap, err)) != SWA_OK ||
+        (s = swa__get_float(m->gguf, swa__key(m, "final_logit_softcapping"), a->final_softcap, 0.0, 1e9, &m->final_softcap, err)) != SWA_OK)
+        return s;
+    if (a == &swa__archs[0]) m->attn_softcap = m->final_softcap = 0.0f;   /* llama stays as it was */
+    m->q_scale = 1.0f / sqrtf((float)hp->head_dim);
+    if ((a->has & SWA__ARCH_GEMMA_SCALE) && hp->n_layer == a->wide_query_layers)
+        m->q_scale = 1.0f / sqrtf((float)(hp->n_embd / hp->n_head));
+    m->rope_scale = 1.0f;
+    m->rope_attn_factor = 1.0f;
+    m->local_rope_base = a->local_rope_base > 0.0f ? a->local_rope_base : hp->rope_base;
+    if (a == &swa__archs[0]) return SWA_OK;
+    i = swa_gguf_kv_find(m->gguf, swa__key(m, "rope.scaling.type"));
+    if (i >= 0) {
+        swa_gguf_value t = swa_gguf_kv_value(m->gguf, i);
+        swa_str type;
+        if (swa_gguf_value_str(&t, &type) != SWA_OK)
+            return swa__fail(err, SWA_ERR_MODEL, "key %s: type %s, want a string", m->key, swa_gguf_type_name(t.type));
+        if (!swa__str_eq(type, "linear") && !swa__str_eq(type, "none"))
+            return swa__fail(err, SWA_ERR_UNSUPPORTED, "key %s: RoPE scaling \"%.*s\" is not supported (linear is)", m->key,
+                             type.len > 32 ? 32 : (int)type.len, type.ptr);
+        if (swa__str_eq(type, "linear")) {
+            if ((s = swa__get_float(m->gguf, swa__key(m, "rope.scaling.factor"), 0.0, 0.0, 1e6, &factor, err)) != SWA_OK) return s;
+            if (factor > 0.0f) m->rope_scale = 1.0f / factor;
+        }
+    }
+    if ((s = swa__get_float(m->gguf, swa__key(m, "rope.scaling.attn_factor"), 1.0, 1e-3, 1e3, &m->rope_attn_factor, err)) != SWA_OK)
+        return s;
+    if ((s = swa__get_int(m->gguf, swa__key(m, "rope.scaling.original_context_length"), 0, hp->n_ctx_train, 0, INT32_MAX, &v, err)) != SWA_OK)
+        return s;
+    m->n_ctx_orig = v;
     return SWA_OK;
 }
 
@@ -4390,52 +4531,83 @@ static swa_status swa__read_hparams(swa_model *m, swa_error *err)
     swa_hparams *hp = &m->hp;
     int64_t v;
     swa_status s;
-#define SWA__INT(field, key, req, def, lo, hi) \
-    if ((s = swa__get_int(g, key, req, def, lo, hi, &v, err)) != SWA_OK) return s; \
+#define SWA__INT(field, suffix, req, def, lo, hi) \
+    if ((s = swa__get_int(g, swa__key(m, suffix), req, def, lo, hi, &v, err)) != SWA_OK) return s; \
     hp->field = (int32_t)v;
-    SWA__INT(n_layer, "llama.block_count", 1, 0, 1, 65536)
-    SWA__INT(n_embd, "llama.embedding_length", 1, 0, 1, 1 << 20)
-    SWA__INT(n_ff, "llama.feed_forward_length", 1, 0, 1, 1 << 24)
-    SWA__INT(n_head, "llama.attention.head_count", 1, 0, 1, 1 << 16)
-    SWA__INT(n_kv_head, "llama.attention.head_count_kv", 0, hp->n_head, 1, 1 << 16)
-    SWA__INT(n_ctx_train, "llama.context_length", 0, 0, 1, INT32_MAX)
+    SWA__INT(n_layer, "block_count", 1, 0, 1, 65536)
+    SWA__INT(n_embd, "embedding_length", 1, 0, 1, 1 << 20)
+    SWA__INT(n_ff, "feed_forward_length", 1, 0, 1, 1 << 24)
+    SWA__INT(n_head, "attention.head_count", 1, 0, 1, 1 << 16)
+    SWA__INT(n_kv_head, "attention.head_count_kv", 0, hp->n_head, 1, 1 << 16)
+    SWA__INT(n_ctx_train, "context_length", 0, 0, 1, INT32_MAX)
 #undef SWA__INT
-    if (hp->n_embd % hp->n_head != 0)
-        return swa__fail(err, SWA_ERR_MODEL, "head count %d does not divide the embedding size %d", hp->n_head, hp->n_embd);
+    if ((s = swa__read_head_dim(m, err)) != SWA_OK) return s;
     if (hp->n_head % hp->n_kv_head != 0)
         return swa__fail(err, SWA_ERR_MODEL, "KV head count %d does not divide the head count %d", hp->n_kv_head, hp->n_head);
-    hp->head_dim = hp->n_embd / hp->n_head;
-    if ((s = swa__get_int(g, "llama.attention.key_length", 0, hp->head_dim, 1, 1 << 16, &v, err)) != SWA_OK) return s;
-    if (v != hp->head_dim)
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "key llama.attention.key_length: %lld, only embedding/heads = %d is supported",
-                         (long long)v, hp->head_dim);
-    if ((s = swa__get_int(g, "llama.attention.value_length", 0, hp->head_dim, 1, 1 << 16, &v, err)) != SWA_OK) return s;
-    if (v != hp->head_dim)
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "key llama.attention.value_length: %lld, only embedding/heads = %d is supported",
-                         (long long)v, hp->head_dim);
-    if ((s = swa__get_int(g, "llama.rope.dimension_count", 0, hp->head_dim, 2, hp->head_dim, &v, err)) != SWA_OK) return s;
+    if ((s = swa__get_int(g, swa__key(m, "rope.dimension_count"), 0, hp->head_dim, 2, hp->head_dim, &v, err)) != SWA_OK) return s;
     if (v % 2 != 0)
-        return swa__fail(err, SWA_ERR_MODEL, "key llama.rope.dimension_count: %lld is odd, RoPE rotates pairs", (long long)v);
+        return swa__fail(err, SWA_ERR_MODEL, "key %s: %lld is odd, RoPE rotates pairs", m->key, (long long)v);
     hp->n_rot = (int32_t)v;
-    if ((s = swa__get_float(g, "llama.rope.freq_base", 10000.0, 1e-3, 1e12, &hp->rope_base, err)) != SWA_OK) return s;
-    return swa__get_float(g, "llama.attention.layer_norm_rms_epsilon", 1e-5, 0.0, 1.0, &hp->rms_eps, err);
+    if ((s = swa__get_float(g, swa__key(m, "rope.freq_base"), 10000.0, 1e-3, 1e12, &hp->rope_base, err)) != SWA_OK) return s;
+    if ((s = swa__get_float(g, swa__key(m, "attention.layer_norm_rms_epsilon"), 1e-5, 0.0, 1.0, &hp->rms_eps, err)) != SWA_OK)
+        return s;
+    return swa__read_arch_params(m, err);
 }
 
-/* llama.attention.sliding_window: one number for every layer, or one entry per layer where 0
-   marks a full-attention layer. No key: full attention everywhere. */
+/* Which layers have a window, without a per-layer window array: {arch}.attention.
+   sliding_window_pattern as a period p (layer l windowed iff l % p < p - 1, llama.cpp's rule) or
+   one bool per layer (true = windowed); without it the architecture's built-in period, or every
+   layer. */
+static swa_status swa__window_layers(swa_model *m, uint8_t *windowed, swa_error *err)
+{
+    const char *key = swa__key(m, "attention.sliding_window_pattern");
+    int64_t i = swa_gguf_kv_find(m->gguf, key), p = m->arch->swa_period, l, b;
+    swa_gguf_value v, e;
+    if (i >= 0) {
+        v = swa_gguf_kv_value(m->gguf, i);
+        if (v.type == SWA_GGUF_ARRAY) {
+            if (v.n != (uint64_t)m->hp.n_layer)
+                return swa__fail(err, SWA_ERR_MODEL, "key %s: %llu entries, want one per layer (%d)", key,
+                                 (unsigned long long)v.n, m->hp.n_layer);
+            for (l = 0; l < m->hp.n_layer; l++) {
+                swa_gguf_value_at(&v, (uint64_t)l, &e);
+                if (swa_gguf_value_int(&e, &b) != SWA_OK || b < 0 || b > 1)
+                    return swa__fail(err, SWA_ERR_MODEL, "key %s: entry %lld is not a bool", key, (long long)l);
+                windowed[l] = (uint8_t)b;
+            }
+            return SWA_OK;
+        }
+        if (v.type == SWA_GGUF_BOOL || swa_gguf_value_int(&v, &p) != SWA_OK || p < 0 || p > 65536)
+            return swa__fail(err, SWA_ERR_MODEL, "key %s: want a period (0..65536) or one bool per layer", key);
+    }
+    for (l = 0; l < m->hp.n_layer; l++) windowed[l] = (uint8_t)(p <= 1 || l % p < p - 1);
+    return SWA_OK;
+}
+
+/* {arch}.attention.sliding_window: one number for the windowed layers (every layer, or those
+   of the pattern above), or one entry per layer where 0 marks a full-attention layer. No key:
+   the architecture's default (full attention everywhere but for Gemma 2). */
 static swa_status swa__read_windows(swa_model *m, swa_error *err)
 {
-    const char *key = "llama.attention.sliding_window";
-    int64_t i = swa_gguf_kv_find(m->gguf, key), w, l;
+    const char *key = swa__key(m, "attention.sliding_window");
+    int64_t i = swa_gguf_kv_find(m->gguf, key), w = m->arch->default_window, l;
     swa_gguf_value v, e;
+    swa_status s;
     m->window = (int32_t *)swa__calloc((uint64_t)m->hp.n_layer, sizeof(int32_t));
     if (!m->window) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the window table");
-    if (i < 0) return SWA_OK;
-    v = swa_gguf_kv_value(m->gguf, i);
+    v.type = SWA_GGUF_U32;
+    if (i >= 0) v = swa_gguf_kv_value(m->gguf, i);
     if (v.type != SWA_GGUF_ARRAY) {
-        swa_status s = swa__get_int(m->gguf, key, 1, 0, 1, INT32_MAX, &w, err);
-        if (s != SWA_OK) return s;
-        for (l = 0; l < m->hp.n_layer; l++) m->window[l] = (int32_t)w;
+        uint8_t *windowed;
+        if (i >= 0 && (s = swa__get_int(m->gguf, key, 1, 0, m->arch->min_window, INT32_MAX, &w, err)) != SWA_OK) return s;
+        if (w > 0) {
+            if (!(windowed = (uint8_t *)swa__calloc((uint64_t)m->hp.n_layer, 1)))
+                return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the window table");
+            s = swa__window_layers(m, windowed, err);
+            for (l = 0; s == SWA_OK && l < m->hp.n_layer; l++) m->window[l] = windowed[l] ? (int32_t)w : 0;
+            SWA_FREE(windowed);
+            if (s != SWA_OK) return s;
+        }
     } else {
         if (v.n != (uint64_t)m->hp.n_layer)
             return swa__fail(err, SWA_ERR_MODEL, "key %s: %llu entries, want one per layer (%d)", key,
@@ -4447,8 +4619,10 @@ static swa_status swa__read_windows(swa_model *m, swa_error *err)
             m->window[l] = (int32_t)w;
         }
     }
-    for (l = 0; l < m->hp.n_layer; l++)
+    for (l = 0; l < m->hp.n_layer; l++) {
         if (m->window[l] > m->hp.window) m->hp.window = m->window[l];
+        if (m->window[l] > 0) m->hp.n_windowed++;
+    }
     return SWA_OK;
 }
 
@@ -4472,22 +4646,25 @@ static const swa_gguf_tensor *swa__find_tensor(const swa_model *m, const char *n
     return t;
 }
 
-/* Norm weights are tiny: they are converted to float into the model's own array, so a file
-   may store them in any supported type (llama.cpp writes F32; other writers do not always). */
-static swa_status swa__get_vector(swa_model *m, const char *name, const float **out, swa_error *err)
+/* Norm weights, biases and RoPE factors are tiny: they are converted to float into the model's
+   own array, so a file may store them in any supported type (llama.cpp writes F32; other
+   writers do not always). An absent optional one leaves *out NULL. */
+static swa_status swa__get_vector(swa_model *m, const char *name, int64_t n, int required, const float **out,
+                                  swa_error *err)
 {
     swa_status s;
-    const swa_gguf_tensor *t = swa__find_tensor(m, name, 1, m->hp.n_embd, 1, &s, err);
-    float *dst = m->norms + (size_t)m->n_norms * (size_t)m->hp.n_embd;
+    const swa_gguf_tensor *t = swa__find_tensor(m, name, required, n, 1, &s, err);
+    float *dst = m->norms + m->n_norms;
+    *out = NULL;
     if (!t) return s;
     if (!swa__type_supported(t->type))
         return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported", name, swa_type_name(t->type));
     if ((t->type == SWA_TYPE_F16 || t->type == SWA_TYPE_BF16 || t->type == SWA_TYPE_F32) &&
         (uintptr_t)t->data % (t->type == SWA_TYPE_F32 ? 4u : 2u) != 0)
         return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not aligned for %s", name, swa_type_name(t->type));
-    SWA_ASSERT(m->n_norms < 2 * m->hp.n_layer + 1);
-    swa__dequant_row_ref(t->type, t->data, dst, m->hp.n_embd);
-    m->n_norms++;
+    SWA_ASSERT(m->n_norms + n <= m->cap_norms);
+    swa__dequant_row_ref(t->type, t->data, dst, n);
+    m->n_norms += n;
     *out = dst;
     return SWA_OK;
 }
@@ -4511,26 +4688,110 @@ static swa_status swa__get_matrix(const swa_model *m, const char *name, int requ
     return SWA_OK;
 }
 
+/* Rows [first, first + n_out) of a matrix: fused tensors (Phi-3's attn_qkv, its gate and up in
+   ffn_up) are read as consecutive row ranges, in place. */
+static swa__matrix swa__rows_of(const swa__matrix *w, int64_t first, int64_t n_out)
+{
+    swa__matrix r = *w;
+    r.data = (const uint8_t *)w->data + (size_t)first * w->row_bytes;
+    r.n_out = n_out;
+    return r;
+}
+
+/* Q, K and V: three matrices, or one attn_qkv whose rows are Q's, then K's, then V's. */
+static swa_status swa__load_qkv(swa_model *m, int32_t l, swa__layer *L, swa_error *err)
+{
+    const swa_hparams *hp = &m->hp;
+    int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim, kvd = (int64_t)hp->n_kv_head * hp->head_dim;
+    char name[64];
+    swa__matrix qkv;
+    swa_status s;
+    if (m->arch->has & SWA__ARCH_FUSED) {
+        snprintf(name, sizeof name, "blk.%d.attn_qkv.weight", (int)l);
+        memset(&qkv, 0, sizeof qkv);
+        if ((s = swa__get_matrix(m, name, 0, d, qd + 2 * kvd, &qkv, err)) != SWA_OK) return s;
+        if (qkv.data) {
+            L->wq = swa__rows_of(&qkv, 0, qd);
+            L->wk = swa__rows_of(&qkv, qd, kvd);
+            L->wv = swa__rows_of(&qkv, qd + kvd, kvd);
+            return SWA_OK;
+        }
+    }
+#define SWA__NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".weight", (int)l), name)
+    if ((s = swa__get_matrix(m, SWA__NAME("attn_q"), 1, d, qd, &L->wq, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, SWA__NAME("attn_k"), 1, d, kvd, &L->wk, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, SWA__NAME("attn_v"), 1, d, kvd, &L->wv, err)) != SWA_OK)
+        return s;
+#undef SWA__NAME
+    if (!(m->arch->has & SWA__ARCH_BIASES)) return SWA_OK;
+#define SWA__BIAS(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".bias", (int)l), name)
+    if ((s = swa__get_vector(m, SWA__BIAS("attn_q"), qd, 0, &L->bq, err)) != SWA_OK ||
+        (s = swa__get_vector(m, SWA__BIAS("attn_k"), kvd, 0, &L->bk, err)) != SWA_OK ||
+        (s = swa__get_vector(m, SWA__BIAS("attn_v"), kvd, 0, &L->bv, err)) != SWA_OK)
+        return s;
+#undef SWA__BIAS
+    return SWA_OK;
+}
+
+/* Gate and up: two matrices, or (Phi-3) one ffn_up of 2 n_ff rows, the gate's first. */
+static swa_status swa__load_gate_up(swa_model *m, int32_t l, swa__layer *L, swa_error *err)
+{
+    int64_t d = m->hp.n_embd, ff = m->hp.n_ff;
+    char name[64];
+    swa__matrix up2;
+    swa_status s;
+    if (m->arch->has & SWA__ARCH_FUSED) {
+        snprintf(name, sizeof name, "blk.%d.ffn_gate.weight", (int)l);
+        if (swa_gguf_tensor_find(m->gguf, name) < 0) {
+            snprintf(name, sizeof name, "blk.%d.ffn_up.weight", (int)l);
+            if ((s = swa__get_matrix(m, name, 1, d, 2 * ff, &up2, err)) != SWA_OK) return s;
+            L->w_gate = swa__rows_of(&up2, 0, ff);
+            L->w_up = swa__rows_of(&up2, ff, ff);
+            return SWA_OK;
+        }
+    }
+#define SWA__NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".weight", (int)l), name)
+    if ((s = swa__get_matrix(m, SWA__NAME("ffn_gate"), 1, d, ff, &L->w_gate, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, SWA__NAME("ffn_up"), 1, d, ff, &L->w_up, err)) != SWA_OK)
+        return s;
+#undef SWA__NAME
+    return SWA_OK;
+}
+
 static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
 {
     const swa_hparams *hp = &m->hp;
     swa__layer *L = &m->layers[l];
-    int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim, kvd = (int64_t)hp->n_kv_head * hp->head_dim;
+    int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim;
+    unsigned has = m->arch->has;
     char name[64];
     swa_status s;
 #define SWA__NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".weight", (int)l), name)
-    if ((s = swa__get_vector(m, SWA__NAME("attn_norm"), &L->attn_norm, err)) != SWA_OK ||
-        (s = swa__get_vector(m, SWA__NAME("ffn_norm"), &L->ffn_norm, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("attn_q"), 1, d, qd, &L->wq, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("attn_k"), 1, d, kvd, &L->wk, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("attn_v"), 1, d, kvd, &L->wv, err)) != SWA_OK ||
+    if ((s = swa__get_vector(m, SWA__NAME("attn_norm"), d, 1, &L->attn_norm, err)) != SWA_OK ||
+        (s = swa__get_vector(m, SWA__NAME("ffn_norm"), d, 1, &L->ffn_norm, err)) != SWA_OK ||
+        (s = swa__load_qkv(m, l, L, err)) != SWA_OK ||
         (s = swa__get_matrix(m, SWA__NAME("attn_output"), 1, qd, d, &L->wo, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("ffn_gate"), 1, d, hp->n_ff, &L->w_gate, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("ffn_up"), 1, d, hp->n_ff, &L->w_up, err)) != SWA_OK ||
+        (s = swa__load_gate_up(m, l, L, err)) != SWA_OK ||
         (s = swa__get_matrix(m, SWA__NAME("ffn_down"), 1, hp->n_ff, d, &L->w_down, err)) != SWA_OK)
+        return s;
+    if ((has & SWA__ARCH_QK_NORM) &&
+        ((s = swa__get_vector(m, SWA__NAME("attn_q_norm"), hp->head_dim, 1, &L->q_norm, err)) != SWA_OK ||
+         (s = swa__get_vector(m, SWA__NAME("attn_k_norm"), hp->head_dim, 1, &L->k_norm, err)) != SWA_OK))
+        return s;
+    if ((has & SWA__ARCH_POST_NORMS) &&
+        ((s = swa__get_vector(m, SWA__NAME("post_attention_norm"), d, 1, &L->attn_post_norm, err)) != SWA_OK ||
+         (s = swa__get_vector(m, SWA__NAME("post_ffw_norm"), d, 1, &L->ffn_post_norm, err)) != SWA_OK))
         return s;
 #undef SWA__NAME
     return SWA_OK;
+}
+
+/* Floats the small vectors of a model may take: every optional one counted. */
+static uint64_t swa__vector_floats(const swa_hparams *hp)
+{
+    uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, kvd = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
+    uint64_t per_layer = 4 * (uint64_t)hp->n_embd + 2 * (uint64_t)hp->head_dim + qd + 2 * kvd;
+    return (uint64_t)hp->n_layer * per_layer + (uint64_t)hp->n_embd + (uint64_t)hp->n_rot;
 }
 
 /* The type most layer matrices have, for summaries. */
@@ -4577,7 +4838,7 @@ static swa_status swa__model_build(swa_model *m, swa_error *err)
     const swa_gguf_tensor *embd;
     swa_status s;
     int64_t l, ti;
-    if ((s = swa__check_arch(m->gguf, err)) != SWA_OK) return s;
+    if ((s = swa__check_arch(m, err)) != SWA_OK) return s;
     if ((s = swa__read_hparams(m, err)) != SWA_OK) return s;
     if ((s = swa__read_windows(m, err)) != SWA_OK) return s;
     ti = swa_gguf_tensor_find(m->gguf, "token_embd.weight");
@@ -4586,20 +4847,29 @@ static swa_status swa__model_build(swa_model *m, swa_error *err)
     if (embd->ne[1] > INT32_MAX)
         return swa__fail(err, SWA_ERR_MODEL, "tensor token_embd.weight: %lld tokens is too many", (long long)embd->ne[1]);
     m->hp.n_vocab = (int32_t)embd->ne[1];
-    if ((s = swa__get_int(m->gguf, "llama.vocab_size", 0, m->hp.n_vocab, m->hp.n_vocab, m->hp.n_vocab, &l, err)) != SWA_OK)
+    if ((s = swa__get_int(m->gguf, swa__key(m, "vocab_size"), 0, m->hp.n_vocab, m->hp.n_vocab, m->hp.n_vocab, &l, err)) != SWA_OK)
         return s;
     if ((s = swa__get_matrix(m, "token_embd.weight", 1, m->hp.n_embd, m->hp.n_vocab, &m->tok_embd, err)) != SWA_OK)
         return s;
     if ((s = swa__get_matrix(m, "output.weight", 0, m->hp.n_embd, m->hp.n_vocab, &m->output, err)) != SWA_OK)
         return s;
     if (!m->output.data) m->output = m->tok_embd;   /* tied embeddings */
-    m->norms = (float *)swa__calloc((uint64_t)(2 * m->hp.n_layer + 1), (uint64_t)m->hp.n_embd * sizeof(float));
+    m->cap_norms = (int64_t)swa__vector_floats(&m->hp);
+    m->norms = (float *)swa__calloc((uint64_t)m->cap_norms, sizeof(float));
     if (!m->norms) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the norm weights");
-    if ((s = swa__get_vector(m, "output_norm.weight", &m->output_norm, err)) != SWA_OK) return s;
+    if ((s = swa__get_vector(m, "output_norm.weight", m->hp.n_embd, 1, &m->output_norm, err)) != SWA_OK) return s;
+    if ((m->arch->has & SWA__ARCH_ROPE_FACTORS) &&
+        ((s = swa__get_vector(m, "rope_factors_long.weight", m->hp.n_rot / 2, 0, &m->rope_long, err)) != SWA_OK ||
+         (s = swa__get_vector(m, "rope_factors_short.weight", m->hp.n_rot / 2, 0, &m->rope_short, err)) != SWA_OK))
+        return s;
     m->layers = (swa__layer *)swa__calloc((uint64_t)m->hp.n_layer, sizeof(swa__layer));
     if (!m->layers) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate %d layers", m->hp.n_layer);
     for (l = 0; l < m->hp.n_layer; l++)
         if ((s = swa__load_layer(m, (int32_t)l, err)) != SWA_OK) return s;
+    for (l = 0; l < m->hp.n_rot / 2; l++)
+        if ((m->rope_long && !(m->rope_long[l] > 0.0f)) || (m->rope_short && !(m->rope_short[l] > 0.0f)))
+            return swa__fail(err, SWA_ERR_MODEL, "tensor rope_factors_%s.weight: entry %lld is not a positive number",
+                             m->rope_long && !(m->rope_long[l] > 0.0f) ? "long" : "short", (long long)l);
     m->hp.weight_type = swa__main_weight_type(m);
     swa__model_vocab_load(m);
     return SWA_OK;
@@ -4693,7 +4963,7 @@ struct swa_ctx {
     int32_t kv_type;           /* SWA_KV_F16, SWA_KV_F32 or SWA_KV_Q8_0 */
     uint32_t cache_type;       /* its ggml type */
     swa__kernels kern;         /* filled for the instruction set asked for */
-    double *inv_freq;          /* [n_rot/2] RoPE frequencies base^(-2i/n_rot) */
+    double *inv_freq;          /* [2][n_rot/2] RoPE frequencies of global, then windowed layers */
     /* scratch for one chunk of up to n_batch tokens */
     float *x;                  /* [n_batch][n_embd] residual stream */
     float *xb;                 /* [n_batch][n_embd] normed input, projection output */
@@ -4706,7 +4976,7 @@ struct swa_ctx {
     float *scores;             /* [n_threads][max n_slots] attention weights, one row per share */
     uint8_t *q8;               /* [n_threads][head] a query as Q8 blocks, for a Q8_0 cache, per share */
     int64_t max_slots;
-    float *rope;               /* [n_batch][n_rot/2][cos, sin] */
+    float *rope;               /* [2][n_batch][n_rot/2][cos, sin] global, then windowed layers */
     float *logits;             /* [n_vocab] */
     swa__pool pool;
 };
@@ -4807,7 +5077,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
         }
     }
     c->cache_bytes = (size_t)(a->used - cache_start);
-    c->inv_freq = (double *)swa__arena_take(a, (uint64_t)hp->n_rot / 2, sizeof(double));
+    c->inv_freq = (double *)swa__arena_take(a, (uint64_t)hp->n_rot, sizeof(double));
     c->x = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
     c->xb = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
     c->q = (float *)swa__arena_take(a, nb * qd, sizeof(float));
@@ -4827,7 +5097,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     c->scores = (float *)swa__arena_take(a, max_slots * SWA__TILE_TOKENS * (uint64_t)cfg->n_threads, sizeof(float));
     c->q8 = (uint8_t *)swa__arena_take(a, SWA__TILE_TOKENS * (uint64_t)cfg->n_threads,
                                        swa__act_bytes(SWA__ACT_Q8, hp->head_dim + 31));
-    c->rope = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_rot, sizeof(float));
+    c->rope = (float *)swa__arena_take(a, 2 * nb * (uint64_t)hp->n_rot, sizeof(float));
     c->logits = (float *)swa__arena_take(a, (uint64_t)hp->n_vocab, sizeof(float));
 #ifndef SWA_NO_THREADS
     c->pool.threads = (pthread_t *)swa__arena_take(a, (uint64_t)cfg->n_threads, sizeof(pthread_t));
@@ -4844,6 +5114,42 @@ static uint64_t swa__ctx_bytes(const swa_model *m, const swa_ctx_config *cfg)
     return a.overflow || a.used > (uint64_t)SIZE_MAX ? 0 : a.used;
 }
 
+/* RoPE frequencies base^(-2i/n_rot), times the linear scale and divided by Phi-3's factors (the
+   long ones when the context is longer than the original, as llama.cpp chooses), for global
+   layers and for windowed ones, which Gemma 3 turns at base 10000 without scaling. */
+static void swa__rope_frequencies(swa_ctx *c)
+{
+    const swa_model *m = c->model;
+    int64_t half = m->hp.n_rot / 2, i;
+    const float *factors = m->rope_long && c->cfg.n_ctx > m->n_ctx_orig ? m->rope_long : m->rope_short;
+    double local_scale = m->arch->local_rope_base > 0.0f ? 1.0 : (double)m->rope_scale;
+    for (i = 0; i < half; i++) {
+        double e = -2.0 * (double)i / (double)m->hp.n_rot, f = factors ? (double)factors[i] : 1.0;
+        c->inv_freq[i] = pow((double)m->hp.rope_base, e) * (double)m->rope_scale / f;
+        c->inv_freq[half + i] = pow((double)m->local_rope_base, e) * local_scale / f;
+    }
+}
+
+SWADEF size_t swa_ctx_cache_split(const swa_model *m, const swa_ctx_config *cfg, size_t *windowed, size_t *global)
+{
+    swa_ctx_config r;
+    uint64_t row, part[2] = {0, 0}, bytes;
+    int64_t l;
+    if (windowed) *windowed = 0;
+    if (global) *global = 0;
+    if (!m || swa__resolve_config(m, cfg, &r, NULL) != SWA_OK) return 0;
+    row = swa__kv_bytes(r.kv_type, (int64_t)m->hp.n_kv_head * m->hp.head_dim);
+    for (l = 0; l < m->hp.n_layer; l++) {
+        int32_t w = swa__effective_window(m, &r, l);
+        if (!swa__mul_u64(2 * row, (uint64_t)(w > 0 ? w : r.n_ctx), &bytes) || !swa__add_u64(part[w == 0], bytes, &part[w == 0]))
+            return 0;
+    }
+    if (part[0] + part[1] < part[0] || part[0] + part[1] > (uint64_t)SIZE_MAX) return 0;
+    if (windowed) *windowed = (size_t)part[0];
+    if (global) *global = (size_t)part[1];
+    return (size_t)(part[0] + part[1]);
+}
+
 SWADEF size_t swa_ctx_memory_size(const swa_model *m, const swa_ctx_config *cfg)
 {
     swa_ctx_config r;
@@ -4857,7 +5163,7 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
     swa__arena a;
     uint64_t bytes;
     swa_ctx *c;
-    int64_t l, i;
+    int64_t l;
     swa_status s;
     if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_create: out is NULL");
     *out = NULL;
@@ -4882,8 +5188,7 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
     c->max_pos = INT64_MAX;
     for (l = 0; l < m->hp.n_layer; l++)
         if (c->window[l] == 0) c->max_pos = r.n_ctx;
-    for (i = 0; i < m->hp.n_rot / 2; i++)
-        c->inv_freq[i] = pow((double)m->hp.rope_base, -2.0 * (double)i / (double)m->hp.n_rot);
+    swa__rope_frequencies(c);
 #ifndef SWA_NO_THREADS
     s = swa__pool_start(&c->pool, r.n_threads, c->pool.threads, err);
 #else
@@ -5098,19 +5403,52 @@ static void swa__matmul(swa_ctx *c, const swa__matrix *w, const float *x, int64_
     swa__matmuls(c, &p, 1, x, ldx, n);
 }
 
-/* cos/sin of pos * inv_freq[i] for each token of the chunk. The product is taken in double so
-   that angles stay accurate at positions in the millions. */
+/* cos/sin of pos * inv_freq[i] for each token of the chunk, times the attention factor, for
+   global layers and then for windowed ones. The product is taken in double so that angles stay
+   accurate at positions in the millions. */
 static void swa__rope_table(swa_ctx *c, int64_t n)
 {
-    int64_t half = c->model->hp.n_rot / 2, t, i;
-    for (t = 0; t < n; t++) {
-        float *cs = c->rope + t * 2 * half;
-        for (i = 0; i < half; i++) {
-            double angle = (double)(c->pos + t) * c->inv_freq[i];
-            cs[2 * i] = (float)cos(angle);
-            cs[2 * i + 1] = (float)sin(angle);
+    int64_t half = c->model->hp.n_rot / 2, t, i, k;
+    double a = (double)c->model->rope_attn_factor;
+    for (k = 0; k < 2; k++)
+        for (t = 0; t < n; t++) {
+            float *cs = c->rope + (k * c->cfg.n_batch + t) * 2 * half;
+            for (i = 0; i < half; i++) {
+                double angle = (double)(c->pos + t) * c->inv_freq[k * half + i];
+                cs[2 * i] = (float)(a * cos(angle));
+                cs[2 * i + 1] = (float)(a * sin(angle));
+            }
         }
+}
+
+/* The NeoX layout of RoPE (every architecture here but llama): dimension i turns with
+   i + n_rot/2 by the angles in cs = {cos, sin} pairs. */
+static void swa__rope_neox(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs)
+{
+    int64_t h, i, half = n_rot / 2;
+    for (h = 0; h < n_heads; h++, v += head_dim)
+        for (i = 0; i < half; i++) {
+            float c = cs[2 * i], s = cs[2 * i + 1], x0 = v[i], x1 = v[i + half];
+            v[i] = x0 * c - x1 * s;
+            v[i + half] = x0 * s + x1 * c;
+        }
+}
+
+/* GELU in its tanh form (Gemma's gelu_pytorch_tanh) on the gate, times up. */
+static void swa__geglu(float *gate, const float *up, int64_t n)
+{
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        float x = gate[i];
+        gate[i] = 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x))) * up[i];
     }
+}
+
+/* x = cap tanh(x / cap): Gemma 2's soft-capping of attention scores and logits. */
+static void swa__softcap(float *x, int64_t n, float cap)
+{
+    int64_t i;
+    for (i = 0; i < n; i++) x[i] = cap * tanhf(x[i] / cap);
 }
 
 /* Attention of the chunk's n queries (positions pos..pos+n-1) in layer l. Query position i sees
@@ -5169,7 +5507,8 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     swa__dot_fn dot = c->kern.type[type].dot;
     swa__dots_fn dots = c->kern.type[type].dots;
     swa__wsum_fn wsum = c->kern.type[type].wsum;
-    float *scores = c->scores + (int64_t)share * SWA__TILE_TOKENS * ls, scale = 1.0f / sqrtf((float)hd);
+    float *scores = c->scores + (int64_t)share * SWA__TILE_TOKENS * ls, scale = c->model->q_scale;
+    float cap = c->model->attn_softcap;
     swa__split(task->n * items, share, n_shares, &p0, &p1);
     for (p = p0; p < p1; p++) {
         int64_t t = p / items, g = p % items / blocks, h0 = g * group + p % blocks * SWA__TILE_TOKENS;
@@ -5189,6 +5528,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
             swa__dot_rows(dot, dots, run[r].k + head, row, run[r].n, q, q_stride, nh, hd, scores + (run[r].first - lo), ls);
         for (h = 0; h < nh; h++) {
             for (j = 0; j <= i - lo; j++) scores[h * ls + j] *= scale;
+            if (cap > 0.0f) swa__softcap(scores + h * ls, i - lo + 1, cap);
             c->kern.softmax(scores + h * ls, i - lo + 1);
         }
         memset(out, 0, (size_t)(nh * hd) * sizeof(float));
@@ -5230,34 +5570,75 @@ static void swa__cache_write(swa_ctx *c, int64_t l, int64_t n)
     }
 }
 
+/* Per token of the chunk: add a bias, or RMSNorm each head (Q/K norms); NULL does nothing. */
+static void swa__add_bias(float *y, const float *bias, int64_t width, int64_t n)
+{
+    int64_t t;
+    for (t = 0; bias && t < n; t++) swa__add_ref(y + t * width, bias, width);
+}
+
+static void swa__norm_heads(swa_ctx *c, float *y, const float *w, int64_t n_heads, int64_t n)
+{
+    int64_t hd = c->model->hp.head_dim, i;
+    for (i = 0; w && i < n * n_heads; i++) c->kern.rmsnorm(y + i * hd, y + i * hd, w, hd, c->model->hp.rms_eps);
+}
+
+/* Q, K and V of the chunk, ready for attention: projections, biases, Q/K norms, RoPE. */
+static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
+{
+    const swa_model *m = c->model;
+    const swa_hparams *hp = &m->hp;
+    const swa__layer *L = &m->layers[l];
+    int64_t d = hp->n_embd, hd = hp->head_dim, kvd = (int64_t)hp->n_kv_head * hd, qd = (int64_t)hp->n_head * hd, t;
+    const float *rope = c->rope + (m->window[l] > 0 ? c->cfg.n_batch * hp->n_rot : 0);
+    swa__product qkv[3] = {{&L->wq, c->q, qd}, {&L->wk, c->k, kvd}, {&L->wv, c->v, kvd}};
+    swa__matmuls(c, qkv, 3, c->xb, d, n);
+    swa__add_bias(c->q, L->bq, qd, n);
+    swa__add_bias(c->k, L->bk, kvd, n);
+    swa__add_bias(c->v, L->bv, kvd, n);
+    swa__norm_heads(c, c->q, L->q_norm, hp->n_head, n);
+    swa__norm_heads(c, c->k, L->k_norm, hp->n_kv_head, n);
+    for (t = 0; t < n; t++) {
+        if (m->arch->has & SWA__ARCH_NEOX) {
+            swa__rope_neox(c->q + t * qd, hp->n_head, hd, hp->n_rot, rope + t * hp->n_rot);
+            swa__rope_neox(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, rope + t * hp->n_rot);
+        } else {
+            c->kern.rope(c->q + t * qd, hp->n_head, hd, hp->n_rot, rope + t * hp->n_rot);
+            c->kern.rope(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, rope + t * hp->n_rot);
+        }
+    }
+}
+
+/* x += norm(y) for each token, or x += y without a (post-)norm. */
+static void swa__residual(swa_ctx *c, float *y, const float *post_norm, int64_t n)
+{
+    int64_t d = c->model->hp.n_embd, t;
+    for (t = 0; post_norm && t < n; t++) c->kern.rmsnorm(y + t * d, y + t * d, post_norm, d, c->model->hp.rms_eps);
+    swa__add_ref(c->x, y, n * d);
+}
+
+/* One layer, as its architecture's row describes it. */
 static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
 {
     const swa_hparams *hp = &c->model->hp;
     const swa__layer *L = &c->model->layers[l];
-    int64_t d = hp->n_embd, hd = hp->head_dim, kvd = (int64_t)hp->n_kv_head * hd;
-    int64_t qd = (int64_t)hp->n_head * hd, ff = hp->n_ff, t;
+    int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim, ff = hp->n_ff, t;
     for (t = 0; t < n; t++) c->kern.rmsnorm(c->xb + t * d, c->x + t * d, L->attn_norm, d, hp->rms_eps);
-    {
-        swa__product qkv[3] = {{&L->wq, c->q, qd}, {&L->wk, c->k, kvd}, {&L->wv, c->v, kvd}};
-        swa__matmuls(c, qkv, 3, c->xb, d, n);
-    }
-    for (t = 0; t < n; t++) {
-        c->kern.rope(c->q + t * qd, hp->n_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
-        c->kern.rope(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
-    }
+    swa__qkv(c, l, n);
     swa__chunk_to_cache_type(c, n);
     swa__attention(c, l, n);
     swa__cache_write(c, l, n);
     swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);
-    swa__add_ref(c->x, c->xb, n * d);
+    swa__residual(c, c->xb, L->attn_post_norm, n);
     for (t = 0; t < n; t++) c->kern.rmsnorm(c->xb + t * d, c->x + t * d, L->ffn_norm, d, hp->rms_eps);
     {
         swa__product gate_up[2] = {{&L->w_gate, c->gate, ff}, {&L->w_up, c->up, ff}};
         swa__matmuls(c, gate_up, 2, c->xb, d, n);
     }
-    c->kern.swiglu(c->gate, c->up, n * ff);
+    if (c->model->arch->has & SWA__ARCH_GELU) swa__geglu(c->gate, c->up, n * ff);
+    else c->kern.swiglu(c->gate, c->up, n * ff);
     swa__matmul(c, &L->w_down, c->gate, ff, c->xb, d, n);
-    swa__add_ref(c->x, c->xb, n * d);
+    swa__residual(c, c->xb, L->ffn_post_norm, n);
 }
 
 /* One chunk of n <= n_batch tokens at c->pos. Logits go to out[t] for every token when all is
@@ -5269,12 +5650,18 @@ static void swa__forward_chunk(swa_ctx *c, const int32_t *tokens, int64_t n, flo
     for (t = 0; t < n; t++)
         swa__dequant_row_ref(m->tok_embd.type, (const uint8_t *)m->tok_embd.data + (size_t)tokens[t] * m->tok_embd.row_bytes,
                              c->x + t * d, d);
+    if (m->arch->has & SWA__ARCH_EMBD_SCALE) {
+        float scale = sqrtf((float)d);
+        for (t = 0; t < n * d; t++) c->x[t] *= scale;
+    }
     swa__rope_table(c, n);
     for (l = 0; l < m->hp.n_layer; l++) swa__layer_forward(c, l, n);
     if (!all && !out) return;          /* a chunk before the last: its keys are all we need */
     for (t = all ? 0 : n - 1; t < n; t++) {
+        float *logits = all ? out + t * V : out;
         c->kern.rmsnorm(c->xb, c->x + t * d, m->output_norm, d, m->hp.rms_eps);
-        swa__matmul(c, &m->output, c->xb, d, all ? out + t * V : out, V, 1);
+        swa__matmul(c, &m->output, c->xb, d, logits, V, 1);
+        if (m->final_softcap > 0.0f) swa__softcap(logits, V, m->final_softcap);
     }
 }
 
