@@ -1,0 +1,192 @@
+#define _POSIX_C_SOURCE 200809L   /* mkstemp */
+/* The architectures beyond llama (gemma2, gemma3, phi3, qwen2, qwen3) against the Hugging Face
+   transformers implementation of each, on the same random weights: swa-mkmodel writes the model
+   in llama.cpp's layout from the arguments stored in tests/data/arch-*.ref, which also holds the
+   tokens and transformers' logits (tools/arch_reference.py, float64, eager attention). Every
+   position is compared, most of them past the window, for prefill chunks of 1 (every earlier
+   key from the ring), W - 1, W, W + 1 and the whole sequence (every key from the chunk itself:
+   plain attention with the window as a mask), so the ring agrees with full attention with a
+   mask. The windowed layers and their memory are checked against the architecture's rule. */
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "tests/programs.h"
+
+#define DATA_DIR "tests/data/"
+#define TOLERANCE 2e-5   /* F32 weights and cache: float rounding only (test_cache's tolerance) */
+
+typedef struct ref {
+    int n, n_vocab;
+    char args[512];
+    int32_t *tokens;
+    float *logits;
+} ref;
+
+static void read_ref(const char *name, ref *r)
+{
+    char path[256], line[640];
+    FILE *f;
+    size_t nl;
+    snprintf(path, sizeof path, DATA_DIR "arch-%s.ref", name);
+    f = fopen(path, "rb");
+    if (!f) fail_msg("%s: cannot open (run from the repository root)", path);
+    if (!fgets(line, sizeof line, f) || sscanf(line, "swa-ref 1 %d %d", &r->n, &r->n_vocab) != 2 || r->n <= 0 ||
+        r->n > 4096 || r->n_vocab <= 0 || r->n_vocab > 65536)
+        fail_msg("%s: bad header", path);
+    nl = strcspn(line, "\n");
+    line[nl] = '\0';
+    {
+        const char *args = line;
+        int k;
+        for (k = 0; k < 4; k++) args = strchr(args, ' ') + 1;   /* past "swa-ref 1 n V" */
+        snprintf(r->args, sizeof r->args, "%s", args);
+    }
+    r->tokens = (int32_t *)malloc((size_t)r->n * sizeof(int32_t));
+    r->logits = (float *)malloc((size_t)r->n * (size_t)r->n_vocab * sizeof(float));
+    assert_non_null(r->tokens);
+    assert_non_null(r->logits);
+    if (fread(r->tokens, sizeof(int32_t), (size_t)r->n, f) != (size_t)r->n ||
+        fread(r->logits, sizeof(float), (size_t)r->n * (size_t)r->n_vocab, f) != (size_t)r->n * (size_t)r->n_vocab)
+        fail_msg("%s: truncated", path);
+    fclose(f);
+}
+
+/* The model of a reference file, written by swa-mkmodel into a temporary file. */
+static swa_model *make_model(const ref *r)
+{
+    char path[] = "/tmp/swa-test-arch-XXXXXX", cmd[1024];
+    int fd = mkstemp(path);
+    swa_model *m = NULL;
+    swa_error err;
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(cmd, sizeof cmd, "%s %s %s 2>/dev/null", PROGRAM("swa-mkmodel"), r->args, path);
+    if (system(cmd) != 0) fail_msg("failed: %s", cmd);
+    if (swa_model_load(path, &m, &err) != SWA_OK) fail_msg("%s: %s", r->args, err.msg);
+    remove(path);   /* the mapping stays valid */
+    return m;
+}
+
+/* Largest |ours - theirs| over all logits, relative to the largest |theirs|. */
+static double rel_error(const float *a, const float *b, size_t n)
+{
+    double err = 0.0, scale = 1e-30;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (fabs((double)a[i] - b[i]) > err) err = fabs((double)a[i] - b[i]);
+        if (fabs((double)b[i]) > scale) scale = fabs((double)b[i]);
+    }
+    return err / scale;
+}
+
+/* Logits of the whole sequence, fed in chunks of `chunk` tokens (n_batch = chunk). */
+static void run_chunks(swa_model *m, const ref *r, int chunk, int kernels, float *out)
+{
+    swa_ctx_config cfg;
+    swa_ctx *c;
+    swa_error err;
+    int i;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.kv_type = SWA_KV_F32;
+    cfg.n_batch = chunk;
+    cfg.kernels = kernels;
+    cfg.n_threads = 2;
+    if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("ctx: %s", err.msg);
+    for (i = 0; i < r->n; i += chunk) {
+        int len = r->n - i < chunk ? r->n - i : chunk;
+        if (swa_ctx_eval_all(c, r->tokens + i, (size_t)len, out + (size_t)i * r->n_vocab, &err) != SWA_OK)
+            fail_msg("eval at %d: %s", i, err.msg);
+    }
+    swa_ctx_free(c);
+}
+
+/* Which layers llama.cpp's rules window: Gemma 2 every other one from the first, Gemma 3 five of
+   six (or the file's period), the others all of them when the file has a window. */
+static int expect_windowed(const char *arch, const char *args, int l)
+{
+    const char *p = strstr(args, "--pattern ");
+    int period = p ? atoi(p + 10) : !strcmp(arch, "gemma2") ? 2 : !strcmp(arch, "gemma3") ? 6 : 0;
+    return period <= 1 || l % period < period - 1;
+}
+
+static int arg_int(const char *args, const char *flag, int def)
+{
+    const char *p = strstr(args, flag);
+    return p ? atoi(p + strlen(flag)) : def;
+}
+
+static void check_case(const char *name)
+{
+    ref r;
+    swa_model *m;
+    const swa_hparams *hp;
+    float *got;
+    int W, chunks[5], k, l, kern;
+    size_t n_all, windowed = 0, global = 0, want_w = 0, want_g = 0, row;
+    swa_ctx_config cfg;
+    read_ref(name, &r);
+    m = make_model(&r);
+    hp = swa_model_hparams(m);
+    assert_int_equal(hp->n_vocab, r.n_vocab);
+    W = arg_int(r.args, "--window ", 0);
+    cfg = swa_ctx_config_default(m);
+    cfg.kv_type = SWA_KV_F32;
+    /* the layers: windows as the rule says, memory W slots or n_ctx slots each */
+    row = (size_t)hp->n_kv_head * (size_t)hp->head_dim * sizeof(float);
+    for (l = 0; l < hp->n_layer; l++) {
+        int w = W > 0 && expect_windowed(hp->arch, r.args, l) ? W : 0;
+        if (swa_model_layer_window(m, l) != w) fail_msg("%s: layer %d has window %d, want %d", name, l, swa_model_layer_window(m, l), w);
+        if (w) want_w += 2 * row * (size_t)w;
+        else want_g += 2 * row * (size_t)cfg.n_ctx;
+    }
+    assert_int_equal(swa_ctx_cache_split(m, &cfg, &windowed, &global), want_w + want_g);
+    assert_int_equal(windowed, want_w);
+    assert_int_equal(global, want_g);
+    /* logits against transformers for each chunk size */
+    n_all = (size_t)r.n * (size_t)r.n_vocab;
+    got = (float *)malloc(n_all * sizeof(float));
+    assert_non_null(got);
+    if (W < 3) W = 8;
+    chunks[0] = 1; chunks[1] = W - 1; chunks[2] = W; chunks[3] = W + 1; chunks[4] = r.n;
+    for (kern = 0; kern < 2; kern++)
+        for (k = 0; k < 5; k++) {
+            double e;
+            if (kern && k != 0 && k != 4) continue;   /* the reference kernels: chunks of 1 and whole */
+            run_chunks(m, &r, chunks[k], kern ? SWA_KERNELS_REF : SWA_KERNELS_BEST, got);
+            e = rel_error(got, r.logits, n_all);
+            if (e > TOLERANCE)
+                fail_msg("%s (%s), chunks of %d, %s kernels: error %.3g (tolerance %.3g)", name, r.args, chunks[k],
+                         kern ? "ref" : "best", e, TOLERANCE);
+            if (k == 4 && !kern) fprintf(stderr, "test_arch: %-14s error %.3g\n", name, e);
+        }
+    free(got);
+    free(r.tokens);
+    free(r.logits);
+    swa_model_free(m);
+}
+
+static void test_gemma2(void **state) { (void)state; check_case("gemma2-w5"); check_case("gemma2-w12"); }
+static void test_gemma3(void **state) { (void)state; check_case("gemma3-w8"); check_case("gemma3-p3"); }
+static void test_phi3(void **state) { (void)state; check_case("phi3-w7"); check_case("phi3-long-w10"); }
+static void test_qwen2(void **state) { (void)state; check_case("qwen2-w6"); check_case("qwen2-full"); }
+static void test_qwen3(void **state) { (void)state; check_case("qwen3-w9"); }
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gemma2), cmocka_unit_test(test_gemma3), cmocka_unit_test(test_phi3),
+        cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
