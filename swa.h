@@ -42,9 +42,12 @@ THE WINDOW
     Layer l keeps the keys and values of its last W_l positions only: position i lives in slot
     i mod W_l, and a query at position i attends to keys j with i - W_l < j <= i (W_l tokens,
     itself included, as in Mistral's reference code). The window comes from the GGUF key
-    llama.attention.sliding_window: a number (every layer), or an array with one entry per
-    layer where 0 marks a full-attention layer. No key means full attention; then the cache
-    holds swa_ctx_config.n_ctx positions and evaluation past them fails with SWA_ERR_CONTEXT_FULL.
+    {arch}.attention.sliding_window: a number for the windowed layers, or an array with one
+    entry per layer where 0 marks a full-attention (global) layer. A number applies to the
+    layers {arch}.attention.sliding_window_pattern names (a period p: l mod p < p - 1; or one
+    bool per layer), else to the architecture's pattern (Gemma 2: every other layer from the
+    first; Gemma 3: five of six), else to every layer. A global layer's cache holds
+    swa_ctx_config.n_ctx positions and evaluation past them fails with SWA_ERR_CONTEXT_FULL.
     swa_ctx_config.window overrides the model's window for every layer.
 
 MEMORY
@@ -76,8 +79,9 @@ ERRORS
     checked against the file's length, with overflow in mind.
 
 FILE FORMAT
-    GGUF versions 2 and 3, little-endian, architecture "llama" with llama.cpp's key and tensor
-    names. Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (ggml's block layouts),
+    GGUF versions 2 and 3, little-endian, architectures "llama", "gemma2", "gemma3" (text),
+    "phi3", "qwen2" and "qwen3" with llama.cpp's key and tensor names and stored conventions
+    (one description row per architecture drives the loader and the one forward pass). Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (ggml's block layouts),
     used in place; the small norm vectors may be of any of them and are converted to float at load.
 
 KERNELS

@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L   /* mkstemp */
+#define _POSIX_C_SOURCE 200809L   /* mkstemp, popen */
 /* The architectures beyond llama (gemma2, gemma3, phi3, qwen2, qwen3) against the Hugging Face
    transformers implementation of each, on the same random weights: swa-mkmodel writes the model
    in llama.cpp's layout from the arguments stored in tests/data/arch-*.ref, which also holds the
@@ -182,11 +182,67 @@ static void test_phi3(void **state) { (void)state; check_case("phi3-w7"); check_
 static void test_qwen2(void **state) { (void)state; check_case("qwen2-w6"); check_case("qwen2-full"); }
 static void test_qwen3(void **state) { (void)state; check_case("qwen3-w9"); }
 
+/* swa-inspect --set-window with a pattern writes one window per layer, the pattern repeated,
+   under the file's architecture; swa-inspect then prints each layer's window and cache. */
+static void test_inspect_pattern(void **state)
+{
+    static const struct { const char *mk, *pattern; int want[4]; } cases[] = {
+        {"--arch gemma2 --window 8", "0,16", {0, 16, 0, 16}},
+        {"--window 8", "0,32,32,32", {0, 32, 32, 32}},        /* llama: Ministral's layout */
+        {"--arch qwen3 --head-dim 16 --window 8", "5", {5, 5, 5, 5}},
+    };
+    char in[] = "/tmp/swa-test-arch-in-XXXXXX", out[] = "/tmp/swa-test-arch-out-XXXXXX", cmd[1024], line[256];
+    size_t k;
+    int l, fd_in, fd_out;
+    (void)state;
+    fd_in = mkstemp(in);
+    fd_out = mkstemp(out);
+    assert_true(fd_in >= 0 && fd_out >= 0);
+    close(fd_in);
+    close(fd_out);
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        swa_model *m;
+        swa_error err;
+        FILE *p;
+        int seen = 0;
+        snprintf(cmd, sizeof cmd, "%s --shape custom --type f32 --layers 4 --dim 32 --heads 2 --ff 32 --vocab 260 --ctx 64 %s %s 2>/dev/null",
+                 PROGRAM("swa-mkmodel"), cases[k].mk, in);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "%s %s --set-window %s %s >/dev/null 2>&1", PROGRAM("swa-inspect"), in, cases[k].pattern, out);
+        assert_int_equal(system(cmd), 0);
+        if (swa_model_load(out, &m, &err) != SWA_OK) fail_msg("%s", err.msg);
+        for (l = 0; l < 4; l++) assert_int_equal(swa_model_layer_window(m, l), cases[k].want[l]);
+        swa_model_free(m);
+        snprintf(cmd, sizeof cmd, "%s %s", PROGRAM("swa-inspect"), out);
+        p = popen(cmd, "r");
+        assert_non_null(p);
+        while (fgets(line, sizeof line, p)) {
+            int layer, w;
+            if (sscanf(line, " layer %d: window %d", &layer, &w) == 2) {
+                assert_int_equal(w, cases[k].want[layer]);
+                seen++;
+            } else if (sscanf(line, " layer %d: full attention", &layer) == 1) {
+                assert_int_equal(0, cases[k].want[layer]);
+                seen++;
+            }
+        }
+        assert_int_equal(pclose(p), 0);
+        assert_int_equal(seen, 4);
+    }
+    /* a list of zeros only, or a negative entry, is refused */
+    snprintf(cmd, sizeof cmd, "%s %s --set-window 0,0 %s 2>/dev/null", PROGRAM("swa-inspect"), in, out);
+    assert_int_not_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s %s --set-window 4,-1 %s 2>/dev/null", PROGRAM("swa-inspect"), in, out);
+    assert_int_not_equal(system(cmd), 0);
+    remove(in);
+    remove(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemma2), cmocka_unit_test(test_gemma3), cmocka_unit_test(test_phi3),
-        cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3),
+        cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_inspect_pattern),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
