@@ -4507,7 +4507,7 @@ static swa_status swa__read_arch_params(swa_model *m, swa_error *err)
     m->rope_attn_factor = 1.0f;
     m->local_rope_base = a->local_rope_base > 0.0f ? a->local_rope_base : hp->rope_base;
     if (a == &swa__archs[0]) return SWA_OK;
-    i = swa_gguf_kv_find(m->gguf, swa__key(m, "rope.scaling.type"));
+    i = swa_gguf_kv_find(m->gguf, swa__key(m, "rope.scaling.type"));   /* absent: linear, as llama.cpp reads it */
     if (i >= 0) {
         swa_gguf_value t = swa_gguf_kv_value(m->gguf, i);
         swa_str type;
@@ -4516,10 +4516,11 @@ static swa_status swa__read_arch_params(swa_model *m, swa_error *err)
         if (!swa__str_eq(type, "linear") && !swa__str_eq(type, "none"))
             return swa__fail(err, SWA_ERR_UNSUPPORTED, "key %s: RoPE scaling \"%.*s\" is not supported (linear is)", m->key,
                              type.len > 32 ? 32 : (int)type.len, type.ptr);
-        if (swa__str_eq(type, "linear")) {
-            if ((s = swa__get_float(m->gguf, swa__key(m, "rope.scaling.factor"), 0.0, 0.0, 1e6, &factor, err)) != SWA_OK) return s;
-            if (factor > 0.0f) m->rope_scale = 1.0f / factor;
-        }
+        if (swa__str_eq(type, "none")) i = -2;
+    }
+    if (i != -2) {
+        if ((s = swa__get_float(m->gguf, swa__key(m, "rope.scaling.factor"), 0.0, 0.0, 1e6, &factor, err)) != SWA_OK) return s;
+        if (factor > 0.0f) m->rope_scale = 1.0f / factor;
     }
     if ((s = swa__get_float(m->gguf, swa__key(m, "rope.scaling.attn_factor"), 1.0, 1e-3, 1e3, &m->rope_attn_factor, err)) != SWA_OK)
         return s;

@@ -9,6 +9,8 @@
    mask. The windowed layers and their memory are checked against the architecture's rule. */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
+#define GW_IMPLEMENTATION
+#include "tools/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -238,11 +240,140 @@ static void test_inspect_pattern(void **state)
     remove(out);
 }
 
+/* ---- broken files of the new architectures: a clear error naming the key or tensor ---- */
+
+typedef struct variant {
+    const char *arch;          /* qwen3 (Q/K norms) or phi3 (fused, RoPE factors) */
+    const char *pattern_kind;  /* "short" array, "ints" array of 2, "bool" scalar, NULL */
+    const char *scaling;       /* rope.scaling.type, or NULL */
+    int bad_factor;            /* a rope factor of 0 */
+    int omit_k_norm;
+} variant;
+
+static void vec(gw_writer *w, const char *name, int64_t n, float value)
+{
+    float *x = (float *)malloc((size_t)n * sizeof(float));
+    int64_t i;
+    for (i = 0; i < n; i++) x[i] = value;
+    gw_tensor_f32(w, name, GW_F32, 1, &n, x);
+    free(x);
+}
+
+static void mat(gw_writer *w, const char *name, int64_t cols, int64_t rows)
+{
+    float *x = (float *)calloc((size_t)(cols * rows), sizeof(float));
+    int64_t ne[2] = {cols, rows};
+    gw_tensor_f32(w, name, GW_F32, 2, ne, x);
+    free(x);
+}
+
+static swa_status load_variant(const variant *v, swa_error *err)
+{
+    gw_writer *w = gw_new(3);
+    const int d = 32, hd = 16, ff = 32, V = 8, L = 2;
+    char key[96], name[64];
+    int l, phi = !strcmp(v->arch, "phi3");
+    uint8_t *bytes;
+    size_t size;
+    swa_model *m = NULL;
+    swa_status s;
+#define K(suffix) (snprintf(key, sizeof key, "%s.%s", v->arch, suffix), key)
+    gw_kv_str(w, "general.architecture", v->arch);
+    gw_kv_u32(w, K("block_count"), L);
+    gw_kv_u32(w, K("embedding_length"), d);
+    gw_kv_u32(w, K("feed_forward_length"), ff);
+    gw_kv_u32(w, K("attention.head_count"), 2);
+    gw_kv_u32(w, K("attention.head_count_kv"), 1);
+    gw_kv_u32(w, K("attention.sliding_window"), 4);
+    if (v->pattern_kind && !strcmp(v->pattern_kind, "short")) {
+        uint8_t b[1] = {1};
+        gw_kv_array(w, K("attention.sliding_window_pattern"), GW_BOOL, 1, b);
+    } else if (v->pattern_kind && !strcmp(v->pattern_kind, "ints")) {
+        int32_t b[2] = {1, 2};
+        gw_kv_array(w, K("attention.sliding_window_pattern"), GW_I32, 2, b);
+    } else if (v->pattern_kind) {
+        gw_kv_bool(w, K("attention.sliding_window_pattern"), 1);
+    }
+    if (v->scaling) gw_kv_str(w, K("rope.scaling.type"), v->scaling);
+#undef K
+    mat(w, "token_embd.weight", d, V);
+    vec(w, "output_norm.weight", d, 1.0f);
+    if (phi) {
+        vec(w, "rope_factors_long.weight", hd / 2, 1.0f);
+        vec(w, "rope_factors_short.weight", hd / 2, v->bad_factor ? 0.0f : 1.0f);
+    }
+    for (l = 0; l < L; l++) {
+#define N(suffix) (snprintf(name, sizeof name, "blk.%d." suffix, l), name)
+        vec(w, N("attn_norm.weight"), d, 1.0f);
+        vec(w, N("ffn_norm.weight"), d, 1.0f);
+        if (phi) {
+            mat(w, N("attn_qkv.weight"), d, d + 2 * hd);
+            mat(w, N("ffn_up.weight"), d, 2 * ff);
+        } else {
+            mat(w, N("attn_q.weight"), d, d);
+            mat(w, N("attn_k.weight"), d, hd);
+            mat(w, N("attn_v.weight"), d, hd);
+            mat(w, N("ffn_gate.weight"), d, ff);
+            mat(w, N("ffn_up.weight"), d, ff);
+            vec(w, N("attn_q_norm.weight"), hd, 1.0f);
+            if (!v->omit_k_norm) vec(w, N("attn_k_norm.weight"), hd, 1.0f);
+        }
+        mat(w, N("attn_output.weight"), d, d);
+        mat(w, N("ffn_down.weight"), ff, d);
+#undef N
+    }
+    bytes = gw_to_memory(w, &size);
+    gw_free(w);
+    assert_non_null(bytes);
+    s = swa_model_load_memory(bytes, size, &m, err);
+    swa_model_free(m);
+    free(bytes);
+    return s;
+}
+
+static void expect_error(const variant *v, swa_status code, const char *needle)
+{
+    swa_error err;
+    swa_status s = load_variant(v, &err);
+    if (s != code || !strstr(err.msg, needle))
+        fail_msg("got %s \"%s\", want %s mentioning \"%s\"", swa_status_str(s), s ? err.msg : "", swa_status_str(code), needle);
+}
+
+static void test_broken_files(void **state)
+{
+    variant v;
+    (void)state;
+    memset(&v, 0, sizeof v);
+    v.arch = "qwen3";
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);         /* the base is valid */
+    v.arch = "phi3";
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);
+    memset(&v, 0, sizeof v);
+    v.arch = "qwen3";
+    v.omit_k_norm = 1;
+    expect_error(&v, SWA_ERR_MODEL, "blk.0.attn_k_norm.weight is missing");
+    v.omit_k_norm = 0;
+    v.pattern_kind = "short";
+    expect_error(&v, SWA_ERR_MODEL, "sliding_window_pattern: 1 entries, want one per layer");
+    v.pattern_kind = "ints";
+    expect_error(&v, SWA_ERR_MODEL, "sliding_window_pattern: entry 1 is not a bool");
+    v.pattern_kind = "bool";
+    expect_error(&v, SWA_ERR_MODEL, "sliding_window_pattern: want a period");
+    v.pattern_kind = NULL;
+    v.scaling = "yarn";
+    expect_error(&v, SWA_ERR_UNSUPPORTED, "RoPE scaling \"yarn\" is not supported");
+    memset(&v, 0, sizeof v);
+    v.arch = "phi3";
+    v.bad_factor = 1;
+    expect_error(&v, SWA_ERR_MODEL, "rope_factors_short.weight: entry 0 is not a positive number");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemma2), cmocka_unit_test(test_gemma3), cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_inspect_pattern),
+        cmocka_unit_test(test_broken_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
