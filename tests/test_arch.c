@@ -172,6 +172,17 @@ static void check_case(const char *name)
                          kern ? "ref" : "best", e, TOLERANCE);
             if (k == 4 && !kern) fprintf(stderr, "test_arch: %-14s error %.3g\n", name, e);
         }
+    /* past n_ctx: refused with global layers, fine when every layer has a window */
+    {
+        swa_ctx *c;
+        swa_error err;
+        const float *last;
+        cfg.n_ctx = r.n - 1;
+        cfg.n_threads = 1;
+        assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_OK);
+        assert_int_equal(swa_ctx_eval(c, r.tokens, (size_t)r.n, &last, &err), want_g ? SWA_ERR_CONTEXT_FULL : SWA_OK);
+        swa_ctx_free(c);
+    }
     free(got);
     free(r.tokens);
     free(r.logits);
