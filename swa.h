@@ -5575,7 +5575,9 @@ static void swa__cache_write(swa_ctx *c, int64_t l, int64_t n)
     }
 }
 
-/* Per token of the chunk: add a bias, or RMSNorm each head (Q/K norms); NULL does nothing. */
+/* Per token of the chunk: add a bias, or RMSNorm each head (Q/K norms); NULL does nothing.
+   The norms here and in swa__residual run in place: every rmsnorm kernel reads its input whole
+   (the sum of squares) before it writes. */
 static void swa__add_bias(float *y, const float *bias, int64_t width, int64_t n)
 {
     int64_t t;
