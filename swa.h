@@ -46,7 +46,8 @@ THE WINDOW
     entry per layer where 0 marks a full-attention (global) layer. A number applies to the
     layers {arch}.attention.sliding_window_pattern names (a period p: l mod p < p - 1; or one
     bool per layer), else to the architecture's pattern (Gemma 2: every other layer from the
-    first; Gemma 3: five of six), else to every layer. A global layer's cache holds
+    first; Gemma 3: five of six), else to every layer. A window longer than the trained
+    context ({arch}.context_length) is full attention. A global layer's cache holds
     swa_ctx_config.n_ctx positions and evaluation past them fails with SWA_ERR_CONTEXT_FULL.
     swa_ctx_config.window overrides the model's window for every layer.
 
@@ -283,7 +284,8 @@ SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model
 SWADEF void       swa_model_free(swa_model *m);
 
 SWADEF const swa_hparams *swa_model_hparams(const swa_model *m);
-/* Sliding window of one layer as stored in the file; 0 = full attention, -1 = bad layer. */
+/* Sliding window of one layer as the file gives it; 0 = full attention (also for a window longer
+   than the trained context, which never masks anything the model was trained on); -1 = bad layer. */
 SWADEF int32_t    swa_model_layer_window(const swa_model *m, int32_t layer);
 /* The underlying GGUF file, for metadata the hyperparameters do not cover. */
 SWADEF const swa_gguf *swa_model_gguf(const swa_model *m);
@@ -4625,6 +4627,9 @@ static swa_status swa__read_windows(swa_model *m, swa_error *err)
         }
     }
     for (l = 0; l < m->hp.n_layer; l++) {
+        /* a window longer than the trained context never masks a position the model was
+           trained on (Phi-3.5-mini: 262144 over 131072): full attention, n_ctx slots, not W */
+        if (m->hp.n_ctx_train > 0 && m->window[l] > m->hp.n_ctx_train) m->window[l] = 0;
         if (m->window[l] > m->hp.window) m->hp.window = m->window[l];
         if (m->window[l] > 0) m->hp.n_windowed++;
     }

@@ -251,6 +251,30 @@ static void test_inspect_pattern(void **state)
     remove(out);
 }
 
+/* A window longer than the trained context is full attention: n_ctx slots, not W (Phi-3.5-mini's
+   262144 over 131072); one that fits stays a window. */
+static void test_window_beyond_context(void **state)
+{
+    char path[] = "/tmp/swa-test-arch-long-XXXXXX", cmd[512];
+    static const int windows[2] = {65, 64};
+    int fd = mkstemp(path), k, l;
+    (void)state;
+    assert_true(fd >= 0);
+    close(fd);
+    for (k = 0; k < 2; k++) {
+        swa_model *m;
+        swa_error err;
+        snprintf(cmd, sizeof cmd, "%s --shape custom --arch phi3 --type f32 --layers 2 --dim 32 --heads 2 --ff 32 "
+                 "--vocab 260 --ctx 64 --window %d %s 2>/dev/null", PROGRAM("swa-mkmodel"), windows[k], path);
+        assert_int_equal(system(cmd), 0);
+        if (swa_model_load(path, &m, &err) != SWA_OK) fail_msg("%s", err.msg);
+        for (l = 0; l < 2; l++) assert_int_equal(swa_model_layer_window(m, l), windows[k] > 64 ? 0 : windows[k]);
+        assert_int_equal(swa_model_hparams(m)->n_windowed, windows[k] > 64 ? 0 : 2);
+        swa_model_free(m);
+    }
+    remove(path);
+}
+
 /* ---- broken files of the new architectures: a clear error naming the key or tensor ---- */
 
 typedef struct variant {
@@ -384,7 +408,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemma2), cmocka_unit_test(test_gemma3), cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_inspect_pattern),
-        cmocka_unit_test(test_broken_files),
+        cmocka_unit_test(test_broken_files), cmocka_unit_test(test_window_beyond_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
