@@ -82,8 +82,9 @@ ERRORS
 FILE FORMAT
     GGUF versions 2 and 3, little-endian, architectures "llama", "gemma2", "gemma3" (text),
     "phi3", "qwen2" and "qwen3" with llama.cpp's key and tensor names and stored conventions
-    (one description row per architecture drives the loader and the one forward pass). Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (ggml's block layouts),
-    used in place; the small norm vectors may be of any of them and are converted to float at load.
+    (one description row per architecture drives the loader and the one forward pass). Weight
+    types F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (ggml's block layouts), used in place;
+    the small norm vectors may be of any of them and are converted to float at load.
 
 KERNELS
     Each kernel has a scalar reference and, beside it, SIMD twins: AVX2/FMA/F16C, AVX-VNNI and
@@ -255,10 +256,10 @@ typedef struct swa_hparams {
     int32_t head_dim;      /* {arch}.attention.key_length, default n_embd / n_head */
     int32_t n_ff;
     int32_t n_vocab;
-    int32_t n_ctx_train;   /* llama.context_length; 0 when the file does not say */
-    int32_t n_rot;         /* llama.rope.dimension_count, default head_dim */
-    float   rope_base;     /* llama.rope.freq_base, default 10000 */
-    float   rms_eps;       /* llama.attention.layer_norm_rms_epsilon, default 1e-5 */
+    int32_t n_ctx_train;   /* {arch}.context_length; 0 when the file does not say */
+    int32_t n_rot;         /* {arch}.rope.dimension_count, default head_dim */
+    float   rope_base;     /* {arch}.rope.freq_base, default 10000 */
+    float   rms_eps;       /* {arch}.attention.layer_norm_rms_epsilon, default 1e-5 */
     int32_t window;        /* largest sliding window over the layers; 0: no layer has one */
     uint32_t weight_type;  /* the most common type of the layer matrices */
     const char *arch;      /* general.architecture: "llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3" */
@@ -4388,6 +4389,10 @@ struct swa_model {
     swa_error vocab_err;
 };
 
+/* llama files are read with the keys they always were: no soft-caps, no RoPE scaling keys, heads
+   n_embd / n_head wide. */
+static int swa__is_llama(const swa_model *m) { return m->arch == &swa__archs[0]; }
+
 /* "{arch}.suffix" in the model's scratch: valid until the next call. */
 static const char *swa__key(swa_model *m, const char *suffix)
 {
@@ -4471,7 +4476,7 @@ static swa_status swa__check_arch(swa_model *m, swa_error *err)
 static swa_status swa__read_head_dim(swa_model *m, swa_error *err)
 {
     swa_hparams *hp = &m->hp;
-    int is_llama = m->arch == &swa__archs[0];
+    int is_llama = swa__is_llama(m);
     int64_t v, def = hp->n_embd % hp->n_head == 0 ? hp->n_embd / hp->n_head : 0;
     swa_status s;
     if ((s = swa__get_int(m->gguf, swa__key(m, "attention.key_length"), 0, def, 0, 1 << 16, &v, err)) != SWA_OK) return s;
@@ -4501,14 +4506,14 @@ static swa_status swa__read_arch_params(swa_model *m, swa_error *err)
     if ((s = swa__get_float(m->gguf, swa__key(m, "attn_logit_softcapping"), a->attn_softcap, 0.0, 1e9, &m->attn_softcap, err)) != SWA_OK ||
         (s = swa__get_float(m->gguf, swa__key(m, "final_logit_softcapping"), a->final_softcap, 0.0, 1e9, &m->final_softcap, err)) != SWA_OK)
         return s;
-    if (a == &swa__archs[0]) m->attn_softcap = m->final_softcap = 0.0f;   /* llama stays as it was */
+    if (swa__is_llama(m)) m->attn_softcap = m->final_softcap = 0.0f;
     m->q_scale = 1.0f / sqrtf((float)hp->head_dim);
     if ((a->has & SWA__ARCH_GEMMA_SCALE) && hp->n_layer == a->wide_query_layers)
         m->q_scale = 1.0f / sqrtf((float)(hp->n_embd / hp->n_head));
     m->rope_scale = 1.0f;
     m->rope_attn_factor = 1.0f;
     m->local_rope_base = a->local_rope_base > 0.0f ? a->local_rope_base : hp->rope_base;
-    if (a == &swa__archs[0]) return SWA_OK;
+    if (swa__is_llama(m)) return SWA_OK;
     i = swa_gguf_kv_find(m->gguf, swa__key(m, "rope.scaling.type"));   /* absent: linear, as llama.cpp reads it */
     if (i >= 0) {
         swa_gguf_value t = swa_gguf_kv_value(m->gguf, i);
