@@ -48,8 +48,10 @@ THE WINDOW
     bool per layer), else to the architecture's pattern (Gemma 2: every other layer from the
     first; Gemma 3: five of six), else to every layer. A window longer than the trained
     context ({arch}.context_length) is full attention. A global layer's cache holds
-    swa_ctx_config.n_ctx positions and evaluation past them fails with SWA_ERR_CONTEXT_FULL.
-    swa_ctx_config.window overrides the model's window for every layer.
+    swa_ctx_config.n_ctx positions and evaluation past them fails with SWA_ERR_CONTEXT_FULL,
+    unless swa_ctx_config.n_sink > 0 asks for attention sinks (an approximation: the first
+    n_sink positions and a ring of the last n_ctx - n_sink). swa_ctx_config.window overrides the
+    model's window for every layer.
 
 MEMORY
     Weights are used where they lie: in the file mapping (advised to use 2 MB pages), or in the
@@ -302,6 +304,9 @@ typedef struct swa_ctx_config {
     int32_t n_threads; /* 0 = the number of online CPUs; threads the context computes with    */
     int32_t kernels;   /* 0 = the widest SIMD the CPU runs; SWA_KERNELS_REF the scalar loops  */
     int32_t kv_type;   /* 0 = SWA_KV_F16; SWA_KV_F32 full precision; SWA_KV_Q8_0 ~half of F16 */
+    int32_t n_sink;    /* 0 = off; 0 < n_sink < n_ctx: global layers keep the first n_sink      */
+                       /* positions and a ring of the last n_ctx - n_sink, so evaluation goes on */
+                       /* past n_ctx (attention sinks: an approximation of the model)            */
 } swa_ctx_config;
 
 /* Instruction sets for swa_ctx_config.kernels. AVX512 is F/BW/VL with VNNI; AVX_VNNI the
@@ -5030,6 +5035,8 @@ static swa_status swa__resolve_config(const swa_model *m, const swa_ctx_config *
     if (swa__kernels_resolve(in->kernels) < 0)
         return swa__fail(err, SWA_ERR_UNSUPPORTED, "context config: this CPU (or build) does not run the %s kernels",
                          swa_kernels_name(in->kernels));
+    if (in->n_sink < 0)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "context config: n_sink %d may not be negative", in->n_sink);
     if (in->kv_type == SWA_KV_Q8_0 && m->hp.head_dim % 32 != 0)
         return swa__fail(err, SWA_ERR_INVALID_ARG, "a Q8_0 key/value cache needs a head size that is a multiple of 32, not %d",
                          (int)m->hp.head_dim);
@@ -5038,6 +5045,8 @@ static swa_status swa__resolve_config(const swa_model *m, const swa_ctx_config *
         out->n_ctx = m->hp.n_ctx_train > 0 && m->hp.n_ctx_train < SWA__DEFAULT_N_CTX ? m->hp.n_ctx_train
                                                                                     : SWA__DEFAULT_N_CTX;
     if (!out->n_batch) out->n_batch = SWA__DEFAULT_N_BATCH;
+    if (out->n_sink >= out->n_ctx)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "context config: n_sink %d must be below n_ctx %d", out->n_sink, out->n_ctx);
     if (!out->n_threads) out->n_threads = swa__online_cpus();
     return SWA_OK;
 }
@@ -5202,7 +5211,7 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
     c->cache_type = swa__kv_types[r.kv_type].type;
     c->max_pos = INT64_MAX;
     for (l = 0; l < m->hp.n_layer; l++)
-        if (c->window[l] == 0) c->max_pos = r.n_ctx;
+        if (c->window[l] == 0 && r.n_sink == 0) c->max_pos = r.n_ctx;
     swa__rope_frequencies(c);
 #ifndef SWA_NO_THREADS
     s = swa__pool_start(&c->pool, r.n_threads, c->pool.threads, err);
@@ -5478,26 +5487,46 @@ typedef struct swa__attention_task {
     int64_t l, n;
 } swa__attention_task;
 
-/* The keys and values of positions lo..i of layer l as runs of consecutive cache rows: the
-   positions before the chunk sit in the ring, in at most two runs (it may wrap), the chunk's
-   own in c->kc and c->vc. Returns the number of runs, in position order. */
-typedef struct swa__kv_run { const uint8_t *k, *v; int64_t first, n; } swa__kv_run;
+/* Where position j of layer l lives: slot j mod S, or, in a global layer with attention sinks,
+   the sinks in slots 0..n_sink-1 and the other positions in a ring over the rest. */
+static int64_t swa__slot(const swa_ctx *c, int64_t l, int64_t j)
+{
+    int64_t S = c->n_slots[l], sinks = c->window[l] == 0 ? c->cfg.n_sink : 0;
+    return j < sinks ? j : sinks + (j - sinks) % (S - sinks);
+}
 
-static int swa__kv_runs(const swa_ctx *c, int64_t l, int64_t lo, int64_t i, swa__kv_run run[3])
+/* Positions a query keeps in layer l besides the sinks: the window, n_ctx - n_sink with sinks,
+   or 0 for all of them. */
+static int64_t swa__recent(const swa_ctx *c, int64_t l)
+{
+    return c->window[l] > 0 ? c->window[l] : c->cfg.n_sink > 0 ? c->n_slots[l] - c->cfg.n_sink : 0;
+}
+
+/* The keys and values of positions lo..i of layer l as runs of consecutive cache rows: the
+   positions before the chunk sit in the ring, in at most two runs (it may wrap; sinks are one
+   more), the chunk's own in c->kc and c->vc. Runs go in position order; `at` is where a run's
+   scores start, after those of the runs before it (from *at on). */
+typedef struct swa__kv_run { const uint8_t *k, *v; int64_t first, n, at; } swa__kv_run;
+
+static int swa__kv_runs(const swa_ctx *c, int64_t l, int64_t lo, int64_t i, swa__kv_run *run, int64_t *at)
 {
     const swa_hparams *hp = &c->model->hp;
     size_t row = (size_t)swa__kv_bytes(c->kv_type, hp->n_kv_head * hp->head_dim);
-    int64_t S = c->n_slots[l], j = lo, last_in_ring = i < c->pos ? i : c->pos - 1;
+    int64_t S = c->n_slots[l], sinks = c->window[l] == 0 ? c->cfg.n_sink : 0;
+    int64_t j = lo, last_in_ring = i < c->pos ? i : c->pos - 1;
     int n = 0;
     while (j <= last_in_ring) {
-        int64_t slot = j % S, len = last_in_ring - j + 1 < S - slot ? last_in_ring - j + 1 : S - slot;
-        swa__kv_run r = {c->k_cache[l] + (size_t)slot * row, c->v_cache[l] + (size_t)slot * row, j, len};
+        int64_t slot = swa__slot(c, l, j), end = j < sinks ? sinks : S;
+        int64_t len = last_in_ring - j + 1 < end - slot ? last_in_ring - j + 1 : end - slot;
+        swa__kv_run r = {c->k_cache[l] + (size_t)slot * row, c->v_cache[l] + (size_t)slot * row, j, len, *at};
         run[n++] = r;
         j += len;
+        *at += len;
     }
     if (j <= i) {
-        swa__kv_run r = {c->kc + (size_t)(j - c->pos) * row, c->vc + (size_t)(j - c->pos) * row, j, i - j + 1};
+        swa__kv_run r = {c->kc + (size_t)(j - c->pos) * row, c->vc + (size_t)(j - c->pos) * row, j, i - j + 1, *at};
         run[n++] = r;
+        *at += i - j + 1;
     }
     return n;
 }
@@ -5513,7 +5542,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     const swa_hparams *hp = &c->model->hp;
     int64_t hd = hp->head_dim, qd = (int64_t)hp->n_head * hd, group = hp->n_head / hp->n_kv_head;
     int64_t blocks = (group + SWA__TILE_TOKENS - 1) / SWA__TILE_TOKENS, items = hp->n_kv_head * blocks;
-    int64_t W = c->window[task->l], ls = c->max_slots, p0, p1, p, j;
+    int64_t W = swa__recent(c, task->l), ls = c->max_slots, p0, p1, p, j;
     size_t row = (size_t)swa__kv_bytes(c->kv_type, hp->n_kv_head * hd), head_bytes = (size_t)swa__kv_bytes(c->kv_type, hd);
     /* a Q8_0 cache meets the queries quantized to Q8 blocks, as Q8_0 weights meet activations */
     uint32_t type = c->cache_type;
@@ -5533,22 +5562,24 @@ static void swa__attention_run(void *arg, int share, int n_shares)
         size_t head = (size_t)g * head_bytes;
         const uint8_t *q = (const uint8_t *)(c->q + t * qd + h0 * hd);
         float *out = c->att + t * qd + h0 * hd;
-        swa__kv_run run[3];
-        int n_runs = swa__kv_runs(c, task->l, lo, i, run);
+        swa__kv_run run[6];
+        int64_t count = 0, sinks = lo > 0 && c->window[task->l] == 0 ? c->cfg.n_sink : 0;
+        int n_runs = swa__kv_runs(c, task->l, 0, (sinks < lo ? sinks : lo) - 1, run, &count);
+        n_runs += swa__kv_runs(c, task->l, lo, i, run + n_runs, &count);
         if (type == SWA_TYPE_Q8_0) {
             for (h = 0; h < nh; h++) swa__quantize_q8g(c->kern.quantize_q8, (const float *)q + h * hd, q8 + (size_t)h * q_stride, hd);
             q = q8;
         }
         for (r = 0; r < n_runs; r++)
-            swa__dot_rows(dot, dots, run[r].k + head, row, run[r].n, q, q_stride, nh, hd, scores + (run[r].first - lo), ls);
+            swa__dot_rows(dot, dots, run[r].k + head, row, run[r].n, q, q_stride, nh, hd, scores + run[r].at, ls);
         for (h = 0; h < nh; h++) {
-            for (j = 0; j <= i - lo; j++) scores[h * ls + j] *= scale;
-            if (cap > 0.0f) swa__softcap(scores + h * ls, i - lo + 1, cap);
-            c->kern.softmax(scores + h * ls, i - lo + 1);
+            for (j = 0; j < count; j++) scores[h * ls + j] *= scale;
+            if (cap > 0.0f) swa__softcap(scores + h * ls, count, cap);
+            c->kern.softmax(scores + h * ls, count);
         }
         memset(out, 0, (size_t)(nh * hd) * sizeof(float));
         for (r = 0; r < n_runs; r++)
-            wsum(out, hd, nh, scores + (run[r].first - lo), ls, run[r].v + head, row, run[r].n, hd);
+            wsum(out, hd, nh, scores + run[r].at, ls, run[r].v + head, row, run[r].n, hd);
     }
 }
 
@@ -5573,13 +5604,16 @@ static void swa__chunk_to_cache_type(swa_ctx *c, int64_t n)
     store(c->v, c->vc, count);
 }
 
-/* Position i goes to slot i mod S; only the chunk's last S tokens survive. */
+/* Position i goes to its slot (swa__slot); of the chunk only the sinks and the last positions the
+   ring holds survive. */
 static void swa__cache_write(swa_ctx *c, int64_t l, int64_t n)
 {
     size_t row = (size_t)swa__kv_bytes(c->kv_type, c->model->hp.n_kv_head * c->model->hp.head_dim);
-    int64_t S = c->n_slots[l], t = n > S ? n - S : 0;
-    for (; t < n; t++) {
-        int64_t slot = (c->pos + t) % S;
+    int64_t S = c->n_slots[l], sinks = c->window[l] == 0 ? c->cfg.n_sink : 0, keep = S - sinks, t;
+    for (t = 0; t < n; t++) {
+        int64_t slot;
+        if (c->pos + t >= sinks && t < n - keep) continue;   /* overwritten later in this chunk */
+        slot = swa__slot(c, l, c->pos + t);
         memcpy(c->k_cache[l] + (size_t)slot * row, c->kc + (size_t)t * row, row);
         memcpy(c->v_cache[l] + (size_t)slot * row, c->vc + (size_t)t * row, row);
     }

@@ -6,7 +6,9 @@
    position is compared, most of them past the window, for prefill chunks of 1 (every earlier
    key from the ring), W - 1, W, W + 1 and the whole sequence (every key from the chunk itself:
    plain attention with the window as a mask), so the ring agrees with full attention with a
-   mask. The windowed layers and their memory are checked against the architecture's rule. */
+   mask. The windowed layers and their memory are checked against the architecture's rule.
+   Also: swa-inspect's per-layer windows and patterns, windows beyond the trained context,
+   attention sinks, and broken files of the new architectures. */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
 #define GW_IMPLEMENTATION
@@ -275,6 +277,94 @@ static void test_window_beyond_context(void **state)
     remove(path);
 }
 
+/* Attention sinks (swa_ctx_config.n_sink): up to n_ctx the logits are those without sinks, bit
+   for bit; past it evaluation goes on, the same for every chunk size, and a query at position i
+   of a one-layer model sees exactly the sinks 0..n_sink-1 and positions i-(n_ctx-n_sink)+1..i:
+   changing a token outside them leaves its logits bit-identical, inside them changes them. */
+static float *sink_logits(swa_model *m, const int32_t *tok, int n, int n_sink, int chunk)
+{
+    swa_ctx_config cfg;
+    swa_ctx *c;
+    swa_error err;
+    float *out = (float *)malloc((size_t)n * (size_t)swa_model_hparams(m)->n_vocab * sizeof(float));
+    int i;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n_ctx = 16;
+    cfg.n_sink = n_sink;
+    cfg.n_batch = chunk;
+    cfg.kv_type = SWA_KV_F32;
+    cfg.n_threads = 1;
+    if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("%s", err.msg);
+    for (i = 0; i < n; i += chunk) {
+        int len = n - i < chunk ? n - i : chunk;
+        if (swa_ctx_eval_all(c, tok + i, (size_t)len, out + (size_t)i * swa_model_hparams(m)->n_vocab, &err) != SWA_OK)
+            fail_msg("eval at %d: %s", i, err.msg);
+    }
+    swa_ctx_free(c);
+    return out;
+}
+
+static void test_attention_sinks(void **state)
+{
+    ref r;
+    swa_model *m;
+    int32_t tok[40];
+    int V, k, i, n = 40;
+    float *plain, *a, *b;
+    swa_ctx_config cfg;
+    swa_ctx *c;
+    swa_error err;
+    static const struct { int pos, changes; } edits[] = {{3, 1}, {4, 0}, {27, 0}, {28, 1}};
+    (void)state;
+    memset(&r, 0, sizeof r);
+    snprintf(r.args, sizeof r.args, "--shape custom --type f32 --vocab 272 --arch gemma2 --layers 2 --dim 32 --heads 2 "
+             "--kv-heads 1 --head-dim 16 --ff 32 --ctx 128 --window 5");
+    m = make_model(&r);
+    V = swa_model_hparams(m)->n_vocab;
+    for (i = 0; i < n; i++) tok[i] = 3 + (i * 37) % 250;
+    /* before n_ctx: the sinks change nothing */
+    plain = sink_logits(m, tok, 16, 0, 16);
+    a = sink_logits(m, tok, 16, 4, 16);
+    assert_memory_equal(plain, a, 16 * (size_t)V * sizeof(float));
+    free(plain);
+    free(a);
+    /* past n_ctx: every chunk size gives the same bits */
+    a = sink_logits(m, tok, n, 4, 1);
+    for (k = 0; k < 3; k++) {
+        static const int chunks[3] = {11, 12, 40};
+        b = sink_logits(m, tok, n, 4, chunks[k]);
+        assert_memory_equal(a, b, (size_t)n * (size_t)V * sizeof(float));
+        free(b);
+    }
+    for (i = 0; i < n * V; i++) assert_true(isfinite(a[i]));
+    free(a);
+    /* invalid: n_sink not below n_ctx, or negative */
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n_ctx = 16;
+    cfg.n_sink = 16;
+    assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_ERR_INVALID_ARG);
+    cfg.n_sink = -1;
+    assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_ERR_INVALID_ARG);
+    swa_model_free(m);
+    /* the mask, on one global layer: query 39 sees 0..3 and 28..39 (n_ctx 16, 4 sinks) */
+    snprintf(r.args, sizeof r.args, "--shape custom --type f32 --vocab 272 --arch qwen2 --layers 1 --dim 32 --heads 2 "
+             "--kv-heads 1 --ff 32 --ctx 128");
+    m = make_model(&r);
+    a = sink_logits(m, tok, n, 4, 40);
+    for (k = 0; k < 4; k++) {
+        int32_t t2[40];
+        int same;
+        memcpy(t2, tok, sizeof t2);
+        t2[edits[k].pos] = tok[edits[k].pos] == 5 ? 6 : 5;
+        b = sink_logits(m, t2, n, 4, 40);
+        same = !memcmp(a + 39 * (size_t)V, b + 39 * (size_t)V, (size_t)V * sizeof(float));
+        if (same == edits[k].changes) fail_msg("token %d: logits at 39 %s", edits[k].pos, same ? "unchanged" : "changed");
+        free(b);
+    }
+    free(a);
+    swa_model_free(m);
+}
+
 /* ---- broken files of the new architectures: a clear error naming the key or tensor ---- */
 
 typedef struct variant {
@@ -409,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_gemma2), cmocka_unit_test(test_gemma3), cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_inspect_pattern),
         cmocka_unit_test(test_broken_files), cmocka_unit_test(test_window_beyond_context),
+        cmocka_unit_test(test_attention_sinks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
