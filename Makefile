@@ -62,6 +62,9 @@ tests: cmocka $(TESTS)
 $(BUILD)/test_%: tests/test_%.c tests/testutil.h tests/programs.h $(HEADERS) | $(BUILD)
 	$(CC) $(CFLAGS) $(TEST_FLAGS) -I. $< -o $@ -lcmocka $(LDLIBS)
 
+# test_arch builds its models with swa-mkmodel (arguments from tests/data/arch-*.ref), runs swa-inspect
+$(BUILD)/test_arch: $(BUILD)/swa-mkmodel $(BUILD)/swa-inspect
+
 # cmocka comes from Debian's libcmocka-dev; tests/need-cmocka.sh installs it when it may.
 cmocka:
 	@CC="$(CC)" sh tests/need-cmocka.sh

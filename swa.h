@@ -42,10 +42,16 @@ THE WINDOW
     Layer l keeps the keys and values of its last W_l positions only: position i lives in slot
     i mod W_l, and a query at position i attends to keys j with i - W_l < j <= i (W_l tokens,
     itself included, as in Mistral's reference code). The window comes from the GGUF key
-    llama.attention.sliding_window: a number (every layer), or an array with one entry per
-    layer where 0 marks a full-attention layer. No key means full attention; then the cache
-    holds swa_ctx_config.n_ctx positions and evaluation past them fails with SWA_ERR_CONTEXT_FULL.
-    swa_ctx_config.window overrides the model's window for every layer.
+    {arch}.attention.sliding_window: a number for the windowed layers, or an array with one
+    entry per layer where 0 marks a full-attention (global) layer. A number applies to the
+    layers {arch}.attention.sliding_window_pattern names (a period p: l mod p < p - 1; or one
+    bool per layer), else to the architecture's pattern (Gemma 2: every other layer from the
+    first; Gemma 3: five of six), else to every layer. A window longer than the trained
+    context ({arch}.context_length) is full attention. A global layer's cache holds
+    swa_ctx_config.n_ctx positions and evaluation past them fails with SWA_ERR_CONTEXT_FULL,
+    unless swa_ctx_config.n_sink > 0 asks for attention sinks (an approximation: the first
+    n_sink positions and a ring of the last n_ctx - n_sink). swa_ctx_config.window overrides the
+    model's window for every layer.
 
 MEMORY
     Weights are used where they lie: in the file mapping (advised to use 2 MB pages), or in the
@@ -92,9 +98,12 @@ ERRORS
     checked against the file's length, with overflow in mind.
 
 FILE FORMAT
-    GGUF versions 2 and 3, little-endian, architecture "llama" with llama.cpp's key and tensor
-    names. Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K,
-    Q5_K, Q6_K and IQ4_XS (ggml's block layouts), used in place; the small norm vectors may be of any of them and are converted to float at load.
+    GGUF versions 2 and 3, little-endian, architectures "llama", "gemma2", "gemma3" (text),
+    "phi3", "qwen2" and "qwen3" with llama.cpp's key and tensor names and stored conventions
+    (one description row per architecture drives the loader and the one forward pass). Weight
+    types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and
+    IQ4_XS (ggml's block layouts), used in place; the small norm vectors may be of any of them
+    and are converted to float at load.
 
 KERNELS
     Each kernel has a scalar reference and, beside it, SIMD twins: AVX2/FMA/F16C, AVX-VNNI and
@@ -271,15 +280,17 @@ typedef struct swa_hparams {
     int32_t n_embd;
     int32_t n_head;
     int32_t n_kv_head;
-    int32_t head_dim;      /* n_embd / n_head */
+    int32_t head_dim;      /* {arch}.attention.key_length, default n_embd / n_head */
     int32_t n_ff;
     int32_t n_vocab;
-    int32_t n_ctx_train;   /* llama.context_length; 0 when the file does not say */
-    int32_t n_rot;         /* llama.rope.dimension_count, default head_dim */
-    float   rope_base;     /* llama.rope.freq_base, default 10000 */
-    float   rms_eps;       /* llama.attention.layer_norm_rms_epsilon, default 1e-5 */
+    int32_t n_ctx_train;   /* {arch}.context_length; 0 when the file does not say */
+    int32_t n_rot;         /* {arch}.rope.dimension_count, default head_dim */
+    float   rope_base;     /* {arch}.rope.freq_base, default 10000 */
+    float   rms_eps;       /* {arch}.attention.layer_norm_rms_epsilon, default 1e-5 */
     int32_t window;        /* largest sliding window over the layers; 0: no layer has one */
     uint32_t weight_type;  /* the most common type of the layer matrices */
+    const char *arch;      /* general.architecture: "llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3" */
+    int32_t n_windowed;    /* layers with a sliding window in the file; the others attend to everything */
 } swa_hparams;
 
 /* Load a GGUF model. From a path the file is mapped read-only, advised to use 2 MB pages and
@@ -301,7 +312,8 @@ SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model
 SWADEF void       swa_model_free(swa_model *m);
 
 SWADEF const swa_hparams *swa_model_hparams(const swa_model *m);
-/* Sliding window of one layer as stored in the file; 0 = full attention, -1 = bad layer. */
+/* Sliding window of one layer as the file gives it; 0 = full attention (also for a window longer
+   than the trained context, which never masks anything the model was trained on); -1 = bad layer. */
 SWADEF int32_t    swa_model_layer_window(const swa_model *m, int32_t layer);
 /* The underlying GGUF file, for metadata the hyperparameters do not cover. */
 SWADEF const swa_gguf *swa_model_gguf(const swa_model *m);
@@ -319,6 +331,9 @@ typedef struct swa_ctx_config {
     int32_t kv_type;   /* 0 = SWA_KV_F16; SWA_KV_F32 full precision; SWA_KV_Q8_0 ~half of F16 */
     int32_t n_seq;     /* 0 = 1; sequences, each with its own rings and position             */
     int32_t n_rewind;  /* 0; extra ring slots per windowed layer: how far a sequence can go back */
+    int32_t n_sink;    /* 0 = off; 0 < n_sink < n_ctx: global layers keep the first n_sink      */
+                       /* positions and a ring of the last n_ctx - n_sink, so evaluation goes on */
+                       /* past n_ctx (attention sinks: an approximation of the model)            */
 } swa_ctx_config;
 
 /* Instruction sets for swa_ctx_config.kernels. AVX512 is F/BW/VL with VNNI; AVX_VNNI the
@@ -336,6 +351,11 @@ SWADEF swa_ctx_config swa_ctx_config_default(const swa_model *m);
 /* Bytes swa_ctx_create would allocate for this model and config (cache + scratch), 0 if the
    config is invalid or the size overflows. */
 SWADEF size_t     swa_ctx_memory_size(const swa_model *m, const swa_ctx_config *cfg);
+/* The same cache in its two parts: the rings of the windowed layers (W slots each, whatever the
+   length) and the caches of the full-attention layers (n_ctx slots each); either may be NULL.
+   Returns their sum, 0 if the config is invalid. */
+SWADEF size_t     swa_ctx_cache_split(const swa_model *m, const swa_ctx_config *cfg, size_t *windowed,
+                                      size_t *global);
 
 /* Create a context at position 0. cfg may be NULL (all defaults). The context borrows the
    model, which must outlive it; free with swa_ctx_free (NULL is fine). SWA_ERR_INVALID_ARG
@@ -5004,21 +5024,88 @@ typedef struct swa__layer {
     swa__matrix wo;            /* [n_embd][n_head*head_dim] */
     swa__matrix w_gate, w_up;  /* [n_ff][n_embd] */
     swa__matrix w_down;        /* [n_embd][n_ff] */
+    /* optional, as the architecture has them (NULL otherwise) */
+    const float *bq, *bk, *bv; /* [n_head*head_dim], [n_kv_head*head_dim] x2 biases */
+    const float *q_norm;       /* [head_dim] RMSNorm weights of each query head */
+    const float *k_norm;       /* [head_dim] and of each key head */
+    const float *attn_post_norm, *ffn_post_norm;   /* [n_embd] on each block's output */
 } swa__layer;
+
+/* What an architecture's layers have beyond llama's: one row per architecture, read by the
+   loader and by the one forward pass. */
+enum {
+    SWA__ARCH_EMBD_SCALE = 1 << 0,   /* embeddings times sqrt(n_embd) */
+    SWA__ARCH_POST_NORMS = 1 << 1,   /* post_attention_norm, post_ffw_norm on each block's output */
+    SWA__ARCH_GELU       = 1 << 2,   /* feed-forward gate through GELU (tanh form), not SiLU */
+    SWA__ARCH_QK_NORM    = 1 << 3,   /* attn_q_norm, attn_k_norm: RMSNorm on each head of Q and K */
+    SWA__ARCH_BIASES     = 1 << 4,   /* attn_q/k/v.bias when the file has them */
+    SWA__ARCH_NEOX       = 1 << 5,   /* RoPE turns dimensions i and i + n_rot/2, not 2i and 2i+1 */
+    SWA__ARCH_FUSED      = 1 << 6,   /* attn_qkv holds Q, K and V; ffn_up holds gate and up */
+    SWA__ARCH_ROPE_FACTORS = 1 << 7, /* rope_factors_long/short divide the frequencies */
+    SWA__ARCH_GEMMA_SCALE = 1 << 8   /* queries scaled as Gemma's checkpoints say (see below) */
+};
+
+typedef struct swa__arch {
+    const char *name;              /* general.architecture, the keys' prefix */
+    unsigned has;                  /* SWA__ARCH_* */
+    int32_t swa_period;            /* no pattern key: layer l has the window iff l % p < p - 1 */
+    int32_t min_window;            /* the smallest window number the key may hold (0 = none) */
+    int32_t default_window;        /* without a sliding_window key; 0: full attention */
+    float attn_softcap;            /* defaults of {arch}.attn_logit_softcapping, 0 = none */
+    float final_softcap;           /* and of {arch}.final_logit_softcapping */
+    float local_rope_base;         /* RoPE base of windowed layers, 0 = the file's */
+    int32_t wide_query_layers;     /* GEMMA_SCALE: with this many layers (the 27B models) */
+} swa__arch;
+
+/* The window patterns are llama.cpp's built-in ones (set_swa_pattern): Gemma 2 alternates
+   windowed and global layers starting windowed, Gemma 3 has five windowed layers, then a
+   global one. Gemma 2 without a window key has 4096; Gemma 3 without one is all global. Phi-3's
+   window, when the file has one, is on every layer (as in transformers; llama.cpp ignores it). */
+static const swa__arch swa__archs[] = {
+    {"llama", 0, 0, 1, 0, 0.0f, 0.0f, 0.0f, 0},
+    {"gemma2", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_NEOX | SWA__ARCH_GEMMA_SCALE,
+     2, 0, 4096, 50.0f, 30.0f, 0.0f, 46},
+    {"gemma3", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_QK_NORM | SWA__ARCH_NEOX |
+     SWA__ARCH_GEMMA_SCALE, 6, 0, 0, 0.0f, 0.0f, 10000.0f, 62},
+    {"phi3", SWA__ARCH_NEOX | SWA__ARCH_FUSED | SWA__ARCH_BIASES | SWA__ARCH_ROPE_FACTORS, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0},
+    {"qwen2", SWA__ARCH_NEOX | SWA__ARCH_BIASES, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0},
+    {"qwen3", SWA__ARCH_NEOX | SWA__ARCH_QK_NORM, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0},
+};
 
 struct swa_model {
     swa_gguf *gguf;
     swa_hparams hp;
+    const swa__arch *arch;
+    char key[96];              /* scratch for "{arch}.<suffix>" key names */
     int32_t *window;           /* [n_layer] sliding window per layer, 0 = full attention */
     swa__matrix tok_embd;      /* [n_vocab][n_embd] */
     swa__matrix output;        /* [n_vocab][n_embd], tok_embd when tied */
     const float *output_norm;  /* [n_embd] */
     swa__layer *layers;        /* [n_layer] */
-    float *norms;              /* [2 n_layer + 1][n_embd] the norm weights, as float */
-    int64_t n_norms;
+    float *norms;              /* the small vectors (norms, biases, RoPE factors), as float */
+    int64_t n_norms, cap_norms;   /* floats used and allocated */
+    float q_scale;             /* queries are multiplied by this before the scores */
+    float attn_softcap;        /* scores become c tanh(s / c); 0 = not */
+    float final_softcap;       /* logits likewise */
+    float rope_scale;          /* global layers: positions times this (linear RoPE scaling) */
+    float rope_attn_factor;    /* cos and sin times this ({arch}.rope.scaling.attn_factor) */
+    float local_rope_base;     /* windowed layers' RoPE base */
+    int64_t n_ctx_orig;        /* rope_factors_long beyond this context, short up to it */
+    const float *rope_long, *rope_short;   /* [n_rot/2] or NULL */
     swa_vocab *vocab;          /* NULL when the file has none we can use; vocab_err says why */
     swa_error vocab_err;
 };
+
+/* llama files are read with the keys they always were: no soft-caps, no RoPE scaling keys, heads
+   n_embd / n_head wide. */
+static int swa__is_llama(const swa_model *m) { return m->arch == &swa__archs[0]; }
+
+/* "{arch}.suffix" in the model's scratch: valid until the next call. */
+static const char *swa__key(swa_model *m, const char *suffix)
+{
+    snprintf(m->key, sizeof m->key, "%s.%s", m->arch->name, suffix);
+    return m->key;
+}
 
 /* An integer key in lo..hi; `def` when absent and not required. */
 static swa_status swa__get_int(const swa_gguf *g, const char *key, int required, int64_t def,
@@ -5070,18 +5157,90 @@ static swa_status swa__get_bool(const swa_gguf *g, const char *key, int def, int
     return SWA_OK;
 }
 
-static swa_status swa__check_arch(const swa_gguf *g, swa_error *err)
+static swa_status swa__check_arch(swa_model *m, swa_error *err)
 {
-    int64_t i = swa_gguf_kv_find(g, "general.architecture");
+    int64_t i = swa_gguf_kv_find(m->gguf, "general.architecture");
     swa_gguf_value v;
     swa_str arch;
+    size_t k;
     if (i < 0) return swa__fail(err, SWA_ERR_MODEL, "key general.architecture is missing");
-    v = swa_gguf_kv_value(g, i);
+    v = swa_gguf_kv_value(m->gguf, i);
     if (swa_gguf_value_str(&v, &arch) != SWA_OK)
         return swa__fail(err, SWA_ERR_MODEL, "key general.architecture: type %s, want a string", swa_gguf_type_name(v.type));
-    if (!swa__str_eq(arch, "llama"))
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "architecture \"%.*s\" is not supported (only \"llama\" is)",
-                         arch.len > 64 ? 64 : (int)arch.len, arch.ptr);
+    for (k = 0; k < sizeof swa__archs / sizeof swa__archs[0]; k++)
+        if (swa__str_eq(arch, swa__archs[k].name)) {
+            m->arch = &swa__archs[k];
+            m->hp.arch = m->arch->name;
+            return SWA_OK;
+        }
+    return swa__fail(err, SWA_ERR_UNSUPPORTED, "architecture \"%.*s\" is not supported "
+                     "(llama, gemma2, gemma3, phi3, qwen2 and qwen3 are)",
+                     arch.len > 64 ? 64 : (int)arch.len, arch.ptr);
+}
+
+/* Head size: {arch}.attention.key_length (Gemma's and Qwen 3's heads are not n_embd / n_head
+   wide), which value_length must equal; llama files keep to n_embd / n_head. */
+static swa_status swa__read_head_dim(swa_model *m, swa_error *err)
+{
+    swa_hparams *hp = &m->hp;
+    int is_llama = swa__is_llama(m);
+    int64_t v, def = hp->n_embd % hp->n_head == 0 ? hp->n_embd / hp->n_head : 0;
+    swa_status s;
+    if ((s = swa__get_int(m->gguf, swa__key(m, "attention.key_length"), 0, def, 0, 1 << 16, &v, err)) != SWA_OK) return s;
+    if (v == 0 || (is_llama && v != def)) {
+        if (def == 0)
+            return swa__fail(err, SWA_ERR_MODEL, "head count %d does not divide the embedding size %d", hp->n_head, hp->n_embd);
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "key %s: %lld, only embedding/heads = %d is supported", m->key,
+                         (long long)v, (int)def);
+    }
+    hp->head_dim = (int32_t)v;
+    if ((s = swa__get_int(m->gguf, swa__key(m, "attention.value_length"), 0, v, 1, 1 << 16, &v, err)) != SWA_OK) return s;
+    if (v != hp->head_dim)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "key %s: %lld, only the key length %d is supported", m->key,
+                         (long long)v, hp->head_dim);
+    return SWA_OK;
+}
+
+/* What the architecture row and its optional keys add: soft-caps, the query scale, RoPE
+   scaling (linear on global layers; Phi-3's attention factor and original context). */
+static swa_status swa__read_arch_params(swa_model *m, swa_error *err)
+{
+    const swa__arch *a = m->arch;
+    swa_hparams *hp = &m->hp;
+    int64_t v, i;
+    float factor;
+    swa_status s;
+    if ((s = swa__get_float(m->gguf, swa__key(m, "attn_logit_softcapping"), a->attn_softcap, 0.0, 1e9, &m->attn_softcap, err)) != SWA_OK ||
+        (s = swa__get_float(m->gguf, swa__key(m, "final_logit_softcapping"), a->final_softcap, 0.0, 1e9, &m->final_softcap, err)) != SWA_OK)
+        return s;
+    if (swa__is_llama(m)) m->attn_softcap = m->final_softcap = 0.0f;
+    m->q_scale = 1.0f / sqrtf((float)hp->head_dim);
+    if ((a->has & SWA__ARCH_GEMMA_SCALE) && hp->n_layer == a->wide_query_layers)
+        m->q_scale = 1.0f / sqrtf((float)(hp->n_embd / hp->n_head));
+    m->rope_scale = 1.0f;
+    m->rope_attn_factor = 1.0f;
+    m->local_rope_base = a->local_rope_base > 0.0f ? a->local_rope_base : hp->rope_base;
+    if (swa__is_llama(m)) return SWA_OK;
+    i = swa_gguf_kv_find(m->gguf, swa__key(m, "rope.scaling.type"));   /* absent: linear, as llama.cpp reads it */
+    if (i >= 0) {
+        swa_gguf_value t = swa_gguf_kv_value(m->gguf, i);
+        swa_str type;
+        if (swa_gguf_value_str(&t, &type) != SWA_OK)
+            return swa__fail(err, SWA_ERR_MODEL, "key %s: type %s, want a string", m->key, swa_gguf_type_name(t.type));
+        if (!swa__str_eq(type, "linear") && !swa__str_eq(type, "none"))
+            return swa__fail(err, SWA_ERR_UNSUPPORTED, "key %s: RoPE scaling \"%.*s\" is not supported (linear is)", m->key,
+                             type.len > 32 ? 32 : (int)type.len, type.ptr);
+        if (swa__str_eq(type, "none")) i = -2;
+    }
+    if (i != -2) {
+        if ((s = swa__get_float(m->gguf, swa__key(m, "rope.scaling.factor"), 0.0, 0.0, 1e6, &factor, err)) != SWA_OK) return s;
+        if (factor > 0.0f) m->rope_scale = 1.0f / factor;
+    }
+    if ((s = swa__get_float(m->gguf, swa__key(m, "rope.scaling.attn_factor"), 1.0, 1e-3, 1e3, &m->rope_attn_factor, err)) != SWA_OK)
+        return s;
+    if ((s = swa__get_int(m->gguf, swa__key(m, "rope.scaling.original_context_length"), 0, hp->n_ctx_train, 0, INT32_MAX, &v, err)) != SWA_OK)
+        return s;
+    m->n_ctx_orig = v;
     return SWA_OK;
 }
 
@@ -5091,52 +5250,83 @@ static swa_status swa__read_hparams(swa_model *m, swa_error *err)
     swa_hparams *hp = &m->hp;
     int64_t v;
     swa_status s;
-#define SWA__INT(field, key, req, def, lo, hi) \
-    if ((s = swa__get_int(g, key, req, def, lo, hi, &v, err)) != SWA_OK) return s; \
+#define SWA__INT(field, suffix, req, def, lo, hi) \
+    if ((s = swa__get_int(g, swa__key(m, suffix), req, def, lo, hi, &v, err)) != SWA_OK) return s; \
     hp->field = (int32_t)v;
-    SWA__INT(n_layer, "llama.block_count", 1, 0, 1, 65536)
-    SWA__INT(n_embd, "llama.embedding_length", 1, 0, 1, 1 << 20)
-    SWA__INT(n_ff, "llama.feed_forward_length", 1, 0, 1, 1 << 24)
-    SWA__INT(n_head, "llama.attention.head_count", 1, 0, 1, 1 << 16)
-    SWA__INT(n_kv_head, "llama.attention.head_count_kv", 0, hp->n_head, 1, 1 << 16)
-    SWA__INT(n_ctx_train, "llama.context_length", 0, 0, 1, INT32_MAX)
+    SWA__INT(n_layer, "block_count", 1, 0, 1, 65536)
+    SWA__INT(n_embd, "embedding_length", 1, 0, 1, 1 << 20)
+    SWA__INT(n_ff, "feed_forward_length", 1, 0, 1, 1 << 24)
+    SWA__INT(n_head, "attention.head_count", 1, 0, 1, 1 << 16)
+    SWA__INT(n_kv_head, "attention.head_count_kv", 0, hp->n_head, 1, 1 << 16)
+    SWA__INT(n_ctx_train, "context_length", 0, 0, 1, INT32_MAX)
 #undef SWA__INT
-    if (hp->n_embd % hp->n_head != 0)
-        return swa__fail(err, SWA_ERR_MODEL, "head count %d does not divide the embedding size %d", hp->n_head, hp->n_embd);
+    if ((s = swa__read_head_dim(m, err)) != SWA_OK) return s;
     if (hp->n_head % hp->n_kv_head != 0)
         return swa__fail(err, SWA_ERR_MODEL, "KV head count %d does not divide the head count %d", hp->n_kv_head, hp->n_head);
-    hp->head_dim = hp->n_embd / hp->n_head;
-    if ((s = swa__get_int(g, "llama.attention.key_length", 0, hp->head_dim, 1, 1 << 16, &v, err)) != SWA_OK) return s;
-    if (v != hp->head_dim)
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "key llama.attention.key_length: %lld, only embedding/heads = %d is supported",
-                         (long long)v, hp->head_dim);
-    if ((s = swa__get_int(g, "llama.attention.value_length", 0, hp->head_dim, 1, 1 << 16, &v, err)) != SWA_OK) return s;
-    if (v != hp->head_dim)
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "key llama.attention.value_length: %lld, only embedding/heads = %d is supported",
-                         (long long)v, hp->head_dim);
-    if ((s = swa__get_int(g, "llama.rope.dimension_count", 0, hp->head_dim, 2, hp->head_dim, &v, err)) != SWA_OK) return s;
+    if ((s = swa__get_int(g, swa__key(m, "rope.dimension_count"), 0, hp->head_dim, 2, hp->head_dim, &v, err)) != SWA_OK) return s;
     if (v % 2 != 0)
-        return swa__fail(err, SWA_ERR_MODEL, "key llama.rope.dimension_count: %lld is odd, RoPE rotates pairs", (long long)v);
+        return swa__fail(err, SWA_ERR_MODEL, "key %s: %lld is odd, RoPE rotates pairs", m->key, (long long)v);
     hp->n_rot = (int32_t)v;
-    if ((s = swa__get_float(g, "llama.rope.freq_base", 10000.0, 1e-3, 1e12, &hp->rope_base, err)) != SWA_OK) return s;
-    return swa__get_float(g, "llama.attention.layer_norm_rms_epsilon", 1e-5, 0.0, 1.0, &hp->rms_eps, err);
+    if ((s = swa__get_float(g, swa__key(m, "rope.freq_base"), 10000.0, 1e-3, 1e12, &hp->rope_base, err)) != SWA_OK) return s;
+    if ((s = swa__get_float(g, swa__key(m, "attention.layer_norm_rms_epsilon"), 1e-5, 0.0, 1.0, &hp->rms_eps, err)) != SWA_OK)
+        return s;
+    return swa__read_arch_params(m, err);
 }
 
-/* llama.attention.sliding_window: one number for every layer, or one entry per layer where 0
-   marks a full-attention layer. No key: full attention everywhere. */
+/* Which layers have a window, without a per-layer window array: {arch}.attention.
+   sliding_window_pattern as a period p (layer l windowed iff l % p < p - 1, llama.cpp's rule) or
+   one bool per layer (true = windowed); without it the architecture's built-in period, or every
+   layer. */
+static swa_status swa__window_layers(swa_model *m, uint8_t *windowed, swa_error *err)
+{
+    const char *key = swa__key(m, "attention.sliding_window_pattern");
+    int64_t i = swa_gguf_kv_find(m->gguf, key), p = m->arch->swa_period, l, b;
+    swa_gguf_value v, e;
+    if (i >= 0) {
+        v = swa_gguf_kv_value(m->gguf, i);
+        if (v.type == SWA_GGUF_ARRAY) {
+            if (v.n != (uint64_t)m->hp.n_layer)
+                return swa__fail(err, SWA_ERR_MODEL, "key %s: %llu entries, want one per layer (%d)", key,
+                                 (unsigned long long)v.n, m->hp.n_layer);
+            for (l = 0; l < m->hp.n_layer; l++) {
+                swa_gguf_value_at(&v, (uint64_t)l, &e);
+                if (swa_gguf_value_int(&e, &b) != SWA_OK || b < 0 || b > 1)
+                    return swa__fail(err, SWA_ERR_MODEL, "key %s: entry %lld is not a bool", key, (long long)l);
+                windowed[l] = (uint8_t)b;
+            }
+            return SWA_OK;
+        }
+        if (v.type == SWA_GGUF_BOOL || swa_gguf_value_int(&v, &p) != SWA_OK || p < 0 || p > 65536)
+            return swa__fail(err, SWA_ERR_MODEL, "key %s: want a period (0..65536) or one bool per layer", key);
+    }
+    for (l = 0; l < m->hp.n_layer; l++) windowed[l] = (uint8_t)(p <= 1 || l % p < p - 1);
+    return SWA_OK;
+}
+
+/* {arch}.attention.sliding_window: one number for the windowed layers (every layer, or those
+   of the pattern above), or one entry per layer where 0 marks a full-attention layer. No key:
+   the architecture's default (full attention everywhere but for Gemma 2). */
 static swa_status swa__read_windows(swa_model *m, swa_error *err)
 {
-    const char *key = "llama.attention.sliding_window";
-    int64_t i = swa_gguf_kv_find(m->gguf, key), w, l;
+    const char *key = swa__key(m, "attention.sliding_window");
+    int64_t i = swa_gguf_kv_find(m->gguf, key), w = m->arch->default_window, l;
     swa_gguf_value v, e;
+    swa_status s;
     m->window = (int32_t *)swa__calloc((uint64_t)m->hp.n_layer, sizeof(int32_t));
     if (!m->window) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the window table");
-    if (i < 0) return SWA_OK;
-    v = swa_gguf_kv_value(m->gguf, i);
+    v.type = SWA_GGUF_U32;
+    if (i >= 0) v = swa_gguf_kv_value(m->gguf, i);
     if (v.type != SWA_GGUF_ARRAY) {
-        swa_status s = swa__get_int(m->gguf, key, 1, 0, 1, INT32_MAX, &w, err);
-        if (s != SWA_OK) return s;
-        for (l = 0; l < m->hp.n_layer; l++) m->window[l] = (int32_t)w;
+        uint8_t *windowed;
+        if (i >= 0 && (s = swa__get_int(m->gguf, key, 1, 0, m->arch->min_window, INT32_MAX, &w, err)) != SWA_OK) return s;
+        if (w > 0) {
+            if (!(windowed = (uint8_t *)swa__calloc((uint64_t)m->hp.n_layer, 1)))
+                return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the window table");
+            s = swa__window_layers(m, windowed, err);
+            for (l = 0; s == SWA_OK && l < m->hp.n_layer; l++) m->window[l] = windowed[l] ? (int32_t)w : 0;
+            SWA_FREE(windowed);
+            if (s != SWA_OK) return s;
+        }
     } else {
         if (v.n != (uint64_t)m->hp.n_layer)
             return swa__fail(err, SWA_ERR_MODEL, "key %s: %llu entries, want one per layer (%d)", key,
@@ -5148,8 +5338,13 @@ static swa_status swa__read_windows(swa_model *m, swa_error *err)
             m->window[l] = (int32_t)w;
         }
     }
-    for (l = 0; l < m->hp.n_layer; l++)
+    for (l = 0; l < m->hp.n_layer; l++) {
+        /* a window longer than the trained context never masks a position the model was
+           trained on (Phi-3.5-mini: 262144 over 131072): full attention, n_ctx slots, not W */
+        if (m->hp.n_ctx_train > 0 && m->window[l] > m->hp.n_ctx_train) m->window[l] = 0;
         if (m->window[l] > m->hp.window) m->hp.window = m->window[l];
+        if (m->window[l] > 0) m->hp.n_windowed++;
+    }
     return SWA_OK;
 }
 
@@ -5173,22 +5368,25 @@ static const swa_gguf_tensor *swa__find_tensor(const swa_model *m, const char *n
     return t;
 }
 
-/* Norm weights are tiny: they are converted to float into the model's own array, so a file
-   may store them in any supported type (llama.cpp writes F32; other writers do not always). */
-static swa_status swa__get_vector(swa_model *m, const char *name, const float **out, swa_error *err)
+/* Norm weights, biases and RoPE factors are tiny: they are converted to float into the model's
+   own array, so a file may store them in any supported type (llama.cpp writes F32; other
+   writers do not always). An absent optional one leaves *out NULL. */
+static swa_status swa__get_vector(swa_model *m, const char *name, int64_t n, int required, const float **out,
+                                  swa_error *err)
 {
     swa_status s;
-    const swa_gguf_tensor *t = swa__find_tensor(m, name, 1, m->hp.n_embd, 1, &s, err);
-    float *dst = m->norms + (size_t)m->n_norms * (size_t)m->hp.n_embd;
+    const swa_gguf_tensor *t = swa__find_tensor(m, name, required, n, 1, &s, err);
+    float *dst = m->norms + m->n_norms;
+    *out = NULL;
     if (!t) return s;
     if (!swa__type_supported(t->type))
         return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported", name, swa_type_name(t->type));
     if ((t->type == SWA_TYPE_F16 || t->type == SWA_TYPE_BF16 || t->type == SWA_TYPE_F32) &&
         (uintptr_t)t->data % (t->type == SWA_TYPE_F32 ? 4u : 2u) != 0)
         return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not aligned for %s", name, swa_type_name(t->type));
-    SWA_ASSERT(m->n_norms < 2 * m->hp.n_layer + 1);
-    swa__dequant_row_ref(t->type, t->data, dst, m->hp.n_embd);
-    m->n_norms++;
+    SWA_ASSERT(m->n_norms + n <= m->cap_norms);
+    swa__dequant_row_ref(t->type, t->data, dst, n);
+    m->n_norms += n;
     *out = dst;
     return SWA_OK;
 }
@@ -5212,26 +5410,110 @@ static swa_status swa__get_matrix(const swa_model *m, const char *name, int requ
     return SWA_OK;
 }
 
+/* Rows [first, first + n_out) of a matrix: fused tensors (Phi-3's attn_qkv, its gate and up in
+   ffn_up) are read as consecutive row ranges, in place. */
+static swa__matrix swa__rows_of(const swa__matrix *w, int64_t first, int64_t n_out)
+{
+    swa__matrix r = *w;
+    r.data = (const uint8_t *)w->data + (size_t)first * w->row_bytes;
+    r.n_out = n_out;
+    return r;
+}
+
+/* Q, K and V: three matrices, or one attn_qkv whose rows are Q's, then K's, then V's. */
+static swa_status swa__load_qkv(swa_model *m, int32_t l, swa__layer *L, swa_error *err)
+{
+    const swa_hparams *hp = &m->hp;
+    int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim, kvd = (int64_t)hp->n_kv_head * hp->head_dim;
+    char name[64];
+    swa__matrix qkv;
+    swa_status s;
+    if (m->arch->has & SWA__ARCH_FUSED) {
+        snprintf(name, sizeof name, "blk.%d.attn_qkv.weight", (int)l);
+        memset(&qkv, 0, sizeof qkv);
+        if ((s = swa__get_matrix(m, name, 0, d, qd + 2 * kvd, &qkv, err)) != SWA_OK) return s;
+        if (qkv.data) {
+            L->wq = swa__rows_of(&qkv, 0, qd);
+            L->wk = swa__rows_of(&qkv, qd, kvd);
+            L->wv = swa__rows_of(&qkv, qd + kvd, kvd);
+            return SWA_OK;
+        }
+    }
+#define SWA__NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".weight", (int)l), name)
+    if ((s = swa__get_matrix(m, SWA__NAME("attn_q"), 1, d, qd, &L->wq, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, SWA__NAME("attn_k"), 1, d, kvd, &L->wk, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, SWA__NAME("attn_v"), 1, d, kvd, &L->wv, err)) != SWA_OK)
+        return s;
+#undef SWA__NAME
+    if (!(m->arch->has & SWA__ARCH_BIASES)) return SWA_OK;
+#define SWA__BIAS(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".bias", (int)l), name)
+    if ((s = swa__get_vector(m, SWA__BIAS("attn_q"), qd, 0, &L->bq, err)) != SWA_OK ||
+        (s = swa__get_vector(m, SWA__BIAS("attn_k"), kvd, 0, &L->bk, err)) != SWA_OK ||
+        (s = swa__get_vector(m, SWA__BIAS("attn_v"), kvd, 0, &L->bv, err)) != SWA_OK)
+        return s;
+#undef SWA__BIAS
+    return SWA_OK;
+}
+
+/* Gate and up: two matrices, or (Phi-3) one ffn_up of 2 n_ff rows, the gate's first. */
+static swa_status swa__load_gate_up(swa_model *m, int32_t l, swa__layer *L, swa_error *err)
+{
+    int64_t d = m->hp.n_embd, ff = m->hp.n_ff;
+    char name[64];
+    swa__matrix up2;
+    swa_status s;
+    if (m->arch->has & SWA__ARCH_FUSED) {
+        snprintf(name, sizeof name, "blk.%d.ffn_gate.weight", (int)l);
+        if (swa_gguf_tensor_find(m->gguf, name) < 0) {
+            snprintf(name, sizeof name, "blk.%d.ffn_up.weight", (int)l);
+            if ((s = swa__get_matrix(m, name, 1, d, 2 * ff, &up2, err)) != SWA_OK) return s;
+            L->w_gate = swa__rows_of(&up2, 0, ff);
+            L->w_up = swa__rows_of(&up2, ff, ff);
+            return SWA_OK;
+        }
+    }
+#define SWA__NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".weight", (int)l), name)
+    if ((s = swa__get_matrix(m, SWA__NAME("ffn_gate"), 1, d, ff, &L->w_gate, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, SWA__NAME("ffn_up"), 1, d, ff, &L->w_up, err)) != SWA_OK)
+        return s;
+#undef SWA__NAME
+    return SWA_OK;
+}
+
 static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
 {
     const swa_hparams *hp = &m->hp;
     swa__layer *L = &m->layers[l];
-    int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim, kvd = (int64_t)hp->n_kv_head * hp->head_dim;
+    int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim;
+    unsigned has = m->arch->has;
     char name[64];
     swa_status s;
 #define SWA__NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".weight", (int)l), name)
-    if ((s = swa__get_vector(m, SWA__NAME("attn_norm"), &L->attn_norm, err)) != SWA_OK ||
-        (s = swa__get_vector(m, SWA__NAME("ffn_norm"), &L->ffn_norm, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("attn_q"), 1, d, qd, &L->wq, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("attn_k"), 1, d, kvd, &L->wk, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("attn_v"), 1, d, kvd, &L->wv, err)) != SWA_OK ||
+    if ((s = swa__get_vector(m, SWA__NAME("attn_norm"), d, 1, &L->attn_norm, err)) != SWA_OK ||
+        (s = swa__get_vector(m, SWA__NAME("ffn_norm"), d, 1, &L->ffn_norm, err)) != SWA_OK ||
+        (s = swa__load_qkv(m, l, L, err)) != SWA_OK ||
         (s = swa__get_matrix(m, SWA__NAME("attn_output"), 1, qd, d, &L->wo, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("ffn_gate"), 1, d, hp->n_ff, &L->w_gate, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("ffn_up"), 1, d, hp->n_ff, &L->w_up, err)) != SWA_OK ||
+        (s = swa__load_gate_up(m, l, L, err)) != SWA_OK ||
         (s = swa__get_matrix(m, SWA__NAME("ffn_down"), 1, hp->n_ff, d, &L->w_down, err)) != SWA_OK)
+        return s;
+    if ((has & SWA__ARCH_QK_NORM) &&
+        ((s = swa__get_vector(m, SWA__NAME("attn_q_norm"), hp->head_dim, 1, &L->q_norm, err)) != SWA_OK ||
+         (s = swa__get_vector(m, SWA__NAME("attn_k_norm"), hp->head_dim, 1, &L->k_norm, err)) != SWA_OK))
+        return s;
+    if ((has & SWA__ARCH_POST_NORMS) &&
+        ((s = swa__get_vector(m, SWA__NAME("post_attention_norm"), d, 1, &L->attn_post_norm, err)) != SWA_OK ||
+         (s = swa__get_vector(m, SWA__NAME("post_ffw_norm"), d, 1, &L->ffn_post_norm, err)) != SWA_OK))
         return s;
 #undef SWA__NAME
     return SWA_OK;
+}
+
+/* Floats the small vectors of a model may take: every optional one counted. */
+static uint64_t swa__vector_floats(const swa_hparams *hp)
+{
+    uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, kvd = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
+    uint64_t per_layer = 4 * (uint64_t)hp->n_embd + 2 * (uint64_t)hp->head_dim + qd + 2 * kvd;
+    return (uint64_t)hp->n_layer * per_layer + (uint64_t)hp->n_embd + (uint64_t)hp->n_rot;
 }
 
 /* The type most layer matrices have, for summaries. */
@@ -5278,7 +5560,7 @@ static swa_status swa__model_build(swa_model *m, swa_error *err)
     const swa_gguf_tensor *embd;
     swa_status s;
     int64_t l, ti;
-    if ((s = swa__check_arch(m->gguf, err)) != SWA_OK) return s;
+    if ((s = swa__check_arch(m, err)) != SWA_OK) return s;
     if ((s = swa__read_hparams(m, err)) != SWA_OK) return s;
     if ((s = swa__read_windows(m, err)) != SWA_OK) return s;
     ti = swa_gguf_tensor_find(m->gguf, "token_embd.weight");
@@ -5287,20 +5569,29 @@ static swa_status swa__model_build(swa_model *m, swa_error *err)
     if (embd->ne[1] > INT32_MAX)
         return swa__fail(err, SWA_ERR_MODEL, "tensor token_embd.weight: %lld tokens is too many", (long long)embd->ne[1]);
     m->hp.n_vocab = (int32_t)embd->ne[1];
-    if ((s = swa__get_int(m->gguf, "llama.vocab_size", 0, m->hp.n_vocab, m->hp.n_vocab, m->hp.n_vocab, &l, err)) != SWA_OK)
+    if ((s = swa__get_int(m->gguf, swa__key(m, "vocab_size"), 0, m->hp.n_vocab, m->hp.n_vocab, m->hp.n_vocab, &l, err)) != SWA_OK)
         return s;
     if ((s = swa__get_matrix(m, "token_embd.weight", 1, m->hp.n_embd, m->hp.n_vocab, &m->tok_embd, err)) != SWA_OK)
         return s;
     if ((s = swa__get_matrix(m, "output.weight", 0, m->hp.n_embd, m->hp.n_vocab, &m->output, err)) != SWA_OK)
         return s;
     if (!m->output.data) m->output = m->tok_embd;   /* tied embeddings */
-    m->norms = (float *)swa__calloc((uint64_t)(2 * m->hp.n_layer + 1), (uint64_t)m->hp.n_embd * sizeof(float));
+    m->cap_norms = (int64_t)swa__vector_floats(&m->hp);
+    m->norms = (float *)swa__calloc((uint64_t)m->cap_norms, sizeof(float));
     if (!m->norms) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the norm weights");
-    if ((s = swa__get_vector(m, "output_norm.weight", &m->output_norm, err)) != SWA_OK) return s;
+    if ((s = swa__get_vector(m, "output_norm.weight", m->hp.n_embd, 1, &m->output_norm, err)) != SWA_OK) return s;
+    if ((m->arch->has & SWA__ARCH_ROPE_FACTORS) &&
+        ((s = swa__get_vector(m, "rope_factors_long.weight", m->hp.n_rot / 2, 0, &m->rope_long, err)) != SWA_OK ||
+         (s = swa__get_vector(m, "rope_factors_short.weight", m->hp.n_rot / 2, 0, &m->rope_short, err)) != SWA_OK))
+        return s;
     m->layers = (swa__layer *)swa__calloc((uint64_t)m->hp.n_layer, sizeof(swa__layer));
     if (!m->layers) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate %d layers", m->hp.n_layer);
     for (l = 0; l < m->hp.n_layer; l++)
         if ((s = swa__load_layer(m, (int32_t)l, err)) != SWA_OK) return s;
+    for (l = 0; l < m->hp.n_rot / 2; l++)
+        if ((m->rope_long && !(m->rope_long[l] > 0.0f)) || (m->rope_short && !(m->rope_short[l] > 0.0f)))
+            return swa__fail(err, SWA_ERR_MODEL, "tensor rope_factors_%s.weight: entry %lld is not a positive number",
+                             m->rope_long && !(m->rope_long[l] > 0.0f) ? "long" : "short", (long long)l);
     m->hp.weight_type = swa__main_weight_type(m);
     swa__model_vocab_load(m);
     return SWA_OK;
@@ -5403,7 +5694,7 @@ struct swa_ctx {
     int32_t kv_type;           /* SWA_KV_F16, SWA_KV_F32 or SWA_KV_Q8_0 */
     uint32_t cache_type;       /* its ggml type */
     swa__kernels kern;         /* filled for the instruction set asked for */
-    double *inv_freq;          /* [n_rot/2] RoPE frequencies base^(-2i/n_rot) */
+    double *inv_freq;          /* [2][n_rot/2] RoPE frequencies of global, then windowed layers */
     swa_abort_fn abort;
     void *abort_data;
     int64_t *seq_count;        /* [n_seq] tokens of each sequence in the batch in evaluation */
@@ -5425,7 +5716,7 @@ struct swa_ctx {
     float *att;                /* [n_batch][n_head*head_dim] attention output */
     float *gate, *up;          /* [n_batch][n_ff] */
     int64_t max_slots;
-    float *rope;               /* [n_batch][n_rot/2][cos, sin] */
+    float *rope;               /* [2][n_batch][n_rot/2][cos, sin] global, then windowed layers */
     float *logits;             /* [n_vocab] */
     /* per thread, in an allocation of its own that swa_ctx_set_threads replaces */
     void *thread_mem;
@@ -5469,6 +5760,8 @@ static swa_status swa__resolve_config(const swa_model *m, const swa_ctx_config *
     if (swa__kernels_resolve(in->kernels) < 0)
         return swa__fail(err, SWA_ERR_UNSUPPORTED, "context config: this CPU (or build) does not run the %s kernels",
                          swa_kernels_name(in->kernels));
+    if (in->n_sink < 0)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "context config: n_sink %d may not be negative", in->n_sink);
     if (in->kv_type == SWA_KV_Q8_0 && m->hp.head_dim % 32 != 0)
         return swa__fail(err, SWA_ERR_INVALID_ARG, "a Q8_0 key/value cache needs a head size that is a multiple of 32, not %d",
                          (int)m->hp.head_dim);
@@ -5477,6 +5770,8 @@ static swa_status swa__resolve_config(const swa_model *m, const swa_ctx_config *
         out->n_ctx = m->hp.n_ctx_train > 0 && m->hp.n_ctx_train < SWA__DEFAULT_N_CTX ? m->hp.n_ctx_train
                                                                                     : SWA__DEFAULT_N_CTX;
     if (!out->n_batch) out->n_batch = SWA__DEFAULT_N_BATCH;
+    if (out->n_sink >= out->n_ctx)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "context config: n_sink %d must be below n_ctx %d", out->n_sink, out->n_ctx);
     if (!out->n_threads) out->n_threads = swa__online_cpus();
     if (!out->n_seq) out->n_seq = 1;
     return SWA_OK;
@@ -5550,7 +5845,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     }
     c->cache_bytes = (size_t)(a->used - cache_start);
     c->kv_row = (size_t)kv_row;
-    c->inv_freq = (double *)swa__arena_take(a, (uint64_t)hp->n_rot / 2, sizeof(double));
+    c->inv_freq = (double *)swa__arena_take(a, (uint64_t)hp->n_rot, sizeof(double));
     c->tok_index = (size_t *)swa__arena_take(a, nb, sizeof(size_t));
     c->tok_seq = (int32_t *)swa__arena_take(a, nb, sizeof(int32_t));
     c->tok_pos = (int64_t *)swa__arena_take(a, nb, sizeof(int64_t));
@@ -5572,7 +5867,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     c->gate = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_ff, sizeof(float));
     c->up = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_ff, sizeof(float));
     c->max_slots = (int64_t)max_slots;
-    c->rope = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_rot, sizeof(float));
+    c->rope = (float *)swa__arena_take(a, 2 * nb * (uint64_t)hp->n_rot, sizeof(float));
     c->logits = (float *)swa__arena_take(a, (uint64_t)hp->n_vocab, sizeof(float));
 }
 
@@ -5649,6 +5944,42 @@ static uint64_t swa__model_checksum(const swa_model *m)
     return h;
 }
 
+/* RoPE frequencies base^(-2i/n_rot), times the linear scale and divided by Phi-3's factors (the
+   long ones when the context is longer than the original, as llama.cpp chooses), for global
+   layers and for windowed ones, which Gemma 3 turns at base 10000 without scaling. */
+static void swa__rope_frequencies(swa_ctx *c)
+{
+    const swa_model *m = c->model;
+    int64_t half = m->hp.n_rot / 2, i;
+    const float *factors = m->rope_long && c->cfg.n_ctx > m->n_ctx_orig ? m->rope_long : m->rope_short;
+    double local_scale = m->arch->local_rope_base > 0.0f ? 1.0 : (double)m->rope_scale;
+    for (i = 0; i < half; i++) {
+        double e = -2.0 * (double)i / (double)m->hp.n_rot, f = factors ? (double)factors[i] : 1.0;
+        c->inv_freq[i] = pow((double)m->hp.rope_base, e) * (double)m->rope_scale / f;
+        c->inv_freq[half + i] = pow((double)m->local_rope_base, e) * local_scale / f;
+    }
+}
+
+SWADEF size_t swa_ctx_cache_split(const swa_model *m, const swa_ctx_config *cfg, size_t *windowed, size_t *global)
+{
+    swa_ctx_config r;
+    uint64_t row, part[2] = {0, 0}, bytes;
+    int64_t l;
+    if (windowed) *windowed = 0;
+    if (global) *global = 0;
+    if (!m || swa__resolve_config(m, cfg, &r, NULL) != SWA_OK) return 0;
+    row = swa__kv_bytes(r.kv_type, (int64_t)m->hp.n_kv_head * m->hp.head_dim);
+    for (l = 0; l < m->hp.n_layer; l++) {
+        int32_t w = swa__effective_window(m, &r, l);
+        if (!swa__mul_u64(2 * row, (uint64_t)(w > 0 ? w : r.n_ctx), &bytes) || !swa__add_u64(part[w == 0], bytes, &part[w == 0]))
+            return 0;
+    }
+    if (part[0] + part[1] < part[0] || part[0] + part[1] > (uint64_t)SIZE_MAX) return 0;
+    if (windowed) *windowed = (size_t)part[0];
+    if (global) *global = (size_t)part[1];
+    return (size_t)(part[0] + part[1]);
+}
+
 SWADEF size_t swa_ctx_memory_size(const swa_model *m, const swa_ctx_config *cfg)
 {
     swa_ctx_config r;
@@ -5664,7 +5995,7 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
     swa__arena a;
     uint64_t bytes, thread_bytes;
     swa_ctx *c;
-    int64_t l, i;
+    int64_t l;
     swa_status s;
     if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_create: out is NULL");
     *out = NULL;
@@ -5688,9 +6019,8 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
     c->cache_type = swa__kv_types[r.kv_type].type;
     c->max_pos = INT64_MAX;
     for (l = 0; l < m->hp.n_layer; l++)
-        if (c->window[l] == 0) c->max_pos = r.n_ctx;
-    for (i = 0; i < m->hp.n_rot / 2; i++)
-        c->inv_freq[i] = pow((double)m->hp.rope_base, -2.0 * (double)i / (double)m->hp.n_rot);
+        if (c->window[l] == 0 && r.n_sink == 0) c->max_pos = r.n_ctx;
+    swa__rope_frequencies(c);
     c->model_sum = swa__model_checksum(m);
     swa_ctx_reset(c);
     if ((s = swa__threads_start(c, r.n_threads, err)) != SWA_OK) {
@@ -5740,6 +6070,22 @@ SWADEF int32_t swa_ctx_window(const swa_ctx *c, int32_t layer)
 
 /* ---- sequences, rewind, control ---- */
 
+/* Where position j of layer l lives in a sequence's ring: slot j mod S, or, in a global layer
+   with attention sinks, the sinks in slots 0..n_sink-1 and the other positions in a ring over
+   the rest. */
+static int64_t swa__slot(const swa_ctx *c, int64_t l, int64_t j)
+{
+    int64_t S = c->n_slots[l], sinks = c->window[l] == 0 ? c->cfg.n_sink : 0;
+    return j < sinks ? j : sinks + (j - sinks) % (S - sinks);
+}
+
+/* Positions a query keeps in layer l besides the sinks: the window, n_ctx - n_sink with sinks,
+   or 0 for all of them. */
+static int64_t swa__recent(const swa_ctx *c, int64_t l)
+{
+    return c->window[l] > 0 ? c->window[l] : c->cfg.n_sink > 0 ? c->n_slots[l] - c->cfg.n_sink : 0;
+}
+
 static swa_status swa__check_seq(const swa_ctx *c, int32_t seq, const char *what, swa_error *err)
 {
     if (!c) return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: context is NULL", what);
@@ -5786,14 +6132,16 @@ SWADEF swa_status swa_seq_copy(swa_ctx *c, int32_t src, int32_t dst, swa_error *
 }
 
 /* The earliest position a sequence can go back to: a token at position p needs the keys of
-   p - W + 1 .. p - 1 in each windowed layer, and a ring of S slots holds written - S .. written - 1.
-   A full-attention layer holds every position below n_ctx. */
+   p - W + 1 .. p - 1 in a windowed layer (W: swa__recent), and a ring of S slots holds
+   written - S .. written - 1 (with attention sinks, the ring is what the sinks leave). A
+   full-attention layer holds every position below n_ctx. */
 static int64_t swa__rewind_floor(const swa_ctx *c, int32_t seq)
 {
     int64_t floor = 0, written = c->seq[seq].written, l;
     for (l = 0; l < c->model->hp.n_layer; l++) {
-        int64_t W = c->window[l], oldest = written - c->n_slots[l];
-        if (W > 0 && oldest > 0 && oldest + W - 1 > floor) floor = oldest + W - 1;
+        int64_t W = swa__recent(c, l), sinks = c->window[l] == 0 ? c->cfg.n_sink : 0;
+        int64_t oldest = written - (c->n_slots[l] - sinks);
+        if (W > 0 && oldest > sinks && oldest + W - 1 > floor) floor = oldest + W - 1;
     }
     return floor;
 }
@@ -6247,19 +6595,52 @@ static void swa__matmul(swa_ctx *c, const swa__matrix *w, const float *x, int64_
     swa__matmuls(c, &p, 1, x, ldx, n);
 }
 
-/* cos/sin of pos * inv_freq[i] for each token of the chunk. The product is taken in double so
-   that angles stay accurate at positions in the millions. */
+/* cos/sin of pos * inv_freq[i] for each token of the chunk, times the attention factor, for
+   global layers and then for windowed ones. The product is taken in double so that angles stay
+   accurate at positions in the millions. */
 static void swa__rope_table(swa_ctx *c, int64_t n)
 {
-    int64_t half = c->model->hp.n_rot / 2, t, i;
-    for (t = 0; t < n; t++) {
-        float *cs = c->rope + t * 2 * half;
-        for (i = 0; i < half; i++) {
-            double angle = (double)c->tok_pos[t] * c->inv_freq[i];
-            cs[2 * i] = (float)cos(angle);
-            cs[2 * i + 1] = (float)sin(angle);
+    int64_t half = c->model->hp.n_rot / 2, t, i, k;
+    double a = (double)c->model->rope_attn_factor;
+    for (k = 0; k < 2; k++)
+        for (t = 0; t < n; t++) {
+            float *cs = c->rope + (k * c->cfg.n_batch + t) * 2 * half;
+            for (i = 0; i < half; i++) {
+                double angle = (double)c->tok_pos[t] * c->inv_freq[k * half + i];
+                cs[2 * i] = (float)(a * cos(angle));
+                cs[2 * i + 1] = (float)(a * sin(angle));
+            }
         }
+}
+
+/* The NeoX layout of RoPE (every architecture here but llama): dimension i turns with
+   i + n_rot/2 by the angles in cs = {cos, sin} pairs. */
+static void swa__rope_neox(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs)
+{
+    int64_t h, i, half = n_rot / 2;
+    for (h = 0; h < n_heads; h++, v += head_dim)
+        for (i = 0; i < half; i++) {
+            float c = cs[2 * i], s = cs[2 * i + 1], x0 = v[i], x1 = v[i + half];
+            v[i] = x0 * c - x1 * s;
+            v[i + half] = x0 * s + x1 * c;
+        }
+}
+
+/* GELU in its tanh form (Gemma's gelu_pytorch_tanh) on the gate, times up. */
+static void swa__geglu(float *gate, const float *up, int64_t n)
+{
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        float x = gate[i];
+        gate[i] = 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x))) * up[i];
     }
+}
+
+/* x = cap tanh(x / cap): Gemma 2's soft-capping of attention scores and logits. */
+static void swa__softcap(float *x, int64_t n, float cap)
+{
+    int64_t i;
+    for (i = 0; i < n; i++) x[i] = cap * tanhf(x[i] / cap);
 }
 
 /* Attention of the chunk's n queries in layer l. A query at position i sees keys j with
@@ -6276,26 +6657,31 @@ typedef struct swa__attention_task {
 
 /* The keys and values of positions lo..i (chunk token t's sequence) of layer l as runs of
    consecutive cache rows: the positions before the chunk sit in the sequence's ring, in at most
-   two runs (it may wrap), the chunk's own in c->kc and c->vc, where a sequence's tokens are
-   consecutive. Returns the number of runs, in position order. */
-typedef struct swa__kv_run { const uint8_t *k, *v; int64_t first, n; } swa__kv_run;
+   two runs (it may wrap; sinks are one more), the chunk's own in c->kc and c->vc, where a
+   sequence's tokens are consecutive. Runs go in position order; `at` is where a run's scores
+   start, after those of the runs before it (from *at on). */
+typedef struct swa__kv_run { const uint8_t *k, *v; int64_t first, n, at; } swa__kv_run;
 
-static int swa__kv_runs(const swa_ctx *c, int64_t l, int64_t t, int64_t lo, int64_t i, swa__kv_run run[3])
+static int swa__kv_runs(const swa_ctx *c, int64_t l, int64_t t, int64_t lo, int64_t i, swa__kv_run *run, int64_t *at)
 {
     size_t row = c->kv_row;
-    int64_t S = c->n_slots[l], first = c->tok_first[t], start = c->tok_pos[first], j = lo;
+    int64_t S = c->n_slots[l], sinks = c->window[l] == 0 ? c->cfg.n_sink : 0;
+    int64_t first = c->tok_first[t], start = c->tok_pos[first], j = lo;
     int64_t last_in_ring = i < start ? i : start - 1;
     size_t ring = (size_t)(c->tok_seq[t] * S) * row, chunk = (size_t)(l * c->cfg.n_batch + first) * row;
     int n = 0;
     while (j <= last_in_ring) {
-        int64_t slot = j % S, len = last_in_ring - j + 1 < S - slot ? last_in_ring - j + 1 : S - slot;
-        swa__kv_run r = {c->k_cache[l] + ring + (size_t)slot * row, c->v_cache[l] + ring + (size_t)slot * row, j, len};
+        int64_t slot = swa__slot(c, l, j), end = j < sinks ? sinks : S;
+        int64_t len = last_in_ring - j + 1 < end - slot ? last_in_ring - j + 1 : end - slot;
+        swa__kv_run r = {c->k_cache[l] + ring + (size_t)slot * row, c->v_cache[l] + ring + (size_t)slot * row, j, len, *at};
         run[n++] = r;
         j += len;
+        *at += len;
     }
     if (j <= i) {
-        swa__kv_run r = {c->kc + chunk + (size_t)(j - start) * row, c->vc + chunk + (size_t)(j - start) * row, j, i - j + 1};
+        swa__kv_run r = {c->kc + chunk + (size_t)(j - start) * row, c->vc + chunk + (size_t)(j - start) * row, j, i - j + 1, *at};
         run[n++] = r;
+        *at += i - j + 1;
     }
     return n;
 }
@@ -6311,7 +6697,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     const swa_hparams *hp = &c->model->hp;
     int64_t hd = hp->head_dim, qd = (int64_t)hp->n_head * hd, group = hp->n_head / hp->n_kv_head;
     int64_t blocks = (group + SWA__TILE_TOKENS - 1) / SWA__TILE_TOKENS, items = hp->n_kv_head * blocks;
-    int64_t W = c->window[task->l], ls = c->max_slots, p0, p1, p, j;
+    int64_t W = swa__recent(c, task->l), ls = c->max_slots, p0, p1, p, j;
     size_t row = c->kv_row, head_bytes = (size_t)swa__kv_bytes(c->kv_type, hd);
     /* a Q8_0 cache meets the queries quantized to Q8 blocks, as Q8_0 weights meet activations */
     uint32_t type = c->cache_type;
@@ -6320,7 +6706,8 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     swa__dot_fn dot = c->kern.type[type].dot;
     swa__dots_fn dots = c->kern.type[type].dots;
     swa__wsum_fn wsum = c->kern.type[type].wsum;
-    float *scores = c->scores + (int64_t)share * SWA__TILE_TOKENS * ls, scale = 1.0f / sqrtf((float)hd);
+    float *scores = c->scores + (int64_t)share * SWA__TILE_TOKENS * ls, scale = c->model->q_scale;
+    float cap = c->model->attn_softcap;
     swa__split(task->n * items, share, n_shares, &p0, &p1);
     for (p = p0; p < p1; p++) {
         int64_t t = p / items, g = p % items / blocks, h0 = g * group + p % blocks * SWA__TILE_TOKENS;
@@ -6330,21 +6717,24 @@ static void swa__attention_run(void *arg, int share, int n_shares)
         size_t head = (size_t)g * head_bytes;
         const uint8_t *q = (const uint8_t *)(c->q + t * qd + h0 * hd);
         float *out = c->att + t * qd + h0 * hd;
-        swa__kv_run run[3];
-        int n_runs = swa__kv_runs(c, task->l, t, lo, i, run);
+        swa__kv_run run[6];
+        int64_t count = 0, sinks = lo > 0 && c->window[task->l] == 0 ? c->cfg.n_sink : 0;
+        int n_runs = swa__kv_runs(c, task->l, t, 0, (sinks < lo ? sinks : lo) - 1, run, &count);
+        n_runs += swa__kv_runs(c, task->l, t, lo, i, run + n_runs, &count);
         if (type == SWA_TYPE_Q8_0) {
             for (h = 0; h < nh; h++) swa__quantize_q8g(c->kern.quantize_q8, (const float *)q + h * hd, q8 + (size_t)h * q_stride, hd);
             q = q8;
         }
         for (r = 0; r < n_runs; r++)
-            swa__dot_rows(dot, dots, run[r].k + head, row, run[r].n, q, q_stride, nh, hd, scores + (run[r].first - lo), ls);
+            swa__dot_rows(dot, dots, run[r].k + head, row, run[r].n, q, q_stride, nh, hd, scores + run[r].at, ls);
         for (h = 0; h < nh; h++) {
-            for (j = 0; j <= i - lo; j++) scores[h * ls + j] *= scale;
-            c->kern.softmax(scores + h * ls, i - lo + 1);
+            for (j = 0; j < count; j++) scores[h * ls + j] *= scale;
+            if (cap > 0.0f) swa__softcap(scores + h * ls, count, cap);
+            c->kern.softmax(scores + h * ls, count);
         }
         memset(out, 0, (size_t)(nh * hd) * sizeof(float));
         for (r = 0; r < n_runs; r++)
-            wsum(out, hd, nh, scores + (run[r].first - lo), ls, run[r].v + head, row, run[r].n, hd);
+            wsum(out, hd, nh, scores + run[r].at, ls, run[r].v + head, row, run[r].n, hd);
     }
 }
 
@@ -6370,8 +6760,8 @@ static void swa__chunk_to_cache_type(swa_ctx *c, int64_t l, int64_t n)
     store(c->v, c->vc + chunk, count);
 }
 
-/* The chunk's keys and values go into their sequences' rings, every layer's: position i to
-   slot i mod S. Tokens go in position order, so a later one wins a slot. */
+/* The chunk's keys and values go into their sequences' rings, every layer's, each position to
+   its slot (swa__slot). Tokens go in position order, so a later one wins a slot. */
 static void swa__cache_write(swa_ctx *c, int64_t n)
 {
     size_t row = c->kv_row;
@@ -6380,40 +6770,83 @@ static void swa__cache_write(swa_ctx *c, int64_t n)
         int64_t S = c->n_slots[l];
         const uint8_t *kc = c->kc + (size_t)(l * c->cfg.n_batch) * row, *vc = c->vc + (size_t)(l * c->cfg.n_batch) * row;
         for (t = 0; t < n; t++) {
-            size_t slot = (size_t)(c->tok_seq[t] * S + c->tok_pos[t] % S);
+            size_t slot = (size_t)(c->tok_seq[t] * S + swa__slot(c, l, c->tok_pos[t]));
             memcpy(c->k_cache[l] + slot * row, kc + (size_t)t * row, row);
             memcpy(c->v_cache[l] + slot * row, vc + (size_t)t * row, row);
         }
     }
 }
 
+/* Per token of the chunk: add a bias, or RMSNorm each head (Q/K norms); NULL does nothing.
+   The norms here and in swa__residual run in place: every rmsnorm kernel reads its input whole
+   (the sum of squares) before it writes. */
+static void swa__add_bias(float *y, const float *bias, int64_t width, int64_t n)
+{
+    int64_t t;
+    for (t = 0; bias && t < n; t++) swa__add_ref(y + t * width, bias, width);
+}
+
+static void swa__norm_heads(swa_ctx *c, float *y, const float *w, int64_t n_heads, int64_t n)
+{
+    int64_t hd = c->model->hp.head_dim, i;
+    for (i = 0; w && i < n * n_heads; i++) c->kern.rmsnorm(y + i * hd, y + i * hd, w, hd, c->model->hp.rms_eps);
+}
+
+/* Q, K and V of the chunk, ready for attention: projections, biases, Q/K norms, RoPE. */
+static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
+{
+    const swa_model *m = c->model;
+    const swa_hparams *hp = &m->hp;
+    const swa__layer *L = &m->layers[l];
+    int64_t d = hp->n_embd, hd = hp->head_dim, kvd = (int64_t)hp->n_kv_head * hd, qd = (int64_t)hp->n_head * hd, t;
+    const float *rope = c->rope + (m->window[l] > 0 ? c->cfg.n_batch * hp->n_rot : 0);
+    swa__product qkv[3] = {{&L->wq, c->q, qd}, {&L->wk, c->k, kvd}, {&L->wv, c->v, kvd}};
+    swa__matmuls(c, qkv, 3, c->xb, d, n);
+    swa__add_bias(c->q, L->bq, qd, n);
+    swa__add_bias(c->k, L->bk, kvd, n);
+    swa__add_bias(c->v, L->bv, kvd, n);
+    swa__norm_heads(c, c->q, L->q_norm, hp->n_head, n);
+    swa__norm_heads(c, c->k, L->k_norm, hp->n_kv_head, n);
+    for (t = 0; t < n; t++) {
+        if (m->arch->has & SWA__ARCH_NEOX) {
+            swa__rope_neox(c->q + t * qd, hp->n_head, hd, hp->n_rot, rope + t * hp->n_rot);
+            swa__rope_neox(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, rope + t * hp->n_rot);
+        } else {
+            c->kern.rope(c->q + t * qd, hp->n_head, hd, hp->n_rot, rope + t * hp->n_rot);
+            c->kern.rope(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, rope + t * hp->n_rot);
+        }
+    }
+}
+
+/* x += norm(y) for each token, or x += y without a (post-)norm. */
+static void swa__residual(swa_ctx *c, float *y, const float *post_norm, int64_t n)
+{
+    int64_t d = c->model->hp.n_embd, t;
+    for (t = 0; post_norm && t < n; t++) c->kern.rmsnorm(y + t * d, y + t * d, post_norm, d, c->model->hp.rms_eps);
+    swa__add_ref(c->x, y, n * d);
+}
+
+/* One layer, as its architecture's row describes it. */
 static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
 {
     const swa_hparams *hp = &c->model->hp;
     const swa__layer *L = &c->model->layers[l];
-    int64_t d = hp->n_embd, hd = hp->head_dim, kvd = (int64_t)hp->n_kv_head * hd;
-    int64_t qd = (int64_t)hp->n_head * hd, ff = hp->n_ff, t;
+    int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim, ff = hp->n_ff, t;
     for (t = 0; t < n; t++) c->kern.rmsnorm(c->xb + t * d, c->x + t * d, L->attn_norm, d, hp->rms_eps);
-    {
-        swa__product qkv[3] = {{&L->wq, c->q, qd}, {&L->wk, c->k, kvd}, {&L->wv, c->v, kvd}};
-        swa__matmuls(c, qkv, 3, c->xb, d, n);
-    }
-    for (t = 0; t < n; t++) {
-        c->kern.rope(c->q + t * qd, hp->n_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
-        c->kern.rope(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, c->rope + t * hp->n_rot);
-    }
+    swa__qkv(c, l, n);
     swa__chunk_to_cache_type(c, l, n);
     swa__attention(c, l, n);
     swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);
-    swa__add_ref(c->x, c->xb, n * d);
+    swa__residual(c, c->xb, L->attn_post_norm, n);
     for (t = 0; t < n; t++) c->kern.rmsnorm(c->xb + t * d, c->x + t * d, L->ffn_norm, d, hp->rms_eps);
     {
         swa__product gate_up[2] = {{&L->w_gate, c->gate, ff}, {&L->w_up, c->up, ff}};
         swa__matmuls(c, gate_up, 2, c->xb, d, n);
     }
-    c->kern.swiglu(c->gate, c->up, n * ff);
+    if (c->model->arch->has & SWA__ARCH_GELU) swa__geglu(c->gate, c->up, n * ff);
+    else c->kern.swiglu(c->gate, c->up, n * ff);
     swa__matmul(c, &L->w_down, c->gate, ff, c->xb, d, n);
-    swa__add_ref(c->x, c->xb, n * d);
+    swa__residual(c, c->xb, L->ffn_post_norm, n);
 }
 
 /* One evaluation: tokens of one or more sequences, what to return for them. */
@@ -6462,8 +6895,9 @@ static void swa__chunk_tokens(swa_ctx *c, const swa__job *job, size_t k0, int64_
     }
 }
 
-/* The final norm of the chunk's tokens that ask for logits, then the output matrix, over each
-   run of them whose logits rows follow one another in the caller's array at once. */
+/* The final norm of the chunk's tokens that ask for logits, then the output matrix (and the
+   final soft-cap), over each run of them whose logits rows follow one another in the caller's
+   array at once. */
 static void swa__chunk_logits(swa_ctx *c, int64_t n)
 {
     const swa_model *m = c->model;
@@ -6473,6 +6907,7 @@ static void swa__chunk_logits(swa_ctx *c, int64_t n)
         float *out = t < n ? c->tok_out[t] : NULL;
         if (run > 0 && (!out || out != first + run * V)) {
             swa__matmul(c, &m->output, c->xb, d, first, V, run);
+            if (m->final_softcap > 0.0f) swa__softcap(first, run * V, m->final_softcap);
             run = 0;
         }
         if (!out) continue;
@@ -6504,6 +6939,10 @@ static swa_status swa__forward_chunk(swa_ctx *c, const swa__job *job, int64_t n,
         int32_t token = job->token[c->tok_index[t]];
         swa__dequant_row_ref(m->tok_embd.type, (const uint8_t *)m->tok_embd.data + (size_t)token * m->tok_embd.row_bytes,
                              c->x + t * d, d);
+    }
+    if (m->arch->has & SWA__ARCH_EMBD_SCALE) {
+        float scale = sqrtf((float)d);
+        for (t = 0; t < n * d; t++) c->x[t] *= scale;
     }
     swa__rope_table(c, n);
     for (l = 0; l < m->hp.n_layer; l++) {

@@ -43,7 +43,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: swa-generate -m MODEL.gguf [-p TEXT | -f FILE | --ids 1,2,3] [options]\n"
         "       swa-generate -m MODEL.gguf -i\n"
-        "  -m FILE              GGUF model (architecture llama)\n"
+        "  -m FILE              GGUF model (llama, gemma2, gemma3, phi3, qwen2 or qwen3)\n"
         "  -p TEXT              prompt text\n"
         "  -f FILE              read the prompt from a file\n"
         "  --ids LIST           prompt as comma-separated token ids, used as given\n"
@@ -273,14 +273,26 @@ static void print_summary(const swa_model *m, const swa_ctx *c, const options *o
 {
     const swa_hparams *hp = swa_model_hparams(m);
     swa_ctx_config cfg = swa_ctx_config_get(c);
-    int32_t w = swa_ctx_window(c, 0);
-    char attention[64];
-    if (w) snprintf(attention, sizeof attention, "window %d", w);
-    else snprintf(attention, sizeof attention, "full attention over %d positions", cfg.n_ctx);
-    fprintf(stderr, "swa-generate: %d layers, %d heads (%d kv), embd %d, vocab %d, %s; %s; cache %.2f MiB %s; "
+    int32_t w = swa_ctx_window(c, 0), l, n_windowed = 0, largest = 0;
+    size_t windowed = 0, global = 0;
+    char attention[96], parts[96] = "";
+    for (l = 0; l < hp->n_layer; l++) {
+        int32_t wl = swa_ctx_window(c, l);
+        n_windowed += wl > 0;
+        if (wl > largest) largest = wl;
+    }
+    if (n_windowed == hp->n_layer && largest == w) snprintf(attention, sizeof attention, "window %d", w);
+    else if (n_windowed == 0) snprintf(attention, sizeof attention, "full attention over %d positions", cfg.n_ctx);
+    else snprintf(attention, sizeof attention, "%d windowed layers (up to %d), %d global over %d positions", n_windowed,
+                  largest, hp->n_layer - n_windowed, cfg.n_ctx);
+    swa_ctx_cache_split(m, &cfg, &windowed, &global);
+    if (windowed && global)
+        snprintf(parts, sizeof parts, " (windowed %.2f + global %.2f)", (double)windowed / (1024.0 * 1024.0),
+                 (double)global / (1024.0 * 1024.0));
+    fprintf(stderr, "swa-generate: %s, %d layers, %d heads (%d kv), embd %d, vocab %d, %s; %s; cache %.2f MiB%s %s; "
                     "%d threads, %s kernels; seed %llu\n",
-            hp->n_layer, hp->n_head, hp->n_kv_head, hp->n_embd, hp->n_vocab, swa_type_name(hp->weight_type),
-            attention, (double)swa_ctx_cache_bytes(c) / (1024.0 * 1024.0), swa_kv_type_name(cfg.kv_type),
+            hp->arch, hp->n_layer, hp->n_head, hp->n_kv_head, hp->n_embd, hp->n_vocab, swa_type_name(hp->weight_type),
+            attention, (double)swa_ctx_cache_bytes(c) / (1024.0 * 1024.0), parts, swa_kv_type_name(cfg.kv_type),
             cfg.n_threads, swa_ctx_kernels(c), (unsigned long long)o->sampling.seed);
 }
 

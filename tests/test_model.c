@@ -363,8 +363,8 @@ static void test_model_errors(void **state)
     v.norms_f16 = 1;                                       /* other writers store norms as F16 */
     assert_int_equal(load_variant(&v, NULL), SWA_OK);
     memset(&v, 0, sizeof v);
-    v.arch = "gemma2";
-    expect_error(&v, SWA_ERR_UNSUPPORTED, "gemma2");
+    v.arch = "mamba";
+    expect_error(&v, SWA_ERR_UNSUPPORTED, "mamba");
     memset(&v, 0, sizeof v);
     v.n_head = 3;
     expect_error(&v, SWA_ERR_MODEL, "head count 3 does not divide");

@@ -4,6 +4,7 @@
 
    swa-inspect FILE.gguf
    swa-inspect IN.gguf --set-window W OUT.gguf
+   swa-inspect IN.gguf --set-window W0,W1,... OUT.gguf   (a per-layer pattern, repeated)
 
    Strings from the file may hold anything, so control bytes, C1 controls and invalid UTF-8
    are printed escaped: any file is safe to show on a terminal. Exit status: 0 when the GGUF
@@ -29,13 +30,19 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: swa-inspect FILE.gguf\n"
                "       swa-inspect IN.gguf --set-window W OUT.gguf\n"
+               "       swa-inspect IN.gguf --set-window W0,W1,... OUT.gguf\n"
                "  Print the header, metadata and tensor table of a GGUF file, then a summary\n"
-               "  of the hyperparameters if it loads as a llama model.\n"
+               "  of the hyperparameters, each layer's window and cache memory if it loads as\n"
+               "  a model.\n"
                "  --set-window W  instead write OUT.gguf, a copy of IN.gguf whose key\n"
-               "                  llama.attention.sliding_window is the u32 W (W >= 1, every\n"
-               "                  layer): an existing key is replaced where it stands, else the\n"
-               "                  key is added last. Every other key, the tensor table, the\n"
-               "                  tensor data, the GGUF version and the alignment are kept.\n"
+               "                  {arch}.attention.sliding_window is the u32 W (W >= 1, the\n"
+               "                  windowed layers of the architecture: all of them but in Gemma);\n"
+               "                  with a list W0,W1,... (0 = full attention) the key becomes one\n"
+               "                  u32 per layer, the list repeated over the layers (e.g.\n"
+               "                  0,32768,32768,32768). An existing key is replaced where it\n"
+               "                  stands, else the key is added last. Every other key, the tensor\n"
+               "                  table, the tensor data, the GGUF version and the alignment are\n"
+               "                  kept.\n"
                "  -h  this help\n");
 }
 
@@ -165,6 +172,39 @@ static void print_windows(const swa_model *m)
     for (l = 0; l < n; l++) printf("%s%d", l ? "," : " ", (int)swa_model_layer_window(m, l));
 }
 
+/* "512 KiB", "2.00 MiB", "1.25 GiB" */
+static const char *human_bytes(char *buf, size_t cap, double b)
+{
+    if (b < 1048576.0) snprintf(buf, cap, "%.1f KiB", b / 1024.0);
+    else if (b < 1073741824.0) snprintf(buf, cap, "%.2f MiB", b / 1048576.0);
+    else snprintf(buf, cap, "%.2f GiB", b / 1073741824.0);
+    return buf;
+}
+
+/* Each layer's window and the cache it keeps at the default context (F16 keys and values):
+   W slots for a windowed layer, n_ctx for a global one. */
+static void print_layers(const swa_model *m)
+{
+    const swa_hparams *hp = swa_model_hparams(m);
+    swa_ctx_config cfg = swa_ctx_config_default(m);
+    size_t windowed, global, row = (size_t)hp->n_kv_head * (size_t)hp->head_dim * 2;
+    int32_t l;
+    char a[32], b[32], c[32];
+    cfg.kv_type = SWA_KV_F16;
+    swa_ctx_cache_split(m, &cfg, &windowed, &global);
+    printf("layers: %d windowed, %d global; cache at n_ctx %d (f16): windowed %s + global %s = %s\n",
+           hp->n_windowed, hp->n_layer - hp->n_windowed, cfg.n_ctx, human_bytes(a, sizeof a, (double)windowed),
+           human_bytes(b, sizeof b, (double)global), human_bytes(c, sizeof c, (double)(windowed + global)));
+    for (l = 0; l < hp->n_layer; l++) {
+        int32_t w = swa_model_layer_window(m, l);
+        char label[32];
+        if (w) snprintf(label, sizeof label, "window %d", (int)w);
+        else snprintf(label, sizeof label, "full attention");
+        printf("  layer %3d: %-16s cache %s (%d slots)\n", (int)l, label,
+               human_bytes(a, sizeof a, (double)(2 * row * (size_t)(w ? w : cfg.n_ctx))), (int)(w ? w : cfg.n_ctx));
+    }
+}
+
 static void print_model(const char *path)
 {
     const swa_hparams *hp;
@@ -177,19 +217,26 @@ static void print_model(const char *path)
     }
     hp = swa_model_hparams(m);
     type = swa_type_name(hp->weight_type);
-    printf("model: %d layers, embd %d, %d heads, %d kv heads, head dim %d, ff %d, vocab %d, ",
-           hp->n_layer, hp->n_embd, hp->n_head, hp->n_kv_head, hp->head_dim, hp->n_ff, hp->n_vocab);
+    printf("model: %s, %d layers, embd %d, %d heads, %d kv heads, head dim %d, ff %d, vocab %d, ",
+           hp->arch, hp->n_layer, hp->n_embd, hp->n_head, hp->n_kv_head, hp->head_dim, hp->n_ff, hp->n_vocab);
     if (hp->n_ctx_train > 0) printf("ctx %d, ", hp->n_ctx_train);
     else fputs("ctx not given, ", stdout);
     printf("rope base %g, n_rot %d, eps %g, ", hp->rope_base, hp->n_rot, hp->rms_eps);
     print_windows(m);
     printf(", weights %s\n", type ? type : "?");
+    print_layers(m);
     swa_model_free(m);
 }
 
-/* ==== --set-window: copy a file with another llama.attention.sliding_window ==== */
+/* ==== --set-window: copy a file with another {arch}.attention.sliding_window ==== */
 
-#define WINDOW_KEY "llama.attention.sliding_window"
+/* The new window: one number, or one per layer (a pattern repeated over the layers). */
+typedef struct new_window {
+    char key[96];              /* {arch}.attention.sliding_window of the input's architecture */
+    uint32_t *w;               /* [n] */
+    uint64_t n;
+    int is_array;
+} new_window;
 
 /* Encoded size of a value of `type` whose encoding starts at p (strings and arrays: at their
    length or header). swa_gguf_open has already checked that every value lies inside the file;
@@ -239,12 +286,19 @@ static void put(out_file *o, const void *p, uint64_t n)
 static void put_u32(out_file *o, uint32_t v) { put(o, &v, 4); }   /* the reader refuses big-endian hosts */
 static void put_u64(out_file *o, uint64_t v) { put(o, &v, 8); }
 
-static void put_window(out_file *o, uint32_t window)
+static void put_window(out_file *o, const new_window *nw)
 {
-    put_u64(o, sizeof WINDOW_KEY - 1);
-    put(o, WINDOW_KEY, sizeof WINDOW_KEY - 1);
-    put_u32(o, SWA_GGUF_U32);
-    put_u32(o, window);
+    uint64_t i;
+    put_u64(o, strlen(nw->key));
+    put(o, nw->key, strlen(nw->key));
+    if (nw->is_array) {
+        put_u32(o, SWA_GGUF_ARRAY);
+        put_u32(o, SWA_GGUF_U32);
+        put_u64(o, nw->n);
+    } else {
+        put_u32(o, SWA_GGUF_U32);
+    }
+    for (i = 0; i < nw->n; i++) put_u32(o, nw->w[i]);
 }
 
 /* Write the copy: header, metadata entries copied byte for byte from the input (the window
@@ -253,7 +307,7 @@ static void put_window(out_file *o, uint32_t window)
    are relative to the data section, so they stay valid; general.alignment is one of the
    copied keys, in its place, and the padding follows the alignment the reader resolved from
    it (32 when it is absent), as the input's did. Returns 0 or -1 with a message printed. */
-static int write_copy(const swa_gguf *g, const char *out_path, uint32_t window, int64_t window_kv)
+static int write_copy(const swa_gguf *g, const char *out_path, const new_window *nw, int64_t window_kv)
 {
     int64_t n_kv = swa_gguf_kv_count(g), n_t = swa_gguf_tensor_count(g), i;
     uint64_t align = swa_gguf_alignment(g), data_bytes = swa_gguf_file_size(g) - swa_gguf_data_offset(g);
@@ -279,10 +333,10 @@ static int write_copy(const swa_gguf *g, const char *out_path, uint32_t window, 
             o.failed = 2;
             break;
         }
-        if (i == window_kv) put_window(&o, window);
+        if (i == window_kv) put_window(&o, nw);
         else put(&o, start, (uint64_t)(end - start));
     }
-    if (window_kv < 0) put_window(&o, window);
+    if (window_kv < 0) put_window(&o, nw);
     for (i = 0; i < n_t; i++) {
         const swa_gguf_tensor *t = swa_gguf_tensor_at(g, i);
         put_u64(&o, t->name.len);
@@ -313,23 +367,35 @@ static int write_copy(const swa_gguf *g, const char *out_path, uint32_t window, 
    the tensor table. The tensor bytes are not compared again: they were copied as one block
    whose position the matching tensor table confirms, and rereading a large model costs as
    much as writing it. */
-static int check_copy(const swa_gguf *g, const char *out_path, uint32_t window, int64_t window_kv)
+/* The window entry of the copy holds what was asked. */
+static int window_reads_back(const swa_gguf_value *v, const new_window *nw)
+{
+    swa_gguf_value e;
+    int64_t w;
+    uint64_t i;
+    if (!nw->is_array) return v->type == SWA_GGUF_U32 && swa_gguf_value_int(v, &w) == SWA_OK && w == (int64_t)nw->w[0];
+    if (v->type != SWA_GGUF_ARRAY || v->n != nw->n) return 0;
+    for (i = 0; i < nw->n; i++)
+        if (swa_gguf_value_at(v, i, &e) != SWA_OK || swa_gguf_value_int(&e, &w) != SWA_OK || w != (int64_t)nw->w[i]) return 0;
+    return 1;
+}
+
+static int check_copy(const swa_gguf *g, const char *out_path, const new_window *nw, int64_t window_kv)
 {
     swa_gguf *c;
     swa_error err;
     int64_t i, wi, n_kv = swa_gguf_kv_count(g);
     int ok;
     swa_gguf_value v;
-    int64_t w = 0;
     if (swa_gguf_open(out_path, &c, &err) != SWA_OK) {
         print_message(stderr, "swa-inspect: the copy does not read back: ", err.msg);
         return -1;
     }
-    wi = swa_gguf_kv_find(c, WINDOW_KEY);
+    wi = swa_gguf_kv_find(c, nw->key);
     v = swa_gguf_kv_value(c, wi);
     ok = swa_gguf_version(c) == swa_gguf_version(g) && swa_gguf_alignment(c) == swa_gguf_alignment(g) &&
          swa_gguf_kv_count(c) == n_kv + (window_kv < 0) && wi == (window_kv < 0 ? n_kv : window_kv) &&
-         v.type == SWA_GGUF_U32 && swa_gguf_value_int(&v, &w) == SWA_OK && w == (int64_t)window &&
+         window_reads_back(&v, nw) &&
          swa_gguf_tensor_count(c) == swa_gguf_tensor_count(g) &&
          swa_gguf_file_size(c) - swa_gguf_data_offset(c) == swa_gguf_file_size(g) - swa_gguf_data_offset(g);
     for (i = 0; ok && i < n_kv; i++) {
@@ -353,13 +419,56 @@ static int same_file(const char *a, const char *b)
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-static int set_window(const char *in_path, const char *out_path, uint32_t window)
+/* The key's name from general.architecture (llama when absent), and a pattern spread over the
+   layers ({arch}.block_count). Returns 0, or 2 with a message. */
+static int resolve_window(const swa_gguf *g, const uint32_t *pattern, uint64_t n_pattern, new_window *nw)
+{
+    int64_t i = swa_gguf_kv_find(g, "general.architecture"), n_layer = 0;
+    swa_gguf_value v;
+    swa_str arch = {"llama", 5};
+    char key[96];
+    uint64_t l;
+    if (i >= 0) {
+        v = swa_gguf_kv_value(g, i);
+        if (swa_gguf_value_str(&v, &arch) != SWA_OK || arch.len == 0 || arch.len > 40) {
+            fprintf(stderr, "swa-inspect: general.architecture is not a short string\n");
+            return 2;
+        }
+    }
+    snprintf(nw->key, sizeof nw->key, "%.*s.attention.sliding_window", (int)arch.len, arch.ptr);
+    nw->is_array = n_pattern > 1;
+    nw->n = 1;
+    if (nw->is_array) {
+        snprintf(key, sizeof key, "%.*s.block_count", (int)arch.len, arch.ptr);
+        i = swa_gguf_kv_find(g, key);
+        if (i >= 0) v = swa_gguf_kv_value(g, i);
+        if (i < 0 || v.type == SWA_GGUF_ARRAY || swa_gguf_value_int(&v, &n_layer) != SWA_OK || n_layer < 1 || n_layer > 65536) {
+            fprintf(stderr, "swa-inspect: a per-layer window needs the layer count, %s (1..65536)\n", key);
+            return 2;
+        }
+        nw->n = (uint64_t)n_layer;
+    }
+    if (!(nw->w = (uint32_t *)malloc(nw->n * sizeof *nw->w))) {
+        fprintf(stderr, "swa-inspect: out of memory\n");
+        return 1;
+    }
+    for (l = 0; l < nw->n; l++) nw->w[l] = pattern[l % n_pattern];
+    if (nw->is_array && (uint64_t)n_layer % n_pattern)
+        fprintf(stderr, "swa-inspect: note: %llu layers are not whole repeats of the %llu-entry pattern\n",
+                (unsigned long long)n_layer, (unsigned long long)n_pattern);
+    return 0;
+}
+
+static int set_window(const char *in_path, const char *out_path, const uint32_t *pattern, uint64_t n_pattern)
 {
     swa_gguf *g;
     swa_error err;
     int64_t wi;
     swa_gguf_value old;
     char was[96];
+    new_window nw;
+    int rc;
+    uint64_t l;
     if (same_file(in_path, out_path)) {
         fprintf(stderr, "swa-inspect: %s is the input file; write the copy to another path\n", out_path);
         return 2;
@@ -368,7 +477,12 @@ static int set_window(const char *in_path, const char *out_path, uint32_t window
         print_message(stderr, "swa-inspect: ", err.msg);
         return 1;
     }
-    wi = swa_gguf_kv_find(g, WINDOW_KEY);
+    memset(&nw, 0, sizeof nw);
+    if ((rc = resolve_window(g, pattern, n_pattern, &nw)) != 0) {
+        swa_gguf_close(g);
+        return rc;
+    }
+    wi = swa_gguf_kv_find(g, nw.key);
     old = swa_gguf_kv_value(g, wi);
     if (wi < 0) snprintf(was, sizeof was, "added as the last key");
     else if (old.type == SWA_GGUF_ARRAY) snprintf(was, sizeof was, "replacing an array of %llu per-layer windows",
@@ -379,23 +493,51 @@ static int set_window(const char *in_path, const char *out_path, uint32_t window
                                                             swa_gguf_type_name(old.type), (long long)w);
         else snprintf(was, sizeof was, "replacing a %s", swa_gguf_type_name(old.type));
     }
-    if (write_copy(g, out_path, window, wi) != 0 || check_copy(g, out_path, window, wi) != 0) {
+    if (write_copy(g, out_path, &nw, wi) != 0 || check_copy(g, out_path, &nw, wi) != 0) {
         swa_gguf_close(g);
+        free(nw.w);
         return 1;
     }
     print_escaped(stdout, out_path, strlen(out_path), strlen(out_path), 0);
-    printf(": " WINDOW_KEY " = %u (%s); %lld keys, %lld tensors and the data copied from ",
-           (unsigned)window, was, (long long)swa_gguf_kv_count(g) - (wi >= 0), (long long)swa_gguf_tensor_count(g));
+    printf(": %s = ", nw.key);
+    if (!nw.is_array) printf("%u", (unsigned)nw.w[0]);
+    else for (l = 0; l < nw.n; l++) printf("%s%u", l ? "," : "[", (unsigned)nw.w[l]);
+    printf("%s (%s); %lld keys, %lld tensors and the data copied from ", nw.is_array ? "]" : "", was,
+           (long long)swa_gguf_kv_count(g) - (wi >= 0), (long long)swa_gguf_tensor_count(g));
     print_escaped(stdout, in_path, strlen(in_path), strlen(in_path), 0);
     putchar('\n');
     swa_gguf_close(g);
+    free(nw.w);
     return 0;
+}
+
+/* "W" (1..INT32_MAX) or "W0,W1,..." (each 0..INT32_MAX, at most 65536, not all 0). */
+static int parse_windows(const char *val, uint32_t *out, uint64_t cap, uint64_t *n)
+{
+    const char *p = val;
+    int any = 0;
+    *n = 0;
+    for (;;) {
+        char *end;
+        long w;
+        errno = 0;
+        w = strtol(p, &end, 10);
+        if (errno || end == p || w < 0 || w > INT32_MAX || *n == cap || (*end && *end != ',') || *p == '-' || *p == '+')
+            return -1;
+        out[(*n)++] = (uint32_t)w;
+        any |= w > 0;
+        if (!*end) break;
+        p = end + 1;
+    }
+    return any ? 0 : -1;
 }
 
 int main(int argc, char **argv)
 {
     const char *path = NULL, *out = NULL;
-    long window = 0;
+    static uint32_t pattern[65536];
+    uint64_t n_pattern = 0;
+    int window = 0;
     swa_gguf *g;
     swa_error err;
     int i;
@@ -408,16 +550,15 @@ int main(int argc, char **argv)
         /* Options that take values are matched here, ahead of the unknown-option check;
            each one moves i past the arguments it consumes. */
         if (!strcmp(a, "--set-window")) {
-            char *end;
             const char *val = i + 1 < argc ? argv[++i] : NULL;
-            errno = 0;
-            window = val ? strtol(val, &end, 10) : 0;
-            if (!val || errno || end == val || *end || window < 1 || window > INT32_MAX) {
-                if (val) fprintf(stderr, "swa-inspect: --set-window wants a number in 1..%ld, got \"%s\"\n", (long)INT32_MAX, val);
+            if (!val || parse_windows(val, pattern, sizeof pattern / sizeof pattern[0], &n_pattern) != 0) {
+                if (val) fprintf(stderr, "swa-inspect: --set-window wants a number in 1..%ld or a list of windows "
+                                 "(0 = full attention, not all 0), got \"%s\"\n", (long)INT32_MAX, val);
                 else fprintf(stderr, "swa-inspect: --set-window needs a value\n");
                 usage(stderr);
                 return 2;
             }
+            window = 1;
             continue;
         }
         /* a second file name is the output of --set-window, checked below */
@@ -443,7 +584,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (window) return set_window(path, out, (uint32_t)window);
+    if (window) return set_window(path, out, pattern, n_pattern);
     if (swa_gguf_open(path, &g, &err) != SWA_OK) {
         print_message(stderr, "swa-inspect: ", err.msg);
         return 1;

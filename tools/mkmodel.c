@@ -1,7 +1,22 @@
-/* swa-mkmodel: write a llama-architecture GGUF model with random weights in the shape of a real
-   one, for benchmarks and for testing loaders on big files.
+/* swa-mkmodel: write a GGUF model with random weights in the shape of a real one, for benchmarks,
+   for testing loaders on big files and for comparing each architecture with another
+   implementation on the same weights.
 
-   swa-mkmodel --shape stories15m|tinyllama|mistral7b|custom --type TYPE OUT.gguf [options]
+   swa-mkmodel --shape stories15m|tinyllama|mistral7b|gemma3-1b|custom --type TYPE OUT.gguf [options]
+
+   --arch llama|gemma2|gemma3|phi3|qwen2|qwen3 (default llama; gemma3-1b implies gemma3) writes
+   llama.cpp's layout of that architecture: its key prefix and tensor names, tied embeddings for
+   Gemma, attn_qkv and a double-height ffn_up for Phi-3, Q/K/V biases for Qwen 2, attn_q_norm and
+   attn_k_norm for Qwen 3 and Gemma 3, post_attention_norm and post_ffw_norm for Gemma, Gemma 2's
+   soft-capping keys (50 and 30). --head-dim H writes attention.key_length/value_length (default
+   dim/heads); --pattern P writes attention.sliding_window_pattern = P (a period); --rope-base B;
+   --rope-scale F (linear RoPE scaling, global layers); --rope-factors O writes Phi-3's
+   rope_factors_long/short, rope.scaling.original_context_length = O and the attention factor
+   sqrt(1 + ln(ctx/O) / ln O). Norm weights of these architectures are random around 1 (as the
+   file stores them: Gemma's converter stores 1 + w), biases random around 0, RoPE factors in
+   [1, 3]; llama's norms stay ones.
+   gemma3-1b: dim 1152, 26 layers, 4 heads of 256, 1 KV head, FFN 6912, 262144 tokens, context
+   32768, window 512 (five windowed layers, then a global one).
 
    Shapes (every one with a 32000-token vocabulary):
        stories15m   dim 288,  6 layers,  6 heads,  6 KV heads, FFN 768,   context 256
@@ -71,15 +86,20 @@ static double now(void)
 
 typedef struct shape {
     const char *name;
-    int64_t dim, layers, heads, kv_heads, ff, vocab, ctx, window;
+    int64_t dim, layers, heads, kv_heads, ff, vocab, ctx, window, head_dim;   /* head_dim 0: dim/heads */
+    const char *arch;
 } shape;
 
 static const shape shapes[] = {
-    {"stories15m", 288, 6, 6, 6, 768, 32000, 256, 0},
-    {"tinyllama", 2048, 22, 32, 4, 5632, 32000, 2048, 0},
-    {"mistral7b", 4096, 32, 32, 8, 14336, 32000, 32768, 4096},
-    {"custom", 0, 0, 0, 0, 0, 32000, 2048, 0},
+    {"stories15m", 288, 6, 6, 6, 768, 32000, 256, 0, 0, "llama"},
+    {"tinyllama", 2048, 22, 32, 4, 5632, 32000, 2048, 0, 0, "llama"},
+    {"mistral7b", 4096, 32, 32, 8, 14336, 32000, 32768, 4096, 0, "llama"},
+    {"gemma3-1b", 1152, 26, 4, 1, 6912, 262144, 32768, 512, 256, "gemma3"},
+    {"custom", 0, 0, 0, 0, 0, 32000, 2048, 0, 0, "llama"},
 };
+
+static const char *const archs[] = {"llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3"};
+enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3 };
 
 static const struct { const char *name; uint32_t type, file_type; } types[] = {
     /* general.file_type as llama.cpp numbers its llama_ftype; 15 is "Q4_K_M", 17 "Q5_K_M" */
@@ -93,15 +113,24 @@ typedef struct options {
     uint32_t type, file_type;
     uint64_t seed;
     int threads;
+    int arch;                  /* LLAMA... */
+    int64_t pattern;           /* attention.sliding_window_pattern, 0 = no key */
+    int64_t rope_factors_ctx;  /* Phi-3's original context, 0 = no factors */
+    double rope_base, rope_scale;   /* 0 = the architecture's default; no scaling */
 } options;
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: " PROG " --shape stories15m|tinyllama|mistral7b|custom --type TYPE OUT.gguf [options]\n"
+            "usage: " PROG " --shape stories15m|tinyllama|mistral7b|gemma3-1b|custom --type TYPE OUT.gguf [options]\n"
             "  --type T       f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k (the matrices; norms are F32)\n"
             "  --seed S       weights seed (default 1)\n"
-            "  --window W     llama.attention.sliding_window (0 = none; mistral7b has 4096)\n"
+            "  --window W     {arch}.attention.sliding_window (0 = none; mistral7b has 4096)\n"
+            "  --arch A       llama (default), gemma2, gemma3, phi3, qwen2 or qwen3: llama.cpp's layout\n"
+            "  --head-dim H   attention.key_length/value_length (default dim/heads)\n"
+            "  --pattern P    attention.sliding_window_pattern = P (default: no key)\n"
+            "  --rope-base B  rope.freq_base   --rope-scale F  linear RoPE scaling (rope.scaling.factor)\n"
+            "  --rope-factors O  Phi-3 rope_factors_long/short with original context O\n"
             "  --layers N  --dim D  --heads H  --kv-heads K  --ff F  --vocab V  --ctx C\n"
             "                 override the shape's numbers (custom needs dim, heads, ff, layers)\n"
             "  -t N           threads (default: online CPUs); the output does not depend on it\n");
@@ -121,27 +150,39 @@ static int64_t number(const char *flag, const char *v, int64_t lo, int64_t hi)
 static void parse_args(int argc, char **argv, options *o)
 {
     static const char *const num_flags[] = {"--layers", "--dim", "--heads", "--kv-heads", "--ff",
-                                            "--vocab", "--ctx", "--window", "--seed", "-t"};
-    int64_t given[10];
-    const char *shape_name = NULL;
-    int i, k, have[10] = {0};
+                                            "--vocab", "--ctx", "--window", "--seed", "-t",
+                                            "--head-dim", "--pattern", "--rope-factors"};
+    int64_t given[13];
+    const char *shape_name = NULL, *arch_name = NULL;
+    int i, k, have[13] = {0};
     size_t j;
     long cpus;
     memset(o, 0, sizeof *o);
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
-        if (!strcmp(a, "--shape") || !strcmp(a, "--type")) {
+        if (!strcmp(a, "--shape") || !strcmp(a, "--type") || !strcmp(a, "--arch")) {
             if (i + 1 >= argc) fail("%s needs a value", a);
             if (!strcmp(a, "--shape")) shape_name = argv[++i];
+            else if (!strcmp(a, "--arch")) arch_name = argv[++i];
             else o->type_name = argv[++i];
             continue;
         }
-        for (k = 0; k < 10; k++)
-            if (!strcmp(a, num_flags[k])) break;
-        if (k < 10) {
+        if (!strcmp(a, "--rope-base") || !strcmp(a, "--rope-scale")) {
+            char *end;
+            double x;
             if (i + 1 >= argc) fail("%s needs a value", a);
-            given[k] = number(a, argv[++i], k == 7 ? 0 : 1, k == 8 ? INT64_MAX : k == 9 ? 256 : INT32_MAX);
+            x = strtod(argv[++i], &end);
+            if (end == argv[i] || *end || !(x > 0.0 && x < 1e12)) fail("%s wants a positive number, got \"%s\"", a, argv[i]);
+            if (!strcmp(a, "--rope-base")) o->rope_base = x;
+            else o->rope_scale = x;
+            continue;
+        }
+        for (k = 0; k < 13; k++)
+            if (!strcmp(a, num_flags[k])) break;
+        if (k < 13) {
+            if (i + 1 >= argc) fail("%s needs a value", a);
+            given[k] = number(a, argv[++i], k == 7 || k == 11 ? 0 : 1, k == 8 ? INT64_MAX : k == 9 ? 256 : INT32_MAX);
             have[k] = 1;
         } else if (a[0] == '-' && a[1]) {
             usage(stderr);
@@ -154,8 +195,14 @@ static void parse_args(int argc, char **argv, options *o)
     if (!shape_name || !o->type_name || !o->out) { usage(stderr); fail("want --shape, --type and OUT.gguf"); }
     for (j = 0; j < sizeof shapes / sizeof shapes[0]; j++)
         if (!strcmp(shape_name, shapes[j].name)) break;
-    if (j == sizeof shapes / sizeof shapes[0]) fail("--shape wants stories15m, tinyllama, mistral7b or custom, got \"%s\"", shape_name);
+    if (j == sizeof shapes / sizeof shapes[0])
+        fail("--shape wants stories15m, tinyllama, mistral7b, gemma3-1b or custom, got \"%s\"", shape_name);
     o->s = shapes[j];
+    if (arch_name) o->s.arch = arch_name;
+    for (j = 0; j < sizeof archs / sizeof archs[0]; j++)
+        if (!strcmp(o->s.arch, archs[j])) break;
+    if (j == sizeof archs / sizeof archs[0]) fail("--arch wants llama, gemma2, gemma3, phi3, qwen2 or qwen3, got \"%s\"", o->s.arch);
+    o->arch = (int)j;
     for (j = 0; j < sizeof types / sizeof types[0]; j++)
         if (!strcmp(o->type_name, types[j].name)) break;
     if (j == sizeof types / sizeof types[0]) fail("--type wants f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k, got \"%s\"", o->type_name);
@@ -174,12 +221,21 @@ static void parse_args(int argc, char **argv, options *o)
     if (have[5]) o->s.vocab = given[5];
     if (have[6]) o->s.ctx = given[6];
     if (have[7]) o->s.window = given[7];
+    if (have[10]) o->s.head_dim = given[10];
+    if (have[11]) o->pattern = given[11];
+    if (have[12]) o->rope_factors_ctx = given[12];
+    if (!o->s.head_dim) o->s.head_dim = o->s.dim / o->s.heads;
+    if (o->arch == PHI3 && o->s.head_dim * o->s.heads != o->s.dim) fail("phi3 wants heads x head-dim = dim");
+    if (o->arch == LLAMA && (have[10] || have[11] || o->rope_scale > 0.0 || have[12]))
+        fail("--head-dim, --pattern, --rope-scale and --rope-factors are for the other architectures");
+    if (have[12] && o->arch != PHI3) fail("--rope-factors is Phi-3's");
     o->seed = have[8] ? (uint64_t)given[8] : 1;
     cpus = sysconf(_SC_NPROCESSORS_ONLN);
     o->threads = have[9] ? (int)given[9] : cpus > 0 ? (int)(cpus < 256 ? cpus : 256) : 1;
 
-    if (o->s.dim % o->s.heads) fail("dim %lld is not a multiple of heads %lld", (long long)o->s.dim, (long long)o->s.heads);
-    if ((o->s.dim / o->s.heads) % 2) fail("the head size %lld must be even for RoPE", (long long)(o->s.dim / o->s.heads));
+    if (o->arch == LLAMA && o->s.dim % o->s.heads)
+        fail("dim %lld is not a multiple of heads %lld", (long long)o->s.dim, (long long)o->s.heads);
+    if (o->s.head_dim < 2 || o->s.head_dim % 2) fail("the head size %lld must be even for RoPE", (long long)o->s.head_dim);
     if (o->s.kv_heads > o->s.heads || o->s.heads % o->s.kv_heads)
         fail("heads %lld are not a multiple of kv-heads %lld", (long long)o->s.heads, (long long)o->s.kv_heads);
     if (o->s.vocab < 259) fail("the vocabulary needs at least 259 tokens (3 special, 256 bytes), got %lld", (long long)o->s.vocab);
@@ -187,10 +243,13 @@ static void parse_args(int argc, char **argv, options *o)
 
 /* ==== the model's tensors ==== */
 
+enum { MATRIX, ONES, NORM, BIAS, FACTOR };   /* what a tensor's values are */
+
 typedef struct tensor {
     char name[64];
     uint32_t type, n_dims;
-    int64_t ne[2];           /* ne[0] = row length = n_in; ne[1] = rows (1 for norms) */
+    int64_t ne[2];           /* ne[0] = row length = n_in; ne[1] = rows (1 for vectors) */
+    int kind;
 } tensor;
 
 /* The writable type for rows of `row` values: the chosen one, or its fallback (named on stderr
@@ -208,8 +267,8 @@ static uint32_t fit_type(uint32_t type, int64_t row, const char *name, int note)
     return t;
 }
 
-/* A matrix of `rows` rows of `row` values, or a norm vector when rows is 0. */
-static void add(tensor *t, size_t *n, const char *name, uint32_t type, int64_t row, int64_t rows, int note)
+/* A matrix of `rows` rows of `row` values, or a vector of `kind` when rows is 0. */
+static void add(tensor *t, size_t *n, const char *name, uint32_t type, int64_t row, int64_t rows, int note, int kind)
 {
     tensor *x = &t[(*n)++];
     snprintf(x->name, sizeof x->name, "%s", name);
@@ -217,31 +276,58 @@ static void add(tensor *t, size_t *n, const char *name, uint32_t type, int64_t r
     x->ne[0] = row;
     x->ne[1] = rows ? rows : 1;
     x->type = rows ? fit_type(type, row, name, note) : GW_F32;
+    x->kind = rows ? MATRIX : kind;
 }
 
-/* llama.cpp's names and shapes; ggml's ne = {n_in, n_out}. */
+/* llama.cpp's names and shapes for the architecture; ggml's ne = {n_in, n_out}. */
 static tensor *plan(const options *o, size_t *count)
 {
-    static const char *const names[9] = {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
-                                         "ffn_norm", "ffn_gate", "ffn_down", "ffn_up"};
     const shape *s = &o->s;
-    const int64_t d = s->dim, kv = s->dim / s->heads * s->kv_heads;
-    /* {row length, rows} of each layer tensor; 0 rows: a norm */
-    const int64_t shape_of[9][2] = {{d, 0}, {d, d}, {d, kv}, {d, kv}, {d, d}, {d, 0}, {d, s->ff}, {s->ff, d}, {d, s->ff}};
-    tensor *t = (tensor *)calloc((size_t)(3 + 9 * s->layers), sizeof *t);
+    const int64_t d = s->dim, qd = s->heads * s->head_dim, kv = s->kv_heads * s->head_dim;
+    const int a = o->arch, norm = a == LLAMA ? ONES : NORM;
+    tensor *t = (tensor *)calloc((size_t)(5 + 16 * s->layers), sizeof *t);
     size_t n = 0;
     int64_t l;
-    int k;
     char name[64];
     if (!t) fail("out of memory");
-    add(t, &n, "token_embd.weight", o->type, d, s->vocab, 1);
-    add(t, &n, "output_norm.weight", GW_F32, d, 0, 1);
-    add(t, &n, "output.weight", o->type == GW_Q4_K || o->type == GW_Q5_K ? GW_Q6_K : o->type, d, s->vocab, 1);
-    for (l = 0; l < s->layers; l++)
-        for (k = 0; k < 9; k++) {
-            snprintf(name, sizeof name, "blk.%lld.%s.weight", (long long)l, names[k]);
-            add(t, &n, name, o->type, shape_of[k][0], shape_of[k][1], l == 0);
+    add(t, &n, "token_embd.weight", o->type, d, s->vocab, 1, 0);
+    add(t, &n, "output_norm.weight", GW_F32, d, 0, 1, norm);
+    if (a != GEMMA2 && a != GEMMA3)   /* Gemma's output is its embedding */
+        add(t, &n, "output.weight", o->type == GW_Q4_K || o->type == GW_Q5_K ? GW_Q6_K : o->type, d, s->vocab, 1, 0);
+    if (o->rope_factors_ctx) {
+        add(t, &n, "rope_factors_long.weight", GW_F32, s->head_dim / 2, 0, 1, FACTOR);
+        add(t, &n, "rope_factors_short.weight", GW_F32, s->head_dim / 2, 0, 1, FACTOR);
+    }
+    for (l = 0; l < s->layers; l++) {
+        int first = l == 0;
+#define T(suffix, row, rows, kind) (snprintf(name, sizeof name, "blk.%lld." suffix, (long long)l), \
+                                    add(t, &n, name, o->type, row, rows, first, kind))
+        T("attn_norm.weight", d, 0, norm);
+        if (a == PHI3) {
+            T("attn_qkv.weight", d, qd + 2 * kv, 0);
+        } else {
+            T("attn_q.weight", d, qd, 0);
+            T("attn_k.weight", d, kv, 0);
+            T("attn_v.weight", d, kv, 0);
         }
+        if (a == QWEN2) {
+            T("attn_q.bias", qd, 0, BIAS);
+            T("attn_k.bias", kv, 0, BIAS);
+            T("attn_v.bias", kv, 0, BIAS);
+        }
+        if (a == GEMMA3 || a == QWEN3) {
+            T("attn_q_norm.weight", s->head_dim, 0, NORM);
+            T("attn_k_norm.weight", s->head_dim, 0, NORM);
+        }
+        T("attn_output.weight", qd, d, 0);
+        if (a == GEMMA2 || a == GEMMA3) T("post_attention_norm.weight", d, 0, NORM);
+        T("ffn_norm.weight", d, 0, norm);
+        if (a != PHI3) T("ffn_gate.weight", d, s->ff, 0);
+        T("ffn_down.weight", s->ff, d, 0);
+        T("ffn_up.weight", d, a == PHI3 ? 2 * s->ff : s->ff, 0);
+        if (a == GEMMA2 || a == GEMMA3) T("post_ffw_norm.weight", d, 0, NORM);
+#undef T
+    }
     *count = n;
     return t;
 }
@@ -342,11 +428,15 @@ static void write_tensor(gw_writer *w, const tensor *t, uint64_t seed, uint64_t 
     pthread_t tid[256];
     job jobs[256];
     int k;
-    if (t->n_dims == 1) {                     /* norms: ones, as a trained model's are near */
+    if (t->n_dims == 1) {   /* llama's norms: ones, as a trained model's are near; the others vary */
         int64_t i;
-        float *ones = (float *)buf;
-        for (i = 0; i < t->ne[0]; i++) ones[i] = 1.0f;
-        if (gw_stream_rows(w, ones, 1)) fail("%s: %s", t->name, gw_error(w));
+        float *v = (float *)buf;
+        double unit = sqrt((double)t->ne[0] / 3.0);   /* random_row's amplitude is 1 / unit */
+        random_row(v, t->ne[0], seed, id, 0);
+        for (i = 0; i < t->ne[0]; i++)
+            v[i] = t->kind == ONES ? 1.0f : t->kind == NORM ? 1.0f + (float)(0.3 * unit) * v[i]
+                 : t->kind == BIAS ? (float)(0.2 * unit) * v[i] : 2.0f + (float)unit * v[i];
+        if (gw_stream_rows(w, v, 1)) fail("%s: %s", t->name, gw_error(w));
         return;
     }
     if (chunk < 1) fail("%s: a row of %zu bytes does not fit the buffer", t->name, row_bytes);
@@ -376,6 +466,50 @@ static void write_tensor(gw_writer *w, const tensor *t, uint64_t seed, uint64_t 
 }
 
 /* ==== main ==== */
+
+/* The keys llama.cpp's converter writes for the architecture. */
+static void put_hparams(gw_writer *w, const options *o, const char *name)
+{
+    const char *arch = archs[o->arch];
+    const shape *s = &o->s;
+    char key[96];
+#define KEY(suffix) (snprintf(key, sizeof key, "%s.%s", arch, suffix), key)
+    gw_kv_str(w, "general.architecture", arch);
+    gw_kv_str(w, "general.name", name);
+    gw_kv_u32(w, "general.file_type", o->file_type);
+    if (o->type != GW_F32 && o->type != GW_F16 && o->type != GW_BF16) gw_kv_u32(w, "general.quantization_version", 2);
+    gw_kv_u32(w, KEY("context_length"), (uint32_t)s->ctx);
+    gw_kv_u32(w, KEY("embedding_length"), (uint32_t)s->dim);
+    gw_kv_u32(w, KEY("block_count"), (uint32_t)s->layers);
+    gw_kv_u32(w, KEY("feed_forward_length"), (uint32_t)s->ff);
+    gw_kv_u32(w, KEY("attention.head_count"), (uint32_t)s->heads);
+    gw_kv_u32(w, KEY("attention.head_count_kv"), (uint32_t)s->kv_heads);
+    if (o->arch == LLAMA || o->arch == PHI3) gw_kv_u32(w, KEY("rope.dimension_count"), (uint32_t)s->head_dim);
+    if (o->arch != LLAMA && o->arch != PHI3) {
+        gw_kv_u32(w, KEY("attention.key_length"), (uint32_t)s->head_dim);
+        gw_kv_u32(w, KEY("attention.value_length"), (uint32_t)s->head_dim);
+    }
+    gw_kv_f32(w, KEY("rope.freq_base"), (float)(o->rope_base > 0.0 ? o->rope_base : o->arch == GEMMA3 ? 1e6 : 10000.0));
+    gw_kv_f32(w, KEY("attention.layer_norm_rms_epsilon"), o->arch == LLAMA || o->arch == PHI3 ? 1e-5f : 1e-6f);
+    if (o->arch == LLAMA) gw_kv_u32(w, KEY("vocab_size"), (uint32_t)s->vocab);
+    if (o->arch == GEMMA2) {
+        gw_kv_f32(w, KEY("attn_logit_softcapping"), 50.0f);
+        gw_kv_f32(w, KEY("final_logit_softcapping"), 30.0f);
+    }
+    if (o->rope_scale > 0.0) {
+        gw_kv_str(w, KEY("rope.scaling.type"), "linear");
+        gw_kv_f32(w, KEY("rope.scaling.factor"), (float)o->rope_scale);
+    }
+    if (o->rope_factors_ctx) {
+        double scale = (double)s->ctx / (double)o->rope_factors_ctx;
+        gw_kv_u32(w, KEY("rope.scaling.original_context_length"), (uint32_t)o->rope_factors_ctx);
+        gw_kv_f32(w, KEY("rope.scaling.attn_factor"),
+                  scale > 1.0 ? (float)sqrt(1.0 + log(scale) / log((double)o->rope_factors_ctx)) : 1.0f);
+    }
+    if (s->window || o->arch == PHI3) gw_kv_u32(w, KEY("attention.sliding_window"), (uint32_t)s->window);
+    if (o->pattern) gw_kv_u32(w, KEY("attention.sliding_window_pattern"), (uint32_t)o->pattern);
+#undef KEY
+}
 
 static const char *type_label(uint32_t t)
 {
@@ -414,22 +548,9 @@ int main(int argc, char **argv)
     parse_args(argc, argv, &o);
     t = plan(&o, &n_tensors);
     if (!(w = gw_new(3))) fail("out of memory");
+    /* no architecture in the name: llama.cpp looks for tokens Phi-3's vocabulary has when a name says "phi3" */
     snprintf(name, sizeof name, "random %s %s", o.s.name, o.type_name);
-    gw_kv_str(w, "general.architecture", "llama");
-    gw_kv_str(w, "general.name", name);
-    gw_kv_u32(w, "general.file_type", o.file_type);
-    if (o.type != GW_F32 && o.type != GW_F16 && o.type != GW_BF16) gw_kv_u32(w, "general.quantization_version", 2);
-    gw_kv_u32(w, "llama.context_length", (uint32_t)o.s.ctx);
-    gw_kv_u32(w, "llama.embedding_length", (uint32_t)o.s.dim);
-    gw_kv_u32(w, "llama.block_count", (uint32_t)o.s.layers);
-    gw_kv_u32(w, "llama.feed_forward_length", (uint32_t)o.s.ff);
-    gw_kv_u32(w, "llama.attention.head_count", (uint32_t)o.s.heads);
-    gw_kv_u32(w, "llama.attention.head_count_kv", (uint32_t)o.s.kv_heads);
-    gw_kv_u32(w, "llama.rope.dimension_count", (uint32_t)(o.s.dim / o.s.heads));
-    gw_kv_f32(w, "llama.rope.freq_base", 10000.0f);
-    gw_kv_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    gw_kv_u32(w, "llama.vocab_size", (uint32_t)o.s.vocab);
-    if (o.s.window) gw_kv_u32(w, "llama.attention.sliding_window", (uint32_t)o.s.window);
+    put_hparams(w, &o, name);
     put_vocab(w, o.s.vocab);
     for (i = 0; i < n_tensors; i++) {
         if (gw_declare_tensor(w, t[i].name, t[i].type, t[i].n_dims, t[i].ne)) fail("%s: %s", t[i].name, gw_error(w));
@@ -437,8 +558,8 @@ int main(int argc, char **argv)
     }
     total = gw_data_size(w);
     check_space(o.out, total);
-    fprintf(stderr, PROG ": %s: %s, %lld layers, dim %lld, %lld/%lld heads, FFN %lld, vocab %lld, window %lld: "
-            "%.3f B parameters, %.2f GB of tensor data, %d thread%s\n", o.out, o.s.name, (long long)o.s.layers,
+    fprintf(stderr, PROG ": %s: %s %s, %lld layers, dim %lld, %lld/%lld heads, FFN %lld, vocab %lld, window %lld: "
+            "%.3f B parameters, %.2f GB of tensor data, %d thread%s\n", o.out, archs[o.arch], o.s.name, (long long)o.s.layers,
             (long long)o.s.dim, (long long)o.s.heads, (long long)o.s.kv_heads, (long long)o.s.ff,
             (long long)o.s.vocab, (long long)o.s.window, (double)params / 1e9, (double)total / 1e9, o.threads,
             o.threads == 1 ? "" : "s");

@@ -1,0 +1,505 @@
+#define _POSIX_C_SOURCE 200809L   /* mkstemp, popen */
+/* The architectures beyond llama (gemma2, gemma3, phi3, qwen2, qwen3) against the Hugging Face
+   transformers implementation of each, on the same random weights: swa-mkmodel writes the model
+   in llama.cpp's layout from the arguments stored in tests/data/arch-*.ref, which also holds the
+   tokens and transformers' logits (tools/arch_reference.py, float64, eager attention). Every
+   position is compared, most of them past the window, for prefill chunks of 1 (every earlier
+   key from the ring), W - 1, W, W + 1 and the whole sequence (every key from the chunk itself:
+   plain attention with the window as a mask), so the ring agrees with full attention with a
+   mask. The windowed layers and their memory are checked against the architecture's rule.
+   Also: swa-inspect's per-layer windows and patterns, windows beyond the trained context,
+   attention sinks, and broken files of the new architectures. */
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+#define GW_IMPLEMENTATION
+#include "tools/gguf_writer.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "tests/programs.h"
+
+#define DATA_DIR "tests/data/"
+#define TOLERANCE 2e-5   /* F32 weights and cache: float rounding only (test_cache's tolerance) */
+
+typedef struct ref {
+    int n, n_vocab;
+    char args[512];
+    int32_t *tokens;
+    float *logits;
+} ref;
+
+static void read_ref(const char *name, ref *r)
+{
+    char path[256], line[640];
+    FILE *f;
+    size_t nl;
+    snprintf(path, sizeof path, DATA_DIR "arch-%s.ref", name);
+    f = fopen(path, "rb");
+    if (!f) fail_msg("%s: cannot open (run from the repository root)", path);
+    if (!fgets(line, sizeof line, f) || sscanf(line, "swa-ref 1 %d %d", &r->n, &r->n_vocab) != 2 || r->n <= 0 ||
+        r->n > 4096 || r->n_vocab <= 0 || r->n_vocab > 65536)
+        fail_msg("%s: bad header", path);
+    nl = strcspn(line, "\n");
+    line[nl] = '\0';
+    {
+        const char *args = line;
+        int k;
+        for (k = 0; k < 4; k++) args = strchr(args, ' ') + 1;   /* past "swa-ref 1 n V" */
+        snprintf(r->args, sizeof r->args, "%s", args);
+    }
+    r->tokens = (int32_t *)malloc((size_t)r->n * sizeof(int32_t));
+    r->logits = (float *)malloc((size_t)r->n * (size_t)r->n_vocab * sizeof(float));
+    assert_non_null(r->tokens);
+    assert_non_null(r->logits);
+    if (fread(r->tokens, sizeof(int32_t), (size_t)r->n, f) != (size_t)r->n ||
+        fread(r->logits, sizeof(float), (size_t)r->n * (size_t)r->n_vocab, f) != (size_t)r->n * (size_t)r->n_vocab)
+        fail_msg("%s: truncated", path);
+    fclose(f);
+}
+
+/* The model of a reference file, written by swa-mkmodel into a temporary file. */
+static swa_model *make_model(const ref *r)
+{
+    char path[] = "/tmp/swa-test-arch-XXXXXX", cmd[1024];
+    int fd = mkstemp(path);
+    swa_model *m = NULL;
+    swa_error err;
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(cmd, sizeof cmd, "%s %s %s 2>/dev/null", PROGRAM("swa-mkmodel"), r->args, path);
+    if (system(cmd) != 0) fail_msg("failed: %s", cmd);
+    if (swa_model_load(path, &m, &err) != SWA_OK) fail_msg("%s: %s", r->args, err.msg);
+    remove(path);   /* the mapping stays valid */
+    return m;
+}
+
+/* Largest |ours - theirs| over all logits, relative to the largest |theirs|. */
+static double rel_error(const float *a, const float *b, size_t n)
+{
+    double err = 0.0, scale = 1e-30;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (fabs((double)a[i] - b[i]) > err) err = fabs((double)a[i] - b[i]);
+        if (fabs((double)b[i]) > scale) scale = fabs((double)b[i]);
+    }
+    return err / scale;
+}
+
+/* Logits of the whole sequence, fed in chunks of `chunk` tokens (n_batch = chunk). */
+static void run_chunks(swa_model *m, const ref *r, int chunk, int kernels, float *out)
+{
+    swa_ctx_config cfg;
+    swa_ctx *c;
+    swa_error err;
+    int i;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.kv_type = SWA_KV_F32;
+    cfg.n_batch = chunk;
+    cfg.kernels = kernels;
+    cfg.n_threads = 2;
+    if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("ctx: %s", err.msg);
+    for (i = 0; i < r->n; i += chunk) {
+        int len = r->n - i < chunk ? r->n - i : chunk;
+        if (swa_ctx_eval_all(c, r->tokens + i, (size_t)len, out + (size_t)i * r->n_vocab, &err) != SWA_OK)
+            fail_msg("eval at %d: %s", i, err.msg);
+    }
+    swa_ctx_free(c);
+}
+
+/* Which layers llama.cpp's rules window: Gemma 2 every other one from the first, Gemma 3 five of
+   six (or the file's period), the others all of them when the file has a window. */
+static int expect_windowed(const char *arch, const char *args, int l)
+{
+    const char *p = strstr(args, "--pattern ");
+    int period = p ? atoi(p + 10) : !strcmp(arch, "gemma2") ? 2 : !strcmp(arch, "gemma3") ? 6 : 0;
+    return period <= 1 || l % period < period - 1;
+}
+
+static int arg_int(const char *args, const char *flag, int def)
+{
+    const char *p = strstr(args, flag);
+    return p ? atoi(p + strlen(flag)) : def;
+}
+
+static void check_case(const char *name)
+{
+    ref r;
+    swa_model *m;
+    const swa_hparams *hp;
+    float *got;
+    int W, chunks[5], k, l, kern;
+    size_t n_all, windowed = 0, global = 0, want_w = 0, want_g = 0, row;
+    swa_ctx_config cfg;
+    read_ref(name, &r);
+    m = make_model(&r);
+    hp = swa_model_hparams(m);
+    assert_int_equal(hp->n_vocab, r.n_vocab);
+    W = arg_int(r.args, "--window ", 0);
+    cfg = swa_ctx_config_default(m);
+    cfg.kv_type = SWA_KV_F32;
+    /* the layers: windows as the rule says, memory W slots or n_ctx slots each */
+    row = (size_t)hp->n_kv_head * (size_t)hp->head_dim * sizeof(float);
+    for (l = 0; l < hp->n_layer; l++) {
+        int w = W > 0 && expect_windowed(hp->arch, r.args, l) ? W : 0;
+        if (swa_model_layer_window(m, l) != w) fail_msg("%s: layer %d has window %d, want %d", name, l, swa_model_layer_window(m, l), w);
+        if (w) want_w += 2 * row * (size_t)w;
+        else want_g += 2 * row * (size_t)cfg.n_ctx;
+    }
+    assert_int_equal(swa_ctx_cache_split(m, &cfg, &windowed, &global), want_w + want_g);
+    assert_int_equal(windowed, want_w);
+    assert_int_equal(global, want_g);
+    /* logits against transformers for each chunk size */
+    n_all = (size_t)r.n * (size_t)r.n_vocab;
+    got = (float *)malloc(n_all * sizeof(float));
+    assert_non_null(got);
+    if (W < 3) W = 8;
+    chunks[0] = 1; chunks[1] = W - 1; chunks[2] = W; chunks[3] = W + 1; chunks[4] = r.n;
+    for (kern = 0; kern < 2; kern++)
+        for (k = 0; k < 5; k++) {
+            double e;
+            if (kern && k != 0 && k != 4) continue;   /* the reference kernels: chunks of 1 and whole */
+            run_chunks(m, &r, chunks[k], kern ? SWA_KERNELS_REF : SWA_KERNELS_BEST, got);
+            e = rel_error(got, r.logits, n_all);
+            if (e > TOLERANCE)
+                fail_msg("%s (%s), chunks of %d, %s kernels: error %.3g (tolerance %.3g)", name, r.args, chunks[k],
+                         kern ? "ref" : "best", e, TOLERANCE);
+            if (k == 4 && !kern) fprintf(stderr, "test_arch: %-14s error %.3g\n", name, e);
+        }
+    /* past n_ctx: refused with global layers, fine when every layer has a window */
+    {
+        swa_ctx *c;
+        swa_error err;
+        const float *last;
+        cfg.n_ctx = r.n - 1;
+        cfg.n_threads = 1;
+        assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_OK);
+        assert_int_equal(swa_ctx_eval(c, r.tokens, (size_t)r.n, &last, &err), want_g ? SWA_ERR_CONTEXT_FULL : SWA_OK);
+        swa_ctx_free(c);
+    }
+    free(got);
+    free(r.tokens);
+    free(r.logits);
+    swa_model_free(m);
+}
+
+static void test_gemma2(void **state) { (void)state; check_case("gemma2-w5"); check_case("gemma2-w12"); }
+static void test_gemma3(void **state) { (void)state; check_case("gemma3-w8"); check_case("gemma3-p3"); }
+static void test_phi3(void **state) { (void)state; check_case("phi3-w7"); check_case("phi3-long-w10"); }
+static void test_qwen2(void **state) { (void)state; check_case("qwen2-w6"); check_case("qwen2-full"); }
+static void test_qwen3(void **state) { (void)state; check_case("qwen3-w9"); }
+
+/* swa-inspect --set-window with a pattern writes one window per layer, the pattern repeated,
+   under the file's architecture; swa-inspect then prints each layer's window and cache. */
+static void test_inspect_pattern(void **state)
+{
+    static const struct { const char *mk, *pattern; int want[4]; } cases[] = {
+        {"--arch gemma2 --window 8", "0,16", {0, 16, 0, 16}},
+        {"--window 8", "0,32,32,32", {0, 32, 32, 32}},        /* llama: Ministral's layout */
+        {"--arch qwen3 --head-dim 16 --window 8", "5", {5, 5, 5, 5}},
+    };
+    char in[] = "/tmp/swa-test-arch-in-XXXXXX", out[] = "/tmp/swa-test-arch-out-XXXXXX", cmd[1024], line[256];
+    size_t k;
+    int l, fd_in, fd_out;
+    (void)state;
+    fd_in = mkstemp(in);
+    fd_out = mkstemp(out);
+    assert_true(fd_in >= 0 && fd_out >= 0);
+    close(fd_in);
+    close(fd_out);
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        swa_model *m;
+        swa_error err;
+        FILE *p;
+        int seen = 0;
+        snprintf(cmd, sizeof cmd, "%s --shape custom --type f32 --layers 4 --dim 32 --heads 2 --ff 32 --vocab 260 --ctx 64 %s %s 2>/dev/null",
+                 PROGRAM("swa-mkmodel"), cases[k].mk, in);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "%s %s --set-window %s %s >/dev/null 2>&1", PROGRAM("swa-inspect"), in, cases[k].pattern, out);
+        assert_int_equal(system(cmd), 0);
+        if (swa_model_load(out, &m, &err) != SWA_OK) fail_msg("%s", err.msg);
+        for (l = 0; l < 4; l++) assert_int_equal(swa_model_layer_window(m, l), cases[k].want[l]);
+        swa_model_free(m);
+        snprintf(cmd, sizeof cmd, "%s %s", PROGRAM("swa-inspect"), out);
+        p = popen(cmd, "r");
+        assert_non_null(p);
+        while (fgets(line, sizeof line, p)) {
+            int layer, w;
+            if (sscanf(line, " layer %d: window %d", &layer, &w) == 2) {
+                assert_int_equal(w, cases[k].want[layer]);
+                seen++;
+            } else if (sscanf(line, " layer %d: full attention", &layer) == 1) {
+                assert_int_equal(0, cases[k].want[layer]);
+                seen++;
+            }
+        }
+        assert_int_equal(pclose(p), 0);
+        assert_int_equal(seen, 4);
+    }
+    /* a list of zeros only, or a negative entry, is refused */
+    snprintf(cmd, sizeof cmd, "%s %s --set-window 0,0 %s 2>/dev/null", PROGRAM("swa-inspect"), in, out);
+    assert_int_not_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s %s --set-window 4,-1 %s 2>/dev/null", PROGRAM("swa-inspect"), in, out);
+    assert_int_not_equal(system(cmd), 0);
+    remove(in);
+    remove(out);
+}
+
+/* A window longer than the trained context is full attention: n_ctx slots, not W (Phi-3.5-mini's
+   262144 over 131072); one that fits stays a window. */
+static void test_window_beyond_context(void **state)
+{
+    char path[] = "/tmp/swa-test-arch-long-XXXXXX", cmd[512];
+    static const int windows[2] = {65, 64};
+    int fd = mkstemp(path), k, l;
+    (void)state;
+    assert_true(fd >= 0);
+    close(fd);
+    for (k = 0; k < 2; k++) {
+        swa_model *m;
+        swa_error err;
+        snprintf(cmd, sizeof cmd, "%s --shape custom --arch phi3 --type f32 --layers 2 --dim 32 --heads 2 --ff 32 "
+                 "--vocab 260 --ctx 64 --window %d %s 2>/dev/null", PROGRAM("swa-mkmodel"), windows[k], path);
+        assert_int_equal(system(cmd), 0);
+        if (swa_model_load(path, &m, &err) != SWA_OK) fail_msg("%s", err.msg);
+        for (l = 0; l < 2; l++) assert_int_equal(swa_model_layer_window(m, l), windows[k] > 64 ? 0 : windows[k]);
+        assert_int_equal(swa_model_hparams(m)->n_windowed, windows[k] > 64 ? 0 : 2);
+        swa_model_free(m);
+    }
+    remove(path);
+}
+
+/* Attention sinks (swa_ctx_config.n_sink): up to n_ctx the logits are those without sinks, bit
+   for bit; past it evaluation goes on, the same for every chunk size, and a query at position i
+   of a one-layer model sees exactly the sinks 0..n_sink-1 and positions i-(n_ctx-n_sink)+1..i:
+   changing a token outside them leaves its logits bit-identical, inside them changes them. */
+static float *sink_logits(swa_model *m, const int32_t *tok, int n, int n_sink, int chunk)
+{
+    swa_ctx_config cfg;
+    swa_ctx *c;
+    swa_error err;
+    float *out = (float *)malloc((size_t)n * (size_t)swa_model_hparams(m)->n_vocab * sizeof(float));
+    int i;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n_ctx = 16;
+    cfg.n_sink = n_sink;
+    cfg.n_batch = chunk;
+    cfg.kv_type = SWA_KV_F32;
+    cfg.n_threads = 1;
+    if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("%s", err.msg);
+    for (i = 0; i < n; i += chunk) {
+        int len = n - i < chunk ? n - i : chunk;
+        if (swa_ctx_eval_all(c, tok + i, (size_t)len, out + (size_t)i * swa_model_hparams(m)->n_vocab, &err) != SWA_OK)
+            fail_msg("eval at %d: %s", i, err.msg);
+    }
+    swa_ctx_free(c);
+    return out;
+}
+
+static void test_attention_sinks(void **state)
+{
+    ref r;
+    swa_model *m;
+    int32_t tok[40];
+    int V, k, i, n = 40;
+    float *plain, *a, *b;
+    swa_ctx_config cfg;
+    swa_ctx *c;
+    swa_error err;
+    static const struct { int pos, changes; } edits[] = {{3, 1}, {4, 0}, {27, 0}, {28, 1}};
+    (void)state;
+    memset(&r, 0, sizeof r);
+    snprintf(r.args, sizeof r.args, "--shape custom --type f32 --vocab 272 --arch gemma2 --layers 2 --dim 32 --heads 2 "
+             "--kv-heads 1 --head-dim 16 --ff 32 --ctx 128 --window 5");
+    m = make_model(&r);
+    V = swa_model_hparams(m)->n_vocab;
+    for (i = 0; i < n; i++) tok[i] = 3 + (i * 37) % 250;
+    /* before n_ctx: the sinks change nothing */
+    plain = sink_logits(m, tok, 16, 0, 16);
+    a = sink_logits(m, tok, 16, 4, 16);
+    assert_memory_equal(plain, a, 16 * (size_t)V * sizeof(float));
+    free(plain);
+    free(a);
+    /* past n_ctx: every chunk size gives the same bits */
+    a = sink_logits(m, tok, n, 4, 1);
+    for (k = 0; k < 3; k++) {
+        static const int chunks[3] = {11, 12, 40};
+        b = sink_logits(m, tok, n, 4, chunks[k]);
+        assert_memory_equal(a, b, (size_t)n * (size_t)V * sizeof(float));
+        free(b);
+    }
+    for (i = 0; i < n * V; i++) assert_true(isfinite(a[i]));
+    free(a);
+    /* invalid: n_sink not below n_ctx, or negative */
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n_ctx = 16;
+    cfg.n_sink = 16;
+    assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_ERR_INVALID_ARG);
+    cfg.n_sink = -1;
+    assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_ERR_INVALID_ARG);
+    swa_model_free(m);
+    /* the mask, on one global layer: query 39 sees 0..3 and 28..39 (n_ctx 16, 4 sinks) */
+    snprintf(r.args, sizeof r.args, "--shape custom --type f32 --vocab 272 --arch qwen2 --layers 1 --dim 32 --heads 2 "
+             "--kv-heads 1 --ff 32 --ctx 128");
+    m = make_model(&r);
+    a = sink_logits(m, tok, n, 4, 40);
+    for (k = 0; k < 4; k++) {
+        int32_t t2[40];
+        int same;
+        memcpy(t2, tok, sizeof t2);
+        t2[edits[k].pos] = tok[edits[k].pos] == 5 ? 6 : 5;
+        b = sink_logits(m, t2, n, 4, 40);
+        same = !memcmp(a + 39 * (size_t)V, b + 39 * (size_t)V, (size_t)V * sizeof(float));
+        if (same == edits[k].changes) fail_msg("token %d: logits at 39 %s", edits[k].pos, same ? "unchanged" : "changed");
+        free(b);
+    }
+    free(a);
+    swa_model_free(m);
+}
+
+/* ---- broken files of the new architectures: a clear error naming the key or tensor ---- */
+
+typedef struct variant {
+    const char *arch;          /* qwen3 (Q/K norms) or phi3 (fused, RoPE factors) */
+    const char *pattern_kind;  /* "short" array, "ints" array of 2, "bool" scalar, NULL */
+    const char *scaling;       /* rope.scaling.type, or NULL */
+    int bad_factor;            /* a rope factor of 0 */
+    int omit_k_norm;
+} variant;
+
+static void vec(gw_writer *w, const char *name, int64_t n, float value)
+{
+    float *x = (float *)malloc((size_t)n * sizeof(float));
+    int64_t i;
+    for (i = 0; i < n; i++) x[i] = value;
+    gw_tensor_f32(w, name, GW_F32, 1, &n, x);
+    free(x);
+}
+
+static void mat(gw_writer *w, const char *name, int64_t cols, int64_t rows)
+{
+    float *x = (float *)calloc((size_t)(cols * rows), sizeof(float));
+    int64_t ne[2] = {cols, rows};
+    gw_tensor_f32(w, name, GW_F32, 2, ne, x);
+    free(x);
+}
+
+static swa_status load_variant(const variant *v, swa_error *err)
+{
+    gw_writer *w = gw_new(3);
+    const int d = 32, hd = 16, ff = 32, V = 8, L = 2;
+    char key[96], name[64];
+    int l, phi = !strcmp(v->arch, "phi3");
+    uint8_t *bytes;
+    size_t size;
+    swa_model *m = NULL;
+    swa_status s;
+#define K(suffix) (snprintf(key, sizeof key, "%s.%s", v->arch, suffix), key)
+    gw_kv_str(w, "general.architecture", v->arch);
+    gw_kv_u32(w, K("block_count"), L);
+    gw_kv_u32(w, K("embedding_length"), d);
+    gw_kv_u32(w, K("feed_forward_length"), ff);
+    gw_kv_u32(w, K("attention.head_count"), 2);
+    gw_kv_u32(w, K("attention.head_count_kv"), 1);
+    gw_kv_u32(w, K("attention.sliding_window"), 4);
+    if (v->pattern_kind && !strcmp(v->pattern_kind, "short")) {
+        uint8_t b[1] = {1};
+        gw_kv_array(w, K("attention.sliding_window_pattern"), GW_BOOL, 1, b);
+    } else if (v->pattern_kind && !strcmp(v->pattern_kind, "ints")) {
+        int32_t b[2] = {1, 2};
+        gw_kv_array(w, K("attention.sliding_window_pattern"), GW_I32, 2, b);
+    } else if (v->pattern_kind) {
+        gw_kv_bool(w, K("attention.sliding_window_pattern"), 1);
+    }
+    if (v->scaling) gw_kv_str(w, K("rope.scaling.type"), v->scaling);
+#undef K
+    mat(w, "token_embd.weight", d, V);
+    vec(w, "output_norm.weight", d, 1.0f);
+    if (phi) {
+        vec(w, "rope_factors_long.weight", hd / 2, 1.0f);
+        vec(w, "rope_factors_short.weight", hd / 2, v->bad_factor ? 0.0f : 1.0f);
+    }
+    for (l = 0; l < L; l++) {
+#define N(suffix) (snprintf(name, sizeof name, "blk.%d." suffix, l), name)
+        vec(w, N("attn_norm.weight"), d, 1.0f);
+        vec(w, N("ffn_norm.weight"), d, 1.0f);
+        if (phi) {
+            mat(w, N("attn_qkv.weight"), d, d + 2 * hd);
+            mat(w, N("ffn_up.weight"), d, 2 * ff);
+        } else {
+            mat(w, N("attn_q.weight"), d, d);
+            mat(w, N("attn_k.weight"), d, hd);
+            mat(w, N("attn_v.weight"), d, hd);
+            mat(w, N("ffn_gate.weight"), d, ff);
+            mat(w, N("ffn_up.weight"), d, ff);
+            vec(w, N("attn_q_norm.weight"), hd, 1.0f);
+            if (!v->omit_k_norm) vec(w, N("attn_k_norm.weight"), hd, 1.0f);
+        }
+        mat(w, N("attn_output.weight"), d, d);
+        mat(w, N("ffn_down.weight"), ff, d);
+#undef N
+    }
+    bytes = gw_to_memory(w, &size);
+    gw_free(w);
+    assert_non_null(bytes);
+    s = swa_model_load_memory(bytes, size, &m, err);
+    swa_model_free(m);
+    free(bytes);
+    return s;
+}
+
+static void expect_error(const variant *v, swa_status code, const char *needle)
+{
+    swa_error err;
+    swa_status s = load_variant(v, &err);
+    if (s != code || !strstr(err.msg, needle))
+        fail_msg("got %s \"%s\", want %s mentioning \"%s\"", swa_status_str(s), s ? err.msg : "", swa_status_str(code), needle);
+}
+
+static void test_broken_files(void **state)
+{
+    variant v;
+    (void)state;
+    memset(&v, 0, sizeof v);
+    v.arch = "qwen3";
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);         /* the base is valid */
+    v.arch = "phi3";
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);
+    memset(&v, 0, sizeof v);
+    v.arch = "qwen3";
+    v.omit_k_norm = 1;
+    expect_error(&v, SWA_ERR_MODEL, "blk.0.attn_k_norm.weight is missing");
+    v.omit_k_norm = 0;
+    v.pattern_kind = "short";
+    expect_error(&v, SWA_ERR_MODEL, "sliding_window_pattern: 1 entries, want one per layer");
+    v.pattern_kind = "ints";
+    expect_error(&v, SWA_ERR_MODEL, "sliding_window_pattern: entry 1 is not a bool");
+    v.pattern_kind = "bool";
+    expect_error(&v, SWA_ERR_MODEL, "sliding_window_pattern: want a period");
+    v.pattern_kind = NULL;
+    v.scaling = "yarn";
+    expect_error(&v, SWA_ERR_UNSUPPORTED, "RoPE scaling \"yarn\" is not supported");
+    memset(&v, 0, sizeof v);
+    v.arch = "phi3";
+    v.bad_factor = 1;
+    expect_error(&v, SWA_ERR_MODEL, "rope_factors_short.weight: entry 0 is not a positive number");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gemma2), cmocka_unit_test(test_gemma3), cmocka_unit_test(test_phi3),
+        cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_inspect_pattern),
+        cmocka_unit_test(test_broken_files), cmocka_unit_test(test_window_beyond_context),
+        cmocka_unit_test(test_attention_sinks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

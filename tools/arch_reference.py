@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Reference logits for tests/test_arch.c from Hugging Face transformers.
+
+For each case below, swa-mkmodel writes a tiny random F32 model in llama.cpp's GGUF layout of
+one architecture; this script reads the file back with the `gguf` package, undoes what
+llama.cpp's converter does to the weights (Gemma's norms are stored as 1 + w), loads them into
+the transformers class of that architecture (Gemma2ForCausalLM, Gemma3ForCausalLM,
+Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM) in float64 with eager attention, and
+writes the logits of every position of a random token sequence to tests/data/arch-<case>.ref.
+
+Windows: transformers (5.x, masking_utils.sliding_window_overlay) lets query i see keys j with
+i - sliding_window < j <= i, the same as swa.h's W, so sliding_window = W. The layer pattern is
+left to transformers' defaults for Gemma (layer_types from sliding_window_pattern, 2 or 6),
+so the test also checks that swa.h derives the same windowed layers from the file; Qwen's
+windows are on every layer (use_sliding_window with max_window_layers 0), Phi-3's too.
+
+File format: one text line "swa-ref 1 <n_tokens> <n_vocab> <mkmodel arguments>", then
+n_tokens int32 token ids and n_tokens x n_vocab float32 logits, little-endian.
+
+    pip install torch transformers gguf numpy
+    make build/swa-mkmodel && python3 tools/arch_reference.py
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import gguf
+import transformers
+
+V = 272   # vocabulary: swa-mkmodel's 259 special and byte tokens and a few more
+N = 40    # tokens per sequence
+
+# name, mkmodel arguments (after --type f32 --vocab V), tokens
+CASES = [
+    ("gemma2-w5", "--arch gemma2 --layers 4 --dim 64 --heads 4 --kv-heads 2 --head-dim 32 --ff 96 --ctx 128 --window 5"),
+    ("gemma2-w12", "--arch gemma2 --layers 3 --dim 48 --heads 2 --kv-heads 1 --head-dim 32 --ff 64 --ctx 128 --window 12"),
+    ("gemma3-w8", "--arch gemma3 --layers 7 --dim 64 --heads 4 --kv-heads 1 --head-dim 32 --ff 96 --ctx 128 --window 8 --rope-scale 4"),
+    ("gemma3-p3", "--arch gemma3 --layers 6 --dim 32 --heads 2 --kv-heads 2 --head-dim 16 --ff 64 --ctx 128 --window 6 --pattern 3"),
+    ("phi3-w7", "--arch phi3 --layers 3 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --window 7"),
+    ("phi3-long-w10", "--arch phi3 --layers 2 --dim 64 --heads 4 --kv-heads 4 --ff 96 --ctx 64 --window 10 --rope-factors 16"),
+    ("qwen2-w6", "--arch qwen2 --layers 3 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --window 6"),
+    ("qwen2-full", "--arch qwen2 --layers 2 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --rope-base 1000000"),
+    ("qwen3-w9", "--arch qwen3 --layers 3 --dim 64 --heads 4 --kv-heads 2 --head-dim 32 --ff 96 --ctx 128 --window 9"),
+]
+
+
+def field(r, key, default=None):
+    f = r.fields.get(key)
+    return default if f is None else f.contents()
+
+
+def tensors(r):
+    return {t.name: torch.from_numpy(np.array(t.data, dtype=np.float64)) for t in r.tensors}
+
+
+def config_for(arch, r):
+    k = lambda s, d=None: field(r, f"{arch}.{s}", d)
+    d = k("embedding_length")
+    heads = k("attention.head_count")
+    c = dict(vocab_size=V, hidden_size=d, intermediate_size=k("feed_forward_length"),
+             num_hidden_layers=k("block_count"), num_attention_heads=heads,
+             num_key_value_heads=k("attention.head_count_kv"),
+             head_dim=k("attention.key_length", d // heads), rms_norm_eps=k("attention.layer_norm_rms_epsilon"),
+             max_position_embeddings=k("context_length"), attention_dropout=0.0,
+             bos_token_id=1, eos_token_id=2, pad_token_id=0)
+    window = k("attention.sliding_window", 0)
+    base = k("rope.freq_base", 10000.0)
+    if arch in ("gemma2", "gemma3"):
+        c.update(query_pre_attn_scalar=c["head_dim"], hidden_activation="gelu_pytorch_tanh",
+                 tie_word_embeddings=True, sliding_window=window)
+    if arch == "gemma2":
+        c.update(attn_logit_softcapping=k("attn_logit_softcapping"), final_logit_softcapping=k("final_logit_softcapping"),
+                 rope_parameters={"rope_type": "default", "rope_theta": base})
+        return transformers.Gemma2Config(**c), transformers.Gemma2ForCausalLM
+    if arch == "gemma3":
+        full = {"rope_type": "default", "rope_theta": base}
+        if k("rope.scaling.type") == "linear":
+            full = {"rope_type": "linear", "factor": k("rope.scaling.factor"), "rope_theta": base}
+        c.update(rope_parameters={"full_attention": full, "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},
+                 sliding_window_pattern=k("attention.sliding_window_pattern", 6))
+        return transformers.Gemma3TextConfig(**c), transformers.Gemma3ForCausalLM
+    if arch == "phi3":
+        c.pop("head_dim")
+        rope = {"rope_type": "default", "rope_theta": base}
+        if "rope_factors_long.weight" in [t.name for t in r.tensors]:
+            t = {x.name: np.array(x.data, dtype=np.float64).tolist() for x in r.tensors if x.name.startswith("rope_factors")}
+            rope = {"rope_type": "longrope", "rope_theta": base, "long_factor": t["rope_factors_long.weight"],
+                    "short_factor": t["rope_factors_short.weight"],
+                    "original_max_position_embeddings": k("rope.scaling.original_context_length"),
+                    "attention_factor": float(k("rope.scaling.attn_factor"))}
+            c["original_max_position_embeddings"] = k("rope.scaling.original_context_length")
+        c.update(rope_parameters=rope, sliding_window=window or None, tie_word_embeddings=False,
+                 hidden_act="silu", resid_pdrop=0.0, embd_pdrop=0.0)
+        return transformers.Phi3Config(**c), transformers.Phi3ForCausalLM
+    c.update(rope_parameters={"rope_type": "default", "rope_theta": base}, tie_word_embeddings=False,
+             use_sliding_window=bool(window), sliding_window=window or None, max_window_layers=0, hidden_act="silu")
+    if arch == "qwen2":
+        return transformers.Qwen2Config(**c), transformers.Qwen2ForCausalLM
+    return transformers.Qwen3Config(**c), transformers.Qwen3ForCausalLM
+
+
+# llama.cpp's tensor names to transformers' (the inverse of convert_hf_to_gguf.py's map)
+LAYER_NAMES = {
+    "attn_norm.weight": "input_layernorm.weight", "ffn_norm.weight": "post_attention_layernorm.weight",
+    "attn_q.weight": "self_attn.q_proj.weight", "attn_k.weight": "self_attn.k_proj.weight",
+    "attn_v.weight": "self_attn.v_proj.weight", "attn_output.weight": "self_attn.o_proj.weight",
+    "attn_q.bias": "self_attn.q_proj.bias", "attn_k.bias": "self_attn.k_proj.bias", "attn_v.bias": "self_attn.v_proj.bias",
+    "attn_q_norm.weight": "self_attn.q_norm.weight", "attn_k_norm.weight": "self_attn.k_norm.weight",
+    "attn_qkv.weight": "self_attn.qkv_proj.weight",
+    "ffn_gate.weight": "mlp.gate_proj.weight", "ffn_up.weight": "mlp.up_proj.weight", "ffn_down.weight": "mlp.down_proj.weight",
+}
+GEMMA_NAMES = {"ffn_norm.weight": "pre_feedforward_layernorm.weight",
+               "post_attention_norm.weight": "post_attention_layernorm.weight",
+               "post_ffw_norm.weight": "post_feedforward_layernorm.weight"}
+
+
+def state_dict(arch, r):
+    sd = {}
+    gemma = arch in ("gemma2", "gemma3")
+    for name, w in tensors(r).items():
+        if name.startswith("rope_factors"):
+            continue
+        if gemma and name.endswith("norm.weight"):
+            w = w - 1.0   # the converter stores 1 + w
+        if name == "token_embd.weight":
+            sd["model.embed_tokens.weight"] = w
+        elif name == "output_norm.weight":
+            sd["model.norm.weight"] = w
+        elif name == "output.weight":
+            sd["lm_head.weight"] = w
+        else:
+            _, l, rest = name.split(".", 2)
+            hf = (GEMMA_NAMES.get(rest) if gemma else None) or LAYER_NAMES[rest]
+            if arch == "phi3" and rest == "ffn_up.weight":
+                hf = "mlp.gate_up_proj.weight"   # gate rows first, as in both files
+            sd[f"model.layers.{l}.{hf}"] = w
+    if gemma:
+        sd["lm_head.weight"] = sd["model.embed_tokens.weight"]
+    return sd
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    mkmodel = os.path.join(root, "build", "swa-mkmodel")
+    out_dir = os.path.join(root, "tests", "data")
+    os.makedirs(out_dir, exist_ok=True)
+    torch.manual_seed(0)
+    for case, args in CASES:
+        args = f"--shape custom --type f32 --vocab {V} {args}"
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "m.gguf")
+            subprocess.run([mkmodel] + args.split() + [path], check=True, capture_output=True)
+            r = gguf.GGUFReader(path)
+            arch = field(r, "general.architecture")
+            cfg, cls = config_for(arch, r)
+            cfg._attn_implementation = "eager"
+            model = cls(cfg).to(torch.float64).eval()
+            missing, unexpected = model.load_state_dict(state_dict(arch, r), strict=False)
+            missing = [m for m in missing if "rotary" not in m]
+            if missing or unexpected:
+                sys.exit(f"{case}: missing {missing}, unexpected {unexpected}")
+            rng = np.random.RandomState(sum(map(ord, case)))
+            tokens = rng.randint(3, V, size=N).astype(np.int32)
+            with torch.no_grad():
+                logits = model(torch.from_numpy(tokens.astype(np.int64))[None]).logits[0].numpy().astype(np.float32)
+        with open(os.path.join(out_dir, f"arch-{case}.ref"), "wb") as f:
+            f.write(f"swa-ref 1 {N} {V} {args}\n".encode())
+            f.write(tokens.astype("<i4").tobytes())
+            f.write(logits.astype("<f4").tobytes())
+        print(f"{case}: {cls.__name__}, layer types {getattr(cfg, 'layer_types', None)}, "
+              f"logits {np.abs(logits).max():.3f} max", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
