@@ -9,6 +9,7 @@
 #define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for swa_model_load_resident */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
+#include "tools/safe_write.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -398,6 +399,7 @@ int main(int argc, char **argv)
     session s;
     swa_model *model = NULL;
     swa_error err;
+    sw_file dump;
     int rc = 1;
     memset(&s, 0, sizeof s);
     if (!parse_args(argc, argv, &o)) { free(o.prompt_ids); usage(stderr); return 2; }
@@ -419,10 +421,18 @@ int main(int argc, char **argv)
     hint_missing_window(model, s.ctx, o.model);
     if (o.dump_logits) {
         s.rows = (float *)malloc(s.n_vocab * (size_t)swa_ctx_config_get(s.ctx).n_batch * sizeof(float));
-        if (!(s.dump = fopen(o.dump_logits, "wb")) || !s.rows) {
-            fprintf(stderr, "swa-generate: cannot write %s: %s\n", o.dump_logits, strerror(errno));
+        const char *inputs[2];
+        inputs[0] = o.model;
+        inputs[1] = o.prompt_file;
+        if (!s.rows) {
+            fprintf(stderr, "swa-generate: out of memory\n");
             goto done;
         }
+        if (sw_open(&dump, o.dump_logits, inputs, 2) != 0) {
+            fprintf(stderr, "swa-generate: %s\n", dump.error);
+            goto done;
+        }
+        s.dump = dump.f;
     }
     signal(SIGINT, on_sigint);
     rc = run(&s) ? 0 : 1;
@@ -432,7 +442,11 @@ int main(int argc, char **argv)
             s.t.prompt_s > 0 ? (double)s.t.n_prompt / s.t.prompt_s : 0.0, s.t.n_gen,
             s.t.gen_s > 0 ? (double)s.t.n_gen / s.t.gen_s : 0.0);
 done:
-    if (s.dump && fclose(s.dump) != 0 && rc == 0) { fprintf(stderr, "swa-generate: writing logits failed\n"); rc = 1; }
+    if (s.dump && rc != 0) sw_abort(&dump);
+    if (s.dump && rc == 0 && sw_commit(&dump) != 0) {
+        fprintf(stderr, "swa-generate: %s\n", dump.error);
+        rc = 1;
+    }
     free(s.rows);
     free(o.prompt_ids);
     swa_sampler_free(s.sampler);

@@ -19,6 +19,7 @@
    not match RoPE base 10000 only gets a warning. The whole output is built in memory (the GGUF
    writer works that way, and copies it once more to write it); the input is read one tensor
    at a time. */
+#define _POSIX_C_SOURCE 200809L    /* safe_write.h: the output replaced only when complete */
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"
 
@@ -542,9 +543,12 @@ int main(int argc, char **argv)
     FILE *f;
     uint64_t size;
     int64_t i;
+    const char *inputs[2];
 
     require_little_endian();
     parse_args(argc, argv, &o);
+    inputs[0] = o.model;
+    inputs[1] = o.tokenizer;
     if (!(f = fopen(o.model, "rb"))) fail("%s: cannot open: %s", o.model, strerror(errno));
     size = file_size(f, o.model);
     if (size < HEADER_BYTES || fread(header, 1, HEADER_BYTES, f) != HEADER_BYTES)
@@ -556,14 +560,12 @@ int main(int argc, char **argv)
     read_vocab(o.tokenizer, c.n_vocab, &v);
 
     if (!(w = gw_new(3))) fail("out of memory");
+    gw_set_inputs(w, inputs, 2);
     put_hparams(w, &o, &c);
     put_vocab(w, &v, c.n_vocab);
     put_weights(w, &o, &c, &lay, f);
     fclose(f);
-    if (gw_write_file(w, o.out)) {
-        remove(o.out);      /* never leave a half-written file that looks like a model */
-        fail("%s: %s", o.out, gw_error(w));
-    }
+    if (gw_write_file(w, o.out)) fail("%s", gw_error(w));
     fprintf(stderr, PROG ": wrote %s: %lld layers, dim %lld, %lld heads (%lld KV), vocab %lld, %s classifier\n",
             o.out, (long long)c.n_layers, (long long)c.dim, (long long)c.n_heads, (long long)c.n_kv_heads,
             (long long)c.n_vocab, c.shared ? "shared" : "separate");

@@ -46,8 +46,6 @@
 
 #define PROG "swa-mkmodel"
 
-static const char *partial_file;   /* removed on failure, once we have started writing it */
-
 _Noreturn static void fail(const char *fmt, ...)
 {
     va_list ap;
@@ -56,8 +54,7 @@ _Noreturn static void fail(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-    if (partial_file) remove(partial_file);
-    exit(1);
+    exit(1);        /* an unfinished output is removed at exit (safe_write.h) */
 }
 
 static double now(void)
@@ -443,8 +440,7 @@ int main(int argc, char **argv)
             (long long)o.s.vocab, (long long)o.s.window, (double)params / 1e9, (double)total / 1e9, o.threads,
             o.threads == 1 ? "" : "s");
     if (!(buf = (uint8_t *)malloc(buf_size))) fail("out of memory");
-    partial_file = o.out;
-    if (gw_stream_open(w, o.out)) fail("%s: %s", o.out, gw_error(w));
+    if (gw_stream_open(w, o.out)) fail("%s", gw_error(w));
     t_head = now();
 
     for (i = 0; i < n_tensors; i++) {
@@ -452,8 +448,7 @@ int main(int argc, char **argv)
         if (tty) fprintf(stderr, "\r[%3d%%] %-40s", (int)(100 * (i + 1) / n_tensors), t[i].name);
     }
     if (tty) fputc('\n', stderr);
-    if (gw_stream_close(w)) fail("%s: %s", o.out, gw_error(w));
-    partial_file = NULL;
+    if (gw_stream_close(w)) fail("%s", gw_error(w));
     {
         double dt = now() - t0;
         int k_mix = o.type == GW_Q4_K || o.type == GW_Q5_K;

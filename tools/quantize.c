@@ -37,8 +37,6 @@
 
 #define PROG "swa-quantize"
 
-static const char *partial_file;   /* removed on failure, once we have started writing it */
-
 _Noreturn static void fail(const char *fmt, ...)
 {
     va_list ap;
@@ -47,8 +45,7 @@ _Noreturn static void fail(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-    if (partial_file) remove(partial_file);
-    exit(1);
+    exit(1);        /* an unfinished output is removed at exit (safe_write.h) */
 }
 
 static void *xmalloc(size_t n)
@@ -343,10 +340,10 @@ int main(int argc, char **argv)
     if (k == sizeof targets / sizeof targets[0]) fail("TYPE wants f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k, got \"%s\"", pos[2]);
     target = targets[k].type;
     file_type = targets[k].file_type;
-    if (!strcmp(pos[0], pos[1])) fail("IN and OUT are the same file");
 
     if (swa_gguf_open(pos[0], &g, &err) != SWA_OK) fail("%s: %s", pos[0], err.msg);
     if (!(w = gw_new(3))) fail("out of memory");
+    gw_set_inputs(w, pos, 1);
     copy_metadata(g, w, file_type, is_quantized(target));
 
     n_tensors = swa_gguf_tensor_count(g);
@@ -359,15 +356,13 @@ int main(int argc, char **argv)
         in_bytes += t->nbytes;
     }
     buf = (uint8_t *)xmalloc(buf_size);
-    partial_file = pos[1];
-    if (gw_stream_open(w, pos[1])) fail("%s: %s", pos[1], gw_error(w));
+    if (gw_stream_open(w, pos[1])) fail("%s", gw_error(w));
     for (ti = 0; ti < n_tensors; ti++) {
         const swa_gguf_tensor *t = swa_gguf_tensor_at(g, ti);
         cstr(t->name, name, sizeof name);
         convert_tensor(w, t, name, types[ti], threads, buf, buf_size, &warned_gw);
     }
-    if (gw_stream_close(w)) fail("%s: %s", pos[1], gw_error(w));
-    partial_file = NULL;
+    if (gw_stream_close(w)) fail("%s", gw_error(w));
     {
         uint64_t out_bytes = gw_data_size(w);
         int64_t count[64] = {0};

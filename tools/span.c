@@ -20,6 +20,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define SWA_IMPLEMENTATION
 #include "swa.h"
+#include "tools/safe_write.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -31,6 +32,8 @@
 #define MAX_POS      1000000000000000LL   /* 10^15: 16-digit labels, exact in a double */
 #define MAX_COLS     100                  /* text chart width, in columns */
 #define FULL_POS     64                   /* default position when no layer has a window */
+
+static const char *model_path;   /* the input, which no picture may overwrite */
 
 static void usage(FILE *f)
 {
@@ -282,11 +285,13 @@ static int write_svg(const char *path, const span *s, const char *title, const c
     int lw, ww = 1, dw = 6, rw = 5, l, label_every;
     int64_t step, t;
     char num[32], a[48], b[48], lab[96];
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "swa-span: cannot write %s: %s\n", path, strerror(errno));
+    sw_file out;
+    FILE *f;
+    if (sw_open(&out, path, &model_path, 1) != 0) {
+        fprintf(stderr, "swa-span: %s\n", out.error);
         return 0;
     }
+    f = out.f;
     lw = digits(s->n_layer - 1);
     for (l = 0; l < s->n_layer; l++) {
         window_str(num, sizeof num, s->window[l]);
@@ -374,8 +379,8 @@ static int write_svg(const char *path, const span *s, const char *title, const c
     fprintf(f, "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#444444\">position</text>\n",
             left - 10.0, axis_y + 18.0);
     fputs("</svg>\n", f);
-    if (ferror(f) | fclose(f)) {
-        fprintf(stderr, "swa-span: cannot write %s: %s\n", path, strerror(errno));
+    if (sw_commit(&out) != 0) {
+        fprintf(stderr, "swa-span: %s\n", out.error);
         return 0;
     }
     fprintf(stderr, "swa-span: wrote %s: %.0fx%.0f\n", path, width, height);
@@ -525,6 +530,7 @@ static int write_png(const char *path, const image *im)
     size_t stride = 1 + (size_t)im->w * 3, raw_n = stride * (size_t)im->h, nblk, z_n, i, o;
     uint8_t ihdr[13], *raw, *z;
     int y, ok;
+    sw_file out;
     FILE *f;
     crc_init();
     nblk = (raw_n + 65534) / 65535;
@@ -561,22 +567,26 @@ static int write_png(const char *path, const image *im)
     ihdr[8] = 8;    /* bit depth */
     ihdr[9] = 2;    /* colour type: RGB */
     ihdr[10] = ihdr[11] = ihdr[12] = 0;   /* deflate, adaptive filters, no interlace */
-    if (!(f = fopen(path, "wb"))) {
-        fprintf(stderr, "swa-span: cannot write %s: %s\n", path, strerror(errno));
+    if (sw_open(&out, path, &model_path, 1) != 0) {
+        fprintf(stderr, "swa-span: %s\n", out.error);
         free(raw);
         free(z);
         return 0;
     }
+    f = out.f;
     ok = fwrite(sig, 1, 8, f) == 8 && write_chunk(f, "IHDR", ihdr, 13);
     for (i = 0; ok && i < o; i += IDAT_MAX)
         ok = write_chunk(f, "IDAT", z + i, o - i < IDAT_MAX ? o - i : IDAT_MAX);
     ok = ok && write_chunk(f, "IEND", NULL, 0);
-    ok &= !ferror(f);
-    ok &= fclose(f) == 0;
     free(raw);
     free(z);
-    if (!ok) fprintf(stderr, "swa-span: cannot write %s: %s\n", path, strerror(errno));
-    else fprintf(stderr, "swa-span: wrote %s: %dx%d pixels\n", path, im->w, im->h);
+    if (!ok) {
+        fprintf(stderr, "swa-span: cannot write %s: %s\n", path, strerror(errno));
+        sw_abort(&out);
+    } else if (sw_commit(&out) != 0) {
+        ok = 0;
+        fprintf(stderr, "swa-span: %s\n", out.error);
+    } else fprintf(stderr, "swa-span: wrote %s: %dx%d pixels\n", path, im->w, im->h);
     return ok;
 }
 
@@ -738,7 +748,7 @@ int main(int argc, char **argv)
             return 2;
         }
         i++;
-        if (!strcmp(a, "-m")) model = argv[i];
+        if (!strcmp(a, "-m")) model = model_path = argv[i];
         else if (!strcmp(a, "--svg")) svg = argv[i];
         else if (!strcmp(a, "--png")) png = argv[i];
         else if (!parse_int(a, argv[i], !strcmp(a, "-p") ? 0 : 1,
