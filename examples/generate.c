@@ -166,6 +166,7 @@ static int parse_args(int argc, char **argv, options *o)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-generate", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); exit(0); }
         else if (!strcmp(a, "--no-bos")) o->no_bos = 1;
         else if (!strcmp(a, "--kv-f32")) o->cfg.kv_type = SWA_KV_F32;
         else if (!strcmp(a, "--no-mmap")) o->no_mmap = 1;
@@ -263,35 +264,66 @@ typedef struct session {
     timings t;
 } session;
 
-/* Evaluate tokens, dumping logits when asked, and let the sampler see them. */
+/* Evaluate tokens batch by batch, dumping logits when asked, and let the sampler see them;
+   *done counts the tokens evaluated before any error. */
+static swa_status eval_tokens(session *s, const int32_t *tok, size_t n, size_t *done, swa_error *err)
+{
+    size_t step = (size_t)swa_ctx_config_get(s->ctx).n_batch, i;
+    swa_status st = SWA_OK;
+    for (*done = 0; *done < n && st == SWA_OK; *done += step) {
+        size_t len = n - *done < step ? n - *done : step;
+        if (s->dump) {
+            if ((st = swa_ctx_eval_all(s->ctx, tok + *done, len, s->rows, err)) != SWA_OK) break;
+            fwrite(s->rows, sizeof(float), len * s->n_vocab, s->dump);
+            s->logits = s->rows + (len - 1) * s->n_vocab;
+        } else {
+            st = swa_ctx_eval(s->ctx, tok + *done, len, &s->logits, err);
+        }
+        if (st != SWA_OK) break;
+    }
+    if (*done > n) *done = n;
+    for (i = 0; i < *done; i++) swa_sampler_accept(s->sampler, tok[i]);
+    return st;
+}
+
 static int feed(session *s, const int32_t *tok, size_t n)
 {
     swa_error err;
-    size_t step = (size_t)swa_ctx_config_get(s->ctx).n_batch, i;
-    for (i = 0; i < n; i += step) {
-        size_t len = n - i < step ? n - i : step;
-        if (s->dump) {
-            if (swa_ctx_eval_all(s->ctx, tok + i, len, s->rows, &err) != SWA_OK) goto fail;
-            fwrite(s->rows, sizeof(float), len * s->n_vocab, s->dump);
-            s->logits = s->rows + (len - 1) * s->n_vocab;
-        } else if (swa_ctx_eval(s->ctx, tok + i, len, &s->logits, &err) != SWA_OK) {
-            goto fail;
-        }
-    }
-    for (i = 0; i < n; i++) swa_sampler_accept(s->sampler, tok[i]);
-    return 1;
-fail:
+    size_t done;
+    if (eval_tokens(s, tok, n, &done, &err) == SWA_OK) return 1;
     fprintf(stderr, "\nswa-generate: %s\n", err.msg);
     return 0;
 }
 
+/* The timings count only what was evaluated. */
 static int feed_prompt(session *s, const int32_t *tok, size_t n)
 {
     double t0 = now_seconds();
-    int ok = feed(s, tok, n);
+    swa_error err;
+    size_t done;
+    swa_status st = eval_tokens(s, tok, n, &done, &err);
     s->t.prompt_s += now_seconds() - t0;
-    s->t.n_prompt += (long)n;
-    return ok;
+    s->t.n_prompt += (long)done;
+    if (st != SWA_OK) fprintf(stderr, "\nswa-generate: %s\n", err.msg);
+    return st == SWA_OK;
+}
+
+/* Feed back one generated token: 1, or -1 when a full-attention context has no room left
+   (generation ends there, which is no error), or 0 on error. */
+static int generate_step(session *s, int32_t tok)
+{
+    swa_error err;
+    size_t done;
+    swa_status st = eval_tokens(s, &tok, 1, &done, &err);
+    if (st == SWA_OK) return 1;
+    if (st == SWA_ERR_CONTEXT_FULL) {
+        fflush(stdout);
+        fprintf(stderr, "\nswa-generate: the context is full (%d positions); generation stops here\n",
+                swa_ctx_config_get(s->ctx).n_ctx);
+        return -1;
+    }
+    fprintf(stderr, "\nswa-generate: %s\n", err.msg);
+    return 0;
 }
 
 /* Sample, print and feed back up to n_predict tokens (-1: no limit). Returns 0 on error;
@@ -314,7 +346,11 @@ static int generate(session *s, long n_predict, int *ended)
         fflush(stdout);
         s->t.n_gen++;
         if (n_predict >= 0 && i + 1 == n_predict) break;   /* the last token needs no evaluation */
-        if (!(ok = feed(s, &tok, 1))) break;
+        if (!(ok = generate_step(s, tok))) break;
+        if (ok < 0) {
+            ok = 1;
+            break;
+        }
     }
     if (s->vocab) fwrite(text, 1, swa_decoder_flush(&dec, text, sizeof text), stdout);
     s->t.gen_s += now_seconds() - t0;
@@ -324,10 +360,18 @@ static int generate(session *s, long n_predict, int *ended)
 /* Tokenize text; BOS first when asked. Returns the count, 0 on error. */
 static size_t tokenize(const swa_vocab *v, const char *text, int flags, int32_t **out)
 {
-    size_t n = 0, len = strlen(text);
+    size_t n = 0, len = strlen(text), cap = len + 2;
     swa_error err;
-    if (!(*out = (int32_t *)malloc((len + 2) * sizeof(int32_t)))) return 0;
-    if (swa_tokenize(v, text, len, flags, *out, len + 2, &n, &err) != SWA_OK) {
+    swa_status st;
+    if (!(*out = (int32_t *)malloc(cap * sizeof(int32_t)))) return 0;
+    st = swa_tokenize(v, text, len, flags, *out, cap, &n, &err);
+    if (st == SWA_ERR_BUFFER_TOO_SMALL) {     /* byte fallback can give more tokens than bytes */
+        int32_t *p = (int32_t *)realloc(*out, n * sizeof(int32_t));
+        if (!p) return 0;
+        *out = p;
+        st = swa_tokenize(v, text, len, flags, *out, n, &n, &err);
+    }
+    if (st != SWA_OK) {
         fprintf(stderr, "swa-generate: %s\n", err.msg);
         return 0;
     }
@@ -344,7 +388,16 @@ static int chat(session *s)
         size_t n;
         char turn[8300];
         if (first && (s->o->prompt || s->o->prompt_file)) {
-            snprintf(line, sizeof line, "%s", s->o->prompt ? s->o->prompt : "");
+            char *text = s->o->prompt_file ? read_file(s->o->prompt_file) : NULL;
+            size_t len;
+            if (s->o->prompt_file && !text) return 0;
+            len = (size_t)snprintf(line, sizeof line, "%s", text ? text : s->o->prompt);
+            free(text);
+            if (len >= sizeof line) {
+                fprintf(stderr, "swa-generate: the first turn is longer than %zu bytes\n", sizeof line - 1);
+                return 0;
+            }
+            if (len && line[len - 1] == '\n') line[len - 1] = '\0';   /* a file's last newline */
         } else {
             fprintf(stderr, "> ");
             interrupted = 0;

@@ -248,6 +248,7 @@ static int parse(int argc, char **argv, options *o)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-bench", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); exit(0); }
         if (!strcmp(a, "--depths")) { o->depths = 1; continue; }
         if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }
         if (!strcmp(a, "--markdown")) { o->markdown = 1; continue; }

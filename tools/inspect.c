@@ -28,8 +28,8 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: swa-inspect FILE.gguf\n"
-               "       swa-inspect IN.gguf --set-window W OUT.gguf\n"
+    fprintf(f, "usage: swa-inspect [-m] FILE.gguf\n"
+               "       swa-inspect [-m] IN.gguf --set-window W OUT.gguf\n"
                "  Print the header, metadata and tensor table of a GGUF file, then a summary\n"
                "  of the hyperparameters if it loads as a llama model.\n"
                "  --set-window W  instead write OUT.gguf, a copy of IN.gguf whose key\n"
@@ -408,6 +408,16 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
+        }
+        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-inspect", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); return 0; }
+        if (!strcmp(a, "-m")) {            /* the input may also be given as -m FILE.gguf */
+            if (i + 1 >= argc || path) {
+                fprintf(stderr, "swa-inspect: %s\n", path ? "one input file, please" : "-m needs a value");
+                usage(stderr);
+                return 2;
+            }
+            path = argv[++i];
+            continue;
         }
         /* Options that take values are matched here, ahead of the unknown-option check;
            each one moves i past the arguments it consumes. */

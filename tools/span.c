@@ -736,6 +736,7 @@ int main(int argc, char **argv)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-span", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); return 0; }
         if (strcmp(a, "-m") && strcmp(a, "-l") && strcmp(a, "-w") && strcmp(a, "-p") &&
             strcmp(a, "--svg") && strcmp(a, "--png")) {
             fprintf(stderr, "swa-span: unknown argument %s\n", a);
