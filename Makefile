@@ -29,7 +29,8 @@ PROGRAM_NAMES := swa-generate swa-inspect swa-convert-llama2c swa-tokenize swa-p
                  swa-quantize swa-mkmodel swa-bench swa-span swa-kbench
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
-COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu $(BUILD)/compile_no_threads
+COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu $(BUILD)/compile_no_threads \
+                  $(BUILD)/compile_warnings
 TEST_FLAGS := -DSWA_TEST_BIN='"$(BUILD)/"' -DSWA_TEST_RUN='"$(RUN) "'
 
 .PHONY: all programs tests test test-aarch64 test-nosimd run bench fuzz clean cmocka
@@ -57,6 +58,25 @@ $(BUILD)/compile_two_tu: tests/compile_two_tu_a.c tests/compile_two_tu_b.c swa.h
 $(BUILD)/compile_no_threads: tests/compile_no_threads.c swa.h | $(BUILD)
 	$(CC) $(CFLAGS) -I. $< -o $@ -lm
 
+# The warning matrix: the header warning-free with -Werror under WARN_C in C (the default build
+# compiled whole; without SIMD, threads or mmap checked for syntax) and WARN_CXX in C++, with
+# $(CC)/$(CXX) and with clang/clang++ (WARN_CLANG; a cross build passes its --target).
+WARN_C     := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wstrict-prototypes -Wmissing-prototypes -Werror
+WARN_CXX   := -Wall -Wextra -Wpedantic -Werror
+WARN_CLANG ?= clang
+WARN_VARIANTS := -DSWA_NO_SIMD -DSWA_NO_THREADS -DSWA_NO_MMAP -D_DEFAULT_SOURCE
+$(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp swa.h | $(BUILD)
+	$(CC) -std=c11 -O2 $(WARN_C) $(filter -g -fsanitize%,$(CFLAGS)) -I. $< -o $@ $(LDLIBS)
+	@set -e; for v in $(WARN_VARIANTS); do echo "$(CC) -fsyntax-only $(WARN_C) $$v"; \
+	  $(CC) -std=c11 -fsyntax-only $(WARN_C) $$v -I. $<; done
+	$(CXX) -std=c++11 -fsyntax-only $(WARN_CXX) -I. tests/compile_cpp.cpp
+	@set -e; if command -v $(firstword $(WARN_CLANG)) >/dev/null; then \
+	  for v in "" $(WARN_VARIANTS); do echo "$(WARN_CLANG) -fsyntax-only $(WARN_C) $$v"; \
+	    $(WARN_CLANG) -std=c11 -fsyntax-only $(WARN_C) $$v -I. $<; done; \
+	  echo "$(WARN_CLANG) -x c++ -fsyntax-only $(WARN_CXX)"; \
+	  $(WARN_CLANG) -x c++ -std=c++11 -fsyntax-only $(WARN_CXX) -I. tests/compile_cpp.cpp; \
+	else echo "compile_warnings: $(firstword $(WARN_CLANG)) is not installed: the clang half of the matrix was not checked"; fi
+
 tests: cmocka $(TESTS)
 
 $(BUILD)/test_%: tests/test_%.c tests/testutil.h tests/programs.h $(HEADERS) | $(BUILD)
@@ -77,6 +97,7 @@ test-aarch64:
 	@command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64-static >/dev/null || \
 	  { echo "test-aarch64 needs: apt-get install gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static libcmocka-dev:arm64 (after dpkg --add-architecture arm64)"; exit 1; }
 	$(MAKE) test CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ BUILD=build/aarch64 RUN="$(AARCH64_RUN)" \
+	  WARN_CLANG="clang --target=aarch64-linux-gnu" \
 	  CFLAGS="$(CFLAGS) -DSWA_TEST_QUICK"
 
 test-nosimd:

@@ -2093,8 +2093,8 @@ SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_st
 SWA__AVX2 SWA__INLINE void swa__prefetch_unit(const uint8_t *w, int unit_bytes)
 {
     uintptr_t p = (uintptr_t)w + SWA__PREFETCH_AHEAD;
-    int o;
-    for (o = 0; o < unit_bytes; o += 64) _mm_prefetch((const char *)(p + o), _MM_HINT_T0);
+    size_t o;
+    for (o = 0; o < (size_t)unit_bytes; o += 64) _mm_prefetch((const char *)(p + o), _MM_HINT_T0);
 }
 
 #define SWA__TILE_TOKEN(t)                                                                         \
@@ -2503,7 +2503,7 @@ SWA__AVX2 SWA__INLINE void swa__q5k_rows_avx2(const uint8_t *w, const uint8_t *x
         const swa__q8k *a[SWA__TILE_TOKENS];   /* tokens past nt stand in as token 0, never read */
         swa__tile_sums_avx2 s;
         int t;
-        for (t = 0; t < SWA__TILE_TOKENS; t++) a[t] = (const swa__q8k *)(x + (t < nt ? t : 0) * stride) + i;
+        for (t = 0; t < SWA__TILE_TOKENS; t++) a[t] = (const swa__q8k *)(x + (size_t)(t < nt ? t : 0) * stride) + i;
         s.t0 = s.t1 = s.t2 = s.t3 = _mm256_setzero_si256();
         s = swa__q5k_group_avx2(s, w, 0, sc16, qh, a, nt);
         s = swa__q5k_group_avx2(s, w, 1, sc16, qh, a, nt);
@@ -5623,12 +5623,12 @@ static swa_status swa__bpe(const swa_vocab *v, const char *text, size_t len, swa
         return swa__fail(err, SWA_ERR_NOMEM, "cannot tokenize %zu bytes", len);
     }
     for (i = 0; i < len; n++) {
-        size_t c = swa__utf8_len((unsigned char)text[i]), k;
+        size_t c = swa__utf8_len((unsigned char)text[i]), take;
         /* a lead byte takes only real continuation bytes: in broken UTF-8 it must not swallow
            the start of the next character (a "▁" would then come out as three byte tokens) */
-        for (k = 1; k < c && i + k < len && ((unsigned char)text[i + k] & 0xC0) == 0x80; k++) {}
+        for (take = 1; take < c && i + take < len && ((unsigned char)text[i + take] & 0xC0) == 0x80; take++) {}
         s.off[n] = i;
-        s.len[n] = k;
+        s.len[n] = take;
         s.prev[n] = (int32_t)n - 1;
         s.next[n] = i + s.len[n] < len ? (int32_t)n + 1 : -1;
         i += s.len[n];
