@@ -258,19 +258,18 @@ typedef struct swa_hparams {
     uint32_t weight_type;  /* the most common type of the layer matrices */
 } swa_hparams;
 
-/* Load a GGUF model. From a path the file is mapped read-only, advised to use 2 MB pages and
-   faulted in whole, in file order (with _DEFAULT_SOURCE or _GNU_SOURCE defined before the
-   include), and weights are used in place; from memory the caller's buffer (4-byte aligned at
+/* Load a GGUF model. From a path the file is mapped read-only (on Linux advised to use 2 MB
+   pages and faulted in whole, in file order, whatever feature macros the host defined) and
+   weights are used in place; from memory the caller's buffer (4-byte aligned at
    least, as malloc's is) is used in place and must outlive the model. The model is freed with
    swa_model_free (NULL is fine). Errors: SWA_ERR_IO, _FORMAT, _UNSUPPORTED (another
    architecture, a weight type we do not run), _MODEL (missing key or tensor, wrong shape), _NOMEM. */
 SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *err);
-/* The same, with the file read into the process's memory instead of mapped (2 MB pages where
-   the OS gives them, with the same macros): slower to open and not shared between processes,
-   but always in 2 MB pages. A mapped file gets them only for what the mapping itself reads from
-   disk; a file the page cache already holds in 4 KB pages (one just written, say) costs a TLB
-   miss per page each token: in a VM, TinyLlama F16 generation fell from 26 to 17-21 tokens/s
-   (README, Numbers). */
+/* The same, with the file read into memory from SWA_MALLOC instead of mapped, advised to use
+   2 MB pages where the OS offers them: slower to open and not shared between processes, but in
+   2 MB pages however the file was cached. A mapped file gets them only for what the mapping
+   itself reads from disk; a file the page cache already holds in 4 KB pages (one just
+   written, say) costs a TLB miss per page each token (README, Numbers). */
 SWADEF swa_status swa_model_load_resident(const char *path, swa_model **out, swa_error *err);
 SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out,
                                         swa_error *err);
@@ -281,6 +280,16 @@ SWADEF const swa_hparams *swa_model_hparams(const swa_model *m);
 SWADEF int32_t    swa_model_layer_window(const swa_model *m, int32_t layer);
 /* The underlying GGUF file, for metadata the hyperparameters do not cover. */
 SWADEF const swa_gguf *swa_model_gguf(const swa_model *m);
+
+/* How a model's bytes reached memory. */
+typedef enum swa_load_path {
+    SWA_LOAD_MEMORY = 0,        /* the caller's buffer (swa_model_load_memory) */
+    SWA_LOAD_READ = 1,          /* read into memory (swa_model_load_resident, or SWA_NO_MMAP) */
+    SWA_LOAD_MAPPED = 2,        /* the file mapped read-only */
+    SWA_LOAD_MAPPED_HUGE = 3    /* mapped, and the system accepted the advice to use 2 MB pages */
+} swa_load_path;
+SWADEF swa_load_path swa_model_load_path(const swa_model *m);   /* SWA_LOAD_MEMORY for NULL */
+SWADEF const char   *swa_load_path_name(swa_load_path p);       /* "mapped, 2 MB pages advised" */
 
 /* ==== context: one sequence, its rolling KV cache and scratch ==== */
 
@@ -442,11 +451,31 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #include <math.h>
 #include <assert.h>
 #include <errno.h>
+#if defined(_WIN32)
+#if !defined(WIN32_LEAN_AND_MEAN)      /* the smaller <windows.h>, and no min/max macros */
+#define WIN32_LEAN_AND_MEAN
+#define SWA__DEFINED_LEAN
+#endif
+#if !defined(NOMINMAX)
+#define NOMINMAX
+#define SWA__DEFINED_NOMINMAX
+#endif
+#include <windows.h>
+#if defined(SWA__DEFINED_LEAN)
+#undef WIN32_LEAN_AND_MEAN
+#undef SWA__DEFINED_LEAN
+#endif
+#if defined(SWA__DEFINED_NOMINMAX)
+#undef NOMINMAX
+#undef SWA__DEFINED_NOMINMAX
+#endif
+#else
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #ifndef SWA_NO_MMAP
 #include <sys/mman.h>
+#endif
 #endif
 #ifndef SWA_NO_THREADS
 #include <pthread.h>
@@ -638,125 +667,241 @@ SWADEF const char *swa_version(void) { return SWA__VERSION_STR(SWA_VERSION_MAJOR
 #undef SWA__VERSION_STR
 #undef SWA__STR
 
-/* ==== platform: mapping a file ==== */
+/* ==== platform: mapping a file ====
+   One flow for every system (open, size, then map or read, close) over a few primitives each
+   system provides: POSIX open/mmap/read, Windows CreateFile/CreateFileMapping/ReadFile. With
+   SWA_NO_MMAP every file is read into memory. */
+
+#if defined(__linux__) && !defined(SWA_NO_MMAP)
+/* glibc and musl declare madvise and its advice values only when the including file defined
+   _DEFAULT_SOURCE or _GNU_SOURCE before its first system header; the kernel takes them
+   whatever the headers showed. So where they are hidden the library declares the call itself
+   and uses the kernel's numbers (the same on these architectures), and its behaviour does not
+   depend on what the host included first. */
+#if !defined(MADV_HUGEPAGE) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || \
+                                defined(__arm__) || defined(__riscv))
+int madvise(void *addr, size_t len, int advice);
+#define MADV_HUGEPAGE 14
+#endif
+#if !defined(MADV_POPULATE_READ) && defined(MADV_HUGEPAGE)
+#define MADV_POPULATE_READ 22       /* Linux 5.14; older kernels refuse it, which changes nothing */
+#endif
+#endif
 
 typedef struct swa__file {
     const uint8_t *data;
     uint64_t size;
-    int mapped;          /* 1: munmap, 0: SWA_FREE */
+    swa_load_path how;   /* SWA_LOAD_MAPPED*: unmap; SWA_LOAD_READ: SWA_FREE */
 } swa__file;
+
+#if defined(_WIN32)
+typedef HANDLE swa__fd;
+#define SWA__NO_FD INVALID_HANDLE_VALUE
+
+/* The message of Windows error `code`, without its line break; "error N" if it has none. */
+static void swa__win_error(DWORD code, char *buf, size_t cap)
+{
+    DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, code, 0, buf,
+                             (DWORD)cap, NULL);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == '.')) buf[--n] = '\0';
+    if (n == 0) snprintf(buf, cap, "error %lu", (unsigned long)code);
+}
+
+static swa_status swa__fd_open(const char *path, swa__fd *fd, uint64_t *size, swa_error *err)
+{
+    char why[256];
+    LARGE_INTEGER n;
+    *fd = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+    if (*fd == INVALID_HANDLE_VALUE) {
+        swa__win_error(GetLastError(), why, sizeof why);
+        return swa__fail(err, SWA_ERR_IO, "%s: cannot open: %s", path, why);
+    }
+    if (GetFileType(*fd) != FILE_TYPE_DISK || !GetFileSizeEx(*fd, &n) || n.QuadPart < 0) {
+        CloseHandle(*fd);
+        return swa__fail(err, SWA_ERR_IO, "%s: not a regular file", path);
+    }
+    *size = (uint64_t)n.QuadPart;
+    return SWA_OK;
+}
+
+static void swa__fd_close(swa__fd fd) { CloseHandle(fd); }
+
+/* NULL on failure, with the reason in why. */
+static const uint8_t *swa__fd_map(swa__fd fd, uint64_t size, char *why, size_t cap)
+{
+    HANDLE m = CreateFileMappingA(fd, NULL, PAGE_READONLY, 0, 0, NULL);
+    void *p = m ? MapViewOfFile(m, FILE_MAP_READ, 0, 0, 0) : NULL;
+    if (!p) swa__win_error(GetLastError(), why, cap);
+    if (m) CloseHandle(m);      /* the view keeps the mapping alive */
+    (void)size;
+    return (const uint8_t *)p;
+}
+
+static void swa__unmap(const uint8_t *p, uint64_t size)
+{
+    (void)size;
+    UnmapViewOfFile(p);
+}
+
+/* Read size bytes; 0, or -1 with *got the bytes read before the failure. */
+static int swa__fd_read(swa__fd fd, uint8_t *buf, uint64_t size, uint64_t *got)
+{
+    for (*got = 0; *got < size;) {
+        DWORD want = size - *got > (1u << 30) ? (DWORD)(1u << 30) : (DWORD)(size - *got), r = 0;
+        if (!ReadFile(fd, buf + *got, want, &r, NULL) || r == 0) return -1;
+        *got += r;
+    }
+    return 0;
+}
+#else
+typedef int swa__fd;
+
+static swa_status swa__fd_open(const char *path, swa__fd *fd, uint64_t *size, swa_error *err)
+{
+    struct stat st;
+    *fd = open(path, O_RDONLY);
+    if (*fd < 0) return swa__fail(err, SWA_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(*fd);
+        return swa__fail(err, SWA_ERR_IO, "%s: not a regular file", path);
+    }
+    *size = (uint64_t)st.st_size;
+    return SWA_OK;
+}
+
+static void swa__fd_close(swa__fd fd) { close(fd); }
+
+#ifndef SWA_NO_MMAP
+static const uint8_t *swa__fd_map(swa__fd fd, uint64_t size, char *why, size_t cap)
+{
+    void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p != MAP_FAILED) return (const uint8_t *)p;
+    snprintf(why, cap, "%s", strerror(errno));
+    return NULL;
+}
+
+static void swa__unmap(const uint8_t *p, uint64_t size) { munmap((void *)(uintptr_t)p, (size_t)size); }
+#endif
+
+static int swa__fd_read(swa__fd fd, uint8_t *buf, uint64_t size, uint64_t *got)
+{
+    for (*got = 0; *got < size;) {
+        size_t want = size - *got > ((size_t)1 << 30) ? (size_t)1 << 30 : (size_t)(size - *got);
+        ssize_t r = read(fd, buf + *got, want);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        *got += (uint64_t)r;
+    }
+    return 0;
+}
+#endif
 
 static void swa__file_close(swa__file *f)
 {
     if (!f->data) return;
-#ifndef SWA_NO_MMAP
-    if (f->mapped) munmap((void *)(uintptr_t)f->data, (size_t)f->size);
+#if !defined(SWA_NO_MMAP)
+    if (f->how == SWA_LOAD_MAPPED || f->how == SWA_LOAD_MAPPED_HUGE) swa__unmap(f->data, f->size);
     else
 #endif
         SWA_FREE((void *)(uintptr_t)f->data);
     f->data = NULL;
 }
 
-#if !defined(SWA_NO_MMAP) && defined(MADV_HUGEPAGE)
 /* Every token reads all the weights, and with 4 KB pages each page is a TLB miss, which in a
-   virtual machine costs about as much as reading the page. Advised so, an anonymous mapping gets
-   2 MB pages, and so does a mapped file, where the kernel and filesystem keep large page-cache
-   folios (Linux 6.18 on ext4 here), for the parts this mapping reads from disk: a file not yet
-   cached then runs as fast mapped as read in (TinyLlama F16: 2.1 of its 2.2 GB mapped in 2 MB
-   pages; 0.5 GB when cached by the write that made it). Pages cached before, by a write or by
-   a read without the advice, stay as they are. Advice only: an error changes nothing, so none is
-   reported. */
-static void swa__advise_huge_pages(void *p, size_t n)
+   virtual machine costs about as much as reading the page. Advised so, Linux backs anonymous
+   memory with 2 MB pages, and a mapped file too where the filesystem keeps large page-cache
+   folios, for the parts this mapping reads from disk; pages cached before, by a write or by a
+   read without the advice, stay as they are. The advice covers the 2 MB-aligned pages inside
+   [p, p + n). 1 when the system accepted it; advice only, so a refusal is no error. */
+static int swa__advise_huge_pages(const void *p, size_t n)
 {
-    (void)madvise(p, n, MADV_HUGEPAGE);
-}
+#if !defined(SWA_NO_MMAP) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + n) & ~(huge - 1);
+    return hi > lo && madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE) == 0;
+#else
+    (void)p; (void)n;
+    return 0;
 #endif
+}
 
 /* A model's mapping is faulted in whole at load, in file order, as llama.cpp's MAP_POPULATE
    does: the read a first token would do anyway, but sequential, so that the kernel caches the
-   whole file in 2 MB folios. Read in the order the loader and a forward pass take the tensors
-   instead, each jump started small folios: 130 of TinyLlama F16's 2099 MB ended in 4 KB pages
-   (none now). A file already cached costs only the page tables. Advice only, like the other. */
+   whole file in large folios; read in the order the loader and a forward pass take the
+   tensors, each jump would start small ones. A file already cached costs only the page
+   tables. Advice only, like the other. */
 static void swa__populate(const swa__file *f)
 {
 #if !defined(SWA_NO_MMAP) && defined(MADV_POPULATE_READ)
-    (void)madvise((void *)(uintptr_t)f->data, (size_t)f->size, MADV_POPULATE_READ);
+    if (f->how == SWA_LOAD_MAPPED || f->how == SWA_LOAD_MAPPED_HUGE)
+        (void)madvise((void *)(uintptr_t)f->data, (size_t)f->size, MADV_POPULATE_READ);
 #else
     (void)f;
 #endif
 }
 
-/* The whole file read into memory the process owns: where the platform has MAP_ANONYMOUS (with
-   _DEFAULT_SOURCE or _GNU_SOURCE in the including file), an anonymous mapping advised to use
-   2 MB pages, which it gets however the file was cached. */
-static swa_status swa__file_read(int fd, const char *path, swa__file *f, swa_error *err)
+/* The whole file read into memory from SWA_MALLOC, advised to use 2 MB pages (which anonymous
+   memory gets however the file was cached). */
+static swa_status swa__file_read(swa__fd fd, const char *path, swa__file *f, swa_error *err)
 {
-    uint8_t *buf;
-    size_t got = 0;
-#if !defined(SWA_NO_MMAP) && defined(MAP_ANONYMOUS)
-    void *p = mmap(NULL, (size_t)f->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    buf = p == MAP_FAILED ? NULL : (uint8_t *)p;
-#if defined(MADV_HUGEPAGE)
-    if (buf) swa__advise_huge_pages(buf, (size_t)f->size);
-#endif
-    f->mapped = 1;
-#else
-    buf = (uint8_t *)SWA_MALLOC((size_t)f->size);
-#endif
+    uint8_t *buf = (uint8_t *)SWA_MALLOC((size_t)f->size);
+    uint64_t got;
     if (!buf) return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate %llu bytes", path, (unsigned long long)f->size);
+    (void)swa__advise_huge_pages(buf, (size_t)f->size);
     f->data = buf;
-    while (got < f->size) {
-        ssize_t r = read(fd, buf + got, (size_t)f->size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return swa__fail(err, SWA_ERR_IO, "%s: read failed at byte %llu", path, (unsigned long long)got);
-        got += (size_t)r;
-    }
+    f->how = SWA_LOAD_READ;
+    if (swa__fd_read(fd, buf, f->size, &got) != 0)
+        return swa__fail(err, SWA_ERR_IO, "%s: read failed at byte %llu", path, (unsigned long long)got);
     return SWA_OK;
 }
 
 /* Map the file, or with `resident` (or SWA_NO_MMAP) read it into memory. */
 static swa_status swa__file_open(const char *path, int resident, swa__file *f, swa_error *err)
 {
-    struct stat st;
     swa_status s;
-    int fd;
+    swa__fd fd;
     memset(f, 0, sizeof *f);
-    fd = open(path, O_RDONLY);
-    if (fd < 0) return swa__fail(err, SWA_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return swa__fail(err, SWA_ERR_IO, "%s: not a regular file", path);
-    }
-    f->size = (uint64_t)st.st_size;
+    if ((s = swa__fd_open(path, &fd, &f->size, err)) != SWA_OK) return s;
     if (f->size == 0 || f->size > (uint64_t)SIZE_MAX) {
-        close(fd);
+        swa__fd_close(fd);
         return swa__fail(err, f->size ? SWA_ERR_NOMEM : SWA_ERR_FORMAT,
                          "%s: file size %llu cannot be used", path, (unsigned long long)f->size);
     }
 #ifndef SWA_NO_MMAP
     if (!resident) {
-        void *p = mmap(NULL, (size_t)f->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        close(fd);
-        if (p == MAP_FAILED) return swa__fail(err, SWA_ERR_IO, "%s: mmap failed: %s", path, strerror(errno));
-#if defined(MADV_HUGEPAGE)
-        swa__advise_huge_pages(p, (size_t)f->size);
-#endif
-        f->data = (const uint8_t *)p;
-        f->mapped = 1;
+        char why[256];
+        f->data = swa__fd_map(fd, f->size, why, sizeof why);
+        swa__fd_close(fd);
+        if (!f->data) return swa__fail(err, SWA_ERR_IO, "%s: cannot map: %s", path, why);
+        f->how = swa__advise_huge_pages(f->data, (size_t)f->size) ? SWA_LOAD_MAPPED_HUGE : SWA_LOAD_MAPPED;
         return SWA_OK;
     }
 #else
     (void)resident;
 #endif
     s = swa__file_read(fd, path, f, err);
-    close(fd);
+    swa__fd_close(fd);
     if (s != SWA_OK) swa__file_close(f);
     return s;
 }
 
+#if defined(__APPLE__)
+/* Declared here: <sys/sysctl.h> does not compile when the host defined _POSIX_C_SOURCE. */
+int sysctlbyname(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+#endif
+
 static int32_t swa__online_cpus(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    long n;
+#if defined(_WIN32)
+    n = (long)GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+#elif defined(__APPLE__)
+    int k = 0;
+    size_t len = sizeof k;
+    n = sysctlbyname("hw.activecpu", &k, &len, NULL, 0) == 0 ? k : 1;
+#else
+    n = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
     return n < 1 ? 1 : n > SWA__MAX_THREADS ? SWA__MAX_THREADS : (int32_t)n;
 }
 
@@ -1208,6 +1353,23 @@ static swa_status swa__gguf_open_file(const char *path, int resident, swa_gguf *
 SWADEF swa_status swa_gguf_open(const char *path, swa_gguf **out, swa_error *err)
 {
     return swa__gguf_open_file(path, 0, out, err);
+}
+
+SWADEF swa_load_path swa_model_load_path(const swa_model *m)
+{
+    const swa_gguf *g = m ? swa_model_gguf(m) : NULL;
+    return g && g->file.data ? g->file.how : SWA_LOAD_MEMORY;
+}
+
+SWADEF const char *swa_load_path_name(swa_load_path p)
+{
+    switch (p) {
+    case SWA_LOAD_MEMORY: return "caller's memory";
+    case SWA_LOAD_READ: return "read into memory";
+    case SWA_LOAD_MAPPED: return "mapped";
+    case SWA_LOAD_MAPPED_HUGE: return "mapped, 2 MB pages advised";
+    }
+    return "unknown";
 }
 
 SWADEF void swa_gguf_close(swa_gguf *g)

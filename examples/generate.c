@@ -6,7 +6,6 @@
    The prompt is echoed, then the continuation streams to stdout; a model summary and the
    speeds go to stderr. Ctrl-C stops generation and still prints the timings. */
 #define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for swa_model_load_resident */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
 #include "tools/safe_write.h"
@@ -246,10 +245,11 @@ static void print_summary(const swa_model *m, const swa_ctx *c, const options *o
     if (w) snprintf(attention, sizeof attention, "window %d", w);
     else snprintf(attention, sizeof attention, "full attention over %d positions", cfg.n_ctx);
     fprintf(stderr, "swa-generate: %d layers, %d heads (%d kv), embd %d, vocab %d, %s; %s; cache %.2f MiB %s; "
-                    "%d threads, %s kernels; seed %llu\n",
+                    "%d threads, %s kernels; seed %llu; model %s\n",
             hp->n_layer, hp->n_head, hp->n_kv_head, hp->n_embd, hp->n_vocab, swa_type_name(hp->weight_type),
             attention, (double)swa_ctx_cache_bytes(c) / (1024.0 * 1024.0), swa_kv_type_name(cfg.kv_type),
-            cfg.n_threads, swa_ctx_kernels(c), (unsigned long long)o->sampling.seed);
+            cfg.n_threads, swa_ctx_kernels(c), (unsigned long long)o->sampling.seed,
+            swa_load_path_name(swa_model_load_path(m)));
 }
 
 typedef struct session {

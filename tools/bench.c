@@ -15,7 +15,7 @@
    each line is a table row: model | type | load (mmap or read) | threads | kernels | pp t/s |
    tg t/s | depth | GB/s | MB per token | tg as % of the bandwidth limit. */
 #define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for swa_model_load_resident */
+#define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for the bandwidth buffer */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
 
