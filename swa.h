@@ -37,6 +37,9 @@ CONFIGURATION (define before the implementation include)
     SWA_NO_THREADS     compile the thread pool out; every context computes on the caller's thread
     SWA_NO_SIMD        compile out every SIMD kernel (SWA_NO_AVX2, SWA_NO_AVX_VNNI, SWA_NO_AVX512,
                        SWA_NO_NEON: one of them; SWA_NO_AVX2 takes the other x86 ones with it)
+    SWA_NO_TOKENIZER   compile the tokenizer out: swa_vocab_load fails with SWA_ERR_UNSUPPORTED,
+                       a model has no vocabulary, and the tokenize/decode calls are not declared
+    SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
 
 THE WINDOW
     Layer l keeps the keys and values of its last W_l positions only: position i lives in slot
@@ -371,6 +374,7 @@ SWADEF void       swa_vocab_free(swa_vocab *v);
 SWADEF swa_status swa_model_vocab(const swa_model *m, const swa_vocab **out, swa_error *err);
 
 SWADEF int32_t    swa_vocab_size(const swa_vocab *v);
+#ifndef SWA_NO_TOKENIZER   /* without it, swa_vocab_load says so and the model has no vocabulary */
 SWADEF int32_t    swa_vocab_bos(const swa_vocab *v);        /* -1 when there is none */
 SWADEF int32_t    swa_vocab_eos(const swa_vocab *v);        /* -1 when there is none */
 SWADEF int        swa_vocab_add_bos(const swa_vocab *v);    /* tokenizer.ggml.add_bos_token */
@@ -401,9 +405,11 @@ SWADEF void       swa_decoder_init(swa_decoder *d, const swa_vocab *v);
    start; swa_token_to_text(v, id, NULL, 0) + 3 bytes always suffice. */
 SWADEF size_t     swa_decoder_push(swa_decoder *d, int32_t id, char *out, size_t cap);
 SWADEF size_t     swa_decoder_flush(swa_decoder *d, char *out, size_t cap);   /* what is left */
+#endif /* SWA_NO_TOKENIZER */
 
 /* ==== sampler ==== */
 
+#ifndef SWA_NO_SAMPLER
 typedef struct swa_sampler swa_sampler;
 
 typedef struct swa_sampler_config {
@@ -429,6 +435,7 @@ SWADEF void       swa_sampler_accept(swa_sampler *s, int32_t token);  /* remembe
 SWADEF void       swa_sampler_reset(swa_sampler *s);                  /* forget history, reseed */
 /* Our generator, exposed for tests: the next uniform float in [0, 1). */
 SWADEF float      swa_sampler_uniform(swa_sampler *s);
+#endif /* SWA_NO_SAMPLER */
 
 /* Index of the largest value (the first on ties; NaN only when all are NaN); -1 when n <= 0. */
 SWADEF int32_t    swa_argmax(const float *x, int64_t n);
@@ -666,6 +673,19 @@ SWADEF const char *swa_status_str(swa_status s)
 SWADEF const char *swa_version(void) { return SWA__VERSION_STR(SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); }
 #undef SWA__VERSION_STR
 #undef SWA__STR
+
+typedef struct swa__ranked {      /* an id with a sort key: the tokenizer's and the sampler's */
+    float key;
+    int32_t id;
+} swa__ranked;
+
+/* Larger key first, then smaller id: a total order, so sorting is deterministic. */
+static int swa__cmp_ranked(const void *a, const void *b)
+{
+    const swa__ranked *x = (const swa__ranked *)a, *y = (const swa__ranked *)b;
+    if (x->key != y->key) return x->key > y->key ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
 
 /* ==== platform: mapping a file ====
    One flow for every system (open, size, then map or read, close) over a few primitives each
@@ -5481,6 +5501,7 @@ SWADEF swa_status swa_ctx_eval_all(swa_ctx *c, const int32_t *tokens, size_t n, 
 
 
 /* ==== tokenizer ==== */
+#ifndef SWA_NO_TOKENIZER
 
 struct swa_vocab {
     int32_t n;
@@ -5542,19 +5563,6 @@ static int swa__parse_byte_piece(swa_str p, int *byte)   /* "<0x0A>" -> 10 */
     if (!hi || !lo || !p.ptr[3] || !p.ptr[4]) return 0;
     *byte = (int)(hi - hex) * 16 + (int)(lo - hex);
     return 1;
-}
-
-typedef struct swa__ranked {      /* a token with a sort key, for qsort without globals */
-    float key;
-    int32_t id;
-} swa__ranked;
-
-/* Larger key first, then smaller id: a total order, so sorting is deterministic. */
-static int swa__cmp_ranked(const void *a, const void *b)
-{
-    const swa__ranked *x = (const swa__ranked *)a, *y = (const swa__ranked *)b;
-    if (x->key != y->key) return x->key > y->key ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
 }
 
 /* Control and user-defined tokens, longest text first, so matching takes the longest. */
@@ -5969,7 +5977,26 @@ SWADEF size_t swa_decoder_flush(swa_decoder *d, char *out, size_t cap)
     return n;
 }
 
+#else /* SWA_NO_TOKENIZER: a vocabulary never loads, so a model has none */
+
+struct swa_vocab {
+    int32_t n;
+};
+
+SWADEF swa_status swa_vocab_load(const swa_gguf *g, swa_vocab **out, swa_error *err)
+{
+    (void)g;
+    (void)swa__get_bool;    /* the model section's reader of the tokenizer's keys */
+    if (out) *out = NULL;
+    return swa__fail(err, SWA_ERR_UNSUPPORTED, "the library was built with SWA_NO_TOKENIZER");
+}
+
+SWADEF void swa_vocab_free(swa_vocab *v) { (void)v; }
+SWADEF int32_t swa_vocab_size(const swa_vocab *v) { return v ? v->n : 0; }
+#endif /* SWA_NO_TOKENIZER */
+
 /* ==== sampler ==== */
+#ifndef SWA_NO_SAMPLER
 
 struct swa_sampler {
     swa_sampler_config cfg;    /* resolved */
@@ -6141,6 +6168,7 @@ SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
     }
     return s->cand[i].id;
 }
+#endif /* SWA_NO_SAMPLER */
 
 #endif /* SWA__IMPLEMENTED */
 #endif /* SWA_IMPLEMENTATION */
