@@ -148,6 +148,7 @@ typedef struct swa_error {
 } swa_error;
 
 SWADEF const char *swa_status_str(swa_status s);  /* "SWA_ERR_FORMAT", never NULL */
+SWADEF int32_t     swa_cpu_count(void);           /* CPUs online (1..256): the default n_threads */
 SWADEF const char *swa_version(void);             /* "0.5.0": the SWA_VERSION_* macros */
 
 /* ==== tensor types (ggml's type ids) ==== */
@@ -484,8 +485,11 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #include <sys/mman.h>
 #endif
 #endif
-#ifndef SWA_NO_THREADS
+#if !defined(SWA_NO_THREADS) && !defined(_WIN32)
 #include <pthread.h>
+#endif
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
 #endif
 
 /* AVX2/FMA/F16C kernels are compiled with target attributes into any x86-64 build by gcc or
@@ -924,6 +928,8 @@ static int32_t swa__online_cpus(void)
 #endif
     return n < 1 ? 1 : n > SWA__MAX_THREADS ? SWA__MAX_THREADS : (int32_t)n;
 }
+
+SWADEF int32_t swa_cpu_count(void) { return swa__online_cpus(); }
 
 /* ==== GGUF reader ==== */
 
@@ -4313,18 +4319,80 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
 
 typedef void (*swa__task_fn)(void *arg, int share, int n_shares);
 
+#ifndef SWA_NO_THREADS
+/* The few threading primitives the pool needs: Win32 threads, slim reader/writer locks and
+   condition variables on Windows, pthreads elsewhere; atomics from the compiler (GCC and clang
+   builtins, MSVC's _Interlocked functions, whose full barriers are at least as strong). */
+#if defined(_WIN32)
+typedef HANDLE swa__thread;
+typedef SRWLOCK swa__mutex;
+typedef CONDITION_VARIABLE swa__cond;
+static int swa__mutex_init(swa__mutex *m) { InitializeSRWLock(m); return 0; }
+static void swa__mutex_destroy(swa__mutex *m) { (void)m; }
+static void swa__mutex_lock(swa__mutex *m) { AcquireSRWLockExclusive(m); }
+static void swa__mutex_unlock(swa__mutex *m) { ReleaseSRWLockExclusive(m); }
+static int swa__cond_init(swa__cond *c) { InitializeConditionVariable(c); return 0; }
+static void swa__cond_destroy(swa__cond *c) { (void)c; }
+static void swa__cond_wait(swa__cond *c, swa__mutex *m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
+static void swa__cond_signal(swa__cond *c) { WakeConditionVariable(c); }
+static void swa__cond_broadcast(swa__cond *c) { WakeAllConditionVariable(c); }
+#else
+typedef pthread_t swa__thread;
+typedef pthread_mutex_t swa__mutex;
+typedef pthread_cond_t swa__cond;
+static int swa__mutex_init(swa__mutex *m) { return pthread_mutex_init(m, NULL); }
+static void swa__mutex_destroy(swa__mutex *m) { pthread_mutex_destroy(m); }
+static void swa__mutex_lock(swa__mutex *m) { pthread_mutex_lock(m); }
+static void swa__mutex_unlock(swa__mutex *m) { pthread_mutex_unlock(m); }
+static int swa__cond_init(swa__cond *c) { return pthread_cond_init(c, NULL); }
+static void swa__cond_destroy(swa__cond *c) { pthread_cond_destroy(c); }
+static void swa__cond_wait(swa__cond *c, swa__mutex *m) { pthread_cond_wait(c, m); }
+static void swa__cond_signal(swa__cond *c) { pthread_cond_signal(c); }
+static void swa__cond_broadcast(swa__cond *c) { pthread_cond_broadcast(c); }
+#endif
+
+#if defined(_MSC_VER) && !defined(__clang__)
+static uint64_t swa__load_u64(const uint64_t *p) { return (uint64_t)_InterlockedOr64((volatile __int64 *)(uintptr_t)p, 0); }
+static void swa__store_u64(uint64_t *p, uint64_t v) { _InterlockedExchange64((volatile __int64 *)p, (__int64)v); }
+static int swa__cas_u64(uint64_t *p, uint64_t *expected, uint64_t desired)
+{
+    __int64 seen = _InterlockedCompareExchange64((volatile __int64 *)p, (__int64)desired, (__int64)*expected);
+    if ((uint64_t)seen == *expected) return 1;
+    *expected = (uint64_t)seen;
+    return 0;
+}
+static int swa__load_int(const int *p) { return (int)_InterlockedOr((volatile long *)(uintptr_t)p, 0); }
+static void swa__store_int(int *p, int v) { _InterlockedExchange((volatile long *)p, (long)v); }
+static int swa__sub_int(int *p, int v) { return (int)_InterlockedExchangeAdd((volatile long *)p, -(long)v) - v; }
+static void *swa__load_ptr(void *const *p) { return _InterlockedCompareExchangePointer((void *volatile *)(uintptr_t)p, NULL, NULL); }
+static void swa__store_ptr(void **p, void *v) { _InterlockedExchangePointer((void *volatile *)p, v); }
+#else
+static uint64_t swa__load_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static void swa__store_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static int swa__cas_u64(uint64_t *p, uint64_t *expected, uint64_t desired)
+{
+    return __atomic_compare_exchange_n(p, expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+static int swa__load_int(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static void swa__store_int(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static int swa__sub_int(int *p, int v) { return __atomic_sub_fetch(p, v, __ATOMIC_ACQ_REL); }
+static void *swa__load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static void swa__store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+#endif
+#endif
+
 typedef struct swa__pool {
     int n;                       /* threads, the caller included; a task has n shares */
 #ifndef SWA_NO_THREADS
     int started;                 /* workers running */
-    pthread_t *threads;          /* [n - 1] */
-    pthread_mutex_t mu;
-    pthread_cond_t start, done;
+    swa__thread *threads;        /* [n - 1] */
+    swa__mutex mu;
+    swa__cond start, done;
     uint64_t claim;              /* atomic: task number << 16 | the next share to claim */
     uint64_t task;               /* the current task's number (the caller's own) */
     int unfinished;              /* atomic: shares of the current task not yet done */
     int quit;                    /* atomic; written under mu */
-    swa__task_fn fn;             /* atomic; published by the release store of claim */
+    void *fn;                    /* atomic swa__task_fn; published by the release store of claim */
     void *arg;                   /* atomic; likewise */
 #endif
 } swa__pool;
@@ -4336,7 +4404,9 @@ typedef struct swa__pool {
 
 static void swa__cpu_relax(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(_MSC_VER) && !defined(__clang__)
+    YieldProcessor();
+#elif defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
@@ -4348,17 +4418,19 @@ static void swa__cpu_relax(void)
    it only does once every share of `task` is done. */
 static void swa__pool_work(swa__pool *p, uint64_t task)
 {
-    swa__task_fn fn = __atomic_load_n(&p->fn, __ATOMIC_RELAXED);
-    void *arg = __atomic_load_n(&p->arg, __ATOMIC_RELAXED);
-    uint64_t word = __atomic_load_n(&p->claim, __ATOMIC_ACQUIRE);
+    swa__task_fn fn;
+    void *arg = swa__load_ptr(&p->arg);
+    uint64_t word = swa__load_u64(&p->claim);
     const uint64_t mask = ((uint64_t)1 << SWA__SHARE_BITS) - 1;
+    void *f = swa__load_ptr(&p->fn);
+    memcpy(&fn, &f, sizeof fn);   /* a function pointer kept as void *, as the atomics take */
     while (word >> SWA__SHARE_BITS == task && (word & mask) < (uint64_t)p->n) {
-        if (!__atomic_compare_exchange_n(&p->claim, &word, word + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
+        if (!swa__cas_u64(&p->claim, &word, word + 1)) continue;
         fn(arg, (int)(word & mask), p->n);
-        if (__atomic_sub_fetch(&p->unfinished, 1, __ATOMIC_ACQ_REL) == 0) {
-            pthread_mutex_lock(&p->mu);          /* the caller may be about to sleep */
-            pthread_cond_signal(&p->done);
-            pthread_mutex_unlock(&p->mu);
+        if (swa__sub_int(&p->unfinished, 1) == 0) {
+            swa__mutex_lock(&p->mu);          /* the caller may be about to sleep */
+            swa__cond_signal(&p->done);
+            swa__mutex_unlock(&p->mu);
         }
         word++;
     }
@@ -4366,29 +4438,55 @@ static void swa__pool_work(swa__pool *p, uint64_t task)
 
 static uint64_t swa__pool_task(swa__pool *p)
 {
-    return __atomic_load_n(&p->claim, __ATOMIC_ACQUIRE) >> SWA__SHARE_BITS;
+    return swa__load_u64(&p->claim) >> SWA__SHARE_BITS;
 }
 
-static void *swa__worker_main(void *arg)
+static void swa__worker_loop(swa__pool *p)
 {
-    swa__pool *p = (swa__pool *)arg;
     uint64_t seen = 0;
     for (;;) {
         int spins;
-        for (spins = 0; spins < SWA__SPINS && swa__pool_task(p) == seen && !__atomic_load_n(&p->quit, __ATOMIC_ACQUIRE);
-             spins++)
+        for (spins = 0; spins < SWA__SPINS && swa__pool_task(p) == seen && !swa__load_int(&p->quit); spins++)
             swa__cpu_relax();
         if (spins == SWA__SPINS) {
-            pthread_mutex_lock(&p->mu);
-            while (!p->quit && swa__pool_task(p) == seen) pthread_cond_wait(&p->start, &p->mu);
-            pthread_mutex_unlock(&p->mu);
+            swa__mutex_lock(&p->mu);
+            while (!p->quit && swa__pool_task(p) == seen) swa__cond_wait(&p->start, &p->mu);
+            swa__mutex_unlock(&p->mu);
         }
-        if (__atomic_load_n(&p->quit, __ATOMIC_ACQUIRE)) break;
+        if (swa__load_int(&p->quit)) break;
         seen = swa__pool_task(p);
         swa__pool_work(p, seen);
     }
+}
+
+#if defined(_WIN32)
+static DWORD WINAPI swa__worker_main(LPVOID arg)
+{
+    swa__worker_loop((swa__pool *)arg);
+    return 0;
+}
+
+static int swa__thread_start(swa__thread *t, swa__pool *p)
+{
+    *t = CreateThread(NULL, 0, swa__worker_main, p, 0, NULL);
+    return *t ? 0 : -1;
+}
+
+static void swa__thread_join(swa__thread t)
+{
+    WaitForSingleObject(t, INFINITE);
+    CloseHandle(t);
+}
+#else
+static void *swa__worker_main(void *arg)
+{
+    swa__worker_loop((swa__pool *)arg);
     return NULL;
 }
+
+static int swa__thread_start(swa__thread *t, swa__pool *p) { return pthread_create(t, NULL, swa__worker_main, p); }
+static void swa__thread_join(swa__thread t) { pthread_join(t, NULL); }
+#endif
 #endif
 
 static void swa__pool_stop(swa__pool *p)
@@ -4396,34 +4494,33 @@ static void swa__pool_stop(swa__pool *p)
 #ifndef SWA_NO_THREADS
     int i;
     if (p->n <= 1) return;
-    pthread_mutex_lock(&p->mu);
-    __atomic_store_n(&p->quit, 1, __ATOMIC_RELEASE);
-    pthread_cond_broadcast(&p->start);
-    pthread_mutex_unlock(&p->mu);
-    for (i = 0; i < p->started; i++) pthread_join(p->threads[i], NULL);
-    pthread_cond_destroy(&p->start);
-    pthread_cond_destroy(&p->done);
-    pthread_mutex_destroy(&p->mu);
+    swa__mutex_lock(&p->mu);
+    swa__store_int(&p->quit, 1);
+    swa__cond_broadcast(&p->start);
+    swa__mutex_unlock(&p->mu);
+    for (i = 0; i < p->started; i++) swa__thread_join(p->threads[i]);
+    swa__cond_destroy(&p->start);
+    swa__cond_destroy(&p->done);
+    swa__mutex_destroy(&p->mu);
     p->n = 1;
 #else
     (void)p;
 #endif
 }
 
-/* Start n - 1 workers; threads is an array of n - 1 the caller provides. */
+/* Start n - 1 workers; threads is an array of n - 1 swa__thread the caller provides. */
 static swa_status swa__pool_start(swa__pool *p, int n, void *threads, swa_error *err)
 {
     p->n = 1;
 #ifndef SWA_NO_THREADS
     if (n <= 1) return SWA_OK;
-    p->threads = (pthread_t *)threads;
+    p->threads = (swa__thread *)threads;
     p->claim = p->task = 0;
-    if (pthread_mutex_init(&p->mu, NULL) != 0 || pthread_cond_init(&p->start, NULL) != 0 ||
-        pthread_cond_init(&p->done, NULL) != 0)
+    if (swa__mutex_init(&p->mu) != 0 || swa__cond_init(&p->start) != 0 || swa__cond_init(&p->done) != 0)
         return swa__fail(err, SWA_ERR_NOMEM, "cannot create the thread pool's locks");
     p->n = n;
     for (p->started = 0; p->started < n - 1; p->started++)
-        if (pthread_create(&p->threads[p->started], NULL, swa__worker_main, p) != 0) {
+        if (swa__thread_start(&p->threads[p->started], p) != 0) {
             swa__pool_stop(p);
             return swa__fail(err, SWA_ERR_NOMEM, "cannot start thread %d of %d", p->started + 1, n);
         }
@@ -4440,24 +4537,35 @@ static void swa__pool_run(swa__pool *p, swa__task_fn fn, void *arg)
 #ifndef SWA_NO_THREADS
     if (p->n > 1) {
         int spins;
+        void *f;
+        memcpy(&f, &fn, sizeof f);
         p->task++;
-        __atomic_store_n(&p->fn, fn, __ATOMIC_RELAXED);
-        __atomic_store_n(&p->arg, arg, __ATOMIC_RELAXED);
-        __atomic_store_n(&p->unfinished, p->n, __ATOMIC_RELAXED);
-        pthread_mutex_lock(&p->mu);
-        __atomic_store_n(&p->claim, p->task << SWA__SHARE_BITS, __ATOMIC_RELEASE);
-        pthread_cond_broadcast(&p->start);
-        pthread_mutex_unlock(&p->mu);
+        swa__store_ptr(&p->fn, f);
+        swa__store_ptr(&p->arg, arg);
+        swa__store_int(&p->unfinished, p->n);
+        swa__mutex_lock(&p->mu);
+        swa__store_u64(&p->claim, p->task << SWA__SHARE_BITS);
+        swa__cond_broadcast(&p->start);
+        swa__mutex_unlock(&p->mu);
         swa__pool_work(p, p->task);
-        for (spins = 0; spins < SWA__SPINS && __atomic_load_n(&p->unfinished, __ATOMIC_ACQUIRE) > 0; spins++)
-            swa__cpu_relax();
-        pthread_mutex_lock(&p->mu);
-        while (__atomic_load_n(&p->unfinished, __ATOMIC_ACQUIRE) > 0) pthread_cond_wait(&p->done, &p->mu);
-        pthread_mutex_unlock(&p->mu);
+        for (spins = 0; spins < SWA__SPINS && swa__load_int(&p->unfinished) > 0; spins++) swa__cpu_relax();
+        swa__mutex_lock(&p->mu);
+        while (swa__load_int(&p->unfinished) > 0) swa__cond_wait(&p->done, &p->mu);
+        swa__mutex_unlock(&p->mu);
         return;
     }
 #endif
     fn(arg, 0, 1);
+}
+
+/* Take a counter's value and add 1, atomically; relaxed, as the pool's barriers order the rest. */
+static int64_t swa__fetch_inc_i64(int64_t *p)
+{
+#if defined(_MSC_VER) && !defined(__clang__)
+    return (int64_t)_InterlockedExchangeAdd64((volatile __int64 *)p, 1);
+#else
+    return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
+#endif
 }
 
 /* Share k of n_shares of n items: [begin, end). */
@@ -5012,7 +5120,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     c->rope = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_rot, sizeof(float));
     c->logits = (float *)swa__arena_take(a, (uint64_t)hp->n_vocab, sizeof(float));
 #ifndef SWA_NO_THREADS
-    c->pool.threads = (pthread_t *)swa__arena_take(a, (uint64_t)cfg->n_threads, sizeof(pthread_t));
+    c->pool.threads = (swa__thread *)swa__arena_take(a, (uint64_t)cfg->n_threads, sizeof(swa__thread));
 #endif
 }
 
@@ -5213,7 +5321,7 @@ static void swa__matmul_run(void *arg, int share, int n_shares)
     int64_t r0, r1, first = 0;   /* first: matrix i's first row in the list */
     int i;
     if (t->n > 1 && n_shares > 1) {
-        while (swa__chunk_at(t, __atomic_fetch_add(&t->next, 1, __ATOMIC_RELAXED), n_shares, &i, &r0, &r1))
+        while (swa__chunk_at(t, swa__fetch_inc_i64(&t->next), n_shares, &i, &r0, &r1))
             swa__matmul_rows(t, i, r0, r1);
         return;
     }

@@ -12,6 +12,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +105,7 @@ static int parse_flag(options *o, const char *a, const char *val)
     else if (!strcmp(a, "-f")) o->prompt_file = val;
     else if (!strcmp(a, "--ids")) o->ids = val;
     else if (!strcmp(a, "--dump-logits")) o->dump_logits = val;
-    else if (!strcmp(a, "-n")) return parse_long(a, val, -1, 1L << 40, &o->n_predict);
+    else if (!strcmp(a, "-n")) return parse_long(a, val, -1, LONG_MAX, &o->n_predict);
     else if (!strcmp(a, "-s")) {
         char *end;
         errno = 0;

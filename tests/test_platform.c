@@ -47,6 +47,7 @@ static long file_size(const char *path)
     return n;
 }
 
+#if defined(__linux__)
 /* Linux with transparent huge pages built in has this folder; the advice is accepted there. */
 static int kernel_has_thp(void)
 {
@@ -55,6 +56,7 @@ static int kernel_has_thp(void)
     fclose(f);
     return 1;
 }
+#endif
 
 static void test_mapped(void **state)
 {

@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if !defined(_WIN32)
 #include <sys/mman.h>
+#endif
 #include <time.h>
 
 typedef struct options {
@@ -80,12 +82,17 @@ static int bandwidth_open(bandwidth *bw, int threads)
 {
     const size_t bytes = (size_t)1 << 30;
     /* in 2 MB pages where the kernel gives them, so that TLB misses do not lower the limit */
+#if defined(_WIN32)
+    void *map = VirtualAlloc(NULL, bytes, MEM_COMMIT | MEM_RESERVE, PAGE_READWRITE);
+    if (!map) return 0;
+#else
     void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (map == MAP_FAILED) return 0;
+    madvise(map, bytes, MADV_HUGEPAGE);
+#endif
     bw->buf = (uint64_t *)map;
     bw->words = bytes / 8;
     bw->threads = threads;
-    madvise(bw->buf, bytes, MADV_HUGEPAGE);
     for (size_t i = 0; i < bw->words; i++) bw->buf[i] = i;   /* touch every page first */
     return 1;
 }
@@ -108,7 +115,11 @@ static double bandwidth_once(const bandwidth *bw)
 
 static void bandwidth_close(bandwidth *bw)
 {
+#if defined(_WIN32)
+    VirtualFree(bw->buf, 0, MEM_RELEASE);
+#else
     munmap(bw->buf, bw->words * 8);
+#endif
 }
 
 /* ---- the model ---- */

@@ -41,7 +41,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(_WIN32)
+#include <windows.h>
+#else
 #include <sys/statvfs.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -187,7 +191,11 @@ static void parse_args(int argc, char **argv, options *o)
     if (have[6]) o->s.ctx = given[6];
     if (have[7]) o->s.window = given[7];
     o->seed = have[8] ? (uint64_t)given[8] : 1;
+#if defined(_WIN32)
+    cpus = (long)GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+#else
     cpus = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
     o->threads = have[9] ? (int)given[9] : cpus > 0 ? (int)(cpus < 256 ? cpus : 256) : 1;
 
     if (o->s.dim % o->s.heads) usage_fail("dim %lld is not a multiple of heads %lld", (long long)o->s.dim, (long long)o->s.heads);
@@ -400,15 +408,26 @@ static void check_space(const char *path, uint64_t need)
 {
     char dir[4096];
     const char *slash = strrchr(path, '/');
-    struct statvfs sv;
     size_t n = slash ? (size_t)(slash - path) : 0;
+    double free_bytes;
     if (n >= sizeof dir) return;
     if (slash) memcpy(dir, path, n ? n : 1), dir[n ? n : 1] = 0;
     else strcpy(dir, ".");
-    if (statvfs(dir, &sv) != 0) return;                /* cannot tell: let the write find out */
-    if ((uint64_t)sv.f_bavail * sv.f_frsize < need + (need >> 6))
-        usage_fail("%s: needs %.2f GB, the file system has %.2f GB free", path, (double)need / 1e9,
-             (double)sv.f_bavail * (double)sv.f_frsize / 1e9);
+#if defined(_WIN32)
+    {
+        ULARGE_INTEGER avail;
+        if (!GetDiskFreeSpaceExA(dir, &avail, NULL, NULL)) return;   /* cannot tell: let the write find out */
+        free_bytes = (double)avail.QuadPart;
+    }
+#else
+    {
+        struct statvfs sv;
+        if (statvfs(dir, &sv) != 0) return;
+        free_bytes = (double)sv.f_bavail * (double)sv.f_frsize;
+    }
+#endif
+    if (free_bytes < (double)(need + (need >> 6)))
+        fail("%s: needs %.2f GB, the file system has %.2f GB free", path, (double)need / 1e9, free_bytes / 1e9);
 }
 
 int main(int argc, char **argv)

@@ -316,7 +316,7 @@ int main(int argc, char **argv)
 {
     const char *pos[3] = {NULL, NULL, NULL}, *in = NULL;
     int n_pos = 0, threads, warned_gw = 0, i;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    long cpus = swa_cpu_count();
     uint32_t target = 0, file_type = 0, *types;
     size_t k, buf_size = (size_t)16 << 20;
     swa_gguf *g;

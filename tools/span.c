@@ -62,7 +62,7 @@ typedef struct span {
     int64_t *reach_lo;    /* [n_layer] first position that reaches pos after layers 0..l */
 } span;
 
-enum { OUT = 0, REACH = 1, DIRECT = 2 };
+enum { R_OUT = 0, R_REACH = 1, R_DIRECT = 2 };
 
 /* Reach only grows downwards layer by layer: each layer adds W - 1 positions below the lowest
    one already reachable, because the key at distance W - 1 is the furthest a window holds.
@@ -84,7 +84,7 @@ static void span_compute(span *s)
    positions is classed by its last one. */
 static int span_relation(const span *s, int l, int64_t j)
 {
-    return j >= s->direct_lo[l] ? DIRECT : j >= s->reach_lo[l] ? REACH : OUT;
+    return j >= s->direct_lo[l] ? R_DIRECT : j >= s->reach_lo[l] ? R_REACH : R_OUT;
 }
 
 /* "window 64", "full attention" or "windows 8x3, full, 16"; NULL when out of memory. */
@@ -196,7 +196,7 @@ static void print_chart(const span *s)
         for (c = 0; c < ncols; c++) {
             int64_t last = (int64_t)(c + 1) * g - 1;
             int r = span_relation(s, l, last < s->pos ? last : s->pos);
-            chart[c] = r == DIRECT ? '#' : r == REACH ? '+' : '.';
+            chart[c] = r == R_DIRECT ? '#' : r == R_REACH ? '+' : '.';
         }
         chart[ncols] = '\0';
         window_str(num, sizeof num, s->window[l]);
@@ -259,10 +259,10 @@ static void svg_row(FILE *f, const span *s, int l, double x0, double cw, double 
     int64_t lo[3], hi[3];
     double sx = cw / (double)(s->pos + 1);
     int r;
-    lo[OUT] = 0;               hi[OUT] = s->reach_lo[l] - 1;
-    lo[REACH] = s->reach_lo[l]; hi[REACH] = s->direct_lo[l] - 1;
-    lo[DIRECT] = s->direct_lo[l]; hi[DIRECT] = s->pos;
-    for (r = OUT; r <= DIRECT; r++) {
+    lo[R_OUT] = 0;               hi[R_OUT] = s->reach_lo[l] - 1;
+    lo[R_REACH] = s->reach_lo[l]; hi[R_REACH] = s->direct_lo[l] - 1;
+    lo[R_DIRECT] = s->direct_lo[l]; hi[R_DIRECT] = s->pos;
+    for (r = R_OUT; r <= R_DIRECT; r++) {
         double a, b;
         if (hi[r] < lo[r]) continue;
         a = x0 + (double)lo[r] * sx;
@@ -327,7 +327,7 @@ static int write_svg(const char *path, const span *s, const char *title, const c
     {   /* legend: strongest relation first */
         double x = 16.0;
         int r;
-        for (r = DIRECT; r >= OUT; r--) {
+        for (r = R_DIRECT; r >= R_OUT; r--) {
             fprintf(f, "<rect class=\"key\" x=\"%.1f\" y=\"60\" width=\"12\" height=\"12\" fill=\"%s\"/>"
                        "<text x=\"%.1f\" y=\"70\" fill=\"#222222\">%s</text>\n",
                     x, seg_fill[r], x + 17.0, seg_words[r]);
@@ -638,7 +638,7 @@ static int draw_png(const char *path, const span *s, const char *title, const ch
     draw_text(&im, m, m + 20, subtitle, C_SOFT);
     {
         int x = m, y = m + 46;
-        for (r = DIRECT; r >= OUT; r--) {
+        for (r = R_DIRECT; r >= R_OUT; r--) {
             fill_rect(&im, x, y, x + GLYPH_H, y + GLYPH_H, C_SEG[r]);
             draw_text(&im, x + GLYPH_H + 6, y, seg_words[r], C_TEXT);
             x += GLYPH_H + 6 + text_width(seg_words[r]) + 28;
@@ -650,10 +650,10 @@ static int draw_png(const char *path, const span *s, const char *title, const ch
     for (l = s->n_layer - 1; l >= 0; l--) {
         int y = top + pitch * (s->n_layer - 1 - l), ty = y + (rowh - GLYPH_H) / 2;
         int64_t lo[3], hi[3];
-        lo[OUT] = 0;                  hi[OUT] = s->reach_lo[l] - 1;
-        lo[REACH] = s->reach_lo[l];   hi[REACH] = s->direct_lo[l] - 1;
-        lo[DIRECT] = s->direct_lo[l]; hi[DIRECT] = s->pos;
-        for (r = OUT; r <= DIRECT; r++) {
+        lo[R_OUT] = 0;                  hi[R_OUT] = s->reach_lo[l] - 1;
+        lo[R_REACH] = s->reach_lo[l];   hi[R_REACH] = s->direct_lo[l] - 1;
+        lo[R_DIRECT] = s->direct_lo[l]; hi[R_DIRECT] = s->pos;
+        for (r = R_OUT; r <= R_DIRECT; r++) {
             int x0, x1;
             if (hi[r] < lo[r]) continue;
             x0 = pos_x(s, left, cw, lo[r]);
