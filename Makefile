@@ -66,7 +66,8 @@ $(BUILD)/compile_no_%: tests/compile_no_%.c swa.h | $(BUILD)
 
 # The warning matrix: the header warning-free with -Werror under WARN_C in C (the default build
 # compiled whole; without SIMD, threads or mmap checked for syntax) and WARN_CXX in C++, with
-# $(CC)/$(CXX) and with clang/clang++ (WARN_CLANG; a cross build passes its --target).
+# $(CC)/$(CXX) and with clang/clang++ (WARN_CLANG; a cross build passes its --target). There is
+# no Apple SDK here: the Darwin branches are compiled with __APPLE__ defined over Linux headers.
 WARN_C     := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wstrict-prototypes -Wmissing-prototypes -Werror
 WARN_CXX   := -Wall -Wextra -Wpedantic -Werror
 WARN_CLANG ?= clang
@@ -79,6 +80,8 @@ $(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp swa.h 
 	@set -e; if command -v $(firstword $(WARN_CLANG)) >/dev/null; then \
 	  for v in "" $(WARN_VARIANTS); do echo "$(WARN_CLANG) -fsyntax-only $(WARN_C) $$v"; \
 	    $(WARN_CLANG) -std=c11 -fsyntax-only $(WARN_C) $$v -I. $<; done; \
+	  echo "$(WARN_CLANG) -fsyntax-only $(WARN_C) -U__linux__ -D__APPLE__ (the Darwin branches, Linux headers)"; \
+	  $(WARN_CLANG) -std=c11 -fsyntax-only $(WARN_C) -U__linux__ -D__APPLE__ -I. $<; \
 	  echo "$(WARN_CLANG) -x c++ -fsyntax-only $(WARN_CXX)"; \
 	  $(WARN_CLANG) -x c++ -std=c++11 -fsyntax-only $(WARN_CXX) -I. tests/compile_cpp.cpp; \
 	else echo "compile_warnings: $(firstword $(WARN_CLANG)) is not installed: the clang half of the matrix was not checked"; fi

@@ -3,7 +3,8 @@
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
                                               #include "swa.h"
-   Every other file includes "swa.h" plainly. Link with -lm -lpthread.
+   Every other file includes "swa.h" plainly. Link with -lm -lpthread (on Windows nothing
+   more: the pool uses Win32 threads).
 
 QUICK START
     #define SWA_IMPLEMENTATION
@@ -59,7 +60,7 @@ MEMORY
 THREADS
     A model is immutable after load and may be shared by any number of contexts and threads.
     A context is used by one thread at a time. Each context owns a pool of n_threads - 1
-    pthread workers, started in swa_ctx_create and joined in swa_ctx_free; they split matrix
+    workers (pthreads, or Win32 threads on Windows), started in swa_ctx_create and joined in swa_ctx_free; they split matrix
     rows and attention heads so that every output is computed by one thread with the same code:
     the logits are bit-identical for any thread count. A share no worker has started is taken
     by the calling thread, so a core held by another process delays a token less.
