@@ -96,15 +96,15 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
-    0.5.0 (2026-12-01)  kernels by name from one descriptor per type; AVX-512 VNNI and AVX-VNNI
-                        kernels; Q5_K; generation prefetches ahead of its rows.
-    0.4.1 (2026-11-30)  pool shares claimed by whichever thread is free, the caller included;
-                        swa_model_load faults the mapping in whole, in file order.
-    0.4.0 (2026-11-30)  Q8_0/Q4_0 kernels 8 blocks at a time, AVX2 and NEON K-quant tiles,
-                        mapped files advised to 2 MB pages, prompt rows taken in chunks.
-    0.3.0 (2026-11-29)  AVX2 and NEON kernels, Q4_K and Q6_K, F16 KV cache, element-wise SIMD.
-    0.2.0 (2026-11-29)  tokenizer, streaming decoder, sampler, thread pool.
-    0.1.0 (2026-11-29)  GGUF reader, llama forward pass, per-layer rolling-buffer KV cache.
+    0.5.0  kernels by name from one descriptor per type; AVX-512 VNNI and AVX-VNNI
+           kernels; Q5_K; generation prefetches ahead of its rows.
+    0.4.1  pool shares claimed by whichever thread is free, the caller included;
+           swa_model_load faults the mapping in whole, in file order.
+    0.4.0  Q8_0/Q4_0 kernels 8 blocks at a time, AVX2 and NEON K-quant tiles,
+           mapped files advised to 2 MB pages, prompt rows taken in chunks.
+    0.3.0  AVX2 and NEON kernels, Q4_K and Q6_K, F16 KV cache, element-wise SIMD.
+    0.2.0  tokenizer, streaming decoder, sampler, thread pool.
+    0.1.0  GGUF reader, llama forward pass, per-layer rolling-buffer KV cache.
 */
 #ifndef SWA_H
 #define SWA_H
@@ -1914,7 +1914,7 @@ static void swa__dequant_q6_k_ref(const void *row, float *out, int64_t n)
     }
 }
 
-/* ---- attention and element-wise kernels; keys and values are stored as F32 or F16 ---- */
+/* ---- attention and element-wise kernels; keys and values are stored as F32, F16 or Q8_0 ---- */
 
 /* Floats to a cache row: F32 as they are, F16 rounded to nearest even, Q8_0 below. */
 static void swa__store_f32_ref(const float *x, void *out, int64_t n) { memcpy(out, x, (size_t)n * sizeof(float)); }
@@ -2261,9 +2261,9 @@ SWA__AVX2 static inline float swa__tile_sum_avx2(__m256 acc, const uint8_t *w, c
 }
 
 /* Generation reads each weight once, 3 rows side by side. The hardware prefetcher follows one
-   sequential stream well but not three rows 4 KB apart (F16 rows of 2048 on one core: 15 GB/s,
-   against 25 row after row), so the next tile's rows are fetched ahead by hand, which brings it
-   back to 25. A prefetch never faults; its address is formed as an integer because it may lie
+   sequential stream well but not three rows a few KB apart, so the next tile's rows are fetched
+   ahead by hand, which restores the speed of reading row after row (README, Numbers). A
+   prefetch never faults; its address is formed as an integer because it may lie
    past the end of the matrix. (Always inlined: GCC takes a function that only prefetches for
    one without effects and drops its calls.) */
 SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_stride, size_t offset)
@@ -2346,8 +2346,8 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_bf16_avx2, swa__dots_bf16_avx2)
    leaves each block's sum in 4 lanes of one 128-bit half and a short reduction gathers the 8
    blocks' sums into one register, in block order, where the scales (converted 8 at a time) and one
    FMA finish them. Block by block, the scale products and their broadcasts had cost more than
-   the integer work: in a microbenchmark (rows in L2, one core) this takes Q4_0 from 14.6 to
-   32 GB/s and Q8_0 from 29.7 to 44. A row's last blocks (fewer than 8) go one at a time.
+   the integer work (README, Numbers: kernels in L2). A row's last blocks (fewer than 8) go one
+   at a time.
    maddubs wants one unsigned operand: Q8_0 gives it |w| and moves w's sign onto the
    activation; Q4_0's nibbles are unsigned (0..15) as they are, and its offset comes off the
    sums afterwards: sum (w - 8) q = sum w q - sum8. A token's steps do not depend on the other
@@ -2392,7 +2392,7 @@ SWA__AVX2 SWA__INLINE __m256i swa__pair_sums_avx2(__m256i lo, __m256i hi, const 
 }
 
 /* The 8 blocks' scales, packed four to a 64-bit word in general registers: two transfers to
-   the vector unit instead of eight (about 10% on Q4_0 rows in cache). */
+   the vector unit instead of eight. */
 SWA__AVX2 SWA__INLINE uint64_t swa__scales4(const uint8_t *w, int block_bytes)
 {
     uint64_t s = (uint64_t)swa__load_u16(w) | (uint64_t)swa__load_u16(w + block_bytes) << 16 |
@@ -2434,7 +2434,7 @@ SWA__AVX2 SWA__INLINE void swa__store_sums_avx2(float *out, int nt, __m256 c0, _
 
 /* The 8 blocks' sums in block order, from pairs p (block p in lanes 0..3, p + 4 in 4..7). Q4_0's
    lanes stay within 2 * 7620, so they pack to int16 and one madd adds pairs of them: two packs
-   and two madds cost less than two hadds (about 7% on this kernel). */
+   and two madds cost less than two hadds. */
 SWA__AVX2 SWA__INLINE __m256i swa__block_sums8_avx2(__m256i p0, __m256i p1, __m256i p2, __m256i p3, uint32_t type)
 {
     if (type == SWA_TYPE_Q4_0) {
@@ -2531,8 +2531,7 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_0_avx2, swa__dots_q4_0_avx2)
 
 /* K-quant rows against up to 4 tokens at once: a super-block's weights and scales are unpacked
    once for all the tokens, and each token's integer sums meet their scales in vector registers,
-   with one FMA per super-block and no horizontal sum until the row ends. Microbenchmark, one
-   core, rows in L2: Q4_K 26 GB/s, Q6_K 29 (Q4_0: 33). */
+   with one FMA per super-block and no horizontal sum until the row ends. */
 
 /* The shuffle_epi8 control that copies int16 lane k of a 128-bit lane into an int16. */
 static inline short swa__int16_lane(int k)
@@ -2542,7 +2541,7 @@ static inline short swa__int16_lane(int k)
 
 /* [s_2m x 8 | s_2m+1 x 8] as int16, from 8 int16 scales held in both 128-bit lanes of s: the
    scales of the two 16-element halves of a maddubs result (one shuffle; a permute to pick the
-   pair from 16 scales in one register cost Q6_K 5%). */
+   pair from 16 scales in one register was slower). */
 SWA__AVX2 SWA__INLINE __m256i swa__scale_pair_avx2(__m256i s, int m)
 {
     return _mm256_shuffle_epi8(s, _mm256_set_m128i(_mm_set1_epi16(swa__int16_lane(2 * m + 1)),
@@ -2569,9 +2568,8 @@ SWA__AVX2 SWA__INLINE __m128i swa__q4k_scales_avx2(const uint8_t *s)
 /* Q4_K group g (64 elements): sub-block 2g in the low nibbles, 2g + 1 in the high ones, and
    their scales broadcast from the 8 scales held in both 128-bit lanes. Written out per group
    (not as arrays in a loop, which GCC keeps in memory at -O2). A token's sums and its mins
-   (negated, so that both add) share one hadd and one FMA, against [d d dmin dmin] in each lane:
-   with a second FMA, a permute per group and d and dmin converted apart, this ran at 23 GB/s
-   instead of 26. */
+   (negated, so that both add) share one hadd and one FMA, against [d d dmin dmin] in each lane,
+   fewer operations than a second FMA, a permute per group and d and dmin converted apart. */
 #define SWA__Q4K_UNPACK(g)                                                                              \
     __m256i raw##g = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));                            \
     __m256i lo##g = _mm256_and_si256(raw##g, low4), hi##g = _mm256_and_si256(_mm256_srli_epi16(raw##g, 4), low4); \
@@ -5225,7 +5223,7 @@ SWADEF int32_t swa_ctx_window(const swa_ctx *c, int32_t layer)
    form (a row every x_stride bytes). Weight rows go in blocks of about 64 KB: a block is read
    from memory once and stays in L2 while the tokens pass it in tiles of 3 rows x 4 tokens
    (through the dots kernel, when the type has one). */
-#define SWA__ROW_BLOCK 65536   /* bytes of weight rows per block: 256 KB and 512 KB measured no better */
+#define SWA__ROW_BLOCK 65536   /* bytes of weight rows per block: larger blocks were no better */
 #define SWA__MAX_PRODUCTS 3
 typedef struct swa__product {
     const swa__matrix *w;
@@ -5310,11 +5308,11 @@ static int swa__chunk_at(const swa__matmul_task *t, int64_t k, int nth, int *i, 
 }
 
 /* Generation splits the rows in equal shares: each thread streams its own part of every matrix,
-   which the memory system serves best (taking blocks in turn interleaved the threads' streams
-   and cost 30%). A prompt is compute-bound and runs long enough for a thread to be held up by
-   the machine, so its threads take chunks in turn until none is left: with another process
-   busy on one of the two cores, TinyLlama Q4_0's prompt ran at 81.0 tokens/s instead of 71.9,
-   and at the same speed on a quiet machine. Either way a block's results come from the same
+   which the memory system serves best (taking blocks in turn interleaved the threads' streams,
+   which was slower). A prompt is compute-bound and runs long enough for a thread to be held up
+   by the machine, so its threads take chunks in turn until none is left: a thread delayed by
+   another process then takes fewer chunks instead of holding the others up, at no cost on a
+   quiet machine. Either way a block's results come from the same
    code, whichever thread computes them. */
 static void swa__matmul_run(void *arg, int share, int n_shares)
 {

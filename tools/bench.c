@@ -88,7 +88,9 @@ static int bandwidth_open(bandwidth *bw, int threads)
 #else
     void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (map == MAP_FAILED) return 0;
+#if defined(MADV_HUGEPAGE)                  /* Linux only */
     madvise(map, bytes, MADV_HUGEPAGE);
+#endif
 #endif
     bw->buf = (uint64_t *)map;
     bw->words = bytes / 8;
