@@ -544,7 +544,11 @@ static swa_status swa__fail(swa_error *err, swa_status code, const char *fmt, ..
         va_list ap;
         va_start(ap, fmt);
         err->code = code;
+#if defined(__MINGW32__)   /* MinGW's own C99 formatting: msvcrt's knows no %zu */
+        __mingw_vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+#else
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+#endif
         va_end(ap);
     }
     return code;
