@@ -127,7 +127,7 @@ CMOCKA_VERSION := 1.1.5
 CMOCKA_SHA256  := f0ccd8242d55e2fd74b16ba518359151f6f8383ff8aef4976e48393f77bba8b6
 CMOCKA_URL     := http://deb.debian.org/debian/pool/main/c/cmocka/cmocka_$(CMOCKA_VERSION).orig.tar.xz
 WIN_CMOCKA := $(WIN_BUILD)/cmocka/lib/libcmocka-static.a
-WIN_TESTS  := test_platform test_gguf test_model test_tokenizer test_sampler test_kernels test_quant test_cache
+WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_kernels test_quant test_cache
 WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler \
               compile_warnings compile_cpp
 WINE       := WINEDEBUG=-all WINEPREFIX=$(abspath $(WIN_BUILD))/wine wine

@@ -132,7 +132,7 @@ static inline int sw_same_file(const char *a, const char *b)
 
 static inline int sw__fail(sw_file *s, const char *what, const char *path, int err)
 {
-    snprintf(s->error, sizeof s->error, "%s %s: %s", what, path, strerror(err));
+    snprintf(s->error, sizeof s->error, "%s %.300s: %s", what, path, strerror(err));
     return -1;
 }
 
@@ -227,7 +227,7 @@ static inline int sw_open(sw_file *s, const char *dest, const char *const *input
     memset(s, 0, sizeof *s);
     for (i = 0; i < n_inputs; i++)
         if (inputs[i] && sw_same_file(inputs[i], dest)) {
-            snprintf(s->error, sizeof s->error, "%s is the input file %s: write the output to another file", dest,
+            snprintf(s->error, sizeof s->error, "%.200s is the input file %.200s: write the output to another file", dest,
                      inputs[i]);
             return -1;
         }
@@ -243,7 +243,7 @@ static inline int sw_open(sw_file *s, const char *dest, const char *const *input
     }
     if (sw__create_tmp(s)) {
         int e = errno;
-        snprintf(s->error, sizeof s->error, "cannot write %s: cannot create a temporary file beside it: %s", dest,
+        snprintf(s->error, sizeof s->error, "cannot write %.300s: cannot create a temporary file beside it: %s", dest,
                  strerror(e));
         sw__release(s);
         return -1;
