@@ -4,6 +4,8 @@
 #   make test            build and run every test
 #   make test-aarch64    the same suite cross-compiled for AArch64 (NEON) and run under qemu-user
 #   make test-nosimd     the suite built with -DSWA_NO_SIMD (the scalar kernels only)
+#   make test-windows    library, programs and tests cross-built with MinGW-w64; the core tests
+#                        and compile checks run under Wine
 #   make run             a story from a small model
 #   make bench           benchmarks, written to build/bench.md
 CC      ?= cc
@@ -23,16 +25,17 @@ CFLAGS  += -g -fsanitize=thread
 BUILD   := build/tsan
 export TSAN_OPTIONS := allocator_may_return_null=1
 endif
-HEADERS := swa.h tools/gguf_writer.h tools/printable.h
+HEADERS := swa.h tools/gguf_writer.h tools/printable.h tools/safe_write.h
 
 PROGRAM_NAMES := swa-generate swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
                  swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
-COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu $(BUILD)/compile_no_threads
+COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu $(BUILD)/compile_no_threads \
+                  $(BUILD)/compile_warnings $(BUILD)/compile_no_tokenizer $(BUILD)/compile_no_sampler
 TEST_FLAGS := -DSWA_TEST_BIN='"$(BUILD)/"' -DSWA_TEST_RUN='"$(RUN) "'
 
-.PHONY: all programs tests test test-aarch64 test-nosimd run bench fuzz clean cmocka
+.PHONY: all programs tests test test-aarch64 test-nosimd test-windows windows run bench fuzz clean cmocka
 all: programs $(COMPILE_CHECKS) tests
 
 programs: $(PROGRAMS)
@@ -57,6 +60,32 @@ $(BUILD)/compile_two_tu: tests/compile_two_tu_a.c tests/compile_two_tu_b.c swa.h
 $(BUILD)/compile_no_threads: tests/compile_no_threads.c swa.h | $(BUILD)
 	$(CC) $(CFLAGS) -I. $< -o $@ -lm
 
+# The compile-out switches each leave a smaller library that still works.
+$(BUILD)/compile_no_%: tests/compile_no_%.c swa.h | $(BUILD)
+	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+
+# The warning matrix: the header warning-free with -Werror under WARN_C in C (the default build
+# compiled whole; without SIMD, threads or mmap checked for syntax) and WARN_CXX in C++, with
+# $(CC)/$(CXX) and with clang/clang++ (WARN_CLANG; a cross build passes its --target). There is
+# no Apple SDK here: the Darwin branches are compiled with __APPLE__ defined over Linux headers.
+WARN_C     := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wstrict-prototypes -Wmissing-prototypes -Werror
+WARN_CXX   := -Wall -Wextra -Wpedantic -Werror
+WARN_CLANG ?= clang
+WARN_VARIANTS := -DSWA_NO_SIMD -DSWA_NO_THREADS -DSWA_NO_MMAP -DSWA_NO_TOKENIZER -DSWA_NO_SAMPLER -D_DEFAULT_SOURCE
+$(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp swa.h | $(BUILD)
+	$(CC) -std=c11 -O2 $(WARN_C) $(filter -g -fsanitize%,$(CFLAGS)) -I. $< -o $@ $(LDLIBS)
+	@set -e; for v in $(WARN_VARIANTS); do echo "$(CC) -fsyntax-only $(WARN_C) $$v"; \
+	  $(CC) -std=c11 -fsyntax-only $(WARN_C) $$v -I. $<; done
+	$(CXX) -std=c++11 -fsyntax-only $(WARN_CXX) -I. tests/compile_cpp.cpp
+	@set -e; if command -v $(firstword $(WARN_CLANG)) >/dev/null; then \
+	  for v in "" $(WARN_VARIANTS); do echo "$(WARN_CLANG) -fsyntax-only $(WARN_C) $$v"; \
+	    $(WARN_CLANG) -std=c11 -fsyntax-only $(WARN_C) $$v -I. $<; done; \
+	  echo "$(WARN_CLANG) -fsyntax-only $(WARN_C) -U__linux__ -D__APPLE__ (the Darwin branches, Linux headers)"; \
+	  $(WARN_CLANG) -std=c11 -fsyntax-only $(WARN_C) -U__linux__ -D__APPLE__ -I. $<; \
+	  echo "$(WARN_CLANG) -x c++ -fsyntax-only $(WARN_CXX)"; \
+	  $(WARN_CLANG) -x c++ -std=c++11 -fsyntax-only $(WARN_CXX) -I. tests/compile_cpp.cpp; \
+	else echo "compile_warnings: $(firstword $(WARN_CLANG)) is not installed: the clang half of the matrix was not checked"; fi
+
 tests: cmocka $(TESTS)
 
 $(BUILD)/test_%: tests/test_%.c tests/testutil.h tests/programs.h $(HEADERS) | $(BUILD)
@@ -80,10 +109,66 @@ test-aarch64:
 	@command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64-static >/dev/null || \
 	  { echo "test-aarch64 needs: apt-get install gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static libcmocka-dev:arm64 (after dpkg --add-architecture arm64)"; exit 1; }
 	$(MAKE) test CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ BUILD=build/aarch64 RUN="$(AARCH64_RUN)" \
+	  WARN_CLANG="clang --target=aarch64-linux-gnu" \
 	  CFLAGS="$(CFLAGS) -DSWA_TEST_QUICK"
 
 test-nosimd:
 	$(MAKE) test BUILD=build/nosimd CFLAGS="$(CFLAGS) -DSWA_NO_SIMD"
+
+# make test-windows: everything cross-built with MinGW-w64 into build/windows (the programs too,
+# which are built but not run: their tests drive them through a POSIX shell), then the tests
+# that need no shell and the compile checks run under Wine. cmocka is not packaged for MinGW in
+# Debian, so it is built for the target from Debian's source package (the orig tarball, checked
+# against the SHA-256 its .dsc lists) with cmake. Its fail_msg formats are checked against
+# Microsoft's printf, which knows no %zu: the tests are built with -Wno-format.
+WIN_PREFIX ?= x86_64-w64-mingw32-
+WIN_BUILD  := build/windows
+# C99 printf (%zu) from MinGW's own stdio; winpthreads for the tools' clock_gettime and threads
+WIN_CFLAGS := -std=c11 -O2 -Wall -Wextra -Wpedantic -Werror -D__USE_MINGW_ANSI_STDIO=1
+WIN_LIBS   := -static -lm -lpthread
+CMOCKA_VERSION := 1.1.5
+CMOCKA_SHA256  := f0ccd8242d55e2fd74b16ba518359151f6f8383ff8aef4976e48393f77bba8b6
+CMOCKA_URL     := http://deb.debian.org/debian/pool/main/c/cmocka/cmocka_$(CMOCKA_VERSION).orig.tar.xz
+WIN_CMOCKA := $(WIN_BUILD)/cmocka/lib/libcmocka-static.a
+WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_kernels test_quant test_cache
+WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler \
+              compile_warnings compile_cpp
+WINE       := WINEDEBUG=-all WINEPREFIX=$(abspath $(WIN_BUILD))/wine wine
+
+$(WIN_CMOCKA):
+	@mkdir -p $(WIN_BUILD)/cmocka-src
+	curl -sfL -o $(WIN_BUILD)/cmocka.tar.xz $(CMOCKA_URL)
+	echo "$(CMOCKA_SHA256)  $(WIN_BUILD)/cmocka.tar.xz" | sha256sum -c -
+	tar -C $(WIN_BUILD)/cmocka-src --strip-components=1 -xJf $(WIN_BUILD)/cmocka.tar.xz
+	cd $(WIN_BUILD)/cmocka-src && cmake -S . -B build -DCMAKE_SYSTEM_NAME=Windows \
+	  -DCMAKE_C_COMPILER=$(WIN_PREFIX)gcc -DCMAKE_RC_COMPILER=$(WIN_PREFIX)windres -DWITH_STATIC_LIB=ON \
+	  -DWITH_EXAMPLES=OFF -DUNIT_TESTING=OFF -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(abspath $(WIN_BUILD))/cmocka \
+	  > cmake.log && cmake --build build > build.log && cmake --install build > install.log
+
+$(WIN_BUILD)/swa-generate.exe: examples/generate.c $(HEADERS) | $(WIN_CMOCKA)
+	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< -o $@ $(WIN_LIBS)
+$(WIN_BUILD)/swa-%.exe: tools/%.c $(HEADERS) | $(WIN_CMOCKA)
+	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< -o $@ $(WIN_LIBS)
+$(WIN_BUILD)/test_%.exe: tests/test_%.c tests/testutil.h tests/programs.h $(HEADERS) $(WIN_CMOCKA)
+	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -Wno-format -I. -I$(WIN_BUILD)/cmocka/include $< -o $@ -L$(WIN_BUILD)/cmocka/lib \
+	  -lcmocka-static $(WIN_LIBS)
+$(WIN_BUILD)/compile_two_tu.exe: tests/compile_two_tu_a.c tests/compile_two_tu_b.c swa.h | $(WIN_CMOCKA)
+	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $(filter %.c,$^) -o $@ $(WIN_LIBS)
+$(WIN_BUILD)/compile_cpp.exe: tests/compile_cpp.cpp swa.h | $(WIN_CMOCKA)
+	$(WIN_PREFIX)g++ -std=c++11 -O2 -Wall -Wextra -Wpedantic -Werror -I. $< -o $@ $(WIN_LIBS)
+$(WIN_BUILD)/compile_warnings.exe: tests/compile_warnings.c swa.h | $(WIN_CMOCKA)
+	$(WIN_PREFIX)gcc -std=c11 -O2 $(WARN_C) -I. $< -o $@ $(WIN_LIBS)
+$(WIN_BUILD)/compile_%.exe: tests/compile_%.c swa.h | $(WIN_CMOCKA)
+	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< -o $@ $(WIN_LIBS)
+
+windows: $(addprefix $(WIN_BUILD)/,$(addsuffix .exe,$(PROGRAM_NAMES) $(WIN_CHECKS) $(WIN_TESTS)))
+
+test-windows:
+	@command -v $(WIN_PREFIX)gcc >/dev/null && command -v wine >/dev/null && command -v cmake >/dev/null || \
+	  { echo "test-windows needs: apt-get install mingw-w64 wine wine64 cmake curl"; exit 1; }
+	$(MAKE) windows
+	@set -e; for t in $(WIN_CHECKS) $(WIN_TESTS); do echo "== $(WIN_BUILD)/$$t.exe (wine)"; \
+	  $(WINE) $(WIN_BUILD)/$$t.exe; done; echo "all Windows tests passed under Wine"
 
 # `make run`: a story from the model this project trained (examples/models, 5 MB, window 64).
 MODEL  ?= examples/models/swa-stories.gguf

@@ -3,7 +3,8 @@
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
                                               #include "swa.h"
-   Every other file includes "swa.h" plainly. Link with -lm -lpthread.
+   Every other file includes "swa.h" plainly. Link with -lm -lpthread (on Windows nothing
+   more: the pool uses Win32 threads).
 
 QUICK START
     #define SWA_IMPLEMENTATION
@@ -37,6 +38,9 @@ CONFIGURATION (define before the implementation include)
     SWA_NO_THREADS     compile the thread pool out; every context computes on the caller's thread
     SWA_NO_SIMD        compile out every SIMD kernel (SWA_NO_AVX2, SWA_NO_AVX_VNNI, SWA_NO_AVX512,
                        SWA_NO_NEON: one of them; SWA_NO_AVX2 takes the other x86 ones with it)
+    SWA_NO_TOKENIZER   compile the tokenizer out: swa_vocab_load fails with SWA_ERR_UNSUPPORTED,
+                       a model has no vocabulary, and the tokenize/decode calls are not declared
+    SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
 
 THE WINDOW
     Layer l keeps the keys and values of its last W_l positions only: position i lives in slot
@@ -70,7 +74,7 @@ SEQUENCES
 THREADS
     A model is immutable after load and may be shared by any number of contexts and threads.
     A context is used by one thread at a time. Each context owns a pool of n_threads - 1
-    pthread workers, started in swa_ctx_create and joined in swa_ctx_free; they split matrix
+    workers (pthreads, or Win32 threads on Windows), started in swa_ctx_create and joined in swa_ctx_free; they split matrix
     rows and attention heads so that every output is computed by one thread with the same code:
     the logits are bit-identical for any thread count. A share no worker has started is taken
     by the calling thread, so a core held by another process delays a token less.
@@ -117,15 +121,15 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
-    0.5.0 (2026-12-01)  kernels by name from one descriptor per type; AVX-512 VNNI and AVX-VNNI
-                        kernels; Q5_K; generation prefetches ahead of its rows.
-    0.4.1 (2026-11-30)  pool shares claimed by whichever thread is free, the caller included;
-                        swa_model_load faults the mapping in whole, in file order.
-    0.4.0 (2026-11-30)  Q8_0/Q4_0 kernels 8 blocks at a time, AVX2 and NEON K-quant tiles,
-                        mapped files advised to 2 MB pages, prompt rows taken in chunks.
-    0.3.0 (2026-11-29)  AVX2 and NEON kernels, Q4_K and Q6_K, F16 KV cache, element-wise SIMD.
-    0.2.0 (2026-11-29)  tokenizer, streaming decoder, sampler, thread pool.
-    0.1.0 (2026-11-29)  GGUF reader, llama forward pass, per-layer rolling-buffer KV cache.
+    0.5.0  kernels by name from one descriptor per type; AVX-512 VNNI and AVX-VNNI
+           kernels; Q5_K; generation prefetches ahead of its rows.
+    0.4.1  pool shares claimed by whichever thread is free, the caller included;
+           swa_model_load faults the mapping in whole, in file order.
+    0.4.0  Q8_0/Q4_0 kernels 8 blocks at a time, AVX2 and NEON K-quant tiles,
+           mapped files advised to 2 MB pages, prompt rows taken in chunks.
+    0.3.0  AVX2 and NEON kernels, Q4_K and Q6_K, F16 KV cache, element-wise SIMD.
+    0.2.0  tokenizer, streaming decoder, sampler, thread pool.
+    0.1.0  GGUF reader, llama forward pass, per-layer rolling-buffer KV cache.
 */
 #ifndef SWA_H
 #define SWA_H
@@ -171,6 +175,7 @@ typedef struct swa_error {
 } swa_error;
 
 SWADEF const char *swa_status_str(swa_status s);  /* "SWA_ERR_FORMAT", never NULL */
+SWADEF int32_t     swa_cpu_count(void);           /* CPUs online (1..256): the default n_threads */
 SWADEF const char *swa_version(void);             /* "0.5.0": the SWA_VERSION_* macros */
 
 /* ==== tensor types (ggml's type ids) ==== */
@@ -293,19 +298,18 @@ typedef struct swa_hparams {
     int32_t n_windowed;    /* layers with a sliding window in the file; the others attend to everything */
 } swa_hparams;
 
-/* Load a GGUF model. From a path the file is mapped read-only, advised to use 2 MB pages and
-   faulted in whole, in file order (with _DEFAULT_SOURCE or _GNU_SOURCE defined before the
-   include), and weights are used in place; from memory the caller's buffer (4-byte aligned at
+/* Load a GGUF model. From a path the file is mapped read-only (on Linux advised to use 2 MB
+   pages and faulted in whole, in file order, whatever feature macros the host defined) and
+   weights are used in place; from memory the caller's buffer (4-byte aligned at
    least, as malloc's is) is used in place and must outlive the model. The model is freed with
    swa_model_free (NULL is fine). Errors: SWA_ERR_IO, _FORMAT, _UNSUPPORTED (another
    architecture, a weight type we do not run), _MODEL (missing key or tensor, wrong shape), _NOMEM. */
 SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *err);
-/* The same, with the file read into the process's memory instead of mapped (2 MB pages where
-   the OS gives them, with the same macros): slower to open and not shared between processes,
-   but always in 2 MB pages. A mapped file gets them only for what the mapping itself reads from
-   disk; a file the page cache already holds in 4 KB pages (one just written, say) costs a TLB
-   miss per page each token: in a VM, TinyLlama F16 generation fell from 26 to 17-21 tokens/s
-   (README, Numbers). */
+/* The same, with the file read into memory from SWA_MALLOC instead of mapped, advised to use
+   2 MB pages where the OS offers them: slower to open and not shared between processes, but in
+   2 MB pages however the file was cached. A mapped file gets them only for what the mapping
+   itself reads from disk; a file the page cache already holds in 4 KB pages (one just
+   written, say) costs a TLB miss per page each token (README, Numbers). */
 SWADEF swa_status swa_model_load_resident(const char *path, swa_model **out, swa_error *err);
 SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out,
                                         swa_error *err);
@@ -317,6 +321,16 @@ SWADEF const swa_hparams *swa_model_hparams(const swa_model *m);
 SWADEF int32_t    swa_model_layer_window(const swa_model *m, int32_t layer);
 /* The underlying GGUF file, for metadata the hyperparameters do not cover. */
 SWADEF const swa_gguf *swa_model_gguf(const swa_model *m);
+
+/* How a model's bytes reached memory. */
+typedef enum swa_load_path {
+    SWA_LOAD_MEMORY = 0,        /* the caller's buffer (swa_model_load_memory) */
+    SWA_LOAD_READ = 1,          /* read into memory (swa_model_load_resident, or SWA_NO_MMAP) */
+    SWA_LOAD_MAPPED = 2,        /* the file mapped read-only */
+    SWA_LOAD_MAPPED_HUGE = 3    /* mapped, and the system accepted the advice to use 2 MB pages */
+} swa_load_path;
+SWADEF swa_load_path swa_model_load_path(const swa_model *m);   /* SWA_LOAD_MEMORY for NULL */
+SWADEF const char   *swa_load_path_name(swa_load_path p);       /* "mapped, 2 MB pages advised" */
 
 /* ==== context: sequences, their rolling KV caches, and scratch ==== */
 
@@ -481,6 +495,7 @@ SWADEF void       swa_vocab_free(swa_vocab *v);
 SWADEF swa_status swa_model_vocab(const swa_model *m, const swa_vocab **out, swa_error *err);
 
 SWADEF int32_t    swa_vocab_size(const swa_vocab *v);
+#ifndef SWA_NO_TOKENIZER   /* without it, swa_vocab_load says so and the model has no vocabulary */
 SWADEF int32_t    swa_vocab_bos(const swa_vocab *v);        /* -1 when there is none */
 SWADEF int32_t    swa_vocab_eos(const swa_vocab *v);        /* -1 when there is none */
 SWADEF int        swa_vocab_add_bos(const swa_vocab *v);    /* tokenizer.ggml.add_bos_token */
@@ -513,6 +528,7 @@ SWADEF void       swa_decoder_init(swa_decoder *d, const swa_vocab *v);
    start; swa_token_to_text(v, id, NULL, 0) + 3 bytes always suffice. */
 SWADEF size_t     swa_decoder_push(swa_decoder *d, int32_t id, char *out, size_t cap);
 SWADEF size_t     swa_decoder_flush(swa_decoder *d, char *out, size_t cap);   /* what is left */
+#endif /* SWA_NO_TOKENIZER */
 
 /* ==== chat templates: the common families of tokenizer.chat_template ==== */
 
@@ -576,6 +592,7 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
 
 /* ==== sampler ==== */
 
+#ifndef SWA_NO_SAMPLER
 typedef struct swa_sampler swa_sampler;
 
 typedef struct swa_sampler_config {
@@ -601,6 +618,7 @@ SWADEF void       swa_sampler_accept(swa_sampler *s, int32_t token);  /* remembe
 SWADEF void       swa_sampler_reset(swa_sampler *s);                  /* forget history, reseed */
 /* Our generator, exposed for tests: the next uniform float in [0, 1). */
 SWADEF float      swa_sampler_uniform(swa_sampler *s);
+#endif /* SWA_NO_SAMPLER */
 
 /* Index of the largest value (the first on ties; NaN only when all are NaN); -1 when n <= 0. */
 SWADEF int32_t    swa_argmax(const float *x, int64_t n);
@@ -623,14 +641,37 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #include <math.h>
 #include <assert.h>
 #include <errno.h>
+#if defined(_WIN32)
+#if !defined(WIN32_LEAN_AND_MEAN)      /* the smaller <windows.h>, and no min/max macros */
+#define WIN32_LEAN_AND_MEAN
+#define SWA__DEFINED_LEAN
+#endif
+#if !defined(NOMINMAX)
+#define NOMINMAX
+#define SWA__DEFINED_NOMINMAX
+#endif
+#include <windows.h>
+#if defined(SWA__DEFINED_LEAN)
+#undef WIN32_LEAN_AND_MEAN
+#undef SWA__DEFINED_LEAN
+#endif
+#if defined(SWA__DEFINED_NOMINMAX)
+#undef NOMINMAX
+#undef SWA__DEFINED_NOMINMAX
+#endif
+#else
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #ifndef SWA_NO_MMAP
 #include <sys/mman.h>
 #endif
-#ifndef SWA_NO_THREADS
+#endif
+#if !defined(SWA_NO_THREADS) && !defined(_WIN32)
 #include <pthread.h>
+#endif
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
 #endif
 
 /* AVX2/FMA/F16C kernels are compiled with target attributes into any x86-64 build by gcc or
@@ -684,7 +725,11 @@ static swa_status swa__fail(swa_error *err, swa_status code, const char *fmt, ..
         va_list ap;
         va_start(ap, fmt);
         err->code = code;
+#if defined(__MINGW32__)   /* MinGW's own C99 formatting: msvcrt's knows no %zu */
+        __mingw_vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+#else
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+#endif
         va_end(ap);
     }
     return code;
@@ -820,127 +865,258 @@ SWADEF const char *swa_version(void) { return SWA__VERSION_STR(SWA_VERSION_MAJOR
 #undef SWA__VERSION_STR
 #undef SWA__STR
 
-/* ==== platform: mapping a file ==== */
+typedef struct swa__ranked {      /* an id with a sort key: the tokenizer's and the sampler's */
+    float key;
+    int32_t id;
+} swa__ranked;
+
+/* Larger key first, then smaller id: a total order, so sorting is deterministic. */
+static int swa__cmp_ranked(const void *a, const void *b)
+{
+    const swa__ranked *x = (const swa__ranked *)a, *y = (const swa__ranked *)b;
+    if (x->key != y->key) return x->key > y->key ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* ==== platform: mapping a file ====
+   One flow for every system (open, size, then map or read, close) over a few primitives each
+   system provides: POSIX open/mmap/read, Windows CreateFile/CreateFileMapping/ReadFile. With
+   SWA_NO_MMAP every file is read into memory. */
+
+#if defined(__linux__) && !defined(SWA_NO_MMAP)
+/* glibc and musl declare madvise and its advice values only when the including file defined
+   _DEFAULT_SOURCE or _GNU_SOURCE before its first system header; the kernel takes them
+   whatever the headers showed. So where they are hidden the library declares the call itself
+   and uses the kernel's numbers (the same on these architectures), and its behaviour does not
+   depend on what the host included first. */
+#if !defined(MADV_HUGEPAGE) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || \
+                                defined(__arm__) || defined(__riscv))
+int madvise(void *addr, size_t len, int advice);
+#define MADV_HUGEPAGE 14
+#endif
+#if !defined(MADV_POPULATE_READ) && defined(MADV_HUGEPAGE)
+#define MADV_POPULATE_READ 22       /* Linux 5.14; older kernels refuse it, which changes nothing */
+#endif
+#endif
 
 typedef struct swa__file {
     const uint8_t *data;
     uint64_t size;
-    int mapped;          /* 1: munmap, 0: SWA_FREE */
+    swa_load_path how;   /* SWA_LOAD_MAPPED*: unmap; SWA_LOAD_READ: SWA_FREE */
 } swa__file;
+
+#if defined(_WIN32)
+typedef HANDLE swa__fd;
+#define SWA__NO_FD INVALID_HANDLE_VALUE
+
+/* The message of Windows error `code`, without its line break; "error N" if it has none. */
+static void swa__win_error(DWORD code, char *buf, size_t cap)
+{
+    DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, code, 0, buf,
+                             (DWORD)cap, NULL);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == '.')) buf[--n] = '\0';
+    if (n == 0) snprintf(buf, cap, "error %lu", (unsigned long)code);
+}
+
+static swa_status swa__fd_open(const char *path, swa__fd *fd, uint64_t *size, swa_error *err)
+{
+    char why[256];
+    LARGE_INTEGER n;
+    *fd = CreateFileA(path, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+    if (*fd == INVALID_HANDLE_VALUE) {
+        swa__win_error(GetLastError(), why, sizeof why);
+        return swa__fail(err, SWA_ERR_IO, "%s: cannot open: %s", path, why);
+    }
+    if (GetFileType(*fd) != FILE_TYPE_DISK || !GetFileSizeEx(*fd, &n) || n.QuadPart < 0) {
+        CloseHandle(*fd);
+        return swa__fail(err, SWA_ERR_IO, "%s: not a regular file", path);
+    }
+    *size = (uint64_t)n.QuadPart;
+    return SWA_OK;
+}
+
+static void swa__fd_close(swa__fd fd) { CloseHandle(fd); }
+
+/* NULL on failure, with the reason in why. */
+static const uint8_t *swa__fd_map(swa__fd fd, uint64_t size, char *why, size_t cap)
+{
+    HANDLE m = CreateFileMappingA(fd, NULL, PAGE_READONLY, 0, 0, NULL);
+    void *p = m ? MapViewOfFile(m, FILE_MAP_READ, 0, 0, 0) : NULL;
+    if (!p) swa__win_error(GetLastError(), why, cap);
+    if (m) CloseHandle(m);      /* the view keeps the mapping alive */
+    (void)size;
+    return (const uint8_t *)p;
+}
+
+static void swa__unmap(const uint8_t *p, uint64_t size)
+{
+    (void)size;
+    UnmapViewOfFile(p);
+}
+
+/* Read size bytes; 0, or -1 with *got the bytes read before the failure. */
+static int swa__fd_read(swa__fd fd, uint8_t *buf, uint64_t size, uint64_t *got)
+{
+    for (*got = 0; *got < size;) {
+        DWORD want = size - *got > (1u << 30) ? (DWORD)(1u << 30) : (DWORD)(size - *got), r = 0;
+        if (!ReadFile(fd, buf + *got, want, &r, NULL) || r == 0) return -1;
+        *got += r;
+    }
+    return 0;
+}
+#else
+typedef int swa__fd;
+
+static swa_status swa__fd_open(const char *path, swa__fd *fd, uint64_t *size, swa_error *err)
+{
+    struct stat st;
+    *fd = open(path, O_RDONLY);
+    if (*fd < 0) return swa__fail(err, SWA_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(*fd);
+        return swa__fail(err, SWA_ERR_IO, "%s: not a regular file", path);
+    }
+    *size = (uint64_t)st.st_size;
+    return SWA_OK;
+}
+
+static void swa__fd_close(swa__fd fd) { close(fd); }
+
+#ifndef SWA_NO_MMAP
+static const uint8_t *swa__fd_map(swa__fd fd, uint64_t size, char *why, size_t cap)
+{
+    void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p != MAP_FAILED) return (const uint8_t *)p;
+    snprintf(why, cap, "%s", strerror(errno));
+    return NULL;
+}
+
+static void swa__unmap(const uint8_t *p, uint64_t size) { munmap((void *)(uintptr_t)p, (size_t)size); }
+#endif
+
+static int swa__fd_read(swa__fd fd, uint8_t *buf, uint64_t size, uint64_t *got)
+{
+    for (*got = 0; *got < size;) {
+        size_t want = size - *got > ((size_t)1 << 30) ? (size_t)1 << 30 : (size_t)(size - *got);
+        ssize_t r = read(fd, buf + *got, want);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        *got += (uint64_t)r;
+    }
+    return 0;
+}
+#endif
 
 static void swa__file_close(swa__file *f)
 {
     if (!f->data) return;
-#ifndef SWA_NO_MMAP
-    if (f->mapped) munmap((void *)(uintptr_t)f->data, (size_t)f->size);
+#if !defined(SWA_NO_MMAP)
+    if (f->how == SWA_LOAD_MAPPED || f->how == SWA_LOAD_MAPPED_HUGE) swa__unmap(f->data, f->size);
     else
 #endif
         SWA_FREE((void *)(uintptr_t)f->data);
     f->data = NULL;
 }
 
-#if !defined(SWA_NO_MMAP) && defined(MADV_HUGEPAGE)
 /* Every token reads all the weights, and with 4 KB pages each page is a TLB miss, which in a
-   virtual machine costs about as much as reading the page. Advised so, an anonymous mapping gets
-   2 MB pages, and so does a mapped file, where the kernel and filesystem keep large page-cache
-   folios (Linux 6.18 on ext4 here), for the parts this mapping reads from disk: a file not yet
-   cached then runs as fast mapped as read in (TinyLlama F16: 2.1 of its 2.2 GB mapped in 2 MB
-   pages; 0.5 GB when cached by the write that made it). Pages cached before, by a write or by
-   a read without the advice, stay as they are. Advice only: an error changes nothing, so none is
-   reported. */
-static void swa__advise_huge_pages(void *p, size_t n)
+   virtual machine costs about as much as reading the page. Advised so, Linux backs anonymous
+   memory with 2 MB pages, and a mapped file too where the filesystem keeps large page-cache
+   folios, for the parts this mapping reads from disk; pages cached before, by a write or by a
+   read without the advice, stay as they are. The advice covers the 2 MB-aligned pages inside
+   [p, p + n). 1 when the system accepted it; advice only, so a refusal is no error. */
+static int swa__advise_huge_pages(const void *p, size_t n)
 {
-    (void)madvise(p, n, MADV_HUGEPAGE);
-}
+#if !defined(SWA_NO_MMAP) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + n) & ~(huge - 1);
+    return hi > lo && madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE) == 0;
+#else
+    (void)p; (void)n;
+    return 0;
 #endif
+}
 
 /* A model's mapping is faulted in whole at load, in file order, as llama.cpp's MAP_POPULATE
    does: the read a first token would do anyway, but sequential, so that the kernel caches the
-   whole file in 2 MB folios. Read in the order the loader and a forward pass take the tensors
-   instead, each jump started small folios: 130 of TinyLlama F16's 2099 MB ended in 4 KB pages
-   (none now). A file already cached costs only the page tables. Advice only, like the other. */
+   whole file in large folios; read in the order the loader and a forward pass take the
+   tensors, each jump would start small ones. A file already cached costs only the page
+   tables. Advice only, like the other. */
 static void swa__populate(const swa__file *f)
 {
 #if !defined(SWA_NO_MMAP) && defined(MADV_POPULATE_READ)
-    (void)madvise((void *)(uintptr_t)f->data, (size_t)f->size, MADV_POPULATE_READ);
+    if (f->how == SWA_LOAD_MAPPED || f->how == SWA_LOAD_MAPPED_HUGE)
+        (void)madvise((void *)(uintptr_t)f->data, (size_t)f->size, MADV_POPULATE_READ);
 #else
     (void)f;
 #endif
 }
 
-/* The whole file read into memory the process owns: where the platform has MAP_ANONYMOUS (with
-   _DEFAULT_SOURCE or _GNU_SOURCE in the including file), an anonymous mapping advised to use
-   2 MB pages, which it gets however the file was cached. */
-static swa_status swa__file_read(int fd, const char *path, swa__file *f, swa_error *err)
+/* The whole file read into memory from SWA_MALLOC, advised to use 2 MB pages (which anonymous
+   memory gets however the file was cached). */
+static swa_status swa__file_read(swa__fd fd, const char *path, swa__file *f, swa_error *err)
 {
-    uint8_t *buf;
-    size_t got = 0;
-#if !defined(SWA_NO_MMAP) && defined(MAP_ANONYMOUS)
-    void *p = mmap(NULL, (size_t)f->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    buf = p == MAP_FAILED ? NULL : (uint8_t *)p;
-#if defined(MADV_HUGEPAGE)
-    if (buf) swa__advise_huge_pages(buf, (size_t)f->size);
-#endif
-    f->mapped = 1;
-#else
-    buf = (uint8_t *)SWA_MALLOC((size_t)f->size);
-#endif
+    uint8_t *buf = (uint8_t *)SWA_MALLOC((size_t)f->size);
+    uint64_t got;
     if (!buf) return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate %llu bytes", path, (unsigned long long)f->size);
+    (void)swa__advise_huge_pages(buf, (size_t)f->size);
     f->data = buf;
-    while (got < f->size) {
-        ssize_t r = read(fd, buf + got, (size_t)f->size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return swa__fail(err, SWA_ERR_IO, "%s: read failed at byte %llu", path, (unsigned long long)got);
-        got += (size_t)r;
-    }
+    f->how = SWA_LOAD_READ;
+    if (swa__fd_read(fd, buf, f->size, &got) != 0)
+        return swa__fail(err, SWA_ERR_IO, "%s: read failed at byte %llu", path, (unsigned long long)got);
     return SWA_OK;
 }
 
 /* Map the file, or with `resident` (or SWA_NO_MMAP) read it into memory. */
 static swa_status swa__file_open(const char *path, int resident, swa__file *f, swa_error *err)
 {
-    struct stat st;
     swa_status s;
-    int fd;
+    swa__fd fd;
     memset(f, 0, sizeof *f);
-    fd = open(path, O_RDONLY);
-    if (fd < 0) return swa__fail(err, SWA_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return swa__fail(err, SWA_ERR_IO, "%s: not a regular file", path);
-    }
-    f->size = (uint64_t)st.st_size;
+    if ((s = swa__fd_open(path, &fd, &f->size, err)) != SWA_OK) return s;
     if (f->size == 0 || f->size > (uint64_t)SIZE_MAX) {
-        close(fd);
+        swa__fd_close(fd);
         return swa__fail(err, f->size ? SWA_ERR_NOMEM : SWA_ERR_FORMAT,
                          "%s: file size %llu cannot be used", path, (unsigned long long)f->size);
     }
 #ifndef SWA_NO_MMAP
     if (!resident) {
-        void *p = mmap(NULL, (size_t)f->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        close(fd);
-        if (p == MAP_FAILED) return swa__fail(err, SWA_ERR_IO, "%s: mmap failed: %s", path, strerror(errno));
-#if defined(MADV_HUGEPAGE)
-        swa__advise_huge_pages(p, (size_t)f->size);
-#endif
-        f->data = (const uint8_t *)p;
-        f->mapped = 1;
+        char why[256];
+        f->data = swa__fd_map(fd, f->size, why, sizeof why);
+        swa__fd_close(fd);
+        if (!f->data) return swa__fail(err, SWA_ERR_IO, "%s: cannot map: %s", path, why);
+        f->how = swa__advise_huge_pages(f->data, (size_t)f->size) ? SWA_LOAD_MAPPED_HUGE : SWA_LOAD_MAPPED;
         return SWA_OK;
     }
 #else
     (void)resident;
 #endif
     s = swa__file_read(fd, path, f, err);
-    close(fd);
+    swa__fd_close(fd);
     if (s != SWA_OK) swa__file_close(f);
     return s;
 }
 
+#if defined(__APPLE__)
+/* Declared here: <sys/sysctl.h> does not compile when the host defined _POSIX_C_SOURCE. */
+int sysctlbyname(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+#endif
+
 static int32_t swa__online_cpus(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    long n;
+#if defined(_WIN32)
+    n = (long)GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+#elif defined(__APPLE__)
+    int k = 0;
+    size_t len = sizeof k;
+    n = sysctlbyname("hw.activecpu", &k, &len, NULL, 0) == 0 ? k : 1;
+#else
+    n = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
     return n < 1 ? 1 : n > SWA__MAX_THREADS ? SWA__MAX_THREADS : (int32_t)n;
 }
+
+SWADEF int32_t swa_cpu_count(void) { return swa__online_cpus(); }
 
 /* ==== GGUF reader ==== */
 
@@ -1390,6 +1566,23 @@ static swa_status swa__gguf_open_file(const char *path, int resident, swa_gguf *
 SWADEF swa_status swa_gguf_open(const char *path, swa_gguf **out, swa_error *err)
 {
     return swa__gguf_open_file(path, 0, out, err);
+}
+
+SWADEF swa_load_path swa_model_load_path(const swa_model *m)
+{
+    const swa_gguf *g = m ? swa_model_gguf(m) : NULL;
+    return g && g->file.data ? g->file.how : SWA_LOAD_MEMORY;
+}
+
+SWADEF const char *swa_load_path_name(swa_load_path p)
+{
+    switch (p) {
+    case SWA_LOAD_MEMORY: return "caller's memory";
+    case SWA_LOAD_READ: return "read into memory";
+    case SWA_LOAD_MAPPED: return "mapped";
+    case SWA_LOAD_MAPPED_HUGE: return "mapped, 2 MB pages advised";
+    }
+    return "unknown";
 }
 
 SWADEF void swa_gguf_close(swa_gguf *g)
@@ -2130,7 +2323,7 @@ static void swa__dequant_iq4_xs_ref(const void *r, float *o, int64_t n)
     swa__dequant_kunpacked_ref(swa__iq4xs_unpack, swa__kblock_bytes(SWA_TYPE_IQ4_XS), r, o, n);
 }
 
-/* ---- attention and element-wise kernels; keys and values are stored as F32 or F16 ---- */
+/* ---- attention and element-wise kernels; keys and values are stored as F32, F16 or Q8_0 ---- */
 
 /* Floats to a cache row: F32 as they are, F16 rounded to nearest even, Q8_0 below. */
 static void swa__store_f32_ref(const float *x, void *out, int64_t n) { memcpy(out, x, (size_t)n * sizeof(float)); }
@@ -2477,9 +2670,9 @@ SWA__AVX2 static inline float swa__tile_sum_avx2(__m256 acc, const uint8_t *w, c
 }
 
 /* Generation reads each weight once, 3 rows side by side. The hardware prefetcher follows one
-   sequential stream well but not three rows 4 KB apart (F16 rows of 2048 on one core: 15 GB/s,
-   against 25 row after row), so the next tile's rows are fetched ahead by hand, which brings it
-   back to 25. A prefetch never faults; its address is formed as an integer because it may lie
+   sequential stream well but not three rows a few KB apart, so the next tile's rows are fetched
+   ahead by hand, which restores the speed of reading row after row (README, Numbers). A
+   prefetch never faults; its address is formed as an integer because it may lie
    past the end of the matrix. (Always inlined: GCC takes a function that only prefetches for
    one without effects and drops its calls.) */
 SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_stride, size_t offset)
@@ -2498,8 +2691,8 @@ SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_st
 SWA__AVX2 SWA__INLINE void swa__prefetch_unit(const uint8_t *w, int unit_bytes)
 {
     uintptr_t p = (uintptr_t)w + SWA__PREFETCH_AHEAD;
-    int o;
-    for (o = 0; o < unit_bytes; o += 64) _mm_prefetch((const char *)(p + o), _MM_HINT_T0);
+    size_t o;
+    for (o = 0; o < (size_t)unit_bytes; o += 64) _mm_prefetch((const char *)(p + o), _MM_HINT_T0);
 }
 
 #define SWA__TILE_TOKEN(t)                                                                         \
@@ -2562,8 +2755,8 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_bf16_avx2, swa__dots_bf16_avx2)
    leaves each block's sum in 4 lanes of one 128-bit half and a short reduction gathers the 8
    blocks' sums into one register, in block order, where the scales (converted 8 at a time) and one
    FMA finish them. Block by block, the scale products and their broadcasts had cost more than
-   the integer work: in a microbenchmark (rows in L2, one core) this takes Q4_0 from 14.6 to
-   32 GB/s and Q8_0 from 29.7 to 44. A row's last blocks (fewer than 8) go one at a time.
+   the integer work (README, Numbers: kernels in L2). A row's last blocks (fewer than 8) go one
+   at a time.
    maddubs wants one unsigned operand: Q8_0 gives it |w| and moves w's sign onto the
    activation; Q4_0's nibbles are unsigned (0..15) as they are, and its offset comes off the
    sums afterwards: sum (w - 8) q = sum w q - sum8. A token's steps do not depend on the other
@@ -2608,7 +2801,7 @@ SWA__AVX2 SWA__INLINE __m256i swa__pair_sums_avx2(__m256i lo, __m256i hi, const 
 }
 
 /* The 8 blocks' scales, packed four to a 64-bit word in general registers: two transfers to
-   the vector unit instead of eight (about 10% on Q4_0 rows in cache). */
+   the vector unit instead of eight. */
 SWA__AVX2 SWA__INLINE uint64_t swa__scales4(const uint8_t *w, int block_bytes)
 {
     uint64_t s = (uint64_t)swa__load_u16(w) | (uint64_t)swa__load_u16(w + block_bytes) << 16 |
@@ -2650,7 +2843,7 @@ SWA__AVX2 SWA__INLINE void swa__store_sums_avx2(float *out, int nt, __m256 c0, _
 
 /* The 8 blocks' sums in block order, from pairs p (block p in lanes 0..3, p + 4 in 4..7). Q4_0's
    lanes stay within 2 * 7620, so they pack to int16 and one madd adds pairs of them: two packs
-   and two madds cost less than two hadds (about 7% on this kernel). */
+   and two madds cost less than two hadds. */
 SWA__AVX2 SWA__INLINE __m256i swa__block_sums8_avx2(__m256i p0, __m256i p1, __m256i p2, __m256i p3, uint32_t type)
 {
     if (type == SWA_TYPE_Q4_0) {
@@ -2747,8 +2940,7 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_0_avx2, swa__dots_q4_0_avx2)
 
 /* K-quant rows against up to 4 tokens at once: a super-block's weights and scales are unpacked
    once for all the tokens, and each token's integer sums meet their scales in vector registers,
-   with one FMA per super-block and no horizontal sum until the row ends. Microbenchmark, one
-   core, rows in L2: Q4_K 26 GB/s, Q6_K 29 (Q4_0: 33). */
+   with one FMA per super-block and no horizontal sum until the row ends. */
 
 /* The shuffle_epi8 control that copies int16 lane k of a 128-bit lane into an int16. */
 static inline short swa__int16_lane(int k)
@@ -2758,7 +2950,7 @@ static inline short swa__int16_lane(int k)
 
 /* [s_2m x 8 | s_2m+1 x 8] as int16, from 8 int16 scales held in both 128-bit lanes of s: the
    scales of the two 16-element halves of a maddubs result (one shuffle; a permute to pick the
-   pair from 16 scales in one register cost Q6_K 5%). */
+   pair from 16 scales in one register was slower). */
 SWA__AVX2 SWA__INLINE __m256i swa__scale_pair_avx2(__m256i s, int m)
 {
     return _mm256_shuffle_epi8(s, _mm256_set_m128i(_mm_set1_epi16(swa__int16_lane(2 * m + 1)),
@@ -2785,9 +2977,8 @@ SWA__AVX2 SWA__INLINE __m128i swa__q4k_scales_avx2(const uint8_t *s)
 /* Q4_K group g (64 elements): sub-block 2g in the low nibbles, 2g + 1 in the high ones, and
    their scales broadcast from the 8 scales held in both 128-bit lanes. Written out per group
    (not as arrays in a loop, which GCC keeps in memory at -O2). A token's sums and its mins
-   (negated, so that both add) share one hadd and one FMA, against [d d dmin dmin] in each lane:
-   with a second FMA, a permute per group and d and dmin converted apart, this ran at 23 GB/s
-   instead of 26. */
+   (negated, so that both add) share one hadd and one FMA, against [d d dmin dmin] in each lane,
+   fewer operations than a second FMA, a permute per group and d and dmin converted apart. */
 #define SWA__Q4K_UNPACK(g)                                                                              \
     __m256i raw##g = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));                            \
     __m256i lo##g = _mm256_and_si256(raw##g, low4), hi##g = _mm256_and_si256(_mm256_srli_epi16(raw##g, 4), low4); \
@@ -2908,7 +3099,7 @@ SWA__AVX2 SWA__INLINE void swa__q5k_rows_avx2(const uint8_t *w, const uint8_t *x
         const swa__q8k *a[SWA__TILE_TOKENS];   /* tokens past nt stand in as token 0, never read */
         swa__tile_sums_avx2 s;
         int t;
-        for (t = 0; t < SWA__TILE_TOKENS; t++) a[t] = (const swa__q8k *)(x + (t < nt ? t : 0) * stride) + i;
+        for (t = 0; t < SWA__TILE_TOKENS; t++) a[t] = (const swa__q8k *)(x + (size_t)(t < nt ? t : 0) * stride) + i;
         s.t0 = s.t1 = s.t2 = s.t3 = _mm256_setzero_si256();
         s = swa__q5k_group_avx2(s, w, 0, sc16, qh, a, nt);
         s = swa__q5k_group_avx2(s, w, 1, sc16, qh, a, nt);
@@ -4852,18 +5043,80 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
 
 typedef void (*swa__task_fn)(void *arg, int share, int n_shares);
 
+#ifndef SWA_NO_THREADS
+/* The few threading primitives the pool needs: Win32 threads, slim reader/writer locks and
+   condition variables on Windows, pthreads elsewhere; atomics from the compiler (GCC and clang
+   builtins, MSVC's _Interlocked functions, whose full barriers are at least as strong). */
+#if defined(_WIN32)
+typedef HANDLE swa__thread;
+typedef SRWLOCK swa__mutex;
+typedef CONDITION_VARIABLE swa__cond;
+static int swa__mutex_init(swa__mutex *m) { InitializeSRWLock(m); return 0; }
+static void swa__mutex_destroy(swa__mutex *m) { (void)m; }
+static void swa__mutex_lock(swa__mutex *m) { AcquireSRWLockExclusive(m); }
+static void swa__mutex_unlock(swa__mutex *m) { ReleaseSRWLockExclusive(m); }
+static int swa__cond_init(swa__cond *c) { InitializeConditionVariable(c); return 0; }
+static void swa__cond_destroy(swa__cond *c) { (void)c; }
+static void swa__cond_wait(swa__cond *c, swa__mutex *m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
+static void swa__cond_signal(swa__cond *c) { WakeConditionVariable(c); }
+static void swa__cond_broadcast(swa__cond *c) { WakeAllConditionVariable(c); }
+#else
+typedef pthread_t swa__thread;
+typedef pthread_mutex_t swa__mutex;
+typedef pthread_cond_t swa__cond;
+static int swa__mutex_init(swa__mutex *m) { return pthread_mutex_init(m, NULL); }
+static void swa__mutex_destroy(swa__mutex *m) { pthread_mutex_destroy(m); }
+static void swa__mutex_lock(swa__mutex *m) { pthread_mutex_lock(m); }
+static void swa__mutex_unlock(swa__mutex *m) { pthread_mutex_unlock(m); }
+static int swa__cond_init(swa__cond *c) { return pthread_cond_init(c, NULL); }
+static void swa__cond_destroy(swa__cond *c) { pthread_cond_destroy(c); }
+static void swa__cond_wait(swa__cond *c, swa__mutex *m) { pthread_cond_wait(c, m); }
+static void swa__cond_signal(swa__cond *c) { pthread_cond_signal(c); }
+static void swa__cond_broadcast(swa__cond *c) { pthread_cond_broadcast(c); }
+#endif
+
+#if defined(_MSC_VER) && !defined(__clang__)
+static uint64_t swa__load_u64(const uint64_t *p) { return (uint64_t)_InterlockedOr64((volatile __int64 *)(uintptr_t)p, 0); }
+static void swa__store_u64(uint64_t *p, uint64_t v) { _InterlockedExchange64((volatile __int64 *)p, (__int64)v); }
+static int swa__cas_u64(uint64_t *p, uint64_t *expected, uint64_t desired)
+{
+    __int64 seen = _InterlockedCompareExchange64((volatile __int64 *)p, (__int64)desired, (__int64)*expected);
+    if ((uint64_t)seen == *expected) return 1;
+    *expected = (uint64_t)seen;
+    return 0;
+}
+static int swa__load_int(const int *p) { return (int)_InterlockedOr((volatile long *)(uintptr_t)p, 0); }
+static void swa__store_int(int *p, int v) { _InterlockedExchange((volatile long *)p, (long)v); }
+static int swa__sub_int(int *p, int v) { return (int)_InterlockedExchangeAdd((volatile long *)p, -(long)v) - v; }
+static void *swa__load_ptr(void *const *p) { return _InterlockedCompareExchangePointer((void *volatile *)(uintptr_t)p, NULL, NULL); }
+static void swa__store_ptr(void **p, void *v) { _InterlockedExchangePointer((void *volatile *)p, v); }
+#else
+static uint64_t swa__load_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static void swa__store_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static int swa__cas_u64(uint64_t *p, uint64_t *expected, uint64_t desired)
+{
+    return __atomic_compare_exchange_n(p, expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+static int swa__load_int(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static void swa__store_int(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static int swa__sub_int(int *p, int v) { return __atomic_sub_fetch(p, v, __ATOMIC_ACQ_REL); }
+static void *swa__load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static void swa__store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+#endif
+#endif
+
 typedef struct swa__pool {
     int n;                       /* threads, the caller included; a task has n shares */
 #ifndef SWA_NO_THREADS
     int started;                 /* workers running */
-    pthread_t *threads;          /* [n - 1] */
-    pthread_mutex_t mu;
-    pthread_cond_t start, done;
+    swa__thread *threads;        /* [n - 1] */
+    swa__mutex mu;
+    swa__cond start, done;
     uint64_t claim;              /* atomic: task number << 16 | the next share to claim */
     uint64_t task;               /* the current task's number (the caller's own) */
     int unfinished;              /* atomic: shares of the current task not yet done */
     int quit;                    /* atomic; written under mu */
-    swa__task_fn fn;             /* atomic; published by the release store of claim */
+    void *fn;                    /* atomic swa__task_fn; published by the release store of claim */
     void *arg;                   /* atomic; likewise */
 #endif
 } swa__pool;
@@ -4875,7 +5128,9 @@ typedef struct swa__pool {
 
 static void swa__cpu_relax(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(_MSC_VER) && !defined(__clang__)
+    YieldProcessor();
+#elif defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
@@ -4887,17 +5142,19 @@ static void swa__cpu_relax(void)
    it only does once every share of `task` is done. */
 static void swa__pool_work(swa__pool *p, uint64_t task)
 {
-    swa__task_fn fn = __atomic_load_n(&p->fn, __ATOMIC_RELAXED);
-    void *arg = __atomic_load_n(&p->arg, __ATOMIC_RELAXED);
-    uint64_t word = __atomic_load_n(&p->claim, __ATOMIC_ACQUIRE);
+    swa__task_fn fn;
+    void *arg = swa__load_ptr(&p->arg);
+    uint64_t word = swa__load_u64(&p->claim);
     const uint64_t mask = ((uint64_t)1 << SWA__SHARE_BITS) - 1;
+    void *f = swa__load_ptr(&p->fn);
+    memcpy(&fn, &f, sizeof fn);   /* a function pointer kept as void *, as the atomics take */
     while (word >> SWA__SHARE_BITS == task && (word & mask) < (uint64_t)p->n) {
-        if (!__atomic_compare_exchange_n(&p->claim, &word, word + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
+        if (!swa__cas_u64(&p->claim, &word, word + 1)) continue;
         fn(arg, (int)(word & mask), p->n);
-        if (__atomic_sub_fetch(&p->unfinished, 1, __ATOMIC_ACQ_REL) == 0) {
-            pthread_mutex_lock(&p->mu);          /* the caller may be about to sleep */
-            pthread_cond_signal(&p->done);
-            pthread_mutex_unlock(&p->mu);
+        if (swa__sub_int(&p->unfinished, 1) == 0) {
+            swa__mutex_lock(&p->mu);          /* the caller may be about to sleep */
+            swa__cond_signal(&p->done);
+            swa__mutex_unlock(&p->mu);
         }
         word++;
     }
@@ -4905,29 +5162,55 @@ static void swa__pool_work(swa__pool *p, uint64_t task)
 
 static uint64_t swa__pool_task(swa__pool *p)
 {
-    return __atomic_load_n(&p->claim, __ATOMIC_ACQUIRE) >> SWA__SHARE_BITS;
+    return swa__load_u64(&p->claim) >> SWA__SHARE_BITS;
 }
 
-static void *swa__worker_main(void *arg)
+static void swa__worker_loop(swa__pool *p)
 {
-    swa__pool *p = (swa__pool *)arg;
     uint64_t seen = 0;
     for (;;) {
         int spins;
-        for (spins = 0; spins < SWA__SPINS && swa__pool_task(p) == seen && !__atomic_load_n(&p->quit, __ATOMIC_ACQUIRE);
-             spins++)
+        for (spins = 0; spins < SWA__SPINS && swa__pool_task(p) == seen && !swa__load_int(&p->quit); spins++)
             swa__cpu_relax();
         if (spins == SWA__SPINS) {
-            pthread_mutex_lock(&p->mu);
-            while (!p->quit && swa__pool_task(p) == seen) pthread_cond_wait(&p->start, &p->mu);
-            pthread_mutex_unlock(&p->mu);
+            swa__mutex_lock(&p->mu);
+            while (!p->quit && swa__pool_task(p) == seen) swa__cond_wait(&p->start, &p->mu);
+            swa__mutex_unlock(&p->mu);
         }
-        if (__atomic_load_n(&p->quit, __ATOMIC_ACQUIRE)) break;
+        if (swa__load_int(&p->quit)) break;
         seen = swa__pool_task(p);
         swa__pool_work(p, seen);
     }
+}
+
+#if defined(_WIN32)
+static DWORD WINAPI swa__worker_main(LPVOID arg)
+{
+    swa__worker_loop((swa__pool *)arg);
+    return 0;
+}
+
+static int swa__thread_start(swa__thread *t, swa__pool *p)
+{
+    *t = CreateThread(NULL, 0, swa__worker_main, p, 0, NULL);
+    return *t ? 0 : -1;
+}
+
+static void swa__thread_join(swa__thread t)
+{
+    WaitForSingleObject(t, INFINITE);
+    CloseHandle(t);
+}
+#else
+static void *swa__worker_main(void *arg)
+{
+    swa__worker_loop((swa__pool *)arg);
     return NULL;
 }
+
+static int swa__thread_start(swa__thread *t, swa__pool *p) { return pthread_create(t, NULL, swa__worker_main, p); }
+static void swa__thread_join(swa__thread t) { pthread_join(t, NULL); }
+#endif
 #endif
 
 static void swa__pool_stop(swa__pool *p)
@@ -4935,34 +5218,33 @@ static void swa__pool_stop(swa__pool *p)
 #ifndef SWA_NO_THREADS
     int i;
     if (p->n <= 1) return;
-    pthread_mutex_lock(&p->mu);
-    __atomic_store_n(&p->quit, 1, __ATOMIC_RELEASE);
-    pthread_cond_broadcast(&p->start);
-    pthread_mutex_unlock(&p->mu);
-    for (i = 0; i < p->started; i++) pthread_join(p->threads[i], NULL);
-    pthread_cond_destroy(&p->start);
-    pthread_cond_destroy(&p->done);
-    pthread_mutex_destroy(&p->mu);
+    swa__mutex_lock(&p->mu);
+    swa__store_int(&p->quit, 1);
+    swa__cond_broadcast(&p->start);
+    swa__mutex_unlock(&p->mu);
+    for (i = 0; i < p->started; i++) swa__thread_join(p->threads[i]);
+    swa__cond_destroy(&p->start);
+    swa__cond_destroy(&p->done);
+    swa__mutex_destroy(&p->mu);
     p->n = 1;
 #else
     (void)p;
 #endif
 }
 
-/* Start n - 1 workers; threads is an array of n - 1 the caller provides. */
+/* Start n - 1 workers; threads is an array of n - 1 swa__thread the caller provides. */
 static swa_status swa__pool_start(swa__pool *p, int n, void *threads, swa_error *err)
 {
     p->n = 1;
 #ifndef SWA_NO_THREADS
     if (n <= 1) return SWA_OK;
-    p->threads = (pthread_t *)threads;
+    p->threads = (swa__thread *)threads;
     p->claim = p->task = 0;
-    if (pthread_mutex_init(&p->mu, NULL) != 0 || pthread_cond_init(&p->start, NULL) != 0 ||
-        pthread_cond_init(&p->done, NULL) != 0)
+    if (swa__mutex_init(&p->mu) != 0 || swa__cond_init(&p->start) != 0 || swa__cond_init(&p->done) != 0)
         return swa__fail(err, SWA_ERR_NOMEM, "cannot create the thread pool's locks");
     p->n = n;
     for (p->started = 0; p->started < n - 1; p->started++)
-        if (pthread_create(&p->threads[p->started], NULL, swa__worker_main, p) != 0) {
+        if (swa__thread_start(&p->threads[p->started], p) != 0) {
             swa__pool_stop(p);
             return swa__fail(err, SWA_ERR_NOMEM, "cannot start thread %d of %d", p->started + 1, n);
         }
@@ -4979,24 +5261,35 @@ static void swa__pool_run(swa__pool *p, swa__task_fn fn, void *arg)
 #ifndef SWA_NO_THREADS
     if (p->n > 1) {
         int spins;
+        void *f;
+        memcpy(&f, &fn, sizeof f);
         p->task++;
-        __atomic_store_n(&p->fn, fn, __ATOMIC_RELAXED);
-        __atomic_store_n(&p->arg, arg, __ATOMIC_RELAXED);
-        __atomic_store_n(&p->unfinished, p->n, __ATOMIC_RELAXED);
-        pthread_mutex_lock(&p->mu);
-        __atomic_store_n(&p->claim, p->task << SWA__SHARE_BITS, __ATOMIC_RELEASE);
-        pthread_cond_broadcast(&p->start);
-        pthread_mutex_unlock(&p->mu);
+        swa__store_ptr(&p->fn, f);
+        swa__store_ptr(&p->arg, arg);
+        swa__store_int(&p->unfinished, p->n);
+        swa__mutex_lock(&p->mu);
+        swa__store_u64(&p->claim, p->task << SWA__SHARE_BITS);
+        swa__cond_broadcast(&p->start);
+        swa__mutex_unlock(&p->mu);
         swa__pool_work(p, p->task);
-        for (spins = 0; spins < SWA__SPINS && __atomic_load_n(&p->unfinished, __ATOMIC_ACQUIRE) > 0; spins++)
-            swa__cpu_relax();
-        pthread_mutex_lock(&p->mu);
-        while (__atomic_load_n(&p->unfinished, __ATOMIC_ACQUIRE) > 0) pthread_cond_wait(&p->done, &p->mu);
-        pthread_mutex_unlock(&p->mu);
+        for (spins = 0; spins < SWA__SPINS && swa__load_int(&p->unfinished) > 0; spins++) swa__cpu_relax();
+        swa__mutex_lock(&p->mu);
+        while (swa__load_int(&p->unfinished) > 0) swa__cond_wait(&p->done, &p->mu);
+        swa__mutex_unlock(&p->mu);
         return;
     }
 #endif
     fn(arg, 0, 1);
+}
+
+/* Take a counter's value and add 1, atomically; relaxed, as the pool's barriers order the rest. */
+static int64_t swa__fetch_inc_i64(int64_t *p)
+{
+#if defined(_MSC_VER) && !defined(__clang__)
+    return (int64_t)_InterlockedExchangeAdd64((volatile __int64 *)p, 1);
+#else
+    return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
+#endif
 }
 
 /* Share k of n_shares of n items: [begin, end). */
@@ -5879,7 +6172,7 @@ static void swa__thread_layout(const swa_model *m, int64_t max_slots, int32_t n_
     c->q8 = (uint8_t *)swa__arena_take(a, SWA__TILE_TOKENS * (uint64_t)n_threads,
                                        swa__act_bytes(SWA__ACT_Q8, m->hp.head_dim + 31));
 #ifndef SWA_NO_THREADS
-    c->pool.threads = (pthread_t *)swa__arena_take(a, (uint64_t)n_threads, sizeof(pthread_t));
+    c->pool.threads = (swa__thread *)swa__arena_take(a, (uint64_t)n_threads, sizeof(swa__thread));
 #endif
 }
 
@@ -6431,7 +6724,7 @@ SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *
    form (a row every x_stride bytes). Weight rows go in blocks of about 64 KB: a block is read
    from memory once and stays in L2 while the tokens pass it in tiles of 3 rows x 4 tokens
    (through the dots kernel, when the type has one). */
-#define SWA__ROW_BLOCK 65536   /* bytes of weight rows per block: 256 KB and 512 KB measured no better */
+#define SWA__ROW_BLOCK 65536   /* bytes of weight rows per block: larger blocks were no better */
 #define SWA__MAX_PRODUCTS 3
 typedef struct swa__product {
     const swa__matrix *w;
@@ -6516,11 +6809,11 @@ static int swa__chunk_at(const swa__matmul_task *t, int64_t k, int nth, int *i, 
 }
 
 /* Generation splits the rows in equal shares: each thread streams its own part of every matrix,
-   which the memory system serves best (taking blocks in turn interleaved the threads' streams
-   and cost 30%). A prompt is compute-bound and runs long enough for a thread to be held up by
-   the machine, so its threads take chunks in turn until none is left: with another process
-   busy on one of the two cores, TinyLlama Q4_0's prompt ran at 81.0 tokens/s instead of 71.9,
-   and at the same speed on a quiet machine. Either way a block's results come from the same
+   which the memory system serves best (taking blocks in turn interleaved the threads' streams,
+   which was slower). A prompt is compute-bound and runs long enough for a thread to be held up
+   by the machine, so its threads take chunks in turn until none is left: a thread delayed by
+   another process then takes fewer chunks instead of holding the others up, at no cost on a
+   quiet machine. Either way a block's results come from the same
    code, whichever thread computes them. */
 static void swa__matmul_run(void *arg, int share, int n_shares)
 {
@@ -6528,7 +6821,7 @@ static void swa__matmul_run(void *arg, int share, int n_shares)
     int64_t r0, r1, first = 0;   /* first: matrix i's first row in the list */
     int i;
     if (t->n > 1 && n_shares > 1) {
-        while (swa__chunk_at(t, __atomic_fetch_add(&t->next, 1, __ATOMIC_RELAXED), n_shares, &i, &r0, &r1))
+        while (swa__chunk_at(t, swa__fetch_inc_i64(&t->next), n_shares, &i, &r0, &r1))
             swa__matmul_rows(t, i, r0, r1);
         return;
     }
@@ -7486,6 +7779,7 @@ static unsigned swa__uc_flags(uint32_t cp)
 }
 
 /* ==== tokenizer ==== */
+#ifndef SWA_NO_TOKENIZER
 
 /* ---- pre-tokenizer: the regular expressions of byte-level BPE vocabularies ----
    Each vocabulary names its pre-tokenizer (tokenizer.ggml.pre): a list of regular expressions
@@ -8027,19 +8321,6 @@ static int swa__parse_byte_piece(swa_str p, int *byte)   /* "<0x0A>" -> 10 */
     return 1;
 }
 
-typedef struct swa__ranked {      /* a token with a sort key, for qsort without globals */
-    float key;
-    int32_t id;
-} swa__ranked;
-
-/* Larger key first, then smaller id: a total order, so sorting is deterministic. */
-static int swa__cmp_ranked(const void *a, const void *b)
-{
-    const swa__ranked *x = (const swa__ranked *)a, *y = (const swa__ranked *)b;
-    if (x->key != y->key) return x->key > y->key ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
 typedef struct swa__special_key {
     size_t len;
     int32_t id;
@@ -8456,12 +8737,12 @@ static swa_status swa__bpe(const swa_vocab *v, const char *text, size_t len, swa
         return swa__fail(err, SWA_ERR_NOMEM, "cannot tokenize %zu bytes", len);
     }
     for (i = 0; i < len; n++) {
-        size_t c = swa__utf8_len((unsigned char)text[i]), k;
+        size_t c = swa__utf8_len((unsigned char)text[i]), take;
         /* a lead byte takes only real continuation bytes: in broken UTF-8 it must not swallow
            the start of the next character (a "▁" would then come out as three byte tokens) */
-        for (k = 1; k < c && i + k < len && ((unsigned char)text[i + k] & 0xC0) == 0x80; k++) {}
+        for (take = 1; take < c && i + take < len && ((unsigned char)text[i + take] & 0xC0) == 0x80; take++) {}
         s.off[n] = i;
-        s.len[n] = k;
+        s.len[n] = take;
         s.prev[n] = (int32_t)n - 1;
         s.next[n] = i + s.len[n] < len ? (int32_t)n + 1 : -1;
         i += s.len[n];
@@ -8867,6 +9148,24 @@ SWADEF size_t swa_decoder_flush(swa_decoder *d, char *out, size_t cap)
     return n;
 }
 
+#else /* SWA_NO_TOKENIZER: a vocabulary never loads, so a model has none */
+
+struct swa_vocab {
+    int32_t n;
+};
+
+SWADEF swa_status swa_vocab_load(const swa_gguf *g, swa_vocab **out, swa_error *err)
+{
+    (void)g;
+    (void)swa__get_bool;    /* the model section's reader of the tokenizer's keys */
+    if (out) *out = NULL;
+    return swa__fail(err, SWA_ERR_UNSUPPORTED, "the library was built with SWA_NO_TOKENIZER");
+}
+
+SWADEF void swa_vocab_free(swa_vocab *v) { (void)v; }
+SWADEF int32_t swa_vocab_size(const swa_vocab *v) { return v ? v->n : 0; }
+#endif /* SWA_NO_TOKENIZER */
+
 /* ==== chat templates ====
    One descriptor per family. Most families write each message as open + content + close with
    strings chosen by role (or with the role's own name between two strings); the Mistral,
@@ -8955,7 +9254,13 @@ SWADEF const char *swa_chat_template_eot(const swa_chat_template *t) { return t-
 
 SWADEF int32_t swa_chat_template_eot_token(const swa_chat_template *t, const swa_vocab *v)
 {
+#ifndef SWA_NO_TOKENIZER
     return swa_vocab_find(v, t->eot);
+#else
+    (void)t;
+    (void)v;
+    return -1;
+#endif
 }
 
 /* -- detection -- */
@@ -9256,6 +9561,7 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
 #undef SWA__N_CHAT_TEMPLATES
 
 /* ==== sampler ==== */
+#ifndef SWA_NO_SAMPLER
 
 struct swa_sampler {
     swa_sampler_config cfg;    /* resolved */
@@ -9427,6 +9733,7 @@ SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
     }
     return s->cand[i].id;
 }
+#endif /* SWA_NO_SAMPLER */
 
 #endif /* SWA__IMPLEMENTED */
 #endif /* SWA_IMPLEMENTATION */

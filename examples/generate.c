@@ -6,12 +6,13 @@
    The prompt is echoed, then the continuation streams to stdout; a model summary and the
    speeds go to stderr. Ctrl-C stops generation and still prints the timings. */
 #define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for swa_model_load_resident */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
+#include "tools/safe_write.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,7 +125,7 @@ static int parse_flag(options *o, const char *a, const char *val)
     }
     else if (!strcmp(a, "--save-state")) o->save_state = val;
     else if (!strcmp(a, "--load-state")) o->load_state = val;
-    else if (!strcmp(a, "-n")) return parse_long(a, val, -1, 1L << 40, &o->n_predict);
+    else if (!strcmp(a, "-n")) return parse_long(a, val, -1, LONG_MAX, &o->n_predict);
     else if (!strcmp(a, "-s")) {
         char *end;
         errno = 0;
@@ -185,6 +186,7 @@ static int parse_args(int argc, char **argv, options *o)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-generate", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); exit(0); }
         else if (!strcmp(a, "--no-bos")) o->no_bos = 1;
         else if (!strcmp(a, "--kv-f32")) o->cfg.kv_type = SWA_KV_F32;
         else if (!strcmp(a, "--no-mmap")) o->no_mmap = 1;
@@ -290,10 +292,11 @@ static void print_summary(const swa_model *m, const swa_ctx *c, const options *o
         snprintf(parts, sizeof parts, " (windowed %.2f + global %.2f)", (double)windowed / (1024.0 * 1024.0),
                  (double)global / (1024.0 * 1024.0));
     fprintf(stderr, "swa-generate: %s, %d layers, %d heads (%d kv), embd %d, vocab %d, %s; %s; cache %.2f MiB%s %s; "
-                    "%d threads, %s kernels; seed %llu\n",
+                    "%d threads, %s kernels; seed %llu; model %s\n",
             hp->arch, hp->n_layer, hp->n_head, hp->n_kv_head, hp->n_embd, hp->n_vocab, swa_type_name(hp->weight_type),
             attention, (double)swa_ctx_cache_bytes(c) / (1024.0 * 1024.0), parts, swa_kv_type_name(cfg.kv_type),
-            cfg.n_threads, swa_ctx_kernels(c), (unsigned long long)o->sampling.seed);
+            cfg.n_threads, swa_ctx_kernels(c), (unsigned long long)o->sampling.seed,
+            swa_load_path_name(swa_model_load_path(m)));
 }
 
 /* A growing string; on allocation failure it keeps what it had and sets failed. */
@@ -333,35 +336,57 @@ typedef struct session {
     text_buf *reply;              /* when not NULL, generate() appends the text it prints */
 } session;
 
-/* Evaluate tokens, dumping logits when asked, and let the sampler see them. */
-static int feed(session *s, const int32_t *tok, size_t n)
+/* Evaluate tokens batch by batch, dumping logits when asked, and let the sampler see them;
+   *done counts the tokens evaluated before any error. */
+static swa_status eval_tokens(session *s, const int32_t *tok, size_t n, size_t *done, swa_error *err)
 {
-    swa_error err;
     size_t step = (size_t)swa_ctx_config_get(s->ctx).n_batch, i;
-    for (i = 0; i < n; i += step) {
-        size_t len = n - i < step ? n - i : step;
+    swa_status st = SWA_OK;
+    for (*done = 0; *done < n && st == SWA_OK; *done += step) {
+        size_t len = n - *done < step ? n - *done : step;
         if (s->dump) {
-            if (swa_ctx_eval_all(s->ctx, tok + i, len, s->rows, &err) != SWA_OK) goto fail;
+            if ((st = swa_ctx_eval_all(s->ctx, tok + *done, len, s->rows, err)) != SWA_OK) break;
             fwrite(s->rows, sizeof(float), len * s->n_vocab, s->dump);
             s->logits = s->rows + (len - 1) * s->n_vocab;
-        } else if (swa_ctx_eval(s->ctx, tok + i, len, &s->logits, &err) != SWA_OK) {
-            goto fail;
+        } else {
+            st = swa_ctx_eval(s->ctx, tok + *done, len, &s->logits, err);
         }
+        if (st != SWA_OK) break;
     }
-    for (i = 0; i < n; i++) swa_sampler_accept(s->sampler, tok[i]);
-    return 1;
-fail:
-    fprintf(stderr, "\nswa-generate: %s\n", err.msg);
-    return 0;
+    if (*done > n) *done = n;
+    for (i = 0; i < *done; i++) swa_sampler_accept(s->sampler, tok[i]);
+    return st;
 }
 
+/* The timings count only what was evaluated. */
 static int feed_prompt(session *s, const int32_t *tok, size_t n)
 {
     double t0 = now_seconds();
-    int ok = feed(s, tok, n);
+    swa_error err;
+    size_t done;
+    swa_status st = eval_tokens(s, tok, n, &done, &err);
     s->t.prompt_s += now_seconds() - t0;
-    s->t.n_prompt += (long)n;
-    return ok;
+    s->t.n_prompt += (long)done;
+    if (st != SWA_OK) fprintf(stderr, "\nswa-generate: %s\n", err.msg);
+    return st == SWA_OK;
+}
+
+/* Feed back one generated token: 1, or -1 when a full-attention context has no room left
+   (generation ends there, which is no error), or 0 on error. */
+static int generate_step(session *s, int32_t tok)
+{
+    swa_error err;
+    size_t done;
+    swa_status st = eval_tokens(s, &tok, 1, &done, &err);
+    if (st == SWA_OK) return 1;
+    if (st == SWA_ERR_CONTEXT_FULL) {
+        fflush(stdout);
+        fprintf(stderr, "\nswa-generate: the context is full (%d positions); generation stops here\n",
+                swa_ctx_config_get(s->ctx).n_ctx);
+        return -1;
+    }
+    fprintf(stderr, "\nswa-generate: %s\n", err.msg);
+    return 0;
 }
 
 /* Sample, print and feed back up to n_predict tokens (-1: no limit). Returns 0 on error;
@@ -390,8 +415,12 @@ static int generate(session *s, long n_predict, int *ended)
         s->t.n_gen++;
         /* The last token needs no evaluation, unless a chat goes on from it. */
         if (((n_predict >= 0 && i + 1 == n_predict) || interrupted) && !s->reply) break;
-        if (!(ok = feed(s, &tok, 1))) break;
+        if (!(ok = generate_step(s, tok))) break;
         s->pending = -1;
+        if (ok < 0) {                  /* a full context: generation ends here, no error */
+            ok = 1;
+            break;
+        }
     }
     if (s->vocab) {
         size_t n = swa_decoder_flush(&dec, text, sizeof text);
@@ -413,9 +442,9 @@ static int save_state(const session *s, const char *path)
     size_t size = swa_state_size(s->ctx, 0), head = 12;
     uint8_t *buf = (uint8_t *)malloc(head + size);
     uint32_t version = STATE_VERSION;
+    const char *inputs[1];
     swa_error err;
-    FILE *f;
-    char tmp[4096];
+    sw_file out;
     int ok;
     if (!buf) { fprintf(stderr, "swa-generate: no memory for a state of %zu bytes\n", size); return 0; }
     memcpy(buf, STATE_MAGIC, 4);
@@ -426,15 +455,16 @@ static int save_state(const session *s, const char *path)
         free(buf);
         return 0;
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    ok = (f = fopen(tmp, "wb")) != NULL;
-    ok = ok && fwrite(buf, 1, head + size, f) == head + size;
-    ok = (f && fclose(f) == 0) && ok;
-    ok = ok && rename(tmp, path) == 0;
-    if (!ok) {
-        fprintf(stderr, "swa-generate: cannot write %s: %s\n", path, strerror(errno));
-        remove(tmp);
+    inputs[0] = s->o->model;   /* not the loaded state: it is read whole, and a story may be saved over it */
+    ok = sw_open(&out, path, inputs, 1) == 0;
+    if (ok && fwrite(buf, 1, head + size, out.f) != head + size) {
+        sw_abort(&out);
+        snprintf(out.error, sizeof out.error, "%s: write failed", path);
+        ok = 0;
+    } else if (ok && sw_commit(&out) != 0) {
+        ok = 0;
     }
+    if (!ok) fprintf(stderr, "swa-generate: %s\n", out.error);
     free(buf);
     return ok;
 }
@@ -573,6 +603,12 @@ static int chat(session *s)
     if ((s->o->prompt_file && !first) || (s->o->system && !conversation_add(&c, "system", s->o->system))) goto out;
     for (;;) {
         if (first) {
+            len = strlen(first);
+            if (len >= sizeof line) {
+                fprintf(stderr, "swa-generate: the first turn is longer than %zu bytes\n", sizeof line - 1);
+                goto out;
+            }
+            if (len && first[len - 1] == '\n') first[len - 1] = '\0';   /* a file's last newline */
             snprintf(line, sizeof line, "%s", first);
             free(first);
             first = NULL;
@@ -684,6 +720,7 @@ int main(int argc, char **argv)
     session s;
     swa_model *model = NULL;
     swa_error err;
+    sw_file dump;
     int rc = 1;
     memset(&s, 0, sizeof s);
     s.pending = -1;
@@ -708,10 +745,18 @@ int main(int argc, char **argv)
     hint_missing_window(model, s.ctx, o.model);
     if (o.dump_logits) {
         s.rows = (float *)malloc(s.n_vocab * (size_t)swa_ctx_config_get(s.ctx).n_batch * sizeof(float));
-        if (!(s.dump = fopen(o.dump_logits, "wb")) || !s.rows) {
-            fprintf(stderr, "swa-generate: cannot write %s: %s\n", o.dump_logits, strerror(errno));
+        const char *inputs[2];
+        inputs[0] = o.model;
+        inputs[1] = o.prompt_file;
+        if (!s.rows) {
+            fprintf(stderr, "swa-generate: out of memory\n");
             goto done;
         }
+        if (sw_open(&dump, o.dump_logits, inputs, 2) != 0) {
+            fprintf(stderr, "swa-generate: %s\n", dump.error);
+            goto done;
+        }
+        s.dump = dump.f;
     }
     signal(SIGINT, on_sigint);
     rc = run(&s) ? 0 : 1;
@@ -721,7 +766,11 @@ int main(int argc, char **argv)
             s.t.prompt_s > 0 ? (double)s.t.n_prompt / s.t.prompt_s : 0.0, s.t.n_gen,
             s.t.gen_s > 0 ? (double)s.t.n_gen / s.t.gen_s : 0.0);
 done:
-    if (s.dump && fclose(s.dump) != 0 && rc == 0) { fprintf(stderr, "swa-generate: writing logits failed\n"); rc = 1; }
+    if (s.dump && rc != 0) sw_abort(&dump);
+    if (s.dump && rc == 0 && sw_commit(&dump) != 0) {
+        fprintf(stderr, "swa-generate: %s\n", dump.error);
+        rc = 1;
+    }
     free(s.rows);
     free(o.prompt_ids);
     swa_sampler_free(s.sampler);

@@ -58,6 +58,80 @@ static int run(const char *cmd)
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+static char *capture(const char *cmd, int *rc)
+{
+    FILE *p = popen(cmd, "r");
+    size_t cap = 4096, n = 0, got;
+    char *buf = (char *)malloc(cap);
+    int status;
+    assert_non_null(p);
+    while ((got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
+        n += got;
+        if (cap - n < 1024) buf = (char *)realloc(buf, cap *= 2);
+    }
+    buf[n] = '\0';
+    status = pclose(p);
+    *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return buf;
+}
+
+/* A random model whose vocabulary is <unk> <s> </s> and the 256 byte tokens only: every
+   character is one token per UTF-8 byte, and "\xe2\x96\x81" (the space mark) three. */
+static void write_byte_vocab_model(const char *path)
+{
+    static char bytes[256][8];
+    const char *pieces[259];
+    float scores[259];
+    int32_t types[259];
+    gw_writer *w = gw_new(3);
+    uint64_t rng = 7;
+    tu_spec s;
+    int i, d = 32;
+    char name[64];
+    memset(&s, 0, sizeof s);
+    s.n_layer = 1; s.n_embd = d; s.n_head = 2; s.n_kv_head = 1; s.n_ff = 32; s.n_vocab = 259;
+    s.n_ctx = 128; s.rope_base = 10000.0f;
+    tu_write_hparams(w, &s);
+    for (i = 0; i < 259; i++) {
+        scores[i] = 0;
+        types[i] = i < 3 ? (i ? SWA_TOKEN_CONTROL : SWA_TOKEN_UNKNOWN) : SWA_TOKEN_BYTE;
+        if (i >= 3) snprintf(bytes[i - 3], sizeof bytes[i - 3], "<0x%02X>", i - 3);
+        pieces[i] = i == 0 ? "<unk>" : i == 1 ? "<s>" : i == 2 ? "</s>" : bytes[i - 3];
+    }
+    gw_kv_str(w, "tokenizer.ggml.model", "llama");
+    gw_kv_array_str(w, "tokenizer.ggml.tokens", 259, pieces);
+    gw_kv_array(w, "tokenizer.ggml.scores", GW_F32V, 259, scores);
+    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, 259, types);
+    gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
+    gw_kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
+    gw_kv_u32(w, "tokenizer.ggml.unknown_token_id", 0);
+    gw_kv_bool(w, "tokenizer.ggml.add_bos_token", 1);
+    free(tu_matrix(w, &rng, "token_embd.weight", GW_F32, 259, d, 1.0f));
+    free(tu_norm(w, &rng, "output_norm.weight", d));
+    free(tu_matrix(w, &rng, "output.weight", GW_F32, 259, d, 0.2f));
+#define LAYER(x) (snprintf(name, sizeof name, "blk.0." x ".weight"), name)
+    free(tu_norm(w, &rng, LAYER("attn_norm"), d));
+    free(tu_matrix(w, &rng, LAYER("attn_q"), GW_F32, d, d, 0.2f));
+    free(tu_matrix(w, &rng, LAYER("attn_k"), GW_F32, d / 2, d, 0.2f));
+    free(tu_matrix(w, &rng, LAYER("attn_v"), GW_F32, d / 2, d, 0.2f));
+    free(tu_matrix(w, &rng, LAYER("attn_output"), GW_F32, d, d, 0.2f));
+    free(tu_norm(w, &rng, LAYER("ffn_norm"), d));
+    free(tu_matrix(w, &rng, LAYER("ffn_gate"), GW_F32, 32, d, 0.2f));
+    free(tu_matrix(w, &rng, LAYER("ffn_up"), GW_F32, 32, d, 0.2f));
+    free(tu_matrix(w, &rng, LAYER("ffn_down"), GW_F32, d, 32, 0.2f));
+#undef LAYER
+    if (gw_write_file(w, path) != 0) fail_msg("%s: %s", path, gw_error(w));
+    gw_free(w);
+}
+
+static size_t dump_rows(const char *path, size_t n_vocab)
+{
+    size_t n;
+    float *f = read_floats(path, &n);
+    free(f);
+    return n / n_vocab;
+}
+
 static void test_dump_logits_matches_reference(void **state)
 {
     tu_spec s;
@@ -377,6 +451,86 @@ static void test_chat_stops_at_end_of_turn(void **state)
     tu_free(&tm);
 }
 
+/* "hi" is 6 tokens with BOS on a byte-only vocabulary (<s>, e2 96 81, 'h', 'i'): more tokens
+   than bytes, so the prompt buffer must grow to the size the library asks for. */
+static void test_prompt_with_more_tokens_than_bytes(void **state)
+{
+    char model[] = "/tmp/swa_cli_bytes_XXXXXX", dump[] = "/tmp/swa_cli_dump_XXXXXX", cmd[1024];
+    (void)state;
+    if (access(GENERATE_FILE, X_OK) != 0) fail_msg(GENERATE_FILE " is missing: run make first");
+    close(mkstemp(model)); close(mkstemp(dump));
+    write_byte_vocab_model(model);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s -p hi -n 0 --dump-logits %s >/dev/null 2>&1", model, dump);
+    assert_int_equal(run(cmd), 0);
+    assert_int_equal(dump_rows(dump, 259), 6);
+    remove(model); remove(dump);
+}
+
+/* -i -f FILE: the file is the first turn, exactly as the same text given with -p. */
+static void test_chat_reads_the_prompt_file(void **state)
+{
+    char model[] = "/tmp/swa_cli_bytes_XXXXXX", dump[] = "/tmp/swa_cli_dump_XXXXXX", text[] = "/tmp/swa_cli_text_XXXXXX";
+    char cmd[1024];
+    size_t from_file, from_arg;
+    (void)state;
+    if (access(GENERATE_FILE, X_OK) != 0) fail_msg(GENERATE_FILE " is missing: run make first");
+    close(mkstemp(model)); close(mkstemp(dump)); close(mkstemp(text));
+    write_byte_vocab_model(model);
+    write_file(text, "tell me a story\n", 16);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i -f %s -n 0 --dump-logits %s </dev/null >/dev/null 2>&1", model, text, dump);
+    assert_int_equal(run(cmd), 0);
+    from_file = dump_rows(dump, 259);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i -p 'tell me a story' -n 0 --dump-logits %s </dev/null >/dev/null 2>&1",
+             model, dump);
+    assert_int_equal(run(cmd), 0);
+    from_arg = dump_rows(dump, 259);
+    assert_true(from_arg > 15);              /* the 15 bytes of the text at least */
+    assert_int_equal(from_file, from_arg);
+    remove(model); remove(dump); remove(text);
+}
+
+/* A full-attention model of 32 positions: generation that reaches the end stops there with a
+   message and exit 0, having printed the 32 - 5 + 1 tokens that fit (the last one sampled
+   from position 31's logits, never evaluated); a prompt longer than the context is an error,
+   and the timings count only the 32 positions evaluated. */
+static void test_context_end(void **state)
+{
+    tu_spec s;
+    tu_model tm;
+    char model[] = "/tmp/swa_cli_full_XXXXXX", cmd[1024], *out, *p;
+    int32_t tok[40];
+    char *ids;
+    int rc, n = 0;
+    (void)state;
+    if (access(GENERATE_FILE, X_OK) != 0) fail_msg(GENERATE_FILE " is missing: run make first");
+    memset(&s, 0, sizeof s);
+    s.n_layer = 1; s.n_embd = 32; s.n_head = 2; s.n_kv_head = 1; s.n_ff = 32; s.n_vocab = 50;
+    s.n_ctx = 32; s.type = GW_F32; s.seed = 9;
+    assert_true(tu_build(&tm, &s));
+    close(mkstemp(model));
+    write_file(model, tm.gguf, tm.gguf_size);
+    tu_random_tokens(tok, 40, 50, 3);
+    ids = ids_arg(tok, 5);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n 100 --temp 0 2>/dev/null", model, ids);
+    out = capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    for (p = strtok(out, " \n"); p; p = strtok(NULL, " \n")) n++;
+    assert_int_equal(n, 32 - 5 + 1);
+    free(out);
+    free(ids);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1,2,3,4,5 -n 100 2>&1 >/dev/null | grep -q 'context is full'", model);
+    assert_int_equal(run(cmd), 0);
+    ids = ids_arg(tok, 40);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -b 8 -n 1 2>&1 >/dev/null", model, ids);
+    out = capture(cmd, &rc);
+    assert_int_equal(rc, 1);
+    if (!strstr(out, "prompt: 32 tokens")) fail_msg("the timings count what was not evaluated:\n%s", out);
+    free(out);
+    free(ids);
+    remove(model);
+    tu_free(&tm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -386,6 +540,9 @@ int main(void)
         cmocka_unit_test(test_chat_template_on_shipped_model),
         cmocka_unit_test(test_chat_stops_at_end_of_turn),
         cmocka_unit_test(test_save_and_load_state),
+        cmocka_unit_test(test_prompt_with_more_tokens_than_bytes),
+        cmocka_unit_test(test_chat_reads_the_prompt_file),
+        cmocka_unit_test(test_context_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

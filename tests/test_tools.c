@@ -842,6 +842,60 @@ static void test_set_window_errors(void **state)
     remove(model);
 }
 
+
+/* What every program shares: --version prints its name and the version the macros make, exit
+   0; an unknown flag and a missing argument are usage errors, exit 2; a model given as -m
+   where a program reads one; an error names a file once. */
+static void test_program_conventions(void **state)
+{
+    static const char *names[] = {"swa-generate", "swa-inspect", "swa-convert-llama2c", "swa-tokenize",
+                                  "swa-perplexity", "swa-quantize", "swa-mkmodel", "swa-bench", "swa-span",
+                                  "swa-kbench"};
+    char cmd[1024], want[128], model[64], out[64], *got;
+    size_t i, n;
+    int rc;
+    uint8_t *bytes;
+    (void)state;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(cmd, sizeof cmd, "%s%s%s --version", SWA_TEST_RUN, SWA_TEST_BIN, names[i]);
+        got = capture(cmd, &rc);
+        snprintf(want, sizeof want, "%s %d.%d.%d\n", names[i], SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
+        if (rc != 0 || strcmp(got, want)) fail_msg("%s --version: \"%s\", exit %d", names[i], got, rc);
+        free(got);
+        snprintf(cmd, sizeof cmd, "%s%s%s --frobnicate >/dev/null 2>&1", SWA_TEST_RUN, SWA_TEST_BIN, names[i]);
+        if ((rc = run(cmd)) != 2) fail_msg("%s --frobnicate: exit %d, not 2", names[i], rc);
+        if (!strcmp(names[i], "swa-kbench")) continue;     /* runs without arguments */
+        snprintf(cmd, sizeof cmd, "%s%s%s >/dev/null 2>&1", SWA_TEST_RUN, SWA_TEST_BIN, names[i]);
+        if ((rc = run(cmd)) != 2) fail_msg("%s without arguments: exit %d, not 2", names[i], rc);
+    }
+    /* -m for the input of swa-quantize and swa-inspect */
+    {
+        tu_spec sp = small_spec(8, NULL, 64);
+        model_opts mo;
+        mo.version = 3; mo.alignment = 0; mo.vocab = 0;
+        tmp_path(model, sizeof model, "m_in");
+        write_model(model, &sp, &mo);
+    }
+    tmp_path(out, sizeof out, "m_out");
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " -m %s %s q8_0 2>/dev/null", model, out);
+    assert_int_equal(run(cmd), 0);
+    bytes = read_file(out, &n);
+    assert_true(n > 4 && !memcmp(bytes, "GGUF", 4));
+    free(bytes);
+    snprintf(cmd, sizeof cmd, INSPECT " -m %s | grep -q 'GGUF v3'", out);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " -m %s %s %s q8_0 >/dev/null 2>&1", model, out, out);
+    assert_int_equal(run(cmd), 2);                     /* -m and three positionals */
+    /* a missing input named once */
+    got = capture(PROGRAM("swa-quantize") " /nonexistent/in.gguf /tmp/never.gguf q8_0 2>&1", &rc);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(got, "/nonexistent/in.gguf"));
+    if (strstr(strstr(got, "/nonexistent/in.gguf") + 1, "/nonexistent/in.gguf")) fail_msg("the path twice: %s", got);
+    free(got);
+    remove(model);
+    remove(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -855,6 +909,7 @@ int main(void)
         cmocka_unit_test(test_set_window),
         cmocka_unit_test(test_set_window_errors),
         cmocka_unit_test(test_sidebyside),
+        cmocka_unit_test(test_program_conventions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,7 @@
    each line is a table row: model | type | load (mmap or read) | threads | kernels | pp t/s |
    tg t/s | depth | GB/s | MB per token | tg as % of the bandwidth limit. */
 #define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for swa_model_load_resident */
+#define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for the bandwidth buffer */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
 
@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if !defined(_WIN32)
 #include <sys/mman.h>
+#endif
 #include <time.h>
 
 typedef struct options {
@@ -80,12 +82,19 @@ static int bandwidth_open(bandwidth *bw, int threads)
 {
     const size_t bytes = (size_t)1 << 30;
     /* in 2 MB pages where the kernel gives them, so that TLB misses do not lower the limit */
+#if defined(_WIN32)
+    void *map = VirtualAlloc(NULL, bytes, MEM_COMMIT | MEM_RESERVE, PAGE_READWRITE);
+    if (!map) return 0;
+#else
     void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (map == MAP_FAILED) return 0;
+#if defined(MADV_HUGEPAGE)                  /* Linux only */
+    madvise(map, bytes, MADV_HUGEPAGE);
+#endif
+#endif
     bw->buf = (uint64_t *)map;
     bw->words = bytes / 8;
     bw->threads = threads;
-    madvise(bw->buf, bytes, MADV_HUGEPAGE);
     for (size_t i = 0; i < bw->words; i++) bw->buf[i] = i;   /* touch every page first */
     return 1;
 }
@@ -108,7 +117,11 @@ static double bandwidth_once(const bandwidth *bw)
 
 static void bandwidth_close(bandwidth *bw)
 {
+#if defined(_WIN32)
+    VirtualFree(bw->buf, 0, MEM_RELEASE);
+#else
     munmap(bw->buf, bw->words * 8);
+#endif
 }
 
 /* ---- the model ---- */
@@ -248,6 +261,7 @@ static int parse(int argc, char **argv, options *o)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-bench", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); exit(0); }
         if (!strcmp(a, "--depths")) { o->depths = 1; continue; }
         if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }
         if (!strcmp(a, "--markdown")) { o->markdown = 1; continue; }

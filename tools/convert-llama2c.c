@@ -19,8 +19,10 @@
    not match RoPE base 10000 only gets a warning. The whole output is built in memory (the GGUF
    writer works that way, and copies it once more to write it); the input is read one tensor
    at a time. */
+#define _POSIX_C_SOURCE 200809L    /* safe_write.h: the output replaced only when complete */
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"
+#include "swa.h"                   /* the version macros only */
 
 #include <errno.h>
 #include <limits.h>
@@ -36,15 +38,28 @@
 
 /* ==== errors and checked arithmetic ==== */
 
+/* A message on stderr and exit: status 1 for a file that cannot be read or written. */
+_Noreturn static void vfail(int status, const char *fmt, va_list ap)
+{
+    fprintf(stderr, PROG ": ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    exit(status);   /* an unfinished output is removed at exit (safe_write.h) */
+}
+
 _Noreturn static void fail(const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, PROG ": ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(1);
+    vfail(1, fmt, ap);
+}
+
+/* Bad usage: status 2. */
+_Noreturn static void usage_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(2, fmt, ap);
 }
 
 /* The header's numbers are int32, but products of three of them overflow 64 bits easily
@@ -482,7 +497,7 @@ static void put_weights(gw_writer *w, const options *o, const config *c, const l
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: " PROG " MODEL.bin TOKENIZER.bin OUT.gguf [--type f32|f16|q8_0] [--window W]\n"
+            "usage: " PROG " [-m] MODEL.bin TOKENIZER.bin OUT.gguf [--type f32|f16|q8_0] [--window W]\n"
             "  MODEL.bin      llama2.c legacy fp32 checkpoint (negative vocab_size = unshared classifier)\n"
             "  TOKENIZER.bin  llama2.c tokenizer.bin with the same vocabulary size\n"
             "  --type T       type of the weight matrices (default f32); Q8_0 falls back to F16 for\n"
@@ -492,40 +507,53 @@ static void usage(FILE *f)
 
 static void parse_args(int argc, char **argv, options *o)
 {
-    const char *pos[3];
+    const char *pos[3], *model = NULL;
     int i, n_pos = 0;
     memset(o, 0, sizeof *o);
     o->type = GW_F32;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-convert-llama2c", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); exit(0); }
+        if (!strcmp(a, "-m")) {            /* the model may also be given as -m MODEL.bin */
+            if (i + 1 >= argc) usage_fail("-m needs a value");
+            if (model) usage_fail("one model, please (at -m %s)", argv[i + 1]);
+            model = argv[++i];
+            continue;
+        }
         if (!strcmp(a, "--type") || !strcmp(a, "--window")) {
             const char *val;
-            if (i + 1 >= argc) fail("%s needs a value", a);
+            if (i + 1 >= argc) usage_fail("%s needs a value", a);
             val = argv[++i];
             if (!strcmp(a, "--type")) {
                 if (!strcmp(val, "f32")) o->type = GW_F32;
                 else if (!strcmp(val, "f16")) o->type = GW_F16;
                 else if (!strcmp(val, "q8_0")) o->type = GW_Q8_0;
-                else fail("--type wants f32, f16 or q8_0, got \"%s\"", val);
+                else usage_fail("--type wants f32, f16 or q8_0, got \"%s\"", val);
             } else {
                 char *end;
                 long v;
                 errno = 0;
                 v = strtol(val, &end, 10);
                 if (errno || end == val || *end || v < 1 || v > INT32_MAX)
-                    fail("--window wants a number in 1..%ld, got \"%s\"", (long)INT32_MAX, val);
+                    usage_fail("--window wants a number in 1..%ld, got \"%s\"", (long)INT32_MAX, val);
                 o->window = (uint32_t)v;
             }
         } else if (a[0] == '-' && a[1]) {
             usage(stderr);
-            fail("unknown option %s", a);
+            usage_fail("unknown option %s", a);
         } else {
-            if (n_pos == 3) { usage(stderr); fail("too many arguments (at \"%s\")", a); }
+            if (n_pos == 3) { usage(stderr); usage_fail("too many arguments (at \"%s\")", a); }
             pos[n_pos++] = a;
         }
     }
-    if (n_pos != 3) { usage(stderr); fail("want MODEL.bin TOKENIZER.bin OUT.gguf"); }
+    if (model) {
+        if (n_pos == 3) { usage(stderr); usage_fail("too many arguments (at \"%s\")", pos[2]); }
+        memmove(pos + 1, pos, (size_t)n_pos * sizeof *pos);
+        pos[0] = model;
+        n_pos++;
+    }
+    if (n_pos != 3) { usage(stderr); usage_fail("want MODEL.bin TOKENIZER.bin OUT.gguf"); }
     o->model = pos[0];
     o->tokenizer = pos[1];
     o->out = pos[2];
@@ -542,9 +570,12 @@ int main(int argc, char **argv)
     FILE *f;
     uint64_t size;
     int64_t i;
+    const char *inputs[2];
 
     require_little_endian();
     parse_args(argc, argv, &o);
+    inputs[0] = o.model;
+    inputs[1] = o.tokenizer;
     if (!(f = fopen(o.model, "rb"))) fail("%s: cannot open: %s", o.model, strerror(errno));
     size = file_size(f, o.model);
     if (size < HEADER_BYTES || fread(header, 1, HEADER_BYTES, f) != HEADER_BYTES)
@@ -556,14 +587,12 @@ int main(int argc, char **argv)
     read_vocab(o.tokenizer, c.n_vocab, &v);
 
     if (!(w = gw_new(3))) fail("out of memory");
+    gw_set_inputs(w, inputs, 2);
     put_hparams(w, &o, &c);
     put_vocab(w, &v, c.n_vocab);
     put_weights(w, &o, &c, &lay, f);
     fclose(f);
-    if (gw_write_file(w, o.out)) {
-        remove(o.out);      /* never leave a half-written file that looks like a model */
-        fail("%s: %s", o.out, gw_error(w));
-    }
+    if (gw_write_file(w, o.out)) fail("%s", gw_error(w));
     fprintf(stderr, PROG ": wrote %s: %lld layers, dim %lld, %lld heads (%lld KV), vocab %lld, %s classifier\n",
             o.out, (long long)c.n_layers, (long long)c.dim, (long long)c.n_heads, (long long)c.n_kv_heads,
             (long long)c.n_vocab, c.shared ? "shared" : "separate");

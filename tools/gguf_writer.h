@@ -82,6 +82,9 @@ int  gw_tensor_f32(gw_writer *w, const char *name, uint32_t type, uint32_t n_dim
                    const float *data);
 
 int  gw_write_file(gw_writer *w, const char *path);
+/* Files the output must not be (the program's inputs): gw_write_file and gw_stream_open refuse
+   a path that is one of them, by any name or link. The array must outlive the writes. */
+void gw_set_inputs(gw_writer *w, const char *const *inputs, int n_inputs);
 uint8_t *gw_to_memory(gw_writer *w, size_t *size);          /* free() the result */
 
 /* Streaming. Declare every tensor (a type above; rows must be whole blocks), then open: the
@@ -89,9 +92,12 @@ uint8_t *gw_to_memory(gw_writer *w, size_t *size);          /* free() the result
    declaration order: gw_stream_write appends raw bytes (it may cross tensor boundaries),
    gw_stream_rows converts n_rows whole rows of floats to the type of the tensor being written
    (they must not run past its end). gw_stream_close fails unless every declared byte was
-   written, and where POSIX offers it (_POSIX_C_SOURCE >= 200112L) waits until the file is on
-   disk and drops it from the page cache (see there why); on any failure the caller should
-   remove the file. gw_free closes an open stream. */
+   written.
+   Files are written through safe_write.h when the program is built for POSIX.1-2008
+   (_POSIX_C_SOURCE >= 200809L) or Windows: into a temporary file beside the destination,
+   synced to the disk and renamed over it only when complete, so that on any failure the
+   destination is as it was and nothing is left behind. Otherwise (a strict C11 build) they
+   are written directly. gw_free abandons an open stream. */
 int  gw_declare_tensor(gw_writer *w, const char *name, uint32_t type, uint32_t n_dims, const int64_t *ne);
 int  gw_stream_open(gw_writer *w, const char *path);
 int  gw_stream_write(gw_writer *w, const void *data, size_t n);
@@ -119,13 +125,38 @@ int      gw_dequant_row(uint32_t type, const void *src, float *dst, int64_t n);
 #ifdef GW_IMPLEMENTATION
 #ifndef GW__IMPLEMENTED
 #define GW__IMPLEMENTED
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200112L
-#include <fcntl.h>
-#include <unistd.h>
+#if defined(_WIN32) || (defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200809L)
+#include "safe_write.h"
+#define GW__SAFE_WRITE 1
+#else
+/* The same calls over a plain FILE, for builds without POSIX.1-2008. */
+typedef struct sw_file { FILE *f; char error[256]; } sw_file;
+static int sw_open(sw_file *s, const char *dest, const char *const *inputs, int n_inputs)
+{
+    (void)inputs; (void)n_inputs;
+    s->error[0] = 0;
+    if ((s->f = fopen(dest, "wb"))) return 0;
+    snprintf(s->error, sizeof s->error, "cannot open %s", dest);
+    return -1;
+}
+static int sw_commit(sw_file *s)
+{
+    int ok = !ferror(s->f);
+    ok = (fclose(s->f) == 0) && ok;
+    s->f = NULL;
+    if (!ok) snprintf(s->error, sizeof s->error, "cannot write the output file");
+    return ok ? 0 : -1;
+}
+static void sw_abort(sw_file *s)
+{
+    if (s->f) fclose(s->f);
+    s->f = NULL;
+}
 #endif
 
 typedef struct gw__buf { uint8_t *p; size_t len, cap; } gw__buf;
@@ -148,13 +179,17 @@ struct gw_writer {
     gw__tensor *tensors;
     size_t n_tensors, cap_tensors;
     int mode;                    /* GW__*: in memory, or declared and then streamed */
-    FILE *f;                     /* streaming: the open file */
+    sw_file out;                 /* streaming: the open file */
+    FILE *f;                     /* streaming: out.f while the stream is open */
+    const char *const *inputs;   /* gw_set_inputs */
+    int n_inputs;
+    const char *path;            /* streaming: the destination, for messages */
     size_t cur;                  /* streaming: the tensor being written */
     uint64_t cur_done;           /* streaming: bytes of it written so far */
     uint64_t pos;                /* streaming: bytes of the data section written so far */
     uint8_t *scratch;            /* streaming: converted rows */
     size_t scratch_cap;
-    char error[128];
+    char error[600];
 };
 
 static int gw__fail(gw_writer *w, const char *msg)
@@ -207,7 +242,7 @@ void gw_free(gw_writer *w)
 {
     size_t i;
     if (!w) return;
-    if (w->f) fclose(w->f);
+    if (w->f) sw_abort(&w->out);
     for (i = 0; i < w->n_tensors; i++) free(w->tensors[i].name);
     free(w->tensors);
     free(w->kv.p);
@@ -1121,17 +1156,27 @@ int gw_write_file(gw_writer *w, const char *path)
 {
     size_t size;
     uint8_t *p = gw_to_memory(w, &size);
-    FILE *f;
+    sw_file out;
     int ok;
     if (!p) return -1;
-    if (!(f = fopen(path, "wb"))) {
+    if (sw_open(&out, path, w->inputs, w->n_inputs)) {
         free(p);
-        return gw__fail(w, "cannot open the output file");
+        return gw__fail(w, out.error);
     }
-    ok = fwrite(p, 1, size, f) == size;
-    ok = (fclose(f) == 0) && ok;
+    ok = fwrite(p, 1, size, out.f) == size;
     free(p);
-    return ok ? 0 : gw__fail(w, "cannot write the output file");
+    if (!ok) {
+        sw_abort(&out);
+        snprintf(out.error, sizeof out.error, "cannot write %s", path);
+        return gw__fail(w, out.error);
+    }
+    return sw_commit(&out) ? gw__fail(w, out.error) : 0;
+}
+
+void gw_set_inputs(gw_writer *w, const char *const *inputs, int n_inputs)
+{
+    w->inputs = inputs;
+    w->n_inputs = n_inputs;
 }
 
 /* ==== streaming ==== */
@@ -1155,10 +1200,17 @@ int gw_declare_tensor(gw_writer *w, const char *name, uint32_t type, uint32_t n_
 static int gw__stream_fail(gw_writer *w, const char *msg)
 {
     if (w->f) {
-        fclose(w->f);
+        sw_abort(&w->out);
         w->f = NULL;
     }
     return gw__fail(w, msg);
+}
+
+static int gw__write_failed(gw_writer *w)
+{
+    char msg[600];
+    snprintf(msg, sizeof msg, "cannot write %s: %s", w->path, strerror(errno));
+    return gw__stream_fail(w, msg);
 }
 
 int gw_stream_open(gw_writer *w, const char *path)
@@ -1172,10 +1224,12 @@ int gw_stream_open(gw_writer *w, const char *path)
         free(head.p);
         return -1;
     }
-    if (!(w->f = fopen(path, "wb"))) {
+    if (sw_open(&w->out, path, w->inputs, w->n_inputs)) {
         free(head.p);
-        return gw__fail(w, "cannot open the output file");
+        return gw__fail(w, w->out.error);
     }
+    w->f = w->out.f;
+    w->path = path;
     setvbuf(w->f, NULL, _IOFBF, 1 << 20);
     ok = fwrite(head.p, 1, head.len, w->f) == head.len;
     free(head.p);
@@ -1183,7 +1237,7 @@ int gw_stream_open(gw_writer *w, const char *path)
     w->cur = 0;
     w->cur_done = 0;
     w->pos = 0;
-    return ok ? 0 : gw__stream_fail(w, "cannot write the output file");
+    return ok ? 0 : gw__write_failed(w);
 }
 
 /* Move to the next tensor when the current one is complete, and pad up to where the current
@@ -1200,7 +1254,7 @@ static int gw__stream_seek(gw_writer *w)
     t = &w->tensors[w->cur];
     while (w->pos < t->offset) {
         size_t n = (size_t)(t->offset - w->pos < sizeof zeros ? t->offset - w->pos : sizeof zeros);
-        if (fwrite(zeros, 1, n, w->f) != n) return gw__stream_fail(w, "cannot write the output file");
+        if (fwrite(zeros, 1, n, w->f) != n) return gw__write_failed(w);
         w->pos += n;
     }
     return 0;
@@ -1217,7 +1271,7 @@ int gw_stream_write(gw_writer *w, const void *data, size_t n)
         if (gw__stream_seek(w)) return -1;
         room = w->tensors[w->cur].nbytes - w->cur_done;
         k = room < n ? (size_t)room : n;
-        if (fwrite(p, 1, k, w->f) != k) return gw__stream_fail(w, "cannot write the output file");
+        if (fwrite(p, 1, k, w->f) != k) return gw__write_failed(w);
         p += k;
         n -= k;
         w->cur_done += k;
@@ -1266,21 +1320,10 @@ int gw_stream_close(gw_writer *w)
                  (unsigned long long)w->cur_done, (unsigned long long)w->tensors[w->cur].nbytes);
         return gw__stream_fail(w, msg);
     }
-    ok = fflush(w->f) == 0;
-#if defined(POSIX_FADV_DONTNEED)
-    /* A streamed file is a model, which every token reads whole. swa.h maps it advised to use
-       2 MB pages, but the page cache gives those only to what the mapping reads from disk: the
-       pages this write leaves behind stay small (TinyLlama F16: 0.2 of 2.2 GB in 2 MB pages,
-       generation mapped 16.6-21.4 tokens/s against 26.4 after a first load from disk). So once
-       the data is on disk the pages leave the cache; fdatasync also reports a failed write here
-       rather than never. */
-    if (ok) ok = fdatasync(fileno(w->f)) == 0;
-    if (ok) (void)posix_fadvise(fileno(w->f), 0, 0, POSIX_FADV_DONTNEED);
-#endif
-    ok = (fclose(w->f) == 0) && ok;
+    ok = sw_commit(&w->out) == 0;
     w->f = NULL;
     w->mode = GW__CLOSED;
-    return ok ? 0 : gw__fail(w, "cannot write the output file");
+    return ok ? 0 : gw__fail(w, w->out.error);
 }
 
 #endif /* GW__IMPLEMENTED */

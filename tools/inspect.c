@@ -14,6 +14,7 @@
 #define SWA_IMPLEMENTATION
 #include "swa.h"
 #include "tools/printable.h"
+#include "tools/safe_write.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -28,9 +29,9 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: swa-inspect FILE.gguf\n"
-               "       swa-inspect IN.gguf --set-window W OUT.gguf\n"
-               "       swa-inspect IN.gguf --set-window W0,W1,... OUT.gguf\n"
+    fprintf(f, "usage: swa-inspect [-m] FILE.gguf\n"
+               "       swa-inspect [-m] IN.gguf --set-window W OUT.gguf\n"
+               "       swa-inspect [-m] IN.gguf --set-window W0,W1,... OUT.gguf\n"
                "  Print the header, metadata and tensor table of a GGUF file, then a summary\n"
                "  of the hyperparameters, each layer's window and cache memory if it loads as\n"
                "  a model.\n"
@@ -307,7 +308,7 @@ static void put_window(out_file *o, const new_window *nw)
    are relative to the data section, so they stay valid; general.alignment is one of the
    copied keys, in its place, and the padding follows the alignment the reader resolved from
    it (32 when it is absent), as the input's did. Returns 0 or -1 with a message printed. */
-static int write_copy(const swa_gguf *g, const char *out_path, const new_window *nw, int64_t window_kv)
+static int write_copy(const swa_gguf *g, FILE *f, const char *out_path, const new_window *nw, int64_t window_kv)
 {
     int64_t n_kv = swa_gguf_kv_count(g), n_t = swa_gguf_tensor_count(g), i;
     uint64_t align = swa_gguf_alignment(g), data_bytes = swa_gguf_file_size(g) - swa_gguf_data_offset(g);
@@ -315,10 +316,7 @@ static int write_copy(const swa_gguf *g, const char *out_path, const new_window 
     out_file o;
     uint32_t d;
     memset(&o, 0, sizeof o);
-    if (!(o.f = fopen(out_path, "wb"))) {
-        fprintf(stderr, "swa-inspect: cannot create %s: %s\n", out_path, strerror(errno));
-        return -1;
-    }
+    o.f = f;
     put(&o, "GGUF", 4);
     put_u32(&o, swa_gguf_version(g));
     put_u64(&o, (uint64_t)n_t);
@@ -354,10 +352,9 @@ static int write_copy(const swa_gguf *g, const char *out_path, const new_window 
         }
         put(&o, (const uint8_t *)t0->data - t0->offset, data_bytes);
     }
-    if (fclose(o.f) != 0 && !o.failed) o.failed = 1;
+    if (fflush(o.f) != 0 && !o.failed) o.failed = 1;
     if (o.failed) {
         if (o.failed == 1) fprintf(stderr, "swa-inspect: cannot write %s: %s\n", out_path, strerror(errno));
-        remove(out_path);
         return -1;
     }
     return 0;
@@ -409,14 +406,8 @@ static int check_copy(const swa_gguf *g, const char *out_path, const new_window 
              a->offset == b->offset && a->nbytes == b->nbytes;
     }
     swa_gguf_close(c);
-    if (!ok) fprintf(stderr, "swa-inspect: %s does not read back as the expected copy\n", out_path);
+    if (!ok) fprintf(stderr, "swa-inspect: the copy does not read back as expected (%s)\n", out_path);
     return ok ? 0 : -1;
-}
-
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 /* The key's name from general.architecture (llama when absent), and a pattern spread over the
@@ -467,9 +458,10 @@ static int set_window(const char *in_path, const char *out_path, const uint32_t 
     swa_gguf_value old;
     char was[96];
     new_window nw;
+    sw_file out;
     int rc;
     uint64_t l;
-    if (same_file(in_path, out_path)) {
+    if (sw_same_file(in_path, out_path)) {
         fprintf(stderr, "swa-inspect: %s is the input file; write the copy to another path\n", out_path);
         return 2;
     }
@@ -493,7 +485,21 @@ static int set_window(const char *in_path, const char *out_path, const uint32_t 
                                                             swa_gguf_type_name(old.type), (long long)w);
         else snprintf(was, sizeof was, "replacing a %s", swa_gguf_type_name(old.type));
     }
-    if (write_copy(g, out_path, &nw, wi) != 0 || check_copy(g, out_path, &nw, wi) != 0) {
+    if (sw_open(&out, out_path, &in_path, 1) != 0) {
+        fprintf(stderr, "swa-inspect: %s\n", out.error);
+        swa_gguf_close(g);
+        free(nw.w);
+        return 1;
+    }
+    /* The copy is read back before it replaces anything. */
+    if (write_copy(g, out.f, out_path, &nw, wi) != 0 || check_copy(g, out.tmp ? out.tmp : out_path, &nw, wi) != 0) {
+        sw_abort(&out);
+        swa_gguf_close(g);
+        free(nw.w);
+        return 1;
+    }
+    if (sw_commit(&out) != 0) {
+        fprintf(stderr, "swa-inspect: %s\n", out.error);
         swa_gguf_close(g);
         free(nw.w);
         return 1;
@@ -546,6 +552,16 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
+        }
+        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-inspect", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); return 0; }
+        if (!strcmp(a, "-m")) {            /* the input may also be given as -m FILE.gguf */
+            if (i + 1 >= argc || path) {
+                fprintf(stderr, "swa-inspect: %s\n", path ? "one input file, please" : "-m needs a value");
+                usage(stderr);
+                return 2;
+            }
+            path = argv[++i];
+            continue;
         }
         /* Options that take values are matched here, ahead of the unknown-option check;
            each one moves i past the arguments it consumes. */

@@ -99,6 +99,7 @@ int main(int argc, char **argv)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-kbench", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); return 0; }
         if (!strcmp(a, "--version")) { printf("swa-kbench %s\n", swa_version()); return 0; }
         if (!v) { fprintf(stderr, "swa-kbench: %s needs a value or is unknown\n", a); usage(stderr); return 2; }
         i++;

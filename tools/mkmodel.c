@@ -46,6 +46,7 @@
 #define _POSIX_C_SOURCE 200809L    /* clock_gettime, sysconf, statvfs, isatty */
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"
+#include "swa.h"                   /* the version macros only */
 
 #include <errno.h>
 #include <math.h>
@@ -55,24 +56,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(_WIN32)
+#include <windows.h>
+#else
 #include <sys/statvfs.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
 #define PROG "swa-mkmodel"
 
-static const char *partial_file;   /* removed on failure, once we have started writing it */
+/* A message on stderr and exit: status 1 for a file that cannot be read or written. */
+_Noreturn static void vfail(int status, const char *fmt, va_list ap)
+{
+    fprintf(stderr, PROG ": ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    exit(status);   /* an unfinished output is removed at exit (safe_write.h) */
+}
 
 _Noreturn static void fail(const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, PROG ": ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    if (partial_file) remove(partial_file);
-    exit(1);
+    vfail(1, fmt, ap);
+}
+
+/* Bad usage: status 2. */
+_Noreturn static void usage_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(2, fmt, ap);
 }
 
 static double now(void)
@@ -143,7 +158,7 @@ static int64_t number(const char *flag, const char *v, int64_t lo, int64_t hi)
     errno = 0;
     x = strtoll(v, &end, 10);
     if (errno || end == v || *end || x < lo || x > hi)
-        fail("%s wants a number in %lld..%lld, got \"%s\"", flag, (long long)lo, (long long)hi, v);
+        usage_fail("%s wants a number in %lld..%lld, got \"%s\"", flag, (long long)lo, (long long)hi, v);
     return x;
 }
 
@@ -161,8 +176,9 @@ static void parse_args(int argc, char **argv, options *o)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-mkmodel", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); exit(0); }
         if (!strcmp(a, "--shape") || !strcmp(a, "--type") || !strcmp(a, "--arch")) {
-            if (i + 1 >= argc) fail("%s needs a value", a);
+            if (i + 1 >= argc) usage_fail("%s needs a value", a);
             if (!strcmp(a, "--shape")) shape_name = argv[++i];
             else if (!strcmp(a, "--arch")) arch_name = argv[++i];
             else o->type_name = argv[++i];
@@ -171,9 +187,9 @@ static void parse_args(int argc, char **argv, options *o)
         if (!strcmp(a, "--rope-base") || !strcmp(a, "--rope-scale")) {
             char *end;
             double x;
-            if (i + 1 >= argc) fail("%s needs a value", a);
+            if (i + 1 >= argc) usage_fail("%s needs a value", a);
             x = strtod(argv[++i], &end);
-            if (end == argv[i] || *end || !(x > 0.0 && x < 1e12)) fail("%s wants a positive number, got \"%s\"", a, argv[i]);
+            if (end == argv[i] || *end || !(x > 0.0 && x < 1e12)) usage_fail("%s wants a positive number, got \"%s\"", a, argv[i]);
             if (!strcmp(a, "--rope-base")) o->rope_base = x;
             else o->rope_scale = x;
             continue;
@@ -181,36 +197,36 @@ static void parse_args(int argc, char **argv, options *o)
         for (k = 0; k < 13; k++)
             if (!strcmp(a, num_flags[k])) break;
         if (k < 13) {
-            if (i + 1 >= argc) fail("%s needs a value", a);
+            if (i + 1 >= argc) usage_fail("%s needs a value", a);
             given[k] = number(a, argv[++i], k == 7 || k == 11 ? 0 : 1, k == 8 ? INT64_MAX : k == 9 ? 256 : INT32_MAX);
             have[k] = 1;
         } else if (a[0] == '-' && a[1]) {
             usage(stderr);
-            fail("unknown option %s", a);
+            usage_fail("unknown option %s", a);
         } else {
-            if (o->out) { usage(stderr); fail("one output file, please (at \"%s\")", a); }
+            if (o->out) { usage(stderr); usage_fail("one output file, please (at \"%s\")", a); }
             o->out = a;
         }
     }
-    if (!shape_name || !o->type_name || !o->out) { usage(stderr); fail("want --shape, --type and OUT.gguf"); }
+    if (!shape_name || !o->type_name || !o->out) { usage(stderr); usage_fail("want --shape, --type and OUT.gguf"); }
     for (j = 0; j < sizeof shapes / sizeof shapes[0]; j++)
         if (!strcmp(shape_name, shapes[j].name)) break;
     if (j == sizeof shapes / sizeof shapes[0])
-        fail("--shape wants stories15m, tinyllama, mistral7b, gemma3-1b or custom, got \"%s\"", shape_name);
+        usage_fail("--shape wants stories15m, tinyllama, mistral7b, gemma3-1b or custom, got \"%s\"", shape_name);
     o->s = shapes[j];
     if (arch_name) o->s.arch = arch_name;
     for (j = 0; j < sizeof archs / sizeof archs[0]; j++)
         if (!strcmp(o->s.arch, archs[j])) break;
-    if (j == sizeof archs / sizeof archs[0]) fail("--arch wants llama, gemma2, gemma3, phi3, qwen2 or qwen3, got \"%s\"", o->s.arch);
+    if (j == sizeof archs / sizeof archs[0]) usage_fail("--arch wants llama, gemma2, gemma3, phi3, qwen2 or qwen3, got \"%s\"", o->s.arch);
     o->arch = (int)j;
     for (j = 0; j < sizeof types / sizeof types[0]; j++)
         if (!strcmp(o->type_name, types[j].name)) break;
-    if (j == sizeof types / sizeof types[0]) fail("--type wants f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k, got \"%s\"", o->type_name);
+    if (j == sizeof types / sizeof types[0]) usage_fail("--type wants f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k, got \"%s\"", o->type_name);
     o->type = types[j].type;
     o->file_type = types[j].file_type;
 
     if (!strcmp(o->s.name, "custom")) {
-        if (!have[0] || !have[1] || !have[2] || !have[4]) fail("--shape custom needs --layers, --dim, --heads and --ff");
+        if (!have[0] || !have[1] || !have[2] || !have[4]) usage_fail("--shape custom needs --layers, --dim, --heads and --ff");
         if (!have[3]) o->s.kv_heads = given[2];
     }
     if (have[0]) o->s.layers = given[0];
@@ -225,20 +241,24 @@ static void parse_args(int argc, char **argv, options *o)
     if (have[11]) o->pattern = given[11];
     if (have[12]) o->rope_factors_ctx = given[12];
     if (!o->s.head_dim) o->s.head_dim = o->s.dim / o->s.heads;
-    if (o->arch == PHI3 && o->s.head_dim * o->s.heads != o->s.dim) fail("phi3 wants heads x head-dim = dim");
+    if (o->arch == PHI3 && o->s.head_dim * o->s.heads != o->s.dim) usage_fail("phi3 wants heads x head-dim = dim");
     if (o->arch == LLAMA && (have[10] || have[11] || o->rope_scale > 0.0 || have[12]))
-        fail("--head-dim, --pattern, --rope-scale and --rope-factors are for the other architectures");
-    if (have[12] && o->arch != PHI3) fail("--rope-factors is Phi-3's");
+        usage_fail("--head-dim, --pattern, --rope-scale and --rope-factors are for the other architectures");
+    if (have[12] && o->arch != PHI3) usage_fail("--rope-factors is Phi-3's");
     o->seed = have[8] ? (uint64_t)given[8] : 1;
+#if defined(_WIN32)
+    cpus = (long)GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+#else
     cpus = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
     o->threads = have[9] ? (int)given[9] : cpus > 0 ? (int)(cpus < 256 ? cpus : 256) : 1;
 
     if (o->arch == LLAMA && o->s.dim % o->s.heads)
-        fail("dim %lld is not a multiple of heads %lld", (long long)o->s.dim, (long long)o->s.heads);
-    if (o->s.head_dim < 2 || o->s.head_dim % 2) fail("the head size %lld must be even for RoPE", (long long)o->s.head_dim);
+        usage_fail("dim %lld is not a multiple of heads %lld", (long long)o->s.dim, (long long)o->s.heads);
+    if (o->s.head_dim < 2 || o->s.head_dim % 2) usage_fail("the head size %lld must be even for RoPE", (long long)o->s.head_dim);
     if (o->s.kv_heads > o->s.heads || o->s.heads % o->s.kv_heads)
-        fail("heads %lld are not a multiple of kv-heads %lld", (long long)o->s.heads, (long long)o->s.kv_heads);
-    if (o->s.vocab < 259) fail("the vocabulary needs at least 259 tokens (3 special, 256 bytes), got %lld", (long long)o->s.vocab);
+        usage_fail("heads %lld are not a multiple of kv-heads %lld", (long long)o->s.heads, (long long)o->s.kv_heads);
+    if (o->s.vocab < 259) usage_fail("the vocabulary needs at least 259 tokens (3 special, 256 bytes), got %lld", (long long)o->s.vocab);
 }
 
 /* ==== the model's tensors ==== */
@@ -341,9 +361,9 @@ static void put_vocab(gw_writer *w, int64_t n)
     int32_t *kinds = (int32_t *)calloc((size_t)n, sizeof *kinds);
     int64_t i = 0, j;
     int c;
-    if (!pieces || !scores || !kinds) fail("out of memory");
+    if (!pieces || !scores || !kinds) usage_fail("out of memory");
     for (j = 0; j < n; j++)
-        if (!(pieces[j] = (char *)malloc(32))) fail("out of memory");
+        if (!(pieces[j] = (char *)malloc(32))) usage_fail("out of memory");
     strcpy(pieces[i], "<unk>"), kinds[i++] = 2;
     strcpy(pieces[i], "<s>"), kinds[i++] = 3;
     strcpy(pieces[i], "</s>"), kinds[i++] = 3;
@@ -439,7 +459,7 @@ static void write_tensor(gw_writer *w, const tensor *t, uint64_t seed, uint64_t 
         if (gw_stream_rows(w, v, 1)) fail("%s: %s", t->name, gw_error(w));
         return;
     }
-    if (chunk < 1) fail("%s: a row of %zu bytes does not fit the buffer", t->name, row_bytes);
+    if (chunk < 1) usage_fail("%s: a row of %zu bytes does not fit the buffer", t->name, row_bytes);
     for (r = 0; r < t->ne[1]; r += chunk) {
         int64_t n = t->ne[1] - r < chunk ? t->ne[1] - r : chunk;
         int nth = n < threads ? (int)n : threads;
@@ -453,15 +473,15 @@ static void write_tensor(gw_writer *w, const tensor *t, uint64_t seed, uint64_t 
             jobs[k].out = buf;
             jobs[k].ith = k;
             jobs[k].nth = nth;
-            if (k > 0 && pthread_create(&tid[k], NULL, work, &jobs[k])) fail("cannot start a thread");
+            if (k > 0 && pthread_create(&tid[k], NULL, work, &jobs[k])) usage_fail("cannot start a thread");
         }
-        if (work(&jobs[0])) fail("out of memory");
+        if (work(&jobs[0])) usage_fail("out of memory");
         for (k = 1; k < nth; k++) {
             void *rc;
             pthread_join(tid[k], &rc);
-            if (rc) fail("out of memory");
+            if (rc) usage_fail("out of memory");
         }
-        if (gw_stream_write(w, buf, (size_t)n * row_bytes)) fail("%s: %s", t->name, gw_error(w));
+        if (gw_stream_write(w, buf, (size_t)n * row_bytes)) usage_fail("%s: %s", t->name, gw_error(w));
     }
 }
 
@@ -522,15 +542,26 @@ static void check_space(const char *path, uint64_t need)
 {
     char dir[4096];
     const char *slash = strrchr(path, '/');
-    struct statvfs sv;
     size_t n = slash ? (size_t)(slash - path) : 0;
+    double free_bytes;
     if (n >= sizeof dir) return;
     if (slash) memcpy(dir, path, n ? n : 1), dir[n ? n : 1] = 0;
     else strcpy(dir, ".");
-    if (statvfs(dir, &sv) != 0) return;                /* cannot tell: let the write find out */
-    if ((uint64_t)sv.f_bavail * sv.f_frsize < need + (need >> 6))
-        fail("%s: needs %.2f GB, the file system has %.2f GB free", path, (double)need / 1e9,
-             (double)sv.f_bavail * (double)sv.f_frsize / 1e9);
+#if defined(_WIN32)
+    {
+        ULARGE_INTEGER avail;
+        if (!GetDiskFreeSpaceExA(dir, &avail, NULL, NULL)) return;   /* cannot tell: let the write find out */
+        free_bytes = (double)avail.QuadPart;
+    }
+#else
+    {
+        struct statvfs sv;
+        if (statvfs(dir, &sv) != 0) return;
+        free_bytes = (double)sv.f_bavail * (double)sv.f_frsize;
+    }
+#endif
+    if (free_bytes < (double)(need + (need >> 6)))
+        fail("%s: needs %.2f GB, the file system has %.2f GB free", path, (double)need / 1e9, free_bytes / 1e9);
 }
 
 int main(int argc, char **argv)
@@ -564,8 +595,7 @@ int main(int argc, char **argv)
             (long long)o.s.vocab, (long long)o.s.window, (double)params / 1e9, (double)total / 1e9, o.threads,
             o.threads == 1 ? "" : "s");
     if (!(buf = (uint8_t *)malloc(buf_size))) fail("out of memory");
-    partial_file = o.out;
-    if (gw_stream_open(w, o.out)) fail("%s: %s", o.out, gw_error(w));
+    if (gw_stream_open(w, o.out)) fail("%s", gw_error(w));
     t_head = now();
 
     for (i = 0; i < n_tensors; i++) {
@@ -573,8 +603,7 @@ int main(int argc, char **argv)
         if (tty) fprintf(stderr, "\r[%3d%%] %-40s", (int)(100 * (i + 1) / n_tensors), t[i].name);
     }
     if (tty) fputc('\n', stderr);
-    if (gw_stream_close(w)) fail("%s: %s", o.out, gw_error(w));
-    partial_file = NULL;
+    if (gw_stream_close(w)) fail("%s", gw_error(w));
     {
         double dt = now() - t0;
         int k_mix = o.type == GW_Q4_K || o.type == GW_Q5_K;

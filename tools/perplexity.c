@@ -17,7 +17,6 @@
    subtracted. Progress goes to stderr, the result to stdout. Exit status: 0, 1 when the model
    or text cannot be read or evaluated, 2 for bad usage. */
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime */
-#define _DEFAULT_SOURCE           /* MAP_ANONYMOUS, MADV_HUGEPAGE for swa_model_load_resident */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
 
@@ -93,6 +92,7 @@ static int parse_args(int argc, char **argv, options *o)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *val;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-perplexity", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); exit(0); }
         if (!strcmp(a, "--no-bos")) { o->no_bos = 1; continue; }
         if (!strcmp(a, "--kv-f32")) { o->cfg.kv_type = SWA_KV_F32; continue; }
         if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }

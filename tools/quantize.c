@@ -41,18 +41,28 @@
 
 #define PROG "swa-quantize"
 
-static const char *partial_file;   /* removed on failure, once we have started writing it */
+/* A message on stderr and exit: status 1 for a file that cannot be read or written. */
+_Noreturn static void vfail(int status, const char *fmt, va_list ap)
+{
+    fprintf(stderr, PROG ": ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    exit(status);   /* an unfinished output is removed at exit (safe_write.h) */
+}
 
 _Noreturn static void fail(const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, PROG ": ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    if (partial_file) remove(partial_file);
-    exit(1);
+    vfail(1, fmt, ap);
+}
+
+/* Bad usage: status 2. */
+_Noreturn static void usage_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(2, fmt, ap);
 }
 
 static void *xmalloc(size_t n)
@@ -388,7 +398,7 @@ static void convert_tensor(gw_writer *w, const swa_gguf_tensor *t, const char *n
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: " PROG " IN.gguf OUT.gguf TYPE [-t N] [--allow-requantize]\n"
+    fprintf(f, "usage: " PROG " [-m] IN.gguf OUT.gguf TYPE [-t N] [--allow-requantize]\n"
                "  TYPE   " TARGET_NAMES "\n"
                "         (the matrices, as llama-quantize's mixes of the same name; 1-D tensors stay F32)\n"
                "  -t N   threads (default: online CPUs)\n"
@@ -397,9 +407,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    const char *pos[3] = {NULL, NULL, NULL};
+    const char *pos[3] = {NULL, NULL, NULL}, *in = NULL;
     int n_pos = 0, threads, warned_gw = 0, allow_requantize = 0, i;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    long cpus = swa_cpu_count();
     uint32_t target = 0, file_type = 0, *types;
     mix_state mix;
     size_t k, buf_size = (size_t)16 << 20;
@@ -414,35 +424,52 @@ int main(int argc, char **argv)
 
     threads = cpus > 0 ? (int)(cpus < 256 ? cpus : 256) : 1;
     for (i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 0; }
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-quantize", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); return 0; }
+        if (!strcmp(a, "-m")) {            /* the input may also be given as -m IN.gguf */
+            if (i + 1 >= argc) usage_fail("-m needs a value");
+            if (in) usage_fail("one input model, please (at -m %s)", argv[i + 1]);
+            in = argv[++i];
+            continue;
+        }
         if (!strcmp(argv[i], "-t")) {
             char *end;
             long v;
-            if (i + 1 >= argc) fail("-t needs a value");
+            if (i + 1 >= argc) usage_fail("-t needs a value");
             errno = 0;
             v = strtol(argv[++i], &end, 10);
-            if (errno || *end || v < 1 || v > 256) fail("-t wants 1..256, got \"%s\"", argv[i]);
+            if (errno || *end || v < 1 || v > 256) usage_fail("-t wants 1..256, got \"%s\"", argv[i]);
             threads = (int)v;
         } else if (!strcmp(argv[i], "--allow-requantize")) {
             allow_requantize = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             usage(stderr);
-            fail("unknown option %s", argv[i]);
+            usage_fail("unknown option %s", argv[i]);
         } else {
-            if (n_pos == 3) { usage(stderr); fail("too many arguments (at \"%s\")", argv[i]); }
+            if (n_pos == 3) { usage(stderr); usage_fail("too many arguments (at \"%s\")", argv[i]); }
             pos[n_pos++] = argv[i];
         }
     }
-    if (n_pos != 3) { usage(stderr); fail("want IN.gguf OUT.gguf TYPE"); }
+    if (in) {
+        if (n_pos == 3) { usage(stderr); usage_fail("too many arguments (at \"%s\")", pos[2]); }
+        memmove(pos + 1, pos, (size_t)n_pos * sizeof *pos);
+        pos[0] = in;
+        n_pos++;
+    }
+    if (n_pos != 3) { usage(stderr); usage_fail("want IN.gguf OUT.gguf TYPE"); }
     for (k = 0; k < sizeof targets / sizeof targets[0]; k++)
         if (!strcmp(pos[2], targets[k].name)) break;
-    if (k == sizeof targets / sizeof targets[0]) fail("TYPE wants " TARGET_NAMES ", got \"%s\"", pos[2]);
+    if (k == sizeof targets / sizeof targets[0]) usage_fail("TYPE wants " TARGET_NAMES ", got \"%s\"", pos[2]);
     target = targets[k].type;
     file_type = targets[k].file_type;
-    if (!strcmp(pos[0], pos[1])) fail("IN and OUT are the same file");
 
-    if (swa_gguf_open(pos[0], &g, &err) != SWA_OK) fail("%s: %s", pos[0], err.msg);
+    if (swa_gguf_open(pos[0], &g, &err) != SWA_OK) {   /* the library's message names the file */
+        if (strstr(err.msg, pos[0])) fail("%s", err.msg);
+        fail("%s: %s", pos[0], err.msg);
+    }
     if (!(w = gw_new(3))) fail("out of memory");
+    gw_set_inputs(w, pos, 1);
     copy_metadata(g, w, file_type, is_quantized(target));
 
     n_tensors = swa_gguf_tensor_count(g);
@@ -460,15 +487,13 @@ int main(int argc, char **argv)
         in_bytes += t->nbytes;
     }
     buf = (uint8_t *)xmalloc(buf_size);
-    partial_file = pos[1];
-    if (gw_stream_open(w, pos[1])) fail("%s: %s", pos[1], gw_error(w));
+    if (gw_stream_open(w, pos[1])) fail("%s", gw_error(w));
     for (ti = 0; ti < n_tensors; ti++) {
         const swa_gguf_tensor *t = swa_gguf_tensor_at(g, ti);
         cstr(t->name, name, sizeof name);
         convert_tensor(w, t, name, types[ti], threads, buf, buf_size, &warned_gw);
     }
-    if (gw_stream_close(w)) fail("%s: %s", pos[1], gw_error(w));
-    partial_file = NULL;
+    if (gw_stream_close(w)) fail("%s", gw_error(w));
     {
         uint64_t out_bytes = gw_data_size(w);
         int64_t count[64] = {0};

@@ -20,6 +20,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define SWA_IMPLEMENTATION
 #include "swa.h"
+#include "tools/safe_write.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -31,6 +32,8 @@
 #define MAX_POS      1000000000000000LL   /* 10^15: 16-digit labels, exact in a double */
 #define MAX_COLS     100                  /* text chart width, in columns */
 #define FULL_POS     64                   /* default position when no layer has a window */
+
+static const char *model_path;   /* the input, which no picture may overwrite */
 
 static void usage(FILE *f)
 {
@@ -59,7 +62,7 @@ typedef struct span {
     int64_t *reach_lo;    /* [n_layer] first position that reaches pos after layers 0..l */
 } span;
 
-enum { OUT = 0, REACH = 1, DIRECT = 2 };
+enum { R_OUT = 0, R_REACH = 1, R_DIRECT = 2 };
 
 /* Reach only grows downwards layer by layer: each layer adds W - 1 positions below the lowest
    one already reachable, because the key at distance W - 1 is the furthest a window holds.
@@ -81,7 +84,7 @@ static void span_compute(span *s)
    positions is classed by its last one. */
 static int span_relation(const span *s, int l, int64_t j)
 {
-    return j >= s->direct_lo[l] ? DIRECT : j >= s->reach_lo[l] ? REACH : OUT;
+    return j >= s->direct_lo[l] ? R_DIRECT : j >= s->reach_lo[l] ? R_REACH : R_OUT;
 }
 
 /* "window 64", "full attention" or "windows 8x3, full, 16"; NULL when out of memory. */
@@ -193,7 +196,7 @@ static void print_chart(const span *s)
         for (c = 0; c < ncols; c++) {
             int64_t last = (int64_t)(c + 1) * g - 1;
             int r = span_relation(s, l, last < s->pos ? last : s->pos);
-            chart[c] = r == DIRECT ? '#' : r == REACH ? '+' : '.';
+            chart[c] = r == R_DIRECT ? '#' : r == R_REACH ? '+' : '.';
         }
         chart[ncols] = '\0';
         window_str(num, sizeof num, s->window[l]);
@@ -256,10 +259,10 @@ static void svg_row(FILE *f, const span *s, int l, double x0, double cw, double 
     int64_t lo[3], hi[3];
     double sx = cw / (double)(s->pos + 1);
     int r;
-    lo[OUT] = 0;               hi[OUT] = s->reach_lo[l] - 1;
-    lo[REACH] = s->reach_lo[l]; hi[REACH] = s->direct_lo[l] - 1;
-    lo[DIRECT] = s->direct_lo[l]; hi[DIRECT] = s->pos;
-    for (r = OUT; r <= DIRECT; r++) {
+    lo[R_OUT] = 0;               hi[R_OUT] = s->reach_lo[l] - 1;
+    lo[R_REACH] = s->reach_lo[l]; hi[R_REACH] = s->direct_lo[l] - 1;
+    lo[R_DIRECT] = s->direct_lo[l]; hi[R_DIRECT] = s->pos;
+    for (r = R_OUT; r <= R_DIRECT; r++) {
         double a, b;
         if (hi[r] < lo[r]) continue;
         a = x0 + (double)lo[r] * sx;
@@ -282,11 +285,13 @@ static int write_svg(const char *path, const span *s, const char *title, const c
     int lw, ww = 1, dw = 6, rw = 5, l, label_every;
     int64_t step, t;
     char num[32], a[48], b[48], lab[96];
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "swa-span: cannot write %s: %s\n", path, strerror(errno));
+    sw_file out;
+    FILE *f;
+    if (sw_open(&out, path, &model_path, 1) != 0) {
+        fprintf(stderr, "swa-span: %s\n", out.error);
         return 0;
     }
+    f = out.f;
     lw = digits(s->n_layer - 1);
     for (l = 0; l < s->n_layer; l++) {
         window_str(num, sizeof num, s->window[l]);
@@ -322,7 +327,7 @@ static int write_svg(const char *path, const span *s, const char *title, const c
     {   /* legend: strongest relation first */
         double x = 16.0;
         int r;
-        for (r = DIRECT; r >= OUT; r--) {
+        for (r = R_DIRECT; r >= R_OUT; r--) {
             fprintf(f, "<rect class=\"key\" x=\"%.1f\" y=\"60\" width=\"12\" height=\"12\" fill=\"%s\"/>"
                        "<text x=\"%.1f\" y=\"70\" fill=\"#222222\">%s</text>\n",
                     x, seg_fill[r], x + 17.0, seg_words[r]);
@@ -374,8 +379,8 @@ static int write_svg(const char *path, const span *s, const char *title, const c
     fprintf(f, "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#444444\">position</text>\n",
             left - 10.0, axis_y + 18.0);
     fputs("</svg>\n", f);
-    if (ferror(f) | fclose(f)) {
-        fprintf(stderr, "swa-span: cannot write %s: %s\n", path, strerror(errno));
+    if (sw_commit(&out) != 0) {
+        fprintf(stderr, "swa-span: %s\n", out.error);
         return 0;
     }
     fprintf(stderr, "swa-span: wrote %s: %.0fx%.0f\n", path, width, height);
@@ -525,6 +530,7 @@ static int write_png(const char *path, const image *im)
     size_t stride = 1 + (size_t)im->w * 3, raw_n = stride * (size_t)im->h, nblk, z_n, i, o;
     uint8_t ihdr[13], *raw, *z;
     int y, ok;
+    sw_file out;
     FILE *f;
     crc_init();
     nblk = (raw_n + 65534) / 65535;
@@ -561,22 +567,26 @@ static int write_png(const char *path, const image *im)
     ihdr[8] = 8;    /* bit depth */
     ihdr[9] = 2;    /* colour type: RGB */
     ihdr[10] = ihdr[11] = ihdr[12] = 0;   /* deflate, adaptive filters, no interlace */
-    if (!(f = fopen(path, "wb"))) {
-        fprintf(stderr, "swa-span: cannot write %s: %s\n", path, strerror(errno));
+    if (sw_open(&out, path, &model_path, 1) != 0) {
+        fprintf(stderr, "swa-span: %s\n", out.error);
         free(raw);
         free(z);
         return 0;
     }
+    f = out.f;
     ok = fwrite(sig, 1, 8, f) == 8 && write_chunk(f, "IHDR", ihdr, 13);
     for (i = 0; ok && i < o; i += IDAT_MAX)
         ok = write_chunk(f, "IDAT", z + i, o - i < IDAT_MAX ? o - i : IDAT_MAX);
     ok = ok && write_chunk(f, "IEND", NULL, 0);
-    ok &= !ferror(f);
-    ok &= fclose(f) == 0;
     free(raw);
     free(z);
-    if (!ok) fprintf(stderr, "swa-span: cannot write %s: %s\n", path, strerror(errno));
-    else fprintf(stderr, "swa-span: wrote %s: %dx%d pixels\n", path, im->w, im->h);
+    if (!ok) {
+        fprintf(stderr, "swa-span: cannot write %s: %s\n", path, strerror(errno));
+        sw_abort(&out);
+    } else if (sw_commit(&out) != 0) {
+        ok = 0;
+        fprintf(stderr, "swa-span: %s\n", out.error);
+    } else fprintf(stderr, "swa-span: wrote %s: %dx%d pixels\n", path, im->w, im->h);
     return ok;
 }
 
@@ -628,7 +638,7 @@ static int draw_png(const char *path, const span *s, const char *title, const ch
     draw_text(&im, m, m + 20, subtitle, C_SOFT);
     {
         int x = m, y = m + 46;
-        for (r = DIRECT; r >= OUT; r--) {
+        for (r = R_DIRECT; r >= R_OUT; r--) {
             fill_rect(&im, x, y, x + GLYPH_H, y + GLYPH_H, C_SEG[r]);
             draw_text(&im, x + GLYPH_H + 6, y, seg_words[r], C_TEXT);
             x += GLYPH_H + 6 + text_width(seg_words[r]) + 28;
@@ -640,10 +650,10 @@ static int draw_png(const char *path, const span *s, const char *title, const ch
     for (l = s->n_layer - 1; l >= 0; l--) {
         int y = top + pitch * (s->n_layer - 1 - l), ty = y + (rowh - GLYPH_H) / 2;
         int64_t lo[3], hi[3];
-        lo[OUT] = 0;                  hi[OUT] = s->reach_lo[l] - 1;
-        lo[REACH] = s->reach_lo[l];   hi[REACH] = s->direct_lo[l] - 1;
-        lo[DIRECT] = s->direct_lo[l]; hi[DIRECT] = s->pos;
-        for (r = OUT; r <= DIRECT; r++) {
+        lo[R_OUT] = 0;                  hi[R_OUT] = s->reach_lo[l] - 1;
+        lo[R_REACH] = s->reach_lo[l];   hi[R_REACH] = s->direct_lo[l] - 1;
+        lo[R_DIRECT] = s->direct_lo[l]; hi[R_DIRECT] = s->pos;
+        for (r = R_OUT; r <= R_DIRECT; r++) {
             int x0, x1;
             if (hi[r] < lo[r]) continue;
             x0 = pos_x(s, left, cw, lo[r]);
@@ -726,6 +736,7 @@ int main(int argc, char **argv)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-span", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); return 0; }
         if (strcmp(a, "-m") && strcmp(a, "-l") && strcmp(a, "-w") && strcmp(a, "-p") &&
             strcmp(a, "--svg") && strcmp(a, "--png")) {
             fprintf(stderr, "swa-span: unknown argument %s\n", a);
@@ -738,7 +749,7 @@ int main(int argc, char **argv)
             return 2;
         }
         i++;
-        if (!strcmp(a, "-m")) model = argv[i];
+        if (!strcmp(a, "-m")) model = model_path = argv[i];
         else if (!strcmp(a, "--svg")) svg = argv[i];
         else if (!strcmp(a, "--png")) png = argv[i];
         else if (!parse_int(a, argv[i], !strcmp(a, "-p") ? 0 : 1,

@@ -162,6 +162,7 @@ int main(int argc, char **argv)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-tokenize", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); return 0; }
         else if (!strcmp(a, "--no-bos")) no_bos = 1;
         else if (!strcmp(a, "--pieces")) pieces = 1;
         else if (!strcmp(a, "--special")) special = 1;

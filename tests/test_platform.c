@@ -1,0 +1,154 @@
+/* The platform layer, from a file that defines no feature macro (the trap of issue 18: the
+   2 MB-page advice used to vanish unless the host defined _DEFAULT_SOURCE first): how a model
+   reached memory, as swa_model_load_path tells and as the system can confirm; the resident
+   loader allocating through the host's SWA_MALLOC; the CPU count. */
+#include <stdlib.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The host's allocator: counts the bytes the library asked for. */
+static size_t largest_block, live_blocks;
+static void *count_malloc(size_t n)
+{
+    void *p = malloc(n);
+    if (p && n > largest_block) largest_block = n;
+    if (p) live_blocks++;
+    return p;
+}
+static void count_free(void *p)
+{
+    if (p) live_blocks--;
+    free(p);
+}
+#define SWA_MALLOC(n) count_malloc(n)
+#define SWA_FREE(p) count_free(p)
+#define SWA_IMPLEMENTATION
+#include "swa.h"
+
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#if defined(__linux__)
+#include <unistd.h>
+#endif
+
+#define MODEL "examples/models/swa-stories.gguf"   /* 5 MB: more than two 2 MB pages */
+
+static long file_size(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    long n;
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+#if defined(__linux__)
+/* Linux with transparent huge pages built in has this folder; the advice is accepted there. */
+static int kernel_has_thp(void)
+{
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!f) return 0;
+    fclose(f);
+    return 1;
+}
+#endif
+
+static void test_mapped(void **state)
+{
+    swa_model *m;
+    swa_error err;
+    swa_load_path want = SWA_LOAD_MAPPED;
+    (void)state;
+#if defined(__linux__) && !defined(SWA_NO_MMAP)
+    if (kernel_has_thp()) want = SWA_LOAD_MAPPED_HUGE;
+#endif
+#if defined(SWA_NO_MMAP)
+    want = SWA_LOAD_READ;
+#endif
+    assert_int_equal(swa_model_load(MODEL, &m, &err), SWA_OK);
+    if (swa_model_load_path(m) != want)
+        fail_msg("load path %s, expected %s", swa_load_path_name(swa_model_load_path(m)), swa_load_path_name(want));
+    swa_model_free(m);
+}
+
+static void test_resident_uses_host_allocator(void **state)
+{
+    swa_model *m;
+    swa_error err;
+    (void)state;
+    largest_block = 0;
+    assert_int_equal(swa_model_load_resident(MODEL, &m, &err), SWA_OK);
+    assert_int_equal(swa_model_load_path(m), SWA_LOAD_READ);
+    assert_true(largest_block >= (size_t)file_size(MODEL));
+    swa_model_free(m);
+    assert_int_equal(live_blocks, 0);
+}
+
+static void test_memory(void **state)
+{
+    swa_model *m;
+    swa_error err;
+    long n = file_size(MODEL);
+    FILE *f = fopen(MODEL, "rb");
+    void *buf = malloc((size_t)n);
+    (void)state;
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    assert_int_equal(swa_model_load_memory(buf, (size_t)n, &m, &err), SWA_OK);
+    assert_int_equal(swa_model_load_path(m), SWA_LOAD_MEMORY);
+    assert_int_equal(swa_model_load_path(NULL), SWA_LOAD_MEMORY);
+    swa_model_free(m);
+    free(buf);
+}
+
+/* A missing file and a folder: SWA_ERR_IO, with the path named. */
+static void test_open_errors(void **state)
+{
+    swa_model *m;
+    swa_error err;
+    (void)state;
+    assert_int_equal(swa_model_load("no-such-model.gguf", &m, &err), SWA_ERR_IO);
+    assert_non_null(strstr(err.msg, "no-such-model.gguf"));
+    assert_int_equal(swa_model_load("examples", &m, &err), SWA_ERR_IO);
+    assert_int_equal(swa_model_load_resident("examples", &m, &err), SWA_ERR_IO);
+}
+
+/* The default thread count is the CPUs online, as the system tells it another way: sysconf on
+   Linux, NUMBER_OF_PROCESSORS on Windows. */
+static void test_cpu_count(void **state)
+{
+    swa_model *m;
+    swa_error err;
+    swa_ctx_config cfg;
+    long want = -1;
+    (void)state;
+#if defined(_WIN32)
+    if (getenv("NUMBER_OF_PROCESSORS")) want = atol(getenv("NUMBER_OF_PROCESSORS"));
+#elif defined(__linux__)
+    want = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+    assert_int_equal(swa_model_load(MODEL, &m, &err), SWA_OK);
+    cfg = swa_ctx_config_default(m);
+    printf("online CPUs: %d\n", cfg.n_threads);
+    assert_true(cfg.n_threads >= 1);
+    if (want > 0) assert_int_equal(cfg.n_threads, want > 256 ? 256 : want);
+    swa_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mapped),
+        cmocka_unit_test(test_resident_uses_host_allocator),
+        cmocka_unit_test(test_memory),
+        cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_cpu_count),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
