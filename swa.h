@@ -865,19 +865,6 @@ SWADEF const char *swa_version(void) { return SWA__VERSION_STR(SWA_VERSION_MAJOR
 #undef SWA__VERSION_STR
 #undef SWA__STR
 
-typedef struct swa__ranked {      /* an id with a sort key: the tokenizer's and the sampler's */
-    float key;
-    int32_t id;
-} swa__ranked;
-
-/* Larger key first, then smaller id: a total order, so sorting is deterministic. */
-static int swa__cmp_ranked(const void *a, const void *b)
-{
-    const swa__ranked *x = (const swa__ranked *)a, *y = (const swa__ranked *)b;
-    if (x->key != y->key) return x->key > y->key ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
 /* ==== platform: mapping a file ====
    One flow for every system (open, size, then map or read, close) over a few primitives each
    system provides: POSIX open/mmap/read, Windows CreateFile/CreateFileMapping/ReadFile. With
@@ -3187,7 +3174,7 @@ SWA__AVX2 SWA__INLINE __m256i swa__bits_to_bytes_avx2(uint32_t bits, char value)
 {
     const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
                                             2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    const __m256i bit = _mm256_set1_epi64x(0x8040201008040201ll);
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
     __m256i v = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), spread), bit);
     return _mm256_and_si256(_mm256_cmpeq_epi8(v, bit), _mm256_set1_epi8(value));
 }
@@ -7353,6 +7340,8 @@ SWADEF swa_status swa_ctx_decode(swa_ctx *c, const swa_batch *b, float *logits, 
     return swa__run_job(c, &job, err);
 }
 
+#ifndef SWA_NO_TOKENIZER   /* the Unicode tables serve the tokenizer only */
+
 /* ==== unicode tables ==== */
 
 /* General categories as the pre-tokenizers ask for them: letters by case, and the other
@@ -7779,7 +7768,6 @@ static unsigned swa__uc_flags(uint32_t cp)
 }
 
 /* ==== tokenizer ==== */
-#ifndef SWA_NO_TOKENIZER
 
 /* ---- pre-tokenizer: the regular expressions of byte-level BPE vocabularies ----
    Each vocabulary names its pre-tokenizer (tokenizer.ggml.pre): a list of regular expressions
@@ -9562,6 +9550,19 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
 
 /* ==== sampler ==== */
 #ifndef SWA_NO_SAMPLER
+
+typedef struct swa__ranked {      /* a token with a sort key, for qsort without globals */
+    float key;
+    int32_t id;
+} swa__ranked;
+
+/* Larger key first, then smaller id: a total order, so sorting is deterministic. */
+static int swa__cmp_ranked(const void *a, const void *b)
+{
+    const swa__ranked *x = (const swa__ranked *)a, *y = (const swa__ranked *)b;
+    if (x->key != y->key) return x->key > y->key ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
 
 struct swa_sampler {
     swa_sampler_config cfg;    /* resolved */
