@@ -1,4 +1,4 @@
-/* swa.h - v0.5.0 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.6.0 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -121,6 +121,10 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.6.0  gemma2, gemma3, phi3, qwen2 and qwen3 through one forward pass, per-layer window
+           patterns, attention sinks; Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL and IQ4_XS; byte-level
+           BPE with every llama.cpp pre-tokenizer; chat templates; sequences batched in one pass,
+           rewind, snapshots, abort and load-progress callbacks, embeddings; Windows.
     0.5.0  kernels by name from one descriptor per type; AVX-512 VNNI and AVX-VNNI
            kernels; Q5_K; generation prefetches ahead of its rows.
     0.4.1  pool shares claimed by whichever thread is free, the caller included;
@@ -138,7 +142,7 @@ REVISION HISTORY
 #include <stdint.h>
 
 #define SWA_VERSION_MAJOR 0
-#define SWA_VERSION_MINOR 5
+#define SWA_VERSION_MINOR 6
 #define SWA_VERSION_PATCH 0
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
@@ -313,6 +317,17 @@ SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *e
 SWADEF swa_status swa_model_load_resident(const char *path, swa_model **out, swa_error *err);
 SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out,
                                         swa_error *err);
+/* Either load with a progress callback: fn(fraction, data) is called as the file comes into
+   memory (the share of its bytes faulted in or read, in steps of 64 MB) and once with 1 when
+   the model is built; returning nonzero cancels the load with SWA_ERR_ABORTED. */
+typedef int (*swa_progress_fn)(float fraction, void *data);
+typedef struct swa_model_params {
+    int32_t resident;              /* read the file into memory, as swa_model_load_resident */
+    swa_progress_fn progress;      /* NULL: none */
+    void *progress_data;
+} swa_model_params;
+SWADEF swa_status swa_model_load_with(const char *path, const swa_model_params *params, swa_model **out,
+                                      swa_error *err);
 SWADEF void       swa_model_free(swa_model *m);
 
 SWADEF const swa_hparams *swa_model_hparams(const swa_model *m);
@@ -1023,38 +1038,62 @@ static int swa__advise_huge_pages(const void *p, size_t n)
 #endif
 }
 
+/* A load's progress callback, and whether it asked to stop. */
+typedef struct swa__progress {
+    swa_progress_fn fn;
+    void *data;
+    int cancelled;
+} swa__progress;
+
+#define SWA__LOAD_STEP ((uint64_t)64 << 20)   /* bytes between progress calls */
+
+/* Report done of total; 0 once the callback has asked to stop. */
+static int swa__report(swa__progress *p, uint64_t done, uint64_t total)
+{
+    if (p && p->fn && !p->cancelled && p->fn(total ? (float)((double)done / (double)total) : 1.0f, p->data)) p->cancelled = 1;
+    return !(p && p->cancelled);
+}
+
 /* A model's mapping is faulted in whole at load, in file order, as llama.cpp's MAP_POPULATE
    does: the read a first token would do anyway, but sequential, so that the kernel caches the
    whole file in large folios; read in the order the loader and a forward pass take the
    tensors, each jump would start small ones. A file already cached costs only the page
    tables. Advice only, like the other. */
-static void swa__populate(const swa__file *f)
+static int swa__populate(const swa__file *f, swa__progress *p)
 {
+    uint64_t at;
+    if (f->how != SWA_LOAD_MAPPED && f->how != SWA_LOAD_MAPPED_HUGE) return 1;   /* read in: reported then */
+    for (at = 0; at < f->size; at += SWA__LOAD_STEP) {
 #if !defined(SWA_NO_MMAP) && defined(MADV_POPULATE_READ)
-    if (f->how == SWA_LOAD_MAPPED || f->how == SWA_LOAD_MAPPED_HUGE)
-        (void)madvise((void *)(uintptr_t)f->data, (size_t)f->size, MADV_POPULATE_READ);
-#else
-    (void)f;
+        uint64_t n = f->size - at < SWA__LOAD_STEP ? f->size - at : SWA__LOAD_STEP;
+        (void)madvise((void *)(uintptr_t)(f->data + at), (size_t)n, MADV_POPULATE_READ);
 #endif
+        if (!swa__report(p, at + SWA__LOAD_STEP < f->size ? at + SWA__LOAD_STEP : f->size, f->size)) return 0;
+    }
+    return 1;
 }
 
 /* The whole file read into memory from SWA_MALLOC, advised to use 2 MB pages (which anonymous
    memory gets however the file was cached). */
-static swa_status swa__file_read(swa__fd fd, const char *path, swa__file *f, swa_error *err)
+static swa_status swa__file_read(swa__fd fd, const char *path, swa__file *f, swa__progress *p, swa_error *err)
 {
     uint8_t *buf = (uint8_t *)SWA_MALLOC((size_t)f->size);
-    uint64_t got;
+    uint64_t at, got;
     if (!buf) return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate %llu bytes", path, (unsigned long long)f->size);
     (void)swa__advise_huge_pages(buf, (size_t)f->size);
     f->data = buf;
     f->how = SWA_LOAD_READ;
-    if (swa__fd_read(fd, buf, f->size, &got) != 0)
-        return swa__fail(err, SWA_ERR_IO, "%s: read failed at byte %llu", path, (unsigned long long)got);
+    for (at = 0; at < f->size; at += got) {
+        uint64_t n = f->size - at < SWA__LOAD_STEP ? f->size - at : SWA__LOAD_STEP;
+        if (swa__fd_read(fd, buf + at, n, &got) != 0)
+            return swa__fail(err, SWA_ERR_IO, "%s: read failed at byte %llu", path, (unsigned long long)(at + got));
+        if (!swa__report(p, at + got, f->size)) return swa__fail(err, SWA_ERR_ABORTED, "%s: loading cancelled", path);
+    }
     return SWA_OK;
 }
 
-/* Map the file, or with `resident` (or SWA_NO_MMAP) read it into memory. */
-static swa_status swa__file_open(const char *path, int resident, swa__file *f, swa_error *err)
+/* Map the file, or with `resident` (or SWA_NO_MMAP) read it into memory, reporting to p. */
+static swa_status swa__file_open(const char *path, int resident, swa__progress *p, swa__file *f, swa_error *err)
 {
     swa_status s;
     swa__fd fd;
@@ -1077,7 +1116,7 @@ static swa_status swa__file_open(const char *path, int resident, swa__file *f, s
 #else
     (void)resident;
 #endif
-    s = swa__file_read(fd, path, f, err);
+    s = swa__file_read(fd, path, f, p, err);
     swa__fd_close(fd);
     if (s != SWA_OK) swa__file_close(f);
     return s;
@@ -1530,7 +1569,7 @@ SWADEF swa_status swa_gguf_open_memory(const void *data, size_t size, swa_gguf *
     return swa__gguf_finish_open(g, out, err);
 }
 
-static swa_status swa__gguf_open_file(const char *path, int resident, swa_gguf **out, swa_error *err)
+static swa_status swa__gguf_open_file(const char *path, int resident, swa__progress *p, swa_gguf **out, swa_error *err)
 {
     swa_gguf *g;
     swa_status s;
@@ -1539,7 +1578,7 @@ static swa_status swa__gguf_open_file(const char *path, int resident, swa_gguf *
     if (!path) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_gguf_open: path is NULL");
     g = (swa_gguf *)swa__calloc(1, sizeof *g);
     if (!g) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a GGUF handle");
-    if ((s = swa__file_open(path, resident, &g->file, err)) != SWA_OK) {
+    if ((s = swa__file_open(path, resident, p, &g->file, err)) != SWA_OK) {
         SWA_FREE(g);
         return s;
     }
@@ -1552,7 +1591,7 @@ static swa_status swa__gguf_open_file(const char *path, int resident, swa_gguf *
 
 SWADEF swa_status swa_gguf_open(const char *path, swa_gguf **out, swa_error *err)
 {
-    return swa__gguf_open_file(path, 0, out, err);
+    return swa__gguf_open_file(path, 0, NULL, out, err);
 }
 
 SWADEF swa_load_path swa_model_load_path(const swa_model *m)
@@ -5896,26 +5935,44 @@ static swa_status swa__model_from_gguf(swa_gguf *g, swa_model **out, swa_error *
     return SWA_OK;
 }
 
-static swa_status swa__model_load_file(const char *path, int resident, swa_model **out, swa_error *err)
+SWADEF swa_status swa_model_load_with(const char *path, const swa_model_params *params, swa_model **out, swa_error *err)
 {
+    swa__progress p = {NULL, NULL, 0};
     swa_gguf *g;
     swa_status s;
+    int resident = params && params->resident;
     if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_load: out is NULL");
     *out = NULL;
-    if ((s = swa__gguf_open_file(path, resident, &g, err)) != SWA_OK) return s;   /* the message names the path */
-    if (!resident) swa__populate(&g->file);   /* before the tensors are looked at */
-    if ((s = swa__model_from_gguf(g, out, err)) != SWA_OK) swa__prefix_error(err, path);
-    return s;
+    if (params) {
+        p.fn = params->progress;
+        p.data = params->progress_data;
+    }
+    if ((s = swa__gguf_open_file(path, resident, &p, &g, err)) != SWA_OK) return s;   /* the message names the path */
+    if (!resident && !swa__populate(&g->file, &p)) {   /* before the tensors are looked at */
+        swa_gguf_close(g);
+        return swa__fail(err, SWA_ERR_ABORTED, "%s: loading cancelled", path);
+    }
+    if ((s = swa__model_from_gguf(g, out, err)) != SWA_OK) {
+        swa__prefix_error(err, path);
+        return s;
+    }
+    if (!swa__report(&p, 1, 1)) {
+        swa_model_free(*out);
+        *out = NULL;
+        return swa__fail(err, SWA_ERR_ABORTED, "%s: loading cancelled", path);
+    }
+    return SWA_OK;
 }
 
 SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *err)
 {
-    return swa__model_load_file(path, 0, out, err);
+    return swa_model_load_with(path, NULL, out, err);
 }
 
 SWADEF swa_status swa_model_load_resident(const char *path, swa_model **out, swa_error *err)
 {
-    return swa__model_load_file(path, 1, out, err);
+    swa_model_params params = {1, NULL, NULL};
+    return swa_model_load_with(path, &params, out, err);
 }
 
 SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out, swa_error *err)

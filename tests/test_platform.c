@@ -89,6 +89,48 @@ static void test_resident_uses_host_allocator(void **state)
     assert_int_equal(live_blocks, 0);
 }
 
+/* The load-progress callback: non-decreasing fractions ending at 1 for both load paths, and
+   a nonzero answer cancels the load, with no model and nothing left allocated. */
+typedef struct progress_log { int calls, cancel_at; float last; int decreasing; } progress_log;
+
+static int on_progress(float fraction, void *data)
+{
+    progress_log *log = (progress_log *)data;
+    if (fraction < log->last) log->decreasing = 1;
+    log->last = fraction;
+    return ++log->calls == log->cancel_at;
+}
+
+static void test_load_progress(void **state)
+{
+    int resident;
+    (void)state;
+    for (resident = 0; resident < 2; resident++) {
+        progress_log log = {0, 0, 0.0f, 0};
+        swa_model_params params;
+        swa_model *m = NULL;
+        swa_error err;
+        params.resident = resident;
+        params.progress = on_progress;
+        params.progress_data = &log;
+        assert_int_equal(swa_model_load_with(MODEL, &params, &m, &err), SWA_OK);
+        assert_true(log.calls >= 2);   /* the file (5 MB: one step), then the model built */
+        assert_false(log.decreasing);
+        assert_true(log.last == 1.0f);
+        swa_model_free(m);
+        memset(&log, 0, sizeof log);
+        log.cancel_at = 1;   /* cancelled while the file comes in */
+        assert_int_equal(swa_model_load_with(MODEL, &params, &m, &err), SWA_ERR_ABORTED);
+        assert_null(m);
+        assert_non_null(strstr(err.msg, "loading cancelled"));
+        memset(&log, 0, sizeof log);
+        log.cancel_at = 2;   /* cancelled once the model is built */
+        assert_int_equal(swa_model_load_with(MODEL, &params, &m, &err), SWA_ERR_ABORTED);
+        assert_null(m);
+        assert_int_equal(live_blocks, 0);
+    }
+}
+
 static void test_memory(void **state)
 {
     swa_model *m;
@@ -146,6 +188,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mapped),
         cmocka_unit_test(test_resident_uses_host_allocator),
+        cmocka_unit_test(test_load_progress),
         cmocka_unit_test(test_memory),
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_cpu_count),
