@@ -623,7 +623,7 @@ static void expect_ids(const swa_vocab *v, const char *text, size_t len, int fla
     if (n != n_want || memcmp(ids, want, n * sizeof *ids) != 0) {
         fprintf(stderr, "\"%.*s\": got", (int)len, text);
         for (i = 0; i < n; i++) fprintf(stderr, " %d", ids[i]);
-        fail_msg("ids differ");
+        fail_msg("%s", "ids differ");
     }
 }
 
