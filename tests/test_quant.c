@@ -825,6 +825,10 @@ static void test_mixes_match_llama_cpp(void **state)
     int n_checked = 0, n_models = 0, skipping = 1;
     FILE *f;
     (void)state;
+#ifdef _WIN32
+    print_message("skipped on Windows: the programs are driven through a POSIX shell\n");
+    skip();
+#endif
     if (access(PROGRAM_FILE("swa-quantize"), X_OK) != 0 || access(PROGRAM_FILE("swa-mkmodel"), X_OK) != 0) {
         print_message("build swa-quantize and swa-mkmodel first (make programs): skipping\n");
         skip();
@@ -872,6 +876,10 @@ static void test_requantize_refused(void **state)
     size_t n;
     FILE *f;
     (void)state;
+#ifdef _WIN32
+    print_message("skipped on Windows: swa-quantize is driven through a POSIX shell\n");
+    skip();
+#endif
     if (access(PROGRAM_FILE("swa-quantize"), X_OK) != 0 || access(QUANT_DIR "peer-Q4_1.gguf", R_OK) != 0) {
         print_message("swa-quantize or " QUANT_DIR "peer-Q4_1.gguf is absent: skipping\n");
         skip();
