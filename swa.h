@@ -3854,7 +3854,7 @@ SWA__AVX512 SWA__INLINE float swa__hsum16_avx512(__m512 v)
 /* 16 floats of a float row from column i, the columns from n on read as zeros. */
 SWA__AVX512 SWA__INLINE __m512 swa__load16_avx512(const uint8_t *w, int64_t i, int64_t n, uint32_t type)
 {
-    __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+    __mmask16 m = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
     if (type == SWA_TYPE_F32) return _mm512_maskz_loadu_ps(m, (const float *)w + i);
     if (type == SWA_TYPE_F16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t *)w + i));
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)w + i)), 16));
@@ -3889,7 +3889,7 @@ swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x
     const size_t elt = type == SWA_TYPE_F32 ? 4 : 2;
     int64_t i;
     for (i = 0; i < n; i += 16) {
-        const __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        const __mmask16 m = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
         const __m512 w0 = swa__load16_avx512(wb, i, n, type);
         const __m512 w1 = R > 1 ? swa__load16_avx512(wb + w_stride, i, n, type) : w0;
         const __m512 w2 = R > 2 ? swa__load16_avx512(wb + 2 * w_stride, i, n, type) : w0;
