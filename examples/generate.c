@@ -673,7 +673,7 @@ static int feed_story(session *s, const int32_t *prompt, size_t n)
     int ok;
     if (!all) return 0;
     if (s->pending >= 0) all[k++] = s->pending;
-    memcpy(all + k, prompt, n * sizeof(int32_t));
+    if (n) memcpy(all + k, prompt, n * sizeof(int32_t));   /* prompt is NULL when a loaded story has none */
     k += n;
     s->pending = -1;
     if (s->o->save_state && s->o->n_predict == 0 && k > 0) s->pending = all[--k];
