@@ -37,7 +37,8 @@ CONFIGURATION (define before the implementation include)
     SWA_ASSERT(x)      internal invariant check, default assert(x)
     SWA_NO_THREADS     compile the thread pool out; every context computes on the caller's thread
     SWA_NO_SIMD        compile out every SIMD kernel (SWA_NO_AVX2, SWA_NO_AVX_VNNI, SWA_NO_AVX512,
-                       SWA_NO_NEON: one of them; SWA_NO_AVX2 takes the other x86 ones with it)
+                       SWA_NO_AMX, SWA_NO_NEON: one of them; SWA_NO_AVX2 takes the other x86
+                       ones with it, SWA_NO_AVX512 the AMX set)
     SWA_NO_TOKENIZER   compile the tokenizer out: swa_vocab_load fails with SWA_ERR_UNSUPPORTED,
                        a model has no vocabulary, and the tokenize/decode calls are not declared
     SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
@@ -366,12 +367,13 @@ typedef struct swa_ctx_config {
 } swa_ctx_config;
 
 /* Instruction sets for swa_ctx_config.kernels. AVX512 is F/BW/VL with VNNI; AVX_VNNI the
-   256-bit VNNI of CPUs without AVX-512. Asking for one the CPU lacks is SWA_ERR_UNSUPPORTED. */
+   256-bit VNNI of CPUs without AVX-512; AMX is AVX512 with Q8_0 and Q4_0 matrix products on
+   AMX tiles (Linux). Asking for one the CPU lacks is SWA_ERR_UNSUPPORTED. */
 enum {
     SWA_KERNELS_BEST = 0, SWA_KERNELS_REF = 1, SWA_KERNELS_AVX2 = 2, SWA_KERNELS_AVX_VNNI = 3,
-    SWA_KERNELS_AVX512 = 4, SWA_KERNELS_NEON = 5
+    SWA_KERNELS_AVX512 = 4, SWA_KERNELS_NEON = 5, SWA_KERNELS_AMX = 6
 };
-SWADEF const char *swa_kernels_name(int32_t kernels);   /* "best", "ref", "avx2", "avx-vnni", "avx512", "neon" */
+SWADEF const char *swa_kernels_name(int32_t kernels);   /* "best", "ref", "avx2", "avx-vnni", "avx512", "neon", "amx" */
 SWADEF int32_t swa_kernels_from_name(const char *name); /* the inverse; -1 if unknown */
 enum { SWA_KV_F16 = 0, SWA_KV_F32 = 1, SWA_KV_Q8_0 = 2 };
 
@@ -707,6 +709,13 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #if !defined(SWA_NO_AVX512) && ((defined(__clang__) && __clang_major__ >= 9) || (!defined(__clang__) && __GNUC__ >= 10))
 #define SWA__HAVE_AVX512
 #define SWA__AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+#endif
+/* AMX tiles (GCC 11 / clang 12) on Linux, where a process asks the kernel for the tile state
+   before its first tile instruction. */
+#if defined(SWA__HAVE_AVX512) && defined(__linux__) && !defined(SWA_NO_AMX) &&                     \
+    ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11))
+#define SWA__HAVE_AMX
+#define SWA__AMX __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,amx-tile,amx-int8")))
 #endif
 #endif
 #if !defined(SWA_NO_SIMD) && !defined(SWA_NO_NEON) && defined(__aarch64__)
@@ -1937,6 +1946,53 @@ static float swa__dot_q4_0_ref(const void *row, const void *x, int64_t n)
     return sum;
 }
 
+#if defined(SWA__HAVE_AMX)
+/* ---- Q8_0 and Q4_0 by residue: the order the AMX set computes them in ----
+   An AMX tile product gives each block's exact integer sum for 16 rows x 16 tokens at once;
+   scaling such sums lane by lane, as the AVX-512 dots do, would cost more than the product. So
+   the AMX set follows an order its tiles and its 1-token dots can both keep exactly: block b's
+   integer sum I_b times s_b = d_w * d_x (rounded to float) goes by FMA into accumulator
+   b mod 16, in block order, and the 16 accumulators are added in the tree of the 16-lane sum
+   (j + 8, then j + 4, j + 2, j + 1). A (row, token) pair thus gets the same bits from a
+   generation dot, a prompt tile and an AMX tile, and a chunk's logits still do not depend on
+   its size. These loops are that order's reference and the SIMD kernels' tail. */
+static int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const swa__q8g *x, int64_t b)
+{
+    const int8_t *lo = swa__q8g_half(x, b, 0), *hi = swa__q8g_half(x, b, 1);
+    int32_t s = 0;
+    int j;
+    for (j = 0; j < 16; j++) {
+        int w_lo = type == SWA_TYPE_Q8_0 ? (int8_t)w[2 + j] : (w[2 + j] & 15) - 8;
+        int w_hi = type == SWA_TYPE_Q8_0 ? (int8_t)w[18 + j] : (w[2 + j] >> 4) - 8;
+        s += w_lo * lo[j] + w_hi * hi[j];
+    }
+    return s;
+}
+
+/* Blocks [b0, b1) of a row into the 16 accumulators, and their sum: the reference the
+   kernels are held to (tests/test_kernels.c). */
+__attribute__((unused)) static void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8g *x,
+                                                            int64_t b0, int64_t b1, float acc[16])
+{
+    const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
+    int64_t b;
+    for (b = b0; b < b1; b++) {
+        const uint8_t *w = row + b * bytes;
+        float s = swa__f16_to_f32(swa__load_u16(w)) * x[b / 8].d[b % 8];
+        acc[b % 16] = fmaf((float)swa__block_isum_ref(w, type, x, b), s, acc[b % 16]);
+    }
+}
+
+__attribute__((unused)) static float swa__residue_sum_ref(const float acc[16])
+{
+    float b[8], c[4];
+    int j;
+    for (j = 0; j < 8; j++) b[j] = acc[j] + acc[j + 8];
+    for (j = 0; j < 4; j++) c[j] = b[j] + b[j + 4];
+    return (c[0] + c[2]) + (c[1] + c[3]);
+}
+#endif
+
 /* Q4_K super-block (144 bytes): f16 d, f16 dmin, 12 bytes of eight 6-bit scales and eight 6-bit
    mins, 128 bytes of nibbles. Sub-block j (32 elements) is d*sc[j]*q - dmin*m[j]; the 64-element
    group g holds sub-block 2g in the low nibbles of qs[32g..32g+31] and 2g+1 in the high ones. */
@@ -2615,11 +2671,18 @@ static const struct { const char *name; uint32_t type; } swa__kv_types[SWA__N_KV
     {"f16", SWA_TYPE_F16}, {"f32", SWA_TYPE_F32}, {"q8_0", SWA_TYPE_Q8_0}
 };
 
+/* y[t * ldy + r] = dot(row r, token t) for nr rows (w_stride bytes apart) and n tokens packed
+   by the kernel set's pack; scratch: the thread's, of swa__kernels.scratch_bytes(n_in). */
+typedef void (*swa__gemm_fn)(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n, int64_t n_in,
+                             float *y, int64_t ldy, void *scratch);
+
 /* What one instruction set does with rows of one type: the 1-token dot, the tile of rows x
-   tokens (NULL: dot by dot), and for cache types the weighted sum and the store. */
+   tokens (NULL: dot by dot), the product with a whole batch of tokens (NULL: by tiles), and
+   for cache types the weighted sum and the store. */
 typedef struct swa__type_kernels {
     swa__dot_fn dot;
     swa__dots_fn dots;
+    swa__gemm_fn gemm;
     swa__wsum_fn wsum;
     swa__store_fn store;
 } swa__type_kernels;
@@ -2629,6 +2692,10 @@ typedef struct swa__kernels {
     const char *name;
     swa__type_kernels type[SWA__N_TYPES];   /* by ggml type id */
     swa__quantize_fn quantize_q8, quantize_q8k;
+    /* with the gemm kernels: Q8 activations (x_stride bytes apart) into their packed form */
+    void (*pack_q8)(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out);
+    /* their memory for n tokens of up to n_in columns: packed tokens, and scratch per thread */
+    void (*gemm_memory)(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes);
     void (*rmsnorm)(float *out, const float *x, const float *w, int64_t n, float eps);
     void (*rope)(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs);
     void (*softmax)(float *x, int64_t n);
@@ -4832,6 +4899,311 @@ static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
 
 #endif /* SWA__HAVE_NEON */
 
+/* ==== kernels (AMX) ====
+   The AVX-512 set, with Q8_0 and Q4_0 computed by residue (see swa__block_isum_ref): dots for
+   generation and small tiles, and for several tokens matrix products on AMX tiles, both giving
+   the reference order's bits exactly. */
+
+#if defined(SWA__HAVE_AMX)
+
+/* ---- dots by residue ----
+   16 blocks at a time: the pairs of swa__pair_avx512 (pair p of a group: blocks p and p + 4, a
+   128-bit lane per half block) against the activations give 8 registers of partial sums,
+   which a transposing reduction turns into the 16 blocks' sums in block order; less the
+   unsigned weights' offsets, they are scaled into the 16 accumulators with one FMA. */
+
+/* A group's 4 pair sums to one register: 128-bit lane h * 2 + k holds half h of blocks
+   4k .. 4k + 3. */
+SWA__AMX SWA__INLINE __m512i swa__group_isums_amx(__m512i s0, __m512i s1, __m512i s2, __m512i s3)
+{
+    __m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(s0, s1), _mm512_unpackhi_epi32(s0, s1));
+    __m512i b = _mm512_add_epi32(_mm512_unpacklo_epi32(s2, s3), _mm512_unpackhi_epi32(s2, s3));
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+}
+
+/* Two groups' registers to the 16 block sums: the halves added, group g in lanes 8g..8g+7. */
+SWA__AMX SWA__INLINE __m512i swa__unit_isums_amx(__m512i g0, __m512i g1)
+{
+    return _mm512_add_epi32(_mm512_shuffle_i32x4(g0, g1, _MM_SHUFFLE(1, 0, 1, 0)),
+                            _mm512_shuffle_i32x4(g0, g1, _MM_SHUFFLE(3, 2, 3, 2)));
+}
+
+SWA__AMX SWA__INLINE __m512 swa__join_ps_amx(__m256 lo, __m256 hi)
+{
+    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
+}
+
+/* A unit of 16 weight blocks, unpacked once for the tile's tokens. */
+typedef struct swa__unit_amx {
+    __m512i pair[8];
+    __m512 scale;
+} swa__unit_amx;
+
+SWA__AMX SWA__INLINE swa__unit_amx swa__unit_load_amx(const uint8_t *w, uint32_t type)
+{
+    const int64_t group_bytes = 8 * (type == SWA_TYPE_Q8_0 ? 34 : 18);
+    swa__unit_amx u;
+    int p;
+#pragma GCC unroll 8
+    for (p = 0; p < 8; p++) u.pair[p] = swa__pair_avx512(w + p / 4 * group_bytes, p % 4, type);
+    u.scale = swa__join_ps_amx(swa__scales8_avx512(w, type), swa__scales8_avx512(w + group_bytes, type));
+    return u;
+}
+
+/* One token's turn on a unit (its groups a[0], a[1]): acc lane j takes block j's term. */
+SWA__AMX SWA__INLINE __m512 swa__unit_step_amx(const swa__unit_amx *u, const swa__q8g *a, uint32_t type, __m512 acc)
+{
+    __m512i s[8], off;
+    __m512 scale = _mm512_mul_ps(u->scale, swa__join_ps_amx(_mm256_loadu_ps(a[0].d), _mm256_loadu_ps(a[1].d)));
+    int p;
+#pragma GCC unroll 8
+    for (p = 0; p < 8; p++)
+        s[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u->pair[p], _mm512_loadu_si512(a[p / 4].q + 64 * (p % 4)));
+    off = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a[0].sum8)),
+                             _mm256_loadu_si256((const __m256i *)a[1].sum8), 1);
+    if (type == SWA_TYPE_Q8_0) off = _mm512_slli_epi32(off, 4);   /* 128 sum x = 16 sum8 */
+    s[0] = _mm512_sub_epi32(swa__unit_isums_amx(swa__group_isums_amx(s[0], s[1], s[2], s[3]),
+                                                swa__group_isums_amx(s[4], s[5], s[6], s[7])), off);
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[0]), scale, acc);
+}
+
+/* The row's blocks past its last whole unit, one by one into their lanes (FMA on one lane is
+   the reference's fmaf), and the sum of the accumulators in the reference's tree. */
+SWA__AMX SWA__INLINE float swa__residue_finish_amx(__m512 acc, const uint8_t *row, uint32_t type, const swa__q8g *a,
+                                                   int64_t b0, int64_t n)
+{
+    const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
+    int64_t b;
+    for (b = b0; b < n / 32; b++) {
+        const uint8_t *w = row + b * bytes;
+        __m256i q = swa__block_avx2(w, type);
+        int32_t offset = a[b / 8].sum8[b % 8] * (type == SWA_TYPE_Q4_0 ? 1 : 16);
+        __mmask16 lane = (__mmask16)(1u << (b % 16));
+        float s = _cvtsh_ss(swa__load_u16(w)) * a[b / 8].d[b % 8];
+        if (type == SWA_TYPE_Q8_0) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
+        q = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b));
+        acc = _mm512_mask3_fmadd_ps(_mm512_set1_ps((float)(swa__hsum_epi32_avx2(q) - offset)), _mm512_set1_ps(s), acc, lane);
+    }
+    return swa__hsum16_avx512(acc);
+}
+
+/* A row against up to 4 tokens; generation (one token) in a loop of its own, which prefetches
+   and keeps its accumulator in a register. */
+SWA__AMX SWA__INLINE void swa__row_dots_residue_amx(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                    float *out, const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const int64_t unit_bytes = 16 * (type == SWA_TYPE_Q8_0 ? 34 : 18), units = n / 512;
+    __m512 acc[SWA__TILE_TOKENS];
+    int64_t i;
+    int t;
+    for (t = 0; t < nt; t++) acc[t] = _mm512_setzero_ps();
+    if (nt == 1) {
+        __m512 a0 = acc[0];
+        for (i = 0; i < units; i++, w += unit_bytes) {
+            swa__unit_amx u = swa__unit_load_amx(w, type);
+            swa__prefetch_unit(w, (int)unit_bytes);
+            a0 = swa__unit_step_amx(&u, (const swa__q8g *)x + 2 * i, type, a0);
+        }
+        acc[0] = a0;
+    } else {
+        for (i = 0; i < units; i++, w += unit_bytes) {
+            swa__unit_amx u = swa__unit_load_amx(w, type);
+            for (t = 0; t < nt; t++)
+                acc[t] = swa__unit_step_amx(&u, (const swa__q8g *)((const uint8_t *)x + t * stride) + 2 * i, type, acc[t]);
+        }
+    }
+    for (t = 0; t < nt; t++)
+        out[t] = swa__residue_finish_amx(acc[t], (const uint8_t *)row, type,
+                                         (const swa__q8g *)((const uint8_t *)x + t * stride), units * 16, n);
+}
+
+SWA__AMX SWA__INLINE void swa__row_dots_q8_0_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    swa__row_dots_residue_amx(row, x, stride, nt, n, out, SWA_TYPE_Q8_0);
+}
+
+SWA__AMX SWA__INLINE void swa__row_dots_q4_0_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    swa__row_dots_residue_amx(row, x, stride, nt, n, out, SWA_TYPE_Q4_0);
+}
+
+SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q8_0_amx, swa__row_dots_q8_0_amx)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q4_0_amx, swa__row_dots_q4_0_amx)
+SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q8_0_amx, swa__dots_q8_0_amx)
+SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q4_0_amx, swa__dots_q4_0_amx)
+
+/* ---- matrix products on AMX tiles ----
+   For 16 weight rows and 16 tokens, tile C (16 x 16 int32) = A (one block of each row: 16 x
+   32 int8) times B (the same block of each token, in the tile unit's layout: token t's 4
+   bytes k..k+3 at row k / 4, bytes 4t..4t+3): block b's exact sums I_b at once. The rows are
+   unpacked once into scratch (signed bytes, Q4_0's nibbles less 8, and float scales); the
+   tokens were packed once per product by swa__amx_pack. Then, accumulator j of the residue
+   order at a time, each of its blocks goes through the tile and C's 16 rows of 16 tokens are
+   scaled into 16 registers, the tokens in lanes; the 16 accumulators' tree gives each row's
+   results for the 16 tokens. */
+
+/* The tile configuration's memory layout (palette 1). */
+typedef struct swa__tile_config {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} swa__tile_config;
+
+/* 16 tokens' block b, as tile B wants it, and the tokens' scales of the block. */
+typedef struct swa__amx_unit {
+    int8_t q[8][64];
+    float d[16];
+} swa__amx_unit;
+
+
+/* Packed tokens for n tokens of up to n_in columns; a thread's scratch: 16 unpacked rows, the
+   16 accumulators' registers, the tree's results and tile C, aligned by hand. */
+static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
+{
+    uint64_t blocks = (uint64_t)(n_in + 31) / 32;
+    *pack_bytes = (uint64_t)(n + 15) / 16 * blocks * sizeof(swa__amx_unit);
+    *scratch_bytes = 16 * blocks * (32 + sizeof(float)) + 16 * 16 * 16 * sizeof(float) + 2 * 16 * 16 * sizeof(float) + 64;
+}
+
+/* Tokens [0, n) of the activations xq (swa__q8g rows, x_stride bytes apart) in tile units:
+   unit g * nbk + b holds block b of tokens 16 g .. 16 g + 15 (zeros past n). */
+static void swa__amx_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
+{
+    swa__amx_unit *u = (swa__amx_unit *)out;
+    int64_t nbk = n_in / 32, g, b, t;
+    int k;
+    for (g = 0; g * 16 < n; g++)
+        for (b = 0; b < nbk; b++, u++) {
+            memset(u, 0, sizeof *u);
+            for (t = 0; t < 16 && g * 16 + t < n; t++) {
+                const swa__q8g *a = (const swa__q8g *)(xq + (size_t)(g * 16 + t) * x_stride);
+                for (k = 0; k < 8; k++) memcpy(u->q[k] + 4 * t, swa__q8g_half(a, b, k / 4) + 4 * (k % 4), 4);
+                u->d[t] = a[b / 8].d[b % 8];
+            }
+        }
+}
+
+/* Up to 16 rows into the scratch: row m's bytes at wq + m * nbk * 32, its scales at
+   dw[m * nbk]; missing rows are zeros. */
+SWA__AMX SWA__INLINE void swa__amx_unpack_rows(const uint8_t *w, size_t w_stride, int rows, int64_t nbk, uint32_t type,
+                                               int8_t *wq, float *dw)
+{
+    const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
+    int64_t b;
+    int m;
+    for (m = 0; m < 16; m++) {
+        int8_t *q = wq + (size_t)(m * nbk * 32);
+        if (m >= rows) {
+            memset(q, 0, (size_t)nbk * 32);
+            memset(dw + m * nbk, 0, (size_t)nbk * sizeof(float));
+            continue;
+        }
+        for (b = 0; b < nbk; b++, q += 32) {
+            const uint8_t *blk = w + (size_t)m * w_stride + (size_t)(b * bytes);
+            dw[m * nbk + b] = _cvtsh_ss(swa__load_u16(blk));
+            if (type == SWA_TYPE_Q8_0) {
+                memcpy(q, blk + 2, 32);
+            } else {
+                __m128i v = _mm_loadu_si128((const __m128i *)(blk + 2)), mask = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
+                _mm_storeu_si128((__m128i *)q, _mm_sub_epi8(_mm_and_si128(v, mask), eight));
+                _mm_storeu_si128((__m128i *)(q + 16), _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(v, 4), mask), eight));
+            }
+        }
+    }
+}
+
+/* The 16 accumulators of the residue order (16 registers each, one per row, tokens in lanes)
+   summed in the tree of swa__residue_sum_ref: out[m] = row m's 16 results. */
+SWA__AMX SWA__INLINE void swa__amx_tree(const float *acc, float *out)
+{
+    int m, j;
+    for (m = 0; m < 16; m++) {
+        __m512 b[8];
+        for (j = 0; j < 8; j++)
+            b[j] = _mm512_add_ps(_mm512_loadu_ps(acc + (j * 16 + m) * 16), _mm512_loadu_ps(acc + ((j + 8) * 16 + m) * 16));
+        for (j = 0; j < 4; j++) b[j] = _mm512_add_ps(b[j], b[j + 4]);
+        _mm512_storeu_ps(out + m * 16, _mm512_add_ps(_mm512_add_ps(b[0], b[2]), _mm512_add_ps(b[1], b[3])));
+    }
+}
+
+/* Accumulator j for 16 unpacked rows against token group xg (nbk units): blocks j, j + 16, ...
+   through the tile, C's rows scaled into acc (16 registers). */
+SWA__AMX SWA__INLINE void swa__amx_residue(const int8_t *wq, const float *dw, const swa__amx_unit *xg, int64_t nbk, int j,
+                                           int32_t *c, float *acc)
+{
+    __m512 r[16];
+    int64_t b;
+    int m;
+#pragma GCC unroll 16
+    for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
+    for (b = j; b < nbk; b += 16) {
+        __m512 d;
+        _tile_zero(0);                        /* tiles: 0 C, 1 A (the rows), 2 B (the tokens) */
+        _tile_loadd(1, wq + b * 32, nbk * 32);
+        _tile_loadd(2, xg[b].q, 64);
+        _tile_dpbssd(0, 1, 2);
+        _tile_stored(0, c, 64);
+        d = _mm512_loadu_ps(xg[b].d);
+#pragma GCC unroll 16
+        for (m = 0; m < 16; m++)
+            r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)),
+                                   _mm512_mul_ps(_mm512_set1_ps(dw[m * nbk + b]), d), r[m]);
+    }
+#pragma GCC unroll 16
+    for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + m * 16, r[m]);
+}
+
+/* y[t * ldy + r] = dot(row r, token t) for nr rows (w_stride bytes apart) and n tokens packed
+   by swa__amx_pack. */
+SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                        int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
+{
+    const int64_t nbk = n_in / 32;
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    int8_t *wq = (int8_t *)base;
+    float *dw = (float *)(base + 16 * nbk * 32), *acc = dw + 16 * nbk, *out = acc + 16 * 16 * 16;
+    int32_t *c = (int32_t *)(out + 16 * 16);
+    swa__tile_config cfg;
+    int64_t r, g, t;
+    int j, m;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    cfg.rows[0] = 16;                         /* C: 16 rows x 16 tokens of int32 */
+    cfg.colsb[0] = 64;
+    cfg.rows[1] = 16;                         /* A: 16 rows x 32 bytes */
+    cfg.colsb[1] = 32;
+    cfg.rows[2] = 8;                          /* B: 32 bytes of 16 tokens, 4 by 4 */
+    cfg.colsb[2] = 64;
+    _tile_loadconfig(&cfg);
+    for (r = 0; r < nr; r += 16) {
+        int rows = nr - r < 16 ? (int)(nr - r) : 16;
+        swa__amx_unpack_rows(w + (size_t)r * w_stride, w_stride, rows, nbk, type, wq, dw);
+        for (g = 0; g * 16 < n; g++) {
+            for (j = 0; j < 16; j++)
+                swa__amx_residue(wq, dw, (const swa__amx_unit *)xpack + g * nbk, nbk, j, c, acc + j * 16 * 16);
+            swa__amx_tree(acc, out);
+            for (t = 0; t < 16 && g * 16 + t < n; t++)
+                for (m = 0; m < rows; m++) y[(g * 16 + t) * ldy + r + m] = out[m * 16 + t];
+        }
+    }
+    _tile_release();
+}
+
+SWA__AMX static void swa__gemm_q8_0_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q8_0);
+}
+
+SWA__AMX static void swa__gemm_q4_0_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_0);
+}
+
+#endif /* SWA__HAVE_AMX */
+
 /* The function-writing macros every kernel section shared. */
 #undef SWA__WSUM_FROM_AXPY
 #undef SWA__SCALAR_F32
@@ -4849,6 +5221,19 @@ static void swa__cpuid7(unsigned sub, unsigned r[4])
     r[0] = r[1] = r[2] = r[3] = 0;
     if (__get_cpuid_max(0, NULL) >= 7) __cpuid_count(7, sub, r[0], r[1], r[2], r[3]);
 }
+
+#if defined(SWA__HAVE_AMX)
+/* Linux gives a process the 8 KB of tile state only when it asks (arch_prctl
+   ARCH_REQ_XCOMP_PERM for XTILEDATA, feature 18); a tile instruction before that faults. The
+   call is made directly: glibc declares syscall() only under feature macros the host may not
+   have defined, and asking again is harmless. */
+static int swa__amx_permitted(void)
+{
+    long ret;
+    __asm__ volatile("syscall" : "=a"(ret) : "a"(158L), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
+    return ret == 0;
+}
+#endif
 
 /* The x86 instruction sets this CPU and its OS run and this build has, as a bit mask of
    SWA_KERNELS_* values.
@@ -4877,6 +5262,11 @@ static unsigned swa__cpu_kernels(void)
         (leaf7[2] & (1u << 11)))                        /* opmask/ZMM state, F, BW, VL, VNNI */
         found |= 1u << SWA_KERNELS_AVX512;
 #endif
+#if defined(SWA__HAVE_AMX)
+    if ((found & (1u << SWA_KERNELS_AVX512)) && (leaf7[3] & (1u << 24)) && (leaf7[3] & (1u << 25)) &&
+        (lo & (3u << 17)) == (3u << 17) && swa__amx_permitted())
+        found |= 1u << SWA_KERNELS_AMX;                 /* AMX-TILE, AMX-INT8, tile state */
+#endif
     return found;
 }
 #elif defined(SWA__HAVE_NEON)
@@ -4887,17 +5277,18 @@ static unsigned swa__cpu_kernels(void) { return 1u << SWA_KERNELS_REF; }
 
 /* The instruction set `asked` (a SWA_KERNELS_* value) resolves to on this CPU: BEST is the
    widest it runs; -1 when it does not run the one asked for. */
-static const char *const swa__kernels_names[SWA_KERNELS_NEON + 1] = {"best", "ref", "avx2", "avx-vnni", "avx512", "neon"};
+#define SWA__KERNELS_LAST SWA_KERNELS_AMX
+static const char *const swa__kernels_names[SWA__KERNELS_LAST + 1] = {"best", "ref", "avx2", "avx-vnni", "avx512", "neon", "amx"};
 
 SWADEF const char *swa_kernels_name(int32_t kernels)
 {
-    return kernels >= 0 && kernels <= SWA_KERNELS_NEON ? swa__kernels_names[kernels] : NULL;
+    return kernels >= 0 && kernels <= SWA__KERNELS_LAST ? swa__kernels_names[kernels] : NULL;
 }
 
 SWADEF int32_t swa_kernels_from_name(const char *name)
 {
     int32_t k;
-    for (k = 0; name && k <= SWA_KERNELS_NEON; k++)
+    for (k = 0; name && k <= SWA__KERNELS_LAST; k++)
         if (!strcmp(name, swa__kernels_names[k])) return k;
     return -1;
 }
@@ -4907,10 +5298,10 @@ static int32_t swa__kernels_resolve(int32_t asked)
     unsigned have = swa__cpu_kernels();
     int32_t k;
     if (asked == SWA_KERNELS_BEST) {
-        for (k = SWA_KERNELS_NEON; !(have & (1u << k)); k--) {}
+        for (k = SWA__KERNELS_LAST; !(have & (1u << k)); k--) {}
         return k;
     }
-    return asked > 0 && asked <= SWA_KERNELS_NEON && (have & (1u << asked)) ? asked : -1;
+    return asked > 0 && asked <= SWA__KERNELS_LAST && (have & (1u << asked)) ? asked : -1;
 }
 
 static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a resolved value */
@@ -4930,7 +5321,7 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
     k->softmax = swa__softmax_ref;
     k->swiglu = swa__swiglu_ref;
 #if defined(SWA__HAVE_AVX2)
-    if (level >= SWA_KERNELS_AVX2 && level <= SWA_KERNELS_AVX512) {
+    if ((level >= SWA_KERNELS_AVX2 && level <= SWA_KERNELS_AVX512) || level == SWA_KERNELS_AMX) {
         k->name = "avx2";
         k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx2;
         k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx2;
@@ -4988,7 +5379,7 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
     }
 #endif
 #if defined(SWA__HAVE_AVX512)
-    if (level == SWA_KERNELS_AVX512) {
+    if (level == SWA_KERNELS_AVX512 || level == SWA_KERNELS_AMX) {
         k->name = "avx512";
         k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx512;
         k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx512;
@@ -5006,6 +5397,19 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx512;
         k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx512;
         k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx512;
+    }
+#endif
+#if defined(SWA__HAVE_AMX)
+    if (level == SWA_KERNELS_AMX) {
+        k->name = "amx";
+        k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_amx;
+        k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_amx;
+        k->type[SWA_TYPE_Q8_0].gemm = swa__gemm_q8_0_amx;
+        k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_amx;
+        k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_amx;
+        k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_amx;
+        k->pack_q8 = swa__amx_pack;
+        k->gemm_memory = swa__amx_memory;
     }
 #endif
 #if defined(SWA__HAVE_NEON)
@@ -6050,6 +6454,9 @@ struct swa_ctx {
                                   layer's: they go into the rings once the chunk is through, so
                                   that an aborted chunk leaves the rings as they were */
     uint8_t *xq;               /* [n_batch][activation row] x quantized for the matrix products */
+    void *xpack;               /* xq packed for the gemm kernels, if the kernel set has them */
+    uint8_t *gemm_scratch;     /* per thread, gemm_scratch_stride bytes each */
+    size_t gemm_scratch_stride;
     float *att;                /* [n_batch][n_head*head_dim] attention output */
     float *gate, *up;          /* [n_batch][n_ff] */
     int64_t max_slots;
@@ -6087,7 +6494,7 @@ static swa_status swa__resolve_config(const swa_model *m, const swa_ctx_config *
     memset(&zero, 0, sizeof zero);
     if (!in) in = &zero;
     if (in->window < 0 || in->n_ctx < 0 || in->n_batch < 0 || in->n_threads < 0 || in->n_threads > SWA__MAX_THREADS ||
-        in->kernels < SWA_KERNELS_BEST || in->kernels > SWA_KERNELS_NEON || in->kv_type < 0 ||
+        in->kernels < SWA_KERNELS_BEST || in->kernels > SWA__KERNELS_LAST || in->kv_type < 0 ||
         in->kv_type >= SWA__N_KV_TYPES || in->n_seq < 0 || in->n_rewind < 0)
         return swa__fail(err, SWA_ERR_INVALID_ARG,
                          "context config: window %d, n_ctx %d, n_batch %d, n_threads %d, kernels %d, kv_type %d, n_seq %d, "
@@ -6144,6 +6551,19 @@ static int64_t swa__ring_slots(const swa_ctx_config *cfg, int32_t w)
     return w > 0 ? (int64_t)w + cfg->n_rewind : cfg->n_ctx;
 }
 
+/* The gemm kernels' memory for this model and config: the packed tokens and one thread's
+   scratch, both 0 when the kernel set has none. */
+static void swa__gemm_memory(const swa_model *m, const swa_ctx_config *cfg, uint64_t *pack, uint64_t *scratch)
+{
+    const swa_hparams *hp = &m->hp;
+    int64_t n_in = hp->n_ff > hp->n_embd ? hp->n_ff : hp->n_embd;
+    swa__kernels k;
+    if (hp->n_head * hp->head_dim > n_in) n_in = hp->n_head * hp->head_dim;
+    *pack = *scratch = 0;
+    swa__kernels_setup(&k, swa__kernels_resolve(cfg->kernels));
+    if (k.gemm_memory) k.gemm_memory(cfg->n_batch, n_in, pack, scratch);
+}
+
 /* Lay the context out in an arena: measure with c->... pointers left NULL, or place them. */
 static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_ctx *c, swa__arena *a)
 {
@@ -6151,7 +6571,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     uint64_t nb = (uint64_t)cfg->n_batch, kvd = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
     uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, max_slots = 1, cache_start, n_layer = (uint64_t)hp->n_layer;
     uint64_t kv_row = swa__kv_bytes(cfg->kv_type, (int64_t)kvd), widest = (uint64_t)(hp->n_ff > hp->n_embd ? hp->n_ff : hp->n_embd);
-    uint64_t act_row = 0, seq_rows;
+    uint64_t act_row = 0, seq_rows, pack, scratch;
     int kind;
     int64_t l;
     c->seq = (swa__seq *)swa__arena_take(a, (uint64_t)cfg->n_seq, sizeof(swa__seq));
@@ -6199,6 +6619,8 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
         act_row = bytes > act_row ? bytes : act_row;
     }
     c->xq = (uint8_t *)swa__arena_take(a, nb, act_row);
+    swa__gemm_memory(m, cfg, &pack, &scratch);
+    c->xpack = pack ? swa__arena_take(a, 1, pack) : NULL;
     c->v = (float *)swa__arena_take(a, nb * kvd, sizeof(float));
     c->att = (float *)swa__arena_take(a, nb * qd, sizeof(float));
     c->gate = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_ff, sizeof(float));
@@ -6209,9 +6631,14 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
 }
 
 /* The per-thread scratch, in an arena of its own: attention weights and a quantized query per
-   share, and the pool's thread handles. */
-static void swa__thread_layout(const swa_model *m, int64_t max_slots, int32_t n_threads, swa_ctx *c, swa__arena *a)
+   share, the gemm kernels' scratch, and the pool's thread handles. */
+static void swa__thread_layout(const swa_model *m, const swa_ctx_config *cfg, int64_t max_slots, int32_t n_threads,
+                               swa_ctx *c, swa__arena *a)
 {
+    uint64_t pack, scratch;
+    swa__gemm_memory(m, cfg, &pack, &scratch);
+    c->gemm_scratch_stride = (size_t)((scratch + 63) & ~(uint64_t)63);
+    c->gemm_scratch = scratch ? (uint8_t *)swa__arena_take(a, (uint64_t)n_threads, c->gemm_scratch_stride) : NULL;
     c->scores = (float *)swa__arena_take(a, (uint64_t)max_slots * SWA__TILE_TOKENS * (uint64_t)n_threads, sizeof(float));
     c->q8 = (uint8_t *)swa__arena_take(a, SWA__TILE_TOKENS * (uint64_t)n_threads,
                                        swa__act_bytes(SWA__ACT_Q8, m->hp.head_dim + 31));
@@ -6229,7 +6656,7 @@ static uint64_t swa__ctx_bytes(const swa_model *m, const swa_ctx_config *cfg, ui
     memset(&t, 0, sizeof t);
     a.used = sizeof(swa_ctx);
     swa__ctx_layout(m, cfg, &probe, &a);
-    swa__thread_layout(m, probe.max_slots, cfg->n_threads, &probe, &t);
+    swa__thread_layout(m, cfg, probe.max_slots, cfg->n_threads, &probe, &t);
     *thread_bytes = t.used;
     return a.overflow || t.overflow || a.used > (uint64_t)SIZE_MAX / 2 || t.used > (uint64_t)SIZE_MAX / 2 ? 0 : a.used;
 }
@@ -6250,13 +6677,13 @@ static swa_status swa__threads_start(swa_ctx *c, int32_t n, swa_error *err)
     void *mem;
     swa_status s;
     memset(&a, 0, sizeof a);
-    swa__thread_layout(c->model, c->max_slots, n, &probe, &a);
+    swa__thread_layout(c->model, &c->cfg, c->max_slots, n, &probe, &a);
     if (a.overflow || a.used > (uint64_t)SIZE_MAX || !(mem = SWA_MALLOC((size_t)a.used)))
         return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the scratch of %d threads", (int)n);
     swa__threads_stop(c);
     a.base = (uint8_t *)mem;
     a.used = 0;
-    swa__thread_layout(c->model, c->max_slots, n, c, &a);
+    swa__thread_layout(c->model, &c->cfg, c->max_slots, n, c, &a);
     c->thread_mem = mem;
 #ifndef SWA_NO_THREADS
     s = swa__pool_start(&c->pool, n, c->pool.threads, err);
@@ -6769,6 +7196,7 @@ SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *
    from memory once and stays in L2 while the tokens pass it in tiles of 3 rows x 4 tokens
    (through the dots kernel, when the type has one). */
 #define SWA__ROW_BLOCK 65536   /* bytes of weight rows per block: larger blocks were no better */
+#define SWA__GEMM_MIN_TOKENS 2 /* from this many tokens on, a type's gemm kernel (if any) */
 #define SWA__MAX_PRODUCTS 3
 typedef struct swa__product {
     const swa__matrix *w;
@@ -6781,8 +7209,12 @@ typedef struct swa__matmul_task {
     int count;
     swa__dot_fn dot[SWA__MAX_PRODUCTS];
     swa__dots_fn dots[SWA__MAX_PRODUCTS];
+    swa__gemm_fn gemm[SWA__MAX_PRODUCTS];   /* used when xpack is set */
     const uint8_t *x;
     size_t x_stride;
+    const void *xpack;         /* the tokens packed for the gemm kernels, or NULL */
+    uint8_t *scratch;          /* the gemm kernels': scratch_stride bytes per share */
+    size_t scratch_stride;
     int64_t n, rows;           /* tokens; rows of all the matrices */
     int64_t next;              /* prompts: the next chunk of rows to take (atomic) */
 } swa__matmul_task;
@@ -6807,11 +7239,16 @@ static void swa__dot_rows(swa__dot_fn dot, swa__dots_fn dots, const uint8_t *w, 
     }
 }
 
-static void swa__matmul_rows(const swa__matmul_task *t, int i, int64_t r0, int64_t r1)
+static void swa__matmul_rows(const swa__matmul_task *t, int i, int64_t r0, int64_t r1, int share)
 {
     const swa__matrix *w = t->p[i].w;
     const uint8_t *rows = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes;
     int64_t k;
+    if (t->xpack && t->gemm[i]) {
+        t->gemm[i](rows, w->row_bytes, r1 - r0, t->xpack, t->n, w->n_in, t->p[i].y + r0, t->p[i].ldy,
+                   t->scratch + (size_t)share * t->scratch_stride);
+        return;
+    }
     for (k = 0; k < t->n; k += SWA__TILE_TOKENS) {
         int nt = t->n - k < SWA__TILE_TOKENS ? (int)(t->n - k) : SWA__TILE_TOKENS;
         swa__dot_rows(t->dot[i], t->dots[i], rows, w->row_bytes, r1 - r0, t->x + (size_t)k * t->x_stride, t->x_stride,
@@ -6826,13 +7263,17 @@ static int64_t swa__block_rows(const swa__matrix *w)
     return block < SWA__TILE_ROWS ? SWA__TILE_ROWS : block;
 }
 
-/* Rows per chunk a prompt's threads take in turn: at most a block, and small enough that each
-   thread takes about 4 of every matrix (a small model's matrices are a few blocks long). */
-static int64_t swa__chunk_rows(const swa__matrix *w, int nth)
+/* Rows per chunk a prompt's threads take in turn: small enough that each thread takes about 4
+   of every matrix (a small model's matrices are a few blocks long), and through the tiles at
+   most a block. A gemm kernel unpacks 16 rows at a time for all the tokens, so its chunks are
+   whole 16s and need no block. */
+static int64_t swa__chunk_rows(const swa__matmul_task *t, int i, int nth)
 {
-    int64_t block = swa__block_rows(w), share = w->n_out / (4 * nth) / SWA__TILE_ROWS * SWA__TILE_ROWS;
-    if (share < SWA__TILE_ROWS) share = SWA__TILE_ROWS;
-    return share < block ? share : block;
+    const swa__matrix *w = t->p[i].w;
+    int64_t unit = t->xpack && t->gemm[i] ? 16 : SWA__TILE_ROWS, block = swa__block_rows(w);
+    int64_t share = w->n_out / (4 * nth) / unit * unit;
+    if (share < unit) share = unit;
+    return unit == 16 || share < block ? share : block;
 }
 
 /* Chunk k of the products' rows, counted matrix after matrix: rows [r0, r1) of matrix i, or 0
@@ -6841,7 +7282,7 @@ static int swa__chunk_at(const swa__matmul_task *t, int64_t k, int nth, int *i, 
 {
     for (*i = 0; *i < t->count; (*i)++) {
         const swa__matrix *w = t->p[*i].w;
-        int64_t rows = swa__chunk_rows(w, nth), chunks = (w->n_out + rows - 1) / rows;
+        int64_t rows = swa__chunk_rows(t, *i, nth), chunks = (w->n_out + rows - 1) / rows;
         if (k < chunks) {
             *r0 = k * rows;
             *r1 = *r0 + rows < w->n_out ? *r0 + rows : w->n_out;
@@ -6866,15 +7307,15 @@ static void swa__matmul_run(void *arg, int share, int n_shares)
     int i;
     if (t->n > 1 && n_shares > 1) {
         while (swa__chunk_at(t, swa__fetch_inc_i64(&t->next), n_shares, &i, &r0, &r1))
-            swa__matmul_rows(t, i, r0, r1);
+            swa__matmul_rows(t, i, r0, r1, share);
         return;
     }
     swa__split(t->rows, share, n_shares, &r0, &r1);
     for (i = 0; i < t->count; first += t->p[i].w->n_out, i++) {
         const swa__matrix *w = t->p[i].w;
         int64_t lo = r0 > first ? r0 - first : 0, hi = r1 - first < w->n_out ? r1 - first : w->n_out, r;
-        int64_t block = swa__block_rows(w);
-        for (r = lo; r < hi; r += block) swa__matmul_rows(t, i, r, r + block < hi ? r + block : hi);
+        int64_t block = t->xpack && t->gemm[i] ? hi - lo : swa__block_rows(w);   /* gemm: tiles its own */
+        for (r = lo; r < hi; r += block) swa__matmul_rows(t, i, r, r + block < hi ? r + block : hi, share);
     }
 }
 
@@ -6891,9 +7332,14 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
     t.n = n;
     t.rows = 0;
     t.next = 0;
+    t.xpack = NULL;
+    t.scratch = c->gemm_scratch;
+    t.scratch_stride = c->gemm_scratch_stride;
     for (i = 0; i < count; i++) {
         t.dot[i] = c->kern.type[p[i].w->type].dot;
         t.dots[i] = c->kern.type[p[i].w->type].dots;
+        t.gemm[i] = c->kern.type[p[i].w->type].gemm;
+        if (t.gemm[i] && n >= SWA__GEMM_MIN_TOKENS && c->xpack) t.xpack = c->xpack;
         t.rows += p[i].w->n_out;
     }
     if (kind == SWA__ACT_F32) {
@@ -6907,6 +7353,7 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
             if (kind == SWA__ACT_Q8) swa__quantize_q8g(c->kern.quantize_q8, x + k * ldx, out, n_in);
             else c->kern.quantize_q8k(x + k * ldx, out, n_in);
         }
+        if (t.xpack) c->kern.pack_q8(c->xq, t.x_stride, n, n_in, c->xpack);
     }
     if ((double)t.rows * (double)n_in * (double)n < 32768.0) swa__matmul_run(&t, 0, 1);
     else swa__pool_run(&c->pool, swa__matmul_run, &t);

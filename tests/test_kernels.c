@@ -30,7 +30,7 @@ static float next_float(void) { return (float)(next_u32() % 2000001) / 1000000.0
 
 /* The reference table, and one table for each instruction set this CPU and build run: every
    test runs each of them against the reference. */
-static swa__kernels ref_kernels, simd_kernels[SWA_KERNELS_NEON + 1];
+static swa__kernels ref_kernels, simd_kernels[SWA_KERNELS_AMX + 1];
 static int n_simd;
 static const char *level_name = "";   /* of the table under test, for the error report */
 
@@ -39,7 +39,7 @@ static int setup_tables(void **state)
     int32_t level;
     (void)state;
     swa__kernels_setup(&ref_kernels, SWA_KERNELS_REF);
-    for (level = SWA_KERNELS_AVX2; level <= SWA_KERNELS_NEON; level++)
+    for (level = SWA_KERNELS_AVX2; level <= SWA_KERNELS_AMX; level++)
         if (swa__kernels_resolve(level) == level) swa__kernels_setup(&simd_kernels[n_simd++], level);
     return 0;
 }
@@ -453,6 +453,75 @@ static void test_quantize_and_convert(void **state) { (void)state; for_each_simd
 static void test_wsum(void **state) { (void)state; for_each_simd(run_wsum); }
 static void test_elementwise(void **state) { (void)state; for_each_simd(run_elementwise); }
 
+#if defined(SWA__HAVE_AMX)
+/* The AMX set computes Q8_0 and Q4_0 in the residue order (swa.h, swa__block_isum_ref): its
+   1-token dots, its tiles of up to 4 tokens and its AMX products must all give that order's
+   scalar loop bit for bit, for rows of whole units of 16 blocks and tails, whole tiles of 16
+   rows and parts, and any number of tokens; rows at odd addresses. (The AMX table's dots are
+   also held to the usual reference by test_quantized_dots, like every table's.) */
+static void check_residue(const swa__kernels *k, uint32_t type, int64_t n, int64_t nr, int64_t nt)
+{
+    size_t w_stride = (size_t)(n / 32 * swa_type_block_bytes(type)), x_stride = swa__act_bytes(SWA__ACT_Q8, n);
+    uint8_t *w_buf = (uint8_t *)malloc((size_t)nr * w_stride + 1), *w = w_buf + 1;
+    uint8_t *act = (uint8_t *)malloc((size_t)nt * x_stride);
+    float *x = (float *)malloc(sizeof(float) * (size_t)n);
+    float *want = (float *)malloc(sizeof(float) * (size_t)(nr * nt)), *got = (float *)malloc(sizeof(float) * (size_t)(nr * nt));
+    uint64_t pack_bytes, scratch_bytes;
+    void *pack, *scratch;
+    int64_t r, t, i;
+    k->gemm_memory(nt, n, &pack_bytes, &scratch_bytes);
+    pack = malloc((size_t)pack_bytes);
+    scratch = malloc((size_t)scratch_bytes);
+    for (r = 0; r < nr; r++) random_row(type, w + r * w_stride, n);
+    for (t = 0; t < nt; t++) {
+        for (i = 0; i < n; i++) x[i] = next_float();
+        quantize_ref(SWA__ACT_Q8, x, act + t * x_stride, n);
+    }
+    for (t = 0; t < nt; t++)
+        for (r = 0; r < nr; r++) {
+            float acc[16] = {0};
+            swa__residue_blocks_ref(w + r * w_stride, type, (const swa__q8g *)(act + t * x_stride), 0, n / 32, acc);
+            want[t * nr + r] = swa__residue_sum_ref(acc);
+            got[t * nr + r] = k->type[type].dot(w + r * w_stride, act + t * x_stride, n);
+        }
+    assert_memory_equal(got, want, sizeof(float) * (size_t)(nr * nt));
+    memset(got, 0xff, sizeof(float) * (size_t)(nr * nt));
+    for (t = 0; t < nt; t += SWA__TILE_TOKENS)
+        swa__dot_rows(k->type[type].dot, k->type[type].dots, w, w_stride, nr, act + t * x_stride, x_stride,
+                      nt - t < SWA__TILE_TOKENS ? (int)(nt - t) : SWA__TILE_TOKENS, n, got + t * nr, nr);
+    assert_memory_equal(got, want, sizeof(float) * (size_t)(nr * nt));
+    memset(got, 0xff, sizeof(float) * (size_t)(nr * nt));
+    k->pack_q8(act, x_stride, nt, n, pack);
+    k->type[type].gemm(w, w_stride, nr, pack, nt, n, got, nr, scratch);
+    for (t = 0; t < nt; t++)
+        for (r = 0; r < nr; r++)
+            if (memcmp(&got[t * nr + r], &want[t * nr + r], sizeof(float)))
+                fail_msg("%s AMX product, n = %lld, %lld rows x %lld tokens: row %lld token %lld gives %.9g, the order %.9g",
+                         swa_type_name(type), (long long)n, (long long)nr, (long long)nt, (long long)r, (long long)t,
+                         got[t * nr + r], want[t * nr + r]);
+    free(w_buf); free(act); free(x); free(want); free(got); free(pack); free(scratch);
+}
+
+static void test_amx_residue_order(void **state)
+{
+    static const int64_t blocks[] = {1, 15, 16, 17, 33, 64, 129}, rows[] = {1, 16, 21}, tokens[] = {1, 2, 16, 17, 37};
+    static const uint32_t types[] = {SWA_TYPE_Q8_0, SWA_TYPE_Q4_0};
+    swa__kernels k;
+    size_t ti, b, r, t;
+    (void)state;
+    if (swa__kernels_resolve(SWA_KERNELS_AMX) != SWA_KERNELS_AMX) {
+        fprintf(stderr, "test_kernels: this CPU has no AMX (or Linux did not grant the tile state): AMX kernels not run\n");
+        skip();
+    }
+    swa__kernels_setup(&k, SWA_KERNELS_AMX);
+    level_name = k.name;
+    for (ti = 0; ti < 2; ti++)
+        for (b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+            for (r = 0; r < sizeof rows / sizeof rows[0]; r++)
+                for (t = 0; t < sizeof tokens / sizeof tokens[0]; t++) check_residue(&k, types[ti], 32 * blocks[b], rows[r], tokens[t]);
+}
+#endif
+
 static int report(void **state)
 {
     int i;
@@ -472,6 +541,9 @@ int main(void)
         cmocka_unit_test(test_quantize_and_convert),
         cmocka_unit_test(test_wsum),
         cmocka_unit_test(test_elementwise),
+#if defined(SWA__HAVE_AMX)
+        cmocka_unit_test(test_amx_residue_order),
+#endif
     };
     return cmocka_run_group_tests(tests, setup_tables, report);
 }

@@ -318,10 +318,10 @@ static void test_version_and_kernels(void **state)
     (void)state;
     snprintf(want, sizeof want, "%d.%d.%d", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
     assert_string_equal(swa_version(), want);
-    for (k = SWA_KERNELS_BEST; k <= SWA_KERNELS_NEON; k++) assert_int_equal(swa_kernels_from_name(swa_kernels_name(k)), k);
+    for (k = SWA_KERNELS_BEST; k <= SWA_KERNELS_AMX; k++) assert_int_equal(swa_kernels_from_name(swa_kernels_name(k)), k);
     assert_int_equal(swa_kernels_from_name("sse9"), -1);
     assert_int_equal(swa_kernels_from_name(NULL), -1);
-    assert_null(swa_kernels_name(SWA_KERNELS_NEON + 1));
+    assert_null(swa_kernels_name(SWA_KERNELS_AMX + 1));
     assert_true(tu_build(&tm, &s));
     assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &m, NULL), SWA_OK);
     memset(&cfg, 0, sizeof cfg);
@@ -336,7 +336,7 @@ static void test_version_and_kernels(void **state)
 #endif
     assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_ERR_UNSUPPORTED);
     assert_non_null(strstr(err.msg, swa_kernels_name(cfg.kernels)));
-    cfg.kernels = SWA_KERNELS_NEON + 1;
+    cfg.kernels = SWA_KERNELS_AMX + 1;
     assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_ERR_INVALID_ARG);
     swa_model_free(m);
     tu_free(&tm);
