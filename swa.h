@@ -4906,6 +4906,11 @@ static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
 
 #if defined(SWA__HAVE_AMX)
 
+#if defined(__GNUC__) && !defined(__clang__)   /* GCC bug 105593, as in the AVX-512 section */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 /* ---- dots by residue ----
    16 blocks at a time: the pairs of swa__pair_avx512 (pair p of a group: blocks p and p + 4, a
    128-bit lane per half block) against the activations give 8 registers of partial sums,
@@ -5010,12 +5015,12 @@ SWA__AMX SWA__INLINE void swa__row_dots_residue_amx(const void *row, const void 
         for (i = 0; i < units; i++, w += unit_bytes) {
             swa__unit_amx u = swa__unit_load_amx(w, type);
             for (t = 0; t < nt; t++)
-                acc[t] = swa__unit_step_amx(&u, (const swa__q8g *)((const uint8_t *)x + t * stride) + 2 * i, type, acc[t]);
+                acc[t] = swa__unit_step_amx(&u, (const swa__q8g *)((const uint8_t *)x + (size_t)t * stride) + 2 * i, type, acc[t]);
         }
     }
     for (t = 0; t < nt; t++)
         out[t] = swa__residue_finish_amx(acc[t], (const uint8_t *)row, type,
-                                         (const swa__q8g *)((const uint8_t *)x + t * stride), units * 16, n);
+                                         (const swa__q8g *)((const uint8_t *)x + (size_t)t * stride), units * 16, n);
 }
 
 SWA__AMX SWA__INLINE void swa__row_dots_q8_0_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
@@ -5201,6 +5206,10 @@ SWA__AMX static void swa__gemm_q4_0_amx(const uint8_t *w, size_t w_stride, int64
 {
     swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_0);
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 #endif /* SWA__HAVE_AMX */
 
