@@ -577,7 +577,7 @@ static void test_parallel_equals_single_runs(void **state)
     tu_model tm;
     char model[] = "/tmp/swa_cli_par_model_XXXXXX", bytes[] = "/tmp/swa_cli_par_bytes_XXXXXX", args[512], *err, *ids;
     int32_t tok[5];
-    long n_gen;
+    long n_gen = 0;
     (void)state;
     if (access(GENERATE_FILE, X_OK) != 0) fail_msg(GENERATE_FILE " is missing: run make first");
     snprintf(args, sizeof args, "-m %s -p 'Once upon a time' -n 90 --temp 0.9 -t 1", shipped);
