@@ -2,9 +2,14 @@
 
    swa-generate -m MODEL.gguf -p "Once upon a time" [-n 256] [--temp 0.8] ...
    swa-generate -m MODEL.gguf --chat [--chat-template NAME] [--system TEXT]
+   swa-generate -m MODEL.gguf -p "Once upon a time" --parallel 4 -s 42
 
    The prompt is echoed, then the continuation streams to stdout; a model summary and the
-   speeds go to stderr. Ctrl-C stops generation and still prints the timings. */
+   speeds go to stderr. Ctrl-C stops generation and still prints the timings.
+
+   --parallel N evaluates the prompt once, forks it into N sequences of one context and samples
+   them together, a token of each per forward pass; continuation i, sampled with seed + i, is
+   printed under a header line exactly as a single run with that seed prints it. */
 #define _POSIX_C_SOURCE 200809L
 #define SWA_IMPLEMENTATION
 #include "swa.h"
@@ -25,6 +30,7 @@ typedef struct options {
     int32_t *prompt_ids;          /* --ids, parsed */
     size_t n_prompt_ids;
     long n_predict;               /* -1: until end-of-sequence */
+    long parallel;                /* --parallel N; 0: one sequence, printed as it streams */
     int no_bos, chat, seed_given, no_mmap, verbose_prompt;
     swa_ctx_config cfg;
     swa_sampler_config sampling;
@@ -75,6 +81,14 @@ static void usage(FILE *f)
         "  --save-state FILE    at the end, save the context (its rings, a few MB at most with a\n"
         "                       window) and the last sampled token, to continue later\n"
         "  --load-state FILE    continue from a saved state: the prompt, if any, is appended to it\n"
+        "  --parallel N         sample N continuations of the prompt (1..256) in one batched run:\n"
+        "                       the prompt is evaluated once and forked; continuation i uses seed\n"
+        "                       SEED+i and is printed, after a line \"--- continuation i+1 of N, seed\n"
+        "                       SEED+i ---\", as a run with -s SEED+i prints it. Not with -i,\n"
+        "                       --save-state, --load-state, --dump-logits or -n 0\n"
+        "  --sinks N            attention sinks on layers without a window: keep the first N\n"
+        "                       positions and a ring of the last n_ctx-N, so generation goes on\n"
+        "                       past -c (an approximation of the model; exact until -c is reached)\n"
         "  -h, --help           this help\n"
         "chat template families:");
     for (i = 0; swa_chat_template_at(i); i++) fprintf(f, " %s", swa_chat_template_name(swa_chat_template_at(i)));
@@ -108,6 +122,8 @@ static int parse_float(const char *flag, const char *s, float lo, float hi, floa
     *out = (float)v;
     return 1;
 }
+
+#define MAX_PARALLEL 256   /* --parallel: more sequences than any batch needs, fewer than memory allows */
 
 /* One flag with its value; 0 on a bad value. */
 static int parse_flag(options *o, const char *a, const char *val)
@@ -143,6 +159,8 @@ static int parse_flag(options *o, const char *a, const char *val)
     else if (!strcmp(a, "-w")) { if (!parse_long(a, val, 1, INT32_MAX, &v)) return 0; o->cfg.window = (int32_t)v; }
     else if (!strcmp(a, "-c")) { if (!parse_long(a, val, 1, INT32_MAX, &v)) return 0; o->cfg.n_ctx = (int32_t)v; }
     else if (!strcmp(a, "-b")) { if (!parse_long(a, val, 1, 1 << 20, &v)) return 0; o->cfg.n_batch = (int32_t)v; }
+    else if (!strcmp(a, "--parallel")) return parse_long(a, val, 1, MAX_PARALLEL, &o->parallel);
+    else if (!strcmp(a, "--sinks")) { if (!parse_long(a, val, 0, INT32_MAX, &v)) return 0; o->cfg.n_sink = (int32_t)v; }
     else if (!strcmp(a, "--kv")) {
         if ((o->cfg.kv_type = swa_kv_type_from_name(val)) < 0) return bad_value(a, val, "f16, f32 or q8_0");
     }
@@ -172,6 +190,24 @@ static size_t parse_ids(const char *s, int32_t **out)
     return n;
 }
 
+/* --parallel samples stories from one evaluated prompt: a chat, a saved state (one sequence),
+   a logits dump (whose rows would interleave the sequences) and -n 0 (nothing to sample) are
+   refused. One step decodes a token of every sequence in one forward pass, so -b is raised to
+   N when below it. */
+static int parallel_fits(options *o)
+{
+    const char *other = o->chat ? "-i" : o->save_state ? "--save-state" : o->load_state ? "--load-state"
+                      : o->dump_logits ? "--dump-logits" : o->n_predict == 0 ? "-n 0" : NULL;
+    int32_t n_batch = o->cfg.n_batch ? o->cfg.n_batch : swa_ctx_config_default(NULL).n_batch;
+    if (other) {
+        fprintf(stderr, "swa-generate: --parallel samples several stories from one prompt; it does not go with %s\n", other);
+        return 0;
+    }
+    if (n_batch < o->parallel) o->cfg.n_batch = (int32_t)o->parallel;
+    o->cfg.n_seq = (int32_t)o->parallel;
+    return 1;
+}
+
 static int parse_args(int argc, char **argv, options *o)
 {
     int i;
@@ -195,7 +231,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (a[0] != '-' || a[1] == '\0') { fprintf(stderr, "swa-generate: unexpected argument \"%s\"\n", a); return 0; }
         else if (i + 1 >= argc) {
             fprintf(stderr, strstr(" -m -p -f --ids --dump-logits --save-state --load-state -n -s --temp --top-k --top-p --min-p "
-                                   "--repeat-penalty --repeat-last-n -t -w -c -b --kv --system --chat-template ", a)
+                                   "--repeat-penalty --repeat-last-n -t -w -c -b --kv --system --chat-template --parallel --sinks ", a)
                         ? "swa-generate: %s needs a value\n" : "swa-generate: unknown flag %s\n", a);
             return 0;
         }
@@ -209,6 +245,7 @@ static int parse_args(int argc, char **argv, options *o)
         fprintf(stderr, "swa-generate: --save-state and --load-state are for stories, not -i\n");
         return 0;
     }
+    if (o->parallel && !parallel_fits(o)) return 0;
     if (!o->seed_given) o->sampling.seed = (uint64_t)time(NULL);
     return 1;
 }
@@ -277,7 +314,7 @@ static void print_summary(const swa_model *m, const swa_ctx *c, const options *o
     swa_ctx_config cfg = swa_ctx_config_get(c);
     int32_t w = swa_ctx_window(c, 0), l, n_windowed = 0, largest = 0;
     size_t windowed = 0, global = 0;
-    char attention[96], parts[96] = "";
+    char attention[96], parts[96] = "", seqs[48] = "";
     for (l = 0; l < hp->n_layer; l++) {
         int32_t wl = swa_ctx_window(c, l);
         n_windowed += wl > 0;
@@ -288,13 +325,14 @@ static void print_summary(const swa_model *m, const swa_ctx *c, const options *o
     else snprintf(attention, sizeof attention, "%d windowed layers (up to %d), %d global over %d positions", n_windowed,
                   largest, hp->n_layer - n_windowed, cfg.n_ctx);
     swa_ctx_cache_split(m, &cfg, &windowed, &global);
+    if (cfg.n_seq > 1) snprintf(seqs, sizeof seqs, " for %d sequences", cfg.n_seq);
     if (windowed && global)
         snprintf(parts, sizeof parts, " (windowed %.2f + global %.2f)", (double)windowed / (1024.0 * 1024.0),
                  (double)global / (1024.0 * 1024.0));
-    fprintf(stderr, "swa-generate: %s, %d layers, %d heads (%d kv), embd %d, vocab %d, %s; %s; cache %.2f MiB%s %s; "
+    fprintf(stderr, "swa-generate: %s, %d layers, %d heads (%d kv), embd %d, vocab %d, %s; %s; cache %.2f MiB%s %s%s; "
                     "%d threads, %s kernels; seed %llu; model %s\n",
             hp->arch, hp->n_layer, hp->n_head, hp->n_kv_head, hp->n_embd, hp->n_vocab, swa_type_name(hp->weight_type),
-            attention, (double)swa_ctx_cache_bytes(c) / (1024.0 * 1024.0), parts, swa_kv_type_name(cfg.kv_type),
+            attention, (double)swa_ctx_cache_bytes(c) / (1024.0 * 1024.0), parts, swa_kv_type_name(cfg.kv_type), seqs,
             cfg.n_threads, swa_ctx_kernels(c), (unsigned long long)o->sampling.seed,
             swa_load_path_name(swa_model_load_path(m)));
 }
@@ -428,6 +466,122 @@ static int generate(session *s, long n_predict, int *ended)
         if (s->reply) text_append(s->reply, text, n);
     }
     s->t.gen_s += now_seconds() - t0;
+    return ok;
+}
+
+/* --parallel: one continuation of the prompt, in sequence `seq` of the context. */
+typedef struct branch {
+    swa_sampler *sampler;         /* seeded with the seed + seq */
+    swa_decoder dec;
+    text_buf out;                 /* what a single run with that seed prints on stdout */
+    const float *logits;          /* where its next token is sampled from */
+    long n_gen;
+    int done;
+} branch;
+
+/* A branch's block on stdout: a header line, then the single run's output. */
+static void print_branch(const session *s, branch *b, int seq)
+{
+    printf("--- continuation %d of %ld, seed %llu ---\n", seq + 1, s->o->parallel,
+           (unsigned long long)(s->o->sampling.seed + (uint64_t)seq));
+    if (b->out.s) fwrite(b->out.s, 1, b->out.len, stdout);
+    fflush(stdout);
+}
+
+/* The branch is finished: its last bytes and the single run's closing newline. */
+static void close_branch(const session *s, branch *b)
+{
+    char text[256];
+    if (s->vocab) text_append(&b->out, text, swa_decoder_flush(&b->dec, text, sizeof text));
+    text_append(&b->out, "\n", 1);
+    b->done = 1;
+}
+
+/* Sample a token for each unfinished branch and queue the ones to evaluate, as generate()
+   does for one: end-of-sequence is not printed, the -n-th token not evaluated. */
+static size_t sample_branches(session *s, branch *br, int32_t *tok, int32_t *seq)
+{
+    long n_predict = s->o->n_predict;
+    size_t n = 0;
+    int i;
+    for (i = 0; i < (int)s->o->parallel; i++) {
+        branch *b = &br[i];
+        char text[256];
+        int32_t t;
+        if (b->done) continue;
+        if (interrupted) { close_branch(s, b); continue; }
+        t = swa_sampler_sample(b->sampler, b->logits);
+        if (s->vocab && t == swa_vocab_eos(s->vocab)) { close_branch(s, b); continue; }
+        if (s->vocab) text_append(&b->out, text, swa_decoder_push(&b->dec, t, text, sizeof text));
+        else text_append(&b->out, text, (size_t)snprintf(text, sizeof text, "%s%d", b->n_gen ? " " : "", t));
+        b->n_gen++;
+        s->t.n_gen++;
+        if (n_predict >= 0 && b->n_gen == n_predict) { close_branch(s, b); continue; }
+        swa_sampler_accept(b->sampler, t);
+        tok[n] = t;
+        seq[n++] = i;
+    }
+    return n;
+}
+
+/* The branches forked from the prompt in sequence 0 (its last logits in s->logits), generated
+   together: one swa_ctx_decode of a token per unfinished branch per step. Each is printed as
+   soon as it and every branch before it are finished. */
+static int generate_parallel(session *s, const int32_t *prompt, size_t n_prompt, const char *echo)
+{
+    int n_seq = (int)s->o->parallel, i, printed = 0, ok = 0;
+    branch *br = (branch *)calloc((size_t)n_seq, sizeof *br);
+    float *first = (float *)malloc(s->n_vocab * sizeof(float));
+    float *rows = (float *)malloc((size_t)n_seq * s->n_vocab * sizeof(float));
+    int32_t *tok = (int32_t *)malloc((size_t)n_seq * sizeof(int32_t)), *seq = (int32_t *)malloc((size_t)n_seq * sizeof(int32_t));
+    double t0 = now_seconds();
+    swa_error err;
+    if (!br || !first || !rows || !tok || !seq) { fprintf(stderr, "swa-generate: out of memory for %d sequences\n", n_seq); goto out; }
+    memcpy(first, s->logits, s->n_vocab * sizeof(float));   /* the context's copy lasts until its next call */
+    for (i = 0; i < n_seq; i++) {
+        swa_sampler_config sc = s->o->sampling;
+        size_t k;
+        sc.seed += (uint64_t)i;
+        if (swa_sampler_create(&sc, (int32_t)s->n_vocab, &br[i].sampler, &err) != SWA_OK ||
+            (i > 0 && swa_seq_copy(s->ctx, 0, i, &err) != SWA_OK)) {
+            fprintf(stderr, "swa-generate: %s\n", err.msg);
+            goto out;
+        }
+        for (k = 0; k < n_prompt; k++) swa_sampler_accept(br[i].sampler, prompt[k]);
+        swa_decoder_init(&br[i].dec, s->vocab);
+        br[i].dec.at_start = 0;   /* after the prompt: keep every space */
+        br[i].logits = first;
+        text_append(&br[i].out, echo, strlen(echo));
+    }
+    for (ok = 1; printed < n_seq;) {
+        swa_batch batch;
+        swa_status st;
+        batch.n = sample_branches(s, br, tok, seq);
+        batch.token = tok;
+        batch.seq = seq;
+        batch.logits = NULL;   /* each sequence's one token */
+        if (batch.n > 0 && (st = swa_ctx_decode(s->ctx, &batch, rows, &err)) != SWA_OK) {
+            if (st != SWA_ERR_CONTEXT_FULL) fprintf(stderr, "\nswa-generate: %s\n", err.msg);
+            else fprintf(stderr, "\nswa-generate: the context is full (%d positions); generation stops here\n",
+                         swa_ctx_config_get(s->ctx).n_ctx);
+            if (st != SWA_ERR_CONTEXT_FULL) ok = 0;   /* a full context ends generation, no error */
+            batch.n = 0;
+        }
+        for (i = 0; i < (int)batch.n; i++) br[seq[i]].logits = rows + (size_t)i * s->n_vocab;
+        if (batch.n == 0)   /* every branch is finished, or none can go on */
+            for (i = 0; i < n_seq; i++) if (!br[i].done) close_branch(s, &br[i]);
+        for (; printed < n_seq && br[printed].done; printed++) {
+            if (br[printed].out.failed) { fprintf(stderr, "swa-generate: out of memory for the text\n"); ok = 0; }
+            print_branch(s, &br[printed], printed);
+        }
+    }
+out:
+    s->t.gen_s += now_seconds() - t0;
+    for (i = 0; br && i < n_seq; i++) {
+        swa_sampler_free(br[i].sampler);
+        free(br[i].out.s);
+    }
+    free(br); free(first); free(rows); free(tok); free(seq);
     return ok;
 }
 
@@ -688,6 +842,7 @@ static int run(session *s)
     int32_t *prompt = NULL;
     size_t n = 0;
     char *text = NULL;
+    const char *echo = "";
     int ended, ok;
     if (o->chat) return chat(s);
     if (o->load_state && (s->pending = load_state(s, o->load_state)) < 0) return 0;
@@ -703,9 +858,16 @@ static int run(session *s)
             int bos = !o->load_state && !o->no_bos && swa_vocab_add_bos(s->vocab);
             if (!(n = tokenize(s->vocab, p, bos ? SWA_TOKENIZE_ADD_BOS : 0, &prompt))) { free(text); return 0; }
         }
-        fputs(p, stdout);              /* echo the prompt */
-        fflush(stdout);
+        echo = p;
     }
+    if (o->parallel) {                 /* each continuation is printed with the prompt */
+        ok = n > 0 && feed_story(s, prompt, n) && generate_parallel(s, prompt, n, echo);
+        free(prompt);
+        free(text);
+        return ok;
+    }
+    fputs(echo, stdout);               /* echo the prompt */
+    fflush(stdout);
     ok = (n > 0 || o->load_state) && feed_story(s, prompt, n) && generate(s, o->n_predict, &ended);
     if (ok && o->n_predict != 0) printf("\n");
     if (ok && o->save_state) ok = save_state(s, o->save_state);

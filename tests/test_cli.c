@@ -531,6 +531,176 @@ static void test_context_end(void **state)
     tu_free(&tm);
 }
 
+/* What --parallel N with seed S must print, built from N single runs: for each i, the header
+   line, then the stdout of a run with seed S + i. */
+static void write_single_runs(const char *args, int n, unsigned seed, const char *path)
+{
+    char cmd[4096];
+    int i;
+    write_file(path, "", 0);
+    for (i = 0; i < n; i++) {
+        snprintf(cmd, sizeof cmd, "printf -- '--- continuation %d of %d, seed %u ---\\n' >> %s && "
+                 GENERATE " %s -s %u 2>/dev/null >> %s", i + 1, n, seed + (unsigned)i, path, args, seed + (unsigned)i, path);
+        assert_int_equal(run(cmd), 0);
+    }
+}
+
+/* swa-generate ARGS --parallel N -s SEED prints what N single runs print (write_single_runs);
+   returns its stderr. */
+static char *check_parallel(const char *args, int n, unsigned seed)
+{
+    char got[] = "/tmp/swa_cli_par_XXXXXX", want[] = "/tmp/swa_cli_single_XXXXXX", err[] = "/tmp/swa_cli_par_err_XXXXXX";
+    char cmd[4096], *text;
+    int rc;
+    close(mkstemp(got)); close(mkstemp(want)); close(mkstemp(err));
+    write_single_runs(args, n, seed, want);
+    snprintf(cmd, sizeof cmd, GENERATE " %s --parallel %d -s %u > %s 2> %s", args, n, seed, got, err);
+    assert_int_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, "diff %s %s", want, got);
+    text = capture(cmd, &rc);
+    if (rc != 0) fail_msg("%s --parallel %d -s %u differs from the single runs:\n%s", args, n, seed, text);
+    free(text);
+    text = read_text(err);
+    remove(got); remove(want); remove(err);
+    return text;
+}
+
+/* --parallel: each continuation equals the single run with its seed. Sampled (with and without
+   the repetition penalty, which sees the prompt) past the window of the shipped model, greedy
+   (N copies of one story), with token ids on a model of full attention whose context fills
+   (every continuation stops there, exit 0), and on a byte vocabulary where end-of-sequence
+   ends some continuations early while the others go on. */
+static void test_parallel_equals_single_runs(void **state)
+{
+    const char *shipped = "examples/models/swa-stories.gguf";
+    tu_spec s;
+    tu_model tm;
+    char model[] = "/tmp/swa_cli_par_model_XXXXXX", bytes[] = "/tmp/swa_cli_par_bytes_XXXXXX", args[512], *err, *ids;
+    int32_t tok[5];
+    long n_gen = 0;
+    (void)state;
+    if (access(GENERATE_FILE, X_OK) != 0) fail_msg(GENERATE_FILE " is missing: run make first");
+    snprintf(args, sizeof args, "-m %s -p 'Once upon a time' -n 90 --temp 0.9 -t 1", shipped);
+    err = check_parallel(args, 3, 42);
+    if (!strstr(err, "generation: 270 tokens") || !strstr(err, "for 3 sequences")) fail_msg("unexpected log:\n%s", err);
+    free(err);
+    /* the penalty sees the prompt: forgetting it changes these stories */
+    snprintf(args, sizeof args, "-m %s -p 'Once upon a time' -n 40 --temp 0.8 --repeat-penalty 1.5 -t 2", shipped);
+    free(check_parallel(args, 2, 7));
+    /* greedy: two copies of the greedy story, whatever the seeds */
+    snprintf(args, sizeof args, "-m %s -p 'Once upon a time' -n 30 --temp 0", shipped);
+    {
+        char got[] = "/tmp/swa_cli_greedy_XXXXXX", want[] = "/tmp/swa_cli_greedy1_XXXXXX", cmd[4096];
+        close(mkstemp(got)); close(mkstemp(want));
+        snprintf(cmd, sizeof cmd, "{ echo '--- continuation 1 of 2, seed 5 ---'; " GENERATE " %s 2>/dev/null; "
+                 "echo '--- continuation 2 of 2, seed 6 ---'; " GENERATE " %s -s 99 2>/dev/null; } > %s && "
+                 GENERATE " %s --parallel 2 -s 5 2>/dev/null > %s && cmp -s %s %s", args, args, want, args, got, want, got);
+        assert_int_equal(run(cmd), 0);
+        remove(got); remove(want);
+    }
+    /* token ids; 32 positions of full attention: 5 prompt tokens, then 28 tokens each */
+    memset(&s, 0, sizeof s);
+    s.n_layer = 2; s.n_embd = 32; s.n_head = 2; s.n_kv_head = 1; s.n_ff = 32; s.n_vocab = 50;
+    s.n_ctx = 32; s.type = GW_F32; s.seed = 4;
+    assert_true(tu_build(&tm, &s));
+    close(mkstemp(model));
+    write_file(model, tm.gguf, tm.gguf_size);
+    tu_random_tokens(tok, 5, 50, 8);
+    ids = ids_arg(tok, 5);
+    snprintf(args, sizeof args, "-m %s --ids %s -n 100 --temp 1 --top-k 0 --top-p 1 --min-p 0", model, ids);
+    err = check_parallel(args, 4, 1000);
+    if (!strstr(err, "generation: 112 tokens") || !strstr(err, "context is full")) fail_msg("unexpected log:\n%s", err);
+    free(err);
+    /* end-of-sequence (id 2 of 259, nearly uniform draws) ends some continuations before -n */
+    close(mkstemp(bytes));
+    write_byte_vocab_model(bytes);
+    snprintf(args, sizeof args, "-m %s -p hi -n 100 --temp 4 --top-k 0 --top-p 1 --min-p 0", bytes);
+    err = check_parallel(args, 4, 3);
+    {
+        const char *g = strstr(err, "generation: ");
+        if (!g || sscanf(g, "generation: %ld", &n_gen) != 1) fail_msg("no timings:\n%s", err);
+        if (n_gen >= 400) fail_msg("no continuation ended early; choose another seed:\n%s", err);
+    }
+    free(err);
+    free(ids);
+    remove(model); remove(bytes);
+    tu_free(&tm);
+}
+
+/* Combinations --parallel refuses, and counts it refuses: exit 2 with a message. */
+static void test_parallel_refusals(void **state)
+{
+    static const char *bad[][2] = {
+        {"--parallel 2 -i", "does not go with -i"},
+        {"--parallel 2 --save-state /tmp/x", "does not go with --save-state"},
+        {"--parallel 2 --load-state /tmp/x", "does not go with --load-state"},
+        {"--parallel 2 --dump-logits /tmp/x", "does not go with --dump-logits"},
+        {"--parallel 2 -n 0", "does not go with -n 0"},
+        {"--parallel 0", "--parallel wants a number in 1..256"},
+        {"--parallel -3", "--parallel wants a number in 1..256"},
+        {"--parallel 257", "--parallel wants a number in 1..256"},
+        {"--parallel 100000000000000000000", "--parallel wants a number in 1..256"},
+        {"--parallel two", "--parallel wants a number in 1..256"},
+        {"--parallel", "--parallel needs a value"},
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char cmd[512], *out;
+        int rc;
+        snprintf(cmd, sizeof cmd, GENERATE " -m x.gguf -p hi %s 2>&1", bad[i][0]);
+        out = capture(cmd, &rc);
+        if (rc != 2 || !strstr(out, bad[i][1])) fail_msg("%s: exit %d, wanted 2 and \"%s\":\n%s", bad[i][0], rc, bad[i][1], out);
+        free(out);
+    }
+    assert_int_equal(run(GENERATE " -h | grep -q -- '--parallel N'"), 0);
+}
+
+/* --sinks N reaches the library: on a full-attention model of 32 positions, the logits before
+   the context fills are those of a run without sinks, bit for bit (README: exact up to n_ctx),
+   and generation goes on past 32 positions instead of stopping. Negative or n_ctx is refused. */
+static void test_sinks(void **state)
+{
+    tu_spec s;
+    tu_model tm;
+    char model[] = "/tmp/swa_cli_sinks_XXXXXX", d1[] = "/tmp/swa_cli_sinks_d1_XXXXXX", d2[] = "/tmp/swa_cli_sinks_d2_XXXXXX";
+    char cmd[2048], *out, *p;
+    int rc, n = 0;
+    (void)state;
+    memset(&s, 0, sizeof s);
+    s.n_layer = 1; s.n_embd = 32; s.n_head = 2; s.n_kv_head = 1; s.n_ff = 32; s.n_vocab = 50;
+    s.n_ctx = 32; s.type = GW_F32; s.seed = 9;
+    assert_true(tu_build(&tm, &s));
+    close(mkstemp(model)); close(mkstemp(d1)); close(mkstemp(d2));
+    write_file(model, tm.gguf, tm.gguf_size);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1,2,3,4,5 -n 20 --temp 0 --dump-logits %s > %s.out 2>/dev/null && "
+             GENERATE " -m %s --ids 1,2,3,4,5 -n 20 --temp 0 --sinks 4 --dump-logits %s > %s.out 2>/dev/null && "
+             "cmp -s %s %s && cmp -s %s.out %s.out", model, d1, d1, model, d2, d2, d1, d2, d1, d2);
+    assert_int_equal(run(cmd), 0);
+    assert_int_equal(dump_rows(d1, 50), 5 + 19);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1,2,3,4,5 -n 100 --temp 0 --sinks 4 2>&1 >/dev/null | grep -q 'context is full'",
+             model);
+    assert_int_not_equal(run(cmd), 0);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1,2,3,4,5 -n 100 --temp 0 --sinks 4 2>/dev/null", model);
+    out = capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    for (p = strtok(out, " \n"); p; p = strtok(NULL, " \n")) n++;
+    assert_int_equal(n, 100);
+    free(out);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1 --sinks -1 2>&1", model);
+    out = capture(cmd, &rc);
+    if (rc != 2 || !strstr(out, "--sinks wants a number in 0..")) fail_msg("--sinks -1: exit %d\n%s", rc, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1 --sinks 32 2>&1", model);
+    out = capture(cmd, &rc);
+    if (rc != 1 || !strstr(out, "n_sink 32 must be below n_ctx 32")) fail_msg("--sinks 32: exit %d\n%s", rc, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s.out", d1); remove(cmd);
+    snprintf(cmd, sizeof cmd, "%s.out", d2); remove(cmd);
+    remove(model); remove(d1); remove(d2);
+    tu_free(&tm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -543,6 +713,9 @@ int main(void)
         cmocka_unit_test(test_prompt_with_more_tokens_than_bytes),
         cmocka_unit_test(test_chat_reads_the_prompt_file),
         cmocka_unit_test(test_context_end),
+        cmocka_unit_test(test_parallel_equals_single_runs),
+        cmocka_unit_test(test_parallel_refusals),
+        cmocka_unit_test(test_sinks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,11 +14,11 @@
 #define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for swa_model_load_resident */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
+#include "tools/timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_B 64
 
@@ -27,25 +27,6 @@ typedef struct options {
     int n_prompt, n_gen, reps, no_mmap, n_b, b[MAX_B];
     swa_ctx_config cfg;
 } options;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static uint64_t rng = 88172645463325252ull;
 static int32_t random_token(int32_t n_vocab)

@@ -18,6 +18,7 @@
 #define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for the bandwidth buffer */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
+#include "tools/timing.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -27,7 +28,6 @@
 #if !defined(_WIN32)
 #include <sys/mman.h>
 #endif
-#include <time.h>
 
 typedef struct options {
     const char *model;
@@ -35,26 +35,12 @@ typedef struct options {
     swa_ctx_config cfg;
 } options;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 typedef struct summary { double median, spread; } summary;
 
 static summary summarize(double *v, int n)
 {
     summary s;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    s.median = median(v, n);   /* sorts v */
     s.spread = 0.5 * (v[n - 1] - v[0]);
     return s;
 }
