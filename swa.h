@@ -5063,12 +5063,12 @@ typedef struct swa__amx_unit {
 
 
 /* Packed tokens for n tokens of up to n_in columns; a thread's scratch: 16 unpacked rows, the
-   16 accumulators' registers, the tree's results and tile C, aligned by hand. */
+   16 accumulators' registers, the tree's results and two buffers of tile C, aligned by hand. */
 static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
 {
     uint64_t blocks = (uint64_t)(n_in + 31) / 32;
     *pack_bytes = (uint64_t)(n + 15) / 16 * blocks * sizeof(swa__amx_unit);
-    *scratch_bytes = 16 * blocks * (32 + sizeof(float)) + 16 * 16 * 16 * sizeof(float) + 2 * 16 * 16 * sizeof(float) + 64;
+    *scratch_bytes = 16 * blocks * (32 + sizeof(float)) + 16 * 16 * 16 * sizeof(float) + 3 * 16 * 16 * sizeof(float) + 64;
 }
 
 /* Tokens [0, n) of the activations xq (swa__q8g rows, x_stride bytes apart) in tile units:
@@ -5132,31 +5132,51 @@ SWA__AMX SWA__INLINE void swa__amx_tree(const float *acc, float *out)
     }
 }
 
-/* Accumulator j for 16 unpacked rows against token group xg (nbk units): blocks j, j + 16, ...
-   through the tile, C's rows scaled into acc (16 registers). */
-SWA__AMX SWA__INLINE void swa__amx_residue(const int8_t *wq, const float *dw, const swa__amx_unit *xg, int64_t nbk, int j,
-                                           int32_t *c, float *acc)
+/* Block b of the 16 unpacked rows times the token group's unit b, into c (16 x 16 int32). */
+SWA__AMX SWA__INLINE void swa__amx_product(const int8_t *wq, const swa__amx_unit *xg, int64_t nbk, int64_t b, int32_t *c)
+{
+    _tile_zero(0);                            /* tiles: 0 C, 1 A (the rows), 2 B (the tokens) */
+    _tile_loadd(1, wq + b * 32, nbk * 32);
+    _tile_loadd(2, xg[b].q, 64);
+    _tile_dpbssd(0, 1, 2);
+    _tile_stored(0, c, 64);
+}
+
+/* The next block after b in the residue order's sequence (accumulator j's blocks j, j + 16,
+   ..., then accumulator j + 1's), or -1 after the last. */
+static int64_t swa__amx_next_block(int64_t b, int64_t nbk)
+{
+    if (b + 16 < nbk) return b + 16;
+    return b % 16 + 1 < 16 && b % 16 + 1 < nbk ? b % 16 + 1 : -1;
+}
+
+/* 16 unpacked rows against token group xg (nbk units): acc[(j * 16 + m) * 16 + t] = row m's
+   accumulator j for token t. Each block's product is stored in one of two buffers of c, and
+   the next block's product is issued before this one's is scaled, so that the tile unit and
+   the vector units work at once. */
+SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *dw, const swa__amx_unit *xg, int64_t nbk,
+                                         int32_t *c, float *acc)
 {
     __m512 r[16];
-    int64_t b;
-    int m;
+    int64_t b = 0, next;
+    int m, j, buf = 0;
+    if (nbk < 16) memset(acc, 0, 16 * 16 * 16 * sizeof(float));   /* the accumulators without blocks */
+    swa__amx_product(wq, xg, nbk, 0, c);
+    for (j = 0; j < 16 && j < nbk; j++) {
 #pragma GCC unroll 16
-    for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
-    for (b = j; b < nbk; b += 16) {
-        __m512 d;
-        _tile_zero(0);                        /* tiles: 0 C, 1 A (the rows), 2 B (the tokens) */
-        _tile_loadd(1, wq + b * 32, nbk * 32);
-        _tile_loadd(2, xg[b].q, 64);
-        _tile_dpbssd(0, 1, 2);
-        _tile_stored(0, c, 64);
-        d = _mm512_loadu_ps(xg[b].d);
+        for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
+        for (; b >= 0 && b % 16 == j; b = next, buf ^= 1) {
+            const int32_t *cb = c + buf * 256;
+            __m512 d = _mm512_loadu_ps(xg[b].d);
+            if ((next = swa__amx_next_block(b, nbk)) >= 0) swa__amx_product(wq, xg, nbk, next, c + (buf ^ 1) * 256);
 #pragma GCC unroll 16
-        for (m = 0; m < 16; m++)
-            r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)),
-                                   _mm512_mul_ps(_mm512_set1_ps(dw[m * nbk + b]), d), r[m]);
+            for (m = 0; m < 16; m++)
+                r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(cb + 16 * m)),
+                                       _mm512_mul_ps(_mm512_set1_ps(dw[m * nbk + b]), d), r[m]);
+        }
+#pragma GCC unroll 16
+        for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (j * 16 + m) * 16, r[m]);
     }
-#pragma GCC unroll 16
-    for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + m * 16, r[m]);
 }
 
 /* y[t * ldy + r] = dot(row r, token t) for nr rows (w_stride bytes apart) and n tokens packed
@@ -5171,7 +5191,7 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
     int32_t *c = (int32_t *)(out + 16 * 16);
     swa__tile_config cfg;
     int64_t r, g, t;
-    int j, m;
+    int m;
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
     cfg.rows[0] = 16;                         /* C: 16 rows x 16 tokens of int32 */
@@ -5185,8 +5205,7 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
         int rows = nr - r < 16 ? (int)(nr - r) : 16;
         swa__amx_unpack_rows(w + (size_t)r * w_stride, w_stride, rows, nbk, type, wq, dw);
         for (g = 0; g * 16 < n; g++) {
-            for (j = 0; j < 16; j++)
-                swa__amx_residue(wq, dw, (const swa__amx_unit *)xpack + g * nbk, nbk, j, c, acc + j * 16 * 16);
+            swa__amx_group(wq, dw, (const swa__amx_unit *)xpack + g * nbk, nbk, c, acc);
             swa__amx_tree(acc, out);
             for (t = 0; t < 16 && g * 16 + t < n; t++)
                 for (m = 0; m < rows; m++) y[(g * 16 + t) * ldy + r + m] = out[m * 16 + t];
