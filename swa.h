@@ -5040,13 +5040,16 @@ SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q4_0_amx, swa__dots_q4_0_amx)
 
 /* ---- matrix products on AMX tiles ----
    For 16 weight rows and 16 tokens, tile C (16 x 16 int32) = A (one block of each row: 16 x
-   32 int8) times B (the same block of each token, in the tile unit's layout: token t's 4
-   bytes k..k+3 at row k / 4, bytes 4t..4t+3): block b's exact sums I_b at once. The rows are
-   unpacked once into scratch (signed bytes, Q4_0's nibbles less 8, and float scales); the
-   tokens were packed once per product by swa__amx_pack. Then, accumulator j of the residue
-   order at a time, each of its blocks goes through the tile and C's 16 rows of 16 tokens are
-   scaled into 16 registers, the tokens in lanes; the 16 accumulators' tree gives each row's
-   results for the 16 tokens. */
+   32 int8) times B (the same block of each token, in the tile unit's layout: token t's bytes
+   k..k+3 at row k / 4, bytes 4t..4t+3): block b's exact sums I_b at once. With 8 tokens or
+   fewer, one product takes two blocks: A holds blocks b and b + 1 of each row (64 bytes), and
+   B block b's tokens in columns 0-7 of its first 8 rows and block b + 1's in columns 8-15 of
+   the next 8, zeros elsewhere, so that C's lanes 0-7 are block b's sums and 8-15 block b + 1's.
+   The rows are unpacked once into scratch (signed bytes, Q4_0's nibbles less 8, and float
+   scales); the tokens were packed once per product by swa__amx_pack. Then, accumulator j of
+   the residue order at a time (j and j + 1 with two blocks a product), each of its blocks goes
+   through the tiles, and C's 16 rows are scaled into 16 registers, the tokens in lanes; the
+   16 accumulators' tree gives each row's results for the tokens. */
 
 /* The tile configuration's memory layout (palette 1). */
 typedef struct swa__tile_config {
@@ -5055,65 +5058,160 @@ typedef struct swa__tile_config {
     uint8_t rows[16];
 } swa__tile_config;
 
-/* 16 tokens' block b, as tile B wants it, and the tokens' scales of the block. */
+/* Tile B for one product, and the scale of each of C's lanes on the tokens' side. */
 typedef struct swa__amx_unit {
-    int8_t q[8][64];
+    int8_t q[16][64];
     float d[16];
 } swa__amx_unit;
 
+#define SWA__AMX_NARROW 8   /* tokens up to which a product takes two blocks */
 
-/* Packed tokens for n tokens of up to n_in columns; a thread's scratch: 16 unpacked rows, the
-   16 accumulators' registers, the tree's results and two buffers of tile C, aligned by hand. */
+/* The blocks of a row rounded up to pairs. */
+static int64_t swa__amx_blocks(int64_t n_in) { return (n_in / 32 + 1) / 2 * 2; }
+
+/* Packed tokens for n tokens of up to n_in columns; a thread's scratch: 16 unpacked rows and
+   their scales, the 16 accumulators' registers, the tree's results and two buffers of tile C,
+   aligned by hand. */
 static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
 {
-    uint64_t blocks = (uint64_t)(n_in + 31) / 32;
-    *pack_bytes = (uint64_t)(n + 15) / 16 * blocks * sizeof(swa__amx_unit);
-    *scratch_bytes = 16 * blocks * (32 + sizeof(float)) + 16 * 16 * 16 * sizeof(float) + 3 * 16 * 16 * sizeof(float) + 64;
+    uint64_t blocks = (uint64_t)swa__amx_blocks(n_in + 31), wide = (uint64_t)(n + 15) / 16 * blocks;
+    *pack_bytes = (wide > blocks / 2 ? wide : blocks / 2) * sizeof(swa__amx_unit);
+    *scratch_bytes = 16 * blocks * (32 + 8 * sizeof(float)) + 16 * 16 * 16 * sizeof(float) + 3 * 16 * 16 * sizeof(float) + 64;
 }
 
-/* Tokens [0, n) of the activations xq (swa__q8g rows, x_stride bytes apart) in tile units:
-   unit g * nbk + b holds block b of tokens 16 g .. 16 g + 15 (zeros past n). */
+/* Token t's block b (its 32 quants as 8 groups of 4 bytes) into rows row0.. of tile B at
+   column col, and its scale into lane col. */
+static void swa__amx_put(swa__amx_unit *u, int row0, int64_t col, const swa__q8g *a, int64_t b)
+{
+    int k;
+    for (k = 0; k < 8; k++) memcpy(u->q[row0 + k] + 4 * col, swa__q8g_half(a, b, k / 4) + 4 * (k % 4), 4);
+    u->d[col] = a[b / 8].d[b % 8];
+}
+
+/* Tokens [0, n) of the activations xq (swa__q8g rows, x_stride bytes apart) in tile units,
+   zeros where no token or block is: with more than 8 tokens, unit g * nbk + b holds block b
+   of tokens 16 g .. 16 g + 15; with 8 or fewer, unit b / 2 holds blocks b and b + 1. */
 static void swa__amx_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
 {
     swa__amx_unit *u = (swa__amx_unit *)out;
     int64_t nbk = n_in / 32, g, b, t;
-    int k;
     for (g = 0; g * 16 < n; g++)
-        for (b = 0; b < nbk; b++, u++) {
+        for (b = 0; b < nbk; b += n <= SWA__AMX_NARROW ? 2 : 1, u++) {
             memset(u, 0, sizeof *u);
             for (t = 0; t < 16 && g * 16 + t < n; t++) {
                 const swa__q8g *a = (const swa__q8g *)(xq + (size_t)(g * 16 + t) * x_stride);
-                for (k = 0; k < 8; k++) memcpy(u->q[k] + 4 * t, swa__q8g_half(a, b, k / 4) + 4 * (k % 4), 4);
-                u->d[t] = a[b / 8].d[b % 8];
+                swa__amx_put(u, 0, t, a, b);
+                if (n <= SWA__AMX_NARROW && b + 1 < nbk) swa__amx_put(u, 8, 8 + t, a, b + 1);
             }
         }
 }
 
-/* Up to 16 rows into the scratch: row m's bytes at wq + m * nbk * 32, its scales at
-   dw[m * nbk]; missing rows are zeros. */
-SWA__AMX SWA__INLINE void swa__amx_unpack_rows(const uint8_t *w, size_t w_stride, int rows, int64_t nbk, uint32_t type,
-                                               int8_t *wq, float *dw)
+/* Up to 16 rows into the scratch: row m's bytes at wq + m * nbk * 32, nbk a whole number of
+   pairs; missing rows and blocks are zeros. Its scales at ds + m * nbk * 8 as the products
+   want them: one float a block, or for narrow products 16 floats a pair of blocks (block b's
+   scale in lanes 0-7, b + 1's in 8-15), so that scaling C's rows needs no shuffle. */
+SWA__AMX SWA__INLINE void swa__amx_unpack_rows(const uint8_t *w, size_t w_stride, int rows, int64_t n_blocks, int64_t nbk,
+                                               uint32_t type, int narrow, int8_t *wq, float *ds)
 {
     const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
+    const __m512i lanes = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    float d[8];
     int64_t b;
-    int m;
-    for (m = 0; m < 16; m++) {
-        int8_t *q = wq + (size_t)(m * nbk * 32);
-        if (m >= rows) {
-            memset(q, 0, (size_t)nbk * 32);
-            memset(dw + m * nbk, 0, (size_t)nbk * sizeof(float));
-            continue;
-        }
-        for (b = 0; b < nbk; b++, q += 32) {
-            const uint8_t *blk = w + (size_t)m * w_stride + (size_t)(b * bytes);
-            dw[m * nbk + b] = _cvtsh_ss(swa__load_u16(blk));
-            if (type == SWA_TYPE_Q8_0) {
-                memcpy(q, blk + 2, 32);
+    int m, k;
+    for (m = 0; m < 16; m++, wq += nbk * 32, ds += nbk * 8) {
+        const uint8_t *row = w + (size_t)m * w_stride;
+        int64_t have = m < rows ? n_blocks : 0;
+        for (b = 0; b < nbk; b += 8) {
+            __m256 v;
+            if (b + 8 <= have) {
+                swa__prefetch_unit(row + b * bytes, (int)(8 * bytes));   /* a stream, as in the dots */
+                v = swa__scales8_avx512(row + b * bytes, type);
             } else {
-                __m128i v = _mm_loadu_si128((const __m128i *)(blk + 2)), mask = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
-                _mm_storeu_si128((__m128i *)q, _mm_sub_epi8(_mm_and_si128(v, mask), eight));
-                _mm_storeu_si128((__m128i *)(q + 16), _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(v, 4), mask), eight));
+                for (k = 0; k < 8; k++) d[k] = b + k < have ? _cvtsh_ss(swa__load_u16(row + (b + k) * bytes)) : 0.0f;
+                v = _mm256_loadu_ps(d);
             }
+            if (!narrow) {
+                _mm256_storeu_ps(ds + b, v);
+                continue;
+            }
+            for (k = 0; k < 8 && b + k < nbk; k += 2)
+                _mm512_storeu_ps(ds + (b + k) * 8, _mm512_permutexvar_ps(_mm512_add_epi32(lanes, _mm512_set1_epi32(k)),
+                                                                         _mm512_castps256_ps512(v)));
+        }
+        for (b = 0; b < have; b++) {
+            __m256i q = swa__block_avx2(row + b * bytes, type);   /* Q4_0: the nibbles, in order */
+            if (type == SWA_TYPE_Q4_0) q = _mm256_sub_epi8(q, _mm256_set1_epi8(8));
+            _mm256_storeu_si256((__m256i *)(wq + b * 32), q);
+        }
+        memset(wq + have * 32, 0, (size_t)(nbk - have) * 32);
+    }
+}
+
+/* Block b (and b + 1 in a narrow product) of the 16 unpacked rows times the tokens' unit u,
+   into c, in tile set 0 (tiles 0 C, 1 A the rows, 2 B the tokens) or 1 (tiles 3, 4, 5):
+   successive products take turns, so that one's loads need not wait for the other's product. */
+SWA__AMX SWA__INLINE void swa__amx_product(const int8_t *wq, int64_t nbk, int64_t b, const swa__amx_unit *u, int32_t *c,
+                                           int set)
+{
+    if (set == 0) {
+        _tile_zero(0);
+        _tile_loadd(1, wq + b * 32, nbk * 32);
+        _tile_loadd(2, u->q, 64);
+        _tile_dpbssd(0, 1, 2);
+        _tile_stored(0, c, 64);
+    } else {
+        _tile_zero(3);
+        _tile_loadd(4, wq + b * 32, nbk * 32);
+        _tile_loadd(5, u->q, 64);
+        _tile_dpbssd(3, 4, 5);
+        _tile_stored(3, c, 64);
+    }
+}
+
+/* The next product's first block after b in the residue order's sequence (accumulator j's
+   blocks j, j + 16, ..., then those of j + step), or -1 after the last. */
+static int64_t swa__amx_next_block(int64_t b, int64_t n_blocks, int step)
+{
+    if (b + 16 < n_blocks) return b + 16;
+    return b % 16 + step < 16 && b % 16 + step < n_blocks ? b % 16 + step : -1;
+}
+
+/* 16 unpacked rows against one token group's units xg: acc[(j * 16 + m) * 16 + t] = row m's
+   accumulator j for token t. Each product is stored in one of two buffers of c, and the next
+   one is issued before this one is scaled, so that the tile unit and the vector units work at
+   once. A narrow product's lanes 8-15 are accumulator j + 1's. */
+SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, const swa__amx_unit *xg, int64_t n_blocks,
+                                         int64_t nbk, int narrow, int32_t *c, float *acc)
+{
+    const int step = narrow ? 2 : 1;
+    __m512 r[16];
+    int64_t b = 0, next;
+    int m, j, buf = 0;
+    memset(acc, 0, 16 * 16 * 16 * sizeof(float));
+    swa__amx_product(wq, nbk, 0, xg, c, 0);
+    for (j = 0; j < 16 && j < n_blocks; j += step) {
+#pragma GCC unroll 16
+        for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
+        for (; b >= 0 && b % 16 == j; b = next, buf ^= 1) {
+            const int32_t *cb = c + buf * 256;
+            const __m512 d = _mm512_loadu_ps(xg[narrow ? b / 2 : b].d);
+            if ((next = swa__amx_next_block(b, n_blocks, step)) >= 0)
+                swa__amx_product(wq, nbk, next, xg + (narrow ? next / 2 : next), c + (buf ^ 1) * 256, buf ^ 1);
+#pragma GCC unroll 16
+            for (m = 0; m < 16; m++) {
+                const float *s = ds + m * nbk * 8;   /* row m's scales of the lanes' blocks */
+                __m512 sw = narrow ? _mm512_loadu_ps(s + b * 8) : _mm512_set1_ps(s[b]);
+                r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(cb + 16 * m)), _mm512_mul_ps(sw, d), r[m]);
+            }
+        }
+#pragma GCC unroll 16
+        for (m = 0; m < 16; m++) {
+            if (!narrow) {
+                _mm512_storeu_ps(acc + (j * 16 + m) * 16, r[m]);
+                continue;
+            }
+            _mm256_storeu_ps(acc + (j * 16 + m) * 16, _mm512_castps512_ps256(r[m]));
+            _mm256_storeu_pd((double *)(acc + ((j + 1) * 16 + m) * 16), _mm512_extractf64x4_pd(_mm512_castps_pd(r[m]), 1));
         }
     }
 }
@@ -5132,80 +5230,36 @@ SWA__AMX SWA__INLINE void swa__amx_tree(const float *acc, float *out)
     }
 }
 
-/* Block b of the 16 unpacked rows times the token group's unit b, into c (16 x 16 int32). */
-SWA__AMX SWA__INLINE void swa__amx_product(const int8_t *wq, const swa__amx_unit *xg, int64_t nbk, int64_t b, int32_t *c)
-{
-    _tile_zero(0);                            /* tiles: 0 C, 1 A (the rows), 2 B (the tokens) */
-    _tile_loadd(1, wq + b * 32, nbk * 32);
-    _tile_loadd(2, xg[b].q, 64);
-    _tile_dpbssd(0, 1, 2);
-    _tile_stored(0, c, 64);
-}
-
-/* The next block after b in the residue order's sequence (accumulator j's blocks j, j + 16,
-   ..., then accumulator j + 1's), or -1 after the last. */
-static int64_t swa__amx_next_block(int64_t b, int64_t nbk)
-{
-    if (b + 16 < nbk) return b + 16;
-    return b % 16 + 1 < 16 && b % 16 + 1 < nbk ? b % 16 + 1 : -1;
-}
-
-/* 16 unpacked rows against token group xg (nbk units): acc[(j * 16 + m) * 16 + t] = row m's
-   accumulator j for token t. Each block's product is stored in one of two buffers of c, and
-   the next block's product is issued before this one's is scaled, so that the tile unit and
-   the vector units work at once. */
-SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *dw, const swa__amx_unit *xg, int64_t nbk,
-                                         int32_t *c, float *acc)
-{
-    __m512 r[16];
-    int64_t b = 0, next;
-    int m, j, buf = 0;
-    if (nbk < 16) memset(acc, 0, 16 * 16 * 16 * sizeof(float));   /* the accumulators without blocks */
-    swa__amx_product(wq, xg, nbk, 0, c);
-    for (j = 0; j < 16 && j < nbk; j++) {
-#pragma GCC unroll 16
-        for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
-        for (; b >= 0 && b % 16 == j; b = next, buf ^= 1) {
-            const int32_t *cb = c + buf * 256;
-            __m512 d = _mm512_loadu_ps(xg[b].d);
-            if ((next = swa__amx_next_block(b, nbk)) >= 0) swa__amx_product(wq, xg, nbk, next, c + (buf ^ 1) * 256);
-#pragma GCC unroll 16
-            for (m = 0; m < 16; m++)
-                r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(cb + 16 * m)),
-                                       _mm512_mul_ps(_mm512_set1_ps(dw[m * nbk + b]), d), r[m]);
-        }
-#pragma GCC unroll 16
-        for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (j * 16 + m) * 16, r[m]);
-    }
-}
-
 /* y[t * ldy + r] = dot(row r, token t) for nr rows (w_stride bytes apart) and n tokens packed
    by swa__amx_pack. */
 SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                         int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
-    const int64_t nbk = n_in / 32;
+    const int64_t n_blocks = n_in / 32, nbk = swa__amx_blocks(n_in);
+    const int narrow = n <= SWA__AMX_NARROW;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     int8_t *wq = (int8_t *)base;
-    float *dw = (float *)(base + 16 * nbk * 32), *acc = dw + 16 * nbk, *out = acc + 16 * 16 * 16;
+    float *ds = (float *)(base + 16 * nbk * 32), *acc = ds + 16 * nbk * 8, *out = acc + 16 * 16 * 16;
     int32_t *c = (int32_t *)(out + 16 * 16);
     swa__tile_config cfg;
     int64_t r, g, t;
     int m;
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
-    cfg.rows[0] = 16;                         /* C: 16 rows x 16 tokens of int32 */
-    cfg.colsb[0] = 64;
-    cfg.rows[1] = 16;                         /* A: 16 rows x 32 bytes */
-    cfg.colsb[1] = 32;
-    cfg.rows[2] = 8;                          /* B: 32 bytes of 16 tokens, 4 by 4 */
-    cfg.colsb[2] = 64;
+    for (m = 0; m < 6; m += 3) {
+        cfg.rows[m] = 16;                     /* C: 16 rows x 16 lanes of int32 */
+        cfg.colsb[m] = 64;
+        cfg.rows[m + 1] = 16;                 /* A: 16 rows x 32 bytes (narrow: 64) */
+        cfg.colsb[m + 1] = narrow ? 64 : 32;
+        cfg.rows[m + 2] = narrow ? 16 : 8;    /* B: 16 columns x 32 bytes (narrow: 64), 4 by 4 */
+        cfg.colsb[m + 2] = 64;
+    }
     _tile_loadconfig(&cfg);
     for (r = 0; r < nr; r += 16) {
         int rows = nr - r < 16 ? (int)(nr - r) : 16;
-        swa__amx_unpack_rows(w + (size_t)r * w_stride, w_stride, rows, nbk, type, wq, dw);
+        swa__amx_unpack_rows(w + (size_t)r * w_stride, w_stride, rows, n_blocks, nbk, type, narrow, wq, ds);
         for (g = 0; g * 16 < n; g++) {
-            swa__amx_group(wq, dw, (const swa__amx_unit *)xpack + g * nbk, nbk, c, acc);
+            swa__amx_group(wq, ds, (const swa__amx_unit *)xpack + g * n_blocks, n_blocks, nbk, narrow, c, acc);
             swa__amx_tree(acc, out);
             for (t = 0; t < 16 && g * 16 + t < n; t++)
                 for (m = 0; m < rows; m++) y[(g * 16 + t) * ldy + r + m] = out[m * 16 + t];
