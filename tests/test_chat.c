@@ -28,6 +28,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "tests/testutil.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,23 +183,6 @@ static const expectation expected[] = {
     {"deepseek3", 6, 1, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Who are you<\357\275\234Assistant\357\275\234>   I am an assistant   <\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Another question<\357\275\234Assistant\357\275\234>"},
 };
 
-static char *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = (char *)malloc((size_t)n + 1);
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
-    buf[n] = '\0';
-    fclose(f);
-    if (size) *size = (size_t)n;
-    return buf;
-}
-
 static const swa_chat_template *family(const char *name)
 {
     const swa_chat_template *t = swa_chat_template_by_name(name);
@@ -264,7 +248,7 @@ static void test_three_turns_match_llama_cpp_tests(void **state)
 static void test_detection_from_real_templates(void **state)
 {
     size_t size = 0;
-    char *text = read_file(TEMPLATES, &size), *p, *next;
+    char *text = tu_read_text(TEMPLATES, &size), *p, *next;
     int n_known = 0, n_unknown = 0;
     (void)state;
     assert_non_null(text);
