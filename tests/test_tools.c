@@ -784,6 +784,93 @@ static void test_set_window_errors(void **state)
 }
 
 
+/* swa-mkmodel --type takes every name swa-quantize takes. Expected, from ggml.h and llama.h:
+   the ggml type id of a matrix with rows of 256, the one llama.cpp falls back to for rows of
+   320 (not whole 256-blocks: llama_tensor_get_type), output.weight's (Q6_K for the Q4_K and
+   Q5_K mixes) and general.file_type (LLAMA_FTYPE_*). The weights read back through the
+   library have the documented spread (uniform, standard deviation 1/sqrt(row length)), and
+   the model evaluates. */
+static void check_mkmodel_type(const char *name, uint32_t type, uint32_t type_320, uint32_t output, int64_t ftype)
+{
+    char path[64], cmd[512];
+    swa_gguf *g;
+    swa_model *m;
+    swa_ctx *c;
+    swa_error err;
+    swa_gguf_value v;
+    const swa_gguf_tensor *t;
+    const float *logits;
+    float *row;
+    double ss = 0.0, sd;
+    int64_t i, r, got;
+    int32_t tok = 3;
+    tu_tmp_path(path, sizeof path, "mk");
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-mkmodel") " --shape custom --layers 1 --dim 256 --heads 4 --ff 320 --vocab 260 "
+             "--ctx 64 --type %s %s 2>/dev/null", name, path);
+    if (tu_run(cmd) != 0) fail_msg("%s failed", cmd);
+    if (swa_gguf_open(path, &g, &err) != SWA_OK) fail_msg("--type %s: %s", name, err.msg);
+    t = swa_gguf_tensor_at(g, swa_gguf_tensor_find(g, "blk.0.attn_q.weight"));
+    assert_non_null(t);
+    if (t->type != type) fail_msg("--type %s: attn_q is type %u, not %u", name, t->type, type);
+    row = (float *)malloc(256 * sizeof *row);
+    for (r = 0; r < t->ne[1]; r++) {
+        assert_int_equal(swa_dequantize_row(t->type, (const uint8_t *)t->data + r * (int64_t)(t->nbytes / (uint64_t)t->ne[1]),
+                                            row, 256), SWA_OK);
+        for (i = 0; i < 256; i++) ss += (double)row[i] * row[i];
+    }
+    sd = sqrt(ss / (256.0 * (double)t->ne[1]));
+    if (fabs(sd * 16.0 - 1.0) > 0.05)   /* every type measured within 1% */
+        fail_msg("--type %s: weights' deviation %.4f, not 1/16", name, sd);
+    free(row);
+    t = swa_gguf_tensor_at(g, swa_gguf_tensor_find(g, "blk.0.ffn_down.weight"));
+    if (t->type != type_320) fail_msg("--type %s: ffn_down (rows of 320) is type %u, not %u", name, t->type, type_320);
+    t = swa_gguf_tensor_at(g, swa_gguf_tensor_find(g, "output.weight"));
+    if (t->type != output) fail_msg("--type %s: output is type %u, not %u", name, t->type, output);
+    v = swa_gguf_kv_value(g, swa_gguf_kv_find(g, "general.file_type"));
+    assert_int_equal(swa_gguf_value_int(&v, &got), SWA_OK);
+    if (got != ftype) fail_msg("--type %s: general.file_type %lld, not %lld", name, (long long)got, (long long)ftype);
+    assert_int_equal(swa_gguf_kv_find(g, "general.quantization_version") >= 0, type != 0 && type != 1 && type != 30);
+    swa_gguf_close(g);
+    if (swa_model_load(path, &m, &err) != SWA_OK) fail_msg("--type %s: %s", name, err.msg);
+    assert_int_equal(swa_ctx_create(m, NULL, &c, &err), SWA_OK);
+    assert_int_equal(swa_ctx_eval(c, &tok, 1, &logits, &err), SWA_OK);
+    for (i = 0; i < 260; i++) assert_true(isfinite(logits[i]));
+    swa_ctx_free(c);
+    swa_model_free(m);
+    remove(path);
+}
+
+static void test_mkmodel_types(void **state)
+{
+    enum { F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q2_K = 10, Q3_K = 11, Q4_K = 12,
+           Q5_K = 13, Q6_K = 14, IQ4_NL = 20, IQ4_XS = 23, BF16 = 30 };   /* ggml.h's ids */
+    static const struct { const char *name; uint32_t type, type_320, output; int64_t ftype; } cases[] = {
+        {"f32", F32, F32, F32, 0},           {"f16", F16, F16, F16, 1},           {"bf16", BF16, BF16, BF16, 32},
+        {"q4_0", Q4_0, Q4_0, Q4_0, 2},       {"q4_1", Q4_1, Q4_1, Q4_1, 3},       {"q5_0", Q5_0, Q5_0, Q5_0, 8},
+        {"q5_1", Q5_1, Q5_1, Q5_1, 9},       {"q8_0", Q8_0, Q8_0, Q8_0, 7},       {"q2_k", Q2_K, IQ4_NL, Q2_K, 10},
+        {"q3_k_s", Q3_K, IQ4_NL, Q3_K, 11},  {"q3_k_m", Q3_K, IQ4_NL, Q3_K, 12},  {"q3_k", Q3_K, IQ4_NL, Q3_K, 12},
+        {"q3_k_l", Q3_K, IQ4_NL, Q3_K, 13},  {"q4_k_s", Q4_K, Q5_0, Q6_K, 14},    {"q4_k_m", Q4_K, Q5_0, Q6_K, 15},
+        {"q4_k", Q4_K, Q5_0, Q6_K, 15},      {"q5_k_s", Q5_K, Q5_1, Q6_K, 16},    {"q5_k_m", Q5_K, Q5_1, Q6_K, 17},
+        {"q5_k", Q5_K, Q5_1, Q6_K, 17},      {"q6_k", Q6_K, Q8_0, Q6_K, 18},      {"iq4_nl", IQ4_NL, IQ4_NL, IQ4_NL, 25},
+        {"iq4_xs", IQ4_XS, IQ4_NL, IQ4_XS, 30},
+    };
+    size_t i;
+    char *usage;
+    int rc;
+    (void)state;
+    if (access(PROGRAM_FILE("swa-mkmodel"), X_OK) != 0) fail_msg("swa-mkmodel is missing: run make first");
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_mkmodel_type(cases[i].name, cases[i].type, cases[i].type_320, cases[i].output, cases[i].ftype);
+    /* the same names as swa-quantize's */
+    usage = tu_capture(PROGRAM("swa-mkmodel") " --help", &rc);
+    assert_int_equal(rc, 0);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strstr(usage, cases[i].name)) fail_msg("swa-mkmodel --help does not name %s:\n%s", cases[i].name, usage);
+    free(usage);
+    assert_int_equal(tu_run(PROGRAM("swa-mkmodel") " --shape custom --layers 1 --dim 256 --heads 4 --ff 320 --type q9_k "
+                            "/tmp/swa_test_never.gguf 2>/dev/null"), 2);
+}
+
 /* What every program shares: --version prints its name and the version the macros make, exit
    0; an unknown flag and a missing argument are usage errors, exit 2; a model given as -m
    where a program reads one; an error names a file once. */
@@ -850,6 +937,7 @@ int main(void)
         cmocka_unit_test(test_set_window),
         cmocka_unit_test(test_set_window_errors),
         cmocka_unit_test(test_sidebyside),
+        cmocka_unit_test(test_mkmodel_types),
         cmocka_unit_test(test_program_conventions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
