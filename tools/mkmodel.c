@@ -70,37 +70,7 @@
 #include <unistd.h>
 
 #define PROG "swa-mkmodel"
-
-/* A message on stderr and exit: status 1 for a file that cannot be read or written. */
-_Noreturn static void vfail(int status, const char *fmt, va_list ap)
-{
-    fprintf(stderr, PROG ": ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    exit(status);   /* an unfinished output is removed at exit (safe_write.h) */
-}
-
-_Noreturn static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(1, fmt, ap);
-}
-
-/* Bad usage: status 2. */
-_Noreturn static void usage_fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(2, fmt, ap);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "tools/tool.h"
 
 /* ==== options ==== */
 

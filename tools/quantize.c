@@ -41,43 +41,13 @@
 #include <unistd.h>
 
 #define PROG "swa-quantize"
-
-/* A message on stderr and exit: status 1 for a file that cannot be read or written. */
-_Noreturn static void vfail(int status, const char *fmt, va_list ap)
-{
-    fprintf(stderr, PROG ": ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    exit(status);   /* an unfinished output is removed at exit (safe_write.h) */
-}
-
-_Noreturn static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(1, fmt, ap);
-}
-
-/* Bad usage: status 2. */
-_Noreturn static void usage_fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(2, fmt, ap);
-}
+#include "tools/tool.h"
 
 static void *xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     if (!p) fail("out of memory (%zu bytes)", n);
     return p;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* A swa_str as a C string, in buf (cut at cap - 1 bytes). */
