@@ -43,6 +43,15 @@ static void need_programs(void)
         if (access(progs[i], X_OK) != 0) fail_msg("%s is missing: run make first", progs[i]);
 }
 
+/* cmd exits 0 and prints exactly want on stdout. */
+static void expect_stdout(const char *cmd, const char *want)
+{
+    int rc;
+    char *out = tu_capture(cmd, &rc);
+    if (rc != 0 || strcmp(out, want)) fail_msg("%s: exit %d, printed \"%s\", not \"%s\"", cmd, rc, out, want);
+    free(out);
+}
+
 /* ---- the test vocabulary and model files ---- */
 
 /* Specials, the 256 byte tokens, then "▁", a..z and a few merges (▁ is e2 96 81). */
@@ -176,14 +185,8 @@ static void test_tokenize_llama_spm(void **state)
         skip();
     }
     /* ids from llama.cpp's ggml-vocab-llama-spm.gguf.out for "Hello world" */
-    out = tu_capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' --no-bos 2>/dev/null", &rc);
-    assert_int_equal(rc, 0);
-    assert_string_equal(out, "15043 3186\n");
-    free(out);
-    out = tu_capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' 2>/dev/null", &rc);
-    assert_int_equal(rc, 0);
-    assert_string_equal(out, "1 15043 3186\n");
-    free(out);
+    expect_stdout(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' --no-bos 2>/dev/null", "15043 3186\n");
+    expect_stdout(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' 2>/dev/null", "1 15043 3186\n");
     out = tu_capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' 2>&1 >/dev/null", &rc);
     assert_non_null(strstr(out, "3 tokens"));
     free(out);
@@ -215,14 +218,8 @@ static void test_tokenize_llama_bpe(void **state)
         skip();
     }
     /* ids from llama.cpp's ggml-vocab-llama-bpe.gguf.out for "Hello world" and " Hello world" */
-    out = tu_capture(TOKENIZE " -m " BPE_VOCAB " -p 'Hello world' --no-bos 2>/dev/null", &rc);
-    assert_int_equal(rc, 0);
-    assert_string_equal(out, "9906 1917\n");
-    free(out);
-    out = tu_capture(TOKENIZE " -m " BPE_VOCAB " -p ' Hello world' 2>/dev/null", &rc);
-    assert_int_equal(rc, 0);
-    assert_string_equal(out, "128000 22691 1917\n");
-    free(out);
+    expect_stdout(TOKENIZE " -m " BPE_VOCAB " -p 'Hello world' --no-bos 2>/dev/null", "9906 1917\n");
+    expect_stdout(TOKENIZE " -m " BPE_VOCAB " -p ' Hello world' 2>/dev/null", "128000 22691 1917\n");
     out = tu_capture(TOKENIZE " -m " BPE_VOCAB " -p 'Hello world' --timing 2>&1 >/dev/null", &rc);
     assert_int_equal(rc, 0);
     if (!strstr(out, "11 bytes tokenized in ") || !strstr(out, "s of CPU time")) fail_msg("--timing output:\n%s", out);
@@ -285,10 +282,7 @@ static void test_tokenize_own_vocab(void **state)
     text[0] = '\0';
     strcat(text, cmd);
     snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -p 'the' 2>/dev/null", vocab_nobos);
-    out = tu_capture(cmd, &rc);
-    assert_int_equal(rc, 0);
-    assert_string_equal(out, text);
-    free(out);
+    expect_stdout(cmd, text);
     /* --pieces: byte tokens show as stored, their text escaped; quotes and backslashes too */
     tu_write_file(text_path, "a\n\"\\\001", 5);
     snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -f %s --no-bos --pieces 2>/dev/null", vocab_nobos, text_path);
