@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "tests/programs.h"
+#include "tests/testutil.h"
 
 #define DATA_DIR "tests/data/"
 #define TOLERANCE 2e-5   /* F32 weights and cache: float rounding only (test_cache's tolerance) */
@@ -398,10 +399,6 @@ static swa_status load_variant(const variant *v, swa_error *err)
     const int d = 32, hd = 16, ff = 32, V = 8, L = 2;
     char key[96], name[64];
     int l, phi = !strcmp(v->arch, "phi3");
-    uint8_t *bytes;
-    size_t size;
-    swa_model *m = NULL;
-    swa_status s;
 #define K(suffix) (snprintf(key, sizeof key, "%s.%s", v->arch, suffix), key)
     gw_kv_str(w, "general.architecture", v->arch);
     gw_kv_u32(w, K("block_count"), L);
@@ -447,13 +444,7 @@ static swa_status load_variant(const variant *v, swa_error *err)
         mat(w, N("ffn_down.weight"), ff, d);
 #undef N
     }
-    bytes = gw_to_memory(w, &size);
-    gw_free(w);
-    assert_non_null(bytes);
-    s = swa_model_load_memory(bytes, size, &m, err);
-    swa_model_free(m);
-    free(bytes);
-    return s;
+    return tu_load_status(w, err);
 }
 
 static void expect_error(const variant *v, swa_status code, const char *needle)

@@ -241,10 +241,6 @@ static swa_status load_variant(const variant *v, swa_error *err)
     int n_head = v->n_head ? v->n_head : 4, n_kv = v->n_kv_head ? v->n_kv_head : 2, l;
     const int d = 256, hd = d / 4, ff = 256, V = 10;
     char name[64];
-    uint8_t *bytes;
-    size_t size = 0;
-    swa_model *m = NULL;
-    swa_status s;
 #define KEY(k) (!v->omit_key || strcmp(v->omit_key, k))
     gw_kv_str(w, "general.architecture", v->arch ? v->arch : "llama");
     if (KEY("llama.block_count")) gw_kv_u32(w, "llama.block_count", 2);
@@ -270,13 +266,7 @@ static swa_status load_variant(const variant *v, swa_error *err)
         T("ffn_gate", d, ff); T("ffn_up", d, ff); T("ffn_down", ff, d);
 #undef T
     }
-    bytes = gw_to_memory(w, &size);
-    gw_free(w);
-    assert_non_null(bytes);
-    s = swa_model_load_memory(bytes, size, &m, err);
-    swa_model_free(m);
-    free(bytes);
-    return s;
+    return tu_load_status(w, err);
 }
 
 static void expect_error(const variant *v, swa_status code, const char *needle)

@@ -69,6 +69,22 @@ static inline void tu_write_file(const char *path, const void *data, size_t n)
 
 /* ---- random models ---- */
 
+/* Whether the model written into w loads (from memory): the loader's status and message; w is
+   freed. */
+static inline swa_status tu_load_status(gw_writer *w, swa_error *err)
+{
+    size_t size = 0;
+    uint8_t *bytes = gw_to_memory(w, &size);
+    swa_model *m = NULL;
+    swa_status s;
+    gw_free(w);
+    assert_non_null(bytes);
+    s = swa_model_load_memory(bytes, size, &m, err);
+    swa_model_free(m);
+    free(bytes);
+    return s;
+}
+
 typedef struct tu_spec {
     int n_layer, n_embd, n_head, n_kv_head, n_ff, n_vocab, n_ctx, n_rot;   /* n_rot 0 = head_dim */
     float rope_base;
