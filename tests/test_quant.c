@@ -618,7 +618,6 @@ static void write_dequantized(const char *path, const char *out)
     size_t size;
     uint8_t *bytes = tu_read_file(QUANT_DIR "base-f32.gguf", &size);
     int64_t i, r;
-    FILE *f;
     if (swa_gguf_open(path, &q, &err) != SWA_OK || swa_gguf_open(QUANT_DIR "base-f32.gguf", &base, &err) != SWA_OK)
         fail_msg("%s", err.msg);
     assert_int_equal(swa_gguf_tensor_count(q), swa_gguf_tensor_count(base));
@@ -638,10 +637,7 @@ static void write_dequantized(const char *path, const char *out)
             assert_int_equal(swa_dequantize_row(t->type, (const uint8_t *)t->data + (size_t)r * (t->nbytes / (uint64_t)rows),
                                                 dst + r * t->ne[0], t->ne[0]), SWA_OK);
     }
-    f = fopen(out, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(bytes, 1, size, f), size);
-    fclose(f);
+    tu_write_file(out, bytes, size);
     free(bytes);
     swa_gguf_close(q);
     swa_gguf_close(base);
@@ -870,9 +866,7 @@ static void test_mixes_match_llama_cpp(void **state)
    dequantizes. */
 static void test_requantize_refused(void **state)
 {
-    char out[64], log[64], cmd[1024], msg[1024] = "";
-    size_t n;
-    FILE *f;
+    char out[64], log[64], cmd[1024], *msg;
     (void)state;
 #ifdef _WIN32
     print_message("skipped on Windows: swa-quantize is driven through a POSIX shell\n");
@@ -888,16 +882,14 @@ static void test_requantize_refused(void **state)
     snprintf(cmd, sizeof cmd, "%s " QUANT_DIR "peer-Q4_1.gguf %s q4_k_m 2>%s", PROGRAM("swa-quantize"), out, log);
     assert_int_not_equal(system(cmd), 0);
     assert_int_not_equal(access(out, F_OK), 0);
-    f = fopen(log, "r");
-    assert_non_null(f);
-    n = fread(msg, 1, sizeof msg - 1, f);
-    msg[n] = '\0';
-    fclose(f);
+    msg = tu_read_text(log, NULL);
+    assert_non_null(msg);
     if (!strstr(msg, "already quantized (Q4_1)") || !strstr(msg, "--allow-requantize")) fail_msg("the refusal says: %s", msg);
     snprintf(cmd, sizeof cmd, "%s " QUANT_DIR "peer-Q4_1.gguf %s q4_k_m --allow-requantize", PROGRAM("swa-quantize"), out);
     assert_int_equal(run_quiet(cmd), 0);
     snprintf(cmd, sizeof cmd, "%s " QUANT_DIR "peer-Q4_1.gguf %s f16", PROGRAM("swa-quantize"), out);
     assert_int_equal(run_quiet(cmd), 0);
+    free(msg);
     remove(out);
     remove(log);
 }

@@ -168,15 +168,11 @@ static void write_model(const char *path, int n_layer, const int *windows)
 {
     tu_model tm;
     tu_spec s;
-    FILE *f;
     memset(&s, 0, sizeof s);
     s.n_layer = n_layer; s.n_embd = 16; s.n_head = 2; s.n_kv_head = 1; s.n_ff = 32; s.n_vocab = 32;
     s.n_ctx = 256; s.type = GW_F32; s.windows = windows; s.seed = 5;
     assert_true(tu_build(&tm, &s));
-    f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(tm.gguf, 1, tm.gguf_size, f), tm.gguf_size);
-    assert_int_equal(fclose(f), 0);
+    tu_write_file(path, tm.gguf, tm.gguf_size);
     tu_free(&tm);
 }
 
