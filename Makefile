@@ -25,7 +25,7 @@ CFLAGS  += -g -fsanitize=thread
 BUILD   := build/tsan
 export TSAN_OPTIONS := allocator_may_return_null=1
 endif
-HEADERS := swa.h tools/gguf_writer.h tools/printable.h tools/safe_write.h tools/timing.h
+HEADERS := swa.h tools/gguf_writer.h tools/printable.h tools/safe_write.h tools/targets.h tools/timing.h tools/tool.h
 
 PROGRAM_NAMES := swa-generate swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
                  swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench

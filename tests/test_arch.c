@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "tests/programs.h"
+#include "tests/testutil.h"
 
 #define DATA_DIR "tests/data/"
 #define TOLERANCE 2e-5   /* F32 weights and cache: float rounding only (test_cache's tolerance) */
@@ -69,12 +70,10 @@ static void read_ref(const char *name, ref *r)
 /* The model of a reference file, written by swa-mkmodel into a temporary file. */
 static swa_model *make_model(const ref *r)
 {
-    char path[] = "/tmp/swa-test-arch-XXXXXX", cmd[1024];
-    int fd = mkstemp(path);
+    char path[64], cmd[1024];
     swa_model *m = NULL;
     swa_error err;
-    assert_true(fd >= 0);
-    close(fd);
+    tu_tmp_path(path, sizeof path, "arch");
     snprintf(cmd, sizeof cmd, "%s %s %s 2>/dev/null", PROGRAM("swa-mkmodel"), r->args, path);
     if (system(cmd) != 0) fail_msg("failed: %s", cmd);
     if (swa_model_load(path, &m, &err) != SWA_OK) fail_msg("%s: %s", r->args, err.msg);
@@ -206,15 +205,12 @@ static void test_inspect_pattern(void **state)
         {"--window 8", "0,32,32,32", {0, 32, 32, 32}},        /* llama: Ministral's layout */
         {"--arch qwen3 --head-dim 16 --window 8", "5", {5, 5, 5, 5}},
     };
-    char in[] = "/tmp/swa-test-arch-in-XXXXXX", out[] = "/tmp/swa-test-arch-out-XXXXXX", cmd[1024], line[256];
+    char in[64], out[64], cmd[1024], line[256];
     size_t k;
-    int l, fd_in, fd_out;
+    int l;
     (void)state;
-    fd_in = mkstemp(in);
-    fd_out = mkstemp(out);
-    assert_true(fd_in >= 0 && fd_out >= 0);
-    close(fd_in);
-    close(fd_out);
+    tu_tmp_path(in, sizeof in, "arch_in");
+    tu_tmp_path(out, sizeof out, "arch_out");
     for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         swa_model *m;
         swa_error err;
@@ -257,12 +253,11 @@ static void test_inspect_pattern(void **state)
    262144 over 131072); one that fits stays a window. */
 static void test_window_beyond_context(void **state)
 {
-    char path[] = "/tmp/swa-test-arch-long-XXXXXX", cmd[512];
+    char path[64], cmd[512];
     static const int windows[2] = {65, 64};
-    int fd = mkstemp(path), k, l;
+    int k, l;
     (void)state;
-    assert_true(fd >= 0);
-    close(fd);
+    tu_tmp_path(path, sizeof path, "arch_long");
     for (k = 0; k < 2; k++) {
         swa_model *m;
         swa_error err;
@@ -398,10 +393,6 @@ static swa_status load_variant(const variant *v, swa_error *err)
     const int d = 32, hd = 16, ff = 32, V = 8, L = 2;
     char key[96], name[64];
     int l, phi = !strcmp(v->arch, "phi3");
-    uint8_t *bytes;
-    size_t size;
-    swa_model *m = NULL;
-    swa_status s;
 #define K(suffix) (snprintf(key, sizeof key, "%s.%s", v->arch, suffix), key)
     gw_kv_str(w, "general.architecture", v->arch);
     gw_kv_u32(w, K("block_count"), L);
@@ -447,13 +438,7 @@ static swa_status load_variant(const variant *v, swa_error *err)
         mat(w, N("ffn_down.weight"), ff, d);
 #undef N
     }
-    bytes = gw_to_memory(w, &size);
-    gw_free(w);
-    assert_non_null(bytes);
-    s = swa_model_load_memory(bytes, size, &m, err);
-    swa_model_free(m);
-    free(bytes);
-    return s;
+    return tu_load_status(w, err);
 }
 
 static void expect_error(const variant *v, swa_status code, const char *needle)

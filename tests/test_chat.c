@@ -28,6 +28,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "tests/testutil.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,23 +183,6 @@ static const expectation expected[] = {
     {"deepseek3", 6, 1, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Who are you<\357\275\234Assistant\357\275\234>   I am an assistant   <\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Another question<\357\275\234Assistant\357\275\234>"},
 };
 
-static char *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = (char *)malloc((size_t)n + 1);
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
-    buf[n] = '\0';
-    fclose(f);
-    if (size) *size = (size_t)n;
-    return buf;
-}
-
 static const swa_chat_template *family(const char *name)
 {
     const swa_chat_template *t = swa_chat_template_by_name(name);
@@ -264,7 +248,7 @@ static void test_three_turns_match_llama_cpp_tests(void **state)
 static void test_detection_from_real_templates(void **state)
 {
     size_t size = 0;
-    char *text = read_file(TEMPLATES, &size), *p, *next;
+    char *text = tu_read_text(TEMPLATES, &size), *p, *next;
     int n_known = 0, n_unknown = 0;
     (void)state;
     assert_non_null(text);
@@ -414,38 +398,56 @@ static void test_template_of_gguf(void **state)
     }
 }
 
+/* A vocabulary file from ../shared, and the file it came from (skips without ../shared). */
+static swa_vocab *vocab_or_skip(const char *path, swa_gguf **g)
+{
+    swa_vocab *v;
+    swa_error err;
+    if (swa_gguf_open(path, g, &err) != SWA_OK) {
+        print_message("skipped: %s (needs ../shared)\n", err.msg);
+        skip();
+    }
+    assert_int_equal(swa_vocab_load(*g, &v, &err), SWA_OK);
+    return v;
+}
+
+/* One "Hello" from the user, formatted by t (as `text` when not NULL) and tokenized with special
+   tokens on: its special tokens (ids from first_special up, bos aside) are `want`, in order, and
+   t's end of turn in this vocabulary is eot. */
+static void expect_markers(const swa_chat_template *t, const swa_vocab *v, int32_t eot, int32_t first_special,
+                           int32_t bos, const int32_t *want, size_t n_want, const char *text)
+{
+    swa_chat_message one[] = {{"user", "Hello"}};
+    swa_error err;
+    char buf[256];
+    int32_t tok[64];
+    size_t n, i, k = 0;
+    assert_int_equal(swa_chat_template_eot_token(t, v), eot);
+    assert_int_equal(swa_chat_format(t, one, 1, 1, buf, sizeof buf, &n, &err), SWA_OK);
+    if (text) assert_string_equal(buf, text);
+    assert_int_equal(swa_tokenize(v, buf, n, SWA_TOKENIZE_SPECIAL, tok, 64, &n, &err), SWA_OK);
+    for (i = 0; i < n; i++)
+        if (tok[i] >= first_special && tok[i] != bos) {
+            assert_true(k < n_want);
+            assert_int_equal(tok[i], want[k++]);
+        }
+    assert_int_equal(k, n_want);
+}
+
 /* llama.cpp's Phi-3 vocabulary file: its template is phi3, and the markers are the added
    tokens of Phi-3's tokenizer.json: <|assistant|> 32001, <|end|> 32007, <|user|> 32010. */
 static void test_phi3_vocabulary(void **state)
 {
     const int32_t want[] = {32010, 32007, 32001};
-    swa_chat_message one[] = {{"user", "Hello"}};
     const swa_chat_template *t;
     swa_gguf *g;
-    swa_vocab *v;
+    swa_vocab *v = vocab_or_skip(PHI3_VOCAB, &g);
     swa_error err;
-    char buf[256];
-    int32_t tok[64];
-    size_t n, i, k = 0;
     (void)state;
-    if (swa_gguf_open(PHI3_VOCAB, &g, &err) != SWA_OK) {
-        print_message("skipped: %s (needs ../shared)\n", err.msg);
-        skip();
-    }
     assert_int_equal(swa_chat_template_of(g, &t, &err), SWA_OK);
     assert_string_equal(swa_chat_template_name(t), "phi3");
-    assert_int_equal(swa_vocab_load(g, &v, &err), SWA_OK);
-    assert_int_equal(swa_chat_template_eot_token(t, v), 32007);
     assert_int_equal(swa_chat_template_eot_token(family("chatml"), v), -1);   /* no <|im_end|> in Phi-3 */
-    assert_int_equal(swa_chat_format(t, one, 1, 1, buf, sizeof buf, &n, &err), SWA_OK);
-    assert_string_equal(buf, "<|user|>\nHello<|end|>\n<|assistant|>\n");
-    assert_int_equal(swa_tokenize(v, buf, n, SWA_TOKENIZE_SPECIAL, tok, 64, &n, &err), SWA_OK);
-    for (i = 0; i < n; i++)
-        if (tok[i] >= 32000) {
-            assert_true(k < 3);
-            assert_int_equal(tok[i], want[k++]);
-        }
-    assert_int_equal(k, 3);
+    expect_markers(t, v, 32007, 32000, -1, want, 3, "<|user|>\nHello<|end|>\n<|assistant|>\n");
     swa_vocab_free(v);
     swa_gguf_close(g);
 }
@@ -456,29 +458,10 @@ static void test_phi3_vocabulary(void **state)
 static void test_llama3_vocabulary(void **state)
 {
     const int32_t want[] = {128006, 128007, 128009, 128006, 128007};
-    swa_chat_message one[] = {{"user", "Hello"}};
-    const swa_chat_template *t = family("llama3");
     swa_gguf *g;
-    swa_vocab *v;
-    swa_error err;
-    char buf[256];
-    int32_t tok[64];
-    size_t n, i, k = 0;
+    swa_vocab *v = vocab_or_skip(LLAMA3_VOCAB, &g);
     (void)state;
-    if (swa_gguf_open(LLAMA3_VOCAB, &g, &err) != SWA_OK) {
-        print_message("skipped: %s (needs ../shared)\n", err.msg);
-        skip();
-    }
-    assert_int_equal(swa_vocab_load(g, &v, &err), SWA_OK);
-    assert_int_equal(swa_chat_template_eot_token(t, v), 128009);
-    assert_int_equal(swa_chat_format(t, one, 1, 1, buf, sizeof buf, &n, &err), SWA_OK);
-    assert_int_equal(swa_tokenize(v, buf, n, SWA_TOKENIZE_SPECIAL, tok, 64, &n, &err), SWA_OK);
-    for (i = 0; i < n; i++)
-        if (tok[i] >= 128000 && tok[i] != 128000) {   /* every special token but BOS */
-            assert_true(k < 5);
-            assert_int_equal(tok[i], want[k++]);
-        }
-    assert_int_equal(k, 5);
+    expect_markers(family("llama3"), v, 128009, 128000, 128000 /* BOS */, want, 5, NULL);
     swa_vocab_free(v);
     swa_gguf_close(g);
 }

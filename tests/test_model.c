@@ -18,22 +18,6 @@
 #define STORIES_GGUF "../shared/models/stories260K-llamacpp-f32.gguf"
 #define STORIES_TEXT "../shared/testdata/stories260K-greedy.txt"
 
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = (char *)calloc((size_t)n + 1, 1);
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /* Append the text of one vocabulary piece: "▁" is a space, "<0x0A>" a byte. */
 static void append_piece(char *out, size_t cap, swa_str piece)
 {
@@ -69,7 +53,7 @@ static void test_real_file_greedy_text(void **state)
     int32_t tok = 1;
     int i;
     (void)state;
-    if (!(want = read_text(STORIES_TEXT))) skip();   /* ../shared is absent: nothing to compare */
+    if (!(want = tu_read_text(STORIES_TEXT, NULL))) skip();   /* ../shared is absent: nothing to compare */
     if (swa_model_load(STORIES_GGUF, &model, &err) != SWA_OK) fail_msg("%s", err.msg);
     hp = swa_model_hparams(model);
     assert_int_equal(hp->n_layer, 5);
@@ -257,10 +241,6 @@ static swa_status load_variant(const variant *v, swa_error *err)
     int n_head = v->n_head ? v->n_head : 4, n_kv = v->n_kv_head ? v->n_kv_head : 2, l;
     const int d = 256, hd = d / 4, ff = 256, V = 10;
     char name[64];
-    uint8_t *bytes;
-    size_t size = 0;
-    swa_model *m = NULL;
-    swa_status s;
 #define KEY(k) (!v->omit_key || strcmp(v->omit_key, k))
     gw_kv_str(w, "general.architecture", v->arch ? v->arch : "llama");
     if (KEY("llama.block_count")) gw_kv_u32(w, "llama.block_count", 2);
@@ -286,13 +266,7 @@ static swa_status load_variant(const variant *v, swa_error *err)
         T("ffn_gate", d, ff); T("ffn_up", d, ff); T("ffn_down", ff, d);
 #undef T
     }
-    bytes = gw_to_memory(w, &size);
-    gw_free(w);
-    assert_non_null(bytes);
-    s = swa_model_load_memory(bytes, size, &m, err);
-    swa_model_free(m);
-    free(bytes);
-    return s;
+    return tu_load_status(w, err);
 }
 
 static void expect_error(const variant *v, swa_status code, const char *needle)

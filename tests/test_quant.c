@@ -8,13 +8,14 @@
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"
-#include "tests/programs.h"
 
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "tests/programs.h"
+#include "tests/testutil.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -452,9 +453,6 @@ static void test_library_agrees_k_quants(void **state)
     compare_type(GW_Q6_K, 16);
 }
 
-static void tmp_path(char *buf, size_t cap, const char *tag);
-static uint8_t *read_all(const char *path, size_t *size);
-
 /* ==== (d) llama.cpp's own data ==== */
 
 /* The files in ../shared/models/quant were quantized by llama.cpp's llama-quantize (the Q5_K_M,
@@ -618,9 +616,8 @@ static void write_dequantized(const char *path, const char *out)
     swa_gguf *q, *base;
     swa_error err;
     size_t size;
-    uint8_t *bytes = read_all(QUANT_DIR "base-f32.gguf", &size);
+    uint8_t *bytes = tu_read_file(QUANT_DIR "base-f32.gguf", &size);
     int64_t i, r;
-    FILE *f;
     if (swa_gguf_open(path, &q, &err) != SWA_OK || swa_gguf_open(QUANT_DIR "base-f32.gguf", &base, &err) != SWA_OK)
         fail_msg("%s", err.msg);
     assert_int_equal(swa_gguf_tensor_count(q), swa_gguf_tensor_count(base));
@@ -640,10 +637,7 @@ static void write_dequantized(const char *path, const char *out)
             assert_int_equal(swa_dequantize_row(t->type, (const uint8_t *)t->data + (size_t)r * (t->nbytes / (uint64_t)rows),
                                                 dst + r * t->ne[0], t->ne[0]), SWA_OK);
     }
-    f = fopen(out, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(bytes, 1, size, f), size);
-    fclose(f);
+    tu_write_file(out, bytes, size);
     free(bytes);
     swa_gguf_close(q);
     swa_gguf_close(base);
@@ -686,7 +680,7 @@ static void test_llama_cpp_models_run(void **state)
             print_message("%s or base-f32.gguf is absent: skipping\n", path);
             continue;
         }
-        tmp_path(deq, sizeof deq, "deq");
+        tu_tmp_path(deq, sizeof deq, "deq");
         write_dequantized(path, deq);
         last_logits(deq, SWA_KERNELS_REF, exact);
         last_logits(path, SWA_KERNELS_BEST, best);
@@ -796,7 +790,7 @@ static void check_mix(const char *src, char *line, int *n_checked)
     if (sscanf(line, "mix %31s", mix) != 1) fail_msg("%s: cannot read \"%.40s\"", MIX_TYPES, line);
     for (k = 0; mix[k]; k++) lower[k] = (char)(mix[k] >= 'A' && mix[k] <= 'Z' ? mix[k] - 'A' + 'a' : mix[k]);
     lower[k] = '\0';
-    tmp_path(out, sizeof out, "mix");
+    tu_tmp_path(out, sizeof out, "mix");
     snprintf(cmd, sizeof cmd, "%s -t 2 %s %s %s", PROGRAM("swa-quantize"), src, out, lower);
     if (run_quiet(cmd) != 0) fail_msg("%s failed", cmd);
     if (swa_gguf_open(out, &g, &err) != SWA_OK) fail_msg("%s", err.msg);
@@ -850,7 +844,7 @@ static void test_mixes_match_llama_cpp(void **state)
             skipping = 1;
             continue;
 #endif
-            tmp_path(made, sizeof made, "mk");
+            tu_tmp_path(made, sizeof made, "mk");
             snprintf(cmd, sizeof cmd, "%s %s %s", PROGRAM("swa-mkmodel"), args, made);
             if (run_quiet(cmd) != 0) fail_msg("%s failed", cmd);
             snprintf(src, sizeof src, "%s", made);
@@ -872,9 +866,7 @@ static void test_mixes_match_llama_cpp(void **state)
    dequantizes. */
 static void test_requantize_refused(void **state)
 {
-    char out[64], log[64], cmd[1024], msg[1024] = "";
-    size_t n;
-    FILE *f;
+    char out[64], log[64], cmd[1024], *msg;
     (void)state;
 #ifdef _WIN32
     print_message("skipped on Windows: swa-quantize is driven through a POSIX shell\n");
@@ -884,52 +876,25 @@ static void test_requantize_refused(void **state)
         print_message("swa-quantize or " QUANT_DIR "peer-Q4_1.gguf is absent: skipping\n");
         skip();
     }
-    tmp_path(out, sizeof out, "rq");
-    tmp_path(log, sizeof log, "rqlog");
+    tu_tmp_path(out, sizeof out, "rq");
+    tu_tmp_path(log, sizeof log, "rqlog");
     remove(out);
     snprintf(cmd, sizeof cmd, "%s " QUANT_DIR "peer-Q4_1.gguf %s q4_k_m 2>%s", PROGRAM("swa-quantize"), out, log);
     assert_int_not_equal(system(cmd), 0);
     assert_int_not_equal(access(out, F_OK), 0);
-    f = fopen(log, "r");
-    assert_non_null(f);
-    n = fread(msg, 1, sizeof msg - 1, f);
-    msg[n] = '\0';
-    fclose(f);
+    msg = tu_read_text(log, NULL);
+    assert_non_null(msg);
     if (!strstr(msg, "already quantized (Q4_1)") || !strstr(msg, "--allow-requantize")) fail_msg("the refusal says: %s", msg);
     snprintf(cmd, sizeof cmd, "%s " QUANT_DIR "peer-Q4_1.gguf %s q4_k_m --allow-requantize", PROGRAM("swa-quantize"), out);
     assert_int_equal(run_quiet(cmd), 0);
     snprintf(cmd, sizeof cmd, "%s " QUANT_DIR "peer-Q4_1.gguf %s f16", PROGRAM("swa-quantize"), out);
     assert_int_equal(run_quiet(cmd), 0);
+    free(msg);
     remove(out);
     remove(log);
 }
 
 /* ==== the streaming writer ==== */
-
-static void tmp_path(char *buf, size_t cap, const char *tag)
-{
-    int fd;
-    snprintf(buf, cap, "/tmp/swa_quant_%s_XXXXXX", tag);
-    fd = mkstemp(buf);
-    assert_true(fd >= 0);
-    close(fd);
-}
-
-static uint8_t *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    uint8_t *p;
-    long n;
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    p = (uint8_t *)malloc((size_t)n + 1);
-    assert_int_equal(fread(p, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *size = (size_t)n;
-    return p;
-}
 
 static void add_metadata(gw_writer *w)
 {
@@ -976,7 +941,7 @@ static void test_stream_matches_memory(void **state)
     mem_bytes = gw_to_memory(mem, &mem_size);
     assert_non_null(mem_bytes);
 
-    tmp_path(path, sizeof path, "stream");
+    tu_tmp_path(path, sizeof path, "stream");
     assert_int_equal(gw_stream_open(st, path), 0);
     for (i = 0; i < N_STREAM; i++) {
         int64_t row = stream_tensors[i].ne[0], rows = stream_tensors[i].ne[1] * stream_tensors[i].ne[2], r = 0;
@@ -996,7 +961,7 @@ static void test_stream_matches_memory(void **state)
         }
     }
     if (gw_stream_close(st)) fail_msg("gw_stream_close: %s", gw_error(st));
-    file_bytes = read_all(path, &file_size);
+    file_bytes = tu_read_file(path, &file_size);
     assert_int_equal(file_size, mem_size);
     assert_memory_equal(file_bytes, mem_bytes, mem_size);
 
@@ -1027,7 +992,7 @@ static void test_stream_errors(void **state)
     char path[64];
     gw_writer *w;
     (void)state;
-    tmp_path(path, sizeof path, "errors");
+    tu_tmp_path(path, sizeof path, "errors");
 
     /* too few bytes: close names the tensor */
     w = gw_new(3);

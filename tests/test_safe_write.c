@@ -33,35 +33,10 @@ static void path_in(char *buf, size_t cap, const char *name)
     snprintf(buf, cap, "%s/%s", dir, name);
 }
 
-static void write_bytes(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(data, 1, n, f), n);
-    assert_int_equal(fclose(f), 0);
-}
-
-static uint8_t *read_bytes(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    uint8_t *buf;
-    long bytes;
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    bytes = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = (uint8_t *)malloc((size_t)bytes + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)bytes, f), (size_t)bytes);
-    fclose(f);
-    *n = (size_t)bytes;
-    return buf;
-}
-
 static void expect_content(const char *path, const void *data, size_t n)
 {
     size_t got;
-    uint8_t *p = read_bytes(path, &got);
+    uint8_t *p = tu_read_file(path, &got);
     if (got != n || memcmp(p, data, n) != 0) fail_msg("%s: %zu bytes, not the %zu expected", path, got, n);
     free(p);
 }
@@ -87,12 +62,6 @@ static void expect_only(int n, ...)
     assert_int_equal(count, n);
 }
 
-static int run(const char *cmd)
-{
-    int rc = system(cmd);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : WIFSIGNALED(rc) ? 128 + WTERMSIG(rc) : -1;
-}
-
 static int setup(void **state)
 {
     tu_spec s;
@@ -105,7 +74,7 @@ static int setup(void **state)
     s.n_ctx = 32; s.type = GW_F32; s.window = 8; s.seed = 11;
     assert_true(tu_build(&tm, &s));
     path_in(model, sizeof model, "model.gguf");
-    write_bytes(model, tm.gguf, tm.gguf_size);
+    tu_write_file(model, tm.gguf, tm.gguf_size);
     tu_free(&tm);
     return 0;
 }
@@ -128,7 +97,7 @@ static void test_refuses_its_input(void **state)
     sw_file out;
     (void)state;
     path_in(in, sizeof in, "in");
-    write_bytes(in, old, sizeof old);
+    tu_write_file(in, old, sizeof old);
     snprintf(dotted, sizeof dotted, "%s/./in", dir);
     path_in(sym, sizeof sym, "sym");
     path_in(hard, sizeof hard, "hard");
@@ -157,7 +126,7 @@ static void test_replaces_when_complete(void **state)
     (void)state;
     remove(model);
     path_in(dest, sizeof dest, "dest");
-    write_bytes(dest, old, sizeof old);
+    tu_write_file(dest, old, sizeof old);
     assert_int_equal(chmod(dest, 0640), 0);
     assert_int_equal(sw_open(&out, dest, NULL, 0), 0);
     assert_int_equal(fwrite(new_, 1, sizeof new_, out.f), sizeof new_);
@@ -222,7 +191,7 @@ static void test_error_midway(void **state)
     (void)state;
     remove(model);
     path_in(dest, sizeof dest, "dest");
-    write_bytes(dest, old, sizeof old);
+    tu_write_file(dest, old, sizeof old);
     for (mode = 1; mode >= 0; mode--) {
         int status;
         pid_t pid = fork();
@@ -263,7 +232,7 @@ static void test_programs_keep_their_input(void **state)
     need(PROGRAM_FILE("swa-inspect"));
     need(PROGRAM_FILE("swa-span"));
     need(PROGRAM_FILE("swa-generate"));
-    before = read_bytes(model, &n);
+    before = tu_read_file(model, &n);
     path_in(sym, sizeof sym, "sym.gguf");
     path_in(hard, sizeof hard, "hard.gguf");
     snprintf(dotted, sizeof dotted, "%s/./model.gguf", dir);
@@ -275,14 +244,14 @@ static void test_programs_keep_their_input(void **state)
             int rc;
             snprintf(cmd, sizeof cmd, fmt[i], model, outs[k]);
             strcat(cmd, " 2>&1 >/dev/null | grep -q 'is the input file'");
-            rc = run(cmd);
+            rc = tu_run(cmd);
             if (rc != 0) fail_msg("not refused: %s", cmd);
             expect_content(model, before, n);
             expect_only(3, "model.gguf", "sym.gguf", "hard.gguf");
         }
     /* and the exit status says so */
     snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " %s %s q8_0 2>/dev/null", model, sym);
-    assert_int_not_equal(run(cmd), 0);
+    assert_int_not_equal(tu_run(cmd), 0);
     free(before);
 }
 
@@ -303,19 +272,19 @@ static void test_convert_keeps_its_input(void **state)
     need(PROGRAM_FILE("swa-convert-llama2c"));
     path_in(bin, sizeof bin, "m.bin");
     path_in(tok, sizeof tok, "tok.bin");
-    before = read_bytes(src[0], &n);
-    write_bytes(bin, before, n);
-    tok_before = read_bytes(src[1], &tok_n);
-    write_bytes(tok, tok_before, tok_n);
+    before = tu_read_file(src[0], &n);
+    tu_write_file(bin, before, n);
+    tok_before = tu_read_file(src[1], &tok_n);
+    tu_write_file(tok, tok_before, tok_n);
     remove(model);
     path_in(sym, sizeof sym, "sym");
     for (i = 0; i < 2; i++) {
         remove(sym);
         assert_int_equal(symlink(i ? "tok.bin" : "m.bin", sym), 0);
         snprintf(cmd, sizeof cmd, PROGRAM("swa-convert-llama2c") " %s %s %s 2>&1 | grep -q 'is the input file'", bin, tok, sym);
-        assert_int_equal(run(cmd), 0);
+        assert_int_equal(tu_run(cmd), 0);
         snprintf(cmd, sizeof cmd, PROGRAM("swa-convert-llama2c") " %s %s %s 2>/dev/null", bin, tok, sym);
-        assert_int_not_equal(run(cmd), 0);
+        assert_int_not_equal(tu_run(cmd), 0);
         expect_content(bin, before, n);
         expect_content(tok, tok_before, tok_n);
         expect_only(3, "m.bin", "tok.bin", "sym");
@@ -343,13 +312,13 @@ static void test_programs_report_failed_writes(void **state)
         if (access("/dev/full", W_OK) == 0) {
             snprintf(cmd, sizeof cmd, fmt[i], model, "/dev/full");
             strcat(cmd, " 2>&1 >/dev/null | grep -q 'No space left'");
-            if (run(cmd) != 0) fail_msg("no error reported: %s", cmd);
+            if (tu_run(cmd) != 0) fail_msg("no error reported: %s", cmd);
             snprintf(cmd, sizeof cmd, fmt[i], model, "/dev/full");
             strcat(cmd, " >/dev/null 2>&1");
-            assert_int_equal(run(cmd), 1);
+            assert_int_equal(tu_run(cmd), 1);
         }
         /* 4 blocks of 512 bytes: the model (about 50 KB) and its logits do not fit */
-        write_bytes(dest, old, sizeof old);
+        tu_write_file(dest, old, sizeof old);
         snprintf(cmd, sizeof cmd, "ulimit -f 4; exec ");
         {
             char tail[900];
@@ -357,13 +326,13 @@ static void test_programs_report_failed_writes(void **state)
             strncat(cmd, tail, sizeof cmd - strlen(cmd) - 40);
         }
         strcat(cmd, " >/dev/null 2>&1");
-        assert_int_not_equal(run(cmd), 0);
+        assert_int_not_equal(tu_run(cmd), 0);
         expect_content(dest, old, sizeof old);
         expect_only(2, "model.gguf", "out");
     }
     snprintf(cmd, sizeof cmd, PROGRAM("swa-mkmodel") " --shape custom --layers 1 --dim 32 --heads 2 --kv-heads 1 "
              "--ff 32 --vocab 260 --ctx 64 --window 8 --type f32 /dev/full 2>&1 | grep -q 'No space left'");
-    if (access("/dev/full", W_OK) == 0) assert_int_equal(run(cmd), 0);
+    if (access("/dev/full", W_OK) == 0) assert_int_equal(tu_run(cmd), 0);
 }
 
 int main(void)

@@ -33,56 +33,6 @@ static void need_program(void)
     if (access(SPAN_FILE, X_OK) != 0) fail_msg("%s is missing: run make first", SPAN_FILE);
 }
 
-static void tmp_path(char *buf, size_t cap, const char *tag)
-{
-    int fd;
-    snprintf(buf, cap, "/tmp/swa_span_%s_XXXXXX", tag);
-    fd = mkstemp(buf);
-    assert_true(fd >= 0);
-    close(fd);
-}
-
-static uint8_t *read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    uint8_t *buf;
-    long bytes;
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    bytes = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    assert_true(bytes >= 0);
-    buf = (uint8_t *)malloc((size_t)bytes + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)bytes, f), (size_t)bytes);
-    buf[bytes] = 0;
-    fclose(f);
-    *n = (size_t)bytes;
-    return buf;
-}
-
-/* A command's stdout (stderr too when the command line says 2>&1); its exit status in *rc. */
-static char *capture(const char *cmd, int *rc)
-{
-    FILE *p = popen(cmd, "r");
-    size_t cap = 4096, n = 0, got;
-    char *buf = (char *)malloc(cap);
-    int status;
-    assert_non_null(p);
-    assert_non_null(buf);
-    while ((got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
-        n += got;
-        if (cap - n < 1024) {
-            buf = (char *)realloc(buf, cap *= 2);
-            assert_non_null(buf);
-        }
-    }
-    buf[n] = '\0';
-    status = pclose(p);
-    *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return buf;
-}
-
 /* Run swa-span with `args`, expect exit 0, return stdout. */
 static char *span_ok(const char *args)
 {
@@ -90,7 +40,7 @@ static char *span_ok(const char *args)
     int rc;
     char *out;
     snprintf(cmd, sizeof cmd, "%s %s", SPAN, args);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     if (rc != 0) fail_msg("%s: exit %d\n%s", cmd, rc, out);
     return out;
 }
@@ -218,15 +168,11 @@ static void write_model(const char *path, int n_layer, const int *windows)
 {
     tu_model tm;
     tu_spec s;
-    FILE *f;
     memset(&s, 0, sizeof s);
     s.n_layer = n_layer; s.n_embd = 16; s.n_head = 2; s.n_kv_head = 1; s.n_ff = 32; s.n_vocab = 32;
     s.n_ctx = 256; s.type = GW_F32; s.windows = windows; s.seed = 5;
     assert_true(tu_build(&tm, &s));
-    f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(tm.gguf, 1, tm.gguf_size, f), tm.gguf_size);
-    assert_int_equal(fclose(f), 0);
+    tu_write_file(path, tm.gguf, tm.gguf_size);
     tu_free(&tm);
 }
 
@@ -356,13 +302,13 @@ static png png_of(const char *args, const char *path)
     size_t n;
     png p;
     snprintf(cmd, sizeof cmd, "%s %s --png %s 2>&1", SPAN, args, path);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     if (rc != 0) fail_msg("%s: exit %d\n%s", cmd, rc, out);
     snprintf(want, sizeof want, "wrote %s: ", path);
     at = strstr(out, want);
     if (!at) fail_msg("no \"%s\" in\n%s", want, out);
     assert_int_equal(sscanf(at + strlen(want), "%dx%d pixels", &w, &h), 2);
-    data = read_file(path, &n);
+    data = tu_read_file(path, &n);
     p = parse_png(data, n);
     assert_int_equal(p.w, (uint32_t)w);
     assert_int_equal(p.h, (uint32_t)h);
@@ -428,10 +374,10 @@ static char *svg_of(const char *args, const char *path)
     char *out, *svg;
     int rc;
     snprintf(cmd, sizeof cmd, "%s %s --svg %s 2>&1", SPAN, args, path);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     if (rc != 0) fail_msg("%s: exit %d\n%s", cmd, rc, out);
     free(out);
-    svg = (char *)read_file(path, &n);
+    svg = (char *)tu_read_file(path, &n);
     assert_int_equal(strlen(svg), n);
     assert_true(!strncmp(svg, "<svg", 4));
     len = n;
@@ -545,7 +491,7 @@ static void test_model_windows(void **state)
     int l, i;
     (void)state;
     need_program();
-    tmp_path(path, sizeof path, "model");
+    tu_tmp_path(path, sizeof path, "model");
     write_model(path, 5, win);
 
     /* the library agrees with the file we wrote */
@@ -617,7 +563,7 @@ static void test_svg(void **state)
     int l, segs;
     (void)state;
     need_program();
-    tmp_path(path, sizeof path, "svg");
+    tu_tmp_path(path, sizeof path, "svg");
 
     svg = svg_of("-l 3 -w 4 -p 20", path);
     /* layer 0: out + direct; layers 1 and 2: out + reach + direct */
@@ -648,7 +594,7 @@ static void test_svg(void **state)
     free(svg);
 
     /* a model with a full layer: segments as the brute-force walk says */
-    tmp_path(model, sizeof model, "svgmodel");
+    tu_tmp_path(model, sizeof model, "svgmodel");
     write_model(model, 5, win);
     snprintf(args, sizeof args, "-m %s -p 30", model);
     svg = svg_of(args, path);
@@ -679,7 +625,7 @@ static void test_png(void **state)
     assert_int_equal(crc32_bitwise(check, 9), 0xCBF43926u);
     assert_int_equal(adler32_plain((const uint8_t *)"Wikipedia", 9), 0x11E60398u);
 
-    tmp_path(path, sizeof path, "png");
+    tu_tmp_path(path, sizeof path, "png");
     p = png_of("-l 3 -w 4 -p 20", path);
     assert_true(p.w >= 100 && p.h >= 50);
     /* filter 0 on every row, and a handful of flat colours: no blur, no noise */
@@ -726,40 +672,40 @@ static void test_errors(void **state)
     need_program();
     for (i = 0; i < sizeof usage_cases / sizeof usage_cases[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s %s 2>&1 >/dev/null", SPAN, usage_cases[i]);
-        out = capture(cmd, &rc);
+        out = tu_capture(cmd, &rc);
         if (rc != 2 || !strstr(out, "swa-span: ") || !strstr(out, "usage:"))
             fail_msg("\"%s\": exit %d, stderr:\n%s", usage_cases[i], rc, out);
         free(out);
     }
     snprintf(cmd, sizeof cmd, "%s -h", SPAN);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     assert_int_equal(rc, 0);
     expect_in(out, "usage:");
     free(out);
 
     snprintf(cmd, sizeof cmd, "%s -m /nonexistent/model.gguf 2>&1", SPAN);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     assert_int_equal(rc, 1);
     expect_in(out, "/nonexistent/model.gguf");
     free(out);
 
-    tmp_path(bad, sizeof bad, "notgguf");   /* an empty file is no model */
+    tu_tmp_path(bad, sizeof bad, "notgguf");   /* an empty file is no model */
     snprintf(cmd, sizeof cmd, "%s -m %s 2>&1", SPAN, bad);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     assert_int_equal(rc, 1);
     expect_in(out, "swa-span: ");
     free(out);
     unlink(bad);
 
-    tmp_path(path, sizeof path, "dir");
+    tu_tmp_path(path, sizeof path, "dir");
     unlink(path);
     snprintf(cmd, sizeof cmd, "%s -l 2 -w 3 --svg %s/no/such/dir.svg 2>&1", SPAN, path);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     assert_int_equal(rc, 1);
     expect_in(out, "cannot write");
     free(out);
     snprintf(cmd, sizeof cmd, "%s -l 2 -w 3 --png %s/no/such/dir.png 2>&1", SPAN, path);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     assert_int_equal(rc, 1);
     expect_in(out, "cannot write");
     free(out);
@@ -799,8 +745,8 @@ static void test_stories(void **state)
     expect_brute(out, win, n, 100);
     free(out);
 
-    tmp_path(svg, sizeof svg, "stories_svg");
-    tmp_path(pic, sizeof pic, "stories_png");
+    tu_tmp_path(svg, sizeof svg, "stories_svg");
+    tu_tmp_path(pic, sizeof pic, "stories_png");
     text = svg_of("-m " STORIES, svg);
     expect_in(text, strrchr("/" STORIES, '/') + 1);   /* the title names the file */
     free(text);

@@ -11,29 +11,13 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "tests/testutil.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
 
 #define TESTDATA "../shared/testdata/"
-
-static char *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = (char *)malloc((size_t)n + 1);
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
-    buf[n] = '\0';
-    fclose(f);
-    if (size) *size = (size_t)n;
-    return buf;
-}
 
 /* Decode ids with the streaming decoder, one at a time, as a CLI would print them. */
 static char *decode_all(const swa_vocab *v, const int32_t *ids, size_t n)
@@ -58,9 +42,9 @@ static void check_vocab_in(const char *dir, const char *name)
     swa_error err;
     int n_cases = 0;
     snprintf(path, sizeof path, "%s%s.inp", dir, name);
-    if (!(inp = read_file(path, NULL))) skip();   /* ../shared is absent */
+    if (!(inp = tu_read_text(path, NULL))) skip();   /* ../shared is absent */
     snprintf(path, sizeof path, "%s%s.out", dir, name);
-    outp = read_file(path, NULL);
+    outp = tu_read_text(path, NULL);
     assert_non_null(outp);
     snprintf(path, sizeof path, "%s%s", dir, name);
     if (swa_gguf_open(path, &g, &err) != SWA_OK) fail_msg("%s", err.msg);
@@ -151,7 +135,7 @@ static void check_book(const char *vocab, size_t want_n, uint64_t want_hash)
     swa_gguf *g;
     swa_vocab *v;
     swa_error err;
-    if (!(text = read_file(TESTDATA "war-and-peace.txt", &len))) skip();
+    if (!(text = tu_read_text(TESTDATA "war-and-peace.txt", &len))) skip();
     snprintf(path, sizeof path, TESTDATA "%s", vocab);
     if (swa_gguf_open(path, &g, &err) != SWA_OK) fail_msg("%s", err.msg);
     if (swa_vocab_load(g, &v, &err) != SWA_OK) fail_msg("%s", err.msg);
@@ -201,9 +185,9 @@ static void check_mixed_text(const char *name)
     snprintf(path, sizeof path, TESTDATA "ggml-vocab-%s.gguf", name);
     if (swa_gguf_open(path, &g, &err) != SWA_OK) skip();      /* ../shared is absent */
     if (swa_vocab_load(g, &v, &err) != SWA_OK) fail_msg("%s", err.msg);
-    text = read_file("tests/data/mixed_text.txt", &len);
+    text = tu_read_text("tests/data/mixed_text.txt", &len);
     snprintf(path, sizeof path, "tests/data/mixed_text.%s.ids", name);
-    ids_text = read_file(path, NULL);
+    ids_text = tu_read_text(path, NULL);
     assert_non_null(text);
     assert_non_null(ids_text);
     want = (int32_t *)malloc((len + 1) * sizeof *want);
@@ -298,7 +282,7 @@ static void check_split(const char *name, const char *text, size_t len, char *ex
 
 static void test_pretokenizer_splits(void **state)
 {
-    char *ref = read_file(PRETOK_REF, NULL), *line, *next, *inputs[64];
+    char *ref = tu_read_text(PRETOK_REF, NULL), *line, *next, *inputs[64];
     size_t input_len[64];
     int n_inputs = 0, n_checked = 0;
     (void)state;

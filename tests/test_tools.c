@@ -35,71 +35,30 @@
 
 /* ---- helpers: files, commands ---- */
 
-static void tmp_path(char *buf, size_t cap, const char *tag)
-{
-    int fd;
-    snprintf(buf, cap, "/tmp/swa_tools_%s_XXXXXX", tag);
-    fd = mkstemp(buf);
-    assert_true(fd >= 0);
-    close(fd);
-}
-
-static void write_file(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(data, 1, n, f), n);
-    assert_int_equal(fclose(f), 0);
-}
-
-static uint8_t *read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    uint8_t *buf;
-    long bytes;
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    bytes = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = (uint8_t *)malloc((size_t)bytes + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)bytes, f), (size_t)bytes);
-    buf[bytes] = 0;
-    fclose(f);
-    *n = (size_t)bytes;
-    return buf;
-}
-
-static int run(const char *cmd)
-{
-    int rc = system(cmd);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-/* A command's stdout (stderr as the command line redirects it); its exit status in *rc. */
-static char *capture(const char *cmd, int *rc)
-{
-    FILE *p = popen(cmd, "r");
-    size_t cap = 4096, n = 0, got;
-    char *buf = (char *)malloc(cap);
-    int status;
-    assert_non_null(p);
-    while ((got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
-        n += got;
-        if (cap - n < 1024) buf = (char *)realloc(buf, cap *= 2);
-    }
-    buf[n] = '\0';
-    status = pclose(p);
-    *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return buf;
-}
-
 static void need_programs(void)
 {
     const char *progs[] = {TOKENIZE_FILE, PERPLEXITY_FILE, INSPECT_FILE, GENERATE_FILE};
     size_t i;
     for (i = 0; i < sizeof progs / sizeof progs[0]; i++)
         if (access(progs[i], X_OK) != 0) fail_msg("%s is missing: run make first", progs[i]);
+}
+
+/* One of llama.cpp's vocabulary files from ../shared, or the test skips. */
+static void need_vocab(const char *path)
+{
+    if (access(path, R_OK) != 0) {
+        fprintf(stderr, "skipped: %s is absent\n", path);
+        skip();
+    }
+}
+
+/* cmd exits 0 and prints exactly want on stdout. */
+static void expect_stdout(const char *cmd, const char *want)
+{
+    int rc;
+    char *out = tu_capture(cmd, &rc);
+    if (rc != 0 || strcmp(out, want)) fail_msg("%s: exit %d, printed \"%s\", not \"%s\"", cmd, rc, out, want);
+    free(out);
 }
 
 /* ---- the test vocabulary and model files ---- */
@@ -230,32 +189,21 @@ static void test_tokenize_llama_spm(void **state)
     int rc;
     (void)state;
     need_programs();
-    if (access(SPM_VOCAB, R_OK) != 0) {
-        fprintf(stderr, "skipped: " SPM_VOCAB " is absent\n");
-        skip();
-    }
+    need_vocab(SPM_VOCAB);
     /* ids from llama.cpp's ggml-vocab-llama-spm.gguf.out for "Hello world" */
-    out = capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' --no-bos 2>/dev/null", &rc);
-    assert_int_equal(rc, 0);
-    assert_string_equal(out, "15043 3186\n");
-    free(out);
-    out = capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' 2>/dev/null", &rc);
-    assert_int_equal(rc, 0);
-    assert_string_equal(out, "1 15043 3186\n");
-    free(out);
-    out = capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' 2>&1 >/dev/null", &rc);
+    expect_stdout(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' --no-bos 2>/dev/null", "15043 3186\n");
+    expect_stdout(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' 2>/dev/null", "1 15043 3186\n");
+    out = tu_capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' 2>&1 >/dev/null", &rc);
     assert_non_null(strstr(out, "3 tokens"));
     free(out);
-    out = capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' --pieces 2>/dev/null", &rc);
+    out = tu_capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' --pieces 2>/dev/null", &rc);
     assert_int_equal(rc, 0);
     if (!strstr(out, "15043  \xe2\x96\x81Hello ") || !strstr(out, "\" Hello\"") || !strstr(out, "\" world\""))
         fail_msg("--pieces output:\n%s", out);
     free(out);
     /* control text: "</s>" is one token with --special, plain characters without */
-    out = capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello</s>' --no-bos --special 2>/dev/null", &rc);
-    assert_string_equal(out, "15043 2\n");
-    free(out);
-    out = capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello</s>' --no-bos 2>/dev/null", &rc);
+    expect_stdout(TOKENIZE " -m " SPM_VOCAB " -p 'Hello</s>' --no-bos --special 2>/dev/null", "15043 2\n");
+    out = tu_capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello</s>' --no-bos 2>/dev/null", &rc);
     assert_null(strstr(out, " 2\n"));
     assert_true(strlen(out) > strlen("15043 2\n"));
     free(out);
@@ -269,20 +217,11 @@ static void test_tokenize_llama_bpe(void **state)
     int rc;
     (void)state;
     need_programs();
-    if (access(BPE_VOCAB, R_OK) != 0) {
-        fprintf(stderr, "skipped: " BPE_VOCAB " is absent\n");
-        skip();
-    }
+    need_vocab(BPE_VOCAB);
     /* ids from llama.cpp's ggml-vocab-llama-bpe.gguf.out for "Hello world" and " Hello world" */
-    out = capture(TOKENIZE " -m " BPE_VOCAB " -p 'Hello world' --no-bos 2>/dev/null", &rc);
-    assert_int_equal(rc, 0);
-    assert_string_equal(out, "9906 1917\n");
-    free(out);
-    out = capture(TOKENIZE " -m " BPE_VOCAB " -p ' Hello world' 2>/dev/null", &rc);
-    assert_int_equal(rc, 0);
-    assert_string_equal(out, "128000 22691 1917\n");
-    free(out);
-    out = capture(TOKENIZE " -m " BPE_VOCAB " -p 'Hello world' --timing 2>&1 >/dev/null", &rc);
+    expect_stdout(TOKENIZE " -m " BPE_VOCAB " -p 'Hello world' --no-bos 2>/dev/null", "9906 1917\n");
+    expect_stdout(TOKENIZE " -m " BPE_VOCAB " -p ' Hello world' 2>/dev/null", "128000 22691 1917\n");
+    out = tu_capture(TOKENIZE " -m " BPE_VOCAB " -p 'Hello world' --timing 2>&1 >/dev/null", &rc);
     assert_int_equal(rc, 0);
     if (!strstr(out, "11 bytes tokenized in ") || !strstr(out, "s of CPU time")) fail_msg("--timing output:\n%s", out);
     free(out);
@@ -305,25 +244,25 @@ static void test_tokenize_own_vocab(void **state)
     model_opts o = {3, 0, 1};
     (void)state;
     need_programs();
-    tmp_path(vocab, sizeof vocab, "model");
-    tmp_path(vocab_nobos, sizeof vocab_nobos, "vocab");
-    tmp_path(text_path, sizeof text_path, "text");
+    tu_tmp_path(vocab, sizeof vocab, "model");
+    tu_tmp_path(vocab_nobos, sizeof vocab_nobos, "vocab");
+    tu_tmp_path(text_path, sizeof text_path, "text");
     write_model(vocab, &s, &o);
     w = gw_new(3);                    /* vocabulary only, add_bos_token false */
     add_vocab(w, 0);
     bytes = gw_to_memory(w, &size);
-    write_file(vocab_nobos, bytes, size);
+    tu_write_file(vocab_nobos, bytes, size);
     free(bytes);
     gw_free(w);
     text = random_text(1500, 3);
-    write_file(text_path, text, strlen(text));
+    tu_write_file(text_path, text, strlen(text));
     /* the library's ids for the same text */
     assert_int_equal(swa_gguf_open(vocab, &g, &err), SWA_OK);
     assert_int_equal(swa_vocab_load(g, &v, &err), SWA_OK);
     assert_int_equal(swa_tokenize(v, text, strlen(text), SWA_TOKENIZE_ADD_BOS, want, 4096, &n_want, &err), SWA_OK);
     assert_true(n_want > 256);
     snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -f %s 2>/dev/null", vocab, text_path);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     assert_int_equal(rc, 0);
     for (p = out; *p && *p != '\n';) {
         char *end;
@@ -344,14 +283,11 @@ static void test_tokenize_own_vocab(void **state)
     text[0] = '\0';
     strcat(text, cmd);
     snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -p 'the' 2>/dev/null", vocab_nobos);
-    out = capture(cmd, &rc);
-    assert_int_equal(rc, 0);
-    assert_string_equal(out, text);
-    free(out);
+    expect_stdout(cmd, text);
     /* --pieces: byte tokens show as stored, their text escaped; quotes and backslashes too */
-    write_file(text_path, "a\n\"\\\001", 5);
+    tu_write_file(text_path, "a\n\"\\\001", 5);
     snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -f %s --no-bos --pieces 2>/dev/null", vocab_nobos, text_path);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     assert_int_equal(rc, 0);
     if (!strstr(out, "<0x0A>") || !strstr(out, "\"\\x0a\"") || !strstr(out, "\"\\\"\"") ||
         !strstr(out, "\"\\\\\"") || !strstr(out, "\"\\x01\""))
@@ -383,16 +319,16 @@ static void test_tokenize_errors(void **state)
     (void)state;
     need_programs();
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        if (run(bad[i]) != 0) fail_msg("expected output missing: %s", bad[i]);
-    assert_int_equal(run(TOKENIZE " -p hi 2>/dev/null"), 2);
-    assert_int_equal(run(TOKENIZE " -m x.gguf -q 2>/dev/null"), 2);
-    assert_int_equal(run(TOKENIZE " -m /nonexistent.gguf -p a 2>/dev/null"), 1);
-    tmp_path(model, sizeof model, "novocab");
+        if (tu_run(bad[i]) != 0) fail_msg("expected output missing: %s", bad[i]);
+    assert_int_equal(tu_run(TOKENIZE " -p hi 2>/dev/null"), 2);
+    assert_int_equal(tu_run(TOKENIZE " -m x.gguf -q 2>/dev/null"), 2);
+    assert_int_equal(tu_run(TOKENIZE " -m /nonexistent.gguf -p a 2>/dev/null"), 1);
+    tu_tmp_path(model, sizeof model, "novocab");
     write_model(model, &s, &o);
     snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -p hi 2>&1 | grep -q 'no tokenizer'", model);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -p hi 2>/dev/null", model);
-    assert_int_equal(run(cmd), 1);
+    assert_int_equal(tu_run(cmd), 1);
     remove(model);
 }
 
@@ -411,15 +347,15 @@ static ppl_result run_perplexity(const char *args, char **err_out)
     size_t n;
     int rc;
     memset(&r, 0, sizeof r);
-    tmp_path(errf, sizeof errf, "stderr");
+    tu_tmp_path(errf, sizeof errf, "stderr");
     snprintf(cmd, sizeof cmd, PERPLEXITY " %s 2>%s", args, errf);
-    out = capture(cmd, &rc);
-    if (rc != 0) fail_msg("%s: exit %d\n%s", cmd, rc, (char *)read_file(errf, &n));
+    out = tu_capture(cmd, &rc);
+    if (rc != 0) fail_msg("%s: exit %d\n%s", cmd, rc, (char *)tu_read_file(errf, &n));
     line = strstr(out, "perplexity: ");
     if (!line || sscanf(line, "perplexity: %lf +/- %lf over %lld tokens (%159[^)])", &r.ppl, &r.se, &r.count, r.mode) != 4)
         fail_msg("%s: no result line in\n%s", cmd, out);
     free(out);
-    if (err_out) *err_out = (char *)read_file(errf, &n);
+    if (err_out) *err_out = (char *)tu_read_file(errf, &n);
     remove(errf);
     return r;
 }
@@ -504,11 +440,11 @@ static void test_perplexity_windowed(void **state)
     ppl_result got, want;
     (void)state;
     need_programs();
-    tmp_path(model, sizeof model, "model");
-    tmp_path(text_path, sizeof text_path, "text");
+    tu_tmp_path(model, sizeof model, "model");
+    tu_tmp_path(text_path, sizeof text_path, "text");
     write_model(model, &s, &o);
     text = random_text(1400, 5);
-    write_file(text_path, text, strlen(text));
+    tu_write_file(text_path, text, strlen(text));
     tok = tokens_of(model, text, SWA_TOKENIZE_ADD_BOS, &n);
     assert_true(n > 2 * 512);
     assert_int_equal(tok[0], 1);
@@ -558,11 +494,11 @@ static void test_perplexity_full_attention(void **state)
     ppl_result got;
     (void)state;
     need_programs();
-    tmp_path(model, sizeof model, "model");
-    tmp_path(text_path, sizeof text_path, "text");
+    tu_tmp_path(model, sizeof model, "model");
+    tu_tmp_path(text_path, sizeof text_path, "text");
     write_model(model, &s, &o);
     text = random_text(700, 9);
-    write_file(text_path, text, strlen(text));
+    tu_write_file(text_path, text, strlen(text));
     tok = tokens_of(model, text, SWA_TOKENIZE_ADD_BOS, &n);
     assert_true(n > 512);
     memset(&cfg, 0, sizeof cfg);
@@ -616,20 +552,20 @@ static void test_perplexity_errors(void **state)
     (void)state;
     need_programs();
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        if (run(bad[i]) != 0) fail_msg("expected output missing: %s", bad[i]);
-    assert_int_equal(run(PERPLEXITY " -m x.gguf -f x.txt -w 0 2>/dev/null"), 2);
-    assert_int_equal(run(PERPLEXITY " -m x.gguf -f /nonexistent.txt 2>/dev/null"), 1);
-    tmp_path(model, sizeof model, "model");
-    tmp_path(text_path, sizeof text_path, "text");
+        if (tu_run(bad[i]) != 0) fail_msg("expected output missing: %s", bad[i]);
+    assert_int_equal(tu_run(PERPLEXITY " -m x.gguf -f x.txt -w 0 2>/dev/null"), 2);
+    assert_int_equal(tu_run(PERPLEXITY " -m x.gguf -f /nonexistent.txt 2>/dev/null"), 1);
+    tu_tmp_path(model, sizeof model, "model");
+    tu_tmp_path(text_path, sizeof text_path, "text");
     write_model(model, &s, &o);
-    write_file(text_path, "", 0);     /* BOS alone: nothing to score */
+    tu_write_file(text_path, "", 0);     /* BOS alone: nothing to score */
     snprintf(cmd, sizeof cmd, PERPLEXITY " -m %s -f %s 2>&1 | grep -q 'at least 2 are needed'", model, text_path);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, PERPLEXITY " -m %s -f %s 2>/dev/null", model, text_path);
-    assert_int_equal(run(cmd), 1);
+    assert_int_equal(tu_run(cmd), 1);
     snprintf(cmd, sizeof cmd, PERPLEXITY " -m /nonexistent.gguf -f %s 2>&1 | grep -q '/nonexistent.gguf: cannot open'",
              text_path);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     remove(model); remove(text_path);
 }
 
@@ -652,9 +588,9 @@ static void check_set_window(const char *in, int W)
     int rc;
     swa_gguf_value v;
     int64_t w;
-    tmp_path(out, sizeof out, "copy");
+    tu_tmp_path(out, sizeof out, "copy");
     snprintf(cmd, sizeof cmd, INSPECT " %s --set-window %d %s", in, W, out);
-    text = capture(cmd, &rc);
+    text = tu_capture(cmd, &rc);
     assert_int_equal(rc, 0);
     assert_non_null(strstr(text, "llama.attention.sliding_window = "));
     free(text);
@@ -699,7 +635,7 @@ static void check_set_window(const char *in, int W)
     swa_model_free(m);
     /* the inspect listing of the copy shows it */
     snprintf(cmd, sizeof cmd, INSPECT " %s", out);
-    text = capture(cmd, &rc);
+    text = tu_capture(cmd, &rc);
     assert_int_equal(rc, 0);
     snprintf(ids, sizeof ids, "window %d, weights", W);
     assert_non_null(strstr(text, ids));
@@ -707,18 +643,18 @@ static void check_set_window(const char *in, int W)
     /* the same greedy ids and bit-identical logits as the original with -w W */
     tu_random_tokens(tok, 40, VOCAB_N, (uint64_t)W);
     for (k = 0, i = 0; i < 40; i++) k += (size_t)sprintf(ids + k, i ? ",%d" : "%d", tok[i]);
-    tmp_path(dump_a, sizeof dump_a, "dump");
-    tmp_path(dump_b, sizeof dump_b, "dump");
+    tu_tmp_path(dump_a, sizeof dump_a, "dump");
+    tu_tmp_path(dump_b, sizeof dump_b, "dump");
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n 8 --temp 0 -w %d --dump-logits %s 2>/dev/null", in, ids, W, dump_a);
-    gen_a = capture(cmd, &rc);
+    gen_a = tu_capture(cmd, &rc);
     assert_int_equal(rc, 0);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n 8 --temp 0 --dump-logits %s 2>/dev/null", out, ids, dump_b);
-    gen_b = capture(cmd, &rc);
+    gen_b = tu_capture(cmd, &rc);
     assert_int_equal(rc, 0);
     assert_true(strlen(gen_a) > 8);
     assert_string_equal(gen_a, gen_b);
-    da = read_file(dump_a, &na);
-    db = read_file(dump_b, &nb);
+    da = tu_read_file(dump_a, &na);
+    db = tu_read_file(dump_b, &nb);
     assert_int_equal(na, (size_t)(40 + 7) * VOCAB_N * sizeof(float));
     assert_int_equal(nb, na);
     assert_memory_equal(da, db, na);
@@ -731,7 +667,7 @@ static void check_set_window(const char *in, int W)
    and a failing program stops the script with an error. */
 static void write_script(const char *path, const char *body)
 {
-    write_file(path, body, strlen(body));
+    tu_write_file(path, body, strlen(body));
     assert_int_equal(chmod(path, 0755), 0);
 }
 
@@ -751,10 +687,10 @@ static void test_sidebyside(void **state)
     snprintf(path, sizeof path, "%s/swa-bench", dir);
     write_script(path, "#!/bin/sh\necho '| m | Q4_0 | mmap | 2 | avx512 | 240.0 ± 1.0 | 36.00 ± 0.10 | 0 | 20.0 | 500.0 | 90% |'\n");
     snprintf(path, sizeof path, "%s/model.gguf", dir);
-    write_file(path, "x", 1);
+    tu_write_file(path, "x", 1);
     snprintf(cmd, sizeof cmd, "sh tools/sidebyside.sh %s --rounds 2 -r 1 --swa-bench %s/swa-bench --log /dev/null %s 2>&1",
              dir, dir, path);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     assert_int_equal(rc, 0);
     /* llama.cpp: pp the median of 100, 130, 120; tg of 10 and 14 */
     if (!strstr(out, "| model.gguf | 120.0 (120.0-120.0) | 240.0 (240.0-240.0) | 2.00 | 12.00 (12.00-12.00) | "
@@ -765,12 +701,12 @@ static void test_sidebyside(void **state)
     snprintf(path, sizeof path, "%s/swa-bench", dir);
     write_script(path, "#!/bin/sh\necho 'cannot load' >&2\nexit 1\n");
     snprintf(path, sizeof path, "%s/model.gguf", dir);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     assert_int_not_equal(rc, 0);
     assert_non_null(strstr(out, "swa-bench failed"));
     free(out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
 }
 
 static void test_set_window(void **state)
@@ -781,7 +717,7 @@ static void test_set_window(void **state)
     model_opts o;
     (void)state;
     need_programs();
-    tmp_path(model, sizeof model, "model");
+    tu_tmp_path(model, sizeof model, "model");
     /* no window key, alignment 64 among the keys, v3: the key is added last */
     s = small_spec(0, NULL, 64);
     o.version = 3; o.alignment = 64; o.vocab = 1;
@@ -809,39 +745,126 @@ static void test_set_window_errors(void **state)
     model_opts o = {3, 0, 0};
     (void)state;
     need_programs();
-    tmp_path(model, sizeof model, "model");
+    tu_tmp_path(model, sizeof model, "model");
     write_model(model, &s, &o);
-    before = read_file(model, &nb);
+    before = tu_read_file(model, &nb);
     snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 0 /tmp/x.gguf 2>&1 | grep -q -- '--set-window wants a number in 1..'", model);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 0 /tmp/x.gguf 2>/dev/null", model);
-    assert_int_equal(run(cmd), 2);
+    assert_int_equal(tu_run(cmd), 2);
     snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 4 2>&1 | grep -q 'needs IN.gguf and OUT.gguf'", model);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 2>&1 | grep -q 'needs a value'", model);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, INSPECT " %s /tmp/x.gguf 2>&1 | grep -q 'unexpected argument /tmp/x.gguf'", model);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 4 %s 2>&1 | grep -q 'is the input file'", model, model);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 4 %s 2>/dev/null", model, model);
-    assert_int_equal(run(cmd), 2);
+    assert_int_equal(tu_run(cmd), 2);
     snprintf(cmd, sizeof cmd, INSPECT " /nonexistent.gguf --set-window 4 /tmp/swa_tools_never.gguf 2>/dev/null");
-    assert_int_equal(run(cmd), 1);
+    assert_int_equal(tu_run(cmd), 1);
     assert_int_not_equal(access("/tmp/swa_tools_never.gguf", F_OK), 0);
     snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 4 /nonexistent/dir/x.gguf 2>&1 | grep -q 'cannot create'", model);
-    assert_int_equal(run(cmd), 0);
-    assert_int_equal(run(INSPECT " -h | grep -q -- '--set-window W'"), 0);
+    assert_int_equal(tu_run(cmd), 0);
+    assert_int_equal(tu_run(INSPECT " -h | grep -q -- '--set-window W'"), 0);
     /* the plain listing still works */
     snprintf(cmd, sizeof cmd, INSPECT " %s | grep -q 'GGUF v3'", model);
-    assert_int_equal(run(cmd), 0);
-    after = read_file(model, &na);
+    assert_int_equal(tu_run(cmd), 0);
+    after = tu_read_file(model, &na);
     assert_int_equal(na, nb);
     assert_memory_equal(before, after, nb);
     free(before); free(after);
     remove(model);
 }
 
+
+/* swa-mkmodel --type takes every name swa-quantize takes. Expected, from ggml.h and llama.h:
+   the ggml type id of a matrix with rows of 256, the one llama.cpp falls back to for rows of
+   320 (not whole 256-blocks: llama_tensor_get_type), output.weight's (Q6_K for the Q4_K and
+   Q5_K mixes) and general.file_type (LLAMA_FTYPE_*). The weights read back through the
+   library have the documented spread (uniform, standard deviation 1/sqrt(row length)), and
+   the model evaluates. */
+static void check_mkmodel_type(const char *name, uint32_t type, uint32_t type_320, uint32_t output, int64_t ftype)
+{
+    char path[64], cmd[512];
+    swa_gguf *g;
+    swa_model *m;
+    swa_ctx *c;
+    swa_error err;
+    swa_gguf_value v;
+    const swa_gguf_tensor *t;
+    const float *logits;
+    float *row;
+    double ss = 0.0, sd;
+    int64_t i, r, got;
+    int32_t tok = 3;
+    tu_tmp_path(path, sizeof path, "mk");
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-mkmodel") " --shape custom --layers 1 --dim 256 --heads 4 --ff 320 --vocab 260 "
+             "--ctx 64 --type %s %s 2>/dev/null", name, path);
+    if (tu_run(cmd) != 0) fail_msg("%s failed", cmd);
+    if (swa_gguf_open(path, &g, &err) != SWA_OK) fail_msg("--type %s: %s", name, err.msg);
+    t = swa_gguf_tensor_at(g, swa_gguf_tensor_find(g, "blk.0.attn_q.weight"));
+    assert_non_null(t);
+    if (t->type != type) fail_msg("--type %s: attn_q is type %u, not %u", name, t->type, type);
+    row = (float *)malloc(256 * sizeof *row);
+    for (r = 0; r < t->ne[1]; r++) {
+        assert_int_equal(swa_dequantize_row(t->type, (const uint8_t *)t->data + r * (int64_t)(t->nbytes / (uint64_t)t->ne[1]),
+                                            row, 256), SWA_OK);
+        for (i = 0; i < 256; i++) ss += (double)row[i] * row[i];
+    }
+    sd = sqrt(ss / (256.0 * (double)t->ne[1]));
+    if (fabs(sd * 16.0 - 1.0) > 0.05)   /* every type measured within 1% */
+        fail_msg("--type %s: weights' deviation %.4f, not 1/16", name, sd);
+    free(row);
+    t = swa_gguf_tensor_at(g, swa_gguf_tensor_find(g, "blk.0.ffn_down.weight"));
+    if (t->type != type_320) fail_msg("--type %s: ffn_down (rows of 320) is type %u, not %u", name, t->type, type_320);
+    t = swa_gguf_tensor_at(g, swa_gguf_tensor_find(g, "output.weight"));
+    if (t->type != output) fail_msg("--type %s: output is type %u, not %u", name, t->type, output);
+    v = swa_gguf_kv_value(g, swa_gguf_kv_find(g, "general.file_type"));
+    assert_int_equal(swa_gguf_value_int(&v, &got), SWA_OK);
+    if (got != ftype) fail_msg("--type %s: general.file_type %lld, not %lld", name, (long long)got, (long long)ftype);
+    assert_int_equal(swa_gguf_kv_find(g, "general.quantization_version") >= 0, type != 0 && type != 1 && type != 30);
+    swa_gguf_close(g);
+    if (swa_model_load(path, &m, &err) != SWA_OK) fail_msg("--type %s: %s", name, err.msg);
+    assert_int_equal(swa_ctx_create(m, NULL, &c, &err), SWA_OK);
+    assert_int_equal(swa_ctx_eval(c, &tok, 1, &logits, &err), SWA_OK);
+    for (i = 0; i < 260; i++) assert_true(isfinite(logits[i]));
+    swa_ctx_free(c);
+    swa_model_free(m);
+    remove(path);
+}
+
+static void test_mkmodel_types(void **state)
+{
+    enum { F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q2_K = 10, Q3_K = 11, Q4_K = 12,
+           Q5_K = 13, Q6_K = 14, IQ4_NL = 20, IQ4_XS = 23, BF16 = 30 };   /* ggml.h's ids */
+    static const struct { const char *name; uint32_t type, type_320, output; int64_t ftype; } cases[] = {
+        {"f32", F32, F32, F32, 0},           {"f16", F16, F16, F16, 1},           {"bf16", BF16, BF16, BF16, 32},
+        {"q4_0", Q4_0, Q4_0, Q4_0, 2},       {"q4_1", Q4_1, Q4_1, Q4_1, 3},       {"q5_0", Q5_0, Q5_0, Q5_0, 8},
+        {"q5_1", Q5_1, Q5_1, Q5_1, 9},       {"q8_0", Q8_0, Q8_0, Q8_0, 7},       {"q2_k", Q2_K, IQ4_NL, Q2_K, 10},
+        {"q3_k_s", Q3_K, IQ4_NL, Q3_K, 11},  {"q3_k_m", Q3_K, IQ4_NL, Q3_K, 12},  {"q3_k", Q3_K, IQ4_NL, Q3_K, 12},
+        {"q3_k_l", Q3_K, IQ4_NL, Q3_K, 13},  {"q4_k_s", Q4_K, Q5_0, Q6_K, 14},    {"q4_k_m", Q4_K, Q5_0, Q6_K, 15},
+        {"q4_k", Q4_K, Q5_0, Q6_K, 15},      {"q5_k_s", Q5_K, Q5_1, Q6_K, 16},    {"q5_k_m", Q5_K, Q5_1, Q6_K, 17},
+        {"q5_k", Q5_K, Q5_1, Q6_K, 17},      {"q6_k", Q6_K, Q8_0, Q6_K, 18},      {"iq4_nl", IQ4_NL, IQ4_NL, IQ4_NL, 25},
+        {"iq4_xs", IQ4_XS, IQ4_NL, IQ4_XS, 30},
+    };
+    size_t i;
+    char *usage;
+    int rc;
+    (void)state;
+    if (access(PROGRAM_FILE("swa-mkmodel"), X_OK) != 0) fail_msg("swa-mkmodel is missing: run make first");
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_mkmodel_type(cases[i].name, cases[i].type, cases[i].type_320, cases[i].output, cases[i].ftype);
+    /* the same names as swa-quantize's */
+    usage = tu_capture(PROGRAM("swa-mkmodel") " --help", &rc);
+    assert_int_equal(rc, 0);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strstr(usage, cases[i].name)) fail_msg("swa-mkmodel --help does not name %s:\n%s", cases[i].name, usage);
+    free(usage);
+    assert_int_equal(tu_run(PROGRAM("swa-mkmodel") " --shape custom --layers 1 --dim 256 --heads 4 --ff 320 --type q9_k "
+                            "/tmp/swa_test_never.gguf 2>/dev/null"), 2);
+}
 
 /* What every program shares: --version prints its name and the version the macros make, exit
    0; an unknown flag and a missing argument are usage errors, exit 2; a model given as -m
@@ -858,36 +881,36 @@ static void test_program_conventions(void **state)
     (void)state;
     for (i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(cmd, sizeof cmd, "%s%s%s --version", SWA_TEST_RUN, SWA_TEST_BIN, names[i]);
-        got = capture(cmd, &rc);
+        got = tu_capture(cmd, &rc);
         snprintf(want, sizeof want, "%s %d.%d.%d\n", names[i], SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
         if (rc != 0 || strcmp(got, want)) fail_msg("%s --version: \"%s\", exit %d", names[i], got, rc);
         free(got);
         snprintf(cmd, sizeof cmd, "%s%s%s --frobnicate >/dev/null 2>&1", SWA_TEST_RUN, SWA_TEST_BIN, names[i]);
-        if ((rc = run(cmd)) != 2) fail_msg("%s --frobnicate: exit %d, not 2", names[i], rc);
+        if ((rc = tu_run(cmd)) != 2) fail_msg("%s --frobnicate: exit %d, not 2", names[i], rc);
         if (!strcmp(names[i], "swa-kbench")) continue;     /* runs without arguments */
         snprintf(cmd, sizeof cmd, "%s%s%s >/dev/null 2>&1", SWA_TEST_RUN, SWA_TEST_BIN, names[i]);
-        if ((rc = run(cmd)) != 2) fail_msg("%s without arguments: exit %d, not 2", names[i], rc);
+        if ((rc = tu_run(cmd)) != 2) fail_msg("%s without arguments: exit %d, not 2", names[i], rc);
     }
     /* -m for the input of swa-quantize and swa-inspect */
     {
         tu_spec sp = small_spec(8, NULL, 64);
         model_opts mo;
         mo.version = 3; mo.alignment = 0; mo.vocab = 0;
-        tmp_path(model, sizeof model, "m_in");
+        tu_tmp_path(model, sizeof model, "m_in");
         write_model(model, &sp, &mo);
     }
-    tmp_path(out, sizeof out, "m_out");
+    tu_tmp_path(out, sizeof out, "m_out");
     snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " -m %s %s q8_0 2>/dev/null", model, out);
-    assert_int_equal(run(cmd), 0);
-    bytes = read_file(out, &n);
+    assert_int_equal(tu_run(cmd), 0);
+    bytes = tu_read_file(out, &n);
     assert_true(n > 4 && !memcmp(bytes, "GGUF", 4));
     free(bytes);
     snprintf(cmd, sizeof cmd, INSPECT " -m %s | grep -q 'GGUF v3'", out);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " -m %s %s %s q8_0 >/dev/null 2>&1", model, out, out);
-    assert_int_equal(run(cmd), 2);                     /* -m and three positionals */
+    assert_int_equal(tu_run(cmd), 2);                     /* -m and three positionals */
     /* a missing input named once */
-    got = capture(PROGRAM("swa-quantize") " /nonexistent/in.gguf /tmp/never.gguf q8_0 2>&1", &rc);
+    got = tu_capture(PROGRAM("swa-quantize") " /nonexistent/in.gguf /tmp/never.gguf q8_0 2>&1", &rc);
     assert_int_equal(rc, 1);
     assert_non_null(strstr(got, "/nonexistent/in.gguf"));
     if (strstr(strstr(got, "/nonexistent/in.gguf") + 1, "/nonexistent/in.gguf")) fail_msg("the path twice: %s", got);
@@ -909,6 +932,7 @@ int main(void)
         cmocka_unit_test(test_set_window),
         cmocka_unit_test(test_set_window_errors),
         cmocka_unit_test(test_sidebyside),
+        cmocka_unit_test(test_mkmodel_types),
         cmocka_unit_test(test_program_conventions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

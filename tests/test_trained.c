@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include "tests/programs.h"
+#define GW_IMPLEMENTATION
+#include "tools/gguf_writer.h"
+#include "tests/testutil.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,21 +23,6 @@
 #define MODELS "examples/models/"
 #define MODEL MODELS "swa-stories.gguf"
 #define REF MODELS "swa-stories.ref.json"
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = (char *)calloc((size_t)n + 1, 1);
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n) buf[0] = '\0';
-    fclose(f);
-    return buf;
-}
 
 /* The value after "key": in a JSON text we wrote ourselves (flat enough for strstr). */
 static const char *json_value(const char *json, const char *key)
@@ -65,27 +53,17 @@ static int json_ints(const char *json, const char *key, int32_t *out, int cap)
     return n;
 }
 
-static char *capture(const char *cmd)
-{
-    FILE *p = popen(cmd, "r");
-    char *out = (char *)calloc(1 << 16, 1);
-    size_t n;
-    assert_non_null(p);
-    n = fread(out, 1, (1 << 16) - 1, p);
-    out[n] = '\0';
-    assert_int_equal(pclose(p), 0);
-    return out;
-}
-
 static void test_perplexity_matches_pytorch(void **state)
 {
-    char *ref = slurp(REF), *out;
+    char *ref = tu_read_text(REF, NULL), *out;
     double want, got;
     const char *p;
+    int rc;
     (void)state;
     assert_non_null(ref);
     want = strtod(json_value(json_value(ref, "heldout"), "perplexity"), NULL);
-    out = capture(PROGRAM("swa-perplexity") " -m " MODEL " -f " MODELS "heldout.txt --kv-f32 2>/dev/null");
+    out = tu_capture(PROGRAM("swa-perplexity") " -m " MODEL " -f " MODELS "heldout.txt --kv-f32 2>/dev/null", &rc);
+    assert_int_equal(rc, 0);
     p = strstr(out, "perplexity: ");
     assert_non_null(p);
     got = strtod(p + 12, NULL);
@@ -98,8 +76,8 @@ static void test_perplexity_matches_pytorch(void **state)
 static void test_greedy_matches_pytorch(void **state)
 {
     static int32_t prompt[256], want[4096], got[4096];
-    char *ref = slurp(REF), *out, *cmd, *p;
-    int n_prompt, n_want, n_got = 0, i, window;
+    char *ref = tu_read_text(REF, NULL), *out, *cmd, *p;
+    int n_prompt, n_want, n_got = 0, i, window, rc;
     size_t len = 0;
     (void)state;
     assert_non_null(ref);
@@ -112,7 +90,8 @@ static void test_greedy_matches_pytorch(void **state)
     len = (size_t)sprintf(cmd, PROGRAM("swa-generate") " -m " MODEL " --kv-f32 --temp 0 -n %d --ids ", n_want);
     for (i = 0; i < n_prompt; i++) len += (size_t)sprintf(cmd + len, i ? ",%d" : "%d", prompt[i]);
     sprintf(cmd + len, " 2>/dev/null");
-    out = capture(cmd);
+    out = tu_capture(cmd, &rc);
+    assert_int_equal(rc, 0);
     for (p = out; n_got < 4096; ) {
         char *end;
         long v = strtol(p, &end, 10);

@@ -1,17 +1,89 @@
-/* testutil.h - random llama models for the tests, and an independent reference forward pass.
+/* testutil.h - files, random llama models for the tests, and an independent reference forward pass.
 
-   tu_build writes a GGUF model with random weights through tools/gguf_writer.h and keeps the
-   weights as the file stores them (dequantized here, by code that shares nothing with swa.h).
-   tu_reference computes logits for a whole sequence at once in double precision, with plain
-   full attention and an explicit sliding-window mask: no ring, no chunks, no cache. Include
-   after swa.h and gguf_writer.h (with their implementations) and cmocka. */
+   tu_read_text, tu_read_file and tu_write_file read and write whole files. tu_build writes a
+   GGUF model with random weights through tools/gguf_writer.h and keeps the weights as the file
+   stores them (dequantized here, by code that shares nothing with swa.h). tu_reference computes
+   logits for a whole sequence at once in double precision, with plain full attention and an
+   explicit sliding-window mask: no ring, no chunks, no cache. Include after swa.h and
+   gguf_writer.h (with their implementations) and cmocka. */
 #ifndef TESTUTIL_H
 #define TESTUTIL_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- files ---- */
+
+/* The whole file, NUL-terminated, its length in *size when size is not NULL. NULL (and size 0)
+   when it cannot be opened: a test whose data is optional skips then. Empty when it cannot be read. */
+static inline char *tu_read_text(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    if (size) *size = 0;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    if (n < 0) n = 0;
+    buf = (char *)malloc((size_t)n + 1);
+    assert_non_null(buf);
+    if (fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
+    buf[n] = '\0';
+    fclose(f);
+    if (size) *size = (size_t)n;
+    return buf;
+}
+
+/* The whole file, NUL-terminated, its length in *n: the test fails when it cannot be read. */
+static inline uint8_t *tu_read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf;
+    long bytes;
+    if (!f) fail_msg("cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    bytes = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    assert_true(bytes >= 0);
+    buf = (uint8_t *)malloc((size_t)bytes + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)bytes, f), (size_t)bytes);
+    buf[bytes] = 0;
+    fclose(f);
+    *n = (size_t)bytes;
+    return buf;
+}
+
+static inline void tu_write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) fail_msg("cannot create %s", path);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* ---- random models ---- */
+
+/* Whether the model written into w loads (from memory): the loader's status and message; w is
+   freed. */
+static inline swa_status tu_load_status(gw_writer *w, swa_error *err)
+{
+    size_t size = 0;
+    uint8_t *bytes = gw_to_memory(w, &size);
+    swa_model *m = NULL;
+    swa_status s;
+    gw_free(w);
+    assert_non_null(bytes);
+    s = swa_model_load_memory(bytes, size, &m, err);
+    swa_model_free(m);
+    free(bytes);
+    return s;
+}
 
 typedef struct tu_spec {
     int n_layer, n_embd, n_head, n_kv_head, n_ff, n_vocab, n_ctx, n_rot;   /* n_rot 0 = head_dim */

@@ -34,33 +34,10 @@
 #include <string.h>
 
 #define PROG "swa-convert-llama2c"
+#include "tools/tool.h"
 #define HEADER_BYTES 28    /* seven int32 */
 
 /* ==== errors and checked arithmetic ==== */
-
-/* A message on stderr and exit: status 1 for a file that cannot be read or written. */
-_Noreturn static void vfail(int status, const char *fmt, va_list ap)
-{
-    fprintf(stderr, PROG ": ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    exit(status);   /* an unfinished output is removed at exit (safe_write.h) */
-}
-
-_Noreturn static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(1, fmt, ap);
-}
-
-/* Bad usage: status 2. */
-_Noreturn static void usage_fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(2, fmt, ap);
-}
 
 /* The header's numbers are int32, but products of three of them overflow 64 bits easily
    enough for a hostile file, so every size goes through these. */

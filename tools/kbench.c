@@ -13,18 +13,13 @@
 #define _POSIX_C_SOURCE 200809L
 #define SWA_IMPLEMENTATION
 #include "swa.h"
+#define PROG "swa-kbench"
+#include "tools/tool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t next_u32(void)

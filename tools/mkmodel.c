@@ -28,12 +28,15 @@
    --ctx C --window W (0 = no llama.attention.sliding_window key). --seed S picks the weights,
    -t N the threads (default: online CPUs); the file is the same for any -t.
 
-   TYPE is f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k, for the 2-D matrices including
-   token_embd and output, as llama.cpp's quantized files have them; norms are F32. With q4_k and
-   q5_k, output.weight is Q6_K, as llama.cpp's Q4_K_M and Q5_K_M do it (the rest of those mixes,
-   Q6_K for some attn_v and ffn_down, we leave out). A matrix whose rows do not fit the type's
-   block falls back, with a note: Q4_K to Q4_0, Q5_K and Q6_K to Q8_0 when rows are a multiple
-   of 32 (the nearest types we write; llama.cpp picks Q5_0, Q5_1 and Q8_0), else to F16.
+   TYPE is any name swa-quantize takes (tools/targets.h): f32, f16, bf16, q4_0, q4_1, q5_0, q5_1,
+   q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, or a mix's name (q3_k_s, q4_k_m, ...),
+   which stands for its main type and sets general.file_type to the mix's number; the mix's
+   per-matrix rules are swa-quantize's, not applied here. The type is for the 2-D matrices
+   including token_embd and output, as llama.cpp's quantized files have them; norms are F32.
+   With Q4_K and Q5_K, output.weight is Q6_K, as llama.cpp's Q4_K_M and Q5_K_M do it. A matrix
+   whose rows do not fit the type's block falls back as in swa-quantize and llama.cpp, with a
+   note: Q2_K, Q3_K and IQ4_XS to IQ4_NL, Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0, then to F16
+   when rows are not whole blocks of 32 either.
 
    Weights are uniform with standard deviation 1/sqrt(n_in), n_in being the row length, each
    row from its own xorshift64* stream seeded by (seed, tensor, row). The vocabulary is a valid
@@ -46,7 +49,9 @@
 #define _POSIX_C_SOURCE 200809L    /* clock_gettime, sysconf, statvfs, isatty */
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"
-#include "swa.h"                   /* the version macros only */
+#include "tools/targets.h"
+#define SWA_IMPLEMENTATION
+#include "swa.h"                   /* the version macros and swa_type_name */
 
 #include <errno.h>
 #include <math.h>
@@ -65,37 +70,7 @@
 #include <unistd.h>
 
 #define PROG "swa-mkmodel"
-
-/* A message on stderr and exit: status 1 for a file that cannot be read or written. */
-_Noreturn static void vfail(int status, const char *fmt, va_list ap)
-{
-    fprintf(stderr, PROG ": ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    exit(status);   /* an unfinished output is removed at exit (safe_write.h) */
-}
-
-_Noreturn static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(1, fmt, ap);
-}
-
-/* Bad usage: status 2. */
-_Noreturn static void usage_fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(2, fmt, ap);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "tools/tool.h"
 
 /* ==== options ==== */
 
@@ -116,12 +91,6 @@ static const shape shapes[] = {
 static const char *const archs[] = {"llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3"};
 enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3 };
 
-static const struct { const char *name; uint32_t type, file_type; } types[] = {
-    /* general.file_type as llama.cpp numbers its llama_ftype; 15 is "Q4_K_M", 17 "Q5_K_M" */
-    {"f32", GW_F32, 0}, {"f16", GW_F16, 1},    {"bf16", GW_BF16, 32}, {"q8_0", GW_Q8_0, 7},
-    {"q4_0", GW_Q4_0, 2}, {"q4_k", GW_Q4_K, 15}, {"q5_k", GW_Q5_K, 17}, {"q6_k", GW_Q6_K, 18},
-};
-
 typedef struct options {
     shape s;
     const char *type_name, *out;
@@ -138,7 +107,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: " PROG " --shape stories15m|tinyllama|mistral7b|gemma3-1b|custom --type TYPE OUT.gguf [options]\n"
-            "  --type T       f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k (the matrices; norms are F32)\n"
+            "  --type T       " TARGET_NAMES "\n"
+            "                 (the matrices, a mix's name its main type; norms are F32)\n"
             "  --seed S       weights seed (default 1)\n"
             "  --window W     {arch}.attention.sliding_window (0 = none; mistral7b has 4096)\n"
             "  --arch A       llama (default), gemma2, gemma3, phi3, qwen2 or qwen3: llama.cpp's layout\n"
@@ -169,6 +139,7 @@ static void parse_args(int argc, char **argv, options *o)
                                             "--head-dim", "--pattern", "--rope-factors"};
     int64_t given[13];
     const char *shape_name = NULL, *arch_name = NULL;
+    const target *type;
     int i, k, have[13] = {0};
     size_t j;
     long cpus;
@@ -219,11 +190,9 @@ static void parse_args(int argc, char **argv, options *o)
         if (!strcmp(o->s.arch, archs[j])) break;
     if (j == sizeof archs / sizeof archs[0]) usage_fail("--arch wants llama, gemma2, gemma3, phi3, qwen2 or qwen3, got \"%s\"", o->s.arch);
     o->arch = (int)j;
-    for (j = 0; j < sizeof types / sizeof types[0]; j++)
-        if (!strcmp(o->type_name, types[j].name)) break;
-    if (j == sizeof types / sizeof types[0]) usage_fail("--type wants f32, f16, bf16, q8_0, q4_0, q4_k, q5_k or q6_k, got \"%s\"", o->type_name);
-    o->type = types[j].type;
-    o->file_type = types[j].file_type;
+    if (!(type = target_find(o->type_name))) usage_fail("--type wants " TARGET_NAMES ", got \"%s\"", o->type_name);
+    o->type = type->type;
+    o->file_type = type->file_type;
 
     if (!strcmp(o->s.name, "custom")) {
         if (!have[0] || !have[1] || !have[2] || !have[4]) usage_fail("--shape custom needs --layers, --dim, --heads and --ff");
@@ -276,14 +245,10 @@ typedef struct tensor {
    when `note` is set: once per kind of matrix is enough). */
 static uint32_t fit_type(uint32_t type, int64_t row, const char *name, int note)
 {
-    uint32_t t = type;
-    if (!gw_row_bytes(t, row) && (t == GW_Q4_K || t == GW_Q5_K || t == GW_Q6_K))
-        t = t == GW_Q4_K ? GW_Q4_0 : GW_Q8_0;
-    if (!gw_row_bytes(t, row)) t = GW_F16;
+    uint32_t t = fallback_type(type, row);
     if (t != type && note)
         fprintf(stderr, PROG ": note: %s has rows of %lld, not whole blocks of its type: written as %s%s\n", name,
-                (long long)row, t == GW_Q4_0 ? "Q4_0" : t == GW_Q8_0 ? "Q8_0" : "F16",
-                strncmp(name, "blk.0.", 6) ? "" : " (in every layer)");
+                (long long)row, swa_type_name(t), strncmp(name, "blk.0.", 6) ? "" : " (in every layer)");
     return t;
 }
 
@@ -497,7 +462,7 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
     gw_kv_str(w, "general.architecture", arch);
     gw_kv_str(w, "general.name", name);
     gw_kv_u32(w, "general.file_type", o->file_type);
-    if (o->type != GW_F32 && o->type != GW_F16 && o->type != GW_BF16) gw_kv_u32(w, "general.quantization_version", 2);
+    if (is_quantized(o->type)) gw_kv_u32(w, "general.quantization_version", 2);
     gw_kv_u32(w, KEY("context_length"), (uint32_t)s->ctx);
     gw_kv_u32(w, KEY("embedding_length"), (uint32_t)s->dim);
     gw_kv_u32(w, KEY("block_count"), (uint32_t)s->layers);
@@ -529,12 +494,6 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
     if (s->window || o->arch == PHI3) gw_kv_u32(w, KEY("attention.sliding_window"), (uint32_t)s->window);
     if (o->pattern) gw_kv_u32(w, KEY("attention.sliding_window_pattern"), (uint32_t)o->pattern);
 #undef KEY
-}
-
-static const char *type_label(uint32_t t)
-{
-    return t == GW_F32 ? "F32" : t == GW_F16 ? "F16" : t == GW_BF16 ? "BF16" : t == GW_Q8_0 ? "Q8_0"
-         : t == GW_Q4_0 ? "Q4_0" : t == GW_Q4_K ? "Q4_K" : t == GW_Q5_K ? "Q5_K" : "Q6_K";
 }
 
 /* Refuse when the file system of `path` has less free space than the file needs. */
@@ -608,7 +567,7 @@ int main(int argc, char **argv)
         double dt = now() - t0;
         int k_mix = o.type == GW_Q4_K || o.type == GW_Q5_K;
         fprintf(stderr, PROG ": wrote %s (%s matrices%s) in %.1f s (header %.1f s): %.1f M parameters/s, %.0f MB/s\n",
-                o.out, type_label(o.type), k_mix ? ", output Q6_K" : "", dt, t_head - t0,
+                o.out, swa_type_name(o.type), k_mix ? ", output Q6_K" : "", dt, t_head - t0,
                 (double)params / 1e6 / dt, (double)total / 1e6 / dt);
     }
     free(buf);

@@ -19,6 +19,8 @@
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
+#define PROG "swa-perplexity"
+#include "tools/tool.h"
 
 #include <errno.h>
 #include <math.h>
@@ -131,48 +133,6 @@ static int parse_args(int argc, char **argv, options *o)
         return 0;
     }
     return 1;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL, *p;
-    size_t cap = 0, n = 0, got;
-    if (!f) {
-        fprintf(stderr, "swa-perplexity: cannot open %s: %s\n", path, strerror(errno));
-        return NULL;
-    }
-    for (;;) {
-        if (cap - n < 4096) {
-            cap = cap ? cap * 2 : 65536;
-            if (!(p = (char *)realloc(buf, cap))) {
-                fprintf(stderr, "swa-perplexity: out of memory reading %s\n", path);
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = p;
-        }
-        if ((got = fread(buf + n, 1, cap - n, f)) == 0) {
-            if (ferror(f)) {
-                fprintf(stderr, "swa-perplexity: cannot read %s: %s\n", path, strerror(errno));
-                free(buf);
-                buf = NULL;
-            }
-            break;
-        }
-        n += got;
-    }
-    fclose(f);
-    *len = n;
-    return buf;
 }
 
 static int32_t *tokenize(const swa_vocab *v, const char *text, size_t len, int flags, size_t *n)

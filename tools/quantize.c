@@ -4,8 +4,8 @@
    swa-quantize IN.gguf OUT.gguf TYPE [-t N] [--allow-requantize]
 
    TYPE is f32, f16, bf16, or a llama-quantize name: q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k_s,
-   q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k, iq4_nl, iq4_xs (q4_k and q5_k are
-   q4_k_m and q5_k_m). Every metadata key is copied in order, with general.file_type set to
+   q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k, iq4_nl, iq4_xs (q3_k, q4_k and q5_k
+   are q3_k_m, q4_k_m and q5_k_m; tools/targets.h). Every metadata key is copied in order, with general.file_type set to
    llama.cpp's number for the result and general.quantization_version 2 added to quantized files
    that lack it; the alignment is kept. 1-D tensors (the norms) are written as F32.
 
@@ -28,6 +28,7 @@
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"
+#include "tools/targets.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -40,30 +41,7 @@
 #include <unistd.h>
 
 #define PROG "swa-quantize"
-
-/* A message on stderr and exit: status 1 for a file that cannot be read or written. */
-_Noreturn static void vfail(int status, const char *fmt, va_list ap)
-{
-    fprintf(stderr, PROG ": ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    exit(status);   /* an unfinished output is removed at exit (safe_write.h) */
-}
-
-_Noreturn static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(1, fmt, ap);
-}
-
-/* Bad usage: status 2. */
-_Noreturn static void usage_fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(2, fmt, ap);
-}
+#include "tools/tool.h"
 
 static void *xmalloc(size_t n)
 {
@@ -71,33 +49,6 @@ static void *xmalloc(size_t n)
     if (!p) fail("out of memory (%zu bytes)", n);
     return p;
 }
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* The targets: the type of most matrices and llama.cpp's file type number, which also names the
-   mix (LLAMA_FTYPE_MOSTLY_*) whose rules mix_type applies. */
-enum { FT_Q4_0 = 2, FT_Q4_1 = 3, FT_Q8_0 = 7, FT_Q5_0 = 8, FT_Q5_1 = 9, FT_Q2_K = 10, FT_Q3_K_S = 11, FT_Q3_K_M = 12,
-       FT_Q3_K_L = 13, FT_Q4_K_S = 14, FT_Q4_K_M = 15, FT_Q5_K_S = 16, FT_Q5_K_M = 17, FT_Q6_K = 18, FT_IQ4_NL = 25,
-       FT_IQ4_XS = 30 };
-
-static const struct { const char *name; uint32_t type, file_type; } targets[] = {
-    {"f32", GW_F32, 0},             {"f16", GW_F16, 1},             {"bf16", GW_BF16, 32},
-    {"q4_0", GW_Q4_0, FT_Q4_0},     {"q4_1", GW_Q4_1, FT_Q4_1},     {"q5_0", GW_Q5_0, FT_Q5_0},
-    {"q5_1", GW_Q5_1, FT_Q5_1},     {"q8_0", GW_Q8_0, FT_Q8_0},     {"q2_k", GW_Q2_K, FT_Q2_K},
-    {"q3_k_s", GW_Q3_K, FT_Q3_K_S}, {"q3_k_m", GW_Q3_K, FT_Q3_K_M}, {"q3_k_l", GW_Q3_K, FT_Q3_K_L},
-    {"q4_k_s", GW_Q4_K, FT_Q4_K_S}, {"q4_k_m", GW_Q4_K, FT_Q4_K_M}, {"q5_k_s", GW_Q5_K, FT_Q5_K_S},
-    {"q5_k_m", GW_Q5_K, FT_Q5_K_M}, {"q6_k", GW_Q6_K, FT_Q6_K},     {"iq4_nl", GW_IQ4_NL, FT_IQ4_NL},
-    {"iq4_xs", GW_IQ4_XS, FT_IQ4_XS}, {"q4_k", GW_Q4_K, FT_Q4_K_M}, {"q5_k", GW_Q5_K, FT_Q5_K_M},
-};
-#define TARGET_NAMES "f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, " \
-                     "q4_k_m (q4_k), q5_k_s, q5_k_m (q5_k), q6_k, iq4_nl or iq4_xs"
-
-static int is_quantized(uint32_t t) { return t != GW_F32 && t != GW_F16 && t != GW_BF16; }
 
 /* A swa_str as a C string, in buf (cut at cap - 1 bytes). */
 static const char *cstr(swa_str s, char *buf, size_t cap)
@@ -294,17 +245,8 @@ static uint32_t out_type(mix_state *s, const swa_gguf_tensor *t, const char *nam
 {
     uint32_t want, type;
     if (t->n_dims == 1) return GW_F32;
-    want = type = mix_type(s, t, name, target, ft);
-    if (!gw_row_bytes(type, t->ne[0])) {
-        switch (type) {
-        case GW_Q2_K: case GW_Q3_K: case GW_IQ4_XS: type = GW_IQ4_NL; break;
-        case GW_Q4_K: type = GW_Q5_0; break;
-        case GW_Q5_K: type = GW_Q5_1; break;
-        case GW_Q6_K: type = GW_Q8_0; break;
-        default: break;
-        }
-    }
-    if (!gw_row_bytes(type, t->ne[0])) type = GW_F16;
+    want = mix_type(s, t, name, target, ft);
+    type = fallback_type(want, t->ne[0]);
     if (type != want && first_note(name))
         fprintf(stderr, PROG ": note: %s has rows of %lld, not whole blocks of %s: written as %s%s\n", name,
                 (long long)t->ne[0], tname(want), tname(type), strncmp(name, "blk.", 4) ? "" : " (and so on in later layers)");
@@ -411,6 +353,7 @@ int main(int argc, char **argv)
     int n_pos = 0, threads, warned_gw = 0, allow_requantize = 0, i;
     long cpus = swa_cpu_count();
     uint32_t target = 0, file_type = 0, *types;
+    const struct target *chosen;
     mix_state mix;
     size_t k, buf_size = (size_t)16 << 20;
     swa_gguf *g;
@@ -458,11 +401,9 @@ int main(int argc, char **argv)
         n_pos++;
     }
     if (n_pos != 3) { usage(stderr); usage_fail("want IN.gguf OUT.gguf TYPE"); }
-    for (k = 0; k < sizeof targets / sizeof targets[0]; k++)
-        if (!strcmp(pos[2], targets[k].name)) break;
-    if (k == sizeof targets / sizeof targets[0]) usage_fail("TYPE wants " TARGET_NAMES ", got \"%s\"", pos[2]);
-    target = targets[k].type;
-    file_type = targets[k].file_type;
+    if (!(chosen = target_find(pos[2]))) usage_fail("TYPE wants " TARGET_NAMES ", got \"%s\"", pos[2]);
+    target = chosen->type;
+    file_type = chosen->file_type;
 
     if (swa_gguf_open(pos[0], &g, &err) != SWA_OK) {   /* the library's message names the file */
         if (strstr(err.msg, pos[0])) fail("%s", err.msg);

@@ -155,6 +155,31 @@ static void window_str(char *buf, size_t cap, int32_t w)
     else snprintf(buf, cap, "full");
 }
 
+/* What every picture prints beside layer l: its window and its direct and reach ranges. */
+typedef struct layer_text { char window[32], direct[48], reach[48]; } layer_text;
+
+static layer_text layer_texts(const span *s, int l)
+{
+    layer_text t;
+    window_str(t.window, sizeof t.window, s->window[l]);
+    range_str(t.direct, sizeof t.direct, s->direct_lo[l], s->pos);
+    range_str(t.reach, sizeof t.reach, s->reach_lo[l], s->pos);
+    return t;
+}
+
+/* The widest of those texts over the layers, in characters, each at least what *ww, *dw and
+   *rw hold on entry (the column headers' widths). */
+static void text_widths(const span *s, int *ww, int *dw, int *rw)
+{
+    int l;
+    for (l = 0; l < s->n_layer; l++) {
+        layer_text t = layer_texts(s, l);
+        if ((int)strlen(t.window) > *ww) *ww = (int)strlen(t.window);
+        if ((int)strlen(t.direct) > *dw) *dw = (int)strlen(t.direct);
+        if ((int)strlen(t.reach) > *rw) *rw = (int)strlen(t.reach);
+    }
+}
+
 /* ==== text ==== */
 
 static void print_summary(const span *s, const char *desc)
@@ -175,17 +200,11 @@ static void print_chart(const span *s)
     int64_t n_pos = s->pos + 1, g = (n_pos + MAX_COLS - 1) / MAX_COLS, step, t;
     int ncols = (int)((n_pos + g - 1) / g), lw = 5, ww = 4, dw = 6, rw = 5, l, c, label_w;
     int p_len = digits(s->pos), p_start, last_end = -2;
-    char chart[MAX_COLS + 1], axis[MAX_COLS + 1], labels[MAX_COLS + 32], num[32], a[48], b[48];
+    char chart[MAX_COLS + 1], axis[MAX_COLS + 1], labels[MAX_COLS + 32], num[32];
+    layer_text lt;
 
     if (digits(s->n_layer - 1) > lw) lw = digits(s->n_layer - 1);
-    for (l = 0; l < s->n_layer; l++) {
-        window_str(num, sizeof num, s->window[l]);
-        if ((int)strlen(num) > ww) ww = (int)strlen(num);
-        range_str(a, sizeof a, s->direct_lo[l], s->pos);
-        range_str(b, sizeof b, s->reach_lo[l], s->pos);
-        if ((int)strlen(a) > dw) dw = (int)strlen(a);
-        if ((int)strlen(b) > rw) rw = (int)strlen(b);
-    }
+    text_widths(s, &ww, &dw, &rw);
     label_w = lw + 1 + ww;
 
     if (g == 1) printf("\n1 column = 1 position");
@@ -199,10 +218,8 @@ static void print_chart(const span *s)
             chart[c] = r == R_DIRECT ? '#' : r == R_REACH ? '+' : '.';
         }
         chart[ncols] = '\0';
-        window_str(num, sizeof num, s->window[l]);
-        range_str(a, sizeof a, s->direct_lo[l], s->pos);
-        range_str(b, sizeof b, s->reach_lo[l], s->pos);
-        printf("%*d %*s  |%s|  %*s  %*s\n", lw, l, ww, num, chart, dw, a, rw, b);
+        lt = layer_texts(s, l);
+        printf("%*d %*s  |%s|  %*s  %*s\n", lw, l, ww, lt.window, chart, dw, lt.direct, rw, lt.reach);
     }
 
     /* Ticks at least 10 columns apart, and wide enough for the longest label. */
@@ -284,7 +301,8 @@ static int write_svg(const char *path, const span *s, const char *title, const c
     double pitch, rowh, left, right_x, width, height, axis_y, sx, last_end = -1e9, p_x0;
     int lw, ww = 1, dw = 6, rw = 5, l, label_every;
     int64_t step, t;
-    char num[32], a[48], b[48], lab[96];
+    char num[32], lab[96];
+    layer_text lt;
     sw_file out;
     FILE *f;
     if (sw_open(&out, path, &model_path, 1) != 0) {
@@ -293,14 +311,7 @@ static int write_svg(const char *path, const span *s, const char *title, const c
     }
     f = out.f;
     lw = digits(s->n_layer - 1);
-    for (l = 0; l < s->n_layer; l++) {
-        window_str(num, sizeof num, s->window[l]);
-        if ((int)strlen(num) > ww) ww = (int)strlen(num);
-        range_str(a, sizeof a, s->direct_lo[l], s->pos);
-        range_str(b, sizeof b, s->reach_lo[l], s->pos);
-        if ((int)strlen(a) > dw) dw = (int)strlen(a);
-        if ((int)strlen(b) > rw) rw = (int)strlen(b);
-    }
+    text_widths(s, &ww, &dw, &rw);
     /* Rows get less room as layers grow; a label on every k-th row keeps text apart. */
     pitch = s->n_layer <= 32 ? 22.0 : 704.0 / s->n_layer;
     if (pitch < 2.0) pitch = 2.0;
@@ -342,16 +353,14 @@ static int write_svg(const char *path, const span *s, const char *title, const c
         double y = top + pitch * (s->n_layer - 1 - l);
         svg_row(f, s, l, left, cw, y, rowh);
         if (!show_label(s->n_layer, l, label_every, pitch, 14.0)) continue;
-        window_str(num, sizeof num, s->window[l]);
-        snprintf(lab, sizeof lab, "layer %d  W %s", l, num);
-        range_str(a, sizeof a, s->direct_lo[l], s->pos);
-        range_str(b, sizeof b, s->reach_lo[l], s->pos);
+        lt = layer_texts(s, l);
+        snprintf(lab, sizeof lab, "layer %d  W %s", l, lt.window);
         fprintf(f, "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#222222\">%s</text>\n",
                 left - 10.0, y + rowh / 2.0 + 4.0, lab);
         fprintf(f, "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#222222\">%s</text>\n",
-                right_x + ch * dw, y + rowh / 2.0 + 4.0, a);
+                right_x + ch * dw, y + rowh / 2.0 + 4.0, lt.direct);
         fprintf(f, "<text x=\"%.1f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#222222\">%s</text>\n",
-                right_x + ch * (dw + 2 + rw), y + rowh / 2.0 + 4.0, b);
+                right_x + ch * (dw + 2 + rw), y + rowh / 2.0 + 4.0, lt.reach);
     }
 
     /* The axis: ticks at round positions at least 60px apart, labels centred under them,
@@ -600,20 +609,17 @@ static int pos_x(const span *s, int left, int cw, int64_t j)
 static int draw_png(const char *path, const span *s, const char *title, const char *subtitle)
 {
     const int m = 16, cw = 640, gap_text = 10;
-    int lw = 0, dw = 6, rw = 5, l, pitch, rowh, label_every, left, right_x, top, axis_y, ok, r;
+    int lw = 0, ww = 0, dw = 6, rw = 5, l, pitch, rowh, label_every, left, right_x, top, axis_y, ok, r;
     int p_x0, last_end = -1000000;
     int64_t step, t;
-    char num[32], a[48], b[48], lab[96];
+    char num[32], lab[96];
+    layer_text lt;
     image im;
 
+    text_widths(s, &ww, &dw, &rw);
     for (l = 0; l < s->n_layer; l++) {
-        window_str(num, sizeof num, s->window[l]);
-        snprintf(lab, sizeof lab, "L%d W %s", l, num);
+        snprintf(lab, sizeof lab, "L%d W %s", l, layer_texts(s, l).window);
         if ((int)strlen(lab) > lw) lw = (int)strlen(lab);
-        range_str(a, sizeof a, s->direct_lo[l], s->pos);
-        range_str(b, sizeof b, s->reach_lo[l], s->pos);
-        if ((int)strlen(a) > dw) dw = (int)strlen(a);
-        if ((int)strlen(b) > rw) rw = (int)strlen(b);
     }
     if (lw < 9) lw = 9;   /* "POSITION" sits under the labels, clear of the first tick label */
     pitch = s->n_layer <= 24 ? 24 : 576 / s->n_layer;
@@ -665,13 +671,11 @@ static int draw_png(const char *path, const span *s, const char *title, const ch
             fill_rect(&im, x0, y, x1, y + rowh, C_SEG[r]);
         }
         if (!show_label(s->n_layer, l, label_every, pitch, GLYPH_H + 2)) continue;
-        window_str(num, sizeof num, s->window[l]);
-        snprintf(lab, sizeof lab, "L%d W %s", l, num);
-        range_str(a, sizeof a, s->direct_lo[l], s->pos);
-        range_str(b, sizeof b, s->reach_lo[l], s->pos);
+        lt = layer_texts(s, l);
+        snprintf(lab, sizeof lab, "L%d W %s", l, lt.window);
         draw_text(&im, left - gap_text - text_width(lab), ty, lab, C_TEXT);
-        draw_text(&im, right_x + dw * GLYPH_W - text_width(a), ty, a, C_TEXT);
-        draw_text(&im, right_x + (dw + 2 + rw) * GLYPH_W - text_width(b), ty, b, C_TEXT);
+        draw_text(&im, right_x + dw * GLYPH_W - text_width(lt.direct), ty, lt.direct, C_TEXT);
+        draw_text(&im, right_x + (dw + 2 + rw) * GLYPH_W - text_width(lt.reach), ty, lt.reach, C_TEXT);
     }
 
     /* Axis as in the SVG: round ticks at least 70px apart, the token's position always

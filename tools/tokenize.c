@@ -12,6 +12,8 @@
 #define SWA_IMPLEMENTATION
 #include "swa.h"
 #include "tools/printable.h"
+#define PROG "swa-tokenize"
+#include "tools/tool.h"
 
 #include <errno.h>
 #include <time.h>
@@ -55,47 +57,6 @@ static int print_escaped(const char *s, size_t len, int quote)
     return cols;
 }
 
-/* The whole file, NUL-terminated for convenience (the length is what counts). NULL and a
-   message on failure. */
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    char *buf = NULL, *p;
-    size_t cap = 0, n = 0, got;
-    if (!f) {
-        fprintf(stderr, "swa-tokenize: cannot open %s: %s\n", path, strerror(errno));
-        return NULL;
-    }
-    for (;;) {
-        if (cap - n < 4096) {
-            cap = cap ? cap * 2 : 65536;
-            if (!(p = (char *)realloc(buf, cap + 1))) {
-                fprintf(stderr, "swa-tokenize: out of memory reading %s\n", path);
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = p;
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                fprintf(stderr, "swa-tokenize: cannot read %s: %s\n", path, strerror(errno));
-                free(buf);
-                buf = NULL;
-            }
-            break;
-        }
-    }
-    if (f != stdin) fclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        *len = n;
-    }
-    return buf;
-}
-
 /* Tokenize, growing the id buffer to the size the library reports when it is too small. */
 static int32_t *tokenize(const swa_vocab *v, const char *text, size_t len, int flags, size_t *n, size_t cap)
 {
@@ -118,13 +79,6 @@ static int32_t *tokenize(const swa_vocab *v, const char *text, size_t len, int f
     }
     free(ids);
     return NULL;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void print_pieces(const swa_vocab *v, const int32_t *ids, size_t n)
@@ -196,10 +150,10 @@ int main(int argc, char **argv)
     if (!no_bos && swa_vocab_add_bos(v)) flags |= SWA_TOKENIZE_ADD_BOS;
     if (special) flags |= SWA_TOKENIZE_SPECIAL;
     /* with --timing, room for every token at once, so one call is what is timed */
-    t0 = now_seconds();
+    t0 = now();
     c0 = clock();
     if (!(ids = tokenize(v, prompt ? prompt : text, len, flags, &n, timing ? len + 16 : 256))) goto done;
-    seconds = now_seconds() - t0;
+    seconds = now() - t0;
     cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
     if (pieces) {
         print_pieces(v, ids, n);
