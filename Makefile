@@ -71,7 +71,7 @@ $(BUILD)/compile_no_%: tests/compile_no_%.c swa.h | $(BUILD)
 WARN_C     := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wstrict-prototypes -Wmissing-prototypes -Werror
 WARN_CXX   := -Wall -Wextra -Wpedantic -Werror
 WARN_CLANG ?= clang
-WARN_VARIANTS := -DSWA_NO_SIMD -DSWA_NO_THREADS -DSWA_NO_MMAP -DSWA_NO_TOKENIZER -DSWA_NO_SAMPLER -D_DEFAULT_SOURCE
+WARN_VARIANTS := -DSWA_NO_SIMD -DSWA_NO_AMX -DSWA_NO_THREADS -DSWA_NO_MMAP -DSWA_NO_TOKENIZER -DSWA_NO_SAMPLER -D_DEFAULT_SOURCE
 $(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp swa.h | $(BUILD)
 	$(CC) -std=c11 -O2 $(WARN_C) $(filter -g -fsanitize%,$(CFLAGS)) -I. $< -o $@ $(LDLIBS)
 	@set -e; for v in $(WARN_VARIANTS); do echo "$(CC) -fsyntax-only $(WARN_C) $$v"; \

@@ -400,7 +400,7 @@ SWADEF int64_t    swa_ctx_pos(const swa_ctx *c);            /* tokens sequence 0
 SWADEF swa_ctx_config swa_ctx_config_get(const swa_ctx *c); /* the resolved config */
 SWADEF int32_t    swa_ctx_window(const swa_ctx *c, int32_t layer);  /* 0 = full attention */
 SWADEF size_t     swa_ctx_cache_bytes(const swa_ctx *c);    /* the K and V ring buffers */
-SWADEF const char *swa_ctx_kernels(const swa_ctx *c);       /* "ref", "avx2", "avx-vnni", "avx512", "neon" */
+SWADEF const char *swa_ctx_kernels(const swa_ctx *c);       /* "ref", "avx2", "avx-vnni", "avx512", "neon", "amx" */
 SWADEF const char *swa_kv_type_name(int32_t kv_type);      /* "f16", "f32", "q8_0"; NULL if unknown */
 SWADEF int32_t swa_kv_type_from_name(const char *name);    /* the inverse; -1 if unknown */
 
@@ -5070,13 +5070,13 @@ typedef struct swa__amx_unit {
 static int64_t swa__amx_blocks(int64_t n_in) { return (n_in / 32 + 1) / 2 * 2; }
 
 /* Packed tokens for n tokens of up to n_in columns; a thread's scratch: 16 unpacked rows and
-   their scales, the 16 accumulators' registers, the tree's results and two buffers of tile C,
-   aligned by hand. */
+   their scales, the 16 accumulators' registers, the tree's results and tile C, aligned by
+   hand. */
 static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
 {
     uint64_t blocks = (uint64_t)swa__amx_blocks(n_in + 31), wide = (uint64_t)(n + 15) / 16 * blocks;
     *pack_bytes = (wide > blocks / 2 ? wide : blocks / 2) * sizeof(swa__amx_unit);
-    *scratch_bytes = 16 * blocks * (32 + 8 * sizeof(float)) + 16 * 16 * 16 * sizeof(float) + 3 * 16 * 16 * sizeof(float) + 64;
+    *scratch_bytes = 16 * blocks * (32 + 8 * sizeof(float)) + 16 * 16 * 16 * sizeof(float) + 2 * 16 * 16 * sizeof(float) + 64;
 }
 
 /* Token t's block b (its 32 quants as 8 groups of 4 bytes) into rows row0.. of tile B at
@@ -5147,61 +5147,35 @@ SWA__AMX SWA__INLINE void swa__amx_unpack_rows(const uint8_t *w, size_t w_stride
     }
 }
 
-/* Block b (and b + 1 in a narrow product) of the 16 unpacked rows times the tokens' unit u,
-   into c, in tile set 0 (tiles 0 C, 1 A the rows, 2 B the tokens) or 1 (tiles 3, 4, 5):
-   successive products take turns, so that one's loads need not wait for the other's product. */
-SWA__AMX SWA__INLINE void swa__amx_product(const int8_t *wq, int64_t nbk, int64_t b, const swa__amx_unit *u, int32_t *c,
-                                           int set)
-{
-    if (set == 0) {
-        _tile_zero(0);
-        _tile_loadd(1, wq + b * 32, nbk * 32);
-        _tile_loadd(2, u->q, 64);
-        _tile_dpbssd(0, 1, 2);
-        _tile_stored(0, c, 64);
-    } else {
-        _tile_zero(3);
-        _tile_loadd(4, wq + b * 32, nbk * 32);
-        _tile_loadd(5, u->q, 64);
-        _tile_dpbssd(3, 4, 5);
-        _tile_stored(3, c, 64);
-    }
-}
-
-/* The next product's first block after b in the residue order's sequence (accumulator j's
-   blocks j, j + 16, ..., then those of j + step), or -1 after the last. */
-static int64_t swa__amx_next_block(int64_t b, int64_t n_blocks, int step)
-{
-    if (b + 16 < n_blocks) return b + 16;
-    return b % 16 + step < 16 && b % 16 + step < n_blocks ? b % 16 + step : -1;
-}
-
 /* 16 unpacked rows against one token group's units xg: acc[(j * 16 + m) * 16 + t] = row m's
-   accumulator j for token t. Each product is stored in one of two buffers of c, and the next
-   one is issued before this one is scaled, so that the tile unit and the vector units work at
-   once. A narrow product's lanes 8-15 are accumulator j + 1's. */
+   accumulator j for token t. Block b (and b + 1 in a narrow product) goes through the tiles
+   (0 C, 1 A the rows, 2 B the tokens) into c, whose rows are then scaled into 16 registers; a
+   narrow product's lanes 8-15 are accumulator j + 1's. (Issuing the next product before
+   scaling this one, in a second set of tiles, was slower.) */
 SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, const swa__amx_unit *xg, int64_t n_blocks,
                                          int64_t nbk, int narrow, int32_t *c, float *acc)
 {
     const int step = narrow ? 2 : 1;
     __m512 r[16];
-    int64_t b = 0, next;
-    int m, j, buf = 0;
-    memset(acc, 0, 16 * 16 * 16 * sizeof(float));
-    swa__amx_product(wq, nbk, 0, xg, c, 0);
+    int64_t b;
+    int m, j;
+    if (narrow || n_blocks < 16) memset(acc, 0, 16 * 16 * 16 * sizeof(float));   /* accumulators without blocks */
     for (j = 0; j < 16 && j < n_blocks; j += step) {
 #pragma GCC unroll 16
         for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
-        for (; b >= 0 && b % 16 == j; b = next, buf ^= 1) {
-            const int32_t *cb = c + buf * 256;
-            const __m512 d = _mm512_loadu_ps(xg[narrow ? b / 2 : b].d);
-            if ((next = swa__amx_next_block(b, n_blocks, step)) >= 0)
-                swa__amx_product(wq, nbk, next, xg + (narrow ? next / 2 : next), c + (buf ^ 1) * 256, buf ^ 1);
+        for (b = j; b < n_blocks; b += 16) {
+            const swa__amx_unit *u = xg + (narrow ? b / 2 : b);
+            const __m512 d = _mm512_loadu_ps(u->d);
+            _tile_zero(0);
+            _tile_loadd(1, wq + b * 32, nbk * 32);
+            _tile_loadd(2, u->q, 64);
+            _tile_dpbssd(0, 1, 2);
+            _tile_stored(0, c, 64);
 #pragma GCC unroll 16
             for (m = 0; m < 16; m++) {
                 const float *s = ds + m * nbk * 8;   /* row m's scales of the lanes' blocks */
                 __m512 sw = narrow ? _mm512_loadu_ps(s + b * 8) : _mm512_set1_ps(s[b]);
-                r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(cb + 16 * m)), _mm512_mul_ps(sw, d), r[m]);
+                r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)), _mm512_mul_ps(sw, d), r[m]);
             }
         }
 #pragma GCC unroll 16
@@ -5246,14 +5220,12 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
     int m;
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
-    for (m = 0; m < 6; m += 3) {
-        cfg.rows[m] = 16;                     /* C: 16 rows x 16 lanes of int32 */
-        cfg.colsb[m] = 64;
-        cfg.rows[m + 1] = 16;                 /* A: 16 rows x 32 bytes (narrow: 64) */
-        cfg.colsb[m + 1] = narrow ? 64 : 32;
-        cfg.rows[m + 2] = narrow ? 16 : 8;    /* B: 16 columns x 32 bytes (narrow: 64), 4 by 4 */
-        cfg.colsb[m + 2] = 64;
-    }
+    cfg.rows[0] = 16;                         /* C: 16 rows x 16 lanes of int32 */
+    cfg.colsb[0] = 64;
+    cfg.rows[1] = 16;                         /* A: 16 rows x 32 bytes (narrow: 64) */
+    cfg.colsb[1] = narrow ? 64 : 32;
+    cfg.rows[2] = narrow ? 16 : 8;            /* B: 16 columns x 32 bytes (narrow: 64), 4 by 4 */
+    cfg.colsb[2] = 64;
     _tile_loadconfig(&cfg);
     for (r = 0; r < nr; r += 16) {
         int rows = nr - r < 16 ? (int)(nr - r) : 16;
@@ -7278,7 +7250,7 @@ SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *
    from memory once and stays in L2 while the tokens pass it in tiles of 3 rows x 4 tokens
    (through the dots kernel, when the type has one). */
 #define SWA__ROW_BLOCK 65536   /* bytes of weight rows per block: larger blocks were no better */
-#define SWA__GEMM_MIN_TOKENS 2 /* from this many tokens on, a type's gemm kernel (if any) */
+#define SWA__GEMM_MIN_TOKENS 8 /* from this many tokens on, a type's gemm kernel (if any) */
 #define SWA__MAX_PRODUCTS 3
 typedef struct swa__product {
     const swa__matrix *w;

@@ -83,7 +83,7 @@ done:
 static void usage(FILE *f)
 {
     fprintf(f, "usage: swa-batched-bench -m MODEL.gguf [-p 128] [-n 32] [-b 1,2,4,8] [-t THREADS] [-r 3] [--kv f16|f32|q8_0]\n"
-               "                         [--kernels best|ref|avx2|avx-vnni|avx512|neon] [--no-mmap]\n"
+               "                         [--kernels best|ref|avx2|avx-vnni|avx512|amx|neon] [--no-mmap]\n"
                "  -p N          prompt tokens per sequence (default 128)\n"
                "  -n N          tokens generated per sequence (default 32)\n"
                "  -b LIST       batch sizes: sequences decoded together (default 1,2,4,8; at most 64 each)\n"

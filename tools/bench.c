@@ -1,6 +1,6 @@
 /* swa-bench: how fast swa.h runs a model on this machine, and how close that is to the limit.
 
-   swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t 2] [-r 3] [--kernels best|ref|avx2|avx-vnni|avx512|neon] [--kv f16|f32|q8_0]
+   swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t 2] [-r 3] [--kernels best|ref|avx2|avx-vnni|avx512|amx|neon] [--kv f16|f32|q8_0]
              [--depths] [--no-mmap] [--markdown]
 
    Reports, as median +- half the range over -r repetitions (like llama-bench's pp and tg):
@@ -223,14 +223,14 @@ static int bench_tg(swa_ctx *c, const options *o, int32_t n_vocab, int64_t depth
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t THREADS] [-r 3] [--kernels best|ref|avx2|avx-vnni|avx512|neon] [--kv f16|f32|q8_0]\n"
+    fprintf(f, "usage: swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t THREADS] [-r 3] [--kernels best|ref|avx2|avx-vnni|avx512|amx|neon] [--kv f16|f32|q8_0]\n"
                "                 [--depths] [--no-mmap] [--markdown]\n"
                "  -p N          prompt tokens for the pp test (0 = skip)\n"
                "  -n N          generated tokens for the tg test (0 = skip)\n"
                "  -t N          threads (default: online CPUs)\n"
                "  -r N          repetitions; medians are reported (default 3, at most 64)\n"
                "  --kernels K   best (default): the widest SIMD this CPU runs; ref: the scalar loops;\n"
-               "                avx2, avx-vnni, avx512, neon: that instruction set (an error where the CPU lacks it)\n"
+               "                avx2, avx-vnni, avx512, amx, neon: that instruction set (an error where the CPU lacks it)\n"
                "  --kv T        key/value cache type (default f16)\n"
                "  --depths      also generate at positions W and 4W (window) or n_ctx/2\n"
                "  --no-mmap     read the model into memory (swa_model_load_resident) instead of mapping it\n"

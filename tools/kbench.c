@@ -75,7 +75,7 @@ static double time_kernel(const swa__kernels *k, uint32_t type, const uint8_t *w
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: swa-kbench [--type f32|f16|bf16|q8_0|q4_0|q4_k|q5_k|q6_k] [--kernels ref|avx2|avx-vnni|avx512|neon]\n"
+    fprintf(f, "usage: swa-kbench [--type f32|f16|bf16|q8_0|q4_0|q4_k|q5_k|q6_k] [--kernels ref|avx2|avx-vnni|avx512|amx|neon]\n"
                "                  [-n COLUMNS] [--ms MILLISECONDS]\n"
                "  --type T      one weight type (default: every type the library computes with)\n"
                "  --kernels K   one instruction set (default: every one this CPU runs, the reference included)\n"
