@@ -1,4 +1,4 @@
-/* swa.h - v0.6.0 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.7.0 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -113,8 +113,9 @@ FILE FORMAT
 KERNELS
     Each kernel has a scalar reference and, beside it, SIMD twins: AVX2/FMA/F16C, AVX-VNNI and
     AVX-512 (F, BW, VL and VNNI) on x86-64, compiled with target attributes and chosen at run
-    time after cpuid and xgetbv, and NEON on AArch64. A context fills its kernel table once, by
-    name: the reference, then AVX2, then AVX-VNNI or AVX-512, each overriding what it has.
+    time after cpuid and xgetbv, and NEON on AArch64; on Linux, AMX tiles for the Q8_0 and Q4_0
+    products of prompts and batches. A context fills its kernel table once, by name: the
+    reference, then AVX2, then AVX-VNNI or AVX-512 (and AMX), each overriding what it has.
     As in ggml, quantized weights meet activations quantized to 8 bits. swa_ctx_config.kernels
     picks the widest set the CPU runs (SWA_KERNELS_BEST), the reference (SWA_KERNELS_REF) or a
     named set; keys and values are cached in F16 unless kv_type says otherwise.
@@ -122,6 +123,8 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.7.0  the AMX kernel set: Q8_0 and Q4_0 prompts and batches on AMX tiles, in a residue
+           order the dots keep bit for bit; swa-generate --parallel and --sinks.
     0.6.0  gemma2, gemma3, phi3, qwen2 and qwen3 through one forward pass, per-layer window
            patterns, attention sinks; Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL and IQ4_XS; byte-level
            BPE with every llama.cpp pre-tokenizer; chat templates; sequences batched in one pass,
@@ -143,7 +146,7 @@ REVISION HISTORY
 #include <stdint.h>
 
 #define SWA_VERSION_MAJOR 0
-#define SWA_VERSION_MINOR 6
+#define SWA_VERSION_MINOR 7
 #define SWA_VERSION_PATCH 0
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
@@ -1955,7 +1958,7 @@ static float swa__dot_q4_0_ref(const void *row, const void *x, int64_t n)
    b mod 16, in block order, and the 16 accumulators are added in the tree of the 16-lane sum
    (j + 8, then j + 4, j + 2, j + 1). A (row, token) pair thus gets the same bits from a
    generation dot, a prompt tile and an AMX tile, and a chunk's logits still do not depend on
-   its size. These loops are that order's reference and the SIMD kernels' tail. */
+   its size. These loops are that order's reference. */
 static int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const swa__q8g *x, int64_t b)
 {
     const int8_t *lo = swa__q8g_half(x, b, 0), *hi = swa__q8g_half(x, b, 1);
@@ -4901,8 +4904,8 @@ static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
 
 /* ==== kernels (AMX) ====
    The AVX-512 set, with Q8_0 and Q4_0 computed by residue (see swa__block_isum_ref): dots for
-   generation and small tiles, and for several tokens matrix products on AMX tiles, both giving
-   the reference order's bits exactly. */
+   generation and tiles of a few tokens, and matrix products on AMX tiles from
+   SWA__GEMM_MIN_TOKENS tokens on, all giving the reference order's bits exactly. */
 
 #if defined(SWA__HAVE_AMX)
 
@@ -7248,7 +7251,9 @@ SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *
    rows taken as one list and split over the threads. x is already in the weights' activation
    form (a row every x_stride bytes). Weight rows go in blocks of about 64 KB: a block is read
    from memory once and stays in L2 while the tokens pass it in tiles of 3 rows x 4 tokens
-   (through the dots kernel, when the type has one). */
+   (through the dots kernel, when the type has one). A type with a gemm kernel takes a batch of
+   SWA__GEMM_MIN_TOKENS or more in one call per chunk of rows instead, the tokens packed once
+   for all the threads. */
 #define SWA__ROW_BLOCK 65536   /* bytes of weight rows per block: larger blocks were no better */
 #define SWA__GEMM_MIN_TOKENS 8 /* from this many tokens on, a type's gemm kernel (if any) */
 #define SWA__MAX_PRODUCTS 3

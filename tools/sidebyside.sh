@@ -6,7 +6,7 @@
 #   tools/sidebyside.sh LLAMA_BUILD_DIR [-t 2] [-p 128] [-n 32] [--rounds 3] [-r 2]
 #                       [--swa-bench build/swa-bench] [--kernels best] [--log FILE] MODEL.gguf...
 #
-#   -r is repetitions per program per round; --kernels goes to swa-bench (best|ref|avx2|avx-vnni|avx512|neon);
+#   -r is repetitions per program per round; --kernels goes to swa-bench (best|ref|avx2|avx-vnni|avx512|amx|neon);
 #   the raw output of every run goes to --log FILE (default: stderr).
 #
 # llama.cpp is not part of this repository and this script never builds or downloads it: build
