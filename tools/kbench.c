@@ -5,8 +5,9 @@
    For each weight type and each instruction set this CPU runs (or the ones named), times the
    kernels a context calls on about 96 KB of rows that stay in the core's L2 cache, so what is
    measured is the kernel's arithmetic and not the memory system: generation's 3 x 1 tiles (one
-   token, every row once) and a prompt's 3 x 4 tiles. Prints GB/s of weights per core for each
-   (a prompt's times its 4 tokens), the best of 60 short runs making up about --ms
+   token, every row once), a prompt's 3 x 4 tiles, and where the set has them its batch
+   products (gemm: AMX) of 8 and of 64 tokens. Prints GB/s of weights per core for each (times
+   the tokens each row meets), the best of 60 short runs making up about --ms
    milliseconds: on a shared machine, the least disturbed. A generation figure above the DRAM
    bandwidth one core gets means the kernel can keep up with memory. One thread; the
    activations are quantized once, untimed. */
@@ -73,6 +74,42 @@ static double time_kernel(const swa__kernels *k, uint32_t type, const uint8_t *w
     return best;
 }
 
+/* The same for the set's batch product of nt tokens (packed once, untimed); 0 without one. */
+static double time_gemm(const swa__kernels *k, uint32_t type, const uint8_t *w, size_t row_bytes, int64_t n_rows,
+                        const uint8_t *x, size_t x_stride, int nt, int64_t n, float *y, double ms)
+{
+    uint64_t pack_bytes, scratch_bytes;
+    void *pack, *scratch;
+    double best = 0;
+    int rep;
+    if (!k->type[type].gemm) return 0;
+    k->gemm_memory(nt, n, &pack_bytes, &scratch_bytes);
+    pack = malloc((size_t)pack_bytes);
+    scratch = malloc((size_t)scratch_bytes);
+    if (!pack || !scratch) fail("out of memory");
+    k->pack_q8(x, x_stride, nt, n, pack);
+    for (rep = 0; rep < 60; rep++) {
+        double t0 = now(), t;
+        int64_t passes = 0;
+        do {
+            k->type[type].gemm(w, row_bytes, n_rows, pack, nt, n, y, n_rows, scratch);
+            passes++;
+        } while ((t = now() - t0) < ms / 60000.0);
+        if ((double)passes * (double)nt * (double)n_rows * (double)row_bytes / t / 1e9 > best)
+            best = (double)passes * (double)nt * (double)n_rows * (double)row_bytes / t / 1e9;
+    }
+    free(pack);
+    free(scratch);
+    return best;
+}
+
+/* A figure, or a dash where the set has no such kernel. */
+static void print_figure(double gbs)
+{
+    if (gbs > 0) printf(" %.1f |", gbs);
+    else printf(" - |");
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: swa-kbench [--type f32|f16|bf16|q8_0|q4_0|q4_k|q5_k|q6_k] [--kernels ref|avx2|avx-vnni|avx512|amx|neon]\n"
@@ -94,7 +131,6 @@ int main(int argc, char **argv)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
-        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-kbench", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); return 0; }
         if (!strcmp(a, "--version")) { printf("swa-kbench %s\n", swa_version()); return 0; }
         if (!v) { fprintf(stderr, "swa-kbench: %s needs a value or is unknown\n", a); usage(stderr); return 2; }
         i++;
@@ -118,7 +154,8 @@ int main(int argc, char **argv)
             if (type == SWA__N_TYPES) { fprintf(stderr, "swa-kbench: no kernels for type \"%s\"\n", only_type); return 2; }
         }
     }
-    printf("| type | kernels | generation GB/s (3 x 1 tiles) | prompt GB/s x tokens (3 x 4 tiles) |\n| --- | --- | --- | --- |\n");
+    printf("| type | kernels | generation GB/s (3 x 1 tiles) | prompt GB/s x tokens (3 x 4 tiles) |"
+           " batch of 8, GB/s x tokens (gemm) | batch of 64, GB/s x tokens (gemm) |\n| --- | --- | --- | --- | --- | --- |\n");
     for (type = 0; type < SWA__N_TYPES; type++) {
         const swa__type_info *ti = swa__type(type);
         char lower[16];
@@ -135,27 +172,30 @@ int main(int argc, char **argv)
         n_rows = (int64_t)(96 * 1024 / row_bytes / 3 * 3);
         if (n_rows < 3) n_rows = 3;
         w = (uint8_t *)malloc(row_bytes * (size_t)n_rows);
-        x = (uint8_t *)malloc(4 * swa__act_bytes(ti->act, n + 255));
+        x = (uint8_t *)malloc(64 * swa__act_bytes(ti->act, n + 255));
         xf = (float *)malloc(sizeof(float) * (size_t)n);
-        y = (float *)malloc(sizeof(float) * 4 * (size_t)n_rows);
+        y = (float *)malloc(sizeof(float) * 64 * (size_t)n_rows);
         if (!w || !x || !xf || !y) { fprintf(stderr, "swa-kbench: out of memory\n"); return 1; }
         random_rows(type, w, row_bytes * (size_t)n_rows, n_rows, n);
-        for (level = SWA_KERNELS_REF; level <= SWA_KERNELS_NEON; level++) {
+        for (level = SWA_KERNELS_REF; level <= SWA__KERNELS_LAST; level++) {
             swa__kernels k;
             size_t x_stride = swa__act_bytes(ti->act, n + 255);
             int t;
             int64_t j;
             if (swa__kernels_resolve(level) != level || (only_kernels > 0 && level != only_kernels)) continue;
             swa__kernels_setup(&k, level);
-            for (t = 0; t < 4; t++) {
+            for (t = 0; t < 64; t++) {
                 for (j = 0; j < n; j++) xf[j] = (float)(next_u32() % 2001) / 1000.0f - 1.0f;
                 if (ti->act == SWA__ACT_Q8) swa__quantize_q8g(k.quantize_q8, xf, x + (size_t)t * x_stride, n);
                 else if (ti->act == SWA__ACT_Q8K) k.quantize_q8k(xf, x + (size_t)t * x_stride, n);
                 else memcpy(x + (size_t)t * x_stride, xf, sizeof(float) * (size_t)n);
             }
-            printf("| %s | %s | %.1f | %.1f |\n", ti->name, k.name,
-                   time_kernel(&k, type, w, row_bytes, n_rows, x, x_stride, 1, n, y, ms),
-                   time_kernel(&k, type, w, row_bytes, n_rows, x, x_stride, 4, n, y, ms));
+            printf("| %s | %s |", ti->name, k.name);
+            print_figure(time_kernel(&k, type, w, row_bytes, n_rows, x, x_stride, 1, n, y, ms));
+            print_figure(time_kernel(&k, type, w, row_bytes, n_rows, x, x_stride, 4, n, y, ms));
+            print_figure(time_gemm(&k, type, w, row_bytes, n_rows, x, x_stride, 8, n, y, ms));
+            print_figure(time_gemm(&k, type, w, row_bytes, n_rows, x, x_stride, 64, n, y, ms));
+            printf("\n");
             fflush(stdout);
         }
         free(w); free(x); free(xf); free(y);
