@@ -5072,14 +5072,18 @@ typedef struct swa__amx_unit {
 /* The blocks of a row rounded up to pairs. */
 static int64_t swa__amx_blocks(int64_t n_in) { return (n_in / 32 + 1) / 2 * 2; }
 
+/* Floats of one row's block scales in the scratch: a float a block, in whole groups of 8. */
+static int64_t swa__amx_scale_stride(int64_t nbk) { return (nbk + 7) / 8 * 8; }
+
 /* Packed tokens for n tokens of up to n_in columns; a thread's scratch: 16 unpacked rows and
-   their scales, the 16 accumulators' registers, the tree's results and tile C, aligned by
-   hand. */
+   their scales, the 16 accumulators' registers, the tree's results and tiles A and C, aligned
+   by hand. */
 static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
 {
     uint64_t blocks = (uint64_t)swa__amx_blocks(n_in + 31), wide = (uint64_t)(n + 15) / 16 * blocks;
     *pack_bytes = (wide > blocks / 2 ? wide : blocks / 2) * sizeof(swa__amx_unit);
-    *scratch_bytes = 16 * blocks * (32 + 8 * sizeof(float)) + 16 * 16 * 16 * sizeof(float) + 2 * 16 * 16 * sizeof(float) + 64;
+    *scratch_bytes = 16 * blocks * 32 + 16 * (uint64_t)swa__amx_scale_stride((int64_t)blocks) * sizeof(float) +
+                     (16 * 16 * 16 + 16 * 16 + 16 * 16) * sizeof(float) + 16 * 64 + 64;
 }
 
 /* Token t's block b (its 32 quants as 8 groups of 4 bytes) into rows row0.. of tile B at
@@ -5093,7 +5097,8 @@ static void swa__amx_put(swa__amx_unit *u, int row0, int64_t col, const swa__q8g
 
 /* Tokens [0, n) of the activations xq (swa__q8g rows, x_stride bytes apart) in tile units,
    zeros where no token or block is: with more than 8 tokens, unit g * nbk + b holds block b
-   of tokens 16 g .. 16 g + 15; with 8 or fewer, unit b / 2 holds blocks b and b + 1. */
+   of tokens 16 g .. 16 g + 15; with 8 or fewer, unit b / 2 holds blocks b and b + 1, token
+   t's in columns 2 t and 2 t + 1. */
 static void swa__amx_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
 {
     swa__amx_unit *u = (swa__amx_unit *)out;
@@ -5103,103 +5108,185 @@ static void swa__amx_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t
             memset(u, 0, sizeof *u);
             for (t = 0; t < 16 && g * 16 + t < n; t++) {
                 const swa__q8g *a = (const swa__q8g *)(xq + (size_t)(g * 16 + t) * x_stride);
-                swa__amx_put(u, 0, t, a, b);
-                if (n <= SWA__AMX_NARROW && b + 1 < nbk) swa__amx_put(u, 8, 8 + t, a, b + 1);
+                if (n > SWA__AMX_NARROW) {
+                    swa__amx_put(u, 0, t, a, b);
+                    continue;
+                }
+                swa__amx_put(u, 0, 2 * t, a, b);
+                if (b + 1 < nbk) swa__amx_put(u, 8, 2 * t + 1, a, b + 1);
             }
         }
 }
 
-/* Up to 16 rows into the scratch: row m's bytes at wq + m * nbk * 32, nbk a whole number of
-   pairs; missing rows and blocks are zeros. Its scales at ds + m * nbk * 8 as the products
-   want them: one float a block, or for narrow products 16 floats a pair of blocks (block b's
-   scale in lanes 0-7, b + 1's in 8-15), so that scaling C's rows needs no shuffle. */
-SWA__AMX SWA__INLINE void swa__amx_unpack_rows(const uint8_t *w, size_t w_stride, int rows, int64_t n_blocks, int64_t nbk,
-                                               uint32_t type, int narrow, int8_t *wq, float *ds)
+/* Block b of a row as signed bytes (Q4_0: its nibbles, in order, less 8). */
+SWA__AMX SWA__INLINE __m256i swa__amx_block(const uint8_t *row, int64_t b, uint32_t type)
+{
+    if (type == SWA_TYPE_Q8_0) return _mm256_loadu_si256((const __m256i *)(row + b * 34 + 2));
+    return _mm256_sub_epi8(swa__block_avx2(row + b * 18, type), _mm256_set1_epi8(8));
+}
+
+/* The block scales of up to 16 rows, as floats: row m's at ds + m * stride, zeros past the
+   row's n_blocks and for missing rows. */
+SWA__AMX SWA__INLINE void swa__amx_scales(const uint8_t *w, size_t w_stride, int rows, int64_t n_blocks, int64_t stride,
+                                          uint32_t type, float *ds)
 {
     const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
-    const __m512i lanes = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
     float d[8];
     int64_t b;
     int m, k;
-    for (m = 0; m < 16; m++, wq += nbk * 32, ds += nbk * 8) {
+    for (m = 0; m < 16; m++, ds += stride) {
         const uint8_t *row = w + (size_t)m * w_stride;
         int64_t have = m < rows ? n_blocks : 0;
-        for (b = 0; b < nbk; b += 8) {
-            __m256 v;
+        for (b = 0; b < stride; b += 8) {
             if (b + 8 <= have) {
                 swa__prefetch_unit(row + b * bytes, (int)(8 * bytes));   /* a stream, as in the dots */
-                v = swa__scales8_avx512(row + b * bytes, type);
-            } else {
-                for (k = 0; k < 8; k++) d[k] = b + k < have ? _cvtsh_ss(swa__load_u16(row + (b + k) * bytes)) : 0.0f;
-                v = _mm256_loadu_ps(d);
-            }
-            if (!narrow) {
-                _mm256_storeu_ps(ds + b, v);
+                _mm256_storeu_ps(ds + b, swa__scales8_avx512(row + b * bytes, type));
                 continue;
             }
-            for (k = 0; k < 8 && b + k < nbk; k += 2)
-                _mm512_storeu_ps(ds + (b + k) * 8, _mm512_permutexvar_ps(_mm512_add_epi32(lanes, _mm512_set1_epi32(k)),
-                                                                         _mm512_castps256_ps512(v)));
+            for (k = 0; k < 8; k++) d[k] = b + k < have ? _cvtsh_ss(swa__load_u16(row + (b + k) * bytes)) : 0.0f;
+            _mm256_storeu_ps(ds + b, _mm256_loadu_ps(d));
         }
-        for (b = 0; b < have; b++) {
-            __m256i q = swa__block_avx2(row + b * bytes, type);   /* Q4_0: the nibbles, in order */
-            if (type == SWA_TYPE_Q4_0) q = _mm256_sub_epi8(q, _mm256_set1_epi8(8));
-            _mm256_storeu_si256((__m256i *)(wq + b * 32), q);
-        }
+    }
+}
+
+/* Up to 16 rows' quants into the scratch, row m's at wq + m * nbk * 32 (nbk a whole number
+   of pairs); missing rows and blocks are zeros. */
+SWA__AMX SWA__INLINE void swa__amx_unpack_rows(const uint8_t *w, size_t w_stride, int rows, int64_t n_blocks, int64_t nbk,
+                                               uint32_t type, int8_t *wq)
+{
+    int64_t b;
+    int m;
+    for (m = 0; m < 16; m++, wq += nbk * 32) {
+        const uint8_t *row = w + (size_t)m * w_stride;
+        int64_t have = m < rows ? n_blocks : 0;
+        for (b = 0; b < have; b++) _mm256_storeu_si256((__m256i *)(wq + b * 32), swa__amx_block(row, b, type));
         memset(wq + have * 32, 0, (size_t)(nbk - have) * 32);
     }
 }
 
-/* 16 unpacked rows against one token group's units xg: acc[(j * 16 + m) * 16 + t] = row m's
-   accumulator j for token t. Block b (and b + 1 in a narrow product) goes through the tiles
-   (0 C, 1 A the rows, 2 B the tokens) into c, whose rows are then scaled into 16 registers; a
-   narrow product's lanes 8-15 are accumulator j + 1's. (Issuing the next product before
-   scaling this one, in a second set of tiles, was slower.) */
-SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, const swa__amx_unit *xg, int64_t n_blocks,
-                                         int64_t nbk, int narrow, int32_t *c, float *acc)
+/* Blocks b and b + 1 of up to 16 rows as tile A of a narrow product (16 rows of 64 bytes),
+   zeros for missing rows and past n_blocks. A Q4_0 pair takes one 512-bit register: its
+   nibbles' bytes twice each, the second copies shifted down. */
+SWA__AMX SWA__INLINE void swa__amx_unpack_pair(const uint8_t *w, size_t w_stride, int rows, int64_t b, int64_t n_blocks,
+                                               uint32_t type, int8_t *a)
 {
-    const int step = narrow ? 2 : 1;
-    __m512 r[16];
-    int64_t b;
-    int m, j;
-    if (narrow || n_blocks < 16) memset(acc, 0, 16 * 16 * 16 * sizeof(float));   /* accumulators without blocks */
-    for (j = 0; j < 16 && j < n_blocks; j += step) {
-#pragma GCC unroll 16
-        for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
-        for (b = j; b < n_blocks; b += 16) {
-            const swa__amx_unit *u = xg + (narrow ? b / 2 : b);
-            const __m512 d = _mm512_loadu_ps(u->d);
-            _tile_zero(0);
-            _tile_loadd(1, wq + b * 32, nbk * 32);
-            _tile_loadd(2, u->q, 64);
-            _tile_dpbssd(0, 1, 2);
-            _tile_stored(0, c, 64);
-#pragma GCC unroll 16
-            for (m = 0; m < 16; m++) {
-                const float *s = ds + m * nbk * 8;   /* row m's scales of the lanes' blocks */
-                __m512 sw = narrow ? _mm512_loadu_ps(s + b * 8) : _mm512_set1_ps(s[b]);
-                r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)), _mm512_mul_ps(sw, d), r[m]);
-            }
-        }
-#pragma GCC unroll 16
-        for (m = 0; m < 16; m++) {
-            if (!narrow) {
-                _mm512_storeu_ps(acc + (j * 16 + m) * 16, r[m]);
-                continue;
-            }
-            _mm256_storeu_ps(acc + (j * 16 + m) * 16, _mm512_castps512_ps256(r[m]));
-            _mm256_storeu_pd((double *)(acc + ((j + 1) * 16 + m) * 16), _mm512_extractf64x4_pd(_mm512_castps_pd(r[m]), 1));
+    int m, k;
+    for (m = 0; m < 16; m++, a += 64) {
+        const uint8_t *row = w + (size_t)m * w_stride;
+        if (m >= rows || b + 2 > n_blocks) {
+            for (k = 0; k < 2; k++)
+                _mm256_storeu_si256((__m256i *)(a + 32 * k),
+                                    m < rows && b + k < n_blocks ? swa__amx_block(row, b + k, type) : _mm256_setzero_si256());
+        } else if (type == SWA_TYPE_Q8_0) {
+            _mm256_storeu_si256((__m256i *)a, _mm256_loadu_si256((const __m256i *)(row + b * 34 + 2)));
+            _mm256_storeu_si256((__m256i *)(a + 32), _mm256_loadu_si256((const __m256i *)(row + b * 34 + 36)));
+        } else {
+            __m512i v = _mm512_mask_blend_epi64(0xf0, _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + b * 18 + 2))),
+                                                _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + b * 18 + 20))));
+            v = _mm512_mask_srli_epi16(v, 0xff00ff00u, v, 4);   /* bytes 16-31 and 48-63: the high nibbles */
+            _mm512_storeu_si512(a, _mm512_sub_epi8(_mm512_and_si512(v, _mm512_set1_epi8(15)), _mm512_set1_epi8(8)));
         }
     }
 }
 
-/* The 16 accumulators of the residue order (16 registers each, one per row, tokens in lanes)
-   summed in the tree of swa__residue_sum_ref: out[m] = row m's 16 results. */
-SWA__AMX SWA__INLINE void swa__amx_tree(const float *acc, float *out)
+/* The lines of the next 16 rows, fetched a few per product while this group's products run:
+   their unpacking and scaling hold the memory up otherwise, as the next group's first reads
+   wait for it (a narrow batch ran from memory at half the speed it ran from L3). */
+typedef struct swa__amx_ahead {
+    const uint8_t *at, *end;
+    int lines;   /* per product */
+} swa__amx_ahead;
+
+static void swa__amx_fetch_ahead(swa__amx_ahead *f)
+{
+    int k;
+    for (k = 0; k < f->lines && f->at < f->end; k++, f->at += 64) _mm_prefetch((const char *)f->at, _MM_HINT_T1);
+}
+
+/* One product through the tiles (0 C, 1 A, 2 B) into c: 16 rows x 16 lanes of int32. */
+SWA__AMX SWA__INLINE void swa__amx_product(const int8_t *a, int64_t a_stride, const swa__amx_unit *u, int32_t *c)
+{
+    _tile_zero(0);
+    _tile_loadd(1, a, a_stride);
+    _tile_loadd(2, u->q, 64);
+    _tile_dpbssd(0, 1, 2);
+    _tile_stored(0, c, 64);
+}
+
+/* 16 unpacked rows (scales ds, stride floats a row) against one token group's units xg:
+   acc[(j * 16 + m) * 16 + t] = row m's accumulator j for token t. Block b goes through the
+   tiles into c, whose rows are then scaled into 16 registers. (Issuing the next product
+   before scaling this one, in a second set of tiles, was slower.) */
+SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, int64_t stride, const swa__amx_unit *xg,
+                                         int64_t n_blocks, int64_t nbk, int32_t *c, float *acc, swa__amx_ahead *ahead)
+{
+    __m512 r[16];
+    int64_t b;
+    int m, j;
+    if (n_blocks < 16) memset(acc, 0, 16 * 16 * 16 * sizeof(float));   /* accumulators without blocks */
+    for (j = 0; j < 16 && j < n_blocks; j++) {
+#pragma GCC unroll 16
+        for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
+        for (b = j; b < n_blocks; b += 16) {
+            const __m512 d = _mm512_loadu_ps(xg[b].d);
+            swa__amx_fetch_ahead(ahead);
+            swa__amx_product(wq + b * 32, nbk * 32, xg + b, c);
+#pragma GCC unroll 16
+            for (m = 0; m < 16; m++)
+                r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)),
+                                       _mm512_mul_ps(_mm512_set1_ps(ds[m * stride + b]), d), r[m]);
+        }
+#pragma GCC unroll 16
+        for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (j * 16 + m) * 16, r[m]);
+    }
+}
+
+/* The same for a narrow product's at most 8 tokens, in the pairs of accumulators their lanes
+   hold: acc[(j / 2 * 16 + m) * 16 + 2 t + (j % 2)]. The rows are unpacked a pair of blocks at
+   a time into tile A's 1 KB (a), as the products go: the rows are needed once, and the
+   unpacked pair stays in L1. A pair's two scales are one broadcast of 64 bits. */
+SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int rows, const float *ds, int64_t stride,
+                                          const swa__amx_unit *xu, int64_t n_blocks, uint32_t type, int8_t *a, int32_t *c,
+                                          float *acc, swa__amx_ahead *ahead)
+{
+    __m512 r[16];
+    int64_t b;
+    int m, j;
+    if (n_blocks < 16) memset(acc, 0, 8 * 16 * 16 * sizeof(float));   /* pairs without blocks */
+    for (j = 0; j < 16 && j < n_blocks; j += 2) {
+#pragma GCC unroll 16
+        for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
+        for (b = j; b < n_blocks; b += 16) {
+            const __m512 d = _mm512_loadu_ps(xu[b / 2].d);
+            swa__amx_fetch_ahead(ahead);
+            swa__amx_unpack_pair(w, w_stride, rows, b, n_blocks, type, a);
+            swa__amx_product(a, 64, xu + b / 2, c);
+#pragma GCC unroll 16
+            for (m = 0; m < 16; m++) {
+                const __m512 sw = _mm512_castsi512_ps(_mm512_broadcastq_epi64(_mm_loadu_si64(ds + m * stride + b)));
+                r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)), _mm512_mul_ps(sw, d), r[m]);
+            }
+        }
+#pragma GCC unroll 16
+        for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (j / 2 * 16 + m) * 16, r[m]);
+    }
+}
+
+/* The 16 accumulators of the residue order summed in the tree of swa__residue_sum_ref: out[16
+   m + t] = row m's result for token t. A narrow product's come in pairs (j in the even lanes,
+   j + 1 in the odd), so there the first three levels add whole pairs and the last a pair's
+   two lanes, leaving token t's result in lane 2 t. */
+SWA__AMX SWA__INLINE void swa__amx_tree(const float *acc, int narrow, float *out)
 {
     int m, j;
     for (m = 0; m < 16; m++) {
         __m512 b[8];
+        if (narrow) {
+            for (j = 0; j < 4; j++) b[j] = _mm512_add_ps(_mm512_loadu_ps(acc + (j * 16 + m) * 16), _mm512_loadu_ps(acc + ((j + 4) * 16 + m) * 16));
+            b[0] = _mm512_add_ps(_mm512_add_ps(b[0], b[2]), _mm512_add_ps(b[1], b[3]));
+            _mm512_storeu_ps(out + m * 16, _mm512_add_ps(b[0], _mm512_movehdup_ps(b[0])));
+            continue;
+        }
         for (j = 0; j < 8; j++)
             b[j] = _mm512_add_ps(_mm512_loadu_ps(acc + (j * 16 + m) * 16), _mm512_loadu_ps(acc + ((j + 8) * 16 + m) * 16));
         for (j = 0; j < 4; j++) b[j] = _mm512_add_ps(b[j], b[j + 4]);
@@ -5212,11 +5299,12 @@ SWA__AMX SWA__INLINE void swa__amx_tree(const float *acc, float *out)
 SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                         int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
-    const int64_t n_blocks = n_in / 32, nbk = swa__amx_blocks(n_in);
+    const int64_t n_blocks = n_in / 32, nbk = swa__amx_blocks(n_in), stride = swa__amx_scale_stride(nbk);
     const int narrow = n <= SWA__AMX_NARROW;
+    const swa__amx_unit *xu = (const swa__amx_unit *)xpack;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    int8_t *wq = (int8_t *)base;
-    float *ds = (float *)(base + 16 * nbk * 32), *acc = ds + 16 * nbk * 8, *out = acc + 16 * 16 * 16;
+    int8_t *wq = (int8_t *)base, *a = wq + 16 * nbk * 32;   /* a: narrow products' tiles A */
+    float *ds = (float *)(a + 16 * 64), *acc = ds + 16 * stride, *out = acc + 16 * 16 * 16;
     int32_t *c = (int32_t *)(out + 16 * 16);
     swa__tile_config cfg;
     int64_t r, g, t;
@@ -5231,11 +5319,25 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
     cfg.colsb[2] = 64;
     _tile_loadconfig(&cfg);
     for (r = 0; r < nr; r += 16) {
+        const uint8_t *rows16 = w + (size_t)r * w_stride, *end = w + (size_t)nr * w_stride;
         int rows = nr - r < 16 ? (int)(nr - r) : 16;
-        swa__amx_unpack_rows(w + (size_t)r * w_stride, w_stride, rows, n_blocks, nbk, type, narrow, wq, ds);
+        int64_t products = narrow ? (n_blocks + 1) / 2 : n_blocks * ((n + 15) / 16);
+        swa__amx_ahead ahead;
+        ahead.at = r + 16 < nr ? rows16 + 16 * w_stride : end;
+        ahead.end = r + 32 < nr ? ahead.at + 16 * w_stride : end;
+        ahead.lines = (int)(((int64_t)(16 * w_stride / 64) + products - 1) / products);
+        swa__amx_scales(rows16, w_stride, rows, n_blocks, stride, type, ds);
+        if (narrow) {
+            swa__amx_narrow(rows16, w_stride, rows, ds, stride, xu, n_blocks, type, a, c, acc, &ahead);
+            swa__amx_tree(acc, 1, out);
+            for (t = 0; t < n; t++)
+                for (m = 0; m < rows; m++) y[t * ldy + r + m] = out[m * 16 + 2 * t];
+            continue;
+        }
+        swa__amx_unpack_rows(rows16, w_stride, rows, n_blocks, nbk, type, wq);
         for (g = 0; g * 16 < n; g++) {
-            swa__amx_group(wq, ds, (const swa__amx_unit *)xpack + g * n_blocks, n_blocks, nbk, narrow, c, acc);
-            swa__amx_tree(acc, out);
+            swa__amx_group(wq, ds, stride, xu + g * n_blocks, n_blocks, nbk, c, acc, &ahead);
+            swa__amx_tree(acc, 0, out);
             for (t = 0; t < 16 && g * 16 + t < n; t++)
                 for (m = 0; m < rows; m++) y[(g * 16 + t) * ldy + r + m] = out[m * 16 + t];
         }

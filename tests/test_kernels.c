@@ -504,7 +504,7 @@ static void check_residue(const swa__kernels *k, uint32_t type, int64_t n, int64
 
 static void test_amx_residue_order(void **state)
 {
-    static const int64_t blocks[] = {1, 15, 16, 17, 33, 64, 129}, rows[] = {1, 16, 21}, tokens[] = {1, 2, 16, 17, 37};
+    static const int64_t blocks[] = {1, 15, 16, 17, 33, 64, 129}, rows[] = {1, 16, 21}, tokens[] = {1, 2, 7, 8, 9, 16, 17, 37};
     static const uint32_t types[] = {SWA_TYPE_Q8_0, SWA_TYPE_Q4_0};
     swa__kernels k;
     size_t ti, b, r, t;
