@@ -5076,14 +5076,14 @@ static int64_t swa__amx_blocks(int64_t n_in) { return (n_in / 32 + 1) / 2 * 2; }
 static int64_t swa__amx_scale_stride(int64_t nbk) { return (nbk + 7) / 8 * 8; }
 
 /* Packed tokens for n tokens of up to n_in columns; a thread's scratch: 16 unpacked rows and
-   their scales, the 16 accumulators' registers, the tree's results and tiles A and C, aligned
-   by hand. */
+   their scales, the 16 accumulators' registers, the tree's results and tile C, aligned by
+   hand. */
 static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
 {
     uint64_t blocks = (uint64_t)swa__amx_blocks(n_in + 31), wide = (uint64_t)(n + 15) / 16 * blocks;
     *pack_bytes = (wide > blocks / 2 ? wide : blocks / 2) * sizeof(swa__amx_unit);
     *scratch_bytes = 16 * blocks * 32 + 16 * (uint64_t)swa__amx_scale_stride((int64_t)blocks) * sizeof(float) +
-                     (16 * 16 * 16 + 16 * 16 + 16 * 16) * sizeof(float) + 16 * 64 + 64;
+                     (16 * 16 * 16 + 16 * 16 + 16 * 16) * sizeof(float) + 64;
 }
 
 /* Token t's block b (its 32 quants as 8 groups of 4 bytes) into rows row0.. of tile B at
@@ -5242,9 +5242,11 @@ SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, int6
 }
 
 /* The same for a narrow product's at most 8 tokens, in the pairs of accumulators their lanes
-   hold: acc[(j / 2 * 16 + m) * 16 + 2 t + (j % 2)]. The rows are unpacked a pair of blocks at
-   a time into tile A's 1 KB (a), as the products go: the rows are needed once, and the
-   unpacked pair stays in L1. A pair's two scales are one broadcast of 64 bits. */
+   hold: acc[(j / 2 * 16 + m) * 16 + 2 t + (j % 2)]. The rows are read once, so each pair j
+   first unpacks its pairs of blocks (every 16th) as tiles A, 1 KB each at a, then runs their
+   products: unpacking all 16 rows first left them in L2, and unpacking each pair just before
+   its product made the tile load wait for the stores (about 63, 44 and 38 ns per 16 rows x
+   block, in that order). A pair's two scales are one broadcast of 64 bits. */
 SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int rows, const float *ds, int64_t stride,
                                           const swa__amx_unit *xu, int64_t n_blocks, uint32_t type, int8_t *a, int32_t *c,
                                           float *acc, swa__amx_ahead *ahead)
@@ -5257,10 +5259,12 @@ SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int
 #pragma GCC unroll 16
         for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
         for (b = j; b < n_blocks; b += 16) {
-            const __m512 d = _mm512_loadu_ps(xu[b / 2].d);
             swa__amx_fetch_ahead(ahead);
-            swa__amx_unpack_pair(w, w_stride, rows, b, n_blocks, type, a);
-            swa__amx_product(a, 64, xu + b / 2, c);
+            swa__amx_unpack_pair(w, w_stride, rows, b, n_blocks, type, a + (b / 16) * 1024);
+        }
+        for (b = j; b < n_blocks; b += 16) {
+            const __m512 d = _mm512_loadu_ps(xu[b / 2].d);
+            swa__amx_product(a + (b / 16) * 1024, 64, xu + b / 2, c);
 #pragma GCC unroll 16
             for (m = 0; m < 16; m++) {
                 const __m512 sw = _mm512_castsi512_ps(_mm512_broadcastq_epi64(_mm_loadu_si64(ds + m * stride + b)));
@@ -5303,8 +5307,8 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
     const int narrow = n <= SWA__AMX_NARROW;
     const swa__amx_unit *xu = (const swa__amx_unit *)xpack;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    int8_t *wq = (int8_t *)base, *a = wq + 16 * nbk * 32;   /* a: narrow products' tiles A */
-    float *ds = (float *)(a + 16 * 64), *acc = ds + 16 * stride, *out = acc + 16 * 16 * 16;
+    int8_t *wq = (int8_t *)base;   /* the unpacked rows, or a narrow product's tiles A */
+    float *ds = (float *)(wq + 16 * nbk * 32), *acc = ds + 16 * stride, *out = acc + 16 * 16 * 16;
     int32_t *c = (int32_t *)(out + 16 * 16);
     swa__tile_config cfg;
     int64_t r, g, t;
@@ -5328,7 +5332,7 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
         ahead.lines = (int)(((int64_t)(16 * w_stride / 64) + products - 1) / products);
         swa__amx_scales(rows16, w_stride, rows, n_blocks, stride, type, ds);
         if (narrow) {
-            swa__amx_narrow(rows16, w_stride, rows, ds, stride, xu, n_blocks, type, a, c, acc, &ahead);
+            swa__amx_narrow(rows16, w_stride, rows, ds, stride, xu, n_blocks, type, wq, c, acc, &ahead);
             swa__amx_tree(acc, 1, out);
             for (t = 0; t < n; t++)
                 for (m = 0; m < rows; m++) y[t * ldy + r + m] = out[m * 16 + 2 * t];
