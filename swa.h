@@ -5019,6 +5019,7 @@ SWA__AMX SWA__INLINE void swa__row_dots_residue_amx(const void *row, const void 
     } else {
         for (i = 0; i < units; i++, w += unit_bytes) {
             swa__unit_amx u = swa__unit_load_amx(w, type);
+            swa__prefetch_unit(w, (int)unit_bytes);   /* a batch of 2-7 reads its rows once too */
             for (t = 0; t < nt; t++)
                 acc[t] = swa__unit_step_amx(&u, (const swa__q8g *)((const uint8_t *)x + (size_t)t * stride) + 2 * i, type, acc[t]);
         }
