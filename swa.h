@@ -5194,8 +5194,8 @@ SWA__AMX SWA__INLINE void swa__amx_unpack_pair(const uint8_t *w, size_t w_stride
 }
 
 /* The lines of the next 16 rows, fetched a few per product while this group's products run:
-   their unpacking and scaling hold the memory up otherwise, as the next group's first reads
-   wait for it (a narrow batch ran from memory at half the speed it ran from L3). */
+   without them each group began by waiting on memory (a batch of 8 ran at 94 ns per 16 rows x
+   block from memory against 63 from L3; 58 against 44 with them). */
 typedef struct swa__amx_ahead {
     const uint8_t *at, *end;
     int lines;   /* per product */
