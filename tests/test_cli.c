@@ -20,28 +20,12 @@
 #define GENERATE_FILE PROGRAM_FILE("swa-generate")
 #define GENERATE PROGRAM("swa-generate")
 
-static void write_file(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(data, 1, n, f), n);
-    fclose(f);
-}
-
 static float *read_floats(const char *path, size_t *n)
 {
-    FILE *f = fopen(path, "rb");
-    float *buf;
-    long bytes;
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    bytes = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = (float *)malloc((size_t)bytes + 4);
-    assert_int_equal(fread(buf, 1, (size_t)bytes, f), (size_t)bytes);
-    fclose(f);
-    *n = (size_t)bytes / sizeof(float);
-    return buf;
+    size_t bytes;
+    float *f = (float *)tu_read_file(path, &bytes);
+    *n = bytes / sizeof(float);
+    return f;
 }
 
 static char *ids_arg(const int32_t *tok, int n)
@@ -50,29 +34,6 @@ static char *ids_arg(const int32_t *tok, int n)
     int i;
     for (i = 0; i < n; i++) p += sprintf(p, i ? ",%d" : "%d", tok[i]);
     return s;
-}
-
-static int run(const char *cmd)
-{
-    int rc = system(cmd);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-static char *capture(const char *cmd, int *rc)
-{
-    FILE *p = popen(cmd, "r");
-    size_t cap = 4096, n = 0, got;
-    char *buf = (char *)malloc(cap);
-    int status;
-    assert_non_null(p);
-    while ((got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
-        n += got;
-        if (cap - n < 1024) buf = (char *)realloc(buf, cap *= 2);
-    }
-    buf[n] = '\0';
-    status = pclose(p);
-    *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return buf;
 }
 
 /* A random model whose vocabulary is <unk> <s> </s> and the 256 byte tokens only: every
@@ -149,7 +110,7 @@ static void test_dump_logits_matches_reference(void **state)
     s.n_ctx = 32; s.type = GW_F32; s.window = 12; s.seed = 5;
     assert_true(tu_build(&tm, &s));
     close(mkstemp(model)); close(mkstemp(dump)); close(mkstemp(out));
-    write_file(model, tm.gguf, tm.gguf_size);
+    tu_write_file(model, tm.gguf, tm.gguf_size);
     tu_random_tokens(tok, n_prompt, s.n_vocab, 17);
     ids = ids_arg(tok, n_prompt);
     for (b = 0; b < 3; b++) {
@@ -158,7 +119,7 @@ static void test_dump_logits_matches_reference(void **state)
         FILE *f;
         snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n %d -b %d --temp 0 --dump-logits %s > %s 2>/dev/null",
                  model, ids, n_gen, batches[b], dump, out);
-        assert_int_equal(run(cmd), 0);
+        assert_int_equal(tu_run(cmd), 0);
         /* the generated ids, then the reference over prompt + generated */
         f = fopen(out, "r");
         for (i = 0; i < n_gen; i++) assert_int_equal(fscanf(f, "%d", &tok[n_prompt + i]), 1);
@@ -178,7 +139,7 @@ static void test_dump_logits_matches_reference(void **state)
     }
     /* -n 0: the prompt only, one row per prompt token */
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n 0 --dump-logits %s > %s 2>/dev/null", model, ids, dump, out);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     {
         size_t n;
         float *got = read_floats(dump, &n);
@@ -209,8 +170,8 @@ static void test_bad_flags(void **state)
     size_t i;
     (void)state;
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        if (run(bad[i]) != 0) fail_msg("expected output missing: %s", bad[i]);
-    assert_int_not_equal(run(GENERATE " --frobnicate 2>/dev/null"), 0);
+        if (tu_run(bad[i]) != 0) fail_msg("expected output missing: %s", bad[i]);
+    assert_int_not_equal(tu_run(GENERATE " --frobnicate 2>/dev/null"), 0);
 }
 
 /* A story saved and continued later: the rows --dump-logits writes after --load-state are the
@@ -235,16 +196,16 @@ static void test_save_and_load_state(void **state)
     s.seed = 9;
     assert_true(tu_build(&other, &s));
     close(mkstemp(model)); close(mkstemp(model2)); close(mkstemp(dump)); close(mkstemp(st));
-    write_file(model, tm.gguf, tm.gguf_size);
-    write_file(model2, other.gguf, other.gguf_size);
+    tu_write_file(model, tm.gguf, tm.gguf_size);
+    tu_write_file(model2, other.gguf, other.gguf_size);
     tu_random_tokens(tok, 30, s.n_vocab, 23);
     ids1 = ids_arg(tok, 20);
     ids2 = ids_arg(tok + 20, 10);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n 0 --kv f32 --save-state %s >/dev/null 2>&1", model, ids1, st);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n 0 --kv f32 --load-state %s --dump-logits %s >/dev/null 2>&1",
              model, ids2, st, dump);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     tu_reference(&tm, tok, 30, windows, ref);
     got = read_floats(dump, &n);
     assert_int_equal(n, 11 * 60);   /* the pending 20th token and the 10 new ones */
@@ -252,13 +213,13 @@ static void test_save_and_load_state(void **state)
     free(got);
     /* refusals */
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1 --kv f32 --load-state %s 2>&1 | grep -q 'another model'", model2, st);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1 --load-state %s 2>&1 | grep -q 'cache type is f32'", model, st);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1 --load-state %s 2>&1 | grep -q 'not a saved state'", model, model);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s -i --save-state %s 2>&1 | grep -q 'not -i'", model, st);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     /* the shipped model, greedy: 12 + 12 tokens through a state print the 24 of one run */
     if (access("examples/models/swa-stories.gguf", R_OK) == 0) {
         char one[] = "/tmp/swa_cli_one_XXXXXX", two[] = "/tmp/swa_cli_two_XXXXXX";
@@ -268,7 +229,7 @@ static void test_save_and_load_state(void **state)
                  GENERATE " -m examples/models/swa-stories.gguf -p 'Once upon a time' -n 12 --temp 0 --save-state %s 2>/dev/null | tr -d '\\n' > %s && "
                  GENERATE " -m examples/models/swa-stories.gguf -n 12 --temp 0 --load-state %s 2>/dev/null | tr -d '\\n' >> %s && cmp -s %s %s",
                  one, st, two, st, two, one, two);
-        assert_int_equal(run(cmd), 0);
+        assert_int_equal(tu_run(cmd), 0);
         remove(one); remove(two);
     }
     remove(model); remove(model2); remove(dump); remove(st);
@@ -288,24 +249,19 @@ static void test_mistral_window_hint(void **state)
     s.n_ctx = 64; s.type = GW_F32; s.seed = 3; s.name = "Mistral-7B-Instruct-v0.1";
     assert_true(tu_build(&tm, &s));
     close(mkstemp(model));
-    write_file(model, tm.gguf, tm.gguf_size);
+    tu_write_file(model, tm.gguf, tm.gguf_size);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1 -n 1 2>&1 >/dev/null | grep -q -- '--set-window 4096'", model);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1 -n 1 -w 4096 2>&1 >/dev/null | grep -q 'hint'", model);
-    assert_int_not_equal(run(cmd), 0);             /* a window given: no hint */
+    assert_int_not_equal(tu_run(cmd), 0);             /* a window given: no hint */
     remove(model);
     tu_free(&tm);
 }
 
 static char *read_text(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf = (char *)calloc(1, 1 << 20);
-    assert_non_null(f);
-    assert_non_null(buf);
-    if (fread(buf, 1, (1 << 20) - 1, f) == 0) buf[0] = '\0';
-    fclose(f);
-    return buf;
+    size_t n;
+    return (char *)tu_read_file(path, &n);
 }
 
 /* The shipped model has no chat template: -i with --chat-template chatml formats each turn as
@@ -318,10 +274,10 @@ static void test_chat_template_on_shipped_model(void **state)
     char in[] = "/tmp/swa_cli_chat_in_XXXXXX", err[] = "/tmp/swa_cli_chat_err_XXXXXX", cmd[1024], *text;
     (void)state;
     close(mkstemp(in)); close(mkstemp(err));
-    write_file(in, "Who are you?\n", 13);
+    tu_write_file(in, "Who are you?\n", 13);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s -i --chat-template chatml --system 'Be brief.' -p Hello -n 4 --temp 0 "
              "-t 1 --verbose-prompt < %s > /dev/null 2> %s", model, in, err);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     text = read_text(err);
     if (!strstr(text, "chat template chatml, turns end at <|im_end|>") ||
         !strstr(text, "[turn: \"<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n"
@@ -331,15 +287,15 @@ static void test_chat_template_on_shipped_model(void **state)
     free(text);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s -i -p Hello -n 2 --temp 0 -t 1 --verbose-prompt < %s > /dev/null 2> %s",
              model, in, err);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     text = read_text(err);
     if (!strstr(text, "the model has no chat template; using llama2") || !strstr(text, "[turn: \"[INST] Hello [/INST]\"") ||
         !strstr(text, "[turn: \"</s>[INST] Who are you? [/INST]\""))
         fail_msg("unexpected chat log:\n%s", text);
     free(text);
-    assert_int_equal(run(GENERATE " -m x.gguf -i --chat-template nope 2>&1 | grep -q 'chat-template wants a family'"), 0);
-    assert_int_equal(run(GENERATE " -m x.gguf --chat-template chatml 2>&1 | grep -q 'need -i'"), 0);
-    assert_int_equal(run(GENERATE " -h | grep -q 'families: chatml llama2'"), 0);
+    assert_int_equal(tu_run(GENERATE " -m x.gguf -i --chat-template nope 2>&1 | grep -q 'chat-template wants a family'"), 0);
+    assert_int_equal(tu_run(GENERATE " -m x.gguf --chat-template chatml 2>&1 | grep -q 'need -i'"), 0);
+    assert_int_equal(tu_run(GENERATE " -h | grep -q 'families: chatml llama2'"), 0);
     remove(in); remove(err);
 }
 
@@ -421,11 +377,11 @@ static void test_chat_stops_at_end_of_turn(void **state)
     tu_free(&tm);
     cv.special_id = best;                               /* the same weights, <|EOT|> at that id */
     assert_true(tu_build(&tm, &s));
-    write_file(model, tm.gguf, tm.gguf_size);
-    write_file(in, "Hello\nBye\n", 10);
+    tu_write_file(model, tm.gguf, tm.gguf_size);
+    tu_write_file(in, "Hello\nBye\n", 10);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s -i --chat-template deepseek -n 5 --temp 0 --kv f32 -t 1 --verbose-prompt < %s "
              "> /dev/null 2> %s", model, in, err);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     text = read_text(err);
     /* the first answer stopped at once: at most the second turn's 5 tokens were generated */
     if (!strstr(text, "[turn: \"### Instruction:\nHello\n### Response:\n\"") ||
@@ -439,9 +395,9 @@ static void test_chat_stops_at_end_of_turn(void **state)
     tu_free(&tm);
     cv.chat_template = "{% for m in messages %}<<{{ m.role }}>>{% endfor %}";
     assert_true(tu_build(&tm, &s));
-    write_file(model, tm.gguf, tm.gguf_size);
+    tu_write_file(model, tm.gguf, tm.gguf_size);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s -i < %s > /dev/null 2> %s", model, in, err);
-    assert_int_not_equal(run(cmd), 0);
+    assert_int_not_equal(tu_run(cmd), 0);
     text = read_text(err);
     if (!strstr(text, "chat template \"{% for m in messages %}<<{{ m.role }}>>") || !strstr(text, "--chat-template"))
         fail_msg("unexpected error:\n%s", text);
@@ -461,7 +417,7 @@ static void test_prompt_with_more_tokens_than_bytes(void **state)
     close(mkstemp(model)); close(mkstemp(dump));
     write_byte_vocab_model(model);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s -p hi -n 0 --dump-logits %s >/dev/null 2>&1", model, dump);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     assert_int_equal(dump_rows(dump, 259), 6);
     remove(model); remove(dump);
 }
@@ -476,13 +432,13 @@ static void test_chat_reads_the_prompt_file(void **state)
     if (access(GENERATE_FILE, X_OK) != 0) fail_msg(GENERATE_FILE " is missing: run make first");
     close(mkstemp(model)); close(mkstemp(dump)); close(mkstemp(text));
     write_byte_vocab_model(model);
-    write_file(text, "tell me a story\n", 16);
+    tu_write_file(text, "tell me a story\n", 16);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s -i -f %s -n 0 --dump-logits %s </dev/null >/dev/null 2>&1", model, text, dump);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     from_file = dump_rows(dump, 259);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s -i -p 'tell me a story' -n 0 --dump-logits %s </dev/null >/dev/null 2>&1",
              model, dump);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     from_arg = dump_rows(dump, 259);
     assert_true(from_arg > 15);              /* the 15 bytes of the text at least */
     assert_int_equal(from_file, from_arg);
@@ -508,21 +464,21 @@ static void test_context_end(void **state)
     s.n_ctx = 32; s.type = GW_F32; s.seed = 9;
     assert_true(tu_build(&tm, &s));
     close(mkstemp(model));
-    write_file(model, tm.gguf, tm.gguf_size);
+    tu_write_file(model, tm.gguf, tm.gguf_size);
     tu_random_tokens(tok, 40, 50, 3);
     ids = ids_arg(tok, 5);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n 100 --temp 0 2>/dev/null", model, ids);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     assert_int_equal(rc, 0);
     for (p = strtok(out, " \n"); p; p = strtok(NULL, " \n")) n++;
     assert_int_equal(n, 32 - 5 + 1);
     free(out);
     free(ids);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1,2,3,4,5 -n 100 2>&1 >/dev/null | grep -q 'context is full'", model);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     ids = ids_arg(tok, 40);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -b 8 -n 1 2>&1 >/dev/null", model, ids);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     assert_int_equal(rc, 1);
     if (!strstr(out, "prompt: 32 tokens")) fail_msg("the timings count what was not evaluated:\n%s", out);
     free(out);
@@ -537,11 +493,11 @@ static void write_single_runs(const char *args, int n, unsigned seed, const char
 {
     char cmd[4096];
     int i;
-    write_file(path, "", 0);
+    tu_write_file(path, "", 0);
     for (i = 0; i < n; i++) {
         snprintf(cmd, sizeof cmd, "printf -- '--- continuation %d of %d, seed %u ---\\n' >> %s && "
                  GENERATE " %s -s %u 2>/dev/null >> %s", i + 1, n, seed + (unsigned)i, path, args, seed + (unsigned)i, path);
-        assert_int_equal(run(cmd), 0);
+        assert_int_equal(tu_run(cmd), 0);
     }
 }
 
@@ -555,9 +511,9 @@ static char *check_parallel(const char *args, int n, unsigned seed)
     close(mkstemp(got)); close(mkstemp(want)); close(mkstemp(err));
     write_single_runs(args, n, seed, want);
     snprintf(cmd, sizeof cmd, GENERATE " %s --parallel %d -s %u > %s 2> %s", args, n, seed, got, err);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, "diff %s %s", want, got);
-    text = capture(cmd, &rc);
+    text = tu_capture(cmd, &rc);
     if (rc != 0) fail_msg("%s --parallel %d -s %u differs from the single runs:\n%s", args, n, seed, text);
     free(text);
     text = read_text(err);
@@ -595,7 +551,7 @@ static void test_parallel_equals_single_runs(void **state)
         snprintf(cmd, sizeof cmd, "{ echo '--- continuation 1 of 2, seed 5 ---'; " GENERATE " %s 2>/dev/null; "
                  "echo '--- continuation 2 of 2, seed 6 ---'; " GENERATE " %s -s 99 2>/dev/null; } > %s && "
                  GENERATE " %s --parallel 2 -s 5 2>/dev/null > %s && cmp -s %s %s", args, args, want, args, got, want, got);
-        assert_int_equal(run(cmd), 0);
+        assert_int_equal(tu_run(cmd), 0);
         remove(got); remove(want);
     }
     /* token ids; 32 positions of full attention: 5 prompt tokens, then 28 tokens each */
@@ -604,7 +560,7 @@ static void test_parallel_equals_single_runs(void **state)
     s.n_ctx = 32; s.type = GW_F32; s.seed = 4;
     assert_true(tu_build(&tm, &s));
     close(mkstemp(model));
-    write_file(model, tm.gguf, tm.gguf_size);
+    tu_write_file(model, tm.gguf, tm.gguf_size);
     tu_random_tokens(tok, 5, 50, 8);
     ids = ids_arg(tok, 5);
     snprintf(args, sizeof args, "-m %s --ids %s -n 100 --temp 1 --top-k 0 --top-p 1 --min-p 0", model, ids);
@@ -649,11 +605,11 @@ static void test_parallel_refusals(void **state)
         char cmd[512], *out;
         int rc;
         snprintf(cmd, sizeof cmd, GENERATE " -m x.gguf -p hi %s 2>&1", bad[i][0]);
-        out = capture(cmd, &rc);
+        out = tu_capture(cmd, &rc);
         if (rc != 2 || !strstr(out, bad[i][1])) fail_msg("%s: exit %d, wanted 2 and \"%s\":\n%s", bad[i][0], rc, bad[i][1], out);
         free(out);
     }
-    assert_int_equal(run(GENERATE " -h | grep -q -- '--parallel N'"), 0);
+    assert_int_equal(tu_run(GENERATE " -h | grep -q -- '--parallel N'"), 0);
 }
 
 /* --sinks N reaches the library: on a full-attention model of 32 positions, the logits before
@@ -672,27 +628,27 @@ static void test_sinks(void **state)
     s.n_ctx = 32; s.type = GW_F32; s.seed = 9;
     assert_true(tu_build(&tm, &s));
     close(mkstemp(model)); close(mkstemp(d1)); close(mkstemp(d2));
-    write_file(model, tm.gguf, tm.gguf_size);
+    tu_write_file(model, tm.gguf, tm.gguf_size);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1,2,3,4,5 -n 20 --temp 0 --dump-logits %s > %s.out 2>/dev/null && "
              GENERATE " -m %s --ids 1,2,3,4,5 -n 20 --temp 0 --sinks 4 --dump-logits %s > %s.out 2>/dev/null && "
              "cmp -s %s %s && cmp -s %s.out %s.out", model, d1, d1, model, d2, d2, d1, d2, d1, d2);
-    assert_int_equal(run(cmd), 0);
+    assert_int_equal(tu_run(cmd), 0);
     assert_int_equal(dump_rows(d1, 50), 5 + 19);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1,2,3,4,5 -n 100 --temp 0 --sinks 4 2>&1 >/dev/null | grep -q 'context is full'",
              model);
-    assert_int_not_equal(run(cmd), 0);
+    assert_int_not_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1,2,3,4,5 -n 100 --temp 0 --sinks 4 2>/dev/null", model);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     assert_int_equal(rc, 0);
     for (p = strtok(out, " \n"); p; p = strtok(NULL, " \n")) n++;
     assert_int_equal(n, 100);
     free(out);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1 --sinks -1 2>&1", model);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     if (rc != 2 || !strstr(out, "--sinks wants a number in 0..")) fail_msg("--sinks -1: exit %d\n%s", rc, out);
     free(out);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1 --sinks 32 2>&1", model);
-    out = capture(cmd, &rc);
+    out = tu_capture(cmd, &rc);
     if (rc != 1 || !strstr(out, "n_sink 32 must be below n_ctx 32")) fail_msg("--sinks 32: exit %d\n%s", rc, out);
     free(out);
     snprintf(cmd, sizeof cmd, "%s.out", d1); remove(cmd);
