@@ -5125,7 +5125,7 @@ static void swa__amx_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t
 /* Block b of a row as signed bytes (Q4_0: its nibbles, in order, less 8). */
 SWA__AMX SWA__INLINE __m256i swa__amx_block(const uint8_t *row, int64_t b, uint32_t type)
 {
-    if (type == SWA_TYPE_Q8_0) return _mm256_loadu_si256((const __m256i *)(row + b * 34 + 2));
+    if (type == SWA_TYPE_Q8_0) return swa__block_avx2(row + b * 34, type);
     return _mm256_sub_epi8(swa__block_avx2(row + b * 18, type), _mm256_set1_epi8(8));
 }
 
@@ -5169,21 +5169,18 @@ SWA__AMX SWA__INLINE void swa__amx_unpack_rows(const uint8_t *w, size_t w_stride
 }
 
 /* Blocks b and b + 1 of up to 16 rows as tile A of a narrow product (16 rows of 64 bytes),
-   zeros for missing rows and past n_blocks. A Q4_0 pair takes one 512-bit register: its
-   nibbles' bytes twice each, the second copies shifted down. */
+   zeros for missing rows and past n_blocks. A whole Q4_0 pair takes one 512-bit register:
+   its nibbles' bytes twice each, the second copies shifted down. */
 SWA__AMX SWA__INLINE void swa__amx_unpack_pair(const uint8_t *w, size_t w_stride, int rows, int64_t b, int64_t n_blocks,
                                                uint32_t type, int8_t *a)
 {
     int m, k;
     for (m = 0; m < 16; m++, a += 64) {
         const uint8_t *row = w + (size_t)m * w_stride;
-        if (m >= rows || b + 2 > n_blocks) {
+        if (type != SWA_TYPE_Q4_0 || m >= rows || b + 2 > n_blocks) {
             for (k = 0; k < 2; k++)
                 _mm256_storeu_si256((__m256i *)(a + 32 * k),
                                     m < rows && b + k < n_blocks ? swa__amx_block(row, b + k, type) : _mm256_setzero_si256());
-        } else if (type == SWA_TYPE_Q8_0) {
-            _mm256_storeu_si256((__m256i *)a, _mm256_loadu_si256((const __m256i *)(row + b * 34 + 2)));
-            _mm256_storeu_si256((__m256i *)(a + 32), _mm256_loadu_si256((const __m256i *)(row + b * 34 + 36)));
         } else {
             __m512i v = _mm512_mask_blend_epi64(0xf0, _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + b * 18 + 2))),
                                                 _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + b * 18 + 20))));
