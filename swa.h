@@ -2768,9 +2768,11 @@ SWA__AVX2 static inline float swa__tile_sum_avx2(__m256 acc, const uint8_t *w, c
     return sum;
 }
 
-/* Generation reads each weight once, 3 rows side by side. The hardware prefetcher follows one
-   sequential stream well but not three rows a few KB apart, so the next tile's rows are fetched
-   ahead by hand, which restores the speed of reading row after row (README, Numbers). A
+/* A tile reads its 3 rows side by side (generation and a batch of up to 4 tokens, each weight
+   once). The hardware prefetcher follows one sequential stream well but not three rows a few KB
+   apart, so the next tile's rows are fetched ahead by hand, which restores the speed of reading
+   row after row (README, Numbers). A prompt's later passes over a block find those lines in L2
+   already, where the prefetch costs little (swa-kbench: no difference). A
    prefetch never faults; its address is formed as an integer because it may lie
    past the end of the matrix. (Always inlined: GCC takes a function that only prefetches for
    one without effects and drops its calls.) */
@@ -2783,9 +2785,12 @@ SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_st
 }
 
 /* Generation reads each thread's rows once, unit after unit (a group of 8 blocks, a
-   super-block). The hardware prefetcher alone can leave a quantized kernel waiting on memory
-   while its arithmetic has time to spare, so each unit fetches the lines SWA__PREFETCH_AHEAD
-   bytes ahead of it by hand (README, Numbers: what it gained, and at which distances). */
+   super-block), and so does a batch of up to 4 tokens, or the first 4 of a larger one. The
+   hardware prefetcher alone can leave a quantized kernel waiting on memory while its arithmetic
+   has time to spare, so each unit fetches the lines SWA__PREFETCH_AHEAD bytes ahead of it by
+   hand (README, Numbers: what it gained, and at which distances). Every token loop does, the
+   tiles' too: a prompt's later passes over a block find the lines in L2, where a prefetch costs
+   little. */
 #define SWA__PREFETCH_AHEAD 4096
 SWA__AVX2 SWA__INLINE void swa__prefetch_unit(const uint8_t *w, int unit_bytes)
 {
@@ -2819,7 +2824,7 @@ swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_s
         const __m256 w1 = R > 1 ? swa__load8_avx2(wb + w_stride, i, type) : w0;
         const __m256 w2 = R > 2 ? swa__load8_avx2(wb + 2 * w_stride, i, type) : w0;
         SWA__TILE_TOKEN(0) SWA__TILE_TOKEN(1) SWA__TILE_TOKEN(2) SWA__TILE_TOKEN(3)
-        if (T == 1 && (size_t)i * elt % 64 == 0) swa__prefetch_next_rows(wb, w_stride, (size_t)i * elt);
+        if ((size_t)i * elt % 64 == 0) swa__prefetch_next_rows(wb, w_stride, (size_t)i * elt);
     }
     SWA__TILE_STORE(0, 0); SWA__TILE_STORE(0, 1); SWA__TILE_STORE(0, 2); SWA__TILE_STORE(0, 3);
     SWA__TILE_STORE(1, 0); SWA__TILE_STORE(1, 1); SWA__TILE_STORE(1, 2); SWA__TILE_STORE(1, 3);
@@ -2916,9 +2921,9 @@ SWA__AVX2 SWA__INLINE __m256 swa__scales8_avx2(const uint8_t *w, int block_bytes
 }
 
 /* The two loops every quantized row kernel runs over its n_units units (groups of 8 blocks,
-   super-blocks) of unit_bytes each: generation (one token) in a loop of its own, which the
-   compiler schedules without the other tokens' registers, and up to 4 tokens sharing each
-   unpacked unit. STEP(k, accumulator) is token k's turn on unit i, the same steps in both
+   super-blocks) of unit_bytes each, both prefetching: generation (one token) in a loop of its
+   own, which the compiler schedules without the other tokens' registers, and up to 4 tokens
+   sharing each unpacked unit. STEP(k, accumulator) is token k's turn on unit i, the same steps in both
    loops, so a token's result does not depend on the tile. */
 #define SWA__TOKEN_LOOPS(n_units, unit_bytes, UNPACK, STEP)                                             \
     for (i = 0; nt == 1 && i < (n_units); i++, w += (unit_bytes)) {                                     \
@@ -2927,6 +2932,7 @@ SWA__AVX2 SWA__INLINE __m256 swa__scales8_avx2(const uint8_t *w, int block_bytes
         STEP(0, c0)                                                                                     \
     }                                                                                                   \
     for (i = 0; nt > 1 && i < (n_units); i++, w += (unit_bytes)) {                                      \
+        swa__prefetch_unit(w, (unit_bytes));                                                            \
         UNPACK                                                                                          \
         STEP(0, c0) STEP(1, c1) STEP(2, c2) STEP(3, c3)                                                 \
     }
@@ -3188,7 +3194,7 @@ SWA__AVX2 SWA__INLINE void swa__q5k_rows_avx2(const uint8_t *w, const uint8_t *x
     int64_t i;
     for (i = 0; i < n / 256; i++, w += 176) {
         const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
-        if (nt == 1) swa__prefetch_unit(w, 176);
+        swa__prefetch_unit(w, 176);
         const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));   /* in both 128-bit lanes */
         const __m256i neg_mins16 = _mm256_sub_epi16(_mm256_setzero_si256(),
                                                     _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
@@ -3738,6 +3744,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const
     }
     for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
         __m256 dw = swa__scales8_avx2(w, block_bytes);
+        swa__prefetch_unit(w, 8 * block_bytes);
         swa__pair_vnni(w, 0, type, &lo[0], &hi[0]);
         swa__pair_vnni(w, 1, type, &lo[1], &hi[1]);
         swa__pair_vnni(w, 2, type, &lo[2], &hi[2]);
@@ -3843,7 +3850,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q4_k_vnni(const void *row, const vo
     int t;
     for (t = 0; t < 4; t++) c[t] = _mm256_setzero_ps();
     for (i = 0; i < n / 256; i++, w += 144) {
-        if (nt == 1) swa__prefetch_unit(w, 144);
+        swa__prefetch_unit(w, 144);
         swa__q4k_unpack_vnni(w, &u, &mins16, &d_dmin);
         for (t = 0; t < nt; t++) {
             const swa__q8k *a = (const swa__q8k *)(xa + (size_t)t * stride) + i;
@@ -3866,7 +3873,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q6_k_vnni(const void *row, const vo
     for (t = 0; t < 4; t++) c[t] = _mm256_setzero_ps();
     for (i = 0; i < n / 256; i++, w += 210) {
         float d = _cvtsh_ss(swa__load_u16(w + 208));
-        if (nt == 1) swa__prefetch_unit(w, 210);
+        swa__prefetch_unit(w, 210);
         swa__q6k_unpack_vnni(w, &u, &sc16);
         for (t = 0; t < nt; t++) {
             const swa__q8k *a = (const swa__q8k *)(xa + (size_t)t * stride) + i;
@@ -3966,7 +3973,7 @@ swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x
         const __m512 w0 = swa__load16_avx512(wb, i, n, type);
         const __m512 w1 = R > 1 ? swa__load16_avx512(wb + w_stride, i, n, type) : w0;
         const __m512 w2 = R > 2 ? swa__load16_avx512(wb + 2 * w_stride, i, n, type) : w0;
-        if (T == 1 && (size_t)i * elt % 64 == 0) swa__prefetch_next_rows(wb, w_stride, (size_t)i * elt);
+        if ((size_t)i * elt % 64 == 0) swa__prefetch_next_rows(wb, w_stride, (size_t)i * elt);
         swa__fma_rows_avx512(&c00, &c10, &c20, w0, w1, w2, _mm512_maskz_loadu_ps(m, x0 + i), R);
         if (T > 1) swa__fma_rows_avx512(&c01, &c11, &c21, w0, w1, w2, _mm512_maskz_loadu_ps(m, x1 + i), R);
         if (T > 2) swa__fma_rows_avx512(&c02, &c12, &c22, w0, w1, w2, _mm512_maskz_loadu_ps(m, x2 + i), R);
@@ -4120,6 +4127,7 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_grouped_avx512(const void *row, const
     }
     for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
         __m256 d = swa__scales8_avx512(w, type);
+        swa__prefetch_unit(w, 8 * block_bytes);
         __m512i w0 = swa__pair_avx512(w, 0, type), w1 = swa__pair_avx512(w, 1, type);
         __m512i w2 = swa__pair_avx512(w, 2, type), w3 = swa__pair_avx512(w, 3, type);
         swa__group_step_avx512(d, w0, w1, w2, w3, a0 + i, type, &c0, &o0);
@@ -4299,6 +4307,7 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_kmin_avx512(const void *row, const vo
         c0 = swa__q4k_step_avx512(&u, a0 + i, c0);
     }
     for (i = 0; nt > 1 && i < n / 256; i++, w += unit) {
+        swa__prefetch_unit(w, unit);
         swa__q4k_unpack_avx512(w, type, &u);
         c0 = swa__q4k_step_avx512(&u, a0 + i, c0);
         c1 = swa__q4k_step_avx512(&u, a1 + i, c1);
@@ -4322,6 +4331,7 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_q6_k_avx512(const void *row, const vo
         c0 = swa__q6k_step_avx512(&u, a0 + i, c0);
     }
     for (i = 0; nt > 1 && i < n / 256; i++, w += 210) {
+        swa__prefetch_unit(w, 210);
         swa__q6k_unpack_avx512(w, &u);
         c0 = swa__q6k_step_avx512(&u, a0 + i, c0);
         c1 = swa__q6k_step_avx512(&u, a1 + i, c1);
