@@ -709,6 +709,66 @@ static void test_sidebyside(void **state)
     assert_int_equal(tu_run(cmd), 0);
 }
 
+/* tools/sidebyside.sh --batched with stand-ins for the two batched benches, which print the
+   same table: a round's S_PP and S_TG per B, the medians over rounds (the stand-ins answer
+   differently in each round, by a counter file), the ratios, and each B's S_TG over B = 1's. */
+static void test_sidebyside_batched(void **state)
+{
+    char dir[64], path[160], cmd[768], *out;
+    int rc;
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/swa_sbs_XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/bin", dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/bin/llama-batched-bench", dir);
+    write_script(path, "#!/bin/sh\n"   /* a context for 2 x (64 + 32) cells, in 256s */
+                       "case \"$*\" in *'-c 256 '*'-npp 64 -ntg 32 -npl 1,2 '*) ;; *) echo \"bad arguments: $*\" >&2; exit 1 ;; esac\n"
+                       "echo '|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |'\n"
+                       "echo '|-------|--------|------|--------|----------|----------|----------|----------|----------|----------|'\n"
+                       "echo '|    64 |     32 |    1 |     96 |    1.000 |    50.00 |    1.000 |    10.00 |    2.000 |    48.00 |'\n"
+                       "echo '|    64 |     32 |    2 |    192 |    1.000 |    80.00 |    1.000 |    16.00 |    2.000 |    96.00 |'\n");
+    snprintf(path, sizeof path, "%s/swa-batched-bench", dir);
+    write_script(path, "#!/bin/sh\n"
+                       "d=$(dirname \"$0\"); n=$(cat \"$d/count\" 2>/dev/null || echo 0); echo $((n + 1)) > \"$d/count\"\n"
+                       "echo 'model m.gguf, 2 threads, kernels avx2, kv f16'\n"
+                       "echo '|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |'\n"
+                       "if [ $n = 0 ]; then tg1=20.00 tg2=30.00; elif [ $n = 1 ]; then tg1=24.00 tg2=60.00; else tg1=22.00 tg2=48.00; fi\n"
+                       "echo \"|    64 |     32 |    1 |     96 |    1.000 |   100.00 |    1.000 |    $tg1 |    2.000 |    48.00 |\"\n"
+                       "echo \"|    64 |     32 |    2 |    192 |    1.000 |   120.00 |    1.000 |    $tg2 |    2.000 |    96.00 |\"\n");
+    snprintf(path, sizeof path, "%s/model.gguf", dir);
+    tu_write_file(path, "x", 1);
+    snprintf(cmd, sizeof cmd, "sh tools/sidebyside.sh %s --batched 1,2 --rounds 3 --swa-bench %s/swa-batched-bench --log /dev/null %s 2>&1",
+             dir, dir, path);
+    out = tu_capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    /* swa.h's tg medians: 22 at B = 1 (20, 24, 22) and 48 at B = 2 (30, 60, 48): 2.20x and
+       3.00x llama.cpp's 10 and 16, and 48 / 22 = 2.18x its own B = 1 */
+    if (!strstr(out, "| model.gguf | 1 | 50.0 (50.0-50.0) | 100.0 (100.0-100.0) | 2.00 | 10.00 (10.00-10.00) | "
+                     "22.00 (20.00-24.00) | 2.20 | 1.00 |") ||
+        !strstr(out, "| model.gguf | 2 | 80.0 (80.0-80.0) | 120.0 (120.0-120.0) | 1.50 | 16.00 (16.00-16.00) | "
+                     "48.00 (30.00-60.00) | 3.00 | 2.18 |"))
+        fail_msg("unexpected table:\n%s", out);
+    assert_non_null(strstr(out, "used: avx2"));
+    free(out);
+    snprintf(cmd, sizeof cmd, "sh tools/sidebyside.sh %s --batched 1,x --swa-bench %s/swa-batched-bench %s/model.gguf 2>&1",
+             dir, dir, dir);
+    out = tu_capture(cmd, &rc);
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(out, "--batched wants sizes like 1,2,4,8"));
+    free(out);
+    snprintf(path, sizeof path, "%s/swa-batched-bench", dir);
+    write_script(path, "#!/bin/sh\necho 'cannot load' >&2\nexit 1\n");
+    snprintf(cmd, sizeof cmd, "sh tools/sidebyside.sh %s --batched 1,2 --swa-bench %s/swa-batched-bench --log /dev/null %s/model.gguf 2>&1",
+             dir, dir, dir);
+    out = tu_capture(cmd, &rc);
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(out, "swa-batched-bench failed"));
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(tu_run(cmd), 0);
+}
+
 static void test_set_window(void **state)
 {
     char model[64];
@@ -932,6 +992,7 @@ int main(void)
         cmocka_unit_test(test_set_window),
         cmocka_unit_test(test_set_window_errors),
         cmocka_unit_test(test_sidebyside),
+        cmocka_unit_test(test_sidebyside_batched),
         cmocka_unit_test(test_mkmodel_types),
         cmocka_unit_test(test_program_conventions),
     };

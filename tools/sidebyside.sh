@@ -3,26 +3,28 @@
 # programs alternated model by model and round by round so both see the same machine, then one
 # Markdown table of medians over the rounds (min-max in parentheses).
 #
-#   tools/sidebyside.sh LLAMA_BUILD_DIR [-t 2] [-p 128] [-n 32] [--rounds 3] [-r 2]
+#   tools/sidebyside.sh LLAMA_BUILD_DIR [-t 2] [-p 128] [-n 32] [--rounds 3] [-r 2] [--batched 1,2,4,8]
 #                       [--swa-bench build/swa-bench] [--kernels best] [--log FILE] MODEL.gguf...
 #
 #   -r is repetitions per program per round; --kernels goes to swa-bench (best|ref|avx2|avx-vnni|avx512|amx|neon);
-#   the raw output of every run goes to --log FILE (default: stderr).
+#   --batched B,B,...: llama-batched-bench and swa-batched-bench instead, B sequences of -p prompt
+#   and -n generated tokens each (one run a round; default -p 64); the raw output of every run
+#   goes to --log FILE (default: stderr).
 #
 # llama.cpp is not part of this repository and this script never builds or downloads it: build
 # it yourself, outside the repository, and pass the directory that holds bin/llama-bench, e.g.
 #   cmake -B build -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DCMAKE_BUILD_TYPE=Release
 #   cmake -B build-avx2 -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
 #         -DLLAMA_CURL=OFF -DCMAKE_BUILD_TYPE=Release
-#   cmake --build build -j --target llama-bench
+#   cmake --build build -j --target llama-bench llama-batched-bench
 set -eu
 
 die() { echo "sidebyside.sh: $*" >&2; exit 1; }
-usage() { sed -n '5,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '5,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 [ $# -ge 1 ] || usage
 LLAMA=$1; shift
-THREADS=2 PP=128 TG=32 ROUNDS=3 REPS=2 SWA=build/swa-bench KERNELS=best LOG=
+THREADS=2 PP= TG=32 ROUNDS=3 REPS=2 SWA= KERNELS=best LOG= BATCHES=
 while [ $# -gt 0 ]; do
     case $1 in -h|--help) usage ;; -*) [ $# -ge 2 ] || die "$1 needs a value" ;; *) break ;; esac
     case $1 in
@@ -31,6 +33,7 @@ while [ $# -gt 0 ]; do
         -n) TG=$2 ;;
         -r) REPS=$2 ;;
         --rounds) ROUNDS=$2 ;;
+        --batched) BATCHES=$2 ;;
         --swa-bench) SWA=$2 ;;
         --kernels) KERNELS=$2 ;;
         --log) LOG=$2 ;;
@@ -39,8 +42,14 @@ while [ $# -gt 0 ]; do
     shift 2
 done
 [ $# -ge 1 ] || usage
-[ -x "$LLAMA/bin/llama-bench" ] || die "no $LLAMA/bin/llama-bench (build llama.cpp first; see the top of this script)"
-[ -x "$SWA" ] || die "no swa-bench at $SWA (make $SWA, or pass --swa-bench PATH)"
+if [ -n "$BATCHES" ]; then
+    echo "$BATCHES" | grep -Eq '^[1-9][0-9]*(,[1-9][0-9]*)*$' || die "--batched wants sizes like 1,2,4,8"
+    LLAMA_BENCH=llama-batched-bench SWA=${SWA:-build/swa-batched-bench} PP=${PP:-64}
+else
+    LLAMA_BENCH=llama-bench SWA=${SWA:-build/swa-bench} PP=${PP:-128}
+fi
+[ -x "$LLAMA/bin/$LLAMA_BENCH" ] || die "no $LLAMA/bin/$LLAMA_BENCH (build llama.cpp first; see the top of this script)"
+[ -x "$SWA" ] || die "no $(basename "$SWA") at $SWA (make it, or pass --swa-bench PATH)"
 for m in "$@"; do [ -f "$m" ] || die "no model file $m"; done
 load=$(cut -d" " -f1-3 /proc/loadavg 2>/dev/null) || load=unknown
 
@@ -58,13 +67,36 @@ run() {
     log < "$TMP/out"
 }
 
-# Results, one line each: model <TAB> program <TAB> metric <TAB> value (one pp and tg per round)
+# Results, one line each: model <TAB> program <TAB> metric <TAB> value (one pp and tg per round;
+# batched: pp.B and tg.B for each B)
+
+# Both batched benches print llama-batched-bench's table: | PP | TG | B | N_KV | T_PP s | S_PP
+# t/s | T_TG s | S_TG t/s | T s | S t/s |.
+batched_rows() {
+    awk -F'|' -v name="$1" -v prog="$2" '
+        NF >= 11 && $4 ~ /^ *[0-9]+ *$/ { b = $4 + 0; printf "%s\t%s\tpp.%d\t%s\n%s\t%s\ttg.%d\t%s\n", name, prog, b, $7 + 0, name, prog, b, $9 + 0; found++ }
+        END { exit !found }' "$TMP/out" >> "$TMP/results" || die "no table from $2's batched bench on $m"
+}
+
+batched_round() {
+    max=$(echo "$BATCHES" | tr ',' '\n' | sort -n | tail -n 1)
+    ctx=$(( (max * (PP + TG) + 255) / 256 * 256 ))
+    run llama-batched-bench "$LLAMA/bin/llama-batched-bench" -m "$m" -c "$ctx" -b 2048 -ub 512 -npp "$PP" -ntg "$TG" \
+        -npl "$BATCHES" -t "$THREADS"
+    batched_rows "$name" llama
+    run swa-batched-bench "$SWA" -m "$m" -p "$PP" -n "$TG" -b "$BATCHES" -t "$THREADS" -r 1 --kernels "$KERNELS"
+    batched_rows "$name" swa
+    awk -v name="$name" '/^model .*kernels / { sub(/.*kernels /, ""); sub(/,.*/, ""); printf "%s\tswa\tkernels\t%s\n", name, $0; exit }' \
+        "$TMP/out" >> "$TMP/results"
+}
+
 round=0
 while [ $round -lt "$ROUNDS" ]; do
     round=$((round + 1))
     for m in "$@"; do
         name=$(basename "$m")
         echo "## round $round/$ROUNDS, $name" | log
+        if [ -n "$BATCHES" ]; then batched_round; continue; fi
         run llama-bench "$LLAMA/bin/llama-bench" -m "$m" -t "$THREADS" -p "$PP" -n "$TG" -r "$REPS" -o jsonl
         # one JSON object a line, one per test; the round's value is the median of its samples_ts
         awk -v name="$name" '
@@ -104,12 +136,19 @@ used=$(awk -F'\t' '$3 == "kernels" && !s[$4]++ { printf "%s%s", n++ ? "," : "", 
 echo "# swa.h and llama.cpp side by side, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
 echo "CPU: ${cpu:-unknown}; llama.cpp ${commit:-unknown} ($LLAMA); $THREADS threads, pp$PP, tg$TG;"
-echo "$ROUNDS rounds of $REPS repetitions per program; swa.h kernels: $KERNELS (used: ${used:-?})."
-echo "Medians over the rounds in tokens/s, min-max in parentheses; ratio = swa.h / llama.cpp;"
-echo "tg% = swa.h's generation as a share of its bandwidth limit (swa-bench's tg% column)."
+if [ -n "$BATCHES" ]; then
+    echo "$ROUNDS rounds of one run per program; swa.h kernels: $KERNELS (used: ${used:-?})."
+    echo "B sequences of pp$PP and tg$TG each; aggregate speeds (S_PP, S_TG: B x tokens over the time)."
+    echo "Medians over the rounds in tokens/s, min-max in parentheses; ratio = swa.h / llama.cpp;"
+    echo "own B = 1: swa.h's tg at this B over its tg at B = 1."
+else
+    echo "$ROUNDS rounds of $REPS repetitions per program; swa.h kernels: $KERNELS (used: ${used:-?})."
+    echo "Medians over the rounds in tokens/s, min-max in parentheses; ratio = swa.h / llama.cpp;"
+    echo "tg% = swa.h's generation as a share of its bandwidth limit (swa-bench's tg% column)."
+fi
 echo "Load average before the runs: $load; after: $(cut -d" " -f1-3 /proc/loadavg 2>/dev/null)."
 echo
-for m in "$@"; do basename "$m"; done | awk -F'\t' -v results="$TMP/results" '
+for m in "$@"; do basename "$m"; done | awk -F'\t' -v results="$TMP/results" -v batches="$BATCHES" '
     function median(key,   n, i, j, t, w, s) {
         n = split(vals[key], s, " ")
         if (n == 0) return ""
@@ -133,8 +172,24 @@ for m in "$@"; do basename "$m"; done | awk -F'\t' -v results="$TMP/results" '
             k = f[1] SUBSEP f[2] SUBSEP f[3]
             vals[k] = vals[k] " " f[4]
         }
-        print "| model file | llama.cpp pp | swa.h pp | ratio pp | llama.cpp tg | swa.h tg | ratio tg | swa tg % of limit |"
-        print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        if (batches != "") {
+            nb = split(batches, bs, ",")
+            print "| model file | B | llama.cpp pp | swa.h pp | ratio pp | llama.cpp tg | swa.h tg | ratio tg | own B = 1 |"
+            print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        } else {
+            print "| model file | llama.cpp pp | swa.h pp | ratio pp | llama.cpp tg | swa.h tg | ratio tg | swa tg % of limit |"
+            print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        }
+    }
+    batches != "" && !seen[$0]++ {
+        L = $0 SUBSEP "llama" SUBSEP; S = $0 SUBSEP "swa" SUBSEP
+        for (i = 1; i <= nb; i++) {
+            b = bs[i] + 0
+            printf "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", $0, b,
+                cell(L "pp." b, 1), cell(S "pp." b, 1), ratio(S "pp." b, L "pp." b),
+                cell(L "tg." b, 2), cell(S "tg." b, 2), ratio(S "tg." b, L "tg." b), ratio(S "tg." b, S "tg.1")
+        }
+        next
     }
     !seen[$0]++ {
         L = $0 SUBSEP "llama" SUBSEP; S = $0 SUBSEP "swa" SUBSEP
