@@ -124,7 +124,8 @@ KERNELS
 
 REVISION HISTORY
     0.7.2  batches of 2 to 4 sequences on the AVX2, AVX-VNNI and AVX-512 sets 1.2-1.4x
-           faster: every tile loop prefetches its rows, as generation's did.
+           faster: every tile loop prefetches its rows, as generation's did; the amx set's
+           Q4_0 dots gather block sums with packs and madds (B = 2 about 8% faster).
     0.7.1  batches of 2 to 8 sequences on AMX machines 1.2-1.5x faster: the dots prefetch
            for a batch as for one token, and a batch of 8's products unpack their rows a pair
            of blocks at a time while the next 16 rows are fetched.
@@ -4937,10 +4938,17 @@ static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
 
 /* A group's 4 pair sums to one register: 128-bit lane h * 2 + k holds half h of blocks
    4k .. 4k + 3. */
-SWA__AMX SWA__INLINE __m512i swa__group_isums_amx(__m512i s0, __m512i s1, __m512i s2, __m512i s3)
+SWA__AMX SWA__INLINE __m512i swa__group_isums_amx(__m512i s0, __m512i s1, __m512i s2, __m512i s3, uint32_t type)
 {
-    __m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(s0, s1), _mm512_unpackhi_epi32(s0, s1));
-    __m512i b = _mm512_add_epi32(_mm512_unpacklo_epi32(s2, s3), _mm512_unpackhi_epi32(s2, s3));
+    __m512i a, b;
+    if (type == SWA_TYPE_Q4_0) {   /* lanes within 2 * 7620 pack to int16, and a madd adds neighbours */
+        const __m512i one = _mm512_set1_epi16(1);
+        a = _mm512_madd_epi16(_mm512_packs_epi32(s0, s1), one);
+        b = _mm512_madd_epi16(_mm512_packs_epi32(s2, s3), one);
+        return _mm512_madd_epi16(_mm512_packs_epi32(a, b), one);
+    }
+    a = _mm512_add_epi32(_mm512_unpacklo_epi32(s0, s1), _mm512_unpackhi_epi32(s0, s1));
+    b = _mm512_add_epi32(_mm512_unpacklo_epi32(s2, s3), _mm512_unpackhi_epi32(s2, s3));
     return _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
 }
 
@@ -4985,8 +4993,8 @@ SWA__AMX SWA__INLINE __m512 swa__unit_step_amx(const swa__unit_amx *u, const swa
     off = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a[0].sum8)),
                              _mm256_loadu_si256((const __m256i *)a[1].sum8), 1);
     if (type == SWA_TYPE_Q8_0) off = _mm512_slli_epi32(off, 4);   /* 128 sum x = 16 sum8 */
-    s[0] = _mm512_sub_epi32(swa__unit_isums_amx(swa__group_isums_amx(s[0], s[1], s[2], s[3]),
-                                                swa__group_isums_amx(s[4], s[5], s[6], s[7])), off);
+    s[0] = _mm512_sub_epi32(swa__unit_isums_amx(swa__group_isums_amx(s[0], s[1], s[2], s[3], type),
+                                                swa__group_isums_amx(s[4], s[5], s[6], s[7], type)), off);
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[0]), scale, acc);
 }
 
