@@ -671,23 +671,44 @@ static void write_script(const char *path, const char *body)
     assert_int_equal(chmod(path, 0755), 0);
 }
 
+/* The script run as cmd fails, saying message. */
+static void expect_failure(const char *cmd, const char *message)
+{
+    int rc;
+    char *out = tu_capture(cmd, &rc);
+    assert_int_not_equal(rc, 0);
+    if (!strstr(out, message)) fail_msg("no \"%s\" in:\n%s", message, out);
+    free(out);
+}
+
+/* A fresh directory dir for the script: a build directory with bin/LLAMA (llama_body), the
+   stand-in SWA beside it (swa_body) and a model.gguf. */
+static void stand_ins(char dir[64], const char *llama, const char *llama_body, const char *swa, const char *swa_body)
+{
+    char path[160];
+    snprintf(dir, 64, "/tmp/swa_sbs_XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/bin", dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/bin/%s", dir, llama);
+    write_script(path, llama_body);
+    snprintf(path, sizeof path, "%s/%s", dir, swa);
+    write_script(path, swa_body);
+    snprintf(path, sizeof path, "%s/model.gguf", dir);
+    tu_write_file(path, "x", 1);
+}
+
 static void test_sidebyside(void **state)
 {
     char dir[64], path[160], cmd[768], *out;
     int rc;
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/swa_sbs_XXXXXX");
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/bin", dir);
-    assert_int_equal(mkdir(path, 0755), 0);
-    snprintf(path, sizeof path, "%s/bin/llama-bench", dir);
-    write_script(path, "#!/bin/sh\n"
-                       "echo '{\"build_commit\": \"abc1234\", \"n_prompt\": 128, \"n_gen\": 0, \"samples_ts\": [ 100.0, 130.0, 120.0 ]}'\n"
-                       "echo '{\"build_commit\": \"abc1234\", \"n_prompt\": 0, \"n_gen\": 32, \"samples_ts\": [ 10.0, 14.0 ]}'\n");
-    snprintf(path, sizeof path, "%s/swa-bench", dir);
-    write_script(path, "#!/bin/sh\necho '| m | Q4_0 | mmap | 2 | avx512 | 240.0 ± 1.0 | 36.00 ± 0.10 | 0 | 20.0 | 500.0 | 90% |'\n");
+    stand_ins(dir, "llama-bench",
+              "#!/bin/sh\n"
+              "echo '{\"build_commit\": \"abc1234\", \"n_prompt\": 128, \"n_gen\": 0, \"samples_ts\": [ 100.0, 130.0, 120.0 ]}'\n"
+              "echo '{\"build_commit\": \"abc1234\", \"n_prompt\": 0, \"n_gen\": 32, \"samples_ts\": [ 10.0, 14.0 ]}'\n",
+              "swa-bench", "#!/bin/sh\necho '| m | Q4_0 | mmap | 2 | avx512 | 240.0 ± 1.0 | 36.00 ± 0.10 | 0 | 20.0 | 500.0 | 90% |'\n");
     snprintf(path, sizeof path, "%s/model.gguf", dir);
-    tu_write_file(path, "x", 1);
     snprintf(cmd, sizeof cmd, "sh tools/sidebyside.sh %s --rounds 2 -r 1 --swa-bench %s/swa-bench --log /dev/null %s 2>&1",
              dir, dir, path);
     out = tu_capture(cmd, &rc);
@@ -700,11 +721,7 @@ static void test_sidebyside(void **state)
     free(out);
     snprintf(path, sizeof path, "%s/swa-bench", dir);
     write_script(path, "#!/bin/sh\necho 'cannot load' >&2\nexit 1\n");
-    snprintf(path, sizeof path, "%s/model.gguf", dir);
-    out = tu_capture(cmd, &rc);
-    assert_int_not_equal(rc, 0);
-    assert_non_null(strstr(out, "swa-bench failed"));
-    free(out);
+    expect_failure(cmd, "swa-bench failed");
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     assert_int_equal(tu_run(cmd), 0);
 }
@@ -717,27 +734,22 @@ static void test_sidebyside_batched(void **state)
     char dir[64], path[160], cmd[768], *out;
     int rc;
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/swa_sbs_XXXXXX");
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/bin", dir);
-    assert_int_equal(mkdir(path, 0755), 0);
-    snprintf(path, sizeof path, "%s/bin/llama-batched-bench", dir);
-    write_script(path, "#!/bin/sh\n"   /* a context for 2 x (64 + 32) cells, in 256s */
-                       "case \"$*\" in *'-c 256 '*'-npp 64 -ntg 32 -npl 1,2 '*) ;; *) echo \"bad arguments: $*\" >&2; exit 1 ;; esac\n"
-                       "echo '|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |'\n"
-                       "echo '|-------|--------|------|--------|----------|----------|----------|----------|----------|----------|'\n"
-                       "echo '|    64 |     32 |    1 |     96 |    1.000 |    50.00 |    1.000 |    10.00 |    2.000 |    48.00 |'\n"
-                       "echo '|    64 |     32 |    2 |    192 |    1.000 |    80.00 |    1.000 |    16.00 |    2.000 |    96.00 |'\n");
-    snprintf(path, sizeof path, "%s/swa-batched-bench", dir);
-    write_script(path, "#!/bin/sh\n"
-                       "d=$(dirname \"$0\"); n=$(cat \"$d/count\" 2>/dev/null || echo 0); echo $((n + 1)) > \"$d/count\"\n"
-                       "echo 'model m.gguf, 2 threads, kernels avx2, kv f16'\n"
-                       "echo '|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |'\n"
-                       "if [ $n = 0 ]; then tg1=20.00 tg2=30.00; elif [ $n = 1 ]; then tg1=24.00 tg2=60.00; else tg1=22.00 tg2=48.00; fi\n"
-                       "echo \"|    64 |     32 |    1 |     96 |    1.000 |   100.00 |    1.000 |    $tg1 |    2.000 |    48.00 |\"\n"
-                       "echo \"|    64 |     32 |    2 |    192 |    1.000 |   120.00 |    1.000 |    $tg2 |    2.000 |    96.00 |\"\n");
+    stand_ins(dir, "llama-batched-bench",
+              "#!/bin/sh\n"   /* a context for 2 x (64 + 32) cells, in 256s */
+              "case \"$*\" in *'-c 256 '*'-npp 64 -ntg 32 -npl 1,2 '*) ;; *) echo \"bad arguments: $*\" >&2; exit 1 ;; esac\n"
+              "echo '|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |'\n"
+              "echo '|-------|--------|------|--------|----------|----------|----------|----------|----------|----------|'\n"
+              "echo '|    64 |     32 |    1 |     96 |    1.000 |    50.00 |    1.000 |    10.00 |    2.000 |    48.00 |'\n"
+              "echo '|    64 |     32 |    2 |    192 |    1.000 |    80.00 |    1.000 |    16.00 |    2.000 |    96.00 |'\n",
+              "swa-batched-bench",
+              "#!/bin/sh\n"
+              "d=$(dirname \"$0\"); n=$(cat \"$d/count\" 2>/dev/null || echo 0); echo $((n + 1)) > \"$d/count\"\n"
+              "echo 'model m.gguf, 2 threads, kernels avx2, kv f16'\n"
+              "echo '|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |'\n"
+              "if [ $n = 0 ]; then tg1=20.00 tg2=30.00; elif [ $n = 1 ]; then tg1=24.00 tg2=60.00; else tg1=22.00 tg2=48.00; fi\n"
+              "echo \"|    64 |     32 |    1 |     96 |    1.000 |   100.00 |    1.000 |    $tg1 |    2.000 |    48.00 |\"\n"
+              "echo \"|    64 |     32 |    2 |    192 |    1.000 |   120.00 |    1.000 |    $tg2 |    2.000 |    96.00 |\"\n");
     snprintf(path, sizeof path, "%s/model.gguf", dir);
-    tu_write_file(path, "x", 1);
     snprintf(cmd, sizeof cmd, "sh tools/sidebyside.sh %s --batched 1,2 --rounds 3 --swa-bench %s/swa-batched-bench --log /dev/null %s 2>&1",
              dir, dir, path);
     out = tu_capture(cmd, &rc);
@@ -753,18 +765,12 @@ static void test_sidebyside_batched(void **state)
     free(out);
     snprintf(cmd, sizeof cmd, "sh tools/sidebyside.sh %s --batched 1,x --swa-bench %s/swa-batched-bench %s/model.gguf 2>&1",
              dir, dir, dir);
-    out = tu_capture(cmd, &rc);
-    assert_int_not_equal(rc, 0);
-    assert_non_null(strstr(out, "--batched wants sizes like 1,2,4,8"));
-    free(out);
+    expect_failure(cmd, "--batched wants sizes like 1,2,4,8");
     snprintf(path, sizeof path, "%s/swa-batched-bench", dir);
     write_script(path, "#!/bin/sh\necho 'cannot load' >&2\nexit 1\n");
     snprintf(cmd, sizeof cmd, "sh tools/sidebyside.sh %s --batched 1,2 --swa-bench %s/swa-batched-bench --log /dev/null %s/model.gguf 2>&1",
              dir, dir, dir);
-    out = tu_capture(cmd, &rc);
-    assert_int_not_equal(rc, 0);
-    assert_non_null(strstr(out, "swa-batched-bench failed"));
-    free(out);
+    expect_failure(cmd, "swa-batched-bench failed");
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     assert_int_equal(tu_run(cmd), 0);
 }
