@@ -2926,8 +2926,8 @@ SWA__AVX2 SWA__INLINE __m256 swa__scales8_avx2(const uint8_t *w, int block_bytes
 /* The two loops every quantized row kernel runs over its n_units units (groups of 8 blocks,
    super-blocks) of unit_bytes each, both prefetching: generation (one token) in a loop of its
    own, which the compiler schedules without the other tokens' registers, and up to 4 tokens
-   sharing each unpacked unit. STEP(k, accumulator) is token k's turn on unit i, the same steps in both
-   loops, so a token's result does not depend on the tile. */
+   sharing each unpacked unit. STEP(k, accumulator) is token k's turn on unit i, the same steps
+   in both loops, so a token's result does not depend on the tile. */
 #define SWA__TOKEN_LOOPS(n_units, unit_bytes, UNPACK, STEP)                                             \
     for (i = 0; nt == 1 && i < (n_units); i++, w += (unit_bytes)) {                                     \
         swa__prefetch_unit(w, (unit_bytes));                                                            \

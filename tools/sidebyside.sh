@@ -45,6 +45,8 @@ done
 if [ -n "$BATCHES" ]; then
     echo "$BATCHES" | grep -Eq '^[1-9][0-9]*(,[1-9][0-9]*)*$' || die "--batched wants sizes like 1,2,4,8"
     LLAMA_BENCH=llama-batched-bench SWA=${SWA:-build/swa-batched-bench} PP=${PP:-64}
+    max=$(echo "$BATCHES" | tr ',' '\n' | sort -n | tail -n 1)
+    CTX=$(( (max * (PP + TG) + 255) / 256 * 256 ))   # llama.cpp's cache for the largest B
 else
     LLAMA_BENCH=llama-bench SWA=${SWA:-build/swa-bench} PP=${PP:-128}
 fi
@@ -79,9 +81,7 @@ batched_rows() {
 }
 
 batched_round() {
-    max=$(echo "$BATCHES" | tr ',' '\n' | sort -n | tail -n 1)
-    ctx=$(( (max * (PP + TG) + 255) / 256 * 256 ))
-    run llama-batched-bench "$LLAMA/bin/llama-batched-bench" -m "$m" -c "$ctx" -b 2048 -ub 512 -npp "$PP" -ntg "$TG" \
+    run llama-batched-bench "$LLAMA/bin/llama-batched-bench" -m "$m" -c "$CTX" -b 2048 -ub 512 -npp "$PP" -ntg "$TG" \
         -npl "$BATCHES" -t "$THREADS"
     batched_rows "$name" llama
     run swa-batched-bench "$SWA" -m "$m" -p "$PP" -n "$TG" -b "$BATCHES" -t "$THREADS" -r 1 --kernels "$KERNELS"
