@@ -2701,8 +2701,9 @@ typedef struct swa__kernels {
     const char *name;
     swa__type_kernels type[SWA__N_TYPES];   /* by ggml type id */
     swa__quantize_fn quantize_q8, quantize_q8k;
-    /* with the gemm kernels: Q8 activations (x_stride bytes apart) into their packed form */
+    /* with the gemm kernels: Q8 or Q8K activations (x_stride bytes apart) into their packed form */
     void (*pack_q8)(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out);
+    void (*pack_q8k)(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out);
     /* their memory for n tokens of up to n_in columns: packed tokens, and scratch per thread */
     void (*gemm_memory)(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes);
     void (*rmsnorm)(float *out, const float *x, const float *w, int64_t n, float eps);
@@ -5099,17 +5100,6 @@ static int64_t swa__amx_blocks(int64_t n_in) { return (n_in / 32 + 1) / 2 * 2; }
 /* Floats of one row's block scales in the scratch: a float a block, in whole groups of 8. */
 static int64_t swa__amx_scale_stride(int64_t nbk) { return (nbk + 7) / 8 * 8; }
 
-/* Packed tokens for n tokens of up to n_in columns; a thread's scratch: 16 unpacked rows and
-   their scales, the 16 accumulators' registers, the tree's results and tile C, aligned by
-   hand. */
-static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
-{
-    uint64_t blocks = (uint64_t)swa__amx_blocks(n_in + 31), wide = (uint64_t)(n + 15) / 16 * blocks;
-    *pack_bytes = (wide > blocks / 2 ? wide : blocks / 2) * sizeof(swa__amx_unit);
-    *scratch_bytes = 16 * blocks * 32 + 16 * (uint64_t)swa__amx_scale_stride((int64_t)blocks) * sizeof(float) +
-                     (16 * 16 * 16 + 16 * 16 + 16 * 16) * sizeof(float) + 64;
-}
-
 /* Token t's block b (its 32 quants as 8 groups of 4 bytes) into rows row0.. of tile B at
    column col, and its scale into lane col. */
 static void swa__amx_put(swa__amx_unit *u, int row0, int64_t col, const swa__q8g *a, int64_t b)
@@ -5382,6 +5372,236 @@ SWA__AMX static void swa__gemm_q4_0_amx(const uint8_t *w, size_t w_stride, int64
     swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_0);
 }
 
+/* ---- K-quant matrix products on AMX tiles ----
+   Q4_K and Q5_K keep the AVX-512 dots' order in this set: a token's result for a row is the
+   sum, in swa__hsum_avx2's tree, of 8 float lanes, each a running FMA over the super-blocks of
+   an exact integer and a scale:
+     lanes 0, 1, 4, 5: octet k = 0, 1, 2, 3 (elements 8k .. 8k + 7 of every sub-block j),
+                       sum_j sc_j * sum q a, with d * a.d;
+     lanes 2, 3, 6, 7: pair p = 0, 1, 2, 3 of sub-blocks, -(m_2p B_2p + m_2p+1 B_2p+1), with
+                       dmin * a.d, B_j being the activations' sum over sub-block j.
+   An octet of a row is 64 bytes, one product's depth, if each sub-block's scale is put into
+   the weights: sc = lo + 8 hi with lo and hi in 0..7, so q * lo and q * hi fit unsigned bytes
+   (31 * 7 at most) and two products give the octet's integer, C_lo + 8 C_hi. The pair lanes
+   need no tiles: one madd of the tokens' (B_2p, B_2p+1) with the row's (-m_2p, -m_2p+1).
+   The rows are unpacked once into this form for all the tokens, which go in groups of 16. */
+
+/* One super-block of 16 tokens: tile B of each octet (token t's bytes 4i .. 4i + 3 of the
+   octet at row i, bytes 4t .. 4t + 3), each pair's sums and the tokens' scales. */
+typedef struct swa__amx_kunit {
+    int8_t q[4][16][64];
+    int32_t pair_sums[4][16];   /* (B_2p, B_2p + 1) as two int16 */
+    float d[16];
+} swa__amx_kunit;
+
+/* Bytes of one unpacked super-block of a row: the octets times lo, then times hi. */
+#define SWA__AMX_KROW 512
+
+/* Tokens [0, n) of swa__q8k rows (x_stride bytes apart) as units, zeros where no token is:
+   unit g * (n_in / 256) + s holds super-block s of tokens 16 g .. 16 g + 15. */
+static void swa__amx_pack_q8k(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
+{
+    swa__amx_kunit *u = (swa__amx_kunit *)out;
+    int64_t nsb = n_in / 256, g, s, t;
+    int k, i, p;
+    for (g = 0; g * 16 < n; g++)
+        for (s = 0; s < nsb; s++, u++) {
+            memset(u, 0, sizeof *u);
+            for (t = 0; t < 16 && g * 16 + t < n; t++) {
+                const swa__q8k *a = (const swa__q8k *)(xq + (size_t)(g * 16 + t) * x_stride) + s;
+                for (k = 0; k < 4; k++)
+                    for (i = 0; i < 16; i++) memcpy(u->q[k][i] + 4 * t, a->q + 32 * (i / 2) + 8 * k + 4 * (i % 2), 4);
+                for (p = 0; p < 4; p++) {
+                    int16_t b[2];
+                    b[0] = (int16_t)(a->bsum[4 * p] + a->bsum[4 * p + 1]);
+                    b[1] = (int16_t)(a->bsum[4 * p + 2] + a->bsum[4 * p + 3]);
+                    memcpy(&u->pair_sums[p][t], b, 4);
+                }
+                u->d[t] = a->d;
+            }
+        }
+}
+
+/* Bytes q times the int16 words s (each q * s below 256). */
+SWA__AMX SWA__INLINE __m512i swa__bytes_times_amx(__m512i q, __m512i s)
+{
+    __m512i even = _mm512_mullo_epi16(_mm512_and_si512(q, _mm512_set1_epi16(0xff)), s);
+    return _mm512_or_si512(even, _mm512_slli_epi16(_mm512_mullo_epi16(_mm512_srli_epi16(q, 8), s), 8));
+}
+
+/* Row super-block w (Q4_K or Q5_K) unpacked: its octets times lo at a, times hi at a + 256;
+   its d and dmin; each pair's (-m_2p, -m_2p+1) as two int16. Register g of the natural order
+   holds sub-blocks 2g and 2g + 1, so octet k is qword k and 4 + k of each. */
+SWA__AMX SWA__INLINE void swa__amx_kunpack(const uint8_t *w, uint32_t type, uint8_t *a, float *d, float *dmin, int32_t *mins)
+{
+    const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);   /* sc[0..7], m[0..7] */
+    static const int16_t sub_block_of_word[32] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3,
+                                                  4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7};
+    __m512i g[4], sc = _mm512_permutexvar_epi16(_mm512_loadu_si512(sub_block_of_word),
+                                                _mm512_cvtepu8_epi16(_mm256_castsi128_si256(scales_mins)));
+    __m512i lo = _mm512_and_si512(sc, _mm512_set1_epi16(7)), hi = _mm512_srli_epi16(sc, 3);
+    int k;
+    for (k = 0; k < 4; k++) g[k] = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, k) : swa__q5k_group_avx512(w, k);
+    for (k = 0; k < 4; k++) {
+        const __m512i at = _mm512_setr_epi64(k, 4 + k, 8 + k, 12 + k, k, 4 + k, 8 + k, 12 + k);
+        __m512i octet = _mm512_mask_blend_epi64(0xf0, _mm512_permutex2var_epi64(g[0], at, g[1]),
+                                                _mm512_permutex2var_epi64(g[2], at, g[3]));
+        _mm512_storeu_si512(a + 64 * k, swa__bytes_times_amx(octet, lo));
+        _mm512_storeu_si512(a + 256 + 64 * k, swa__bytes_times_amx(octet, hi));
+    }
+    *d = _cvtsh_ss(swa__load_u16(w));
+    *dmin = _cvtsh_ss(swa__load_u16(w + 2));
+    _mm_storeu_si128((__m128i *)mins, _mm_sub_epi16(_mm_setzero_si128(), _mm_cvtepu8_epi16(_mm_srli_si128(scales_mins, 8))));
+}
+
+/* 16 unpacked rows (super-block s of row m at wq + (m * nsb + s) * SWA__AMX_KROW, its scales
+   at index m * nsb + s) against one token group's units xg: acc[(lane * 16 + m) * 16 + t]. */
+SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, const float *dmin, const int32_t *mins,
+                                          const swa__amx_kunit *xg, int64_t nsb, int32_t *c, float *acc,
+                                          swa__amx_ahead *ahead)
+{
+    static const int octet_lane[4] = {0, 1, 4, 5}, pair_lane[4] = {2, 3, 6, 7};
+    const int64_t a_stride = nsb * SWA__AMX_KROW;
+    __m512 r[16];
+    int64_t s;
+    int k, m;
+    for (k = 0; k < 4; k++) {
+#pragma GCC unroll 16
+        for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
+        for (s = 0; s < nsb; s++) {
+            const __m512 ad = _mm512_loadu_ps(xg[s].d);
+            swa__amx_fetch_ahead(ahead);
+            _tile_zero(0);
+            _tile_zero(1);
+            _tile_loadd(2, wq + s * SWA__AMX_KROW + 64 * k, a_stride);
+            _tile_loadd(3, wq + s * SWA__AMX_KROW + 256 + 64 * k, a_stride);
+            _tile_loadd(4, xg[s].q[k], 64);
+            _tile_dpbusd(0, 2, 4);
+            _tile_dpbusd(1, 3, 4);
+            _tile_stored(0, c, 64);
+            _tile_stored(1, c + 256, 64);
+#pragma GCC unroll 16
+            for (m = 0; m < 16; m++) {
+                __m512i v = _mm512_add_epi32(_mm512_loadu_si512(c + 16 * m), _mm512_slli_epi32(_mm512_loadu_si512(c + 256 + 16 * m), 3));
+                r[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(d[m * nsb + s]), ad), _mm512_cvtepi32_ps(v), r[m]);
+            }
+        }
+#pragma GCC unroll 16
+        for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (octet_lane[k] * 16 + m) * 16, r[m]);
+    }
+    for (k = 0; k < 4; k++) {
+#pragma GCC unroll 16
+        for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
+        for (s = 0; s < nsb; s++) {
+            const __m512 ad = _mm512_loadu_ps(xg[s].d);
+            const __m512i sums = _mm512_loadu_si512(xg[s].pair_sums[k]);
+#pragma GCC unroll 16
+            for (m = 0; m < 16; m++) {
+                __m512i v = _mm512_madd_epi16(sums, _mm512_set1_epi32(mins[(m * nsb + s) * 4 + k]));
+                r[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(dmin[m * nsb + s]), ad), _mm512_cvtepi32_ps(v), r[m]);
+            }
+        }
+#pragma GCC unroll 16
+        for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (pair_lane[k] * 16 + m) * 16, r[m]);
+    }
+}
+
+/* The 8 lanes added in swa__hsum_avx2's tree: out[16 m + t]. */
+SWA__AMX SWA__INLINE void swa__amx_ktree(const float *acc, float *out)
+{
+    int m, j;
+    for (m = 0; m < 16; m++) {
+        __m512 l[8];
+        for (j = 0; j < 8; j++) l[j] = _mm512_loadu_ps(acc + (j * 16 + m) * 16);
+        l[0] = _mm512_add_ps(_mm512_add_ps(l[0], l[4]), _mm512_add_ps(l[2], l[6]));
+        l[1] = _mm512_add_ps(_mm512_add_ps(l[1], l[5]), _mm512_add_ps(l[3], l[7]));
+        _mm512_storeu_ps(out + 16 * m, _mm512_add_ps(l[0], l[1]));
+    }
+}
+
+/* A thread's scratch for n_in columns: 16 unpacked rows and their scales, the 8 lanes'
+   accumulators, the tree's results and two tiles C, aligned by hand. */
+static uint64_t swa__amx_kscratch(int64_t n_in)
+{
+    uint64_t nsb = (uint64_t)(n_in / 256);
+    return 16 * nsb * (SWA__AMX_KROW + 2 * sizeof(float) + 4 * sizeof(int32_t)) + (8 * 256 + 256 + 2 * 256) * 4 + 64;
+}
+
+/* y[t * ldy + r] = dot(row r, token t) for nr Q4_K or Q5_K rows and n tokens packed by
+   swa__amx_pack_q8k. */
+SWA__AMX SWA__INLINE void swa__gemm_kmin_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                             int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
+{
+    const int64_t nsb = n_in / 256, bytes = type == SWA_TYPE_Q4_K ? 144 : 176;
+    const swa__amx_kunit *xu = (const swa__amx_kunit *)xpack;
+    uint8_t *wq = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    float *acc = (float *)(wq + 16 * nsb * SWA__AMX_KROW), *out = acc + 8 * 256, *d = out + 256, *dmin = d + 16 * nsb;
+    int32_t *c = (int32_t *)(dmin + 16 * nsb), *mins = c + 2 * 256;
+    swa__tile_config cfg;
+    int64_t r, g, s, t;
+    int m, i;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (i = 0; i < 5; i++) {   /* C twice, A twice (times lo, times hi), B: 16 rows of 64 bytes each */
+        cfg.rows[i] = 16;
+        cfg.colsb[i] = 64;
+    }
+    _tile_loadconfig(&cfg);
+    for (r = 0; r < nr; r += 16) {
+        const uint8_t *rows16 = w + (size_t)r * w_stride, *end = w + (size_t)nr * w_stride;
+        int rows = nr - r < 16 ? (int)(nr - r) : 16;
+        int64_t steps = 4 * nsb * ((n + 15) / 16);
+        swa__amx_ahead ahead;
+        ahead.at = r + 16 < nr ? rows16 + 16 * w_stride : end;
+        ahead.end = r + 32 < nr ? ahead.at + 16 * w_stride : end;
+        ahead.lines = (int)(((int64_t)(16 * w_stride / 64) + steps - 1) / steps);
+        for (m = 0; m < 16; m++)
+            for (s = 0; s < nsb; s++) {
+                int64_t at = m * nsb + s;
+                if (m < rows) {
+                    swa__amx_kunpack(rows16 + (size_t)m * w_stride + s * bytes, type, wq + at * SWA__AMX_KROW, d + at, dmin + at, mins + 4 * at);
+                    continue;
+                }
+                memset(wq + at * SWA__AMX_KROW, 0, SWA__AMX_KROW);
+                d[at] = dmin[at] = 0.0f;
+                memset(mins + 4 * at, 0, 4 * sizeof(int32_t));
+            }
+        for (g = 0; g * 16 < n; g++) {
+            swa__amx_kgroup(wq, d, dmin, mins, xu + g * nsb, nsb, c, acc, &ahead);
+            swa__amx_ktree(acc, out);
+            for (t = 0; t < 16 && g * 16 + t < n; t++)
+                for (m = 0; m < rows; m++) y[(g * 16 + t) * ldy + r + m] = out[m * 16 + t];
+        }
+    }
+    _tile_release();
+}
+
+SWA__AMX static void swa__gemm_q4_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_kmin_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_K);
+}
+
+SWA__AMX static void swa__gemm_q5_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_kmin_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q5_K);
+}
+
+/* Packed tokens for n tokens of up to n_in columns, and a thread's scratch, for either kind
+   of product: Q8_0/Q4_0 (16 unpacked rows and their scales, the 16 accumulators' registers,
+   the tree's results and tile C, aligned by hand) or Q4_K/Q5_K (swa__amx_kscratch). */
+static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
+{
+    uint64_t blocks = (uint64_t)swa__amx_blocks(n_in + 31), wide = (uint64_t)(n + 15) / 16 * blocks;
+    uint64_t kpack = (uint64_t)(n + 15) / 16 * (uint64_t)(n_in / 256) * sizeof(swa__amx_kunit), kscratch = swa__amx_kscratch(n_in);
+    *pack_bytes = (wide > blocks / 2 ? wide : blocks / 2) * sizeof(swa__amx_unit);
+    *scratch_bytes = 16 * blocks * 32 + 16 * (uint64_t)swa__amx_scale_stride((int64_t)blocks) * sizeof(float) +
+                     (16 * 16 * 16 + 16 * 16 + 16 * 16) * sizeof(float) + 64;
+    if (kpack > *pack_bytes) *pack_bytes = kpack;
+    if (kscratch > *scratch_bytes) *scratch_bytes = kscratch;
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -5592,7 +5812,10 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_amx;
         k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_amx;
         k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_amx;
+        k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_amx;
+        k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_amx;
         k->pack_q8 = swa__amx_pack;
+        k->pack_q8k = swa__amx_pack_q8k;
         k->gemm_memory = swa__amx_memory;
     }
 #endif
@@ -7539,7 +7762,7 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
             if (kind == SWA__ACT_Q8) swa__quantize_q8g(c->kern.quantize_q8, x + k * ldx, out, n_in);
             else c->kern.quantize_q8k(x + k * ldx, out, n_in);
         }
-        if (t.xpack) c->kern.pack_q8(c->xq, t.x_stride, n, n_in, c->xpack);
+        if (t.xpack) (kind == SWA__ACT_Q8 ? c->kern.pack_q8 : c->kern.pack_q8k)(c->xq, t.x_stride, n, n_in, c->xpack);
     }
     if ((double)t.rows * (double)n_in * (double)n < 32768.0) swa__matmul_run(&t, 0, 1);
     else swa__pool_run(&c->pool, swa__matmul_run, &t);

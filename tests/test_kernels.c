@@ -454,14 +454,62 @@ static void test_wsum(void **state) { (void)state; for_each_simd(run_wsum); }
 static void test_elementwise(void **state) { (void)state; for_each_simd(run_elementwise); }
 
 #if defined(SWA__HAVE_AMX)
-/* The AMX set computes Q8_0 and Q4_0 in the residue order (swa.h, swa__block_isum_ref): its
-   1-token dots, its tiles of up to 4 tokens and its AMX products must all give that order's
-   scalar loop bit for bit, for rows of whole units of 16 blocks and tails, whole tiles of 16
-   rows and parts, and any number of tokens; rows at odd addresses. (The AMX table's dots are
-   also held to the usual reference by test_quantized_dots, like every table's.) */
-static void check_residue(const swa__kernels *k, uint32_t type, int64_t n, int64_t nr, int64_t nt)
+/* The AMX set keeps one order per type for its dots, its tiles of up to 4 tokens and its AMX
+   products, so that a token's results do not depend on how many others share its batch: Q8_0
+   and Q4_0 in the residue order (swa.h, swa__block_isum_ref), and Q4_K and Q5_K in the order
+   of the AVX-512 dots, written out here as a scalar loop (kmin_order). Each path must give the
+   order's bits exactly, for rows of whole units and tails, whole tiles of 16 rows and parts,
+   and any number of tokens; rows at odd addresses. (The AMX table's dots are also held to the
+   usual reference by test_quantized_dots, like every table's.) */
+
+/* Q4_K/Q5_K quant l of sub-block j of super-block w, 0..15 or 0..31. */
+static int kmin_quant(uint32_t type, const uint8_t *w, int j, int l)
 {
-    size_t w_stride = (size_t)(n / 32 * swa_type_block_bytes(type)), x_stride = swa__act_bytes(SWA__ACT_Q8, n);
+    const uint8_t *qs = w + (type == SWA_TYPE_Q4_K ? 16 : 48) + 32 * (j / 2);
+    int q = (j % 2) ? qs[l] >> 4 : qs[l] & 15;
+    return type == SWA_TYPE_Q5_K ? q + 16 * ((w[16 + l] >> j) & 1) : q;
+}
+
+/* The AVX-512 K-quant order: per super-block, the integers of the 4 octets (elements 8k ..
+   8k + 7 of every sub-block, scaled) and of the 4 pairs of sub-blocks' mins, FMA'd into 8
+   lanes (octets in 0, 1, 4, 5 with d a.d, pairs in 2, 3, 6, 7 with dmin a.d), the lanes added
+   in the AVX2 horizontal sum's tree. */
+static float kmin_order(uint32_t type, const uint8_t *row, const swa__q8k *a, int64_t n)
+{
+    static const int octet_lane[4] = {0, 1, 4, 5}, pair_lane[4] = {2, 3, 6, 7};
+    float lane[8] = {0};
+    int64_t s;
+    for (s = 0; s < n / 256; s++, a++) {
+        const uint8_t *w = row + s * swa_type_block_bytes(type);
+        float d = swa__f16_to_f32(swa__load_u16(w)) * a->d, dmin = swa__f16_to_f32(swa__load_u16(w + 2)) * a->d;
+        int32_t octet[4] = {0, 0, 0, 0}, pair;
+        uint8_t sc[8], m[8];
+        int j, l, p;
+        swa__q4k_scales(w + 4, sc, m);
+        for (j = 0; j < 8; j++)
+            for (l = 0; l < 32; l++) octet[l / 8] += sc[j] * kmin_quant(type, w, j, l) * a->q[32 * j + l];
+        for (p = 0; p < 4; p++) {
+            pair = -(m[2 * p] * (a->bsum[4 * p] + a->bsum[4 * p + 1]) + m[2 * p + 1] * (a->bsum[4 * p + 2] + a->bsum[4 * p + 3]));
+            lane[octet_lane[p]] = fmaf(d, (float)octet[p], lane[octet_lane[p]]);
+            lane[pair_lane[p]] = fmaf(dmin, (float)pair, lane[pair_lane[p]]);
+        }
+    }
+    return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+}
+
+/* The type's order for one row and one token's activations. */
+static float amx_order(uint32_t type, const uint8_t *row, const uint8_t *act, int64_t n)
+{
+    float acc[16] = {0};
+    if (swa__act_kind(type) == SWA__ACT_Q8K) return kmin_order(type, row, (const swa__q8k *)act, n);
+    swa__residue_blocks_ref(row, type, (const swa__q8g *)act, 0, n / 32, acc);
+    return swa__residue_sum_ref(acc);
+}
+
+static void check_amx_order(const swa__kernels *k, uint32_t type, int64_t n, int64_t nr, int64_t nt)
+{
+    const int kind = swa__act_kind(type);
+    size_t w_stride = (size_t)(n / swa_type_block_size(type) * swa_type_block_bytes(type)), x_stride = swa__act_bytes(kind, n);
     uint8_t *w_buf = (uint8_t *)malloc((size_t)nr * w_stride + 1), *w = w_buf + 1;
     uint8_t *act = (uint8_t *)malloc((size_t)nt * x_stride);
     float *x = (float *)malloc(sizeof(float) * (size_t)n);
@@ -475,13 +523,11 @@ static void check_residue(const swa__kernels *k, uint32_t type, int64_t n, int64
     for (r = 0; r < nr; r++) random_row(type, w + r * w_stride, n);
     for (t = 0; t < nt; t++) {
         for (i = 0; i < n; i++) x[i] = next_float();
-        quantize_ref(SWA__ACT_Q8, x, act + t * x_stride, n);
+        quantize_ref(kind, x, act + t * x_stride, n);
     }
     for (t = 0; t < nt; t++)
         for (r = 0; r < nr; r++) {
-            float acc[16] = {0};
-            swa__residue_blocks_ref(w + r * w_stride, type, (const swa__q8g *)(act + t * x_stride), 0, n / 32, acc);
-            want[t * nr + r] = swa__residue_sum_ref(acc);
+            want[t * nr + r] = amx_order(type, w + r * w_stride, act + t * x_stride, n);
             got[t * nr + r] = k->type[type].dot(w + r * w_stride, act + t * x_stride, n);
         }
     assert_memory_equal(got, want, sizeof(float) * (size_t)(nr * nt));
@@ -491,7 +537,7 @@ static void check_residue(const swa__kernels *k, uint32_t type, int64_t n, int64
                       nt - t < SWA__TILE_TOKENS ? (int)(nt - t) : SWA__TILE_TOKENS, n, got + t * nr, nr);
     assert_memory_equal(got, want, sizeof(float) * (size_t)(nr * nt));
     memset(got, 0xff, sizeof(float) * (size_t)(nr * nt));
-    k->pack_q8(act, x_stride, nt, n, pack);
+    (kind == SWA__ACT_Q8 ? k->pack_q8 : k->pack_q8k)(act, x_stride, nt, n, pack);
     k->type[type].gemm(w, w_stride, nr, pack, nt, n, got, nr, scratch);
     for (t = 0; t < nt; t++)
         for (r = 0; r < nr; r++)
@@ -502,10 +548,11 @@ static void check_residue(const swa__kernels *k, uint32_t type, int64_t n, int64
     free(w_buf); free(act); free(x); free(want); free(got); free(pack); free(scratch);
 }
 
-static void test_amx_residue_order(void **state)
+static void test_amx_order(void **state)
 {
-    static const int64_t blocks[] = {1, 15, 16, 17, 33, 64, 129}, rows[] = {1, 16, 21}, tokens[] = {1, 2, 7, 8, 9, 16, 17, 37};
-    static const uint32_t types[] = {SWA_TYPE_Q8_0, SWA_TYPE_Q4_0};
+    static const int64_t blocks[] = {1, 15, 16, 17, 33, 64, 129}, super_blocks[] = {1, 2, 3, 7, 17};
+    static const int64_t rows[] = {1, 16, 21}, tokens[] = {1, 2, 7, 8, 9, 16, 17, 37};
+    static const uint32_t types[] = {SWA_TYPE_Q8_0, SWA_TYPE_Q4_0, SWA_TYPE_Q4_K, SWA_TYPE_Q5_K};
     swa__kernels k;
     size_t ti, b, r, t;
     (void)state;
@@ -515,10 +562,14 @@ static void test_amx_residue_order(void **state)
     }
     swa__kernels_setup(&k, SWA_KERNELS_AMX);
     level_name = k.name;
-    for (ti = 0; ti < 2; ti++)
-        for (b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+    for (ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+        int kquant = swa__act_kind(types[ti]) == SWA__ACT_Q8K;
+        size_t n_sizes = kquant ? sizeof super_blocks / sizeof super_blocks[0] : sizeof blocks / sizeof blocks[0];
+        for (b = 0; b < n_sizes; b++)
             for (r = 0; r < sizeof rows / sizeof rows[0]; r++)
-                for (t = 0; t < sizeof tokens / sizeof tokens[0]; t++) check_residue(&k, types[ti], 32 * blocks[b], rows[r], tokens[t]);
+                for (t = 0; t < sizeof tokens / sizeof tokens[0]; t++)
+                    check_amx_order(&k, types[ti], kquant ? 256 * super_blocks[b] : 32 * blocks[b], rows[r], tokens[t]);
+    }
 }
 #endif
 
@@ -542,7 +593,7 @@ int main(void)
         cmocka_unit_test(test_wsum),
         cmocka_unit_test(test_elementwise),
 #if defined(SWA__HAVE_AMX)
-        cmocka_unit_test(test_amx_residue_order),
+        cmocka_unit_test(test_amx_order),
 #endif
     };
     return cmocka_run_group_tests(tests, setup_tables, report);

@@ -87,7 +87,7 @@ static double time_gemm(const swa__kernels *k, uint32_t type, const uint8_t *w, 
     pack = malloc((size_t)pack_bytes);
     scratch = malloc((size_t)scratch_bytes);
     if (!pack || !scratch) fail("out of memory");
-    k->pack_q8(x, x_stride, nt, n, pack);
+    (swa__act_kind(type) == SWA__ACT_Q8 ? k->pack_q8 : k->pack_q8k)(x, x_stride, nt, n, pack);
     for (rep = 0; rep < 60; rep++) {
         double t0 = now(), t;
         int64_t passes = 0;
