@@ -2686,12 +2686,14 @@ typedef void (*swa__gemm_fn)(const uint8_t *w, size_t w_stride, int64_t nr, cons
                              float *y, int64_t ldy, void *scratch);
 
 /* What one instruction set does with rows of one type: the 1-token dot, the tile of rows x
-   tokens (NULL: dot by dot), the product with a whole batch of tokens (NULL: by tiles), and
-   for cache types the weighted sum and the store. */
+   tokens (NULL: dot by dot), the product with a whole batch of tokens (NULL: by tiles) and
+   the batch size from which it beats the tiles, and for cache types the weighted sum and the
+   store. */
 typedef struct swa__type_kernels {
     swa__dot_fn dot;
     swa__dots_fn dots;
     swa__gemm_fn gemm;
+    int gemm_from;
     swa__wsum_fn wsum;
     swa__store_fn store;
 } swa__type_kernels;
@@ -4922,7 +4924,8 @@ static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
 /* ==== kernels (AMX) ====
    The AVX-512 set, with Q8_0 and Q4_0 computed by residue (see swa__block_isum_ref): dots for
    generation and tiles of a few tokens, and matrix products on AMX tiles from
-   SWA__GEMM_MIN_TOKENS tokens on, all giving the reference order's bits exactly. */
+   8 tokens on, all giving the reference order's bits exactly; and Q4_K/Q5_K products on AMX
+   tiles from 16 tokens on, in the AVX-512 dots' order. */
 
 #if defined(SWA__HAVE_AMX)
 
@@ -5812,8 +5815,11 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_amx;
         k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_amx;
         k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_amx;
+        k->type[SWA_TYPE_Q8_0].gemm_from = k->type[SWA_TYPE_Q4_0].gemm_from = 8;
         k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_amx;
         k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_amx;
+        /* 16 tokens a group: with 8 most of each product is zeros, and the tiles were faster */
+        k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = 16;
         k->pack_q8 = swa__amx_pack;
         k->pack_q8k = swa__amx_pack_q8k;
         k->gemm_memory = swa__amx_memory;
@@ -7602,10 +7608,9 @@ SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *
    form (a row every x_stride bytes). Weight rows go in blocks of about 64 KB: a block is read
    from memory once and stays in L2 while the tokens pass it in tiles of 3 rows x 4 tokens
    (through the dots kernel, when the type has one). A type with a gemm kernel takes a batch of
-   SWA__GEMM_MIN_TOKENS or more in one call per chunk of rows instead, the tokens packed once
-   for all the threads. */
+   its gemm_from or more in one call per chunk of rows instead, the tokens packed once for all
+   the threads. */
 #define SWA__ROW_BLOCK 65536   /* bytes of weight rows per block: larger blocks were no better */
-#define SWA__GEMM_MIN_TOKENS 8 /* from this many tokens on, a type's gemm kernel (if any) */
 #define SWA__MAX_PRODUCTS 3
 typedef struct swa__product {
     const swa__matrix *w;
@@ -7747,8 +7752,8 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
     for (i = 0; i < count; i++) {
         t.dot[i] = c->kern.type[p[i].w->type].dot;
         t.dots[i] = c->kern.type[p[i].w->type].dots;
-        t.gemm[i] = c->kern.type[p[i].w->type].gemm;
-        if (t.gemm[i] && n >= SWA__GEMM_MIN_TOKENS && c->xpack) t.xpack = c->xpack;
+        t.gemm[i] = n >= c->kern.type[p[i].w->type].gemm_from ? c->kern.type[p[i].w->type].gemm : NULL;
+        if (t.gemm[i] && c->xpack) t.xpack = c->xpack;
         t.rows += p[i].w->n_out;
     }
     if (kind == SWA__ACT_F32) {

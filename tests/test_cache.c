@@ -168,7 +168,7 @@ static void test_ring_equals_mask_other_types(void **state)
     }
 }
 
-/* Q4_K and Q5_K weights (rows of 256): chunks of 8 tokens and more take the AMX set's matrix
+/* Q4_K and Q5_K weights (rows of 256): chunks of 16 tokens and more take the AMX set's matrix
    products where the CPU has them, chunks of 1 its dots, and the two give the same bits. */
 static void test_ring_equals_mask_k_quants(void **state)
 {
