@@ -4924,8 +4924,8 @@ static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
 /* ==== kernels (AMX) ====
    The AVX-512 set, with Q8_0 and Q4_0 computed by residue (see swa__block_isum_ref): dots for
    generation and tiles of a few tokens, and matrix products on AMX tiles from
-   8 tokens on, all giving the reference order's bits exactly; and Q4_K/Q5_K products on AMX
-   tiles from 16 tokens on, in the AVX-512 dots' order. */
+   8 tokens on, all giving the reference order's bits exactly; and Q4_K/Q5_K likewise, in an
+   order of their own, with products from 16 tokens on. */
 
 #if defined(SWA__HAVE_AMX)
 
@@ -5375,29 +5375,110 @@ SWA__AMX static void swa__gemm_q4_0_amx(const uint8_t *w, size_t w_stride, int64
     swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_0);
 }
 
-/* ---- K-quant matrix products on AMX tiles ----
-   Q4_K and Q5_K keep the AVX-512 dots' order in this set: a token's result for a row is the
-   sum, in swa__hsum_avx2's tree, of 8 float lanes, each a running FMA over the super-blocks of
-   an exact integer and a scale:
-     lanes 0, 1, 4, 5: octet k = 0, 1, 2, 3 (elements 8k .. 8k + 7 of every sub-block j),
-                       sum_j sc_j * sum q a, with d * a.d;
-     lanes 2, 3, 6, 7: pair p = 0, 1, 2, 3 of sub-blocks, -(m_2p B_2p + m_2p+1 B_2p+1), with
-                       dmin * a.d, B_j being the activations' sum over sub-block j.
-   An octet of a row is 64 bytes, one product's depth, if each sub-block's scale is put into
+/* ---- Q4_K and Q5_K: dots and matrix products in one order of their own ----
+   Per super-block, two exact integers: S = sum_j sc_j sum q a over the sub-blocks j, and M =
+   -sum_j m_j B_j, B_j being the activations' sum over sub-block j; each is FMA'd into its own
+   float lane, S with d * a.d and M with dmin * a.d, and the result is S's lane plus M's. The
+   dots reach S and M by the AVX-512 kernels' steps and two more integer adds. The products
+   get S from the tiles in one pass over the super-block if each sub-block's scale is put into
    the weights: sc = lo + 8 hi with lo and hi in 0..7, so q * lo and q * hi fit unsigned bytes
-   (31 * 7 at most) and two products give the octet's integer, C_lo + 8 C_hi. The pair lanes
-   need no tiles: one madd of the tokens' (B_2p, B_2p+1) with the row's (-m_2p, -m_2p+1).
-   The rows are unpacked once into this form for all the tokens, which go in groups of 16. */
+   (31 * 7 at most) and two tiles C, accumulating the super-block's four 64-deep products of
+   each, give S = C_lo + 8 C_hi; M is one madd per row and 16 tokens for each pair of
+   sub-blocks. The rows are unpacked once into this form for all the tokens, 16 a group. */
 
-/* One super-block of 16 tokens: tile B of each octet (token t's bytes 4i .. 4i + 3 of the
-   octet at row i, bytes 4t .. 4t + 3), each pair's sums and the tokens' scales. */
+/* One token's super-block: [S, S, M, M] into [d d dmin dmin] * a.d. */
+SWA__AMX SWA__INLINE __m128 swa__kmin_step_amx(const swa__q4k_avx512 *u, const swa__q8k *a, __m128 acc)
+{
+    __m256i sums = swa__kquant_sums_avx512(&u->k, a->q);
+    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->mins16);
+    __m256i parts = _mm256_add_epi32(_mm256_unpacklo_epi64(sums, mins), _mm256_unpackhi_epi64(sums, mins));
+    __m128i sm = _mm_add_epi32(_mm256_castsi256_si128(parts), _mm256_extracti128_si256(parts, 1));   /* [s s m m] */
+    sm = _mm_add_epi32(sm, _mm_shuffle_epi32(sm, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_fmadd_ps(_mm_mul_ps(_mm256_castps256_ps128(u->d_dmin), _mm_set1_ps(a->d)), _mm_cvtepi32_ps(sm), acc);
+}
+
+/* The same for 2-4 tokens at once (a missing token's sums zero), their reductions shared:
+   acc = [S0 S1 S2 S3 M0 M1 M2 M3] into [d x 4, dmin x 4] * [a.d of each token] x 2. Written
+   out token by token: GCC keeps arrays of registers in memory at -O2. */
+SWA__AMX SWA__INLINE __m256i swa__kmin_mins_amx(const swa__q4k_avx512 *u, const swa__q8k *a)
+{
+    return _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->mins16);
+}
+
+SWA__AMX SWA__INLINE __m256 swa__kmin_step4_amx(const swa__q4k_avx512 *u, const swa__q8k *a0, const swa__q8k *a1,
+                                                const swa__q8k *a2, const swa__q8k *a3, int nt, __m256 acc)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i s0 = swa__kquant_sums_avx512(&u->k, a0->q), m0 = swa__kmin_mins_amx(u, a0);
+    __m256i s1 = swa__kquant_sums_avx512(&u->k, a1->q), m1 = swa__kmin_mins_amx(u, a1);
+    __m256i s2 = nt > 2 ? swa__kquant_sums_avx512(&u->k, a2->q) : zero, m2 = nt > 2 ? swa__kmin_mins_amx(u, a2) : zero;
+    __m256i s3 = nt > 3 ? swa__kquant_sums_avx512(&u->k, a3->q) : zero, m3 = nt > 3 ? swa__kmin_mins_amx(u, a3) : zero;
+    __m128 ad = _mm_setr_ps(a0->d, a1->d, nt > 2 ? a2->d : 0.0f, nt > 3 ? a3->d : 0.0f);
+    __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(s0, s1), _mm256_hadd_epi32(s2, s3));   /* [lo of t | hi of t] */
+    __m256i m = _mm256_hadd_epi32(_mm256_hadd_epi32(m0, m1), _mm256_hadd_epi32(m2, m3));
+    s = _mm256_add_epi32(_mm256_permute2x128_si256(s, m, 0x20), _mm256_permute2x128_si256(s, m, 0x31));
+    return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_permutevar8x32_ps(u->d_dmin, _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2)),
+                                         _mm256_set_m128(ad, ad)), _mm256_cvtepi32_ps(s), acc);
+}
+
+/* A row against up to 4 tokens; generation (one token) in a loop of its own. */
+SWA__AMX SWA__INLINE void swa__row_dots_kmin_amx(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                 float *out, const uint32_t type)
+{
+    const int unit = type == SWA_TYPE_Q4_K ? 144 : 176;
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8k *a[SWA__TILE_TOKENS];
+    __m128 c0 = _mm_setzero_ps(), sum4;
+    __m256 c4 = _mm256_setzero_ps();
+    float sums[4];
+    swa__q4k_avx512 u;
+    int64_t i;
+    int t;
+    for (t = 0; t < nt; t++) a[t] = (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride);
+    for (i = 0; nt == 1 && i < n / 256; i++, w += unit) {
+        swa__prefetch_unit(w, unit);
+        swa__q4k_unpack_avx512(w, type, &u);
+        c0 = swa__kmin_step_amx(&u, a[0] + i, c0);
+    }
+    if (nt == 1) {
+        out[0] = _mm_cvtss_f32(_mm_add_ss(c0, _mm_movehl_ps(c0, c0)));
+        return;
+    }
+    for (i = 0; i < n / 256; i++, w += unit) {
+        swa__prefetch_unit(w, unit);
+        swa__q4k_unpack_avx512(w, type, &u);
+        c4 = swa__kmin_step4_amx(&u, a[0] + i, a[1] + i, a[nt > 2 ? 2 : 0] + i, a[nt > 3 ? 3 : 0] + i, nt, c4);
+    }
+    sum4 = _mm_add_ps(_mm256_castps256_ps128(c4), _mm256_extractf128_ps(c4, 1));   /* S's lane plus M's */
+    _mm_storeu_ps(sums, sum4);
+    for (t = 0; t < nt; t++) out[t] = sums[t];
+}
+
+SWA__AMX SWA__INLINE void swa__row_dots_q4_k_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    swa__row_dots_kmin_amx(row, x, stride, nt, n, out, SWA_TYPE_Q4_K);
+}
+
+SWA__AMX SWA__INLINE void swa__row_dots_q5_k_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    swa__row_dots_kmin_amx(row, x, stride, nt, n, out, SWA_TYPE_Q5_K);
+}
+
+SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q4_k_amx, swa__row_dots_q4_k_amx)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q5_k_amx, swa__row_dots_q5_k_amx)
+SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q4_k_amx, swa__dots_q4_k_amx)
+SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q5_k_amx, swa__dots_q5_k_amx)
+
+/* One super-block of 16 tokens: tile B of each quarter (64 elements; token t's bytes 4i ..
+   4i + 3 of the quarter at row i, bytes 4t .. 4t + 3), each pair of sub-blocks' sums and the
+   tokens' scales. */
 typedef struct swa__amx_kunit {
     int8_t q[4][16][64];
     int32_t pair_sums[4][16];   /* (B_2p, B_2p + 1) as two int16 */
     float d[16];
 } swa__amx_kunit;
 
-/* Bytes of one unpacked super-block of a row: the octets times lo, then times hi. */
+/* Bytes of one unpacked super-block of a row: its quants times lo, then times hi. */
 #define SWA__AMX_KROW 512
 
 /* Tokens [0, n) of swa__q8k rows (x_stride bytes apart) as units, zeros where no token is:
@@ -5413,7 +5494,7 @@ static void swa__amx_pack_q8k(const uint8_t *xq, size_t x_stride, int64_t n, int
             for (t = 0; t < 16 && g * 16 + t < n; t++) {
                 const swa__q8k *a = (const swa__q8k *)(xq + (size_t)(g * 16 + t) * x_stride) + s;
                 for (k = 0; k < 4; k++)
-                    for (i = 0; i < 16; i++) memcpy(u->q[k][i] + 4 * t, a->q + 32 * (i / 2) + 8 * k + 4 * (i % 2), 4);
+                    for (i = 0; i < 16; i++) memcpy(u->q[k][i] + 4 * t, a->q + 64 * k + 4 * i, 4);
                 for (p = 0; p < 4; p++) {
                     int16_t b[2];
                     b[0] = (int16_t)(a->bsum[4 * p] + a->bsum[4 * p + 1]);
@@ -5432,25 +5513,19 @@ SWA__AMX SWA__INLINE __m512i swa__bytes_times_amx(__m512i q, __m512i s)
     return _mm512_or_si512(even, _mm512_slli_epi16(_mm512_mullo_epi16(_mm512_srli_epi16(q, 8), s), 8));
 }
 
-/* Row super-block w (Q4_K or Q5_K) unpacked: its octets times lo at a, times hi at a + 256;
-   its d and dmin; each pair's (-m_2p, -m_2p+1) as two int16. Register g of the natural order
-   holds sub-blocks 2g and 2g + 1, so octet k is qword k and 4 + k of each. */
+/* Row super-block w (Q4_K or Q5_K) unpacked: its quants in order times lo at a, times hi at
+   a + 256; its d and dmin; each pair's (-m_2p, -m_2p+1) as two int16. Quarter k of the
+   super-block (swa__q4k_group_avx512) is sub-blocks 2k and 2k + 1, words 0-15 and 16-31. */
 SWA__AMX SWA__INLINE void swa__amx_kunpack(const uint8_t *w, uint32_t type, uint8_t *a, float *d, float *dmin, int32_t *mins)
 {
     const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);   /* sc[0..7], m[0..7] */
-    static const int16_t sub_block_of_word[32] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3,
-                                                  4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7};
-    __m512i g[4], sc = _mm512_permutexvar_epi16(_mm512_loadu_si512(sub_block_of_word),
-                                                _mm512_cvtepu8_epi16(_mm256_castsi128_si256(scales_mins)));
-    __m512i lo = _mm512_and_si512(sc, _mm512_set1_epi16(7)), hi = _mm512_srli_epi16(sc, 3);
+    const __m512i sc16 = _mm512_cvtepu8_epi16(_mm256_castsi128_si256(scales_mins));
     int k;
-    for (k = 0; k < 4; k++) g[k] = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, k) : swa__q5k_group_avx512(w, k);
     for (k = 0; k < 4; k++) {
-        const __m512i at = _mm512_setr_epi64(k, 4 + k, 8 + k, 12 + k, k, 4 + k, 8 + k, 12 + k);
-        __m512i octet = _mm512_mask_blend_epi64(0xf0, _mm512_permutex2var_epi64(g[0], at, g[1]),
-                                                _mm512_permutex2var_epi64(g[2], at, g[3]));
-        _mm512_storeu_si512(a + 64 * k, swa__bytes_times_amx(octet, lo));
-        _mm512_storeu_si512(a + 256 + 64 * k, swa__bytes_times_amx(octet, hi));
+        __m512i q = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, k) : swa__q5k_group_avx512(w, k);
+        __m512i sc = swa__spread_avx512(sc16, swa__spread16, 2 * k);
+        _mm512_storeu_si512(a + 64 * k, swa__bytes_times_amx(q, _mm512_and_si512(sc, _mm512_set1_epi16(7))));
+        _mm512_storeu_si512(a + 256 + 64 * k, swa__bytes_times_amx(q, _mm512_srli_epi16(sc, 3)));
     }
     *d = _cvtsh_ss(swa__load_u16(w));
     *dmin = _cvtsh_ss(swa__load_u16(w + 2));
@@ -5458,76 +5533,71 @@ SWA__AMX SWA__INLINE void swa__amx_kunpack(const uint8_t *w, uint32_t type, uint
 }
 
 /* 16 unpacked rows (super-block s of row m at wq + (m * nsb + s) * SWA__AMX_KROW, its scales
-   at index m * nsb + s) against one token group's units xg: acc[(lane * 16 + m) * 16 + t]. */
+   at index m * nsb + s) against one token group's units xg: out[16 m + t]. A quarter's two
+   products load their tiles A and B in one of two sets, so that the next quarter's loads need
+   not wait for this quarter's products. */
 SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, const float *dmin, const int32_t *mins,
-                                          const swa__amx_kunit *xg, int64_t nsb, int32_t *c, float *acc,
+                                          const swa__amx_kunit *xg, int64_t nsb, int32_t *c, float *out,
                                           swa__amx_ahead *ahead)
 {
-    static const int octet_lane[4] = {0, 1, 4, 5}, pair_lane[4] = {2, 3, 6, 7};
     const int64_t a_stride = nsb * SWA__AMX_KROW;
-    __m512 r[16];
+    __m512 rs[16], rm[16];
     int64_t s;
-    int k, m;
-    for (k = 0; k < 4; k++) {
+    int m;
 #pragma GCC unroll 16
-        for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
-        for (s = 0; s < nsb; s++) {
-            const __m512 ad = _mm512_loadu_ps(xg[s].d);
-            swa__amx_fetch_ahead(ahead);
-            _tile_zero(0);
-            _tile_zero(1);
-            _tile_loadd(2, wq + s * SWA__AMX_KROW + 64 * k, a_stride);
-            _tile_loadd(3, wq + s * SWA__AMX_KROW + 256 + 64 * k, a_stride);
-            _tile_loadd(4, xg[s].q[k], 64);
-            _tile_dpbusd(0, 2, 4);
-            _tile_dpbusd(1, 3, 4);
-            _tile_stored(0, c, 64);
-            _tile_stored(1, c + 256, 64);
+    for (m = 0; m < 16; m++) rs[m] = rm[m] = _mm512_setzero_ps();
+    for (s = 0; s < nsb; s++) {
+        const uint8_t *a = wq + s * SWA__AMX_KROW;
+        const __m512 ad = _mm512_loadu_ps(xg[s].d);
+        const __m512i p0 = _mm512_loadu_si512(xg[s].pair_sums[0]), p1 = _mm512_loadu_si512(xg[s].pair_sums[1]);
+        const __m512i p2 = _mm512_loadu_si512(xg[s].pair_sums[2]), p3 = _mm512_loadu_si512(xg[s].pair_sums[3]);
+        swa__amx_fetch_ahead(ahead);
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_loadd(2, a, a_stride);
+        _tile_loadd(3, a + 256, a_stride);
+        _tile_loadd(4, xg[s].q[0], 64);
+        _tile_dpbusd(0, 2, 4);
+        _tile_dpbusd(1, 3, 4);
+        _tile_loadd(5, a + 64, a_stride);
+        _tile_loadd(6, a + 320, a_stride);
+        _tile_loadd(7, xg[s].q[1], 64);
+        _tile_dpbusd(0, 5, 7);
+        _tile_dpbusd(1, 6, 7);
+        _tile_loadd(2, a + 128, a_stride);
+        _tile_loadd(3, a + 384, a_stride);
+        _tile_loadd(4, xg[s].q[2], 64);
+        _tile_dpbusd(0, 2, 4);
+        _tile_dpbusd(1, 3, 4);
+        _tile_loadd(5, a + 192, a_stride);
+        _tile_loadd(6, a + 448, a_stride);
+        _tile_loadd(7, xg[s].q[3], 64);
+        _tile_dpbusd(0, 5, 7);
+        _tile_dpbusd(1, 6, 7);
+        _tile_stored(0, c, 64);
+        _tile_stored(1, c + 256, 64);
 #pragma GCC unroll 16
-            for (m = 0; m < 16; m++) {
-                __m512i v = _mm512_add_epi32(_mm512_loadu_si512(c + 16 * m), _mm512_slli_epi32(_mm512_loadu_si512(c + 256 + 16 * m), 3));
-                r[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(d[m * nsb + s]), ad), _mm512_cvtepi32_ps(v), r[m]);
-            }
+        for (m = 0; m < 16; m++) {
+            const int64_t at = m * nsb + s;
+            __m512i sv = _mm512_add_epi32(_mm512_loadu_si512(c + 16 * m), _mm512_slli_epi32(_mm512_loadu_si512(c + 256 + 16 * m), 3));
+            __m512i mv = _mm512_madd_epi16(p0, _mm512_set1_epi32(mins[4 * at]));
+            mv = _mm512_dpwssd_epi32(mv, p1, _mm512_set1_epi32(mins[4 * at + 1]));
+            mv = _mm512_dpwssd_epi32(mv, p2, _mm512_set1_epi32(mins[4 * at + 2]));
+            mv = _mm512_dpwssd_epi32(mv, p3, _mm512_set1_epi32(mins[4 * at + 3]));
+            rs[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(d[at]), ad), _mm512_cvtepi32_ps(sv), rs[m]);
+            rm[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(dmin[at]), ad), _mm512_cvtepi32_ps(mv), rm[m]);
         }
-#pragma GCC unroll 16
-        for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (octet_lane[k] * 16 + m) * 16, r[m]);
     }
-    for (k = 0; k < 4; k++) {
 #pragma GCC unroll 16
-        for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
-        for (s = 0; s < nsb; s++) {
-            const __m512 ad = _mm512_loadu_ps(xg[s].d);
-            const __m512i sums = _mm512_loadu_si512(xg[s].pair_sums[k]);
-#pragma GCC unroll 16
-            for (m = 0; m < 16; m++) {
-                __m512i v = _mm512_madd_epi16(sums, _mm512_set1_epi32(mins[(m * nsb + s) * 4 + k]));
-                r[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(dmin[m * nsb + s]), ad), _mm512_cvtepi32_ps(v), r[m]);
-            }
-        }
-#pragma GCC unroll 16
-        for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (pair_lane[k] * 16 + m) * 16, r[m]);
-    }
+    for (m = 0; m < 16; m++) _mm512_storeu_ps(out + 16 * m, _mm512_add_ps(rs[m], rm[m]));
 }
 
-/* The 8 lanes added in swa__hsum_avx2's tree: out[16 m + t]. */
-SWA__AMX SWA__INLINE void swa__amx_ktree(const float *acc, float *out)
-{
-    int m, j;
-    for (m = 0; m < 16; m++) {
-        __m512 l[8];
-        for (j = 0; j < 8; j++) l[j] = _mm512_loadu_ps(acc + (j * 16 + m) * 16);
-        l[0] = _mm512_add_ps(_mm512_add_ps(l[0], l[4]), _mm512_add_ps(l[2], l[6]));
-        l[1] = _mm512_add_ps(_mm512_add_ps(l[1], l[5]), _mm512_add_ps(l[3], l[7]));
-        _mm512_storeu_ps(out + 16 * m, _mm512_add_ps(l[0], l[1]));
-    }
-}
-
-/* A thread's scratch for n_in columns: 16 unpacked rows and their scales, the 8 lanes'
-   accumulators, the tree's results and two tiles C, aligned by hand. */
+/* A thread's scratch for n_in columns: 16 unpacked rows and their scales, the results and
+   two tiles C, aligned by hand. */
 static uint64_t swa__amx_kscratch(int64_t n_in)
 {
     uint64_t nsb = (uint64_t)(n_in / 256);
-    return 16 * nsb * (SWA__AMX_KROW + 2 * sizeof(float) + 4 * sizeof(int32_t)) + (8 * 256 + 256 + 2 * 256) * 4 + 64;
+    return 16 * nsb * (SWA__AMX_KROW + 2 * sizeof(float) + 4 * sizeof(int32_t)) + (256 + 2 * 256) * 4 + 64;
 }
 
 /* y[t * ldy + r] = dot(row r, token t) for nr Q4_K or Q5_K rows and n tokens packed by
@@ -5538,14 +5608,14 @@ SWA__AMX SWA__INLINE void swa__gemm_kmin_amx(const uint8_t *w, size_t w_stride, 
     const int64_t nsb = n_in / 256, bytes = type == SWA_TYPE_Q4_K ? 144 : 176;
     const swa__amx_kunit *xu = (const swa__amx_kunit *)xpack;
     uint8_t *wq = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    float *acc = (float *)(wq + 16 * nsb * SWA__AMX_KROW), *out = acc + 8 * 256, *d = out + 256, *dmin = d + 16 * nsb;
+    float *out = (float *)(wq + 16 * nsb * SWA__AMX_KROW), *d = out + 256, *dmin = d + 16 * nsb;
     int32_t *c = (int32_t *)(dmin + 16 * nsb), *mins = c + 2 * 256;
     swa__tile_config cfg;
     int64_t r, g, s, t;
     int m, i;
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
-    for (i = 0; i < 5; i++) {   /* C twice, A twice (times lo, times hi), B: 16 rows of 64 bytes each */
+    for (i = 0; i < 8; i++) {   /* C twice, then A twice and B, two sets: 16 rows of 64 bytes each */
         cfg.rows[i] = 16;
         cfg.colsb[i] = 64;
     }
@@ -5553,7 +5623,7 @@ SWA__AMX SWA__INLINE void swa__gemm_kmin_amx(const uint8_t *w, size_t w_stride, 
     for (r = 0; r < nr; r += 16) {
         const uint8_t *rows16 = w + (size_t)r * w_stride, *end = w + (size_t)nr * w_stride;
         int rows = nr - r < 16 ? (int)(nr - r) : 16;
-        int64_t steps = 4 * nsb * ((n + 15) / 16);
+        int64_t steps = nsb * ((n + 15) / 16);
         swa__amx_ahead ahead;
         ahead.at = r + 16 < nr ? rows16 + 16 * w_stride : end;
         ahead.end = r + 32 < nr ? ahead.at + 16 * w_stride : end;
@@ -5570,8 +5640,7 @@ SWA__AMX SWA__INLINE void swa__gemm_kmin_amx(const uint8_t *w, size_t w_stride, 
                 memset(mins + 4 * at, 0, 4 * sizeof(int32_t));
             }
         for (g = 0; g * 16 < n; g++) {
-            swa__amx_kgroup(wq, d, dmin, mins, xu + g * nsb, nsb, c, acc, &ahead);
-            swa__amx_ktree(acc, out);
+            swa__amx_kgroup(wq, d, dmin, mins, xu + g * nsb, nsb, c, out, &ahead);
             for (t = 0; t < 16 && g * 16 + t < n; t++)
                 for (m = 0; m < rows; m++) y[(g * 16 + t) * ldy + r + m] = out[m * 16 + t];
         }
@@ -5816,7 +5885,11 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_amx;
         k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_amx;
         k->type[SWA_TYPE_Q8_0].gemm_from = k->type[SWA_TYPE_Q4_0].gemm_from = 8;
+        k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_amx;
+        k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_amx;
         k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_amx;
+        k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_amx;
+        k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_amx;
         k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_amx;
         /* 16 tokens a group: with 8 most of each product is zeros, and the tiles were faster */
         k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = 16;

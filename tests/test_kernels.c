@@ -456,8 +456,8 @@ static void test_elementwise(void **state) { (void)state; for_each_simd(run_elem
 #if defined(SWA__HAVE_AMX)
 /* The AMX set keeps one order per type for its dots, its tiles of up to 4 tokens and its AMX
    products, so that a token's results do not depend on how many others share its batch: Q8_0
-   and Q4_0 in the residue order (swa.h, swa__block_isum_ref), and Q4_K and Q5_K in the order
-   of the AVX-512 dots, written out here as a scalar loop (kmin_order). Each path must give the
+   and Q4_0 in the residue order (swa.h, swa__block_isum_ref), and Q4_K and Q5_K in an order
+   of their own, written out here as a scalar loop (kmin_order). Each path must give the
    order's bits exactly, for rows of whole units and tails, whole tiles of 16 rows and parts,
    and any number of tokens; rows at odd addresses. (The AMX table's dots are also held to the
    usual reference by test_quantized_dots, like every table's.) */
@@ -470,31 +470,28 @@ static int kmin_quant(uint32_t type, const uint8_t *w, int j, int l)
     return type == SWA_TYPE_Q5_K ? q + 16 * ((w[16 + l] >> j) & 1) : q;
 }
 
-/* The AVX-512 K-quant order: per super-block, the integers of the 4 octets (elements 8k ..
-   8k + 7 of every sub-block, scaled) and of the 4 pairs of sub-blocks' mins, FMA'd into 8
-   lanes (octets in 0, 1, 4, 5 with d a.d, pairs in 2, 3, 6, 7 with dmin a.d), the lanes added
-   in the AVX2 horizontal sum's tree. */
+/* The AMX set's Q4_K/Q5_K order: per super-block, two exact integers, S (the scaled sums of
+   every sub-block) and M (minus the mins times the activations' sums), FMA'd into a lane each
+   (S with d a.d, M with dmin a.d); the result is S's lane plus M's. */
 static float kmin_order(uint32_t type, const uint8_t *row, const swa__q8k *a, int64_t n)
 {
-    static const int octet_lane[4] = {0, 1, 4, 5}, pair_lane[4] = {2, 3, 6, 7};
-    float lane[8] = {0};
+    float lane_s = 0.0f, lane_m = 0.0f;
     int64_t s;
     for (s = 0; s < n / 256; s++, a++) {
         const uint8_t *w = row + s * swa_type_block_bytes(type);
         float d = swa__f16_to_f32(swa__load_u16(w)) * a->d, dmin = swa__f16_to_f32(swa__load_u16(w + 2)) * a->d;
-        int32_t octet[4] = {0, 0, 0, 0}, pair;
+        int32_t sum = 0, mins = 0;
         uint8_t sc[8], m[8];
-        int j, l, p;
+        int j, l;
         swa__q4k_scales(w + 4, sc, m);
-        for (j = 0; j < 8; j++)
-            for (l = 0; l < 32; l++) octet[l / 8] += sc[j] * kmin_quant(type, w, j, l) * a->q[32 * j + l];
-        for (p = 0; p < 4; p++) {
-            pair = -(m[2 * p] * (a->bsum[4 * p] + a->bsum[4 * p + 1]) + m[2 * p + 1] * (a->bsum[4 * p + 2] + a->bsum[4 * p + 3]));
-            lane[octet_lane[p]] = fmaf(d, (float)octet[p], lane[octet_lane[p]]);
-            lane[pair_lane[p]] = fmaf(dmin, (float)pair, lane[pair_lane[p]]);
+        for (j = 0; j < 8; j++) {
+            for (l = 0; l < 32; l++) sum += sc[j] * kmin_quant(type, w, j, l) * a->q[32 * j + l];
+            mins -= m[j] * (a->bsum[2 * j] + a->bsum[2 * j + 1]);
         }
+        lane_s = fmaf(d, (float)sum, lane_s);
+        lane_m = fmaf(dmin, (float)mins, lane_m);
     }
-    return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+    return lane_s + lane_m;
 }
 
 /* The type's order for one row and one token's activations. */
