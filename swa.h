@@ -5469,6 +5469,55 @@ SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q5_k_amx, swa__row_dots_q5_k_amx)
 SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q4_k_amx, swa__dots_q4_k_amx)
 SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q5_k_amx, swa__dots_q5_k_amx)
 
+/* Q6_K likewise, with one integer a super-block: S = sum_j sc_j sum (q - 32) a over the
+   16-element sub-blocks j (the AVX-512 step's 8 lanes, added up), FMA'd with d * a.d. */
+SWA__AMX SWA__INLINE __m256i swa__q6k_parts_amx(const swa__q6k_avx512 *u, const swa__q8k *a)
+{
+    __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->sc16);
+    return _mm256_sub_epi32(swa__kquant_sums_avx512(&u->k, a->q), _mm256_slli_epi32(offset, 5));
+}
+
+SWA__AMX SWA__INLINE void swa__row_dots_q6_k_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
+    const swa__q8k *a2 = (const swa__q8k *)(xa + (nt > 2 ? 2 : 0) * stride), *a3 = (const swa__q8k *)(xa + (nt > 3 ? 3 : 0) * stride);
+    const __m256i zero = _mm256_setzero_si256();
+    __m128 c = _mm_setzero_ps();
+    swa__q6k_avx512 u;
+    float sums[4];
+    int64_t i;
+    int t;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += 210) {
+        __m256i p;
+        __m128i s;
+        swa__prefetch_unit(w, 210);
+        swa__q6k_unpack_avx512(w, &u);
+        p = swa__q6k_parts_amx(&u, a0 + i);
+        s = _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+        c = _mm_fmadd_ss(_mm_set_ss(u.d * a0[i].d), _mm_cvtepi32_ps(s), c);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += 210) {   /* 2-4 tokens: one reduction, S of token t in lane t */
+        __m256i p0, p1, p2, p3, s;
+        swa__prefetch_unit(w, 210);
+        swa__q6k_unpack_avx512(w, &u);
+        p0 = swa__q6k_parts_amx(&u, a0 + i);
+        p1 = swa__q6k_parts_amx(&u, a1 + i);
+        p2 = nt > 2 ? swa__q6k_parts_amx(&u, a2 + i) : zero;
+        p3 = nt > 3 ? swa__q6k_parts_amx(&u, a3 + i) : zero;
+        s = _mm256_hadd_epi32(_mm256_hadd_epi32(p0, p1), _mm256_hadd_epi32(p2, p3));
+        c = _mm_fmadd_ps(_mm_mul_ps(_mm_set1_ps(u.d), _mm_setr_ps(a0[i].d, a1[i].d, a2[i].d, a3[i].d)),
+                         _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1))), c);
+    }
+    _mm_storeu_ps(sums, c);
+    for (t = 0; t < nt; t++) out[t] = sums[t];
+}
+
+SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q6_k_amx, swa__row_dots_q6_k_amx)
+SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q6_k_amx, swa__dots_q6_k_amx)
+
 /* One super-block of 16 tokens: tile B of each quarter (64 elements; token t's bytes 4i ..
    4i + 3 of the quarter at row i, bytes 4t .. 4t + 3), each pair of sub-blocks' sums and the
    tokens' scales. */
@@ -5478,8 +5527,9 @@ typedef struct swa__amx_kunit {
     float d[16];
 } swa__amx_kunit;
 
-/* Bytes of one unpacked super-block of a row: its quants times lo, then times hi. */
-#define SWA__AMX_KROW 512
+/* Bytes of one unpacked super-block of a row: Q4_K/Q5_K's quants times lo, then times hi;
+   Q6_K's times each of its scales' three digits. */
+#define SWA__AMX_KROW 768
 
 /* Tokens [0, n) of swa__q8k rows (x_stride bytes apart) as units, zeros where no token is:
    unit g * (n_in / 256) + s holds super-block s of tokens 16 g .. 16 g + 15. */
@@ -5592,24 +5642,96 @@ SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, con
     for (m = 0; m < 16; m++) _mm512_storeu_ps(out + 16 * m, _mm512_add_ps(rs[m], rm[m]));
 }
 
+/* Signed bytes q times the int16 words e (each product within a signed byte). */
+SWA__AMX SWA__INLINE __m512i swa__signed_bytes_times_amx(__m512i q, __m512i e)
+{
+    __m512i even = _mm512_mullo_epi16(_mm512_srai_epi16(_mm512_slli_epi16(q, 8), 8), e);
+    __m512i odd = _mm512_mullo_epi16(_mm512_srai_epi16(q, 8), e);
+    return _mm512_or_si512(_mm512_and_si512(even, _mm512_set1_epi16(0xff)), _mm512_slli_epi16(odd, 8));
+}
+
+/* Row super-block w of Q6_K unpacked: q - 32 in order times digit k of its sub-block's scale
+   at a + 256 k, and its d. The scales' balanced base-7 digits, sc = e0 + 7 e1 + 49 e2 with
+   each e in -3..3, come from x = sc + 129 in 1..256: e0 = x mod 7 - 3 and sc - e0 = 7 (x / 7 -
+   18), and so on (x / 7 as a multiply by 9363 / 65536, exact below 2^13). */
+SWA__AMX SWA__INLINE void swa__amx_q6k_unpack(const uint8_t *w, uint8_t *a, float *d)
+{
+    const __m256i seven = _mm256_set1_epi16(7), inv7 = _mm256_set1_epi16(9363), three = _mm256_set1_epi16(3);
+    __m256i x = _mm256_add_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192))), _mm256_set1_epi16(129));
+    __m256i q1 = _mm256_mulhi_epu16(x, inv7), x2 = _mm256_add_epi16(q1, _mm256_set1_epi16(6)), q2 = _mm256_mulhi_epu16(x2, inv7);
+    __m512i e[3];
+    int k, i;
+    e[0] = _mm512_zextsi256_si512(_mm256_sub_epi16(_mm256_sub_epi16(x, _mm256_mullo_epi16(q1, seven)), three));
+    e[1] = _mm512_zextsi256_si512(_mm256_sub_epi16(_mm256_sub_epi16(x2, _mm256_mullo_epi16(q2, seven)), three));
+    e[2] = _mm512_zextsi256_si512(_mm256_sub_epi16(q2, three));
+    for (k = 0; k < 4; k++) {
+        __m512i q = _mm512_sub_epi8(swa__q6k_quarter_avx512(w, k), _mm512_set1_epi8(32));
+        for (i = 0; i < 3; i++)
+            _mm512_storeu_si512(a + 256 * i + 64 * k, swa__signed_bytes_times_amx(q, swa__spread_avx512(e[i], swa__spread8, 4 * k)));
+    }
+    *d = _cvtsh_ss(swa__load_u16(w + 208));
+}
+
+/* The same as swa__amx_kgroup for Q6_K: three tiles C, one a digit, accumulate a super-block's
+   four quarters, and S = C0 + 7 (C1 + 7 C2). */
+SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, const swa__amx_kunit *xg, int64_t nsb,
+                                             int32_t *c, float *out, swa__amx_ahead *ahead)
+{
+    const int64_t a_stride = nsb * SWA__AMX_KROW;
+    __m512 r[16];
+    int64_t s;
+    int m, k;
+#pragma GCC unroll 16
+    for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
+    for (s = 0; s < nsb; s++) {
+        const uint8_t *a = wq + s * SWA__AMX_KROW;
+        const __m512 ad = _mm512_loadu_ps(xg[s].d);
+        swa__amx_fetch_ahead(ahead);
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        for (k = 0; k < 4; k++) {
+            _tile_loadd(3, a + 64 * k, a_stride);
+            _tile_loadd(4, a + 256 + 64 * k, a_stride);
+            _tile_loadd(5, a + 512 + 64 * k, a_stride);
+            _tile_loadd(6, xg[s].q[k], 64);
+            _tile_dpbssd(0, 3, 6);
+            _tile_dpbssd(1, 4, 6);
+            _tile_dpbssd(2, 5, 6);
+        }
+        _tile_stored(0, c, 64);
+        _tile_stored(1, c + 256, 64);
+        _tile_stored(2, c + 512, 64);
+#pragma GCC unroll 16
+        for (m = 0; m < 16; m++) {
+            __m512i c2 = _mm512_loadu_si512(c + 512 + 16 * m);
+            __m512i t = _mm512_add_epi32(_mm512_loadu_si512(c + 256 + 16 * m), _mm512_sub_epi32(_mm512_slli_epi32(c2, 3), c2));
+            __m512i sv = _mm512_add_epi32(_mm512_loadu_si512(c + 16 * m), _mm512_sub_epi32(_mm512_slli_epi32(t, 3), t));
+            r[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(d[m * nsb + s]), ad), _mm512_cvtepi32_ps(sv), r[m]);
+        }
+    }
+#pragma GCC unroll 16
+    for (m = 0; m < 16; m++) _mm512_storeu_ps(out + 16 * m, r[m]);
+}
+
 /* A thread's scratch for n_in columns: 16 unpacked rows and their scales, the results and
-   two tiles C, aligned by hand. */
+   three tiles C, aligned by hand. */
 static uint64_t swa__amx_kscratch(int64_t n_in)
 {
     uint64_t nsb = (uint64_t)(n_in / 256);
-    return 16 * nsb * (SWA__AMX_KROW + 2 * sizeof(float) + 4 * sizeof(int32_t)) + (256 + 2 * 256) * 4 + 64;
+    return 16 * nsb * (SWA__AMX_KROW + 2 * sizeof(float) + 4 * sizeof(int32_t)) + (256 + 3 * 256) * 4 + 64;
 }
 
-/* y[t * ldy + r] = dot(row r, token t) for nr Q4_K or Q5_K rows and n tokens packed by
+/* y[t * ldy + r] = dot(row r, token t) for nr Q4_K, Q5_K or Q6_K rows and n tokens packed by
    swa__amx_pack_q8k. */
-SWA__AMX SWA__INLINE void swa__gemm_kmin_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                              int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
-    const int64_t nsb = n_in / 256, bytes = type == SWA_TYPE_Q4_K ? 144 : 176;
+    const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
     const swa__amx_kunit *xu = (const swa__amx_kunit *)xpack;
     uint8_t *wq = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     float *out = (float *)(wq + 16 * nsb * SWA__AMX_KROW), *d = out + 256, *dmin = d + 16 * nsb;
-    int32_t *c = (int32_t *)(dmin + 16 * nsb), *mins = c + 2 * 256;
+    int32_t *c = (int32_t *)(dmin + 16 * nsb), *mins = c + 3 * 256;
     swa__tile_config cfg;
     int64_t r, g, s, t;
     int m, i;
@@ -5631,8 +5753,13 @@ SWA__AMX SWA__INLINE void swa__gemm_kmin_amx(const uint8_t *w, size_t w_stride, 
         for (m = 0; m < 16; m++)
             for (s = 0; s < nsb; s++) {
                 int64_t at = m * nsb + s;
+                const uint8_t *sb = rows16 + (size_t)m * w_stride + s * bytes;
+                if (m < rows && type == SWA_TYPE_Q6_K) {
+                    swa__amx_q6k_unpack(sb, wq + at * SWA__AMX_KROW, d + at);
+                    continue;
+                }
                 if (m < rows) {
-                    swa__amx_kunpack(rows16 + (size_t)m * w_stride + s * bytes, type, wq + at * SWA__AMX_KROW, d + at, dmin + at, mins + 4 * at);
+                    swa__amx_kunpack(sb, type, wq + at * SWA__AMX_KROW, d + at, dmin + at, mins + 4 * at);
                     continue;
                 }
                 memset(wq + at * SWA__AMX_KROW, 0, SWA__AMX_KROW);
@@ -5640,7 +5767,8 @@ SWA__AMX SWA__INLINE void swa__gemm_kmin_amx(const uint8_t *w, size_t w_stride, 
                 memset(mins + 4 * at, 0, 4 * sizeof(int32_t));
             }
         for (g = 0; g * 16 < n; g++) {
-            swa__amx_kgroup(wq, d, dmin, mins, xu + g * nsb, nsb, c, out, &ahead);
+            if (type == SWA_TYPE_Q6_K) swa__amx_q6k_group(wq, d, xu + g * nsb, nsb, c, out, &ahead);
+            else swa__amx_kgroup(wq, d, dmin, mins, xu + g * nsb, nsb, c, out, &ahead);
             for (t = 0; t < 16 && g * 16 + t < n; t++)
                 for (m = 0; m < rows; m++) y[(g * 16 + t) * ldy + r + m] = out[m * 16 + t];
         }
@@ -5651,13 +5779,19 @@ SWA__AMX SWA__INLINE void swa__gemm_kmin_amx(const uint8_t *w, size_t w_stride, 
 SWA__AMX static void swa__gemm_q4_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                         int64_t n_in, float *y, int64_t ldy, void *scratch)
 {
-    swa__gemm_kmin_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_K);
+    swa__gemm_k_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_K);
 }
 
 SWA__AMX static void swa__gemm_q5_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                         int64_t n_in, float *y, int64_t ldy, void *scratch)
 {
-    swa__gemm_kmin_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q5_K);
+    swa__gemm_k_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q5_K);
+}
+
+SWA__AMX static void swa__gemm_q6_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_k_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q6_K);
 }
 
 /* Packed tokens for n tokens of up to n_in columns, and a thread's scratch, for either kind
@@ -5891,8 +6025,11 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_amx;
         k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_amx;
         k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_amx;
+        k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_amx;
+        k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_amx;
+        k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_amx;
         /* 16 tokens a group: with 8 most of each product is zeros, and the tiles were faster */
-        k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = 16;
+        k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from = 16;
         k->pack_q8 = swa__amx_pack;
         k->pack_q8k = swa__amx_pack_q8k;
         k->gemm_memory = swa__amx_memory;

@@ -50,7 +50,7 @@ static float *run_chunked(const swa_model *model, const swa_ctx_config *cfg, con
    rounds keys and values to 8 bits per block of 32 and meets queries quantized likewise. */
 static double tolerance(uint32_t type, int kv_type)
 {
-    double t = type == GW_Q8_0 || type == GW_Q4_0 || type == GW_Q4_K || type == GW_Q5_K ? 3e-2 : 2e-5;
+    double t = type == GW_Q8_0 || type == GW_Q4_0 || type == GW_Q4_K || type == GW_Q5_K || type == GW_Q6_K ? 3e-2 : 2e-5;
     return kv_type == SWA_KV_F16 ? t + 2e-3 : kv_type == SWA_KV_Q8_0 ? t + 2e-2 : t;
 }
 
@@ -168,14 +168,14 @@ static void test_ring_equals_mask_other_types(void **state)
     }
 }
 
-/* Q4_K and Q5_K weights (rows of 256): chunks of 16 tokens and more take the AMX set's matrix
-   products where the CPU has them, chunks of 1 its dots, and the two give the same bits. */
+/* Q4_K, Q5_K and Q6_K weights (rows of 256): chunks of 16 tokens and more take the AMX set's
+   matrix products where the CPU has them, chunks of 1 its dots, and the two give the same bits. */
 static void test_ring_equals_mask_k_quants(void **state)
 {
-    static const uint32_t types[2] = {GW_Q4_K, GW_Q5_K};
+    static const uint32_t types[3] = {GW_Q4_K, GW_Q5_K, GW_Q6_K};
     int t;
     (void)state;
-    for (t = 0; t < 2; t++) {
+    for (t = 0; t < 3; t++) {
         tu_spec s = small_spec(4, 2, types[t], 7);
         s.n_embd = 256;
         s.n_ff = 256;

@@ -456,8 +456,8 @@ static void test_elementwise(void **state) { (void)state; for_each_simd(run_elem
 #if defined(SWA__HAVE_AMX)
 /* The AMX set keeps one order per type for its dots, its tiles of up to 4 tokens and its AMX
    products, so that a token's results do not depend on how many others share its batch: Q8_0
-   and Q4_0 in the residue order (swa.h, swa__block_isum_ref), and Q4_K and Q5_K in an order
-   of their own, written out here as a scalar loop (kmin_order). Each path must give the
+   and Q4_0 in the residue order (swa.h, swa__block_isum_ref), and Q4_K, Q5_K and Q6_K in orders
+   of their own, written out here as scalar loops (kmin_order, q6k_order). Each path must give the
    order's bits exactly, for rows of whole units and tails, whole tiles of 16 rows and parts,
    and any number of tokens; rows at odd addresses. (The AMX table's dots are also held to the
    usual reference by test_quantized_dots, like every table's.) */
@@ -494,10 +494,37 @@ static float kmin_order(uint32_t type, const uint8_t *row, const swa__q8k *a, in
     return lane_s + lane_m;
 }
 
+/* Q6_K quant e (0..255) of super-block w, 0..63: ggml's layout, in halves of 128 whose
+   quarters of 32 take a nibble of ql and two bits of qh each. */
+static int q6k_quant(const uint8_t *w, int e)
+{
+    int half = e / 128, quarter = e % 128 / 32, l = e % 32;
+    const uint8_t *ql = w + 64 * half + 32 * (quarter % 2), *qh = w + 128 + 32 * half;
+    int low = quarter < 2 ? ql[l] & 15 : ql[l] >> 4;
+    return low | ((qh[l] >> (2 * quarter)) & 3) << 4;
+}
+
+/* The AMX set's Q6_K order: one exact integer a super-block, S = sum_j sc_j sum (q - 32) a,
+   FMA'd with d a.d into one lane. */
+static float q6k_order(const uint8_t *row, const swa__q8k *a, int64_t n)
+{
+    float lane = 0.0f;
+    int64_t s;
+    for (s = 0; s < n / 256; s++, a++) {
+        const uint8_t *w = row + s * 210;
+        int32_t sum = 0;
+        int e;
+        for (e = 0; e < 256; e++) sum += (int8_t)w[192 + e / 16] * (q6k_quant(w, e) - 32) * a->q[e];
+        lane = fmaf(swa__f16_to_f32(swa__load_u16(w + 208)) * a->d, (float)sum, lane);
+    }
+    return lane;
+}
+
 /* The type's order for one row and one token's activations. */
 static float amx_order(uint32_t type, const uint8_t *row, const uint8_t *act, int64_t n)
 {
     float acc[16] = {0};
+    if (type == SWA_TYPE_Q6_K) return q6k_order(row, (const swa__q8k *)act, n);
     if (swa__act_kind(type) == SWA__ACT_Q8K) return kmin_order(type, row, (const swa__q8k *)act, n);
     swa__residue_blocks_ref(row, type, (const swa__q8g *)act, 0, n / 32, acc);
     return swa__residue_sum_ref(acc);
@@ -549,7 +576,7 @@ static void test_amx_order(void **state)
 {
     static const int64_t blocks[] = {1, 15, 16, 17, 33, 64, 129}, super_blocks[] = {1, 2, 3, 7, 17};
     static const int64_t rows[] = {1, 16, 21}, tokens[] = {1, 2, 7, 8, 9, 16, 17, 37};
-    static const uint32_t types[] = {SWA_TYPE_Q8_0, SWA_TYPE_Q4_0, SWA_TYPE_Q4_K, SWA_TYPE_Q5_K};
+    static const uint32_t types[] = {SWA_TYPE_Q8_0, SWA_TYPE_Q4_0, SWA_TYPE_Q4_K, SWA_TYPE_Q5_K, SWA_TYPE_Q6_K};
     swa__kernels k;
     size_t ti, b, r, t;
     (void)state;
