@@ -5767,18 +5767,16 @@ SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int
         for (m = 0; m < 16; m++)
             for (s = 0; s < nsb; s++) {
                 int64_t at = m * nsb + s;
-                const uint8_t *sb = rows16 + (size_t)m * w_stride + s * bytes;
-                if (m < rows && type == SWA_TYPE_Q6_K) {
-                    swa__amx_q6k_unpack(sb, wq + at * SWA__AMX_KROW, d + at);
-                    continue;
+                if (m >= rows) {   /* a missing row: zeros */
+                    memset(wq + at * SWA__AMX_KROW, 0, SWA__AMX_KROW);
+                    d[at] = dmin[at] = 0.0f;
+                    memset(mins + 4 * at, 0, 4 * sizeof(int32_t));
+                } else if (type == SWA_TYPE_Q6_K) {
+                    swa__amx_q6k_unpack(rows16 + (size_t)m * w_stride + s * bytes, wq + at * SWA__AMX_KROW, d + at);
+                } else {
+                    swa__amx_kunpack(rows16 + (size_t)m * w_stride + s * bytes, type, wq + at * SWA__AMX_KROW, d + at,
+                                     dmin + at, mins + 4 * at);
                 }
-                if (m < rows) {
-                    swa__amx_kunpack(sb, type, wq + at * SWA__AMX_KROW, d + at, dmin + at, mins + 4 * at);
-                    continue;
-                }
-                memset(wq + at * SWA__AMX_KROW, 0, SWA__AMX_KROW);
-                d[at] = dmin[at] = 0.0f;
-                memset(mins + 4 * at, 0, 4 * sizeof(int32_t));
             }
         for (g = 0; g * 16 < n; g++) {
             if (type == SWA_TYPE_Q6_K) swa__amx_q6k_group(wq, d, xu + g * nsb, nsb, c, out, &ahead);
