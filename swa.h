@@ -710,6 +710,13 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #define SWA__HAVE_AVX2
 #define SWA__AVX2 __attribute__((target("avx2,fma,f16c")))
 #define SWA__INLINE __attribute__((always_inline)) static inline   /* a kernel's building block */
+/* A loop over a tile's registers, unrolled whole so that its arrays stay in registers (GCC
+   does so at -O2 only when told; clang ignores GCC's pragma). */
+#if defined(__clang__)
+#define SWA__UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define SWA__UNROLL _Pragma("GCC unroll 8")
+#endif
 #include <immintrin.h>
 #include <cpuid.h>
 /* The VNNI intrinsics arrived in GCC 11 / clang 12 (AVX-VNNI) and GCC 10 / clang 9 (the
@@ -1792,13 +1799,16 @@ typedef struct swa__q8k {         /* 256 activations */
 
 typedef float (*swa__dot_fn)(const void *row, const void *x, int64_t n);
 typedef void (*swa__quantize_fn)(const float *x, void *out, int64_t n);
-/* y[t * ldy + r] = dot(row r, token t) for r < nr <= SWA__TILE_ROWS and t < nt <= SWA__TILE_TOKENS:
-   row r at byte offset r * w_stride from w, token t at t * x_stride from x. A pair's result
-   does not depend on the tile it is computed in, so a chunk's logits do not depend on its size. */
+/* y[t * ldy + r] = dot(row r, token t) for r < nr and t < nt, within the type's tile (its
+   swa__type_kernels.tile_rows x tile_tokens): row r at byte offset r * w_stride from w, token t
+   at t * x_stride from x. A pair's result does not depend on the tile it is computed in, so a
+   chunk's logits do not depend on its size. */
 typedef void (*swa__dots_fn)(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                              int nt, int64_t n, float *y, int64_t ldy);
-#define SWA__TILE_ROWS 3
+#define SWA__TILE_ROWS 3         /* the tile most kernels take, as AVX2's 16 registers allow */
 #define SWA__TILE_TOKENS 4
+#define SWA__TILE_MAX_ROWS 4     /* the largest, AVX-512's float tiles */
+#define SWA__TILE_MAX_TOKENS 6
 /* The attention's weighted sum of values: out[h * ldo + d] += sum over j < nk, in order, of
    p[h * ldp + j] * v_j[d], for nh <= SWA__TILE_TOKENS query heads sharing a value head; v_j at
    byte offset j * v_stride, hd values each. */
@@ -2695,6 +2705,7 @@ typedef void (*swa__gemm_fn)(const uint8_t *w, size_t w_stride, int64_t nr, cons
 typedef struct swa__type_kernels {
     swa__dot_fn dot;
     swa__dots_fn dots;
+    int tile_rows, tile_tokens;   /* the largest tile dots takes */
     swa__gemm_fn gemm;
     int gemm_from;
     swa__wsum_fn wsum;
@@ -2777,20 +2788,20 @@ SWA__AVX2 static inline float swa__tile_sum_avx2(__m256 acc, const uint8_t *w, c
     return sum;
 }
 
-/* A tile reads its 3 rows side by side (generation and a batch of up to 4 tokens, each weight
-   once). The hardware prefetcher follows one sequential stream well but not three rows a few KB
+/* A tile reads its rows side by side (generation and a batch of up to 4 tokens, each weight
+   once). The hardware prefetcher follows one sequential stream well but not 3 or 4 rows a few KB
    apart, so the next tile's rows are fetched ahead by hand, which restores the speed of reading
    row after row (README, Numbers). A prompt's later passes over a block find those lines in L2
    already, where the prefetch costs little (swa-kbench: no difference). A
    prefetch never faults; its address is formed as an integer because it may lie
    past the end of the matrix. (Always inlined: GCC takes a function that only prefetches for
    one without effects and drops its calls.) */
-SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_stride, size_t offset)
+SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_stride, int rows, size_t offset)
 {
-    uintptr_t p = (uintptr_t)w + SWA__TILE_ROWS * w_stride + offset;
-    _mm_prefetch((const char *)p, _MM_HINT_T0);
-    _mm_prefetch((const char *)(p + w_stride), _MM_HINT_T0);
-    _mm_prefetch((const char *)(p + 2 * w_stride), _MM_HINT_T0);
+    uintptr_t p = (uintptr_t)w + (size_t)rows * w_stride + offset;
+    int r;
+SWA__UNROLL
+    for (r = 0; r < rows; r++) _mm_prefetch((const char *)(p + (size_t)r * w_stride), _MM_HINT_T0);
 }
 
 /* Generation reads each thread's rows once, unit after unit (a group of 8 blocks, a
@@ -2833,7 +2844,7 @@ swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_s
         const __m256 w1 = R > 1 ? swa__load8_avx2(wb + w_stride, i, type) : w0;
         const __m256 w2 = R > 2 ? swa__load8_avx2(wb + 2 * w_stride, i, type) : w0;
         SWA__TILE_TOKEN(0) SWA__TILE_TOKEN(1) SWA__TILE_TOKEN(2) SWA__TILE_TOKEN(3)
-        if ((size_t)i * elt % 64 == 0) swa__prefetch_next_rows(wb, w_stride, (size_t)i * elt);
+        if ((size_t)i * elt % 64 == 0) swa__prefetch_next_rows(wb, w_stride, SWA__TILE_ROWS, (size_t)i * elt);
     }
     SWA__TILE_STORE(0, 0); SWA__TILE_STORE(0, 1); SWA__TILE_STORE(0, 2); SWA__TILE_STORE(0, 3);
     SWA__TILE_STORE(1, 0); SWA__TILE_STORE(1, 1); SWA__TILE_STORE(1, 2); SWA__TILE_STORE(1, 3);
@@ -3940,81 +3951,79 @@ SWA__AVX512 SWA__INLINE float swa__hsum16_avx512(__m512 v)
     return swa__hsum_avx2(_mm256_add_ps(_mm512_castps512_ps256(v), hi));
 }
 
-/* 16 floats of a float row from column i, the columns from n on read as zeros. */
-SWA__AVX512 SWA__INLINE __m512 swa__load16_avx512(const uint8_t *w, int64_t i, int64_t n, uint32_t type)
+/* 16 floats of a float row from column i, the columns outside mask m read as zeros. */
+SWA__AVX512 SWA__INLINE __m512 swa__load16_avx512(const uint8_t *w, int64_t i, __mmask16 m, uint32_t type)
 {
-    __mmask16 m = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
     if (type == SWA_TYPE_F32) return _mm512_maskz_loadu_ps(m, (const float *)w + i);
     if (type == SWA_TYPE_F16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t *)w + i));
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)w + i)), 16));
 }
 
-/* One token's 16 columns against up to 3 rows' weights: R accumulators. */
-SWA__AVX512 SWA__INLINE void swa__fma_rows_avx512(__m512 *c0, __m512 *c1, __m512 *c2, __m512 w0, __m512 w1, __m512 w2,
-                                                  __m512 x, int R)
+/* Up to 4 rows x 6 tokens, sized for AVX-512's 32 registers: per 16 columns the rows are
+   widened once (R registers) and each token's vector loaded once and met by every row, into 24
+   accumulators. 3 x 4 tiles, as AVX2 has registers for, left the FMA units idle more than
+   half the time (README, Kernels). The columns from the last whole 16 on go through one masked
+   step, so a pair meets the same operations whatever its tile: its 16-lane sum, column block
+   after column block, then the lanes' tree. R and T are constants after inlining. */
+SWA__AVX512 SWA__INLINE void swa__tile_step_avx512(__m512 c[SWA__TILE_MAX_ROWS][SWA__TILE_MAX_TOKENS],
+                                                   const uint8_t *wb, size_t w_stride, const uint8_t *xb,
+                                                   size_t x_stride, int64_t i, __mmask16 m, uint32_t type,
+                                                   const int R, const int T)
 {
-    *c0 = _mm512_fmadd_ps(w0, x, *c0);
-    if (R > 1) *c1 = _mm512_fmadd_ps(w1, x, *c1);
-    if (R > 2) *c2 = _mm512_fmadd_ps(w2, x, *c2);
+    __m512 w[SWA__TILE_MAX_ROWS];
+    int r, t;
+SWA__UNROLL
+    for (r = 0; r < R; r++) w[r] = swa__load16_avx512(wb + (size_t)r * w_stride, i, m, type);
+SWA__UNROLL
+    for (t = 0; t < T; t++) {
+        /* masked even when whole, so that the compiler loads it once and does not fold it
+           into each of the R products */
+        const __m512 x = _mm512_maskz_loadu_ps(m, (const float *)(xb + (size_t)t * x_stride) + i);
+SWA__UNROLL
+        for (r = 0; r < R; r++) c[r][t] = _mm512_fmadd_ps(w[r], x, c[r][t]);
+    }
 }
 
-SWA__AVX512 SWA__INLINE void swa__store_rows_avx512(float *y, __m512 c0, __m512 c1, __m512 c2, int R)
-{
-    y[0] = swa__hsum16_avx512(c0);
-    if (R > 1) y[1] = swa__hsum16_avx512(c1);
-    if (R > 2) y[2] = swa__hsum16_avx512(c2);
-}
-
-/* Up to 3 rows x 4 tokens, as the AVX2 tile: per 16 columns the weights are widened once and
-   each token's vector loaded once, 12 accumulators. R and T are constants after inlining. */
 SWA__AVX512 SWA__INLINE void
 swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_stride, int64_t n,
                  float *y, int64_t ldy, uint32_t type, const int R, const int T)
 {
-    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00;
-    __m512 c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00;
-    const float *x0 = (const float *)xb, *x1 = (const float *)(xb + x_stride);
-    const float *x2 = (const float *)(xb + 2 * x_stride), *x3 = (const float *)(xb + 3 * x_stride);
+    __m512 c[SWA__TILE_MAX_ROWS][SWA__TILE_MAX_TOKENS];
     const size_t elt = type == SWA_TYPE_F32 ? 4 : 2;
     int64_t i;
-    for (i = 0; i < n; i += 16) {
-        const __mmask16 m = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
-        const __m512 w0 = swa__load16_avx512(wb, i, n, type);
-        const __m512 w1 = R > 1 ? swa__load16_avx512(wb + w_stride, i, n, type) : w0;
-        const __m512 w2 = R > 2 ? swa__load16_avx512(wb + 2 * w_stride, i, n, type) : w0;
-        if ((size_t)i * elt % 64 == 0) swa__prefetch_next_rows(wb, w_stride, (size_t)i * elt);
-        swa__fma_rows_avx512(&c00, &c10, &c20, w0, w1, w2, _mm512_maskz_loadu_ps(m, x0 + i), R);
-        if (T > 1) swa__fma_rows_avx512(&c01, &c11, &c21, w0, w1, w2, _mm512_maskz_loadu_ps(m, x1 + i), R);
-        if (T > 2) swa__fma_rows_avx512(&c02, &c12, &c22, w0, w1, w2, _mm512_maskz_loadu_ps(m, x2 + i), R);
-        if (T > 3) swa__fma_rows_avx512(&c03, &c13, &c23, w0, w1, w2, _mm512_maskz_loadu_ps(m, x3 + i), R);
+    int r, t;
+SWA__UNROLL
+    for (r = 0; r < R; r++)
+SWA__UNROLL
+        for (t = 0; t < T; t++) c[r][t] = _mm512_setzero_ps();
+    for (i = 0; i + 16 <= n; i += 16) {
+        if ((size_t)i * elt % 64 == 0) swa__prefetch_next_rows(wb, w_stride, R, (size_t)i * elt);
+        swa__tile_step_avx512(c, wb, w_stride, xb, x_stride, i, (__mmask16)0xffffu, type, R, T);
     }
-    swa__store_rows_avx512(y, c00, c10, c20, R);
-    if (T > 1) swa__store_rows_avx512(y + ldy, c01, c11, c21, R);
-    if (T > 2) swa__store_rows_avx512(y + 2 * ldy, c02, c12, c22, R);
-    if (T > 3) swa__store_rows_avx512(y + 3 * ldy, c03, c13, c23, R);
+    if (i < n) swa__tile_step_avx512(c, wb, w_stride, xb, x_stride, i, (__mmask16)((1u << (n - i)) - 1u), type, R, T);
+SWA__UNROLL
+    for (t = 0; t < T; t++)
+SWA__UNROLL
+        for (r = 0; r < R; r++) y[t * ldy + r] = swa__hsum16_avx512(c[r][t]);
 }
+
+#define SWA__FLOAT_TILE_CASE(R, T) \
+    case (R - 1) * SWA__TILE_MAX_TOKENS + T - 1: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, R, T); break;
+#define SWA__FLOAT_TILE_CASES(R) \
+    SWA__FLOAT_TILE_CASE(R, 1) SWA__FLOAT_TILE_CASE(R, 2) SWA__FLOAT_TILE_CASE(R, 3) SWA__FLOAT_TILE_CASE(R, 4) SWA__FLOAT_TILE_CASE(R, 5) SWA__FLOAT_TILE_CASE(R, 6)
 
 /* The tile for nr rows and nt tokens, each shape its own inlined copy. */
 SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                                                     int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
 {
     const uint8_t *wb = (const uint8_t *)w, *xb = (const uint8_t *)x;
-    switch ((nr - 1) * 4 + nt - 1) {
-    case 0: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 1); break;
-    case 1: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 2); break;
-    case 2: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 3); break;
-    case 3: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 4); break;
-    case 4: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 1); break;
-    case 5: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 2); break;
-    case 6: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 3); break;
-    case 7: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 4); break;
-    case 8: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 1); break;
-    case 9: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 2); break;
-    case 10: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 3); break;
-    case 11: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 4); break;
+    switch ((nr - 1) * SWA__TILE_MAX_TOKENS + nt - 1) {
+    SWA__FLOAT_TILE_CASES(1) SWA__FLOAT_TILE_CASES(2) SWA__FLOAT_TILE_CASES(3) SWA__FLOAT_TILE_CASES(4)
     default: break;
     }
 }
+#undef SWA__FLOAT_TILE_CASES
+#undef SWA__FLOAT_TILE_CASE
 
 SWA__AVX512 static void swa__dots_f32_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                                              int nt, int64_t n, float *y, int64_t ldy)
@@ -5932,6 +5941,8 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
     k->name = "ref";
     for (t = 0; t < SWA__N_TYPES; t++) {
         k->type[t].dot = swa__types[t].dot;
+        k->type[t].tile_rows = SWA__TILE_ROWS;
+        k->type[t].tile_tokens = SWA__TILE_TOKENS;
         k->type[t].wsum = swa__types[t].wsum;
         k->type[t].store = swa__types[t].store;
     }
@@ -6008,6 +6019,11 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx512;
         k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx512;
         k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx512;
+        for (t = 0; t < SWA__N_TYPES; t++)
+            if (t == SWA_TYPE_F32 || t == SWA_TYPE_F16 || t == SWA_TYPE_BF16) {
+                k->type[t].tile_rows = SWA__TILE_MAX_ROWS;
+                k->type[t].tile_tokens = SWA__TILE_MAX_TOKENS;
+            }
         k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx512;
         k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx512;
         k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_avx512;
@@ -7831,7 +7847,13 @@ SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *
    (through the dots kernel, when the type has one). A type with a gemm kernel takes a batch of
    its gemm_from or more in one call per chunk of rows instead, the tokens packed once for all
    the threads. */
-#define SWA__ROW_BLOCK 65536   /* bytes of weight rows per block: larger blocks were no better */
+/* Bytes of weight rows per block of a prompt's tiles: the block stays in L2 while every token
+   passes over it, and each pass reads the tokens' activations again. Float rows meet float
+   activations, 4 bytes a column, and a 64 KB block of a wide matrix is only 4 rows (Llama's
+   ffn_down) for each pass over them: their blocks are larger (TinyLlama F16 prompts 55-57 ->
+   63-67 tokens/s). For quantized rows, larger blocks were no better. */
+#define SWA__ROW_BLOCK 65536
+#define SWA__ROW_BLOCK_FLOAT 262144
 #define SWA__MAX_PRODUCTS 3
 typedef struct swa__product {
     const swa__matrix *w;
@@ -7842,8 +7864,7 @@ typedef struct swa__product {
 typedef struct swa__matmul_task {
     const swa__product *p;
     int count;
-    swa__dot_fn dot[SWA__MAX_PRODUCTS];
-    swa__dots_fn dots[SWA__MAX_PRODUCTS];
+    const swa__type_kernels *kern[SWA__MAX_PRODUCTS];
     swa__gemm_fn gemm[SWA__MAX_PRODUCTS];   /* used when xpack is set */
     const uint8_t *x;
     size_t x_stride;
@@ -7854,23 +7875,24 @@ typedef struct swa__matmul_task {
     int64_t next;              /* prompts: the next chunk of rows to take (atomic) */
 } swa__matmul_task;
 
-/* y[t * ldy + r] = dot(row r, x_t) for n_rows rows (w_stride bytes apart) and nt <= 4 tokens
-   (x_stride bytes apart): tiles of 3 rows through the type's tile kernel, or dot by dot where
-   the kernel table has none. Shared by the matrix products and the attention's scores. */
-static void swa__dot_rows(swa__dot_fn dot, swa__dots_fn dots, const uint8_t *w, size_t w_stride, int64_t n_rows,
+/* y[t * ldy + r] = dot(row r, x_t) for n_rows rows (w_stride bytes apart) and nt tokens
+   (x_stride bytes apart, at most the type's tile_tokens): tiles of the type's tile_rows rows
+   through its tile kernel, or dot by dot where the kernel table has none. Shared by the matrix
+   products and the attention's scores. */
+static void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, size_t w_stride, int64_t n_rows,
                           const uint8_t *x, size_t x_stride, int nt, int64_t n, float *y, int64_t ldy)
 {
     int64_t r;
     int i, t;
-    for (r = 0; r < n_rows; r += SWA__TILE_ROWS) {
-        int nr = n_rows - r < SWA__TILE_ROWS ? (int)(n_rows - r) : SWA__TILE_ROWS;
-        if (dots) {
-            dots(w + (size_t)r * w_stride, w_stride, nr, x, x_stride, nt, n, y + r, ldy);
+    for (r = 0; r < n_rows; r += k->tile_rows) {
+        int nr = n_rows - r < k->tile_rows ? (int)(n_rows - r) : k->tile_rows;
+        if (k->dots) {
+            k->dots(w + (size_t)r * w_stride, w_stride, nr, x, x_stride, nt, n, y + r, ldy);
             continue;
         }
         for (i = 0; i < nr; i++)
             for (t = 0; t < nt; t++)
-                y[t * ldy + r + i] = dot(w + (size_t)(r + i) * w_stride, x + (size_t)t * x_stride, n);
+                y[t * ldy + r + i] = k->dot(w + (size_t)(r + i) * w_stride, x + (size_t)t * x_stride, n);
     }
 }
 
@@ -7878,24 +7900,26 @@ static void swa__matmul_rows(const swa__matmul_task *t, int i, int64_t r0, int64
 {
     const swa__matrix *w = t->p[i].w;
     const uint8_t *rows = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes;
+    const int step = t->kern[i]->tile_tokens;
     int64_t k;
     if (t->xpack && t->gemm[i]) {
         t->gemm[i](rows, w->row_bytes, r1 - r0, t->xpack, t->n, w->n_in, t->p[i].y + r0, t->p[i].ldy,
                    t->scratch + (size_t)share * t->scratch_stride);
         return;
     }
-    for (k = 0; k < t->n; k += SWA__TILE_TOKENS) {
-        int nt = t->n - k < SWA__TILE_TOKENS ? (int)(t->n - k) : SWA__TILE_TOKENS;
-        swa__dot_rows(t->dot[i], t->dots[i], rows, w->row_bytes, r1 - r0, t->x + (size_t)k * t->x_stride, t->x_stride,
+    for (k = 0; k < t->n; k += step) {
+        int nt = t->n - k < step ? (int)(t->n - k) : step;
+        swa__dot_rows(t->kern[i], rows, w->row_bytes, r1 - r0, t->x + (size_t)k * t->x_stride, t->x_stride,
                       nt, w->n_in, t->p[i].y + k * t->p[i].ldy + r0, t->p[i].ldy);
     }
 }
 
-/* Rows of matrix w per block: about SWA__ROW_BLOCK bytes, whole tiles. */
-static int64_t swa__block_rows(const swa__matrix *w)
+/* Rows of matrix w per block: about SWA__ROW_BLOCK(_FLOAT) bytes, whole tiles of tile rows. */
+static int64_t swa__block_rows(const swa__matrix *w, int64_t tile)
 {
-    int64_t block = (int64_t)(SWA__ROW_BLOCK / w->row_bytes) / SWA__TILE_ROWS * SWA__TILE_ROWS;
-    return block < SWA__TILE_ROWS ? SWA__TILE_ROWS : block;
+    size_t bytes = swa__act_kind(w->type) == SWA__ACT_F32 ? SWA__ROW_BLOCK_FLOAT : SWA__ROW_BLOCK;
+    int64_t block = (int64_t)(bytes / w->row_bytes) / tile * tile;
+    return block < tile ? tile : block;
 }
 
 /* Rows per chunk a prompt's threads take in turn: small enough that each thread takes about 4
@@ -7905,7 +7929,7 @@ static int64_t swa__block_rows(const swa__matrix *w)
 static int64_t swa__chunk_rows(const swa__matmul_task *t, int i, int nth)
 {
     const swa__matrix *w = t->p[i].w;
-    int64_t unit = t->xpack && t->gemm[i] ? 16 : SWA__TILE_ROWS, block = swa__block_rows(w);
+    int64_t unit = t->xpack && t->gemm[i] ? 16 : t->kern[i]->tile_rows, block = swa__block_rows(w, unit);
     int64_t share = w->n_out / (4 * nth) / unit * unit;
     if (share < unit) share = unit;
     return unit == 16 || share < block ? share : block;
@@ -7949,7 +7973,7 @@ static void swa__matmul_run(void *arg, int share, int n_shares)
     for (i = 0; i < t->count; first += t->p[i].w->n_out, i++) {
         const swa__matrix *w = t->p[i].w;
         int64_t lo = r0 > first ? r0 - first : 0, hi = r1 - first < w->n_out ? r1 - first : w->n_out, r;
-        int64_t block = t->xpack && t->gemm[i] ? hi - lo : swa__block_rows(w);   /* gemm: tiles its own */
+        int64_t block = t->xpack && t->gemm[i] ? hi - lo : swa__block_rows(w, t->kern[i]->tile_rows);   /* gemm: tiles its own */
         for (r = lo; r < hi; r += block) swa__matmul_rows(t, i, r, r + block < hi ? r + block : hi, share);
     }
 }
@@ -7971,8 +7995,7 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
     t.scratch = c->gemm_scratch;
     t.scratch_stride = c->gemm_scratch_stride;
     for (i = 0; i < count; i++) {
-        t.dot[i] = c->kern.type[p[i].w->type].dot;
-        t.dots[i] = c->kern.type[p[i].w->type].dots;
+        t.kern[i] = &c->kern.type[p[i].w->type];
         t.gemm[i] = n >= c->kern.type[p[i].w->type].gemm_from ? c->kern.type[p[i].w->type].gemm : NULL;
         if (t.gemm[i] && c->xpack) t.xpack = c->xpack;
         t.rows += p[i].w->n_out;
@@ -8122,8 +8145,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     uint32_t type = c->cache_type;
     size_t q_stride = type == SWA_TYPE_Q8_0 ? swa__act_bytes(SWA__ACT_Q8, hd + 31) : (size_t)hd * sizeof(float);
     uint8_t *q8 = c->q8 + (size_t)share * SWA__TILE_TOKENS * swa__act_bytes(SWA__ACT_Q8, hd + 31);
-    swa__dot_fn dot = c->kern.type[type].dot;
-    swa__dots_fn dots = c->kern.type[type].dots;
+    const swa__type_kernels *kern = &c->kern.type[type];
     swa__wsum_fn wsum = c->kern.type[type].wsum;
     float *scores = c->scores + (int64_t)share * SWA__TILE_TOKENS * ls, scale = c->model->q_scale;
     float cap = c->model->attn_softcap;
@@ -8145,7 +8167,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
             q = q8;
         }
         for (r = 0; r < n_runs; r++)
-            swa__dot_rows(dot, dots, run[r].k + head, row, run[r].n, q, q_stride, nh, hd, scores + run[r].at, ls);
+            swa__dot_rows(kern, run[r].k + head, row, run[r].n, q, q_stride, nh, hd, scores + run[r].at, ls);
         for (h = 0; h < nh; h++) {
             for (j = 0; j < count; j++) scores[h * ls + j] *= scale;
             if (cap > 0.0f) swa__softcap(scores + h * ls, count, cap);

@@ -113,27 +113,31 @@ static double magnitude(uint32_t type, const uint8_t *row, const float *x, int64
     return m;
 }
 
-/* Tiles of up to 3 rows x 4 tokens: every (row, token) pair gets exactly the bits of its 1 x 1
-   tile, whatever the tile around it. `w` holds 3 rows w_stride bytes apart and `x` 4 tokens
-   x_stride bytes apart; each pair's 1 x 1 result is returned in alone[4 * 3]. */
+/* The largest tile there is, rows x tokens: test buffers hold one. */
+#define MAX_ROWS SWA__TILE_MAX_ROWS
+#define MAX_TOKENS SWA__TILE_MAX_TOKENS
+
+/* Tiles of every shape up to the type's (3 x 4, or AVX-512's float 4 x 6): every (row, token)
+   pair gets exactly the bits of its 1 x 1 tile, whatever the tile around it. `w` holds MAX_ROWS
+   rows w_stride bytes apart and `x` MAX_TOKENS tokens x_stride bytes apart; each pair's 1 x 1
+   result is returned in alone[t * MAX_ROWS + r]. */
 static void check_tiles(const swa__kernels *k, uint32_t type, const uint8_t *w, size_t w_stride,
                         const uint8_t *x, size_t x_stride, int64_t n, float *alone)
 {
-    swa__dot_fn dot = k->type[type].dot;
-    swa__dots_fn dots = k->type[type].dots;   /* NULL: the products go dot by dot */
-    float y[SWA__TILE_TOKENS * SWA__TILE_ROWS];
+    const swa__type_kernels *kt = &k->type[type];   /* dots NULL: the products go dot by dot */
+    float y[MAX_TOKENS * MAX_ROWS];
     int nr, nt, r, t;
-    for (r = 0; r < SWA__TILE_ROWS; r++)
-        for (t = 0; t < SWA__TILE_TOKENS; t++)
-            swa__dot_rows(dot, dots, w + r * w_stride, w_stride, 1, x + t * x_stride, x_stride, 1, n,
-                          &alone[t * SWA__TILE_ROWS + r], 1);
-    for (nr = 1; nr <= SWA__TILE_ROWS; nr++) {
-        for (nt = 1; nt <= SWA__TILE_TOKENS; nt++) {
+    assert_true(kt->tile_rows <= MAX_ROWS && kt->tile_tokens <= MAX_TOKENS);
+    for (r = 0; r < MAX_ROWS; r++)
+        for (t = 0; t < MAX_TOKENS; t++)
+            swa__dot_rows(kt, w + r * w_stride, w_stride, 1, x + t * x_stride, x_stride, 1, n, &alone[t * MAX_ROWS + r], 1);
+    for (nr = 1; nr <= MAX_ROWS; nr++) {   /* past tile_rows, tiles of the rest follow */
+        for (nt = 1; nt <= kt->tile_tokens; nt++) {
             memset(y, 0xff, sizeof y);
-            swa__dot_rows(dot, dots, w, w_stride, nr, x, x_stride, nt, n, y, SWA__TILE_ROWS);
+            swa__dot_rows(kt, w, w_stride, nr, x, x_stride, nt, n, y, MAX_ROWS);
             for (r = 0; r < nr; r++)
                 for (t = 0; t < nt; t++)
-                    assert_memory_equal(&y[t * SWA__TILE_ROWS + r], &alone[t * SWA__TILE_ROWS + r], sizeof(float));
+                    assert_memory_equal(&y[t * MAX_ROWS + r], &alone[t * MAX_ROWS + r], sizeof(float));
         }
     }
 }
@@ -145,26 +149,26 @@ static void check_float_tiles(const swa__kernels *k, uint32_t type, int64_t n)
     swa__dot_fn ref = ref_kernels.type[type].dot;
     size_t elt = type == SWA_TYPE_F32 ? sizeof(float) : sizeof(uint16_t);
     size_t w_stride = elt * (size_t)(n + 1), x_stride = sizeof(float) * (size_t)(n + 3);
-    uint8_t *wbuf = (uint8_t *)malloc(SWA__TILE_ROWS * w_stride + elt), *w = wbuf + elt;
-    uint8_t *xbuf = (uint8_t *)malloc(SWA__TILE_TOKENS * x_stride + sizeof(float)), *x = xbuf + sizeof(float);
-    float alone[SWA__TILE_TOKENS * SWA__TILE_ROWS], v;
+    uint8_t *wbuf = (uint8_t *)malloc(MAX_ROWS * w_stride + elt), *w = wbuf + elt;
+    uint8_t *xbuf = (uint8_t *)malloc(MAX_TOKENS * x_stride + sizeof(float)), *x = xbuf + sizeof(float);
+    float alone[MAX_TOKENS * MAX_ROWS], v;
     int r, t;
     int64_t i;
-    for (r = 0; r < SWA__TILE_ROWS; r++) {
+    for (r = 0; r < MAX_ROWS; r++) {
         for (i = 0; i < n; i++) {
             uint16_t h = swa__f32_to_f16(v = next_float());      /* as bf16 bits too: small values */
             if (type == SWA_TYPE_F32) memcpy(w + r * w_stride + (size_t)i * elt, &v, sizeof v);
             else memcpy(w + r * w_stride + (size_t)i * elt, &h, sizeof h);
         }
     }
-    for (t = 0; t < SWA__TILE_TOKENS; t++)
+    for (t = 0; t < MAX_TOKENS; t++)
         for (i = 0; i < n; i++) { v = next_float(); memcpy(x + t * x_stride + (size_t)i * sizeof v, &v, sizeof v); }
     check_tiles(k, type, w, w_stride, x, x_stride, n, alone);
-    for (r = 0; r < SWA__TILE_ROWS; r++) {
-        for (t = 0; t < SWA__TILE_TOKENS; t++) {
+    for (r = 0; r < MAX_ROWS; r++) {
+        for (t = 0; t < MAX_TOKENS; t++) {
             const uint8_t *row = w + r * w_stride;
             const float *xt = (const float *)(x + t * x_stride);
-            check_close("tile (float)", alone[t * SWA__TILE_ROWS + r], ref(row, xt, n), magnitude(type, row, xt, n), 1e-5, n);
+            check_close("tile (float)", alone[t * MAX_ROWS + r], ref(row, xt, n), magnitude(type, row, xt, n), 1e-5, n);
         }
     }
     free(wbuf); free(xbuf);
@@ -250,20 +254,20 @@ static void check_quantized_tiles(const swa__kernels *k, uint32_t type, int64_t 
     swa__dot_fn dot = k->type[type].dot;
     size_t w_stride = (size_t)(n / swa_type_block_size(type) * swa_type_block_bytes(type));
     size_t x_stride = swa__act_bytes(swa__act_kind(type), n);
-    uint8_t *w = (uint8_t *)malloc(SWA__TILE_ROWS * w_stride), *act = (uint8_t *)malloc(SWA__TILE_TOKENS * x_stride);
-    float *x = (float *)malloc(sizeof(float) * (size_t)n), alone[SWA__TILE_TOKENS * SWA__TILE_ROWS];
+    uint8_t *w = (uint8_t *)malloc(MAX_ROWS * w_stride), *act = (uint8_t *)malloc(MAX_TOKENS * x_stride);
+    float *x = (float *)malloc(sizeof(float) * (size_t)n), alone[MAX_TOKENS * MAX_ROWS];
     int r, t;
     int64_t i;
-    for (r = 0; r < SWA__TILE_ROWS; r++) random_row(type, w + r * w_stride, n);
-    for (t = 0; t < SWA__TILE_TOKENS; t++) {
+    for (r = 0; r < MAX_ROWS; r++) random_row(type, w + r * w_stride, n);
+    for (t = 0; t < MAX_TOKENS; t++) {
         for (i = 0; i < n; i++) x[i] = next_float();
         quantize_ref(swa__act_kind(type), x, act + t * x_stride, n);
     }
     check_tiles(k, type, w, w_stride, act, x_stride, n, alone);
-    for (r = 0; r < SWA__TILE_ROWS; r++) {
-        for (t = 0; t < SWA__TILE_TOKENS; t++) {
+    for (r = 0; r < MAX_ROWS; r++) {
+        for (t = 0; t < MAX_TOKENS; t++) {
             float d = dot(w + r * w_stride, act + t * x_stride, n);
-            assert_memory_equal(&d, &alone[t * SWA__TILE_ROWS + r], sizeof d);
+            assert_memory_equal(&d, &alone[t * MAX_ROWS + r], sizeof d);
         }
     }
     free(w); free(act); free(x);
@@ -556,9 +560,9 @@ static void check_amx_order(const swa__kernels *k, uint32_t type, int64_t n, int
         }
     assert_memory_equal(got, want, sizeof(float) * (size_t)(nr * nt));
     memset(got, 0xff, sizeof(float) * (size_t)(nr * nt));
-    for (t = 0; t < nt; t += SWA__TILE_TOKENS)
-        swa__dot_rows(k->type[type].dot, k->type[type].dots, w, w_stride, nr, act + t * x_stride, x_stride,
-                      nt - t < SWA__TILE_TOKENS ? (int)(nt - t) : SWA__TILE_TOKENS, n, got + t * nr, nr);
+    for (t = 0; t < nt; t += k->type[type].tile_tokens)
+        swa__dot_rows(&k->type[type], w, w_stride, nr, act + t * x_stride, x_stride,
+                      nt - t < k->type[type].tile_tokens ? (int)(nt - t) : k->type[type].tile_tokens, n, got + t * nr, nr);
     assert_memory_equal(got, want, sizeof(float) * (size_t)(nr * nt));
     memset(got, 0xff, sizeof(float) * (size_t)(nr * nt));
     (kind == SWA__ACT_Q8 ? k->pack_q8 : k->pack_q8k)(act, x_stride, nt, n, pack);

@@ -4,8 +4,9 @@
 
    For each weight type and each instruction set this CPU runs (or the ones named), times the
    kernels a context calls on about 96 KB of rows that stay in the core's L2 cache, so what is
-   measured is the kernel's arithmetic and not the memory system: generation's 3 x 1 tiles (one
-   token, every row once), a prompt's 3 x 4 tiles, and where the set has them its batch
+   measured is the kernel's arithmetic and not the memory system: generation's tiles of one
+   token (every row once), a prompt's whole tiles (3 rows x 4 tokens; 4 x 6 for AVX-512's
+   float rows), and where the set has them its batch
    products (gemm: AMX) of 8 and of 64 tokens. Prints GB/s of weights per core for each (times
    the tokens each row meets), the best of 60 short runs making up about --ms
    milliseconds: on a shared machine, the least disturbed. A generation figure above the DRAM
@@ -52,8 +53,8 @@ static void random_rows(uint32_t type, uint8_t *w, size_t bytes, int64_t n_rows,
         }
 }
 
-/* GB/s of weights of one kernel over the rows, times the tokens each row meets: tiles of 3 rows
-   x nt tokens, the best of 60 short runs (on a shared machine, those no other process held up). */
+/* GB/s of weights of one kernel over the rows, times the tokens each row meets: the type's
+   tiles of nt tokens, the best of 60 short runs (on a shared machine, those no other process held up). */
 static double time_kernel(const swa__kernels *k, uint32_t type, const uint8_t *w, size_t row_bytes, int64_t n_rows,
                           const uint8_t *x, size_t x_stride, int nt, int64_t n, float *y, double ms)
 {
@@ -61,11 +62,9 @@ static double time_kernel(const swa__kernels *k, uint32_t type, const uint8_t *w
     int rep;
     for (rep = 0; rep < 60; rep++) {
         double t0 = now(), t;
-        int64_t passes = 0, r;
+        int64_t passes = 0;
         do {
-            for (r = 0; r < n_rows; r += SWA__TILE_ROWS)
-                swa__dot_rows(k->type[type].dot, k->type[type].dots, w + (size_t)r * row_bytes, row_bytes,
-                              n_rows - r < SWA__TILE_ROWS ? n_rows - r : SWA__TILE_ROWS, x, x_stride, nt, n, y + r, n_rows);
+            swa__dot_rows(&k->type[type], w, row_bytes, n_rows, x, x_stride, nt, n, y, n_rows);
             passes++;
         } while ((t = now() - t0) < ms / 60000.0);
         if ((double)passes * (double)nt * (double)n_rows * (double)row_bytes / t / 1e9 > best)
@@ -154,7 +153,7 @@ int main(int argc, char **argv)
             if (type == SWA__N_TYPES) { fprintf(stderr, "swa-kbench: no kernels for type \"%s\"\n", only_type); return 2; }
         }
     }
-    printf("| type | kernels | generation GB/s (3 x 1 tiles) | prompt GB/s x tokens (3 x 4 tiles) |"
+    printf("| type | kernels | generation GB/s | prompt GB/s x tokens (whole tiles) |"
            " batch of 8, GB/s x tokens (gemm) | batch of 64, GB/s x tokens (gemm) |\n| --- | --- | --- | --- | --- | --- |\n");
     for (type = 0; type < SWA__N_TYPES; type++) {
         const swa__type_info *ti = swa__type(type);
@@ -169,8 +168,8 @@ int main(int argc, char **argv)
         lower[c] = 0;
         if (only_type && strcmp(only_type, lower)) continue;
         row_bytes = (size_t)(n / ti->block_size * ti->block_bytes);
-        n_rows = (int64_t)(96 * 1024 / row_bytes / 3 * 3);
-        if (n_rows < 3) n_rows = 3;
+        n_rows = (int64_t)(96 * 1024 / row_bytes / 12 * 12);   /* whole tiles of 3 and of 4 rows */
+        if (n_rows < 12) n_rows = 12;
         w = (uint8_t *)malloc(row_bytes * (size_t)n_rows);
         x = (uint8_t *)malloc(64 * swa__act_bytes(ti->act, n + 255));
         xf = (float *)malloc(sizeof(float) * (size_t)n);
@@ -192,7 +191,7 @@ int main(int argc, char **argv)
             }
             printf("| %s | %s |", ti->name, k.name);
             print_figure(time_kernel(&k, type, w, row_bytes, n_rows, x, x_stride, 1, n, y, ms));
-            print_figure(time_kernel(&k, type, w, row_bytes, n_rows, x, x_stride, 4, n, y, ms));
+            print_figure(time_kernel(&k, type, w, row_bytes, n_rows, x, x_stride, k.type[type].tile_tokens, n, y, ms));
             print_figure(time_gemm(&k, type, w, row_bytes, n_rows, x, x_stride, 8, n, y, ms));
             print_figure(time_gemm(&k, type, w, row_bytes, n_rows, x, x_stride, 64, n, y, ms));
             printf("\n");
