@@ -2791,8 +2791,8 @@ SWA__AVX2 static inline float swa__tile_sum_avx2(__m256 acc, const uint8_t *w, c
     return sum;
 }
 
-/* A tile reads its rows side by side (generation and a batch of up to 4 tokens, each weight
-   once). The hardware prefetcher follows one sequential stream well but not 3 or 4 rows a few KB
+/* A tile reads its rows side by side (generation and a batch of up to a tile's tokens, each
+   weight once). The hardware prefetcher follows one sequential stream well but not 3 or 4 rows a few KB
    apart, so the next tile's rows are fetched ahead by hand, which restores the speed of reading
    row after row (README, Numbers). A prompt's later passes over a block find those lines in L2
    already, where the prefetch costs little (swa-kbench: no difference). A
@@ -7998,7 +7998,7 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
     t.scratch_stride = c->gemm_scratch_stride;
     for (i = 0; i < count; i++) {
         t.kern[i] = &c->kern.type[p[i].w->type];
-        t.gemm[i] = n >= c->kern.type[p[i].w->type].gemm_from ? c->kern.type[p[i].w->type].gemm : NULL;
+        t.gemm[i] = n >= t.kern[i]->gemm_from ? t.kern[i]->gemm : NULL;
         if (t.gemm[i] && c->xpack) t.xpack = c->xpack;
         t.rows += p[i].w->n_out;
     }
@@ -8148,7 +8148,6 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     size_t q_stride = type == SWA_TYPE_Q8_0 ? swa__act_bytes(SWA__ACT_Q8, hd + 31) : (size_t)hd * sizeof(float);
     uint8_t *q8 = c->q8 + (size_t)share * SWA__TILE_TOKENS * swa__act_bytes(SWA__ACT_Q8, hd + 31);
     const swa__type_kernels *kern = &c->kern.type[type];
-    swa__wsum_fn wsum = c->kern.type[type].wsum;
     float *scores = c->scores + (int64_t)share * SWA__TILE_TOKENS * ls, scale = c->model->q_scale;
     float cap = c->model->attn_softcap;
     swa__split(task->n * items, share, n_shares, &p0, &p1);
@@ -8177,7 +8176,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
         }
         memset(out, 0, (size_t)(nh * hd) * sizeof(float));
         for (r = 0; r < n_runs; r++)
-            wsum(out, hd, nh, scores + run[r].at, ls, run[r].v + head, row, run[r].n, hd);
+            kern->wsum(out, hd, nh, scores + run[r].at, ls, run[r].v + head, row, run[r].n, hd);
     }
 }
 
