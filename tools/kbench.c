@@ -5,7 +5,7 @@
    For each weight type and each instruction set this CPU runs (or the ones named), times the
    kernels a context calls on about 96 KB of rows that stay in the core's L2 cache, so what is
    measured is the kernel's arithmetic and not the memory system: generation's tiles of one
-   token (every row once), a prompt's whole tiles (3 rows x 4 tokens; 4 x 6 for AVX-512's
+   token (every row once; the batch product of one token where the set takes that path), a prompt's whole tiles (3 rows x 4 tokens; 4 x 6 for AVX-512's
    float rows), and where the set has them its batch
    products (gemm: AMX) of 8 and of 64 tokens. Prints GB/s of weights per core for each (times
    the tokens each row meets), the best of 60 short runs making up about --ms
@@ -190,7 +190,9 @@ int main(int argc, char **argv)
                 else memcpy(x + (size_t)t * x_stride, xf, sizeof(float) * (size_t)n);
             }
             printf("| %s | %s |", ti->name, k.name);
-            print_figure(time_kernel(&k, type, w, row_bytes, n_rows, x, x_stride, 1, n, y, ms));
+            print_figure(k.type[type].gemm && k.type[type].gemm_from <= 1   /* what a context calls for one token */
+                             ? time_gemm(&k, type, w, row_bytes, n_rows, x, x_stride, 1, n, y, ms)
+                             : time_kernel(&k, type, w, row_bytes, n_rows, x, x_stride, 1, n, y, ms));
             print_figure(time_kernel(&k, type, w, row_bytes, n_rows, x, x_stride, k.type[type].tile_tokens, n, y, ms));
             print_figure(time_gemm(&k, type, w, row_bytes, n_rows, x, x_stride, 8, n, y, ms));
             print_figure(time_gemm(&k, type, w, row_bytes, n_rows, x, x_stride, 64, n, y, ms));
