@@ -5,9 +5,10 @@
    For each weight type and each instruction set this CPU runs (or the ones named), times the
    kernels a context calls on about 96 KB of rows that stay in the core's L2 cache, so what is
    measured is the kernel's arithmetic and not the memory system: generation's tiles of one
-   token (every row once; the batch product of one token where the set takes that path), a prompt's whole tiles (3 rows x 4 tokens; 4 x 6 for AVX-512's
-   float rows), and where the set has them its batch
-   products (gemm: AMX) of 8 and of 64 tokens. Prints GB/s of weights per core for each (times
+   token (every row once), a prompt's whole tiles (3 rows x 4 tokens; 4 x 6 for AVX-512's
+   float rows), either one through the set's batch product where a context calls that for so
+   few tokens (the amx set's Q4_0), and where the set has them its batch products (gemm: AMX)
+   of 8 and of 64 tokens. Prints GB/s of weights per core for each (times
    the tokens each row meets), the best of 60 short runs making up about --ms
    milliseconds: on a shared machine, the least disturbed. A generation figure above the DRAM
    bandwidth one core gets means the kernel can keep up with memory. One thread; the
@@ -102,6 +103,16 @@ static double time_gemm(const swa__kernels *k, uint32_t type, const uint8_t *w, 
     return best;
 }
 
+/* What a context calls for nt tokens: the batch product from the type's gemm_from on, else
+   the tiles. */
+static double time_tokens(const swa__kernels *k, uint32_t type, const uint8_t *w, size_t row_bytes, int64_t n_rows,
+                          const uint8_t *x, size_t x_stride, int nt, int64_t n, float *y, double ms)
+{
+    if (k->type[type].gemm && nt >= k->type[type].gemm_from)
+        return time_gemm(k, type, w, row_bytes, n_rows, x, x_stride, nt, n, y, ms);
+    return time_kernel(k, type, w, row_bytes, n_rows, x, x_stride, nt, n, y, ms);
+}
+
 /* A figure, or a dash where the set has no such kernel. */
 static void print_figure(double gbs)
 {
@@ -190,10 +201,8 @@ int main(int argc, char **argv)
                 else memcpy(x + (size_t)t * x_stride, xf, sizeof(float) * (size_t)n);
             }
             printf("| %s | %s |", ti->name, k.name);
-            print_figure(k.type[type].gemm && k.type[type].gemm_from <= 1   /* what a context calls for one token */
-                             ? time_gemm(&k, type, w, row_bytes, n_rows, x, x_stride, 1, n, y, ms)
-                             : time_kernel(&k, type, w, row_bytes, n_rows, x, x_stride, 1, n, y, ms));
-            print_figure(time_kernel(&k, type, w, row_bytes, n_rows, x, x_stride, k.type[type].tile_tokens, n, y, ms));
+            print_figure(time_tokens(&k, type, w, row_bytes, n_rows, x, x_stride, 1, n, y, ms));
+            print_figure(time_tokens(&k, type, w, row_bytes, n_rows, x, x_stride, k.type[type].tile_tokens, n, y, ms));
             print_figure(time_gemm(&k, type, w, row_bytes, n_rows, x, x_stride, 8, n, y, ms));
             print_figure(time_gemm(&k, type, w, row_bytes, n_rows, x, x_stride, 64, n, y, ms));
             printf("\n");
