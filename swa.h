@@ -124,7 +124,7 @@ KERNELS
 
 REVISION HISTORY
     0.8.2  the amx set's Q4_0 products of 1 to 7 tokens gather words across blocks instead of
-           reducing sums (generation 8% faster, batches of 4 in L2 1.4x); generation prefetches
+           reducing sums (generation 8% faster, batches of 4 in L2 1.5x); generation prefetches
            into L2 (Q8_0 generation 15-24% faster).
     0.8.1  AVX-512 float tiles of 4 rows x 6 tokens in a whole-vector loop, and larger row
            blocks for float rows: F16 prompts 1.3-1.4x faster; each type's tile shape in the
@@ -5098,9 +5098,9 @@ SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q4_0_amx, swa__dots_q4_0_amx)
    j's whole sum in lanes j and j + 8 of one register, and two groups' registers fold into
    the 16 blocks' sums in block order: the residue order's lanes, with no reduction per
    token. The tokens are laid out once per product by the set's pack, which is why these are
-   the Q4_0 gemm for fewer than SWA__AMX_FROM tokens rather than its dots. In L2 they run
-   10-15% faster than the dots (swa-kbench), and TinyLlama Q4_0 generation went from 38 to
-   41 tokens/s (README, Numbers). */
+   the Q4_0 gemm for fewer than SWA__AMX_FROM tokens rather than its dots. For one token they
+   run 3-17% faster than the dots in L2 (swa-kbench and a harness), for 4 tokens 1.5x, and
+   TinyLlama Q4_0 generation went from 38 to 41 tokens/s (README, Numbers). */
 #define SWA__AMX_FROM 8   /* tokens from which Q8_0 and Q4_0 take the AMX products */
 
 /* 16 blocks (a residue unit) of one token's activations. */
@@ -5306,10 +5306,11 @@ static void swa__amx_put(swa__amx_unit *u, int row0, int64_t col, const swa__q8g
     u->d[col] = a[b / 8].d[b % 8];
 }
 
-/* Tokens [0, n) of the activations xq (swa__q8g rows, x_stride bytes apart) in tile units
-   (fewer than SWA__AMX_FROM tokens: as swa__q8t units), zeros where no token or block is: with more than 8 tokens, unit g * nbk + b holds block b
+/* Tokens [0, n) of the activations xq (swa__q8g rows, x_stride bytes apart) in tile units,
+   zeros where no token or block is: with more than 8 tokens, unit g * nbk + b holds block b
    of tokens 16 g .. 16 g + 15; with 8 or fewer, unit b / 2 holds blocks b and b + 1, token
-   t's in columns 2 t and 2 t + 1. */
+   t's in columns 2 t and 2 t + 1. Fewer than SWA__AMX_FROM tokens are laid out for Q4_0's
+   gathered words instead (swa__q8t_pack). */
 static void swa__amx_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
 {
     swa__amx_unit *u = (swa__amx_unit *)out;
