@@ -1059,12 +1059,13 @@ static void swa__file_close(swa__file *f)
    memory with 2 MB pages, and a mapped file too where the filesystem keeps large page-cache
    folios, for the parts this mapping reads from disk; pages cached before, by a write or by a
    read without the advice, stay as they are. The advice covers the 2 MB-aligned pages inside
-   [p, p + n). 1 when the system accepted it; advice only, so a refusal is no error. */
-static int swa__advise_huge_pages(const void *p, size_t n)
+   [p, p + n), an address range (whose bytes need not have been written yet). 1 when the
+   system accepted it; advice only, so a refusal is no error. */
+static int swa__advise_huge_pages(uintptr_t p, size_t n)
 {
 #if !defined(SWA_NO_MMAP) && defined(MADV_HUGEPAGE)
     const uintptr_t huge = (uintptr_t)2 << 20;
-    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + n) & ~(huge - 1);
+    uintptr_t lo = (p + huge - 1) & ~(huge - 1), hi = (p + n) & ~(huge - 1);
     return hi > lo && madvise((void *)lo, (size_t)(hi - lo), MADV_HUGEPAGE) == 0;
 #else
     (void)p; (void)n;
@@ -1114,7 +1115,7 @@ static swa_status swa__file_read(swa__fd fd, const char *path, swa__file *f, swa
     uint8_t *buf = (uint8_t *)SWA_MALLOC((size_t)f->size);
     uint64_t at, got;
     if (!buf) return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate %llu bytes", path, (unsigned long long)f->size);
-    (void)swa__advise_huge_pages(buf, (size_t)f->size);
+    (void)swa__advise_huge_pages((uintptr_t)buf, (size_t)f->size);
     f->data = buf;
     f->how = SWA_LOAD_READ;
     for (at = 0; at < f->size; at += got) {
@@ -1144,7 +1145,7 @@ static swa_status swa__file_open(const char *path, int resident, swa__progress *
         f->data = swa__fd_map(fd, f->size, why, sizeof why);
         swa__fd_close(fd);
         if (!f->data) return swa__fail(err, SWA_ERR_IO, "%s: cannot map: %s", path, why);
-        f->how = swa__advise_huge_pages(f->data, (size_t)f->size) ? SWA_LOAD_MAPPED_HUGE : SWA_LOAD_MAPPED;
+        f->how = swa__advise_huge_pages((uintptr_t)f->data, (size_t)f->size) ? SWA_LOAD_MAPPED_HUGE : SWA_LOAD_MAPPED;
         return SWA_OK;
     }
 #else

@@ -54,8 +54,12 @@ static void read_ref(const char *name, ref *r)
     {
         const char *args = line;
         int k;
-        for (k = 0; k < 4; k++) args = strchr(args, ' ') + 1;   /* past "swa-ref 1 n V" */
-        snprintf(r->args, sizeof r->args, "%s", args);
+        for (k = 0; k < 4 && args; k++) {   /* past "swa-ref 1 n V " */
+            args = strchr(args, ' ');
+            if (args) args++;
+        }
+        if (!args || strlen(args) >= sizeof r->args) fail_msg("%s: no model arguments, or too long", path);
+        memcpy(r->args, args, strlen(args) + 1);
     }
     r->tokens = (int32_t *)malloc((size_t)r->n * sizeof(int32_t));
     r->logits = (float *)malloc((size_t)r->n * (size_t)r->n_vocab * sizeof(float));
