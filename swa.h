@@ -2827,10 +2827,10 @@ SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_st
 #define SWA__PREFETCH_NEAR 1024
 SWA__AVX2 SWA__INLINE void swa__prefetch_unit(const uint8_t *w, int unit_bytes)
 {
-    uintptr_t far = (uintptr_t)w + SWA__PREFETCH_AHEAD, near = (uintptr_t)w + SWA__PREFETCH_NEAR;
+    uintptr_t to_l2 = (uintptr_t)w + SWA__PREFETCH_AHEAD, to_l1 = (uintptr_t)w + SWA__PREFETCH_NEAR;
     size_t o;
-    for (o = 0; o < (size_t)unit_bytes; o += 64) _mm_prefetch((const char *)(far + o), _MM_HINT_T1);
-    for (o = 0; o < (size_t)unit_bytes; o += 64) _mm_prefetch((const char *)(near + o), _MM_HINT_T0);
+    for (o = 0; o < (size_t)unit_bytes; o += 64) _mm_prefetch((const char *)(to_l2 + o), _MM_HINT_T1);
+    for (o = 0; o < (size_t)unit_bytes; o += 64) _mm_prefetch((const char *)(to_l1 + o), _MM_HINT_T0);
 }
 
 #define SWA__TILE_TOKEN(t)                                                                         \
