@@ -1815,8 +1815,9 @@ typedef void (*swa__dots_fn)(const void *w, size_t w_stride, int nr, const void 
                              int nt, int64_t n, float *y, int64_t ldy);
 #define SWA__TILE_ROWS 3         /* the tile most kernels take, as AVX2's 16 registers allow */
 #define SWA__TILE_TOKENS 4
-#define SWA__TILE_MAX_ROWS 4     /* the largest, AVX-512's float tiles */
+#define SWA__TILE_MAX_ROWS 32    /* the most dots takes: AVX-512's float rows, in tiles of 4 x 6 */
 #define SWA__TILE_MAX_TOKENS 6
+#define SWA__FLOAT_TILE_ROWS 4
 /* The attention's weighted sum of values: out[h * ldo + d] += sum over j < nk, in order, of
    p[h * ldp + j] * v_j[d], for nh <= SWA__TILE_TOKENS query heads sharing a value head; v_j at
    byte offset j * v_stride, hd values each. */
@@ -3979,12 +3980,12 @@ SWA__AVX512 SWA__INLINE __m512 swa__load16_avx512(const uint8_t *w, int64_t i, _
    half the time (README, Kernels). The columns from the last whole 16 on go through one masked
    step, so a pair meets the same operations whatever its tile: its 16-lane sum, column block
    after column block, then the lanes' tree. R and T are constants after inlining. */
-SWA__AVX512 SWA__INLINE void swa__tile_step_avx512(__m512 c[SWA__TILE_MAX_ROWS][SWA__TILE_MAX_TOKENS],
+SWA__AVX512 SWA__INLINE void swa__tile_step_avx512(__m512 c[SWA__FLOAT_TILE_ROWS][SWA__TILE_MAX_TOKENS],
                                                    const uint8_t *wb, size_t w_stride, const uint8_t *xb,
                                                    size_t x_stride, int64_t i, __mmask16 m, uint32_t type,
                                                    const int R, const int T)
 {
-    __m512 w[SWA__TILE_MAX_ROWS];
+    __m512 w[SWA__FLOAT_TILE_ROWS];
     int r, t;
     SWA__UNROLL
     for (r = 0; r < R; r++) w[r] = swa__load16_avx512(wb + (size_t)r * w_stride, i, m, type);
@@ -3998,43 +3999,69 @@ SWA__AVX512 SWA__INLINE void swa__tile_step_avx512(__m512 c[SWA__TILE_MAX_ROWS][
     }
 }
 
+/* A tile over the len columns from wb and xb on, its accumulators carried in acc from the
+   columns before (acc[r][t], SWA__TILE_MAX_TOKENS to a row); the next tile's rows are fetched
+   ahead. */
 SWA__AVX512 SWA__INLINE void
-swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_stride, int64_t n,
-                 float *y, int64_t ldy, uint32_t type, const int R, const int T)
+swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_stride, int64_t len,
+                 __m512 acc[][SWA__TILE_MAX_TOKENS], uint32_t type, const int R, const int T)
 {
-    __m512 c[SWA__TILE_MAX_ROWS][SWA__TILE_MAX_TOKENS];
+    __m512 c[SWA__FLOAT_TILE_ROWS][SWA__TILE_MAX_TOKENS];
     const size_t elt = type == SWA_TYPE_F32 ? 4 : 2;
     int64_t i;
     int r, t;
     SWA__UNROLL
     for (r = 0; r < R; r++)
         SWA__UNROLL
-        for (t = 0; t < T; t++) c[r][t] = _mm512_setzero_ps();
-    for (i = 0; i + 16 <= n; i += 16) {
+        for (t = 0; t < T; t++) c[r][t] = acc[r][t];
+    for (i = 0; i + 16 <= len; i += 16) {
         if ((size_t)i * elt % 64 == 0) swa__prefetch_next_rows(wb, w_stride, R, (size_t)i * elt);
         swa__tile_step_avx512(c, wb, w_stride, xb, x_stride, i, (__mmask16)0xffffu, type, R, T);
     }
-    if (i < n) swa__tile_step_avx512(c, wb, w_stride, xb, x_stride, i, (__mmask16)((1u << (n - i)) - 1u), type, R, T);
+    if (i < len) swa__tile_step_avx512(c, wb, w_stride, xb, x_stride, i, (__mmask16)((1u << (len - i)) - 1u), type, R, T);
     SWA__UNROLL
-    for (t = 0; t < T; t++)
+    for (r = 0; r < R; r++)
         SWA__UNROLL
-        for (r = 0; r < R; r++) y[t * ldy + r] = swa__hsum16_avx512(c[r][t]);
+        for (t = 0; t < T; t++) acc[r][t] = c[r][t];
 }
 
 #define SWA__FLOAT_TILE_CASE(R, T) \
-    case (R - 1) * SWA__TILE_MAX_TOKENS + T - 1: swa__tile_avx512(wb, w_stride, xb, x_stride, n, y, ldy, type, R, T); break;
+    case (R - 1) * SWA__TILE_MAX_TOKENS + T - 1: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, R, T); break;
 #define SWA__FLOAT_TILE_CASES(R) \
     SWA__FLOAT_TILE_CASE(R, 1) SWA__FLOAT_TILE_CASE(R, 2) SWA__FLOAT_TILE_CASE(R, 3) SWA__FLOAT_TILE_CASE(R, 4) SWA__FLOAT_TILE_CASE(R, 5) SWA__FLOAT_TILE_CASE(R, 6)
 
-/* The tile for nr rows and nt tokens, each shape its own inlined copy. */
+/* Up to SWA__TILE_MAX_ROWS rows against up to 6 tokens, in tiles of 4 rows. With several
+   tokens the columns go in chunks of SWA__FLOAT_CHUNK, each met by every tile before the next:
+   the tokens' activations for a chunk (12 KB for 6 tokens) stay in L1 while the rows pass, the
+   accumulators kept in acc in between. Met over all the columns at once, each tile of 4 rows
+   read its tokens' activations from L2 again, 6 loads of 64 bytes and 4 of 32 for 24 FMAs,
+   more than L2 gives a core: TinyLlama F16 prompts went from 91-94 to 98-103 tokens/s. One
+   token's rows go whole, one stream at a time. Each lane still meets its column blocks in
+   order, so the bits are those of any other tile or chunk. */
+#define SWA__FLOAT_CHUNK 512
 SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                                                     int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
 {
-    const uint8_t *wb = (const uint8_t *)w, *xb = (const uint8_t *)x;
-    switch ((nr - 1) * SWA__TILE_MAX_TOKENS + nt - 1) {
-    SWA__FLOAT_TILE_CASES(1) SWA__FLOAT_TILE_CASES(2) SWA__FLOAT_TILE_CASES(3) SWA__FLOAT_TILE_CASES(4)
-    default: break;
+    const int64_t chunk = nt > 1 ? SWA__FLOAT_CHUNK : n;
+    const size_t elt = type == SWA_TYPE_F32 ? 4 : 2;
+    __m512 acc[SWA__TILE_MAX_ROWS][SWA__TILE_MAX_TOKENS];
+    int64_t i, len;
+    int r, t;
+    for (r = 0; r < nr; r++)
+        for (t = 0; t < nt; t++) acc[r][t] = _mm512_setzero_ps();
+    for (i = 0; i < n; i += len) {
+        const uint8_t *xb = (const uint8_t *)x + (size_t)i * sizeof(float);
+        len = n - i < chunk ? n - i : chunk;
+        for (r = 0; r < nr; r += SWA__FLOAT_TILE_ROWS) {
+            const uint8_t *wb = (const uint8_t *)w + (size_t)r * w_stride + (size_t)i * elt;
+            switch ((nr - r < SWA__FLOAT_TILE_ROWS ? nr - r - 1 : SWA__FLOAT_TILE_ROWS - 1) * SWA__TILE_MAX_TOKENS + nt - 1) {
+            SWA__FLOAT_TILE_CASES(1) SWA__FLOAT_TILE_CASES(2) SWA__FLOAT_TILE_CASES(3) SWA__FLOAT_TILE_CASES(4)
+            default: break;
+            }
+        }
     }
+    for (t = 0; t < nt; t++)
+        for (r = 0; r < nr; r++) y[t * ldy + r] = swa__hsum16_avx512(acc[r][t]);
 }
 #undef SWA__FLOAT_TILE_CASES
 #undef SWA__FLOAT_TILE_CASE

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const int64_t float_sizes[] = {1, 7, 8, 9, 31, 32, 33, 255, 256, 257, 4099};
+static const int64_t float_sizes[] = {1, 7, 8, 9, 31, 32, 33, 255, 256, 257, 1039, 4099};
 static const int64_t block32_counts[] = {1, 2, 7, 8, 9, 31, 32, 33, 129};    /* n = 32 * count */
 static const int64_t block256_counts[] = {1, 2, 3, 7, 16, 17};               /* n = 256 * count */
 
