@@ -1,4 +1,4 @@
-/* swa.h - v0.8.2 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.8.3 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -123,6 +123,10 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.8.3  float prompts meet the rows in chunks of 512 columns whose activations stay in L1
+           (AVX-512: F16 prompts 1.06-1.13x faster); float generation on rows of 8 KB or
+           more prefetches each row ahead (Mistral-7B F16 generation 1.08x); the AMX
+           products' scales pass no longer prefetches twice.
     0.8.2  the amx set's Q4_0 products of 1 to 7 tokens gather words across blocks instead of
            reducing sums (generation 8% faster, batches of 4 in L2 1.5x); generation prefetches
            into L2 4 KB ahead and into L1 1 KB ahead (Q8_0 generation 1.2-1.3x, Q4_0 and
@@ -163,7 +167,7 @@ REVISION HISTORY
 
 #define SWA_VERSION_MAJOR 0
 #define SWA_VERSION_MINOR 8
-#define SWA_VERSION_PATCH 2
+#define SWA_VERSION_PATCH 3
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
 #define SWADEF static __attribute__((unused))   /* a program need not call every function */

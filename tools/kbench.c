@@ -5,7 +5,7 @@
    For each weight type and each instruction set this CPU runs (or the ones named), times the
    kernels a context calls on about 96 KB of rows that stay in the core's L2 cache, so what is
    measured is the kernel's arithmetic and not the memory system: generation's tiles of one
-   token (every row once), a prompt's whole tiles (3 rows x 4 tokens; 4 x 6 for AVX-512's
+   token (every row once), a prompt's whole tiles (3 rows x 4 tokens; 32 x 6 for AVX-512's
    float rows), either one through the set's batch product where a context calls that for so
    few tokens (the amx set's Q4_0), and where the set has them its batch products (gemm: AMX)
    of 8 and of 64 tokens. Prints GB/s of weights per core for each (times
