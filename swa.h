@@ -2840,9 +2840,9 @@ SWA__AVX2 SWA__INLINE void swa__prefetch_unit(const uint8_t *w, int unit_bytes)
 
 /* A tile's rows fetched at offset + SWA__PREFETCH_AHEAD into L2 and + SWA__PREFETCH_NEAR into
    L1, as swa__prefetch_unit does: generation's way on float rows at least twice the distance
-   long (Mistral-7B F16 generation 1.46-1.48 -> 1.58-1.61 tokens/s, AVX-512 and AVX2 alike). On shorter rows those
-   lines are in the rows the tile already reads (TinyLlama's are 4 KB), and the next tile's
-   rows are the ones to fetch. */
+   long (Mistral-7B F16 generation 1.46-1.48 -> 1.58-1.61 tokens/s, AVX-512 and AVX2 alike).
+   On shorter rows those lines are in the rows the tile already reads (TinyLlama's are 4 KB),
+   and the next tile's rows are the ones to fetch. */
 #define SWA__PREFETCH_ROWS_FROM (2 * SWA__PREFETCH_AHEAD)
 SWA__AVX2 SWA__INLINE void swa__prefetch_rows_ahead(const uint8_t *w, size_t w_stride, int rows, size_t offset)
 {
