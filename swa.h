@@ -5148,19 +5148,24 @@ SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q4_0_amx, swa__row_dots_q4_0_amx)
 SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q8_0_amx, swa__dots_q8_0_amx)
 SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q4_0_amx, swa__dots_q4_0_amx)
 
-/* ---- Q4_0 for generation and batches under 8 tokens: sums without a reduction ----
+/* ---- Q4_0 and Q8_0 for batches under 8 tokens (and Q4_0's generation): sums without a
+   reduction ----
    The dots above leave each block's sum spread over 4 lanes of 8 registers and gather them
    with a transposing reduction, per token. Gathering on the weights instead costs less and
-   is done once for all the tokens: a group of 8 blocks (144 bytes) gives two registers of its
-   quants' 32-bit words by permutes, T0 with word 0 of blocks 0-7 in lanes 0-7 and word 1 in
-   lanes 8-15, T1 with words 2 and 3. Their low nibbles are elements 0-15 and their high
+   is done once for all the tokens: a Q4_0 group of 8 blocks (144 bytes) gives two registers
+   of its quants' 32-bit words by permutes, T0 with word 0 of blocks 0-7 in lanes 0-7 and word
+   1 in lanes 8-15, T1 with words 2 and 3. Their low nibbles are elements 0-15 and their high
    ones 16-31, so four vpdpbusd against activations laid out to match (swa__q8t) leave block
    j's whole sum in lanes j and j + 8 of one register, and two groups' registers fold into
    the 16 blocks' sums in block order: the residue order's lanes, with no reduction per
-   token. The tokens are laid out once per product by the set's pack, which is why these are
-   the Q4_0 gemm for fewer than SWA__AMX_FROM tokens rather than its dots. For one token they
-   run 3-17% faster than the dots in L2 (swa-kbench and a harness), for 4 tokens 1.5x, and
-   TinyLlama Q4_0 generation went from 38 to 41 tokens/s (README, Numbers). */
+   token. A Q8_0 group (272 bytes) gives four such registers, two words of each block apiece,
+   for four permutes and three blends each. The tokens are laid out once per product by the
+   set's pack, which is why these are the types' gemm for fewer than SWA__AMX_FROM tokens
+   rather than their dots. For one token the Q4_0 words run 3-17% faster than the dots in L2
+   (swa-kbench and a harness), for 4 tokens 1.5x, and TinyLlama Q4_0 generation went from 38
+   to 41 tokens/s (README, Numbers). Q8_0's cost more for one token than its dots (28 against
+   30-31 GB/s in L2), so they start at 2: TinyLlama Q8_0 batches of 2-4 generate 13-16%
+   faster and of 5-7 37-43% (a tile of 4 and another had read the rows twice). */
 #define SWA__AMX_FROM 8   /* tokens from which Q8_0 and Q4_0 take the AMX products */
 
 /* 16 blocks (a residue unit) of one token's activations. */
@@ -5212,17 +5217,18 @@ SWA__AMX SWA__INLINE swa__q4t_index swa__q4t_index_amx(void)
     return ix;
 }
 
-/* 16 Q4_0 blocks unpacked: group h's quants as the four registers its activations meet (low
-   nibbles of T0 and T1, then their high nibbles), and the blocks' scales. */
-typedef struct swa__q4t_unit {
+/* 16 blocks unpacked: group h's quants as the four registers its activations meet (Q4_0: the
+   low nibbles of T0 and T1, then their high nibbles; Q8_0: words 0-1, 2-3, 4-5 and 6-7 of its
+   blocks, made unsigned), and the blocks' scales. */
+typedef struct swa__words_unit {
     __m512i w[2][4];
     __m512 d;
-} swa__q4t_unit;
+} swa__words_unit;
 
-SWA__AMX SWA__INLINE swa__q4t_unit swa__q4t_load_amx(const uint8_t *w, const swa__q4t_index *ix)
+SWA__AMX SWA__INLINE swa__words_unit swa__q4t_load_amx(const uint8_t *w, const swa__q4t_index *ix)
 {
     const __m512i nibble = _mm512_set1_epi8(15);
-    swa__q4t_unit u;
+    swa__words_unit u;
     __m512i d[2];
     int h, k;
     SWA__UNROLL
@@ -5243,10 +5249,40 @@ SWA__AMX SWA__INLINE swa__q4t_unit swa__q4t_load_amx(const uint8_t *w, const swa
     return u;
 }
 
-/* One token's turn on a unit: acc lane j takes block j's term, as in the residue order. */
-SWA__AMX SWA__INLINE __m512 swa__q4t_step_amx(const swa__q4t_unit *u, const swa__q8t *x, __m512 acc)
+/* Q8_0: block j of a group (272 bytes) has its quants at byte 34 j + 2, so its word c is word
+   17 (j / 2) + c of the bytes from 2 on for even j and from 36 on for odd j, each read as four
+   registers. Blocks 0-3 lie in the first two of them and 4-7 in the last two, 32 words on:
+   register m's lane L, word 2 m + L / 8 of block L % 8, is one index into either pair, and
+   three blends pick the pair and the parity. The odd blocks' last register stops at the
+   group's end (a masked load). */
+SWA__AMX SWA__INLINE swa__words_unit swa__q8w_load_amx(const uint8_t *w)
 {
-    __m512i s[2], sums;
+    const __m512i first = _mm512_setr_epi32(0, 0, 17, 17, 2, 2, 19, 19, 1, 1, 18, 18, 3, 3, 20, 20);
+    swa__words_unit u;
+    int h, m;
+    SWA__UNROLL
+    for (h = 0; h < 2; h++) {
+        const uint8_t *g = w + 272 * h;
+        const __m512i e0 = _mm512_loadu_si512(g + 2), e1 = _mm512_loadu_si512(g + 66);
+        const __m512i e2 = _mm512_loadu_si512(g + 130), e3 = _mm512_loadu_si512(g + 194);
+        const __m512i o0 = _mm512_loadu_si512(g + 36), o1 = _mm512_loadu_si512(g + 100);
+        const __m512i o2 = _mm512_loadu_si512(g + 164), o3 = _mm512_maskz_loadu_epi32(0x07FF, g + 228);
+        SWA__UNROLL
+        for (m = 0; m < 4; m++) {
+            const __m512i ix = _mm512_add_epi32(first, _mm512_set1_epi32(2 * m));
+            __m512i even = _mm512_mask_blend_epi32(0xF0F0, _mm512_permutex2var_epi32(e0, ix, e1), _mm512_permutex2var_epi32(e2, ix, e3));
+            __m512i odd = _mm512_mask_blend_epi32(0xF0F0, _mm512_permutex2var_epi32(o0, ix, o1), _mm512_permutex2var_epi32(o2, ix, o3));
+            u.w[h][m] = _mm512_xor_si512(_mm512_mask_blend_epi32(0xAAAA, even, odd), _mm512_set1_epi8((char)0x80));
+        }
+    }
+    u.d = swa__join_ps_amx(swa__scales8_avx2(w, 34), swa__scales8_avx2(w + 272, 34));
+    return u;
+}
+
+/* One token's turn on a unit: acc lane j takes block j's term, as in the residue order. */
+SWA__AMX SWA__INLINE __m512 swa__words_step_amx(const swa__words_unit *u, const swa__q8t *x, uint32_t type, __m512 acc)
+{
+    __m512i s[2], sums, off = _mm512_loadu_si512(x->sum8);
     int h, m;
     SWA__UNROLL
     for (h = 0; h < 2; h++) {
@@ -5256,23 +5292,30 @@ SWA__AMX SWA__INLINE __m512 swa__q4t_step_amx(const swa__q4t_unit *u, const swa_
     }
     sums = _mm512_add_epi32(_mm512_shuffle_i32x4(s[0], s[1], _MM_SHUFFLE(1, 0, 1, 0)),
                             _mm512_shuffle_i32x4(s[0], s[1], _MM_SHUFFLE(3, 2, 3, 2)));
-    sums = _mm512_sub_epi32(sums, _mm512_loadu_si512(x->sum8));   /* the nibbles' offset: 8 sum x */
+    if (type == SWA_TYPE_Q8_0) off = _mm512_slli_epi32(off, 4);   /* the weights' offset: 128 sum x = 16 sum8 */
+    sums = _mm512_sub_epi32(sums, off);                            /* Q4_0's nibbles': 8 sum x = sum8 */
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_mul_ps(u->d, _mm512_loadu_ps(x->d)), acc);
 }
 
 /* The blocks past the row's last whole unit, one by one into their lanes, and the sum of the
    accumulators in the reference's tree. */
-SWA__AMX SWA__INLINE float swa__q4t_finish_amx(__m512 acc, const uint8_t *row, const swa__q8t *x, int64_t b0, int64_t n_blocks)
+SWA__AMX SWA__INLINE float swa__words_finish_amx(__m512 acc, const uint8_t *row, const swa__q8t *x, int64_t b0, int64_t n_blocks,
+                                                 uint32_t type)
 {
+    const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
     int64_t b;
     for (b = b0; b < n_blocks; b++) {
-        const uint8_t *w = row + b * 18;
+        const uint8_t *w = row + b * bytes;
         const swa__q8t *u = x + b / 16;
         const int j = (int)(b % 16);
         const int8_t *q = u->q[j / 8] + 4 * (j % 8);
-        int32_t sum = -u->sum8[j];
+        int32_t sum = 0;
         int e;
-        for (e = 0; e < 16; e++) sum += (w[2 + e] & 15) * q[32 * (e / 4) + e % 4] + (w[2 + e] >> 4) * q[32 * (4 + e / 4) + e % 4];
+        if (type == SWA_TYPE_Q8_0)
+            for (e = 0; e < 32; e++) sum += (int8_t)w[2 + e] * q[32 * (e / 4) + e % 4];
+        else
+            for (e = 0, sum = -u->sum8[j]; e < 16; e++)
+                sum += (w[2 + e] & 15) * q[32 * (e / 4) + e % 4] + (w[2 + e] >> 4) * q[32 * (4 + e / 4) + e % 4];
         acc = _mm512_mask3_fmadd_ps(_mm512_set1_ps((float)sum), _mm512_set1_ps(_cvtsh_ss(swa__load_u16(w)) * u->d[j]), acc,
                                     (__mmask16)(1u << j));
     }
@@ -5281,29 +5324,32 @@ SWA__AMX SWA__INLINE float swa__q4t_finish_amx(__m512 acc, const uint8_t *row, c
 
 /* One row against NT tokens (x_units units apart): each unit unpacked once, its lines 4 KB
    ahead fetched, the accumulators in registers. */
-SWA__AMX SWA__INLINE void swa__q4t_row_amx(const uint8_t *row, const swa__q8t *x, int64_t x_units, const int NT, int64_t n_in,
-                                           const swa__q4t_index *ix, float *y, int64_t ldy)
+SWA__AMX SWA__INLINE void swa__words_row_amx(const uint8_t *row, const swa__q8t *x, int64_t x_units, const int NT, int64_t n_in,
+                                             const swa__q4t_index *ix, float *y, int64_t ldy, uint32_t type)
 {
-    const int64_t units = n_in / 512;
+    const int64_t units = n_in / 512, unit_bytes = type == SWA_TYPE_Q8_0 ? 544 : 288;
     __m512 acc[SWA__AMX_FROM - 1];
     int64_t i;
     int t;
     SWA__UNROLL
     for (t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
     for (i = 0; i < units; i++) {
-        const uint8_t *w = row + i * 288;
-        swa__q4t_unit u = swa__q4t_load_amx(w, ix);
-        swa__prefetch_unit(w, 288);
+        const uint8_t *w = row + i * unit_bytes;
+        swa__words_unit u = type == SWA_TYPE_Q8_0 ? swa__q8w_load_amx(w) : swa__q4t_load_amx(w, ix);
+        swa__prefetch_unit(w, (int)unit_bytes);
         SWA__UNROLL
-        for (t = 0; t < NT; t++) acc[t] = swa__q4t_step_amx(&u, x + t * x_units + i, acc[t]);
+        for (t = 0; t < NT; t++) acc[t] = swa__words_step_amx(&u, x + t * x_units + i, type, acc[t]);
     }
-    for (t = 0; t < NT; t++) y[t * ldy] = swa__q4t_finish_amx(acc[t], row, x + t * x_units, units * 16, n_in / 32);
+    for (t = 0; t < NT; t++) y[t * ldy] = swa__words_finish_amx(acc[t], row, x + t * x_units, units * 16, n_in / 32, type);
 }
+
+#define SWA__WORDS_ROW_CASE(NT) \
+    case NT: swa__words_row_amx(row, x, x_units, NT, n_in, &ix, y + r, ldy, type); break;
 
 /* y[t * ldy + r] = dot(row r, token t) for nr rows and n < SWA__AMX_FROM tokens packed by
    swa__q8t_pack. */
-SWA__AMX static void swa__q4t_rows_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n, int64_t n_in,
-                                       float *y, int64_t ldy)
+SWA__AMX SWA__INLINE void swa__words_rows_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                              int64_t n_in, float *y, int64_t ldy, uint32_t type)
 {
     const swa__q8t *x = (const swa__q8t *)xpack;
     const int64_t x_units = swa__q8t_units(n_in);
@@ -5312,16 +5358,13 @@ SWA__AMX static void swa__q4t_rows_amx(const uint8_t *w, size_t w_stride, int64_
     for (r = 0; r < nr; r++) {
         const uint8_t *row = w + (size_t)r * w_stride;
         switch (n) {   /* a loop of its own for each count, its accumulators in registers */
-        case 1: swa__q4t_row_amx(row, x, x_units, 1, n_in, &ix, y + r, ldy); break;
-        case 2: swa__q4t_row_amx(row, x, x_units, 2, n_in, &ix, y + r, ldy); break;
-        case 3: swa__q4t_row_amx(row, x, x_units, 3, n_in, &ix, y + r, ldy); break;
-        case 4: swa__q4t_row_amx(row, x, x_units, 4, n_in, &ix, y + r, ldy); break;
-        case 5: swa__q4t_row_amx(row, x, x_units, 5, n_in, &ix, y + r, ldy); break;
-        case 6: swa__q4t_row_amx(row, x, x_units, 6, n_in, &ix, y + r, ldy); break;
-        default: swa__q4t_row_amx(row, x, x_units, 7, n_in, &ix, y + r, ldy); break;
+        SWA__WORDS_ROW_CASE(1) SWA__WORDS_ROW_CASE(2) SWA__WORDS_ROW_CASE(3) SWA__WORDS_ROW_CASE(4)
+        SWA__WORDS_ROW_CASE(5) SWA__WORDS_ROW_CASE(6)
+        default: swa__words_row_amx(row, x, x_units, 7, n_in, &ix, y + r, ldy, type); break;
         }
     }
 }
+#undef SWA__WORDS_ROW_CASE
 
 /* ---- matrix products on AMX tiles ----
    For 16 weight rows and 16 tokens, tile C (16 x 16 int32) = A (one block of each row: 16 x
@@ -5369,13 +5412,13 @@ static void swa__amx_put(swa__amx_unit *u, int row0, int64_t col, const swa__q8g
 /* Tokens [0, n) of the activations xq (swa__q8g rows, x_stride bytes apart) in tile units,
    zeros where no token or block is: with more than 8 tokens, unit g * nbk + b holds block b
    of tokens 16 g .. 16 g + 15; with 8 or fewer, unit b / 2 holds blocks b and b + 1, token
-   t's in columns 2 t and 2 t + 1. Fewer than SWA__AMX_FROM tokens are laid out for Q4_0's
+   t's in columns 2 t and 2 t + 1. Fewer than SWA__AMX_FROM tokens are laid out for the
    gathered words instead (swa__q8t_pack). */
 static void swa__amx_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
 {
     swa__amx_unit *u = (swa__amx_unit *)out;
     int64_t nbk = n_in / 32, g, b, t;
-    if (n < SWA__AMX_FROM) {   /* Q4_0's products without tiles */
+    if (n < SWA__AMX_FROM) {   /* the products without tiles */
         swa__q8t_pack(xq, x_stride, n, n_in, out);
         return;
     }
@@ -5643,13 +5686,14 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
 SWA__AMX static void swa__gemm_q8_0_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                         int64_t n_in, float *y, int64_t ldy, void *scratch)
 {
-    swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q8_0);
+    if (n < SWA__AMX_FROM) swa__words_rows_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, SWA_TYPE_Q8_0);
+    else swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q8_0);
 }
 
 SWA__AMX static void swa__gemm_q4_0_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                         int64_t n_in, float *y, int64_t ldy, void *scratch)
 {
-    if (n < SWA__AMX_FROM) swa__q4t_rows_amx(w, w_stride, nr, xpack, n, n_in, y, ldy);
+    if (n < SWA__AMX_FROM) swa__words_rows_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, SWA_TYPE_Q4_0);
     else swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_0);
 }
 
@@ -6296,8 +6340,8 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
         k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_amx;
         k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_amx;
         k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_amx;
-        k->type[SWA_TYPE_Q8_0].gemm_from = SWA__AMX_FROM;
-        k->type[SWA_TYPE_Q4_0].gemm_from = 1;   /* below SWA__AMX_FROM, swa__q4t_rows_amx */
+        k->type[SWA_TYPE_Q8_0].gemm_from = 2;   /* below SWA__AMX_FROM, swa__words_rows_amx */
+        k->type[SWA_TYPE_Q4_0].gemm_from = 1;   /* below SWA__AMX_FROM, swa__words_rows_amx */
         k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_amx;
         k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_amx;
         k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_amx;
