@@ -2856,6 +2856,15 @@ SWA__AVX2 SWA__INLINE void swa__prefetch_rows_ahead(const uint8_t *w, size_t w_s
     }
 }
 
+/* What a float tile fetches at a line of its rows (rows of row_bytes, `next` of them in the
+   next tile): its own rows ahead for one token on long rows, else the next tile's rows. */
+SWA__AVX2 SWA__INLINE void swa__prefetch_float_tile(const uint8_t *w, size_t w_stride, int rows, int next, size_t offset,
+                                                    size_t row_bytes, int tokens)
+{
+    if (tokens == 1 && row_bytes >= SWA__PREFETCH_ROWS_FROM) swa__prefetch_rows_ahead(w, w_stride, rows, offset);
+    else swa__prefetch_next_rows(w, w_stride, next, offset);
+}
+
 #define SWA__TILE_TOKEN(t)                                                                         \
     if (T > t) {                                                                                    \
         const __m256 v = _mm256_loadu_ps((const float *)(xb + (size_t)(t) * x_stride) + i);        \
@@ -2881,9 +2890,7 @@ swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_s
         const __m256 w1 = R > 1 ? swa__load8_avx2(wb + w_stride, i, type) : w0;
         const __m256 w2 = R > 2 ? swa__load8_avx2(wb + 2 * w_stride, i, type) : w0;
         SWA__TILE_TOKEN(0) SWA__TILE_TOKEN(1) SWA__TILE_TOKEN(2) SWA__TILE_TOKEN(3)
-        if ((size_t)i * elt % 64 != 0) continue;
-        if (T == 1 && (size_t)n * elt >= SWA__PREFETCH_ROWS_FROM) swa__prefetch_rows_ahead(wb, w_stride, R, (size_t)i * elt);
-        else swa__prefetch_next_rows(wb, w_stride, SWA__TILE_ROWS, (size_t)i * elt);
+        if ((size_t)i * elt % 64 == 0) swa__prefetch_float_tile(wb, w_stride, R, SWA__TILE_ROWS, (size_t)i * elt, (size_t)n * elt, T);
     }
     SWA__TILE_STORE(0, 0); SWA__TILE_STORE(0, 1); SWA__TILE_STORE(0, 2); SWA__TILE_STORE(0, 3);
     SWA__TILE_STORE(1, 0); SWA__TILE_STORE(1, 1); SWA__TILE_STORE(1, 2); SWA__TILE_STORE(1, 3);
@@ -4039,10 +4046,7 @@ swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x
         SWA__UNROLL
         for (t = 0; t < T; t++) c[r][t] = acc[r][t];
     for (i = 0; i + 16 <= len; i += 16) {
-        if ((size_t)i * elt % 64 == 0) {
-            if (T == 1 && (size_t)len * elt >= SWA__PREFETCH_ROWS_FROM) swa__prefetch_rows_ahead(wb, w_stride, R, (size_t)i * elt);
-            else swa__prefetch_next_rows(wb, w_stride, R, (size_t)i * elt);
-        }
+        if ((size_t)i * elt % 64 == 0) swa__prefetch_float_tile(wb, w_stride, R, R, (size_t)i * elt, (size_t)len * elt, T);
         swa__tile_step_avx512(c, wb, w_stride, xb, x_stride, i, (__mmask16)0xffffu, type, R, T);
     }
     if (i < len) swa__tile_step_avx512(c, wb, w_stride, xb, x_stride, i, (__mmask16)((1u << (len - i)) - 1u), type, R, T);
