@@ -1,4 +1,4 @@
-/* swa.h - v0.8.3 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.8.4 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -123,6 +123,10 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.8.4  the amx set's products spread each product's prefetches of the next rows over the
+           scaling of C's rows, and a batch of 8's products fetch the next tile B into L1:
+           TinyLlama batches of 8 generate 1.04x (Q4_0) and 1.07x (Q8_0) faster, Q4_K_M
+           batches of 16 1.05x.
     0.8.3  float prompts meet the rows in chunks of 512 columns whose activations stay in L1
            (AVX-512: F16 prompts 1.06-1.13x faster); float generation on rows of 8 KB or
            more prefetches each row ahead (Mistral-7B F16 generation 1.08x); the amx set's
@@ -168,7 +172,7 @@ REVISION HISTORY
 
 #define SWA_VERSION_MAJOR 0
 #define SWA_VERSION_MINOR 8
-#define SWA_VERSION_PATCH 3
+#define SWA_VERSION_PATCH 4
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
 #define SWADEF static __attribute__((unused))   /* a program need not call every function */
@@ -5517,7 +5521,7 @@ SWA__AMX SWA__INLINE void swa__amx_unpack_pair(const uint8_t *w, size_t w_stride
    block from memory against 63 from L3; 58 against 44 with them). A product's share is spread
    over the scaling of C's 16 rows: issued at once (9 lines for a narrow Q4_0 product of 2048
    columns, 36 for a K-quant's), the prefetches waited for fill buffers, and the products of 8
-   tokens read Q4_0 rows from memory at 5.4-6.3 GB/s a core against 6.0-6.7 spread. */
+   tokens read Q4_0 rows from memory at 5.4-6.4 GB/s a core against 5.9-6.5 spread. */
 typedef struct swa__amx_ahead {
     const uint8_t *at, *end;
     int lines;   /* per product */
@@ -5622,13 +5626,13 @@ SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int
         }
         for (b = j; b < n_blocks; b += 16) {
             const __m512 d = _mm512_loadu_ps(xu[b / 2].d);
-            const swa__amx_unit *next = xu + (b + 16 < n_blocks ? b + 16 : j + 2) / 2;
+            const int64_t next = b + 16 < n_blocks ? b + 16 : j + 2 < 16 && j + 2 < n_blocks ? j + 2 : 0;   /* its first block */
             swa__amx_product(a + (b / 16) * 1024, 64, xu + b / 2, c);
 #pragma GCC unroll 16
             for (m = 0; m < 16; m++) {
-                swa__amx_fetch_unit(next, m);
                 const __m512 sw = _mm512_castsi512_ps(_mm512_broadcastq_epi64(_mm_loadu_si64(ds + m * stride + b)));
                 r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)), _mm512_mul_ps(sw, d), r[m]);
+                swa__amx_fetch_unit(xu + next / 2, m);
                 swa__amx_fetch_ahead(ahead, m);
             }
         }
