@@ -5626,7 +5626,7 @@ SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int
         }
         for (b = j; b < n_blocks; b += 16) {
             const __m512 d = _mm512_loadu_ps(xu[b / 2].d);
-            const int64_t next = b + 16 < n_blocks ? b + 16 : j + 2 < 16 && j + 2 < n_blocks ? j + 2 : 0;   /* its first block */
+            const int64_t next = b + 16 < n_blocks ? b + 16 : j + 2 < 16 && j + 2 < n_blocks ? j + 2 : 0;   /* the next product's first block */
             swa__amx_product(a + (b / 16) * 1024, 64, xu + b / 2, c);
 #pragma GCC unroll 16
             for (m = 0; m < 16; m++) {
