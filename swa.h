@@ -5604,6 +5604,14 @@ SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, int6
     }
 }
 
+/* In a narrow product's order (pair j's blocks b = j, j + 16, ..., then pair j + 2's), the first
+   block of the product after block b's: the next row group's block 0 after the last pair. */
+static int64_t swa__amx_next_block(int64_t b, int j, int64_t n_blocks)
+{
+    if (b + 16 < n_blocks) return b + 16;
+    return j + 2 < 16 && j + 2 < n_blocks ? j + 2 : 0;
+}
+
 /* The same for a narrow product's at most 8 tokens, in the pairs of accumulators their lanes
    hold: acc[(j / 2 * 16 + m) * 16 + 2 t + (j % 2)]. The rows are read once, so each pair j
    first unpacks its pairs of blocks (every 16th) as tiles A, 1 KB each at a, then runs their
@@ -5626,7 +5634,7 @@ SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int
         }
         for (b = j; b < n_blocks; b += 16) {
             const __m512 d = _mm512_loadu_ps(xu[b / 2].d);
-            const int64_t next = b + 16 < n_blocks ? b + 16 : j + 2 < 16 && j + 2 < n_blocks ? j + 2 : 0;   /* the next product's first block */
+            const int64_t next = swa__amx_next_block(b, j, n_blocks);
             swa__amx_product(a + (b / 16) * 1024, 64, xu + b / 2, c);
 #pragma GCC unroll 16
             for (m = 0; m < 16; m++) {
