@@ -8,6 +8,12 @@
 #                        and compile checks run under Wine
 #   make run             a story from a small model
 #   make bench           benchmarks, written to build/bench.md
+#
+# The implementation is compiled once per build folder, into $(BUILD)/swa.o, and every program
+# and test links it; the tests and the benchmark that check internals see them through the
+# test-only switch SWA_INTERNALS (swa.h, "internal declarations"), with which swa.o is built.
+# The compile checks and the two tests that bring their own allocator compile the header
+# themselves, as a host program does.
 CC      ?= cc
 CXX     ?= c++
 CFLAGS  ?= -std=c11 -O2 -Wall -Wextra -Wpedantic
@@ -25,6 +31,11 @@ CFLAGS  += -g -fsanitize=thread
 BUILD   := build/tsan
 export TSAN_OPTIONS := allocator_may_return_null=1
 endif
+# Builds run on every core unless the caller says otherwise (make -j1).
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
+LIB     := $(BUILD)/swa.o
 HEADERS := swa.h tools/gguf_writer.h tools/printable.h tools/safe_write.h tools/targets.h tools/timing.h tools/tool.h
 
 PROGRAM_NAMES := swa-generate swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
@@ -43,26 +54,34 @@ programs: $(PROGRAMS)
 $(BUILD):
 	@mkdir -p $(BUILD)
 
-$(BUILD)/swa-generate: examples/generate.c $(HEADERS) | $(BUILD)
-	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+# The implementation, once: SWA_INTERNALS gives the few functions the kernel tests call external
+# linkage (swa.h, "internal declarations"); everything else stays static to this object.
+$(LIB): swa.h | $(BUILD)
+	$(CC) $(CFLAGS) -DSWA_IMPLEMENTATION -DSWA_INTERNALS -x c -c swa.h -o $@
 
-$(BUILD)/swa-%: tools/%.c $(HEADERS) | $(BUILD)
-	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+$(BUILD)/swa-generate: examples/generate.c $(LIB) $(HEADERS) | $(BUILD)
+	$(CC) $(CFLAGS) -I. $< $(LIB) -o $@ $(LDLIBS)
 
-# The library must also build as C++, as static functions, from two translation units, and
-# without threads (and then without -lpthread).
+$(BUILD)/swa-%: tools/%.c $(LIB) $(HEADERS) | $(BUILD)
+	$(CC) $(CFLAGS) -I. $< $(LIB) -o $@ $(LDLIBS)
+
+# The library must also build as a host builds it: as C++, as static functions, from two
+# translation units, and without threads (and then without -lpthread). These checks compile the
+# whole header each, so without optimisation (-O0): they check that it builds and runs, and the
+# warning matrix below compiles it optimised, for the warnings only optimisation finds.
+CHECK_CFLAGS := $(CFLAGS) -O0
 $(BUILD)/compile_cpp: tests/compile_cpp.cpp swa.h | $(BUILD)
-	$(CXX) -std=c++11 -O2 -Wall -Wextra -Wpedantic $(filter -g -fsanitize%,$(CFLAGS)) -I. $< -o $@ $(LDLIBS)
+	$(CXX) -std=c++11 -O0 -Wall -Wextra -Wpedantic $(filter -g -fsanitize%,$(CFLAGS)) -I. $< -o $@ $(LDLIBS)
 $(BUILD)/compile_static: tests/compile_static.c swa.h | $(BUILD)
-	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+	$(CC) $(CHECK_CFLAGS) -I. $< -o $@ $(LDLIBS)
 $(BUILD)/compile_two_tu: tests/compile_two_tu_a.c tests/compile_two_tu_b.c swa.h | $(BUILD)
-	$(CC) $(CFLAGS) -I. tests/compile_two_tu_a.c tests/compile_two_tu_b.c -o $@ $(LDLIBS)
+	$(CC) $(CHECK_CFLAGS) -I. tests/compile_two_tu_a.c tests/compile_two_tu_b.c -o $@ $(LDLIBS)
 $(BUILD)/compile_no_threads: tests/compile_no_threads.c swa.h | $(BUILD)
-	$(CC) $(CFLAGS) -I. $< -o $@ -lm
+	$(CC) $(CHECK_CFLAGS) -I. $< -o $@ -lm
 
 # The compile-out switches each leave a smaller library that still works.
 $(BUILD)/compile_no_%: tests/compile_no_%.c swa.h | $(BUILD)
-	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+	$(CC) $(CHECK_CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 # The warning matrix: the header warning-free with -Werror under WARN_C in C (the default build
 # compiled whole; without SIMD, threads or mmap checked for syntax) and WARN_CXX in C++, with
@@ -88,7 +107,12 @@ $(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp swa.h 
 
 tests: cmocka $(TESTS)
 
-$(BUILD)/test_%: tests/test_%.c tests/testutil.h tests/programs.h $(HEADERS) | $(BUILD)
+$(BUILD)/test_%: tests/test_%.c tests/testutil.h tests/programs.h $(LIB) $(HEADERS) | $(BUILD) cmocka
+	$(CC) $(CFLAGS) $(TEST_FLAGS) -I. $< $(LIB) -o $@ -lcmocka $(LDLIBS)
+
+# These two bring their own SWA_MALLOC, so they compile the implementation with it, as a host does.
+SELF_CONTAINED := test_platform test_longrun
+$(addprefix $(BUILD)/,$(SELF_CONTAINED)): $(BUILD)/%: tests/%.c tests/testutil.h tests/programs.h $(HEADERS) | $(BUILD) cmocka
 	$(CC) $(CFLAGS) $(TEST_FLAGS) -I. $< -o $@ -lcmocka $(LDLIBS)
 
 # test_arch builds its models with swa-mkmodel (arguments from tests/data/arch-*.ref), runs swa-inspect
@@ -118,54 +142,56 @@ test-nosimd:
 # make test-windows: everything cross-built with MinGW-w64 into build/windows (the programs too,
 # which are built but not run: their tests drive them through a POSIX shell), then the tests
 # that need no shell and the compile checks run under Wine. cmocka is not packaged for MinGW in
-# Debian, so it is built for the target from Debian's source package (the orig tarball, checked
-# against the SHA-256 its .dsc lists) with cmake. Its fail_msg formats are checked against
-# Microsoft's printf, which knows no %zu: the tests are built with -Wno-format.
+# Debian, so it is built for the target from Debian's source package, fetched through the
+# machine's own apt sources (tests/cmocka-source.sh), with cmake. Its fail_msg formats are checked
+# against Microsoft's printf, which knows no %zu: the tests are built with -Wno-format.
 WIN_PREFIX ?= x86_64-w64-mingw32-
 WIN_BUILD  := build/windows
 # C99 printf (%zu) from MinGW's own stdio; winpthreads for the tools' clock_gettime and threads
 WIN_CFLAGS := -std=c11 -O2 -Wall -Wextra -Wpedantic -Werror -D__USE_MINGW_ANSI_STDIO=1
 WIN_LIBS   := -static -lm -lpthread
-CMOCKA_VERSION := 1.1.5
-CMOCKA_SHA256  := f0ccd8242d55e2fd74b16ba518359151f6f8383ff8aef4976e48393f77bba8b6
-CMOCKA_URL     := http://deb.debian.org/debian/pool/main/c/cmocka/cmocka_$(CMOCKA_VERSION).orig.tar.xz
 WIN_CMOCKA := $(WIN_BUILD)/cmocka/lib/libcmocka-static.a
+WIN_LIB    := $(WIN_BUILD)/swa.o
 WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_kernels test_quant test_cache
 WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler \
               compile_warnings compile_cpp
 WINE       := WINEDEBUG=-all WINEPREFIX=$(abspath $(WIN_BUILD))/wine wine
 
 $(WIN_CMOCKA):
-	@mkdir -p $(WIN_BUILD)/cmocka-src
-	curl -sfL -o $(WIN_BUILD)/cmocka.tar.xz $(CMOCKA_URL)
-	echo "$(CMOCKA_SHA256)  $(WIN_BUILD)/cmocka.tar.xz" | sha256sum -c -
-	tar -C $(WIN_BUILD)/cmocka-src --strip-components=1 -xJf $(WIN_BUILD)/cmocka.tar.xz
-	cd $(WIN_BUILD)/cmocka-src && cmake -S . -B build -DCMAKE_SYSTEM_NAME=Windows \
+	@rm -rf $(WIN_BUILD)/cmocka-source && mkdir -p $(WIN_BUILD)/cmocka-source
+	sh tests/cmocka-source.sh $(WIN_BUILD)/cmocka-source
+	cd $(WIN_BUILD)/cmocka-source/src && cmake -S . -B build -DCMAKE_SYSTEM_NAME=Windows \
 	  -DCMAKE_C_COMPILER=$(WIN_PREFIX)gcc -DCMAKE_RC_COMPILER=$(WIN_PREFIX)windres -DWITH_STATIC_LIB=ON \
 	  -DWITH_EXAMPLES=OFF -DUNIT_TESTING=OFF -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(abspath $(WIN_BUILD))/cmocka \
 	  > cmake.log && cmake --build build > build.log && cmake --install build > install.log
 
-$(WIN_BUILD)/swa-generate.exe: examples/generate.c $(HEADERS) | $(WIN_CMOCKA)
-	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< -o $@ $(WIN_LIBS)
-$(WIN_BUILD)/swa-%.exe: tools/%.c $(HEADERS) | $(WIN_CMOCKA)
-	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< -o $@ $(WIN_LIBS)
-$(WIN_BUILD)/test_%.exe: tests/test_%.c tests/testutil.h tests/programs.h $(HEADERS) $(WIN_CMOCKA)
-	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -Wno-format -I. -I$(WIN_BUILD)/cmocka/include $< -o $@ -L$(WIN_BUILD)/cmocka/lib \
-	  -lcmocka-static $(WIN_LIBS)
+$(WIN_LIB): swa.h | $(WIN_CMOCKA)
+	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -DSWA_IMPLEMENTATION -DSWA_INTERNALS -x c -c swa.h -o $@
+$(WIN_BUILD)/swa-generate.exe: examples/generate.c $(WIN_LIB) $(HEADERS)
+	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< $(WIN_LIB) -o $@ $(WIN_LIBS)
+$(WIN_BUILD)/swa-%.exe: tools/%.c $(WIN_LIB) $(HEADERS)
+	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< $(WIN_LIB) -o $@ $(WIN_LIBS)
+WIN_TEST_CFLAGS := $(WIN_CFLAGS) -Wno-format -I. -I$(WIN_BUILD)/cmocka/include
+WIN_TEST_LIBS   := -L$(WIN_BUILD)/cmocka/lib -lcmocka-static $(WIN_LIBS)
+$(WIN_BUILD)/test_%.exe: tests/test_%.c tests/testutil.h tests/programs.h $(WIN_LIB) $(HEADERS) $(WIN_CMOCKA)
+	$(WIN_PREFIX)gcc $(WIN_TEST_CFLAGS) $< $(WIN_LIB) -o $@ $(WIN_TEST_LIBS)
+$(addprefix $(WIN_BUILD)/,$(addsuffix .exe,$(SELF_CONTAINED))): $(WIN_BUILD)/%.exe: tests/%.c tests/testutil.h \
+  tests/programs.h $(HEADERS) $(WIN_CMOCKA)
+	$(WIN_PREFIX)gcc $(WIN_TEST_CFLAGS) $< -o $@ $(WIN_TEST_LIBS)
 $(WIN_BUILD)/compile_two_tu.exe: tests/compile_two_tu_a.c tests/compile_two_tu_b.c swa.h | $(WIN_CMOCKA)
-	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $(filter %.c,$^) -o $@ $(WIN_LIBS)
+	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -O0 -I. $(filter %.c,$^) -o $@ $(WIN_LIBS)
 $(WIN_BUILD)/compile_cpp.exe: tests/compile_cpp.cpp swa.h | $(WIN_CMOCKA)
-	$(WIN_PREFIX)g++ -std=c++11 -O2 -Wall -Wextra -Wpedantic -Werror -I. $< -o $@ $(WIN_LIBS)
+	$(WIN_PREFIX)g++ -std=c++11 -O0 -Wall -Wextra -Wpedantic -Werror -I. $< -o $@ $(WIN_LIBS)
 $(WIN_BUILD)/compile_warnings.exe: tests/compile_warnings.c swa.h | $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc -std=c11 -O2 $(WARN_C) -I. $< -o $@ $(WIN_LIBS)
 $(WIN_BUILD)/compile_%.exe: tests/compile_%.c swa.h | $(WIN_CMOCKA)
-	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< -o $@ $(WIN_LIBS)
+	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -O0 -I. $< -o $@ $(WIN_LIBS)
 
 windows: $(addprefix $(WIN_BUILD)/,$(addsuffix .exe,$(PROGRAM_NAMES) $(WIN_CHECKS) $(WIN_TESTS)))
 
 test-windows:
 	@command -v $(WIN_PREFIX)gcc >/dev/null && command -v wine >/dev/null && command -v cmake >/dev/null || \
-	  { echo "test-windows needs: apt-get install mingw-w64 wine wine64 cmake curl"; exit 1; }
+	  { echo "test-windows needs: apt-get install mingw-w64 wine wine64 cmake"; exit 1; }
 	$(MAKE) windows
 	@set -e; for t in $(WIN_CHECKS) $(WIN_TESTS); do echo "== $(WIN_BUILD)/$$t.exe (wine)"; \
 	  $(WINE) $(WIN_BUILD)/$$t.exe; done; echo "all Windows tests passed under Wine"
@@ -186,11 +212,15 @@ bench: programs
 # make fuzz: libFuzzer (clang) on the GGUF loader, the tokenizer and the chat templates, FUZZ_SECONDS each, with
 # seeds written by swa-mkmodel; crashing inputs are left in build/fuzz/ as crash-*.
 FUZZ_SECONDS ?= 60
-FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I.
-fuzz: $(BUILD)/swa-mkmodel
+FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -I.
+FUZZ_LIB    := build/fuzz/swa.o
+$(FUZZ_LIB): swa.h
+	@mkdir -p build/fuzz
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DSWA_IMPLEMENTATION -x c -c swa.h -o $@
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lm -lpthread
+fuzz: $(BUILD)/swa-mkmodel build/fuzz/fuzz_gguf build/fuzz/fuzz_tokenizer build/fuzz/fuzz_chat
 	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-text
-	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_gguf.c -o build/fuzz/fuzz_gguf
-	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_tokenizer.c -o build/fuzz/fuzz_tokenizer
 	for t in f32 f16 q8_0 q4_0; do $(BUILD)/swa-mkmodel --shape custom --layers 1 --dim 32 --heads 2 --kv-heads 1 \
 	  --ff 32 --vocab 260 --ctx 64 --window 8 --type $$t build/fuzz/seeds-gguf/tiny-$$t.gguf 2>/dev/null; done
 	head -c 2000 examples/models/heldout.txt > build/fuzz/seeds-text/heldout
@@ -198,7 +228,6 @@ fuzz: $(BUILD)/swa-mkmodel
 	cd build/fuzz && SWA_FUZZ_VOCAB=../../examples/models/swa-stories.gguf ./fuzz_tokenizer -max_total_time=$(FUZZ_SECONDS) seeds-text
 	if [ -f ../shared/testdata/ggml-vocab-llama-bpe.gguf ]; then cd build/fuzz && \
 	  SWA_FUZZ_VOCAB=../../../shared/testdata/ggml-vocab-llama-bpe.gguf ./fuzz_tokenizer -max_total_time=$(FUZZ_SECONDS) seeds-text; fi
-	clang $(FUZZ_CFLAGS) tests/fuzz/fuzz_chat.c -o build/fuzz/fuzz_chat
 	@mkdir -p build/fuzz/seeds-chat && cp tests/data/chat_templates.txt build/fuzz/seeds-chat/templates
 	cd build/fuzz && ./fuzz_chat -max_total_time=$(FUZZ_SECONDS) -max_len=4096 seeds-chat
 

@@ -308,7 +308,6 @@ SWADEF int64_t    swa_gguf_tensor_count(const swa_gguf *g);
 SWADEF int64_t    swa_gguf_tensor_find(const swa_gguf *g, const char *name);  /* -1 if absent */
 SWADEF const swa_gguf_tensor *swa_gguf_tensor_at(const swa_gguf *g, int64_t i);  /* NULL if out of range */
 
-
 /* ==== model ==== */
 
 typedef struct swa_model swa_model;   /* opaque, immutable after load, shareable across threads */
@@ -673,11 +672,15 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #endif
 #endif /* SWA_H */
 
-#ifdef SWA_IMPLEMENTATION
-#ifndef SWA__IMPLEMENTED
-#define SWA__IMPLEMENTED
-
-/* ==== config defaults ==== */
+/* ==== internal declarations ====
+   What the implementation shares between its sections: the includes, the instruction sets the
+   compiler can build, and the types of the kernel table. A test or benchmark that checks the
+   kernels against their references defines SWA_INTERNALS (a test-only switch, not an API:
+   nothing here is promised to stay) both where the implementation is compiled and where it
+   includes this header plainly; it then sees these declarations, and the functions below have
+   external linkage instead of being static. */
+#if (defined(SWA_IMPLEMENTATION) || defined(SWA_INTERNALS)) && !defined(SWA__DECLARED)
+#define SWA__DECLARED
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -776,6 +779,165 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #define SWA__DEFAULT_N_BATCH 64
 #define SWA__MAX_THREADS     256
 
+#if defined(SWA_INTERNALS)
+#define SWA__INTERNAL
+#elif defined(__GNUC__)
+#define SWA__INTERNAL static __attribute__((unused))   /* some serve the tests only */
+#else
+#define SWA__INTERNAL static
+#endif
+
+/* ---- the kernel table's types ---- */
+
+typedef struct swa__q8 {          /* 32 activations */
+    float d;
+    int8_t q[32];
+} swa__q8;
+
+/* 8 q8 blocks (256 activations), laid out so that the AVX2 kernels take 8 weight blocks at
+   once with whole-register loads and one reduction (see there): block b's scale is
+   d[b], 8 times the sum of its q is sum8[b] (Q4_0's offset: sum (w - 8) q = sum w q - sum8),
+   and its q[0..15] and q[16..31] sit at swa__q8g_half(b, 0) and (b, 1): blocks b and b + 4
+   share 64 bytes, first halves then second halves. A row's last group may be partial. */
+typedef struct swa__q8g {
+    float d[8];
+    int32_t sum8[8];
+    int8_t q[256];
+} swa__q8g;
+
+typedef struct swa__q8k {         /* 256 activations */
+    float d;
+    int8_t q[256];
+    int16_t bsum[16];             /* sum of q[16 g .. 16 g + 15] */
+} swa__q8k;
+
+typedef float (*swa__dot_fn)(const void *row, const void *x, int64_t n);
+typedef void (*swa__quantize_fn)(const float *x, void *out, int64_t n);
+/* y[t * ldy + r] = dot(row r, token t) for r < nr and t < nt, within the type's tile (its
+   swa__type_kernels.tile_rows x tile_tokens): row r at byte offset r * w_stride from w, token t
+   at t * x_stride from x. A pair's result does not depend on the tile it is computed in, so a
+   chunk's logits do not depend on its size. */
+typedef void (*swa__dots_fn)(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                             int nt, int64_t n, float *y, int64_t ldy);
+#define SWA__TILE_ROWS 3         /* the tile most kernels take, as AVX2's 16 registers allow */
+#define SWA__TILE_TOKENS 4
+#define SWA__TILE_MAX_ROWS 32    /* the most dots takes: AVX-512's float rows, in tiles of 4 x 6 */
+#define SWA__TILE_MAX_TOKENS 6
+#define SWA__FLOAT_TILE_ROWS 4
+/* The attention's weighted sum of values: out[h * ldo + d] += sum over j < nk, in order, of
+   p[h * ldp + j] * v_j[d], for nh <= SWA__TILE_TOKENS query heads sharing a value head; v_j at
+   byte offset j * v_stride, hd values each. */
+typedef void (*swa__wsum_fn)(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v,
+                             size_t v_stride, int64_t nk, int64_t hd);
+
+enum { SWA__ACT_F32, SWA__ACT_Q8, SWA__ACT_Q8K };
+
+typedef void (*swa__dequant_fn)(const void *row, float *out, int64_t n);
+typedef void (*swa__store_fn)(const float *x, void *row, int64_t n);
+
+typedef struct swa__type_info {
+    const char *name;
+    int64_t block_size, block_bytes;
+    int act;                   /* SWA__ACT_*: the form of the activations its rows meet */
+    swa__dequant_fn dequant;   /* NULL: a type the library reads past but does not compute with */
+    swa__dot_fn dot;
+    swa__wsum_fn wsum;         /* cache types only */
+    swa__store_fn store;       /* cache types only */
+} swa__type_info;
+
+#define SWA__N_TYPES 40
+
+/* y[t * ldy + r] = dot(row r, token t) for nr rows (w_stride bytes apart) and n tokens packed
+   by the kernel set's pack; scratch: the thread's, of swa__kernels.scratch_bytes(n_in). */
+typedef void (*swa__gemm_fn)(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n, int64_t n_in,
+                             float *y, int64_t ldy, void *scratch);
+
+/* What one instruction set does with rows of one type: the 1-token dot, the tile of rows x
+   tokens (NULL: dot by dot), the product with a whole batch of tokens (NULL: by tiles) and
+   the batch size from which it beats the tiles, and for cache types the weighted sum and the
+   store. */
+typedef struct swa__type_kernels {
+    swa__dot_fn dot;
+    swa__dots_fn dots;
+    int tile_rows, tile_tokens;   /* the largest tile dots takes */
+    swa__gemm_fn gemm;
+    int gemm_from;
+    swa__wsum_fn wsum;
+    swa__store_fn store;
+} swa__type_kernels;
+
+/* The kernels a context calls, filled by name in swa__kernels_setup. */
+typedef struct swa__kernels {
+    const char *name;
+    swa__type_kernels type[SWA__N_TYPES];   /* by ggml type id */
+    swa__quantize_fn quantize_q8, quantize_q8k;
+    /* with the gemm kernels: Q8 or Q8K activations (x_stride bytes apart) into their packed form */
+    void (*pack_q8)(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out);
+    void (*pack_q8k)(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out);
+    /* their memory for n tokens of up to n_in columns: packed tokens, and scratch per thread */
+    void (*gemm_memory)(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes);
+    void (*rmsnorm)(float *out, const float *x, const float *w, int64_t n, float eps);
+    void (*rope)(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs);
+    void (*softmax)(float *x, int64_t n);
+    void (*swiglu)(float *gate, const float *up, int64_t n);
+} swa__kernels;
+
+#define SWA__KERNELS_LAST SWA_KERNELS_AMX
+
+/* ---- what tests and benchmarks call (static unless SWA_INTERNALS) ---- */
+
+SWA__INTERNAL float swa__f16_to_f32(uint16_t h);
+SWA__INTERNAL float swa__bf16_to_f32(uint16_t h);
+SWA__INTERNAL uint16_t swa__load_u16(const uint8_t *p);
+SWA__INTERNAL uint16_t swa__f32_to_f16(float f);
+SWA__INTERNAL int64_t swa__q8g_offset(int64_t b, int half);
+SWA__INTERNAL const int8_t *swa__q8g_half(const swa__q8g *g, int64_t b, int half);
+SWA__INTERNAL size_t swa__act_bytes(int kind, int64_t n);
+SWA__INTERNAL const swa__type_info *swa__type(uint32_t type);
+SWA__INTERNAL int swa__act_kind(uint32_t type);
+SWA__INTERNAL void swa__quantize_q8_ref(const float *x, void *out, int64_t n);
+SWA__INTERNAL void swa__quantize_q8g(swa__quantize_fn quantize_q8, const float *x, void *out,
+                                     int64_t n);
+SWA__INTERNAL void swa__quantize_q8k_ref(const float *x, void *out, int64_t n);
+SWA__INTERNAL void swa__dequant_row_ref(uint32_t type, const void *row, float *out, int64_t n);
+SWA__INTERNAL float swa__dot_f32_ref(const void *row, const void *x, int64_t n);
+SWA__INTERNAL float swa__dot_f16_ref(const void *row, const void *x, int64_t n);
+SWA__INTERNAL float swa__dot_bf16_ref(const void *row, const void *x, int64_t n);
+SWA__INTERNAL void swa__q4k_scales(const uint8_t *s, uint8_t *sc, uint8_t *m);
+SWA__INTERNAL void swa__store_f16_ref(const float *x, void *out, int64_t n);
+SWA__INTERNAL void swa__store_q8_0_ref(const float *x, void *row, int64_t n);
+SWA__INTERNAL void swa__rmsnorm_ref(float *out, const float *x, const float *w, int64_t n,
+                                    float eps);
+SWA__INTERNAL void swa__rope_ref(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot,
+                                 const float *cs);
+SWA__INTERNAL void swa__softmax_ref(float *x, int64_t n);
+SWA__INTERNAL void swa__swiglu_ref(float *gate, const float *up, int64_t n);
+SWA__INTERNAL int32_t swa__kernels_resolve(int32_t asked);
+SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level);
+SWA__INTERNAL void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, size_t w_stride,
+                                 int64_t n_rows, const uint8_t *x, size_t x_stride, int nt,
+                                 int64_t n, float *y, int64_t ldy);
+SWA__INTERNAL void swa__seq_jump(swa_ctx *c, int32_t seq, int64_t pos);
+SWA__INTERNAL void swa__rope_angles(const double *inv_freq, int64_t half, double factor,
+                                    int64_t pos, float *cs);
+#if defined(SWA__HAVE_AMX)
+SWA__INTERNAL int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const swa__q8g *x,
+                                          int64_t b);
+SWA__INTERNAL void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8g *x,
+                                           int64_t b0, int64_t b1, float acc[16]);
+SWA__INTERNAL float swa__residue_sum_ref(const float acc[16]);
+#endif
+#ifndef SWA_NO_TOKENIZER
+SWA__INTERNAL swa_status swa__pretok_pieces(const char *name, const char *text, size_t len,
+                                            size_t *ends, size_t cap, size_t *n_out,
+                                            swa_error *err);
+#endif
+#endif /* SWA__DECLARED */
+
+#ifdef SWA_IMPLEMENTATION
+#ifndef SWA__IMPLEMENTED
+#define SWA__IMPLEMENTED
+
 /* ==== utilities ==== */
 
 static swa_status swa__fail(swa_error *err, swa_status code, const char *fmt, ...)
@@ -870,7 +1032,7 @@ static int swa__host_is_little_endian(void)
 }
 
 /* IEEE half to float, with subnormals, infinities and NaNs. */
-static float swa__f16_to_f32(uint16_t h)
+SWA__INTERNAL float swa__f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1f;
@@ -890,7 +1052,7 @@ static float swa__f16_to_f32(uint16_t h)
     return f;
 }
 
-static float swa__bf16_to_f32(uint16_t h)
+SWA__INTERNAL float swa__bf16_to_f32(uint16_t h)
 {
     uint32_t bits = (uint32_t)h << 16;
     float f;
@@ -898,7 +1060,7 @@ static float swa__bf16_to_f32(uint16_t h)
     return f;
 }
 
-static uint16_t swa__load_u16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+SWA__INTERNAL uint16_t swa__load_u16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 
 SWADEF const char *swa_status_str(swa_status s)
 {
@@ -1782,67 +1944,24 @@ SWADEF swa_status swa_gguf_value_str(const swa_gguf_value *v, swa_str *out)
    the low nibble of q[j] and element j+16 the high one, minus 8; the K-quants as described at
    their kernels. */
 
-typedef struct swa__q8 {          /* 32 activations */
-    float d;
-    int8_t q[32];
-} swa__q8;
-
-/* 8 q8 blocks (256 activations), laid out so that the AVX2 kernels take 8 weight blocks at
-   once with whole-register loads and one reduction (see there): block b's scale is
-   d[b], 8 times the sum of its q is sum8[b] (Q4_0's offset: sum (w - 8) q = sum w q - sum8),
-   and its q[0..15] and q[16..31] sit at swa__q8g_half(b, 0) and (b, 1): blocks b and b + 4
-   share 64 bytes, first halves then second halves. A row's last group may be partial. */
-typedef struct swa__q8g {
-    float d[8];
-    int32_t sum8[8];
-    int8_t q[256];
-} swa__q8g;
-
-static int64_t swa__q8g_offset(int64_t b, int half)   /* in its group's q */
+SWA__INTERNAL int64_t swa__q8g_offset(int64_t b, int half)   /* in its group's q */
 {
     return 64 * (b % 4) + 32 * half + 16 * (b % 8 / 4);
 }
 
-static const int8_t *swa__q8g_half(const swa__q8g *g, int64_t b, int half)
+SWA__INTERNAL const int8_t *swa__q8g_half(const swa__q8g *g, int64_t b, int half)
 {
     return g[b / 8].q + swa__q8g_offset(b, half);
 }
 
-typedef struct swa__q8k {         /* 256 activations */
-    float d;
-    int8_t q[256];
-    int16_t bsum[16];             /* sum of q[16 g .. 16 g + 15] */
-} swa__q8k;
-
-typedef float (*swa__dot_fn)(const void *row, const void *x, int64_t n);
-typedef void (*swa__quantize_fn)(const float *x, void *out, int64_t n);
-/* y[t * ldy + r] = dot(row r, token t) for r < nr and t < nt, within the type's tile (its
-   swa__type_kernels.tile_rows x tile_tokens): row r at byte offset r * w_stride from w, token t
-   at t * x_stride from x. A pair's result does not depend on the tile it is computed in, so a
-   chunk's logits do not depend on its size. */
-typedef void (*swa__dots_fn)(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
-                             int nt, int64_t n, float *y, int64_t ldy);
-#define SWA__TILE_ROWS 3         /* the tile most kernels take, as AVX2's 16 registers allow */
-#define SWA__TILE_TOKENS 4
-#define SWA__TILE_MAX_ROWS 32    /* the most dots takes: AVX-512's float rows, in tiles of 4 x 6 */
-#define SWA__TILE_MAX_TOKENS 6
-#define SWA__FLOAT_TILE_ROWS 4
-/* The attention's weighted sum of values: out[h * ldo + d] += sum over j < nk, in order, of
-   p[h * ldp + j] * v_j[d], for nh <= SWA__TILE_TOKENS query heads sharing a value head; v_j at
-   byte offset j * v_stride, hd values each. */
-typedef void (*swa__wsum_fn)(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v,
-                             size_t v_stride, int64_t nk, int64_t hd);
-
-enum { SWA__ACT_F32, SWA__ACT_Q8, SWA__ACT_Q8K };
-
-static size_t swa__act_bytes(int kind, int64_t n)   /* one row of n activations */
+SWA__INTERNAL size_t swa__act_bytes(int kind, int64_t n)   /* one row of n activations */
 {
     return kind == SWA__ACT_Q8 ? (size_t)((n / 32 + 7) / 8) * sizeof(swa__q8g)
          : kind == SWA__ACT_Q8K ? (size_t)(n / 256) * sizeof(swa__q8k) : (size_t)n * sizeof(float);
 }
 
 /* Float to half, rounding to nearest even, with subnormals, infinities and NaN (as F16C). */
-static uint16_t swa__f32_to_f16(float f)
+SWA__INTERNAL uint16_t swa__f32_to_f16(float f)
 {
     uint32_t x, sign, mant, e;
     memcpy(&x, &f, 4);
@@ -1879,7 +1998,7 @@ static float swa__amax_ref(const float *x, int64_t n)
 
 /* Activations to q8 blocks: d = max|x| / 127, q = x * (127 / max|x|) rounded to nearest even
    (lrintf in the default rounding mode, which is what the SIMD conversions do too). */
-static void swa__quantize_q8_ref(const float *x, void *out, int64_t n)
+SWA__INTERNAL void swa__quantize_q8_ref(const float *x, void *out, int64_t n)
 {
     swa__q8 *b = (swa__q8 *)out;
     int64_t i, j;
@@ -1893,7 +2012,7 @@ static void swa__quantize_q8_ref(const float *x, void *out, int64_t n)
 
 /* q8 blocks from the instruction set's quantizer, placed into groups: a copy per block, small
    beside the rows they meet. */
-static void swa__quantize_q8g(swa__quantize_fn quantize_q8, const float *x, void *out, int64_t n)
+SWA__INTERNAL void swa__quantize_q8g(swa__quantize_fn quantize_q8, const float *x, void *out, int64_t n)
 {
     swa__q8g *g = (swa__q8g *)out;
     int64_t b;
@@ -1910,7 +2029,7 @@ static void swa__quantize_q8g(swa__quantize_fn quantize_q8, const float *x, void
     }
 }
 
-static void swa__quantize_q8k_ref(const float *x, void *out, int64_t n)
+SWA__INTERNAL void swa__quantize_q8k_ref(const float *x, void *out, int64_t n)
 {
     swa__q8k *b = (swa__q8k *)out;
     int64_t i, j;
@@ -1927,7 +2046,7 @@ static void swa__quantize_q8k_ref(const float *x, void *out, int64_t n)
     }
 }
 
-static float swa__dot_f32_ref(const void *row, const void *x, int64_t n)
+SWA__INTERNAL float swa__dot_f32_ref(const void *row, const void *x, int64_t n)
 {
     const float *w = (const float *)row, *v = (const float *)x;
     float sum = 0.0f;
@@ -1936,7 +2055,7 @@ static float swa__dot_f32_ref(const void *row, const void *x, int64_t n)
     return sum;
 }
 
-static float swa__dot_f16_ref(const void *row, const void *x, int64_t n)
+SWA__INTERNAL float swa__dot_f16_ref(const void *row, const void *x, int64_t n)
 {
     const uint16_t *w = (const uint16_t *)row;
     const float *v = (const float *)x;
@@ -1946,7 +2065,7 @@ static float swa__dot_f16_ref(const void *row, const void *x, int64_t n)
     return sum;
 }
 
-static float swa__dot_bf16_ref(const void *row, const void *x, int64_t n)
+SWA__INTERNAL float swa__dot_bf16_ref(const void *row, const void *x, int64_t n)
 {
     const uint16_t *w = (const uint16_t *)row;
     const float *v = (const float *)x;
@@ -1996,7 +2115,7 @@ static float swa__dot_q4_0_ref(const void *row, const void *x, int64_t n)
    (j + 8, then j + 4, j + 2, j + 1). A (row, token) pair thus gets the same bits from a
    generation dot, a prompt tile and an AMX tile, and a chunk's logits still do not depend on
    its size. These loops are that order's reference. */
-static int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const swa__q8g *x, int64_t b)
+SWA__INTERNAL int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const swa__q8g *x, int64_t b)
 {
     const int8_t *lo = swa__q8g_half(x, b, 0), *hi = swa__q8g_half(x, b, 1);
     int32_t s = 0;
@@ -2011,7 +2130,7 @@ static int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const swa__q
 
 /* Blocks [b0, b1) of a row into the 16 accumulators, and their sum: the reference the
    kernels are held to (tests/test_kernels.c). */
-__attribute__((unused)) static void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8g *x,
+SWA__INTERNAL void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8g *x,
                                                             int64_t b0, int64_t b1, float acc[16])
 {
     const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
@@ -2023,7 +2142,7 @@ __attribute__((unused)) static void swa__residue_blocks_ref(const uint8_t *row, 
     }
 }
 
-__attribute__((unused)) static float swa__residue_sum_ref(const float acc[16])
+SWA__INTERNAL float swa__residue_sum_ref(const float acc[16])
 {
     float b[8], c[4];
     int j;
@@ -2036,7 +2155,7 @@ __attribute__((unused)) static float swa__residue_sum_ref(const float acc[16])
 /* Q4_K super-block (144 bytes): f16 d, f16 dmin, 12 bytes of eight 6-bit scales and eight 6-bit
    mins, 128 bytes of nibbles. Sub-block j (32 elements) is d*sc[j]*q - dmin*m[j]; the 64-element
    group g holds sub-block 2g in the low nibbles of qs[32g..32g+31] and 2g+1 in the high ones. */
-static void swa__q4k_scales(const uint8_t *s, uint8_t *sc, uint8_t *m)
+SWA__INTERNAL void swa__q4k_scales(const uint8_t *s, uint8_t *sc, uint8_t *m)
 {
     int j;
     for (j = 0; j < 4; j++) {
@@ -2450,7 +2569,7 @@ static void swa__dequant_iq4_xs_ref(const void *r, float *o, int64_t n)
 /* Floats to a cache row: F32 as they are, F16 rounded to nearest even, Q8_0 below. */
 static void swa__store_f32_ref(const float *x, void *out, int64_t n) { memcpy(out, x, (size_t)n * sizeof(float)); }
 
-static void swa__store_f16_ref(const float *x, void *out, int64_t n)
+SWA__INTERNAL void swa__store_f16_ref(const float *x, void *out, int64_t n)
 {
     uint16_t *h = (uint16_t *)out;
     int64_t i;
@@ -2501,7 +2620,7 @@ SWA__WSUM_FROM_AXPY(swa__wsum_q8_0_ref, swa__axpy_q8_0_ref)
 /* Keys and values to Q8_0 blocks, ggml's layout and rounding (the format of Q8_0 weights, so
    the Q8_0 dot kernels read them): d = max|x| / 127 stored as F16, q = x / d rounded half away
    from zero. Not a hot path: one row of keys and one of values per token and layer. */
-static void swa__store_q8_0_ref(const float *x, void *row, int64_t n)
+SWA__INTERNAL void swa__store_q8_0_ref(const float *x, void *row, int64_t n)
 {
     uint8_t *out = (uint8_t *)row;
     int64_t i;
@@ -2516,7 +2635,7 @@ static void swa__store_q8_0_ref(const float *x, void *row, int64_t n)
     }
 }
 
-static void swa__rmsnorm_ref(float *out, const float *x, const float *w, int64_t n, float eps)
+SWA__INTERNAL void swa__rmsnorm_ref(float *out, const float *x, const float *w, int64_t n, float eps)
 {
     float ss = 0.0f, scale;
     int64_t i;
@@ -2528,7 +2647,7 @@ static void swa__rmsnorm_ref(float *out, const float *x, const float *w, int64_t
 /* Rotate adjacent pairs (v[2i], v[2i+1]) of each head by the angles in cs = {cos, sin} pairs,
    the GGUF "llama" layout (llama.cpp's converter permutes Q/K into it; llama2.c uses it too).
    Dimensions past n_rot pass through. */
-static void swa__rope_ref(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs)
+SWA__INTERNAL void swa__rope_ref(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs)
 {
     int64_t h, i;
     for (h = 0; h < n_heads; h++, v += head_dim) {
@@ -2540,7 +2659,7 @@ static void swa__rope_ref(float *v, int64_t n_heads, int64_t head_dim, int64_t n
     }
 }
 
-static void swa__softmax_ref(float *x, int64_t n)
+SWA__INTERNAL void swa__softmax_ref(float *x, int64_t n)
 {
     float max = x[0], sum = 0.0f;
     int64_t i;
@@ -2550,7 +2669,7 @@ static void swa__softmax_ref(float *x, int64_t n)
 }
 
 /* SwiGLU: gate = silu(gate) * up. */
-static void swa__swiglu_ref(float *gate, const float *up, int64_t n)
+SWA__INTERNAL void swa__swiglu_ref(float *gate, const float *up, int64_t n)
 {
     int64_t i;
     for (i = 0; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
@@ -2601,20 +2720,6 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
    the library computes with also give the activation form their rows meet and their scalar
    reference: rows to float, the dot product, and for the types a cache can hold, the
    attention's weighted sum of values and the conversion of floats into a row. */
-typedef void (*swa__dequant_fn)(const void *row, float *out, int64_t n);
-typedef void (*swa__store_fn)(const float *x, void *row, int64_t n);
-
-typedef struct swa__type_info {
-    const char *name;
-    int64_t block_size, block_bytes;
-    int act;                   /* SWA__ACT_*: the form of the activations its rows meet */
-    swa__dequant_fn dequant;   /* NULL: a type the library reads past but does not compute with */
-    swa__dot_fn dot;
-    swa__wsum_fn wsum;         /* cache types only */
-    swa__store_fn store;       /* cache types only */
-} swa__type_info;
-
-#define SWA__N_TYPES 40
 static const swa__type_info swa__types[SWA__N_TYPES] = {
     {"F32", 1, 4, SWA__ACT_F32, swa__dequant_f32_ref, swa__dot_f32_ref, swa__wsum_f32_ref, swa__store_f32_ref},
     {"F16", 1, 2, SWA__ACT_F32, swa__dequant_f16_ref, swa__dot_f16_ref, swa__wsum_f16_ref, swa__store_f16_ref},
@@ -2658,7 +2763,7 @@ static const swa__type_info swa__types[SWA__N_TYPES] = {
     {"MXFP4", 32, 17, 0, NULL, NULL, NULL, NULL},
 };
 
-static const swa__type_info *swa__type(uint32_t type)
+SWA__INTERNAL const swa__type_info *swa__type(uint32_t type)
 {
     if (type >= SWA__N_TYPES || !swa__types[type].name) return NULL;
     return &swa__types[type];
@@ -2688,9 +2793,9 @@ static int swa__type_supported(uint32_t type)
     return t && t->dequant;
 }
 
-static int swa__act_kind(uint32_t type) { return swa__types[type].act; }
+SWA__INTERNAL int swa__act_kind(uint32_t type) { return swa__types[type].act; }
 
-static void swa__dequant_row_ref(uint32_t type, const void *row, float *out, int64_t n)
+SWA__INTERNAL void swa__dequant_row_ref(uint32_t type, const void *row, float *out, int64_t n)
 {
     SWA_ASSERT(swa__type_supported(type));
     swa__types[type].dequant(row, out, n);
@@ -2710,41 +2815,6 @@ SWADEF swa_status swa_dequantize_row(uint32_t type, const void *src, float *dst,
 static const struct { const char *name; uint32_t type; } swa__kv_types[SWA__N_KV_TYPES] = {
     {"f16", SWA_TYPE_F16}, {"f32", SWA_TYPE_F32}, {"q8_0", SWA_TYPE_Q8_0}
 };
-
-/* y[t * ldy + r] = dot(row r, token t) for nr rows (w_stride bytes apart) and n tokens packed
-   by the kernel set's pack; scratch: the thread's, of swa__kernels.scratch_bytes(n_in). */
-typedef void (*swa__gemm_fn)(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n, int64_t n_in,
-                             float *y, int64_t ldy, void *scratch);
-
-/* What one instruction set does with rows of one type: the 1-token dot, the tile of rows x
-   tokens (NULL: dot by dot), the product with a whole batch of tokens (NULL: by tiles) and
-   the batch size from which it beats the tiles, and for cache types the weighted sum and the
-   store. */
-typedef struct swa__type_kernels {
-    swa__dot_fn dot;
-    swa__dots_fn dots;
-    int tile_rows, tile_tokens;   /* the largest tile dots takes */
-    swa__gemm_fn gemm;
-    int gemm_from;
-    swa__wsum_fn wsum;
-    swa__store_fn store;
-} swa__type_kernels;
-
-/* The kernels a context calls, filled by name in swa__kernels_setup. */
-typedef struct swa__kernels {
-    const char *name;
-    swa__type_kernels type[SWA__N_TYPES];   /* by ggml type id */
-    swa__quantize_fn quantize_q8, quantize_q8k;
-    /* with the gemm kernels: Q8 or Q8K activations (x_stride bytes apart) into their packed form */
-    void (*pack_q8)(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out);
-    void (*pack_q8k)(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out);
-    /* their memory for n tokens of up to n_in columns: packed tokens, and scratch per thread */
-    void (*gemm_memory)(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes);
-    void (*rmsnorm)(float *out, const float *x, const float *w, int64_t n, float eps);
-    void (*rope)(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs);
-    void (*softmax)(float *x, int64_t n);
-    void (*swiglu)(float *gate, const float *up, int64_t n);
-} swa__kernels;
 
 /* ==== kernels (AVX2 + FMA + F16C) ====
    Compiled into every x86-64 build through target attributes and chosen at run time after a
@@ -6237,7 +6307,6 @@ static unsigned swa__cpu_kernels(void) { return 1u << SWA_KERNELS_REF; }
 
 /* The instruction set `asked` (a SWA_KERNELS_* value) resolves to on this CPU: BEST is the
    widest it runs; -1 when it does not run the one asked for. */
-#define SWA__KERNELS_LAST SWA_KERNELS_AMX
 static const char *const swa__kernels_names[SWA__KERNELS_LAST + 1] = {"best", "ref", "avx2", "avx-vnni", "avx512", "neon", "amx"};
 
 SWADEF const char *swa_kernels_name(int32_t kernels)
@@ -6253,7 +6322,7 @@ SWADEF int32_t swa_kernels_from_name(const char *name)
     return -1;
 }
 
-static int32_t swa__kernels_resolve(int32_t asked)
+SWA__INTERNAL int32_t swa__kernels_resolve(int32_t asked)
 {
     unsigned have = swa__cpu_kernels();
     int32_t k;
@@ -6264,7 +6333,7 @@ static int32_t swa__kernels_resolve(int32_t asked)
     return asked > 0 && asked <= SWA__KERNELS_LAST && (have & (1u << asked)) ? asked : -1;
 }
 
-static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a resolved value */
+SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a resolved value */
 {
     uint32_t t;
     memset(k, 0, sizeof *k);
@@ -6708,7 +6777,6 @@ static void swa__split(int64_t n, int k, int n_shares, int64_t *begin, int64_t *
     *begin = n * k / n_shares;
     *end = n * (k + 1) / n_shares;
 }
-
 
 /* ==== model ==== */
 
@@ -7844,6 +7912,13 @@ static uint8_t *swa__ring(const swa_ctx *c, uint8_t *const *cache, int64_t l, in
     return cache[l] + (size_t)(seq * c->n_slots[l]) * c->kv_row;
 }
 
+/* For tests: sequence seq at position pos, as if pos tokens had been evaluated whose keys its
+   rings have since dropped, so that far positions are reached without evaluating up to them. */
+SWA__INTERNAL void swa__seq_jump(swa_ctx *c, int32_t seq, int64_t pos)
+{
+    c->seq[seq].pos = c->seq[seq].written = pos;
+}
+
 SWADEF int64_t swa_seq_pos(const swa_ctx *c, int32_t seq)
 {
     return swa__check_seq(c, seq, "swa_seq_pos", NULL) == SWA_OK ? c->seq[seq].pos : -1;
@@ -8209,7 +8284,7 @@ typedef struct swa__matmul_task {
    (x_stride bytes apart, at most the type's tile_tokens): tiles of the type's tile_rows rows
    through its tile kernel, or dot by dot where the kernel table has none. Shared by the matrix
    products and the attention's scores. */
-static void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, size_t w_stride, int64_t n_rows,
+SWA__INTERNAL void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, size_t w_stride, int64_t n_rows,
                           const uint8_t *x, size_t x_stride, int nt, int64_t n, float *y, int64_t ldy)
 {
     int64_t r;
@@ -8370,19 +8445,23 @@ static void swa__matmul(swa_ctx *c, const swa__matrix *w, const float *x, int64_
 /* cos/sin of pos * inv_freq[i] for each token of the chunk, times the attention factor, for
    global layers and then for windowed ones. The product is taken in double so that angles stay
    accurate at positions in the millions. */
+SWA__INTERNAL void swa__rope_angles(const double *inv_freq, int64_t half, double factor, int64_t pos, float *cs)
+{
+    int64_t i;
+    for (i = 0; i < half; i++) {
+        double angle = (double)pos * inv_freq[i];
+        cs[2 * i] = (float)(factor * cos(angle));
+        cs[2 * i + 1] = (float)(factor * sin(angle));
+    }
+}
+
 static void swa__rope_table(swa_ctx *c, int64_t n)
 {
-    int64_t half = c->model->hp.n_rot / 2, t, i, k;
-    double a = (double)c->model->rope_attn_factor;
+    int64_t half = c->model->hp.n_rot / 2, t, k;
     for (k = 0; k < 2; k++)
-        for (t = 0; t < n; t++) {
-            float *cs = c->rope + (k * c->cfg.n_batch + t) * 2 * half;
-            for (i = 0; i < half; i++) {
-                double angle = (double)c->tok_pos[t] * c->inv_freq[k * half + i];
-                cs[2 * i] = (float)(a * cos(angle));
-                cs[2 * i + 1] = (float)(a * sin(angle));
-            }
-        }
+        for (t = 0; t < n; t++)
+            swa__rope_angles(c->inv_freq + k * half, half, (double)c->model->rope_attn_factor, c->tok_pos[t],
+                             c->rope + (k * c->cfg.n_batch + t) * 2 * half);
 }
 
 /* The NeoX layout of RoPE (every architecture here but llama): dimension i turns with
@@ -9722,7 +9801,6 @@ static const swa__pretok *swa__pretok_find(swa_str name)
 #undef SWA__RE_MAX_CLASS
 #undef SWA__RE_MAX_RANGE
 
-
 struct swa_vocab {
     int32_t n;
     const swa_str *pieces;     /* [n] strings inside the GGUF file */
@@ -10420,6 +10498,42 @@ static swa_status swa__pretokenize(const swa__regex *re, int n_re, const char *t
         }
     SWA_FREE(st.at);
     return SWA_OK;
+}
+
+/* The pieces the pre-tokenizer called name cuts len bytes of text into, as the byte offsets where
+   each ends: SWA_ERR_NOT_FOUND for an unknown name, SWA_ERR_FORMAT when one of its expressions
+   does not compile, SWA_ERR_BUFFER_TOO_SMALL when more than cap pieces (*n_out says how many). */
+SWA__INTERNAL swa_status swa__pretok_pieces(const char *name, const char *text, size_t len, size_t *ends, size_t cap,
+                                     size_t *n_out, swa_error *err)
+{
+    swa_str sname;
+    const swa__pretok *pre;
+    swa__regex *re;
+    swa__words w;
+    swa_status s;
+    size_t i, at = 0;
+    int n_re = 0;
+    sname.ptr = name;
+    sname.len = strlen(name);
+    *n_out = 0;
+    if (!(pre = swa__pretok_find(sname))) return swa__fail(err, SWA_ERR_NOT_FOUND, "no pre-tokenizer %s", name);
+    if (!(re = (swa__regex *)swa__calloc(6, sizeof *re))) return swa__fail(err, SWA_ERR_NOMEM, "out of memory");
+    for (; n_re < 6 && pre->regex[n_re]; n_re++)
+        if (!swa__re_compile(&re[n_re], pre->regex[n_re])) {
+            SWA_FREE(re);
+            return swa__fail(err, SWA_ERR_FORMAT, "%s: expression %d does not compile", name, n_re);
+        }
+    s = swa__pretokenize(re, n_re, text, len, &w, err);
+    SWA_FREE(re);
+    if (s != SWA_OK) return s;
+    for (i = 1; i <= w.n; i++) {
+        at += w.len[i - 1];
+        if (i < w.n && !w.cut[i]) continue;
+        if (*n_out < cap) ends[*n_out] = at;
+        ++*n_out;
+    }
+    swa__words_free(&w);
+    return *n_out > cap ? swa__fail(err, SWA_ERR_BUFFER_TOO_SMALL, "%zu pieces", *n_out) : SWA_OK;
 }
 
 /* A run of text between special tokens: cut it into words with the pre-tokenizer and run BPE

@@ -11,7 +11,6 @@
    them together, a token of each per forward pass; continuation i, sampled with seed + i, is
    printed under a header line exactly as a single run with that seed prints it. */
 #define _POSIX_C_SOURCE 200809L
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #include "tools/safe_write.h"
 

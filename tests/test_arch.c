@@ -9,7 +9,6 @@
    mask. The windowed layers and their memory are checked against the architecture's rule.
    Also: swa-inspect's per-layer windows and patterns, windows beyond the trained context,
    attention sinks, and broken files of the new architectures. */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"

@@ -1,7 +1,7 @@
 /* The heart of the suite: the rolling buffer gives the logits of full attention with a window
    mask, for every window, head layout, chunk size and weight type; the mask edge sits exactly
    at distance W; the cache never grows past W slots per layer. */
-#define SWA_IMPLEMENTATION
+#define SWA_INTERNALS   /* the internals it tests: swa.h, "internal declarations" */
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"
@@ -346,32 +346,25 @@ static void test_contexts_in_threads(void **state)
 }
 
 /* RoPE angles at positions in the millions: pos * base^(-2i/d) is taken in double, so the
-   cos/sin the context uses stay within float rounding of the exact ones. */
+   cos/sin the context uses stay within float rounding of the exact ones (the frequencies here
+   as the context computes them, in double). */
 static void test_rope_far_positions(void **state)
 {
-    tu_spec s = small_spec(4, 2, GW_F32, 8);
-    tu_model tm;
-    swa_model *model;
-    swa_ctx *c;
+    enum { HALF = 32 };
     const int64_t positions[3] = {1000000, 10000000, 123456789};
+    double inv_freq[HALF];
+    float cs[2 * HALF];
     int p, i;
     (void)state;
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
-    assert_int_equal(swa_ctx_create(model, NULL, &c, NULL), SWA_OK);
+    for (i = 0; i < HALF; i++) inv_freq[i] = pow(10000.0, -2.0 * i / (2 * HALF));
     for (p = 0; p < 3; p++) {
-        int64_t half = swa_model_hparams(model)->n_rot / 2;
-        c->tok_pos[0] = positions[p];             /* the table only depends on the position */
-        swa__rope_table(c, 1);
-        for (i = 0; i < half; i++) {
-            long double angle = (long double)positions[p] * powl(10000.0L, -2.0L * i / (2 * half));
-            assert_true(fabs(c->rope[2 * i] - (double)cosl(angle)) < 1e-6);
-            assert_true(fabs(c->rope[2 * i + 1] - (double)sinl(angle)) < 1e-6);
+        swa__rope_angles(inv_freq, HALF, 1.0, positions[p], cs);
+        for (i = 0; i < HALF; i++) {
+            long double angle = (long double)positions[p] * powl(10000.0L, -2.0L * i / (2 * HALF));
+            assert_true(fabs(cs[2 * i] - (double)cosl(angle)) < 1e-6);
+            assert_true(fabs(cs[2 * i + 1] - (double)sinl(angle)) < 1e-6);
         }
     }
-    swa_ctx_free(c);
-    swa_model_free(model);
-    tu_free(&tm);
 }
 
 /* Logits at positions around 10^6 and 10^7 against the double-precision reference placed
@@ -398,7 +391,7 @@ static void test_logits_far_positions(void **state)
     tu_random_tokens(tok, 16, s.n_vocab, 77);
     for (p = 0; p < 2; p++) {
         assert_int_equal(swa_ctx_create(model, &cfg, &c, NULL), SWA_OK);
-        c->seq[0].pos = c->seq[0].written = starts[p] - 8;
+        swa__seq_jump(c, 0, starts[p] - 8);
         assert_int_equal(swa_ctx_eval_all(c, tok, 16, got, NULL), SWA_OK);
         tu_reference_at(&tm, tok, 16, windows, starts[p] - 8, ref);
         for (t = 7; t < 16; t++)      /* positions P - 1 .. P + 7 */

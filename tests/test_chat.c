@@ -18,7 +18,6 @@
    - tests/data/chat_templates.txt: template texts from llama.cpp's tests/test-chat-template.cpp
      and models/templates/ (copied from the models' tokenizer_config.json on Hugging Face),
      each with the family llama.cpp's detector gives it (checked by tools/chat_reference.c). */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"

@@ -2,7 +2,6 @@
    prompt position and every generated token, for several -b; bad flags fail with a message.
    Run from the project root after `make` (the Makefile's test target does both). */
 #define _POSIX_C_SOURCE 200809L   /* mkstemp */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"

@@ -6,7 +6,6 @@
    one the reader returned on an earlier run. Hand-written bytes assume a little-endian host,
    which is also all the reader accepts. */
 #define _POSIX_C_SOURCE 200809L
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"

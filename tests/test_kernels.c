@@ -1,7 +1,7 @@
 /* Every SIMD kernel against its scalar reference on awkward sizes (tails, single elements,
    thousands), unaligned inputs and fixed-seed random data, with each kernel's tolerance from
    the comment above its SIMD code. The largest error seen is printed per kernel. */
-#define SWA_IMPLEMENTATION
+#define SWA_INTERNALS   /* the internals it tests: swa.h, "internal declarations" */
 #include "swa.h"
 
 #include <stdarg.h>
@@ -391,11 +391,11 @@ static void run_wsum(const swa__kernels *k)
 {
     size_t s;
     for (s = 0; s < sizeof float_sizes / sizeof float_sizes[0]; s++) {
-        check_wsum("wsum_f32", k->type[SWA_TYPE_F32].wsum, swa__wsum_f32_ref, SWA_TYPE_F32, float_sizes[s]);
-        check_wsum("wsum_f16", k->type[SWA_TYPE_F16].wsum, swa__wsum_f16_ref, SWA_TYPE_F16, float_sizes[s]);
+        check_wsum("wsum_f32", k->type[SWA_TYPE_F32].wsum, swa__type(SWA_TYPE_F32)->wsum, SWA_TYPE_F32, float_sizes[s]);
+        check_wsum("wsum_f16", k->type[SWA_TYPE_F16].wsum, swa__type(SWA_TYPE_F16)->wsum, SWA_TYPE_F16, float_sizes[s]);
     }
     for (s = 0; s < sizeof block32_counts / sizeof block32_counts[0]; s++)
-        check_wsum("wsum_q8_0", k->type[SWA_TYPE_Q8_0].wsum, swa__wsum_q8_0_ref, SWA_TYPE_Q8_0, 32 * block32_counts[s]);
+        check_wsum("wsum_q8_0", k->type[SWA_TYPE_Q8_0].wsum, swa__type(SWA_TYPE_Q8_0)->wsum, SWA_TYPE_Q8_0, 32 * block32_counts[s]);
 }
 
 /* RMSNorm, RoPE, softmax and SwiGLU: the SIMD versions use their own exp (Cephes' polynomial,

@@ -2,7 +2,6 @@
 #define _DEFAULT_SOURCE           /* the resident loader's anonymous mapping */
 /* Loading models: a real file made by llama.cpp's converter, file versus memory, contexts that
    share a model, and clear errors for models that do not fit the hyperparameters. */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"

@@ -4,7 +4,7 @@
    quantized (when ../shared is there); the streaming writer writes the same bytes as the
    in-memory one. */
 #define _POSIX_C_SOURCE 200809L   /* mkstemp */
-#define SWA_IMPLEMENTATION
+#define SWA_INTERNALS   /* the internals it tests: swa.h, "internal declarations" */
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"

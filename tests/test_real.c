@@ -3,7 +3,6 @@
    after position 32 while leaving the first 32 positions' logits exactly as they were.
    Needs ../shared (skipped with a message without it) and build/swa-convert-llama2c. */
 #define _POSIX_C_SOURCE 200809L   /* mkstemp */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 
 #include <stdarg.h>

@@ -5,7 +5,6 @@
    expectation is the file system's: the input's bytes unchanged, the destination's bytes as
    before, no other file left in the folder. Run from the project root after `make`. */
 #define _POSIX_C_SOURCE 200809L   /* mkdtemp, symlink, link, fork, setrlimit */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"

@@ -1,7 +1,6 @@
 /* The sampler: greedy and top-k 1 agree, a seed reproduces its draws, frequencies follow the
    softmax, and each filter keeps exactly the tokens it should. */
 #include "swa.h"
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 
 #include <stdarg.h>

@@ -1,7 +1,6 @@
 /* Many sequences in one context and the control around them: a batch of several sequences in one
    forward pass, forks, rewind, snapshots, abort, thread changes and embeddings. Every logit is
    checked against the double-precision reference of testutil.h run on that sequence alone. */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"

@@ -4,7 +4,6 @@
    an Adler-32 written here, bit by bit, sharing nothing with the tool. Run from the project
    root after `make` (the Makefile's test target does both). */
 #define _POSIX_C_SOURCE 200809L   /* mkstemp, popen */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"

@@ -3,7 +3,6 @@
    with a vocabulary) and against llama.cpp's vocabulary test data in ../shared when present.
    Run from the project root after `make` (the Makefile's test target does both). */
 #define _POSIX_C_SOURCE 200809L   /* mkstemp, popen */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"

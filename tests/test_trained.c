@@ -3,7 +3,6 @@
    held-out sample within 0.5% of PyTorch's, and the greedy continuation of the prompt, several
    windows long, token for token, through build/swa-generate. Uses only committed files. */
 #define _POSIX_C_SOURCE 200809L   /* popen */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 
 #include <stdarg.h>

@@ -12,7 +12,6 @@
    on what they say. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for swa_model_load_resident */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #include "tools/timing.h"
 

@@ -16,7 +16,6 @@
    tg t/s | depth | GB/s | MB per token | tg as % of the bandwidth limit. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for the bandwidth buffer */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #include "tools/timing.h"
 

@@ -11,7 +11,6 @@
    parsed (a file that is not a model included) or the copy was written, 1 when a file cannot
    be opened or written, 2 for bad usage. */
 #define _POSIX_C_SOURCE 200809L
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #include "tools/printable.h"
 #include "tools/safe_write.h"

@@ -14,7 +14,7 @@
    bandwidth one core gets means the kernel can keep up with memory. One thread; the
    activations are quantized once, untimed. */
 #define _POSIX_C_SOURCE 200809L
-#define SWA_IMPLEMENTATION
+#define SWA_INTERNALS   /* the internals it tests: swa.h, "internal declarations" */
 #include "swa.h"
 #define PROG "swa-kbench"
 #include "tools/tool.h"

@@ -50,7 +50,6 @@
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"
 #include "tools/targets.h"
-#define SWA_IMPLEMENTATION
 #include "swa.h"                   /* the version macros and swa_type_name */
 
 #include <errno.h>

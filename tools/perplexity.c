@@ -17,7 +17,6 @@
    subtracted. Progress goes to stderr, the result to stdout. Exit status: 0, 1 when the model
    or text cannot be read or evaluated, 2 for bad usage. */
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #define PROG "swa-perplexity"
 #include "tools/tool.h"

@@ -24,7 +24,6 @@
    read-only, so memory stays small for any model size. -t N converts with N threads (default:
    online CPUs); the output does not depend on it. */
 #define _POSIX_C_SOURCE 200809L    /* clock_gettime, sysconf */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/gguf_writer.h"

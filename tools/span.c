@@ -18,7 +18,6 @@
    picture and its size goes to stderr. Exit status: 0 on success, 1 when the model cannot be
    loaded or a picture cannot be written, 2 for bad usage. */
 #define _POSIX_C_SOURCE 200809L
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #include "tools/safe_write.h"
 

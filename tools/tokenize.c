@@ -9,7 +9,6 @@
    are shown as \xHH. The token count goes to stderr, with --timing also the time swa_tokenize took. Exit status: 0 on success, 1 when the
    file or vocabulary cannot be read, 2 for bad usage. */
 #define _POSIX_C_SOURCE 200809L
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #include "tools/printable.h"
 #define PROG "swa-tokenize"

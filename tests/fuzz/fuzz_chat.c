@@ -3,7 +3,6 @@
    family, with and without the assistant prefix. The size query must agree with the text
    written, the text must be NUL-terminated at that length, and a buffer one byte short must be
    refused, filled with the same text and nothing written past it. */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #include <stdio.h>
 #include <stdlib.h>

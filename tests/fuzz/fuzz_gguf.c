@@ -1,7 +1,6 @@
 /* libFuzzer harness: any bytes through the GGUF reader, the model loader, the vocabulary, and,
    when a model loads, a context and a short evaluation. Nothing may crash or read outside the
    buffer (run under AddressSanitizer and UndefinedBehaviorSanitizer by `make fuzz`). */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,6 @@
    SentencePiece reads as a space by design. A byte-level BPE vocabulary (`make fuzz` also runs
    llama.cpp's llama-bpe one when ../shared is there) spells every byte, "▁" included, when its 256
    byte characters are all normal tokens (DeepSeek LLM's are not: its "ÿ" is user-defined). */
-#define SWA_IMPLEMENTATION
 #include "swa.h"
 #include <stdio.h>
 #include <stdlib.h>
