@@ -123,31 +123,19 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
-    0.8.4  the amx set's products spread each product's prefetches of the next rows over the
-           scaling of C's rows, and a batch of 8's products fetch the next tile B into L1:
-           TinyLlama batches of 8 generate 1.04x (Q4_0) and 1.07x (Q8_0) faster, Q4_K_M
-           batches of 16 1.05x.
-    0.8.3  float prompts meet the rows in chunks of 512 columns whose activations stay in L1
-           (AVX-512: F16 prompts 1.06-1.13x faster); float generation on rows of 8 KB or
-           more prefetches each row ahead (Mistral-7B F16 generation 1.08x); the amx set's
-           Q8_0 batches of 2 to 7 take gathered words (1.13-1.43x), and its products' scales
-           pass no longer prefetches twice.
-    0.8.2  the amx set's Q4_0 products of 1 to 7 tokens gather words across blocks instead of
-           reducing sums (generation 8% faster, batches of 4 in L2 1.5x); generation prefetches
-           into L2 4 KB ahead and into L1 1 KB ahead (Q8_0 generation 1.2-1.3x, Q4_0 and
-           Q4_K_M 1.1-1.2x).
-    0.8.1  AVX-512 float tiles of 4 rows x 6 tokens in a whole-vector loop, and larger row
-           blocks for float rows: F16 prompts 1.3-1.4x faster; each type's tile shape in the
-           kernel table.
-    0.8.0  K-quant prompts and batches on AMX tiles: Q4_K, Q5_K and Q6_K in orders of their
-           own (one or two exact integers a super-block, the scales put into the weights in
-           digits) that the dots keep bit for bit; TinyLlama Q4_K_M prompts 2.2x faster.
-    0.7.2  batches of 2 to 4 sequences on the AVX2, AVX-VNNI and AVX-512 sets 1.2-1.4x
-           faster: every tile loop prefetches its rows, as generation's did; the amx set's
-           Q4_0 dots gather block sums with packs and madds (B = 2 about 8% faster).
-    0.7.1  batches of 2 to 8 sequences on AMX machines 1.2-1.5x faster: the dots prefetch
-           for a batch as for one token, and a batch of 8's products unpack their rows a pair
-           of blocks at a time while the next 16 rows are fetched.
+    0.8.4  faster AMX batched products (see docs/performance.md).
+    0.8.3  AVX-512 float prompts meet the rows in column chunks that stay in L1; float
+           generation prefetches long rows ahead; AMX Q8_0 batches of 2 to 7 on the
+           gathered-word kernels.
+    0.8.2  AMX Q4_0 products of 1 to 7 tokens, generation included, on gathered-word kernels;
+           generation prefetches into L2, then into L1.
+    0.8.1  AVX-512 float tiles of 4 rows x 6 tokens; larger row blocks for float rows; each
+           type's tile shape in the kernel table.
+    0.8.0  Q4_K, Q5_K and Q6_K prompts and batches on AMX tiles, in orders of their own that
+           the dots keep bit for bit.
+    0.7.2  the AVX2, AVX-VNNI and AVX-512 tile loops prefetch their rows (batches of 2 to 4
+           sequences); AMX Q4_0 dots gather block sums with packs and madds.
+    0.7.1  faster batches of 2 to 8 sequences on AMX (see docs/performance.md).
     0.7.0  the AMX kernel set: Q8_0 and Q4_0 prompts and batches on AMX tiles, in a residue
            order the dots keep bit for bit; swa-generate --parallel and --sinks.
     0.6.0  gemma2, gemma3, phi3, qwen2 and qwen3 through one forward pass, per-layer window
@@ -209,7 +197,7 @@ typedef struct swa_error {
 
 SWADEF const char *swa_status_str(swa_status s);  /* "SWA_ERR_FORMAT", never NULL */
 SWADEF int32_t     swa_cpu_count(void);           /* CPUs online (1..256): the default n_threads */
-SWADEF const char *swa_version(void);             /* "0.5.0": the SWA_VERSION_* macros */
+SWADEF const char *swa_version(void);             /* "MAJOR.MINOR.PATCH" of SWA_VERSION_* */
 
 /* ==== tensor types (ggml's type ids) ==== */
 
@@ -341,7 +329,7 @@ SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *e
    2 MB pages where the OS offers them: slower to open and not shared between processes, but in
    2 MB pages however the file was cached. A mapped file gets them only for what the mapping
    itself reads from disk; a file the page cache already holds in 4 KB pages (one just
-   written, say) costs a TLB miss per page each token (README, Numbers). */
+   written, say) costs a TLB miss per page each token (docs/performance.md). */
 SWADEF swa_status swa_model_load_resident(const char *path, swa_model **out, swa_error *err);
 SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out,
                                         swa_error *err);
@@ -2850,11 +2838,11 @@ SWA__AVX2 static inline __m256 swa__load_bf16_avx2(const uint16_t *p)
 
 /* Float rows in tiles of up to 3 rows x 4 tokens, for the matrix products. Per 8 columns the
    3 weight vectors are widened once and each token's vector is loaded once, for 12 FMAs into
-   12 accumulators: with the 3 weights and the token, all 16 YMM registers. That is ~100
-   GFLOP/s per core against ~55 for 1 row x 4 tokens, which reloads the tokens for every row.
-   Every (row, token) pair has one accumulator running over the columns in order, then the
-   scalar tail, so its bits do not depend on the tile it was computed in: generation's 3 x 1
-   tiles give what a prompt's 3 x 4 tiles give. R and T are constants after inlining. */
+   12 accumulators: with the 3 weights and the token, all 16 YMM registers; a tile of 1 row x 4
+   tokens would load the tokens again for every row. Every (row, token) pair has one
+   accumulator running over the columns in order, then the scalar tail, so its bits do not
+   depend on the tile it was computed in: generation's 3 x 1 tiles give what a prompt's 3 x 4
+   tiles give. R and T are constants after inlining. */
 SWA__AVX2 static inline __m256 swa__load8_avx2(const uint8_t *w, int64_t i, uint32_t type)
 {
     if (type == SWA_TYPE_F32) return _mm256_loadu_ps((const float *)w + i);
@@ -2877,13 +2865,12 @@ SWA__AVX2 static inline float swa__tile_sum_avx2(__m256 acc, const uint8_t *w, c
 }
 
 /* A tile reads its rows side by side (generation and a batch of up to a tile's tokens, each
-   weight once). The hardware prefetcher follows one sequential stream well but not 3 or 4 rows a few KB
-   apart, so the next tile's rows are fetched ahead by hand, which restores the speed of reading
-   row after row (README, Numbers). A prompt's later passes over a block find those lines in L2
-   already, where the prefetch costs little (swa-kbench: no difference). A
-   prefetch never faults; its address is formed as an integer because it may lie
-   past the end of the matrix. (Always inlined: GCC takes a function that only prefetches for
-   one without effects and drops its calls.) */
+   weight once). The hardware prefetcher follows one sequential stream well but not 3 or 4 rows
+   a few KB apart, so the next tile's rows are fetched ahead by hand, as fast as reading row
+   after row (docs/performance.md). A prompt's later passes over a block find those lines in L2
+   already, where the prefetch costs little. A prefetch never faults; its address is formed as
+   an integer because it may lie past the end of the matrix. (Always inlined: GCC takes a
+   function that only prefetches for one without effects and drops its calls.) */
 SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_stride, int rows, size_t offset)
 {
     uintptr_t p = (uintptr_t)w + (size_t)rows * w_stride + offset;
@@ -2896,12 +2883,10 @@ SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_st
    super-block), and so does a batch of up to 4 tokens, or the first 4 of a larger one. The
    hardware prefetcher alone can leave a quantized kernel waiting on memory while its arithmetic
    has time to spare, so each unit fetches the lines SWA__PREFETCH_AHEAD bytes ahead of it by
-   hand (README, Numbers: what it gained, at which distances, and into which cache). Into L2,
-   not L1: a core has many more misses to L2 in flight than to L1, and Q8_0 generation, which
-   needs the most bytes a second, ran 15-24% faster so. Then, SWA__PREFETCH_NEAR ahead, the
-   same lines from L2 into L1, so that the kernel's loads do not wait on L2 either (TinyLlama
-   Q4_0 and Q4_K_M generation 9-16% faster again, Q8_0 1-5%). Every token loop does, the
-   tiles' too: a prompt's later passes over a block find the lines in L2, where a prefetch
+   hand (docs/performance.md: the distances and caches compared). Into L2, not L1: a core keeps
+   many more misses to L2 in flight than to L1. Then, SWA__PREFETCH_NEAR ahead, the same lines
+   from L2 into L1, so that the kernel's loads do not wait on L2 either. Every token loop does,
+   the tiles' too: a prompt's later passes over a block find the lines in L2, where a prefetch
    costs little. */
 #define SWA__PREFETCH_AHEAD 4096
 #define SWA__PREFETCH_NEAR 1024
@@ -2915,9 +2900,8 @@ SWA__AVX2 SWA__INLINE void swa__prefetch_unit(const uint8_t *w, int unit_bytes)
 
 /* A tile's rows fetched at offset + SWA__PREFETCH_AHEAD into L2 and + SWA__PREFETCH_NEAR into
    L1, as swa__prefetch_unit does: generation's way on float rows at least twice the distance
-   long (Mistral-7B F16 generation 1.46-1.48 -> 1.58-1.61 tokens/s, AVX-512 and AVX2 alike).
-   On shorter rows those lines are in the rows the tile already reads (TinyLlama's are 4 KB),
-   and the next tile's rows are the ones to fetch. */
+   long. On shorter rows those lines are in the rows the tile already reads (TinyLlama's are
+   4 KB), and the next tile's rows are the ones to fetch. */
 #define SWA__PREFETCH_ROWS_FROM (2 * SWA__PREFETCH_AHEAD)
 SWA__AVX2 SWA__INLINE void swa__prefetch_rows_ahead(const uint8_t *w, size_t w_stride, int rows, size_t offset)
 {
@@ -2997,10 +2981,9 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_bf16_avx2, swa__dots_bf16_avx2)
    tokens at once. Weight blocks p and p + 4 (p < 4) share a register pair, first halves in one
    and second halves in the other, against the activations laid out to match, so that madd
    leaves each block's sum in 4 lanes of one 128-bit half and a short reduction gathers the 8
-   blocks' sums into one register, in block order, where the scales (converted 8 at a time) and one
-   FMA finish them. Block by block, the scale products and their broadcasts had cost more than
-   the integer work (README, Numbers: kernels in L2). A row's last blocks (fewer than 8) go one
-   at a time.
+   blocks' sums into one register, in block order, where the scales (converted 8 at a time) and
+   one FMA finish them: block by block, the scale products and their broadcasts would cost more
+   than the integer work. A row's last blocks (fewer than 8) go one at a time.
    maddubs wants one unsigned operand: Q8_0 gives it |w| and moves w's sign onto the
    activation; Q4_0's nibbles are unsigned (0..15) as they are, and its offset comes off the
    sums afterwards: sum (w - 8) q = sum w q - sum8. A token's steps do not depend on the other
@@ -3050,7 +3033,7 @@ SWA__AVX2 SWA__INLINE uint64_t swa__scales4(const uint8_t *w, int block_bytes)
 {
     uint64_t s = (uint64_t)swa__load_u16(w) | (uint64_t)swa__load_u16(w + block_bytes) << 16 |
                  (uint64_t)swa__load_u16(w + 2 * block_bytes) << 32 | (uint64_t)swa__load_u16(w + 3 * block_bytes) << 48;
-    __asm__("" : "+r"(s));   /* GCC would pack the two calls' work into vector shuffles: slower */
+    __asm__("" : "+r"(s));   /* else GCC packs the two calls' work into costlier vector shuffles */
     return s;
 }
 
@@ -3194,8 +3177,8 @@ static inline short swa__int16_lane(int k)
 }
 
 /* [s_2m x 8 | s_2m+1 x 8] as int16, from 8 int16 scales held in both 128-bit lanes of s: the
-   scales of the two 16-element halves of a maddubs result (one shuffle; a permute to pick the
-   pair from 16 scales in one register was slower). */
+   scales of the two 16-element halves of a maddubs result (one in-lane shuffle, which costs less
+   than a permute picking the pair from 16 scales in one register). */
 SWA__AVX2 SWA__INLINE __m256i swa__scale_pair_avx2(__m256i s, int m)
 {
     return _mm256_shuffle_epi8(s, _mm256_set_m128i(_mm_set1_epi16(swa__int16_lane(2 * m + 1)),
@@ -4081,10 +4064,10 @@ SWA__AVX512 SWA__INLINE __m512 swa__load16_avx512(const uint8_t *w, int64_t i, _
 
 /* Up to 4 rows x 6 tokens, sized for AVX-512's 32 registers: per 16 columns the rows are
    widened once (R registers) and each token's vector loaded once and met by every row, into 24
-   accumulators. The 3 x 4 tiles AVX2 has registers for kept the FMA units busy about
-   half the time (README, Kernels). The columns from the last whole 16 on go through one masked
-   step, so a pair meets the same operations whatever its tile: its 16-lane sum, column block
-   after column block, then the lanes' tree. R and T are constants after inlining. */
+   accumulators: the 3 x 4 tiles AVX2 has registers for give the FMA units too few products per
+   load to keep them busy. The columns from the last whole 16 on go through one masked step, so
+   a pair meets the same operations whatever its tile: its 16-lane sum, column block after
+   column block, then the lanes' tree. R and T are constants after inlining. */
 SWA__AVX512 SWA__INLINE void swa__tile_step_avx512(__m512 c[SWA__FLOAT_TILE_ROWS][SWA__TILE_MAX_TOKENS],
                                                    const uint8_t *wb, size_t w_stride, const uint8_t *xb,
                                                    size_t x_stride, int64_t i, __mmask16 m, uint32_t type,
@@ -4139,10 +4122,9 @@ swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x
    tokens the columns go in chunks of SWA__FLOAT_CHUNK, each met by every tile before the next:
    the tokens' activations for a chunk (12 KB for 6 tokens) stay in L1 while the rows pass, the
    accumulators kept in acc in between. Met over all the columns at once, each tile of 4 rows
-   read its tokens' activations from L2 again, 6 loads of 64 bytes and 4 of 32 for 24 FMAs,
-   more than L2 gives a core: TinyLlama F16 prompts went from 91-94 to 98-103 tokens/s. One
-   token's rows go whole, one stream at a time. Each lane still meets its column blocks in
-   order, so the bits are those of any other tile or chunk. */
+   would read its tokens' activations from L2 again, 6 loads of 64 bytes and 4 of 32 for 24
+   FMAs, more than L2 gives a core. One token's rows go whole, one stream at a time. Each lane
+   still meets its column blocks in order, so the bits are those of any other tile or chunk. */
 #define SWA__FLOAT_CHUNK 512
 SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                                                     int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
@@ -5240,11 +5222,10 @@ SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q4_0_amx, swa__dots_q4_0_amx)
    token. A Q8_0 group (272 bytes) gives four such registers, two words of each block apiece,
    for four permutes and three blends each. The tokens are laid out once per product by the
    set's pack, which is why these are the types' gemm for fewer than SWA__AMX_FROM tokens
-   rather than their dots. For one token the Q4_0 words run 3-17% faster than the dots in L2
-   (swa-kbench and a harness), for 4 tokens 1.5x, and TinyLlama Q4_0 generation went from 38
-   to 41 tokens/s (README, Numbers). Q8_0's cost more for one token than its dots (28 against
-   30-31 GB/s in L2), so they start at 2: TinyLlama Q8_0 batches of 2-4 generate 13-16%
-   faster and of 5-7 37-43% (a tile of 4 and another had read the rows twice). */
+   rather than their dots. Q4_0's words cost less than its dots from one token on, so its
+   generation takes them too; Q8_0's cost more than its dots for one token, so they start at 2
+   (from 5 tokens on, the dots' tiles of up to 4 would read the rows twice). Figures in
+   docs/performance.md. */
 #define SWA__AMX_FROM 8   /* tokens from which Q8_0 and Q4_0 take the AMX products */
 
 /* 16 blocks (a residue unit) of one token's activations. */
@@ -5525,9 +5506,8 @@ SWA__AMX SWA__INLINE __m256i swa__amx_block(const uint8_t *row, int64_t b, uint3
 
 /* The block scales of up to 16 rows, as floats: row m's at ds + m * stride, zeros past the
    row's n_blocks and for missing rows. This pass touches every line of the rows first; it
-   does not prefetch, as swa__amx_ahead has fetched them during the last group's products
-   (prefetching here as well cost TinyLlama Q4_0 batches of 8 and 16 1.5-3% of their
-   generation speed). */
+   does not prefetch: swa__amx_ahead has fetched them during the last group's products, and
+   fetching them again would only add work. */
 SWA__AMX SWA__INLINE void swa__amx_scales(const uint8_t *w, size_t w_stride, int rows, int64_t n_blocks, int64_t stride,
                                           uint32_t type, float *ds)
 {
@@ -5586,12 +5566,10 @@ SWA__AMX SWA__INLINE void swa__amx_unpack_pair(const uint8_t *w, size_t w_stride
     }
 }
 
-/* The lines of the next 16 rows, fetched a few per product while this group's products run:
-   without them each group began by waiting on memory (a batch of 8 ran at 94 ns per 16 rows x
-   block from memory against 63 from L3; 58 against 44 with them). A product's share is spread
-   over the scaling of C's 16 rows: issued at once (9 lines for a narrow Q4_0 product of 2048
-   columns, 36 for a K-quant's), the prefetches waited for fill buffers, and the products of 8
-   tokens read Q4_0 rows from memory at 5.4-6.4 GB/s a core against 5.9-6.5 spread. */
+/* The lines of the next 16 rows, fetched a few per product while this group's products run,
+   so that a group does not begin by waiting on memory. A product's share is spread over the
+   scaling of C's 16 rows: issued at once (9 lines for a narrow Q4_0 product of 2048 columns,
+   36 for a K-quant's), the prefetches would wait for fill buffers. */
 typedef struct swa__amx_ahead {
     const uint8_t *at, *end;
     int lines;   /* per product */
@@ -5618,8 +5596,7 @@ static swa__amx_ahead swa__amx_ahead_of(const uint8_t *w, size_t w_stride, int64
 
 /* Line m of the next product's tile B (and with line 0 its scales) into L1, a line per row of
    C scaled: a batch's units (35-96 KB for TinyLlama's rows and 8 tokens) leave L1 between row
-   groups, and the tile loads waited on L2 (TinyLlama Q4_0, batches of 8: 137-140 against
-   133-137 tokens/s). */
+   groups, and the tile loads would wait on L2. */
 static void swa__amx_fetch_unit(const swa__amx_unit *u, int m)
 {
     if (m == 0) _mm_prefetch((const char *)u->d, _MM_HINT_T0);
@@ -5647,8 +5624,7 @@ SWA__AMX SWA__INLINE void swa__amx_product(const int8_t *a, int64_t a_stride, co
 
 /* 16 unpacked rows (scales ds, stride floats a row) against one token group's units xg:
    acc[(j * 16 + m) * 16 + t] = row m's accumulator j for token t. Block b goes through the
-   tiles into c, whose rows are then scaled into 16 registers. (Issuing the next product
-   before scaling this one, in a second set of tiles, was slower.) */
+   tiles into c, whose rows are then scaled into 16 registers. */
 SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, int64_t stride, const swa__amx_unit *xg,
                                          int64_t n_blocks, int64_t nbk, int32_t *c, float *acc, swa__amx_ahead *ahead)
 {
@@ -5685,9 +5661,9 @@ static int64_t swa__amx_next_block(int64_t b, int j, int64_t n_blocks)
 /* The same for a narrow product's at most 8 tokens, in the pairs of accumulators their lanes
    hold: acc[(j / 2 * 16 + m) * 16 + 2 t + (j % 2)]. The rows are read once, so each pair j
    first unpacks its pairs of blocks (every 16th) as tiles A, 1 KB each at a, then runs their
-   products: unpacking all 16 rows first left them in L2, and unpacking each pair just before
-   its product made the tile load wait for the stores (about 63, 44 and 38 ns per 16 rows x
-   block, in that order). A pair's two scales are one broadcast of 64 bits. */
+   products: unpacking all 16 rows first would leave them in L2, and unpacking each pair just
+   before its product would make the tile load wait for the stores. A pair's two scales are
+   one broadcast of 64 bits. */
 SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int rows, const float *ds, int64_t stride,
                                           const swa__amx_unit *xu, int64_t n_blocks, uint32_t type, int8_t *a, int32_t *c,
                                           float *acc, swa__amx_ahead *ahead)
@@ -6454,7 +6430,8 @@ SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level
         k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_amx;
         k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_amx;
         k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_amx;
-        /* 16 tokens a group: with 8 most of each product is zeros, and the tiles were faster */
+        /* from a whole group of 16 tokens: with fewer, part of each product is zeros, and the
+           tiles cost less */
         k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from = 16;
         k->pack_q8 = swa__amx_pack;
         k->pack_q8k = swa__amx_pack_q8k;
@@ -6601,7 +6578,7 @@ typedef struct swa__pool {
 } swa__pool;
 
 #ifndef SWA_NO_THREADS
-/* About 20-50 microseconds of polling before a thread sleeps. */
+/* Polling rounds, a pause each, before a thread sleeps: the brief spin of the section's comment. */
 #define SWA__SPINS 4096
 #define SWA__SHARE_BITS 16       /* n <= SWA__MAX_THREADS fits */
 
@@ -8255,8 +8232,8 @@ SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *
 /* Bytes of weight rows per block of a prompt's tiles: the block stays in L2 while every token
    passes over it, and each pass reads the tokens' activations again. Float rows meet float
    activations, 4 bytes a column, and a 64 KB block of a wide matrix is only 4 rows (Llama's
-   ffn_down) for each pass over them: their blocks are larger (TinyLlama F16 prompts 55-57 ->
-   63-67 tokens/s). For quantized rows, larger blocks were no better. */
+   ffn_down) for each pass over them: their blocks are larger. Quantized rows are narrower and
+   meet activations of about a byte a column, so 64 KB of them is already many rows a pass. */
 #define SWA__ROW_BLOCK 65536
 #define SWA__ROW_BLOCK_FLOAT 262144
 #define SWA__MAX_PRODUCTS 3
@@ -8358,12 +8335,12 @@ static int swa__chunk_at(const swa__matmul_task *t, int64_t k, int nth, int *i, 
 }
 
 /* Generation splits the rows in equal shares: each thread streams its own part of every matrix,
-   which the memory system serves best (taking blocks in turn interleaved the threads' streams,
-   which was slower). A prompt is compute-bound and runs long enough for a thread to be held up
-   by the machine, so its threads take chunks in turn until none is left: a thread delayed by
-   another process then takes fewer chunks instead of holding the others up, at no cost on a
-   quiet machine. Either way a block's results come from the same
-   code, whichever thread computes them. */
+   which the memory system serves best (taking blocks in turn would interleave the threads'
+   streams). A prompt is compute-bound and runs long enough for a thread to be held up by the
+   machine, so its threads take chunks in turn until none is left: a thread delayed by another
+   process then takes fewer chunks instead of holding the others up, at no cost on a quiet
+   machine. Either way a block's results come from the same code, whichever thread computes
+   them. */
 static void swa__matmul_run(void *arg, int share, int n_shares)
 {
     swa__matmul_task *t = (swa__matmul_task *)arg;
