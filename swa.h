@@ -10191,36 +10191,43 @@ static void swa__tokens_push(swa__tokens *t, int32_t id)
     t->n++;
 }
 
-typedef struct swa__bigram {
-    float score;
+/* A merge that may apply to the neighbouring pieces left and right, in the binary heap both
+   tokenizers take their next merge from: SentencePiece the highest score first, byte-level BPE
+   the lowest rank, each the leftmost on ties (a tokenizer leaves the other's key at 0). */
+typedef struct swa__candidate {
+    float score;                  /* SentencePiece: the merged piece's score */
+    int32_t rank;                 /* BPE: the merge's rank */
     int32_t left, right;
-    size_t len;                   /* text length when queued: a stale entry no longer matches */
-} swa__bigram;
+    int32_t left_id, right_id, id;   /* BPE: the tokens it joins and the one it makes */
+    size_t len;                   /* SentencePiece: text length when queued: a stale entry no longer matches */
+} swa__candidate;
 
-static int swa__bigram_before(const swa__bigram *a, const swa__bigram *b)
+static int swa__candidate_before(const swa__candidate *a, const swa__candidate *b)
 {
-    return a->score > b->score || (a->score == b->score && a->left < b->left);
+    if (a->score != b->score) return a->score > b->score;
+    if (a->rank != b->rank) return a->rank < b->rank;
+    return a->left < b->left;
 }
 
-static void swa__heap_push(swa__bigram *h, size_t *n, swa__bigram b)
+static void swa__heap_push(swa__candidate *h, size_t *n, swa__candidate b)
 {
     size_t i = (*n)++;
-    while (i > 0 && swa__bigram_before(&b, &h[(i - 1) / 2])) {
+    while (i > 0 && swa__candidate_before(&b, &h[(i - 1) / 2])) {
         h[i] = h[(i - 1) / 2];
         i = (i - 1) / 2;
     }
     h[i] = b;
 }
 
-static swa__bigram swa__heap_pop(swa__bigram *h, size_t *n)
+static swa__candidate swa__heap_pop(swa__candidate *h, size_t *n)
 {
-    swa__bigram top = h[0], last = h[--*n];
+    swa__candidate top = h[0], last = h[--*n];
     size_t i = 0;
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= *n) break;
-        if (c + 1 < *n && swa__bigram_before(&h[c + 1], &h[c])) c++;
-        if (!swa__bigram_before(&h[c], &last)) break;
+        if (c + 1 < *n && swa__candidate_before(&h[c + 1], &h[c])) c++;
+        if (!swa__candidate_before(&h[c], &last)) break;
         h[i] = h[c];
         i = c;
     }
@@ -10232,15 +10239,16 @@ typedef struct swa__symbols {     /* the text as a linked list of pieces, merged
     const char *text;
     size_t *off, *len;
     int32_t *prev, *next;
-    swa__bigram *heap;
+    swa__candidate *heap;
     size_t n_heap;
 } swa__symbols;
 
 static void swa__try_bigram(const swa_vocab *v, swa__symbols *s, int32_t left, int32_t right)
 {
-    swa__bigram b;
+    swa__candidate b;
     int32_t id;
     if (left < 0 || right < 0) return;
+    memset(&b, 0, sizeof b);
     b.len = s->len[left] + s->len[right];
     if ((id = swa__vocab_normal(v, s->text + s->off[left], b.len)) < 0) return;
     b.score = v->scores[id];
@@ -10264,7 +10272,7 @@ static swa_status swa__bpe(const swa_vocab *v, const char *text, size_t len, swa
     s.len = (size_t *)swa__calloc(len, sizeof(size_t));
     s.prev = (int32_t *)swa__calloc(len, sizeof(int32_t));
     s.next = (int32_t *)swa__calloc(len, sizeof(int32_t));
-    s.heap = (swa__bigram *)swa__calloc(len, 3 * sizeof(swa__bigram));   /* n-1 pairs + 2 per merge */
+    s.heap = (swa__candidate *)swa__calloc(len, 3 * sizeof(swa__candidate));   /* n-1 pairs + 2 per merge */
     if (!s.off || !s.len || !s.prev || !s.next || !s.heap || len > (size_t)INT32_MAX) {
         SWA_FREE(s.off); SWA_FREE(s.len); SWA_FREE(s.prev); SWA_FREE(s.next); SWA_FREE(s.heap);
         return swa__fail(err, SWA_ERR_NOMEM, "cannot tokenize %zu bytes", len);
@@ -10282,7 +10290,7 @@ static swa_status swa__bpe(const swa_vocab *v, const char *text, size_t len, swa
     }
     for (i = 0; i + 1 < n; i++) swa__try_bigram(v, &s, (int32_t)i, (int32_t)i + 1);
     while (s.n_heap) {
-        swa__bigram top = swa__heap_pop(s.heap, &s.n_heap);
+        swa__candidate top = swa__heap_pop(s.heap, &s.n_heap);
         int32_t l = top.left, r = top.right;
         if (s.len[l] == 0 || s.len[r] == 0 || s.len[l] + s.len[r] != top.len) continue;   /* stale */
         s.len[l] += s.len[r];
@@ -10330,44 +10338,9 @@ static swa_status swa__tokenize_run(const swa_vocab *v, const char *text, size_t
 
 /* ---- byte-level BPE ---- */
 
-typedef struct swa__pair {        /* a merge that may apply to the neighbours left and right */
-    int32_t rank, left, right, left_id, right_id, id;
-} swa__pair;
-
-static int swa__pair_before(const swa__pair *a, const swa__pair *b)
-{
-    return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
-}
-
-static void swa__pair_push(swa__pair *h, size_t *n, swa__pair p)
-{
-    size_t i = (*n)++;
-    while (i > 0 && swa__pair_before(&p, &h[(i - 1) / 2])) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = p;
-}
-
-static swa__pair swa__pair_pop(swa__pair *h, size_t *n)
-{
-    swa__pair top = h[0], last = h[--*n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n) break;
-        if (c + 1 < *n && swa__pair_before(&h[c + 1], &h[c])) c++;
-        if (!swa__pair_before(&h[c], &last)) break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n) h[i] = last;
-    return top;
-}
-
 typedef struct swa__bpe_work {    /* one word as a linked list of tokens, merged in place */
     int32_t *id, *prev, *next;    /* next[k] == -2: merged into its left neighbour */
-    swa__pair *heap;
+    swa__candidate *heap;
     size_t n_heap;
     char *enc;                    /* the word in GPT-2 characters (ignore_merges) */
 } swa__bpe_work;
@@ -10375,15 +10348,16 @@ typedef struct swa__bpe_work {    /* one word as a linked list of tokens, merged
 static void swa__bpe_try(const swa_vocab *v, swa__bpe_work *w, int32_t left, int32_t right)
 {
     const swa__merge *m;
-    swa__pair p;
+    swa__candidate p;
     if (left < 0 || right < 0 || !(m = swa__merge_find(v, w->id[left], w->id[right]))) return;
+    memset(&p, 0, sizeof p);
     p.rank = m->rank;
     p.left = left;
     p.right = right;
     p.left_id = w->id[left];
     p.right_id = w->id[right];
     p.id = m->id;
-    swa__pair_push(w->heap, &w->n_heap, p);
+    swa__heap_push(w->heap, &w->n_heap, p);
 }
 
 /* One pre-tokenized word of n bytes: each byte becomes the token of its GPT-2 character, then
@@ -10410,7 +10384,7 @@ static void swa__bpe_word(const swa_vocab *v, const unsigned char *s, size_t n, 
     w->n_heap = 0;
     for (i = 0; i + 1 < n; i++) swa__bpe_try(v, w, (int32_t)i, (int32_t)i + 1);
     while (w->n_heap) {
-        swa__pair p = swa__pair_pop(w->heap, &w->n_heap);
+        swa__candidate p = swa__heap_pop(w->heap, &w->n_heap);
         int32_t l = p.left, r = p.right;
         if (w->next[l] != r || w->id[l] != p.left_id || w->id[r] != p.right_id) continue;   /* stale */
         w->id[l] = p.id;
@@ -10535,7 +10509,7 @@ static swa_status swa__bpe_run(const swa_vocab *v, const char *text, size_t len,
     w.id = (int32_t *)swa__calloc(longest, sizeof(int32_t));
     w.prev = (int32_t *)swa__calloc(longest, sizeof(int32_t));
     w.next = (int32_t *)swa__calloc(longest, sizeof(int32_t));
-    w.heap = (swa__pair *)swa__calloc(longest, 3 * sizeof(swa__pair));   /* n-1 pairs + 2 per merge */
+    w.heap = (swa__candidate *)swa__calloc(longest, 3 * sizeof(swa__candidate));   /* n-1 pairs + 2 per merge */
     w.enc = (char *)swa__calloc(longest, 2);
     if (!w.id || !w.prev || !w.next || !w.heap || !w.enc) {
         status = swa__fail(err, SWA_ERR_NOMEM, "cannot tokenize a word of %zu bytes", longest);
