@@ -331,32 +331,45 @@ typedef struct swa_hparams {
     int32_t n_windowed;    /* layers with a sliding window in the file; the others attend to everything */
 } swa_hparams;
 
-/* Load a GGUF model. From a path the file is mapped read-only (on Linux advised to use 2 MB
-   pages and faulted in whole, in file order, whatever feature macros the host defined) and
-   weights are used in place; from memory the caller's buffer (4-byte aligned at
-   least, as malloc's is) is used in place and must outlive the model. The model is freed with
-   swa_model_free (NULL is fine). Errors: SWA_ERR_IO, _FORMAT, _UNSUPPORTED (another
-   architecture, a weight type we do not run), _MODEL (missing key or tensor, wrong shape), _NOMEM. */
-SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *err);
-/* The same, with the file read into memory from SWA_MALLOC instead of mapped, advised to use
-   2 MB pages where the OS offers them: slower to open and not shared between processes, but in
-   2 MB pages however the file was cached. A mapped file gets them only for what the mapping
-   itself reads from disk; a file the page cache already holds in 4 KB pages (one just
-   written, say) costs a TLB miss per page each token (README, Numbers). */
-SWADEF swa_status swa_model_load_resident(const char *path, swa_model **out, swa_error *err);
-SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out,
-                                        swa_error *err);
-/* Either load with a progress callback: fn(fraction, data) is called as the file comes into
-   memory (the share of its bytes faulted in or read, in steps of 64 MB) and once with 1 when
-   the model is built; returning nonzero cancels the load with SWA_ERR_ABORTED. */
+/* Load a GGUF model. swa_model_load_with is the one loader; the three calls after it are
+   shorthands for it. The bytes come from exactly one place:
+   - path (params->data NULL): the file is mapped read-only (on Linux advised to use 2 MB pages
+     and faulted in whole, in file order, whatever feature macros the host defined), or, with
+     params->resident, read into memory from SWA_MALLOC, advised to use 2 MB pages where the
+     OS offers them: slower to open and not shared between processes, but in 2 MB pages however
+     the file was cached. A mapped file gets them only for what the mapping itself reads from
+     disk; a file the page cache already holds in 4 KB pages (one just written, say) costs a
+     TLB miss per page each token (README, Numbers).
+   - params->data and params->size (path NULL): a GGUF image in the caller's memory, used in
+     place, never copied: 4-byte aligned at least (as malloc's is), and it must outlive the model.
+   Either way the weights are used where they lie. params may be NULL, which is the same as a
+   zeroed struct (swa_model_params_default): map path, no progress. The progress callback is
+   called as the file comes into memory (the share of its bytes faulted in or read, in steps of
+   64 MB; nothing for the caller's memory) and once with 1 when the model is built; returning
+   nonzero cancels the load with SWA_ERR_ABORTED. On any error *out is NULL and nothing stays
+   allocated or mapped. Errors: SWA_ERR_INVALID_ARG (out is NULL; both path and params->data,
+   or neither; resident with data; size without data; a misaligned buffer), _IO, _FORMAT,
+   _UNSUPPORTED (another architecture, a weight type we do not run), _MODEL (missing key or
+   tensor, wrong shape), _NOMEM, _ABORTED. The model is freed with swa_model_free (NULL is
+   fine). */
 typedef int (*swa_progress_fn)(float fraction, void *data);
 typedef struct swa_model_params {
-    int32_t resident;              /* read the file into memory, as swa_model_load_resident */
-    swa_progress_fn progress;      /* NULL: none */
+    int32_t resident;              /* 0 = map the file; 1 = read it into memory (path only)   */
+    swa_progress_fn progress;      /* NULL = none; progress(fraction, progress_data)          */
     void *progress_data;
+    const void *data;              /* NULL = load from path; else a GGUF image, used in place */
+    size_t size;                   /* 0; bytes at data                                        */
 } swa_model_params;
+SWADEF swa_model_params swa_model_params_default(void);   /* all zero: map path, no progress */
 SWADEF swa_status swa_model_load_with(const char *path, const swa_model_params *params, swa_model **out,
                                       swa_error *err);
+/* swa_model_load_with(path, NULL, ...): the file mapped. */
+SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *err);
+/* swa_model_load_with with resident = 1: the file read into memory. */
+SWADEF swa_status swa_model_load_resident(const char *path, swa_model **out, swa_error *err);
+/* swa_model_load_with(NULL, ...) with data and size: the caller's buffer, used in place. */
+SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out,
+                                        swa_error *err);
 SWADEF void       swa_model_free(swa_model *m);
 
 SWADEF const swa_hparams *swa_model_hparams(const swa_model *m);
@@ -368,7 +381,7 @@ SWADEF const swa_gguf *swa_model_gguf(const swa_model *m);
 
 /* How a model's bytes reached memory. */
 typedef enum swa_load_path {
-    SWA_LOAD_MEMORY = 0,        /* the caller's buffer (swa_model_load_memory) */
+    SWA_LOAD_MEMORY = 0,        /* the caller's buffer (params.data, swa_model_load_memory) */
     SWA_LOAD_READ = 1,          /* read into memory (swa_model_load_resident, or SWA_NO_MMAP) */
     SWA_LOAD_MAPPED = 2,        /* the file mapped read-only */
     SWA_LOAD_MAPPED_HUGE = 3    /* mapped, and the system accepted the advice to use 2 MB pages */
@@ -7319,31 +7332,56 @@ static swa_status swa__model_from_gguf(swa_gguf *g, swa_model **out, swa_error *
     return SWA_OK;
 }
 
+SWADEF swa_model_params swa_model_params_default(void)
+{
+    swa_model_params params;
+    memset(&params, 0, sizeof params);
+    return params;
+}
+
+/* The combinations of path and params swa_model_load_with refuses; NULL when it can go on. */
+static const char *swa__load_args_error(const char *path, const swa_model_params *params)
+{
+    if (path && params->data) return "both a path and params->data: give one";
+    if (!path && !params->data) return "no path and no params->data: give one";
+    if (params->data && params->resident) return "params->resident reads a file; params->data is used in place";
+    if (!params->data && params->size) return "params->size without params->data";
+    if ((uintptr_t)params->data % 4 != 0)
+        return "params->data must be 4-byte aligned, as malloc's is: weights are read in place as floats";
+    return NULL;
+}
+
 SWADEF swa_status swa_model_load_with(const char *path, const swa_model_params *params, swa_model **out, swa_error *err)
 {
+    swa_model_params none = swa_model_params_default();
     swa__progress p = {NULL, NULL, 0};
+    const char *what = path ? path : "the caller's memory", *why;
     swa_gguf *g;
     swa_status s;
-    int resident = params && params->resident;
     if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_load: out is NULL");
     *out = NULL;
-    if (params) {
-        p.fn = params->progress;
-        p.data = params->progress_data;
-    }
-    if ((s = swa__gguf_open_file(path, resident, &p, &g, err)) != SWA_OK) return s;   /* the message names the path */
-    if (!resident && !swa__populate(&g->file, &p)) {   /* before the tensors are looked at */
-        swa_gguf_close(g);
-        return swa__fail(err, SWA_ERR_ABORTED, "%s: loading cancelled", path);
+    if (!params) params = &none;
+    why = swa__load_args_error(path, params);
+    if (why) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_load: %s", why);
+    p.fn = params->progress;
+    p.data = params->progress_data;
+    if (!path) {
+        if ((s = swa_gguf_open_memory(params->data, params->size, &g, err)) != SWA_OK) return s;
+    } else {
+        if ((s = swa__gguf_open_file(path, params->resident, &p, &g, err)) != SWA_OK) return s;   /* the message names the path */
+        if (!params->resident && !swa__populate(&g->file, &p)) {   /* before the tensors are looked at */
+            swa_gguf_close(g);
+            return swa__fail(err, SWA_ERR_ABORTED, "%s: loading cancelled", path);
+        }
     }
     if ((s = swa__model_from_gguf(g, out, err)) != SWA_OK) {
-        swa__prefix_error(err, path);
+        if (path) swa__prefix_error(err, path);
         return s;
     }
     if (!swa__report(&p, 1, 1)) {
         swa_model_free(*out);
         *out = NULL;
-        return swa__fail(err, SWA_ERR_ABORTED, "%s: loading cancelled", path);
+        return swa__fail(err, SWA_ERR_ABORTED, "%s: loading cancelled", what);
     }
     return SWA_OK;
 }
@@ -7355,21 +7393,17 @@ SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *e
 
 SWADEF swa_status swa_model_load_resident(const char *path, swa_model **out, swa_error *err)
 {
-    swa_model_params params = {1, NULL, NULL};
+    swa_model_params params = swa_model_params_default();
+    params.resident = 1;
     return swa_model_load_with(path, &params, out, err);
 }
 
 SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out, swa_error *err)
 {
-    swa_gguf *g;
-    swa_status s;
-    if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_load_memory: out is NULL");
-    *out = NULL;
-    if ((uintptr_t)data % 4 != 0)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_load_memory: the buffer must be 4-byte aligned, "
-                         "as malloc's is: weights are read in place as floats");
-    if ((s = swa_gguf_open_memory(data, size, &g, err)) != SWA_OK) return s;
-    return swa__model_from_gguf(g, out, err);
+    swa_model_params params = swa_model_params_default();
+    params.data = data;
+    params.size = size;
+    return swa_model_load_with(NULL, &params, out, err);
 }
 
 SWADEF void swa_model_free(swa_model *m)
