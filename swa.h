@@ -42,6 +42,10 @@ CONFIGURATION (define before the implementation include)
     SWA_NO_TOKENIZER   compile the tokenizer out: swa_vocab_load fails with SWA_ERR_UNSUPPORTED,
                        a model has no vocabulary, and the tokenize/decode calls are not declared
     SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
+    SWA_NO_STDIO       no FILE * in the library: swa_state_save_file and swa_state_load_file are
+                       not declared (snapshots still go to and from buffers). <stdio.h> stays for
+                       snprintf and vsnprintf into error messages; models still load from a path,
+                       with the OS's open/read/mmap (CreateFile on Windows), never stdio
 
 THE WINDOW
     Layer l keeps the keys and values of its last W_l positions only: position i lives in slot
@@ -496,10 +500,12 @@ SWADEF size_t     swa_state_size(const swa_ctx *c, int32_t seq);   /* 0 for a ba
 SWADEF swa_status swa_state_save(const swa_ctx *c, int32_t seq, void *buf, size_t size, size_t *written,
                                  swa_error *err);   /* BUFFER_TOO_SMALL with *written = the size */
 SWADEF swa_status swa_state_load(swa_ctx *c, int32_t seq, const void *buf, size_t size, swa_error *err);
+#ifndef SWA_NO_STDIO   /* the only FILE * in the library */
 /* The same through a file. Saving writes a temporary file beside `path` and renames it over
    `path` only when all of it is written: on any error `path` is untouched. */
 SWADEF swa_status swa_state_save_file(const swa_ctx *c, int32_t seq, const char *path, swa_error *err);
 SWADEF swa_status swa_state_load_file(swa_ctx *c, int32_t seq, const char *path, swa_error *err);
+#endif
 
 /* Control. The abort callback is called between layers; returning nonzero stops the evaluation
    with SWA_ERR_ABORTED (see swa_ctx_decode). NULL removes it. */
@@ -693,7 +699,7 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 /* ==== config defaults ==== */
 
 #include <stdarg.h>
-#include <stdio.h>
+#include <stdio.h>     /* snprintf, vsnprintf; FILE only in the snapshot files (not with SWA_NO_STDIO) */
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -7959,15 +7965,20 @@ SWADEF swa_status swa_seq_rewind(swa_ctx *c, int32_t seq, int64_t n, swa_error *
 typedef struct swa__sink {      /* a caller's buffer, a file, or neither: then it only counts */
     uint8_t *buf;
     size_t cap, used;
+#ifndef SWA_NO_STDIO
     FILE *f;
+#endif
     int failed;
 } swa__sink;
 
 static void swa__put(swa__sink *o, const void *p, size_t n)
 {
+#ifndef SWA_NO_STDIO
     if (o->f) {
         if (!o->failed && fwrite(p, 1, n, o->f) != n) o->failed = 1;
-    } else if (o->buf && n <= o->cap - o->used) {
+    } else
+#endif
+    if (o->buf && n <= o->cap - o->used) {
         memcpy(o->buf + o->used, p, n);
     } else if (o->buf) {
         o->failed = 1;
@@ -8037,12 +8048,16 @@ SWADEF swa_status swa_state_save(const swa_ctx *c, int32_t seq, void *buf, size_
 typedef struct swa__source {    /* a caller's buffer or a file */
     const uint8_t *buf;
     size_t size, pos;
+#ifndef SWA_NO_STDIO
     FILE *f;
+#endif
 } swa__source;
 
 static int swa__get(swa__source *in, void *p, size_t n)
 {
+#ifndef SWA_NO_STDIO
     if (in->f) return fread(p, 1, n, in->f) == n;
+#endif
     if (n > in->size - in->pos) return 0;
     memcpy(p, in->buf + in->pos, n);
     in->pos += n;
@@ -8077,7 +8092,10 @@ static swa_status swa__state_read_seqs(swa_ctx *c, int32_t seq, uint32_t count, 
         c->seq[s].pos = (int64_t)pos;
         c->seq[s].written = (int64_t)written;
     }
-    if (!in->f && in->pos != in->size)
+#ifndef SWA_NO_STDIO
+    if (in->f) return SWA_OK;   /* swa_state_load_file looks for more bytes itself */
+#endif
+    if (in->pos != in->size)
         return swa__fail(err, SWA_ERR_FORMAT, "%llu bytes follow the snapshot", (unsigned long long)(in->size - in->pos));
     return SWA_OK;
 }
@@ -8094,7 +8112,8 @@ static swa_status swa__state_read(swa_ctx *c, int32_t seq, swa__source *in, swa_
     swa_status s;
     if (!swa__get(in, magic, 4) || memcmp(magic, SWA__STATE_MAGIC, 4) != 0)
         return swa__fail(err, SWA_ERR_FORMAT, "not a swa.h snapshot");
-    if (!swa__get(in, &version, 4) || version != SWA__STATE_VERSION)
+    if (!swa__get(in, &version, 4)) return swa__truncated(err);
+    if (version != SWA__STATE_VERSION)
         return swa__fail(err, SWA_ERR_FORMAT, "snapshot version %u; this build reads version %u", version, SWA__STATE_VERSION);
     if (!swa__get(in, &sum, 8) || !swa__get(in, &n_layer, 4) || !swa__get(in, &kv_type, 4) || !swa__get(in, &kv_row, 8) ||
         !swa__get(in, &count, 4))
@@ -8136,6 +8155,7 @@ SWADEF swa_status swa_state_load(swa_ctx *c, int32_t seq, const void *buf, size_
     return swa__state_read(c, seq, &in, err);
 }
 
+#ifndef SWA_NO_STDIO
 SWADEF swa_status swa_state_save_file(const swa_ctx *c, int32_t seq, const char *path, swa_error *err)
 {
     swa__sink o;
@@ -8185,6 +8205,7 @@ SWADEF swa_status swa_state_load_file(swa_ctx *c, int32_t seq, const char *path,
     if (s != SWA_OK) swa__prefix_error(err, path);
     return s;
 }
+#endif /* SWA_NO_STDIO */
 
 SWADEF void swa_ctx_set_abort(swa_ctx *c, swa_abort_fn fn, void *data)
 {
