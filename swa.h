@@ -738,6 +738,15 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #include <intrin.h>
 #endif
 
+/* Every GCC extension below (attributes, __builtin_*, __atomic_*, asm, pragmas) sits behind a
+   GCC/clang test, so that a compiler without them (MSVC) sees none and gets the scalar kernels.
+   SWA__UNUSED marks a static function some builds leave uncalled. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SWA__UNUSED __attribute__((unused))
+#else
+#define SWA__UNUSED
+#endif
+
 /* AVX2/FMA/F16C kernels are compiled with target attributes into any x86-64 build by gcc or
    clang and used when the CPU has them; NEON is used whenever the compiler targets AArch64. */
 #if !defined(SWA_NO_SIMD) && !defined(SWA_NO_AVX2) && (defined(__x86_64__) || defined(_M_X64)) && \
@@ -1002,6 +1011,7 @@ static swa_status swa__fd_open(const char *path, swa__fd *fd, uint64_t *size, sw
 
 static void swa__fd_close(swa__fd fd) { CloseHandle(fd); }
 
+#ifndef SWA_NO_MMAP
 /* NULL on failure, with the reason in why. */
 static const uint8_t *swa__fd_map(swa__fd fd, uint64_t size, char *why, size_t cap)
 {
@@ -1018,6 +1028,7 @@ static void swa__unmap(const uint8_t *p, uint64_t size)
     (void)size;
     UnmapViewOfFile(p);
 }
+#endif
 
 /* Read size bytes; 0, or -1 with *got the bytes read before the failure. */
 static int swa__fd_read(swa__fd fd, uint8_t *buf, uint64_t size, uint64_t *got)
@@ -1732,17 +1743,19 @@ SWADEF const swa_gguf_tensor *swa_gguf_tensor_at(const swa_gguf *g, int64_t i)
 SWADEF swa_status swa_gguf_value_at(const swa_gguf_value *arr, uint64_t j, swa_gguf_value *elem)
 {
     uint64_t size, off, k;
+    uint32_t type;   /* an enum is signed under the MSVC ABI */
     if (!arr || !elem || arr->type != SWA_GGUF_ARRAY) return SWA_ERR_INVALID_ARG;
     if (j >= arr->n) return SWA_ERR_NOT_FOUND;
-    size = swa__gguf_scalar_size(arr->elem_type);
+    type = (uint32_t)arr->elem_type;
+    size = swa__gguf_scalar_size(type);
     if (size) {
         off = j * size;
     } else if (arr->index) {
         off = arr->index[j];
     } else {
-        for (off = 0, k = 0; k < j; k++) off += swa__value_bytes(arr->elem_type, arr->data + off);
+        for (off = 0, k = 0; k < j; k++) off += swa__value_bytes(type, arr->data + off);
     }
-    *elem = swa__value_at_ptr(arr->elem_type, arr->data + off);
+    *elem = swa__value_at_ptr(type, arr->data + off);
     return SWA_OK;
 }
 
@@ -2030,8 +2043,8 @@ static int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const swa__q
 
 /* Blocks [b0, b1) of a row into the 16 accumulators, and their sum: the reference the
    kernels are held to (tests/test_kernels.c). */
-__attribute__((unused)) static void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8g *x,
-                                                            int64_t b0, int64_t b1, float acc[16])
+SWA__UNUSED static void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8g *x,
+                                                int64_t b0, int64_t b1, float acc[16])
 {
     const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
     int64_t b;
@@ -2042,7 +2055,7 @@ __attribute__((unused)) static void swa__residue_blocks_ref(const uint8_t *row, 
     }
 }
 
-__attribute__((unused)) static float swa__residue_sum_ref(const float acc[16])
+SWA__UNUSED static float swa__residue_sum_ref(const float acc[16])
 {
     float b[8], c[4];
     int j;
@@ -6519,7 +6532,7 @@ static void swa__store_int(int *p, int v) { _InterlockedExchange((volatile long 
 static int swa__sub_int(int *p, int v) { return (int)_InterlockedExchangeAdd((volatile long *)p, -(long)v) - v; }
 static void *swa__load_ptr(void *const *p) { return _InterlockedCompareExchangePointer((void *volatile *)(uintptr_t)p, NULL, NULL); }
 static void swa__store_ptr(void **p, void *v) { _InterlockedExchangePointer((void *volatile *)p, v); }
-#else
+#elif defined(__GNUC__) || defined(__clang__)
 static uint64_t swa__load_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static void swa__store_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static int swa__cas_u64(uint64_t *p, uint64_t *expected, uint64_t desired)
@@ -6531,6 +6544,8 @@ static void swa__store_int(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELE
 static int swa__sub_int(int *p, int v) { return __atomic_sub_fetch(p, v, __ATOMIC_ACQ_REL); }
 static void *swa__load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 static void swa__store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+#else
+#error "swa.h: the thread pool needs the atomics of GCC, clang or MSVC"
 #endif
 #endif
 
@@ -6559,9 +6574,9 @@ static void swa__cpu_relax(void)
 {
 #if defined(_MSC_VER) && !defined(__clang__)
     YieldProcessor();
-#elif defined(__x86_64__) || defined(__i386__)
+#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
     __builtin_ia32_pause();
-#elif defined(__aarch64__)
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
     __asm__ __volatile__("yield");
 #endif
 }
@@ -6716,8 +6731,10 @@ static int64_t swa__fetch_inc_i64(int64_t *p)
 {
 #if defined(_MSC_VER) && !defined(__clang__)
     return (int64_t)_InterlockedExchangeAdd64((volatile __int64 *)p, 1);
-#else
+#elif defined(__GNUC__) || defined(__clang__)
     return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
+#else
+#error "swa.h: the kernels' counters need the atomics of GCC, clang or MSVC"
 #endif
 }
 
