@@ -13,8 +13,9 @@ QUICK START
     int main(int argc, char **argv) {
         swa_model *model; const swa_vocab *vocab; swa_ctx *ctx; swa_sampler *sampler;
         swa_error err; swa_decoder dec; const float *logits; int32_t tok[64]; size_t n;
-        swa_sampler_config sc = {0.8f, 40, 0.95f, 0.05f, 1.0f, 64, 42};  // temp, top-k, ...
+        swa_sampler_config sc = swa_sampler_config_default();   // temperature 0.8, top-k 40, ...
         char text[64];
+        sc.seed = 42;                                  // the same seed, the same story
         if (argc < 2 || swa_model_load(argv[1], &model, &err) || swa_model_vocab(model, &vocab, &err) ||
             swa_ctx_create(model, NULL, &ctx, &err) ||
             swa_sampler_create(&sc, swa_vocab_size(vocab), &sampler, &err)) return 1;
@@ -22,6 +23,7 @@ QUICK START
         swa_decoder_init(&dec, vocab);
         for (int i = 0; i < 100 && swa_ctx_eval(ctx, tok, n, &logits, &err) == SWA_OK; i++, n = 1) {
             tok[0] = swa_sampler_sample(sampler, logits);
+            swa_sampler_accept(sampler, tok[0]);       // remembered for the repetition penalty
             if (tok[0] == swa_vocab_eos(vocab)) break;
             fwrite(text, 1, swa_decoder_push(&dec, tok[0], text, sizeof text), stdout);
         }
