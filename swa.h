@@ -13,8 +13,9 @@ QUICK START
     int main(int argc, char **argv) {
         swa_model *model; const swa_vocab *vocab; swa_ctx *ctx; swa_sampler *sampler;
         swa_error err; swa_decoder dec; const float *logits; int32_t tok[64]; size_t n;
-        swa_sampler_config sc = {0.8f, 40, 0.95f, 0.05f, 1.0f, 64, 42};  // temp, top-k, ...
+        swa_sampler_config sc = swa_sampler_config_default();   // temperature 0.8, top-k 40, ...
         char text[64];
+        sc.seed = 42;                                  // the same seed, the same story
         if (argc < 2 || swa_model_load(argv[1], &model, &err) || swa_model_vocab(model, &vocab, &err) ||
             swa_ctx_create(model, NULL, &ctx, &err) ||
             swa_sampler_create(&sc, swa_vocab_size(vocab), &sampler, &err)) return 1;
@@ -22,6 +23,7 @@ QUICK START
         swa_decoder_init(&dec, vocab);
         for (int i = 0; i < 100 && swa_ctx_eval(ctx, tok, n, &logits, &err) == SWA_OK; i++, n = 1) {
             tok[0] = swa_sampler_sample(sampler, logits);
+            swa_sampler_accept(sampler, tok[0]);       // remembered for the repetition penalty
             if (tok[0] == swa_vocab_eos(vocab)) break;
             fwrite(text, 1, swa_decoder_push(&dec, tok[0], text, sizeof text), stdout);
         }
@@ -42,6 +44,10 @@ CONFIGURATION (define before the implementation include)
     SWA_NO_TOKENIZER   compile the tokenizer out: swa_vocab_load fails with SWA_ERR_UNSUPPORTED,
                        a model has no vocabulary, and the tokenize/decode calls are not declared
     SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
+    SWA_NO_STDIO       no FILE * in the library: swa_state_save_file and swa_state_load_file are
+                       not declared (snapshots still go to and from buffers). <stdio.h> stays for
+                       snprintf and vsnprintf into error messages; models still load from a path,
+                       with the OS's open/read/mmap (CreateFile on Windows), never stdio
 
 THE WINDOW
     Layer l keeps the keys and values of its last W_l positions only: position i lives in slot
@@ -318,32 +324,45 @@ typedef struct swa_hparams {
     int32_t n_windowed;    /* layers with a sliding window in the file; the others attend to everything */
 } swa_hparams;
 
-/* Load a GGUF model. From a path the file is mapped read-only (on Linux advised to use 2 MB
-   pages and faulted in whole, in file order, whatever feature macros the host defined) and
-   weights are used in place; from memory the caller's buffer (4-byte aligned at
-   least, as malloc's is) is used in place and must outlive the model. The model is freed with
-   swa_model_free (NULL is fine). Errors: SWA_ERR_IO, _FORMAT, _UNSUPPORTED (another
-   architecture, a weight type we do not run), _MODEL (missing key or tensor, wrong shape), _NOMEM. */
-SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *err);
-/* The same, with the file read into memory from SWA_MALLOC instead of mapped, advised to use
-   2 MB pages where the OS offers them: slower to open and not shared between processes, but in
-   2 MB pages however the file was cached. A mapped file gets them only for what the mapping
-   itself reads from disk; a file the page cache already holds in 4 KB pages (one just
-   written, say) costs a TLB miss per page each token (docs/performance.md). */
-SWADEF swa_status swa_model_load_resident(const char *path, swa_model **out, swa_error *err);
-SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out,
-                                        swa_error *err);
-/* Either load with a progress callback: fn(fraction, data) is called as the file comes into
-   memory (the share of its bytes faulted in or read, in steps of 64 MB) and once with 1 when
-   the model is built; returning nonzero cancels the load with SWA_ERR_ABORTED. */
+/* Load a GGUF model. swa_model_load_with is the one loader; the three calls after it are
+   shorthands for it. The bytes come from exactly one place:
+   - path (params->data NULL): the file is mapped read-only (on Linux advised to use 2 MB pages
+     and faulted in whole, in file order, whatever feature macros the host defined), or, with
+     params->resident, read into memory from SWA_MALLOC, advised to use 2 MB pages where the
+     OS offers them: slower to open and not shared between processes, but in 2 MB pages however
+     the file was cached. A mapped file gets them only for what the mapping itself reads from
+     disk; a file the page cache already holds in 4 KB pages (one just written, say) costs a
+     TLB miss per page each token (docs/performance.md).
+   - params->data and params->size (path NULL): a GGUF image in the caller's memory, used in
+     place, never copied: 4-byte aligned at least (as malloc's is), and it must outlive the model.
+   Either way the weights are used where they lie. params may be NULL, which is the same as a
+   zeroed struct (swa_model_params_default): map path, no progress. The progress callback is
+   called as the file comes into memory (the share of its bytes faulted in or read, in steps of
+   64 MB; nothing for the caller's memory) and once with 1 when the model is built; returning
+   nonzero cancels the load with SWA_ERR_ABORTED. On any error *out is NULL and nothing stays
+   allocated or mapped. Errors: SWA_ERR_INVALID_ARG (out is NULL; both path and params->data,
+   or neither; resident with data; size without data; a misaligned buffer), _IO, _FORMAT,
+   _UNSUPPORTED (another architecture, a weight type we do not run), _MODEL (missing key or
+   tensor, wrong shape), _NOMEM, _ABORTED. The model is freed with swa_model_free (NULL is
+   fine). */
 typedef int (*swa_progress_fn)(float fraction, void *data);
 typedef struct swa_model_params {
-    int32_t resident;              /* read the file into memory, as swa_model_load_resident */
-    swa_progress_fn progress;      /* NULL: none */
+    int32_t resident;              /* 0 = map the file; 1 = read it into memory (path only)   */
+    swa_progress_fn progress;      /* NULL = none; progress(fraction, progress_data)          */
     void *progress_data;
+    const void *data;              /* NULL = load from path; else a GGUF image, used in place */
+    size_t size;                   /* 0; bytes at data                                        */
 } swa_model_params;
+SWADEF swa_model_params swa_model_params_default(void);   /* all zero: map path, no progress */
 SWADEF swa_status swa_model_load_with(const char *path, const swa_model_params *params, swa_model **out,
                                       swa_error *err);
+/* swa_model_load_with(path, NULL, ...): the file mapped. */
+SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *err);
+/* swa_model_load_with with resident = 1: the file read into memory. */
+SWADEF swa_status swa_model_load_resident(const char *path, swa_model **out, swa_error *err);
+/* swa_model_load_with(NULL, ...) with data and size: the caller's buffer, used in place. */
+SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out,
+                                        swa_error *err);
 SWADEF void       swa_model_free(swa_model *m);
 
 SWADEF const swa_hparams *swa_model_hparams(const swa_model *m);
@@ -355,7 +374,7 @@ SWADEF const swa_gguf *swa_model_gguf(const swa_model *m);
 
 /* How a model's bytes reached memory. */
 typedef enum swa_load_path {
-    SWA_LOAD_MEMORY = 0,        /* the caller's buffer (swa_model_load_memory) */
+    SWA_LOAD_MEMORY = 0,        /* the caller's buffer (params.data, swa_model_load_memory) */
     SWA_LOAD_READ = 1,          /* read into memory (swa_model_load_resident, or SWA_NO_MMAP) */
     SWA_LOAD_MAPPED = 2,        /* the file mapped read-only */
     SWA_LOAD_MAPPED_HUGE = 3    /* mapped, and the system accepted the advice to use 2 MB pages */
@@ -470,10 +489,12 @@ SWADEF size_t     swa_state_size(const swa_ctx *c, int32_t seq);   /* 0 for a ba
 SWADEF swa_status swa_state_save(const swa_ctx *c, int32_t seq, void *buf, size_t size, size_t *written,
                                  swa_error *err);   /* BUFFER_TOO_SMALL with *written = the size */
 SWADEF swa_status swa_state_load(swa_ctx *c, int32_t seq, const void *buf, size_t size, swa_error *err);
+#ifndef SWA_NO_STDIO   /* the only FILE * in the library */
 /* The same through a file. Saving writes a temporary file beside `path` and renames it over
    `path` only when all of it is written: on any error `path` is untouched. */
 SWADEF swa_status swa_state_save_file(const swa_ctx *c, int32_t seq, const char *path, swa_error *err);
 SWADEF swa_status swa_state_load_file(swa_ctx *c, int32_t seq, const char *path, swa_error *err);
+#endif
 
 /* Control. The abort callback is called between layers; returning nonzero stops the evaluation
    with SWA_ERR_ABORTED (see swa_ctx_decode). NULL removes it. */
@@ -671,7 +692,7 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #define SWA__DECLARED
 
 #include <stdarg.h>
-#include <stdio.h>
+#include <stdio.h>     /* snprintf, vsnprintf; FILE only in the snapshot files (not with SWA_NO_STDIO) */
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -708,6 +729,15 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #endif
 #if defined(_MSC_VER) && !defined(__clang__)
 #include <intrin.h>
+#endif
+
+/* Every GCC extension below (attributes, __builtin_*, __atomic_*, asm, pragmas) sits behind a
+   GCC/clang test, so that a compiler without them (MSVC) sees none and gets the scalar kernels.
+   SWA__UNUSED marks a static function some builds leave uncalled. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SWA__UNUSED __attribute__((unused))
+#else
+#define SWA__UNUSED
 #endif
 
 /* AVX2/FMA/F16C kernels are compiled with target attributes into any x86-64 build by gcc or
@@ -769,10 +799,8 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 
 #if defined(SWA_INTERNALS)
 #define SWA__INTERNAL
-#elif defined(__GNUC__)
-#define SWA__INTERNAL static __attribute__((unused))   /* some serve the tests only */
 #else
-#define SWA__INTERNAL static
+#define SWA__INTERNAL SWA__UNUSED static   /* some serve the tests only */
 #endif
 
 /* ---- the kernel table's types ---- */
@@ -1133,6 +1161,7 @@ static swa_status swa__fd_open(const char *path, swa__fd *fd, uint64_t *size, sw
 
 static void swa__fd_close(swa__fd fd) { CloseHandle(fd); }
 
+#ifndef SWA_NO_MMAP
 /* NULL on failure, with the reason in why. */
 static const uint8_t *swa__fd_map(swa__fd fd, uint64_t size, char *why, size_t cap)
 {
@@ -1149,6 +1178,7 @@ static void swa__unmap(const uint8_t *p, uint64_t size)
     (void)size;
     UnmapViewOfFile(p);
 }
+#endif
 
 /* Read size bytes; 0, or -1 with *got the bytes read before the failure. */
 static int swa__fd_read(swa__fd fd, uint8_t *buf, uint64_t size, uint64_t *got)
@@ -1863,17 +1893,19 @@ SWADEF const swa_gguf_tensor *swa_gguf_tensor_at(const swa_gguf *g, int64_t i)
 SWADEF swa_status swa_gguf_value_at(const swa_gguf_value *arr, uint64_t j, swa_gguf_value *elem)
 {
     uint64_t size, off, k;
+    uint32_t type;   /* an enum is signed under the MSVC ABI */
     if (!arr || !elem || arr->type != SWA_GGUF_ARRAY) return SWA_ERR_INVALID_ARG;
     if (j >= arr->n) return SWA_ERR_NOT_FOUND;
-    size = swa__gguf_scalar_size(arr->elem_type);
+    type = (uint32_t)arr->elem_type;
+    size = swa__gguf_scalar_size(type);
     if (size) {
         off = j * size;
     } else if (arr->index) {
         off = arr->index[j];
     } else {
-        for (off = 0, k = 0; k < j; k++) off += swa__value_bytes(arr->elem_type, arr->data + off);
+        for (off = 0, k = 0; k < j; k++) off += swa__value_bytes(type, arr->data + off);
     }
-    *elem = swa__value_at_ptr(arr->elem_type, arr->data + off);
+    *elem = swa__value_at_ptr(type, arr->data + off);
     return SWA_OK;
 }
 
@@ -2119,7 +2151,7 @@ SWA__INTERNAL int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const
 /* Blocks [b0, b1) of a row into the 16 accumulators, and their sum: the reference the
    kernels are held to (tests/test_kernels.c). */
 SWA__INTERNAL void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8g *x,
-                                                            int64_t b0, int64_t b1, float acc[16])
+                                           int64_t b0, int64_t b1, float acc[16])
 {
     const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
     int64_t b;
@@ -6546,7 +6578,7 @@ static void swa__store_int(int *p, int v) { _InterlockedExchange((volatile long 
 static int swa__sub_int(int *p, int v) { return (int)_InterlockedExchangeAdd((volatile long *)p, -(long)v) - v; }
 static void *swa__load_ptr(void *const *p) { return _InterlockedCompareExchangePointer((void *volatile *)(uintptr_t)p, NULL, NULL); }
 static void swa__store_ptr(void **p, void *v) { _InterlockedExchangePointer((void *volatile *)p, v); }
-#else
+#elif defined(__GNUC__) || defined(__clang__)
 static uint64_t swa__load_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static void swa__store_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static int swa__cas_u64(uint64_t *p, uint64_t *expected, uint64_t desired)
@@ -6558,6 +6590,8 @@ static void swa__store_int(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELE
 static int swa__sub_int(int *p, int v) { return __atomic_sub_fetch(p, v, __ATOMIC_ACQ_REL); }
 static void *swa__load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 static void swa__store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+#else
+#error "swa.h: the thread pool needs the atomics of GCC, clang or MSVC"
 #endif
 #endif
 
@@ -6586,9 +6620,9 @@ static void swa__cpu_relax(void)
 {
 #if defined(_MSC_VER) && !defined(__clang__)
     YieldProcessor();
-#elif defined(__x86_64__) || defined(__i386__)
+#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
     __builtin_ia32_pause();
-#elif defined(__aarch64__)
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
     __asm__ __volatile__("yield");
 #endif
 }
@@ -6743,8 +6777,10 @@ static int64_t swa__fetch_inc_i64(int64_t *p)
 {
 #if defined(_MSC_VER) && !defined(__clang__)
     return (int64_t)_InterlockedExchangeAdd64((volatile __int64 *)p, 1);
-#else
+#elif defined(__GNUC__) || defined(__clang__)
     return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
+#else
+#error "swa.h: the kernels' counters need the atomics of GCC, clang or MSVC"
 #endif
 }
 
@@ -7364,31 +7400,56 @@ static swa_status swa__model_from_gguf(swa_gguf *g, swa_model **out, swa_error *
     return SWA_OK;
 }
 
+SWADEF swa_model_params swa_model_params_default(void)
+{
+    swa_model_params params;
+    memset(&params, 0, sizeof params);
+    return params;
+}
+
+/* The combinations of path and params swa_model_load_with refuses; NULL when it can go on. */
+static const char *swa__load_args_error(const char *path, const swa_model_params *params)
+{
+    if (path && params->data) return "both a path and params->data: give one";
+    if (!path && !params->data) return "no path and no params->data: give one";
+    if (params->data && params->resident) return "params->resident reads a file; params->data is used in place";
+    if (!params->data && params->size) return "params->size without params->data";
+    if ((uintptr_t)params->data % 4 != 0)
+        return "params->data must be 4-byte aligned, as malloc's is: weights are read in place as floats";
+    return NULL;
+}
+
 SWADEF swa_status swa_model_load_with(const char *path, const swa_model_params *params, swa_model **out, swa_error *err)
 {
+    swa_model_params none = swa_model_params_default();
     swa__progress p = {NULL, NULL, 0};
+    const char *what = path ? path : "the caller's memory", *why;
     swa_gguf *g;
     swa_status s;
-    int resident = params && params->resident;
     if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_load: out is NULL");
     *out = NULL;
-    if (params) {
-        p.fn = params->progress;
-        p.data = params->progress_data;
-    }
-    if ((s = swa__gguf_open_file(path, resident, &p, &g, err)) != SWA_OK) return s;   /* the message names the path */
-    if (!resident && !swa__populate(&g->file, &p)) {   /* before the tensors are looked at */
-        swa_gguf_close(g);
-        return swa__fail(err, SWA_ERR_ABORTED, "%s: loading cancelled", path);
+    if (!params) params = &none;
+    why = swa__load_args_error(path, params);
+    if (why) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_load: %s", why);
+    p.fn = params->progress;
+    p.data = params->progress_data;
+    if (!path) {
+        if ((s = swa_gguf_open_memory(params->data, params->size, &g, err)) != SWA_OK) return s;
+    } else {
+        if ((s = swa__gguf_open_file(path, params->resident, &p, &g, err)) != SWA_OK) return s;   /* the message names the path */
+        if (!params->resident && !swa__populate(&g->file, &p)) {   /* before the tensors are looked at */
+            swa_gguf_close(g);
+            return swa__fail(err, SWA_ERR_ABORTED, "%s: loading cancelled", path);
+        }
     }
     if ((s = swa__model_from_gguf(g, out, err)) != SWA_OK) {
-        swa__prefix_error(err, path);
+        if (path) swa__prefix_error(err, path);
         return s;
     }
     if (!swa__report(&p, 1, 1)) {
         swa_model_free(*out);
         *out = NULL;
-        return swa__fail(err, SWA_ERR_ABORTED, "%s: loading cancelled", path);
+        return swa__fail(err, SWA_ERR_ABORTED, "%s: loading cancelled", what);
     }
     return SWA_OK;
 }
@@ -7400,21 +7461,17 @@ SWADEF swa_status swa_model_load(const char *path, swa_model **out, swa_error *e
 
 SWADEF swa_status swa_model_load_resident(const char *path, swa_model **out, swa_error *err)
 {
-    swa_model_params params = {1, NULL, NULL};
+    swa_model_params params = swa_model_params_default();
+    params.resident = 1;
     return swa_model_load_with(path, &params, out, err);
 }
 
 SWADEF swa_status swa_model_load_memory(const void *data, size_t size, swa_model **out, swa_error *err)
 {
-    swa_gguf *g;
-    swa_status s;
-    if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_load_memory: out is NULL");
-    *out = NULL;
-    if ((uintptr_t)data % 4 != 0)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_load_memory: the buffer must be 4-byte aligned, "
-                         "as malloc's is: weights are read in place as floats");
-    if ((s = swa_gguf_open_memory(data, size, &g, err)) != SWA_OK) return s;
-    return swa__model_from_gguf(g, out, err);
+    swa_model_params params = swa_model_params_default();
+    params.data = data;
+    params.size = size;
+    return swa_model_load_with(NULL, &params, out, err);
 }
 
 SWADEF void swa_model_free(swa_model *m)
@@ -7977,15 +8034,20 @@ SWADEF swa_status swa_seq_rewind(swa_ctx *c, int32_t seq, int64_t n, swa_error *
 typedef struct swa__sink {      /* a caller's buffer, a file, or neither: then it only counts */
     uint8_t *buf;
     size_t cap, used;
+#ifndef SWA_NO_STDIO
     FILE *f;
+#endif
     int failed;
 } swa__sink;
 
 static void swa__put(swa__sink *o, const void *p, size_t n)
 {
+#ifndef SWA_NO_STDIO
     if (o->f) {
         if (!o->failed && fwrite(p, 1, n, o->f) != n) o->failed = 1;
-    } else if (o->buf && n <= o->cap - o->used) {
+    } else
+#endif
+    if (o->buf && n <= o->cap - o->used) {
         memcpy(o->buf + o->used, p, n);
     } else if (o->buf) {
         o->failed = 1;
@@ -8055,12 +8117,16 @@ SWADEF swa_status swa_state_save(const swa_ctx *c, int32_t seq, void *buf, size_
 typedef struct swa__source {    /* a caller's buffer or a file */
     const uint8_t *buf;
     size_t size, pos;
+#ifndef SWA_NO_STDIO
     FILE *f;
+#endif
 } swa__source;
 
 static int swa__get(swa__source *in, void *p, size_t n)
 {
+#ifndef SWA_NO_STDIO
     if (in->f) return fread(p, 1, n, in->f) == n;
+#endif
     if (n > in->size - in->pos) return 0;
     memcpy(p, in->buf + in->pos, n);
     in->pos += n;
@@ -8095,7 +8161,10 @@ static swa_status swa__state_read_seqs(swa_ctx *c, int32_t seq, uint32_t count, 
         c->seq[s].pos = (int64_t)pos;
         c->seq[s].written = (int64_t)written;
     }
-    if (!in->f && in->pos != in->size)
+#ifndef SWA_NO_STDIO
+    if (in->f) return SWA_OK;   /* swa_state_load_file looks for more bytes itself */
+#endif
+    if (in->pos != in->size)
         return swa__fail(err, SWA_ERR_FORMAT, "%llu bytes follow the snapshot", (unsigned long long)(in->size - in->pos));
     return SWA_OK;
 }
@@ -8112,7 +8181,8 @@ static swa_status swa__state_read(swa_ctx *c, int32_t seq, swa__source *in, swa_
     swa_status s;
     if (!swa__get(in, magic, 4) || memcmp(magic, SWA__STATE_MAGIC, 4) != 0)
         return swa__fail(err, SWA_ERR_FORMAT, "not a swa.h snapshot");
-    if (!swa__get(in, &version, 4) || version != SWA__STATE_VERSION)
+    if (!swa__get(in, &version, 4)) return swa__truncated(err);
+    if (version != SWA__STATE_VERSION)
         return swa__fail(err, SWA_ERR_FORMAT, "snapshot version %u; this build reads version %u", version, SWA__STATE_VERSION);
     if (!swa__get(in, &sum, 8) || !swa__get(in, &n_layer, 4) || !swa__get(in, &kv_type, 4) || !swa__get(in, &kv_row, 8) ||
         !swa__get(in, &count, 4))
@@ -8154,6 +8224,7 @@ SWADEF swa_status swa_state_load(swa_ctx *c, int32_t seq, const void *buf, size_
     return swa__state_read(c, seq, &in, err);
 }
 
+#ifndef SWA_NO_STDIO
 SWADEF swa_status swa_state_save_file(const swa_ctx *c, int32_t seq, const char *path, swa_error *err)
 {
     swa__sink o;
@@ -8203,6 +8274,7 @@ SWADEF swa_status swa_state_load_file(swa_ctx *c, int32_t seq, const char *path,
     if (s != SWA_OK) swa__prefix_error(err, path);
     return s;
 }
+#endif /* SWA_NO_STDIO */
 
 SWADEF void swa_ctx_set_abort(swa_ctx *c, swa_abort_fn fn, void *data)
 {

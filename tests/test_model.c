@@ -432,6 +432,121 @@ static void test_eval_errors(void **state)
     tu_free(&tm);
 }
 
+/* A load's progress: how often it was called, its last fraction, and the call that cancels. */
+typedef struct progress_log {
+    int calls, cancel_at;
+    float last;
+} progress_log;
+
+static int on_progress(float fraction, void *data)
+{
+    progress_log *log = (progress_log *)data;
+    log->last = fraction;
+    return ++log->calls == log->cancel_at;
+}
+
+/* swa_model_load_with is the one loader: from the caller's memory through params.data (the
+   progress callback then called once, with 1), cancelled from memory and from a file with *out
+   left NULL, and the combinations of path and params it refuses, each with a message. */
+static void test_load_with(void **state)
+{
+    tu_spec s = tiny_spec();
+    tu_model tm;
+    swa_model_params params = swa_model_params_default(), zero;
+    progress_log log = {0, 0, 0.0f};
+    swa_model *m = NULL, *b = NULL, *sentinel = (swa_model *)&log;
+    swa_ctx *c1, *c2;
+    swa_error err;
+    const float *l1, *l2;
+    int32_t tok[3] = {1, 2, 3};
+    char path[] = "/tmp/swa_test_model_XXXXXX";
+    FILE *f;
+    int fd;
+    (void)state;
+    memset(&zero, 0, sizeof zero);
+    assert_memory_equal(&params, &zero, sizeof zero);   /* the default is all zero */
+    assert_true(tu_build(&tm, &s));
+
+    params.data = tm.gguf;
+    params.size = tm.gguf_size;
+    params.progress = on_progress;
+    params.progress_data = &log;
+    assert_int_equal(swa_model_load_with(NULL, &params, &m, &err), SWA_OK);
+    assert_int_equal(err.code, SWA_OK);
+    assert_int_equal(swa_model_load_path(m), SWA_LOAD_MEMORY);
+    assert_int_equal(log.calls, 1);   /* nothing to read: only the model built */
+    assert_true(log.last == 1.0f);
+    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &b, NULL), SWA_OK);
+    assert_int_equal(swa_ctx_create(m, NULL, &c1, NULL), SWA_OK);
+    assert_int_equal(swa_ctx_create(b, NULL, &c2, NULL), SWA_OK);
+    assert_int_equal(swa_ctx_eval(c1, tok, 3, &l1, NULL), SWA_OK);
+    assert_int_equal(swa_ctx_eval(c2, tok, 3, &l2, NULL), SWA_OK);
+    assert_memory_equal(l1, l2, sizeof(float) * 50);
+    swa_ctx_free(c1); swa_ctx_free(c2);
+    swa_model_free(m); swa_model_free(b);
+
+    /* cancelled once the model is built: nothing is returned, nothing stays allocated */
+    memset(&log, 0, sizeof log);
+    log.cancel_at = 1;
+    m = sentinel;
+    assert_int_equal(swa_model_load_with(NULL, &params, &m, &err), SWA_ERR_ABORTED);
+    assert_int_equal(err.code, SWA_ERR_ABORTED);
+    assert_null(m);
+    assert_non_null(strstr(err.msg, "loading cancelled"));
+
+    /* the same from a file, mapped and read, cancelled at the first call */
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    f = fdopen(fd, "wb");
+    assert_int_equal(fwrite(tm.gguf, 1, tm.gguf_size, f), tm.gguf_size);
+    fclose(f);
+    params.data = NULL;
+    params.size = 0;
+    for (params.resident = 0; params.resident < 2; params.resident++) {
+        memset(&log, 0, sizeof log);
+        log.cancel_at = 1;
+        m = sentinel;
+        assert_int_equal(swa_model_load_with(path, &params, &m, &err), SWA_ERR_ABORTED);
+        assert_null(m);
+        assert_non_null(strstr(err.msg, "loading cancelled"));
+        assert_non_null(strstr(err.msg, path));
+        log.cancel_at = 0;
+        assert_int_equal(swa_model_load_with(path, &params, &m, &err), SWA_OK);
+        assert_true(params.resident ? swa_model_load_path(m) == SWA_LOAD_READ : swa_model_load_path(m) >= SWA_LOAD_MAPPED);
+        swa_model_free(m);
+    }
+
+    /* what the loader refuses, before it touches anything */
+    params = swa_model_params_default();
+    params.data = tm.gguf;
+    params.size = tm.gguf_size;
+    m = sentinel;
+    assert_int_equal(swa_model_load_with(path, &params, &m, &err), SWA_ERR_INVALID_ARG);   /* both */
+    assert_int_equal(err.code, SWA_ERR_INVALID_ARG);
+    assert_null(m);
+    assert_non_null(strstr(err.msg, "both a path and params->data"));
+    m = sentinel;
+    assert_int_equal(swa_model_load_with(NULL, NULL, &m, &err), SWA_ERR_INVALID_ARG);      /* neither */
+    assert_null(m);
+    assert_non_null(strstr(err.msg, "no path and no params->data"));
+    params.resident = 1;
+    assert_int_equal(swa_model_load_with(NULL, &params, &m, &err), SWA_ERR_INVALID_ARG);   /* resident with data */
+    assert_non_null(strstr(err.msg, "params->resident"));
+    params = swa_model_params_default();
+    params.size = tm.gguf_size;
+    assert_int_equal(swa_model_load_with(path, &params, &m, &err), SWA_ERR_INVALID_ARG);   /* size without data */
+    assert_non_null(strstr(err.msg, "params->size without params->data"));
+    params.data = (const uint8_t *)tm.gguf + 1;
+    assert_int_equal(swa_model_load_with(NULL, &params, &m, &err), SWA_ERR_INVALID_ARG);   /* misaligned */
+    assert_non_null(strstr(err.msg, "aligned"));
+    assert_int_equal(swa_model_load_with(path, NULL, NULL, &err), SWA_ERR_INVALID_ARG);    /* no out */
+    assert_non_null(strstr(err.msg, "out is NULL"));
+    assert_int_equal(swa_model_load_memory(NULL, 0, &m, &err), SWA_ERR_INVALID_ARG);
+    assert_null(m);
+    remove(path);
+    tu_free(&tm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -442,6 +557,7 @@ int main(void)
         cmocka_unit_test(test_model_errors),
         cmocka_unit_test(test_eval_errors),
         cmocka_unit_test(test_too_big),
+        cmocka_unit_test(test_load_with),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -107,7 +107,7 @@ static void test_load_progress(void **state)
     (void)state;
     for (resident = 0; resident < 2; resident++) {
         progress_log log = {0, 0, 0.0f, 0};
-        swa_model_params params;
+        swa_model_params params = swa_model_params_default();
         swa_model *m = NULL;
         swa_error err;
         params.resident = resident;

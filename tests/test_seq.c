@@ -404,6 +404,8 @@ static void test_snapshot_refusals(void **state)
     assert_non_null(strstr(err.msg, "truncated"));
     assert_int_equal(swa_seq_pos(b, 0), 0);
     assert_int_equal(swa_state_load(b, -1, buf, 30, &err), SWA_ERR_FORMAT);
+    assert_int_equal(swa_state_load(b, -1, buf, 6, &err), SWA_ERR_FORMAT);   /* cut inside the version */
+    assert_non_null(strstr(err.msg, "truncated"));
     buf[size] = 0;
     assert_int_equal(swa_state_load(b, -1, buf, size + 1, &err), SWA_ERR_FORMAT);
     assert_int_equal(swa_state_load_file(b, -1, "/nonexistent/state", &err), SWA_ERR_IO);
