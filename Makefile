@@ -155,7 +155,7 @@ WIN_LIBS   := -static -lm -lpthread
 WIN_CMOCKA := $(WIN_BUILD)/cmocka/lib/libcmocka-static.a
 WIN_LIB    := $(WIN_BUILD)/swa.o
 WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_kernels test_quant test_cache
-WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler \
+WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler compile_no_stdio \
               compile_warnings compile_cpp
 WINE       := WINEDEBUG=-all WINEPREFIX=$(abspath $(WIN_BUILD))/wine wine
 
