@@ -401,8 +401,8 @@ typedef struct swa_ctx_config {
 } swa_ctx_config;
 
 /* Instruction sets for swa_ctx_config.kernels. AVX512 is F/BW/VL with VNNI; AVX_VNNI the
-   256-bit VNNI of CPUs without AVX-512; AMX is AVX512 with Q8_0 and Q4_0 matrix products on
-   AMX tiles (Linux). Asking for one the CPU lacks is SWA_ERR_UNSUPPORTED. */
+   256-bit VNNI of CPUs without AVX-512; AMX is AVX512 with the Q8_0, Q4_0, Q4_K, Q5_K and Q6_K
+   matrix products on AMX tiles (Linux). Asking for one the CPU lacks is SWA_ERR_UNSUPPORTED. */
 enum {
     SWA_KERNELS_BEST = 0, SWA_KERNELS_REF = 1, SWA_KERNELS_AVX2 = 2, SWA_KERNELS_AVX_VNNI = 3,
     SWA_KERNELS_AVX512 = 4, SWA_KERNELS_NEON = 5, SWA_KERNELS_AMX = 6
@@ -520,7 +520,7 @@ SWADEF swa_status swa_ctx_embed(swa_ctx *c, const int32_t *tokens, size_t n, int
      other tekken models, SmolLM, DeepSeek, StarCoder, Falcon, MPT, OLMo, DBRX, Command-R,
      StableLM 2, Poro, ...): GPT-2's byte-to-character mapping, tokenizer.ggml.merges applied by
      rank, and the pre-tokenizer named by tokenizer.ggml.pre (every name llama.cpp knows: see
-     README), implemented without a regex library over Unicode category tables.
+     docs/tokenizer.md), implemented without a regex library over Unicode category tables.
    In both, user-defined tokens written in the text are always matched before anything else,
    control tokens only with SWA_TOKENIZE_SPECIAL. */
 
