@@ -25,7 +25,7 @@ CFLAGS  += -g -fsanitize=thread
 BUILD   := build/tsan
 export TSAN_OPTIONS := allocator_may_return_null=1
 endif
-HEADERS := swa.h tools/gguf_writer.h tools/printable.h tools/safe_write.h tools/targets.h tools/timing.h tools/tool.h
+HEADERS := swa.h tools/common/gguf_writer.h tools/common/printable.h tools/common/safe_write.h tools/common/targets.h tools/common/timing.h tools/common/tool.h
 
 PROGRAM_NAMES := swa-generate swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
                  swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench
@@ -46,7 +46,9 @@ $(BUILD):
 $(BUILD)/swa-generate: examples/generate.c $(HEADERS) | $(BUILD)
 	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
-$(BUILD)/swa-%: tools/%.c $(HEADERS) | $(BUILD)
+$(BUILD)/swa-%: tools/cli/%.c $(HEADERS) | $(BUILD)
+	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+$(BUILD)/swa-%: tools/bench/%.c $(HEADERS) | $(BUILD)
 	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 # The library must also build as C++, as static functions, from two translation units, and
@@ -147,7 +149,9 @@ $(WIN_CMOCKA):
 
 $(WIN_BUILD)/swa-generate.exe: examples/generate.c $(HEADERS) | $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< -o $@ $(WIN_LIBS)
-$(WIN_BUILD)/swa-%.exe: tools/%.c $(HEADERS) | $(WIN_CMOCKA)
+$(WIN_BUILD)/swa-%.exe: tools/cli/%.c $(HEADERS) | $(WIN_CMOCKA)
+	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< -o $@ $(WIN_LIBS)
+$(WIN_BUILD)/swa-%.exe: tools/bench/%.c $(HEADERS) | $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< -o $@ $(WIN_LIBS)
 $(WIN_BUILD)/test_%.exe: tests/test_%.c tests/testutil.h tests/programs.h $(HEADERS) $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -Wno-format -I. -I$(WIN_BUILD)/cmocka/include $< -o $@ -L$(WIN_BUILD)/cmocka/lib \
@@ -181,7 +185,7 @@ $(BUILD)/stories260K.gguf: | $(BUILD)/swa-convert-llama2c
 	$(BUILD)/swa-convert-llama2c ../shared/models/stories260K.bin ../shared/models/tok512.bin $@
 
 bench: programs
-	sh tools/bench.sh $(BUILD)
+	sh tools/bench/bench.sh $(BUILD)
 
 # make fuzz: libFuzzer (clang) on the GGUF loader, the tokenizer and the chat templates, FUZZ_SECONDS each, with
 # seeds written by swa-mkmodel; crashing inputs are left in build/fuzz/ as crash-*.

@@ -13,7 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define SWA_IMPLEMENTATION
 #include "swa.h"
-#include "tools/safe_write.h"
+#include "tools/common/safe_write.h"
 
 #include <ctype.h>
 #include <errno.h>

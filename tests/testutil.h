@@ -1,7 +1,7 @@
 /* testutil.h - files, random llama models for the tests, and an independent reference forward pass.
 
    tu_read_text, tu_read_file and tu_write_file read and write whole files. tu_build writes a
-   GGUF model with random weights through tools/gguf_writer.h and keeps the weights as the file
+   GGUF model with random weights through tools/common/gguf_writer.h and keeps the weights as the file
    stores them (dequantized here, by code that shares nothing with swa.h). tu_reference computes
    logits for a whole sequence at once in double precision, with plain full attention and an
    explicit sliding-window mask: no ring, no chunks, no cache. Include after swa.h and

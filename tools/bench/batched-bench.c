@@ -14,7 +14,7 @@
 #define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for swa_model_load_resident */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
-#include "tools/timing.h"
+#include "tools/common/timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -18,7 +18,7 @@
 #define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for the bandwidth buffer */
 #define SWA_IMPLEMENTATION
 #include "swa.h"
-#include "tools/timing.h"
+#include "tools/common/timing.h"
 
 #include <errno.h>
 #include <pthread.h>

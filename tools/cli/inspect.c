@@ -13,8 +13,8 @@
 #define _POSIX_C_SOURCE 200809L
 #define SWA_IMPLEMENTATION
 #include "swa.h"
-#include "tools/printable.h"
-#include "tools/safe_write.h"
+#include "tools/common/printable.h"
+#include "tools/common/safe_write.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -28,7 +28,7 @@
    --ctx C --window W (0 = no llama.attention.sliding_window key). --seed S picks the weights,
    -t N the threads (default: online CPUs); the file is the same for any -t.
 
-   TYPE is any name swa-quantize takes (tools/targets.h): f32, f16, bf16, q4_0, q4_1, q5_0, q5_1,
+   TYPE is any name swa-quantize takes (tools/common/targets.h): f32, f16, bf16, q4_0, q4_1, q5_0, q5_1,
    q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, or a mix's name (q3_k_s, q4_k_m, ...),
    which stands for its main type and sets general.file_type to the mix's number; the mix's
    per-matrix rules are swa-quantize's, not applied here. The type is for the 2-D matrices
@@ -48,8 +48,8 @@
    free space of the target's file system is checked first. */
 #define _POSIX_C_SOURCE 200809L    /* clock_gettime, sysconf, statvfs, isatty */
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
-#include "tools/targets.h"
+#include "tools/common/gguf_writer.h"
+#include "tools/common/targets.h"
 #define SWA_IMPLEMENTATION
 #include "swa.h"                   /* the version macros and swa_type_name */
 
@@ -70,7 +70,7 @@
 #include <unistd.h>
 
 #define PROG "swa-mkmodel"
-#include "tools/tool.h"
+#include "tools/common/tool.h"
 
 /* ==== options ==== */
 

@@ -11,9 +11,9 @@
 #define _POSIX_C_SOURCE 200809L
 #define SWA_IMPLEMENTATION
 #include "swa.h"
-#include "tools/printable.h"
+#include "tools/common/printable.h"
 #define PROG "swa-tokenize"
-#include "tools/tool.h"
+#include "tools/common/tool.h"
 
 #include <errno.h>
 #include <time.h>

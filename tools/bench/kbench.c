@@ -17,7 +17,7 @@
 #define SWA_IMPLEMENTATION
 #include "swa.h"
 #define PROG "swa-kbench"
-#include "tools/tool.h"
+#include "tools/common/tool.h"
 
 #include <stdio.h>
 #include <stdlib.h>

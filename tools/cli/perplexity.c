@@ -20,7 +20,7 @@
 #define SWA_IMPLEMENTATION
 #include "swa.h"
 #define PROG "swa-perplexity"
-#include "tools/tool.h"
+#include "tools/common/tool.h"
 
 #include <errno.h>
 #include <math.h>
