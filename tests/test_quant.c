@@ -24,15 +24,7 @@
 
 /* ==== helpers ==== */
 
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
-static double rng_uniform(uint64_t *s) { return ((double)(rng_next(s) >> 11) + 0.5) / 9007199254740992.0; }
+static double rng_uniform(uint64_t *s) { return ((double)(tu_xorshift64(s) >> 11) + 0.5) / 9007199254740992.0; }
 
 static void gaussian(float *x, int64_t n, uint64_t seed)
 {
@@ -48,7 +40,7 @@ static void random_bytes(uint8_t *p, size_t n, uint64_t seed)
 {
     uint64_t s = seed * 0x9e3779b97f4a7c15ull + 7;
     size_t i;
-    for (i = 0; i < n; i++) p[i] = (uint8_t)(rng_next(&s) >> 32);
+    for (i = 0; i < n; i++) p[i] = (uint8_t)(tu_xorshift64(&s) >> 32);
 }
 
 static void put_f16(uint8_t *p, uint16_t h) { memcpy(p, &h, 2); }

@@ -3,6 +3,8 @@
 #include "swa.h"
 #define SWA_IMPLEMENTATION
 #include "swa.h"
+#define GW_IMPLEMENTATION
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 #include <cmocka.h>
 #include <math.h>
 #include <string.h>
+#include "tests/testutil.h"
 
 static swa_sampler *make(float temp, int32_t top_k, float top_p, float min_p, uint64_t seed, int32_t n)
 {
@@ -30,10 +33,7 @@ static swa_sampler *make(float temp, int32_t top_k, float top_p, float min_p, ui
 static void random_logits(float *x, int n, uint64_t seed)
 {
     int i;
-    for (i = 0; i < n; i++) {
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        x[i] = (float)((seed >> 33) % 2000) / 100.0f - 10.0f;
-    }
+    for (i = 0; i < n; i++) x[i] = (float)((tu_lcg_next(&seed) >> 33) % 2000) / 100.0f - 10.0f;
 }
 
 static void test_top_k_1_is_greedy(void **state)
@@ -73,16 +73,15 @@ static void test_seed_reproduces(void **state)
     swa_sampler_reset(s1);
     for (i = 0; i < 200; i++) assert_int_equal(swa_sampler_sample(s1, logits), a[i]);
     /* the generator is integer-only: its first value for seed 42 is fixed on every machine,
-       computed here with the published splitmix64 and xorshift64* constants */
+       computed here with the published splitmix64 constants and testutil.h's xorshift64* */
     {
         uint64_t x = 42 + 0x9e3779b97f4a7c15ull, st;
         x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
         x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
         st = (x ^ (x >> 31)) | 1;
-        st ^= st >> 12; st ^= st << 25; st ^= st >> 27;
         swa_sampler_free(s3);
         s3 = make(1.0f, 0, 0, 0, 42, 300);
-        assert_true(swa_sampler_uniform(s3) == (float)((st * 2685821657736338717ull) >> 40) / 16777216.0f);
+        assert_true(swa_sampler_uniform(s3) == (float)(tu_rng_next(&st) >> 40) / 16777216.0f);
     }
     swa_sampler_free(s1);
     swa_sampler_free(s2);

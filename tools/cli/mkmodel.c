@@ -359,27 +359,14 @@ static void put_vocab(gw_writer *w, int64_t n)
 
 /* ==== random rows, in parallel ==== */
 
-static uint64_t splitmix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 /* Row r of tensor `id`: n uniform values in [-a, a) with a = sqrt(3/n), so their standard
-   deviation is 1/sqrt(n). xorshift64* gives 64 bits per step; we use the top 32. */
+   deviation is 1/sqrt(n). tool.h's xorshift64* gives 64 bits per step; we use the top 32. */
 static void random_row(float *x, int64_t n, uint64_t seed, uint64_t id, uint64_t r)
 {
-    uint64_t s = splitmix64(seed ^ splitmix64((id << 40) ^ r)) | 1;
+    uint64_t s = rng_seed(seed ^ splitmix64((id << 40) ^ r));
     const float scale = sqrtf(3.0f / (float)n) / 2147483648.0f;
     int64_t i;
-    for (i = 0; i < n; i++) {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        x[i] = (float)(int32_t)((s * 0x2545f4914f6cdd1dull) >> 32) * scale;
-    }
+    for (i = 0; i < n; i++) x[i] = (float)(int32_t)(rng_next(&s) >> 32) * scale;
 }
 
 typedef struct job {

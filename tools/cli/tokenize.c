@@ -57,30 +57,6 @@ static int print_escaped(const char *s, size_t len, int quote)
     return cols;
 }
 
-/* Tokenize, growing the id buffer to the size the library reports when it is too small. */
-static int32_t *tokenize(const swa_vocab *v, const char *text, size_t len, int flags, size_t *n, size_t cap)
-{
-    int32_t *ids = NULL, *p;
-    swa_error err;
-    swa_status s;
-    for (;;) {
-        if (!(p = (int32_t *)realloc(ids, (cap ? cap : 1) * sizeof *ids))) {
-            fprintf(stderr, "swa-tokenize: out of memory for %zu tokens\n", cap);
-            break;
-        }
-        ids = p;
-        s = swa_tokenize(v, text, len, flags, ids, cap, n, &err);
-        if (s == SWA_OK) return ids;
-        if (s != SWA_ERR_BUFFER_TOO_SMALL || *n <= cap) {
-            fprintf(stderr, "swa-tokenize: %s\n", err.msg);
-            break;
-        }
-        cap = *n;
-    }
-    free(ids);
-    return NULL;
-}
-
 static void print_pieces(const swa_vocab *v, const int32_t *ids, size_t n)
 {
     char small[256], *text;
@@ -152,7 +128,7 @@ int main(int argc, char **argv)
     /* with --timing, room for every token at once, so one call is what is timed */
     t0 = now();
     c0 = clock();
-    if (!(ids = tokenize(v, prompt ? prompt : text, len, flags, &n, timing ? len + 16 : 256))) goto done;
+    if (!(ids = tokenize_all(v, prompt ? prompt : text, len, flags, timing ? len + 16 : 256, &n))) goto done;
     seconds = now() - t0;
     cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
     if (pieces) {
