@@ -43,7 +43,7 @@ programs: $(PROGRAMS)
 $(BUILD):
 	@mkdir -p $(BUILD)
 
-$(BUILD)/swa-generate: examples/generate.c $(HEADERS) | $(BUILD)
+$(BUILD)/swa-generate: examples/generate.c swa.h | $(BUILD)
 	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 $(BUILD)/swa-%: tools/cli/%.c $(HEADERS) | $(BUILD)
@@ -147,7 +147,7 @@ $(WIN_CMOCKA):
 	  -DWITH_EXAMPLES=OFF -DUNIT_TESTING=OFF -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(abspath $(WIN_BUILD))/cmocka \
 	  > cmake.log && cmake --build build > build.log && cmake --install build > install.log
 
-$(WIN_BUILD)/swa-generate.exe: examples/generate.c $(HEADERS) | $(WIN_CMOCKA)
+$(WIN_BUILD)/swa-generate.exe: examples/generate.c swa.h | $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< -o $@ $(WIN_LIBS)
 $(WIN_BUILD)/swa-%.exe: tools/cli/%.c $(HEADERS) | $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< -o $@ $(WIN_LIBS)
