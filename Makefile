@@ -27,7 +27,7 @@ export TSAN_OPTIONS := allocator_may_return_null=1
 endif
 HEADERS := swa.h tools/common/gguf_writer.h tools/common/printable.h tools/common/safe_write.h tools/common/targets.h tools/common/timing.h tools/common/tool.h
 
-PROGRAM_NAMES := swa-generate swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
+PROGRAM_NAMES := swa-generate swa-simple swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
                  swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
@@ -44,6 +44,8 @@ $(BUILD):
 	@mkdir -p $(BUILD)
 
 $(BUILD)/swa-generate: examples/generate.c swa.h | $(BUILD)
+	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+$(BUILD)/swa-simple: examples/simple.c swa.h | $(BUILD)
 	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 $(BUILD)/swa-%: tools/cli/%.c $(HEADERS) | $(BUILD)
@@ -101,7 +103,8 @@ cmocka:
 	@CC="$(CC)" sh tests/need-cmocka.sh
 
 test: all
-	@set -e; for t in $(COMPILE_CHECKS) $(TESTS); do echo "== $$t"; $(RUN) $$t; done; echo "all tests passed"
+	@set -e; for t in $(COMPILE_CHECKS) $(TESTS); do echo "== $$t"; $(RUN) $$t; done; \
+	  echo "== tests/test_simple.sh"; sh tests/test_simple.sh $(BUILD) $(RUN); echo "all tests passed"
 
 # The cross toolchain's loader (libc6-arm64-cross) must get the C library of the same build;
 # without LD_LIBRARY_PATH it finds the multiarch libc6:arm64 that libcmocka-dev:arm64 pulls in,
@@ -148,6 +151,8 @@ $(WIN_CMOCKA):
 	  > cmake.log && cmake --build build > build.log && cmake --install build > install.log
 
 $(WIN_BUILD)/swa-generate.exe: examples/generate.c swa.h | $(WIN_CMOCKA)
+	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< -o $@ $(WIN_LIBS)
+$(WIN_BUILD)/swa-simple.exe: examples/simple.c swa.h | $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< -o $@ $(WIN_LIBS)
 $(WIN_BUILD)/swa-%.exe: tools/cli/%.c $(HEADERS) | $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< -o $@ $(WIN_LIBS)

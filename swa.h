@@ -650,6 +650,9 @@ typedef struct swa_sampler_config {
     uint64_t seed;            /* the generator's seed; the same seed gives the same choices */
 } swa_sampler_config;
 
+/* Settings to start from and change by name: temperature 0.8, top_k 40, top_p 0.95, min_p 0.05,
+   repeat_penalty 1 (off), repeat_last_n 64, seed 42. */
+SWADEF swa_sampler_config swa_sampler_config_default(void);
 /* A sampler for n_vocab logits; it allocates its scratch once. SWA_ERR_INVALID_ARG for negative
    or NaN settings. Free with swa_sampler_free (NULL is fine). */
 SWADEF swa_status swa_sampler_create(const swa_sampler_config *cfg, int32_t n_vocab,
@@ -11086,6 +11089,20 @@ SWADEF void swa_sampler_reset(swa_sampler *s)
     s->rng = swa__splitmix64(s->cfg.seed) | 1;   /* xorshift state must not be 0 */
     s->n_history = 0;
     s->history_next = 0;
+}
+
+SWADEF swa_sampler_config swa_sampler_config_default(void)
+{
+    swa_sampler_config c;
+    memset(&c, 0, sizeof c);
+    c.temperature = 0.8f;
+    c.top_k = 40;
+    c.top_p = 0.95f;
+    c.min_p = 0.05f;
+    c.repeat_penalty = 1.0f;
+    c.repeat_last_n = 64;
+    c.seed = 42;
+    return c;
 }
 
 SWADEF swa_status swa_sampler_create(const swa_sampler_config *cfg, int32_t n_vocab, swa_sampler **out, swa_error *err)

@@ -206,6 +206,33 @@ static void test_bad_config(void **state)
     swa_sampler_free(NULL);
 }
 
+/* swa_sampler_config_default has the values its comment in swa.h gives, and swa_sampler_create
+   accepts them: the sampler draws what one made from those values written by hand draws. */
+static void test_config_default(void **state)
+{
+    swa_sampler_config c = swa_sampler_config_default();
+    swa_sampler *s = NULL, *by_hand;
+    swa_error err;
+    float logits[300];
+    int i;
+    (void)state;
+    assert_true(c.temperature == 0.8f);
+    assert_int_equal(c.top_k, 40);
+    assert_true(c.top_p == 0.95f);
+    assert_true(c.min_p == 0.05f);
+    assert_true(c.repeat_penalty == 1.0f);
+    assert_int_equal(c.repeat_last_n, 64);
+    assert_int_equal(c.seed, 42);
+    if (swa_sampler_create(&c, 300, &s, &err) != SWA_OK) fail_msg("%s", err.msg);
+    assert_non_null(s);
+    by_hand = make(0.8f, 40, 0.95f, 0.05f, 42, 300);   /* no penalty: 0 means off, as 1 does */
+    random_logits(logits, 300, 11);
+    for (i = 0; i < 300; i++) logits[i] *= 0.2f;      /* flat enough that draws vary */
+    for (i = 0; i < 100; i++) assert_int_equal(swa_sampler_sample(s, logits), swa_sampler_sample(by_hand, logits));
+    swa_sampler_free(s);
+    swa_sampler_free(by_hand);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_repetition_penalty),
         cmocka_unit_test(test_odd_logits),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_config_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
