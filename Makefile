@@ -36,9 +36,10 @@ ifeq ($(filter -j%,$(MAKEFLAGS)),)
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 endif
 LIB     := $(BUILD)/swa.o
-HEADERS := swa.h tools/gguf_writer.h tools/printable.h tools/safe_write.h tools/targets.h tools/timing.h tools/tool.h
+HEADERS := swa.h tools/common/gguf_writer.h tools/common/printable.h tools/common/safe_write.h tools/common/targets.h \
+           tools/common/timing.h tools/common/tool.h
 
-PROGRAM_NAMES := swa-generate swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
+PROGRAM_NAMES := swa-generate swa-simple swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
                  swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
@@ -60,11 +61,17 @@ $(BUILD):
 $(LIB): swa.h | $(BUILD)
 	$(CC) $(CFLAGS) -DSWA_IMPLEMENTATION -DSWA_INTERNALS -x c -c swa.h -o $@
 
-$(BUILD)/swa-generate: examples/generate.c $(LIB) $(HEADERS) | $(BUILD)
+$(BUILD)/swa-generate: examples/generate.c $(LIB) | $(BUILD)
 	$(CC) $(CFLAGS) -I. $< $(LIB) -o $@ $(LDLIBS)
+$(BUILD)/swa-%: tools/cli/%.c $(LIB) $(HEADERS) | $(BUILD)
+	$(CC) $(CFLAGS) -I. $< $(LIB) -o $@ $(LDLIBS)
+$(BUILD)/swa-%: tools/bench/%.c $(LIB) $(HEADERS) | $(BUILD)
+	$(CC) $(CFLAGS) -I. $< $(LIB) -o $@ $(LDLIBS)
+# The README's example, built as a host builds it: the implementation in its own file (so
+# without optimisation, as the compile checks below).
+$(BUILD)/swa-simple: examples/simple.c swa.h | $(BUILD)
+	$(CC) $(CHECK_CFLAGS) -I. $< -o $@ $(LDLIBS)
 
-$(BUILD)/swa-%: tools/%.c $(LIB) $(HEADERS) | $(BUILD)
-	$(CC) $(CFLAGS) -I. $< $(LIB) -o $@ $(LDLIBS)
 
 # The library must also build as a host builds it: as C++, as static functions, from two
 # translation units, and without threads (and then without -lpthread). These checks compile the
@@ -125,7 +132,8 @@ cmocka:
 	@CC="$(CC)" sh tests/need-cmocka.sh
 
 test: all
-	@set -e; for t in $(COMPILE_CHECKS) $(TESTS); do echo "== $$t"; $(RUN) $$t; done; echo "all tests passed"
+	@set -e; for t in $(COMPILE_CHECKS) $(TESTS); do echo "== $$t"; $(RUN) $$t; done; \
+	  echo "== tests/test_simple.sh"; sh tests/test_simple.sh $(BUILD) $(RUN); echo "all tests passed"
 
 # The cross toolchain's loader (libc6-arm64-cross) must get the C library of the same build;
 # without LD_LIBRARY_PATH it finds the multiarch libc6:arm64 that libcmocka-dev:arm64 pulls in,
@@ -169,9 +177,13 @@ $(WIN_CMOCKA):
 
 $(WIN_LIB): swa.h | $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -DSWA_IMPLEMENTATION -DSWA_INTERNALS -x c -c swa.h -o $@
-$(WIN_BUILD)/swa-generate.exe: examples/generate.c $(WIN_LIB) $(HEADERS)
+$(WIN_BUILD)/swa-generate.exe: examples/generate.c $(WIN_LIB)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< $(WIN_LIB) -o $@ $(WIN_LIBS)
-$(WIN_BUILD)/swa-%.exe: tools/%.c $(WIN_LIB) $(HEADERS)
+$(WIN_BUILD)/swa-simple.exe: examples/simple.c swa.h | $(WIN_CMOCKA)
+	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -O0 -I. $< -o $@ $(WIN_LIBS)
+$(WIN_BUILD)/swa-%.exe: tools/cli/%.c $(WIN_LIB) $(HEADERS)
+	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< $(WIN_LIB) -o $@ $(WIN_LIBS)
+$(WIN_BUILD)/swa-%.exe: tools/bench/%.c $(WIN_LIB) $(HEADERS)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< $(WIN_LIB) -o $@ $(WIN_LIBS)
 WIN_TEST_CFLAGS := $(WIN_CFLAGS) -Wno-format -I. -I$(WIN_BUILD)/cmocka/include
 WIN_TEST_LIBS   := -L$(WIN_BUILD)/cmocka/lib -lcmocka-static $(WIN_LIBS)
@@ -209,7 +221,7 @@ $(BUILD)/stories260K.gguf: | $(BUILD)/swa-convert-llama2c
 	$(BUILD)/swa-convert-llama2c ../shared/models/stories260K.bin ../shared/models/tok512.bin $@
 
 bench: programs
-	sh tools/bench.sh $(BUILD)
+	sh tools/bench/bench.sh $(BUILD)
 
 # make fuzz: libFuzzer (clang) on the GGUF loader, the tokenizer and the chat templates, FUZZ_SECONDS each, with
 # seeds written by swa-mkmodel; crashing inputs are left in build/fuzz/ as crash-*.

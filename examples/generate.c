@@ -12,16 +12,23 @@
    printed under a header line exactly as a single run with that seed prints it. */
 #define _POSIX_C_SOURCE 200809L
 #include "swa.h"
-#include "tools/safe_write.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#if defined(_WIN32)
+#include <io.h>
+#include <windows.h>
+#else
+#include <unistd.h>
+#endif
 
 typedef struct options {
     const char *model, *prompt, *prompt_file, *ids, *dump_logits, *save_state, *load_state;
@@ -274,6 +281,190 @@ static char *read_file(const char *path)
 {
     size_t size;
     return read_file_bytes(path, &size);
+}
+
+/* ---- output files ----
+   --dump-logits and --save-state write a new file beside the destination (beside the file at
+   the end of its symbolic links) and rename it over the destination only when it is complete
+   and on the disk: a failed run, or one killed by SIGTERM, SIGHUP or the file size limit
+   (SIGXFSZ), leaves the destination as it was and no new file. An output that is one of the
+   inputs under any name or link is refused; one that exists and is not a regular file
+   (/dev/null, a pipe) is written directly, every write checked. */
+
+typedef struct out_file {
+    FILE *f;
+    char *dest;             /* the file replaced on commit */
+    char *tmp;              /* the new file; NULL when writing straight to a device */
+    char error[512];        /* why out_open or out_commit failed */
+} out_file;
+
+static char *volatile out_pending[2];   /* the new files of a dump and of a saved state */
+
+static void out_set_pending(const char *old, char *now)
+{
+    int i;
+    for (i = 0; i < 2; i++)
+        if (out_pending[i] == old) { out_pending[i] = now; return; }
+}
+
+#if !defined(_WIN32)
+static void out_remove_and_die(int sig)
+{
+    int i;
+    for (i = 0; i < 2; i++)
+        if (out_pending[i]) unlink(out_pending[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+#endif
+
+/* 1 when both paths name one existing file (device and inode, or volume and file index). */
+static int same_file(const char *a, const char *b)
+{
+#if defined(_WIN32)
+    BY_HANDLE_FILE_INFORMATION ia, ib;
+    DWORD share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+    HANDLE ha = CreateFileA(a, 0, share, NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+    HANDLE hb = CreateFileA(b, 0, share, NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+    int same = ha != INVALID_HANDLE_VALUE && hb != INVALID_HANDLE_VALUE && GetFileInformationByHandle(ha, &ia) &&
+               GetFileInformationByHandle(hb, &ib) && ia.dwVolumeSerialNumber == ib.dwVolumeSerialNumber &&
+               ia.nFileIndexHigh == ib.nFileIndexHigh && ia.nFileIndexLow == ib.nFileIndexLow;
+    if (ha != INVALID_HANDLE_VALUE) CloseHandle(ha);
+    if (hb != INVALID_HANDLE_VALUE) CloseHandle(hb);
+    return same;
+#else
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+#endif
+}
+
+/* The file a write to path lands in: the end of its chain of symbolic links (malloc'd). */
+static char *link_target(const char *path)
+{
+    char *cur = (char *)malloc(strlen(path) + 1);
+    if (cur) strcpy(cur, path);
+#if !defined(_WIN32)
+    {
+        char target[4096], *next;
+        ssize_t n;
+        int hops;
+        for (hops = 0; cur && hops < 40 && (n = readlink(cur, target, sizeof target - 1)) >= 0; hops++) {
+            const char *slash = strrchr(cur, '/');
+            size_t dir = target[0] != '/' && slash ? (size_t)(slash - cur) + 1 : 0;   /* relative to the link's folder */
+            target[n] = '\0';
+            if ((next = (char *)malloc(dir + (size_t)n + 1))) {
+                memcpy(next, cur, dir);
+                memcpy(next + dir, target, (size_t)n + 1);
+            }
+            free(cur);
+            cur = next;
+        }
+    }
+#endif
+    return cur;
+}
+
+static void out_release(out_file *o)
+{
+    if (o->f) fclose(o->f);
+    if (o->tmp) { remove(o->tmp); out_set_pending(o->tmp, NULL); }
+    free(o->tmp);
+    free(o->dest);
+    o->f = NULL;
+    o->tmp = o->dest = NULL;
+}
+
+/* Open dest for writing; inputs are the n files the program reads (NULL entries skipped).
+   0, or -1 with o->error set and nothing touched. */
+static int out_open(out_file *o, const char *dest, const char *const *inputs, int n)
+{
+    struct stat st;
+    size_t cap;
+    int i, fd = -1;
+    memset(o, 0, sizeof *o);
+    for (i = 0; i < n; i++)
+        if (inputs[i] && same_file(inputs[i], dest)) {
+            snprintf(o->error, sizeof o->error, "%.200s is the input file %.200s: write the output to another file", dest,
+                     inputs[i]);
+            return -1;
+        }
+    if (!(o->dest = link_target(dest)) || !(o->tmp = (char *)malloc(cap = strlen(o->dest) + 32))) {
+        snprintf(o->error, sizeof o->error, "cannot write %.300s: out of memory", dest);
+        out_release(o);
+        return -1;
+    }
+    if (stat(o->dest, &st) == 0 && !S_ISREG(st.st_mode)) {
+        free(o->tmp);
+        o->tmp = NULL;
+        if ((o->f = fopen(o->dest, "wb"))) return 0;
+        snprintf(o->error, sizeof o->error, "cannot open %.300s: %s", dest, strerror(errno));
+        out_release(o);
+        return -1;
+    }
+#if !defined(_WIN32)
+    {
+        static const int sigs[] = {SIGTERM, SIGHUP, SIGXFSZ};   /* those still at their default action */
+        struct sigaction old;
+        for (i = 0; i < (int)(sizeof sigs / sizeof sigs[0]); i++)
+            if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL) signal(sigs[i], out_remove_and_die);
+    }
+#endif
+    for (i = 0; i < 100 && fd < 0; i++) {   /* created exclusively: the first free name DEST.tmp-N */
+        snprintf(o->tmp, cap, "%s.tmp-%d", o->dest, i);
+#if defined(_WIN32)
+        fd = _open(o->tmp, _O_WRONLY | _O_CREAT | _O_EXCL | _O_BINARY, _S_IREAD | _S_IWRITE);
+#else
+        fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+#endif
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) {   /* o->tmp is someone else's file, or none */
+        free(o->tmp);
+        o->tmp = NULL;
+    } else {
+        out_set_pending(NULL, o->tmp);
+#if defined(_WIN32)
+        if (!(o->f = _fdopen(fd, "wb"))) _close(fd);
+#else
+        if (stat(o->dest, &st) == 0) (void)fchmod(fd, st.st_mode & 07777);   /* a replaced file keeps its permissions */
+        if (!(o->f = fdopen(fd, "wb"))) close(fd);
+#endif
+    }
+    if (!o->f) {
+        snprintf(o->error, sizeof o->error, "cannot write %.300s: cannot create a temporary file beside it: %s", dest,
+                 strerror(errno));
+        out_release(o);
+        return -1;
+    }
+    return 0;
+}
+
+/* Flush, sync and close, then put the new file in place. 0, or -1 with o->error set, the new
+   file removed and the destination untouched. */
+static int out_commit(out_file *o)
+{
+    int e = ferror(o->f) ? (errno ? errno : EIO) : 0;
+    if (!e && fflush(o->f) != 0) e = errno;
+#if defined(_WIN32)
+    if (!e && o->tmp && _commit(_fileno(o->f)) != 0) e = errno;
+#else
+    if (!e && o->tmp && fsync(fileno(o->f)) != 0) e = errno;
+#endif
+    if (fclose(o->f) != 0 && !e) e = errno;
+    o->f = NULL;
+#if defined(_WIN32)
+    if (!e && o->tmp && !MoveFileExA(o->tmp, o->dest, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) e = EACCES;
+#else
+    if (!e && o->tmp && rename(o->tmp, o->dest) != 0) e = errno;
+#endif
+    if (e) snprintf(o->error, sizeof o->error, "cannot write %.300s: %s", o->dest, strerror(e));
+    else if (o->tmp) {   /* in place: nothing left to remove */
+        out_set_pending(o->tmp, NULL);
+        free(o->tmp);
+        o->tmp = NULL;
+    }
+    out_release(o);
+    return e ? -1 : 0;
 }
 
 static double now_seconds(void)
@@ -597,7 +788,7 @@ static int save_state(const session *s, const char *path)
     uint32_t version = STATE_VERSION;
     const char *inputs[1];
     swa_error err;
-    sw_file out;
+    out_file out;
     int ok;
     if (!buf) { fprintf(stderr, "swa-generate: no memory for a state of %zu bytes\n", size); return 0; }
     memcpy(buf, STATE_MAGIC, 4);
@@ -609,12 +800,12 @@ static int save_state(const session *s, const char *path)
         return 0;
     }
     inputs[0] = s->o->model;   /* not the loaded state: it is read whole, and a story may be saved over it */
-    ok = sw_open(&out, path, inputs, 1) == 0;
+    ok = out_open(&out, path, inputs, 1) == 0;
     if (ok && fwrite(buf, 1, head + size, out.f) != head + size) {
-        sw_abort(&out);
+        out_release(&out);
         snprintf(out.error, sizeof out.error, "%s: write failed", path);
         ok = 0;
-    } else if (ok && sw_commit(&out) != 0) {
+    } else if (ok && out_commit(&out) != 0) {
         ok = 0;
     }
     if (!ok) fprintf(stderr, "swa-generate: %s\n", out.error);
@@ -881,7 +1072,7 @@ int main(int argc, char **argv)
     session s;
     swa_model *model = NULL;
     swa_error err;
-    sw_file dump;
+    out_file dump;
     int rc = 1;
     memset(&s, 0, sizeof s);
     s.pending = -1;
@@ -913,7 +1104,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "swa-generate: out of memory\n");
             goto done;
         }
-        if (sw_open(&dump, o.dump_logits, inputs, 2) != 0) {
+        if (out_open(&dump, o.dump_logits, inputs, 2) != 0) {
             fprintf(stderr, "swa-generate: %s\n", dump.error);
             goto done;
         }
@@ -927,8 +1118,8 @@ int main(int argc, char **argv)
             s.t.prompt_s > 0 ? (double)s.t.n_prompt / s.t.prompt_s : 0.0, s.t.n_gen,
             s.t.gen_s > 0 ? (double)s.t.n_gen / s.t.gen_s : 0.0);
 done:
-    if (s.dump && rc != 0) sw_abort(&dump);
-    if (s.dump && rc == 0 && sw_commit(&dump) != 0) {
+    if (s.dump && rc != 0) out_release(&dump);
+    if (s.dump && rc == 0 && out_commit(&dump) != 0) {
         fprintf(stderr, "swa-generate: %s\n", dump.error);
         rc = 1;
     }

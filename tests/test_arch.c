@@ -2,7 +2,7 @@
 /* The architectures beyond llama (gemma2, gemma3, phi3, qwen2, qwen3) against the Hugging Face
    transformers implementation of each, on the same random weights: swa-mkmodel writes the model
    in llama.cpp's layout from the arguments stored in tests/data/arch-*.ref, which also holds the
-   tokens and transformers' logits (tools/arch_reference.py, float64, eager attention). Every
+   tokens and transformers' logits (tools/reference/arch_reference.py, float64, eager attention). Every
    position is compared, most of them past the window, for prefill chunks of 1 (every earlier
    key from the ring), W - 1, W, W + 1 and the whole sequence (every key from the chunk itself:
    plain attention with the window as a mask), so the ring agrees with full attention with a
@@ -11,7 +11,7 @@
    attention sinks, and broken files of the new architectures. */
 #include "swa.h"
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -4,7 +4,7 @@
 #define SWA_INTERNALS   /* the internals it tests: swa.h, "internal declarations" */
 #include "swa.h"
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>

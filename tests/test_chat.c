@@ -5,7 +5,7 @@
 
    Where the expected strings come from:
    - expected[] is the output of llama.cpp's llama_chat_apply_template (commit c392e50), an
-     implementation written independently of ours, printed by tools/chat_reference.c (which
+     implementation written independently of ours, printed by tools/reference/chat_reference.c (which
      says how to build it against libllama). The 3-turn rows with the assistant prefix are the
      expected_output strings of llama.cpp's tests/test-chat-template.cpp for the same
      conversation, written by hand there from each model's Jinja template on Hugging Face:
@@ -17,10 +17,10 @@
      phi4 (phi-4); test_three_turns_match_llama_cpp_tests repeats those strings verbatim.
    - tests/data/chat_templates.txt: template texts from llama.cpp's tests/test-chat-template.cpp
      and models/templates/ (copied from the models' tokenizer_config.json on Hugging Face),
-     each with the family llama.cpp's detector gives it (checked by tools/chat_reference.c). */
+     each with the family llama.cpp's detector gives it (checked by tools/reference/chat_reference.c). */
 #include "swa.h"
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -50,7 +50,7 @@ typedef struct expectation {
     const char *text;
 } expectation;
 
-/* Printed by tools/chat_reference.c from llama.cpp's llama_chat_apply_template. */
+/* Printed by tools/reference/chat_reference.c from llama.cpp's llama_chat_apply_template. */
 static const expectation expected[] = {
     {"chatml", 2, 0, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n"},
     {"chatml", 2, 1, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"},

@@ -4,7 +4,7 @@
 #define _POSIX_C_SOURCE 200809L   /* mkstemp */
 #include "swa.h"
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,14 +1,14 @@
 /* test_gguf.c - the GGUF reader of swa.h: metadata values of every type, arrays (nested too),
    versions, alignment, tensor infos, and the rejection of truncated or hostile files.
 
-   Files are built in memory with tools/gguf_writer.h, or byte by byte where the writer cannot
+   Files are built in memory with tools/common/gguf_writer.h, or byte by byte where the writer cannot
    (or will not) produce what we need. Every expected value is one the test itself wrote, never
    one the reader returned on an earlier run. Hand-written bytes assume a little-endian host,
    which is also all the reader accepts. */
 #define _POSIX_C_SOURCE 200809L
 #include "swa.h"
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -3,6 +3,8 @@
    the comment above its SIMD code. The largest error seen is printed per kernel. */
 #define SWA_INTERNALS   /* the internals it tests: swa.h, "internal declarations" */
 #include "swa.h"
+#define GW_IMPLEMENTATION
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,19 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tests/testutil.h"
 
 static const int64_t float_sizes[] = {1, 7, 8, 9, 31, 32, 33, 255, 256, 257, 1039, 4099};
 static const int64_t block32_counts[] = {1, 2, 7, 8, 9, 31, 32, 33, 129};    /* n = 32 * count */
 static const int64_t block256_counts[] = {1, 2, 3, 7, 16, 17};               /* n = 256 * count */
 
 static uint64_t rng = 88172645463325252ull;
-static uint32_t next_u32(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
-}
+static uint32_t next_u32(void) { return (uint32_t)(tu_xorshift64(&rng) >> 16); }
 static float next_float(void) { return (float)(next_u32() % 2000001) / 1000000.0f - 1.0f; }
 
 /* The reference table, and one table for each instruction set this CPU and build run: every

@@ -16,7 +16,7 @@ static void *counting_malloc(size_t n)
 #define SWA_IMPLEMENTATION
 #include "swa.h"
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -4,7 +4,7 @@
    share a model, and clear errors for models that do not fit the hyperparameters. */
 #include "swa.h"
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>

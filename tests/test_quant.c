@@ -7,7 +7,7 @@
 #define SWA_INTERNALS   /* the internals it tests: swa.h, "internal declarations" */
 #include "swa.h"
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,15 +24,7 @@
 
 /* ==== helpers ==== */
 
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
-static double rng_uniform(uint64_t *s) { return ((double)(rng_next(s) >> 11) + 0.5) / 9007199254740992.0; }
+static double rng_uniform(uint64_t *s) { return ((double)(tu_xorshift64(s) >> 11) + 0.5) / 9007199254740992.0; }
 
 static void gaussian(float *x, int64_t n, uint64_t seed)
 {
@@ -48,7 +40,7 @@ static void random_bytes(uint8_t *p, size_t n, uint64_t seed)
 {
     uint64_t s = seed * 0x9e3779b97f4a7c15ull + 7;
     size_t i;
-    for (i = 0; i < n; i++) p[i] = (uint8_t)(rng_next(&s) >> 32);
+    for (i = 0; i < n; i++) p[i] = (uint8_t)(tu_xorshift64(&s) >> 32);
 }
 
 static void put_f16(uint8_t *p, uint16_t h) { memcpy(p, &h, 2); }
@@ -457,7 +449,7 @@ static void test_library_agrees_k_quants(void **state)
 
 /* The files in ../shared/models/quant were quantized by llama.cpp's llama-quantize (the Q5_K_M,
    Q3_K_M, Q2_K, Q4_1, Q5_0, IQ4_NL and IQ4_XS mixes); tests/data/quant_ref.txt holds rows of
-   them as llama.cpp's Python package dequantizes them (tools/ref_dequant.py wrote it): each
+   them as llama.cpp's Python package dequantizes them (tools/reference/ref_dequant.py wrote it): each
    row's sum, sum of squares and first and last 8 values, and whole rows of a Q5_1 file (raw
    bytes and values, as ../shared has no Q5_1 file). swa_dequantize_row must give the same: 1e-6
    relative per value (both compute each value with the same operations in the same order, so
@@ -768,7 +760,7 @@ static void test_quantizers_match_llama_cpp(void **state)
 }
 
 /* swa-quantize's mixes against llama-quantize's choices: tests/data/mix_types.txt (written by
-   tools/ref_mixes.py) has the type llama.cpp gives each matrix of two models in each named mix:
+   tools/reference/ref_mixes.py) has the type llama.cpp gives each matrix of two models in each named mix:
    base-f32.gguf (2 layers) and a 16-layer model from swa-mkmodel (4 query heads per key/value
    head, FFN rows that are not whole K-quant blocks). swa-quantize must choose the same type for
    every matrix. */

@@ -1,4 +1,4 @@
-/* Nothing lost when a program writes: tools/safe_write.h on its own, then every program that
+/* Nothing lost when a program writes: tools/common/safe_write.h on its own, then every program that
    writes a file, run as a user runs them with an output that is their input (the same path
    spelled another way, a symbolic link, a hard link), a full device, a file size limit that
    stops the write midway, and an existing destination that must survive a failure. The
@@ -7,7 +7,7 @@
 #define _POSIX_C_SOURCE 200809L   /* mkdtemp, symlink, link, fork, setrlimit */
 #include "swa.h"
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -2,6 +2,8 @@
    softmax, and each filter keeps exactly the tokens it should. */
 #include "swa.h"
 #include "swa.h"
+#define GW_IMPLEMENTATION
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,7 @@
 #include <cmocka.h>
 #include <math.h>
 #include <string.h>
+#include "tests/testutil.h"
 
 static swa_sampler *make(float temp, int32_t top_k, float top_p, float min_p, uint64_t seed, int32_t n)
 {
@@ -29,10 +32,7 @@ static swa_sampler *make(float temp, int32_t top_k, float top_p, float min_p, ui
 static void random_logits(float *x, int n, uint64_t seed)
 {
     int i;
-    for (i = 0; i < n; i++) {
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        x[i] = (float)((seed >> 33) % 2000) / 100.0f - 10.0f;
-    }
+    for (i = 0; i < n; i++) x[i] = (float)((tu_lcg_next(&seed) >> 33) % 2000) / 100.0f - 10.0f;
 }
 
 static void test_top_k_1_is_greedy(void **state)
@@ -72,16 +72,15 @@ static void test_seed_reproduces(void **state)
     swa_sampler_reset(s1);
     for (i = 0; i < 200; i++) assert_int_equal(swa_sampler_sample(s1, logits), a[i]);
     /* the generator is integer-only: its first value for seed 42 is fixed on every machine,
-       computed here with the published splitmix64 and xorshift64* constants */
+       computed here with the published splitmix64 constants and testutil.h's xorshift64* */
     {
         uint64_t x = 42 + 0x9e3779b97f4a7c15ull, st;
         x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
         x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
         st = (x ^ (x >> 31)) | 1;
-        st ^= st >> 12; st ^= st << 25; st ^= st >> 27;
         swa_sampler_free(s3);
         s3 = make(1.0f, 0, 0, 0, 42, 300);
-        assert_true(swa_sampler_uniform(s3) == (float)((st * 2685821657736338717ull) >> 40) / 16777216.0f);
+        assert_true(swa_sampler_uniform(s3) == (float)(tu_rng_next(&st) >> 40) / 16777216.0f);
     }
     swa_sampler_free(s1);
     swa_sampler_free(s2);
@@ -206,6 +205,33 @@ static void test_bad_config(void **state)
     swa_sampler_free(NULL);
 }
 
+/* swa_sampler_config_default has the values its comment in swa.h gives, and swa_sampler_create
+   accepts them: the sampler draws what one made from those values written by hand draws. */
+static void test_config_default(void **state)
+{
+    swa_sampler_config c = swa_sampler_config_default();
+    swa_sampler *s = NULL, *by_hand;
+    swa_error err;
+    float logits[300];
+    int i;
+    (void)state;
+    assert_true(c.temperature == 0.8f);
+    assert_int_equal(c.top_k, 40);
+    assert_true(c.top_p == 0.95f);
+    assert_true(c.min_p == 0.05f);
+    assert_true(c.repeat_penalty == 1.0f);
+    assert_int_equal(c.repeat_last_n, 64);
+    assert_int_equal(c.seed, 42);
+    if (swa_sampler_create(&c, 300, &s, &err) != SWA_OK) fail_msg("%s", err.msg);
+    assert_non_null(s);
+    by_hand = make(0.8f, 40, 0.95f, 0.05f, 42, 300);   /* no penalty: 0 means off, as 1 does */
+    random_logits(logits, 300, 11);
+    for (i = 0; i < 300; i++) logits[i] *= 0.2f;      /* flat enough that draws vary */
+    for (i = 0; i < 100; i++) assert_int_equal(swa_sampler_sample(s, logits), swa_sampler_sample(by_hand, logits));
+    swa_sampler_free(s);
+    swa_sampler_free(by_hand);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +242,7 @@ int main(void)
         cmocka_unit_test(test_repetition_penalty),
         cmocka_unit_test(test_odd_logits),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_config_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,7 @@
    checked against the double-precision reference of testutil.h run on that sequence alone. */
 #include "swa.h"
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -6,7 +6,7 @@
 #define _POSIX_C_SOURCE 200809L   /* mkstemp, popen */
 #include "swa.h"
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>

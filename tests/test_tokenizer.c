@@ -4,7 +4,7 @@
 #define SWA_INTERNALS   /* the internals it tests: swa.h, "internal declarations" */
 #include "swa.h"
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -173,7 +173,7 @@ static void test_book_gpt2(void **state)
 }
 
 /* 8000 characters of every script and kind of whitespace (tests/data/mixed_text.txt): the ids
-   llama.cpp's llama-tokenize gave for them (tools/gen_tokenize_ref.py). */
+   llama.cpp's llama-tokenize gave for them (tools/reference/gen_tokenize_ref.py). */
 static void check_mixed_text(const char *name)
 {
     char path[256], *text, *ids_text, *p, *back;
@@ -219,7 +219,7 @@ static void check_mixed_text(const char *name)
 static void test_mixed_text_gpt2(void **state) { (void)state; check_mixed_text("gpt-2"); }
 static void test_mixed_text_llama_bpe(void **state) { (void)state; check_mixed_text("llama-bpe"); }
 
-/* ---- pre-tokenizers against splits made by Python's regex module (tools/gen_pretok_ref.py) ---- */
+/* ---- pre-tokenizers against splits made by Python's regex module (tools/reference/gen_pretok_ref.py) ---- */
 
 #define PRETOK_REF "tests/data/pretok_splits.txt"
 

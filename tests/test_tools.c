@@ -5,7 +5,7 @@
 #define _POSIX_C_SOURCE 200809L   /* mkstemp, popen */
 #include "swa.h"
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
+#include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -661,7 +661,7 @@ static void check_set_window(const char *in, int W)
     remove(out); remove(dump_a); remove(dump_b);
 }
 
-/* tools/sidebyside.sh with stand-ins for llama-bench (its -o jsonl lines) and swa-bench (its
+/* tools/bench/sidebyside.sh with stand-ins for llama-bench (its -o jsonl lines) and swa-bench (its
    --markdown row): the medians, the ratios and the share of the limit land in the right cells,
    and a failing program stops the script with an error. */
 static void write_script(const char *path, const char *body)
@@ -708,7 +708,7 @@ static void test_sidebyside(void **state)
               "echo '{\"build_commit\": \"abc1234\", \"n_prompt\": 0, \"n_gen\": 32, \"samples_ts\": [ 10.0, 14.0 ]}'\n",
               "swa-bench", "#!/bin/sh\necho '| m | Q4_0 | mmap | 2 | avx512 | 240.0 ± 1.0 | 36.00 ± 0.10 | 0 | 20.0 | 500.0 | 90% |'\n");
     snprintf(path, sizeof path, "%s/model.gguf", dir);
-    snprintf(cmd, sizeof cmd, "sh tools/sidebyside.sh %s --rounds 2 -r 1 --swa-bench %s/swa-bench --log /dev/null %s 2>&1",
+    snprintf(cmd, sizeof cmd, "sh tools/bench/sidebyside.sh %s --rounds 2 -r 1 --swa-bench %s/swa-bench --log /dev/null %s 2>&1",
              dir, dir, path);
     out = tu_capture(cmd, &rc);
     assert_int_equal(rc, 0);
@@ -725,7 +725,7 @@ static void test_sidebyside(void **state)
     assert_int_equal(tu_run(cmd), 0);
 }
 
-/* tools/sidebyside.sh --batched with stand-ins for the two batched benches, which print the
+/* tools/bench/sidebyside.sh --batched with stand-ins for the two batched benches, which print the
    same table: a round's S_PP and S_TG per B, the medians over rounds (the stand-ins answer
    differently in each round, by a counter file), the ratios, and each B's S_TG over B = 1's. */
 static void test_sidebyside_batched(void **state)
@@ -749,7 +749,7 @@ static void test_sidebyside_batched(void **state)
               "echo \"|    64 |     32 |    1 |     96 |    1.000 |   100.00 |    1.000 |    $tg1 |    2.000 |    48.00 |\"\n"
               "echo \"|    64 |     32 |    2 |    192 |    1.000 |   120.00 |    1.000 |    $tg2 |    2.000 |    96.00 |\"\n");
     snprintf(path, sizeof path, "%s/model.gguf", dir);
-    snprintf(cmd, sizeof cmd, "sh tools/sidebyside.sh %s --batched 1,2 --rounds 3 --swa-bench %s/swa-batched-bench --log /dev/null %s 2>&1",
+    snprintf(cmd, sizeof cmd, "sh tools/bench/sidebyside.sh %s --batched 1,2 --rounds 3 --swa-bench %s/swa-batched-bench --log /dev/null %s 2>&1",
              dir, dir, path);
     out = tu_capture(cmd, &rc);
     assert_int_equal(rc, 0);
@@ -762,12 +762,12 @@ static void test_sidebyside_batched(void **state)
         fail_msg("unexpected table:\n%s", out);
     assert_non_null(strstr(out, "used: avx2"));
     free(out);
-    snprintf(cmd, sizeof cmd, "sh tools/sidebyside.sh %s --batched 1,x --swa-bench %s/swa-batched-bench %s/model.gguf 2>&1",
+    snprintf(cmd, sizeof cmd, "sh tools/bench/sidebyside.sh %s --batched 1,x --swa-bench %s/swa-batched-bench %s/model.gguf 2>&1",
              dir, dir, dir);
     expect_failure(cmd, "--batched wants sizes like 1,2,4,8");
     snprintf(path, sizeof path, "%s/swa-batched-bench", dir);
     write_script(path, "#!/bin/sh\necho 'cannot load' >&2\nexit 1\n");
-    snprintf(cmd, sizeof cmd, "sh tools/sidebyside.sh %s --batched 1,2 --swa-bench %s/swa-batched-bench --log /dev/null %s/model.gguf 2>&1",
+    snprintf(cmd, sizeof cmd, "sh tools/bench/sidebyside.sh %s --batched 1,2 --swa-bench %s/swa-batched-bench --log /dev/null %s/model.gguf 2>&1",
              dir, dir, dir);
     expect_failure(cmd, "swa-batched-bench failed");
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

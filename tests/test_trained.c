@@ -12,7 +12,7 @@
 #include <cmocka.h>
 #include "tests/programs.h"
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
+#include "tools/common/gguf_writer.h"
 #include "tests/testutil.h"
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* tools/safe_write.h on every platform (test_safe_write covers links, signals and the programs
+/* tools/common/safe_write.h on every platform (test_safe_write covers links, signals and the programs
    on POSIX systems): an output that is its input by path or by hard link is refused, a commit
    replaces the destination, an abandoned write leaves it and no temporary file. Built for
    Windows too, where it runs under Wine with the Win32 branches (CreateFile identities,
@@ -6,7 +6,7 @@
 #if !defined(_WIN32)
 #define _POSIX_C_SOURCE 200809L
 #endif
-#include "tools/safe_write.h"
+#include "tools/common/safe_write.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* testutil.h - files, random llama models for the tests, and an independent reference forward pass.
 
    tu_read_text, tu_read_file and tu_write_file read and write whole files. tu_build writes a
-   GGUF model with random weights through tools/gguf_writer.h and keeps the weights as the file
+   GGUF model with random weights through tools/common/gguf_writer.h and keeps the weights as the file
    stores them (dequantized here, by code that shares nothing with swa.h). tu_reference computes
    logits for a whole sequence at once in double precision, with plain full attention and an
    explicit sliding-window mask: no ring, no chunks, no cache. Include after swa.h and
@@ -67,6 +67,34 @@ static inline void tu_write_file(const char *path, const void *data, size_t n)
     assert_int_equal(fclose(f), 0);
 }
 
+/* ---- random numbers ----
+   Fixed generators, so that a test's data are the same on every machine and every run. Models,
+   tokens and texts come from xorshift64* (tu_rng_next); the kernel and quantizer tests' inputs
+   from Marsaglia's xorshift64 and the sampler tests' logits from a 64-bit LCG, the generators
+   those inputs were drawn with when the tests were written. Each state must not start at 0,
+   except the LCG's. */
+
+static inline uint64_t tu_rng_next(uint64_t *s)   /* xorshift64* */
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+static inline uint64_t tu_xorshift64(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static inline uint64_t tu_lcg_next(uint64_t *s)   /* Knuth's MMIX constants; the high bits are the good ones */
+{
+    return *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+}
+
 /* ---- random models ---- */
 
 /* Whether the model written into w loads (from memory): the loader's status and message; w is
@@ -113,14 +141,6 @@ typedef struct tu_model {
     uint8_t *gguf;                        /* the file, in memory */
     size_t gguf_size;
 } tu_model;
-
-static inline uint64_t tu_rng_next(uint64_t *s)   /* xorshift64* */
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 2685821657736338717ull;
-}
 
 static inline float tu_uniform(uint64_t *s, float a)   /* in [-a, a) */
 {

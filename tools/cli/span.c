@@ -19,7 +19,7 @@
    loaded or a picture cannot be written, 2 for bad usage. */
 #define _POSIX_C_SOURCE 200809L
 #include "swa.h"
-#include "tools/safe_write.h"
+#include "tools/common/safe_write.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -5,9 +5,10 @@
 
    TYPE is f32, f16, bf16, or a llama-quantize name: q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k_s,
    q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k, iq4_nl, iq4_xs (q3_k, q4_k and q5_k
-   are q3_k_m, q4_k_m and q5_k_m; tools/targets.h). Every metadata key is copied in order, with general.file_type set to
-   llama.cpp's number for the result and general.quantization_version 2 added to quantized files
-   that lack it; the alignment is kept. 1-D tensors (the norms) are written as F32.
+   are q3_k_m, q4_k_m and q5_k_m; tools/common/targets.h). Every metadata key is copied in
+   order, with general.file_type set to llama.cpp's number for the result and
+   general.quantization_version 2 added to quantized files that lack it; the alignment is kept.
+   1-D tensors (the norms) are written as F32.
 
    Which matrix gets which type follows llama.cpp's llama_tensor_get_type for llama models (see
    mix_type; the README lists the rules). Rows that are not whole blocks of the chosen type fall
@@ -26,8 +27,8 @@
 #define _POSIX_C_SOURCE 200809L    /* clock_gettime, sysconf */
 #include "swa.h"
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
-#include "tools/targets.h"
+#include "tools/common/gguf_writer.h"
+#include "tools/common/targets.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -40,7 +41,7 @@
 #include <unistd.h>
 
 #define PROG "swa-quantize"
-#include "tools/tool.h"
+#include "tools/common/tool.h"
 
 static void *xmalloc(size_t n)
 {

@@ -2,7 +2,7 @@
    llama_chat_apply_template, an implementation written independently of swa.h's.
 
    Not built by the Makefile (it needs llama.cpp). With llama.cpp's headers and libllama.so:
-     cc -std=c11 -I LLAMA/include -I LLAMA/ggml/include tools/chat_reference.c \
+     cc -std=c11 -I LLAMA/include -I LLAMA/ggml/include tools/reference/chat_reference.c \
         -L LLAMA/build/bin -lllama -Wl,-rpath,LLAMA/build/bin -o build/chat_reference
      build/chat_reference > chat_expected.inc
      build/chat_reference tests/data/chat_templates.txt

@@ -5,7 +5,7 @@ tests/test_quant.c compares swa_dequantize_row against.
 
     pip install gguf numpy
     llama-quantize ../shared/models/quant/base-f32.gguf /tmp/peer-Q5_1.gguf Q5_1
-    python3 tools/ref_dequant.py [QUANT_DIR [OUT.txt [Q5_1.gguf]]]
+    python3 tools/reference/ref_dequant.py [QUANT_DIR [OUT.txt [Q5_1.gguf]]]
 
 QUANT_DIR defaults to ../shared/models/quant (files written by llama.cpp's llama-quantize: the
 Q5_K_M, Q3_K_M, Q2_K, Q4_1, Q5_0, IQ4_NL and IQ4_XS mixes), OUT to tests/data/quant_ref.txt. For
@@ -95,7 +95,7 @@ def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else "../shared/models/quant"
     out = sys.argv[2] if len(sys.argv) > 2 else "tests/data/quant_ref.txt"
     q5_1 = sys.argv[3] if len(sys.argv) > 3 else "/tmp/peer-Q5_1.gguf"
-    lines = ["# written by tools/ref_dequant.py with gguf.quants.dequantize: file NAME, tensor NAME TYPE NE0 NE1,",
+    lines = ["# written by tools/reference/ref_dequant.py with gguf.quants.dequantize: file NAME, tensor NAME TYPE NE0 NE1,",
              "# row INDEX SUM SUMSQ and the row's first and last 8 values; block TYPE NE0 HEX and its values"]
     for name in FILES:
         lines += file_lines(os.path.join(folder, name))

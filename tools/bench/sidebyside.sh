@@ -3,7 +3,7 @@
 # programs alternated model by model and round by round so both see the same machine, then one
 # Markdown table of medians over the rounds (min-max in parentheses).
 #
-#   tools/sidebyside.sh LLAMA_BUILD_DIR [-t 2] [-p 128] [-n 32] [--rounds 3] [-r 2] [--batched 1,2,4,8]
+#   tools/bench/sidebyside.sh LLAMA_BUILD_DIR [-t 2] [-p 128] [-n 32] [--rounds 3] [-r 2] [--batched 1,2,4,8]
 #                       [--swa-bench build/swa-bench] [--kernels best] [--log FILE] MODEL.gguf...
 #
 #   -r is repetitions per program per round; --kernels goes to swa-bench (best|ref|avx2|avx-vnni|avx512|amx|neon);

@@ -17,7 +17,8 @@
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for the bandwidth buffer */
 #include "swa.h"
-#include "tools/timing.h"
+#define PROG "swa-bench"
+#include "tools/common/tool.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -113,11 +114,9 @@ static void bandwidth_close(bandwidth *bw)
 
 static void random_tokens(int32_t *tok, int n, int32_t n_vocab, uint64_t seed)
 {
+    uint64_t s = rng_seed(seed);
     int i;
-    for (i = 0; i < n; i++) {
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        tok[i] = 3 + (int32_t)((seed >> 33) % (uint64_t)(n_vocab - 3));
-    }
+    for (i = 0; i < n; i++) tok[i] = 3 + (int32_t)(rng_next(&s) % (uint64_t)(n_vocab - 3));
 }
 
 /* Bytes of every 2-D weight a token reads once (the embedding table contributes one row). */
@@ -155,61 +154,59 @@ static double kv_bytes_per_token(const swa_model *m, const swa_ctx *c, int64_t p
     return total;
 }
 
-static int eval_or_die(swa_ctx *c, const int32_t *tok, size_t n)
+static void eval_or_die(swa_ctx *c, const int32_t *tok, size_t n)
 {
     swa_error err;
-    if (swa_ctx_eval(c, tok, n, NULL, &err) == SWA_OK) return 1;
-    fprintf(stderr, "swa-bench: %s\n", err.msg);
-    return 0;
+    if (swa_ctx_eval(c, tok, n, NULL, &err) != SWA_OK) fail("%s", err.msg);
 }
 
 /* One untimed pass over the weights before the repetitions, as llama-bench does: the first pass
    over a mapped file takes its page faults, and reads the file from disk if it is not cached. */
-static int warm_up(swa_ctx *c, int32_t n_vocab)
+static void warm_up(swa_ctx *c, int32_t n_vocab)
 {
     int32_t tok[1];
     random_tokens(tok, 1, n_vocab, 3);
     swa_ctx_reset(c);
-    return eval_or_die(c, tok, 1);
+    eval_or_die(c, tok, 1);
 }
 
 /* Prompt processing: n tokens at once from position 0. */
-static int bench_pp(swa_ctx *c, const options *o, int32_t n_vocab, summary *out)
+static summary bench_pp(swa_ctx *c, const options *o, int32_t n_vocab)
 {
     int32_t *tok = (int32_t *)malloc(sizeof(int32_t) * (size_t)o->n_prompt);
     double v[64];
     int r;
+    if (!tok) fail("out of memory");
     random_tokens(tok, o->n_prompt, n_vocab, 1);
     for (r = 0; r < o->reps; r++) {
         double t0;
         swa_ctx_reset(c);
         t0 = now();
-        if (!eval_or_die(c, tok, (size_t)o->n_prompt)) { free(tok); return 0; }
+        eval_or_die(c, tok, (size_t)o->n_prompt);
         v[r] = o->n_prompt / (now() - t0);
     }
     free(tok);
-    *out = summarize(v, o->reps);
-    return 1;
+    return summarize(v, o->reps);
 }
 
 /* Generation: n tokens one by one after `depth` tokens of context, each repetition after a
    bandwidth reading (before its prompt, which brings the weights back into the caches);
    share: generation as % of the limit those bandwidths and bytes_per_token give. */
-static int bench_tg(swa_ctx *c, const options *o, int32_t n_vocab, int64_t depth, const bandwidth *bw,
-                    double bytes_per_token, summary *out, summary *gbs, summary *share)
+static void bench_tg(swa_ctx *c, const options *o, int32_t n_vocab, int64_t depth, const bandwidth *bw,
+                     double bytes_per_token, summary *out, summary *gbs, summary *share)
 {
     int32_t *tok = (int32_t *)malloc(sizeof(int32_t) * (size_t)(depth + o->n_gen + 1));
     double v[64], g[64], pct[64];
     int r, i;
+    if (!tok) fail("out of memory");
     random_tokens(tok, (int)depth + o->n_gen + 1, n_vocab, 2);
     for (r = 0; r < o->reps; r++) {
         double t0;
         g[r] = bandwidth_once(bw);
         swa_ctx_reset(c);
-        if (!eval_or_die(c, tok, (size_t)depth + 1)) { free(tok); return 0; }
+        eval_or_die(c, tok, (size_t)depth + 1);
         t0 = now();
-        for (i = 0; i < o->n_gen; i++)
-            if (!eval_or_die(c, &tok[depth + 1 + i], 1)) { free(tok); return 0; }
+        for (i = 0; i < o->n_gen; i++) eval_or_die(c, &tok[depth + 1 + i], 1);
         v[r] = o->n_gen / (now() - t0);
         pct[r] = 100.0 * v[r] * bytes_per_token / (g[r] * 1e9);
     }
@@ -217,7 +214,6 @@ static int bench_tg(swa_ctx *c, const options *o, int32_t n_vocab, int64_t depth
     *out = summarize(v, o->reps);
     *gbs = summarize(g, o->reps);
     *share = summarize(pct, o->reps);
-    return 1;
 }
 
 static void usage(FILE *f)
@@ -281,16 +277,14 @@ int main(int argc, char **argv)
     double wbytes;
     const char *name;
     int64_t depth[3];
-    int n_depth = 1, k, rc = 1;
+    int n_depth = 1, k;
     if (!parse(argc, argv, &o)) { usage(stderr); return 2; }
-    if ((o.no_mmap ? swa_model_load_resident(o.model, &m, &err) : swa_model_load(o.model, &m, &err)) != SWA_OK) {
-        fprintf(stderr, "swa-bench: %s\n", err.msg);
-        return 1;
-    }
+    if ((o.no_mmap ? swa_model_load_resident(o.model, &m, &err) : swa_model_load(o.model, &m, &err)) != SWA_OK)
+        fail("%s", err.msg);
     hp = swa_model_hparams(m);
     if (o.n_prompt > 0) o.cfg.n_batch = o.n_prompt;          /* the whole prompt in one pass */
-    if (swa_ctx_create(m, &o.cfg, &c, &err) != SWA_OK) { fprintf(stderr, "swa-bench: %s\n", err.msg); goto done; }
-    if (!bandwidth_open(&bw, swa_ctx_config_get(c).n_threads)) { fprintf(stderr, "swa-bench: no memory for the bandwidth test\n"); goto done; }
+    if (swa_ctx_create(m, &o.cfg, &c, &err) != SWA_OK) fail("%s", err.msg);
+    if (!bandwidth_open(&bw, swa_ctx_config_get(c).n_threads)) fail("no memory for the bandwidth test");
     name = strrchr(o.model, '/') ? strrchr(o.model, '/') + 1 : o.model;
     depth[0] = 0;
     if (o.depths) {
@@ -299,8 +293,8 @@ int main(int argc, char **argv)
     }
     wbytes = weight_bytes_per_token(m);
     bandwidth_once(&bw);                                      /* warm-up */
-    if (!warm_up(c, hp->n_vocab)) goto done;
-    if (o.n_prompt > 0 && !bench_pp(c, &o, hp->n_vocab, &pp)) goto done;
+    warm_up(c, hp->n_vocab);
+    if (o.n_prompt > 0) pp = bench_pp(c, &o, hp->n_vocab);
     if (!o.markdown)
         printf("%s: %s, %d layers, window %d; %d threads, kernels %s, kv %s\n"
                "pp%d: %.1f ± %.1f tokens/s\n",
@@ -313,7 +307,7 @@ int main(int argc, char **argv)
     }
     for (k = 0; k < n_depth && (o.n_gen > 0 || (o.markdown && k == 0)); k++) {
         double bytes = wbytes + kv_bytes_per_token(m, c, depth[k]);
-        if (o.n_gen > 0 && !bench_tg(c, &o, hp->n_vocab, depth[k], &bw, bytes, &tg, &gbs, &share)) goto done;
+        if (o.n_gen > 0) bench_tg(c, &o, hp->n_vocab, depth[k], &bw, bytes, &tg, &gbs, &share);
         if (o.markdown)
             printf("| %s | %s | %s | %d | %s | %.1f ± %.1f | %.2f ± %.2f | %lld | %.1f | %.1f | %.0f%% |\n", name,
                    swa_type_name(hp->weight_type), o.no_mmap ? "read" : "mmap", swa_ctx_config_get(c).n_threads,
@@ -325,10 +319,8 @@ int main(int argc, char **argv)
                    o.n_gen, (long long)depth[k], tg.median, tg.spread, bytes / 1e6, gbs.median, gbs.spread,
                    bw.threads, share.median, share.spread);
     }
-    rc = 0;
-done:
-    if (bw.buf) bandwidth_close(&bw);
+    bandwidth_close(&bw);
     swa_ctx_free(c);
     swa_model_free(m);
-    return rc;
+    return 0;
 }

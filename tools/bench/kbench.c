@@ -17,7 +17,7 @@
 #define SWA_INTERNALS   /* the internals it tests: swa.h, "internal declarations" */
 #include "swa.h"
 #define PROG "swa-kbench"
-#include "tools/tool.h"
+#include "tools/common/tool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,13 +25,7 @@
 #include <time.h>
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint32_t next_u32(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
-}
+static uint32_t next_u32(void) { return (uint32_t)(rng_next(&rng) >> 32); }
 
 /* Random rows of a type whose scales are small finite halves: the kernels' speed does not
    depend on the values, but NaNs or infinities could slow float units. */

@@ -4,7 +4,7 @@ of two models in each named mix, written to a small text file that tests/test_qu
 swa-quantize's choices against.
 
     pip install gguf
-    python3 tools/ref_mixes.py LLAMA_BIN_DIR [OUT.txt]
+    python3 tools/reference/ref_mixes.py LLAMA_BIN_DIR [OUT.txt]
 
 The models: ../shared/models/quant/base-f32.gguf (2 layers, 4 query heads per 2 key/value heads)
 and one that swa-mkmodel writes with the arguments on the "model" line below (16 layers, 4 query
@@ -37,7 +37,7 @@ def main():
     subprocess.run(["build/swa-mkmodel"] + MKMODEL.split() + [mk], check=True, capture_output=True)
     models = [("base-f32", "file ../shared/models/quant/base-f32.gguf", "../shared/models/quant/base-f32.gguf"),
               ("mkmodel16", "mkmodel " + MKMODEL, mk)]
-    lines = ["# written by tools/ref_mixes.py from llama.cpp's llama-quantize: per model and mix, each matrix's type"]
+    lines = ["# written by tools/reference/ref_mixes.py from llama.cpp's llama-quantize: per model and mix, each matrix's type"]
     for name, args, path in models:
         lines.append("model %s %s" % (name, args))
         for mix in MIXES:

@@ -1,6 +1,6 @@
 // llamacpp_logits: every position's logits from llama.cpp's library, for cross-checking swa.h on
 // the same file. Not built by the Makefile (it needs a llama.cpp build):
-//   g++ -O2 -std=c++17 -I$LLAMA/include -I$LLAMA/ggml/include tools/llamacpp_logits.cpp -o llamacpp_logits
+//   g++ -O2 -std=c++17 -I$LLAMA/include -I$LLAMA/ggml/include tools/reference/llamacpp_logits.cpp -o llamacpp_logits
 //       -L$LLAMA/build/bin -lllama -lggml -lggml-base -Wl,-rpath,$LLAMA/build/bin   (one line)
 //   llamacpp_logits MODEL.gguf N TOKENS.bin OUT.bin    (int32 tokens in; float32 [N][n_vocab] out)
 // The cache is F32 so that only the arithmetic differs.

@@ -12,8 +12,8 @@
    be opened or written, 2 for bad usage. */
 #define _POSIX_C_SOURCE 200809L
 #include "swa.h"
-#include "tools/printable.h"
-#include "tools/safe_write.h"
+#include "tools/common/printable.h"
+#include "tools/common/safe_write.h"
 
 #include <errno.h>
 #include <stdio.h>

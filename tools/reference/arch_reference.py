@@ -18,7 +18,7 @@ File format: one text line "swa-ref 1 <n_tokens> <n_vocab> <mkmodel arguments>",
 n_tokens int32 token ids and n_tokens x n_vocab float32 logits, little-endian.
 
     pip install torch transformers gguf numpy
-    make build/swa-mkmodel && python3 tools/arch_reference.py
+    make build/swa-mkmodel && python3 tools/reference/arch_reference.py
 """
 import os
 import subprocess
@@ -143,7 +143,7 @@ def state_dict(arch, r):
 
 
 def main():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository, above tools/reference/
     mkmodel = os.path.join(root, "build", "swa-mkmodel")
     out_dir = os.path.join(root, "tests", "data")
     os.makedirs(out_dir, exist_ok=True)

@@ -28,7 +28,7 @@
    --ctx C --window W (0 = no llama.attention.sliding_window key). --seed S picks the weights,
    -t N the threads (default: online CPUs); the file is the same for any -t.
 
-   TYPE is any name swa-quantize takes (tools/targets.h): f32, f16, bf16, q4_0, q4_1, q5_0, q5_1,
+   TYPE is any name swa-quantize takes (tools/common/targets.h): f32, f16, bf16, q4_0, q4_1, q5_0, q5_1,
    q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, or a mix's name (q3_k_s, q4_k_m, ...),
    which stands for its main type and sets general.file_type to the mix's number; the mix's
    per-matrix rules are swa-quantize's, not applied here. The type is for the 2-D matrices
@@ -48,8 +48,8 @@
    free space of the target's file system is checked first. */
 #define _POSIX_C_SOURCE 200809L    /* clock_gettime, sysconf, statvfs, isatty */
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
-#include "tools/targets.h"
+#include "tools/common/gguf_writer.h"
+#include "tools/common/targets.h"
 #include "swa.h"                   /* the version macros and swa_type_name */
 
 #include <errno.h>
@@ -69,7 +69,7 @@
 #include <unistd.h>
 
 #define PROG "swa-mkmodel"
-#include "tools/tool.h"
+#include "tools/common/tool.h"
 
 /* ==== options ==== */
 
@@ -358,27 +358,14 @@ static void put_vocab(gw_writer *w, int64_t n)
 
 /* ==== random rows, in parallel ==== */
 
-static uint64_t splitmix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 /* Row r of tensor `id`: n uniform values in [-a, a) with a = sqrt(3/n), so their standard
-   deviation is 1/sqrt(n). xorshift64* gives 64 bits per step; we use the top 32. */
+   deviation is 1/sqrt(n). tool.h's xorshift64* gives 64 bits per step; we use the top 32. */
 static void random_row(float *x, int64_t n, uint64_t seed, uint64_t id, uint64_t r)
 {
-    uint64_t s = splitmix64(seed ^ splitmix64((id << 40) ^ r)) | 1;
+    uint64_t s = rng_seed(seed ^ splitmix64((id << 40) ^ r));
     const float scale = sqrtf(3.0f / (float)n) / 2147483648.0f;
     int64_t i;
-    for (i = 0; i < n; i++) {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        x[i] = (float)(int32_t)((s * 0x2545f4914f6cdd1dull) >> 32) * scale;
-    }
+    for (i = 0; i < n; i++) x[i] = (float)(int32_t)(rng_next(&s) >> 32) * scale;
 }
 
 typedef struct job {

@@ -1,7 +1,7 @@
 /* targets.h - what swa-quantize and swa-mkmodel can be asked to write: the weight types and
    llama.cpp's named mixes, each with the type of most matrices and llama.cpp's file type number
    (LLAMA_FTYPE_MOSTLY_*, stored as general.file_type), and llama.cpp's fallback for rows that are
-   not whole blocks of a type. Include after tools/gguf_writer.h. */
+   not whole blocks of a type. Include after tools/common/gguf_writer.h. */
 #ifndef SWA_TOOLS_TARGETS_H
 #define SWA_TOOLS_TARGETS_H
 #include <stddef.h>

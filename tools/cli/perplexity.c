@@ -19,7 +19,7 @@
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime */
 #include "swa.h"
 #define PROG "swa-perplexity"
-#include "tools/tool.h"
+#include "tools/common/tool.h"
 
 #include <errno.h>
 #include <math.h>
@@ -134,29 +134,6 @@ static int parse_args(int argc, char **argv, options *o)
     return 1;
 }
 
-static int32_t *tokenize(const swa_vocab *v, const char *text, size_t len, int flags, size_t *n)
-{
-    size_t cap = len + 16;       /* enough for SentencePiece; the library says if not */
-    int32_t *ids = NULL, *p;
-    swa_error err;
-    swa_status s;
-    for (;;) {
-        if (!(p = (int32_t *)realloc(ids, cap * sizeof *ids))) {
-            fprintf(stderr, "swa-perplexity: out of memory for %zu tokens\n", cap);
-            break;
-        }
-        ids = p;
-        if ((s = swa_tokenize(v, text, len, flags, ids, cap, n, &err)) == SWA_OK) return ids;
-        if (s != SWA_ERR_BUFFER_TOO_SMALL || *n <= cap) {
-            fprintf(stderr, "swa-perplexity: %s\n", err.msg);
-            break;
-        }
-        cap = *n;
-    }
-    free(ids);
-    return NULL;
-}
-
 /* -log softmax(logits)[target], in double with the maximum subtracted. */
 static double nll(const float *logits, int64_t n_vocab, int32_t target)
 {
@@ -211,7 +188,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "swa-perplexity: %s%s%s\n", model ? o.model : "", model ? ": " : "", err.msg);
         goto done;
     }
-    if (!(tok = tokenize(vocab, text, len, !o.no_bos && swa_vocab_add_bos(vocab) ? SWA_TOKENIZE_ADD_BOS : 0, &n_tok)))
+    /* room for len + 16 ids first: enough for SentencePiece; the library says if not */
+    if (!(tok = tokenize_all(vocab, text, len, !o.no_bos && swa_vocab_add_bos(vocab) ? SWA_TOKENIZE_ADD_BOS : 0,
+                             len + 16, &n_tok)))
         goto done;
     if (n_tok < 2) {
         fprintf(stderr, "swa-perplexity: %s gives %zu token%s; at least 2 are needed to score one\n", o.text, n_tok,

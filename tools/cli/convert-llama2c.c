@@ -21,7 +21,7 @@
    at a time. */
 #define _POSIX_C_SOURCE 200809L    /* safe_write.h: the output replaced only when complete */
 #define GW_IMPLEMENTATION
-#include "tools/gguf_writer.h"
+#include "tools/common/gguf_writer.h"
 #include "swa.h"                   /* the version macros only */
 
 #include <errno.h>
@@ -34,7 +34,7 @@
 #include <string.h>
 
 #define PROG "swa-convert-llama2c"
-#include "tools/tool.h"
+#include "tools/common/tool.h"
 #define HEADER_BYTES 28    /* seven int32 */
 
 /* ==== errors and checked arithmetic ==== */

@@ -7,7 +7,7 @@ emoji, contractions and every kind of whitespace; and, for each vocabulary given
 llama.cpp's llama-tokenize gives for it (no BOS, no special-token parsing) as
 tests/data/mixed_text.NAME.ids, one line of numbers.
 
-    python3 tools/gen_tokenize_ref.py ../peers/llama.cpp/build/bin/llama-tokenize \\
+    python3 tools/reference/gen_tokenize_ref.py ../peers/llama.cpp/build/bin/llama-tokenize \\
         ../shared/testdata/ggml-vocab-gpt-2.gguf ../shared/testdata/ggml-vocab-llama-bpe.gguf
 """
 import os
@@ -26,7 +26,7 @@ def main():
     tool, vocabs = sys.argv[1], sys.argv[2:]
     random.seed(7)
     text = "".join(random.choice(POOL) for _ in range(8000))
-    here = os.path.join(os.path.dirname(__file__), "..", "tests", "data")
+    here = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data")
     path = os.path.join(here, "mixed_text.txt")
     with open(path, "w", encoding="utf-8", newline="") as f:
         f.write(text)

@@ -13,7 +13,8 @@
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for swa_model_load_resident */
 #include "swa.h"
-#include "tools/timing.h"
+#define PROG "swa-batched-bench"
+#include "tools/common/tool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,16 +29,10 @@ typedef struct options {
 } options;
 
 static uint64_t rng = 88172645463325252ull;
-static int32_t random_token(int32_t n_vocab)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (int32_t)(rng % (uint64_t)n_vocab);
-}
+static int32_t random_token(int32_t n_vocab) { return (int32_t)(rng_next(&rng) % (uint64_t)n_vocab); }
 
 /* One repetition at batch size B: the prompt and generation times, in seconds. */
-static int run_once(swa_ctx *c, const options *o, int B, int32_t n_vocab, double *t_pp, double *t_tg)
+static void run_once(swa_ctx *c, const options *o, int B, int32_t n_vocab, double *t_pp, double *t_tg)
 {
     size_t n = (size_t)B * (size_t)o->n_prompt, i;
     int32_t *tok = (int32_t *)malloc(sizeof(int32_t) * (n > (size_t)B ? n : (size_t)B));
@@ -46,8 +41,8 @@ static int run_once(swa_ctx *c, const options *o, int B, int32_t n_vocab, double
     swa_batch batch;
     swa_error err;
     double t0;
-    int step, s, ok = 0;
-    if (!tok || !seq || !logits) { fprintf(stderr, "swa-batched-bench: out of memory\n"); goto done; }
+    int step, s;
+    if (!tok || !seq || !logits) fail("out of memory");
     swa_ctx_reset(c);
     for (i = 0; i < n; i++) {
         tok[i] = random_token(n_vocab);
@@ -58,7 +53,7 @@ static int run_once(swa_ctx *c, const options *o, int B, int32_t n_vocab, double
     batch.logits = NULL;                     /* the last token of each sequence */
     batch.n = n;
     t0 = now();
-    if (n > 0 && swa_ctx_decode(c, &batch, logits, &err) != SWA_OK) { fprintf(stderr, "swa-batched-bench: %s\n", err.msg); goto done; }
+    if (n > 0 && swa_ctx_decode(c, &batch, logits, &err) != SWA_OK) fail("%s", err.msg);
     *t_pp = now() - t0;
     for (s = 0; s < B; s++) {
         seq[s] = s;
@@ -67,16 +62,13 @@ static int run_once(swa_ctx *c, const options *o, int B, int32_t n_vocab, double
     batch.n = (size_t)B;
     t0 = now();
     for (step = 0; step < o->n_gen; step++) {
-        if (swa_ctx_decode(c, &batch, logits, &err) != SWA_OK) { fprintf(stderr, "swa-batched-bench: %s\n", err.msg); goto done; }
+        if (swa_ctx_decode(c, &batch, logits, &err) != SWA_OK) fail("%s", err.msg);
         for (s = 0; s < B; s++) tok[s] = swa_argmax(logits + (size_t)s * (size_t)n_vocab, n_vocab);
     }
     *t_tg = now() - t0;
-    ok = 1;
-done:
     free(tok);
     free(seq);
     free(logits);
-    return ok;
 }
 
 static void usage(FILE *f)
@@ -148,31 +140,28 @@ int main(int argc, char **argv)
     swa_ctx *c = NULL;
     swa_error err;
     int32_t n_vocab;
-    int k, r, max_b = 1, rc = 1;
+    int k, r, max_b = 1;
     if (!parse(argc, argv, &o)) { usage(stderr); return 2; }
-    if ((o.no_mmap ? swa_model_load_resident(o.model, &m, &err) : swa_model_load(o.model, &m, &err)) != SWA_OK) {
-        fprintf(stderr, "swa-batched-bench: %s\n", err.msg);
-        return 1;
-    }
+    if ((o.no_mmap ? swa_model_load_resident(o.model, &m, &err) : swa_model_load(o.model, &m, &err)) != SWA_OK)
+        fail("%s", err.msg);
     n_vocab = swa_model_hparams(m)->n_vocab;
     for (k = 0; k < o.n_b; k++) max_b = o.b[k] > max_b ? o.b[k] : max_b;
     o.cfg.n_seq = max_b;
     o.cfg.n_batch = 512;
     if (!o.cfg.n_ctx) o.cfg.n_ctx = o.n_prompt + o.n_gen;
-    if (swa_ctx_create(m, &o.cfg, &c, &err) != SWA_OK) { fprintf(stderr, "swa-batched-bench: %s\n", err.msg); goto done; }
+    if (swa_ctx_create(m, &o.cfg, &c, &err) != SWA_OK) fail("%s", err.msg);
     printf("model %s, %d threads, kernels %s, kv %s\n\n", o.model, swa_ctx_config_get(c).n_threads, swa_ctx_kernels(c),
            swa_kv_type_name(swa_ctx_config_get(c).kv_type));
     printf("|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |\n"
            "|-------|--------|------|--------|----------|----------|----------|----------|----------|----------|\n");
     {
         double pp, tg;
-        if (!run_once(c, &o, 1, n_vocab, &pp, &tg)) goto done;   /* warm-up: pages in, threads awake */
+        run_once(c, &o, 1, n_vocab, &pp, &tg);   /* warm-up: pages in, threads awake */
     }
     for (k = 0; k < o.n_b; k++) {
         double pp[64], tg[64], t_pp, t_tg;
         int B = o.b[k];
-        for (r = 0; r < o.reps; r++)
-            if (!run_once(c, &o, B, n_vocab, &pp[r], &tg[r])) goto done;
+        for (r = 0; r < o.reps; r++) run_once(c, &o, B, n_vocab, &pp[r], &tg[r]);
         t_pp = median(pp, o.reps);
         t_tg = median(tg, o.reps);
         printf("| %5d | %6d | %4d | %6d | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |\n", o.n_prompt, o.n_gen, B,
@@ -180,9 +169,7 @@ int main(int argc, char **argv)
                t_tg > 0 ? B * o.n_gen / t_tg : 0.0, t_pp + t_tg, B * (o.n_prompt + o.n_gen) / (t_pp + t_tg));
         fflush(stdout);
     }
-    rc = 0;
-done:
     swa_ctx_free(c);
     swa_model_free(m);
-    return rc;
+    return 0;
 }

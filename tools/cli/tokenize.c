@@ -10,9 +10,9 @@
    file or vocabulary cannot be read, 2 for bad usage. */
 #define _POSIX_C_SOURCE 200809L
 #include "swa.h"
-#include "tools/printable.h"
+#include "tools/common/printable.h"
 #define PROG "swa-tokenize"
-#include "tools/tool.h"
+#include "tools/common/tool.h"
 
 #include <errno.h>
 #include <time.h>
@@ -54,30 +54,6 @@ static int print_escaped(const char *s, size_t len, int quote)
     }
     if (quote) cols += printf("\"");
     return cols;
-}
-
-/* Tokenize, growing the id buffer to the size the library reports when it is too small. */
-static int32_t *tokenize(const swa_vocab *v, const char *text, size_t len, int flags, size_t *n, size_t cap)
-{
-    int32_t *ids = NULL, *p;
-    swa_error err;
-    swa_status s;
-    for (;;) {
-        if (!(p = (int32_t *)realloc(ids, (cap ? cap : 1) * sizeof *ids))) {
-            fprintf(stderr, "swa-tokenize: out of memory for %zu tokens\n", cap);
-            break;
-        }
-        ids = p;
-        s = swa_tokenize(v, text, len, flags, ids, cap, n, &err);
-        if (s == SWA_OK) return ids;
-        if (s != SWA_ERR_BUFFER_TOO_SMALL || *n <= cap) {
-            fprintf(stderr, "swa-tokenize: %s\n", err.msg);
-            break;
-        }
-        cap = *n;
-    }
-    free(ids);
-    return NULL;
 }
 
 static void print_pieces(const swa_vocab *v, const int32_t *ids, size_t n)
@@ -151,7 +127,7 @@ int main(int argc, char **argv)
     /* with --timing, room for every token at once, so one call is what is timed */
     t0 = now();
     c0 = clock();
-    if (!(ids = tokenize(v, prompt ? prompt : text, len, flags, &n, timing ? len + 16 : 256))) goto done;
+    if (!(ids = tokenize_all(v, prompt ? prompt : text, len, flags, timing ? len + 16 : 256, &n))) goto done;
     seconds = now() - t0;
     cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
     if (pieces) {
