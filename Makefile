@@ -22,12 +22,12 @@ BUILD   ?= build
 RUN     ?=
 # make test SANITIZE=1: AddressSanitizer + UndefinedBehaviorSanitizer; TSAN=1: ThreadSanitizer
 ifeq ($(SANITIZE),1)
-CFLAGS  += -g -fsanitize=address,undefined -fno-sanitize-recover=all
+CFLAGS  += -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all
 BUILD   := build/sanitize
 export ASAN_OPTIONS := allocator_may_return_null=1   # a failed allocation is a tested error path
 endif
 ifeq ($(TSAN),1)
-CFLAGS  += -g -fsanitize=thread
+CFLAGS  += -O1 -g -fsanitize=thread
 BUILD   := build/tsan
 export TSAN_OPTIONS := allocator_may_return_null=1
 endif
@@ -101,7 +101,7 @@ WARN_CLANG ?= clang
 WARN_VARIANTS := -DSWA_NO_SIMD -DSWA_NO_AMX -DSWA_NO_THREADS -DSWA_NO_MMAP -DSWA_NO_TOKENIZER -DSWA_NO_SAMPLER -DSWA_NO_STDIO \
                  -D_DEFAULT_SOURCE
 $(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp swa.h | $(BUILD)
-	$(CC) -std=c11 -O2 $(WARN_C) $(filter -g -fsanitize%,$(CFLAGS)) -I. $< -o $@ $(LDLIBS)
+	$(CC) -std=c11 -O2 $(WARN_C) -I. $< -o $@ $(LDLIBS)
 	@set -e; for v in $(WARN_VARIANTS); do echo "$(CC) -fsyntax-only $(WARN_C) $$v"; \
 	  $(CC) -std=c11 -fsyntax-only $(WARN_C) $$v -I. $<; done
 	$(CXX) -std=c++11 -fsyntax-only $(WARN_CXX) -I. tests/compile_cpp.cpp
@@ -132,7 +132,8 @@ cmocka:
 	@CC="$(CC)" sh tests/need-cmocka.sh
 
 test: all
-	@set -e; for t in $(COMPILE_CHECKS) $(TESTS); do echo "== $$t"; $(RUN) $$t; done; \
+	@set -e; for t in $(COMPILE_CHECKS) $(TESTS); do echo "== $$t"; s=$$(date +%s); $(RUN) $$t; \
+	  echo "== $$t: $$(( $$(date +%s) - s )) s"; done; \
 	  echo "== tests/test_simple.sh"; sh tests/test_simple.sh $(BUILD) $(RUN); echo "all tests passed"
 
 # The cross toolchain's loader (libc6-arm64-cross) must get the C library of the same build;
