@@ -1,4 +1,4 @@
-/* swa.h - v0.8.4 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.9.0 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -129,6 +129,9 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.9.0  the header in reader order with a table of contents; swa_sampler_config_default;
+           swa_model_load_with the one loader (a caller's buffer in its params too);
+           SWA_NO_STDIO; SWA_INTERNALS, a test-only switch, so the implementation builds once.
     0.8.4  faster AMX batched products (see docs/performance.md).
     0.8.3  AVX-512 float prompts meet the rows in column chunks that stay in L1; float
            generation prefetches long rows ahead; AMX Q8_0 batches of 2 to 7 on the
@@ -165,8 +168,8 @@ REVISION HISTORY
 #include <stdint.h>
 
 #define SWA_VERSION_MAJOR 0
-#define SWA_VERSION_MINOR 8
-#define SWA_VERSION_PATCH 4
+#define SWA_VERSION_MINOR 9
+#define SWA_VERSION_PATCH 0
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
 #define SWADEF static __attribute__((unused))   /* a program need not call every function */
