@@ -2014,7 +2014,7 @@ static int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const swa__q
 __attribute__((unused)) static void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8g *x,
                                                             int64_t b0, int64_t b1, float acc[16])
 {
-    const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
+    const int64_t bytes = swa_type_block_bytes(type);
     int64_t b;
     for (b = b0; b < b1; b++) {
         const uint8_t *w = row + b * bytes;
@@ -2318,7 +2318,6 @@ typedef struct swa__kunpacked {
 } swa__kunpacked;
 
 typedef void (*swa__kunpack_fn)(const uint8_t *b, swa__kunpacked *u);
-static int swa__kblock_bytes(uint32_t type) { return type == SWA_TYPE_Q2_K ? 84 : type == SWA_TYPE_Q3_K ? 110 : 136; }
 
 static int swa__q2k_bits(const uint8_t *qs, int e) { return qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32)) & 3; }
 
@@ -2422,27 +2421,27 @@ static void swa__dequant_kunpacked_ref(swa__kunpack_fn unpack, int bytes, const 
 
 static float swa__dot_q2_k_ref(const void *r, const void *x, int64_t n)
 {
-    return swa__dot_kunpacked_ref(swa__q2k_unpack, swa__kblock_bytes(SWA_TYPE_Q2_K), r, x, n);
+    return swa__dot_kunpacked_ref(swa__q2k_unpack, (int)swa_type_block_bytes(SWA_TYPE_Q2_K), r, x, n);
 }
 static float swa__dot_q3_k_ref(const void *r, const void *x, int64_t n)
 {
-    return swa__dot_kunpacked_ref(swa__q3k_unpack, swa__kblock_bytes(SWA_TYPE_Q3_K), r, x, n);
+    return swa__dot_kunpacked_ref(swa__q3k_unpack, (int)swa_type_block_bytes(SWA_TYPE_Q3_K), r, x, n);
 }
 static float swa__dot_iq4_xs_ref(const void *r, const void *x, int64_t n)
 {
-    return swa__dot_kunpacked_ref(swa__iq4xs_unpack, swa__kblock_bytes(SWA_TYPE_IQ4_XS), r, x, n);
+    return swa__dot_kunpacked_ref(swa__iq4xs_unpack, (int)swa_type_block_bytes(SWA_TYPE_IQ4_XS), r, x, n);
 }
 static void swa__dequant_q2_k_ref(const void *r, float *o, int64_t n)
 {
-    swa__dequant_kunpacked_ref(swa__q2k_unpack, swa__kblock_bytes(SWA_TYPE_Q2_K), r, o, n);
+    swa__dequant_kunpacked_ref(swa__q2k_unpack, (int)swa_type_block_bytes(SWA_TYPE_Q2_K), r, o, n);
 }
 static void swa__dequant_q3_k_ref(const void *r, float *o, int64_t n)
 {
-    swa__dequant_kunpacked_ref(swa__q3k_unpack, swa__kblock_bytes(SWA_TYPE_Q3_K), r, o, n);
+    swa__dequant_kunpacked_ref(swa__q3k_unpack, (int)swa_type_block_bytes(SWA_TYPE_Q3_K), r, o, n);
 }
 static void swa__dequant_iq4_xs_ref(const void *r, float *o, int64_t n)
 {
-    swa__dequant_kunpacked_ref(swa__iq4xs_unpack, swa__kblock_bytes(SWA_TYPE_IQ4_XS), r, o, n);
+    swa__dequant_kunpacked_ref(swa__iq4xs_unpack, (int)swa_type_block_bytes(SWA_TYPE_IQ4_XS), r, o, n);
 }
 
 /* ---- attention and element-wise kernels; keys and values are stored as F32, F16 or Q8_0 ---- */
@@ -2605,6 +2604,7 @@ typedef void (*swa__dequant_fn)(const void *row, float *out, int64_t n);
 typedef void (*swa__store_fn)(const float *x, void *row, int64_t n);
 
 typedef struct swa__type_info {
+    uint32_t id;               /* its ggml type id: its index in swa__types (a test checks) */
     const char *name;
     int64_t block_size, block_bytes;
     int act;                   /* SWA__ACT_*: the form of the activations its rows meet */
@@ -2614,49 +2614,78 @@ typedef struct swa__type_info {
     swa__store_fn store;       /* cache types only */
 } swa__type_info;
 
+/* One row per ggml type id, in id order (C++11 has no designated initializers, so the index is
+   the position; each row states its id and tests/test_kernels.c checks both against ggml's
+   list). A row says what the library does with the type:
+     SWA__TYPE_GONE    an id ggml has removed: no name, nothing to read
+     SWA__TYPE_READ    sizes only: the reader skips its tensors, the loader refuses them
+     SWA__TYPE_WEIGHT  a weight type: the activation form its rows meet (F32, Q8 or Q8K) and
+                       the stem of its reference kernels, swa__dequant_<stem>_ref and
+                       swa__dot_<stem>_ref
+     SWA__TYPE_CACHE   a weight type a KV cache can also hold: with swa__wsum_<stem>_ref and
+                       swa__store_<stem>_ref
+   Adding a type (a weight type with AVX2 and NEON kernels) touches five places: its SWA_TYPE_*
+   in the public enum; its row here; its reference kernels (swa__dequant_<stem>_ref and
+   swa__dot_<stem>_ref, which read the layout); one SWA__NEW_TYPE_AVX2 line and one
+   SWA__NEW_TYPE_NEON line, each with the unpacking its driver needs (each line also enters
+   the kernels in that instruction set's table). Everything else (sizes, names in messages,
+   activation form, the scalar defaults, the tiles) is read from this row. */
+#define SWA__TYPE_GONE(id, name) {id, NULL, 0, 0, 0, NULL, NULL, NULL, NULL}
+#define SWA__TYPE_READ(id, name, block_size, block_bytes) {id, #name, block_size, block_bytes, 0, NULL, NULL, NULL, NULL}
+#define SWA__TYPE_WEIGHT(id, name, block_size, block_bytes, act, stem) \
+    {id, #name, block_size, block_bytes, SWA__ACT_##act, swa__dequant_##stem##_ref, swa__dot_##stem##_ref, NULL, NULL}
+#define SWA__TYPE_CACHE(id, name, block_size, block_bytes, act, stem)                                      \
+    {id, #name, block_size, block_bytes, SWA__ACT_##act, swa__dequant_##stem##_ref, swa__dot_##stem##_ref, \
+     swa__wsum_##stem##_ref, swa__store_##stem##_ref}
+
 #define SWA__N_TYPES 40
 static const swa__type_info swa__types[SWA__N_TYPES] = {
-    {"F32", 1, 4, SWA__ACT_F32, swa__dequant_f32_ref, swa__dot_f32_ref, swa__wsum_f32_ref, swa__store_f32_ref},
-    {"F16", 1, 2, SWA__ACT_F32, swa__dequant_f16_ref, swa__dot_f16_ref, swa__wsum_f16_ref, swa__store_f16_ref},
-    {"Q4_0", 32, 18, SWA__ACT_Q8, swa__dequant_q4_0_ref, swa__dot_q4_0_ref, NULL, NULL},
-    {"Q4_1", 32, 20, SWA__ACT_Q8, swa__dequant_q4_1_ref, swa__dot_q4_1_ref, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {"Q5_0", 32, 22, SWA__ACT_Q8, swa__dequant_q5_0_ref, swa__dot_q5_0_ref, NULL, NULL},
-    {"Q5_1", 32, 24, SWA__ACT_Q8, swa__dequant_q5_1_ref, swa__dot_q5_1_ref, NULL, NULL},
-    {"Q8_0", 32, 34, SWA__ACT_Q8, swa__dequant_q8_0_ref, swa__dot_q8_0_ref, swa__wsum_q8_0_ref, swa__store_q8_0_ref},
-    {"Q8_1", 32, 36, 0, NULL, NULL, NULL, NULL},
-    {"Q2_K", 256, 84, SWA__ACT_Q8K, swa__dequant_q2_k_ref, swa__dot_q2_k_ref, NULL, NULL},
-    {"Q3_K", 256, 110, SWA__ACT_Q8K, swa__dequant_q3_k_ref, swa__dot_q3_k_ref, NULL, NULL},
-    {"Q4_K", 256, 144, SWA__ACT_Q8K, swa__dequant_q4_k_ref, swa__dot_q4_k_ref, NULL, NULL},
-    {"Q5_K", 256, 176, SWA__ACT_Q8K, swa__dequant_q5_k_ref, swa__dot_q5_k_ref, NULL, NULL},
-    {"Q6_K", 256, 210, SWA__ACT_Q8K, swa__dequant_q6_k_ref, swa__dot_q6_k_ref, NULL, NULL},
-    {"Q8_K", 256, 292, 0, NULL, NULL, NULL, NULL},
-    {"IQ2_XXS", 256, 66, 0, NULL, NULL, NULL, NULL},
-    {"IQ2_XS", 256, 74, 0, NULL, NULL, NULL, NULL},
-    {"IQ3_XXS", 256, 98, 0, NULL, NULL, NULL, NULL},
-    {"IQ1_S", 256, 50, 0, NULL, NULL, NULL, NULL},
-    {"IQ4_NL", 32, 18, SWA__ACT_Q8, swa__dequant_iq4_nl_ref, swa__dot_iq4_nl_ref, NULL, NULL},
-    {"IQ3_S", 256, 110, 0, NULL, NULL, NULL, NULL},
-    {"IQ2_S", 256, 82, 0, NULL, NULL, NULL, NULL},
-    {"IQ4_XS", 256, 136, SWA__ACT_Q8K, swa__dequant_iq4_xs_ref, swa__dot_iq4_xs_ref, NULL, NULL},
-    {"I8", 1, 1, 0, NULL, NULL, NULL, NULL},
-    {"I16", 1, 2, 0, NULL, NULL, NULL, NULL},
-    {"I32", 1, 4, 0, NULL, NULL, NULL, NULL},
-    {"I64", 1, 8, 0, NULL, NULL, NULL, NULL},
-    {"F64", 1, 8, 0, NULL, NULL, NULL, NULL},
-    {"IQ1_M", 256, 56, 0, NULL, NULL, NULL, NULL},
-    {"BF16", 1, 2, SWA__ACT_F32, swa__dequant_bf16_ref, swa__dot_bf16_ref, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {"TQ1_0", 256, 54, 0, NULL, NULL, NULL, NULL},
-    {"TQ2_0", 256, 66, 0, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {"MXFP4", 32, 17, 0, NULL, NULL, NULL, NULL},
+    /* row             id   name        block elements, bytes, activations, stem */
+    SWA__TYPE_CACHE (0,  F32,        1,   4,   F32, f32),
+    SWA__TYPE_CACHE (1,  F16,        1,   2,   F32, f16),
+    SWA__TYPE_WEIGHT(2,  Q4_0,       32,  18,  Q8,  q4_0),
+    SWA__TYPE_WEIGHT(3,  Q4_1,       32,  20,  Q8,  q4_1),
+    SWA__TYPE_GONE  (4,  Q4_2),
+    SWA__TYPE_GONE  (5,  Q4_3),
+    SWA__TYPE_WEIGHT(6,  Q5_0,       32,  22,  Q8,  q5_0),
+    SWA__TYPE_WEIGHT(7,  Q5_1,       32,  24,  Q8,  q5_1),
+    SWA__TYPE_CACHE (8,  Q8_0,       32,  34,  Q8,  q8_0),
+    SWA__TYPE_READ  (9,  Q8_1,       32,  36),
+    SWA__TYPE_WEIGHT(10, Q2_K,       256, 84,  Q8K, q2_k),
+    SWA__TYPE_WEIGHT(11, Q3_K,       256, 110, Q8K, q3_k),
+    SWA__TYPE_WEIGHT(12, Q4_K,       256, 144, Q8K, q4_k),
+    SWA__TYPE_WEIGHT(13, Q5_K,       256, 176, Q8K, q5_k),
+    SWA__TYPE_WEIGHT(14, Q6_K,       256, 210, Q8K, q6_k),
+    SWA__TYPE_READ  (15, Q8_K,       256, 292),
+    SWA__TYPE_READ  (16, IQ2_XXS,    256, 66),
+    SWA__TYPE_READ  (17, IQ2_XS,     256, 74),
+    SWA__TYPE_READ  (18, IQ3_XXS,    256, 98),
+    SWA__TYPE_READ  (19, IQ1_S,      256, 50),
+    SWA__TYPE_WEIGHT(20, IQ4_NL,     32,  18,  Q8,  iq4_nl),
+    SWA__TYPE_READ  (21, IQ3_S,      256, 110),
+    SWA__TYPE_READ  (22, IQ2_S,      256, 82),
+    SWA__TYPE_WEIGHT(23, IQ4_XS,     256, 136, Q8K, iq4_xs),
+    SWA__TYPE_READ  (24, I8,         1,   1),
+    SWA__TYPE_READ  (25, I16,        1,   2),
+    SWA__TYPE_READ  (26, I32,        1,   4),
+    SWA__TYPE_READ  (27, I64,        1,   8),
+    SWA__TYPE_READ  (28, F64,        1,   8),
+    SWA__TYPE_READ  (29, IQ1_M,      256, 56),
+    SWA__TYPE_WEIGHT(30, BF16,       1,   2,   F32, bf16),
+    SWA__TYPE_GONE  (31, Q4_0_4_4),
+    SWA__TYPE_GONE  (32, Q4_0_4_8),
+    SWA__TYPE_GONE  (33, Q4_0_8_8),
+    SWA__TYPE_READ  (34, TQ1_0,      256, 54),
+    SWA__TYPE_READ  (35, TQ2_0,      256, 66),
+    SWA__TYPE_GONE  (36, IQ4_NL_4_4),
+    SWA__TYPE_GONE  (37, IQ4_NL_4_8),
+    SWA__TYPE_GONE  (38, IQ4_NL_8_8),
+    SWA__TYPE_READ  (39, MXFP4,      32,  17),
 };
+#undef SWA__TYPE_GONE
+#undef SWA__TYPE_READ
+#undef SWA__TYPE_WEIGHT
+#undef SWA__TYPE_CACHE
 
 static const swa__type_info *swa__type(uint32_t type)
 {
@@ -2888,7 +2917,7 @@ swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_s
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00;
     __m256 c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00;
     int64_t i;
-    const size_t elt = type == SWA_TYPE_F32 ? 4 : 2;
+    const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
     for (i = 0; i + 8 <= n; i += 8) {
         const __m256 w0 = swa__load8_avx2(wb, i, type);
         const __m256 w1 = R > 1 ? swa__load8_avx2(wb + w_stride, i, type) : w0;
@@ -3086,7 +3115,7 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_grouped_avx2(const void *row, const voi
                                                       float *out, const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const int block_bytes = type == SWA_TYPE_Q4_0 ? 18 : 34;
+    const int block_bytes = (int)swa__types[type].block_bytes;
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     int64_t i, b;
     SWA__TOKEN_LOOPS(n / 256, 8 * block_bytes, SWA__GROUP_UNPACK, SWA__GROUP_STEP)
@@ -3473,7 +3502,7 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_kblock_avx2(const void *row, const void
                                                      float *out, const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const int bytes = swa__kblock_bytes(type);
+    const int bytes = (int)swa__types[type].block_bytes;
     __m256 acc[SWA__TILE_TOKENS];
     int64_t i;
     int t;
@@ -3798,7 +3827,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
     const swa__q8g *a0 = (const swa__q8g *)xa, *a1 = (const swa__q8g *)(xa + stride);
     const swa__q8g *a2 = (const swa__q8g *)(xa + 2 * stride), *a3 = (const swa__q8g *)(xa + 3 * stride);
-    const int block_bytes = type == SWA_TYPE_Q4_0 ? 18 : 34;
+    const int block_bytes = (int)swa__types[type].block_bytes;
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     __m256i lo[4], hi[4];
     float tail0 = 0.0f, tail1 = 0.0f, tail2 = 0.0f, tail3 = 0.0f;
@@ -4042,7 +4071,7 @@ swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x
                  __m512 acc[][SWA__TILE_MAX_TOKENS], uint32_t type, const int R, const int T)
 {
     __m512 c[SWA__FLOAT_TILE_ROWS][SWA__TILE_MAX_TOKENS];
-    const size_t elt = type == SWA_TYPE_F32 ? 4 : 2;
+    const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
     int64_t i;
     int r, t;
     SWA__UNROLL
@@ -4078,7 +4107,7 @@ SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stri
                                                     int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
 {
     const int64_t chunk = nt > 1 ? SWA__FLOAT_CHUNK : n;
-    const size_t elt = type == SWA_TYPE_F32 ? 4 : 2;
+    const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
     __m512 acc[SWA__TILE_MAX_ROWS][SWA__TILE_MAX_TOKENS];
     int64_t i, len;
     int r, t;
@@ -4207,7 +4236,7 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_grouped_avx512(const void *row, const
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
     const swa__q8g *a0 = (const swa__q8g *)xa, *a1 = (const swa__q8g *)(xa + stride);
     const swa__q8g *a2 = (const swa__q8g *)(xa + 2 * stride), *a3 = (const swa__q8g *)(xa + 3 * stride);
-    const int block_bytes = type == SWA_TYPE_Q4_0 ? 18 : 34;
+    const int block_bytes = (int)swa__types[type].block_bytes;
     __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     __m256 o0 = _mm256_setzero_ps(), o1 = o0, o2 = o0, o3 = o0;
     float tail0 = 0.0f, tail1 = 0.0f, tail2 = 0.0f, tail3 = 0.0f;
@@ -4388,7 +4417,7 @@ SWA__AVX512 SWA__INLINE __m256 swa__q6k_step_avx512(const swa__q6k_avx512 *u, co
 SWA__AVX512 SWA__INLINE void swa__row_dots_kmin_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
                                                        float *out, const uint32_t type)
 {
-    const int unit = type == SWA_TYPE_Q4_K ? 144 : 176;
+    const int unit = (int)swa__types[type].block_bytes;
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
     const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
     const swa__q8k *a2 = (const swa__q8k *)(xa + 2 * stride), *a3 = (const swa__q8k *)(xa + 3 * stride);
@@ -4790,7 +4819,7 @@ static inline void swa__row_dots_kblock_neon(const void *row, const void *x, siz
                                              const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row;
-    const int bytes = swa__kblock_bytes(type);
+    const int bytes = (int)swa__types[type].block_bytes;
     float sum[SWA__TILE_TOKENS] = {0.0f, 0.0f, 0.0f, 0.0f};
     int64_t i;
     int t, g;
@@ -5064,7 +5093,7 @@ typedef struct swa__unit_amx {
 
 SWA__AMX SWA__INLINE swa__unit_amx swa__unit_load_amx(const uint8_t *w, uint32_t type)
 {
-    const int64_t group_bytes = 8 * (type == SWA_TYPE_Q8_0 ? 34 : 18);
+    const int64_t group_bytes = 8 * swa__types[type].block_bytes;
     swa__unit_amx u;
     int p;
 #pragma GCC unroll 8
@@ -5095,7 +5124,7 @@ SWA__AMX SWA__INLINE __m512 swa__unit_step_amx(const swa__unit_amx *u, const swa
 SWA__AMX SWA__INLINE float swa__residue_finish_amx(__m512 acc, const uint8_t *row, uint32_t type, const swa__q8g *a,
                                                    int64_t b0, int64_t n)
 {
-    const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
+    const int64_t bytes = swa__types[type].block_bytes;
     int64_t b;
     for (b = b0; b < n / 32; b++) {
         const uint8_t *w = row + b * bytes;
@@ -5116,7 +5145,7 @@ SWA__AMX SWA__INLINE void swa__row_dots_residue_amx(const void *row, const void 
                                                     float *out, const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row;
-    const int64_t unit_bytes = 16 * (type == SWA_TYPE_Q8_0 ? 34 : 18), units = n / 512;
+    const int64_t unit_bytes = 16 * swa__types[type].block_bytes, units = n / 512;
     __m512 acc[SWA__TILE_TOKENS];
     int64_t i;
     int t;
@@ -5311,7 +5340,7 @@ SWA__AMX SWA__INLINE __m512 swa__words_step_amx(const swa__words_unit *u, const 
 SWA__AMX SWA__INLINE float swa__words_finish_amx(__m512 acc, const uint8_t *row, const swa__q8t *x, int64_t b0, int64_t n_blocks,
                                                  uint32_t type)
 {
-    const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
+    const int64_t bytes = swa__types[type].block_bytes;
     int64_t b;
     for (b = b0; b < n_blocks; b++) {
         const uint8_t *w = row + b * bytes;
@@ -5336,7 +5365,7 @@ SWA__AMX SWA__INLINE float swa__words_finish_amx(__m512 acc, const uint8_t *row,
 SWA__AMX SWA__INLINE void swa__words_row_amx(const uint8_t *row, const swa__q8t *x, int64_t x_units, const int NT, int64_t n_in,
                                              const swa__q4t_index *ix, float *y, int64_t ldy, uint32_t type)
 {
-    const int64_t units = n_in / 512, unit_bytes = type == SWA_TYPE_Q8_0 ? 544 : 288;
+    const int64_t units = n_in / 512, unit_bytes = 16 * swa__types[type].block_bytes;
     __m512 acc[SWA__AMX_FROM - 1];
     int64_t i;
     int t;
@@ -5449,7 +5478,7 @@ static void swa__amx_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t
 /* Block b of a row as signed bytes (Q4_0: its nibbles, in order, less 8). */
 SWA__AMX SWA__INLINE __m256i swa__amx_block(const uint8_t *row, int64_t b, uint32_t type)
 {
-    if (type == SWA_TYPE_Q8_0) return swa__block_avx2(row + b * 34, type);
+    if (type == SWA_TYPE_Q8_0) return swa__block_avx2(row + b * swa__types[type].block_bytes, type);
     return _mm256_sub_epi8(swa__block_avx2(row + b * 18, type), _mm256_set1_epi8(8));
 }
 
@@ -5461,7 +5490,7 @@ SWA__AMX SWA__INLINE __m256i swa__amx_block(const uint8_t *row, int64_t b, uint3
 SWA__AMX SWA__INLINE void swa__amx_scales(const uint8_t *w, size_t w_stride, int rows, int64_t n_blocks, int64_t stride,
                                           uint32_t type, float *ds)
 {
-    const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
+    const int64_t bytes = swa__types[type].block_bytes;
     float d[8];
     int64_t b;
     int m, k;
@@ -5781,7 +5810,7 @@ SWA__AMX SWA__INLINE __m256 swa__kmin_step4_amx(const swa__q4k_avx512 *u, const 
 SWA__AMX SWA__INLINE void swa__row_dots_kmin_amx(const void *row, const void *x, size_t stride, int nt, int64_t n,
                                                  float *out, const uint32_t type)
 {
-    const int unit = type == SWA_TYPE_Q4_K ? 144 : 176;
+    const int unit = (int)swa__types[type].block_bytes;
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
     const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
     const swa__q8k *a2 = (const swa__q8k *)(xa + (nt > 2 ? 2 : 0) * stride), *a3 = (const swa__q8k *)(xa + (nt > 3 ? 3 : 0) * stride);
