@@ -794,6 +794,14 @@ static swa_status swa__fail(swa_error *err, swa_status code, const char *fmt, ..
     return code;
 }
 
+/* Name k of n into buf (cap bytes, *len used) as prose, "a, b and c", for the messages that
+   list what a table supports; a list too long for buf is cut. */
+static void swa__list_add(char *buf, size_t cap, size_t *len, const char *name, int k, int n)
+{
+    int w = snprintf(buf + *len, cap - *len, "%s%s", k == 0 ? "" : k == n - 1 ? " and " : ", ", name);
+    if (w > 0) *len = *len + (size_t)w < cap ? *len + (size_t)w : cap - 1;
+}
+
 /* Put "prefix: " in front of the message already in err, cutting at the buffer's end. */
 static void swa__prefix_error(swa_error *err, const char *prefix)
 {
@@ -2715,6 +2723,18 @@ static int swa__type_supported(uint32_t type)
 {
     const swa__type_info *t = swa__type(type);
     return t && t->dequant;
+}
+
+/* The names of the types the library computes with, as a list for messages. */
+static void swa__type_list(char *buf, size_t cap)
+{
+    uint32_t t;
+    size_t len = 0;
+    int n = 0, k = 0;
+    buf[0] = '\0';
+    for (t = 0; t < SWA__N_TYPES; t++) n += swa__type_supported(t);
+    for (t = 0; t < SWA__N_TYPES; t++)
+        if (swa__type_supported(t)) swa__list_add(buf, cap, &len, swa__types[t].name, k++, n);
 }
 
 static int swa__act_kind(uint32_t type) { return swa__types[type].act; }
@@ -6264,40 +6284,11 @@ static unsigned swa__cpu_kernels(void) { return 1u << SWA_KERNELS_REF | 1u << SW
 static unsigned swa__cpu_kernels(void) { return 1u << SWA_KERNELS_REF; }
 #endif
 
-/* The instruction set `asked` (a SWA_KERNELS_* value) resolves to on this CPU: BEST is the
-   widest it runs; -1 when it does not run the one asked for. */
-#define SWA__KERNELS_LAST SWA_KERNELS_AMX
-static const char *const swa__kernels_names[SWA__KERNELS_LAST + 1] = {"best", "ref", "avx2", "avx-vnni", "avx512", "neon", "amx"};
-
-SWADEF const char *swa_kernels_name(int32_t kernels)
-{
-    return kernels >= 0 && kernels <= SWA__KERNELS_LAST ? swa__kernels_names[kernels] : NULL;
-}
-
-SWADEF int32_t swa_kernels_from_name(const char *name)
-{
-    int32_t k;
-    for (k = 0; name && k <= SWA__KERNELS_LAST; k++)
-        if (!strcmp(name, swa__kernels_names[k])) return k;
-    return -1;
-}
-
-static int32_t swa__kernels_resolve(int32_t asked)
-{
-    unsigned have = swa__cpu_kernels();
-    int32_t k;
-    if (asked == SWA_KERNELS_BEST) {
-        for (k = SWA__KERNELS_LAST; !(have & (1u << k)); k--) {}
-        return k;
-    }
-    return asked > 0 && asked <= SWA__KERNELS_LAST && (have & (1u << asked)) ? asked : -1;
-}
-
-static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a resolved value */
+/* The reference: every type's scalar kernels from its descriptor row, and the scalar
+   element-wise kernels. */
+static void swa__kernels_ref(swa__kernels *k)
 {
     uint32_t t;
-    memset(k, 0, sizeof *k);
-    k->name = "ref";
     for (t = 0; t < SWA__N_TYPES; t++) {
         k->type[t].dot = swa__types[t].dot;
         k->type[t].tile_rows = SWA__TILE_ROWS;
@@ -6311,162 +6302,246 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
     k->rope = swa__rope_ref;
     k->softmax = swa__softmax_ref;
     k->swiglu = swa__swiglu_ref;
+}
+
+/* What AVX2 has, over the reference. */
+static void swa__kernels_avx2(swa__kernels *k)
+{
 #if defined(SWA__HAVE_AVX2)
-    if ((level >= SWA_KERNELS_AVX2 && level <= SWA_KERNELS_AVX512) || level == SWA_KERNELS_AMX) {
-        k->name = "avx2";
-        k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx2;
-        k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx2;
-        k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx2;
-        k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx2;
-        k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx2;
-        k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx2;
-        k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx2;
-        k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx2;
-        k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_avx2;
-        k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx2;
-        k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx2;
-        k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx2;
-        k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx2;
-        k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx2;
-        k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx2;
-        k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx2;
-        k->type[SWA_TYPE_Q4_1].dot = swa__dot_q4_1_avx2;
-        k->type[SWA_TYPE_Q4_1].dots = swa__dots_q4_1_avx2;
-        k->type[SWA_TYPE_Q5_0].dot = swa__dot_q5_0_avx2;
-        k->type[SWA_TYPE_Q5_0].dots = swa__dots_q5_0_avx2;
-        k->type[SWA_TYPE_Q5_1].dot = swa__dot_q5_1_avx2;
-        k->type[SWA_TYPE_Q5_1].dots = swa__dots_q5_1_avx2;
-        k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_avx2;
-        k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_avx2;
-        k->type[SWA_TYPE_Q2_K].dot = swa__dot_q2_k_avx2;
-        k->type[SWA_TYPE_Q2_K].dots = swa__dots_q2_k_avx2;
-        k->type[SWA_TYPE_Q3_K].dot = swa__dot_q3_k_avx2;
-        k->type[SWA_TYPE_Q3_K].dots = swa__dots_q3_k_avx2;
-        k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_avx2;
-        k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_avx2;
-        k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx2;
-        k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx2;
-        k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_avx2;
-        k->type[SWA_TYPE_F16].store = swa__store_f16_avx2;
-        k->quantize_q8 = swa__quantize_q8_avx2;
-        k->quantize_q8k = swa__quantize_q8k_avx2;
-        k->rmsnorm = swa__rmsnorm_avx2;
-        k->rope = swa__rope_avx2;
-        k->softmax = swa__softmax_avx2;
-        k->swiglu = swa__swiglu_avx2;
-    }
+    k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx2;
+    k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx2;
+    k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx2;
+    k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx2;
+    k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx2;
+    k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx2;
+    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx2;
+    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx2;
+    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_avx2;
+    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx2;
+    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx2;
+    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx2;
+    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx2;
+    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx2;
+    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx2;
+    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx2;
+    k->type[SWA_TYPE_Q4_1].dot = swa__dot_q4_1_avx2;
+    k->type[SWA_TYPE_Q4_1].dots = swa__dots_q4_1_avx2;
+    k->type[SWA_TYPE_Q5_0].dot = swa__dot_q5_0_avx2;
+    k->type[SWA_TYPE_Q5_0].dots = swa__dots_q5_0_avx2;
+    k->type[SWA_TYPE_Q5_1].dot = swa__dot_q5_1_avx2;
+    k->type[SWA_TYPE_Q5_1].dots = swa__dots_q5_1_avx2;
+    k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_avx2;
+    k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_avx2;
+    k->type[SWA_TYPE_Q2_K].dot = swa__dot_q2_k_avx2;
+    k->type[SWA_TYPE_Q2_K].dots = swa__dots_q2_k_avx2;
+    k->type[SWA_TYPE_Q3_K].dot = swa__dot_q3_k_avx2;
+    k->type[SWA_TYPE_Q3_K].dots = swa__dots_q3_k_avx2;
+    k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_avx2;
+    k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_avx2;
+    k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx2;
+    k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx2;
+    k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_avx2;
+    k->type[SWA_TYPE_F16].store = swa__store_f16_avx2;
+    k->quantize_q8 = swa__quantize_q8_avx2;
+    k->quantize_q8k = swa__quantize_q8k_avx2;
+    k->rmsnorm = swa__rmsnorm_avx2;
+    k->rope = swa__rope_avx2;
+    k->softmax = swa__softmax_avx2;
+    k->swiglu = swa__swiglu_avx2;
 #endif
+    (void)k;
+}
+
+/* What AVX-VNNI has, over AVX2. */
+static void swa__kernels_vnni(swa__kernels *k)
+{
 #if defined(SWA__HAVE_AVX_VNNI)
-    if (level == SWA_KERNELS_AVX_VNNI) {
-        k->name = "avx-vnni";
-        k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_vnni;
-        k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_vnni;
-        k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_vnni;
-        k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_vnni;
-        k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_vnni;
-        k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_vnni;
-        k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_vnni;
-        k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_vnni;
-    }
+    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_vnni;
+    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_vnni;
+    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_vnni;
+    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_vnni;
+    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_vnni;
+    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_vnni;
+    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_vnni;
+    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_vnni;
 #endif
+    (void)k;
+}
+
+/* What AVX-512 has, over AVX2. */
+static void swa__kernels_avx512(swa__kernels *k)
+{
 #if defined(SWA__HAVE_AVX512)
-    if (level == SWA_KERNELS_AVX512 || level == SWA_KERNELS_AMX) {
-        k->name = "avx512";
-        k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx512;
-        k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx512;
-        k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx512;
-        k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx512;
-        k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx512;
-        k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx512;
-        k->type[SWA_TYPE_F32].tile_rows = k->type[SWA_TYPE_F16].tile_rows = k->type[SWA_TYPE_BF16].tile_rows =
-            SWA__TILE_MAX_ROWS;
-        k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =
-            SWA__TILE_MAX_TOKENS;
-        k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx512;
-        k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx512;
-        k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_avx512;
-        k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx512;
-        k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx512;
-        k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx512;
-        k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx512;
-        k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx512;
-        k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx512;
-        k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx512;
-    }
+    k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx512;
+    k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx512;
+    k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx512;
+    k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx512;
+    k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx512;
+    k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx512;
+    k->type[SWA_TYPE_F32].tile_rows = k->type[SWA_TYPE_F16].tile_rows = k->type[SWA_TYPE_BF16].tile_rows =
+        SWA__TILE_MAX_ROWS;
+    k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =
+        SWA__TILE_MAX_TOKENS;
+    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx512;
+    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx512;
+    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_avx512;
+    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx512;
+    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx512;
+    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx512;
+    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx512;
+    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx512;
+    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx512;
+    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx512;
 #endif
+    (void)k;
+}
+
+/* What AMX has, over AVX-512. */
+static void swa__kernels_amx(swa__kernels *k)
+{
 #if defined(SWA__HAVE_AMX)
-    if (level == SWA_KERNELS_AMX) {
-        k->name = "amx";
-        k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_amx;
-        k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_amx;
-        k->type[SWA_TYPE_Q8_0].gemm = swa__gemm_q8_0_amx;
-        k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_amx;
-        k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_amx;
-        k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_amx;
-        k->type[SWA_TYPE_Q8_0].gemm_from = 2;   /* below SWA__AMX_FROM, swa__words_rows_amx */
-        k->type[SWA_TYPE_Q4_0].gemm_from = 1;   /* below SWA__AMX_FROM, swa__words_rows_amx */
-        k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_amx;
-        k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_amx;
-        k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_amx;
-        k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_amx;
-        k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_amx;
-        k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_amx;
-        k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_amx;
-        k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_amx;
-        k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_amx;
-        /* 16 tokens a group: with 8 most of each product is zeros, and the tiles were faster */
-        k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from = 16;
-        k->pack_q8 = swa__amx_pack;
-        k->pack_q8k = swa__amx_pack_q8k;
-        k->gemm_memory = swa__amx_memory;
-    }
+    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_amx;
+    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_amx;
+    k->type[SWA_TYPE_Q8_0].gemm = swa__gemm_q8_0_amx;
+    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_amx;
+    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_amx;
+    k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_amx;
+    k->type[SWA_TYPE_Q8_0].gemm_from = 2;   /* below SWA__AMX_FROM, swa__words_rows_amx */
+    k->type[SWA_TYPE_Q4_0].gemm_from = 1;   /* below SWA__AMX_FROM, swa__words_rows_amx */
+    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_amx;
+    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_amx;
+    k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_amx;
+    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_amx;
+    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_amx;
+    k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_amx;
+    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_amx;
+    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_amx;
+    k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_amx;
+    /* 16 tokens a group: with 8 most of each product is zeros, and the tiles were faster */
+    k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from = 16;
+    k->pack_q8 = swa__amx_pack;
+    k->pack_q8k = swa__amx_pack_q8k;
+    k->gemm_memory = swa__amx_memory;
 #endif
+    (void)k;
+}
+
+/* What NEON has, over the reference. */
+static void swa__kernels_neon(swa__kernels *k)
+{
 #if defined(SWA__HAVE_NEON)
-    if (level == SWA_KERNELS_NEON) {
-        k->name = "neon";
-        k->type[SWA_TYPE_F32].dot = swa__dot_f32_neon;
-        k->type[SWA_TYPE_F32].dots = swa__dots_f32_neon;
-        k->type[SWA_TYPE_F16].dot = swa__dot_f16_neon;
-        k->type[SWA_TYPE_F16].dots = swa__dots_f16_neon;
-        k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_neon;
-        k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_neon;
-        k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_neon;
-        k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_neon;
-        k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_neon;
-        k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_neon;
-        k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_neon;
-        k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_neon;
-        k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_neon;
-        k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_neon;
-        k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_neon;
-        k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_neon;
-        k->type[SWA_TYPE_Q4_1].dot = swa__dot_q4_1_neon;
-        k->type[SWA_TYPE_Q4_1].dots = swa__dots_q4_1_neon;
-        k->type[SWA_TYPE_Q5_0].dot = swa__dot_q5_0_neon;
-        k->type[SWA_TYPE_Q5_0].dots = swa__dots_q5_0_neon;
-        k->type[SWA_TYPE_Q5_1].dot = swa__dot_q5_1_neon;
-        k->type[SWA_TYPE_Q5_1].dots = swa__dots_q5_1_neon;
-        k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_neon;
-        k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_neon;
-        k->type[SWA_TYPE_Q2_K].dot = swa__dot_q2_k_neon;
-        k->type[SWA_TYPE_Q2_K].dots = swa__dots_q2_k_neon;
-        k->type[SWA_TYPE_Q3_K].dot = swa__dot_q3_k_neon;
-        k->type[SWA_TYPE_Q3_K].dots = swa__dots_q3_k_neon;
-        k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_neon;
-        k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_neon;
-        k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_neon;
-        k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_neon;
-        k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_neon;
-        k->type[SWA_TYPE_F16].store = swa__store_f16_neon;
-        k->quantize_q8 = swa__quantize_q8_neon;
-        k->quantize_q8k = swa__quantize_q8k_neon;
-        k->rmsnorm = swa__rmsnorm_neon;
-        k->rope = swa__rope_neon;
-        k->softmax = swa__softmax_neon;
-        k->swiglu = swa__swiglu_neon;
-    }
+    k->type[SWA_TYPE_F32].dot = swa__dot_f32_neon;
+    k->type[SWA_TYPE_F32].dots = swa__dots_f32_neon;
+    k->type[SWA_TYPE_F16].dot = swa__dot_f16_neon;
+    k->type[SWA_TYPE_F16].dots = swa__dots_f16_neon;
+    k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_neon;
+    k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_neon;
+    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_neon;
+    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_neon;
+    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_neon;
+    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_neon;
+    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_neon;
+    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_neon;
+    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_neon;
+    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_neon;
+    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_neon;
+    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_neon;
+    k->type[SWA_TYPE_Q4_1].dot = swa__dot_q4_1_neon;
+    k->type[SWA_TYPE_Q4_1].dots = swa__dots_q4_1_neon;
+    k->type[SWA_TYPE_Q5_0].dot = swa__dot_q5_0_neon;
+    k->type[SWA_TYPE_Q5_0].dots = swa__dots_q5_0_neon;
+    k->type[SWA_TYPE_Q5_1].dot = swa__dot_q5_1_neon;
+    k->type[SWA_TYPE_Q5_1].dots = swa__dots_q5_1_neon;
+    k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_neon;
+    k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_neon;
+    k->type[SWA_TYPE_Q2_K].dot = swa__dot_q2_k_neon;
+    k->type[SWA_TYPE_Q2_K].dots = swa__dots_q2_k_neon;
+    k->type[SWA_TYPE_Q3_K].dot = swa__dot_q3_k_neon;
+    k->type[SWA_TYPE_Q3_K].dots = swa__dots_q3_k_neon;
+    k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_neon;
+    k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_neon;
+    k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_neon;
+    k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_neon;
+    k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_neon;
+    k->type[SWA_TYPE_F16].store = swa__store_f16_neon;
+    k->quantize_q8 = swa__quantize_q8_neon;
+    k->quantize_q8k = swa__quantize_q8k_neon;
+    k->rmsnorm = swa__rmsnorm_neon;
+    k->rope = swa__rope_neon;
+    k->softmax = swa__softmax_neon;
+    k->swiglu = swa__swiglu_neon;
 #endif
-    (void)level;
+    (void)k;
+}
+
+/* The instruction sets, each with the set it starts from: a context's table is the
+   reference's, then each set down the chain to the one asked for (ref -> avx2 -> avx512 -> amx)
+   overrides the kernels it has. Rows go from narrowest to widest: SWA_KERNELS_BEST is the last
+   one the CPU runs. A set this build does not compile has an empty setup, and swa__cpu_kernels
+   never reports it. */
+typedef struct swa__kernel_set {
+    int32_t id;                         /* SWA_KERNELS_* */
+    const char *name;
+    int32_t parent;                     /* SWA_KERNELS_* it inherits from; BEST (0): none */
+    void (*setup)(swa__kernels *k);     /* its own kernels, over its parent's */
+} swa__kernel_set;
+
+#define SWA__KERNELS_LAST SWA_KERNELS_AMX
+#define SWA__N_KERNEL_SETS 6
+static const swa__kernel_set swa__kernel_sets[SWA__N_KERNEL_SETS] = {
+    {SWA_KERNELS_REF, "ref", SWA_KERNELS_BEST, swa__kernels_ref},
+    {SWA_KERNELS_AVX2, "avx2", SWA_KERNELS_REF, swa__kernels_avx2},
+    {SWA_KERNELS_AVX_VNNI, "avx-vnni", SWA_KERNELS_AVX2, swa__kernels_vnni},
+    {SWA_KERNELS_AVX512, "avx512", SWA_KERNELS_AVX2, swa__kernels_avx512},
+    {SWA_KERNELS_AMX, "amx", SWA_KERNELS_AVX512, swa__kernels_amx},
+    {SWA_KERNELS_NEON, "neon", SWA_KERNELS_REF, swa__kernels_neon},
+};
+
+static const swa__kernel_set *swa__kernel_set_find(int32_t id)
+{
+    int i;
+    for (i = 0; i < SWA__N_KERNEL_SETS; i++)
+        if (swa__kernel_sets[i].id == id) return &swa__kernel_sets[i];
+    return NULL;
+}
+
+SWADEF const char *swa_kernels_name(int32_t kernels)
+{
+    const swa__kernel_set *set = swa__kernel_set_find(kernels);
+    return kernels == SWA_KERNELS_BEST ? "best" : set ? set->name : NULL;
+}
+
+SWADEF int32_t swa_kernels_from_name(const char *name)
+{
+    int i;
+    if (name && !strcmp(name, "best")) return SWA_KERNELS_BEST;
+    for (i = 0; name && i < SWA__N_KERNEL_SETS; i++)
+        if (!strcmp(name, swa__kernel_sets[i].name)) return swa__kernel_sets[i].id;
+    return -1;
+}
+
+/* The instruction set `asked` (a SWA_KERNELS_* value) resolves to on this CPU: BEST is the
+   widest it runs; -1 when it does not run the one asked for. */
+static int32_t swa__kernels_resolve(int32_t asked)
+{
+    unsigned have = swa__cpu_kernels();
+    int i;
+    if (asked == SWA_KERNELS_BEST) {
+        for (i = SWA__N_KERNEL_SETS - 1; !(have & (1u << swa__kernel_sets[i].id)); i--) {}
+        return swa__kernel_sets[i].id;
+    }
+    return swa__kernel_set_find(asked) && (have & (1u << asked)) ? asked : -1;
+}
+
+static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a resolved value */
+{
+    const swa__kernel_set *chain[SWA__N_KERNEL_SETS], *set = swa__kernel_set_find(level);
+    int n = 0;
+    SWA_ASSERT(set);
+    memset(k, 0, sizeof *k);
+    k->name = set->name;
+    for (; set; set = swa__kernel_set_find(set->parent)) chain[n++] = set;
+    while (n > 0) chain[--n]->setup(k);
 }
 
 /* ==== thread pool ====
@@ -6832,6 +6907,16 @@ struct swa_model {
    n_embd / n_head wide. */
 static int swa__is_llama(const swa_model *m) { return m->arch == &swa__archs[0]; }
 
+/* The architectures' names, as a list for messages. */
+static void swa__arch_list(char *buf, size_t cap)
+{
+    const int n = (int)(sizeof swa__archs / sizeof swa__archs[0]);
+    size_t len = 0;
+    int k;
+    buf[0] = '\0';
+    for (k = 0; k < n; k++) swa__list_add(buf, cap, &len, swa__archs[k].name, k, n);
+}
+
 /* "{arch}.suffix" in the model's scratch: valid until the next call. */
 static const char *swa__key(swa_model *m, const char *suffix)
 {
@@ -6895,6 +6980,7 @@ static swa_status swa__check_arch(swa_model *m, swa_error *err)
     swa_gguf_value v;
     swa_str arch;
     size_t k;
+    char archs[128];
     if (i < 0) return swa__fail(err, SWA_ERR_MODEL, "key general.architecture is missing");
     v = swa_gguf_kv_value(m->gguf, i);
     if (swa_gguf_value_str(&v, &arch) != SWA_OK)
@@ -6905,9 +6991,9 @@ static swa_status swa__check_arch(swa_model *m, swa_error *err)
             m->hp.arch = m->arch->name;
             return SWA_OK;
         }
-    return swa__fail(err, SWA_ERR_UNSUPPORTED, "architecture \"%.*s\" is not supported "
-                     "(llama, gemma2, gemma3, phi3, qwen2 and qwen3 are)",
-                     arch.len > 64 ? 64 : (int)arch.len, arch.ptr);
+    swa__arch_list(archs, sizeof archs);
+    return swa__fail(err, SWA_ERR_UNSUPPORTED, "architecture \"%.*s\" is not supported (%s are)",
+                     arch.len > 64 ? 64 : (int)arch.len, arch.ptr, archs);
 }
 
 /* Head size: {arch}.attention.key_length (Gemma's and Qwen 3's heads are not n_embd / n_head
@@ -7128,10 +7214,13 @@ static swa_status swa__get_matrix(const swa_model *m, const char *name, int requ
 {
     swa_status s;
     const swa_gguf_tensor *t = swa__find_tensor(m, name, required, n_in, n_out, &s, err);
+    char types[160];
     if (!t) return s;
-    if (!swa__type_supported(t->type))
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS are)",
-                         name, swa_type_name(t->type));
+    if (!swa__type_supported(t->type)) {
+        swa__type_list(types, sizeof types);
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported (%s are)", name,
+                         swa_type_name(t->type), types);
+    }
     if ((uintptr_t)t->data % (uintptr_t)(t->type == SWA_TYPE_F32 ? 4 : 2) != 0)
         return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not aligned for %s", name, swa_type_name(t->type));
     out->data = t->data;
