@@ -725,14 +725,6 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
     (defined(__GNUC__) || defined(__clang__))
 #define SWA__HAVE_AVX2
 #define SWA__AVX2 __attribute__((target("avx2,fma,f16c")))
-#define SWA__INLINE __attribute__((always_inline)) static inline   /* a kernel's building block */
-/* A loop over a tile's registers, unrolled whole so that its arrays stay in registers (GCC
-   does so at -O2 only when told; clang ignores GCC's pragma). */
-#if defined(__clang__)
-#define SWA__UNROLL _Pragma("clang loop unroll(full)")
-#else
-#define SWA__UNROLL _Pragma("GCC unroll 8")
-#endif
 #include <immintrin.h>
 #include <cpuid.h>
 /* The VNNI intrinsics arrived in GCC 11 / clang 12 (AVX-VNNI) and GCC 10 / clang 9 (the
@@ -756,6 +748,16 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #if !defined(SWA_NO_SIMD) && !defined(SWA_NO_NEON) && defined(__aarch64__)
 #define SWA__HAVE_NEON
 #include <arm_neon.h>
+#endif
+#if defined(SWA__HAVE_AVX2) || defined(SWA__HAVE_NEON)
+#define SWA__INLINE __attribute__((always_inline)) static inline   /* a kernel's building block */
+/* A loop over a tile's registers, unrolled whole so that its arrays stay in registers (GCC
+   does so at -O2 only when told; clang ignores GCC's pragma). */
+#if defined(__clang__)
+#define SWA__UNROLL _Pragma("clang loop unroll(full)")
+#else
+#define SWA__UNROLL _Pragma("GCC unroll 8")
+#endif
 #endif
 
 #if defined(SWA_MALLOC) != defined(SWA_FREE)
@@ -2602,6 +2604,17 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
         }                                                                                           \
     }
 
+/* A type's kernels in one instruction set (ATTR: its target attribute) from the driver its
+   unpacking shares with other types, driver(row, x, x_stride, nt, n, out, type): the row
+   kernel, its tile and its 1-token dot. */
+#define SWA__NEW_TYPE(ATTR, row_dots, dots, dot, driver, type)                                       \
+    ATTR SWA__INLINE void row_dots(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
+    {                                                                                               \
+        driver(row, x, stride, nt, n, out, type);                                                   \
+    }                                                                                               \
+    SWA__DOTS_FROM_ROW_DOTS(ATTR, dots, row_dots)                                                   \
+    SWA__DOT_FROM_DOTS(ATTR, dot, dots)
+
 /* ==== tensor types: one descriptor per type ====
    Every type id ggml has defined, with its block size and block bytes, so that the reader can
    size and skip tensors it does not run (ids 31-33 and 36-38 were removed from ggml). The types
@@ -3147,20 +3160,8 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_grouped_avx2(const void *row, const voi
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
-SWA__AVX2 SWA__INLINE void swa__row_dots_q8_0_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_grouped_avx2(row, x, stride, nt, n, out, SWA_TYPE_Q8_0);
-}
-
-SWA__AVX2 SWA__INLINE void swa__row_dots_q4_0_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_grouped_avx2(row, x, stride, nt, n, out, SWA_TYPE_Q4_0);
-}
-
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q8_0_avx2, swa__row_dots_q8_0_avx2)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q4_0_avx2, swa__row_dots_q4_0_avx2)
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q8_0_avx2, swa__dots_q8_0_avx2)
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_0_avx2, swa__dots_q4_0_avx2)
+SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_q8_0_avx2, swa__dots_q8_0_avx2, swa__dot_q8_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q8_0)
+SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_q4_0_avx2, swa__dots_q4_0_avx2, swa__dot_q4_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q4_0)
 
 /* K-quant rows against up to 4 tokens at once: a super-block's weights and scales are unpacked
    once for all the tokens, and each token's integer sums meet their scales in vector registers,
@@ -3536,21 +3537,13 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_kblock_avx2(const void *row, const void
 }
 
 /* The row kernels of each type, its tile and its 1-token dot. */
-#define SWA__NEW_TYPE_AVX2(row_dots, dots, dot, driver, type)                                          \
-    SWA__AVX2 SWA__INLINE void row_dots(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
-    {                                                                                                   \
-        driver(row, x, stride, nt, n, out, type);                                                       \
-    }                                                                                                   \
-    SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, dots, row_dots)                                                  \
-    SWA__DOT_FROM_DOTS(SWA__AVX2, dot, dots)
-SWA__NEW_TYPE_AVX2(swa__row_dots_q4_1_avx2, swa__dots_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q4_1)
-SWA__NEW_TYPE_AVX2(swa__row_dots_q5_0_avx2, swa__dots_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_0)
-SWA__NEW_TYPE_AVX2(swa__row_dots_q5_1_avx2, swa__dots_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_1)
-SWA__NEW_TYPE_AVX2(swa__row_dots_iq4_nl_avx2, swa__dots_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_dots_b32_avx2, SWA_TYPE_IQ4_NL)
-SWA__NEW_TYPE_AVX2(swa__row_dots_q2_k_avx2, swa__dots_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q2_K)
-SWA__NEW_TYPE_AVX2(swa__row_dots_q3_k_avx2, swa__dots_q3_k_avx2, swa__dot_q3_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q3_K)
-SWA__NEW_TYPE_AVX2(swa__row_dots_iq4_xs_avx2, swa__dots_iq4_xs_avx2, swa__dot_iq4_xs_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_IQ4_XS)
-#undef SWA__NEW_TYPE_AVX2
+SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_q4_1_avx2, swa__dots_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q4_1)
+SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_q5_0_avx2, swa__dots_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_0)
+SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_q5_1_avx2, swa__dots_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_1)
+SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_iq4_nl_avx2, swa__dots_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_dots_b32_avx2, SWA_TYPE_IQ4_NL)
+SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_q2_k_avx2, swa__dots_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q2_K)
+SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_q3_k_avx2, swa__dots_q3_k_avx2, swa__dot_q3_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q3_K)
+SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_iq4_xs_avx2, swa__dots_iq4_xs_avx2, swa__dot_iq4_xs_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_IQ4_XS)
 
 /* The largest |x| of 32 floats, and q = lrint(x * id) packed to bytes in order. */
 SWA__AVX2 static inline float swa__amax32_avx2(const float *x)
@@ -3885,16 +3878,8 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const
     if (nt > 3) out[3] = swa__hsum_avx2(c3) + tail3;
 }
 
-SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q8_0_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_grouped_vnni(row, x, stride, nt, n, out, SWA_TYPE_Q8_0);
-}
-
-SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q4_0_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_grouped_vnni(row, x, stride, nt, n, out, SWA_TYPE_Q4_0);
-}
-
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q8_0_vnni, swa__dots_q8_0_vnni, swa__dot_q8_0_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_Q8_0)
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q4_0_vnni, swa__dots_q4_0_vnni, swa__dot_q4_0_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_Q4_0)
 /* K-quants: a super-block's 256 weights as 8 registers of 32 unsigned quants in element order,
    and beside each the int16 scales of its two 16-element halves; maddubs gives the pair sums
    and vpdpwssd scales and adds them, so the super-block's integers stay exact. The loops over
@@ -4004,12 +3989,8 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q6_k_vnni(const void *row, const vo
     for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(c[t]);
 }
 
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q8_0_vnni, swa__row_dots_q8_0_vnni)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q4_0_vnni, swa__row_dots_q4_0_vnni)
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q4_k_vnni, swa__row_dots_q4_k_vnni)
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q6_k_vnni, swa__row_dots_q6_k_vnni)
-SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q8_0_vnni, swa__dots_q8_0_vnni)
-SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q4_0_vnni, swa__dots_q4_0_vnni)
 SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q4_k_vnni, swa__dots_q4_k_vnni)
 SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q6_k_vnni, swa__dots_q6_k_vnni)
 
@@ -4290,20 +4271,8 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_grouped_avx512(const void *row, const
     if (nt > 3) out[3] = swa__hsum16_avx512(c3) - swa__hsum_avx2(o3) + tail3;
 }
 
-SWA__AVX512 SWA__INLINE void swa__row_dots_q8_0_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_grouped_avx512(row, x, stride, nt, n, out, SWA_TYPE_Q8_0);
-}
-
-SWA__AVX512 SWA__INLINE void swa__row_dots_q4_0_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_grouped_avx512(row, x, stride, nt, n, out, SWA_TYPE_Q4_0);
-}
-
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q8_0_avx512, swa__row_dots_q8_0_avx512)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q4_0_avx512, swa__row_dots_q4_0_avx512)
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q8_0_avx512, swa__dots_q8_0_avx512)
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q4_0_avx512, swa__dots_q4_0_avx512)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q8_0_avx512, swa__dots_q8_0_avx512, swa__dot_q8_0_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_Q8_0)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q4_0_avx512, swa__dots_q4_0_avx512, swa__dot_q4_0_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_Q4_0)
 
 /* ---- K-quants against swa__q8k super-blocks ----
    A register of weights holds 64 elements in order, as unsigned bytes; maddubs gives the
@@ -4484,21 +4453,9 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_q6_k_avx512(const void *row, const vo
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
-SWA__AVX512 SWA__INLINE void swa__row_dots_q4_k_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_kmin_avx512(row, x, stride, nt, n, out, SWA_TYPE_Q4_K);
-}
-
-SWA__AVX512 SWA__INLINE void swa__row_dots_q5_k_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_kmin_avx512(row, x, stride, nt, n, out, SWA_TYPE_Q5_K);
-}
-
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q4_k_avx512, swa__row_dots_q4_k_avx512)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q5_k_avx512, swa__row_dots_q5_k_avx512)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q4_k_avx512, swa__dots_q4_k_avx512, swa__dot_q4_k_avx512, swa__row_dots_kmin_avx512, SWA_TYPE_Q4_K)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q5_k_avx512, swa__dots_q5_k_avx512, swa__dot_q5_k_avx512, swa__row_dots_kmin_avx512, SWA_TYPE_Q5_K)
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q6_k_avx512, swa__row_dots_q6_k_avx512)
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q4_k_avx512, swa__dots_q4_k_avx512)
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q5_k_avx512, swa__dots_q5_k_avx512)
 SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q6_k_avx512, swa__dots_q6_k_avx512)
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -4587,46 +4544,55 @@ SWA__DOTS_FLOAT_NEON(swa__dots_bf16_neon, swa__dot_bf16_neon, uint16_t, swa__loa
 
 /* Q8_0 and Q4_0 rows against up to 4 tokens: the weight block is unpacked once and meets each
    token's block in its own accumulator, with the steps the 1-token call takes. */
-#define SWA__Q8_STEP_NEON(k, accum)                                                                 \
-    if (nt > k) {                                                                                   \
-        const swa__q8g *a = (const swa__q8g *)(xa + (size_t)(k) * stride);                         \
-        int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(swa__q8g_half(a, b, 0))), \
-                                      q1, vld1q_s8(swa__q8g_half(a, b, 1)));                        \
-        accum = vfmaq_n_f32(accum, vcvtq_f32_s32(s), dw * a[b / 8].d[b % 8]);                       \
-    }
-#define SWA__DOTS_Q8_NEON(dots, dot, BLOCK_BYTES, UNPACK)                                           \
-    static void dots##_row(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
-    {                                                                                               \
-        const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;                        \
-        float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0, c2 = c0, c3 = c0;                              \
-        int64_t b;                                                                                  \
-        for (b = 0; b < n / 32; b++, w += BLOCK_BYTES) {                                            \
-            int8x16_t q0, q1;                                                                       \
-            float dw = swa__f16_to_f32(swa__load_u16(w));                                           \
-            UNPACK(w, q0, q1);                                                                      \
-            SWA__Q8_STEP_NEON(0, c0) SWA__Q8_STEP_NEON(1, c1)                                       \
-            SWA__Q8_STEP_NEON(2, c2) SWA__Q8_STEP_NEON(3, c3)                                       \
-        }                                                                                           \
-        out[0] = vaddvq_f32(c0);                                                                    \
-        if (nt > 1) out[1] = vaddvq_f32(c1);                                                        \
-        if (nt > 2) out[2] = vaddvq_f32(c2);                                                        \
-        if (nt > 3) out[3] = vaddvq_f32(c3);                                                        \
-    }                                                                                               \
-    SWA__DOTS_FROM_ROW_DOTS(, dots, dots##_row)                                                    \
-    SWA__DOT_FROM_DOTS(, dot, dots)
 
-#define SWA__UNPACK_Q8_0_NEON(w, q0, q1)                                                            \
-    q0 = vld1q_s8((const int8_t *)(w) + 2);                                                         \
-    q1 = vld1q_s8((const int8_t *)(w) + 18)
-/* Elements 0..15 are the low nibbles and 16..31 the high ones, minus 8. */
-#define SWA__UNPACK_Q4_0_NEON(w, q0, q1)                                                            \
-    {                                                                                               \
-        uint8x16_t raw = vld1q_u8((w) + 2);                                                         \
-        q0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(15))), vdupq_n_s8(8));           \
-        q1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw, 4)), vdupq_n_s8(8));                      \
+/* One block's 32 weights, elements 0..15 and 16..31: Q8_0's as stored; Q4_0's low nibbles then
+   its high ones, minus 8. */
+SWA__INLINE void swa__block_neon(const uint8_t *w, uint32_t type, int8x16_t *q0, int8x16_t *q1)
+{
+    uint8x16_t raw;
+    if (type == SWA_TYPE_Q8_0) {
+        *q0 = vld1q_s8((const int8_t *)w + 2);
+        *q1 = vld1q_s8((const int8_t *)w + 18);
+        return;
     }
-SWA__DOTS_Q8_NEON(swa__dots_q8_0_neon, swa__dot_q8_0_neon, 34, SWA__UNPACK_Q8_0_NEON)
-SWA__DOTS_Q8_NEON(swa__dots_q4_0_neon, swa__dot_q4_0_neon, 18, SWA__UNPACK_Q4_0_NEON)
+    raw = vld1q_u8(w + 2);
+    *q0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(15))), vdupq_n_s8(8));
+    *q1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw, 4)), vdupq_n_s8(8));
+}
+
+/* Block b (weights q0, q1, scale dw) against one token's activations a, into its accumulator. */
+SWA__INLINE float32x4_t swa__block_step_neon(float32x4_t acc, const swa__q8g *a, int64_t b, int8x16_t q0, int8x16_t q1,
+                                             float dw)
+{
+    int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(swa__q8g_half(a, b, 0))),
+                                  q1, vld1q_s8(swa__q8g_half(a, b, 1)));
+    return vfmaq_n_f32(acc, vcvtq_f32_s32(s), dw * a[b / 8].d[b % 8]);
+}
+
+SWA__INLINE void swa__row_dots_blocks_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+                                           const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int64_t bytes = swa__types[type].block_bytes;
+    float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0, c2 = c0, c3 = c0;
+    int64_t b;
+    for (b = 0; b < n / 32; b++, w += bytes) {
+        int8x16_t q0, q1;
+        float dw = swa__f16_to_f32(swa__load_u16(w));
+        swa__block_neon(w, type, &q0, &q1);
+        c0 = swa__block_step_neon(c0, (const swa__q8g *)xa, b, q0, q1, dw);
+        if (nt > 1) c1 = swa__block_step_neon(c1, (const swa__q8g *)(xa + stride), b, q0, q1, dw);
+        if (nt > 2) c2 = swa__block_step_neon(c2, (const swa__q8g *)(xa + 2 * stride), b, q0, q1, dw);
+        if (nt > 3) c3 = swa__block_step_neon(c3, (const swa__q8g *)(xa + 3 * stride), b, q0, q1, dw);
+    }
+    out[0] = vaddvq_f32(c0);
+    if (nt > 1) out[1] = vaddvq_f32(c1);
+    if (nt > 2) out[2] = vaddvq_f32(c2);
+    if (nt > 3) out[3] = vaddvq_f32(c3);
+}
+
+SWA__NEW_TYPE(, swa__row_dots_q8_0_neon, swa__dots_q8_0_neon, swa__dot_q8_0_neon, swa__row_dots_blocks_neon, SWA_TYPE_Q8_0)
+SWA__NEW_TYPE(, swa__row_dots_q4_0_neon, swa__dots_q4_0_neon, swa__dot_q4_0_neon, swa__row_dots_blocks_neon, SWA_TYPE_Q4_0)
 
 /* K-quant rows against up to 4 tokens: a super-block's scales and quants are unpacked once,
    into 16 vectors in element order, and meet each token's quants with the steps the 1-token
@@ -4864,21 +4830,13 @@ static inline void swa__row_dots_kblock_neon(const void *row, const void *x, siz
     for (t = 0; t < nt; t++) out[t] = sum[t];
 }
 
-#define SWA__NEW_TYPE_NEON(row_dots, dots, dot, driver, type)                                          \
-    static void row_dots(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
-    {                                                                                                   \
-        driver(row, x, stride, nt, n, out, type);                                                       \
-    }                                                                                                   \
-    SWA__DOTS_FROM_ROW_DOTS(, dots, row_dots)                                                           \
-    SWA__DOT_FROM_DOTS(, dot, dots)
-SWA__NEW_TYPE_NEON(swa__row_dots_q4_1_neon, swa__dots_q4_1_neon, swa__dot_q4_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q4_1)
-SWA__NEW_TYPE_NEON(swa__row_dots_q5_0_neon, swa__dots_q5_0_neon, swa__dot_q5_0_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_0)
-SWA__NEW_TYPE_NEON(swa__row_dots_q5_1_neon, swa__dots_q5_1_neon, swa__dot_q5_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_1)
-SWA__NEW_TYPE_NEON(swa__row_dots_iq4_nl_neon, swa__dots_iq4_nl_neon, swa__dot_iq4_nl_neon, swa__row_dots_b32_neon, SWA_TYPE_IQ4_NL)
-SWA__NEW_TYPE_NEON(swa__row_dots_q2_k_neon, swa__dots_q2_k_neon, swa__dot_q2_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q2_K)
-SWA__NEW_TYPE_NEON(swa__row_dots_q3_k_neon, swa__dots_q3_k_neon, swa__dot_q3_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q3_K)
-SWA__NEW_TYPE_NEON(swa__row_dots_iq4_xs_neon, swa__dots_iq4_xs_neon, swa__dot_iq4_xs_neon, swa__row_dots_kblock_neon, SWA_TYPE_IQ4_XS)
-#undef SWA__NEW_TYPE_NEON
+SWA__NEW_TYPE(, swa__row_dots_q4_1_neon, swa__dots_q4_1_neon, swa__dot_q4_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q4_1)
+SWA__NEW_TYPE(, swa__row_dots_q5_0_neon, swa__dots_q5_0_neon, swa__dot_q5_0_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_0)
+SWA__NEW_TYPE(, swa__row_dots_q5_1_neon, swa__dots_q5_1_neon, swa__dot_q5_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_1)
+SWA__NEW_TYPE(, swa__row_dots_iq4_nl_neon, swa__dots_iq4_nl_neon, swa__dot_iq4_nl_neon, swa__row_dots_b32_neon, SWA_TYPE_IQ4_NL)
+SWA__NEW_TYPE(, swa__row_dots_q2_k_neon, swa__dots_q2_k_neon, swa__dot_q2_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q2_K)
+SWA__NEW_TYPE(, swa__row_dots_q3_k_neon, swa__dots_q3_k_neon, swa__dot_q3_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q3_K)
+SWA__NEW_TYPE(, swa__row_dots_iq4_xs_neon, swa__dots_iq4_xs_neon, swa__dot_iq4_xs_neon, swa__row_dots_kblock_neon, SWA_TYPE_IQ4_XS)
 
 static float swa__amax_neon(const float *x, int64_t n)
 {
@@ -5051,10 +5009,6 @@ static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
 #undef SWA__FLOAT_TAIL_NEON
 #undef SWA__DOTS_FLOAT_NEON
 #undef SWA__LOAD_F32_NEON
-#undef SWA__Q8_STEP_NEON
-#undef SWA__DOTS_Q8_NEON
-#undef SWA__UNPACK_Q8_0_NEON
-#undef SWA__UNPACK_Q4_0_NEON
 
 #endif /* SWA__HAVE_NEON */
 
@@ -5191,20 +5145,8 @@ SWA__AMX SWA__INLINE void swa__row_dots_residue_amx(const void *row, const void 
                                          (const swa__q8g *)((const uint8_t *)x + (size_t)t * stride), units * 16, n);
 }
 
-SWA__AMX SWA__INLINE void swa__row_dots_q8_0_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_residue_amx(row, x, stride, nt, n, out, SWA_TYPE_Q8_0);
-}
-
-SWA__AMX SWA__INLINE void swa__row_dots_q4_0_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_residue_amx(row, x, stride, nt, n, out, SWA_TYPE_Q4_0);
-}
-
-SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q8_0_amx, swa__row_dots_q8_0_amx)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q4_0_amx, swa__row_dots_q4_0_amx)
-SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q8_0_amx, swa__dots_q8_0_amx)
-SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q4_0_amx, swa__dots_q4_0_amx)
+SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q8_0_amx, swa__dots_q8_0_amx, swa__dot_q8_0_amx, swa__row_dots_residue_amx, SWA_TYPE_Q8_0)
+SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q4_0_amx, swa__dots_q4_0_amx, swa__dot_q4_0_amx, swa__row_dots_residue_amx, SWA_TYPE_Q4_0)
 
 /* ---- Q4_0 and Q8_0 for batches under 8 tokens (and Q4_0's generation): sums without a
    reduction ----
@@ -5858,20 +5800,8 @@ SWA__AMX SWA__INLINE void swa__row_dots_kmin_amx(const void *row, const void *x,
     for (t = 0; t < nt; t++) out[t] = sums[t];
 }
 
-SWA__AMX SWA__INLINE void swa__row_dots_q4_k_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_kmin_amx(row, x, stride, nt, n, out, SWA_TYPE_Q4_K);
-}
-
-SWA__AMX SWA__INLINE void swa__row_dots_q5_k_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_kmin_amx(row, x, stride, nt, n, out, SWA_TYPE_Q5_K);
-}
-
-SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q4_k_amx, swa__row_dots_q4_k_amx)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q5_k_amx, swa__row_dots_q5_k_amx)
-SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q4_k_amx, swa__dots_q4_k_amx)
-SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q5_k_amx, swa__dots_q5_k_amx)
+SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q4_k_amx, swa__dots_q4_k_amx, swa__dot_q4_k_amx, swa__row_dots_kmin_amx, SWA_TYPE_Q4_K)
+SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q5_k_amx, swa__dots_q5_k_amx, swa__dot_q5_k_amx, swa__row_dots_kmin_amx, SWA_TYPE_Q5_K)
 
 /* Q6_K likewise, with one integer a super-block: S = sum_j sc_j sum (q - 32) a over the
    16-element sub-blocks j (the AVX-512 step's 8 lanes, added up), FMA'd with d * a.d. */
@@ -6218,6 +6148,7 @@ static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint6
 #undef SWA__SCALAR_F32
 #undef SWA__DOT_FROM_DOTS
 #undef SWA__DOTS_FROM_ROW_DOTS
+#undef SWA__NEW_TYPE
 
 /* ==== kernels: dispatch ====
    A context fills its table once, at create time: the scalar reference for everything, then
