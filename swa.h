@@ -2752,6 +2752,12 @@ static void swa__type_list(char *buf, size_t cap)
 
 static int swa__act_kind(uint32_t type) { return swa__types[type].act; }
 
+/* The alignment the kernels need of a row: a float type's element, else 2 (a block's f16s). */
+static uintptr_t swa__type_align(uint32_t type)
+{
+    return swa__types[type].block_size == 1 ? (uintptr_t)swa__types[type].block_bytes : 2;
+}
+
 static void swa__dequant_row_ref(uint32_t type, const void *row, float *out, int64_t n)
 {
     SWA_ASSERT(swa__type_supported(type));
@@ -7130,8 +7136,7 @@ static swa_status swa__get_vector(swa_model *m, const char *name, int64_t n, int
     if (!t) return s;
     if (!swa__type_supported(t->type))
         return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported", name, swa_type_name(t->type));
-    if ((t->type == SWA_TYPE_F16 || t->type == SWA_TYPE_BF16 || t->type == SWA_TYPE_F32) &&
-        (uintptr_t)t->data % (t->type == SWA_TYPE_F32 ? 4u : 2u) != 0)
+    if (swa_type_block_size(t->type) == 1 && (uintptr_t)t->data % swa__type_align(t->type) != 0)
         return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not aligned for %s", name, swa_type_name(t->type));
     SWA_ASSERT(m->n_norms + n <= m->cap_norms);
     swa__dequant_row_ref(t->type, t->data, dst, n);
@@ -7152,7 +7157,7 @@ static swa_status swa__get_matrix(const swa_model *m, const char *name, int requ
         return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported (%s are)", name,
                          swa_type_name(t->type), types);
     }
-    if ((uintptr_t)t->data % (uintptr_t)(t->type == SWA_TYPE_F32 ? 4 : 2) != 0)
+    if ((uintptr_t)t->data % swa__type_align(t->type) != 0)
         return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not aligned for %s", name, swa_type_name(t->type));
     out->data = t->data;
     out->type = t->type;
@@ -8522,7 +8527,8 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     size_t row = c->kv_row, head_bytes = (size_t)swa__kv_bytes(c->kv_type, hd);
     /* a Q8_0 cache meets the queries quantized to Q8 blocks, as Q8_0 weights meet activations */
     uint32_t type = c->cache_type;
-    size_t q_stride = type == SWA_TYPE_Q8_0 ? swa__act_bytes(SWA__ACT_Q8, hd + 31) : (size_t)hd * sizeof(float);
+    const int q_quantized = swa__act_kind(type) == SWA__ACT_Q8;
+    size_t q_stride = q_quantized ? swa__act_bytes(SWA__ACT_Q8, hd + 31) : (size_t)hd * sizeof(float);
     uint8_t *q8 = c->q8 + (size_t)share * SWA__TILE_TOKENS * swa__act_bytes(SWA__ACT_Q8, hd + 31);
     const swa__type_kernels *kern = &c->kern.type[type];
     float *scores = c->scores + (int64_t)share * SWA__TILE_TOKENS * ls, scale = c->model->q_scale;
@@ -8540,7 +8546,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
         int64_t count = 0, sinks = lo > 0 && c->window[task->l] == 0 ? c->cfg.n_sink : 0;
         int n_runs = swa__kv_runs(c, task->l, t, 0, (sinks < lo ? sinks : lo) - 1, run, &count);
         n_runs += swa__kv_runs(c, task->l, t, lo, i, run + n_runs, &count);
-        if (type == SWA_TYPE_Q8_0) {
+        if (q_quantized) {
             for (h = 0; h < nh; h++) swa__quantize_q8g(c->kern.quantize_q8, (const float *)q + h * hd, q8 + (size_t)h * q_stride, hd);
             q = q8;
         }
