@@ -751,13 +751,11 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #endif
 #if defined(SWA__HAVE_AVX2) || defined(SWA__HAVE_NEON)
 #define SWA__INLINE __attribute__((always_inline)) static inline   /* a kernel's building block */
-/* A loop over a tile's registers, unrolled whole so that its arrays stay in registers (GCC
-   does so at -O2 only when told; clang ignores GCC's pragma). */
-#if defined(__clang__)
-#define SWA__UNROLL _Pragma("clang loop unroll(full)")
-#else
-#define SWA__UNROLL _Pragma("GCC unroll 8")
-#endif
+/* The loop that follows unrolled n times, whole when it has at most n trips, so that a tile's
+   arrays stay in registers (GCC unrolls at -O2 only when told). GCC and clang both read GCC's
+   pragma. */
+#define SWA__PRAGMA(x) _Pragma(#x)
+#define SWA__UNROLL(n) SWA__PRAGMA(GCC unroll n)
 #endif
 
 #if defined(SWA_MALLOC) != defined(SWA_FREE)
@@ -2886,7 +2884,7 @@ SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_st
 {
     uintptr_t p = (uintptr_t)w + (size_t)rows * w_stride + offset;
     int r;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (r = 0; r < rows; r++) _mm_prefetch((const char *)(p + (size_t)r * w_stride), _MM_HINT_T0);
 }
 
@@ -2921,7 +2919,7 @@ SWA__AVX2 SWA__INLINE void swa__prefetch_rows_ahead(const uint8_t *w, size_t w_s
 {
     uintptr_t p = (uintptr_t)w + offset;
     int r;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (r = 0; r < rows; r++) {
         _mm_prefetch((const char *)(p + (size_t)r * w_stride + SWA__PREFETCH_AHEAD), _MM_HINT_T1);
         _mm_prefetch((const char *)(p + (size_t)r * w_stride + SWA__PREFETCH_NEAR), _MM_HINT_T0);
@@ -3898,7 +3896,7 @@ SWA__AVX_VNNI SWA__INLINE __m256i swa__kquant_sums_vnni(const swa__kquant_vnni *
 {
     __m256i acc = _mm256_setzero_si256();
     int j;
-#pragma GCC unroll 8
+    SWA__UNROLL(8)
     for (j = 0; j < 8; j++)
         acc = _mm256_dpwssd_avx_epi32(acc, _mm256_maddubs_epi16(u->q[j], _mm256_loadu_si256((const __m256i *)(x + 32 * j))), u->s[j]);
     return acc;
@@ -3912,7 +3910,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__q4k_unpack_vnni(const uint8_t *w, swa__kquan
     __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
     __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
     int g;
-#pragma GCC unroll 4
+    SWA__UNROLL(4)
     for (g = 0; g < 4; g++) {
         __m256i raw = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
         u->q[2 * g] = _mm256_and_si256(raw, low4);
@@ -3933,11 +3931,11 @@ SWA__AVX_VNNI SWA__INLINE void swa__q6k_unpack_vnni(const uint8_t *w, swa__kquan
     __m256i sc_low = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));
     __m256i sc_high = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8)));
     int h, k;
-#pragma GCC unroll 2
+    SWA__UNROLL(2)
     for (h = 0; h < 2; h++) {
         __m256i l0 = _mm256_loadu_si256((const __m256i *)(w + 64 * h)), l1 = _mm256_loadu_si256((const __m256i *)(w + 64 * h + 32));
         __m256i hb = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * h));
-#pragma GCC unroll 4
+        SWA__UNROLL(4)
         for (k = 0; k < 4; k++) {
             __m256i l = k & 1 ? l1 : l0;
             __m256i lo = _mm256_and_si256(k < 2 ? l : _mm256_srli_epi16(l, 4), low4);
@@ -4058,14 +4056,14 @@ SWA__AVX512 SWA__INLINE void swa__tile_step_avx512(__m512 c[SWA__FLOAT_TILE_ROWS
 {
     __m512 w[SWA__FLOAT_TILE_ROWS];
     int r, t;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (r = 0; r < R; r++) w[r] = swa__load16_avx512(wb + (size_t)r * w_stride, i, m, type);
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (t = 0; t < T; t++) {
         /* masked even when whole, so that the compiler loads it once and does not fold it
            into each of the R products */
         const __m512 x = _mm512_maskz_loadu_ps(m, (const float *)(xb + (size_t)t * x_stride) + i);
-        SWA__UNROLL
+        SWA__UNROLL(8)
         for (r = 0; r < R; r++) c[r][t] = _mm512_fmadd_ps(w[r], x, c[r][t]);
     }
 }
@@ -4081,18 +4079,18 @@ swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x
     const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
     int64_t i;
     int r, t;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (r = 0; r < R; r++)
-        SWA__UNROLL
+        SWA__UNROLL(8)
         for (t = 0; t < T; t++) c[r][t] = acc[r][t];
     for (i = 0; i + 16 <= len; i += 16) {
         if ((size_t)i * elt % 64 == 0) swa__prefetch_float_tile(wb, w_stride, R, R, (size_t)i * elt, (size_t)len * elt, T);
         swa__tile_step_avx512(c, wb, w_stride, xb, x_stride, i, (__mmask16)0xffffu, type, R, T);
     }
     if (i < len) swa__tile_step_avx512(c, wb, w_stride, xb, x_stride, i, (__mmask16)((1u << (len - i)) - 1u), type, R, T);
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (r = 0; r < R; r++)
-        SWA__UNROLL
+        SWA__UNROLL(8)
         for (t = 0; t < T; t++) acc[r][t] = c[r][t];
 }
 
@@ -5076,7 +5074,7 @@ SWA__AMX SWA__INLINE swa__unit_amx swa__unit_load_amx(const uint8_t *w, uint32_t
     const int64_t group_bytes = 8 * swa__types[type].block_bytes;
     swa__unit_amx u;
     int p;
-#pragma GCC unroll 8
+    SWA__UNROLL(8)
     for (p = 0; p < 8; p++) u.pair[p] = swa__pair_avx512(w + p / 4 * group_bytes, p % 4, type);
     u.scale = swa__join_ps_amx(swa__scales8_avx512(w, type), swa__scales8_avx512(w + group_bytes, type));
     return u;
@@ -5088,7 +5086,7 @@ SWA__AMX SWA__INLINE __m512 swa__unit_step_amx(const swa__unit_amx *u, const swa
     __m512i s[8], off;
     __m512 scale = _mm512_mul_ps(u->scale, swa__join_ps_amx(_mm256_loadu_ps(a[0].d), _mm256_loadu_ps(a[1].d)));
     int p;
-#pragma GCC unroll 8
+    SWA__UNROLL(8)
     for (p = 0; p < 8; p++)
         s[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u->pair[p], _mm512_loadu_si512(a[p / 4].q + 64 * (p % 4)));
     off = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a[0].sum8)),
@@ -5237,12 +5235,12 @@ SWA__AMX SWA__INLINE swa__words_unit swa__q4t_load_amx(const uint8_t *w, const s
     swa__words_unit u;
     __m512i d[2];
     int h, k;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (h = 0; h < 2; h++) {
         const uint8_t *g = w + 144 * h;
         __m512i e0 = _mm512_loadu_si512(g + 2), e1 = _mm512_loadu_si512(g + 66);
         __m512i o0 = _mm512_loadu_si512(g + 16), o1 = _mm512_loadu_si512(g + 80);
-        SWA__UNROLL
+        SWA__UNROLL(8)
         for (k = 0; k < 2; k++) {
             __m512i words = _mm512_mask_blend_epi32(0xAAAA, _mm512_permutex2var_epi32(e0, ix->words[k], e1),
                                                     _mm512_permutex2var_epi32(o0, ix->words[k], o1));
@@ -5266,14 +5264,14 @@ SWA__AMX SWA__INLINE swa__words_unit swa__q8w_load_amx(const uint8_t *w)
     const __m512i first = _mm512_setr_epi32(0, 0, 17, 17, 2, 2, 19, 19, 1, 1, 18, 18, 3, 3, 20, 20);
     swa__words_unit u;
     int h, m;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (h = 0; h < 2; h++) {
         const uint8_t *g = w + 272 * h;
         const __m512i e0 = _mm512_loadu_si512(g + 2), e1 = _mm512_loadu_si512(g + 66);
         const __m512i e2 = _mm512_loadu_si512(g + 130), e3 = _mm512_loadu_si512(g + 194);
         const __m512i o0 = _mm512_loadu_si512(g + 36), o1 = _mm512_loadu_si512(g + 100);
         const __m512i o2 = _mm512_loadu_si512(g + 164), o3 = _mm512_maskz_loadu_epi32(0x07FF, g + 228);
-        SWA__UNROLL
+        SWA__UNROLL(8)
         for (m = 0; m < 4; m++) {
             const __m512i ix = _mm512_add_epi32(first, _mm512_set1_epi32(2 * m));
             __m512i even = _mm512_mask_blend_epi32(0xF0F0, _mm512_permutex2var_epi32(e0, ix, e1), _mm512_permutex2var_epi32(e2, ix, e3));
@@ -5290,10 +5288,10 @@ SWA__AMX SWA__INLINE __m512 swa__words_step_amx(const swa__words_unit *u, const 
 {
     __m512i s[2], sums, off = _mm512_loadu_si512(x->sum8);
     int h, m;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (h = 0; h < 2; h++) {
         s[h] = _mm512_setzero_si512();
-        SWA__UNROLL
+        SWA__UNROLL(8)
         for (m = 0; m < 4; m++) s[h] = _mm512_dpbusd_epi32(s[h], u->w[h][m], _mm512_loadu_si512(x->q[h] + 64 * m));
     }
     sums = _mm512_add_epi32(_mm512_shuffle_i32x4(s[0], s[1], _MM_SHUFFLE(1, 0, 1, 0)),
@@ -5337,13 +5335,13 @@ SWA__AMX SWA__INLINE void swa__words_row_amx(const uint8_t *row, const swa__q8t 
     __m512 acc[SWA__AMX_FROM - 1];
     int64_t i;
     int t;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
     for (i = 0; i < units; i++) {
         const uint8_t *w = row + i * unit_bytes;
         swa__words_unit u = type == SWA_TYPE_Q8_0 ? swa__q8w_load_amx(w) : swa__q4t_load_amx(w, ix);
         swa__prefetch_unit(w, (int)unit_bytes);
-        SWA__UNROLL
+        SWA__UNROLL(8)
         for (t = 0; t < NT; t++) acc[t] = swa__words_step_amx(&u, x + t * x_units + i, type, acc[t]);
     }
     for (t = 0; t < NT; t++) y[t * ldy] = swa__words_finish_amx(acc[t], row, x + t * x_units, units * 16, n_in / 32, type);
@@ -5584,19 +5582,19 @@ SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, int6
     int m, j;
     if (n_blocks < 16) memset(acc, 0, 16 * 16 * 16 * sizeof(float));   /* accumulators without blocks */
     for (j = 0; j < 16 && j < n_blocks; j++) {
-#pragma GCC unroll 16
+        SWA__UNROLL(16)
         for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
         for (b = j; b < n_blocks; b += 16) {
             const __m512 d = _mm512_loadu_ps(xg[b].d);
             swa__amx_product(wq + b * 32, nbk * 32, xg + b, c);
-#pragma GCC unroll 16
+            SWA__UNROLL(16)
             for (m = 0; m < 16; m++) {
                 r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)),
                                        _mm512_mul_ps(_mm512_set1_ps(ds[m * stride + b]), d), r[m]);
                 swa__amx_fetch_ahead(ahead, m);
             }
         }
-#pragma GCC unroll 16
+        SWA__UNROLL(16)
         for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (j * 16 + m) * 16, r[m]);
     }
 }
@@ -5624,7 +5622,7 @@ SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int
     int m, j;
     if (n_blocks < 16) memset(acc, 0, 8 * 16 * 16 * sizeof(float));   /* pairs without blocks */
     for (j = 0; j < 16 && j < n_blocks; j += 2) {
-#pragma GCC unroll 16
+        SWA__UNROLL(16)
         for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
         for (b = j; b < n_blocks; b += 16) {
             swa__amx_unpack_pair(w, w_stride, rows, b, n_blocks, type, a + (b / 16) * 1024);
@@ -5633,7 +5631,7 @@ SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int
             const __m512 d = _mm512_loadu_ps(xu[b / 2].d);
             const int64_t next = swa__amx_next_block(b, j, n_blocks);
             swa__amx_product(a + (b / 16) * 1024, 64, xu + b / 2, c);
-#pragma GCC unroll 16
+            SWA__UNROLL(16)
             for (m = 0; m < 16; m++) {
                 const __m512 sw = _mm512_castsi512_ps(_mm512_broadcastq_epi64(_mm_loadu_si64(ds + m * stride + b)));
                 r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)), _mm512_mul_ps(sw, d), r[m]);
@@ -5641,7 +5639,7 @@ SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int
                 swa__amx_fetch_ahead(ahead, m);
             }
         }
-#pragma GCC unroll 16
+        SWA__UNROLL(16)
         for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (j / 2 * 16 + m) * 16, r[m]);
     }
 }
@@ -5934,7 +5932,7 @@ SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, con
     __m512 rs[16], rm[16];
     int64_t s;
     int m;
-#pragma GCC unroll 16
+    SWA__UNROLL(16)
     for (m = 0; m < 16; m++) rs[m] = rm[m] = _mm512_setzero_ps();
     for (s = 0; s < nsb; s++) {
         const uint8_t *a = wq + s * SWA__AMX_KROW;
@@ -5965,7 +5963,7 @@ SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, con
         _tile_dpbusd(1, 6, 7);
         _tile_stored(0, c, 64);
         _tile_stored(1, c + 256, 64);
-#pragma GCC unroll 16
+        SWA__UNROLL(16)
         for (m = 0; m < 16; m++) {
             const int64_t at = m * nsb + s;
             __m512i sv = _mm512_add_epi32(_mm512_loadu_si512(c + 16 * m), _mm512_slli_epi32(_mm512_loadu_si512(c + 256 + 16 * m), 3));
@@ -5978,7 +5976,7 @@ SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, con
             swa__amx_fetch_ahead(ahead, m);
         }
     }
-#pragma GCC unroll 16
+    SWA__UNROLL(16)
     for (m = 0; m < 16; m++) _mm512_storeu_ps(out + 16 * m, _mm512_add_ps(rs[m], rm[m]));
 }
 
@@ -6021,7 +6019,7 @@ SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, 
     __m512 r[16];
     int64_t s;
     int m, k;
-#pragma GCC unroll 16
+    SWA__UNROLL(16)
     for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
     for (s = 0; s < nsb; s++) {
         const uint8_t *a = wq + s * SWA__AMX_KROW;
@@ -6041,7 +6039,7 @@ SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, 
         _tile_stored(0, c, 64);
         _tile_stored(1, c + 256, 64);
         _tile_stored(2, c + 512, 64);
-#pragma GCC unroll 16
+        SWA__UNROLL(16)
         for (m = 0; m < 16; m++) {
             __m512i c2 = _mm512_loadu_si512(c + 512 + 16 * m);
             __m512i t = _mm512_add_epi32(_mm512_loadu_si512(c + 256 + 16 * m), _mm512_sub_epi32(_mm512_slli_epi32(c2, 3), c2));
@@ -6050,7 +6048,7 @@ SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, 
             swa__amx_fetch_ahead(ahead, m);
         }
     }
-#pragma GCC unroll 16
+    SWA__UNROLL(16)
     for (m = 0; m < 16; m++) _mm512_storeu_ps(out + 16 * m, r[m]);
 }
 
