@@ -7003,16 +7003,29 @@ static swa_status swa__read_hparams(swa_model *m, swa_error *err)
     swa_hparams *hp = &m->hp;
     int64_t v;
     swa_status s;
-#define SWA__INT(field, suffix, req, def, lo, hi) \
-    if ((s = swa__get_int(g, swa__key(m, suffix), req, def, lo, hi, &v, err)) != SWA_OK) return s; \
-    hp->field = (int32_t)v;
-    SWA__INT(n_layer, "block_count", 1, 0, 1, 65536)
-    SWA__INT(n_embd, "embedding_length", 1, 0, 1, 1 << 20)
-    SWA__INT(n_ff, "feed_forward_length", 1, 0, 1, 1 << 24)
-    SWA__INT(n_head, "attention.head_count", 1, 0, 1, 1 << 16)
-    SWA__INT(n_kv_head, "attention.head_count_kv", 0, hp->n_head, 1, 1 << 16)
-    SWA__INT(n_ctx_train, "context_length", 0, 0, 1, INT32_MAX)
-#undef SWA__INT
+    /* the integer keys, in this order (head_count_kv defaults to head_count): the field,
+       whether the key is required, its range */
+    static const struct {
+        const char *suffix;
+        size_t field;
+        int required, default_heads;
+        int64_t lo, hi;
+    } keys[] = {
+        {"block_count", offsetof(swa_hparams, n_layer), 1, 0, 1, 65536},
+        {"embedding_length", offsetof(swa_hparams, n_embd), 1, 0, 1, 1 << 20},
+        {"feed_forward_length", offsetof(swa_hparams, n_ff), 1, 0, 1, 1 << 24},
+        {"attention.head_count", offsetof(swa_hparams, n_head), 1, 0, 1, 1 << 16},
+        {"attention.head_count_kv", offsetof(swa_hparams, n_kv_head), 0, 1, 1, 1 << 16},
+        {"context_length", offsetof(swa_hparams, n_ctx_train), 0, 0, 1, INT32_MAX},
+    };
+    size_t k;
+    for (k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        int64_t def = keys[k].default_heads ? hp->n_head : 0;
+        if ((s = swa__get_int(g, swa__key(m, keys[k].suffix), keys[k].required, def, keys[k].lo, keys[k].hi, &v, err)) !=
+            SWA_OK)
+            return s;
+        *(int32_t *)(void *)((char *)hp + keys[k].field) = (int32_t)v;
+    }
     if ((s = swa__read_head_dim(m, err)) != SWA_OK) return s;
     if (hp->n_head % hp->n_kv_head != 0)
         return swa__fail(err, SWA_ERR_MODEL, "KV head count %d does not divide the head count %d", hp->n_kv_head, hp->n_head);
@@ -7176,6 +7189,13 @@ static swa__matrix swa__rows_of(const swa__matrix *w, int64_t first, int64_t n_o
 }
 
 /* Q, K and V: three matrices, or one attn_qkv whose rows are Q's, then K's, then V's. */
+/* "blk.<l>.<part>.<kind>" (kind "weight" or "bias") into name, for a layer's tensor lookups. */
+static const char *swa__blk_name(char name[64], int32_t l, const char *part, const char *kind)
+{
+    snprintf(name, 64, "blk.%d.%s.%s", (int)l, part, kind);
+    return name;
+}
+
 static swa_status swa__load_qkv(swa_model *m, int32_t l, swa__layer *L, swa_error *err)
 {
     const swa_hparams *hp = &m->hp;
@@ -7194,19 +7214,15 @@ static swa_status swa__load_qkv(swa_model *m, int32_t l, swa__layer *L, swa_erro
             return SWA_OK;
         }
     }
-#define SWA__NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".weight", (int)l), name)
-    if ((s = swa__get_matrix(m, SWA__NAME("attn_q"), 1, d, qd, &L->wq, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("attn_k"), 1, d, kvd, &L->wk, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("attn_v"), 1, d, kvd, &L->wv, err)) != SWA_OK)
+    if ((s = swa__get_matrix(m, swa__blk_name(name, l, "attn_q", "weight"), 1, d, qd, &L->wq, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, swa__blk_name(name, l, "attn_k", "weight"), 1, d, kvd, &L->wk, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, swa__blk_name(name, l, "attn_v", "weight"), 1, d, kvd, &L->wv, err)) != SWA_OK)
         return s;
-#undef SWA__NAME
     if (!(m->arch->has & SWA__ARCH_BIASES)) return SWA_OK;
-#define SWA__BIAS(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".bias", (int)l), name)
-    if ((s = swa__get_vector(m, SWA__BIAS("attn_q"), qd, 0, &L->bq, err)) != SWA_OK ||
-        (s = swa__get_vector(m, SWA__BIAS("attn_k"), kvd, 0, &L->bk, err)) != SWA_OK ||
-        (s = swa__get_vector(m, SWA__BIAS("attn_v"), kvd, 0, &L->bv, err)) != SWA_OK)
+    if ((s = swa__get_vector(m, swa__blk_name(name, l, "attn_q", "bias"), qd, 0, &L->bq, err)) != SWA_OK ||
+        (s = swa__get_vector(m, swa__blk_name(name, l, "attn_k", "bias"), kvd, 0, &L->bk, err)) != SWA_OK ||
+        (s = swa__get_vector(m, swa__blk_name(name, l, "attn_v", "bias"), kvd, 0, &L->bv, err)) != SWA_OK)
         return s;
-#undef SWA__BIAS
     return SWA_OK;
 }
 
@@ -7227,11 +7243,9 @@ static swa_status swa__load_gate_up(swa_model *m, int32_t l, swa__layer *L, swa_
             return SWA_OK;
         }
     }
-#define SWA__NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".weight", (int)l), name)
-    if ((s = swa__get_matrix(m, SWA__NAME("ffn_gate"), 1, d, ff, &L->w_gate, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("ffn_up"), 1, d, ff, &L->w_up, err)) != SWA_OK)
+    if ((s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_gate", "weight"), 1, d, ff, &L->w_gate, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_up", "weight"), 1, d, ff, &L->w_up, err)) != SWA_OK)
         return s;
-#undef SWA__NAME
     return SWA_OK;
 }
 
@@ -7243,23 +7257,25 @@ static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
     unsigned has = m->arch->has;
     char name[64];
     swa_status s;
-#define SWA__NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".weight", (int)l), name)
-    if ((s = swa__get_vector(m, SWA__NAME("attn_norm"), d, 1, &L->attn_norm, err)) != SWA_OK ||
-        (s = swa__get_vector(m, SWA__NAME("ffn_norm"), d, 1, &L->ffn_norm, err)) != SWA_OK ||
+    if ((s = swa__get_vector(m, swa__blk_name(name, l, "attn_norm", "weight"), d, 1, &L->attn_norm, err)) != SWA_OK ||
+        (s = swa__get_vector(m, swa__blk_name(name, l, "ffn_norm", "weight"), d, 1, &L->ffn_norm, err)) != SWA_OK ||
         (s = swa__load_qkv(m, l, L, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("attn_output"), 1, qd, d, &L->wo, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, swa__blk_name(name, l, "attn_output", "weight"), 1, qd, d, &L->wo, err)) != SWA_OK ||
         (s = swa__load_gate_up(m, l, L, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("ffn_down"), 1, hp->n_ff, d, &L->w_down, err)) != SWA_OK)
+        (s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_down", "weight"), 1, hp->n_ff, d, &L->w_down, err)) != SWA_OK)
         return s;
     if ((has & SWA__ARCH_QK_NORM) &&
-        ((s = swa__get_vector(m, SWA__NAME("attn_q_norm"), hp->head_dim, 1, &L->q_norm, err)) != SWA_OK ||
-         (s = swa__get_vector(m, SWA__NAME("attn_k_norm"), hp->head_dim, 1, &L->k_norm, err)) != SWA_OK))
+        ((s = swa__get_vector(m, swa__blk_name(name, l, "attn_q_norm", "weight"), hp->head_dim, 1, &L->q_norm,
+                              err)) != SWA_OK ||
+         (s = swa__get_vector(m, swa__blk_name(name, l, "attn_k_norm", "weight"), hp->head_dim, 1, &L->k_norm,
+                              err)) != SWA_OK))
         return s;
     if ((has & SWA__ARCH_POST_NORMS) &&
-        ((s = swa__get_vector(m, SWA__NAME("post_attention_norm"), d, 1, &L->attn_post_norm, err)) != SWA_OK ||
-         (s = swa__get_vector(m, SWA__NAME("post_ffw_norm"), d, 1, &L->ffn_post_norm, err)) != SWA_OK))
+        ((s = swa__get_vector(m, swa__blk_name(name, l, "post_attention_norm", "weight"), d, 1, &L->attn_post_norm,
+                              err)) != SWA_OK ||
+         (s = swa__get_vector(m, swa__blk_name(name, l, "post_ffw_norm", "weight"), d, 1, &L->ffn_post_norm,
+                              err)) != SWA_OK))
         return s;
-#undef SWA__NAME
     return SWA_OK;
 }
 
