@@ -3095,32 +3095,38 @@ SWA__AVX2 SWA__INLINE __m256i swa__block_sums8_avx2(__m256i p0, __m256i p1, __m2
     return _mm256_hadd_epi32(_mm256_hadd_epi32(p0, p1), _mm256_hadd_epi32(p2, p3));
 }
 
-#define SWA__GROUP_STEP(k, accum)                                                                       \
-    if (nt > k) {                                                                                       \
-        const swa__q8g *a = (const swa__q8g *)(xa + (size_t)(k) * stride) + i;                         \
-        __m256i s = swa__block_sums8_avx2(swa__pair_sums_avx2(lo0, hi0, a->q, type),                    \
-                                          swa__pair_sums_avx2(lo1, hi1, a->q + 64, type),               \
-                                          swa__pair_sums_avx2(lo2, hi2, a->q + 128, type),              \
-                                          swa__pair_sums_avx2(lo3, hi3, a->q + 192, type), type);       \
-        if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_loadu_si256((const __m256i *)a->sum8)); \
-        accum = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_loadu_ps(a->d)), _mm256_cvtepi32_ps(s), accum); \
-    }
+/* A group of 8 blocks, unpacked once for all the tokens: its 4 pairs of weight registers (see
+   swa__pair_avx2) and its 8 scales. */
+typedef struct swa__group_avx2 {
+    __m256i lo[4], hi[4];
+    __m256 dw;
+} swa__group_avx2;
 
-#define SWA__GROUP_UNPACK                                                                               \
-    __m256i lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3;                                                     \
-    __m256 dw = swa__scales8_avx2(w, block_bytes);                                                      \
-    swa__pair_avx2(w, 0, type, &lo0, &hi0);                                                             \
-    swa__pair_avx2(w, 1, type, &lo1, &hi1);                                                             \
-    swa__pair_avx2(w, 2, type, &lo2, &hi2);                                                             \
-    swa__pair_avx2(w, 3, type, &lo3, &hi3);
+SWA__AVX2 SWA__INLINE void swa__group_unpack_avx2(const uint8_t *w, int block_bytes, uint32_t type, swa__group_avx2 *g)
+{
+    g->dw = swa__scales8_avx2(w, block_bytes);
+    swa__pair_avx2(w, 0, type, &g->lo[0], &g->hi[0]);
+    swa__pair_avx2(w, 1, type, &g->lo[1], &g->hi[1]);
+    swa__pair_avx2(w, 2, type, &g->lo[2], &g->hi[2]);
+    swa__pair_avx2(w, 3, type, &g->lo[3], &g->hi[3]);
+}
 
-#define SWA__BLOCK_STEP(k, accum)                                                                       \
-    if (nt > k) {                                                                                       \
-        const swa__q8g *a = (const swa__q8g *)(xa + (size_t)(k) * stride);                             \
-        __m256i s = swa__sums4_avx2(q, swa__block_x_avx2(a, b), type);                                 \
-        if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_setr_epi32(a[b / 8].sum8[b % 8], 0, 0, 0, 0, 0, 0, 0)); \
-        accum = _mm256_fmadd_ps(_mm256_set1_ps(dw * a[b / 8].d[b % 8]), _mm256_cvtepi32_ps(s), accum); \
-    }
+/* Token k's activations, x_stride bytes apart from x. */
+SWA__AVX2 SWA__INLINE const swa__q8g *swa__q8g_token(const uint8_t *x, size_t x_stride, int k)
+{
+    return (const swa__q8g *)(x + (size_t)k * x_stride);
+}
+
+/* One token's turn on group g: a, its activations' group, into acc. */
+SWA__AVX2 SWA__INLINE __m256 swa__group_step_avx2(const swa__group_avx2 *g, const swa__q8g *a, uint32_t type, __m256 acc)
+{
+    __m256i s = swa__block_sums8_avx2(swa__pair_sums_avx2(g->lo[0], g->hi[0], a->q, type),
+                                      swa__pair_sums_avx2(g->lo[1], g->hi[1], a->q + 64, type),
+                                      swa__pair_sums_avx2(g->lo[2], g->hi[2], a->q + 128, type),
+                                      swa__pair_sums_avx2(g->lo[3], g->hi[3], a->q + 192, type), type);
+    if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_loadu_si256((const __m256i *)a->sum8));
+    return _mm256_fmadd_ps(_mm256_mul_ps(g->dw, _mm256_loadu_ps(a->d)), _mm256_cvtepi32_ps(s), acc);
+}
 
 /* The sum of 8 int32 lanes. */
 SWA__AVX2 SWA__INLINE int32_t swa__hsum_epi32_avx2(__m256i v)
@@ -3148,18 +3154,44 @@ SWA__AVX2 SWA__INLINE __m256i swa__block_avx2(const uint8_t *w, uint32_t type)
                             _mm256_set1_epi8(15));
 }
 
+/* One token's turn on block b (weights q, scale dw) of a row's last, partial group. */
+SWA__AVX2 SWA__INLINE __m256 swa__block_step_avx2(__m256i q, float dw, const swa__q8g *a, int64_t b, uint32_t type, __m256 acc)
+{
+    __m256i s = swa__sums4_avx2(q, swa__block_x_avx2(a, b), type);
+    if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_setr_epi32(a[b / 8].sum8[b % 8], 0, 0, 0, 0, 0, 0, 0));
+    return _mm256_fmadd_ps(_mm256_set1_ps(dw * a[b / 8].d[b % 8]), _mm256_cvtepi32_ps(s), acc);
+}
+
 SWA__AVX2 SWA__INLINE void swa__row_dots_grouped_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n,
                                                       float *out, const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
     const int block_bytes = (int)swa__types[type].block_bytes;
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    swa__group_avx2 g;
     int64_t i, b;
-    SWA__TOKEN_LOOPS(n / 256, 8 * block_bytes, SWA__GROUP_UNPACK, SWA__GROUP_STEP)
+    /* generation in a loop of its own, then up to 4 tokens sharing each unpacked group (see
+       SWA__TOKEN_LOOPS) */
+    for (i = 0; nt == 1 && i < n / 256; i++, w += 8 * block_bytes) {
+        swa__prefetch_unit(w, 8 * block_bytes);
+        swa__group_unpack_avx2(w, block_bytes, type, &g);
+        if (nt > 0) c0 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 0) + i, type, c0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
+        swa__prefetch_unit(w, 8 * block_bytes);
+        swa__group_unpack_avx2(w, block_bytes, type, &g);
+        if (nt > 0) c0 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 0) + i, type, c0);
+        if (nt > 1) c1 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 1) + i, type, c1);
+        if (nt > 2) c2 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 2) + i, type, c2);
+        if (nt > 3) c3 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 3) + i, type, c3);
+    }
     for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
         __m256i q = swa__block_avx2(w, type);
         float dw = _cvtsh_ss(swa__load_u16(w));
-        SWA__BLOCK_STEP(0, c0) SWA__BLOCK_STEP(1, c1) SWA__BLOCK_STEP(2, c2) SWA__BLOCK_STEP(3, c3)
+        if (nt > 0) c0 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 0), b, type, c0);
+        if (nt > 1) c1 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 1), b, type, c1);
+        if (nt > 2) c2 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 2), b, type, c2);
+        if (nt > 3) c3 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 3), b, type, c3);
     }
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
@@ -3775,9 +3807,6 @@ SWA__AVX2 static void swa__swiglu_avx2(float *gate, const float *up, int64_t n)
 #undef SWA__TILE_CASE
 #undef SWA__DOTS_FLOAT_AVX2
 #undef SWA__TOKEN_LOOPS
-#undef SWA__GROUP_STEP
-#undef SWA__GROUP_UNPACK
-#undef SWA__BLOCK_STEP
 #undef SWA__Q4K_UNPACK
 #undef SWA__Q4K_GROUP_SUM
 #undef SWA__Q4K_STEP
