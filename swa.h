@@ -3240,43 +3240,82 @@ SWA__AVX2 SWA__INLINE __m128i swa__q4k_scales_avx2(const uint8_t *s)
    (not as arrays in a loop, which GCC keeps in memory at -O2). A token's sums and its mins
    (negated, so that both add) share one hadd and one FMA, against [d d dmin dmin] in each lane,
    fewer operations than a second FMA, a permute per group and d and dmin converted apart. */
-#define SWA__Q4K_UNPACK(g)                                                                              \
-    __m256i raw##g = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));                            \
-    __m256i lo##g = _mm256_and_si256(raw##g, low4), hi##g = _mm256_and_si256(_mm256_srli_epi16(raw##g, 4), low4); \
-    __m256i sl##g = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));                \
-    __m256i sh##g = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
+/* A Q4_K super-block unpacked once for all the tokens: per group g of 64 its low and high
+   nibbles and their two scales (as int16 in every lane), the mins negated for the 16-element
+   sums (m[j] for bsum[2 j] and bsum[2 j + 1]), and [d, dmin] alternating by pairs. */
+typedef struct swa__q4k_avx2 {
+    __m256i lo[4], hi[4], sl[4], sh[4];
+    __m256i mins16;
+    __m256 d_dmin;
+} swa__q4k_avx2;
 
-#define SWA__Q4K_GROUP_SUM(g, a)                                                                        \
-    _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo##g, _mm256_loadu_si256((const __m256i *)((a)->q + 64 * g))), sl##g), \
-                     _mm256_madd_epi16(_mm256_maddubs_epi16(hi##g, _mm256_loadu_si256((const __m256i *)((a)->q + 64 * g + 32))), sh##g))
+SWA__AVX2 SWA__INLINE void swa__q4k_group_unpack_avx2(const uint8_t *w, __m256i sc16, int g, swa__q4k_avx2 *u)
+{
+    const __m256i low4 = _mm256_set1_epi8(15);
+    __m256i raw = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
+    u->lo[g] = _mm256_and_si256(raw, low4);
+    u->hi[g] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+    u->sl[g] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));
+    u->sh[g] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
+}
 
-#define SWA__Q4K_STEP(k, accum)                                                                         \
-    if (nt > k) {                                                                                       \
-        const swa__q8k *a = (const swa__q8k *)(xa + (size_t)(k) * stride) + i;                         \
-        __m256i sum = _mm256_add_epi32(_mm256_add_epi32(SWA__Q4K_GROUP_SUM(0, a), SWA__Q4K_GROUP_SUM(1, a)), \
-                                       _mm256_add_epi32(SWA__Q4K_GROUP_SUM(2, a), SWA__Q4K_GROUP_SUM(3, a))); \
-        __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), mins16);         \
-        __m256i both = _mm256_hadd_epi32(sum, mins);                                                    \
-        accum = _mm256_fmadd_ps(_mm256_mul_ps(d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(both), accum); \
-    }
+SWA__AVX2 SWA__INLINE void swa__q4k_unpack_avx2(const uint8_t *w, swa__q4k_avx2 *u)
+{
+    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
+    __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
+    u->mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
+    u->d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)))),
+                                         _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+    swa__q4k_group_unpack_avx2(w, sc16, 0, u);
+    swa__q4k_group_unpack_avx2(w, sc16, 1, u);
+    swa__q4k_group_unpack_avx2(w, sc16, 2, u);
+    swa__q4k_group_unpack_avx2(w, sc16, 3, u);
+}
 
-#define SWA__Q4K_UNPACK_ALL                                                                             \
-    __m128i scales_mins = swa__q4k_scales_avx2(w + 4);                                                  \
-    __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));                        \
-    __m256i mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice))); \
-    __m256 d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)))), \
-                                             _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));                \
-    SWA__Q4K_UNPACK(0) SWA__Q4K_UNPACK(1) SWA__Q4K_UNPACK(2) SWA__Q4K_UNPACK(3)
+SWA__AVX2 SWA__INLINE __m256i swa__q4k_group_sum_avx2(const swa__q4k_avx2 *u, const swa__q8k *a, int g)
+{
+    return _mm256_add_epi32(
+        _mm256_madd_epi16(_mm256_maddubs_epi16(u->lo[g], _mm256_loadu_si256((const __m256i *)(a->q + 64 * g))), u->sl[g]),
+        _mm256_madd_epi16(_mm256_maddubs_epi16(u->hi[g], _mm256_loadu_si256((const __m256i *)(a->q + 64 * g + 32))), u->sh[g]));
+}
+
+/* One token's turn on super-block u: a, its activations' block, into acc. */
+SWA__AVX2 SWA__INLINE __m256 swa__q4k_step_avx2(const swa__q4k_avx2 *u, const swa__q8k *a, __m256 acc)
+{
+    __m256i sum = _mm256_add_epi32(_mm256_add_epi32(swa__q4k_group_sum_avx2(u, a, 0), swa__q4k_group_sum_avx2(u, a, 1)),
+                                   _mm256_add_epi32(swa__q4k_group_sum_avx2(u, a, 2), swa__q4k_group_sum_avx2(u, a, 3)));
+    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->mins16);
+    __m256i both = _mm256_hadd_epi32(sum, mins);
+    return _mm256_fmadd_ps(_mm256_mul_ps(u->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(both), acc);
+}
+
+/* Token k's activations, x_stride bytes apart from x. */
+SWA__AVX2 SWA__INLINE const swa__q8k *swa__q8k_token(const uint8_t *x, size_t x_stride, int k)
+{
+    return (const swa__q8k *)(x + (size_t)k * x_stride);
+}
 
 SWA__AVX2 SWA__INLINE void swa__row_dots_q4_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const __m256i low4 = _mm256_set1_epi8(15);
-    /* mins for the 16-element sums: m[j] for bsum[2 j] and bsum[2 j + 1] */
-    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    const int bytes = (int)swa__types[SWA_TYPE_Q4_K].block_bytes;
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    swa__q4k_avx2 u;
     int64_t i;
-    SWA__TOKEN_LOOPS(n / 256, 144, SWA__Q4K_UNPACK_ALL, SWA__Q4K_STEP)
+    for (i = 0; nt == 1 && i < n / 256; i++, w += bytes) {   /* generation: see SWA__TOKEN_LOOPS */
+        swa__prefetch_unit(w, bytes);
+        swa__q4k_unpack_avx2(w, &u);
+        if (nt > 0) c0 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += bytes) {
+        swa__prefetch_unit(w, bytes);
+        swa__q4k_unpack_avx2(w, &u);
+        if (nt > 0) c0 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
+        if (nt > 1) c1 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 1) + i, c1);
+        if (nt > 2) c2 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 2) + i, c2);
+        if (nt > 3) c3 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 3) + i, c3);
+    }
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
@@ -3807,10 +3846,6 @@ SWA__AVX2 static void swa__swiglu_avx2(float *gate, const float *up, int64_t n)
 #undef SWA__TILE_CASE
 #undef SWA__DOTS_FLOAT_AVX2
 #undef SWA__TOKEN_LOOPS
-#undef SWA__Q4K_UNPACK
-#undef SWA__Q4K_GROUP_SUM
-#undef SWA__Q4K_STEP
-#undef SWA__Q4K_UNPACK_ALL
 #undef SWA__Q6K_UNPACK
 #undef SWA__Q6K_SUM
 #undef SWA__Q6K_STEP
