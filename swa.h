@@ -3056,22 +3056,11 @@ SWA__AVX2 SWA__INLINE __m256 swa__scales8_avx2(const uint8_t *w, int block_bytes
                                           (long long)swa__scales4(w, block_bytes)));
 }
 
-/* The two loops every quantized row kernel runs over its n_units units (groups of 8 blocks,
-   super-blocks) of unit_bytes each, both prefetching: generation (one token) in a loop of its
-   own, which the compiler schedules without the other tokens' registers, and up to 4 tokens
-   sharing each unpacked unit. STEP(k, accumulator) is token k's turn on unit i, the same steps
-   in both loops, so a token's result does not depend on the tile. */
-#define SWA__TOKEN_LOOPS(n_units, unit_bytes, UNPACK, STEP)                                             \
-    for (i = 0; nt == 1 && i < (n_units); i++, w += (unit_bytes)) {                                     \
-        swa__prefetch_unit(w, (unit_bytes));                                                            \
-        UNPACK                                                                                          \
-        STEP(0, c0)                                                                                     \
-    }                                                                                                   \
-    for (i = 0; nt > 1 && i < (n_units); i++, w += (unit_bytes)) {                                      \
-        swa__prefetch_unit(w, (unit_bytes));                                                            \
-        UNPACK                                                                                          \
-        STEP(0, c0) STEP(1, c1) STEP(2, c2) STEP(3, c3)                                                 \
-    }
+/* The two token loops: every quantized row kernel runs over its units (groups of 8 blocks,
+   super-blocks) twice over, both prefetching: generation (one token) in a loop of its own,
+   which the compiler schedules without the other tokens' registers, and up to 4 tokens sharing
+   each unpacked unit. A token's step is the same function in both loops, so its result does
+   not depend on the tile. */
 
 /* The tokens' results: each accumulator's lanes added up. */
 SWA__AVX2 SWA__INLINE void swa__store_sums_avx2(float *out, int nt, __m256 c0, __m256 c1, __m256 c2, __m256 c3)
@@ -3170,8 +3159,7 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_grouped_avx2(const void *row, const voi
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     swa__group_avx2 g;
     int64_t i, b;
-    /* generation in a loop of its own, then up to 4 tokens sharing each unpacked group (see
-       SWA__TOKEN_LOOPS) */
+    /* the two token loops, then the last, partial group block by block */
     for (i = 0; nt == 1 && i < n / 256; i++, w += 8 * block_bytes) {
         swa__prefetch_unit(w, 8 * block_bytes);
         swa__group_unpack_avx2(w, block_bytes, type, &g);
@@ -3303,7 +3291,7 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_q4_k_avx2(const void *row, const void *
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     swa__q4k_avx2 u;
     int64_t i;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += bytes) {   /* generation: see SWA__TOKEN_LOOPS */
+    for (i = 0; nt == 1 && i < n / 256; i++, w += bytes) {   /* the two token loops */
         swa__prefetch_unit(w, bytes);
         swa__q4k_unpack_avx2(w, &u);
         if (nt > 0) c0 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
@@ -3422,49 +3410,80 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_q5_k_avx2(const void *row, const void *
 /* Q6_K: the quants are 0..63 here and the -32 comes back through the 16-element sums. Half h
    (128 elements) takes its low nibbles from ql and two high bits from qh; elements 32 j..
    32 j + 31 use scales 2 j and 2 j + 1. */
-#define SWA__Q6K_UNPACK(h, j0, j1, j2, j3)                                                              \
-    __m256i l0##h = _mm256_loadu_si256((const __m256i *)(w + 64 * h));                                  \
-    __m256i l1##h = _mm256_loadu_si256((const __m256i *)(w + 64 * h + 32));                             \
-    __m256i hb##h = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * h));                            \
-    __m256i q##j0 = _mm256_or_si256(_mm256_and_si256(l0##h, low4), _mm256_slli_epi16(_mm256_and_si256(hb##h, low2), 4)); \
-    __m256i q##j1 = _mm256_or_si256(_mm256_and_si256(l1##h, low4),                                     \
-                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb##h, 2), low2), 4)); \
-    __m256i q##j2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0##h, 4), low4),              \
-                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb##h, 4), low2), 4)); \
-    __m256i q##j3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1##h, 4), low4),              \
-                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb##h, 6), low2), 4));
+/* A Q6_K super-block unpacked once for all the tokens: its 256 quants (0..63, the -32 comes
+   from bsum) in 8 registers of 32, the int8 scales as int16 (in order, and the low and high 8
+   in both lanes) and d. */
+typedef struct swa__q6k_avx2 {
+    __m256i q[8];
+    __m256i sc16, sc_low, sc_high;
+    float d;
+} swa__q6k_avx2;
 
-#define SWA__Q6K_SUM(j, a)                                                                              \
-    _mm256_madd_epi16(_mm256_maddubs_epi16(q##j, _mm256_loadu_si256((const __m256i *)((a)->q + 32 * j))), \
-                      swa__scale_pair_avx2(j < 4 ? sc_low : sc_high, j % 4))
+/* Half h (128 quants) into q[4 h .. 4 h + 3]. */
+SWA__AVX2 SWA__INLINE void swa__q6k_half_unpack_avx2(const uint8_t *w, int h, swa__q6k_avx2 *u)
+{
+    const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
+    __m256i l0 = _mm256_loadu_si256((const __m256i *)(w + 64 * h));
+    __m256i l1 = _mm256_loadu_si256((const __m256i *)(w + 64 * h + 32));
+    __m256i hb = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * h));
+    u->q[4 * h] = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(hb, low2), 4));
+    u->q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(l1, low4),
+                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), low2), 4));
+    u->q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
+                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), low2), 4));
+    u->q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), low2), 4));
+}
 
-#define SWA__Q6K_STEP(k, accum)                                                                         \
-    if (nt > k) {                                                                                       \
-        const swa__q8k *a = (const swa__q8k *)(xa + (size_t)(k) * stride) + i;                         \
-        __m256i sum = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(SWA__Q6K_SUM(0, a), SWA__Q6K_SUM(1, a)), \
-                                                        _mm256_add_epi32(SWA__Q6K_SUM(2, a), SWA__Q6K_SUM(3, a))), \
-                                       _mm256_add_epi32(_mm256_add_epi32(SWA__Q6K_SUM(4, a), SWA__Q6K_SUM(5, a)), \
-                                                        _mm256_add_epi32(SWA__Q6K_SUM(6, a), SWA__Q6K_SUM(7, a)))); \
-        __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), sc16);         \
-        sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(offset, 5));                                      \
-        accum = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sum), accum);              \
-    }
+SWA__AVX2 SWA__INLINE void swa__q6k_unpack_avx2(const uint8_t *w, swa__q6k_avx2 *u)
+{
+    __m128i sc8 = _mm_loadu_si128((const __m128i *)(w + 192));
+    u->sc16 = _mm256_cvtepi8_epi16(sc8);
+    u->sc_low = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));
+    u->sc_high = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8)));
+    u->d = _cvtsh_ss(swa__load_u16(w + 208));
+    swa__q6k_half_unpack_avx2(w, 0, u);
+    swa__q6k_half_unpack_avx2(w, 1, u);
+}
 
-#define SWA__Q6K_UNPACK_ALL                                                                             \
-    __m128i sc8 = _mm_loadu_si128((const __m128i *)(w + 192));                                          \
-    __m256i sc16 = _mm256_cvtepi8_epi16(sc8);                                                           \
-    __m256i sc_low = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));                               \
-    __m256i sc_high = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8)));           \
-    float d = _cvtsh_ss(swa__load_u16(w + 208));                                                        \
-    SWA__Q6K_UNPACK(0, 0, 1, 2, 3) SWA__Q6K_UNPACK(1, 4, 5, 6, 7)
+SWA__AVX2 SWA__INLINE __m256i swa__q6k_sum_avx2(const swa__q6k_avx2 *u, const swa__q8k *a, int j)
+{
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u->q[j], _mm256_loadu_si256((const __m256i *)(a->q + 32 * j))),
+                             swa__scale_pair_avx2(j < 4 ? u->sc_low : u->sc_high, j % 4));
+}
+
+/* One token's turn on super-block u: a, its activations' block, into acc. */
+SWA__AVX2 SWA__INLINE __m256 swa__q6k_step_avx2(const swa__q6k_avx2 *u, const swa__q8k *a, __m256 acc)
+{
+    __m256i sum = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(swa__q6k_sum_avx2(u, a, 0), swa__q6k_sum_avx2(u, a, 1)),
+                                                    _mm256_add_epi32(swa__q6k_sum_avx2(u, a, 2), swa__q6k_sum_avx2(u, a, 3))),
+                                   _mm256_add_epi32(_mm256_add_epi32(swa__q6k_sum_avx2(u, a, 4), swa__q6k_sum_avx2(u, a, 5)),
+                                                    _mm256_add_epi32(swa__q6k_sum_avx2(u, a, 6), swa__q6k_sum_avx2(u, a, 7))));
+    __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->sc16);
+    sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(offset, 5));
+    return _mm256_fmadd_ps(_mm256_set1_ps(u->d * a->d), _mm256_cvtepi32_ps(sum), acc);
+}
 
 SWA__AVX2 SWA__INLINE void swa__row_dots_q6_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
+    const int bytes = (int)swa__types[SWA_TYPE_Q6_K].block_bytes;
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    swa__q6k_avx2 u;
     int64_t i;
-    SWA__TOKEN_LOOPS(n / 256, 210, SWA__Q6K_UNPACK_ALL, SWA__Q6K_STEP)
+    for (i = 0; nt == 1 && i < n / 256; i++, w += bytes) {   /* the two token loops */
+        swa__prefetch_unit(w, bytes);
+        swa__q6k_unpack_avx2(w, &u);
+        if (nt > 0) c0 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += bytes) {
+        swa__prefetch_unit(w, bytes);
+        swa__q6k_unpack_avx2(w, &u);
+        if (nt > 0) c0 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
+        if (nt > 1) c1 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 1) + i, c1);
+        if (nt > 2) c2 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 2) + i, c2);
+        if (nt > 3) c3 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 3) + i, c3);
+    }
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
@@ -3845,11 +3864,6 @@ SWA__AVX2 static void swa__swiglu_avx2(float *gate, const float *up, int64_t n)
 #undef SWA__TILE_STORE
 #undef SWA__TILE_CASE
 #undef SWA__DOTS_FLOAT_AVX2
-#undef SWA__TOKEN_LOOPS
-#undef SWA__Q6K_UNPACK
-#undef SWA__Q6K_SUM
-#undef SWA__Q6K_STEP
-#undef SWA__Q6K_UNPACK_ALL
 #undef SWA__WSUM_AVX2
 
 #endif /* SWA__HAVE_AVX2 */
