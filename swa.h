@@ -2643,12 +2643,17 @@ typedef struct swa__type_info {
                        swa__dot_<stem>_ref
      SWA__TYPE_CACHE   a weight type a KV cache can also hold: with swa__wsum_<stem>_ref and
                        swa__store_<stem>_ref
-   Adding a type (a weight type with AVX2 and NEON kernels) touches five places: its SWA_TYPE_*
-   in the public enum; its row here; its reference kernels (swa__dequant_<stem>_ref and
-   swa__dot_<stem>_ref, which read the layout); one SWA__NEW_TYPE_AVX2 line and one
-   SWA__NEW_TYPE_NEON line, each with the unpacking its driver needs (each line also enters
-   the kernels in that instruction set's table). Everything else (sizes, names in messages,
-   activation form, the scalar defaults, the tiles) is read from this row. */
+   Adding a type: a weight type with AVX2 and NEON kernels touches five places in this file:
+     1. its SWA_TYPE_* in the public enum (ggml's id);
+     2. its row here (sizes, activation form, reference stem);
+     3. its reference kernels, swa__dequant_<stem>_ref and swa__dot_<stem>_ref (with the
+        kernels, the only code that knows its layout);
+     4. AVX2: its unpacking in the driver it shares (swa__row_dots_b32_avx2 for blocks of 32,
+        swa__row_dots_kblock_avx2 for super-blocks, or a driver of its own) and one line in
+        SWA__AVX2_TYPES, which makes its kernels and enters them in the AVX2 table;
+     5. NEON: the same in the NEON drivers and SWA__NEON_TYPES.
+   Sizes, the names in messages, the activation form, the scalar defaults and the tiles all come
+   from the row (the top comment's list of types is documentation to update too). */
 #define SWA__TYPE_GONE(id, name) {id, NULL, 0, 0, 0, NULL, NULL, NULL, NULL}
 #define SWA__TYPE_READ(id, name, block_size, block_bytes) {id, #name, block_size, block_bytes, 0, NULL, NULL, NULL, NULL}
 #define SWA__TYPE_WEIGHT(id, name, block_size, block_bytes, act, stem) \
@@ -3184,8 +3189,6 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_grouped_avx2(const void *row, const voi
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
-SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_q8_0_avx2, swa__dots_q8_0_avx2, swa__dot_q8_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q8_0)
-SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_q4_0_avx2, swa__dots_q4_0_avx2, swa__dot_q4_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q4_0)
 
 /* K-quant rows against up to 4 tokens at once: a super-block's weights and scales are unpacked
    once for all the tokens, and each token's integer sums meet their scales in vector registers,
@@ -3631,13 +3634,22 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_kblock_avx2(const void *row, const void
 }
 
 /* The row kernels of each type, its tile and its 1-token dot. */
-SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_q4_1_avx2, swa__dots_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q4_1)
-SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_q5_0_avx2, swa__dots_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_0)
-SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_q5_1_avx2, swa__dots_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_1)
-SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_iq4_nl_avx2, swa__dots_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_dots_b32_avx2, SWA_TYPE_IQ4_NL)
-SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_q2_k_avx2, swa__dots_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q2_K)
-SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_q3_k_avx2, swa__dots_q3_k_avx2, swa__dot_q3_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q3_K)
-SWA__NEW_TYPE(SWA__AVX2, swa__row_dots_iq4_xs_avx2, swa__dots_iq4_xs_avx2, swa__dot_iq4_xs_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_IQ4_XS)
+/* The types whose AVX2 kernels come from SWA__NEW_TYPE(SWA__AVX2, ...): the row kernel, the
+   tile and the 1-token dot, from the driver with the type's unpacking. swa__kernels_avx2 enters
+   them in the table from this same list, so a new type is one line here. */
+#define SWA__AVX2_TYPES(X)                                                                              \
+    X(swa__row_dots_q8_0_avx2, swa__dots_q8_0_avx2, swa__dot_q8_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q8_0) \
+    X(swa__row_dots_q4_0_avx2, swa__dots_q4_0_avx2, swa__dot_q4_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q4_0) \
+    X(swa__row_dots_q4_1_avx2, swa__dots_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q4_1) \
+    X(swa__row_dots_q5_0_avx2, swa__dots_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_0) \
+    X(swa__row_dots_q5_1_avx2, swa__dots_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_1) \
+    X(swa__row_dots_iq4_nl_avx2, swa__dots_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_dots_b32_avx2, SWA_TYPE_IQ4_NL) \
+    X(swa__row_dots_q2_k_avx2, swa__dots_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q2_K) \
+    X(swa__row_dots_q3_k_avx2, swa__dots_q3_k_avx2, swa__dot_q3_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q3_K) \
+    X(swa__row_dots_iq4_xs_avx2, swa__dots_iq4_xs_avx2, swa__dot_iq4_xs_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_IQ4_XS)
+#define SWA__NEW_TYPE_AVX2(row_dots, dots, dot, driver, type) SWA__NEW_TYPE(SWA__AVX2, row_dots, dots, dot, driver, type)
+SWA__AVX2_TYPES(SWA__NEW_TYPE_AVX2)
+#undef SWA__NEW_TYPE_AVX2
 
 /* The largest |x| of 32 floats, and q = lrint(x * id) packed to bytes in order. */
 SWA__AVX2 static inline float swa__amax32_avx2(const float *x)
@@ -4673,8 +4685,6 @@ SWA__INLINE void swa__row_dots_blocks_neon(const void *row, const void *x, size_
     if (nt > 3) out[3] = vaddvq_f32(c3);
 }
 
-SWA__NEW_TYPE(, swa__row_dots_q8_0_neon, swa__dots_q8_0_neon, swa__dot_q8_0_neon, swa__row_dots_blocks_neon, SWA_TYPE_Q8_0)
-SWA__NEW_TYPE(, swa__row_dots_q4_0_neon, swa__dots_q4_0_neon, swa__dot_q4_0_neon, swa__row_dots_blocks_neon, SWA_TYPE_Q4_0)
 
 /* K-quant rows against up to 4 tokens: a super-block's scales and quants are unpacked once,
    into 16 vectors in element order, and meet each token's quants with the steps the 1-token
@@ -4912,13 +4922,20 @@ static inline void swa__row_dots_kblock_neon(const void *row, const void *x, siz
     for (t = 0; t < nt; t++) out[t] = sum[t];
 }
 
-SWA__NEW_TYPE(, swa__row_dots_q4_1_neon, swa__dots_q4_1_neon, swa__dot_q4_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q4_1)
-SWA__NEW_TYPE(, swa__row_dots_q5_0_neon, swa__dots_q5_0_neon, swa__dot_q5_0_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_0)
-SWA__NEW_TYPE(, swa__row_dots_q5_1_neon, swa__dots_q5_1_neon, swa__dot_q5_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_1)
-SWA__NEW_TYPE(, swa__row_dots_iq4_nl_neon, swa__dots_iq4_nl_neon, swa__dot_iq4_nl_neon, swa__row_dots_b32_neon, SWA_TYPE_IQ4_NL)
-SWA__NEW_TYPE(, swa__row_dots_q2_k_neon, swa__dots_q2_k_neon, swa__dot_q2_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q2_K)
-SWA__NEW_TYPE(, swa__row_dots_q3_k_neon, swa__dots_q3_k_neon, swa__dot_q3_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q3_K)
-SWA__NEW_TYPE(, swa__row_dots_iq4_xs_neon, swa__dots_iq4_xs_neon, swa__dot_iq4_xs_neon, swa__row_dots_kblock_neon, SWA_TYPE_IQ4_XS)
+/* The types whose NEON kernels come from SWA__NEW_TYPE (see SWA__AVX2_TYPES). */
+#define SWA__NEON_TYPES(X)                                                                              \
+    X(swa__row_dots_q8_0_neon, swa__dots_q8_0_neon, swa__dot_q8_0_neon, swa__row_dots_blocks_neon, SWA_TYPE_Q8_0) \
+    X(swa__row_dots_q4_0_neon, swa__dots_q4_0_neon, swa__dot_q4_0_neon, swa__row_dots_blocks_neon, SWA_TYPE_Q4_0) \
+    X(swa__row_dots_q4_1_neon, swa__dots_q4_1_neon, swa__dot_q4_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q4_1) \
+    X(swa__row_dots_q5_0_neon, swa__dots_q5_0_neon, swa__dot_q5_0_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_0) \
+    X(swa__row_dots_q5_1_neon, swa__dots_q5_1_neon, swa__dot_q5_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_1) \
+    X(swa__row_dots_iq4_nl_neon, swa__dots_iq4_nl_neon, swa__dot_iq4_nl_neon, swa__row_dots_b32_neon, SWA_TYPE_IQ4_NL) \
+    X(swa__row_dots_q2_k_neon, swa__dots_q2_k_neon, swa__dot_q2_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q2_K) \
+    X(swa__row_dots_q3_k_neon, swa__dots_q3_k_neon, swa__dot_q3_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q3_K) \
+    X(swa__row_dots_iq4_xs_neon, swa__dots_iq4_xs_neon, swa__dot_iq4_xs_neon, swa__row_dots_kblock_neon, SWA_TYPE_IQ4_XS)
+#define SWA__NEW_TYPE_NEON(row_dots, dots, dot, driver, type) SWA__NEW_TYPE(, row_dots, dots, dot, driver, type)
+SWA__NEON_TYPES(SWA__NEW_TYPE_NEON)
+#undef SWA__NEW_TYPE_NEON
 
 static float swa__amax_neon(const float *x, int64_t n)
 {
@@ -6321,36 +6338,24 @@ static void swa__kernels_ref(swa__kernels *k)
 static void swa__kernels_avx2(swa__kernels *k)
 {
 #if defined(SWA__HAVE_AVX2)
+    /* the types made by SWA__NEW_TYPE, from their list */
+#define SWA__ENTER(row_dots_fn, dots_fn, dot_fn, driver_fn, id) \
+    k->type[id].dot = dot_fn;                                  \
+    k->type[id].dots = dots_fn;
+    SWA__AVX2_TYPES(SWA__ENTER)
+#undef SWA__ENTER
     k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx2;
     k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx2;
     k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx2;
     k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx2;
     k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx2;
     k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx2;
-    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx2;
-    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx2;
-    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_avx2;
-    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx2;
     k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx2;
     k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx2;
     k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx2;
     k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx2;
     k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx2;
     k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx2;
-    k->type[SWA_TYPE_Q4_1].dot = swa__dot_q4_1_avx2;
-    k->type[SWA_TYPE_Q4_1].dots = swa__dots_q4_1_avx2;
-    k->type[SWA_TYPE_Q5_0].dot = swa__dot_q5_0_avx2;
-    k->type[SWA_TYPE_Q5_0].dots = swa__dots_q5_0_avx2;
-    k->type[SWA_TYPE_Q5_1].dot = swa__dot_q5_1_avx2;
-    k->type[SWA_TYPE_Q5_1].dots = swa__dots_q5_1_avx2;
-    k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_avx2;
-    k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_avx2;
-    k->type[SWA_TYPE_Q2_K].dot = swa__dot_q2_k_avx2;
-    k->type[SWA_TYPE_Q2_K].dots = swa__dots_q2_k_avx2;
-    k->type[SWA_TYPE_Q3_K].dot = swa__dot_q3_k_avx2;
-    k->type[SWA_TYPE_Q3_K].dots = swa__dots_q3_k_avx2;
-    k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_avx2;
-    k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_avx2;
     k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx2;
     k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx2;
     k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_avx2;
@@ -6443,36 +6448,24 @@ static void swa__kernels_amx(swa__kernels *k)
 static void swa__kernels_neon(swa__kernels *k)
 {
 #if defined(SWA__HAVE_NEON)
+    /* the types made by SWA__NEW_TYPE, from their list */
+#define SWA__ENTER(row_dots_fn, dots_fn, dot_fn, driver_fn, id) \
+    k->type[id].dot = dot_fn;                                  \
+    k->type[id].dots = dots_fn;
+    SWA__NEON_TYPES(SWA__ENTER)
+#undef SWA__ENTER
     k->type[SWA_TYPE_F32].dot = swa__dot_f32_neon;
     k->type[SWA_TYPE_F32].dots = swa__dots_f32_neon;
     k->type[SWA_TYPE_F16].dot = swa__dot_f16_neon;
     k->type[SWA_TYPE_F16].dots = swa__dots_f16_neon;
     k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_neon;
     k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_neon;
-    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_neon;
-    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_neon;
-    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_neon;
-    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_neon;
     k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_neon;
     k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_neon;
     k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_neon;
     k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_neon;
     k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_neon;
     k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_neon;
-    k->type[SWA_TYPE_Q4_1].dot = swa__dot_q4_1_neon;
-    k->type[SWA_TYPE_Q4_1].dots = swa__dots_q4_1_neon;
-    k->type[SWA_TYPE_Q5_0].dot = swa__dot_q5_0_neon;
-    k->type[SWA_TYPE_Q5_0].dots = swa__dots_q5_0_neon;
-    k->type[SWA_TYPE_Q5_1].dot = swa__dot_q5_1_neon;
-    k->type[SWA_TYPE_Q5_1].dots = swa__dots_q5_1_neon;
-    k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_neon;
-    k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_neon;
-    k->type[SWA_TYPE_Q2_K].dot = swa__dot_q2_k_neon;
-    k->type[SWA_TYPE_Q2_K].dots = swa__dots_q2_k_neon;
-    k->type[SWA_TYPE_Q3_K].dot = swa__dot_q3_k_neon;
-    k->type[SWA_TYPE_Q3_K].dots = swa__dots_q3_k_neon;
-    k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_neon;
-    k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_neon;
     k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_neon;
     k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_neon;
     k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_neon;
@@ -6556,6 +6549,13 @@ static void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a res
     for (; set; set = swa__kernel_set_find(set->parent)) chain[n++] = set;
     while (n > 0) chain[--n]->setup(k);
 }
+
+#if defined(SWA__HAVE_AVX2)
+#undef SWA__AVX2_TYPES
+#endif
+#if defined(SWA__HAVE_NEON)
+#undef SWA__NEON_TYPES
+#endif
 
 /* ==== thread pool ====
    Each context owns a persistent pool: workers start in swa_ctx_create. swa__pool_run splits a
