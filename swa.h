@@ -6881,16 +6881,40 @@ typedef struct swa__arch {
    windowed and global layers starting windowed, Gemma 3 has five windowed layers, then a
    global one. Gemma 2 without a window key has 4096; Gemma 3 without one is all global. Phi-3's
    window, when the file has one, is on every layer (as in transformers; llama.cpp ignores it). */
+/* A row names its groups of fields (C++11 has no designated initializers): the window's
+   (swa_period, min_window, default_window), the soft-capping defaults (attention, final), the
+   windowed layers' RoPE base and wide_query_layers. */
+#define SWA__ARCH(name, has, window, softcap, local_rope_base, wide_query) \
+    {name, has, window, softcap, local_rope_base, wide_query}
+#define SWA__WINDOW(period, min, by_default) period, min, by_default
+#define SWA__SOFTCAP(attn, final) attn, final
+#define SWA__LOCAL_ROPE_BASE(base) base
+#define SWA__WIDE_QUERY_LAYERS(n) n
 static const swa__arch swa__archs[] = {
-    {"llama", 0, 0, 1, 0, 0.0f, 0.0f, 0.0f, 0},
-    {"gemma2", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_NEOX | SWA__ARCH_GEMMA_SCALE,
-     2, 0, 4096, 50.0f, 30.0f, 0.0f, 46},
-    {"gemma3", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_QK_NORM | SWA__ARCH_NEOX |
-     SWA__ARCH_GEMMA_SCALE, 6, 0, 0, 0.0f, 0.0f, 10000.0f, 62},
-    {"phi3", SWA__ARCH_NEOX | SWA__ARCH_FUSED | SWA__ARCH_BIASES | SWA__ARCH_ROPE_FACTORS, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0},
-    {"qwen2", SWA__ARCH_NEOX | SWA__ARCH_BIASES, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0},
-    {"qwen3", SWA__ARCH_NEOX | SWA__ARCH_QK_NORM, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0},
+    SWA__ARCH("llama", 0, SWA__WINDOW(0, 1, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0)),
+    SWA__ARCH("gemma2", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_NEOX | SWA__ARCH_GEMMA_SCALE,
+              SWA__WINDOW(2, 0, 4096), SWA__SOFTCAP(50.0f, 30.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(46)),
+    SWA__ARCH("gemma3", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_QK_NORM | SWA__ARCH_NEOX |
+              SWA__ARCH_GEMMA_SCALE,
+              SWA__WINDOW(6, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(10000.0f),
+              SWA__WIDE_QUERY_LAYERS(62)),
+    SWA__ARCH("phi3", SWA__ARCH_NEOX | SWA__ARCH_FUSED | SWA__ARCH_BIASES | SWA__ARCH_ROPE_FACTORS,
+              SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0)),
+    SWA__ARCH("qwen2", SWA__ARCH_NEOX | SWA__ARCH_BIASES,
+              SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0)),
+    SWA__ARCH("qwen3", SWA__ARCH_NEOX | SWA__ARCH_QK_NORM,
+              SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0)),
 };
+#undef SWA__ARCH
+#undef SWA__WINDOW
+#undef SWA__SOFTCAP
+#undef SWA__LOCAL_ROPE_BASE
+#undef SWA__WIDE_QUERY_LAYERS
 
 struct swa_model {
     swa_gguf *gguf;
