@@ -2972,24 +2972,45 @@ swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_s
     SWA__TILE_STORE(2, 0); SWA__TILE_STORE(2, 1); SWA__TILE_STORE(2, 2); SWA__TILE_STORE(2, 3);
 }
 
-#define SWA__TILE_CASE(R, T)                                                                       \
-    case ((R) - 1) * 4 + (T) - 1: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, R, T); break;
-#define SWA__DOTS_FLOAT_AVX2(dots, TYPE)                                                           \
-    SWA__AVX2 static void dots(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, \
-                               int nt, int64_t n, float *y, int64_t ldy)                            \
-    {                                                                                               \
-        const uint8_t *wb = (const uint8_t *)w, *xb = (const uint8_t *)x;                          \
-        const uint32_t type = TYPE;                                                                 \
-        switch ((nr - 1) * 4 + nt - 1) {                                                            \
-        SWA__TILE_CASE(1, 1) SWA__TILE_CASE(1, 2) SWA__TILE_CASE(1, 3) SWA__TILE_CASE(1, 4)         \
-        SWA__TILE_CASE(2, 1) SWA__TILE_CASE(2, 2) SWA__TILE_CASE(2, 3) SWA__TILE_CASE(2, 4)         \
-        SWA__TILE_CASE(3, 1) SWA__TILE_CASE(3, 2) SWA__TILE_CASE(3, 3) SWA__TILE_CASE(3, 4)         \
-        default: break;                                                                             \
-        }                                                                                           \
+/* The tile of nr x nt (nr <= 3, nt <= 4), both sizes constants in the kernel it picks. */
+SWA__AVX2 SWA__INLINE void swa__dots_float_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                                int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
+{
+    const uint8_t *wb = (const uint8_t *)w, *xb = (const uint8_t *)x;
+    switch ((nr - 1) * 4 + nt - 1) {
+    case 0: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 1); break;
+    case 1: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 2); break;
+    case 2: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 3); break;
+    case 3: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 4); break;
+    case 4: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 1); break;
+    case 5: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 2); break;
+    case 6: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 3); break;
+    case 7: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 4); break;
+    case 8: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 1); break;
+    case 9: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 2); break;
+    case 10: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 3); break;
+    case 11: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 4); break;
+    default: break;
     }
-SWA__DOTS_FLOAT_AVX2(swa__dots_f32_avx2, SWA_TYPE_F32)
-SWA__DOTS_FLOAT_AVX2(swa__dots_f16_avx2, SWA_TYPE_F16)
-SWA__DOTS_FLOAT_AVX2(swa__dots_bf16_avx2, SWA_TYPE_BF16)
+}
+
+SWA__AVX2 static void swa__dots_f32_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
+                                         int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F32);
+}
+
+SWA__AVX2 static void swa__dots_f16_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
+                                         int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F16);
+}
+
+SWA__AVX2 static void swa__dots_bf16_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
+                                          int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_BF16);
+}
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f32_avx2, swa__dots_f32_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f16_avx2, swa__dots_f16_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_bf16_avx2, swa__dots_bf16_avx2)
@@ -3874,8 +3895,6 @@ SWA__AVX2 static void swa__swiglu_avx2(float *gate, const float *up, int64_t n)
 #undef SWA__LOAD_F16
 #undef SWA__TILE_TOKEN
 #undef SWA__TILE_STORE
-#undef SWA__TILE_CASE
-#undef SWA__DOTS_FLOAT_AVX2
 #undef SWA__WSUM_AVX2
 
 #endif /* SWA__HAVE_AVX2 */
@@ -4184,11 +4203,6 @@ swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x
         for (t = 0; t < T; t++) acc[r][t] = c[r][t];
 }
 
-#define SWA__FLOAT_TILE_CASE(R, T) \
-    case (R - 1) * SWA__TILE_MAX_TOKENS + T - 1: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, R, T); break;
-#define SWA__FLOAT_TILE_CASES(R) \
-    SWA__FLOAT_TILE_CASE(R, 1) SWA__FLOAT_TILE_CASE(R, 2) SWA__FLOAT_TILE_CASE(R, 3) SWA__FLOAT_TILE_CASE(R, 4) SWA__FLOAT_TILE_CASE(R, 5) SWA__FLOAT_TILE_CASE(R, 6)
-
 /* Up to SWA__TILE_MAX_ROWS rows against up to 6 tokens, in tiles of 4 rows. With several
    tokens the columns go in chunks of SWA__FLOAT_CHUNK, each met by every tile before the next:
    the tokens' activations for a chunk (12 KB for 6 tokens) stay in L1 while the rows pass, the
@@ -4213,8 +4227,32 @@ SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stri
         len = n - i < chunk ? n - i : chunk;
         for (r = 0; r < nr; r += SWA__FLOAT_TILE_ROWS) {
             const uint8_t *wb = (const uint8_t *)w + (size_t)r * w_stride + (size_t)i * elt;
+            /* the tile's rows and tokens, constants in the kernel each case picks */
             switch ((nr - r < SWA__FLOAT_TILE_ROWS ? nr - r - 1 : SWA__FLOAT_TILE_ROWS - 1) * SWA__TILE_MAX_TOKENS + nt - 1) {
-            SWA__FLOAT_TILE_CASES(1) SWA__FLOAT_TILE_CASES(2) SWA__FLOAT_TILE_CASES(3) SWA__FLOAT_TILE_CASES(4)
+            case 0: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 1); break;
+            case 1: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 2); break;
+            case 2: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 3); break;
+            case 3: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 4); break;
+            case 4: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 5); break;
+            case 5: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 6); break;
+            case 6: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 1); break;
+            case 7: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 2); break;
+            case 8: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 3); break;
+            case 9: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 4); break;
+            case 10: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 5); break;
+            case 11: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 6); break;
+            case 12: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 1); break;
+            case 13: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 2); break;
+            case 14: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 3); break;
+            case 15: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 4); break;
+            case 16: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 5); break;
+            case 17: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 6); break;
+            case 18: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 1); break;
+            case 19: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 2); break;
+            case 20: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 3); break;
+            case 21: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 4); break;
+            case 22: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 5); break;
+            case 23: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 6); break;
             default: break;
             }
         }
@@ -4222,8 +4260,6 @@ SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stri
     for (t = 0; t < nt; t++)
         for (r = 0; r < nr; r++) y[t * ldy + r] = swa__hsum16_avx512(acc[r][t]);
 }
-#undef SWA__FLOAT_TILE_CASES
-#undef SWA__FLOAT_TILE_CASE
 
 SWA__AVX512 static void swa__dots_f32_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                                              int nt, int64_t n, float *y, int64_t ldy)
