@@ -5478,9 +5478,6 @@ SWA__AMX SWA__INLINE void swa__words_row_amx(const uint8_t *row, const swa__q8t 
     for (t = 0; t < NT; t++) y[t * ldy] = swa__words_finish_amx(acc[t], row, x + t * x_units, units * 16, n_in / 32, type);
 }
 
-#define SWA__WORDS_ROW_CASE(NT) \
-    case NT: swa__words_row_amx(row, x, x_units, NT, n_in, &ix, y + r, ldy, type); break;
-
 /* y[t * ldy + r] = dot(row r, token t) for nr rows and n < SWA__AMX_FROM tokens packed by
    swa__q8t_pack. */
 SWA__AMX SWA__INLINE void swa__words_rows_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
@@ -5493,13 +5490,16 @@ SWA__AMX SWA__INLINE void swa__words_rows_amx(const uint8_t *w, size_t w_stride,
     for (r = 0; r < nr; r++) {
         const uint8_t *row = w + (size_t)r * w_stride;
         switch (n) {   /* a loop of its own for each count, its accumulators in registers */
-        SWA__WORDS_ROW_CASE(1) SWA__WORDS_ROW_CASE(2) SWA__WORDS_ROW_CASE(3) SWA__WORDS_ROW_CASE(4)
-        SWA__WORDS_ROW_CASE(5) SWA__WORDS_ROW_CASE(6)
+        case 1: swa__words_row_amx(row, x, x_units, 1, n_in, &ix, y + r, ldy, type); break;
+        case 2: swa__words_row_amx(row, x, x_units, 2, n_in, &ix, y + r, ldy, type); break;
+        case 3: swa__words_row_amx(row, x, x_units, 3, n_in, &ix, y + r, ldy, type); break;
+        case 4: swa__words_row_amx(row, x, x_units, 4, n_in, &ix, y + r, ldy, type); break;
+        case 5: swa__words_row_amx(row, x, x_units, 5, n_in, &ix, y + r, ldy, type); break;
+        case 6: swa__words_row_amx(row, x, x_units, 6, n_in, &ix, y + r, ldy, type); break;
         default: swa__words_row_amx(row, x, x_units, 7, n_in, &ix, y + r, ldy, type); break;
         }
     }
 }
-#undef SWA__WORDS_ROW_CASE
 
 /* ---- matrix products on AMX tiles ----
    For 16 weight rows and 16 tokens, tile C (16 x 16 int32) = A (one block of each row: 16 x
