@@ -2940,17 +2940,21 @@ SWA__AVX2 SWA__INLINE void swa__prefetch_float_tile(const uint8_t *w, size_t w_s
     else swa__prefetch_next_rows(w, w_stride, next, offset);
 }
 
-#define SWA__TILE_TOKEN(t)                                                                         \
-    if (T > t) {                                                                                    \
-        const __m256 v = _mm256_loadu_ps((const float *)(xb + (size_t)(t) * x_stride) + i);        \
-        c0##t = _mm256_fmadd_ps(w0, v, c0##t);                                                      \
-        if (R > 1) c1##t = _mm256_fmadd_ps(w1, v, c1##t);                                           \
-        if (R > 2) c2##t = _mm256_fmadd_ps(w2, v, c2##t);                                           \
-    }
-#define SWA__TILE_STORE(r, t)                                                                      \
-    if (R > r && T > t)                                                                             \
-        y[(t) * ldy + (r)] = swa__tile_sum_avx2(c##r##t, wb + (size_t)(r) * w_stride,               \
-                                                (const float *)(xb + (size_t)(t) * x_stride), i, n, type)
+/* Token t's float activations, x_stride bytes apart from x. */
+SWA__AVX2 SWA__INLINE const float *swa__token_f32(const uint8_t *x, size_t x_stride, int t)
+{
+    return (const float *)(x + (size_t)t * x_stride);
+}
+
+/* One token's 8 activations v against the R rows' 8 weights w0..w2, into its accumulators. */
+SWA__AVX2 SWA__INLINE void swa__tile_token_avx2(const float *v, __m256 w0, __m256 w1, __m256 w2, const int R, __m256 *c0,
+                                                __m256 *c1, __m256 *c2)
+{
+    const __m256 x = _mm256_loadu_ps(v);
+    *c0 = _mm256_fmadd_ps(w0, x, *c0);
+    if (R > 1) *c1 = _mm256_fmadd_ps(w1, x, *c1);
+    if (R > 2) *c2 = _mm256_fmadd_ps(w2, x, *c2);
+}
 
 SWA__AVX2 SWA__INLINE void
 swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_stride, int64_t n,
@@ -2964,12 +2968,24 @@ swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_s
         const __m256 w0 = swa__load8_avx2(wb, i, type);
         const __m256 w1 = R > 1 ? swa__load8_avx2(wb + w_stride, i, type) : w0;
         const __m256 w2 = R > 2 ? swa__load8_avx2(wb + 2 * w_stride, i, type) : w0;
-        SWA__TILE_TOKEN(0) SWA__TILE_TOKEN(1) SWA__TILE_TOKEN(2) SWA__TILE_TOKEN(3)
+        swa__tile_token_avx2(swa__token_f32(xb, x_stride, 0) + i, w0, w1, w2, R, &c00, &c10, &c20);
+        if (T > 1) swa__tile_token_avx2(swa__token_f32(xb, x_stride, 1) + i, w0, w1, w2, R, &c01, &c11, &c21);
+        if (T > 2) swa__tile_token_avx2(swa__token_f32(xb, x_stride, 2) + i, w0, w1, w2, R, &c02, &c12, &c22);
+        if (T > 3) swa__tile_token_avx2(swa__token_f32(xb, x_stride, 3) + i, w0, w1, w2, R, &c03, &c13, &c23);
         if ((size_t)i * elt % 64 == 0) swa__prefetch_float_tile(wb, w_stride, R, SWA__TILE_ROWS, (size_t)i * elt, (size_t)n * elt, T);
     }
-    SWA__TILE_STORE(0, 0); SWA__TILE_STORE(0, 1); SWA__TILE_STORE(0, 2); SWA__TILE_STORE(0, 3);
-    SWA__TILE_STORE(1, 0); SWA__TILE_STORE(1, 1); SWA__TILE_STORE(1, 2); SWA__TILE_STORE(1, 3);
-    SWA__TILE_STORE(2, 0); SWA__TILE_STORE(2, 1); SWA__TILE_STORE(2, 2); SWA__TILE_STORE(2, 3);
+    y[0 * ldy + 0] = swa__tile_sum_avx2(c00, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 0), i, n, type);
+    if (T > 1) y[1 * ldy + 0] = swa__tile_sum_avx2(c01, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 1), i, n, type);
+    if (T > 2) y[2 * ldy + 0] = swa__tile_sum_avx2(c02, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 2), i, n, type);
+    if (T > 3) y[3 * ldy + 0] = swa__tile_sum_avx2(c03, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 3), i, n, type);
+    if (R > 1) y[0 * ldy + 1] = swa__tile_sum_avx2(c10, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 0), i, n, type);
+    if (R > 1 && T > 1) y[1 * ldy + 1] = swa__tile_sum_avx2(c11, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 1), i, n, type);
+    if (R > 1 && T > 2) y[2 * ldy + 1] = swa__tile_sum_avx2(c12, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 2), i, n, type);
+    if (R > 1 && T > 3) y[3 * ldy + 1] = swa__tile_sum_avx2(c13, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 3), i, n, type);
+    if (R > 2) y[0 * ldy + 2] = swa__tile_sum_avx2(c20, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 0), i, n, type);
+    if (R > 2 && T > 1) y[1 * ldy + 2] = swa__tile_sum_avx2(c21, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 1), i, n, type);
+    if (R > 2 && T > 2) y[2 * ldy + 2] = swa__tile_sum_avx2(c22, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 2), i, n, type);
+    if (R > 2 && T > 3) y[3 * ldy + 2] = swa__tile_sum_avx2(c23, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 3), i, n, type);
 }
 
 /* The tile of nr x nt (nr <= 3, nt <= 4), both sizes constants in the kernel it picks. */
@@ -3893,8 +3909,6 @@ SWA__AVX2 static void swa__swiglu_avx2(float *gate, const float *up, int64_t n)
 
 /* The code-generating macros of this section end here. */
 #undef SWA__LOAD_F16
-#undef SWA__TILE_TOKEN
-#undef SWA__TILE_STORE
 #undef SWA__WSUM_AVX2
 
 #endif /* SWA__HAVE_AVX2 */
