@@ -752,14 +752,6 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
     (defined(__GNUC__) || defined(__clang__))
 #define SWA__HAVE_AVX2
 #define SWA__AVX2 __attribute__((target("avx2,fma,f16c")))
-#define SWA__INLINE __attribute__((always_inline)) static inline   /* a kernel's building block */
-/* A loop over a tile's registers, unrolled whole so that its arrays stay in registers (GCC
-   does so at -O2 only when told; clang ignores GCC's pragma). */
-#if defined(__clang__)
-#define SWA__UNROLL _Pragma("clang loop unroll(full)")
-#else
-#define SWA__UNROLL _Pragma("GCC unroll 8")
-#endif
 #include <immintrin.h>
 #include <cpuid.h>
 /* The VNNI intrinsics arrived in GCC 11 / clang 12 (AVX-VNNI) and GCC 10 / clang 9 (the
@@ -783,6 +775,14 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #if !defined(SWA_NO_SIMD) && !defined(SWA_NO_NEON) && defined(__aarch64__)
 #define SWA__HAVE_NEON
 #include <arm_neon.h>
+#endif
+#if defined(SWA__HAVE_AVX2) || defined(SWA__HAVE_NEON)
+#define SWA__INLINE __attribute__((always_inline)) static inline   /* a kernel's building block */
+/* The loop that follows unrolled n times, whole when it has at most n trips, so that a tile's
+   arrays stay in registers (GCC unrolls at -O2 only when told). GCC and clang both read GCC's
+   pragma. */
+#define SWA__PRAGMA(x) _Pragma(#x)
+#define SWA__UNROLL(n) SWA__PRAGMA(GCC unroll n)
 #endif
 
 #if defined(SWA_MALLOC) != defined(SWA_FREE)
@@ -858,6 +858,7 @@ typedef void (*swa__dequant_fn)(const void *row, float *out, int64_t n);
 typedef void (*swa__store_fn)(const float *x, void *row, int64_t n);
 
 typedef struct swa__type_info {
+    uint32_t id;               /* its ggml type id: its index in swa__types (a test checks) */
     const char *name;
     int64_t block_size, block_bytes;
     int act;                   /* SWA__ACT_*: the form of the activations its rows meet */
@@ -976,6 +977,14 @@ static swa_status swa__fail(swa_error *err, swa_status code, const char *fmt, ..
         va_end(ap);
     }
     return code;
+}
+
+/* Name k of n into buf (cap bytes, *len used) as prose, "a, b and c", for the messages that
+   list what a table supports; a list too long for buf is cut. */
+static void swa__list_add(char *buf, size_t cap, size_t *len, const char *name, int k, int n)
+{
+    int w = snprintf(buf + *len, cap - *len, "%s%s", k == 0 ? "" : k == n - 1 ? " and " : ", ", name);
+    if (w > 0) *len = *len + (size_t)w < cap ? *len + (size_t)w : cap - 1;
 }
 
 /* Put "prefix: " in front of the message already in err, cutting at the buffer's end. */
@@ -2159,7 +2168,7 @@ SWA__INTERNAL int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const
 SWA__INTERNAL void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8g *x,
                                            int64_t b0, int64_t b1, float acc[16])
 {
-    const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
+    const int64_t bytes = swa_type_block_bytes(type);
     int64_t b;
     for (b = b0; b < b1; b++) {
         const uint8_t *w = row + b * bytes;
@@ -2463,7 +2472,6 @@ typedef struct swa__kunpacked {
 } swa__kunpacked;
 
 typedef void (*swa__kunpack_fn)(const uint8_t *b, swa__kunpacked *u);
-static int swa__kblock_bytes(uint32_t type) { return type == SWA_TYPE_Q2_K ? 84 : type == SWA_TYPE_Q3_K ? 110 : 136; }
 
 static int swa__q2k_bits(const uint8_t *qs, int e) { return qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32)) & 3; }
 
@@ -2567,27 +2575,27 @@ static void swa__dequant_kunpacked_ref(swa__kunpack_fn unpack, int bytes, const 
 
 static float swa__dot_q2_k_ref(const void *r, const void *x, int64_t n)
 {
-    return swa__dot_kunpacked_ref(swa__q2k_unpack, swa__kblock_bytes(SWA_TYPE_Q2_K), r, x, n);
+    return swa__dot_kunpacked_ref(swa__q2k_unpack, (int)swa_type_block_bytes(SWA_TYPE_Q2_K), r, x, n);
 }
 static float swa__dot_q3_k_ref(const void *r, const void *x, int64_t n)
 {
-    return swa__dot_kunpacked_ref(swa__q3k_unpack, swa__kblock_bytes(SWA_TYPE_Q3_K), r, x, n);
+    return swa__dot_kunpacked_ref(swa__q3k_unpack, (int)swa_type_block_bytes(SWA_TYPE_Q3_K), r, x, n);
 }
 static float swa__dot_iq4_xs_ref(const void *r, const void *x, int64_t n)
 {
-    return swa__dot_kunpacked_ref(swa__iq4xs_unpack, swa__kblock_bytes(SWA_TYPE_IQ4_XS), r, x, n);
+    return swa__dot_kunpacked_ref(swa__iq4xs_unpack, (int)swa_type_block_bytes(SWA_TYPE_IQ4_XS), r, x, n);
 }
 static void swa__dequant_q2_k_ref(const void *r, float *o, int64_t n)
 {
-    swa__dequant_kunpacked_ref(swa__q2k_unpack, swa__kblock_bytes(SWA_TYPE_Q2_K), r, o, n);
+    swa__dequant_kunpacked_ref(swa__q2k_unpack, (int)swa_type_block_bytes(SWA_TYPE_Q2_K), r, o, n);
 }
 static void swa__dequant_q3_k_ref(const void *r, float *o, int64_t n)
 {
-    swa__dequant_kunpacked_ref(swa__q3k_unpack, swa__kblock_bytes(SWA_TYPE_Q3_K), r, o, n);
+    swa__dequant_kunpacked_ref(swa__q3k_unpack, (int)swa_type_block_bytes(SWA_TYPE_Q3_K), r, o, n);
 }
 static void swa__dequant_iq4_xs_ref(const void *r, float *o, int64_t n)
 {
-    swa__dequant_kunpacked_ref(swa__iq4xs_unpack, swa__kblock_bytes(SWA_TYPE_IQ4_XS), r, o, n);
+    swa__dequant_kunpacked_ref(swa__iq4xs_unpack, (int)swa_type_block_bytes(SWA_TYPE_IQ4_XS), r, o, n);
 }
 
 /* ---- attention and element-wise kernels; keys and values are stored as F32, F16 or Q8_0 ---- */
@@ -2740,54 +2748,100 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
         }                                                                                           \
     }
 
+/* A type's kernels in one instruction set (ATTR: its target attribute) from the driver its
+   unpacking shares with other types, driver(row, x, x_stride, nt, n, out, type): the row
+   kernel, its tile and its 1-token dot. */
+#define SWA__NEW_TYPE(ATTR, row_dots, dots, dot, driver, type)                                       \
+    ATTR SWA__INLINE void row_dots(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
+    {                                                                                               \
+        driver(row, x, stride, nt, n, out, type);                                                   \
+    }                                                                                               \
+    SWA__DOTS_FROM_ROW_DOTS(ATTR, dots, row_dots)                                                   \
+    SWA__DOT_FROM_DOTS(ATTR, dot, dots)
+
 /* ==== tensor types: one descriptor per type ====
    Every type id ggml has defined, with its block size and block bytes, so that the reader can
    size and skip tensors it does not run (ids 31-33 and 36-38 were removed from ggml). The types
    the library computes with also give the activation form their rows meet and their scalar
    reference: rows to float, the dot product, and for the types a cache can hold, the
    attention's weighted sum of values and the conversion of floats into a row. */
+
+/* One row per ggml type id, in id order (C++11 has no designated initializers, so the index is
+   the position; each row states its id and tests/test_kernels.c checks both against ggml's
+   list). A row says what the library does with the type:
+     SWA__TYPE_GONE    an id ggml has removed: no name, nothing to read
+     SWA__TYPE_READ    sizes only: the reader skips its tensors, the loader refuses them
+     SWA__TYPE_WEIGHT  a weight type: the activation form its rows meet (F32, Q8 or Q8K) and
+                       the stem of its reference kernels, swa__dequant_<stem>_ref and
+                       swa__dot_<stem>_ref
+     SWA__TYPE_CACHE   a weight type a KV cache can also hold: with swa__wsum_<stem>_ref and
+                       swa__store_<stem>_ref
+   Adding a type: a weight type with AVX2 and NEON kernels touches five places in this file:
+     1. its SWA_TYPE_* in the public enum (ggml's id);
+     2. its row here (sizes, activation form, reference stem);
+     3. its reference kernels, swa__dequant_<stem>_ref and swa__dot_<stem>_ref (with the
+        kernels, the only code that knows its layout);
+     4. AVX2: its unpacking in the driver it shares (swa__row_dots_b32_avx2 for blocks of 32,
+        swa__row_dots_kblock_avx2 for super-blocks, or a driver of its own) and one line in
+        SWA__AVX2_TYPES, which makes its kernels and enters them in the AVX2 table;
+     5. NEON: the same in the NEON drivers and SWA__NEON_TYPES.
+   Sizes, the names in messages, the activation form, the scalar defaults and the tiles all come
+   from the row (the top comment's list of types is documentation to update too). */
+#define SWA__TYPE_GONE(id, name) {id, NULL, 0, 0, 0, NULL, NULL, NULL, NULL}
+#define SWA__TYPE_READ(id, name, block_size, block_bytes) {id, #name, block_size, block_bytes, 0, NULL, NULL, NULL, NULL}
+#define SWA__TYPE_WEIGHT(id, name, block_size, block_bytes, act, stem) \
+    {id, #name, block_size, block_bytes, SWA__ACT_##act, swa__dequant_##stem##_ref, swa__dot_##stem##_ref, NULL, NULL}
+#define SWA__TYPE_CACHE(id, name, block_size, block_bytes, act, stem)                                      \
+    {id, #name, block_size, block_bytes, SWA__ACT_##act, swa__dequant_##stem##_ref, swa__dot_##stem##_ref, \
+     swa__wsum_##stem##_ref, swa__store_##stem##_ref}
+
 static const swa__type_info swa__types[SWA__N_TYPES] = {
-    {"F32", 1, 4, SWA__ACT_F32, swa__dequant_f32_ref, swa__dot_f32_ref, swa__wsum_f32_ref, swa__store_f32_ref},
-    {"F16", 1, 2, SWA__ACT_F32, swa__dequant_f16_ref, swa__dot_f16_ref, swa__wsum_f16_ref, swa__store_f16_ref},
-    {"Q4_0", 32, 18, SWA__ACT_Q8, swa__dequant_q4_0_ref, swa__dot_q4_0_ref, NULL, NULL},
-    {"Q4_1", 32, 20, SWA__ACT_Q8, swa__dequant_q4_1_ref, swa__dot_q4_1_ref, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {"Q5_0", 32, 22, SWA__ACT_Q8, swa__dequant_q5_0_ref, swa__dot_q5_0_ref, NULL, NULL},
-    {"Q5_1", 32, 24, SWA__ACT_Q8, swa__dequant_q5_1_ref, swa__dot_q5_1_ref, NULL, NULL},
-    {"Q8_0", 32, 34, SWA__ACT_Q8, swa__dequant_q8_0_ref, swa__dot_q8_0_ref, swa__wsum_q8_0_ref, swa__store_q8_0_ref},
-    {"Q8_1", 32, 36, 0, NULL, NULL, NULL, NULL},
-    {"Q2_K", 256, 84, SWA__ACT_Q8K, swa__dequant_q2_k_ref, swa__dot_q2_k_ref, NULL, NULL},
-    {"Q3_K", 256, 110, SWA__ACT_Q8K, swa__dequant_q3_k_ref, swa__dot_q3_k_ref, NULL, NULL},
-    {"Q4_K", 256, 144, SWA__ACT_Q8K, swa__dequant_q4_k_ref, swa__dot_q4_k_ref, NULL, NULL},
-    {"Q5_K", 256, 176, SWA__ACT_Q8K, swa__dequant_q5_k_ref, swa__dot_q5_k_ref, NULL, NULL},
-    {"Q6_K", 256, 210, SWA__ACT_Q8K, swa__dequant_q6_k_ref, swa__dot_q6_k_ref, NULL, NULL},
-    {"Q8_K", 256, 292, 0, NULL, NULL, NULL, NULL},
-    {"IQ2_XXS", 256, 66, 0, NULL, NULL, NULL, NULL},
-    {"IQ2_XS", 256, 74, 0, NULL, NULL, NULL, NULL},
-    {"IQ3_XXS", 256, 98, 0, NULL, NULL, NULL, NULL},
-    {"IQ1_S", 256, 50, 0, NULL, NULL, NULL, NULL},
-    {"IQ4_NL", 32, 18, SWA__ACT_Q8, swa__dequant_iq4_nl_ref, swa__dot_iq4_nl_ref, NULL, NULL},
-    {"IQ3_S", 256, 110, 0, NULL, NULL, NULL, NULL},
-    {"IQ2_S", 256, 82, 0, NULL, NULL, NULL, NULL},
-    {"IQ4_XS", 256, 136, SWA__ACT_Q8K, swa__dequant_iq4_xs_ref, swa__dot_iq4_xs_ref, NULL, NULL},
-    {"I8", 1, 1, 0, NULL, NULL, NULL, NULL},
-    {"I16", 1, 2, 0, NULL, NULL, NULL, NULL},
-    {"I32", 1, 4, 0, NULL, NULL, NULL, NULL},
-    {"I64", 1, 8, 0, NULL, NULL, NULL, NULL},
-    {"F64", 1, 8, 0, NULL, NULL, NULL, NULL},
-    {"IQ1_M", 256, 56, 0, NULL, NULL, NULL, NULL},
-    {"BF16", 1, 2, SWA__ACT_F32, swa__dequant_bf16_ref, swa__dot_bf16_ref, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {"TQ1_0", 256, 54, 0, NULL, NULL, NULL, NULL},
-    {"TQ2_0", 256, 66, 0, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, NULL, NULL, NULL, NULL},
-    {"MXFP4", 32, 17, 0, NULL, NULL, NULL, NULL},
+    /* row             id   name        block elements, bytes, activations, stem */
+    SWA__TYPE_CACHE (0,  F32,        1,   4,   F32, f32),
+    SWA__TYPE_CACHE (1,  F16,        1,   2,   F32, f16),
+    SWA__TYPE_WEIGHT(2,  Q4_0,       32,  18,  Q8,  q4_0),
+    SWA__TYPE_WEIGHT(3,  Q4_1,       32,  20,  Q8,  q4_1),
+    SWA__TYPE_GONE  (4,  Q4_2),
+    SWA__TYPE_GONE  (5,  Q4_3),
+    SWA__TYPE_WEIGHT(6,  Q5_0,       32,  22,  Q8,  q5_0),
+    SWA__TYPE_WEIGHT(7,  Q5_1,       32,  24,  Q8,  q5_1),
+    SWA__TYPE_CACHE (8,  Q8_0,       32,  34,  Q8,  q8_0),
+    SWA__TYPE_READ  (9,  Q8_1,       32,  36),
+    SWA__TYPE_WEIGHT(10, Q2_K,       256, 84,  Q8K, q2_k),
+    SWA__TYPE_WEIGHT(11, Q3_K,       256, 110, Q8K, q3_k),
+    SWA__TYPE_WEIGHT(12, Q4_K,       256, 144, Q8K, q4_k),
+    SWA__TYPE_WEIGHT(13, Q5_K,       256, 176, Q8K, q5_k),
+    SWA__TYPE_WEIGHT(14, Q6_K,       256, 210, Q8K, q6_k),
+    SWA__TYPE_READ  (15, Q8_K,       256, 292),
+    SWA__TYPE_READ  (16, IQ2_XXS,    256, 66),
+    SWA__TYPE_READ  (17, IQ2_XS,     256, 74),
+    SWA__TYPE_READ  (18, IQ3_XXS,    256, 98),
+    SWA__TYPE_READ  (19, IQ1_S,      256, 50),
+    SWA__TYPE_WEIGHT(20, IQ4_NL,     32,  18,  Q8,  iq4_nl),
+    SWA__TYPE_READ  (21, IQ3_S,      256, 110),
+    SWA__TYPE_READ  (22, IQ2_S,      256, 82),
+    SWA__TYPE_WEIGHT(23, IQ4_XS,     256, 136, Q8K, iq4_xs),
+    SWA__TYPE_READ  (24, I8,         1,   1),
+    SWA__TYPE_READ  (25, I16,        1,   2),
+    SWA__TYPE_READ  (26, I32,        1,   4),
+    SWA__TYPE_READ  (27, I64,        1,   8),
+    SWA__TYPE_READ  (28, F64,        1,   8),
+    SWA__TYPE_READ  (29, IQ1_M,      256, 56),
+    SWA__TYPE_WEIGHT(30, BF16,       1,   2,   F32, bf16),
+    SWA__TYPE_GONE  (31, Q4_0_4_4),
+    SWA__TYPE_GONE  (32, Q4_0_4_8),
+    SWA__TYPE_GONE  (33, Q4_0_8_8),
+    SWA__TYPE_READ  (34, TQ1_0,      256, 54),
+    SWA__TYPE_READ  (35, TQ2_0,      256, 66),
+    SWA__TYPE_GONE  (36, IQ4_NL_4_4),
+    SWA__TYPE_GONE  (37, IQ4_NL_4_8),
+    SWA__TYPE_GONE  (38, IQ4_NL_8_8),
+    SWA__TYPE_READ  (39, MXFP4,      32,  17),
 };
+#undef SWA__TYPE_GONE
+#undef SWA__TYPE_READ
+#undef SWA__TYPE_WEIGHT
+#undef SWA__TYPE_CACHE
 
 SWA__INTERNAL const swa__type_info *swa__type(uint32_t type)
 {
@@ -2819,7 +2873,25 @@ static int swa__type_supported(uint32_t type)
     return t && t->dequant;
 }
 
+/* The names of the types the library computes with, as a list for messages. */
+static void swa__type_list(char *buf, size_t cap)
+{
+    uint32_t t;
+    size_t len = 0;
+    int n = 0, k = 0;
+    buf[0] = '\0';
+    for (t = 0; t < SWA__N_TYPES; t++) n += swa__type_supported(t);
+    for (t = 0; t < SWA__N_TYPES; t++)
+        if (swa__type_supported(t)) swa__list_add(buf, cap, &len, swa__types[t].name, k++, n);
+}
+
 SWA__INTERNAL int swa__act_kind(uint32_t type) { return swa__types[type].act; }
+
+/* The alignment the kernels need of a row: a float type's element, else 2 (a block's f16s). */
+static uintptr_t swa__type_align(uint32_t type)
+{
+    return swa__types[type].block_size == 1 ? (uintptr_t)swa__types[type].block_bytes : 2;
+}
 
 SWA__INTERNAL void swa__dequant_row_ref(uint32_t type, const void *row, float *out, int64_t n)
 {
@@ -2913,7 +2985,7 @@ SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_st
 {
     uintptr_t p = (uintptr_t)w + (size_t)rows * w_stride + offset;
     int r;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (r = 0; r < rows; r++) _mm_prefetch((const char *)(p + (size_t)r * w_stride), _MM_HINT_T0);
 }
 
@@ -2945,7 +3017,7 @@ SWA__AVX2 SWA__INLINE void swa__prefetch_rows_ahead(const uint8_t *w, size_t w_s
 {
     uintptr_t p = (uintptr_t)w + offset;
     int r;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (r = 0; r < rows; r++) {
         _mm_prefetch((const char *)(p + (size_t)r * w_stride + SWA__PREFETCH_AHEAD), _MM_HINT_T1);
         _mm_prefetch((const char *)(p + (size_t)r * w_stride + SWA__PREFETCH_NEAR), _MM_HINT_T0);
@@ -2961,17 +3033,21 @@ SWA__AVX2 SWA__INLINE void swa__prefetch_float_tile(const uint8_t *w, size_t w_s
     else swa__prefetch_next_rows(w, w_stride, next, offset);
 }
 
-#define SWA__TILE_TOKEN(t)                                                                         \
-    if (T > t) {                                                                                    \
-        const __m256 v = _mm256_loadu_ps((const float *)(xb + (size_t)(t) * x_stride) + i);        \
-        c0##t = _mm256_fmadd_ps(w0, v, c0##t);                                                      \
-        if (R > 1) c1##t = _mm256_fmadd_ps(w1, v, c1##t);                                           \
-        if (R > 2) c2##t = _mm256_fmadd_ps(w2, v, c2##t);                                           \
-    }
-#define SWA__TILE_STORE(r, t)                                                                      \
-    if (R > r && T > t)                                                                             \
-        y[(t) * ldy + (r)] = swa__tile_sum_avx2(c##r##t, wb + (size_t)(r) * w_stride,               \
-                                                (const float *)(xb + (size_t)(t) * x_stride), i, n, type)
+/* Token t's float activations, x_stride bytes apart from x. */
+SWA__AVX2 SWA__INLINE const float *swa__token_f32(const uint8_t *x, size_t x_stride, int t)
+{
+    return (const float *)(x + (size_t)t * x_stride);
+}
+
+/* One token's 8 activations v against the R rows' 8 weights w0..w2, into its accumulators. */
+SWA__AVX2 SWA__INLINE void swa__tile_token_avx2(const float *v, __m256 w0, __m256 w1, __m256 w2, const int R, __m256 *c0,
+                                                __m256 *c1, __m256 *c2)
+{
+    const __m256 x = _mm256_loadu_ps(v);
+    *c0 = _mm256_fmadd_ps(w0, x, *c0);
+    if (R > 1) *c1 = _mm256_fmadd_ps(w1, x, *c1);
+    if (R > 2) *c2 = _mm256_fmadd_ps(w2, x, *c2);
+}
 
 SWA__AVX2 SWA__INLINE void
 swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_stride, int64_t n,
@@ -2980,37 +3056,70 @@ swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_s
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00;
     __m256 c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00;
     int64_t i;
-    const size_t elt = type == SWA_TYPE_F32 ? 4 : 2;
+    const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
     for (i = 0; i + 8 <= n; i += 8) {
         const __m256 w0 = swa__load8_avx2(wb, i, type);
         const __m256 w1 = R > 1 ? swa__load8_avx2(wb + w_stride, i, type) : w0;
         const __m256 w2 = R > 2 ? swa__load8_avx2(wb + 2 * w_stride, i, type) : w0;
-        SWA__TILE_TOKEN(0) SWA__TILE_TOKEN(1) SWA__TILE_TOKEN(2) SWA__TILE_TOKEN(3)
+        swa__tile_token_avx2(swa__token_f32(xb, x_stride, 0) + i, w0, w1, w2, R, &c00, &c10, &c20);
+        if (T > 1) swa__tile_token_avx2(swa__token_f32(xb, x_stride, 1) + i, w0, w1, w2, R, &c01, &c11, &c21);
+        if (T > 2) swa__tile_token_avx2(swa__token_f32(xb, x_stride, 2) + i, w0, w1, w2, R, &c02, &c12, &c22);
+        if (T > 3) swa__tile_token_avx2(swa__token_f32(xb, x_stride, 3) + i, w0, w1, w2, R, &c03, &c13, &c23);
         if ((size_t)i * elt % 64 == 0) swa__prefetch_float_tile(wb, w_stride, R, SWA__TILE_ROWS, (size_t)i * elt, (size_t)n * elt, T);
     }
-    SWA__TILE_STORE(0, 0); SWA__TILE_STORE(0, 1); SWA__TILE_STORE(0, 2); SWA__TILE_STORE(0, 3);
-    SWA__TILE_STORE(1, 0); SWA__TILE_STORE(1, 1); SWA__TILE_STORE(1, 2); SWA__TILE_STORE(1, 3);
-    SWA__TILE_STORE(2, 0); SWA__TILE_STORE(2, 1); SWA__TILE_STORE(2, 2); SWA__TILE_STORE(2, 3);
+    y[0 * ldy + 0] = swa__tile_sum_avx2(c00, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 0), i, n, type);
+    if (T > 1) y[1 * ldy + 0] = swa__tile_sum_avx2(c01, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 1), i, n, type);
+    if (T > 2) y[2 * ldy + 0] = swa__tile_sum_avx2(c02, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 2), i, n, type);
+    if (T > 3) y[3 * ldy + 0] = swa__tile_sum_avx2(c03, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 3), i, n, type);
+    if (R > 1) y[0 * ldy + 1] = swa__tile_sum_avx2(c10, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 0), i, n, type);
+    if (R > 1 && T > 1) y[1 * ldy + 1] = swa__tile_sum_avx2(c11, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 1), i, n, type);
+    if (R > 1 && T > 2) y[2 * ldy + 1] = swa__tile_sum_avx2(c12, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 2), i, n, type);
+    if (R > 1 && T > 3) y[3 * ldy + 1] = swa__tile_sum_avx2(c13, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 3), i, n, type);
+    if (R > 2) y[0 * ldy + 2] = swa__tile_sum_avx2(c20, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 0), i, n, type);
+    if (R > 2 && T > 1) y[1 * ldy + 2] = swa__tile_sum_avx2(c21, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 1), i, n, type);
+    if (R > 2 && T > 2) y[2 * ldy + 2] = swa__tile_sum_avx2(c22, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 2), i, n, type);
+    if (R > 2 && T > 3) y[3 * ldy + 2] = swa__tile_sum_avx2(c23, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 3), i, n, type);
 }
 
-#define SWA__TILE_CASE(R, T)                                                                       \
-    case ((R) - 1) * 4 + (T) - 1: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, R, T); break;
-#define SWA__DOTS_FLOAT_AVX2(dots, TYPE)                                                           \
-    SWA__AVX2 static void dots(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, \
-                               int nt, int64_t n, float *y, int64_t ldy)                            \
-    {                                                                                               \
-        const uint8_t *wb = (const uint8_t *)w, *xb = (const uint8_t *)x;                          \
-        const uint32_t type = TYPE;                                                                 \
-        switch ((nr - 1) * 4 + nt - 1) {                                                            \
-        SWA__TILE_CASE(1, 1) SWA__TILE_CASE(1, 2) SWA__TILE_CASE(1, 3) SWA__TILE_CASE(1, 4)         \
-        SWA__TILE_CASE(2, 1) SWA__TILE_CASE(2, 2) SWA__TILE_CASE(2, 3) SWA__TILE_CASE(2, 4)         \
-        SWA__TILE_CASE(3, 1) SWA__TILE_CASE(3, 2) SWA__TILE_CASE(3, 3) SWA__TILE_CASE(3, 4)         \
-        default: break;                                                                             \
-        }                                                                                           \
+/* The tile of nr x nt (nr <= 3, nt <= 4), both sizes constants in the kernel it picks. */
+SWA__AVX2 SWA__INLINE void swa__dots_float_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                                int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
+{
+    const uint8_t *wb = (const uint8_t *)w, *xb = (const uint8_t *)x;
+    switch ((nr - 1) * 4 + nt - 1) {
+    case 0: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 1); break;
+    case 1: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 2); break;
+    case 2: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 3); break;
+    case 3: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 4); break;
+    case 4: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 1); break;
+    case 5: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 2); break;
+    case 6: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 3); break;
+    case 7: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 4); break;
+    case 8: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 1); break;
+    case 9: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 2); break;
+    case 10: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 3); break;
+    case 11: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 4); break;
+    default: break;
     }
-SWA__DOTS_FLOAT_AVX2(swa__dots_f32_avx2, SWA_TYPE_F32)
-SWA__DOTS_FLOAT_AVX2(swa__dots_f16_avx2, SWA_TYPE_F16)
-SWA__DOTS_FLOAT_AVX2(swa__dots_bf16_avx2, SWA_TYPE_BF16)
+}
+
+SWA__AVX2 static void swa__dots_f32_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
+                                         int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F32);
+}
+
+SWA__AVX2 static void swa__dots_f16_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
+                                         int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F16);
+}
+
+SWA__AVX2 static void swa__dots_bf16_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
+                                          int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_BF16);
+}
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f32_avx2, swa__dots_f32_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f16_avx2, swa__dots_f16_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_bf16_avx2, swa__dots_bf16_avx2)
@@ -3081,22 +3190,11 @@ SWA__AVX2 SWA__INLINE __m256 swa__scales8_avx2(const uint8_t *w, int block_bytes
                                           (long long)swa__scales4(w, block_bytes)));
 }
 
-/* The two loops every quantized row kernel runs over its n_units units (groups of 8 blocks,
-   super-blocks) of unit_bytes each, both prefetching: generation (one token) in a loop of its
-   own, which the compiler schedules without the other tokens' registers, and up to 4 tokens
-   sharing each unpacked unit. STEP(k, accumulator) is token k's turn on unit i, the same steps
-   in both loops, so a token's result does not depend on the tile. */
-#define SWA__TOKEN_LOOPS(n_units, unit_bytes, UNPACK, STEP)                                             \
-    for (i = 0; nt == 1 && i < (n_units); i++, w += (unit_bytes)) {                                     \
-        swa__prefetch_unit(w, (unit_bytes));                                                            \
-        UNPACK                                                                                          \
-        STEP(0, c0)                                                                                     \
-    }                                                                                                   \
-    for (i = 0; nt > 1 && i < (n_units); i++, w += (unit_bytes)) {                                      \
-        swa__prefetch_unit(w, (unit_bytes));                                                            \
-        UNPACK                                                                                          \
-        STEP(0, c0) STEP(1, c1) STEP(2, c2) STEP(3, c3)                                                 \
-    }
+/* The two token loops: every quantized row kernel runs over its units (groups of 8 blocks,
+   super-blocks) twice over, both prefetching: generation (one token) in a loop of its own,
+   which the compiler schedules without the other tokens' registers, and up to 4 tokens sharing
+   each unpacked unit. A token's step is the same function in both loops, so its result does
+   not depend on the tile. */
 
 /* The tokens' results: each accumulator's lanes added up. */
 SWA__AVX2 SWA__INLINE void swa__store_sums_avx2(float *out, int nt, __m256 c0, __m256 c1, __m256 c2, __m256 c3)
@@ -3120,32 +3218,38 @@ SWA__AVX2 SWA__INLINE __m256i swa__block_sums8_avx2(__m256i p0, __m256i p1, __m2
     return _mm256_hadd_epi32(_mm256_hadd_epi32(p0, p1), _mm256_hadd_epi32(p2, p3));
 }
 
-#define SWA__GROUP_STEP(k, accum)                                                                       \
-    if (nt > k) {                                                                                       \
-        const swa__q8g *a = (const swa__q8g *)(xa + (size_t)(k) * stride) + i;                         \
-        __m256i s = swa__block_sums8_avx2(swa__pair_sums_avx2(lo0, hi0, a->q, type),                    \
-                                          swa__pair_sums_avx2(lo1, hi1, a->q + 64, type),               \
-                                          swa__pair_sums_avx2(lo2, hi2, a->q + 128, type),              \
-                                          swa__pair_sums_avx2(lo3, hi3, a->q + 192, type), type);       \
-        if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_loadu_si256((const __m256i *)a->sum8)); \
-        accum = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_loadu_ps(a->d)), _mm256_cvtepi32_ps(s), accum); \
-    }
+/* A group of 8 blocks, unpacked once for all the tokens: its 4 pairs of weight registers (see
+   swa__pair_avx2) and its 8 scales. */
+typedef struct swa__group_avx2 {
+    __m256i lo[4], hi[4];
+    __m256 dw;
+} swa__group_avx2;
 
-#define SWA__GROUP_UNPACK                                                                               \
-    __m256i lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3;                                                     \
-    __m256 dw = swa__scales8_avx2(w, block_bytes);                                                      \
-    swa__pair_avx2(w, 0, type, &lo0, &hi0);                                                             \
-    swa__pair_avx2(w, 1, type, &lo1, &hi1);                                                             \
-    swa__pair_avx2(w, 2, type, &lo2, &hi2);                                                             \
-    swa__pair_avx2(w, 3, type, &lo3, &hi3);
+SWA__AVX2 SWA__INLINE void swa__group_unpack_avx2(const uint8_t *w, int block_bytes, uint32_t type, swa__group_avx2 *g)
+{
+    g->dw = swa__scales8_avx2(w, block_bytes);
+    swa__pair_avx2(w, 0, type, &g->lo[0], &g->hi[0]);
+    swa__pair_avx2(w, 1, type, &g->lo[1], &g->hi[1]);
+    swa__pair_avx2(w, 2, type, &g->lo[2], &g->hi[2]);
+    swa__pair_avx2(w, 3, type, &g->lo[3], &g->hi[3]);
+}
 
-#define SWA__BLOCK_STEP(k, accum)                                                                       \
-    if (nt > k) {                                                                                       \
-        const swa__q8g *a = (const swa__q8g *)(xa + (size_t)(k) * stride);                             \
-        __m256i s = swa__sums4_avx2(q, swa__block_x_avx2(a, b), type);                                 \
-        if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_setr_epi32(a[b / 8].sum8[b % 8], 0, 0, 0, 0, 0, 0, 0)); \
-        accum = _mm256_fmadd_ps(_mm256_set1_ps(dw * a[b / 8].d[b % 8]), _mm256_cvtepi32_ps(s), accum); \
-    }
+/* Token k's activations, x_stride bytes apart from x. */
+SWA__AVX2 SWA__INLINE const swa__q8g *swa__q8g_token(const uint8_t *x, size_t x_stride, int k)
+{
+    return (const swa__q8g *)(x + (size_t)k * x_stride);
+}
+
+/* One token's turn on group g: a, its activations' group, into acc. */
+SWA__AVX2 SWA__INLINE __m256 swa__group_step_avx2(const swa__group_avx2 *g, const swa__q8g *a, uint32_t type, __m256 acc)
+{
+    __m256i s = swa__block_sums8_avx2(swa__pair_sums_avx2(g->lo[0], g->hi[0], a->q, type),
+                                      swa__pair_sums_avx2(g->lo[1], g->hi[1], a->q + 64, type),
+                                      swa__pair_sums_avx2(g->lo[2], g->hi[2], a->q + 128, type),
+                                      swa__pair_sums_avx2(g->lo[3], g->hi[3], a->q + 192, type), type);
+    if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_loadu_si256((const __m256i *)a->sum8));
+    return _mm256_fmadd_ps(_mm256_mul_ps(g->dw, _mm256_loadu_ps(a->d)), _mm256_cvtepi32_ps(s), acc);
+}
 
 /* The sum of 8 int32 lanes. */
 SWA__AVX2 SWA__INLINE int32_t swa__hsum_epi32_avx2(__m256i v)
@@ -3173,36 +3277,47 @@ SWA__AVX2 SWA__INLINE __m256i swa__block_avx2(const uint8_t *w, uint32_t type)
                             _mm256_set1_epi8(15));
 }
 
+/* One token's turn on block b (weights q, scale dw) of a row's last, partial group. */
+SWA__AVX2 SWA__INLINE __m256 swa__block_step_avx2(__m256i q, float dw, const swa__q8g *a, int64_t b, uint32_t type, __m256 acc)
+{
+    __m256i s = swa__sums4_avx2(q, swa__block_x_avx2(a, b), type);
+    if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_setr_epi32(a[b / 8].sum8[b % 8], 0, 0, 0, 0, 0, 0, 0));
+    return _mm256_fmadd_ps(_mm256_set1_ps(dw * a[b / 8].d[b % 8]), _mm256_cvtepi32_ps(s), acc);
+}
+
 SWA__AVX2 SWA__INLINE void swa__row_dots_grouped_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n,
                                                       float *out, const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const int block_bytes = type == SWA_TYPE_Q4_0 ? 18 : 34;
+    const int block_bytes = (int)swa__types[type].block_bytes;
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    swa__group_avx2 g;
     int64_t i, b;
-    SWA__TOKEN_LOOPS(n / 256, 8 * block_bytes, SWA__GROUP_UNPACK, SWA__GROUP_STEP)
+    /* the two token loops, then the last, partial group block by block */
+    for (i = 0; nt == 1 && i < n / 256; i++, w += 8 * block_bytes) {
+        swa__prefetch_unit(w, 8 * block_bytes);
+        swa__group_unpack_avx2(w, block_bytes, type, &g);
+        if (nt > 0) c0 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 0) + i, type, c0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
+        swa__prefetch_unit(w, 8 * block_bytes);
+        swa__group_unpack_avx2(w, block_bytes, type, &g);
+        if (nt > 0) c0 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 0) + i, type, c0);
+        if (nt > 1) c1 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 1) + i, type, c1);
+        if (nt > 2) c2 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 2) + i, type, c2);
+        if (nt > 3) c3 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 3) + i, type, c3);
+    }
     for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
         __m256i q = swa__block_avx2(w, type);
         float dw = _cvtsh_ss(swa__load_u16(w));
-        SWA__BLOCK_STEP(0, c0) SWA__BLOCK_STEP(1, c1) SWA__BLOCK_STEP(2, c2) SWA__BLOCK_STEP(3, c3)
+        if (nt > 0) c0 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 0), b, type, c0);
+        if (nt > 1) c1 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 1), b, type, c1);
+        if (nt > 2) c2 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 2), b, type, c2);
+        if (nt > 3) c3 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 3), b, type, c3);
     }
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
-SWA__AVX2 SWA__INLINE void swa__row_dots_q8_0_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_grouped_avx2(row, x, stride, nt, n, out, SWA_TYPE_Q8_0);
-}
-
-SWA__AVX2 SWA__INLINE void swa__row_dots_q4_0_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_grouped_avx2(row, x, stride, nt, n, out, SWA_TYPE_Q4_0);
-}
-
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q8_0_avx2, swa__row_dots_q8_0_avx2)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q4_0_avx2, swa__row_dots_q4_0_avx2)
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q8_0_avx2, swa__dots_q8_0_avx2)
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_0_avx2, swa__dots_q4_0_avx2)
 
 /* K-quant rows against up to 4 tokens at once: a super-block's weights and scales are unpacked
    once for all the tokens, and each token's integer sums meet their scales in vector registers,
@@ -3245,43 +3360,82 @@ SWA__AVX2 SWA__INLINE __m128i swa__q4k_scales_avx2(const uint8_t *s)
    (not as arrays in a loop, which GCC keeps in memory at -O2). A token's sums and its mins
    (negated, so that both add) share one hadd and one FMA, against [d d dmin dmin] in each lane,
    fewer operations than a second FMA, a permute per group and d and dmin converted apart. */
-#define SWA__Q4K_UNPACK(g)                                                                              \
-    __m256i raw##g = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));                            \
-    __m256i lo##g = _mm256_and_si256(raw##g, low4), hi##g = _mm256_and_si256(_mm256_srli_epi16(raw##g, 4), low4); \
-    __m256i sl##g = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));                \
-    __m256i sh##g = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
+/* A Q4_K super-block unpacked once for all the tokens: per group g of 64 its low and high
+   nibbles and their two scales (as int16 in every lane), the mins negated for the 16-element
+   sums (m[j] for bsum[2 j] and bsum[2 j + 1]), and [d, dmin] alternating by pairs. */
+typedef struct swa__q4k_avx2 {
+    __m256i lo[4], hi[4], sl[4], sh[4];
+    __m256i mins16;
+    __m256 d_dmin;
+} swa__q4k_avx2;
 
-#define SWA__Q4K_GROUP_SUM(g, a)                                                                        \
-    _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo##g, _mm256_loadu_si256((const __m256i *)((a)->q + 64 * g))), sl##g), \
-                     _mm256_madd_epi16(_mm256_maddubs_epi16(hi##g, _mm256_loadu_si256((const __m256i *)((a)->q + 64 * g + 32))), sh##g))
+SWA__AVX2 SWA__INLINE void swa__q4k_group_unpack_avx2(const uint8_t *w, __m256i sc16, int g, swa__q4k_avx2 *u)
+{
+    const __m256i low4 = _mm256_set1_epi8(15);
+    __m256i raw = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
+    u->lo[g] = _mm256_and_si256(raw, low4);
+    u->hi[g] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+    u->sl[g] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));
+    u->sh[g] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
+}
 
-#define SWA__Q4K_STEP(k, accum)                                                                         \
-    if (nt > k) {                                                                                       \
-        const swa__q8k *a = (const swa__q8k *)(xa + (size_t)(k) * stride) + i;                         \
-        __m256i sum = _mm256_add_epi32(_mm256_add_epi32(SWA__Q4K_GROUP_SUM(0, a), SWA__Q4K_GROUP_SUM(1, a)), \
-                                       _mm256_add_epi32(SWA__Q4K_GROUP_SUM(2, a), SWA__Q4K_GROUP_SUM(3, a))); \
-        __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), mins16);         \
-        __m256i both = _mm256_hadd_epi32(sum, mins);                                                    \
-        accum = _mm256_fmadd_ps(_mm256_mul_ps(d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(both), accum); \
-    }
+SWA__AVX2 SWA__INLINE void swa__q4k_unpack_avx2(const uint8_t *w, swa__q4k_avx2 *u)
+{
+    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
+    __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
+    u->mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
+    u->d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)))),
+                                         _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+    swa__q4k_group_unpack_avx2(w, sc16, 0, u);
+    swa__q4k_group_unpack_avx2(w, sc16, 1, u);
+    swa__q4k_group_unpack_avx2(w, sc16, 2, u);
+    swa__q4k_group_unpack_avx2(w, sc16, 3, u);
+}
 
-#define SWA__Q4K_UNPACK_ALL                                                                             \
-    __m128i scales_mins = swa__q4k_scales_avx2(w + 4);                                                  \
-    __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));                        \
-    __m256i mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice))); \
-    __m256 d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)))), \
-                                             _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));                \
-    SWA__Q4K_UNPACK(0) SWA__Q4K_UNPACK(1) SWA__Q4K_UNPACK(2) SWA__Q4K_UNPACK(3)
+SWA__AVX2 SWA__INLINE __m256i swa__q4k_group_sum_avx2(const swa__q4k_avx2 *u, const swa__q8k *a, int g)
+{
+    return _mm256_add_epi32(
+        _mm256_madd_epi16(_mm256_maddubs_epi16(u->lo[g], _mm256_loadu_si256((const __m256i *)(a->q + 64 * g))), u->sl[g]),
+        _mm256_madd_epi16(_mm256_maddubs_epi16(u->hi[g], _mm256_loadu_si256((const __m256i *)(a->q + 64 * g + 32))), u->sh[g]));
+}
+
+/* One token's turn on super-block u: a, its activations' block, into acc. */
+SWA__AVX2 SWA__INLINE __m256 swa__q4k_step_avx2(const swa__q4k_avx2 *u, const swa__q8k *a, __m256 acc)
+{
+    __m256i sum = _mm256_add_epi32(_mm256_add_epi32(swa__q4k_group_sum_avx2(u, a, 0), swa__q4k_group_sum_avx2(u, a, 1)),
+                                   _mm256_add_epi32(swa__q4k_group_sum_avx2(u, a, 2), swa__q4k_group_sum_avx2(u, a, 3)));
+    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->mins16);
+    __m256i both = _mm256_hadd_epi32(sum, mins);
+    return _mm256_fmadd_ps(_mm256_mul_ps(u->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(both), acc);
+}
+
+/* Token k's activations, x_stride bytes apart from x. */
+SWA__AVX2 SWA__INLINE const swa__q8k *swa__q8k_token(const uint8_t *x, size_t x_stride, int k)
+{
+    return (const swa__q8k *)(x + (size_t)k * x_stride);
+}
 
 SWA__AVX2 SWA__INLINE void swa__row_dots_q4_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const __m256i low4 = _mm256_set1_epi8(15);
-    /* mins for the 16-element sums: m[j] for bsum[2 j] and bsum[2 j + 1] */
-    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    const int bytes = (int)swa__types[SWA_TYPE_Q4_K].block_bytes;
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    swa__q4k_avx2 u;
     int64_t i;
-    SWA__TOKEN_LOOPS(n / 256, 144, SWA__Q4K_UNPACK_ALL, SWA__Q4K_STEP)
+    for (i = 0; nt == 1 && i < n / 256; i++, w += bytes) {   /* the two token loops */
+        swa__prefetch_unit(w, bytes);
+        swa__q4k_unpack_avx2(w, &u);
+        if (nt > 0) c0 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += bytes) {
+        swa__prefetch_unit(w, bytes);
+        swa__q4k_unpack_avx2(w, &u);
+        if (nt > 0) c0 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
+        if (nt > 1) c1 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 1) + i, c1);
+        if (nt > 2) c2 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 2) + i, c2);
+        if (nt > 3) c3 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 3) + i, c3);
+    }
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
@@ -3388,49 +3542,80 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_q5_k_avx2(const void *row, const void *
 /* Q6_K: the quants are 0..63 here and the -32 comes back through the 16-element sums. Half h
    (128 elements) takes its low nibbles from ql and two high bits from qh; elements 32 j..
    32 j + 31 use scales 2 j and 2 j + 1. */
-#define SWA__Q6K_UNPACK(h, j0, j1, j2, j3)                                                              \
-    __m256i l0##h = _mm256_loadu_si256((const __m256i *)(w + 64 * h));                                  \
-    __m256i l1##h = _mm256_loadu_si256((const __m256i *)(w + 64 * h + 32));                             \
-    __m256i hb##h = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * h));                            \
-    __m256i q##j0 = _mm256_or_si256(_mm256_and_si256(l0##h, low4), _mm256_slli_epi16(_mm256_and_si256(hb##h, low2), 4)); \
-    __m256i q##j1 = _mm256_or_si256(_mm256_and_si256(l1##h, low4),                                     \
-                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb##h, 2), low2), 4)); \
-    __m256i q##j2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0##h, 4), low4),              \
-                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb##h, 4), low2), 4)); \
-    __m256i q##j3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1##h, 4), low4),              \
-                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb##h, 6), low2), 4));
+/* A Q6_K super-block unpacked once for all the tokens: its 256 quants (0..63, the -32 comes
+   from bsum) in 8 registers of 32, the int8 scales as int16 (in order, and the low and high 8
+   in both lanes) and d. */
+typedef struct swa__q6k_avx2 {
+    __m256i q[8];
+    __m256i sc16, sc_low, sc_high;
+    float d;
+} swa__q6k_avx2;
 
-#define SWA__Q6K_SUM(j, a)                                                                              \
-    _mm256_madd_epi16(_mm256_maddubs_epi16(q##j, _mm256_loadu_si256((const __m256i *)((a)->q + 32 * j))), \
-                      swa__scale_pair_avx2(j < 4 ? sc_low : sc_high, j % 4))
+/* Half h (128 quants) into q[4 h .. 4 h + 3]. */
+SWA__AVX2 SWA__INLINE void swa__q6k_half_unpack_avx2(const uint8_t *w, int h, swa__q6k_avx2 *u)
+{
+    const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
+    __m256i l0 = _mm256_loadu_si256((const __m256i *)(w + 64 * h));
+    __m256i l1 = _mm256_loadu_si256((const __m256i *)(w + 64 * h + 32));
+    __m256i hb = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * h));
+    u->q[4 * h] = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(hb, low2), 4));
+    u->q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(l1, low4),
+                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), low2), 4));
+    u->q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
+                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), low2), 4));
+    u->q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), low2), 4));
+}
 
-#define SWA__Q6K_STEP(k, accum)                                                                         \
-    if (nt > k) {                                                                                       \
-        const swa__q8k *a = (const swa__q8k *)(xa + (size_t)(k) * stride) + i;                         \
-        __m256i sum = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(SWA__Q6K_SUM(0, a), SWA__Q6K_SUM(1, a)), \
-                                                        _mm256_add_epi32(SWA__Q6K_SUM(2, a), SWA__Q6K_SUM(3, a))), \
-                                       _mm256_add_epi32(_mm256_add_epi32(SWA__Q6K_SUM(4, a), SWA__Q6K_SUM(5, a)), \
-                                                        _mm256_add_epi32(SWA__Q6K_SUM(6, a), SWA__Q6K_SUM(7, a)))); \
-        __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), sc16);         \
-        sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(offset, 5));                                      \
-        accum = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sum), accum);              \
-    }
+SWA__AVX2 SWA__INLINE void swa__q6k_unpack_avx2(const uint8_t *w, swa__q6k_avx2 *u)
+{
+    __m128i sc8 = _mm_loadu_si128((const __m128i *)(w + 192));
+    u->sc16 = _mm256_cvtepi8_epi16(sc8);
+    u->sc_low = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));
+    u->sc_high = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8)));
+    u->d = _cvtsh_ss(swa__load_u16(w + 208));
+    swa__q6k_half_unpack_avx2(w, 0, u);
+    swa__q6k_half_unpack_avx2(w, 1, u);
+}
 
-#define SWA__Q6K_UNPACK_ALL                                                                             \
-    __m128i sc8 = _mm_loadu_si128((const __m128i *)(w + 192));                                          \
-    __m256i sc16 = _mm256_cvtepi8_epi16(sc8);                                                           \
-    __m256i sc_low = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));                               \
-    __m256i sc_high = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8)));           \
-    float d = _cvtsh_ss(swa__load_u16(w + 208));                                                        \
-    SWA__Q6K_UNPACK(0, 0, 1, 2, 3) SWA__Q6K_UNPACK(1, 4, 5, 6, 7)
+SWA__AVX2 SWA__INLINE __m256i swa__q6k_sum_avx2(const swa__q6k_avx2 *u, const swa__q8k *a, int j)
+{
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u->q[j], _mm256_loadu_si256((const __m256i *)(a->q + 32 * j))),
+                             swa__scale_pair_avx2(j < 4 ? u->sc_low : u->sc_high, j % 4));
+}
+
+/* One token's turn on super-block u: a, its activations' block, into acc. */
+SWA__AVX2 SWA__INLINE __m256 swa__q6k_step_avx2(const swa__q6k_avx2 *u, const swa__q8k *a, __m256 acc)
+{
+    __m256i sum = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(swa__q6k_sum_avx2(u, a, 0), swa__q6k_sum_avx2(u, a, 1)),
+                                                    _mm256_add_epi32(swa__q6k_sum_avx2(u, a, 2), swa__q6k_sum_avx2(u, a, 3))),
+                                   _mm256_add_epi32(_mm256_add_epi32(swa__q6k_sum_avx2(u, a, 4), swa__q6k_sum_avx2(u, a, 5)),
+                                                    _mm256_add_epi32(swa__q6k_sum_avx2(u, a, 6), swa__q6k_sum_avx2(u, a, 7))));
+    __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->sc16);
+    sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(offset, 5));
+    return _mm256_fmadd_ps(_mm256_set1_ps(u->d * a->d), _mm256_cvtepi32_ps(sum), acc);
+}
 
 SWA__AVX2 SWA__INLINE void swa__row_dots_q6_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
+    const int bytes = (int)swa__types[SWA_TYPE_Q6_K].block_bytes;
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    swa__q6k_avx2 u;
     int64_t i;
-    SWA__TOKEN_LOOPS(n / 256, 210, SWA__Q6K_UNPACK_ALL, SWA__Q6K_STEP)
+    for (i = 0; nt == 1 && i < n / 256; i++, w += bytes) {   /* the two token loops */
+        swa__prefetch_unit(w, bytes);
+        swa__q6k_unpack_avx2(w, &u);
+        if (nt > 0) c0 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += bytes) {
+        swa__prefetch_unit(w, bytes);
+        swa__q6k_unpack_avx2(w, &u);
+        if (nt > 0) c0 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
+        if (nt > 1) c1 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 1) + i, c1);
+        if (nt > 2) c2 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 2) + i, c2);
+        if (nt > 3) c3 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 3) + i, c3);
+    }
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
@@ -3564,7 +3749,7 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_kblock_avx2(const void *row, const void
                                                      float *out, const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const int bytes = swa__kblock_bytes(type);
+    const int bytes = (int)swa__types[type].block_bytes;
     __m256 acc[SWA__TILE_TOKENS];
     int64_t i;
     int t;
@@ -3578,20 +3763,21 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_kblock_avx2(const void *row, const void
 }
 
 /* The row kernels of each type, its tile and its 1-token dot. */
-#define SWA__NEW_TYPE_AVX2(row_dots, dots, dot, driver, type)                                          \
-    SWA__AVX2 SWA__INLINE void row_dots(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
-    {                                                                                                   \
-        driver(row, x, stride, nt, n, out, type);                                                       \
-    }                                                                                                   \
-    SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, dots, row_dots)                                                  \
-    SWA__DOT_FROM_DOTS(SWA__AVX2, dot, dots)
-SWA__NEW_TYPE_AVX2(swa__row_dots_q4_1_avx2, swa__dots_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q4_1)
-SWA__NEW_TYPE_AVX2(swa__row_dots_q5_0_avx2, swa__dots_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_0)
-SWA__NEW_TYPE_AVX2(swa__row_dots_q5_1_avx2, swa__dots_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_1)
-SWA__NEW_TYPE_AVX2(swa__row_dots_iq4_nl_avx2, swa__dots_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_dots_b32_avx2, SWA_TYPE_IQ4_NL)
-SWA__NEW_TYPE_AVX2(swa__row_dots_q2_k_avx2, swa__dots_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q2_K)
-SWA__NEW_TYPE_AVX2(swa__row_dots_q3_k_avx2, swa__dots_q3_k_avx2, swa__dot_q3_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q3_K)
-SWA__NEW_TYPE_AVX2(swa__row_dots_iq4_xs_avx2, swa__dots_iq4_xs_avx2, swa__dot_iq4_xs_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_IQ4_XS)
+/* The types whose AVX2 kernels come from SWA__NEW_TYPE(SWA__AVX2, ...): the row kernel, the
+   tile and the 1-token dot, from the driver with the type's unpacking. swa__kernels_avx2 enters
+   them in the table from this same list, so a new type is one line here. */
+#define SWA__AVX2_TYPES(X)                                                                              \
+    X(swa__row_dots_q8_0_avx2, swa__dots_q8_0_avx2, swa__dot_q8_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q8_0) \
+    X(swa__row_dots_q4_0_avx2, swa__dots_q4_0_avx2, swa__dot_q4_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q4_0) \
+    X(swa__row_dots_q4_1_avx2, swa__dots_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q4_1) \
+    X(swa__row_dots_q5_0_avx2, swa__dots_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_0) \
+    X(swa__row_dots_q5_1_avx2, swa__dots_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_1) \
+    X(swa__row_dots_iq4_nl_avx2, swa__dots_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_dots_b32_avx2, SWA_TYPE_IQ4_NL) \
+    X(swa__row_dots_q2_k_avx2, swa__dots_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q2_K) \
+    X(swa__row_dots_q3_k_avx2, swa__dots_q3_k_avx2, swa__dot_q3_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q3_K) \
+    X(swa__row_dots_iq4_xs_avx2, swa__dots_iq4_xs_avx2, swa__dot_iq4_xs_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_IQ4_XS)
+#define SWA__NEW_TYPE_AVX2(row_dots, dots, dot, driver, type) SWA__NEW_TYPE(SWA__AVX2, row_dots, dots, dot, driver, type)
+SWA__AVX2_TYPES(SWA__NEW_TYPE_AVX2)
 #undef SWA__NEW_TYPE_AVX2
 
 /* The largest |x| of 32 floats, and q = lrint(x * id) packed to bytes in order. */
@@ -3815,22 +4001,6 @@ SWA__AVX2 static void swa__swiglu_avx2(float *gate, const float *up, int64_t n)
 
 /* The code-generating macros of this section end here. */
 #undef SWA__LOAD_F16
-#undef SWA__TILE_TOKEN
-#undef SWA__TILE_STORE
-#undef SWA__TILE_CASE
-#undef SWA__DOTS_FLOAT_AVX2
-#undef SWA__TOKEN_LOOPS
-#undef SWA__GROUP_STEP
-#undef SWA__GROUP_UNPACK
-#undef SWA__BLOCK_STEP
-#undef SWA__Q4K_UNPACK
-#undef SWA__Q4K_GROUP_SUM
-#undef SWA__Q4K_STEP
-#undef SWA__Q4K_UNPACK_ALL
-#undef SWA__Q6K_UNPACK
-#undef SWA__Q6K_SUM
-#undef SWA__Q6K_STEP
-#undef SWA__Q6K_UNPACK_ALL
 #undef SWA__WSUM_AVX2
 
 #endif /* SWA__HAVE_AVX2 */
@@ -3889,7 +4059,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
     const swa__q8g *a0 = (const swa__q8g *)xa, *a1 = (const swa__q8g *)(xa + stride);
     const swa__q8g *a2 = (const swa__q8g *)(xa + 2 * stride), *a3 = (const swa__q8g *)(xa + 3 * stride);
-    const int block_bytes = type == SWA_TYPE_Q4_0 ? 18 : 34;
+    const int block_bytes = (int)swa__types[type].block_bytes;
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     __m256i lo[4], hi[4];
     float tail0 = 0.0f, tail1 = 0.0f, tail2 = 0.0f, tail3 = 0.0f;
@@ -3927,16 +4097,8 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const
     if (nt > 3) out[3] = swa__hsum_avx2(c3) + tail3;
 }
 
-SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q8_0_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_grouped_vnni(row, x, stride, nt, n, out, SWA_TYPE_Q8_0);
-}
-
-SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q4_0_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_grouped_vnni(row, x, stride, nt, n, out, SWA_TYPE_Q4_0);
-}
-
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q8_0_vnni, swa__dots_q8_0_vnni, swa__dot_q8_0_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_Q8_0)
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q4_0_vnni, swa__dots_q4_0_vnni, swa__dot_q4_0_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_Q4_0)
 /* K-quants: a super-block's 256 weights as 8 registers of 32 unsigned quants in element order,
    and beside each the int16 scales of its two 16-element halves; maddubs gives the pair sums
    and vpdpwssd scales and adds them, so the super-block's integers stay exact. The loops over
@@ -3949,7 +4111,7 @@ SWA__AVX_VNNI SWA__INLINE __m256i swa__kquant_sums_vnni(const swa__kquant_vnni *
 {
     __m256i acc = _mm256_setzero_si256();
     int j;
-#pragma GCC unroll 8
+    SWA__UNROLL(8)
     for (j = 0; j < 8; j++)
         acc = _mm256_dpwssd_avx_epi32(acc, _mm256_maddubs_epi16(u->q[j], _mm256_loadu_si256((const __m256i *)(x + 32 * j))), u->s[j]);
     return acc;
@@ -3963,7 +4125,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__q4k_unpack_vnni(const uint8_t *w, swa__kquan
     __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
     __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
     int g;
-#pragma GCC unroll 4
+    SWA__UNROLL(4)
     for (g = 0; g < 4; g++) {
         __m256i raw = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
         u->q[2 * g] = _mm256_and_si256(raw, low4);
@@ -3984,11 +4146,11 @@ SWA__AVX_VNNI SWA__INLINE void swa__q6k_unpack_vnni(const uint8_t *w, swa__kquan
     __m256i sc_low = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));
     __m256i sc_high = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8)));
     int h, k;
-#pragma GCC unroll 2
+    SWA__UNROLL(2)
     for (h = 0; h < 2; h++) {
         __m256i l0 = _mm256_loadu_si256((const __m256i *)(w + 64 * h)), l1 = _mm256_loadu_si256((const __m256i *)(w + 64 * h + 32));
         __m256i hb = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * h));
-#pragma GCC unroll 4
+        SWA__UNROLL(4)
         for (k = 0; k < 4; k++) {
             __m256i l = k & 1 ? l1 : l0;
             __m256i lo = _mm256_and_si256(k < 2 ? l : _mm256_srli_epi16(l, 4), low4);
@@ -4046,12 +4208,8 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q6_k_vnni(const void *row, const vo
     for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(c[t]);
 }
 
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q8_0_vnni, swa__row_dots_q8_0_vnni)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q4_0_vnni, swa__row_dots_q4_0_vnni)
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q4_k_vnni, swa__row_dots_q4_k_vnni)
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q6_k_vnni, swa__row_dots_q6_k_vnni)
-SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q8_0_vnni, swa__dots_q8_0_vnni)
-SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q4_0_vnni, swa__dots_q4_0_vnni)
 SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q4_k_vnni, swa__dots_q4_k_vnni)
 SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q6_k_vnni, swa__dots_q6_k_vnni)
 
@@ -4113,14 +4271,14 @@ SWA__AVX512 SWA__INLINE void swa__tile_step_avx512(__m512 c[SWA__FLOAT_TILE_ROWS
 {
     __m512 w[SWA__FLOAT_TILE_ROWS];
     int r, t;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (r = 0; r < R; r++) w[r] = swa__load16_avx512(wb + (size_t)r * w_stride, i, m, type);
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (t = 0; t < T; t++) {
         /* masked even when whole, so that the compiler loads it once and does not fold it
            into each of the R products */
         const __m512 x = _mm512_maskz_loadu_ps(m, (const float *)(xb + (size_t)t * x_stride) + i);
-        SWA__UNROLL
+        SWA__UNROLL(8)
         for (r = 0; r < R; r++) c[r][t] = _mm512_fmadd_ps(w[r], x, c[r][t]);
     }
 }
@@ -4133,28 +4291,23 @@ swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x
                  __m512 acc[][SWA__TILE_MAX_TOKENS], uint32_t type, const int R, const int T)
 {
     __m512 c[SWA__FLOAT_TILE_ROWS][SWA__TILE_MAX_TOKENS];
-    const size_t elt = type == SWA_TYPE_F32 ? 4 : 2;
+    const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
     int64_t i;
     int r, t;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (r = 0; r < R; r++)
-        SWA__UNROLL
+        SWA__UNROLL(8)
         for (t = 0; t < T; t++) c[r][t] = acc[r][t];
     for (i = 0; i + 16 <= len; i += 16) {
         if ((size_t)i * elt % 64 == 0) swa__prefetch_float_tile(wb, w_stride, R, R, (size_t)i * elt, (size_t)len * elt, T);
         swa__tile_step_avx512(c, wb, w_stride, xb, x_stride, i, (__mmask16)0xffffu, type, R, T);
     }
     if (i < len) swa__tile_step_avx512(c, wb, w_stride, xb, x_stride, i, (__mmask16)((1u << (len - i)) - 1u), type, R, T);
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (r = 0; r < R; r++)
-        SWA__UNROLL
+        SWA__UNROLL(8)
         for (t = 0; t < T; t++) acc[r][t] = c[r][t];
 }
-
-#define SWA__FLOAT_TILE_CASE(R, T) \
-    case (R - 1) * SWA__TILE_MAX_TOKENS + T - 1: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, R, T); break;
-#define SWA__FLOAT_TILE_CASES(R) \
-    SWA__FLOAT_TILE_CASE(R, 1) SWA__FLOAT_TILE_CASE(R, 2) SWA__FLOAT_TILE_CASE(R, 3) SWA__FLOAT_TILE_CASE(R, 4) SWA__FLOAT_TILE_CASE(R, 5) SWA__FLOAT_TILE_CASE(R, 6)
 
 /* Up to SWA__TILE_MAX_ROWS rows against up to 6 tokens, in tiles of 4 rows. With several
    tokens the columns go in chunks of SWA__FLOAT_CHUNK, each met by every tile before the next:
@@ -4168,7 +4321,7 @@ SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stri
                                                     int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
 {
     const int64_t chunk = nt > 1 ? SWA__FLOAT_CHUNK : n;
-    const size_t elt = type == SWA_TYPE_F32 ? 4 : 2;
+    const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
     __m512 acc[SWA__TILE_MAX_ROWS][SWA__TILE_MAX_TOKENS];
     int64_t i, len;
     int r, t;
@@ -4179,8 +4332,32 @@ SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stri
         len = n - i < chunk ? n - i : chunk;
         for (r = 0; r < nr; r += SWA__FLOAT_TILE_ROWS) {
             const uint8_t *wb = (const uint8_t *)w + (size_t)r * w_stride + (size_t)i * elt;
+            /* the tile's rows and tokens, constants in the kernel each case picks */
             switch ((nr - r < SWA__FLOAT_TILE_ROWS ? nr - r - 1 : SWA__FLOAT_TILE_ROWS - 1) * SWA__TILE_MAX_TOKENS + nt - 1) {
-            SWA__FLOAT_TILE_CASES(1) SWA__FLOAT_TILE_CASES(2) SWA__FLOAT_TILE_CASES(3) SWA__FLOAT_TILE_CASES(4)
+            case 0: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 1); break;
+            case 1: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 2); break;
+            case 2: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 3); break;
+            case 3: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 4); break;
+            case 4: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 5); break;
+            case 5: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 6); break;
+            case 6: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 1); break;
+            case 7: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 2); break;
+            case 8: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 3); break;
+            case 9: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 4); break;
+            case 10: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 5); break;
+            case 11: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 6); break;
+            case 12: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 1); break;
+            case 13: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 2); break;
+            case 14: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 3); break;
+            case 15: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 4); break;
+            case 16: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 5); break;
+            case 17: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 6); break;
+            case 18: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 1); break;
+            case 19: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 2); break;
+            case 20: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 3); break;
+            case 21: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 4); break;
+            case 22: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 5); break;
+            case 23: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 6); break;
             default: break;
             }
         }
@@ -4188,8 +4365,6 @@ SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stri
     for (t = 0; t < nt; t++)
         for (r = 0; r < nr; r++) y[t * ldy + r] = swa__hsum16_avx512(acc[r][t]);
 }
-#undef SWA__FLOAT_TILE_CASES
-#undef SWA__FLOAT_TILE_CASE
 
 SWA__AVX512 static void swa__dots_f32_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                                              int nt, int64_t n, float *y, int64_t ldy)
@@ -4297,7 +4472,7 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_grouped_avx512(const void *row, const
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
     const swa__q8g *a0 = (const swa__q8g *)xa, *a1 = (const swa__q8g *)(xa + stride);
     const swa__q8g *a2 = (const swa__q8g *)(xa + 2 * stride), *a3 = (const swa__q8g *)(xa + 3 * stride);
-    const int block_bytes = type == SWA_TYPE_Q4_0 ? 18 : 34;
+    const int block_bytes = (int)swa__types[type].block_bytes;
     __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     __m256 o0 = _mm256_setzero_ps(), o1 = o0, o2 = o0, o3 = o0;
     float tail0 = 0.0f, tail1 = 0.0f, tail2 = 0.0f, tail3 = 0.0f;
@@ -4331,20 +4506,8 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_grouped_avx512(const void *row, const
     if (nt > 3) out[3] = swa__hsum16_avx512(c3) - swa__hsum_avx2(o3) + tail3;
 }
 
-SWA__AVX512 SWA__INLINE void swa__row_dots_q8_0_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_grouped_avx512(row, x, stride, nt, n, out, SWA_TYPE_Q8_0);
-}
-
-SWA__AVX512 SWA__INLINE void swa__row_dots_q4_0_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_grouped_avx512(row, x, stride, nt, n, out, SWA_TYPE_Q4_0);
-}
-
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q8_0_avx512, swa__row_dots_q8_0_avx512)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q4_0_avx512, swa__row_dots_q4_0_avx512)
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q8_0_avx512, swa__dots_q8_0_avx512)
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q4_0_avx512, swa__dots_q4_0_avx512)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q8_0_avx512, swa__dots_q8_0_avx512, swa__dot_q8_0_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_Q8_0)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q4_0_avx512, swa__dots_q4_0_avx512, swa__dot_q4_0_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_Q4_0)
 
 /* ---- K-quants against swa__q8k super-blocks ----
    A register of weights holds 64 elements in order, as unsigned bytes; maddubs gives the
@@ -4478,7 +4641,7 @@ SWA__AVX512 SWA__INLINE __m256 swa__q6k_step_avx512(const swa__q6k_avx512 *u, co
 SWA__AVX512 SWA__INLINE void swa__row_dots_kmin_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
                                                        float *out, const uint32_t type)
 {
-    const int unit = type == SWA_TYPE_Q4_K ? 144 : 176;
+    const int unit = (int)swa__types[type].block_bytes;
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
     const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
     const swa__q8k *a2 = (const swa__q8k *)(xa + 2 * stride), *a3 = (const swa__q8k *)(xa + 3 * stride);
@@ -4525,21 +4688,9 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_q6_k_avx512(const void *row, const vo
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
-SWA__AVX512 SWA__INLINE void swa__row_dots_q4_k_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_kmin_avx512(row, x, stride, nt, n, out, SWA_TYPE_Q4_K);
-}
-
-SWA__AVX512 SWA__INLINE void swa__row_dots_q5_k_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_kmin_avx512(row, x, stride, nt, n, out, SWA_TYPE_Q5_K);
-}
-
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q4_k_avx512, swa__row_dots_q4_k_avx512)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q5_k_avx512, swa__row_dots_q5_k_avx512)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q4_k_avx512, swa__dots_q4_k_avx512, swa__dot_q4_k_avx512, swa__row_dots_kmin_avx512, SWA_TYPE_Q4_K)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q5_k_avx512, swa__dots_q5_k_avx512, swa__dot_q5_k_avx512, swa__row_dots_kmin_avx512, SWA_TYPE_Q5_K)
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q6_k_avx512, swa__row_dots_q6_k_avx512)
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q4_k_avx512, swa__dots_q4_k_avx512)
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q5_k_avx512, swa__dots_q5_k_avx512)
 SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q6_k_avx512, swa__dots_q6_k_avx512)
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -4628,46 +4779,53 @@ SWA__DOTS_FLOAT_NEON(swa__dots_bf16_neon, swa__dot_bf16_neon, uint16_t, swa__loa
 
 /* Q8_0 and Q4_0 rows against up to 4 tokens: the weight block is unpacked once and meets each
    token's block in its own accumulator, with the steps the 1-token call takes. */
-#define SWA__Q8_STEP_NEON(k, accum)                                                                 \
-    if (nt > k) {                                                                                   \
-        const swa__q8g *a = (const swa__q8g *)(xa + (size_t)(k) * stride);                         \
-        int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(swa__q8g_half(a, b, 0))), \
-                                      q1, vld1q_s8(swa__q8g_half(a, b, 1)));                        \
-        accum = vfmaq_n_f32(accum, vcvtq_f32_s32(s), dw * a[b / 8].d[b % 8]);                       \
-    }
-#define SWA__DOTS_Q8_NEON(dots, dot, BLOCK_BYTES, UNPACK)                                           \
-    static void dots##_row(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
-    {                                                                                               \
-        const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;                        \
-        float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0, c2 = c0, c3 = c0;                              \
-        int64_t b;                                                                                  \
-        for (b = 0; b < n / 32; b++, w += BLOCK_BYTES) {                                            \
-            int8x16_t q0, q1;                                                                       \
-            float dw = swa__f16_to_f32(swa__load_u16(w));                                           \
-            UNPACK(w, q0, q1);                                                                      \
-            SWA__Q8_STEP_NEON(0, c0) SWA__Q8_STEP_NEON(1, c1)                                       \
-            SWA__Q8_STEP_NEON(2, c2) SWA__Q8_STEP_NEON(3, c3)                                       \
-        }                                                                                           \
-        out[0] = vaddvq_f32(c0);                                                                    \
-        if (nt > 1) out[1] = vaddvq_f32(c1);                                                        \
-        if (nt > 2) out[2] = vaddvq_f32(c2);                                                        \
-        if (nt > 3) out[3] = vaddvq_f32(c3);                                                        \
-    }                                                                                               \
-    SWA__DOTS_FROM_ROW_DOTS(, dots, dots##_row)                                                    \
-    SWA__DOT_FROM_DOTS(, dot, dots)
 
-#define SWA__UNPACK_Q8_0_NEON(w, q0, q1)                                                            \
-    q0 = vld1q_s8((const int8_t *)(w) + 2);                                                         \
-    q1 = vld1q_s8((const int8_t *)(w) + 18)
-/* Elements 0..15 are the low nibbles and 16..31 the high ones, minus 8. */
-#define SWA__UNPACK_Q4_0_NEON(w, q0, q1)                                                            \
-    {                                                                                               \
-        uint8x16_t raw = vld1q_u8((w) + 2);                                                         \
-        q0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(15))), vdupq_n_s8(8));           \
-        q1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw, 4)), vdupq_n_s8(8));                      \
+/* One block's 32 weights, elements 0..15 and 16..31: Q8_0's as stored; Q4_0's low nibbles then
+   its high ones, minus 8. */
+SWA__INLINE void swa__block_neon(const uint8_t *w, uint32_t type, int8x16_t *q0, int8x16_t *q1)
+{
+    uint8x16_t raw;
+    if (type == SWA_TYPE_Q8_0) {
+        *q0 = vld1q_s8((const int8_t *)w + 2);
+        *q1 = vld1q_s8((const int8_t *)w + 18);
+        return;
     }
-SWA__DOTS_Q8_NEON(swa__dots_q8_0_neon, swa__dot_q8_0_neon, 34, SWA__UNPACK_Q8_0_NEON)
-SWA__DOTS_Q8_NEON(swa__dots_q4_0_neon, swa__dot_q4_0_neon, 18, SWA__UNPACK_Q4_0_NEON)
+    raw = vld1q_u8(w + 2);
+    *q0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(15))), vdupq_n_s8(8));
+    *q1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw, 4)), vdupq_n_s8(8));
+}
+
+/* Block b (weights q0, q1, scale dw) against one token's activations a, into its accumulator. */
+SWA__INLINE float32x4_t swa__block_step_neon(float32x4_t acc, const swa__q8g *a, int64_t b, int8x16_t q0, int8x16_t q1,
+                                             float dw)
+{
+    int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(swa__q8g_half(a, b, 0))),
+                                  q1, vld1q_s8(swa__q8g_half(a, b, 1)));
+    return vfmaq_n_f32(acc, vcvtq_f32_s32(s), dw * a[b / 8].d[b % 8]);
+}
+
+SWA__INLINE void swa__row_dots_blocks_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+                                           const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int64_t bytes = swa__types[type].block_bytes;
+    float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0, c2 = c0, c3 = c0;
+    int64_t b;
+    for (b = 0; b < n / 32; b++, w += bytes) {
+        int8x16_t q0, q1;
+        float dw = swa__f16_to_f32(swa__load_u16(w));
+        swa__block_neon(w, type, &q0, &q1);
+        c0 = swa__block_step_neon(c0, (const swa__q8g *)xa, b, q0, q1, dw);
+        if (nt > 1) c1 = swa__block_step_neon(c1, (const swa__q8g *)(xa + stride), b, q0, q1, dw);
+        if (nt > 2) c2 = swa__block_step_neon(c2, (const swa__q8g *)(xa + 2 * stride), b, q0, q1, dw);
+        if (nt > 3) c3 = swa__block_step_neon(c3, (const swa__q8g *)(xa + 3 * stride), b, q0, q1, dw);
+    }
+    out[0] = vaddvq_f32(c0);
+    if (nt > 1) out[1] = vaddvq_f32(c1);
+    if (nt > 2) out[2] = vaddvq_f32(c2);
+    if (nt > 3) out[3] = vaddvq_f32(c3);
+}
+
 
 /* K-quant rows against up to 4 tokens: a super-block's scales and quants are unpacked once,
    into 16 vectors in element order, and meet each token's quants with the steps the 1-token
@@ -4880,7 +5038,7 @@ static inline void swa__row_dots_kblock_neon(const void *row, const void *x, siz
                                              const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row;
-    const int bytes = swa__kblock_bytes(type);
+    const int bytes = (int)swa__types[type].block_bytes;
     float sum[SWA__TILE_TOKENS] = {0.0f, 0.0f, 0.0f, 0.0f};
     int64_t i;
     int t, g;
@@ -4905,20 +5063,19 @@ static inline void swa__row_dots_kblock_neon(const void *row, const void *x, siz
     for (t = 0; t < nt; t++) out[t] = sum[t];
 }
 
-#define SWA__NEW_TYPE_NEON(row_dots, dots, dot, driver, type)                                          \
-    static void row_dots(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
-    {                                                                                                   \
-        driver(row, x, stride, nt, n, out, type);                                                       \
-    }                                                                                                   \
-    SWA__DOTS_FROM_ROW_DOTS(, dots, row_dots)                                                           \
-    SWA__DOT_FROM_DOTS(, dot, dots)
-SWA__NEW_TYPE_NEON(swa__row_dots_q4_1_neon, swa__dots_q4_1_neon, swa__dot_q4_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q4_1)
-SWA__NEW_TYPE_NEON(swa__row_dots_q5_0_neon, swa__dots_q5_0_neon, swa__dot_q5_0_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_0)
-SWA__NEW_TYPE_NEON(swa__row_dots_q5_1_neon, swa__dots_q5_1_neon, swa__dot_q5_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_1)
-SWA__NEW_TYPE_NEON(swa__row_dots_iq4_nl_neon, swa__dots_iq4_nl_neon, swa__dot_iq4_nl_neon, swa__row_dots_b32_neon, SWA_TYPE_IQ4_NL)
-SWA__NEW_TYPE_NEON(swa__row_dots_q2_k_neon, swa__dots_q2_k_neon, swa__dot_q2_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q2_K)
-SWA__NEW_TYPE_NEON(swa__row_dots_q3_k_neon, swa__dots_q3_k_neon, swa__dot_q3_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q3_K)
-SWA__NEW_TYPE_NEON(swa__row_dots_iq4_xs_neon, swa__dots_iq4_xs_neon, swa__dot_iq4_xs_neon, swa__row_dots_kblock_neon, SWA_TYPE_IQ4_XS)
+/* The types whose NEON kernels come from SWA__NEW_TYPE (see SWA__AVX2_TYPES). */
+#define SWA__NEON_TYPES(X)                                                                              \
+    X(swa__row_dots_q8_0_neon, swa__dots_q8_0_neon, swa__dot_q8_0_neon, swa__row_dots_blocks_neon, SWA_TYPE_Q8_0) \
+    X(swa__row_dots_q4_0_neon, swa__dots_q4_0_neon, swa__dot_q4_0_neon, swa__row_dots_blocks_neon, SWA_TYPE_Q4_0) \
+    X(swa__row_dots_q4_1_neon, swa__dots_q4_1_neon, swa__dot_q4_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q4_1) \
+    X(swa__row_dots_q5_0_neon, swa__dots_q5_0_neon, swa__dot_q5_0_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_0) \
+    X(swa__row_dots_q5_1_neon, swa__dots_q5_1_neon, swa__dot_q5_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_1) \
+    X(swa__row_dots_iq4_nl_neon, swa__dots_iq4_nl_neon, swa__dot_iq4_nl_neon, swa__row_dots_b32_neon, SWA_TYPE_IQ4_NL) \
+    X(swa__row_dots_q2_k_neon, swa__dots_q2_k_neon, swa__dot_q2_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q2_K) \
+    X(swa__row_dots_q3_k_neon, swa__dots_q3_k_neon, swa__dot_q3_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q3_K) \
+    X(swa__row_dots_iq4_xs_neon, swa__dots_iq4_xs_neon, swa__dot_iq4_xs_neon, swa__row_dots_kblock_neon, SWA_TYPE_IQ4_XS)
+#define SWA__NEW_TYPE_NEON(row_dots, dots, dot, driver, type) SWA__NEW_TYPE(, row_dots, dots, dot, driver, type)
+SWA__NEON_TYPES(SWA__NEW_TYPE_NEON)
 #undef SWA__NEW_TYPE_NEON
 
 static float swa__amax_neon(const float *x, int64_t n)
@@ -5092,10 +5249,6 @@ static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
 #undef SWA__FLOAT_TAIL_NEON
 #undef SWA__DOTS_FLOAT_NEON
 #undef SWA__LOAD_F32_NEON
-#undef SWA__Q8_STEP_NEON
-#undef SWA__DOTS_Q8_NEON
-#undef SWA__UNPACK_Q8_0_NEON
-#undef SWA__UNPACK_Q4_0_NEON
 
 #endif /* SWA__HAVE_NEON */
 
@@ -5154,10 +5307,10 @@ typedef struct swa__unit_amx {
 
 SWA__AMX SWA__INLINE swa__unit_amx swa__unit_load_amx(const uint8_t *w, uint32_t type)
 {
-    const int64_t group_bytes = 8 * (type == SWA_TYPE_Q8_0 ? 34 : 18);
+    const int64_t group_bytes = 8 * swa__types[type].block_bytes;
     swa__unit_amx u;
     int p;
-#pragma GCC unroll 8
+    SWA__UNROLL(8)
     for (p = 0; p < 8; p++) u.pair[p] = swa__pair_avx512(w + p / 4 * group_bytes, p % 4, type);
     u.scale = swa__join_ps_amx(swa__scales8_avx512(w, type), swa__scales8_avx512(w + group_bytes, type));
     return u;
@@ -5169,7 +5322,7 @@ SWA__AMX SWA__INLINE __m512 swa__unit_step_amx(const swa__unit_amx *u, const swa
     __m512i s[8], off;
     __m512 scale = _mm512_mul_ps(u->scale, swa__join_ps_amx(_mm256_loadu_ps(a[0].d), _mm256_loadu_ps(a[1].d)));
     int p;
-#pragma GCC unroll 8
+    SWA__UNROLL(8)
     for (p = 0; p < 8; p++)
         s[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u->pair[p], _mm512_loadu_si512(a[p / 4].q + 64 * (p % 4)));
     off = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a[0].sum8)),
@@ -5185,7 +5338,7 @@ SWA__AMX SWA__INLINE __m512 swa__unit_step_amx(const swa__unit_amx *u, const swa
 SWA__AMX SWA__INLINE float swa__residue_finish_amx(__m512 acc, const uint8_t *row, uint32_t type, const swa__q8g *a,
                                                    int64_t b0, int64_t n)
 {
-    const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
+    const int64_t bytes = swa__types[type].block_bytes;
     int64_t b;
     for (b = b0; b < n / 32; b++) {
         const uint8_t *w = row + b * bytes;
@@ -5206,7 +5359,7 @@ SWA__AMX SWA__INLINE void swa__row_dots_residue_amx(const void *row, const void 
                                                     float *out, const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row;
-    const int64_t unit_bytes = 16 * (type == SWA_TYPE_Q8_0 ? 34 : 18), units = n / 512;
+    const int64_t unit_bytes = 16 * swa__types[type].block_bytes, units = n / 512;
     __m512 acc[SWA__TILE_TOKENS];
     int64_t i;
     int t;
@@ -5232,20 +5385,8 @@ SWA__AMX SWA__INLINE void swa__row_dots_residue_amx(const void *row, const void 
                                          (const swa__q8g *)((const uint8_t *)x + (size_t)t * stride), units * 16, n);
 }
 
-SWA__AMX SWA__INLINE void swa__row_dots_q8_0_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_residue_amx(row, x, stride, nt, n, out, SWA_TYPE_Q8_0);
-}
-
-SWA__AMX SWA__INLINE void swa__row_dots_q4_0_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_residue_amx(row, x, stride, nt, n, out, SWA_TYPE_Q4_0);
-}
-
-SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q8_0_amx, swa__row_dots_q8_0_amx)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q4_0_amx, swa__row_dots_q4_0_amx)
-SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q8_0_amx, swa__dots_q8_0_amx)
-SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q4_0_amx, swa__dots_q4_0_amx)
+SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q8_0_amx, swa__dots_q8_0_amx, swa__dot_q8_0_amx, swa__row_dots_residue_amx, SWA_TYPE_Q8_0)
+SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q4_0_amx, swa__dots_q4_0_amx, swa__dot_q4_0_amx, swa__row_dots_residue_amx, SWA_TYPE_Q4_0)
 
 /* ---- Q4_0 and Q8_0 for batches under 8 tokens (and Q4_0's generation): sums without a
    reduction ----
@@ -5329,12 +5470,12 @@ SWA__AMX SWA__INLINE swa__words_unit swa__q4t_load_amx(const uint8_t *w, const s
     swa__words_unit u;
     __m512i d[2];
     int h, k;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (h = 0; h < 2; h++) {
         const uint8_t *g = w + 144 * h;
         __m512i e0 = _mm512_loadu_si512(g + 2), e1 = _mm512_loadu_si512(g + 66);
         __m512i o0 = _mm512_loadu_si512(g + 16), o1 = _mm512_loadu_si512(g + 80);
-        SWA__UNROLL
+        SWA__UNROLL(8)
         for (k = 0; k < 2; k++) {
             __m512i words = _mm512_mask_blend_epi32(0xAAAA, _mm512_permutex2var_epi32(e0, ix->words[k], e1),
                                                     _mm512_permutex2var_epi32(o0, ix->words[k], o1));
@@ -5358,14 +5499,14 @@ SWA__AMX SWA__INLINE swa__words_unit swa__q8w_load_amx(const uint8_t *w)
     const __m512i first = _mm512_setr_epi32(0, 0, 17, 17, 2, 2, 19, 19, 1, 1, 18, 18, 3, 3, 20, 20);
     swa__words_unit u;
     int h, m;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (h = 0; h < 2; h++) {
         const uint8_t *g = w + 272 * h;
         const __m512i e0 = _mm512_loadu_si512(g + 2), e1 = _mm512_loadu_si512(g + 66);
         const __m512i e2 = _mm512_loadu_si512(g + 130), e3 = _mm512_loadu_si512(g + 194);
         const __m512i o0 = _mm512_loadu_si512(g + 36), o1 = _mm512_loadu_si512(g + 100);
         const __m512i o2 = _mm512_loadu_si512(g + 164), o3 = _mm512_maskz_loadu_epi32(0x07FF, g + 228);
-        SWA__UNROLL
+        SWA__UNROLL(8)
         for (m = 0; m < 4; m++) {
             const __m512i ix = _mm512_add_epi32(first, _mm512_set1_epi32(2 * m));
             __m512i even = _mm512_mask_blend_epi32(0xF0F0, _mm512_permutex2var_epi32(e0, ix, e1), _mm512_permutex2var_epi32(e2, ix, e3));
@@ -5382,10 +5523,10 @@ SWA__AMX SWA__INLINE __m512 swa__words_step_amx(const swa__words_unit *u, const 
 {
     __m512i s[2], sums, off = _mm512_loadu_si512(x->sum8);
     int h, m;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (h = 0; h < 2; h++) {
         s[h] = _mm512_setzero_si512();
-        SWA__UNROLL
+        SWA__UNROLL(8)
         for (m = 0; m < 4; m++) s[h] = _mm512_dpbusd_epi32(s[h], u->w[h][m], _mm512_loadu_si512(x->q[h] + 64 * m));
     }
     sums = _mm512_add_epi32(_mm512_shuffle_i32x4(s[0], s[1], _MM_SHUFFLE(1, 0, 1, 0)),
@@ -5400,7 +5541,7 @@ SWA__AMX SWA__INLINE __m512 swa__words_step_amx(const swa__words_unit *u, const 
 SWA__AMX SWA__INLINE float swa__words_finish_amx(__m512 acc, const uint8_t *row, const swa__q8t *x, int64_t b0, int64_t n_blocks,
                                                  uint32_t type)
 {
-    const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
+    const int64_t bytes = swa__types[type].block_bytes;
     int64_t b;
     for (b = b0; b < n_blocks; b++) {
         const uint8_t *w = row + b * bytes;
@@ -5425,24 +5566,21 @@ SWA__AMX SWA__INLINE float swa__words_finish_amx(__m512 acc, const uint8_t *row,
 SWA__AMX SWA__INLINE void swa__words_row_amx(const uint8_t *row, const swa__q8t *x, int64_t x_units, const int NT, int64_t n_in,
                                              const swa__q4t_index *ix, float *y, int64_t ldy, uint32_t type)
 {
-    const int64_t units = n_in / 512, unit_bytes = type == SWA_TYPE_Q8_0 ? 544 : 288;
+    const int64_t units = n_in / 512, unit_bytes = 16 * swa__types[type].block_bytes;
     __m512 acc[SWA__AMX_FROM - 1];
     int64_t i;
     int t;
-    SWA__UNROLL
+    SWA__UNROLL(8)
     for (t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
     for (i = 0; i < units; i++) {
         const uint8_t *w = row + i * unit_bytes;
         swa__words_unit u = type == SWA_TYPE_Q8_0 ? swa__q8w_load_amx(w) : swa__q4t_load_amx(w, ix);
         swa__prefetch_unit(w, (int)unit_bytes);
-        SWA__UNROLL
+        SWA__UNROLL(8)
         for (t = 0; t < NT; t++) acc[t] = swa__words_step_amx(&u, x + t * x_units + i, type, acc[t]);
     }
     for (t = 0; t < NT; t++) y[t * ldy] = swa__words_finish_amx(acc[t], row, x + t * x_units, units * 16, n_in / 32, type);
 }
-
-#define SWA__WORDS_ROW_CASE(NT) \
-    case NT: swa__words_row_amx(row, x, x_units, NT, n_in, &ix, y + r, ldy, type); break;
 
 /* y[t * ldy + r] = dot(row r, token t) for nr rows and n < SWA__AMX_FROM tokens packed by
    swa__q8t_pack. */
@@ -5456,13 +5594,16 @@ SWA__AMX SWA__INLINE void swa__words_rows_amx(const uint8_t *w, size_t w_stride,
     for (r = 0; r < nr; r++) {
         const uint8_t *row = w + (size_t)r * w_stride;
         switch (n) {   /* a loop of its own for each count, its accumulators in registers */
-        SWA__WORDS_ROW_CASE(1) SWA__WORDS_ROW_CASE(2) SWA__WORDS_ROW_CASE(3) SWA__WORDS_ROW_CASE(4)
-        SWA__WORDS_ROW_CASE(5) SWA__WORDS_ROW_CASE(6)
+        case 1: swa__words_row_amx(row, x, x_units, 1, n_in, &ix, y + r, ldy, type); break;
+        case 2: swa__words_row_amx(row, x, x_units, 2, n_in, &ix, y + r, ldy, type); break;
+        case 3: swa__words_row_amx(row, x, x_units, 3, n_in, &ix, y + r, ldy, type); break;
+        case 4: swa__words_row_amx(row, x, x_units, 4, n_in, &ix, y + r, ldy, type); break;
+        case 5: swa__words_row_amx(row, x, x_units, 5, n_in, &ix, y + r, ldy, type); break;
+        case 6: swa__words_row_amx(row, x, x_units, 6, n_in, &ix, y + r, ldy, type); break;
         default: swa__words_row_amx(row, x, x_units, 7, n_in, &ix, y + r, ldy, type); break;
         }
     }
 }
-#undef SWA__WORDS_ROW_CASE
 
 /* ---- matrix products on AMX tiles ----
    For 16 weight rows and 16 tokens, tile C (16 x 16 int32) = A (one block of each row: 16 x
@@ -5538,7 +5679,7 @@ static void swa__amx_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t
 /* Block b of a row as signed bytes (Q4_0: its nibbles, in order, less 8). */
 SWA__AMX SWA__INLINE __m256i swa__amx_block(const uint8_t *row, int64_t b, uint32_t type)
 {
-    if (type == SWA_TYPE_Q8_0) return swa__block_avx2(row + b * 34, type);
+    if (type == SWA_TYPE_Q8_0) return swa__block_avx2(row + b * swa__types[type].block_bytes, type);
     return _mm256_sub_epi8(swa__block_avx2(row + b * 18, type), _mm256_set1_epi8(8));
 }
 
@@ -5549,7 +5690,7 @@ SWA__AMX SWA__INLINE __m256i swa__amx_block(const uint8_t *row, int64_t b, uint3
 SWA__AMX SWA__INLINE void swa__amx_scales(const uint8_t *w, size_t w_stride, int rows, int64_t n_blocks, int64_t stride,
                                           uint32_t type, float *ds)
 {
-    const int64_t bytes = type == SWA_TYPE_Q8_0 ? 34 : 18;
+    const int64_t bytes = swa__types[type].block_bytes;
     float d[8];
     int64_t b;
     int m, k;
@@ -5671,19 +5812,19 @@ SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, int6
     int m, j;
     if (n_blocks < 16) memset(acc, 0, 16 * 16 * 16 * sizeof(float));   /* accumulators without blocks */
     for (j = 0; j < 16 && j < n_blocks; j++) {
-#pragma GCC unroll 16
+        SWA__UNROLL(16)
         for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
         for (b = j; b < n_blocks; b += 16) {
             const __m512 d = _mm512_loadu_ps(xg[b].d);
             swa__amx_product(wq + b * 32, nbk * 32, xg + b, c);
-#pragma GCC unroll 16
+            SWA__UNROLL(16)
             for (m = 0; m < 16; m++) {
                 r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)),
                                        _mm512_mul_ps(_mm512_set1_ps(ds[m * stride + b]), d), r[m]);
                 swa__amx_fetch_ahead(ahead, m);
             }
         }
-#pragma GCC unroll 16
+        SWA__UNROLL(16)
         for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (j * 16 + m) * 16, r[m]);
     }
 }
@@ -5711,7 +5852,7 @@ SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int
     int m, j;
     if (n_blocks < 16) memset(acc, 0, 8 * 16 * 16 * sizeof(float));   /* pairs without blocks */
     for (j = 0; j < 16 && j < n_blocks; j += 2) {
-#pragma GCC unroll 16
+        SWA__UNROLL(16)
         for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
         for (b = j; b < n_blocks; b += 16) {
             swa__amx_unpack_pair(w, w_stride, rows, b, n_blocks, type, a + (b / 16) * 1024);
@@ -5720,7 +5861,7 @@ SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int
             const __m512 d = _mm512_loadu_ps(xu[b / 2].d);
             const int64_t next = swa__amx_next_block(b, j, n_blocks);
             swa__amx_product(a + (b / 16) * 1024, 64, xu + b / 2, c);
-#pragma GCC unroll 16
+            SWA__UNROLL(16)
             for (m = 0; m < 16; m++) {
                 const __m512 sw = _mm512_castsi512_ps(_mm512_broadcastq_epi64(_mm_loadu_si64(ds + m * stride + b)));
                 r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)), _mm512_mul_ps(sw, d), r[m]);
@@ -5728,7 +5869,7 @@ SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int
                 swa__amx_fetch_ahead(ahead, m);
             }
         }
-#pragma GCC unroll 16
+        SWA__UNROLL(16)
         for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (j / 2 * 16 + m) * 16, r[m]);
     }
 }
@@ -5865,7 +6006,7 @@ SWA__AMX SWA__INLINE __m256 swa__kmin_step4_amx(const swa__q4k_avx512 *u, const 
 SWA__AMX SWA__INLINE void swa__row_dots_kmin_amx(const void *row, const void *x, size_t stride, int nt, int64_t n,
                                                  float *out, const uint32_t type)
 {
-    const int unit = type == SWA_TYPE_Q4_K ? 144 : 176;
+    const int unit = (int)swa__types[type].block_bytes;
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
     const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
     const swa__q8k *a2 = (const swa__q8k *)(xa + (nt > 2 ? 2 : 0) * stride), *a3 = (const swa__q8k *)(xa + (nt > 3 ? 3 : 0) * stride);
@@ -5893,20 +6034,8 @@ SWA__AMX SWA__INLINE void swa__row_dots_kmin_amx(const void *row, const void *x,
     for (t = 0; t < nt; t++) out[t] = sums[t];
 }
 
-SWA__AMX SWA__INLINE void swa__row_dots_q4_k_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_kmin_amx(row, x, stride, nt, n, out, SWA_TYPE_Q4_K);
-}
-
-SWA__AMX SWA__INLINE void swa__row_dots_q5_k_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    swa__row_dots_kmin_amx(row, x, stride, nt, n, out, SWA_TYPE_Q5_K);
-}
-
-SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q4_k_amx, swa__row_dots_q4_k_amx)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q5_k_amx, swa__row_dots_q5_k_amx)
-SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q4_k_amx, swa__dots_q4_k_amx)
-SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q5_k_amx, swa__dots_q5_k_amx)
+SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q4_k_amx, swa__dots_q4_k_amx, swa__dot_q4_k_amx, swa__row_dots_kmin_amx, SWA_TYPE_Q4_K)
+SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q5_k_amx, swa__dots_q5_k_amx, swa__dot_q5_k_amx, swa__row_dots_kmin_amx, SWA_TYPE_Q5_K)
 
 /* Q6_K likewise, with one integer a super-block: S = sum_j sc_j sum (q - 32) a over the
    16-element sub-blocks j (the AVX-512 step's 8 lanes, added up), FMA'd with d * a.d. */
@@ -6033,7 +6162,7 @@ SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, con
     __m512 rs[16], rm[16];
     int64_t s;
     int m;
-#pragma GCC unroll 16
+    SWA__UNROLL(16)
     for (m = 0; m < 16; m++) rs[m] = rm[m] = _mm512_setzero_ps();
     for (s = 0; s < nsb; s++) {
         const uint8_t *a = wq + s * SWA__AMX_KROW;
@@ -6064,7 +6193,7 @@ SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, con
         _tile_dpbusd(1, 6, 7);
         _tile_stored(0, c, 64);
         _tile_stored(1, c + 256, 64);
-#pragma GCC unroll 16
+        SWA__UNROLL(16)
         for (m = 0; m < 16; m++) {
             const int64_t at = m * nsb + s;
             __m512i sv = _mm512_add_epi32(_mm512_loadu_si512(c + 16 * m), _mm512_slli_epi32(_mm512_loadu_si512(c + 256 + 16 * m), 3));
@@ -6077,7 +6206,7 @@ SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, con
             swa__amx_fetch_ahead(ahead, m);
         }
     }
-#pragma GCC unroll 16
+    SWA__UNROLL(16)
     for (m = 0; m < 16; m++) _mm512_storeu_ps(out + 16 * m, _mm512_add_ps(rs[m], rm[m]));
 }
 
@@ -6120,7 +6249,7 @@ SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, 
     __m512 r[16];
     int64_t s;
     int m, k;
-#pragma GCC unroll 16
+    SWA__UNROLL(16)
     for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
     for (s = 0; s < nsb; s++) {
         const uint8_t *a = wq + s * SWA__AMX_KROW;
@@ -6140,7 +6269,7 @@ SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, 
         _tile_stored(0, c, 64);
         _tile_stored(1, c + 256, 64);
         _tile_stored(2, c + 512, 64);
-#pragma GCC unroll 16
+        SWA__UNROLL(16)
         for (m = 0; m < 16; m++) {
             __m512i c2 = _mm512_loadu_si512(c + 512 + 16 * m);
             __m512i t = _mm512_add_epi32(_mm512_loadu_si512(c + 256 + 16 * m), _mm512_sub_epi32(_mm512_slli_epi32(c2, 3), c2));
@@ -6149,7 +6278,7 @@ SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, 
             swa__amx_fetch_ahead(ahead, m);
         }
     }
-#pragma GCC unroll 16
+    SWA__UNROLL(16)
     for (m = 0; m < 16; m++) _mm512_storeu_ps(out + 16 * m, r[m]);
 }
 
@@ -6253,6 +6382,7 @@ static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint6
 #undef SWA__SCALAR_F32
 #undef SWA__DOT_FROM_DOTS
 #undef SWA__DOTS_FROM_ROW_DOTS
+#undef SWA__NEW_TYPE
 
 /* ==== kernels: dispatch ====
    A context fills its table once, at create time: the scalar reference for everything, then
@@ -6319,39 +6449,11 @@ static unsigned swa__cpu_kernels(void) { return 1u << SWA_KERNELS_REF | 1u << SW
 static unsigned swa__cpu_kernels(void) { return 1u << SWA_KERNELS_REF; }
 #endif
 
-/* The instruction set `asked` (a SWA_KERNELS_* value) resolves to on this CPU: BEST is the
-   widest it runs; -1 when it does not run the one asked for. */
-static const char *const swa__kernels_names[SWA__KERNELS_LAST + 1] = {"best", "ref", "avx2", "avx-vnni", "avx512", "neon", "amx"};
-
-SWADEF const char *swa_kernels_name(int32_t kernels)
-{
-    return kernels >= 0 && kernels <= SWA__KERNELS_LAST ? swa__kernels_names[kernels] : NULL;
-}
-
-SWADEF int32_t swa_kernels_from_name(const char *name)
-{
-    int32_t k;
-    for (k = 0; name && k <= SWA__KERNELS_LAST; k++)
-        if (!strcmp(name, swa__kernels_names[k])) return k;
-    return -1;
-}
-
-SWA__INTERNAL int32_t swa__kernels_resolve(int32_t asked)
-{
-    unsigned have = swa__cpu_kernels();
-    int32_t k;
-    if (asked == SWA_KERNELS_BEST) {
-        for (k = SWA__KERNELS_LAST; !(have & (1u << k)); k--) {}
-        return k;
-    }
-    return asked > 0 && asked <= SWA__KERNELS_LAST && (have & (1u << asked)) ? asked : -1;
-}
-
-SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a resolved value */
+/* The reference: every type's scalar kernels from its descriptor row, and the scalar
+   element-wise kernels. */
+static void swa__kernels_ref(swa__kernels *k)
 {
     uint32_t t;
-    memset(k, 0, sizeof *k);
-    k->name = "ref";
     for (t = 0; t < SWA__N_TYPES; t++) {
         k->type[t].dot = swa__types[t].dot;
         k->type[t].tile_rows = SWA__TILE_ROWS;
@@ -6365,164 +6467,229 @@ SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level
     k->rope = swa__rope_ref;
     k->softmax = swa__softmax_ref;
     k->swiglu = swa__swiglu_ref;
+}
+
+/* What AVX2 has, over the reference. */
+static void swa__kernels_avx2(swa__kernels *k)
+{
 #if defined(SWA__HAVE_AVX2)
-    if ((level >= SWA_KERNELS_AVX2 && level <= SWA_KERNELS_AVX512) || level == SWA_KERNELS_AMX) {
-        k->name = "avx2";
-        k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx2;
-        k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx2;
-        k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx2;
-        k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx2;
-        k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx2;
-        k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx2;
-        k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx2;
-        k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx2;
-        k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_avx2;
-        k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx2;
-        k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx2;
-        k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx2;
-        k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx2;
-        k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx2;
-        k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx2;
-        k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx2;
-        k->type[SWA_TYPE_Q4_1].dot = swa__dot_q4_1_avx2;
-        k->type[SWA_TYPE_Q4_1].dots = swa__dots_q4_1_avx2;
-        k->type[SWA_TYPE_Q5_0].dot = swa__dot_q5_0_avx2;
-        k->type[SWA_TYPE_Q5_0].dots = swa__dots_q5_0_avx2;
-        k->type[SWA_TYPE_Q5_1].dot = swa__dot_q5_1_avx2;
-        k->type[SWA_TYPE_Q5_1].dots = swa__dots_q5_1_avx2;
-        k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_avx2;
-        k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_avx2;
-        k->type[SWA_TYPE_Q2_K].dot = swa__dot_q2_k_avx2;
-        k->type[SWA_TYPE_Q2_K].dots = swa__dots_q2_k_avx2;
-        k->type[SWA_TYPE_Q3_K].dot = swa__dot_q3_k_avx2;
-        k->type[SWA_TYPE_Q3_K].dots = swa__dots_q3_k_avx2;
-        k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_avx2;
-        k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_avx2;
-        k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx2;
-        k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx2;
-        k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_avx2;
-        k->type[SWA_TYPE_F16].store = swa__store_f16_avx2;
-        k->quantize_q8 = swa__quantize_q8_avx2;
-        k->quantize_q8k = swa__quantize_q8k_avx2;
-        k->rmsnorm = swa__rmsnorm_avx2;
-        k->rope = swa__rope_avx2;
-        k->softmax = swa__softmax_avx2;
-        k->swiglu = swa__swiglu_avx2;
-    }
+    /* the types made by SWA__NEW_TYPE, from their list */
+#define SWA__ENTER(row_dots_fn, dots_fn, dot_fn, driver_fn, id) \
+    k->type[id].dot = dot_fn;                                  \
+    k->type[id].dots = dots_fn;
+    SWA__AVX2_TYPES(SWA__ENTER)
+#undef SWA__ENTER
+    k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx2;
+    k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx2;
+    k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx2;
+    k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx2;
+    k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx2;
+    k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx2;
+    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx2;
+    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx2;
+    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx2;
+    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx2;
+    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx2;
+    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx2;
+    k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx2;
+    k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx2;
+    k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_avx2;
+    k->type[SWA_TYPE_F16].store = swa__store_f16_avx2;
+    k->quantize_q8 = swa__quantize_q8_avx2;
+    k->quantize_q8k = swa__quantize_q8k_avx2;
+    k->rmsnorm = swa__rmsnorm_avx2;
+    k->rope = swa__rope_avx2;
+    k->softmax = swa__softmax_avx2;
+    k->swiglu = swa__swiglu_avx2;
 #endif
+    (void)k;
+}
+
+/* What AVX-VNNI has, over AVX2. */
+static void swa__kernels_vnni(swa__kernels *k)
+{
 #if defined(SWA__HAVE_AVX_VNNI)
-    if (level == SWA_KERNELS_AVX_VNNI) {
-        k->name = "avx-vnni";
-        k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_vnni;
-        k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_vnni;
-        k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_vnni;
-        k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_vnni;
-        k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_vnni;
-        k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_vnni;
-        k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_vnni;
-        k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_vnni;
-    }
+    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_vnni;
+    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_vnni;
+    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_vnni;
+    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_vnni;
+    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_vnni;
+    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_vnni;
+    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_vnni;
+    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_vnni;
 #endif
+    (void)k;
+}
+
+/* What AVX-512 has, over AVX2. */
+static void swa__kernels_avx512(swa__kernels *k)
+{
 #if defined(SWA__HAVE_AVX512)
-    if (level == SWA_KERNELS_AVX512 || level == SWA_KERNELS_AMX) {
-        k->name = "avx512";
-        k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx512;
-        k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx512;
-        k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx512;
-        k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx512;
-        k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx512;
-        k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx512;
-        k->type[SWA_TYPE_F32].tile_rows = k->type[SWA_TYPE_F16].tile_rows = k->type[SWA_TYPE_BF16].tile_rows =
-            SWA__TILE_MAX_ROWS;
-        k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =
-            SWA__TILE_MAX_TOKENS;
-        k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx512;
-        k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx512;
-        k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_avx512;
-        k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx512;
-        k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx512;
-        k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx512;
-        k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx512;
-        k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx512;
-        k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx512;
-        k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx512;
-    }
+    k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx512;
+    k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx512;
+    k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx512;
+    k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx512;
+    k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx512;
+    k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx512;
+    k->type[SWA_TYPE_F32].tile_rows = k->type[SWA_TYPE_F16].tile_rows = k->type[SWA_TYPE_BF16].tile_rows =
+        SWA__TILE_MAX_ROWS;
+    k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =
+        SWA__TILE_MAX_TOKENS;
+    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx512;
+    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx512;
+    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_avx512;
+    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx512;
+    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx512;
+    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx512;
+    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx512;
+    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx512;
+    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx512;
+    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx512;
 #endif
+    (void)k;
+}
+
+/* What AMX has, over AVX-512. */
+static void swa__kernels_amx(swa__kernels *k)
+{
 #if defined(SWA__HAVE_AMX)
-    if (level == SWA_KERNELS_AMX) {
-        k->name = "amx";
-        k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_amx;
-        k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_amx;
-        k->type[SWA_TYPE_Q8_0].gemm = swa__gemm_q8_0_amx;
-        k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_amx;
-        k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_amx;
-        k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_amx;
-        k->type[SWA_TYPE_Q8_0].gemm_from = 2;   /* below SWA__AMX_FROM, swa__words_rows_amx */
-        k->type[SWA_TYPE_Q4_0].gemm_from = 1;   /* below SWA__AMX_FROM, swa__words_rows_amx */
-        k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_amx;
-        k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_amx;
-        k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_amx;
-        k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_amx;
-        k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_amx;
-        k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_amx;
-        k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_amx;
-        k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_amx;
-        k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_amx;
-        /* from a whole group of 16 tokens: with fewer, part of each product is zeros, and the
-           tiles cost less */
-        k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from = 16;
-        k->pack_q8 = swa__amx_pack;
-        k->pack_q8k = swa__amx_pack_q8k;
-        k->gemm_memory = swa__amx_memory;
+    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_amx;
+    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_amx;
+    k->type[SWA_TYPE_Q8_0].gemm = swa__gemm_q8_0_amx;
+    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_amx;
+    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_amx;
+    k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_amx;
+    k->type[SWA_TYPE_Q8_0].gemm_from = 2;   /* below SWA__AMX_FROM, swa__words_rows_amx */
+    k->type[SWA_TYPE_Q4_0].gemm_from = 1;   /* below SWA__AMX_FROM, swa__words_rows_amx */
+    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_amx;
+    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_amx;
+    k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_amx;
+    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_amx;
+    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_amx;
+    k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_amx;
+    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_amx;
+    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_amx;
+    k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_amx;
+    /* 16 tokens a group: with 8 most of each product is zeros, and the tiles were faster */
+    k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from = 16;
+    k->pack_q8 = swa__amx_pack;
+    k->pack_q8k = swa__amx_pack_q8k;
+    k->gemm_memory = swa__amx_memory;
+#endif
+    (void)k;
+}
+
+/* What NEON has, over the reference. */
+static void swa__kernels_neon(swa__kernels *k)
+{
+#if defined(SWA__HAVE_NEON)
+    /* the types made by SWA__NEW_TYPE, from their list */
+#define SWA__ENTER(row_dots_fn, dots_fn, dot_fn, driver_fn, id) \
+    k->type[id].dot = dot_fn;                                  \
+    k->type[id].dots = dots_fn;
+    SWA__NEON_TYPES(SWA__ENTER)
+#undef SWA__ENTER
+    k->type[SWA_TYPE_F32].dot = swa__dot_f32_neon;
+    k->type[SWA_TYPE_F32].dots = swa__dots_f32_neon;
+    k->type[SWA_TYPE_F16].dot = swa__dot_f16_neon;
+    k->type[SWA_TYPE_F16].dots = swa__dots_f16_neon;
+    k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_neon;
+    k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_neon;
+    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_neon;
+    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_neon;
+    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_neon;
+    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_neon;
+    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_neon;
+    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_neon;
+    k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_neon;
+    k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_neon;
+    k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_neon;
+    k->type[SWA_TYPE_F16].store = swa__store_f16_neon;
+    k->quantize_q8 = swa__quantize_q8_neon;
+    k->quantize_q8k = swa__quantize_q8k_neon;
+    k->rmsnorm = swa__rmsnorm_neon;
+    k->rope = swa__rope_neon;
+    k->softmax = swa__softmax_neon;
+    k->swiglu = swa__swiglu_neon;
+#endif
+    (void)k;
+}
+
+/* The instruction sets, each with the set it starts from: a context's table is the
+   reference's, then each set down the chain to the one asked for (ref -> avx2 -> avx512 -> amx)
+   overrides the kernels it has. Rows go from narrowest to widest: SWA_KERNELS_BEST is the last
+   one the CPU runs. A set this build does not compile has an empty setup, and swa__cpu_kernels
+   never reports it. */
+typedef struct swa__kernel_set {
+    int32_t id;                         /* SWA_KERNELS_* */
+    const char *name;
+    int32_t parent;                     /* SWA_KERNELS_* it inherits from; BEST (0): none */
+    void (*setup)(swa__kernels *k);     /* its own kernels, over its parent's */
+} swa__kernel_set;
+
+#define SWA__N_KERNEL_SETS 6
+static const swa__kernel_set swa__kernel_sets[SWA__N_KERNEL_SETS] = {
+    {SWA_KERNELS_REF, "ref", SWA_KERNELS_BEST, swa__kernels_ref},
+    {SWA_KERNELS_AVX2, "avx2", SWA_KERNELS_REF, swa__kernels_avx2},
+    {SWA_KERNELS_AVX_VNNI, "avx-vnni", SWA_KERNELS_AVX2, swa__kernels_vnni},
+    {SWA_KERNELS_AVX512, "avx512", SWA_KERNELS_AVX2, swa__kernels_avx512},
+    {SWA_KERNELS_AMX, "amx", SWA_KERNELS_AVX512, swa__kernels_amx},
+    {SWA_KERNELS_NEON, "neon", SWA_KERNELS_REF, swa__kernels_neon},
+};
+
+static const swa__kernel_set *swa__kernel_set_find(int32_t id)
+{
+    int i;
+    for (i = 0; i < SWA__N_KERNEL_SETS; i++)
+        if (swa__kernel_sets[i].id == id) return &swa__kernel_sets[i];
+    return NULL;
+}
+
+SWADEF const char *swa_kernels_name(int32_t kernels)
+{
+    const swa__kernel_set *set = swa__kernel_set_find(kernels);
+    return kernels == SWA_KERNELS_BEST ? "best" : set ? set->name : NULL;
+}
+
+SWADEF int32_t swa_kernels_from_name(const char *name)
+{
+    int i;
+    if (name && !strcmp(name, "best")) return SWA_KERNELS_BEST;
+    for (i = 0; name && i < SWA__N_KERNEL_SETS; i++)
+        if (!strcmp(name, swa__kernel_sets[i].name)) return swa__kernel_sets[i].id;
+    return -1;
+}
+
+/* The instruction set `asked` (a SWA_KERNELS_* value) resolves to on this CPU: BEST is the
+   widest it runs; -1 when it does not run the one asked for. */
+SWA__INTERNAL int32_t swa__kernels_resolve(int32_t asked)
+{
+    unsigned have = swa__cpu_kernels();
+    int i;
+    if (asked == SWA_KERNELS_BEST) {
+        for (i = SWA__N_KERNEL_SETS - 1; !(have & (1u << swa__kernel_sets[i].id)); i--) {}
+        return swa__kernel_sets[i].id;
     }
+    return swa__kernel_set_find(asked) && (have & (1u << asked)) ? asked : -1;
+}
+
+SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a resolved value */
+{
+    const swa__kernel_set *chain[SWA__N_KERNEL_SETS], *set = swa__kernel_set_find(level);
+    int n = 0;
+    SWA_ASSERT(set);
+    memset(k, 0, sizeof *k);
+    k->name = set->name;
+    for (; set; set = swa__kernel_set_find(set->parent)) chain[n++] = set;
+    while (n > 0) chain[--n]->setup(k);
+}
+
+#if defined(SWA__HAVE_AVX2)
+#undef SWA__AVX2_TYPES
 #endif
 #if defined(SWA__HAVE_NEON)
-    if (level == SWA_KERNELS_NEON) {
-        k->name = "neon";
-        k->type[SWA_TYPE_F32].dot = swa__dot_f32_neon;
-        k->type[SWA_TYPE_F32].dots = swa__dots_f32_neon;
-        k->type[SWA_TYPE_F16].dot = swa__dot_f16_neon;
-        k->type[SWA_TYPE_F16].dots = swa__dots_f16_neon;
-        k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_neon;
-        k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_neon;
-        k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_neon;
-        k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_neon;
-        k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_neon;
-        k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_neon;
-        k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_neon;
-        k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_neon;
-        k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_neon;
-        k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_neon;
-        k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_neon;
-        k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_neon;
-        k->type[SWA_TYPE_Q4_1].dot = swa__dot_q4_1_neon;
-        k->type[SWA_TYPE_Q4_1].dots = swa__dots_q4_1_neon;
-        k->type[SWA_TYPE_Q5_0].dot = swa__dot_q5_0_neon;
-        k->type[SWA_TYPE_Q5_0].dots = swa__dots_q5_0_neon;
-        k->type[SWA_TYPE_Q5_1].dot = swa__dot_q5_1_neon;
-        k->type[SWA_TYPE_Q5_1].dots = swa__dots_q5_1_neon;
-        k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_neon;
-        k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_neon;
-        k->type[SWA_TYPE_Q2_K].dot = swa__dot_q2_k_neon;
-        k->type[SWA_TYPE_Q2_K].dots = swa__dots_q2_k_neon;
-        k->type[SWA_TYPE_Q3_K].dot = swa__dot_q3_k_neon;
-        k->type[SWA_TYPE_Q3_K].dots = swa__dots_q3_k_neon;
-        k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_neon;
-        k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_neon;
-        k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_neon;
-        k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_neon;
-        k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_neon;
-        k->type[SWA_TYPE_F16].store = swa__store_f16_neon;
-        k->quantize_q8 = swa__quantize_q8_neon;
-        k->quantize_q8k = swa__quantize_q8k_neon;
-        k->rmsnorm = swa__rmsnorm_neon;
-        k->rope = swa__rope_neon;
-        k->softmax = swa__softmax_neon;
-        k->swiglu = swa__swiglu_neon;
-    }
+#undef SWA__NEON_TYPES
 #endif
-    (void)level;
-}
 
 /* ==== thread pool ====
    Each context owns a persistent pool: workers start in swa_ctx_create. swa__pool_run splits a
@@ -6851,16 +7018,40 @@ typedef struct swa__arch {
    windowed and global layers starting windowed, Gemma 3 has five windowed layers, then a
    global one. Gemma 2 without a window key has 4096; Gemma 3 without one is all global. Phi-3's
    window, when the file has one, is on every layer (as in transformers; llama.cpp ignores it). */
+/* A row names its groups of fields (C++11 has no designated initializers): the window's
+   (swa_period, min_window, default_window), the soft-capping defaults (attention, final), the
+   windowed layers' RoPE base and wide_query_layers. */
+#define SWA__ARCH(name, has, window, softcap, local_rope_base, wide_query) \
+    {name, has, window, softcap, local_rope_base, wide_query}
+#define SWA__WINDOW(period, min, by_default) period, min, by_default
+#define SWA__SOFTCAP(attn, final) attn, final
+#define SWA__LOCAL_ROPE_BASE(base) base
+#define SWA__WIDE_QUERY_LAYERS(n) n
 static const swa__arch swa__archs[] = {
-    {"llama", 0, 0, 1, 0, 0.0f, 0.0f, 0.0f, 0},
-    {"gemma2", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_NEOX | SWA__ARCH_GEMMA_SCALE,
-     2, 0, 4096, 50.0f, 30.0f, 0.0f, 46},
-    {"gemma3", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_QK_NORM | SWA__ARCH_NEOX |
-     SWA__ARCH_GEMMA_SCALE, 6, 0, 0, 0.0f, 0.0f, 10000.0f, 62},
-    {"phi3", SWA__ARCH_NEOX | SWA__ARCH_FUSED | SWA__ARCH_BIASES | SWA__ARCH_ROPE_FACTORS, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0},
-    {"qwen2", SWA__ARCH_NEOX | SWA__ARCH_BIASES, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0},
-    {"qwen3", SWA__ARCH_NEOX | SWA__ARCH_QK_NORM, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0},
+    SWA__ARCH("llama", 0, SWA__WINDOW(0, 1, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0)),
+    SWA__ARCH("gemma2", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_NEOX | SWA__ARCH_GEMMA_SCALE,
+              SWA__WINDOW(2, 0, 4096), SWA__SOFTCAP(50.0f, 30.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(46)),
+    SWA__ARCH("gemma3", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_QK_NORM | SWA__ARCH_NEOX |
+              SWA__ARCH_GEMMA_SCALE,
+              SWA__WINDOW(6, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(10000.0f),
+              SWA__WIDE_QUERY_LAYERS(62)),
+    SWA__ARCH("phi3", SWA__ARCH_NEOX | SWA__ARCH_FUSED | SWA__ARCH_BIASES | SWA__ARCH_ROPE_FACTORS,
+              SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0)),
+    SWA__ARCH("qwen2", SWA__ARCH_NEOX | SWA__ARCH_BIASES,
+              SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0)),
+    SWA__ARCH("qwen3", SWA__ARCH_NEOX | SWA__ARCH_QK_NORM,
+              SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0)),
 };
+#undef SWA__ARCH
+#undef SWA__WINDOW
+#undef SWA__SOFTCAP
+#undef SWA__LOCAL_ROPE_BASE
+#undef SWA__WIDE_QUERY_LAYERS
 
 struct swa_model {
     swa_gguf *gguf;
@@ -6889,6 +7080,16 @@ struct swa_model {
 /* llama files are read with the keys they always were: no soft-caps, no RoPE scaling keys, heads
    n_embd / n_head wide. */
 static int swa__is_llama(const swa_model *m) { return m->arch == &swa__archs[0]; }
+
+/* The architectures' names, as a list for messages. */
+static void swa__arch_list(char *buf, size_t cap)
+{
+    const int n = (int)(sizeof swa__archs / sizeof swa__archs[0]);
+    size_t len = 0;
+    int k;
+    buf[0] = '\0';
+    for (k = 0; k < n; k++) swa__list_add(buf, cap, &len, swa__archs[k].name, k, n);
+}
 
 /* "{arch}.suffix" in the model's scratch: valid until the next call. */
 static const char *swa__key(swa_model *m, const char *suffix)
@@ -6953,6 +7154,7 @@ static swa_status swa__check_arch(swa_model *m, swa_error *err)
     swa_gguf_value v;
     swa_str arch;
     size_t k;
+    char archs[128];
     if (i < 0) return swa__fail(err, SWA_ERR_MODEL, "key general.architecture is missing");
     v = swa_gguf_kv_value(m->gguf, i);
     if (swa_gguf_value_str(&v, &arch) != SWA_OK)
@@ -6963,9 +7165,9 @@ static swa_status swa__check_arch(swa_model *m, swa_error *err)
             m->hp.arch = m->arch->name;
             return SWA_OK;
         }
-    return swa__fail(err, SWA_ERR_UNSUPPORTED, "architecture \"%.*s\" is not supported "
-                     "(llama, gemma2, gemma3, phi3, qwen2 and qwen3 are)",
-                     arch.len > 64 ? 64 : (int)arch.len, arch.ptr);
+    swa__arch_list(archs, sizeof archs);
+    return swa__fail(err, SWA_ERR_UNSUPPORTED, "architecture \"%.*s\" is not supported (%s are)",
+                     arch.len > 64 ? 64 : (int)arch.len, arch.ptr, archs);
 }
 
 /* Head size: {arch}.attention.key_length (Gemma's and Qwen 3's heads are not n_embd / n_head
@@ -7040,16 +7242,29 @@ static swa_status swa__read_hparams(swa_model *m, swa_error *err)
     swa_hparams *hp = &m->hp;
     int64_t v;
     swa_status s;
-#define SWA__INT(field, suffix, req, def, lo, hi) \
-    if ((s = swa__get_int(g, swa__key(m, suffix), req, def, lo, hi, &v, err)) != SWA_OK) return s; \
-    hp->field = (int32_t)v;
-    SWA__INT(n_layer, "block_count", 1, 0, 1, 65536)
-    SWA__INT(n_embd, "embedding_length", 1, 0, 1, 1 << 20)
-    SWA__INT(n_ff, "feed_forward_length", 1, 0, 1, 1 << 24)
-    SWA__INT(n_head, "attention.head_count", 1, 0, 1, 1 << 16)
-    SWA__INT(n_kv_head, "attention.head_count_kv", 0, hp->n_head, 1, 1 << 16)
-    SWA__INT(n_ctx_train, "context_length", 0, 0, 1, INT32_MAX)
-#undef SWA__INT
+    /* the integer keys, in this order (head_count_kv defaults to head_count): the field,
+       whether the key is required, its range */
+    static const struct {
+        const char *suffix;
+        size_t field;
+        int required, default_heads;
+        int64_t lo, hi;
+    } keys[] = {
+        {"block_count", offsetof(swa_hparams, n_layer), 1, 0, 1, 65536},
+        {"embedding_length", offsetof(swa_hparams, n_embd), 1, 0, 1, 1 << 20},
+        {"feed_forward_length", offsetof(swa_hparams, n_ff), 1, 0, 1, 1 << 24},
+        {"attention.head_count", offsetof(swa_hparams, n_head), 1, 0, 1, 1 << 16},
+        {"attention.head_count_kv", offsetof(swa_hparams, n_kv_head), 0, 1, 1, 1 << 16},
+        {"context_length", offsetof(swa_hparams, n_ctx_train), 0, 0, 1, INT32_MAX},
+    };
+    size_t k;
+    for (k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        int64_t def = keys[k].default_heads ? hp->n_head : 0;
+        if ((s = swa__get_int(g, swa__key(m, keys[k].suffix), keys[k].required, def, keys[k].lo, keys[k].hi, &v, err)) !=
+            SWA_OK)
+            return s;
+        *(int32_t *)(void *)((char *)hp + keys[k].field) = (int32_t)v;
+    }
     if ((s = swa__read_head_dim(m, err)) != SWA_OK) return s;
     if (hp->n_head % hp->n_kv_head != 0)
         return swa__fail(err, SWA_ERR_MODEL, "KV head count %d does not divide the head count %d", hp->n_kv_head, hp->n_head);
@@ -7171,8 +7386,7 @@ static swa_status swa__get_vector(swa_model *m, const char *name, int64_t n, int
     if (!t) return s;
     if (!swa__type_supported(t->type))
         return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported", name, swa_type_name(t->type));
-    if ((t->type == SWA_TYPE_F16 || t->type == SWA_TYPE_BF16 || t->type == SWA_TYPE_F32) &&
-        (uintptr_t)t->data % (t->type == SWA_TYPE_F32 ? 4u : 2u) != 0)
+    if (swa_type_block_size(t->type) == 1 && (uintptr_t)t->data % swa__type_align(t->type) != 0)
         return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not aligned for %s", name, swa_type_name(t->type));
     SWA_ASSERT(m->n_norms + n <= m->cap_norms);
     swa__dequant_row_ref(t->type, t->data, dst, n);
@@ -7186,11 +7400,14 @@ static swa_status swa__get_matrix(const swa_model *m, const char *name, int requ
 {
     swa_status s;
     const swa_gguf_tensor *t = swa__find_tensor(m, name, required, n_in, n_out, &s, err);
+    char types[160];
     if (!t) return s;
-    if (!swa__type_supported(t->type))
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS are)",
-                         name, swa_type_name(t->type));
-    if ((uintptr_t)t->data % (uintptr_t)(t->type == SWA_TYPE_F32 ? 4 : 2) != 0)
+    if (!swa__type_supported(t->type)) {
+        swa__type_list(types, sizeof types);
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported (%s are)", name,
+                         swa_type_name(t->type), types);
+    }
+    if ((uintptr_t)t->data % swa__type_align(t->type) != 0)
         return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not aligned for %s", name, swa_type_name(t->type));
     out->data = t->data;
     out->type = t->type;
@@ -7211,6 +7428,13 @@ static swa__matrix swa__rows_of(const swa__matrix *w, int64_t first, int64_t n_o
 }
 
 /* Q, K and V: three matrices, or one attn_qkv whose rows are Q's, then K's, then V's. */
+/* "blk.<l>.<part>.<kind>" (kind "weight" or "bias") into name, for a layer's tensor lookups. */
+static const char *swa__blk_name(char name[64], int32_t l, const char *part, const char *kind)
+{
+    snprintf(name, 64, "blk.%d.%s.%s", (int)l, part, kind);
+    return name;
+}
+
 static swa_status swa__load_qkv(swa_model *m, int32_t l, swa__layer *L, swa_error *err)
 {
     const swa_hparams *hp = &m->hp;
@@ -7229,19 +7453,15 @@ static swa_status swa__load_qkv(swa_model *m, int32_t l, swa__layer *L, swa_erro
             return SWA_OK;
         }
     }
-#define SWA__NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".weight", (int)l), name)
-    if ((s = swa__get_matrix(m, SWA__NAME("attn_q"), 1, d, qd, &L->wq, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("attn_k"), 1, d, kvd, &L->wk, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("attn_v"), 1, d, kvd, &L->wv, err)) != SWA_OK)
+    if ((s = swa__get_matrix(m, swa__blk_name(name, l, "attn_q", "weight"), 1, d, qd, &L->wq, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, swa__blk_name(name, l, "attn_k", "weight"), 1, d, kvd, &L->wk, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, swa__blk_name(name, l, "attn_v", "weight"), 1, d, kvd, &L->wv, err)) != SWA_OK)
         return s;
-#undef SWA__NAME
     if (!(m->arch->has & SWA__ARCH_BIASES)) return SWA_OK;
-#define SWA__BIAS(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".bias", (int)l), name)
-    if ((s = swa__get_vector(m, SWA__BIAS("attn_q"), qd, 0, &L->bq, err)) != SWA_OK ||
-        (s = swa__get_vector(m, SWA__BIAS("attn_k"), kvd, 0, &L->bk, err)) != SWA_OK ||
-        (s = swa__get_vector(m, SWA__BIAS("attn_v"), kvd, 0, &L->bv, err)) != SWA_OK)
+    if ((s = swa__get_vector(m, swa__blk_name(name, l, "attn_q", "bias"), qd, 0, &L->bq, err)) != SWA_OK ||
+        (s = swa__get_vector(m, swa__blk_name(name, l, "attn_k", "bias"), kvd, 0, &L->bk, err)) != SWA_OK ||
+        (s = swa__get_vector(m, swa__blk_name(name, l, "attn_v", "bias"), kvd, 0, &L->bv, err)) != SWA_OK)
         return s;
-#undef SWA__BIAS
     return SWA_OK;
 }
 
@@ -7262,11 +7482,9 @@ static swa_status swa__load_gate_up(swa_model *m, int32_t l, swa__layer *L, swa_
             return SWA_OK;
         }
     }
-#define SWA__NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".weight", (int)l), name)
-    if ((s = swa__get_matrix(m, SWA__NAME("ffn_gate"), 1, d, ff, &L->w_gate, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("ffn_up"), 1, d, ff, &L->w_up, err)) != SWA_OK)
+    if ((s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_gate", "weight"), 1, d, ff, &L->w_gate, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_up", "weight"), 1, d, ff, &L->w_up, err)) != SWA_OK)
         return s;
-#undef SWA__NAME
     return SWA_OK;
 }
 
@@ -7278,23 +7496,25 @@ static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
     unsigned has = m->arch->has;
     char name[64];
     swa_status s;
-#define SWA__NAME(suffix) (snprintf(name, sizeof name, "blk.%d." suffix ".weight", (int)l), name)
-    if ((s = swa__get_vector(m, SWA__NAME("attn_norm"), d, 1, &L->attn_norm, err)) != SWA_OK ||
-        (s = swa__get_vector(m, SWA__NAME("ffn_norm"), d, 1, &L->ffn_norm, err)) != SWA_OK ||
+    if ((s = swa__get_vector(m, swa__blk_name(name, l, "attn_norm", "weight"), d, 1, &L->attn_norm, err)) != SWA_OK ||
+        (s = swa__get_vector(m, swa__blk_name(name, l, "ffn_norm", "weight"), d, 1, &L->ffn_norm, err)) != SWA_OK ||
         (s = swa__load_qkv(m, l, L, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("attn_output"), 1, qd, d, &L->wo, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, swa__blk_name(name, l, "attn_output", "weight"), 1, qd, d, &L->wo, err)) != SWA_OK ||
         (s = swa__load_gate_up(m, l, L, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, SWA__NAME("ffn_down"), 1, hp->n_ff, d, &L->w_down, err)) != SWA_OK)
+        (s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_down", "weight"), 1, hp->n_ff, d, &L->w_down, err)) != SWA_OK)
         return s;
     if ((has & SWA__ARCH_QK_NORM) &&
-        ((s = swa__get_vector(m, SWA__NAME("attn_q_norm"), hp->head_dim, 1, &L->q_norm, err)) != SWA_OK ||
-         (s = swa__get_vector(m, SWA__NAME("attn_k_norm"), hp->head_dim, 1, &L->k_norm, err)) != SWA_OK))
+        ((s = swa__get_vector(m, swa__blk_name(name, l, "attn_q_norm", "weight"), hp->head_dim, 1, &L->q_norm,
+                              err)) != SWA_OK ||
+         (s = swa__get_vector(m, swa__blk_name(name, l, "attn_k_norm", "weight"), hp->head_dim, 1, &L->k_norm,
+                              err)) != SWA_OK))
         return s;
     if ((has & SWA__ARCH_POST_NORMS) &&
-        ((s = swa__get_vector(m, SWA__NAME("post_attention_norm"), d, 1, &L->attn_post_norm, err)) != SWA_OK ||
-         (s = swa__get_vector(m, SWA__NAME("post_ffw_norm"), d, 1, &L->ffn_post_norm, err)) != SWA_OK))
+        ((s = swa__get_vector(m, swa__blk_name(name, l, "post_attention_norm", "weight"), d, 1, &L->attn_post_norm,
+                              err)) != SWA_OK ||
+         (s = swa__get_vector(m, swa__blk_name(name, l, "post_ffw_norm", "weight"), d, 1, &L->ffn_post_norm,
+                              err)) != SWA_OK))
         return s;
-#undef SWA__NAME
     return SWA_OK;
 }
 
@@ -8607,7 +8827,8 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     size_t row = c->kv_row, head_bytes = (size_t)swa__kv_bytes(c->kv_type, hd);
     /* a Q8_0 cache meets the queries quantized to Q8 blocks, as Q8_0 weights meet activations */
     uint32_t type = c->cache_type;
-    size_t q_stride = type == SWA_TYPE_Q8_0 ? swa__act_bytes(SWA__ACT_Q8, hd + 31) : (size_t)hd * sizeof(float);
+    const int q_quantized = swa__act_kind(type) == SWA__ACT_Q8;
+    size_t q_stride = q_quantized ? swa__act_bytes(SWA__ACT_Q8, hd + 31) : (size_t)hd * sizeof(float);
     uint8_t *q8 = c->q8 + (size_t)share * SWA__TILE_TOKENS * swa__act_bytes(SWA__ACT_Q8, hd + 31);
     const swa__type_kernels *kern = &c->kern.type[type];
     float *scores = c->scores + (int64_t)share * SWA__TILE_TOKENS * ls, scale = c->model->q_scale;
@@ -8625,7 +8846,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
         int64_t count = 0, sinks = lo > 0 && c->window[task->l] == 0 ? c->cfg.n_sink : 0;
         int n_runs = swa__kv_runs(c, task->l, t, 0, (sinks < lo ? sinks : lo) - 1, run, &count);
         n_runs += swa__kv_runs(c, task->l, t, lo, i, run + n_runs, &count);
-        if (type == SWA_TYPE_Q8_0) {
+        if (q_quantized) {
             for (h = 0; h < nh; h++) swa__quantize_q8g(c->kern.quantize_q8, (const float *)q + h * hd, q8 + (size_t)h * q_stride, hd);
             q = q8;
         }

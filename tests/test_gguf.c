@@ -244,12 +244,51 @@ static void expect_past_end(const swa_gguf_value *arr)
 
 static void test_type_table(void **state)
 {
+    /* Every type ggml defines (ggml.h's enum ggml_type, ggml.c's type_traits), with its block
+       layout spelled out from ggml-common.h: d, dmin and scales are f16 unless said, q the
+       packed quants. Written here independently of swa.h's table. */
     static const struct { uint32_t id; const char *name; int64_t block_size, block_bytes; } known[] = {
-        {0, "F32", 1, 4},       {1, "F16", 1, 2},       {2, "Q4_0", 32, 18},  {3, "Q4_1", 32, 20},
-        {8, "Q8_0", 32, 34},    {12, "Q4_K", 256, 144}, {14, "Q6_K", 256, 210},
-        {17, "IQ2_XS", 256, 74}, {30, "BF16", 1, 2},    {39, "MXFP4", 32, 17},
+        {0, "F32", 1, 4},
+        {1, "F16", 1, 2},
+        {2, "Q4_0", 32, 2 + 16},               /* d, 32 nibbles */
+        {3, "Q4_1", 32, 2 + 2 + 16},           /* d, m, 32 nibbles */
+        {6, "Q5_0", 32, 2 + 4 + 16},           /* d, qh[4], 32 nibbles */
+        {7, "Q5_1", 32, 2 + 2 + 4 + 16},       /* d, m, qh[4], 32 nibbles */
+        {8, "Q8_0", 32, 2 + 32},               /* d, int8 q[32] */
+        {9, "Q8_1", 32, 2 + 2 + 32},           /* d, s, int8 q[32] */
+        {10, "Q2_K", 256, 16 + 64 + 2 + 2},    /* scales[16], qs[64], d, dmin */
+        {11, "Q3_K", 256, 32 + 64 + 12 + 2},   /* hmask[32], qs[64], scales[12], d */
+        {12, "Q4_K", 256, 2 + 2 + 12 + 128},   /* d, dmin, scales[12], qs[128] */
+        {13, "Q5_K", 256, 2 + 2 + 12 + 32 + 128}, /* d, dmin, scales[12], qh[32], qs[128] */
+        {14, "Q6_K", 256, 128 + 64 + 16 + 2},  /* ql[128], qh[64], int8 scales[16], d */
+        {15, "Q8_K", 256, 4 + 256 + 32},       /* float d, int8 qs[256], int16 bsums[16] */
+        {16, "IQ2_XXS", 256, 2 + 64},          /* d, uint16 qs[32] */
+        {17, "IQ2_XS", 256, 2 + 64 + 8},       /* d, uint16 qs[32], scales[8] */
+        {18, "IQ3_XXS", 256, 2 + 96},          /* d, qs[3 * 256 / 8] */
+        {19, "IQ1_S", 256, 2 + 32 + 16},       /* d, qs[32], uint16 qh[8] */
+        {20, "IQ4_NL", 32, 2 + 16},            /* d, 32 nibbles */
+        {21, "IQ3_S", 256, 2 + 64 + 8 + 32 + 4}, /* d, qs[64], qh[8], signs[32], scales[4] */
+        {22, "IQ2_S", 256, 2 + 64 + 8 + 8},    /* d, qs[64], qh[8], scales[8] */
+        {23, "IQ4_XS", 256, 2 + 2 + 4 + 128},  /* d, uint16 scales_h, scales_l[4], qs[128] */
+        {24, "I8", 1, 1},
+        {25, "I16", 1, 2},
+        {26, "I32", 1, 4},
+        {27, "I64", 1, 8},
+        {28, "F64", 1, 8},
+        {29, "IQ1_M", 256, 32 + 16 + 8},       /* qs[32], qh[16], scales[8] (no d) */
+        {30, "BF16", 1, 2},
+        {34, "TQ1_0", 256, 48 + 4 + 2},        /* qs[48], qh[4], d */
+        {35, "TQ2_0", 256, 64 + 2},            /* qs[64], d */
+        {39, "MXFP4", 32, 1 + 16},             /* e8m0 exponent, 32 fp4 nibbles */
     };
-    static const uint32_t unknown[] = {4, 5, 31, 36, 40, 1000, UINT32_MAX};
+    /* the public enum names the ids it has, with ggml's names */
+    static const struct { uint32_t id; const char *name; } named[] = {
+        {SWA_TYPE_F32, "F32"},   {SWA_TYPE_F16, "F16"},   {SWA_TYPE_Q4_0, "Q4_0"},     {SWA_TYPE_Q4_1, "Q4_1"},
+        {SWA_TYPE_Q5_0, "Q5_0"}, {SWA_TYPE_Q5_1, "Q5_1"}, {SWA_TYPE_Q8_0, "Q8_0"},     {SWA_TYPE_Q2_K, "Q2_K"},
+        {SWA_TYPE_Q3_K, "Q3_K"}, {SWA_TYPE_Q4_K, "Q4_K"}, {SWA_TYPE_Q5_K, "Q5_K"},     {SWA_TYPE_Q6_K, "Q6_K"},
+        {SWA_TYPE_IQ4_NL, "IQ4_NL"}, {SWA_TYPE_IQ4_XS, "IQ4_XS"}, {SWA_TYPE_BF16, "BF16"},
+    };
+    static const uint32_t unknown[] = {4, 5, 31, 32, 33, 36, 37, 38, 40, 1000, UINT32_MAX};
     size_t i;
     (void)state;
     for (i = 0; i < sizeof known / sizeof known[0]; i++) {
@@ -257,6 +296,10 @@ static void test_type_table(void **state)
         assert_string_equal(swa_type_name(known[i].id), known[i].name);
         assert_int_equal(swa_type_block_size(known[i].id), known[i].block_size);
         assert_int_equal(swa_type_block_bytes(known[i].id), known[i].block_bytes);
+    }
+    for (i = 0; i < sizeof named / sizeof named[0]; i++) {
+        assert_non_null(swa_type_name(named[i].id));
+        assert_string_equal(swa_type_name(named[i].id), named[i].name);
     }
     for (i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         assert_null(swa_type_name(unknown[i]));

@@ -611,9 +611,25 @@ static int report(void **state)
     return 0;
 }
 
+/* The type table is indexed by ggml id, by position (C++11 has no designated initializers):
+   each row's stated id must be its index, and a row the library computes with has both
+   reference kernels. tests/test_gguf.c checks names and sizes against ggml's list. */
+static void test_type_rows(void **state)
+{
+    uint32_t t;
+    (void)state;
+    for (t = 0; t < SWA__N_TYPES; t++) {
+        assert_int_equal(swa__types[t].id, t);
+        assert_true(!swa__types[t].dequant == !swa__types[t].dot);
+        assert_true(!swa__types[t].wsum == !swa__types[t].store);
+        if (!swa__types[t].name) assert_int_equal(swa__types[t].block_bytes, 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_type_rows),
         cmocka_unit_test(test_float_dots),
         cmocka_unit_test(test_quantized_dots),
         cmocka_unit_test(test_quantize_and_convert),
