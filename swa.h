@@ -6,6 +6,29 @@
    Every other file includes "swa.h" plainly. Link with -lm -lpthread (on Windows nothing
    more: the pool uses Win32 threads).
 
+CONTENTS (each a "==== name ====" banner below; the sets of SIMD kernels come last, so that
+a reader following a token from the file to its logits never crosses them)
+    public API              status and errors, tensor types, GGUF reader, model, context and
+                            sequences, tokenizer, chat templates, sampler
+    internal declarations   includes, the instruction sets the compiler can build, the kernel
+                            table's types (SWA_INTERNALS shows them to the kernel tests)
+    utilities, platform     errors, checked sizes, half floats, mapping a file; threads, locks,
+                            atomics and the pool's state
+    GGUF reader             header, metadata and tensor table, every size checked
+    weight types            activation blocks; per type its scalar reference kernels (dot, rows
+                            to float); attention and element-wise references; the descriptors
+    model                   the architecture table, hyperparameters, tensors by name and shape
+    context                 configuration, memory, the per-layer rings and where a position lives
+    the forward pass        matrix products over the pool, attention over the rings, a layer, a
+                            chunk of tokens, the logits
+    sequences, snapshots    copy, reset, rewind; snapshots to buffers and files; abort, threads
+    thread pool             workers that claim shares of a task
+    tokenizer               Unicode tables, pre-tokenizer expressions, SentencePiece and byte-level BPE
+    chat templates, sampler
+    SIMD kernels            AVX2 + FMA + F16C, AVX-VNNI, AVX-512 + VNNI, AMX (beside it the order of
+                            its sums, as a scalar reference), NEON
+    dispatch                what the CPU runs; each set's kernels filled in by name, over its parent's
+
 QUICK START
     #define SWA_IMPLEMENTATION
     #include "swa.h"
@@ -917,6 +940,7 @@ SWA__INTERNAL int64_t swa__q8g_offset(int64_t b, int half);
 SWA__INTERNAL const int8_t *swa__q8g_half(const swa__q8g *g, int64_t b, int half);
 SWA__INTERNAL size_t swa__act_bytes(int kind, int64_t n);
 SWA__INTERNAL const swa__type_info *swa__type(uint32_t type);
+SWA__INTERNAL const swa__type_info *swa__type_row(uint32_t type);
 SWA__INTERNAL int swa__act_kind(uint32_t type);
 SWA__INTERNAL void swa__quantize_q8_ref(const float *x, void *out, int64_t n);
 SWA__INTERNAL void swa__quantize_q8g(swa__quantize_fn quantize_q8, const float *x, void *out,
@@ -1383,6 +1407,90 @@ static int32_t swa__online_cpus(void)
 }
 
 SWADEF int32_t swa_cpu_count(void) { return swa__online_cpus(); }
+
+/* ---- platform: threads, locks and atomics, and the pool's state (its workers come later) ---- */
+
+typedef void (*swa__task_fn)(void *arg, int share, int n_shares);
+
+#ifndef SWA_NO_THREADS
+/* The few threading primitives the pool needs: Win32 threads, slim reader/writer locks and
+   condition variables on Windows, pthreads elsewhere; atomics from the compiler (GCC and clang
+   builtins, MSVC's _Interlocked functions, whose full barriers are at least as strong). */
+#if defined(_WIN32)
+typedef HANDLE swa__thread;
+typedef SRWLOCK swa__mutex;
+typedef CONDITION_VARIABLE swa__cond;
+static int swa__mutex_init(swa__mutex *m) { InitializeSRWLock(m); return 0; }
+static void swa__mutex_destroy(swa__mutex *m) { (void)m; }
+static void swa__mutex_lock(swa__mutex *m) { AcquireSRWLockExclusive(m); }
+static void swa__mutex_unlock(swa__mutex *m) { ReleaseSRWLockExclusive(m); }
+static int swa__cond_init(swa__cond *c) { InitializeConditionVariable(c); return 0; }
+static void swa__cond_destroy(swa__cond *c) { (void)c; }
+static void swa__cond_wait(swa__cond *c, swa__mutex *m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
+static void swa__cond_signal(swa__cond *c) { WakeConditionVariable(c); }
+static void swa__cond_broadcast(swa__cond *c) { WakeAllConditionVariable(c); }
+#else
+typedef pthread_t swa__thread;
+typedef pthread_mutex_t swa__mutex;
+typedef pthread_cond_t swa__cond;
+static int swa__mutex_init(swa__mutex *m) { return pthread_mutex_init(m, NULL); }
+static void swa__mutex_destroy(swa__mutex *m) { pthread_mutex_destroy(m); }
+static void swa__mutex_lock(swa__mutex *m) { pthread_mutex_lock(m); }
+static void swa__mutex_unlock(swa__mutex *m) { pthread_mutex_unlock(m); }
+static int swa__cond_init(swa__cond *c) { return pthread_cond_init(c, NULL); }
+static void swa__cond_destroy(swa__cond *c) { pthread_cond_destroy(c); }
+static void swa__cond_wait(swa__cond *c, swa__mutex *m) { pthread_cond_wait(c, m); }
+static void swa__cond_signal(swa__cond *c) { pthread_cond_signal(c); }
+static void swa__cond_broadcast(swa__cond *c) { pthread_cond_broadcast(c); }
+#endif
+
+#if defined(_MSC_VER) && !defined(__clang__)
+static uint64_t swa__load_u64(const uint64_t *p) { return (uint64_t)_InterlockedOr64((volatile __int64 *)(uintptr_t)p, 0); }
+static void swa__store_u64(uint64_t *p, uint64_t v) { _InterlockedExchange64((volatile __int64 *)p, (__int64)v); }
+static int swa__cas_u64(uint64_t *p, uint64_t *expected, uint64_t desired)
+{
+    __int64 seen = _InterlockedCompareExchange64((volatile __int64 *)p, (__int64)desired, (__int64)*expected);
+    if ((uint64_t)seen == *expected) return 1;
+    *expected = (uint64_t)seen;
+    return 0;
+}
+static int swa__load_int(const int *p) { return (int)_InterlockedOr((volatile long *)(uintptr_t)p, 0); }
+static void swa__store_int(int *p, int v) { _InterlockedExchange((volatile long *)p, (long)v); }
+static int swa__sub_int(int *p, int v) { return (int)_InterlockedExchangeAdd((volatile long *)p, -(long)v) - v; }
+static void *swa__load_ptr(void *const *p) { return _InterlockedCompareExchangePointer((void *volatile *)(uintptr_t)p, NULL, NULL); }
+static void swa__store_ptr(void **p, void *v) { _InterlockedExchangePointer((void *volatile *)p, v); }
+#elif defined(__GNUC__) || defined(__clang__)
+static uint64_t swa__load_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static void swa__store_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static int swa__cas_u64(uint64_t *p, uint64_t *expected, uint64_t desired)
+{
+    return __atomic_compare_exchange_n(p, expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+static int swa__load_int(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static void swa__store_int(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static int swa__sub_int(int *p, int v) { return __atomic_sub_fetch(p, v, __ATOMIC_ACQ_REL); }
+static void *swa__load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static void swa__store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+#else
+#error "swa.h: the thread pool needs the atomics of GCC, clang or MSVC"
+#endif
+#endif
+
+typedef struct swa__pool {
+    int n;                       /* threads, the caller included; a task has n shares */
+#ifndef SWA_NO_THREADS
+    int started;                 /* workers running */
+    swa__thread *threads;        /* [n - 1] */
+    swa__mutex mu;
+    swa__cond start, done;
+    uint64_t claim;              /* atomic: task number << 16 | the next share to claim */
+    uint64_t task;               /* the current task's number (the caller's own) */
+    int unfinished;              /* atomic: shares of the current task not yet done */
+    int quit;                    /* atomic; written under mu */
+    void *fn;                    /* atomic swa__task_fn; published by the release store of claim */
+    void *arg;                   /* atomic; likewise */
+#endif
+} swa__pool;
 
 /* ==== GGUF reader ==== */
 
@@ -1965,7 +2073,7 @@ SWADEF swa_status swa_gguf_value_str(const swa_gguf_value *v, swa_str *out)
     return SWA_OK;
 }
 
-/* ==== kernels (reference) ====
+/* ==== weight types: blocks and scalar reference kernels ====
    Plain loops that read like the maths; every SIMD twin below is checked against them.
 
    Weight rows meet activations in one of three forms, chosen by the weight type:
@@ -2090,6 +2198,10 @@ SWA__INTERNAL float swa__dot_f32_ref(const void *row, const void *x, int64_t n)
     return sum;
 }
 
+/* Rows of each type to float: the meaning of its blocks (the token embedding lookup,
+   swa_dequantize_row, and the tests' exact answers). */
+static void swa__dequant_f32_ref(const void *row, float *out, int64_t n) { memcpy(out, row, (size_t)n * sizeof(float)); }
+
 SWA__INTERNAL float swa__dot_f16_ref(const void *row, const void *x, int64_t n)
 {
     const uint16_t *w = (const uint16_t *)row;
@@ -2100,6 +2212,13 @@ SWA__INTERNAL float swa__dot_f16_ref(const void *row, const void *x, int64_t n)
     return sum;
 }
 
+static void swa__dequant_f16_ref(const void *row, float *out, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)row;
+    int64_t i;
+    for (i = 0; i < n; i++) out[i] = swa__f16_to_f32(swa__load_u16(b + 2 * i));
+}
+
 SWA__INTERNAL float swa__dot_bf16_ref(const void *row, const void *x, int64_t n)
 {
     const uint16_t *w = (const uint16_t *)row;
@@ -2108,6 +2227,13 @@ SWA__INTERNAL float swa__dot_bf16_ref(const void *row, const void *x, int64_t n)
     int64_t i;
     for (i = 0; i < n; i++) sum += swa__bf16_to_f32(w[i]) * v[i];
     return sum;
+}
+
+static void swa__dequant_bf16_ref(const void *row, float *out, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)row;
+    int64_t i;
+    for (i = 0; i < n; i++) out[i] = swa__bf16_to_f32(swa__load_u16(b + 2 * i));
 }
 
 static float swa__dot_q8_0_ref(const void *row, const void *x, int64_t n)
@@ -2125,6 +2251,16 @@ static float swa__dot_q8_0_ref(const void *row, const void *x, int64_t n)
     return sum;
 }
 
+static void swa__dequant_q8_0_ref(const void *row, float *out, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)row;
+    int64_t i, j;
+    for (i = 0; i < n; i += 32, b += 34) {
+        float d = swa__f16_to_f32(swa__load_u16(b));
+        for (j = 0; j < 32; j++) out[i + j] = d * (float)(int8_t)b[2 + j];
+    }
+}
+
 static float swa__dot_q4_0_ref(const void *row, const void *x, int64_t n)
 {
     const uint8_t *w = (const uint8_t *)row;
@@ -2140,52 +2276,18 @@ static float swa__dot_q4_0_ref(const void *row, const void *x, int64_t n)
     return sum;
 }
 
-#if defined(SWA__HAVE_AMX)
-/* ---- Q8_0 and Q4_0 by residue: the order the AMX set computes them in ----
-   An AMX tile product gives each block's exact integer sum for 16 rows x 16 tokens at once;
-   scaling such sums lane by lane, as the AVX-512 dots do, would cost more than the product. So
-   the AMX set follows an order its tiles and its 1-token dots can both keep exactly: block b's
-   integer sum I_b times s_b = d_w * d_x (rounded to float) goes by FMA into accumulator
-   b mod 16, in block order, and the 16 accumulators are added in the tree of the 16-lane sum
-   (j + 8, then j + 4, j + 2, j + 1). A (row, token) pair thus gets the same bits from a
-   generation dot, a prompt tile and an AMX tile, and a chunk's logits still do not depend on
-   its size. These loops are that order's reference. */
-SWA__INTERNAL int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const swa__q8g *x, int64_t b)
+static void swa__dequant_q4_0_ref(const void *row, float *out, int64_t n)
 {
-    const int8_t *lo = swa__q8g_half(x, b, 0), *hi = swa__q8g_half(x, b, 1);
-    int32_t s = 0;
-    int j;
-    for (j = 0; j < 16; j++) {
-        int w_lo = type == SWA_TYPE_Q8_0 ? (int8_t)w[2 + j] : (w[2 + j] & 15) - 8;
-        int w_hi = type == SWA_TYPE_Q8_0 ? (int8_t)w[18 + j] : (w[2 + j] >> 4) - 8;
-        s += w_lo * lo[j] + w_hi * hi[j];
-    }
-    return s;
-}
-
-/* Blocks [b0, b1) of a row into the 16 accumulators, and their sum: the reference the
-   kernels are held to (tests/test_kernels.c). */
-SWA__INTERNAL void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8g *x,
-                                           int64_t b0, int64_t b1, float acc[16])
-{
-    const int64_t bytes = swa_type_block_bytes(type);
-    int64_t b;
-    for (b = b0; b < b1; b++) {
-        const uint8_t *w = row + b * bytes;
-        float s = swa__f16_to_f32(swa__load_u16(w)) * x[b / 8].d[b % 8];
-        acc[b % 16] = fmaf((float)swa__block_isum_ref(w, type, x, b), s, acc[b % 16]);
+    const uint8_t *b = (const uint8_t *)row;
+    int64_t i, j;
+    for (i = 0; i < n; i += 32, b += 18) {
+        float d = swa__f16_to_f32(swa__load_u16(b));
+        for (j = 0; j < 16; j++) {
+            out[i + j] = d * (float)((b[2 + j] & 0x0f) - 8);
+            out[i + j + 16] = d * (float)((b[2 + j] >> 4) - 8);
+        }
     }
 }
-
-SWA__INTERNAL float swa__residue_sum_ref(const float acc[16])
-{
-    float b[8], c[4];
-    int j;
-    for (j = 0; j < 8; j++) b[j] = acc[j] + acc[j + 8];
-    for (j = 0; j < 4; j++) c[j] = b[j] + b[j + 4];
-    return (c[0] + c[2]) + (c[1] + c[3]);
-}
-#endif
 
 /* Q4_K super-block (144 bytes): f16 d, f16 dmin, 12 bytes of eight 6-bit scales and eight 6-bit
    mins, 128 bytes of nibbles. Sub-block j (32 elements) is d*sc[j]*q - dmin*m[j]; the 64-element
@@ -2225,6 +2327,22 @@ static float swa__dot_q4_k_ref(const void *row, const void *x, int64_t n)
     return sum;
 }
 
+static void swa__dequant_q4_k_ref(const void *row, float *out, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)row;
+    int64_t i, j;
+    for (i = 0; i < n; i += 256, b += 144) {
+        float d = swa__f16_to_f32(swa__load_u16(b)), dmin = swa__f16_to_f32(swa__load_u16(b + 2));
+        uint8_t sc[8], m[8];
+        swa__q4k_scales(b + 4, sc, m);
+        for (j = 0; j < 256; j++) {
+            uint8_t q = b[16 + 32 * (j / 64) + j % 32];
+            int sub = (int)(j / 32);
+            out[i + j] = d * sc[sub] * (float)((sub & 1) ? q >> 4 : q & 15) - dmin * m[sub];
+        }
+    }
+}
+
 /* Q5_K super-block (176 bytes): Q4_K's d, dmin and 12 bytes of scales and mins, then qh[32],
    then Q4_K's 128 bytes of nibbles. Each quant gains a fifth bit: element l of sub-block j takes
    bit j of qh[l], so q = nibble + 16 * bit is 0..31 and sub-block j is d*sc[j]*q - dmin*m[j]. */
@@ -2255,6 +2373,20 @@ static float swa__dot_q5_k_ref(const void *row, const void *x, int64_t n)
                        swa__f16_to_f32(swa__load_u16(w + 2)) * (float)summ);
     }
     return sum;
+}
+
+static void swa__dequant_q5_k_ref(const void *row, float *out, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)row;
+    int64_t i;
+    int j, l;
+    for (i = 0; i < n; i += 256, b += 176) {
+        float d = swa__f16_to_f32(swa__load_u16(b)), dmin = swa__f16_to_f32(swa__load_u16(b + 2));
+        uint8_t sc[8], m[8];
+        swa__q4k_scales(b + 4, sc, m);
+        for (j = 0; j < 8; j++)
+            for (l = 0; l < 32; l++) out[i + 32 * j + l] = d * sc[j] * (float)swa__q5k_quant(b, j, l) - dmin * m[j];
+    }
 }
 
 /* Q6_K super-block (210 bytes): ql[128] low 4 bits, qh[64] high 2 bits, int8 scales[16], f16 d.
@@ -2292,77 +2424,6 @@ static float swa__dot_q6_k_ref(const void *row, const void *x, int64_t n)
         sum += swa__f16_to_f32(swa__load_u16(w + 208)) * a->d * (float)sumi;
     }
     return sum;
-}
-
-/* Rows of each type to float: the meaning of its blocks (the token embedding lookup,
-   swa_dequantize_row, and the tests' exact answers). */
-static void swa__dequant_f32_ref(const void *row, float *out, int64_t n) { memcpy(out, row, (size_t)n * sizeof(float)); }
-
-static void swa__dequant_f16_ref(const void *row, float *out, int64_t n)
-{
-    const uint8_t *b = (const uint8_t *)row;
-    int64_t i;
-    for (i = 0; i < n; i++) out[i] = swa__f16_to_f32(swa__load_u16(b + 2 * i));
-}
-
-static void swa__dequant_bf16_ref(const void *row, float *out, int64_t n)
-{
-    const uint8_t *b = (const uint8_t *)row;
-    int64_t i;
-    for (i = 0; i < n; i++) out[i] = swa__bf16_to_f32(swa__load_u16(b + 2 * i));
-}
-
-static void swa__dequant_q8_0_ref(const void *row, float *out, int64_t n)
-{
-    const uint8_t *b = (const uint8_t *)row;
-    int64_t i, j;
-    for (i = 0; i < n; i += 32, b += 34) {
-        float d = swa__f16_to_f32(swa__load_u16(b));
-        for (j = 0; j < 32; j++) out[i + j] = d * (float)(int8_t)b[2 + j];
-    }
-}
-
-static void swa__dequant_q4_0_ref(const void *row, float *out, int64_t n)
-{
-    const uint8_t *b = (const uint8_t *)row;
-    int64_t i, j;
-    for (i = 0; i < n; i += 32, b += 18) {
-        float d = swa__f16_to_f32(swa__load_u16(b));
-        for (j = 0; j < 16; j++) {
-            out[i + j] = d * (float)((b[2 + j] & 0x0f) - 8);
-            out[i + j + 16] = d * (float)((b[2 + j] >> 4) - 8);
-        }
-    }
-}
-
-static void swa__dequant_q4_k_ref(const void *row, float *out, int64_t n)
-{
-    const uint8_t *b = (const uint8_t *)row;
-    int64_t i, j;
-    for (i = 0; i < n; i += 256, b += 144) {
-        float d = swa__f16_to_f32(swa__load_u16(b)), dmin = swa__f16_to_f32(swa__load_u16(b + 2));
-        uint8_t sc[8], m[8];
-        swa__q4k_scales(b + 4, sc, m);
-        for (j = 0; j < 256; j++) {
-            uint8_t q = b[16 + 32 * (j / 64) + j % 32];
-            int sub = (int)(j / 32);
-            out[i + j] = d * sc[sub] * (float)((sub & 1) ? q >> 4 : q & 15) - dmin * m[sub];
-        }
-    }
-}
-
-static void swa__dequant_q5_k_ref(const void *row, float *out, int64_t n)
-{
-    const uint8_t *b = (const uint8_t *)row;
-    int64_t i;
-    int j, l;
-    for (i = 0; i < n; i += 256, b += 176) {
-        float d = swa__f16_to_f32(swa__load_u16(b)), dmin = swa__f16_to_f32(swa__load_u16(b + 2));
-        uint8_t sc[8], m[8];
-        swa__q4k_scales(b + 4, sc, m);
-        for (j = 0; j < 8; j++)
-            for (l = 0; l < 32; l++) out[i + 32 * j + l] = d * sc[j] * (float)swa__q5k_quant(b, j, l) - dmin * m[j];
-    }
 }
 
 static void swa__dequant_q6_k_ref(const void *row, float *out, int64_t n)
@@ -2843,6 +2904,12 @@ static const swa__type_info swa__types[SWA__N_TYPES] = {
 #undef SWA__TYPE_WEIGHT
 #undef SWA__TYPE_CACHE
 
+/* Row `type` of the table as it stands, removed ids too (for the test of the table). */
+SWA__INTERNAL const swa__type_info *swa__type_row(uint32_t type)
+{
+    return type < SWA__N_TYPES ? &swa__types[type] : NULL;
+}
+
 SWA__INTERNAL const swa__type_info *swa__type(uint32_t type)
 {
     if (type >= SWA__N_TYPES || !swa__types[type].name) return NULL;
@@ -2913,4056 +2980,6 @@ SWADEF swa_status swa_dequantize_row(uint32_t type, const void *src, float *dst,
 static const struct { const char *name; uint32_t type; } swa__kv_types[SWA__N_KV_TYPES] = {
     {"f16", SWA_TYPE_F16}, {"f32", SWA_TYPE_F32}, {"q8_0", SWA_TYPE_Q8_0}
 };
-
-/* ==== kernels (AVX2 + FMA + F16C) ====
-   Compiled into every x86-64 build through target attributes and chosen at run time after a
-   CPU check, so no -march flag is needed. Differences from the reference, and the tolerances
-   tests/test_kernels.c holds them to:
-   - float tiles (F32, F16, BF16 rows and F16/F32 keys) keep one 8-lane sum per (row, token)
-     pair, with FMA: relative error within 1e-5 of the sum of |products|;
-   - Q8_0 and Q4_0 dots scale each block's exact integer sum into a float lane (8 blocks to a
-     register): within 1e-5 of the sum of |block terms|; the K-quants keep a super-block's
-     integers exact in 8 lanes and scale them with one FMA (Q4_K's and Q5_K's mins in the same
-     one): within 1e-6;
-   - activation quantization and the F16 conversion round exactly as the reference does:
-     bit-identical. Tails shorter than a vector go through the same scalar loop. */
-
-#if defined(SWA__HAVE_AVX2)
-
-SWA__AVX2 static inline float swa__hsum_avx2(__m256 v)
-{
-    __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-    r = _mm_add_ss(r, _mm_movehdup_ps(r));
-    return _mm_cvtss_f32(r);
-}
-
-/* 8 floats from 8 bf16: the bf16 bits are the top half of the float. */
-SWA__AVX2 static inline __m256 swa__load_bf16_avx2(const uint16_t *p)
-{
-    __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
-}
-
-#define SWA__LOAD_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
-
-/* Float rows in tiles of up to 3 rows x 4 tokens, for the matrix products. Per 8 columns the
-   3 weight vectors are widened once and each token's vector is loaded once, for 12 FMAs into
-   12 accumulators: with the 3 weights and the token, all 16 YMM registers; a tile of 1 row x 4
-   tokens would load the tokens again for every row. Every (row, token) pair has one
-   accumulator running over the columns in order, then the scalar tail, so its bits do not
-   depend on the tile it was computed in: generation's 3 x 1 tiles give what a prompt's 3 x 4
-   tiles give. R and T are constants after inlining. */
-SWA__AVX2 static inline __m256 swa__load8_avx2(const uint8_t *w, int64_t i, uint32_t type)
-{
-    if (type == SWA_TYPE_F32) return _mm256_loadu_ps((const float *)w + i);
-    if (type == SWA_TYPE_F16) return SWA__LOAD_F16((const uint16_t *)w + i);
-    return swa__load_bf16_avx2((const uint16_t *)w + i);
-}
-
-static inline float swa__float_at(const uint8_t *w, int64_t i, uint32_t type)
-{
-    if (type == SWA_TYPE_F32) return ((const float *)w)[i];
-    if (type == SWA_TYPE_F16) return swa__f16_to_f32(((const uint16_t *)w)[i]);
-    return swa__bf16_to_f32(((const uint16_t *)w)[i]);
-}
-
-SWA__AVX2 static inline float swa__tile_sum_avx2(__m256 acc, const uint8_t *w, const float *x, int64_t i, int64_t n, uint32_t type)
-{
-    float sum = swa__hsum_avx2(acc);
-    for (; i < n; i++) sum += swa__float_at(w, i, type) * x[i];
-    return sum;
-}
-
-/* A tile reads its rows side by side (generation and a batch of up to a tile's tokens, each
-   weight once). The hardware prefetcher follows one sequential stream well but not 3 or 4 rows
-   a few KB apart, so the next tile's rows are fetched ahead by hand, as fast as reading row
-   after row (docs/performance.md). A prompt's later passes over a block find those lines in L2
-   already, where the prefetch costs little. A prefetch never faults; its address is formed as
-   an integer because it may lie past the end of the matrix. (Always inlined: GCC takes a
-   function that only prefetches for one without effects and drops its calls.) */
-SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_stride, int rows, size_t offset)
-{
-    uintptr_t p = (uintptr_t)w + (size_t)rows * w_stride + offset;
-    int r;
-    SWA__UNROLL(8)
-    for (r = 0; r < rows; r++) _mm_prefetch((const char *)(p + (size_t)r * w_stride), _MM_HINT_T0);
-}
-
-/* Generation reads each thread's rows once, unit after unit (a group of 8 blocks, a
-   super-block), and so does a batch of up to 4 tokens, or the first 4 of a larger one. The
-   hardware prefetcher alone can leave a quantized kernel waiting on memory while its arithmetic
-   has time to spare, so each unit fetches the lines SWA__PREFETCH_AHEAD bytes ahead of it by
-   hand (docs/performance.md: the distances and caches compared). Into L2, not L1: a core keeps
-   many more misses to L2 in flight than to L1. Then, SWA__PREFETCH_NEAR ahead, the same lines
-   from L2 into L1, so that the kernel's loads do not wait on L2 either. Every token loop does,
-   the tiles' too: a prompt's later passes over a block find the lines in L2, where a prefetch
-   costs little. */
-#define SWA__PREFETCH_AHEAD 4096
-#define SWA__PREFETCH_NEAR 1024
-SWA__AVX2 SWA__INLINE void swa__prefetch_unit(const uint8_t *w, int unit_bytes)
-{
-    uintptr_t to_l2 = (uintptr_t)w + SWA__PREFETCH_AHEAD, to_l1 = (uintptr_t)w + SWA__PREFETCH_NEAR;
-    size_t o;
-    for (o = 0; o < (size_t)unit_bytes; o += 64) _mm_prefetch((const char *)(to_l2 + o), _MM_HINT_T1);
-    for (o = 0; o < (size_t)unit_bytes; o += 64) _mm_prefetch((const char *)(to_l1 + o), _MM_HINT_T0);
-}
-
-/* A tile's rows fetched at offset + SWA__PREFETCH_AHEAD into L2 and + SWA__PREFETCH_NEAR into
-   L1, as swa__prefetch_unit does: generation's way on float rows at least twice the distance
-   long. On shorter rows those lines are in the rows the tile already reads (TinyLlama's are
-   4 KB), and the next tile's rows are the ones to fetch. */
-#define SWA__PREFETCH_ROWS_FROM (2 * SWA__PREFETCH_AHEAD)
-SWA__AVX2 SWA__INLINE void swa__prefetch_rows_ahead(const uint8_t *w, size_t w_stride, int rows, size_t offset)
-{
-    uintptr_t p = (uintptr_t)w + offset;
-    int r;
-    SWA__UNROLL(8)
-    for (r = 0; r < rows; r++) {
-        _mm_prefetch((const char *)(p + (size_t)r * w_stride + SWA__PREFETCH_AHEAD), _MM_HINT_T1);
-        _mm_prefetch((const char *)(p + (size_t)r * w_stride + SWA__PREFETCH_NEAR), _MM_HINT_T0);
-    }
-}
-
-/* What a float tile fetches at a line of its rows (rows of row_bytes, `next` of them in the
-   next tile): its own rows ahead for one token on long rows, else the next tile's rows. */
-SWA__AVX2 SWA__INLINE void swa__prefetch_float_tile(const uint8_t *w, size_t w_stride, int rows, int next, size_t offset,
-                                                    size_t row_bytes, int tokens)
-{
-    if (tokens == 1 && row_bytes >= SWA__PREFETCH_ROWS_FROM) swa__prefetch_rows_ahead(w, w_stride, rows, offset);
-    else swa__prefetch_next_rows(w, w_stride, next, offset);
-}
-
-/* Token t's float activations, x_stride bytes apart from x. */
-SWA__AVX2 SWA__INLINE const float *swa__token_f32(const uint8_t *x, size_t x_stride, int t)
-{
-    return (const float *)(x + (size_t)t * x_stride);
-}
-
-/* One token's 8 activations v against the R rows' 8 weights w0..w2, into its accumulators. */
-SWA__AVX2 SWA__INLINE void swa__tile_token_avx2(const float *v, __m256 w0, __m256 w1, __m256 w2, const int R, __m256 *c0,
-                                                __m256 *c1, __m256 *c2)
-{
-    const __m256 x = _mm256_loadu_ps(v);
-    *c0 = _mm256_fmadd_ps(w0, x, *c0);
-    if (R > 1) *c1 = _mm256_fmadd_ps(w1, x, *c1);
-    if (R > 2) *c2 = _mm256_fmadd_ps(w2, x, *c2);
-}
-
-SWA__AVX2 SWA__INLINE void
-swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_stride, int64_t n,
-               float *y, int64_t ldy, uint32_t type, const int R, const int T)
-{
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00;
-    __m256 c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00;
-    int64_t i;
-    const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
-    for (i = 0; i + 8 <= n; i += 8) {
-        const __m256 w0 = swa__load8_avx2(wb, i, type);
-        const __m256 w1 = R > 1 ? swa__load8_avx2(wb + w_stride, i, type) : w0;
-        const __m256 w2 = R > 2 ? swa__load8_avx2(wb + 2 * w_stride, i, type) : w0;
-        swa__tile_token_avx2(swa__token_f32(xb, x_stride, 0) + i, w0, w1, w2, R, &c00, &c10, &c20);
-        if (T > 1) swa__tile_token_avx2(swa__token_f32(xb, x_stride, 1) + i, w0, w1, w2, R, &c01, &c11, &c21);
-        if (T > 2) swa__tile_token_avx2(swa__token_f32(xb, x_stride, 2) + i, w0, w1, w2, R, &c02, &c12, &c22);
-        if (T > 3) swa__tile_token_avx2(swa__token_f32(xb, x_stride, 3) + i, w0, w1, w2, R, &c03, &c13, &c23);
-        if ((size_t)i * elt % 64 == 0) swa__prefetch_float_tile(wb, w_stride, R, SWA__TILE_ROWS, (size_t)i * elt, (size_t)n * elt, T);
-    }
-    y[0 * ldy + 0] = swa__tile_sum_avx2(c00, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 0), i, n, type);
-    if (T > 1) y[1 * ldy + 0] = swa__tile_sum_avx2(c01, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 1), i, n, type);
-    if (T > 2) y[2 * ldy + 0] = swa__tile_sum_avx2(c02, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 2), i, n, type);
-    if (T > 3) y[3 * ldy + 0] = swa__tile_sum_avx2(c03, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 3), i, n, type);
-    if (R > 1) y[0 * ldy + 1] = swa__tile_sum_avx2(c10, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 0), i, n, type);
-    if (R > 1 && T > 1) y[1 * ldy + 1] = swa__tile_sum_avx2(c11, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 1), i, n, type);
-    if (R > 1 && T > 2) y[2 * ldy + 1] = swa__tile_sum_avx2(c12, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 2), i, n, type);
-    if (R > 1 && T > 3) y[3 * ldy + 1] = swa__tile_sum_avx2(c13, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 3), i, n, type);
-    if (R > 2) y[0 * ldy + 2] = swa__tile_sum_avx2(c20, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 0), i, n, type);
-    if (R > 2 && T > 1) y[1 * ldy + 2] = swa__tile_sum_avx2(c21, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 1), i, n, type);
-    if (R > 2 && T > 2) y[2 * ldy + 2] = swa__tile_sum_avx2(c22, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 2), i, n, type);
-    if (R > 2 && T > 3) y[3 * ldy + 2] = swa__tile_sum_avx2(c23, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 3), i, n, type);
-}
-
-/* The tile of nr x nt (nr <= 3, nt <= 4), both sizes constants in the kernel it picks. */
-SWA__AVX2 SWA__INLINE void swa__dots_float_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
-                                                int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
-{
-    const uint8_t *wb = (const uint8_t *)w, *xb = (const uint8_t *)x;
-    switch ((nr - 1) * 4 + nt - 1) {
-    case 0: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 1); break;
-    case 1: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 2); break;
-    case 2: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 3); break;
-    case 3: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 4); break;
-    case 4: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 1); break;
-    case 5: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 2); break;
-    case 6: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 3); break;
-    case 7: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 4); break;
-    case 8: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 1); break;
-    case 9: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 2); break;
-    case 10: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 3); break;
-    case 11: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 4); break;
-    default: break;
-    }
-}
-
-SWA__AVX2 static void swa__dots_f32_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
-                                         int64_t n, float *y, int64_t ldy)
-{
-    swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F32);
-}
-
-SWA__AVX2 static void swa__dots_f16_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
-                                         int64_t n, float *y, int64_t ldy)
-{
-    swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F16);
-}
-
-SWA__AVX2 static void swa__dots_bf16_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
-                                          int64_t n, float *y, int64_t ldy)
-{
-    swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_BF16);
-}
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f32_avx2, swa__dots_f32_avx2)
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f16_avx2, swa__dots_f16_avx2)
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_bf16_avx2, swa__dots_bf16_avx2)
-
-/* Q8_0 and Q4_0 rows against swa__q8g groups of activations, 8 blocks at a time and up to 4
-   tokens at once. Weight blocks p and p + 4 (p < 4) share a register pair, first halves in one
-   and second halves in the other, against the activations laid out to match, so that madd
-   leaves each block's sum in 4 lanes of one 128-bit half and a short reduction gathers the 8
-   blocks' sums into one register, in block order, where the scales (converted 8 at a time) and
-   one FMA finish them: block by block, the scale products and their broadcasts would cost more
-   than the integer work. A row's last blocks (fewer than 8) go one at a time.
-   maddubs wants one unsigned operand: Q8_0 gives it |w| and moves w's sign onto the
-   activation; Q4_0's nibbles are unsigned (0..15) as they are, and its offset comes off the
-   sums afterwards: sum (w - 8) q = sum w q - sum8. A token's steps do not depend on the other
-   tokens of the tile, so its result does not either. */
-SWA__AVX2 SWA__INLINE void swa__pair_avx2(const uint8_t *w, int p, uint32_t type, __m256i *lo, __m256i *hi)
-{
-    if (type == SWA_TYPE_Q4_0) {
-        const __m256i low4 = _mm256_set1_epi8(15);
-        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + 18 * p + 2))),
-                                            _mm_loadu_si128((const __m128i *)(w + 18 * (p + 4) + 2)), 1);
-        *lo = _mm256_and_si256(v, low4);
-        *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
-    } else {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(w + 34 * p + 2));
-        __m256i b = _mm256_loadu_si256((const __m256i *)(w + 34 * (p + 4) + 2));
-        *lo = _mm256_permute2x128_si256(a, b, 0x20);
-        *hi = _mm256_permute2x128_si256(a, b, 0x31);
-    }
-}
-
-/* The int16 sums of w x over 2 bytes at a time, for a register of weights and one of activations. */
-SWA__AVX2 SWA__INLINE __m256i swa__sums2_avx2(__m256i w, __m256i x, uint32_t type)
-{
-    return type == SWA_TYPE_Q4_0 ? _mm256_maddubs_epi16(w, x)
-                                 : _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
-}
-
-SWA__AVX2 SWA__INLINE __m256i swa__sums4_avx2(__m256i w, __m256i x, uint32_t type)
-{
-    return _mm256_madd_epi16(swa__sums2_avx2(w, x, type), _mm256_set1_epi16(1));
-}
-
-/* Q4_0's int16 sums stay within 2 * 15 * 127, so two of them add before widening; Q8_0's reach
-   2 * 127 * 127 and widen first. */
-SWA__AVX2 SWA__INLINE __m256i swa__pair_sums_avx2(__m256i lo, __m256i hi, const int8_t *q, uint32_t type)
-{
-    __m256i xl = _mm256_loadu_si256((const __m256i *)q), xh = _mm256_loadu_si256((const __m256i *)(q + 32));
-    if (type == SWA_TYPE_Q4_0)
-        return _mm256_madd_epi16(_mm256_add_epi16(swa__sums2_avx2(lo, xl, type), swa__sums2_avx2(hi, xh, type)),
-                                 _mm256_set1_epi16(1));
-    return _mm256_add_epi32(swa__sums4_avx2(lo, xl, type), swa__sums4_avx2(hi, xh, type));
-}
-
-/* The 8 blocks' scales, packed four to a 64-bit word in general registers: two transfers to
-   the vector unit instead of eight. */
-SWA__AVX2 SWA__INLINE uint64_t swa__scales4(const uint8_t *w, int block_bytes)
-{
-    uint64_t s = (uint64_t)swa__load_u16(w) | (uint64_t)swa__load_u16(w + block_bytes) << 16 |
-                 (uint64_t)swa__load_u16(w + 2 * block_bytes) << 32 | (uint64_t)swa__load_u16(w + 3 * block_bytes) << 48;
-    __asm__("" : "+r"(s));   /* else GCC packs the two calls' work into costlier vector shuffles */
-    return s;
-}
-
-SWA__AVX2 SWA__INLINE __m256 swa__scales8_avx2(const uint8_t *w, int block_bytes)
-{
-    return _mm256_cvtph_ps(_mm_set_epi64x((long long)swa__scales4(w + 4 * block_bytes, block_bytes),
-                                          (long long)swa__scales4(w, block_bytes)));
-}
-
-/* The two token loops: every quantized row kernel runs over its units (groups of 8 blocks,
-   super-blocks) twice over, both prefetching: generation (one token) in a loop of its own,
-   which the compiler schedules without the other tokens' registers, and up to 4 tokens sharing
-   each unpacked unit. A token's step is the same function in both loops, so its result does
-   not depend on the tile. */
-
-/* The tokens' results: each accumulator's lanes added up. */
-SWA__AVX2 SWA__INLINE void swa__store_sums_avx2(float *out, int nt, __m256 c0, __m256 c1, __m256 c2, __m256 c3)
-{
-    out[0] = swa__hsum_avx2(c0);
-    if (nt > 1) out[1] = swa__hsum_avx2(c1);
-    if (nt > 2) out[2] = swa__hsum_avx2(c2);
-    if (nt > 3) out[3] = swa__hsum_avx2(c3);
-}
-
-/* The 8 blocks' sums in block order, from pairs p (block p in lanes 0..3, p + 4 in 4..7). Q4_0's
-   lanes stay within 2 * 7620, so they pack to int16 and one madd adds pairs of them: two packs
-   and two madds cost less than two hadds. */
-SWA__AVX2 SWA__INLINE __m256i swa__block_sums8_avx2(__m256i p0, __m256i p1, __m256i p2, __m256i p3, uint32_t type)
-{
-    if (type == SWA_TYPE_Q4_0) {
-        const __m256i ones = _mm256_set1_epi16(1);
-        return _mm256_hadd_epi32(_mm256_madd_epi16(_mm256_packs_epi32(p0, p1), ones),
-                                 _mm256_madd_epi16(_mm256_packs_epi32(p2, p3), ones));
-    }
-    return _mm256_hadd_epi32(_mm256_hadd_epi32(p0, p1), _mm256_hadd_epi32(p2, p3));
-}
-
-/* A group of 8 blocks, unpacked once for all the tokens: its 4 pairs of weight registers (see
-   swa__pair_avx2) and its 8 scales. */
-typedef struct swa__group_avx2 {
-    __m256i lo[4], hi[4];
-    __m256 dw;
-} swa__group_avx2;
-
-SWA__AVX2 SWA__INLINE void swa__group_unpack_avx2(const uint8_t *w, int block_bytes, uint32_t type, swa__group_avx2 *g)
-{
-    g->dw = swa__scales8_avx2(w, block_bytes);
-    swa__pair_avx2(w, 0, type, &g->lo[0], &g->hi[0]);
-    swa__pair_avx2(w, 1, type, &g->lo[1], &g->hi[1]);
-    swa__pair_avx2(w, 2, type, &g->lo[2], &g->hi[2]);
-    swa__pair_avx2(w, 3, type, &g->lo[3], &g->hi[3]);
-}
-
-/* Token k's activations, x_stride bytes apart from x. */
-SWA__AVX2 SWA__INLINE const swa__q8g *swa__q8g_token(const uint8_t *x, size_t x_stride, int k)
-{
-    return (const swa__q8g *)(x + (size_t)k * x_stride);
-}
-
-/* One token's turn on group g: a, its activations' group, into acc. */
-SWA__AVX2 SWA__INLINE __m256 swa__group_step_avx2(const swa__group_avx2 *g, const swa__q8g *a, uint32_t type, __m256 acc)
-{
-    __m256i s = swa__block_sums8_avx2(swa__pair_sums_avx2(g->lo[0], g->hi[0], a->q, type),
-                                      swa__pair_sums_avx2(g->lo[1], g->hi[1], a->q + 64, type),
-                                      swa__pair_sums_avx2(g->lo[2], g->hi[2], a->q + 128, type),
-                                      swa__pair_sums_avx2(g->lo[3], g->hi[3], a->q + 192, type), type);
-    if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_loadu_si256((const __m256i *)a->sum8));
-    return _mm256_fmadd_ps(_mm256_mul_ps(g->dw, _mm256_loadu_ps(a->d)), _mm256_cvtepi32_ps(s), acc);
-}
-
-/* The sum of 8 int32 lanes. */
-SWA__AVX2 SWA__INLINE int32_t swa__hsum_epi32_avx2(__m256i v)
-{
-    __m128i r = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
-    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
-    return _mm_cvtsi128_si32(r);
-}
-
-/* Block b's 32 activations of a swa__q8g row, in element order. */
-SWA__AVX2 SWA__INLINE __m256i swa__block_x_avx2(const swa__q8g *a, int64_t b)
-{
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 0))),
-                                   _mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 1)), 1);
-}
-
-/* One block's 32 weights in element order: Q4_0's low nibbles then its high ones. */
-SWA__AVX2 SWA__INLINE __m256i swa__block_avx2(const uint8_t *w, uint32_t type)
-{
-    __m128i raw;
-    if (type != SWA_TYPE_Q4_0) return _mm256_loadu_si256((const __m256i *)(w + 2));
-    raw = _mm_loadu_si128((const __m128i *)(w + 2));
-    return _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1),
-                            _mm256_set1_epi8(15));
-}
-
-/* One token's turn on block b (weights q, scale dw) of a row's last, partial group. */
-SWA__AVX2 SWA__INLINE __m256 swa__block_step_avx2(__m256i q, float dw, const swa__q8g *a, int64_t b, uint32_t type, __m256 acc)
-{
-    __m256i s = swa__sums4_avx2(q, swa__block_x_avx2(a, b), type);
-    if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_setr_epi32(a[b / 8].sum8[b % 8], 0, 0, 0, 0, 0, 0, 0));
-    return _mm256_fmadd_ps(_mm256_set1_ps(dw * a[b / 8].d[b % 8]), _mm256_cvtepi32_ps(s), acc);
-}
-
-SWA__AVX2 SWA__INLINE void swa__row_dots_grouped_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n,
-                                                      float *out, const uint32_t type)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const int block_bytes = (int)swa__types[type].block_bytes;
-    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-    swa__group_avx2 g;
-    int64_t i, b;
-    /* the two token loops, then the last, partial group block by block */
-    for (i = 0; nt == 1 && i < n / 256; i++, w += 8 * block_bytes) {
-        swa__prefetch_unit(w, 8 * block_bytes);
-        swa__group_unpack_avx2(w, block_bytes, type, &g);
-        if (nt > 0) c0 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 0) + i, type, c0);
-    }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
-        swa__prefetch_unit(w, 8 * block_bytes);
-        swa__group_unpack_avx2(w, block_bytes, type, &g);
-        if (nt > 0) c0 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 0) + i, type, c0);
-        if (nt > 1) c1 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 1) + i, type, c1);
-        if (nt > 2) c2 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 2) + i, type, c2);
-        if (nt > 3) c3 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 3) + i, type, c3);
-    }
-    for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
-        __m256i q = swa__block_avx2(w, type);
-        float dw = _cvtsh_ss(swa__load_u16(w));
-        if (nt > 0) c0 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 0), b, type, c0);
-        if (nt > 1) c1 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 1), b, type, c1);
-        if (nt > 2) c2 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 2), b, type, c2);
-        if (nt > 3) c3 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 3), b, type, c3);
-    }
-    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
-}
-
-
-/* K-quant rows against up to 4 tokens at once: a super-block's weights and scales are unpacked
-   once for all the tokens, and each token's integer sums meet their scales in vector registers,
-   with one FMA per super-block and no horizontal sum until the row ends. */
-
-/* The shuffle_epi8 control that copies int16 lane k of a 128-bit lane into an int16. */
-static inline short swa__int16_lane(int k)
-{
-    return (short)(0x0100 + 0x0202 * k);
-}
-
-/* [s_2m x 8 | s_2m+1 x 8] as int16, from 8 int16 scales held in both 128-bit lanes of s: the
-   scales of the two 16-element halves of a maddubs result (one in-lane shuffle, which costs less
-   than a permute picking the pair from 16 scales in one register). */
-SWA__AVX2 SWA__INLINE __m256i swa__scale_pair_avx2(__m256i s, int m)
-{
-    return _mm256_shuffle_epi8(s, _mm256_set_m128i(_mm_set1_epi16(swa__int16_lane(2 * m + 1)),
-                                                   _mm_set1_epi16(swa__int16_lane(2 * m))));
-}
-
-SWA__AVX2 SWA__INLINE uint32_t swa__load_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-
-/* Q4_K's eight 6-bit scales (bytes 0..7) and mins (8..15), unpacked 4 at a time in 32-bit
-   words from the 12 bytes at s (layout at swa__q4k_scales). */
-static uint64_t swa__q4k_unpack4(uint32_t low6, uint32_t low4, uint32_t high2)
-{
-    return (uint64_t)(low6 & 0x3f3f3f3fu) | (uint64_t)((low4 & 0x0f0f0f0fu) | ((high2 >> 6) & 0x03030303u) << 4) << 32;
-}
-
-SWA__AVX2 SWA__INLINE __m128i swa__q4k_scales_avx2(const uint8_t *s)
-{
-    uint32_t u0 = swa__load_u32(s), u1 = swa__load_u32(s + 4), u2 = swa__load_u32(s + 8);
-    uint64_t scales = swa__q4k_unpack4(u0, u2, u0), mins = swa__q4k_unpack4(u1, u2 >> 4, u1);
-    __asm__("" : "+r"(scales), "+r"(mins));   /* in general registers: see swa__scales4 */
-    return _mm_set_epi64x((long long)mins, (long long)scales);
-}
-
-/* Q4_K group g (64 elements): sub-block 2g in the low nibbles, 2g + 1 in the high ones, and
-   their scales broadcast from the 8 scales held in both 128-bit lanes. Written out per group
-   (not as arrays in a loop, which GCC keeps in memory at -O2). A token's sums and its mins
-   (negated, so that both add) share one hadd and one FMA, against [d d dmin dmin] in each lane,
-   fewer operations than a second FMA, a permute per group and d and dmin converted apart. */
-/* A Q4_K super-block unpacked once for all the tokens: per group g of 64 its low and high
-   nibbles and their two scales (as int16 in every lane), the mins negated for the 16-element
-   sums (m[j] for bsum[2 j] and bsum[2 j + 1]), and [d, dmin] alternating by pairs. */
-typedef struct swa__q4k_avx2 {
-    __m256i lo[4], hi[4], sl[4], sh[4];
-    __m256i mins16;
-    __m256 d_dmin;
-} swa__q4k_avx2;
-
-SWA__AVX2 SWA__INLINE void swa__q4k_group_unpack_avx2(const uint8_t *w, __m256i sc16, int g, swa__q4k_avx2 *u)
-{
-    const __m256i low4 = _mm256_set1_epi8(15);
-    __m256i raw = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
-    u->lo[g] = _mm256_and_si256(raw, low4);
-    u->hi[g] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
-    u->sl[g] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));
-    u->sh[g] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
-}
-
-SWA__AVX2 SWA__INLINE void swa__q4k_unpack_avx2(const uint8_t *w, swa__q4k_avx2 *u)
-{
-    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
-    __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
-    __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
-    u->mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
-    u->d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)))),
-                                         _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
-    swa__q4k_group_unpack_avx2(w, sc16, 0, u);
-    swa__q4k_group_unpack_avx2(w, sc16, 1, u);
-    swa__q4k_group_unpack_avx2(w, sc16, 2, u);
-    swa__q4k_group_unpack_avx2(w, sc16, 3, u);
-}
-
-SWA__AVX2 SWA__INLINE __m256i swa__q4k_group_sum_avx2(const swa__q4k_avx2 *u, const swa__q8k *a, int g)
-{
-    return _mm256_add_epi32(
-        _mm256_madd_epi16(_mm256_maddubs_epi16(u->lo[g], _mm256_loadu_si256((const __m256i *)(a->q + 64 * g))), u->sl[g]),
-        _mm256_madd_epi16(_mm256_maddubs_epi16(u->hi[g], _mm256_loadu_si256((const __m256i *)(a->q + 64 * g + 32))), u->sh[g]));
-}
-
-/* One token's turn on super-block u: a, its activations' block, into acc. */
-SWA__AVX2 SWA__INLINE __m256 swa__q4k_step_avx2(const swa__q4k_avx2 *u, const swa__q8k *a, __m256 acc)
-{
-    __m256i sum = _mm256_add_epi32(_mm256_add_epi32(swa__q4k_group_sum_avx2(u, a, 0), swa__q4k_group_sum_avx2(u, a, 1)),
-                                   _mm256_add_epi32(swa__q4k_group_sum_avx2(u, a, 2), swa__q4k_group_sum_avx2(u, a, 3)));
-    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->mins16);
-    __m256i both = _mm256_hadd_epi32(sum, mins);
-    return _mm256_fmadd_ps(_mm256_mul_ps(u->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(both), acc);
-}
-
-/* Token k's activations, x_stride bytes apart from x. */
-SWA__AVX2 SWA__INLINE const swa__q8k *swa__q8k_token(const uint8_t *x, size_t x_stride, int k)
-{
-    return (const swa__q8k *)(x + (size_t)k * x_stride);
-}
-
-SWA__AVX2 SWA__INLINE void swa__row_dots_q4_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const int bytes = (int)swa__types[SWA_TYPE_Q4_K].block_bytes;
-    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-    swa__q4k_avx2 u;
-    int64_t i;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += bytes) {   /* the two token loops */
-        swa__prefetch_unit(w, bytes);
-        swa__q4k_unpack_avx2(w, &u);
-        if (nt > 0) c0 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
-    }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += bytes) {
-        swa__prefetch_unit(w, bytes);
-        swa__q4k_unpack_avx2(w, &u);
-        if (nt > 0) c0 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
-        if (nt > 1) c1 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 1) + i, c1);
-        if (nt > 2) c2 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 2) + i, c2);
-        if (nt > 3) c3 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 3) + i, c3);
-    }
-    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
-}
-
-/* Q5_K: Q4_K's scales, mins and nibbles, and a fifth bit for every quant from qh. The
-   super-block is unpacked a group (64 elements) at a time, and each group meets every token of
-   the tile while its quants and scales are in registers: about 12 live vectors for 4 tokens,
-   where Q4_K's unpack-all-first takes more than the 16 there are. A token's sums gather in one
-   integer register per super-block, exact, and end in Q4_K's hadd and FMA; the integer work
-   does not depend on the other tokens, so neither does the result. The 1-token loop is a copy
-   of its own with nt = 1 known to the compiler, without the other tokens' tests. */
-
-/* Bit j of each byte of qh, moved to bit 4: the fifth bits of sub-block j. The shifts are 16
-   bits wide; the mask drops whatever crosses between bytes. */
-SWA__AVX2 SWA__INLINE __m256i swa__q5k_bits_avx2(__m256i qh, int j)
-{
-    const __m256i b = j < 4 ? _mm256_slli_epi16(qh, 4 - j) : j > 4 ? _mm256_srli_epi16(qh, j - 4) : qh;
-    return _mm256_and_si256(b, _mm256_set1_epi8(16));
-}
-
-/* The sums of up to 4 tokens, as one super-block goes by. */
-typedef struct swa__tile_sums_avx2 {
-    __m256i t0, t1, t2, t3;
-} swa__tile_sums_avx2;
-
-/* sum + a token's scaled products over one group: x holds its 64 activations, sl and sh the two
-   sub-blocks' scales as int16. maddubs stays within 2 * 31 * 127, madd within 2^21. */
-SWA__AVX2 SWA__INLINE __m256i swa__q5k_group_sum_avx2(__m256i sum, __m256i lo, __m256i hi, __m256i sl, __m256i sh,
-                                                     const int8_t *x)
-{
-    __m256i a = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)x)), sl);
-    __m256i b = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(x + 32))), sh);
-    return _mm256_add_epi32(sum, _mm256_add_epi32(a, b));
-}
-
-/* Group g of super-block w for the tile's tokens a[0..nt-1]: sub-block 2g is the low nibbles of
-   qs[32g..32g+31] with bit 2g of qh, 2g + 1 the high nibbles with bit 2g + 1; their scales are
-   int16 lanes 2g and 2g + 1 of sc16. g is a constant after inlining. */
-SWA__AVX2 SWA__INLINE swa__tile_sums_avx2
-swa__q5k_group_avx2(swa__tile_sums_avx2 s, const uint8_t *w, int g, __m256i sc16, __m256i qh, const swa__q8k *const *a,
-                    int nt)
-{
-    const __m256i low4 = _mm256_set1_epi8(15), raw = _mm256_loadu_si256((const __m256i *)(w + 48 + 32 * g));
-    const __m256i lo = _mm256_or_si256(_mm256_and_si256(raw, low4), swa__q5k_bits_avx2(qh, 2 * g));
-    const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
-                                       swa__q5k_bits_avx2(qh, 2 * g + 1));
-    const __m256i sl = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));
-    const __m256i sh = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
-    s.t0 = swa__q5k_group_sum_avx2(s.t0, lo, hi, sl, sh, a[0]->q + 64 * g);
-    if (nt > 1) s.t1 = swa__q5k_group_sum_avx2(s.t1, lo, hi, sl, sh, a[1]->q + 64 * g);
-    if (nt > 2) s.t2 = swa__q5k_group_sum_avx2(s.t2, lo, hi, sl, sh, a[2]->q + 64 * g);
-    if (nt > 3) s.t3 = swa__q5k_group_sum_avx2(s.t3, lo, hi, sl, sh, a[3]->q + 64 * g);
-    return s;
-}
-
-/* acc + a token's super-block: its scaled sums and its mins (neg_mins16: -m[j] for each
-   16-element sum of the activations) share one hadd and one FMA against [d d dmin dmin]. */
-SWA__AVX2 SWA__INLINE __m256 swa__q5k_finish_avx2(__m256 acc, __m256i sums, const swa__q8k *a, __m256i neg_mins16,
-                                                 __m256 d_dmin)
-{
-    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), neg_mins16);
-    return _mm256_fmadd_ps(_mm256_mul_ps(d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sums, mins)),
-                           acc);
-}
-
-SWA__AVX2 SWA__INLINE void swa__q5k_rows_avx2(const uint8_t *w, const uint8_t *x, size_t stride, int nt, int64_t n,
-                                              float *out)
-{
-    /* mins for the 16-element sums: m[j] for bsum[2 j] and bsum[2 j + 1] */
-    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
-    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-    int64_t i;
-    for (i = 0; i < n / 256; i++, w += 176) {
-        const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
-        swa__prefetch_unit(w, 176);
-        const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));   /* in both 128-bit lanes */
-        const __m256i neg_mins16 = _mm256_sub_epi16(_mm256_setzero_si256(),
-                                                    _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
-        const __m128 d_dmin4 = _mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)));
-        const __m256 d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(d_dmin4), _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
-        const __m256i qh = _mm256_loadu_si256((const __m256i *)(w + 16));
-        const swa__q8k *a[SWA__TILE_TOKENS];   /* tokens past nt stand in as token 0, never read */
-        swa__tile_sums_avx2 s;
-        int t;
-        for (t = 0; t < SWA__TILE_TOKENS; t++) a[t] = (const swa__q8k *)(x + (size_t)(t < nt ? t : 0) * stride) + i;
-        s.t0 = s.t1 = s.t2 = s.t3 = _mm256_setzero_si256();
-        s = swa__q5k_group_avx2(s, w, 0, sc16, qh, a, nt);
-        s = swa__q5k_group_avx2(s, w, 1, sc16, qh, a, nt);
-        s = swa__q5k_group_avx2(s, w, 2, sc16, qh, a, nt);
-        s = swa__q5k_group_avx2(s, w, 3, sc16, qh, a, nt);
-        c0 = swa__q5k_finish_avx2(c0, s.t0, a[0], neg_mins16, d_dmin);
-        if (nt > 1) c1 = swa__q5k_finish_avx2(c1, s.t1, a[1], neg_mins16, d_dmin);
-        if (nt > 2) c2 = swa__q5k_finish_avx2(c2, s.t2, a[2], neg_mins16, d_dmin);
-        if (nt > 3) c3 = swa__q5k_finish_avx2(c3, s.t3, a[3], neg_mins16, d_dmin);
-    }
-    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
-}
-
-SWA__AVX2 SWA__INLINE void swa__row_dots_q5_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    if (nt == 1) swa__q5k_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, 1, n, out);
-    else swa__q5k_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, nt, n, out);
-}
-
-/* Q6_K: the quants are 0..63 here and the -32 comes back through the 16-element sums. Half h
-   (128 elements) takes its low nibbles from ql and two high bits from qh; elements 32 j..
-   32 j + 31 use scales 2 j and 2 j + 1. */
-/* A Q6_K super-block unpacked once for all the tokens: its 256 quants (0..63, the -32 comes
-   from bsum) in 8 registers of 32, the int8 scales as int16 (in order, and the low and high 8
-   in both lanes) and d. */
-typedef struct swa__q6k_avx2 {
-    __m256i q[8];
-    __m256i sc16, sc_low, sc_high;
-    float d;
-} swa__q6k_avx2;
-
-/* Half h (128 quants) into q[4 h .. 4 h + 3]. */
-SWA__AVX2 SWA__INLINE void swa__q6k_half_unpack_avx2(const uint8_t *w, int h, swa__q6k_avx2 *u)
-{
-    const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
-    __m256i l0 = _mm256_loadu_si256((const __m256i *)(w + 64 * h));
-    __m256i l1 = _mm256_loadu_si256((const __m256i *)(w + 64 * h + 32));
-    __m256i hb = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * h));
-    u->q[4 * h] = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(hb, low2), 4));
-    u->q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(l1, low4),
-                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), low2), 4));
-    u->q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
-                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), low2), 4));
-    u->q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
-                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), low2), 4));
-}
-
-SWA__AVX2 SWA__INLINE void swa__q6k_unpack_avx2(const uint8_t *w, swa__q6k_avx2 *u)
-{
-    __m128i sc8 = _mm_loadu_si128((const __m128i *)(w + 192));
-    u->sc16 = _mm256_cvtepi8_epi16(sc8);
-    u->sc_low = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));
-    u->sc_high = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8)));
-    u->d = _cvtsh_ss(swa__load_u16(w + 208));
-    swa__q6k_half_unpack_avx2(w, 0, u);
-    swa__q6k_half_unpack_avx2(w, 1, u);
-}
-
-SWA__AVX2 SWA__INLINE __m256i swa__q6k_sum_avx2(const swa__q6k_avx2 *u, const swa__q8k *a, int j)
-{
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u->q[j], _mm256_loadu_si256((const __m256i *)(a->q + 32 * j))),
-                             swa__scale_pair_avx2(j < 4 ? u->sc_low : u->sc_high, j % 4));
-}
-
-/* One token's turn on super-block u: a, its activations' block, into acc. */
-SWA__AVX2 SWA__INLINE __m256 swa__q6k_step_avx2(const swa__q6k_avx2 *u, const swa__q8k *a, __m256 acc)
-{
-    __m256i sum = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(swa__q6k_sum_avx2(u, a, 0), swa__q6k_sum_avx2(u, a, 1)),
-                                                    _mm256_add_epi32(swa__q6k_sum_avx2(u, a, 2), swa__q6k_sum_avx2(u, a, 3))),
-                                   _mm256_add_epi32(_mm256_add_epi32(swa__q6k_sum_avx2(u, a, 4), swa__q6k_sum_avx2(u, a, 5)),
-                                                    _mm256_add_epi32(swa__q6k_sum_avx2(u, a, 6), swa__q6k_sum_avx2(u, a, 7))));
-    __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->sc16);
-    sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(offset, 5));
-    return _mm256_fmadd_ps(_mm256_set1_ps(u->d * a->d), _mm256_cvtepi32_ps(sum), acc);
-}
-
-SWA__AVX2 SWA__INLINE void swa__row_dots_q6_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const int bytes = (int)swa__types[SWA_TYPE_Q6_K].block_bytes;
-    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-    swa__q6k_avx2 u;
-    int64_t i;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += bytes) {   /* the two token loops */
-        swa__prefetch_unit(w, bytes);
-        swa__q6k_unpack_avx2(w, &u);
-        if (nt > 0) c0 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
-    }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += bytes) {
-        swa__prefetch_unit(w, bytes);
-        swa__q6k_unpack_avx2(w, &u);
-        if (nt > 0) c0 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
-        if (nt > 1) c1 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 1) + i, c1);
-        if (nt > 2) c2 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 2) + i, c2);
-        if (nt > 3) c3 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 3) + i, c3);
-    }
-    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
-}
-
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q4_k_avx2, swa__row_dots_q4_k_avx2)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q5_k_avx2, swa__row_dots_q5_k_avx2)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q6_k_avx2, swa__row_dots_q6_k_avx2)
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_k_avx2, swa__dots_q4_k_avx2)
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q5_k_avx2, swa__dots_q5_k_avx2)
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q6_k_avx2, swa__dots_q6_k_avx2)
-
-/* Q4_1, Q5_0, Q5_1 and IQ4_NL rows against swa__q8g activations, a block at a time for up to 4
-   tokens: the block's 32 quants are unpacked once into a register, in element order, and each
-   token's exact integer sum meets d * dx in one FMA. maddubs wants one unsigned operand: Q4_1's
-   and Q5_1's quants are unsigned (0..31), and their offset meets the block's activation sum apart; Q5_0's
-   and IQ4_NL's are signed, so |q| meets x with q's sign moved onto it (|q| <= 127, so pairs stay
-   within int16). A token's steps do not depend on the other tokens, so neither does its result. */
-
-/* 32 bits to 32 bytes: byte e is `value` where bit e is set, else 0. */
-SWA__AVX2 SWA__INLINE __m256i swa__bits_to_bytes_avx2(uint32_t bits, char value)
-{
-    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
-    __m256i v = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), spread), bit);
-    return _mm256_and_si256(_mm256_cmpeq_epi8(v, bit), _mm256_set1_epi8(value));
-}
-
-/* 16 bytes of nibbles as 32 bytes in element order: the low nibbles, then the high ones. */
-SWA__AVX2 SWA__INLINE __m256i swa__nibbles_avx2(const uint8_t *p)
-{
-    const __m128i raw = _mm_loadu_si128((const __m128i *)p);
-    return _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1),
-                            _mm256_set1_epi8(15));
-}
-
-SWA__AVX2 SWA__INLINE __m256i swa__iq4nl_lookup_avx2(__m256i nibbles)
-{
-    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)swa__iq4nl_values)), nibbles);
-}
-
-SWA__AVX2 SWA__INLINE __m256i swa__b32_quants_avx2(const uint8_t *b, uint32_t type)
-{
-    __m256i q = swa__nibbles_avx2(b + swa__b32_qs_at(type));
-    if (type == SWA_TYPE_IQ4_NL) return swa__iq4nl_lookup_avx2(q);
-    if (swa__b32_has_qh(type)) q = _mm256_or_si256(q, swa__bits_to_bytes_avx2(swa__load_le32(b + swa__b32_qs_at(type) - 4), 16));
-    return type == SWA_TYPE_Q5_0 ? _mm256_sub_epi8(q, _mm256_set1_epi8(16)) : q;
-}
-
-SWA__AVX2 SWA__INLINE void swa__row_dots_b32_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
-                                                  const uint32_t type)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const int bytes = swa__b32_bytes(type), has_min = swa__b32_has_min(type);
-    __m256 acc[SWA__TILE_TOKENS];
-    float mins[SWA__TILE_TOKENS] = {0.0f, 0.0f, 0.0f, 0.0f};
-    int64_t b;
-    int t;
-    for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = _mm256_setzero_ps();
-    for (b = 0; b < n / 32; b++, w += bytes) {
-        const __m256i q = swa__b32_quants_avx2(w, type), abs_q = _mm256_sign_epi8(q, q);
-        const float d = _cvtsh_ss(swa__load_u16(w)), m = has_min ? _cvtsh_ss(swa__load_u16(w + 2)) : 0.0f;
-        for (t = 0; t < nt; t++) {
-            const swa__q8g *a = (const swa__q8g *)(xa + (size_t)t * stride);
-            const __m256i xq = swa__block_x_avx2(a, b);
-            const __m256i pairs = has_min ? _mm256_maddubs_epi16(q, xq) : _mm256_maddubs_epi16(abs_q, _mm256_sign_epi8(xq, q));
-            const float dx = a[b / 8].d[b % 8];
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * dx), _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1))),
-                                     acc[t]);
-            if (has_min) mins[t] += m * dx * (float)(a[b / 8].sum8[b % 8] / 8);
-        }
-    }
-    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(acc[t]) + mins[t];
-}
-
-/* Q2_K, Q3_K and IQ4_XS rows against Q8_K activations: each super-block is unpacked once for the
-   tile's tokens into 8 registers of 32 quants in element order (their scales per 16 elements
-   by the scalar unpackers of swa__kunpacked), then each token's scaled sums and, for Q2_K, its
-   mins (negated, so that both add) share one hadd and one FMA against [d d dmin dmin], as
-   Q4_K's do. Q2_K's quants are unsigned (0..3); Q3_K's (-4..3) and IQ4_XS's take the sign trick. */
-typedef struct swa__kblock_avx2 {
-    __m256i q[8];
-    __m256i sc[8];     /* int16: scale 2j in the low 128-bit lane, 2j + 1 in the high one */
-    __m256i neg_mn;    /* int16: -mn[g] for each 16-element sum of the activations */
-    __m256 d_dmin;
-} swa__kblock_avx2;
-
-SWA__AVX2 SWA__INLINE void swa__kblock_unpack_avx2(const uint8_t *w, uint32_t type, swa__kblock_avx2 *k)
-{
-    swa__kunpacked s;
-    int h, j;
-    if (type == SWA_TYPE_IQ4_XS) {
-        swa__iq4xs_scales(w, &s);
-        for (j = 0; j < 8; j++) k->q[j] = swa__iq4nl_lookup_avx2(swa__nibbles_avx2(w + 8 + 16 * j));
-    } else {
-        const uint8_t *qs = w + (type == SWA_TYPE_Q2_K ? 16 : 32);
-        const __m256i three = _mm256_set1_epi8(3), hmask = _mm256_loadu_si256((const __m256i *)w);
-        if (type == SWA_TYPE_Q2_K) swa__q2k_scales(w, &s);
-        else swa__q3k_scales(w, &s);
-        for (h = 0; h < 2; h++) {
-            const __m256i raw = _mm256_loadu_si256((const __m256i *)(qs + 32 * h));
-            for (j = 0; j < 4; j++) {
-                __m256i q = _mm256_and_si256(_mm256_srli_epi16(raw, 2 * j), three);
-                if (type == SWA_TYPE_Q3_K) {   /* the hmask bit set adds 4 back */
-                    __m256i bit = _mm256_and_si256(_mm256_srli_epi16(hmask, 4 * h + j), _mm256_set1_epi8(1));
-                    q = _mm256_sub_epi8(_mm256_or_si256(q, _mm256_slli_epi16(bit, 2)), _mm256_set1_epi8(4));
-                }
-                k->q[4 * h + j] = q;
-            }
-        }
-    }
-    for (j = 0; j < 8; j++) k->sc[j] = _mm256_set_m128i(_mm_set1_epi16(s.sc[2 * j + 1]), _mm_set1_epi16(s.sc[2 * j]));
-    k->neg_mn = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_loadu_si256((const __m256i *)s.mn));
-    k->d_dmin = _mm256_setr_ps(s.d, s.d, s.dmin, s.dmin, s.d, s.d, s.dmin, s.dmin);
-}
-
-SWA__AVX2 SWA__INLINE __m256 swa__kblock_dot_avx2(__m256 acc, const swa__kblock_avx2 *k, const swa__q8k *a, uint32_t type)
-{
-    __m256i sum = _mm256_setzero_si256(), mins;
-    int j;
-    for (j = 0; j < 8; j++) {
-        const __m256i x = _mm256_loadu_si256((const __m256i *)(a->q + 32 * j));
-        const __m256i pairs = type == SWA_TYPE_Q2_K ? _mm256_maddubs_epi16(k->q[j], x)
-                                                    : _mm256_maddubs_epi16(_mm256_sign_epi8(k->q[j], k->q[j]), _mm256_sign_epi8(x, k->q[j]));
-        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, k->sc[j]));
-    }
-    mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), k->neg_mn);
-    return _mm256_fmadd_ps(_mm256_mul_ps(k->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sum, mins)), acc);
-}
-
-SWA__AVX2 SWA__INLINE void swa__row_dots_kblock_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n,
-                                                     float *out, const uint32_t type)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const int bytes = (int)swa__types[type].block_bytes;
-    __m256 acc[SWA__TILE_TOKENS];
-    int64_t i;
-    int t;
-    for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = _mm256_setzero_ps();
-    for (i = 0; i < n / 256; i++, w += bytes) {
-        swa__kblock_avx2 k;
-        swa__kblock_unpack_avx2(w, type, &k);
-        for (t = 0; t < nt; t++) acc[t] = swa__kblock_dot_avx2(acc[t], &k, (const swa__q8k *)(xa + (size_t)t * stride) + i, type);
-    }
-    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(acc[t]);
-}
-
-/* The row kernels of each type, its tile and its 1-token dot. */
-/* The types whose AVX2 kernels come from SWA__NEW_TYPE(SWA__AVX2, ...): the row kernel, the
-   tile and the 1-token dot, from the driver with the type's unpacking. swa__kernels_avx2 enters
-   them in the table from this same list, so a new type is one line here. */
-#define SWA__AVX2_TYPES(X)                                                                              \
-    X(swa__row_dots_q8_0_avx2, swa__dots_q8_0_avx2, swa__dot_q8_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q8_0) \
-    X(swa__row_dots_q4_0_avx2, swa__dots_q4_0_avx2, swa__dot_q4_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q4_0) \
-    X(swa__row_dots_q4_1_avx2, swa__dots_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q4_1) \
-    X(swa__row_dots_q5_0_avx2, swa__dots_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_0) \
-    X(swa__row_dots_q5_1_avx2, swa__dots_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_1) \
-    X(swa__row_dots_iq4_nl_avx2, swa__dots_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_dots_b32_avx2, SWA_TYPE_IQ4_NL) \
-    X(swa__row_dots_q2_k_avx2, swa__dots_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q2_K) \
-    X(swa__row_dots_q3_k_avx2, swa__dots_q3_k_avx2, swa__dot_q3_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q3_K) \
-    X(swa__row_dots_iq4_xs_avx2, swa__dots_iq4_xs_avx2, swa__dot_iq4_xs_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_IQ4_XS)
-#define SWA__NEW_TYPE_AVX2(row_dots, dots, dot, driver, type) SWA__NEW_TYPE(SWA__AVX2, row_dots, dots, dot, driver, type)
-SWA__AVX2_TYPES(SWA__NEW_TYPE_AVX2)
-#undef SWA__NEW_TYPE_AVX2
-
-/* The largest |x| of 32 floats, and q = lrint(x * id) packed to bytes in order. */
-SWA__AVX2 static inline float swa__amax32_avx2(const float *x)
-{
-    const __m256 sign = _mm256_set1_ps(-0.0f);
-    __m256 m = _mm256_andnot_ps(sign, _mm256_loadu_ps(x));
-    __m128 r;
-    int k;
-    for (k = 8; k < 32; k += 8) m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + k)));
-    r = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-    r = _mm_max_ps(r, _mm_movehl_ps(r, r));
-    r = _mm_max_ss(r, _mm_movehdup_ps(r));
-    return _mm_cvtss_f32(r);
-}
-
-SWA__AVX2 static inline __m256i swa__round32_avx2(const float *x, float id)
-{
-    __m256 s = _mm256_set1_ps(id);
-    __m256i a = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x), s));
-    __m256i b = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 8), s));
-    __m256i c = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 16), s));
-    __m256i d = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 24), s));
-    __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
-    /* the packs work per 128-bit lane: put the 4-byte groups back in order */
-    return _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-}
-
-SWA__AVX2 static void swa__quantize_q8_avx2(const float *x, void *out, int64_t n)
-{
-    swa__q8 *b = (swa__q8 *)out;
-    int64_t i;
-    for (i = 0; i < n; i += 32, b++, x += 32) {
-        float amax = swa__amax32_avx2(x);
-        __m256i q = swa__round32_avx2(x, amax > 0.0f ? 127.0f / amax : 0.0f);
-        b->d = amax / 127.0f;
-        _mm256_storeu_si256((__m256i *)b->q, q);
-    }
-}
-
-SWA__AVX2 static void swa__quantize_q8k_avx2(const float *x, void *out, int64_t n)
-{
-    swa__q8k *b = (swa__q8k *)out;
-    int64_t i;
-    int k;
-    for (i = 0; i < n; i += 256, b++, x += 256) {
-        float amax = 0.0f, id;
-        for (k = 0; k < 256; k += 32) {
-            float m = swa__amax32_avx2(x + k);
-            amax = m > amax ? m : amax;
-        }
-        b->d = amax / 127.0f;
-        id = amax > 0.0f ? 127.0f / amax : 0.0f;
-        for (k = 0; k < 256; k += 32) {
-            __m256i q = swa__round32_avx2(x + k, id);
-            /* sums of each 16 bytes: maddubs with ones gives pairs, madd folds them to 4s */
-            __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q), _mm256_set1_epi16(1));
-            int32_t part[8];
-            _mm256_storeu_si256((__m256i *)(b->q + k), q);
-            _mm256_storeu_si256((__m256i *)part, s);
-            b->bsum[k / 16] = (int16_t)(part[0] + part[1] + part[2] + part[3]);
-            b->bsum[k / 16 + 1] = (int16_t)(part[4] + part[5] + part[6] + part[7]);
-        }
-    }
-}
-
-SWA__AVX2 static void swa__store_f16_avx2(const float *x, void *row, int64_t n)
-{
-    uint16_t *out = (uint16_t *)row;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128((__m128i *)(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
-    for (; i < n; i++) out[i] = swa__f32_to_f16(x[i]);
-}
-
-/* The weighted sum of values for up to 4 query heads sharing a value head. Per 8 dimensions
-   the heads' sums stay in registers over all the keys and each value vector is loaded (widened,
-   dequantized) once for the heads, where one axpy per head and key would load and store the
-   sums every time. Keys are added in order, with FMA: within 1e-6 of the reference, relative to
-   the sum of |p v|. */
-SWA__AVX2 static inline __m256 swa__value8_avx2(const uint8_t *v, int64_t d, uint32_t type)
-{
-    if (type == SWA_TYPE_Q8_0) {    /* 8 values inside one block of 32 */
-        const uint8_t *b = v + d / 32 * 34;
-        __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(b + 2 + d % 32))));
-        return _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(swa__load_u16(b))), q);
-    }
-    return swa__load8_avx2(v, d, type);
-}
-
-SWA__AVX2 SWA__INLINE void
-swa__wsum_avx2(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v, size_t v_stride,
-               int64_t nk, int64_t hd, uint32_t type)
-{
-    int64_t d, j;
-    int h;
-    for (d = 0; d + 8 <= hd; d += 8) {
-        __m256 s0 = _mm256_loadu_ps(out + d), s1 = s0, s2 = s0, s3 = s0;
-        if (nh > 1) s1 = _mm256_loadu_ps(out + ldo + d);
-        if (nh > 2) s2 = _mm256_loadu_ps(out + 2 * ldo + d);
-        if (nh > 3) s3 = _mm256_loadu_ps(out + 3 * ldo + d);
-        for (j = 0; j < nk; j++) {
-            const __m256 x = swa__value8_avx2(v + (size_t)j * v_stride, d, type);
-            s0 = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), x, s0);
-            if (nh > 1) s1 = _mm256_fmadd_ps(_mm256_set1_ps(p[ldp + j]), x, s1);
-            if (nh > 2) s2 = _mm256_fmadd_ps(_mm256_set1_ps(p[2 * ldp + j]), x, s2);
-            if (nh > 3) s3 = _mm256_fmadd_ps(_mm256_set1_ps(p[3 * ldp + j]), x, s3);
-        }
-        _mm256_storeu_ps(out + d, s0);
-        if (nh > 1) _mm256_storeu_ps(out + ldo + d, s1);
-        if (nh > 2) _mm256_storeu_ps(out + 2 * ldo + d, s2);
-        if (nh > 3) _mm256_storeu_ps(out + 3 * ldo + d, s3);
-    }
-    for (; d < hd; d++)    /* float caches only: a Q8_0 head is whole blocks */
-        for (h = 0; h < nh; h++)
-            for (j = 0; j < nk; j++) out[h * ldo + d] += p[h * ldp + j] * swa__float_at(v + (size_t)j * v_stride, d, type);
-}
-
-#define SWA__WSUM_AVX2(wsum, TYPE)                                                                 \
-    SWA__AVX2 static void wsum(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v, \
-                               size_t v_stride, int64_t nk, int64_t hd)                             \
-    {                                                                                               \
-        swa__wsum_avx2(out, ldo, nh, p, ldp, v, v_stride, nk, hd, TYPE);                            \
-    }
-SWA__WSUM_AVX2(swa__wsum_f32_avx2, SWA_TYPE_F32)
-SWA__WSUM_AVX2(swa__wsum_f16_avx2, SWA_TYPE_F16)
-SWA__WSUM_AVX2(swa__wsum_q8_0_avx2, SWA_TYPE_Q8_0)
-
-/* exp(x) for 8 floats, Cephes' method: x = n ln2 + r with |r| <= ln2/2, a degree-5 polynomial
-   for e^r, and 2^n built in the exponent bits. Inputs are clamped to +-88.37, where expf
-   overflows or goes subnormal. Within 2e-7 relative of expf (1.5 ulp). */
-SWA__AVX2 static inline __m256 swa__exp_avx2(__m256 x)
-{
-    __m256 n, r, y;
-    x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.3762626647949f)), _mm256_set1_ps(-87.3365478515625f));
-    n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    y = _mm256_set1_ps(1.9875691500e-4f);
-    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507e-3f));
-    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073e-3f));
-    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894e-2f));
-    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459e-1f));
-    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201e-1f));
-    y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    return _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(
-                                _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23)));
-}
-
-SWA__AVX2 static void swa__rmsnorm_avx2(float *out, const float *x, const float *w, int64_t n, float eps)
-{
-    __m256 acc = _mm256_setzero_ps(), s;
-    float ss, scale;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(x + i), acc);
-    ss = swa__hsum_avx2(acc);
-    for (; i < n; i++) ss += x[i] * x[i];
-    scale = 1.0f / sqrtf(ss / (float)n + eps);
-    s = _mm256_set1_ps(scale);
-    for (i = 0; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), s), _mm256_loadu_ps(w + i)));
-    for (; i < n; i++) out[i] = x[i] * scale * w[i];
-}
-
-/* Four pairs at a time: with x = (x0 x1 ...), cs = (c s ...), fmaddsub gives x0 c - x1 s in the
-   even lanes and x1 c + x0 s in the odd ones. */
-SWA__AVX2 static void swa__rope_avx2(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs)
-{
-    int64_t h, i;
-    for (h = 0; h < n_heads; h++, v += head_dim) {
-        for (i = 0; i + 8 <= n_rot; i += 8) {
-            __m256 x = _mm256_loadu_ps(v + i), t = _mm256_loadu_ps(cs + i);
-            __m256 c = _mm256_moveldup_ps(t), s = _mm256_movehdup_ps(t);
-            __m256 swapped = _mm256_permute_ps(x, 0xb1);
-            _mm256_storeu_ps(v + i, _mm256_fmaddsub_ps(x, c, _mm256_mul_ps(swapped, s)));
-        }
-        for (; i < n_rot; i += 2) {
-            float c = cs[i], s = cs[i + 1], x0 = v[i], x1 = v[i + 1];
-            v[i] = x0 * c - x1 * s;
-            v[i + 1] = x0 * s + x1 * c;
-        }
-    }
-}
-
-SWA__AVX2 static void swa__softmax_avx2(float *x, int64_t n)
-{
-    __m256 m = _mm256_set1_ps(-INFINITY), acc = _mm256_setzero_ps(), vmax, inv;
-    float max, sum;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(x + i));
-    {
-        __m128 r = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-        r = _mm_max_ps(r, _mm_movehl_ps(r, r));
-        max = _mm_cvtss_f32(_mm_max_ss(r, _mm_movehdup_ps(r)));
-    }
-    for (; i < n; i++) if (x[i] > max) max = x[i];
-    vmax = _mm256_set1_ps(max);
-    for (i = 0; i + 8 <= n; i += 8) {
-        __m256 e = swa__exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
-        _mm256_storeu_ps(x + i, e);
-        acc = _mm256_add_ps(acc, e);
-    }
-    sum = swa__hsum_avx2(acc);
-    for (; i < n; i++) sum += (x[i] = expf(x[i] - max));
-    inv = _mm256_set1_ps(1.0f / sum);
-    for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), inv));
-    for (; i < n; i++) x[i] /= sum;
-}
-
-SWA__AVX2 static void swa__swiglu_avx2(float *gate, const float *up, int64_t n)
-{
-    const __m256 one = _mm256_set1_ps(1.0f);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 g = _mm256_loadu_ps(gate + i);
-        __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, swa__exp_avx2(_mm256_sub_ps(_mm256_setzero_ps(), g))));
-        _mm256_storeu_ps(gate + i, _mm256_mul_ps(silu, _mm256_loadu_ps(up + i)));
-    }
-    for (; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
-}
-
-/* The code-generating macros of this section end here. */
-#undef SWA__LOAD_F16
-#undef SWA__WSUM_AVX2
-
-#endif /* SWA__HAVE_AVX2 */
-
-/* ==== kernels (AVX-VNNI) ====
-   The 256-bit VNNI of CPUs that have it without AVX-512 (Alder Lake and later client cores):
-   the AVX2 quantized kernels with vpdpbusd and vpdpwssd (VEX encoded) in place of the
-   maddubs / madd pairs, chosen at run time; everything else, Q5_K included, stays with AVX2.
-   Exact integer block sums, the weights made unsigned (Q4_0 as they are, Q8_0 plus 128) and
-   the offsets taken off in integers through the activations' block sums; tolerances as AVX2's. */
-
-#if defined(SWA__HAVE_AVX_VNNI)
-
-/* Pair p of a group for vpdpbusd: its first halves (lo) and second halves (hi), unsigned. */
-SWA__AVX_VNNI SWA__INLINE void swa__pair_vnni(const uint8_t *w, int p, uint32_t type, __m256i *lo, __m256i *hi)
-{
-    swa__pair_avx2(w, p, type, lo, hi);
-    if (type == SWA_TYPE_Q8_0) {
-        *lo = _mm256_xor_si256(*lo, _mm256_set1_epi8((char)0x80));
-        *hi = _mm256_xor_si256(*hi, _mm256_set1_epi8((char)0x80));
-    }
-}
-
-/* Block p's exact sum in lanes 0-3 and block p + 4's in 4-7. */
-SWA__AVX_VNNI SWA__INLINE __m256i swa__pair_sums_vnni(__m256i lo, __m256i hi, const int8_t *q)
-{
-    __m256i s = _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), lo, _mm256_loadu_si256((const __m256i *)q));
-    return _mm256_dpbusd_avx_epi32(s, hi, _mm256_loadu_si256((const __m256i *)(q + 32)));
-}
-
-/* One token's turn on a group of 8 weight blocks (scales dw, pairs unpacked): the 8 blocks'
-   sums in block order, their offsets off, scaled into acc. */
-SWA__AVX_VNNI SWA__INLINE __m256 swa__group_step_vnni(__m256 dw, const __m256i lo[4], const __m256i hi[4],
-                                                      const swa__q8g *a, uint32_t type, __m256 acc)
-{
-    __m256i p01 = _mm256_hadd_epi32(swa__pair_sums_vnni(lo[0], hi[0], a->q), swa__pair_sums_vnni(lo[1], hi[1], a->q + 64));
-    __m256i p23 = _mm256_hadd_epi32(swa__pair_sums_vnni(lo[2], hi[2], a->q + 128), swa__pair_sums_vnni(lo[3], hi[3], a->q + 192));
-    __m256i sum8 = _mm256_loadu_si256((const __m256i *)a->sum8);
-    __m256i s = _mm256_sub_epi32(_mm256_hadd_epi32(p01, p23), type == SWA_TYPE_Q4_0 ? sum8 : _mm256_slli_epi32(sum8, 4));
-    return _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_loadu_ps(a->d)), _mm256_cvtepi32_ps(s), acc);
-}
-
-/* One block b of a row's last, partial group. */
-SWA__AVX_VNNI SWA__INLINE float swa__block_dot_vnni(const uint8_t *w, uint32_t type, const swa__q8g *a, int64_t b)
-{
-    __m256i q = swa__block_avx2(w, type);
-    int32_t offset = a[b / 8].sum8[b % 8] * (type == SWA_TYPE_Q4_0 ? 1 : 16);
-    if (type == SWA_TYPE_Q8_0) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
-    return _cvtsh_ss(swa__load_u16(w)) * a[b / 8].d[b % 8] *
-           (float)(swa__hsum_epi32_avx2(_mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b))) - offset);
-}
-
-SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n,
-                                                          float *out, const uint32_t type)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const swa__q8g *a0 = (const swa__q8g *)xa, *a1 = (const swa__q8g *)(xa + stride);
-    const swa__q8g *a2 = (const swa__q8g *)(xa + 2 * stride), *a3 = (const swa__q8g *)(xa + 3 * stride);
-    const int block_bytes = (int)swa__types[type].block_bytes;
-    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-    __m256i lo[4], hi[4];
-    float tail0 = 0.0f, tail1 = 0.0f, tail2 = 0.0f, tail3 = 0.0f;
-    int64_t i, b;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += 8 * block_bytes) {
-        __m256 dw = swa__scales8_avx2(w, block_bytes);
-        swa__prefetch_unit(w, 8 * block_bytes);
-        swa__pair_vnni(w, 0, type, &lo[0], &hi[0]);
-        swa__pair_vnni(w, 1, type, &lo[1], &hi[1]);
-        swa__pair_vnni(w, 2, type, &lo[2], &hi[2]);
-        swa__pair_vnni(w, 3, type, &lo[3], &hi[3]);
-        c0 = swa__group_step_vnni(dw, lo, hi, a0 + i, type, c0);
-    }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
-        __m256 dw = swa__scales8_avx2(w, block_bytes);
-        swa__prefetch_unit(w, 8 * block_bytes);
-        swa__pair_vnni(w, 0, type, &lo[0], &hi[0]);
-        swa__pair_vnni(w, 1, type, &lo[1], &hi[1]);
-        swa__pair_vnni(w, 2, type, &lo[2], &hi[2]);
-        swa__pair_vnni(w, 3, type, &lo[3], &hi[3]);
-        c0 = swa__group_step_vnni(dw, lo, hi, a0 + i, type, c0);
-        c1 = swa__group_step_vnni(dw, lo, hi, a1 + i, type, c1);
-        if (nt > 2) c2 = swa__group_step_vnni(dw, lo, hi, a2 + i, type, c2);
-        if (nt > 3) c3 = swa__group_step_vnni(dw, lo, hi, a3 + i, type, c3);
-    }
-    for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
-        tail0 += swa__block_dot_vnni(w, type, a0, b);
-        if (nt > 1) tail1 += swa__block_dot_vnni(w, type, a1, b);
-        if (nt > 2) tail2 += swa__block_dot_vnni(w, type, a2, b);
-        if (nt > 3) tail3 += swa__block_dot_vnni(w, type, a3, b);
-    }
-    out[0] = swa__hsum_avx2(c0) + tail0;
-    if (nt > 1) out[1] = swa__hsum_avx2(c1) + tail1;
-    if (nt > 2) out[2] = swa__hsum_avx2(c2) + tail2;
-    if (nt > 3) out[3] = swa__hsum_avx2(c3) + tail3;
-}
-
-SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q8_0_vnni, swa__dots_q8_0_vnni, swa__dot_q8_0_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_Q8_0)
-SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q4_0_vnni, swa__dots_q4_0_vnni, swa__dot_q4_0_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_Q4_0)
-/* K-quants: a super-block's 256 weights as 8 registers of 32 unsigned quants in element order,
-   and beside each the int16 scales of its two 16-element halves; maddubs gives the pair sums
-   and vpdpwssd scales and adds them, so the super-block's integers stay exact. The loops over
-   registers are unrolled so that constant indices let the compiler keep what fits in registers. */
-typedef struct swa__kquant_vnni {
-    __m256i q[8], s[8];
-} swa__kquant_vnni;
-
-SWA__AVX_VNNI SWA__INLINE __m256i swa__kquant_sums_vnni(const swa__kquant_vnni *u, const int8_t *x)
-{
-    __m256i acc = _mm256_setzero_si256();
-    int j;
-    SWA__UNROLL(8)
-    for (j = 0; j < 8; j++)
-        acc = _mm256_dpwssd_avx_epi32(acc, _mm256_maddubs_epi16(u->q[j], _mm256_loadu_si256((const __m256i *)(x + 32 * j))), u->s[j]);
-    return acc;
-}
-
-/* Q4_K (layout at swa__q4k_scales): group g's low nibbles are sub-block 2g, its high ones 2g + 1. */
-SWA__AVX_VNNI SWA__INLINE void swa__q4k_unpack_vnni(const uint8_t *w, swa__kquant_vnni *u, __m256i *mins16, __m256 *d_dmin)
-{
-    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
-    const __m256i low4 = _mm256_set1_epi8(15);
-    __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
-    __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
-    int g;
-    SWA__UNROLL(4)
-    for (g = 0; g < 4; g++) {
-        __m256i raw = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
-        u->q[2 * g] = _mm256_and_si256(raw, low4);
-        u->q[2 * g + 1] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
-        u->s[2 * g] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));
-        u->s[2 * g + 1] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
-    }
-    *mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
-    *d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)))),
-                                       _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
-}
-
-/* Q6_K (layout at swa__q6k_unpack): quants 0..63, the -32 through the 16-element sums. */
-SWA__AVX_VNNI SWA__INLINE void swa__q6k_unpack_vnni(const uint8_t *w, swa__kquant_vnni *u, __m256i *sc16)
-{
-    const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
-    __m128i sc8 = _mm_loadu_si128((const __m128i *)(w + 192));
-    __m256i sc_low = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));
-    __m256i sc_high = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8)));
-    int h, k;
-    SWA__UNROLL(2)
-    for (h = 0; h < 2; h++) {
-        __m256i l0 = _mm256_loadu_si256((const __m256i *)(w + 64 * h)), l1 = _mm256_loadu_si256((const __m256i *)(w + 64 * h + 32));
-        __m256i hb = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * h));
-        SWA__UNROLL(4)
-        for (k = 0; k < 4; k++) {
-            __m256i l = k & 1 ? l1 : l0;
-            __m256i lo = _mm256_and_si256(k < 2 ? l : _mm256_srli_epi16(l, 4), low4);
-            __m256i hi2 = _mm256_and_si256(_mm256_srli_epi16(hb, 2 * k), low2);
-            u->q[4 * h + k] = _mm256_or_si256(lo, _mm256_slli_epi16(hi2, 4));
-            u->s[4 * h + k] = swa__scale_pair_avx2(h == 0 ? sc_low : sc_high, k);
-        }
-    }
-    *sc16 = _mm256_cvtepi8_epi16(sc8);
-}
-
-SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q4_k_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    __m256 c[4];
-    swa__kquant_vnni u;
-    __m256i mins16;
-    __m256 d_dmin;
-    int64_t i;
-    int t;
-    for (t = 0; t < 4; t++) c[t] = _mm256_setzero_ps();
-    for (i = 0; i < n / 256; i++, w += 144) {
-        swa__prefetch_unit(w, 144);
-        swa__q4k_unpack_vnni(w, &u, &mins16, &d_dmin);
-        for (t = 0; t < nt; t++) {
-            const swa__q8k *a = (const swa__q8k *)(xa + (size_t)t * stride) + i;
-            __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), mins16);
-            __m256i both = _mm256_hadd_epi32(swa__kquant_sums_vnni(&u, a->q), mins);
-            c[t] = _mm256_fmadd_ps(_mm256_mul_ps(d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(both), c[t]);
-        }
-    }
-    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(c[t]);
-}
-
-SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q6_k_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    __m256 c[4];
-    swa__kquant_vnni u;
-    __m256i sc16;
-    int64_t i;
-    int t;
-    for (t = 0; t < 4; t++) c[t] = _mm256_setzero_ps();
-    for (i = 0; i < n / 256; i++, w += 210) {
-        float d = _cvtsh_ss(swa__load_u16(w + 208));
-        swa__prefetch_unit(w, 210);
-        swa__q6k_unpack_vnni(w, &u, &sc16);
-        for (t = 0; t < nt; t++) {
-            const swa__q8k *a = (const swa__q8k *)(xa + (size_t)t * stride) + i;
-            __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), sc16);
-            __m256i sum = _mm256_sub_epi32(swa__kquant_sums_vnni(&u, a->q), _mm256_slli_epi32(offset, 5));
-            c[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sum), c[t]);
-        }
-    }
-    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(c[t]);
-}
-
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q4_k_vnni, swa__row_dots_q4_k_vnni)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q6_k_vnni, swa__row_dots_q6_k_vnni)
-SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q4_k_vnni, swa__dots_q4_k_vnni)
-SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q6_k_vnni, swa__dots_q6_k_vnni)
-
-#endif /* SWA__HAVE_AVX_VNNI */
-
-/* ==== kernels (AVX-512 + VNNI) ====
-   F, BW and VL with VNNI, compiled with target attributes like the AVX2 kernels and chosen at
-   run time after the CPU check. They replace the matrix-product kernels; everything else (the
-   element-wise kernels, activation quantization, the weighted sum) stays with AVX2, which
-   such a CPU also runs. Differences from the reference, and the tolerances tests/test_kernels.c
-   holds them to:
-   - float tiles keep one 16-lane sum per (row, token) pair with FMA, the row's last columns
-     through a masked load: within 1e-5 of the sum of |products|;
-   - quantized dots take each block's exact integer sum of (unsigned) weights times signed
-     activations from vpdpbusd (Q8_0's weights offset by 128 and Q4_0's by 8) and scale it in
-     a float lane; the offsets' terms (through the activations' block sums) are scaled and
-     taken off in float at the row's end, so the sums are exact before scaling but not after
-     the offset: within 1e-5 of the sum of |block terms|; the K-quants keep a super-block's
-     integers exact (vpdpwssd multiplies the 16-bit pair sums by the scales) and scale them
-     with one FMA: within 1e-6.
-   A token's result never depends on the other tokens of its tile, as with AVX2. */
-
-#if defined(SWA__HAVE_AVX512)
-
-/* GCC 12's AVX-512 headers give their register casts an undefined upper part that C++ builds
-   report as uninitialized (GCC bug 105593) wherever they are inlined. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
-/* ---- float rows: F32, F16, BF16 ---- */
-
-/* The sum of 16 lanes (GCC 12's _mm512_reduce_add_ps warns in C++ builds). */
-SWA__AVX512 SWA__INLINE float swa__hsum16_avx512(__m512 v)
-{
-    __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-    return swa__hsum_avx2(_mm256_add_ps(_mm512_castps512_ps256(v), hi));
-}
-
-/* 16 floats of a float row from column i, the columns outside mask m read as zeros. */
-SWA__AVX512 SWA__INLINE __m512 swa__load16_avx512(const uint8_t *w, int64_t i, __mmask16 m, uint32_t type)
-{
-    if (type == SWA_TYPE_F32) return _mm512_maskz_loadu_ps(m, (const float *)w + i);
-    if (type == SWA_TYPE_F16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t *)w + i));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)w + i)), 16));
-}
-
-/* Up to 4 rows x 6 tokens, sized for AVX-512's 32 registers: per 16 columns the rows are
-   widened once (R registers) and each token's vector loaded once and met by every row, into 24
-   accumulators: the 3 x 4 tiles AVX2 has registers for give the FMA units too few products per
-   load to keep them busy. The columns from the last whole 16 on go through one masked step, so
-   a pair meets the same operations whatever its tile: its 16-lane sum, column block after
-   column block, then the lanes' tree. R and T are constants after inlining. */
-SWA__AVX512 SWA__INLINE void swa__tile_step_avx512(__m512 c[SWA__FLOAT_TILE_ROWS][SWA__TILE_MAX_TOKENS],
-                                                   const uint8_t *wb, size_t w_stride, const uint8_t *xb,
-                                                   size_t x_stride, int64_t i, __mmask16 m, uint32_t type,
-                                                   const int R, const int T)
-{
-    __m512 w[SWA__FLOAT_TILE_ROWS];
-    int r, t;
-    SWA__UNROLL(8)
-    for (r = 0; r < R; r++) w[r] = swa__load16_avx512(wb + (size_t)r * w_stride, i, m, type);
-    SWA__UNROLL(8)
-    for (t = 0; t < T; t++) {
-        /* masked even when whole, so that the compiler loads it once and does not fold it
-           into each of the R products */
-        const __m512 x = _mm512_maskz_loadu_ps(m, (const float *)(xb + (size_t)t * x_stride) + i);
-        SWA__UNROLL(8)
-        for (r = 0; r < R; r++) c[r][t] = _mm512_fmadd_ps(w[r], x, c[r][t]);
-    }
-}
-
-/* A tile over the len columns from wb and xb on, its accumulators carried in acc from the
-   columns before (acc[r][t], SWA__TILE_MAX_TOKENS to a row); the next tile's rows are fetched
-   ahead. */
-SWA__AVX512 SWA__INLINE void
-swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_stride, int64_t len,
-                 __m512 acc[][SWA__TILE_MAX_TOKENS], uint32_t type, const int R, const int T)
-{
-    __m512 c[SWA__FLOAT_TILE_ROWS][SWA__TILE_MAX_TOKENS];
-    const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
-    int64_t i;
-    int r, t;
-    SWA__UNROLL(8)
-    for (r = 0; r < R; r++)
-        SWA__UNROLL(8)
-        for (t = 0; t < T; t++) c[r][t] = acc[r][t];
-    for (i = 0; i + 16 <= len; i += 16) {
-        if ((size_t)i * elt % 64 == 0) swa__prefetch_float_tile(wb, w_stride, R, R, (size_t)i * elt, (size_t)len * elt, T);
-        swa__tile_step_avx512(c, wb, w_stride, xb, x_stride, i, (__mmask16)0xffffu, type, R, T);
-    }
-    if (i < len) swa__tile_step_avx512(c, wb, w_stride, xb, x_stride, i, (__mmask16)((1u << (len - i)) - 1u), type, R, T);
-    SWA__UNROLL(8)
-    for (r = 0; r < R; r++)
-        SWA__UNROLL(8)
-        for (t = 0; t < T; t++) acc[r][t] = c[r][t];
-}
-
-/* Up to SWA__TILE_MAX_ROWS rows against up to 6 tokens, in tiles of 4 rows. With several
-   tokens the columns go in chunks of SWA__FLOAT_CHUNK, each met by every tile before the next:
-   the tokens' activations for a chunk (12 KB for 6 tokens) stay in L1 while the rows pass, the
-   accumulators kept in acc in between. Met over all the columns at once, each tile of 4 rows
-   would read its tokens' activations from L2 again, 6 loads of 64 bytes and 4 of 32 for 24
-   FMAs, more than L2 gives a core. One token's rows go whole, one stream at a time. Each lane
-   still meets its column blocks in order, so the bits are those of any other tile or chunk. */
-#define SWA__FLOAT_CHUNK 512
-SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
-                                                    int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
-{
-    const int64_t chunk = nt > 1 ? SWA__FLOAT_CHUNK : n;
-    const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
-    __m512 acc[SWA__TILE_MAX_ROWS][SWA__TILE_MAX_TOKENS];
-    int64_t i, len;
-    int r, t;
-    for (r = 0; r < nr; r++)
-        for (t = 0; t < nt; t++) acc[r][t] = _mm512_setzero_ps();
-    for (i = 0; i < n; i += len) {
-        const uint8_t *xb = (const uint8_t *)x + (size_t)i * sizeof(float);
-        len = n - i < chunk ? n - i : chunk;
-        for (r = 0; r < nr; r += SWA__FLOAT_TILE_ROWS) {
-            const uint8_t *wb = (const uint8_t *)w + (size_t)r * w_stride + (size_t)i * elt;
-            /* the tile's rows and tokens, constants in the kernel each case picks */
-            switch ((nr - r < SWA__FLOAT_TILE_ROWS ? nr - r - 1 : SWA__FLOAT_TILE_ROWS - 1) * SWA__TILE_MAX_TOKENS + nt - 1) {
-            case 0: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 1); break;
-            case 1: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 2); break;
-            case 2: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 3); break;
-            case 3: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 4); break;
-            case 4: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 5); break;
-            case 5: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 6); break;
-            case 6: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 1); break;
-            case 7: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 2); break;
-            case 8: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 3); break;
-            case 9: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 4); break;
-            case 10: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 5); break;
-            case 11: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 6); break;
-            case 12: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 1); break;
-            case 13: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 2); break;
-            case 14: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 3); break;
-            case 15: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 4); break;
-            case 16: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 5); break;
-            case 17: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 6); break;
-            case 18: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 1); break;
-            case 19: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 2); break;
-            case 20: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 3); break;
-            case 21: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 4); break;
-            case 22: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 5); break;
-            case 23: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 6); break;
-            default: break;
-            }
-        }
-    }
-    for (t = 0; t < nt; t++)
-        for (r = 0; r < nr; r++) y[t * ldy + r] = swa__hsum16_avx512(acc[r][t]);
-}
-
-SWA__AVX512 static void swa__dots_f32_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
-                                             int nt, int64_t n, float *y, int64_t ldy)
-{
-    swa__dots_float_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F32);
-}
-
-SWA__AVX512 static void swa__dots_f16_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
-                                             int nt, int64_t n, float *y, int64_t ldy)
-{
-    swa__dots_float_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F16);
-}
-
-SWA__AVX512 static void swa__dots_bf16_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
-                                              int nt, int64_t n, float *y, int64_t ldy)
-{
-    swa__dots_float_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_BF16);
-}
-
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f32_avx512, swa__dots_f32_avx512)
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f16_avx512, swa__dots_f16_avx512)
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_bf16_avx512, swa__dots_bf16_avx512)
-
-/* ---- Q8_0 and Q4_0 against swa__q8g groups, 8 blocks at a time ----
-   Weight blocks p and p + 4 fill one register in the order of the activations' 64 bytes at
-   64 p: [p's first 16 | p+4's first 16 | p's last 16 | p+4's last 16]. vpdpbusd leaves block
-   p's sum in lanes 0-3 and 8-11 and block p + 4's in 4-7 and 12-15, and the products of the
-   block scales (weights times activations) are spread to match with one permute, so a whole
-   row accumulates in 16 float lanes and is added up once at its end. The weights are
-   unsigned: Q4_0's nibbles (0..15) as they are, Q8_0's bytes plus 128; sum (w - k) x =
-   sum w x - k sum x, with k sum x = sum8 (Q4_0, k = 8) or 16 sum8 (Q8_0, k = 128), one FMA
-   for the 8 blocks. */
-
-/* The 8 blocks' f16 scales (at block_bytes strides from w) as floats: two registers hold the
-   group's first 128 bytes (Q4_0) and one word permute picks the scales out. */
-SWA__AVX512 SWA__INLINE __m256 swa__scales8_avx512(const uint8_t *w, uint32_t type)
-{
-    if (type == SWA_TYPE_Q4_0) {
-        const __m512i at = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                            63, 54, 45, 36, 27, 18, 9, 0);
-        __m512i s = _mm512_permutex2var_epi16(_mm512_loadu_si512(w), at, _mm512_loadu_si512(w + 64));
-        return _mm256_cvtph_ps(_mm512_castsi512_si128(s));
-    }
-    return swa__scales8_avx2(w, 34);
-}
-
-SWA__AVX512 SWA__INLINE __m512i swa__pair_avx512(const uint8_t *w, int p, uint32_t type)
-{
-    if (type == SWA_TYPE_Q4_0) {
-        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + 18 * p + 2))),
-                                            _mm_loadu_si128((const __m128i *)(w + 18 * (p + 4) + 2)), 1);
-        return _mm512_and_si512(_mm512_inserti64x4(_mm512_zextsi256_si512(v), _mm256_srli_epi16(v, 4), 1),
-                                _mm512_set1_epi8(15));
-    } else {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(w + 34 * p + 2));
-        __m256i b = _mm256_loadu_si256((const __m256i *)(w + 34 * (p + 4) + 2));
-        __m512i v = _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_permute2x128_si256(a, b, 0x20)),
-                                       _mm256_permute2x128_si256(a, b, 0x31), 1);
-        return _mm512_xor_si512(v, _mm512_set1_epi8((char)0x80));
-    }
-}
-
-/* Pair p's sums for one token, scaled by the blocks' scale products ds (8 lanes, spread to
-   the pair's 16) into the row's 16 float lanes. */
-SWA__AVX512 SWA__INLINE __m512 swa__pair_step_avx512(__m512i w, const int8_t *x, __m512 ds, int p, __m512 acc)
-{
-    const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4);
-    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, _mm512_loadu_si512(x));
-    __m512 scale = _mm512_permutexvar_ps(_mm512_add_epi32(spread, _mm512_set1_epi32(p)), ds);
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), scale, acc);
-}
-
-/* One token's turn on a group of 8 weight blocks (scales d, pairs w0..w3): acc (16 lanes)
-   takes the blocks' scaled sums, off (8 lanes) their offsets. */
-SWA__AVX512 SWA__INLINE void swa__group_step_avx512(__m256 d, __m512i w0, __m512i w1, __m512i w2, __m512i w3,
-                                                    const swa__q8g *a, uint32_t type, __m512 *acc, __m256 *off)
-{
-    const __m256 k = _mm256_set1_ps(type == SWA_TYPE_Q4_0 ? 1.0f : 16.0f);
-    __m256 ds = _mm256_mul_ps(d, _mm256_loadu_ps(a->d));
-    __m512 ds16 = _mm512_zextps256_ps512(ds);
-    *acc = swa__pair_step_avx512(w0, a->q, ds16, 0, *acc);
-    *acc = swa__pair_step_avx512(w1, a->q + 64, ds16, 1, *acc);
-    *acc = swa__pair_step_avx512(w2, a->q + 128, ds16, 2, *acc);
-    *acc = swa__pair_step_avx512(w3, a->q + 192, ds16, 3, *acc);
-    *off = _mm256_fmadd_ps(ds, _mm256_mul_ps(k, _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)a->sum8))), *off);
-}
-
-/* One block b of a row's last, partial group: the exact integer sum of its 32 products (the
-   weights unsigned and offset as above), scaled. */
-SWA__AVX512 SWA__INLINE float swa__block_dot_avx512(const uint8_t *w, uint32_t type, const swa__q8g *a, int64_t b)
-{
-    __m256i q = swa__block_avx2(w, type);
-    int32_t offset = a[b / 8].sum8[b % 8] * (type == SWA_TYPE_Q4_0 ? 1 : 16);
-    if (type == SWA_TYPE_Q8_0) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
-    return _cvtsh_ss(swa__load_u16(w)) * a[b / 8].d[b % 8] *
-           (float)(swa__hsum_epi32_avx2(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b))) - offset);
-}
-
-/* A row against up to 4 tokens: generation (one token) in a loop of its own, which the
-   compiler schedules without the other tokens' registers, and a tile's tokens sharing each
-   unpacked group; every token takes the same steps in both. */
-SWA__AVX512 SWA__INLINE void swa__row_dots_grouped_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
-                                                          float *out, const uint32_t type)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const swa__q8g *a0 = (const swa__q8g *)xa, *a1 = (const swa__q8g *)(xa + stride);
-    const swa__q8g *a2 = (const swa__q8g *)(xa + 2 * stride), *a3 = (const swa__q8g *)(xa + 3 * stride);
-    const int block_bytes = (int)swa__types[type].block_bytes;
-    __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-    __m256 o0 = _mm256_setzero_ps(), o1 = o0, o2 = o0, o3 = o0;
-    float tail0 = 0.0f, tail1 = 0.0f, tail2 = 0.0f, tail3 = 0.0f;
-    int64_t i, b;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += 8 * block_bytes) {
-        __m256 d = swa__scales8_avx512(w, type);
-        swa__prefetch_unit(w, 8 * block_bytes);
-        __m512i w0 = swa__pair_avx512(w, 0, type), w1 = swa__pair_avx512(w, 1, type);
-        __m512i w2 = swa__pair_avx512(w, 2, type), w3 = swa__pair_avx512(w, 3, type);
-        swa__group_step_avx512(d, w0, w1, w2, w3, a0 + i, type, &c0, &o0);
-    }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
-        __m256 d = swa__scales8_avx512(w, type);
-        swa__prefetch_unit(w, 8 * block_bytes);
-        __m512i w0 = swa__pair_avx512(w, 0, type), w1 = swa__pair_avx512(w, 1, type);
-        __m512i w2 = swa__pair_avx512(w, 2, type), w3 = swa__pair_avx512(w, 3, type);
-        swa__group_step_avx512(d, w0, w1, w2, w3, a0 + i, type, &c0, &o0);
-        swa__group_step_avx512(d, w0, w1, w2, w3, a1 + i, type, &c1, &o1);
-        if (nt > 2) swa__group_step_avx512(d, w0, w1, w2, w3, a2 + i, type, &c2, &o2);
-        if (nt > 3) swa__group_step_avx512(d, w0, w1, w2, w3, a3 + i, type, &c3, &o3);
-    }
-    for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
-        tail0 += swa__block_dot_avx512(w, type, a0, b);
-        if (nt > 1) tail1 += swa__block_dot_avx512(w, type, a1, b);
-        if (nt > 2) tail2 += swa__block_dot_avx512(w, type, a2, b);
-        if (nt > 3) tail3 += swa__block_dot_avx512(w, type, a3, b);
-    }
-    out[0] = swa__hsum16_avx512(c0) - swa__hsum_avx2(o0) + tail0;
-    if (nt > 1) out[1] = swa__hsum16_avx512(c1) - swa__hsum_avx2(o1) + tail1;
-    if (nt > 2) out[2] = swa__hsum16_avx512(c2) - swa__hsum_avx2(o2) + tail2;
-    if (nt > 3) out[3] = swa__hsum16_avx512(c3) - swa__hsum_avx2(o3) + tail3;
-}
-
-SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q8_0_avx512, swa__dots_q8_0_avx512, swa__dot_q8_0_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_Q8_0)
-SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q4_0_avx512, swa__dots_q4_0_avx512, swa__dot_q4_0_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_Q4_0)
-
-/* ---- K-quants against swa__q8k super-blocks ----
-   A register of weights holds 64 elements in order, as unsigned bytes; maddubs gives the
-   16-bit sums of their pairs of products, and vpdpwssd multiplies those by the scales of their
-   sub-blocks (spread to the 16-bit lanes by one word permute per register, once per
-   super-block) and adds them up in 32-bit lanes: a super-block's integers stay exact. */
-
-/* Index patterns for vpermw: [0 x 16 | 1 x 16] and [0 x 8 | 1 x 8 | 2 x 8 | 3 x 8]. */
-static const int16_t swa__spread16[32] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                          1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-static const int16_t swa__spread8[32] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                         2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
-
-/* int16 scales s[first + pattern[i]] in lane i. */
-SWA__AVX512 SWA__INLINE __m512i swa__spread_avx512(__m512i s, const int16_t *pattern, int first)
-{
-    return _mm512_permutexvar_epi16(_mm512_add_epi16(_mm512_loadu_si512(pattern), _mm512_set1_epi16((short)first)), s);
-}
-
-/* A super-block's 256 weights in 4 registers of 64 and their scales spread to match. */
-typedef struct swa__kquant_avx512 {
-    __m512i q0, q1, q2, q3, s0, s1, s2, s3;
-} swa__kquant_avx512;
-
-/* One token's 256 products, the scales applied, in 8 lanes. */
-SWA__AVX512 SWA__INLINE __m256i swa__kquant_sums_avx512(const swa__kquant_avx512 *u, const int8_t *x)
-{
-    __m512i acc = _mm512_dpwssd_epi32(_mm512_setzero_si512(), _mm512_maddubs_epi16(u->q0, _mm512_loadu_si512(x)), u->s0);
-    acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u->q1, _mm512_loadu_si512(x + 64)), u->s1);
-    acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u->q2, _mm512_loadu_si512(x + 128)), u->s2);
-    acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u->q3, _mm512_loadu_si512(x + 192)), u->s3);
-    return _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
-}
-
-/* Q4_K and Q5_K (layouts at swa__q4k_scales and swa__dot_q5_k_ref): register g holds group
-   g, sub-block 2g's low nibbles then 2g + 1's high ones (with Q5_K's fifth bits from qh). The
-   mins meet the activations' 16-element sums, and sums and mins share one hadd and one FMA,
-   as in the AVX2 kernel. */
-typedef struct swa__q4k_avx512 {
-    swa__kquant_avx512 k;
-    __m256i mins16;   /* -m[j] for bsum[2 j] and bsum[2 j + 1] */
-    __m256 d_dmin;    /* [d d dmin dmin] in each 128-bit lane */
-} swa__q4k_avx512;
-
-SWA__AVX512 SWA__INLINE __m512i swa__q4k_group_avx512(const uint8_t *w, int g)
-{
-    __m256i v = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
-    return _mm512_and_si512(_mm512_inserti64x4(_mm512_zextsi256_si512(v), _mm256_srli_epi16(v, 4), 1), _mm512_set1_epi8(15));
-}
-
-SWA__AVX512 SWA__INLINE __m512i swa__q5k_group_avx512(const uint8_t *w, int g)
-{
-    __m256i v = _mm256_loadu_si256((const __m256i *)(w + 48 + 32 * g)), qh = _mm256_loadu_si256((const __m256i *)(w + 16));
-    __m512i q = _mm512_inserti64x4(_mm512_zextsi256_si512(v), _mm256_srli_epi16(v, 4), 1);
-    __m512i h = _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_srli_epi16(qh, 2 * g)), _mm256_srli_epi16(qh, 2 * g + 1), 1);
-    return _mm512_or_si512(_mm512_and_si512(q, _mm512_set1_epi8(15)), _mm512_slli_epi16(_mm512_and_si512(h, _mm512_set1_epi8(1)), 4));
-}
-
-SWA__AVX512 SWA__INLINE void swa__q4k_unpack_avx512(const uint8_t *w, uint32_t type, swa__q4k_avx512 *u)
-{
-    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
-    __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
-    __m512i sc16 = _mm512_zextsi256_si512(_mm256_cvtepu8_epi16(scales_mins));
-    u->k.q0 = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, 0) : swa__q5k_group_avx512(w, 0);
-    u->k.q1 = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, 1) : swa__q5k_group_avx512(w, 1);
-    u->k.q2 = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, 2) : swa__q5k_group_avx512(w, 2);
-    u->k.q3 = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, 3) : swa__q5k_group_avx512(w, 3);
-    u->k.s0 = swa__spread_avx512(sc16, swa__spread16, 0);
-    u->k.s1 = swa__spread_avx512(sc16, swa__spread16, 2);
-    u->k.s2 = swa__spread_avx512(sc16, swa__spread16, 4);
-    u->k.s3 = swa__spread_avx512(sc16, swa__spread16, 6);
-    u->mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
-    u->d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)))),
-                                         _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
-}
-
-SWA__AVX512 SWA__INLINE __m256 swa__q4k_step_avx512(const swa__q4k_avx512 *u, const swa__q8k *a, __m256 acc)
-{
-    __m256i sums = swa__kquant_sums_avx512(&u->k, a->q);
-    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->mins16);
-    return _mm256_fmadd_ps(_mm256_mul_ps(u->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sums, mins)), acc);
-}
-
-/* Q6_K (layout at swa__q6k_unpack): half h's 64 low-nibble bytes give elements 0..63 of the
-   half in their low nibbles and 64..127 in their high ones; the two high bits come from qh,
-   2 bits per 32 elements. The quants are 0..63 here and the -32 comes back through the
-   activations' 16-element sums. */
-typedef struct swa__q6k_avx512 {
-    swa__kquant_avx512 k;
-    __m256i sc16;     /* the 16 scales as int16, for the offset */
-    float d;
-} swa__q6k_avx512;
-
-/* Elements 64 j .. 64 j + 63 of a Q6_K super-block as 0..63. */
-SWA__AVX512 SWA__INLINE __m512i swa__q6k_quarter_avx512(const uint8_t *w, int j)
-{
-    const __m512i low4 = _mm512_set1_epi8(15), low2 = _mm512_set1_epi8(3);
-    __m512i l = _mm512_loadu_si512(w + 64 * (j / 2));
-    __m256i qh = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * (j / 2)));
-    int shift = 4 * (j % 2);   /* quarters 0,1 of the half: qh bits 0-3; 2,3: bits 4-7 */
-    __m512i high = _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_srli_epi16(qh, shift)), _mm256_srli_epi16(qh, shift + 2), 1);
-    if (j % 2) l = _mm512_srli_epi16(l, 4);
-    return _mm512_or_si512(_mm512_and_si512(l, low4), _mm512_slli_epi16(_mm512_and_si512(high, low2), 4));
-}
-
-SWA__AVX512 SWA__INLINE void swa__q6k_unpack_avx512(const uint8_t *w, swa__q6k_avx512 *u)
-{
-    __m512i s;
-    u->k.q0 = swa__q6k_quarter_avx512(w, 0);
-    u->k.q1 = swa__q6k_quarter_avx512(w, 1);
-    u->k.q2 = swa__q6k_quarter_avx512(w, 2);
-    u->k.q3 = swa__q6k_quarter_avx512(w, 3);
-    u->sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192)));
-    s = _mm512_zextsi256_si512(u->sc16);
-    u->k.s0 = swa__spread_avx512(s, swa__spread8, 0);
-    u->k.s1 = swa__spread_avx512(s, swa__spread8, 4);
-    u->k.s2 = swa__spread_avx512(s, swa__spread8, 8);
-    u->k.s3 = swa__spread_avx512(s, swa__spread8, 12);
-    u->d = _cvtsh_ss(swa__load_u16(w + 208));
-}
-
-SWA__AVX512 SWA__INLINE __m256 swa__q6k_step_avx512(const swa__q6k_avx512 *u, const swa__q8k *a, __m256 acc)
-{
-    __m256i sums = swa__kquant_sums_avx512(&u->k, a->q);
-    __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->sc16);
-    sums = _mm256_sub_epi32(sums, _mm256_slli_epi32(offset, 5));
-    return _mm256_fmadd_ps(_mm256_set1_ps(u->d * a->d), _mm256_cvtepi32_ps(sums), acc);
-}
-
-/* The K-quant row kernels: generation in a loop of its own, then tiles of up to 4 tokens. */
-SWA__AVX512 SWA__INLINE void swa__row_dots_kmin_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
-                                                       float *out, const uint32_t type)
-{
-    const int unit = (int)swa__types[type].block_bytes;
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
-    const swa__q8k *a2 = (const swa__q8k *)(xa + 2 * stride), *a3 = (const swa__q8k *)(xa + 3 * stride);
-    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-    swa__q4k_avx512 u;
-    int64_t i;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += unit) {
-        swa__prefetch_unit(w, unit);
-        swa__q4k_unpack_avx512(w, type, &u);
-        c0 = swa__q4k_step_avx512(&u, a0 + i, c0);
-    }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += unit) {
-        swa__prefetch_unit(w, unit);
-        swa__q4k_unpack_avx512(w, type, &u);
-        c0 = swa__q4k_step_avx512(&u, a0 + i, c0);
-        c1 = swa__q4k_step_avx512(&u, a1 + i, c1);
-        if (nt > 2) c2 = swa__q4k_step_avx512(&u, a2 + i, c2);
-        if (nt > 3) c3 = swa__q4k_step_avx512(&u, a3 + i, c3);
-    }
-    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
-}
-
-SWA__AVX512 SWA__INLINE void swa__row_dots_q6_k_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
-    const swa__q8k *a2 = (const swa__q8k *)(xa + 2 * stride), *a3 = (const swa__q8k *)(xa + 3 * stride);
-    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-    swa__q6k_avx512 u;
-    int64_t i;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += 210) {
-        swa__prefetch_unit(w, 210);
-        swa__q6k_unpack_avx512(w, &u);
-        c0 = swa__q6k_step_avx512(&u, a0 + i, c0);
-    }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += 210) {
-        swa__prefetch_unit(w, 210);
-        swa__q6k_unpack_avx512(w, &u);
-        c0 = swa__q6k_step_avx512(&u, a0 + i, c0);
-        c1 = swa__q6k_step_avx512(&u, a1 + i, c1);
-        if (nt > 2) c2 = swa__q6k_step_avx512(&u, a2 + i, c2);
-        if (nt > 3) c3 = swa__q6k_step_avx512(&u, a3 + i, c3);
-    }
-    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
-}
-
-SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q4_k_avx512, swa__dots_q4_k_avx512, swa__dot_q4_k_avx512, swa__row_dots_kmin_avx512, SWA_TYPE_Q4_K)
-SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q5_k_avx512, swa__dots_q5_k_avx512, swa__dot_q5_k_avx512, swa__row_dots_kmin_avx512, SWA_TYPE_Q5_K)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q6_k_avx512, swa__row_dots_q6_k_avx512)
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q6_k_avx512, swa__dots_q6_k_avx512)
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-
-#endif /* SWA__HAVE_AVX512 */
-
-/* ==== kernels (NEON) ====
-   Chosen at compile time on AArch64. The same contracts as the AVX2 kernels: float dots keep
-   4 x 4 partial sums with FMA (1e-5 of the sum of |products|); Q8_0 and Q4_0 add each block's
-   exact integer sum in float lanes (1e-5); the K-quants reduce each super-block's integers
-   exactly, then do the reference's float steps; quantization and the F16 conversion round to
-   nearest even like the reference: bit-identical. Integer dots use the dot-product extension
-   when the compiler targets it (__ARM_FEATURE_DOTPROD) and widening multiplies otherwise. */
-
-#if defined(SWA__HAVE_NEON)
-
-/* Sum of a[i] * b[i] over 16 signed bytes, as four int32 lanes. */
-static inline int32x4_t swa__dot16_neon(int32x4_t acc, int8x16_t a, int8x16_t b)
-{
-#if defined(__ARM_FEATURE_DOTPROD)
-    return vdotq_s32(acc, a, b);
-#else
-    int16x8_t p = vmull_s8(vget_low_s8(a), vget_low_s8(b));
-    p = vmlal_s8(p, vget_high_s8(a), vget_high_s8(b));
-    return vpadalq_s16(acc, p);
-#endif
-}
-
-static inline float32x4_t swa__load_f16_neon(const uint16_t *p)
-{
-    return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
-}
-
-static inline float32x4_t swa__load_bf16_neon(const uint16_t *p)
-{
-    return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16));
-}
-
-/* Float rows against up to 4 tokens: each 16 weights are widened once and meet every token,
-   which keeps the four accumulators the 1-token call has (the same code with nt = 1): 16 of
-   the 32 vector registers. */
-#define SWA__FLOAT_STEP_NEON(k, A)                                                                  \
-    if (nt > k) {                                                                                   \
-        const float *v = (const float *)(xb + (size_t)(k) * stride) + i;                           \
-        A##0 = vfmaq_f32(A##0, w0, vld1q_f32(v));                                                   \
-        A##1 = vfmaq_f32(A##1, w1, vld1q_f32(v + 4));                                               \
-        A##2 = vfmaq_f32(A##2, w2, vld1q_f32(v + 8));                                               \
-        A##3 = vfmaq_f32(A##3, w3, vld1q_f32(v + 12));                                              \
-    }
-#define SWA__FLOAT_TAIL_NEON(k, A, LOAD, SCALAR)                                                    \
-    if (nt > k) {                                                                                   \
-        const float *v = (const float *)(xb + (size_t)(k) * stride);                               \
-        float sum;                                                                                  \
-        int64_t j = i;                                                                              \
-        for (; j + 4 <= n; j += 4) A##0 = vfmaq_f32(A##0, LOAD(w + j), vld1q_f32(v + j));           \
-        sum = vaddvq_f32(vaddq_f32(vaddq_f32(A##0, A##1), vaddq_f32(A##2, A##3)));                  \
-        for (; j < n; j++) sum += SCALAR(w[j]) * v[j];                                              \
-        out[k] = sum;                                                                               \
-    }
-
-#define SWA__DOTS_FLOAT_NEON(dots, dot, T, LOAD, SCALAR)                                            \
-    static void dots##_row(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
-    {                                                                                               \
-        const T *w = (const T *)row;                                                                \
-        const uint8_t *xb = (const uint8_t *)x;                                                    \
-        float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0; \
-        float32x4_t c0 = a0, c1 = a0, c2 = a0, c3 = a0, d0 = a0, d1 = a0, d2 = a0, d3 = a0;         \
-        int64_t i = 0;                                                                              \
-        for (; i + 16 <= n; i += 16) {                                                              \
-            float32x4_t w0 = LOAD(w + i), w1 = LOAD(w + i + 4), w2 = LOAD(w + i + 8), w3 = LOAD(w + i + 12); \
-            SWA__FLOAT_STEP_NEON(0, a) SWA__FLOAT_STEP_NEON(1, b)                                   \
-            SWA__FLOAT_STEP_NEON(2, c) SWA__FLOAT_STEP_NEON(3, d)                                   \
-        }                                                                                           \
-        SWA__FLOAT_TAIL_NEON(0, a, LOAD, SCALAR) SWA__FLOAT_TAIL_NEON(1, b, LOAD, SCALAR)           \
-        SWA__FLOAT_TAIL_NEON(2, c, LOAD, SCALAR) SWA__FLOAT_TAIL_NEON(3, d, LOAD, SCALAR)           \
-    }                                                                                               \
-    SWA__DOTS_FROM_ROW_DOTS(, dots, dots##_row)                                                    \
-    SWA__DOT_FROM_DOTS(, dot, dots)
-
-#define SWA__LOAD_F32_NEON(p) vld1q_f32(p)
-SWA__DOTS_FLOAT_NEON(swa__dots_f32_neon, swa__dot_f32_neon, float, SWA__LOAD_F32_NEON, SWA__SCALAR_F32)
-SWA__DOTS_FLOAT_NEON(swa__dots_f16_neon, swa__dot_f16_neon, uint16_t, swa__load_f16_neon, swa__f16_to_f32)
-SWA__DOTS_FLOAT_NEON(swa__dots_bf16_neon, swa__dot_bf16_neon, uint16_t, swa__load_bf16_neon, swa__bf16_to_f32)
-
-/* Q8_0 and Q4_0 rows against up to 4 tokens: the weight block is unpacked once and meets each
-   token's block in its own accumulator, with the steps the 1-token call takes. */
-
-/* One block's 32 weights, elements 0..15 and 16..31: Q8_0's as stored; Q4_0's low nibbles then
-   its high ones, minus 8. */
-SWA__INLINE void swa__block_neon(const uint8_t *w, uint32_t type, int8x16_t *q0, int8x16_t *q1)
-{
-    uint8x16_t raw;
-    if (type == SWA_TYPE_Q8_0) {
-        *q0 = vld1q_s8((const int8_t *)w + 2);
-        *q1 = vld1q_s8((const int8_t *)w + 18);
-        return;
-    }
-    raw = vld1q_u8(w + 2);
-    *q0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(15))), vdupq_n_s8(8));
-    *q1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw, 4)), vdupq_n_s8(8));
-}
-
-/* Block b (weights q0, q1, scale dw) against one token's activations a, into its accumulator. */
-SWA__INLINE float32x4_t swa__block_step_neon(float32x4_t acc, const swa__q8g *a, int64_t b, int8x16_t q0, int8x16_t q1,
-                                             float dw)
-{
-    int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(swa__q8g_half(a, b, 0))),
-                                  q1, vld1q_s8(swa__q8g_half(a, b, 1)));
-    return vfmaq_n_f32(acc, vcvtq_f32_s32(s), dw * a[b / 8].d[b % 8]);
-}
-
-SWA__INLINE void swa__row_dots_blocks_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
-                                           const uint32_t type)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const int64_t bytes = swa__types[type].block_bytes;
-    float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0, c2 = c0, c3 = c0;
-    int64_t b;
-    for (b = 0; b < n / 32; b++, w += bytes) {
-        int8x16_t q0, q1;
-        float dw = swa__f16_to_f32(swa__load_u16(w));
-        swa__block_neon(w, type, &q0, &q1);
-        c0 = swa__block_step_neon(c0, (const swa__q8g *)xa, b, q0, q1, dw);
-        if (nt > 1) c1 = swa__block_step_neon(c1, (const swa__q8g *)(xa + stride), b, q0, q1, dw);
-        if (nt > 2) c2 = swa__block_step_neon(c2, (const swa__q8g *)(xa + 2 * stride), b, q0, q1, dw);
-        if (nt > 3) c3 = swa__block_step_neon(c3, (const swa__q8g *)(xa + 3 * stride), b, q0, q1, dw);
-    }
-    out[0] = vaddvq_f32(c0);
-    if (nt > 1) out[1] = vaddvq_f32(c1);
-    if (nt > 2) out[2] = vaddvq_f32(c2);
-    if (nt > 3) out[3] = vaddvq_f32(c3);
-}
-
-
-/* K-quant rows against up to 4 tokens: a super-block's scales and quants are unpacked once,
-   into 16 vectors in element order, and meet each token's quants with the steps the 1-token
-   call takes (the 1-token call is this with nt = 1). */
-
-/* One token's term for a Q4_K or Q5_K super-block unpacked into q (sub-block j in q[2 j] and
-   q[2 j + 1], quants 0..31) with its scales, mins, d and dmin. */
-static float swa__k_term_neon(const int8x16_t *q, const uint8_t *sc, const uint8_t *m, float d, float dmin,
-                              const swa__q8k *a)
-{
-    int32x4_t acc = vdupq_n_s32(0);  /* scaled sums, lane by lane: one reduction at the end */
-    int32_t summ = 0;
-    int j;
-    for (j = 0; j < 8; j++) {
-        int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q[2 * j], vld1q_s8(a->q + 32 * j)),
-                                      q[2 * j + 1], vld1q_s8(a->q + 32 * j + 16));
-        acc = vmlaq_n_s32(acc, s, sc[j]);
-        summ += m[j] * (a->bsum[2 * j] + a->bsum[2 * j + 1]);
-    }
-    return a->d * (d * (float)vaddvq_s32(acc) - dmin * (float)summ);
-}
-
-static void swa__row_dots_q4_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    const uint8_t *w = (const uint8_t *)row;
-    float sum[SWA__TILE_TOKENS] = {0.0f};
-    int64_t i;
-    int t, g;
-    for (i = 0; i < n / 256; i++, w += 144) {
-        const float d = swa__f16_to_f32(swa__load_u16(w)), dmin = swa__f16_to_f32(swa__load_u16(w + 2));
-        uint8_t sc[8], m[8];
-        int8x16_t q[16];                 /* sub-block j in q[2 j], q[2 j + 1] */
-        swa__q4k_scales(w + 4, sc, m);
-        for (g = 0; g < 4; g++) {        /* group g: sub-block 2 g in the low nibbles, 2 g + 1 high */
-            uint8x16_t r0 = vld1q_u8(w + 16 + 32 * g), r1 = vld1q_u8(w + 32 + 32 * g);
-            q[4 * g] = vreinterpretq_s8_u8(vandq_u8(r0, vdupq_n_u8(15)));
-            q[4 * g + 1] = vreinterpretq_s8_u8(vandq_u8(r1, vdupq_n_u8(15)));
-            q[4 * g + 2] = vreinterpretq_s8_u8(vshrq_n_u8(r0, 4));
-            q[4 * g + 3] = vreinterpretq_s8_u8(vshrq_n_u8(r1, 4));
-        }
-        for (t = 0; t < nt; t++)
-            sum[t] += swa__k_term_neon(q, sc, m, d, dmin, (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride) + i);
-    }
-    for (t = 0; t < nt; t++) out[t] = sum[t];
-}
-
-/* Q5_K: Q4_K's nibbles with the fifth bits put beside them, bit j of qh[l] for element l of
-   sub-block j. With qh shifted right by 2 g, group g's bits are bits 0 and 1: vsli puts bit 0,
-   shifted up, above a low nibble; vsri puts a high nibble, shifted down, below bit 1 moved to 4. */
-static void swa__row_dots_q5_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    const uint8_t *w = (const uint8_t *)row;
-    const uint8x16_t one = vdupq_n_u8(1), two = vdupq_n_u8(2);
-    float sum[SWA__TILE_TOKENS] = {0.0f};
-    int64_t i;
-    int t, g;
-    for (i = 0; i < n / 256; i++, w += 176) {
-        const float d = swa__f16_to_f32(swa__load_u16(w)), dmin = swa__f16_to_f32(swa__load_u16(w + 2));
-        uint8_t sc[8], m[8];
-        int8x16_t q[16];                 /* sub-block j in q[2 j], q[2 j + 1] */
-        uint8x16_t h0 = vld1q_u8(w + 16), h1 = vld1q_u8(w + 32);   /* qh of elements 0..15, 16..31 */
-        swa__q4k_scales(w + 4, sc, m);
-        for (g = 0; g < 4; g++, h0 = vshrq_n_u8(h0, 2), h1 = vshrq_n_u8(h1, 2)) {
-            uint8x16_t r0 = vld1q_u8(w + 48 + 32 * g), r1 = vld1q_u8(w + 64 + 32 * g);
-            q[4 * g] = vreinterpretq_s8_u8(vsliq_n_u8(r0, vandq_u8(h0, one), 4));
-            q[4 * g + 1] = vreinterpretq_s8_u8(vsliq_n_u8(r1, vandq_u8(h1, one), 4));
-            q[4 * g + 2] = vreinterpretq_s8_u8(vsriq_n_u8(vshlq_n_u8(vandq_u8(h0, two), 3), r0, 4));
-            q[4 * g + 3] = vreinterpretq_s8_u8(vsriq_n_u8(vshlq_n_u8(vandq_u8(h1, two), 3), r1, 4));
-        }
-        for (t = 0; t < nt; t++)
-            sum[t] += swa__k_term_neon(q, sc, m, d, dmin, (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride) + i);
-    }
-    for (t = 0; t < nt; t++) out[t] = sum[t];
-}
-
-/* Q6_K: element e's quant is 4 bits of ql and 2 of qh, 0..63, less 32; e / 16 picks its scale. */
-static void swa__row_dots_q6_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    const uint8_t *w = (const uint8_t *)row;
-    const uint8x16_t low4 = vdupq_n_u8(15), low2 = vdupq_n_u8(3);
-    const int8x16_t m32 = vdupq_n_s8(32);
-    float sum[SWA__TILE_TOKENS] = {0.0f};
-    int64_t i;
-    int t, h, part, j;
-    for (i = 0; i < n / 256; i++, w += 210) {
-        const int8_t *sc = (const int8_t *)(w + 192);
-        const float d = swa__f16_to_f32(swa__load_u16(w + 208));
-        int8x16_t q[16];                 /* elements 16 j .. 16 j + 15 */
-        for (h = 0; h < 2; h++)
-            for (part = 0; part < 2; part++) {          /* 16 of the 32 columns at a time */
-                const uint8_t *ql = w + 64 * h + 16 * part, *qh = w + 128 + 32 * h + 16 * part;
-                uint8x16_t l0 = vld1q_u8(ql), l1 = vld1q_u8(ql + 32), hb = vld1q_u8(qh);
-                int k0 = 8 * h + part;   /* columns k = 0..3 land 32 k elements apart: 2 vectors */
-                q[k0] = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l0, low4), vshlq_n_u8(vandq_u8(hb, low2), 4))), m32);
-                q[k0 + 2] = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l1, low4),
-                                                                  vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 2), low2), 4))), m32);
-                q[k0 + 4] = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l0, 4),
-                                                                  vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 4), low2), 4))), m32);
-                q[k0 + 6] = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l1, 4), vshlq_n_u8(vshrq_n_u8(hb, 6), 4))), m32);
-            }
-        for (t = 0; t < nt; t++) {
-            const swa__q8k *a = (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride) + i;
-            int32x4_t acc = vdupq_n_s32(0);  /* scaled sums, lane by lane: one reduction at the end */
-            for (j = 0; j < 16; j++)
-                acc = vmlaq_n_s32(acc, swa__dot16_neon(vdupq_n_s32(0), q[j], vld1q_s8(a->q + 16 * j)), sc[j]);
-            sum[t] += d * a->d * (float)vaddvq_s32(acc);
-        }
-    }
-    for (t = 0; t < nt; t++) out[t] = sum[t];
-}
-
-SWA__DOTS_FROM_ROW_DOTS(, swa__dots_q4_k_neon, swa__row_dots_q4_k_neon)
-SWA__DOTS_FROM_ROW_DOTS(, swa__dots_q5_k_neon, swa__row_dots_q5_k_neon)
-SWA__DOTS_FROM_ROW_DOTS(, swa__dots_q6_k_neon, swa__row_dots_q6_k_neon)
-SWA__DOT_FROM_DOTS(, swa__dot_q4_k_neon, swa__dots_q4_k_neon)
-SWA__DOT_FROM_DOTS(, swa__dot_q5_k_neon, swa__dots_q5_k_neon)
-SWA__DOT_FROM_DOTS(, swa__dot_q6_k_neon, swa__dots_q6_k_neon)
-
-/* Q4_1, Q5_0, Q5_1 and IQ4_NL rows against up to 4 tokens, a block at a time: its quants
-   unpacked once into two vectors (elements 0..15, 16..31), each token's exact integer sum meeting
-   d * dx in float lanes, and Q4_1's and Q5_1's offset meeting the block's activation sum. */
-static inline uint8x16_t swa__bits_to_bytes_neon(uint32_t bits, int half)   /* bits 16 half .. +15 */
-{
-    static const uint8_t spread[2][16] = {{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
-                                          {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3}};
-    static const uint8_t bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
-    uint8x16_t v = vqtbl1q_u8(vreinterpretq_u8_u32(vdupq_n_u32(bits)), vld1q_u8(spread[half]));
-    return vtstq_u8(v, vld1q_u8(bit));
-}
-
-static inline void swa__b32_quants_neon(const uint8_t *b, uint32_t type, int8x16_t *q0, int8x16_t *q1)
-{
-    const uint8x16_t raw = vld1q_u8(b + swa__b32_qs_at(type));
-    uint8x16_t lo = vandq_u8(raw, vdupq_n_u8(15)), hi = vshrq_n_u8(raw, 4);
-    if (type == SWA_TYPE_IQ4_NL) {
-        const int8x16_t table = vld1q_s8(swa__iq4nl_values);
-        *q0 = vqtbl1q_s8(table, lo);
-        *q1 = vqtbl1q_s8(table, hi);
-        return;
-    }
-    if (swa__b32_has_qh(type)) {
-        uint32_t qh = swa__load_le32(b + swa__b32_qs_at(type) - 4);
-        lo = vorrq_u8(lo, vandq_u8(swa__bits_to_bytes_neon(qh, 0), vdupq_n_u8(16)));
-        hi = vorrq_u8(hi, vandq_u8(swa__bits_to_bytes_neon(qh, 1), vdupq_n_u8(16)));
-    }
-    *q0 = vreinterpretq_s8_u8(lo);
-    *q1 = vreinterpretq_s8_u8(hi);
-    if (type == SWA_TYPE_Q5_0) {
-        *q0 = vsubq_s8(*q0, vdupq_n_s8(16));
-        *q1 = vsubq_s8(*q1, vdupq_n_s8(16));
-    }
-}
-
-static inline void swa__row_dots_b32_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
-                                          const uint32_t type)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const int bytes = swa__b32_bytes(type), has_min = swa__b32_has_min(type);
-    float32x4_t acc[SWA__TILE_TOKENS];
-    float mins[SWA__TILE_TOKENS] = {0.0f, 0.0f, 0.0f, 0.0f};
-    int64_t b;
-    int t;
-    for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = vdupq_n_f32(0.0f);
-    for (b = 0; b < n / 32; b++, w += bytes) {
-        const float d = swa__f16_to_f32(swa__load_u16(w)), m = has_min ? swa__f16_to_f32(swa__load_u16(w + 2)) : 0.0f;
-        int8x16_t q0, q1;
-        swa__b32_quants_neon(w, type, &q0, &q1);
-        for (t = 0; t < nt; t++) {
-            const swa__q8g *a = (const swa__q8g *)(xa + (size_t)t * stride);
-            const float dx = a[b / 8].d[b % 8];
-            int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(swa__q8g_half(a, b, 0))),
-                                          q1, vld1q_s8(swa__q8g_half(a, b, 1)));
-            acc[t] = vfmaq_n_f32(acc[t], vcvtq_f32_s32(s), d * dx);
-            if (has_min) mins[t] += m * dx * (float)(a[b / 8].sum8[b % 8] / 8);
-        }
-    }
-    for (t = 0; t < nt; t++) out[t] = vaddvq_f32(acc[t]) + mins[t];
-}
-
-/* Q2_K, Q3_K and IQ4_XS rows: a super-block unpacked once for the tile's tokens into 16 vectors
-   of quants in element order, with the scalar unpackers' scales and mins per 16 elements; each
-   token's scaled sums reduce once, then the reference's float steps. */
-static inline void swa__kblock_quants_neon(const uint8_t *w, uint32_t type, int8x16_t *q)
-{
-    int h, j, p;
-    if (type == SWA_TYPE_IQ4_XS) {
-        const int8x16_t table = vld1q_s8(swa__iq4nl_values);
-        for (j = 0; j < 8; j++) {
-            const uint8x16_t raw = vld1q_u8(w + 8 + 16 * j);
-            q[2 * j] = vqtbl1q_s8(table, vandq_u8(raw, vdupq_n_u8(15)));
-            q[2 * j + 1] = vqtbl1q_s8(table, vshrq_n_u8(raw, 4));
-        }
-        return;
-    }
-    for (h = 0; h < 2; h++)
-        for (p = 0; p < 2; p++) {
-            const uint8x16_t raw = vld1q_u8(w + (type == SWA_TYPE_Q2_K ? 16 : 32) + 32 * h + 16 * p), hm = vld1q_u8(w + 16 * p);
-            for (j = 0; j < 4; j++) {
-                uint8x16_t v = vandq_u8(vshlq_u8(raw, vdupq_n_s8((int8_t)(-2 * j))), vdupq_n_u8(3));
-                if (type == SWA_TYPE_Q3_K) {   /* the hmask bit set adds 4 back */
-                    uint8x16_t bit = vandq_u8(vshlq_u8(hm, vdupq_n_s8((int8_t)(-(4 * h + j)))), vdupq_n_u8(1));
-                    v = vsubq_u8(vorrq_u8(v, vshlq_n_u8(bit, 2)), vdupq_n_u8(4));
-                }
-                q[8 * h + 2 * j + p] = vreinterpretq_s8_u8(v);
-            }
-        }
-}
-
-static inline void swa__row_dots_kblock_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
-                                             const uint32_t type)
-{
-    const uint8_t *w = (const uint8_t *)row;
-    const int bytes = (int)swa__types[type].block_bytes;
-    float sum[SWA__TILE_TOKENS] = {0.0f, 0.0f, 0.0f, 0.0f};
-    int64_t i;
-    int t, g;
-    for (i = 0; i < n / 256; i++, w += bytes) {
-        swa__kunpacked s;
-        int8x16_t q[16];
-        if (type == SWA_TYPE_Q2_K) swa__q2k_scales(w, &s);
-        else if (type == SWA_TYPE_Q3_K) swa__q3k_scales(w, &s);
-        else swa__iq4xs_scales(w, &s);
-        swa__kblock_quants_neon(w, type, q);
-        for (t = 0; t < nt; t++) {
-            const swa__q8k *a = (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride) + i;
-            int32x4_t acc = vdupq_n_s32(0);
-            int32_t summ = 0;
-            for (g = 0; g < 16; g++) {
-                acc = vmlaq_n_s32(acc, swa__dot16_neon(vdupq_n_s32(0), q[g], vld1q_s8(a->q + 16 * g)), s.sc[g]);
-                summ += s.mn[g] * a->bsum[g];
-            }
-            sum[t] += a->d * (s.d * (float)vaddvq_s32(acc) - s.dmin * (float)summ);
-        }
-    }
-    for (t = 0; t < nt; t++) out[t] = sum[t];
-}
-
-/* The types whose NEON kernels come from SWA__NEW_TYPE (see SWA__AVX2_TYPES). */
-#define SWA__NEON_TYPES(X)                                                                              \
-    X(swa__row_dots_q8_0_neon, swa__dots_q8_0_neon, swa__dot_q8_0_neon, swa__row_dots_blocks_neon, SWA_TYPE_Q8_0) \
-    X(swa__row_dots_q4_0_neon, swa__dots_q4_0_neon, swa__dot_q4_0_neon, swa__row_dots_blocks_neon, SWA_TYPE_Q4_0) \
-    X(swa__row_dots_q4_1_neon, swa__dots_q4_1_neon, swa__dot_q4_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q4_1) \
-    X(swa__row_dots_q5_0_neon, swa__dots_q5_0_neon, swa__dot_q5_0_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_0) \
-    X(swa__row_dots_q5_1_neon, swa__dots_q5_1_neon, swa__dot_q5_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_1) \
-    X(swa__row_dots_iq4_nl_neon, swa__dots_iq4_nl_neon, swa__dot_iq4_nl_neon, swa__row_dots_b32_neon, SWA_TYPE_IQ4_NL) \
-    X(swa__row_dots_q2_k_neon, swa__dots_q2_k_neon, swa__dot_q2_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q2_K) \
-    X(swa__row_dots_q3_k_neon, swa__dots_q3_k_neon, swa__dot_q3_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q3_K) \
-    X(swa__row_dots_iq4_xs_neon, swa__dots_iq4_xs_neon, swa__dot_iq4_xs_neon, swa__row_dots_kblock_neon, SWA_TYPE_IQ4_XS)
-#define SWA__NEW_TYPE_NEON(row_dots, dots, dot, driver, type) SWA__NEW_TYPE(, row_dots, dots, dot, driver, type)
-SWA__NEON_TYPES(SWA__NEW_TYPE_NEON)
-#undef SWA__NEW_TYPE_NEON
-
-static float swa__amax_neon(const float *x, int64_t n)
-{
-    float32x4_t m = vdupq_n_f32(0.0f);
-    int64_t k;
-    for (k = 0; k < n; k += 4) m = vmaxq_f32(m, vabsq_f32(vld1q_f32(x + k)));
-    return vmaxvq_f32(m);
-}
-
-/* 32 floats times id, rounded to nearest even, saturated to bytes (|q| <= 127 anyway). */
-static void swa__round32_neon(const float *x, float id, int8_t *q)
-{
-    int k;
-    for (k = 0; k < 32; k += 8) {
-        int32x4_t a = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + k), id));
-        int32x4_t b = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + k + 4), id));
-        vst1_s8(q + k, vqmovn_s16(vcombine_s16(vqmovn_s32(a), vqmovn_s32(b))));
-    }
-}
-
-static void swa__quantize_q8_neon(const float *x, void *out, int64_t n)
-{
-    swa__q8 *b = (swa__q8 *)out;
-    int64_t i;
-    for (i = 0; i < n; i += 32, b++, x += 32) {
-        float amax = swa__amax_neon(x, 32);
-        b->d = amax / 127.0f;
-        swa__round32_neon(x, amax > 0.0f ? 127.0f / amax : 0.0f, b->q);
-    }
-}
-
-static void swa__quantize_q8k_neon(const float *x, void *out, int64_t n)
-{
-    swa__q8k *b = (swa__q8k *)out;
-    int64_t i;
-    int k;
-    for (i = 0; i < n; i += 256, b++, x += 256) {
-        float amax = swa__amax_neon(x, 256), id = amax > 0.0f ? 127.0f / amax : 0.0f;
-        b->d = amax / 127.0f;
-        for (k = 0; k < 256; k += 32) swa__round32_neon(x + k, id, b->q + k);
-        for (k = 0; k < 16; k++) b->bsum[k] = (int16_t)vaddlvq_s8(vld1q_s8(b->q + 16 * k));
-    }
-}
-
-static void swa__store_f16_neon(const float *x, void *row, int64_t n)
-{
-    uint16_t *out = (uint16_t *)row;
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) vst1_u16(out + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(x + i))));
-    for (; i < n; i++) out[i] = swa__f32_to_f16(x[i]);
-}
-
-static void swa__axpy_f32_neon(float *y, float a, const void *x, int64_t n)
-{
-    const float *v = (const float *)x;
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i), vld1q_f32(v + i), a));
-    for (; i < n; i++) y[i] += a * v[i];
-}
-
-static void swa__axpy_f16_neon(float *y, float a, const void *x, int64_t n)
-{
-    const uint16_t *v = (const uint16_t *)x;
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i), swa__load_f16_neon(v + i), a));
-    for (; i < n; i++) y[i] += a * swa__f16_to_f32(v[i]);
-}
-
-static void swa__axpy_q8_0_neon(float *y, float a, const void *x, int64_t n)
-{
-    const uint8_t *b = (const uint8_t *)x;
-    int64_t i;
-    int k;
-    for (i = 0; i < n; i += 32, b += 34) {
-        float s = a * swa__f16_to_f32(swa__load_u16(b));
-        for (k = 0; k < 32; k += 8) {
-            int16x8_t q = vmovl_s8(vld1_s8((const int8_t *)b + 2 + k));
-            float *o = y + i + k;
-            vst1q_f32(o, vfmaq_n_f32(vld1q_f32(o), vcvtq_f32_s32(vmovl_s16(vget_low_s16(q))), s));
-            vst1q_f32(o + 4, vfmaq_n_f32(vld1q_f32(o + 4), vcvtq_f32_s32(vmovl_s16(vget_high_s16(q))), s));
-        }
-    }
-}
-
-SWA__WSUM_FROM_AXPY(swa__wsum_f32_neon, swa__axpy_f32_neon)
-SWA__WSUM_FROM_AXPY(swa__wsum_f16_neon, swa__axpy_f16_neon)
-SWA__WSUM_FROM_AXPY(swa__wsum_q8_0_neon, swa__axpy_q8_0_neon)
-
-/* exp(x) for 4 floats: the AVX2 version's method and constants. */
-static inline float32x4_t swa__exp_neon(float32x4_t x)
-{
-    float32x4_t n, r, y;
-    x = vmaxq_f32(vminq_f32(x, vdupq_n_f32(88.3762626647949f)), vdupq_n_f32(-87.3365478515625f));
-    n = vrndmq_f32(vfmaq_f32(vdupq_n_f32(0.5f), x, vdupq_n_f32(1.44269504088896341f)));
-    r = vfmsq_f32(x, n, vdupq_n_f32(0.693359375f));
-    r = vfmsq_f32(r, n, vdupq_n_f32(-2.12194440e-4f));
-    y = vdupq_n_f32(1.9875691500e-4f);
-    y = vfmaq_f32(vdupq_n_f32(1.3981999507e-3f), y, r);
-    y = vfmaq_f32(vdupq_n_f32(8.3334519073e-3f), y, r);
-    y = vfmaq_f32(vdupq_n_f32(4.1665795894e-2f), y, r);
-    y = vfmaq_f32(vdupq_n_f32(1.6666665459e-1f), y, r);
-    y = vfmaq_f32(vdupq_n_f32(5.0000001201e-1f), y, r);
-    y = vfmaq_f32(vaddq_f32(r, vdupq_n_f32(1.0f)), y, vmulq_f32(r, r));
-    return vmulq_f32(y, vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23)));
-}
-
-static void swa__rmsnorm_neon(float *out, const float *x, const float *w, int64_t n, float eps)
-{
-    float32x4_t acc = vdupq_n_f32(0.0f);
-    float ss, scale;
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) acc = vfmaq_f32(acc, vld1q_f32(x + i), vld1q_f32(x + i));
-    ss = vaddvq_f32(acc);
-    for (; i < n; i++) ss += x[i] * x[i];
-    scale = 1.0f / sqrtf(ss / (float)n + eps);
-    for (i = 0; i + 4 <= n; i += 4) vst1q_f32(out + i, vmulq_f32(vmulq_n_f32(vld1q_f32(x + i), scale), vld1q_f32(w + i)));
-    for (; i < n; i++) out[i] = x[i] * scale * w[i];
-}
-
-/* vld2 splits four pairs into their first and second halves, vst2 puts them back. */
-static void swa__rope_neon(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs)
-{
-    int64_t h, i;
-    for (h = 0; h < n_heads; h++, v += head_dim) {
-        for (i = 0; i + 8 <= n_rot; i += 8) {
-            float32x4x2_t x = vld2q_f32(v + i), t = vld2q_f32(cs + i), o;
-            o.val[0] = vfmsq_f32(vmulq_f32(x.val[0], t.val[0]), x.val[1], t.val[1]);
-            o.val[1] = vfmaq_f32(vmulq_f32(x.val[1], t.val[0]), x.val[0], t.val[1]);
-            vst2q_f32(v + i, o);
-        }
-        for (; i < n_rot; i += 2) {
-            float c = cs[i], s = cs[i + 1], x0 = v[i], x1 = v[i + 1];
-            v[i] = x0 * c - x1 * s;
-            v[i + 1] = x0 * s + x1 * c;
-        }
-    }
-}
-
-static void swa__softmax_neon(float *x, int64_t n)
-{
-    float32x4_t m = vdupq_n_f32(-INFINITY), acc = vdupq_n_f32(0.0f);
-    float max, sum;
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) m = vmaxq_f32(m, vld1q_f32(x + i));
-    max = vmaxvq_f32(m);
-    for (; i < n; i++) if (x[i] > max) max = x[i];
-    for (i = 0; i + 4 <= n; i += 4) {
-        float32x4_t e = swa__exp_neon(vsubq_f32(vld1q_f32(x + i), vdupq_n_f32(max)));
-        vst1q_f32(x + i, e);
-        acc = vaddq_f32(acc, e);
-    }
-    sum = vaddvq_f32(acc);
-    for (; i < n; i++) sum += (x[i] = expf(x[i] - max));
-    for (i = 0; i + 4 <= n; i += 4) vst1q_f32(x + i, vmulq_n_f32(vld1q_f32(x + i), 1.0f / sum));
-    for (; i < n; i++) x[i] /= sum;
-}
-
-static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
-{
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        float32x4_t g = vld1q_f32(gate + i);
-        float32x4_t silu = vdivq_f32(g, vaddq_f32(vdupq_n_f32(1.0f), swa__exp_neon(vnegq_f32(g))));
-        vst1q_f32(gate + i, vmulq_f32(silu, vld1q_f32(up + i)));
-    }
-    for (; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
-}
-
-#undef SWA__FLOAT_STEP_NEON
-#undef SWA__FLOAT_TAIL_NEON
-#undef SWA__DOTS_FLOAT_NEON
-#undef SWA__LOAD_F32_NEON
-
-#endif /* SWA__HAVE_NEON */
-
-/* ==== kernels (AMX) ====
-   The AVX-512 set, with Q8_0 and Q4_0 computed by residue (see swa__block_isum_ref): dots for
-   generation and tiles of a few tokens, and matrix products on AMX tiles from
-   8 tokens on, all giving the reference order's bits exactly; and Q4_K, Q5_K and Q6_K likewise,
-   in orders of their own, with products from 16 tokens on. */
-
-#if defined(SWA__HAVE_AMX)
-
-#if defined(__GNUC__) && !defined(__clang__)   /* GCC bug 105593, as in the AVX-512 section */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
-/* ---- dots by residue ----
-   16 blocks at a time: the pairs of swa__pair_avx512 (pair p of a group: blocks p and p + 4, a
-   128-bit lane per half block) against the activations give 8 registers of partial sums,
-   which a transposing reduction turns into the 16 blocks' sums in block order; less the
-   unsigned weights' offsets, they are scaled into the 16 accumulators with one FMA. */
-
-/* A group's 4 pair sums to one register: 128-bit lane h * 2 + k holds half h of blocks
-   4k .. 4k + 3. */
-SWA__AMX SWA__INLINE __m512i swa__group_isums_amx(__m512i s0, __m512i s1, __m512i s2, __m512i s3, uint32_t type)
-{
-    __m512i a, b;
-    if (type == SWA_TYPE_Q4_0) {   /* lanes within 2 * 7620 pack to int16, and a madd adds neighbours */
-        const __m512i one = _mm512_set1_epi16(1);
-        a = _mm512_madd_epi16(_mm512_packs_epi32(s0, s1), one);
-        b = _mm512_madd_epi16(_mm512_packs_epi32(s2, s3), one);
-        return _mm512_madd_epi16(_mm512_packs_epi32(a, b), one);
-    }
-    a = _mm512_add_epi32(_mm512_unpacklo_epi32(s0, s1), _mm512_unpackhi_epi32(s0, s1));
-    b = _mm512_add_epi32(_mm512_unpacklo_epi32(s2, s3), _mm512_unpackhi_epi32(s2, s3));
-    return _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
-}
-
-/* Two groups' registers to the 16 block sums: the halves added, group g in lanes 8g..8g+7. */
-SWA__AMX SWA__INLINE __m512i swa__unit_isums_amx(__m512i g0, __m512i g1)
-{
-    return _mm512_add_epi32(_mm512_shuffle_i32x4(g0, g1, _MM_SHUFFLE(1, 0, 1, 0)),
-                            _mm512_shuffle_i32x4(g0, g1, _MM_SHUFFLE(3, 2, 3, 2)));
-}
-
-SWA__AMX SWA__INLINE __m512 swa__join_ps_amx(__m256 lo, __m256 hi)
-{
-    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
-}
-
-/* A unit of 16 weight blocks, unpacked once for the tile's tokens. */
-typedef struct swa__unit_amx {
-    __m512i pair[8];
-    __m512 scale;
-} swa__unit_amx;
-
-SWA__AMX SWA__INLINE swa__unit_amx swa__unit_load_amx(const uint8_t *w, uint32_t type)
-{
-    const int64_t group_bytes = 8 * swa__types[type].block_bytes;
-    swa__unit_amx u;
-    int p;
-    SWA__UNROLL(8)
-    for (p = 0; p < 8; p++) u.pair[p] = swa__pair_avx512(w + p / 4 * group_bytes, p % 4, type);
-    u.scale = swa__join_ps_amx(swa__scales8_avx512(w, type), swa__scales8_avx512(w + group_bytes, type));
-    return u;
-}
-
-/* One token's turn on a unit (its groups a[0], a[1]): acc lane j takes block j's term. */
-SWA__AMX SWA__INLINE __m512 swa__unit_step_amx(const swa__unit_amx *u, const swa__q8g *a, uint32_t type, __m512 acc)
-{
-    __m512i s[8], off;
-    __m512 scale = _mm512_mul_ps(u->scale, swa__join_ps_amx(_mm256_loadu_ps(a[0].d), _mm256_loadu_ps(a[1].d)));
-    int p;
-    SWA__UNROLL(8)
-    for (p = 0; p < 8; p++)
-        s[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u->pair[p], _mm512_loadu_si512(a[p / 4].q + 64 * (p % 4)));
-    off = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a[0].sum8)),
-                             _mm256_loadu_si256((const __m256i *)a[1].sum8), 1);
-    if (type == SWA_TYPE_Q8_0) off = _mm512_slli_epi32(off, 4);   /* 128 sum x = 16 sum8 */
-    s[0] = _mm512_sub_epi32(swa__unit_isums_amx(swa__group_isums_amx(s[0], s[1], s[2], s[3], type),
-                                                swa__group_isums_amx(s[4], s[5], s[6], s[7], type)), off);
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[0]), scale, acc);
-}
-
-/* The row's blocks past its last whole unit, one by one into their lanes (FMA on one lane is
-   the reference's fmaf), and the sum of the accumulators in the reference's tree. */
-SWA__AMX SWA__INLINE float swa__residue_finish_amx(__m512 acc, const uint8_t *row, uint32_t type, const swa__q8g *a,
-                                                   int64_t b0, int64_t n)
-{
-    const int64_t bytes = swa__types[type].block_bytes;
-    int64_t b;
-    for (b = b0; b < n / 32; b++) {
-        const uint8_t *w = row + b * bytes;
-        __m256i q = swa__block_avx2(w, type);
-        int32_t offset = a[b / 8].sum8[b % 8] * (type == SWA_TYPE_Q4_0 ? 1 : 16);
-        __mmask16 lane = (__mmask16)(1u << (b % 16));
-        float s = _cvtsh_ss(swa__load_u16(w)) * a[b / 8].d[b % 8];
-        if (type == SWA_TYPE_Q8_0) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
-        q = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b));
-        acc = _mm512_mask3_fmadd_ps(_mm512_set1_ps((float)(swa__hsum_epi32_avx2(q) - offset)), _mm512_set1_ps(s), acc, lane);
-    }
-    return swa__hsum16_avx512(acc);
-}
-
-/* A row against up to 4 tokens; generation (one token) in a loop of its own, which prefetches
-   and keeps its accumulator in a register. */
-SWA__AMX SWA__INLINE void swa__row_dots_residue_amx(const void *row, const void *x, size_t stride, int nt, int64_t n,
-                                                    float *out, const uint32_t type)
-{
-    const uint8_t *w = (const uint8_t *)row;
-    const int64_t unit_bytes = 16 * swa__types[type].block_bytes, units = n / 512;
-    __m512 acc[SWA__TILE_TOKENS];
-    int64_t i;
-    int t;
-    for (t = 0; t < nt; t++) acc[t] = _mm512_setzero_ps();
-    if (nt == 1) {
-        __m512 a0 = acc[0];
-        for (i = 0; i < units; i++, w += unit_bytes) {
-            swa__unit_amx u = swa__unit_load_amx(w, type);
-            swa__prefetch_unit(w, (int)unit_bytes);
-            a0 = swa__unit_step_amx(&u, (const swa__q8g *)x + 2 * i, type, a0);
-        }
-        acc[0] = a0;
-    } else {
-        for (i = 0; i < units; i++, w += unit_bytes) {
-            swa__unit_amx u = swa__unit_load_amx(w, type);
-            swa__prefetch_unit(w, (int)unit_bytes);   /* a batch of 2-7 reads its rows once too */
-            for (t = 0; t < nt; t++)
-                acc[t] = swa__unit_step_amx(&u, (const swa__q8g *)((const uint8_t *)x + (size_t)t * stride) + 2 * i, type, acc[t]);
-        }
-    }
-    for (t = 0; t < nt; t++)
-        out[t] = swa__residue_finish_amx(acc[t], (const uint8_t *)row, type,
-                                         (const swa__q8g *)((const uint8_t *)x + (size_t)t * stride), units * 16, n);
-}
-
-SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q8_0_amx, swa__dots_q8_0_amx, swa__dot_q8_0_amx, swa__row_dots_residue_amx, SWA_TYPE_Q8_0)
-SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q4_0_amx, swa__dots_q4_0_amx, swa__dot_q4_0_amx, swa__row_dots_residue_amx, SWA_TYPE_Q4_0)
-
-/* ---- Q4_0 and Q8_0 for batches under 8 tokens (and Q4_0's generation): sums without a
-   reduction ----
-   The dots above leave each block's sum spread over 4 lanes of 8 registers and gather them
-   with a transposing reduction, per token. Gathering on the weights instead costs less and
-   is done once for all the tokens: a Q4_0 group of 8 blocks (144 bytes) gives two registers
-   of its quants' 32-bit words by permutes, T0 with word 0 of blocks 0-7 in lanes 0-7 and word
-   1 in lanes 8-15, T1 with words 2 and 3. Their low nibbles are elements 0-15 and their high
-   ones 16-31, so four vpdpbusd against activations laid out to match (swa__q8t) leave block
-   j's whole sum in lanes j and j + 8 of one register, and two groups' registers fold into
-   the 16 blocks' sums in block order: the residue order's lanes, with no reduction per
-   token. A Q8_0 group (272 bytes) gives four such registers, two words of each block apiece,
-   for four permutes and three blends each. The tokens are laid out once per product by the
-   set's pack, which is why these are the types' gemm for fewer than SWA__AMX_FROM tokens
-   rather than their dots. Q4_0's words cost less than its dots from one token on, so its
-   generation takes them too; Q8_0's cost more than its dots for one token, so they start at 2
-   (from 5 tokens on, the dots' tiles of up to 4 would read the rows twice). Figures in
-   docs/performance.md. */
-#define SWA__AMX_FROM 8   /* tokens from which Q8_0 and Q4_0 take the AMX products */
-
-/* 16 blocks (a residue unit) of one token's activations. */
-typedef struct swa__q8t {
-    float d[16];
-    int32_t sum8[16];
-    int8_t q[2][256];   /* block 8 h + j's elements 4 c .. 4 c + 3 at q[h][32 c + 4 j] */
-} swa__q8t;
-
-static int64_t swa__q8t_units(int64_t n_in) { return (n_in / 32 + 15) / 16; }
-
-/* n tokens of swa__q8g activations (x_stride bytes apart) as swa__q8t units, zeros past the
-   last block. */
-static void swa__q8t_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
-{
-    const int64_t units = swa__q8t_units(n_in);
-    swa__q8t *u = (swa__q8t *)out;
-    int64_t t, b;
-    int c;
-    memset(out, 0, (size_t)(n * units) * sizeof *u);
-    for (t = 0; t < n; t++, u += units) {
-        const swa__q8g *a = (const swa__q8g *)(xq + (size_t)t * x_stride);
-        for (b = 0; b < n_in / 32; b++) {
-            swa__q8t *v = u + b / 16;
-            int j = (int)(b % 16);
-            v->d[j] = a[b / 8].d[b % 8];
-            v->sum8[j] = a[b / 8].sum8[b % 8];
-            for (c = 0; c < 8; c++) memcpy(v->q[j / 8] + 32 * c + 4 * (j % 8), swa__q8g_half(a, b, c / 4) + 4 * (c % 4), 4);
-        }
-    }
-}
-
-/* The permutes' indexes. Block j's quants start at byte 18 j + 2 of its group, so its 32-bit
-   words are whole words of the bytes from 2 on for even j and from 16 on for odd j: the word
-   permute of each pair of loads (bytes 2-129, 16-143) finds the quants' word i of block j at
-   9 (j / 2) + j % 2 + i, the same index for both, and a blend takes the odd blocks' lanes
-   from the second. Lane L of T0 is word L / 8 of block L % 8; T1's are 2 further on. */
-typedef struct swa__q4t_index {
-    __m512i words[2], scales;
-} swa__q4t_index;
-
-SWA__AMX SWA__INLINE swa__q4t_index swa__q4t_index_amx(void)
-{
-    swa__q4t_index ix;
-    ix.words[0] = _mm512_setr_epi32(0, 1, 9, 10, 18, 19, 27, 28, 1, 2, 10, 11, 19, 20, 28, 29);
-    ix.words[1] = _mm512_add_epi32(ix.words[0], _mm512_set1_epi32(2));
-    ix.scales = _mm512_setr_epi32(9 << 16, 27 << 16 | 18, 45 << 16 | 36, 63 << 16 | 54, 9 << 16, 27 << 16 | 18, 45 << 16 | 36,
-                                  63 << 16 | 54, 0, 0, 0, 0, 0, 0, 0, 0);   /* the f16 scale of block j is word 9 j */
-    return ix;
-}
-
-/* 16 blocks unpacked: group h's quants as the four registers its activations meet (Q4_0: the
-   low nibbles of T0 and T1, then their high nibbles; Q8_0: words 0-1, 2-3, 4-5 and 6-7 of its
-   blocks, made unsigned), and the blocks' scales. */
-typedef struct swa__words_unit {
-    __m512i w[2][4];
-    __m512 d;
-} swa__words_unit;
-
-SWA__AMX SWA__INLINE swa__words_unit swa__q4t_load_amx(const uint8_t *w, const swa__q4t_index *ix)
-{
-    const __m512i nibble = _mm512_set1_epi8(15);
-    swa__words_unit u;
-    __m512i d[2];
-    int h, k;
-    SWA__UNROLL(8)
-    for (h = 0; h < 2; h++) {
-        const uint8_t *g = w + 144 * h;
-        __m512i e0 = _mm512_loadu_si512(g + 2), e1 = _mm512_loadu_si512(g + 66);
-        __m512i o0 = _mm512_loadu_si512(g + 16), o1 = _mm512_loadu_si512(g + 80);
-        SWA__UNROLL(8)
-        for (k = 0; k < 2; k++) {
-            __m512i words = _mm512_mask_blend_epi32(0xAAAA, _mm512_permutex2var_epi32(e0, ix->words[k], e1),
-                                                    _mm512_permutex2var_epi32(o0, ix->words[k], o1));
-            u.w[h][k] = _mm512_and_si512(words, nibble);
-            u.w[h][k + 2] = _mm512_and_si512(_mm512_srli_epi16(words, 4), nibble);
-        }
-        d[h] = _mm512_permutex2var_epi16(_mm512_loadu_si512(g), ix->scales, _mm512_loadu_si512(g + 64));
-    }
-    u.d = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_mask_blend_epi16(0xFF00, d[0], d[1])));
-    return u;
-}
-
-/* Q8_0: block j of a group (272 bytes) has its quants at byte 34 j + 2, so its word c is word
-   17 (j / 2) + c of the bytes from 2 on for even j and from 36 on for odd j, each read as four
-   registers. Blocks 0-3 lie in the first two of them and 4-7 in the last two, 32 words on:
-   register m's lane L, word 2 m + L / 8 of block L % 8, is one index into either pair, and
-   three blends pick the pair and the parity. The odd blocks' last register stops at the
-   group's end (a masked load). */
-SWA__AMX SWA__INLINE swa__words_unit swa__q8w_load_amx(const uint8_t *w)
-{
-    const __m512i first = _mm512_setr_epi32(0, 0, 17, 17, 2, 2, 19, 19, 1, 1, 18, 18, 3, 3, 20, 20);
-    swa__words_unit u;
-    int h, m;
-    SWA__UNROLL(8)
-    for (h = 0; h < 2; h++) {
-        const uint8_t *g = w + 272 * h;
-        const __m512i e0 = _mm512_loadu_si512(g + 2), e1 = _mm512_loadu_si512(g + 66);
-        const __m512i e2 = _mm512_loadu_si512(g + 130), e3 = _mm512_loadu_si512(g + 194);
-        const __m512i o0 = _mm512_loadu_si512(g + 36), o1 = _mm512_loadu_si512(g + 100);
-        const __m512i o2 = _mm512_loadu_si512(g + 164), o3 = _mm512_maskz_loadu_epi32(0x07FF, g + 228);
-        SWA__UNROLL(8)
-        for (m = 0; m < 4; m++) {
-            const __m512i ix = _mm512_add_epi32(first, _mm512_set1_epi32(2 * m));
-            __m512i even = _mm512_mask_blend_epi32(0xF0F0, _mm512_permutex2var_epi32(e0, ix, e1), _mm512_permutex2var_epi32(e2, ix, e3));
-            __m512i odd = _mm512_mask_blend_epi32(0xF0F0, _mm512_permutex2var_epi32(o0, ix, o1), _mm512_permutex2var_epi32(o2, ix, o3));
-            u.w[h][m] = _mm512_xor_si512(_mm512_mask_blend_epi32(0xAAAA, even, odd), _mm512_set1_epi8((char)0x80));
-        }
-    }
-    u.d = swa__join_ps_amx(swa__scales8_avx2(w, 34), swa__scales8_avx2(w + 272, 34));
-    return u;
-}
-
-/* One token's turn on a unit: acc lane j takes block j's term, as in the residue order. */
-SWA__AMX SWA__INLINE __m512 swa__words_step_amx(const swa__words_unit *u, const swa__q8t *x, uint32_t type, __m512 acc)
-{
-    __m512i s[2], sums, off = _mm512_loadu_si512(x->sum8);
-    int h, m;
-    SWA__UNROLL(8)
-    for (h = 0; h < 2; h++) {
-        s[h] = _mm512_setzero_si512();
-        SWA__UNROLL(8)
-        for (m = 0; m < 4; m++) s[h] = _mm512_dpbusd_epi32(s[h], u->w[h][m], _mm512_loadu_si512(x->q[h] + 64 * m));
-    }
-    sums = _mm512_add_epi32(_mm512_shuffle_i32x4(s[0], s[1], _MM_SHUFFLE(1, 0, 1, 0)),
-                            _mm512_shuffle_i32x4(s[0], s[1], _MM_SHUFFLE(3, 2, 3, 2)));
-    if (type == SWA_TYPE_Q8_0) off = _mm512_slli_epi32(off, 4);   /* the weights' offset: 128 sum x = 16 sum8 */
-    sums = _mm512_sub_epi32(sums, off);                            /* Q4_0's nibbles': 8 sum x = sum8 */
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_mul_ps(u->d, _mm512_loadu_ps(x->d)), acc);
-}
-
-/* The blocks past the row's last whole unit, one by one into their lanes, and the sum of the
-   accumulators in the reference's tree. */
-SWA__AMX SWA__INLINE float swa__words_finish_amx(__m512 acc, const uint8_t *row, const swa__q8t *x, int64_t b0, int64_t n_blocks,
-                                                 uint32_t type)
-{
-    const int64_t bytes = swa__types[type].block_bytes;
-    int64_t b;
-    for (b = b0; b < n_blocks; b++) {
-        const uint8_t *w = row + b * bytes;
-        const swa__q8t *u = x + b / 16;
-        const int j = (int)(b % 16);
-        const int8_t *q = u->q[j / 8] + 4 * (j % 8);
-        int32_t sum = 0;
-        int e;
-        if (type == SWA_TYPE_Q8_0)
-            for (e = 0; e < 32; e++) sum += (int8_t)w[2 + e] * q[32 * (e / 4) + e % 4];
-        else
-            for (e = 0, sum = -u->sum8[j]; e < 16; e++)
-                sum += (w[2 + e] & 15) * q[32 * (e / 4) + e % 4] + (w[2 + e] >> 4) * q[32 * (4 + e / 4) + e % 4];
-        acc = _mm512_mask3_fmadd_ps(_mm512_set1_ps((float)sum), _mm512_set1_ps(_cvtsh_ss(swa__load_u16(w)) * u->d[j]), acc,
-                                    (__mmask16)(1u << j));
-    }
-    return swa__hsum16_avx512(acc);
-}
-
-/* One row against NT tokens (x_units units apart): each unit unpacked once, its lines 4 KB
-   ahead fetched, the accumulators in registers. */
-SWA__AMX SWA__INLINE void swa__words_row_amx(const uint8_t *row, const swa__q8t *x, int64_t x_units, const int NT, int64_t n_in,
-                                             const swa__q4t_index *ix, float *y, int64_t ldy, uint32_t type)
-{
-    const int64_t units = n_in / 512, unit_bytes = 16 * swa__types[type].block_bytes;
-    __m512 acc[SWA__AMX_FROM - 1];
-    int64_t i;
-    int t;
-    SWA__UNROLL(8)
-    for (t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
-    for (i = 0; i < units; i++) {
-        const uint8_t *w = row + i * unit_bytes;
-        swa__words_unit u = type == SWA_TYPE_Q8_0 ? swa__q8w_load_amx(w) : swa__q4t_load_amx(w, ix);
-        swa__prefetch_unit(w, (int)unit_bytes);
-        SWA__UNROLL(8)
-        for (t = 0; t < NT; t++) acc[t] = swa__words_step_amx(&u, x + t * x_units + i, type, acc[t]);
-    }
-    for (t = 0; t < NT; t++) y[t * ldy] = swa__words_finish_amx(acc[t], row, x + t * x_units, units * 16, n_in / 32, type);
-}
-
-/* y[t * ldy + r] = dot(row r, token t) for nr rows and n < SWA__AMX_FROM tokens packed by
-   swa__q8t_pack. */
-SWA__AMX SWA__INLINE void swa__words_rows_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                              int64_t n_in, float *y, int64_t ldy, uint32_t type)
-{
-    const swa__q8t *x = (const swa__q8t *)xpack;
-    const int64_t x_units = swa__q8t_units(n_in);
-    const swa__q4t_index ix = swa__q4t_index_amx();
-    int64_t r;
-    for (r = 0; r < nr; r++) {
-        const uint8_t *row = w + (size_t)r * w_stride;
-        switch (n) {   /* a loop of its own for each count, its accumulators in registers */
-        case 1: swa__words_row_amx(row, x, x_units, 1, n_in, &ix, y + r, ldy, type); break;
-        case 2: swa__words_row_amx(row, x, x_units, 2, n_in, &ix, y + r, ldy, type); break;
-        case 3: swa__words_row_amx(row, x, x_units, 3, n_in, &ix, y + r, ldy, type); break;
-        case 4: swa__words_row_amx(row, x, x_units, 4, n_in, &ix, y + r, ldy, type); break;
-        case 5: swa__words_row_amx(row, x, x_units, 5, n_in, &ix, y + r, ldy, type); break;
-        case 6: swa__words_row_amx(row, x, x_units, 6, n_in, &ix, y + r, ldy, type); break;
-        default: swa__words_row_amx(row, x, x_units, 7, n_in, &ix, y + r, ldy, type); break;
-        }
-    }
-}
-
-/* ---- matrix products on AMX tiles ----
-   For 16 weight rows and 16 tokens, tile C (16 x 16 int32) = A (one block of each row: 16 x
-   32 int8) times B (the same block of each token, in the tile unit's layout: token t's bytes
-   k..k+3 at row k / 4, bytes 4t..4t+3): block b's exact sums I_b at once. With 8 tokens or
-   fewer, one product takes two blocks: A holds blocks b and b + 1 of each row (64 bytes), and
-   B block b's tokens in columns 0-7 of its first 8 rows and block b + 1's in columns 8-15 of
-   the next 8, zeros elsewhere, so that C's lanes 0-7 are block b's sums and 8-15 block b + 1's.
-   The rows are unpacked once into scratch (signed bytes, Q4_0's nibbles less 8, and float
-   scales); the tokens were packed once per product by swa__amx_pack. Then, accumulator j of
-   the residue order at a time (j and j + 1 with two blocks a product), each of its blocks goes
-   through the tiles, and C's 16 rows are scaled into 16 registers, the tokens in lanes; the
-   16 accumulators' tree gives each row's results for the tokens. */
-
-/* The tile configuration's memory layout (palette 1). */
-typedef struct swa__tile_config {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-} swa__tile_config;
-
-/* Tile B for one product, and the scale of each of C's lanes on the tokens' side. */
-typedef struct swa__amx_unit {
-    int8_t q[16][64];
-    float d[16];
-} swa__amx_unit;
-
-#define SWA__AMX_NARROW 8   /* tokens up to which a product takes two blocks */
-
-/* The blocks of a row rounded up to pairs. */
-static int64_t swa__amx_blocks(int64_t n_in) { return (n_in / 32 + 1) / 2 * 2; }
-
-/* Floats of one row's block scales in the scratch: a float a block, in whole groups of 8. */
-static int64_t swa__amx_scale_stride(int64_t nbk) { return (nbk + 7) / 8 * 8; }
-
-/* Token t's block b (its 32 quants as 8 groups of 4 bytes) into rows row0.. of tile B at
-   column col, and its scale into lane col. */
-static void swa__amx_put(swa__amx_unit *u, int row0, int64_t col, const swa__q8g *a, int64_t b)
-{
-    int k;
-    for (k = 0; k < 8; k++) memcpy(u->q[row0 + k] + 4 * col, swa__q8g_half(a, b, k / 4) + 4 * (k % 4), 4);
-    u->d[col] = a[b / 8].d[b % 8];
-}
-
-/* Tokens [0, n) of the activations xq (swa__q8g rows, x_stride bytes apart) in tile units,
-   zeros where no token or block is: with more than 8 tokens, unit g * nbk + b holds block b
-   of tokens 16 g .. 16 g + 15; with 8 or fewer, unit b / 2 holds blocks b and b + 1, token
-   t's in columns 2 t and 2 t + 1. Fewer than SWA__AMX_FROM tokens are laid out for the
-   gathered words instead (swa__q8t_pack). */
-static void swa__amx_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
-{
-    swa__amx_unit *u = (swa__amx_unit *)out;
-    int64_t nbk = n_in / 32, g, b, t;
-    if (n < SWA__AMX_FROM) {   /* the products without tiles */
-        swa__q8t_pack(xq, x_stride, n, n_in, out);
-        return;
-    }
-    for (g = 0; g * 16 < n; g++)
-        for (b = 0; b < nbk; b += n <= SWA__AMX_NARROW ? 2 : 1, u++) {
-            memset(u, 0, sizeof *u);
-            for (t = 0; t < 16 && g * 16 + t < n; t++) {
-                const swa__q8g *a = (const swa__q8g *)(xq + (size_t)(g * 16 + t) * x_stride);
-                if (n > SWA__AMX_NARROW) {
-                    swa__amx_put(u, 0, t, a, b);
-                    continue;
-                }
-                swa__amx_put(u, 0, 2 * t, a, b);
-                if (b + 1 < nbk) swa__amx_put(u, 8, 2 * t + 1, a, b + 1);
-            }
-        }
-}
-
-/* Block b of a row as signed bytes (Q4_0: its nibbles, in order, less 8). */
-SWA__AMX SWA__INLINE __m256i swa__amx_block(const uint8_t *row, int64_t b, uint32_t type)
-{
-    if (type == SWA_TYPE_Q8_0) return swa__block_avx2(row + b * swa__types[type].block_bytes, type);
-    return _mm256_sub_epi8(swa__block_avx2(row + b * 18, type), _mm256_set1_epi8(8));
-}
-
-/* The block scales of up to 16 rows, as floats: row m's at ds + m * stride, zeros past the
-   row's n_blocks and for missing rows. This pass touches every line of the rows first; it
-   does not prefetch: swa__amx_ahead has fetched them during the last group's products, and
-   fetching them again would only add work. */
-SWA__AMX SWA__INLINE void swa__amx_scales(const uint8_t *w, size_t w_stride, int rows, int64_t n_blocks, int64_t stride,
-                                          uint32_t type, float *ds)
-{
-    const int64_t bytes = swa__types[type].block_bytes;
-    float d[8];
-    int64_t b;
-    int m, k;
-    for (m = 0; m < 16; m++, ds += stride) {
-        const uint8_t *row = w + (size_t)m * w_stride;
-        int64_t have = m < rows ? n_blocks : 0;
-        for (b = 0; b < stride; b += 8) {
-            if (b + 8 <= have) {
-                _mm256_storeu_ps(ds + b, swa__scales8_avx512(row + b * bytes, type));
-                continue;
-            }
-            for (k = 0; k < 8; k++) d[k] = b + k < have ? _cvtsh_ss(swa__load_u16(row + (b + k) * bytes)) : 0.0f;
-            _mm256_storeu_ps(ds + b, _mm256_loadu_ps(d));
-        }
-    }
-}
-
-/* Up to 16 rows' quants into the scratch, row m's at wq + m * nbk * 32 (nbk a whole number
-   of pairs); missing rows and blocks are zeros. */
-SWA__AMX SWA__INLINE void swa__amx_unpack_rows(const uint8_t *w, size_t w_stride, int rows, int64_t n_blocks, int64_t nbk,
-                                               uint32_t type, int8_t *wq)
-{
-    int64_t b;
-    int m;
-    for (m = 0; m < 16; m++, wq += nbk * 32) {
-        const uint8_t *row = w + (size_t)m * w_stride;
-        int64_t have = m < rows ? n_blocks : 0;
-        for (b = 0; b < have; b++) _mm256_storeu_si256((__m256i *)(wq + b * 32), swa__amx_block(row, b, type));
-        memset(wq + have * 32, 0, (size_t)(nbk - have) * 32);
-    }
-}
-
-/* Blocks b and b + 1 of up to 16 rows as tile A of a narrow product (16 rows of 64 bytes),
-   zeros for missing rows and past n_blocks. A whole Q4_0 pair takes one 512-bit register:
-   its nibbles' bytes twice each, the second copies shifted down. */
-SWA__AMX SWA__INLINE void swa__amx_unpack_pair(const uint8_t *w, size_t w_stride, int rows, int64_t b, int64_t n_blocks,
-                                               uint32_t type, int8_t *a)
-{
-    int m, k;
-    for (m = 0; m < 16; m++, a += 64) {
-        const uint8_t *row = w + (size_t)m * w_stride;
-        if (type != SWA_TYPE_Q4_0 || m >= rows || b + 2 > n_blocks) {
-            for (k = 0; k < 2; k++)
-                _mm256_storeu_si256((__m256i *)(a + 32 * k),
-                                    m < rows && b + k < n_blocks ? swa__amx_block(row, b + k, type) : _mm256_setzero_si256());
-        } else {
-            __m512i v = _mm512_mask_blend_epi64(0xf0, _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + b * 18 + 2))),
-                                                _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + b * 18 + 20))));
-            v = _mm512_mask_srli_epi16(v, 0xff00ff00u, v, 4);   /* bytes 16-31 and 48-63: the high nibbles */
-            _mm512_storeu_si512(a, _mm512_sub_epi8(_mm512_and_si512(v, _mm512_set1_epi8(15)), _mm512_set1_epi8(8)));
-        }
-    }
-}
-
-/* The lines of the next 16 rows, fetched a few per product while this group's products run,
-   so that a group does not begin by waiting on memory. A product's share is spread over the
-   scaling of C's 16 rows: issued at once (9 lines for a narrow Q4_0 product of 2048 columns,
-   36 for a K-quant's), the prefetches would wait for fill buffers. */
-typedef struct swa__amx_ahead {
-    const uint8_t *at, *end;
-    int lines;   /* per product */
-} swa__amx_ahead;
-
-/* Row m's part of a product's share. */
-static void swa__amx_fetch_ahead(swa__amx_ahead *f, int m)
-{
-    int k, lines = ((m + 1) * f->lines) / 16 - (m * f->lines) / 16;
-    for (k = 0; k < lines && f->at < f->end; k++, f->at += 64) _mm_prefetch((const char *)f->at, _MM_HINT_T1);
-}
-
-/* For rows r .. r + 15 of nr (w_stride bytes apart): the next 16 rows, spread over their
-   products. */
-static swa__amx_ahead swa__amx_ahead_of(const uint8_t *w, size_t w_stride, int64_t r, int64_t nr, int64_t products)
-{
-    const uint8_t *end = w + (size_t)nr * w_stride;
-    swa__amx_ahead f;
-    f.at = r + 16 < nr ? w + (size_t)(r + 16) * w_stride : end;
-    f.end = r + 32 < nr ? f.at + 16 * w_stride : end;
-    f.lines = (int)(((int64_t)(16 * w_stride / 64) + products - 1) / products);
-    return f;
-}
-
-/* Line m of the next product's tile B (and with line 0 its scales) into L1, a line per row of
-   C scaled: a batch's units (35-96 KB for TinyLlama's rows and 8 tokens) leave L1 between row
-   groups, and the tile loads would wait on L2. */
-static void swa__amx_fetch_unit(const swa__amx_unit *u, int m)
-{
-    if (m == 0) _mm_prefetch((const char *)u->d, _MM_HINT_T0);
-    _mm_prefetch((const char *)u->q[m], _MM_HINT_T0);
-}
-
-/* Token group g's results out[16 m + t] for rows r .. r + rows - 1 into y. */
-static void swa__amx_put_results(const float *out, int rows, int64_t g, int64_t n, float *y, int64_t ldy, int64_t r)
-{
-    int64_t t;
-    int m;
-    for (t = 0; t < 16 && g * 16 + t < n; t++)
-        for (m = 0; m < rows; m++) y[(g * 16 + t) * ldy + r + m] = out[m * 16 + t];
-}
-
-/* One product through the tiles (0 C, 1 A, 2 B) into c: 16 rows x 16 lanes of int32. */
-SWA__AMX SWA__INLINE void swa__amx_product(const int8_t *a, int64_t a_stride, const swa__amx_unit *u, int32_t *c)
-{
-    _tile_zero(0);
-    _tile_loadd(1, a, a_stride);
-    _tile_loadd(2, u->q, 64);
-    _tile_dpbssd(0, 1, 2);
-    _tile_stored(0, c, 64);
-}
-
-/* 16 unpacked rows (scales ds, stride floats a row) against one token group's units xg:
-   acc[(j * 16 + m) * 16 + t] = row m's accumulator j for token t. Block b goes through the
-   tiles into c, whose rows are then scaled into 16 registers. */
-SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, int64_t stride, const swa__amx_unit *xg,
-                                         int64_t n_blocks, int64_t nbk, int32_t *c, float *acc, swa__amx_ahead *ahead)
-{
-    __m512 r[16];
-    int64_t b;
-    int m, j;
-    if (n_blocks < 16) memset(acc, 0, 16 * 16 * 16 * sizeof(float));   /* accumulators without blocks */
-    for (j = 0; j < 16 && j < n_blocks; j++) {
-        SWA__UNROLL(16)
-        for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
-        for (b = j; b < n_blocks; b += 16) {
-            const __m512 d = _mm512_loadu_ps(xg[b].d);
-            swa__amx_product(wq + b * 32, nbk * 32, xg + b, c);
-            SWA__UNROLL(16)
-            for (m = 0; m < 16; m++) {
-                r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)),
-                                       _mm512_mul_ps(_mm512_set1_ps(ds[m * stride + b]), d), r[m]);
-                swa__amx_fetch_ahead(ahead, m);
-            }
-        }
-        SWA__UNROLL(16)
-        for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (j * 16 + m) * 16, r[m]);
-    }
-}
-
-/* In a narrow product's order (pair j's blocks b = j, j + 16, ..., then pair j + 2's), the first
-   block of the product after block b's: the next row group's block 0 after the last pair. */
-static int64_t swa__amx_next_block(int64_t b, int j, int64_t n_blocks)
-{
-    if (b + 16 < n_blocks) return b + 16;
-    return j + 2 < 16 && j + 2 < n_blocks ? j + 2 : 0;
-}
-
-/* The same for a narrow product's at most 8 tokens, in the pairs of accumulators their lanes
-   hold: acc[(j / 2 * 16 + m) * 16 + 2 t + (j % 2)]. The rows are read once, so each pair j
-   first unpacks its pairs of blocks (every 16th) as tiles A, 1 KB each at a, then runs their
-   products: unpacking all 16 rows first would leave them in L2, and unpacking each pair just
-   before its product would make the tile load wait for the stores. A pair's two scales are
-   one broadcast of 64 bits. */
-SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int rows, const float *ds, int64_t stride,
-                                          const swa__amx_unit *xu, int64_t n_blocks, uint32_t type, int8_t *a, int32_t *c,
-                                          float *acc, swa__amx_ahead *ahead)
-{
-    __m512 r[16];
-    int64_t b;
-    int m, j;
-    if (n_blocks < 16) memset(acc, 0, 8 * 16 * 16 * sizeof(float));   /* pairs without blocks */
-    for (j = 0; j < 16 && j < n_blocks; j += 2) {
-        SWA__UNROLL(16)
-        for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
-        for (b = j; b < n_blocks; b += 16) {
-            swa__amx_unpack_pair(w, w_stride, rows, b, n_blocks, type, a + (b / 16) * 1024);
-        }
-        for (b = j; b < n_blocks; b += 16) {
-            const __m512 d = _mm512_loadu_ps(xu[b / 2].d);
-            const int64_t next = swa__amx_next_block(b, j, n_blocks);
-            swa__amx_product(a + (b / 16) * 1024, 64, xu + b / 2, c);
-            SWA__UNROLL(16)
-            for (m = 0; m < 16; m++) {
-                const __m512 sw = _mm512_castsi512_ps(_mm512_broadcastq_epi64(_mm_loadu_si64(ds + m * stride + b)));
-                r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)), _mm512_mul_ps(sw, d), r[m]);
-                swa__amx_fetch_unit(xu + next / 2, m);
-                swa__amx_fetch_ahead(ahead, m);
-            }
-        }
-        SWA__UNROLL(16)
-        for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (j / 2 * 16 + m) * 16, r[m]);
-    }
-}
-
-/* The 16 accumulators of the residue order summed in the tree of swa__residue_sum_ref: out[16
-   m + t] = row m's result for token t. A narrow product's come in pairs (j in the even lanes,
-   j + 1 in the odd), so there the first three levels add whole pairs and the last a pair's
-   two lanes, leaving token t's result in lane 2 t. */
-SWA__AMX SWA__INLINE void swa__amx_tree(const float *acc, int narrow, float *out)
-{
-    int m, j;
-    for (m = 0; m < 16; m++) {
-        __m512 b[8];
-        if (narrow) {
-            for (j = 0; j < 4; j++) b[j] = _mm512_add_ps(_mm512_loadu_ps(acc + (j * 16 + m) * 16), _mm512_loadu_ps(acc + ((j + 4) * 16 + m) * 16));
-            b[0] = _mm512_add_ps(_mm512_add_ps(b[0], b[2]), _mm512_add_ps(b[1], b[3]));
-            _mm512_storeu_ps(out + m * 16, _mm512_add_ps(b[0], _mm512_movehdup_ps(b[0])));
-            continue;
-        }
-        for (j = 0; j < 8; j++)
-            b[j] = _mm512_add_ps(_mm512_loadu_ps(acc + (j * 16 + m) * 16), _mm512_loadu_ps(acc + ((j + 8) * 16 + m) * 16));
-        for (j = 0; j < 4; j++) b[j] = _mm512_add_ps(b[j], b[j + 4]);
-        _mm512_storeu_ps(out + m * 16, _mm512_add_ps(_mm512_add_ps(b[0], b[2]), _mm512_add_ps(b[1], b[3])));
-    }
-}
-
-/* y[t * ldy + r] = dot(row r, token t) for nr rows (w_stride bytes apart) and n tokens packed
-   by swa__amx_pack. */
-SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                        int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
-{
-    const int64_t n_blocks = n_in / 32, nbk = swa__amx_blocks(n_in), stride = swa__amx_scale_stride(nbk);
-    const int narrow = n <= SWA__AMX_NARROW;
-    const swa__amx_unit *xu = (const swa__amx_unit *)xpack;
-    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    int8_t *wq = (int8_t *)base;   /* the unpacked rows, or a narrow product's tiles A */
-    float *ds = (float *)(wq + 16 * nbk * 32), *acc = ds + 16 * stride, *out = acc + 16 * 16 * 16;
-    int32_t *c = (int32_t *)(out + 16 * 16);
-    swa__tile_config cfg;
-    int64_t r, g, t;
-    int m;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    cfg.rows[0] = 16;                         /* C: 16 rows x 16 lanes of int32 */
-    cfg.colsb[0] = 64;
-    cfg.rows[1] = 16;                         /* A: 16 rows x 32 bytes (narrow: 64) */
-    cfg.colsb[1] = narrow ? 64 : 32;
-    cfg.rows[2] = narrow ? 16 : 8;            /* B: 16 columns x 32 bytes (narrow: 64), 4 by 4 */
-    cfg.colsb[2] = 64;
-    _tile_loadconfig(&cfg);
-    for (r = 0; r < nr; r += 16) {
-        const uint8_t *rows16 = w + (size_t)r * w_stride;
-        int rows = nr - r < 16 ? (int)(nr - r) : 16;
-        swa__amx_ahead ahead = swa__amx_ahead_of(w, w_stride, r, nr, narrow ? (n_blocks + 1) / 2 : n_blocks * ((n + 15) / 16));
-        swa__amx_scales(rows16, w_stride, rows, n_blocks, stride, type, ds);
-        if (narrow) {
-            swa__amx_narrow(rows16, w_stride, rows, ds, stride, xu, n_blocks, type, wq, c, acc, &ahead);
-            swa__amx_tree(acc, 1, out);
-            for (t = 0; t < n; t++)
-                for (m = 0; m < rows; m++) y[t * ldy + r + m] = out[m * 16 + 2 * t];
-            continue;
-        }
-        swa__amx_unpack_rows(rows16, w_stride, rows, n_blocks, nbk, type, wq);
-        for (g = 0; g * 16 < n; g++) {
-            swa__amx_group(wq, ds, stride, xu + g * n_blocks, n_blocks, nbk, c, acc, &ahead);
-            swa__amx_tree(acc, 0, out);
-            swa__amx_put_results(out, rows, g, n, y, ldy, r);
-        }
-    }
-    _tile_release();
-}
-
-SWA__AMX static void swa__gemm_q8_0_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    if (n < SWA__AMX_FROM) swa__words_rows_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, SWA_TYPE_Q8_0);
-    else swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q8_0);
-}
-
-SWA__AMX static void swa__gemm_q4_0_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    if (n < SWA__AMX_FROM) swa__words_rows_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, SWA_TYPE_Q4_0);
-    else swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_0);
-}
-
-/* ---- Q4_K and Q5_K: dots and matrix products in one order of their own ----
-   Per super-block, two exact integers: S = sum_j sc_j sum q a over the sub-blocks j, and M =
-   -sum_j m_j B_j, B_j being the activations' sum over sub-block j; each is FMA'd into its own
-   float lane, S with d * a.d and M with dmin * a.d, and the result is S's lane plus M's. The
-   dots reach S and M by the AVX-512 kernels' steps and two more integer adds. The products
-   get S from the tiles in one pass over the super-block if each sub-block's scale is put into
-   the weights: sc = lo + 8 hi with lo and hi in 0..7, so q * lo and q * hi fit unsigned bytes
-   (31 * 7 at most) and two tiles C, accumulating the super-block's four 64-deep products of
-   each, give S = C_lo + 8 C_hi; M is one madd per row and 16 tokens for each pair of
-   sub-blocks. The rows are unpacked once into this form for all the tokens, 16 a group. */
-
-/* A token's 8 lanes of M's parts. */
-SWA__AMX SWA__INLINE __m256i swa__kmin_mins_amx(const swa__q4k_avx512 *u, const swa__q8k *a)
-{
-    return _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->mins16);
-}
-
-/* One token's super-block: [S, S, M, M] into [d d dmin dmin] * a.d. */
-SWA__AMX SWA__INLINE __m128 swa__kmin_step_amx(const swa__q4k_avx512 *u, const swa__q8k *a, __m128 acc)
-{
-    __m256i sums = swa__kquant_sums_avx512(&u->k, a->q), mins = swa__kmin_mins_amx(u, a);
-    __m256i parts = _mm256_add_epi32(_mm256_unpacklo_epi64(sums, mins), _mm256_unpackhi_epi64(sums, mins));
-    __m128i sm = _mm_add_epi32(_mm256_castsi256_si128(parts), _mm256_extracti128_si256(parts, 1));   /* [s s m m] */
-    sm = _mm_add_epi32(sm, _mm_shuffle_epi32(sm, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_fmadd_ps(_mm_mul_ps(_mm256_castps256_ps128(u->d_dmin), _mm_set1_ps(a->d)), _mm_cvtepi32_ps(sm), acc);
-}
-
-/* The same for 2-4 tokens at once (a missing token's sums zero), their reductions shared:
-   acc = [S0 S1 S2 S3 M0 M1 M2 M3] into [d x 4, dmin x 4] * [a.d of each token] x 2. Written
-   out token by token: GCC keeps arrays of registers in memory at -O2. */
-SWA__AMX SWA__INLINE __m256 swa__kmin_step4_amx(const swa__q4k_avx512 *u, const swa__q8k *a0, const swa__q8k *a1,
-                                                const swa__q8k *a2, const swa__q8k *a3, int nt, __m256 acc)
-{
-    const __m256i zero = _mm256_setzero_si256();
-    __m256i s0 = swa__kquant_sums_avx512(&u->k, a0->q), m0 = swa__kmin_mins_amx(u, a0);
-    __m256i s1 = swa__kquant_sums_avx512(&u->k, a1->q), m1 = swa__kmin_mins_amx(u, a1);
-    __m256i s2 = nt > 2 ? swa__kquant_sums_avx512(&u->k, a2->q) : zero, m2 = nt > 2 ? swa__kmin_mins_amx(u, a2) : zero;
-    __m256i s3 = nt > 3 ? swa__kquant_sums_avx512(&u->k, a3->q) : zero, m3 = nt > 3 ? swa__kmin_mins_amx(u, a3) : zero;
-    __m128 ad = _mm_setr_ps(a0->d, a1->d, nt > 2 ? a2->d : 0.0f, nt > 3 ? a3->d : 0.0f);
-    __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(s0, s1), _mm256_hadd_epi32(s2, s3));   /* [lo of t | hi of t] */
-    __m256i m = _mm256_hadd_epi32(_mm256_hadd_epi32(m0, m1), _mm256_hadd_epi32(m2, m3));
-    s = _mm256_add_epi32(_mm256_permute2x128_si256(s, m, 0x20), _mm256_permute2x128_si256(s, m, 0x31));
-    return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_permutevar8x32_ps(u->d_dmin, _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2)),
-                                         _mm256_set_m128(ad, ad)), _mm256_cvtepi32_ps(s), acc);
-}
-
-/* A row against up to 4 tokens; generation (one token) in a loop of its own. */
-SWA__AMX SWA__INLINE void swa__row_dots_kmin_amx(const void *row, const void *x, size_t stride, int nt, int64_t n,
-                                                 float *out, const uint32_t type)
-{
-    const int unit = (int)swa__types[type].block_bytes;
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
-    const swa__q8k *a2 = (const swa__q8k *)(xa + (nt > 2 ? 2 : 0) * stride), *a3 = (const swa__q8k *)(xa + (nt > 3 ? 3 : 0) * stride);
-    __m128 c = _mm_setzero_ps();
-    __m256 c4 = _mm256_setzero_ps();
-    swa__q4k_avx512 u;
-    float sums[4];
-    int64_t i;
-    int t;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += unit) {
-        swa__prefetch_unit(w, unit);
-        swa__q4k_unpack_avx512(w, type, &u);
-        c = swa__kmin_step_amx(&u, a0 + i, c);
-    }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += unit) {
-        swa__prefetch_unit(w, unit);
-        swa__q4k_unpack_avx512(w, type, &u);
-        c4 = swa__kmin_step4_amx(&u, a0 + i, a1 + i, a2 + i, a3 + i, nt, c4);
-    }
-    if (nt == 1) {
-        out[0] = _mm_cvtss_f32(_mm_add_ss(c, _mm_movehl_ps(c, c)));   /* S's lane plus M's */
-        return;
-    }
-    _mm_storeu_ps(sums, _mm_add_ps(_mm256_castps256_ps128(c4), _mm256_extractf128_ps(c4, 1)));
-    for (t = 0; t < nt; t++) out[t] = sums[t];
-}
-
-SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q4_k_amx, swa__dots_q4_k_amx, swa__dot_q4_k_amx, swa__row_dots_kmin_amx, SWA_TYPE_Q4_K)
-SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q5_k_amx, swa__dots_q5_k_amx, swa__dot_q5_k_amx, swa__row_dots_kmin_amx, SWA_TYPE_Q5_K)
-
-/* Q6_K likewise, with one integer a super-block: S = sum_j sc_j sum (q - 32) a over the
-   16-element sub-blocks j (the AVX-512 step's 8 lanes, added up), FMA'd with d * a.d. */
-SWA__AMX SWA__INLINE __m256i swa__q6k_parts_amx(const swa__q6k_avx512 *u, const swa__q8k *a)
-{
-    __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->sc16);
-    return _mm256_sub_epi32(swa__kquant_sums_avx512(&u->k, a->q), _mm256_slli_epi32(offset, 5));
-}
-
-SWA__AMX SWA__INLINE void swa__row_dots_q6_k_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
-    const swa__q8k *a2 = (const swa__q8k *)(xa + (nt > 2 ? 2 : 0) * stride), *a3 = (const swa__q8k *)(xa + (nt > 3 ? 3 : 0) * stride);
-    const __m256i zero = _mm256_setzero_si256();
-    __m128 c = _mm_setzero_ps();
-    swa__q6k_avx512 u;
-    float sums[4];
-    int64_t i;
-    int t;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += 210) {
-        __m256i p;
-        __m128i s;
-        swa__prefetch_unit(w, 210);
-        swa__q6k_unpack_avx512(w, &u);
-        p = swa__q6k_parts_amx(&u, a0 + i);
-        s = _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
-        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-        c = _mm_fmadd_ss(_mm_set_ss(u.d * a0[i].d), _mm_cvtepi32_ps(s), c);
-    }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += 210) {   /* 2-4 tokens: one reduction, S of token t in lane t */
-        __m256i p0, p1, p2, p3, s;
-        swa__prefetch_unit(w, 210);
-        swa__q6k_unpack_avx512(w, &u);
-        p0 = swa__q6k_parts_amx(&u, a0 + i);
-        p1 = swa__q6k_parts_amx(&u, a1 + i);
-        p2 = nt > 2 ? swa__q6k_parts_amx(&u, a2 + i) : zero;
-        p3 = nt > 3 ? swa__q6k_parts_amx(&u, a3 + i) : zero;
-        s = _mm256_hadd_epi32(_mm256_hadd_epi32(p0, p1), _mm256_hadd_epi32(p2, p3));
-        c = _mm_fmadd_ps(_mm_mul_ps(_mm_set1_ps(u.d), _mm_setr_ps(a0[i].d, a1[i].d, a2[i].d, a3[i].d)),
-                         _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1))), c);
-    }
-    _mm_storeu_ps(sums, c);
-    for (t = 0; t < nt; t++) out[t] = sums[t];
-}
-
-SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q6_k_amx, swa__row_dots_q6_k_amx)
-SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q6_k_amx, swa__dots_q6_k_amx)
-
-/* One super-block of 16 tokens: tile B of each quarter (64 elements; token t's bytes 4i ..
-   4i + 3 of the quarter at row i, bytes 4t .. 4t + 3), each pair of sub-blocks' sums and the
-   tokens' scales. */
-typedef struct swa__amx_kunit {
-    int8_t q[4][16][64];
-    int32_t pair_sums[4][16];   /* (B_2p, B_2p + 1) as two int16 */
-    float d[16];
-} swa__amx_kunit;
-
-/* Bytes of one unpacked super-block of a row: Q4_K/Q5_K's quants times lo, then times hi;
-   Q6_K's times each of its scales' three digits. */
-#define SWA__AMX_KROW 768
-
-/* Tokens [0, n) of swa__q8k rows (x_stride bytes apart) as units, zeros where no token is:
-   unit g * (n_in / 256) + s holds super-block s of tokens 16 g .. 16 g + 15. */
-static void swa__amx_pack_q8k(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
-{
-    swa__amx_kunit *u = (swa__amx_kunit *)out;
-    int64_t nsb = n_in / 256, g, s, t;
-    int k, i, p;
-    for (g = 0; g * 16 < n; g++)
-        for (s = 0; s < nsb; s++, u++) {
-            memset(u, 0, sizeof *u);
-            for (t = 0; t < 16 && g * 16 + t < n; t++) {
-                const swa__q8k *a = (const swa__q8k *)(xq + (size_t)(g * 16 + t) * x_stride) + s;
-                for (k = 0; k < 4; k++)
-                    for (i = 0; i < 16; i++) memcpy(u->q[k][i] + 4 * t, a->q + 64 * k + 4 * i, 4);
-                for (p = 0; p < 4; p++) {
-                    int16_t b[2];
-                    b[0] = (int16_t)(a->bsum[4 * p] + a->bsum[4 * p + 1]);
-                    b[1] = (int16_t)(a->bsum[4 * p + 2] + a->bsum[4 * p + 3]);
-                    memcpy(&u->pair_sums[p][t], b, 4);
-                }
-                u->d[t] = a->d;
-            }
-        }
-}
-
-/* Bytes q times the int16 words s (each q * s below 256). */
-SWA__AMX SWA__INLINE __m512i swa__bytes_times_amx(__m512i q, __m512i s)
-{
-    __m512i even = _mm512_mullo_epi16(_mm512_and_si512(q, _mm512_set1_epi16(0xff)), s);
-    return _mm512_or_si512(even, _mm512_slli_epi16(_mm512_mullo_epi16(_mm512_srli_epi16(q, 8), s), 8));
-}
-
-/* Row super-block w (Q4_K or Q5_K) unpacked: its quants in order times lo at a, times hi at
-   a + 256; its d and dmin; each pair's (-m_2p, -m_2p+1) as two int16. Quarter k of the
-   super-block (swa__q4k_group_avx512) is sub-blocks 2k and 2k + 1, words 0-15 and 16-31. */
-SWA__AMX SWA__INLINE void swa__amx_kunpack(const uint8_t *w, uint32_t type, uint8_t *a, float *d, float *dmin, int32_t *mins)
-{
-    const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);   /* sc[0..7], m[0..7] */
-    const __m512i sc16 = _mm512_cvtepu8_epi16(_mm256_castsi128_si256(scales_mins));
-    int k;
-    for (k = 0; k < 4; k++) {
-        __m512i q = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, k) : swa__q5k_group_avx512(w, k);
-        __m512i sc = swa__spread_avx512(sc16, swa__spread16, 2 * k);
-        _mm512_storeu_si512(a + 64 * k, swa__bytes_times_amx(q, _mm512_and_si512(sc, _mm512_set1_epi16(7))));
-        _mm512_storeu_si512(a + 256 + 64 * k, swa__bytes_times_amx(q, _mm512_srli_epi16(sc, 3)));
-    }
-    *d = _cvtsh_ss(swa__load_u16(w));
-    *dmin = _cvtsh_ss(swa__load_u16(w + 2));
-    _mm_storeu_si128((__m128i *)mins, _mm_sub_epi16(_mm_setzero_si128(), _mm_cvtepu8_epi16(_mm_srli_si128(scales_mins, 8))));
-}
-
-/* 16 unpacked rows (super-block s of row m at wq + (m * nsb + s) * SWA__AMX_KROW, its scales
-   at index m * nsb + s) against one token group's units xg: out[16 m + t]. A quarter's two
-   products load their tiles A and B in one of two sets, so that the next quarter's loads need
-   not wait for this quarter's products. */
-SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, const float *dmin, const int32_t *mins,
-                                          const swa__amx_kunit *xg, int64_t nsb, int32_t *c, float *out,
-                                          swa__amx_ahead *ahead)
-{
-    const int64_t a_stride = nsb * SWA__AMX_KROW;
-    __m512 rs[16], rm[16];
-    int64_t s;
-    int m;
-    SWA__UNROLL(16)
-    for (m = 0; m < 16; m++) rs[m] = rm[m] = _mm512_setzero_ps();
-    for (s = 0; s < nsb; s++) {
-        const uint8_t *a = wq + s * SWA__AMX_KROW;
-        const __m512 ad = _mm512_loadu_ps(xg[s].d);
-        const __m512i p0 = _mm512_loadu_si512(xg[s].pair_sums[0]), p1 = _mm512_loadu_si512(xg[s].pair_sums[1]);
-        const __m512i p2 = _mm512_loadu_si512(xg[s].pair_sums[2]), p3 = _mm512_loadu_si512(xg[s].pair_sums[3]);
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_loadd(2, a, a_stride);
-        _tile_loadd(3, a + 256, a_stride);
-        _tile_loadd(4, xg[s].q[0], 64);
-        _tile_dpbusd(0, 2, 4);
-        _tile_dpbusd(1, 3, 4);
-        _tile_loadd(5, a + 64, a_stride);
-        _tile_loadd(6, a + 320, a_stride);
-        _tile_loadd(7, xg[s].q[1], 64);
-        _tile_dpbusd(0, 5, 7);
-        _tile_dpbusd(1, 6, 7);
-        _tile_loadd(2, a + 128, a_stride);
-        _tile_loadd(3, a + 384, a_stride);
-        _tile_loadd(4, xg[s].q[2], 64);
-        _tile_dpbusd(0, 2, 4);
-        _tile_dpbusd(1, 3, 4);
-        _tile_loadd(5, a + 192, a_stride);
-        _tile_loadd(6, a + 448, a_stride);
-        _tile_loadd(7, xg[s].q[3], 64);
-        _tile_dpbusd(0, 5, 7);
-        _tile_dpbusd(1, 6, 7);
-        _tile_stored(0, c, 64);
-        _tile_stored(1, c + 256, 64);
-        SWA__UNROLL(16)
-        for (m = 0; m < 16; m++) {
-            const int64_t at = m * nsb + s;
-            __m512i sv = _mm512_add_epi32(_mm512_loadu_si512(c + 16 * m), _mm512_slli_epi32(_mm512_loadu_si512(c + 256 + 16 * m), 3));
-            __m512i mv = _mm512_madd_epi16(p0, _mm512_set1_epi32(mins[4 * at]));
-            mv = _mm512_dpwssd_epi32(mv, p1, _mm512_set1_epi32(mins[4 * at + 1]));
-            mv = _mm512_dpwssd_epi32(mv, p2, _mm512_set1_epi32(mins[4 * at + 2]));
-            mv = _mm512_dpwssd_epi32(mv, p3, _mm512_set1_epi32(mins[4 * at + 3]));
-            rs[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(d[at]), ad), _mm512_cvtepi32_ps(sv), rs[m]);
-            rm[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(dmin[at]), ad), _mm512_cvtepi32_ps(mv), rm[m]);
-            swa__amx_fetch_ahead(ahead, m);
-        }
-    }
-    SWA__UNROLL(16)
-    for (m = 0; m < 16; m++) _mm512_storeu_ps(out + 16 * m, _mm512_add_ps(rs[m], rm[m]));
-}
-
-/* Signed bytes q times the int16 words e (each product within a signed byte). */
-SWA__AMX SWA__INLINE __m512i swa__signed_bytes_times_amx(__m512i q, __m512i e)
-{
-    __m512i even = _mm512_mullo_epi16(_mm512_srai_epi16(_mm512_slli_epi16(q, 8), 8), e);
-    __m512i odd = _mm512_mullo_epi16(_mm512_srai_epi16(q, 8), e);
-    return _mm512_or_si512(_mm512_and_si512(even, _mm512_set1_epi16(0xff)), _mm512_slli_epi16(odd, 8));
-}
-
-/* Row super-block w of Q6_K unpacked: q - 32 in order times digit k of its sub-block's scale
-   at a + 256 k, and its d. The scales' balanced base-7 digits, sc = e0 + 7 e1 + 49 e2 with
-   each e in -3..3, come from x = sc + 129 in 1..256: e0 = x mod 7 - 3 and sc - e0 = 7 (x / 7 -
-   18), and so on (x / 7 as a multiply by 9363 / 65536, exact below 2^13). */
-SWA__AMX SWA__INLINE void swa__amx_q6k_unpack(const uint8_t *w, uint8_t *a, float *d)
-{
-    const __m256i seven = _mm256_set1_epi16(7), inv7 = _mm256_set1_epi16(9363), three = _mm256_set1_epi16(3);
-    __m256i x = _mm256_add_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192))), _mm256_set1_epi16(129));
-    __m256i q1 = _mm256_mulhi_epu16(x, inv7), x2 = _mm256_add_epi16(q1, _mm256_set1_epi16(6)), q2 = _mm256_mulhi_epu16(x2, inv7);
-    __m512i e[3];
-    int k, i;
-    e[0] = _mm512_zextsi256_si512(_mm256_sub_epi16(_mm256_sub_epi16(x, _mm256_mullo_epi16(q1, seven)), three));
-    e[1] = _mm512_zextsi256_si512(_mm256_sub_epi16(_mm256_sub_epi16(x2, _mm256_mullo_epi16(q2, seven)), three));
-    e[2] = _mm512_zextsi256_si512(_mm256_sub_epi16(q2, three));
-    for (k = 0; k < 4; k++) {
-        __m512i q = _mm512_sub_epi8(swa__q6k_quarter_avx512(w, k), _mm512_set1_epi8(32));
-        for (i = 0; i < 3; i++)
-            _mm512_storeu_si512(a + 256 * i + 64 * k, swa__signed_bytes_times_amx(q, swa__spread_avx512(e[i], swa__spread8, 4 * k)));
-    }
-    *d = _cvtsh_ss(swa__load_u16(w + 208));
-}
-
-/* The same as swa__amx_kgroup for Q6_K: three tiles C, one a digit, accumulate a super-block's
-   four quarters, and S = C0 + 7 (C1 + 7 C2). */
-SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, const swa__amx_kunit *xg, int64_t nsb,
-                                             int32_t *c, float *out, swa__amx_ahead *ahead)
-{
-    const int64_t a_stride = nsb * SWA__AMX_KROW;
-    __m512 r[16];
-    int64_t s;
-    int m, k;
-    SWA__UNROLL(16)
-    for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
-    for (s = 0; s < nsb; s++) {
-        const uint8_t *a = wq + s * SWA__AMX_KROW;
-        const __m512 ad = _mm512_loadu_ps(xg[s].d);
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_zero(2);
-        for (k = 0; k < 4; k++) {
-            _tile_loadd(3, a + 64 * k, a_stride);
-            _tile_loadd(4, a + 256 + 64 * k, a_stride);
-            _tile_loadd(5, a + 512 + 64 * k, a_stride);
-            _tile_loadd(6, xg[s].q[k], 64);
-            _tile_dpbssd(0, 3, 6);
-            _tile_dpbssd(1, 4, 6);
-            _tile_dpbssd(2, 5, 6);
-        }
-        _tile_stored(0, c, 64);
-        _tile_stored(1, c + 256, 64);
-        _tile_stored(2, c + 512, 64);
-        SWA__UNROLL(16)
-        for (m = 0; m < 16; m++) {
-            __m512i c2 = _mm512_loadu_si512(c + 512 + 16 * m);
-            __m512i t = _mm512_add_epi32(_mm512_loadu_si512(c + 256 + 16 * m), _mm512_sub_epi32(_mm512_slli_epi32(c2, 3), c2));
-            __m512i sv = _mm512_add_epi32(_mm512_loadu_si512(c + 16 * m), _mm512_sub_epi32(_mm512_slli_epi32(t, 3), t));
-            r[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(d[m * nsb + s]), ad), _mm512_cvtepi32_ps(sv), r[m]);
-            swa__amx_fetch_ahead(ahead, m);
-        }
-    }
-    SWA__UNROLL(16)
-    for (m = 0; m < 16; m++) _mm512_storeu_ps(out + 16 * m, r[m]);
-}
-
-/* A thread's scratch for n_in columns: 16 unpacked rows and their scales, the results and
-   three tiles C, aligned by hand. */
-static uint64_t swa__amx_kscratch(int64_t n_in)
-{
-    uint64_t nsb = (uint64_t)(n_in / 256);
-    return 16 * nsb * (SWA__AMX_KROW + 2 * sizeof(float) + 4 * sizeof(int32_t)) + (256 + 3 * 256) * 4 + 64;
-}
-
-/* y[t * ldy + r] = dot(row r, token t) for nr Q4_K, Q5_K or Q6_K rows and n tokens packed by
-   swa__amx_pack_q8k. */
-SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                             int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
-{
-    const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
-    const swa__amx_kunit *xu = (const swa__amx_kunit *)xpack;
-    uint8_t *wq = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    float *out = (float *)(wq + 16 * nsb * SWA__AMX_KROW), *d = out + 256, *dmin = d + 16 * nsb;
-    int32_t *c = (int32_t *)(dmin + 16 * nsb), *mins = c + 3 * 256;
-    swa__tile_config cfg;
-    int64_t r, g, s;
-    int m, i;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (i = 0; i < 8; i++) {   /* every tile 16 rows of 64 bytes (see the two group functions) */
-        cfg.rows[i] = 16;
-        cfg.colsb[i] = 64;
-    }
-    _tile_loadconfig(&cfg);
-    for (r = 0; r < nr; r += 16) {
-        const uint8_t *rows16 = w + (size_t)r * w_stride;
-        int rows = nr - r < 16 ? (int)(nr - r) : 16;
-        swa__amx_ahead ahead = swa__amx_ahead_of(w, w_stride, r, nr, nsb * ((n + 15) / 16));
-        for (m = 0; m < 16; m++)
-            for (s = 0; s < nsb; s++) {
-                int64_t at = m * nsb + s;
-                if (m >= rows) {   /* a missing row: zeros */
-                    memset(wq + at * SWA__AMX_KROW, 0, SWA__AMX_KROW);
-                    d[at] = dmin[at] = 0.0f;
-                    memset(mins + 4 * at, 0, 4 * sizeof(int32_t));
-                } else if (type == SWA_TYPE_Q6_K) {
-                    swa__amx_q6k_unpack(rows16 + (size_t)m * w_stride + s * bytes, wq + at * SWA__AMX_KROW, d + at);
-                } else {
-                    swa__amx_kunpack(rows16 + (size_t)m * w_stride + s * bytes, type, wq + at * SWA__AMX_KROW, d + at,
-                                     dmin + at, mins + 4 * at);
-                }
-            }
-        for (g = 0; g * 16 < n; g++) {
-            if (type == SWA_TYPE_Q6_K) swa__amx_q6k_group(wq, d, xu + g * nsb, nsb, c, out, &ahead);
-            else swa__amx_kgroup(wq, d, dmin, mins, xu + g * nsb, nsb, c, out, &ahead);
-            swa__amx_put_results(out, rows, g, n, y, ldy, r);
-        }
-    }
-    _tile_release();
-}
-
-SWA__AMX static void swa__gemm_q4_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_k_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_K);
-}
-
-SWA__AMX static void swa__gemm_q5_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_k_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q5_K);
-}
-
-SWA__AMX static void swa__gemm_q6_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_k_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q6_K);
-}
-
-/* Packed tokens for n tokens of up to n_in columns, and a thread's scratch, for either kind
-   of product: Q8_0/Q4_0 (16 unpacked rows and their scales, the 16 accumulators' registers,
-   the tree's results and tile C, aligned by hand) or the K-quants (swa__amx_kscratch). */
-static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
-{
-    uint64_t blocks = (uint64_t)swa__amx_blocks(n_in + 31), wide = (uint64_t)(n + 15) / 16 * blocks;
-    uint64_t kpack = (uint64_t)(n + 15) / 16 * (uint64_t)(n_in / 256) * sizeof(swa__amx_kunit), kscratch = swa__amx_kscratch(n_in);
-    uint64_t small = (uint64_t)(n < SWA__AMX_FROM ? n : SWA__AMX_FROM - 1) * (uint64_t)swa__q8t_units(n_in + 31) * sizeof(swa__q8t);
-    *pack_bytes = (wide > blocks / 2 ? wide : blocks / 2) * sizeof(swa__amx_unit);
-    if (small > *pack_bytes) *pack_bytes = small;
-    *scratch_bytes = 16 * blocks * 32 + 16 * (uint64_t)swa__amx_scale_stride((int64_t)blocks) * sizeof(float) +
-                     (16 * 16 * 16 + 16 * 16 + 16 * 16) * sizeof(float) + 64;
-    if (kpack > *pack_bytes) *pack_bytes = kpack;
-    if (kscratch > *scratch_bytes) *scratch_bytes = kscratch;
-}
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-
-#endif /* SWA__HAVE_AMX */
-
-/* The function-writing macros every kernel section shared. */
-#undef SWA__WSUM_FROM_AXPY
-#undef SWA__SCALAR_F32
-#undef SWA__DOT_FROM_DOTS
-#undef SWA__DOTS_FROM_ROW_DOTS
-#undef SWA__NEW_TYPE
-
-/* ==== kernels: dispatch ====
-   A context fills its table once, at create time: the scalar reference for everything, then
-   each instruction set, up to the one asked for, overrides the kernels it has. */
-
-#if defined(SWA__HAVE_AVX2)
-/* cpuid leaf 7's registers, or zeros on a CPU without it. */
-static void swa__cpuid7(unsigned sub, unsigned r[4])
-{
-    r[0] = r[1] = r[2] = r[3] = 0;
-    if (__get_cpuid_max(0, NULL) >= 7) __cpuid_count(7, sub, r[0], r[1], r[2], r[3]);
-}
-
-#if defined(SWA__HAVE_AMX)
-/* Linux gives a process the 8 KB of tile state only when it asks (arch_prctl
-   ARCH_REQ_XCOMP_PERM for XTILEDATA, feature 18); a tile instruction before that faults. The
-   call is made directly: glibc declares syscall() only under feature macros the host may not
-   have defined, and asking again is harmless. */
-static int swa__amx_permitted(void)
-{
-    long ret;
-    __asm__ volatile("syscall" : "=a"(ret) : "a"(158L), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
-    return ret == 0;
-}
-#endif
-
-/* The x86 instruction sets this CPU and its OS run and this build has, as a bit mask of
-   SWA_KERNELS_* values.
-   cpuid tells what the CPU has, xgetbv what the OS saves on a context switch (YMM for AVX2,
-   and the opmask and ZMM state for AVX-512): a CPU can have them while its OS does not enable
-   them. AVX-512 here means F, BW and VL with VNNI (Ice Lake, Zen 4 and later). */
-static unsigned swa__cpu_kernels(void)
-{
-    unsigned a, b, c, d, lo, hi, leaf7[4], leaf7_1[4], found = 1u << SWA_KERNELS_REF;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return found;
-    if (!(c & (1u << 27)) || !(c & (1u << 28)) || !(c & (1u << 12)) || !(c & (1u << 29)))
-        return found;                                   /* OSXSAVE, AVX, FMA, F16C */
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    (void)hi;
-    if ((lo & 6) != 6) return found;                    /* XMM and YMM state */
-    swa__cpuid7(0, leaf7);
-    if (leaf7[0] >= 1) swa__cpuid7(1, leaf7_1);
-    else leaf7_1[0] = leaf7_1[1] = leaf7_1[2] = leaf7_1[3] = 0;
-    if (!(leaf7[1] & (1u << 5))) return found;          /* AVX2 */
-    found |= 1u << SWA_KERNELS_AVX2;
-#if defined(SWA__HAVE_AVX_VNNI)
-    if (leaf7_1[0] & (1u << 4)) found |= 1u << SWA_KERNELS_AVX_VNNI;
-#endif
-#if defined(SWA__HAVE_AVX512)
-    if ((lo & 0xe0) == 0xe0 && (leaf7[1] & (1u << 16)) && (leaf7[1] & (1u << 30)) && (leaf7[1] & (1u << 31)) &&
-        (leaf7[2] & (1u << 11)))                        /* opmask/ZMM state, F, BW, VL, VNNI */
-        found |= 1u << SWA_KERNELS_AVX512;
-#endif
-#if defined(SWA__HAVE_AMX)
-    if ((found & (1u << SWA_KERNELS_AVX512)) && (leaf7[3] & (1u << 24)) && (leaf7[3] & (1u << 25)) &&
-        (lo & (3u << 17)) == (3u << 17) && swa__amx_permitted())
-        found |= 1u << SWA_KERNELS_AMX;                 /* AMX-TILE, AMX-INT8, tile state */
-#endif
-    return found;
-}
-#elif defined(SWA__HAVE_NEON)
-static unsigned swa__cpu_kernels(void) { return 1u << SWA_KERNELS_REF | 1u << SWA_KERNELS_NEON; }
-#else
-static unsigned swa__cpu_kernels(void) { return 1u << SWA_KERNELS_REF; }
-#endif
-
-/* The reference: every type's scalar kernels from its descriptor row, and the scalar
-   element-wise kernels. */
-static void swa__kernels_ref(swa__kernels *k)
-{
-    uint32_t t;
-    for (t = 0; t < SWA__N_TYPES; t++) {
-        k->type[t].dot = swa__types[t].dot;
-        k->type[t].tile_rows = SWA__TILE_ROWS;
-        k->type[t].tile_tokens = SWA__TILE_TOKENS;
-        k->type[t].wsum = swa__types[t].wsum;
-        k->type[t].store = swa__types[t].store;
-    }
-    k->quantize_q8 = swa__quantize_q8_ref;
-    k->quantize_q8k = swa__quantize_q8k_ref;
-    k->rmsnorm = swa__rmsnorm_ref;
-    k->rope = swa__rope_ref;
-    k->softmax = swa__softmax_ref;
-    k->swiglu = swa__swiglu_ref;
-}
-
-/* What AVX2 has, over the reference. */
-static void swa__kernels_avx2(swa__kernels *k)
-{
-#if defined(SWA__HAVE_AVX2)
-    /* the types made by SWA__NEW_TYPE, from their list */
-#define SWA__ENTER(row_dots_fn, dots_fn, dot_fn, driver_fn, id) \
-    k->type[id].dot = dot_fn;                                  \
-    k->type[id].dots = dots_fn;
-    SWA__AVX2_TYPES(SWA__ENTER)
-#undef SWA__ENTER
-    k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx2;
-    k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx2;
-    k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx2;
-    k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx2;
-    k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx2;
-    k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx2;
-    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx2;
-    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx2;
-    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx2;
-    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx2;
-    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx2;
-    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx2;
-    k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx2;
-    k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx2;
-    k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_avx2;
-    k->type[SWA_TYPE_F16].store = swa__store_f16_avx2;
-    k->quantize_q8 = swa__quantize_q8_avx2;
-    k->quantize_q8k = swa__quantize_q8k_avx2;
-    k->rmsnorm = swa__rmsnorm_avx2;
-    k->rope = swa__rope_avx2;
-    k->softmax = swa__softmax_avx2;
-    k->swiglu = swa__swiglu_avx2;
-#endif
-    (void)k;
-}
-
-/* What AVX-VNNI has, over AVX2. */
-static void swa__kernels_vnni(swa__kernels *k)
-{
-#if defined(SWA__HAVE_AVX_VNNI)
-    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_vnni;
-    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_vnni;
-    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_vnni;
-    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_vnni;
-    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_vnni;
-    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_vnni;
-    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_vnni;
-    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_vnni;
-#endif
-    (void)k;
-}
-
-/* What AVX-512 has, over AVX2. */
-static void swa__kernels_avx512(swa__kernels *k)
-{
-#if defined(SWA__HAVE_AVX512)
-    k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx512;
-    k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx512;
-    k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx512;
-    k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx512;
-    k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx512;
-    k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx512;
-    k->type[SWA_TYPE_F32].tile_rows = k->type[SWA_TYPE_F16].tile_rows = k->type[SWA_TYPE_BF16].tile_rows =
-        SWA__TILE_MAX_ROWS;
-    k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =
-        SWA__TILE_MAX_TOKENS;
-    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx512;
-    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx512;
-    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_avx512;
-    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx512;
-    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx512;
-    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx512;
-    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx512;
-    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx512;
-    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx512;
-    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx512;
-#endif
-    (void)k;
-}
-
-/* What AMX has, over AVX-512. */
-static void swa__kernels_amx(swa__kernels *k)
-{
-#if defined(SWA__HAVE_AMX)
-    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_amx;
-    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_amx;
-    k->type[SWA_TYPE_Q8_0].gemm = swa__gemm_q8_0_amx;
-    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_amx;
-    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_amx;
-    k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_amx;
-    k->type[SWA_TYPE_Q8_0].gemm_from = 2;   /* below SWA__AMX_FROM, swa__words_rows_amx */
-    k->type[SWA_TYPE_Q4_0].gemm_from = 1;   /* below SWA__AMX_FROM, swa__words_rows_amx */
-    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_amx;
-    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_amx;
-    k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_amx;
-    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_amx;
-    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_amx;
-    k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_amx;
-    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_amx;
-    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_amx;
-    k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_amx;
-    /* 16 tokens a group: with 8 most of each product is zeros, and the tiles were faster */
-    k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from = 16;
-    k->pack_q8 = swa__amx_pack;
-    k->pack_q8k = swa__amx_pack_q8k;
-    k->gemm_memory = swa__amx_memory;
-#endif
-    (void)k;
-}
-
-/* What NEON has, over the reference. */
-static void swa__kernels_neon(swa__kernels *k)
-{
-#if defined(SWA__HAVE_NEON)
-    /* the types made by SWA__NEW_TYPE, from their list */
-#define SWA__ENTER(row_dots_fn, dots_fn, dot_fn, driver_fn, id) \
-    k->type[id].dot = dot_fn;                                  \
-    k->type[id].dots = dots_fn;
-    SWA__NEON_TYPES(SWA__ENTER)
-#undef SWA__ENTER
-    k->type[SWA_TYPE_F32].dot = swa__dot_f32_neon;
-    k->type[SWA_TYPE_F32].dots = swa__dots_f32_neon;
-    k->type[SWA_TYPE_F16].dot = swa__dot_f16_neon;
-    k->type[SWA_TYPE_F16].dots = swa__dots_f16_neon;
-    k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_neon;
-    k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_neon;
-    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_neon;
-    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_neon;
-    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_neon;
-    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_neon;
-    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_neon;
-    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_neon;
-    k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_neon;
-    k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_neon;
-    k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_neon;
-    k->type[SWA_TYPE_F16].store = swa__store_f16_neon;
-    k->quantize_q8 = swa__quantize_q8_neon;
-    k->quantize_q8k = swa__quantize_q8k_neon;
-    k->rmsnorm = swa__rmsnorm_neon;
-    k->rope = swa__rope_neon;
-    k->softmax = swa__softmax_neon;
-    k->swiglu = swa__swiglu_neon;
-#endif
-    (void)k;
-}
-
-/* The instruction sets, each with the set it starts from: a context's table is the
-   reference's, then each set down the chain to the one asked for (ref -> avx2 -> avx512 -> amx)
-   overrides the kernels it has. Rows go from narrowest to widest: SWA_KERNELS_BEST is the last
-   one the CPU runs. A set this build does not compile has an empty setup, and swa__cpu_kernels
-   never reports it. */
-typedef struct swa__kernel_set {
-    int32_t id;                         /* SWA_KERNELS_* */
-    const char *name;
-    int32_t parent;                     /* SWA_KERNELS_* it inherits from; BEST (0): none */
-    void (*setup)(swa__kernels *k);     /* its own kernels, over its parent's */
-} swa__kernel_set;
-
-#define SWA__N_KERNEL_SETS 6
-static const swa__kernel_set swa__kernel_sets[SWA__N_KERNEL_SETS] = {
-    {SWA_KERNELS_REF, "ref", SWA_KERNELS_BEST, swa__kernels_ref},
-    {SWA_KERNELS_AVX2, "avx2", SWA_KERNELS_REF, swa__kernels_avx2},
-    {SWA_KERNELS_AVX_VNNI, "avx-vnni", SWA_KERNELS_AVX2, swa__kernels_vnni},
-    {SWA_KERNELS_AVX512, "avx512", SWA_KERNELS_AVX2, swa__kernels_avx512},
-    {SWA_KERNELS_AMX, "amx", SWA_KERNELS_AVX512, swa__kernels_amx},
-    {SWA_KERNELS_NEON, "neon", SWA_KERNELS_REF, swa__kernels_neon},
-};
-
-static const swa__kernel_set *swa__kernel_set_find(int32_t id)
-{
-    int i;
-    for (i = 0; i < SWA__N_KERNEL_SETS; i++)
-        if (swa__kernel_sets[i].id == id) return &swa__kernel_sets[i];
-    return NULL;
-}
-
-SWADEF const char *swa_kernels_name(int32_t kernels)
-{
-    const swa__kernel_set *set = swa__kernel_set_find(kernels);
-    return kernels == SWA_KERNELS_BEST ? "best" : set ? set->name : NULL;
-}
-
-SWADEF int32_t swa_kernels_from_name(const char *name)
-{
-    int i;
-    if (name && !strcmp(name, "best")) return SWA_KERNELS_BEST;
-    for (i = 0; name && i < SWA__N_KERNEL_SETS; i++)
-        if (!strcmp(name, swa__kernel_sets[i].name)) return swa__kernel_sets[i].id;
-    return -1;
-}
-
-/* The instruction set `asked` (a SWA_KERNELS_* value) resolves to on this CPU: BEST is the
-   widest it runs; -1 when it does not run the one asked for. */
-SWA__INTERNAL int32_t swa__kernels_resolve(int32_t asked)
-{
-    unsigned have = swa__cpu_kernels();
-    int i;
-    if (asked == SWA_KERNELS_BEST) {
-        for (i = SWA__N_KERNEL_SETS - 1; !(have & (1u << swa__kernel_sets[i].id)); i--) {}
-        return swa__kernel_sets[i].id;
-    }
-    return swa__kernel_set_find(asked) && (have & (1u << asked)) ? asked : -1;
-}
-
-SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a resolved value */
-{
-    const swa__kernel_set *chain[SWA__N_KERNEL_SETS], *set = swa__kernel_set_find(level);
-    int n = 0;
-    SWA_ASSERT(set);
-    memset(k, 0, sizeof *k);
-    k->name = set->name;
-    for (; set; set = swa__kernel_set_find(set->parent)) chain[n++] = set;
-    while (n > 0) chain[--n]->setup(k);
-}
-
-#if defined(SWA__HAVE_AVX2)
-#undef SWA__AVX2_TYPES
-#endif
-#if defined(SWA__HAVE_NEON)
-#undef SWA__NEON_TYPES
-#endif
-
-/* ==== thread pool ====
-   Each context owns a persistent pool: workers start in swa_ctx_create. swa__pool_run splits a
-   task into n shares, fn(arg, share, n), and returns when all of them are done. The threads
-   claim shares from a counter, the caller too, so a share goes to whichever thread is free:
-   when another process holds one of the cores, the caller takes the shares of a worker that
-   has not woken up instead of waiting for it. A share is computed by the same code whoever
-   claims it, so results are bit-identical for any thread count. A forward pass runs a dozen
-   tasks per layer, each a few microseconds on a small model, so both sides spin briefly
-   before they sleep on a condition variable: a wake-up through the kernel costs more than
-   such a task. */
-
-typedef void (*swa__task_fn)(void *arg, int share, int n_shares);
-
-#ifndef SWA_NO_THREADS
-/* The few threading primitives the pool needs: Win32 threads, slim reader/writer locks and
-   condition variables on Windows, pthreads elsewhere; atomics from the compiler (GCC and clang
-   builtins, MSVC's _Interlocked functions, whose full barriers are at least as strong). */
-#if defined(_WIN32)
-typedef HANDLE swa__thread;
-typedef SRWLOCK swa__mutex;
-typedef CONDITION_VARIABLE swa__cond;
-static int swa__mutex_init(swa__mutex *m) { InitializeSRWLock(m); return 0; }
-static void swa__mutex_destroy(swa__mutex *m) { (void)m; }
-static void swa__mutex_lock(swa__mutex *m) { AcquireSRWLockExclusive(m); }
-static void swa__mutex_unlock(swa__mutex *m) { ReleaseSRWLockExclusive(m); }
-static int swa__cond_init(swa__cond *c) { InitializeConditionVariable(c); return 0; }
-static void swa__cond_destroy(swa__cond *c) { (void)c; }
-static void swa__cond_wait(swa__cond *c, swa__mutex *m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
-static void swa__cond_signal(swa__cond *c) { WakeConditionVariable(c); }
-static void swa__cond_broadcast(swa__cond *c) { WakeAllConditionVariable(c); }
-#else
-typedef pthread_t swa__thread;
-typedef pthread_mutex_t swa__mutex;
-typedef pthread_cond_t swa__cond;
-static int swa__mutex_init(swa__mutex *m) { return pthread_mutex_init(m, NULL); }
-static void swa__mutex_destroy(swa__mutex *m) { pthread_mutex_destroy(m); }
-static void swa__mutex_lock(swa__mutex *m) { pthread_mutex_lock(m); }
-static void swa__mutex_unlock(swa__mutex *m) { pthread_mutex_unlock(m); }
-static int swa__cond_init(swa__cond *c) { return pthread_cond_init(c, NULL); }
-static void swa__cond_destroy(swa__cond *c) { pthread_cond_destroy(c); }
-static void swa__cond_wait(swa__cond *c, swa__mutex *m) { pthread_cond_wait(c, m); }
-static void swa__cond_signal(swa__cond *c) { pthread_cond_signal(c); }
-static void swa__cond_broadcast(swa__cond *c) { pthread_cond_broadcast(c); }
-#endif
-
-#if defined(_MSC_VER) && !defined(__clang__)
-static uint64_t swa__load_u64(const uint64_t *p) { return (uint64_t)_InterlockedOr64((volatile __int64 *)(uintptr_t)p, 0); }
-static void swa__store_u64(uint64_t *p, uint64_t v) { _InterlockedExchange64((volatile __int64 *)p, (__int64)v); }
-static int swa__cas_u64(uint64_t *p, uint64_t *expected, uint64_t desired)
-{
-    __int64 seen = _InterlockedCompareExchange64((volatile __int64 *)p, (__int64)desired, (__int64)*expected);
-    if ((uint64_t)seen == *expected) return 1;
-    *expected = (uint64_t)seen;
-    return 0;
-}
-static int swa__load_int(const int *p) { return (int)_InterlockedOr((volatile long *)(uintptr_t)p, 0); }
-static void swa__store_int(int *p, int v) { _InterlockedExchange((volatile long *)p, (long)v); }
-static int swa__sub_int(int *p, int v) { return (int)_InterlockedExchangeAdd((volatile long *)p, -(long)v) - v; }
-static void *swa__load_ptr(void *const *p) { return _InterlockedCompareExchangePointer((void *volatile *)(uintptr_t)p, NULL, NULL); }
-static void swa__store_ptr(void **p, void *v) { _InterlockedExchangePointer((void *volatile *)p, v); }
-#elif defined(__GNUC__) || defined(__clang__)
-static uint64_t swa__load_u64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static void swa__store_u64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-static int swa__cas_u64(uint64_t *p, uint64_t *expected, uint64_t desired)
-{
-    return __atomic_compare_exchange_n(p, expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-}
-static int swa__load_int(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static void swa__store_int(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-static int swa__sub_int(int *p, int v) { return __atomic_sub_fetch(p, v, __ATOMIC_ACQ_REL); }
-static void *swa__load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
-static void swa__store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
-#else
-#error "swa.h: the thread pool needs the atomics of GCC, clang or MSVC"
-#endif
-#endif
-
-typedef struct swa__pool {
-    int n;                       /* threads, the caller included; a task has n shares */
-#ifndef SWA_NO_THREADS
-    int started;                 /* workers running */
-    swa__thread *threads;        /* [n - 1] */
-    swa__mutex mu;
-    swa__cond start, done;
-    uint64_t claim;              /* atomic: task number << 16 | the next share to claim */
-    uint64_t task;               /* the current task's number (the caller's own) */
-    int unfinished;              /* atomic: shares of the current task not yet done */
-    int quit;                    /* atomic; written under mu */
-    void *fn;                    /* atomic swa__task_fn; published by the release store of claim */
-    void *arg;                   /* atomic; likewise */
-#endif
-} swa__pool;
-
-#ifndef SWA_NO_THREADS
-/* Polling rounds, a pause each, before a thread sleeps: the brief spin of the section's comment. */
-#define SWA__SPINS 4096
-#define SWA__SHARE_BITS 16       /* n <= SWA__MAX_THREADS fits */
-
-static void swa__cpu_relax(void)
-{
-#if defined(_MSC_VER) && !defined(__clang__)
-    YieldProcessor();
-#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-    __builtin_ia32_pause();
-#elif (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-/* Claim and compute shares of task number `task` until none is left. A thread that reads fn and
-   arg late may see the next task's, but then its claim fails: the counter has moved on, which
-   it only does once every share of `task` is done. */
-static void swa__pool_work(swa__pool *p, uint64_t task)
-{
-    swa__task_fn fn;
-    void *arg = swa__load_ptr(&p->arg);
-    uint64_t word = swa__load_u64(&p->claim);
-    const uint64_t mask = ((uint64_t)1 << SWA__SHARE_BITS) - 1;
-    void *f = swa__load_ptr(&p->fn);
-    memcpy(&fn, &f, sizeof fn);   /* a function pointer kept as void *, as the atomics take */
-    while (word >> SWA__SHARE_BITS == task && (word & mask) < (uint64_t)p->n) {
-        if (!swa__cas_u64(&p->claim, &word, word + 1)) continue;
-        fn(arg, (int)(word & mask), p->n);
-        if (swa__sub_int(&p->unfinished, 1) == 0) {
-            swa__mutex_lock(&p->mu);          /* the caller may be about to sleep */
-            swa__cond_signal(&p->done);
-            swa__mutex_unlock(&p->mu);
-        }
-        word++;
-    }
-}
-
-static uint64_t swa__pool_task(swa__pool *p)
-{
-    return swa__load_u64(&p->claim) >> SWA__SHARE_BITS;
-}
-
-static void swa__worker_loop(swa__pool *p)
-{
-    uint64_t seen = 0;
-    for (;;) {
-        int spins;
-        for (spins = 0; spins < SWA__SPINS && swa__pool_task(p) == seen && !swa__load_int(&p->quit); spins++)
-            swa__cpu_relax();
-        if (spins == SWA__SPINS) {
-            swa__mutex_lock(&p->mu);
-            while (!p->quit && swa__pool_task(p) == seen) swa__cond_wait(&p->start, &p->mu);
-            swa__mutex_unlock(&p->mu);
-        }
-        if (swa__load_int(&p->quit)) break;
-        seen = swa__pool_task(p);
-        swa__pool_work(p, seen);
-    }
-}
-
-#if defined(_WIN32)
-static DWORD WINAPI swa__worker_main(LPVOID arg)
-{
-    swa__worker_loop((swa__pool *)arg);
-    return 0;
-}
-
-static int swa__thread_start(swa__thread *t, swa__pool *p)
-{
-    *t = CreateThread(NULL, 0, swa__worker_main, p, 0, NULL);
-    return *t ? 0 : -1;
-}
-
-static void swa__thread_join(swa__thread t)
-{
-    WaitForSingleObject(t, INFINITE);
-    CloseHandle(t);
-}
-#else
-static void *swa__worker_main(void *arg)
-{
-    swa__worker_loop((swa__pool *)arg);
-    return NULL;
-}
-
-static int swa__thread_start(swa__thread *t, swa__pool *p) { return pthread_create(t, NULL, swa__worker_main, p); }
-static void swa__thread_join(swa__thread t) { pthread_join(t, NULL); }
-#endif
-#endif
-
-static void swa__pool_stop(swa__pool *p)
-{
-#ifndef SWA_NO_THREADS
-    int i;
-    if (p->n <= 1) return;
-    swa__mutex_lock(&p->mu);
-    swa__store_int(&p->quit, 1);
-    swa__cond_broadcast(&p->start);
-    swa__mutex_unlock(&p->mu);
-    for (i = 0; i < p->started; i++) swa__thread_join(p->threads[i]);
-    swa__cond_destroy(&p->start);
-    swa__cond_destroy(&p->done);
-    swa__mutex_destroy(&p->mu);
-    p->n = 1;
-#else
-    (void)p;
-#endif
-}
-
-/* Start n - 1 workers; threads is an array of n - 1 swa__thread the caller provides. */
-static swa_status swa__pool_start(swa__pool *p, int n, void *threads, swa_error *err)
-{
-    p->n = 1;
-#ifndef SWA_NO_THREADS
-    if (n <= 1) return SWA_OK;
-    p->threads = (swa__thread *)threads;
-    p->claim = p->task = 0;
-    if (swa__mutex_init(&p->mu) != 0 || swa__cond_init(&p->start) != 0 || swa__cond_init(&p->done) != 0)
-        return swa__fail(err, SWA_ERR_NOMEM, "cannot create the thread pool's locks");
-    p->n = n;
-    for (p->started = 0; p->started < n - 1; p->started++)
-        if (swa__thread_start(&p->threads[p->started], p) != 0) {
-            swa__pool_stop(p);
-            return swa__fail(err, SWA_ERR_NOMEM, "cannot start thread %d of %d", p->started + 1, n);
-        }
-#else
-    (void)n; (void)threads; (void)err;
-#endif
-    return SWA_OK;
-}
-
-/* Run the n shares of fn over the pool and wait until all are done. */
-static void swa__pool_run(swa__pool *p, swa__task_fn fn, void *arg)
-{
-    (void)p;
-#ifndef SWA_NO_THREADS
-    if (p->n > 1) {
-        int spins;
-        void *f;
-        memcpy(&f, &fn, sizeof f);
-        p->task++;
-        swa__store_ptr(&p->fn, f);
-        swa__store_ptr(&p->arg, arg);
-        swa__store_int(&p->unfinished, p->n);
-        swa__mutex_lock(&p->mu);
-        swa__store_u64(&p->claim, p->task << SWA__SHARE_BITS);
-        swa__cond_broadcast(&p->start);
-        swa__mutex_unlock(&p->mu);
-        swa__pool_work(p, p->task);
-        for (spins = 0; spins < SWA__SPINS && swa__load_int(&p->unfinished) > 0; spins++) swa__cpu_relax();
-        swa__mutex_lock(&p->mu);
-        while (swa__load_int(&p->unfinished) > 0) swa__cond_wait(&p->done, &p->mu);
-        swa__mutex_unlock(&p->mu);
-        return;
-    }
-#endif
-    fn(arg, 0, 1);
-}
-
-/* Take a counter's value and add 1, atomically; relaxed, as the pool's barriers order the rest. */
-static int64_t swa__fetch_inc_i64(int64_t *p)
-{
-#if defined(_MSC_VER) && !defined(__clang__)
-    return (int64_t)_InterlockedExchangeAdd64((volatile __int64 *)p, 1);
-#elif defined(__GNUC__) || defined(__clang__)
-    return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
-#else
-#error "swa.h: the kernels' counters need the atomics of GCC, clang or MSVC"
-#endif
-}
-
-/* Share k of n_shares of n items: [begin, end). */
-static void swa__split(int64_t n, int k, int n_shares, int64_t *begin, int64_t *end)
-{
-    *begin = n * k / n_shares;
-    *end = n * (k + 1) / n_shares;
-}
 
 /* ==== model ==== */
 
@@ -7719,7 +3736,14 @@ SWADEF int32_t swa_model_layer_window(const swa_model *m, int32_t layer)
     return layer >= 0 && layer < m->hp.n_layer ? m->window[layer] : -1;
 }
 
-/* ==== context: the rolling cache and the forward pass ==== */
+/* ==== context: sequences and their rings ==== */
+
+/* The pool's calls, defined in its section after the sequences'. */
+static swa_status swa__pool_start(swa__pool *p, int n, void *threads, swa_error *err);
+static void swa__pool_stop(swa__pool *p);
+static void swa__pool_run(swa__pool *p, swa__task_fn fn, void *arg);
+static int64_t swa__fetch_inc_i64(int64_t *p);
+static void swa__split(int64_t n, int k, int n_shares, int64_t *begin, int64_t *end);
 
 /* A sequence: its position, and how far its rings have been written. A ring of S slots holds
    positions written - S .. written - 1 intact; after a rewind, pos < written. */
@@ -8140,8 +4164,6 @@ SWADEF int32_t swa_ctx_window(const swa_ctx *c, int32_t layer)
     return layer >= 0 && layer < c->model->hp.n_layer ? c->window[layer] : -1;
 }
 
-/* ---- sequences, rewind, control ---- */
-
 /* Where position j of layer l lives in a sequence's ring: slot j mod S, or, in a global layer
    with attention sinks, the sinks in slots 0..n_sink-1 and the other positions in a ring over
    the rest. */
@@ -8158,366 +4180,10 @@ static int64_t swa__recent(const swa_ctx *c, int64_t l)
     return c->window[l] > 0 ? c->window[l] : c->cfg.n_sink > 0 ? c->n_slots[l] - c->cfg.n_sink : 0;
 }
 
-static swa_status swa__check_seq(const swa_ctx *c, int32_t seq, const char *what, swa_error *err)
-{
-    if (!c) return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: context is NULL", what);
-    if (seq < 0 || seq >= c->cfg.n_seq)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: sequence %d is out of range 0..%d", what, seq, c->cfg.n_seq - 1);
-    return SWA_OK;
-}
-
-/* Rows [seq * S, (seq + 1) * S) of layer l's keys or values. */
-static uint8_t *swa__ring(const swa_ctx *c, uint8_t *const *cache, int64_t l, int32_t seq)
-{
-    return cache[l] + (size_t)(seq * c->n_slots[l]) * c->kv_row;
-}
-
-/* For tests: sequence seq at position pos, as if pos tokens had been evaluated whose keys its
-   rings have since dropped, so that far positions are reached without evaluating up to them. */
-SWA__INTERNAL void swa__seq_jump(swa_ctx *c, int32_t seq, int64_t pos)
-{
-    c->seq[seq].pos = c->seq[seq].written = pos;
-}
-
-SWADEF int64_t swa_seq_pos(const swa_ctx *c, int32_t seq)
-{
-    return swa__check_seq(c, seq, "swa_seq_pos", NULL) == SWA_OK ? c->seq[seq].pos : -1;
-}
-
-SWADEF swa_status swa_seq_reset(swa_ctx *c, int32_t seq, swa_error *err)
-{
-    swa_status s = swa__check_seq(c, seq, "swa_seq_reset", err);
-    if (s != SWA_OK) return s;
-    c->seq[seq].pos = c->seq[seq].written = 0;
-    swa__ok(err);
-    return SWA_OK;
-}
-
-SWADEF swa_status swa_seq_copy(swa_ctx *c, int32_t src, int32_t dst, swa_error *err)
-{
-    swa_status s;
-    int64_t l;
-    if ((s = swa__check_seq(c, src, "swa_seq_copy", err)) != SWA_OK || (s = swa__check_seq(c, dst, "swa_seq_copy", err)) != SWA_OK)
-        return s;
-    if (src != dst)
-        for (l = 0; l < c->model->hp.n_layer; l++) {
-            size_t bytes = (size_t)c->n_slots[l] * c->kv_row;
-            memcpy(swa__ring(c, c->k_cache, l, dst), swa__ring(c, c->k_cache, l, src), bytes);
-            memcpy(swa__ring(c, c->v_cache, l, dst), swa__ring(c, c->v_cache, l, src), bytes);
-        }
-    c->seq[dst] = c->seq[src];
-    swa__ok(err);
-    return SWA_OK;
-}
-
-/* The earliest position a sequence can go back to: a token at position p needs the keys of
-   p - W + 1 .. p - 1 in a windowed layer (W: swa__recent), and a ring of S slots holds
-   written - S .. written - 1 (with attention sinks, the ring is what the sinks leave). A
-   full-attention layer holds every position below n_ctx. */
-static int64_t swa__rewind_floor(const swa_ctx *c, int32_t seq)
-{
-    int64_t floor = 0, written = c->seq[seq].written, l;
-    for (l = 0; l < c->model->hp.n_layer; l++) {
-        int64_t W = swa__recent(c, l), sinks = c->window[l] == 0 ? c->cfg.n_sink : 0;
-        int64_t oldest = written - (c->n_slots[l] - sinks);
-        if (W > 0 && oldest > sinks && oldest + W - 1 > floor) floor = oldest + W - 1;
-    }
-    return floor;
-}
-
-SWADEF int64_t swa_seq_max_rewind(const swa_ctx *c, int32_t seq)
-{
-    int64_t floor;
-    if (swa__check_seq(c, seq, "swa_seq_max_rewind", NULL) != SWA_OK) return -1;
-    floor = swa__rewind_floor(c, seq);
-    return c->seq[seq].pos > floor ? c->seq[seq].pos - floor : 0;
-}
-
-SWADEF swa_status swa_seq_rewind(swa_ctx *c, int32_t seq, int64_t n, swa_error *err)
-{
-    int64_t most;
-    swa_status s = swa__check_seq(c, seq, "swa_seq_rewind", err);
-    if (s != SWA_OK) return s;
-    most = swa_seq_max_rewind(c, seq);
-    if (n < 0 || n > most)
-        return swa__fail(err, SWA_ERR_INVALID_ARG,
-                         "cannot rewind sequence %d by %lld tokens: at position %lld it can go back %lld "
-                         "(the rings keep n_rewind = %d slots beyond the window)",
-                         seq, (long long)n, (long long)c->seq[seq].pos, (long long)most, c->cfg.n_rewind);
-    c->seq[seq].pos -= n;
-    swa__ok(err);
-    return SWA_OK;
-}
-
-/* ---- snapshots ----
-   Layout, in the machine's byte order: "SWAS", u32 version, u64 model checksum, u32 n_layer,
-   u32 kv_type, u64 bytes per cached row, u32 sequences; i64 slots per layer; then per sequence
-   i32 id, i64 pos, i64 written and per layer its first min(written, slots) rows of keys, then
-   of values (a ring not yet full holds position p in slot p). */
-#define SWA__STATE_MAGIC "SWAS"
-#define SWA__STATE_VERSION 1u
-
-typedef struct swa__sink {      /* a caller's buffer, a file, or neither: then it only counts */
-    uint8_t *buf;
-    size_t cap, used;
-#ifndef SWA_NO_STDIO
-    FILE *f;
-#endif
-    int failed;
-} swa__sink;
-
-static void swa__put(swa__sink *o, const void *p, size_t n)
-{
-#ifndef SWA_NO_STDIO
-    if (o->f) {
-        if (!o->failed && fwrite(p, 1, n, o->f) != n) o->failed = 1;
-    } else
-#endif
-    if (o->buf && n <= o->cap - o->used) {
-        memcpy(o->buf + o->used, p, n);
-    } else if (o->buf) {
-        o->failed = 1;
-    }
-    o->used += n;
-}
-
-static void swa__put_u32(swa__sink *o, uint32_t v) { swa__put(o, &v, sizeof v); }
-static void swa__put_u64(swa__sink *o, uint64_t v) { swa__put(o, &v, sizeof v); }
-
-static int64_t swa__ring_rows(const swa_ctx *c, int64_t l, int32_t seq)
-{
-    return c->seq[seq].written < c->n_slots[l] ? c->seq[seq].written : c->n_slots[l];
-}
-
-/* Sequence seq, or all of them (-1). */
-static void swa__state_write(const swa_ctx *c, int32_t seq, swa__sink *o)
-{
-    int32_t first = seq < 0 ? 0 : seq, last = seq < 0 ? c->cfg.n_seq - 1 : seq, s;
-    int64_t l;
-    swa__put(o, SWA__STATE_MAGIC, 4);
-    swa__put_u32(o, SWA__STATE_VERSION);
-    swa__put_u64(o, c->model_sum);
-    swa__put_u32(o, (uint32_t)c->model->hp.n_layer);
-    swa__put_u32(o, (uint32_t)c->kv_type);
-    swa__put_u64(o, (uint64_t)c->kv_row);
-    swa__put_u32(o, (uint32_t)(last - first + 1));
-    for (l = 0; l < c->model->hp.n_layer; l++) swa__put_u64(o, (uint64_t)c->n_slots[l]);
-    for (s = first; s <= last; s++) {
-        swa__put_u32(o, (uint32_t)s);
-        swa__put_u64(o, (uint64_t)c->seq[s].pos);
-        swa__put_u64(o, (uint64_t)c->seq[s].written);
-        for (l = 0; l < c->model->hp.n_layer; l++) {
-            size_t bytes = (size_t)swa__ring_rows(c, l, s) * c->kv_row;
-            swa__put(o, swa__ring(c, c->k_cache, l, s), bytes);
-            swa__put(o, swa__ring(c, c->v_cache, l, s), bytes);
-        }
-    }
-}
-
-SWADEF size_t swa_state_size(const swa_ctx *c, int32_t seq)
-{
-    swa__sink o;
-    if (!c || seq < -1 || seq >= c->cfg.n_seq) return 0;
-    memset(&o, 0, sizeof o);
-    swa__state_write(c, seq, &o);
-    return o.used;
-}
-
-SWADEF swa_status swa_state_save(const swa_ctx *c, int32_t seq, void *buf, size_t size, size_t *written, swa_error *err)
-{
-    swa__sink o;
-    size_t need = swa_state_size(c, seq);
-    if (written) *written = need;
-    if (!c || !need) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_save: %s", !c ? "context is NULL" : "bad sequence");
-    if (!buf || size < need)
-        return swa__fail(err, SWA_ERR_BUFFER_TOO_SMALL, "a snapshot needs %llu bytes, the buffer has %llu",
-                         (unsigned long long)need, (unsigned long long)(buf ? size : 0));
-    memset(&o, 0, sizeof o);
-    o.buf = (uint8_t *)buf;
-    o.cap = size;
-    swa__state_write(c, seq, &o);
-    swa__ok(err);
-    return SWA_OK;
-}
-
-typedef struct swa__source {    /* a caller's buffer or a file */
-    const uint8_t *buf;
-    size_t size, pos;
-#ifndef SWA_NO_STDIO
-    FILE *f;
-#endif
-} swa__source;
-
-static int swa__get(swa__source *in, void *p, size_t n)
-{
-#ifndef SWA_NO_STDIO
-    if (in->f) return fread(p, 1, n, in->f) == n;
-#endif
-    if (n > in->size - in->pos) return 0;
-    memcpy(p, in->buf + in->pos, n);
-    in->pos += n;
-    return 1;
-}
-
-static swa_status swa__truncated(swa_error *err)
-{
-    return swa__fail(err, SWA_ERR_FORMAT, "the snapshot is truncated");
-}
-
-/* The sequences of a snapshot, after its header: into `seq`, or those it names (seq = -1). */
-static swa_status swa__state_read_seqs(swa_ctx *c, int32_t seq, uint32_t count, swa__source *in, swa_error *err)
-{
-    uint32_t id, i;
-    uint64_t pos, written;
-    int64_t l;
-    for (i = 0; i < count; i++) {
-        int32_t s;
-        if (!swa__get(in, &id, 4) || !swa__get(in, &pos, 8) || !swa__get(in, &written, 8)) return swa__truncated(err);
-        s = seq >= 0 ? seq : (int32_t)id;
-        if (id >= (uint32_t)c->cfg.n_seq && seq < 0)
-            return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot holds sequence %u; this context has %d", id, c->cfg.n_seq);
-        if (pos > written || written > (uint64_t)INT64_MAX || (int64_t)written > c->max_pos)
-            return swa__fail(err, SWA_ERR_FORMAT, "the snapshot's sequence %u is at position %llu of %llu written", id,
-                             (unsigned long long)pos, (unsigned long long)written);
-        for (l = 0; l < c->model->hp.n_layer; l++) {
-            size_t bytes = (size_t)((int64_t)written < c->n_slots[l] ? (int64_t)written : c->n_slots[l]) * c->kv_row;
-            if (!swa__get(in, swa__ring(c, c->k_cache, l, s), bytes) || !swa__get(in, swa__ring(c, c->v_cache, l, s), bytes))
-                return swa__truncated(err);
-        }
-        c->seq[s].pos = (int64_t)pos;
-        c->seq[s].written = (int64_t)written;
-    }
-#ifndef SWA_NO_STDIO
-    if (in->f) return SWA_OK;   /* swa_state_load_file looks for more bytes itself */
-#endif
-    if (in->pos != in->size)
-        return swa__fail(err, SWA_ERR_FORMAT, "%llu bytes follow the snapshot", (unsigned long long)(in->size - in->pos));
-    return SWA_OK;
-}
-
-/* Read a snapshot into sequence seq (a one-sequence snapshot), or into the sequences it names
-   (seq = -1, the others reset). The header is checked whole before any state changes; a
-   snapshot found damaged past it leaves the sequences it was restoring reset to position 0. */
-static swa_status swa__state_read(swa_ctx *c, int32_t seq, swa__source *in, swa_error *err)
-{
-    char magic[4];
-    uint32_t version, n_layer, kv_type, count;
-    uint64_t sum, kv_row, v;
-    int64_t l;
-    swa_status s;
-    if (!swa__get(in, magic, 4) || memcmp(magic, SWA__STATE_MAGIC, 4) != 0)
-        return swa__fail(err, SWA_ERR_FORMAT, "not a swa.h snapshot");
-    if (!swa__get(in, &version, 4)) return swa__truncated(err);
-    if (version != SWA__STATE_VERSION)
-        return swa__fail(err, SWA_ERR_FORMAT, "snapshot version %u; this build reads version %u", version, SWA__STATE_VERSION);
-    if (!swa__get(in, &sum, 8) || !swa__get(in, &n_layer, 4) || !swa__get(in, &kv_type, 4) || !swa__get(in, &kv_row, 8) ||
-        !swa__get(in, &count, 4))
-        return swa__truncated(err);
-    if (sum != c->model_sum || n_layer != (uint32_t)c->model->hp.n_layer)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot is of another model (metadata checksum %016llx, this model %016llx)",
-                         (unsigned long long)sum, (unsigned long long)c->model_sum);
-    if (kv_type != (uint32_t)c->kv_type || kv_row != (uint64_t)c->kv_row)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot's cache type is %s, this context's %s",
-                         swa_kv_type_name((int32_t)(kv_type < SWA__N_KV_TYPES ? kv_type : 0)), swa_kv_type_name(c->kv_type));
-    for (l = 0; l < c->model->hp.n_layer; l++) {
-        if (!swa__get(in, &v, 8)) return swa__truncated(err);
-        if (v != (uint64_t)c->n_slots[l])
-            return swa__fail(err, SWA_ERR_INVALID_ARG, "layer %lld keeps %llu positions in the snapshot and %lld in this context "
-                             "(the window, n_rewind or n_ctx differ)", (long long)l, (unsigned long long)v, (long long)c->n_slots[l]);
-    }
-    if (count == 0 || (seq >= 0 && count != 1) || count > (uint32_t)c->cfg.n_seq)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot holds %u sequences: too many for %s", count,
-                         seq >= 0 ? "one sequence" : "this context");
-    if (seq < 0) swa_ctx_reset(c);
-    else c->seq[seq].pos = c->seq[seq].written = 0;
-    if ((s = swa__state_read_seqs(c, seq, count, in, err)) != SWA_OK) {
-        if (seq < 0) swa_ctx_reset(c);
-        else c->seq[seq].pos = c->seq[seq].written = 0;
-        return s;
-    }
-    swa__ok(err);
-    return SWA_OK;
-}
-
-SWADEF swa_status swa_state_load(swa_ctx *c, int32_t seq, const void *buf, size_t size, swa_error *err)
-{
-    swa__source in;
-    if (!c || !buf || seq < -1 || seq >= c->cfg.n_seq)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_load: %s", !c ? "context is NULL" : !buf ? "buf is NULL" : "bad sequence");
-    memset(&in, 0, sizeof in);
-    in.buf = (const uint8_t *)buf;
-    in.size = size;
-    return swa__state_read(c, seq, &in, err);
-}
-
-#ifndef SWA_NO_STDIO
-SWADEF swa_status swa_state_save_file(const swa_ctx *c, int32_t seq, const char *path, swa_error *err)
-{
-    swa__sink o;
-    char *tmp;
-    size_t len;
-    if (!c || !path || !swa_state_size(c, seq))
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_save_file: %s", !c ? "context is NULL" : !path ? "path is NULL" : "bad sequence");
-    len = strlen(path);
-    if (!(tmp = (char *)SWA_MALLOC(len + 5))) return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate a name", path);
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp", 5);
-    memset(&o, 0, sizeof o);
-    if (!(o.f = fopen(tmp, "wb"))) {
-        swa__fail(err, SWA_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
-        SWA_FREE(tmp);
-        return SWA_ERR_IO;
-    }
-    swa__state_write(c, seq, &o);
-    if (fflush(o.f) != 0) o.failed = 1;
-    if (fclose(o.f) != 0) o.failed = 1;
-#ifdef _WIN32
-    if (!o.failed) remove(path);   /* rename does not replace a file there */
-#endif
-    if (o.failed || rename(tmp, path) != 0) {
-        swa__fail(err, SWA_ERR_IO, "%s: cannot write the snapshot: %s", path, strerror(errno));
-        remove(tmp);
-        SWA_FREE(tmp);
-        return SWA_ERR_IO;
-    }
-    SWA_FREE(tmp);
-    swa__ok(err);
-    return SWA_OK;
-}
-
-SWADEF swa_status swa_state_load_file(swa_ctx *c, int32_t seq, const char *path, swa_error *err)
-{
-    swa__source in;
-    swa_status s;
-    char extra;
-    if (!c || !path || seq < -1 || seq >= c->cfg.n_seq)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_load_file: %s", !c ? "context is NULL" : !path ? "path is NULL" : "bad sequence");
-    memset(&in, 0, sizeof in);
-    if (!(in.f = fopen(path, "rb"))) return swa__fail(err, SWA_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    s = swa__state_read(c, seq, &in, err);
-    if (s == SWA_OK && fread(&extra, 1, 1, in.f) == 1) s = swa__fail(err, SWA_ERR_FORMAT, "bytes follow the snapshot");
-    fclose(in.f);
-    if (s != SWA_OK) swa__prefix_error(err, path);
-    return s;
-}
-#endif /* SWA_NO_STDIO */
-
-SWADEF void swa_ctx_set_abort(swa_ctx *c, swa_abort_fn fn, void *data)
-{
-    c->abort = fn;
-    c->abort_data = data;
-}
-
-SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *err)
-{
-    swa_status s;
-    if (!c || n_threads < 0 || n_threads > SWA__MAX_THREADS)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_set_threads: %s", !c ? "context is NULL" : "threads out of 0..256");
-    if (!n_threads) n_threads = swa__online_cpus();
-    if (n_threads != c->cfg.n_threads && (s = swa__threads_start(c, n_threads, err)) != SWA_OK) return s;
-    swa__ok(err);
-    return SWA_OK;
-}
+/* ==== the forward pass ====
+   A chunk of tokens through every layer: norm, q/k/v, RoPE, the chunk's keys beside the
+   rings' in attention, the output projection, the MLP, and the logits of the tokens that want
+   them; the chunk's keys enter the rings only when every layer is through. */
 
 /* y[t][r] = dot(row r of w, x[t]) for n tokens, for up to 3 matrices that read the same input
    (q, k and v; gate and up): one quantization and one wake-up of the pool for all of them, the
@@ -9183,6 +4849,560 @@ SWADEF swa_status swa_ctx_decode(swa_ctx *c, const swa_batch *b, float *logits, 
     job.n = b->n;
     job.logits = logits;
     return swa__run_job(c, &job, err);
+}
+
+/* ==== sequences, snapshots and control ==== */
+
+static swa_status swa__check_seq(const swa_ctx *c, int32_t seq, const char *what, swa_error *err)
+{
+    if (!c) return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: context is NULL", what);
+    if (seq < 0 || seq >= c->cfg.n_seq)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: sequence %d is out of range 0..%d", what, seq, c->cfg.n_seq - 1);
+    return SWA_OK;
+}
+
+/* Rows [seq * S, (seq + 1) * S) of layer l's keys or values. */
+static uint8_t *swa__ring(const swa_ctx *c, uint8_t *const *cache, int64_t l, int32_t seq)
+{
+    return cache[l] + (size_t)(seq * c->n_slots[l]) * c->kv_row;
+}
+
+/* For tests: sequence seq at position pos, as if pos tokens had been evaluated whose keys its
+   rings have since dropped, so that far positions are reached without evaluating up to them. */
+SWA__INTERNAL void swa__seq_jump(swa_ctx *c, int32_t seq, int64_t pos)
+{
+    c->seq[seq].pos = c->seq[seq].written = pos;
+}
+
+SWADEF int64_t swa_seq_pos(const swa_ctx *c, int32_t seq)
+{
+    return swa__check_seq(c, seq, "swa_seq_pos", NULL) == SWA_OK ? c->seq[seq].pos : -1;
+}
+
+SWADEF swa_status swa_seq_reset(swa_ctx *c, int32_t seq, swa_error *err)
+{
+    swa_status s = swa__check_seq(c, seq, "swa_seq_reset", err);
+    if (s != SWA_OK) return s;
+    c->seq[seq].pos = c->seq[seq].written = 0;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_seq_copy(swa_ctx *c, int32_t src, int32_t dst, swa_error *err)
+{
+    swa_status s;
+    int64_t l;
+    if ((s = swa__check_seq(c, src, "swa_seq_copy", err)) != SWA_OK || (s = swa__check_seq(c, dst, "swa_seq_copy", err)) != SWA_OK)
+        return s;
+    if (src != dst)
+        for (l = 0; l < c->model->hp.n_layer; l++) {
+            size_t bytes = (size_t)c->n_slots[l] * c->kv_row;
+            memcpy(swa__ring(c, c->k_cache, l, dst), swa__ring(c, c->k_cache, l, src), bytes);
+            memcpy(swa__ring(c, c->v_cache, l, dst), swa__ring(c, c->v_cache, l, src), bytes);
+        }
+    c->seq[dst] = c->seq[src];
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* The earliest position a sequence can go back to: a token at position p needs the keys of
+   p - W + 1 .. p - 1 in a windowed layer (W: swa__recent), and a ring of S slots holds
+   written - S .. written - 1 (with attention sinks, the ring is what the sinks leave). A
+   full-attention layer holds every position below n_ctx. */
+static int64_t swa__rewind_floor(const swa_ctx *c, int32_t seq)
+{
+    int64_t floor = 0, written = c->seq[seq].written, l;
+    for (l = 0; l < c->model->hp.n_layer; l++) {
+        int64_t W = swa__recent(c, l), sinks = c->window[l] == 0 ? c->cfg.n_sink : 0;
+        int64_t oldest = written - (c->n_slots[l] - sinks);
+        if (W > 0 && oldest > sinks && oldest + W - 1 > floor) floor = oldest + W - 1;
+    }
+    return floor;
+}
+
+SWADEF int64_t swa_seq_max_rewind(const swa_ctx *c, int32_t seq)
+{
+    int64_t floor;
+    if (swa__check_seq(c, seq, "swa_seq_max_rewind", NULL) != SWA_OK) return -1;
+    floor = swa__rewind_floor(c, seq);
+    return c->seq[seq].pos > floor ? c->seq[seq].pos - floor : 0;
+}
+
+SWADEF swa_status swa_seq_rewind(swa_ctx *c, int32_t seq, int64_t n, swa_error *err)
+{
+    int64_t most;
+    swa_status s = swa__check_seq(c, seq, "swa_seq_rewind", err);
+    if (s != SWA_OK) return s;
+    most = swa_seq_max_rewind(c, seq);
+    if (n < 0 || n > most)
+        return swa__fail(err, SWA_ERR_INVALID_ARG,
+                         "cannot rewind sequence %d by %lld tokens: at position %lld it can go back %lld "
+                         "(the rings keep n_rewind = %d slots beyond the window)",
+                         seq, (long long)n, (long long)c->seq[seq].pos, (long long)most, c->cfg.n_rewind);
+    c->seq[seq].pos -= n;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* ---- snapshots ----
+   Layout, in the machine's byte order: "SWAS", u32 version, u64 model checksum, u32 n_layer,
+   u32 kv_type, u64 bytes per cached row, u32 sequences; i64 slots per layer; then per sequence
+   i32 id, i64 pos, i64 written and per layer its first min(written, slots) rows of keys, then
+   of values (a ring not yet full holds position p in slot p). */
+#define SWA__STATE_MAGIC "SWAS"
+#define SWA__STATE_VERSION 1u
+
+typedef struct swa__sink {      /* a caller's buffer, a file, or neither: then it only counts */
+    uint8_t *buf;
+    size_t cap, used;
+#ifndef SWA_NO_STDIO
+    FILE *f;
+#endif
+    int failed;
+} swa__sink;
+
+static void swa__put(swa__sink *o, const void *p, size_t n)
+{
+#ifndef SWA_NO_STDIO
+    if (o->f) {
+        if (!o->failed && fwrite(p, 1, n, o->f) != n) o->failed = 1;
+    } else
+#endif
+    if (o->buf && n <= o->cap - o->used) {
+        memcpy(o->buf + o->used, p, n);
+    } else if (o->buf) {
+        o->failed = 1;
+    }
+    o->used += n;
+}
+
+static void swa__put_u32(swa__sink *o, uint32_t v) { swa__put(o, &v, sizeof v); }
+static void swa__put_u64(swa__sink *o, uint64_t v) { swa__put(o, &v, sizeof v); }
+
+static int64_t swa__ring_rows(const swa_ctx *c, int64_t l, int32_t seq)
+{
+    return c->seq[seq].written < c->n_slots[l] ? c->seq[seq].written : c->n_slots[l];
+}
+
+/* Sequence seq, or all of them (-1). */
+static void swa__state_write(const swa_ctx *c, int32_t seq, swa__sink *o)
+{
+    int32_t first = seq < 0 ? 0 : seq, last = seq < 0 ? c->cfg.n_seq - 1 : seq, s;
+    int64_t l;
+    swa__put(o, SWA__STATE_MAGIC, 4);
+    swa__put_u32(o, SWA__STATE_VERSION);
+    swa__put_u64(o, c->model_sum);
+    swa__put_u32(o, (uint32_t)c->model->hp.n_layer);
+    swa__put_u32(o, (uint32_t)c->kv_type);
+    swa__put_u64(o, (uint64_t)c->kv_row);
+    swa__put_u32(o, (uint32_t)(last - first + 1));
+    for (l = 0; l < c->model->hp.n_layer; l++) swa__put_u64(o, (uint64_t)c->n_slots[l]);
+    for (s = first; s <= last; s++) {
+        swa__put_u32(o, (uint32_t)s);
+        swa__put_u64(o, (uint64_t)c->seq[s].pos);
+        swa__put_u64(o, (uint64_t)c->seq[s].written);
+        for (l = 0; l < c->model->hp.n_layer; l++) {
+            size_t bytes = (size_t)swa__ring_rows(c, l, s) * c->kv_row;
+            swa__put(o, swa__ring(c, c->k_cache, l, s), bytes);
+            swa__put(o, swa__ring(c, c->v_cache, l, s), bytes);
+        }
+    }
+}
+
+SWADEF size_t swa_state_size(const swa_ctx *c, int32_t seq)
+{
+    swa__sink o;
+    if (!c || seq < -1 || seq >= c->cfg.n_seq) return 0;
+    memset(&o, 0, sizeof o);
+    swa__state_write(c, seq, &o);
+    return o.used;
+}
+
+SWADEF swa_status swa_state_save(const swa_ctx *c, int32_t seq, void *buf, size_t size, size_t *written, swa_error *err)
+{
+    swa__sink o;
+    size_t need = swa_state_size(c, seq);
+    if (written) *written = need;
+    if (!c || !need) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_save: %s", !c ? "context is NULL" : "bad sequence");
+    if (!buf || size < need)
+        return swa__fail(err, SWA_ERR_BUFFER_TOO_SMALL, "a snapshot needs %llu bytes, the buffer has %llu",
+                         (unsigned long long)need, (unsigned long long)(buf ? size : 0));
+    memset(&o, 0, sizeof o);
+    o.buf = (uint8_t *)buf;
+    o.cap = size;
+    swa__state_write(c, seq, &o);
+    swa__ok(err);
+    return SWA_OK;
+}
+
+typedef struct swa__source {    /* a caller's buffer or a file */
+    const uint8_t *buf;
+    size_t size, pos;
+#ifndef SWA_NO_STDIO
+    FILE *f;
+#endif
+} swa__source;
+
+static int swa__get(swa__source *in, void *p, size_t n)
+{
+#ifndef SWA_NO_STDIO
+    if (in->f) return fread(p, 1, n, in->f) == n;
+#endif
+    if (n > in->size - in->pos) return 0;
+    memcpy(p, in->buf + in->pos, n);
+    in->pos += n;
+    return 1;
+}
+
+static swa_status swa__truncated(swa_error *err)
+{
+    return swa__fail(err, SWA_ERR_FORMAT, "the snapshot is truncated");
+}
+
+/* The sequences of a snapshot, after its header: into `seq`, or those it names (seq = -1). */
+static swa_status swa__state_read_seqs(swa_ctx *c, int32_t seq, uint32_t count, swa__source *in, swa_error *err)
+{
+    uint32_t id, i;
+    uint64_t pos, written;
+    int64_t l;
+    for (i = 0; i < count; i++) {
+        int32_t s;
+        if (!swa__get(in, &id, 4) || !swa__get(in, &pos, 8) || !swa__get(in, &written, 8)) return swa__truncated(err);
+        s = seq >= 0 ? seq : (int32_t)id;
+        if (id >= (uint32_t)c->cfg.n_seq && seq < 0)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot holds sequence %u; this context has %d", id, c->cfg.n_seq);
+        if (pos > written || written > (uint64_t)INT64_MAX || (int64_t)written > c->max_pos)
+            return swa__fail(err, SWA_ERR_FORMAT, "the snapshot's sequence %u is at position %llu of %llu written", id,
+                             (unsigned long long)pos, (unsigned long long)written);
+        for (l = 0; l < c->model->hp.n_layer; l++) {
+            size_t bytes = (size_t)((int64_t)written < c->n_slots[l] ? (int64_t)written : c->n_slots[l]) * c->kv_row;
+            if (!swa__get(in, swa__ring(c, c->k_cache, l, s), bytes) || !swa__get(in, swa__ring(c, c->v_cache, l, s), bytes))
+                return swa__truncated(err);
+        }
+        c->seq[s].pos = (int64_t)pos;
+        c->seq[s].written = (int64_t)written;
+    }
+#ifndef SWA_NO_STDIO
+    if (in->f) return SWA_OK;   /* swa_state_load_file looks for more bytes itself */
+#endif
+    if (in->pos != in->size)
+        return swa__fail(err, SWA_ERR_FORMAT, "%llu bytes follow the snapshot", (unsigned long long)(in->size - in->pos));
+    return SWA_OK;
+}
+
+/* Read a snapshot into sequence seq (a one-sequence snapshot), or into the sequences it names
+   (seq = -1, the others reset). The header is checked whole before any state changes; a
+   snapshot found damaged past it leaves the sequences it was restoring reset to position 0. */
+static swa_status swa__state_read(swa_ctx *c, int32_t seq, swa__source *in, swa_error *err)
+{
+    char magic[4];
+    uint32_t version, n_layer, kv_type, count;
+    uint64_t sum, kv_row, v;
+    int64_t l;
+    swa_status s;
+    if (!swa__get(in, magic, 4) || memcmp(magic, SWA__STATE_MAGIC, 4) != 0)
+        return swa__fail(err, SWA_ERR_FORMAT, "not a swa.h snapshot");
+    if (!swa__get(in, &version, 4)) return swa__truncated(err);
+    if (version != SWA__STATE_VERSION)
+        return swa__fail(err, SWA_ERR_FORMAT, "snapshot version %u; this build reads version %u", version, SWA__STATE_VERSION);
+    if (!swa__get(in, &sum, 8) || !swa__get(in, &n_layer, 4) || !swa__get(in, &kv_type, 4) || !swa__get(in, &kv_row, 8) ||
+        !swa__get(in, &count, 4))
+        return swa__truncated(err);
+    if (sum != c->model_sum || n_layer != (uint32_t)c->model->hp.n_layer)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot is of another model (metadata checksum %016llx, this model %016llx)",
+                         (unsigned long long)sum, (unsigned long long)c->model_sum);
+    if (kv_type != (uint32_t)c->kv_type || kv_row != (uint64_t)c->kv_row)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot's cache type is %s, this context's %s",
+                         swa_kv_type_name((int32_t)(kv_type < SWA__N_KV_TYPES ? kv_type : 0)), swa_kv_type_name(c->kv_type));
+    for (l = 0; l < c->model->hp.n_layer; l++) {
+        if (!swa__get(in, &v, 8)) return swa__truncated(err);
+        if (v != (uint64_t)c->n_slots[l])
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "layer %lld keeps %llu positions in the snapshot and %lld in this context "
+                             "(the window, n_rewind or n_ctx differ)", (long long)l, (unsigned long long)v, (long long)c->n_slots[l]);
+    }
+    if (count == 0 || (seq >= 0 && count != 1) || count > (uint32_t)c->cfg.n_seq)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot holds %u sequences: too many for %s", count,
+                         seq >= 0 ? "one sequence" : "this context");
+    if (seq < 0) swa_ctx_reset(c);
+    else c->seq[seq].pos = c->seq[seq].written = 0;
+    if ((s = swa__state_read_seqs(c, seq, count, in, err)) != SWA_OK) {
+        if (seq < 0) swa_ctx_reset(c);
+        else c->seq[seq].pos = c->seq[seq].written = 0;
+        return s;
+    }
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_state_load(swa_ctx *c, int32_t seq, const void *buf, size_t size, swa_error *err)
+{
+    swa__source in;
+    if (!c || !buf || seq < -1 || seq >= c->cfg.n_seq)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_load: %s", !c ? "context is NULL" : !buf ? "buf is NULL" : "bad sequence");
+    memset(&in, 0, sizeof in);
+    in.buf = (const uint8_t *)buf;
+    in.size = size;
+    return swa__state_read(c, seq, &in, err);
+}
+
+#ifndef SWA_NO_STDIO
+SWADEF swa_status swa_state_save_file(const swa_ctx *c, int32_t seq, const char *path, swa_error *err)
+{
+    swa__sink o;
+    char *tmp;
+    size_t len;
+    if (!c || !path || !swa_state_size(c, seq))
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_save_file: %s", !c ? "context is NULL" : !path ? "path is NULL" : "bad sequence");
+    len = strlen(path);
+    if (!(tmp = (char *)SWA_MALLOC(len + 5))) return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate a name", path);
+    memcpy(tmp, path, len);
+    memcpy(tmp + len, ".tmp", 5);
+    memset(&o, 0, sizeof o);
+    if (!(o.f = fopen(tmp, "wb"))) {
+        swa__fail(err, SWA_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+        SWA_FREE(tmp);
+        return SWA_ERR_IO;
+    }
+    swa__state_write(c, seq, &o);
+    if (fflush(o.f) != 0) o.failed = 1;
+    if (fclose(o.f) != 0) o.failed = 1;
+#ifdef _WIN32
+    if (!o.failed) remove(path);   /* rename does not replace a file there */
+#endif
+    if (o.failed || rename(tmp, path) != 0) {
+        swa__fail(err, SWA_ERR_IO, "%s: cannot write the snapshot: %s", path, strerror(errno));
+        remove(tmp);
+        SWA_FREE(tmp);
+        return SWA_ERR_IO;
+    }
+    SWA_FREE(tmp);
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_state_load_file(swa_ctx *c, int32_t seq, const char *path, swa_error *err)
+{
+    swa__source in;
+    swa_status s;
+    char extra;
+    if (!c || !path || seq < -1 || seq >= c->cfg.n_seq)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_load_file: %s", !c ? "context is NULL" : !path ? "path is NULL" : "bad sequence");
+    memset(&in, 0, sizeof in);
+    if (!(in.f = fopen(path, "rb"))) return swa__fail(err, SWA_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    s = swa__state_read(c, seq, &in, err);
+    if (s == SWA_OK && fread(&extra, 1, 1, in.f) == 1) s = swa__fail(err, SWA_ERR_FORMAT, "bytes follow the snapshot");
+    fclose(in.f);
+    if (s != SWA_OK) swa__prefix_error(err, path);
+    return s;
+}
+#endif /* SWA_NO_STDIO */
+
+SWADEF void swa_ctx_set_abort(swa_ctx *c, swa_abort_fn fn, void *data)
+{
+    c->abort = fn;
+    c->abort_data = data;
+}
+
+SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *err)
+{
+    swa_status s;
+    if (!c || n_threads < 0 || n_threads > SWA__MAX_THREADS)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_set_threads: %s", !c ? "context is NULL" : "threads out of 0..256");
+    if (!n_threads) n_threads = swa__online_cpus();
+    if (n_threads != c->cfg.n_threads && (s = swa__threads_start(c, n_threads, err)) != SWA_OK) return s;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* ==== thread pool ====
+   Each context owns a persistent pool: workers start in swa_ctx_create. swa__pool_run splits a
+   task into n shares, fn(arg, share, n), and returns when all of them are done. The threads
+   claim shares from a counter, the caller too, so a share goes to whichever thread is free:
+   when another process holds one of the cores, the caller takes the shares of a worker that
+   has not woken up instead of waiting for it. A share is computed by the same code whoever
+   claims it, so results are bit-identical for any thread count. A forward pass runs a dozen
+   tasks per layer, each a few microseconds on a small model, so both sides spin briefly
+   before they sleep on a condition variable: a wake-up through the kernel costs more than
+   such a task. */
+
+#ifndef SWA_NO_THREADS
+/* Polling rounds, a pause each, before a thread sleeps: the brief spin of the section's comment. */
+#define SWA__SPINS 4096
+#define SWA__SHARE_BITS 16       /* n <= SWA__MAX_THREADS fits */
+
+static void swa__cpu_relax(void)
+{
+#if defined(_MSC_VER) && !defined(__clang__)
+    YieldProcessor();
+#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_ia32_pause();
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Claim and compute shares of task number `task` until none is left. A thread that reads fn and
+   arg late may see the next task's, but then its claim fails: the counter has moved on, which
+   it only does once every share of `task` is done. */
+static void swa__pool_work(swa__pool *p, uint64_t task)
+{
+    swa__task_fn fn;
+    void *arg = swa__load_ptr(&p->arg);
+    uint64_t word = swa__load_u64(&p->claim);
+    const uint64_t mask = ((uint64_t)1 << SWA__SHARE_BITS) - 1;
+    void *f = swa__load_ptr(&p->fn);
+    memcpy(&fn, &f, sizeof fn);   /* a function pointer kept as void *, as the atomics take */
+    while (word >> SWA__SHARE_BITS == task && (word & mask) < (uint64_t)p->n) {
+        if (!swa__cas_u64(&p->claim, &word, word + 1)) continue;
+        fn(arg, (int)(word & mask), p->n);
+        if (swa__sub_int(&p->unfinished, 1) == 0) {
+            swa__mutex_lock(&p->mu);          /* the caller may be about to sleep */
+            swa__cond_signal(&p->done);
+            swa__mutex_unlock(&p->mu);
+        }
+        word++;
+    }
+}
+
+static uint64_t swa__pool_task(swa__pool *p)
+{
+    return swa__load_u64(&p->claim) >> SWA__SHARE_BITS;
+}
+
+static void swa__worker_loop(swa__pool *p)
+{
+    uint64_t seen = 0;
+    for (;;) {
+        int spins;
+        for (spins = 0; spins < SWA__SPINS && swa__pool_task(p) == seen && !swa__load_int(&p->quit); spins++)
+            swa__cpu_relax();
+        if (spins == SWA__SPINS) {
+            swa__mutex_lock(&p->mu);
+            while (!p->quit && swa__pool_task(p) == seen) swa__cond_wait(&p->start, &p->mu);
+            swa__mutex_unlock(&p->mu);
+        }
+        if (swa__load_int(&p->quit)) break;
+        seen = swa__pool_task(p);
+        swa__pool_work(p, seen);
+    }
+}
+
+#if defined(_WIN32)
+static DWORD WINAPI swa__worker_main(LPVOID arg)
+{
+    swa__worker_loop((swa__pool *)arg);
+    return 0;
+}
+
+static int swa__thread_start(swa__thread *t, swa__pool *p)
+{
+    *t = CreateThread(NULL, 0, swa__worker_main, p, 0, NULL);
+    return *t ? 0 : -1;
+}
+
+static void swa__thread_join(swa__thread t)
+{
+    WaitForSingleObject(t, INFINITE);
+    CloseHandle(t);
+}
+#else
+static void *swa__worker_main(void *arg)
+{
+    swa__worker_loop((swa__pool *)arg);
+    return NULL;
+}
+
+static int swa__thread_start(swa__thread *t, swa__pool *p) { return pthread_create(t, NULL, swa__worker_main, p); }
+static void swa__thread_join(swa__thread t) { pthread_join(t, NULL); }
+#endif
+#endif
+
+static void swa__pool_stop(swa__pool *p)
+{
+#ifndef SWA_NO_THREADS
+    int i;
+    if (p->n <= 1) return;
+    swa__mutex_lock(&p->mu);
+    swa__store_int(&p->quit, 1);
+    swa__cond_broadcast(&p->start);
+    swa__mutex_unlock(&p->mu);
+    for (i = 0; i < p->started; i++) swa__thread_join(p->threads[i]);
+    swa__cond_destroy(&p->start);
+    swa__cond_destroy(&p->done);
+    swa__mutex_destroy(&p->mu);
+    p->n = 1;
+#else
+    (void)p;
+#endif
+}
+
+/* Start n - 1 workers; threads is an array of n - 1 swa__thread the caller provides. */
+static swa_status swa__pool_start(swa__pool *p, int n, void *threads, swa_error *err)
+{
+    p->n = 1;
+#ifndef SWA_NO_THREADS
+    if (n <= 1) return SWA_OK;
+    p->threads = (swa__thread *)threads;
+    p->claim = p->task = 0;
+    if (swa__mutex_init(&p->mu) != 0 || swa__cond_init(&p->start) != 0 || swa__cond_init(&p->done) != 0)
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot create the thread pool's locks");
+    p->n = n;
+    for (p->started = 0; p->started < n - 1; p->started++)
+        if (swa__thread_start(&p->threads[p->started], p) != 0) {
+            swa__pool_stop(p);
+            return swa__fail(err, SWA_ERR_NOMEM, "cannot start thread %d of %d", p->started + 1, n);
+        }
+#else
+    (void)n; (void)threads; (void)err;
+#endif
+    return SWA_OK;
+}
+
+/* Run the n shares of fn over the pool and wait until all are done. */
+static void swa__pool_run(swa__pool *p, swa__task_fn fn, void *arg)
+{
+    (void)p;
+#ifndef SWA_NO_THREADS
+    if (p->n > 1) {
+        int spins;
+        void *f;
+        memcpy(&f, &fn, sizeof f);
+        p->task++;
+        swa__store_ptr(&p->fn, f);
+        swa__store_ptr(&p->arg, arg);
+        swa__store_int(&p->unfinished, p->n);
+        swa__mutex_lock(&p->mu);
+        swa__store_u64(&p->claim, p->task << SWA__SHARE_BITS);
+        swa__cond_broadcast(&p->start);
+        swa__mutex_unlock(&p->mu);
+        swa__pool_work(p, p->task);
+        for (spins = 0; spins < SWA__SPINS && swa__load_int(&p->unfinished) > 0; spins++) swa__cpu_relax();
+        swa__mutex_lock(&p->mu);
+        while (swa__load_int(&p->unfinished) > 0) swa__cond_wait(&p->done, &p->mu);
+        swa__mutex_unlock(&p->mu);
+        return;
+    }
+#endif
+    fn(arg, 0, 1);
+}
+
+/* Take a counter's value and add 1, atomically; relaxed, as the pool's barriers order the rest. */
+static int64_t swa__fetch_inc_i64(int64_t *p)
+{
+#if defined(_MSC_VER) && !defined(__clang__)
+    return (int64_t)_InterlockedExchangeAdd64((volatile __int64 *)p, 1);
+#elif defined(__GNUC__) || defined(__clang__)
+    return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
+#else
+#error "swa.h: the kernels' counters need the atomics of GCC, clang or MSVC"
+#endif
+}
+
+/* Share k of n_shares of n items: [begin, end). */
+static void swa__split(int64_t n, int k, int n_shares, int64_t *begin, int64_t *end)
+{
+    *begin = n * k / n_shares;
+    *end = n * (k + 1) / n_shares;
 }
 
 #ifndef SWA_NO_TOKENIZER   /* the Unicode tables serve the tokenizer only */
@@ -11603,6 +7823,3826 @@ SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
     return s->cand[i].id;
 }
 #endif /* SWA_NO_SAMPLER */
+
+/* ==== kernels (AVX2 + FMA + F16C) ====
+   Compiled into every x86-64 build through target attributes and chosen at run time after a
+   CPU check, so no -march flag is needed. Differences from the reference, and the tolerances
+   tests/test_kernels.c holds them to:
+   - float tiles (F32, F16, BF16 rows and F16/F32 keys) keep one 8-lane sum per (row, token)
+     pair, with FMA: relative error within 1e-5 of the sum of |products|;
+   - Q8_0 and Q4_0 dots scale each block's exact integer sum into a float lane (8 blocks to a
+     register): within 1e-5 of the sum of |block terms|; the K-quants keep a super-block's
+     integers exact in 8 lanes and scale them with one FMA (Q4_K's and Q5_K's mins in the same
+     one): within 1e-6;
+   - activation quantization and the F16 conversion round exactly as the reference does:
+     bit-identical. Tails shorter than a vector go through the same scalar loop. */
+
+#if defined(SWA__HAVE_AVX2)
+
+SWA__AVX2 static inline float swa__hsum_avx2(__m256 v)
+{
+    __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+/* 8 floats from 8 bf16: the bf16 bits are the top half of the float. */
+SWA__AVX2 static inline __m256 swa__load_bf16_avx2(const uint16_t *p)
+{
+    __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+}
+
+#define SWA__LOAD_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+
+/* Float rows in tiles of up to 3 rows x 4 tokens, for the matrix products. Per 8 columns the
+   3 weight vectors are widened once and each token's vector is loaded once, for 12 FMAs into
+   12 accumulators: with the 3 weights and the token, all 16 YMM registers; a tile of 1 row x 4
+   tokens would load the tokens again for every row. Every (row, token) pair has one
+   accumulator running over the columns in order, then the scalar tail, so its bits do not
+   depend on the tile it was computed in: generation's 3 x 1 tiles give what a prompt's 3 x 4
+   tiles give. R and T are constants after inlining. */
+SWA__AVX2 static inline __m256 swa__load8_avx2(const uint8_t *w, int64_t i, uint32_t type)
+{
+    if (type == SWA_TYPE_F32) return _mm256_loadu_ps((const float *)w + i);
+    if (type == SWA_TYPE_F16) return SWA__LOAD_F16((const uint16_t *)w + i);
+    return swa__load_bf16_avx2((const uint16_t *)w + i);
+}
+
+static inline float swa__float_at(const uint8_t *w, int64_t i, uint32_t type)
+{
+    if (type == SWA_TYPE_F32) return ((const float *)w)[i];
+    if (type == SWA_TYPE_F16) return swa__f16_to_f32(((const uint16_t *)w)[i]);
+    return swa__bf16_to_f32(((const uint16_t *)w)[i]);
+}
+
+SWA__AVX2 static inline float swa__tile_sum_avx2(__m256 acc, const uint8_t *w, const float *x, int64_t i, int64_t n, uint32_t type)
+{
+    float sum = swa__hsum_avx2(acc);
+    for (; i < n; i++) sum += swa__float_at(w, i, type) * x[i];
+    return sum;
+}
+
+/* A tile reads its rows side by side (generation and a batch of up to a tile's tokens, each
+   weight once). The hardware prefetcher follows one sequential stream well but not 3 or 4 rows
+   a few KB apart, so the next tile's rows are fetched ahead by hand, as fast as reading row
+   after row (docs/performance.md). A prompt's later passes over a block find those lines in L2
+   already, where the prefetch costs little. A prefetch never faults; its address is formed as
+   an integer because it may lie past the end of the matrix. (Always inlined: GCC takes a
+   function that only prefetches for one without effects and drops its calls.) */
+SWA__AVX2 SWA__INLINE void swa__prefetch_next_rows(const uint8_t *w, size_t w_stride, int rows, size_t offset)
+{
+    uintptr_t p = (uintptr_t)w + (size_t)rows * w_stride + offset;
+    int r;
+    SWA__UNROLL(8)
+    for (r = 0; r < rows; r++) _mm_prefetch((const char *)(p + (size_t)r * w_stride), _MM_HINT_T0);
+}
+
+/* Generation reads each thread's rows once, unit after unit (a group of 8 blocks, a
+   super-block), and so does a batch of up to 4 tokens, or the first 4 of a larger one. The
+   hardware prefetcher alone can leave a quantized kernel waiting on memory while its arithmetic
+   has time to spare, so each unit fetches the lines SWA__PREFETCH_AHEAD bytes ahead of it by
+   hand (docs/performance.md: the distances and caches compared). Into L2, not L1: a core keeps
+   many more misses to L2 in flight than to L1. Then, SWA__PREFETCH_NEAR ahead, the same lines
+   from L2 into L1, so that the kernel's loads do not wait on L2 either. Every token loop does,
+   the tiles' too: a prompt's later passes over a block find the lines in L2, where a prefetch
+   costs little. */
+#define SWA__PREFETCH_AHEAD 4096
+#define SWA__PREFETCH_NEAR 1024
+SWA__AVX2 SWA__INLINE void swa__prefetch_unit(const uint8_t *w, int unit_bytes)
+{
+    uintptr_t to_l2 = (uintptr_t)w + SWA__PREFETCH_AHEAD, to_l1 = (uintptr_t)w + SWA__PREFETCH_NEAR;
+    size_t o;
+    for (o = 0; o < (size_t)unit_bytes; o += 64) _mm_prefetch((const char *)(to_l2 + o), _MM_HINT_T1);
+    for (o = 0; o < (size_t)unit_bytes; o += 64) _mm_prefetch((const char *)(to_l1 + o), _MM_HINT_T0);
+}
+
+/* A tile's rows fetched at offset + SWA__PREFETCH_AHEAD into L2 and + SWA__PREFETCH_NEAR into
+   L1, as swa__prefetch_unit does: generation's way on float rows at least twice the distance
+   long. On shorter rows those lines are in the rows the tile already reads (TinyLlama's are
+   4 KB), and the next tile's rows are the ones to fetch. */
+#define SWA__PREFETCH_ROWS_FROM (2 * SWA__PREFETCH_AHEAD)
+SWA__AVX2 SWA__INLINE void swa__prefetch_rows_ahead(const uint8_t *w, size_t w_stride, int rows, size_t offset)
+{
+    uintptr_t p = (uintptr_t)w + offset;
+    int r;
+    SWA__UNROLL(8)
+    for (r = 0; r < rows; r++) {
+        _mm_prefetch((const char *)(p + (size_t)r * w_stride + SWA__PREFETCH_AHEAD), _MM_HINT_T1);
+        _mm_prefetch((const char *)(p + (size_t)r * w_stride + SWA__PREFETCH_NEAR), _MM_HINT_T0);
+    }
+}
+
+/* What a float tile fetches at a line of its rows (rows of row_bytes, `next` of them in the
+   next tile): its own rows ahead for one token on long rows, else the next tile's rows. */
+SWA__AVX2 SWA__INLINE void swa__prefetch_float_tile(const uint8_t *w, size_t w_stride, int rows, int next, size_t offset,
+                                                    size_t row_bytes, int tokens)
+{
+    if (tokens == 1 && row_bytes >= SWA__PREFETCH_ROWS_FROM) swa__prefetch_rows_ahead(w, w_stride, rows, offset);
+    else swa__prefetch_next_rows(w, w_stride, next, offset);
+}
+
+/* Token t's float activations, x_stride bytes apart from x. */
+SWA__AVX2 SWA__INLINE const float *swa__token_f32(const uint8_t *x, size_t x_stride, int t)
+{
+    return (const float *)(x + (size_t)t * x_stride);
+}
+
+/* One token's 8 activations v against the R rows' 8 weights w0..w2, into its accumulators. */
+SWA__AVX2 SWA__INLINE void swa__tile_token_avx2(const float *v, __m256 w0, __m256 w1, __m256 w2, const int R, __m256 *c0,
+                                                __m256 *c1, __m256 *c2)
+{
+    const __m256 x = _mm256_loadu_ps(v);
+    *c0 = _mm256_fmadd_ps(w0, x, *c0);
+    if (R > 1) *c1 = _mm256_fmadd_ps(w1, x, *c1);
+    if (R > 2) *c2 = _mm256_fmadd_ps(w2, x, *c2);
+}
+
+SWA__AVX2 SWA__INLINE void
+swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_stride, int64_t n,
+               float *y, int64_t ldy, uint32_t type, const int R, const int T)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00;
+    __m256 c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00;
+    int64_t i;
+    const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
+    for (i = 0; i + 8 <= n; i += 8) {
+        const __m256 w0 = swa__load8_avx2(wb, i, type);
+        const __m256 w1 = R > 1 ? swa__load8_avx2(wb + w_stride, i, type) : w0;
+        const __m256 w2 = R > 2 ? swa__load8_avx2(wb + 2 * w_stride, i, type) : w0;
+        swa__tile_token_avx2(swa__token_f32(xb, x_stride, 0) + i, w0, w1, w2, R, &c00, &c10, &c20);
+        if (T > 1) swa__tile_token_avx2(swa__token_f32(xb, x_stride, 1) + i, w0, w1, w2, R, &c01, &c11, &c21);
+        if (T > 2) swa__tile_token_avx2(swa__token_f32(xb, x_stride, 2) + i, w0, w1, w2, R, &c02, &c12, &c22);
+        if (T > 3) swa__tile_token_avx2(swa__token_f32(xb, x_stride, 3) + i, w0, w1, w2, R, &c03, &c13, &c23);
+        if ((size_t)i * elt % 64 == 0) swa__prefetch_float_tile(wb, w_stride, R, SWA__TILE_ROWS, (size_t)i * elt, (size_t)n * elt, T);
+    }
+    y[0 * ldy + 0] = swa__tile_sum_avx2(c00, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 0), i, n, type);
+    if (T > 1) y[1 * ldy + 0] = swa__tile_sum_avx2(c01, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 1), i, n, type);
+    if (T > 2) y[2 * ldy + 0] = swa__tile_sum_avx2(c02, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 2), i, n, type);
+    if (T > 3) y[3 * ldy + 0] = swa__tile_sum_avx2(c03, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 3), i, n, type);
+    if (R > 1) y[0 * ldy + 1] = swa__tile_sum_avx2(c10, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 0), i, n, type);
+    if (R > 1 && T > 1) y[1 * ldy + 1] = swa__tile_sum_avx2(c11, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 1), i, n, type);
+    if (R > 1 && T > 2) y[2 * ldy + 1] = swa__tile_sum_avx2(c12, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 2), i, n, type);
+    if (R > 1 && T > 3) y[3 * ldy + 1] = swa__tile_sum_avx2(c13, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 3), i, n, type);
+    if (R > 2) y[0 * ldy + 2] = swa__tile_sum_avx2(c20, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 0), i, n, type);
+    if (R > 2 && T > 1) y[1 * ldy + 2] = swa__tile_sum_avx2(c21, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 1), i, n, type);
+    if (R > 2 && T > 2) y[2 * ldy + 2] = swa__tile_sum_avx2(c22, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 2), i, n, type);
+    if (R > 2 && T > 3) y[3 * ldy + 2] = swa__tile_sum_avx2(c23, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 3), i, n, type);
+}
+
+/* The tile of nr x nt (nr <= 3, nt <= 4), both sizes constants in the kernel it picks. */
+SWA__AVX2 SWA__INLINE void swa__dots_float_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                                int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
+{
+    const uint8_t *wb = (const uint8_t *)w, *xb = (const uint8_t *)x;
+    switch ((nr - 1) * 4 + nt - 1) {
+    case 0: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 1); break;
+    case 1: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 2); break;
+    case 2: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 3); break;
+    case 3: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 4); break;
+    case 4: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 1); break;
+    case 5: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 2); break;
+    case 6: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 3); break;
+    case 7: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 4); break;
+    case 8: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 1); break;
+    case 9: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 2); break;
+    case 10: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 3); break;
+    case 11: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 4); break;
+    default: break;
+    }
+}
+
+SWA__AVX2 static void swa__dots_f32_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
+                                         int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F32);
+}
+
+SWA__AVX2 static void swa__dots_f16_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
+                                         int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F16);
+}
+
+SWA__AVX2 static void swa__dots_bf16_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
+                                          int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_BF16);
+}
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f32_avx2, swa__dots_f32_avx2)
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f16_avx2, swa__dots_f16_avx2)
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_bf16_avx2, swa__dots_bf16_avx2)
+
+/* Q8_0 and Q4_0 rows against swa__q8g groups of activations, 8 blocks at a time and up to 4
+   tokens at once. Weight blocks p and p + 4 (p < 4) share a register pair, first halves in one
+   and second halves in the other, against the activations laid out to match, so that madd
+   leaves each block's sum in 4 lanes of one 128-bit half and a short reduction gathers the 8
+   blocks' sums into one register, in block order, where the scales (converted 8 at a time) and
+   one FMA finish them: block by block, the scale products and their broadcasts would cost more
+   than the integer work. A row's last blocks (fewer than 8) go one at a time.
+   maddubs wants one unsigned operand: Q8_0 gives it |w| and moves w's sign onto the
+   activation; Q4_0's nibbles are unsigned (0..15) as they are, and its offset comes off the
+   sums afterwards: sum (w - 8) q = sum w q - sum8. A token's steps do not depend on the other
+   tokens of the tile, so its result does not either. */
+SWA__AVX2 SWA__INLINE void swa__pair_avx2(const uint8_t *w, int p, uint32_t type, __m256i *lo, __m256i *hi)
+{
+    if (type == SWA_TYPE_Q4_0) {
+        const __m256i low4 = _mm256_set1_epi8(15);
+        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + 18 * p + 2))),
+                                            _mm_loadu_si128((const __m128i *)(w + 18 * (p + 4) + 2)), 1);
+        *lo = _mm256_and_si256(v, low4);
+        *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+    } else {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(w + 34 * p + 2));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(w + 34 * (p + 4) + 2));
+        *lo = _mm256_permute2x128_si256(a, b, 0x20);
+        *hi = _mm256_permute2x128_si256(a, b, 0x31);
+    }
+}
+
+/* The int16 sums of w x over 2 bytes at a time, for a register of weights and one of activations. */
+SWA__AVX2 SWA__INLINE __m256i swa__sums2_avx2(__m256i w, __m256i x, uint32_t type)
+{
+    return type == SWA_TYPE_Q4_0 ? _mm256_maddubs_epi16(w, x)
+                                 : _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
+}
+
+SWA__AVX2 SWA__INLINE __m256i swa__sums4_avx2(__m256i w, __m256i x, uint32_t type)
+{
+    return _mm256_madd_epi16(swa__sums2_avx2(w, x, type), _mm256_set1_epi16(1));
+}
+
+/* Q4_0's int16 sums stay within 2 * 15 * 127, so two of them add before widening; Q8_0's reach
+   2 * 127 * 127 and widen first. */
+SWA__AVX2 SWA__INLINE __m256i swa__pair_sums_avx2(__m256i lo, __m256i hi, const int8_t *q, uint32_t type)
+{
+    __m256i xl = _mm256_loadu_si256((const __m256i *)q), xh = _mm256_loadu_si256((const __m256i *)(q + 32));
+    if (type == SWA_TYPE_Q4_0)
+        return _mm256_madd_epi16(_mm256_add_epi16(swa__sums2_avx2(lo, xl, type), swa__sums2_avx2(hi, xh, type)),
+                                 _mm256_set1_epi16(1));
+    return _mm256_add_epi32(swa__sums4_avx2(lo, xl, type), swa__sums4_avx2(hi, xh, type));
+}
+
+/* The 8 blocks' scales, packed four to a 64-bit word in general registers: two transfers to
+   the vector unit instead of eight. */
+SWA__AVX2 SWA__INLINE uint64_t swa__scales4(const uint8_t *w, int block_bytes)
+{
+    uint64_t s = (uint64_t)swa__load_u16(w) | (uint64_t)swa__load_u16(w + block_bytes) << 16 |
+                 (uint64_t)swa__load_u16(w + 2 * block_bytes) << 32 | (uint64_t)swa__load_u16(w + 3 * block_bytes) << 48;
+    __asm__("" : "+r"(s));   /* else GCC packs the two calls' work into costlier vector shuffles */
+    return s;
+}
+
+SWA__AVX2 SWA__INLINE __m256 swa__scales8_avx2(const uint8_t *w, int block_bytes)
+{
+    return _mm256_cvtph_ps(_mm_set_epi64x((long long)swa__scales4(w + 4 * block_bytes, block_bytes),
+                                          (long long)swa__scales4(w, block_bytes)));
+}
+
+/* The two token loops: every quantized row kernel runs over its units (groups of 8 blocks,
+   super-blocks) twice over, both prefetching: generation (one token) in a loop of its own,
+   which the compiler schedules without the other tokens' registers, and up to 4 tokens sharing
+   each unpacked unit. A token's step is the same function in both loops, so its result does
+   not depend on the tile. */
+
+/* The tokens' results: each accumulator's lanes added up. */
+SWA__AVX2 SWA__INLINE void swa__store_sums_avx2(float *out, int nt, __m256 c0, __m256 c1, __m256 c2, __m256 c3)
+{
+    out[0] = swa__hsum_avx2(c0);
+    if (nt > 1) out[1] = swa__hsum_avx2(c1);
+    if (nt > 2) out[2] = swa__hsum_avx2(c2);
+    if (nt > 3) out[3] = swa__hsum_avx2(c3);
+}
+
+/* The 8 blocks' sums in block order, from pairs p (block p in lanes 0..3, p + 4 in 4..7). Q4_0's
+   lanes stay within 2 * 7620, so they pack to int16 and one madd adds pairs of them: two packs
+   and two madds cost less than two hadds. */
+SWA__AVX2 SWA__INLINE __m256i swa__block_sums8_avx2(__m256i p0, __m256i p1, __m256i p2, __m256i p3, uint32_t type)
+{
+    if (type == SWA_TYPE_Q4_0) {
+        const __m256i ones = _mm256_set1_epi16(1);
+        return _mm256_hadd_epi32(_mm256_madd_epi16(_mm256_packs_epi32(p0, p1), ones),
+                                 _mm256_madd_epi16(_mm256_packs_epi32(p2, p3), ones));
+    }
+    return _mm256_hadd_epi32(_mm256_hadd_epi32(p0, p1), _mm256_hadd_epi32(p2, p3));
+}
+
+/* A group of 8 blocks, unpacked once for all the tokens: its 4 pairs of weight registers (see
+   swa__pair_avx2) and its 8 scales. */
+typedef struct swa__group_avx2 {
+    __m256i lo[4], hi[4];
+    __m256 dw;
+} swa__group_avx2;
+
+SWA__AVX2 SWA__INLINE void swa__group_unpack_avx2(const uint8_t *w, int block_bytes, uint32_t type, swa__group_avx2 *g)
+{
+    g->dw = swa__scales8_avx2(w, block_bytes);
+    swa__pair_avx2(w, 0, type, &g->lo[0], &g->hi[0]);
+    swa__pair_avx2(w, 1, type, &g->lo[1], &g->hi[1]);
+    swa__pair_avx2(w, 2, type, &g->lo[2], &g->hi[2]);
+    swa__pair_avx2(w, 3, type, &g->lo[3], &g->hi[3]);
+}
+
+/* Token k's activations, x_stride bytes apart from x. */
+SWA__AVX2 SWA__INLINE const swa__q8g *swa__q8g_token(const uint8_t *x, size_t x_stride, int k)
+{
+    return (const swa__q8g *)(x + (size_t)k * x_stride);
+}
+
+/* One token's turn on group g: a, its activations' group, into acc. */
+SWA__AVX2 SWA__INLINE __m256 swa__group_step_avx2(const swa__group_avx2 *g, const swa__q8g *a, uint32_t type, __m256 acc)
+{
+    __m256i s = swa__block_sums8_avx2(swa__pair_sums_avx2(g->lo[0], g->hi[0], a->q, type),
+                                      swa__pair_sums_avx2(g->lo[1], g->hi[1], a->q + 64, type),
+                                      swa__pair_sums_avx2(g->lo[2], g->hi[2], a->q + 128, type),
+                                      swa__pair_sums_avx2(g->lo[3], g->hi[3], a->q + 192, type), type);
+    if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_loadu_si256((const __m256i *)a->sum8));
+    return _mm256_fmadd_ps(_mm256_mul_ps(g->dw, _mm256_loadu_ps(a->d)), _mm256_cvtepi32_ps(s), acc);
+}
+
+/* The sum of 8 int32 lanes. */
+SWA__AVX2 SWA__INLINE int32_t swa__hsum_epi32_avx2(__m256i v)
+{
+    __m128i r = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
+    return _mm_cvtsi128_si32(r);
+}
+
+/* Block b's 32 activations of a swa__q8g row, in element order. */
+SWA__AVX2 SWA__INLINE __m256i swa__block_x_avx2(const swa__q8g *a, int64_t b)
+{
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 0))),
+                                   _mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 1)), 1);
+}
+
+/* One block's 32 weights in element order: Q4_0's low nibbles then its high ones. */
+SWA__AVX2 SWA__INLINE __m256i swa__block_avx2(const uint8_t *w, uint32_t type)
+{
+    __m128i raw;
+    if (type != SWA_TYPE_Q4_0) return _mm256_loadu_si256((const __m256i *)(w + 2));
+    raw = _mm_loadu_si128((const __m128i *)(w + 2));
+    return _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1),
+                            _mm256_set1_epi8(15));
+}
+
+/* One token's turn on block b (weights q, scale dw) of a row's last, partial group. */
+SWA__AVX2 SWA__INLINE __m256 swa__block_step_avx2(__m256i q, float dw, const swa__q8g *a, int64_t b, uint32_t type, __m256 acc)
+{
+    __m256i s = swa__sums4_avx2(q, swa__block_x_avx2(a, b), type);
+    if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_setr_epi32(a[b / 8].sum8[b % 8], 0, 0, 0, 0, 0, 0, 0));
+    return _mm256_fmadd_ps(_mm256_set1_ps(dw * a[b / 8].d[b % 8]), _mm256_cvtepi32_ps(s), acc);
+}
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_grouped_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                      float *out, const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int block_bytes = (int)swa__types[type].block_bytes;
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    swa__group_avx2 g;
+    int64_t i, b;
+    /* the two token loops, then the last, partial group block by block */
+    for (i = 0; nt == 1 && i < n / 256; i++, w += 8 * block_bytes) {
+        swa__prefetch_unit(w, 8 * block_bytes);
+        swa__group_unpack_avx2(w, block_bytes, type, &g);
+        if (nt > 0) c0 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 0) + i, type, c0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
+        swa__prefetch_unit(w, 8 * block_bytes);
+        swa__group_unpack_avx2(w, block_bytes, type, &g);
+        if (nt > 0) c0 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 0) + i, type, c0);
+        if (nt > 1) c1 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 1) + i, type, c1);
+        if (nt > 2) c2 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 2) + i, type, c2);
+        if (nt > 3) c3 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 3) + i, type, c3);
+    }
+    for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
+        __m256i q = swa__block_avx2(w, type);
+        float dw = _cvtsh_ss(swa__load_u16(w));
+        if (nt > 0) c0 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 0), b, type, c0);
+        if (nt > 1) c1 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 1), b, type, c1);
+        if (nt > 2) c2 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 2), b, type, c2);
+        if (nt > 3) c3 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 3), b, type, c3);
+    }
+    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
+}
+
+/* K-quant rows against up to 4 tokens at once: a super-block's weights and scales are unpacked
+   once for all the tokens, and each token's integer sums meet their scales in vector registers,
+   with one FMA per super-block and no horizontal sum until the row ends. */
+
+/* The shuffle_epi8 control that copies int16 lane k of a 128-bit lane into an int16. */
+static inline short swa__int16_lane(int k)
+{
+    return (short)(0x0100 + 0x0202 * k);
+}
+
+/* [s_2m x 8 | s_2m+1 x 8] as int16, from 8 int16 scales held in both 128-bit lanes of s: the
+   scales of the two 16-element halves of a maddubs result (one in-lane shuffle, which costs less
+   than a permute picking the pair from 16 scales in one register). */
+SWA__AVX2 SWA__INLINE __m256i swa__scale_pair_avx2(__m256i s, int m)
+{
+    return _mm256_shuffle_epi8(s, _mm256_set_m128i(_mm_set1_epi16(swa__int16_lane(2 * m + 1)),
+                                                   _mm_set1_epi16(swa__int16_lane(2 * m))));
+}
+
+SWA__AVX2 SWA__INLINE uint32_t swa__load_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+/* Q4_K's eight 6-bit scales (bytes 0..7) and mins (8..15), unpacked 4 at a time in 32-bit
+   words from the 12 bytes at s (layout at swa__q4k_scales). */
+static uint64_t swa__q4k_unpack4(uint32_t low6, uint32_t low4, uint32_t high2)
+{
+    return (uint64_t)(low6 & 0x3f3f3f3fu) | (uint64_t)((low4 & 0x0f0f0f0fu) | ((high2 >> 6) & 0x03030303u) << 4) << 32;
+}
+
+SWA__AVX2 SWA__INLINE __m128i swa__q4k_scales_avx2(const uint8_t *s)
+{
+    uint32_t u0 = swa__load_u32(s), u1 = swa__load_u32(s + 4), u2 = swa__load_u32(s + 8);
+    uint64_t scales = swa__q4k_unpack4(u0, u2, u0), mins = swa__q4k_unpack4(u1, u2 >> 4, u1);
+    __asm__("" : "+r"(scales), "+r"(mins));   /* in general registers: see swa__scales4 */
+    return _mm_set_epi64x((long long)mins, (long long)scales);
+}
+
+/* Q4_K group g (64 elements): sub-block 2g in the low nibbles, 2g + 1 in the high ones, and
+   their scales broadcast from the 8 scales held in both 128-bit lanes. Written out per group
+   (not as arrays in a loop, which GCC keeps in memory at -O2). A token's sums and its mins
+   (negated, so that both add) share one hadd and one FMA, against [d d dmin dmin] in each lane,
+   fewer operations than a second FMA, a permute per group and d and dmin converted apart. */
+/* A Q4_K super-block unpacked once for all the tokens: per group g of 64 its low and high
+   nibbles and their two scales (as int16 in every lane), the mins negated for the 16-element
+   sums (m[j] for bsum[2 j] and bsum[2 j + 1]), and [d, dmin] alternating by pairs. */
+typedef struct swa__q4k_avx2 {
+    __m256i lo[4], hi[4], sl[4], sh[4];
+    __m256i mins16;
+    __m256 d_dmin;
+} swa__q4k_avx2;
+
+SWA__AVX2 SWA__INLINE void swa__q4k_group_unpack_avx2(const uint8_t *w, __m256i sc16, int g, swa__q4k_avx2 *u)
+{
+    const __m256i low4 = _mm256_set1_epi8(15);
+    __m256i raw = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
+    u->lo[g] = _mm256_and_si256(raw, low4);
+    u->hi[g] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+    u->sl[g] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));
+    u->sh[g] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
+}
+
+SWA__AVX2 SWA__INLINE void swa__q4k_unpack_avx2(const uint8_t *w, swa__q4k_avx2 *u)
+{
+    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
+    __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
+    u->mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
+    u->d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)))),
+                                         _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+    swa__q4k_group_unpack_avx2(w, sc16, 0, u);
+    swa__q4k_group_unpack_avx2(w, sc16, 1, u);
+    swa__q4k_group_unpack_avx2(w, sc16, 2, u);
+    swa__q4k_group_unpack_avx2(w, sc16, 3, u);
+}
+
+SWA__AVX2 SWA__INLINE __m256i swa__q4k_group_sum_avx2(const swa__q4k_avx2 *u, const swa__q8k *a, int g)
+{
+    return _mm256_add_epi32(
+        _mm256_madd_epi16(_mm256_maddubs_epi16(u->lo[g], _mm256_loadu_si256((const __m256i *)(a->q + 64 * g))), u->sl[g]),
+        _mm256_madd_epi16(_mm256_maddubs_epi16(u->hi[g], _mm256_loadu_si256((const __m256i *)(a->q + 64 * g + 32))), u->sh[g]));
+}
+
+/* One token's turn on super-block u: a, its activations' block, into acc. */
+SWA__AVX2 SWA__INLINE __m256 swa__q4k_step_avx2(const swa__q4k_avx2 *u, const swa__q8k *a, __m256 acc)
+{
+    __m256i sum = _mm256_add_epi32(_mm256_add_epi32(swa__q4k_group_sum_avx2(u, a, 0), swa__q4k_group_sum_avx2(u, a, 1)),
+                                   _mm256_add_epi32(swa__q4k_group_sum_avx2(u, a, 2), swa__q4k_group_sum_avx2(u, a, 3)));
+    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->mins16);
+    __m256i both = _mm256_hadd_epi32(sum, mins);
+    return _mm256_fmadd_ps(_mm256_mul_ps(u->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(both), acc);
+}
+
+/* Token k's activations, x_stride bytes apart from x. */
+SWA__AVX2 SWA__INLINE const swa__q8k *swa__q8k_token(const uint8_t *x, size_t x_stride, int k)
+{
+    return (const swa__q8k *)(x + (size_t)k * x_stride);
+}
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_q4_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int bytes = (int)swa__types[SWA_TYPE_Q4_K].block_bytes;
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    swa__q4k_avx2 u;
+    int64_t i;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += bytes) {   /* the two token loops */
+        swa__prefetch_unit(w, bytes);
+        swa__q4k_unpack_avx2(w, &u);
+        if (nt > 0) c0 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += bytes) {
+        swa__prefetch_unit(w, bytes);
+        swa__q4k_unpack_avx2(w, &u);
+        if (nt > 0) c0 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
+        if (nt > 1) c1 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 1) + i, c1);
+        if (nt > 2) c2 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 2) + i, c2);
+        if (nt > 3) c3 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 3) + i, c3);
+    }
+    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
+}
+
+/* Q5_K: Q4_K's scales, mins and nibbles, and a fifth bit for every quant from qh. The
+   super-block is unpacked a group (64 elements) at a time, and each group meets every token of
+   the tile while its quants and scales are in registers: about 12 live vectors for 4 tokens,
+   where Q4_K's unpack-all-first takes more than the 16 there are. A token's sums gather in one
+   integer register per super-block, exact, and end in Q4_K's hadd and FMA; the integer work
+   does not depend on the other tokens, so neither does the result. The 1-token loop is a copy
+   of its own with nt = 1 known to the compiler, without the other tokens' tests. */
+
+/* Bit j of each byte of qh, moved to bit 4: the fifth bits of sub-block j. The shifts are 16
+   bits wide; the mask drops whatever crosses between bytes. */
+SWA__AVX2 SWA__INLINE __m256i swa__q5k_bits_avx2(__m256i qh, int j)
+{
+    const __m256i b = j < 4 ? _mm256_slli_epi16(qh, 4 - j) : j > 4 ? _mm256_srli_epi16(qh, j - 4) : qh;
+    return _mm256_and_si256(b, _mm256_set1_epi8(16));
+}
+
+/* The sums of up to 4 tokens, as one super-block goes by. */
+typedef struct swa__tile_sums_avx2 {
+    __m256i t0, t1, t2, t3;
+} swa__tile_sums_avx2;
+
+/* sum + a token's scaled products over one group: x holds its 64 activations, sl and sh the two
+   sub-blocks' scales as int16. maddubs stays within 2 * 31 * 127, madd within 2^21. */
+SWA__AVX2 SWA__INLINE __m256i swa__q5k_group_sum_avx2(__m256i sum, __m256i lo, __m256i hi, __m256i sl, __m256i sh,
+                                                     const int8_t *x)
+{
+    __m256i a = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)x)), sl);
+    __m256i b = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(x + 32))), sh);
+    return _mm256_add_epi32(sum, _mm256_add_epi32(a, b));
+}
+
+/* Group g of super-block w for the tile's tokens a[0..nt-1]: sub-block 2g is the low nibbles of
+   qs[32g..32g+31] with bit 2g of qh, 2g + 1 the high nibbles with bit 2g + 1; their scales are
+   int16 lanes 2g and 2g + 1 of sc16. g is a constant after inlining. */
+SWA__AVX2 SWA__INLINE swa__tile_sums_avx2
+swa__q5k_group_avx2(swa__tile_sums_avx2 s, const uint8_t *w, int g, __m256i sc16, __m256i qh, const swa__q8k *const *a,
+                    int nt)
+{
+    const __m256i low4 = _mm256_set1_epi8(15), raw = _mm256_loadu_si256((const __m256i *)(w + 48 + 32 * g));
+    const __m256i lo = _mm256_or_si256(_mm256_and_si256(raw, low4), swa__q5k_bits_avx2(qh, 2 * g));
+    const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
+                                       swa__q5k_bits_avx2(qh, 2 * g + 1));
+    const __m256i sl = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));
+    const __m256i sh = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
+    s.t0 = swa__q5k_group_sum_avx2(s.t0, lo, hi, sl, sh, a[0]->q + 64 * g);
+    if (nt > 1) s.t1 = swa__q5k_group_sum_avx2(s.t1, lo, hi, sl, sh, a[1]->q + 64 * g);
+    if (nt > 2) s.t2 = swa__q5k_group_sum_avx2(s.t2, lo, hi, sl, sh, a[2]->q + 64 * g);
+    if (nt > 3) s.t3 = swa__q5k_group_sum_avx2(s.t3, lo, hi, sl, sh, a[3]->q + 64 * g);
+    return s;
+}
+
+/* acc + a token's super-block: its scaled sums and its mins (neg_mins16: -m[j] for each
+   16-element sum of the activations) share one hadd and one FMA against [d d dmin dmin]. */
+SWA__AVX2 SWA__INLINE __m256 swa__q5k_finish_avx2(__m256 acc, __m256i sums, const swa__q8k *a, __m256i neg_mins16,
+                                                 __m256 d_dmin)
+{
+    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), neg_mins16);
+    return _mm256_fmadd_ps(_mm256_mul_ps(d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sums, mins)),
+                           acc);
+}
+
+SWA__AVX2 SWA__INLINE void swa__q5k_rows_avx2(const uint8_t *w, const uint8_t *x, size_t stride, int nt, int64_t n,
+                                              float *out)
+{
+    /* mins for the 16-element sums: m[j] for bsum[2 j] and bsum[2 j + 1] */
+    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    int64_t i;
+    for (i = 0; i < n / 256; i++, w += 176) {
+        const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
+        swa__prefetch_unit(w, 176);
+        const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));   /* in both 128-bit lanes */
+        const __m256i neg_mins16 = _mm256_sub_epi16(_mm256_setzero_si256(),
+                                                    _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
+        const __m128 d_dmin4 = _mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)));
+        const __m256 d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(d_dmin4), _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)(w + 16));
+        const swa__q8k *a[SWA__TILE_TOKENS];   /* tokens past nt stand in as token 0, never read */
+        swa__tile_sums_avx2 s;
+        int t;
+        for (t = 0; t < SWA__TILE_TOKENS; t++) a[t] = (const swa__q8k *)(x + (size_t)(t < nt ? t : 0) * stride) + i;
+        s.t0 = s.t1 = s.t2 = s.t3 = _mm256_setzero_si256();
+        s = swa__q5k_group_avx2(s, w, 0, sc16, qh, a, nt);
+        s = swa__q5k_group_avx2(s, w, 1, sc16, qh, a, nt);
+        s = swa__q5k_group_avx2(s, w, 2, sc16, qh, a, nt);
+        s = swa__q5k_group_avx2(s, w, 3, sc16, qh, a, nt);
+        c0 = swa__q5k_finish_avx2(c0, s.t0, a[0], neg_mins16, d_dmin);
+        if (nt > 1) c1 = swa__q5k_finish_avx2(c1, s.t1, a[1], neg_mins16, d_dmin);
+        if (nt > 2) c2 = swa__q5k_finish_avx2(c2, s.t2, a[2], neg_mins16, d_dmin);
+        if (nt > 3) c3 = swa__q5k_finish_avx2(c3, s.t3, a[3], neg_mins16, d_dmin);
+    }
+    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
+}
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_q5_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    if (nt == 1) swa__q5k_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, 1, n, out);
+    else swa__q5k_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, nt, n, out);
+}
+
+/* Q6_K: the quants are 0..63 here and the -32 comes back through the 16-element sums. Half h
+   (128 elements) takes its low nibbles from ql and two high bits from qh; elements 32 j..
+   32 j + 31 use scales 2 j and 2 j + 1. */
+/* A Q6_K super-block unpacked once for all the tokens: its 256 quants (0..63, the -32 comes
+   from bsum) in 8 registers of 32, the int8 scales as int16 (in order, and the low and high 8
+   in both lanes) and d. */
+typedef struct swa__q6k_avx2 {
+    __m256i q[8];
+    __m256i sc16, sc_low, sc_high;
+    float d;
+} swa__q6k_avx2;
+
+/* Half h (128 quants) into q[4 h .. 4 h + 3]. */
+SWA__AVX2 SWA__INLINE void swa__q6k_half_unpack_avx2(const uint8_t *w, int h, swa__q6k_avx2 *u)
+{
+    const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
+    __m256i l0 = _mm256_loadu_si256((const __m256i *)(w + 64 * h));
+    __m256i l1 = _mm256_loadu_si256((const __m256i *)(w + 64 * h + 32));
+    __m256i hb = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * h));
+    u->q[4 * h] = _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(hb, low2), 4));
+    u->q[4 * h + 1] = _mm256_or_si256(_mm256_and_si256(l1, low4),
+                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), low2), 4));
+    u->q[4 * h + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
+                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), low2), 4));
+    u->q[4 * h + 3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+                                      _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), low2), 4));
+}
+
+SWA__AVX2 SWA__INLINE void swa__q6k_unpack_avx2(const uint8_t *w, swa__q6k_avx2 *u)
+{
+    __m128i sc8 = _mm_loadu_si128((const __m128i *)(w + 192));
+    u->sc16 = _mm256_cvtepi8_epi16(sc8);
+    u->sc_low = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));
+    u->sc_high = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8)));
+    u->d = _cvtsh_ss(swa__load_u16(w + 208));
+    swa__q6k_half_unpack_avx2(w, 0, u);
+    swa__q6k_half_unpack_avx2(w, 1, u);
+}
+
+SWA__AVX2 SWA__INLINE __m256i swa__q6k_sum_avx2(const swa__q6k_avx2 *u, const swa__q8k *a, int j)
+{
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u->q[j], _mm256_loadu_si256((const __m256i *)(a->q + 32 * j))),
+                             swa__scale_pair_avx2(j < 4 ? u->sc_low : u->sc_high, j % 4));
+}
+
+/* One token's turn on super-block u: a, its activations' block, into acc. */
+SWA__AVX2 SWA__INLINE __m256 swa__q6k_step_avx2(const swa__q6k_avx2 *u, const swa__q8k *a, __m256 acc)
+{
+    __m256i sum = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(swa__q6k_sum_avx2(u, a, 0), swa__q6k_sum_avx2(u, a, 1)),
+                                                    _mm256_add_epi32(swa__q6k_sum_avx2(u, a, 2), swa__q6k_sum_avx2(u, a, 3))),
+                                   _mm256_add_epi32(_mm256_add_epi32(swa__q6k_sum_avx2(u, a, 4), swa__q6k_sum_avx2(u, a, 5)),
+                                                    _mm256_add_epi32(swa__q6k_sum_avx2(u, a, 6), swa__q6k_sum_avx2(u, a, 7))));
+    __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->sc16);
+    sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(offset, 5));
+    return _mm256_fmadd_ps(_mm256_set1_ps(u->d * a->d), _mm256_cvtepi32_ps(sum), acc);
+}
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_q6_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int bytes = (int)swa__types[SWA_TYPE_Q6_K].block_bytes;
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    swa__q6k_avx2 u;
+    int64_t i;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += bytes) {   /* the two token loops */
+        swa__prefetch_unit(w, bytes);
+        swa__q6k_unpack_avx2(w, &u);
+        if (nt > 0) c0 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += bytes) {
+        swa__prefetch_unit(w, bytes);
+        swa__q6k_unpack_avx2(w, &u);
+        if (nt > 0) c0 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
+        if (nt > 1) c1 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 1) + i, c1);
+        if (nt > 2) c2 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 2) + i, c2);
+        if (nt > 3) c3 = swa__q6k_step_avx2(&u, swa__q8k_token(xa, stride, 3) + i, c3);
+    }
+    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
+}
+
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q4_k_avx2, swa__row_dots_q4_k_avx2)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q5_k_avx2, swa__row_dots_q5_k_avx2)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q6_k_avx2, swa__row_dots_q6_k_avx2)
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_k_avx2, swa__dots_q4_k_avx2)
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q5_k_avx2, swa__dots_q5_k_avx2)
+SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q6_k_avx2, swa__dots_q6_k_avx2)
+
+/* Q4_1, Q5_0, Q5_1 and IQ4_NL rows against swa__q8g activations, a block at a time for up to 4
+   tokens: the block's 32 quants are unpacked once into a register, in element order, and each
+   token's exact integer sum meets d * dx in one FMA. maddubs wants one unsigned operand: Q4_1's
+   and Q5_1's quants are unsigned (0..31), and their offset meets the block's activation sum apart; Q5_0's
+   and IQ4_NL's are signed, so |q| meets x with q's sign moved onto it (|q| <= 127, so pairs stay
+   within int16). A token's steps do not depend on the other tokens, so neither does its result. */
+
+/* 32 bits to 32 bytes: byte e is `value` where bit e is set, else 0. */
+SWA__AVX2 SWA__INLINE __m256i swa__bits_to_bytes_avx2(uint32_t bits, char value)
+{
+    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+    __m256i v = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), spread), bit);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(v, bit), _mm256_set1_epi8(value));
+}
+
+/* 16 bytes of nibbles as 32 bytes in element order: the low nibbles, then the high ones. */
+SWA__AVX2 SWA__INLINE __m256i swa__nibbles_avx2(const uint8_t *p)
+{
+    const __m128i raw = _mm_loadu_si128((const __m128i *)p);
+    return _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1),
+                            _mm256_set1_epi8(15));
+}
+
+SWA__AVX2 SWA__INLINE __m256i swa__iq4nl_lookup_avx2(__m256i nibbles)
+{
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)swa__iq4nl_values)), nibbles);
+}
+
+SWA__AVX2 SWA__INLINE __m256i swa__b32_quants_avx2(const uint8_t *b, uint32_t type)
+{
+    __m256i q = swa__nibbles_avx2(b + swa__b32_qs_at(type));
+    if (type == SWA_TYPE_IQ4_NL) return swa__iq4nl_lookup_avx2(q);
+    if (swa__b32_has_qh(type)) q = _mm256_or_si256(q, swa__bits_to_bytes_avx2(swa__load_le32(b + swa__b32_qs_at(type) - 4), 16));
+    return type == SWA_TYPE_Q5_0 ? _mm256_sub_epi8(q, _mm256_set1_epi8(16)) : q;
+}
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_b32_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+                                                  const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int bytes = swa__b32_bytes(type), has_min = swa__b32_has_min(type);
+    __m256 acc[SWA__TILE_TOKENS];
+    float mins[SWA__TILE_TOKENS] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int64_t b;
+    int t;
+    for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = _mm256_setzero_ps();
+    for (b = 0; b < n / 32; b++, w += bytes) {
+        const __m256i q = swa__b32_quants_avx2(w, type), abs_q = _mm256_sign_epi8(q, q);
+        const float d = _cvtsh_ss(swa__load_u16(w)), m = has_min ? _cvtsh_ss(swa__load_u16(w + 2)) : 0.0f;
+        for (t = 0; t < nt; t++) {
+            const swa__q8g *a = (const swa__q8g *)(xa + (size_t)t * stride);
+            const __m256i xq = swa__block_x_avx2(a, b);
+            const __m256i pairs = has_min ? _mm256_maddubs_epi16(q, xq) : _mm256_maddubs_epi16(abs_q, _mm256_sign_epi8(xq, q));
+            const float dx = a[b / 8].d[b % 8];
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * dx), _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1))),
+                                     acc[t]);
+            if (has_min) mins[t] += m * dx * (float)(a[b / 8].sum8[b % 8] / 8);
+        }
+    }
+    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(acc[t]) + mins[t];
+}
+
+/* Q2_K, Q3_K and IQ4_XS rows against Q8_K activations: each super-block is unpacked once for the
+   tile's tokens into 8 registers of 32 quants in element order (their scales per 16 elements
+   by the scalar unpackers of swa__kunpacked), then each token's scaled sums and, for Q2_K, its
+   mins (negated, so that both add) share one hadd and one FMA against [d d dmin dmin], as
+   Q4_K's do. Q2_K's quants are unsigned (0..3); Q3_K's (-4..3) and IQ4_XS's take the sign trick. */
+typedef struct swa__kblock_avx2 {
+    __m256i q[8];
+    __m256i sc[8];     /* int16: scale 2j in the low 128-bit lane, 2j + 1 in the high one */
+    __m256i neg_mn;    /* int16: -mn[g] for each 16-element sum of the activations */
+    __m256 d_dmin;
+} swa__kblock_avx2;
+
+SWA__AVX2 SWA__INLINE void swa__kblock_unpack_avx2(const uint8_t *w, uint32_t type, swa__kblock_avx2 *k)
+{
+    swa__kunpacked s;
+    int h, j;
+    if (type == SWA_TYPE_IQ4_XS) {
+        swa__iq4xs_scales(w, &s);
+        for (j = 0; j < 8; j++) k->q[j] = swa__iq4nl_lookup_avx2(swa__nibbles_avx2(w + 8 + 16 * j));
+    } else {
+        const uint8_t *qs = w + (type == SWA_TYPE_Q2_K ? 16 : 32);
+        const __m256i three = _mm256_set1_epi8(3), hmask = _mm256_loadu_si256((const __m256i *)w);
+        if (type == SWA_TYPE_Q2_K) swa__q2k_scales(w, &s);
+        else swa__q3k_scales(w, &s);
+        for (h = 0; h < 2; h++) {
+            const __m256i raw = _mm256_loadu_si256((const __m256i *)(qs + 32 * h));
+            for (j = 0; j < 4; j++) {
+                __m256i q = _mm256_and_si256(_mm256_srli_epi16(raw, 2 * j), three);
+                if (type == SWA_TYPE_Q3_K) {   /* the hmask bit set adds 4 back */
+                    __m256i bit = _mm256_and_si256(_mm256_srli_epi16(hmask, 4 * h + j), _mm256_set1_epi8(1));
+                    q = _mm256_sub_epi8(_mm256_or_si256(q, _mm256_slli_epi16(bit, 2)), _mm256_set1_epi8(4));
+                }
+                k->q[4 * h + j] = q;
+            }
+        }
+    }
+    for (j = 0; j < 8; j++) k->sc[j] = _mm256_set_m128i(_mm_set1_epi16(s.sc[2 * j + 1]), _mm_set1_epi16(s.sc[2 * j]));
+    k->neg_mn = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_loadu_si256((const __m256i *)s.mn));
+    k->d_dmin = _mm256_setr_ps(s.d, s.d, s.dmin, s.dmin, s.d, s.d, s.dmin, s.dmin);
+}
+
+SWA__AVX2 SWA__INLINE __m256 swa__kblock_dot_avx2(__m256 acc, const swa__kblock_avx2 *k, const swa__q8k *a, uint32_t type)
+{
+    __m256i sum = _mm256_setzero_si256(), mins;
+    int j;
+    for (j = 0; j < 8; j++) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(a->q + 32 * j));
+        const __m256i pairs = type == SWA_TYPE_Q2_K ? _mm256_maddubs_epi16(k->q[j], x)
+                                                    : _mm256_maddubs_epi16(_mm256_sign_epi8(k->q[j], k->q[j]), _mm256_sign_epi8(x, k->q[j]));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, k->sc[j]));
+    }
+    mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), k->neg_mn);
+    return _mm256_fmadd_ps(_mm256_mul_ps(k->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sum, mins)), acc);
+}
+
+SWA__AVX2 SWA__INLINE void swa__row_dots_kblock_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                     float *out, const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int bytes = (int)swa__types[type].block_bytes;
+    __m256 acc[SWA__TILE_TOKENS];
+    int64_t i;
+    int t;
+    for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = _mm256_setzero_ps();
+    for (i = 0; i < n / 256; i++, w += bytes) {
+        swa__kblock_avx2 k;
+        swa__kblock_unpack_avx2(w, type, &k);
+        for (t = 0; t < nt; t++) acc[t] = swa__kblock_dot_avx2(acc[t], &k, (const swa__q8k *)(xa + (size_t)t * stride) + i, type);
+    }
+    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(acc[t]);
+}
+
+/* The row kernels of each type, its tile and its 1-token dot. */
+/* The types whose AVX2 kernels come from SWA__NEW_TYPE(SWA__AVX2, ...): the row kernel, the
+   tile and the 1-token dot, from the driver with the type's unpacking. swa__kernels_avx2 enters
+   them in the table from this same list, so a new type is one line here. */
+#define SWA__AVX2_TYPES(X)                                                                              \
+    X(swa__row_dots_q8_0_avx2, swa__dots_q8_0_avx2, swa__dot_q8_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q8_0) \
+    X(swa__row_dots_q4_0_avx2, swa__dots_q4_0_avx2, swa__dot_q4_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q4_0) \
+    X(swa__row_dots_q4_1_avx2, swa__dots_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q4_1) \
+    X(swa__row_dots_q5_0_avx2, swa__dots_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_0) \
+    X(swa__row_dots_q5_1_avx2, swa__dots_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_1) \
+    X(swa__row_dots_iq4_nl_avx2, swa__dots_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_dots_b32_avx2, SWA_TYPE_IQ4_NL) \
+    X(swa__row_dots_q2_k_avx2, swa__dots_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q2_K) \
+    X(swa__row_dots_q3_k_avx2, swa__dots_q3_k_avx2, swa__dot_q3_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q3_K) \
+    X(swa__row_dots_iq4_xs_avx2, swa__dots_iq4_xs_avx2, swa__dot_iq4_xs_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_IQ4_XS)
+#define SWA__NEW_TYPE_AVX2(row_dots, dots, dot, driver, type) SWA__NEW_TYPE(SWA__AVX2, row_dots, dots, dot, driver, type)
+SWA__AVX2_TYPES(SWA__NEW_TYPE_AVX2)
+#undef SWA__NEW_TYPE_AVX2
+
+/* The largest |x| of 32 floats, and q = lrint(x * id) packed to bytes in order. */
+SWA__AVX2 static inline float swa__amax32_avx2(const float *x)
+{
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 m = _mm256_andnot_ps(sign, _mm256_loadu_ps(x));
+    __m128 r;
+    int k;
+    for (k = 8; k < 32; k += 8) m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + k)));
+    r = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    r = _mm_max_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_max_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+SWA__AVX2 static inline __m256i swa__round32_avx2(const float *x, float id)
+{
+    __m256 s = _mm256_set1_ps(id);
+    __m256i a = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x), s));
+    __m256i b = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 8), s));
+    __m256i c = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 16), s));
+    __m256i d = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 24), s));
+    __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
+    /* the packs work per 128-bit lane: put the 4-byte groups back in order */
+    return _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+SWA__AVX2 static void swa__quantize_q8_avx2(const float *x, void *out, int64_t n)
+{
+    swa__q8 *b = (swa__q8 *)out;
+    int64_t i;
+    for (i = 0; i < n; i += 32, b++, x += 32) {
+        float amax = swa__amax32_avx2(x);
+        __m256i q = swa__round32_avx2(x, amax > 0.0f ? 127.0f / amax : 0.0f);
+        b->d = amax / 127.0f;
+        _mm256_storeu_si256((__m256i *)b->q, q);
+    }
+}
+
+SWA__AVX2 static void swa__quantize_q8k_avx2(const float *x, void *out, int64_t n)
+{
+    swa__q8k *b = (swa__q8k *)out;
+    int64_t i;
+    int k;
+    for (i = 0; i < n; i += 256, b++, x += 256) {
+        float amax = 0.0f, id;
+        for (k = 0; k < 256; k += 32) {
+            float m = swa__amax32_avx2(x + k);
+            amax = m > amax ? m : amax;
+        }
+        b->d = amax / 127.0f;
+        id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        for (k = 0; k < 256; k += 32) {
+            __m256i q = swa__round32_avx2(x + k, id);
+            /* sums of each 16 bytes: maddubs with ones gives pairs, madd folds them to 4s */
+            __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q), _mm256_set1_epi16(1));
+            int32_t part[8];
+            _mm256_storeu_si256((__m256i *)(b->q + k), q);
+            _mm256_storeu_si256((__m256i *)part, s);
+            b->bsum[k / 16] = (int16_t)(part[0] + part[1] + part[2] + part[3]);
+            b->bsum[k / 16 + 1] = (int16_t)(part[4] + part[5] + part[6] + part[7]);
+        }
+    }
+}
+
+SWA__AVX2 static void swa__store_f16_avx2(const float *x, void *row, int64_t n)
+{
+    uint16_t *out = (uint16_t *)row;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) out[i] = swa__f32_to_f16(x[i]);
+}
+
+/* The weighted sum of values for up to 4 query heads sharing a value head. Per 8 dimensions
+   the heads' sums stay in registers over all the keys and each value vector is loaded (widened,
+   dequantized) once for the heads, where one axpy per head and key would load and store the
+   sums every time. Keys are added in order, with FMA: within 1e-6 of the reference, relative to
+   the sum of |p v|. */
+SWA__AVX2 static inline __m256 swa__value8_avx2(const uint8_t *v, int64_t d, uint32_t type)
+{
+    if (type == SWA_TYPE_Q8_0) {    /* 8 values inside one block of 32 */
+        const uint8_t *b = v + d / 32 * 34;
+        __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(b + 2 + d % 32))));
+        return _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(swa__load_u16(b))), q);
+    }
+    return swa__load8_avx2(v, d, type);
+}
+
+SWA__AVX2 SWA__INLINE void
+swa__wsum_avx2(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v, size_t v_stride,
+               int64_t nk, int64_t hd, uint32_t type)
+{
+    int64_t d, j;
+    int h;
+    for (d = 0; d + 8 <= hd; d += 8) {
+        __m256 s0 = _mm256_loadu_ps(out + d), s1 = s0, s2 = s0, s3 = s0;
+        if (nh > 1) s1 = _mm256_loadu_ps(out + ldo + d);
+        if (nh > 2) s2 = _mm256_loadu_ps(out + 2 * ldo + d);
+        if (nh > 3) s3 = _mm256_loadu_ps(out + 3 * ldo + d);
+        for (j = 0; j < nk; j++) {
+            const __m256 x = swa__value8_avx2(v + (size_t)j * v_stride, d, type);
+            s0 = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), x, s0);
+            if (nh > 1) s1 = _mm256_fmadd_ps(_mm256_set1_ps(p[ldp + j]), x, s1);
+            if (nh > 2) s2 = _mm256_fmadd_ps(_mm256_set1_ps(p[2 * ldp + j]), x, s2);
+            if (nh > 3) s3 = _mm256_fmadd_ps(_mm256_set1_ps(p[3 * ldp + j]), x, s3);
+        }
+        _mm256_storeu_ps(out + d, s0);
+        if (nh > 1) _mm256_storeu_ps(out + ldo + d, s1);
+        if (nh > 2) _mm256_storeu_ps(out + 2 * ldo + d, s2);
+        if (nh > 3) _mm256_storeu_ps(out + 3 * ldo + d, s3);
+    }
+    for (; d < hd; d++)    /* float caches only: a Q8_0 head is whole blocks */
+        for (h = 0; h < nh; h++)
+            for (j = 0; j < nk; j++) out[h * ldo + d] += p[h * ldp + j] * swa__float_at(v + (size_t)j * v_stride, d, type);
+}
+
+#define SWA__WSUM_AVX2(wsum, TYPE)                                                                 \
+    SWA__AVX2 static void wsum(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v, \
+                               size_t v_stride, int64_t nk, int64_t hd)                             \
+    {                                                                                               \
+        swa__wsum_avx2(out, ldo, nh, p, ldp, v, v_stride, nk, hd, TYPE);                            \
+    }
+SWA__WSUM_AVX2(swa__wsum_f32_avx2, SWA_TYPE_F32)
+SWA__WSUM_AVX2(swa__wsum_f16_avx2, SWA_TYPE_F16)
+SWA__WSUM_AVX2(swa__wsum_q8_0_avx2, SWA_TYPE_Q8_0)
+
+/* exp(x) for 8 floats, Cephes' method: x = n ln2 + r with |r| <= ln2/2, a degree-5 polynomial
+   for e^r, and 2^n built in the exponent bits. Inputs are clamped to +-88.37, where expf
+   overflows or goes subnormal. Within 2e-7 relative of expf (1.5 ulp). */
+SWA__AVX2 static inline __m256 swa__exp_avx2(__m256 x)
+{
+    __m256 n, r, y;
+    x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.3762626647949f)), _mm256_set1_ps(-87.3365478515625f));
+    n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    y = _mm256_set1_ps(1.9875691500e-4f);
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507e-3f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073e-3f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894e-2f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459e-1f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201e-1f));
+    y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    return _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(
+                                _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23)));
+}
+
+SWA__AVX2 static void swa__rmsnorm_avx2(float *out, const float *x, const float *w, int64_t n, float eps)
+{
+    __m256 acc = _mm256_setzero_ps(), s;
+    float ss, scale;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(x + i), acc);
+    ss = swa__hsum_avx2(acc);
+    for (; i < n; i++) ss += x[i] * x[i];
+    scale = 1.0f / sqrtf(ss / (float)n + eps);
+    s = _mm256_set1_ps(scale);
+    for (i = 0; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), s), _mm256_loadu_ps(w + i)));
+    for (; i < n; i++) out[i] = x[i] * scale * w[i];
+}
+
+/* Four pairs at a time: with x = (x0 x1 ...), cs = (c s ...), fmaddsub gives x0 c - x1 s in the
+   even lanes and x1 c + x0 s in the odd ones. */
+SWA__AVX2 static void swa__rope_avx2(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs)
+{
+    int64_t h, i;
+    for (h = 0; h < n_heads; h++, v += head_dim) {
+        for (i = 0; i + 8 <= n_rot; i += 8) {
+            __m256 x = _mm256_loadu_ps(v + i), t = _mm256_loadu_ps(cs + i);
+            __m256 c = _mm256_moveldup_ps(t), s = _mm256_movehdup_ps(t);
+            __m256 swapped = _mm256_permute_ps(x, 0xb1);
+            _mm256_storeu_ps(v + i, _mm256_fmaddsub_ps(x, c, _mm256_mul_ps(swapped, s)));
+        }
+        for (; i < n_rot; i += 2) {
+            float c = cs[i], s = cs[i + 1], x0 = v[i], x1 = v[i + 1];
+            v[i] = x0 * c - x1 * s;
+            v[i + 1] = x0 * s + x1 * c;
+        }
+    }
+}
+
+SWA__AVX2 static void swa__softmax_avx2(float *x, int64_t n)
+{
+    __m256 m = _mm256_set1_ps(-INFINITY), acc = _mm256_setzero_ps(), vmax, inv;
+    float max, sum;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(x + i));
+    {
+        __m128 r = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        r = _mm_max_ps(r, _mm_movehl_ps(r, r));
+        max = _mm_cvtss_f32(_mm_max_ss(r, _mm_movehdup_ps(r)));
+    }
+    for (; i < n; i++) if (x[i] > max) max = x[i];
+    vmax = _mm256_set1_ps(max);
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256 e = swa__exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
+        _mm256_storeu_ps(x + i, e);
+        acc = _mm256_add_ps(acc, e);
+    }
+    sum = swa__hsum_avx2(acc);
+    for (; i < n; i++) sum += (x[i] = expf(x[i] - max));
+    inv = _mm256_set1_ps(1.0f / sum);
+    for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), inv));
+    for (; i < n; i++) x[i] /= sum;
+}
+
+SWA__AVX2 static void swa__swiglu_avx2(float *gate, const float *up, int64_t n)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 g = _mm256_loadu_ps(gate + i);
+        __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, swa__exp_avx2(_mm256_sub_ps(_mm256_setzero_ps(), g))));
+        _mm256_storeu_ps(gate + i, _mm256_mul_ps(silu, _mm256_loadu_ps(up + i)));
+    }
+    for (; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+}
+
+/* The code-generating macros of this section end here. */
+#undef SWA__LOAD_F16
+#undef SWA__WSUM_AVX2
+
+#endif /* SWA__HAVE_AVX2 */
+
+/* ==== kernels (AVX-VNNI) ====
+   The 256-bit VNNI of CPUs that have it without AVX-512 (Alder Lake and later client cores):
+   the AVX2 quantized kernels with vpdpbusd and vpdpwssd (VEX encoded) in place of the
+   maddubs / madd pairs, chosen at run time; everything else, Q5_K included, stays with AVX2.
+   Exact integer block sums, the weights made unsigned (Q4_0 as they are, Q8_0 plus 128) and
+   the offsets taken off in integers through the activations' block sums; tolerances as AVX2's. */
+
+#if defined(SWA__HAVE_AVX_VNNI)
+
+/* Pair p of a group for vpdpbusd: its first halves (lo) and second halves (hi), unsigned. */
+SWA__AVX_VNNI SWA__INLINE void swa__pair_vnni(const uint8_t *w, int p, uint32_t type, __m256i *lo, __m256i *hi)
+{
+    swa__pair_avx2(w, p, type, lo, hi);
+    if (type == SWA_TYPE_Q8_0) {
+        *lo = _mm256_xor_si256(*lo, _mm256_set1_epi8((char)0x80));
+        *hi = _mm256_xor_si256(*hi, _mm256_set1_epi8((char)0x80));
+    }
+}
+
+/* Block p's exact sum in lanes 0-3 and block p + 4's in 4-7. */
+SWA__AVX_VNNI SWA__INLINE __m256i swa__pair_sums_vnni(__m256i lo, __m256i hi, const int8_t *q)
+{
+    __m256i s = _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), lo, _mm256_loadu_si256((const __m256i *)q));
+    return _mm256_dpbusd_avx_epi32(s, hi, _mm256_loadu_si256((const __m256i *)(q + 32)));
+}
+
+/* One token's turn on a group of 8 weight blocks (scales dw, pairs unpacked): the 8 blocks'
+   sums in block order, their offsets off, scaled into acc. */
+SWA__AVX_VNNI SWA__INLINE __m256 swa__group_step_vnni(__m256 dw, const __m256i lo[4], const __m256i hi[4],
+                                                      const swa__q8g *a, uint32_t type, __m256 acc)
+{
+    __m256i p01 = _mm256_hadd_epi32(swa__pair_sums_vnni(lo[0], hi[0], a->q), swa__pair_sums_vnni(lo[1], hi[1], a->q + 64));
+    __m256i p23 = _mm256_hadd_epi32(swa__pair_sums_vnni(lo[2], hi[2], a->q + 128), swa__pair_sums_vnni(lo[3], hi[3], a->q + 192));
+    __m256i sum8 = _mm256_loadu_si256((const __m256i *)a->sum8);
+    __m256i s = _mm256_sub_epi32(_mm256_hadd_epi32(p01, p23), type == SWA_TYPE_Q4_0 ? sum8 : _mm256_slli_epi32(sum8, 4));
+    return _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_loadu_ps(a->d)), _mm256_cvtepi32_ps(s), acc);
+}
+
+/* One block b of a row's last, partial group. */
+SWA__AVX_VNNI SWA__INLINE float swa__block_dot_vnni(const uint8_t *w, uint32_t type, const swa__q8g *a, int64_t b)
+{
+    __m256i q = swa__block_avx2(w, type);
+    int32_t offset = a[b / 8].sum8[b % 8] * (type == SWA_TYPE_Q4_0 ? 1 : 16);
+    if (type == SWA_TYPE_Q8_0) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
+    return _cvtsh_ss(swa__load_u16(w)) * a[b / 8].d[b % 8] *
+           (float)(swa__hsum_epi32_avx2(_mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b))) - offset);
+}
+
+SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                          float *out, const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const swa__q8g *a0 = (const swa__q8g *)xa, *a1 = (const swa__q8g *)(xa + stride);
+    const swa__q8g *a2 = (const swa__q8g *)(xa + 2 * stride), *a3 = (const swa__q8g *)(xa + 3 * stride);
+    const int block_bytes = (int)swa__types[type].block_bytes;
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    __m256i lo[4], hi[4];
+    float tail0 = 0.0f, tail1 = 0.0f, tail2 = 0.0f, tail3 = 0.0f;
+    int64_t i, b;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += 8 * block_bytes) {
+        __m256 dw = swa__scales8_avx2(w, block_bytes);
+        swa__prefetch_unit(w, 8 * block_bytes);
+        swa__pair_vnni(w, 0, type, &lo[0], &hi[0]);
+        swa__pair_vnni(w, 1, type, &lo[1], &hi[1]);
+        swa__pair_vnni(w, 2, type, &lo[2], &hi[2]);
+        swa__pair_vnni(w, 3, type, &lo[3], &hi[3]);
+        c0 = swa__group_step_vnni(dw, lo, hi, a0 + i, type, c0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
+        __m256 dw = swa__scales8_avx2(w, block_bytes);
+        swa__prefetch_unit(w, 8 * block_bytes);
+        swa__pair_vnni(w, 0, type, &lo[0], &hi[0]);
+        swa__pair_vnni(w, 1, type, &lo[1], &hi[1]);
+        swa__pair_vnni(w, 2, type, &lo[2], &hi[2]);
+        swa__pair_vnni(w, 3, type, &lo[3], &hi[3]);
+        c0 = swa__group_step_vnni(dw, lo, hi, a0 + i, type, c0);
+        c1 = swa__group_step_vnni(dw, lo, hi, a1 + i, type, c1);
+        if (nt > 2) c2 = swa__group_step_vnni(dw, lo, hi, a2 + i, type, c2);
+        if (nt > 3) c3 = swa__group_step_vnni(dw, lo, hi, a3 + i, type, c3);
+    }
+    for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
+        tail0 += swa__block_dot_vnni(w, type, a0, b);
+        if (nt > 1) tail1 += swa__block_dot_vnni(w, type, a1, b);
+        if (nt > 2) tail2 += swa__block_dot_vnni(w, type, a2, b);
+        if (nt > 3) tail3 += swa__block_dot_vnni(w, type, a3, b);
+    }
+    out[0] = swa__hsum_avx2(c0) + tail0;
+    if (nt > 1) out[1] = swa__hsum_avx2(c1) + tail1;
+    if (nt > 2) out[2] = swa__hsum_avx2(c2) + tail2;
+    if (nt > 3) out[3] = swa__hsum_avx2(c3) + tail3;
+}
+
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q8_0_vnni, swa__dots_q8_0_vnni, swa__dot_q8_0_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_Q8_0)
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q4_0_vnni, swa__dots_q4_0_vnni, swa__dot_q4_0_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_Q4_0)
+/* K-quants: a super-block's 256 weights as 8 registers of 32 unsigned quants in element order,
+   and beside each the int16 scales of its two 16-element halves; maddubs gives the pair sums
+   and vpdpwssd scales and adds them, so the super-block's integers stay exact. The loops over
+   registers are unrolled so that constant indices let the compiler keep what fits in registers. */
+typedef struct swa__kquant_vnni {
+    __m256i q[8], s[8];
+} swa__kquant_vnni;
+
+SWA__AVX_VNNI SWA__INLINE __m256i swa__kquant_sums_vnni(const swa__kquant_vnni *u, const int8_t *x)
+{
+    __m256i acc = _mm256_setzero_si256();
+    int j;
+    SWA__UNROLL(8)
+    for (j = 0; j < 8; j++)
+        acc = _mm256_dpwssd_avx_epi32(acc, _mm256_maddubs_epi16(u->q[j], _mm256_loadu_si256((const __m256i *)(x + 32 * j))), u->s[j]);
+    return acc;
+}
+
+/* Q4_K (layout at swa__q4k_scales): group g's low nibbles are sub-block 2g, its high ones 2g + 1. */
+SWA__AVX_VNNI SWA__INLINE void swa__q4k_unpack_vnni(const uint8_t *w, swa__kquant_vnni *u, __m256i *mins16, __m256 *d_dmin)
+{
+    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    const __m256i low4 = _mm256_set1_epi8(15);
+    __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
+    __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
+    int g;
+    SWA__UNROLL(4)
+    for (g = 0; g < 4; g++) {
+        __m256i raw = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
+        u->q[2 * g] = _mm256_and_si256(raw, low4);
+        u->q[2 * g + 1] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+        u->s[2 * g] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));
+        u->s[2 * g + 1] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
+    }
+    *mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
+    *d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)))),
+                                       _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+}
+
+/* Q6_K (layout at swa__q6k_unpack): quants 0..63, the -32 through the 16-element sums. */
+SWA__AVX_VNNI SWA__INLINE void swa__q6k_unpack_vnni(const uint8_t *w, swa__kquant_vnni *u, __m256i *sc16)
+{
+    const __m256i low4 = _mm256_set1_epi8(15), low2 = _mm256_set1_epi8(3);
+    __m128i sc8 = _mm_loadu_si128((const __m128i *)(w + 192));
+    __m256i sc_low = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));
+    __m256i sc_high = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8)));
+    int h, k;
+    SWA__UNROLL(2)
+    for (h = 0; h < 2; h++) {
+        __m256i l0 = _mm256_loadu_si256((const __m256i *)(w + 64 * h)), l1 = _mm256_loadu_si256((const __m256i *)(w + 64 * h + 32));
+        __m256i hb = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * h));
+        SWA__UNROLL(4)
+        for (k = 0; k < 4; k++) {
+            __m256i l = k & 1 ? l1 : l0;
+            __m256i lo = _mm256_and_si256(k < 2 ? l : _mm256_srli_epi16(l, 4), low4);
+            __m256i hi2 = _mm256_and_si256(_mm256_srli_epi16(hb, 2 * k), low2);
+            u->q[4 * h + k] = _mm256_or_si256(lo, _mm256_slli_epi16(hi2, 4));
+            u->s[4 * h + k] = swa__scale_pair_avx2(h == 0 ? sc_low : sc_high, k);
+        }
+    }
+    *sc16 = _mm256_cvtepi8_epi16(sc8);
+}
+
+SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q4_k_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    __m256 c[4];
+    swa__kquant_vnni u;
+    __m256i mins16;
+    __m256 d_dmin;
+    int64_t i;
+    int t;
+    for (t = 0; t < 4; t++) c[t] = _mm256_setzero_ps();
+    for (i = 0; i < n / 256; i++, w += 144) {
+        swa__prefetch_unit(w, 144);
+        swa__q4k_unpack_vnni(w, &u, &mins16, &d_dmin);
+        for (t = 0; t < nt; t++) {
+            const swa__q8k *a = (const swa__q8k *)(xa + (size_t)t * stride) + i;
+            __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), mins16);
+            __m256i both = _mm256_hadd_epi32(swa__kquant_sums_vnni(&u, a->q), mins);
+            c[t] = _mm256_fmadd_ps(_mm256_mul_ps(d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(both), c[t]);
+        }
+    }
+    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(c[t]);
+}
+
+SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q6_k_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    __m256 c[4];
+    swa__kquant_vnni u;
+    __m256i sc16;
+    int64_t i;
+    int t;
+    for (t = 0; t < 4; t++) c[t] = _mm256_setzero_ps();
+    for (i = 0; i < n / 256; i++, w += 210) {
+        float d = _cvtsh_ss(swa__load_u16(w + 208));
+        swa__prefetch_unit(w, 210);
+        swa__q6k_unpack_vnni(w, &u, &sc16);
+        for (t = 0; t < nt; t++) {
+            const swa__q8k *a = (const swa__q8k *)(xa + (size_t)t * stride) + i;
+            __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), sc16);
+            __m256i sum = _mm256_sub_epi32(swa__kquant_sums_vnni(&u, a->q), _mm256_slli_epi32(offset, 5));
+            c[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sum), c[t]);
+        }
+    }
+    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(c[t]);
+}
+
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q4_k_vnni, swa__row_dots_q4_k_vnni)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q6_k_vnni, swa__row_dots_q6_k_vnni)
+SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q4_k_vnni, swa__dots_q4_k_vnni)
+SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q6_k_vnni, swa__dots_q6_k_vnni)
+
+#endif /* SWA__HAVE_AVX_VNNI */
+
+/* ==== kernels (AVX-512 + VNNI) ====
+   F, BW and VL with VNNI, compiled with target attributes like the AVX2 kernels and chosen at
+   run time after the CPU check. They replace the matrix-product kernels; everything else (the
+   element-wise kernels, activation quantization, the weighted sum) stays with AVX2, which
+   such a CPU also runs. Differences from the reference, and the tolerances tests/test_kernels.c
+   holds them to:
+   - float tiles keep one 16-lane sum per (row, token) pair with FMA, the row's last columns
+     through a masked load: within 1e-5 of the sum of |products|;
+   - quantized dots take each block's exact integer sum of (unsigned) weights times signed
+     activations from vpdpbusd (Q8_0's weights offset by 128 and Q4_0's by 8) and scale it in
+     a float lane; the offsets' terms (through the activations' block sums) are scaled and
+     taken off in float at the row's end, so the sums are exact before scaling but not after
+     the offset: within 1e-5 of the sum of |block terms|; the K-quants keep a super-block's
+     integers exact (vpdpwssd multiplies the 16-bit pair sums by the scales) and scale them
+     with one FMA: within 1e-6.
+   A token's result never depends on the other tokens of its tile, as with AVX2. */
+
+#if defined(SWA__HAVE_AVX512)
+
+/* GCC 12's AVX-512 headers give their register casts an undefined upper part that C++ builds
+   report as uninitialized (GCC bug 105593) wherever they are inlined. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+/* ---- float rows: F32, F16, BF16 ---- */
+
+/* The sum of 16 lanes (GCC 12's _mm512_reduce_add_ps warns in C++ builds). */
+SWA__AVX512 SWA__INLINE float swa__hsum16_avx512(__m512 v)
+{
+    __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    return swa__hsum_avx2(_mm256_add_ps(_mm512_castps512_ps256(v), hi));
+}
+
+/* 16 floats of a float row from column i, the columns outside mask m read as zeros. */
+SWA__AVX512 SWA__INLINE __m512 swa__load16_avx512(const uint8_t *w, int64_t i, __mmask16 m, uint32_t type)
+{
+    if (type == SWA_TYPE_F32) return _mm512_maskz_loadu_ps(m, (const float *)w + i);
+    if (type == SWA_TYPE_F16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t *)w + i));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)w + i)), 16));
+}
+
+/* Up to 4 rows x 6 tokens, sized for AVX-512's 32 registers: per 16 columns the rows are
+   widened once (R registers) and each token's vector loaded once and met by every row, into 24
+   accumulators: the 3 x 4 tiles AVX2 has registers for give the FMA units too few products per
+   load to keep them busy. The columns from the last whole 16 on go through one masked step, so
+   a pair meets the same operations whatever its tile: its 16-lane sum, column block after
+   column block, then the lanes' tree. R and T are constants after inlining. */
+SWA__AVX512 SWA__INLINE void swa__tile_step_avx512(__m512 c[SWA__FLOAT_TILE_ROWS][SWA__TILE_MAX_TOKENS],
+                                                   const uint8_t *wb, size_t w_stride, const uint8_t *xb,
+                                                   size_t x_stride, int64_t i, __mmask16 m, uint32_t type,
+                                                   const int R, const int T)
+{
+    __m512 w[SWA__FLOAT_TILE_ROWS];
+    int r, t;
+    SWA__UNROLL(8)
+    for (r = 0; r < R; r++) w[r] = swa__load16_avx512(wb + (size_t)r * w_stride, i, m, type);
+    SWA__UNROLL(8)
+    for (t = 0; t < T; t++) {
+        /* masked even when whole, so that the compiler loads it once and does not fold it
+           into each of the R products */
+        const __m512 x = _mm512_maskz_loadu_ps(m, (const float *)(xb + (size_t)t * x_stride) + i);
+        SWA__UNROLL(8)
+        for (r = 0; r < R; r++) c[r][t] = _mm512_fmadd_ps(w[r], x, c[r][t]);
+    }
+}
+
+/* A tile over the len columns from wb and xb on, its accumulators carried in acc from the
+   columns before (acc[r][t], SWA__TILE_MAX_TOKENS to a row); the next tile's rows are fetched
+   ahead. */
+SWA__AVX512 SWA__INLINE void
+swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_stride, int64_t len,
+                 __m512 acc[][SWA__TILE_MAX_TOKENS], uint32_t type, const int R, const int T)
+{
+    __m512 c[SWA__FLOAT_TILE_ROWS][SWA__TILE_MAX_TOKENS];
+    const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
+    int64_t i;
+    int r, t;
+    SWA__UNROLL(8)
+    for (r = 0; r < R; r++)
+        SWA__UNROLL(8)
+        for (t = 0; t < T; t++) c[r][t] = acc[r][t];
+    for (i = 0; i + 16 <= len; i += 16) {
+        if ((size_t)i * elt % 64 == 0) swa__prefetch_float_tile(wb, w_stride, R, R, (size_t)i * elt, (size_t)len * elt, T);
+        swa__tile_step_avx512(c, wb, w_stride, xb, x_stride, i, (__mmask16)0xffffu, type, R, T);
+    }
+    if (i < len) swa__tile_step_avx512(c, wb, w_stride, xb, x_stride, i, (__mmask16)((1u << (len - i)) - 1u), type, R, T);
+    SWA__UNROLL(8)
+    for (r = 0; r < R; r++)
+        SWA__UNROLL(8)
+        for (t = 0; t < T; t++) acc[r][t] = c[r][t];
+}
+
+/* Up to SWA__TILE_MAX_ROWS rows against up to 6 tokens, in tiles of 4 rows. With several
+   tokens the columns go in chunks of SWA__FLOAT_CHUNK, each met by every tile before the next:
+   the tokens' activations for a chunk (12 KB for 6 tokens) stay in L1 while the rows pass, the
+   accumulators kept in acc in between. Met over all the columns at once, each tile of 4 rows
+   would read its tokens' activations from L2 again, 6 loads of 64 bytes and 4 of 32 for 24
+   FMAs, more than L2 gives a core. One token's rows go whole, one stream at a time. Each lane
+   still meets its column blocks in order, so the bits are those of any other tile or chunk. */
+#define SWA__FLOAT_CHUNK 512
+SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                                    int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
+{
+    const int64_t chunk = nt > 1 ? SWA__FLOAT_CHUNK : n;
+    const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
+    __m512 acc[SWA__TILE_MAX_ROWS][SWA__TILE_MAX_TOKENS];
+    int64_t i, len;
+    int r, t;
+    for (r = 0; r < nr; r++)
+        for (t = 0; t < nt; t++) acc[r][t] = _mm512_setzero_ps();
+    for (i = 0; i < n; i += len) {
+        const uint8_t *xb = (const uint8_t *)x + (size_t)i * sizeof(float);
+        len = n - i < chunk ? n - i : chunk;
+        for (r = 0; r < nr; r += SWA__FLOAT_TILE_ROWS) {
+            const uint8_t *wb = (const uint8_t *)w + (size_t)r * w_stride + (size_t)i * elt;
+            /* the tile's rows and tokens, constants in the kernel each case picks */
+            switch ((nr - r < SWA__FLOAT_TILE_ROWS ? nr - r - 1 : SWA__FLOAT_TILE_ROWS - 1) * SWA__TILE_MAX_TOKENS + nt - 1) {
+            case 0: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 1); break;
+            case 1: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 2); break;
+            case 2: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 3); break;
+            case 3: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 4); break;
+            case 4: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 5); break;
+            case 5: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 6); break;
+            case 6: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 1); break;
+            case 7: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 2); break;
+            case 8: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 3); break;
+            case 9: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 4); break;
+            case 10: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 5); break;
+            case 11: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 2, 6); break;
+            case 12: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 1); break;
+            case 13: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 2); break;
+            case 14: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 3); break;
+            case 15: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 4); break;
+            case 16: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 5); break;
+            case 17: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 3, 6); break;
+            case 18: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 1); break;
+            case 19: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 2); break;
+            case 20: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 3); break;
+            case 21: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 4); break;
+            case 22: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 5); break;
+            case 23: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 4, 6); break;
+            default: break;
+            }
+        }
+    }
+    for (t = 0; t < nt; t++)
+        for (r = 0; r < nr; r++) y[t * ldy + r] = swa__hsum16_avx512(acc[r][t]);
+}
+
+SWA__AVX512 static void swa__dots_f32_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                             int nt, int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_float_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F32);
+}
+
+SWA__AVX512 static void swa__dots_f16_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                             int nt, int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_float_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F16);
+}
+
+SWA__AVX512 static void swa__dots_bf16_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                              int nt, int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_float_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_BF16);
+}
+
+SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f32_avx512, swa__dots_f32_avx512)
+SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f16_avx512, swa__dots_f16_avx512)
+SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_bf16_avx512, swa__dots_bf16_avx512)
+
+/* ---- Q8_0 and Q4_0 against swa__q8g groups, 8 blocks at a time ----
+   Weight blocks p and p + 4 fill one register in the order of the activations' 64 bytes at
+   64 p: [p's first 16 | p+4's first 16 | p's last 16 | p+4's last 16]. vpdpbusd leaves block
+   p's sum in lanes 0-3 and 8-11 and block p + 4's in 4-7 and 12-15, and the products of the
+   block scales (weights times activations) are spread to match with one permute, so a whole
+   row accumulates in 16 float lanes and is added up once at its end. The weights are
+   unsigned: Q4_0's nibbles (0..15) as they are, Q8_0's bytes plus 128; sum (w - k) x =
+   sum w x - k sum x, with k sum x = sum8 (Q4_0, k = 8) or 16 sum8 (Q8_0, k = 128), one FMA
+   for the 8 blocks. */
+
+/* The 8 blocks' f16 scales (at block_bytes strides from w) as floats: two registers hold the
+   group's first 128 bytes (Q4_0) and one word permute picks the scales out. */
+SWA__AVX512 SWA__INLINE __m256 swa__scales8_avx512(const uint8_t *w, uint32_t type)
+{
+    if (type == SWA_TYPE_Q4_0) {
+        const __m512i at = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                            63, 54, 45, 36, 27, 18, 9, 0);
+        __m512i s = _mm512_permutex2var_epi16(_mm512_loadu_si512(w), at, _mm512_loadu_si512(w + 64));
+        return _mm256_cvtph_ps(_mm512_castsi512_si128(s));
+    }
+    return swa__scales8_avx2(w, 34);
+}
+
+SWA__AVX512 SWA__INLINE __m512i swa__pair_avx512(const uint8_t *w, int p, uint32_t type)
+{
+    if (type == SWA_TYPE_Q4_0) {
+        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + 18 * p + 2))),
+                                            _mm_loadu_si128((const __m128i *)(w + 18 * (p + 4) + 2)), 1);
+        return _mm512_and_si512(_mm512_inserti64x4(_mm512_zextsi256_si512(v), _mm256_srli_epi16(v, 4), 1),
+                                _mm512_set1_epi8(15));
+    } else {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(w + 34 * p + 2));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(w + 34 * (p + 4) + 2));
+        __m512i v = _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_permute2x128_si256(a, b, 0x20)),
+                                       _mm256_permute2x128_si256(a, b, 0x31), 1);
+        return _mm512_xor_si512(v, _mm512_set1_epi8((char)0x80));
+    }
+}
+
+/* Pair p's sums for one token, scaled by the blocks' scale products ds (8 lanes, spread to
+   the pair's 16) into the row's 16 float lanes. */
+SWA__AVX512 SWA__INLINE __m512 swa__pair_step_avx512(__m512i w, const int8_t *x, __m512 ds, int p, __m512 acc)
+{
+    const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4);
+    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, _mm512_loadu_si512(x));
+    __m512 scale = _mm512_permutexvar_ps(_mm512_add_epi32(spread, _mm512_set1_epi32(p)), ds);
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), scale, acc);
+}
+
+/* One token's turn on a group of 8 weight blocks (scales d, pairs w0..w3): acc (16 lanes)
+   takes the blocks' scaled sums, off (8 lanes) their offsets. */
+SWA__AVX512 SWA__INLINE void swa__group_step_avx512(__m256 d, __m512i w0, __m512i w1, __m512i w2, __m512i w3,
+                                                    const swa__q8g *a, uint32_t type, __m512 *acc, __m256 *off)
+{
+    const __m256 k = _mm256_set1_ps(type == SWA_TYPE_Q4_0 ? 1.0f : 16.0f);
+    __m256 ds = _mm256_mul_ps(d, _mm256_loadu_ps(a->d));
+    __m512 ds16 = _mm512_zextps256_ps512(ds);
+    *acc = swa__pair_step_avx512(w0, a->q, ds16, 0, *acc);
+    *acc = swa__pair_step_avx512(w1, a->q + 64, ds16, 1, *acc);
+    *acc = swa__pair_step_avx512(w2, a->q + 128, ds16, 2, *acc);
+    *acc = swa__pair_step_avx512(w3, a->q + 192, ds16, 3, *acc);
+    *off = _mm256_fmadd_ps(ds, _mm256_mul_ps(k, _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)a->sum8))), *off);
+}
+
+/* One block b of a row's last, partial group: the exact integer sum of its 32 products (the
+   weights unsigned and offset as above), scaled. */
+SWA__AVX512 SWA__INLINE float swa__block_dot_avx512(const uint8_t *w, uint32_t type, const swa__q8g *a, int64_t b)
+{
+    __m256i q = swa__block_avx2(w, type);
+    int32_t offset = a[b / 8].sum8[b % 8] * (type == SWA_TYPE_Q4_0 ? 1 : 16);
+    if (type == SWA_TYPE_Q8_0) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
+    return _cvtsh_ss(swa__load_u16(w)) * a[b / 8].d[b % 8] *
+           (float)(swa__hsum_epi32_avx2(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b))) - offset);
+}
+
+/* A row against up to 4 tokens: generation (one token) in a loop of its own, which the
+   compiler schedules without the other tokens' registers, and a tile's tokens sharing each
+   unpacked group; every token takes the same steps in both. */
+SWA__AVX512 SWA__INLINE void swa__row_dots_grouped_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                          float *out, const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const swa__q8g *a0 = (const swa__q8g *)xa, *a1 = (const swa__q8g *)(xa + stride);
+    const swa__q8g *a2 = (const swa__q8g *)(xa + 2 * stride), *a3 = (const swa__q8g *)(xa + 3 * stride);
+    const int block_bytes = (int)swa__types[type].block_bytes;
+    __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    __m256 o0 = _mm256_setzero_ps(), o1 = o0, o2 = o0, o3 = o0;
+    float tail0 = 0.0f, tail1 = 0.0f, tail2 = 0.0f, tail3 = 0.0f;
+    int64_t i, b;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += 8 * block_bytes) {
+        __m256 d = swa__scales8_avx512(w, type);
+        swa__prefetch_unit(w, 8 * block_bytes);
+        __m512i w0 = swa__pair_avx512(w, 0, type), w1 = swa__pair_avx512(w, 1, type);
+        __m512i w2 = swa__pair_avx512(w, 2, type), w3 = swa__pair_avx512(w, 3, type);
+        swa__group_step_avx512(d, w0, w1, w2, w3, a0 + i, type, &c0, &o0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
+        __m256 d = swa__scales8_avx512(w, type);
+        swa__prefetch_unit(w, 8 * block_bytes);
+        __m512i w0 = swa__pair_avx512(w, 0, type), w1 = swa__pair_avx512(w, 1, type);
+        __m512i w2 = swa__pair_avx512(w, 2, type), w3 = swa__pair_avx512(w, 3, type);
+        swa__group_step_avx512(d, w0, w1, w2, w3, a0 + i, type, &c0, &o0);
+        swa__group_step_avx512(d, w0, w1, w2, w3, a1 + i, type, &c1, &o1);
+        if (nt > 2) swa__group_step_avx512(d, w0, w1, w2, w3, a2 + i, type, &c2, &o2);
+        if (nt > 3) swa__group_step_avx512(d, w0, w1, w2, w3, a3 + i, type, &c3, &o3);
+    }
+    for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
+        tail0 += swa__block_dot_avx512(w, type, a0, b);
+        if (nt > 1) tail1 += swa__block_dot_avx512(w, type, a1, b);
+        if (nt > 2) tail2 += swa__block_dot_avx512(w, type, a2, b);
+        if (nt > 3) tail3 += swa__block_dot_avx512(w, type, a3, b);
+    }
+    out[0] = swa__hsum16_avx512(c0) - swa__hsum_avx2(o0) + tail0;
+    if (nt > 1) out[1] = swa__hsum16_avx512(c1) - swa__hsum_avx2(o1) + tail1;
+    if (nt > 2) out[2] = swa__hsum16_avx512(c2) - swa__hsum_avx2(o2) + tail2;
+    if (nt > 3) out[3] = swa__hsum16_avx512(c3) - swa__hsum_avx2(o3) + tail3;
+}
+
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q8_0_avx512, swa__dots_q8_0_avx512, swa__dot_q8_0_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_Q8_0)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q4_0_avx512, swa__dots_q4_0_avx512, swa__dot_q4_0_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_Q4_0)
+
+/* ---- K-quants against swa__q8k super-blocks ----
+   A register of weights holds 64 elements in order, as unsigned bytes; maddubs gives the
+   16-bit sums of their pairs of products, and vpdpwssd multiplies those by the scales of their
+   sub-blocks (spread to the 16-bit lanes by one word permute per register, once per
+   super-block) and adds them up in 32-bit lanes: a super-block's integers stay exact. */
+
+/* Index patterns for vpermw: [0 x 16 | 1 x 16] and [0 x 8 | 1 x 8 | 2 x 8 | 3 x 8]. */
+static const int16_t swa__spread16[32] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                          1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+static const int16_t swa__spread8[32] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                         2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
+
+/* int16 scales s[first + pattern[i]] in lane i. */
+SWA__AVX512 SWA__INLINE __m512i swa__spread_avx512(__m512i s, const int16_t *pattern, int first)
+{
+    return _mm512_permutexvar_epi16(_mm512_add_epi16(_mm512_loadu_si512(pattern), _mm512_set1_epi16((short)first)), s);
+}
+
+/* A super-block's 256 weights in 4 registers of 64 and their scales spread to match. */
+typedef struct swa__kquant_avx512 {
+    __m512i q0, q1, q2, q3, s0, s1, s2, s3;
+} swa__kquant_avx512;
+
+/* One token's 256 products, the scales applied, in 8 lanes. */
+SWA__AVX512 SWA__INLINE __m256i swa__kquant_sums_avx512(const swa__kquant_avx512 *u, const int8_t *x)
+{
+    __m512i acc = _mm512_dpwssd_epi32(_mm512_setzero_si512(), _mm512_maddubs_epi16(u->q0, _mm512_loadu_si512(x)), u->s0);
+    acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u->q1, _mm512_loadu_si512(x + 64)), u->s1);
+    acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u->q2, _mm512_loadu_si512(x + 128)), u->s2);
+    acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u->q3, _mm512_loadu_si512(x + 192)), u->s3);
+    return _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
+}
+
+/* Q4_K and Q5_K (layouts at swa__q4k_scales and swa__dot_q5_k_ref): register g holds group
+   g, sub-block 2g's low nibbles then 2g + 1's high ones (with Q5_K's fifth bits from qh). The
+   mins meet the activations' 16-element sums, and sums and mins share one hadd and one FMA,
+   as in the AVX2 kernel. */
+typedef struct swa__q4k_avx512 {
+    swa__kquant_avx512 k;
+    __m256i mins16;   /* -m[j] for bsum[2 j] and bsum[2 j + 1] */
+    __m256 d_dmin;    /* [d d dmin dmin] in each 128-bit lane */
+} swa__q4k_avx512;
+
+SWA__AVX512 SWA__INLINE __m512i swa__q4k_group_avx512(const uint8_t *w, int g)
+{
+    __m256i v = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
+    return _mm512_and_si512(_mm512_inserti64x4(_mm512_zextsi256_si512(v), _mm256_srli_epi16(v, 4), 1), _mm512_set1_epi8(15));
+}
+
+SWA__AVX512 SWA__INLINE __m512i swa__q5k_group_avx512(const uint8_t *w, int g)
+{
+    __m256i v = _mm256_loadu_si256((const __m256i *)(w + 48 + 32 * g)), qh = _mm256_loadu_si256((const __m256i *)(w + 16));
+    __m512i q = _mm512_inserti64x4(_mm512_zextsi256_si512(v), _mm256_srli_epi16(v, 4), 1);
+    __m512i h = _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_srli_epi16(qh, 2 * g)), _mm256_srli_epi16(qh, 2 * g + 1), 1);
+    return _mm512_or_si512(_mm512_and_si512(q, _mm512_set1_epi8(15)), _mm512_slli_epi16(_mm512_and_si512(h, _mm512_set1_epi8(1)), 4));
+}
+
+SWA__AVX512 SWA__INLINE void swa__q4k_unpack_avx512(const uint8_t *w, uint32_t type, swa__q4k_avx512 *u)
+{
+    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
+    __m512i sc16 = _mm512_zextsi256_si512(_mm256_cvtepu8_epi16(scales_mins));
+    u->k.q0 = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, 0) : swa__q5k_group_avx512(w, 0);
+    u->k.q1 = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, 1) : swa__q5k_group_avx512(w, 1);
+    u->k.q2 = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, 2) : swa__q5k_group_avx512(w, 2);
+    u->k.q3 = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, 3) : swa__q5k_group_avx512(w, 3);
+    u->k.s0 = swa__spread_avx512(sc16, swa__spread16, 0);
+    u->k.s1 = swa__spread_avx512(sc16, swa__spread16, 2);
+    u->k.s2 = swa__spread_avx512(sc16, swa__spread16, 4);
+    u->k.s3 = swa__spread_avx512(sc16, swa__spread16, 6);
+    u->mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
+    u->d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)))),
+                                         _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+}
+
+SWA__AVX512 SWA__INLINE __m256 swa__q4k_step_avx512(const swa__q4k_avx512 *u, const swa__q8k *a, __m256 acc)
+{
+    __m256i sums = swa__kquant_sums_avx512(&u->k, a->q);
+    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->mins16);
+    return _mm256_fmadd_ps(_mm256_mul_ps(u->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sums, mins)), acc);
+}
+
+/* Q6_K (layout at swa__q6k_unpack): half h's 64 low-nibble bytes give elements 0..63 of the
+   half in their low nibbles and 64..127 in their high ones; the two high bits come from qh,
+   2 bits per 32 elements. The quants are 0..63 here and the -32 comes back through the
+   activations' 16-element sums. */
+typedef struct swa__q6k_avx512 {
+    swa__kquant_avx512 k;
+    __m256i sc16;     /* the 16 scales as int16, for the offset */
+    float d;
+} swa__q6k_avx512;
+
+/* Elements 64 j .. 64 j + 63 of a Q6_K super-block as 0..63. */
+SWA__AVX512 SWA__INLINE __m512i swa__q6k_quarter_avx512(const uint8_t *w, int j)
+{
+    const __m512i low4 = _mm512_set1_epi8(15), low2 = _mm512_set1_epi8(3);
+    __m512i l = _mm512_loadu_si512(w + 64 * (j / 2));
+    __m256i qh = _mm256_loadu_si256((const __m256i *)(w + 128 + 32 * (j / 2)));
+    int shift = 4 * (j % 2);   /* quarters 0,1 of the half: qh bits 0-3; 2,3: bits 4-7 */
+    __m512i high = _mm512_inserti64x4(_mm512_zextsi256_si512(_mm256_srli_epi16(qh, shift)), _mm256_srli_epi16(qh, shift + 2), 1);
+    if (j % 2) l = _mm512_srli_epi16(l, 4);
+    return _mm512_or_si512(_mm512_and_si512(l, low4), _mm512_slli_epi16(_mm512_and_si512(high, low2), 4));
+}
+
+SWA__AVX512 SWA__INLINE void swa__q6k_unpack_avx512(const uint8_t *w, swa__q6k_avx512 *u)
+{
+    __m512i s;
+    u->k.q0 = swa__q6k_quarter_avx512(w, 0);
+    u->k.q1 = swa__q6k_quarter_avx512(w, 1);
+    u->k.q2 = swa__q6k_quarter_avx512(w, 2);
+    u->k.q3 = swa__q6k_quarter_avx512(w, 3);
+    u->sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192)));
+    s = _mm512_zextsi256_si512(u->sc16);
+    u->k.s0 = swa__spread_avx512(s, swa__spread8, 0);
+    u->k.s1 = swa__spread_avx512(s, swa__spread8, 4);
+    u->k.s2 = swa__spread_avx512(s, swa__spread8, 8);
+    u->k.s3 = swa__spread_avx512(s, swa__spread8, 12);
+    u->d = _cvtsh_ss(swa__load_u16(w + 208));
+}
+
+SWA__AVX512 SWA__INLINE __m256 swa__q6k_step_avx512(const swa__q6k_avx512 *u, const swa__q8k *a, __m256 acc)
+{
+    __m256i sums = swa__kquant_sums_avx512(&u->k, a->q);
+    __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->sc16);
+    sums = _mm256_sub_epi32(sums, _mm256_slli_epi32(offset, 5));
+    return _mm256_fmadd_ps(_mm256_set1_ps(u->d * a->d), _mm256_cvtepi32_ps(sums), acc);
+}
+
+/* The K-quant row kernels: generation in a loop of its own, then tiles of up to 4 tokens. */
+SWA__AVX512 SWA__INLINE void swa__row_dots_kmin_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                       float *out, const uint32_t type)
+{
+    const int unit = (int)swa__types[type].block_bytes;
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
+    const swa__q8k *a2 = (const swa__q8k *)(xa + 2 * stride), *a3 = (const swa__q8k *)(xa + 3 * stride);
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    swa__q4k_avx512 u;
+    int64_t i;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += unit) {
+        swa__prefetch_unit(w, unit);
+        swa__q4k_unpack_avx512(w, type, &u);
+        c0 = swa__q4k_step_avx512(&u, a0 + i, c0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += unit) {
+        swa__prefetch_unit(w, unit);
+        swa__q4k_unpack_avx512(w, type, &u);
+        c0 = swa__q4k_step_avx512(&u, a0 + i, c0);
+        c1 = swa__q4k_step_avx512(&u, a1 + i, c1);
+        if (nt > 2) c2 = swa__q4k_step_avx512(&u, a2 + i, c2);
+        if (nt > 3) c3 = swa__q4k_step_avx512(&u, a3 + i, c3);
+    }
+    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
+}
+
+SWA__AVX512 SWA__INLINE void swa__row_dots_q6_k_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
+    const swa__q8k *a2 = (const swa__q8k *)(xa + 2 * stride), *a3 = (const swa__q8k *)(xa + 3 * stride);
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    swa__q6k_avx512 u;
+    int64_t i;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += 210) {
+        swa__prefetch_unit(w, 210);
+        swa__q6k_unpack_avx512(w, &u);
+        c0 = swa__q6k_step_avx512(&u, a0 + i, c0);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += 210) {
+        swa__prefetch_unit(w, 210);
+        swa__q6k_unpack_avx512(w, &u);
+        c0 = swa__q6k_step_avx512(&u, a0 + i, c0);
+        c1 = swa__q6k_step_avx512(&u, a1 + i, c1);
+        if (nt > 2) c2 = swa__q6k_step_avx512(&u, a2 + i, c2);
+        if (nt > 3) c3 = swa__q6k_step_avx512(&u, a3 + i, c3);
+    }
+    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
+}
+
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q4_k_avx512, swa__dots_q4_k_avx512, swa__dot_q4_k_avx512, swa__row_dots_kmin_avx512, SWA_TYPE_Q4_K)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q5_k_avx512, swa__dots_q5_k_avx512, swa__dot_q5_k_avx512, swa__row_dots_kmin_avx512, SWA_TYPE_Q5_K)
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q6_k_avx512, swa__row_dots_q6_k_avx512)
+SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q6_k_avx512, swa__dots_q6_k_avx512)
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#endif /* SWA__HAVE_AVX512 */
+
+/* ==== kernels (AMX) ====
+   The AVX-512 set, with Q8_0 and Q4_0 computed by residue (see swa__block_isum_ref): dots for
+   generation and tiles of a few tokens, and matrix products on AMX tiles from
+   8 tokens on, all giving the reference order's bits exactly; and Q4_K, Q5_K and Q6_K likewise,
+   in orders of their own, with products from 16 tokens on. */
+
+#if defined(SWA__HAVE_AMX)
+
+#if defined(__GNUC__) && !defined(__clang__)   /* GCC bug 105593, as in the AVX-512 section */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+/* ---- Q8_0 and Q4_0 by residue: the order the AMX set computes them in ----
+   An AMX tile product gives each block's exact integer sum for 16 rows x 16 tokens at once;
+   scaling such sums lane by lane, as the AVX-512 dots do, would cost more than the product. So
+   the AMX set follows an order its tiles and its 1-token dots can both keep exactly: block b's
+   integer sum I_b times s_b = d_w * d_x (rounded to float) goes by FMA into accumulator
+   b mod 16, in block order, and the 16 accumulators are added in the tree of the 16-lane sum
+   (j + 8, then j + 4, j + 2, j + 1). A (row, token) pair thus gets the same bits from a
+   generation dot, a prompt tile and an AMX tile, and a chunk's logits still do not depend on
+   its size. These loops are that order's reference. */
+SWA__INTERNAL int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const swa__q8g *x, int64_t b)
+{
+    const int8_t *lo = swa__q8g_half(x, b, 0), *hi = swa__q8g_half(x, b, 1);
+    int32_t s = 0;
+    int j;
+    for (j = 0; j < 16; j++) {
+        int w_lo = type == SWA_TYPE_Q8_0 ? (int8_t)w[2 + j] : (w[2 + j] & 15) - 8;
+        int w_hi = type == SWA_TYPE_Q8_0 ? (int8_t)w[18 + j] : (w[2 + j] >> 4) - 8;
+        s += w_lo * lo[j] + w_hi * hi[j];
+    }
+    return s;
+}
+
+/* Blocks [b0, b1) of a row into the 16 accumulators, and their sum: the reference the
+   kernels are held to (tests/test_kernels.c). */
+SWA__INTERNAL void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8g *x,
+                                           int64_t b0, int64_t b1, float acc[16])
+{
+    const int64_t bytes = swa_type_block_bytes(type);
+    int64_t b;
+    for (b = b0; b < b1; b++) {
+        const uint8_t *w = row + b * bytes;
+        float s = swa__f16_to_f32(swa__load_u16(w)) * x[b / 8].d[b % 8];
+        acc[b % 16] = fmaf((float)swa__block_isum_ref(w, type, x, b), s, acc[b % 16]);
+    }
+}
+
+SWA__INTERNAL float swa__residue_sum_ref(const float acc[16])
+{
+    float b[8], c[4];
+    int j;
+    for (j = 0; j < 8; j++) b[j] = acc[j] + acc[j + 8];
+    for (j = 0; j < 4; j++) c[j] = b[j] + b[j + 4];
+    return (c[0] + c[2]) + (c[1] + c[3]);
+}
+
+/* ---- dots by residue ----
+   16 blocks at a time: the pairs of swa__pair_avx512 (pair p of a group: blocks p and p + 4, a
+   128-bit lane per half block) against the activations give 8 registers of partial sums,
+   which a transposing reduction turns into the 16 blocks' sums in block order; less the
+   unsigned weights' offsets, they are scaled into the 16 accumulators with one FMA. */
+
+/* A group's 4 pair sums to one register: 128-bit lane h * 2 + k holds half h of blocks
+   4k .. 4k + 3. */
+SWA__AMX SWA__INLINE __m512i swa__group_isums_amx(__m512i s0, __m512i s1, __m512i s2, __m512i s3, uint32_t type)
+{
+    __m512i a, b;
+    if (type == SWA_TYPE_Q4_0) {   /* lanes within 2 * 7620 pack to int16, and a madd adds neighbours */
+        const __m512i one = _mm512_set1_epi16(1);
+        a = _mm512_madd_epi16(_mm512_packs_epi32(s0, s1), one);
+        b = _mm512_madd_epi16(_mm512_packs_epi32(s2, s3), one);
+        return _mm512_madd_epi16(_mm512_packs_epi32(a, b), one);
+    }
+    a = _mm512_add_epi32(_mm512_unpacklo_epi32(s0, s1), _mm512_unpackhi_epi32(s0, s1));
+    b = _mm512_add_epi32(_mm512_unpacklo_epi32(s2, s3), _mm512_unpackhi_epi32(s2, s3));
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+}
+
+/* Two groups' registers to the 16 block sums: the halves added, group g in lanes 8g..8g+7. */
+SWA__AMX SWA__INLINE __m512i swa__unit_isums_amx(__m512i g0, __m512i g1)
+{
+    return _mm512_add_epi32(_mm512_shuffle_i32x4(g0, g1, _MM_SHUFFLE(1, 0, 1, 0)),
+                            _mm512_shuffle_i32x4(g0, g1, _MM_SHUFFLE(3, 2, 3, 2)));
+}
+
+SWA__AMX SWA__INLINE __m512 swa__join_ps_amx(__m256 lo, __m256 hi)
+{
+    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
+}
+
+/* A unit of 16 weight blocks, unpacked once for the tile's tokens. */
+typedef struct swa__unit_amx {
+    __m512i pair[8];
+    __m512 scale;
+} swa__unit_amx;
+
+SWA__AMX SWA__INLINE swa__unit_amx swa__unit_load_amx(const uint8_t *w, uint32_t type)
+{
+    const int64_t group_bytes = 8 * swa__types[type].block_bytes;
+    swa__unit_amx u;
+    int p;
+    SWA__UNROLL(8)
+    for (p = 0; p < 8; p++) u.pair[p] = swa__pair_avx512(w + p / 4 * group_bytes, p % 4, type);
+    u.scale = swa__join_ps_amx(swa__scales8_avx512(w, type), swa__scales8_avx512(w + group_bytes, type));
+    return u;
+}
+
+/* One token's turn on a unit (its groups a[0], a[1]): acc lane j takes block j's term. */
+SWA__AMX SWA__INLINE __m512 swa__unit_step_amx(const swa__unit_amx *u, const swa__q8g *a, uint32_t type, __m512 acc)
+{
+    __m512i s[8], off;
+    __m512 scale = _mm512_mul_ps(u->scale, swa__join_ps_amx(_mm256_loadu_ps(a[0].d), _mm256_loadu_ps(a[1].d)));
+    int p;
+    SWA__UNROLL(8)
+    for (p = 0; p < 8; p++)
+        s[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u->pair[p], _mm512_loadu_si512(a[p / 4].q + 64 * (p % 4)));
+    off = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a[0].sum8)),
+                             _mm256_loadu_si256((const __m256i *)a[1].sum8), 1);
+    if (type == SWA_TYPE_Q8_0) off = _mm512_slli_epi32(off, 4);   /* 128 sum x = 16 sum8 */
+    s[0] = _mm512_sub_epi32(swa__unit_isums_amx(swa__group_isums_amx(s[0], s[1], s[2], s[3], type),
+                                                swa__group_isums_amx(s[4], s[5], s[6], s[7], type)), off);
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[0]), scale, acc);
+}
+
+/* The row's blocks past its last whole unit, one by one into their lanes (FMA on one lane is
+   the reference's fmaf), and the sum of the accumulators in the reference's tree. */
+SWA__AMX SWA__INLINE float swa__residue_finish_amx(__m512 acc, const uint8_t *row, uint32_t type, const swa__q8g *a,
+                                                   int64_t b0, int64_t n)
+{
+    const int64_t bytes = swa__types[type].block_bytes;
+    int64_t b;
+    for (b = b0; b < n / 32; b++) {
+        const uint8_t *w = row + b * bytes;
+        __m256i q = swa__block_avx2(w, type);
+        int32_t offset = a[b / 8].sum8[b % 8] * (type == SWA_TYPE_Q4_0 ? 1 : 16);
+        __mmask16 lane = (__mmask16)(1u << (b % 16));
+        float s = _cvtsh_ss(swa__load_u16(w)) * a[b / 8].d[b % 8];
+        if (type == SWA_TYPE_Q8_0) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
+        q = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b));
+        acc = _mm512_mask3_fmadd_ps(_mm512_set1_ps((float)(swa__hsum_epi32_avx2(q) - offset)), _mm512_set1_ps(s), acc, lane);
+    }
+    return swa__hsum16_avx512(acc);
+}
+
+/* A row against up to 4 tokens; generation (one token) in a loop of its own, which prefetches
+   and keeps its accumulator in a register. */
+SWA__AMX SWA__INLINE void swa__row_dots_residue_amx(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                    float *out, const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const int64_t unit_bytes = 16 * swa__types[type].block_bytes, units = n / 512;
+    __m512 acc[SWA__TILE_TOKENS];
+    int64_t i;
+    int t;
+    for (t = 0; t < nt; t++) acc[t] = _mm512_setzero_ps();
+    if (nt == 1) {
+        __m512 a0 = acc[0];
+        for (i = 0; i < units; i++, w += unit_bytes) {
+            swa__unit_amx u = swa__unit_load_amx(w, type);
+            swa__prefetch_unit(w, (int)unit_bytes);
+            a0 = swa__unit_step_amx(&u, (const swa__q8g *)x + 2 * i, type, a0);
+        }
+        acc[0] = a0;
+    } else {
+        for (i = 0; i < units; i++, w += unit_bytes) {
+            swa__unit_amx u = swa__unit_load_amx(w, type);
+            swa__prefetch_unit(w, (int)unit_bytes);   /* a batch of 2-7 reads its rows once too */
+            for (t = 0; t < nt; t++)
+                acc[t] = swa__unit_step_amx(&u, (const swa__q8g *)((const uint8_t *)x + (size_t)t * stride) + 2 * i, type, acc[t]);
+        }
+    }
+    for (t = 0; t < nt; t++)
+        out[t] = swa__residue_finish_amx(acc[t], (const uint8_t *)row, type,
+                                         (const swa__q8g *)((const uint8_t *)x + (size_t)t * stride), units * 16, n);
+}
+
+SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q8_0_amx, swa__dots_q8_0_amx, swa__dot_q8_0_amx, swa__row_dots_residue_amx, SWA_TYPE_Q8_0)
+SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q4_0_amx, swa__dots_q4_0_amx, swa__dot_q4_0_amx, swa__row_dots_residue_amx, SWA_TYPE_Q4_0)
+
+/* ---- Q4_0 and Q8_0 for batches under 8 tokens (and Q4_0's generation): sums without a
+   reduction ----
+   The dots above leave each block's sum spread over 4 lanes of 8 registers and gather them
+   with a transposing reduction, per token. Gathering on the weights instead costs less and
+   is done once for all the tokens: a Q4_0 group of 8 blocks (144 bytes) gives two registers
+   of its quants' 32-bit words by permutes, T0 with word 0 of blocks 0-7 in lanes 0-7 and word
+   1 in lanes 8-15, T1 with words 2 and 3. Their low nibbles are elements 0-15 and their high
+   ones 16-31, so four vpdpbusd against activations laid out to match (swa__q8t) leave block
+   j's whole sum in lanes j and j + 8 of one register, and two groups' registers fold into
+   the 16 blocks' sums in block order: the residue order's lanes, with no reduction per
+   token. A Q8_0 group (272 bytes) gives four such registers, two words of each block apiece,
+   for four permutes and three blends each. The tokens are laid out once per product by the
+   set's pack, which is why these are the types' gemm for fewer than SWA__AMX_FROM tokens
+   rather than their dots. Q4_0's words cost less than its dots from one token on, so its
+   generation takes them too; Q8_0's cost more than its dots for one token, so they start at 2
+   (from 5 tokens on, the dots' tiles of up to 4 would read the rows twice). Figures in
+   docs/performance.md. */
+#define SWA__AMX_FROM 8   /* tokens from which Q8_0 and Q4_0 take the AMX products */
+
+/* 16 blocks (a residue unit) of one token's activations. */
+typedef struct swa__q8t {
+    float d[16];
+    int32_t sum8[16];
+    int8_t q[2][256];   /* block 8 h + j's elements 4 c .. 4 c + 3 at q[h][32 c + 4 j] */
+} swa__q8t;
+
+static int64_t swa__q8t_units(int64_t n_in) { return (n_in / 32 + 15) / 16; }
+
+/* n tokens of swa__q8g activations (x_stride bytes apart) as swa__q8t units, zeros past the
+   last block. */
+static void swa__q8t_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
+{
+    const int64_t units = swa__q8t_units(n_in);
+    swa__q8t *u = (swa__q8t *)out;
+    int64_t t, b;
+    int c;
+    memset(out, 0, (size_t)(n * units) * sizeof *u);
+    for (t = 0; t < n; t++, u += units) {
+        const swa__q8g *a = (const swa__q8g *)(xq + (size_t)t * x_stride);
+        for (b = 0; b < n_in / 32; b++) {
+            swa__q8t *v = u + b / 16;
+            int j = (int)(b % 16);
+            v->d[j] = a[b / 8].d[b % 8];
+            v->sum8[j] = a[b / 8].sum8[b % 8];
+            for (c = 0; c < 8; c++) memcpy(v->q[j / 8] + 32 * c + 4 * (j % 8), swa__q8g_half(a, b, c / 4) + 4 * (c % 4), 4);
+        }
+    }
+}
+
+/* The permutes' indexes. Block j's quants start at byte 18 j + 2 of its group, so its 32-bit
+   words are whole words of the bytes from 2 on for even j and from 16 on for odd j: the word
+   permute of each pair of loads (bytes 2-129, 16-143) finds the quants' word i of block j at
+   9 (j / 2) + j % 2 + i, the same index for both, and a blend takes the odd blocks' lanes
+   from the second. Lane L of T0 is word L / 8 of block L % 8; T1's are 2 further on. */
+typedef struct swa__q4t_index {
+    __m512i words[2], scales;
+} swa__q4t_index;
+
+SWA__AMX SWA__INLINE swa__q4t_index swa__q4t_index_amx(void)
+{
+    swa__q4t_index ix;
+    ix.words[0] = _mm512_setr_epi32(0, 1, 9, 10, 18, 19, 27, 28, 1, 2, 10, 11, 19, 20, 28, 29);
+    ix.words[1] = _mm512_add_epi32(ix.words[0], _mm512_set1_epi32(2));
+    ix.scales = _mm512_setr_epi32(9 << 16, 27 << 16 | 18, 45 << 16 | 36, 63 << 16 | 54, 9 << 16, 27 << 16 | 18, 45 << 16 | 36,
+                                  63 << 16 | 54, 0, 0, 0, 0, 0, 0, 0, 0);   /* the f16 scale of block j is word 9 j */
+    return ix;
+}
+
+/* 16 blocks unpacked: group h's quants as the four registers its activations meet (Q4_0: the
+   low nibbles of T0 and T1, then their high nibbles; Q8_0: words 0-1, 2-3, 4-5 and 6-7 of its
+   blocks, made unsigned), and the blocks' scales. */
+typedef struct swa__words_unit {
+    __m512i w[2][4];
+    __m512 d;
+} swa__words_unit;
+
+SWA__AMX SWA__INLINE swa__words_unit swa__q4t_load_amx(const uint8_t *w, const swa__q4t_index *ix)
+{
+    const __m512i nibble = _mm512_set1_epi8(15);
+    swa__words_unit u;
+    __m512i d[2];
+    int h, k;
+    SWA__UNROLL(8)
+    for (h = 0; h < 2; h++) {
+        const uint8_t *g = w + 144 * h;
+        __m512i e0 = _mm512_loadu_si512(g + 2), e1 = _mm512_loadu_si512(g + 66);
+        __m512i o0 = _mm512_loadu_si512(g + 16), o1 = _mm512_loadu_si512(g + 80);
+        SWA__UNROLL(8)
+        for (k = 0; k < 2; k++) {
+            __m512i words = _mm512_mask_blend_epi32(0xAAAA, _mm512_permutex2var_epi32(e0, ix->words[k], e1),
+                                                    _mm512_permutex2var_epi32(o0, ix->words[k], o1));
+            u.w[h][k] = _mm512_and_si512(words, nibble);
+            u.w[h][k + 2] = _mm512_and_si512(_mm512_srli_epi16(words, 4), nibble);
+        }
+        d[h] = _mm512_permutex2var_epi16(_mm512_loadu_si512(g), ix->scales, _mm512_loadu_si512(g + 64));
+    }
+    u.d = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_mask_blend_epi16(0xFF00, d[0], d[1])));
+    return u;
+}
+
+/* Q8_0: block j of a group (272 bytes) has its quants at byte 34 j + 2, so its word c is word
+   17 (j / 2) + c of the bytes from 2 on for even j and from 36 on for odd j, each read as four
+   registers. Blocks 0-3 lie in the first two of them and 4-7 in the last two, 32 words on:
+   register m's lane L, word 2 m + L / 8 of block L % 8, is one index into either pair, and
+   three blends pick the pair and the parity. The odd blocks' last register stops at the
+   group's end (a masked load). */
+SWA__AMX SWA__INLINE swa__words_unit swa__q8w_load_amx(const uint8_t *w)
+{
+    const __m512i first = _mm512_setr_epi32(0, 0, 17, 17, 2, 2, 19, 19, 1, 1, 18, 18, 3, 3, 20, 20);
+    swa__words_unit u;
+    int h, m;
+    SWA__UNROLL(8)
+    for (h = 0; h < 2; h++) {
+        const uint8_t *g = w + 272 * h;
+        const __m512i e0 = _mm512_loadu_si512(g + 2), e1 = _mm512_loadu_si512(g + 66);
+        const __m512i e2 = _mm512_loadu_si512(g + 130), e3 = _mm512_loadu_si512(g + 194);
+        const __m512i o0 = _mm512_loadu_si512(g + 36), o1 = _mm512_loadu_si512(g + 100);
+        const __m512i o2 = _mm512_loadu_si512(g + 164), o3 = _mm512_maskz_loadu_epi32(0x07FF, g + 228);
+        SWA__UNROLL(8)
+        for (m = 0; m < 4; m++) {
+            const __m512i ix = _mm512_add_epi32(first, _mm512_set1_epi32(2 * m));
+            __m512i even = _mm512_mask_blend_epi32(0xF0F0, _mm512_permutex2var_epi32(e0, ix, e1), _mm512_permutex2var_epi32(e2, ix, e3));
+            __m512i odd = _mm512_mask_blend_epi32(0xF0F0, _mm512_permutex2var_epi32(o0, ix, o1), _mm512_permutex2var_epi32(o2, ix, o3));
+            u.w[h][m] = _mm512_xor_si512(_mm512_mask_blend_epi32(0xAAAA, even, odd), _mm512_set1_epi8((char)0x80));
+        }
+    }
+    u.d = swa__join_ps_amx(swa__scales8_avx2(w, 34), swa__scales8_avx2(w + 272, 34));
+    return u;
+}
+
+/* One token's turn on a unit: acc lane j takes block j's term, as in the residue order. */
+SWA__AMX SWA__INLINE __m512 swa__words_step_amx(const swa__words_unit *u, const swa__q8t *x, uint32_t type, __m512 acc)
+{
+    __m512i s[2], sums, off = _mm512_loadu_si512(x->sum8);
+    int h, m;
+    SWA__UNROLL(8)
+    for (h = 0; h < 2; h++) {
+        s[h] = _mm512_setzero_si512();
+        SWA__UNROLL(8)
+        for (m = 0; m < 4; m++) s[h] = _mm512_dpbusd_epi32(s[h], u->w[h][m], _mm512_loadu_si512(x->q[h] + 64 * m));
+    }
+    sums = _mm512_add_epi32(_mm512_shuffle_i32x4(s[0], s[1], _MM_SHUFFLE(1, 0, 1, 0)),
+                            _mm512_shuffle_i32x4(s[0], s[1], _MM_SHUFFLE(3, 2, 3, 2)));
+    if (type == SWA_TYPE_Q8_0) off = _mm512_slli_epi32(off, 4);   /* the weights' offset: 128 sum x = 16 sum8 */
+    sums = _mm512_sub_epi32(sums, off);                            /* Q4_0's nibbles': 8 sum x = sum8 */
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_mul_ps(u->d, _mm512_loadu_ps(x->d)), acc);
+}
+
+/* The blocks past the row's last whole unit, one by one into their lanes, and the sum of the
+   accumulators in the reference's tree. */
+SWA__AMX SWA__INLINE float swa__words_finish_amx(__m512 acc, const uint8_t *row, const swa__q8t *x, int64_t b0, int64_t n_blocks,
+                                                 uint32_t type)
+{
+    const int64_t bytes = swa__types[type].block_bytes;
+    int64_t b;
+    for (b = b0; b < n_blocks; b++) {
+        const uint8_t *w = row + b * bytes;
+        const swa__q8t *u = x + b / 16;
+        const int j = (int)(b % 16);
+        const int8_t *q = u->q[j / 8] + 4 * (j % 8);
+        int32_t sum = 0;
+        int e;
+        if (type == SWA_TYPE_Q8_0)
+            for (e = 0; e < 32; e++) sum += (int8_t)w[2 + e] * q[32 * (e / 4) + e % 4];
+        else
+            for (e = 0, sum = -u->sum8[j]; e < 16; e++)
+                sum += (w[2 + e] & 15) * q[32 * (e / 4) + e % 4] + (w[2 + e] >> 4) * q[32 * (4 + e / 4) + e % 4];
+        acc = _mm512_mask3_fmadd_ps(_mm512_set1_ps((float)sum), _mm512_set1_ps(_cvtsh_ss(swa__load_u16(w)) * u->d[j]), acc,
+                                    (__mmask16)(1u << j));
+    }
+    return swa__hsum16_avx512(acc);
+}
+
+/* One row against NT tokens (x_units units apart): each unit unpacked once, its lines 4 KB
+   ahead fetched, the accumulators in registers. */
+SWA__AMX SWA__INLINE void swa__words_row_amx(const uint8_t *row, const swa__q8t *x, int64_t x_units, const int NT, int64_t n_in,
+                                             const swa__q4t_index *ix, float *y, int64_t ldy, uint32_t type)
+{
+    const int64_t units = n_in / 512, unit_bytes = 16 * swa__types[type].block_bytes;
+    __m512 acc[SWA__AMX_FROM - 1];
+    int64_t i;
+    int t;
+    SWA__UNROLL(8)
+    for (t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
+    for (i = 0; i < units; i++) {
+        const uint8_t *w = row + i * unit_bytes;
+        swa__words_unit u = type == SWA_TYPE_Q8_0 ? swa__q8w_load_amx(w) : swa__q4t_load_amx(w, ix);
+        swa__prefetch_unit(w, (int)unit_bytes);
+        SWA__UNROLL(8)
+        for (t = 0; t < NT; t++) acc[t] = swa__words_step_amx(&u, x + t * x_units + i, type, acc[t]);
+    }
+    for (t = 0; t < NT; t++) y[t * ldy] = swa__words_finish_amx(acc[t], row, x + t * x_units, units * 16, n_in / 32, type);
+}
+
+/* y[t * ldy + r] = dot(row r, token t) for nr rows and n < SWA__AMX_FROM tokens packed by
+   swa__q8t_pack. */
+SWA__AMX SWA__INLINE void swa__words_rows_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                              int64_t n_in, float *y, int64_t ldy, uint32_t type)
+{
+    const swa__q8t *x = (const swa__q8t *)xpack;
+    const int64_t x_units = swa__q8t_units(n_in);
+    const swa__q4t_index ix = swa__q4t_index_amx();
+    int64_t r;
+    for (r = 0; r < nr; r++) {
+        const uint8_t *row = w + (size_t)r * w_stride;
+        switch (n) {   /* a loop of its own for each count, its accumulators in registers */
+        case 1: swa__words_row_amx(row, x, x_units, 1, n_in, &ix, y + r, ldy, type); break;
+        case 2: swa__words_row_amx(row, x, x_units, 2, n_in, &ix, y + r, ldy, type); break;
+        case 3: swa__words_row_amx(row, x, x_units, 3, n_in, &ix, y + r, ldy, type); break;
+        case 4: swa__words_row_amx(row, x, x_units, 4, n_in, &ix, y + r, ldy, type); break;
+        case 5: swa__words_row_amx(row, x, x_units, 5, n_in, &ix, y + r, ldy, type); break;
+        case 6: swa__words_row_amx(row, x, x_units, 6, n_in, &ix, y + r, ldy, type); break;
+        default: swa__words_row_amx(row, x, x_units, 7, n_in, &ix, y + r, ldy, type); break;
+        }
+    }
+}
+
+/* ---- matrix products on AMX tiles ----
+   For 16 weight rows and 16 tokens, tile C (16 x 16 int32) = A (one block of each row: 16 x
+   32 int8) times B (the same block of each token, in the tile unit's layout: token t's bytes
+   k..k+3 at row k / 4, bytes 4t..4t+3): block b's exact sums I_b at once. With 8 tokens or
+   fewer, one product takes two blocks: A holds blocks b and b + 1 of each row (64 bytes), and
+   B block b's tokens in columns 0-7 of its first 8 rows and block b + 1's in columns 8-15 of
+   the next 8, zeros elsewhere, so that C's lanes 0-7 are block b's sums and 8-15 block b + 1's.
+   The rows are unpacked once into scratch (signed bytes, Q4_0's nibbles less 8, and float
+   scales); the tokens were packed once per product by swa__amx_pack. Then, accumulator j of
+   the residue order at a time (j and j + 1 with two blocks a product), each of its blocks goes
+   through the tiles, and C's 16 rows are scaled into 16 registers, the tokens in lanes; the
+   16 accumulators' tree gives each row's results for the tokens. */
+
+/* The tile configuration's memory layout (palette 1). */
+typedef struct swa__tile_config {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} swa__tile_config;
+
+/* Tile B for one product, and the scale of each of C's lanes on the tokens' side. */
+typedef struct swa__amx_unit {
+    int8_t q[16][64];
+    float d[16];
+} swa__amx_unit;
+
+#define SWA__AMX_NARROW 8   /* tokens up to which a product takes two blocks */
+
+/* The blocks of a row rounded up to pairs. */
+static int64_t swa__amx_blocks(int64_t n_in) { return (n_in / 32 + 1) / 2 * 2; }
+
+/* Floats of one row's block scales in the scratch: a float a block, in whole groups of 8. */
+static int64_t swa__amx_scale_stride(int64_t nbk) { return (nbk + 7) / 8 * 8; }
+
+/* Token t's block b (its 32 quants as 8 groups of 4 bytes) into rows row0.. of tile B at
+   column col, and its scale into lane col. */
+static void swa__amx_put(swa__amx_unit *u, int row0, int64_t col, const swa__q8g *a, int64_t b)
+{
+    int k;
+    for (k = 0; k < 8; k++) memcpy(u->q[row0 + k] + 4 * col, swa__q8g_half(a, b, k / 4) + 4 * (k % 4), 4);
+    u->d[col] = a[b / 8].d[b % 8];
+}
+
+/* Tokens [0, n) of the activations xq (swa__q8g rows, x_stride bytes apart) in tile units,
+   zeros where no token or block is: with more than 8 tokens, unit g * nbk + b holds block b
+   of tokens 16 g .. 16 g + 15; with 8 or fewer, unit b / 2 holds blocks b and b + 1, token
+   t's in columns 2 t and 2 t + 1. Fewer than SWA__AMX_FROM tokens are laid out for the
+   gathered words instead (swa__q8t_pack). */
+static void swa__amx_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
+{
+    swa__amx_unit *u = (swa__amx_unit *)out;
+    int64_t nbk = n_in / 32, g, b, t;
+    if (n < SWA__AMX_FROM) {   /* the products without tiles */
+        swa__q8t_pack(xq, x_stride, n, n_in, out);
+        return;
+    }
+    for (g = 0; g * 16 < n; g++)
+        for (b = 0; b < nbk; b += n <= SWA__AMX_NARROW ? 2 : 1, u++) {
+            memset(u, 0, sizeof *u);
+            for (t = 0; t < 16 && g * 16 + t < n; t++) {
+                const swa__q8g *a = (const swa__q8g *)(xq + (size_t)(g * 16 + t) * x_stride);
+                if (n > SWA__AMX_NARROW) {
+                    swa__amx_put(u, 0, t, a, b);
+                    continue;
+                }
+                swa__amx_put(u, 0, 2 * t, a, b);
+                if (b + 1 < nbk) swa__amx_put(u, 8, 2 * t + 1, a, b + 1);
+            }
+        }
+}
+
+/* Block b of a row as signed bytes (Q4_0: its nibbles, in order, less 8). */
+SWA__AMX SWA__INLINE __m256i swa__amx_block(const uint8_t *row, int64_t b, uint32_t type)
+{
+    if (type == SWA_TYPE_Q8_0) return swa__block_avx2(row + b * swa__types[type].block_bytes, type);
+    return _mm256_sub_epi8(swa__block_avx2(row + b * 18, type), _mm256_set1_epi8(8));
+}
+
+/* The block scales of up to 16 rows, as floats: row m's at ds + m * stride, zeros past the
+   row's n_blocks and for missing rows. This pass touches every line of the rows first; it
+   does not prefetch: swa__amx_ahead has fetched them during the last group's products, and
+   fetching them again would only add work. */
+SWA__AMX SWA__INLINE void swa__amx_scales(const uint8_t *w, size_t w_stride, int rows, int64_t n_blocks, int64_t stride,
+                                          uint32_t type, float *ds)
+{
+    const int64_t bytes = swa__types[type].block_bytes;
+    float d[8];
+    int64_t b;
+    int m, k;
+    for (m = 0; m < 16; m++, ds += stride) {
+        const uint8_t *row = w + (size_t)m * w_stride;
+        int64_t have = m < rows ? n_blocks : 0;
+        for (b = 0; b < stride; b += 8) {
+            if (b + 8 <= have) {
+                _mm256_storeu_ps(ds + b, swa__scales8_avx512(row + b * bytes, type));
+                continue;
+            }
+            for (k = 0; k < 8; k++) d[k] = b + k < have ? _cvtsh_ss(swa__load_u16(row + (b + k) * bytes)) : 0.0f;
+            _mm256_storeu_ps(ds + b, _mm256_loadu_ps(d));
+        }
+    }
+}
+
+/* Up to 16 rows' quants into the scratch, row m's at wq + m * nbk * 32 (nbk a whole number
+   of pairs); missing rows and blocks are zeros. */
+SWA__AMX SWA__INLINE void swa__amx_unpack_rows(const uint8_t *w, size_t w_stride, int rows, int64_t n_blocks, int64_t nbk,
+                                               uint32_t type, int8_t *wq)
+{
+    int64_t b;
+    int m;
+    for (m = 0; m < 16; m++, wq += nbk * 32) {
+        const uint8_t *row = w + (size_t)m * w_stride;
+        int64_t have = m < rows ? n_blocks : 0;
+        for (b = 0; b < have; b++) _mm256_storeu_si256((__m256i *)(wq + b * 32), swa__amx_block(row, b, type));
+        memset(wq + have * 32, 0, (size_t)(nbk - have) * 32);
+    }
+}
+
+/* Blocks b and b + 1 of up to 16 rows as tile A of a narrow product (16 rows of 64 bytes),
+   zeros for missing rows and past n_blocks. A whole Q4_0 pair takes one 512-bit register:
+   its nibbles' bytes twice each, the second copies shifted down. */
+SWA__AMX SWA__INLINE void swa__amx_unpack_pair(const uint8_t *w, size_t w_stride, int rows, int64_t b, int64_t n_blocks,
+                                               uint32_t type, int8_t *a)
+{
+    int m, k;
+    for (m = 0; m < 16; m++, a += 64) {
+        const uint8_t *row = w + (size_t)m * w_stride;
+        if (type != SWA_TYPE_Q4_0 || m >= rows || b + 2 > n_blocks) {
+            for (k = 0; k < 2; k++)
+                _mm256_storeu_si256((__m256i *)(a + 32 * k),
+                                    m < rows && b + k < n_blocks ? swa__amx_block(row, b + k, type) : _mm256_setzero_si256());
+        } else {
+            __m512i v = _mm512_mask_blend_epi64(0xf0, _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + b * 18 + 2))),
+                                                _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + b * 18 + 20))));
+            v = _mm512_mask_srli_epi16(v, 0xff00ff00u, v, 4);   /* bytes 16-31 and 48-63: the high nibbles */
+            _mm512_storeu_si512(a, _mm512_sub_epi8(_mm512_and_si512(v, _mm512_set1_epi8(15)), _mm512_set1_epi8(8)));
+        }
+    }
+}
+
+/* The lines of the next 16 rows, fetched a few per product while this group's products run,
+   so that a group does not begin by waiting on memory. A product's share is spread over the
+   scaling of C's 16 rows: issued at once (9 lines for a narrow Q4_0 product of 2048 columns,
+   36 for a K-quant's), the prefetches would wait for fill buffers. */
+typedef struct swa__amx_ahead {
+    const uint8_t *at, *end;
+    int lines;   /* per product */
+} swa__amx_ahead;
+
+/* Row m's part of a product's share. */
+static void swa__amx_fetch_ahead(swa__amx_ahead *f, int m)
+{
+    int k, lines = ((m + 1) * f->lines) / 16 - (m * f->lines) / 16;
+    for (k = 0; k < lines && f->at < f->end; k++, f->at += 64) _mm_prefetch((const char *)f->at, _MM_HINT_T1);
+}
+
+/* For rows r .. r + 15 of nr (w_stride bytes apart): the next 16 rows, spread over their
+   products. */
+static swa__amx_ahead swa__amx_ahead_of(const uint8_t *w, size_t w_stride, int64_t r, int64_t nr, int64_t products)
+{
+    const uint8_t *end = w + (size_t)nr * w_stride;
+    swa__amx_ahead f;
+    f.at = r + 16 < nr ? w + (size_t)(r + 16) * w_stride : end;
+    f.end = r + 32 < nr ? f.at + 16 * w_stride : end;
+    f.lines = (int)(((int64_t)(16 * w_stride / 64) + products - 1) / products);
+    return f;
+}
+
+/* Line m of the next product's tile B (and with line 0 its scales) into L1, a line per row of
+   C scaled: a batch's units (35-96 KB for TinyLlama's rows and 8 tokens) leave L1 between row
+   groups, and the tile loads would wait on L2. */
+static void swa__amx_fetch_unit(const swa__amx_unit *u, int m)
+{
+    if (m == 0) _mm_prefetch((const char *)u->d, _MM_HINT_T0);
+    _mm_prefetch((const char *)u->q[m], _MM_HINT_T0);
+}
+
+/* Token group g's results out[16 m + t] for rows r .. r + rows - 1 into y. */
+static void swa__amx_put_results(const float *out, int rows, int64_t g, int64_t n, float *y, int64_t ldy, int64_t r)
+{
+    int64_t t;
+    int m;
+    for (t = 0; t < 16 && g * 16 + t < n; t++)
+        for (m = 0; m < rows; m++) y[(g * 16 + t) * ldy + r + m] = out[m * 16 + t];
+}
+
+/* One product through the tiles (0 C, 1 A, 2 B) into c: 16 rows x 16 lanes of int32. */
+SWA__AMX SWA__INLINE void swa__amx_product(const int8_t *a, int64_t a_stride, const swa__amx_unit *u, int32_t *c)
+{
+    _tile_zero(0);
+    _tile_loadd(1, a, a_stride);
+    _tile_loadd(2, u->q, 64);
+    _tile_dpbssd(0, 1, 2);
+    _tile_stored(0, c, 64);
+}
+
+/* 16 unpacked rows (scales ds, stride floats a row) against one token group's units xg:
+   acc[(j * 16 + m) * 16 + t] = row m's accumulator j for token t. Block b goes through the
+   tiles into c, whose rows are then scaled into 16 registers. */
+SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, int64_t stride, const swa__amx_unit *xg,
+                                         int64_t n_blocks, int64_t nbk, int32_t *c, float *acc, swa__amx_ahead *ahead)
+{
+    __m512 r[16];
+    int64_t b;
+    int m, j;
+    if (n_blocks < 16) memset(acc, 0, 16 * 16 * 16 * sizeof(float));   /* accumulators without blocks */
+    for (j = 0; j < 16 && j < n_blocks; j++) {
+        SWA__UNROLL(16)
+        for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
+        for (b = j; b < n_blocks; b += 16) {
+            const __m512 d = _mm512_loadu_ps(xg[b].d);
+            swa__amx_product(wq + b * 32, nbk * 32, xg + b, c);
+            SWA__UNROLL(16)
+            for (m = 0; m < 16; m++) {
+                r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)),
+                                       _mm512_mul_ps(_mm512_set1_ps(ds[m * stride + b]), d), r[m]);
+                swa__amx_fetch_ahead(ahead, m);
+            }
+        }
+        SWA__UNROLL(16)
+        for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (j * 16 + m) * 16, r[m]);
+    }
+}
+
+/* In a narrow product's order (pair j's blocks b = j, j + 16, ..., then pair j + 2's), the first
+   block of the product after block b's: the next row group's block 0 after the last pair. */
+static int64_t swa__amx_next_block(int64_t b, int j, int64_t n_blocks)
+{
+    if (b + 16 < n_blocks) return b + 16;
+    return j + 2 < 16 && j + 2 < n_blocks ? j + 2 : 0;
+}
+
+/* The same for a narrow product's at most 8 tokens, in the pairs of accumulators their lanes
+   hold: acc[(j / 2 * 16 + m) * 16 + 2 t + (j % 2)]. The rows are read once, so each pair j
+   first unpacks its pairs of blocks (every 16th) as tiles A, 1 KB each at a, then runs their
+   products: unpacking all 16 rows first would leave them in L2, and unpacking each pair just
+   before its product would make the tile load wait for the stores. A pair's two scales are
+   one broadcast of 64 bits. */
+SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int rows, const float *ds, int64_t stride,
+                                          const swa__amx_unit *xu, int64_t n_blocks, uint32_t type, int8_t *a, int32_t *c,
+                                          float *acc, swa__amx_ahead *ahead)
+{
+    __m512 r[16];
+    int64_t b;
+    int m, j;
+    if (n_blocks < 16) memset(acc, 0, 8 * 16 * 16 * sizeof(float));   /* pairs without blocks */
+    for (j = 0; j < 16 && j < n_blocks; j += 2) {
+        SWA__UNROLL(16)
+        for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
+        for (b = j; b < n_blocks; b += 16) {
+            swa__amx_unpack_pair(w, w_stride, rows, b, n_blocks, type, a + (b / 16) * 1024);
+        }
+        for (b = j; b < n_blocks; b += 16) {
+            const __m512 d = _mm512_loadu_ps(xu[b / 2].d);
+            const int64_t next = swa__amx_next_block(b, j, n_blocks);
+            swa__amx_product(a + (b / 16) * 1024, 64, xu + b / 2, c);
+            SWA__UNROLL(16)
+            for (m = 0; m < 16; m++) {
+                const __m512 sw = _mm512_castsi512_ps(_mm512_broadcastq_epi64(_mm_loadu_si64(ds + m * stride + b)));
+                r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)), _mm512_mul_ps(sw, d), r[m]);
+                swa__amx_fetch_unit(xu + next / 2, m);
+                swa__amx_fetch_ahead(ahead, m);
+            }
+        }
+        SWA__UNROLL(16)
+        for (m = 0; m < 16; m++) _mm512_storeu_ps(acc + (j / 2 * 16 + m) * 16, r[m]);
+    }
+}
+
+/* The 16 accumulators of the residue order summed in the tree of swa__residue_sum_ref: out[16
+   m + t] = row m's result for token t. A narrow product's come in pairs (j in the even lanes,
+   j + 1 in the odd), so there the first three levels add whole pairs and the last a pair's
+   two lanes, leaving token t's result in lane 2 t. */
+SWA__AMX SWA__INLINE void swa__amx_tree(const float *acc, int narrow, float *out)
+{
+    int m, j;
+    for (m = 0; m < 16; m++) {
+        __m512 b[8];
+        if (narrow) {
+            for (j = 0; j < 4; j++) b[j] = _mm512_add_ps(_mm512_loadu_ps(acc + (j * 16 + m) * 16), _mm512_loadu_ps(acc + ((j + 4) * 16 + m) * 16));
+            b[0] = _mm512_add_ps(_mm512_add_ps(b[0], b[2]), _mm512_add_ps(b[1], b[3]));
+            _mm512_storeu_ps(out + m * 16, _mm512_add_ps(b[0], _mm512_movehdup_ps(b[0])));
+            continue;
+        }
+        for (j = 0; j < 8; j++)
+            b[j] = _mm512_add_ps(_mm512_loadu_ps(acc + (j * 16 + m) * 16), _mm512_loadu_ps(acc + ((j + 8) * 16 + m) * 16));
+        for (j = 0; j < 4; j++) b[j] = _mm512_add_ps(b[j], b[j + 4]);
+        _mm512_storeu_ps(out + m * 16, _mm512_add_ps(_mm512_add_ps(b[0], b[2]), _mm512_add_ps(b[1], b[3])));
+    }
+}
+
+/* y[t * ldy + r] = dot(row r, token t) for nr rows (w_stride bytes apart) and n tokens packed
+   by swa__amx_pack. */
+SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                        int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
+{
+    const int64_t n_blocks = n_in / 32, nbk = swa__amx_blocks(n_in), stride = swa__amx_scale_stride(nbk);
+    const int narrow = n <= SWA__AMX_NARROW;
+    const swa__amx_unit *xu = (const swa__amx_unit *)xpack;
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    int8_t *wq = (int8_t *)base;   /* the unpacked rows, or a narrow product's tiles A */
+    float *ds = (float *)(wq + 16 * nbk * 32), *acc = ds + 16 * stride, *out = acc + 16 * 16 * 16;
+    int32_t *c = (int32_t *)(out + 16 * 16);
+    swa__tile_config cfg;
+    int64_t r, g, t;
+    int m;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    cfg.rows[0] = 16;                         /* C: 16 rows x 16 lanes of int32 */
+    cfg.colsb[0] = 64;
+    cfg.rows[1] = 16;                         /* A: 16 rows x 32 bytes (narrow: 64) */
+    cfg.colsb[1] = narrow ? 64 : 32;
+    cfg.rows[2] = narrow ? 16 : 8;            /* B: 16 columns x 32 bytes (narrow: 64), 4 by 4 */
+    cfg.colsb[2] = 64;
+    _tile_loadconfig(&cfg);
+    for (r = 0; r < nr; r += 16) {
+        const uint8_t *rows16 = w + (size_t)r * w_stride;
+        int rows = nr - r < 16 ? (int)(nr - r) : 16;
+        swa__amx_ahead ahead = swa__amx_ahead_of(w, w_stride, r, nr, narrow ? (n_blocks + 1) / 2 : n_blocks * ((n + 15) / 16));
+        swa__amx_scales(rows16, w_stride, rows, n_blocks, stride, type, ds);
+        if (narrow) {
+            swa__amx_narrow(rows16, w_stride, rows, ds, stride, xu, n_blocks, type, wq, c, acc, &ahead);
+            swa__amx_tree(acc, 1, out);
+            for (t = 0; t < n; t++)
+                for (m = 0; m < rows; m++) y[t * ldy + r + m] = out[m * 16 + 2 * t];
+            continue;
+        }
+        swa__amx_unpack_rows(rows16, w_stride, rows, n_blocks, nbk, type, wq);
+        for (g = 0; g * 16 < n; g++) {
+            swa__amx_group(wq, ds, stride, xu + g * n_blocks, n_blocks, nbk, c, acc, &ahead);
+            swa__amx_tree(acc, 0, out);
+            swa__amx_put_results(out, rows, g, n, y, ldy, r);
+        }
+    }
+    _tile_release();
+}
+
+SWA__AMX static void swa__gemm_q8_0_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    if (n < SWA__AMX_FROM) swa__words_rows_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, SWA_TYPE_Q8_0);
+    else swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q8_0);
+}
+
+SWA__AMX static void swa__gemm_q4_0_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    if (n < SWA__AMX_FROM) swa__words_rows_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, SWA_TYPE_Q4_0);
+    else swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_0);
+}
+
+/* ---- Q4_K and Q5_K: dots and matrix products in one order of their own ----
+   Per super-block, two exact integers: S = sum_j sc_j sum q a over the sub-blocks j, and M =
+   -sum_j m_j B_j, B_j being the activations' sum over sub-block j; each is FMA'd into its own
+   float lane, S with d * a.d and M with dmin * a.d, and the result is S's lane plus M's. The
+   dots reach S and M by the AVX-512 kernels' steps and two more integer adds. The products
+   get S from the tiles in one pass over the super-block if each sub-block's scale is put into
+   the weights: sc = lo + 8 hi with lo and hi in 0..7, so q * lo and q * hi fit unsigned bytes
+   (31 * 7 at most) and two tiles C, accumulating the super-block's four 64-deep products of
+   each, give S = C_lo + 8 C_hi; M is one madd per row and 16 tokens for each pair of
+   sub-blocks. The rows are unpacked once into this form for all the tokens, 16 a group. */
+
+/* A token's 8 lanes of M's parts. */
+SWA__AMX SWA__INLINE __m256i swa__kmin_mins_amx(const swa__q4k_avx512 *u, const swa__q8k *a)
+{
+    return _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->mins16);
+}
+
+/* One token's super-block: [S, S, M, M] into [d d dmin dmin] * a.d. */
+SWA__AMX SWA__INLINE __m128 swa__kmin_step_amx(const swa__q4k_avx512 *u, const swa__q8k *a, __m128 acc)
+{
+    __m256i sums = swa__kquant_sums_avx512(&u->k, a->q), mins = swa__kmin_mins_amx(u, a);
+    __m256i parts = _mm256_add_epi32(_mm256_unpacklo_epi64(sums, mins), _mm256_unpackhi_epi64(sums, mins));
+    __m128i sm = _mm_add_epi32(_mm256_castsi256_si128(parts), _mm256_extracti128_si256(parts, 1));   /* [s s m m] */
+    sm = _mm_add_epi32(sm, _mm_shuffle_epi32(sm, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_fmadd_ps(_mm_mul_ps(_mm256_castps256_ps128(u->d_dmin), _mm_set1_ps(a->d)), _mm_cvtepi32_ps(sm), acc);
+}
+
+/* The same for 2-4 tokens at once (a missing token's sums zero), their reductions shared:
+   acc = [S0 S1 S2 S3 M0 M1 M2 M3] into [d x 4, dmin x 4] * [a.d of each token] x 2. Written
+   out token by token: GCC keeps arrays of registers in memory at -O2. */
+SWA__AMX SWA__INLINE __m256 swa__kmin_step4_amx(const swa__q4k_avx512 *u, const swa__q8k *a0, const swa__q8k *a1,
+                                                const swa__q8k *a2, const swa__q8k *a3, int nt, __m256 acc)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i s0 = swa__kquant_sums_avx512(&u->k, a0->q), m0 = swa__kmin_mins_amx(u, a0);
+    __m256i s1 = swa__kquant_sums_avx512(&u->k, a1->q), m1 = swa__kmin_mins_amx(u, a1);
+    __m256i s2 = nt > 2 ? swa__kquant_sums_avx512(&u->k, a2->q) : zero, m2 = nt > 2 ? swa__kmin_mins_amx(u, a2) : zero;
+    __m256i s3 = nt > 3 ? swa__kquant_sums_avx512(&u->k, a3->q) : zero, m3 = nt > 3 ? swa__kmin_mins_amx(u, a3) : zero;
+    __m128 ad = _mm_setr_ps(a0->d, a1->d, nt > 2 ? a2->d : 0.0f, nt > 3 ? a3->d : 0.0f);
+    __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(s0, s1), _mm256_hadd_epi32(s2, s3));   /* [lo of t | hi of t] */
+    __m256i m = _mm256_hadd_epi32(_mm256_hadd_epi32(m0, m1), _mm256_hadd_epi32(m2, m3));
+    s = _mm256_add_epi32(_mm256_permute2x128_si256(s, m, 0x20), _mm256_permute2x128_si256(s, m, 0x31));
+    return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_permutevar8x32_ps(u->d_dmin, _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2)),
+                                         _mm256_set_m128(ad, ad)), _mm256_cvtepi32_ps(s), acc);
+}
+
+/* A row against up to 4 tokens; generation (one token) in a loop of its own. */
+SWA__AMX SWA__INLINE void swa__row_dots_kmin_amx(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                 float *out, const uint32_t type)
+{
+    const int unit = (int)swa__types[type].block_bytes;
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
+    const swa__q8k *a2 = (const swa__q8k *)(xa + (nt > 2 ? 2 : 0) * stride), *a3 = (const swa__q8k *)(xa + (nt > 3 ? 3 : 0) * stride);
+    __m128 c = _mm_setzero_ps();
+    __m256 c4 = _mm256_setzero_ps();
+    swa__q4k_avx512 u;
+    float sums[4];
+    int64_t i;
+    int t;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += unit) {
+        swa__prefetch_unit(w, unit);
+        swa__q4k_unpack_avx512(w, type, &u);
+        c = swa__kmin_step_amx(&u, a0 + i, c);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += unit) {
+        swa__prefetch_unit(w, unit);
+        swa__q4k_unpack_avx512(w, type, &u);
+        c4 = swa__kmin_step4_amx(&u, a0 + i, a1 + i, a2 + i, a3 + i, nt, c4);
+    }
+    if (nt == 1) {
+        out[0] = _mm_cvtss_f32(_mm_add_ss(c, _mm_movehl_ps(c, c)));   /* S's lane plus M's */
+        return;
+    }
+    _mm_storeu_ps(sums, _mm_add_ps(_mm256_castps256_ps128(c4), _mm256_extractf128_ps(c4, 1)));
+    for (t = 0; t < nt; t++) out[t] = sums[t];
+}
+
+SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q4_k_amx, swa__dots_q4_k_amx, swa__dot_q4_k_amx, swa__row_dots_kmin_amx, SWA_TYPE_Q4_K)
+SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q5_k_amx, swa__dots_q5_k_amx, swa__dot_q5_k_amx, swa__row_dots_kmin_amx, SWA_TYPE_Q5_K)
+
+/* Q6_K likewise, with one integer a super-block: S = sum_j sc_j sum (q - 32) a over the
+   16-element sub-blocks j (the AVX-512 step's 8 lanes, added up), FMA'd with d * a.d. */
+SWA__AMX SWA__INLINE __m256i swa__q6k_parts_amx(const swa__q6k_avx512 *u, const swa__q8k *a)
+{
+    __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->sc16);
+    return _mm256_sub_epi32(swa__kquant_sums_avx512(&u->k, a->q), _mm256_slli_epi32(offset, 5));
+}
+
+SWA__AMX SWA__INLINE void swa__row_dots_q6_k_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
+    const swa__q8k *a2 = (const swa__q8k *)(xa + (nt > 2 ? 2 : 0) * stride), *a3 = (const swa__q8k *)(xa + (nt > 3 ? 3 : 0) * stride);
+    const __m256i zero = _mm256_setzero_si256();
+    __m128 c = _mm_setzero_ps();
+    swa__q6k_avx512 u;
+    float sums[4];
+    int64_t i;
+    int t;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += 210) {
+        __m256i p;
+        __m128i s;
+        swa__prefetch_unit(w, 210);
+        swa__q6k_unpack_avx512(w, &u);
+        p = swa__q6k_parts_amx(&u, a0 + i);
+        s = _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+        c = _mm_fmadd_ss(_mm_set_ss(u.d * a0[i].d), _mm_cvtepi32_ps(s), c);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += 210) {   /* 2-4 tokens: one reduction, S of token t in lane t */
+        __m256i p0, p1, p2, p3, s;
+        swa__prefetch_unit(w, 210);
+        swa__q6k_unpack_avx512(w, &u);
+        p0 = swa__q6k_parts_amx(&u, a0 + i);
+        p1 = swa__q6k_parts_amx(&u, a1 + i);
+        p2 = nt > 2 ? swa__q6k_parts_amx(&u, a2 + i) : zero;
+        p3 = nt > 3 ? swa__q6k_parts_amx(&u, a3 + i) : zero;
+        s = _mm256_hadd_epi32(_mm256_hadd_epi32(p0, p1), _mm256_hadd_epi32(p2, p3));
+        c = _mm_fmadd_ps(_mm_mul_ps(_mm_set1_ps(u.d), _mm_setr_ps(a0[i].d, a1[i].d, a2[i].d, a3[i].d)),
+                         _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1))), c);
+    }
+    _mm_storeu_ps(sums, c);
+    for (t = 0; t < nt; t++) out[t] = sums[t];
+}
+
+SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q6_k_amx, swa__row_dots_q6_k_amx)
+SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q6_k_amx, swa__dots_q6_k_amx)
+
+/* One super-block of 16 tokens: tile B of each quarter (64 elements; token t's bytes 4i ..
+   4i + 3 of the quarter at row i, bytes 4t .. 4t + 3), each pair of sub-blocks' sums and the
+   tokens' scales. */
+typedef struct swa__amx_kunit {
+    int8_t q[4][16][64];
+    int32_t pair_sums[4][16];   /* (B_2p, B_2p + 1) as two int16 */
+    float d[16];
+} swa__amx_kunit;
+
+/* Bytes of one unpacked super-block of a row: Q4_K/Q5_K's quants times lo, then times hi;
+   Q6_K's times each of its scales' three digits. */
+#define SWA__AMX_KROW 768
+
+/* Tokens [0, n) of swa__q8k rows (x_stride bytes apart) as units, zeros where no token is:
+   unit g * (n_in / 256) + s holds super-block s of tokens 16 g .. 16 g + 15. */
+static void swa__amx_pack_q8k(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
+{
+    swa__amx_kunit *u = (swa__amx_kunit *)out;
+    int64_t nsb = n_in / 256, g, s, t;
+    int k, i, p;
+    for (g = 0; g * 16 < n; g++)
+        for (s = 0; s < nsb; s++, u++) {
+            memset(u, 0, sizeof *u);
+            for (t = 0; t < 16 && g * 16 + t < n; t++) {
+                const swa__q8k *a = (const swa__q8k *)(xq + (size_t)(g * 16 + t) * x_stride) + s;
+                for (k = 0; k < 4; k++)
+                    for (i = 0; i < 16; i++) memcpy(u->q[k][i] + 4 * t, a->q + 64 * k + 4 * i, 4);
+                for (p = 0; p < 4; p++) {
+                    int16_t b[2];
+                    b[0] = (int16_t)(a->bsum[4 * p] + a->bsum[4 * p + 1]);
+                    b[1] = (int16_t)(a->bsum[4 * p + 2] + a->bsum[4 * p + 3]);
+                    memcpy(&u->pair_sums[p][t], b, 4);
+                }
+                u->d[t] = a->d;
+            }
+        }
+}
+
+/* Bytes q times the int16 words s (each q * s below 256). */
+SWA__AMX SWA__INLINE __m512i swa__bytes_times_amx(__m512i q, __m512i s)
+{
+    __m512i even = _mm512_mullo_epi16(_mm512_and_si512(q, _mm512_set1_epi16(0xff)), s);
+    return _mm512_or_si512(even, _mm512_slli_epi16(_mm512_mullo_epi16(_mm512_srli_epi16(q, 8), s), 8));
+}
+
+/* Row super-block w (Q4_K or Q5_K) unpacked: its quants in order times lo at a, times hi at
+   a + 256; its d and dmin; each pair's (-m_2p, -m_2p+1) as two int16. Quarter k of the
+   super-block (swa__q4k_group_avx512) is sub-blocks 2k and 2k + 1, words 0-15 and 16-31. */
+SWA__AMX SWA__INLINE void swa__amx_kunpack(const uint8_t *w, uint32_t type, uint8_t *a, float *d, float *dmin, int32_t *mins)
+{
+    const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);   /* sc[0..7], m[0..7] */
+    const __m512i sc16 = _mm512_cvtepu8_epi16(_mm256_castsi128_si256(scales_mins));
+    int k;
+    for (k = 0; k < 4; k++) {
+        __m512i q = type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, k) : swa__q5k_group_avx512(w, k);
+        __m512i sc = swa__spread_avx512(sc16, swa__spread16, 2 * k);
+        _mm512_storeu_si512(a + 64 * k, swa__bytes_times_amx(q, _mm512_and_si512(sc, _mm512_set1_epi16(7))));
+        _mm512_storeu_si512(a + 256 + 64 * k, swa__bytes_times_amx(q, _mm512_srli_epi16(sc, 3)));
+    }
+    *d = _cvtsh_ss(swa__load_u16(w));
+    *dmin = _cvtsh_ss(swa__load_u16(w + 2));
+    _mm_storeu_si128((__m128i *)mins, _mm_sub_epi16(_mm_setzero_si128(), _mm_cvtepu8_epi16(_mm_srli_si128(scales_mins, 8))));
+}
+
+/* 16 unpacked rows (super-block s of row m at wq + (m * nsb + s) * SWA__AMX_KROW, its scales
+   at index m * nsb + s) against one token group's units xg: out[16 m + t]. A quarter's two
+   products load their tiles A and B in one of two sets, so that the next quarter's loads need
+   not wait for this quarter's products. */
+SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, const float *dmin, const int32_t *mins,
+                                          const swa__amx_kunit *xg, int64_t nsb, int32_t *c, float *out,
+                                          swa__amx_ahead *ahead)
+{
+    const int64_t a_stride = nsb * SWA__AMX_KROW;
+    __m512 rs[16], rm[16];
+    int64_t s;
+    int m;
+    SWA__UNROLL(16)
+    for (m = 0; m < 16; m++) rs[m] = rm[m] = _mm512_setzero_ps();
+    for (s = 0; s < nsb; s++) {
+        const uint8_t *a = wq + s * SWA__AMX_KROW;
+        const __m512 ad = _mm512_loadu_ps(xg[s].d);
+        const __m512i p0 = _mm512_loadu_si512(xg[s].pair_sums[0]), p1 = _mm512_loadu_si512(xg[s].pair_sums[1]);
+        const __m512i p2 = _mm512_loadu_si512(xg[s].pair_sums[2]), p3 = _mm512_loadu_si512(xg[s].pair_sums[3]);
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_loadd(2, a, a_stride);
+        _tile_loadd(3, a + 256, a_stride);
+        _tile_loadd(4, xg[s].q[0], 64);
+        _tile_dpbusd(0, 2, 4);
+        _tile_dpbusd(1, 3, 4);
+        _tile_loadd(5, a + 64, a_stride);
+        _tile_loadd(6, a + 320, a_stride);
+        _tile_loadd(7, xg[s].q[1], 64);
+        _tile_dpbusd(0, 5, 7);
+        _tile_dpbusd(1, 6, 7);
+        _tile_loadd(2, a + 128, a_stride);
+        _tile_loadd(3, a + 384, a_stride);
+        _tile_loadd(4, xg[s].q[2], 64);
+        _tile_dpbusd(0, 2, 4);
+        _tile_dpbusd(1, 3, 4);
+        _tile_loadd(5, a + 192, a_stride);
+        _tile_loadd(6, a + 448, a_stride);
+        _tile_loadd(7, xg[s].q[3], 64);
+        _tile_dpbusd(0, 5, 7);
+        _tile_dpbusd(1, 6, 7);
+        _tile_stored(0, c, 64);
+        _tile_stored(1, c + 256, 64);
+        SWA__UNROLL(16)
+        for (m = 0; m < 16; m++) {
+            const int64_t at = m * nsb + s;
+            __m512i sv = _mm512_add_epi32(_mm512_loadu_si512(c + 16 * m), _mm512_slli_epi32(_mm512_loadu_si512(c + 256 + 16 * m), 3));
+            __m512i mv = _mm512_madd_epi16(p0, _mm512_set1_epi32(mins[4 * at]));
+            mv = _mm512_dpwssd_epi32(mv, p1, _mm512_set1_epi32(mins[4 * at + 1]));
+            mv = _mm512_dpwssd_epi32(mv, p2, _mm512_set1_epi32(mins[4 * at + 2]));
+            mv = _mm512_dpwssd_epi32(mv, p3, _mm512_set1_epi32(mins[4 * at + 3]));
+            rs[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(d[at]), ad), _mm512_cvtepi32_ps(sv), rs[m]);
+            rm[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(dmin[at]), ad), _mm512_cvtepi32_ps(mv), rm[m]);
+            swa__amx_fetch_ahead(ahead, m);
+        }
+    }
+    SWA__UNROLL(16)
+    for (m = 0; m < 16; m++) _mm512_storeu_ps(out + 16 * m, _mm512_add_ps(rs[m], rm[m]));
+}
+
+/* Signed bytes q times the int16 words e (each product within a signed byte). */
+SWA__AMX SWA__INLINE __m512i swa__signed_bytes_times_amx(__m512i q, __m512i e)
+{
+    __m512i even = _mm512_mullo_epi16(_mm512_srai_epi16(_mm512_slli_epi16(q, 8), 8), e);
+    __m512i odd = _mm512_mullo_epi16(_mm512_srai_epi16(q, 8), e);
+    return _mm512_or_si512(_mm512_and_si512(even, _mm512_set1_epi16(0xff)), _mm512_slli_epi16(odd, 8));
+}
+
+/* Row super-block w of Q6_K unpacked: q - 32 in order times digit k of its sub-block's scale
+   at a + 256 k, and its d. The scales' balanced base-7 digits, sc = e0 + 7 e1 + 49 e2 with
+   each e in -3..3, come from x = sc + 129 in 1..256: e0 = x mod 7 - 3 and sc - e0 = 7 (x / 7 -
+   18), and so on (x / 7 as a multiply by 9363 / 65536, exact below 2^13). */
+SWA__AMX SWA__INLINE void swa__amx_q6k_unpack(const uint8_t *w, uint8_t *a, float *d)
+{
+    const __m256i seven = _mm256_set1_epi16(7), inv7 = _mm256_set1_epi16(9363), three = _mm256_set1_epi16(3);
+    __m256i x = _mm256_add_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192))), _mm256_set1_epi16(129));
+    __m256i q1 = _mm256_mulhi_epu16(x, inv7), x2 = _mm256_add_epi16(q1, _mm256_set1_epi16(6)), q2 = _mm256_mulhi_epu16(x2, inv7);
+    __m512i e[3];
+    int k, i;
+    e[0] = _mm512_zextsi256_si512(_mm256_sub_epi16(_mm256_sub_epi16(x, _mm256_mullo_epi16(q1, seven)), three));
+    e[1] = _mm512_zextsi256_si512(_mm256_sub_epi16(_mm256_sub_epi16(x2, _mm256_mullo_epi16(q2, seven)), three));
+    e[2] = _mm512_zextsi256_si512(_mm256_sub_epi16(q2, three));
+    for (k = 0; k < 4; k++) {
+        __m512i q = _mm512_sub_epi8(swa__q6k_quarter_avx512(w, k), _mm512_set1_epi8(32));
+        for (i = 0; i < 3; i++)
+            _mm512_storeu_si512(a + 256 * i + 64 * k, swa__signed_bytes_times_amx(q, swa__spread_avx512(e[i], swa__spread8, 4 * k)));
+    }
+    *d = _cvtsh_ss(swa__load_u16(w + 208));
+}
+
+/* The same as swa__amx_kgroup for Q6_K: three tiles C, one a digit, accumulate a super-block's
+   four quarters, and S = C0 + 7 (C1 + 7 C2). */
+SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, const swa__amx_kunit *xg, int64_t nsb,
+                                             int32_t *c, float *out, swa__amx_ahead *ahead)
+{
+    const int64_t a_stride = nsb * SWA__AMX_KROW;
+    __m512 r[16];
+    int64_t s;
+    int m, k;
+    SWA__UNROLL(16)
+    for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
+    for (s = 0; s < nsb; s++) {
+        const uint8_t *a = wq + s * SWA__AMX_KROW;
+        const __m512 ad = _mm512_loadu_ps(xg[s].d);
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        for (k = 0; k < 4; k++) {
+            _tile_loadd(3, a + 64 * k, a_stride);
+            _tile_loadd(4, a + 256 + 64 * k, a_stride);
+            _tile_loadd(5, a + 512 + 64 * k, a_stride);
+            _tile_loadd(6, xg[s].q[k], 64);
+            _tile_dpbssd(0, 3, 6);
+            _tile_dpbssd(1, 4, 6);
+            _tile_dpbssd(2, 5, 6);
+        }
+        _tile_stored(0, c, 64);
+        _tile_stored(1, c + 256, 64);
+        _tile_stored(2, c + 512, 64);
+        SWA__UNROLL(16)
+        for (m = 0; m < 16; m++) {
+            __m512i c2 = _mm512_loadu_si512(c + 512 + 16 * m);
+            __m512i t = _mm512_add_epi32(_mm512_loadu_si512(c + 256 + 16 * m), _mm512_sub_epi32(_mm512_slli_epi32(c2, 3), c2));
+            __m512i sv = _mm512_add_epi32(_mm512_loadu_si512(c + 16 * m), _mm512_sub_epi32(_mm512_slli_epi32(t, 3), t));
+            r[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(d[m * nsb + s]), ad), _mm512_cvtepi32_ps(sv), r[m]);
+            swa__amx_fetch_ahead(ahead, m);
+        }
+    }
+    SWA__UNROLL(16)
+    for (m = 0; m < 16; m++) _mm512_storeu_ps(out + 16 * m, r[m]);
+}
+
+/* A thread's scratch for n_in columns: 16 unpacked rows and their scales, the results and
+   three tiles C, aligned by hand. */
+static uint64_t swa__amx_kscratch(int64_t n_in)
+{
+    uint64_t nsb = (uint64_t)(n_in / 256);
+    return 16 * nsb * (SWA__AMX_KROW + 2 * sizeof(float) + 4 * sizeof(int32_t)) + (256 + 3 * 256) * 4 + 64;
+}
+
+/* y[t * ldy + r] = dot(row r, token t) for nr Q4_K, Q5_K or Q6_K rows and n tokens packed by
+   swa__amx_pack_q8k. */
+SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                             int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
+{
+    const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
+    const swa__amx_kunit *xu = (const swa__amx_kunit *)xpack;
+    uint8_t *wq = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    float *out = (float *)(wq + 16 * nsb * SWA__AMX_KROW), *d = out + 256, *dmin = d + 16 * nsb;
+    int32_t *c = (int32_t *)(dmin + 16 * nsb), *mins = c + 3 * 256;
+    swa__tile_config cfg;
+    int64_t r, g, s;
+    int m, i;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (i = 0; i < 8; i++) {   /* every tile 16 rows of 64 bytes (see the two group functions) */
+        cfg.rows[i] = 16;
+        cfg.colsb[i] = 64;
+    }
+    _tile_loadconfig(&cfg);
+    for (r = 0; r < nr; r += 16) {
+        const uint8_t *rows16 = w + (size_t)r * w_stride;
+        int rows = nr - r < 16 ? (int)(nr - r) : 16;
+        swa__amx_ahead ahead = swa__amx_ahead_of(w, w_stride, r, nr, nsb * ((n + 15) / 16));
+        for (m = 0; m < 16; m++)
+            for (s = 0; s < nsb; s++) {
+                int64_t at = m * nsb + s;
+                if (m >= rows) {   /* a missing row: zeros */
+                    memset(wq + at * SWA__AMX_KROW, 0, SWA__AMX_KROW);
+                    d[at] = dmin[at] = 0.0f;
+                    memset(mins + 4 * at, 0, 4 * sizeof(int32_t));
+                } else if (type == SWA_TYPE_Q6_K) {
+                    swa__amx_q6k_unpack(rows16 + (size_t)m * w_stride + s * bytes, wq + at * SWA__AMX_KROW, d + at);
+                } else {
+                    swa__amx_kunpack(rows16 + (size_t)m * w_stride + s * bytes, type, wq + at * SWA__AMX_KROW, d + at,
+                                     dmin + at, mins + 4 * at);
+                }
+            }
+        for (g = 0; g * 16 < n; g++) {
+            if (type == SWA_TYPE_Q6_K) swa__amx_q6k_group(wq, d, xu + g * nsb, nsb, c, out, &ahead);
+            else swa__amx_kgroup(wq, d, dmin, mins, xu + g * nsb, nsb, c, out, &ahead);
+            swa__amx_put_results(out, rows, g, n, y, ldy, r);
+        }
+    }
+    _tile_release();
+}
+
+SWA__AMX static void swa__gemm_q4_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_k_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_K);
+}
+
+SWA__AMX static void swa__gemm_q5_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_k_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q5_K);
+}
+
+SWA__AMX static void swa__gemm_q6_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_k_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q6_K);
+}
+
+/* Packed tokens for n tokens of up to n_in columns, and a thread's scratch, for either kind
+   of product: Q8_0/Q4_0 (16 unpacked rows and their scales, the 16 accumulators' registers,
+   the tree's results and tile C, aligned by hand) or the K-quants (swa__amx_kscratch). */
+static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
+{
+    uint64_t blocks = (uint64_t)swa__amx_blocks(n_in + 31), wide = (uint64_t)(n + 15) / 16 * blocks;
+    uint64_t kpack = (uint64_t)(n + 15) / 16 * (uint64_t)(n_in / 256) * sizeof(swa__amx_kunit), kscratch = swa__amx_kscratch(n_in);
+    uint64_t small = (uint64_t)(n < SWA__AMX_FROM ? n : SWA__AMX_FROM - 1) * (uint64_t)swa__q8t_units(n_in + 31) * sizeof(swa__q8t);
+    *pack_bytes = (wide > blocks / 2 ? wide : blocks / 2) * sizeof(swa__amx_unit);
+    if (small > *pack_bytes) *pack_bytes = small;
+    *scratch_bytes = 16 * blocks * 32 + 16 * (uint64_t)swa__amx_scale_stride((int64_t)blocks) * sizeof(float) +
+                     (16 * 16 * 16 + 16 * 16 + 16 * 16) * sizeof(float) + 64;
+    if (kpack > *pack_bytes) *pack_bytes = kpack;
+    if (kscratch > *scratch_bytes) *scratch_bytes = kscratch;
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#endif /* SWA__HAVE_AMX */
+
+/* ==== kernels (NEON) ====
+   Chosen at compile time on AArch64. The same contracts as the AVX2 kernels: float dots keep
+   4 x 4 partial sums with FMA (1e-5 of the sum of |products|); Q8_0 and Q4_0 add each block's
+   exact integer sum in float lanes (1e-5); the K-quants reduce each super-block's integers
+   exactly, then do the reference's float steps; quantization and the F16 conversion round to
+   nearest even like the reference: bit-identical. Integer dots use the dot-product extension
+   when the compiler targets it (__ARM_FEATURE_DOTPROD) and widening multiplies otherwise. */
+
+#if defined(SWA__HAVE_NEON)
+
+/* Sum of a[i] * b[i] over 16 signed bytes, as four int32 lanes. */
+static inline int32x4_t swa__dot16_neon(int32x4_t acc, int8x16_t a, int8x16_t b)
+{
+#if defined(__ARM_FEATURE_DOTPROD)
+    return vdotq_s32(acc, a, b);
+#else
+    int16x8_t p = vmull_s8(vget_low_s8(a), vget_low_s8(b));
+    p = vmlal_s8(p, vget_high_s8(a), vget_high_s8(b));
+    return vpadalq_s16(acc, p);
+#endif
+}
+
+static inline float32x4_t swa__load_f16_neon(const uint16_t *p)
+{
+    return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
+}
+
+static inline float32x4_t swa__load_bf16_neon(const uint16_t *p)
+{
+    return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16));
+}
+
+/* Float rows against up to 4 tokens: each 16 weights are widened once and meet every token,
+   which keeps the four accumulators the 1-token call has (the same code with nt = 1): 16 of
+   the 32 vector registers. */
+#define SWA__FLOAT_STEP_NEON(k, A)                                                                  \
+    if (nt > k) {                                                                                   \
+        const float *v = (const float *)(xb + (size_t)(k) * stride) + i;                           \
+        A##0 = vfmaq_f32(A##0, w0, vld1q_f32(v));                                                   \
+        A##1 = vfmaq_f32(A##1, w1, vld1q_f32(v + 4));                                               \
+        A##2 = vfmaq_f32(A##2, w2, vld1q_f32(v + 8));                                               \
+        A##3 = vfmaq_f32(A##3, w3, vld1q_f32(v + 12));                                              \
+    }
+#define SWA__FLOAT_TAIL_NEON(k, A, LOAD, SCALAR)                                                    \
+    if (nt > k) {                                                                                   \
+        const float *v = (const float *)(xb + (size_t)(k) * stride);                               \
+        float sum;                                                                                  \
+        int64_t j = i;                                                                              \
+        for (; j + 4 <= n; j += 4) A##0 = vfmaq_f32(A##0, LOAD(w + j), vld1q_f32(v + j));           \
+        sum = vaddvq_f32(vaddq_f32(vaddq_f32(A##0, A##1), vaddq_f32(A##2, A##3)));                  \
+        for (; j < n; j++) sum += SCALAR(w[j]) * v[j];                                              \
+        out[k] = sum;                                                                               \
+    }
+
+#define SWA__DOTS_FLOAT_NEON(dots, dot, T, LOAD, SCALAR)                                            \
+    static void dots##_row(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
+    {                                                                                               \
+        const T *w = (const T *)row;                                                                \
+        const uint8_t *xb = (const uint8_t *)x;                                                    \
+        float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0; \
+        float32x4_t c0 = a0, c1 = a0, c2 = a0, c3 = a0, d0 = a0, d1 = a0, d2 = a0, d3 = a0;         \
+        int64_t i = 0;                                                                              \
+        for (; i + 16 <= n; i += 16) {                                                              \
+            float32x4_t w0 = LOAD(w + i), w1 = LOAD(w + i + 4), w2 = LOAD(w + i + 8), w3 = LOAD(w + i + 12); \
+            SWA__FLOAT_STEP_NEON(0, a) SWA__FLOAT_STEP_NEON(1, b)                                   \
+            SWA__FLOAT_STEP_NEON(2, c) SWA__FLOAT_STEP_NEON(3, d)                                   \
+        }                                                                                           \
+        SWA__FLOAT_TAIL_NEON(0, a, LOAD, SCALAR) SWA__FLOAT_TAIL_NEON(1, b, LOAD, SCALAR)           \
+        SWA__FLOAT_TAIL_NEON(2, c, LOAD, SCALAR) SWA__FLOAT_TAIL_NEON(3, d, LOAD, SCALAR)           \
+    }                                                                                               \
+    SWA__DOTS_FROM_ROW_DOTS(, dots, dots##_row)                                                    \
+    SWA__DOT_FROM_DOTS(, dot, dots)
+
+#define SWA__LOAD_F32_NEON(p) vld1q_f32(p)
+SWA__DOTS_FLOAT_NEON(swa__dots_f32_neon, swa__dot_f32_neon, float, SWA__LOAD_F32_NEON, SWA__SCALAR_F32)
+SWA__DOTS_FLOAT_NEON(swa__dots_f16_neon, swa__dot_f16_neon, uint16_t, swa__load_f16_neon, swa__f16_to_f32)
+SWA__DOTS_FLOAT_NEON(swa__dots_bf16_neon, swa__dot_bf16_neon, uint16_t, swa__load_bf16_neon, swa__bf16_to_f32)
+
+/* Q8_0 and Q4_0 rows against up to 4 tokens: the weight block is unpacked once and meets each
+   token's block in its own accumulator, with the steps the 1-token call takes. */
+
+/* One block's 32 weights, elements 0..15 and 16..31: Q8_0's as stored; Q4_0's low nibbles then
+   its high ones, minus 8. */
+SWA__INLINE void swa__block_neon(const uint8_t *w, uint32_t type, int8x16_t *q0, int8x16_t *q1)
+{
+    uint8x16_t raw;
+    if (type == SWA_TYPE_Q8_0) {
+        *q0 = vld1q_s8((const int8_t *)w + 2);
+        *q1 = vld1q_s8((const int8_t *)w + 18);
+        return;
+    }
+    raw = vld1q_u8(w + 2);
+    *q0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(15))), vdupq_n_s8(8));
+    *q1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw, 4)), vdupq_n_s8(8));
+}
+
+/* Block b (weights q0, q1, scale dw) against one token's activations a, into its accumulator. */
+SWA__INLINE float32x4_t swa__block_step_neon(float32x4_t acc, const swa__q8g *a, int64_t b, int8x16_t q0, int8x16_t q1,
+                                             float dw)
+{
+    int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(swa__q8g_half(a, b, 0))),
+                                  q1, vld1q_s8(swa__q8g_half(a, b, 1)));
+    return vfmaq_n_f32(acc, vcvtq_f32_s32(s), dw * a[b / 8].d[b % 8]);
+}
+
+SWA__INLINE void swa__row_dots_blocks_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+                                           const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int64_t bytes = swa__types[type].block_bytes;
+    float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0, c2 = c0, c3 = c0;
+    int64_t b;
+    for (b = 0; b < n / 32; b++, w += bytes) {
+        int8x16_t q0, q1;
+        float dw = swa__f16_to_f32(swa__load_u16(w));
+        swa__block_neon(w, type, &q0, &q1);
+        c0 = swa__block_step_neon(c0, (const swa__q8g *)xa, b, q0, q1, dw);
+        if (nt > 1) c1 = swa__block_step_neon(c1, (const swa__q8g *)(xa + stride), b, q0, q1, dw);
+        if (nt > 2) c2 = swa__block_step_neon(c2, (const swa__q8g *)(xa + 2 * stride), b, q0, q1, dw);
+        if (nt > 3) c3 = swa__block_step_neon(c3, (const swa__q8g *)(xa + 3 * stride), b, q0, q1, dw);
+    }
+    out[0] = vaddvq_f32(c0);
+    if (nt > 1) out[1] = vaddvq_f32(c1);
+    if (nt > 2) out[2] = vaddvq_f32(c2);
+    if (nt > 3) out[3] = vaddvq_f32(c3);
+}
+
+/* K-quant rows against up to 4 tokens: a super-block's scales and quants are unpacked once,
+   into 16 vectors in element order, and meet each token's quants with the steps the 1-token
+   call takes (the 1-token call is this with nt = 1). */
+
+/* One token's term for a Q4_K or Q5_K super-block unpacked into q (sub-block j in q[2 j] and
+   q[2 j + 1], quants 0..31) with its scales, mins, d and dmin. */
+static float swa__k_term_neon(const int8x16_t *q, const uint8_t *sc, const uint8_t *m, float d, float dmin,
+                              const swa__q8k *a)
+{
+    int32x4_t acc = vdupq_n_s32(0);  /* scaled sums, lane by lane: one reduction at the end */
+    int32_t summ = 0;
+    int j;
+    for (j = 0; j < 8; j++) {
+        int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q[2 * j], vld1q_s8(a->q + 32 * j)),
+                                      q[2 * j + 1], vld1q_s8(a->q + 32 * j + 16));
+        acc = vmlaq_n_s32(acc, s, sc[j]);
+        summ += m[j] * (a->bsum[2 * j] + a->bsum[2 * j + 1]);
+    }
+    return a->d * (d * (float)vaddvq_s32(acc) - dmin * (float)summ);
+}
+
+static void swa__row_dots_q4_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    float sum[SWA__TILE_TOKENS] = {0.0f};
+    int64_t i;
+    int t, g;
+    for (i = 0; i < n / 256; i++, w += 144) {
+        const float d = swa__f16_to_f32(swa__load_u16(w)), dmin = swa__f16_to_f32(swa__load_u16(w + 2));
+        uint8_t sc[8], m[8];
+        int8x16_t q[16];                 /* sub-block j in q[2 j], q[2 j + 1] */
+        swa__q4k_scales(w + 4, sc, m);
+        for (g = 0; g < 4; g++) {        /* group g: sub-block 2 g in the low nibbles, 2 g + 1 high */
+            uint8x16_t r0 = vld1q_u8(w + 16 + 32 * g), r1 = vld1q_u8(w + 32 + 32 * g);
+            q[4 * g] = vreinterpretq_s8_u8(vandq_u8(r0, vdupq_n_u8(15)));
+            q[4 * g + 1] = vreinterpretq_s8_u8(vandq_u8(r1, vdupq_n_u8(15)));
+            q[4 * g + 2] = vreinterpretq_s8_u8(vshrq_n_u8(r0, 4));
+            q[4 * g + 3] = vreinterpretq_s8_u8(vshrq_n_u8(r1, 4));
+        }
+        for (t = 0; t < nt; t++)
+            sum[t] += swa__k_term_neon(q, sc, m, d, dmin, (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride) + i);
+    }
+    for (t = 0; t < nt; t++) out[t] = sum[t];
+}
+
+/* Q5_K: Q4_K's nibbles with the fifth bits put beside them, bit j of qh[l] for element l of
+   sub-block j. With qh shifted right by 2 g, group g's bits are bits 0 and 1: vsli puts bit 0,
+   shifted up, above a low nibble; vsri puts a high nibble, shifted down, below bit 1 moved to 4. */
+static void swa__row_dots_q5_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const uint8x16_t one = vdupq_n_u8(1), two = vdupq_n_u8(2);
+    float sum[SWA__TILE_TOKENS] = {0.0f};
+    int64_t i;
+    int t, g;
+    for (i = 0; i < n / 256; i++, w += 176) {
+        const float d = swa__f16_to_f32(swa__load_u16(w)), dmin = swa__f16_to_f32(swa__load_u16(w + 2));
+        uint8_t sc[8], m[8];
+        int8x16_t q[16];                 /* sub-block j in q[2 j], q[2 j + 1] */
+        uint8x16_t h0 = vld1q_u8(w + 16), h1 = vld1q_u8(w + 32);   /* qh of elements 0..15, 16..31 */
+        swa__q4k_scales(w + 4, sc, m);
+        for (g = 0; g < 4; g++, h0 = vshrq_n_u8(h0, 2), h1 = vshrq_n_u8(h1, 2)) {
+            uint8x16_t r0 = vld1q_u8(w + 48 + 32 * g), r1 = vld1q_u8(w + 64 + 32 * g);
+            q[4 * g] = vreinterpretq_s8_u8(vsliq_n_u8(r0, vandq_u8(h0, one), 4));
+            q[4 * g + 1] = vreinterpretq_s8_u8(vsliq_n_u8(r1, vandq_u8(h1, one), 4));
+            q[4 * g + 2] = vreinterpretq_s8_u8(vsriq_n_u8(vshlq_n_u8(vandq_u8(h0, two), 3), r0, 4));
+            q[4 * g + 3] = vreinterpretq_s8_u8(vsriq_n_u8(vshlq_n_u8(vandq_u8(h1, two), 3), r1, 4));
+        }
+        for (t = 0; t < nt; t++)
+            sum[t] += swa__k_term_neon(q, sc, m, d, dmin, (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride) + i);
+    }
+    for (t = 0; t < nt; t++) out[t] = sum[t];
+}
+
+/* Q6_K: element e's quant is 4 bits of ql and 2 of qh, 0..63, less 32; e / 16 picks its scale. */
+static void swa__row_dots_q6_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const uint8x16_t low4 = vdupq_n_u8(15), low2 = vdupq_n_u8(3);
+    const int8x16_t m32 = vdupq_n_s8(32);
+    float sum[SWA__TILE_TOKENS] = {0.0f};
+    int64_t i;
+    int t, h, part, j;
+    for (i = 0; i < n / 256; i++, w += 210) {
+        const int8_t *sc = (const int8_t *)(w + 192);
+        const float d = swa__f16_to_f32(swa__load_u16(w + 208));
+        int8x16_t q[16];                 /* elements 16 j .. 16 j + 15 */
+        for (h = 0; h < 2; h++)
+            for (part = 0; part < 2; part++) {          /* 16 of the 32 columns at a time */
+                const uint8_t *ql = w + 64 * h + 16 * part, *qh = w + 128 + 32 * h + 16 * part;
+                uint8x16_t l0 = vld1q_u8(ql), l1 = vld1q_u8(ql + 32), hb = vld1q_u8(qh);
+                int k0 = 8 * h + part;   /* columns k = 0..3 land 32 k elements apart: 2 vectors */
+                q[k0] = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l0, low4), vshlq_n_u8(vandq_u8(hb, low2), 4))), m32);
+                q[k0 + 2] = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(l1, low4),
+                                                                  vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 2), low2), 4))), m32);
+                q[k0 + 4] = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l0, 4),
+                                                                  vshlq_n_u8(vandq_u8(vshrq_n_u8(hb, 4), low2), 4))), m32);
+                q[k0 + 6] = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(l1, 4), vshlq_n_u8(vshrq_n_u8(hb, 6), 4))), m32);
+            }
+        for (t = 0; t < nt; t++) {
+            const swa__q8k *a = (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride) + i;
+            int32x4_t acc = vdupq_n_s32(0);  /* scaled sums, lane by lane: one reduction at the end */
+            for (j = 0; j < 16; j++)
+                acc = vmlaq_n_s32(acc, swa__dot16_neon(vdupq_n_s32(0), q[j], vld1q_s8(a->q + 16 * j)), sc[j]);
+            sum[t] += d * a->d * (float)vaddvq_s32(acc);
+        }
+    }
+    for (t = 0; t < nt; t++) out[t] = sum[t];
+}
+
+SWA__DOTS_FROM_ROW_DOTS(, swa__dots_q4_k_neon, swa__row_dots_q4_k_neon)
+SWA__DOTS_FROM_ROW_DOTS(, swa__dots_q5_k_neon, swa__row_dots_q5_k_neon)
+SWA__DOTS_FROM_ROW_DOTS(, swa__dots_q6_k_neon, swa__row_dots_q6_k_neon)
+SWA__DOT_FROM_DOTS(, swa__dot_q4_k_neon, swa__dots_q4_k_neon)
+SWA__DOT_FROM_DOTS(, swa__dot_q5_k_neon, swa__dots_q5_k_neon)
+SWA__DOT_FROM_DOTS(, swa__dot_q6_k_neon, swa__dots_q6_k_neon)
+
+/* Q4_1, Q5_0, Q5_1 and IQ4_NL rows against up to 4 tokens, a block at a time: its quants
+   unpacked once into two vectors (elements 0..15, 16..31), each token's exact integer sum meeting
+   d * dx in float lanes, and Q4_1's and Q5_1's offset meeting the block's activation sum. */
+static inline uint8x16_t swa__bits_to_bytes_neon(uint32_t bits, int half)   /* bits 16 half .. +15 */
+{
+    static const uint8_t spread[2][16] = {{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
+                                          {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3}};
+    static const uint8_t bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+    uint8x16_t v = vqtbl1q_u8(vreinterpretq_u8_u32(vdupq_n_u32(bits)), vld1q_u8(spread[half]));
+    return vtstq_u8(v, vld1q_u8(bit));
+}
+
+static inline void swa__b32_quants_neon(const uint8_t *b, uint32_t type, int8x16_t *q0, int8x16_t *q1)
+{
+    const uint8x16_t raw = vld1q_u8(b + swa__b32_qs_at(type));
+    uint8x16_t lo = vandq_u8(raw, vdupq_n_u8(15)), hi = vshrq_n_u8(raw, 4);
+    if (type == SWA_TYPE_IQ4_NL) {
+        const int8x16_t table = vld1q_s8(swa__iq4nl_values);
+        *q0 = vqtbl1q_s8(table, lo);
+        *q1 = vqtbl1q_s8(table, hi);
+        return;
+    }
+    if (swa__b32_has_qh(type)) {
+        uint32_t qh = swa__load_le32(b + swa__b32_qs_at(type) - 4);
+        lo = vorrq_u8(lo, vandq_u8(swa__bits_to_bytes_neon(qh, 0), vdupq_n_u8(16)));
+        hi = vorrq_u8(hi, vandq_u8(swa__bits_to_bytes_neon(qh, 1), vdupq_n_u8(16)));
+    }
+    *q0 = vreinterpretq_s8_u8(lo);
+    *q1 = vreinterpretq_s8_u8(hi);
+    if (type == SWA_TYPE_Q5_0) {
+        *q0 = vsubq_s8(*q0, vdupq_n_s8(16));
+        *q1 = vsubq_s8(*q1, vdupq_n_s8(16));
+    }
+}
+
+static inline void swa__row_dots_b32_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+                                          const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int bytes = swa__b32_bytes(type), has_min = swa__b32_has_min(type);
+    float32x4_t acc[SWA__TILE_TOKENS];
+    float mins[SWA__TILE_TOKENS] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int64_t b;
+    int t;
+    for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = vdupq_n_f32(0.0f);
+    for (b = 0; b < n / 32; b++, w += bytes) {
+        const float d = swa__f16_to_f32(swa__load_u16(w)), m = has_min ? swa__f16_to_f32(swa__load_u16(w + 2)) : 0.0f;
+        int8x16_t q0, q1;
+        swa__b32_quants_neon(w, type, &q0, &q1);
+        for (t = 0; t < nt; t++) {
+            const swa__q8g *a = (const swa__q8g *)(xa + (size_t)t * stride);
+            const float dx = a[b / 8].d[b % 8];
+            int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(swa__q8g_half(a, b, 0))),
+                                          q1, vld1q_s8(swa__q8g_half(a, b, 1)));
+            acc[t] = vfmaq_n_f32(acc[t], vcvtq_f32_s32(s), d * dx);
+            if (has_min) mins[t] += m * dx * (float)(a[b / 8].sum8[b % 8] / 8);
+        }
+    }
+    for (t = 0; t < nt; t++) out[t] = vaddvq_f32(acc[t]) + mins[t];
+}
+
+/* Q2_K, Q3_K and IQ4_XS rows: a super-block unpacked once for the tile's tokens into 16 vectors
+   of quants in element order, with the scalar unpackers' scales and mins per 16 elements; each
+   token's scaled sums reduce once, then the reference's float steps. */
+static inline void swa__kblock_quants_neon(const uint8_t *w, uint32_t type, int8x16_t *q)
+{
+    int h, j, p;
+    if (type == SWA_TYPE_IQ4_XS) {
+        const int8x16_t table = vld1q_s8(swa__iq4nl_values);
+        for (j = 0; j < 8; j++) {
+            const uint8x16_t raw = vld1q_u8(w + 8 + 16 * j);
+            q[2 * j] = vqtbl1q_s8(table, vandq_u8(raw, vdupq_n_u8(15)));
+            q[2 * j + 1] = vqtbl1q_s8(table, vshrq_n_u8(raw, 4));
+        }
+        return;
+    }
+    for (h = 0; h < 2; h++)
+        for (p = 0; p < 2; p++) {
+            const uint8x16_t raw = vld1q_u8(w + (type == SWA_TYPE_Q2_K ? 16 : 32) + 32 * h + 16 * p), hm = vld1q_u8(w + 16 * p);
+            for (j = 0; j < 4; j++) {
+                uint8x16_t v = vandq_u8(vshlq_u8(raw, vdupq_n_s8((int8_t)(-2 * j))), vdupq_n_u8(3));
+                if (type == SWA_TYPE_Q3_K) {   /* the hmask bit set adds 4 back */
+                    uint8x16_t bit = vandq_u8(vshlq_u8(hm, vdupq_n_s8((int8_t)(-(4 * h + j)))), vdupq_n_u8(1));
+                    v = vsubq_u8(vorrq_u8(v, vshlq_n_u8(bit, 2)), vdupq_n_u8(4));
+                }
+                q[8 * h + 2 * j + p] = vreinterpretq_s8_u8(v);
+            }
+        }
+}
+
+static inline void swa__row_dots_kblock_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+                                             const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const int bytes = (int)swa__types[type].block_bytes;
+    float sum[SWA__TILE_TOKENS] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int64_t i;
+    int t, g;
+    for (i = 0; i < n / 256; i++, w += bytes) {
+        swa__kunpacked s;
+        int8x16_t q[16];
+        if (type == SWA_TYPE_Q2_K) swa__q2k_scales(w, &s);
+        else if (type == SWA_TYPE_Q3_K) swa__q3k_scales(w, &s);
+        else swa__iq4xs_scales(w, &s);
+        swa__kblock_quants_neon(w, type, q);
+        for (t = 0; t < nt; t++) {
+            const swa__q8k *a = (const swa__q8k *)((const uint8_t *)x + (size_t)t * stride) + i;
+            int32x4_t acc = vdupq_n_s32(0);
+            int32_t summ = 0;
+            for (g = 0; g < 16; g++) {
+                acc = vmlaq_n_s32(acc, swa__dot16_neon(vdupq_n_s32(0), q[g], vld1q_s8(a->q + 16 * g)), s.sc[g]);
+                summ += s.mn[g] * a->bsum[g];
+            }
+            sum[t] += a->d * (s.d * (float)vaddvq_s32(acc) - s.dmin * (float)summ);
+        }
+    }
+    for (t = 0; t < nt; t++) out[t] = sum[t];
+}
+
+/* The types whose NEON kernels come from SWA__NEW_TYPE (see SWA__AVX2_TYPES). */
+#define SWA__NEON_TYPES(X)                                                                              \
+    X(swa__row_dots_q8_0_neon, swa__dots_q8_0_neon, swa__dot_q8_0_neon, swa__row_dots_blocks_neon, SWA_TYPE_Q8_0) \
+    X(swa__row_dots_q4_0_neon, swa__dots_q4_0_neon, swa__dot_q4_0_neon, swa__row_dots_blocks_neon, SWA_TYPE_Q4_0) \
+    X(swa__row_dots_q4_1_neon, swa__dots_q4_1_neon, swa__dot_q4_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q4_1) \
+    X(swa__row_dots_q5_0_neon, swa__dots_q5_0_neon, swa__dot_q5_0_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_0) \
+    X(swa__row_dots_q5_1_neon, swa__dots_q5_1_neon, swa__dot_q5_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_1) \
+    X(swa__row_dots_iq4_nl_neon, swa__dots_iq4_nl_neon, swa__dot_iq4_nl_neon, swa__row_dots_b32_neon, SWA_TYPE_IQ4_NL) \
+    X(swa__row_dots_q2_k_neon, swa__dots_q2_k_neon, swa__dot_q2_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q2_K) \
+    X(swa__row_dots_q3_k_neon, swa__dots_q3_k_neon, swa__dot_q3_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q3_K) \
+    X(swa__row_dots_iq4_xs_neon, swa__dots_iq4_xs_neon, swa__dot_iq4_xs_neon, swa__row_dots_kblock_neon, SWA_TYPE_IQ4_XS)
+#define SWA__NEW_TYPE_NEON(row_dots, dots, dot, driver, type) SWA__NEW_TYPE(, row_dots, dots, dot, driver, type)
+SWA__NEON_TYPES(SWA__NEW_TYPE_NEON)
+#undef SWA__NEW_TYPE_NEON
+
+static float swa__amax_neon(const float *x, int64_t n)
+{
+    float32x4_t m = vdupq_n_f32(0.0f);
+    int64_t k;
+    for (k = 0; k < n; k += 4) m = vmaxq_f32(m, vabsq_f32(vld1q_f32(x + k)));
+    return vmaxvq_f32(m);
+}
+
+/* 32 floats times id, rounded to nearest even, saturated to bytes (|q| <= 127 anyway). */
+static void swa__round32_neon(const float *x, float id, int8_t *q)
+{
+    int k;
+    for (k = 0; k < 32; k += 8) {
+        int32x4_t a = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + k), id));
+        int32x4_t b = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + k + 4), id));
+        vst1_s8(q + k, vqmovn_s16(vcombine_s16(vqmovn_s32(a), vqmovn_s32(b))));
+    }
+}
+
+static void swa__quantize_q8_neon(const float *x, void *out, int64_t n)
+{
+    swa__q8 *b = (swa__q8 *)out;
+    int64_t i;
+    for (i = 0; i < n; i += 32, b++, x += 32) {
+        float amax = swa__amax_neon(x, 32);
+        b->d = amax / 127.0f;
+        swa__round32_neon(x, amax > 0.0f ? 127.0f / amax : 0.0f, b->q);
+    }
+}
+
+static void swa__quantize_q8k_neon(const float *x, void *out, int64_t n)
+{
+    swa__q8k *b = (swa__q8k *)out;
+    int64_t i;
+    int k;
+    for (i = 0; i < n; i += 256, b++, x += 256) {
+        float amax = swa__amax_neon(x, 256), id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        b->d = amax / 127.0f;
+        for (k = 0; k < 256; k += 32) swa__round32_neon(x + k, id, b->q + k);
+        for (k = 0; k < 16; k++) b->bsum[k] = (int16_t)vaddlvq_s8(vld1q_s8(b->q + 16 * k));
+    }
+}
+
+static void swa__store_f16_neon(const float *x, void *row, int64_t n)
+{
+    uint16_t *out = (uint16_t *)row;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1_u16(out + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(x + i))));
+    for (; i < n; i++) out[i] = swa__f32_to_f16(x[i]);
+}
+
+static void swa__axpy_f32_neon(float *y, float a, const void *x, int64_t n)
+{
+    const float *v = (const float *)x;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i), vld1q_f32(v + i), a));
+    for (; i < n; i++) y[i] += a * v[i];
+}
+
+static void swa__axpy_f16_neon(float *y, float a, const void *x, int64_t n)
+{
+    const uint16_t *v = (const uint16_t *)x;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vfmaq_n_f32(vld1q_f32(y + i), swa__load_f16_neon(v + i), a));
+    for (; i < n; i++) y[i] += a * swa__f16_to_f32(v[i]);
+}
+
+static void swa__axpy_q8_0_neon(float *y, float a, const void *x, int64_t n)
+{
+    const uint8_t *b = (const uint8_t *)x;
+    int64_t i;
+    int k;
+    for (i = 0; i < n; i += 32, b += 34) {
+        float s = a * swa__f16_to_f32(swa__load_u16(b));
+        for (k = 0; k < 32; k += 8) {
+            int16x8_t q = vmovl_s8(vld1_s8((const int8_t *)b + 2 + k));
+            float *o = y + i + k;
+            vst1q_f32(o, vfmaq_n_f32(vld1q_f32(o), vcvtq_f32_s32(vmovl_s16(vget_low_s16(q))), s));
+            vst1q_f32(o + 4, vfmaq_n_f32(vld1q_f32(o + 4), vcvtq_f32_s32(vmovl_s16(vget_high_s16(q))), s));
+        }
+    }
+}
+
+SWA__WSUM_FROM_AXPY(swa__wsum_f32_neon, swa__axpy_f32_neon)
+SWA__WSUM_FROM_AXPY(swa__wsum_f16_neon, swa__axpy_f16_neon)
+SWA__WSUM_FROM_AXPY(swa__wsum_q8_0_neon, swa__axpy_q8_0_neon)
+
+/* exp(x) for 4 floats: the AVX2 version's method and constants. */
+static inline float32x4_t swa__exp_neon(float32x4_t x)
+{
+    float32x4_t n, r, y;
+    x = vmaxq_f32(vminq_f32(x, vdupq_n_f32(88.3762626647949f)), vdupq_n_f32(-87.3365478515625f));
+    n = vrndmq_f32(vfmaq_f32(vdupq_n_f32(0.5f), x, vdupq_n_f32(1.44269504088896341f)));
+    r = vfmsq_f32(x, n, vdupq_n_f32(0.693359375f));
+    r = vfmsq_f32(r, n, vdupq_n_f32(-2.12194440e-4f));
+    y = vdupq_n_f32(1.9875691500e-4f);
+    y = vfmaq_f32(vdupq_n_f32(1.3981999507e-3f), y, r);
+    y = vfmaq_f32(vdupq_n_f32(8.3334519073e-3f), y, r);
+    y = vfmaq_f32(vdupq_n_f32(4.1665795894e-2f), y, r);
+    y = vfmaq_f32(vdupq_n_f32(1.6666665459e-1f), y, r);
+    y = vfmaq_f32(vdupq_n_f32(5.0000001201e-1f), y, r);
+    y = vfmaq_f32(vaddq_f32(r, vdupq_n_f32(1.0f)), y, vmulq_f32(r, r));
+    return vmulq_f32(y, vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23)));
+}
+
+static void swa__rmsnorm_neon(float *out, const float *x, const float *w, int64_t n, float eps)
+{
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    float ss, scale;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) acc = vfmaq_f32(acc, vld1q_f32(x + i), vld1q_f32(x + i));
+    ss = vaddvq_f32(acc);
+    for (; i < n; i++) ss += x[i] * x[i];
+    scale = 1.0f / sqrtf(ss / (float)n + eps);
+    for (i = 0; i + 4 <= n; i += 4) vst1q_f32(out + i, vmulq_f32(vmulq_n_f32(vld1q_f32(x + i), scale), vld1q_f32(w + i)));
+    for (; i < n; i++) out[i] = x[i] * scale * w[i];
+}
+
+/* vld2 splits four pairs into their first and second halves, vst2 puts them back. */
+static void swa__rope_neon(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs)
+{
+    int64_t h, i;
+    for (h = 0; h < n_heads; h++, v += head_dim) {
+        for (i = 0; i + 8 <= n_rot; i += 8) {
+            float32x4x2_t x = vld2q_f32(v + i), t = vld2q_f32(cs + i), o;
+            o.val[0] = vfmsq_f32(vmulq_f32(x.val[0], t.val[0]), x.val[1], t.val[1]);
+            o.val[1] = vfmaq_f32(vmulq_f32(x.val[1], t.val[0]), x.val[0], t.val[1]);
+            vst2q_f32(v + i, o);
+        }
+        for (; i < n_rot; i += 2) {
+            float c = cs[i], s = cs[i + 1], x0 = v[i], x1 = v[i + 1];
+            v[i] = x0 * c - x1 * s;
+            v[i + 1] = x0 * s + x1 * c;
+        }
+    }
+}
+
+static void swa__softmax_neon(float *x, int64_t n)
+{
+    float32x4_t m = vdupq_n_f32(-INFINITY), acc = vdupq_n_f32(0.0f);
+    float max, sum;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) m = vmaxq_f32(m, vld1q_f32(x + i));
+    max = vmaxvq_f32(m);
+    for (; i < n; i++) if (x[i] > max) max = x[i];
+    for (i = 0; i + 4 <= n; i += 4) {
+        float32x4_t e = swa__exp_neon(vsubq_f32(vld1q_f32(x + i), vdupq_n_f32(max)));
+        vst1q_f32(x + i, e);
+        acc = vaddq_f32(acc, e);
+    }
+    sum = vaddvq_f32(acc);
+    for (; i < n; i++) sum += (x[i] = expf(x[i] - max));
+    for (i = 0; i + 4 <= n; i += 4) vst1q_f32(x + i, vmulq_n_f32(vld1q_f32(x + i), 1.0f / sum));
+    for (; i < n; i++) x[i] /= sum;
+}
+
+static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t g = vld1q_f32(gate + i);
+        float32x4_t silu = vdivq_f32(g, vaddq_f32(vdupq_n_f32(1.0f), swa__exp_neon(vnegq_f32(g))));
+        vst1q_f32(gate + i, vmulq_f32(silu, vld1q_f32(up + i)));
+    }
+    for (; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+}
+
+#undef SWA__FLOAT_STEP_NEON
+#undef SWA__FLOAT_TAIL_NEON
+#undef SWA__DOTS_FLOAT_NEON
+#undef SWA__LOAD_F32_NEON
+
+#endif /* SWA__HAVE_NEON */
+
+/* The function-writing macros every kernel section shared. */
+#undef SWA__WSUM_FROM_AXPY
+#undef SWA__SCALAR_F32
+#undef SWA__DOT_FROM_DOTS
+#undef SWA__DOTS_FROM_ROW_DOTS
+#undef SWA__NEW_TYPE
+
+/* ==== kernels: dispatch ====
+   A context fills its table once, at create time: the scalar reference for everything, then
+   each instruction set, up to the one asked for, overrides the kernels it has. */
+
+#if defined(SWA__HAVE_AVX2)
+/* cpuid leaf 7's registers, or zeros on a CPU without it. */
+static void swa__cpuid7(unsigned sub, unsigned r[4])
+{
+    r[0] = r[1] = r[2] = r[3] = 0;
+    if (__get_cpuid_max(0, NULL) >= 7) __cpuid_count(7, sub, r[0], r[1], r[2], r[3]);
+}
+
+#if defined(SWA__HAVE_AMX)
+/* Linux gives a process the 8 KB of tile state only when it asks (arch_prctl
+   ARCH_REQ_XCOMP_PERM for XTILEDATA, feature 18); a tile instruction before that faults. The
+   call is made directly: glibc declares syscall() only under feature macros the host may not
+   have defined, and asking again is harmless. */
+static int swa__amx_permitted(void)
+{
+    long ret;
+    __asm__ volatile("syscall" : "=a"(ret) : "a"(158L), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
+    return ret == 0;
+}
+#endif
+
+/* The x86 instruction sets this CPU and its OS run and this build has, as a bit mask of
+   SWA_KERNELS_* values.
+   cpuid tells what the CPU has, xgetbv what the OS saves on a context switch (YMM for AVX2,
+   and the opmask and ZMM state for AVX-512): a CPU can have them while its OS does not enable
+   them. AVX-512 here means F, BW and VL with VNNI (Ice Lake, Zen 4 and later). */
+static unsigned swa__cpu_kernels(void)
+{
+    unsigned a, b, c, d, lo, hi, leaf7[4], leaf7_1[4], found = 1u << SWA_KERNELS_REF;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return found;
+    if (!(c & (1u << 27)) || !(c & (1u << 28)) || !(c & (1u << 12)) || !(c & (1u << 29)))
+        return found;                                   /* OSXSAVE, AVX, FMA, F16C */
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    if ((lo & 6) != 6) return found;                    /* XMM and YMM state */
+    swa__cpuid7(0, leaf7);
+    if (leaf7[0] >= 1) swa__cpuid7(1, leaf7_1);
+    else leaf7_1[0] = leaf7_1[1] = leaf7_1[2] = leaf7_1[3] = 0;
+    if (!(leaf7[1] & (1u << 5))) return found;          /* AVX2 */
+    found |= 1u << SWA_KERNELS_AVX2;
+#if defined(SWA__HAVE_AVX_VNNI)
+    if (leaf7_1[0] & (1u << 4)) found |= 1u << SWA_KERNELS_AVX_VNNI;
+#endif
+#if defined(SWA__HAVE_AVX512)
+    if ((lo & 0xe0) == 0xe0 && (leaf7[1] & (1u << 16)) && (leaf7[1] & (1u << 30)) && (leaf7[1] & (1u << 31)) &&
+        (leaf7[2] & (1u << 11)))                        /* opmask/ZMM state, F, BW, VL, VNNI */
+        found |= 1u << SWA_KERNELS_AVX512;
+#endif
+#if defined(SWA__HAVE_AMX)
+    if ((found & (1u << SWA_KERNELS_AVX512)) && (leaf7[3] & (1u << 24)) && (leaf7[3] & (1u << 25)) &&
+        (lo & (3u << 17)) == (3u << 17) && swa__amx_permitted())
+        found |= 1u << SWA_KERNELS_AMX;                 /* AMX-TILE, AMX-INT8, tile state */
+#endif
+    return found;
+}
+#elif defined(SWA__HAVE_NEON)
+static unsigned swa__cpu_kernels(void) { return 1u << SWA_KERNELS_REF | 1u << SWA_KERNELS_NEON; }
+#else
+static unsigned swa__cpu_kernels(void) { return 1u << SWA_KERNELS_REF; }
+#endif
+
+/* The reference: every type's scalar kernels from its descriptor row, and the scalar
+   element-wise kernels. */
+static void swa__kernels_ref(swa__kernels *k)
+{
+    uint32_t t;
+    for (t = 0; t < SWA__N_TYPES; t++) {
+        k->type[t].dot = swa__types[t].dot;
+        k->type[t].tile_rows = SWA__TILE_ROWS;
+        k->type[t].tile_tokens = SWA__TILE_TOKENS;
+        k->type[t].wsum = swa__types[t].wsum;
+        k->type[t].store = swa__types[t].store;
+    }
+    k->quantize_q8 = swa__quantize_q8_ref;
+    k->quantize_q8k = swa__quantize_q8k_ref;
+    k->rmsnorm = swa__rmsnorm_ref;
+    k->rope = swa__rope_ref;
+    k->softmax = swa__softmax_ref;
+    k->swiglu = swa__swiglu_ref;
+}
+
+/* What AVX2 has, over the reference. */
+static void swa__kernels_avx2(swa__kernels *k)
+{
+#if defined(SWA__HAVE_AVX2)
+    /* the types made by SWA__NEW_TYPE, from their list */
+#define SWA__ENTER(row_dots_fn, dots_fn, dot_fn, driver_fn, id) \
+    k->type[id].dot = dot_fn;                                  \
+    k->type[id].dots = dots_fn;
+    SWA__AVX2_TYPES(SWA__ENTER)
+#undef SWA__ENTER
+    k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx2;
+    k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx2;
+    k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx2;
+    k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx2;
+    k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx2;
+    k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx2;
+    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx2;
+    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx2;
+    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx2;
+    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx2;
+    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx2;
+    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx2;
+    k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx2;
+    k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx2;
+    k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_avx2;
+    k->type[SWA_TYPE_F16].store = swa__store_f16_avx2;
+    k->quantize_q8 = swa__quantize_q8_avx2;
+    k->quantize_q8k = swa__quantize_q8k_avx2;
+    k->rmsnorm = swa__rmsnorm_avx2;
+    k->rope = swa__rope_avx2;
+    k->softmax = swa__softmax_avx2;
+    k->swiglu = swa__swiglu_avx2;
+#endif
+    (void)k;
+}
+
+/* What AVX-VNNI has, over AVX2. */
+static void swa__kernels_vnni(swa__kernels *k)
+{
+#if defined(SWA__HAVE_AVX_VNNI)
+    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_vnni;
+    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_vnni;
+    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_vnni;
+    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_vnni;
+    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_vnni;
+    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_vnni;
+    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_vnni;
+    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_vnni;
+#endif
+    (void)k;
+}
+
+/* What AVX-512 has, over AVX2. */
+static void swa__kernels_avx512(swa__kernels *k)
+{
+#if defined(SWA__HAVE_AVX512)
+    k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx512;
+    k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx512;
+    k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx512;
+    k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx512;
+    k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx512;
+    k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx512;
+    k->type[SWA_TYPE_F32].tile_rows = k->type[SWA_TYPE_F16].tile_rows = k->type[SWA_TYPE_BF16].tile_rows =
+        SWA__TILE_MAX_ROWS;
+    k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =
+        SWA__TILE_MAX_TOKENS;
+    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx512;
+    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx512;
+    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_avx512;
+    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx512;
+    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx512;
+    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx512;
+    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx512;
+    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx512;
+    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx512;
+    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx512;
+#endif
+    (void)k;
+}
+
+/* What AMX has, over AVX-512. */
+static void swa__kernels_amx(swa__kernels *k)
+{
+#if defined(SWA__HAVE_AMX)
+    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_amx;
+    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_amx;
+    k->type[SWA_TYPE_Q8_0].gemm = swa__gemm_q8_0_amx;
+    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_amx;
+    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_amx;
+    k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_amx;
+    k->type[SWA_TYPE_Q8_0].gemm_from = 2;   /* below SWA__AMX_FROM, swa__words_rows_amx */
+    k->type[SWA_TYPE_Q4_0].gemm_from = 1;   /* below SWA__AMX_FROM, swa__words_rows_amx */
+    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_amx;
+    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_amx;
+    k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_amx;
+    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_amx;
+    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_amx;
+    k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_amx;
+    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_amx;
+    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_amx;
+    k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_amx;
+    /* 16 tokens a group: with 8 most of each product is zeros, and the tiles were faster */
+    k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from = 16;
+    k->pack_q8 = swa__amx_pack;
+    k->pack_q8k = swa__amx_pack_q8k;
+    k->gemm_memory = swa__amx_memory;
+#endif
+    (void)k;
+}
+
+/* What NEON has, over the reference. */
+static void swa__kernels_neon(swa__kernels *k)
+{
+#if defined(SWA__HAVE_NEON)
+    /* the types made by SWA__NEW_TYPE, from their list */
+#define SWA__ENTER(row_dots_fn, dots_fn, dot_fn, driver_fn, id) \
+    k->type[id].dot = dot_fn;                                  \
+    k->type[id].dots = dots_fn;
+    SWA__NEON_TYPES(SWA__ENTER)
+#undef SWA__ENTER
+    k->type[SWA_TYPE_F32].dot = swa__dot_f32_neon;
+    k->type[SWA_TYPE_F32].dots = swa__dots_f32_neon;
+    k->type[SWA_TYPE_F16].dot = swa__dot_f16_neon;
+    k->type[SWA_TYPE_F16].dots = swa__dots_f16_neon;
+    k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_neon;
+    k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_neon;
+    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_neon;
+    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_neon;
+    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_neon;
+    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_neon;
+    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_neon;
+    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_neon;
+    k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_neon;
+    k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_neon;
+    k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_neon;
+    k->type[SWA_TYPE_F16].store = swa__store_f16_neon;
+    k->quantize_q8 = swa__quantize_q8_neon;
+    k->quantize_q8k = swa__quantize_q8k_neon;
+    k->rmsnorm = swa__rmsnorm_neon;
+    k->rope = swa__rope_neon;
+    k->softmax = swa__softmax_neon;
+    k->swiglu = swa__swiglu_neon;
+#endif
+    (void)k;
+}
+
+/* The instruction sets, each with the set it starts from: a context's table is the
+   reference's, then each set down the chain to the one asked for (ref -> avx2 -> avx512 -> amx)
+   overrides the kernels it has. Rows go from narrowest to widest: SWA_KERNELS_BEST is the last
+   one the CPU runs. A set this build does not compile has an empty setup, and swa__cpu_kernels
+   never reports it. */
+typedef struct swa__kernel_set {
+    int32_t id;                         /* SWA_KERNELS_* */
+    const char *name;
+    int32_t parent;                     /* SWA_KERNELS_* it inherits from; BEST (0): none */
+    void (*setup)(swa__kernels *k);     /* its own kernels, over its parent's */
+} swa__kernel_set;
+
+#define SWA__N_KERNEL_SETS 6
+static const swa__kernel_set swa__kernel_sets[SWA__N_KERNEL_SETS] = {
+    {SWA_KERNELS_REF, "ref", SWA_KERNELS_BEST, swa__kernels_ref},
+    {SWA_KERNELS_AVX2, "avx2", SWA_KERNELS_REF, swa__kernels_avx2},
+    {SWA_KERNELS_AVX_VNNI, "avx-vnni", SWA_KERNELS_AVX2, swa__kernels_vnni},
+    {SWA_KERNELS_AVX512, "avx512", SWA_KERNELS_AVX2, swa__kernels_avx512},
+    {SWA_KERNELS_AMX, "amx", SWA_KERNELS_AVX512, swa__kernels_amx},
+    {SWA_KERNELS_NEON, "neon", SWA_KERNELS_REF, swa__kernels_neon},
+};
+
+static const swa__kernel_set *swa__kernel_set_find(int32_t id)
+{
+    int i;
+    for (i = 0; i < SWA__N_KERNEL_SETS; i++)
+        if (swa__kernel_sets[i].id == id) return &swa__kernel_sets[i];
+    return NULL;
+}
+
+SWADEF const char *swa_kernels_name(int32_t kernels)
+{
+    const swa__kernel_set *set = swa__kernel_set_find(kernels);
+    return kernels == SWA_KERNELS_BEST ? "best" : set ? set->name : NULL;
+}
+
+SWADEF int32_t swa_kernels_from_name(const char *name)
+{
+    int i;
+    if (name && !strcmp(name, "best")) return SWA_KERNELS_BEST;
+    for (i = 0; name && i < SWA__N_KERNEL_SETS; i++)
+        if (!strcmp(name, swa__kernel_sets[i].name)) return swa__kernel_sets[i].id;
+    return -1;
+}
+
+/* The instruction set `asked` (a SWA_KERNELS_* value) resolves to on this CPU: BEST is the
+   widest it runs; -1 when it does not run the one asked for. */
+SWA__INTERNAL int32_t swa__kernels_resolve(int32_t asked)
+{
+    unsigned have = swa__cpu_kernels();
+    int i;
+    if (asked == SWA_KERNELS_BEST) {
+        for (i = SWA__N_KERNEL_SETS - 1; !(have & (1u << swa__kernel_sets[i].id)); i--) {}
+        return swa__kernel_sets[i].id;
+    }
+    return swa__kernel_set_find(asked) && (have & (1u << asked)) ? asked : -1;
+}
+
+SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a resolved value */
+{
+    const swa__kernel_set *chain[SWA__N_KERNEL_SETS], *set = swa__kernel_set_find(level);
+    int n = 0;
+    SWA_ASSERT(set);
+    memset(k, 0, sizeof *k);
+    k->name = set->name;
+    for (; set; set = swa__kernel_set_find(set->parent)) chain[n++] = set;
+    while (n > 0) chain[--n]->setup(k);
+}
+
+#if defined(SWA__HAVE_AVX2)
+#undef SWA__AVX2_TYPES
+#endif
+#if defined(SWA__HAVE_NEON)
+#undef SWA__NEON_TYPES
+#endif
 
 #endif /* SWA__IMPLEMENTED */
 #endif /* SWA_IMPLEMENTATION */

@@ -619,11 +619,13 @@ static void test_type_rows(void **state)
     uint32_t t;
     (void)state;
     for (t = 0; t < SWA__N_TYPES; t++) {
-        assert_int_equal(swa__types[t].id, t);
-        assert_true(!swa__types[t].dequant == !swa__types[t].dot);
-        assert_true(!swa__types[t].wsum == !swa__types[t].store);
-        if (!swa__types[t].name) assert_int_equal(swa__types[t].block_bytes, 0);
+        const swa__type_info *row = swa__type_row(t);
+        assert_int_equal(row->id, t);
+        assert_true(!row->dequant == !row->dot);
+        assert_true(!row->wsum == !row->store);
+        if (!row->name) assert_int_equal(row->block_bytes, 0);
     }
+    assert_null(swa__type_row(SWA__N_TYPES));
 }
 
 int main(void)
