@@ -2202,39 +2202,37 @@ SWA__INTERNAL float swa__dot_f32_ref(const void *row, const void *x, int64_t n)
    swa_dequantize_row, and the tests' exact answers). */
 static void swa__dequant_f32_ref(const void *row, float *out, int64_t n) { memcpy(out, row, (size_t)n * sizeof(float)); }
 
-SWA__INTERNAL float swa__dot_f16_ref(const void *row, const void *x, int64_t n)
+/* F16 and BF16: 16-bit floats, each element converted by its type's function. */
+static float swa__dot_16_ref(float (*to_f32)(uint16_t), const void *row, const void *x, int64_t n)
 {
     const uint16_t *w = (const uint16_t *)row;
     const float *v = (const float *)x;
     float sum = 0.0f;
     int64_t i;
-    for (i = 0; i < n; i++) sum += swa__f16_to_f32(w[i]) * v[i];
+    for (i = 0; i < n; i++) sum += to_f32(w[i]) * v[i];
     return sum;
 }
 
-static void swa__dequant_f16_ref(const void *row, float *out, int64_t n)
+static void swa__dequant_16_ref(float (*to_f32)(uint16_t), const void *row, float *out, int64_t n)
 {
     const uint8_t *b = (const uint8_t *)row;
     int64_t i;
-    for (i = 0; i < n; i++) out[i] = swa__f16_to_f32(swa__load_u16(b + 2 * i));
+    for (i = 0; i < n; i++) out[i] = to_f32(swa__load_u16(b + 2 * i));
 }
+
+SWA__INTERNAL float swa__dot_f16_ref(const void *row, const void *x, int64_t n)
+{
+    return swa__dot_16_ref(swa__f16_to_f32, row, x, n);
+}
+
+static void swa__dequant_f16_ref(const void *row, float *out, int64_t n) { swa__dequant_16_ref(swa__f16_to_f32, row, out, n); }
 
 SWA__INTERNAL float swa__dot_bf16_ref(const void *row, const void *x, int64_t n)
 {
-    const uint16_t *w = (const uint16_t *)row;
-    const float *v = (const float *)x;
-    float sum = 0.0f;
-    int64_t i;
-    for (i = 0; i < n; i++) sum += swa__bf16_to_f32(w[i]) * v[i];
-    return sum;
+    return swa__dot_16_ref(swa__bf16_to_f32, row, x, n);
 }
 
-static void swa__dequant_bf16_ref(const void *row, float *out, int64_t n)
-{
-    const uint8_t *b = (const uint8_t *)row;
-    int64_t i;
-    for (i = 0; i < n; i++) out[i] = swa__bf16_to_f32(swa__load_u16(b + 2 * i));
-}
+static void swa__dequant_bf16_ref(const void *row, float *out, int64_t n) { swa__dequant_16_ref(swa__bf16_to_f32, row, out, n); }
 
 static float swa__dot_q8_0_ref(const void *row, const void *x, int64_t n)
 {
