@@ -6243,34 +6243,39 @@ static swa_status swa__re_split(const swa__regex *re, const swa__chars *t, size_
 
 typedef struct swa__pretok {
     const char *names;         /* the tokenizer.ggml.pre values, space-separated */
-    int ignore_merges;         /* a word that is a token is that token, merges or not */
-    int add_bos;               /* default of tokenizer.ggml.add_bos_token */
+    int flags;                 /* SWA__PRETOK_* */
     const char *regex[6];
 } swa__pretok;
 
+enum {
+    SWA__PRETOK_WORD_TOKENS = 1,   /* a word that is a token is that token, merges or not */
+    SWA__PRETOK_ADD_BOS = 2        /* default of tokenizer.ggml.add_bos_token */
+};
+#define SWA__PRETOK(names, flags, ...) {names, flags, {__VA_ARGS__}}
+
 static const swa__pretok swa__pretoks[] = {
-    {"default", 0, 0, {"[\\p{P}\\$\\+<=>\\^~\\|]+", SWA__RE_GPT2, "\\p{N}+", "[0-9][0-9][0-9]"}},
-    {"llama3 llama-v3 llama-bpe falcon3", 1, 1, {SWA__RE_LLAMA3("\\p{N}{1,3}")}},
-    {"dbrx smaug-bpe", 0, 0, {SWA__RE_LLAMA3("\\p{N}{1,3}")}},
+    SWA__PRETOK("default", 0, "[\\p{P}\\$\\+<=>\\^~\\|]+", SWA__RE_GPT2, "\\p{N}+", "[0-9][0-9][0-9]"),
+    SWA__PRETOK("llama3 llama-v3 llama-bpe falcon3", SWA__PRETOK_WORD_TOKENS | SWA__PRETOK_ADD_BOS, SWA__RE_LLAMA3("\\p{N}{1,3}")),
+    SWA__PRETOK("dbrx smaug-bpe", 0, SWA__RE_LLAMA3("\\p{N}{1,3}")),
     /* DeepSeek's letters: a few are escapes, as editors normalise them to other code points */
-    {"deepseek-llm", 0, 0, {"[\r\n]",
+    SWA__PRETOK("deepseek-llm", 0, "[\r\n]",
         "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\xe1\xbd\xbd" "ᾀ-ᾴᾶ-ᾼ\xe1\xbe\xbe" "ῂ-ῄῆ-ῌῐ-\xe1\xbf\x93" "ῖ-\xe1\xbf\x9b" "ῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤ\xe2\x84\xa6" "ℨ\xe2\x84\xaa" "-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+",
-        "\\s?[!-/:-~！-／：-～‘-‟　-。]+", "\\s+$", "[一-龥ࠀ-一가-퟿]+", "\\p{N}+"}},
-    {"deepseek-v3", 0, 0, {"\\p{N}{1,3}", "[一-龥぀-ゟ゠-ヿ]+",
-        "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"}},
-    {"deepseek-coder", 0, 0, {"[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[一-龥ࠀ-一가-퟿]+", "\\p{N}"}},
-    {"falcon", 0, 0, {"[\\p{P}\\$\\+<=>\\^~\\|`]+", SWA__RE_GPT2, "[0-9][0-9][0-9]"}},
-    {"starcoder refact command-r smollm codeshell exaone minerva-7b", 0, 0, {"\\p{N}", SWA__RE_GPT2}},
-    {"gpt-2 phi-2 jina-es jina-de gigachat jina-v1-en jina-v2-es jina-v2-de jina-v2-code roberta-bpe mpt olmo jais",
-        0, 0, {SWA__RE_GPT2}},
-    {"qwen2 deepseek-r1-qwen megrez stablelm2", 0, 0, {SWA__RE_LLAMA3("\\p{N}")}},
-    {"poro-chat bloom gpt3-finnish", 0, 0, {SWA__RE_PORO}},
-    {"viking", 0, 0, {SWA__RE_PORO, "\\p{N}"}},
-    {"tekken", 1, 1, {"[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|"
+        "\\s?[!-/:-~！-／：-～‘-‟　-。]+", "\\s+$", "[一-龥ࠀ-一가-퟿]+", "\\p{N}+"),
+    SWA__PRETOK("deepseek-v3", 0, "\\p{N}{1,3}", "[一-龥぀-ゟ゠-ヿ]+",
+        "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"),
+    SWA__PRETOK("deepseek-coder", 0, "[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[一-龥ࠀ-一가-퟿]+", "\\p{N}"),
+    SWA__PRETOK("falcon", 0, "[\\p{P}\\$\\+<=>\\^~\\|`]+", SWA__RE_GPT2, "[0-9][0-9][0-9]"),
+    SWA__PRETOK("starcoder refact command-r smollm codeshell exaone minerva-7b", 0, "\\p{N}", SWA__RE_GPT2),
+    SWA__PRETOK("gpt-2 phi-2 jina-es jina-de gigachat jina-v1-en jina-v2-es jina-v2-de jina-v2-code roberta-bpe mpt olmo jais",
+        0, SWA__RE_GPT2),
+    SWA__PRETOK("qwen2 deepseek-r1-qwen megrez stablelm2", 0, SWA__RE_LLAMA3("\\p{N}")),
+    SWA__PRETOK("poro-chat bloom gpt3-finnish", 0, SWA__RE_PORO),
+    SWA__PRETOK("viking", 0, SWA__RE_PORO, "\\p{N}"),
+    SWA__PRETOK("tekken", SWA__PRETOK_WORD_TOKENS | SWA__PRETOK_ADD_BOS, "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|"
         "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*|\\p{N}|"
-        " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
-    {"chameleon", 0, 1, {"<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", "\\p{N}",
-        "[\\p{P}!-/:-@\\[-`{-~]", SWA__RE_GPT2}},
+        " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"),
+    SWA__PRETOK("chameleon", SWA__PRETOK_ADD_BOS, "<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", "\\p{N}",
+        "[\\p{P}!-/:-@\\[-`{-~]", SWA__RE_GPT2),
 };
 
 /* The pre-tokenizer called name, or NULL. */
@@ -6291,6 +6296,7 @@ static const swa__pretok *swa__pretok_find(swa_str name)
 #undef SWA__RE_GPT2
 #undef SWA__RE_LLAMA3
 #undef SWA__RE_PORO
+#undef SWA__PRETOK
 #undef SWA__RE_MAX_CODE
 #undef SWA__RE_MAX_CLASS
 #undef SWA__RE_MAX_RANGE
@@ -6630,7 +6636,7 @@ static swa_status swa__vocab_read(swa_vocab *v, const swa_gguf *g, swa_error *er
         (s = swa__vocab_id(g, "tokenizer.ggml.eos_token_id", v->bpe ? 11 : 2, v->n, &v->eos, err)) != SWA_OK ||
         (s = swa__vocab_id(g, "tokenizer.ggml.unknown_token_id", v->bpe ? INT32_MAX : 0, v->n, &v->unk, err)) != SWA_OK)
         return s;
-    if ((s = swa__get_bool(g, "tokenizer.ggml.add_bos_token", v->bpe ? v->pre->add_bos : 1, &v->add_bos, err)) != SWA_OK ||
+    if ((s = swa__get_bool(g, "tokenizer.ggml.add_bos_token", v->bpe ? (v->pre->flags & SWA__PRETOK_ADD_BOS) != 0 : 1, &v->add_bos, err)) != SWA_OK ||
         (s = swa__get_bool(g, "tokenizer.ggml.add_eos_token", 0, &v->add_eos, err)) != SWA_OK ||
         (s = swa__get_bool(g, "tokenizer.ggml.add_space_prefix", !v->bpe, &v->add_space_prefix, err)) != SWA_OK)
         return s;
@@ -6859,7 +6865,7 @@ typedef struct swa__bpe_work {    /* one word as a linked list of tokens, merged
     int32_t *id, *prev, *next;    /* next[k] == -2: merged into its left neighbour */
     swa__candidate *heap;
     size_t n_heap;
-    char *enc;                    /* the word in GPT-2 characters (ignore_merges) */
+    char *enc;                    /* the word in GPT-2 characters (SWA__PRETOK_WORD_TOKENS) */
 } swa__bpe_work;
 
 static void swa__bpe_try(const swa_vocab *v, swa__bpe_work *w, int32_t left, int32_t right)
@@ -6884,7 +6890,7 @@ static void swa__bpe_word(const swa_vocab *v, const unsigned char *s, size_t n, 
 {
     size_t i;
     int32_t k;
-    if (v->pre->ignore_merges) {
+    if (v->pre->flags & SWA__PRETOK_WORD_TOKENS) {
         size_t len = 0;
         int64_t id;
         for (i = 0; i < n; i++) len += swa__utf8_put(swa__gpt2_char(s[i]), w->enc + len);
@@ -7264,35 +7270,47 @@ struct swa_chat_template {
     const char *generation;        /* the assistant's prefix; NULL: the format has none */
 };
 
+/* Rows by what a family's format is made of: a layout coded below (CODED); turns written as
+   head, the role's name, tail, then the message and close (NAMED); or fixed text before and after
+   each role's message (ROLES: system, user, assistant). */
+#define SWA__CHAT_CODED(name, eot, layout, options) {name, eot, layout, options, NULL, NULL, {0}, {0}, NULL}
+#define SWA__CHAT_NAMED(name, eot, layout, options, head, tail, close, generation) \
+    {name, eot, layout, options, head, tail, {0}, {close}, generation}
+#define SWA__CHAT_ROLES(name, eot, options, open_system, open_user, open_assistant, close_system, close_user, \
+                        close_assistant, generation)                                                           \
+    {name, eot, SWA__CHAT_TURNS, options, NULL, NULL, {open_system, open_user, open_assistant},              \
+     {close_system, close_user, close_assistant}, generation}
+
 static const swa_chat_template swa__chat_templates[] = {
-    {"chatml", "<|im_end|>", SWA__CHAT_TURNS, 0, "<|im_start|>", "\n",
-     {0}, {"<|im_end|>\n"}, "<|im_start|>assistant\n"},
-    {"llama2", "</s>", SWA__CHAT_LLAMA2, 0, NULL, NULL, {0}, {0}, NULL},
-    {"llama2-sys", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS, NULL, NULL, {0}, {0}, NULL},
-    {"llama2-sys-bos", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS | SWA__CHAT_BOS_IN_HISTORY, NULL, NULL,
-     {0}, {0}, NULL},
-    {"llama2-sys-strip", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS | SWA__CHAT_TRIM, NULL, NULL, {0}, {0}, NULL},
-    {"mistral-v1", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_BEFORE | SWA__CHAT_SPACE_AFTER, NULL, NULL,
-     {0}, {0}, NULL},
-    {"mistral-v3", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_AFTER | SWA__CHAT_TRIM_ASSISTANT, NULL, NULL,
-     {0}, {0}, NULL},
-    {"mistral-v3-tekken", "</s>", SWA__CHAT_MISTRAL, 0, NULL, NULL, {0}, {0}, NULL},
-    {"mistral-v7", "</s>", SWA__CHAT_TURNS, 0, NULL, NULL,
-     {"[SYSTEM_PROMPT] ", "[INST] ", " "}, {"[/SYSTEM_PROMPT]", "[/INST]", "</s>"}, NULL},
-    {"llama3", "<|eot_id|>", SWA__CHAT_TURNS, SWA__CHAT_TRIM, "<|start_header_id|>", "<|end_header_id|>\n\n",
-     {0}, {"<|eot_id|>"}, "<|start_header_id|>assistant<|end_header_id|>\n\n"},
-    {"gemma", "<end_of_turn>", SWA__CHAT_GEMMA, SWA__CHAT_TRIM, "<start_of_turn>", "\n",
-     {0}, {"<end_of_turn>\n"}, "<start_of_turn>model\n"},
-    {"phi3", "<|end|>", SWA__CHAT_TURNS, 0, "<|", "|>\n", {0}, {"<|end|>\n"}, "<|assistant|>\n"},
-    {"phi4", "<|im_end|>", SWA__CHAT_TURNS, 0, "<|im_start|>", "<|im_sep|>",
-     {0}, {"<|im_end|>"}, "<|im_start|>assistant<|im_sep|>"},
-    {"deepseek", "<|EOT|>", SWA__CHAT_TURNS, 0, NULL, NULL,
-     {"", "### Instruction:\n", "### Response:\n"}, {"", "\n", "\n<|EOT|>\n"}, "### Response:\n"},
-    {"deepseek2", SWA__CHAT_DS_EOS, SWA__CHAT_TURNS, 0, NULL, NULL,
-     {"", "User: ", "Assistant: "}, {"\n\n", "\n\n", SWA__CHAT_DS_EOS}, "Assistant:"},
-    {"deepseek3", SWA__CHAT_DS_EOS, SWA__CHAT_TURNS, 0, NULL, NULL,
-     {"", SWA__CHAT_DS_USER, SWA__CHAT_DS_ASSISTANT}, {"\n\n", "", SWA__CHAT_DS_EOS}, SWA__CHAT_DS_ASSISTANT},
+    SWA__CHAT_NAMED("chatml", "<|im_end|>", SWA__CHAT_TURNS, 0, "<|im_start|>", "\n", "<|im_end|>\n",
+                    "<|im_start|>assistant\n"),
+    SWA__CHAT_CODED("llama2", "</s>", SWA__CHAT_LLAMA2, 0),
+    SWA__CHAT_CODED("llama2-sys", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS),
+    SWA__CHAT_CODED("llama2-sys-bos", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS | SWA__CHAT_BOS_IN_HISTORY),
+    SWA__CHAT_CODED("llama2-sys-strip", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS | SWA__CHAT_TRIM),
+    SWA__CHAT_CODED("mistral-v1", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_BEFORE | SWA__CHAT_SPACE_AFTER),
+    SWA__CHAT_CODED("mistral-v3", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_AFTER | SWA__CHAT_TRIM_ASSISTANT),
+    SWA__CHAT_CODED("mistral-v3-tekken", "</s>", SWA__CHAT_MISTRAL, 0),
+    SWA__CHAT_ROLES("mistral-v7", "</s>", 0, "[SYSTEM_PROMPT] ", "[INST] ", " ", "[/SYSTEM_PROMPT]", "[/INST]", "</s>",
+                    NULL),
+    SWA__CHAT_NAMED("llama3", "<|eot_id|>", SWA__CHAT_TURNS, SWA__CHAT_TRIM, "<|start_header_id|>",
+                    "<|end_header_id|>\n\n", "<|eot_id|>", "<|start_header_id|>assistant<|end_header_id|>\n\n"),
+    SWA__CHAT_NAMED("gemma", "<end_of_turn>", SWA__CHAT_GEMMA, SWA__CHAT_TRIM, "<start_of_turn>", "\n",
+                    "<end_of_turn>\n", "<start_of_turn>model\n"),
+    SWA__CHAT_NAMED("phi3", "<|end|>", SWA__CHAT_TURNS, 0, "<|", "|>\n", "<|end|>\n", "<|assistant|>\n"),
+    SWA__CHAT_NAMED("phi4", "<|im_end|>", SWA__CHAT_TURNS, 0, "<|im_start|>", "<|im_sep|>", "<|im_end|>",
+                    "<|im_start|>assistant<|im_sep|>"),
+    SWA__CHAT_ROLES("deepseek", "<|EOT|>", 0, "", "### Instruction:\n", "### Response:\n", "", "\n", "\n<|EOT|>\n",
+                    "### Response:\n"),
+    SWA__CHAT_ROLES("deepseek2", SWA__CHAT_DS_EOS, 0, "", "User: ", "Assistant: ", "\n\n", "\n\n", SWA__CHAT_DS_EOS,
+                    "Assistant:"),
+    SWA__CHAT_ROLES("deepseek3", SWA__CHAT_DS_EOS, 0, "", SWA__CHAT_DS_USER, SWA__CHAT_DS_ASSISTANT, "\n\n", "",
+                    SWA__CHAT_DS_EOS, SWA__CHAT_DS_ASSISTANT),
 };
+
+#undef SWA__CHAT_CODED
+#undef SWA__CHAT_NAMED
+#undef SWA__CHAT_ROLES
 
 #define SWA__N_CHAT_TEMPLATES ((int32_t)(sizeof swa__chat_templates / sizeof swa__chat_templates[0]))
 
