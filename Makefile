@@ -32,8 +32,9 @@ CFLAGS  += -O1 -g -fsanitize=thread -DSWA_TEST_QUICK
 BUILD   := build/tsan
 export TSAN_OPTIONS := allocator_may_return_null=1
 endif
-# Builds run on every core unless the caller says otherwise (make -j1).
-ifeq ($(filter -j%,$(MAKEFLAGS)),)
+# Builds run on every core unless the caller says otherwise (make -j1); a sub-make shares its
+# parent's jobs.
+ifeq ($(filter -j% --jobserver%,$(MAKEFLAGS)),)
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 endif
 LIB     := $(BUILD)/swa.o

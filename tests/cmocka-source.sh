@@ -4,7 +4,8 @@
 # are read again as deb-src into a private apt state under DIR, so apt checks the archive's
 # signatures and the files' hashes as it does for any package, and no host is named here.
 set -eu
-dir=$1
+mkdir -p "$1"
+dir=$(cd "$1" && pwd)   # apt reads relative Dir:: paths from /etc/apt
 state=$dir/apt
 mkdir -p "$state/lists/partial" "$state/cache/archives/partial" "$state/sources.list.d"
 found=0
