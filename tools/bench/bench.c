@@ -25,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if !defined(_WIN32)
+#if defined(_WIN32)
+#include <windows.h>               /* VirtualAlloc for the bandwidth buffer */
+#else
 #include <sys/mman.h>
 #endif
 
