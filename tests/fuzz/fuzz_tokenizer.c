@@ -13,6 +13,7 @@
 
 static swa_gguf *gguf;
 static swa_vocab *vocab;
+static int bpe;                    /* tokenizer.ggml.model "gpt2": byte-level BPE */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -22,6 +23,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (!path || swa_gguf_open(path, &gguf, &err) != SWA_OK || swa_vocab_load(gguf, &vocab, &err) != SWA_OK) {
         fprintf(stderr, "fuzz_tokenizer: set SWA_FUZZ_VOCAB to a GGUF file with a llama vocabulary\n");
         exit(1);
+    }
+    {
+        int64_t k = swa_gguf_kv_find(gguf, "tokenizer.ggml.model");
+        swa_gguf_value v;
+        swa_str model;
+        if (k >= 0) {
+            v = swa_gguf_kv_value(gguf, k);
+            bpe = swa_gguf_value_str(&v, &model) == SWA_OK && model.len == 4 && !memcmp(model.ptr, "gpt2", 4);
+        }
     }
     return 0;
 }
@@ -33,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int flags;
     char *text = (char *)malloc(size + 64);
     int literal_space_mark = 0;
-    for (i = 0; i + 2 < size && !vocab->bpe; i++) literal_space_mark |= !memcmp(data + i, "\xe2\x96\x81", 3);
+    for (i = 0; i + 2 < size && !bpe; i++) literal_space_mark |= !memcmp(data + i, "\xe2\x96\x81", 3);
     for (flags = 0; flags < 4; flags++) {
         swa_decoder d;
         size_t len = 0;
