@@ -10829,23 +10829,23 @@ static inline float32x4_t swa__load_bf16_neon(const uint16_t *p)
 /* Float rows against up to 4 tokens: each 16 weights are widened once and meet every token,
    which keeps the four accumulators the 1-token call has (the same code with nt = 1): 16 of
    the 32 vector registers. */
-#define SWA__FLOAT_STEP_NEON(k, A)                                                                  \
-    if (nt > k) {                                                                                   \
-        const float *v = (const float *)(xb + (size_t)(k) * stride) + i;                           \
+#define SWA__FLOAT_STEP_NEON(k, A, nt, xb, stride, i, w0, w1, w2, w3)                              \
+    if ((nt) > (k)) {                                                                               \
+        const float *v = (const float *)((xb) + (size_t)(k) * (stride)) + (i);                      \
         A##0 = vfmaq_f32(A##0, w0, vld1q_f32(v));                                                   \
         A##1 = vfmaq_f32(A##1, w1, vld1q_f32(v + 4));                                               \
         A##2 = vfmaq_f32(A##2, w2, vld1q_f32(v + 8));                                               \
         A##3 = vfmaq_f32(A##3, w3, vld1q_f32(v + 12));                                              \
     }
-#define SWA__FLOAT_TAIL_NEON(k, A, LOAD, SCALAR)                                                    \
-    if (nt > k) {                                                                                   \
-        const float *v = (const float *)(xb + (size_t)(k) * stride);                               \
+#define SWA__FLOAT_TAIL_NEON(k, A, LOAD, SCALAR, nt, xb, stride, i, w, n, out)                      \
+    if ((nt) > (k)) {                                                                               \
+        const float *v = (const float *)((xb) + (size_t)(k) * (stride));                            \
         float sum;                                                                                  \
-        int64_t j = i;                                                                              \
-        for (; j + 4 <= n; j += 4) A##0 = vfmaq_f32(A##0, LOAD(w + j), vld1q_f32(v + j));           \
+        int64_t j = (i);                                                                            \
+        for (; j + 4 <= (n); j += 4) A##0 = vfmaq_f32(A##0, LOAD((w) + j), vld1q_f32(v + j));       \
         sum = vaddvq_f32(vaddq_f32(vaddq_f32(A##0, A##1), vaddq_f32(A##2, A##3)));                  \
-        for (; j < n; j++) sum += SCALAR(w[j]) * v[j];                                              \
-        out[k] = sum;                                                                               \
+        for (; j < (n); j++) sum += SCALAR((w)[j]) * v[j];                                          \
+        (out)[k] = sum;                                                                             \
     }
 
 #define SWA__DOTS_FLOAT_NEON(dots, dot, T, LOAD, SCALAR)                                            \
@@ -10858,11 +10858,15 @@ static inline float32x4_t swa__load_bf16_neon(const uint16_t *p)
         int64_t i = 0;                                                                              \
         for (; i + 16 <= n; i += 16) {                                                              \
             float32x4_t w0 = LOAD(w + i), w1 = LOAD(w + i + 4), w2 = LOAD(w + i + 8), w3 = LOAD(w + i + 12); \
-            SWA__FLOAT_STEP_NEON(0, a) SWA__FLOAT_STEP_NEON(1, b)                                   \
-            SWA__FLOAT_STEP_NEON(2, c) SWA__FLOAT_STEP_NEON(3, d)                                   \
+            SWA__FLOAT_STEP_NEON(0, a, nt, xb, stride, i, w0, w1, w2, w3)                           \
+            SWA__FLOAT_STEP_NEON(1, b, nt, xb, stride, i, w0, w1, w2, w3)                           \
+            SWA__FLOAT_STEP_NEON(2, c, nt, xb, stride, i, w0, w1, w2, w3)                           \
+            SWA__FLOAT_STEP_NEON(3, d, nt, xb, stride, i, w0, w1, w2, w3)                           \
         }                                                                                           \
-        SWA__FLOAT_TAIL_NEON(0, a, LOAD, SCALAR) SWA__FLOAT_TAIL_NEON(1, b, LOAD, SCALAR)           \
-        SWA__FLOAT_TAIL_NEON(2, c, LOAD, SCALAR) SWA__FLOAT_TAIL_NEON(3, d, LOAD, SCALAR)           \
+        SWA__FLOAT_TAIL_NEON(0, a, LOAD, SCALAR, nt, xb, stride, i, w, n, out)                      \
+        SWA__FLOAT_TAIL_NEON(1, b, LOAD, SCALAR, nt, xb, stride, i, w, n, out)                      \
+        SWA__FLOAT_TAIL_NEON(2, c, LOAD, SCALAR, nt, xb, stride, i, w, n, out)                      \
+        SWA__FLOAT_TAIL_NEON(3, d, LOAD, SCALAR, nt, xb, stride, i, w, n, out)                      \
     }                                                                                               \
     SWA__DOTS_FROM_ROW_DOTS(, dots, dots##_row)                                                    \
     SWA__DOT_FROM_DOTS(, dot, dots)
