@@ -238,16 +238,26 @@ $(FUZZ_LIB): swa.h
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DSWA_IMPLEMENTATION -x c -c swa.h -o $@
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lm -lpthread
-fuzz: $(BUILD)/swa-mkmodel build/fuzz/fuzz_gguf build/fuzz/fuzz_tokenizer build/fuzz/fuzz_chat
-	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-text
+# The four runs are targets of their own, so that make's jobs run them side by side.
+FUZZ_BPE_VOCAB := ../shared/testdata/ggml-vocab-llama-bpe.gguf
+.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat
+fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat
+fuzz-seeds: $(BUILD)/swa-mkmodel
+	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-spm build/fuzz/seeds-bpe build/fuzz/seeds-chat
 	for t in f32 f16 q8_0 q4_0; do $(BUILD)/swa-mkmodel --shape custom --layers 1 --dim 32 --heads 2 --kv-heads 1 \
 	  --ff 32 --vocab 260 --ctx 64 --window 8 --type $$t build/fuzz/seeds-gguf/tiny-$$t.gguf 2>/dev/null; done
-	head -c 2000 examples/models/heldout.txt > build/fuzz/seeds-text/heldout
+	head -c 2000 examples/models/heldout.txt > build/fuzz/seeds-spm/heldout
+	cp build/fuzz/seeds-spm/heldout build/fuzz/seeds-bpe/heldout
+	cp tests/data/chat_templates.txt build/fuzz/seeds-chat/templates
+fuzz-gguf: build/fuzz/fuzz_gguf fuzz-seeds
 	cd build/fuzz && ./fuzz_gguf -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=4096 seeds-gguf
-	cd build/fuzz && SWA_FUZZ_VOCAB=../../examples/models/swa-stories.gguf ./fuzz_tokenizer -max_total_time=$(FUZZ_SECONDS) seeds-text
-	if [ -f ../shared/testdata/ggml-vocab-llama-bpe.gguf ]; then cd build/fuzz && \
-	  SWA_FUZZ_VOCAB=../../../shared/testdata/ggml-vocab-llama-bpe.gguf ./fuzz_tokenizer -max_total_time=$(FUZZ_SECONDS) seeds-text; fi
-	@mkdir -p build/fuzz/seeds-chat && cp tests/data/chat_templates.txt build/fuzz/seeds-chat/templates
+fuzz-spm: build/fuzz/fuzz_tokenizer fuzz-seeds
+	cd build/fuzz && SWA_FUZZ_VOCAB=../../examples/models/swa-stories.gguf ./fuzz_tokenizer -max_total_time=$(FUZZ_SECONDS) seeds-spm
+fuzz-bpe: build/fuzz/fuzz_tokenizer fuzz-seeds
+	if [ -f $(FUZZ_BPE_VOCAB) ]; then cd build/fuzz && \
+	  SWA_FUZZ_VOCAB=../../$(FUZZ_BPE_VOCAB) ./fuzz_tokenizer -max_total_time=$(FUZZ_SECONDS) seeds-bpe; \
+	else echo "fuzz-bpe: $(FUZZ_BPE_VOCAB) is absent: the byte-level BPE vocabulary was not fuzzed"; fi
+fuzz-chat: build/fuzz/fuzz_chat fuzz-seeds
 	cd build/fuzz && ./fuzz_chat -max_total_time=$(FUZZ_SECONDS) -max_len=4096 seeds-chat
 
 clean:
