@@ -67,10 +67,11 @@ CONFIGURATION (define before the implementation include)
     SWA_NO_TOKENIZER   compile the tokenizer out: swa_vocab_load fails with SWA_ERR_UNSUPPORTED,
                        a model has no vocabulary, and the tokenize/decode calls are not declared
     SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
-    SWA_NO_STDIO       no FILE * in the library: swa_state_save_file and swa_state_load_file are
-                       not declared (snapshots still go to and from buffers). <stdio.h> stays for
-                       snprintf and vsnprintf into error messages; models still load from a path,
-                       with the OS's open/read/mmap (CreateFile on Windows), never stdio
+    SWA_NO_STDIO       no files but the model's: swa_state_save_file and swa_state_load_file are
+                       not declared (snapshots still go to and from buffers), and no stdio call
+                       touches a file. <stdio.h> stays for snprintf and vsnprintf into error
+                       messages; the library never uses a FILE *, and reads and writes files
+                       with the OS's open/read/write/mmap (CreateFile on Windows)
 
 THE WINDOW
     Layer l keeps the keys and values of its last W_l positions only: position i lives in slot
@@ -515,7 +516,7 @@ SWADEF size_t     swa_state_size(const swa_ctx *c, int32_t seq);   /* 0 for a ba
 SWADEF swa_status swa_state_save(const swa_ctx *c, int32_t seq, void *buf, size_t size, size_t *written,
                                  swa_error *err);   /* BUFFER_TOO_SMALL with *written = the size */
 SWADEF swa_status swa_state_load(swa_ctx *c, int32_t seq, const void *buf, size_t size, swa_error *err);
-#ifndef SWA_NO_STDIO   /* the only FILE * in the library */
+#ifndef SWA_NO_STDIO   /* the only files the library writes */
 /* The same through a file. Saving writes a temporary file beside `path` and renames it over
    `path` only when all of it is written: on any error `path` is untouched. */
 SWADEF swa_status swa_state_save_file(const swa_ctx *c, int32_t seq, const char *path, swa_error *err);
@@ -721,7 +722,7 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #define SWA__DECLARED
 
 #include <stdarg.h>
-#include <stdio.h>     /* snprintf, vsnprintf; FILE only in the snapshot files (not with SWA_NO_STDIO) */
+#include <stdio.h>     /* snprintf, vsnprintf, remove; never a FILE */
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -737,6 +738,7 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #define SWA__DEFINED_NOMINMAX
 #endif
 #include <windows.h>
+#include <io.h>        /* _get_osfhandle, to flush a snapshot file to the disk */
 #if defined(SWA__DEFINED_LEAN)
 #undef WIN32_LEAN_AND_MEAN
 #undef SWA__DEFINED_LEAN
@@ -965,6 +967,7 @@ SWA__INTERNAL void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, s
                                  int64_t n_rows, const uint8_t *x, size_t x_stride, int nt,
                                  int64_t n, float *y, int64_t ldy);
 SWA__INTERNAL void swa__seq_jump(swa_ctx *c, int32_t seq, int64_t pos);
+SWA__INTERNAL uint64_t swa__xxh64_of(const void *p, size_t n, size_t piece);
 SWA__INTERNAL void swa__rope_angles(const double *inv_freq, int64_t half, double factor,
                                     int64_t pos, float *cs);
 #if defined(SWA__HAVE_AMX)
@@ -1076,6 +1079,101 @@ static uint64_t swa__hash(const char *p, size_t n)   /* FNV-1a */
     size_t i;
     for (i = 0; i < n; i++) h = (h ^ (uint8_t)p[i]) * 1099511628211ull;
     return h;
+}
+
+/* XXH64 (Yann Collet's xxHash, 64-bit, seed 0), fed in pieces: the snapshots' checksum. It
+   reads 8 bytes a step at several GB/s, so checking a snapshot costs little beside copying it,
+   and any change of the payload changes it (unlike a sum); a published, widely implemented
+   function, so a snapshot can be checked outside this library. */
+typedef struct swa__xxh64 {
+    uint64_t v[4], total;
+    uint8_t buf[32];
+    size_t n_buf;
+} swa__xxh64;
+
+#define SWA__P64_1 0x9E3779B185EBCA87ull
+#define SWA__P64_2 0xC2B2AE3D27D4EB4Full
+#define SWA__P64_3 0x165667B19E3779F9ull
+#define SWA__P64_4 0x85EBCA77C2B2AE63ull
+#define SWA__P64_5 0x27D4EB2F165667C5ull
+
+static uint64_t swa__rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static uint64_t swa__le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    int i;
+    for (i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+static uint64_t swa__xxh64_round(uint64_t acc, uint64_t input)
+{
+    return swa__rotl64(acc + input * SWA__P64_2, 31) * SWA__P64_1;
+}
+
+static void swa__xxh64_init(swa__xxh64 *h)
+{
+    memset(h, 0, sizeof *h);
+    h->v[0] = SWA__P64_1 + SWA__P64_2;
+    h->v[1] = SWA__P64_2;
+    h->v[3] = (uint64_t)0 - SWA__P64_1;
+}
+
+static void swa__xxh64_update(swa__xxh64 *h, const void *data, size_t n)
+{
+    const uint8_t *p = (const uint8_t *)data;
+    int i;
+    h->total += n;
+    if (h->n_buf) {
+        size_t take = 32 - h->n_buf < n ? 32 - h->n_buf : n;
+        memcpy(h->buf + h->n_buf, p, take);
+        h->n_buf += take;
+        p += take;
+        n -= take;
+        if (h->n_buf < 32) return;
+        for (i = 0; i < 4; i++) h->v[i] = swa__xxh64_round(h->v[i], swa__le64(h->buf + 8 * i));
+        h->n_buf = 0;
+    }
+    for (; n >= 32; p += 32, n -= 32)
+        for (i = 0; i < 4; i++) h->v[i] = swa__xxh64_round(h->v[i], swa__le64(p + 8 * i));
+    memcpy(h->buf, p, n);
+    h->n_buf = n;
+}
+
+static uint64_t swa__xxh64_final(const swa__xxh64 *h)
+{
+    const uint8_t *p = h->buf, *end = h->buf + h->n_buf;
+    uint64_t x;
+    int i;
+    if (h->total >= 32) {
+        x = swa__rotl64(h->v[0], 1) + swa__rotl64(h->v[1], 7) + swa__rotl64(h->v[2], 12) + swa__rotl64(h->v[3], 18);
+        for (i = 0; i < 4; i++) x = (x ^ swa__xxh64_round(0, h->v[i])) * SWA__P64_1 + SWA__P64_4;
+    } else {
+        x = SWA__P64_5;
+    }
+    x += h->total;
+    for (; end - p >= 8; p += 8) x = swa__rotl64(x ^ swa__xxh64_round(0, swa__le64(p)), 27) * SWA__P64_1 + SWA__P64_4;
+    if (end - p >= 4) {
+        x = swa__rotl64(x ^ (uint64_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24) * SWA__P64_1, 23) *
+            SWA__P64_2 + SWA__P64_3;
+        p += 4;
+    }
+    for (; p < end; p++) x = swa__rotl64(x ^ *p * SWA__P64_5, 11) * SWA__P64_1;
+    x = (x ^ (x >> 33)) * SWA__P64_2;
+    x = (x ^ (x >> 29)) * SWA__P64_3;
+    return x ^ (x >> 32);
+}
+
+/* For tests: the XXH64 of n bytes, fed in pieces of `piece` bytes (0: at once). */
+SWA__INTERNAL uint64_t swa__xxh64_of(const void *p, size_t n, size_t piece)
+{
+    swa__xxh64 h;
+    size_t at = 0;
+    swa__xxh64_init(&h);
+    if (!piece) piece = n ? n : 1;
+    for (; at < n; at += piece) swa__xxh64_update(&h, (const uint8_t *)p + at, n - at < piece ? n - at : piece);
+    return swa__xxh64_final(&h);
 }
 
 static int swa__host_is_little_endian(void)
@@ -1271,6 +1369,99 @@ static int swa__fd_read(swa__fd fd, uint8_t *buf, uint64_t size, uint64_t *got)
     return 0;
 }
 #endif
+
+static unsigned long swa__process_id(void)
+{
+#if defined(_WIN32)
+    return (unsigned long)GetCurrentProcessId();
+#else
+    return (unsigned long)getpid();
+#endif
+}
+
+#ifndef SWA_NO_STDIO
+/* Writing a file: create it (it must not exist), write, flush to the disk, close; then put it
+   in place of another, atomically (rename; MoveFileEx on Windows, whose rename does not
+   replace). Each returns 0 on success, else the system's reason in why. */
+#if defined(_WIN32)
+static int swa__fd_create(const char *path, swa__fd *fd, char *why, size_t cap)
+{
+    *fd = CreateFileA(path, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
+    if (*fd != INVALID_HANDLE_VALUE) return 0;
+    swa__win_error(GetLastError(), why, cap);
+    return -1;
+}
+
+static int swa__fd_write(swa__fd fd, const uint8_t *p, size_t n, char *why, size_t cap)
+{
+    while (n > 0) {
+        DWORD want = n > (1u << 30) ? (DWORD)(1u << 30) : (DWORD)n, w = 0;
+        if (!WriteFile(fd, p, want, &w, NULL) || w == 0) {
+            swa__win_error(GetLastError(), why, cap);
+            return -1;
+        }
+        p += w;
+        n -= w;
+    }
+    return 0;
+}
+
+static int swa__fd_finish(swa__fd fd, char *why, size_t cap)
+{
+    int ok = FlushFileBuffers(fd) != 0;
+    if (!ok) swa__win_error(GetLastError(), why, cap);
+    return CloseHandle(fd) && ok ? 0 : -1;
+}
+
+static int swa__replace_file(const char *from, const char *to, char *why, size_t cap)
+{
+    if (MoveFileExA(from, to, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) return 0;
+    swa__win_error(GetLastError(), why, cap);
+    return -1;
+}
+#else
+static int swa__fd_create(const char *path, swa__fd *fd, char *why, size_t cap)
+{
+    *fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (*fd >= 0) return 0;
+    snprintf(why, cap, "%s", strerror(errno));
+    return -1;
+}
+
+static int swa__fd_write(swa__fd fd, const uint8_t *p, size_t n, char *why, size_t cap)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            snprintf(why, cap, "%s", w < 0 ? strerror(errno) : "nothing written");
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int swa__fd_finish(swa__fd fd, char *why, size_t cap)
+{
+    int synced = fsync(fd) == 0;
+    if (!synced) snprintf(why, cap, "%s", strerror(errno));
+    if (close(fd) != 0) {
+        if (synced) snprintf(why, cap, "%s", strerror(errno));
+        return -1;
+    }
+    return synced ? 0 : -1;
+}
+
+static int swa__replace_file(const char *from, const char *to, char *why, size_t cap)
+{
+    if (rename(from, to) == 0) return 0;
+    snprintf(why, cap, "%s", strerror(errno));
+    return -1;
+}
+#endif
+#endif /* SWA_NO_STDIO */
 
 static void swa__file_close(swa__file *f)
 {
@@ -1475,6 +1666,19 @@ static void swa__store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_
 #error "swa.h: the thread pool needs the atomics of GCC, clang or MSVC"
 #endif
 #endif
+
+/* Take a counter's value and add 1, atomically; relaxed: the pool's barriers
+   order the rest, and a counter that only makes names unique needs no order. */
+static int64_t swa__fetch_inc_i64(int64_t *p)
+{
+#if defined(_MSC_VER) && !defined(__clang__)
+    return (int64_t)_InterlockedExchangeAdd64((volatile __int64 *)p, 1);
+#elif defined(__GNUC__) || defined(__clang__)
+    return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
+#else
+#error "swa.h: counters need the atomics of GCC, clang or MSVC"
+#endif
+}
 
 typedef struct swa__pool {
     int n;                       /* threads, the caller included; a task has n shares */
@@ -4945,25 +5149,46 @@ SWADEF swa_status swa_seq_rewind(swa_ctx *c, int32_t seq, int64_t n, swa_error *
 /* ---- snapshots ----
    Layout, in the machine's byte order: "SWAS", u32 version, u64 model checksum, u32 n_layer,
    u32 kv_type, u64 bytes per cached row, u32 sequences; i64 slots per layer; then per sequence
-   i32 id, i64 pos, i64 written and per layer its first min(written, slots) rows of keys, then
-   of values (a ring not yet full holds position p in slot p). */
+   (in increasing order) i32 id, i64 pos, i64 written and per layer its first min(written, slots)
+   rows of keys, then of values (a ring not yet full holds position p in slot p); last, the
+   XXH64 of every byte before it. Loading checks all of it before it changes anything. */
 #define SWA__STATE_MAGIC "SWAS"
-#define SWA__STATE_VERSION 1u
+#define SWA__STATE_VERSION 2u
 
 typedef struct swa__sink {      /* a caller's buffer, a file, or neither: then it only counts */
     uint8_t *buf;
     size_t cap, used;
+    int failed, hashing;
+    swa__xxh64 sum;             /* of what was put, when hashing */
 #ifndef SWA_NO_STDIO
-    FILE *f;
+    int to_file;
+    swa__fd fd;
+    size_t n_pend;              /* small pieces gathered into one write */
+    uint8_t pend[4096];
+    char why[256];              /* the system's reason when a write failed */
 #endif
-    int failed;
 } swa__sink;
+
+#ifndef SWA_NO_STDIO
+static void swa__sink_flush(swa__sink *o)
+{
+    if (!o->failed && o->n_pend && swa__fd_write(o->fd, o->pend, o->n_pend, o->why, sizeof o->why) != 0) o->failed = 1;
+    o->n_pend = 0;
+}
+#endif
 
 static void swa__put(swa__sink *o, const void *p, size_t n)
 {
+    if (o->hashing) swa__xxh64_update(&o->sum, p, n);
 #ifndef SWA_NO_STDIO
-    if (o->f) {
-        if (!o->failed && fwrite(p, 1, n, o->f) != n) o->failed = 1;
+    if (o->to_file) {
+        if (o->n_pend + n > sizeof o->pend) swa__sink_flush(o);
+        if (n >= sizeof o->pend) {
+            if (!o->failed && swa__fd_write(o->fd, (const uint8_t *)p, n, o->why, sizeof o->why) != 0) o->failed = 1;
+        } else {
+            memcpy(o->pend + o->n_pend, p, n);
+            o->n_pend += n;
+        }
     } else
 #endif
     if (o->buf && n <= o->cap - o->used) {
@@ -4982,11 +5207,16 @@ static int64_t swa__ring_rows(const swa_ctx *c, int64_t l, int32_t seq)
     return c->seq[seq].written < c->n_slots[l] ? c->seq[seq].written : c->n_slots[l];
 }
 
-/* Sequence seq, or all of them (-1). */
+/* Sequence seq, or all of them (-1). Counting only, it skips the checksum's work. */
 static void swa__state_write(const swa_ctx *c, int32_t seq, swa__sink *o)
 {
     int32_t first = seq < 0 ? 0 : seq, last = seq < 0 ? c->cfg.n_seq - 1 : seq, s;
     int64_t l;
+    o->hashing = o->buf != NULL;
+#ifndef SWA_NO_STDIO
+    o->hashing |= o->to_file;
+#endif
+    swa__xxh64_init(&o->sum);
     swa__put(o, SWA__STATE_MAGIC, 4);
     swa__put_u32(o, SWA__STATE_VERSION);
     swa__put_u64(o, c->model_sum);
@@ -5005,6 +5235,7 @@ static void swa__state_write(const swa_ctx *c, int32_t seq, swa__sink *o)
             swa__put(o, swa__ring(c, c->v_cache, l, s), bytes);
         }
     }
+    swa__put_u64(o, o->hashing ? swa__xxh64_final(&o->sum) : 0);
 }
 
 SWADEF size_t swa_state_size(const swa_ctx *c, int32_t seq)
@@ -5033,21 +5264,16 @@ SWADEF swa_status swa_state_save(const swa_ctx *c, int32_t seq, void *buf, size_
     return SWA_OK;
 }
 
-typedef struct swa__source {    /* a caller's buffer or a file */
+typedef struct swa__source {    /* the snapshot's bytes, read in order */
     const uint8_t *buf;
     size_t size, pos;
-#ifndef SWA_NO_STDIO
-    FILE *f;
-#endif
 } swa__source;
 
+/* The next n bytes into p, or past them when p is NULL; 0 when fewer are left. */
 static int swa__get(swa__source *in, void *p, size_t n)
 {
-#ifndef SWA_NO_STDIO
-    if (in->f) return fread(p, 1, n, in->f) == n;
-#endif
     if (n > in->size - in->pos) return 0;
-    memcpy(p, in->buf + in->pos, n);
+    if (p) memcpy(p, in->buf + in->pos, n);
     in->pos += n;
     return 1;
 }
@@ -5057,76 +5283,88 @@ static swa_status swa__truncated(swa_error *err)
     return swa__fail(err, SWA_ERR_FORMAT, "the snapshot is truncated");
 }
 
-/* The sequences of a snapshot, after its header: into `seq`, or those it names (seq = -1). */
-static swa_status swa__state_read_seqs(swa_ctx *c, int32_t seq, uint32_t count, swa__source *in, swa_error *err)
+/* The sequences of a snapshot, after its header: checked (apply = 0, nothing changes), or
+   restored into `seq`, or into those they name when seq = -1 (apply = 1, after a check). */
+static swa_status swa__state_seqs(swa_ctx *c, int32_t seq, uint32_t count, swa__source *in, int apply, swa_error *err)
 {
     uint32_t id, i;
     uint64_t pos, written;
-    int64_t l;
+    int64_t l, prev = -1;
     for (i = 0; i < count; i++) {
         int32_t s;
         if (!swa__get(in, &id, 4) || !swa__get(in, &pos, 8) || !swa__get(in, &written, 8)) return swa__truncated(err);
-        s = seq >= 0 ? seq : (int32_t)id;
-        if (id >= (uint32_t)c->cfg.n_seq && seq < 0)
+        if (seq < 0 && id >= (uint32_t)c->cfg.n_seq)
             return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot holds sequence %u; this context has %d", id, c->cfg.n_seq);
-        if (pos > written || written > (uint64_t)INT64_MAX || (int64_t)written > c->max_pos)
+        if ((int64_t)id <= prev) return swa__fail(err, SWA_ERR_FORMAT, "the snapshot's sequences are out of order at %u", id);
+        if (pos > written || written > (uint64_t)c->max_pos)
             return swa__fail(err, SWA_ERR_FORMAT, "the snapshot's sequence %u is at position %llu of %llu written", id,
                              (unsigned long long)pos, (unsigned long long)written);
+        prev = (int64_t)id;
+        s = seq >= 0 ? seq : (int32_t)id;
         for (l = 0; l < c->model->hp.n_layer; l++) {
             size_t bytes = (size_t)((int64_t)written < c->n_slots[l] ? (int64_t)written : c->n_slots[l]) * c->kv_row;
-            if (!swa__get(in, swa__ring(c, c->k_cache, l, s), bytes) || !swa__get(in, swa__ring(c, c->v_cache, l, s), bytes))
+            if (!swa__get(in, apply ? swa__ring(c, c->k_cache, l, s) : NULL, bytes) ||
+                !swa__get(in, apply ? swa__ring(c, c->v_cache, l, s) : NULL, bytes))
                 return swa__truncated(err);
         }
-        c->seq[s].pos = (int64_t)pos;
-        c->seq[s].written = (int64_t)written;
+        if (apply) {
+            c->seq[s].pos = (int64_t)pos;
+            c->seq[s].written = (int64_t)written;
+        }
     }
-#ifndef SWA_NO_STDIO
-    if (in->f) return SWA_OK;   /* swa_state_load_file looks for more bytes itself */
-#endif
     if (in->pos != in->size)
         return swa__fail(err, SWA_ERR_FORMAT, "%llu bytes follow the snapshot", (unsigned long long)(in->size - in->pos));
     return SWA_OK;
 }
 
-/* Read a snapshot into sequence seq (a one-sequence snapshot), or into the sequences it names
-   (seq = -1, the others reset). The header is checked whole before any state changes; a
-   snapshot found damaged past it leaves the sequences it was restoring reset to position 0. */
-static swa_status swa__state_read(swa_ctx *c, int32_t seq, swa__source *in, swa_error *err)
+/* Check a snapshot whole, checksum first, then restore it: into sequence seq (a one-sequence
+   snapshot), or into the sequences it names (seq = -1, the others reset). The restoring pass
+   repeats the checked one and cannot fail, so an error leaves every sequence as it was. */
+static swa_status swa__state_read(swa_ctx *c, int32_t seq, const uint8_t *buf, size_t size, swa_error *err)
 {
+    swa__source in;
     char magic[4];
     uint32_t version, n_layer, kv_type, count;
-    uint64_t sum, kv_row, v;
+    uint64_t sum, kv_row, v, stored;
     int64_t l;
+    int apply;
     swa_status s;
-    if (!swa__get(in, magic, 4) || memcmp(magic, SWA__STATE_MAGIC, 4) != 0)
-        return swa__fail(err, SWA_ERR_FORMAT, "not a swa.h snapshot");
-    if (!swa__get(in, &version, 4)) return swa__truncated(err);
+    if (size < 4 || memcmp(buf, SWA__STATE_MAGIC, 4) != 0) return swa__fail(err, SWA_ERR_FORMAT, "not a swa.h snapshot");
+    if (size < 8) return swa__truncated(err);
+    memcpy(&version, buf + 4, 4);
     if (version != SWA__STATE_VERSION)
         return swa__fail(err, SWA_ERR_FORMAT, "snapshot version %u; this build reads version %u", version, SWA__STATE_VERSION);
-    if (!swa__get(in, &sum, 8) || !swa__get(in, &n_layer, 4) || !swa__get(in, &kv_type, 4) || !swa__get(in, &kv_row, 8) ||
-        !swa__get(in, &count, 4))
-        return swa__truncated(err);
-    if (sum != c->model_sum || n_layer != (uint32_t)c->model->hp.n_layer)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot is of another model (metadata checksum %016llx, this model %016llx)",
-                         (unsigned long long)sum, (unsigned long long)c->model_sum);
-    if (kv_type != (uint32_t)c->kv_type || kv_row != (uint64_t)c->kv_row)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot's cache type is %s, this context's %s",
-                         swa_kv_type_name((int32_t)(kv_type < SWA__N_KV_TYPES ? kv_type : 0)), swa_kv_type_name(c->kv_type));
-    for (l = 0; l < c->model->hp.n_layer; l++) {
-        if (!swa__get(in, &v, 8)) return swa__truncated(err);
-        if (v != (uint64_t)c->n_slots[l])
-            return swa__fail(err, SWA_ERR_INVALID_ARG, "layer %lld keeps %llu positions in the snapshot and %lld in this context "
-                             "(the window, n_rewind or n_ctx differ)", (long long)l, (unsigned long long)v, (long long)c->n_slots[l]);
-    }
-    if (count == 0 || (seq >= 0 && count != 1) || count > (uint32_t)c->cfg.n_seq)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot holds %u sequences: too many for %s", count,
-                         seq >= 0 ? "one sequence" : "this context");
-    if (seq < 0) swa_ctx_reset(c);
-    else c->seq[seq].pos = c->seq[seq].written = 0;
-    if ((s = swa__state_read_seqs(c, seq, count, in, err)) != SWA_OK) {
-        if (seq < 0) swa_ctx_reset(c);
-        else c->seq[seq].pos = c->seq[seq].written = 0;
-        return s;
+    if (size < 16) return swa__truncated(err);
+    memcpy(&stored, buf + size - 8, 8);
+    if (swa__xxh64_of(buf, size - 8, 0) != stored)
+        return swa__fail(err, SWA_ERR_FORMAT, "the snapshot is damaged or truncated: its %llu bytes do not match their "
+                         "checksum", (unsigned long long)size);
+    for (apply = 0; apply < 2; apply++) {
+        memset(&in, 0, sizeof in);
+        in.buf = buf;
+        in.size = size - 8;
+        if (!swa__get(&in, magic, 4) || !swa__get(&in, &version, 4) || !swa__get(&in, &sum, 8) ||
+            !swa__get(&in, &n_layer, 4) || !swa__get(&in, &kv_type, 4) || !swa__get(&in, &kv_row, 8) ||
+            !swa__get(&in, &count, 4))
+            return swa__truncated(err);
+        if (sum != c->model_sum || n_layer != (uint32_t)c->model->hp.n_layer)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot is of another model (metadata checksum %016llx, this "
+                             "model %016llx)", (unsigned long long)sum, (unsigned long long)c->model_sum);
+        if (kv_type != (uint32_t)c->kv_type || kv_row != (uint64_t)c->kv_row)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot's cache type is %s, this context's %s",
+                             swa_kv_type_name((int32_t)(kv_type < SWA__N_KV_TYPES ? kv_type : 0)), swa_kv_type_name(c->kv_type));
+        for (l = 0; l < c->model->hp.n_layer; l++) {
+            if (!swa__get(&in, &v, 8)) return swa__truncated(err);
+            if (v != (uint64_t)c->n_slots[l])
+                return swa__fail(err, SWA_ERR_INVALID_ARG, "layer %lld keeps %llu positions in the snapshot and %lld in this "
+                                 "context (the window, n_rewind or n_ctx differ)", (long long)l, (unsigned long long)v,
+                                 (long long)c->n_slots[l]);
+        }
+        if (count == 0 || (seq >= 0 && count != 1) || count > (uint32_t)c->cfg.n_seq)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot holds %u sequences: too many for %s", count,
+                             seq >= 0 ? "one sequence" : "this context");
+        if (apply && seq < 0) swa_ctx_reset(c);
+        if ((s = swa__state_seqs(c, seq, count, &in, apply, err)) != SWA_OK) return s;
     }
     swa__ok(err);
     return SWA_OK;
@@ -5134,62 +5372,70 @@ static swa_status swa__state_read(swa_ctx *c, int32_t seq, swa__source *in, swa_
 
 SWADEF swa_status swa_state_load(swa_ctx *c, int32_t seq, const void *buf, size_t size, swa_error *err)
 {
-    swa__source in;
     if (!c || !buf || seq < -1 || seq >= c->cfg.n_seq)
         return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_load: %s", !c ? "context is NULL" : !buf ? "buf is NULL" : "bad sequence");
-    memset(&in, 0, sizeof in);
-    in.buf = (const uint8_t *)buf;
-    in.size = size;
-    return swa__state_read(c, seq, &in, err);
+    return swa__state_read(c, seq, (const uint8_t *)buf, size, err);
 }
 
 #ifndef SWA_NO_STDIO
+/* Write `path`'s new contents to path.PID-N.tmp (unique, so that concurrent saves do not
+   meet), flush it to the disk and only then put it in place of `path`. */
 SWADEF swa_status swa_state_save_file(const swa_ctx *c, int32_t seq, const char *path, swa_error *err)
 {
-    swa__sink o;
+    static int64_t serial;
+    swa__sink *o;
     char *tmp;
     size_t len;
+    swa_status s = SWA_OK;
     if (!c || !path || !swa_state_size(c, seq))
         return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_save_file: %s", !c ? "context is NULL" : !path ? "path is NULL" : "bad sequence");
-    len = strlen(path);
-    if (!(tmp = (char *)SWA_MALLOC(len + 5))) return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate a name", path);
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp", 5);
-    memset(&o, 0, sizeof o);
-    if (!(o.f = fopen(tmp, "wb"))) {
-        swa__fail(err, SWA_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+    len = strlen(path) + 48;
+    o = (swa__sink *)SWA_MALLOC(sizeof *o);
+    tmp = (char *)SWA_MALLOC(len);
+    if (!o || !tmp) {
+        SWA_FREE(o);
         SWA_FREE(tmp);
-        return SWA_ERR_IO;
+        return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate %llu bytes", path, (unsigned long long)(sizeof *o + len));
     }
-    swa__state_write(c, seq, &o);
-    if (fflush(o.f) != 0) o.failed = 1;
-    if (fclose(o.f) != 0) o.failed = 1;
-#ifdef _WIN32
-    if (!o.failed) remove(path);   /* rename does not replace a file there */
-#endif
-    if (o.failed || rename(tmp, path) != 0) {
-        swa__fail(err, SWA_ERR_IO, "%s: cannot write the snapshot: %s", path, strerror(errno));
-        remove(tmp);
-        SWA_FREE(tmp);
-        return SWA_ERR_IO;
+    snprintf(tmp, len, "%s.%lu-%lld.tmp", path, swa__process_id(), (long long)swa__fetch_inc_i64(&serial));
+    memset(o, 0, sizeof *o);
+    o->to_file = 1;
+    if (swa__fd_create(tmp, &o->fd, o->why, sizeof o->why) != 0) {
+        s = swa__fail(err, SWA_ERR_IO, "%s: cannot create: %s", tmp, o->why);
+    } else {
+        swa__state_write(c, seq, o);
+        swa__sink_flush(o);
+        if (swa__fd_finish(o->fd, o->why, sizeof o->why) != 0) o->failed = 1;
+        if (o->failed || swa__replace_file(tmp, path, o->why, sizeof o->why) != 0) {
+            s = swa__fail(err, SWA_ERR_IO, "%s: cannot write the snapshot: %s", path, o->why);
+            remove(tmp);
+        }
     }
+    SWA_FREE(o);
     SWA_FREE(tmp);
-    swa__ok(err);
-    return SWA_OK;
+    if (s == SWA_OK) swa__ok(err);
+    return s;
 }
 
+/* The file is read whole (a snapshot's size is set by the window) and checked as a buffer. */
 SWADEF swa_status swa_state_load_file(swa_ctx *c, int32_t seq, const char *path, swa_error *err)
 {
-    swa__source in;
+    swa__fd fd;
+    uint64_t size, got;
+    uint8_t *buf;
     swa_status s;
-    char extra;
     if (!c || !path || seq < -1 || seq >= c->cfg.n_seq)
         return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_load_file: %s", !c ? "context is NULL" : !path ? "path is NULL" : "bad sequence");
-    memset(&in, 0, sizeof in);
-    if (!(in.f = fopen(path, "rb"))) return swa__fail(err, SWA_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    s = swa__state_read(c, seq, &in, err);
-    if (s == SWA_OK && fread(&extra, 1, 1, in.f) == 1) s = swa__fail(err, SWA_ERR_FORMAT, "bytes follow the snapshot");
-    fclose(in.f);
+    if ((s = swa__fd_open(path, &fd, &size, err)) != SWA_OK) return s;
+    if (size > (uint64_t)SIZE_MAX - 1 || !(buf = (uint8_t *)SWA_MALLOC((size_t)size + 1))) {
+        swa__fd_close(fd);
+        return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate %llu bytes to read it", path, (unsigned long long)size);
+    }
+    if (swa__fd_read(fd, buf, size, &got) != 0) s = swa__fail(err, SWA_ERR_IO, "%s: read %llu of %llu bytes", path,
+                                                                (unsigned long long)got, (unsigned long long)size);
+    swa__fd_close(fd);
+    if (s == SWA_OK) s = swa__state_read(c, seq, buf, (size_t)size, err);
+    SWA_FREE(buf);
     if (s != SWA_OK) swa__prefix_error(err, path);
     return s;
 }
@@ -5382,18 +5628,6 @@ static void swa__pool_run(swa__pool *p, swa__task_fn fn, void *arg)
     }
 #endif
     fn(arg, 0, 1);
-}
-
-/* Take a counter's value and add 1, atomically; relaxed, as the pool's barriers order the rest. */
-static int64_t swa__fetch_inc_i64(int64_t *p)
-{
-#if defined(_MSC_VER) && !defined(__clang__)
-    return (int64_t)_InterlockedExchangeAdd64((volatile __int64 *)p, 1);
-#elif defined(__GNUC__) || defined(__clang__)
-    return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
-#else
-#error "swa.h: the kernels' counters need the atomics of GCC, clang or MSVC"
-#endif
 }
 
 /* Share k of n_shares of n items: [begin, end). */

@@ -512,6 +512,28 @@ static void test_cache_size_is_window(void **state)
 }
 
 /* A model without a window keeps n_ctx positions and refuses the next one, changing nothing. */
+/* The snapshots' checksum is XXH64 (seed 0): its values on a byte pattern against those of the
+   Python package xxhash 3.x (xxhash.xxh64(data).intdigest()), whole and fed in pieces of every
+   size that crosses its 32-byte stripes and 8- and 4-byte tails differently. */
+static void test_snapshot_checksum_is_xxh64(void **state)
+{
+    static const struct { size_t n; uint64_t h; } expect[] = {
+        {0, 0xef46db3751d8e999ull},   {1, 0xa96c7f0ce858bbb7ull},  {3, 0xbed43740ee6332bbull},
+        {4, 0xfa212ae44b3bb23dull},   {7, 0x2744460dd675d2c0ull},  {8, 0x994b676b71ce94ddull},
+        {31, 0x6711d55e306b5d8full},  {32, 0x07f7b8e3bc5d6e25ull}, {33, 0x09f85eeb4e1cbe9full},
+        {63, 0xb7c9968c066cb6a5ull},  {64, 0x50d4159a0411632eull}, {100, 0x9ddada11d3dc2d8full},
+        {257, 0xe9d3cdd6ff0ddfd3ull}, {300, 0xc68e7ef39b5ca10eull},
+    };
+    uint8_t data[300];
+    size_t i, piece;
+    (void)state;
+    for (i = 0; i < sizeof data; i++) data[i] = (uint8_t)(i * 131 + 7);
+    for (i = 0; i < sizeof expect / sizeof expect[0]; i++)
+        for (piece = 0; piece <= 40; piece++)
+            if (swa__xxh64_of(data, expect[i].n, piece) != expect[i].h)
+                fail_msg("XXH64 of %llu bytes in pieces of %llu", (unsigned long long)expect[i].n, (unsigned long long)piece);
+}
+
 static void test_full_attention_refuses_past_n_ctx(void **state)
 {
     tu_spec s = small_spec(4, 4, GW_F32, 0);
@@ -556,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_mask_edges),
         cmocka_unit_test(test_cache_size_is_window),
         cmocka_unit_test(test_full_attention_refuses_past_n_ctx),
+        cmocka_unit_test(test_snapshot_checksum_is_xxh64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

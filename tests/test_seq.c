@@ -409,12 +409,111 @@ static void test_snapshot_refusals(void **state)
     buf[size] = 0;
     assert_int_equal(swa_state_load(b, -1, buf, size + 1, &err), SWA_ERR_FORMAT);
     assert_int_equal(swa_state_load_file(b, -1, "/nonexistent/state", &err), SWA_ERR_IO);
+    assert_int_equal(swa_state_load_file(b, -1, ".", &err), SWA_ERR_IO);   /* a directory */
+    assert_non_null(strstr(err.msg, "not a regular file"));
     assert_int_equal(swa_state_save_file(b, -1, "/nonexistent/state", &err), SWA_ERR_IO);
     assert_int_equal(swa_state_size(b, 2), 0);
     swa_ctx_free(b);
     swa_ctx_free(a);
     free(buf);
     fixture_close(&other);
+    fixture_close(&f);
+}
+
+/* The whole state of a context, as bytes: its snapshot of every sequence. */
+static uint8_t *state_of(const swa_ctx *c, size_t *size)
+{
+    uint8_t *buf;
+    *size = swa_state_size(c, -1);
+    buf = (uint8_t *)malloc(*size);
+    assert_int_equal(swa_state_save(c, -1, buf, *size, NULL, NULL), SWA_OK);
+    return buf;
+}
+
+/* Load `snap` (damaged) into sequence seq of c: refused as damaged, and c exactly as before. */
+static void refused_unchanged(swa_ctx *c, int32_t seq, const uint8_t *snap, size_t size, const uint8_t *before,
+                              size_t before_size, const char *what, size_t at)
+{
+    swa_error err;
+    size_t now_size;
+    uint8_t *now;
+    if (swa_state_load(c, seq, snap, size, &err) != SWA_ERR_FORMAT)
+        fail_msg("%s at %llu (sequence %d): not refused as damaged: %s", what, (unsigned long long)at, seq, err.msg);
+    now = state_of(c, &now_size);
+    if (now_size != before_size || memcmp(now, before, now_size) != 0)
+        fail_msg("%s at %llu (sequence %d): the refused load changed the context", what, (unsigned long long)at, seq);
+    free(now);
+}
+
+/* Every byte of a snapshot flipped in turn, every truncation and appended garbage: each load is
+   refused as damaged, into one sequence or all, and the context keeps its positions, its rings
+   and the logits its next token gets (against the reference run of the same tokens). */
+static void test_snapshot_damage_changes_nothing(void **state)
+{
+    fixture f;
+    swa_ctx *a, *b;
+    int32_t text[30], other[30];
+    uint8_t *one, *all, *before, *bad;
+    size_t n_one, n_all, n_before, i, k;
+    float logits[V];
+    (void)state;
+    fixture_open(&f, 6, 0, 21);
+    tu_random_tokens(text, 30, V, 4);
+    tu_random_tokens(other, 30, V, 5);
+    a = make_ctx(&f, 2, 1, 8, 1);
+    b = make_ctx(&f, 2, 1, 8, 1);
+    assert_int_equal(swa_ctx_eval(a, text, 20, NULL, NULL), SWA_OK);
+    one = (uint8_t *)malloc(n_one = swa_state_size(a, 0));
+    all = (uint8_t *)malloc(n_all = swa_state_size(a, -1));
+    assert_int_equal(swa_state_save(a, 0, one, n_one, NULL, NULL), SWA_OK);
+    assert_int_equal(swa_state_save(a, -1, all, n_all, NULL, NULL), SWA_OK);
+    {   /* b: sequence 0 at 13 tokens of `other`, sequence 1 at 7 */
+        int32_t seqs[20];
+        swa_batch batch;
+        for (i = 0; i < 20; i++) seqs[i] = i < 13 ? 0 : 1;
+        memset(&batch, 0, sizeof batch);
+        batch.n = 20;
+        batch.token = other;
+        batch.seq = seqs;
+        assert_int_equal(swa_ctx_decode(b, &batch, NULL, NULL), SWA_OK);
+    }
+    before = state_of(b, &n_before);
+    bad = (uint8_t *)malloc(n_all + 16);
+    for (k = 0; k < 2; k++) {
+        const uint8_t *snap = k ? all : one;
+        size_t n = k ? n_all : n_one;
+        int32_t seq = k ? -1 : 1;
+        for (i = 0; i < n; i++) {
+            memcpy(bad, snap, n);
+            bad[i] ^= (uint8_t)(1u << (i % 8));
+            refused_unchanged(b, seq, bad, n, before, n_before, "a flipped bit", i);
+        }
+        for (i = 0; i < n; i++) refused_unchanged(b, seq, snap, i, before, n_before, "truncated", i);
+        memcpy(bad, snap, n);
+        for (i = 1; i <= 16; i++) {
+            bad[n + i - 1] = (uint8_t)(i * 37);
+            refused_unchanged(b, seq, bad, n + i, before, n_before, "garbage appended", i);
+        }
+    }
+    assert_int_equal(swa_seq_pos(b, 0), 13);
+    assert_int_equal(swa_seq_pos(b, 1), 7);
+    {   /* sequence 0 goes on as if nothing had been tried */
+        const float *l;
+        other[13] = 3;
+        assert_int_equal(swa_ctx_eval(b, other + 13, 1, &l, NULL), SWA_OK);
+        memcpy(logits, l, sizeof logits);
+        check_logits(&f, other, 14, 13, logits);
+    }
+    /* the undamaged snapshots still load */
+    assert_int_equal(swa_state_load(b, 1, one, n_one, NULL), SWA_OK);
+    assert_int_equal(swa_seq_pos(b, 1), 20);
+    assert_int_equal(swa_state_load(b, -1, all, n_all, NULL), SWA_OK);
+    free(bad);
+    free(before);
+    free(all);
+    free(one);
+    swa_ctx_free(b);
+    swa_ctx_free(a);
     fixture_close(&f);
 }
 
@@ -576,6 +675,7 @@ int main(void)
         cmocka_unit_test(test_rewind),
         cmocka_unit_test(test_snapshot_round_trip),
         cmocka_unit_test(test_snapshot_refusals),
+        cmocka_unit_test(test_snapshot_damage_changes_nothing),
         cmocka_unit_test(test_snapshot_size_is_window),
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_set_threads),
