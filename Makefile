@@ -226,8 +226,8 @@ $(BUILD)/stories260K.gguf: | $(BUILD)/swa-convert-llama2c
 bench: programs
 	sh tools/bench/bench.sh $(BUILD)
 
-# make fuzz: libFuzzer (clang) on the GGUF loader, the tokenizer and the chat templates, FUZZ_SECONDS each, with
-# seeds written by swa-mkmodel; crashing inputs are left in build/fuzz/ as crash-*.
+# make fuzz: libFuzzer (clang) on the GGUF loader, the tokenizer, the chat templates and the snapshot loader,
+# FUZZ_SECONDS each, with seeds written by swa-mkmodel; crashing inputs are left in build/fuzz/ as crash-*.
 FUZZ_SECONDS ?= 60
 # The fuzzers drive the parsers (GGUF, tokenizer, chat templates), so they are built on the scalar
 # kernels (-DSWA_NO_SIMD): clang's sanitizers take minutes over the SIMD sets, the parsers seconds.
@@ -235,15 +235,17 @@ FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recove
 FUZZ_LIB    := build/fuzz/swa.o
 $(FUZZ_LIB): swa.h
 	@mkdir -p build/fuzz
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DSWA_IMPLEMENTATION -x c -c swa.h -o $@
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DSWA_IMPLEMENTATION -DSWA_INTERNALS -x c -c swa.h -o $@
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lm -lpthread
-# The four runs are targets of their own, so that make's jobs run them side by side.
+# The runs are targets of their own, so that make's jobs run them side by side.
 FUZZ_BPE_VOCAB := ../shared/testdata/ggml-vocab-llama-bpe.gguf
-.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat
-fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat
+.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state
+fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state
 fuzz-seeds: $(BUILD)/swa-mkmodel
-	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-spm build/fuzz/seeds-bpe build/fuzz/seeds-chat
+	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-spm build/fuzz/seeds-bpe build/fuzz/seeds-chat build/fuzz/seeds-state
+	$(BUILD)/swa-mkmodel --shape custom --layers 2 --dim 32 --heads 2 --kv-heads 1 --ff 32 --vocab 260 --ctx 64 \
+	  --window 8 --arch gemma2 --type f16 build/fuzz/state-model.gguf 2>/dev/null
 	for t in f32 f16 q8_0 q4_0; do $(BUILD)/swa-mkmodel --shape custom --layers 1 --dim 32 --heads 2 --kv-heads 1 \
 	  --ff 32 --vocab 260 --ctx 64 --window 8 --type $$t build/fuzz/seeds-gguf/tiny-$$t.gguf 2>/dev/null; done
 	head -c 2000 examples/models/heldout.txt > build/fuzz/seeds-spm/heldout
@@ -259,6 +261,9 @@ fuzz-bpe: build/fuzz/fuzz_tokenizer fuzz-seeds
 	else echo "fuzz-bpe: $(FUZZ_BPE_VOCAB) is absent: the byte-level BPE vocabulary was not fuzzed"; fi
 fuzz-chat: build/fuzz/fuzz_chat fuzz-seeds
 	cd build/fuzz && ./fuzz_chat -max_total_time=$(FUZZ_SECONDS) -max_len=4096 seeds-chat
+fuzz-state: build/fuzz/fuzz_state fuzz-seeds
+	cd build/fuzz && SWA_FUZZ_MODEL=state-model.gguf SWA_FUZZ_SEEDS=seeds-state \
+	  ./fuzz_state -max_total_time=$(FUZZ_SECONDS) -max_len=65536 seeds-state
 
 clean:
 	rm -rf build
