@@ -45,8 +45,7 @@ QUICK START
         swa_tokenize(vocab, "Once upon a time", 16, SWA_TOKENIZE_ADD_BOS, tok, 64, &n, &err);
         swa_decoder_init(&dec, vocab);
         for (int i = 0; i < 100 && swa_ctx_eval(ctx, tok, n, &logits, &err) == SWA_OK; i++, n = 1) {
-            tok[0] = swa_sampler_sample(sampler, logits);
-            swa_sampler_accept(sampler, tok[0]);       // remembered for the repetition penalty
+            tok[0] = swa_sampler_sample(sampler, logits);   // and remembered for the penalty
             if (tok[0] == swa_vocab_eos(vocab)) break;
             fwrite(text, 1, swa_decoder_push(&dec, tok[0], text, sizeof text), stdout);
         }
@@ -693,11 +692,13 @@ SWADEF swa_sampler_config swa_sampler_config_default(void);
 SWADEF swa_status swa_sampler_create(const swa_sampler_config *cfg, int32_t n_vocab,
                                      swa_sampler **out, swa_error *err);
 SWADEF void       swa_sampler_free(swa_sampler *s);
-/* Choose the next token from logits (not modified). Order: repetition penalty, top-k, top-p,
-   min-p, temperature, then a draw from our own generator (xorshift64*). */
+/* Choose the next token from logits (not modified) and remember it for the repetition
+   penalty. Order: repetition penalty, top-k, top-p, min-p, temperature, then a draw from our own
+   generator (xorshift64*). */
 SWADEF int32_t    swa_sampler_sample(swa_sampler *s, const float *logits);
-SWADEF void       swa_sampler_accept(swa_sampler *s, int32_t token);  /* remember for the penalty; ids
-                                                                        outside the vocabulary are ignored */
+/* Remember a token the sampler did not choose itself (the prompt's, or one chosen elsewhere),
+   so that the penalty counts it; ids outside the vocabulary are ignored. */
+SWADEF void       swa_sampler_accept(swa_sampler *s, int32_t token);
 SWADEF void       swa_sampler_reset(swa_sampler *s);                  /* forget history, reseed */
 /* Our generator, exposed for tests: the next uniform float in [0, 1). */
 SWADEF float      swa_sampler_uniform(swa_sampler *s);
@@ -8045,7 +8046,8 @@ static int32_t swa__candidates(swa_sampler *s)
     return n;
 }
 
-SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
+/* The choice, before it is remembered. */
+static int32_t swa__sampler_choose(swa_sampler *s, const float *logits)
 {
     int32_t n, i, kept;
     float max = -INFINITY, sum = 0.0f, cum, u;
@@ -8071,6 +8073,12 @@ SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
         if (u < 0.0f) break;
     }
     return s->cand[i].id;
+}
+SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
+{
+    int32_t id = swa__sampler_choose(s, logits);
+    swa_sampler_accept(s, id);
+    return id;
 }
 #endif /* SWA_NO_SAMPLER */
 

@@ -35,7 +35,6 @@ int main(int argc, char **argv)
     for (i = 0; i < 100; i++, n = 1) {
         if (swa_ctx_eval(ctx, tok, n, &logits, &err) != SWA_OK) goto done;
         tok[0] = swa_sampler_sample(sampler, logits);
-        swa_sampler_accept(sampler, tok[0]);
         if (tok[0] == swa_vocab_eos(vocab)) break;
         fwrite(text, 1, swa_decoder_push(&dec, tok[0], text, sizeof text), stdout);
     }
