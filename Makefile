@@ -102,11 +102,14 @@ WARN_CXX   := -Wall -Wextra -Wpedantic -Werror
 WARN_CLANG ?= clang
 WARN_VARIANTS := -DSWA_NO_SIMD -DSWA_NO_AMX -DSWA_NO_THREADS -DSWA_NO_MMAP -DSWA_NO_TOKENIZER -DSWA_NO_SAMPLER -DSWA_NO_STDIO \
                  -D_DEFAULT_SOURCE
-$(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp swa.h | $(BUILD)
+$(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp tests/compile_c89.c swa.h | $(BUILD)
 	$(CC) -std=c11 -O2 $(WARN_C) -I. $< -o $@ $(LDLIBS)
 	@set -e; for v in $(WARN_VARIANTS); do echo "$(CC) -fsyntax-only $(WARN_C) $$v"; \
 	  $(CC) -std=c11 -fsyntax-only $(WARN_C) $$v -I. $<; done
 	$(CXX) -std=c++11 -fsyntax-only $(WARN_CXX) -I. tests/compile_cpp.cpp
+	@if $(CC) -std=c89 -fsyntax-only -I. tests/compile_c89.c 2> $@.c89; then echo "C89 compiled swa.h" >&2; exit 1; fi; \
+	  if [ "$$(grep -c 'error:' $@.c89)" != 1 ] || ! grep -q 'needs C99' $@.c89; then cat $@.c89 >&2; exit 1; fi; \
+	  echo "$(CC) -std=c89: one error, that C99 is needed"
 	@set -e; if command -v $(firstword $(WARN_CLANG)) >/dev/null; then \
 	  for v in "" $(WARN_VARIANTS); do echo "$(WARN_CLANG) -fsyntax-only $(WARN_C) $$v"; \
 	    $(WARN_CLANG) -std=c11 -fsyntax-only $(WARN_C) $$v -I. $<; done; \

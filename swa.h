@@ -184,6 +184,13 @@ REVISION HISTORY
     0.2.0  tokenizer, streaming decoder, sampler, thread pool.
     0.1.0  GGUF reader, llama forward pass, per-layer rolling-buffer KV cache.
 */
+#if !defined(__cplusplus) && !defined(_MSC_VER) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
+#error "swa.h needs C99 or later (or C++): compile with -std=c99, -std=c11 or newer"
+#define SWA_H             /* and nothing more of it, so that this is the only error */
+#define SWA__DECLARED
+#define SWA__IMPLEMENTED
+#endif
+
 #ifndef SWA_H
 #define SWA_H
 
@@ -464,10 +471,11 @@ SWADEF const char *swa_ctx_kernels(const swa_ctx *c);       /* "ref", "avx2", "a
 SWADEF const char *swa_kv_type_name(int32_t kv_type);      /* "f16", "f32", "q8_0"; NULL if unknown */
 SWADEF int32_t swa_kv_type_from_name(const char *name);    /* the inverse; -1 if unknown */
 
-/* Evaluate tokens at the current position and advance it by n. *logits (may be NULL) gets the
-   last token's n_vocab logits, valid until the next call on this context. With n > n_batch
-   the run is evaluated in chunks. On error nothing is evaluated and the position is unchanged:
-   SWA_ERR_INVALID_ARG (n == 0, token out of range), SWA_ERR_CONTEXT_FULL. */
+/* Evaluate tokens on sequence 0 at its position and advance it by n. *logits (may be NULL) gets
+   the last token's n_vocab logits, valid until the next call on this context. With n > n_batch
+   the run is evaluated in chunks. SWA_ERR_INVALID_ARG (n == 0, token out of range) and
+   SWA_ERR_CONTEXT_FULL are found before anything is evaluated: the position is unchanged.
+   SWA_ERR_ABORTED (see swa_ctx_set_abort) keeps the chunks completed before it. */
 SWADEF swa_status swa_ctx_eval(swa_ctx *c, const int32_t *tokens, size_t n,
                                const float **logits, swa_error *err);
 /* Like swa_ctx_eval, but writes the logits of every token to the caller's n * n_vocab array. */
@@ -522,19 +530,28 @@ SWADEF swa_status swa_state_save_file(const swa_ctx *c, int32_t seq, const char 
 SWADEF swa_status swa_state_load_file(swa_ctx *c, int32_t seq, const char *path, swa_error *err);
 #endif
 
-/* Control. The abort callback is called between layers; returning nonzero stops the evaluation
-   with SWA_ERR_ABORTED (see swa_ctx_decode). NULL removes it. */
+/* Control. The abort callback is called by the thread that called swa_ctx_eval, _eval_all,
+   _decode or _embed (never by a pool worker), before each layer of each chunk of n_batch tokens:
+   n_layer times a chunk, so a stop takes effect within one layer. Returning nonzero stops the
+   evaluation with SWA_ERR_ABORTED: the chunk in progress leaves no trace, and the chunks
+   completed before it stay evaluated (swa_seq_pos tells how far each sequence got). A flag it
+   reads that another thread sets must be atomic (C11 atomic_int; volatile sig_atomic_t when a
+   signal handler on the evaluating thread sets it). NULL removes the callback. */
 typedef int (*swa_abort_fn)(void *data);
 SWADEF void       swa_ctx_set_abort(swa_ctx *c, swa_abort_fn fn, void *data);
 /* Change the thread count of a live context (0 = the online CPUs); the results do not depend
    on it. SWA_ERR_INVALID_ARG out of 0..256, SWA_ERR_NOMEM. */
 SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *err);
 
-/* Embeddings: evaluate tokens on sequence 0 (as swa_ctx_eval) and write the final hidden state
-   (after the output norm, n_embd floats) of the last token, or its mean over these tokens;
-   scaled to unit length when `normalize` is set. */
+/* Embeddings: evaluate tokens on sequence seq from position 0, whatever it held, and write the
+   final hidden state (after the output norm, n_embd floats) of the last token, or its mean over
+   the tokens; scaled to unit length when `normalize` is set. The same text gives the same
+   vector every time; the other sequences are untouched, and seq then holds the text (go on
+   from it, or reset it). A context with n_seq = 2 embeds on sequence 1 beside a conversation on
+   sequence 0. On an error seq is as it was, except SWA_ERR_ABORTED after a first chunk of
+   n_batch tokens was through: then seq holds the chunks done (swa_seq_pos). */
 enum { SWA_POOL_LAST = 0, SWA_POOL_MEAN = 1 };
-SWADEF swa_status swa_ctx_embed(swa_ctx *c, const int32_t *tokens, size_t n, int32_t pooling,
+SWADEF swa_status swa_ctx_embed(swa_ctx *c, int32_t seq, const int32_t *tokens, size_t n, int32_t pooling,
                                 int32_t normalize, float *out, swa_error *err);
 
 /* ==== tokenizer ====
@@ -4844,9 +4861,18 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
 }
 
 /* One evaluation: tokens of one or more sequences, what to return for them. */
+static swa_status swa__check_seq(const swa_ctx *c, int32_t seq, const char *what, swa_error *err)
+{
+    if (!c) return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: context is NULL", what);
+    if (seq < 0 || seq >= c->cfg.n_seq)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: sequence %d is out of range 0..%d", what, seq, c->cfg.n_seq - 1);
+    return SWA_OK;
+}
+
 typedef struct swa__job {
     const int32_t *token;      /* [n] */
-    const int32_t *seq;        /* [n]; NULL: all sequence 0 */
+    const int32_t *seq;        /* [n]; NULL: all sequence seq0 */
+    int32_t seq0;
     const int8_t *want;        /* [n] nonzero: the token wants logits; NULL: each sequence's last */
     int want_all;              /* every token wants logits */
     size_t n;
@@ -4855,7 +4881,7 @@ typedef struct swa__job {
     int32_t pooling;           /* SWA_POOL_LAST or SWA_POOL_MEAN */
 } swa__job;
 
-static int32_t swa__job_seq(const swa__job *job, size_t i) { return job->seq ? job->seq[i] : 0; }
+static int32_t swa__job_seq(const swa__job *job, size_t i) { return job->seq ? job->seq[i] : job->seq0; }
 
 static int swa__job_wants(const swa_ctx *c, const swa__job *job, size_t i)
 {
@@ -4992,9 +5018,9 @@ static swa_status swa__run_job(swa_ctx *c, const swa__job *job, swa_error *err)
     return st;
 }
 
-/* Sequence 0's tokens: logits of the last into c->logits, or of all into all_logits; or an
+/* Tokens of one sequence: logits of the last into c->logits, or of all into all_logits; or an
    embedding. */
-static swa_status swa__eval(swa_ctx *c, const int32_t *tokens, size_t n, float *all_logits, float *embed,
+static swa_status swa__eval(swa_ctx *c, int32_t seq, const int32_t *tokens, size_t n, float *all_logits, float *embed,
                             int32_t pooling, swa_error *err)
 {
     swa__job job;
@@ -5002,6 +5028,7 @@ static swa_status swa__eval(swa_ctx *c, const int32_t *tokens, size_t n, float *
         return swa__fail(err, SWA_ERR_INVALID_ARG, "eval: %s", !c ? "context is NULL" : !tokens ? "tokens is NULL" : "no tokens");
     memset(&job, 0, sizeof job);
     job.token = tokens;
+    job.seq0 = seq;
     job.n = n;
     job.want_all = all_logits != NULL;
     job.logits = all_logits ? all_logits : embed ? NULL : c->logits;
@@ -5012,7 +5039,7 @@ static swa_status swa__eval(swa_ctx *c, const int32_t *tokens, size_t n, float *
 
 SWADEF swa_status swa_ctx_eval(swa_ctx *c, const int32_t *tokens, size_t n, const float **logits, swa_error *err)
 {
-    swa_status s = swa__eval(c, tokens, n, NULL, NULL, 0, err);
+    swa_status s = swa__eval(c, 0, tokens, n, NULL, NULL, 0, err);
     if (logits) *logits = s == SWA_OK ? c->logits : NULL;
     return s;
 }
@@ -5020,18 +5047,28 @@ SWADEF swa_status swa_ctx_eval(swa_ctx *c, const int32_t *tokens, size_t n, cons
 SWADEF swa_status swa_ctx_eval_all(swa_ctx *c, const int32_t *tokens, size_t n, float *logits, swa_error *err)
 {
     if (!logits) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_eval_all: logits is NULL");
-    return swa__eval(c, tokens, n, logits, NULL, 0, err);
+    return swa__eval(c, 0, tokens, n, logits, NULL, 0, err);
 }
 
-SWADEF swa_status swa_ctx_embed(swa_ctx *c, const int32_t *tokens, size_t n, int32_t pooling, int32_t normalize,
-                                float *out, swa_error *err)
+SWADEF swa_status swa_ctx_embed(swa_ctx *c, int32_t seq, const int32_t *tokens, size_t n, int32_t pooling,
+                                int32_t normalize, float *out, swa_error *err)
 {
-    int64_t d, i;
+    int64_t d, i, pos, written;
     double sum = 0.0;
     swa_status s;
+    if ((s = swa__check_seq(c, seq, "swa_ctx_embed", err)) != SWA_OK) return s;
     if (!out || (pooling != SWA_POOL_LAST && pooling != SWA_POOL_MEAN))
         return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_embed: %s", !out ? "out is NULL" : "pooling is not SWA_POOL_*");
-    if ((s = swa__eval(c, tokens, n, NULL, out, pooling, err)) != SWA_OK) return s;
+    pos = c->seq[seq].pos;   /* the text from position 0; the sequence's old tokens stay until a */
+    written = c->seq[seq].written;   /* chunk of the new ones is through */
+    c->seq[seq].pos = c->seq[seq].written = 0;
+    if ((s = swa__eval(c, seq, tokens, n, NULL, out, pooling, err)) != SWA_OK) {
+        if (c->seq[seq].pos == 0) {
+            c->seq[seq].pos = pos;
+            c->seq[seq].written = written;
+        }
+        return s;
+    }
     d = c->model->hp.n_embd;
     for (i = 0; pooling == SWA_POOL_MEAN && i < d; i++) out[i] /= (float)n;
     for (i = 0; i < d; i++) sum += (double)out[i] * out[i];
@@ -5055,14 +5092,6 @@ SWADEF swa_status swa_ctx_decode(swa_ctx *c, const swa_batch *b, float *logits, 
 }
 
 /* ==== sequences, snapshots and control ==== */
-
-static swa_status swa__check_seq(const swa_ctx *c, int32_t seq, const char *what, swa_error *err)
-{
-    if (!c) return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: context is NULL", what);
-    if (seq < 0 || seq >= c->cfg.n_seq)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: sequence %d is out of range 0..%d", what, seq, c->cfg.n_seq - 1);
-    return SWA_OK;
-}
 
 /* Rows [seq * S, (seq + 1) * S) of layer l's keys or values. */
 static uint8_t *swa__ring(const swa_ctx *c, uint8_t *const *cache, int64_t l, int32_t seq)

@@ -610,33 +610,48 @@ static void test_embeddings(void **state)
     fixture f;
     swa_ctx *c;
     swa_error err;
-    int32_t text[12];
-    float e[32], norm_e[32], via[V];
-    double ref[12 * V], mean[V], len = 0;
+    int32_t text[12], talk[9];
+    float e[32], again[32], norm_e[32], via[V];
+    const float *l;
+    double ref[12 * V], talk_ref[9 * V], mean[V], len = 0;
     int i, j, d = 32;
     (void)state;
     fixture_open(&f, 5, 0, 23);
     tu_random_tokens(text, 12, V, 46);
+    tu_random_tokens(talk, 9, V, 47);
     tu_reference(&f.tm, text, 12, f.windows, ref);
-    c = make_ctx(&f, 1, 0, 5, 1);
-    assert_int_equal(swa_ctx_embed(c, text, 12, SWA_POOL_LAST, 0, e, &err), SWA_OK);
-    assert_int_equal(swa_ctx_pos(c), 12);
+    tu_reference(&f.tm, talk, 9, f.windows, talk_ref);
+    c = make_ctx(&f, 2, 0, 5, 1);
+    assert_int_equal(swa_ctx_eval(c, talk, 8, NULL, &err), SWA_OK);   /* a conversation on sequence 0 */
+    assert_int_equal(swa_ctx_embed(c, 1, text, 12, SWA_POOL_LAST, 0, e, &err), SWA_OK);
+    assert_int_equal(swa_seq_pos(c, 1), 12);
     for (i = 0; i < V; i++)
         for (via[i] = 0, j = 0; j < d; j++) via[i] += f.tm.output[i * d + j] * e[j];
     assert_true(tu_rel_error(via, ref + 11 * V, V) < TOL);
-    swa_ctx_reset(c);
-    assert_int_equal(swa_ctx_embed(c, text, 12, SWA_POOL_MEAN, 0, e, &err), SWA_OK);
+    /* the same text again gives the same vector, whatever the sequence held */
+    assert_int_equal(swa_ctx_embed(c, 1, text, 12, SWA_POOL_LAST, 0, again, &err), SWA_OK);
+    assert_memory_equal(again, e, sizeof e);
+    /* the conversation did not notice */
+    assert_int_equal(swa_seq_pos(c, 0), 8);
+    assert_int_equal(swa_ctx_eval(c, talk + 8, 1, &l, &err), SWA_OK);
+    check_logits(&f, talk, 9, 8, l);
+    assert_int_equal(swa_ctx_embed(c, 1, text, 12, SWA_POOL_MEAN, 0, e, &err), SWA_OK);
     for (i = 0; i < V; i++) {
         for (mean[i] = 0, j = 0; j < 12; j++) mean[i] += ref[j * V + i] / 12;
         for (via[i] = 0, j = 0; j < d; j++) via[i] += f.tm.output[i * d + j] * e[j];
     }
     assert_true(tu_rel_error(via, mean, V) < 1e-4);
-    swa_ctx_reset(c);
-    assert_int_equal(swa_ctx_embed(c, text, 12, SWA_POOL_MEAN, 1, norm_e, &err), SWA_OK);
+    assert_int_equal(swa_ctx_embed(c, 0, text, 12, SWA_POOL_MEAN, 1, norm_e, &err), SWA_OK);
     for (j = 0; j < d; j++) len += (double)e[j] * e[j];
     for (j = 0; j < d; j++) assert_float_equal(norm_e[j], e[j] / sqrt(len), 1e-5);
-    assert_int_equal(swa_ctx_embed(c, text, 12, 7, 0, e, &err), SWA_ERR_INVALID_ARG);
-    assert_int_equal(swa_ctx_embed(c, text, 12, SWA_POOL_LAST, 0, NULL, &err), SWA_ERR_INVALID_ARG);
+    /* refusals leave the sequence as it was */
+    assert_int_equal(swa_ctx_embed(c, 0, text, 12, 7, 0, e, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_ctx_embed(c, 0, text, 12, SWA_POOL_LAST, 0, NULL, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_ctx_embed(c, 2, text, 12, SWA_POOL_LAST, 0, e, &err), SWA_ERR_INVALID_ARG);
+    text[3] = V;   /* out of the vocabulary */
+    assert_int_equal(swa_ctx_embed(c, 0, text, 12, SWA_POOL_LAST, 0, e, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_seq_pos(c, 0), 12);
+    (void)talk_ref;
     swa_ctx_free(c);
     fixture_close(&f);
 }
