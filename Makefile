@@ -43,7 +43,9 @@ HEADERS := swa.h tools/common/gguf_writer.h tools/common/printable.h tools/commo
 
 PROGRAM_NAMES := swa-generate swa-simple swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
                  swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench
-PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES))
+# The examples the documents quote, beside swa-simple; POSIX only (threads, atomics, nanosleep).
+EXAMPLE_NAMES := swa-sequences swa-control swa-chat
+PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES) $(EXAMPLE_NAMES))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
 COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu $(BUILD)/compile_no_threads \
                   $(BUILD)/compile_warnings $(BUILD)/compile_no_tokenizer $(BUILD)/compile_no_sampler \
@@ -69,9 +71,9 @@ $(BUILD)/swa-%: tools/cli/%.c $(LIB) $(HEADERS) | $(BUILD)
 	$(CC) $(CFLAGS) -I. $< $(LIB) -o $@ $(LDLIBS)
 $(BUILD)/swa-%: tools/bench/%.c $(LIB) $(HEADERS) | $(BUILD)
 	$(CC) $(CFLAGS) -I. $< $(LIB) -o $@ $(LDLIBS)
-# The README's example, built as a host builds it: the implementation in its own file (so
-# without optimisation, as the compile checks below).
-$(BUILD)/swa-simple: examples/simple.c swa.h | $(BUILD)
+# The README's example and the ones the documents quote, built as a host builds them: the
+# implementation in their own file (so without optimisation, as the compile checks below).
+$(BUILD)/swa-simple $(addprefix $(BUILD)/,$(EXAMPLE_NAMES)): $(BUILD)/swa-%: examples/%.c swa.h | $(BUILD)
 	$(CC) $(CHECK_CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 
@@ -139,7 +141,7 @@ cmocka:
 test: all
 	@set -e; for t in $(COMPILE_CHECKS) $(TESTS); do echo "== $$t"; s=$$(date +%s); $(RUN) $$t; \
 	  echo "== $$t: $$(( $$(date +%s) - s )) s"; done; \
-	  echo "== tests/test_simple.sh"; sh tests/test_simple.sh $(BUILD) $(RUN); echo "all tests passed"
+	  echo "== tests/test_examples.sh"; sh tests/test_examples.sh $(BUILD) $(RUN); echo "all tests passed"
 
 # The cross toolchain's loader (libc6-arm64-cross) must get the C library of the same build;
 # without LD_LIBRARY_PATH it finds the multiarch libc6:arm64 that libcmocka-dev:arm64 pulls in,

@@ -30,28 +30,38 @@ a reader following a token from the file to its logits never crosses them)
     dispatch                what the CPU runs; each set's kernels filled in by name, over its parent's
 
 QUICK START
-    #define SWA_IMPLEMENTATION
+    #define SWA_IMPLEMENTATION          // in exactly one .c file
     #include "swa.h"
     #include <stdio.h>
+
     int main(int argc, char **argv) {
-        swa_model *model; const swa_vocab *vocab; swa_ctx *ctx; swa_sampler *sampler;
+        const char *path = argc > 1 ? argv[1] : "examples/models/swa-stories.gguf";
+        swa_model *model = NULL; const swa_vocab *vocab; swa_ctx *ctx = NULL; swa_sampler *sampler = NULL;
         swa_error err; swa_decoder dec; const float *logits; int32_t tok[64]; size_t n;
-        swa_sampler_config sc = swa_sampler_config_default();   // temperature 0.8, top-k 40, ...
+        swa_sampler_config sc = swa_sampler_config_default();  // temperature 0.8, top-k 40, ...
         char text[64];
-        sc.seed = 42;                                  // the same seed, the same story
-        if (argc < 2 || swa_model_load(argv[1], &model, &err) || swa_model_vocab(model, &vocab, &err) ||
+        sc.seed = 1234;                                        // any field, by name
+        if (swa_model_load(path, &model, &err) || swa_model_vocab(model, &vocab, &err) ||
             swa_ctx_create(model, NULL, &ctx, &err) ||
-            swa_sampler_create(&sc, swa_vocab_size(vocab), &sampler, &err)) return 1;
-        swa_tokenize(vocab, "Once upon a time", 16, SWA_TOKENIZE_ADD_BOS, tok, 64, &n, &err);
+            swa_sampler_create(&sc, swa_vocab_size(vocab), &sampler, &err) ||
+            swa_tokenize(vocab, "Once upon a time", 16, SWA_TOKENIZE_ADD_BOS, tok, 64, &n, &err)) {
+            fprintf(stderr, "%s\n", err.msg);                  // what failed, and why
+            return 1;
+        }
         swa_decoder_init(&dec, vocab);
+        for (size_t i = 0; i < n; i++)                         // the prompt, through the decoder too
+            fwrite(text, 1, swa_decoder_push(&dec, tok[i], text, sizeof text), stdout);
         for (int i = 0; i < 100 && swa_ctx_eval(ctx, tok, n, &logits, &err) == SWA_OK; i++, n = 1) {
-            tok[0] = swa_sampler_sample(sampler, logits);   // and remembered for the penalty
+            tok[0] = swa_sampler_sample(sampler, logits);      // and remembered for the penalty
             if (tok[0] == swa_vocab_eos(vocab)) break;
             fwrite(text, 1, swa_decoder_push(&dec, tok[0], text, sizeof text), stdout);
         }
+        fwrite(text, 1, swa_decoder_flush(&dec, text, sizeof text), stdout);
+        putchar('\n');
         swa_sampler_free(sampler); swa_ctx_free(ctx); swa_model_free(model);
         return 0;
     }
+    (examples/simple.c is this program.)
 
 CONFIGURATION (define before the implementation include)
     SWA_STATIC         make every public function static (SWADEF = static)
@@ -229,6 +239,11 @@ typedef enum swa_status {
     SWA_ERR_ABORTED       = -10  /* the abort callback stopped an evaluation */
 } swa_status;
 
+/* Every fallible call returns a status and, when err is not NULL, fills it with the status and
+   a message naming what failed. A call that fails leaves the objects it was given as they were,
+   with two exceptions its comment states: an evaluation stopped by the abort callback keeps the
+   chunks it completed, and swa_ctx_set_threads, when the system refuses a thread, goes on with
+   one. Outputs (buffers, *out pointers) are unspecified after an error unless stated. */
 typedef struct swa_error {
     swa_status code;
     char msg[256];
@@ -514,18 +529,22 @@ SWADEF swa_status swa_seq_rewind(swa_ctx *c, int32_t seq, int64_t n, swa_error *
 
 /* Snapshots of one sequence (seq >= 0) or of every sequence (seq = -1): a versioned header,
    the model's shape and a checksum of its metadata (and of the first bytes of each tensor), the
-   context's ring layout, each sequence's position and its ring contents. A ring holds at most W (+ n_rewind) positions, so a snapshot
-   stops growing once the window is full: its size is set by the window, not by the length of
-   the conversation. Restoring checks the model and ring layout (another model, cache type,
-   window or n_ctx is SWA_ERR_INVALID_ARG, with what differs); a damaged or truncated snapshot
-   is SWA_ERR_FORMAT. A one-sequence snapshot restores into any sequence of the context. */
+   context's ring layout, each sequence's position and its ring contents. A ring holds at most
+   W (+ n_rewind) positions, so a snapshot stops growing once the window is full: its size is
+   set by the window, not by the length of the conversation. Restoring checks the model and ring layout (another model, cache type,
+   window or n_ctx is SWA_ERR_INVALID_ARG, with what differs); a damaged, truncated or lengthened
+   snapshot is SWA_ERR_FORMAT (an XXH64 checksum covers every byte). The whole snapshot is
+   checked before anything changes: on any error every sequence is exactly as it was. A
+   one-sequence snapshot restores into any sequence of the context; one of every sequence resets
+   those it does not hold. */
 SWADEF size_t     swa_state_size(const swa_ctx *c, int32_t seq);   /* 0 for a bad sequence */
 SWADEF swa_status swa_state_save(const swa_ctx *c, int32_t seq, void *buf, size_t size, size_t *written,
                                  swa_error *err);   /* BUFFER_TOO_SMALL with *written = the size */
 SWADEF swa_status swa_state_load(swa_ctx *c, int32_t seq, const void *buf, size_t size, swa_error *err);
 #ifndef SWA_NO_STDIO   /* the only files the library writes */
-/* The same through a file. Saving writes a temporary file beside `path` and renames it over
-   `path` only when all of it is written: on any error `path` is untouched. */
+/* The same through a file. Saving writes a temporary file beside `path`, flushes it to the
+   disk and only then renames it over `path`: on any error `path` is untouched. Loading reads
+   the file whole into memory first (its size is set by the window) and checks it as a buffer. */
 SWADEF swa_status swa_state_save_file(const swa_ctx *c, int32_t seq, const char *path, swa_error *err);
 SWADEF swa_status swa_state_load_file(swa_ctx *c, int32_t seq, const char *path, swa_error *err);
 #endif
@@ -540,7 +559,8 @@ SWADEF swa_status swa_state_load_file(swa_ctx *c, int32_t seq, const char *path,
 typedef int (*swa_abort_fn)(void *data);
 SWADEF void       swa_ctx_set_abort(swa_ctx *c, swa_abort_fn fn, void *data);
 /* Change the thread count of a live context (0 = the online CPUs); the results do not depend
-   on it. SWA_ERR_INVALID_ARG out of 0..256, SWA_ERR_NOMEM. */
+   on it. SWA_ERR_INVALID_ARG out of 0..256 and SWA_ERR_NOMEM change nothing; when the system
+   refuses to start a thread the context goes on with one (swa_ctx_config_get tells). */
 SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *err);
 
 /* Embeddings: evaluate tokens on sequence seq from position 0, whatever it held, and write the
