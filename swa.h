@@ -1193,11 +1193,11 @@ static uint64_t swa__xxh64_final(const swa__xxh64 *h)
     x += h->total;
     for (; end - p >= 8; p += 8) x = swa__rotl64(x ^ swa__xxh64_round(0, swa__le64(p)), 27) * SWA__P64_1 + SWA__P64_4;
     if (end - p >= 4) {
-        x = swa__rotl64(x ^ (uint64_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24) * SWA__P64_1, 23) *
-            SWA__P64_2 + SWA__P64_3;
+        uint64_t w = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+        x = swa__rotl64(x ^ w * SWA__P64_1, 23) * SWA__P64_2 + SWA__P64_3;
         p += 4;
     }
-    for (; p < end; p++) x = swa__rotl64(x ^ *p * SWA__P64_5, 11) * SWA__P64_1;
+    for (; p < end; p++) x = swa__rotl64(x ^ (uint64_t)*p * SWA__P64_5, 11) * SWA__P64_1;
     x = (x ^ (x >> 33)) * SWA__P64_2;
     x = (x ^ (x >> 29)) * SWA__P64_3;
     return x ^ (x >> 32);
