@@ -609,34 +609,31 @@ SWADEF size_t     swa_decoder_push(swa_decoder *d, int32_t id, char *out, size_t
 SWADEF size_t     swa_decoder_flush(swa_decoder *d, char *out, size_t cap);   /* what is left */
 #endif /* SWA_NO_TOKENIZER */
 
-/* ==== chat templates: the common families of tokenizer.chat_template ==== */
+/* ==== chat templates: the families of tokenizer.chat_template ==== */
 
 /* A GGUF file carries its chat template as Jinja source (tokenizer.chat_template). Without a
-   Jinja engine we recognise the common families by their markers, as llama.cpp's
-   llama_chat_apply_template does, and write each family's format ourselves. The families, by
-   name (swa_chat_template_at lists them):
-     chatml             <|im_start|>role\n...<|im_end|>\n          Qwen, SmolLM, OpenHermes, ...
-     llama2             [INST] ... [/INST] answer</s>; system as a plain first line   Mistral v0.1/v0.2
-     llama2-sys         the same with <<SYS>>\n...\n<</SYS>>\n\n around the system message
-     llama2-sys-bos     llama2-sys with <s> before every [INST] after the first
-     llama2-sys-strip   llama2-sys with every message trimmed
-     mistral-v1         " [INST] ... [/INST] answer</s>"     mistral-v3  "[INST] ...[/INST] answer</s>"
-     mistral-v3-tekken  "[INST]...[/INST]answer</s>"         mistral-v7  [SYSTEM_PROMPT] ... [/SYSTEM_PROMPT]
-     llama3             <|start_header_id|>role<|end_header_id|>\n\n...<|eot_id|>
-     gemma              <start_of_turn>user\n...<end_of_turn>\n; the system message opens the first
-                        user turn and "assistant" is written "model"
-     phi3               <|role|>\n...<|end|>\n                 phi4  <|im_start|>role<|im_sep|>...<|im_end|>
-     deepseek           ### Instruction: / ### Response: (DeepSeek Coder)
-     deepseek2          User: / Assistant: (DeepSeek V2)      deepseek3  <｜User｜> / <｜Assistant｜>
-   The formats are llama.cpp's (commit c392e50), not a Jinja rendering: no default system
-   prompt, no date or tool preamble. The Llama 2 and Mistral formats have no assistant prefix:
-   the [/INST] that ends a user turn is the cue to answer. BOS is not written: tokenize the first
+   Jinja engine we recognise the families llama.cpp's llama_chat_apply_template knows by the same
+   markers, in the same order, and write each family's format ourselves, byte for byte as
+   llama.cpp (December 2025) does. The 49 families (swa_chat_template_at lists them; the table
+   with examples and end-of-turn texts is docs/architectures.md):
+     chatml llama2 llama2-sys llama2-sys-bos llama2-sys-strip mistral-v1 mistral-v3
+     mistral-v3-tekken mistral-v7 mistral-v7-tekken llama3 llama4 gemma phi3 phi4 falcon3 zephyr
+     monarch orion openchat vicuna vicuna-orca deepseek deepseek2 deepseek3 command-r chatglm3
+     chatglm4 glmedge minicpm exaone3 exaone4 rwkv-world granite gigachat megrez yandex bailing
+     bailing-think bailing2 smolvlm dots1 hunyuan-moe hunyuan-dense gpt-oss kimi-k2 seed_oss
+     grok-2 pangu-embedded
+   The formats are llama.cpp's, not a Jinja rendering: no default system prompt (except where
+   llama.cpp writes one), no date or tool preamble, no gpt-oss channels. Some formats have no
+   assistant prefix: the text that ends a user turn is the cue to answer. Where llama.cpp leaves
+   a system, user or assistant message out of a format, so do we. A message of another role
+   ("tool", ...) is written where the format has a place for it, and refused where llama.cpp
+   would write it as some other role or leave it out. BOS is not written: tokenize the first
    turn with SWA_TOKENIZE_ADD_BOS when swa_vocab_add_bos says so, and with SWA_TOKENIZE_SPECIAL
    so that the markers become their tokens. */
 
 typedef struct swa_chat_message {
-    const char *role;                 /* "system", "user", "assistant"; the families that write
-                                         the role's name (chatml, llama3, gemma, phi3, phi4) take any */
+    const char *role;                 /* "system", "user", "assistant"; "tool" where the format has
+                                         it; any name where it writes the role's name (chatml, ...) */
     const char *content;              /* NUL-terminated */
 } swa_chat_message;
 
