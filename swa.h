@@ -6236,6 +6236,10 @@ static swa_status swa__re_split(const swa__regex *re, const swa__chars *t, size_
 #define SWA__RE_GPT2 "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
 #define SWA__RE_LLAMA3(digits) "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|" \
     digits "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+/* o200k (GPT-4o, gpt-oss, Llama 4): a word of upper then lower case letters (upper, lower: the
+   quantifiers), with a contraction */
+#define SWA__RE_GPT4O_WORD(upper, lower) "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]" upper \
+    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]" lower "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
 #define SWA__RE_PORO " ?[^(\\s|.,!?…。，、।۔،)]+"
 
 typedef struct swa__pretok {
@@ -6271,6 +6275,8 @@ static const swa__pretok swa__pretoks[] = {
     SWA__PRETOK("tekken", SWA__PRETOK_WORD_TOKENS | SWA__PRETOK_ADD_BOS, "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|"
         "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*|\\p{N}|"
         " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"),
+    SWA__PRETOK("gpt-4o llama4", 0, SWA__RE_GPT4O_WORD("*", "+") "|" SWA__RE_GPT4O_WORD("+", "*") "|\\p{N}{1,3}|"
+        " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"),
     SWA__PRETOK("chameleon", SWA__PRETOK_ADD_BOS, "<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", "\\p{N}",
         "[\\p{P}!-/:-@\\[-`{-~]", SWA__RE_GPT2),
 };
@@ -6293,6 +6299,7 @@ static const swa__pretok *swa__pretok_find(swa_str name)
 #undef SWA__RE_GPT2
 #undef SWA__RE_LLAMA3
 #undef SWA__RE_PORO
+#undef SWA__RE_GPT4O_WORD
 #undef SWA__PRETOK
 #undef SWA__RE_MAX_CODE
 #undef SWA__RE_MAX_CLASS
