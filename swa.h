@@ -646,34 +646,31 @@ SWADEF size_t     swa_decoder_push(swa_decoder *d, int32_t id, char *out, size_t
 SWADEF size_t     swa_decoder_flush(swa_decoder *d, char *out, size_t cap);   /* what is left */
 #endif /* SWA_NO_TOKENIZER */
 
-/* ==== chat templates: the common families of tokenizer.chat_template ==== */
+/* ==== chat templates: the families of tokenizer.chat_template ==== */
 
 /* A GGUF file carries its chat template as Jinja source (tokenizer.chat_template). Without a
-   Jinja engine we recognise the common families by their markers, as llama.cpp's
-   llama_chat_apply_template does, and write each family's format ourselves. The families, by
-   name (swa_chat_template_at lists them):
-     chatml             <|im_start|>role\n...<|im_end|>\n          Qwen, SmolLM, OpenHermes, ...
-     llama2             [INST] ... [/INST] answer</s>; system as a plain first line   Mistral v0.1/v0.2
-     llama2-sys         the same with <<SYS>>\n...\n<</SYS>>\n\n around the system message
-     llama2-sys-bos     llama2-sys with <s> before every [INST] after the first
-     llama2-sys-strip   llama2-sys with every message trimmed
-     mistral-v1         " [INST] ... [/INST] answer</s>"     mistral-v3  "[INST] ...[/INST] answer</s>"
-     mistral-v3-tekken  "[INST]...[/INST]answer</s>"         mistral-v7  [SYSTEM_PROMPT] ... [/SYSTEM_PROMPT]
-     llama3             <|start_header_id|>role<|end_header_id|>\n\n...<|eot_id|>
-     gemma              <start_of_turn>user\n...<end_of_turn>\n; the system message opens the first
-                        user turn and "assistant" is written "model"
-     phi3               <|role|>\n...<|end|>\n                 phi4  <|im_start|>role<|im_sep|>...<|im_end|>
-     deepseek           ### Instruction: / ### Response: (DeepSeek Coder)
-     deepseek2          User: / Assistant: (DeepSeek V2)      deepseek3  <｜User｜> / <｜Assistant｜>
-   The formats are llama.cpp's (commit c392e50), not a Jinja rendering: no default system
-   prompt, no date or tool preamble. The Llama 2 and Mistral formats have no assistant prefix:
-   the [/INST] that ends a user turn is the cue to answer. BOS is not written: tokenize the first
+   Jinja engine we recognise the families llama.cpp's llama_chat_apply_template knows by the same
+   markers, in the same order, and write each family's format ourselves, byte for byte as
+   llama.cpp (December 2025) does. The 49 families (swa_chat_template_at lists them; the table
+   with examples and end-of-turn texts is docs/architectures.md):
+     chatml llama2 llama2-sys llama2-sys-bos llama2-sys-strip mistral-v1 mistral-v3
+     mistral-v3-tekken mistral-v7 mistral-v7-tekken llama3 llama4 gemma phi3 phi4 falcon3 zephyr
+     monarch orion openchat vicuna vicuna-orca deepseek deepseek2 deepseek3 command-r chatglm3
+     chatglm4 glmedge minicpm exaone3 exaone4 rwkv-world granite gigachat megrez yandex bailing
+     bailing-think bailing2 smolvlm dots1 hunyuan-moe hunyuan-dense gpt-oss kimi-k2 seed_oss
+     grok-2 pangu-embedded
+   The formats are llama.cpp's, not a Jinja rendering: no default system prompt (except where
+   llama.cpp writes one), no date or tool preamble, no gpt-oss channels. Some formats have no
+   assistant prefix: the text that ends a user turn is the cue to answer. Where llama.cpp leaves
+   a system, user or assistant message out of a format, so do we. A message of another role
+   ("tool", ...) is written where the format has a place for it, and refused where llama.cpp
+   would write it as some other role or leave it out. BOS is not written: tokenize the first
    turn with SWA_TOKENIZE_ADD_BOS when swa_vocab_add_bos says so, and with SWA_TOKENIZE_SPECIAL
    so that the markers become their tokens. */
 
 typedef struct swa_chat_message {
-    const char *role;                 /* "system", "user", "assistant"; the families that write
-                                         the role's name (chatml, llama3, gemma, phi3, phi4) take any */
+    const char *role;                 /* "system", "user", "assistant"; "tool" where the format has
+                                         it; any name where it writes the role's name (chatml, ...) */
     const char *content;              /* NUL-terminated */
 } swa_chat_message;
 
@@ -6523,6 +6520,10 @@ static swa_status swa__re_split(const swa__regex *re, const swa__chars *t, size_
 #define SWA__RE_GPT2 "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
 #define SWA__RE_LLAMA3(digits) "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|" \
     digits "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+/* o200k (GPT-4o, gpt-oss, Llama 4): a word of upper then lower case letters (upper, lower: the
+   quantifiers), with a contraction */
+#define SWA__RE_GPT4O_WORD(upper, lower) "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]" upper \
+    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]" lower "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
 #define SWA__RE_PORO " ?[^(\\s|.,!?…。，、।۔،)]+"
 
 typedef struct swa__pretok {
@@ -6558,6 +6559,8 @@ static const swa__pretok swa__pretoks[] = {
     SWA__PRETOK("tekken", SWA__PRETOK_WORD_TOKENS | SWA__PRETOK_ADD_BOS, "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|"
         "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*|\\p{N}|"
         " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"),
+    SWA__PRETOK("gpt-4o llama4", 0, SWA__RE_GPT4O_WORD("*", "+") "|" SWA__RE_GPT4O_WORD("+", "*") "|\\p{N}{1,3}|"
+        " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"),
     SWA__PRETOK("chameleon", SWA__PRETOK_ADD_BOS, "<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", "\\p{N}",
         "[\\p{P}!-/:-@\\[-`{-~]", SWA__RE_GPT2),
 };
@@ -6580,6 +6583,7 @@ static const swa__pretok *swa__pretok_find(swa_str name)
 #undef SWA__RE_GPT2
 #undef SWA__RE_LLAMA3
 #undef SWA__RE_PORO
+#undef SWA__RE_GPT4O_WORD
 #undef SWA__PRETOK
 #undef SWA__RE_MAX_CODE
 #undef SWA__RE_MAX_CLASS
@@ -7517,84 +7521,192 @@ SWADEF int32_t swa_vocab_size(const swa_vocab *v) { return v ? v->n : 0; }
 #endif /* SWA_NO_TOKENIZER */
 
 /* ==== chat templates ====
-   One descriptor per family. Most families write each message as open + content + close with
-   strings chosen by role (or with the role's own name between two strings); the Mistral,
-   Llama 2 and Gemma families carry state across messages and have a function each. */
+   One descriptor per family, in llama.cpp's terms. Most families write each message as an
+   opening, the content and a closing chosen by role, or as head, the role's own name, tail,
+   content and closing; a few options cover the rest (trimming, system messages folded into the
+   next turn, a default system message, the role's name in capitals). The Mistral and Llama 2
+   families carry [INST] state across messages and have a function each. */
 
 typedef enum swa__chat_layout {
-    SWA__CHAT_TURNS,      /* open[role] content close[role], or head role tail content close[0] */
+    SWA__CHAT_TURNS,      /* each message on its own: open/close by role, or head role tail */
     SWA__CHAT_MISTRAL,    /* [INST] opens a turn, an answer closes it: v1, v3, v3-tekken */
-    SWA__CHAT_LLAMA2,     /* [INST] always first, <<SYS>> optional, <s> in history optional */
-    SWA__CHAT_GEMMA       /* the system message folded into the next user turn */
+    SWA__CHAT_LLAMA2      /* [INST] always first, <<SYS>> optional, <s> in history optional */
 } swa__chat_layout;
 
+/* Roles by index. OTHER is "tool" in the families that give it an opening, and any other name
+   in the families that write the role's name. */
 enum { SWA__CHAT_SYSTEM, SWA__CHAT_USER, SWA__CHAT_ASSISTANT, SWA__CHAT_OTHER };
 
 /* Family options: */
-#define SWA__CHAT_TRIM            1   /* trim every message's content */
-#define SWA__CHAT_TRIM_ASSISTANT  2   /* mistral-v3: trim the answers only */
-#define SWA__CHAT_SPACE_BEFORE    4   /* mistral-v1: " [INST]" and " [/INST]" */
-#define SWA__CHAT_SPACE_AFTER     8   /* mistral-v1/v3: "[INST] " and " answer" */
-#define SWA__CHAT_SYS_TAGS       16   /* llama2-sys*: <<SYS>> around the system message */
-#define SWA__CHAT_BOS_IN_HISTORY 32   /* llama2-sys-bos: "<s>[INST] " after the first turn */
+#define SWA__CHAT_SPACE_BEFORE        1   /* mistral-v1: " [INST]" and " [/INST]" */
+#define SWA__CHAT_SPACE_AFTER         2   /* mistral-v1/v3: "[INST] " and " answer" */
+#define SWA__CHAT_SYS_TAGS            4   /* llama2-sys*: <<SYS>> around the system message */
+#define SWA__CHAT_BOS_IN_HISTORY      8   /* llama2-sys-bos: "<s>[INST] " after the first turn;
+                                             monarch: no head before the first message */
+#define SWA__CHAT_FOLD_SYSTEM        16   /* system messages open the next message that is not an answer */
+#define SWA__CHAT_SYSTEM_FIRST       32   /* a system message is written only as the first message */
+#define SWA__CHAT_DEFAULT_IF_EMPTY   64   /* the default system message even when there are no messages */
+#define SWA__CHAT_PROMPT_AFTER_USER 128   /* the prefix follows a last user message, asked for or not */
+#define SWA__CHAT_ROLE_UPPER        256   /* the role's name in capitals, "user" as HUMAN */
+#define SWA__CHAT_ROLE_CAPITAL      512   /* the role's first letter in capitals */
+#define SWA__CHAT_TOOL_CALL        1024   /* <|tool_call|> opens an assistant_tool_call message */
 
-/* deepseek3's markers use FULLWIDTH VERTICAL LINE (U+FF5C) and "▁" (U+2581) */
+/* Roles whose content is trimmed (the trim field): bit r for role r */
+#define SWA__CHAT_TRIM_ALL 15
+#define SWA__CHAT_TRIM_A (1 << SWA__CHAT_ASSISTANT)
+#define SWA__CHAT_TRIM_SU ((1 << SWA__CHAT_SYSTEM) | (1 << SWA__CHAT_USER))
+
+/* Markers outside ASCII, in UTF-8: FULLWIDTH VERTICAL LINE (U+FF5C), LOWER ONE EIGHTH BLOCK
+   (U+2581), FULLWIDTH COLON (U+FF1A), and Chinese and Russian role names. */
 #define SWA__CHAT_FW_BAR "\xef\xbd\x9c"
-#define SWA__CHAT_DS_EOS "<" SWA__CHAT_FW_BAR "end\xe2\x96\x81of\xe2\x96\x81sentence" SWA__CHAT_FW_BAR ">"
+#define SWA__CHAT_LOWBAR "\xe2\x96\x81"
+#define SWA__CHAT_DS_EOS "<" SWA__CHAT_FW_BAR "end" SWA__CHAT_LOWBAR "of" SWA__CHAT_LOWBAR "sentence" SWA__CHAT_FW_BAR ">"
 #define SWA__CHAT_DS_USER "<" SWA__CHAT_FW_BAR "User" SWA__CHAT_FW_BAR ">"
 #define SWA__CHAT_DS_ASSISTANT "<" SWA__CHAT_FW_BAR "Assistant" SWA__CHAT_FW_BAR ">"
+#define SWA__CHAT_HY(x) "<" SWA__CHAT_FW_BAR "hy_" x SWA__CHAT_FW_BAR ">"
+#define SWA__CHAT_HY_HOLDER(digit) SWA__CHAT_HY("place" SWA__CHAT_LOWBAR "holder" SWA__CHAT_LOWBAR "no" SWA__CHAT_LOWBAR digit)
+#define SWA__CHAT_PANGU(role) "[unused9]" role "\xef\xbc\x9a"
+#define SWA__CHAT_PANGU_SYSTEM SWA__CHAT_PANGU("\xe7\xb3\xbb\xe7\xbb\x9f")            /* 系统 */
+#define SWA__CHAT_PANGU_USER SWA__CHAT_PANGU("\xe7\x94\xa8\xe6\x88\xb7")              /* 用户 */
+#define SWA__CHAT_PANGU_ASSISTANT SWA__CHAT_PANGU("\xe5\x8a\xa9\xe6\x89\x8b")         /* 助手 */
+#define SWA__CHAT_PANGU_TOOL SWA__CHAT_PANGU("\xe5\xb7\xa5\xe5\x85\xb7")              /* 工具 */
+#define SWA__CHAT_MINICPM_USER "<\xe7\x94\xa8\xe6\x88\xb7>"                           /* <用户> */
+#define SWA__CHAT_YANDEX_USER " \xd0\x9f\xd0\xbe\xd0\xbb\xd1\x8c\xd0\xb7\xd0\xbe\xd0\xb2\xd0\xb0\xd1\x82\xd0\xb5\xd0\xbb\xd1\x8c: "
+#define SWA__CHAT_YANDEX_ASSISTANT " \xd0\x90\xd1\x81\xd1\x81\xd0\xb8\xd1\x81\xd1\x82\xd0\xb5\xd0\xbd\xd1\x82:"
 
 struct swa_chat_template {
     const char *name;
     const char *eot;               /* what ends the assistant's turn */
     swa__chat_layout layout;
-    int options;
-    const char *head, *tail;       /* TURNS with the role's name: head role tail; else NULL */
-    const char *open[3], *close[3];/* TURNS: by role (system, user, assistant); with head, close[0] */
+    int options, trim;             /* SWA__CHAT_* options; the roles whose content is trimmed */
+    const char *start;             /* written once before the messages */
+    const char *head, *tail;       /* head role tail opens a message whose open[] is NULL; NULL: no head */
+    const char *open[4], *close[4];/* by role; without a head a NULL open leaves the role's messages out,
+                                      as llama.cpp does (OTHER: refuses them) */
     const char *generation;        /* the assistant's prefix; NULL: the format has none */
+    const char *default_system;    /* written as a system message when the first message is not one */
 };
 
-/* Rows by what a family's format is made of: a layout coded below (CODED); turns written as
-   head, the role's name, tail, then the message and close (NAMED); or fixed text before and after
-   each role's message (ROLES: system, user, assistant). */
-#define SWA__CHAT_CODED(name, eot, layout, options) {name, eot, layout, options, NULL, NULL, {0}, {0}, NULL}
-#define SWA__CHAT_NAMED(name, eot, layout, options, head, tail, close, generation) \
-    {name, eot, layout, options, head, tail, {0}, {close}, generation}
-#define SWA__CHAT_ROLES(name, eot, options, open_system, open_user, open_assistant, close_system, close_user, \
-                        close_assistant, generation)                                                           \
-    {name, eot, SWA__CHAT_TURNS, options, NULL, NULL, {open_system, open_user, open_assistant},              \
-     {close_system, close_user, close_assistant}, generation}
+/* Rows by what a family's format is made of: a layout coded below (CODED); head, the role's
+   name, tail, the message and close (NAMED); fixed text before and after each role's message
+   (ROLES: system, user, assistant, tool); or any of these with options (ROW, whose open and
+   close are four strings in parentheses). */
+#define SWA__CHAT_FOUR(a, b, c, d) {a, b, c, d}
+#define SWA__CHAT_CODED(name, eot, layout, options, trim) \
+    {name, eot, layout, options, trim, "", NULL, NULL, {0}, {0}, NULL, NULL}
+#define SWA__CHAT_NAMED(name, eot, trim, start, head, tail, close, generation) \
+    {name, eot, SWA__CHAT_TURNS, 0, trim, start, head, tail, {0}, {close, close, close, close}, generation, NULL}
+#define SWA__CHAT_ROLES(name, eot, trim, open_s, open_u, open_a, open_t, close_s, close_u, close_a, close_t, generation) \
+    {name, eot, SWA__CHAT_TURNS, 0, trim, "", NULL, NULL, {open_s, open_u, open_a, open_t},                       \
+     {close_s, close_u, close_a, close_t}, generation, NULL}
+#define SWA__CHAT_ROW(name, eot, options, trim, start, head, tail, open, close, generation, default_system) \
+    {name, eot, SWA__CHAT_TURNS, options, trim, start, head, tail, SWA__CHAT_FOUR open, SWA__CHAT_FOUR close,  \
+     generation, default_system}
 
 static const swa_chat_template swa__chat_templates[] = {
-    SWA__CHAT_NAMED("chatml", "<|im_end|>", SWA__CHAT_TURNS, 0, "<|im_start|>", "\n", "<|im_end|>\n",
-                    "<|im_start|>assistant\n"),
-    SWA__CHAT_CODED("llama2", "</s>", SWA__CHAT_LLAMA2, 0),
-    SWA__CHAT_CODED("llama2-sys", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS),
-    SWA__CHAT_CODED("llama2-sys-bos", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS | SWA__CHAT_BOS_IN_HISTORY),
-    SWA__CHAT_CODED("llama2-sys-strip", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS | SWA__CHAT_TRIM),
-    SWA__CHAT_CODED("mistral-v1", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_BEFORE | SWA__CHAT_SPACE_AFTER),
-    SWA__CHAT_CODED("mistral-v3", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_AFTER | SWA__CHAT_TRIM_ASSISTANT),
-    SWA__CHAT_CODED("mistral-v3-tekken", "</s>", SWA__CHAT_MISTRAL, 0),
-    SWA__CHAT_ROLES("mistral-v7", "</s>", 0, "[SYSTEM_PROMPT] ", "[INST] ", " ", "[/SYSTEM_PROMPT]", "[/INST]", "</s>",
-                    NULL),
-    SWA__CHAT_NAMED("llama3", "<|eot_id|>", SWA__CHAT_TURNS, SWA__CHAT_TRIM, "<|start_header_id|>",
-                    "<|end_header_id|>\n\n", "<|eot_id|>", "<|start_header_id|>assistant<|end_header_id|>\n\n"),
-    SWA__CHAT_NAMED("gemma", "<end_of_turn>", SWA__CHAT_GEMMA, SWA__CHAT_TRIM, "<start_of_turn>", "\n",
-                    "<end_of_turn>\n", "<start_of_turn>model\n"),
-    SWA__CHAT_NAMED("phi3", "<|end|>", SWA__CHAT_TURNS, 0, "<|", "|>\n", "<|end|>\n", "<|assistant|>\n"),
-    SWA__CHAT_NAMED("phi4", "<|im_end|>", SWA__CHAT_TURNS, 0, "<|im_start|>", "<|im_sep|>", "<|im_end|>",
+    SWA__CHAT_NAMED("chatml", "<|im_end|>", 0, "", "<|im_start|>", "\n", "<|im_end|>\n", "<|im_start|>assistant\n"),
+    SWA__CHAT_CODED("llama2", "</s>", SWA__CHAT_LLAMA2, 0, 0),
+    SWA__CHAT_CODED("llama2-sys", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS, 0),
+    SWA__CHAT_CODED("llama2-sys-bos", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS | SWA__CHAT_BOS_IN_HISTORY, 0),
+    SWA__CHAT_CODED("llama2-sys-strip", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS, SWA__CHAT_TRIM_ALL),
+    SWA__CHAT_CODED("mistral-v1", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_BEFORE | SWA__CHAT_SPACE_AFTER, 0),
+    SWA__CHAT_CODED("mistral-v3", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_AFTER, SWA__CHAT_TRIM_A),
+    SWA__CHAT_CODED("mistral-v3-tekken", "</s>", SWA__CHAT_MISTRAL, 0, 0),
+    SWA__CHAT_ROLES("mistral-v7", "</s>", 0, "[SYSTEM_PROMPT] ", "[INST] ", " ", NULL, "[/SYSTEM_PROMPT]", "[/INST]",
+                    "</s>", NULL, NULL),
+    SWA__CHAT_NAMED("llama3", "<|eot_id|>", SWA__CHAT_TRIM_ALL, "", "<|start_header_id|>", "<|end_header_id|>\n\n",
+                    "<|eot_id|>", "<|start_header_id|>assistant<|end_header_id|>\n\n"),
+    SWA__CHAT_ROW("gemma", "<end_of_turn>", SWA__CHAT_FOLD_SYSTEM, SWA__CHAT_TRIM_ALL, "", "<start_of_turn>", "\n",
+                  (NULL, NULL, "<start_of_turn>model\n", NULL),
+                  ("<end_of_turn>\n", "<end_of_turn>\n", "<end_of_turn>\n", "<end_of_turn>\n"),
+                  "<start_of_turn>model\n", NULL),
+    SWA__CHAT_NAMED("phi3", "<|end|>", 0, "", "<|", "|>\n", "<|end|>\n", "<|assistant|>\n"),
+    SWA__CHAT_NAMED("phi4", "<|im_end|>", 0, "", "<|im_start|>", "<|im_sep|>", "<|im_end|>",
                     "<|im_start|>assistant<|im_sep|>"),
-    SWA__CHAT_ROLES("deepseek", "<|EOT|>", 0, "", "### Instruction:\n", "### Response:\n", "", "\n", "\n<|EOT|>\n",
-                    "### Response:\n"),
-    SWA__CHAT_ROLES("deepseek2", SWA__CHAT_DS_EOS, 0, "", "User: ", "Assistant: ", "\n\n", "\n\n", SWA__CHAT_DS_EOS,
-                    "Assistant:"),
-    SWA__CHAT_ROLES("deepseek3", SWA__CHAT_DS_EOS, 0, "", SWA__CHAT_DS_USER, SWA__CHAT_DS_ASSISTANT, "\n\n", "",
-                    SWA__CHAT_DS_EOS, SWA__CHAT_DS_ASSISTANT),
+    SWA__CHAT_ROLES("deepseek", "<|EOT|>", 0, "", "### Instruction:\n", "### Response:\n", NULL, "", "\n", "\n<|EOT|>\n",
+                    NULL, "### Response:\n"),
+    SWA__CHAT_ROLES("deepseek2", SWA__CHAT_DS_EOS, 0, "", "User: ", "Assistant: ", NULL, "\n\n", "\n\n",
+                    SWA__CHAT_DS_EOS, NULL, "Assistant:"),
+    SWA__CHAT_ROLES("deepseek3", SWA__CHAT_DS_EOS, 0, "", SWA__CHAT_DS_USER, SWA__CHAT_DS_ASSISTANT, NULL, "\n\n", "",
+                    SWA__CHAT_DS_EOS, NULL, SWA__CHAT_DS_ASSISTANT),
+    SWA__CHAT_ROLES("mistral-v7-tekken", "</s>", 0, "[SYSTEM_PROMPT]", "[INST]", "", NULL, "[/SYSTEM_PROMPT]", "[/INST]",
+                    "</s>", NULL, NULL),
+    SWA__CHAT_NAMED("falcon3", "<|endoftext|>", 0, "", "<|", "|>\n", "\n", "<|assistant|>\n"),
+    SWA__CHAT_NAMED("zephyr", "<|endoftext|>", 0, "", "<|", "|>\n", "<|endoftext|>\n", "<|assistant|>\n"),
+    SWA__CHAT_ROW("monarch", "</s>", SWA__CHAT_BOS_IN_HISTORY, 0, "", "<s>", "\n", (NULL, NULL, NULL, NULL),
+                  ("</s>\n", "</s>\n", "</s>\n", "</s>\n"), "<s>assistant\n", NULL),
+    SWA__CHAT_ROW("orion", "</s>", SWA__CHAT_FOLD_SYSTEM, 0, "", NULL, NULL, (NULL, "Human: ", "", NULL),
+                  (NULL, "\n\nAssistant: </s>", "</s>", NULL), NULL, NULL),
+    SWA__CHAT_ROW("openchat", "<|end_of_turn|>", SWA__CHAT_ROLE_CAPITAL, 0, "", "GPT4 Correct ", ": ",
+                  ("", NULL, NULL, NULL), ("<|end_of_turn|>", "<|end_of_turn|>", "<|end_of_turn|>", "<|end_of_turn|>"),
+                  "GPT4 Correct Assistant:", NULL),
+    SWA__CHAT_ROLES("vicuna", "</s>", 0, "", "USER: ", "ASSISTANT: ", NULL, "\n\n", "\n", "</s>\n", NULL, "ASSISTANT:"),
+    SWA__CHAT_ROLES("vicuna-orca", "</s>", 0, "SYSTEM: ", "USER: ", "ASSISTANT: ", NULL, "\n", "\n", "</s>\n", NULL,
+                    "ASSISTANT:"),
+    SWA__CHAT_ROLES("command-r", "<|END_OF_TURN_TOKEN|>", SWA__CHAT_TRIM_ALL, "<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>",
+                    "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>", "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>", NULL,
+                    "<|END_OF_TURN_TOKEN|>", "<|END_OF_TURN_TOKEN|>", "<|END_OF_TURN_TOKEN|>", NULL,
+                    "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"),
+    SWA__CHAT_NAMED("chatglm3", "<|user|>", 0, "[gMASK]sop", "<|", "|>\n ", "", "<|assistant|>"),
+    SWA__CHAT_NAMED("chatglm4", "<|user|>", 0, "[gMASK]<sop>", "<|", "|>\n", "", "<|assistant|>\n"),
+    SWA__CHAT_NAMED("glmedge", "<|user|>", 0, "", "<|", "|>\n", "", "<|assistant|>"),
+    SWA__CHAT_ROLES("minicpm", "</s>", SWA__CHAT_TRIM_ALL, "", SWA__CHAT_MINICPM_USER, "", NULL, "", "<AI>", "", NULL, NULL),
+    SWA__CHAT_ROLES("exaone3", "[|endofturn|]", SWA__CHAT_TRIM_ALL, "[|system|]", "[|user|]", "[|assistant|]", NULL,
+                    "[|endofturn|]\n", "\n", "[|endofturn|]\n", NULL, "[|assistant|]"),
+    SWA__CHAT_ROLES("exaone4", "[|endofturn|]", SWA__CHAT_TRIM_ALL, "[|system|]", "[|user|]", "[|assistant|]", "[|tool|]",
+                    "[|endofturn|]\n", "\n", "[|endofturn|]\n", "[|endofturn|]\n", "[|assistant|]"),
+    SWA__CHAT_ROW("rwkv-world", "\n\n", SWA__CHAT_PROMPT_AFTER_USER, SWA__CHAT_TRIM_ALL, "", NULL, NULL,
+                  ("System: ", "User: ", "Assistant: ", NULL), ("\n\n", "\n\n", "\n\n", NULL), "Assistant:", NULL),
+    SWA__CHAT_ROW("granite", "<|end_of_text|>", SWA__CHAT_TOOL_CALL, 0, "", "<|start_of_role|>", "<|end_of_role|>",
+                  (NULL, NULL, NULL, NULL),
+                  ("<|end_of_text|>\n", "<|end_of_text|>\n", "<|end_of_text|>\n", "<|end_of_text|>\n"),
+                  "<|start_of_role|>assistant<|end_of_role|>", NULL),
+    SWA__CHAT_ROW("gigachat", "</s>", SWA__CHAT_SYSTEM_FIRST, 0, "<s>", NULL, NULL,
+                  ("", "user<|role_sep|>", "assistant<|role_sep|>", NULL),
+                  ("<|message_sep|>", "<|message_sep|>available functions<|role_sep|>[]<|message_sep|>",
+                   "<|message_sep|>", NULL),
+                  "assistant<|role_sep|>", NULL),
+    SWA__CHAT_NAMED("megrez", "<|turn_end|>", 0, "", "<|role_start|>", "<|role_end|>", "<|turn_end|>",
+                    "<|role_start|>assistant<|role_end|>"),
+    SWA__CHAT_ROLES("yandex", "\n\n", 0, NULL, SWA__CHAT_YANDEX_USER, SWA__CHAT_YANDEX_ASSISTANT " ", NULL, NULL, "\n\n",
+                    "\n\n", NULL, SWA__CHAT_YANDEX_ASSISTANT "[SEP]"),
+    SWA__CHAT_ROW("bailing", "<|endoftext|>", SWA__CHAT_ROLE_UPPER, 0, "", "<role>", "</role>", (NULL, NULL, NULL, NULL),
+                  ("", "", "", ""), "<role>ASSISTANT</role>", NULL),
+    SWA__CHAT_ROW("bailing-think", "<|endoftext|>", SWA__CHAT_ROLE_UPPER, 0, "", "<role>", "</role>",
+                  (NULL, NULL, NULL, NULL), ("", "", "", ""), "<role>ASSISTANT</role><think>", NULL),
+    SWA__CHAT_ROW("bailing2", "<|role_end|>", SWA__CHAT_ROLE_UPPER | SWA__CHAT_DEFAULT_IF_EMPTY, 0, "", "<role>",
+                  "</role>", (NULL, NULL, NULL, NULL), ("<|role_end|>", "<|role_end|>", "<|role_end|>", "<|role_end|>"),
+                  "<role>ASSISTANT</role>", "detailed thinking off"),
+    SWA__CHAT_NAMED("llama4", "<|eot|>", SWA__CHAT_TRIM_ALL, "", "<|header_start|>", "<|header_end|>\n\n", "<|eot|>",
+                    "<|header_start|>assistant<|header_end|>\n\n"),
+    SWA__CHAT_ROW("smolvlm", "<end_of_utterance>", 0, 0, "<|im_start|>", NULL, NULL, ("", "User: ", "Assistant: ", NULL),
+                  ("\n\n", "<end_of_utterance>\n", "<end_of_utterance>\n", NULL), "Assistant:", NULL),
+    SWA__CHAT_ROLES("dots1", "<|endofresponse|>", 0, "<|system|>", "<|userprompt|>", "<|response|>", NULL,
+                    "<|endofsystem|>", "<|endofuserprompt|>", "<|endofresponse|>", NULL, "<|response|>"),
+    SWA__CHAT_ROLES("hunyuan-moe", "<|eos|>", 0, "<|startoftext|>", "<|startoftext|>", "", NULL, "<|extra_4|>",
+                    "<|extra_0|>", "<|eos|>", NULL, NULL),
+    SWA__CHAT_ROW("gpt-oss", "<|return|>", 0, 0, "", "<|start|>", "<|message|>", (NULL, NULL, NULL, NULL),
+                  ("<|end|>", "<|end|>", "<|return|>", "<|end|>"), "<|start|>assistant", NULL),
+    SWA__CHAT_ROW("hunyuan-dense", SWA__CHAT_HY_HOLDER("2"), SWA__CHAT_SYSTEM_FIRST, 0, "", NULL, NULL,
+                  ("", SWA__CHAT_HY("User"), SWA__CHAT_HY("Assistant"), NULL),
+                  (SWA__CHAT_HY_HOLDER("3"), SWA__CHAT_HY("Assistant"), SWA__CHAT_HY_HOLDER("2"), NULL), NULL, NULL),
+    SWA__CHAT_ROLES("kimi-k2", "<|im_end|>", 0, "<|im_system|>system<|im_middle|>", "<|im_user|>user<|im_middle|>",
+                    "<|im_assistant|>assistant<|im_middle|>", "<|im_system|>tool<|im_middle|>", "<|im_end|>",
+                    "<|im_end|>", "<|im_end|>", "<|im_end|>", "<|im_assistant|>assistant<|im_middle|>"),
+    SWA__CHAT_NAMED("seed_oss", "<seed:eos>", SWA__CHAT_TRIM_A, "", "<seed:bos>", "\n", "<seed:eos>",
+                    "<seed:bos>assistant\n"),
+    SWA__CHAT_ROLES("grok-2", "<|separator|>", SWA__CHAT_TRIM_SU, "System: ", "Human: ", "Assistant: ", NULL,
+                    "<|separator|>\n\n", "<|separator|>\n\n", "<|separator|>\n\n", NULL, "Assistant:"),
+    SWA__CHAT_ROW("pangu-embedded", "[unused10]", 0, 0, "", NULL, NULL,
+                  (SWA__CHAT_PANGU_SYSTEM, SWA__CHAT_PANGU_USER, SWA__CHAT_PANGU_ASSISTANT, SWA__CHAT_PANGU_TOOL),
+                  ("[unused10]", "[unused10]", "[unused10]", "[unused10]"), SWA__CHAT_PANGU_ASSISTANT, ""),
 };
 
+#undef SWA__CHAT_FOUR
 #undef SWA__CHAT_CODED
 #undef SWA__CHAT_NAMED
 #undef SWA__CHAT_ROLES
+#undef SWA__CHAT_ROW
 
 #define SWA__N_CHAT_TEMPLATES ((int32_t)(sizeof swa__chat_templates / sizeof swa__chat_templates[0]))
 
@@ -7652,20 +7764,69 @@ static const char *swa__chat_detect_inst(const char *s, size_t len)
     return "llama2";
 }
 
-/* The markers, checked in llama.cpp's order (llm_chat_detect_template) for the families we
-   write; NULL when none matches. */
+/* llama.cpp's markers in its order (llm_chat_detect_template): the first row whose markers all
+   occur names the family. The row without a family is the [INST] group, which also takes a
+   template that starts with "mistral". */
+static const struct swa__chat_marker {
+    const char *family;
+    const char *all[4];
+} swa__chat_markers[] = {
+    {"phi4", {"<|im_start|>", "<|im_sep|>"}},
+    {"smolvlm", {"<|im_start|>", "<end_of_utterance>"}},
+    {"chatml", {"<|im_start|>"}},
+    {NULL, {"[INST]"}},
+    {"phi3", {"<|assistant|>", "<|end|>"}},
+    {"chatglm4", {"[gMASK]<sop>"}},
+    {"falcon3", {"<|assistant|>", "<|user|>", "</s>"}},
+    {"glmedge", {"<|assistant|>", "<|user|>"}},
+    {"glmedge", {"<|{{ item['role'] }}|>", "<|begin_of_image|>"}},
+    {"zephyr", {"<|user|>", "<|endoftext|>"}},
+    {"monarch", {"bos_token + message['role']"}},
+    {"gemma", {"<start_of_turn>"}},
+    {"orion", {"'\\n\\nAssistant: ' + eos_token"}},
+    {"openchat", {"GPT4 Correct "}},
+    {"vicuna-orca", {"USER: ", "ASSISTANT: ", "SYSTEM: "}},
+    {"vicuna", {"USER: ", "ASSISTANT: "}},
+    {"deepseek", {"### Instruction:", "<|EOT|>"}},
+    {"command-r", {"<|START_OF_TURN_TOKEN|>", "<|USER_TOKEN|>"}},
+    {"llama3", {"<|start_header_id|>", "<|end_header_id|>"}},
+    {"chatglm3", {"[gMASK]sop"}},
+    {"minicpm", {SWA__CHAT_MINICPM_USER}},
+    {"deepseek2", {"'Assistant: ' + message['content'] + eos_token"}},
+    {"deepseek3", {SWA__CHAT_DS_ASSISTANT, SWA__CHAT_DS_USER, SWA__CHAT_DS_EOS}},
+    {"exaone4", {"[|system|]", "[|assistant|]", "[|endofturn|]", "[|tool|]"}},
+    {"exaone3", {"[|system|]", "[|assistant|]", "[|endofturn|]"}},
+    {"rwkv-world", {"rwkv-world"}},
+    {"rwkv-world", {"{{- 'User: ' + message['content']|trim + '\\n\\n' -}}"}},
+    {"granite", {"<|start_of_role|>"}},
+    {"gigachat", {"message['role'] + additional_special_tokens[0] + message['content'] + additional_special_tokens[1]"}},
+    {"megrez", {"<|role_start|>"}},
+    {"yandex", {SWA__CHAT_YANDEX_ASSISTANT}},
+    {"bailing", {"<role>ASSISTANT</role>", "'HUMAN'"}},
+    {"bailing-think", {"<role>ASSISTANT</role>", "\"HUMAN\"", "<think>"}},
+    {"bailing2", {"<role>ASSISTANT</role>", "<role>HUMAN</role>", "<|role_end|>"}},
+    {"llama4", {"<|header_start|>", "<|header_end|>"}},
+    {"dots1", {"<|endofuserprompt|>"}},
+    {"hunyuan-moe", {"<|extra_0|>", "<|extra_4|>"}},
+    {"gpt-oss", {"<|start|>", "<|channel|>"}},
+    {"hunyuan-dense", {SWA__CHAT_HY("Assistant"), SWA__CHAT_HY_HOLDER("3")}},
+    {"kimi-k2", {"<|im_assistant|>assistant<|im_middle|>"}},
+    {"seed_oss", {"<seed:bos>"}},
+    {"grok-2", {"'Assistant: '  + message['content'] + '<|separator|>"}},
+    {"pangu-embedded", {SWA__CHAT_PANGU_SYSTEM "[unused10]"}},
+};
+
+/* The family whose markers the template carries; NULL when none matches. */
 static const char *swa__chat_detect_name(const char *s, size_t len)
 {
-    if (swa__chat_has(s, len, "<|im_start|>")) return swa__chat_has(s, len, "<|im_sep|>") ? "phi4" : "chatml";
-    if ((len >= 7 && !memcmp(s, "mistral", 7)) || swa__chat_has(s, len, "[INST]")) return swa__chat_detect_inst(s, len);
-    if (swa__chat_has(s, len, "<|assistant|>") && swa__chat_has(s, len, "<|end|>")) return "phi3";
-    if (swa__chat_has(s, len, "<start_of_turn>")) return "gemma";
-    if (swa__chat_has(s, len, "### Instruction:") && swa__chat_has(s, len, "<|EOT|>")) return "deepseek";
-    if (swa__chat_has(s, len, "<|start_header_id|>") && swa__chat_has(s, len, "<|end_header_id|>")) return "llama3";
-    if (swa__chat_has(s, len, "'Assistant: ' + message['content'] + eos_token")) return "deepseek2";
-    if (swa__chat_has(s, len, SWA__CHAT_DS_ASSISTANT) && swa__chat_has(s, len, SWA__CHAT_DS_USER) &&
-        swa__chat_has(s, len, SWA__CHAT_DS_EOS))
-        return "deepseek3";
+    size_t r, k;
+    for (r = 0; r < sizeof swa__chat_markers / sizeof swa__chat_markers[0]; r++) {
+        const struct swa__chat_marker *m = &swa__chat_markers[r];
+        int all = 1;
+        for (k = 0; k < 4 && m->all[k] && all; k++) all = swa__chat_has(s, len, m->all[k]);
+        if (!m->family && (all || (len >= 7 && !memcmp(s, "mistral", 7)))) return swa__chat_detect_inst(s, len);
+        if (m->family && all) return m->family;
+    }
     return NULL;
 }
 
@@ -7699,9 +7860,9 @@ SWADEF swa_status swa_chat_template_detect(const char *tmpl, size_t len, const s
     if (!*out && (name = swa__chat_detect_name(tmpl, len)) != NULL) *out = swa_chat_template_by_name(name);
     if (!*out) {
         swa__chat_excerpt(tmpl, len, excerpt, sizeof excerpt);
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "chat template \"%s\" is none of the families swa.h writes "
-                         "(chatml, llama2*, mistral-v1/v3/v3-tekken/v7, llama3, gemma, phi3, phi4, deepseek*); "
-                         "choose one by name", excerpt);
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "chat template \"%s\" is none of the %d families swa.h writes "
+                         "(llama.cpp's; swa_chat_template_at lists them): choose one by name", excerpt,
+                         (int)SWA__N_CHAT_TEMPLATES);
     }
     swa__ok(err);
     return SWA_OK;
@@ -7770,20 +7931,73 @@ static int swa__chat_role(const char *role)
     return SWA__CHAT_OTHER;
 }
 
-static void swa__chat_turns(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
+/* Whether t can write a message of this role (the three common ones always, if only by leaving
+   it out as llama.cpp does). */
+static int swa__chat_role_ok(const swa_chat_template *t, const char *role)
+{
+    return swa__chat_role(role) != SWA__CHAT_OTHER || t->head || (t->open[SWA__CHAT_OTHER] && !strcmp(role, "tool"));
+}
+
+/* The role's name as a head writes it: as given, in capitals ("user" as HUMAN), or capitalised. */
+static void swa__chat_role_name(swa__chat_out *o, const swa_chat_template *t, const char *role)
 {
     size_t i;
+    if ((t->options & SWA__CHAT_ROLE_UPPER) && !strcmp(role, "user")) {
+        swa__chat_puts(o, "HUMAN");
+        return;
+    }
+    for (i = 0; role[i]; i++) {
+        char c = role[i];
+        int upper = (t->options & SWA__CHAT_ROLE_UPPER) || (i == 0 && (t->options & SWA__CHAT_ROLE_CAPITAL));
+        if (upper && c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
+        swa__chat_put(o, &c, 1);
+    }
+}
+
+/* One message: its opening (head role tail when open[r] is NULL; no head before the first
+   message with BOS_IN_HISTORY), the n_fold messages of fold that are system ones (trimmed as
+   system messages are) and a blank line if they wrote anything, the content, its closing. */
+static void swa__chat_turn(const swa_chat_template *t, const char *role, const char *content, int first,
+                           const swa_chat_message *fold, size_t n_fold, swa__chat_out *o)
+{
+    int r = swa__chat_role(role);
+    size_t j, before;
+    if (t->open[r]) {
+        swa__chat_puts(o, t->open[r]);
+    } else {
+        if (!first || !(t->options & SWA__CHAT_BOS_IN_HISTORY)) swa__chat_puts(o, t->head);
+        swa__chat_role_name(o, t, role);
+        swa__chat_puts(o, t->tail);
+        if ((t->options & SWA__CHAT_TOOL_CALL) && !strcmp(role, "assistant_tool_call")) swa__chat_puts(o, "<|tool_call|>");
+    }
+    before = o->n;
+    for (j = 0; j < n_fold; j++)
+        if (swa__chat_role(fold[j].role) == SWA__CHAT_SYSTEM) swa__chat_content(o, fold[j].content, t->trim & 1);
+    if (o->n > before) swa__chat_puts(o, "\n\n");
+    swa__chat_content(o, content, (t->trim >> r) & 1);
+    swa__chat_puts(o, t->close[r]);
+}
+
+static void swa__chat_turns(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
+{
+    size_t i, fold_from = 0;
+    int fold = t->options & SWA__CHAT_FOLD_SYSTEM;
+    swa__chat_puts(o, t->start);
+    if (t->default_system &&
+        (n ? swa__chat_role(m[0].role) != SWA__CHAT_SYSTEM : (t->options & SWA__CHAT_DEFAULT_IF_EMPTY) != 0))
+        swa__chat_turn(t, "system", t->default_system, 0, NULL, 0, o);
     for (i = 0; i < n; i++) {
         int r = swa__chat_role(m[i].role);
-        if (t->head) {
-            swa__chat_puts(o, t->head);
-            swa__chat_puts(o, m[i].role);
-            swa__chat_puts(o, t->tail);
+        if (r == SWA__CHAT_SYSTEM && (fold || (i > 0 && (t->options & SWA__CHAT_SYSTEM_FIRST)))) continue;
+        if (!t->head && !t->open[r]) continue;   /* a role llama.cpp leaves out */
+        if (fold && r != SWA__CHAT_ASSISTANT) {
+            swa__chat_turn(t, m[i].role, m[i].content, i == 0, m + fold_from, i - fold_from, o);
+            fold_from = i + 1;
         } else {
-            swa__chat_puts(o, t->open[r]);
+            swa__chat_turn(t, m[i].role, m[i].content, i == 0, NULL, 0, o);
         }
-        swa__chat_content(o, m[i].content, t->options & SWA__CHAT_TRIM);
-        swa__chat_puts(o, t->close[t->head ? 0 : r]);
+        if ((t->options & SWA__CHAT_PROMPT_AFTER_USER) && r == SWA__CHAT_USER && i + 1 == n)
+            swa__chat_puts(o, t->generation);
     }
 }
 
@@ -7812,7 +8026,7 @@ static void swa__chat_mistral(const swa_chat_template *t, const swa_chat_message
             swa__chat_puts(o, "[/INST]");
         } else {
             swa__chat_puts(o, after);
-            swa__chat_content(o, m[i].content, t->options & SWA__CHAT_TRIM_ASSISTANT);
+            swa__chat_content(o, m[i].content, (t->trim >> SWA__CHAT_ASSISTANT) & 1);
             swa__chat_puts(o, "</s>");
             in_turn = 0;
         }
@@ -7822,7 +8036,7 @@ static void swa__chat_mistral(const swa_chat_template *t, const swa_chat_message
 /* "[INST] <<SYS>>\nsys\n<</SYS>>\n\nuser [/INST]answer</s>[INST] ..." (without <<SYS>>: "sys\n") */
 static void swa__chat_llama2(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
 {
-    int trim = t->options & SWA__CHAT_TRIM, in_turn = 1;
+    int trim = t->trim != 0, in_turn = 1;
     size_t i;
     swa__chat_puts(o, "[INST] ");
     for (i = 0; i < n; i++) {
@@ -7847,33 +8061,6 @@ static void swa__chat_llama2(const swa_chat_template *t, const swa_chat_message 
     }
 }
 
-/* Gemma has no system turn: the (trimmed) system message opens the next turn that is not the
-   model's, followed by a blank line; "assistant" is written "model". */
-static void swa__chat_gemma(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
-{
-    const char *system = NULL, *role;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        int r = swa__chat_role(m[i].role);
-        if (r == SWA__CHAT_SYSTEM) {
-            system = m[i].content;
-            continue;
-        }
-        role = r == SWA__CHAT_ASSISTANT ? "model" : m[i].role;
-        swa__chat_puts(o, t->head);
-        swa__chat_puts(o, role);
-        swa__chat_puts(o, t->tail);
-        if (system && strcmp(role, "model")) {
-            size_t before = o->n;
-            swa__chat_content(o, system, 1);
-            if (o->n > before) swa__chat_puts(o, "\n\n");
-            system = NULL;
-        }
-        swa__chat_content(o, m[i].content, 1);
-        swa__chat_puts(o, t->close[0]);
-    }
-}
-
 SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_message *msgs, size_t n,
                                   int add_generation_prompt, char *out, size_t cap, size_t *n_out,
                                   swa_error *err)
@@ -7886,9 +8073,10 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
     for (i = 0; i < n; i++) {
         if (!msgs[i].role || !msgs[i].content)
             return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_format: message %zu has a NULL role or content", i);
-        if (!t->head && swa__chat_role(msgs[i].role) == SWA__CHAT_OTHER)
+        if (!swa__chat_role_ok(t, msgs[i].role))
             return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_format: message %zu: the %s format has no role \"%.40s\" "
-                             "(only system, user and assistant)", i, t->name, msgs[i].role);
+                             "(only system, user and assistant%s)", i, t->name, msgs[i].role,
+                             t->open[SWA__CHAT_OTHER] ? " and tool" : "");
     }
     o.buf = out;
     o.cap = cap;
@@ -7898,9 +8086,9 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
     case SWA__CHAT_TURNS: swa__chat_turns(t, msgs, n, &o); break;
     case SWA__CHAT_MISTRAL: swa__chat_mistral(t, msgs, n, &o); break;
     case SWA__CHAT_LLAMA2: swa__chat_llama2(t, msgs, n, &o); break;
-    case SWA__CHAT_GEMMA: swa__chat_gemma(t, msgs, n, &o); break;
     }
-    if (add_generation_prompt && t->generation) swa__chat_puts(&o, t->generation);
+    if (add_generation_prompt && t->generation && !(t->options & SWA__CHAT_PROMPT_AFTER_USER))
+        swa__chat_puts(&o, t->generation);
     if (o.overflow || o.n == SIZE_MAX) return swa__fail(err, SWA_ERR_NOMEM, "swa_chat_format: the text does not fit in memory");
     *n_out = o.n;
     if (o.n >= cap)
@@ -7910,16 +8098,35 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
     return SWA_OK;
 }
 
-#undef SWA__CHAT_TRIM
-#undef SWA__CHAT_TRIM_ASSISTANT
 #undef SWA__CHAT_SPACE_BEFORE
 #undef SWA__CHAT_SPACE_AFTER
 #undef SWA__CHAT_SYS_TAGS
 #undef SWA__CHAT_BOS_IN_HISTORY
+#undef SWA__CHAT_FOLD_SYSTEM
+#undef SWA__CHAT_SYSTEM_FIRST
+#undef SWA__CHAT_DEFAULT_IF_EMPTY
+#undef SWA__CHAT_PROMPT_AFTER_USER
+#undef SWA__CHAT_ROLE_UPPER
+#undef SWA__CHAT_ROLE_CAPITAL
+#undef SWA__CHAT_TOOL_CALL
+#undef SWA__CHAT_TRIM_ALL
+#undef SWA__CHAT_TRIM_A
+#undef SWA__CHAT_TRIM_SU
 #undef SWA__CHAT_FW_BAR
+#undef SWA__CHAT_LOWBAR
 #undef SWA__CHAT_DS_EOS
 #undef SWA__CHAT_DS_USER
 #undef SWA__CHAT_DS_ASSISTANT
+#undef SWA__CHAT_HY
+#undef SWA__CHAT_HY_HOLDER
+#undef SWA__CHAT_PANGU
+#undef SWA__CHAT_PANGU_SYSTEM
+#undef SWA__CHAT_PANGU_USER
+#undef SWA__CHAT_PANGU_ASSISTANT
+#undef SWA__CHAT_PANGU_TOOL
+#undef SWA__CHAT_MINICPM_USER
+#undef SWA__CHAT_YANDEX_USER
+#undef SWA__CHAT_YANDEX_ASSISTANT
 #undef SWA__N_CHAT_TEMPLATES
 
 /* ==== sampler ==== */

@@ -902,15 +902,21 @@ static char *format_chat(const session *s, const conversation *c, int add_genera
 }
 
 /* Where the next turn's text starts in the formatting of a conversation that ends with the
-   model's answer: at the end-of-turn marker that closes the answer. The answer itself was
-   evaluated token by token as it was sampled; the marker and whatever the template writes
-   after it (a newline in chatml) were not. */
-static size_t answer_end(const session *s, const char *closed, size_t len)
+   model's answer, whose first `from` bytes were evaluated before the answer: at the end-of-turn
+   marker that closes the answer. The answer itself was evaluated token by token as it was
+   sampled; the marker and whatever the template writes after it (a newline in chatml) were not.
+   A format that writes no end-of-turn text after an answer (chatglm's <|user|> opens the next
+   turn) starts the next turn where the answer, as the template wrote it, ends. */
+static size_t answer_end(const session *s, const char *closed, size_t len, size_t from, const char *reply)
 {
     const char *eot = swa_chat_template_eot(s->chat_template);
-    size_t n = strlen(eot), i;
-    for (i = len >= n ? len - n + 1 : 0; i-- > 0;)
+    size_t n = strlen(eot), i, r = strlen(reply);
+    for (i = len >= n ? len - n + 1 : 0; i-- > from;)
         if (!memcmp(closed + i, eot, n)) return i;
+    while (r > 0 && isspace((unsigned char)reply[0])) reply++, r--;   /* the template may trim it */
+    while (r > 0 && isspace((unsigned char)reply[r - 1])) r--;
+    for (i = len >= r ? len - r + 1 : 0; r > 0 && i-- > from;)
+        if (!memcmp(closed + i, reply, r)) return i + r;
     return len;
 }
 
@@ -965,6 +971,7 @@ static int chat(session *s)
         }
         if (!conversation_add(&c, "user", line) || !(text = format_chat(s, &c, 1, &len))) goto out;
         if (len < done || !feed_text(s, text + done, done == 0)) goto out;
+        done = len;
         free(text);
         reply.len = 0;
         if (reply.s) reply.s[0] = '\0';
@@ -975,7 +982,7 @@ static int chat(session *s)
         if (!ok || reply.failed || !conversation_add(&c, "assistant", reply.s ? reply.s : "")) { ok = 0; goto out; }
         ok = 0;
         if (!(text = format_chat(s, &c, 0, &len))) goto out;
-        done = answer_end(s, text, len);
+        done = answer_end(s, text, len, done, reply.s ? reply.s : "");
         free(text);
         text = NULL;
     }

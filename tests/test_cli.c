@@ -292,6 +292,16 @@ static void test_chat_template_on_shipped_model(void **state)
         !strstr(text, "[turn: \"</s>[INST] Who are you? [/INST]\""))
         fail_msg("unexpected chat log:\n%s", text);
     free(text);
+    /* chatglm4 writes no end of turn after an answer (its <|user|> opens the next turn): the
+       second turn starts right after the answer */
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i --chat-template chatglm4 -p Hello -n 4 --temp 0 -t 1 --verbose-prompt "
+             "< %s > /dev/null 2> %s", model, in, err);
+    assert_int_equal(tu_run(cmd), 0);
+    text = read_text(err);
+    if (!strstr(text, "[turn: \"[gMASK]<sop><|user|>\nHello<|assistant|>\n\"") ||
+        !strstr(text, "[turn: \"<|user|>\nWho are you?<|assistant|>\n\""))
+        fail_msg("unexpected chat log:\n%s", text);
+    free(text);
     assert_int_equal(tu_run(GENERATE " -m x.gguf -i --chat-template nope 2>&1 | grep -q 'chat-template wants a family'"), 0);
     assert_int_equal(tu_run(GENERATE " -m x.gguf --chat-template chatml 2>&1 | grep -q 'need -i'"), 0);
     assert_int_equal(tu_run(GENERATE " -h | grep -q 'families: chatml llama2'"), 0);
