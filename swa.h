@@ -1405,6 +1405,7 @@ static int swa__fd_read(swa__fd fd, uint8_t *buf, uint64_t size, uint64_t *got)
 }
 #endif
 
+#ifndef SWA_NO_STDIO
 static unsigned long swa__process_id(void)
 {
 #if defined(_WIN32)
@@ -1414,7 +1415,6 @@ static unsigned long swa__process_id(void)
 #endif
 }
 
-#ifndef SWA_NO_STDIO
 /* Writing a file: create it (it must not exist), write, flush to the disk, close; then put it
    in place of another, atomically (rename; MoveFileEx on Windows, whose rename does not
    replace). Each returns 0 on success, else the system's reason in why. */
