@@ -551,7 +551,13 @@ static void on_sigint(int sig)
         return;
     }
     for (i = 0; i < 2; i++)
-        if (out_pending[i]) remove(out_pending[i]);
+        if (out_pending[i]) {
+#if defined(_WIN32)
+            remove(out_pending[i]);
+#else
+            unlink(out_pending[i]);   /* async-signal-safe, as remove is not */
+#endif
+        }
     signal(sig, SIG_DFL);
     raise(sig);
 }

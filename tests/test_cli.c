@@ -726,7 +726,8 @@ static double interrupt_after(const char *cmd, const char *err, const char *read
 }
 
 /* Ctrl-C stops swa-generate within a layer, through the library's abort callback, in each
-   phase: a long prompt (whose evaluation takes seconds: the statistics show it was cut short),
+   phase: a long prompt (whose evaluation takes seconds: the statistics show it was cut short;
+   on a loaded machine the signal may come while it is still tokenized, before any of it),
    generation without end (-n -1 on a windowed model), and a chat waiting at its prompt. Exit
    130, the timings of what was evaluated. The half-second limit is generous (one layer of this
    model takes microseconds): sanitizers and emulators slow the program down, not the signal. */
@@ -744,7 +745,7 @@ static void test_interrupt(void **state)
     snprintf(cmd, sizeof cmd, "exec " GENERATE " -m " SHIPPED " -f %s -n 4 > /dev/null 2> %s", text, err);
     latency = interrupt_after(cmd, err, "swa-generate: llama", 0.2, 0.5, -1, &log);
     print_message("SIGINT to exit while a prompt of 27,000 tokens is evaluated: %.1f ms\n", latency * 1e3);
-    if (prompt_count(log) <= 0 || prompt_count(log) >= 27000 || !strstr(log, "generation: 0 tokens"))
+    if (prompt_count(log) < 0 || prompt_count(log) >= 27000 || !strstr(log, "generation: 0 tokens"))
         fail_msg("the prompt was not cut short:\n%s", log);
     free(log);
     snprintf(cmd, sizeof cmd, "exec " GENERATE " -m " SHIPPED " -p 'Once upon a time' -n -1 > %s 2> %s", out, err);
