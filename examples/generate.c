@@ -1350,7 +1350,8 @@ int main(int argc, char **argv)
     if (o.cfg.n_threads > swa_cpu_count())
         fprintf(stderr, PROG ": warning: -t %d is more threads than the %d CPUs online: each step waits for threads that "
                         "share a CPU (-t 0 uses every CPU)\n", o.cfg.n_threads, swa_cpu_count());
-    if (!read_inputs(&o) || !check_ids(&o, peek_vocab_size(o.model)) || !open_outputs(&o, &dump, &save)) goto done;
+    if (!read_inputs(&o) || (o.ids && !check_ids(&o, peek_vocab_size(o.model))) || !open_outputs(&o, &dump, &save))
+        goto done;
     mp.resident = o.no_mmap;
     mp.progress = progress_on_interrupt;
     if (swa_model_load_with(o.model, &mp, &model, &err) != SWA_OK ||

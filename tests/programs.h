@@ -66,6 +66,27 @@ static inline char *tu_capture(const char *cmd, int *rc)
 #include <string.h>
 #include <time.h>
 
+/* How long a program may take from SIGINT to its exit: half a second in a plain build (one
+   layer's work is far less). ThreadSanitizer runs a handler only at the next call it intercepts
+   and the sanitizers and emulators slow every step, so there the tests check what a stop does,
+   not how fast (a limit of 10 s). */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define TU_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define TU_SANITIZED 1
+#endif
+static inline double tu_stop_limit(void)
+{
+#if defined(TU_SANITIZED)
+    return 10.0;
+#else
+    return strlen(SWA_TEST_RUN) > 1 ? 10.0 : 0.5;   /* an emulator runs the programs */
+#endif
+}
+
 static inline double tu_seconds(void)
 {
     struct timespec ts;

@@ -989,8 +989,9 @@ static void test_program_conventions(void **state)
 #define SHIPPED "examples/models/swa-stories.gguf"
 
 /* Ctrl-C while swa-perplexity evaluates a long text stops it within a layer (the abort
-   callback): exit 130, no result on stdout. The text is the shipped held-out text 12 times,
-   seconds of evaluation; the signal goes once the summary line says the evaluation starts. */
+   callback): exit 130, no result on stdout, within tu_stop_limit(). The text is the shipped
+   held-out text 12 times, seconds of evaluation; the signal goes once the summary line says the
+   evaluation starts. */
 static void test_perplexity_interrupt(void **state)
 {
     char text[64], err[64], out[64], cmd[1024], *log, *body;
@@ -1023,7 +1024,7 @@ static void test_perplexity_interrupt(void **state)
     tu_sleep(0.2);
     t0 = tu_seconds();
     kill(pid, SIGINT);
-    rc = tu_wait(pid, 10);
+    rc = tu_wait(pid, 30);
     latency = tu_seconds() - t0;
     log = tu_read_text(err, NULL);
     print_message("swa-perplexity: SIGINT to exit %.1f ms\n", latency * 1e3);
@@ -1032,7 +1033,7 @@ static void test_perplexity_interrupt(void **state)
     log = tu_read_text(out, NULL);
     if (strstr(log, "perplexity:")) fail_msg("an interrupted run printed a result: %s", log);
     free(log);
-    if (latency > 0.5) fail_msg("SIGINT took %.3f s to end swa-perplexity", latency);
+    if (latency > tu_stop_limit()) fail_msg("SIGINT took %.3f s to end swa-perplexity", latency);
     free(held); free(body);
     remove(text); remove(err); remove(out);
 }
