@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include "tests/programs.h"
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "tests/testutil.h"
 
@@ -762,6 +763,60 @@ static void test_interrupt(void **state)
     remove(text); remove(err); remove(out);
 }
 
+/* A second Ctrl-C ends swa-generate at once, by the signal, and removes the unfinished output.
+   The first comes while a 3 MB prompt is tokenized (the one step without a callback, a second
+   of work), the second 20 ms later: the program dies of SIGINT, and no temporary file of its
+   --dump-logits is left beside the destination, which is not created. */
+static void test_second_interrupt(void **state)
+{
+    char text[64], err[64], dump[128], dir[80], cmd[1024];
+    static const char line[] = "Once upon a time there was a dog. ";
+    size_t n = sizeof line - 1, k, reps = 90000;
+    char *body;
+    pid_t pid;
+    int status = 0;
+    double end;
+    (void)state;
+    if (!need_shipped()) return;
+#if defined(TU_SANITIZED)
+    print_message("skipped: sanitizers run a signal handler late, so the two signals cannot be spaced\n");
+    return;
+#endif
+    body = (char *)malloc(reps * n);
+    assert_non_null(body);
+    for (k = 0; k < reps; k++) memcpy(body + k * n, line, n);
+    tu_tmp_path(text, sizeof text, "huge");
+    tu_tmp_path(err, sizeof err, "err");
+    snprintf(dir, sizeof dir, "/tmp/swa_test_dump_%ld", (long)getpid());
+    mkdir(dir, 0700);
+    snprintf(dump, sizeof dump, "%s/d.f32", dir);
+    tu_write_file(text, body, reps * n);
+    free(body);
+    snprintf(cmd, sizeof cmd, "exec " GENERATE " -m " SHIPPED " -f %s -n 1 --dump-logits %s > /dev/null 2> %s", text, dump, err);
+    pid = tu_spawn(cmd, -1);
+    assert_true(tu_wait_for_text(err, "swa-generate: llama", 60));
+    kill(pid, SIGINT);
+    tu_sleep(0.02);
+    kill(pid, SIGINT);
+    for (end = tu_seconds() + 30; waitpid(pid, &status, WNOHANG) != pid; tu_sleep(0.001))
+        if (tu_seconds() > end) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            fail_msg("two SIGINTs did not end the program");
+        }
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGINT)
+        fail_msg("after two SIGINTs: %s %d (the first may have ended it: was the prompt tokenized already?)",
+                 WIFSIGNALED(status) ? "signal" : "exit", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A %s)\"", dir);
+    if (tu_run(cmd) != 0) {
+        snprintf(cmd, sizeof cmd, "ls -l %s >&2", dir);
+        tu_run(cmd);
+        fail_msg("files were left in %s", dir);
+    }
+    rmdir(dir);
+    remove(text); remove(err);
+}
+
 /* With SIGPIPE ignored, a reader that goes away is a write error: the run ends at once with
    status 1 and says why, without a statistics line, whether it had a limit or not. */
 static void test_closed_pipe(void **state)
@@ -892,6 +947,7 @@ int main(void)
         cmocka_unit_test(test_parallel_refusals),
         cmocka_unit_test(test_sinks),
         cmocka_unit_test(test_interrupt),
+        cmocka_unit_test(test_second_interrupt),
         cmocka_unit_test(test_closed_pipe),
         cmocka_unit_test(test_inputs_checked_first),
         cmocka_unit_test(test_messages),
