@@ -26,9 +26,10 @@ CFLAGS  += -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all
 BUILD   := build/sanitize
 export ASAN_OPTIONS := allocator_may_return_null=1   # a failed allocation is a tested error path
 endif
-# ThreadSanitizer looks for races, which the threads show on the quick runs' sizes as on all of them.
+# ThreadSanitizer looks for races, which the threads show on the quick runs' sizes as on all of them
+# (and test_cache skips the tests that only check more arithmetic).
 ifeq ($(TSAN),1)
-CFLAGS  += -O1 -g -fsanitize=thread -DSWA_TEST_QUICK
+CFLAGS  += -O1 -g -fsanitize=thread -DSWA_TEST_QUICK -DSWA_TEST_TSAN
 BUILD   := build/tsan
 export TSAN_OPTIONS := allocator_may_return_null=1
 endif
