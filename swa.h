@@ -550,8 +550,9 @@ SWADEF swa_status swa_state_load_file(swa_ctx *c, int32_t seq, const char *path,
 #endif
 
 /* Control. The abort callback is called by the thread that called swa_ctx_eval, _eval_all,
-   _decode or _embed (never by a pool worker), before each layer of each chunk of n_batch tokens:
-   n_layer times a chunk, so a stop takes effect within one layer. Returning nonzero stops the
+   _decode or _embed (never by a pool worker), before each layer of each chunk of n_batch tokens
+   and before its output layer: n_layer + 1 times a chunk, so a stop takes effect within one
+   layer. Returning nonzero stops the
    evaluation with SWA_ERR_ABORTED: the chunk in progress leaves no trace, and the chunks
    completed before it stay evaluated (swa_seq_pos tells how far each sequence got). A flag it
    reads that another thread sets must be atomic (C11 atomic_int; volatile sig_atomic_t when a
@@ -4967,7 +4968,8 @@ static void swa__chunk_embed(swa_ctx *c, const swa__job *job, int64_t n)
 }
 
 /* One chunk of n <= n_batch tokens, set up by swa__chunk_tokens. The abort callback is asked
-   before each layer; an aborted chunk has written nothing into the rings and moved no sequence. */
+   before each layer and before the output layer (with a large vocabulary the longest step); an
+   aborted chunk has written nothing into the rings and moved no sequence. */
 static swa_status swa__forward_chunk(swa_ctx *c, const swa__job *job, int64_t n, swa_error *err)
 {
     const swa_model *m = c->model;
@@ -4982,10 +4984,11 @@ static swa_status swa__forward_chunk(swa_ctx *c, const swa__job *job, int64_t n,
         for (t = 0; t < n * d; t++) c->x[t] *= scale;
     }
     swa__rope_table(c, n);
-    for (l = 0; l < m->hp.n_layer; l++) {
+    for (l = 0; l <= m->hp.n_layer; l++) {   /* asked once more before the output layer */
         if (c->abort && c->abort(c->abort_data))
-            return swa__fail(err, SWA_ERR_ABORTED, "evaluation aborted by the callback before layer %lld", (long long)l);
-        swa__layer_forward(c, l, n);
+            return swa__fail(err, SWA_ERR_ABORTED, "evaluation aborted by the callback before %s %lld",
+                             l < m->hp.n_layer ? "layer" : "the output, after layer", (long long)(l < m->hp.n_layer ? l : l - 1));
+        if (l < m->hp.n_layer) swa__layer_forward(c, l, n);
     }
     swa__cache_write(c, n);
     for (t = 0; t < n; t++) {

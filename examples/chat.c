@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "template %s, %llu prompt tokens, the turn ends at %s\n", swa_chat_template_name(t),
             (unsigned long long)n, eot >= 0 ? swa_chat_template_eot(t) : "EOS only");
     swa_decoder_init(&dec, vocab);
-    for (i = 0; i < 80; i++, n = 1) {
+    for (i = 0; i < 40; i++, n = 1) {
         CHECK(swa_ctx_eval(ctx, tok, n, &logits, &err));
         tok[0] = swa_argmax(logits, swa_vocab_size(vocab));
         if (tok[0] == eot || tok[0] == swa_vocab_eos(vocab)) break;

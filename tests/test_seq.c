@@ -549,7 +549,8 @@ static int abort_after(void *data)
     return calls_left-- <= 0;
 }
 
-/* An abort between layers: the aborted chunk leaves no trace, earlier chunks stay. */
+/* An abort between layers or before the output layer: the aborted chunk leaves no trace,
+   earlier chunks stay. */
 static void test_abort(void **state)
 {
     fixture f;
@@ -567,7 +568,11 @@ static void test_abort(void **state)
     assert_int_equal(swa_ctx_eval(c, text + 10, 5, &logits, &err), SWA_ERR_ABORTED);
     assert_null(logits);
     assert_int_equal(swa_ctx_pos(c), 10);
-    calls_left = 2 + 1;   /* chunks of 8: the first (two layers) is through, the second stops */
+    calls_left = 2;       /* both layers run, the output layer is stopped: still no trace */
+    assert_int_equal(swa_ctx_eval(c, text + 10, 5, &logits, &err), SWA_ERR_ABORTED);
+    assert_non_null(strstr(err.msg, "before the output"));
+    assert_int_equal(swa_ctx_pos(c), 10);
+    calls_left = 2 + 1;   /* chunks of 8: the first (two layers, the output) is through, the second stops */
     assert_int_equal(swa_ctx_eval(c, text + 10, 20, NULL, &err), SWA_ERR_ABORTED);
     assert_string_equal(swa_status_str(err.code), "SWA_ERR_ABORTED");
     assert_int_equal(swa_ctx_pos(c), 18);
