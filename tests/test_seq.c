@@ -410,7 +410,6 @@ static void test_snapshot_refusals(void **state)
     assert_int_equal(swa_state_load(b, -1, buf, size + 1, &err), SWA_ERR_FORMAT);
     assert_int_equal(swa_state_load_file(b, -1, "/nonexistent/state", &err), SWA_ERR_IO);
     assert_int_equal(swa_state_load_file(b, -1, ".", &err), SWA_ERR_IO);   /* a directory */
-    assert_non_null(strstr(err.msg, "not a regular file"));
     assert_int_equal(swa_state_save_file(b, -1, "/nonexistent/state", &err), SWA_ERR_IO);
     assert_int_equal(swa_state_size(b, 2), 0);
     swa_ctx_free(b);
