@@ -145,8 +145,8 @@ FILE FORMAT
     GGUF versions 2 and 3, little-endian, architectures "llama", "gemma2", "gemma3" (text),
     "phi3", "qwen2" and "qwen3" with llama.cpp's key and tensor names and stored conventions
     (one description row per architecture drives the loader and the one forward pass). Weight
-    types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and
-    IQ4_XS (ggml's block layouts), used in place; the small norm vectors may be of any of them
+    types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, Q2_K, Q3_K, Q4_K, Q5_K,
+    Q6_K and IQ4_XS (ggml's block layouts), used in place; the small norm vectors may be of any of them
     and are converted to float at load.
 
 KERNELS
@@ -270,7 +270,8 @@ typedef enum swa_type {
     SWA_TYPE_Q6_K = 14,
     SWA_TYPE_IQ4_NL = 20,
     SWA_TYPE_IQ4_XS = 23,
-    SWA_TYPE_BF16 = 30
+    SWA_TYPE_BF16 = 30,
+    SWA_TYPE_MXFP4 = 39
 } swa_type;
 
 /* Name of any ggml type id ("Q4_K", "IQ2_XS", ...); NULL for ids ggml does not define. */
@@ -2319,7 +2320,8 @@ SWADEF swa_status swa_gguf_value_str(const swa_gguf_value *v, swa_str *out)
    Weight rows meet activations in one of three forms, chosen by the weight type:
      F32, F16, BF16      x as float
      Q8_0, Q4_0, Q4_1,   x quantized to blocks of 32 (swa__q8: x ~ d * q, q in -127..127),
-     Q5_0, Q5_1, IQ4_NL  placed in groups of 8 blocks (swa__q8g)
+     Q5_0, Q5_1, IQ4_NL, placed in groups of 8 blocks (swa__q8g)
+     MXFP4
      Q2_K, Q3_K, Q4_K,   x quantized to swa__q8k blocks of 256, with the sums of each 16 q
      Q5_K, Q6_K, IQ4_XS
    so that a quantized dot product is an exact integer sum per block, scaled once (as ggml
@@ -2682,17 +2684,47 @@ static void swa__dequant_q6_k_ref(const void *row, float *out, int64_t n)
    bit e of qh the fifth bit of element e. Value = d * q (+ m), with q: Q4_1 the nibble (0..15),
    Q5_1 nibble + 16 * bit (0..31), Q5_0 that minus 16, IQ4_NL the nibble's entry in ggml's
    non-linear table. They meet swa__q8g activations as Q4_0 does; the offset meets the sum of
-   the block's activations (sum8 / 8), which is what ggml's Q8_1 blocks carry. */
+   the block's activations (sum8 / 8), which is what ggml's Q8_1 blocks carry.
+   MXFP4 (17 bytes, OCP microscaling FP4) is IQ4_NL with another table and scale: one E8M0 byte
+   e in place of d, then the same 16 bytes of nibbles, each an E2M1 code looked up in ggml's
+   kvalues_mxfp4, which holds the FP4 values doubled (0, 0.5, 1, 1.5, 2, 3, 4, 6 as 0..12,
+   codes 8..15 their negatives) so that they are integers; the scale halves 2^(e - 127) to
+   make up for it, as ggml's GGML_E8M0_TO_FP32_HALF does: 2^(e - 128), e = 0 and 1 the float
+   subnormals 2^-128 and 2^-127, e = 255 (NaN in the OCP format) 2^127 (ggml does not
+   special-case it either). The codes are within +-12, so MXFP4 takes IQ4_NL's path through
+   every kernel. */
 static const int8_t swa__iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+static const int8_t swa__mxfp4_values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+static float swa__e8m0_half(uint8_t e)   /* 2^(e - 128), exactly */
+{
+    uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
 
 static int swa__b32_has_min(uint32_t type) { return type == SWA_TYPE_Q4_1 || type == SWA_TYPE_Q5_1; }
 static int swa__b32_has_qh(uint32_t type) { return type == SWA_TYPE_Q5_0 || type == SWA_TYPE_Q5_1; }
-static int swa__b32_qs_at(uint32_t type) { return 2 + 2 * swa__b32_has_min(type) + 4 * swa__b32_has_qh(type); }
+static int swa__b32_qs_at(uint32_t type)
+{
+    return type == SWA_TYPE_MXFP4 ? 1 : 2 + 2 * swa__b32_has_min(type) + 4 * swa__b32_has_qh(type);
+}
 static int swa__b32_bytes(uint32_t type) { return swa__b32_qs_at(type) + 16; }
+/* The table a type's nibbles index, or NULL where the nibble is the value. */
+static const int8_t *swa__b32_table(uint32_t type)
+{
+    return type == SWA_TYPE_IQ4_NL ? swa__iq4nl_values : type == SWA_TYPE_MXFP4 ? swa__mxfp4_values : NULL;
+}
 
 static uint32_t swa__load_le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static float swa__b32_scale(uint32_t type, const uint8_t *b)   /* d */
+{
+    return type == SWA_TYPE_MXFP4 ? swa__e8m0_half(b[0]) : swa__f16_to_f32(swa__load_u16(b));
 }
 
 static void swa__b32_unpack(uint32_t type, const uint8_t *b, int8_t *q)
@@ -2702,7 +2734,7 @@ static void swa__b32_unpack(uint32_t type, const uint8_t *b, int8_t *q)
     int e;
     for (e = 0; e < 32; e++) {
         int nibble = e < 16 ? qs[e] & 15 : qs[e - 16] >> 4;
-        int v = type == SWA_TYPE_IQ4_NL ? swa__iq4nl_values[nibble] : nibble | (int)((qh >> e) & 1) << 4;
+        int v = swa__b32_table(type) ? swa__b32_table(type)[nibble] : nibble | (int)((qh >> e) & 1) << 4;
         q[e] = (int8_t)(type == SWA_TYPE_Q5_0 ? v - 16 : v);
     }
 }
@@ -2722,7 +2754,7 @@ static float swa__dot_b32_ref(uint32_t type, const void *row, const void *x, int
         int32_t s = 0;
         swa__b32_unpack(type, w, q);
         for (j = 0; j < 16; j++) s += q[j] * lo[j] + q[j + 16] * hi[j];
-        sum += swa__f16_to_f32(swa__load_u16(w)) * dx * (float)s;
+        sum += swa__b32_scale(type, w) * dx * (float)s;
         if (swa__b32_has_min(type)) sum += swa__f16_to_f32(swa__load_u16(w + 2)) * dx * (float)(g[b / 8].sum8[b % 8] / 8);
     }
     return sum;
@@ -2735,7 +2767,7 @@ static void swa__dequant_b32_ref(uint32_t type, const void *row, float *out, int
     int64_t i;
     int j;
     for (i = 0; i < n; i += 32, w += bytes) {
-        float d = swa__f16_to_f32(swa__load_u16(w)), m = swa__f16_to_f32(swa__load_u16(w + 2));
+        float d = swa__b32_scale(type, w), m = swa__b32_has_min(type) ? swa__f16_to_f32(swa__load_u16(w + 2)) : 0.0f;
         int8_t q[32];
         swa__b32_unpack(type, w, q);
         for (j = 0; j < 32; j++) out[i + j] = swa__b32_has_min(type) ? (float)q[j] * d + m : (float)q[j] * d;
@@ -2750,6 +2782,8 @@ static void swa__dequant_q4_1_ref(const void *r, float *o, int64_t n) { swa__deq
 static void swa__dequant_q5_0_ref(const void *r, float *o, int64_t n) { swa__dequant_b32_ref(SWA_TYPE_Q5_0, r, o, n); }
 static void swa__dequant_q5_1_ref(const void *r, float *o, int64_t n) { swa__dequant_b32_ref(SWA_TYPE_Q5_1, r, o, n); }
 static void swa__dequant_iq4_nl_ref(const void *r, float *o, int64_t n) { swa__dequant_b32_ref(SWA_TYPE_IQ4_NL, r, o, n); }
+static float swa__dot_mxfp4_ref(const void *r, const void *x, int64_t n) { return swa__dot_b32_ref(SWA_TYPE_MXFP4, r, x, n); }
+static void swa__dequant_mxfp4_ref(const void *r, float *o, int64_t n) { swa__dequant_b32_ref(SWA_TYPE_MXFP4, r, o, n); }
 
 /* Q2_K, Q3_K and IQ4_XS super-blocks (256 elements) read into one form: value e is
    d * sc[e / 16] * q[e] - dmin * mn[e / 16], each product rounded in that order as ggml's
@@ -3135,7 +3169,7 @@ static const swa__type_info swa__types[SWA__N_TYPES] = {
     SWA__TYPE_GONE  (36, IQ4_NL_4_4),
     SWA__TYPE_GONE  (37, IQ4_NL_4_8),
     SWA__TYPE_GONE  (38, IQ4_NL_8_8),
-    SWA__TYPE_READ  (39, MXFP4,      32,  17),
+    SWA__TYPE_WEIGHT(39, MXFP4,      32,  17,  Q8,  mxfp4),
 };
 #undef SWA__TYPE_GONE
 #undef SWA__TYPE_READ
@@ -3192,10 +3226,13 @@ static void swa__type_list(char *buf, size_t cap)
 
 SWA__INTERNAL int swa__act_kind(uint32_t type) { return swa__types[type].act; }
 
-/* The alignment the kernels need of a row: a float type's element, else 2 (a block's f16s). */
+/* The alignment the kernels need of a row: a float type's element, else 2 (a block's f16s; the
+   kernels read them unaligned, and rows of MXFP4's 17-byte blocks, whose scale is a byte, need
+   none). */
 static uintptr_t swa__type_align(uint32_t type)
 {
-    return swa__types[type].block_size == 1 ? (uintptr_t)swa__types[type].block_bytes : 2;
+    const swa__type_info *t = &swa__types[type];
+    return t->block_size == 1 ? (uintptr_t)t->block_bytes : t->block_bytes % 2 ? 1 : 2;
 }
 
 SWA__INTERNAL void swa__dequant_row_ref(uint32_t type, const void *row, float *out, int64_t n)
@@ -9052,12 +9089,13 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_k_avx2, swa__dots_q4_k_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q5_k_avx2, swa__dots_q5_k_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q6_k_avx2, swa__dots_q6_k_avx2)
 
-/* Q4_1, Q5_0, Q5_1 and IQ4_NL rows against swa__q8g activations, a block at a time for up to 4
-   tokens: the block's 32 quants are unpacked once into a register, in element order, and each
-   token's exact integer sum meets d * dx in one FMA. maddubs wants one unsigned operand: Q4_1's
-   and Q5_1's quants are unsigned (0..31), and their offset meets the block's activation sum apart; Q5_0's
-   and IQ4_NL's are signed, so |q| meets x with q's sign moved onto it (|q| <= 127, so pairs stay
-   within int16). A token's steps do not depend on the other tokens, so neither does its result. */
+/* Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4 rows against swa__q8g activations, a block at a time for up
+   to 4 tokens: the block's 32 quants are unpacked once into a register, in element order (the
+   table types by byte shuffle), and each token's exact integer sum meets d * dx in one FMA.
+   maddubs wants one unsigned operand: Q4_1's and Q5_1's quants are unsigned (0..31), and their
+   offset meets the block's activation sum apart; Q5_0's, IQ4_NL's and MXFP4's are signed, so |q|
+   meets x with q's sign moved onto it (|q| <= 127, so pairs stay within int16). A token's steps
+   do not depend on the other tokens, so neither does its result. */
 
 /* 32 bits to 32 bytes: byte e is `value` where bit e is set, else 0. */
 SWA__AVX2 SWA__INLINE __m256i swa__bits_to_bytes_avx2(uint32_t bits, char value)
@@ -9077,15 +9115,15 @@ SWA__AVX2 SWA__INLINE __m256i swa__nibbles_avx2(const uint8_t *p)
                             _mm256_set1_epi8(15));
 }
 
-SWA__AVX2 SWA__INLINE __m256i swa__iq4nl_lookup_avx2(__m256i nibbles)
+SWA__AVX2 SWA__INLINE __m256i swa__table_lookup_avx2(const int8_t *table, __m256i nibbles)   /* table[16] */
 {
-    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)swa__iq4nl_values)), nibbles);
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table)), nibbles);
 }
 
 SWA__AVX2 SWA__INLINE __m256i swa__b32_quants_avx2(const uint8_t *b, uint32_t type)
 {
     __m256i q = swa__nibbles_avx2(b + swa__b32_qs_at(type));
-    if (type == SWA_TYPE_IQ4_NL) return swa__iq4nl_lookup_avx2(q);
+    if (swa__b32_table(type)) return swa__table_lookup_avx2(swa__b32_table(type), q);
     if (swa__b32_has_qh(type)) q = _mm256_or_si256(q, swa__bits_to_bytes_avx2(swa__load_le32(b + swa__b32_qs_at(type) - 4), 16));
     return type == SWA_TYPE_Q5_0 ? _mm256_sub_epi8(q, _mm256_set1_epi8(16)) : q;
 }
@@ -9102,7 +9140,8 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_b32_avx2(const void *row, const void *x
     for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = _mm256_setzero_ps();
     for (b = 0; b < n / 32; b++, w += bytes) {
         const __m256i q = swa__b32_quants_avx2(w, type), abs_q = _mm256_sign_epi8(q, q);
-        const float d = _cvtsh_ss(swa__load_u16(w)), m = has_min ? _cvtsh_ss(swa__load_u16(w + 2)) : 0.0f;
+        const float d = type == SWA_TYPE_MXFP4 ? swa__e8m0_half(w[0]) : _cvtsh_ss(swa__load_u16(w));
+        const float m = has_min ? _cvtsh_ss(swa__load_u16(w + 2)) : 0.0f;
         for (t = 0; t < nt; t++) {
             const swa__q8g *a = (const swa__q8g *)(xa + (size_t)t * stride);
             const __m256i xq = swa__block_x_avx2(a, b);
@@ -9134,7 +9173,7 @@ SWA__AVX2 SWA__INLINE void swa__kblock_unpack_avx2(const uint8_t *w, uint32_t ty
     int h, j;
     if (type == SWA_TYPE_IQ4_XS) {
         swa__iq4xs_scales(w, &s);
-        for (j = 0; j < 8; j++) k->q[j] = swa__iq4nl_lookup_avx2(swa__nibbles_avx2(w + 8 + 16 * j));
+        for (j = 0; j < 8; j++) k->q[j] = swa__table_lookup_avx2(swa__iq4nl_values, swa__nibbles_avx2(w + 8 + 16 * j));
     } else {
         const uint8_t *qs = w + (type == SWA_TYPE_Q2_K ? 16 : 32);
         const __m256i three = _mm256_set1_epi8(3), hmask = _mm256_loadu_si256((const __m256i *)w);
@@ -9199,6 +9238,7 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_kblock_avx2(const void *row, const void
     X(swa__row_dots_q5_0_avx2, swa__dots_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_0) \
     X(swa__row_dots_q5_1_avx2, swa__dots_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_1) \
     X(swa__row_dots_iq4_nl_avx2, swa__dots_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_dots_b32_avx2, SWA_TYPE_IQ4_NL) \
+    X(swa__row_dots_mxfp4_avx2, swa__dots_mxfp4_avx2, swa__dot_mxfp4_avx2, swa__row_dots_b32_avx2, SWA_TYPE_MXFP4) \
     X(swa__row_dots_q2_k_avx2, swa__dots_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q2_K) \
     X(swa__row_dots_q3_k_avx2, swa__dots_q3_k_avx2, swa__dot_q3_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q3_K) \
     X(swa__row_dots_iq4_xs_avx2, swa__dots_iq4_xs_avx2, swa__dot_iq4_xs_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_IQ4_XS)
@@ -11543,8 +11583,9 @@ SWA__DOT_FROM_DOTS(, swa__dot_q4_k_neon, swa__dots_q4_k_neon)
 SWA__DOT_FROM_DOTS(, swa__dot_q5_k_neon, swa__dots_q5_k_neon)
 SWA__DOT_FROM_DOTS(, swa__dot_q6_k_neon, swa__dots_q6_k_neon)
 
-/* Q4_1, Q5_0, Q5_1 and IQ4_NL rows against up to 4 tokens, a block at a time: its quants
-   unpacked once into two vectors (elements 0..15, 16..31), each token's exact integer sum meeting
+/* Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4 rows against up to 4 tokens, a block at a time: its quants
+   unpacked once into two vectors (elements 0..15, 16..31; the table types by table lookup), each
+   token's exact integer sum meeting
    d * dx in float lanes, and Q4_1's and Q5_1's offset meeting the block's activation sum. */
 static inline uint8x16_t swa__bits_to_bytes_neon(uint32_t bits, int half)   /* bits 16 half .. +15 */
 {
@@ -11559,8 +11600,8 @@ static inline void swa__b32_quants_neon(const uint8_t *b, uint32_t type, int8x16
 {
     const uint8x16_t raw = vld1q_u8(b + swa__b32_qs_at(type));
     uint8x16_t lo = vandq_u8(raw, vdupq_n_u8(15)), hi = vshrq_n_u8(raw, 4);
-    if (type == SWA_TYPE_IQ4_NL) {
-        const int8x16_t table = vld1q_s8(swa__iq4nl_values);
+    if (swa__b32_table(type)) {
+        const int8x16_t table = vld1q_s8(swa__b32_table(type));
         *q0 = vqtbl1q_s8(table, lo);
         *q1 = vqtbl1q_s8(table, hi);
         return;
@@ -11589,7 +11630,7 @@ static inline void swa__row_dots_b32_neon(const void *row, const void *x, size_t
     int t;
     for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = vdupq_n_f32(0.0f);
     for (b = 0; b < n / 32; b++, w += bytes) {
-        const float d = swa__f16_to_f32(swa__load_u16(w)), m = has_min ? swa__f16_to_f32(swa__load_u16(w + 2)) : 0.0f;
+        const float d = swa__b32_scale(type, w), m = has_min ? swa__f16_to_f32(swa__load_u16(w + 2)) : 0.0f;
         int8x16_t q0, q1;
         swa__b32_quants_neon(w, type, &q0, &q1);
         for (t = 0; t < nt; t++) {
@@ -11670,6 +11711,7 @@ static inline void swa__row_dots_kblock_neon(const void *row, const void *x, siz
     X(swa__row_dots_q5_0_neon, swa__dots_q5_0_neon, swa__dot_q5_0_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_0) \
     X(swa__row_dots_q5_1_neon, swa__dots_q5_1_neon, swa__dot_q5_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_1) \
     X(swa__row_dots_iq4_nl_neon, swa__dots_iq4_nl_neon, swa__dot_iq4_nl_neon, swa__row_dots_b32_neon, SWA_TYPE_IQ4_NL) \
+    X(swa__row_dots_mxfp4_neon, swa__dots_mxfp4_neon, swa__dot_mxfp4_neon, swa__row_dots_b32_neon, SWA_TYPE_MXFP4) \
     X(swa__row_dots_q2_k_neon, swa__dots_q2_k_neon, swa__dot_q2_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q2_K) \
     X(swa__row_dots_q3_k_neon, swa__dots_q3_k_neon, swa__dot_q3_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q3_K) \
     X(swa__row_dots_iq4_xs_neon, swa__dots_iq4_xs_neon, swa__dot_iq4_xs_neon, swa__row_dots_kblock_neon, SWA_TYPE_IQ4_XS)

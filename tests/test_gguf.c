@@ -286,7 +286,7 @@ static void test_type_table(void **state)
         {SWA_TYPE_F32, "F32"},   {SWA_TYPE_F16, "F16"},   {SWA_TYPE_Q4_0, "Q4_0"},     {SWA_TYPE_Q4_1, "Q4_1"},
         {SWA_TYPE_Q5_0, "Q5_0"}, {SWA_TYPE_Q5_1, "Q5_1"}, {SWA_TYPE_Q8_0, "Q8_0"},     {SWA_TYPE_Q2_K, "Q2_K"},
         {SWA_TYPE_Q3_K, "Q3_K"}, {SWA_TYPE_Q4_K, "Q4_K"}, {SWA_TYPE_Q5_K, "Q5_K"},     {SWA_TYPE_Q6_K, "Q6_K"},
-        {SWA_TYPE_IQ4_NL, "IQ4_NL"}, {SWA_TYPE_IQ4_XS, "IQ4_XS"}, {SWA_TYPE_BF16, "BF16"},
+        {SWA_TYPE_IQ4_NL, "IQ4_NL"}, {SWA_TYPE_IQ4_XS, "IQ4_XS"}, {SWA_TYPE_BF16, "BF16"}, {SWA_TYPE_MXFP4, "MXFP4"},
     };
     static const uint32_t unknown[] = {4, 5, 31, 32, 33, 36, 37, 38, 40, 1000, UINT32_MAX};
     size_t i;

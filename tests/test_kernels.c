@@ -74,6 +74,9 @@ static void random_row(uint32_t type, uint8_t *row, int64_t n)
         case SWA_TYPE_Q6_K: memcpy(blk + 208, &d, 2); break;
         case SWA_TYPE_Q2_K: memcpy(blk + 80, &d, 2); memcpy(blk + 82, &dmin, 2); break;
         case SWA_TYPE_Q3_K: memcpy(blk + 108, &d, 2); break;
+        /* MXFP4's E8M0 scale 2^(e - 128): 2^-12 .. 2^1, and now and then e = 0, 1 or 2, the
+           subnormal and smallest normal scales */
+        case SWA_TYPE_MXFP4: blk[0] = (uint8_t)(next_u32() % 16 ? 116 + next_u32() % 14 : next_u32() % 3); break;
         default: break;
         }
     }
@@ -271,7 +274,7 @@ static void check_quantized_tiles(const swa__kernels *k, uint32_t type, int64_t 
 }
 
 static const uint32_t block32_types[] = {SWA_TYPE_Q8_0, SWA_TYPE_Q4_0, SWA_TYPE_Q4_1, SWA_TYPE_Q5_0, SWA_TYPE_Q5_1,
-                                         SWA_TYPE_IQ4_NL};
+                                         SWA_TYPE_IQ4_NL, SWA_TYPE_MXFP4};
 static const uint32_t block256_types[] = {SWA_TYPE_Q2_K, SWA_TYPE_Q3_K, SWA_TYPE_Q4_K, SWA_TYPE_Q5_K, SWA_TYPE_Q6_K,
                                           SWA_TYPE_IQ4_XS};
 

@@ -216,7 +216,10 @@ static const struct { uint32_t type; double bound; } round_trip[] = {
     /* the types the writer quantizes but does not decode itself, by bits per value */
     {GW_Q5_1, 0.05}, {GW_Q5_0, 0.06}, {GW_IQ4_NL, 0.1}, {GW_IQ4_XS, 0.1}, {GW_Q4_1, 0.11},
     {GW_Q3_K, 0.2}, {GW_Q2_K, 0.35},
+    /* MXFP4 (outside the ordering below: 4 bits like IQ4_NL, with a power-of-two scale) */
+    {GW_MXFP4, 0.15},
 };
+#define N_ORDERED 15   /* the rows above MXFP4's */
 
 static double rms_error(uint32_t type, const float *x, int64_t n, float *y, uint8_t *q)
 {
@@ -264,14 +267,18 @@ static void test_round_trips(void **state)
     /* more bits, less error: F32 < F16 < BF16 < Q8_0 < Q6_K < Q5_K < Q4_K < Q4_0 */
     for (t = 1; t < 8; t++) assert_true(at4096[t - 1] < at4096[t]);
     /* and Q5_1 < Q5_0 < IQ4_NL < IQ4_XS < Q4_1 < Q3_K < Q2_K */
-    for (t = 9; t < sizeof round_trip / sizeof round_trip[0]; t++) assert_true(at4096[t - 1] < at4096[t]);
+    for (t = 9; t < N_ORDERED; t++) assert_true(at4096[t - 1] < at4096[t]);
+    /* MXFP4's codes are spaced as floats and its scale is a power of two, so a block's largest
+       value can lie up to a quarter of it beyond the top code: more error than the other 4-bit
+       types (Q4_1 the most of them), less than Q3_K */
+    assert_true(at4096[N_ORDERED] > at4096[12] && at4096[N_ORDERED] < at4096[13]);
     free(x);
     free(y);
     free(q);
 }
 
 static const uint32_t types[] = {GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0, GW_Q4_K, GW_Q5_K, GW_Q6_K, GW_Q4_1,
-                                  GW_Q5_0, GW_Q5_1, GW_Q2_K, GW_Q3_K, GW_IQ4_NL, GW_IQ4_XS};
+                                  GW_Q5_0, GW_Q5_1, GW_Q2_K, GW_Q3_K, GW_IQ4_NL, GW_IQ4_XS, GW_MXFP4};
 #define N_ALL_TYPES (int)(sizeof types / sizeof types[0])
 
 /* Rows that trip up quantizers: all zero, constant, all negative, one outlier, small values.
@@ -305,8 +312,10 @@ static void test_awkward_rows(void **state)
             if (kind == 0 && e != 0) fail_msg("%s: a zero row does not come back as zeros", type_name(types[t]));
             /* no element may be off by more than a fifth of the row's largest magnitude (a 4-bit
                step is at most 1/8 of a block's range, except where an outlier stretches it);
-               Q2_K's four levels put 11 distinct values up to a third of their range off */
-            if (e > (types[t] == GW_Q2_K ? 0.34 : 0.2) * amax + 1e-9) fail_msg("%s, row kind %d: max error %g, largest value %g",
+               Q2_K's four levels put 11 distinct values up to a third of their range off, and
+               MXFP4's largest code, 1.5 * 2^floor(log2 max), leaves values up to a quarter of
+               the largest off (ggml's choice of the exponent) */
+            if (e > (types[t] == GW_Q2_K ? 0.34 : types[t] == GW_MXFP4 ? 0.25 : 0.2) * amax + 1e-9) fail_msg("%s, row kind %d: max error %g, largest value %g",
                                                  type_name(types[t]), kind, e, amax);
         }
     }
@@ -330,8 +339,9 @@ static void test_non_finite_rows(void **state)
         gw_convert_row(types[t], x, q, 512);
         assert_int_equal(decode_row(types[t], q, y, 512), 0);
         for (i = 256; i < 512; i++)       /* the second 256 values hold no bad value */
-            /* 0.5 of a unit Gaussian; Q2_K's and Q3_K's 4 and 8 levels per 16 values allow 1 */
-            if (fabsf(y[i] - x[i]) > (types[t] == GW_Q2_K || types[t] == GW_Q3_K ? 1.0f : 0.5f)) fail_msg("%s: element %d is %g, want about %g", type_name(types[t]), i, y[i], x[i]);
+            /* 0.5 of a unit Gaussian; Q2_K's and Q3_K's 4 and 8 levels per 16 values allow 1,
+               and so does MXFP4's top code (a quarter of a block's largest, up to 4, off) */
+            if (fabsf(y[i] - x[i]) > (types[t] == GW_Q2_K || types[t] == GW_Q3_K || types[t] == GW_MXFP4 ? 1.0f : 0.5f)) fail_msg("%s: element %d is %g, want about %g", type_name(types[t]), i, y[i], x[i]);
     }
 }
 
@@ -434,6 +444,7 @@ static void test_library_agrees(void **state)
     compare_type(GW_F32, 4);
     compare_type(GW_Q8_0, 16);
     compare_type(GW_Q4_0, 16);
+    compare_type(GW_MXFP4, 16);   /* every byte a block, e = 255's infinities included */
 }
 
 /* Fails until swa.h dequantizes K-quants: swa_dequantize_row must return SWA_OK for them. */
@@ -458,7 +469,7 @@ static void test_library_agrees_k_quants(void **state)
 #define PEER_Q5_K_M QUANT_DIR "peer-Q5_K_M.gguf"
 #define QUANT_REF "tests/data/quant_ref.txt"
 
-typedef struct ref_counts { int files, tensors, rows, values, exact; } ref_counts;
+typedef struct ref_counts { int files, tensors, rows, values, exact, quantized; } ref_counts;
 
 static void check_value(const char *type, long long r, int k, float v, float want, ref_counts *c)
 {
@@ -530,6 +541,42 @@ static void check_block(const char *line, FILE *f, ref_counts *c)
     c->rows++;
 }
 
+/* "quantize TYPE NE0 HEX" and the next line's "floats V0 ..": the GGUF writer (swa-quantize's
+   quantizer) turns the floats into the same bytes as gguf's quantizer. */
+static void check_quantize(const char *line, FILE *f, ref_counts *c)
+{
+    static char floats[65536];
+    char type[16];
+    long long ne0;
+    int at, k, n;
+    uint32_t id;
+    uint8_t want[1024], got[1024];
+    float x[1024];
+    const char *p;
+    char *end;
+    if (sscanf(line, "quantize %15s %lld %n", type, &ne0, &at) != 2 || ne0 <= 0 || ne0 > 1024)
+        fail_msg("%s: cannot read \"%.60s\"", QUANT_REF, line);
+    for (id = 0; id < 64 && !(swa_type_name(id) && !strcmp(swa_type_name(id), type)); id++) {}
+    assert_true(id < 64);
+    for (n = 0, p = line + at; p[0] && p[1] && p[0] != '\n' && n < (int)sizeof want; n++, p += 2) {
+        unsigned v;
+        if (sscanf(p, "%2x", &v) != 1) fail_msg("%s: bad hex in a %s block", QUANT_REF, type);
+        want[n] = (uint8_t)v;
+    }
+    assert_int_equal(n, gw_row_bytes(id, ne0));
+    if (!fgets(floats, sizeof floats, f) || strncmp(floats, "floats ", 7)) fail_msg("%s: a quantize line without floats", QUANT_REF);
+    for (k = 0, p = floats + 7; k < ne0; k++, p = end) {
+        x[k] = strtof(p, &end);
+        if (end == p) fail_msg("%s: a %s row has fewer than %lld floats", QUANT_REF, type, ne0);
+    }
+    gw_convert_row(id, x, got, ne0);
+    for (k = 0; k < n; k++)
+        if (got[k] != want[k])
+            fail_msg("%s row of %lld (first float %.9g): byte %d is 0x%02x, gguf's quantizer wrote 0x%02x", type, ne0,
+                     x[0], k, got[k], want[k]);
+    c->quantized++;
+}
+
 static void test_llama_cpp_rows(void **state)
 {
     swa_gguf *g = NULL;
@@ -538,7 +585,7 @@ static void test_llama_cpp_rows(void **state)
     FILE *f;
     char line[4096], types_seen[256] = "";
     float *y = NULL;
-    ref_counts c = {0, 0, 0, 0, 0};
+    ref_counts c = {0, 0, 0, 0, 0, 0};
     int skipping = 0;
     (void)state;
     f = fopen(QUANT_REF, "r");
@@ -562,6 +609,10 @@ static void test_llama_cpp_rows(void **state)
             check_block(line, f, &c);
             continue;
         }
+        if (!strncmp(line, "quantize ", 9)) {
+            check_quantize(line, f, &c);
+            continue;
+        }
         if (skipping) continue;
         if (sscanf(line, "tensor %127s %15s %lld %lld", name, type, &ne0, &ne1) == 4) {
             int64_t at = swa_gguf_tensor_find(g, name);
@@ -583,8 +634,10 @@ static void test_llama_cpp_rows(void **state)
     free(y);
     if (g) swa_gguf_close(g);
     assert_true(c.rows >= 3);
-    print_message("%d rows of %d tensors in %d files (types%s) and whole rows of Q5_1 agree with llama.cpp's "
-                  "dequantization; %d of %d values bit for bit\n", c.rows, c.tensors, c.files, types_seen, c.exact, c.values);
+    print_message("%d rows of %d tensors in %d files (types%s) and whole rows of Q5_1 and MXFP4 agree with llama.cpp's "
+                  "dequantization; %d of %d values bit for bit; %d rows quantized to the same bytes\n", c.rows, c.tensors,
+                  c.files, types_seen, c.exact, c.values, c.quantized);
+    assert_true(c.quantized >= 10);
 }
 
 /* Every file of ../shared/models/quant loads and runs, and its logits are within twice llama.cpp's

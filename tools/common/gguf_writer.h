@@ -32,6 +32,10 @@
      Q6_K   256 per block {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}: 16 sub-blocks of 16,
             x = d*scales[s]*(q-32) with q in 0..63 split into ql (4 bits) and qh (2 bits) with
             ggml's interleave (see gw__dequant_q6_k)                                    210
+     MXFP4  32 per block {u8 e; u8 qs[16]}: x = fp4 * 2^(e - 127), fp4 an E2M1 code (sign,
+            2 exponent bits, 1 mantissa bit: 0, 0.5, 1, 1.5, 2, 3, 4, 6) in nibbles as Q4_0's;
+            ggml's quantize_row_mxfp4_ref, bit for bit (e from the largest |x|, each value the
+            nearest code, the first on a tie)                                          17 bytes
    The K-quant scales come from a weighted least-squares search per sub-block in the manner of
    ggml's make_qkx2_quants (Q4_K, Q5_K) and make_qx_quants (Q6_K), written anew: the files are
    valid for ggml, but not byte-identical to llama-quantize's. gw_dequant_row turns every type
@@ -46,7 +50,7 @@
 enum {                                                                        /* ggml type ids */
     GW_F32 = 0, GW_F16 = 1, GW_Q4_0 = 2, GW_Q4_1 = 3, GW_Q5_0 = 6, GW_Q5_1 = 7, GW_Q8_0 = 8,
     GW_Q2_K = 10, GW_Q3_K = 11, GW_Q4_K = 12, GW_Q5_K = 13, GW_Q6_K = 14, GW_IQ4_NL = 20, GW_IQ4_XS = 23,
-    GW_BF16 = 30
+    GW_BF16 = 30, GW_MXFP4 = 39
 };
 enum {                                                                        /* GGUF value types */
     GW_U8 = 0, GW_I8, GW_U16, GW_I16, GW_U32, GW_I32, GW_F32V, GW_BOOL, GW_STRING, GW_ARRAY,
@@ -106,8 +110,9 @@ int  gw_stream_close(gw_writer *w);
 uint64_t gw_data_size(const gw_writer *w);   /* bytes of tensor data declared or added so far */
 
 /* Converters, usable on their own. n must be a multiple of the block: 32 for Q8_0, Q4_0, Q4_1,
-   Q5_0, Q5_1 and IQ4_NL, 256 for the K-quants and IQ4_XS. gw_dequant_row decodes F32, F16, BF16,
-   Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (the library's swa_dequantize_row decodes every type). */
+   Q5_0, Q5_1, IQ4_NL and MXFP4, 256 for the K-quants and IQ4_XS. gw_dequant_row decodes F32, F16,
+   BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K and MXFP4 (the library's swa_dequantize_row decodes every
+   type). */
 uint16_t gw_f32_to_f16(float f);
 uint16_t gw_f32_to_bf16(float f);
 float    gw_f16_to_f32(uint16_t h);
@@ -790,6 +795,45 @@ static void gw__quantize_iq4_nl(const float *x, uint8_t *o, int64_t n)
     }
 }
 
+/* ==== MXFP4 ==== */
+
+/* E2M1 code c (bit 3 the sign) as a float; ggml's table has +0 for code 8, so zero is +0. */
+static float gw__fp4(int c)
+{
+    int exp = (c >> 1) & 3, man = c & 1;
+    float v = exp ? ldexpf(1.0f + 0.5f * (float)man, exp - 1) : 0.5f * (float)man;
+    return c & 8 && v != 0.0f ? -v : v;
+}
+
+/* ggml's quantize_row_mxfp4_ref: e = floor(log2 max|x|) - 2 + 127, so that the largest value
+   falls among the top codes (4 and 6 times 2^(e - 127)), then each value the code nearest it,
+   the first in code order on a tie. Where ggml converts a negative float to the byte (a block
+   whose largest |x| is below 2^-125, undefined in C), e is 0; NaN and infinities do not count
+   toward the largest (ggml's loop skips NaN; an infinity would make e undefined). */
+static void gw__quantize_mxfp4(const float *x, uint8_t *o, int64_t n)
+{
+    int64_t i;
+    int j, c;
+    for (i = 0; i < n; i += 32, x += 32, o += 17) {
+        float amax = 0.0f, d, e;
+        for (j = 0; j < 32; j++)
+            if (fabsf(x[j]) <= 3.4028235e38f && fabsf(x[j]) > amax) amax = fabsf(x[j]);
+        e = amax > 0.0f ? floorf(log2f(amax)) - 2 + 127 : 0.0f;
+        o[0] = (uint8_t)(e > 0.0f ? e : 0.0f);
+        d = ldexpf(1.0f, (int)o[0] - 128);   /* fp4 * 2^(e - 127) = (2 fp4) * d */
+        for (j = 0; j < 32; j++) {
+            int best = 0;
+            float best_err = fabsf(2.0f * gw__fp4(0) * d - x[j]);
+            for (c = 1; c < 16; c++) {
+                float err = fabsf(2.0f * gw__fp4(c) * d - x[j]);
+                if (err < best_err) { best = c; best_err = err; }
+            }
+            if (j < 16) o[1 + j] = (uint8_t)best;
+            else o[1 + j - 16] |= (uint8_t)(best << 4);
+        }
+    }
+}
+
 /* IQ4_XS: 8 sub-blocks of 32 with IQ4_NL's fit, their scales quantized to 6 bits (-32..31)
    against d = -(the largest) / 32. Layout: f16 d, u16 scales_h (bits 2j..2j+1: the high bits of
    scale j + 32), scales_l[4] (nibble j % 2 of byte j / 2: its low bits), qs[128]. */
@@ -915,6 +959,7 @@ size_t gw_row_bytes(uint32_t type, int64_t n)
     case GW_Q2_K: return n % 256 ? 0 : (size_t)(n / 256) * 84;
     case GW_Q3_K: return n % 256 ? 0 : (size_t)(n / 256) * 110;
     case GW_IQ4_XS: return n % 256 ? 0 : (size_t)(n / 256) * 136;
+    case GW_MXFP4: return n % 32 ? 0 : (size_t)(n / 32) * 17;
     default: return 0;
     }
 }
@@ -943,6 +988,7 @@ void gw_convert_row(uint32_t type, const float *x, void *out, int64_t n)
     case GW_Q2_K: gw__quantize_q2_k(x, o, n); break;
     case GW_Q3_K: gw__quantize_q3_k(x, o, n); break;
     case GW_IQ4_XS: gw__quantize_iq4_xs(x, o, n); break;
+    case GW_MXFP4: gw__quantize_mxfp4(x, o, n); break;
     default: break;
     }
 }
@@ -1032,6 +1078,10 @@ int gw_dequant_row(uint32_t type, const void *src, float *dst, int64_t n)
     case GW_Q4_K: for (i = 0; i < n; i += 256, b += 144) gw__dequant_q4_k(b, dst + i); break;
     case GW_Q5_K: for (i = 0; i < n; i += 256, b += 176) gw__dequant_q5_k(b, dst + i); break;
     case GW_Q6_K: for (i = 0; i < n; i += 256, b += 210) gw__dequant_q6_k(b, dst + i); break;
+    case GW_MXFP4:
+        for (i = 0; i < n; i += 32, b += 17)
+            for (j = 0; j < 32; j++) dst[i + j] = ldexpf(gw__fp4(j < 16 ? b[1 + j] & 15 : b[1 + j - 16] >> 4), b[0] - 127);
+        break;
     default: return -1;   /* the newer types: swa_dequantize_row decodes them */
     }
     return 0;

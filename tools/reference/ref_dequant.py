@@ -28,8 +28,19 @@ rows of one that llama-quantize wrote (the third argument; skipped when absent) 
     block TYPE NE0 HEX
     values V0 .. V(NE0-1)
 
-so that the test needs no file for them. Only the tests read the output; this script only
-writes it, and no test runs it."""
+so that the test needs no file for them. MXFP4 has no file either (llama-quantize writes it only
+for expert tensors): blocks made here, one for each E8M0 exponent worth a look (0 and 1, the
+float subnormals 2^-128 and 2^-127 of ggml's halved scale; 2; 126-128 around 1; 253; 254, the
+largest finite scale of the OCP format; 255, NaN there and 2^127 in ggml), each holding all 16
+codes, go in as block lines, and rows of floats that gguf's MXFP4 quantizer turns into blocks go
+in as
+
+    quantize TYPE NE0 HEX
+    floats V0 .. V(NE0-1)
+
+(Gaussians, ties between codes, largest values at and just below powers of two, tiny and huge
+blocks) for the test to hold the GGUF writer's quantizer to, byte for byte. Only the tests read
+the output; this script only writes it, and no test runs it."""
 
 import hashlib
 import os
@@ -91,16 +102,49 @@ def block_lines(path):
     return lines
 
 
+def mxfp4_lines():
+    from gguf.constants import GGMLQuantizationType as T
+    from gguf.quants import quantize
+    lines = []
+    # every code in every block: low nibbles 0..15, high nibbles 15..0
+    qs = bytes(j | (15 - j) << 4 for j in range(16))
+    raw = np.frombuffer(b"".join(bytes([e]) + qs for e in (0, 1, 2, 126, 127, 128, 253, 254, 255)), dtype=np.uint8)
+    vals = dequantize(raw, T.MXFP4).astype(np.float32)
+    lines.append("block MXFP4 %d %s" % (vals.size, raw.tobytes().hex()))
+    lines.append("values " + " ".join("%.9g" % x for x in vals))
+    rng = np.random.default_rng(20261203)
+    rows = [rng.standard_normal(128).astype(np.float32)]
+    # ties: halfway between neighbouring codes of the scale the largest (4) gives, d = 2^-2 * 2
+    half = np.array([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, -0.25, -1.75, -5.0, 4.0] + [0.0] * 21, dtype=np.float32)
+    rows.append(half)
+    for k in (-3, 0, 5, 20):   # largest exactly 2^k, then just below 2^k
+        a = rng.standard_normal(32).astype(np.float32) * np.float32(2.0 ** (k - 2))
+        a[7] = np.float32(2.0 ** k)
+        b = a.copy()
+        b[7] = np.nextafter(np.float32(2.0 ** k), np.float32(0))
+        rows += [a, b]
+    rows.append(rng.standard_normal(32).astype(np.float32) * np.float32(2.0 ** -118))   # tiny scales
+    rows.append(rng.standard_normal(32).astype(np.float32) * np.float32(1e37))          # huge ones
+    rows.append(np.zeros(32, dtype=np.float32))
+    for x in rows:
+        q = quantize(x.reshape(1, -1), T.MXFP4)
+        lines.append("quantize MXFP4 %d %s" % (x.size, q.tobytes().hex()))
+        lines.append("floats " + " ".join("%.9g" % v for v in x))
+    return lines
+
+
 def main():
     folder = sys.argv[1] if len(sys.argv) > 1 else "../shared/models/quant"
     out = sys.argv[2] if len(sys.argv) > 2 else "tests/data/quant_ref.txt"
     q5_1 = sys.argv[3] if len(sys.argv) > 3 else "/tmp/peer-Q5_1.gguf"
     lines = ["# written by tools/reference/ref_dequant.py with gguf.quants.dequantize: file NAME, tensor NAME TYPE NE0 NE1,",
-             "# row INDEX SUM SUMSQ and the row's first and last 8 values; block TYPE NE0 HEX and its values"]
+             "# row INDEX SUM SUMSQ and the row's first and last 8 values; block TYPE NE0 HEX and its values;",
+             "# quantize TYPE NE0 HEX and the floats gguf.quants.quantize turned into it"]
     for name in FILES:
         lines += file_lines(os.path.join(folder, name))
     if os.path.exists(q5_1):
         lines += block_lines(q5_1)
+    lines += mxfp4_lines()
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
 
