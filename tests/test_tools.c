@@ -903,7 +903,7 @@ static void check_mkmodel_type(const char *name, uint32_t type, uint32_t type_32
 static void test_mkmodel_types(void **state)
 {
     enum { F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q2_K = 10, Q3_K = 11, Q4_K = 12,
-           Q5_K = 13, Q6_K = 14, IQ4_NL = 20, IQ4_XS = 23, BF16 = 30 };   /* ggml.h's ids */
+           Q5_K = 13, Q6_K = 14, IQ4_NL = 20, IQ4_XS = 23, BF16 = 30, MXFP4 = 39 };   /* ggml.h's ids */
     static const struct { const char *name; uint32_t type, type_320, output; int64_t ftype; } cases[] = {
         {"f32", F32, F32, F32, 0},           {"f16", F16, F16, F16, 1},           {"bf16", BF16, BF16, BF16, 32},
         {"q4_0", Q4_0, Q4_0, Q4_0, 2},       {"q4_1", Q4_1, Q4_1, Q4_1, 3},       {"q5_0", Q5_0, Q5_0, Q5_0, 8},
@@ -912,7 +912,7 @@ static void test_mkmodel_types(void **state)
         {"q3_k_l", Q3_K, IQ4_NL, Q3_K, 13},  {"q4_k_s", Q4_K, Q5_0, Q6_K, 14},    {"q4_k_m", Q4_K, Q5_0, Q6_K, 15},
         {"q4_k", Q4_K, Q5_0, Q6_K, 15},      {"q5_k_s", Q5_K, Q5_1, Q6_K, 16},    {"q5_k_m", Q5_K, Q5_1, Q6_K, 17},
         {"q5_k", Q5_K, Q5_1, Q6_K, 17},      {"q6_k", Q6_K, Q8_0, Q6_K, 18},      {"iq4_nl", IQ4_NL, IQ4_NL, IQ4_NL, 25},
-        {"iq4_xs", IQ4_XS, IQ4_NL, IQ4_XS, 30},
+        {"iq4_xs", IQ4_XS, IQ4_NL, IQ4_XS, 30},      {"mxfp4", MXFP4, MXFP4, MXFP4, 38},  {"mxfp4_moe", MXFP4, MXFP4, MXFP4, 38},
     };
     size_t i;
     char *usage;
@@ -929,6 +929,61 @@ static void test_mkmodel_types(void **state)
     free(usage);
     assert_int_equal(tu_run(PROGRAM("swa-mkmodel") " --shape custom --layers 1 --dim 256 --heads 4 --ff 320 --type q9_k "
                             "/tmp/swa_test_never.gguf 2>/dev/null"), 2);
+}
+
+/* swa-quantize's MXFP4 targets: MXFP4_MOE (llama-quantize's spelling, upper case) as llama.cpp's
+   llama_tensor_get_type has it, expert tensors (3-D) MXFP4 and every other matrix Q8_0, the
+   classifier too; mxfp4 every matrix MXFP4 under q4_0's rules (the classifier Q6_K). Both with
+   general.file_type 38 (llama.h's LLAMA_FTYPE_MOSTLY_MXFP4_MOE). */
+static void test_quantize_mxfp4(void **state)
+{
+    static const struct { const char *name; int64_t ne[3]; uint32_t dims, moe, plain; } tensors[] = {
+        {"token_embd.weight", {256, 64, 1}, 2, 8, 39},        {"blk.0.attn_norm.weight", {256, 1, 1}, 1, 0, 0},
+        {"blk.0.attn_q.weight", {256, 256, 1}, 2, 8, 39},     {"blk.0.ffn_up_exps.weight", {256, 64, 4}, 3, 39, 39},
+        {"blk.0.ffn_down_exps.weight", {64, 256, 4}, 3, 39, 39}, {"output.weight", {256, 64, 1}, 2, 8, 14},
+    };
+    static const char *const targets[2] = {"MXFP4_MOE", "mxfp4"};
+    char in[64], out[64], cmd[512];
+    float *x = (float *)malloc(256 * 256 * 4 * sizeof *x);
+    gw_writer *w = gw_new(3);
+    swa_gguf *g;
+    swa_error err;
+    swa_gguf_value v;
+    uint8_t *bytes;
+    size_t size, i;
+    int64_t got;
+    int k;
+    (void)state;
+    if (access(PROGRAM_FILE("swa-quantize"), X_OK) != 0) fail_msg("swa-quantize is missing: run make first");
+    tu_tmp_path(in, sizeof in, "mxin");
+    tu_tmp_path(out, sizeof out, "mxout");
+    for (i = 0; i < 256 * 256 * 4; i++) x[i] = (float)((int)(i * 2654435761u % 2001) - 1000) / 1000.0f;
+    gw_kv_str(w, "general.architecture", "llama");
+    for (i = 0; i < sizeof tensors / sizeof tensors[0]; i++)
+        assert_int_equal(gw_tensor_f32(w, tensors[i].name, GW_F32, tensors[i].dims, tensors[i].ne, x), 0);
+    bytes = gw_to_memory(w, &size);
+    assert_non_null(bytes);
+    tu_write_file(in, bytes, size);
+    free(bytes);
+    gw_free(w);
+    for (k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " %s %s %s 2>/dev/null", in, out, targets[k]);
+        if (tu_run(cmd) != 0) fail_msg("%s failed", cmd);
+        if (swa_gguf_open(out, &g, &err) != SWA_OK) fail_msg("%s: %s", targets[k], err.msg);
+        for (i = 0; i < sizeof tensors / sizeof tensors[0]; i++) {
+            const swa_gguf_tensor *t = swa_gguf_tensor_at(g, swa_gguf_tensor_find(g, tensors[i].name));
+            uint32_t want = k == 0 ? tensors[i].moe : tensors[i].plain;
+            assert_non_null(t);
+            if (t->type != want) fail_msg("%s: %s is %s, not %s", targets[k], tensors[i].name, swa_type_name(t->type), swa_type_name(want));
+        }
+        v = swa_gguf_kv_value(g, swa_gguf_kv_find(g, "general.file_type"));
+        assert_int_equal(swa_gguf_value_int(&v, &got), SWA_OK);
+        assert_int_equal(got, 38);
+        swa_gguf_close(g);
+    }
+    remove(in);
+    remove(out);
+    free(x);
 }
 
 /* What every program shares: --version prints its name and the version the macros make, exit
@@ -1106,6 +1161,7 @@ int main(void)
         cmocka_unit_test(test_sidebyside),
         cmocka_unit_test(test_sidebyside_batched),
         cmocka_unit_test(test_mkmodel_types),
+        cmocka_unit_test(test_quantize_mxfp4),
         cmocka_unit_test(test_program_conventions),
         cmocka_unit_test(test_perplexity_interrupt),
         cmocka_unit_test(test_tools_input_and_usage),

@@ -4,8 +4,9 @@
    swa-quantize IN.gguf OUT.gguf TYPE [-t N] [--allow-requantize]
 
    TYPE is f32, f16, bf16, or a llama-quantize name: q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k_s,
-   q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k, iq4_nl, iq4_xs (q3_k, q4_k and q5_k
-   are q3_k_m, q4_k_m and q5_k_m; tools/common/targets.h). Every metadata key is copied in
+   q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k, iq4_nl, iq4_xs, mxfp4_moe, in either
+   case (q3_k, q4_k and q5_k are q3_k_m, q4_k_m and q5_k_m; tools/common/targets.h), or mxfp4
+   (every matrix MXFP4 under the same rules as q4_0). Every metadata key is copied in
    order, with general.file_type set to llama.cpp's number for the result and
    general.quantization_version 2 added to quantized files that lack it; the alignment is kept.
    1-D tensors (the norms) are written as F32.
@@ -206,15 +207,17 @@ static int more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - 
 /* The type llama.cpp's mix `ft` gives a matrix, before any fallback (llama_tensor_get_type for a
    llama model without experts): the classifier Q6_K (Q8_0 if its rows are not whole blocks of
    the base type, and Q8_0 stays Q8_0); attn_v, ffn_down and attn_output more bits in some mixes
-   and layers. */
-static uint32_t mix_type(mix_state *s, const swa_gguf_tensor *t, const char *name, uint32_t base, uint32_t ft)
+   and layers. MXFP4_MOE (moe set) gives the classifier Q8_0, the expert tensors (3-D: a matrix
+   per expert) MXFP4 and every other matrix Q8_0. */
+static uint32_t mix_type(mix_state *s, const swa_gguf_tensor *t, const char *name, uint32_t base, uint32_t ft, int moe)
 {
     uint32_t type = base;
     if (!is_quantized(base)) return base;
     if (!strcmp(name, "output.weight") || (!s->has_output && !strcmp(name, "token_embd.weight"))) {
-        if (t->ne[0] % swa_type_block_size(base)) return GW_Q8_0;
+        if (moe || t->ne[0] % swa_type_block_size(base)) return GW_Q8_0;
         return base == GW_Q8_0 ? GW_Q8_0 : GW_Q6_K;
     }
+    if (moe) return t->ne[2] > 1 ? GW_MXFP4 : GW_Q8_0;
     if (!strcmp(name, "token_embd.weight")) return base;
     if (strstr(name, "attn_v.weight")) {
         int i = s->i_attn_v++;
@@ -241,11 +244,11 @@ static uint32_t mix_type(mix_state *s, const swa_gguf_tensor *t, const char *nam
 
 /* The type a matrix gets: the mix's choice, or llama.cpp's fallback when its rows are not whole
    blocks of it. */
-static uint32_t out_type(mix_state *s, const swa_gguf_tensor *t, const char *name, uint32_t target, uint32_t ft)
+static uint32_t out_type(mix_state *s, const swa_gguf_tensor *t, const char *name, uint32_t target, uint32_t ft, int moe)
 {
     uint32_t want, type;
     if (t->n_dims == 1) return GW_F32;
-    want = mix_type(s, t, name, target, ft);
+    want = mix_type(s, t, name, target, ft, moe);
     type = fallback_type(want, t->ne[0]);
     if (type != want && first_note(name))
         fprintf(stderr, PROG ": note: %s has rows of %lld, not whole blocks of %s: written as %s%s\n", name,
@@ -353,7 +356,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     const char *pos[3] = {NULL, NULL, NULL}, *in = NULL;
-    int n_pos = 0, threads, warned_gw = 0, allow_requantize = 0, i;
+    int n_pos = 0, threads, warned_gw = 0, allow_requantize = 0, moe, i;
     long cpus = swa_cpu_count();
     uint32_t target = 0, file_type = 0, *types;
     const struct target *chosen;
@@ -410,6 +413,7 @@ int main(int argc, char **argv)
     if (!(chosen = target_find(pos[2]))) usage_fail("TYPE wants " TARGET_NAMES ", got \"%s\"", pos[2]);
     target = chosen->type;
     file_type = chosen->file_type;
+    moe = !strcmp(chosen->name, "mxfp4_moe");
 
     if (swa_gguf_open(pos[0], &g, &err) != SWA_OK) {   /* the library's message names the file */
         if (strstr(err.msg, pos[0])) fail("%s", err.msg);
@@ -425,7 +429,7 @@ int main(int argc, char **argv)
     for (ti = 0; ti < n_tensors; ti++) {
         const swa_gguf_tensor *t = swa_gguf_tensor_at(g, ti);
         cstr(t->name, name, sizeof name);
-        types[ti] = out_type(&mix, t, name, target, file_type);
+        types[ti] = out_type(&mix, t, name, target, file_type, moe);
         if (types[ti] != t->type && is_quantized(t->type) && is_quantized(types[ti]) && !allow_requantize)
             fail("%s is already quantized (%s): quantizing it again to %s would add a second rounding error to the first; "
                  "quantize the F32/F16/BF16 original instead, or pass --allow-requantize", name, tname(t->type),

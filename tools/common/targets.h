@@ -11,11 +11,13 @@
 
 enum { FT_Q4_0 = 2, FT_Q4_1 = 3, FT_Q8_0 = 7, FT_Q5_0 = 8, FT_Q5_1 = 9, FT_Q2_K = 10, FT_Q3_K_S = 11, FT_Q3_K_M = 12,
        FT_Q3_K_L = 13, FT_Q4_K_S = 14, FT_Q4_K_M = 15, FT_Q5_K_S = 16, FT_Q5_K_M = 17, FT_Q6_K = 18, FT_IQ4_NL = 25,
-       FT_IQ4_XS = 30 };
+       FT_IQ4_XS = 30, FT_MXFP4_MOE = 38 };
 
 typedef struct target { const char *name; uint32_t type, file_type; } target;
 
-/* q3_k, q4_k and q5_k stand for the _m mixes, as in llama-quantize. */
+/* q3_k, q4_k and q5_k stand for the _m mixes, as in llama-quantize. mxfp4_moe is llama-quantize's
+   MXFP4_MOE (expert tensors MXFP4, other matrices Q8_0); mxfp4 has no llama.cpp mix: MXFP4 as
+   q4_0 is Q4_0, with the file type of MXFP4_MOE, the one llama.cpp has for MXFP4. */
 static const target targets[] = {
     {"f32", GW_F32, 0},             {"f16", GW_F16, 1},             {"bf16", GW_BF16, 32},
     {"q4_0", GW_Q4_0, FT_Q4_0},     {"q4_1", GW_Q4_1, FT_Q4_1},     {"q5_0", GW_Q5_0, FT_Q5_0},
@@ -24,11 +26,11 @@ static const target targets[] = {
     {"q4_k_s", GW_Q4_K, FT_Q4_K_S}, {"q4_k_m", GW_Q4_K, FT_Q4_K_M}, {"q5_k_s", GW_Q5_K, FT_Q5_K_S},
     {"q5_k_m", GW_Q5_K, FT_Q5_K_M}, {"q6_k", GW_Q6_K, FT_Q6_K},     {"iq4_nl", GW_IQ4_NL, FT_IQ4_NL},
     {"iq4_xs", GW_IQ4_XS, FT_IQ4_XS}, {"q4_k", GW_Q4_K, FT_Q4_K_M}, {"q5_k", GW_Q5_K, FT_Q5_K_M},
-    {"q3_k", GW_Q3_K, FT_Q3_K_M},
+    {"q3_k", GW_Q3_K, FT_Q3_K_M},     {"mxfp4", GW_MXFP4, FT_MXFP4_MOE}, {"mxfp4_moe", GW_MXFP4, FT_MXFP4_MOE},
 };
 #define TARGET_NAMES "f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k_s, q3_k_m (q3_k), q3_k_l, " \
-                     "q4_k_s, q4_k_m (q4_k), q5_k_s, q5_k_m (q5_k), q6_k, iq4_nl or iq4_xs, in any case (Q4_K_M), " \
-                     "or llama-quantize's number for it (15)"
+                     "q4_k_s, q4_k_m (q4_k), q5_k_s, q5_k_m (q5_k), q6_k, iq4_nl, iq4_xs, mxfp4 or mxfp4_moe, " \
+                     "in any case (Q4_K_M), or llama-quantize's number for it (15)"
 
 /* The target of that name in any case (llama-quantize prints Q4_K_M, we q4_k_m), or of that
    llama.cpp file type number (llama-quantize takes 15 for Q4_K_M); NULL for none. */
