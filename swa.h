@@ -8588,8 +8588,21 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f32_avx2, swa__dots_f32_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f16_avx2, swa__dots_f16_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_bf16_avx2, swa__dots_bf16_avx2)
 
-/* Q8_0 and Q4_0 rows against swa__q8g groups of activations, 8 blocks at a time and up to 4
-   tokens at once. Weight blocks p and p + 4 (p < 4) share a register pair, first halves in one
+/* 16 bytes of nibbles as 32 bytes in element order: the low nibbles, then the high ones. */
+SWA__AVX2 SWA__INLINE __m256i swa__nibbles_avx2(const uint8_t *p)
+{
+    const __m128i raw = _mm_loadu_si128((const __m128i *)p);
+    return _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1),
+                            _mm256_set1_epi8(15));
+}
+
+SWA__AVX2 SWA__INLINE __m256i swa__table_lookup_avx2(const int8_t *table, __m256i nibbles)   /* table[16] */
+{
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table)), nibbles);
+}
+
+/* Q8_0, Q4_0, IQ4_NL and MXFP4 rows against swa__q8g groups of activations, 8 blocks at a time
+   and up to 4 tokens at once. Weight blocks p and p + 4 (p < 4) share a register pair, first halves in one
    and second halves in the other, against the activations laid out to match, so that madd
    leaves each block's sum in 4 lanes of one 128-bit half and a short reduction gathers the 8
    blocks' sums into one register, in block order, where the scales (converted 8 at a time) and
@@ -8597,16 +8610,43 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_bf16_avx2, swa__dots_bf16_avx2)
    than the integer work. A row's last blocks (fewer than 8) go one at a time.
    maddubs wants one unsigned operand: Q8_0 gives it |w| and moves w's sign onto the
    activation; Q4_0's nibbles are unsigned (0..15) as they are, and its offset comes off the
-   sums afterwards: sum (w - 8) q = sum w q - sum8. A token's steps do not depend on the other
-   tokens of the tile, so its result does not either. */
+   sums afterwards: sum (w - 8) q = sum w q - sum8. IQ4_NL and MXFP4 are Q4_0's nibbles looked up
+   in a table (one byte shuffle): IQ4_NL's values are signed as Q8_0's bytes are; MXFP4's codes
+   plus 12 (0..24) are unsigned as Q4_0's nibbles are, and their offset comes off the same way:
+   12 sum q = sum8 + sum8 / 2. A token's steps do not depend on the other tokens of the tile, so
+   its result does not either. */
+static const int8_t swa__mxfp4_plus12[16] = {12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0};
+
+/* Whether a type's weights go to maddubs unsigned, their offset (Q4_0's 8, MXFP4's 12) taken off
+   the sums afterwards: small (|w| <= 24), so that the int16 sums below have room to add up
+   before they widen. */
+static int swa__offset_quants(uint32_t type) { return type == SWA_TYPE_Q4_0 || type == SWA_TYPE_MXFP4; }
+
+/* k sum q of a block, from sum8 = 8 sum q: Q4_0's k = 8, MXFP4's 12. */
+SWA__AVX2 SWA__INLINE __m256i swa__offsets_avx2(__m256i sum8, uint32_t type)
+{
+    return type == SWA_TYPE_MXFP4 ? _mm256_add_epi32(sum8, _mm256_srai_epi32(sum8, 1)) : sum8;
+}
+
+/* The table a type's nibbles go through here, or NULL (Q4_0's as they are). */
+static const int8_t *swa__group_table(uint32_t type)
+{
+    return type == SWA_TYPE_MXFP4 ? swa__mxfp4_plus12 : type == SWA_TYPE_IQ4_NL ? swa__iq4nl_values : NULL;
+}
+
 SWA__AVX2 SWA__INLINE void swa__pair_avx2(const uint8_t *w, int p, uint32_t type, __m256i *lo, __m256i *hi)
 {
-    if (type == SWA_TYPE_Q4_0) {
+    if (type != SWA_TYPE_Q8_0) {   /* nibbles, as they are or through a table */
         const __m256i low4 = _mm256_set1_epi8(15);
-        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + 18 * p + 2))),
-                                            _mm_loadu_si128((const __m128i *)(w + 18 * (p + 4) + 2)), 1);
+        const int bb = (int)swa__types[type].block_bytes, at = type == SWA_TYPE_MXFP4 ? 1 : 2;
+        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + bb * p + at))),
+                                            _mm_loadu_si128((const __m128i *)(w + bb * (p + 4) + at)), 1);
         *lo = _mm256_and_si256(v, low4);
         *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+        if (swa__group_table(type)) {
+            *lo = swa__table_lookup_avx2(swa__group_table(type), *lo);
+            *hi = swa__table_lookup_avx2(swa__group_table(type), *hi);
+        }
     } else {
         __m256i a = _mm256_loadu_si256((const __m256i *)(w + 34 * p + 2));
         __m256i b = _mm256_loadu_si256((const __m256i *)(w + 34 * (p + 4) + 2));
@@ -8618,7 +8658,7 @@ SWA__AVX2 SWA__INLINE void swa__pair_avx2(const uint8_t *w, int p, uint32_t type
 /* The int16 sums of w x over 2 bytes at a time, for a register of weights and one of activations. */
 SWA__AVX2 SWA__INLINE __m256i swa__sums2_avx2(__m256i w, __m256i x, uint32_t type)
 {
-    return type == SWA_TYPE_Q4_0 ? _mm256_maddubs_epi16(w, x)
+    return swa__offset_quants(type) ? _mm256_maddubs_epi16(w, x)
                                  : _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
 }
 
@@ -8627,12 +8667,12 @@ SWA__AVX2 SWA__INLINE __m256i swa__sums4_avx2(__m256i w, __m256i x, uint32_t typ
     return _mm256_madd_epi16(swa__sums2_avx2(w, x, type), _mm256_set1_epi16(1));
 }
 
-/* Q4_0's int16 sums stay within 2 * 15 * 127, so two of them add before widening; Q8_0's reach
-   2 * 127 * 127 and widen first. */
+/* Q4_0's and MXFP4's int16 sums stay within 2 * 24 * 127, so two of them add before widening;
+   Q8_0's and IQ4_NL's reach 2 * 127 * 127 and widen first. */
 SWA__AVX2 SWA__INLINE __m256i swa__pair_sums_avx2(__m256i lo, __m256i hi, const int8_t *q, uint32_t type)
 {
     __m256i xl = _mm256_loadu_si256((const __m256i *)q), xh = _mm256_loadu_si256((const __m256i *)(q + 32));
-    if (type == SWA_TYPE_Q4_0)
+    if (swa__offset_quants(type))
         return _mm256_madd_epi16(_mm256_add_epi16(swa__sums2_avx2(lo, xl, type), swa__sums2_avx2(hi, xh, type)),
                                  _mm256_set1_epi16(1));
     return _mm256_add_epi32(swa__sums4_avx2(lo, xl, type), swa__sums4_avx2(hi, xh, type));
@@ -8648,7 +8688,21 @@ SWA__AVX2 SWA__INLINE uint64_t swa__scales4(const uint8_t *w, int block_bytes)
     return s;
 }
 
-SWA__AVX2 SWA__INLINE __m256 swa__scales8_avx2(const uint8_t *w, int block_bytes)
+/* MXFP4's 8 E8M0 bytes as the floats 2^(e - 128) (see swa__e8m0_half): the exponent field e - 1,
+   or for e < 2 the subnormals 2^-128 and 2^-127. */
+SWA__AVX2 SWA__INLINE __m256 swa__e8m0_8_avx2(const uint8_t *w, int block_bytes)
+{
+    uint64_t e = 0;
+    __m256i v, sub, norm;
+    int k;
+    for (k = 0; k < 8; k++) e |= (uint64_t)w[k * block_bytes] << (8 * k);
+    v = _mm256_cvtepu8_epi32(_mm_set_epi64x(0, (long long)e));
+    norm = _mm256_slli_epi32(_mm256_sub_epi32(v, _mm256_set1_epi32(1)), 23);
+    sub = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), v);
+    return _mm256_castsi256_ps(_mm256_blendv_epi8(sub, norm, _mm256_cmpgt_epi32(v, _mm256_set1_epi32(1))));
+}
+
+SWA__AVX2 SWA__INLINE __m256 swa__scales8_avx2(const uint8_t *w, int block_bytes)   /* f16 scales */
 {
     return _mm256_cvtph_ps(_mm_set_epi64x((long long)swa__scales4(w + 4 * block_bytes, block_bytes),
                                           (long long)swa__scales4(w, block_bytes)));
@@ -8670,11 +8724,11 @@ SWA__AVX2 SWA__INLINE void swa__store_sums_avx2(float *out, int nt, __m256 c0, _
 }
 
 /* The 8 blocks' sums in block order, from pairs p (block p in lanes 0..3, p + 4 in 4..7). Q4_0's
-   lanes stay within 2 * 7620, so they pack to int16 and one madd adds pairs of them: two packs
-   and two madds cost less than two hadds. */
+   and MXFP4's lanes stay within 8 * 24 * 127, so they pack to int16 and one madd adds pairs of
+   them: two packs and two madds cost less than two hadds. */
 SWA__AVX2 SWA__INLINE __m256i swa__block_sums8_avx2(__m256i p0, __m256i p1, __m256i p2, __m256i p3, uint32_t type)
 {
-    if (type == SWA_TYPE_Q4_0) {
+    if (swa__offset_quants(type)) {
         const __m256i ones = _mm256_set1_epi16(1);
         return _mm256_hadd_epi32(_mm256_madd_epi16(_mm256_packs_epi32(p0, p1), ones),
                                  _mm256_madd_epi16(_mm256_packs_epi32(p2, p3), ones));
@@ -8691,7 +8745,7 @@ typedef struct swa__group_avx2 {
 
 SWA__AVX2 SWA__INLINE void swa__group_unpack_avx2(const uint8_t *w, int block_bytes, uint32_t type, swa__group_avx2 *g)
 {
-    g->dw = swa__scales8_avx2(w, block_bytes);
+    g->dw = type == SWA_TYPE_MXFP4 ? swa__e8m0_8_avx2(w, block_bytes) : swa__scales8_avx2(w, block_bytes);
     swa__pair_avx2(w, 0, type, &g->lo[0], &g->hi[0]);
     swa__pair_avx2(w, 1, type, &g->lo[1], &g->hi[1]);
     swa__pair_avx2(w, 2, type, &g->lo[2], &g->hi[2]);
@@ -8711,7 +8765,7 @@ SWA__AVX2 SWA__INLINE __m256 swa__group_step_avx2(const swa__group_avx2 *g, cons
                                       swa__pair_sums_avx2(g->lo[1], g->hi[1], a->q + 64, type),
                                       swa__pair_sums_avx2(g->lo[2], g->hi[2], a->q + 128, type),
                                       swa__pair_sums_avx2(g->lo[3], g->hi[3], a->q + 192, type), type);
-    if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_loadu_si256((const __m256i *)a->sum8));
+    if (swa__offset_quants(type)) s = _mm256_sub_epi32(s, swa__offsets_avx2(_mm256_loadu_si256((const __m256i *)a->sum8), type));
     return _mm256_fmadd_ps(_mm256_mul_ps(g->dw, _mm256_loadu_ps(a->d)), _mm256_cvtepi32_ps(s), acc);
 }
 
@@ -8731,21 +8785,22 @@ SWA__AVX2 SWA__INLINE __m256i swa__block_x_avx2(const swa__q8g *a, int64_t b)
                                    _mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 1)), 1);
 }
 
-/* One block's 32 weights in element order: Q4_0's low nibbles then its high ones. */
+/* One block's 32 weights in element order: Q4_0's low nibbles then its high ones (IQ4_NL's and
+   MXFP4's through their tables, as swa__pair_avx2 has them). */
 SWA__AVX2 SWA__INLINE __m256i swa__block_avx2(const uint8_t *w, uint32_t type)
 {
-    __m128i raw;
-    if (type != SWA_TYPE_Q4_0) return _mm256_loadu_si256((const __m256i *)(w + 2));
-    raw = _mm_loadu_si128((const __m128i *)(w + 2));
-    return _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1),
-                            _mm256_set1_epi8(15));
+    __m256i q;
+    if (type == SWA_TYPE_Q8_0) return _mm256_loadu_si256((const __m256i *)(w + 2));
+    q = swa__nibbles_avx2(w + swa__b32_qs_at(type));
+    return swa__group_table(type) ? swa__table_lookup_avx2(swa__group_table(type), q) : q;
 }
 
 /* One token's turn on block b (weights q, scale dw) of a row's last, partial group. */
 SWA__AVX2 SWA__INLINE __m256 swa__block_step_avx2(__m256i q, float dw, const swa__q8g *a, int64_t b, uint32_t type, __m256 acc)
 {
     __m256i s = swa__sums4_avx2(q, swa__block_x_avx2(a, b), type);
-    if (type == SWA_TYPE_Q4_0) s = _mm256_sub_epi32(s, _mm256_setr_epi32(a[b / 8].sum8[b % 8], 0, 0, 0, 0, 0, 0, 0));
+    if (swa__offset_quants(type))
+        s = _mm256_sub_epi32(s, swa__offsets_avx2(_mm256_setr_epi32(a[b / 8].sum8[b % 8], 0, 0, 0, 0, 0, 0, 0), type));
     return _mm256_fmadd_ps(_mm256_set1_ps(dw * a[b / 8].d[b % 8]), _mm256_cvtepi32_ps(s), acc);
 }
 
@@ -8773,7 +8828,7 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_grouped_avx2(const void *row, const voi
     }
     for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
         __m256i q = swa__block_avx2(w, type);
-        float dw = _cvtsh_ss(swa__load_u16(w));
+        float dw = type == SWA_TYPE_MXFP4 ? swa__e8m0_half(w[0]) : _cvtsh_ss(swa__load_u16(w));
         if (nt > 0) c0 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 0), b, type, c0);
         if (nt > 1) c1 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 1), b, type, c1);
         if (nt > 2) c2 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 2), b, type, c2);
@@ -9089,13 +9144,13 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_k_avx2, swa__dots_q4_k_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q5_k_avx2, swa__dots_q5_k_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q6_k_avx2, swa__dots_q6_k_avx2)
 
-/* Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4 rows against swa__q8g activations, a block at a time for up
-   to 4 tokens: the block's 32 quants are unpacked once into a register, in element order (the
-   table types by byte shuffle), and each token's exact integer sum meets d * dx in one FMA.
+/* Q4_1, Q5_0 and Q5_1 rows against swa__q8g activations, a block at a time for up to 4 tokens
+   (IQ4_NL and MXFP4 take Q4_0's groups above): the block's 32 quants are unpacked once into a
+   register, in element order, and each token's exact integer sum meets d * dx in one FMA.
    maddubs wants one unsigned operand: Q4_1's and Q5_1's quants are unsigned (0..31), and their
-   offset meets the block's activation sum apart; Q5_0's, IQ4_NL's and MXFP4's are signed, so |q|
-   meets x with q's sign moved onto it (|q| <= 127, so pairs stay within int16). A token's steps
-   do not depend on the other tokens, so neither does its result. */
+   offset meets the block's activation sum apart; Q5_0's are signed, so |q| meets x with q's sign
+   moved onto it (|q| <= 127, so pairs stay within int16). A token's steps do not depend on the
+   other tokens, so neither does its result. */
 
 /* 32 bits to 32 bytes: byte e is `value` where bit e is set, else 0. */
 SWA__AVX2 SWA__INLINE __m256i swa__bits_to_bytes_avx2(uint32_t bits, char value)
@@ -9107,23 +9162,9 @@ SWA__AVX2 SWA__INLINE __m256i swa__bits_to_bytes_avx2(uint32_t bits, char value)
     return _mm256_and_si256(_mm256_cmpeq_epi8(v, bit), _mm256_set1_epi8(value));
 }
 
-/* 16 bytes of nibbles as 32 bytes in element order: the low nibbles, then the high ones. */
-SWA__AVX2 SWA__INLINE __m256i swa__nibbles_avx2(const uint8_t *p)
-{
-    const __m128i raw = _mm_loadu_si128((const __m128i *)p);
-    return _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(raw), _mm_srli_epi16(raw, 4), 1),
-                            _mm256_set1_epi8(15));
-}
-
-SWA__AVX2 SWA__INLINE __m256i swa__table_lookup_avx2(const int8_t *table, __m256i nibbles)   /* table[16] */
-{
-    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table)), nibbles);
-}
-
 SWA__AVX2 SWA__INLINE __m256i swa__b32_quants_avx2(const uint8_t *b, uint32_t type)
 {
     __m256i q = swa__nibbles_avx2(b + swa__b32_qs_at(type));
-    if (swa__b32_table(type)) return swa__table_lookup_avx2(swa__b32_table(type), q);
     if (swa__b32_has_qh(type)) q = _mm256_or_si256(q, swa__bits_to_bytes_avx2(swa__load_le32(b + swa__b32_qs_at(type) - 4), 16));
     return type == SWA_TYPE_Q5_0 ? _mm256_sub_epi8(q, _mm256_set1_epi8(16)) : q;
 }
@@ -9140,8 +9181,7 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_b32_avx2(const void *row, const void *x
     for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = _mm256_setzero_ps();
     for (b = 0; b < n / 32; b++, w += bytes) {
         const __m256i q = swa__b32_quants_avx2(w, type), abs_q = _mm256_sign_epi8(q, q);
-        const float d = type == SWA_TYPE_MXFP4 ? swa__e8m0_half(w[0]) : _cvtsh_ss(swa__load_u16(w));
-        const float m = has_min ? _cvtsh_ss(swa__load_u16(w + 2)) : 0.0f;
+        const float d = _cvtsh_ss(swa__load_u16(w)), m = has_min ? _cvtsh_ss(swa__load_u16(w + 2)) : 0.0f;
         for (t = 0; t < nt; t++) {
             const swa__q8g *a = (const swa__q8g *)(xa + (size_t)t * stride);
             const __m256i xq = swa__block_x_avx2(a, b);
@@ -9237,8 +9277,8 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_kblock_avx2(const void *row, const void
     X(swa__row_dots_q4_1_avx2, swa__dots_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q4_1) \
     X(swa__row_dots_q5_0_avx2, swa__dots_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_0) \
     X(swa__row_dots_q5_1_avx2, swa__dots_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_1) \
-    X(swa__row_dots_iq4_nl_avx2, swa__dots_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_dots_b32_avx2, SWA_TYPE_IQ4_NL) \
-    X(swa__row_dots_mxfp4_avx2, swa__dots_mxfp4_avx2, swa__dot_mxfp4_avx2, swa__row_dots_b32_avx2, SWA_TYPE_MXFP4) \
+    X(swa__row_dots_iq4_nl_avx2, swa__dots_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_IQ4_NL) \
+    X(swa__row_dots_mxfp4_avx2, swa__dots_mxfp4_avx2, swa__dot_mxfp4_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_MXFP4) \
     X(swa__row_dots_q2_k_avx2, swa__dots_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q2_K) \
     X(swa__row_dots_q3_k_avx2, swa__dots_q3_k_avx2, swa__dot_q3_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q3_K) \
     X(swa__row_dots_iq4_xs_avx2, swa__dots_iq4_xs_avx2, swa__dot_iq4_xs_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_IQ4_XS)

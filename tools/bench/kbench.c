@@ -45,6 +45,7 @@ static void random_rows(uint32_t type, uint8_t *w, size_t bytes, int64_t n_rows,
             size_t at[4] = {0, 2, block - 4, block - 2};   /* d (and dmin) first, or last (Q6_K, Q3_K, Q2_K) */
             int k;
             for (k = 0; k < 4; k++) blk[at[k] + 1] = (uint8_t)(0x10 + next_u32() % 8);
+            if (type == SWA_TYPE_MXFP4) blk[0] = (uint8_t)(120 + next_u32() % 8);   /* E8M0: 2^-8 .. 2^-1 */
         }
 }
 
@@ -116,7 +117,7 @@ static void print_figure(double gbs)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: swa-kbench [--type f32|f16|bf16|q8_0|q4_0|q4_k|q5_k|q6_k] [--kernels ref|avx2|avx-vnni|avx512|amx|neon]\n"
+    fprintf(f, "usage: swa-kbench [--type f32|f16|bf16|q8_0|q4_0|iq4_nl|mxfp4|q4_k|...] [--kernels ref|avx2|avx-vnni|avx512|amx|neon]\n"
                "                  [-n COLUMNS] [--ms MILLISECONDS]\n"
                "  --type T      one weight type (default: every type the library computes with)\n"
                "  --kernels K   one instruction set (default: every one this CPU runs, the reference included)\n"
