@@ -8628,6 +8628,16 @@ SWA__AVX2 SWA__INLINE __m256i swa__offsets_avx2(__m256i sum8, uint32_t type)
     return type == SWA_TYPE_MXFP4 ? _mm256_add_epi32(sum8, _mm256_srai_epi32(sum8, 1)) : sum8;
 }
 
+/* For the unsigned products of the VNNI sets: whether a type's weights are signed bytes there
+   (Q8_0's, IQ4_NL's table values), made unsigned by adding 128; and the offset k sum x that
+   comes off a block's sum, from sum8 = 8 sum x: Q4_0 k = 8, MXFP4 12 (its codes plus 12), the
+   signed ones 128. */
+static int swa__signed_quants(uint32_t type) { return type == SWA_TYPE_Q8_0 || type == SWA_TYPE_IQ4_NL; }
+static int32_t swa__offset_of(uint32_t type, int32_t sum8)
+{
+    return type == SWA_TYPE_Q4_0 ? sum8 : type == SWA_TYPE_MXFP4 ? sum8 + sum8 / 2 : 16 * sum8;
+}
+
 /* The table a type's nibbles go through here, or NULL (Q4_0's as they are). */
 static const int8_t *swa__group_table(uint32_t type)
 {
@@ -8743,9 +8753,21 @@ typedef struct swa__group_avx2 {
     __m256 dw;
 } swa__group_avx2;
 
+/* A group's 8 scales, f16 or (MXFP4) E8M0. */
+SWA__AVX2 SWA__INLINE __m256 swa__group_scales_avx2(const uint8_t *w, int block_bytes, uint32_t type)
+{
+    return type == SWA_TYPE_MXFP4 ? swa__e8m0_8_avx2(w, block_bytes) : swa__scales8_avx2(w, block_bytes);
+}
+
+/* A block's scale, f16 or (MXFP4) E8M0. */
+SWA__AVX2 SWA__INLINE float swa__block_scale_avx2(const uint8_t *w, uint32_t type)
+{
+    return type == SWA_TYPE_MXFP4 ? swa__e8m0_half(w[0]) : _cvtsh_ss(swa__load_u16(w));
+}
+
 SWA__AVX2 SWA__INLINE void swa__group_unpack_avx2(const uint8_t *w, int block_bytes, uint32_t type, swa__group_avx2 *g)
 {
-    g->dw = type == SWA_TYPE_MXFP4 ? swa__e8m0_8_avx2(w, block_bytes) : swa__scales8_avx2(w, block_bytes);
+    g->dw = swa__group_scales_avx2(w, block_bytes, type);
     swa__pair_avx2(w, 0, type, &g->lo[0], &g->hi[0]);
     swa__pair_avx2(w, 1, type, &g->lo[1], &g->hi[1]);
     swa__pair_avx2(w, 2, type, &g->lo[2], &g->hi[2]);
@@ -8828,7 +8850,7 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_grouped_avx2(const void *row, const voi
     }
     for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
         __m256i q = swa__block_avx2(w, type);
-        float dw = type == SWA_TYPE_MXFP4 ? swa__e8m0_half(w[0]) : _cvtsh_ss(swa__load_u16(w));
+        float dw = swa__block_scale_avx2(w, type);
         if (nt > 0) c0 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 0), b, type, c0);
         if (nt > 1) c1 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 1), b, type, c1);
         if (nt > 2) c2 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 2), b, type, c2);
@@ -9515,8 +9537,9 @@ SWA__AVX2 static void swa__swiglu_avx2(float *gate, const float *up, int64_t n)
    The 256-bit VNNI of CPUs that have it without AVX-512 (Alder Lake and later client cores):
    the AVX2 quantized kernels with vpdpbusd and vpdpwssd (VEX encoded) in place of the
    maddubs / madd pairs, chosen at run time; everything else, Q5_K included, stays with AVX2.
-   Exact integer block sums, the weights made unsigned (Q4_0 as they are, Q8_0 plus 128) and
-   the offsets taken off in integers through the activations' block sums; tolerances as AVX2's. */
+   Exact integer block sums, the weights made unsigned (Q4_0 as they are, MXFP4's codes plus 12,
+   Q8_0 and IQ4_NL plus 128) and the offsets taken off in integers through the activations'
+   block sums; tolerances as AVX2's. */
 
 #if defined(SWA__HAVE_AVX_VNNI)
 
@@ -9524,7 +9547,7 @@ SWA__AVX2 static void swa__swiglu_avx2(float *gate, const float *up, int64_t n)
 SWA__AVX_VNNI SWA__INLINE void swa__pair_vnni(const uint8_t *w, int p, uint32_t type, __m256i *lo, __m256i *hi)
 {
     swa__pair_avx2(w, p, type, lo, hi);
-    if (type == SWA_TYPE_Q8_0) {
+    if (swa__signed_quants(type)) {
         *lo = _mm256_xor_si256(*lo, _mm256_set1_epi8((char)0x80));
         *hi = _mm256_xor_si256(*hi, _mm256_set1_epi8((char)0x80));
     }
@@ -9545,7 +9568,8 @@ SWA__AVX_VNNI SWA__INLINE __m256 swa__group_step_vnni(__m256 dw, const __m256i l
     __m256i p01 = _mm256_hadd_epi32(swa__pair_sums_vnni(lo[0], hi[0], a->q), swa__pair_sums_vnni(lo[1], hi[1], a->q + 64));
     __m256i p23 = _mm256_hadd_epi32(swa__pair_sums_vnni(lo[2], hi[2], a->q + 128), swa__pair_sums_vnni(lo[3], hi[3], a->q + 192));
     __m256i sum8 = _mm256_loadu_si256((const __m256i *)a->sum8);
-    __m256i s = _mm256_sub_epi32(_mm256_hadd_epi32(p01, p23), type == SWA_TYPE_Q4_0 ? sum8 : _mm256_slli_epi32(sum8, 4));
+    __m256i off = swa__offset_quants(type) ? swa__offsets_avx2(sum8, type) : _mm256_slli_epi32(sum8, 4);
+    __m256i s = _mm256_sub_epi32(_mm256_hadd_epi32(p01, p23), off);
     return _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_loadu_ps(a->d)), _mm256_cvtepi32_ps(s), acc);
 }
 
@@ -9553,9 +9577,9 @@ SWA__AVX_VNNI SWA__INLINE __m256 swa__group_step_vnni(__m256 dw, const __m256i l
 SWA__AVX_VNNI SWA__INLINE float swa__block_dot_vnni(const uint8_t *w, uint32_t type, const swa__q8g *a, int64_t b)
 {
     __m256i q = swa__block_avx2(w, type);
-    int32_t offset = a[b / 8].sum8[b % 8] * (type == SWA_TYPE_Q4_0 ? 1 : 16);
-    if (type == SWA_TYPE_Q8_0) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
-    return _cvtsh_ss(swa__load_u16(w)) * a[b / 8].d[b % 8] *
+    int32_t offset = swa__offset_of(type, a[b / 8].sum8[b % 8]);
+    if (swa__signed_quants(type)) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
+    return swa__block_scale_avx2(w, type) * a[b / 8].d[b % 8] *
            (float)(swa__hsum_epi32_avx2(_mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b))) - offset);
 }
 
@@ -9571,7 +9595,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const
     float tail0 = 0.0f, tail1 = 0.0f, tail2 = 0.0f, tail3 = 0.0f;
     int64_t i, b;
     for (i = 0; nt == 1 && i < n / 256; i++, w += 8 * block_bytes) {
-        __m256 dw = swa__scales8_avx2(w, block_bytes);
+        __m256 dw = swa__group_scales_avx2(w, block_bytes, type);
         swa__prefetch_unit(w, 8 * block_bytes);
         swa__pair_vnni(w, 0, type, &lo[0], &hi[0]);
         swa__pair_vnni(w, 1, type, &lo[1], &hi[1]);
@@ -9580,7 +9604,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const
         c0 = swa__group_step_vnni(dw, lo, hi, a0 + i, type, c0);
     }
     for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
-        __m256 dw = swa__scales8_avx2(w, block_bytes);
+        __m256 dw = swa__group_scales_avx2(w, block_bytes, type);
         swa__prefetch_unit(w, 8 * block_bytes);
         swa__pair_vnni(w, 0, type, &lo[0], &hi[0]);
         swa__pair_vnni(w, 1, type, &lo[1], &hi[1]);
@@ -9605,6 +9629,8 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const
 
 SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q8_0_vnni, swa__dots_q8_0_vnni, swa__dot_q8_0_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_Q8_0)
 SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q4_0_vnni, swa__dots_q4_0_vnni, swa__dot_q4_0_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_Q4_0)
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_iq4_nl_vnni, swa__dots_iq4_nl_vnni, swa__dot_iq4_nl_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_IQ4_NL)
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_mxfp4_vnni, swa__dots_mxfp4_vnni, swa__dot_mxfp4_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_MXFP4)
 /* K-quants: a super-block's 256 weights as 8 registers of 32 unsigned quants in element order,
    and beside each the int16 scales of its two 16-element halves; maddubs gives the pair sums
    and vpdpwssd scales and adds them, so the super-block's integers stay exact. The loops over
@@ -9894,21 +9920,22 @@ SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f32_avx512, swa__dots_f32_avx512)
 SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f16_avx512, swa__dots_f16_avx512)
 SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_bf16_avx512, swa__dots_bf16_avx512)
 
-/* ---- Q8_0 and Q4_0 against swa__q8g groups, 8 blocks at a time ----
+/* ---- Q8_0, Q4_0, IQ4_NL and MXFP4 against swa__q8g groups, 8 blocks at a time ----
    Weight blocks p and p + 4 fill one register in the order of the activations' 64 bytes at
    64 p: [p's first 16 | p+4's first 16 | p's last 16 | p+4's last 16]. vpdpbusd leaves block
    p's sum in lanes 0-3 and 8-11 and block p + 4's in 4-7 and 12-15, and the products of the
    block scales (weights times activations) are spread to match with one permute, so a whole
    row accumulates in 16 float lanes and is added up once at its end. The weights are
-   unsigned: Q4_0's nibbles (0..15) as they are, Q8_0's bytes plus 128; sum (w - k) x =
-   sum w x - k sum x, with k sum x = sum8 (Q4_0, k = 8) or 16 sum8 (Q8_0, k = 128), one FMA
-   for the 8 blocks. */
+   unsigned: Q4_0's nibbles (0..15) as they are, MXFP4's codes plus 12 (AVX2's table), Q8_0's
+   bytes and IQ4_NL's table values plus 128; sum (w - k) x = sum w x - k sum x, with k sum x =
+   sum8 (Q4_0, k = 8), 1.5 sum8 (MXFP4, k = 12) or 16 sum8 (k = 128), one FMA for the 8 blocks. */
 
 /* The 8 blocks' f16 scales (at block_bytes strides from w) as floats: two registers hold the
    group's first 128 bytes (Q4_0) and one word permute picks the scales out. */
 SWA__AVX512 SWA__INLINE __m256 swa__scales8_avx512(const uint8_t *w, uint32_t type)
 {
-    if (type == SWA_TYPE_Q4_0) {
+    if (type == SWA_TYPE_MXFP4) return swa__e8m0_8_avx2(w, 17);
+    if (type == SWA_TYPE_Q4_0 || type == SWA_TYPE_IQ4_NL) {   /* blocks of 18 bytes */
         const __m512i at = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                                             63, 54, 45, 36, 27, 18, 9, 0);
         __m512i s = _mm512_permutex2var_epi16(_mm512_loadu_si512(w), at, _mm512_loadu_si512(w + 64));
@@ -9919,11 +9946,15 @@ SWA__AVX512 SWA__INLINE __m256 swa__scales8_avx512(const uint8_t *w, uint32_t ty
 
 SWA__AVX512 SWA__INLINE __m512i swa__pair_avx512(const uint8_t *w, int p, uint32_t type)
 {
-    if (type == SWA_TYPE_Q4_0) {
-        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + 18 * p + 2))),
-                                            _mm_loadu_si128((const __m128i *)(w + 18 * (p + 4) + 2)), 1);
-        return _mm512_and_si512(_mm512_inserti64x4(_mm512_zextsi256_si512(v), _mm256_srli_epi16(v, 4), 1),
-                                _mm512_set1_epi8(15));
+    if (type != SWA_TYPE_Q8_0) {   /* nibbles, as they are or through a table */
+        const int bb = (int)swa__types[type].block_bytes, at = swa__b32_qs_at(type);
+        __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + bb * p + at))),
+                                            _mm_loadu_si128((const __m128i *)(w + bb * (p + 4) + at)), 1);
+        __m512i q = _mm512_and_si512(_mm512_inserti64x4(_mm512_zextsi256_si512(v), _mm256_srli_epi16(v, 4), 1),
+                                     _mm512_set1_epi8(15));
+        if (swa__group_table(type))
+            q = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)swa__group_table(type))), q);
+        return swa__signed_quants(type) ? _mm512_xor_si512(q, _mm512_set1_epi8((char)0x80)) : q;
     } else {
         __m256i a = _mm256_loadu_si256((const __m256i *)(w + 34 * p + 2));
         __m256i b = _mm256_loadu_si256((const __m256i *)(w + 34 * (p + 4) + 2));
@@ -9948,7 +9979,7 @@ SWA__AVX512 SWA__INLINE __m512 swa__pair_step_avx512(__m512i w, const int8_t *x,
 SWA__AVX512 SWA__INLINE void swa__group_step_avx512(__m256 d, __m512i w0, __m512i w1, __m512i w2, __m512i w3,
                                                     const swa__q8g *a, uint32_t type, __m512 *acc, __m256 *off)
 {
-    const __m256 k = _mm256_set1_ps(type == SWA_TYPE_Q4_0 ? 1.0f : 16.0f);
+    const __m256 k = _mm256_set1_ps(type == SWA_TYPE_Q4_0 ? 1.0f : type == SWA_TYPE_MXFP4 ? 1.5f : 16.0f);
     __m256 ds = _mm256_mul_ps(d, _mm256_loadu_ps(a->d));
     __m512 ds16 = _mm512_zextps256_ps512(ds);
     *acc = swa__pair_step_avx512(w0, a->q, ds16, 0, *acc);
@@ -9963,9 +9994,9 @@ SWA__AVX512 SWA__INLINE void swa__group_step_avx512(__m256 d, __m512i w0, __m512
 SWA__AVX512 SWA__INLINE float swa__block_dot_avx512(const uint8_t *w, uint32_t type, const swa__q8g *a, int64_t b)
 {
     __m256i q = swa__block_avx2(w, type);
-    int32_t offset = a[b / 8].sum8[b % 8] * (type == SWA_TYPE_Q4_0 ? 1 : 16);
-    if (type == SWA_TYPE_Q8_0) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
-    return _cvtsh_ss(swa__load_u16(w)) * a[b / 8].d[b % 8] *
+    int32_t offset = swa__offset_of(type, a[b / 8].sum8[b % 8]);
+    if (swa__signed_quants(type)) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
+    return swa__block_scale_avx2(w, type) * a[b / 8].d[b % 8] *
            (float)(swa__hsum_epi32_avx2(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b))) - offset);
 }
 
@@ -10014,6 +10045,8 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_grouped_avx512(const void *row, const
 
 SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q8_0_avx512, swa__dots_q8_0_avx512, swa__dot_q8_0_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_Q8_0)
 SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q4_0_avx512, swa__dots_q4_0_avx512, swa__dot_q4_0_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_Q4_0)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_iq4_nl_avx512, swa__dots_iq4_nl_avx512, swa__dot_iq4_nl_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_IQ4_NL)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_mxfp4_avx512, swa__dots_mxfp4_avx512, swa__dot_mxfp4_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_MXFP4)
 
 /* ---- K-quants against swa__q8k super-blocks ----
    A register of weights holds 64 elements in order, as unsigned bytes; maddubs gives the
@@ -12069,6 +12102,10 @@ static void swa__kernels_vnni(swa__kernels *k)
     k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_vnni;
     k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_vnni;
     k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_vnni;
+    k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_vnni;
+    k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_vnni;
+    k->type[SWA_TYPE_MXFP4].dot = swa__dot_mxfp4_vnni;
+    k->type[SWA_TYPE_MXFP4].dots = swa__dots_mxfp4_vnni;
     k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_vnni;
     k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_vnni;
     k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_vnni;
@@ -12095,6 +12132,10 @@ static void swa__kernels_avx512(swa__kernels *k)
     k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx512;
     k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_avx512;
     k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx512;
+    k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_avx512;
+    k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_avx512;
+    k->type[SWA_TYPE_MXFP4].dot = swa__dot_mxfp4_avx512;
+    k->type[SWA_TYPE_MXFP4].dots = swa__dots_mxfp4_avx512;
     k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx512;
     k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx512;
     k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx512;
