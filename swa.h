@@ -8632,8 +8632,8 @@ SWA__AVX2 SWA__INLINE __m256i swa__offsets_avx2(__m256i sum8, uint32_t type)
    (Q8_0's, IQ4_NL's table values), made unsigned by adding 128; and the offset k sum x that
    comes off a block's sum, from sum8 = 8 sum x: Q4_0 k = 8, MXFP4 12 (its codes plus 12), the
    signed ones 128. */
-static int swa__signed_quants(uint32_t type) { return type == SWA_TYPE_Q8_0 || type == SWA_TYPE_IQ4_NL; }
-static int32_t swa__offset_of(uint32_t type, int32_t sum8)
+static inline int swa__signed_quants(uint32_t type) { return type == SWA_TYPE_Q8_0 || type == SWA_TYPE_IQ4_NL; }
+static inline int32_t swa__offset_of(uint32_t type, int32_t sum8)
 {
     return type == SWA_TYPE_Q4_0 ? sum8 : type == SWA_TYPE_MXFP4 ? sum8 + sum8 / 2 : 16 * sum8;
 }
