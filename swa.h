@@ -146,8 +146,8 @@ FILE FORMAT
     "phi3", "qwen2" and "qwen3" with llama.cpp's key and tensor names and stored conventions
     (one description row per architecture drives the loader and the one forward pass). Weight
     types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, Q2_K, Q3_K, Q4_K, Q5_K,
-    Q6_K and IQ4_XS (ggml's block layouts), used in place; the small norm vectors may be of any of them
-    and are converted to float at load.
+    Q6_K and IQ4_XS (ggml's block layouts), used in place; the small norm vectors may be of any
+    of them and are converted to float at load.
 
 KERNELS
     Each kernel has a scalar reference and, beside it, SIMD twins: AVX2/FMA/F16C, AVX-VNNI and
@@ -2691,8 +2691,8 @@ static void swa__dequant_q6_k_ref(const void *row, float *out, int64_t n)
    codes 8..15 their negatives) so that they are integers; the scale halves 2^(e - 127) to
    make up for it, as ggml's GGML_E8M0_TO_FP32_HALF does: 2^(e - 128), e = 0 and 1 the float
    subnormals 2^-128 and 2^-127, e = 255 (NaN in the OCP format) 2^127 (ggml does not
-   special-case it either). The codes are within +-12, so MXFP4 takes IQ4_NL's path through
-   every kernel. */
+   special-case it either). MXFP4 goes wherever IQ4_NL goes, its table and scale in the
+   helpers below; on x86 its small codes (+-12) also let it take Q4_0's unsigned products. */
 static const int8_t swa__iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 static const int8_t swa__mxfp4_values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
@@ -8648,7 +8648,7 @@ SWA__AVX2 SWA__INLINE void swa__pair_avx2(const uint8_t *w, int p, uint32_t type
 {
     if (type != SWA_TYPE_Q8_0) {   /* nibbles, as they are or through a table */
         const __m256i low4 = _mm256_set1_epi8(15);
-        const int bb = (int)swa__types[type].block_bytes, at = type == SWA_TYPE_MXFP4 ? 1 : 2;
+        const int bb = (int)swa__types[type].block_bytes, at = swa__b32_qs_at(type);
         __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + bb * p + at))),
                                             _mm_loadu_si128((const __m128i *)(w + bb * (p + 4) + at)), 1);
         *lo = _mm256_and_si256(v, low4);

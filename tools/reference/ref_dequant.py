@@ -39,7 +39,8 @@ in as
     floats V0 .. V(NE0-1)
 
 (Gaussians, ties between codes, largest values at and just below powers of two, tiny and huge
-blocks) for the test to hold the GGUF writer's quantizer to, byte for byte. Only the tests read
+blocks) for the test to hold the GGUF writer's quantizer to, byte for byte (made with gguf 0.19.0;
+the other types' lines are from an earlier gguf, and regenerating them needs the Q5_1 file too). Only the tests read
 the output; this script only writes it, and no test runs it."""
 
 import hashlib
