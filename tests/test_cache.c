@@ -59,7 +59,8 @@ static float *run_chunked(const swa_model *model, const swa_ctx_config *cfg, con
    rounds keys and values to 8 bits per block of 32 and meets queries quantized likewise. */
 static double tolerance(uint32_t type, int kv_type)
 {
-    double t = type == GW_Q8_0 || type == GW_Q4_0 || type == GW_Q4_K || type == GW_Q5_K || type == GW_Q6_K ? 3e-2 : 2e-5;
+    double t = type == GW_Q8_0 || type == GW_Q4_0 || type == GW_Q4_K || type == GW_Q5_K || type == GW_Q6_K || type == GW_MXFP4
+                   ? 3e-2 : 2e-5;
     return kv_type == SWA_KV_F16 ? t + 2e-3 : kv_type == SWA_KV_Q8_0 ? t + 2e-2 : t;
 }
 
@@ -167,11 +168,11 @@ static void test_ring_equals_mask_f32(void **state)
 /* Quantized and 16-bit weights: the reference uses the values the file stores. */
 static void test_ring_equals_mask_other_types(void **state)
 {
-    static const uint32_t types[4] = {GW_Q8_0, GW_Q4_0, GW_F16, GW_BF16};
+    static const uint32_t types[5] = {GW_Q8_0, GW_Q4_0, GW_MXFP4, GW_F16, GW_BF16};
     int t;
     (void)state;
     ARITHMETIC_ONLY();
-    for (t = 0; t < 4; t++) {
+    for (t = 0; t < 5; t++) {
         tu_spec gqa = small_spec(4, 2, types[t], 7), mqa = small_spec(8, 1, types[t], 16);
         check_against_reference(&gqa, 7, 64);
         check_against_reference(&mqa, 16, 4);

@@ -118,7 +118,7 @@ typedef struct tu_spec {
     float rope_base;
     int window;              /* llama.attention.sliding_window as one number; 0 = no key */
     const int *windows;      /* or one entry per layer (0 = full attention), when not NULL */
-    uint32_t type;           /* type of the matrices (GW_F32, GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0, GW_Q4_K, GW_Q5_K, GW_Q6_K) */
+    uint32_t type;           /* type of the matrices (GW_F32, GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0, GW_Q4_K, GW_Q5_K, GW_Q6_K, GW_MXFP4) */
     int mixed;               /* attn_v and ffn_up in Q8_0 whatever type is, as files mix types */
     uint64_t seed;
     int tied;                /* no output.weight: the embedding is reused */
@@ -168,7 +168,8 @@ static inline void tu_decode_row(uint32_t type, const uint8_t *p, float *out, in
         default: break;
         }
     }
-    if (type == GW_Q4_K || type == GW_Q5_K || type == GW_Q6_K) gw_dequant_row(type, p, out, n);   /* the writer's own decoder */
+    if (type == GW_Q4_K || type == GW_Q5_K || type == GW_Q6_K || type == GW_MXFP4)
+        gw_dequant_row(type, p, out, n);   /* the writer's own decoder */
     if (type == GW_Q8_0)
         for (i = 0; i < n; i += 32, p += 34) {
             uint16_t h;
