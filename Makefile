@@ -50,8 +50,8 @@ COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_
                   $(BUILD)/compile_no_stdio
 TEST_FLAGS := -DSWA_TEST_BIN='"$(BUILD)/"' -DSWA_TEST_RUN='"$(RUN) "'
 
-.PHONY: all programs tests test test-aarch64 test-nosimd test-windows windows run bench fuzz clean cmocka
-all: programs $(COMPILE_CHECKS) tests
+.PHONY: all programs server tests test test-aarch64 test-nosimd test-windows windows run bench fuzz clean cmocka
+all: programs server $(COMPILE_CHECKS) tests
 
 programs: $(PROGRAMS)
 
@@ -74,6 +74,25 @@ $(BUILD)/swa-%: tools/bench/%.c $(LIB) $(HEADERS) | $(BUILD)
 $(BUILD)/swa-simple: examples/simple.c swa.h | $(BUILD)
 	$(CC) $(CHECK_CFLAGS) -I. $< -o $@ $(LDLIBS)
 
+
+# swa-server (examples/server.c) and its load generator: HTTP from libmicrohttpd and JSON from cJSON,
+# Debian's libmicrohttpd-dev and libcjson-dev. Without them `make` says what to install and goes on,
+# and the server's tests skip. The check links a program, so a cross compiler without the target's
+# libraries skips too.
+SERVER_LIBS := -lmicrohttpd -lcjson
+HAVE_SERVER := $(shell printf '\043include <microhttpd.h>\n\043include <cjson/cJSON.h>\nint main(void){return !cJSON_Version();}\n' | \
+                 $(CC) -x c - -o /dev/null $(SERVER_LIBS) 2>/dev/null && echo 1)
+SERVER_PROGRAMS := $(BUILD)/swa-server $(BUILD)/swa-loadgen
+ifeq ($(HAVE_SERVER),1)
+server: $(SERVER_PROGRAMS)
+else
+server:
+	@echo "make: swa-server was not built: it needs libmicrohttpd and cJSON (apt-get install libmicrohttpd-dev libcjson-dev)"
+endif
+$(BUILD)/swa-server: examples/server.c examples/server_request.c examples/server_request.h $(LIB) | $(BUILD)
+	$(CC) $(CFLAGS) -I. examples/server.c examples/server_request.c $(LIB) -o $@ $(SERVER_LIBS) $(LDLIBS)
+$(BUILD)/swa-loadgen: tools/bench/loadgen.c | $(BUILD)
+	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 # The library must also build as a host builds it: as C++, as static functions, from two
 # translation units, and without threads (and then without -lpthread). These checks compile the
