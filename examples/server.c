@@ -232,6 +232,12 @@ typedef struct slot {
     size_t done;               /* prompt tokens of job evaluated (PREFILL) */
     int32_t next;              /* sampled, evaluated in the next step (GEN) */
     double last_used;
+    /* Where the rings cannot rewind far, a snapshot of the sequence at the end of its last prompt:
+       the next turn of that chat starts from it when the reply does not tokenize as it was sampled. */
+    void *snap;
+    size_t snap_size, snap_cap;
+    int32_t *snap_tok;         /* the tokens the snapshot holds */
+    size_t snap_n, snap_tok_cap;
 } slot;
 
 typedef struct server {
@@ -648,44 +654,87 @@ static size_t common_prefix(const int32_t *a, size_t na, const int32_t *b, size_
     return i;
 }
 
-/* Prepare slot `dst` for a prompt: reuse what some slot holds of it. Tries every slot whose
-   sequence shares a prefix with the prompt and can be rewound to it (the windowed layers'
-   rings allow swa_seq_max_rewind steps back); the best is copied into dst (or is dst) and
-   rewound. Returns the prompt tokens that need no evaluation. */
+/* Prepare slot `dst` for a prompt: reuse what some slot holds of it. A candidate is any slot whose
+   sequence shares a prefix with the prompt and can be rewound to it (the windowed layers' rings
+   allow swa_seq_max_rewind steps back; a full-attention layer any), or whose snapshot holds a
+   prefix of the prompt. The best is copied into dst (or is dst) and rewound, or its snapshot
+   loaded. Returns the prompt tokens that need no evaluation. */
 static size_t reuse_prefix(int dst, const srv_request *r)
 {
-    size_t best = 0, i;
-    int from = -1;
-    size_t want = r->n_prompt - 1;   /* the last prompt token is always evaluated, for its logits */
+    size_t best = 0, i, want = r->n_prompt - 1;   /* the last prompt token is always evaluated, for its logits */
+    int from = -1, snap = 0;
+    slot *d = &S.slots[dst];
     for (i = 0; i < (size_t)S.n_slots; i++) {
         slot *s = &S.slots[i];
         size_t cp;
-        int64_t back;
-        if (s->state == SLOT_PREFILL || s->state == SLOT_FORK) continue;
+        if (s->snap_n && s->snap_n <= want && s->snap_n > best &&
+            common_prefix(s->snap_tok, s->snap_n, r->prompt, want) == s->snap_n) {
+            best = s->snap_n;
+            from = (int)i;
+            snap = 1;
+        }
+        /* dst itself (marked for this prompt), an idle slot, or one generating */
         if ((int)i != dst && s->state != SLOT_IDLE && s->state != SLOT_GEN) continue;
-        cp = common_prefix(s->hist, s->n_hist, r->prompt, want);
         if (s->n_hist != (size_t)swa_seq_pos(S.ctx, (int32_t)i)) continue;   /* a sequence we lost track of */
-        back = (int64_t)(s->n_hist - cp);
+        cp = common_prefix(s->hist, s->n_hist, r->prompt, want);
         /* a generating slot's next token is not evaluated yet: its history is its position */
-        if (back > swa_seq_max_rewind(S.ctx, (int32_t)i)) continue;
-        if (cp > best || (cp == best && cp > 0 && (int)i == dst)) { best = cp; from = (int)i; }
+        if ((int64_t)(s->n_hist - cp) > swa_seq_max_rewind(S.ctx, (int32_t)i)) continue;
+        if (cp > best || (cp == best && cp > 0 && (int)i == dst && !snap)) { best = cp; from = (int)i; snap = 0; }
     }
+    if (getenv("SWA_SERVER_DEBUG"))
+        for (i = 0; i < (size_t)S.n_slots; i++)
+            fprintf(stderr, "slot %zu: state %d hist %zu pos %lld lcp %zu maxrw %lld snap %zu -> from %d best %zu\n", i, S.slots[i].state,
+                    S.slots[i].n_hist, (long long)swa_seq_pos(S.ctx, (int32_t)i), common_prefix(S.slots[i].hist, S.slots[i].n_hist, r->prompt, want),
+                    (long long)swa_seq_max_rewind(S.ctx, (int32_t)i), S.slots[i].snap_n, from, best);
     if (from < 0 || best == 0) {
-        if (S.slots[dst].n_hist || swa_seq_pos(S.ctx, dst) != 0) slot_forget(dst);
+        if (d->n_hist || swa_seq_pos(S.ctx, dst) != 0) slot_forget(dst);
         return 0;
     }
+    if (snap) {
+        slot *f = &S.slots[from];
+        if (swa_state_load(S.ctx, dst, f->snap, f->snap_size, NULL) != SWA_OK) { slot_forget(dst); return 0; }
+        d->n_hist = 0;
+        for (i = 0; i < best; i++) slot_hist_push(d, f->snap_tok[i]);
+        return d->n_hist == best ? best : 0;
+    }
     if (from != dst) {
-        slot *f = &S.slots[from], *d = &S.slots[dst];
+        slot *f = &S.slots[from];
         if (swa_seq_copy(S.ctx, from, dst, NULL) != SWA_OK) { slot_forget(dst); return 0; }
         d->n_hist = 0;
         for (i = 0; i < f->n_hist; i++) slot_hist_push(d, f->hist[i]);
     }
-    if (swa_seq_rewind(S.ctx, dst, (int64_t)(S.slots[dst].n_hist - best), NULL) != SWA_OK) {
+    if (swa_seq_rewind(S.ctx, dst, (int64_t)(d->n_hist - best), NULL) != SWA_OK) {
         slot_forget(dst);
         return 0;
     }
-    S.slots[dst].n_hist = best;
+    d->n_hist = best;
     return best;
+}
+
+/* After a prompt: where the rings could not go back to its end after a reply, keep a snapshot. */
+static void snapshot_prompt(int i)
+{
+    slot *s = &S.slots[i];
+    size_t need, written = 0;
+    s->snap_n = 0;
+    if (swa_seq_max_rewind(S.ctx, i) >= (int64_t)s->n_hist) return;   /* rewinding gets back here */
+    need = swa_state_size(S.ctx, i);
+    if (need > s->snap_cap) {
+        void *p = realloc(s->snap, need);
+        if (!p) return;
+        s->snap = p;
+        s->snap_cap = need;
+    }
+    if (s->n_hist > s->snap_tok_cap) {
+        int32_t *t = (int32_t *)realloc(s->snap_tok, s->n_hist * sizeof *t);
+        if (!t) return;
+        s->snap_tok = t;
+        s->snap_tok_cap = s->n_hist;
+    }
+    if (swa_state_save(S.ctx, i, s->snap, s->snap_cap, &written, NULL) != SWA_OK) return;
+    s->snap_size = written;
+    memcpy(s->snap_tok, s->hist, s->n_hist * sizeof *s->hist);
+    s->snap_n = s->n_hist;
 }
 
 /* The idle slot for a new prompt: the one with the longest common prefix, else the one idle the longest. */
@@ -760,6 +809,7 @@ static void admit(void)
 static void prompt_done(job *j, const float *row)
 {
     int lead = j->ch[0].slot, i;
+    snapshot_prompt(lead);
     for (i = 1; i < j->req.n_choices; i++) {
         int s = j->ch[i].slot;
         size_t k;
@@ -1459,7 +1509,11 @@ int main(int argc, char **argv)
     pthread_mutex_unlock(&S.mu);
     pthread_join(sched, NULL);
     MHD_stop_daemon(d);
-    for (i = 0; i < S.n_slots; i++) free(S.slots[i].hist);
+    for (i = 0; i < S.n_slots; i++) {
+        free(S.slots[i].hist);
+        free(S.slots[i].snap);
+        free(S.slots[i].snap_tok);
+    }
     free(S.slots);
     free(S.b_tok);
     free(S.b_seq);
