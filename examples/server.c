@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 
 /* ---- options ---- */
 
@@ -643,6 +644,7 @@ static void take_token(job *j, int i, const float *row, int32_t tok)
             size_t upto = safe_len(j, c);
             if (upto > c->sent || !c->started || c->lp) stream_chunk(j, i, upto, 0);
         }
+        pthread_cond_broadcast(&j->cv);
         pthread_mutex_unlock(&j->mu);
     }
 }
@@ -1302,6 +1304,8 @@ static const struct { const char *path; int post; int id; } routes[] = {
     {"/health", 0, R_HEALTH}, {"/v1/health", 0, R_HEALTH},
     {"/tokenize", 1, R_TOKENIZE}, {"/detokenize", 1, R_DETOKENIZE}, {"/metrics", 0, R_METRICS}};
 
+static void watch_set(struct MHD_Connection *c, int reading);
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -1330,6 +1334,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (cc->responded) return MHD_YES;
     cc->responded = 1;
+    watch_set(c, 0);
     if (cc->too_big) return send_error(c, 413, "invalid_request_error", NULL, "the body is larger than %zu bytes", S.o.max_body);
     if (cc->body.failed) return send_error(c, 500, "server_error", NULL, "out of memory reading the body");
     for (k = 0; k < sizeof routes / sizeof routes[0]; k++)
@@ -1374,12 +1379,82 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 {
     conn *cc = (conn *)*con_cls;
     (void)cls;
-    (void)c;
     (void)why;
+    watch_set(c, 1);   /* the next request on this connection has its own deadline */
     if (!cc) return;
     free(cc->body.s);
     free(cc);
     *con_cls = NULL;
+}
+
+/* Slow clients. libmicrohttpd's timeout closes a connection that sends nothing for --timeout
+   seconds, but a client sending a byte a second is never idle. So each connection also has a
+   deadline to deliver a whole request (headers and body) in: --timeout seconds from its start or
+   from the end of its last response. A watchdog (the main thread) shuts down the socket of any
+   connection past it, which makes the connection's own thread see the end and clean up. */
+typedef struct watch {
+    int fd;
+    int reading;               /* a request is being received */
+    double deadline;
+    struct watch *prev, *next;
+} watch;
+
+static pthread_mutex_t wmu = PTHREAD_MUTEX_INITIALIZER;
+static watch *watches;
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    watch *w = (watch *)*socket_context;
+    (void)cls;
+    pthread_mutex_lock(&wmu);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if ((w = (watch *)calloc(1, sizeof *w)) != NULL) {
+            int one = 1;
+            w->fd = ci ? ci->connect_fd : -1;
+            /* a streamed token is a small write: without this, Nagle's algorithm holds it until
+               the client acknowledges the previous one, which a delayed ACK makes 40 ms */
+            if (w->fd >= 0) setsockopt(w->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            w->reading = 1;
+            w->deadline = now_s() + S.o.timeout;
+            w->next = watches;
+            if (watches) watches->prev = w;
+            watches = w;
+        }
+        *socket_context = w;
+    } else if (w) {   /* closed */
+        if (w->prev) w->prev->next = w->next;
+        else watches = w->next;
+        if (w->next) w->next->prev = w->prev;
+        free(w);
+        *socket_context = NULL;
+    }
+    pthread_mutex_unlock(&wmu);
+}
+
+static void watch_set(struct MHD_Connection *c, int reading)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    watch *w = ci ? (watch *)ci->socket_context : NULL;
+    if (!w) return;
+    pthread_mutex_lock(&wmu);
+    w->reading = reading;
+    w->deadline = now_s() + S.o.timeout;
+    pthread_mutex_unlock(&wmu);
+}
+
+static void watchdog(void)
+{
+    watch *w;
+    double t = now_s();
+    pthread_mutex_lock(&wmu);
+    for (w = watches; w; w = w->next)
+        if (w->reading && t > w->deadline && w->fd >= 0) {
+            shutdown(w->fd, SHUT_RDWR);
+            w->reading = 0;
+        }
+    pthread_mutex_unlock(&wmu);
 }
 
 static void on_signal(int sig)
@@ -1483,6 +1558,7 @@ int main(int argc, char **argv)
                          MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
                          MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024),
                          MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+                         MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
                          MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "swa-server: cannot listen on %s:%d: %s\n", S.o.host, S.o.port, strerror(errno));
@@ -1501,7 +1577,11 @@ int main(int argc, char **argv)
     }
     S.loaded = 1;
     fprintf(stderr, "swa-server: ready on http://%s:%u\n", S.o.host, info ? (unsigned)info->port : (unsigned)S.o.port);
-    while (!g_stop) pause();
+    while (!g_stop) {
+        struct timespec ts = {0, 250 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        watchdog();
+    }
     fprintf(stderr, "swa-server: stopping\n");
     pthread_mutex_lock(&S.mu);
     S.stopping = 1;
