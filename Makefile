@@ -145,6 +145,9 @@ SELF_CONTAINED := test_platform test_longrun
 $(addprefix $(BUILD)/,$(SELF_CONTAINED)): $(BUILD)/%: tests/%.c tests/testutil.h tests/programs.h $(HEADERS) | $(BUILD) cmocka
 	$(CC) $(CFLAGS) $(TEST_FLAGS) -I. $< -o $@ -lcmocka $(LDLIBS)
 
+# test_server drives swa-server (when it is built) with curl, swa-generate and swa-loadgen
+$(BUILD)/test_server: $(BUILD)/swa-generate server
+
 # test_arch builds its models with swa-mkmodel (arguments from tests/data/arch-*.ref), runs swa-inspect
 $(BUILD)/test_arch: $(BUILD)/swa-mkmodel $(BUILD)/swa-inspect
 
