@@ -262,8 +262,8 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lm -lpthread
 # The four runs are targets of their own, so that make's jobs run them side by side.
 FUZZ_BPE_VOCAB := ../shared/testdata/ggml-vocab-llama-bpe.gguf
-.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat
-fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat
+.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-server
+fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-server
 fuzz-seeds: $(BUILD)/swa-mkmodel
 	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-spm build/fuzz/seeds-bpe build/fuzz/seeds-chat
 	for t in f32 f16 q8_0 q4_0; do $(BUILD)/swa-mkmodel --shape custom --layers 1 --dim 32 --heads 2 --kv-heads 1 \
@@ -281,6 +281,19 @@ fuzz-bpe: build/fuzz/fuzz_tokenizer fuzz-seeds
 	else echo "fuzz-bpe: $(FUZZ_BPE_VOCAB) is absent: the byte-level BPE vocabulary was not fuzzed"; fi
 fuzz-chat: build/fuzz/fuzz_chat fuzz-seeds
 	cd build/fuzz && ./fuzz_chat -max_total_time=$(FUZZ_SECONDS) -max_len=4096 seeds-chat
+# swa-server's request path (JSON body to prompt tokens and parameters), without HTTP; cJSON is
+# Debian's build, so the coverage guiding the fuzzer is that of our field handling.
+build/fuzz/fuzz_server: tests/fuzz/fuzz_server.c examples/server_request.c examples/server_request.h $(FUZZ_LIB)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer tests/fuzz/fuzz_server.c examples/server_request.c $(FUZZ_LIB) -o $@ -lcjson -lm -lpthread
+ifeq ($(HAVE_SERVER),1)
+fuzz-server: build/fuzz/fuzz_server
+	@mkdir -p build/fuzz/seeds-server && cp tests/data/server-seeds/*.json build/fuzz/seeds-server/
+	cd build/fuzz && SWA_FUZZ_VOCAB=../../examples/models/swa-stories.gguf ./fuzz_server -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=8192 seeds-server
+else
+fuzz-server:
+	@echo "fuzz-server: cJSON is not installed (apt-get install libcjson-dev): the server's request parsing was not fuzzed"
+endif
 
 clean:
 	rm -rf build
