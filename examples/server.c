@@ -683,11 +683,6 @@ static size_t reuse_prefix(int dst, const srv_request *r)
         if ((int64_t)(s->n_hist - cp) > swa_seq_max_rewind(S.ctx, (int32_t)i)) continue;
         if (cp > best || (cp == best && cp > 0 && (int)i == dst && !snap)) { best = cp; from = (int)i; snap = 0; }
     }
-    if (getenv("SWA_SERVER_DEBUG"))
-        for (i = 0; i < (size_t)S.n_slots; i++)
-            fprintf(stderr, "slot %zu: state %d hist %zu pos %lld lcp %zu maxrw %lld snap %zu -> from %d best %zu\n", i, S.slots[i].state,
-                    S.slots[i].n_hist, (long long)swa_seq_pos(S.ctx, (int32_t)i), common_prefix(S.slots[i].hist, S.slots[i].n_hist, r->prompt, want),
-                    (long long)swa_seq_max_rewind(S.ctx, (int32_t)i), S.slots[i].snap_n, from, best);
     if (from < 0 || best == 0) {
         if (d->n_hist || swa_seq_pos(S.ctx, dst) != 0) slot_forget(dst);
         return 0;
@@ -773,7 +768,11 @@ static int start_job(job *j)
         S.slots[s].state = i ? SLOT_FORK : SLOT_PREFILL;
     }
     free(taken);
-    reused = reuse_prefix(j->ch[0].slot, &j->req);
+    if (j->req.cache_prompt) reused = reuse_prefix(j->ch[0].slot, &j->req);
+    else {
+        reused = 0;
+        slot_forget(j->ch[0].slot);
+    }
     S.slots[j->ch[0].slot].done = reused;
     j->n_cached = (int64_t)reused;
     pthread_mutex_lock(&S.mu);

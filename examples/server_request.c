@@ -314,7 +314,7 @@ static int parse_object(const cJSON *o, int kind, const srv_limits *lim, srv_req
                     r->n_prompt, lim->n_ctx);
     if (get_int(o, "max_tokens", 1, 1e9, &max, err) || get_int(o, "max_completion_tokens", 1, 1e9, &max, err) ||
         get_int(o, "n_predict", -1, 1e9, &max, err) || get_int(o, "n", 1, lim->n_slots, &n, err) ||
-        get_bool(o, "stream", &r->stream, err) || get_bool(o, "ignore_eos", &r->ignore_eos, err) ||
+        get_bool(o, "stream", &r->stream, err) || get_bool(o, "ignore_eos", &r->ignore_eos, err) || get_bool(o, "cache_prompt", &r->cache_prompt, err) ||
         parse_sampling(o, r, err) || parse_stop(o, r, err))
         return -1;
     r->max_tokens = max;
@@ -345,6 +345,7 @@ int srv_parse_request(const char *body, size_t len, int kind, const srv_limits *
     int rc;
     memset(r, 0, sizeof *r);
     r->kind = kind;
+    r->cache_prompt = 1;
     r->sampling = swa_sampler_config_default();
     /* with its own end pointer: cJSON_GetErrorPtr is one global for every thread */
     if (!(o = cJSON_ParseWithLengthOpts(body, len, &at, 0))) {

@@ -28,6 +28,7 @@ typedef struct srv_request {
     int n_choices;                     /* n: 1.. n_slots */
     int stream, include_usage;
     int ignore_eos;                    /* llama-server's extension: generate max_tokens whatever */
+    int cache_prompt;                  /* llama-server's: reuse what a slot holds (default 1) */
     char *stop[SRV_MAX_STOP];
     int n_stop;
     int logprobs;                      /* 0 off, 1 on */

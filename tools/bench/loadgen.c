@@ -128,6 +128,8 @@ typedef struct reader {
     char head[8192];
     size_t n_head;
     int status, chunked, in_body;
+    long content_length;       /* -1: not given */
+    long body_read;
     long chunk_left;           /* bytes of the current chunk still to come; -1: a size line is next */
     char line[65536];          /* the body's current line (events are lines) */
     size_t n_line;
@@ -188,6 +190,9 @@ static void feed(reader *r, const char *p, size_t n)
             {
                 size_t used = (size_t)(end + 4 - r->head) - (r->n_head - k);
                 sscanf(r->head, "HTTP/1.%*d %d", &r->status);
+                const char *cl = strstr(r->head, "Content-Length:");
+                if (!cl) cl = strstr(r->head, "content-length:");
+                r->content_length = cl ? strtol(cl + 15, NULL, 10) : -1;
                 r->chunked = strstr(r->head, "chunked") != NULL || strstr(r->head, "Chunked") != NULL;
                 r->in_body = 1;
                 r->chunk_left = -1;
@@ -196,7 +201,7 @@ static void feed(reader *r, const char *p, size_t n)
             }
             continue;
         }
-        if (!r->chunked) { body_bytes(r, p, n); return; }
+        if (!r->chunked) { body_bytes(r, p, n); r->body_read += (long)n; return; }
         if (r->skip_crlf) {
             if (*p == '\r' || *p == '\n') { if (*p == '\n') r->skip_crlf = 0; p++; n--; continue; }
             r->skip_crlf = 0;
@@ -239,6 +244,12 @@ static int read_response(int fd, reader *r)
         }
         feed(r, buf, (size_t)k);
         if (r->stop_after && r->text_events >= r->stop_after) return 1;
+        /* the whole answer: a server may keep the connection open whatever the request said */
+        if (r->done_seen || (r->chunked && r->chunk_left == -2) ||
+            (!r->chunked && r->in_body && r->content_length >= 0 && r->body_read >= r->content_length)) {
+            if (r->n_line) { on_line(r); r->n_line = 0; }
+            return 0;
+        }
     }
 }
 
