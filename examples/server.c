@@ -30,6 +30,10 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+/* Flags one thread sets and another polls, without a lock: atomic, ordered with what was written before. */
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
 /* ---- options ---- */
 
 typedef struct options {
@@ -192,7 +196,7 @@ typedef struct job {
     size_t taken;              /* bytes of out handed to the connection */
     int done;                  /* out is complete */
     int status;                /* HTTP status of a non-streamed response */
-    volatile int cancelled;    /* the client went away */
+    int cancelled;             /* the client went away: read and written with LOAD/STORE */
     int fd;                    /* the connection's socket, to see the client leave */
     int64_t n_cached;          /* prompt tokens found in the slot */
     double t_arrive, t_first;
@@ -257,7 +261,7 @@ typedef struct server {
     pthread_cond_t wake;
     job *queue_head, *queue_tail;
     int n_queued, n_busy, stopping;
-    volatile int loaded;
+    int loaded;                /* LOAD/STORE: the model is loaded, the scheduler runs */
     /* metrics, under mu */
     uint64_t m_requests, m_errors, m_prompt_tokens, m_cached_tokens, m_gen_tokens, m_decodes;
     double m_prompt_s, m_gen_s;
@@ -271,7 +275,7 @@ typedef struct server {
 } server;
 
 static server S;
-static volatile sig_atomic_t g_stop;
+static volatile sig_atomic_t g_stop;   /* set by the signal handler; read with LOAD */
 
 /* ---- JSON helpers ---- */
 
@@ -585,7 +589,7 @@ static void job_end(job *j, int status, const char *msg)
         json_out(&j->out, e, 1);
         cJSON_Delete(e);
         sb_add(&j->out, "data: [DONE]\n\n", 14);
-    } else if (!j->cancelled) {
+    } else if (!LOAD(j->cancelled)) {
         finish_job(j);
     }
     j->done = 1;
@@ -790,13 +794,13 @@ static void admit(void)
         pthread_mutex_lock(&S.mu);
         j = S.queue_head;
         n_free = S.n_slots - S.n_busy;
-        if (!j || (!j->cancelled && j->req.n_choices > n_free)) { pthread_mutex_unlock(&S.mu); return; }
+        if (!j || (!LOAD(j->cancelled) && j->req.n_choices > n_free)) { pthread_mutex_unlock(&S.mu); return; }
         S.queue_head = j->next;
         if (!S.queue_head) S.queue_tail = NULL;
         S.n_queued--;
-        if (!j->cancelled) S.n_busy += j->req.n_choices;
+        if (!LOAD(j->cancelled)) S.n_busy += j->req.n_choices;
         pthread_mutex_unlock(&S.mu);
-        if (j->cancelled) job_end(j, 499, "the client went away");
+        if (LOAD(j->cancelled)) job_end(j, 499, "the client went away");
         else if (!start_job(j)) {
             pthread_mutex_lock(&S.mu);
             S.n_busy -= j->req.n_choices;
@@ -835,7 +839,7 @@ static int step(void)
     double t0, dt;
     for (i = 0; i < (size_t)S.n_slots; i++) {   /* the clients that left free their slots now */
         job *j = S.slots[i].job;
-        if (j && j->cancelled) job_end(j, 499, "the client went away");
+        if (j && LOAD(j->cancelled)) job_end(j, 499, "the client went away");
     }
     for (i = 0; i < (size_t)S.n_slots; i++) {
         slot *s = &S.slots[i];
@@ -1010,8 +1014,8 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
         ts.tv_nsec += 50 * 1000 * 1000;
         if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
         pthread_cond_timedwait(&j->cv, &j->mu, &ts);
-        if (j->taken == j->out.len && !j->done && (peer_gone(j->fd) || g_stop)) {
-            j->cancelled = 1;
+        if (j->taken == j->out.len && !j->done && (peer_gone(j->fd) || LOAD(g_stop))) {
+            STORE(j->cancelled, 1);
             pthread_mutex_unlock(&j->mu);
             pthread_mutex_lock(&S.mu);
             pthread_cond_signal(&S.wake);
@@ -1034,7 +1038,9 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 static void stream_free(void *cls)
 {
     job *j = (job *)cls;
-    if (!j->done) j->cancelled = 1;
+    pthread_mutex_lock(&j->mu);
+    if (!j->done) STORE(j->cancelled, 1);
+    pthread_mutex_unlock(&j->mu);
     job_release(j);
 }
 
@@ -1120,7 +1126,7 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
     if (j->req.stream) {
         struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, j, stream_free);
         enum MHD_Result ok;
-        if (!r) { j->cancelled = 1; job_release(j); return MHD_NO; }
+        if (!r) { STORE(j->cancelled, 1); job_release(j); return MHD_NO; }
         MHD_add_response_header(r, "Content-Type", "text/event-stream");
         MHD_add_response_header(r, "Cache-Control", "no-cache");
         MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
@@ -1138,8 +1144,8 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
         ts.tv_nsec += 50 * 1000 * 1000;
         if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
         pthread_cond_timedwait(&j->cv, &j->mu, &ts);
-        if (!j->done && !j->cancelled && (peer_gone(j->fd) || g_stop)) {
-            j->cancelled = 1;
+        if (!j->done && !LOAD(j->cancelled) && (peer_gone(j->fd) || LOAD(g_stop))) {
+            STORE(j->cancelled, 1);
             pthread_mutex_unlock(&j->mu);
             pthread_mutex_lock(&S.mu);
             pthread_cond_signal(&S.wake);
@@ -1150,7 +1156,7 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
     pthread_mutex_unlock(&j->mu);
     {
         enum MHD_Result ok = MHD_NO;
-        if (!j->cancelled || j->status == 200) {
+        if (!LOAD(j->cancelled) || j->status == 200) {
             ok = send_text(c, j->status ? j->status : 500, "application/json; charset=utf-8", j->out.s ? j->out.s : "{}",
                            j->out.len, 0);
             pthread_mutex_lock(&S.mu);
@@ -1355,7 +1361,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return ok;
     }
     if (routes[route].id == R_HEALTH) {
-        if (!S.loaded) {
+        if (!LOAD(S.loaded)) {
             const char *t = "{\"status\":\"loading\",\"error\":{\"message\":\"Loading model\",\"type\":\"unavailable_error\","
                             "\"param\":null,\"code\":503}}";
             return send_text(c, 503, "application/json; charset=utf-8", t, strlen(t), 1);
@@ -1363,7 +1369,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return send_text(c, 200, "application/json; charset=utf-8", "{\"status\":\"ok\"}", 15, 0);
     }
     if (!authorized(c)) return send_error(c, 401, "authentication_error", NULL, "a missing or wrong API key (Authorization: Bearer KEY)");
-    if (!S.loaded) return send_error(c, 503, "unavailable_error", NULL, "the model is loading");
+    if (!LOAD(S.loaded)) return send_error(c, 503, "unavailable_error", NULL, "the model is loading");
     switch (routes[route].id) {
     case R_CHAT: return handle_generate(c, cc, SRV_CHAT);
     case R_COMPLETION: return handle_generate(c, cc, SRV_COMPLETION);
@@ -1574,9 +1580,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "swa-server: cannot start the scheduler thread\n");
         return 1;
     }
-    S.loaded = 1;
+    STORE(S.loaded, 1);
     fprintf(stderr, "swa-server: ready on http://%s:%u\n", S.o.host, info ? (unsigned)info->port : (unsigned)S.o.port);
-    while (!g_stop) {
+    while (!LOAD(g_stop)) {
         struct timespec ts = {0, 250 * 1000 * 1000};
         nanosleep(&ts, NULL);
         watchdog();
@@ -1587,6 +1593,15 @@ int main(int argc, char **argv)
     pthread_cond_signal(&S.wake);
     pthread_mutex_unlock(&S.mu);
     pthread_join(sched, NULL);
+    /* what is still in flight ends now (its connections see it done), then the connections */
+    for (i = 0; i < S.n_slots; i++)
+        if (S.slots[i].job) job_end(S.slots[i].job, 503, "the server is stopping");
+    while (S.queue_head) {
+        job *j = S.queue_head;
+        S.queue_head = j->next;
+        S.n_queued--;
+        job_end(j, 503, "the server is stopping");
+    }
     MHD_stop_daemon(d);
     for (i = 0; i < S.n_slots; i++) {
         free(S.slots[i].hist);
