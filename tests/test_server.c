@@ -425,17 +425,24 @@ static void test_auth_and_busy(void **state)
     char cmd[512];
     (void)state;
     NEED_SERVER();
-    assert_true(server_start(&s, "-np 1 --queue 0 --api-key sekrit"));
+    int i;
+    assert_true(server_start(&s, "-np 1 -c 8192 --queue 0 --api-key sekrit"));
     expect_status(&s, "", "/v1/models", NULL, "401", "authentication_error");
     expect_status(&s, "-H 'Authorization: Bearer wrong'", "/v1/models", NULL, "401", "\"error\"");
     expect_status(&s, "-H 'Authorization: Bearer sekrit'", "/v1/models", NULL, "200", "swa-stories");
     expect_status(&s, "", "/health", NULL, "200", "ok");
     /* one long stream holds the only slot; the next request finds no room */
     snprintf(cmd, sizeof cmd, "curl -sN -H 'Authorization: Bearer sekrit' --data-binary "
-             "'{\"prompt\":\"Once\",\"max_tokens\":400,\"ignore_eos\":true,\"stream\":true}' "
+             "'{\"prompt\":\"Once\",\"max_tokens\":8000,\"ignore_eos\":true,\"stream\":true}' "
              "http://127.0.0.1:%d/v1/completions > /dev/null &", s.port);
     assert_int_equal(tu_run(cmd), 0);
-    sleep_ms(300);
+    for (i = 0; i < 100; i++) {   /* until the stream holds the slot */
+        char *m = curl(&s, "-H 'Authorization: Bearer sekrit'", "/metrics", NULL, NULL);
+        int busy = strstr(m, "\nswa_slots_busy 1") != NULL;
+        free(m);
+        if (busy) break;
+        sleep_ms(20);
+    }
     expect_status(&s, "-H 'Authorization: Bearer sekrit'", "/v1/completions", "{\"prompt\":\"Once\",\"max_tokens\":4}", "503",
                   "Retry-After: 1");
     assert_true(server_stop(&s));
