@@ -1465,7 +1465,7 @@ static void watchdog(void)
 static void on_signal(int sig)
 {
     (void)sig;
-    g_stop = 1;
+    STORE(g_stop, 1);   /* a lock-free atomic store: async-signal-safe */
 }
 
 /* ---- main ---- */
