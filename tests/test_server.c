@@ -29,6 +29,7 @@ typedef struct server {
 } server;
 
 static server main_srv;
+static server *extra_srv;   /* a test's own server, stopped by the teardown if the test failed */
 static const char *skip_reason;
 
 static char *read_text(const char *path)
@@ -224,6 +225,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
+    if (extra_srv && extra_srv->pid > 0) {
+        kill(extra_srv->pid, SIGKILL);
+        waitpid(extra_srv->pid, NULL, 0);
+    }
     if (main_srv.pid > 0) assert_true(server_stop(&main_srv));
     return 0;
 }
@@ -427,11 +432,12 @@ static void test_errors(void **state)
 /* --api-key: 401 without it or with a wrong one; /health stays open. A full queue: 503 with Retry-After. */
 static void test_auth_and_busy(void **state)
 {
-    server s;
+    static server s;   /* static: the teardown reaches it after a failed assertion */
     char cmd[512];
     (void)state;
     NEED_SERVER();
     int i;
+    extra_srv = &s;
     assert_true(server_start(&s, "-np 1 -c 8192 --queue 0 --api-key sekrit"));
     expect_status(&s, "", "/v1/models", NULL, "401", "authentication_error");
     expect_status(&s, "-H 'Authorization: Bearer wrong'", "/v1/models", NULL, "401", "\"error\"");
@@ -452,6 +458,7 @@ static void test_auth_and_busy(void **state)
     expect_status(&s, "-H 'Authorization: Bearer sekrit'", "/v1/completions", "{\"prompt\":\"Once\",\"max_tokens\":4}", "503",
                   "Retry-After: 1");
     assert_true(server_stop(&s));
+    extra_srv = NULL;
 }
 
 /* Our load generator with every fault mixed in: no crash, no slot left busy, each fault its answer. */
