@@ -146,7 +146,7 @@ $(addprefix $(BUILD)/,$(SELF_CONTAINED)): $(BUILD)/%: tests/%.c tests/testutil.h
 	$(CC) $(CFLAGS) $(TEST_FLAGS) -I. $< -o $@ -lcmocka $(LDLIBS)
 
 # test_server drives swa-server (when it is built) with curl, swa-generate and swa-loadgen
-$(BUILD)/test_server: $(BUILD)/swa-generate server
+$(BUILD)/test_server: $(BUILD)/swa-generate | server
 
 # test_arch builds its models with swa-mkmodel (arguments from tests/data/arch-*.ref), runs swa-inspect
 $(BUILD)/test_arch: $(BUILD)/swa-mkmodel $(BUILD)/swa-inspect

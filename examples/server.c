@@ -1544,8 +1544,9 @@ int main(int argc, char **argv)
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
     addr.sin_port = htons((uint16_t)S.o.port);
+    if (!strcmp(S.o.host, "localhost")) S.o.host = "127.0.0.1";
     if (inet_pton(AF_INET, S.o.host, &addr.sin_addr) != 1) {
-        fprintf(stderr, "swa-server: --host needs an IPv4 address, not \"%s\"\n", S.o.host);
+        fprintf(stderr, "swa-server: --host needs an IPv4 address (or localhost), not \"%s\"\n", S.o.host);
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
