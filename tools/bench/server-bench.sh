@@ -9,7 +9,7 @@
 #   sh tools/bench/server-bench.sh MODEL.gguf [ROUNDS]
 #   env: LLAMA_SERVER (default /work/peer/llama.cpp/build/bin/llama-server), BUILD (build),
 #        NP (8 slots), CTX (512 positions per slot), MAXTOK (64), REQS (requests per client, 4),
-#        CLIENTS ("1 4 8"), THREADS (2)
+#        CLIENTS ("1 4 8"), THREADS (2), LLAMA_ARGS (more llama-server flags, e.g. "--poll 0")
 set -eu
 MODEL=$1
 ROUNDS=${2:-3}
@@ -25,7 +25,7 @@ run_one() {   # run_one NAME ROUND: start the server, load it, stop it
         "$BUILD/swa-server" -m "$MODEL" --host 127.0.0.1 --port "$port" -np "$NP" -c "$CTX" -t "$THREADS" 2>"$OUT/$name.log" &
     else   # llama-server's -c is the whole context, split among its slots
         "$LLAMA_SERVER" -m "$MODEL" --host 127.0.0.1 --port "$port" -np "$NP" -c $((NP * CTX)) -t "$THREADS" -tb "$THREADS" \
-            >"$OUT/$name.log" 2>&1 &
+            ${LLAMA_ARGS:-} >"$OUT/$name.log" 2>&1 &
     fi
     pid=$!
     i=0
