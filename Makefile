@@ -26,9 +26,10 @@ CFLAGS  += -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all
 BUILD   := build/sanitize
 export ASAN_OPTIONS := allocator_may_return_null=1   # a failed allocation is a tested error path
 endif
-# ThreadSanitizer looks for races, which the threads show on the quick runs' sizes as on all of them.
+# ThreadSanitizer looks for races, which the threads show on the quick runs' sizes as on all of them
+# (and test_cache skips the tests that only check more arithmetic).
 ifeq ($(TSAN),1)
-CFLAGS  += -O1 -g -fsanitize=thread -DSWA_TEST_QUICK
+CFLAGS  += -O1 -g -fsanitize=thread -DSWA_TEST_QUICK -DSWA_TEST_TSAN
 BUILD   := build/tsan
 export TSAN_OPTIONS := allocator_may_return_null=1
 endif
@@ -43,7 +44,9 @@ HEADERS := swa.h tools/common/gguf_writer.h tools/common/printable.h tools/commo
 
 PROGRAM_NAMES := swa-generate swa-simple swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
                  swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench
-PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES))
+# The examples the documents quote, beside swa-simple; POSIX only (threads, atomics, nanosleep).
+EXAMPLE_NAMES := swa-sequences swa-control swa-chat
+PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES) $(EXAMPLE_NAMES))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
 COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu $(BUILD)/compile_no_threads \
                   $(BUILD)/compile_warnings $(BUILD)/compile_no_tokenizer $(BUILD)/compile_no_sampler \
@@ -69,9 +72,9 @@ $(BUILD)/swa-%: tools/cli/%.c $(LIB) $(HEADERS) | $(BUILD)
 	$(CC) $(CFLAGS) -I. $< $(LIB) -o $@ $(LDLIBS)
 $(BUILD)/swa-%: tools/bench/%.c $(LIB) $(HEADERS) | $(BUILD)
 	$(CC) $(CFLAGS) -I. $< $(LIB) -o $@ $(LDLIBS)
-# The README's example, built as a host builds it: the implementation in its own file (so
-# without optimisation, as the compile checks below).
-$(BUILD)/swa-simple: examples/simple.c swa.h | $(BUILD)
+# The README's example and the ones the documents quote, built as a host builds them: the
+# implementation in their own file (so without optimisation, as the compile checks below).
+$(BUILD)/swa-simple $(addprefix $(BUILD)/,$(EXAMPLE_NAMES)): $(BUILD)/swa-%: examples/%.c swa.h | $(BUILD)
 	$(CC) $(CHECK_CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 
@@ -121,11 +124,14 @@ WARN_CXX   := -Wall -Wextra -Wpedantic -Werror
 WARN_CLANG ?= clang
 WARN_VARIANTS := -DSWA_NO_SIMD -DSWA_NO_AMX -DSWA_NO_THREADS -DSWA_NO_MMAP -DSWA_NO_TOKENIZER -DSWA_NO_SAMPLER -DSWA_NO_STDIO \
                  -D_DEFAULT_SOURCE
-$(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp swa.h | $(BUILD)
+$(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp tests/compile_c89.c swa.h | $(BUILD)
 	$(CC) -std=c11 -O2 $(WARN_C) -I. $< -o $@ $(LDLIBS)
 	@set -e; for v in $(WARN_VARIANTS); do echo "$(CC) -fsyntax-only $(WARN_C) $$v"; \
 	  $(CC) -std=c11 -fsyntax-only $(WARN_C) $$v -I. $<; done
 	$(CXX) -std=c++11 -fsyntax-only $(WARN_CXX) -I. tests/compile_cpp.cpp
+	@if $(CC) -std=c89 -fsyntax-only -I. tests/compile_c89.c 2> $@.c89; then echo "C89 compiled swa.h" >&2; exit 1; fi; \
+	  if [ "$$(grep -c 'error:' $@.c89)" != 1 ] || ! grep -q 'needs C99' $@.c89; then cat $@.c89 >&2; exit 1; fi; \
+	  echo "$(CC) -std=c89: one error, that C99 is needed"
 	@set -e; if command -v $(firstword $(WARN_CLANG)) >/dev/null; then \
 	  for v in "" $(WARN_VARIANTS); do echo "$(WARN_CLANG) -fsyntax-only $(WARN_C) $$v"; \
 	    $(WARN_CLANG) -std=c11 -fsyntax-only $(WARN_C) $$v -I. $<; done; \
@@ -158,7 +164,7 @@ cmocka:
 test: all
 	@set -e; for t in $(COMPILE_CHECKS) $(TESTS); do echo "== $$t"; s=$$(date +%s); $(RUN) $$t; \
 	  echo "== $$t: $$(( $$(date +%s) - s )) s"; done; \
-	  echo "== tests/test_simple.sh"; sh tests/test_simple.sh $(BUILD) $(RUN); echo "all tests passed"
+	  echo "== tests/test_examples.sh"; sh tests/test_examples.sh $(BUILD) $(RUN); echo "all tests passed"
 
 # The cross toolchain's loader (libc6-arm64-cross) must get the C library of the same build;
 # without LD_LIBRARY_PATH it finds the multiarch libc6:arm64 that libcmocka-dev:arm64 pulls in,
@@ -204,6 +210,10 @@ $(WIN_LIB): swa.h | $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -DSWA_IMPLEMENTATION -DSWA_INTERNALS -x c -c swa.h -o $@
 $(WIN_BUILD)/swa-generate.exe: examples/generate.c $(WIN_LIB)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< $(WIN_LIB) -o $@ $(WIN_LIBS)
+# swa-generate as a user builds it with MinGW's defaults: neither -static nor -lpthread, so no
+# libwinpthread-1.dll beside the program (its clock is QueryPerformanceCounter); test-windows runs it.
+$(WIN_BUILD)/swa-generate-plain.exe: examples/generate.c $(WIN_LIB)
+	$(WIN_PREFIX)gcc -O2 -I. $< $(WIN_LIB) -o $@ -lm
 $(WIN_BUILD)/swa-simple.exe: examples/simple.c swa.h | $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -O0 -I. $< -o $@ $(WIN_LIBS)
 $(WIN_BUILD)/swa-%.exe: tools/cli/%.c $(WIN_LIB) $(HEADERS)
@@ -226,14 +236,16 @@ $(WIN_BUILD)/compile_warnings.exe: tests/compile_warnings.c swa.h | $(WIN_CMOCKA
 $(WIN_BUILD)/compile_%.exe: tests/compile_%.c swa.h | $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -O0 -I. $< -o $@ $(WIN_LIBS)
 
-windows: $(addprefix $(WIN_BUILD)/,$(addsuffix .exe,$(PROGRAM_NAMES) $(WIN_CHECKS) $(WIN_TESTS)))
+windows: $(addprefix $(WIN_BUILD)/,$(addsuffix .exe,$(PROGRAM_NAMES) swa-generate-plain $(WIN_CHECKS) $(WIN_TESTS)))
 
 test-windows:
 	@command -v $(WIN_PREFIX)gcc >/dev/null && command -v wine >/dev/null && command -v cmake >/dev/null || \
 	  { echo "test-windows needs: apt-get install mingw-w64 wine wine64 cmake"; exit 1; }
 	$(MAKE) windows
 	@set -e; for t in $(WIN_CHECKS) $(WIN_TESTS); do echo "== $(WIN_BUILD)/$$t.exe (wine)"; \
-	  $(WINE) $(WIN_BUILD)/$$t.exe; done; echo "all Windows tests passed under Wine"
+	  $(WINE) $(WIN_BUILD)/$$t.exe; done
+	$(WINE) $(WIN_BUILD)/swa-generate-plain.exe -m $(MODEL) -p "Once upon a time" -n 8 --temp 0
+	@echo "all Windows tests passed under Wine"
 
 # `make run`: a story from the model this project trained (examples/models, 5 MB, window 64).
 MODEL  ?= examples/models/swa-stories.gguf
@@ -248,8 +260,8 @@ $(BUILD)/stories260K.gguf: | $(BUILD)/swa-convert-llama2c
 bench: programs
 	sh tools/bench/bench.sh $(BUILD)
 
-# make fuzz: libFuzzer (clang) on the GGUF loader, the tokenizer and the chat templates, FUZZ_SECONDS each, with
-# seeds written by swa-mkmodel; crashing inputs are left in build/fuzz/ as crash-*.
+# make fuzz: libFuzzer (clang) on the GGUF loader, the tokenizer, the chat templates and the snapshot loader,
+# FUZZ_SECONDS each, with seeds written by swa-mkmodel; crashing inputs are left in build/fuzz/ as crash-*.
 FUZZ_SECONDS ?= 60
 # The fuzzers drive the parsers (GGUF, tokenizer, chat templates), so they are built on the scalar
 # kernels (-DSWA_NO_SIMD): clang's sanitizers take minutes over the SIMD sets, the parsers seconds.
@@ -257,15 +269,17 @@ FUZZ_CFLAGS := -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recove
 FUZZ_LIB    := build/fuzz/swa.o
 $(FUZZ_LIB): swa.h
 	@mkdir -p build/fuzz
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DSWA_IMPLEMENTATION -x c -c swa.h -o $@
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DSWA_IMPLEMENTATION -DSWA_INTERNALS -x c -c swa.h -o $@
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lm -lpthread
-# The four runs are targets of their own, so that make's jobs run them side by side.
+# The runs are targets of their own, so that make's jobs run them side by side.
 FUZZ_BPE_VOCAB := ../shared/testdata/ggml-vocab-llama-bpe.gguf
-.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-server
-fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-server
+.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state fuzz-server
+fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state fuzz-server
 fuzz-seeds: $(BUILD)/swa-mkmodel
-	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-spm build/fuzz/seeds-bpe build/fuzz/seeds-chat
+	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-spm build/fuzz/seeds-bpe build/fuzz/seeds-chat build/fuzz/seeds-state
+	$(BUILD)/swa-mkmodel --shape custom --layers 2 --dim 32 --heads 2 --kv-heads 1 --ff 32 --vocab 260 --ctx 64 \
+	  --window 8 --arch gemma2 --type f16 build/fuzz/state-model.gguf 2>/dev/null
 	for t in f32 f16 q8_0 q4_0; do $(BUILD)/swa-mkmodel --shape custom --layers 1 --dim 32 --heads 2 --kv-heads 1 \
 	  --ff 32 --vocab 260 --ctx 64 --window 8 --type $$t build/fuzz/seeds-gguf/tiny-$$t.gguf 2>/dev/null; done
 	head -c 2000 examples/models/heldout.txt > build/fuzz/seeds-spm/heldout
@@ -281,6 +295,9 @@ fuzz-bpe: build/fuzz/fuzz_tokenizer fuzz-seeds
 	else echo "fuzz-bpe: $(FUZZ_BPE_VOCAB) is absent: the byte-level BPE vocabulary was not fuzzed"; fi
 fuzz-chat: build/fuzz/fuzz_chat fuzz-seeds
 	cd build/fuzz && ./fuzz_chat -max_total_time=$(FUZZ_SECONDS) -max_len=4096 seeds-chat
+fuzz-state: build/fuzz/fuzz_state fuzz-seeds
+	cd build/fuzz && SWA_FUZZ_MODEL=state-model.gguf SWA_FUZZ_SEEDS=seeds-state \
+	  ./fuzz_state -max_total_time=$(FUZZ_SECONDS) -max_len=65536 seeds-state
 # swa-server's request path (JSON body to prompt tokens and parameters), without HTTP; cJSON is
 # Debian's build, so the coverage guiding the fuzzer is that of our field handling.
 build/fuzz/fuzz_server: tests/fuzz/fuzz_server.c examples/server_request.c examples/server_request.h $(FUZZ_LIB)

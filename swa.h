@@ -30,29 +30,38 @@ a reader following a token from the file to its logits never crosses them)
     dispatch                what the CPU runs; each set's kernels filled in by name, over its parent's
 
 QUICK START
-    #define SWA_IMPLEMENTATION
+    #define SWA_IMPLEMENTATION          // in exactly one .c file
     #include "swa.h"
     #include <stdio.h>
+
     int main(int argc, char **argv) {
-        swa_model *model; const swa_vocab *vocab; swa_ctx *ctx; swa_sampler *sampler;
+        const char *path = argc > 1 ? argv[1] : "examples/models/swa-stories.gguf";
+        swa_model *model = NULL; const swa_vocab *vocab; swa_ctx *ctx = NULL; swa_sampler *sampler = NULL;
         swa_error err; swa_decoder dec; const float *logits; int32_t tok[64]; size_t n;
-        swa_sampler_config sc = swa_sampler_config_default();   // temperature 0.8, top-k 40, ...
+        swa_sampler_config sc = swa_sampler_config_default();  // temperature 0.8, top-k 40, ...
         char text[64];
-        sc.seed = 42;                                  // the same seed, the same story
-        if (argc < 2 || swa_model_load(argv[1], &model, &err) || swa_model_vocab(model, &vocab, &err) ||
+        sc.seed = 1234;                                        // any field, by name
+        if (swa_model_load(path, &model, &err) || swa_model_vocab(model, &vocab, &err) ||
             swa_ctx_create(model, NULL, &ctx, &err) ||
-            swa_sampler_create(&sc, swa_vocab_size(vocab), &sampler, &err)) return 1;
-        swa_tokenize(vocab, "Once upon a time", 16, SWA_TOKENIZE_ADD_BOS, tok, 64, &n, &err);
+            swa_sampler_create(&sc, swa_vocab_size(vocab), &sampler, &err) ||
+            swa_tokenize(vocab, "Once upon a time", 16, SWA_TOKENIZE_ADD_BOS, tok, 64, &n, &err)) {
+            fprintf(stderr, "%s\n", err.msg);                  // what failed, and why
+            return 1;
+        }
         swa_decoder_init(&dec, vocab);
+        for (size_t i = 0; i < n; i++)                         // the prompt, through the decoder too
+            fwrite(text, 1, swa_decoder_push(&dec, tok[i], text, sizeof text), stdout);
         for (int i = 0; i < 100 && swa_ctx_eval(ctx, tok, n, &logits, &err) == SWA_OK; i++, n = 1) {
-            tok[0] = swa_sampler_sample(sampler, logits);
-            swa_sampler_accept(sampler, tok[0]);       // remembered for the repetition penalty
+            tok[0] = swa_sampler_sample(sampler, logits);      // and remembered for the penalty
             if (tok[0] == swa_vocab_eos(vocab)) break;
             fwrite(text, 1, swa_decoder_push(&dec, tok[0], text, sizeof text), stdout);
         }
+        fwrite(text, 1, swa_decoder_flush(&dec, text, sizeof text), stdout);
+        putchar('\n');
         swa_sampler_free(sampler); swa_ctx_free(ctx); swa_model_free(model);
         return 0;
     }
+    (examples/simple.c is this program.)
 
 CONFIGURATION (define before the implementation include)
     SWA_STATIC         make every public function static (SWADEF = static)
@@ -67,10 +76,11 @@ CONFIGURATION (define before the implementation include)
     SWA_NO_TOKENIZER   compile the tokenizer out: swa_vocab_load fails with SWA_ERR_UNSUPPORTED,
                        a model has no vocabulary, and the tokenize/decode calls are not declared
     SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
-    SWA_NO_STDIO       no FILE * in the library: swa_state_save_file and swa_state_load_file are
-                       not declared (snapshots still go to and from buffers). <stdio.h> stays for
-                       snprintf and vsnprintf into error messages; models still load from a path,
-                       with the OS's open/read/mmap (CreateFile on Windows), never stdio
+    SWA_NO_STDIO       no files but the model's: swa_state_save_file and swa_state_load_file are
+                       not declared (snapshots still go to and from buffers), and no stdio call
+                       touches a file. <stdio.h> stays for snprintf and vsnprintf into error
+                       messages; the library never uses a FILE *, and reads and writes files
+                       with the OS's open/read/write/mmap (CreateFile on Windows)
 
 THE WINDOW
     Layer l keeps the keys and values of its last W_l positions only: position i lives in slot
@@ -184,6 +194,13 @@ REVISION HISTORY
     0.2.0  tokenizer, streaming decoder, sampler, thread pool.
     0.1.0  GGUF reader, llama forward pass, per-layer rolling-buffer KV cache.
 */
+#if !defined(__cplusplus) && !defined(_MSC_VER) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
+#error "swa.h needs C99 or later (or C++): compile with -std=c99, -std=c11 or newer"
+#define SWA_H             /* and nothing more of it, so that this is the only error */
+#define SWA__DECLARED
+#define SWA__IMPLEMENTED
+#endif
+
 #ifndef SWA_H
 #define SWA_H
 
@@ -222,6 +239,11 @@ typedef enum swa_status {
     SWA_ERR_ABORTED       = -10  /* the abort callback stopped an evaluation */
 } swa_status;
 
+/* Every fallible call returns a status and, when err is not NULL, fills it with the status and
+   a message naming what failed. A call that fails leaves the objects it was given as they were,
+   with two exceptions its comment states: an evaluation stopped by the abort callback keeps the
+   chunks it completed, and swa_ctx_set_threads, when the system refuses a thread, goes on with
+   one. Outputs (buffers, *out pointers) are unspecified after an error unless stated. */
 typedef struct swa_error {
     swa_status code;
     char msg[256];
@@ -464,10 +486,11 @@ SWADEF const char *swa_ctx_kernels(const swa_ctx *c);       /* "ref", "avx2", "a
 SWADEF const char *swa_kv_type_name(int32_t kv_type);      /* "f16", "f32", "q8_0"; NULL if unknown */
 SWADEF int32_t swa_kv_type_from_name(const char *name);    /* the inverse; -1 if unknown */
 
-/* Evaluate tokens at the current position and advance it by n. *logits (may be NULL) gets the
-   last token's n_vocab logits, valid until the next call on this context. With n > n_batch
-   the run is evaluated in chunks. On error nothing is evaluated and the position is unchanged:
-   SWA_ERR_INVALID_ARG (n == 0, token out of range), SWA_ERR_CONTEXT_FULL. */
+/* Evaluate tokens on sequence 0 at its position and advance it by n. *logits (may be NULL) gets
+   the last token's n_vocab logits, valid until the next call on this context. With n > n_batch
+   the run is evaluated in chunks. SWA_ERR_INVALID_ARG (n == 0, token out of range) and
+   SWA_ERR_CONTEXT_FULL are found before anything is evaluated: the position is unchanged.
+   SWA_ERR_ABORTED (see swa_ctx_set_abort) keeps the chunks completed before it. */
 SWADEF swa_status swa_ctx_eval(swa_ctx *c, const int32_t *tokens, size_t n,
                                const float **logits, swa_error *err);
 /* Like swa_ctx_eval, but writes the logits of every token to the caller's n * n_vocab array. */
@@ -506,35 +529,50 @@ SWADEF swa_status swa_seq_rewind(swa_ctx *c, int32_t seq, int64_t n, swa_error *
 
 /* Snapshots of one sequence (seq >= 0) or of every sequence (seq = -1): a versioned header,
    the model's shape and a checksum of its metadata (and of the first bytes of each tensor), the
-   context's ring layout, each sequence's position and its ring contents. A ring holds at most W (+ n_rewind) positions, so a snapshot
-   stops growing once the window is full: its size is set by the window, not by the length of
-   the conversation. Restoring checks the model and ring layout (another model, cache type,
-   window or n_ctx is SWA_ERR_INVALID_ARG, with what differs); a damaged or truncated snapshot
-   is SWA_ERR_FORMAT. A one-sequence snapshot restores into any sequence of the context. */
+   context's ring layout, each sequence's position and its ring contents. A ring holds at most
+   W (+ n_rewind) positions, so a snapshot stops growing once the window is full: its size is
+   set by the window, not by the length of the conversation. Restoring checks the model and ring layout (another model, cache type,
+   window or n_ctx is SWA_ERR_INVALID_ARG, with what differs); a damaged, truncated or lengthened
+   snapshot is SWA_ERR_FORMAT (an XXH64 checksum covers every byte). The whole snapshot is
+   checked before anything changes: on any error every sequence is exactly as it was. A
+   one-sequence snapshot restores into any sequence of the context; one of every sequence resets
+   those it does not hold. */
 SWADEF size_t     swa_state_size(const swa_ctx *c, int32_t seq);   /* 0 for a bad sequence */
 SWADEF swa_status swa_state_save(const swa_ctx *c, int32_t seq, void *buf, size_t size, size_t *written,
                                  swa_error *err);   /* BUFFER_TOO_SMALL with *written = the size */
 SWADEF swa_status swa_state_load(swa_ctx *c, int32_t seq, const void *buf, size_t size, swa_error *err);
-#ifndef SWA_NO_STDIO   /* the only FILE * in the library */
-/* The same through a file. Saving writes a temporary file beside `path` and renames it over
-   `path` only when all of it is written: on any error `path` is untouched. */
+#ifndef SWA_NO_STDIO   /* the only files the library writes */
+/* The same through a file. Saving writes a temporary file beside `path`, flushes it to the
+   disk and only then renames it over `path`: on any error `path` is untouched. Loading reads
+   the file whole into memory first (its size is set by the window) and checks it as a buffer. */
 SWADEF swa_status swa_state_save_file(const swa_ctx *c, int32_t seq, const char *path, swa_error *err);
 SWADEF swa_status swa_state_load_file(swa_ctx *c, int32_t seq, const char *path, swa_error *err);
 #endif
 
-/* Control. The abort callback is called between layers; returning nonzero stops the evaluation
-   with SWA_ERR_ABORTED (see swa_ctx_decode). NULL removes it. */
+/* Control. The abort callback is called by the thread that called swa_ctx_eval, _eval_all,
+   _decode or _embed (never by a pool worker), before each layer of each chunk of n_batch tokens
+   and before its output layer: n_layer + 1 times a chunk, so a stop takes effect within one
+   layer. Returning nonzero stops the
+   evaluation with SWA_ERR_ABORTED: the chunk in progress leaves no trace, and the chunks
+   completed before it stay evaluated (swa_seq_pos tells how far each sequence got). A flag it
+   reads that another thread sets must be atomic (C11 atomic_int; volatile sig_atomic_t when a
+   signal handler on the evaluating thread sets it). NULL removes the callback. */
 typedef int (*swa_abort_fn)(void *data);
 SWADEF void       swa_ctx_set_abort(swa_ctx *c, swa_abort_fn fn, void *data);
 /* Change the thread count of a live context (0 = the online CPUs); the results do not depend
-   on it. SWA_ERR_INVALID_ARG out of 0..256, SWA_ERR_NOMEM. */
+   on it. SWA_ERR_INVALID_ARG out of 0..256 and SWA_ERR_NOMEM change nothing; when the system
+   refuses to start a thread the context goes on with one (swa_ctx_config_get tells). */
 SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *err);
 
-/* Embeddings: evaluate tokens on sequence 0 (as swa_ctx_eval) and write the final hidden state
-   (after the output norm, n_embd floats) of the last token, or its mean over these tokens;
-   scaled to unit length when `normalize` is set. */
+/* Embeddings: evaluate tokens on sequence seq from position 0, whatever it held, and write the
+   final hidden state (after the output norm, n_embd floats) of the last token, or its mean over
+   the tokens; scaled to unit length when `normalize` is set. The same text gives the same
+   vector every time; the other sequences are untouched, and seq then holds the text (go on
+   from it, or reset it). A context with n_seq = 2 embeds on sequence 1 beside a conversation on
+   sequence 0. On an error seq is as it was, except SWA_ERR_ABORTED after a first chunk of
+   n_batch tokens was through: then seq holds the chunks done (swa_seq_pos). */
 enum { SWA_POOL_LAST = 0, SWA_POOL_MEAN = 1 };
-SWADEF swa_status swa_ctx_embed(swa_ctx *c, const int32_t *tokens, size_t n, int32_t pooling,
+SWADEF swa_status swa_ctx_embed(swa_ctx *c, int32_t seq, const int32_t *tokens, size_t n, int32_t pooling,
                                 int32_t normalize, float *out, swa_error *err);
 
 /* ==== tokenizer ====
@@ -609,34 +647,31 @@ SWADEF size_t     swa_decoder_push(swa_decoder *d, int32_t id, char *out, size_t
 SWADEF size_t     swa_decoder_flush(swa_decoder *d, char *out, size_t cap);   /* what is left */
 #endif /* SWA_NO_TOKENIZER */
 
-/* ==== chat templates: the common families of tokenizer.chat_template ==== */
+/* ==== chat templates: the families of tokenizer.chat_template ==== */
 
 /* A GGUF file carries its chat template as Jinja source (tokenizer.chat_template). Without a
-   Jinja engine we recognise the common families by their markers, as llama.cpp's
-   llama_chat_apply_template does, and write each family's format ourselves. The families, by
-   name (swa_chat_template_at lists them):
-     chatml             <|im_start|>role\n...<|im_end|>\n          Qwen, SmolLM, OpenHermes, ...
-     llama2             [INST] ... [/INST] answer</s>; system as a plain first line   Mistral v0.1/v0.2
-     llama2-sys         the same with <<SYS>>\n...\n<</SYS>>\n\n around the system message
-     llama2-sys-bos     llama2-sys with <s> before every [INST] after the first
-     llama2-sys-strip   llama2-sys with every message trimmed
-     mistral-v1         " [INST] ... [/INST] answer</s>"     mistral-v3  "[INST] ...[/INST] answer</s>"
-     mistral-v3-tekken  "[INST]...[/INST]answer</s>"         mistral-v7  [SYSTEM_PROMPT] ... [/SYSTEM_PROMPT]
-     llama3             <|start_header_id|>role<|end_header_id|>\n\n...<|eot_id|>
-     gemma              <start_of_turn>user\n...<end_of_turn>\n; the system message opens the first
-                        user turn and "assistant" is written "model"
-     phi3               <|role|>\n...<|end|>\n                 phi4  <|im_start|>role<|im_sep|>...<|im_end|>
-     deepseek           ### Instruction: / ### Response: (DeepSeek Coder)
-     deepseek2          User: / Assistant: (DeepSeek V2)      deepseek3  <｜User｜> / <｜Assistant｜>
-   The formats are llama.cpp's (commit c392e50), not a Jinja rendering: no default system
-   prompt, no date or tool preamble. The Llama 2 and Mistral formats have no assistant prefix:
-   the [/INST] that ends a user turn is the cue to answer. BOS is not written: tokenize the first
+   Jinja engine we recognise the families llama.cpp's llama_chat_apply_template knows by the same
+   markers, in the same order, and write each family's format ourselves, byte for byte as
+   llama.cpp (December 2025) does. The 49 families (swa_chat_template_at lists them; the table
+   with examples and end-of-turn texts is docs/architectures.md):
+     chatml llama2 llama2-sys llama2-sys-bos llama2-sys-strip mistral-v1 mistral-v3
+     mistral-v3-tekken mistral-v7 mistral-v7-tekken llama3 llama4 gemma phi3 phi4 falcon3 zephyr
+     monarch orion openchat vicuna vicuna-orca deepseek deepseek2 deepseek3 command-r chatglm3
+     chatglm4 glmedge minicpm exaone3 exaone4 rwkv-world granite gigachat megrez yandex bailing
+     bailing-think bailing2 smolvlm dots1 hunyuan-moe hunyuan-dense gpt-oss kimi-k2 seed_oss
+     grok-2 pangu-embedded
+   The formats are llama.cpp's, not a Jinja rendering: no default system prompt (except where
+   llama.cpp writes one), no date or tool preamble, no gpt-oss channels. Some formats have no
+   assistant prefix: the text that ends a user turn is the cue to answer. Where llama.cpp leaves
+   a system, user or assistant message out of a format, so do we. A message of another role
+   ("tool", ...) is written where the format has a place for it, and refused where llama.cpp
+   would write it as some other role or leave it out. BOS is not written: tokenize the first
    turn with SWA_TOKENIZE_ADD_BOS when swa_vocab_add_bos says so, and with SWA_TOKENIZE_SPECIAL
    so that the markers become their tokens. */
 
 typedef struct swa_chat_message {
-    const char *role;                 /* "system", "user", "assistant"; the families that write
-                                         the role's name (chatml, llama3, gemma, phi3, phi4) take any */
+    const char *role;                 /* "system", "user", "assistant"; "tool" where the format has
+                                         it; any name where it writes the role's name (chatml, ...) */
     const char *content;              /* NUL-terminated */
 } swa_chat_message;
 
@@ -692,11 +727,13 @@ SWADEF swa_sampler_config swa_sampler_config_default(void);
 SWADEF swa_status swa_sampler_create(const swa_sampler_config *cfg, int32_t n_vocab,
                                      swa_sampler **out, swa_error *err);
 SWADEF void       swa_sampler_free(swa_sampler *s);
-/* Choose the next token from logits (not modified). Order: repetition penalty, top-k, top-p,
-   min-p, temperature, then a draw from our own generator (xorshift64*). */
+/* Choose the next token from logits (not modified) and remember it for the repetition
+   penalty. Order: repetition penalty, top-k, top-p, min-p, temperature, then a draw from our own
+   generator (xorshift64*). */
 SWADEF int32_t    swa_sampler_sample(swa_sampler *s, const float *logits);
-SWADEF void       swa_sampler_accept(swa_sampler *s, int32_t token);  /* remember for the penalty; ids
-                                                                        outside the vocabulary are ignored */
+/* Remember a token the sampler did not choose itself (the prompt's, or one chosen elsewhere),
+   so that the penalty counts it; ids outside the vocabulary are ignored. */
+SWADEF void       swa_sampler_accept(swa_sampler *s, int32_t token);
 SWADEF void       swa_sampler_reset(swa_sampler *s);                  /* forget history, reseed */
 /* Our generator, exposed for tests: the next uniform float in [0, 1). */
 SWADEF float      swa_sampler_uniform(swa_sampler *s);
@@ -721,7 +758,7 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #define SWA__DECLARED
 
 #include <stdarg.h>
-#include <stdio.h>     /* snprintf, vsnprintf; FILE only in the snapshot files (not with SWA_NO_STDIO) */
+#include <stdio.h>     /* snprintf, vsnprintf, remove; never a FILE */
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -737,6 +774,7 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #define SWA__DEFINED_NOMINMAX
 #endif
 #include <windows.h>
+#include <io.h>        /* _get_osfhandle, to flush a snapshot file to the disk */
 #if defined(SWA__DEFINED_LEAN)
 #undef WIN32_LEAN_AND_MEAN
 #undef SWA__DEFINED_LEAN
@@ -965,6 +1003,7 @@ SWA__INTERNAL void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, s
                                  int64_t n_rows, const uint8_t *x, size_t x_stride, int nt,
                                  int64_t n, float *y, int64_t ldy);
 SWA__INTERNAL void swa__seq_jump(swa_ctx *c, int32_t seq, int64_t pos);
+SWA__INTERNAL uint64_t swa__xxh64_of(const void *p, size_t n, size_t piece);
 SWA__INTERNAL void swa__rope_angles(const double *inv_freq, int64_t half, double factor,
                                     int64_t pos, float *cs);
 #if defined(SWA__HAVE_AMX)
@@ -1076,6 +1115,101 @@ static uint64_t swa__hash(const char *p, size_t n)   /* FNV-1a */
     size_t i;
     for (i = 0; i < n; i++) h = (h ^ (uint8_t)p[i]) * 1099511628211ull;
     return h;
+}
+
+/* XXH64 (Yann Collet's xxHash, 64-bit, seed 0), fed in pieces: the snapshots' checksum. It
+   reads 8 bytes a step at several GB/s, so checking a snapshot costs little beside copying it,
+   and any change of the payload changes it (unlike a sum); a published, widely implemented
+   function, so a snapshot can be checked outside this library. */
+typedef struct swa__xxh64 {
+    uint64_t v[4], total;
+    uint8_t buf[32];
+    size_t n_buf;
+} swa__xxh64;
+
+#define SWA__P64_1 0x9E3779B185EBCA87ull
+#define SWA__P64_2 0xC2B2AE3D27D4EB4Full
+#define SWA__P64_3 0x165667B19E3779F9ull
+#define SWA__P64_4 0x85EBCA77C2B2AE63ull
+#define SWA__P64_5 0x27D4EB2F165667C5ull
+
+static uint64_t swa__rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static uint64_t swa__le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    int i;
+    for (i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+static uint64_t swa__xxh64_round(uint64_t acc, uint64_t input)
+{
+    return swa__rotl64(acc + input * SWA__P64_2, 31) * SWA__P64_1;
+}
+
+static void swa__xxh64_init(swa__xxh64 *h)
+{
+    memset(h, 0, sizeof *h);
+    h->v[0] = SWA__P64_1 + SWA__P64_2;
+    h->v[1] = SWA__P64_2;
+    h->v[3] = (uint64_t)0 - SWA__P64_1;
+}
+
+static void swa__xxh64_update(swa__xxh64 *h, const void *data, size_t n)
+{
+    const uint8_t *p = (const uint8_t *)data;
+    int i;
+    h->total += n;
+    if (h->n_buf) {
+        size_t take = 32 - h->n_buf < n ? 32 - h->n_buf : n;
+        memcpy(h->buf + h->n_buf, p, take);
+        h->n_buf += take;
+        p += take;
+        n -= take;
+        if (h->n_buf < 32) return;
+        for (i = 0; i < 4; i++) h->v[i] = swa__xxh64_round(h->v[i], swa__le64(h->buf + 8 * i));
+        h->n_buf = 0;
+    }
+    for (; n >= 32; p += 32, n -= 32)
+        for (i = 0; i < 4; i++) h->v[i] = swa__xxh64_round(h->v[i], swa__le64(p + 8 * i));
+    memcpy(h->buf, p, n);
+    h->n_buf = n;
+}
+
+static uint64_t swa__xxh64_final(const swa__xxh64 *h)
+{
+    const uint8_t *p = h->buf, *end = h->buf + h->n_buf;
+    uint64_t x;
+    int i;
+    if (h->total >= 32) {
+        x = swa__rotl64(h->v[0], 1) + swa__rotl64(h->v[1], 7) + swa__rotl64(h->v[2], 12) + swa__rotl64(h->v[3], 18);
+        for (i = 0; i < 4; i++) x = (x ^ swa__xxh64_round(0, h->v[i])) * SWA__P64_1 + SWA__P64_4;
+    } else {
+        x = SWA__P64_5;
+    }
+    x += h->total;
+    for (; end - p >= 8; p += 8) x = swa__rotl64(x ^ swa__xxh64_round(0, swa__le64(p)), 27) * SWA__P64_1 + SWA__P64_4;
+    if (end - p >= 4) {
+        uint64_t w = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+        x = swa__rotl64(x ^ w * SWA__P64_1, 23) * SWA__P64_2 + SWA__P64_3;
+        p += 4;
+    }
+    for (; p < end; p++) x = swa__rotl64(x ^ (uint64_t)*p * SWA__P64_5, 11) * SWA__P64_1;
+    x = (x ^ (x >> 33)) * SWA__P64_2;
+    x = (x ^ (x >> 29)) * SWA__P64_3;
+    return x ^ (x >> 32);
+}
+
+/* For tests: the XXH64 of n bytes, fed in pieces of `piece` bytes (0: at once). */
+SWA__INTERNAL uint64_t swa__xxh64_of(const void *p, size_t n, size_t piece)
+{
+    swa__xxh64 h;
+    size_t at = 0;
+    swa__xxh64_init(&h);
+    if (!piece) piece = n ? n : 1;
+    for (; at < n; at += piece) swa__xxh64_update(&h, (const uint8_t *)p + at, n - at < piece ? n - at : piece);
+    return swa__xxh64_final(&h);
 }
 
 static int swa__host_is_little_endian(void)
@@ -1271,6 +1405,99 @@ static int swa__fd_read(swa__fd fd, uint8_t *buf, uint64_t size, uint64_t *got)
     return 0;
 }
 #endif
+
+#ifndef SWA_NO_STDIO
+static unsigned long swa__process_id(void)
+{
+#if defined(_WIN32)
+    return (unsigned long)GetCurrentProcessId();
+#else
+    return (unsigned long)getpid();
+#endif
+}
+
+/* Writing a file: create it (it must not exist), write, flush to the disk, close; then put it
+   in place of another, atomically (rename; MoveFileEx on Windows, whose rename does not
+   replace). Each returns 0 on success, else the system's reason in why. */
+#if defined(_WIN32)
+static int swa__fd_create(const char *path, swa__fd *fd, char *why, size_t cap)
+{
+    *fd = CreateFileA(path, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
+    if (*fd != INVALID_HANDLE_VALUE) return 0;
+    swa__win_error(GetLastError(), why, cap);
+    return -1;
+}
+
+static int swa__fd_write(swa__fd fd, const uint8_t *p, size_t n, char *why, size_t cap)
+{
+    while (n > 0) {
+        DWORD want = n > (1u << 30) ? (DWORD)(1u << 30) : (DWORD)n, w = 0;
+        if (!WriteFile(fd, p, want, &w, NULL) || w == 0) {
+            swa__win_error(GetLastError(), why, cap);
+            return -1;
+        }
+        p += w;
+        n -= w;
+    }
+    return 0;
+}
+
+static int swa__fd_finish(swa__fd fd, char *why, size_t cap)
+{
+    int ok = FlushFileBuffers(fd) != 0;
+    if (!ok) swa__win_error(GetLastError(), why, cap);
+    return CloseHandle(fd) && ok ? 0 : -1;
+}
+
+static int swa__replace_file(const char *from, const char *to, char *why, size_t cap)
+{
+    if (MoveFileExA(from, to, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) return 0;
+    swa__win_error(GetLastError(), why, cap);
+    return -1;
+}
+#else
+static int swa__fd_create(const char *path, swa__fd *fd, char *why, size_t cap)
+{
+    *fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (*fd >= 0) return 0;
+    snprintf(why, cap, "%s", strerror(errno));
+    return -1;
+}
+
+static int swa__fd_write(swa__fd fd, const uint8_t *p, size_t n, char *why, size_t cap)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            snprintf(why, cap, "%s", w < 0 ? strerror(errno) : "nothing written");
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int swa__fd_finish(swa__fd fd, char *why, size_t cap)
+{
+    int synced = fsync(fd) == 0;
+    if (!synced) snprintf(why, cap, "%s", strerror(errno));
+    if (close(fd) != 0) {
+        if (synced) snprintf(why, cap, "%s", strerror(errno));
+        return -1;
+    }
+    return synced ? 0 : -1;
+}
+
+static int swa__replace_file(const char *from, const char *to, char *why, size_t cap)
+{
+    if (rename(from, to) == 0) return 0;
+    snprintf(why, cap, "%s", strerror(errno));
+    return -1;
+}
+#endif
+#endif /* SWA_NO_STDIO */
 
 static void swa__file_close(swa__file *f)
 {
@@ -1475,6 +1702,19 @@ static void swa__store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_
 #error "swa.h: the thread pool needs the atomics of GCC, clang or MSVC"
 #endif
 #endif
+
+/* Take a counter's value and add 1, atomically; relaxed: the pool's barriers
+   order the rest, and a counter that only makes names unique needs no order. */
+static int64_t swa__fetch_inc_i64(int64_t *p)
+{
+#if defined(_MSC_VER) && !defined(__clang__)
+    return (int64_t)_InterlockedExchangeAdd64((volatile __int64 *)p, 1);
+#elif defined(__GNUC__) || defined(__clang__)
+    return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
+#else
+#error "swa.h: counters need the atomics of GCC, clang or MSVC"
+#endif
+}
 
 typedef struct swa__pool {
     int n;                       /* threads, the caller included; a task has n shares */
@@ -4639,9 +4879,18 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
 }
 
 /* One evaluation: tokens of one or more sequences, what to return for them. */
+static swa_status swa__check_seq(const swa_ctx *c, int32_t seq, const char *what, swa_error *err)
+{
+    if (!c) return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: context is NULL", what);
+    if (seq < 0 || seq >= c->cfg.n_seq)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: sequence %d is out of range 0..%d", what, seq, c->cfg.n_seq - 1);
+    return SWA_OK;
+}
+
 typedef struct swa__job {
     const int32_t *token;      /* [n] */
-    const int32_t *seq;        /* [n]; NULL: all sequence 0 */
+    const int32_t *seq;        /* [n]; NULL: all sequence seq0 */
+    int32_t seq0;
     const int8_t *want;        /* [n] nonzero: the token wants logits; NULL: each sequence's last */
     int want_all;              /* every token wants logits */
     size_t n;
@@ -4650,7 +4899,7 @@ typedef struct swa__job {
     int32_t pooling;           /* SWA_POOL_LAST or SWA_POOL_MEAN */
 } swa__job;
 
-static int32_t swa__job_seq(const swa__job *job, size_t i) { return job->seq ? job->seq[i] : 0; }
+static int32_t swa__job_seq(const swa__job *job, size_t i) { return job->seq ? job->seq[i] : job->seq0; }
 
 static int swa__job_wants(const swa_ctx *c, const swa__job *job, size_t i)
 {
@@ -4719,7 +4968,8 @@ static void swa__chunk_embed(swa_ctx *c, const swa__job *job, int64_t n)
 }
 
 /* One chunk of n <= n_batch tokens, set up by swa__chunk_tokens. The abort callback is asked
-   before each layer; an aborted chunk has written nothing into the rings and moved no sequence. */
+   before each layer and before the output layer (with a large vocabulary the longest step); an
+   aborted chunk has written nothing into the rings and moved no sequence. */
 static swa_status swa__forward_chunk(swa_ctx *c, const swa__job *job, int64_t n, swa_error *err)
 {
     const swa_model *m = c->model;
@@ -4734,10 +4984,11 @@ static swa_status swa__forward_chunk(swa_ctx *c, const swa__job *job, int64_t n,
         for (t = 0; t < n * d; t++) c->x[t] *= scale;
     }
     swa__rope_table(c, n);
-    for (l = 0; l < m->hp.n_layer; l++) {
+    for (l = 0; l <= m->hp.n_layer; l++) {   /* asked once more before the output layer */
         if (c->abort && c->abort(c->abort_data))
-            return swa__fail(err, SWA_ERR_ABORTED, "evaluation aborted by the callback before layer %lld", (long long)l);
-        swa__layer_forward(c, l, n);
+            return swa__fail(err, SWA_ERR_ABORTED, "evaluation aborted by the callback before %s %lld",
+                             l < m->hp.n_layer ? "layer" : "the output, after layer", (long long)(l < m->hp.n_layer ? l : l - 1));
+        if (l < m->hp.n_layer) swa__layer_forward(c, l, n);
     }
     swa__cache_write(c, n);
     for (t = 0; t < n; t++) {
@@ -4787,9 +5038,9 @@ static swa_status swa__run_job(swa_ctx *c, const swa__job *job, swa_error *err)
     return st;
 }
 
-/* Sequence 0's tokens: logits of the last into c->logits, or of all into all_logits; or an
+/* Tokens of one sequence: logits of the last into c->logits, or of all into all_logits; or an
    embedding. */
-static swa_status swa__eval(swa_ctx *c, const int32_t *tokens, size_t n, float *all_logits, float *embed,
+static swa_status swa__eval(swa_ctx *c, int32_t seq, const int32_t *tokens, size_t n, float *all_logits, float *embed,
                             int32_t pooling, swa_error *err)
 {
     swa__job job;
@@ -4797,6 +5048,7 @@ static swa_status swa__eval(swa_ctx *c, const int32_t *tokens, size_t n, float *
         return swa__fail(err, SWA_ERR_INVALID_ARG, "eval: %s", !c ? "context is NULL" : !tokens ? "tokens is NULL" : "no tokens");
     memset(&job, 0, sizeof job);
     job.token = tokens;
+    job.seq0 = seq;
     job.n = n;
     job.want_all = all_logits != NULL;
     job.logits = all_logits ? all_logits : embed ? NULL : c->logits;
@@ -4807,7 +5059,7 @@ static swa_status swa__eval(swa_ctx *c, const int32_t *tokens, size_t n, float *
 
 SWADEF swa_status swa_ctx_eval(swa_ctx *c, const int32_t *tokens, size_t n, const float **logits, swa_error *err)
 {
-    swa_status s = swa__eval(c, tokens, n, NULL, NULL, 0, err);
+    swa_status s = swa__eval(c, 0, tokens, n, NULL, NULL, 0, err);
     if (logits) *logits = s == SWA_OK ? c->logits : NULL;
     return s;
 }
@@ -4815,18 +5067,28 @@ SWADEF swa_status swa_ctx_eval(swa_ctx *c, const int32_t *tokens, size_t n, cons
 SWADEF swa_status swa_ctx_eval_all(swa_ctx *c, const int32_t *tokens, size_t n, float *logits, swa_error *err)
 {
     if (!logits) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_eval_all: logits is NULL");
-    return swa__eval(c, tokens, n, logits, NULL, 0, err);
+    return swa__eval(c, 0, tokens, n, logits, NULL, 0, err);
 }
 
-SWADEF swa_status swa_ctx_embed(swa_ctx *c, const int32_t *tokens, size_t n, int32_t pooling, int32_t normalize,
-                                float *out, swa_error *err)
+SWADEF swa_status swa_ctx_embed(swa_ctx *c, int32_t seq, const int32_t *tokens, size_t n, int32_t pooling,
+                                int32_t normalize, float *out, swa_error *err)
 {
-    int64_t d, i;
+    int64_t d, i, pos, written;
     double sum = 0.0;
     swa_status s;
+    if ((s = swa__check_seq(c, seq, "swa_ctx_embed", err)) != SWA_OK) return s;
     if (!out || (pooling != SWA_POOL_LAST && pooling != SWA_POOL_MEAN))
         return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_embed: %s", !out ? "out is NULL" : "pooling is not SWA_POOL_*");
-    if ((s = swa__eval(c, tokens, n, NULL, out, pooling, err)) != SWA_OK) return s;
+    pos = c->seq[seq].pos;   /* the text from position 0; the sequence's old tokens stay until a */
+    written = c->seq[seq].written;   /* chunk of the new ones is through */
+    c->seq[seq].pos = c->seq[seq].written = 0;
+    if ((s = swa__eval(c, seq, tokens, n, NULL, out, pooling, err)) != SWA_OK) {
+        if (c->seq[seq].pos == 0) {
+            c->seq[seq].pos = pos;
+            c->seq[seq].written = written;
+        }
+        return s;
+    }
     d = c->model->hp.n_embd;
     for (i = 0; pooling == SWA_POOL_MEAN && i < d; i++) out[i] /= (float)n;
     for (i = 0; i < d; i++) sum += (double)out[i] * out[i];
@@ -4850,14 +5112,6 @@ SWADEF swa_status swa_ctx_decode(swa_ctx *c, const swa_batch *b, float *logits, 
 }
 
 /* ==== sequences, snapshots and control ==== */
-
-static swa_status swa__check_seq(const swa_ctx *c, int32_t seq, const char *what, swa_error *err)
-{
-    if (!c) return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: context is NULL", what);
-    if (seq < 0 || seq >= c->cfg.n_seq)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: sequence %d is out of range 0..%d", what, seq, c->cfg.n_seq - 1);
-    return SWA_OK;
-}
 
 /* Rows [seq * S, (seq + 1) * S) of layer l's keys or values. */
 static uint8_t *swa__ring(const swa_ctx *c, uint8_t *const *cache, int64_t l, int32_t seq)
@@ -4945,25 +5199,46 @@ SWADEF swa_status swa_seq_rewind(swa_ctx *c, int32_t seq, int64_t n, swa_error *
 /* ---- snapshots ----
    Layout, in the machine's byte order: "SWAS", u32 version, u64 model checksum, u32 n_layer,
    u32 kv_type, u64 bytes per cached row, u32 sequences; i64 slots per layer; then per sequence
-   i32 id, i64 pos, i64 written and per layer its first min(written, slots) rows of keys, then
-   of values (a ring not yet full holds position p in slot p). */
+   (in increasing order) i32 id, i64 pos, i64 written and per layer its first min(written, slots)
+   rows of keys, then of values (a ring not yet full holds position p in slot p); last, the
+   XXH64 of every byte before it. Loading checks all of it before it changes anything. */
 #define SWA__STATE_MAGIC "SWAS"
-#define SWA__STATE_VERSION 1u
+#define SWA__STATE_VERSION 2u
 
 typedef struct swa__sink {      /* a caller's buffer, a file, or neither: then it only counts */
     uint8_t *buf;
     size_t cap, used;
+    int failed, hashing;
+    swa__xxh64 sum;             /* of what was put, when hashing */
 #ifndef SWA_NO_STDIO
-    FILE *f;
+    int to_file;
+    swa__fd fd;
+    size_t n_pend;              /* small pieces gathered into one write */
+    uint8_t pend[4096];
+    char why[256];              /* the system's reason when a write failed */
 #endif
-    int failed;
 } swa__sink;
+
+#ifndef SWA_NO_STDIO
+static void swa__sink_flush(swa__sink *o)
+{
+    if (!o->failed && o->n_pend && swa__fd_write(o->fd, o->pend, o->n_pend, o->why, sizeof o->why) != 0) o->failed = 1;
+    o->n_pend = 0;
+}
+#endif
 
 static void swa__put(swa__sink *o, const void *p, size_t n)
 {
+    if (o->hashing) swa__xxh64_update(&o->sum, p, n);
 #ifndef SWA_NO_STDIO
-    if (o->f) {
-        if (!o->failed && fwrite(p, 1, n, o->f) != n) o->failed = 1;
+    if (o->to_file) {
+        if (o->n_pend + n > sizeof o->pend) swa__sink_flush(o);
+        if (n >= sizeof o->pend) {
+            if (!o->failed && swa__fd_write(o->fd, (const uint8_t *)p, n, o->why, sizeof o->why) != 0) o->failed = 1;
+        } else {
+            memcpy(o->pend + o->n_pend, p, n);
+            o->n_pend += n;
+        }
     } else
 #endif
     if (o->buf && n <= o->cap - o->used) {
@@ -4982,11 +5257,16 @@ static int64_t swa__ring_rows(const swa_ctx *c, int64_t l, int32_t seq)
     return c->seq[seq].written < c->n_slots[l] ? c->seq[seq].written : c->n_slots[l];
 }
 
-/* Sequence seq, or all of them (-1). */
+/* Sequence seq, or all of them (-1). Counting only, it skips the checksum's work. */
 static void swa__state_write(const swa_ctx *c, int32_t seq, swa__sink *o)
 {
     int32_t first = seq < 0 ? 0 : seq, last = seq < 0 ? c->cfg.n_seq - 1 : seq, s;
     int64_t l;
+    o->hashing = o->buf != NULL;
+#ifndef SWA_NO_STDIO
+    o->hashing |= o->to_file;
+#endif
+    swa__xxh64_init(&o->sum);
     swa__put(o, SWA__STATE_MAGIC, 4);
     swa__put_u32(o, SWA__STATE_VERSION);
     swa__put_u64(o, c->model_sum);
@@ -5005,6 +5285,7 @@ static void swa__state_write(const swa_ctx *c, int32_t seq, swa__sink *o)
             swa__put(o, swa__ring(c, c->v_cache, l, s), bytes);
         }
     }
+    swa__put_u64(o, o->hashing ? swa__xxh64_final(&o->sum) : 0);
 }
 
 SWADEF size_t swa_state_size(const swa_ctx *c, int32_t seq)
@@ -5033,21 +5314,16 @@ SWADEF swa_status swa_state_save(const swa_ctx *c, int32_t seq, void *buf, size_
     return SWA_OK;
 }
 
-typedef struct swa__source {    /* a caller's buffer or a file */
+typedef struct swa__source {    /* the snapshot's bytes, read in order */
     const uint8_t *buf;
     size_t size, pos;
-#ifndef SWA_NO_STDIO
-    FILE *f;
-#endif
 } swa__source;
 
+/* The next n bytes into p, or past them when p is NULL; 0 when fewer are left. */
 static int swa__get(swa__source *in, void *p, size_t n)
 {
-#ifndef SWA_NO_STDIO
-    if (in->f) return fread(p, 1, n, in->f) == n;
-#endif
     if (n > in->size - in->pos) return 0;
-    memcpy(p, in->buf + in->pos, n);
+    if (p) memcpy(p, in->buf + in->pos, n);
     in->pos += n;
     return 1;
 }
@@ -5057,76 +5333,88 @@ static swa_status swa__truncated(swa_error *err)
     return swa__fail(err, SWA_ERR_FORMAT, "the snapshot is truncated");
 }
 
-/* The sequences of a snapshot, after its header: into `seq`, or those it names (seq = -1). */
-static swa_status swa__state_read_seqs(swa_ctx *c, int32_t seq, uint32_t count, swa__source *in, swa_error *err)
+/* The sequences of a snapshot, after its header: checked (apply = 0, nothing changes), or
+   restored into `seq`, or into those they name when seq = -1 (apply = 1, after a check). */
+static swa_status swa__state_seqs(swa_ctx *c, int32_t seq, uint32_t count, swa__source *in, int apply, swa_error *err)
 {
     uint32_t id, i;
     uint64_t pos, written;
-    int64_t l;
+    int64_t l, prev = -1;
     for (i = 0; i < count; i++) {
         int32_t s;
         if (!swa__get(in, &id, 4) || !swa__get(in, &pos, 8) || !swa__get(in, &written, 8)) return swa__truncated(err);
-        s = seq >= 0 ? seq : (int32_t)id;
-        if (id >= (uint32_t)c->cfg.n_seq && seq < 0)
+        if (seq < 0 && id >= (uint32_t)c->cfg.n_seq)
             return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot holds sequence %u; this context has %d", id, c->cfg.n_seq);
-        if (pos > written || written > (uint64_t)INT64_MAX || (int64_t)written > c->max_pos)
+        if ((int64_t)id <= prev) return swa__fail(err, SWA_ERR_FORMAT, "the snapshot's sequences are out of order at %u", id);
+        if (pos > written || written > (uint64_t)c->max_pos)
             return swa__fail(err, SWA_ERR_FORMAT, "the snapshot's sequence %u is at position %llu of %llu written", id,
                              (unsigned long long)pos, (unsigned long long)written);
+        prev = (int64_t)id;
+        s = seq >= 0 ? seq : (int32_t)id;
         for (l = 0; l < c->model->hp.n_layer; l++) {
             size_t bytes = (size_t)((int64_t)written < c->n_slots[l] ? (int64_t)written : c->n_slots[l]) * c->kv_row;
-            if (!swa__get(in, swa__ring(c, c->k_cache, l, s), bytes) || !swa__get(in, swa__ring(c, c->v_cache, l, s), bytes))
+            if (!swa__get(in, apply ? swa__ring(c, c->k_cache, l, s) : NULL, bytes) ||
+                !swa__get(in, apply ? swa__ring(c, c->v_cache, l, s) : NULL, bytes))
                 return swa__truncated(err);
         }
-        c->seq[s].pos = (int64_t)pos;
-        c->seq[s].written = (int64_t)written;
+        if (apply) {
+            c->seq[s].pos = (int64_t)pos;
+            c->seq[s].written = (int64_t)written;
+        }
     }
-#ifndef SWA_NO_STDIO
-    if (in->f) return SWA_OK;   /* swa_state_load_file looks for more bytes itself */
-#endif
     if (in->pos != in->size)
         return swa__fail(err, SWA_ERR_FORMAT, "%llu bytes follow the snapshot", (unsigned long long)(in->size - in->pos));
     return SWA_OK;
 }
 
-/* Read a snapshot into sequence seq (a one-sequence snapshot), or into the sequences it names
-   (seq = -1, the others reset). The header is checked whole before any state changes; a
-   snapshot found damaged past it leaves the sequences it was restoring reset to position 0. */
-static swa_status swa__state_read(swa_ctx *c, int32_t seq, swa__source *in, swa_error *err)
+/* Check a snapshot whole, checksum first, then restore it: into sequence seq (a one-sequence
+   snapshot), or into the sequences it names (seq = -1, the others reset). The restoring pass
+   repeats the checked one and cannot fail, so an error leaves every sequence as it was. */
+static swa_status swa__state_read(swa_ctx *c, int32_t seq, const uint8_t *buf, size_t size, swa_error *err)
 {
+    swa__source in;
     char magic[4];
     uint32_t version, n_layer, kv_type, count;
-    uint64_t sum, kv_row, v;
+    uint64_t sum, kv_row, v, stored;
     int64_t l;
+    int apply;
     swa_status s;
-    if (!swa__get(in, magic, 4) || memcmp(magic, SWA__STATE_MAGIC, 4) != 0)
-        return swa__fail(err, SWA_ERR_FORMAT, "not a swa.h snapshot");
-    if (!swa__get(in, &version, 4)) return swa__truncated(err);
+    if (size < 4 || memcmp(buf, SWA__STATE_MAGIC, 4) != 0) return swa__fail(err, SWA_ERR_FORMAT, "not a swa.h snapshot");
+    if (size < 8) return swa__truncated(err);
+    memcpy(&version, buf + 4, 4);
     if (version != SWA__STATE_VERSION)
         return swa__fail(err, SWA_ERR_FORMAT, "snapshot version %u; this build reads version %u", version, SWA__STATE_VERSION);
-    if (!swa__get(in, &sum, 8) || !swa__get(in, &n_layer, 4) || !swa__get(in, &kv_type, 4) || !swa__get(in, &kv_row, 8) ||
-        !swa__get(in, &count, 4))
-        return swa__truncated(err);
-    if (sum != c->model_sum || n_layer != (uint32_t)c->model->hp.n_layer)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot is of another model (metadata checksum %016llx, this model %016llx)",
-                         (unsigned long long)sum, (unsigned long long)c->model_sum);
-    if (kv_type != (uint32_t)c->kv_type || kv_row != (uint64_t)c->kv_row)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot's cache type is %s, this context's %s",
-                         swa_kv_type_name((int32_t)(kv_type < SWA__N_KV_TYPES ? kv_type : 0)), swa_kv_type_name(c->kv_type));
-    for (l = 0; l < c->model->hp.n_layer; l++) {
-        if (!swa__get(in, &v, 8)) return swa__truncated(err);
-        if (v != (uint64_t)c->n_slots[l])
-            return swa__fail(err, SWA_ERR_INVALID_ARG, "layer %lld keeps %llu positions in the snapshot and %lld in this context "
-                             "(the window, n_rewind or n_ctx differ)", (long long)l, (unsigned long long)v, (long long)c->n_slots[l]);
-    }
-    if (count == 0 || (seq >= 0 && count != 1) || count > (uint32_t)c->cfg.n_seq)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot holds %u sequences: too many for %s", count,
-                         seq >= 0 ? "one sequence" : "this context");
-    if (seq < 0) swa_ctx_reset(c);
-    else c->seq[seq].pos = c->seq[seq].written = 0;
-    if ((s = swa__state_read_seqs(c, seq, count, in, err)) != SWA_OK) {
-        if (seq < 0) swa_ctx_reset(c);
-        else c->seq[seq].pos = c->seq[seq].written = 0;
-        return s;
+    if (size < 16) return swa__truncated(err);
+    memcpy(&stored, buf + size - 8, 8);
+    if (swa__xxh64_of(buf, size - 8, 0) != stored)
+        return swa__fail(err, SWA_ERR_FORMAT, "the snapshot is damaged or truncated: its %llu bytes do not match their "
+                         "checksum", (unsigned long long)size);
+    for (apply = 0; apply < 2; apply++) {
+        memset(&in, 0, sizeof in);
+        in.buf = buf;
+        in.size = size - 8;
+        if (!swa__get(&in, magic, 4) || !swa__get(&in, &version, 4) || !swa__get(&in, &sum, 8) ||
+            !swa__get(&in, &n_layer, 4) || !swa__get(&in, &kv_type, 4) || !swa__get(&in, &kv_row, 8) ||
+            !swa__get(&in, &count, 4))
+            return swa__truncated(err);
+        if (sum != c->model_sum || n_layer != (uint32_t)c->model->hp.n_layer)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot is of another model (metadata checksum %016llx, this "
+                             "model %016llx)", (unsigned long long)sum, (unsigned long long)c->model_sum);
+        if (kv_type != (uint32_t)c->kv_type || kv_row != (uint64_t)c->kv_row)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot's cache type is %s, this context's %s",
+                             swa_kv_type_name((int32_t)(kv_type < SWA__N_KV_TYPES ? kv_type : 0)), swa_kv_type_name(c->kv_type));
+        for (l = 0; l < c->model->hp.n_layer; l++) {
+            if (!swa__get(&in, &v, 8)) return swa__truncated(err);
+            if (v != (uint64_t)c->n_slots[l])
+                return swa__fail(err, SWA_ERR_INVALID_ARG, "layer %lld keeps %llu positions in the snapshot and %lld in this "
+                                 "context (the window, n_rewind or n_ctx differ)", (long long)l, (unsigned long long)v,
+                                 (long long)c->n_slots[l]);
+        }
+        if (count == 0 || (seq >= 0 && count != 1) || count > (uint32_t)c->cfg.n_seq)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "the snapshot holds %u sequences: too many for %s", count,
+                             seq >= 0 ? "one sequence" : "this context");
+        if (apply && seq < 0) swa_ctx_reset(c);
+        if ((s = swa__state_seqs(c, seq, count, &in, apply, err)) != SWA_OK) return s;
     }
     swa__ok(err);
     return SWA_OK;
@@ -5134,62 +5422,70 @@ static swa_status swa__state_read(swa_ctx *c, int32_t seq, swa__source *in, swa_
 
 SWADEF swa_status swa_state_load(swa_ctx *c, int32_t seq, const void *buf, size_t size, swa_error *err)
 {
-    swa__source in;
     if (!c || !buf || seq < -1 || seq >= c->cfg.n_seq)
         return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_load: %s", !c ? "context is NULL" : !buf ? "buf is NULL" : "bad sequence");
-    memset(&in, 0, sizeof in);
-    in.buf = (const uint8_t *)buf;
-    in.size = size;
-    return swa__state_read(c, seq, &in, err);
+    return swa__state_read(c, seq, (const uint8_t *)buf, size, err);
 }
 
 #ifndef SWA_NO_STDIO
+/* Write `path`'s new contents to path.PID-N.tmp (unique, so that concurrent saves do not
+   meet), flush it to the disk and only then put it in place of `path`. */
 SWADEF swa_status swa_state_save_file(const swa_ctx *c, int32_t seq, const char *path, swa_error *err)
 {
-    swa__sink o;
+    static int64_t serial;
+    swa__sink *o;
     char *tmp;
     size_t len;
+    swa_status s = SWA_OK;
     if (!c || !path || !swa_state_size(c, seq))
         return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_save_file: %s", !c ? "context is NULL" : !path ? "path is NULL" : "bad sequence");
-    len = strlen(path);
-    if (!(tmp = (char *)SWA_MALLOC(len + 5))) return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate a name", path);
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp", 5);
-    memset(&o, 0, sizeof o);
-    if (!(o.f = fopen(tmp, "wb"))) {
-        swa__fail(err, SWA_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+    len = strlen(path) + 48;
+    o = (swa__sink *)SWA_MALLOC(sizeof *o);
+    tmp = (char *)SWA_MALLOC(len);
+    if (!o || !tmp) {
+        SWA_FREE(o);
         SWA_FREE(tmp);
-        return SWA_ERR_IO;
+        return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate %llu bytes", path, (unsigned long long)(sizeof *o + len));
     }
-    swa__state_write(c, seq, &o);
-    if (fflush(o.f) != 0) o.failed = 1;
-    if (fclose(o.f) != 0) o.failed = 1;
-#ifdef _WIN32
-    if (!o.failed) remove(path);   /* rename does not replace a file there */
-#endif
-    if (o.failed || rename(tmp, path) != 0) {
-        swa__fail(err, SWA_ERR_IO, "%s: cannot write the snapshot: %s", path, strerror(errno));
-        remove(tmp);
-        SWA_FREE(tmp);
-        return SWA_ERR_IO;
+    snprintf(tmp, len, "%s.%lu-%lld.tmp", path, swa__process_id(), (long long)swa__fetch_inc_i64(&serial));
+    memset(o, 0, sizeof *o);
+    o->to_file = 1;
+    if (swa__fd_create(tmp, &o->fd, o->why, sizeof o->why) != 0) {
+        s = swa__fail(err, SWA_ERR_IO, "%s: cannot create: %s", tmp, o->why);
+    } else {
+        swa__state_write(c, seq, o);
+        swa__sink_flush(o);
+        if (swa__fd_finish(o->fd, o->why, sizeof o->why) != 0) o->failed = 1;
+        if (o->failed || swa__replace_file(tmp, path, o->why, sizeof o->why) != 0) {
+            s = swa__fail(err, SWA_ERR_IO, "%s: cannot write the snapshot: %s", path, o->why);
+            remove(tmp);
+        }
     }
+    SWA_FREE(o);
     SWA_FREE(tmp);
-    swa__ok(err);
-    return SWA_OK;
+    if (s == SWA_OK) swa__ok(err);
+    return s;
 }
 
+/* The file is read whole (a snapshot's size is set by the window) and checked as a buffer. */
 SWADEF swa_status swa_state_load_file(swa_ctx *c, int32_t seq, const char *path, swa_error *err)
 {
-    swa__source in;
+    swa__fd fd;
+    uint64_t size, got;
+    uint8_t *buf;
     swa_status s;
-    char extra;
     if (!c || !path || seq < -1 || seq >= c->cfg.n_seq)
         return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_state_load_file: %s", !c ? "context is NULL" : !path ? "path is NULL" : "bad sequence");
-    memset(&in, 0, sizeof in);
-    if (!(in.f = fopen(path, "rb"))) return swa__fail(err, SWA_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    s = swa__state_read(c, seq, &in, err);
-    if (s == SWA_OK && fread(&extra, 1, 1, in.f) == 1) s = swa__fail(err, SWA_ERR_FORMAT, "bytes follow the snapshot");
-    fclose(in.f);
+    if ((s = swa__fd_open(path, &fd, &size, err)) != SWA_OK) return s;
+    if (size > (uint64_t)SIZE_MAX - 1 || !(buf = (uint8_t *)SWA_MALLOC((size_t)size + 1))) {
+        swa__fd_close(fd);
+        return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate %llu bytes to read it", path, (unsigned long long)size);
+    }
+    if (swa__fd_read(fd, buf, size, &got) != 0) s = swa__fail(err, SWA_ERR_IO, "%s: read %llu of %llu bytes", path,
+                                                                (unsigned long long)got, (unsigned long long)size);
+    swa__fd_close(fd);
+    if (s == SWA_OK) s = swa__state_read(c, seq, buf, (size_t)size, err);
+    SWA_FREE(buf);
     if (s != SWA_OK) swa__prefix_error(err, path);
     return s;
 }
@@ -5382,18 +5678,6 @@ static void swa__pool_run(swa__pool *p, swa__task_fn fn, void *arg)
     }
 #endif
     fn(arg, 0, 1);
-}
-
-/* Take a counter's value and add 1, atomically; relaxed, as the pool's barriers order the rest. */
-static int64_t swa__fetch_inc_i64(int64_t *p)
-{
-#if defined(_MSC_VER) && !defined(__clang__)
-    return (int64_t)_InterlockedExchangeAdd64((volatile __int64 *)p, 1);
-#elif defined(__GNUC__) || defined(__clang__)
-    return __atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
-#else
-#error "swa.h: the kernels' counters need the atomics of GCC, clang or MSVC"
-#endif
 }
 
 /* Share k of n_shares of n items: [begin, end). */
@@ -6239,6 +6523,10 @@ static swa_status swa__re_split(const swa__regex *re, const swa__chars *t, size_
 #define SWA__RE_GPT2 "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
 #define SWA__RE_LLAMA3(digits) "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|" \
     digits "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+/* o200k (GPT-4o, gpt-oss, Llama 4): a word of upper then lower case letters (upper, lower: the
+   quantifiers), with a contraction */
+#define SWA__RE_GPT4O_WORD(upper, lower) "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]" upper \
+    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]" lower "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
 #define SWA__RE_PORO " ?[^(\\s|.,!?…。，、।۔،)]+"
 
 typedef struct swa__pretok {
@@ -6274,6 +6562,8 @@ static const swa__pretok swa__pretoks[] = {
     SWA__PRETOK("tekken", SWA__PRETOK_WORD_TOKENS | SWA__PRETOK_ADD_BOS, "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|"
         "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*|\\p{N}|"
         " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"),
+    SWA__PRETOK("gpt-4o llama4", 0, SWA__RE_GPT4O_WORD("*", "+") "|" SWA__RE_GPT4O_WORD("+", "*") "|\\p{N}{1,3}|"
+        " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"),
     SWA__PRETOK("chameleon", SWA__PRETOK_ADD_BOS, "<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", "\\p{N}",
         "[\\p{P}!-/:-@\\[-`{-~]", SWA__RE_GPT2),
 };
@@ -6296,6 +6586,7 @@ static const swa__pretok *swa__pretok_find(swa_str name)
 #undef SWA__RE_GPT2
 #undef SWA__RE_LLAMA3
 #undef SWA__RE_PORO
+#undef SWA__RE_GPT4O_WORD
 #undef SWA__PRETOK
 #undef SWA__RE_MAX_CODE
 #undef SWA__RE_MAX_CLASS
@@ -7233,84 +7524,192 @@ SWADEF int32_t swa_vocab_size(const swa_vocab *v) { return v ? v->n : 0; }
 #endif /* SWA_NO_TOKENIZER */
 
 /* ==== chat templates ====
-   One descriptor per family. Most families write each message as open + content + close with
-   strings chosen by role (or with the role's own name between two strings); the Mistral,
-   Llama 2 and Gemma families carry state across messages and have a function each. */
+   One descriptor per family, in llama.cpp's terms. Most families write each message as an
+   opening, the content and a closing chosen by role, or as head, the role's own name, tail,
+   content and closing; a few options cover the rest (trimming, system messages folded into the
+   next turn, a default system message, the role's name in capitals). The Mistral and Llama 2
+   families carry [INST] state across messages and have a function each. */
 
 typedef enum swa__chat_layout {
-    SWA__CHAT_TURNS,      /* open[role] content close[role], or head role tail content close[0] */
+    SWA__CHAT_TURNS,      /* each message on its own: open/close by role, or head role tail */
     SWA__CHAT_MISTRAL,    /* [INST] opens a turn, an answer closes it: v1, v3, v3-tekken */
-    SWA__CHAT_LLAMA2,     /* [INST] always first, <<SYS>> optional, <s> in history optional */
-    SWA__CHAT_GEMMA       /* the system message folded into the next user turn */
+    SWA__CHAT_LLAMA2      /* [INST] always first, <<SYS>> optional, <s> in history optional */
 } swa__chat_layout;
 
+/* Roles by index. OTHER is "tool" in the families that give it an opening, and any other name
+   in the families that write the role's name. */
 enum { SWA__CHAT_SYSTEM, SWA__CHAT_USER, SWA__CHAT_ASSISTANT, SWA__CHAT_OTHER };
 
 /* Family options: */
-#define SWA__CHAT_TRIM            1   /* trim every message's content */
-#define SWA__CHAT_TRIM_ASSISTANT  2   /* mistral-v3: trim the answers only */
-#define SWA__CHAT_SPACE_BEFORE    4   /* mistral-v1: " [INST]" and " [/INST]" */
-#define SWA__CHAT_SPACE_AFTER     8   /* mistral-v1/v3: "[INST] " and " answer" */
-#define SWA__CHAT_SYS_TAGS       16   /* llama2-sys*: <<SYS>> around the system message */
-#define SWA__CHAT_BOS_IN_HISTORY 32   /* llama2-sys-bos: "<s>[INST] " after the first turn */
+#define SWA__CHAT_SPACE_BEFORE        1   /* mistral-v1: " [INST]" and " [/INST]" */
+#define SWA__CHAT_SPACE_AFTER         2   /* mistral-v1/v3: "[INST] " and " answer" */
+#define SWA__CHAT_SYS_TAGS            4   /* llama2-sys*: <<SYS>> around the system message */
+#define SWA__CHAT_BOS_IN_HISTORY      8   /* llama2-sys-bos: "<s>[INST] " after the first turn;
+                                             monarch: no head before the first message */
+#define SWA__CHAT_FOLD_SYSTEM        16   /* system messages open the next message that is not an answer */
+#define SWA__CHAT_SYSTEM_FIRST       32   /* a system message is written only as the first message */
+#define SWA__CHAT_DEFAULT_IF_EMPTY   64   /* the default system message even when there are no messages */
+#define SWA__CHAT_PROMPT_AFTER_USER 128   /* the prefix follows a last user message, asked for or not */
+#define SWA__CHAT_ROLE_UPPER        256   /* the role's name in capitals, "user" as HUMAN */
+#define SWA__CHAT_ROLE_CAPITAL      512   /* the role's first letter in capitals */
+#define SWA__CHAT_TOOL_CALL        1024   /* <|tool_call|> opens an assistant_tool_call message */
 
-/* deepseek3's markers use FULLWIDTH VERTICAL LINE (U+FF5C) and "▁" (U+2581) */
+/* Roles whose content is trimmed (the trim field): bit r for role r */
+#define SWA__CHAT_TRIM_ALL 15
+#define SWA__CHAT_TRIM_A (1 << SWA__CHAT_ASSISTANT)
+#define SWA__CHAT_TRIM_SU ((1 << SWA__CHAT_SYSTEM) | (1 << SWA__CHAT_USER))
+
+/* Markers outside ASCII, in UTF-8: FULLWIDTH VERTICAL LINE (U+FF5C), LOWER ONE EIGHTH BLOCK
+   (U+2581), FULLWIDTH COLON (U+FF1A), and Chinese and Russian role names. */
 #define SWA__CHAT_FW_BAR "\xef\xbd\x9c"
-#define SWA__CHAT_DS_EOS "<" SWA__CHAT_FW_BAR "end\xe2\x96\x81of\xe2\x96\x81sentence" SWA__CHAT_FW_BAR ">"
+#define SWA__CHAT_LOWBAR "\xe2\x96\x81"
+#define SWA__CHAT_DS_EOS "<" SWA__CHAT_FW_BAR "end" SWA__CHAT_LOWBAR "of" SWA__CHAT_LOWBAR "sentence" SWA__CHAT_FW_BAR ">"
 #define SWA__CHAT_DS_USER "<" SWA__CHAT_FW_BAR "User" SWA__CHAT_FW_BAR ">"
 #define SWA__CHAT_DS_ASSISTANT "<" SWA__CHAT_FW_BAR "Assistant" SWA__CHAT_FW_BAR ">"
+#define SWA__CHAT_HY(x) "<" SWA__CHAT_FW_BAR "hy_" x SWA__CHAT_FW_BAR ">"
+#define SWA__CHAT_HY_HOLDER(digit) SWA__CHAT_HY("place" SWA__CHAT_LOWBAR "holder" SWA__CHAT_LOWBAR "no" SWA__CHAT_LOWBAR digit)
+#define SWA__CHAT_PANGU(role) "[unused9]" role "\xef\xbc\x9a"
+#define SWA__CHAT_PANGU_SYSTEM SWA__CHAT_PANGU("\xe7\xb3\xbb\xe7\xbb\x9f")            /* 系统 */
+#define SWA__CHAT_PANGU_USER SWA__CHAT_PANGU("\xe7\x94\xa8\xe6\x88\xb7")              /* 用户 */
+#define SWA__CHAT_PANGU_ASSISTANT SWA__CHAT_PANGU("\xe5\x8a\xa9\xe6\x89\x8b")         /* 助手 */
+#define SWA__CHAT_PANGU_TOOL SWA__CHAT_PANGU("\xe5\xb7\xa5\xe5\x85\xb7")              /* 工具 */
+#define SWA__CHAT_MINICPM_USER "<\xe7\x94\xa8\xe6\x88\xb7>"                           /* <用户> */
+#define SWA__CHAT_YANDEX_USER " \xd0\x9f\xd0\xbe\xd0\xbb\xd1\x8c\xd0\xb7\xd0\xbe\xd0\xb2\xd0\xb0\xd1\x82\xd0\xb5\xd0\xbb\xd1\x8c: "
+#define SWA__CHAT_YANDEX_ASSISTANT " \xd0\x90\xd1\x81\xd1\x81\xd0\xb8\xd1\x81\xd1\x82\xd0\xb5\xd0\xbd\xd1\x82:"
 
 struct swa_chat_template {
     const char *name;
     const char *eot;               /* what ends the assistant's turn */
     swa__chat_layout layout;
-    int options;
-    const char *head, *tail;       /* TURNS with the role's name: head role tail; else NULL */
-    const char *open[3], *close[3];/* TURNS: by role (system, user, assistant); with head, close[0] */
+    int options, trim;             /* SWA__CHAT_* options; the roles whose content is trimmed */
+    const char *start;             /* written once before the messages */
+    const char *head, *tail;       /* head role tail opens a message whose open[] is NULL; NULL: no head */
+    const char *open[4], *close[4];/* by role; without a head a NULL open leaves the role's messages out,
+                                      as llama.cpp does (OTHER: refuses them) */
     const char *generation;        /* the assistant's prefix; NULL: the format has none */
+    const char *default_system;    /* written as a system message when the first message is not one */
 };
 
-/* Rows by what a family's format is made of: a layout coded below (CODED); turns written as
-   head, the role's name, tail, then the message and close (NAMED); or fixed text before and after
-   each role's message (ROLES: system, user, assistant). */
-#define SWA__CHAT_CODED(name, eot, layout, options) {name, eot, layout, options, NULL, NULL, {0}, {0}, NULL}
-#define SWA__CHAT_NAMED(name, eot, layout, options, head, tail, close, generation) \
-    {name, eot, layout, options, head, tail, {0}, {close}, generation}
-#define SWA__CHAT_ROLES(name, eot, options, open_system, open_user, open_assistant, close_system, close_user, \
-                        close_assistant, generation)                                                           \
-    {name, eot, SWA__CHAT_TURNS, options, NULL, NULL, {open_system, open_user, open_assistant},              \
-     {close_system, close_user, close_assistant}, generation}
+/* Rows by what a family's format is made of: a layout coded below (CODED); head, the role's
+   name, tail, the message and close (NAMED); fixed text before and after each role's message
+   (ROLES: system, user, assistant, tool); or any of these with options (ROW, whose open and
+   close are four strings in parentheses). */
+#define SWA__CHAT_FOUR(a, b, c, d) {a, b, c, d}
+#define SWA__CHAT_CODED(name, eot, layout, options, trim) \
+    {name, eot, layout, options, trim, "", NULL, NULL, {0}, {0}, NULL, NULL}
+#define SWA__CHAT_NAMED(name, eot, trim, start, head, tail, close, generation) \
+    {name, eot, SWA__CHAT_TURNS, 0, trim, start, head, tail, {0}, {close, close, close, close}, generation, NULL}
+#define SWA__CHAT_ROLES(name, eot, trim, open_s, open_u, open_a, open_t, close_s, close_u, close_a, close_t, generation) \
+    {name, eot, SWA__CHAT_TURNS, 0, trim, "", NULL, NULL, {open_s, open_u, open_a, open_t},                       \
+     {close_s, close_u, close_a, close_t}, generation, NULL}
+#define SWA__CHAT_ROW(name, eot, options, trim, start, head, tail, open, close, generation, default_system) \
+    {name, eot, SWA__CHAT_TURNS, options, trim, start, head, tail, SWA__CHAT_FOUR open, SWA__CHAT_FOUR close,  \
+     generation, default_system}
 
 static const swa_chat_template swa__chat_templates[] = {
-    SWA__CHAT_NAMED("chatml", "<|im_end|>", SWA__CHAT_TURNS, 0, "<|im_start|>", "\n", "<|im_end|>\n",
-                    "<|im_start|>assistant\n"),
-    SWA__CHAT_CODED("llama2", "</s>", SWA__CHAT_LLAMA2, 0),
-    SWA__CHAT_CODED("llama2-sys", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS),
-    SWA__CHAT_CODED("llama2-sys-bos", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS | SWA__CHAT_BOS_IN_HISTORY),
-    SWA__CHAT_CODED("llama2-sys-strip", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS | SWA__CHAT_TRIM),
-    SWA__CHAT_CODED("mistral-v1", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_BEFORE | SWA__CHAT_SPACE_AFTER),
-    SWA__CHAT_CODED("mistral-v3", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_AFTER | SWA__CHAT_TRIM_ASSISTANT),
-    SWA__CHAT_CODED("mistral-v3-tekken", "</s>", SWA__CHAT_MISTRAL, 0),
-    SWA__CHAT_ROLES("mistral-v7", "</s>", 0, "[SYSTEM_PROMPT] ", "[INST] ", " ", "[/SYSTEM_PROMPT]", "[/INST]", "</s>",
-                    NULL),
-    SWA__CHAT_NAMED("llama3", "<|eot_id|>", SWA__CHAT_TURNS, SWA__CHAT_TRIM, "<|start_header_id|>",
-                    "<|end_header_id|>\n\n", "<|eot_id|>", "<|start_header_id|>assistant<|end_header_id|>\n\n"),
-    SWA__CHAT_NAMED("gemma", "<end_of_turn>", SWA__CHAT_GEMMA, SWA__CHAT_TRIM, "<start_of_turn>", "\n",
-                    "<end_of_turn>\n", "<start_of_turn>model\n"),
-    SWA__CHAT_NAMED("phi3", "<|end|>", SWA__CHAT_TURNS, 0, "<|", "|>\n", "<|end|>\n", "<|assistant|>\n"),
-    SWA__CHAT_NAMED("phi4", "<|im_end|>", SWA__CHAT_TURNS, 0, "<|im_start|>", "<|im_sep|>", "<|im_end|>",
+    SWA__CHAT_NAMED("chatml", "<|im_end|>", 0, "", "<|im_start|>", "\n", "<|im_end|>\n", "<|im_start|>assistant\n"),
+    SWA__CHAT_CODED("llama2", "</s>", SWA__CHAT_LLAMA2, 0, 0),
+    SWA__CHAT_CODED("llama2-sys", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS, 0),
+    SWA__CHAT_CODED("llama2-sys-bos", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS | SWA__CHAT_BOS_IN_HISTORY, 0),
+    SWA__CHAT_CODED("llama2-sys-strip", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS, SWA__CHAT_TRIM_ALL),
+    SWA__CHAT_CODED("mistral-v1", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_BEFORE | SWA__CHAT_SPACE_AFTER, 0),
+    SWA__CHAT_CODED("mistral-v3", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_AFTER, SWA__CHAT_TRIM_A),
+    SWA__CHAT_CODED("mistral-v3-tekken", "</s>", SWA__CHAT_MISTRAL, 0, 0),
+    SWA__CHAT_ROLES("mistral-v7", "</s>", 0, "[SYSTEM_PROMPT] ", "[INST] ", " ", NULL, "[/SYSTEM_PROMPT]", "[/INST]",
+                    "</s>", NULL, NULL),
+    SWA__CHAT_NAMED("llama3", "<|eot_id|>", SWA__CHAT_TRIM_ALL, "", "<|start_header_id|>", "<|end_header_id|>\n\n",
+                    "<|eot_id|>", "<|start_header_id|>assistant<|end_header_id|>\n\n"),
+    SWA__CHAT_ROW("gemma", "<end_of_turn>", SWA__CHAT_FOLD_SYSTEM, SWA__CHAT_TRIM_ALL, "", "<start_of_turn>", "\n",
+                  (NULL, NULL, "<start_of_turn>model\n", NULL),
+                  ("<end_of_turn>\n", "<end_of_turn>\n", "<end_of_turn>\n", "<end_of_turn>\n"),
+                  "<start_of_turn>model\n", NULL),
+    SWA__CHAT_NAMED("phi3", "<|end|>", 0, "", "<|", "|>\n", "<|end|>\n", "<|assistant|>\n"),
+    SWA__CHAT_NAMED("phi4", "<|im_end|>", 0, "", "<|im_start|>", "<|im_sep|>", "<|im_end|>",
                     "<|im_start|>assistant<|im_sep|>"),
-    SWA__CHAT_ROLES("deepseek", "<|EOT|>", 0, "", "### Instruction:\n", "### Response:\n", "", "\n", "\n<|EOT|>\n",
-                    "### Response:\n"),
-    SWA__CHAT_ROLES("deepseek2", SWA__CHAT_DS_EOS, 0, "", "User: ", "Assistant: ", "\n\n", "\n\n", SWA__CHAT_DS_EOS,
-                    "Assistant:"),
-    SWA__CHAT_ROLES("deepseek3", SWA__CHAT_DS_EOS, 0, "", SWA__CHAT_DS_USER, SWA__CHAT_DS_ASSISTANT, "\n\n", "",
-                    SWA__CHAT_DS_EOS, SWA__CHAT_DS_ASSISTANT),
+    SWA__CHAT_ROLES("deepseek", "<|EOT|>", 0, "", "### Instruction:\n", "### Response:\n", NULL, "", "\n", "\n<|EOT|>\n",
+                    NULL, "### Response:\n"),
+    SWA__CHAT_ROLES("deepseek2", SWA__CHAT_DS_EOS, 0, "", "User: ", "Assistant: ", NULL, "\n\n", "\n\n",
+                    SWA__CHAT_DS_EOS, NULL, "Assistant:"),
+    SWA__CHAT_ROLES("deepseek3", SWA__CHAT_DS_EOS, 0, "", SWA__CHAT_DS_USER, SWA__CHAT_DS_ASSISTANT, NULL, "\n\n", "",
+                    SWA__CHAT_DS_EOS, NULL, SWA__CHAT_DS_ASSISTANT),
+    SWA__CHAT_ROLES("mistral-v7-tekken", "</s>", 0, "[SYSTEM_PROMPT]", "[INST]", "", NULL, "[/SYSTEM_PROMPT]", "[/INST]",
+                    "</s>", NULL, NULL),
+    SWA__CHAT_NAMED("falcon3", "<|endoftext|>", 0, "", "<|", "|>\n", "\n", "<|assistant|>\n"),
+    SWA__CHAT_NAMED("zephyr", "<|endoftext|>", 0, "", "<|", "|>\n", "<|endoftext|>\n", "<|assistant|>\n"),
+    SWA__CHAT_ROW("monarch", "</s>", SWA__CHAT_BOS_IN_HISTORY, 0, "", "<s>", "\n", (NULL, NULL, NULL, NULL),
+                  ("</s>\n", "</s>\n", "</s>\n", "</s>\n"), "<s>assistant\n", NULL),
+    SWA__CHAT_ROW("orion", "</s>", SWA__CHAT_FOLD_SYSTEM, 0, "", NULL, NULL, (NULL, "Human: ", "", NULL),
+                  (NULL, "\n\nAssistant: </s>", "</s>", NULL), NULL, NULL),
+    SWA__CHAT_ROW("openchat", "<|end_of_turn|>", SWA__CHAT_ROLE_CAPITAL, 0, "", "GPT4 Correct ", ": ",
+                  ("", NULL, NULL, NULL), ("<|end_of_turn|>", "<|end_of_turn|>", "<|end_of_turn|>", "<|end_of_turn|>"),
+                  "GPT4 Correct Assistant:", NULL),
+    SWA__CHAT_ROLES("vicuna", "</s>", 0, "", "USER: ", "ASSISTANT: ", NULL, "\n\n", "\n", "</s>\n", NULL, "ASSISTANT:"),
+    SWA__CHAT_ROLES("vicuna-orca", "</s>", 0, "SYSTEM: ", "USER: ", "ASSISTANT: ", NULL, "\n", "\n", "</s>\n", NULL,
+                    "ASSISTANT:"),
+    SWA__CHAT_ROLES("command-r", "<|END_OF_TURN_TOKEN|>", SWA__CHAT_TRIM_ALL, "<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>",
+                    "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>", "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>", NULL,
+                    "<|END_OF_TURN_TOKEN|>", "<|END_OF_TURN_TOKEN|>", "<|END_OF_TURN_TOKEN|>", NULL,
+                    "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"),
+    SWA__CHAT_NAMED("chatglm3", "<|user|>", 0, "[gMASK]sop", "<|", "|>\n ", "", "<|assistant|>"),
+    SWA__CHAT_NAMED("chatglm4", "<|user|>", 0, "[gMASK]<sop>", "<|", "|>\n", "", "<|assistant|>\n"),
+    SWA__CHAT_NAMED("glmedge", "<|user|>", 0, "", "<|", "|>\n", "", "<|assistant|>"),
+    SWA__CHAT_ROLES("minicpm", "</s>", SWA__CHAT_TRIM_ALL, "", SWA__CHAT_MINICPM_USER, "", NULL, "", "<AI>", "", NULL, NULL),
+    SWA__CHAT_ROLES("exaone3", "[|endofturn|]", SWA__CHAT_TRIM_ALL, "[|system|]", "[|user|]", "[|assistant|]", NULL,
+                    "[|endofturn|]\n", "\n", "[|endofturn|]\n", NULL, "[|assistant|]"),
+    SWA__CHAT_ROLES("exaone4", "[|endofturn|]", SWA__CHAT_TRIM_ALL, "[|system|]", "[|user|]", "[|assistant|]", "[|tool|]",
+                    "[|endofturn|]\n", "\n", "[|endofturn|]\n", "[|endofturn|]\n", "[|assistant|]"),
+    SWA__CHAT_ROW("rwkv-world", "\n\n", SWA__CHAT_PROMPT_AFTER_USER, SWA__CHAT_TRIM_ALL, "", NULL, NULL,
+                  ("System: ", "User: ", "Assistant: ", NULL), ("\n\n", "\n\n", "\n\n", NULL), "Assistant:", NULL),
+    SWA__CHAT_ROW("granite", "<|end_of_text|>", SWA__CHAT_TOOL_CALL, 0, "", "<|start_of_role|>", "<|end_of_role|>",
+                  (NULL, NULL, NULL, NULL),
+                  ("<|end_of_text|>\n", "<|end_of_text|>\n", "<|end_of_text|>\n", "<|end_of_text|>\n"),
+                  "<|start_of_role|>assistant<|end_of_role|>", NULL),
+    SWA__CHAT_ROW("gigachat", "</s>", SWA__CHAT_SYSTEM_FIRST, 0, "<s>", NULL, NULL,
+                  ("", "user<|role_sep|>", "assistant<|role_sep|>", NULL),
+                  ("<|message_sep|>", "<|message_sep|>available functions<|role_sep|>[]<|message_sep|>",
+                   "<|message_sep|>", NULL),
+                  "assistant<|role_sep|>", NULL),
+    SWA__CHAT_NAMED("megrez", "<|turn_end|>", 0, "", "<|role_start|>", "<|role_end|>", "<|turn_end|>",
+                    "<|role_start|>assistant<|role_end|>"),
+    SWA__CHAT_ROLES("yandex", "\n\n", 0, NULL, SWA__CHAT_YANDEX_USER, SWA__CHAT_YANDEX_ASSISTANT " ", NULL, NULL, "\n\n",
+                    "\n\n", NULL, SWA__CHAT_YANDEX_ASSISTANT "[SEP]"),
+    SWA__CHAT_ROW("bailing", "<|endoftext|>", SWA__CHAT_ROLE_UPPER, 0, "", "<role>", "</role>", (NULL, NULL, NULL, NULL),
+                  ("", "", "", ""), "<role>ASSISTANT</role>", NULL),
+    SWA__CHAT_ROW("bailing-think", "<|endoftext|>", SWA__CHAT_ROLE_UPPER, 0, "", "<role>", "</role>",
+                  (NULL, NULL, NULL, NULL), ("", "", "", ""), "<role>ASSISTANT</role><think>", NULL),
+    SWA__CHAT_ROW("bailing2", "<|role_end|>", SWA__CHAT_ROLE_UPPER | SWA__CHAT_DEFAULT_IF_EMPTY, 0, "", "<role>",
+                  "</role>", (NULL, NULL, NULL, NULL), ("<|role_end|>", "<|role_end|>", "<|role_end|>", "<|role_end|>"),
+                  "<role>ASSISTANT</role>", "detailed thinking off"),
+    SWA__CHAT_NAMED("llama4", "<|eot|>", SWA__CHAT_TRIM_ALL, "", "<|header_start|>", "<|header_end|>\n\n", "<|eot|>",
+                    "<|header_start|>assistant<|header_end|>\n\n"),
+    SWA__CHAT_ROW("smolvlm", "<end_of_utterance>", 0, 0, "<|im_start|>", NULL, NULL, ("", "User: ", "Assistant: ", NULL),
+                  ("\n\n", "<end_of_utterance>\n", "<end_of_utterance>\n", NULL), "Assistant:", NULL),
+    SWA__CHAT_ROLES("dots1", "<|endofresponse|>", 0, "<|system|>", "<|userprompt|>", "<|response|>", NULL,
+                    "<|endofsystem|>", "<|endofuserprompt|>", "<|endofresponse|>", NULL, "<|response|>"),
+    SWA__CHAT_ROLES("hunyuan-moe", "<|eos|>", 0, "<|startoftext|>", "<|startoftext|>", "", NULL, "<|extra_4|>",
+                    "<|extra_0|>", "<|eos|>", NULL, NULL),
+    SWA__CHAT_ROW("gpt-oss", "<|return|>", 0, 0, "", "<|start|>", "<|message|>", (NULL, NULL, NULL, NULL),
+                  ("<|end|>", "<|end|>", "<|return|>", "<|end|>"), "<|start|>assistant", NULL),
+    SWA__CHAT_ROW("hunyuan-dense", SWA__CHAT_HY_HOLDER("2"), SWA__CHAT_SYSTEM_FIRST, 0, "", NULL, NULL,
+                  ("", SWA__CHAT_HY("User"), SWA__CHAT_HY("Assistant"), NULL),
+                  (SWA__CHAT_HY_HOLDER("3"), SWA__CHAT_HY("Assistant"), SWA__CHAT_HY_HOLDER("2"), NULL), NULL, NULL),
+    SWA__CHAT_ROLES("kimi-k2", "<|im_end|>", 0, "<|im_system|>system<|im_middle|>", "<|im_user|>user<|im_middle|>",
+                    "<|im_assistant|>assistant<|im_middle|>", "<|im_system|>tool<|im_middle|>", "<|im_end|>",
+                    "<|im_end|>", "<|im_end|>", "<|im_end|>", "<|im_assistant|>assistant<|im_middle|>"),
+    SWA__CHAT_NAMED("seed_oss", "<seed:eos>", SWA__CHAT_TRIM_A, "", "<seed:bos>", "\n", "<seed:eos>",
+                    "<seed:bos>assistant\n"),
+    SWA__CHAT_ROLES("grok-2", "<|separator|>", SWA__CHAT_TRIM_SU, "System: ", "Human: ", "Assistant: ", NULL,
+                    "<|separator|>\n\n", "<|separator|>\n\n", "<|separator|>\n\n", NULL, "Assistant:"),
+    SWA__CHAT_ROW("pangu-embedded", "[unused10]", 0, 0, "", NULL, NULL,
+                  (SWA__CHAT_PANGU_SYSTEM, SWA__CHAT_PANGU_USER, SWA__CHAT_PANGU_ASSISTANT, SWA__CHAT_PANGU_TOOL),
+                  ("[unused10]", "[unused10]", "[unused10]", "[unused10]"), SWA__CHAT_PANGU_ASSISTANT, ""),
 };
 
+#undef SWA__CHAT_FOUR
 #undef SWA__CHAT_CODED
 #undef SWA__CHAT_NAMED
 #undef SWA__CHAT_ROLES
+#undef SWA__CHAT_ROW
 
 #define SWA__N_CHAT_TEMPLATES ((int32_t)(sizeof swa__chat_templates / sizeof swa__chat_templates[0]))
 
@@ -7368,20 +7767,69 @@ static const char *swa__chat_detect_inst(const char *s, size_t len)
     return "llama2";
 }
 
-/* The markers, checked in llama.cpp's order (llm_chat_detect_template) for the families we
-   write; NULL when none matches. */
+/* llama.cpp's markers in its order (llm_chat_detect_template): the first row whose markers all
+   occur names the family. The row without a family is the [INST] group, which also takes a
+   template that starts with "mistral". */
+static const struct swa__chat_marker {
+    const char *family;
+    const char *all[4];
+} swa__chat_markers[] = {
+    {"phi4", {"<|im_start|>", "<|im_sep|>"}},
+    {"smolvlm", {"<|im_start|>", "<end_of_utterance>"}},
+    {"chatml", {"<|im_start|>"}},
+    {NULL, {"[INST]"}},
+    {"phi3", {"<|assistant|>", "<|end|>"}},
+    {"chatglm4", {"[gMASK]<sop>"}},
+    {"falcon3", {"<|assistant|>", "<|user|>", "</s>"}},
+    {"glmedge", {"<|assistant|>", "<|user|>"}},
+    {"glmedge", {"<|{{ item['role'] }}|>", "<|begin_of_image|>"}},
+    {"zephyr", {"<|user|>", "<|endoftext|>"}},
+    {"monarch", {"bos_token + message['role']"}},
+    {"gemma", {"<start_of_turn>"}},
+    {"orion", {"'\\n\\nAssistant: ' + eos_token"}},
+    {"openchat", {"GPT4 Correct "}},
+    {"vicuna-orca", {"USER: ", "ASSISTANT: ", "SYSTEM: "}},
+    {"vicuna", {"USER: ", "ASSISTANT: "}},
+    {"deepseek", {"### Instruction:", "<|EOT|>"}},
+    {"command-r", {"<|START_OF_TURN_TOKEN|>", "<|USER_TOKEN|>"}},
+    {"llama3", {"<|start_header_id|>", "<|end_header_id|>"}},
+    {"chatglm3", {"[gMASK]sop"}},
+    {"minicpm", {SWA__CHAT_MINICPM_USER}},
+    {"deepseek2", {"'Assistant: ' + message['content'] + eos_token"}},
+    {"deepseek3", {SWA__CHAT_DS_ASSISTANT, SWA__CHAT_DS_USER, SWA__CHAT_DS_EOS}},
+    {"exaone4", {"[|system|]", "[|assistant|]", "[|endofturn|]", "[|tool|]"}},
+    {"exaone3", {"[|system|]", "[|assistant|]", "[|endofturn|]"}},
+    {"rwkv-world", {"rwkv-world"}},
+    {"rwkv-world", {"{{- 'User: ' + message['content']|trim + '\\n\\n' -}}"}},
+    {"granite", {"<|start_of_role|>"}},
+    {"gigachat", {"message['role'] + additional_special_tokens[0] + message['content'] + additional_special_tokens[1]"}},
+    {"megrez", {"<|role_start|>"}},
+    {"yandex", {SWA__CHAT_YANDEX_ASSISTANT}},
+    {"bailing", {"<role>ASSISTANT</role>", "'HUMAN'"}},
+    {"bailing-think", {"<role>ASSISTANT</role>", "\"HUMAN\"", "<think>"}},
+    {"bailing2", {"<role>ASSISTANT</role>", "<role>HUMAN</role>", "<|role_end|>"}},
+    {"llama4", {"<|header_start|>", "<|header_end|>"}},
+    {"dots1", {"<|endofuserprompt|>"}},
+    {"hunyuan-moe", {"<|extra_0|>", "<|extra_4|>"}},
+    {"gpt-oss", {"<|start|>", "<|channel|>"}},
+    {"hunyuan-dense", {SWA__CHAT_HY("Assistant"), SWA__CHAT_HY_HOLDER("3")}},
+    {"kimi-k2", {"<|im_assistant|>assistant<|im_middle|>"}},
+    {"seed_oss", {"<seed:bos>"}},
+    {"grok-2", {"'Assistant: '  + message['content'] + '<|separator|>"}},
+    {"pangu-embedded", {SWA__CHAT_PANGU_SYSTEM "[unused10]"}},
+};
+
+/* The family whose markers the template carries; NULL when none matches. */
 static const char *swa__chat_detect_name(const char *s, size_t len)
 {
-    if (swa__chat_has(s, len, "<|im_start|>")) return swa__chat_has(s, len, "<|im_sep|>") ? "phi4" : "chatml";
-    if ((len >= 7 && !memcmp(s, "mistral", 7)) || swa__chat_has(s, len, "[INST]")) return swa__chat_detect_inst(s, len);
-    if (swa__chat_has(s, len, "<|assistant|>") && swa__chat_has(s, len, "<|end|>")) return "phi3";
-    if (swa__chat_has(s, len, "<start_of_turn>")) return "gemma";
-    if (swa__chat_has(s, len, "### Instruction:") && swa__chat_has(s, len, "<|EOT|>")) return "deepseek";
-    if (swa__chat_has(s, len, "<|start_header_id|>") && swa__chat_has(s, len, "<|end_header_id|>")) return "llama3";
-    if (swa__chat_has(s, len, "'Assistant: ' + message['content'] + eos_token")) return "deepseek2";
-    if (swa__chat_has(s, len, SWA__CHAT_DS_ASSISTANT) && swa__chat_has(s, len, SWA__CHAT_DS_USER) &&
-        swa__chat_has(s, len, SWA__CHAT_DS_EOS))
-        return "deepseek3";
+    size_t r, k;
+    for (r = 0; r < sizeof swa__chat_markers / sizeof swa__chat_markers[0]; r++) {
+        const struct swa__chat_marker *m = &swa__chat_markers[r];
+        int all = 1;
+        for (k = 0; k < 4 && m->all[k] && all; k++) all = swa__chat_has(s, len, m->all[k]);
+        if (!m->family && (all || (len >= 7 && !memcmp(s, "mistral", 7)))) return swa__chat_detect_inst(s, len);
+        if (m->family && all) return m->family;
+    }
     return NULL;
 }
 
@@ -7415,9 +7863,9 @@ SWADEF swa_status swa_chat_template_detect(const char *tmpl, size_t len, const s
     if (!*out && (name = swa__chat_detect_name(tmpl, len)) != NULL) *out = swa_chat_template_by_name(name);
     if (!*out) {
         swa__chat_excerpt(tmpl, len, excerpt, sizeof excerpt);
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "chat template \"%s\" is none of the families swa.h writes "
-                         "(chatml, llama2*, mistral-v1/v3/v3-tekken/v7, llama3, gemma, phi3, phi4, deepseek*); "
-                         "choose one by name", excerpt);
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "chat template \"%s\" is none of the %d families swa.h writes "
+                         "(llama.cpp's; swa_chat_template_at lists them): choose one by name", excerpt,
+                         (int)SWA__N_CHAT_TEMPLATES);
     }
     swa__ok(err);
     return SWA_OK;
@@ -7486,20 +7934,73 @@ static int swa__chat_role(const char *role)
     return SWA__CHAT_OTHER;
 }
 
-static void swa__chat_turns(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
+/* Whether t can write a message of this role (the three common ones always, if only by leaving
+   it out as llama.cpp does). */
+static int swa__chat_role_ok(const swa_chat_template *t, const char *role)
+{
+    return swa__chat_role(role) != SWA__CHAT_OTHER || t->head || (t->open[SWA__CHAT_OTHER] && !strcmp(role, "tool"));
+}
+
+/* The role's name as a head writes it: as given, in capitals ("user" as HUMAN), or capitalised. */
+static void swa__chat_role_name(swa__chat_out *o, const swa_chat_template *t, const char *role)
 {
     size_t i;
+    if ((t->options & SWA__CHAT_ROLE_UPPER) && !strcmp(role, "user")) {
+        swa__chat_puts(o, "HUMAN");
+        return;
+    }
+    for (i = 0; role[i]; i++) {
+        char c = role[i];
+        int upper = (t->options & SWA__CHAT_ROLE_UPPER) || (i == 0 && (t->options & SWA__CHAT_ROLE_CAPITAL));
+        if (upper && c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
+        swa__chat_put(o, &c, 1);
+    }
+}
+
+/* One message: its opening (head role tail when open[r] is NULL; no head before the first
+   message with BOS_IN_HISTORY), the n_fold messages of fold that are system ones (trimmed as
+   system messages are) and a blank line if they wrote anything, the content, its closing. */
+static void swa__chat_turn(const swa_chat_template *t, const char *role, const char *content, int first,
+                           const swa_chat_message *fold, size_t n_fold, swa__chat_out *o)
+{
+    int r = swa__chat_role(role);
+    size_t j, before;
+    if (t->open[r]) {
+        swa__chat_puts(o, t->open[r]);
+    } else {
+        if (!first || !(t->options & SWA__CHAT_BOS_IN_HISTORY)) swa__chat_puts(o, t->head);
+        swa__chat_role_name(o, t, role);
+        swa__chat_puts(o, t->tail);
+        if ((t->options & SWA__CHAT_TOOL_CALL) && !strcmp(role, "assistant_tool_call")) swa__chat_puts(o, "<|tool_call|>");
+    }
+    before = o->n;
+    for (j = 0; j < n_fold; j++)
+        if (swa__chat_role(fold[j].role) == SWA__CHAT_SYSTEM) swa__chat_content(o, fold[j].content, t->trim & 1);
+    if (o->n > before) swa__chat_puts(o, "\n\n");
+    swa__chat_content(o, content, (t->trim >> r) & 1);
+    swa__chat_puts(o, t->close[r]);
+}
+
+static void swa__chat_turns(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
+{
+    size_t i, fold_from = 0;
+    int fold = t->options & SWA__CHAT_FOLD_SYSTEM;
+    swa__chat_puts(o, t->start);
+    if (t->default_system &&
+        (n ? swa__chat_role(m[0].role) != SWA__CHAT_SYSTEM : (t->options & SWA__CHAT_DEFAULT_IF_EMPTY) != 0))
+        swa__chat_turn(t, "system", t->default_system, 0, NULL, 0, o);
     for (i = 0; i < n; i++) {
         int r = swa__chat_role(m[i].role);
-        if (t->head) {
-            swa__chat_puts(o, t->head);
-            swa__chat_puts(o, m[i].role);
-            swa__chat_puts(o, t->tail);
+        if (r == SWA__CHAT_SYSTEM && (fold || (i > 0 && (t->options & SWA__CHAT_SYSTEM_FIRST)))) continue;
+        if (!t->head && !t->open[r]) continue;   /* a role llama.cpp leaves out */
+        if (fold && r != SWA__CHAT_ASSISTANT) {
+            swa__chat_turn(t, m[i].role, m[i].content, i == 0, m + fold_from, i - fold_from, o);
+            fold_from = i + 1;
         } else {
-            swa__chat_puts(o, t->open[r]);
+            swa__chat_turn(t, m[i].role, m[i].content, i == 0, NULL, 0, o);
         }
-        swa__chat_content(o, m[i].content, t->options & SWA__CHAT_TRIM);
-        swa__chat_puts(o, t->close[t->head ? 0 : r]);
+        if ((t->options & SWA__CHAT_PROMPT_AFTER_USER) && r == SWA__CHAT_USER && i + 1 == n)
+            swa__chat_puts(o, t->generation);
     }
 }
 
@@ -7528,7 +8029,7 @@ static void swa__chat_mistral(const swa_chat_template *t, const swa_chat_message
             swa__chat_puts(o, "[/INST]");
         } else {
             swa__chat_puts(o, after);
-            swa__chat_content(o, m[i].content, t->options & SWA__CHAT_TRIM_ASSISTANT);
+            swa__chat_content(o, m[i].content, (t->trim >> SWA__CHAT_ASSISTANT) & 1);
             swa__chat_puts(o, "</s>");
             in_turn = 0;
         }
@@ -7538,7 +8039,7 @@ static void swa__chat_mistral(const swa_chat_template *t, const swa_chat_message
 /* "[INST] <<SYS>>\nsys\n<</SYS>>\n\nuser [/INST]answer</s>[INST] ..." (without <<SYS>>: "sys\n") */
 static void swa__chat_llama2(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
 {
-    int trim = t->options & SWA__CHAT_TRIM, in_turn = 1;
+    int trim = t->trim != 0, in_turn = 1;
     size_t i;
     swa__chat_puts(o, "[INST] ");
     for (i = 0; i < n; i++) {
@@ -7563,33 +8064,6 @@ static void swa__chat_llama2(const swa_chat_template *t, const swa_chat_message 
     }
 }
 
-/* Gemma has no system turn: the (trimmed) system message opens the next turn that is not the
-   model's, followed by a blank line; "assistant" is written "model". */
-static void swa__chat_gemma(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
-{
-    const char *system = NULL, *role;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        int r = swa__chat_role(m[i].role);
-        if (r == SWA__CHAT_SYSTEM) {
-            system = m[i].content;
-            continue;
-        }
-        role = r == SWA__CHAT_ASSISTANT ? "model" : m[i].role;
-        swa__chat_puts(o, t->head);
-        swa__chat_puts(o, role);
-        swa__chat_puts(o, t->tail);
-        if (system && strcmp(role, "model")) {
-            size_t before = o->n;
-            swa__chat_content(o, system, 1);
-            if (o->n > before) swa__chat_puts(o, "\n\n");
-            system = NULL;
-        }
-        swa__chat_content(o, m[i].content, 1);
-        swa__chat_puts(o, t->close[0]);
-    }
-}
-
 SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_message *msgs, size_t n,
                                   int add_generation_prompt, char *out, size_t cap, size_t *n_out,
                                   swa_error *err)
@@ -7602,9 +8076,10 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
     for (i = 0; i < n; i++) {
         if (!msgs[i].role || !msgs[i].content)
             return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_format: message %zu has a NULL role or content", i);
-        if (!t->head && swa__chat_role(msgs[i].role) == SWA__CHAT_OTHER)
+        if (!swa__chat_role_ok(t, msgs[i].role))
             return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_format: message %zu: the %s format has no role \"%.40s\" "
-                             "(only system, user and assistant)", i, t->name, msgs[i].role);
+                             "(only system, user and assistant%s)", i, t->name, msgs[i].role,
+                             t->open[SWA__CHAT_OTHER] ? " and tool" : "");
     }
     o.buf = out;
     o.cap = cap;
@@ -7614,9 +8089,9 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
     case SWA__CHAT_TURNS: swa__chat_turns(t, msgs, n, &o); break;
     case SWA__CHAT_MISTRAL: swa__chat_mistral(t, msgs, n, &o); break;
     case SWA__CHAT_LLAMA2: swa__chat_llama2(t, msgs, n, &o); break;
-    case SWA__CHAT_GEMMA: swa__chat_gemma(t, msgs, n, &o); break;
     }
-    if (add_generation_prompt && t->generation) swa__chat_puts(&o, t->generation);
+    if (add_generation_prompt && t->generation && !(t->options & SWA__CHAT_PROMPT_AFTER_USER))
+        swa__chat_puts(&o, t->generation);
     if (o.overflow || o.n == SIZE_MAX) return swa__fail(err, SWA_ERR_NOMEM, "swa_chat_format: the text does not fit in memory");
     *n_out = o.n;
     if (o.n >= cap)
@@ -7626,16 +8101,35 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
     return SWA_OK;
 }
 
-#undef SWA__CHAT_TRIM
-#undef SWA__CHAT_TRIM_ASSISTANT
 #undef SWA__CHAT_SPACE_BEFORE
 #undef SWA__CHAT_SPACE_AFTER
 #undef SWA__CHAT_SYS_TAGS
 #undef SWA__CHAT_BOS_IN_HISTORY
+#undef SWA__CHAT_FOLD_SYSTEM
+#undef SWA__CHAT_SYSTEM_FIRST
+#undef SWA__CHAT_DEFAULT_IF_EMPTY
+#undef SWA__CHAT_PROMPT_AFTER_USER
+#undef SWA__CHAT_ROLE_UPPER
+#undef SWA__CHAT_ROLE_CAPITAL
+#undef SWA__CHAT_TOOL_CALL
+#undef SWA__CHAT_TRIM_ALL
+#undef SWA__CHAT_TRIM_A
+#undef SWA__CHAT_TRIM_SU
 #undef SWA__CHAT_FW_BAR
+#undef SWA__CHAT_LOWBAR
 #undef SWA__CHAT_DS_EOS
 #undef SWA__CHAT_DS_USER
 #undef SWA__CHAT_DS_ASSISTANT
+#undef SWA__CHAT_HY
+#undef SWA__CHAT_HY_HOLDER
+#undef SWA__CHAT_PANGU
+#undef SWA__CHAT_PANGU_SYSTEM
+#undef SWA__CHAT_PANGU_USER
+#undef SWA__CHAT_PANGU_ASSISTANT
+#undef SWA__CHAT_PANGU_TOOL
+#undef SWA__CHAT_MINICPM_USER
+#undef SWA__CHAT_YANDEX_USER
+#undef SWA__CHAT_YANDEX_ASSISTANT
 #undef SWA__N_CHAT_TEMPLATES
 
 /* ==== sampler ==== */
@@ -7811,7 +8305,8 @@ static int32_t swa__candidates(swa_sampler *s)
     return n;
 }
 
-SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
+/* The choice, before it is remembered. */
+static int32_t swa__sampler_choose(swa_sampler *s, const float *logits)
 {
     int32_t n, i, kept;
     float max = -INFINITY, sum = 0.0f, cum, u;
@@ -7837,6 +8332,12 @@ SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
         if (u < 0.0f) break;
     }
     return s->cand[i].id;
+}
+SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
+{
+    int32_t id = swa__sampler_choose(s, logits);
+    swa_sampler_accept(s, id);
+    return id;
 }
 #endif /* SWA_NO_SAMPLER */
 

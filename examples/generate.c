@@ -5,11 +5,22 @@
    swa-generate -m MODEL.gguf -p "Once upon a time" --parallel 4 -s 42
 
    The prompt is echoed, then the continuation streams to stdout; a model summary and the
-   speeds go to stderr. Ctrl-C stops generation and still prints the timings.
+   speeds go to stderr.
+
+   Every input (the prompt file, --ids, a saved state) is read and checked, and every output
+   file opened, before the model is loaded. Exit status: 0 when the run completed, 1 on an
+   error (no statistics line then), 2 for bad usage, 130 when Ctrl-C stopped it. Ctrl-C stops
+   loading, the prompt and generation within one layer, through the library's progress and
+   abort callbacks, and prints the timings; a second Ctrl-C ends the program at once. In a
+   chat it ends the answer and returns to the prompt, and at the prompt it ends the chat.
+   Every write to stdout is checked: a closed pipe or a full disk ends the run with status 1.
 
    --parallel N evaluates the prompt once, forks it into N sequences of one context and samples
    them together, a token of each per forward pass; continuation i, sampled with seed + i, is
-   printed under a header line exactly as a single run with that seed prints it. */
+   printed under a header line exactly as a single run with that seed prints it.
+
+   This file uses swa.h and the C library only (POSIX or Win32 for files, signals and the
+   clock), so that it can be copied as the start of a program. */
 #define _POSIX_C_SOURCE 200809L
 #include "swa.h"
 
@@ -18,6 +29,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,12 +41,22 @@
 #else
 #include <unistd.h>
 #endif
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__)
+#include <stdatomic.h>
+#endif
+
+#define PROG "swa-generate"
+enum { EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };   /* besides 0 (complete) and 1 (an error) */
 
 typedef struct options {
     const char *model, *prompt, *prompt_file, *ids, *dump_logits, *save_state, *load_state;
     const char *chat_template, *system;   /* --chat-template NAME, --system TEXT */
     int32_t *prompt_ids;          /* --ids, parsed */
     size_t n_prompt_ids;
+    char *text;                   /* the prompt: -p, or the bytes of the -f file (NUL-terminated) */
+    size_t text_len;
+    char *state;                  /* --load-state, read whole */
+    size_t state_size;
     long n_predict;               /* -1: until end-of-sequence */
     long parallel;                /* --parallel N; 0: one sequence, printed as it streams */
     int no_bos, chat, seed_given, no_mmap, verbose_prompt;
@@ -47,8 +69,24 @@ typedef struct timings {
     long n_prompt, n_gen;
 } timings;
 
-static volatile sig_atomic_t interrupted;
-static void on_sigint(int sig) { (void)sig; interrupted = 1; }
+/* Set by the SIGINT handler, read by the main thread between tokens and by the library's
+   abort and progress callbacks. POSIX delivers a signal to any thread that does not block it
+   (one of the library's workers, say) and Windows runs the handler on a thread of its own, so
+   the flag is a lock-free C11 atomic, which a handler may use (C11 7.14.1.1); before C11, a
+   volatile sig_atomic_t. */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__) && ATOMIC_INT_LOCK_FREE == 2
+static atomic_int interrupt_flag;
+static int interrupted(void) { return atomic_load(&interrupt_flag); }
+static void set_interrupted(int v) { atomic_store(&interrupt_flag, v); }
+#else
+static volatile sig_atomic_t interrupt_flag;
+static int interrupted(void) { return interrupt_flag; }
+static void set_interrupted(int v) { interrupt_flag = v; }
+#endif
+
+/* The library's callbacks: stop an evaluation between layers, or a load between steps. */
+static int abort_on_interrupt(void *data) { (void)data; return interrupted(); }
+static int progress_on_interrupt(float fraction, void *data) { (void)fraction; (void)data; return interrupted(); }
 
 static void usage(FILE *f)
 {
@@ -58,7 +96,7 @@ static void usage(FILE *f)
         "       swa-generate -m MODEL.gguf -i\n"
         "  -m FILE              GGUF model (llama, gemma2, gemma3, phi3, qwen2 or qwen3)\n"
         "  -p TEXT              prompt text\n"
-        "  -f FILE              read the prompt from a file\n"
+        "  -f FILE              read the prompt from a file, byte for byte\n"
         "  --ids LIST           prompt as comma-separated token ids, used as given\n"
         "  --no-bos             do not put BOS before the prompt\n"
         "  -n N                 tokens to generate (default 256; -1 = until end of sequence,\n"
@@ -76,7 +114,7 @@ static void usage(FILE *f)
         "  --min-p P            drop tokens below P x the best (default 0.05; 0 = off)\n"
         "  --repeat-penalty R   penalise recent tokens (default 1.0 = off)\n"
         "  --repeat-last-n N    tokens the penalty looks at (default 64)\n"
-        "  -t N                 threads (default: online CPUs)\n"
+        "  -t N                 threads, 0..256 (default 0: every online CPU)\n"
         "  -w N                 sliding window for every layer (default: the model's)\n"
         "  -c N                 cache size for layers without a window (default min(trained, 4096))\n"
         "  -b N                 prompt tokens per forward pass (default 64)\n"
@@ -96,15 +134,28 @@ static void usage(FILE *f)
         "                       positions and a ring of the last n_ctx-N, so generation goes on\n"
         "                       past -c (an approximation of the model; exact until -c is reached)\n"
         "  -h, --help           this help\n"
+        "  --version            the program's name and version\n"
+        "exit status: 0 complete, 1 error, 2 bad usage, 130 stopped by Ctrl-C\n"
         "chat template families:");
     for (i = 0; swa_chat_template_at(i); i++) fprintf(f, " %s", swa_chat_template_name(swa_chat_template_at(i)));
     fprintf(f, "\n");
 }
 
+/* Bad usage: one line on stderr that ends by pointing at --help; returns 0. */
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, PROG ": ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see " PROG " --help)\n");
+    return 0;
+}
+
 static int bad_value(const char *flag, const char *val, const char *want)
 {
-    fprintf(stderr, "swa-generate: %s wants %s, got \"%s\"\n", flag, want, val);
-    return 0;
+    return usage_error("%s wants %s, got \"%s\"", flag, want, val);
 }
 
 static int parse_long(const char *flag, const char *s, long lo, long hi, long *out)
@@ -124,7 +175,9 @@ static int parse_float(const char *flag, const char *s, float lo, float hi, floa
 {
     char *end;
     double v = strtod(s, &end);
-    if (end == s || *end || !(v >= lo && v <= hi)) return bad_value(flag, s, "a number in range");
+    char want[96];
+    snprintf(want, sizeof want, "a number in %g..%g", (double)lo, (double)hi);
+    if (end == s || *end || !(v >= lo && v <= hi)) return bad_value(flag, s, want);
     *out = (float)v;
     return 1;
 }
@@ -161,7 +214,7 @@ static int parse_flag(options *o, const char *a, const char *val)
     else if (!strcmp(a, "--min-p")) return parse_float(a, val, 0.0f, 1.0f, &o->sampling.min_p);
     else if (!strcmp(a, "--repeat-penalty")) return parse_float(a, val, 0.0f, 100.0f, &o->sampling.repeat_penalty);
     else if (!strcmp(a, "--repeat-last-n")) { if (!parse_long(a, val, 1, 1 << 20, &v)) return 0; o->sampling.repeat_last_n = (int32_t)v; }
-    else if (!strcmp(a, "-t")) { if (!parse_long(a, val, 1, 256, &v)) return 0; o->cfg.n_threads = (int32_t)v; }
+    else if (!strcmp(a, "-t")) { if (!parse_long(a, val, 0, 256, &v)) return 0; o->cfg.n_threads = (int32_t)v; }
     else if (!strcmp(a, "-w")) { if (!parse_long(a, val, 1, INT32_MAX, &v)) return 0; o->cfg.window = (int32_t)v; }
     else if (!strcmp(a, "-c")) { if (!parse_long(a, val, 1, INT32_MAX, &v)) return 0; o->cfg.n_ctx = (int32_t)v; }
     else if (!strcmp(a, "-b")) { if (!parse_long(a, val, 1, 1 << 20, &v)) return 0; o->cfg.n_batch = (int32_t)v; }
@@ -170,7 +223,7 @@ static int parse_flag(options *o, const char *a, const char *val)
     else if (!strcmp(a, "--kv")) {
         if ((o->cfg.kv_type = swa_kv_type_from_name(val)) < 0) return bad_value(a, val, "f16, f32 or q8_0");
     }
-    else { fprintf(stderr, "swa-generate: unknown flag %s\n", a); return 0; }
+    else return usage_error("unknown flag %s", a);
     return 1;
 }
 
@@ -186,8 +239,8 @@ static size_t parse_ids(const char *s, int32_t **out)
         long v;
         errno = 0;
         v = strtol(p, &end, 10);
-        if (errno || end == p || v < INT32_MIN || v > INT32_MAX || (*end != ',' && *end != '\0')) {
-            fprintf(stderr, "swa-generate: --ids: bad token id at \"%s\"\n", p);
+        if (errno || end == p || v < 0 || v > INT32_MAX || (*end != ',' && *end != '\0')) {
+            usage_error("--ids: bad token id at \"%s\"", p);
             return 0;
         }
         (*out)[k] = (int32_t)v;
@@ -205,15 +258,22 @@ static int parallel_fits(options *o)
     const char *other = o->chat ? "-i" : o->save_state ? "--save-state" : o->load_state ? "--load-state"
                       : o->dump_logits ? "--dump-logits" : o->n_predict == 0 ? "-n 0" : NULL;
     int32_t n_batch = o->cfg.n_batch ? o->cfg.n_batch : swa_ctx_config_default(NULL).n_batch;
-    if (other) {
-        fprintf(stderr, "swa-generate: --parallel samples several stories from one prompt; it does not go with %s\n", other);
-        return 0;
-    }
+    if (other) return usage_error("--parallel samples several stories from one prompt; it does not go with %s", other);
     if (n_batch < o->parallel) o->cfg.n_batch = (int32_t)o->parallel;
     o->cfg.n_seq = (int32_t)o->parallel;
     return 1;
 }
 
+/* The stream's state after everything was written to it: 0 when all of it got out, 1 after
+   printing why not. */
+static int flush_checked(FILE *f, const char *what)
+{
+    if (fflush(f) == 0 && !ferror(f)) return 0;
+    fprintf(stderr, PROG ": cannot write to %s: %s\n", what, strerror(errno ? errno : EIO));
+    return 1;
+}
+
+/* -1 to go on, or the exit status: 0 after --help or --version, 2 for bad usage. */
 static int parse_args(int argc, char **argv, options *o)
 {
     int i;
@@ -227,60 +287,68 @@ static int parse_args(int argc, char **argv, options *o)
     o->sampling.repeat_last_n = 64;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
-        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-generate", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); exit(0); }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return flush_checked(stdout, "standard output"); }
+        if (!strcmp(a, "--version")) {
+            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
+            return flush_checked(stdout, "standard output");
+        }
         else if (!strcmp(a, "--no-bos")) o->no_bos = 1;
         else if (!strcmp(a, "--kv-f32")) o->cfg.kv_type = SWA_KV_F32;
         else if (!strcmp(a, "--no-mmap")) o->no_mmap = 1;
         else if (!strcmp(a, "-i") || !strcmp(a, "--chat")) o->chat = 1;
         else if (!strcmp(a, "--verbose-prompt")) o->verbose_prompt = 1;
-        else if (a[0] != '-' || a[1] == '\0') { fprintf(stderr, "swa-generate: unexpected argument \"%s\"\n", a); return 0; }
+        else if (a[0] != '-' || a[1] == '\0') return usage_error("unexpected argument \"%s\"", a), EXIT_USAGE;
         else if (i + 1 >= argc) {
-            fprintf(stderr, strstr(" -m -p -f --ids --dump-logits --save-state --load-state -n -s --temp --top-k --top-p --min-p "
-                                   "--repeat-penalty --repeat-last-n -t -w -c -b --kv --system --chat-template --parallel --sinks ", a)
-                        ? "swa-generate: %s needs a value\n" : "swa-generate: unknown flag %s\n", a);
-            return 0;
+            if (strstr(" -m -p -f --ids --dump-logits --save-state --load-state -n -s --temp --top-k --top-p --min-p "
+                       "--repeat-penalty --repeat-last-n -t -w -c -b --kv --system --chat-template --parallel --sinks ", a))
+                return usage_error("%s needs a value", a), EXIT_USAGE;
+            return usage_error("unknown flag %s", a), EXIT_USAGE;
         }
-        else if (!parse_flag(o, a, argv[++i])) return 0;
+        else if (!parse_flag(o, a, argv[++i])) return EXIT_USAGE;
     }
-    if (!o->model) { fprintf(stderr, "swa-generate: -m MODEL is required\n"); return 0; }
-    if (!!o->prompt + !!o->prompt_file + !!o->ids > 1) { fprintf(stderr, "swa-generate: give one of -p, -f and --ids\n"); return 0; }
-    if (o->ids && !(o->n_prompt_ids = parse_ids(o->ids, &o->prompt_ids))) return 0;
-    if ((o->chat_template || o->system) && !o->chat) { fprintf(stderr, "swa-generate: --chat-template and --system need -i\n"); return 0; }
-    if (o->chat && (o->save_state || o->load_state)) {
-        fprintf(stderr, "swa-generate: --save-state and --load-state are for stories, not -i\n");
-        return 0;
-    }
-    if (o->parallel && !parallel_fits(o)) return 0;
+    if (!o->model) return usage_error("-m MODEL is required"), EXIT_USAGE;
+    if (!!o->prompt + !!o->prompt_file + !!o->ids > 1) return usage_error("give one of -p, -f and --ids"), EXIT_USAGE;
+    if (o->ids && !(o->n_prompt_ids = parse_ids(o->ids, &o->prompt_ids))) return EXIT_USAGE;
+    if ((o->chat_template || o->system) && !o->chat) return usage_error("--chat-template and --system need -i"), EXIT_USAGE;
+    if (o->chat && (o->save_state || o->load_state))
+        return usage_error("--save-state and --load-state are for stories, not -i"), EXIT_USAGE;
+    if (o->parallel && !parallel_fits(o)) return EXIT_USAGE;
     if (!o->seed_given) o->sampling.seed = (uint64_t)time(NULL);
-    return 1;
+    return -1;
 }
 
-/* The whole file, NUL-terminated; its length in *size. */
+/* The whole file, NUL-terminated (the bytes are what *size says: a NUL inside is kept); NULL
+   after printing why: it cannot be opened or read (a directory cannot be read), or memory
+   runs out. */
 static char *read_file_bytes(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
     char *buf = NULL;
     size_t n = 0, cap = 0, got;
-    if (!f) { fprintf(stderr, "swa-generate: cannot open %s: %s\n", path, strerror(errno)); return NULL; }
+    if (!f) { fprintf(stderr, PROG ": cannot open %s: %s\n", path, strerror(errno)); return NULL; }
     do {
         if (n + 4096 + 1 > cap) {
             char *p = (char *)realloc(buf, cap = 2 * cap + 8192);
-            if (!p) { free(buf); fclose(f); return NULL; }
+            if (!p) {
+                fprintf(stderr, PROG ": out of memory reading %s\n", path);
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
             buf = p;
         }
         n += got = fread(buf + n, 1, cap - n - 1, f);
     } while (got > 0);
+    if (ferror(f)) {
+        fprintf(stderr, PROG ": cannot read %s: %s\n", path, strerror(errno ? errno : EIO));
+        free(buf);
+        fclose(f);
+        return NULL;
+    }
     buf[n] = '\0';
     fclose(f);
     *size = n;
     return buf;
-}
-
-static char *read_file(const char *path)
-{
-    size_t size;
-    return read_file_bytes(path, &size);
 }
 
 /* ---- output files ----
@@ -467,12 +535,80 @@ static int out_commit(out_file *o)
     return e ? -1 : 0;
 }
 
+/* ---- Ctrl-C ----
+   The first SIGINT sets the flag, which the loops and the library's callbacks read; the second
+   removes the unfinished output files and ends the program at once, by the signal's default
+   action. POSIX: installed with sigaction, without SA_RESTART, so that a read from the
+   terminal (a chat's prompt) returns at the first. */
+static void on_sigint(int sig)
+{
+    int i;
+    if (!interrupted()) {
+        set_interrupted(1);
+#if defined(_WIN32)
+        signal(sig, on_sigint);   /* the C runtime resets a handler to the default as it calls it */
+#endif
+        return;
+    }
+    for (i = 0; i < 2; i++)
+        if (out_pending[i]) {
+#if defined(_WIN32)
+            remove(out_pending[i]);
+#else
+            unlink(out_pending[i]);   /* async-signal-safe, as remove is not */
+#endif
+        }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_interrupt(void)
+{
+#if defined(_WIN32)
+    signal(SIGINT, on_sigint);
+#else
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+#endif
+}
+
+/* Seconds on a monotonic clock (only differences mean anything): QueryPerformanceCounter on
+   Windows, where clock_gettime would need winpthreads, clock_gettime elsewhere. */
 static double now_seconds(void)
 {
+#if defined(_WIN32)
+    LARGE_INTEGER t, f;
+    QueryPerformanceCounter(&t);
+    QueryPerformanceFrequency(&f);
+    return (double)t.QuadPart / (double)f.QuadPart;
+#else
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+#endif
 }
+
+/* ---- standard output ----
+   Every write is checked and flushed (the text streams token by token): after the first that
+   fails (a closed pipe with SIGPIPE ignored, a full disk) nothing more is written, the run
+   stops and ends with status 1. */
+static int stdout_errno;   /* the first write error; 0: none */
+
+static int put_out(const void *p, size_t n)
+{
+    if (stdout_errno) return 0;
+    errno = 0;
+    if ((n && fwrite(p, 1, n, stdout) != n) || fflush(stdout) != 0) {
+        stdout_errno = errno ? errno : EIO;
+        return 0;
+    }
+    return 1;
+}
+
+static int put_str(const char *s) { return put_out(s, strlen(s)); }
 
 static int contains_nocase(swa_str s, const char *needle)
 {
@@ -498,8 +634,20 @@ static void hint_missing_window(const swa_model *m, const swa_ctx *c, const char
                         "pass -w 4096 or write it with: swa-inspect %s --set-window 4096 OUT.gguf\n", path);
 }
 
+/* A size in the unit that reads: bytes, KiB, MiB or GiB. */
+static const char *human_size(size_t bytes, char *buf, size_t cap)
+{
+    double b = (double)bytes;
+    if (bytes < 1024) snprintf(buf, cap, "%zu bytes", bytes);
+    else if (b < 1024.0 * 1024.0) snprintf(buf, cap, "%.1f KiB", b / 1024.0);
+    else if (b < 1024.0 * 1024.0 * 1024.0) snprintf(buf, cap, "%.2f MiB", b / (1024.0 * 1024.0));
+    else snprintf(buf, cap, "%.2f GiB", b / (1024.0 * 1024.0 * 1024.0));
+    return buf;
+}
+
 static void print_summary(const swa_model *m, const swa_ctx *c, const options *o)
 {
+    char total[32], w_size[32], g_size[32];
     const swa_hparams *hp = swa_model_hparams(m);
     swa_ctx_config cfg = swa_ctx_config_get(c);
     int32_t w = swa_ctx_window(c, 0), l, n_windowed = 0, largest = 0;
@@ -517,12 +665,12 @@ static void print_summary(const swa_model *m, const swa_ctx *c, const options *o
     swa_ctx_cache_split(m, &cfg, &windowed, &global);
     if (cfg.n_seq > 1) snprintf(seqs, sizeof seqs, " for %d sequences", cfg.n_seq);
     if (windowed && global)
-        snprintf(parts, sizeof parts, " (windowed %.2f + global %.2f)", (double)windowed / (1024.0 * 1024.0),
-                 (double)global / (1024.0 * 1024.0));
-    fprintf(stderr, "swa-generate: %s, %d layers, %d heads (%d kv), embd %d, vocab %d, %s; %s; cache %.2f MiB%s %s%s; "
+        snprintf(parts, sizeof parts, " (windowed %s + global %s)", human_size(windowed, w_size, sizeof w_size),
+                 human_size(global, g_size, sizeof g_size));
+    fprintf(stderr, "swa-generate: %s, %d layers, %d heads (%d kv), embd %d, vocab %d, %s; %s; cache %s%s %s%s; "
                     "%d threads, %s kernels; seed %llu; model %s\n",
             hp->arch, hp->n_layer, hp->n_head, hp->n_kv_head, hp->n_embd, hp->n_vocab, swa_type_name(hp->weight_type),
-            attention, (double)swa_ctx_cache_bytes(c) / (1024.0 * 1024.0), parts, swa_kv_type_name(cfg.kv_type), seqs,
+            attention, human_size(swa_ctx_cache_bytes(c), total, sizeof total), parts, swa_kv_type_name(cfg.kv_type), seqs,
             cfg.n_threads, swa_ctx_kernels(c), (unsigned long long)o->sampling.seed,
             swa_load_path_name(swa_model_load_path(m)));
 }
@@ -562,11 +710,13 @@ typedef struct session {
     const swa_chat_template *chat_template;   /* -i */
     int32_t eot;                  /* the template's end-of-turn token; -1: none, EOS only */
     text_buf *reply;              /* when not NULL, generate() appends the text it prints */
+    int full_attention;           /* a layer keeps every position, up to n_ctx, without sinks */
 } session;
 
-/* Evaluate tokens batch by batch, dumping logits when asked, and let the sampler see them;
-   *done counts the tokens evaluated before any error. */
-static swa_status eval_tokens(session *s, const int32_t *tok, size_t n, size_t *done, swa_error *err)
+/* Evaluate tokens batch by batch, dumping logits when asked; *done counts the tokens evaluated
+   before any error. The sampler is shown the prompt's tokens (`seen`); those it chose itself it
+   has recorded already. */
+static swa_status eval_tokens(session *s, const int32_t *tok, size_t n, int seen, size_t *done, swa_error *err)
 {
     size_t step = (size_t)swa_ctx_config_get(s->ctx).n_batch, i;
     swa_status st = SWA_OK;
@@ -574,7 +724,11 @@ static swa_status eval_tokens(session *s, const int32_t *tok, size_t n, size_t *
         size_t len = n - *done < step ? n - *done : step;
         if (s->dump) {
             if ((st = swa_ctx_eval_all(s->ctx, tok + *done, len, s->rows, err)) != SWA_OK) break;
-            fwrite(s->rows, sizeof(float), len * s->n_vocab, s->dump);
+            if (fwrite(s->rows, sizeof(float), len * s->n_vocab, s->dump) != len * s->n_vocab) {
+                snprintf(err->msg, sizeof err->msg, "cannot write %s: %s", s->o->dump_logits, strerror(errno ? errno : EIO));
+                st = err->code = SWA_ERR_IO;
+                break;
+            }
             s->logits = s->rows + (len - 1) * s->n_vocab;
         } else {
             st = swa_ctx_eval(s->ctx, tok + *done, len, &s->logits, err);
@@ -582,43 +736,69 @@ static swa_status eval_tokens(session *s, const int32_t *tok, size_t n, size_t *
         if (st != SWA_OK) break;
     }
     if (*done > n) *done = n;
-    for (i = 0; i < *done; i++) swa_sampler_accept(s->sampler, tok[i]);
+    for (i = 0; seen && i < *done; i++) swa_sampler_accept(s->sampler, tok[i]);
     return st;
 }
 
-/* The timings count only what was evaluated. */
+/* Whether n more tokens fit in the context; if not, say so with the flags that would make them
+   fit. Only a full-attention layer without sinks has an end (n_ctx positions); windowed layers
+   and sinks go on for ever. */
+static int prompt_fits(const session *s, size_t n)
+{
+    int64_t pos = swa_seq_pos(s->ctx, 0), need = pos + (int64_t)n;
+    int32_t n_ctx = swa_ctx_config_get(s->ctx).n_ctx;
+    char before[96] = "";
+    if (!s->full_attention || need <= n_ctx) return 1;
+    if (pos > 0) snprintf(before, sizeof before, " after the %lld positions already evaluated", (long long)pos);
+    fprintf(stderr, PROG ": the prompt is %zu tokens%s, and the context holds %d positions (-c %d): give -c %lld or more, "
+                    "or -w N for a sliding window of N positions on every layer, or --sinks N\n",
+            n, before, n_ctx, n_ctx, (long long)need);
+    return 0;
+}
+
+/* The timings count only what was evaluated. An evaluation stopped by Ctrl-C is no error. */
 static int feed_prompt(session *s, const int32_t *tok, size_t n)
 {
-    double t0 = now_seconds();
+    double t0;
     swa_error err;
     size_t done;
-    swa_status st = eval_tokens(s, tok, n, &done, &err);
+    swa_status st;
+    if (!prompt_fits(s, n)) return 0;
+    t0 = now_seconds();
+    st = eval_tokens(s, tok, n, 1, &done, &err);
     s->t.prompt_s += now_seconds() - t0;
     s->t.n_prompt += (long)done;
-    if (st != SWA_OK) fprintf(stderr, "\nswa-generate: %s\n", err.msg);
+    if (st != SWA_OK && !(st == SWA_ERR_ABORTED && interrupted())) fprintf(stderr, "\n" PROG ": %s\n", err.msg);
     return st == SWA_OK;
 }
 
 /* Feed back one generated token: 1, or -1 when a full-attention context has no room left
-   (generation ends there, which is no error), or 0 on error. */
+   (generation ends there, which is no error), or 0 on error or Ctrl-C. */
 static int generate_step(session *s, int32_t tok)
 {
     swa_error err;
     size_t done;
-    swa_status st = eval_tokens(s, &tok, 1, &done, &err);
+    swa_status st = eval_tokens(s, &tok, 1, 0, &done, &err);
     if (st == SWA_OK) return 1;
     if (st == SWA_ERR_CONTEXT_FULL) {
-        fflush(stdout);
-        fprintf(stderr, "\nswa-generate: the context is full (%d positions); generation stops here\n",
+        fprintf(stderr, "\n" PROG ": the context is full (%d positions); generation stops here\n",
                 swa_ctx_config_get(s->ctx).n_ctx);
         return -1;
     }
-    fprintf(stderr, "\nswa-generate: %s\n", err.msg);
+    if (!(st == SWA_ERR_ABORTED && interrupted())) fprintf(stderr, "\n" PROG ": %s\n", err.msg);
     return 0;
 }
 
-/* Sample, print and feed back up to n_predict tokens (-1: no limit). Returns 0 on error;
-   *ended says whether end-of-sequence was sampled. */
+/* Print a generated piece of text (and keep it for a chat's reply); 0 when stdout failed. */
+static int emit(session *s, const char *text, size_t n)
+{
+    if (s->reply) text_append(s->reply, text, n);
+    return put_out(text, n);
+}
+
+/* Sample, print and feed back up to n_predict tokens (-1: no limit). Returns 0 on error or
+   when Ctrl-C stopped an evaluation (the sampled token stays pending); *ended says whether
+   end-of-sequence was sampled. */
 static int generate(session *s, long n_predict, int *ended)
 {
     swa_decoder dec;
@@ -629,20 +809,17 @@ static int generate(session *s, long n_predict, int *ended)
     *ended = 0;
     swa_decoder_init(&dec, s->vocab);
     dec.at_start = 0;   /* the prompt is already printed: keep every space */
-    for (i = 0; (n_predict < 0 || i < n_predict) && !interrupted; i++) {
+    for (i = 0; (n_predict < 0 || i < n_predict) && !interrupted(); i++) {
         int32_t tok = swa_sampler_sample(s->sampler, s->logits);
         size_t n;
         s->pending = tok;   /* not evaluated yet: a saved story goes on from it */
         if (s->vocab && (tok == swa_vocab_eos(s->vocab) || tok == s->eot)) { *ended = 1; break; }
-        if (s->vocab) {
-            fwrite(text, 1, n = swa_decoder_push(&dec, tok, text, sizeof text), stdout);
-            if (s->reply) text_append(s->reply, text, n);
-        }
-        else printf("%s%d", i ? " " : "", tok);
-        fflush(stdout);
+        if (s->vocab) n = swa_decoder_push(&dec, tok, text, sizeof text);
+        else n = (size_t)snprintf(text, sizeof text, "%s%d", i ? " " : "", tok);
+        if (!emit(s, text, n)) { ok = 0; break; }
         s->t.n_gen++;
         /* The last token needs no evaluation, unless a chat goes on from it. */
-        if (((n_predict >= 0 && i + 1 == n_predict) || interrupted) && !s->reply) break;
+        if (((n_predict >= 0 && i + 1 == n_predict) || interrupted()) && !s->reply) break;
         if (!(ok = generate_step(s, tok))) break;
         s->pending = -1;
         if (ok < 0) {                  /* a full context: generation ends here, no error */
@@ -650,11 +827,7 @@ static int generate(session *s, long n_predict, int *ended)
             break;
         }
     }
-    if (s->vocab) {
-        size_t n = swa_decoder_flush(&dec, text, sizeof text);
-        fwrite(text, 1, n, stdout);
-        if (s->reply) text_append(s->reply, text, n);
-    }
+    if (s->vocab && !emit(s, text, swa_decoder_flush(&dec, text, sizeof text))) ok = 0;
     s->t.gen_s += now_seconds() - t0;
     return ok;
 }
@@ -670,12 +843,12 @@ typedef struct branch {
 } branch;
 
 /* A branch's block on stdout: a header line, then the single run's output. */
-static void print_branch(const session *s, branch *b, int seq)
+static int print_branch(const session *s, branch *b, int seq)
 {
-    printf("--- continuation %d of %ld, seed %llu ---\n", seq + 1, s->o->parallel,
-           (unsigned long long)(s->o->sampling.seed + (uint64_t)seq));
-    if (b->out.s) fwrite(b->out.s, 1, b->out.len, stdout);
-    fflush(stdout);
+    char head[128];
+    snprintf(head, sizeof head, "--- continuation %d of %ld, seed %llu ---\n", seq + 1, s->o->parallel,
+             (unsigned long long)(s->o->sampling.seed + (uint64_t)seq));
+    return put_str(head) && put_out(b->out.s ? b->out.s : "", b->out.len);
 }
 
 /* The branch is finished: its last bytes and the single run's closing newline. */
@@ -699,7 +872,7 @@ static size_t sample_branches(session *s, branch *br, int32_t *tok, int32_t *seq
         char text[256];
         int32_t t;
         if (b->done) continue;
-        if (interrupted) { close_branch(s, b); continue; }
+        if (interrupted()) { close_branch(s, b); continue; }
         t = swa_sampler_sample(b->sampler, b->logits);
         if (s->vocab && t == swa_vocab_eos(s->vocab)) { close_branch(s, b); continue; }
         if (s->vocab) text_append(&b->out, text, swa_decoder_push(&b->dec, t, text, sizeof text));
@@ -707,7 +880,6 @@ static size_t sample_branches(session *s, branch *br, int32_t *tok, int32_t *seq
         b->n_gen++;
         s->t.n_gen++;
         if (n_predict >= 0 && b->n_gen == n_predict) { close_branch(s, b); continue; }
-        swa_sampler_accept(b->sampler, t);
         tok[n] = t;
         seq[n++] = i;
     }
@@ -717,7 +889,7 @@ static size_t sample_branches(session *s, branch *br, int32_t *tok, int32_t *seq
 /* The branches forked from the prompt in sequence 0 (its last logits in s->logits), generated
    together: one swa_ctx_decode of a token per unfinished branch per step. Each is printed as
    soon as it and every branch before it are finished. */
-static int generate_parallel(session *s, const int32_t *prompt, size_t n_prompt, const char *echo)
+static int generate_parallel(session *s, const int32_t *prompt, size_t n_prompt, const char *echo, size_t echo_len)
 {
     int n_seq = (int)s->o->parallel, i, printed = 0, ok = 0;
     branch *br = (branch *)calloc((size_t)n_seq, sizeof *br);
@@ -741,7 +913,7 @@ static int generate_parallel(session *s, const int32_t *prompt, size_t n_prompt,
         swa_decoder_init(&br[i].dec, s->vocab);
         br[i].dec.at_start = 0;   /* after the prompt: keep every space */
         br[i].logits = first;
-        text_append(&br[i].out, echo, strlen(echo));
+        text_append(&br[i].out, echo, echo_len);
     }
     for (ok = 1; printed < n_seq;) {
         swa_batch batch;
@@ -751,18 +923,21 @@ static int generate_parallel(session *s, const int32_t *prompt, size_t n_prompt,
         batch.seq = seq;
         batch.logits = NULL;   /* each sequence's one token */
         if (batch.n > 0 && (st = swa_ctx_decode(s->ctx, &batch, rows, &err)) != SWA_OK) {
-            if (st != SWA_ERR_CONTEXT_FULL) fprintf(stderr, "\nswa-generate: %s\n", err.msg);
-            else fprintf(stderr, "\nswa-generate: the context is full (%d positions); generation stops here\n",
-                         swa_ctx_config_get(s->ctx).n_ctx);
-            if (st != SWA_ERR_CONTEXT_FULL) ok = 0;   /* a full context ends generation, no error */
+            if (st == SWA_ERR_CONTEXT_FULL)   /* a full context ends generation, no error; nor does Ctrl-C */
+                fprintf(stderr, "\n" PROG ": the context is full (%d positions); generation stops here\n",
+                        swa_ctx_config_get(s->ctx).n_ctx);
+            else if (!(st == SWA_ERR_ABORTED && interrupted())) {
+                fprintf(stderr, "\n" PROG ": %s\n", err.msg);
+                ok = 0;
+            }
             batch.n = 0;
         }
         for (i = 0; i < (int)batch.n; i++) br[seq[i]].logits = rows + (size_t)i * s->n_vocab;
         if (batch.n == 0)   /* every branch is finished, or none can go on */
             for (i = 0; i < n_seq; i++) if (!br[i].done) close_branch(s, &br[i]);
         for (; printed < n_seq && br[printed].done; printed++) {
-            if (br[printed].out.failed) { fprintf(stderr, "swa-generate: out of memory for the text\n"); ok = 0; }
-            print_branch(s, &br[printed], printed);
+            if (br[printed].out.failed) { fprintf(stderr, PROG ": out of memory for the text\n"); ok = 0; }
+            if (!print_branch(s, &br[printed], printed)) { ok = 0; goto out; }
         }
     }
 out:
@@ -781,80 +956,92 @@ out:
 #define STATE_MAGIC "SWAG"
 #define STATE_VERSION 1
 
-static int save_state(const session *s, const char *path)
+/* Write the state into out (opened before the run) and put it in place. */
+static int save_state(const session *s, out_file *out)
 {
     size_t size = swa_state_size(s->ctx, 0), head = 12;
     uint8_t *buf = (uint8_t *)malloc(head + size);
     uint32_t version = STATE_VERSION;
-    const char *inputs[1];
     swa_error err;
-    out_file out;
-    int ok;
-    if (!buf) { fprintf(stderr, "swa-generate: no memory for a state of %zu bytes\n", size); return 0; }
-    memcpy(buf, STATE_MAGIC, 4);
-    memcpy(buf + 4, &version, 4);
-    memcpy(buf + 8, &s->pending, 4);
-    if (swa_state_save(s->ctx, 0, buf + head, size, NULL, &err) != SWA_OK) {
-        fprintf(stderr, "swa-generate: %s\n", err.msg);
-        free(buf);
-        return 0;
+    int ok = 0;
+    if (!buf) fprintf(stderr, PROG ": no memory for a state of %zu bytes\n", size);
+    else {
+        memcpy(buf, STATE_MAGIC, 4);
+        memcpy(buf + 4, &version, 4);
+        memcpy(buf + 8, &s->pending, 4);
+        if (swa_state_save(s->ctx, 0, buf + head, size, NULL, &err) != SWA_OK) fprintf(stderr, PROG ": %s\n", err.msg);
+        else if (fwrite(buf, 1, head + size, out->f) != head + size)
+            fprintf(stderr, PROG ": cannot write %s: %s\n", s->o->save_state, strerror(errno ? errno : EIO));
+        else if (out_commit(out) != 0) fprintf(stderr, PROG ": %s\n", out->error);
+        else ok = 1;
     }
-    inputs[0] = s->o->model;   /* not the loaded state: it is read whole, and a story may be saved over it */
-    ok = out_open(&out, path, inputs, 1) == 0;
-    if (ok && fwrite(buf, 1, head + size, out.f) != head + size) {
-        out_release(&out);
-        snprintf(out.error, sizeof out.error, "%s: write failed", path);
-        ok = 0;
-    } else if (ok && out_commit(&out) != 0) {
-        ok = 0;
-    }
-    if (!ok) fprintf(stderr, "swa-generate: %s\n", out.error);
+    if (!ok) out_release(out);
     free(buf);
     return ok;
 }
 
-/* Restore the context and return the pending token, -1 on error. */
-static int32_t load_state(session *s, const char *path)
+/* --load-state, read whole before the model is loaded: a plausible header (the magic, our
+   version, a token id), or NULL after saying why. The library checks the rest as it restores. */
+static char *read_state(const char *path, size_t *size)
 {
-    char *buf;
-    size_t size;
+    char *buf = read_file_bytes(path, size);
     uint32_t version;
-    int32_t pending = -1;
-    swa_error err;
-    if (!(buf = read_file_bytes(path, &size))) return -1;
-    if (size < 12 || memcmp(buf, STATE_MAGIC, 4) != 0) fprintf(stderr, "swa-generate: %s is not a saved state\n", path);
-    else if (memcpy(&version, buf + 4, 4), version != STATE_VERSION) fprintf(stderr, "swa-generate: %s: state version %u\n", path, version);
-    else if (memcpy(&pending, buf + 8, 4), pending < 0 || (size_t)pending >= s->n_vocab) {
-        fprintf(stderr, "swa-generate: %s: bad token %d\n", path, pending);
-        pending = -1;
-    } else if (swa_state_load(s->ctx, 0, buf + 12, size - 12, &err) != SWA_OK) {
-        fprintf(stderr, "swa-generate: %s: %s\n", path, err.msg);
-        pending = -1;
-    }
+    int32_t pending;
+    if (!buf) return NULL;
+    if (*size < 12 || memcmp(buf, STATE_MAGIC, 4) != 0) fprintf(stderr, PROG ": %s is not a saved state\n", path);
+    else if (memcpy(&version, buf + 4, 4), version != STATE_VERSION)
+        fprintf(stderr, PROG ": %s: state version %u, want %d\n", path, version, STATE_VERSION);
+    else if (memcpy(&pending, buf + 8, 4), pending < 0) fprintf(stderr, PROG ": %s: bad token %d\n", path, pending);
+    else return buf;
     free(buf);
+    return NULL;
+}
+
+/* Restore the context from the state read by read_state and return the pending token, -1 on
+   error. */
+static int32_t load_state(session *s)
+{
+    const char *path = s->o->load_state;
+    int32_t pending;
+    swa_error err;
+    memcpy(&pending, s->o->state + 8, 4);
+    if ((size_t)pending >= s->n_vocab) {
+        fprintf(stderr, PROG ": %s: bad token %d (the vocabulary has %zu)\n", path, pending, s->n_vocab);
+        return -1;
+    }
+    if (swa_state_load(s->ctx, 0, s->o->state + 12, s->o->state_size - 12, &err) != SWA_OK) {
+        fprintf(stderr, PROG ": %s: %s\n", path, err.msg);
+        return -1;
+    }
     return pending;
 }
 
-/* Tokenize text; BOS first when asked. Returns the count, 0 on error. A guess at the count
-   first, then exactly what the size query asks for (a space can take three byte tokens). */
-static size_t tokenize(const swa_vocab *v, const char *text, int flags, int32_t **out)
+/* Tokenize len bytes of text (a NUL among them is a byte like any other, as in swa-tokenize);
+   BOS first when asked. The ids in *out (malloc'd), their count in *n; 0 after printing why.
+   A guess at the count first, then exactly what the size query asks for (a space can take
+   three byte tokens). */
+static int tokenize(const swa_vocab *v, const char *text, size_t len, int flags, int32_t **out, size_t *n)
 {
-    size_t n = 0, len = strlen(text), cap = len + 2;
+    size_t cap = len + 2;
     swa_error err;
     swa_status st;
-    if (!(*out = (int32_t *)malloc(cap * sizeof(int32_t)))) return 0;
-    st = swa_tokenize(v, text, len, flags, *out, cap, &n, &err);
-    if (st == SWA_ERR_BUFFER_TOO_SMALL) {
-        int32_t *more = (int32_t *)realloc(*out, n * sizeof(int32_t));
-        if (!more) { fprintf(stderr, "swa-generate: out of memory for %zu tokens\n", n); return 0; }
-        *out = more;
-        st = swa_tokenize(v, text, len, flags, *out, n, &n, &err);
-    }
-    if (st != SWA_OK) {
-        fprintf(stderr, "swa-generate: %s\n", err.msg);
+    *n = 0;
+    if (!(*out = (int32_t *)malloc(cap * sizeof(int32_t)))) {
+        fprintf(stderr, PROG ": out of memory for %zu tokens\n", cap);
         return 0;
     }
-    return n;
+    st = swa_tokenize(v, text, len, flags, *out, cap, n, &err);
+    if (st == SWA_ERR_BUFFER_TOO_SMALL) {
+        int32_t *more = (int32_t *)realloc(*out, *n * sizeof(int32_t));
+        if (!more) { fprintf(stderr, PROG ": out of memory for %zu tokens\n", *n); return 0; }
+        *out = more;
+        st = swa_tokenize(v, text, len, flags, *out, *n, n, &err);
+    }
+    if (st != SWA_OK) {
+        fprintf(stderr, PROG ": %s\n", err.msg);
+        return 0;
+    }
+    return 1;
 }
 
 /* The conversation so far, as the template formats it. */
@@ -902,25 +1089,22 @@ static char *format_chat(const session *s, const conversation *c, int add_genera
 }
 
 /* Where the next turn's text starts in the formatting of a conversation that ends with the
-   model's answer: at the end-of-turn marker that closes the answer. The answer itself was
-   evaluated token by token as it was sampled; the marker and whatever the template writes
-   after it (a newline in chatml) were not. */
-static size_t answer_end(const session *s, const char *closed, size_t len)
+   model's answer, whose first `from` bytes were evaluated before the answer: at the end-of-turn
+   marker that closes the answer. The answer itself was evaluated token by token as it was
+   sampled; the marker and whatever the template writes after it (a newline in chatml) were not.
+   A format that writes no end-of-turn text after an answer (chatglm's <|user|> opens the next
+   turn) starts the next turn where the answer, as the template wrote it, ends. */
+static size_t answer_end(const session *s, const char *closed, size_t len, size_t from, const char *reply)
 {
     const char *eot = swa_chat_template_eot(s->chat_template);
-    size_t n = strlen(eot), i;
-    for (i = len >= n ? len - n + 1 : 0; i-- > 0;)
+    size_t n = strlen(eot), i, r = strlen(reply);
+    for (i = len >= n ? len - n + 1 : 0; i-- > from;)
         if (!memcmp(closed + i, eot, n)) return i;
+    while (r > 0 && isspace((unsigned char)reply[0])) reply++, r--;   /* the template may trim it */
+    while (r > 0 && isspace((unsigned char)reply[r - 1])) r--;
+    for (i = len >= r ? len - r + 1 : 0; r > 0 && i-- > from;)
+        if (!memcmp(closed + i, reply, r)) return i + r;
     return len;
-}
-
-/* The first message: -p, or the file of -f; NULL when neither was given. */
-static char *first_message(const options *o)
-{
-    char *text = NULL;
-    if (o->prompt_file) return read_file(o->prompt_file);
-    if (o->prompt && (text = (char *)malloc(strlen(o->prompt) + 1)) != NULL) strcpy(text, o->prompt);
-    return text;
 }
 
 /* Evaluate the part of the conversation's text that the context has not seen yet. */
@@ -928,59 +1112,64 @@ static int feed_text(session *s, const char *text, int first)
 {
     int flags = SWA_TOKENIZE_SPECIAL | (first && !s->o->no_bos && swa_vocab_add_bos(s->vocab) ? SWA_TOKENIZE_ADD_BOS : 0);
     int32_t *tok;
-    size_t n = tokenize(s->vocab, text, flags, &tok);
-    int ok = n > 0 && feed_prompt(s, tok, n);
+    size_t n;
+    int ok = tokenize(s->vocab, text, strlen(text), flags, &tok, &n) && feed_prompt(s, tok, n);
     if (s->o->verbose_prompt) fprintf(stderr, "[turn: \"%s\", %zu tokens]\n", text, n);
     free(tok);
     return ok;
 }
 
 /* Each line of stdin is a user message. The conversation is formatted whole with the template
-   every turn, and only what follows the text already evaluated is tokenized and evaluated. */
+   every turn, and only what follows the text already evaluated is tokenized and evaluated.
+   Ctrl-C while a turn is evaluated ends the chat; while the answer is generated it ends the
+   answer after the token in hand (each is evaluated whole, for the next turn goes on from it)
+   and returns to the prompt; at the prompt it ends the chat. */
 static int chat(session *s)
 {
     conversation c = {NULL, 0, 0};
     text_buf reply = {NULL, 0, 0, 0};
-    char line[8192], *first = first_message(s->o), *text = NULL;
+    const char *first = s->o->text;
+    char line[8192], *text = NULL;
     size_t done = 0, len;                      /* bytes of the formatted text evaluated */
     int ok = 0, ended;
-    if ((s->o->prompt_file && !first) || (s->o->system && !conversation_add(&c, "system", s->o->system))) goto out;
+    if (s->o->system && !conversation_add(&c, "system", s->o->system)) goto out;
     for (;;) {
         if (first) {
             len = strlen(first);
             if (len >= sizeof line) {
-                fprintf(stderr, "swa-generate: the first turn is longer than %zu bytes\n", sizeof line - 1);
+                fprintf(stderr, PROG ": the first turn is longer than %zu bytes\n", sizeof line - 1);
                 goto out;
             }
-            if (len && first[len - 1] == '\n') first[len - 1] = '\0';   /* a file's last newline */
             snprintf(line, sizeof line, "%s", first);
-            free(first);
+            if (len && line[len - 1] == '\n') line[len - 1] = '\0';   /* a file's last newline */
             first = NULL;
         } else {
             fprintf(stderr, "> ");
-            interrupted = 0;
-            if (!fgets(line, sizeof line, stdin)) { ok = 1; goto out; }
+            set_interrupted(0);
+            if (!fgets(line, sizeof line, stdin)) { ok = !interrupted(); goto out; }
             line[strcspn(line, "\n")] = '\0';
             if (!line[0]) continue;
         }
         if (!conversation_add(&c, "user", line) || !(text = format_chat(s, &c, 1, &len))) goto out;
         if (len < done || !feed_text(s, text + done, done == 0)) goto out;
+        done = len;
         free(text);
+        text = NULL;
         reply.len = 0;
         if (reply.s) reply.s[0] = '\0';
         s->reply = &reply;
-        ok = generate(s, s->o->n_predict, &ended);
+        swa_ctx_set_abort(s->ctx, NULL, NULL);
+        ok = generate(s, s->o->n_predict, &ended) && put_str("\n");
+        swa_ctx_set_abort(s->ctx, abort_on_interrupt, NULL);
         s->reply = NULL;
-        printf("\n");
         if (!ok || reply.failed || !conversation_add(&c, "assistant", reply.s ? reply.s : "")) { ok = 0; goto out; }
         ok = 0;
         if (!(text = format_chat(s, &c, 0, &len))) goto out;
-        done = answer_end(s, text, len);
+        done = answer_end(s, text, len, done, reply.s ? reply.s : "");
         free(text);
         text = NULL;
     }
 out:
-    free(first);
     free(text);
     free(reply.s);
     conversation_free(&c);
@@ -988,8 +1177,10 @@ out:
 }
 
 /* --chat-template, else the model's template, else Mistral's [INST] format (llama2), which
-   swa-generate used before it read templates. NULL, after printing why, for an unknown one. */
-static const swa_chat_template *choose_template(const swa_model *m, const options *o)
+   swa-generate used before it read templates. NULL, after printing why, for an unknown one.
+   A template whose end-of-turn marker is no token of the vocabulary still formats the turns,
+   but answers end only at EOS or after -n tokens: a warning says so. */
+static const swa_chat_template *choose_template(const swa_model *m, const swa_vocab *v, const options *o)
 {
     const swa_chat_template *t = NULL;
     swa_error err;
@@ -997,14 +1188,18 @@ static const swa_chat_template *choose_template(const swa_model *m, const option
     if (o->chat_template) t = swa_chat_template_by_name(o->chat_template);
     else if ((st = swa_model_chat_template(m, &t, &err)) == SWA_ERR_NOT_FOUND) {
         t = swa_chat_template_by_name("llama2");
-        fprintf(stderr, "swa-generate: the model has no chat template; using llama2 ([INST] ... [/INST]), "
+        fprintf(stderr, PROG ": the model has no chat template; using llama2 ([INST] ... [/INST]), "
                         "--chat-template chooses another\n");
     } else if (st != SWA_OK) {
-        fprintf(stderr, "swa-generate: %s (with --chat-template NAME; the names are in --help)\n", err.msg);
+        fprintf(stderr, PROG ": %s (with --chat-template NAME; the names are in --help)\n", err.msg);
         return NULL;
     }
-    fprintf(stderr, "swa-generate: chat template %s, turns end at %s\n", swa_chat_template_name(t),
-            swa_chat_template_eot(t));
+    if (swa_chat_template_eot_token(t, v) >= 0)
+        fprintf(stderr, PROG ": chat template %s, turns end at %s\n", swa_chat_template_name(t), swa_chat_template_eot(t));
+    else
+        fprintf(stderr, PROG ": warning: chat template %s, but the vocabulary has no %s token to end a turn with: "
+                        "answers end at end-of-sequence or after -n tokens\n", swa_chat_template_name(t),
+                swa_chat_template_eot(t));
     return t;
 }
 
@@ -1030,40 +1225,116 @@ static int run(session *s)
 {
     const options *o = s->o;
     int32_t *prompt = NULL;
-    size_t n = 0;
-    char *text = NULL;
+    size_t n = 0, echo_len = 0;
     const char *echo = "";
     int ended, ok;
     if (o->chat) return chat(s);
-    if (o->load_state && (s->pending = load_state(s, o->load_state)) < 0) return 0;
+    if (o->load_state && (s->pending = load_state(s)) < 0) return 0;
     if (o->ids) {
         n = o->n_prompt_ids;
-        prompt = (int32_t *)malloc(n * sizeof(int32_t));
-        if (prompt) memcpy(prompt, o->prompt_ids, n * sizeof(int32_t));
+        prompt = o->prompt_ids;
     } else {
-        const char *p = o->prompt ? o->prompt : "";
-        if (o->prompt_file && !(text = read_file(o->prompt_file))) return 0;
-        if (text) p = text;
-        if (!o->load_state || *p) {   /* a loaded story goes on without BOS, with or without a prompt */
+        const char *p = o->text ? o->text : "";
+        size_t len = o->text ? o->text_len : 0;
+        if (!o->load_state || len) {   /* a loaded story goes on without BOS, with or without a prompt */
             int bos = !o->load_state && !o->no_bos && swa_vocab_add_bos(s->vocab);
-            if (!(n = tokenize(s->vocab, p, bos ? SWA_TOKENIZE_ADD_BOS : 0, &prompt))) { free(text); return 0; }
+            if (!tokenize(s->vocab, p, len, bos ? SWA_TOKENIZE_ADD_BOS : 0, &prompt, &n)) { free(prompt); return 0; }
+            if (n == 0 && !o->load_state) {
+                fprintf(stderr, PROG ": the prompt is empty (and no BOS is put before it): nothing to go on from\n");
+                free(prompt);
+                return 0;
+            }
         }
         echo = p;
+        echo_len = len;
     }
-    if (o->parallel) {                 /* each continuation is printed with the prompt */
-        ok = n > 0 && feed_story(s, prompt, n) && generate_parallel(s, prompt, n, echo);
-        free(prompt);
-        free(text);
-        return ok;
+    if (o->parallel) ok = n > 0 && feed_story(s, prompt, n) && generate_parallel(s, prompt, n, echo, echo_len);
+    else {
+        ok = put_out(echo, echo_len) && feed_story(s, prompt, n) && generate(s, o->n_predict, &ended);   /* the prompt echoed */
+        if (ok && o->n_predict != 0) ok = put_str("\n");
     }
-    fputs(echo, stdout);               /* echo the prompt */
-    fflush(stdout);
-    ok = (n > 0 || o->load_state) && feed_story(s, prompt, n) && generate(s, o->n_predict, &ended);
-    if (ok && o->n_predict != 0) printf("\n");
-    if (ok && o->save_state) ok = save_state(s, o->save_state);
-    free(prompt);
-    free(text);
+    if (prompt != o->prompt_ids) free(prompt);
     return ok;
+}
+
+/* ---- main: inputs, outputs, model, run ---- */
+
+/* The prompt (-p, or -f read whole) and a saved state, read and checked before the model is
+   loaded. A NUL byte in the file is passed to the tokenizer as swa-tokenize passes it; a chat
+   message is text, so a chat refuses it, naming its offset. */
+static int read_inputs(options *o)
+{
+    if (o->prompt_file) {
+        if (!(o->text = read_file_bytes(o->prompt_file, &o->text_len))) return 0;
+        if (o->chat && strlen(o->text) != o->text_len) {
+            fprintf(stderr, PROG ": %s: a NUL byte at offset %zu; a chat message is text\n", o->prompt_file, strlen(o->text));
+            return 0;
+        }
+    } else if (o->prompt) {
+        o->text_len = strlen(o->prompt);
+        if (!(o->text = (char *)malloc(o->text_len + 1))) return 0;
+        memcpy(o->text, o->prompt, o->text_len + 1);
+    }
+    if (o->load_state && !(o->state = read_state(o->load_state, &o->state_size))) return 0;
+    return 1;
+}
+
+/* The vocabulary size from the file's tensor table (token_embd.weight's rows), for checking
+   --ids before the weights are read; 0 when it cannot tell (the load then says why). */
+static int64_t peek_vocab_size(const char *path)
+{
+    swa_gguf *g;
+    swa_error err;
+    int64_t n = 0, i;
+    if (swa_gguf_open(path, &g, &err) != SWA_OK) return 0;
+    if ((i = swa_gguf_tensor_find(g, "token_embd.weight")) >= 0) n = swa_gguf_tensor_at(g, i)->ne[1];
+    swa_gguf_close(g);
+    return n;
+}
+
+static int check_ids(const options *o, int64_t n_vocab)
+{
+    size_t i;
+    for (i = 0; n_vocab > 0 && i < o->n_prompt_ids; i++)
+        if (o->prompt_ids[i] >= n_vocab) {
+            fprintf(stderr, PROG ": --ids: token %d (the %zu%s) is not below the vocabulary's %lld\n", o->prompt_ids[i],
+                    i + 1, i == 0 ? "st" : i == 1 ? "nd" : i == 2 ? "rd" : "th", (long long)n_vocab);
+            return 0;
+        }
+    return 1;
+}
+
+/* The output files, opened (created beside their destinations) before anything runs: a path
+   that cannot be written fails now, not after the generation. */
+static int open_outputs(const options *o, out_file *dump, out_file *save)
+{
+    const char *inputs[3];
+    inputs[0] = o->model;
+    inputs[1] = o->prompt_file;
+    inputs[2] = o->load_state;
+    if (o->dump_logits && out_open(dump, o->dump_logits, inputs, 3) != 0) {
+        fprintf(stderr, PROG ": %s\n", dump->error);
+        return 0;
+    }
+    /* the loaded state is not an input here: it was read whole, and a story may be saved over it */
+    if (o->save_state && out_open(save, o->save_state, inputs, 2) != 0) {
+        fprintf(stderr, PROG ": %s\n", save->error);
+        if (o->dump_logits) out_release(dump);
+        return 0;
+    }
+    return 1;
+}
+
+/* Settings that run but are probably not what was meant. */
+static void warn_settings(const swa_model *m, const options *o)
+{
+    const swa_hparams *hp = swa_model_hparams(m);
+    if (o->cfg.window > 0 && hp->window > 0 && o->cfg.window > hp->window)
+        fprintf(stderr, PROG ": warning: -w %d is wider than the window of %d the model was trained with; "
+                        "it attends to positions it never learned to use\n", o->cfg.window, hp->window);
+    else if (o->cfg.window > 0 && hp->window == 0 && hp->n_ctx_train > 0 && o->cfg.window > hp->n_ctx_train)
+        fprintf(stderr, PROG ": warning: -w %d is wider than the %d positions the model was trained on\n", o->cfg.window,
+                hp->n_ctx_train);
 }
 
 int main(int argc, char **argv)
@@ -1071,60 +1342,89 @@ int main(int argc, char **argv)
     options o;
     session s;
     swa_model *model = NULL;
+    swa_model_params mp = swa_model_params_default();
     swa_error err;
-    out_file dump;
-    int rc = 1;
+    out_file dump, save;
+    int rc, l;
     memset(&s, 0, sizeof s);
+    memset(&dump, 0, sizeof dump);
+    memset(&save, 0, sizeof save);
     s.pending = -1;
-    if (!parse_args(argc, argv, &o)) { free(o.prompt_ids); usage(stderr); return 2; }
+    if ((rc = parse_args(argc, argv, &o)) >= 0) { free(o.prompt_ids); return rc; }
+    rc = 1;
     s.o = &o;
-    if ((o.no_mmap ? swa_model_load_resident(o.model, &model, &err) : swa_model_load(o.model, &model, &err)) != SWA_OK ||
+    catch_interrupt();
+    if (o.cfg.n_threads > swa_cpu_count())
+        fprintf(stderr, PROG ": warning: -t %d is more threads than the %d CPUs online: each step waits for threads that "
+                        "share a CPU (-t 0 uses every CPU)\n", o.cfg.n_threads, swa_cpu_count());
+    if (!read_inputs(&o) || (o.ids && !check_ids(&o, peek_vocab_size(o.model))) || !open_outputs(&o, &dump, &save))
+        goto done;
+    mp.resident = o.no_mmap;
+    mp.progress = progress_on_interrupt;
+    if (swa_model_load_with(o.model, &mp, &model, &err) != SWA_OK ||
         swa_ctx_create(model, &o.cfg, &s.ctx, &err) != SWA_OK ||
         swa_sampler_create(&o.sampling, swa_model_hparams(model)->n_vocab, &s.sampler, &err) != SWA_OK) {
-        fprintf(stderr, "swa-generate: %s\n", err.msg);
+        if (!(err.code == SWA_ERR_ABORTED && interrupted())) fprintf(stderr, PROG ": %s\n", err.msg);
         goto done;
     }
+    swa_ctx_set_abort(s.ctx, abort_on_interrupt, NULL);
     s.n_vocab = (size_t)swa_model_hparams(model)->n_vocab;
+    for (l = 0; l < swa_model_hparams(model)->n_layer; l++)
+        if (swa_ctx_window(s.ctx, l) == 0 && swa_ctx_config_get(s.ctx).n_sink == 0) s.full_attention = 1;
+    if (!check_ids(&o, (int64_t)s.n_vocab)) goto done;
     if (swa_model_vocab(model, &s.vocab, &err) != SWA_OK && !o.ids) {
-        fprintf(stderr, "swa-generate: %s (use --ids to give token ids)\n", err.msg);
+        fprintf(stderr, PROG ": %s (use --ids to give token ids)\n", err.msg);
         goto done;
     }
     if (o.ids) s.vocab = NULL;
-    if (o.chat && !s.vocab) { fprintf(stderr, "swa-generate: --chat needs a vocabulary\n"); goto done; }
-    if (o.chat && !(s.chat_template = choose_template(model, &o))) goto done;
+    if (o.chat && !s.vocab) { fprintf(stderr, PROG ": --chat needs a vocabulary\n"); goto done; }
+    if (o.chat && !(s.chat_template = choose_template(model, s.vocab, &o))) goto done;
     s.eot = s.chat_template ? swa_chat_template_eot_token(s.chat_template, s.vocab) : -1;
     print_summary(model, s.ctx, &o);
+    warn_settings(model, &o);
     hint_missing_window(model, s.ctx, o.model);
     if (o.dump_logits) {
-        s.rows = (float *)malloc(s.n_vocab * (size_t)swa_ctx_config_get(s.ctx).n_batch * sizeof(float));
-        const char *inputs[2];
-        inputs[0] = o.model;
-        inputs[1] = o.prompt_file;
-        if (!s.rows) {
-            fprintf(stderr, "swa-generate: out of memory\n");
-            goto done;
-        }
-        if (out_open(&dump, o.dump_logits, inputs, 2) != 0) {
-            fprintf(stderr, "swa-generate: %s\n", dump.error);
+        if (!(s.rows = (float *)malloc(s.n_vocab * (size_t)swa_ctx_config_get(s.ctx).n_batch * sizeof(float)))) {
+            fprintf(stderr, PROG ": out of memory\n");
             goto done;
         }
         s.dump = dump.f;
     }
-    signal(SIGINT, on_sigint);
     rc = run(&s) ? 0 : 1;
-    fflush(stdout);
-    if (interrupted) fprintf(stderr, "\nswa-generate: interrupted\n");
+    if (stdout_errno == 0 && flush_checked(stdout, "standard output")) stdout_errno = EIO;
+    if (stdout_errno && !(stdout_errno == EINTR && interrupted())) {
+        fprintf(stderr, "\n" PROG ": cannot write to standard output: %s\n", strerror(stdout_errno));
+        rc = 1;
+        goto done;
+    }
+    if (interrupted()) {
+        fprintf(stderr, "\n" PROG ": interrupted\n");
+        rc = EXIT_INTERRUPTED;
+    }
+    if (rc == 1) goto done;            /* the error said what happened; no statistics */
+    if (rc == 0 && o.save_state && !save_state(&s, &save)) {
+        rc = 1;
+        goto done;
+    }
+    if (rc == 0 && o.dump_logits && out_commit(&dump) != 0) {
+        fprintf(stderr, PROG ": %s\n", dump.error);
+        rc = 1;
+        goto done;
+    }
     fprintf(stderr, "prompt: %ld tokens, %.1f tokens/s; generation: %ld tokens, %.1f tokens/s\n", s.t.n_prompt,
             s.t.prompt_s > 0 ? (double)s.t.n_prompt / s.t.prompt_s : 0.0, s.t.n_gen,
             s.t.gen_s > 0 ? (double)s.t.n_gen / s.t.gen_s : 0.0);
 done:
-    if (s.dump && rc != 0) out_release(&dump);
-    if (s.dump && rc == 0 && out_commit(&dump) != 0) {
-        fprintf(stderr, "swa-generate: %s\n", dump.error);
-        rc = 1;
+    if (rc != 0 && interrupted() && !model) {
+        fprintf(stderr, PROG ": interrupted\n");
+        rc = EXIT_INTERRUPTED;
     }
+    if (dump.f) out_release(&dump);    /* not committed: the destination stays as it was */
+    if (save.f) out_release(&save);
     free(s.rows);
     free(o.prompt_ids);
+    free(o.text);
+    free(o.state);
     swa_sampler_free(s.sampler);
     swa_ctx_free(s.ctx);
     swa_model_free(model);

@@ -1,23 +1,23 @@
-/* Chat templates: every family's format of 1-, 2- and 3-turn conversations with a system
-   message, with and without the assistant prefix, against llama.cpp's own formatter; family
-   detection from real templates; the unknown-template error; the size query; a GGUF file's
-   template; the end-of-turn token in a real vocabulary.
+/* Chat templates: every family's format of several conversations (with and without a system
+   message, a system message in the middle, a tool's message), with and without the assistant
+   prefix, against llama.cpp's own formatter; family detection from real templates; the
+   unknown-template error; the size query; a GGUF file's template; the end-of-turn token in a real
+   vocabulary.
 
    Where the expected strings come from:
-   - expected[] is the output of llama.cpp's llama_chat_apply_template (commit c392e50), an
-     implementation written independently of ours, printed by tools/reference/chat_reference.c (which
-     says how to build it against libllama). The 3-turn rows with the assistant prefix are the
-     expected_output strings of llama.cpp's tests/test-chat-template.cpp for the same
-     conversation, written by hand there from each model's Jinja template on Hugging Face:
-     chatml (teknium/OpenHermes-2.5-Mistral-7B), llama2 (Mistral-7B-Instruct-v0.2),
-     llama2-sys-bos (FusionNet_34Bx2_MoE), llama2-sys-strip (vigogne-2-70b-chat), gemma
-     (google/gemma-7b-it), deepseek (deepseek-coder-33b-instruct), llama3 (Llama-3), phi3
-     (Phi-3-mini/small/medium/vision), deepseek2 (DeepSeek-V2), mistral-v1, -v3, -v3-tekken
-     (mistralai's official templates, system prompt first), mistral-v7 (Mistral-Large-2411),
-     phi4 (phi-4); test_three_turns_match_llama_cpp_tests repeats those strings verbatim.
+   - tests/data/chat_expected.inc is the output of llama.cpp's llm_chat_apply_template of
+     December 2025 (src/llama-chat.cpp as vendored by ollama/ollama at 49a9c9ba6), an
+     implementation written independently of ours, printed by tools/reference/chat_reference.c
+     (which says how to build it against that file alone).
+   - test_three_turns_match_llama_cpp_tests holds, verbatim, the expected_output strings of
+     llama.cpp's tests/test-chat-template.cpp (February 2025, c392e50) for its 30 templates,
+     written by hand there from each model's Jinja template on Hugging Face. Two families changed
+     between February and December, and swa.h follows December: chatglm4's assistant prefix gained
+     a newline ("<|assistant|>\n") and granite's lost one ("<|end_of_role|>").
    - tests/data/chat_templates.txt: template texts from llama.cpp's tests/test-chat-template.cpp
-     and models/templates/ (copied from the models' tokenizer_config.json on Hugging Face),
-     each with the family llama.cpp's detector gives it (checked by tools/reference/chat_reference.c). */
+     and models/templates/ (copied from the models' tokenizer_config.json on Hugging Face), and
+     short templates around the markers llama.cpp's detector looks for, each with the family
+     llama.cpp's detector gives it (checked by tools/reference/chat_reference.c). */
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/common/gguf_writer.h"
@@ -36,150 +36,35 @@
 #define PHI3_VOCAB "../shared/testdata/ggml-vocab-phi-3.gguf"
 #define LLAMA3_VOCAB "../shared/testdata/ggml-vocab-llama-bpe.gguf"
 
-/* The conversation of llama.cpp's tests/test-chat-template.cpp; a test uses its first n
-   messages: 2 = one user turn, 3 = that turn answered, 4 = two turns, 6 = three turns. */
+/* 0: the conversation of llama.cpp's tests/test-chat-template.cpp; 1: the same without its
+   system message; 2: a system message in the middle, before an answer; 3: a tool's answer. A
+   row of the expected table uses the first n messages of one of them. */
 static const swa_chat_message chat[] = {
     {"system", "You are a helpful assistant"}, {"user", "Hello"}, {"assistant", "Hi there"},
     {"user", "Who are you"}, {"assistant", "   I am an assistant   "}, {"user", "Another question"},
 };
+static const swa_chat_message later[] = {
+    {"user", "Hello"}, {"system", "  Be brief  "}, {"assistant", "Hi there"}, {"user", "Who are you"},
+};
+static const swa_chat_message tool[] = {
+    {"user", "What time is it?"}, {"tool", "12:00"}, {"assistant", "It is noon"},
+};
+
+static const swa_chat_message *conversation(int conv)
+{
+    return conv == 0 ? chat : conv == 1 ? chat + 1 : conv == 2 ? later : tool;
+}
 
 typedef struct expectation {
     const char *family;
+    int conversation;
     size_t n_messages;
     int add_generation_prompt;
     const char *text;
 } expectation;
 
-/* Printed by tools/reference/chat_reference.c from llama.cpp's llama_chat_apply_template. */
 static const expectation expected[] = {
-    {"chatml", 2, 0, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n"},
-    {"chatml", 2, 1, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"},
-    {"chatml", 3, 0, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n"},
-    {"chatml", 3, 1, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>assistant\n"},
-    {"chatml", 4, 0, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n"},
-    {"chatml", 4, 1, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n<|im_start|>assistant\n"},
-    {"chatml", 6, 0, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n<|im_start|>assistant\n   I am an assistant   <|im_end|>\n<|im_start|>user\nAnother question<|im_end|>\n"},
-    {"chatml", 6, 1, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n<|im_start|>assistant\n   I am an assistant   <|im_end|>\n<|im_start|>user\nAnother question<|im_end|>\n<|im_start|>assistant\n"},
-    {"llama2", 2, 0, "[INST] You are a helpful assistant\nHello [/INST]"},
-    {"llama2", 2, 1, "[INST] You are a helpful assistant\nHello [/INST]"},
-    {"llama2", 3, 0, "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>"},
-    {"llama2", 3, 1, "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>"},
-    {"llama2", 4, 0, "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>[INST] Who are you [/INST]"},
-    {"llama2", 4, 1, "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>[INST] Who are you [/INST]"},
-    {"llama2", 6, 0, "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>[INST] Who are you [/INST]   I am an assistant   </s>[INST] Another question [/INST]"},
-    {"llama2", 6, 1, "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>[INST] Who are you [/INST]   I am an assistant   </s>[INST] Another question [/INST]"},
-    {"llama2-sys", 2, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]"},
-    {"llama2-sys", 2, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]"},
-    {"llama2-sys", 3, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>"},
-    {"llama2-sys", 3, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>"},
-    {"llama2-sys", 4, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]"},
-    {"llama2-sys", 4, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]"},
-    {"llama2-sys", 6, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]   I am an assistant   </s>[INST] Another question [/INST]"},
-    {"llama2-sys", 6, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]   I am an assistant   </s>[INST] Another question [/INST]"},
-    {"llama2-sys-bos", 2, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]"},
-    {"llama2-sys-bos", 2, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]"},
-    {"llama2-sys-bos", 3, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>"},
-    {"llama2-sys-bos", 3, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>"},
-    {"llama2-sys-bos", 4, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s><s>[INST] Who are you [/INST]"},
-    {"llama2-sys-bos", 4, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s><s>[INST] Who are you [/INST]"},
-    {"llama2-sys-bos", 6, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s><s>[INST] Who are you [/INST]   I am an assistant   </s><s>[INST] Another question [/INST]"},
-    {"llama2-sys-bos", 6, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s><s>[INST] Who are you [/INST]   I am an assistant   </s><s>[INST] Another question [/INST]"},
-    {"llama2-sys-strip", 2, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]"},
-    {"llama2-sys-strip", 2, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]"},
-    {"llama2-sys-strip", 3, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>"},
-    {"llama2-sys-strip", 3, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>"},
-    {"llama2-sys-strip", 4, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]"},
-    {"llama2-sys-strip", 4, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]"},
-    {"llama2-sys-strip", 6, 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]I am an assistant</s>[INST] Another question [/INST]"},
-    {"llama2-sys-strip", 6, 1, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]I am an assistant</s>[INST] Another question [/INST]"},
-    {"mistral-v1", 2, 0, " [INST] You are a helpful assistant\n\nHello [/INST]"},
-    {"mistral-v1", 2, 1, " [INST] You are a helpful assistant\n\nHello [/INST]"},
-    {"mistral-v1", 3, 0, " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s>"},
-    {"mistral-v1", 3, 1, " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s>"},
-    {"mistral-v1", 4, 0, " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s> [INST] Who are you [/INST]"},
-    {"mistral-v1", 4, 1, " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s> [INST] Who are you [/INST]"},
-    {"mistral-v1", 6, 0, " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s> [INST] Who are you [/INST]    I am an assistant   </s> [INST] Another question [/INST]"},
-    {"mistral-v1", 6, 1, " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s> [INST] Who are you [/INST]    I am an assistant   </s> [INST] Another question [/INST]"},
-    {"mistral-v3", 2, 0, "[INST] You are a helpful assistant\n\nHello[/INST]"},
-    {"mistral-v3", 2, 1, "[INST] You are a helpful assistant\n\nHello[/INST]"},
-    {"mistral-v3", 3, 0, "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>"},
-    {"mistral-v3", 3, 1, "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>"},
-    {"mistral-v3", 4, 0, "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>[INST] Who are you[/INST]"},
-    {"mistral-v3", 4, 1, "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>[INST] Who are you[/INST]"},
-    {"mistral-v3", 6, 0, "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>[INST] Who are you[/INST] I am an assistant</s>[INST] Another question[/INST]"},
-    {"mistral-v3", 6, 1, "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>[INST] Who are you[/INST] I am an assistant</s>[INST] Another question[/INST]"},
-    {"mistral-v3-tekken", 2, 0, "[INST]You are a helpful assistant\n\nHello[/INST]"},
-    {"mistral-v3-tekken", 2, 1, "[INST]You are a helpful assistant\n\nHello[/INST]"},
-    {"mistral-v3-tekken", 3, 0, "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>"},
-    {"mistral-v3-tekken", 3, 1, "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>"},
-    {"mistral-v3-tekken", 4, 0, "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>[INST]Who are you[/INST]"},
-    {"mistral-v3-tekken", 4, 1, "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>[INST]Who are you[/INST]"},
-    {"mistral-v3-tekken", 6, 0, "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>[INST]Who are you[/INST]   I am an assistant   </s>[INST]Another question[/INST]"},
-    {"mistral-v3-tekken", 6, 1, "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>[INST]Who are you[/INST]   I am an assistant   </s>[INST]Another question[/INST]"},
-    {"mistral-v7", 2, 0, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST]"},
-    {"mistral-v7", 2, 1, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST]"},
-    {"mistral-v7", 3, 0, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>"},
-    {"mistral-v7", 3, 1, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>"},
-    {"mistral-v7", 4, 0, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>[INST] Who are you[/INST]"},
-    {"mistral-v7", 4, 1, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>[INST] Who are you[/INST]"},
-    {"mistral-v7", 6, 0, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>[INST] Who are you[/INST]    I am an assistant   </s>[INST] Another question[/INST]"},
-    {"mistral-v7", 6, 1, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>[INST] Who are you[/INST]    I am an assistant   </s>[INST] Another question[/INST]"},
-    {"llama3", 2, 0, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|>"},
-    {"llama3", 2, 1, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
-    {"llama3", 3, 0, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|>"},
-    {"llama3", 3, 1, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
-    {"llama3", 4, 0, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWho are you<|eot_id|>"},
-    {"llama3", 4, 1, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWho are you<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
-    {"llama3", 6, 0, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWho are you<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nI am an assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nAnother question<|eot_id|>"},
-    {"llama3", 6, 1, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWho are you<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nI am an assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nAnother question<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
-    {"gemma", 2, 0, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n"},
-    {"gemma", 2, 1, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\n"},
-    {"gemma", 3, 0, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n"},
-    {"gemma", 3, 1, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>model\n"},
-    {"gemma", 4, 0, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>user\nWho are you<end_of_turn>\n"},
-    {"gemma", 4, 1, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>user\nWho are you<end_of_turn>\n<start_of_turn>model\n"},
-    {"gemma", 6, 0, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>user\nWho are you<end_of_turn>\n<start_of_turn>model\nI am an assistant<end_of_turn>\n<start_of_turn>user\nAnother question<end_of_turn>\n"},
-    {"gemma", 6, 1, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>user\nWho are you<end_of_turn>\n<start_of_turn>model\nI am an assistant<end_of_turn>\n<start_of_turn>user\nAnother question<end_of_turn>\n<start_of_turn>model\n"},
-    {"phi3", 2, 0, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n"},
-    {"phi3", 2, 1, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\n"},
-    {"phi3", 3, 0, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n"},
-    {"phi3", 3, 1, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|assistant|>\n"},
-    {"phi3", 4, 0, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n"},
-    {"phi3", 4, 1, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n<|assistant|>\n"},
-    {"phi3", 6, 0, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n<|assistant|>\n   I am an assistant   <|end|>\n<|user|>\nAnother question<|end|>\n"},
-    {"phi3", 6, 1, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n<|assistant|>\n   I am an assistant   <|end|>\n<|user|>\nAnother question<|end|>\n<|assistant|>\n"},
-    {"phi4", 2, 0, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|>"},
-    {"phi4", 2, 1, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>"},
-    {"phi4", 3, 0, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|>"},
-    {"phi4", 3, 1, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|><|im_start|>assistant<|im_sep|>"},
-    {"phi4", 4, 0, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|><|im_start|>user<|im_sep|>Who are you<|im_end|>"},
-    {"phi4", 4, 1, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|><|im_start|>user<|im_sep|>Who are you<|im_end|><|im_start|>assistant<|im_sep|>"},
-    {"phi4", 6, 0, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|><|im_start|>user<|im_sep|>Who are you<|im_end|><|im_start|>assistant<|im_sep|>   I am an assistant   <|im_end|><|im_start|>user<|im_sep|>Another question<|im_end|>"},
-    {"phi4", 6, 1, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|><|im_start|>user<|im_sep|>Who are you<|im_end|><|im_start|>assistant<|im_sep|>   I am an assistant   <|im_end|><|im_start|>user<|im_sep|>Another question<|im_end|><|im_start|>assistant<|im_sep|>"},
-    {"deepseek", 2, 0, "You are a helpful assistant### Instruction:\nHello\n"},
-    {"deepseek", 2, 1, "You are a helpful assistant### Instruction:\nHello\n### Response:\n"},
-    {"deepseek", 3, 0, "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n"},
-    {"deepseek", 3, 1, "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n### Response:\n"},
-    {"deepseek", 4, 0, "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n### Instruction:\nWho are you\n"},
-    {"deepseek", 4, 1, "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n### Instruction:\nWho are you\n### Response:\n"},
-    {"deepseek", 6, 0, "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n### Instruction:\nWho are you\n### Response:\n   I am an assistant   \n<|EOT|>\n### Instruction:\nAnother question\n"},
-    {"deepseek", 6, 1, "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n### Instruction:\nWho are you\n### Response:\n   I am an assistant   \n<|EOT|>\n### Instruction:\nAnother question\n### Response:\n"},
-    {"deepseek2", 2, 0, "You are a helpful assistant\n\nUser: Hello\n\n"},
-    {"deepseek2", 2, 1, "You are a helpful assistant\n\nUser: Hello\n\nAssistant:"},
-    {"deepseek2", 3, 0, "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>"},
-    {"deepseek2", 3, 1, "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>Assistant:"},
-    {"deepseek2", 4, 0, "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Who are you\n\n"},
-    {"deepseek2", 4, 1, "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Who are you\n\nAssistant:"},
-    {"deepseek2", 6, 0, "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Who are you\n\nAssistant:    I am an assistant   <\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Another question\n\n"},
-    {"deepseek2", 6, 1, "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Who are you\n\nAssistant:    I am an assistant   <\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Another question\n\nAssistant:"},
-    {"deepseek3", 2, 0, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello"},
-    {"deepseek3", 2, 1, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>"},
-    {"deepseek3", 3, 0, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>"},
-    {"deepseek3", 3, 1, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234Assistant\357\275\234>"},
-    {"deepseek3", 4, 0, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Who are you"},
-    {"deepseek3", 4, 1, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Who are you<\357\275\234Assistant\357\275\234>"},
-    {"deepseek3", 6, 0, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Who are you<\357\275\234Assistant\357\275\234>   I am an assistant   <\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Another question"},
-    {"deepseek3", 6, 1, "You are a helpful assistant\n\n<\357\275\234User\357\275\234>Hello<\357\275\234Assistant\357\275\234>Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Who are you<\357\275\234Assistant\357\275\234>   I am an assistant   <\357\275\234end\342\226\201of\342\226\201sentence\357\275\234><\357\275\234User\357\275\234>Another question<\357\275\234Assistant\357\275\234>"},
+#include "tests/data/chat_expected.inc"
 };
 
 static const swa_chat_template *family(const char *name)
@@ -194,52 +79,88 @@ static void test_every_family_formats_as_llama_cpp(void **state)
     char buf[2048];
     size_t i, n;
     swa_error err;
-    int32_t f, rows;
+    int32_t f, rows, with_tool = 0;
     (void)state;
     for (i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         const expectation *e = &expected[i];
-        swa_status s = swa_chat_format(family(e->family), chat, e->n_messages, e->add_generation_prompt, buf,
-                                       sizeof buf, &n, &err);
+        swa_status s = swa_chat_format(family(e->family), conversation(e->conversation), e->n_messages,
+                                       e->add_generation_prompt, buf, sizeof buf, &n, &err);
         if (s != SWA_OK) fail_msg("%s: %s", e->family, err.msg);
         if (n != strlen(e->text) || strcmp(buf, e->text))
-            fail_msg("%s, %zu messages, prefix %d:\nwant \"%s\"\ngot  \"%s\"", e->family, e->n_messages,
-                     e->add_generation_prompt, e->text, buf);
+            fail_msg("%s, conversation %d, %zu messages, prefix %d:\nwant \"%s\"\ngot  \"%s\"", e->family,
+                     e->conversation, e->n_messages, e->add_generation_prompt, e->text, buf);
     }
-    /* every family we list has its 8 rows, and no row names a family we do not list */
+    /* every family we list has its 14 rows, and the tool conversation when it writes "tool";
+       no row names a family we do not list */
     for (f = 0; swa_chat_template_at(f); f++) {
+        const swa_chat_template *t = swa_chat_template_at(f);
+        int tool_row = 0;
         for (rows = 0, i = 0; i < sizeof expected / sizeof expected[0]; i++)
-            rows += !strcmp(expected[i].family, swa_chat_template_name(swa_chat_template_at(f)));
-        assert_int_equal(rows, 8);
+            if (!strcmp(expected[i].family, swa_chat_template_name(t))) {
+                rows++;
+                tool_row |= expected[i].conversation == 3;
+            }
+        assert_int_equal(rows, 14 + tool_row);
+        assert_int_equal(tool_row, swa_chat_format(t, tool, 3, 1, buf, sizeof buf, &n, NULL) == SWA_OK);
+        with_tool += tool_row;
     }
-    assert_int_equal((size_t)f * 8, sizeof expected / sizeof expected[0]);
+    assert_int_equal(f, 49);   /* llama.cpp's 48 names, and dots1 which it detects but does not name */
+    assert_int_equal((size_t)f * 14 + (size_t)with_tool, sizeof expected / sizeof expected[0]);
 }
 
-/* The expected_output strings of llama.cpp's tests/test-chat-template.cpp, as written there. */
+/* The expected_output strings of llama.cpp's tests/test-chat-template.cpp (February 2025), as
+   written there; december is +1 where December's llama.cpp adds a final newline, -1 where it
+   drops one. */
 static void test_three_turns_match_llama_cpp_tests(void **state)
 {
-    static const struct { const char *family, *text; } cases[] = {
-        {"chatml", "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n<|im_start|>assistant\n   I am an assistant   <|im_end|>\n<|im_start|>user\nAnother question<|im_end|>\n<|im_start|>assistant\n"},
-        {"llama2", "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>[INST] Who are you [/INST]   I am an assistant   </s>[INST] Another question [/INST]"},
-        {"llama2-sys-bos", "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s><s>[INST] Who are you [/INST]   I am an assistant   </s><s>[INST] Another question [/INST]"},
-        {"llama2-sys-strip", "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]I am an assistant</s>[INST] Another question [/INST]"},
-        {"gemma", "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>user\nWho are you<end_of_turn>\n<start_of_turn>model\nI am an assistant<end_of_turn>\n<start_of_turn>user\nAnother question<end_of_turn>\n<start_of_turn>model\n"},
-        {"deepseek", "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n### Instruction:\nWho are you\n### Response:\n   I am an assistant   \n<|EOT|>\n### Instruction:\nAnother question\n### Response:\n"},
-        {"llama3", "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWho are you<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nI am an assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nAnother question<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
-        {"phi3", "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n<|assistant|>\n   I am an assistant   <|end|>\n<|user|>\nAnother question<|end|>\n<|assistant|>\n"},
-        {"deepseek2", "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Who are you\n\nAssistant:    I am an assistant   <\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Another question\n\nAssistant:"},
-        {"mistral-v1", " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s> [INST] Who are you [/INST]    I am an assistant   </s> [INST] Another question [/INST]"},
-        {"mistral-v3", "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>[INST] Who are you[/INST] I am an assistant</s>[INST] Another question[/INST]"},
-        {"mistral-v3-tekken", "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>[INST]Who are you[/INST]   I am an assistant   </s>[INST]Another question[/INST]"},
-        {"mistral-v7", "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>[INST] Who are you[/INST]    I am an assistant   </s>[INST] Another question[/INST]"},
-        {"phi4", "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|><|im_start|>user<|im_sep|>Who are you<|im_end|><|im_start|>assistant<|im_sep|>   I am an assistant   <|im_end|><|im_start|>user<|im_sep|>Another question<|im_end|><|im_start|>assistant<|im_sep|>"},
+    static const struct { const char *family; int december; const char *text; } cases[] = {
+        {"chatml", 0, "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\nHi there<|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n<|im_start|>assistant\n   I am an assistant   <|im_end|>\n<|im_start|>user\nAnother question<|im_end|>\n<|im_start|>assistant\n"},
+        {"llama2", 0, "[INST] You are a helpful assistant\nHello [/INST]Hi there</s>[INST] Who are you [/INST]   I am an assistant   </s>[INST] Another question [/INST]"},
+        {"llama2-sys-bos", 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s><s>[INST] Who are you [/INST]   I am an assistant   </s><s>[INST] Another question [/INST]"},
+        {"llama2-sys-strip", 0, "[INST] <<SYS>>\nYou are a helpful assistant\n<</SYS>>\n\nHello [/INST]Hi there</s>[INST] Who are you [/INST]I am an assistant</s>[INST] Another question [/INST]"},
+        {"monarch", 0, "system\nYou are a helpful assistant</s>\n<s>user\nHello</s>\n<s>assistant\nHi there</s>\n<s>user\nWho are you</s>\n<s>assistant\n   I am an assistant   </s>\n<s>user\nAnother question</s>\n<s>assistant\n"},
+        {"gemma", 0, "<start_of_turn>user\nYou are a helpful assistant\n\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n<start_of_turn>user\nWho are you<end_of_turn>\n<start_of_turn>model\nI am an assistant<end_of_turn>\n<start_of_turn>user\nAnother question<end_of_turn>\n<start_of_turn>model\n"},
+        {"orion", 0, "Human: You are a helpful assistant\n\nHello\n\nAssistant: </s>Hi there</s>Human: Who are you\n\nAssistant: </s>   I am an assistant   </s>Human: Another question\n\nAssistant: </s>"},
+        {"openchat", 0, "You are a helpful assistant<|end_of_turn|>GPT4 Correct User: Hello<|end_of_turn|>GPT4 Correct Assistant: Hi there<|end_of_turn|>GPT4 Correct User: Who are you<|end_of_turn|>GPT4 Correct Assistant:    I am an assistant   <|end_of_turn|>GPT4 Correct User: Another question<|end_of_turn|>GPT4 Correct Assistant:"},
+        {"deepseek", 0, "You are a helpful assistant### Instruction:\nHello\n### Response:\nHi there\n<|EOT|>\n### Instruction:\nWho are you\n### Response:\n   I am an assistant   \n<|EOT|>\n### Instruction:\nAnother question\n### Response:\n"},
+        {"vicuna", 0, "You are a helpful assistant\n\nUSER: Hello\nASSISTANT: Hi there</s>\nUSER: Who are you\nASSISTANT:    I am an assistant   </s>\nUSER: Another question\nASSISTANT:"},
+        {"vicuna-orca", 0, "SYSTEM: You are a helpful assistant\nUSER: Hello\nASSISTANT: Hi there</s>\nUSER: Who are you\nASSISTANT:    I am an assistant   </s>\nUSER: Another question\nASSISTANT:"},
+        {"command-r", 0, "<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>You are a helpful assistant<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|USER_TOKEN|>Hello<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>Hi there<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|USER_TOKEN|>Who are you<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>I am an assistant<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|USER_TOKEN|>Another question<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"},
+        {"llama3", 0, "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWho are you<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nI am an assistant<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nAnother question<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
+        {"phi3", 0, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n<|assistant|>\n   I am an assistant   <|end|>\n<|user|>\nAnother question<|end|>\n<|assistant|>\n"},
+        {"phi3", 0, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n<|assistant|>\n   I am an assistant   <|end|>\n<|user|>\nAnother question<|end|>\n<|assistant|>\n"},
+        {"phi3", 0, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n<|assistant|>\n   I am an assistant   <|end|>\n<|user|>\nAnother question<|end|>\n<|assistant|>\n"},
+        {"phi3", 0, "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n<|assistant|>\n   I am an assistant   <|end|>\n<|user|>\nAnother question<|end|>\n<|assistant|>\n"},
+        {"chatglm3", 0, "[gMASK]sop<|system|>\n You are a helpful assistant<|user|>\n Hello<|assistant|>\n Hi there<|user|>\n Who are you<|assistant|>\n    I am an assistant   <|user|>\n Another question<|assistant|>"},
+        {"chatglm4", 1, "[gMASK]<sop><|system|>\nYou are a helpful assistant<|user|>\nHello<|assistant|>\nHi there<|user|>\nWho are you<|assistant|>\n   I am an assistant   <|user|>\nAnother question<|assistant|>"},
+        {"glmedge", 0, "<|system|>\nYou are a helpful assistant<|user|>\nHello<|assistant|>\nHi there<|user|>\nWho are you<|assistant|>\n   I am an assistant   <|user|>\nAnother question<|assistant|>"},
+        {"minicpm", 0, "You are a helpful assistant<\347\224\250\346\210\267>Hello<AI>Hi there<\347\224\250\346\210\267>Who are you<AI>I am an assistant<\347\224\250\346\210\267>Another question<AI>"},
+        {"deepseek2", 0, "You are a helpful assistant\n\nUser: Hello\n\nAssistant: Hi there<\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Who are you\n\nAssistant:    I am an assistant   <\357\275\234end\342\226\201of\342\226\201sentence\357\275\234>User: Another question\n\nAssistant:"},
+        {"granite", -1, "<|start_of_role|>system<|end_of_role|>You are a helpful assistant<|end_of_text|>\n<|start_of_role|>user<|end_of_role|>Hello<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>Hi there<|end_of_text|>\n<|start_of_role|>user<|end_of_role|>Who are you<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>   I am an assistant   <|end_of_text|>\n<|start_of_role|>user<|end_of_role|>Another question<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>\n"},
+        {"mistral-v1", 0, " [INST] You are a helpful assistant\n\nHello [/INST] Hi there</s> [INST] Who are you [/INST]    I am an assistant   </s> [INST] Another question [/INST]"},
+        {"mistral-v3", 0, "[INST] You are a helpful assistant\n\nHello[/INST] Hi there</s>[INST] Who are you[/INST] I am an assistant</s>[INST] Another question[/INST]"},
+        {"mistral-v3-tekken", 0, "[INST]You are a helpful assistant\n\nHello[/INST]Hi there</s>[INST]Who are you[/INST]   I am an assistant   </s>[INST]Another question[/INST]"},
+        {"mistral-v7", 0, "[SYSTEM_PROMPT] You are a helpful assistant[/SYSTEM_PROMPT][INST] Hello[/INST] Hi there</s>[INST] Who are you[/INST]    I am an assistant   </s>[INST] Another question[/INST]"},
+        {"gigachat", 0, "<s>You are a helpful assistant<|message_sep|>user<|role_sep|>Hello<|message_sep|>available functions<|role_sep|>[]<|message_sep|>assistant<|role_sep|>Hi there<|message_sep|>user<|role_sep|>Who are you<|message_sep|>available functions<|role_sep|>[]<|message_sep|>assistant<|role_sep|>   I am an assistant   <|message_sep|>user<|role_sep|>Another question<|message_sep|>available functions<|role_sep|>[]<|message_sep|>assistant<|role_sep|>"},
+        {"megrez", 0, "<|role_start|>system<|role_end|>You are a helpful assistant<|turn_end|><|role_start|>user<|role_end|>Hello<|turn_end|><|role_start|>assistant<|role_end|>Hi there<|turn_end|><|role_start|>user<|role_end|>Who are you<|turn_end|><|role_start|>assistant<|role_end|>   I am an assistant   <|turn_end|><|role_start|>user<|role_end|>Another question<|turn_end|><|role_start|>assistant<|role_end|>"},
+        {"phi4", 0, "<|im_start|>system<|im_sep|>You are a helpful assistant<|im_end|><|im_start|>user<|im_sep|>Hello<|im_end|><|im_start|>assistant<|im_sep|>Hi there<|im_end|><|im_start|>user<|im_sep|>Who are you<|im_end|><|im_start|>assistant<|im_sep|>   I am an assistant   <|im_end|><|im_start|>user<|im_sep|>Another question<|im_end|><|im_start|>assistant<|im_sep|>"},
     };
-    char buf[2048];
+    char buf[2048], want[2048];
     size_t i, n;
     (void)state;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len = strlen(cases[i].text);
+        assert_true(len + 2 < sizeof want);
+        memcpy(want, cases[i].text, len + 1);
+        if (cases[i].december > 0) strcpy(want + len, "\n");
+        if (cases[i].december < 0) {
+            assert_int_equal(want[len - 1], '\n');
+            want[len - 1] = '\0';
+        }
         assert_int_equal(swa_chat_format(family(cases[i].family), chat, 6, 1, buf, sizeof buf, &n, NULL), SWA_OK);
-        if (strcmp(buf, cases[i].text)) fail_msg("%s:\nwant \"%s\"\ngot  \"%s\"", cases[i].family, cases[i].text, buf);
+        if (strcmp(buf, want)) fail_msg("%s:\nwant \"%s\"\ngot  \"%s\"", cases[i].family, want, buf);
     }
+    assert_int_equal(i, 30);
 }
 
 /* Every template of tests/data/chat_templates.txt is detected as the family written above it,
@@ -276,8 +197,8 @@ static void test_detection_from_real_templates(void **state)
             n_known++;
         }
     }
-    assert_true(n_known >= 25);   /* the file holds 27 known and 13 unknown */
-    assert_true(n_unknown >= 10);
+    assert_true(n_known >= 60);   /* the file holds 60 known and 2 unknown */
+    assert_true(n_unknown >= 2);
     free(text);
 }
 
@@ -285,7 +206,11 @@ static void test_names_and_unknown_template(void **state)
 {
     static const char *names[] = {
         "chatml", "llama2", "llama2-sys", "llama2-sys-bos", "llama2-sys-strip", "mistral-v1", "mistral-v3",
-        "mistral-v3-tekken", "mistral-v7", "llama3", "gemma", "phi3", "phi4", "deepseek", "deepseek2", "deepseek3"
+        "mistral-v3-tekken", "mistral-v7", "llama3", "gemma", "phi3", "phi4", "deepseek", "deepseek2", "deepseek3",
+        "mistral-v7-tekken", "falcon3", "zephyr", "monarch", "orion", "openchat", "vicuna", "vicuna-orca", "command-r",
+        "chatglm3", "chatglm4", "glmedge", "minicpm", "exaone3", "exaone4", "rwkv-world", "granite", "gigachat",
+        "megrez", "yandex", "bailing", "bailing-think", "bailing2", "llama4", "smolvlm", "dots1", "hunyuan-moe",
+        "gpt-oss", "hunyuan-dense", "kimi-k2", "seed_oss", "grok-2", "pangu-embedded"
     };
     const char *tmpl = "{% for m in messages %}<<{{ m['role'] }}>> {{ m['content'] }}\n{% endfor %}";
     const swa_chat_template *t = NULL;
@@ -319,6 +244,11 @@ static void test_names_and_unknown_template(void **state)
     assert_string_equal(swa_chat_template_eot(family("phi3")), "<|end|>");
     assert_string_equal(swa_chat_template_eot(family("mistral-v7")), "</s>");
     assert_string_equal(swa_chat_template_eot(family("deepseek")), "<|EOT|>");
+    assert_string_equal(swa_chat_template_eot(family("gpt-oss")), "<|return|>");
+    assert_string_equal(swa_chat_template_eot(family("command-r")), "<|END_OF_TURN_TOKEN|>");
+    assert_string_equal(swa_chat_template_eot(family("rwkv-world")), "\n\n");
+    /* every family's end of turn is text its format writes, or a token of its own */
+    for (i = 0; swa_chat_template_at((int32_t)i); i++) assert_true(swa_chat_template_eot(swa_chat_template_at((int32_t)i))[0]);
 }
 
 /* The size query of swa_tokenize: too small says how much, and exactly that much fits. */

@@ -1,7 +1,7 @@
 /* build/swa-generate as a user drives it: --dump-logits rows match the reference for every
    prompt position and every generated token, for several -b; bad flags fail with a message.
    Run from the project root after `make` (the Makefile's test target does both). */
-#define _POSIX_C_SOURCE 200809L   /* mkstemp */
+#define _POSIX_C_SOURCE 200809L   /* mkstemp, clock_gettime, kill */
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/common/gguf_writer.h"
@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include "tests/programs.h"
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "tests/testutil.h"
 
@@ -157,7 +158,9 @@ static void test_bad_flags(void **state)
         GENERATE " --frobnicate 2>&1 | grep -q 'unknown flag --frobnicate'",
         GENERATE " -p hello 2>&1 | grep -q -- '-m MODEL is required'",
         GENERATE " -m x.gguf -n 2>&1 | grep -q -- '-n needs a value'",
-        GENERATE " -m x.gguf --top-p 2 2>&1 | grep -q -- '--top-p wants a number in range'",
+        GENERATE " -m x.gguf --top-p 2 2>&1 | grep -q -- '--top-p wants a number in 0..1, got \"2\"'",
+        GENERATE " -m x.gguf --temp -1 2>&1 | grep -q -- '--temp wants a number in 0..100'",
+        GENERATE " -m x.gguf -t 257 2>&1 | grep -q -- '-t wants a number in 0..256'",
         GENERATE " -m x.gguf -p a --ids 1 2>&1 | grep -q 'one of -p, -f and --ids'",
         GENERATE " -m x.gguf --ids 1,two 2>&1 | grep -q 'bad token id'",
         GENERATE " -m x.gguf --ids 1 -b 0 2>&1 | grep -q -- '-b wants a number'",
@@ -165,6 +168,9 @@ static void test_bad_flags(void **state)
         GENERATE " -m x.gguf --ids 1 --kv q4 2>&1 | grep -q -- '--kv wants f16, f32 or q8_0'",
         GENERATE " -h | grep -q -- '--dump-logits'",
         GENERATE " -h | grep -q -- '--kv TYPE'",
+        GENERATE " -h | grep -q -- '--version'",
+        GENERATE " -h | grep -q -- '--ids LIST'",
+        GENERATE " -h | grep -q -- '130'",
     };
     size_t i;
     (void)state;
@@ -278,7 +284,9 @@ static void test_chat_template_on_shipped_model(void **state)
              "-t 1 --verbose-prompt < %s > /dev/null 2> %s", model, in, err);
     assert_int_equal(tu_run(cmd), 0);
     text = read_text(err);
-    if (!strstr(text, "chat template chatml, turns end at <|im_end|>") ||
+    /* the shipped vocabulary has no <|im_end|>: a warning, and no claim that turns end there */
+    if (!strstr(text, "warning: chat template chatml, but the vocabulary has no <|im_end|> token") ||
+        strstr(text, "turns end at") ||
         !strstr(text, "[turn: \"<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n"
                       "<|im_start|>assistant\n\"") ||
         !strstr(text, "[turn: \"<|im_end|>\n<|im_start|>user\nWho are you?<|im_end|>\n<|im_start|>assistant\n\""))
@@ -290,6 +298,16 @@ static void test_chat_template_on_shipped_model(void **state)
     text = read_text(err);
     if (!strstr(text, "the model has no chat template; using llama2") || !strstr(text, "[turn: \"[INST] Hello [/INST]\"") ||
         !strstr(text, "[turn: \"</s>[INST] Who are you? [/INST]\""))
+        fail_msg("unexpected chat log:\n%s", text);
+    free(text);
+    /* chatglm4 writes no end of turn after an answer (its <|user|> opens the next turn): the
+       second turn starts right after the answer */
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i --chat-template chatglm4 -p Hello -n 4 --temp 0 -t 1 --verbose-prompt "
+             "< %s > /dev/null 2> %s", model, in, err);
+    assert_int_equal(tu_run(cmd), 0);
+    text = read_text(err);
+    if (!strstr(text, "[turn: \"[gMASK]<sop><|user|>\nHello<|assistant|>\n\"") ||
+        !strstr(text, "[turn: \"<|user|>\nWho are you?<|assistant|>\n\""))
         fail_msg("unexpected chat log:\n%s", text);
     free(text);
     assert_int_equal(tu_run(GENERATE " -m x.gguf -i --chat-template nope 2>&1 | grep -q 'chat-template wants a family'"), 0);
@@ -383,7 +401,8 @@ static void test_chat_stops_at_end_of_turn(void **state)
     assert_int_equal(tu_run(cmd), 0);
     text = read_text(err);
     /* the first answer stopped at once: at most the second turn's 5 tokens were generated */
-    if (!strstr(text, "[turn: \"### Instruction:\nHello\n### Response:\n\"") ||
+    if (!strstr(text, "chat template deepseek, turns end at <|EOT|>") ||
+        !strstr(text, "[turn: \"### Instruction:\nHello\n### Response:\n\"") ||
         !strstr(text, "[turn: \"<|EOT|>\n### Instruction:\nBye\n### Response:\n\"") ||
         (!strstr(text, "generation: 0 tokens") && !strstr(text, "generation: 1 tokens") &&
          !strstr(text, "generation: 2 tokens") && !strstr(text, "generation: 3 tokens") &&
@@ -446,8 +465,8 @@ static void test_chat_reads_the_prompt_file(void **state)
 
 /* A full-attention model of 32 positions: generation that reaches the end stops there with a
    message and exit 0, having printed the 32 - 5 + 1 tokens that fit (the last one sampled
-   from position 31's logits, never evaluated); a prompt longer than the context is an error,
-   and the timings count only the 32 positions evaluated. */
+   from position 31's logits, never evaluated); a prompt longer than the context is refused
+   before any of it is evaluated (no statistics line), with the -c that fits it. */
 static void test_context_end(void **state)
 {
     tu_spec s;
@@ -475,12 +494,17 @@ static void test_context_end(void **state)
     free(ids);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1,2,3,4,5 -n 100 2>&1 >/dev/null | grep -q 'context is full'", model);
     assert_int_equal(tu_run(cmd), 0);
+    /* a prompt of 40 tokens is refused before it is evaluated, naming the flags that fit it */
     ids = ids_arg(tok, 40);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -b 8 -n 1 2>&1 >/dev/null", model, ids);
     out = tu_capture(cmd, &rc);
     assert_int_equal(rc, 1);
-    if (!strstr(out, "prompt: 32 tokens")) fail_msg("the timings count what was not evaluated:\n%s", out);
+    if (!strstr(out, "the prompt is 40 tokens, and the context holds 32 positions (-c 32): give -c 40 or more, or -w N") ||
+        strstr(out, "prompt: "))
+        fail_msg("a prompt longer than the context:\n%s", out);
     free(out);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -c 40 -n 1 >/dev/null 2>&1", model, ids);
+    assert_int_equal(tu_run(cmd), 0);                 /* what the message says fits */
     free(ids);
     remove(model);
     tu_free(&tm);
@@ -656,6 +680,271 @@ static void test_sinks(void **state)
     tu_free(&tm);
 }
 
+/* ---- Ctrl-C, closed pipes, inputs checked first, messages ---- */
+
+#define SHIPPED "examples/models/swa-stories.gguf"
+
+static int need_shipped(void)
+{
+    if (access(SHIPPED, R_OK) == 0) return 1;
+    print_message("skipped: " SHIPPED " is absent\n");
+    return 0;
+}
+
+/* About 27,000 tokens on the shipped model: seconds of prompt evaluation. */
+static void write_long_prompt(const char *path)
+{
+    static const char line[] = "Once upon a time there was a dog. ";
+    size_t n = sizeof line - 1, k;
+    char *text = (char *)malloc(3000 * n + 1);
+    assert_non_null(text);
+    for (k = 0; k < 3000; k++) memcpy(text + k * n, line, n);
+    tu_write_file(path, text, 3000 * n);
+    free(text);
+}
+
+/* The count N of the "prompt: N tokens" statistics line, -1 without one. */
+static long prompt_count(const char *log)
+{
+    const char *p = strstr(log, "prompt: ");
+    return p ? strtol(p + 8, NULL, 10) : -1;
+}
+
+/* SIGINT to a running swa-generate once `ready` appears on its stderr (and `delay` seconds
+   more): it must end with status 130 within `limit` seconds, saying so. The delay from the
+   signal to the exit is returned; the log of stderr in *log. */
+static double interrupt_after(const char *cmd, const char *err, const char *ready, double delay, double limit, int stdin_fd,
+                              char **log)
+{
+    pid_t pid = tu_spawn(cmd, stdin_fd);
+    double t0, latency;
+    int rc;
+    if (!tu_wait_for_text(err, ready, 60)) {
+        kill(pid, SIGKILL);
+        tu_wait(pid, 10);
+        fail_msg("\"%s\" never appeared on stderr: %s", ready, cmd);
+    }
+    tu_sleep(delay);
+    t0 = tu_seconds();
+    kill(pid, SIGINT);
+    rc = tu_wait(pid, 30);
+    latency = tu_seconds() - t0;
+    *log = read_text(err);
+    if (rc != 130 || !strstr(*log, "swa-generate: interrupted"))
+        fail_msg("after SIGINT: exit %d (want 130), %.3f s; stderr:\n%s", rc, latency, *log);
+    if (latency > limit) fail_msg("SIGINT took %.3f s to end the program (limit %.1f s): %s", latency, limit, cmd);
+    return latency;
+}
+
+/* Ctrl-C stops swa-generate within a layer, through the library's abort callback, in each
+   phase: a long prompt (whose evaluation takes seconds: the statistics show it was cut short;
+   on a loaded machine the signal may come while it is still tokenized, before any of it),
+   generation without end (-n -1 on a windowed model), and a chat waiting at its prompt. Exit
+   130, the timings of what was evaluated, within tu_stop_limit() (half a second in a plain
+   build; one layer of this model takes microseconds). */
+static void test_interrupt(void **state)
+{
+    char text[64], err[64], out[64], cmd[1024], *log;
+    double latency;
+    int fds[2];
+    (void)state;
+    if (!need_shipped()) return;
+    tu_tmp_path(text, sizeof text, "long");
+    tu_tmp_path(err, sizeof err, "err");
+    tu_tmp_path(out, sizeof out, "out");
+    write_long_prompt(text);
+    snprintf(cmd, sizeof cmd, "exec " GENERATE " -m " SHIPPED " -f %s -n 4 > /dev/null 2> %s", text, err);
+    latency = interrupt_after(cmd, err, "swa-generate: llama", 0.2, tu_stop_limit(), -1, &log);
+    print_message("SIGINT to exit while a prompt of 27,000 tokens is evaluated: %.1f ms\n", latency * 1e3);
+    if (prompt_count(log) < 0 || prompt_count(log) >= 27000 || !strstr(log, "generation: 0 tokens"))
+        fail_msg("the prompt was not cut short:\n%s", log);
+    free(log);
+    snprintf(cmd, sizeof cmd, "exec " GENERATE " -m " SHIPPED " -p 'Once upon a time' -n -1 > %s 2> %s", out, err);
+    latency = interrupt_after(cmd, err, "swa-generate: llama", 0.3, tu_stop_limit(), -1, &log);
+    print_message("SIGINT to exit during generation: %.1f ms\n", latency * 1e3);
+    if (!strstr(log, "generation: ")) fail_msg("no timings after an interrupted generation:\n%s", log);
+    free(log);
+    assert_int_equal(pipe(fds), 0);   /* a chat's stdin that stays open and silent */
+    snprintf(cmd, sizeof cmd, "exec " GENERATE " -m " SHIPPED " -i -n 4 > /dev/null 2> %s", err);
+    interrupt_after(cmd, err, "> ", 0.05, tu_stop_limit(), fds[0], &log);
+    close(fds[0]);
+    close(fds[1]);
+    free(log);
+    remove(text); remove(err); remove(out);
+}
+
+/* A second Ctrl-C ends swa-generate at once, by the signal, and removes the unfinished output.
+   The first comes while a 3 MB prompt is tokenized (the one step without a callback, a second
+   of work), the second 20 ms later: the program dies of SIGINT, and no temporary file of its
+   --dump-logits is left beside the destination, which is not created. */
+static void test_second_interrupt(void **state)
+{
+    char text[64], err[64], dump[128], dir[80], cmd[1024];
+    static const char line[] = "Once upon a time there was a dog. ";
+    size_t n = sizeof line - 1, k, reps = 90000;
+    char *body;
+    pid_t pid;
+    int status = 0;
+    double end;
+    (void)state;
+    if (!need_shipped()) return;
+#if defined(TU_SANITIZED)
+    print_message("skipped: sanitizers run a signal handler late, so the two signals cannot be spaced\n");
+    return;
+#endif
+    if (strlen(SWA_TEST_RUN) > 1) {   /* an emulator stands between the signals and the program */
+        print_message("skipped: the programs run under %s\n", SWA_TEST_RUN);
+        return;
+    }
+    body = (char *)malloc(reps * n);
+    assert_non_null(body);
+    for (k = 0; k < reps; k++) memcpy(body + k * n, line, n);
+    tu_tmp_path(text, sizeof text, "huge");
+    tu_tmp_path(err, sizeof err, "err");
+    snprintf(dir, sizeof dir, "/tmp/swa_test_dump_%ld", (long)getpid());
+    mkdir(dir, 0700);
+    snprintf(dump, sizeof dump, "%s/d.f32", dir);
+    tu_write_file(text, body, reps * n);
+    free(body);
+    snprintf(cmd, sizeof cmd, "exec " GENERATE " -m " SHIPPED " -f %s -n 1 --dump-logits %s > /dev/null 2> %s", text, dump, err);
+    pid = tu_spawn(cmd, -1);
+    assert_true(tu_wait_for_text(err, "swa-generate: llama", 60));
+    kill(pid, SIGINT);
+    tu_sleep(0.02);
+    kill(pid, SIGINT);
+    for (end = tu_seconds() + 30; waitpid(pid, &status, WNOHANG) != pid; tu_sleep(0.001))
+        if (tu_seconds() > end) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            fail_msg("two SIGINTs did not end the program");
+        }
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGINT)
+        fail_msg("after two SIGINTs: %s %d (the first may have ended it: was the prompt tokenized already?)",
+                 WIFSIGNALED(status) ? "signal" : "exit", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A %s)\"", dir);
+    if (tu_run(cmd) != 0) {
+        snprintf(cmd, sizeof cmd, "ls -l %s >&2", dir);
+        tu_run(cmd);
+        fail_msg("files were left in %s", dir);
+    }
+    rmdir(dir);
+    remove(text); remove(err);
+}
+
+/* With SIGPIPE ignored, a reader that goes away is a write error: the run ends at once with
+   status 1 and says why, without a statistics line, whether it had a limit or not. */
+static void test_closed_pipe(void **state)
+{
+    char err[64], status[64], cmd[1024], *log, *code;
+    const char *n[2] = {"-1", "2000"};
+    int i, rc;
+    (void)state;
+    if (!need_shipped()) return;
+    tu_tmp_path(err, sizeof err, "err");
+    tu_tmp_path(status, sizeof status, "status");
+    for (i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "trap '' PIPE; { " GENERATE " -m " SHIPPED " -p 'Once upon a time' -n %s 2> %s; "
+                 "echo $? > %s; } | head -c 10 > /dev/null", n[i], err, status);
+        rc = tu_wait(tu_spawn(cmd, -1), 60);
+        code = read_text(status);
+        log = read_text(err);
+        if (rc != 0 || strcmp(code, "1\n") || !strstr(log, "cannot write to standard output: Broken pipe") ||
+            strstr(log, "prompt: "))
+            fail_msg("-n %s into a closed pipe: shell %d, exit %s; stderr:\n%s", n[i], rc, code, log);
+        free(code);
+        free(log);
+    }
+    remove(err); remove(status);
+}
+
+/* Inputs are read and checked before the model is loaded (a model that does not exist is not
+   reached, the summary line is not printed), outputs opened before anything runs; an error
+   means exit 1 and no statistics. A NUL byte in a -f file is a byte of the prompt, as
+   swa-tokenize takes it; a chat refuses it, naming its offset. */
+static void test_inputs_checked_first(void **state)
+{
+    char text[64], err[64], cmd[1024], *log;
+    static const char nul_text[] = "Once upon\0a time there was";
+    struct {
+        const char *args, *want;
+    } cases[] = {
+        {"-m /nonexistent.gguf -f /tmp", "cannot read /tmp"},
+        {"-m /nonexistent.gguf -i -f %s", "a NUL byte at offset 9; a chat message is text"},
+        {"-m /nonexistent.gguf --load-state %s", "is not a saved state"},
+        {"-m " SHIPPED " --ids 1,5000", "--ids: token 5000 (the 2nd) is not below the vocabulary's 1536"},
+        {"-m " SHIPPED " -p hi --save-state /nonexistent/folder/s.state", "cannot write /nonexistent/folder/s.state"},
+        {"-m " SHIPPED " -p hi --dump-logits /nonexistent/folder/d.f32", "cannot write /nonexistent/folder/d.f32"},
+    };
+    size_t i;
+    long a, b, alone;
+    int rc;
+    (void)state;
+    if (!need_shipped()) return;
+    tu_tmp_path(text, sizeof text, "nul");
+    tu_tmp_path(err, sizeof err, "err");
+    tu_write_file(text, nul_text, sizeof nul_text - 1);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[256];
+        snprintf(args, sizeof args, cases[i].args, text);
+        snprintf(cmd, sizeof cmd, GENERATE " %s -n 1 > /dev/null 2> %s", args, err);
+        rc = tu_run(cmd);
+        log = read_text(err);
+        if (rc != 1 || !strstr(log, cases[i].want) || strstr(log, "swa-generate: llama") || strstr(log, "prompt: ") ||
+            strstr(log, "nonexistent.gguf"))
+            fail_msg("%s: exit %d; stderr:\n%s", args, rc, log);
+        free(log);
+    }
+    /* the NUL byte and what follows it are tokenized, as swa-tokenize does */
+    snprintf(cmd, sizeof cmd, GENERATE " -m " SHIPPED " -f %s -n 0 > /dev/null 2> %s", text, err);
+    assert_int_equal(tu_run(cmd), 0);
+    log = read_text(err);
+    a = prompt_count(log);
+    free(log);
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-tokenize") " -m " SHIPPED " -f %s 2>&1 >/dev/null", text);
+    log = tu_capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    b = strstr(log, "swa-tokenize: ") ? strtol(strstr(log, "swa-tokenize: ") + 14, NULL, 10) : -2;
+    free(log);
+    snprintf(cmd, sizeof cmd, GENERATE " -m " SHIPPED " -p 'Once upon' -n 0 2>&1 >/dev/null");
+    log = tu_capture(cmd, &rc);
+    alone = prompt_count(log);
+    free(log);
+    if (a != b || a <= alone + 3) fail_msg("a NUL byte in -f: swa-generate %ld tokens, swa-tokenize %ld, the text before it %ld", a, b, alone);
+    remove(text); remove(err);
+}
+
+/* Usage errors are one line that points at --help (exit 2); -t 0 is every CPU and more threads
+   than CPUs is a warning; a window wider than the trained one is a warning; the summary gives
+   the cache in KiB when it is that small: 6 layers x 64 positions x 4 kv heads x 32 values x
+   2 (keys, values) x 2 bytes (f16) = 192 KiB for the shipped model. */
+static void test_messages(void **state)
+{
+    char cmd[1024], *log;
+    int rc;
+    (void)state;
+    log = tu_capture(GENERATE " --frobnicate 2>&1", &rc);
+    if (rc != 2 || strcmp(log, "swa-generate: unknown flag --frobnicate (see swa-generate --help)\n"))
+        fail_msg("a usage error: exit %d, \"%s\"", rc, log);
+    free(log);
+    if (!need_shipped()) return;
+    log = tu_capture(GENERATE " -m " SHIPPED " -p hi -n 1 -t 0 2>&1 >/dev/null", &rc);
+    if (rc != 0 || strstr(log, "warning") || !strstr(log, "cache 192.0 KiB f16"))
+        fail_msg("-t 0: exit %d\n%s", rc, log);
+    free(log);
+    snprintf(cmd, sizeof cmd, GENERATE " -m " SHIPPED " -p hi -n 1 -t %d 2>&1 >/dev/null", (int)swa_cpu_count() + 1);
+    log = tu_capture(cmd, &rc);
+    if (rc != 0 || !strstr(log, "warning: -t") || !strstr(log, "more threads than the"))
+        fail_msg("-t above the CPUs: exit %d\n%s", rc, log);
+    free(log);
+    log = tu_capture(GENERATE " -m " SHIPPED " -p hi -n 1 -w 100000 2>&1 >/dev/null", &rc);
+    if (rc != 0 || !strstr(log, "warning: -w 100000 is wider than the window of 64 the model was trained with"))
+        fail_msg("-w 100000: exit %d\n%s", rc, log);
+    free(log);
+    log = tu_capture(GENERATE " -m " SHIPPED " -p hi -n 1 -w 64 2>&1 >/dev/null", &rc);
+    if (rc != 0 || strstr(log, "warning")) fail_msg("-w 64: exit %d\n%s", rc, log);
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -671,6 +960,11 @@ int main(void)
         cmocka_unit_test(test_parallel_equals_single_runs),
         cmocka_unit_test(test_parallel_refusals),
         cmocka_unit_test(test_sinks),
+        cmocka_unit_test(test_interrupt),
+        cmocka_unit_test(test_second_interrupt),
+        cmocka_unit_test(test_closed_pipe),
+        cmocka_unit_test(test_inputs_checked_first),
+        cmocka_unit_test(test_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

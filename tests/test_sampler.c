@@ -128,7 +128,8 @@ static void test_filters(void **state)
 }
 
 /* Penalty 2: a positive logit is halved, a negative one doubled, each token once however often
-   it repeats, and only within the last repeat_last_n tokens. */
+   it repeats, and only within the last repeat_last_n tokens. The sampler remembers what it
+   returns; swa_sampler_accept adds tokens it did not choose. */
 static void test_repetition_penalty(void **state)
 {
     const float logits[4] = {4.0f, 3.0f, -1.0f, -1.5f};
@@ -139,15 +140,15 @@ static void test_repetition_penalty(void **state)
     c.repeat_penalty = 2.0f;
     c.repeat_last_n = 3;
     assert_int_equal(swa_sampler_create(&c, 4, &s, NULL), SWA_OK);
-    assert_int_equal(swa_sampler_sample(s, logits), 0);
-    swa_sampler_accept(s, 0);
-    swa_sampler_accept(s, 0);          /* 4 -> 2 once, not 1: now token 1 (3) wins */
-    assert_int_equal(swa_sampler_sample(s, logits), 1);
-    swa_sampler_accept(s, 1);          /* 3 -> 1.5; token 0 at 2 wins again */
-    assert_int_equal(swa_sampler_sample(s, logits), 0);
-    swa_sampler_accept(s, 3);          /* history is now 0, 1, 3: the first 0 fell out */
+    assert_int_equal(swa_sampler_sample(s, logits), 0);   /* remembered: 4 -> 2, token 1 (3) wins */
+    assert_int_equal(swa_sampler_sample(s, logits), 1);   /* 3 -> 1.5; token 0 at 2 wins again */
+    assert_int_equal(swa_sampler_sample(s, logits), 0);   /* history 0, 1, 0: 0 halved once, */
+    assert_int_equal(swa_sampler_sample(s, logits), 0);   /* not twice, and still ahead of 1 */
     swa_sampler_accept(s, 3);
-    swa_sampler_accept(s, 3);          /* only 3 remains: 0 is back to 4 */
+    swa_sampler_accept(s, 3);
+    swa_sampler_accept(s, 3);          /* only 3 remains of the last three: 0 is back to 4 */
+    assert_int_equal(swa_sampler_sample(s, logits), 0);
+    swa_sampler_reset(s);              /* forgets: 0 again, at full strength */
     assert_int_equal(swa_sampler_sample(s, logits), 0);
     swa_sampler_free(s);
     /* -1 * 2 = -2 < -1.5: a penalised negative logit drops below its neighbour */

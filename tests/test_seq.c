@@ -409,12 +409,111 @@ static void test_snapshot_refusals(void **state)
     buf[size] = 0;
     assert_int_equal(swa_state_load(b, -1, buf, size + 1, &err), SWA_ERR_FORMAT);
     assert_int_equal(swa_state_load_file(b, -1, "/nonexistent/state", &err), SWA_ERR_IO);
+    assert_int_equal(swa_state_load_file(b, -1, ".", &err), SWA_ERR_IO);   /* a directory */
+    assert_non_null(strstr(err.msg, "not a regular file"));
     assert_int_equal(swa_state_save_file(b, -1, "/nonexistent/state", &err), SWA_ERR_IO);
     assert_int_equal(swa_state_size(b, 2), 0);
     swa_ctx_free(b);
     swa_ctx_free(a);
     free(buf);
     fixture_close(&other);
+    fixture_close(&f);
+}
+
+/* The whole state of a context, as bytes: its snapshot of every sequence. */
+static uint8_t *state_of(const swa_ctx *c, size_t *size)
+{
+    uint8_t *buf;
+    *size = swa_state_size(c, -1);
+    buf = (uint8_t *)malloc(*size);
+    assert_int_equal(swa_state_save(c, -1, buf, *size, NULL, NULL), SWA_OK);
+    return buf;
+}
+
+/* Load `snap` (damaged) into sequence seq of c: refused as damaged, and c exactly as before. */
+static void refused_unchanged(swa_ctx *c, int32_t seq, const uint8_t *snap, size_t size, const uint8_t *before,
+                              size_t before_size, const char *what, size_t at)
+{
+    swa_error err;
+    size_t now_size;
+    uint8_t *now;
+    if (swa_state_load(c, seq, snap, size, &err) != SWA_ERR_FORMAT)
+        fail_msg("%s at %llu (sequence %d): not refused as damaged: %s", what, (unsigned long long)at, seq, err.msg);
+    now = state_of(c, &now_size);
+    if (now_size != before_size || memcmp(now, before, now_size) != 0)
+        fail_msg("%s at %llu (sequence %d): the refused load changed the context", what, (unsigned long long)at, seq);
+    free(now);
+}
+
+/* Every byte of a snapshot flipped in turn, every truncation and appended garbage: each load is
+   refused as damaged, into one sequence or all, and the context keeps its positions, its rings
+   and the logits its next token gets (against the reference run of the same tokens). */
+static void test_snapshot_damage_changes_nothing(void **state)
+{
+    fixture f;
+    swa_ctx *a, *b;
+    int32_t text[30], other[30];
+    uint8_t *one, *all, *before, *bad;
+    size_t n_one, n_all, n_before, i, k;
+    float logits[V];
+    (void)state;
+    fixture_open(&f, 6, 0, 21);
+    tu_random_tokens(text, 30, V, 4);
+    tu_random_tokens(other, 30, V, 5);
+    a = make_ctx(&f, 2, 1, 8, 1);
+    b = make_ctx(&f, 2, 1, 8, 1);
+    assert_int_equal(swa_ctx_eval(a, text, 20, NULL, NULL), SWA_OK);
+    one = (uint8_t *)malloc(n_one = swa_state_size(a, 0));
+    all = (uint8_t *)malloc(n_all = swa_state_size(a, -1));
+    assert_int_equal(swa_state_save(a, 0, one, n_one, NULL, NULL), SWA_OK);
+    assert_int_equal(swa_state_save(a, -1, all, n_all, NULL, NULL), SWA_OK);
+    {   /* b: sequence 0 at 13 tokens of `other`, sequence 1 at 7 */
+        int32_t seqs[20];
+        swa_batch batch;
+        for (i = 0; i < 20; i++) seqs[i] = i < 13 ? 0 : 1;
+        memset(&batch, 0, sizeof batch);
+        batch.n = 20;
+        batch.token = other;
+        batch.seq = seqs;
+        assert_int_equal(swa_ctx_decode(b, &batch, NULL, NULL), SWA_OK);
+    }
+    before = state_of(b, &n_before);
+    bad = (uint8_t *)malloc(n_all + 16);
+    for (k = 0; k < 2; k++) {
+        const uint8_t *snap = k ? all : one;
+        size_t n = k ? n_all : n_one;
+        int32_t seq = k ? -1 : 1;
+        for (i = 0; i < n; i++) {
+            memcpy(bad, snap, n);
+            bad[i] ^= (uint8_t)(1u << (i % 8));
+            refused_unchanged(b, seq, bad, n, before, n_before, "a flipped bit", i);
+        }
+        for (i = 0; i < n; i++) refused_unchanged(b, seq, snap, i, before, n_before, "truncated", i);
+        memcpy(bad, snap, n);
+        for (i = 1; i <= 16; i++) {
+            bad[n + i - 1] = (uint8_t)(i * 37);
+            refused_unchanged(b, seq, bad, n + i, before, n_before, "garbage appended", i);
+        }
+    }
+    assert_int_equal(swa_seq_pos(b, 0), 13);
+    assert_int_equal(swa_seq_pos(b, 1), 7);
+    {   /* sequence 0 goes on as if nothing had been tried */
+        const float *l;
+        other[13] = 3;
+        assert_int_equal(swa_ctx_eval(b, other + 13, 1, &l, NULL), SWA_OK);
+        memcpy(logits, l, sizeof logits);
+        check_logits(&f, other, 14, 13, logits);
+    }
+    /* the undamaged snapshots still load */
+    assert_int_equal(swa_state_load(b, 1, one, n_one, NULL), SWA_OK);
+    assert_int_equal(swa_seq_pos(b, 1), 20);
+    assert_int_equal(swa_state_load(b, -1, all, n_all, NULL), SWA_OK);
+    free(bad);
+    free(before);
+    free(all);
+    free(one);
+    swa_ctx_free(b);
+    swa_ctx_free(a);
     fixture_close(&f);
 }
 
@@ -450,7 +549,8 @@ static int abort_after(void *data)
     return calls_left-- <= 0;
 }
 
-/* An abort between layers: the aborted chunk leaves no trace, earlier chunks stay. */
+/* An abort between layers or before the output layer: the aborted chunk leaves no trace,
+   earlier chunks stay. */
 static void test_abort(void **state)
 {
     fixture f;
@@ -468,7 +568,11 @@ static void test_abort(void **state)
     assert_int_equal(swa_ctx_eval(c, text + 10, 5, &logits, &err), SWA_ERR_ABORTED);
     assert_null(logits);
     assert_int_equal(swa_ctx_pos(c), 10);
-    calls_left = 2 + 1;   /* chunks of 8: the first (two layers) is through, the second stops */
+    calls_left = 2;       /* both layers run, the output layer is stopped: still no trace */
+    assert_int_equal(swa_ctx_eval(c, text + 10, 5, &logits, &err), SWA_ERR_ABORTED);
+    assert_non_null(strstr(err.msg, "before the output"));
+    assert_int_equal(swa_ctx_pos(c), 10);
+    calls_left = 2 + 1;   /* chunks of 8: the first (two layers, the output) is through, the second stops */
     assert_int_equal(swa_ctx_eval(c, text + 10, 20, NULL, &err), SWA_ERR_ABORTED);
     assert_string_equal(swa_status_str(err.code), "SWA_ERR_ABORTED");
     assert_int_equal(swa_ctx_pos(c), 18);
@@ -511,33 +615,48 @@ static void test_embeddings(void **state)
     fixture f;
     swa_ctx *c;
     swa_error err;
-    int32_t text[12];
-    float e[32], norm_e[32], via[V];
-    double ref[12 * V], mean[V], len = 0;
+    int32_t text[12], talk[9];
+    float e[32], again[32], norm_e[32], via[V];
+    const float *l;
+    double ref[12 * V], talk_ref[9 * V], mean[V], len = 0;
     int i, j, d = 32;
     (void)state;
     fixture_open(&f, 5, 0, 23);
     tu_random_tokens(text, 12, V, 46);
+    tu_random_tokens(talk, 9, V, 47);
     tu_reference(&f.tm, text, 12, f.windows, ref);
-    c = make_ctx(&f, 1, 0, 5, 1);
-    assert_int_equal(swa_ctx_embed(c, text, 12, SWA_POOL_LAST, 0, e, &err), SWA_OK);
-    assert_int_equal(swa_ctx_pos(c), 12);
+    tu_reference(&f.tm, talk, 9, f.windows, talk_ref);
+    c = make_ctx(&f, 2, 0, 5, 1);
+    assert_int_equal(swa_ctx_eval(c, talk, 8, NULL, &err), SWA_OK);   /* a conversation on sequence 0 */
+    assert_int_equal(swa_ctx_embed(c, 1, text, 12, SWA_POOL_LAST, 0, e, &err), SWA_OK);
+    assert_int_equal(swa_seq_pos(c, 1), 12);
     for (i = 0; i < V; i++)
         for (via[i] = 0, j = 0; j < d; j++) via[i] += f.tm.output[i * d + j] * e[j];
     assert_true(tu_rel_error(via, ref + 11 * V, V) < TOL);
-    swa_ctx_reset(c);
-    assert_int_equal(swa_ctx_embed(c, text, 12, SWA_POOL_MEAN, 0, e, &err), SWA_OK);
+    /* the same text again gives the same vector, whatever the sequence held */
+    assert_int_equal(swa_ctx_embed(c, 1, text, 12, SWA_POOL_LAST, 0, again, &err), SWA_OK);
+    assert_memory_equal(again, e, sizeof e);
+    /* the conversation did not notice */
+    assert_int_equal(swa_seq_pos(c, 0), 8);
+    assert_int_equal(swa_ctx_eval(c, talk + 8, 1, &l, &err), SWA_OK);
+    check_logits(&f, talk, 9, 8, l);
+    assert_int_equal(swa_ctx_embed(c, 1, text, 12, SWA_POOL_MEAN, 0, e, &err), SWA_OK);
     for (i = 0; i < V; i++) {
         for (mean[i] = 0, j = 0; j < 12; j++) mean[i] += ref[j * V + i] / 12;
         for (via[i] = 0, j = 0; j < d; j++) via[i] += f.tm.output[i * d + j] * e[j];
     }
     assert_true(tu_rel_error(via, mean, V) < 1e-4);
-    swa_ctx_reset(c);
-    assert_int_equal(swa_ctx_embed(c, text, 12, SWA_POOL_MEAN, 1, norm_e, &err), SWA_OK);
+    assert_int_equal(swa_ctx_embed(c, 0, text, 12, SWA_POOL_MEAN, 1, norm_e, &err), SWA_OK);
     for (j = 0; j < d; j++) len += (double)e[j] * e[j];
     for (j = 0; j < d; j++) assert_float_equal(norm_e[j], e[j] / sqrt(len), 1e-5);
-    assert_int_equal(swa_ctx_embed(c, text, 12, 7, 0, e, &err), SWA_ERR_INVALID_ARG);
-    assert_int_equal(swa_ctx_embed(c, text, 12, SWA_POOL_LAST, 0, NULL, &err), SWA_ERR_INVALID_ARG);
+    /* refusals leave the sequence as it was */
+    assert_int_equal(swa_ctx_embed(c, 0, text, 12, 7, 0, e, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_ctx_embed(c, 0, text, 12, SWA_POOL_LAST, 0, NULL, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_ctx_embed(c, 2, text, 12, SWA_POOL_LAST, 0, e, &err), SWA_ERR_INVALID_ARG);
+    text[3] = V;   /* out of the vocabulary */
+    assert_int_equal(swa_ctx_embed(c, 0, text, 12, SWA_POOL_LAST, 0, e, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_seq_pos(c, 0), 12);
+    (void)talk_ref;
     swa_ctx_free(c);
     fixture_close(&f);
 }
@@ -576,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_rewind),
         cmocka_unit_test(test_snapshot_round_trip),
         cmocka_unit_test(test_snapshot_refusals),
+        cmocka_unit_test(test_snapshot_damage_changes_nothing),
         cmocka_unit_test(test_snapshot_size_is_window),
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_set_threads),

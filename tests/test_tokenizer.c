@@ -302,7 +302,7 @@ static void test_pretokenizer_names(void **state)
         "gigachat", "jina-v1-en", "jina-v2-es", "jina-v2-de", "jina-v2-code", "roberta-bpe", "refact",
         "command-r", "qwen2", "deepseek-r1-qwen", "stablelm2", "olmo", "dbrx", "smaug-bpe", "poro-chat",
         "viking", "jais", "tekken", "smollm", "codeshell", "bloom", "gpt3-finnish", "exaone", "chameleon",
-        "minerva-7b", "megrez"};
+        "minerva-7b", "megrez", "gpt-4o", "llama4"};
     size_t i;
     (void)state;
     for (i = 0; i < sizeof names / sizeof names[0]; i++) {

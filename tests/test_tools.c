@@ -2,7 +2,7 @@
    them, checked against the library API on files the tests write (a small random llama model
    with a vocabulary) and against llama.cpp's vocabulary test data in ../shared when present.
    Run from the project root after `make` (the Makefile's test target does both). */
-#define _POSIX_C_SOURCE 200809L   /* mkstemp, popen */
+#define _POSIX_C_SOURCE 200809L   /* mkstemp, popen, clock_gettime, kill */
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/common/gguf_writer.h"
@@ -984,6 +984,113 @@ static void test_program_conventions(void **state)
     remove(out);
 }
 
+/* ---- Ctrl-C, directories, llama-quantize's names ---- */
+
+#define SHIPPED "examples/models/swa-stories.gguf"
+
+/* Ctrl-C while swa-perplexity evaluates a long text stops it within a layer (the abort
+   callback): exit 130, no result on stdout, within tu_stop_limit(). The text is the shipped
+   held-out text 12 times, seconds of evaluation; the signal goes once the summary line says the
+   evaluation starts. */
+static void test_perplexity_interrupt(void **state)
+{
+    char text[64], err[64], out[64], cmd[1024], *log, *body;
+    size_t n, k;
+    uint8_t *held;
+    pid_t pid;
+    double t0, latency;
+    int rc;
+    (void)state;
+    need_programs();
+    if (access(SHIPPED, R_OK) != 0 || access("examples/models/heldout.txt", R_OK) != 0) {
+        print_message("skipped: the shipped model or its held-out text is absent\n");
+        return;
+    }
+    held = tu_read_file("examples/models/heldout.txt", &n);
+    body = (char *)malloc(12 * n);
+    assert_non_null(body);
+    for (k = 0; k < 12; k++) memcpy(body + k * n, held, n);
+    tu_tmp_path(text, sizeof text, "ppl_text");
+    tu_tmp_path(err, sizeof err, "ppl_err");
+    tu_tmp_path(out, sizeof out, "ppl_out");
+    tu_write_file(text, body, 12 * n);
+    snprintf(cmd, sizeof cmd, "exec " PERPLEXITY " -m " SHIPPED " -f %s > %s 2> %s", text, out, err);
+    pid = tu_spawn(cmd, -1);
+    if (!tu_wait_for_text(err, "to score", 60)) {
+        kill(pid, SIGKILL);
+        tu_wait(pid, 10);
+        fail_msg("swa-perplexity never started scoring");
+    }
+    tu_sleep(0.2);
+    t0 = tu_seconds();
+    kill(pid, SIGINT);
+    rc = tu_wait(pid, 30);
+    latency = tu_seconds() - t0;
+    log = tu_read_text(err, NULL);
+    print_message("swa-perplexity: SIGINT to exit %.1f ms\n", latency * 1e3);
+    if (rc != 130 || !strstr(log, "swa-perplexity: interrupted after")) fail_msg("exit %d; stderr:\n%s", rc, log);
+    free(log);
+    log = tu_read_text(out, NULL);
+    if (strstr(log, "perplexity:")) fail_msg("an interrupted run printed a result: %s", log);
+    free(log);
+    if (latency > tu_stop_limit()) fail_msg("SIGINT took %.3f s to end swa-perplexity", latency);
+    free(held); free(body);
+    remove(text); remove(err); remove(out);
+}
+
+/* A directory as the text: exit 1, named; a usage error: one line that points at --help. */
+static void test_tools_input_and_usage(void **state)
+{
+    char *log;
+    int rc;
+    (void)state;
+    need_programs();
+    log = tu_capture(TOKENIZE " -m x.gguf -f /tmp 2>&1", &rc);
+    if (rc != 1 || !strstr(log, "cannot read /tmp")) fail_msg("swa-tokenize -f /tmp: exit %d, %s", rc, log);
+    free(log);
+    log = tu_capture(PERPLEXITY " -m x.gguf -f /tmp 2>&1", &rc);
+    if (rc != 1 || !strstr(log, "cannot read /tmp")) fail_msg("swa-perplexity -f /tmp: exit %d, %s", rc, log);
+    free(log);
+    log = tu_capture(PERPLEXITY " --frobnicate 2>&1", &rc);
+    if (rc != 2 || strcmp(log, "swa-perplexity: unknown flag --frobnicate (see swa-perplexity --help)\n"))
+        fail_msg("a usage error: exit %d, \"%s\"", rc, log);
+    free(log);
+    log = tu_capture(PROGRAM("swa-quantize") " a.gguf 2>&1", &rc);
+    if (rc != 2 || strcmp(log, "swa-quantize: want IN.gguf OUT.gguf TYPE (see swa-quantize --help)\n"))
+        fail_msg("a usage error: exit %d, \"%s\"", rc, log);
+    free(log);
+}
+
+/* llama-quantize's type names as it prints them (Q4_K_M) and its file type numbers (15 for
+   LLAMA_FTYPE_MOSTLY_Q4_K_M, 16 for Q5_K_S, 7 for Q8_0: llama.h) give the file the lower-case
+   name gives, byte for byte. */
+static void test_quantize_llama_names(void **state)
+{
+    static const char *names[][3] = {{"q4_k_m", "Q4_K_M", "15"}, {"q5_k_s", "Q5_K_S", "16"}, {"q8_0", "Q8_0", "7"}};
+    char model[64], a[64], b[64], cmd[1024];
+    tu_spec sp = small_spec(8, NULL, 64);
+    model_opts mo;
+    size_t i, k;
+    (void)state;
+    mo.version = 3; mo.alignment = 0; mo.vocab = 0;
+    tu_tmp_path(model, sizeof model, "q_in");
+    tu_tmp_path(a, sizeof a, "q_a");
+    tu_tmp_path(b, sizeof b, "q_b");
+    write_model(model, &sp, &mo);
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " %s %s %s 2>/dev/null", model, a, names[i][0]);
+        assert_int_equal(tu_run(cmd), 0);
+        for (k = 1; k < 3; k++) {
+            snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " %s %s %s 2>/dev/null && cmp -s %s %s", model, b,
+                     names[i][k], a, b);
+            if (tu_run(cmd) != 0) fail_msg("swa-quantize %s does not write what %s writes", names[i][k], names[i][0]);
+        }
+    }
+    assert_int_equal(tu_run(PROGRAM("swa-quantize") " x.gguf y.gguf Q9_K 2>/dev/null"), 2);
+    assert_int_equal(tu_run(PROGRAM("swa-quantize") " x.gguf y.gguf 99 2>/dev/null"), 2);
+    remove(model); remove(a); remove(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1000,6 +1107,9 @@ int main(void)
         cmocka_unit_test(test_sidebyside_batched),
         cmocka_unit_test(test_mkmodel_types),
         cmocka_unit_test(test_program_conventions),
+        cmocka_unit_test(test_perplexity_interrupt),
+        cmocka_unit_test(test_tools_input_and_usage),
+        cmocka_unit_test(test_quantize_llama_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

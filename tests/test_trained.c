@@ -106,11 +106,84 @@ static void test_greedy_matches_pytorch(void **state)
     free(ref);
 }
 
+/* The argmax after the repetition penalty, computed here from the rule (llama.cpp's): each
+   distinct token among the last n of hist has its logit divided by p when positive, multiplied
+   by p otherwise. */
+static int32_t penalised_argmax(const float *logits, int32_t n_vocab, const int32_t *hist, int n_hist, int last_n,
+                                float p)
+{
+    float *x = (float *)malloc(sizeof(float) * (size_t)n_vocab);
+    char *seen = (char *)calloc((size_t)n_vocab, 1);
+    int32_t i, best;
+    memcpy(x, logits, sizeof(float) * (size_t)n_vocab);
+    for (i = n_hist > last_n ? n_hist - last_n : 0; i < n_hist; i++) {
+        int32_t t = hist[i];
+        if (seen[t]) continue;
+        seen[t] = 1;
+        x[t] = x[t] > 0.0f ? x[t] / p : x[t] * p;
+    }
+    best = swa_argmax(x, n_vocab);
+    free(seen);
+    free(x);
+    return best;
+}
+
+/* A repetition penalty works without any call but swa_sampler_sample for the generated tokens
+   (the prompt's tokens go through swa_sampler_accept): greedy text with penalty 1.5 follows the
+   rule above at every step, and differs from the text without it. */
+static void test_penalty_changes_greedy_text(void **state)
+{
+    enum { N_GEN = 80, LAST_N = 16 };
+    swa_model *m;
+    const swa_vocab *v;
+    swa_ctx *c;
+    swa_sampler *s;
+    swa_sampler_config sc;
+    const float *logits;
+    int32_t hist[256], plain[N_GEN], n_vocab;
+    size_t n_prompt;
+    int run, i, differ = 0;
+    (void)state;
+    assert_int_equal(swa_model_load(MODEL, &m, NULL), SWA_OK);
+    assert_int_equal(swa_model_vocab(m, &v, NULL), SWA_OK);
+    n_vocab = swa_vocab_size(v);
+    for (run = 0; run < 2; run++) {
+        const char *text = "Once upon a time, there was a little girl";
+        assert_int_equal(swa_tokenize(v, text, strlen(text), SWA_TOKENIZE_ADD_BOS, hist, 64, &n_prompt, NULL), SWA_OK);
+        sc = swa_sampler_config_default();
+        sc.temperature = 0.0f;
+        sc.repeat_penalty = run ? 1.5f : 1.0f;
+        sc.repeat_last_n = LAST_N;
+        assert_int_equal(swa_sampler_create(&sc, n_vocab, &s, NULL), SWA_OK);
+        assert_int_equal(swa_ctx_create(m, NULL, &c, NULL), SWA_OK);
+        for (i = 0; i < (int)n_prompt; i++) swa_sampler_accept(s, hist[i]);
+        assert_int_equal(swa_ctx_eval(c, hist, n_prompt, &logits, NULL), SWA_OK);
+        for (i = 0; i < N_GEN; i++) {
+            int32_t t = swa_sampler_sample(s, logits);
+            int n_hist = (int)n_prompt + i;
+            if (run) {
+                int32_t want = penalised_argmax(logits, n_vocab, hist, n_hist, LAST_N, 1.5f);
+                if (t != want) fail_msg("token %d: sampled %d, the rule gives %d", i, t, want);
+                differ |= t != plain[i];
+            } else {
+                plain[i] = t;
+            }
+            hist[n_hist] = t;
+            assert_int_equal(swa_ctx_eval(c, &t, 1, &logits, NULL), SWA_OK);
+        }
+        swa_ctx_free(c);
+        swa_sampler_free(s);
+    }
+    assert_true(differ);
+    swa_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_perplexity_matches_pytorch),
         cmocka_unit_test(test_greedy_matches_pytorch),
+        cmocka_unit_test(test_penalty_changes_greedy_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

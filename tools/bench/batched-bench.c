@@ -32,6 +32,16 @@ static uint64_t rng = 88172645463325252ull;
 static int32_t random_token(int32_t n_vocab) { return (int32_t)(rng_next(&rng) % (uint64_t)n_vocab); }
 
 /* One repetition at batch size B: the prompt and generation times, in seconds. */
+/* Ctrl-C stops a decode within a layer (the abort callback) and the program, status 130. */
+static void decode_or_die(swa_ctx *c, const swa_batch *batch, float *logits)
+{
+    swa_error err;
+    if (swa_ctx_decode(c, batch, logits, &err) != SWA_OK) {
+        if (interrupted()) interrupt_exit(NULL);
+        fail("%s", err.msg);
+    }
+}
+
 static void run_once(swa_ctx *c, const options *o, int B, int32_t n_vocab, double *t_pp, double *t_tg)
 {
     size_t n = (size_t)B * (size_t)o->n_prompt, i;
@@ -39,7 +49,6 @@ static void run_once(swa_ctx *c, const options *o, int B, int32_t n_vocab, doubl
     int32_t *seq = (int32_t *)malloc(sizeof(int32_t) * (n > (size_t)B ? n : (size_t)B));
     float *logits = (float *)malloc(sizeof(float) * (size_t)B * (size_t)n_vocab);
     swa_batch batch;
-    swa_error err;
     double t0;
     int step, s;
     if (!tok || !seq || !logits) fail("out of memory");
@@ -53,7 +62,7 @@ static void run_once(swa_ctx *c, const options *o, int B, int32_t n_vocab, doubl
     batch.logits = NULL;                     /* the last token of each sequence */
     batch.n = n;
     t0 = now();
-    if (n > 0 && swa_ctx_decode(c, &batch, logits, &err) != SWA_OK) fail("%s", err.msg);
+    if (n > 0) decode_or_die(c, &batch, logits);
     *t_pp = now() - t0;
     for (s = 0; s < B; s++) {
         seq[s] = s;
@@ -62,7 +71,7 @@ static void run_once(swa_ctx *c, const options *o, int B, int32_t n_vocab, doubl
     batch.n = (size_t)B;
     t0 = now();
     for (step = 0; step < o->n_gen; step++) {
-        if (swa_ctx_decode(c, &batch, logits, &err) != SWA_OK) fail("%s", err.msg);
+        decode_or_die(c, &batch, logits);
         for (s = 0; s < B; s++) tok[s] = swa_argmax(logits + (size_t)s * (size_t)n_vocab, n_vocab);
     }
     *t_tg = now() - t0;
@@ -82,7 +91,9 @@ static void usage(FILE *f)
                "  -r N          repetitions; medians are reported (default 3)\n"
                "  --kv T        key/value cache type (default f16)\n"
                "  --kernels K   instruction set (default best)\n"
-               "  --no-mmap     read the model into memory instead of mapping it\n");
+               "  --no-mmap     read the model into memory instead of mapping it\n"
+               "  --version     the program's name and version\n"
+               "  Exit status: 0 complete, 1 error, 2 bad usage, 130 stopped by Ctrl-C.\n");
 }
 
 static int parse_list(const char *v, options *o)
@@ -109,10 +120,14 @@ static int parse(int argc, char **argv, options *o)
     parse_list("1,2,4,8", o);
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
-        if (!strcmp(a, "--version")) { printf("swa-batched-bench (swa.h %s)\n", swa_version()); exit(0); }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); exit(0); }
+        if (!strcmp(a, "--version")) {
+            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
+            stdout_flush();
+            exit(0);
+        }
         if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }
-        if (!v) { fprintf(stderr, "swa-batched-bench: %s needs a value or is unknown\n", a); return 0; }
+        if (!v) usage_fail("%s needs a value or is unknown", a);
         i++;
         if (!strcmp(a, "-m")) o->model = v;
         else if (!strcmp(a, "-p")) o->n_prompt = atoi(v);
@@ -122,14 +137,12 @@ static int parse(int argc, char **argv, options *o)
         else if (!strcmp(a, "-b") && parse_list(v, o)) continue;
         else if (!strcmp(a, "--kernels") && swa_kernels_from_name(v) >= 0) o->cfg.kernels = swa_kernels_from_name(v);
         else if (!strcmp(a, "--kv") && swa_kv_type_from_name(v) >= 0) o->cfg.kv_type = swa_kv_type_from_name(v);
-        else { fprintf(stderr, "swa-batched-bench: bad flag or value: %s %s\n", a, v); return 0; }
+        else usage_fail("bad flag or value: %s %s", a, v);
     }
-    if (!o->model) { fprintf(stderr, "swa-batched-bench: -m MODEL is required\n"); return 0; }
+    if (!o->model) usage_fail("-m MODEL is required");
     if (o->n_prompt < 0 || o->n_gen < 0 || o->n_prompt + o->n_gen == 0 || o->reps < 1 || o->reps > 64 ||
-        o->cfg.n_threads < 0 || o->cfg.n_threads > 256) {
-        fprintf(stderr, "swa-batched-bench: -p, -n must be >= 0 and not both 0, -r in 1..64, -t in 0..256\n");
-        return 0;
-    }
+        o->cfg.n_threads < 0 || o->cfg.n_threads > 256)
+        usage_fail("-p, -n must be >= 0 and not both 0, -r in 1..64, -t in 0..256");
     return 1;
 }
 
@@ -141,19 +154,27 @@ int main(int argc, char **argv)
     swa_error err;
     int32_t n_vocab;
     int k, r, max_b = 1;
-    if (!parse(argc, argv, &o)) { usage(stderr); return 2; }
-    if ((o.no_mmap ? swa_model_load_resident(o.model, &m, &err) : swa_model_load(o.model, &m, &err)) != SWA_OK)
+    swa_model_params mp = swa_model_params_default();
+    parse(argc, argv, &o);
+    catch_interrupt();
+    mp.resident = o.no_mmap;
+    mp.progress = interrupt_progress;
+    if (swa_model_load_with(o.model, &mp, &m, &err) != SWA_OK) {
+        if (interrupted()) interrupt_exit("while loading the model");
         fail("%s", err.msg);
+    }
     n_vocab = swa_model_hparams(m)->n_vocab;
     for (k = 0; k < o.n_b; k++) max_b = o.b[k] > max_b ? o.b[k] : max_b;
     o.cfg.n_seq = max_b;
     o.cfg.n_batch = 512;
     if (!o.cfg.n_ctx) o.cfg.n_ctx = o.n_prompt + o.n_gen;
     if (swa_ctx_create(m, &o.cfg, &c, &err) != SWA_OK) fail("%s", err.msg);
+    swa_ctx_set_abort(c, interrupt_abort, NULL);
     printf("model %s, %d threads, kernels %s, kv %s\n\n", o.model, swa_ctx_config_get(c).n_threads, swa_ctx_kernels(c),
            swa_kv_type_name(swa_ctx_config_get(c).kv_type));
     printf("|    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |\n"
            "|-------|--------|------|--------|----------|----------|----------|----------|----------|----------|\n");
+    stdout_flush();
     {
         double pp, tg;
         run_once(c, &o, 1, n_vocab, &pp, &tg);   /* warm-up: pages in, threads awake */
@@ -167,7 +188,7 @@ int main(int argc, char **argv)
         printf("| %5d | %6d | %4d | %6d | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |\n", o.n_prompt, o.n_gen, B,
                B * (o.n_prompt + o.n_gen), t_pp, t_pp > 0 ? B * o.n_prompt / t_pp : 0.0, t_tg,
                t_tg > 0 ? B * o.n_gen / t_tg : 0.0, t_pp + t_tg, B * (o.n_prompt + o.n_gen) / (t_pp + t_tg));
-        fflush(stdout);
+        stdout_flush();
     }
     swa_ctx_free(c);
     swa_model_free(m);

@@ -156,10 +156,14 @@ static double kv_bytes_per_token(const swa_model *m, const swa_ctx *c, int64_t p
     return total;
 }
 
+/* Ctrl-C stops an evaluation within a layer (the abort callback) and the program, status 130. */
 static void eval_or_die(swa_ctx *c, const int32_t *tok, size_t n)
 {
     swa_error err;
-    if (swa_ctx_eval(c, tok, n, NULL, &err) != SWA_OK) fail("%s", err.msg);
+    if (swa_ctx_eval(c, tok, n, NULL, &err) != SWA_OK) {
+        if (interrupted()) interrupt_exit(NULL);
+        fail("%s", err.msg);
+    }
 }
 
 /* One untimed pass over the weights before the repetitions, as llama-bench does: the first pass
@@ -231,7 +235,9 @@ static void usage(FILE *f)
                "  --kv T        key/value cache type (default f16)\n"
                "  --depths      also generate at positions W and 4W (window) or n_ctx/2\n"
                "  --no-mmap     read the model into memory (swa_model_load_resident) instead of mapping it\n"
-               "  --markdown    one table row per test instead of prose\n");
+               "  --markdown    one table row per test instead of prose\n"
+               "  --version     the program's name and version\n"
+               "  Exit status: 0 complete, 1 error, 2 bad usage, 130 stopped by Ctrl-C.\n");
 }
 
 static int parse(int argc, char **argv, options *o)
@@ -243,12 +249,16 @@ static int parse(int argc, char **argv, options *o)
     o->reps = 3;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
-        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-bench", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); exit(0); }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); exit(0); }
+        if (!strcmp(a, "--version")) {
+            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
+            stdout_flush();
+            exit(0);
+        }
         if (!strcmp(a, "--depths")) { o->depths = 1; continue; }
         if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }
         if (!strcmp(a, "--markdown")) { o->markdown = 1; continue; }
-        if (!v) { fprintf(stderr, "swa-bench: %s needs a value or is unknown\n", a); return 0; }
+        if (!v) usage_fail("%s needs a value or is unknown", a);
         i++;
         if (!strcmp(a, "-m")) o->model = v;
         else if (!strcmp(a, "-p")) o->n_prompt = atoi(v);
@@ -257,13 +267,11 @@ static int parse(int argc, char **argv, options *o)
         else if (!strcmp(a, "-r")) o->reps = atoi(v);
         else if (!strcmp(a, "--kernels") && swa_kernels_from_name(v) >= 0) o->cfg.kernels = swa_kernels_from_name(v);
         else if (!strcmp(a, "--kv") && swa_kv_type_from_name(v) >= 0) o->cfg.kv_type = swa_kv_type_from_name(v);
-        else { fprintf(stderr, "swa-bench: bad flag or value: %s %s\n", a, v); return 0; }
+        else usage_fail("bad flag or value: %s %s", a, v);
     }
-    if (!o->model) { fprintf(stderr, "swa-bench: -m MODEL is required\n"); return 0; }
-    if (o->n_prompt < 0 || o->n_gen < 0 || o->reps < 1 || o->reps > 64 || o->cfg.n_threads < 0 || o->cfg.n_threads > 64) {
-        fprintf(stderr, "swa-bench: -p, -n must be >= 0, -r in 1..64, -t in 0..64\n");
-        return 0;
-    }
+    if (!o->model) usage_fail("-m MODEL is required");
+    if (o->n_prompt < 0 || o->n_gen < 0 || o->reps < 1 || o->reps > 64 || o->cfg.n_threads < 0 || o->cfg.n_threads > 64)
+        usage_fail("-p, -n must be >= 0, -r in 1..64, -t in 0..64");
     return 1;
 }
 
@@ -280,12 +288,19 @@ int main(int argc, char **argv)
     const char *name;
     int64_t depth[3];
     int n_depth = 1, k;
-    if (!parse(argc, argv, &o)) { usage(stderr); return 2; }
-    if ((o.no_mmap ? swa_model_load_resident(o.model, &m, &err) : swa_model_load(o.model, &m, &err)) != SWA_OK)
+    swa_model_params mp = swa_model_params_default();
+    parse(argc, argv, &o);
+    catch_interrupt();
+    mp.resident = o.no_mmap;
+    mp.progress = interrupt_progress;
+    if (swa_model_load_with(o.model, &mp, &m, &err) != SWA_OK) {
+        if (interrupted()) interrupt_exit("while loading the model");
         fail("%s", err.msg);
+    }
     hp = swa_model_hparams(m);
     if (o.n_prompt > 0) o.cfg.n_batch = o.n_prompt;          /* the whole prompt in one pass */
     if (swa_ctx_create(m, &o.cfg, &c, &err) != SWA_OK) fail("%s", err.msg);
+    swa_ctx_set_abort(c, interrupt_abort, NULL);
     if (!bandwidth_open(&bw, swa_ctx_config_get(c).n_threads)) fail("no memory for the bandwidth test");
     name = strrchr(o.model, '/') ? strrchr(o.model, '/') + 1 : o.model;
     depth[0] = 0;
@@ -302,6 +317,7 @@ int main(int argc, char **argv)
                "pp%d: %.1f ± %.1f tokens/s\n",
                name, swa_type_name(hp->weight_type), hp->n_layer, hp->window, swa_ctx_config_get(c).n_threads,
                swa_ctx_kernels(c), swa_kv_type_name(swa_ctx_config_get(c).kv_type), o.n_prompt, pp.median, pp.spread);
+    stdout_flush();
     if (o.n_gen == 0) {                                       /* the row still shows the bandwidth */
         double g[64];
         for (k = 0; k < o.reps; k++) g[k] = bandwidth_once(&bw);
@@ -320,6 +336,7 @@ int main(int argc, char **argv)
                    "(1 GiB read by %d threads before each repetition); %.0f%% ± %.0f%% of the limit they give\n",
                    o.n_gen, (long long)depth[k], tg.median, tg.spread, bytes / 1e6, gbs.median, gbs.spread,
                    bw.threads, share.median, share.spread);
+        stdout_flush();
     }
     bandwidth_close(&bw);
     swa_ctx_free(c);

@@ -15,7 +15,8 @@
    Logits are evaluated BLOCK tokens per swa_ctx_eval_all call; the last row of a block is kept
    to score the first token of the next. Log-softmax is taken in double with the maximum
    subtracted. Progress goes to stderr, the result to stdout. Exit status: 0, 1 when the model
-   or text cannot be read or evaluated, 2 for bad usage. */
+   or text cannot be read or evaluated, 2 for bad usage, 130 when Ctrl-C stopped it (within a
+   layer, through the library's abort callback; no result is printed then). */
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime */
 #include "swa.h"
 #define PROG "swa-perplexity"
@@ -60,11 +61,12 @@ static void usage(FILE *f)
                "  -w W        sliding window for every layer (default: the model's)\n"
                "  -c N        positions kept by full-attention layers (default min(trained, 4096))\n"
                "  -b N        tokens per forward pass (default 64)\n"
-               "  -t N        threads (default: online CPUs)\n"
+               "  -t N        threads (default 0: every online CPU)\n"
                "  --no-bos    do not put BOS first\n"
                "  --kv T      key/value cache type: f16 (default), f32 or q8_0; --kv-f32 = --kv f32\n"
                "  --no-mmap   read the model into memory instead of mapping it\n"
-               "  -h, --help  this help\n"
+               "  -h, --help  this help; --version: the program's name and version\n"
+               "  Exit status: 0 complete, 1 error, 2 bad usage, 130 stopped by Ctrl-C.\n"
                "  ppl = exp(mean of -log p(token[t] | tokens before t)) over t = 1..N-1, all tokens\n"
                "  evaluated in order in one context. With a window on every layer the whole text\n"
                "  is one pass. A model with a full-attention layer keeps only -c positions, so a\n"
@@ -72,66 +74,51 @@ static void usage(FILE *f)
                "  before each, the first token of each segment is not scored).\n");
 }
 
-static int parse_int(const char *flag, const char *s, long lo, long hi, int32_t *out)
+static void parse_int(const char *flag, const char *s, long lo, long hi, int32_t *out)
 {
     char *end;
     long v;
     errno = 0;
     v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "swa-perplexity: %s wants a number in %ld..%ld, got \"%s\"\n", flag, lo, hi, s);
-        return 0;
-    }
+    if (errno || end == s || *end || v < lo || v > hi) usage_fail("%s wants a number in %ld..%ld, got \"%s\"", flag, lo, hi, s);
     *out = (int32_t)v;
-    return 1;
 }
 
-static int parse_args(int argc, char **argv, options *o)
+static void parse_args(int argc, char **argv, options *o)
 {
     int i;
     memset(o, 0, sizeof *o);
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *val;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
-        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-perplexity", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); exit(0); }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); exit(0); }
+        if (!strcmp(a, "--version")) {
+            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
+            stdout_flush();
+            exit(0);
+        }
         if (!strcmp(a, "--no-bos")) { o->no_bos = 1; continue; }
         if (!strcmp(a, "--kv-f32")) { o->cfg.kv_type = SWA_KV_F32; continue; }
         if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }
         if (!strcmp(a, "--kv")) {
-            if (i + 1 >= argc || (o->cfg.kv_type = swa_kv_type_from_name(argv[i + 1])) < 0) {
-                fprintf(stderr, "swa-perplexity: --kv takes f16, f32 or q8_0\n");
-                return 0;
-            }
+            if (i + 1 >= argc || (o->cfg.kv_type = swa_kv_type_from_name(argv[i + 1])) < 0)
+                usage_fail("--kv takes f16, f32 or q8_0");
             i++;
             continue;
         }
-        if (a[0] != '-') {
-            fprintf(stderr, "swa-perplexity: unexpected argument %s\n", a);
-            return 0;
-        }
-        if (strlen(a) != 2 || !strstr(" -m -f -w -c -b -t ", a)) {
-            fprintf(stderr, "swa-perplexity: unknown flag %s\n", a);
-            return 0;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "swa-perplexity: %s needs a value\n", a);
-            return 0;
-        }
+        if (a[0] != '-') usage_fail("unexpected argument %s", a);
+        if (strlen(a) != 2 || !strstr(" -m -f -w -c -b -t ", a)) usage_fail("unknown flag %s", a);
+        if (i + 1 >= argc) usage_fail("%s needs a value", a);
         val = argv[++i];
         switch (a[1]) {
         case 'm': o->model = val; break;
         case 'f': o->text = val; break;
-        case 'w': if (!parse_int(a, val, 1, INT32_MAX, &o->cfg.window)) return 0; break;
-        case 'c': if (!parse_int(a, val, 1, INT32_MAX, &o->cfg.n_ctx)) return 0; break;
-        case 'b': if (!parse_int(a, val, 1, 1 << 20, &o->cfg.n_batch)) return 0; break;
-        default: if (!parse_int(a, val, 1, 256, &o->cfg.n_threads)) return 0; break;
+        case 'w': parse_int(a, val, 1, INT32_MAX, &o->cfg.window); break;
+        case 'c': parse_int(a, val, 1, INT32_MAX, &o->cfg.n_ctx); break;
+        case 'b': parse_int(a, val, 1, 1 << 20, &o->cfg.n_batch); break;
+        default: parse_int(a, val, 0, 256, &o->cfg.n_threads); break;
         }
     }
-    if (!o->model || !o->text) {
-        fprintf(stderr, "swa-perplexity: %s is required\n", !o->model ? "-m MODEL" : "-f TEXT");
-        return 0;
-    }
-    return 1;
+    if (!o->model || !o->text) usage_fail("%s is required", !o->model ? "-m MODEL" : "-f TEXT");
 }
 
 /* -log softmax(logits)[target], in double with the maximum subtracted. */
@@ -177,17 +164,19 @@ int main(int argc, char **argv)
     int full = 0, rc = 1;
     stats st;
     double t0, elapsed, ppl, se;
-    if (!parse_args(argc, argv, &o)) {
-        usage(stderr);
-        return 2;
-    }
+    swa_model_params mp = swa_model_params_default();
+    parse_args(argc, argv, &o);
+    catch_interrupt();
     if (!(text = read_all(o.text, &len))) return 1;
-    if ((o.no_mmap ? swa_model_load_resident(o.model, &model, &err) : swa_model_load(o.model, &model, &err)) != SWA_OK ||
-        swa_model_vocab(model, &vocab, &err) != SWA_OK ||
+    mp.resident = o.no_mmap;
+    mp.progress = interrupt_progress;
+    if (swa_model_load_with(o.model, &mp, &model, &err) != SWA_OK || swa_model_vocab(model, &vocab, &err) != SWA_OK ||
         swa_ctx_create(model, &o.cfg, &ctx, &err) != SWA_OK) {
+        if (interrupted()) interrupt_exit("while loading the model");
         fprintf(stderr, "swa-perplexity: %s%s%s\n", model ? o.model : "", model ? ": " : "", err.msg);
         goto done;
     }
+    swa_ctx_set_abort(ctx, interrupt_abort, NULL);
     /* room for len + 16 ids first: enough for SentencePiece; the library says if not */
     if (!(tok = tokenize_all(vocab, text, len, !o.no_bos && swa_vocab_add_bos(vocab) ? SWA_TOKENIZE_ADD_BOS : 0,
                              len + 16, &n_tok)))
@@ -231,6 +220,7 @@ int main(int argc, char **argv)
         for (b0 = seg; b0 < seg_end; b0 += BLOCK) {
             int64_t n = seg_end - b0 < BLOCK ? seg_end - b0 : BLOCK;
             if (swa_ctx_eval_all(ctx, tok + b0, (size_t)n, logits, &err) != SWA_OK) {
+                if (interrupted()) interrupt_exit("after %lld of %lld tokens scored", (long long)st.count, (long long)n_score);
                 fprintf(stderr, "swa-perplexity: at token %lld: %s\n", (long long)b0, err.msg);
                 goto done;
             }
@@ -251,6 +241,7 @@ int main(int argc, char **argv)
     ppl = exp(st.mean);
     se = st.count > 1 ? ppl * sqrt(st.m2 / (double)(st.count - 1)) / sqrt((double)st.count) : 0.0;
     printf("perplexity: %.4f +/- %.4f over %lld tokens (%s)\n", ppl, se, (long long)st.count, attention);
+    stdout_flush();
     fprintf(stderr, "swa-perplexity: %zu tokens evaluated in %.2f s, %.1f tokens/s\n", n_tok, elapsed,
             elapsed > 0 ? (double)n_tok / elapsed : 0.0);
     rc = 0;

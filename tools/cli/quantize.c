@@ -343,8 +343,11 @@ static void usage(FILE *f)
     fprintf(f, "usage: " PROG " [-m] IN.gguf OUT.gguf TYPE [-t N] [--allow-requantize]\n"
                "  TYPE   " TARGET_NAMES "\n"
                "         (the matrices, as llama-quantize's mixes of the same name; 1-D tensors stay F32)\n"
-               "  -t N   threads (default: online CPUs)\n"
-               "  --allow-requantize  quantize matrices that are already quantized\n");
+               "  -t N   threads (default 0: every online CPU)\n"
+               "  --allow-requantize  quantize matrices that are already quantized\n"
+               "  --version  the program's name and version\n"
+               "  Exit status: 0 complete, 1 error, 2 bad usage; Ctrl-C ends it at once and removes the\n"
+               "  unfinished output (a shell reports 130).\n");
 }
 
 int main(int argc, char **argv)
@@ -368,8 +371,12 @@ int main(int argc, char **argv)
     threads = cpus > 0 ? (int)(cpus < 256 ? cpus : 256) : 1;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
-        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-quantize", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); return 0; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); return 0; }
+        if (!strcmp(a, "--version")) {
+            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
+            stdout_flush();
+            return 0;
+        }
         if (!strcmp(a, "-m")) {            /* the input may also be given as -m IN.gguf */
             if (i + 1 >= argc) usage_fail("-m needs a value");
             if (in) usage_fail("one input model, please (at -m %s)", argv[i + 1]);
@@ -382,25 +389,24 @@ int main(int argc, char **argv)
             if (i + 1 >= argc) usage_fail("-t needs a value");
             errno = 0;
             v = strtol(argv[++i], &end, 10);
-            if (errno || *end || v < 1 || v > 256) usage_fail("-t wants 1..256, got \"%s\"", argv[i]);
-            threads = (int)v;
+            if (errno || *end || v < 0 || v > 256) usage_fail("-t wants 0..256 (0: every CPU), got \"%s\"", argv[i]);
+            if (v > 0) threads = (int)v;
         } else if (!strcmp(argv[i], "--allow-requantize")) {
             allow_requantize = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            usage(stderr);
             usage_fail("unknown option %s", argv[i]);
         } else {
-            if (n_pos == 3) { usage(stderr); usage_fail("too many arguments (at \"%s\")", argv[i]); }
+            if (n_pos == 3) usage_fail("too many arguments (at \"%s\")", argv[i]);
             pos[n_pos++] = argv[i];
         }
     }
     if (in) {
-        if (n_pos == 3) { usage(stderr); usage_fail("too many arguments (at \"%s\")", pos[2]); }
+        if (n_pos == 3) usage_fail("too many arguments (at \"%s\")", pos[2]);
         memmove(pos + 1, pos, (size_t)n_pos * sizeof *pos);
         pos[0] = in;
         n_pos++;
     }
-    if (n_pos != 3) { usage(stderr); usage_fail("want IN.gguf OUT.gguf TYPE"); }
+    if (n_pos != 3) usage_fail("want IN.gguf OUT.gguf TYPE");
     if (!(chosen = target_find(pos[2]))) usage_fail("TYPE wants " TARGET_NAMES ", got \"%s\"", pos[2]);
     target = chosen->type;
     file_type = chosen->file_type;

@@ -33,8 +33,10 @@ static void usage(FILE *f)
                "  --pieces    one token per line: id, the piece as stored, its decoded text\n"
                "  --special   control-token text in the input (\"</s>\") becomes that token\n"
                "  --timing    print the time tokenizing took (one swa_tokenize call), wall and CPU, to stderr\n"
-               "  -h, --help  this help\n"
-               "  The ids go to stdout, the token count to stderr.\n");
+               "  -h, --help  this help; --version: the program's name and version\n"
+               "  The ids go to stdout, the token count to stderr. A NUL byte in the text is a byte\n"
+               "  like any other (swa-generate -f passes it on the same way).\n"
+               "  Exit status: 0 complete, 1 error, 2 bad usage.\n");
 }
 
 
@@ -90,32 +92,26 @@ int main(int argc, char **argv)
     swa_error err;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
-        if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-tokenize", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); return 0; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); return 0; }
+        if (!strcmp(a, "--version")) {
+            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
+            stdout_flush();
+            return 0;
+        }
         else if (!strcmp(a, "--no-bos")) no_bos = 1;
         else if (!strcmp(a, "--pieces")) pieces = 1;
         else if (!strcmp(a, "--special")) special = 1;
         else if (!strcmp(a, "--timing")) timing = 1;
         else if (!strcmp(a, "-m") || !strcmp(a, "-p") || !strcmp(a, "-f")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "swa-tokenize: %s needs a value\n", a);
-                usage(stderr);
-                return 2;
-            }
+            if (i + 1 >= argc) usage_fail("%s needs a value", a);
             if (a[1] == 'm') model = argv[++i];
             else if (a[1] == 'p') prompt = argv[++i];
             else file = argv[++i];
         } else {
-            fprintf(stderr, "swa-tokenize: unknown flag %s\n", a);
-            usage(stderr);
-            return 2;
+            usage_fail("unknown flag %s", a);
         }
     }
-    if (!model || !!prompt + !!file != 1) {
-        fprintf(stderr, "swa-tokenize: %s\n", !model ? "-m MODEL is required" : "give one of -p TEXT and -f FILE");
-        usage(stderr);
-        return 2;
-    }
+    if (!model || !!prompt + !!file != 1) usage_fail("%s", !model ? "-m MODEL is required" : "give one of -p TEXT and -f FILE");
     if (prompt) len = strlen(prompt);
     else if (!(text = read_all(file, &len))) return 1;
     if (swa_gguf_open(model, &g, &err) != SWA_OK || swa_vocab_load(g, &v, &err) != SWA_OK) {

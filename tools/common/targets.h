@@ -4,6 +4,7 @@
    not whole blocks of a type. Include after tools/common/gguf_writer.h. */
 #ifndef SWA_TOOLS_TARGETS_H
 #define SWA_TOOLS_TARGETS_H
+#include <ctype.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -26,14 +27,22 @@ static const target targets[] = {
     {"q3_k", GW_Q3_K, FT_Q3_K_M},
 };
 #define TARGET_NAMES "f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k_s, q3_k_m (q3_k), q3_k_l, " \
-                     "q4_k_s, q4_k_m (q4_k), q5_k_s, q5_k_m (q5_k), q6_k, iq4_nl or iq4_xs"
+                     "q4_k_s, q4_k_m (q4_k), q5_k_s, q5_k_m (q5_k), q6_k, iq4_nl or iq4_xs, in any case (Q4_K_M), " \
+                     "or llama-quantize's number for it (15)"
 
-/* The target of that name, or NULL. */
+/* The target of that name in any case (llama-quantize prints Q4_K_M, we q4_k_m), or of that
+   llama.cpp file type number (llama-quantize takes 15 for Q4_K_M); NULL for none. */
 static const target *target_find(const char *name)
 {
-    size_t i;
-    for (i = 0; i < sizeof targets / sizeof targets[0]; i++)
-        if (!strcmp(name, targets[i].name)) return &targets[i];
+    size_t i, k;
+    unsigned long ft = 0;
+    for (i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+        for (k = 0; name[k] && tolower((unsigned char)name[k]) == targets[i].name[k]; k++) continue;
+        if (!name[k] && !targets[i].name[k]) return &targets[i];
+    }
+    for (k = 0; name[k] >= '0' && name[k] <= '9' && k < 4; k++) ft = ft * 10 + (unsigned long)(name[k] - '0');
+    for (i = 0; k > 0 && !name[k] && i < sizeof targets / sizeof targets[0]; i++)
+        if (targets[i].file_type == ft) return &targets[i];   /* the first: q4_k_m before q4_k */
     return NULL;
 }
 

@@ -1,22 +1,33 @@
-/* tool.h - what the programs in tools/ share: errors that end the program, timing.h's clock,
-   reading a whole file, random numbers and, after swa.h, tokenizing a whole text. Define PROG,
-   the program's name for its messages, before including it (and _POSIX_C_SOURCE 200809L before
-   the first system header, for clock_gettime). */
+/* tool.h - what the programs in tools/ share: errors that end the program, checked writes to
+   stdout, Ctrl-C, timing.h's clock, reading a whole file, random numbers and, after swa.h,
+   tokenizing a whole text. Define PROG, the program's name for its messages, before including
+   it (and _POSIX_C_SOURCE 200809L before the first system header, for clock_gettime and
+   sigaction).
+
+   Exit status, in every program: 0 when the work is complete, 1 on an error, 2 for bad usage,
+   130 when Ctrl-C stopped it. */
 #ifndef SWA_TOOLS_TOOL_H
 #define SWA_TOOLS_TOOL_H
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "timing.h"   /* now(), median() */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__)
+#include <stdatomic.h>
+#endif
+
+enum { EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };   /* besides 0 (complete) and 1 (an error) */
 
 /* A message on stderr and exit: status 1 for a file that cannot be read or written. */
 _Noreturn static inline void vfail(int status, const char *fmt, va_list ap)
 {
     fprintf(stderr, PROG ": ");
     vfprintf(stderr, fmt, ap);
+    if (status == EXIT_USAGE) fprintf(stderr, " (see " PROG " --help)");
     fputc('\n', stderr);
     exit(status);   /* an unfinished output is removed at exit (safe_write.h) */
 }
@@ -28,14 +39,78 @@ _Noreturn static inline void fail(const char *fmt, ...)
     vfail(1, fmt, ap);
 }
 
-/* Bad usage: status 2. */
+/* Bad usage: one line that points at --help, status 2. */
 _Noreturn static inline void usage_fail(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vfail(2, fmt, ap);
+    vfail(EXIT_USAGE, fmt, ap);
 }
 
+/* Flush stdout and end the program (status 1) if any write to it failed: a closed pipe (with
+   SIGPIPE ignored), a full disk. Called after each line a long loop prints, so that a reader
+   that went away stops the work, and once at the end. */
+static inline void stdout_flush(void)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) fail("cannot write to standard output: %s", strerror(errno ? errno : EIO));
+}
+
+/* ---- Ctrl-C ----
+   catch_interrupt() makes the first SIGINT a request: interrupted() turns true, which the long
+   loops poll, and which the library polls through interrupt_abort (swa_ctx_set_abort: between
+   layers) and interrupt_progress (swa_model_params.progress: while a model loads). The program
+   then stops with EXIT_INTERRUPTED. The second SIGINT takes the default action and ends the
+   program at once. The handler may run on any thread (POSIX gives a process's signal to any
+   thread that does not block it, Windows runs it on a thread of its own), so the flag is a
+   lock-free C11 atomic, which a handler may use (C11 7.14.1.1); before C11, volatile
+   sig_atomic_t. */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__) && ATOMIC_INT_LOCK_FREE == 2
+static inline atomic_int *interrupt_flag(void) { static atomic_int flag; return &flag; }
+static inline int interrupted(void) { return atomic_load(interrupt_flag()); }
+static inline void interrupt_set(void) { atomic_store(interrupt_flag(), 1); }
+#else
+static inline volatile sig_atomic_t *interrupt_flag(void) { static volatile sig_atomic_t flag; return &flag; }
+static inline int interrupted(void) { return *interrupt_flag(); }
+static inline void interrupt_set(void) { *interrupt_flag() = 1; }
+#endif
+
+static inline void interrupt_handler(int sig) { (void)sig; interrupt_set(); }
+
+/* POSIX: SA_RESETHAND restores the default action as the handler runs; the Windows C runtime
+   does that for every handler. */
+static inline void catch_interrupt(void)
+{
+#if defined(_WIN32)
+    signal(SIGINT, interrupt_handler);
+#else
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = interrupt_handler;
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+#endif
+}
+
+static inline int interrupt_abort(void *data) { (void)data; return interrupted(); }
+static inline int interrupt_progress(float fraction, void *data) { (void)fraction; (void)data; return interrupted(); }
+
+/* End the program for Ctrl-C, saying how far it got. */
+_Noreturn static inline void interrupt_exit(const char *fmt, ...)
+{
+    va_list ap;
+    fflush(stdout);
+    fprintf(stderr, "\n" PROG ": interrupted");
+    if (fmt) {
+        fprintf(stderr, " ");
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+    }
+    fputc('\n', stderr);
+    exit(EXIT_INTERRUPTED);
+}
 
 /* The whole file ("-": standard input), NUL-terminated for convenience (the length in *len is
    what counts). NULL and a message on failure. */
