@@ -53,8 +53,8 @@ COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_
                   $(BUILD)/compile_no_stdio
 TEST_FLAGS := -DSWA_TEST_BIN='"$(BUILD)/"' -DSWA_TEST_RUN='"$(RUN) "'
 
-.PHONY: all programs tests test test-aarch64 test-nosimd test-windows windows run bench fuzz clean cmocka
-all: programs $(COMPILE_CHECKS) tests
+.PHONY: all programs server tests test test-aarch64 test-nosimd test-windows windows run bench fuzz clean cmocka
+all: programs server $(COMPILE_CHECKS) tests
 
 programs: $(PROGRAMS)
 
@@ -77,6 +77,25 @@ $(BUILD)/swa-%: tools/bench/%.c $(LIB) $(HEADERS) | $(BUILD)
 $(BUILD)/swa-simple $(addprefix $(BUILD)/,$(EXAMPLE_NAMES)): $(BUILD)/swa-%: examples/%.c swa.h | $(BUILD)
 	$(CC) $(CHECK_CFLAGS) -I. $< -o $@ $(LDLIBS)
 
+
+# swa-server (examples/server.c) and its load generator: HTTP from libmicrohttpd and JSON from cJSON,
+# Debian's libmicrohttpd-dev and libcjson-dev. Without them `make` says what to install and goes on,
+# and the server's tests skip. The check links a program, so a cross compiler without the target's
+# libraries skips too.
+SERVER_LIBS := -lmicrohttpd -lcjson
+HAVE_SERVER := $(shell printf '\043include <microhttpd.h>\n\043include <cjson/cJSON.h>\nint main(void){return !cJSON_Version();}\n' | \
+                 $(CC) -x c - -o /dev/null $(SERVER_LIBS) 2>/dev/null && echo 1)
+SERVER_PROGRAMS := $(BUILD)/swa-server $(BUILD)/swa-loadgen
+ifeq ($(HAVE_SERVER),1)
+server: $(SERVER_PROGRAMS)
+else
+server:
+	@echo "make: swa-server was not built: it needs libmicrohttpd and cJSON (apt-get install libmicrohttpd-dev libcjson-dev)"
+endif
+$(BUILD)/swa-server: examples/server.c examples/server_request.c examples/server_request.h $(LIB) | $(BUILD)
+	$(CC) $(CFLAGS) -I. examples/server.c examples/server_request.c $(LIB) -o $@ $(SERVER_LIBS) $(LDLIBS)
+$(BUILD)/swa-loadgen: tools/bench/loadgen.c | $(BUILD)
+	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 # The library must also build as a host builds it: as C++, as static functions, from two
 # translation units, and without threads (and then without -lpthread). These checks compile the
@@ -131,6 +150,9 @@ $(BUILD)/test_%: tests/test_%.c tests/testutil.h tests/programs.h $(LIB) $(HEADE
 SELF_CONTAINED := test_platform test_longrun
 $(addprefix $(BUILD)/,$(SELF_CONTAINED)): $(BUILD)/%: tests/%.c tests/testutil.h tests/programs.h $(HEADERS) | $(BUILD) cmocka
 	$(CC) $(CFLAGS) $(TEST_FLAGS) -I. $< -o $@ -lcmocka $(LDLIBS)
+
+# test_server drives swa-server (when it is built) with curl, swa-generate and swa-loadgen
+$(BUILD)/test_server: $(BUILD)/swa-generate | server
 
 # test_arch builds its models with swa-mkmodel (arguments from tests/data/arch-*.ref), runs swa-inspect
 $(BUILD)/test_arch: $(BUILD)/swa-mkmodel $(BUILD)/swa-inspect
@@ -253,8 +275,8 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lm -lpthread
 # The runs are targets of their own, so that make's jobs run them side by side.
 FUZZ_BPE_VOCAB := ../shared/testdata/ggml-vocab-llama-bpe.gguf
-.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state
-fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state
+.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state fuzz-server
+fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state fuzz-server
 fuzz-seeds: $(BUILD)/swa-mkmodel
 	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-spm build/fuzz/seeds-bpe build/fuzz/seeds-chat build/fuzz/seeds-state
 	$(BUILD)/swa-mkmodel --shape custom --layers 2 --dim 32 --heads 2 --kv-heads 1 --ff 32 --vocab 260 --ctx 64 \
@@ -277,6 +299,19 @@ fuzz-chat: build/fuzz/fuzz_chat fuzz-seeds
 fuzz-state: build/fuzz/fuzz_state fuzz-seeds
 	cd build/fuzz && SWA_FUZZ_MODEL=state-model.gguf SWA_FUZZ_SEEDS=seeds-state \
 	  ./fuzz_state -max_total_time=$(FUZZ_SECONDS) -max_len=65536 seeds-state
+# swa-server's request path (JSON body to prompt tokens and parameters), without HTTP; cJSON is
+# Debian's build, so the coverage guiding the fuzzer is that of our field handling.
+build/fuzz/fuzz_server: tests/fuzz/fuzz_server.c examples/server_request.c examples/server_request.h $(FUZZ_LIB)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer tests/fuzz/fuzz_server.c examples/server_request.c $(FUZZ_LIB) -o $@ -lcjson -lm -lpthread
+ifeq ($(HAVE_SERVER),1)
+fuzz-server: build/fuzz/fuzz_server
+	@mkdir -p build/fuzz/seeds-server && cp tests/data/server-seeds/*.json build/fuzz/seeds-server/
+	cd build/fuzz && SWA_FUZZ_VOCAB=../../examples/models/swa-stories.gguf ./fuzz_server -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=8192 seeds-server
+else
+fuzz-server:
+	@echo "fuzz-server: cJSON is not installed (apt-get install libcjson-dev): the server's request parsing was not fuzzed"
+endif
 
 clean:
 	rm -rf build

@@ -1,0 +1,1621 @@
+/* swa-server: an OpenAI-compatible HTTP server on swa.h's batched sequences.
+
+   swa-server -m MODEL.gguf [--host 127.0.0.1] [--port 8080] [--parallel N] [-c N_CTX] [-t THREADS]
+              [--api-key KEY] [--chat-template NAME] ...      (swa-server --help lists them all)
+
+   One scheduler thread owns the context. Each of its steps is one swa_ctx_decode over the next
+   token of every generating slot and a bounded chunk of the prompts being read, so a long
+   prompt delays the other streams by one chunk at most. A slot is one sequence of the context;
+   it keeps the tokens it holds, so a request that extends them (a chat's next turn) evaluates
+   only what is new, and the n choices of one request are forked from one prompt evaluation with
+   swa_seq_copy. HTTP is libmicrohttpd's (a thread per connection, with timeouts), JSON is cJSON's;
+   request parsing is in server_request.c, where the fuzzer reaches it. docs/server.md is the manual. */
+#define _POSIX_C_SOURCE 200809L
+#include "swa.h"
+#include "server_request.h"
+#include <cjson/cJSON.h>
+#include <microhttpd.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+/* Flags one thread sets and another polls, without a lock: atomic, ordered with what was written before. */
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
+/* ---- options ---- */
+
+typedef struct options {
+    const char *model, *host, *api_key, *chat_template, *alias;
+    int port, parallel, n_ctx, threads, n_batch, n_rewind, queue, timeout, max_conn;
+    size_t max_body;
+} options;
+
+static void usage(FILE *f)
+{
+    int i;
+    fprintf(f,
+        "usage: swa-server -m MODEL.gguf [options]\n"
+        "  -m, --model FILE         the GGUF model\n"
+        "  --host ADDR              address to listen on (127.0.0.1)\n"
+        "  --port N                 port (8080; 0 picks a free one, printed)\n"
+        "  -np, --parallel N        slots: requests generated at once, one sequence each (4)\n"
+        "  -c, --ctx-size N         positions per slot, prompt and completion (the model's, at most 4096)\n"
+        "  -t, --threads N          threads (the CPUs online)\n"
+        "  -b, --batch-size N       tokens per step: the generating slots' and a chunk of prompts (256)\n"
+        "  --rewind N               extra ring slots per windowed layer, to step back over (8)\n"
+        "  --queue N                requests waiting for a slot before 503 (64)\n"
+        "  --timeout S              seconds a connection may idle (10)\n"
+        "  --max-connections N      open connections (256)\n"
+        "  --max-body BYTES         largest request body (1048576)\n"
+        "  --api-key KEY            require Authorization: Bearer KEY\n"
+        "  -a, --alias NAME         the model's name in responses (the file's name)\n"
+        "  --chat-template NAME     chat format for models without one (or to override it):");
+    for (i = 0; swa_chat_template_at(i); i++) fprintf(f, " %s", swa_chat_template_name(swa_chat_template_at(i)));
+    fprintf(f, "\n");
+}
+
+static int int_arg(const char *flag, const char *v, long lo, long hi, int *out)
+{
+    char *end;
+    long x;
+    errno = 0;
+    x = v ? strtol(v, &end, 10) : 0;
+    if (!v || errno || *end || end == v || x < lo || x > hi) {
+        fprintf(stderr, "swa-server: %s needs an integer from %ld to %ld, not \"%s\"\n", flag, lo, hi, v ? v : "");
+        return 0;
+    }
+    *out = (int)x;
+    return 1;
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    int i, mb = 1 << 20;
+    memset(o, 0, sizeof *o);
+    o->host = "127.0.0.1";
+    o->port = 8080;
+    o->parallel = 4;
+    o->n_batch = 256;
+    o->n_rewind = 8;
+    o->queue = 64;
+    o->timeout = 10;
+    o->max_conn = 256;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int ok = 1, *ip = NULL;
+        long lo = 1, hi = 1 << 20;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        else if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
+        else if (!strcmp(a, "--host")) o->host = v;
+        else if (!strcmp(a, "--api-key")) o->api_key = v;
+        else if (!strcmp(a, "--chat-template")) o->chat_template = v;
+        else if (!strcmp(a, "-a") || !strcmp(a, "--alias")) o->alias = v;
+        else if (!strcmp(a, "--port")) { ip = &o->port; lo = 0; hi = 65535; }
+        else if (!strcmp(a, "-np") || !strcmp(a, "--parallel")) { ip = &o->parallel; hi = 256; }
+        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) { ip = &o->n_ctx; lo = 0; }
+        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) { ip = &o->threads; lo = 0; hi = 256; }
+        else if (!strcmp(a, "-b") || !strcmp(a, "--batch-size")) { ip = &o->n_batch; lo = 8; hi = 65536; }
+        else if (!strcmp(a, "--rewind")) { ip = &o->n_rewind; lo = 0; hi = 65536; }
+        else if (!strcmp(a, "--queue")) { ip = &o->queue; lo = 0; }
+        else if (!strcmp(a, "--timeout")) { ip = &o->timeout; hi = 86400; }
+        else if (!strcmp(a, "--max-connections")) { ip = &o->max_conn; hi = 65536; }
+        else if (!strcmp(a, "--max-body")) { ip = &mb; lo = 64; hi = 1 << 30; }
+        else { fprintf(stderr, "swa-server: unknown option %s (--help lists them)\n", a); return 0; }
+        if (ip) ok = int_arg(a, v, lo, hi, ip);
+        else if (!v) { fprintf(stderr, "swa-server: %s needs a value\n", a); ok = 0; }
+        if (!ok) return 0;
+        i++;
+    }
+    o->max_body = (size_t)mb;
+    if (!o->model) { usage(stderr); return 0; }
+    if (o->chat_template && !swa_chat_template_by_name(o->chat_template)) {
+        fprintf(stderr, "swa-server: unknown chat template \"%s\" (--help lists them)\n", o->chat_template);
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- growable byte buffer ---- */
+
+typedef struct sbuf {
+    char *s;
+    size_t len, cap;
+    int failed;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *p, size_t n)
+{
+    if (b->failed) return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = 2 * (b->len + n + 1) + 64;
+        char *q = (char *)realloc(b->s, cap);
+        if (!q) { b->failed = 1; return; }
+        b->s = q;
+        b->cap = cap;
+    }
+    if (n) memcpy(b->s + b->len, p, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void sb_addf(sbuf *b, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0) sb_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- requests in flight ---- */
+
+enum { FIN_NONE = 0, FIN_STOP, FIN_LENGTH };
+
+typedef struct choice {
+    swa_sampler *sampler;
+    swa_decoder dec;
+    sbuf text;                 /* the generated text, cut at a stop string */
+    size_t sent;               /* bytes of text already streamed */
+    int64_t n_gen;
+    int finish;                /* FIN_* */
+    int slot;
+    int started;               /* the role chunk is streamed */
+    cJSON *lp;                 /* logprobs not yet streamed (chat: content entries; completions: an object) */
+} choice;
+
+typedef struct job {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int refs;                  /* the connection's and the scheduler's */
+    srv_request req;
+    char id[48];
+    long created;
+    choice *ch;
+    sbuf out;                  /* bytes for the client: SSE events, or the whole JSON response */
+    size_t taken;              /* bytes of out handed to the connection */
+    int done;                  /* out is complete */
+    int status;                /* HTTP status of a non-streamed response */
+    int cancelled;             /* the client went away: read and written with LOAD/STORE */
+    int fd;                    /* the connection's socket, to see the client leave */
+    int64_t n_cached;          /* prompt tokens found in the slot */
+    double t_arrive, t_first;
+    int n_finished;
+    struct job *next;          /* the queue */
+} job;
+
+static void job_release(job *j)
+{
+    int refs, i;
+    pthread_mutex_lock(&j->mu);
+    refs = --j->refs;
+    pthread_mutex_unlock(&j->mu);
+    if (refs) return;
+    for (i = 0; j->ch && i < j->req.n_choices; i++) {
+        swa_sampler_free(j->ch[i].sampler);
+        free(j->ch[i].text.s);
+        cJSON_Delete(j->ch[i].lp);
+    }
+    free(j->ch);
+    srv_request_free(&j->req);
+    free(j->out.s);
+    pthread_mutex_destroy(&j->mu);
+    pthread_cond_destroy(&j->cv);
+    free(j);
+}
+
+/* ---- the server ---- */
+
+enum { SLOT_IDLE = 0, SLOT_PREFILL, SLOT_FORK, SLOT_GEN };
+
+typedef struct slot {
+    int32_t *hist;             /* the tokens the sequence holds, in order */
+    size_t n_hist, cap;
+    job *job;
+    int choice;
+    int state;
+    size_t done;               /* prompt tokens of job evaluated (PREFILL) */
+    int32_t next;              /* sampled, evaluated in the next step (GEN) */
+    double last_used;
+    /* Where the rings cannot rewind far, a snapshot of the sequence at the end of its last prompt:
+       the next turn of that chat starts from it when the reply does not tokenize as it was sampled. */
+    void *snap;
+    size_t snap_size, snap_cap;
+    int32_t *snap_tok;         /* the tokens the snapshot holds */
+    size_t snap_n, snap_tok_cap;
+} slot;
+
+typedef struct server {
+    options o;
+    swa_model *model;
+    const swa_vocab *vocab;
+    const swa_chat_template *tmpl;
+    int32_t eot, eos, n_vocab;
+    swa_ctx *ctx;
+    srv_limits lim;
+    char model_id[256];
+    slot *slots;
+    int n_slots;
+    /* shared with the connections, under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t wake;
+    job *queue_head, *queue_tail;
+    int n_queued, n_busy, stopping;
+    int loaded;                /* LOAD/STORE: the model is loaded, the scheduler runs */
+    /* metrics, under mu */
+    uint64_t m_requests, m_errors, m_prompt_tokens, m_cached_tokens, m_gen_tokens, m_decodes;
+    double m_prompt_s, m_gen_s;
+    uint64_t m_by_status[6];   /* 2xx..5xx by hundreds (index status/100) */
+    /* the scheduler's scratch */
+    int32_t *b_tok, *b_seq;
+    int8_t *b_logits;
+    int *b_slot;               /* the slot whose token is at batch row i */
+    float *rows;
+    size_t b_cap;
+} server;
+
+static server S;
+static volatile sig_atomic_t g_stop;   /* set by the signal handler; read with LOAD */
+
+/* ---- JSON helpers ---- */
+
+/* Text for JSON: valid UTF-8 (cJSON passes bytes through), each bad byte as U+FFFD. */
+static char *clean_utf8(const char *s, size_t n)
+{
+    char *out = (char *)malloc(3 * n + 1), *p = out;
+    size_t i = 0;
+    if (!out) return NULL;
+    while (i < n) {
+        size_t k = 1;
+        unsigned c = (unsigned char)s[i];
+        if (c >= 0x80) k = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+        if (c < 0x80 || (i + k <= n && srv_utf8_valid(s + i, k))) {
+            memcpy(p, s + i, k);
+            p += k;
+            i += k;
+        } else {
+            memcpy(p, "\xEF\xBF\xBD", 3);
+            p += 3;
+            i++;
+        }
+    }
+    *p = '\0';
+    return out;
+}
+
+static cJSON *add_text(cJSON *o, const char *name, const char *s, size_t n)
+{
+    char *c = clean_utf8(s, n);
+    cJSON *r = cJSON_AddStringToObject(o, name, c ? c : "");
+    free(c);
+    return r;
+}
+
+static void json_out(sbuf *b, cJSON *o, int sse)
+{
+    char *s = cJSON_PrintUnformatted(o);
+    if (!s) { b->failed = 1; return; }
+    if (sse) sb_add(b, "data: ", 6);
+    sb_add(b, s, strlen(s));
+    if (sse) sb_add(b, "\n\n", 2);
+    free(s);
+}
+
+static cJSON *error_json(int status, const char *type, const char *param, const char *msg)
+{
+    cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");
+    add_text(e, "message", msg, strlen(msg));
+    cJSON_AddStringToObject(e, "type", type);
+    if (param && *param) cJSON_AddStringToObject(e, "param", param);
+    else cJSON_AddNullToObject(e, "param");
+    (void)status;
+    cJSON_AddNullToObject(e, "code");
+    return o;
+}
+
+/* ---- generation: what the scheduler writes for the client ---- */
+
+static const char *finish_name(int f) { return f == FIN_STOP ? "stop" : f == FIN_LENGTH ? "length" : NULL; }
+
+static cJSON *usage_json(const job *j)
+{
+    cJSON *u = cJSON_CreateObject(), *d;
+    int64_t gen = 0;
+    int i;
+    for (i = 0; i < j->req.n_choices; i++) gen += j->ch[i].n_gen;
+    cJSON_AddNumberToObject(u, "prompt_tokens", (double)j->req.n_prompt);
+    cJSON_AddNumberToObject(u, "completion_tokens", (double)gen);
+    cJSON_AddNumberToObject(u, "total_tokens", (double)(gen + (int64_t)j->req.n_prompt));
+    d = cJSON_AddObjectToObject(u, "prompt_tokens_details");
+    cJSON_AddNumberToObject(d, "cached_tokens", (double)j->n_cached);
+    return u;
+}
+
+static cJSON *response_head(const job *j, const char *object)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", j->id);
+    cJSON_AddStringToObject(o, "object", object);
+    cJSON_AddNumberToObject(o, "created", (double)j->created);
+    cJSON_AddStringToObject(o, "model", S.model_id);
+    cJSON_AddStringToObject(o, "system_fingerprint", "swa.h-" "server");
+    return o;
+}
+
+/* A streamed chunk for choice i: its text from `sent` to `upto`, its logprobs, its finish. */
+static void stream_chunk(job *j, int i, size_t upto, int with_finish)
+{
+    choice *c = &j->ch[i];
+    int chat = j->req.kind == SRV_CHAT;
+    cJSON *o = response_head(j, chat ? "chat.completion.chunk" : "text_completion");
+    cJSON *arr = cJSON_AddArrayToObject(o, "choices"), *ch = cJSON_CreateObject();
+    cJSON_AddItemToArray(arr, ch);
+    cJSON_AddNumberToObject(ch, "index", i);
+    if (chat) {
+        cJSON *d = cJSON_AddObjectToObject(ch, "delta");
+        if (!c->started) cJSON_AddStringToObject(d, "role", "assistant");
+        if (upto > c->sent || !c->started) add_text(d, "content", c->text.s ? c->text.s + c->sent : "", upto - c->sent);
+    } else {
+        add_text(ch, "text", c->text.s ? c->text.s + c->sent : "", upto - c->sent);
+    }
+    c->started = 1;
+    c->sent = upto;
+    if (c->lp) {
+        if (chat) {
+            cJSON *l = cJSON_AddObjectToObject(ch, "logprobs");
+            cJSON_AddItemToObject(l, "content", c->lp);
+        } else {
+            cJSON_AddItemToObject(ch, "logprobs", c->lp);
+        }
+        c->lp = NULL;
+    } else {
+        cJSON_AddNullToObject(ch, "logprobs");
+    }
+    if (with_finish && c->finish) cJSON_AddStringToObject(ch, "finish_reason", finish_name(c->finish));
+    else cJSON_AddNullToObject(ch, "finish_reason");
+    json_out(&j->out, o, 1);
+    cJSON_Delete(o);
+}
+
+/* The whole response of a request that is not streamed, or the closing events of one that is. */
+static void finish_job(job *j)
+{
+    int i, chat = j->req.kind == SRV_CHAT;
+    if (j->req.stream) {
+        if (j->req.include_usage) {
+            cJSON *o = response_head(j, chat ? "chat.completion.chunk" : "text_completion");
+            cJSON_AddArrayToObject(o, "choices");
+            cJSON_AddItemToObject(o, "usage", usage_json(j));
+            json_out(&j->out, o, 1);
+            cJSON_Delete(o);
+        }
+        sb_add(&j->out, "data: [DONE]\n\n", 14);
+    } else {
+        cJSON *o = response_head(j, chat ? "chat.completion" : "text_completion");
+        cJSON *arr = cJSON_AddArrayToObject(o, "choices");
+        for (i = 0; i < j->req.n_choices; i++) {
+            choice *c = &j->ch[i];
+            cJSON *ch = cJSON_CreateObject();
+            cJSON_AddItemToArray(arr, ch);
+            cJSON_AddNumberToObject(ch, "index", i);
+            if (chat) {
+                cJSON *m = cJSON_AddObjectToObject(ch, "message");
+                cJSON_AddStringToObject(m, "role", "assistant");
+                add_text(m, "content", c->text.s ? c->text.s : "", c->text.len);
+            } else {
+                add_text(ch, "text", c->text.s ? c->text.s : "", c->text.len);
+            }
+            if (c->lp) {
+                if (chat) {
+                    cJSON *l = cJSON_AddObjectToObject(ch, "logprobs");
+                    cJSON_AddItemToObject(l, "content", c->lp);
+                } else {
+                    cJSON_AddItemToObject(ch, "logprobs", c->lp);
+                }
+                c->lp = NULL;
+            } else {
+                cJSON_AddNullToObject(ch, "logprobs");
+            }
+            cJSON_AddStringToObject(ch, "finish_reason", finish_name(c->finish) ? finish_name(c->finish) : "stop");
+        }
+        cJSON_AddItemToObject(o, "usage", usage_json(j));
+        json_out(&j->out, o, 0);
+        cJSON_Delete(o);
+        j->status = 200;
+    }
+}
+
+/* How much of c's text may be sent: all but a tail that could be the start of a stop string. */
+static size_t safe_len(const job *j, const choice *c)
+{
+    size_t n = c->text.len, hold = 0;
+    int k;
+    for (k = 0; k < j->req.n_stop; k++) {
+        const char *s = j->req.stop[k];
+        size_t ls = strlen(s), m;
+        for (m = ls - 1 < n ? ls - 1 : n; m > hold; m--)
+            if (!memcmp(c->text.s + n - m, s, m)) { hold = m; break; }
+    }
+    return srv_utf8_complete(c->text.s, n - hold);
+}
+
+/* Cut c's text at the first stop string in its new part; 1 if one was found. */
+static int cut_at_stop(const job *j, choice *c, size_t before)
+{
+    size_t best = (size_t)-1;
+    int k;
+    for (k = 0; k < j->req.n_stop; k++) {
+        const char *s = j->req.stop[k];
+        size_t ls = strlen(s), from = before >= ls ? before - ls + 1 : 0, i;
+        for (i = from; i + ls <= c->text.len && i < best; i++)
+            if (!memcmp(c->text.s + i, s, ls)) { best = i; break; }
+    }
+    if (best == (size_t)-1) return 0;
+    c->text.len = best;
+    c->text.s[best] = '\0';
+    return 1;
+}
+
+/* The logprob entries of a token sampled from row: its own and the top alternatives. */
+static void add_logprobs(job *j, choice *c, const float *row, int32_t tok, size_t text_offset)
+{
+    int n = S.n_vocab, k, top = j->req.top_logprobs, best[SRV_MAX_TOP_LOGPROBS];
+    float mx = row[0];
+    double sum = 0, lse;
+    char piece[256];
+    size_t pl;
+    cJSON *e;
+    for (k = 1; k < n; k++) if (row[k] > mx) mx = row[k];
+    for (k = 0; k < n; k++) sum += exp((double)(row[k] - mx));
+    lse = (double)mx + log(sum);
+    for (k = 0; k < top; k++) best[k] = -1;
+    for (k = 0; k < n && top > 0; k++) {   /* insertion into the top list */
+        int p = top - 1;
+        if (best[p] >= 0 && row[k] <= row[best[p]]) continue;
+        while (p > 0 && (best[p - 1] < 0 || row[k] > row[best[p - 1]])) { best[p] = best[p - 1]; p--; }
+        best[p] = k;
+    }
+    pl = swa_token_to_text(S.vocab, tok, piece, sizeof piece - 1);
+    if (pl > sizeof piece - 1) pl = sizeof piece - 1;
+    if (j->req.kind == SRV_CHAT) {
+        cJSON *alts;
+        if (!c->lp) c->lp = cJSON_CreateArray();
+        e = cJSON_CreateObject();
+        cJSON_AddItemToArray(c->lp, e);
+        add_text(e, "token", piece, pl);
+        cJSON_AddNumberToObject(e, "logprob", (double)row[tok] - lse);
+        cJSON_AddNullToObject(e, "bytes");
+        alts = cJSON_AddArrayToObject(e, "top_logprobs");
+        for (k = 0; k < top && best[k] >= 0; k++) {
+            cJSON *a = cJSON_CreateObject();
+            size_t al = swa_token_to_text(S.vocab, best[k], piece, sizeof piece - 1);
+            cJSON_AddItemToArray(alts, a);
+            add_text(a, "token", piece, al < sizeof piece - 1 ? al : sizeof piece - 1);
+            cJSON_AddNumberToObject(a, "logprob", (double)row[best[k]] - lse);
+            cJSON_AddNullToObject(a, "bytes");
+        }
+    } else {
+        cJSON *alts;
+        if (!c->lp) {
+            c->lp = cJSON_CreateObject();
+            cJSON_AddArrayToObject(c->lp, "tokens");
+            cJSON_AddArrayToObject(c->lp, "token_logprobs");
+            cJSON_AddArrayToObject(c->lp, "top_logprobs");
+            cJSON_AddArrayToObject(c->lp, "text_offset");
+        }
+        {
+            char *t = clean_utf8(piece, pl);
+            cJSON_AddItemToArray(cJSON_GetObjectItem(c->lp, "tokens"), cJSON_CreateString(t ? t : ""));
+            free(t);
+        }
+        cJSON_AddItemToArray(cJSON_GetObjectItem(c->lp, "token_logprobs"), cJSON_CreateNumber((double)row[tok] - lse));
+        alts = cJSON_CreateObject();
+        for (k = 0; k < top && best[k] >= 0; k++) {
+            size_t al = swa_token_to_text(S.vocab, best[k], piece, sizeof piece - 1);
+            char *t = clean_utf8(piece, al < sizeof piece - 1 ? al : sizeof piece - 1);
+            if (t && !cJSON_GetObjectItemCaseSensitive(alts, t)) cJSON_AddNumberToObject(alts, t, (double)row[best[k]] - lse);
+            free(t);
+        }
+        cJSON_AddItemToArray(cJSON_GetObjectItem(c->lp, "top_logprobs"), alts);
+        cJSON_AddItemToArray(cJSON_GetObjectItem(c->lp, "text_offset"), cJSON_CreateNumber((double)text_offset));
+    }
+}
+
+/* ---- the scheduler ---- */
+
+static void slot_hist_push(slot *s, int32_t t)
+{
+    if (s->n_hist == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 256;
+        int32_t *h = (int32_t *)realloc(s->hist, cap * sizeof *h);
+        if (!h) { s->n_hist = 0; return; }   /* forget: the next request starts afresh */
+        s->hist = h;
+        s->cap = cap;
+    }
+    s->hist[s->n_hist++] = t;
+}
+
+static void slot_forget(int i)
+{
+    swa_seq_reset(S.ctx, i, NULL);
+    S.slots[i].n_hist = 0;
+}
+
+/* The job is over (finished, cancelled or failed): its slots go back to idle. */
+static void job_end(job *j, int status, const char *msg)
+{
+    int i;
+    for (i = 0; i < j->req.n_choices; i++) {
+        int s = j->ch[i].slot;
+        if (s < 0) continue;
+        /* whatever the sequence holds stays usable: its history says what that is */
+        S.slots[s].job = NULL;
+        S.slots[s].state = SLOT_IDLE;
+        S.slots[s].last_used = now_s();
+        j->ch[i].slot = -1;
+        pthread_mutex_lock(&S.mu);
+        S.n_busy--;
+        pthread_mutex_unlock(&S.mu);
+    }
+    pthread_mutex_lock(&j->mu);
+    if (status != 200 && !j->req.stream) {
+        cJSON *e = error_json(status, "server_error", NULL, msg);
+        j->out.len = 0;
+        json_out(&j->out, e, 0);
+        cJSON_Delete(e);
+        j->status = status;
+    } else if (status != 200) {   /* a stream already under way: an error event, then the end */
+        cJSON *e = error_json(status, "server_error", NULL, msg);
+        json_out(&j->out, e, 1);
+        cJSON_Delete(e);
+        sb_add(&j->out, "data: [DONE]\n\n", 14);
+    } else if (!LOAD(j->cancelled)) {
+        finish_job(j);
+    }
+    j->done = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    pthread_mutex_lock(&S.mu);
+    S.m_requests++;
+    if (status != 200) S.m_errors++;
+    pthread_mutex_unlock(&S.mu);
+    job_release(j);
+}
+
+/* A sampled token for choice i of j: its text, stop strings, limits. */
+static void take_token(job *j, int i, const float *row, int32_t tok)
+{
+    choice *c = &j->ch[i];
+    slot *s = &S.slots[c->slot];
+    char text[512];
+    size_t before = c->text.len, n;
+    int64_t pos = (int64_t)s->n_hist;   /* where tok would be evaluated */
+    if (!j->t_first) j->t_first = now_s();
+    if (!j->req.ignore_eos && (tok == S.eos || tok == S.eot)) {
+        c->finish = FIN_STOP;
+    } else {
+        c->n_gen++;
+        if (j->req.logprobs) add_logprobs(j, c, row, tok, c->text.len);
+        n = swa_decoder_push(&c->dec, tok, text, sizeof text);
+        pthread_mutex_lock(&j->mu);
+        sb_add(&c->text, text, n);
+        pthread_mutex_unlock(&j->mu);
+        if (j->req.n_stop && cut_at_stop(j, c, before)) c->finish = FIN_STOP;
+        else if ((j->req.max_tokens >= 0 && c->n_gen >= j->req.max_tokens) || pos + 1 >= S.lim.n_ctx)
+            c->finish = FIN_LENGTH;
+    }
+    if (c->finish) {
+        if (c->finish == FIN_LENGTH) {   /* what the decoder still holds */
+            n = swa_decoder_flush(&c->dec, text, sizeof text);
+            sb_add(&c->text, text, n);
+        }
+        j->n_finished++;
+        s->state = SLOT_IDLE;            /* the sequence holds what it evaluated: reusable */
+        s->job = NULL;
+        S.slots[c->slot].last_used = now_s();
+        pthread_mutex_lock(&S.mu);
+        S.n_busy--;
+        pthread_mutex_unlock(&S.mu);
+        c->slot = -1;
+    } else {
+        s->next = tok;
+        s->state = SLOT_GEN;
+    }
+    if (j->req.stream) {
+        pthread_mutex_lock(&j->mu);
+        if (c->finish) stream_chunk(j, i, c->text.len, 1);
+        else {
+            size_t upto = safe_len(j, c);
+            if (upto > c->sent || !c->started || c->lp) stream_chunk(j, i, upto, 0);
+        }
+        pthread_cond_broadcast(&j->cv);
+        pthread_mutex_unlock(&j->mu);
+    }
+}
+
+static size_t common_prefix(const int32_t *a, size_t na, const int32_t *b, size_t nb)
+{
+    size_t i = 0;
+    while (i < na && i < nb && a[i] == b[i]) i++;
+    return i;
+}
+
+/* Prepare slot `dst` for a prompt: reuse what some slot holds of it. A candidate is any slot whose
+   sequence shares a prefix with the prompt and can be rewound to it (the windowed layers' rings
+   allow swa_seq_max_rewind steps back; a full-attention layer any), or whose snapshot holds a
+   prefix of the prompt. The best is copied into dst (or is dst) and rewound, or its snapshot
+   loaded. Returns the prompt tokens that need no evaluation. */
+static size_t reuse_prefix(int dst, const srv_request *r)
+{
+    size_t best = 0, i, want = r->n_prompt - 1;   /* the last prompt token is always evaluated, for its logits */
+    int from = -1, snap = 0;
+    slot *d = &S.slots[dst];
+    for (i = 0; i < (size_t)S.n_slots; i++) {
+        slot *s = &S.slots[i];
+        size_t cp;
+        if (s->snap_n && s->snap_n <= want && s->snap_n > best &&
+            common_prefix(s->snap_tok, s->snap_n, r->prompt, want) == s->snap_n) {
+            best = s->snap_n;
+            from = (int)i;
+            snap = 1;
+        }
+        /* dst itself (marked for this prompt), an idle slot, or one generating */
+        if ((int)i != dst && s->state != SLOT_IDLE && s->state != SLOT_GEN) continue;
+        if (s->n_hist != (size_t)swa_seq_pos(S.ctx, (int32_t)i)) continue;   /* a sequence we lost track of */
+        cp = common_prefix(s->hist, s->n_hist, r->prompt, want);
+        /* a generating slot's next token is not evaluated yet: its history is its position */
+        if ((int64_t)(s->n_hist - cp) > swa_seq_max_rewind(S.ctx, (int32_t)i)) continue;
+        if (cp > best || (cp == best && cp > 0 && (int)i == dst && !snap)) { best = cp; from = (int)i; snap = 0; }
+    }
+    if (from < 0 || best == 0) {
+        if (d->n_hist || swa_seq_pos(S.ctx, dst) != 0) slot_forget(dst);
+        return 0;
+    }
+    if (snap) {
+        slot *f = &S.slots[from];
+        if (swa_state_load(S.ctx, dst, f->snap, f->snap_size, NULL) != SWA_OK) { slot_forget(dst); return 0; }
+        d->n_hist = 0;
+        for (i = 0; i < best; i++) slot_hist_push(d, f->snap_tok[i]);
+        return d->n_hist == best ? best : 0;
+    }
+    if (from != dst) {
+        slot *f = &S.slots[from];
+        if (swa_seq_copy(S.ctx, from, dst, NULL) != SWA_OK) { slot_forget(dst); return 0; }
+        d->n_hist = 0;
+        for (i = 0; i < f->n_hist; i++) slot_hist_push(d, f->hist[i]);
+    }
+    if (swa_seq_rewind(S.ctx, dst, (int64_t)(d->n_hist - best), NULL) != SWA_OK) {
+        slot_forget(dst);
+        return 0;
+    }
+    d->n_hist = best;
+    return best;
+}
+
+/* After a prompt: where the rings could not go back to its end after a reply, keep a snapshot. */
+static void snapshot_prompt(int i)
+{
+    slot *s = &S.slots[i];
+    size_t need, written = 0;
+    s->snap_n = 0;
+    if (swa_seq_max_rewind(S.ctx, i) >= (int64_t)s->n_hist) return;   /* rewinding gets back here */
+    need = swa_state_size(S.ctx, i);
+    if (need > s->snap_cap) {
+        void *p = realloc(s->snap, need);
+        if (!p) return;
+        s->snap = p;
+        s->snap_cap = need;
+    }
+    if (s->n_hist > s->snap_tok_cap) {
+        int32_t *t = (int32_t *)realloc(s->snap_tok, s->n_hist * sizeof *t);
+        if (!t) return;
+        s->snap_tok = t;
+        s->snap_tok_cap = s->n_hist;
+    }
+    if (swa_state_save(S.ctx, i, s->snap, s->snap_cap, &written, NULL) != SWA_OK) return;
+    s->snap_size = written;
+    memcpy(s->snap_tok, s->hist, s->n_hist * sizeof *s->hist);
+    s->snap_n = s->n_hist;
+}
+
+/* The idle slot for a new prompt: the one with the longest common prefix, else the one idle the longest. */
+static int pick_slot(const srv_request *r, const int *taken)
+{
+    int i, best = -1;
+    size_t best_cp = 0;
+    double oldest = 0;
+    for (i = 0; i < S.n_slots; i++) {
+        size_t cp;
+        if (S.slots[i].state != SLOT_IDLE || taken[i]) continue;
+        cp = common_prefix(S.slots[i].hist, S.slots[i].n_hist, r->prompt, r->n_prompt);
+        if (best < 0 || cp > best_cp || (cp == best_cp && S.slots[i].last_used < oldest)) {
+            best = i;
+            best_cp = cp;
+            oldest = S.slots[i].last_used;
+        }
+    }
+    return best;
+}
+
+/* Start j in free slots: choice 0 reads the prompt, the others wait to be forked from it. */
+static int start_job(job *j)
+{
+    int *taken = (int *)calloc((size_t)S.n_slots, sizeof(int)), i;
+    size_t reused;
+    if (!taken) return 0;
+    for (i = 0; i < j->req.n_choices; i++) {
+        int s = pick_slot(&j->req, taken);
+        taken[s] = 1;
+        j->ch[i].slot = s;
+        S.slots[s].job = j;
+        S.slots[s].choice = i;
+        S.slots[s].state = i ? SLOT_FORK : SLOT_PREFILL;
+    }
+    free(taken);
+    if (j->req.cache_prompt) reused = reuse_prefix(j->ch[0].slot, &j->req);
+    else {
+        reused = 0;
+        slot_forget(j->ch[0].slot);
+    }
+    S.slots[j->ch[0].slot].done = reused;
+    j->n_cached = (int64_t)reused;
+    pthread_mutex_lock(&S.mu);
+    S.m_cached_tokens += reused;
+    pthread_mutex_unlock(&S.mu);
+    return 1;
+}
+
+/* Move queued jobs into slots while there are enough free; drop cancelled ones. */
+static void admit(void)
+{
+    for (;;) {
+        job *j;
+        int n_free;
+        pthread_mutex_lock(&S.mu);
+        j = S.queue_head;
+        n_free = S.n_slots - S.n_busy;
+        if (!j || (!LOAD(j->cancelled) && j->req.n_choices > n_free)) { pthread_mutex_unlock(&S.mu); return; }
+        S.queue_head = j->next;
+        if (!S.queue_head) S.queue_tail = NULL;
+        S.n_queued--;
+        if (!LOAD(j->cancelled)) S.n_busy += j->req.n_choices;
+        pthread_mutex_unlock(&S.mu);
+        if (LOAD(j->cancelled)) job_end(j, 499, "the client went away");
+        else if (!start_job(j)) {
+            pthread_mutex_lock(&S.mu);
+            S.n_busy -= j->req.n_choices;
+            pthread_mutex_unlock(&S.mu);
+            job_end(j, 500, "out of memory starting the request");
+        }
+    }
+}
+
+/* The prompt of j is evaluated (its last logits in row): fork the other choices, sample each. */
+static void prompt_done(job *j, const float *row)
+{
+    int lead = j->ch[0].slot, i;
+    snapshot_prompt(lead);
+    for (i = 1; i < j->req.n_choices; i++) {
+        int s = j->ch[i].slot;
+        size_t k;
+        if (swa_seq_copy(S.ctx, lead, s, NULL) != SWA_OK) { job_end(j, 500, "could not fork the sequence"); return; }
+        S.slots[s].n_hist = 0;
+        for (k = 0; k < S.slots[lead].n_hist; k++) slot_hist_push(&S.slots[s], S.slots[lead].hist[k]);
+    }
+    for (i = 0; i < j->req.n_choices; i++) {
+        S.slots[j->ch[i].slot].state = SLOT_GEN;
+        take_token(j, i, row, swa_sampler_sample(j->ch[i].sampler, row));
+    }
+    if (j->n_finished == j->req.n_choices) job_end(j, 200, NULL);
+}
+
+/* One step: a token of every generating slot and a chunk of the prompts, one swa_ctx_decode. */
+static int step(void)
+{
+    size_t n = 0, budget = (size_t)S.o.n_batch, n_rows = 0, n_prompt = 0, n_gen = 0, r, i;
+    swa_batch b;
+    swa_error err;
+    swa_status st;
+    double t0, dt;
+    for (i = 0; i < (size_t)S.n_slots; i++) {   /* the clients that left free their slots now */
+        job *j = S.slots[i].job;
+        if (j && LOAD(j->cancelled)) job_end(j, 499, "the client went away");
+    }
+    for (i = 0; i < (size_t)S.n_slots; i++) {
+        slot *s = &S.slots[i];
+        if (s->state != SLOT_GEN) continue;
+        S.b_tok[n] = s->next;
+        S.b_seq[n] = (int32_t)i;
+        S.b_logits[n] = 1;
+        S.b_slot[n++] = (int)i;
+        n_gen++;
+    }
+    budget = budget > n ? budget - n : 0;
+    for (i = 0; i < (size_t)S.n_slots && budget > 0; i++) {   /* prompts, oldest slot order */
+        slot *s = &S.slots[i];
+        size_t take, k;
+        if (s->state != SLOT_PREFILL) continue;
+        take = s->job->req.n_prompt - s->done;
+        if (take > budget) take = budget;
+        for (k = 0; k < take; k++) {
+            S.b_tok[n] = s->job->req.prompt[s->done + k];
+            S.b_seq[n] = (int32_t)i;
+            S.b_logits[n] = s->done + k + 1 == s->job->req.n_prompt;
+            S.b_slot[n++] = (int)i;
+        }
+        budget -= take;
+        n_prompt += take;
+    }
+    if (n == 0) return 0;
+    for (i = 0; i < n; i++) n_rows += S.b_logits[i] != 0;
+    b.n = n;
+    b.token = S.b_tok;
+    b.seq = S.b_seq;
+    b.logits = S.b_logits;
+    t0 = now_s();
+    st = swa_ctx_decode(S.ctx, &b, S.rows, &err);
+    dt = now_s() - t0;
+    pthread_mutex_lock(&S.mu);
+    S.m_decodes++;
+    S.m_prompt_tokens += n_prompt;
+    S.m_gen_tokens += n_gen;
+    S.m_prompt_s += dt * (double)n_prompt / (double)n;
+    S.m_gen_s += dt * (double)n_gen / (double)n;
+    pthread_mutex_unlock(&S.mu);
+    if (st != SWA_OK) {   /* nothing was evaluated: every job in the batch fails, their sequences are reset */
+        fprintf(stderr, "swa-server: decode failed: %s\n", err.msg);
+        for (i = 0; i < n; i++) {
+            slot *s = &S.slots[S.b_slot[i]];
+            if (s->job) job_end(s->job, 500, err.msg);
+            slot_forget(S.b_slot[i]);
+        }
+        return 1;
+    }
+    for (i = 0; i < n; i++) slot_hist_push(&S.slots[S.b_slot[i]], S.b_tok[i]);
+    for (i = 0, r = 0; i < n; i++) {   /* the prompt progress first: prompt_done may sample */
+        slot *s = &S.slots[S.b_slot[i]];
+        if (s->state == SLOT_PREFILL) s->done++;
+    }
+    for (i = 0, r = 0; i < n; i++) {
+        slot *s = &S.slots[S.b_slot[i]];
+        const float *row;
+        job *j = s->job;
+        if (!S.b_logits[i]) continue;
+        row = S.rows + r++ * (size_t)S.n_vocab;
+        if (!j) continue;
+        if (s->state == SLOT_PREFILL) {
+            prompt_done(j, row);
+        } else if (s->state == SLOT_GEN) {
+            take_token(j, s->choice, row, swa_sampler_sample(j->ch[s->choice].sampler, row));
+            if (j->n_finished == j->req.n_choices) job_end(j, 200, NULL);
+        }
+    }
+    return 1;
+}
+
+static void *scheduler(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        int busy;
+        admit();
+        busy = step();
+        pthread_mutex_lock(&S.mu);
+        if (S.stopping) { pthread_mutex_unlock(&S.mu); break; }
+        if (!busy && !(S.queue_head && S.n_slots - S.n_busy >= S.queue_head->req.n_choices)) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 100 * 1000 * 1000;   /* wake now and then to see cancelled requests */
+            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+            pthread_cond_timedwait(&S.wake, &S.mu, &ts);
+        }
+        pthread_mutex_unlock(&S.mu);
+    }
+    return NULL;
+}
+
+/* ---- HTTP ---- */
+
+typedef struct conn {
+    sbuf body;
+    int too_big;
+    int responded;
+} conn;
+
+/* The client closed its end (or the socket failed): nothing waits for the answer. */
+static int peer_gone(int fd)
+{
+    char c;
+    ssize_t r;
+    if (fd < 0) return 0;
+    r = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *c, int status, const char *type, const char *text, size_t len,
+                                 int retry_after)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
+    enum MHD_Result ok;
+    if (!r) return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+    if (retry_after) MHD_add_response_header(r, "Retry-After", "1");
+    if (status == 405) MHD_add_response_header(r, "Allow", retry_after < 0 ? "GET" : "POST");
+    ok = MHD_queue_response(c, (unsigned)status, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *c, int status, cJSON *o)
+{
+    char *s = cJSON_PrintUnformatted(o);
+    enum MHD_Result ok;
+    cJSON_Delete(o);
+    if (!s) return MHD_NO;
+    ok = send_text(c, status, "application/json; charset=utf-8", s, strlen(s), 0);
+    free(s);
+    return ok;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, int status, const char *type, const char *param,
+                                  const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    cJSON *e;
+    char *s;
+    enum MHD_Result ok;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    e = error_json(status, type, param, msg);
+    cJSON_AddNumberToObject(cJSON_GetObjectItem(e, "error"), "status", status);
+    s = cJSON_PrintUnformatted(e);
+    cJSON_Delete(e);
+    if (!s) return MHD_NO;
+    ok = send_text(c, status, "application/json; charset=utf-8", s, strlen(s), status == 503 ? 1 : status == 405 ? 0 : 0);
+    free(s);
+    pthread_mutex_lock(&S.mu);
+    S.m_by_status[status / 100 < 6 ? status / 100 : 5]++;
+    pthread_mutex_unlock(&S.mu);
+    return ok;
+}
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    job *j = (job *)cls;
+    size_t n;
+    (void)pos;
+    pthread_mutex_lock(&j->mu);
+    while (j->taken == j->out.len && !j->done) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+        pthread_cond_timedwait(&j->cv, &j->mu, &ts);
+        if (j->taken == j->out.len && !j->done && (peer_gone(j->fd) || LOAD(g_stop))) {
+            STORE(j->cancelled, 1);
+            pthread_mutex_unlock(&j->mu);
+            pthread_mutex_lock(&S.mu);
+            pthread_cond_signal(&S.wake);
+            pthread_mutex_unlock(&S.mu);
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+    }
+    if (j->taken == j->out.len) {
+        pthread_mutex_unlock(&j->mu);
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    }
+    n = j->out.len - j->taken;
+    if (n > max) n = max;
+    memcpy(buf, j->out.s + j->taken, n);
+    j->taken += n;
+    pthread_mutex_unlock(&j->mu);
+    return (ssize_t)n;
+}
+
+static void stream_free(void *cls)
+{
+    job *j = (job *)cls;
+    pthread_mutex_lock(&j->mu);
+    if (!j->done) STORE(j->cancelled, 1);
+    pthread_mutex_unlock(&j->mu);
+    job_release(j);
+}
+
+static int authorized(struct MHD_Connection *c)
+{
+    const char *h;
+    size_t n;
+    if (!S.o.api_key) return 1;
+    h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    n = strlen(S.o.api_key);
+    if (h && !strncmp(h, "Bearer ", 7) && strlen(h + 7) == n) {
+        size_t i;
+        unsigned diff = 0;   /* the same time whatever matches */
+        for (i = 0; i < n; i++) diff |= (unsigned char)h[7 + i] ^ (unsigned char)S.o.api_key[i];
+        return diff == 0;
+    }
+    return 0;
+}
+
+static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int kind)
+{
+    srv_error err;
+    job *j = (job *)calloc(1, sizeof *j);
+    const union MHD_ConnectionInfo *ci;
+    static unsigned long counter;
+    unsigned long id;
+    int i, full;
+    if (!j) return send_error(c, 500, "server_error", NULL, "out of memory");
+    if (srv_parse_request(cc->body.s ? cc->body.s : "", cc->body.len, kind, &S.lim, &j->req, &err)) {
+        free(j);
+        return send_error(c, err.status, err.type, err.param, "%s", err.message);
+    }
+    if (!(j->ch = (choice *)calloc((size_t)j->req.n_choices, sizeof *j->ch))) {
+        srv_request_free(&j->req);
+        free(j);
+        return send_error(c, 500, "server_error", NULL, "out of memory");
+    }
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->cv, NULL);
+    j->refs = 2;
+    j->created = (long)time(NULL);
+    j->t_arrive = now_s();
+    pthread_mutex_lock(&S.mu);
+    id = ++counter;
+    pthread_mutex_unlock(&S.mu);
+    snprintf(j->id, sizeof j->id, "%s-%lx%lx", kind == SRV_CHAT ? "chatcmpl" : "cmpl", (unsigned long)j->created, id);
+    if (j->req.sampling.seed == (uint64_t)-1) j->req.sampling.seed = (uint64_t)time(NULL) * 2654435761u + id;
+    for (i = 0; i < j->req.n_choices; i++) {
+        swa_sampler_config sc = j->req.sampling;
+        size_t k;
+        sc.seed += (uint64_t)i;   /* choice i: the request's seed + i, as swa-generate --parallel */
+        j->ch[i].slot = -1;
+        if (swa_sampler_create(&sc, S.n_vocab, &j->ch[i].sampler, NULL) != SWA_OK) {
+            j->refs = 1;
+            job_release(j);
+            return send_error(c, 400, "invalid_request_error", NULL, "the sampling settings were refused");
+        }
+        /* the penalty sees the prompt; sampled tokens the sampler records itself */
+        if (sc.repeat_penalty > 0 && sc.repeat_penalty != 1)
+            for (k = 0; k < j->req.n_prompt; k++) swa_sampler_accept(j->ch[i].sampler, j->req.prompt[k]);
+        swa_decoder_init(&j->ch[i].dec, S.vocab);
+        /* a completion goes on from its prompt: keep its first space; a chat reply starts afresh */
+        j->ch[i].dec.at_start = kind == SRV_CHAT;
+    }
+    ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    j->fd = ci ? ci->connect_fd : -1;
+    pthread_mutex_lock(&S.mu);
+    full = S.n_queued >= S.o.queue && !(S.n_slots - S.n_busy >= j->req.n_choices && !S.queue_head);
+    if (!full) {
+        if (S.queue_tail) S.queue_tail->next = j;
+        else S.queue_head = j;
+        S.queue_tail = j;
+        S.n_queued++;
+        pthread_cond_signal(&S.wake);
+    }
+    pthread_mutex_unlock(&S.mu);
+    if (full) {
+        j->refs = 1;
+        job_release(j);
+        return send_error(c, 503, "server_error", NULL, "the server is busy: every slot is taken and %d requests wait",
+                          S.o.queue);
+    }
+    if (j->req.stream) {
+        struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, j, stream_free);
+        enum MHD_Result ok;
+        if (!r) { STORE(j->cancelled, 1); job_release(j); return MHD_NO; }
+        MHD_add_response_header(r, "Content-Type", "text/event-stream");
+        MHD_add_response_header(r, "Cache-Control", "no-cache");
+        MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+        ok = MHD_queue_response(c, 200, r);
+        MHD_destroy_response(r);
+        pthread_mutex_lock(&S.mu);
+        S.m_by_status[2]++;
+        pthread_mutex_unlock(&S.mu);
+        return ok;
+    }
+    pthread_mutex_lock(&j->mu);
+    while (!j->done) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+        pthread_cond_timedwait(&j->cv, &j->mu, &ts);
+        if (!j->done && !LOAD(j->cancelled) && (peer_gone(j->fd) || LOAD(g_stop))) {
+            STORE(j->cancelled, 1);
+            pthread_mutex_unlock(&j->mu);
+            pthread_mutex_lock(&S.mu);
+            pthread_cond_signal(&S.wake);
+            pthread_mutex_unlock(&S.mu);
+            pthread_mutex_lock(&j->mu);
+        }
+    }
+    pthread_mutex_unlock(&j->mu);
+    {
+        enum MHD_Result ok = MHD_NO;
+        if (!LOAD(j->cancelled) || j->status == 200) {
+            ok = send_text(c, j->status ? j->status : 500, "application/json; charset=utf-8", j->out.s ? j->out.s : "{}",
+                           j->out.len, 0);
+            pthread_mutex_lock(&S.mu);
+            S.m_by_status[(j->status ? j->status : 500) / 100]++;
+            pthread_mutex_unlock(&S.mu);
+        }
+        job_release(j);
+        return ok;
+    }
+}
+
+static enum MHD_Result handle_tokenize(struct MHD_Connection *c, conn *cc, int detok)
+{
+    cJSON *o = cJSON_ParseWithLengthOpts(cc->body.s ? cc->body.s : "", cc->body.len, NULL, 0), *out, *f, *t;
+    if (!o || !cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        return send_error(c, 400, "invalid_request_error", NULL, "the body is not a JSON object");
+    }
+    out = cJSON_CreateObject();
+    if (!detok) {
+        const cJSON *content = cJSON_GetObjectItemCaseSensitive(o, "content");
+        const cJSON *special = cJSON_GetObjectItemCaseSensitive(o, "add_special");
+        const cJSON *pieces = cJSON_GetObjectItemCaseSensitive(o, "with_pieces");
+        int32_t *tok;
+        size_t n, i;
+        if (!cJSON_IsString(content)) {
+            cJSON_Delete(o);
+            cJSON_Delete(out);
+            return send_error(c, 400, "invalid_request_error", "content", "content must be a string");
+        }
+        if (srv_tokenize(S.vocab, content->valuestring, strlen(content->valuestring),
+                         SWA_TOKENIZE_SPECIAL | (cJSON_IsTrue(special) && swa_vocab_add_bos(S.vocab) ? SWA_TOKENIZE_ADD_BOS : 0),
+                         &tok, &n)) {
+            cJSON_Delete(o);
+            cJSON_Delete(out);
+            return send_error(c, 500, "server_error", NULL, "tokenization failed");
+        }
+        f = cJSON_AddArrayToObject(out, "tokens");
+        for (i = 0; i < n; i++) {
+            if (cJSON_IsTrue(pieces)) {
+                char piece[256];
+                size_t pl = swa_token_to_text(S.vocab, tok[i], piece, sizeof piece);
+                cJSON *p = cJSON_CreateObject();
+                cJSON_AddNumberToObject(p, "id", tok[i]);
+                add_text(p, "piece", piece, pl < sizeof piece ? pl : sizeof piece);
+                cJSON_AddItemToArray(f, p);
+            } else {
+                cJSON_AddItemToArray(f, cJSON_CreateNumber(tok[i]));
+            }
+        }
+        free(tok);
+    } else {
+        const cJSON *tokens = cJSON_GetObjectItemCaseSensitive(o, "tokens");
+        swa_decoder d;
+        sbuf text = {NULL, 0, 0, 0};
+        char buf[512];
+        size_t i = 0;
+        if (!cJSON_IsArray(tokens)) {
+            cJSON_Delete(o);
+            cJSON_Delete(out);
+            return send_error(c, 400, "invalid_request_error", "tokens", "tokens must be a list of token ids");
+        }
+        swa_decoder_init(&d, S.vocab);
+        d.at_start = 0;
+        cJSON_ArrayForEach(t, tokens) {
+            if (!cJSON_IsNumber(t) || t->valuedouble < 0 || t->valuedouble >= S.n_vocab || t->valuedouble != floor(t->valuedouble)) {
+                free(text.s);
+                cJSON_Delete(o);
+                cJSON_Delete(out);
+                return send_error(c, 400, "invalid_request_error", "tokens", "tokens[%zu] is not a token id (0 to %d)", i,
+                                  S.n_vocab - 1);
+            }
+            sb_add(&text, buf, swa_decoder_push(&d, (int32_t)t->valuedouble, buf, sizeof buf));
+            i++;
+        }
+        sb_add(&text, buf, swa_decoder_flush(&d, buf, sizeof buf));
+        add_text(out, "content", text.s ? text.s : "", text.len);
+        free(text.s);
+    }
+    cJSON_Delete(o);
+    return send_json(c, 200, out);
+}
+
+static enum MHD_Result handle_metrics(struct MHD_Connection *c)
+{
+    sbuf b = {NULL, 0, 0, 0};
+    enum MHD_Result ok;
+    pthread_mutex_lock(&S.mu);
+    sb_addf(&b, "# HELP swa_requests_total Generation requests finished (answered, failed or abandoned).\n"
+                "# TYPE swa_requests_total counter\nswa_requests_total %llu\n", (unsigned long long)S.m_requests);
+    sb_addf(&b, "# HELP swa_requests_failed_total Generation requests that ended in an error or a client that left.\n"
+                "# TYPE swa_requests_failed_total counter\nswa_requests_failed_total %llu\n", (unsigned long long)S.m_errors);
+    sb_addf(&b, "# HELP swa_http_responses_total Responses by status class.\n# TYPE swa_http_responses_total counter\n");
+    {
+        int k;
+        for (k = 2; k <= 5; k++) sb_addf(&b, "swa_http_responses_total{class=\"%dxx\"} %llu\n", k, (unsigned long long)S.m_by_status[k]);
+    }
+    sb_addf(&b, "# HELP swa_prompt_tokens_total Prompt tokens evaluated.\n# TYPE swa_prompt_tokens_total counter\n"
+                "swa_prompt_tokens_total %llu\n", (unsigned long long)S.m_prompt_tokens);
+    sb_addf(&b, "# HELP swa_prompt_tokens_cached_total Prompt tokens a slot already held (not evaluated again).\n"
+                "# TYPE swa_prompt_tokens_cached_total counter\nswa_prompt_tokens_cached_total %llu\n",
+            (unsigned long long)S.m_cached_tokens);
+    sb_addf(&b, "# HELP swa_tokens_predicted_total Generated tokens evaluated.\n# TYPE swa_tokens_predicted_total counter\n"
+                "swa_tokens_predicted_total %llu\n", (unsigned long long)S.m_gen_tokens);
+    sb_addf(&b, "# HELP swa_prompt_tokens_seconds Prompt tokens per second of decoding.\n# TYPE swa_prompt_tokens_seconds gauge\n"
+                "swa_prompt_tokens_seconds %.3f\n", S.m_prompt_s > 0 ? (double)S.m_prompt_tokens / S.m_prompt_s : 0.0);
+    sb_addf(&b, "# HELP swa_predicted_tokens_seconds Generated tokens per second of decoding.\n"
+                "# TYPE swa_predicted_tokens_seconds gauge\nswa_predicted_tokens_seconds %.3f\n",
+            S.m_gen_s > 0 ? (double)S.m_gen_tokens / S.m_gen_s : 0.0);
+    sb_addf(&b, "# HELP swa_decode_total Engine steps (swa_ctx_decode calls).\n# TYPE swa_decode_total counter\n"
+                "swa_decode_total %llu\n", (unsigned long long)S.m_decodes);
+    sb_addf(&b, "# HELP swa_requests_deferred Requests waiting for a slot.\n# TYPE swa_requests_deferred gauge\n"
+                "swa_requests_deferred %d\n", S.n_queued);
+    sb_addf(&b, "# HELP swa_slots_busy Slots generating or reading a prompt.\n# TYPE swa_slots_busy gauge\n"
+                "swa_slots_busy %d\n", S.n_busy);
+    sb_addf(&b, "# HELP swa_slots_total Slots (--parallel).\n# TYPE swa_slots_total gauge\nswa_slots_total %d\n", S.n_slots);
+    pthread_mutex_unlock(&S.mu);
+    if (b.failed || !b.s) { free(b.s); return send_error(c, 500, "server_error", NULL, "out of memory"); }
+    ok = send_text(c, 200, "text/plain; version=0.0.4", b.s, b.len, 0);
+    free(b.s);
+    return ok;
+}
+
+static enum MHD_Result handle_models(struct MHD_Connection *c)
+{
+    cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, "data"), *m = cJSON_CreateObject(), *meta;
+    const swa_hparams *hp = swa_model_hparams(S.model);
+    cJSON_AddStringToObject(o, "object", "list");
+    cJSON_AddItemToArray(arr, m);
+    cJSON_AddStringToObject(m, "id", S.model_id);
+    cJSON_AddStringToObject(m, "object", "model");
+    cJSON_AddNumberToObject(m, "created", 0);
+    cJSON_AddStringToObject(m, "owned_by", "swa.h");
+    meta = cJSON_AddObjectToObject(m, "meta");
+    cJSON_AddNumberToObject(meta, "n_vocab", hp->n_vocab);
+    cJSON_AddNumberToObject(meta, "n_ctx", S.lim.n_ctx);
+    cJSON_AddNumberToObject(meta, "n_ctx_train", hp->n_ctx_train);
+    cJSON_AddNumberToObject(meta, "window", hp->window);
+    cJSON_AddStringToObject(meta, "chat_template", swa_chat_template_name(S.tmpl));
+    cJSON_AddNumberToObject(meta, "slots", S.n_slots);
+    return send_json(c, 200, o);
+}
+
+/* Routes: path, method, handler id. A known path with another method is 405. */
+enum { R_CHAT, R_COMPLETION, R_MODELS, R_HEALTH, R_TOKENIZE, R_DETOKENIZE, R_METRICS };
+static const struct { const char *path; int post; int id; } routes[] = {
+    {"/v1/chat/completions", 1, R_CHAT}, {"/chat/completions", 1, R_CHAT},
+    {"/v1/completions", 1, R_COMPLETION}, {"/completions", 1, R_COMPLETION},
+    {"/v1/models", 0, R_MODELS}, {"/models", 0, R_MODELS},
+    {"/health", 0, R_HEALTH}, {"/v1/health", 0, R_HEALTH},
+    {"/tokenize", 1, R_TOKENIZE}, {"/detokenize", 1, R_DETOKENIZE}, {"/metrics", 0, R_METRICS}};
+
+static void watch_set(struct MHD_Connection *c, int reading);
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+    conn *cc = (conn *)*con_cls;
+    size_t k;
+    int route = -1, post = !strcmp(method, "POST"), get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+    (void)cls;
+    (void)version;
+    if (!cc) {   /* the first call: headers only */
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        if (!(cc = (conn *)calloc(1, sizeof *cc))) return MHD_NO;
+        *con_cls = cc;
+        if (cl && strtoull(cl, NULL, 10) > S.o.max_body) {
+            cc->responded = 1;
+            return send_error(c, 413, "invalid_request_error", NULL, "the body is larger than %zu bytes", S.o.max_body);
+        }
+        return MHD_YES;
+    }
+    if (*upload_size) {   /* the body, as it arrives */
+        if (!cc->responded) {
+            if (cc->body.len + *upload_size > S.o.max_body) cc->too_big = 1;
+            else sb_add(&cc->body, upload, *upload_size);
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (cc->responded) return MHD_YES;
+    cc->responded = 1;
+    watch_set(c, 0);
+    if (cc->too_big) return send_error(c, 413, "invalid_request_error", NULL, "the body is larger than %zu bytes", S.o.max_body);
+    if (cc->body.failed) return send_error(c, 500, "server_error", NULL, "out of memory reading the body");
+    for (k = 0; k < sizeof routes / sizeof routes[0]; k++)
+        if (!strcmp(url, routes[k].path)) { route = (int)k; break; }
+    if (route < 0) return send_error(c, 404, "invalid_request_error", NULL, "no such endpoint: %s %.100s", method, url);
+    if (!strcmp(method, "OPTIONS")) return send_text(c, 204, "text/plain", "", 0, 0);
+    if ((routes[route].post && !post) || (!routes[route].post && !get)) {
+        struct MHD_Response *r;
+        char *s;
+        cJSON *e = error_json(405, "invalid_request_error", NULL, routes[route].post ? "use POST" : "use GET");
+        enum MHD_Result ok;
+        s = cJSON_PrintUnformatted(e);
+        cJSON_Delete(e);
+        r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
+        MHD_add_response_header(r, "Content-Type", "application/json; charset=utf-8");
+        MHD_add_response_header(r, "Allow", routes[route].post ? "POST" : "GET, HEAD");
+        ok = MHD_queue_response(c, 405, r);
+        MHD_destroy_response(r);
+        return ok;
+    }
+    if (routes[route].id == R_HEALTH) {
+        if (!LOAD(S.loaded)) {
+            const char *t = "{\"status\":\"loading\",\"error\":{\"message\":\"Loading model\",\"type\":\"unavailable_error\","
+                            "\"param\":null,\"code\":503}}";
+            return send_text(c, 503, "application/json; charset=utf-8", t, strlen(t), 1);
+        }
+        return send_text(c, 200, "application/json; charset=utf-8", "{\"status\":\"ok\"}", 15, 0);
+    }
+    if (!authorized(c)) return send_error(c, 401, "authentication_error", NULL, "a missing or wrong API key (Authorization: Bearer KEY)");
+    if (!LOAD(S.loaded)) return send_error(c, 503, "unavailable_error", NULL, "the model is loading");
+    switch (routes[route].id) {
+    case R_CHAT: return handle_generate(c, cc, SRV_CHAT);
+    case R_COMPLETION: return handle_generate(c, cc, SRV_COMPLETION);
+    case R_MODELS: return handle_models(c);
+    case R_TOKENIZE: return handle_tokenize(c, cc, 0);
+    case R_DETOKENIZE: return handle_tokenize(c, cc, 1);
+    default: return handle_metrics(c);
+    }
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode why)
+{
+    conn *cc = (conn *)*con_cls;
+    (void)cls;
+    (void)why;
+    watch_set(c, 1);   /* the next request on this connection has its own deadline */
+    if (!cc) return;
+    free(cc->body.s);
+    free(cc);
+    *con_cls = NULL;
+}
+
+/* Slow clients. libmicrohttpd's timeout closes a connection that sends nothing for --timeout
+   seconds, but a client sending a byte a second is never idle. So each connection also has a
+   deadline to deliver a whole request (headers and body) in: --timeout seconds from its start or
+   from the end of its last response. A watchdog (the main thread) shuts down the socket of any
+   connection past it, which makes the connection's own thread see the end and clean up. */
+typedef struct watch {
+    int fd;
+    int reading;               /* a request is being received */
+    double deadline;
+    struct watch *prev, *next;
+} watch;
+
+static pthread_mutex_t wmu = PTHREAD_MUTEX_INITIALIZER;
+static watch *watches;
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    watch *w = (watch *)*socket_context;
+    (void)cls;
+    pthread_mutex_lock(&wmu);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if ((w = (watch *)calloc(1, sizeof *w)) != NULL) {
+            int one = 1;
+            w->fd = ci ? ci->connect_fd : -1;
+            /* a streamed token is a small write: without this, Nagle's algorithm holds it until
+               the client acknowledges the previous one, which a delayed ACK makes 40 ms */
+            if (w->fd >= 0) setsockopt(w->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            w->reading = 1;
+            w->deadline = now_s() + S.o.timeout;
+            w->next = watches;
+            if (watches) watches->prev = w;
+            watches = w;
+        }
+        *socket_context = w;
+    } else if (w) {   /* closed */
+        if (w->prev) w->prev->next = w->next;
+        else watches = w->next;
+        if (w->next) w->next->prev = w->prev;
+        free(w);
+        *socket_context = NULL;
+    }
+    pthread_mutex_unlock(&wmu);
+}
+
+static void watch_set(struct MHD_Connection *c, int reading)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    watch *w = ci ? (watch *)ci->socket_context : NULL;
+    if (!w) return;
+    pthread_mutex_lock(&wmu);
+    w->reading = reading;
+    w->deadline = now_s() + S.o.timeout;
+    pthread_mutex_unlock(&wmu);
+}
+
+static void watchdog(void)
+{
+    watch *w;
+    double t = now_s();
+    pthread_mutex_lock(&wmu);
+    for (w = watches; w; w = w->next)
+        if (w->reading && t > w->deadline && w->fd >= 0) {
+            shutdown(w->fd, SHUT_RDWR);
+            w->reading = 0;
+        }
+    pthread_mutex_unlock(&wmu);
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    STORE(g_stop, 1);   /* a lock-free atomic store: async-signal-safe */
+}
+
+/* ---- main ---- */
+
+static int setup_engine(void)
+{
+    swa_error err;
+    swa_ctx_config cfg;
+    const swa_hparams *hp;
+    const char *base;
+    int i;
+    if (swa_model_load(S.o.model, &S.model, &err) != SWA_OK) {
+        fprintf(stderr, "swa-server: %s\n", err.msg);
+        return 0;
+    }
+    if (swa_model_vocab(S.model, &S.vocab, &err) != SWA_OK) {
+        fprintf(stderr, "swa-server: the model has no usable vocabulary: %s\n", err.msg);
+        return 0;
+    }
+    hp = swa_model_hparams(S.model);
+    S.n_vocab = hp->n_vocab;
+    if (S.o.chat_template) S.tmpl = swa_chat_template_by_name(S.o.chat_template);
+    else if (swa_model_chat_template(S.model, &S.tmpl, &err) != SWA_OK) {
+        S.tmpl = swa_chat_template_by_name("llama2");
+        fprintf(stderr, "swa-server: %s; chat uses llama2 ([INST] ... [/INST]); --chat-template chooses another\n",
+                err.code == SWA_ERR_NOT_FOUND ? "the model has no chat template" : err.msg);
+    }
+    S.eos = swa_vocab_eos(S.vocab);
+    S.eot = swa_chat_template_eot_token(S.tmpl, S.vocab);
+    cfg = swa_ctx_config_default(S.model);
+    cfg.n_seq = S.o.parallel;
+    cfg.n_threads = S.o.threads;
+    cfg.n_batch = S.o.n_batch;
+    cfg.n_rewind = S.o.n_rewind;
+    if (S.o.n_ctx) cfg.n_ctx = S.o.n_ctx;
+    if (swa_ctx_create(S.model, &cfg, &S.ctx, &err) != SWA_OK) {
+        fprintf(stderr, "swa-server: %s\n", err.msg);
+        return 0;
+    }
+    cfg = swa_ctx_config_get(S.ctx);
+    S.n_slots = S.o.parallel;
+    S.lim.vocab = S.vocab;
+    S.lim.tmpl = S.tmpl;
+    S.lim.n_ctx = cfg.n_ctx;
+    S.lim.n_slots = S.n_slots;
+    S.slots = (slot *)calloc((size_t)S.n_slots, sizeof *S.slots);
+    S.b_cap = (size_t)S.o.n_batch + (size_t)S.n_slots;
+    S.b_tok = (int32_t *)malloc(S.b_cap * sizeof(int32_t));
+    S.b_seq = (int32_t *)malloc(S.b_cap * sizeof(int32_t));
+    S.b_logits = (int8_t *)malloc(S.b_cap);
+    S.b_slot = (int *)malloc(S.b_cap * sizeof(int));
+    S.rows = (float *)malloc((size_t)(2 * S.n_slots) * (size_t)S.n_vocab * sizeof(float));
+    if (!S.slots || !S.b_tok || !S.b_seq || !S.b_logits || !S.b_slot || !S.rows) {
+        fprintf(stderr, "swa-server: out of memory\n");
+        return 0;
+    }
+    for (i = 0; i < S.n_slots; i++) S.slots[i].state = SLOT_IDLE;
+    base = S.o.alias ? S.o.alias : strrchr(S.o.model, '/') ? strrchr(S.o.model, '/') + 1 : S.o.model;
+    snprintf(S.model_id, sizeof S.model_id, "%s", base);
+    fprintf(stderr, "swa-server: %s: %d slots of %d positions (window %d, %d of %d layers windowed), %s kernels, "
+                    "%d threads, chat template %s, %.1f MB of cache\n",
+            S.model_id, S.n_slots, cfg.n_ctx, hp->window, hp->n_windowed, hp->n_layer, swa_ctx_kernels(S.ctx),
+            cfg.n_threads, swa_chat_template_name(S.tmpl), (double)swa_ctx_cache_bytes(S.ctx) / 1e6);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    struct MHD_Daemon *d;
+    struct sockaddr_in addr;
+    const union MHD_DaemonInfo *info;
+    pthread_t sched;
+    struct sigaction sa;
+    int i;
+    if (!parse_args(argc, argv, &S.o)) return 2;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((uint16_t)S.o.port);
+    if (!strcmp(S.o.host, "localhost")) S.o.host = "127.0.0.1";
+    if (inet_pton(AF_INET, S.o.host, &addr.sin_addr) != 1) {
+        fprintf(stderr, "swa-server: --host needs an IPv4 address (or localhost), not \"%s\"\n", S.o.host);
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    pthread_mutex_init(&S.mu, NULL);
+    pthread_cond_init(&S.wake, NULL);
+    d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+                         on_request, NULL,
+                         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)S.o.timeout,
+                         MHD_OPTION_CONNECTION_LIMIT, (unsigned)S.o.max_conn,
+                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
+                         MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024),
+                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+                         MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+                         MHD_OPTION_END);
+    if (!d) {
+        fprintf(stderr, "swa-server: cannot listen on %s:%d: %s\n", S.o.host, S.o.port, strerror(errno));
+        return 1;
+    }
+    info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    fprintf(stderr, "swa-server: listening on http://%s:%u (loading %s)\n", S.o.host,
+            info ? (unsigned)info->port : (unsigned)S.o.port, S.o.model);
+    if (!setup_engine()) {
+        MHD_stop_daemon(d);
+        return 1;
+    }
+    if (pthread_create(&sched, NULL, scheduler, NULL)) {
+        fprintf(stderr, "swa-server: cannot start the scheduler thread\n");
+        return 1;
+    }
+    STORE(S.loaded, 1);
+    fprintf(stderr, "swa-server: ready on http://%s:%u\n", S.o.host, info ? (unsigned)info->port : (unsigned)S.o.port);
+    while (!LOAD(g_stop)) {
+        struct timespec ts = {0, 250 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        watchdog();
+    }
+    fprintf(stderr, "swa-server: stopping\n");
+    pthread_mutex_lock(&S.mu);
+    S.stopping = 1;
+    pthread_cond_signal(&S.wake);
+    pthread_mutex_unlock(&S.mu);
+    pthread_join(sched, NULL);
+    /* what is still in flight ends now (its connections see it done), then the connections */
+    for (i = 0; i < S.n_slots; i++)
+        if (S.slots[i].job) job_end(S.slots[i].job, 503, "the server is stopping");
+    while (S.queue_head) {
+        job *j = S.queue_head;
+        S.queue_head = j->next;
+        S.n_queued--;
+        job_end(j, 503, "the server is stopping");
+    }
+    MHD_stop_daemon(d);
+    for (i = 0; i < S.n_slots; i++) {
+        free(S.slots[i].hist);
+        free(S.slots[i].snap);
+        free(S.slots[i].snap_tok);
+    }
+    free(S.slots);
+    free(S.b_tok);
+    free(S.b_seq);
+    free(S.b_logits);
+    free(S.b_slot);
+    free(S.rows);
+    swa_ctx_free(S.ctx);
+    swa_model_free(S.model);
+    return 0;
+}

@@ -1,0 +1,59 @@
+/* swa-server's request parsing: an OpenAI request body (JSON) to the tokens to evaluate and the
+   parameters to generate with, without HTTP, so that a fuzzer can drive it (tests/fuzz/fuzz_server.c).
+   Bad input is an srv_error with the HTTP status, OpenAI's error type, the field at fault and a
+   message naming it; never a crash. Uses swa.h and cJSON (Debian's libcjson-dev). */
+#ifndef SWA_SERVER_REQUEST_H
+#define SWA_SERVER_REQUEST_H
+#include <stddef.h>
+#include <stdint.h>
+#include "swa.h"
+
+enum { SRV_CHAT = 0, SRV_COMPLETION = 1 };
+enum { SRV_MAX_STOP = 16, SRV_MAX_STOP_LEN = 256, SRV_MAX_TOP_LOGPROBS = 20 };
+
+/* What a request is checked against. */
+typedef struct srv_limits {
+    const swa_vocab *vocab;
+    const swa_chat_template *tmpl;     /* chat requests are formatted with it */
+    int32_t n_ctx;                     /* positions a slot holds: prompt + completion */
+    int32_t n_slots;                   /* the most choices (n) one request may ask for */
+} srv_limits;
+
+typedef struct srv_request {
+    int kind;                          /* SRV_CHAT or SRV_COMPLETION */
+    int32_t *prompt;                   /* the tokens to evaluate (BOS included) */
+    size_t n_prompt;
+    int64_t max_tokens;                /* -1: until the context is full */
+    swa_sampler_config sampling;
+    int n_choices;                     /* n: 1.. n_slots */
+    int stream, include_usage;
+    int ignore_eos;                    /* llama-server's extension: generate max_tokens whatever */
+    int cache_prompt;                  /* llama-server's: reuse what a slot holds (default 1) */
+    char *stop[SRV_MAX_STOP];
+    int n_stop;
+    int logprobs;                      /* 0 off, 1 on */
+    int top_logprobs;                  /* 0..SRV_MAX_TOP_LOGPROBS alternatives per token */
+} srv_request;
+
+typedef struct srv_error {
+    int status;                        /* HTTP status: 400, 413, ... */
+    const char *type;                  /* "invalid_request_error", ... */
+    char param[64];                    /* the field at fault, "" for none */
+    char message[320];
+} srv_error;
+
+/* Parse a request body of len bytes (not NUL-terminated). 0 on success, with *out filled (free
+   it with srv_request_free); -1 with *err filled and *out empty. */
+int  srv_parse_request(const char *body, size_t len, int kind, const srv_limits *lim, srv_request *out,
+                       srv_error *err);
+void srv_request_free(srv_request *r);
+
+/* Tokenize text (whole, or until *n_out); the ids in *out (malloc'd; free it). -1 on error. */
+int  srv_tokenize(const swa_vocab *v, const char *text, size_t len, int flags, int32_t **out, size_t *n_out);
+
+/* 1 when n bytes are well-formed UTF-8 (no overlong forms, surrogates or values past U+10FFFF). */
+int  srv_utf8_valid(const char *s, size_t n);
+/* The length of the longest prefix of s[0..n) that ends on a character boundary of valid UTF-8
+   bytes: what can be sent now when the rest may still be completed. */
+size_t srv_utf8_complete(const char *s, size_t n);
+#endif

@@ -1,0 +1,108 @@
+"""swa-server through the official openai Python client (run by tests/server_openai.sh).
+
+Chat and completions, streamed and not, n > 1, stop strings, logprobs, and errors raised as the
+client's own exception types. Prints one line per check and ends with 'N passed, N failed'."""
+import sys
+
+import openai
+
+port = int(sys.argv[1])
+client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0, timeout=60)
+passed = failed = 0
+
+
+def check(name, fn):
+    global passed, failed
+    try:
+        fn()
+        passed += 1
+        print(f"ok   {name}")
+    except Exception as e:  # a failed check, whatever raised it
+        failed += 1
+        print(f"FAIL {name}: {type(e).__name__}: {e}")
+
+
+MSG = [{"role": "user", "content": "Tell me a story about a cat"}]
+
+
+def chat():
+    r = client.chat.completions.create(model="swa", messages=MSG, max_tokens=16, temperature=0)
+    assert r.object == "chat.completion"
+    assert r.choices[0].message.role == "assistant"
+    assert isinstance(r.choices[0].message.content, str) and r.choices[0].message.content
+    assert r.choices[0].finish_reason in ("stop", "length")
+    assert r.usage.completion_tokens <= 16 and r.usage.prompt_tokens > 0
+
+
+def chat_stream_equals_plain():
+    plain = client.chat.completions.create(model="swa", messages=MSG, max_tokens=24, temperature=0)
+    parts, finish, usage = [], None, None
+    for ch in client.chat.completions.create(model="swa", messages=MSG, max_tokens=24, temperature=0, stream=True,
+                                             stream_options={"include_usage": True}):
+        if ch.usage:
+            usage = ch.usage
+        for c in ch.choices:
+            if c.delta.content:
+                parts.append(c.delta.content)
+            if c.finish_reason:
+                finish = c.finish_reason
+    assert "".join(parts) == plain.choices[0].message.content, ("".join(parts), plain.choices[0].message.content)
+    assert finish == plain.choices[0].finish_reason
+    assert usage is not None and usage.completion_tokens == plain.usage.completion_tokens
+
+
+def n_choices():
+    r = client.chat.completions.create(model="swa", messages=MSG, max_tokens=8, n=3, seed=11)
+    assert sorted(c.index for c in r.choices) == [0, 1, 2]
+    assert r.usage.completion_tokens == sum(1 for _ in r.choices) * 0 + r.usage.completion_tokens
+
+
+def completion_stop():
+    full = client.completions.create(model="swa", prompt="Once upon a time", max_tokens=40, temperature=0).choices[0].text
+    stop = full[15:21]
+    want = full[:full.index(stop)]
+    r = client.completions.create(model="swa", prompt="Once upon a time", max_tokens=40, temperature=0, stop=[stop])
+    assert r.choices[0].text == want and r.choices[0].finish_reason == "stop", (r.choices[0].text, want)
+    text = "".join(c.choices[0].text for c in client.completions.create(
+        model="swa", prompt="Once upon a time", max_tokens=40, temperature=0, stop=stop, stream=True) if c.choices)
+    assert text == want, (text, want)
+
+
+def logprobs():
+    r = client.chat.completions.create(model="swa", messages=MSG, max_tokens=4, temperature=0, logprobs=True, top_logprobs=3)
+    lp = r.choices[0].logprobs.content
+    assert len(lp) == r.usage.completion_tokens
+    assert all(len(t.top_logprobs) == 3 and t.logprob <= 0 for t in lp)
+    # greedy: the chosen token is the most likely one
+    assert abs(lp[0].logprob - lp[0].top_logprobs[0].logprob) < 1e-6
+
+
+def bad_request():
+    try:
+        client.chat.completions.create(model="swa", messages=MSG, max_tokens=4, temperature=-1)
+    except openai.BadRequestError as e:
+        assert e.status_code == 400 and "temperature" in str(e)
+        return
+    raise AssertionError("no BadRequestError")
+
+
+def not_found():
+    try:
+        client.get("/nothing/here", cast_to=object)
+    except openai.NotFoundError as e:
+        assert e.status_code == 404
+        return
+    raise AssertionError("no NotFoundError")
+
+
+def models():
+    ids = [m.id for m in client.models.list()]
+    assert ids == ["swa-stories.gguf"], ids
+
+
+for name, fn in [("chat", chat), ("chat streamed = not streamed", chat_stream_equals_plain), ("n = 3", n_choices),
+                 ("completion stop, streamed and not", completion_stop), ("logprobs", logprobs),
+                 ("400 as BadRequestError", bad_request), ("404 as NotFoundError", not_found), ("models", models)]:
+    check(name, fn)
+print(f"openai {openai.__version__}: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)

@@ -1,0 +1,517 @@
+/* build/swa-server driven by clients we did not write: curl (and, through tests/server_openai.sh,
+   the official openai Python client when python3 can make a venv), and by our load generator
+   with faults. Each server listens on 127.0.0.1 on a port the system picks (--port 0), so runs
+   side by side do not collide. Expectations come from outside the server: the text swa-generate
+   prints for the same greedy request, the same stream alone and beside another, the statuses
+   the OpenAI API documents. After each test every slot must be free (/metrics) and the server
+   must answer the next request. Skips, saying why, when swa-server was not built (no
+   libmicrohttpd-dev/libcjson-dev) or curl is absent. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "tests/programs.h"
+#include <signal.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MODEL "examples/models/swa-stories.gguf"
+
+typedef struct server {
+    pid_t pid;
+    int port;
+    char log[128];
+} server;
+
+static server main_srv;
+static server *extra_srv;   /* a test's own server, stopped by the teardown if the test failed */
+static const char *skip_reason;
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = (char *)malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
+    if (buf) buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Start swa-server with these extra arguments; 0 when it did not say "ready" in 20 s. */
+static int server_start(server *s, const char *args)
+{
+    char cmd[1024];
+    int i;
+    tu_tmp_path(s->log, sizeof s->log, "server_log");
+    snprintf(cmd, sizeof cmd, "exec %s -m %s --port 0 -t 2 %s 2>%s", PROGRAM("swa-server"), MODEL, args, s->log);
+    s->pid = fork();
+    if (s->pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    for (i = 0; i < 200; i++) {
+        char *log = read_text(s->log), *p;
+        if (log && (p = strstr(log, "ready on http://127.0.0.1:")) != NULL) {
+            s->port = atoi(p + strlen("ready on http://127.0.0.1:"));
+            free(log);
+            return 1;
+        }
+        free(log);
+        if (waitpid(s->pid, NULL, WNOHANG) == s->pid) { s->pid = 0; return 0; }
+        sleep_ms(100);
+    }
+    return 0;
+}
+
+/* Stop it with SIGTERM: it must exit 0 (no crash on the way). */
+static int server_stop(server *s)
+{
+    int status = 0, i;
+    if (s->pid <= 0) return 1;
+    kill(s->pid, SIGTERM);
+    for (i = 0; i < 100 && waitpid(s->pid, &status, WNOHANG) != s->pid; i++) sleep_ms(100);
+    if (i == 100) {
+        kill(s->pid, SIGKILL);
+        waitpid(s->pid, &status, 0);
+        s->pid = 0;
+        return 0;
+    }
+    s->pid = 0;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char *log = read_text(s->log);
+        print_message("swa-server exited with status %d; its log:\n%s\n", status, log ? log : "");
+        free(log);
+        return 0;
+    }
+    unlink(s->log);
+    return 1;
+}
+
+/* curl's output for a request: -s, the given options and body, to the given path. */
+static char *curl(const server *s, const char *opts, const char *path, const char *body, int *rc)
+{
+    char *cmd, *out;
+    size_t n = strlen(body ? body : "") + 1024;
+    int r;
+    cmd = (char *)malloc(n);
+    assert_non_null(cmd);
+    /* the body through a quoted here-document: no shell quoting of the JSON */
+    if (body)
+        snprintf(cmd, n, "curl -s %s --data-binary @- http://127.0.0.1:%d%s <<'SWA_EOF'\n%s\nSWA_EOF\n", opts, s->port, path, body);
+    else
+        snprintf(cmd, n, "curl -s %s http://127.0.0.1:%d%s", opts, s->port, path);
+    out = tu_capture(cmd, &r);
+    if (rc) *rc = r;
+    free(cmd);
+    return out;
+}
+
+/* The JSON-escaped form of text, as cJSON writes it (", \, and control characters). */
+static char *json_escape(const char *t)
+{
+    char *o = (char *)malloc(6 * strlen(t) + 1), *p = o;
+    assert_non_null(o);
+    for (; *t; t++) {
+        unsigned char c = (unsigned char)*t;
+        if (c == '"' || c == '\\') { *p++ = '\\'; *p++ = (char)c; }
+        else if (c == '\n') { *p++ = '\\'; *p++ = 'n'; }
+        else if (c == '\t') { *p++ = '\\'; *p++ = 't'; }
+        else if (c == '\r') { *p++ = '\\'; *p++ = 'r'; }
+        else if (c < 0x20) p += sprintf(p, "\\u%04x", c);
+        else *p++ = (char)c;
+    }
+    *p = '\0';
+    return o;
+}
+
+/* The concatenation of every "key":"..." string value in s (escaped as written): the text of a
+   stream's events, or of a response's one choice. */
+static char *join_strings(const char *s, const char *key)
+{
+    char pat[64], *out = (char *)malloc(strlen(s) + 1), *o = out;
+    const char *p = s;
+    assert_non_null(out);
+    snprintf(pat, sizeof pat, "\"%s\":\"", key);
+    while ((p = strstr(p, pat)) != NULL) {
+        p += strlen(pat);
+        while (*p && *p != '"') {
+            if (*p == '\\' && p[1]) *o++ = *p++;
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+static long metric(const server *s, const char *name)
+{
+    char pat[128], *m = curl(s, "", "/metrics", NULL, NULL), *p;
+    long v = -1;
+    snprintf(pat, sizeof pat, "\n%s ", name);
+    if ((p = strstr(m, pat)) != NULL) v = strtol(p + strlen(pat), NULL, 10);
+    free(m);
+    return v;
+}
+
+/* Every slot free (the scheduler frees a slot at its next step: a moment's grace), and a
+   well-formed request answered. */
+static void assert_server_sound(const server *s)
+{
+    int i;
+    char *r;
+    for (i = 0; i < 50 && metric(s, "swa_slots_busy") != 0; i++) sleep_ms(100);
+    assert_int_equal(metric(s, "swa_slots_busy"), 0);
+    r = curl(s, "", "/v1/completions", "{\"prompt\":\"Once upon a time\",\"max_tokens\":4}", NULL);
+    assert_non_null(strstr(r, "\"completion_tokens\":4"));
+    free(r);
+}
+
+/* What swa-generate prints after the prompt for a greedy run of n tokens. */
+static char *generate_greedy(const char *prompt, int n)
+{
+    char cmd[512], *out, *copy;
+    int rc;
+    snprintf(cmd, sizeof cmd, "%s -m %s -p '%s' -n %d --temp 0 -t 2 2>/dev/null", PROGRAM("swa-generate"), MODEL, prompt, n);
+    out = tu_capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    assert_memory_equal(out, prompt, strlen(prompt));
+    copy = strdup(out + strlen(prompt));
+    free(out);
+    assert_non_null(copy);
+    if (*copy && copy[strlen(copy) - 1] == '\n') copy[strlen(copy) - 1] = '\0';   /* its closing newline */
+    return copy;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (access(PROGRAM_FILE("swa-server"), X_OK)) {
+        skip_reason = "swa-server was not built (apt-get install libmicrohttpd-dev libcjson-dev, then make)";
+        return 0;
+    }
+    if (tu_run("curl --version >/dev/null 2>&1")) {
+        skip_reason = "curl is not installed (apt-get install curl)";
+        return 0;
+    }
+    /* 128 positions under ThreadSanitizer (SWA_TEST_QUICK), where a token costs ~20 times more:
+       the fault that runs a completion to the end of the context stays short */
+#ifdef SWA_TEST_QUICK
+    if (!server_start(&main_srv, "-np 4 -c 128 --timeout 2")) {
+#else
+    if (!server_start(&main_srv, "-np 4 -c 512 --timeout 2")) {
+#endif
+        fail_msg("swa-server did not start");
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (extra_srv && extra_srv->pid > 0) {
+        kill(extra_srv->pid, SIGKILL);
+        waitpid(extra_srv->pid, NULL, 0);
+    }
+    if (main_srv.pid > 0) assert_true(server_stop(&main_srv));
+    return 0;
+}
+
+#define NEED_SERVER() do { if (skip_reason) { print_message("skipped: %s\n", skip_reason); skip(); } } while (0)
+
+static void test_endpoints(void **state)
+{
+    char *r;
+    int rc;
+    (void)state;
+    NEED_SERVER();
+    r = curl(&main_srv, "", "/health", NULL, &rc);
+    assert_string_equal(r, "{\"status\":\"ok\"}");
+    free(r);
+    r = curl(&main_srv, "", "/v1/models", NULL, NULL);
+    assert_non_null(strstr(r, "\"id\":\"swa-stories.gguf\""));
+    free(r);
+    assert_int_equal(metric(&main_srv, "swa_slots_total"), 4);
+    r = curl(&main_srv, "", "/tokenize", "{\"content\":\"Once upon a time\"}", NULL);
+    assert_non_null(strstr(r, "\"tokens\":["));
+    free(r);
+    r = curl(&main_srv, "", "/detokenize", "{\"tokens\":[481,544,260,374]}", NULL);
+    assert_string_equal(r, "{\"content\":\" Once upon a time\"}");
+    free(r);
+}
+
+/* The same greedy request through the server and through swa-generate: the same text, streamed or not. */
+static void test_greedy_matches_generate(void **state)
+{
+    char *want = generate_greedy("Once upon a time", 40), *esc = json_escape(want), *r, *got;
+    (void)state;
+    NEED_SERVER();
+    r = curl(&main_srv, "", "/v1/completions", "{\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0}", NULL);
+    got = join_strings(r, "text");
+    assert_string_equal(got, esc);
+    assert_non_null(strstr(r, "\"finish_reason\":\"length\""));
+    assert_non_null(strstr(r, "\"completion_tokens\":40"));
+    free(got);
+    free(r);
+    r = curl(&main_srv, "-N", "/v1/completions",
+             "{\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0,\"stream\":true}", NULL);
+    got = join_strings(r, "text");
+    assert_string_equal(got, esc);
+    assert_non_null(strstr(r, "data: [DONE]"));
+    free(got);
+    free(r);
+    free(want);
+    free(esc);
+    assert_server_sound(&main_srv);
+}
+
+/* Two streams at once give each exactly what it gives alone (greedy, different prompts). */
+static void test_concurrent_streams(void **state)
+{
+    const char *b1 = "{\"prompt\":\"Tom had a red ball\",\"max_tokens\":48,\"temperature\":0,\"stream\":true,\"ignore_eos\":true}";
+    const char *b2 = "{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me about a dog\"}],\"max_tokens\":48,"
+                     "\"temperature\":0,\"stream\":true,\"ignore_eos\":true}";
+    char *a1, *a2, *t1, *t2, *c1, *c2, cmd[1024], f1[96], f2[96];
+    (void)state;
+    NEED_SERVER();
+    a1 = curl(&main_srv, "-N", "/v1/completions", b1, NULL);
+    a2 = curl(&main_srv, "-N", "/v1/chat/completions", b2, NULL);
+    t1 = join_strings(a1, "text");
+    t2 = join_strings(a2, "content");
+    assert_true(strlen(t1) > 20 && strlen(t2) > 20);
+    tu_tmp_path(f1, sizeof f1, "stream1");
+    tu_tmp_path(f2, sizeof f2, "stream2");
+    snprintf(cmd, sizeof cmd,
+             "curl -sN --data-binary '%s' http://127.0.0.1:%d/v1/completions > %s & "
+             "curl -sN --data-binary '%s' http://127.0.0.1:%d/v1/chat/completions > %s & wait",
+             b1, main_srv.port, f1, b2, main_srv.port, f2);
+    assert_int_equal(tu_run(cmd), 0);
+    free(a1);
+    free(a2);
+    a1 = read_text(f1);
+    a2 = read_text(f2);
+    c1 = join_strings(a1, "text");
+    c2 = join_strings(a2, "content");
+    assert_string_equal(c1, t1);
+    assert_string_equal(c2, t2);
+    unlink(f1);
+    unlink(f2);
+    free(a1), free(a2), free(t1), free(t2), free(c1), free(c2);
+    assert_server_sound(&main_srv);
+}
+
+/* stop strings cut the text before them, streamed or not, also when a stop string spans tokens;
+   n choices come back with their own indices. */
+static void test_stop_and_n(void **state)
+{
+    char *want = generate_greedy("Once upon a time", 40), *cut, *stop, body[512], *r, *got, *esc;
+    (void)state;
+    NEED_SERVER();
+    /* a stop string from the middle of the greedy text, 6 bytes that straddle a token boundary or not */
+    assert_true(strlen(want) > 30);
+    stop = strndup(want + 20, 6);
+    cut = strndup(want, (size_t)(strstr(want, stop) - want));
+    esc = json_escape(cut);
+    {
+        char *se = json_escape(stop);
+        snprintf(body, sizeof body, "{\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0,\"stop\":[\"zzz\",\"%s\"]%%s}", se);
+        free(se);
+    }
+    {
+        char b2[600];
+        snprintf(b2, sizeof b2, body, "");
+        r = curl(&main_srv, "", "/v1/completions", b2, NULL);
+        got = join_strings(r, "text");
+        assert_string_equal(got, esc);
+        assert_non_null(strstr(r, "\"finish_reason\":\"stop\""));
+        free(got), free(r);
+        snprintf(b2, sizeof b2, body, ",\"stream\":true");
+        r = curl(&main_srv, "-N", "/v1/completions", b2, NULL);
+        got = join_strings(r, "text");
+        assert_string_equal(got, esc);
+        assert_non_null(strstr(r, "\"finish_reason\":\"stop\""));
+        free(got), free(r);
+    }
+    r = curl(&main_srv, "", "/v1/chat/completions",
+             "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":8,\"n\":3,\"seed\":7}", NULL);
+    assert_non_null(strstr(r, "\"index\":0"));
+    assert_non_null(strstr(r, "\"index\":1"));
+    assert_non_null(strstr(r, "\"index\":2"));
+    free(r);
+    r = curl(&main_srv, "", "/v1/chat/completions",
+             "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":8,\"n\":5}", NULL);
+    assert_non_null(strstr(r, "\"param\":\"n\""));   /* more choices than slots */
+    free(r);
+    free(want), free(stop), free(cut), free(esc);
+    assert_server_sound(&main_srv);
+}
+
+/* The next turn of a chat evaluates only what is new: the slot held the first turn. */
+static void test_conversation_reuse(void **state)
+{
+    char *r, *reply, body[2048];
+    const char *p;
+    long prompt1, cached;
+    (void)state;
+    NEED_SERVER();
+    r = curl(&main_srv, "", "/v1/chat/completions",
+             "{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a story about a cat\"}],\"max_tokens\":30,\"temperature\":0}",
+             NULL);
+    reply = join_strings(r, "content");
+    assert_non_null(p = strstr(r, "\"prompt_tokens\":"));
+    prompt1 = strtol(p + 16, NULL, 10);
+    free(r);
+    snprintf(body, sizeof body,
+             "{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a story about a cat\"},{\"role\":\"assistant\",\"content\":\"%s\"},"
+             "{\"role\":\"user\",\"content\":\"And then?\"}],\"max_tokens\":8,\"temperature\":0}", reply);
+    r = curl(&main_srv, "", "/v1/chat/completions", body, NULL);
+    assert_non_null(p = strstr(r, "\"cached_tokens\":"));
+    cached = strtol(p + 16, NULL, 10);
+    print_message("turn 1: %ld prompt tokens; turn 2: %ld tokens found in the slot\n", prompt1, cached);
+    assert_true(cached >= prompt1);
+    free(r);
+    free(reply);
+    assert_server_sound(&main_srv);
+}
+
+static void expect_status(const server *s, const char *opts, const char *path, const char *body, const char *status,
+                          const char *needle)
+{
+    char o[256], *r;
+    snprintf(o, sizeof o, "-i %s", opts);
+    r = curl(s, o, path, body, NULL);
+    if (strncmp(r + 9, status, 3) || (needle && !strstr(r, needle)))
+        fail_msg("%s %s: wanted %s with \"%s\", got:\n%.600s", path, body ? body : "", status, needle ? needle : "", r);
+    free(r);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"Once\",\"max_tokens\":\"many\"}", "400",
+                  "\"param\":\"max_tokens\"");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"Once\",\"temperature\":-1}", "400", "temperature");
+    expect_status(&main_srv, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\"}", "400", "not valid JSON");
+    expect_status(&main_srv, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"robot\",\"content\":\"x\"}]}", "400",
+                  "messages[0].role");
+    expect_status(&main_srv, "", "/v1/chat/completions", "{\"messages\":[]}", "400", "\"param\":\"messages\"");
+    expect_status(&main_srv, "", "/v1/completions", "[1,2,3]", "400", "JSON object");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":[99999]}", "400", "prompt[0]");
+    expect_status(&main_srv, "", "/v1/nothing", NULL, "404", "\"error\"");
+    expect_status(&main_srv, "", "/v1/completions", NULL, "405", "\"error\"");
+    expect_status(&main_srv, "-X DELETE", "/v1/models", NULL, "405", "\"error\"");
+    {
+        char cmd[256], *r;
+        int rc;
+        snprintf(cmd, sizeof cmd, "head -c 1100000 /dev/zero | tr '\\0' a | curl -s -i --data-binary @- "
+                 "http://127.0.0.1:%d/v1/completions", main_srv.port);
+        r = tu_capture(cmd, &rc);
+        assert_int_equal(strncmp(r + 9, "413", 3), 0);
+        free(r);
+    }
+    assert_server_sound(&main_srv);
+}
+
+/* --api-key: 401 without it or with a wrong one; /health stays open. A full queue: 503 with Retry-After. */
+static void test_auth_and_busy(void **state)
+{
+    static server s;   /* static: the teardown reaches it after a failed assertion */
+    char cmd[512];
+    (void)state;
+    NEED_SERVER();
+    int i;
+    extra_srv = &s;
+    assert_true(server_start(&s, "-np 1 -c 8192 --queue 0 --api-key sekrit"));
+    expect_status(&s, "", "/v1/models", NULL, "401", "authentication_error");
+    expect_status(&s, "-H 'Authorization: Bearer wrong'", "/v1/models", NULL, "401", "\"error\"");
+    expect_status(&s, "-H 'Authorization: Bearer sekrit'", "/v1/models", NULL, "200", "swa-stories");
+    expect_status(&s, "", "/health", NULL, "200", "ok");
+    /* one long stream holds the only slot; the next request finds no room */
+    snprintf(cmd, sizeof cmd, "curl -sN -H 'Authorization: Bearer sekrit' --data-binary "
+             "'{\"prompt\":\"Once\",\"max_tokens\":8000,\"ignore_eos\":true,\"stream\":true}' "
+             "http://127.0.0.1:%d/v1/completions > /dev/null &", s.port);
+    assert_int_equal(tu_run(cmd), 0);
+    for (i = 0; i < 100; i++) {   /* until the stream holds the slot */
+        char *m = curl(&s, "-H 'Authorization: Bearer sekrit'", "/metrics", NULL, NULL);
+        int busy = strstr(m, "\nswa_slots_busy 1") != NULL;
+        free(m);
+        if (busy) break;
+        sleep_ms(20);
+    }
+    expect_status(&s, "-H 'Authorization: Bearer sekrit'", "/v1/completions", "{\"prompt\":\"Once\",\"max_tokens\":4}", "503",
+                  "Retry-After: 1");
+    assert_true(server_stop(&s));
+    extra_srv = NULL;
+}
+
+/* Our load generator with every fault mixed in: no crash, no slot left busy, each fault its answer. */
+static void test_load_and_faults(void **state)
+{
+    char cmd[512], *out;
+    int rc;
+    /* ThreadSanitizer's build is ~20 times slower: there, fewer requests, still every fault */
+#ifdef SWA_TEST_QUICK
+    const int requests = 8;
+#else
+    const int requests = 25;
+#endif
+    snprintf(cmd, sizeof cmd, "%s --port %d -c 4 -r %d -n 24 --faults 40 --slow-limit 8 --check-slots 2>&1",
+             PROGRAM("swa-loadgen"), main_srv.port, requests);
+    (void)state;
+    NEED_SERVER();
+    out = tu_capture(cmd, &rc);
+    print_message("%s", out);
+    assert_int_equal(rc, 0);
+    free(out);
+    assert_server_sound(&main_srv);
+}
+
+/* The openai Python client (tests/server_openai.sh makes a venv and installs it): skipped, saying
+   so, without python3's venv or without PyPI. */
+static void test_openai_client(void **state)
+{
+    char cmd[256], *out;
+    int rc;
+    (void)state;
+    NEED_SERVER();
+    snprintf(cmd, sizeof cmd, "sh tests/server_openai.sh %d 2>&1", main_srv.port);
+    out = tu_capture(cmd, &rc);
+    print_message("%s", out);
+    if (rc == 77) { free(out); skip(); }
+    assert_int_equal(rc, 0);
+    free(out);
+    assert_server_sound(&main_srv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_endpoints),
+        cmocka_unit_test(test_greedy_matches_generate),
+        cmocka_unit_test(test_concurrent_streams),
+        cmocka_unit_test(test_stop_and_n),
+        cmocka_unit_test(test_conversation_reuse),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_auth_and_busy),
+        cmocka_unit_test(test_load_and_faults),
+        cmocka_unit_test(test_openai_client),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
