@@ -142,12 +142,12 @@ ERRORS
     checked against the file's length, with overflow in mind.
 
 FILE FORMAT
-    GGUF versions 2 and 3, little-endian, architectures "llama", "gemma2", "gemma3" (text),
-    "phi3", "qwen2" and "qwen3" with llama.cpp's key and tensor names and stored conventions
-    (one description row per architecture drives the loader and the one forward pass). Weight
-    types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, Q2_K, Q3_K, Q4_K, Q5_K,
-    Q6_K and IQ4_XS (ggml's block layouts), used in place; the small norm vectors may be of any
-    of them and are converted to float at load.
+    GGUF versions 2 and 3, little-endian, architectures "llama" (with experts: Mixtral),
+    "gemma2", "gemma3" (text), "phi3", "qwen2", "qwen3" and "qwen3moe" with llama.cpp's key and
+    tensor names and stored conventions (one description row per architecture drives the loader
+    and the one forward pass). Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
+    MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS (ggml's block layouts), used in place; the
+    small norm vectors may be of any of them and are converted to float at load.
 
 KERNELS
     Each kernel has a scalar reference and, beside it, SIMD twins: AVX2/FMA/F16C, AVX-VNNI and
@@ -369,8 +369,11 @@ typedef struct swa_hparams {
     float   rms_eps;       /* {arch}.attention.layer_norm_rms_epsilon, default 1e-5 */
     int32_t window;        /* largest sliding window over the layers; 0: no layer has one */
     uint32_t weight_type;  /* the most common type of the layer matrices */
-    const char *arch;      /* general.architecture: "llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3" */
+    const char *arch;      /* general.architecture: "llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe" */
     int32_t n_windowed;    /* layers with a sliding window in the file; the others attend to everything */
+    int32_t n_expert;      /* {arch}.expert_count: experts per layer; 0: a dense feed-forward */
+    int32_t n_expert_used; /* {arch}.expert_used_count: experts each token goes through */
+    int32_t n_ff_exp;      /* rows of each expert's gate and up (llama: n_ff) */
 } swa_hparams;
 
 /* Load a GGUF model. swa_model_load_with is the one loader; the three calls after it are
@@ -3278,6 +3281,12 @@ typedef struct swa__layer {
     const float *q_norm;       /* [head_dim] RMSNorm weights of each query head */
     const float *k_norm;       /* [head_dim] and of each key head */
     const float *attn_post_norm, *ffn_post_norm;   /* [n_embd] on each block's output */
+    /* a mixture of experts (n_expert > 0) in place of w_gate, w_up and w_down: the 3-D tensors
+       read as 2-D ones whose rows are expert 0's, then expert 1's... (swa__expert) */
+    swa__matrix router;        /* [n_expert][n_embd] ffn_gate_inp */
+    const float *router_bias;  /* [n_expert] ffn_gate_inp.bias, or NULL */
+    swa__matrix gate_exps, up_exps;   /* [n_expert][n_ff_exp][n_embd] */
+    swa__matrix down_exps;     /* [n_expert][n_embd][n_ff_exp] */
 } swa__layer;
 
 /* What an architecture's layers have beyond llama's: one row per architecture, read by the
@@ -3291,8 +3300,19 @@ enum {
     SWA__ARCH_NEOX       = 1 << 5,   /* RoPE turns dimensions i and i + n_rot/2, not 2i and 2i+1 */
     SWA__ARCH_FUSED      = 1 << 6,   /* attn_qkv holds Q, K and V; ffn_up holds gate and up */
     SWA__ARCH_ROPE_FACTORS = 1 << 7, /* rope_factors_long/short divide the frequencies */
-    SWA__ARCH_GEMMA_SCALE = 1 << 8   /* queries scaled as Gemma's checkpoints say (see below) */
+    SWA__ARCH_GEMMA_SCALE = 1 << 8,  /* queries scaled as Gemma's checkpoints say (see below) */
+    SWA__ARCH_EXPERTS    = 1 << 9,   /* every layer a mixture of experts: expert_count required */
+    SWA__ARCH_EXPERT_FF  = 1 << 10,  /* experts expert_feed_forward_length wide (default n_ff /
+                                        n_expert_used), not feed_forward_length */
+    SWA__ARCH_EXPERT_KEYS = 1 << 11  /* expert_gating_func, expert_weights_norm and _scale from the
+                                        file, the row's router rule by default */
 };
+
+/* How the router turns a token's logits over the experts into the weights of the ones it
+   picks (llama.cpp's expert_gating_func numbers): softmax over all experts, or a sigmoid of
+   each, then the top n_expert_used; or the top n_expert_used logits, then a softmax over
+   those. The weights may then be divided by their sum (expert_weights_norm). */
+enum { SWA__GATING_SOFTMAX = 1, SWA__GATING_SIGMOID = 2, SWA__GATING_SOFTMAX_WEIGHT = 3 };
 
 typedef struct swa__arch {
     const char *name;              /* general.architecture, the keys' prefix */
@@ -3304,6 +3324,8 @@ typedef struct swa__arch {
     float final_softcap;           /* and of {arch}.final_logit_softcapping */
     float local_rope_base;         /* RoPE base of windowed layers, 0 = the file's */
     int32_t wide_query_layers;     /* GEMMA_SCALE: with this many layers (the 27B models) */
+    int32_t gating;                /* a mixture of experts' router: SWA__GATING_* */
+    int32_t norm_weights;          /* and whether its weights are divided by their sum */
 } swa__arch;
 
 /* The window patterns are llama.cpp's built-in ones (set_swa_pattern): Gemma 2 alternates
@@ -3312,38 +3334,46 @@ typedef struct swa__arch {
    window, when the file has one, is on every layer (as in transformers; llama.cpp ignores it). */
 /* A row names its groups of fields (C++11 has no designated initializers): the window's
    (swa_period, min_window, default_window), the soft-capping defaults (attention, final), the
-   windowed layers' RoPE base and wide_query_layers. */
-#define SWA__ARCH(name, has, window, softcap, local_rope_base, wide_query) \
-    {name, has, window, softcap, local_rope_base, wide_query}
+   windowed layers' RoPE base, wide_query_layers and the router's rule (SWA__ROUTER: gating,
+   normalized), which is llama.cpp's build_moe_ffn arguments of the architecture: Mixtral (llama
+   with experts) and Qwen3-MoE both take a softmax over all experts, then the top k, then divide
+   their weights by their sum. */
+#define SWA__ARCH(name, has, window, softcap, local_rope_base, wide_query, router) \
+    {name, has, window, softcap, local_rope_base, wide_query, router}
 #define SWA__WINDOW(period, min, by_default) period, min, by_default
 #define SWA__SOFTCAP(attn, final) attn, final
 #define SWA__LOCAL_ROPE_BASE(base) base
 #define SWA__WIDE_QUERY_LAYERS(n) n
+#define SWA__ROUTER(gating, norm) gating, norm
 static const swa__arch swa__archs[] = {
     SWA__ARCH("llama", 0, SWA__WINDOW(0, 1, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
-              SWA__WIDE_QUERY_LAYERS(0)),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1)),
     SWA__ARCH("gemma2", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_NEOX | SWA__ARCH_GEMMA_SCALE,
               SWA__WINDOW(2, 0, 4096), SWA__SOFTCAP(50.0f, 30.0f), SWA__LOCAL_ROPE_BASE(0.0f),
-              SWA__WIDE_QUERY_LAYERS(46)),
+              SWA__WIDE_QUERY_LAYERS(46), SWA__ROUTER(SWA__GATING_SOFTMAX, 1)),
     SWA__ARCH("gemma3", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_QK_NORM | SWA__ARCH_NEOX |
               SWA__ARCH_GEMMA_SCALE,
               SWA__WINDOW(6, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(10000.0f),
-              SWA__WIDE_QUERY_LAYERS(62)),
+              SWA__WIDE_QUERY_LAYERS(62), SWA__ROUTER(SWA__GATING_SOFTMAX, 1)),
     SWA__ARCH("phi3", SWA__ARCH_NEOX | SWA__ARCH_FUSED | SWA__ARCH_BIASES | SWA__ARCH_ROPE_FACTORS,
               SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
-              SWA__WIDE_QUERY_LAYERS(0)),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1)),
     SWA__ARCH("qwen2", SWA__ARCH_NEOX | SWA__ARCH_BIASES,
               SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
-              SWA__WIDE_QUERY_LAYERS(0)),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1)),
     SWA__ARCH("qwen3", SWA__ARCH_NEOX | SWA__ARCH_QK_NORM,
               SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
-              SWA__WIDE_QUERY_LAYERS(0)),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1)),
+    SWA__ARCH("qwen3moe", SWA__ARCH_NEOX | SWA__ARCH_QK_NORM | SWA__ARCH_EXPERTS | SWA__ARCH_EXPERT_FF,
+              SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1)),
 };
 #undef SWA__ARCH
 #undef SWA__WINDOW
 #undef SWA__SOFTCAP
 #undef SWA__LOCAL_ROPE_BASE
 #undef SWA__WIDE_QUERY_LAYERS
+#undef SWA__ROUTER
 
 struct swa_model {
     swa_gguf *gguf;
@@ -3365,6 +3395,9 @@ struct swa_model {
     float local_rope_base;     /* windowed layers' RoPE base */
     int64_t n_ctx_orig;        /* rope_factors_long beyond this context, short up to it */
     const float *rope_long, *rope_short;   /* [n_rot/2] or NULL */
+    int32_t gating;            /* the router's rule (SWA__GATING_*), */
+    int32_t norm_weights;      /* whether its weights are divided by their sum, */
+    float expert_scale;        /* and what they are then multiplied by (1: not) */
     swa_vocab *vocab;          /* NULL when the file has none we can use; vocab_err says why */
     swa_error vocab_err;
 };
@@ -3528,6 +3561,48 @@ static swa_status swa__read_arch_params(swa_model *m, swa_error *err)
     return SWA_OK;
 }
 
+/* A mixture of experts, as llama.cpp reads one: {arch}.expert_count experts (at most its 512),
+   expert_used_count of them per token. A llama file with experts is Mixtral, its experts
+   feed_forward_length wide; Qwen3-MoE's are expert_feed_forward_length wide. Without experts,
+   feed_forward_length is required (llama.cpp reads 0 and fails on the shapes). */
+static swa_status swa__read_experts(swa_model *m, swa_error *err)
+{
+    swa_hparams *hp = &m->hp;
+    const swa__arch *a = m->arch;
+    int64_t e, k, ff;
+    double lo = -1e9;
+    swa_status s;
+    if ((s = swa__get_int(m->gguf, swa__key(m, "expert_count"), (a->has & SWA__ARCH_EXPERTS) != 0, 0,
+                          (a->has & SWA__ARCH_EXPERTS) ? 1 : 0, 512, &e, err)) != SWA_OK ||
+        (s = swa__get_int(m->gguf, swa__key(m, "expert_used_count"), e > 0, 0, e > 0 ? 1 : 0, e, &k, err)) != SWA_OK)
+        return s;
+    m->gating = a->gating;
+    m->norm_weights = a->norm_weights;
+    m->expert_scale = 1.0f;
+    hp->n_expert = (int32_t)e;
+    hp->n_expert_used = (int32_t)k;
+    hp->n_ff_exp = hp->n_ff;
+    if (e == 0) {
+        if (hp->n_ff == 0) return swa__fail(err, SWA_ERR_MODEL, "key %s is missing", swa__key(m, "feed_forward_length"));
+        return SWA_OK;
+    }
+    if (a->has & SWA__ARCH_EXPERT_FF) {
+        if ((s = swa__get_int(m->gguf, swa__key(m, "expert_feed_forward_length"), hp->n_ff == 0, hp->n_ff / k, 1, 1 << 24,
+                              &ff, err)) != SWA_OK)
+            return s;
+        hp->n_ff_exp = (int32_t)ff;
+    }
+    if (hp->n_ff_exp == 0) return swa__fail(err, SWA_ERR_MODEL, "key %s is missing", swa__key(m, "feed_forward_length"));
+    if (!(a->has & SWA__ARCH_EXPERT_KEYS)) return SWA_OK;
+    if ((s = swa__get_int(m->gguf, swa__key(m, "expert_gating_func"), 0, a->gating, 0, 3, &e, err)) != SWA_OK ||
+        (s = swa__get_bool(m->gguf, swa__key(m, "expert_weights_norm"), a->norm_weights, &m->norm_weights, err)) != SWA_OK ||
+        (s = swa__get_float(m->gguf, swa__key(m, "expert_weights_scale"), 0.0, lo, -lo, &m->expert_scale, err)) != SWA_OK)
+        return s;
+    m->gating = e == 0 ? a->gating : (int32_t)e;   /* 0: llama.cpp's "none", the architecture's own */
+    if (m->expert_scale == 0.0f) m->expert_scale = 1.0f;
+    return SWA_OK;
+}
+
 static swa_status swa__read_hparams(swa_model *m, swa_error *err)
 {
     const swa_gguf *g = m->gguf;
@@ -3544,7 +3619,7 @@ static swa_status swa__read_hparams(swa_model *m, swa_error *err)
     } keys[] = {
         {"block_count", offsetof(swa_hparams, n_layer), 1, 0, 1, 65536},
         {"embedding_length", offsetof(swa_hparams, n_embd), 1, 0, 1, 1 << 20},
-        {"feed_forward_length", offsetof(swa_hparams, n_ff), 1, 0, 1, 1 << 24},
+        {"feed_forward_length", offsetof(swa_hparams, n_ff), 0, 0, 0, 1 << 24},   /* see swa__read_experts */
         {"attention.head_count", offsetof(swa_hparams, n_head), 1, 0, 1, 1 << 16},
         {"attention.head_count_kv", offsetof(swa_hparams, n_kv_head), 0, 1, 1, 1 << 16},
         {"context_length", offsetof(swa_hparams, n_ctx_train), 0, 0, 1, INT32_MAX},
@@ -3557,6 +3632,7 @@ static swa_status swa__read_hparams(swa_model *m, swa_error *err)
             return s;
         *(int32_t *)(void *)((char *)hp + keys[k].field) = (int32_t)v;
     }
+    if ((s = swa__read_experts(m, err)) != SWA_OK) return s;
     if ((s = swa__read_head_dim(m, err)) != SWA_OK) return s;
     if (hp->n_head % hp->n_kv_head != 0)
         return swa__fail(err, SWA_ERR_MODEL, "KV head count %d does not divide the head count %d", hp->n_kv_head, hp->n_head);
@@ -3645,8 +3721,9 @@ static swa_status swa__read_windows(swa_model *m, swa_error *err)
     return SWA_OK;
 }
 
+/* Tensor `name` of shape ne0 x ne1 (x ne2: the experts of a 3-D one). */
 static const swa_gguf_tensor *swa__find_tensor(const swa_model *m, const char *name, int required,
-                                               int64_t ne0, int64_t ne1, swa_status *s, swa_error *err)
+                                               int64_t ne0, int64_t ne1, int64_t ne2, swa_status *s, swa_error *err)
 {
     int64_t i = swa_gguf_tensor_find(m->gguf, name);
     const swa_gguf_tensor *t;
@@ -3656,10 +3733,11 @@ static const swa_gguf_tensor *swa__find_tensor(const swa_model *m, const char *n
         return NULL;
     }
     t = swa_gguf_tensor_at(m->gguf, i);
-    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1) {
-        *s = swa__fail(err, SWA_ERR_MODEL, "tensor %s: shape %lldx%lldx%lldx%lld, want %lldx%lld", name,
-                       (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], (long long)t->ne[3],
-                       (long long)ne0, (long long)ne1);
+    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != ne2 || t->ne[3] != 1) {
+        char want[64];
+        snprintf(want, sizeof want, ne2 > 1 ? "%lldx%lldx%lld" : "%lldx%lld", (long long)ne0, (long long)ne1, (long long)ne2);
+        *s = swa__fail(err, SWA_ERR_MODEL, "tensor %s: shape %lldx%lldx%lldx%lld, want %s", name,
+                       (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], (long long)t->ne[3], want);
         return NULL;
     }
     return t;
@@ -3672,7 +3750,7 @@ static swa_status swa__get_vector(swa_model *m, const char *name, int64_t n, int
                                   swa_error *err)
 {
     swa_status s;
-    const swa_gguf_tensor *t = swa__find_tensor(m, name, required, n, 1, &s, err);
+    const swa_gguf_tensor *t = swa__find_tensor(m, name, required, n, 1, 1, &s, err);
     float *dst = m->norms + m->n_norms;
     *out = NULL;
     if (!t) return s;
@@ -3687,11 +3765,13 @@ static swa_status swa__get_vector(swa_model *m, const char *name, int64_t n, int
     return SWA_OK;
 }
 
-static swa_status swa__get_matrix(const swa_model *m, const char *name, int required, int64_t n_in,
-                                  int64_t n_out, swa__matrix *out, swa_error *err)
+/* A matrix of n_out rows of n_in; or n_experts of them in a 3-D tensor, read as one matrix of
+   n_experts * n_out rows. */
+static swa_status swa__get_matrices(const swa_model *m, const char *name, int required, int64_t n_in,
+                                    int64_t n_out, int64_t n_experts, swa__matrix *out, swa_error *err)
 {
     swa_status s;
-    const swa_gguf_tensor *t = swa__find_tensor(m, name, required, n_in, n_out, &s, err);
+    const swa_gguf_tensor *t = swa__find_tensor(m, name, required, n_in, n_out, n_experts, &s, err);
     char types[160];
     if (!t) return s;
     if (!swa__type_supported(t->type)) {
@@ -3704,9 +3784,15 @@ static swa_status swa__get_matrix(const swa_model *m, const char *name, int requ
     out->data = t->data;
     out->type = t->type;
     out->n_in = n_in;
-    out->n_out = n_out;
-    out->row_bytes = (size_t)(t->nbytes / (uint64_t)n_out);
+    out->n_out = n_out * n_experts;
+    out->row_bytes = (size_t)(t->nbytes / (uint64_t)out->n_out);
     return SWA_OK;
+}
+
+static swa_status swa__get_matrix(const swa_model *m, const char *name, int required, int64_t n_in,
+                                  int64_t n_out, swa__matrix *out, swa_error *err)
+{
+    return swa__get_matrices(m, name, required, n_in, n_out, 1, out, err);
 }
 
 /* Rows [first, first + n_out) of a matrix: fused tensors (Phi-3's attn_qkv, its gate and up in
@@ -3780,6 +3866,30 @@ static swa_status swa__load_gate_up(swa_model *m, int32_t l, swa__layer *L, swa_
     return SWA_OK;
 }
 
+/* The feed-forward part of a layer: gate, up and down; or the router and the experts' 3-D
+   tensors (llama.cpp's names, with Mixtral's gate required), and the router's bias where the
+   file has one. */
+static swa_status swa__load_ffn(swa_model *m, int32_t l, swa__layer *L, swa_error *err)
+{
+    const swa_hparams *hp = &m->hp;
+    int64_t d = hp->n_embd, ff = hp->n_ff_exp, E = hp->n_expert;
+    char name[64];
+    swa_status s;
+    if (E == 0) {
+        if ((s = swa__load_gate_up(m, l, L, err)) != SWA_OK ||
+            (s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_down", "weight"), 1, hp->n_ff, d, &L->w_down, err)) != SWA_OK)
+            return s;
+        return SWA_OK;
+    }
+    if ((s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_gate_inp", "weight"), 1, d, E, &L->router, err)) != SWA_OK ||
+        (s = swa__get_vector(m, swa__blk_name(name, l, "ffn_gate_inp", "bias"), E, 0, &L->router_bias, err)) != SWA_OK ||
+        (s = swa__get_matrices(m, swa__blk_name(name, l, "ffn_gate_exps", "weight"), 1, d, ff, E, &L->gate_exps, err)) != SWA_OK ||
+        (s = swa__get_matrices(m, swa__blk_name(name, l, "ffn_up_exps", "weight"), 1, d, ff, E, &L->up_exps, err)) != SWA_OK ||
+        (s = swa__get_matrices(m, swa__blk_name(name, l, "ffn_down_exps", "weight"), 1, ff, d, E, &L->down_exps, err)) != SWA_OK)
+        return s;
+    return SWA_OK;
+}
+
 static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
 {
     const swa_hparams *hp = &m->hp;
@@ -3792,8 +3902,7 @@ static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
         (s = swa__get_vector(m, swa__blk_name(name, l, "ffn_norm", "weight"), d, 1, &L->ffn_norm, err)) != SWA_OK ||
         (s = swa__load_qkv(m, l, L, err)) != SWA_OK ||
         (s = swa__get_matrix(m, swa__blk_name(name, l, "attn_output", "weight"), 1, qd, d, &L->wo, err)) != SWA_OK ||
-        (s = swa__load_gate_up(m, l, L, err)) != SWA_OK ||
-        (s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_down", "weight"), 1, hp->n_ff, d, &L->w_down, err)) != SWA_OK)
+        (s = swa__load_ffn(m, l, L, err)) != SWA_OK)
         return s;
     if ((has & SWA__ARCH_QK_NORM) &&
         ((s = swa__get_vector(m, swa__blk_name(name, l, "attn_q_norm", "weight"), hp->head_dim, 1, &L->q_norm,
@@ -3814,7 +3923,7 @@ static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
 static uint64_t swa__vector_floats(const swa_hparams *hp)
 {
     uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, kvd = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
-    uint64_t per_layer = 4 * (uint64_t)hp->n_embd + 2 * (uint64_t)hp->head_dim + qd + 2 * kvd;
+    uint64_t per_layer = 4 * (uint64_t)hp->n_embd + 2 * (uint64_t)hp->head_dim + qd + 2 * kvd + (uint64_t)hp->n_expert;
     return (uint64_t)hp->n_layer * per_layer + (uint64_t)hp->n_embd + (uint64_t)hp->n_rot;
 }
 
@@ -3825,10 +3934,12 @@ static uint32_t swa__main_weight_type(const swa_model *m)
     memset(count, 0, sizeof count);
     for (l = 0; l < m->hp.n_layer; l++) {
         const swa__layer *L = &m->layers[l];
-        const swa__matrix *mats[7];
+        const swa__matrix *mats[10];
         mats[0] = &L->wq; mats[1] = &L->wk; mats[2] = &L->wv; mats[3] = &L->wo;
         mats[4] = &L->w_gate; mats[5] = &L->w_up; mats[6] = &L->w_down;
-        for (k = 0; k < 7; k++) count[mats[k]->type & 63]++;
+        mats[7] = &L->gate_exps; mats[8] = &L->up_exps; mats[9] = &L->down_exps;
+        for (k = 0; k < 10; k++)
+            if (mats[k]->data) count[mats[k]->type & 63]++;
     }
     for (k = 1; k < 64; k++) if (count[k] > count[best]) best = k;
     return (uint32_t)best;
@@ -4065,7 +4176,15 @@ struct swa_ctx {
     uint8_t *gemm_scratch;     /* per thread, gemm_scratch_stride bytes each */
     size_t gemm_scratch_stride;
     float *att;                /* [n_batch][n_head*head_dim] attention output */
-    float *gate, *up;          /* [n_batch][n_ff] */
+    float *gate, *up;          /* [n_batch][n_ff], or [n_batch][n_ff_exp] with experts */
+    /* a mixture of experts (nothing without): the router's picks, then one expert at a time */
+    float *router;             /* [n_batch][n_expert] the router's logits, then probabilities */
+    int32_t *pick;             /* [n_batch][n_expert_used] the experts each token goes through */
+    float *pick_w;             /* [n_batch][n_expert_used] and their weights */
+    int32_t *exp_tok;          /* [n_batch] the chunk's tokens that picked the current expert */
+    float *exp_w;              /* [n_batch] with their weights for it */
+    float *exp_x, *exp_y;      /* [n_batch][n_embd] their normed inputs; the expert's outputs */
+    float *moe_out;            /* [n_batch][n_embd] the weighted sums over the experts */
     int64_t max_slots;
     float *rope;               /* [2][n_batch][n_rot/2][cos, sin] global, then windowed layers */
     float *logits;             /* [n_vocab] */
@@ -4158,12 +4277,15 @@ static int64_t swa__ring_slots(const swa_ctx_config *cfg, int32_t w)
     return w > 0 ? (int64_t)w + cfg->n_rewind : cfg->n_ctx;
 }
 
+/* Rows of the feed-forward's gate and up: the experts' when there are experts. */
+static int64_t swa__ffn_width(const swa_hparams *hp) { return hp->n_expert > 0 ? hp->n_ff_exp : hp->n_ff; }
+
 /* The gemm kernels' memory for this model and config: the packed tokens and one thread's
    scratch, both 0 when the kernel set has none. */
 static void swa__gemm_memory(const swa_model *m, const swa_ctx_config *cfg, uint64_t *pack, uint64_t *scratch)
 {
     const swa_hparams *hp = &m->hp;
-    int64_t n_in = hp->n_ff > hp->n_embd ? hp->n_ff : hp->n_embd;
+    int64_t n_in = swa__ffn_width(hp) > hp->n_embd ? swa__ffn_width(hp) : hp->n_embd;
     swa__kernels k;
     if (hp->n_head * hp->head_dim > n_in) n_in = hp->n_head * hp->head_dim;
     *pack = *scratch = 0;
@@ -4177,7 +4299,8 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     const swa_hparams *hp = &m->hp;
     uint64_t nb = (uint64_t)cfg->n_batch, kvd = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
     uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, max_slots = 1, cache_start, n_layer = (uint64_t)hp->n_layer;
-    uint64_t kv_row = swa__kv_bytes(cfg->kv_type, (int64_t)kvd), widest = (uint64_t)(hp->n_ff > hp->n_embd ? hp->n_ff : hp->n_embd);
+    uint64_t kv_row = swa__kv_bytes(cfg->kv_type, (int64_t)kvd), ff = (uint64_t)swa__ffn_width(hp);
+    uint64_t widest = ff > (uint64_t)hp->n_embd ? ff : (uint64_t)hp->n_embd, E = (uint64_t)hp->n_expert;
     uint64_t act_row = 0, seq_rows, pack, scratch;
     int kind;
     int64_t l;
@@ -4230,8 +4353,19 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     c->xpack = pack ? swa__arena_take(a, 1, pack) : NULL;
     c->v = (float *)swa__arena_take(a, nb * kvd, sizeof(float));
     c->att = (float *)swa__arena_take(a, nb * qd, sizeof(float));
-    c->gate = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_ff, sizeof(float));
-    c->up = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_ff, sizeof(float));
+    c->gate = (float *)swa__arena_take(a, nb * ff, sizeof(float));
+    c->up = (float *)swa__arena_take(a, nb * ff, sizeof(float));
+    if (E > 0) {
+        uint64_t K = (uint64_t)hp->n_expert_used;
+        c->router = (float *)swa__arena_take(a, nb * E, sizeof(float));
+        c->pick = (int32_t *)swa__arena_take(a, nb * K, sizeof(int32_t));
+        c->pick_w = (float *)swa__arena_take(a, nb * K, sizeof(float));
+        c->exp_tok = (int32_t *)swa__arena_take(a, nb, sizeof(int32_t));
+        c->exp_w = (float *)swa__arena_take(a, nb, sizeof(float));
+        c->exp_x = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
+        c->exp_y = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
+        c->moe_out = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
+    }
     c->max_slots = (int64_t)max_slots;
     c->rope = (float *)swa__arena_take(a, 2 * nb * (uint64_t)hp->n_rot, sizeof(float));
     c->logits = (float *)swa__arena_take(a, (uint64_t)hp->n_vocab, sizeof(float));
@@ -4892,12 +5026,100 @@ static void swa__residual(swa_ctx *c, float *y, const float *post_norm, int64_t 
     swa__add_ref(c->x, y, n * d);
 }
 
+/* The gated feed-forward of n tokens (n_in wide, x_stride floats apart) through gate, up and
+   down into y: the dense layers' MLP and each expert's. */
+static void swa__ffn(swa_ctx *c, const swa__matrix *gate, const swa__matrix *up, const swa__matrix *down,
+                     const float *x, float *y, int64_t n)
+{
+    int64_t d = c->model->hp.n_embd, ff = gate->n_out;
+    swa__product gate_up[2];
+    gate_up[0].w = gate, gate_up[0].y = c->gate, gate_up[0].ldy = ff;
+    gate_up[1].w = up, gate_up[1].y = c->up, gate_up[1].ldy = ff;
+    swa__matmuls(c, gate_up, 2, x, d, n);
+    if (c->model->arch->has & SWA__ARCH_GELU) swa__geglu(c->gate, c->up, n * ff);
+    else c->kern.swiglu(c->gate, c->up, n * ff);
+    swa__matmul(c, down, c->gate, ff, y, d, n);
+}
+
+/* The router's picks for one token: its logits (plus the router's bias) become probabilities
+   by the model's gating rule, the n_expert_used most probable experts are picked, most probable
+   first (a tie to the lower number, as a stable sort), and their weights are the probabilities,
+   divided by their sum (at least 2^-14, llama.cpp's clamp) when the rule says so. */
+static void swa__route(const swa_model *m, float *logit, const float *bias, int32_t *pick, float *w)
+{
+    int64_t E = m->hp.n_expert, K = m->hp.n_expert_used, e, k, j;
+    float max = -INFINITY, sum = 0.0f;
+    for (e = 0; bias && e < E; e++) logit[e] += bias[e];
+    if (m->gating == SWA__GATING_SOFTMAX) {
+        for (e = 0; e < E; e++) max = logit[e] > max ? logit[e] : max;
+        for (e = 0; e < E; e++) sum += logit[e] = expf(logit[e] - max);
+        for (e = 0; e < E; e++) logit[e] /= sum;
+    } else if (m->gating == SWA__GATING_SIGMOID) {
+        for (e = 0; e < E; e++) logit[e] = 1.0f / (1.0f + expf(-logit[e]));
+    }
+    for (k = 0; k < K; k++) {
+        int32_t best = -1;
+        for (e = 0; e < E; e++) {
+            for (j = 0; j < k && pick[j] != e; j++) {}
+            if (j == k && (best < 0 || logit[e] > logit[best])) best = (int32_t)e;
+        }
+        pick[k] = best;
+        w[k] = logit[best];
+    }
+    if (m->gating == SWA__GATING_SOFTMAX_WEIGHT) {   /* the picks are sorted: w[0] is the largest */
+        for (sum = 0.0f, k = 0; k < K; k++) sum += w[k] = expf(w[k] - w[0]);
+        for (k = 0; k < K; k++) w[k] /= sum;
+    }
+    if (m->norm_weights) {
+        for (sum = 0.0f, k = 0; k < K; k++) sum += w[k];
+        if (sum < 6.103515625e-5f) sum = 6.103515625e-5f;
+        for (k = 0; k < K; k++) w[k] /= sum;
+    }
+    for (k = 0; m->expert_scale != 1.0f && k < K; k++) w[k] *= m->expert_scale;
+}
+
+/* A mixture of experts on the chunk's normed tokens in c->xb, into c->moe_out. The router
+   picks each token's experts; then each expert, in the order of their numbers, takes the
+   chunk's tokens that picked it at once, through the same matrix products as a dense layer,
+   so a prompt reads each picked expert's rows once and a token only its own experts'. Each
+   token's output is the weighted sum of its experts' in the order of their numbers: the same
+   additions whichever tokens share the chunk, so the logits do not depend on chunking or
+   batching. */
+static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
+{
+    const swa_model *m = c->model;
+    int64_t d = m->hp.n_embd, E = m->hp.n_expert, K = m->hp.n_expert_used, ff = m->hp.n_ff_exp, t, e, k, i, j;
+    swa__matmul(c, &L->router, c->xb, d, c->router, E, n);
+    for (t = 0; t < n; t++) swa__route(m, c->router + t * E, L->router_bias, c->pick + t * K, c->pick_w + t * K);
+    memset(c->moe_out, 0, (size_t)(n * d) * sizeof(float));
+    for (e = 0; e < E; e++) {
+        swa__matrix gate = swa__rows_of(&L->gate_exps, e * ff, ff), up = swa__rows_of(&L->up_exps, e * ff, ff);
+        swa__matrix down = swa__rows_of(&L->down_exps, e * d, d);
+        int64_t count = 0;
+        for (t = 0; t < n; t++)
+            for (k = 0; k < K; k++)
+                if (c->pick[t * K + k] == e) {
+                    c->exp_tok[count] = (int32_t)t;
+                    c->exp_w[count] = c->pick_w[t * K + k];
+                    memcpy(c->exp_x + count * d, c->xb + t * d, (size_t)d * sizeof(float));
+                    count++;
+                }
+        if (count == 0) continue;
+        swa__ffn(c, &gate, &up, &down, c->exp_x, c->exp_y, count);
+        for (i = 0; i < count; i++) {
+            float *y = c->moe_out + c->exp_tok[i] * d, w = c->exp_w[i];
+            const float *ye = c->exp_y + i * d;
+            for (j = 0; j < d; j++) y[j] += w * ye[j];
+        }
+    }
+}
+
 /* One layer, as its architecture's row describes it. */
 static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
 {
     const swa_hparams *hp = &c->model->hp;
     const swa__layer *L = &c->model->layers[l];
-    int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim, ff = hp->n_ff, t;
+    int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim, t;
     for (t = 0; t < n; t++) c->kern.rmsnorm(c->xb + t * d, c->x + t * d, L->attn_norm, d, hp->rms_eps);
     swa__qkv(c, l, n);
     swa__chunk_to_cache_type(c, l, n);
@@ -4905,13 +5127,12 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
     swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);
     swa__residual(c, c->xb, L->attn_post_norm, n);
     for (t = 0; t < n; t++) c->kern.rmsnorm(c->xb + t * d, c->x + t * d, L->ffn_norm, d, hp->rms_eps);
-    {
-        swa__product gate_up[2] = {{&L->w_gate, c->gate, ff}, {&L->w_up, c->up, ff}};
-        swa__matmuls(c, gate_up, 2, c->xb, d, n);
+    if (hp->n_expert > 0) {
+        swa__moe(c, L, n);
+        swa__residual(c, c->moe_out, L->ffn_post_norm, n);
+        return;
     }
-    if (c->model->arch->has & SWA__ARCH_GELU) swa__geglu(c->gate, c->up, n * ff);
-    else c->kern.swiglu(c->gate, c->up, n * ff);
-    swa__matmul(c, &L->w_down, c->gate, ff, c->xb, d, n);
+    swa__ffn(c, &L->w_gate, &L->w_up, &L->w_down, c->xb, c->xb, n);
     swa__residual(c, c->xb, L->ffn_post_norm, n);
 }
 

@@ -94,7 +94,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: swa-generate -m MODEL.gguf [-p TEXT | -f FILE | --ids 1,2,3] [options]\n"
         "       swa-generate -m MODEL.gguf -i\n"
-        "  -m FILE              GGUF model (llama, gemma2, gemma3, phi3, qwen2 or qwen3)\n"
+        "  -m FILE              GGUF model (llama, gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe)\n"
         "  -p TEXT              prompt text\n"
         "  -f FILE              read the prompt from a file, byte for byte\n"
         "  --ids LIST           prompt as comma-separated token ids, used as given\n"

@@ -198,6 +198,131 @@ static void test_gemma3(void **state) { (void)state; check_case("gemma3-w8"); ch
 static void test_phi3(void **state) { (void)state; check_case("phi3-w7"); check_case("phi3-long-w10"); }
 static void test_qwen2(void **state) { (void)state; check_case("qwen2-w6"); check_case("qwen2-full"); }
 static void test_qwen3(void **state) { (void)state; check_case("qwen3-w9"); }
+static void test_mixtral(void **state) { (void)state; check_case("mixtral-w7"); check_case("mixtral-full"); }
+static void test_qwen3moe(void **state) { (void)state; check_case("qwen3moe-full"); check_case("qwen3moe-w6"); }
+
+/* Mixtures of experts group a chunk's tokens by expert: the logits must still be those of one
+   token at a time, bit for bit, for any chunking, thread count (1, 2, 3), batch of sequences and
+   across a snapshot. Quantized weights (Q4_0 and Q8_0: their gemm and tile kernels) and a window
+   the 48 tokens run well past. */
+#define MOE_N 48
+#define MOE_SEQS 3
+
+static swa_ctx *moe_ctx(swa_model *m, int n_batch, int threads, int n_seq)
+{
+    swa_ctx_config cfg;
+    swa_ctx *c;
+    swa_error err;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n_ctx = 128;
+    cfg.n_batch = n_batch;
+    cfg.n_threads = threads;
+    cfg.n_seq = n_seq;
+    if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("ctx: %s", err.msg);
+    return c;
+}
+
+/* Logits of tokens [from, to) of a sequence, in chunks of `chunk`, into out (one row per token). */
+static void moe_eval(swa_ctx *c, const int32_t *tok, int from, int to, int chunk, float *out, int V)
+{
+    swa_error err;
+    int i;
+    for (i = from; i < to; i += chunk) {
+        int len = to - i < chunk ? to - i : chunk;
+        if (swa_ctx_eval_all(c, tok + i, (size_t)len, out + (size_t)(i - from) * (size_t)V, &err) != SWA_OK)
+            fail_msg("eval at %d: %s", i, err.msg);
+    }
+}
+
+static void check_moe_deterministic(const char *args)
+{
+    ref r;
+    swa_model *m;
+    int32_t tok[MOE_SEQS][MOE_N], bt[MOE_SEQS * MOE_N], bs[MOE_SEQS * MOE_N];
+    float *want[MOE_SEQS], *got;
+    int V, s, i, th, k, n = 0;
+    static const int chunks[3] = {MOE_N, 7, 16};
+    size_t row, all;
+    swa_ctx *c;
+    swa_error err;
+    memset(&r, 0, sizeof r);
+    snprintf(r.args, sizeof r.args, "%s", args);
+    m = make_model(&r);
+    V = swa_model_hparams(m)->n_vocab;
+    row = (size_t)V * sizeof(float);
+    all = (size_t)MOE_N * row;
+    for (s = 0; s < MOE_SEQS; s++)
+        for (i = 0; i < MOE_N; i++) tok[s][i] = 3 + (i * 37 + s * 101 + i * i * 7) % (V - 3);
+    for (s = 0; s < MOE_SEQS; s++) {   /* one token at a time, one thread */
+        want[s] = (float *)malloc(all);
+        assert_non_null(want[s]);
+        c = moe_ctx(m, 1, 1, 1);
+        moe_eval(c, tok[s], 0, MOE_N, 1, want[s], V);
+        swa_ctx_free(c);
+    }
+    got = (float *)malloc((size_t)MOE_SEQS * all);
+    assert_non_null(got);
+    for (th = 1; th <= 3; th++)
+        for (k = 0; k < 3; k++) {
+            c = moe_ctx(m, chunks[k], th, 1);
+            moe_eval(c, tok[0], 0, MOE_N, chunks[k], got, V);
+            swa_ctx_free(c);
+            if (memcmp(got, want[0], all) != 0) fail_msg("%s: chunks of %d, %d threads differ from one token at a time", args, chunks[k], th);
+        }
+    /* the sequences interleaved in one batch of every token, logits for all */
+    for (i = 0; i < MOE_N; i++)
+        for (s = 0; s < MOE_SEQS; s++) bt[n] = tok[s][i], bs[n++] = s;
+    for (th = 1; th <= 3; th += 2) {
+        swa_batch b;
+        memset(&b, 0, sizeof b);
+        b.n = (size_t)n;
+        b.token = bt;
+        b.seq = bs;
+        b.logits = NULL;
+        c = moe_ctx(m, 64, th, MOE_SEQS);
+        {
+            int8_t wants[MOE_SEQS * MOE_N];
+            memset(wants, 1, sizeof wants);
+            b.logits = wants;
+            if (swa_ctx_decode(c, &b, got, &err) != SWA_OK) fail_msg("decode: %s", err.msg);
+        }
+        swa_ctx_free(c);
+        for (i = 0; i < n; i++)
+            if (memcmp(got + (size_t)i * (size_t)V, want[bs[i]] + (size_t)(i / MOE_SEQS) * (size_t)V, row) != 0)
+                fail_msg("%s: batch of %d sequences, %d threads: token %d of sequence %d differs", args, MOE_SEQS, th,
+                         i / MOE_SEQS, bs[i]);
+    }
+    /* a snapshot after 30 tokens, restored into a new context, then the rest */
+    {
+        size_t size, written;
+        void *buf;
+        c = moe_ctx(m, 16, 2, 1);
+        moe_eval(c, tok[1], 0, 30, 16, got, V);
+        size = swa_state_size(c, 0);
+        buf = malloc(size);
+        assert_non_null(buf);
+        if (swa_state_save(c, 0, buf, size, &written, &err) != SWA_OK) fail_msg("save: %s", err.msg);
+        swa_ctx_free(c);
+        c = moe_ctx(m, 16, 3, 1);
+        if (swa_state_load(c, 0, buf, written, &err) != SWA_OK) fail_msg("load: %s", err.msg);
+        moe_eval(c, tok[1], 30, MOE_N, 5, got, V);
+        swa_ctx_free(c);
+        free(buf);
+        assert_memory_equal(got, want[1] + (size_t)30 * (size_t)V, (size_t)(MOE_N - 30) * row);
+    }
+    for (s = 0; s < MOE_SEQS; s++) free(want[s]);
+    free(got);
+    swa_model_free(m);
+}
+
+static void test_moe_deterministic(void **state)
+{
+    (void)state;
+    check_moe_deterministic("--shape custom --type q4_0 --vocab 272 --arch qwen3moe --layers 2 --dim 128 --heads 4 "
+                            "--kv-heads 2 --head-dim 32 --ff 256 --experts 8 --experts-used 3 --expert-ff 64 --ctx 128 --window 6");
+    check_moe_deterministic("--shape custom --type q8_0 --vocab 272 --layers 2 --dim 64 --heads 4 --kv-heads 2 --ff 96 "
+                            "--experts 4 --experts-used 2 --ctx 128 --window 9");
+}
 
 /* swa-inspect --set-window with a pattern writes one window per layer, the pattern repeated,
    under the file's architecture; swa-inspect then prints each layer's window and cache. */
@@ -485,7 +610,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemma2), cmocka_unit_test(test_gemma3), cmocka_unit_test(test_phi3),
-        cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_inspect_pattern),
+        cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_mixtral),
+        cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_moe_deterministic), cmocka_unit_test(test_inspect_pattern),
         cmocka_unit_test(test_broken_files), cmocka_unit_test(test_window_beyond_context),
         cmocka_unit_test(test_attention_sinks),
     };

@@ -219,6 +219,7 @@ static void print_model(const char *path)
     type = swa_type_name(hp->weight_type);
     printf("model: %s, %d layers, embd %d, %d heads, %d kv heads, head dim %d, ff %d, vocab %d, ",
            hp->arch, hp->n_layer, hp->n_embd, hp->n_head, hp->n_kv_head, hp->head_dim, hp->n_ff, hp->n_vocab);
+    if (hp->n_expert > 0) printf("%d experts of ff %d, %d per token, ", hp->n_expert, hp->n_ff_exp, hp->n_expert_used);
     if (hp->n_ctx_train > 0) printf("ctx %d, ", hp->n_ctx_train);
     else fputs("ctx not given, ", stdout);
     printf("rope base %g, n_rot %d, eps %g, ", hp->rope_base, hp->n_rot, hp->rms_eps);

@@ -2,9 +2,10 @@
    for testing loaders on big files and for comparing each architecture with another
    implementation on the same weights.
 
-   swa-mkmodel --shape stories15m|tinyllama|mistral7b|gemma3-1b|custom --type TYPE OUT.gguf [options]
+   swa-mkmodel --shape stories15m|tinyllama|mistral7b|gemma3-1b|mixtral|qwen3-30b-a3b|custom --type TYPE OUT.gguf
+               [options]
 
-   --arch llama|gemma2|gemma3|phi3|qwen2|qwen3 (default llama; gemma3-1b implies gemma3) writes
+   --arch llama|gemma2|gemma3|phi3|qwen2|qwen3|qwen3moe (default llama; gemma3-1b implies gemma3) writes
    llama.cpp's layout of that architecture: its key prefix and tensor names, tied embeddings for
    Gemma, attn_qkv and a double-height ffn_up for Phi-3, Q/K/V biases for Qwen 2, attn_q_norm and
    attn_k_norm for Qwen 3 and Gemma 3, post_attention_norm and post_ffw_norm for Gemma, Gemma 2's
@@ -17,6 +18,13 @@
    [1, 3]; llama's norms stay ones.
    gemma3-1b: dim 1152, 26 layers, 4 heads of 256, 1 KV head, FFN 6912, 262144 tokens, context
    32768, window 512 (five windowed layers, then a global one).
+   --experts N --experts-used K (default 2) writes a mixture of experts in llama.cpp's layout
+   (llama: Mixtral's; qwen3moe needs it): {arch}.expert_count and expert_used_count, an F32
+   router ffn_gate_inp and the 3-D ffn_gate_exps, ffn_down_exps, ffn_up_exps in place of the MLP;
+   --expert-ff F the rows of each expert (qwen3moe's expert_feed_forward_length; llama's are --ff).
+   mixtral: the Mixtral 8x7B shape (mistral7b's, 8 experts, 2 per token, no window);
+   qwen3-30b-a3b: dim 2048, 48 layers, 32 heads of 128, 4 KV heads, 128 experts of FFN 768, 8
+   per token, 151936 tokens, context 40960. --layers N makes either smaller for benchmarks.
 
    Shapes (every one with a 32000-token vocabulary):
        stories15m   dim 288,  6 layers,  6 heads,  6 KV heads, FFN 768,   context 256
@@ -77,18 +85,22 @@ typedef struct shape {
     const char *name;
     int64_t dim, layers, heads, kv_heads, ff, vocab, ctx, window, head_dim;   /* head_dim 0: dim/heads */
     const char *arch;
+    int64_t experts, experts_used, expert_ff;   /* 0 experts: dense; expert_ff 0: ff */
 } shape;
 
 static const shape shapes[] = {
-    {"stories15m", 288, 6, 6, 6, 768, 32000, 256, 0, 0, "llama"},
-    {"tinyllama", 2048, 22, 32, 4, 5632, 32000, 2048, 0, 0, "llama"},
-    {"mistral7b", 4096, 32, 32, 8, 14336, 32000, 32768, 4096, 0, "llama"},
-    {"gemma3-1b", 1152, 26, 4, 1, 6912, 262144, 32768, 512, 256, "gemma3"},
-    {"custom", 0, 0, 0, 0, 0, 32000, 2048, 0, 0, "llama"},
+    {"stories15m", 288, 6, 6, 6, 768, 32000, 256, 0, 0, "llama", 0, 0, 0},
+    {"tinyllama", 2048, 22, 32, 4, 5632, 32000, 2048, 0, 0, "llama", 0, 0, 0},
+    {"mistral7b", 4096, 32, 32, 8, 14336, 32000, 32768, 4096, 0, "llama", 0, 0, 0},
+    {"gemma3-1b", 1152, 26, 4, 1, 6912, 262144, 32768, 512, 256, "gemma3", 0, 0, 0},
+    {"mixtral", 4096, 32, 32, 8, 14336, 32000, 32768, 0, 0, "llama", 8, 2, 0},
+    {"qwen3-30b-a3b", 2048, 48, 32, 4, 6144, 151936, 40960, 0, 128, "qwen3moe", 128, 8, 768},
+    {"custom", 0, 0, 0, 0, 0, 32000, 2048, 0, 0, "llama", 0, 0, 0},
 };
+#define SHAPE_NAMES "stories15m, tinyllama, mistral7b, gemma3-1b, mixtral, qwen3-30b-a3b or custom"
 
-static const char *const archs[] = {"llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3"};
-enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3 };
+static const char *const archs[] = {"llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe"};
+enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE };
 
 typedef struct options {
     shape s;
@@ -105,12 +117,15 @@ typedef struct options {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: " PROG " --shape stories15m|tinyllama|mistral7b|gemma3-1b|custom --type TYPE OUT.gguf [options]\n"
+            "usage: " PROG " --shape stories15m|tinyllama|mistral7b|gemma3-1b|mixtral|qwen3-30b-a3b|custom --type TYPE OUT.gguf\n"
+            "       [options]\n"
             "  --type T       " TARGET_NAMES "\n"
             "                 (the matrices, a mix's name its main type; norms are F32)\n"
             "  --seed S       weights seed (default 1)\n"
             "  --window W     {arch}.attention.sliding_window (0 = none; mistral7b has 4096)\n"
-            "  --arch A       llama (default), gemma2, gemma3, phi3, qwen2 or qwen3: llama.cpp's layout\n"
+            "  --arch A       llama (default), gemma2, gemma3, phi3, qwen2, qwen3 or qwen3moe: llama.cpp's layout\n"
+            "  --experts N --experts-used K --expert-ff F\n"
+            "                 a mixture of N experts, K per token, F rows each (llama: --ff; qwen3moe needs N)\n"
             "  --head-dim H   attention.key_length/value_length (default dim/heads)\n"
             "  --pattern P    attention.sliding_window_pattern = P (default: no key)\n"
             "  --rope-base B  rope.freq_base   --rope-scale F  linear RoPE scaling (rope.scaling.factor)\n"
@@ -135,11 +150,12 @@ static void parse_args(int argc, char **argv, options *o)
 {
     static const char *const num_flags[] = {"--layers", "--dim", "--heads", "--kv-heads", "--ff",
                                             "--vocab", "--ctx", "--window", "--seed", "-t",
-                                            "--head-dim", "--pattern", "--rope-factors"};
-    int64_t given[13];
+                                            "--head-dim", "--pattern", "--rope-factors", "--experts",
+                                            "--experts-used", "--expert-ff"};
+    int64_t given[16];
     const char *shape_name = NULL, *arch_name = NULL;
     const target *type;
-    int i, k, have[13] = {0};
+    int i, k, have[16] = {0};
     size_t j;
     long cpus;
     memset(o, 0, sizeof *o);
@@ -164,11 +180,12 @@ static void parse_args(int argc, char **argv, options *o)
             else o->rope_scale = x;
             continue;
         }
-        for (k = 0; k < 13; k++)
+        for (k = 0; k < 16; k++)
             if (!strcmp(a, num_flags[k])) break;
-        if (k < 13) {
+        if (k < 16) {
             if (i + 1 >= argc) usage_fail("%s needs a value", a);
-            given[k] = number(a, argv[++i], k == 7 || k == 11 ? 0 : 1, k == 8 ? INT64_MAX : k == 9 ? 256 : INT32_MAX);
+            given[k] = number(a, argv[++i], k == 7 || k == 11 || k == 13 ? 0 : 1,
+                              k == 8 ? INT64_MAX : k == 9 ? 256 : k == 13 ? 512 : INT32_MAX);
             have[k] = 1;
         } else if (a[0] == '-' && a[1]) {
             usage(stderr);
@@ -182,12 +199,12 @@ static void parse_args(int argc, char **argv, options *o)
     for (j = 0; j < sizeof shapes / sizeof shapes[0]; j++)
         if (!strcmp(shape_name, shapes[j].name)) break;
     if (j == sizeof shapes / sizeof shapes[0])
-        usage_fail("--shape wants stories15m, tinyllama, mistral7b, gemma3-1b or custom, got \"%s\"", shape_name);
+        usage_fail("--shape wants " SHAPE_NAMES ", got \"%s\"", shape_name);
     o->s = shapes[j];
     if (arch_name) o->s.arch = arch_name;
     for (j = 0; j < sizeof archs / sizeof archs[0]; j++)
         if (!strcmp(o->s.arch, archs[j])) break;
-    if (j == sizeof archs / sizeof archs[0]) usage_fail("--arch wants llama, gemma2, gemma3, phi3, qwen2 or qwen3, got \"%s\"", o->s.arch);
+    if (j == sizeof archs / sizeof archs[0]) usage_fail("--arch wants llama, gemma2, gemma3, phi3, qwen2, qwen3 or qwen3moe, got \"%s\"", o->s.arch);
     o->arch = (int)j;
     if (!(type = target_find(o->type_name))) usage_fail("--type wants " TARGET_NAMES ", got \"%s\"", o->type_name);
     o->type = type->type;
@@ -208,6 +225,15 @@ static void parse_args(int argc, char **argv, options *o)
     if (have[10]) o->s.head_dim = given[10];
     if (have[11]) o->pattern = given[11];
     if (have[12]) o->rope_factors_ctx = given[12];
+    if (have[13]) o->s.experts = given[13];
+    if (have[14]) o->s.experts_used = given[14];
+    if (have[15]) o->s.expert_ff = given[15];
+    if (o->s.experts && !o->s.experts_used) o->s.experts_used = o->s.experts < 2 ? o->s.experts : 2;
+    if (o->s.experts && !o->s.expert_ff) o->s.expert_ff = o->s.ff;
+    if (o->s.experts_used > o->s.experts) usage_fail("--experts-used wants at most --experts (%lld)", (long long)o->s.experts);
+    if (o->arch == QWEN3MOE && !o->s.experts) usage_fail("qwen3moe wants --experts");
+    if (o->arch == LLAMA && o->s.experts && o->s.expert_ff != o->s.ff) usage_fail("llama's experts are --ff wide");
+    if (o->s.experts && o->arch != LLAMA && o->arch != QWEN3MOE) usage_fail("--experts is for llama and qwen3moe");
     if (!o->s.head_dim) o->s.head_dim = o->s.dim / o->s.heads;
     if (o->arch == PHI3 && o->s.head_dim * o->s.heads != o->s.dim) usage_fail("phi3 wants heads x head-dim = dim");
     if (o->arch == LLAMA && (have[10] || have[11] || o->rope_scale > 0.0 || have[12]))
@@ -236,7 +262,7 @@ enum { MATRIX, ONES, NORM, BIAS, FACTOR };   /* what a tensor's values are */
 typedef struct tensor {
     char name[64];
     uint32_t type, n_dims;
-    int64_t ne[2];           /* ne[0] = row length = n_in; ne[1] = rows (1 for vectors) */
+    int64_t ne[3];           /* ne[0] = row length = n_in; ne[1] = rows (1 for vectors); ne[2] experts */
     int kind;
 } tensor;
 
@@ -259,6 +285,7 @@ static void add(tensor *t, size_t *n, const char *name, uint32_t type, int64_t r
     x->n_dims = rows ? 2 : 1;
     x->ne[0] = row;
     x->ne[1] = rows ? rows : 1;
+    x->ne[2] = 1;
     x->type = rows ? fit_type(type, row, name, note) : GW_F32;
     x->kind = rows ? MATRIX : kind;
 }
@@ -299,16 +326,25 @@ static tensor *plan(const options *o, size_t *count)
             T("attn_k.bias", kv, 0, BIAS);
             T("attn_v.bias", kv, 0, BIAS);
         }
-        if (a == GEMMA3 || a == QWEN3) {
+        if (a == GEMMA3 || a == QWEN3 || a == QWEN3MOE) {
             T("attn_q_norm.weight", s->head_dim, 0, NORM);
             T("attn_k_norm.weight", s->head_dim, 0, NORM);
         }
         T("attn_output.weight", qd, d, 0);
         if (a == GEMMA2 || a == GEMMA3) T("post_attention_norm.weight", d, 0, NORM);
         T("ffn_norm.weight", d, 0, norm);
-        if (a != PHI3) T("ffn_gate.weight", d, s->ff, 0);
-        T("ffn_down.weight", s->ff, d, 0);
-        T("ffn_up.weight", d, a == PHI3 ? 2 * s->ff : s->ff, 0);
+        if (s->experts) {   /* the router stays F32, as llama.cpp's converter and llama-quantize keep it */
+            const int64_t E = s->experts, ff = s->expert_ff;
+            snprintf(name, sizeof name, "blk.%lld.ffn_gate_inp.weight", (long long)l);
+            add(t, &n, name, GW_F32, d, E, first, 0);
+            T("ffn_gate_exps.weight", d, ff, 0), t[n - 1].n_dims = 3, t[n - 1].ne[2] = E;
+            T("ffn_down_exps.weight", ff, d, 0), t[n - 1].n_dims = 3, t[n - 1].ne[2] = E;
+            T("ffn_up_exps.weight", d, ff, 0), t[n - 1].n_dims = 3, t[n - 1].ne[2] = E;
+        } else {
+            if (a != PHI3) T("ffn_gate.weight", d, s->ff, 0);
+            T("ffn_down.weight", s->ff, d, 0);
+            T("ffn_up.weight", d, a == PHI3 ? 2 * s->ff : s->ff, 0);
+        }
         if (a == GEMMA2 || a == GEMMA3) T("post_ffw_norm.weight", d, 0, NORM);
 #undef T
     }
@@ -411,8 +447,8 @@ static void write_tensor(gw_writer *w, const tensor *t, uint64_t seed, uint64_t 
         return;
     }
     if (chunk < 1) usage_fail("%s: a row of %zu bytes does not fit the buffer", t->name, row_bytes);
-    for (r = 0; r < t->ne[1]; r += chunk) {
-        int64_t n = t->ne[1] - r < chunk ? t->ne[1] - r : chunk;
+    for (r = 0; r < t->ne[1] * t->ne[2]; r += chunk) {
+        int64_t n = t->ne[1] * t->ne[2] - r < chunk ? t->ne[1] * t->ne[2] - r : chunk;
         int nth = n < threads ? (int)n : threads;
         for (k = 0; k < nth; k++) {
             jobs[k].t = t;
@@ -456,6 +492,11 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
     gw_kv_u32(w, KEY("attention.head_count"), (uint32_t)s->heads);
     gw_kv_u32(w, KEY("attention.head_count_kv"), (uint32_t)s->kv_heads);
     if (o->arch == LLAMA || o->arch == PHI3) gw_kv_u32(w, KEY("rope.dimension_count"), (uint32_t)s->head_dim);
+    if (s->experts) {
+        gw_kv_u32(w, KEY("expert_count"), (uint32_t)s->experts);
+        gw_kv_u32(w, KEY("expert_used_count"), (uint32_t)s->experts_used);
+        if (o->arch == QWEN3MOE) gw_kv_u32(w, KEY("expert_feed_forward_length"), (uint32_t)s->expert_ff);
+    }
     if (o->arch != LLAMA && o->arch != PHI3) {
         gw_kv_u32(w, KEY("attention.key_length"), (uint32_t)s->head_dim);
         gw_kv_u32(w, KEY("attention.value_length"), (uint32_t)s->head_dim);
@@ -530,7 +571,7 @@ int main(int argc, char **argv)
     put_vocab(w, o.s.vocab);
     for (i = 0; i < n_tensors; i++) {
         if (gw_declare_tensor(w, t[i].name, t[i].type, t[i].n_dims, t[i].ne)) fail("%s: %s", t[i].name, gw_error(w));
-        params += (uint64_t)(t[i].ne[0] * t[i].ne[1]);
+        params += (uint64_t)(t[i].ne[0] * t[i].ne[1] * t[i].ne[2]);
     }
     total = gw_data_size(w);
     check_space(o.out, total);
@@ -539,6 +580,9 @@ int main(int argc, char **argv)
             (long long)o.s.dim, (long long)o.s.heads, (long long)o.s.kv_heads, (long long)o.s.ff,
             (long long)o.s.vocab, (long long)o.s.window, (double)params / 1e9, (double)total / 1e9, o.threads,
             o.threads == 1 ? "" : "s");
+    if (o.s.experts)
+        fprintf(stderr, PROG ": %lld experts of FFN %lld, %lld per token\n", (long long)o.s.experts, (long long)o.s.expert_ff,
+                (long long)o.s.experts_used);
     if (!(buf = (uint8_t *)malloc(buf_size))) fail("out of memory");
     if (gw_stream_open(w, o.out)) fail("%s", gw_error(w));
     t_head = now();

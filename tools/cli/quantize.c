@@ -177,6 +177,7 @@ typedef struct mix_state {
     int n_gqa;                 /* query heads per key/value head */
     int n_attn_v, i_attn_v;    /* attn_v matrices, and how many have been seen */
     int n_layer, i_ffn_down;
+    int n_expert;              /* {arch}.expert_count, 0 without experts */
 } mix_state;
 
 static int64_t kv_int(const swa_gguf *g, const char *key, int64_t fallback)
@@ -190,12 +191,23 @@ static int64_t kv_int(const swa_gguf *g, const char *key, int64_t fallback)
 
 static mix_state mix_start(const swa_gguf *g)
 {
-    mix_state s = {0, 1, 0, 0, 0, 0};
-    int64_t i, heads = kv_int(g, "llama.attention.head_count", 1), kv_heads = kv_int(g, "llama.attention.head_count_kv", heads);
-    char name[1024];
+    mix_state s = {0, 1, 0, 0, 0, 0, 0};
+    int64_t i, heads, kv_heads, a = swa_gguf_kv_find(g, "general.architecture");
+    char name[1024], arch[64] = "llama", key[128];
+    swa_gguf_value v;
+    swa_str str;
+    if (a >= 0 && (v = swa_gguf_kv_value(g, a), swa_gguf_value_str(&v, &str) == SWA_OK) && str.len < sizeof arch) {
+        memcpy(arch, str.ptr, str.len);
+        arch[str.len] = '\0';
+    }
+#define KEY(suffix) (snprintf(key, sizeof key, "%s." suffix, arch), key)
+    heads = kv_int(g, KEY("attention.head_count"), 1);
+    kv_heads = kv_int(g, KEY("attention.head_count_kv"), heads);
+    s.n_expert = (int)kv_int(g, KEY("expert_count"), 0);
     s.has_output = swa_gguf_tensor_find(g, "output.weight") >= 0;
     s.n_gqa = kv_heads > 0 ? (int)(heads / kv_heads) : 1;
-    s.n_layer = (int)kv_int(g, "llama.block_count", 0);
+    s.n_layer = (int)kv_int(g, KEY("block_count"), 0);
+#undef KEY
     for (i = 0; i < swa_gguf_tensor_count(g); i++)
         if (strstr(cstr(swa_gguf_tensor_at(g, i)->name, name, sizeof name), "attn_v.weight")) s.n_attn_v++;
     return s;
@@ -204,11 +216,13 @@ static mix_state mix_start(const swa_gguf *g)
 /* llama.cpp's use_more_bits: the first and last eighth of the layers and every third between. */
 static int more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
 
-/* The type llama.cpp's mix `ft` gives a matrix, before any fallback (llama_tensor_get_type for a
-   llama model without experts): the classifier Q6_K (Q8_0 if its rows are not whole blocks of
-   the base type, and Q8_0 stays Q8_0); attn_v, ffn_down and attn_output more bits in some mixes
-   and layers. MXFP4_MOE (moe set) gives the classifier Q8_0, the expert tensors (3-D: a matrix
-   per expert) MXFP4 and every other matrix Q8_0. */
+/* The type llama.cpp's mix `ft` gives a matrix, before any fallback (llama_tensor_get_type): the
+   classifier Q6_K (Q8_0 if its rows are not whole blocks of the base type, and Q8_0 stays Q8_0);
+   attn_v, ffn_down and attn_output more bits in some mixes and layers. With experts, the router
+   (ffn_gate_inp) keeps its type; each expert's rows are quantized as a 2-D matrix's, ffn_down_exps
+   by its layer's rule; a model of 8 experts (Mixtral) gets Q8_0 attn_k and attn_v and, in the
+   mixes llama.cpp names, Q5_K attn_output. MXFP4_MOE (moe set) gives the classifier Q8_0, the
+   expert tensors (3-D: a matrix per expert) MXFP4 and every other matrix Q8_0. */
 static uint32_t mix_type(mix_state *s, const swa_gguf_tensor *t, const char *name, uint32_t base, uint32_t ft, int moe)
 {
     uint32_t type = base;
@@ -217,8 +231,10 @@ static uint32_t mix_type(mix_state *s, const swa_gguf_tensor *t, const char *nam
         if (moe || t->ne[0] % swa_type_block_size(base)) return GW_Q8_0;
         return base == GW_Q8_0 ? GW_Q8_0 : GW_Q6_K;
     }
+    if (strstr(name, "ffn_gate_inp.weight")) return t->type;   /* the router is never quantized */
     if (moe) return t->ne[2] > 1 ? GW_MXFP4 : GW_Q8_0;
     if (!strcmp(name, "token_embd.weight")) return base;
+    if (strstr(name, "attn_k.weight") && s->n_expert == 8) return GW_Q8_0;   /* Mixtral's: ~128 MB for accuracy */
     if (strstr(name, "attn_v.weight")) {
         int i = s->i_attn_v++;
         if (ft == FT_Q2_K) type = s->n_gqa >= 4 ? GW_Q4_K : GW_Q3_K;
@@ -227,6 +243,7 @@ static uint32_t mix_type(mix_state *s, const swa_gguf_tensor *t, const char *nam
         else if ((ft == FT_IQ4_NL || ft == FT_IQ4_XS) && s->n_gqa >= 4) type = GW_Q5_K;
         else if ((ft == FT_Q4_K_M || ft == FT_Q5_K_M) && more_bits(i, s->n_attn_v)) type = GW_Q6_K;
         else if (ft == FT_Q4_K_S && i < 4) type = GW_Q5_K;
+        if (s->n_expert == 8) type = GW_Q8_0;
     } else if (strstr(name, "ffn_down")) {
         int i = s->i_ffn_down++, n = s->n_layer;
         if (ft == FT_Q2_K) type = GW_Q3_K;
@@ -234,6 +251,10 @@ static uint32_t mix_type(mix_state *s, const swa_gguf_tensor *t, const char *nam
         else if (ft == FT_Q3_K_L) type = GW_Q5_K;
         else if ((ft == FT_Q4_K_M || ft == FT_Q5_K_M) && more_bits(i, n)) type = GW_Q6_K;
         else if ((ft == FT_IQ4_NL || ft == FT_IQ4_XS || ft == FT_Q4_K_S) && i < n / 8) type = GW_Q5_K;
+    } else if (strstr(name, "attn_output.weight") && s->n_expert == 8) {
+        if (ft == FT_Q2_K || ft == FT_Q3_K_S || ft == FT_Q3_K_M || ft == FT_IQ4_NL || ft == FT_Q4_K_S || ft == FT_Q4_K_M ||
+            ft == FT_IQ4_XS)
+            type = GW_Q5_K;
     } else if (strstr(name, "attn_output.weight")) {
         if (ft == FT_Q2_K) type = GW_Q3_K;
         else if (ft == FT_Q3_K_M) type = GW_Q4_K;

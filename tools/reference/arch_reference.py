@@ -5,7 +5,9 @@ For each case below, swa-mkmodel writes a tiny random F32 model in llama.cpp's G
 one architecture; this script reads the file back with the `gguf` package, undoes what
 llama.cpp's converter does to the weights (Gemma's norms are stored as 1 + w), loads them into
 the transformers class of that architecture (Gemma2ForCausalLM, Gemma3ForCausalLM,
-Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM) in float64 with eager attention, and
+Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM; MixtralForCausalLM for llama files with
+experts, with Q and K un-permuted from llama.cpp's interleaved RoPE layout, and
+Qwen3MoeForCausalLM) in float64 with eager attention, and
 writes the logits of every position of a random token sequence to tests/data/arch-<case>.ref.
 
 Windows: transformers (5.x, masking_utils.sliding_window_overlay) lets query i see keys j with
@@ -18,7 +20,7 @@ File format: one text line "swa-ref 1 <n_tokens> <n_vocab> <mkmodel arguments>",
 n_tokens int32 token ids and n_tokens x n_vocab float32 logits, little-endian.
 
     pip install torch transformers gguf numpy
-    make build/swa-mkmodel && python3 tools/reference/arch_reference.py
+    make build/swa-mkmodel && python3 tools/reference/arch_reference.py [CASE...]
 """
 import os
 import subprocess
@@ -44,6 +46,10 @@ CASES = [
     ("qwen2-w6", "--arch qwen2 --layers 3 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --window 6"),
     ("qwen2-full", "--arch qwen2 --layers 2 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --rope-base 1000000"),
     ("qwen3-w9", "--arch qwen3 --layers 3 --dim 64 --heads 4 --kv-heads 2 --head-dim 32 --ff 96 --ctx 128 --window 9"),
+    ("mixtral-w7", "--arch llama --layers 3 --dim 64 --heads 4 --kv-heads 2 --ff 48 --experts 4 --experts-used 2 --ctx 128 --window 7"),
+    ("mixtral-full", "--arch llama --layers 2 --dim 64 --heads 4 --kv-heads 1 --ff 32 --experts 8 --experts-used 2 --ctx 128 --rope-base 1000000"),
+    ("qwen3moe-full", "--arch qwen3moe --layers 3 --dim 64 --heads 4 --kv-heads 2 --head-dim 32 --ff 96 --experts 8 --experts-used 3 --expert-ff 40 --ctx 128"),
+    ("qwen3moe-w6", "--arch qwen3moe --layers 2 --dim 48 --heads 2 --kv-heads 1 --head-dim 32 --ff 64 --experts 6 --experts-used 2 --expert-ff 32 --ctx 128 --window 6"),
 ]
 
 
@@ -99,7 +105,16 @@ def config_for(arch, r):
              use_sliding_window=bool(window), sliding_window=window or None, max_window_layers=0, hidden_act="silu")
     if arch == "qwen2":
         return transformers.Qwen2Config(**c), transformers.Qwen2ForCausalLM
-    return transformers.Qwen3Config(**c), transformers.Qwen3ForCausalLM
+    if arch == "qwen3":
+        return transformers.Qwen3Config(**c), transformers.Qwen3ForCausalLM
+    experts = dict(num_experts_per_tok=k("expert_used_count"), output_router_logits=False, router_aux_loss_coef=0.0)
+    if arch == "llama":   # Mixtral: softmax over all experts, top k, weights renormalized over them
+        c.pop("use_sliding_window"), c.pop("max_window_layers")
+        c.update(num_local_experts=k("expert_count"), **experts)
+        return transformers.MixtralConfig(**c), transformers.MixtralForCausalLM
+    c.update(num_experts=k("expert_count"), moe_intermediate_size=k("expert_feed_forward_length"),
+             norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[], **experts)
+    return transformers.Qwen3MoeConfig(**c), transformers.Qwen3MoeForCausalLM
 
 
 # llama.cpp's tensor names to transformers' (the inverse of convert_hf_to_gguf.py's map)
@@ -117,7 +132,36 @@ GEMMA_NAMES = {"ffn_norm.weight": "pre_feedforward_layernorm.weight",
                "post_ffw_norm.weight": "post_feedforward_layernorm.weight"}
 
 
-def state_dict(arch, r):
+def unpermute(w, n_head):
+    """llama.cpp's converter interleaves each head's rotary halves for llama's RoPE; undo it."""
+    return w.reshape(n_head, w.shape[0] // n_head // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def experts_state(model, l, rest, w, sd):
+    """The router and 3-D expert tensors under the names the transformers class has: fused
+    (experts.gate_up_proj [E][2 ff][d], gate first; experts.down_proj) or one module per expert."""
+    keys = [k for k in model.state_dict() if k.startswith(f"model.layers.{l}.")]
+    prefix = f"model.layers.{l}." + ("block_sparse_moe." if any(".block_sparse_moe." in k for k in keys) else "mlp.")
+    fused = any(k.endswith("experts.gate_up_proj") for k in keys)
+    per = {"ffn_gate_exps.weight": ("w1", "gate_proj"), "ffn_up_exps.weight": ("w3", "up_proj"),
+           "ffn_down_exps.weight": ("w2", "down_proj")}
+    if rest == "ffn_gate_inp.weight":
+        sd[prefix + "gate.weight"] = w
+    elif fused:
+        if rest == "ffn_down_exps.weight":
+            sd[prefix + "experts.down_proj"] = w
+        else:
+            sd.setdefault("_fused", {})[(l, rest)] = w
+            g, u = sd["_fused"].get((l, "ffn_gate_exps.weight")), sd["_fused"].get((l, "ffn_up_exps.weight"))
+            if g is not None and u is not None:
+                sd[prefix + "experts.gate_up_proj"] = torch.cat([g, u], dim=1)
+    else:
+        mixtral = ".block_sparse_moe." in prefix
+        for e in range(w.shape[0]):
+            sd[f"{prefix}experts.{e}.{per[rest][0 if mixtral else 1]}.weight"] = w[e]
+
+
+def state_dict(arch, r, model=None, cfg=None):
     sd = {}
     gemma = arch in ("gemma2", "gemma3")
     for name, w in tensors(r).items():
@@ -133,12 +177,18 @@ def state_dict(arch, r):
             sd["lm_head.weight"] = w
         else:
             _, l, rest = name.split(".", 2)
+            if "gate_inp" in rest or "_exps" in rest:
+                experts_state(model, l, rest, w, sd)
+                continue
+            if arch == "llama" and rest in ("attn_q.weight", "attn_k.weight"):
+                w = unpermute(w, cfg.num_attention_heads if rest == "attn_q.weight" else cfg.num_key_value_heads)
             hf = (GEMMA_NAMES.get(rest) if gemma else None) or LAYER_NAMES[rest]
             if arch == "phi3" and rest == "ffn_up.weight":
                 hf = "mlp.gate_up_proj.weight"   # gate rows first, as in both files
             sd[f"model.layers.{l}.{hf}"] = w
     if gemma:
         sd["lm_head.weight"] = sd["model.embed_tokens.weight"]
+    sd.pop("_fused", None)
     return sd
 
 
@@ -148,7 +198,10 @@ def main():
     out_dir = os.path.join(root, "tests", "data")
     os.makedirs(out_dir, exist_ok=True)
     torch.manual_seed(0)
+    only = sys.argv[1:]   # case names, or every case
     for case, args in CASES:
+        if only and case not in only:
+            continue
         args = f"--shape custom --type f32 --vocab {V} {args}"
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "m.gguf")
@@ -157,8 +210,9 @@ def main():
             arch = field(r, "general.architecture")
             cfg, cls = config_for(arch, r)
             cfg._attn_implementation = "eager"
+            cfg._experts_implementation = "eager"   # float64: the grouped kernels want float32
             model = cls(cfg).to(torch.float64).eval()
-            missing, unexpected = model.load_state_dict(state_dict(arch, r), strict=False)
+            missing, unexpected = model.load_state_dict(state_dict(arch, r, model, cfg), strict=False)
             missing = [m for m in missing if "rotary" not in m]
             if missing or unexpected:
                 sys.exit(f"{case}: missing {missing}, unexpected {unexpected}")
