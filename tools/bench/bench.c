@@ -121,16 +121,20 @@ static void random_tokens(int32_t *tok, int n, int32_t n_vocab, uint64_t seed)
     for (i = 0; i < n; i++) tok[i] = 3 + (int32_t)(rng_next(&s) % (uint64_t)(n_vocab - 3));
 }
 
-/* Bytes of every 2-D weight a token reads once (the embedding table contributes one row). */
+/* Bytes of every 2-D weight a token reads once (the embedding table contributes one row); of a
+   3-D tensor of experts, the n_expert_used experts a token goes through. */
 static double weight_bytes_per_token(const swa_model *m)
 {
     const swa_gguf *g = swa_model_gguf(m);
+    const swa_hparams *hp = swa_model_hparams(m);
     double total = 0;
     int64_t i;
     for (i = 0; i < swa_gguf_tensor_count(g); i++) {
         const swa_gguf_tensor *t = swa_gguf_tensor_at(g, i);
         if (t->n_dims < 2) continue;
-        if (t->name.len == 17 && !memcmp(t->name.ptr, "token_embd.weight", 17)) {
+        if (t->n_dims == 3 && hp->n_expert > 0 && t->ne[2] == hp->n_expert) {
+            total += (double)t->nbytes * hp->n_expert_used / hp->n_expert;
+        } else if (t->name.len == 17 && !memcmp(t->name.ptr, "token_embd.weight", 17)) {
             total += (double)t->nbytes / (double)t->ne[1];
             if (swa_gguf_tensor_find(g, "output.weight") < 0) total += (double)t->nbytes;   /* tied */
         } else {
