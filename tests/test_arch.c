@@ -496,6 +496,9 @@ typedef struct variant {
     const char *scaling;       /* rope.scaling.type, or NULL */
     int bad_factor;            /* a rope factor of 0 */
     int omit_k_norm;
+    int experts, used;         /* expert_count and expert_used_count keys (0: none) */
+    int omit_count;            /* no expert_count key, though the tensors have experts */
+    int moe, moe_tensor_experts;   /* router and experts' tensors instead of the MLP, with this many experts */
 } variant;
 
 static void vec(gw_writer *w, const char *name, int64_t n, float value)
@@ -512,6 +515,14 @@ static void mat(gw_writer *w, const char *name, int64_t cols, int64_t rows)
     float *x = (float *)calloc((size_t)(cols * rows), sizeof(float));
     int64_t ne[2] = {cols, rows};
     gw_tensor_f32(w, name, GW_F32, 2, ne, x);
+    free(x);
+}
+
+static void mat3(gw_writer *w, const char *name, int64_t cols, int64_t rows, int64_t n)
+{
+    float *x = (float *)calloc((size_t)(cols * rows * n), sizeof(float));
+    int64_t ne[3] = {cols, rows, n};
+    gw_tensor_f32(w, name, GW_F32, 3, ne, x);
     free(x);
 }
 
@@ -539,6 +550,9 @@ static swa_status load_variant(const variant *v, swa_error *err)
         gw_kv_bool(w, K("attention.sliding_window_pattern"), 1);
     }
     if (v->scaling) gw_kv_str(w, K("rope.scaling.type"), v->scaling);
+    if (v->experts && !v->omit_count) gw_kv_u32(w, K("expert_count"), (uint32_t)v->experts);
+    if (v->used) gw_kv_u32(w, K("expert_used_count"), (uint32_t)v->used);
+    if (v->moe) gw_kv_u32(w, K("expert_feed_forward_length"), ff / 2);
 #undef K
     mat(w, "token_embd.weight", d, V);
     vec(w, "output_norm.weight", d, 1.0f);
@@ -557,13 +571,20 @@ static swa_status load_variant(const variant *v, swa_error *err)
             mat(w, N("attn_q.weight"), d, d);
             mat(w, N("attn_k.weight"), d, hd);
             mat(w, N("attn_v.weight"), d, hd);
-            mat(w, N("ffn_gate.weight"), d, ff);
-            mat(w, N("ffn_up.weight"), d, ff);
+            if (v->moe) {
+                mat(w, N("ffn_gate_inp.weight"), d, v->experts);
+                mat3(w, N("ffn_gate_exps.weight"), d, ff / 2, v->moe_tensor_experts);
+                mat3(w, N("ffn_up_exps.weight"), d, ff / 2, v->experts);
+                mat3(w, N("ffn_down_exps.weight"), ff / 2, d, v->experts);
+            } else {
+                mat(w, N("ffn_gate.weight"), d, ff);
+                mat(w, N("ffn_up.weight"), d, ff);
+            }
             vec(w, N("attn_q_norm.weight"), hd, 1.0f);
             if (!v->omit_k_norm) vec(w, N("attn_k_norm.weight"), hd, 1.0f);
         }
         mat(w, N("attn_output.weight"), d, d);
-        mat(w, N("ffn_down.weight"), ff, d);
+        if (!v->moe) mat(w, N("ffn_down.weight"), ff, d);
 #undef N
     }
     return tu_load_status(w, err);
@@ -604,6 +625,28 @@ static void test_broken_files(void **state)
     v.arch = "phi3";
     v.bad_factor = 1;
     expect_error(&v, SWA_ERR_MODEL, "rope_factors_short.weight: entry 0 is not a positive number");
+    /* mixtures of experts: the keys and the experts' 3-D tensors */
+    memset(&v, 0, sizeof v);
+    v.arch = "qwen3moe";
+    v.experts = v.moe_tensor_experts = 4;
+    v.used = 2;
+    v.moe = 1;
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);
+    v.moe_tensor_experts = 3;
+    expect_error(&v, SWA_ERR_MODEL, "blk.0.ffn_gate_exps.weight: shape 32x16x3x1, want 32x16x4");
+    v.moe_tensor_experts = 4;
+    v.used = 5;
+    expect_error(&v, SWA_ERR_MODEL, "key qwen3moe.expert_used_count: 5 is out of range 1..4");
+    v.used = 0;
+    expect_error(&v, SWA_ERR_MODEL, "key qwen3moe.expert_used_count is missing");
+    v.used = 2;
+    v.omit_count = 1;
+    expect_error(&v, SWA_ERR_MODEL, "key qwen3moe.expert_count is missing");
+    memset(&v, 0, sizeof v);   /* a llama file with experts is Mixtral, whatever tensors it has */
+    v.arch = "llama";
+    v.experts = 4;
+    v.used = 2;
+    expect_error(&v, SWA_ERR_MODEL, "tensor blk.0.ffn_gate_inp.weight is missing");
 }
 
 int main(void)
