@@ -4195,6 +4195,11 @@ struct swa_ctx {
     swa__pool pool;
 };
 
+/* Matrix products per wake-up of the pool: q, k and v; or the gates and ups of SWA__MOE_GROUP of
+   a generated token's experts, whose scratch rows the context keeps even with n_batch smaller. */
+#define SWA__MAX_PRODUCTS 16
+#define SWA__MOE_GROUP (SWA__MAX_PRODUCTS / 2)
+
 /* Carves one allocation into aligned pieces; with base == NULL it only measures. */
 typedef struct swa__arena {
     uint8_t *base;
@@ -4348,13 +4353,13 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
         uint64_t bytes = swa__act_bytes(kind, (int64_t)widest + 255);
         act_row = bytes > act_row ? bytes : act_row;
     }
-    c->xq = (uint8_t *)swa__arena_take(a, nb, act_row);
+    c->xq = (uint8_t *)swa__arena_take(a, E > 0 && nb < SWA__MOE_GROUP ? SWA__MOE_GROUP : nb, act_row);
     swa__gemm_memory(m, cfg, &pack, &scratch);
     c->xpack = pack ? swa__arena_take(a, 1, pack) : NULL;
     c->v = (float *)swa__arena_take(a, nb * kvd, sizeof(float));
     c->att = (float *)swa__arena_take(a, nb * qd, sizeof(float));
-    c->gate = (float *)swa__arena_take(a, nb * ff, sizeof(float));
-    c->up = (float *)swa__arena_take(a, nb * ff, sizeof(float));
+    c->gate = (float *)swa__arena_take(a, (E > 0 && nb < SWA__MOE_GROUP ? SWA__MOE_GROUP : nb) * ff, sizeof(float));
+    c->up = (float *)swa__arena_take(a, (E > 0 && nb < SWA__MOE_GROUP ? SWA__MOE_GROUP : nb) * ff, sizeof(float));
     if (E > 0) {
         uint64_t K = (uint64_t)hp->n_expert_used;
         c->router = (float *)swa__arena_take(a, nb * E, sizeof(float));
@@ -4363,7 +4368,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
         c->exp_tok = (int32_t *)swa__arena_take(a, nb, sizeof(int32_t));
         c->exp_w = (float *)swa__arena_take(a, nb, sizeof(float));
         c->exp_x = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
-        c->exp_y = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
+        c->exp_y = (float *)swa__arena_take(a, (nb < SWA__MOE_GROUP ? SWA__MOE_GROUP : nb) * (uint64_t)hp->n_embd, sizeof(float));
         c->moe_out = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
     }
     c->max_slots = (int64_t)max_slots;
@@ -4609,7 +4614,6 @@ static int64_t swa__recent(const swa_ctx *c, int64_t l)
    meet activations of about a byte a column, so 64 KB of them is already many rows a pass. */
 #define SWA__ROW_BLOCK 65536
 #define SWA__ROW_BLOCK_FLOAT 262144
-#define SWA__MAX_PRODUCTS 3
 typedef struct swa__product {
     const swa__matrix *w;
     float *y;
@@ -4623,6 +4627,7 @@ typedef struct swa__matmul_task {
     swa__gemm_fn gemm[SWA__MAX_PRODUCTS];   /* used when xpack is set */
     const uint8_t *x;
     size_t x_stride;
+    size_t x_off[SWA__MAX_PRODUCTS];   /* bytes from x to each product's input (0: all the same) */
     const void *xpack;         /* the tokens packed for the gemm kernels, or NULL */
     uint8_t *scratch;          /* the gemm kernels': scratch_stride bytes per share */
     size_t scratch_stride;
@@ -4654,7 +4659,7 @@ SWA__INTERNAL void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, s
 static void swa__matmul_rows(const swa__matmul_task *t, int i, int64_t r0, int64_t r1, int share)
 {
     const swa__matrix *w = t->p[i].w;
-    const uint8_t *rows = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes;
+    const uint8_t *rows = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes, *x = t->x + t->x_off[i];
     const int step = t->kern[i]->tile_tokens;
     int64_t k;
     if (t->xpack && t->gemm[i]) {
@@ -4664,7 +4669,7 @@ static void swa__matmul_rows(const swa__matmul_task *t, int i, int64_t r0, int64
     }
     for (k = 0; k < t->n; k += step) {
         int nt = t->n - k < step ? (int)(t->n - k) : step;
-        swa__dot_rows(t->kern[i], rows, w->row_bytes, r1 - r0, t->x + (size_t)k * t->x_stride, t->x_stride,
+        swa__dot_rows(t->kern[i], rows, w->row_bytes, r1 - r0, x + (size_t)k * t->x_stride, t->x_stride,
                       nt, w->n_in, t->p[i].y + k * t->p[i].ldy + r0, t->p[i].ldy);
     }
 }
@@ -4751,6 +4756,7 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
     t.scratch_stride = c->gemm_scratch_stride;
     for (i = 0; i < count; i++) {
         t.kern[i] = &c->kern.type[p[i].w->type];
+        t.x_off[i] = 0;
         t.gemm[i] = n >= t.kern[i]->gemm_from ? t.kern[i]->gemm : NULL;
         if (t.gemm[i] && c->xpack) t.xpack = c->xpack;
         t.rows += p[i].w->n_out;
@@ -4769,6 +4775,35 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
         if (t.xpack) (kind == SWA__ACT_Q8 ? c->kern.pack_q8 : c->kern.pack_q8k)(c->xq, t.x_stride, n, n_in, c->xpack);
     }
     if ((double)t.rows * (double)n_in * (double)n < 32768.0) swa__matmul_run(&t, 0, 1);
+    else swa__pool_run(&c->pool, swa__matmul_run, &t);
+}
+
+/* One token through `count` matrices of one type, product i reading row i of x (ldx floats
+   apart): a generated token's experts' down projections, each from its own expert's gate, in
+   one wake-up of the pool. The rows are quantized as swa__matmul_same_input quantizes a token. */
+static void swa__matmul_each_row(swa_ctx *c, const swa__product *p, int count, const float *x, int64_t ldx)
+{
+    swa__matmul_task t;
+    int64_t n_in = p[0].w->n_in;
+    int kind = swa__act_kind(p[0].w->type), i;
+    memset(&t, 0, sizeof t);
+    t.p = p;
+    t.count = count;
+    t.n = 1;
+    t.scratch = c->gemm_scratch;
+    t.scratch_stride = c->gemm_scratch_stride;
+    t.x = kind == SWA__ACT_F32 ? (const uint8_t *)x : c->xq;
+    t.x_stride = kind == SWA__ACT_F32 ? (size_t)n_in * sizeof(float) : swa__act_bytes(kind, n_in);
+    for (i = 0; i < count; i++) {
+        uint8_t *out = c->xq + (size_t)i * t.x_stride;
+        SWA_ASSERT(p[i].w->type == p[0].w->type && p[i].w->n_in == n_in);
+        t.kern[i] = &c->kern.type[p[i].w->type];
+        t.x_off[i] = kind == SWA__ACT_F32 ? (size_t)(i * ldx) * sizeof(float) : (size_t)i * t.x_stride;
+        t.rows += p[i].w->n_out;
+        if (kind == SWA__ACT_Q8) swa__quantize_q8g(c->kern.quantize_q8, x + i * ldx, out, n_in);
+        else if (kind == SWA__ACT_Q8K) c->kern.quantize_q8k(x + i * ldx, out, n_in);
+    }
+    if ((double)t.rows * (double)n_in < 32768.0) swa__matmul_run(&t, 0, 1);
     else swa__pool_run(&c->pool, swa__matmul_run, &t);
 }
 
@@ -5026,6 +5061,13 @@ static void swa__residual(swa_ctx *c, float *y, const float *post_norm, int64_t 
     swa__add_ref(c->x, y, n * d);
 }
 
+/* c->gate = act(c->gate) * c->up over n values: SwiGLU, or GEGLU where the architecture says. */
+static void swa__gate_act(swa_ctx *c, int64_t n)
+{
+    if (c->model->arch->has & SWA__ARCH_GELU) swa__geglu(c->gate, c->up, n);
+    else c->kern.swiglu(c->gate, c->up, n);
+}
+
 /* The gated feed-forward of n tokens (n_in wide, x_stride floats apart) through gate, up and
    down into y: the dense layers' MLP and each expert's. */
 static void swa__ffn(swa_ctx *c, const swa__matrix *gate, const swa__matrix *up, const swa__matrix *down,
@@ -5036,8 +5078,7 @@ static void swa__ffn(swa_ctx *c, const swa__matrix *gate, const swa__matrix *up,
     gate_up[0].w = gate, gate_up[0].y = c->gate, gate_up[0].ldy = ff;
     gate_up[1].w = up, gate_up[1].y = c->up, gate_up[1].ldy = ff;
     swa__matmuls(c, gate_up, 2, x, d, n);
-    if (c->model->arch->has & SWA__ARCH_GELU) swa__geglu(c->gate, c->up, n * ff);
-    else c->kern.swiglu(c->gate, c->up, n * ff);
+    swa__gate_act(c, n * ff);
     swa__matmul(c, down, c->gate, ff, y, d, n);
 }
 
@@ -5085,12 +5126,55 @@ static void swa__route(const swa_model *m, float *logit, const float *bias, int3
    token's output is the weighted sum of its experts' in the order of their numbers: the same
    additions whichever tokens share the chunk, so the logits do not depend on chunking or
    batching. */
+/* One token's experts (a generated token's), with swa__moe's sum: taken in the order of their
+   numbers, SWA__MOE_GROUP at a time, the group's gates and ups in one wake-up of the pool and
+   its downs in another, rather than two wake-ups and two quantizations of the input for each
+   expert. Each output row comes from the same kernel on the same input as in swa__moe. */
+static void swa__moe_token(swa_ctx *c, const swa__layer *L)
+{
+    const swa_model *m = c->model;
+    int64_t d = m->hp.n_embd, K = m->hp.n_expert_used, ff = m->hp.n_ff_exp, k0, i, j;
+    int32_t *pick = c->pick;
+    float *w = c->pick_w;
+    for (i = 1; i < K; i++)   /* the picks in the order of the experts' numbers */
+        for (j = i; j > 0 && pick[j - 1] > pick[j]; j--) {
+            int32_t e = pick[j];
+            float x = w[j];
+            pick[j] = pick[j - 1], w[j] = w[j - 1];
+            pick[j - 1] = e, w[j - 1] = x;
+        }
+    memset(c->moe_out, 0, (size_t)d * sizeof(float));
+    for (k0 = 0; k0 < K; k0 += SWA__MOE_GROUP) {
+        int g = K - k0 < SWA__MOE_GROUP ? (int)(K - k0) : SWA__MOE_GROUP, q;
+        swa__matrix mats[3 * SWA__MOE_GROUP];
+        swa__product gate_up[2 * SWA__MOE_GROUP], down[SWA__MOE_GROUP];
+        for (q = 0; q < g; q++) {
+            int64_t e = pick[k0 + q];
+            mats[3 * q] = swa__rows_of(&L->gate_exps, e * ff, ff);
+            mats[3 * q + 1] = swa__rows_of(&L->up_exps, e * ff, ff);
+            mats[3 * q + 2] = swa__rows_of(&L->down_exps, e * d, d);
+            gate_up[2 * q].w = &mats[3 * q], gate_up[2 * q].y = c->gate + q * ff, gate_up[2 * q].ldy = ff;
+            gate_up[2 * q + 1].w = &mats[3 * q + 1], gate_up[2 * q + 1].y = c->up + q * ff, gate_up[2 * q + 1].ldy = ff;
+            down[q].w = &mats[3 * q + 2], down[q].y = c->exp_y + q * d, down[q].ldy = d;
+        }
+        swa__matmuls(c, gate_up, 2 * g, c->xb, d, 1);
+        swa__gate_act(c, g * ff);
+        swa__matmul_each_row(c, down, g, c->gate, ff);
+        for (q = 0; q < g; q++)
+            for (j = 0; j < d; j++) c->moe_out[j] += w[k0 + q] * c->exp_y[q * d + j];
+    }
+}
+
 static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
 {
     const swa_model *m = c->model;
     int64_t d = m->hp.n_embd, E = m->hp.n_expert, K = m->hp.n_expert_used, ff = m->hp.n_ff_exp, t, e, k, i, j;
     swa__matmul(c, &L->router, c->xb, d, c->router, E, n);
     for (t = 0; t < n; t++) swa__route(m, c->router + t * E, L->router_bias, c->pick + t * K, c->pick_w + t * K);
+    if (n == 1) {
+        swa__moe_token(c, L);
+        return;
+    }
     memset(c->moe_out, 0, (size_t)(n * d) * sizeof(float));
     for (e = 0; e < E; e++) {
         swa__matrix gate = swa__rows_of(&L->gate_exps, e * ff, ff), up = swa__rows_of(&L->up_exps, e * ff, ff);
