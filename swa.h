@@ -3282,7 +3282,7 @@ typedef struct swa__layer {
     const float *k_norm;       /* [head_dim] and of each key head */
     const float *attn_post_norm, *ffn_post_norm;   /* [n_embd] on each block's output */
     /* a mixture of experts (n_expert > 0) in place of w_gate, w_up and w_down: the 3-D tensors
-       read as 2-D ones whose rows are expert 0's, then expert 1's... (swa__expert) */
+       read as 2-D ones whose rows are expert 0's, then expert 1's... (swa__rows_of takes one) */
     swa__matrix router;        /* [n_expert][n_embd] ffn_gate_inp */
     const float *router_bias;  /* [n_expert] ffn_gate_inp.bias, or NULL */
     swa__matrix gate_exps, up_exps;   /* [n_expert][n_ff_exp][n_embd] */
