@@ -1,4 +1,4 @@
-/* swa.h - v0.9.0 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.10.0 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -162,6 +162,10 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.10.0 mixtures of experts (Mixtral, qwen3moe); MXFP4; every chat template of llama.cpp's
+           December 2025 formatter; snapshots checked whole, with a checksum, before anything
+           changes; the sampler records its own tokens; swa_ctx_embed on a named sequence;
+           the abort callback asked before the output layer too; C89 stops at one #error.
     0.9.0  the header in reader order with a table of contents; swa_sampler_config_default;
            swa_model_load_with the one loader (a caller's buffer in its params too);
            SWA_NO_STDIO; SWA_INTERNALS, a test-only switch, so the implementation builds once.
@@ -208,7 +212,7 @@ REVISION HISTORY
 #include <stdint.h>
 
 #define SWA_VERSION_MAJOR 0
-#define SWA_VERSION_MINOR 9
+#define SWA_VERSION_MINOR 10
 #define SWA_VERSION_PATCH 0
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
