@@ -311,6 +311,18 @@ static cJSON *add_text(cJSON *o, const char *name, const char *s, size_t n)
     return r;
 }
 
+/* A choice's logprobs into its JSON object ch (under "logprobs", inside "content" for a chat),
+   which takes them over; null when none were asked for. */
+static void attach_logprobs(cJSON *ch, choice *c, int chat)
+{
+    if (!c->lp) {
+        cJSON_AddNullToObject(ch, "logprobs");
+        return;
+    }
+    cJSON_AddItemToObject(chat ? cJSON_AddObjectToObject(ch, "logprobs") : ch, chat ? "content" : "logprobs", c->lp);
+    c->lp = NULL;
+}
+
 static void json_out(sbuf *b, cJSON *o, int sse)
 {
     char *s = cJSON_PrintUnformatted(o);
@@ -380,17 +392,7 @@ static void stream_chunk(job *j, int i, size_t upto, int with_finish)
     }
     c->started = 1;
     c->sent = upto;
-    if (c->lp) {
-        if (chat) {
-            cJSON *l = cJSON_AddObjectToObject(ch, "logprobs");
-            cJSON_AddItemToObject(l, "content", c->lp);
-        } else {
-            cJSON_AddItemToObject(ch, "logprobs", c->lp);
-        }
-        c->lp = NULL;
-    } else {
-        cJSON_AddNullToObject(ch, "logprobs");
-    }
+    attach_logprobs(ch, c, chat);
     if (with_finish && c->finish) cJSON_AddStringToObject(ch, "finish_reason", finish_name(c->finish));
     else cJSON_AddNullToObject(ch, "finish_reason");
     json_out(&j->out, o, 1);
@@ -425,17 +427,7 @@ static void finish_job(job *j)
             } else {
                 add_text(ch, "text", c->text.s ? c->text.s : "", c->text.len);
             }
-            if (c->lp) {
-                if (chat) {
-                    cJSON *l = cJSON_AddObjectToObject(ch, "logprobs");
-                    cJSON_AddItemToObject(l, "content", c->lp);
-                } else {
-                    cJSON_AddItemToObject(ch, "logprobs", c->lp);
-                }
-                c->lp = NULL;
-            } else {
-                cJSON_AddNullToObject(ch, "logprobs");
-            }
+            attach_logprobs(ch, c, chat);
             cJSON_AddStringToObject(ch, "finish_reason", finish_name(c->finish) ? finish_name(c->finish) : "stop");
         }
         cJSON_AddItemToObject(o, "usage", usage_json(j));

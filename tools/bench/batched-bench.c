@@ -154,15 +154,9 @@ int main(int argc, char **argv)
     swa_error err;
     int32_t n_vocab;
     int k, r, max_b = 1;
-    swa_model_params mp = swa_model_params_default();
     parse(argc, argv, &o);
     catch_interrupt();
-    mp.resident = o.no_mmap;
-    mp.progress = interrupt_progress;
-    if (swa_model_load_with(o.model, &mp, &m, &err) != SWA_OK) {
-        if (interrupted()) interrupt_exit("while loading the model");
-        fail("%s", err.msg);
-    }
+    m = load_model_or_exit(o.model, o.no_mmap);
     n_vocab = swa_model_hparams(m)->n_vocab;
     for (k = 0; k < o.n_b; k++) max_b = o.b[k] > max_b ? o.b[k] : max_b;
     o.cfg.n_seq = max_b;

@@ -292,15 +292,9 @@ int main(int argc, char **argv)
     const char *name;
     int64_t depth[3];
     int n_depth = 1, k;
-    swa_model_params mp = swa_model_params_default();
     parse(argc, argv, &o);
     catch_interrupt();
-    mp.resident = o.no_mmap;
-    mp.progress = interrupt_progress;
-    if (swa_model_load_with(o.model, &mp, &m, &err) != SWA_OK) {
-        if (interrupted()) interrupt_exit("while loading the model");
-        fail("%s", err.msg);
-    }
+    m = load_model_or_exit(o.model, o.no_mmap);
     hp = swa_model_hparams(m);
     if (o.n_prompt > 0) o.cfg.n_batch = o.n_prompt;          /* the whole prompt in one pass */
     if (swa_ctx_create(m, &o.cfg, &c, &err) != SWA_OK) fail("%s", err.msg);

@@ -112,6 +112,22 @@ _Noreturn static inline void interrupt_exit(const char *fmt, ...)
     exit(EXIT_INTERRUPTED);
 }
 
+/* A model, mapped or read into memory (resident), whose loading Ctrl-C stops; the program ends
+   with the reason when it does not load. */
+static inline swa_model *load_model_or_exit(const char *path, int resident)
+{
+    swa_model_params mp = swa_model_params_default();
+    swa_model *m;
+    swa_error err;
+    mp.resident = resident;
+    mp.progress = interrupt_progress;
+    if (swa_model_load_with(path, &mp, &m, &err) != SWA_OK) {
+        if (interrupted()) interrupt_exit("while loading the model");
+        fail("%s", err.msg);
+    }
+    return m;
+}
+
 /* The whole file ("-": standard input), NUL-terminated for convenience (the length in *len is
    what counts). NULL and a message on failure. */
 static inline char *read_all(const char *path, size_t *len)
