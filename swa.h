@@ -1126,9 +1126,9 @@ static uint64_t swa__hash(const char *p, size_t n)   /* FNV-1a */
 }
 
 /* XXH64 (Yann Collet's xxHash, 64-bit, seed 0), fed in pieces: the snapshots' checksum. It
-   reads 8 bytes a step at several GB/s, so checking a snapshot costs little beside copying it,
-   and any change of the payload changes it (unlike a sum); a published, widely implemented
-   function, so a snapshot can be checked outside this library. */
+   reads 8 bytes a step with a few multiplies, so checking a snapshot costs little beside
+   copying it, and any change of the payload changes it (unlike a sum); a published, widely
+   implemented function, so a snapshot can be checked outside this library. */
 typedef struct swa__xxh64 {
     uint64_t v[4], total;
     uint8_t buf[32];
