@@ -12,7 +12,8 @@
 #   goes to --log FILE (default: stderr).
 #
 # llama.cpp is not part of this repository and this script never builds or downloads it: build
-# it yourself, outside the repository, and pass the directory that holds bin/llama-bench, e.g.
+# it yourself, outside the repository, and pass the directory that holds bin/llama-bench (or
+# bin/llamacpp-bench, which tools/bench/build-llamacpp.sh builds on the December 2025 tree), e.g.
 #   cmake -B build -DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DCMAKE_BUILD_TYPE=Release
 #   cmake -B build-avx2 -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
 #         -DLLAMA_CURL=OFF -DCMAKE_BUILD_TYPE=Release
@@ -49,6 +50,8 @@ if [ -n "$BATCHES" ]; then
     CTX=$(( (max * (PP + TG) + 255) / 256 * 256 ))   # llama.cpp's cache for the largest B
 else
     LLAMA_BENCH=llama-bench SWA=${SWA:-build/swa-bench} PP=${PP:-128}
+    # a tree without llama-bench (December 2025's, in ollama): our driver on its llama.h
+    [ -x "$LLAMA/bin/llama-bench" ] || [ ! -x "$LLAMA/bin/llamacpp-bench" ] || LLAMA_BENCH=llamacpp-bench
 fi
 [ -x "$LLAMA/bin/$LLAMA_BENCH" ] || die "no $LLAMA/bin/$LLAMA_BENCH (build llama.cpp first; see the top of this script)"
 [ -x "$SWA" ] || die "no $(basename "$SWA") at $SWA (make it, or pass --swa-bench PATH)"
@@ -97,7 +100,7 @@ while [ $round -lt "$ROUNDS" ]; do
         name=$(basename "$m")
         echo "## round $round/$ROUNDS, $name" | log
         if [ -n "$BATCHES" ]; then batched_round; continue; fi
-        run llama-bench "$LLAMA/bin/llama-bench" -m "$m" -t "$THREADS" -p "$PP" -n "$TG" -r "$REPS" -o jsonl
+        run "$LLAMA_BENCH" "$LLAMA/bin/$LLAMA_BENCH" -m "$m" -t "$THREADS" -p "$PP" -n "$TG" -r "$REPS" -o jsonl
         # one JSON object a line, one per test; the round's value is the median of its samples_ts
         awk -v name="$name" '
             function field(key,   s) {

@@ -34,7 +34,11 @@
                     vocabulary to 32000, the context to 2048, no window
    Any number can be overridden: --layers N --dim D --heads H --kv-heads K --ff F --vocab V
    --ctx C --window W (0 = no llama.attention.sliding_window key). --seed S picks the weights,
-   -t N the threads (default: online CPUs); the file is the same for any -t.
+   -t N the threads (default: online CPUs); the file is the same for any -t. --distinct-rows N
+   makes only the first N rows of each matrix and repeats them (row r is row r mod N): a file of
+   tens of GB is then written at the disk's speed rather than the quantizer's, for speed tests,
+   where the values do not matter (the routers of a mixture of experts, with fewer rows, stay
+   random, so tokens still pick different experts).
 
    TYPE is any name swa-quantize takes (tools/common/targets.h): f32, f16, bf16, q4_0, q4_1, q5_0, q5_1,
    q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, or a mix's name (q3_k_s, q4_k_m, ...),
@@ -112,6 +116,7 @@ typedef struct options {
     int64_t pattern;           /* attention.sliding_window_pattern, 0 = no key */
     int64_t rope_factors_ctx;  /* Phi-3's original context, 0 = no factors */
     double rope_base, rope_scale;   /* 0 = the architecture's default; no scaling */
+    int64_t distinct;          /* rows made per matrix, the rest copies (0: all) */
 } options;
 
 static void usage(FILE *f)
@@ -132,6 +137,7 @@ static void usage(FILE *f)
             "  --rope-factors O  Phi-3 rope_factors_long/short with original context O\n"
             "  --layers N  --dim D  --heads H  --kv-heads K  --ff F  --vocab V  --ctx C\n"
             "                 override the shape's numbers (custom needs dim, heads, ff, layers)\n"
+            "  --distinct-rows N  make N random rows per matrix and repeat them (speed tests of big shapes)\n"
             "  -t N           threads (default: online CPUs); the output does not depend on it\n");
 }
 
@@ -151,11 +157,11 @@ static void parse_args(int argc, char **argv, options *o)
     static const char *const num_flags[] = {"--layers", "--dim", "--heads", "--kv-heads", "--ff",
                                             "--vocab", "--ctx", "--window", "--seed", "-t",
                                             "--head-dim", "--pattern", "--rope-factors", "--experts",
-                                            "--experts-used", "--expert-ff"};
-    int64_t given[16];
+                                            "--experts-used", "--expert-ff", "--distinct-rows"};
+    int64_t given[17];
     const char *shape_name = NULL, *arch_name = NULL;
     const target *type;
-    int i, k, have[16] = {0};
+    int i, k, have[17] = {0};
     size_t j;
     long cpus;
     memset(o, 0, sizeof *o);
@@ -180,9 +186,9 @@ static void parse_args(int argc, char **argv, options *o)
             else o->rope_scale = x;
             continue;
         }
-        for (k = 0; k < 16; k++)
+        for (k = 0; k < 17; k++)
             if (!strcmp(a, num_flags[k])) break;
-        if (k < 16) {
+        if (k < 17) {
             if (i + 1 >= argc) usage_fail("%s needs a value", a);
             given[k] = number(a, argv[++i], k == 7 || k == 11 || k == 13 ? 0 : 1,
                               k == 8 ? INT64_MAX : k == 9 ? 256 : k == 13 ? 512 : INT32_MAX);
@@ -228,6 +234,7 @@ static void parse_args(int argc, char **argv, options *o)
     if (have[13]) o->s.experts = given[13];
     if (have[14]) o->s.experts_used = given[14];
     if (have[15]) o->s.expert_ff = given[15];
+    if (have[16]) o->distinct = given[16];
     if (o->s.experts && !o->s.experts_used) o->s.experts_used = o->s.experts < 2 ? o->s.experts : 2;
     if (o->s.experts && !o->s.expert_ff) o->s.expert_ff = o->s.ff;
     if (o->s.experts_used > o->s.experts) usage_fail("--experts-used wants at most --experts (%lld)", (long long)o->s.experts);
@@ -427,16 +434,42 @@ static void *work(void *arg)
     return NULL;
 }
 
-static void write_tensor(gw_writer *w, const tensor *t, uint64_t seed, uint64_t id, int threads, uint8_t *buf,
-                         size_t buf_size)
+/* Rows row0 .. row0 + n - 1 of tensor `id`, converted to its type into out, on `threads` threads. */
+static void convert_rows(const tensor *t, uint64_t seed, uint64_t id, int threads, int64_t row0, int64_t n,
+                         size_t row_bytes, uint8_t *out)
 {
-    size_t row_bytes = gw_row_bytes(t->type, t->ne[0]);
-    int64_t chunk = (int64_t)(buf_size / row_bytes), r;
     pthread_t tid[256];
     job jobs[256];
-    int k;
+    int nth = n < threads ? (int)n : threads, k;
+    for (k = 0; k < nth; k++) {
+        jobs[k].t = t;
+        jobs[k].seed = seed;
+        jobs[k].id = id;
+        jobs[k].row0 = row0;
+        jobs[k].n_rows = n;
+        jobs[k].row_bytes = row_bytes;
+        jobs[k].out = out;
+        jobs[k].ith = k;
+        jobs[k].nth = nth;
+        if (k > 0 && pthread_create(&tid[k], NULL, work, &jobs[k])) usage_fail("cannot start a thread");
+    }
+    if (work(&jobs[0])) usage_fail("out of memory");
+    for (k = 1; k < nth; k++) {
+        void *rc;
+        pthread_join(tid[k], &rc);
+        if (rc) usage_fail("out of memory");
+    }
+}
+
+/* A matrix is written a buffer of rows at a time; with `distinct` > 0 only its first `distinct`
+   rows are made, and row r is a copy of row r mod distinct. */
+static void write_tensor(gw_writer *w, const tensor *t, uint64_t seed, uint64_t id, int threads, int64_t distinct,
+                         uint8_t *buf, size_t buf_size)
+{
+    size_t row_bytes = gw_row_bytes(t->type, t->ne[0]);
+    int64_t chunk = (int64_t)(buf_size / row_bytes), rows = t->ne[1] * t->ne[2], r, i;
+    uint8_t *pool = NULL;
     if (t->n_dims == 1) {   /* llama's norms: ones, as a trained model's are near; the others vary */
-        int64_t i;
         float *v = (float *)buf;
         double unit = sqrt((double)t->ne[0] / 3.0);   /* random_row's amplitude is 1 / unit */
         random_row(v, t->ne[0], seed, id, 0);
@@ -447,29 +480,18 @@ static void write_tensor(gw_writer *w, const tensor *t, uint64_t seed, uint64_t 
         return;
     }
     if (chunk < 1) usage_fail("%s: a row of %zu bytes does not fit the buffer", t->name, row_bytes);
-    for (r = 0; r < t->ne[1] * t->ne[2]; r += chunk) {
-        int64_t n = t->ne[1] * t->ne[2] - r < chunk ? t->ne[1] * t->ne[2] - r : chunk;
-        int nth = n < threads ? (int)n : threads;
-        for (k = 0; k < nth; k++) {
-            jobs[k].t = t;
-            jobs[k].seed = seed;
-            jobs[k].id = id;
-            jobs[k].row0 = r;
-            jobs[k].n_rows = n;
-            jobs[k].row_bytes = row_bytes;
-            jobs[k].out = buf;
-            jobs[k].ith = k;
-            jobs[k].nth = nth;
-            if (k > 0 && pthread_create(&tid[k], NULL, work, &jobs[k])) usage_fail("cannot start a thread");
-        }
-        if (work(&jobs[0])) usage_fail("out of memory");
-        for (k = 1; k < nth; k++) {
-            void *rc;
-            pthread_join(tid[k], &rc);
-            if (rc) usage_fail("out of memory");
-        }
+    if (distinct > 0 && rows > distinct) {
+        if (!(pool = (uint8_t *)malloc((size_t)distinct * row_bytes))) fail("out of memory");
+        convert_rows(t, seed, id, threads, 0, distinct, row_bytes, pool);
+    }
+    for (r = 0; r < rows; r += chunk) {
+        int64_t n = rows - r < chunk ? rows - r : chunk;
+        if (!pool) convert_rows(t, seed, id, threads, r, n, row_bytes, buf);
+        else
+            for (i = 0; i < n; i++) memcpy(buf + (size_t)i * row_bytes, pool + (size_t)((r + i) % distinct) * row_bytes, row_bytes);
         if (gw_stream_write(w, buf, (size_t)n * row_bytes)) usage_fail("%s: %s", t->name, gw_error(w));
     }
+    free(pool);
 }
 
 /* ==== main ==== */
@@ -588,7 +610,7 @@ int main(int argc, char **argv)
     t_head = now();
 
     for (i = 0; i < n_tensors; i++) {
-        write_tensor(w, &t[i], o.seed, i, o.threads, buf, buf_size);
+        write_tensor(w, &t[i], o.seed, i, o.threads, o.distinct, buf, buf_size);
         if (tty) fprintf(stderr, "\r[%3d%%] %-40s", (int)(100 * (i + 1) / n_tensors), t[i].name);
     }
     if (tty) fputc('\n', stderr);

@@ -3,7 +3,8 @@
 //   g++ -O2 -std=c++17 -I$LLAMA/include -I$LLAMA/ggml/include tools/reference/llamacpp_logits.cpp -o llamacpp_logits
 //       -L$LLAMA/build/bin -lllama -lggml -lggml-base -Wl,-rpath,$LLAMA/build/bin   (one line)
 //   llamacpp_logits MODEL.gguf N TOKENS.bin OUT.bin    (int32 tokens in; float32 [N][n_vocab] out)
-// The cache is F32 so that only the arithmetic differs.
+// The cache is F32 and flash attention off so that only the arithmetic differs. Builds against
+// the February 2025 tree as above, or the December 2025 one with tools/bench/build-llamacpp.sh.
 #include "llama.h"
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +28,9 @@ int main(int argc, char **argv)
     cp.n_ctx = cp.n_batch = cp.n_ubatch = n > 128 ? n : 128;
     cp.type_k = GGML_TYPE_F32;
     cp.type_v = GGML_TYPE_F32;
+#ifdef LLAMA_STATE_SEQ_FLAGS_SWA_ONLY   // the December 2025 API, whose flash attention is on by default
+    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;   // (its CPU path rounds Q to F16)
+#endif
     llama_context *c = llama_init_from_model(m, cp);
     if (!c) return 5;
     llama_batch b = llama_batch_init(n, 0, 1);
