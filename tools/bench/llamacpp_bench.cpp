@@ -2,13 +2,15 @@
 // llama-bench (the December 2025 one vendored in ollama), through its llama.h. Not built by the
 // Makefile: tools/bench/build-llamacpp.sh builds it beside that llama.cpp, outside this repository.
 //
-//   llamacpp-bench -m MODEL.gguf [-p 512] [-n 128] [-t 2] [-r 5] [-fa 0|1] [-d DEPTH] [-ub 512] [-o md|jsonl]
+//   llamacpp-bench -m MODEL.gguf [-p 512] [-n 128] [-t 2] [-r 5] [-fa 0|1] [-d DEPTH] [-ub 512] [-c N_CTX]
+//                  [-o md|jsonl] [-v]
 //
 // As llama-bench does: one warm-up run per test, then -r timed runs; a prompt test evaluates -p
 // random tokens in batches of -ub from an empty cache (after -d tokens of depth when given), a
 // generation test -n tokens one at a time after the depth. "-o jsonl" prints llama-bench's JSON
 // lines (the fields tools/bench/sidebyside.sh reads: n_prompt, n_gen, samples_ts, avg_ts,
-// build_commit), so that script runs either program.
+// build_commit), so that script runs either program. -c sets the context (default: what the
+// tests need) and -v lets llama.cpp's log through to stderr, with the sizes of its cache.
 #include "llama.h"
 
 #include <algorithm>
@@ -27,7 +29,7 @@
 static void usage()
 {
     fprintf(stderr, "usage: llamacpp-bench -m MODEL.gguf [-p 512] [-n 128] [-t 2] [-r 5] [-fa 0|1] [-d DEPTH] "
-                    "[-ub 512] [-o md|jsonl]\n");
+                    "[-ub 512] [-c N_CTX] [-o md|jsonl] [-v]\n");
     exit(2);
 }
 
@@ -60,9 +62,11 @@ static bool eval(llama_context *ctx, std::vector<llama_token> &tok, int pos, int
 int main(int argc, char **argv)
 {
     const char *model = nullptr, *out = "md";
-    int pp = 512, tg = 128, threads = 2, reps = 5, fa = 0, depth = 0, ub = 512;
+    int pp = 512, tg = 128, threads = 2, reps = 5, fa = 0, depth = 0, ub = 512, n_ctx = 0;
+    bool verbose = false;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
+        if (a == "-v" || a == "--verbose") { verbose = true; continue; }
         if (i + 1 >= argc) usage();
         const char *v = argv[++i];
         if (a == "-m") model = v;
@@ -73,19 +77,20 @@ int main(int argc, char **argv)
         else if (a == "-fa" || a == "--flash-attn") fa = atoi(v);
         else if (a == "-d" || a == "--n-depth") depth = atoi(v);
         else if (a == "-ub" || a == "--ubatch-size") ub = atoi(v);
+        else if (a == "-c" || a == "--ctx-size") n_ctx = atoi(v);
         else if (a == "-o" || a == "--output") out = v;
         else usage();
     }
-    if (!model || pp < 0 || tg < 0 || threads < 1 || reps < 1 || depth < 0 || ub < 1 || pp + tg == 0) usage();
+    if (!model || pp < 0 || tg < 0 || threads < 1 || reps < 1 || depth < 0 || ub < 1 || n_ctx < 0 || pp + tg == 0) usage();
 
-    llama_log_set([](ggml_log_level, const char *, void *) {}, nullptr);
+    if (!verbose) llama_log_set([](ggml_log_level, const char *, void *) {}, nullptr);
     llama_backend_init();
     llama_model_params mp = llama_model_default_params();
     mp.n_gpu_layers = 0;
     llama_model *m = llama_model_load_from_file(model, mp);
     if (!m) { fprintf(stderr, "llamacpp-bench: cannot load %s\n", model); return 1; }
     llama_context_params cp = llama_context_default_params();
-    cp.n_ctx = (uint32_t)(depth + std::max(pp, tg) + 1);
+    cp.n_ctx = (uint32_t)std::max(n_ctx, depth + std::max(pp, tg) + 1);
     cp.n_batch = (uint32_t)std::max(ub, pp);
     cp.n_ubatch = (uint32_t)ub;
     cp.n_threads = cp.n_threads_batch = threads;
