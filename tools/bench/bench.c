@@ -233,6 +233,8 @@ static void usage(FILE *f)
                "  -p N          prompt tokens for the pp test (0 = skip)\n"
                "  -n N          generated tokens for the tg test (0 = skip)\n"
                "  -t N          threads (default: online CPUs)\n"
+               "  -c N          positions a global layer keeps (default: the library's, raised to\n"
+               "                hold the prompt and the generated tokens, as llama-bench's context)\n"
                "  -r N          repetitions; medians are reported (default 3, at most 64)\n"
                "  --kernels K   best (default): the widest SIMD this CPU runs; ref: the scalar loops;\n"
                "                avx2, avx-vnni, avx512, amx, neon: that instruction set (an error where the CPU lacks it)\n"
@@ -268,14 +270,16 @@ static int parse(int argc, char **argv, options *o)
         else if (!strcmp(a, "-p")) o->n_prompt = atoi(v);
         else if (!strcmp(a, "-n")) o->n_gen = atoi(v);
         else if (!strcmp(a, "-t")) o->cfg.n_threads = atoi(v);
+        else if (!strcmp(a, "-c")) o->cfg.n_ctx = atoi(v);
         else if (!strcmp(a, "-r")) o->reps = atoi(v);
         else if (!strcmp(a, "--kernels") && swa_kernels_from_name(v) >= 0) o->cfg.kernels = swa_kernels_from_name(v);
         else if (!strcmp(a, "--kv") && swa_kv_type_from_name(v) >= 0) o->cfg.kv_type = swa_kv_type_from_name(v);
         else usage_fail("bad flag or value: %s %s", a, v);
     }
     if (!o->model) usage_fail("-m MODEL is required");
-    if (o->n_prompt < 0 || o->n_gen < 0 || o->reps < 1 || o->reps > 64 || o->cfg.n_threads < 0 || o->cfg.n_threads > 64)
-        usage_fail("-p, -n must be >= 0, -r in 1..64, -t in 0..64");
+    if (o->n_prompt < 0 || o->n_gen < 0 || o->reps < 1 || o->reps > 64 || o->cfg.n_threads < 0 || o->cfg.n_threads > 64 ||
+        o->cfg.n_ctx < 0)
+        usage_fail("-p, -n, -c must be >= 0, -r in 1..64, -t in 0..64");
     return 1;
 }
 
@@ -297,6 +301,10 @@ int main(int argc, char **argv)
     m = load_model_or_exit(o.model, o.no_mmap);
     hp = swa_model_hparams(m);
     if (o.n_prompt > 0) o.cfg.n_batch = o.n_prompt;          /* the whole prompt in one pass */
+    if (o.cfg.n_ctx == 0) {                                   /* the library's default, or what the tests need */
+        int32_t lib = hp->n_ctx_train > 0 && hp->n_ctx_train < 4096 ? hp->n_ctx_train : 4096;
+        if (o.n_prompt + o.n_gen + 1 > lib) o.cfg.n_ctx = o.n_prompt + o.n_gen + 1;
+    }
     if (swa_ctx_create(m, &o.cfg, &c, &err) != SWA_OK) fail("%s", err.msg);
     swa_ctx_set_abort(c, interrupt_abort, NULL);
     if (!bandwidth_open(&bw, swa_ctx_config_get(c).n_threads)) fail("no memory for the bandwidth test");
