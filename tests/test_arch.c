@@ -118,11 +118,13 @@ static void run_chunks(swa_model *m, const ref *r, int chunk, int kernels, float
 }
 
 /* Which layers llama.cpp's rules window: Gemma 2 every other one from the first, Gemma 3 five of
-   six (or the file's period), the others all of them when the file has a window. */
+   six (or the file's period), OLMo 3 and Command R7B three of four, the others all of them when
+   the file has a window. */
 static int expect_windowed(const char *arch, const char *args, int l)
 {
     const char *p = strstr(args, "--pattern ");
-    int period = p ? atoi(p + 10) : !strcmp(arch, "gemma2") ? 2 : !strcmp(arch, "gemma3") ? 6 : 0;
+    int period = p ? atoi(p + 10) : !strcmp(arch, "gemma2") ? 2 : !strcmp(arch, "gemma3") ? 6
+               : !strcmp(arch, "olmo2") || !strcmp(arch, "cohere2") ? 4 : 0;
     return period <= 1 || l % period < period - 1;
 }
 
@@ -200,6 +202,14 @@ static void test_qwen2(void **state) { (void)state; check_case("qwen2-w6"); chec
 static void test_qwen3(void **state) { (void)state; check_case("qwen3-w9"); }
 static void test_mixtral(void **state) { (void)state; check_case("mixtral-w7"); check_case("mixtral-full"); }
 static void test_qwen3moe(void **state) { (void)state; check_case("qwen3moe-full"); check_case("qwen3moe-w6"); }
+static void test_olmo2(void **state)
+{
+    (void)state;
+    check_case("olmo2-full");
+    check_case("olmo3-w6");
+    check_case("olmo3-w7-linear");
+}
+static void test_cohere2(void **state) { (void)state; check_case("cohere2-w5"); check_case("cohere2-w8"); }
 
 /* Mixtures of experts group a chunk's tokens by expert: the logits must still be those of one
    token at a time, bit for bit, for any chunking, thread count (1, 2, 3), batch of sequences and
@@ -654,7 +664,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemma2), cmocka_unit_test(test_gemma3), cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_mixtral),
-        cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_moe_deterministic), cmocka_unit_test(test_inspect_pattern),
+        cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_olmo2), cmocka_unit_test(test_cohere2),
+        cmocka_unit_test(test_moe_deterministic), cmocka_unit_test(test_inspect_pattern),
         cmocka_unit_test(test_broken_files), cmocka_unit_test(test_window_beyond_context),
         cmocka_unit_test(test_attention_sinks),
     };
