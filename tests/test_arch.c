@@ -595,6 +595,8 @@ static void mat3(gw_writer *w, const char *name, int64_t cols, int64_t rows, int
     free(x);
 }
 
+static int omitted(const variant *v, const char *suffix) { return v->omit_key && !strcmp(v->omit_key, suffix); }
+
 static swa_status load_variant(const variant *v, swa_error *err)
 {
     gw_writer *w = gw_new(3);
@@ -602,16 +604,15 @@ static swa_status load_variant(const variant *v, swa_error *err)
     char key[96], name[64];
     int l, phi = !strcmp(v->arch, "phi3"), olmo = !strcmp(v->arch, "olmo2"), cohere = !strcmp(v->arch, "cohere2");
 #define K(suffix) (snprintf(key, sizeof key, "%s.%s", v->arch, suffix), key)
-#define OMIT(suffix) (v->omit_key && !strcmp(v->omit_key, suffix))
     gw_kv_str(w, "general.architecture", v->arch);
     gw_kv_u32(w, K("block_count"), L);
     gw_kv_u32(w, K("embedding_length"), d);
     gw_kv_u32(w, K("feed_forward_length"), ff);
     gw_kv_u32(w, K("attention.head_count"), 2);
     gw_kv_u32(w, K("attention.head_count_kv"), 1);
-    if (!OMIT("attention.sliding_window")) gw_kv_u32(w, K("attention.sliding_window"), 4);
-    if (cohere && !OMIT("attention.layer_norm_epsilon")) gw_kv_f32(w, K("attention.layer_norm_epsilon"), 1e-5f);
-    if (cohere && !OMIT("logit_scale")) gw_kv_f32(w, K("logit_scale"), 0.25f);
+    if (!omitted(v, "attention.sliding_window")) gw_kv_u32(w, K("attention.sliding_window"), 4);
+    if (cohere && !omitted(v, "attention.layer_norm_epsilon")) gw_kv_f32(w, K("attention.layer_norm_epsilon"), 1e-5f);
+    if (cohere && !omitted(v, "logit_scale")) gw_kv_f32(w, K("logit_scale"), 0.25f);
     if (v->pattern_kind && !strcmp(v->pattern_kind, "short")) {
         uint8_t b[1] = {1};
         gw_kv_array(w, K("attention.sliding_window_pattern"), GW_BOOL, 1, b);
@@ -626,7 +627,6 @@ static swa_status load_variant(const variant *v, swa_error *err)
     if (v->used) gw_kv_u32(w, K("expert_used_count"), (uint32_t)v->used);
     if (v->moe) gw_kv_u32(w, K("expert_feed_forward_length"), ff / 2);
 #undef K
-#undef OMIT
     mat(w, "token_embd.weight", d, V);
     vec(w, "output_norm.weight", d, 1.0f);
     if (phi) {
