@@ -143,7 +143,8 @@ ERRORS
 
 FILE FORMAT
     GGUF versions 2 and 3, little-endian, architectures "llama" (with experts: Mixtral),
-    "gemma2", "gemma3" (text), "phi3", "qwen2", "qwen3" and "qwen3moe" with llama.cpp's key and
+    "gemma2", "gemma3" (text), "phi3", "qwen2", "qwen3", "qwen3moe", "olmo2" (OLMo 2 and 3) and
+    "cohere2" (Command R7B) with llama.cpp's key and
     tensor names and stored conventions (one description row per architecture drives the loader
     and the one forward pass). Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
     MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS (ggml's block layouts), used in place; the
@@ -370,10 +371,12 @@ typedef struct swa_hparams {
     int32_t n_ctx_train;   /* {arch}.context_length; 0 when the file does not say */
     int32_t n_rot;         /* {arch}.rope.dimension_count, default head_dim */
     float   rope_base;     /* {arch}.rope.freq_base, default 10000 */
-    float   rms_eps;       /* {arch}.attention.layer_norm_rms_epsilon, default 1e-5 */
+    float   rms_eps;       /* {arch}.attention.layer_norm_rms_epsilon, default 1e-5 (cohere2: the
+                              LayerNorms' attention.layer_norm_epsilon) */
     int32_t window;        /* largest sliding window over the layers; 0: no layer has one */
     uint32_t weight_type;  /* the most common type of the layer matrices */
-    const char *arch;      /* general.architecture: "llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe" */
+    const char *arch;      /* general.architecture: "llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe",
+                              "olmo2", "cohere2" */
     int32_t n_windowed;    /* layers with a sliding window in the file; the others attend to everything */
     int32_t n_expert;      /* {arch}.expert_count: experts per layer; 0: a dense feed-forward */
     int32_t n_expert_used; /* {arch}.expert_used_count: experts each token goes through */
@@ -3273,8 +3276,8 @@ typedef struct swa__matrix {
 } swa__matrix;
 
 typedef struct swa__layer {
-    const float *attn_norm;    /* [n_embd] */
-    const float *ffn_norm;     /* [n_embd] */
+    const float *attn_norm;    /* [n_embd]; NULL without (OLMo 2) */
+    const float *ffn_norm;     /* [n_embd]; NULL without (OLMo 2, Command R7B) */
     swa__matrix wq;            /* [n_head*head_dim][n_embd] */
     swa__matrix wk, wv;        /* [n_kv_head*head_dim][n_embd] */
     swa__matrix wo;            /* [n_embd][n_head*head_dim] */
@@ -3282,8 +3285,8 @@ typedef struct swa__layer {
     swa__matrix w_down;        /* [n_embd][n_ff] */
     /* optional, as the architecture has them (NULL otherwise) */
     const float *bq, *bk, *bv; /* [n_head*head_dim], [n_kv_head*head_dim] x2 biases */
-    const float *q_norm;       /* [head_dim] RMSNorm weights of each query head */
-    const float *k_norm;       /* [head_dim] and of each key head */
+    const float *q_norm;       /* [head_dim] RMSNorm weights of each query head (QK_NORM_ALL: [n_head*head_dim]) */
+    const float *k_norm;       /* [head_dim] and of each key head (QK_NORM_ALL: [n_kv_head*head_dim]) */
     const float *attn_post_norm, *ffn_post_norm;   /* [n_embd] on each block's output */
     /* a mixture of experts (n_expert > 0) in place of w_gate, w_up and w_down: the 3-D tensors
        read as 2-D ones whose rows are expert 0's, then expert 1's... (swa__rows_of takes one) */
@@ -3308,9 +3311,23 @@ enum {
     SWA__ARCH_EXPERTS    = 1 << 9,   /* every layer a mixture of experts: expert_count required */
     SWA__ARCH_EXPERT_FF  = 1 << 10,  /* experts expert_feed_forward_length wide (default n_ff /
                                         n_expert_used), not feed_forward_length */
-    SWA__ARCH_EXPERT_KEYS = 1 << 11  /* expert_gating_func, expert_weights_norm and _scale from the
+    SWA__ARCH_EXPERT_KEYS = 1 << 11, /* expert_gating_func, expert_weights_norm and _scale from the
                                         file, the row's router rule by default */
+    SWA__ARCH_LAYERNORM  = 1 << 16,  /* every norm a LayerNorm without bias (the mean taken out), its
+                                        epsilon attention.layer_norm_epsilon (required, as llama.cpp) */
+    SWA__ARCH_PARALLEL   = 1 << 17,  /* attention and feed-forward both read attn_norm's output and
+                                        both add to the residual (no ffn_norm) */
+    SWA__ARCH_POST_ONLY  = 1 << 18,  /* no attn_norm or ffn_norm: attention and feed-forward read the
+                                        residual itself (with POST_NORMS: OLMo 2) */
+    SWA__ARCH_QK_NORM_ALL = 1 << 19  /* with QK_NORM: one RMSNorm over all of Q's heads, and over all
+                                        of K's, not one per head */
 };
+
+/* Which layers turn RoPE, and with what: every layer alike (the windowed ones at the row's
+   local_rope_base, if it has one); windowed layers without the file's scaling and attention
+   factor (OLMo 3, as llama.cpp's olmo2 code); only the windowed layers, global ones taking no
+   position (Command R7B). */
+enum { SWA__ROPE_ALL = 0, SWA__ROPE_LOCAL_PLAIN = 1, SWA__ROPE_LOCAL_ONLY = 2 };
 
 /* How the router turns a token's logits over the experts into the weights of the ones it
    picks (llama.cpp's expert_gating_func numbers): softmax over all experts, or a sigmoid of
@@ -3323,54 +3340,75 @@ typedef struct swa__arch {
     unsigned has;                  /* SWA__ARCH_* */
     int32_t swa_period;            /* no pattern key: layer l has the window iff l % p < p - 1 */
     int32_t min_window;            /* the smallest window number the key may hold (0 = none) */
-    int32_t default_window;        /* without a sliding_window key; 0: full attention */
+    int32_t default_window;        /* without a sliding_window key; 0: full attention, -1: required */
     float attn_softcap;            /* defaults of {arch}.attn_logit_softcapping, 0 = none */
     float final_softcap;           /* and of {arch}.final_logit_softcapping */
     float local_rope_base;         /* RoPE base of windowed layers, 0 = the file's */
     int32_t wide_query_layers;     /* GEMMA_SCALE: with this many layers (the 27B models) */
     int32_t gating;                /* a mixture of experts' router: SWA__GATING_* */
     int32_t norm_weights;          /* and whether its weights are divided by their sum */
+    int32_t rope_layers;           /* SWA__ROPE_* */
+    int32_t logit_scale;           /* 1: logits times {arch}.logit_scale (required, as llama.cpp) */
 } swa__arch;
 
 /* The window patterns are llama.cpp's built-in ones (set_swa_pattern): Gemma 2 alternates
    windowed and global layers starting windowed, Gemma 3 has five windowed layers, then a
-   global one. Gemma 2 without a window key has 4096; Gemma 3 without one is all global. Phi-3's
-   window, when the file has one, is on every layer (as in transformers; llama.cpp ignores it). */
+   global one; OLMo 3 and Command R7B have three windowed layers, then a global one. Gemma 2
+   without a window key has 4096; Gemma 3 and OLMo 2 without one are all global; Command R7B
+   needs one. Phi-3's window, when the file has one, is on every layer (as in transformers;
+   llama.cpp ignores it). */
 /* A row names its groups of fields (C++11 has no designated initializers): the window's
    (swa_period, min_window, default_window), the soft-capping defaults (attention, final), the
    windowed layers' RoPE base, wide_query_layers and the router's rule (SWA__ROUTER: gating,
    normalized), which is llama.cpp's build_moe_ffn arguments of the architecture: Mixtral (llama
    with experts) and Qwen3-MoE both take a softmax over all experts, then the top k, then divide
-   their weights by their sum. */
-#define SWA__ARCH(name, has, window, softcap, local_rope_base, wide_query, router) \
-    {name, has, window, softcap, local_rope_base, wide_query, router}
+   their weights by their sum; last, which layers turn RoPE and whether the logits are scaled
+   (SWA__ROPE_LOGITS). */
+#define SWA__ARCH(name, has, window, softcap, local_rope_base, wide_query, router, layers) \
+    {name, has, window, softcap, local_rope_base, wide_query, router, layers}
 #define SWA__WINDOW(period, min, by_default) period, min, by_default
 #define SWA__SOFTCAP(attn, final) attn, final
 #define SWA__LOCAL_ROPE_BASE(base) base
 #define SWA__WIDE_QUERY_LAYERS(n) n
 #define SWA__ROUTER(gating, norm) gating, norm
+#define SWA__ROPE_LOGITS(rope_layers, logit_scale) rope_layers, logit_scale
 static const swa__arch swa__archs[] = {
     SWA__ARCH("llama", 0, SWA__WINDOW(0, 1, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
-              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1)),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+              SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
     SWA__ARCH("gemma2", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_NEOX | SWA__ARCH_GEMMA_SCALE,
               SWA__WINDOW(2, 0, 4096), SWA__SOFTCAP(50.0f, 30.0f), SWA__LOCAL_ROPE_BASE(0.0f),
-              SWA__WIDE_QUERY_LAYERS(46), SWA__ROUTER(SWA__GATING_SOFTMAX, 1)),
+              SWA__WIDE_QUERY_LAYERS(46), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+              SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
     SWA__ARCH("gemma3", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_QK_NORM | SWA__ARCH_NEOX |
               SWA__ARCH_GEMMA_SCALE,
               SWA__WINDOW(6, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(10000.0f),
-              SWA__WIDE_QUERY_LAYERS(62), SWA__ROUTER(SWA__GATING_SOFTMAX, 1)),
+              SWA__WIDE_QUERY_LAYERS(62), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+              SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
     SWA__ARCH("phi3", SWA__ARCH_NEOX | SWA__ARCH_FUSED | SWA__ARCH_BIASES | SWA__ARCH_ROPE_FACTORS,
               SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
-              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1)),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+              SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
     SWA__ARCH("qwen2", SWA__ARCH_NEOX | SWA__ARCH_BIASES,
               SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
-              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1)),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+              SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
     SWA__ARCH("qwen3", SWA__ARCH_NEOX | SWA__ARCH_QK_NORM,
               SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
-              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1)),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+              SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
     SWA__ARCH("qwen3moe", SWA__ARCH_NEOX | SWA__ARCH_QK_NORM | SWA__ARCH_EXPERTS | SWA__ARCH_EXPERT_FF,
               SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
-              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1)),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+              SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
+    SWA__ARCH("olmo2", SWA__ARCH_NEOX | SWA__ARCH_POST_NORMS | SWA__ARCH_POST_ONLY | SWA__ARCH_QK_NORM | SWA__ARCH_QK_NORM_ALL,
+              SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+              SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_PLAIN, 0)),
+    SWA__ARCH("cohere2", SWA__ARCH_LAYERNORM | SWA__ARCH_PARALLEL,
+              SWA__WINDOW(4, 1, -1), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+              SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 1)),
 };
 #undef SWA__ARCH
 #undef SWA__WINDOW
@@ -3378,6 +3416,7 @@ static const swa__arch swa__archs[] = {
 #undef SWA__LOCAL_ROPE_BASE
 #undef SWA__WIDE_QUERY_LAYERS
 #undef SWA__ROUTER
+#undef SWA__ROPE_LOGITS
 
 struct swa_model {
     swa_gguf *gguf;
@@ -3394,6 +3433,7 @@ struct swa_model {
     float q_scale;             /* queries are multiplied by this before the scores */
     float attn_softcap;        /* scores become c tanh(s / c); 0 = not */
     float final_softcap;       /* logits likewise */
+    float logit_scale;         /* logits times this ({arch}.logit_scale; 1: not) */
     float rope_scale;          /* global layers: positions times this (linear RoPE scaling) */
     float rope_attn_factor;    /* cos and sin times this ({arch}.rope.scaling.attn_factor) */
     float local_rope_base;     /* windowed layers' RoPE base */
@@ -3535,6 +3575,13 @@ static swa_status swa__read_arch_params(swa_model *m, swa_error *err)
         (s = swa__get_float(m->gguf, swa__key(m, "final_logit_softcapping"), a->final_softcap, 0.0, 1e9, &m->final_softcap, err)) != SWA_OK)
         return s;
     if (swa__is_llama(m)) m->attn_softcap = m->final_softcap = 0.0f;
+    m->logit_scale = 1.0f;
+    if (a->logit_scale) {   /* required, as llama.cpp reads it; 0 is "none" there */
+        if (swa_gguf_kv_find(m->gguf, swa__key(m, "logit_scale")) < 0)
+            return swa__fail(err, SWA_ERR_MODEL, "key %s is missing", m->key);
+        if ((s = swa__get_float(m->gguf, m->key, 1.0, -1e9, 1e9, &m->logit_scale, err)) != SWA_OK) return s;
+        if (m->logit_scale == 0.0f) m->logit_scale = 1.0f;
+    }
     m->q_scale = 1.0f / sqrtf((float)hp->head_dim);
     if ((a->has & SWA__ARCH_GEMMA_SCALE) && hp->n_layer == a->wide_query_layers)
         m->q_scale = 1.0f / sqrtf((float)(hp->n_embd / hp->n_head));
@@ -3645,7 +3692,12 @@ static swa_status swa__read_hparams(swa_model *m, swa_error *err)
         return swa__fail(err, SWA_ERR_MODEL, "key %s: %lld is odd, RoPE rotates pairs", m->key, (long long)v);
     hp->n_rot = (int32_t)v;
     if ((s = swa__get_float(g, swa__key(m, "rope.freq_base"), 10000.0, 1e-3, 1e12, &hp->rope_base, err)) != SWA_OK) return s;
-    if ((s = swa__get_float(g, swa__key(m, "attention.layer_norm_rms_epsilon"), 1e-5, 0.0, 1.0, &hp->rms_eps, err)) != SWA_OK)
+    /* a LayerNorm's epsilon is another key, which llama.cpp requires */
+    if ((m->arch->has & SWA__ARCH_LAYERNORM) && swa_gguf_kv_find(g, swa__key(m, "attention.layer_norm_epsilon")) < 0)
+        return swa__fail(err, SWA_ERR_MODEL, "key %s is missing", m->key);
+    if ((s = swa__get_float(g, swa__key(m, (m->arch->has & SWA__ARCH_LAYERNORM) ? "attention.layer_norm_epsilon"
+                                                                              : "attention.layer_norm_rms_epsilon"),
+                            1e-5, 0.0, 1.0, &hp->rms_eps, err)) != SWA_OK)
         return s;
     return swa__read_arch_params(m, err);
 }
@@ -3691,6 +3743,7 @@ static swa_status swa__read_windows(swa_model *m, swa_error *err)
     swa_status s;
     m->window = (int32_t *)swa__calloc((uint64_t)m->hp.n_layer, sizeof(int32_t));
     if (!m->window) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the window table");
+    if (i < 0 && w < 0) return swa__fail(err, SWA_ERR_MODEL, "key %s is missing", key);
     v.type = SWA_GGUF_U32;
     if (i >= 0) v = swa_gguf_kv_value(m->gguf, i);
     if (v.type != SWA_GGUF_ARRAY) {
@@ -3717,8 +3770,10 @@ static swa_status swa__read_windows(swa_model *m, swa_error *err)
     }
     for (l = 0; l < m->hp.n_layer; l++) {
         /* a window longer than the trained context never masks a position the model was
-           trained on (Phi-3.5-mini: 262144 over 131072): full attention, n_ctx slots, not W */
-        if (m->hp.n_ctx_train > 0 && m->window[l] > m->hp.n_ctx_train) m->window[l] = 0;
+           trained on (Phi-3.5-mini: 262144 over 131072): full attention, n_ctx slots, not W;
+           but where windowed layers turn RoPE otherwise, they stay windowed layers */
+        if (m->hp.n_ctx_train > 0 && m->window[l] > m->hp.n_ctx_train && m->arch->rope_layers == SWA__ROPE_ALL)
+            m->window[l] = 0;
         if (m->window[l] > m->hp.window) m->hp.window = m->window[l];
         if (m->window[l] > 0) m->hp.n_windowed++;
     }
@@ -3900,19 +3955,23 @@ static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
     swa__layer *L = &m->layers[l];
     int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim;
     unsigned has = m->arch->has;
+    int64_t qk = (has & SWA__ARCH_QK_NORM_ALL) ? qd : hp->head_dim;
+    int64_t kk = (has & SWA__ARCH_QK_NORM_ALL) ? (int64_t)hp->n_kv_head * hp->head_dim : hp->head_dim;
     char name[64];
     swa_status s;
-    if ((s = swa__get_vector(m, swa__blk_name(name, l, "attn_norm", "weight"), d, 1, &L->attn_norm, err)) != SWA_OK ||
-        (s = swa__get_vector(m, swa__blk_name(name, l, "ffn_norm", "weight"), d, 1, &L->ffn_norm, err)) != SWA_OK ||
-        (s = swa__load_qkv(m, l, L, err)) != SWA_OK ||
+    if (!(has & SWA__ARCH_POST_ONLY) &&
+        (s = swa__get_vector(m, swa__blk_name(name, l, "attn_norm", "weight"), d, 1, &L->attn_norm, err)) != SWA_OK)
+        return s;
+    if (!(has & (SWA__ARCH_POST_ONLY | SWA__ARCH_PARALLEL)) &&
+        (s = swa__get_vector(m, swa__blk_name(name, l, "ffn_norm", "weight"), d, 1, &L->ffn_norm, err)) != SWA_OK)
+        return s;
+    if ((s = swa__load_qkv(m, l, L, err)) != SWA_OK ||
         (s = swa__get_matrix(m, swa__blk_name(name, l, "attn_output", "weight"), 1, qd, d, &L->wo, err)) != SWA_OK ||
         (s = swa__load_ffn(m, l, L, err)) != SWA_OK)
         return s;
     if ((has & SWA__ARCH_QK_NORM) &&
-        ((s = swa__get_vector(m, swa__blk_name(name, l, "attn_q_norm", "weight"), hp->head_dim, 1, &L->q_norm,
-                              err)) != SWA_OK ||
-         (s = swa__get_vector(m, swa__blk_name(name, l, "attn_k_norm", "weight"), hp->head_dim, 1, &L->k_norm,
-                              err)) != SWA_OK))
+        ((s = swa__get_vector(m, swa__blk_name(name, l, "attn_q_norm", "weight"), qk, 1, &L->q_norm, err)) != SWA_OK ||
+         (s = swa__get_vector(m, swa__blk_name(name, l, "attn_k_norm", "weight"), kk, 1, &L->k_norm, err)) != SWA_OK))
         return s;
     if ((has & SWA__ARCH_POST_NORMS) &&
         ((s = swa__get_vector(m, swa__blk_name(name, l, "post_attention_norm", "weight"), d, 1, &L->attn_post_norm,
@@ -3927,7 +3986,7 @@ static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
 static uint64_t swa__vector_floats(const swa_hparams *hp)
 {
     uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, kvd = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
-    uint64_t per_layer = 4 * (uint64_t)hp->n_embd + 2 * (uint64_t)hp->head_dim + qd + 2 * kvd + (uint64_t)hp->n_expert;
+    uint64_t per_layer = 4 * (uint64_t)hp->n_embd + 2 * (qd + kvd) + kvd + (uint64_t)hp->n_expert;   /* Q/K norms: at most qd + kvd */
     return (uint64_t)hp->n_layer * per_layer + (uint64_t)hp->n_embd + (uint64_t)hp->n_rot;
 }
 
@@ -4460,13 +4519,15 @@ static uint64_t swa__model_checksum(const swa_model *m)
 
 /* RoPE frequencies base^(-2i/n_rot), times the linear scale and divided by Phi-3's factors (the
    long ones when the context is longer than the original, as llama.cpp chooses), for global
-   layers and for windowed ones, which Gemma 3 turns at base 10000 without scaling. */
+   layers and for windowed ones, which Gemma 3 turns at base 10000 without scaling, and OLMo 3
+   at the file's base without scaling. */
 static void swa__rope_frequencies(swa_ctx *c)
 {
     const swa_model *m = c->model;
     int64_t half = m->hp.n_rot / 2, i;
     const float *factors = m->rope_long && c->cfg.n_ctx > m->n_ctx_orig ? m->rope_long : m->rope_short;
-    double local_scale = m->arch->local_rope_base > 0.0f ? 1.0 : (double)m->rope_scale;
+    int plain = m->arch->local_rope_base > 0.0f || m->arch->rope_layers == SWA__ROPE_LOCAL_PLAIN;
+    double local_scale = plain ? 1.0 : (double)m->rope_scale;
     for (i = 0; i < half; i++) {
         double e = -2.0 * (double)i / (double)m->hp.n_rot, f = factors ? (double)factors[i] : 1.0;
         c->inv_freq[i] = pow((double)m->hp.rope_base, e) * (double)m->rope_scale / f;
@@ -4831,9 +4892,9 @@ static void swa__matmul(swa_ctx *c, const swa__matrix *w, const float *x, int64_
     swa__matmuls(c, &p, 1, x, ldx, n);
 }
 
-/* cos/sin of pos * inv_freq[i] for each token of the chunk, times the attention factor, for
-   global layers and then for windowed ones. The product is taken in double so that angles stay
-   accurate at positions in the millions. */
+/* cos/sin of pos * inv_freq[i] for each token of the chunk, times the attention factor (not on
+   OLMo 3's windowed layers), for global layers and then for windowed ones. The product is taken
+   in double so that angles stay accurate at positions in the millions. */
 SWA__INTERNAL void swa__rope_angles(const double *inv_freq, int64_t half, double factor, int64_t pos, float *cs)
 {
     int64_t i;
@@ -4847,10 +4908,12 @@ SWA__INTERNAL void swa__rope_angles(const double *inv_freq, int64_t half, double
 static void swa__rope_table(swa_ctx *c, int64_t n)
 {
     int64_t half = c->model->hp.n_rot / 2, t, k;
-    for (k = 0; k < 2; k++)
+    for (k = 0; k < 2; k++) {
+        int plain = k == 1 && c->model->arch->rope_layers == SWA__ROPE_LOCAL_PLAIN;
         for (t = 0; t < n; t++)
-            swa__rope_angles(c->inv_freq + k * half, half, (double)c->model->rope_attn_factor, c->tok_pos[t],
+            swa__rope_angles(c->inv_freq + k * half, half, plain ? 1.0 : (double)c->model->rope_attn_factor, c->tok_pos[t],
                              c->rope + (k * c->cfg.n_batch + t) * 2 * half);
+    }
 }
 
 /* The NeoX layout of RoPE (every architecture here but llama): dimension i turns with
@@ -5016,6 +5079,36 @@ static void swa__cache_write(swa_ctx *c, int64_t n)
     }
 }
 
+/* LayerNorm without bias (Command R7B's): the mean taken out, then divided by the root of the
+   variance plus eps, times w; sums in double, as ggml's norm takes them. x may be y. */
+static void swa__layernorm(float *y, const float *x, const float *w, int64_t n, float eps)
+{
+    double mean = 0.0, var = 0.0;
+    float scale;
+    int64_t i;
+    for (i = 0; i < n; i++) mean += x[i];
+    mean /= (double)n;
+    for (i = 0; i < n; i++) var += ((double)x[i] - mean) * ((double)x[i] - mean);
+    scale = 1.0f / sqrtf((float)(var / (double)n) + eps);
+    for (i = 0; i < n; i++) y[i] = (float)((double)x[i] - mean) * scale * w[i];
+}
+
+/* y = norm(x) for n rows of `width` (`width` floats apart): RMSNorm or, where the architecture
+   says, LayerNorm; without weights (OLMo 2 has no norm before attention) y = x. */
+static void swa__norm_rows(const swa_ctx *c, float *y, const float *x, const float *w, int64_t width, int64_t n)
+{
+    int64_t t;
+    float eps = c->model->hp.rms_eps;
+    if (!w) {
+        if (y != x) memcpy(y, x, (size_t)(n * width) * sizeof(float));
+        return;
+    }
+    for (t = 0; t < n; t++) {
+        if (c->model->arch->has & SWA__ARCH_LAYERNORM) swa__layernorm(y + t * width, x + t * width, w, width, eps);
+        else c->kern.rmsnorm(y + t * width, x + t * width, w, width, eps);
+    }
+}
+
 /* Per token of the chunk: add a bias, or RMSNorm each head (Q/K norms); NULL does nothing.
    The norms here and in swa__residual run in place: every rmsnorm kernel reads its input whole
    (the sum of squares) before it writes. */
@@ -5028,10 +5121,13 @@ static void swa__add_bias(float *y, const float *bias, int64_t width, int64_t n)
 static void swa__norm_heads(swa_ctx *c, float *y, const float *w, int64_t n_heads, int64_t n)
 {
     int64_t hd = c->model->hp.head_dim, i;
-    for (i = 0; w && i < n * n_heads; i++) c->kern.rmsnorm(y + i * hd, y + i * hd, w, hd, c->model->hp.rms_eps);
+    int all = (c->model->arch->has & SWA__ARCH_QK_NORM_ALL) != 0;   /* one norm over the token's heads */
+    int64_t width = all ? n_heads * hd : hd, rows = all ? n : n * n_heads;
+    for (i = 0; w && i < rows; i++) c->kern.rmsnorm(y + i * width, y + i * width, w, width, c->model->hp.rms_eps);
 }
 
-/* Q, K and V of the chunk, ready for attention: projections, biases, Q/K norms, RoPE. */
+/* Q, K and V of the chunk, ready for attention: projections, biases, Q/K norms, RoPE (none on
+   Command R7B's global layers). */
 static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
 {
     const swa_model *m = c->model;
@@ -5046,7 +5142,7 @@ static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
     swa__add_bias(c->v, L->bv, kvd, n);
     swa__norm_heads(c, c->q, L->q_norm, hp->n_head, n);
     swa__norm_heads(c, c->k, L->k_norm, hp->n_kv_head, n);
-    for (t = 0; t < n; t++) {
+    for (t = 0; t < n && (m->window[l] > 0 || m->arch->rope_layers != SWA__ROPE_LOCAL_ONLY); t++) {
         if (m->arch->has & SWA__ARCH_NEOX) {
             swa__rope_neox(c->q + t * qd, hp->n_head, hd, hp->n_rot, rope + t * hp->n_rot);
             swa__rope_neox(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, rope + t * hp->n_rot);
@@ -5060,8 +5156,8 @@ static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
 /* x += norm(y) for each token, or x += y without a (post-)norm. */
 static void swa__residual(swa_ctx *c, float *y, const float *post_norm, int64_t n)
 {
-    int64_t d = c->model->hp.n_embd, t;
-    for (t = 0; post_norm && t < n; t++) c->kern.rmsnorm(y + t * d, y + t * d, post_norm, d, c->model->hp.rms_eps);
+    int64_t d = c->model->hp.n_embd;
+    swa__norm_rows(c, y, y, post_norm, d, n);
     swa__add_ref(c->x, y, n * d);
 }
 
@@ -5202,26 +5298,35 @@ static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
     }
 }
 
-/* One layer, as its architecture's row describes it. */
+/* One layer, as its architecture's row describes it. A parallel block (Command R7B) feeds
+   attention's input to the feed-forward too and adds the attention's output last, as llama.cpp
+   sums them: (x + ffn) + attention. */
 static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
 {
     const swa_hparams *hp = &c->model->hp;
     const swa__layer *L = &c->model->layers[l];
-    int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim, t;
-    for (t = 0; t < n; t++) c->kern.rmsnorm(c->xb + t * d, c->x + t * d, L->attn_norm, d, hp->rms_eps);
+    int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim;
+    int parallel = (c->model->arch->has & SWA__ARCH_PARALLEL) != 0;
+    swa__norm_rows(c, c->xb, c->x, L->attn_norm, d, n);
     swa__qkv(c, l, n);
     swa__chunk_to_cache_type(c, l, n);
     swa__attention(c, l, n);
-    swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);
-    swa__residual(c, c->xb, L->attn_post_norm, n);
-    for (t = 0; t < n; t++) c->kern.rmsnorm(c->xb + t * d, c->x + t * d, L->ffn_norm, d, hp->rms_eps);
+    if (!parallel) {
+        swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);
+        swa__residual(c, c->xb, L->attn_post_norm, n);
+        swa__norm_rows(c, c->xb, c->x, L->ffn_norm, d, n);
+    }
     if (hp->n_expert > 0) {
         swa__moe(c, L, n);
         swa__residual(c, c->moe_out, L->ffn_post_norm, n);
-        return;
+    } else {
+        swa__ffn(c, &L->w_gate, &L->w_up, &L->w_down, c->xb, c->xb, n);
+        swa__residual(c, c->xb, L->ffn_post_norm, n);
     }
-    swa__ffn(c, &L->w_gate, &L->w_up, &L->w_down, c->xb, c->xb, n);
-    swa__residual(c, c->xb, L->ffn_post_norm, n);
+    if (parallel) {
+        swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);
+        swa__residual(c, c->xb, L->attn_post_norm, n);
+    }
 }
 
 /* One evaluation: tokens of one or more sequences, what to return for them. */
@@ -5280,23 +5385,24 @@ static void swa__chunk_tokens(swa_ctx *c, const swa__job *job, size_t k0, int64_
 }
 
 /* The final norm of the chunk's tokens that ask for logits, then the output matrix (and the
-   final soft-cap), over each run of them whose logits rows follow one another in the caller's
-   array at once. */
+   logit scale and final soft-cap), over each run of them whose logits rows follow one another
+   in the caller's array at once. */
 static void swa__chunk_logits(swa_ctx *c, int64_t n)
 {
     const swa_model *m = c->model;
-    int64_t d = m->hp.n_embd, V = m->hp.n_vocab, t, run = 0;
+    int64_t d = m->hp.n_embd, V = m->hp.n_vocab, t, i, run = 0;
     float *first = NULL;
     for (t = 0; t <= n; t++) {
         float *out = t < n ? c->tok_out[t] : NULL;
         if (run > 0 && (!out || out != first + run * V)) {
             swa__matmul(c, &m->output, c->xb, d, first, V, run);
+            for (i = 0; m->logit_scale != 1.0f && i < run * V; i++) first[i] *= m->logit_scale;
             if (m->final_softcap > 0.0f) swa__softcap(first, run * V, m->final_softcap);
             run = 0;
         }
         if (!out) continue;
         if (run == 0) first = out;
-        c->kern.rmsnorm(c->xb + run * d, c->x + t * d, m->output_norm, d, m->hp.rms_eps);
+        swa__norm_rows(c, c->xb + run * d, c->x + t * d, m->output_norm, d, 1);
         run++;
     }
 }
@@ -5308,7 +5414,7 @@ static void swa__chunk_embed(swa_ctx *c, const swa__job *job, int64_t n)
     int64_t d = m->hp.n_embd, t, i;
     for (t = 0; t < n; t++) {
         if (job->pooling == SWA_POOL_LAST && c->tok_index[t] + 1 < job->n) continue;
-        c->kern.rmsnorm(c->xb, c->x + t * d, m->output_norm, d, m->hp.rms_eps);
+        swa__norm_rows(c, c->xb, c->x + t * d, m->output_norm, d, 1);
         for (i = 0; i < d; i++) job->embed[i] = job->pooling == SWA_POOL_MEAN ? job->embed[i] + c->xb[i] : c->xb[i];
     }
 }

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L   /* mkstemp, popen */
-/* The architectures beyond llama (gemma2, gemma3, phi3, qwen2, qwen3) against the Hugging Face
+/* The architectures beyond llama (gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, olmo2, cohere2) against the Hugging Face
    transformers implementation of each, on the same random weights: swa-mkmodel writes the model
    in llama.cpp's layout from the arguments stored in tests/data/arch-*.ref, which also holds the
    tokens and transformers' logits (tools/reference/arch_reference.py, float64, eager attention). Every
@@ -118,11 +118,13 @@ static void run_chunks(swa_model *m, const ref *r, int chunk, int kernels, float
 }
 
 /* Which layers llama.cpp's rules window: Gemma 2 every other one from the first, Gemma 3 five of
-   six (or the file's period), the others all of them when the file has a window. */
+   six (or the file's period), OLMo 3 and Command R7B three of four, the others all of them when
+   the file has a window. */
 static int expect_windowed(const char *arch, const char *args, int l)
 {
     const char *p = strstr(args, "--pattern ");
-    int period = p ? atoi(p + 10) : !strcmp(arch, "gemma2") ? 2 : !strcmp(arch, "gemma3") ? 6 : 0;
+    int period = p ? atoi(p + 10) : !strcmp(arch, "gemma2") ? 2 : !strcmp(arch, "gemma3") ? 6
+               : !strcmp(arch, "olmo2") || !strcmp(arch, "cohere2") ? 4 : 0;
     return period <= 1 || l % period < period - 1;
 }
 
@@ -200,6 +202,14 @@ static void test_qwen2(void **state) { (void)state; check_case("qwen2-w6"); chec
 static void test_qwen3(void **state) { (void)state; check_case("qwen3-w9"); }
 static void test_mixtral(void **state) { (void)state; check_case("mixtral-w7"); check_case("mixtral-full"); }
 static void test_qwen3moe(void **state) { (void)state; check_case("qwen3moe-full"); check_case("qwen3moe-w6"); }
+static void test_olmo2(void **state)
+{
+    (void)state;
+    check_case("olmo2-full");
+    check_case("olmo3-w6");
+    check_case("olmo3-w7-linear");
+}
+static void test_cohere2(void **state) { (void)state; check_case("cohere2-w5"); check_case("cohere2-w8"); }
 
 /* Mixtures of experts group a chunk's tokens by expert: the logits must still be those of one
    token at a time, bit for bit, for any chunking, thread count (1, 2, 3), batch of sequences and
@@ -322,6 +332,63 @@ static void test_moe_deterministic(void **state)
                             "--kv-heads 2 --head-dim 32 --ff 256 --experts 8 --experts-used 3 --expert-ff 64 --ctx 128 --window 6");
     check_moe_deterministic("--shape custom --type q8_0 --vocab 272 --layers 2 --dim 64 --heads 4 --kv-heads 2 --ff 96 "
                             "--experts 4 --experts-used 2 --ctx 128 --window 9");
+}
+
+/* OLMo 3 and Command R7B, dense, through the same checks: bit-identical logits for any chunking,
+   thread count, batch of sequences and across a snapshot, on quantized weights (their gemm and
+   tile kernels) with the window well behind the 48 tokens. */
+static void test_olmo2_cohere2_batches(void **state)
+{
+    (void)state;
+    check_moe_deterministic("--shape custom --type q8_0 --vocab 272 --arch olmo2 --layers 4 --dim 64 --heads 4 "
+                            "--kv-heads 2 --ff 96 --ctx 128 --window 7");
+    check_moe_deterministic("--shape custom --type q4_0 --vocab 272 --arch cohere2 --layers 5 --dim 64 --heads 4 "
+                            "--kv-heads 1 --ff 128 --ctx 128 --window 6");
+}
+
+/* The window matters: two files alike but for their window (OLMo 3's against OLMo 2 without
+   one; Command R7B's against a window longer than the sequence, the same layers turning RoPE)
+   give the same logits while every key is inside the window, and different ones at every
+   position past it. */
+static void check_window_matters(const char *args, int W, const char *wide)
+{
+    ref r;
+    swa_model *m;
+    float *a, *b;
+    int i, p;
+    memset(&r, 0, sizeof r);
+    r.n = 40;
+    r.n_vocab = 272;
+    r.tokens = (int32_t *)malloc((size_t)r.n * sizeof(int32_t));
+    a = (float *)malloc((size_t)r.n * (size_t)r.n_vocab * sizeof(float));
+    b = (float *)malloc((size_t)r.n * (size_t)r.n_vocab * sizeof(float));
+    assert_true(r.tokens && a && b);
+    for (i = 0; i < r.n; i++) r.tokens[i] = 3 + (i * 53 + 11) % 269;
+    snprintf(r.args, sizeof r.args, "%s --window %d", args, W);
+    m = make_model(&r);
+    run_chunks(m, &r, r.n, SWA_KERNELS_BEST, a);
+    swa_model_free(m);
+    snprintf(r.args, sizeof r.args, "%s %s", args, wide);
+    m = make_model(&r);
+    run_chunks(m, &r, r.n, SWA_KERNELS_BEST, b);
+    swa_model_free(m);
+    for (p = 0; p < r.n; p++) {
+        double e = rel_error(a + (size_t)p * r.n_vocab, b + (size_t)p * r.n_vocab, (size_t)r.n_vocab);
+        if (p < W ? e > TOLERANCE : e < 1e-3)
+            fail_msg("%s, window %d against %s: position %d differs by %.3g", args, W, wide, p, e);
+    }
+    free(a);
+    free(b);
+    free(r.tokens);
+}
+
+static void test_window_matters(void **state)
+{
+    (void)state;
+    check_window_matters("--shape custom --type f32 --vocab 272 --arch olmo2 --layers 4 --dim 64 --heads 4 --kv-heads 2 "
+                         "--ff 96 --ctx 128", 6, "");
+    check_window_matters("--shape custom --type f32 --vocab 272 --arch cohere2 --layers 4 --dim 64 --heads 4 --kv-heads 2 "
+                         "--ff 96 --ctx 128", 5, "--window 64");
 }
 
 /* swa-inspect --set-window with a pattern writes one window per layer, the pattern repeated,
@@ -499,6 +566,8 @@ typedef struct variant {
     int experts, used;         /* expert_count and expert_used_count keys (0: none) */
     int omit_count;            /* no expert_count key, though the tensors have experts */
     int moe, moe_tensor_experts;   /* router and experts' tensors instead of the MLP, with this many experts */
+    const char *omit_key;      /* a key of {arch}. to leave out (olmo2, cohere2) */
+    int head_qk_norms;         /* olmo2: attn_q_norm/attn_k_norm a head wide, not the projection */
 } variant;
 
 static void vec(gw_writer *w, const char *name, int64_t n, float value)
@@ -526,12 +595,14 @@ static void mat3(gw_writer *w, const char *name, int64_t cols, int64_t rows, int
     free(x);
 }
 
+static int omitted(const variant *v, const char *suffix) { return v->omit_key && !strcmp(v->omit_key, suffix); }
+
 static swa_status load_variant(const variant *v, swa_error *err)
 {
     gw_writer *w = gw_new(3);
     const int d = 32, hd = 16, ff = 32, V = 8, L = 2;
     char key[96], name[64];
-    int l, phi = !strcmp(v->arch, "phi3");
+    int l, phi = !strcmp(v->arch, "phi3"), olmo = !strcmp(v->arch, "olmo2"), cohere = !strcmp(v->arch, "cohere2");
 #define K(suffix) (snprintf(key, sizeof key, "%s.%s", v->arch, suffix), key)
     gw_kv_str(w, "general.architecture", v->arch);
     gw_kv_u32(w, K("block_count"), L);
@@ -539,7 +610,9 @@ static swa_status load_variant(const variant *v, swa_error *err)
     gw_kv_u32(w, K("feed_forward_length"), ff);
     gw_kv_u32(w, K("attention.head_count"), 2);
     gw_kv_u32(w, K("attention.head_count_kv"), 1);
-    gw_kv_u32(w, K("attention.sliding_window"), 4);
+    if (!omitted(v, "attention.sliding_window")) gw_kv_u32(w, K("attention.sliding_window"), 4);
+    if (cohere && !omitted(v, "attention.layer_norm_epsilon")) gw_kv_f32(w, K("attention.layer_norm_epsilon"), 1e-5f);
+    if (cohere && !omitted(v, "logit_scale")) gw_kv_f32(w, K("logit_scale"), 0.25f);
     if (v->pattern_kind && !strcmp(v->pattern_kind, "short")) {
         uint8_t b[1] = {1};
         gw_kv_array(w, K("attention.sliding_window_pattern"), GW_BOOL, 1, b);
@@ -562,8 +635,12 @@ static swa_status load_variant(const variant *v, swa_error *err)
     }
     for (l = 0; l < L; l++) {
 #define N(suffix) (snprintf(name, sizeof name, "blk.%d." suffix, l), name)
-        vec(w, N("attn_norm.weight"), d, 1.0f);
-        vec(w, N("ffn_norm.weight"), d, 1.0f);
+        if (!olmo) vec(w, N("attn_norm.weight"), d, 1.0f);
+        if (!olmo && !cohere) vec(w, N("ffn_norm.weight"), d, 1.0f);
+        if (olmo) {
+            vec(w, N("post_attention_norm.weight"), d, 1.0f);
+            vec(w, N("post_ffw_norm.weight"), d, 1.0f);
+        }
         if (phi) {
             mat(w, N("attn_qkv.weight"), d, d + 2 * hd);
             mat(w, N("ffn_up.weight"), d, 2 * ff);
@@ -580,8 +657,8 @@ static swa_status load_variant(const variant *v, swa_error *err)
                 mat(w, N("ffn_gate.weight"), d, ff);
                 mat(w, N("ffn_up.weight"), d, ff);
             }
-            vec(w, N("attn_q_norm.weight"), hd, 1.0f);
-            if (!v->omit_k_norm) vec(w, N("attn_k_norm.weight"), hd, 1.0f);
+            if (!cohere) vec(w, N("attn_q_norm.weight"), olmo && !v->head_qk_norms ? d : hd, 1.0f);
+            if (!cohere && !v->omit_k_norm) vec(w, N("attn_k_norm.weight"), hd, 1.0f);
         }
         mat(w, N("attn_output.weight"), d, d);
         if (!v->moe) mat(w, N("ffn_down.weight"), ff, d);
@@ -647,6 +724,24 @@ static void test_broken_files(void **state)
     v.experts = 4;
     v.used = 2;
     expect_error(&v, SWA_ERR_MODEL, "tensor blk.0.ffn_gate_inp.weight is missing");
+    /* OLMo 2: Q's norm spans the projection; Command R7B: the keys llama.cpp requires */
+    memset(&v, 0, sizeof v);
+    v.arch = "olmo2";
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);
+    v.omit_key = "attention.sliding_window";
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);   /* OLMo 2: all global */
+    v.omit_key = NULL;
+    v.head_qk_norms = 1;
+    expect_error(&v, SWA_ERR_MODEL, "tensor blk.0.attn_q_norm.weight: shape 16x1x1x1, want 32x1");
+    memset(&v, 0, sizeof v);
+    v.arch = "cohere2";
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);
+    v.omit_key = "attention.sliding_window";
+    expect_error(&v, SWA_ERR_MODEL, "key cohere2.attention.sliding_window is missing");
+    v.omit_key = "logit_scale";
+    expect_error(&v, SWA_ERR_MODEL, "key cohere2.logit_scale is missing");
+    v.omit_key = "attention.layer_norm_epsilon";
+    expect_error(&v, SWA_ERR_MODEL, "key cohere2.attention.layer_norm_epsilon is missing");
 }
 
 int main(void)
@@ -654,7 +749,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemma2), cmocka_unit_test(test_gemma3), cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_mixtral),
-        cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_moe_deterministic), cmocka_unit_test(test_inspect_pattern),
+        cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_olmo2), cmocka_unit_test(test_cohere2),
+        cmocka_unit_test(test_moe_deterministic), cmocka_unit_test(test_olmo2_cohere2_batches),
+        cmocka_unit_test(test_window_matters), cmocka_unit_test(test_inspect_pattern),
         cmocka_unit_test(test_broken_files), cmocka_unit_test(test_window_beyond_context),
         cmocka_unit_test(test_attention_sinks),
     };

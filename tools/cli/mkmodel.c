@@ -5,11 +5,14 @@
    swa-mkmodel --shape stories15m|tinyllama|mistral7b|gemma3-1b|mixtral|qwen3-30b-a3b|custom --type TYPE OUT.gguf
                [options]
 
-   --arch llama|gemma2|gemma3|phi3|qwen2|qwen3|qwen3moe (default llama; gemma3-1b implies gemma3) writes
-   llama.cpp's layout of that architecture: its key prefix and tensor names, tied embeddings for
-   Gemma, attn_qkv and a double-height ffn_up for Phi-3, Q/K/V biases for Qwen 2, attn_q_norm and
-   attn_k_norm for Qwen 3 and Gemma 3, post_attention_norm and post_ffw_norm for Gemma, Gemma 2's
-   soft-capping keys (50 and 30). --head-dim H writes attention.key_length/value_length (default
+   --arch llama|gemma2|gemma3|phi3|qwen2|qwen3|qwen3moe|olmo2|cohere2 (default llama; gemma3-1b
+   implies gemma3) writes llama.cpp's layout of that architecture: its key prefix and tensor names,
+   tied embeddings for Gemma and Command R7B, attn_qkv and a double-height ffn_up for Phi-3,
+   Q/K/V biases for Qwen 2, attn_q_norm and attn_k_norm for Qwen 3 and Gemma 3 (a head wide) and
+   OLMo 2 (the whole projection wide), post_attention_norm and post_ffw_norm for Gemma and OLMo 2
+   (which has no attn_norm or ffn_norm), Gemma 2's soft-capping keys (50 and 30); Command R7B's
+   LayerNorms (attention.layer_norm_epsilon, no ffn_norm) and logit_scale (0.25), and it needs
+   --window. olmo2 with --window is OLMo 3 (three windowed layers, then a global one). --head-dim H writes attention.key_length/value_length (default
    dim/heads); --pattern P writes attention.sliding_window_pattern = P (a period); --rope-base B;
    --rope-scale F (linear RoPE scaling, global layers); --rope-factors O writes Phi-3's
    rope_factors_long/short, rope.scaling.original_context_length = O and the attention factor
@@ -103,8 +106,9 @@ static const shape shapes[] = {
 };
 #define SHAPE_NAMES "stories15m, tinyllama, mistral7b, gemma3-1b, mixtral, qwen3-30b-a3b or custom"
 
-static const char *const archs[] = {"llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe"};
-enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE };
+static const char *const archs[] = {"llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe", "olmo2", "cohere2"};
+enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE, OLMO2, COHERE2 };
+#define ARCH_NAMES "llama, gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, olmo2 or cohere2"
 
 typedef struct options {
     shape s;
@@ -128,7 +132,7 @@ static void usage(FILE *f)
             "                 (the matrices, a mix's name its main type; norms are F32)\n"
             "  --seed S       weights seed (default 1)\n"
             "  --window W     {arch}.attention.sliding_window (0 = none; mistral7b has 4096)\n"
-            "  --arch A       llama (default), gemma2, gemma3, phi3, qwen2, qwen3 or qwen3moe: llama.cpp's layout\n"
+            "  --arch A       " ARCH_NAMES " (default llama): llama.cpp's layout\n"
             "  --experts N --experts-used K --expert-ff F\n"
             "                 a mixture of N experts, K per token, F rows each (llama: --ff; qwen3moe needs N)\n"
             "  --head-dim H   attention.key_length/value_length (default dim/heads)\n"
@@ -210,7 +214,7 @@ static void parse_args(int argc, char **argv, options *o)
     if (arch_name) o->s.arch = arch_name;
     for (j = 0; j < sizeof archs / sizeof archs[0]; j++)
         if (!strcmp(o->s.arch, archs[j])) break;
-    if (j == sizeof archs / sizeof archs[0]) usage_fail("--arch wants llama, gemma2, gemma3, phi3, qwen2, qwen3 or qwen3moe, got \"%s\"", o->s.arch);
+    if (j == sizeof archs / sizeof archs[0]) usage_fail("--arch wants " ARCH_NAMES ", got \"%s\"", o->s.arch);
     o->arch = (int)j;
     if (!(type = target_find(o->type_name))) usage_fail("--type wants " TARGET_NAMES ", got \"%s\"", o->type_name);
     o->type = type->type;
@@ -242,7 +246,9 @@ static void parse_args(int argc, char **argv, options *o)
     if (o->arch == LLAMA && o->s.experts && o->s.expert_ff != o->s.ff) usage_fail("llama's experts are --ff wide");
     if (o->s.experts && o->arch != LLAMA && o->arch != QWEN3MOE) usage_fail("--experts is for llama and qwen3moe");
     if (!o->s.head_dim) o->s.head_dim = o->s.dim / o->s.heads;
-    if (o->arch == PHI3 && o->s.head_dim * o->s.heads != o->s.dim) usage_fail("phi3 wants heads x head-dim = dim");
+    if ((o->arch == PHI3 || o->arch == OLMO2 || o->arch == COHERE2) && o->s.head_dim * o->s.heads != o->s.dim)
+        usage_fail("%s wants heads x head-dim = dim", archs[o->arch]);
+    if (o->arch == COHERE2 && !o->s.window) usage_fail("cohere2 wants --window (llama.cpp requires the key)");
     if (o->arch == LLAMA && (have[10] || have[11] || o->rope_scale > 0.0 || have[12]))
         usage_fail("--head-dim, --pattern, --rope-scale and --rope-factors are for the other architectures");
     if (have[12] && o->arch != PHI3) usage_fail("--rope-factors is Phi-3's");
@@ -303,6 +309,7 @@ static tensor *plan(const options *o, size_t *count)
     const shape *s = &o->s;
     const int64_t d = s->dim, qd = s->heads * s->head_dim, kv = s->kv_heads * s->head_dim;
     const int a = o->arch, norm = a == LLAMA ? ONES : NORM;
+    const int pre_norms = a != OLMO2, post_norms = a == GEMMA2 || a == GEMMA3 || a == OLMO2;
     tensor *t = (tensor *)calloc((size_t)(5 + 16 * s->layers), sizeof *t);
     size_t n = 0;
     int64_t l;
@@ -310,7 +317,7 @@ static tensor *plan(const options *o, size_t *count)
     if (!t) fail("out of memory");
     add(t, &n, "token_embd.weight", o->type, d, s->vocab, 1, 0);
     add(t, &n, "output_norm.weight", GW_F32, d, 0, 1, norm);
-    if (a != GEMMA2 && a != GEMMA3)   /* Gemma's output is its embedding */
+    if (a != GEMMA2 && a != GEMMA3 && a != COHERE2)   /* Gemma's and Command R7B's output is the embedding */
         add(t, &n, "output.weight", o->type == GW_Q4_K || o->type == GW_Q5_K ? GW_Q6_K : o->type, d, s->vocab, 1, 0);
     if (o->rope_factors_ctx) {
         add(t, &n, "rope_factors_long.weight", GW_F32, s->head_dim / 2, 0, 1, FACTOR);
@@ -320,7 +327,7 @@ static tensor *plan(const options *o, size_t *count)
         int first = l == 0;
 #define T(suffix, row, rows, kind) (snprintf(name, sizeof name, "blk.%lld." suffix, (long long)l), \
                                     add(t, &n, name, o->type, row, rows, first, kind))
-        T("attn_norm.weight", d, 0, norm);
+        if (pre_norms) T("attn_norm.weight", d, 0, norm);
         if (a == PHI3) {
             T("attn_qkv.weight", d, qd + 2 * kv, 0);
         } else {
@@ -337,9 +344,13 @@ static tensor *plan(const options *o, size_t *count)
             T("attn_q_norm.weight", s->head_dim, 0, NORM);
             T("attn_k_norm.weight", s->head_dim, 0, NORM);
         }
+        if (a == OLMO2) {
+            T("attn_q_norm.weight", qd, 0, NORM);
+            T("attn_k_norm.weight", kv, 0, NORM);
+        }
         T("attn_output.weight", qd, d, 0);
-        if (a == GEMMA2 || a == GEMMA3) T("post_attention_norm.weight", d, 0, NORM);
-        T("ffn_norm.weight", d, 0, norm);
+        if (post_norms) T("post_attention_norm.weight", d, 0, NORM);
+        if (pre_norms && a != COHERE2) T("ffn_norm.weight", d, 0, norm);
         if (s->experts) {   /* the router stays F32, as llama.cpp's converter and llama-quantize keep it */
             const int64_t E = s->experts, ff = s->expert_ff;
             snprintf(name, sizeof name, "blk.%lld.ffn_gate_inp.weight", (long long)l);
@@ -352,7 +363,7 @@ static tensor *plan(const options *o, size_t *count)
             T("ffn_down.weight", s->ff, d, 0);
             T("ffn_up.weight", d, a == PHI3 ? 2 * s->ff : s->ff, 0);
         }
-        if (a == GEMMA2 || a == GEMMA3) T("post_ffw_norm.weight", d, 0, NORM);
+        if (post_norms) T("post_ffw_norm.weight", d, 0, NORM);
 #undef T
     }
     *count = n;
@@ -524,7 +535,12 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
         gw_kv_u32(w, KEY("attention.value_length"), (uint32_t)s->head_dim);
     }
     gw_kv_f32(w, KEY("rope.freq_base"), (float)(o->rope_base > 0.0 ? o->rope_base : o->arch == GEMMA3 ? 1e6 : 10000.0));
-    gw_kv_f32(w, KEY("attention.layer_norm_rms_epsilon"), o->arch == LLAMA || o->arch == PHI3 ? 1e-5f : 1e-6f);
+    if (o->arch == COHERE2) {
+        gw_kv_f32(w, KEY("attention.layer_norm_epsilon"), 1e-5f);
+        gw_kv_f32(w, KEY("logit_scale"), 0.25f);
+    } else {
+        gw_kv_f32(w, KEY("attention.layer_norm_rms_epsilon"), o->arch == LLAMA || o->arch == PHI3 ? 1e-5f : 1e-6f);
+    }
     if (o->arch == LLAMA) gw_kv_u32(w, KEY("vocab_size"), (uint32_t)s->vocab);
     if (o->arch == GEMMA2) {
         gw_kv_f32(w, KEY("attn_logit_softcapping"), 50.0f);

@@ -7,12 +7,14 @@ llama.cpp's converter does to the weights (Gemma's norms are stored as 1 + w), l
 the transformers class of that architecture (Gemma2ForCausalLM, Gemma3ForCausalLM,
 Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM; MixtralForCausalLM for llama files with
 experts, with Q and K un-permuted from llama.cpp's interleaved RoPE layout, and
-Qwen3MoeForCausalLM) in float64 with eager attention, and
+Qwen3MoeForCausalLM; Olmo2ForCausalLM for olmo2 files without a window, Olmo3ForCausalLM with
+one; Cohere2ForCausalLM) in float64 with eager attention, and
 writes the logits of every position of a random token sequence to tests/data/arch-<case>.ref.
 
 Windows: transformers (5.x, masking_utils.sliding_window_overlay) lets query i see keys j with
 i - sliding_window < j <= i, the same as swa.h's W, so sliding_window = W. The layer pattern is
 left to transformers' defaults for Gemma (layer_types from sliding_window_pattern, 2 or 6),
+OLMo 3 and Command R7B (three sliding layers, then a full one),
 so the test also checks that swa.h derives the same windowed layers from the file; Qwen's
 windows are on every layer (use_sliding_window with max_window_layers 0), Phi-3's too.
 
@@ -50,6 +52,11 @@ CASES = [
     ("mixtral-full", "--arch llama --layers 2 --dim 64 --heads 4 --kv-heads 1 --ff 32 --experts 8 --experts-used 2 --ctx 128 --rope-base 1000000"),
     ("qwen3moe-full", "--arch qwen3moe --layers 3 --dim 64 --heads 4 --kv-heads 2 --head-dim 32 --ff 96 --experts 8 --experts-used 3 --expert-ff 40 --ctx 128"),
     ("qwen3moe-w6", "--arch qwen3moe --layers 2 --dim 48 --heads 2 --kv-heads 1 --head-dim 32 --ff 64 --experts 6 --experts-used 2 --expert-ff 32 --ctx 128 --window 6"),
+    ("olmo2-full", "--arch olmo2 --layers 3 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --rope-base 500000"),
+    ("olmo3-w6", "--arch olmo2 --layers 5 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --window 6"),
+    ("olmo3-w7-linear", "--arch olmo2 --layers 4 --dim 48 --heads 2 --kv-heads 1 --ff 64 --ctx 128 --window 7 --rope-scale 4"),
+    ("cohere2-w5", "--arch cohere2 --layers 5 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --window 5"),
+    ("cohere2-w8", "--arch cohere2 --layers 4 --dim 64 --heads 4 --kv-heads 1 --ff 96 --ctx 128 --window 8 --rope-base 50000"),
 ]
 
 
@@ -88,6 +95,23 @@ def config_for(arch, r):
         c.update(rope_parameters={"full_attention": full, "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},
                  sliding_window_pattern=k("attention.sliding_window_pattern", 6))
         return transformers.Gemma3TextConfig(**c), transformers.Gemma3ForCausalLM
+    if arch == "olmo2":   # OLMo 3 when the file has a window: its windowed layers' RoPE unscaled
+        c.pop("head_dim")
+        full = {"rope_type": "default", "rope_theta": base}
+        if k("rope.scaling.type") == "linear":
+            full = {"rope_type": "linear", "factor": k("rope.scaling.factor"), "rope_theta": base}
+        c.update(tie_word_embeddings=False, attention_bias=False, hidden_act="silu")
+        if not window:
+            return transformers.Olmo2Config(**c, rope_parameters=full), transformers.Olmo2ForCausalLM
+        c.update(sliding_window=window,
+                 rope_parameters={"full_attention": full, "sliding_attention": {"rope_type": "default", "rope_theta": base}})
+        return transformers.Olmo3Config(**c), transformers.Olmo3ForCausalLM
+    if arch == "cohere2":
+        c.pop("head_dim"), c.pop("rms_norm_eps")
+        c.update(layer_norm_eps=k("attention.layer_norm_epsilon"), logit_scale=k("logit_scale"), sliding_window=window,
+                 rope_parameters={"rope_type": "default", "rope_theta": base}, tie_word_embeddings=True,
+                 attention_bias=False, hidden_act="silu")
+        return transformers.Cohere2Config(**c), transformers.Cohere2ForCausalLM
     if arch == "phi3":
         c.pop("head_dim")
         rope = {"rope_type": "default", "rope_theta": base}
@@ -182,11 +206,11 @@ def state_dict(arch, r, model=None, cfg=None):
                 continue
             if arch == "llama" and rest in ("attn_q.weight", "attn_k.weight"):
                 w = unpermute(w, cfg.num_attention_heads if rest == "attn_q.weight" else cfg.num_key_value_heads)
-            hf = (GEMMA_NAMES.get(rest) if gemma else None) or LAYER_NAMES[rest]
+            hf = (GEMMA_NAMES.get(rest) if gemma or arch == "olmo2" else None) or LAYER_NAMES[rest]
             if arch == "phi3" and rest == "ffn_up.weight":
                 hf = "mlp.gate_up_proj.weight"   # gate rows first, as in both files
             sd[f"model.layers.{l}.{hf}"] = w
-    if gemma:
+    if gemma or arch == "cohere2":
         sd["lm_head.weight"] = sd["model.embed_tokens.weight"]
     sd.pop("_fused", None)
     return sd
