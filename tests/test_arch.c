@@ -122,7 +122,7 @@ static void run_chunks(swa_model *m, const ref *r, int chunk, int kernels, float
 static int expect_windowed(const char *arch, const char *args, int l)
 {
     const char *p = strstr(args, "--pattern ");
-    int period = p ? atoi(p + 10) : !strcmp(arch, "gemma2") ? 2 : !strcmp(arch, "gemma3") ? 6 : 0;
+    int period = p ? atoi(p + 10) : !strcmp(arch, "gemma2") || !strcmp(arch, "gpt-oss") ? 2 : !strcmp(arch, "gemma3") ? 6 : 0;
     return period <= 1 || l % period < period - 1;
 }
 
@@ -200,6 +200,8 @@ static void test_qwen2(void **state) { (void)state; check_case("qwen2-w6"); chec
 static void test_qwen3(void **state) { (void)state; check_case("qwen3-w9"); }
 static void test_mixtral(void **state) { (void)state; check_case("mixtral-w7"); check_case("mixtral-full"); }
 static void test_qwen3moe(void **state) { (void)state; check_case("qwen3moe-full"); check_case("qwen3moe-w6"); }
+static void test_gpt_oss(void **state) { (void)state; check_case("gpt-oss-w6"); check_case("gpt-oss-w9"); }
+static void test_mistral3(void **state) { (void)state; check_case("mistral3-temp"); check_case("mistral3-beta"); }
 
 /* Mixtures of experts group a chunk's tokens by expert: the logits must still be those of one
    token at a time, bit for bit, for any chunking, thread count (1, 2, 3), batch of sequences and
@@ -619,8 +621,8 @@ static void test_broken_files(void **state)
     v.pattern_kind = "bool";
     expect_error(&v, SWA_ERR_MODEL, "sliding_window_pattern: want a period");
     v.pattern_kind = NULL;
-    v.scaling = "yarn";
-    expect_error(&v, SWA_ERR_UNSUPPORTED, "RoPE scaling \"yarn\" is not supported");
+    v.scaling = "longrope";
+    expect_error(&v, SWA_ERR_UNSUPPORTED, "RoPE scaling \"longrope\" is not supported (linear and yarn are)");
     memset(&v, 0, sizeof v);
     v.arch = "phi3";
     v.bad_factor = 1;
@@ -654,7 +656,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemma2), cmocka_unit_test(test_gemma3), cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_mixtral),
-        cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_moe_deterministic), cmocka_unit_test(test_inspect_pattern),
+        cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_gpt_oss), cmocka_unit_test(test_mistral3),
+        cmocka_unit_test(test_moe_deterministic), cmocka_unit_test(test_inspect_pattern),
         cmocka_unit_test(test_broken_files), cmocka_unit_test(test_window_beyond_context),
         cmocka_unit_test(test_attention_sinks),
     };
