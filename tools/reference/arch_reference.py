@@ -53,6 +53,7 @@ CASES = [
     ("qwen3moe-w6", "--arch qwen3moe --layers 2 --dim 48 --heads 2 --kv-heads 1 --head-dim 32 --ff 64 --experts 6 --experts-used 2 --expert-ff 32 --ctx 128 --window 6"),
     ("gpt-oss-w6", "--arch gpt-oss --layers 3 --dim 64 --heads 4 --kv-heads 2 --head-dim 16 --ff 32 --experts 4 --experts-used 2 --expert-ff 32 --ctx 128 --window 6 --yarn 4 --yarn-orig 16"),
     ("gpt-oss-w9", "--arch gpt-oss --layers 4 --dim 48 --heads 8 --kv-heads 2 --head-dim 8 --ff 40 --experts 6 --experts-used 3 --expert-ff 40 --ctx 256 --window 9 --yarn 32 --yarn-orig 8 --rope-base 150000"),
+    ("gpt-oss-mxfp4", "--arch gpt-oss --layers 2 --dim 64 --heads 4 --kv-heads 1 --head-dim 16 --ff 64 --experts 4 --experts-used 2 --expert-ff 64 --ctx 128 --window 7 --yarn 8 --yarn-orig 16 --expert-type mxfp4"),
     ("mistral3-temp", "--arch mistral3 --layers 2 --dim 64 --heads 4 --kv-heads 2 --head-dim 32 --ff 96 --ctx 128 --yarn 4 --yarn-orig 8 --attn-temp 0.3 --rope-base 1000000"),
     ("mistral3-beta", "--arch mistral3 --layers 3 --dim 48 --heads 2 --kv-heads 1 --head-dim 32 --ff 64 --ctx 256 --yarn 16 --yarn-orig 16 --yarn-beta-fast 8"),
 ]
@@ -64,7 +65,15 @@ def field(r, key, default=None):
 
 
 def tensors(r):
-    return {t.name: torch.from_numpy(np.array(t.data, dtype=np.float64)) for t in r.tensors}
+    """Every tensor as float64; quantized ones (gpt-oss's MXFP4 experts) dequantized by gguf-py, so
+    the reference runs on exactly the weights the file holds."""
+    out = {}
+    for t in r.tensors:
+        w = t.data
+        if t.tensor_type not in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16):
+            w = gguf.quants.dequantize(w, t.tensor_type)
+        out[t.name] = torch.from_numpy(np.array(w, dtype=np.float64).reshape([int(n) for n in reversed(t.shape)]))
+    return out
 
 
 def yarn_for(k, base):
