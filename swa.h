@@ -143,8 +143,8 @@ ERRORS
 
 FILE FORMAT
     GGUF versions 2 and 3, little-endian, architectures "llama" (with experts: Mixtral),
-    "gemma2", "gemma3" (text), "phi3", "qwen2", "qwen3" and "qwen3moe" with llama.cpp's key and
-    tensor names and stored conventions (one description row per architecture drives the loader
+    "gemma2", "gemma3" (text), "phi3", "qwen2", "qwen3", "qwen3moe", "gpt-oss" and "mistral3"
+    (Ministral 3 text) with llama.cpp's key and tensor names and stored conventions (one description row per architecture drives the loader
     and the one forward pass). Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
     MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS (ggml's block layouts), used in place; the
     small norm vectors may be of any of them and are converted to float at load.
@@ -373,7 +373,8 @@ typedef struct swa_hparams {
     float   rms_eps;       /* {arch}.attention.layer_norm_rms_epsilon, default 1e-5 */
     int32_t window;        /* largest sliding window over the layers; 0: no layer has one */
     uint32_t weight_type;  /* the most common type of the layer matrices */
-    const char *arch;      /* general.architecture: "llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe" */
+    const char *arch;      /* general.architecture: "llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe",
+                              "gpt-oss", "mistral3" */
     int32_t n_windowed;    /* layers with a sliding window in the file; the others attend to everything */
     int32_t n_expert;      /* {arch}.expert_count: experts per layer; 0: a dense feed-forward */
     int32_t n_expert_used; /* {arch}.expert_used_count: experts each token goes through */

@@ -2,10 +2,10 @@
    for testing loaders on big files and for comparing each architecture with another
    implementation on the same weights.
 
-   swa-mkmodel --shape stories15m|tinyllama|mistral7b|gemma3-1b|mixtral|qwen3-30b-a3b|custom --type TYPE OUT.gguf
-               [options]
+   swa-mkmodel --shape stories15m|tinyllama|mistral7b|gemma3-1b|mixtral|qwen3-30b-a3b|gpt-oss-20b|custom --type TYPE
+               OUT.gguf [options]
 
-   --arch llama|gemma2|gemma3|phi3|qwen2|qwen3|qwen3moe (default llama; gemma3-1b implies gemma3) writes
+   --arch llama|gemma2|gemma3|phi3|qwen2|qwen3|qwen3moe|gpt-oss|mistral3 (default llama; gemma3-1b implies gemma3) writes
    llama.cpp's layout of that architecture: its key prefix and tensor names, tied embeddings for
    Gemma, attn_qkv and a double-height ffn_up for Phi-3, Q/K/V biases for Qwen 2, attn_q_norm and
    attn_k_norm for Qwen 3 and Gemma 3, post_attention_norm and post_ffw_norm for Gemma, Gemma 2's
@@ -25,6 +25,20 @@
    mixtral: the Mixtral 8x7B shape (mistral7b's, 8 experts, 2 per token, no window);
    qwen3-30b-a3b: dim 2048, 48 layers, 32 heads of 128, 4 KV heads, 128 experts of FFN 768, 8
    per token, 151936 tokens, context 40960. --layers N makes either smaller for benchmarks.
+   gpt-oss (llama.cpp's openai-moe layout): Q/K/V and output biases, attn_sinks (one logit per
+   head, random in [-2, 2]), post_attention_norm as the norm before the experts (no ffn_norm),
+   the router's bias and the experts' 2-D biases ffn_{gate,up,down}_exps.bias; it needs --experts
+   and takes expert_feed_forward_length from --expert-ff. mistral3: llama's tensors with head
+   size and RoPE keys. --yarn F [--yarn-orig O] writes rope.scaling.type yarn, factor F and
+   original_context_length O (default ctx / F); for mistral3 also yarn_beta_fast (--yarn-beta-fast,
+   default 32), yarn_beta_slow 1 and yarn_log_multiplier 1, as its converter writes Ministral 3's,
+   and --attn-temp S attention.temperature_scale. --expert-type T gives the experts' matrices
+   their own type (default --type). gpt-oss-20b: 24 layers, dim 2880, 64 heads of 64, 8 KV heads,
+   32 experts of FFN 2880, 4 per token, window 128 on the even layers, 201088 tokens, context
+   131072, RoPE base 150000, YaRN factor 32 over 4096, experts MXFP4 unless --expert-type says
+   otherwise; with --type bf16 it is laid out as llama.cpp's converter writes the released
+   checkpoint (13.8 GB: MXFP4 experts, other matrices BF16, vectors F32), but with this tool's
+   SentencePiece vocabulary, not gpt-oss's o200k BPE one.
 
    Shapes (every one with a 32000-token vocabulary):
        stories15m   dim 288,  6 layers,  6 heads,  6 KV heads, FFN 768,   context 256
@@ -122,8 +136,8 @@ typedef struct options {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: " PROG " --shape stories15m|tinyllama|mistral7b|gemma3-1b|mixtral|qwen3-30b-a3b|custom --type TYPE OUT.gguf\n"
-            "       [options]\n"
+            "usage: " PROG " --shape stories15m|tinyllama|mistral7b|gemma3-1b|mixtral|qwen3-30b-a3b|gpt-oss-20b|custom --type TYPE\n"
+            "       OUT.gguf [options]\n"
             "  --type T       " TARGET_NAMES "\n"
             "                 (the matrices, a mix's name its main type; norms are F32)\n"
             "  --seed S       weights seed (default 1)\n"
