@@ -144,10 +144,11 @@ ERRORS
 FILE FORMAT
     GGUF versions 2 and 3, little-endian, architectures "llama" (with experts: Mixtral),
     "gemma2", "gemma3" (text), "phi3", "qwen2", "qwen3", "qwen3moe", "gpt-oss" and "mistral3"
-    (Ministral 3 text) with llama.cpp's key and tensor names and stored conventions (one description row per architecture drives the loader
-    and the one forward pass). Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
-    MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS (ggml's block layouts), used in place; the
-    small norm vectors may be of any of them and are converted to float at load.
+    (Ministral 3 text) with llama.cpp's key and tensor names and stored conventions (one
+    description row per architecture drives the loader and the one forward pass). Weight types
+    F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and
+    IQ4_XS (ggml's block layouts), used in place; the small norm vectors may be of any of them and
+    are converted to float at load.
 
 KERNELS
     Each kernel has a scalar reference and, beside it, SIMD twins: AVX2/FMA/F16C, AVX-VNNI and
