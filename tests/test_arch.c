@@ -602,6 +602,7 @@ typedef struct variant {
     int experts, used;         /* expert_count and expert_used_count keys (0: none) */
     int omit_count;            /* no expert_count key, though the tensors have experts */
     int moe, moe_tensor_experts;   /* router and experts' tensors instead of the MLP, with this many experts */
+    float temperature;         /* attention.temperature_scale (0: none); the file has no context length */
 } variant;
 
 static void vec(gw_writer *w, const char *name, int64_t n, float value)
@@ -656,6 +657,7 @@ static swa_status load_variant(const variant *v, swa_error *err)
     if (v->experts && !v->omit_count) gw_kv_u32(w, K("expert_count"), (uint32_t)v->experts);
     if (v->used) gw_kv_u32(w, K("expert_used_count"), (uint32_t)v->used);
     if (v->moe) gw_kv_u32(w, K("expert_feed_forward_length"), ff / 2);
+    if (v->temperature != 0.0f) gw_kv_f32(w, K("attention.temperature_scale"), v->temperature);
 #undef K
     mat(w, "token_embd.weight", d, V);
     vec(w, "output_norm.weight", d, 1.0f);
@@ -750,6 +752,19 @@ static void test_broken_files(void **state)
     v.experts = 4;
     v.used = 2;
     expect_error(&v, SWA_ERR_MODEL, "tensor blk.0.ffn_gate_inp.weight is missing");
+    /* gpt-oss's norm before the experts is post_attention_norm, and its sinks are required;
+       mistral3's temperature needs a length */
+    memset(&v, 0, sizeof v);
+    v.arch = "gpt-oss";
+    v.experts = v.moe_tensor_experts = 4;
+    v.used = 2;
+    v.moe = 1;
+    expect_error(&v, SWA_ERR_MODEL, "tensor blk.0.post_attention_norm.weight is missing");
+    memset(&v, 0, sizeof v);
+    v.arch = "mistral3";
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);
+    v.temperature = 0.1f;
+    expect_error(&v, SWA_ERR_MODEL, "key mistral3.attention.temperature_scale: a temperature scale needs");
 }
 
 int main(void)
