@@ -4986,17 +4986,20 @@ static void swa__geglu(float *gate, const float *up, int64_t n)
     }
 }
 
-/* Softmax of n scores with an attention sink: the sink's logit joins the maximum and the
-   denominator but has no value (gpt-oss; ggml's soft_max with sinks, transformers' extra
-   column). */
-static void swa__softmax_sink(float *x, int64_t n, float sink)
+/* Softmax of n scores with an attention sink: the sink's logit joins the denominator but has
+   no value (gpt-oss; ggml's soft_max with sinks, transformers' extra column). The kernels'
+   softmax runs as without it; its largest output, at the largest score m, is 1/S (S the sum of
+   exp(x - m)), so each output times 1 / (1 + exp(sink - m) / S) is exp(x - m) / (S +
+   exp(sink - m)). */
+static void swa__softmax_sink(const swa_ctx *c, float *x, int64_t n, float sink)
 {
-    float max = sink, sum = 0.0f;
-    int64_t i;
-    for (i = 0; i < n; i++) if (x[i] > max) max = x[i];
-    for (i = 0; i < n; i++) sum += (x[i] = expf(x[i] - max));
-    sum += expf(sink - max);
-    for (i = 0; i < n; i++) x[i] /= sum;
+    int64_t i, top = 0;
+    float max, f;
+    for (i = 1; i < n; i++) if (x[i] > x[top]) top = i;
+    max = x[top];
+    c->kern.softmax(x, n);
+    f = 1.0f / (1.0f + expf(sink - max) * x[top]);
+    for (i = 0; i < n; i++) x[i] *= f;
 }
 
 /* x = cap tanh(x / cap): Gemma 2's soft-capping of attention scores and logits. */
@@ -5093,7 +5096,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
         for (h = 0; h < nh; h++) {
             for (j = 0; j < count; j++) scores[h * ls + j] *= scale;
             if (cap > 0.0f) swa__softcap(scores + h * ls, count, cap);
-            if (sink) swa__softmax_sink(scores + h * ls, count, sink[h0 + h]);
+            if (sink) swa__softmax_sink(c, scores + h * ls, count, sink[h0 + h]);
             else c->kern.softmax(scores + h * ls, count);
         }
         memset(out, 0, (size_t)(nh * hd) * sizeof(float));
