@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Reference logits for tests/test_arch.c from Hugging Face transformers.
 
-For each case below, swa-mkmodel writes a tiny random F32 model in llama.cpp's GGUF layout of
-one architecture; this script reads the file back with the `gguf` package, undoes what
+For each case below, swa-mkmodel writes a tiny random F32 model (one case with MXFP4 experts,
+dequantized here by gguf-py) in llama.cpp's GGUF layout of one architecture; this script reads
+the file back with the `gguf` package, undoes what
 llama.cpp's converter does to the weights (Gemma's norms are stored as 1 + w), loads them into
 the transformers class of that architecture (Gemma2ForCausalLM, Gemma3ForCausalLM,
 Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM; MixtralForCausalLM for llama files with
@@ -10,6 +11,9 @@ experts, with Q and K un-permuted from llama.cpp's interleaved RoPE layout, and
 Qwen3MoeForCausalLM; GptOssForCausalLM; Ministral3ForCausalLM for mistral3, Q and K un-permuted
 as llama's) in float64 with eager attention, and
 writes the logits of every position of a random token sequence to tests/data/arch-<case>.ref.
+
+YaRN (gpt-oss, mistral3): truncate = True, as llama.cpp always rounds the correction dimensions
+(gpt-oss's own config says False; docs/architectures.md).
 
 Windows: transformers (5.x, masking_utils.sliding_window_overlay) lets query i see keys j with
 i - sliding_window < j <= i, the same as swa.h's W, so sliding_window = W. The layer pattern is
