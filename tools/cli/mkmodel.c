@@ -248,10 +248,9 @@ static void parse_args(int argc, char **argv, options *o)
         if (!(type = target_find(expert_type))) usage_fail("--expert-type wants " TARGET_NAMES ", got \"%s\"", expert_type);
         o->expert_type = type->type;
     }
-    if (!strcmp(o->s.name, "gpt-oss-20b")) {   /* as llama.cpp's converter writes it */
-        o->rope_base = 150000.0;
-        o->yarn = 32.0;
-        o->yarn_orig = 4096;
+    if (!strcmp(o->s.name, "gpt-oss-20b")) {   /* as llama.cpp's converter writes it, unless told otherwise */
+        if (o->rope_base <= 0.0) o->rope_base = 150000.0;
+        if (o->yarn <= 0.0 && o->rope_scale <= 0.0) o->yarn = 32.0, o->yarn_orig = 4096;
     }
 
     if (!strcmp(o->s.name, "custom")) {
