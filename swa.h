@@ -143,12 +143,12 @@ ERRORS
 
 FILE FORMAT
     GGUF versions 2 and 3, little-endian, architectures "llama" (with experts: Mixtral),
-    "gemma2", "gemma3" (text), "phi3", "qwen2", "qwen3", "qwen3moe", "olmo2" (OLMo 2 and 3) and
-    "cohere2" (Command R7B) with llama.cpp's key and
-    tensor names and stored conventions (one description row per architecture drives the loader
-    and the one forward pass). Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
-    MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS (ggml's block layouts), used in place; the
-    small norm vectors may be of any of them and are converted to float at load.
+    "gemma2", "gemma3" (text), "phi3", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "mistral3"
+    (Ministral 3 text), "olmo2" (OLMo 2 and 3) and "cohere2" (Command R7B) with llama.cpp's key
+    and tensor names and stored conventions (one description row per architecture drives the
+    loader and the one forward pass). Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+    IQ4_NL, MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS (ggml's block layouts), used in place;
+    the small norm vectors may be of any of them and are converted to float at load.
 
 KERNELS
     Each kernel has a scalar reference and, beside it, SIMD twins: AVX2/FMA/F16C, AVX-VNNI and
@@ -376,7 +376,7 @@ typedef struct swa_hparams {
     int32_t window;        /* largest sliding window over the layers; 0: no layer has one */
     uint32_t weight_type;  /* the most common type of the layer matrices */
     const char *arch;      /* general.architecture: "llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe",
-                              "olmo2", "cohere2" */
+                              "gpt-oss", "mistral3", "olmo2", "cohere2" */
     int32_t n_windowed;    /* layers with a sliding window in the file; the others attend to everything */
     int32_t n_expert;      /* {arch}.expert_count: experts per layer; 0: a dense feed-forward */
     int32_t n_expert_used; /* {arch}.expert_used_count: experts each token goes through */
@@ -3285,6 +3285,8 @@ typedef struct swa__layer {
     swa__matrix w_down;        /* [n_embd][n_ff] */
     /* optional, as the architecture has them (NULL otherwise) */
     const float *bq, *bk, *bv; /* [n_head*head_dim], [n_kv_head*head_dim] x2 biases */
+    const float *bo;           /* [n_embd] attn_output.bias */
+    const float *attn_sinks;   /* [n_head] a logit per head that joins each softmax's denominator */
     const float *q_norm;       /* [head_dim] RMSNorm weights of each query head (QK_NORM_ALL: [n_head*head_dim]) */
     const float *k_norm;       /* [head_dim] and of each key head (QK_NORM_ALL: [n_kv_head*head_dim]) */
     const float *attn_post_norm, *ffn_post_norm;   /* [n_embd] on each block's output */
@@ -3294,6 +3296,8 @@ typedef struct swa__layer {
     const float *router_bias;  /* [n_expert] ffn_gate_inp.bias, or NULL */
     swa__matrix gate_exps, up_exps;   /* [n_expert][n_ff_exp][n_embd] */
     swa__matrix down_exps;     /* [n_expert][n_embd][n_ff_exp] */
+    const float *gate_exps_b, *up_exps_b;   /* [n_expert][n_ff_exp] the experts' biases (gpt-oss) */
+    const float *down_exps_b;  /* [n_expert][n_embd] */
 } swa__layer;
 
 /* What an architecture's layers have beyond llama's: one row per architecture, read by the
@@ -3313,6 +3317,11 @@ enum {
                                         n_expert_used), not feed_forward_length */
     SWA__ARCH_EXPERT_KEYS = 1 << 11, /* expert_gating_func, expert_weights_norm and _scale from the
                                         file, the row's router rule by default */
+    SWA__ARCH_SINKS      = 1 << 12,  /* attn_sinks: one logit per head in every softmax's denominator */
+    SWA__ARCH_OAI_FFN    = 1 << 13,  /* gpt-oss's feed-forward: post_attention_norm before it (no
+                                        ffn_norm), expert biases, swiglu_oai (see swa__swiglu_oai) */
+    SWA__ARCH_YARN_KEYS  = 1 << 14,  /* rope.scaling.yarn_beta_fast/_slow and yarn_log_multiplier read */
+    SWA__ARCH_ATTN_TEMP  = 1 << 15,  /* attention.temperature_scale: queries grow with the position */
     SWA__ARCH_LAYERNORM  = 1 << 16,  /* every norm a LayerNorm without bias (the mean taken out), its
                                         epsilon attention.layer_norm_epsilon (required, as llama.cpp) */
     SWA__ARCH_PARALLEL   = 1 << 17,  /* attention and feed-forward both read attn_norm's output and
@@ -3362,7 +3371,10 @@ typedef struct swa__arch {
    windowed layers' RoPE base, wide_query_layers and the router's rule (SWA__ROUTER: gating,
    normalized), which is llama.cpp's build_moe_ffn arguments of the architecture: Mixtral (llama
    with experts) and Qwen3-MoE both take a softmax over all experts, then the top k, then divide
-   their weights by their sum; last, which layers turn RoPE and whether the logits are scaled
+   their weights by their sum. gpt-oss (llama.cpp's openai-moe-iswa) windows the even layers
+   (set_swa_pattern(2), as Gemma 2) and takes a softmax over the k largest logits, not
+   renormalized. mistral3 is llama's layout (RoPE on adjacent pairs) with YaRN and Llama 4's
+   attention temperature. Last, which layers turn RoPE and whether the logits are scaled
    (SWA__ROPE_LOGITS). */
 #define SWA__ARCH(name, has, window, softcap, local_rope_base, wide_query, router, layers) \
     {name, has, window, softcap, local_rope_base, wide_query, router, layers}
@@ -3401,6 +3413,15 @@ static const swa__arch swa__archs[] = {
               SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
               SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
               SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
+    SWA__ARCH("gpt-oss", SWA__ARCH_NEOX | SWA__ARCH_BIASES | SWA__ARCH_SINKS | SWA__ARCH_OAI_FFN | SWA__ARCH_EXPERTS |
+              SWA__ARCH_EXPERT_FF,
+              SWA__WINDOW(2, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX_WEIGHT, 0),
+              SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
+    SWA__ARCH("mistral3", SWA__ARCH_BIASES | SWA__ARCH_YARN_KEYS | SWA__ARCH_ATTN_TEMP,
+              SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+              SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
     SWA__ARCH("olmo2", SWA__ARCH_NEOX | SWA__ARCH_POST_NORMS | SWA__ARCH_POST_ONLY | SWA__ARCH_QK_NORM | SWA__ARCH_QK_NORM_ALL,
               SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
               SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
@@ -3435,7 +3456,10 @@ struct swa_model {
     float final_softcap;       /* logits likewise */
     float logit_scale;         /* logits times this ({arch}.logit_scale; 1: not) */
     float rope_scale;          /* global layers: positions times this (linear RoPE scaling) */
-    float rope_attn_factor;    /* cos and sin times this ({arch}.rope.scaling.attn_factor) */
+    float rope_attn_factor;    /* cos and sin times this ({arch}.rope.scaling.attn_factor; YaRN's) */
+    int32_t yarn;              /* rope.scaling.type yarn: frequencies blended (swa__yarn_scale) */
+    float yarn_beta_fast, yarn_beta_slow;   /* the blend's ramp, in rotations over n_ctx_orig */
+    float attn_temp;           /* queries times 1 + attn_temp ln(1 + floor(pos / n_ctx_orig)); 0 = not */
     float local_rope_base;     /* windowed layers' RoPE base */
     int64_t n_ctx_orig;        /* rope_factors_long beyond this context, short up to it */
     const float *rope_long, *rope_short;   /* [n_rot/2] or NULL */
@@ -3562,8 +3586,38 @@ static swa_status swa__read_head_dim(swa_model *m, swa_error *err)
     return SWA_OK;
 }
 
+/* YaRN as llama.cpp reads it (llama_context's constructor; ggml's rope_yarn): the ramp's betas
+   default to 32 and 1 (read from the file where the architecture's llama.cpp code reads them),
+   the extrapolation mix ext_factor is 1, and cos and sin are multiplied by
+   yarn_attn_factor (1 + 0.1 ln factor), where yarn_attn_factor is rope.scaling.attn_factor
+   times mscale(factor, 1) / mscale(factor, log_mul) / (1 + 0.1 ln factor) (the two
+   1 + 0.1 ln factor cancel, and are left out here), with log_mul =
+   rope.scaling.yarn_log_multiplier (0, not read: mscale(factor, 1) alone), mscale(f, m) = 1 +
+   0.1 m ln f for f > 1 and 1 otherwise. So with log_mul 0 the product is 1 + 0.1 ln factor
+   (transformers' default attention_factor), with log_mul = 1 it is 1 (Ministral 3's mscale =
+   mscale_all_dim = 1). */
+static swa_status swa__read_yarn(swa_model *m, float factor, swa_error *err)
+{
+    float log_mul = 0.0f;
+    double f = factor > 0.0f ? (double)factor : 1.0, attn;
+    swa_status s;
+    m->yarn = 1;
+    m->yarn_beta_fast = 32.0f;
+    m->yarn_beta_slow = 1.0f;
+    if ((m->arch->has & SWA__ARCH_YARN_KEYS) &&
+        ((s = swa__get_float(m->gguf, swa__key(m, "rope.scaling.yarn_beta_fast"), 32.0, 1e-6, 1e6, &m->yarn_beta_fast, err)) != SWA_OK ||
+         (s = swa__get_float(m->gguf, swa__key(m, "rope.scaling.yarn_beta_slow"), 1.0, 1e-6, 1e6, &m->yarn_beta_slow, err)) != SWA_OK ||
+         (s = swa__get_float(m->gguf, swa__key(m, "rope.scaling.yarn_log_multiplier"), 0.0, 0.0, 1e3, &log_mul, err)) != SWA_OK))
+        return s;
+    attn = f <= 1.0 ? 1.0 : 1.0 + 0.1 * log(f);                     /* mscale(factor, 1) */
+    if (log_mul != 0.0f) attn /= f <= 1.0 ? 1.0 : 1.0 + 0.1 * log_mul * log(f);
+    m->rope_attn_factor = (float)(attn * (double)m->rope_attn_factor);
+    return SWA_OK;
+}
+
 /* What the architecture row and its optional keys add: soft-caps, the query scale, RoPE
-   scaling (linear on global layers; Phi-3's attention factor and original context). */
+   scaling (linear on global layers, or YaRN; Phi-3's attention factor and original context),
+   the attention temperature. */
 static swa_status swa__read_arch_params(swa_model *m, swa_error *err)
 {
     const swa__arch *a = m->arch;
@@ -3595,11 +3649,13 @@ static swa_status swa__read_arch_params(swa_model *m, swa_error *err)
         swa_str type;
         if (swa_gguf_value_str(&t, &type) != SWA_OK)
             return swa__fail(err, SWA_ERR_MODEL, "key %s: type %s, want a string", m->key, swa_gguf_type_name(t.type));
-        if (!swa__str_eq(type, "linear") && !swa__str_eq(type, "none"))
-            return swa__fail(err, SWA_ERR_UNSUPPORTED, "key %s: RoPE scaling \"%.*s\" is not supported (linear is)", m->key,
-                             type.len > 32 ? 32 : (int)type.len, type.ptr);
+        if (!swa__str_eq(type, "linear") && !swa__str_eq(type, "none") && !swa__str_eq(type, "yarn"))
+            return swa__fail(err, SWA_ERR_UNSUPPORTED, "key %s: RoPE scaling \"%.*s\" is not supported (linear and yarn are)",
+                             m->key, type.len > 32 ? 32 : (int)type.len, type.ptr);
         if (swa__str_eq(type, "none")) i = -2;
+        if (swa__str_eq(type, "yarn")) i = -3;
     }
+    factor = 0.0f;
     if (i != -2) {
         if ((s = swa__get_float(m->gguf, swa__key(m, "rope.scaling.factor"), 0.0, 0.0, 1e6, &factor, err)) != SWA_OK) return s;
         if (factor > 0.0f) m->rope_scale = 1.0f / factor;
@@ -3609,6 +3665,14 @@ static swa_status swa__read_arch_params(swa_model *m, swa_error *err)
     if ((s = swa__get_int(m->gguf, swa__key(m, "rope.scaling.original_context_length"), 0, hp->n_ctx_train, 0, INT32_MAX, &v, err)) != SWA_OK)
         return s;
     m->n_ctx_orig = v;
+    if (i == -3 && (s = swa__read_yarn(m, factor, err)) != SWA_OK) return s;
+    /* Llama 4's temperature as llama.cpp's mistral3 reads it: its length is n_ctx_orig */
+    if ((a->has & SWA__ARCH_ATTN_TEMP) &&
+        (s = swa__get_float(m->gguf, swa__key(m, "attention.temperature_scale"), 0.0, -1e3, 1e3, &m->attn_temp, err)) != SWA_OK)
+        return s;
+    if (m->attn_temp != 0.0f && m->n_ctx_orig <= 0)
+        return swa__fail(err, SWA_ERR_MODEL, "key %s: a temperature scale needs rope.scaling.original_context_length or "
+                         "context_length", swa__key(m, "attention.temperature_scale"));
     return SWA_OK;
 }
 
@@ -3805,11 +3869,11 @@ static const swa_gguf_tensor *swa__find_tensor(const swa_model *m, const char *n
 /* Norm weights, biases and RoPE factors are tiny: they are converted to float into the model's
    own array, so a file may store them in any supported type (llama.cpp writes F32; other
    writers do not always). An absent optional one leaves *out NULL. */
-static swa_status swa__get_vector(swa_model *m, const char *name, int64_t n, int required, const float **out,
-                                  swa_error *err)
+static swa_status swa__get_vectors(swa_model *m, const char *name, int64_t n, int64_t rows, int required,
+                                   const float **out, swa_error *err)
 {
     swa_status s;
-    const swa_gguf_tensor *t = swa__find_tensor(m, name, required, n, 1, 1, &s, err);
+    const swa_gguf_tensor *t = swa__find_tensor(m, name, required, n, rows, 1, &s, err);
     float *dst = m->norms + m->n_norms;
     *out = NULL;
     if (!t) return s;
@@ -3817,11 +3881,18 @@ static swa_status swa__get_vector(swa_model *m, const char *name, int64_t n, int
         return swa__fail(err, SWA_ERR_UNSUPPORTED, "tensor %s: type %s is not supported", name, swa_type_name(t->type));
     if (swa_type_block_size(t->type) == 1 && (uintptr_t)t->data % swa__type_align(t->type) != 0)
         return swa__fail(err, SWA_ERR_FORMAT, "tensor %s: data is not aligned for %s", name, swa_type_name(t->type));
+    n *= rows;   /* a 2-D one (the experts' biases) is rows vectors, one after another */
     SWA_ASSERT(m->n_norms + n <= m->cap_norms);
     swa__dequant_row_ref(t->type, t->data, dst, n);
     m->n_norms += n;
     *out = dst;
     return SWA_OK;
+}
+
+static swa_status swa__get_vector(swa_model *m, const char *name, int64_t n, int required, const float **out,
+                                  swa_error *err)
+{
+    return swa__get_vectors(m, name, n, 1, required, out, err);
 }
 
 /* A matrix of n_out rows of n_in; or n_experts of them in a 3-D tensor, read as one matrix of
@@ -3897,7 +3968,8 @@ static swa_status swa__load_qkv(swa_model *m, int32_t l, swa__layer *L, swa_erro
     if (!(m->arch->has & SWA__ARCH_BIASES)) return SWA_OK;
     if ((s = swa__get_vector(m, swa__blk_name(name, l, "attn_q", "bias"), qd, 0, &L->bq, err)) != SWA_OK ||
         (s = swa__get_vector(m, swa__blk_name(name, l, "attn_k", "bias"), kvd, 0, &L->bk, err)) != SWA_OK ||
-        (s = swa__get_vector(m, swa__blk_name(name, l, "attn_v", "bias"), kvd, 0, &L->bv, err)) != SWA_OK)
+        (s = swa__get_vector(m, swa__blk_name(name, l, "attn_v", "bias"), kvd, 0, &L->bv, err)) != SWA_OK ||
+        (s = swa__get_vector(m, swa__blk_name(name, l, "attn_output", "bias"), d, 0, &L->bo, err)) != SWA_OK)
         return s;
     return SWA_OK;
 }
@@ -3946,6 +4018,11 @@ static swa_status swa__load_ffn(swa_model *m, int32_t l, swa__layer *L, swa_erro
         (s = swa__get_matrices(m, swa__blk_name(name, l, "ffn_up_exps", "weight"), 1, d, ff, E, &L->up_exps, err)) != SWA_OK ||
         (s = swa__get_matrices(m, swa__blk_name(name, l, "ffn_down_exps", "weight"), 1, ff, d, E, &L->down_exps, err)) != SWA_OK)
         return s;
+    if ((m->arch->has & SWA__ARCH_OAI_FFN) &&
+        ((s = swa__get_vectors(m, swa__blk_name(name, l, "ffn_gate_exps", "bias"), ff, E, 1, &L->gate_exps_b, err)) != SWA_OK ||
+         (s = swa__get_vectors(m, swa__blk_name(name, l, "ffn_up_exps", "bias"), ff, E, 1, &L->up_exps_b, err)) != SWA_OK ||
+         (s = swa__get_vectors(m, swa__blk_name(name, l, "ffn_down_exps", "bias"), d, E, 1, &L->down_exps_b, err)) != SWA_OK))
+        return s;
     return SWA_OK;
 }
 
@@ -3959,15 +4036,20 @@ static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
     int64_t kk = (has & SWA__ARCH_QK_NORM_ALL) ? (int64_t)hp->n_kv_head * hp->head_dim : hp->head_dim;
     char name[64];
     swa_status s;
+    /* gpt-oss's norm before the feed-forward is stored as post_attention_norm */
+    const char *ffn_norm = (has & SWA__ARCH_OAI_FFN) ? "post_attention_norm" : "ffn_norm";
     if (!(has & SWA__ARCH_POST_ONLY) &&
         (s = swa__get_vector(m, swa__blk_name(name, l, "attn_norm", "weight"), d, 1, &L->attn_norm, err)) != SWA_OK)
         return s;
     if (!(has & (SWA__ARCH_POST_ONLY | SWA__ARCH_PARALLEL)) &&
-        (s = swa__get_vector(m, swa__blk_name(name, l, "ffn_norm", "weight"), d, 1, &L->ffn_norm, err)) != SWA_OK)
+        (s = swa__get_vector(m, swa__blk_name(name, l, ffn_norm, "weight"), d, 1, &L->ffn_norm, err)) != SWA_OK)
         return s;
     if ((s = swa__load_qkv(m, l, L, err)) != SWA_OK ||
         (s = swa__get_matrix(m, swa__blk_name(name, l, "attn_output", "weight"), 1, qd, d, &L->wo, err)) != SWA_OK ||
         (s = swa__load_ffn(m, l, L, err)) != SWA_OK)
+        return s;
+    if ((has & SWA__ARCH_SINKS) &&
+        (s = swa__get_vector(m, swa__blk_name(name, l, "attn_sinks", "weight"), hp->n_head, 1, &L->attn_sinks, err)) != SWA_OK)
         return s;
     if ((has & SWA__ARCH_QK_NORM) &&
         ((s = swa__get_vector(m, swa__blk_name(name, l, "attn_q_norm", "weight"), qk, 1, &L->q_norm, err)) != SWA_OK ||
@@ -3982,11 +4064,14 @@ static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
     return SWA_OK;
 }
 
-/* Floats the small vectors of a model may take: every optional one counted. */
-static uint64_t swa__vector_floats(const swa_hparams *hp)
+/* Floats the small vectors of a model may take: every optional one counted (the experts'
+   biases only where the architecture has them). */
+static uint64_t swa__vector_floats(const swa_hparams *hp, unsigned has)
 {
     uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, kvd = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
-    uint64_t per_layer = 4 * (uint64_t)hp->n_embd + 2 * (qd + kvd) + kvd + (uint64_t)hp->n_expert;   /* Q/K norms: at most qd + kvd */
+    uint64_t per_layer = 5 * (uint64_t)hp->n_embd + 2 * (qd + kvd) + kvd + (uint64_t)hp->n_expert +   /* Q/K norms: at most qd + kvd */
+                         (uint64_t)hp->n_head +
+                         ((has & SWA__ARCH_OAI_FFN) ? (uint64_t)hp->n_expert * (2 * (uint64_t)hp->n_ff_exp + (uint64_t)hp->n_embd) : 0);
     return (uint64_t)hp->n_layer * per_layer + (uint64_t)hp->n_embd + (uint64_t)hp->n_rot;
 }
 
@@ -4052,7 +4137,7 @@ static swa_status swa__model_build(swa_model *m, swa_error *err)
     if ((s = swa__get_matrix(m, "output.weight", 0, m->hp.n_embd, m->hp.n_vocab, &m->output, err)) != SWA_OK)
         return s;
     if (!m->output.data) m->output = m->tok_embd;   /* tied embeddings */
-    m->cap_norms = (int64_t)swa__vector_floats(&m->hp);
+    m->cap_norms = (int64_t)swa__vector_floats(&m->hp, m->arch->has);
     m->norms = (float *)swa__calloc((uint64_t)m->cap_norms, sizeof(float));
     if (!m->norms) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the norm weights");
     if ((s = swa__get_vector(m, "output_norm.weight", m->hp.n_embd, 1, &m->output_norm, err)) != SWA_OK) return s;
@@ -4517,20 +4602,43 @@ static uint64_t swa__model_checksum(const swa_model *m)
     return h;
 }
 
-/* RoPE frequencies base^(-2i/n_rot), times the linear scale and divided by Phi-3's factors (the
-   long ones when the context is longer than the original, as llama.cpp chooses), for global
-   layers and for windowed ones, which Gemma 3 turns at base 10000 without scaling, and OLMo 3
-   at the file's base without scaling. */
+/* YaRN, the one place for any architecture whose file says rope.scaling.type yarn: what pair i's
+   frequency is multiplied by. ggml's rope_yarn turns by theta = theta_interp (1 - mix) +
+   theta_extrap mix, theta_interp = theta_extrap / factor, which for every position is the
+   unscaled angle times (1 - mix) / factor + mix, so the blend is a factor of the frequency.
+   mix is 1 below the correction dimension `low` (pairs that turn more than beta_fast times over
+   the original context: extrapolated, unscaled), 0 above `high` (fewer than beta_slow turns:
+   interpolated, divided by factor), a linear ramp between, with ggml_rope_yarn_corr_dims's
+   floor and ceil (transformers' truncate = true). The magnitude factor is in rope_attn_factor
+   (swa__read_yarn). */
+static double swa__yarn_scale(const swa_model *m, int64_t i, double base)
+{
+    double n = (double)m->hp.n_rot, orig = m->n_ctx_orig > 0 ? (double)m->n_ctx_orig : 1.0, pi = 3.14159265358979323846;
+    double low = floor(n * log(orig / ((double)m->yarn_beta_fast * 2.0 * pi)) / (2.0 * log(base)));
+    double high = ceil(n * log(orig / ((double)m->yarn_beta_slow * 2.0 * pi)) / (2.0 * log(base)));
+    double y, mix;
+    if (low < 0.0) low = 0.0;
+    if (high > n - 1.0) high = n - 1.0;
+    y = ((double)i - low) / (high - low > 0.001 ? high - low : 0.001);
+    mix = 1.0 - (y < 0.0 ? 0.0 : y > 1.0 ? 1.0 : y);
+    return (double)m->rope_scale * (1.0 - mix) + mix;
+}
+
+/* RoPE frequencies base^(-2i/n_rot), times the linear scale (or YaRN's blend) and divided by
+   Phi-3's factors (the long ones when the context is longer than the original, as llama.cpp
+   chooses), for global layers and for windowed ones, which Gemma 3 turns at base 10000 without
+   scaling, and OLMo 3 at the file's base without scaling. */
 static void swa__rope_frequencies(swa_ctx *c)
 {
     const swa_model *m = c->model;
     int64_t half = m->hp.n_rot / 2, i;
     const float *factors = m->rope_long && c->cfg.n_ctx > m->n_ctx_orig ? m->rope_long : m->rope_short;
-    int plain = m->arch->local_rope_base > 0.0f || m->arch->rope_layers == SWA__ROPE_LOCAL_PLAIN;
-    double local_scale = plain ? 1.0 : (double)m->rope_scale;
+    int local_unscaled = m->arch->local_rope_base > 0.0f || m->arch->rope_layers == SWA__ROPE_LOCAL_PLAIN;
     for (i = 0; i < half; i++) {
         double e = -2.0 * (double)i / (double)m->hp.n_rot, f = factors ? (double)factors[i] : 1.0;
-        c->inv_freq[i] = pow((double)m->hp.rope_base, e) * (double)m->rope_scale / f;
+        double scale = m->yarn ? swa__yarn_scale(m, i, (double)m->hp.rope_base) : (double)m->rope_scale;
+        double local_scale = local_unscaled ? 1.0 : m->yarn ? swa__yarn_scale(m, i, (double)m->local_rope_base) : scale;
+        c->inv_freq[i] = pow((double)m->hp.rope_base, e) * scale / f;
         c->inv_freq[half + i] = pow((double)m->local_rope_base, e) * local_scale / f;
     }
 }
@@ -4939,6 +5047,22 @@ static void swa__geglu(float *gate, const float *up, int64_t n)
     }
 }
 
+/* Softmax of n scores with an attention sink: the sink's logit joins the denominator but has
+   no value (gpt-oss; ggml's soft_max with sinks, transformers' extra column). The kernels'
+   softmax runs as without it; its largest output, at the largest score m, is 1/S (S the sum of
+   exp(x - m)), so each output times 1 / (1 + exp(sink - m) / S) is exp(x - m) / (S +
+   exp(sink - m)). */
+static void swa__softmax_sink(const swa_ctx *c, float *x, int64_t n, float sink)
+{
+    int64_t i, top = 0;
+    float max, f;
+    for (i = 1; i < n; i++) if (x[i] > x[top]) top = i;
+    max = x[top];
+    c->kern.softmax(x, n);
+    f = 1.0f / (1.0f + expf(sink - max) * x[top]);
+    for (i = 0; i < n; i++) x[i] *= f;
+}
+
 /* x = cap tanh(x / cap): Gemma 2's soft-capping of attention scores and logits. */
 static void swa__softcap(float *x, int64_t n, float cap)
 {
@@ -5010,6 +5134,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     const swa__type_kernels *kern = &c->kern.type[type];
     float *scores = c->scores + (int64_t)share * SWA__TILE_TOKENS * ls, scale = c->model->q_scale;
     float cap = c->model->attn_softcap;
+    const float *sink = c->model->layers[task->l].attn_sinks;
     swa__split(task->n * items, share, n_shares, &p0, &p1);
     for (p = p0; p < p1; p++) {
         int64_t t = p / items, g = p % items / blocks, h0 = g * group + p % blocks * SWA__TILE_TOKENS;
@@ -5032,7 +5157,8 @@ static void swa__attention_run(void *arg, int share, int n_shares)
         for (h = 0; h < nh; h++) {
             for (j = 0; j < count; j++) scores[h * ls + j] *= scale;
             if (cap > 0.0f) swa__softcap(scores + h * ls, count, cap);
-            c->kern.softmax(scores + h * ls, count);
+            if (sink) swa__softmax_sink(c, scores + h * ls, count, sink[h0 + h]);
+            else c->kern.softmax(scores + h * ls, count);
         }
         memset(out, 0, (size_t)(nh * hd) * sizeof(float));
         for (r = 0; r < n_runs; r++)
@@ -5151,6 +5277,11 @@ static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
             c->kern.rope(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, rope + t * hp->n_rot);
         }
     }
+    for (t = 0; m->attn_temp != 0.0f && t < n; t++) {   /* llama.cpp's llm_graph_input_attn_temp */
+        float f = logf(floorf((float)c->tok_pos[t] / (float)m->n_ctx_orig) + 1.0f) * m->attn_temp + 1.0f;
+        int64_t i;
+        for (i = 0; i < qd; i++) c->q[t * qd + i] *= f;
+    }
 }
 
 /* x += norm(y) for each token, or x += y without a (post-)norm. */
@@ -5161,25 +5292,51 @@ static void swa__residual(swa_ctx *c, float *y, const float *post_norm, int64_t 
     swa__add_ref(c->x, y, n * d);
 }
 
-/* c->gate = act(c->gate) * c->up over n values: SwiGLU, or GEGLU where the architecture says. */
+/* gpt-oss's SwiGLU (ggml's swiglu_oai): the gate clamped above at 7, up to [-7, 7], then
+   gate sigmoid(1.702 gate) (up + 1). */
+static void swa__swiglu_oai(float *gate, const float *up, int64_t n)
+{
+    const float alpha = 1.702f, limit = 7.0f;
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        float x = gate[i] < limit ? gate[i] : limit, y = up[i] < -limit ? -limit : up[i] > limit ? limit : up[i];
+        gate[i] = x / (1.0f + expf(alpha * -x)) * (y + 1.0f);
+    }
+}
+
+/* c->gate = act(c->gate) * c->up over n values: SwiGLU, or GEGLU or gpt-oss's where the
+   architecture says. */
 static void swa__gate_act(swa_ctx *c, int64_t n)
 {
     if (c->model->arch->has & SWA__ARCH_GELU) swa__geglu(c->gate, c->up, n);
+    else if (c->model->arch->has & SWA__ARCH_OAI_FFN) swa__swiglu_oai(c->gate, c->up, n);
     else c->kern.swiglu(c->gate, c->up, n);
 }
 
 /* The gated feed-forward of n tokens (n_in wide, x_stride floats apart) through gate, up and
-   down into y: the dense layers' MLP and each expert's. */
+   down into y: the dense layers' MLP and each expert's, with the biases of gate, up and down
+   where bias[k] is not NULL (gpt-oss's experts). */
 static void swa__ffn(swa_ctx *c, const swa__matrix *gate, const swa__matrix *up, const swa__matrix *down,
-                     const float *x, float *y, int64_t n)
+                     const float *const bias[3], const float *x, float *y, int64_t n)
 {
     int64_t d = c->model->hp.n_embd, ff = gate->n_out;
     swa__product gate_up[2];
     gate_up[0].w = gate, gate_up[0].y = c->gate, gate_up[0].ldy = ff;
     gate_up[1].w = up, gate_up[1].y = c->up, gate_up[1].ldy = ff;
     swa__matmuls(c, gate_up, 2, x, d, n);
+    swa__add_bias(c->gate, bias[0], ff, n);
+    swa__add_bias(c->up, bias[1], ff, n);
     swa__gate_act(c, n * ff);
     swa__matmul(c, down, c->gate, ff, y, d, n);
+    swa__add_bias(y, bias[2], d, n);
+}
+
+/* Expert e's biases of gate, up and down, or NULLs. */
+static void swa__expert_biases(const swa__layer *L, int64_t e, int64_t ff, int64_t d, const float *bias[3])
+{
+    bias[0] = L->gate_exps_b ? L->gate_exps_b + e * ff : NULL;
+    bias[1] = L->up_exps_b ? L->up_exps_b + e * ff : NULL;
+    bias[2] = L->down_exps_b ? L->down_exps_b + e * d : NULL;
 }
 
 /* The router's picks for one token: its logits (plus the router's bias) become probabilities
@@ -5208,7 +5365,7 @@ static void swa__route(const swa_model *m, float *logit, const float *bias, int3
         w[k] = logit[best];
     }
     if (m->gating == SWA__GATING_SOFTMAX_WEIGHT) {   /* the picks are sorted: w[0] is the largest */
-        for (sum = 0.0f, k = 0; k < K; k++) sum += w[k] = expf(w[k] - w[0]);
+        for (max = w[0], sum = 0.0f, k = 0; k < K; k++) sum += w[k] = expf(w[k] - max);
         for (k = 0; k < K; k++) w[k] /= sum;
     }
     if (m->norm_weights) {
@@ -5258,8 +5415,19 @@ static void swa__moe_token(swa_ctx *c, const swa__layer *L)
             down[q].w = &mats[3 * q + 2], down[q].y = c->exp_y + q * d, down[q].ldy = d;
         }
         swa__matmuls(c, gate_up, 2 * g, c->xb, d, 1);
+        for (q = 0; q < g; q++) {
+            const float *bias[3];
+            swa__expert_biases(L, pick[k0 + q], ff, d, bias);
+            swa__add_bias(c->gate + q * ff, bias[0], ff, 1);
+            swa__add_bias(c->up + q * ff, bias[1], ff, 1);
+        }
         swa__gate_act(c, g * ff);
         swa__matmul_each_row(c, down, g, c->gate, ff);
+        for (q = 0; q < g; q++) {
+            const float *bias[3];
+            swa__expert_biases(L, pick[k0 + q], ff, d, bias);
+            swa__add_bias(c->exp_y + q * d, bias[2], d, 1);
+        }
         for (q = 0; q < g; q++)
             for (j = 0; j < d; j++) c->moe_out[j] += w[k0 + q] * c->exp_y[q * d + j];
     }
@@ -5269,6 +5437,7 @@ static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
 {
     const swa_model *m = c->model;
     int64_t d = m->hp.n_embd, E = m->hp.n_expert, K = m->hp.n_expert_used, ff = m->hp.n_ff_exp, t, e, k, i, j;
+    const float *bias[3];
     swa__matmul(c, &L->router, c->xb, d, c->router, E, n);
     for (t = 0; t < n; t++) swa__route(m, c->router + t * E, L->router_bias, c->pick + t * K, c->pick_w + t * K);
     if (n == 1) {
@@ -5289,7 +5458,8 @@ static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
                     count++;
                 }
         if (count == 0) continue;
-        swa__ffn(c, &gate, &up, &down, c->exp_x, c->exp_y, count);
+        swa__expert_biases(L, e, ff, d, bias);
+        swa__ffn(c, &gate, &up, &down, bias, c->exp_x, c->exp_y, count);
         for (i = 0; i < count; i++) {
             float *y = c->moe_out + c->exp_tok[i] * d, w = c->exp_w[i];
             const float *ye = c->exp_y + i * d;
@@ -5307,12 +5477,14 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
     const swa__layer *L = &c->model->layers[l];
     int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim;
     int parallel = (c->model->arch->has & SWA__ARCH_PARALLEL) != 0;
+    const float *none[3] = {NULL, NULL, NULL};
     swa__norm_rows(c, c->xb, c->x, L->attn_norm, d, n);
     swa__qkv(c, l, n);
     swa__chunk_to_cache_type(c, l, n);
     swa__attention(c, l, n);
     if (!parallel) {
         swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);
+        swa__add_bias(c->xb, L->bo, d, n);
         swa__residual(c, c->xb, L->attn_post_norm, n);
         swa__norm_rows(c, c->xb, c->x, L->ffn_norm, d, n);
     }
@@ -5320,11 +5492,12 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
         swa__moe(c, L, n);
         swa__residual(c, c->moe_out, L->ffn_post_norm, n);
     } else {
-        swa__ffn(c, &L->w_gate, &L->w_up, &L->w_down, c->xb, c->xb, n);
+        swa__ffn(c, &L->w_gate, &L->w_up, &L->w_down, none, c->xb, c->xb, n);
         swa__residual(c, c->xb, L->ffn_post_norm, n);
     }
     if (parallel) {
         swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);
+        swa__add_bias(c->xb, L->bo, d, n);
         swa__residual(c, c->xb, L->attn_post_norm, n);
     }
 }

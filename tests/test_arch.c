@@ -29,6 +29,9 @@
 
 #define DATA_DIR "tests/data/"
 #define TOLERANCE 2e-5   /* F32 weights and cache: float rounding only (test_cache's tolerance) */
+/* MXFP4 experts against transformers on the same weights dequantized: the MXFP4 kernels meet
+   activations quantized to Q8 blocks, as every 4-bit type's do */
+#define TOLERANCE_MXFP4 3e-2
 
 typedef struct ref {
     int n, n_vocab;
@@ -123,7 +126,7 @@ static void run_chunks(swa_model *m, const ref *r, int chunk, int kernels, float
 static int expect_windowed(const char *arch, const char *args, int l)
 {
     const char *p = strstr(args, "--pattern ");
-    int period = p ? atoi(p + 10) : !strcmp(arch, "gemma2") ? 2 : !strcmp(arch, "gemma3") ? 6
+    int period = p ? atoi(p + 10) : !strcmp(arch, "gemma2") || !strcmp(arch, "gpt-oss") ? 2 : !strcmp(arch, "gemma3") ? 6
                : !strcmp(arch, "olmo2") || !strcmp(arch, "cohere2") ? 4 : 0;
     return period <= 1 || l % period < period - 1;
 }
@@ -141,9 +144,11 @@ static void check_case(const char *name)
     const swa_hparams *hp;
     float *got;
     int W, chunks[5], k, l, kern;
+    double tol;
     size_t n_all, windowed = 0, global = 0, want_w = 0, want_g = 0, row;
     swa_ctx_config cfg;
     read_ref(name, &r);
+    tol = strstr(r.args, "--expert-type mxfp4") ? TOLERANCE_MXFP4 : TOLERANCE;
     m = make_model(&r);
     hp = swa_model_hparams(m);
     assert_int_equal(hp->n_vocab, r.n_vocab);
@@ -173,9 +178,9 @@ static void check_case(const char *name)
             if (kern && k != 0 && k != 4) continue;   /* the reference kernels: chunks of 1 and whole */
             run_chunks(m, &r, chunks[k], kern ? SWA_KERNELS_REF : SWA_KERNELS_BEST, got);
             e = rel_error(got, r.logits, n_all);
-            if (e > TOLERANCE)
+            if (e > tol)
                 fail_msg("%s (%s), chunks of %d, %s kernels: error %.3g (tolerance %.3g)", name, r.args, chunks[k],
-                         kern ? "ref" : "best", e, TOLERANCE);
+                         kern ? "ref" : "best", e, tol);
             if (k == 4 && !kern) fprintf(stderr, "test_arch: %-14s error %.3g\n", name, e);
         }
     /* past n_ctx: refused with global layers, fine when every layer has a window */
@@ -210,6 +215,97 @@ static void test_olmo2(void **state)
     check_case("olmo3-w7-linear");
 }
 static void test_cohere2(void **state) { (void)state; check_case("cohere2-w5"); check_case("cohere2-w8"); }
+static void test_gpt_oss(void **state)
+{
+    (void)state;
+    check_case("gpt-oss-w6");
+    check_case("gpt-oss-w9");
+    check_case("gpt-oss-mxfp4");
+}
+static void test_mistral3(void **state) { (void)state; check_case("mistral3-temp"); check_case("mistral3-beta"); }
+
+/* gpt-oss's attention sinks and window each matter where they should: the same weights with the
+   sinks at -inf (a softmax without them) differ from the first position on, and with a window of
+   4096 (nothing masked in 40 tokens) agree up to the window and differ from the first position
+   the window masks (W, in the windowed even layers). */
+#define OSS_ARGS "--shape custom --type f32 --vocab 272 --arch gpt-oss --layers 2 --dim 64 --heads 4 --kv-heads 2 " \
+                 "--head-dim 16 --ff 32 --experts 4 --experts-used 2 --expert-ff 32 --ctx 8192 --yarn 4 --yarn-orig 16"
+#define OSS_N 40
+#define OSS_W 6
+
+/* Logits of the OSS_N tokens of a gpt-oss file written with `window`, the sinks set to -inf when
+   `no_sinks`: the file is read into memory, its sinks overwritten, then loaded from there. */
+static float *oss_logits(int window, int no_sinks, const int32_t *tok)
+{
+    char path[64], cmd[1024], name[64];
+    size_t size;
+    uint8_t *buf;
+    swa_gguf *g;
+    swa_model *m;
+    swa_ctx *c;
+    swa_error err;
+    swa_ctx_config cfg;
+    float *out = (float *)malloc((size_t)OSS_N * 272 * sizeof(float));
+    int l, h;
+    assert_non_null(out);
+    tu_tmp_path(path, sizeof path, "oss");
+    snprintf(cmd, sizeof cmd, "%s " OSS_ARGS " --window %d %s 2>/dev/null", PROGRAM("swa-mkmodel"), window, path);
+    assert_int_equal(system(cmd), 0);
+    buf = tu_read_file(path, &size);
+    assert_non_null(buf);
+    remove(path);
+    if (swa_gguf_open_memory(buf, size, &g, &err) != SWA_OK) fail_msg("%s", err.msg);
+    for (l = 0; no_sinks && l < 2; l++) {
+        const swa_gguf_tensor *t;
+        snprintf(name, sizeof name, "blk.%d.attn_sinks.weight", l);
+        t = swa_gguf_tensor_at(g, swa_gguf_tensor_find(g, name));
+        assert_non_null(t);
+        for (h = 0; h < 4; h++) ((float *)(uintptr_t)t->data)[h] = -INFINITY;
+    }
+    swa_gguf_close(g);
+    if (swa_model_load_memory(buf, size, &m, &err) != SWA_OK) fail_msg("%s", err.msg);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n_ctx = 64;
+    cfg.kv_type = SWA_KV_F32;
+    cfg.n_threads = 1;
+    if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("%s", err.msg);
+    if (swa_ctx_eval_all(c, tok, OSS_N, out, &err) != SWA_OK) fail_msg("%s", err.msg);
+    swa_ctx_free(c);
+    swa_model_free(m);
+    free(buf);
+    return out;
+}
+
+/* Largest |a - b| over the logits of position t. */
+static double row_diff(const float *a, const float *b, int t)
+{
+    double e = 0.0;
+    int i;
+    for (i = 0; i < 272; i++) e = fmax(e, fabs((double)a[t * 272 + i] - b[t * 272 + i]));
+    return e;
+}
+
+static void test_gpt_oss_sinks_window(void **state)
+{
+    int32_t tok[OSS_N];
+    float *base, *no_sinks, *wide;
+    int t;
+    (void)state;
+    for (t = 0; t < OSS_N; t++) tok[t] = 3 + (t * 53 + 11) % 269;
+    base = oss_logits(OSS_W, 0, tok);
+    no_sinks = oss_logits(OSS_W, 1, tok);
+    wide = oss_logits(4096, 0, tok);
+    for (t = 0; t < OSS_N; t++) {
+        if (row_diff(base, no_sinks, t) < 1e-3) fail_msg("position %d: the sinks change nothing", t);
+        if (t < OSS_W && row_diff(base, wide, t) > 1e-5)
+            fail_msg("position %d, inside the window: window %d and 4096 differ by %g", t, OSS_W, row_diff(base, wide, t));
+        if (t >= OSS_W && row_diff(base, wide, t) < 1e-3)
+            fail_msg("position %d, past the window: window %d and 4096 agree", t, OSS_W);
+    }
+    free(base);
+    free(no_sinks);
+    free(wide);
+}
 
 /* Mixtures of experts group a chunk's tokens by expert: the logits must still be those of one
    token at a time, bit for bit, for any chunking, thread count (1, 2, 3), batch of sequences and
@@ -332,6 +428,13 @@ static void test_moe_deterministic(void **state)
                             "--kv-heads 2 --head-dim 32 --ff 256 --experts 8 --experts-used 3 --expert-ff 64 --ctx 128 --window 6");
     check_moe_deterministic("--shape custom --type q8_0 --vocab 272 --layers 2 --dim 64 --heads 4 --kv-heads 2 --ff 96 "
                             "--experts 4 --experts-used 2 --ctx 128 --window 9");
+    /* gpt-oss: MXFP4 experts with their biases, sinks, the window on even layers, YaRN */
+    check_moe_deterministic("--shape custom --type q8_0 --expert-type mxfp4 --vocab 272 --arch gpt-oss --layers 2 --dim 64 "
+                            "--heads 4 --kv-heads 2 --head-dim 16 --ff 64 --experts 4 --experts-used 2 --expert-ff 64 "
+                            "--ctx 128 --window 6 --yarn 4 --yarn-orig 16");
+    /* mistral3 (dense): the temperature grows with the position, which batching must keep */
+    check_moe_deterministic("--shape custom --type q4_0 --vocab 272 --arch mistral3 --layers 2 --dim 64 --heads 4 "
+                            "--kv-heads 2 --head-dim 32 --ff 96 --ctx 128 --yarn 4 --yarn-orig 8 --attn-temp 0.3");
 }
 
 /* OLMo 3 and Command R7B, dense, through the same checks: bit-identical logits for any chunking,
@@ -568,6 +671,7 @@ typedef struct variant {
     int moe, moe_tensor_experts;   /* router and experts' tensors instead of the MLP, with this many experts */
     const char *omit_key;      /* a key of {arch}. to leave out (olmo2, cohere2) */
     int head_qk_norms;         /* olmo2: attn_q_norm/attn_k_norm a head wide, not the projection */
+    float temperature;         /* attention.temperature_scale (0: none); the file has no context length */
 } variant;
 
 static void vec(gw_writer *w, const char *name, int64_t n, float value)
@@ -626,6 +730,7 @@ static swa_status load_variant(const variant *v, swa_error *err)
     if (v->experts && !v->omit_count) gw_kv_u32(w, K("expert_count"), (uint32_t)v->experts);
     if (v->used) gw_kv_u32(w, K("expert_used_count"), (uint32_t)v->used);
     if (v->moe) gw_kv_u32(w, K("expert_feed_forward_length"), ff / 2);
+    if (v->temperature != 0.0f) gw_kv_f32(w, K("attention.temperature_scale"), v->temperature);
 #undef K
     mat(w, "token_embd.weight", d, V);
     vec(w, "output_norm.weight", d, 1.0f);
@@ -696,8 +801,8 @@ static void test_broken_files(void **state)
     v.pattern_kind = "bool";
     expect_error(&v, SWA_ERR_MODEL, "sliding_window_pattern: want a period");
     v.pattern_kind = NULL;
-    v.scaling = "yarn";
-    expect_error(&v, SWA_ERR_UNSUPPORTED, "RoPE scaling \"yarn\" is not supported");
+    v.scaling = "longrope";
+    expect_error(&v, SWA_ERR_UNSUPPORTED, "RoPE scaling \"longrope\" is not supported (linear and yarn are)");
     memset(&v, 0, sizeof v);
     v.arch = "phi3";
     v.bad_factor = 1;
@@ -742,6 +847,19 @@ static void test_broken_files(void **state)
     expect_error(&v, SWA_ERR_MODEL, "key cohere2.logit_scale is missing");
     v.omit_key = "attention.layer_norm_epsilon";
     expect_error(&v, SWA_ERR_MODEL, "key cohere2.attention.layer_norm_epsilon is missing");
+    /* gpt-oss's norm before the experts is post_attention_norm, and its sinks are required;
+       mistral3's temperature needs a length */
+    memset(&v, 0, sizeof v);
+    v.arch = "gpt-oss";
+    v.experts = v.moe_tensor_experts = 4;
+    v.used = 2;
+    v.moe = 1;
+    expect_error(&v, SWA_ERR_MODEL, "tensor blk.0.post_attention_norm.weight is missing");
+    memset(&v, 0, sizeof v);
+    v.arch = "mistral3";
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);
+    v.temperature = 0.1f;
+    expect_error(&v, SWA_ERR_MODEL, "key mistral3.attention.temperature_scale: a temperature scale needs");
 }
 
 int main(void)
@@ -749,7 +867,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemma2), cmocka_unit_test(test_gemma3), cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_mixtral),
-        cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_olmo2), cmocka_unit_test(test_cohere2),
+        cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_gpt_oss), cmocka_unit_test(test_mistral3),
+        cmocka_unit_test(test_olmo2), cmocka_unit_test(test_cohere2), cmocka_unit_test(test_gpt_oss_sinks_window),
         cmocka_unit_test(test_moe_deterministic), cmocka_unit_test(test_olmo2_cohere2_batches),
         cmocka_unit_test(test_window_matters), cmocka_unit_test(test_inspect_pattern),
         cmocka_unit_test(test_broken_files), cmocka_unit_test(test_window_beyond_context),

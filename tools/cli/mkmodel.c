@@ -2,17 +2,18 @@
    for testing loaders on big files and for comparing each architecture with another
    implementation on the same weights.
 
-   swa-mkmodel --shape stories15m|tinyllama|mistral7b|gemma3-1b|mixtral|qwen3-30b-a3b|custom --type TYPE OUT.gguf
-               [options]
+   swa-mkmodel --shape stories15m|tinyllama|mistral7b|gemma3-1b|mixtral|qwen3-30b-a3b|gpt-oss-20b|custom --type TYPE
+               OUT.gguf [options]
 
-   --arch llama|gemma2|gemma3|phi3|qwen2|qwen3|qwen3moe|olmo2|cohere2 (default llama; gemma3-1b
-   implies gemma3) writes llama.cpp's layout of that architecture: its key prefix and tensor names,
-   tied embeddings for Gemma and Command R7B, attn_qkv and a double-height ffn_up for Phi-3,
-   Q/K/V biases for Qwen 2, attn_q_norm and attn_k_norm for Qwen 3 and Gemma 3 (a head wide) and
-   OLMo 2 (the whole projection wide), post_attention_norm and post_ffw_norm for Gemma and OLMo 2
-   (which has no attn_norm or ffn_norm), Gemma 2's soft-capping keys (50 and 30); Command R7B's
-   LayerNorms (attention.layer_norm_epsilon, no ffn_norm) and logit_scale (0.25), and it needs
-   --window. olmo2 with --window is OLMo 3 (three windowed layers, then a global one). --head-dim H writes attention.key_length/value_length (default
+   --arch llama|gemma2|gemma3|phi3|qwen2|qwen3|qwen3moe|gpt-oss|mistral3|olmo2|cohere2 (default
+   llama; gemma3-1b implies gemma3) writes llama.cpp's layout of that architecture: its key prefix
+   and tensor names, tied embeddings for Gemma and Command R7B, attn_qkv and a double-height
+   ffn_up for Phi-3, Q/K/V biases for Qwen 2, attn_q_norm and attn_k_norm for Qwen 3 and Gemma 3
+   (a head wide) and OLMo 2 (the whole projection wide), post_attention_norm and post_ffw_norm for
+   Gemma and OLMo 2 (which has no attn_norm or ffn_norm), Gemma 2's soft-capping keys (50 and 30);
+   Command R7B's LayerNorms (attention.layer_norm_epsilon, no ffn_norm) and logit_scale (0.25),
+   and it needs --window. olmo2 with --window is OLMo 3 (three windowed layers, then a global
+   one). --head-dim H writes attention.key_length/value_length (default
    dim/heads); --pattern P writes attention.sliding_window_pattern = P (a period); --rope-base B;
    --rope-scale F (linear RoPE scaling, global layers); --rope-factors O writes Phi-3's
    rope_factors_long/short, rope.scaling.original_context_length = O and the attention factor
@@ -28,6 +29,20 @@
    mixtral: the Mixtral 8x7B shape (mistral7b's, 8 experts, 2 per token, no window);
    qwen3-30b-a3b: dim 2048, 48 layers, 32 heads of 128, 4 KV heads, 128 experts of FFN 768, 8
    per token, 151936 tokens, context 40960. --layers N makes either smaller for benchmarks.
+   gpt-oss (llama.cpp's openai-moe layout): Q/K/V and output biases, attn_sinks (one logit per
+   head, random in [-2, 2]), post_attention_norm as the norm before the experts (no ffn_norm),
+   the router's bias and the experts' 2-D biases ffn_{gate,up,down}_exps.bias; it needs --experts
+   and takes expert_feed_forward_length from --expert-ff. mistral3: llama's tensors with head
+   size and RoPE keys. --yarn F [--yarn-orig O] writes rope.scaling.type yarn, factor F and
+   original_context_length O (default ctx / F); for mistral3 also yarn_beta_fast (--yarn-beta-fast,
+   default 32), yarn_beta_slow 1 and yarn_log_multiplier 1, as its converter writes Ministral 3's,
+   and --attn-temp S attention.temperature_scale. --expert-type T gives the experts' matrices
+   their own type (default --type). gpt-oss-20b: 24 layers, dim 2880, 64 heads of 64, 8 KV heads,
+   32 experts of FFN 2880, 4 per token, window 128 on the even layers, 201088 tokens, context
+   131072, RoPE base 150000, YaRN factor 32 over 4096, experts MXFP4 unless --expert-type says
+   otherwise; with --type bf16 it is laid out as llama.cpp's converter writes the released
+   checkpoint (13.8 GB: MXFP4 experts, other matrices BF16, vectors F32), but with this tool's
+   SentencePiece vocabulary, not gpt-oss's o200k BPE one.
 
    Shapes (every one with a 32000-token vocabulary):
        stories15m   dim 288,  6 layers,  6 heads,  6 KV heads, FFN 768,   context 256
@@ -102,32 +117,37 @@ static const shape shapes[] = {
     {"gemma3-1b", 1152, 26, 4, 1, 6912, 262144, 32768, 512, 256, "gemma3", 0, 0, 0},
     {"mixtral", 4096, 32, 32, 8, 14336, 32000, 32768, 0, 0, "llama", 8, 2, 0},
     {"qwen3-30b-a3b", 2048, 48, 32, 4, 6144, 151936, 40960, 0, 128, "qwen3moe", 128, 8, 768},
+    {"gpt-oss-20b", 2880, 24, 64, 8, 2880, 201088, 131072, 128, 64, "gpt-oss", 32, 4, 2880},
     {"custom", 0, 0, 0, 0, 0, 32000, 2048, 0, 0, "llama", 0, 0, 0},
 };
-#define SHAPE_NAMES "stories15m, tinyllama, mistral7b, gemma3-1b, mixtral, qwen3-30b-a3b or custom"
+#define SHAPE_NAMES "stories15m, tinyllama, mistral7b, gemma3-1b, mixtral, qwen3-30b-a3b, gpt-oss-20b or custom"
 
-static const char *const archs[] = {"llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe", "olmo2", "cohere2"};
-enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE, OLMO2, COHERE2 };
-#define ARCH_NAMES "llama, gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, olmo2 or cohere2"
+static const char *const archs[] = {"llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "mistral3",
+                                    "olmo2", "cohere2"};
+enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE, GPTOSS, MISTRAL3, OLMO2, COHERE2 };
+#define ARCH_NAMES "llama, gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, gpt-oss, mistral3, olmo2 or cohere2"
 
 typedef struct options {
     shape s;
     const char *type_name, *out;
     uint32_t type, file_type;
+    uint32_t expert_type;      /* the experts' matrices: --expert-type, or type (gpt-oss-20b: MXFP4) */
     uint64_t seed;
     int threads;
     int arch;                  /* LLAMA... */
     int64_t pattern;           /* attention.sliding_window_pattern, 0 = no key */
     int64_t rope_factors_ctx;  /* Phi-3's original context, 0 = no factors */
     double rope_base, rope_scale;   /* 0 = the architecture's default; no scaling */
+    double yarn, yarn_beta_fast, attn_temp;   /* YaRN factor (0 = none), mistral3's beta_fast and temperature */
+    int64_t yarn_orig;         /* rope.scaling.original_context_length with --yarn */
     int64_t distinct;          /* rows made per matrix, the rest copies (0: all) */
 } options;
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: " PROG " --shape stories15m|tinyllama|mistral7b|gemma3-1b|mixtral|qwen3-30b-a3b|custom --type TYPE OUT.gguf\n"
-            "       [options]\n"
+            "usage: " PROG " --shape stories15m|tinyllama|mistral7b|gemma3-1b|mixtral|qwen3-30b-a3b|gpt-oss-20b|custom --type TYPE\n"
+            "       OUT.gguf [options]\n"
             "  --type T       " TARGET_NAMES "\n"
             "                 (the matrices, a mix's name its main type; norms are F32)\n"
             "  --seed S       weights seed (default 1)\n"
@@ -139,6 +159,10 @@ static void usage(FILE *f)
             "  --pattern P    attention.sliding_window_pattern = P (default: no key)\n"
             "  --rope-base B  rope.freq_base   --rope-scale F  linear RoPE scaling (rope.scaling.factor)\n"
             "  --rope-factors O  Phi-3 rope_factors_long/short with original context O\n"
+            "  --yarn F --yarn-orig O  YaRN RoPE scaling: factor F over an original context O (default ctx / F)\n"
+            "  --yarn-beta-fast B  mistral3's rope.scaling.yarn_beta_fast (default 32)\n"
+            "  --attn-temp S  mistral3's attention.temperature_scale (default none)\n"
+            "  --expert-type T  the experts' matrices (default --type; gpt-oss-20b: mxfp4)\n"
             "  --layers N  --dim D  --heads H  --kv-heads K  --ff F  --vocab V  --ctx C\n"
             "                 override the shape's numbers (custom needs dim, heads, ff, layers)\n"
             "  --distinct-rows N  make N random rows per matrix and repeat them (speed tests of big shapes)\n"
@@ -161,11 +185,11 @@ static void parse_args(int argc, char **argv, options *o)
     static const char *const num_flags[] = {"--layers", "--dim", "--heads", "--kv-heads", "--ff",
                                             "--vocab", "--ctx", "--window", "--seed", "-t",
                                             "--head-dim", "--pattern", "--rope-factors", "--experts",
-                                            "--experts-used", "--expert-ff", "--distinct-rows"};
-    int64_t given[17];
-    const char *shape_name = NULL, *arch_name = NULL;
+                                            "--experts-used", "--expert-ff", "--yarn-orig", "--distinct-rows"};
+    int64_t given[18];
+    const char *shape_name = NULL, *arch_name = NULL, *expert_type = NULL;
     const target *type;
-    int i, k, have[17] = {0};
+    int i, k, have[18] = {0};
     size_t j;
     long cpus;
     memset(o, 0, sizeof *o);
@@ -173,26 +197,36 @@ static void parse_args(int argc, char **argv, options *o)
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-mkmodel", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); exit(0); }
-        if (!strcmp(a, "--shape") || !strcmp(a, "--type") || !strcmp(a, "--arch")) {
+        if (!strcmp(a, "--shape") || !strcmp(a, "--type") || !strcmp(a, "--arch") || !strcmp(a, "--expert-type")) {
             if (i + 1 >= argc) usage_fail("%s needs a value", a);
             if (!strcmp(a, "--shape")) shape_name = argv[++i];
             else if (!strcmp(a, "--arch")) arch_name = argv[++i];
+            else if (!strcmp(a, "--expert-type")) expert_type = argv[++i];
             else o->type_name = argv[++i];
             continue;
         }
-        if (!strcmp(a, "--rope-base") || !strcmp(a, "--rope-scale")) {
+        if (!strcmp(a, "--attn-temp")) {
+            char *end;
+            if (i + 1 >= argc) usage_fail("%s needs a value", a);
+            o->attn_temp = strtod(argv[++i], &end);
+            if (end == argv[i] || *end || !(o->attn_temp > -1e3 && o->attn_temp < 1e3)) usage_fail("%s wants a number, got \"%s\"", a, argv[i]);
+            continue;
+        }
+        if (!strcmp(a, "--rope-base") || !strcmp(a, "--rope-scale") || !strcmp(a, "--yarn") || !strcmp(a, "--yarn-beta-fast")) {
             char *end;
             double x;
             if (i + 1 >= argc) usage_fail("%s needs a value", a);
             x = strtod(argv[++i], &end);
             if (end == argv[i] || *end || !(x > 0.0 && x < 1e12)) usage_fail("%s wants a positive number, got \"%s\"", a, argv[i]);
             if (!strcmp(a, "--rope-base")) o->rope_base = x;
+            else if (!strcmp(a, "--yarn")) o->yarn = x;
+            else if (!strcmp(a, "--yarn-beta-fast")) o->yarn_beta_fast = x;
             else o->rope_scale = x;
             continue;
         }
-        for (k = 0; k < 17; k++)
+        for (k = 0; k < 18; k++)
             if (!strcmp(a, num_flags[k])) break;
-        if (k < 17) {
+        if (k < 18) {
             if (i + 1 >= argc) usage_fail("%s needs a value", a);
             given[k] = number(a, argv[++i], k == 7 || k == 11 || k == 13 ? 0 : 1,
                               k == 8 ? INT64_MAX : k == 9 ? 256 : k == 13 ? 512 : INT32_MAX);
@@ -219,6 +253,15 @@ static void parse_args(int argc, char **argv, options *o)
     if (!(type = target_find(o->type_name))) usage_fail("--type wants " TARGET_NAMES ", got \"%s\"", o->type_name);
     o->type = type->type;
     o->file_type = type->file_type;
+    o->expert_type = !expert_type && !strcmp(o->s.name, "gpt-oss-20b") ? GW_MXFP4 : o->type;
+    if (expert_type) {
+        if (!(type = target_find(expert_type))) usage_fail("--expert-type wants " TARGET_NAMES ", got \"%s\"", expert_type);
+        o->expert_type = type->type;
+    }
+    if (!strcmp(o->s.name, "gpt-oss-20b")) {   /* as llama.cpp's converter writes it, unless told otherwise */
+        if (o->rope_base <= 0.0) o->rope_base = 150000.0;
+        if (o->yarn <= 0.0 && o->rope_scale <= 0.0) o->yarn = 32.0, o->yarn_orig = 4096;
+    }
 
     if (!strcmp(o->s.name, "custom")) {
         if (!have[0] || !have[1] || !have[2] || !have[4]) usage_fail("--shape custom needs --layers, --dim, --heads and --ff");
@@ -238,19 +281,27 @@ static void parse_args(int argc, char **argv, options *o)
     if (have[13]) o->s.experts = given[13];
     if (have[14]) o->s.experts_used = given[14];
     if (have[15]) o->s.expert_ff = given[15];
-    if (have[16]) o->distinct = given[16];
+    if (have[16]) o->yarn_orig = given[16];
+    if (have[17]) o->distinct = given[17];
+    if (o->yarn > 0.0 && !o->yarn_orig) o->yarn_orig = (int64_t)((double)o->s.ctx / o->yarn) > 0 ? (int64_t)((double)o->s.ctx / o->yarn) : 1;
+    if ((have[16] || o->yarn_beta_fast > 0.0) && o->yarn <= 0.0) usage_fail("--yarn-orig and --yarn-beta-fast go with --yarn");
+    if (o->yarn > 0.0 && o->rope_scale > 0.0) usage_fail("--yarn or --rope-scale, not both");
+    if ((o->yarn_beta_fast > 0.0 || o->attn_temp != 0.0) && o->arch != MISTRAL3)
+        usage_fail("--yarn-beta-fast and --attn-temp are mistral3's");
+    if (o->attn_temp != 0.0 && o->yarn <= 0.0) usage_fail("--attn-temp wants --yarn (its length is the original context)");
     if (o->s.experts && !o->s.experts_used) o->s.experts_used = o->s.experts < 2 ? o->s.experts : 2;
     if (o->s.experts && !o->s.expert_ff) o->s.expert_ff = o->s.ff;
     if (o->s.experts_used > o->s.experts) usage_fail("--experts-used wants at most --experts (%lld)", (long long)o->s.experts);
-    if (o->arch == QWEN3MOE && !o->s.experts) usage_fail("qwen3moe wants --experts");
+    if ((o->arch == QWEN3MOE || o->arch == GPTOSS) && !o->s.experts) usage_fail("%s wants --experts", archs[o->arch]);
     if (o->arch == LLAMA && o->s.experts && o->s.expert_ff != o->s.ff) usage_fail("llama's experts are --ff wide");
-    if (o->s.experts && o->arch != LLAMA && o->arch != QWEN3MOE) usage_fail("--experts is for llama and qwen3moe");
+    if (o->s.experts && o->arch != LLAMA && o->arch != QWEN3MOE && o->arch != GPTOSS)
+        usage_fail("--experts is for llama, qwen3moe and gpt-oss");
     if (!o->s.head_dim) o->s.head_dim = o->s.dim / o->s.heads;
     if ((o->arch == PHI3 || o->arch == OLMO2 || o->arch == COHERE2) && o->s.head_dim * o->s.heads != o->s.dim)
         usage_fail("%s wants heads x head-dim = dim", archs[o->arch]);
     if (o->arch == COHERE2 && !o->s.window) usage_fail("cohere2 wants --window (llama.cpp requires the key)");
-    if (o->arch == LLAMA && (have[10] || have[11] || o->rope_scale > 0.0 || have[12]))
-        usage_fail("--head-dim, --pattern, --rope-scale and --rope-factors are for the other architectures");
+    if (o->arch == LLAMA && (have[10] || have[11] || o->rope_scale > 0.0 || have[12] || o->yarn > 0.0))
+        usage_fail("--head-dim, --pattern, --rope-scale, --yarn and --rope-factors are for the other architectures");
     if (have[12] && o->arch != PHI3) usage_fail("--rope-factors is Phi-3's");
     o->seed = have[8] ? (uint64_t)given[8] : 1;
 #if defined(_WIN32)
@@ -270,7 +321,7 @@ static void parse_args(int argc, char **argv, options *o)
 
 /* ==== the model's tensors ==== */
 
-enum { MATRIX, ONES, NORM, BIAS, FACTOR };   /* what a tensor's values are */
+enum { MATRIX, ONES, NORM, BIAS, FACTOR, SINK };   /* what a tensor's values are */
 
 typedef struct tensor {
     char name[64];
@@ -310,7 +361,7 @@ static tensor *plan(const options *o, size_t *count)
     const int64_t d = s->dim, qd = s->heads * s->head_dim, kv = s->kv_heads * s->head_dim;
     const int a = o->arch, norm = a == LLAMA ? ONES : NORM;
     const int pre_norms = a != OLMO2, post_norms = a == GEMMA2 || a == GEMMA3 || a == OLMO2;
-    tensor *t = (tensor *)calloc((size_t)(5 + 16 * s->layers), sizeof *t);
+    tensor *t = (tensor *)calloc((size_t)(5 + 24 * s->layers), sizeof *t);
     size_t n = 0;
     int64_t l;
     char name[64];
@@ -335,7 +386,7 @@ static tensor *plan(const options *o, size_t *count)
             T("attn_k.weight", d, kv, 0);
             T("attn_v.weight", d, kv, 0);
         }
-        if (a == QWEN2) {
+        if (a == QWEN2 || a == GPTOSS) {
             T("attn_q.bias", qd, 0, BIAS);
             T("attn_k.bias", kv, 0, BIAS);
             T("attn_v.bias", kv, 0, BIAS);
@@ -349,15 +400,30 @@ static tensor *plan(const options *o, size_t *count)
             T("attn_k_norm.weight", kv, 0, NORM);
         }
         T("attn_output.weight", qd, d, 0);
+        if (a == GPTOSS) {   /* gpt-oss: the output's bias, the sinks; its FFN's norm is post_attention_norm */
+            T("attn_output.bias", d, 0, BIAS);
+            T("attn_sinks.weight", s->heads, 0, SINK);
+            T("post_attention_norm.weight", d, 0, NORM);
+        }
         if (post_norms) T("post_attention_norm.weight", d, 0, NORM);
-        if (pre_norms && a != COHERE2) T("ffn_norm.weight", d, 0, norm);
+        if (pre_norms && a != COHERE2 && a != GPTOSS) T("ffn_norm.weight", d, 0, norm);
         if (s->experts) {   /* the router stays F32, as llama.cpp's converter and llama-quantize keep it */
             const int64_t E = s->experts, ff = s->expert_ff;
+            const uint32_t et = o->expert_type;
             snprintf(name, sizeof name, "blk.%lld.ffn_gate_inp.weight", (long long)l);
             add(t, &n, name, GW_F32, d, E, first, 0);
-            T("ffn_gate_exps.weight", d, ff, 0), t[n - 1].n_dims = 3, t[n - 1].ne[2] = E;
-            T("ffn_down_exps.weight", ff, d, 0), t[n - 1].n_dims = 3, t[n - 1].ne[2] = E;
-            T("ffn_up_exps.weight", d, ff, 0), t[n - 1].n_dims = 3, t[n - 1].ne[2] = E;
+            if (a == GPTOSS) T("ffn_gate_inp.bias", E, 0, BIAS);
+#define X(suffix, row, rows) (snprintf(name, sizeof name, "blk.%lld." suffix, (long long)l), \
+                              add(t, &n, name, et, row, rows, first, 0), t[n - 1].n_dims = 3, t[n - 1].ne[2] = E)
+            X("ffn_gate_exps.weight", d, ff);
+            X("ffn_down_exps.weight", ff, d);
+            X("ffn_up_exps.weight", d, ff);
+#undef X
+            if (a == GPTOSS) {   /* the experts' biases: [E][ff] and [E][d] */
+                T("ffn_gate_exps.bias", ff, 0, BIAS), t[n - 1].n_dims = 2, t[n - 1].ne[1] = E;
+                T("ffn_down_exps.bias", d, 0, BIAS), t[n - 1].n_dims = 2, t[n - 1].ne[1] = E;
+                T("ffn_up_exps.bias", ff, 0, BIAS), t[n - 1].n_dims = 2, t[n - 1].ne[1] = E;
+            }
         } else {
             if (a != PHI3) T("ffn_gate.weight", d, s->ff, 0);
             T("ffn_down.weight", s->ff, d, 0);
@@ -480,14 +546,17 @@ static void write_tensor(gw_writer *w, const tensor *t, uint64_t seed, uint64_t 
     size_t row_bytes = gw_row_bytes(t->type, t->ne[0]);
     int64_t chunk = (int64_t)(buf_size / row_bytes), rows = t->ne[1] * t->ne[2], r, i;
     uint8_t *pool = NULL;
-    if (t->n_dims == 1) {   /* llama's norms: ones, as a trained model's are near; the others vary */
+    if (t->kind != MATRIX) {   /* llama's norms: ones, as a trained model's are near; the others vary */
         float *v = (float *)buf;
         double unit = sqrt((double)t->ne[0] / 3.0);   /* random_row's amplitude is 1 / unit */
-        random_row(v, t->ne[0], seed, id, 0);
-        for (i = 0; i < t->ne[0]; i++)
-            v[i] = t->kind == ONES ? 1.0f : t->kind == NORM ? 1.0f + (float)(0.3 * unit) * v[i]
-                 : t->kind == BIAS ? (float)(0.2 * unit) * v[i] : 2.0f + (float)unit * v[i];
-        if (gw_stream_rows(w, v, 1)) fail("%s: %s", t->name, gw_error(w));
+        for (r = 0; r < t->ne[1]; r++) {   /* one row, or gpt-oss's experts' biases, one per expert */
+            random_row(v, t->ne[0], seed, id, (uint64_t)r);
+            for (i = 0; i < t->ne[0]; i++)
+                v[i] = t->kind == ONES ? 1.0f : t->kind == NORM ? 1.0f + (float)(0.3 * unit) * v[i]
+                     : t->kind == BIAS ? (float)(0.2 * unit) * v[i] : t->kind == SINK ? (float)(2.0 * unit) * v[i]
+                     : 2.0f + (float)unit * v[i];
+            if (gw_stream_rows(w, v, 1)) fail("%s: %s", t->name, gw_error(w));
+        }
         return;
     }
     if (chunk < 1) usage_fail("%s: a row of %zu bytes does not fit the buffer", t->name, row_bytes);
@@ -524,11 +593,12 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
     gw_kv_u32(w, KEY("feed_forward_length"), (uint32_t)s->ff);
     gw_kv_u32(w, KEY("attention.head_count"), (uint32_t)s->heads);
     gw_kv_u32(w, KEY("attention.head_count_kv"), (uint32_t)s->kv_heads);
-    if (o->arch == LLAMA || o->arch == PHI3) gw_kv_u32(w, KEY("rope.dimension_count"), (uint32_t)s->head_dim);
+    if (o->arch == LLAMA || o->arch == PHI3 || o->arch == MISTRAL3 || o->arch == GPTOSS)
+        gw_kv_u32(w, KEY("rope.dimension_count"), (uint32_t)s->head_dim);
     if (s->experts) {
         gw_kv_u32(w, KEY("expert_count"), (uint32_t)s->experts);
         gw_kv_u32(w, KEY("expert_used_count"), (uint32_t)s->experts_used);
-        if (o->arch == QWEN3MOE) gw_kv_u32(w, KEY("expert_feed_forward_length"), (uint32_t)s->expert_ff);
+        if (o->arch == QWEN3MOE || o->arch == GPTOSS) gw_kv_u32(w, KEY("expert_feed_forward_length"), (uint32_t)s->expert_ff);
     }
     if (o->arch != LLAMA && o->arch != PHI3) {
         gw_kv_u32(w, KEY("attention.key_length"), (uint32_t)s->head_dim);
@@ -539,7 +609,8 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
         gw_kv_f32(w, KEY("attention.layer_norm_epsilon"), 1e-5f);
         gw_kv_f32(w, KEY("logit_scale"), 0.25f);
     } else {
-        gw_kv_f32(w, KEY("attention.layer_norm_rms_epsilon"), o->arch == LLAMA || o->arch == PHI3 ? 1e-5f : 1e-6f);
+        gw_kv_f32(w, KEY("attention.layer_norm_rms_epsilon"), o->arch == LLAMA || o->arch == PHI3 || o->arch == GPTOSS ||
+                  o->arch == MISTRAL3 ? 1e-5f : 1e-6f);
     }
     if (o->arch == LLAMA) gw_kv_u32(w, KEY("vocab_size"), (uint32_t)s->vocab);
     if (o->arch == GEMMA2) {
@@ -550,6 +621,17 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
         gw_kv_str(w, KEY("rope.scaling.type"), "linear");
         gw_kv_f32(w, KEY("rope.scaling.factor"), (float)o->rope_scale);
     }
+    if (o->yarn > 0.0) {   /* and mistral3's YaRN keys, as its converter writes Ministral 3's (mscale_all_dim 1) */
+        gw_kv_str(w, KEY("rope.scaling.type"), "yarn");
+        gw_kv_f32(w, KEY("rope.scaling.factor"), (float)o->yarn);
+        gw_kv_u32(w, KEY("rope.scaling.original_context_length"), (uint32_t)o->yarn_orig);
+        if (o->arch == MISTRAL3) {
+            gw_kv_f32(w, KEY("rope.scaling.yarn_beta_fast"), (float)(o->yarn_beta_fast > 0.0 ? o->yarn_beta_fast : 32.0));
+            gw_kv_f32(w, KEY("rope.scaling.yarn_beta_slow"), 1.0f);
+            gw_kv_f32(w, KEY("rope.scaling.yarn_log_multiplier"), 1.0f);
+        }
+    }
+    if (o->attn_temp != 0.0) gw_kv_f32(w, KEY("attention.temperature_scale"), (float)o->attn_temp);
     if (o->rope_factors_ctx) {
         double scale = (double)s->ctx / (double)o->rope_factors_ctx;
         gw_kv_u32(w, KEY("rope.scaling.original_context_length"), (uint32_t)o->rope_factors_ctx);

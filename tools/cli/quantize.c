@@ -268,7 +268,9 @@ static uint32_t mix_type(mix_state *s, const swa_gguf_tensor *t, const char *nam
 static uint32_t out_type(mix_state *s, const swa_gguf_tensor *t, const char *name, uint32_t target, uint32_t ft, int moe)
 {
     uint32_t want, type;
-    if (t->n_dims == 1) return GW_F32;
+    size_t len = strlen(name);
+    /* vectors, and (as llama-quantize) any tensor not named *weight: gpt-oss's 2-D expert biases */
+    if (t->n_dims == 1 || len < 6 || strcmp(name + len - 6, "weight")) return GW_F32;
     want = mix_type(s, t, name, target, ft, moe);
     type = fallback_type(want, t->ne[0]);
     if (type != want && first_note(name))

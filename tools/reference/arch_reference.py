@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Reference logits for tests/test_arch.c from Hugging Face transformers.
 
-For each case below, swa-mkmodel writes a tiny random F32 model in llama.cpp's GGUF layout of
-one architecture; this script reads the file back with the `gguf` package, undoes what
+For each case below, swa-mkmodel writes a tiny random F32 model (one case with MXFP4 experts,
+dequantized here by gguf-py) in llama.cpp's GGUF layout of one architecture; this script reads
+the file back with the `gguf` package, undoes what
 llama.cpp's converter does to the weights (Gemma's norms are stored as 1 + w), loads them into
 the transformers class of that architecture (Gemma2ForCausalLM, Gemma3ForCausalLM,
 Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM; MixtralForCausalLM for llama files with
 experts, with Q and K un-permuted from llama.cpp's interleaved RoPE layout, and
-Qwen3MoeForCausalLM; Olmo2ForCausalLM for olmo2 files without a window, Olmo3ForCausalLM with
-one; Cohere2ForCausalLM) in float64 with eager attention, and
+Qwen3MoeForCausalLM; GptOssForCausalLM; Ministral3ForCausalLM for mistral3, Q and K un-permuted
+as llama's; Olmo2ForCausalLM for olmo2 files without a window, Olmo3ForCausalLM with one;
+Cohere2ForCausalLM) in float64 with eager attention, and
 writes the logits of every position of a random token sequence to tests/data/arch-<case>.ref.
+
+YaRN (gpt-oss, mistral3): truncate = True, as llama.cpp always rounds the correction dimensions
+(gpt-oss's own config says False; docs/architectures.md).
 
 Windows: transformers (5.x, masking_utils.sliding_window_overlay) lets query i see keys j with
 i - sliding_window < j <= i, the same as swa.h's W, so sliding_window = W. The layer pattern is
@@ -57,6 +62,11 @@ CASES = [
     ("olmo3-w7-linear", "--arch olmo2 --layers 4 --dim 48 --heads 2 --kv-heads 1 --ff 64 --ctx 128 --window 7 --rope-scale 4"),
     ("cohere2-w5", "--arch cohere2 --layers 5 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --window 5"),
     ("cohere2-w8", "--arch cohere2 --layers 4 --dim 64 --heads 4 --kv-heads 1 --ff 96 --ctx 128 --window 8 --rope-base 50000"),
+    ("gpt-oss-w6", "--arch gpt-oss --layers 3 --dim 64 --heads 4 --kv-heads 2 --head-dim 16 --ff 32 --experts 4 --experts-used 2 --expert-ff 32 --ctx 128 --window 6 --yarn 4 --yarn-orig 16"),
+    ("gpt-oss-w9", "--arch gpt-oss --layers 4 --dim 48 --heads 8 --kv-heads 2 --head-dim 8 --ff 40 --experts 6 --experts-used 3 --expert-ff 40 --ctx 256 --window 9 --yarn 32 --yarn-orig 8 --rope-base 150000"),
+    ("gpt-oss-mxfp4", "--arch gpt-oss --layers 2 --dim 64 --heads 4 --kv-heads 1 --head-dim 16 --ff 64 --experts 4 --experts-used 2 --expert-ff 64 --ctx 128 --window 7 --yarn 8 --yarn-orig 16 --expert-type mxfp4"),
+    ("mistral3-temp", "--arch mistral3 --layers 2 --dim 64 --heads 4 --kv-heads 2 --head-dim 32 --ff 96 --ctx 128 --yarn 4 --yarn-orig 8 --attn-temp 0.3 --rope-base 1000000"),
+    ("mistral3-beta", "--arch mistral3 --layers 3 --dim 48 --heads 2 --kv-heads 1 --head-dim 32 --ff 64 --ctx 256 --yarn 16 --yarn-orig 16 --yarn-beta-fast 8"),
 ]
 
 
@@ -66,7 +76,28 @@ def field(r, key, default=None):
 
 
 def tensors(r):
-    return {t.name: torch.from_numpy(np.array(t.data, dtype=np.float64)) for t in r.tensors}
+    """Every tensor as float64; quantized ones (gpt-oss's MXFP4 experts) dequantized by gguf-py, so
+    the reference runs on exactly the weights the file holds."""
+    out = {}
+    for t in r.tensors:
+        w = t.data
+        if t.tensor_type not in (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16):
+            w = gguf.quants.dequantize(w, t.tensor_type)
+        out[t.name] = torch.from_numpy(np.array(w, dtype=np.float64).reshape([int(n) for n in reversed(t.shape)]))
+    return out
+
+
+def yarn_for(k, base):
+    """transformers' rope_parameters for a file that says rope.scaling.type yarn, truncate = True
+    as llama.cpp's ggml_rope_yarn_corr_dims always floors and ceils (gpt-oss's config says
+    False); mistral3's log multiplier is mscale_all_dim (mscale 1), as llama.cpp reads it."""
+    p = {"rope_type": "yarn", "rope_theta": base, "factor": float(k("rope.scaling.factor")),
+         "original_max_position_embeddings": k("rope.scaling.original_context_length"),
+         "beta_fast": float(k("rope.scaling.yarn_beta_fast", 32.0)), "beta_slow": float(k("rope.scaling.yarn_beta_slow", 1.0)),
+         "truncate": True}
+    if k("rope.scaling.yarn_log_multiplier", 0.0):
+        p.update(mscale=1.0, mscale_all_dim=float(k("rope.scaling.yarn_log_multiplier")))
+    return p
 
 
 def config_for(arch, r):
@@ -112,6 +143,17 @@ def config_for(arch, r):
                  rope_parameters={"rope_type": "default", "rope_theta": base}, tie_word_embeddings=True,
                  attention_bias=False, hidden_act="silu")
         return transformers.Cohere2Config(**c), transformers.Cohere2ForCausalLM
+    if arch == "gpt-oss":   # layer_types left to transformers: even layers windowed, as llama.cpp's pattern
+        rope = yarn_for(k, base) if k("rope.scaling.type") == "yarn" else {"rope_type": "default", "rope_theta": base}
+        c.update(intermediate_size=k("expert_feed_forward_length"), num_local_experts=k("expert_count"),
+                 num_experts_per_tok=k("expert_used_count"), sliding_window=window, rope_parameters=rope,
+                 tie_word_embeddings=False, output_router_logits=False, router_aux_loss_coef=0.0, attention_bias=True)
+        return transformers.GptOssConfig(**c), transformers.GptOssForCausalLM
+    if arch == "mistral3":
+        rope = yarn_for(k, base) if k("rope.scaling.type") == "yarn" else {"rope_type": "default", "rope_theta": base}
+        rope["llama_4_scaling_beta"] = float(k("attention.temperature_scale", 0.0))
+        c.update(rope_parameters=rope, tie_word_embeddings=False, sliding_window=window or None, hidden_act="silu")
+        return transformers.Ministral3Config(**c), transformers.Ministral3ForCausalLM
     if arch == "phi3":
         c.pop("head_dim")
         rope = {"rope_type": "default", "rope_theta": base}
@@ -147,6 +189,7 @@ LAYER_NAMES = {
     "attn_q.weight": "self_attn.q_proj.weight", "attn_k.weight": "self_attn.k_proj.weight",
     "attn_v.weight": "self_attn.v_proj.weight", "attn_output.weight": "self_attn.o_proj.weight",
     "attn_q.bias": "self_attn.q_proj.bias", "attn_k.bias": "self_attn.k_proj.bias", "attn_v.bias": "self_attn.v_proj.bias",
+    "attn_output.bias": "self_attn.o_proj.bias",
     "attn_q_norm.weight": "self_attn.q_norm.weight", "attn_k_norm.weight": "self_attn.k_norm.weight",
     "attn_qkv.weight": "self_attn.qkv_proj.weight",
     "ffn_gate.weight": "mlp.gate_proj.weight", "ffn_up.weight": "mlp.up_proj.weight", "ffn_down.weight": "mlp.down_proj.weight",
@@ -185,6 +228,34 @@ def experts_state(model, l, rest, w, sd):
             sd[f"{prefix}experts.{e}.{per[rest][0 if mixtral else 1]}.weight"] = w[e]
 
 
+def gpt_oss_state(l, rest, w, sd):
+    """gpt-oss's names: the sinks, the router (mlp.router) and the experts fused as transformers
+    holds them, gate_up_proj [E][d][2 ff] with gate and up interleaved (column 2j gate j, 2j + 1
+    up j, which llama.cpp's converter splits), down_proj [E][ff][d], and their biases."""
+    pre = f"model.layers.{l}."
+    names = {"attn_sinks.weight": "self_attn.sinks", "attn_output.bias": "self_attn.o_proj.bias",
+             "post_attention_norm.weight": "post_attention_layernorm.weight",
+             "ffn_gate_inp.weight": "mlp.router.weight", "ffn_gate_inp.bias": "mlp.router.bias"}
+    if rest in names:
+        sd[pre + names[rest]] = w
+        return True
+    if rest == "ffn_down_exps.weight":
+        sd[pre + "mlp.experts.down_proj"] = w.transpose(1, 2).contiguous()
+    elif rest == "ffn_down_exps.bias":
+        sd[pre + "mlp.experts.down_proj_bias"] = w
+    elif rest in ("ffn_gate_exps.weight", "ffn_up_exps.weight"):
+        E, ff, d = w.shape
+        t = sd.setdefault(pre + "mlp.experts.gate_up_proj", torch.zeros(E, d, 2 * ff, dtype=torch.float64))
+        t[:, :, 0 if rest.startswith("ffn_gate") else 1::2] = w.transpose(1, 2)
+    elif rest in ("ffn_gate_exps.bias", "ffn_up_exps.bias"):
+        E, ff = w.shape
+        t = sd.setdefault(pre + "mlp.experts.gate_up_proj_bias", torch.zeros(E, 2 * ff, dtype=torch.float64))
+        t[:, 0 if rest.startswith("ffn_gate") else 1::2] = w
+    else:
+        return False
+    return True
+
+
 def state_dict(arch, r, model=None, cfg=None):
     sd = {}
     gemma = arch in ("gemma2", "gemma3")
@@ -201,10 +272,12 @@ def state_dict(arch, r, model=None, cfg=None):
             sd["lm_head.weight"] = w
         else:
             _, l, rest = name.split(".", 2)
+            if arch == "gpt-oss" and gpt_oss_state(l, rest, w, sd):
+                continue
             if "gate_inp" in rest or "_exps" in rest:
                 experts_state(model, l, rest, w, sd)
                 continue
-            if arch == "llama" and rest in ("attn_q.weight", "attn_k.weight"):
+            if arch in ("llama", "mistral3") and rest in ("attn_q.weight", "attn_k.weight"):
                 w = unpermute(w, cfg.num_attention_heads if rest == "attn_q.weight" else cfg.num_key_value_heads)
             hf = (GEMMA_NAMES.get(rest) if gemma or arch == "olmo2" else None) or LAYER_NAMES[rest]
             if arch == "phi3" and rest == "ffn_up.weight":
