@@ -3,7 +3,7 @@
 // Makefile: tools/bench/build-llamacpp.sh builds it beside that llama.cpp, outside this repository.
 //
 //   llamacpp-bench -m MODEL.gguf [-p 512] [-n 128] [-t 2] [-r 5] [-fa 0|1] [-d DEPTH] [-ub 512] [-c N_CTX]
-//                  [-o md|jsonl] [-v]
+//                  [-swa-full 0|1] [-o md|jsonl] [-v]
 //
 // As llama-bench does: one warm-up run per test, then -r timed runs; a prompt test evaluates -p
 // random tokens in batches of -ub from an empty cache (after -d tokens of depth when given), a
@@ -11,6 +11,8 @@
 // lines (the fields tools/bench/sidebyside.sh reads: n_prompt, n_gen, samples_ts, avg_ts,
 // build_commit), so that script runs either program. -c sets the context (default: what the
 // tests need) and -v lets llama.cpp's log through to stderr, with the sizes of its cache.
+// -swa-full 0 keeps only the window (plus a batch) in windowed layers, as llama.cpp's programs do
+// by default (common.h); the library's own default, which this program keeps, is 1: full size.
 #include "llama.h"
 
 #include <algorithm>
@@ -29,7 +31,7 @@
 static void usage()
 {
     fprintf(stderr, "usage: llamacpp-bench -m MODEL.gguf [-p 512] [-n 128] [-t 2] [-r 5] [-fa 0|1] [-d DEPTH] "
-                    "[-ub 512] [-c N_CTX] [-o md|jsonl] [-v]\n");
+                    "[-ub 512] [-c N_CTX] [-swa-full 0|1] [-o md|jsonl] [-v]\n");
     exit(2);
 }
 
@@ -62,7 +64,7 @@ static bool eval(llama_context *ctx, std::vector<llama_token> &tok, int pos, int
 int main(int argc, char **argv)
 {
     const char *model = nullptr, *out = "md";
-    int pp = 512, tg = 128, threads = 2, reps = 5, fa = 0, depth = 0, ub = 512, n_ctx = 0;
+    int pp = 512, tg = 128, threads = 2, reps = 5, fa = 0, depth = 0, ub = 512, n_ctx = 0, swa_full = -1;
     bool verbose = false;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
@@ -78,6 +80,7 @@ int main(int argc, char **argv)
         else if (a == "-d" || a == "--n-depth") depth = atoi(v);
         else if (a == "-ub" || a == "--ubatch-size") ub = atoi(v);
         else if (a == "-c" || a == "--ctx-size") n_ctx = atoi(v);
+        else if (a == "-swa-full" || a == "--swa-full") swa_full = atoi(v);
         else if (a == "-o" || a == "--output") out = v;
         else usage();
     }
@@ -96,6 +99,7 @@ int main(int argc, char **argv)
     cp.n_threads = cp.n_threads_batch = threads;
     cp.flash_attn_type = fa ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
     cp.no_perf = true;
+    if (swa_full >= 0) cp.swa_full = swa_full != 0;
     llama_context *ctx = llama_init_from_model(m, cp);
     if (!ctx) { fprintf(stderr, "llamacpp-bench: cannot make a context\n"); return 1; }
 
