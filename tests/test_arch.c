@@ -213,6 +213,7 @@ static void test_olmo2(void **state)
     check_case("olmo2-full");
     check_case("olmo3-w6");
     check_case("olmo3-w7-linear");
+    check_case("olmo3-w5-yarn");
 }
 static void test_cohere2(void **state) { (void)state; check_case("cohere2-w5"); check_case("cohere2-w8"); }
 static void test_gpt_oss(void **state)

@@ -60,6 +60,7 @@ CASES = [
     ("olmo2-full", "--arch olmo2 --layers 3 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --rope-base 500000"),
     ("olmo3-w6", "--arch olmo2 --layers 5 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --window 6"),
     ("olmo3-w7-linear", "--arch olmo2 --layers 4 --dim 48 --heads 2 --kv-heads 1 --ff 64 --ctx 128 --window 7 --rope-scale 4"),
+    ("olmo3-w5-yarn", "--arch olmo2 --layers 4 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --window 5 --yarn 8 --yarn-orig 16 --rope-base 500000"),
     ("cohere2-w5", "--arch cohere2 --layers 5 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --window 5"),
     ("cohere2-w8", "--arch cohere2 --layers 4 --dim 64 --heads 4 --kv-heads 1 --ff 96 --ctx 128 --window 8 --rope-base 50000"),
     ("gpt-oss-w6", "--arch gpt-oss --layers 3 --dim 64 --heads 4 --kv-heads 2 --head-dim 16 --ff 32 --experts 4 --experts-used 2 --expert-ff 32 --ctx 128 --window 6 --yarn 4 --yarn-orig 16"),
@@ -123,6 +124,8 @@ def config_for(arch, r):
         full = {"rope_type": "default", "rope_theta": base}
         if k("rope.scaling.type") == "linear":
             full = {"rope_type": "linear", "factor": k("rope.scaling.factor"), "rope_theta": base}
+        elif k("rope.scaling.type") == "yarn":
+            full = yarn_for(k, base)
         c.update(rope_parameters={"full_attention": full, "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},
                  sliding_window_pattern=k("attention.sliding_window_pattern", 6))
         return transformers.Gemma3TextConfig(**c), transformers.Gemma3ForCausalLM
@@ -131,6 +134,8 @@ def config_for(arch, r):
         full = {"rope_type": "default", "rope_theta": base}
         if k("rope.scaling.type") == "linear":
             full = {"rope_type": "linear", "factor": k("rope.scaling.factor"), "rope_theta": base}
+        elif k("rope.scaling.type") == "yarn":
+            full = yarn_for(k, base)
         c.update(tie_word_embeddings=False, attention_bias=False, hidden_act="silu")
         if not window:
             return transformers.Olmo2Config(**c, rope_parameters=full), transformers.Olmo2ForCausalLM
