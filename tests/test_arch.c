@@ -40,13 +40,17 @@ typedef struct ref {
     float *logits;
 } ref;
 
-static void read_ref(const char *name, ref *r)
+/* tests/data/arch-NAME.ref (transformers' logits), or with from_llamacpp
+   tests/data/llamacpp/arch-NAME.ref (llama.cpp's, where it computes the architecture as
+   transformers does): 0 when that one is absent. */
+static int read_ref_from(const char *name, int from_llamacpp, ref *r)
 {
     char path[256], line[640];
     FILE *f;
     size_t nl;
-    snprintf(path, sizeof path, DATA_DIR "arch-%s.ref", name);
+    snprintf(path, sizeof path, DATA_DIR "%sarch-%s.ref", from_llamacpp ? "llamacpp/" : "", name);
     f = fopen(path, "rb");
+    if (!f && from_llamacpp) return 0;
     if (!f) fail_msg("%s: cannot open (run from the repository root)", path);
     if (!fgets(line, sizeof line, f) || sscanf(line, "swa-ref 1 %d %d", &r->n, &r->n_vocab) != 2 || r->n <= 0 ||
         r->n > 4096 || r->n_vocab <= 0 || r->n_vocab > 65536)
@@ -71,7 +75,10 @@ static void read_ref(const char *name, ref *r)
         fread(r->logits, sizeof(float), (size_t)r->n * (size_t)r->n_vocab, f) != (size_t)r->n * (size_t)r->n_vocab)
         fail_msg("%s: truncated", path);
     fclose(f);
+    return 1;
 }
+
+static void read_ref(const char *name, ref *r) { read_ref_from(name, 0, r); }
 
 /* The model of a reference file, written by swa-mkmodel into a temporary file. */
 static swa_model *make_model(const ref *r)
@@ -183,6 +190,21 @@ static void check_case(const char *name)
                          kern ? "ref" : "best", e, tol);
             if (k == 4 && !kern) fprintf(stderr, "test_arch: %-14s error %.3g\n", name, e);
         }
+    /* and against llama.cpp's logits on the same file, where they are committed */
+    {
+        ref lr;
+        if (read_ref_from(name, 1, &lr)) {
+            double e;
+            if (lr.n != r.n || lr.n_vocab != r.n_vocab || strcmp(lr.args, r.args) || memcmp(lr.tokens, r.tokens, (size_t)r.n * 4))
+                fail_msg("%s: llama.cpp's reference is of another model or prompt", name);
+            run_chunks(m, &r, r.n, SWA_KERNELS_BEST, got);
+            e = rel_error(got, lr.logits, n_all);
+            if (e > tol) fail_msg("%s: against llama.cpp, error %.3g (tolerance %.3g)", name, e, tol);
+            fprintf(stderr, "test_arch: %-14s llama.cpp error %.3g\n", name, e);
+            free(lr.tokens);
+            free(lr.logits);
+        }
+    }
     /* past n_ctx: refused with global layers, fine when every layer has a window */
     {
         swa_ctx *c;
