@@ -23,7 +23,9 @@
    (the reference only when named), a chunk of --tokens tokens through one layer of the 1.1B
    shape as a context computes a prompt (see layer_rate), as multiply-adds per second and as
    a share of the set's peak for that type: the int8 instruction for quantized rows, FMA for
-   F32/F16, vdpbf16ps for BF16 where the CPU has it. The best of --reps passes. */
+   F32/F16, vdpbf16ps for BF16 where the CPU has it. The best of --reps passes. Both count each
+   thread's CPU time, not the wall clock's: on a machine shared with other processes a long
+   pass is always held up somewhere, and a thread's CPU time leaves out the slices it waited. */
 #define _POSIX_C_SOURCE 200809L
 #define SWA_INTERNALS   /* the internals it tests: swa.h, "internal declarations" */
 #include "swa.h"
@@ -374,52 +376,66 @@ static void peak_init(void)
     for (i = 0; i < PEAK_N; i++) peaks[i].runs = peaks[i].loop != NULL;
 }
 
+/* Seconds of CPU time the calling thread has run: on a machine shared with other processes a
+   thread's wall time counts the slices it waited for a core, its CPU time only the ones it ran
+   (its caches may still have been disturbed in between, which best-of-runs catches). */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 typedef struct peak_job {
     peak_loop loop;
     int64_t iters;
+    double cpu;   /* out: the thread's CPU seconds */
     uint8_t out[64];
 } peak_job;
 
 static void *peak_thread(void *arg)
 {
     peak_job *j = (peak_job *)arg;
+    double t0 = cpu_now();
     j->loop(j->iters, peak_in, j->out);
+    j->cpu = cpu_now() - t0;
     return NULL;
 }
 
-/* Seconds for `threads` threads each running the loop iters times, from the first start to the
-   last end. */
-static double run_threads(void *(*fn)(void *), void *jobs, size_t job_size, int threads)
+/* fn on `threads` threads at once, jobs[i] (job_size bytes apart) the argument of thread i,
+   the calling thread being thread 0. */
+static void run_threads(void *(*fn)(void *), void *jobs, size_t job_size, int threads)
 {
     pthread_t tid[MAX_THREADS];
-    double t0 = now();
     int i;
     for (i = 1; i < threads; i++)
         if (pthread_create(&tid[i], NULL, fn, (uint8_t *)jobs + (size_t)i * job_size)) fail("cannot start a thread");
     fn(jobs);
     for (i = 1; i < threads; i++) pthread_join(tid[i], NULL);
-    return now() - t0;
 }
 
-/* Multiply-adds per second of one peak loop on `threads` threads: iterations calibrated to
-   about ms / reps milliseconds a run, the best of reps runs. */
+/* Multiply-adds per second of one peak loop on `threads` threads, each thread's work over its
+   own CPU time, summed: iterations calibrated to about ms / reps milliseconds a run, the best
+   of reps runs. */
 static double peak_rate(const peak_kind *pk, int threads, double ms, int reps)
 {
     peak_job jobs[MAX_THREADS];
     int64_t iters = 1024;
-    double t, best = 0;
+    double best = 0;
     int i, r;
     jobs[0].loop = pk->loop;
     for (;;) {   /* one thread's time for iters */
         jobs[0].iters = iters;
-        t = run_threads(peak_thread, jobs, sizeof jobs[0], 1);
-        if (t > 2e-3) break;
+        run_threads(peak_thread, jobs, sizeof jobs[0], 1);
+        if (jobs[0].cpu > 2e-3) break;
         iters *= 4;
     }
-    iters = (int64_t)((double)iters * (ms / reps / 1000.0) / t) + 1;
+    iters = (int64_t)((double)iters * (ms / reps / 1000.0) / jobs[0].cpu) + 1;
     for (i = 0; i < threads; i++) { jobs[i].loop = pk->loop; jobs[i].iters = iters; }
     for (r = 0; r < reps; r++) {
-        double rate = (double)threads * (double)iters * pk->chains * pk->macs / run_threads(peak_thread, jobs, sizeof jobs[0], threads);
+        double rate = 0;
+        run_threads(peak_thread, jobs, sizeof jobs[0], threads);
+        for (i = 0; i < threads; i++) rate += (double)iters * pk->chains * pk->macs / jobs[i].cpu;
         if (rate > best) best = rate;
     }
     return best;
@@ -470,14 +486,22 @@ static void chunk_rows(const chunk_task *t, int64_t r0, int64_t r1)
     }
 }
 
+typedef struct chunk_job {
+    chunk_task *t;
+    double cpu;   /* out: the thread's CPU seconds */
+} chunk_job;
+
 static void *chunk_thread(void *arg)
 {
-    chunk_task *t = *(chunk_task **)arg;
+    chunk_job *j = (chunk_job *)arg;
+    chunk_task *t = j->t;
+    double t0 = cpu_now();
     int64_t c, r0;
     while ((c = __atomic_fetch_add(&t->next, 1, __ATOMIC_RELAXED)) * t->chunk < t->rows) {
         r0 = c * t->chunk;
         chunk_rows(t, r0, r0 + t->chunk < t->rows ? r0 + t->chunk : t->rows);
     }
+    j->cpu = cpu_now() - t0;
     return NULL;
 }
 
@@ -492,13 +516,16 @@ static int64_t chunk_size(const swa__type_kernels *k, uint32_t type, size_t row_
     return share < block ? share : block;
 }
 
-/* Seconds for n tokens through one matrix of the layer at w: quantization and products. */
+/* Seconds for n tokens through one matrix of the layer at w: the calling thread's CPU time for
+   the quantization, then the busiest thread's for the products (its critical path, were the
+   machine its own). */
 static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t *w, const layer_matrix *m,
                             const float *xf, uint8_t *xq, int64_t n, float *y, int threads)
 {
-    chunk_task t, *tp[MAX_THREADS];
+    chunk_task t;
+    chunk_job jobs[MAX_THREADS];
     int kind = swa__act_kind(type), i;
-    double t0 = now();
+    double t0 = cpu_now(), quantize, busiest = 0;
     int64_t j;
     memset(&t, 0, sizeof t);
     t.k = &k->type[type];
@@ -522,9 +549,11 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
             else k->quantize_q8k(xf + j * LAYER_MAX_COLS, xq + (size_t)j * t.x_stride, m->cols);
         }
     }
-    for (i = 0; i < threads; i++) tp[i] = &t;
-    run_threads(chunk_thread, tp, sizeof tp[0], threads);
-    return now() - t0;
+    quantize = cpu_now() - t0;
+    for (i = 0; i < threads; i++) jobs[i].t = &t;
+    run_threads(chunk_thread, jobs, sizeof jobs[0], threads);
+    for (i = 0; i < threads; i++) busiest = jobs[i].cpu > busiest ? jobs[i].cpu : busiest;
+    return quantize + busiest;
 }
 
 /* The peak a set's kernels for a type are measured against: the int8 instruction the set's
