@@ -913,8 +913,9 @@ typedef void (*swa__dots_fn)(const void *w, size_t w_stride, int nr, const void 
 #define SWA__TILE_ROWS 3         /* the tile most kernels take, as AVX2's 16 registers allow */
 #define SWA__TILE_TOKENS 4
 #define SWA__TILE_MAX_ROWS 32    /* the most dots takes: AVX-512's float rows, in tiles of 4 x 6 */
-#define SWA__TILE_MAX_TOKENS 6
+#define SWA__TILE_MAX_TOKENS 12  /* the most dots takes: AVX-512's Q4_0 rows, in tiles of 16 x 12 */
 #define SWA__FLOAT_TILE_ROWS 4
+#define SWA__FLOAT_TILE_TOKENS 6 /* AVX-512's float tiles */
 /* The attention's weighted sum of values: out[h * ldo + d] += sum over j < nk, in order, of
    p[h * ldp + j] * v_j[d], for nh <= SWA__TILE_TOKENS query heads sharing a value head; v_j at
    byte offset j * v_stride, hd values each. */
@@ -10105,7 +10106,7 @@ SWA__AVX512 SWA__INLINE __m512 swa__load16_avx512(const uint8_t *w, int64_t i, _
    load to keep them busy. The columns from the last whole 16 on go through one masked step, so
    a pair meets the same operations whatever its tile: its 16-lane sum, column block after
    column block, then the lanes' tree. R and T are constants after inlining. */
-SWA__AVX512 SWA__INLINE void swa__tile_step_avx512(__m512 c[SWA__FLOAT_TILE_ROWS][SWA__TILE_MAX_TOKENS],
+SWA__AVX512 SWA__INLINE void swa__tile_step_avx512(__m512 c[SWA__FLOAT_TILE_ROWS][SWA__FLOAT_TILE_TOKENS],
                                                    const uint8_t *wb, size_t w_stride, const uint8_t *xb,
                                                    size_t x_stride, int64_t i, __mmask16 m, uint32_t type,
                                                    const int R, const int T)
@@ -10125,13 +10126,13 @@ SWA__AVX512 SWA__INLINE void swa__tile_step_avx512(__m512 c[SWA__FLOAT_TILE_ROWS
 }
 
 /* A tile over the len columns from wb and xb on, its accumulators carried in acc from the
-   columns before (acc[r][t], SWA__TILE_MAX_TOKENS to a row); the next tile's rows are fetched
+   columns before (acc[r][t], SWA__FLOAT_TILE_TOKENS to a row); the next tile's rows are fetched
    ahead. */
 SWA__AVX512 SWA__INLINE void
 swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_stride, int64_t len,
-                 __m512 acc[][SWA__TILE_MAX_TOKENS], uint32_t type, const int R, const int T)
+                 __m512 acc[][SWA__FLOAT_TILE_TOKENS], uint32_t type, const int R, const int T)
 {
-    __m512 c[SWA__FLOAT_TILE_ROWS][SWA__TILE_MAX_TOKENS];
+    __m512 c[SWA__FLOAT_TILE_ROWS][SWA__FLOAT_TILE_TOKENS];
     const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
     int64_t i;
     int r, t;
@@ -10163,7 +10164,7 @@ SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stri
 {
     const int64_t chunk = nt > 1 ? SWA__FLOAT_CHUNK : n;
     const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
-    __m512 acc[SWA__TILE_MAX_ROWS][SWA__TILE_MAX_TOKENS];
+    __m512 acc[SWA__TILE_MAX_ROWS][SWA__FLOAT_TILE_TOKENS];
     int64_t i, len;
     int r, t;
     for (r = 0; r < nr; r++)
@@ -10174,7 +10175,7 @@ SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stri
         for (r = 0; r < nr; r += SWA__FLOAT_TILE_ROWS) {
             const uint8_t *wb = (const uint8_t *)w + (size_t)r * w_stride + (size_t)i * elt;
             /* the tile's rows and tokens, constants in the kernel each case picks */
-            switch ((nr - r < SWA__FLOAT_TILE_ROWS ? nr - r - 1 : SWA__FLOAT_TILE_ROWS - 1) * SWA__TILE_MAX_TOKENS + nt - 1) {
+            switch ((nr - r < SWA__FLOAT_TILE_ROWS ? nr - r - 1 : SWA__FLOAT_TILE_ROWS - 1) * SWA__FLOAT_TILE_TOKENS + nt - 1) {
             case 0: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 1); break;
             case 1: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 2); break;
             case 2: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 3); break;
@@ -10424,7 +10425,8 @@ SWA__AVX512 SWA__INLINE __m512 swa__q4_0_lanes_step_avx512(const __m512i q[8], _
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_set1_ps(a[b / 8].d[b % 8])), acc);
 }
 
-/* Up to 16 rows x T tokens (T a constant after inlining). */
+/* Up to 16 rows x T <= SWA__TILE_MAX_TOKENS tokens (T a constant after inlining): T
+   accumulators, the 8 registers of quants and the scales fit AVX-512's 32. */
 SWA__AVX512 SWA__INLINE void swa__q4_0_lanes_tile_avx512(const uint8_t *const *rows, __m512i offsets, int nr,
                                                         const uint8_t *x, size_t x_stride, int64_t n, float *y,
                                                         int64_t ldy, const int T)
@@ -10433,15 +10435,15 @@ SWA__AVX512 SWA__INLINE void swa__q4_0_lanes_tile_avx512(const uint8_t *const *r
     __m512i q[8];
     int64_t b;
     int t;
-    SWA__UNROLL(6)
+    SWA__UNROLL(12)
     for (t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();
     for (b = 0; b < n / 32; b++) {
         __m512 dw = swa__q4_0_lanes_unpack_avx512(rows, offsets, b, q);
-        SWA__UNROLL(6)
+        SWA__UNROLL(12)
         for (t = 0; t < T; t++)
             acc[t] = swa__q4_0_lanes_step_avx512(q, dw, (const swa__q8g *)(x + (size_t)t * x_stride), b, acc[t]);
     }
-    SWA__UNROLL(6)
+    SWA__UNROLL(12)
     for (t = 0; t < T; t++) _mm512_mask_storeu_ps(y + t * ldy, (__mmask16)((1u << nr) - 1u), acc[t]);
 }
 
@@ -10458,13 +10460,19 @@ SWA__AVX512 static void swa__dots_q4_0_lanes_avx512(const void *w, size_t w_stri
         off[r] = (int32_t)((size_t)at * w_stride);
     }
     offsets = _mm512_loadu_si512(off);
-    switch (nt) {
+    switch (nt) {   /* the tokens, a constant in the kernel each case picks */
     case 1: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 1); break;
     case 2: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 2); break;
     case 3: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 3); break;
     case 4: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 4); break;
     case 5: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 5); break;
-    default: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 6); break;
+    case 6: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 6); break;
+    case 7: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 7); break;
+    case 8: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 8); break;
+    case 9: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 9); break;
+    case 10: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 10); break;
+    case 11: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 11); break;
+    default: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 12); break;
     }
 }
 
@@ -12564,7 +12572,7 @@ static void swa__kernels_avx512(swa__kernels *k)
     k->type[SWA_TYPE_F32].tile_rows = k->type[SWA_TYPE_F16].tile_rows = k->type[SWA_TYPE_BF16].tile_rows =
         SWA__TILE_MAX_ROWS;
     k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =
-        SWA__TILE_MAX_TOKENS;
+        SWA__FLOAT_TILE_TOKENS;
     k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx512;
     k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx512;
     k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_lanes_avx512;
