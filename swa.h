@@ -913,7 +913,7 @@ typedef void (*swa__dots_fn)(const void *w, size_t w_stride, int nr, const void 
 #define SWA__TILE_ROWS 3         /* the tile most kernels take, as AVX2's 16 registers allow */
 #define SWA__TILE_TOKENS 4
 #define SWA__TILE_MAX_ROWS 32    /* the most dots takes: AVX-512's float rows, in tiles of 4 x 6 */
-#define SWA__TILE_MAX_TOKENS 12  /* the most dots takes: AVX-512's Q4_0 rows, in tiles of 16 x 12 */
+#define SWA__TILE_MAX_TOKENS 12  /* the most dots takes: AVX-512's Q4_0/Q8_0 rows, in tiles of 16 x 12 */
 #define SWA__FLOAT_TILE_ROWS 4
 #define SWA__FLOAT_TILE_TOKENS 6 /* AVX-512's float tiles */
 /* The attention's weighted sum of values: out[h * ldo + d] += sum over j < nk, in order, of
@@ -10353,44 +10353,42 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_grouped_avx512(const void *row, const
     if (nt > 3) out[3] = swa__hsum16_avx512(c3) - swa__hsum_avx2(o3) + tail3;
 }
 
-SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q8_0_avx512, swa__dots_q8_0_avx512, swa__dot_q8_0_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_Q8_0)
 SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_iq4_nl_avx512, swa__dots_iq4_nl_avx512, swa__dot_iq4_nl_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_IQ4_NL)
 SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_mxfp4_avx512, swa__dots_mxfp4_avx512, swa__dot_mxfp4_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_MXFP4)
 
-/* ---- Q4_0 with 16 rows in the lanes ----
+/* ---- Q4_0 and Q8_0 with 16 rows in the lanes ----
    The grouped kernels above keep each block's sum spread over 8 lanes of its row and scale it
    lane by lane: a convert, a permute and an FMA for every vpdpbusd, so that the instruction the
    product is built on gets a small share of the cycles. Here a zmm lane is a row: the tile's 16
    rows' quants for one block are transposed once into 8 registers of 4 bytes a lane (word j:
-   elements 4j .. 4j + 3), each token's block meets them in 8 vpdpbusd against its words
-   broadcast, starting from -8 sum(x), which leaves every row's exact sum of (q - 8) x in its
-   lane; then one convert and one FMA per block and token serve 16 rows. A (row, token) pair's
-   order is therefore: acc = fma(sum_b, d_w d_x (rounded), acc), block after block from 0, the
-   same whatever the tile's rows and tokens, and the same in swa__dot_q4_0_lanes_avx512 for one
-   row: generation and a prompt chunk give the same bits. Against the reference (which rounds
-   sum_b d_w d_x before adding) it is within the grouped kernels' tolerance. */
-#define SWA__Q4_0_LANES 16
+   elements 4j .. 4j + 3, unsigned: Q4_0's nibbles as they are, Q8_0's bytes plus 128), each
+   token's block meets them in 8 vpdpbusd against its words broadcast, starting from minus the
+   offset's term (8 sum x or 128 sum x), which leaves every row's exact sum of q x in its lane;
+   then one convert and one FMA per block and token serve 16 rows. A (row, token) pair's order
+   is therefore: acc = fma(sum_b, d_w d_x (rounded), acc), block after block from 0, the same
+   whatever the tile's rows and tokens, and the same in the one-row dot below: generation and a
+   prompt chunk give the same bits. Against the reference (which rounds sum_b d_w d_x before
+   adding) it is within the grouped kernels' tolerance. The tile takes up to 12 tokens: the
+   transposition is paid once for all of them, and 12 accumulators, 8 registers of quants and
+   the scales fit the 32 registers. */
+#define SWA__LANES 16
 
-/* Block b's quants of the 16 rows at rows[r] (a row may repeat, past the tile's last) as 8
-   registers, q[j] lane r = elements 4j .. 4j + 3 of row r as unsigned bytes, and their 16
-   scales. */
-SWA__AVX512 SWA__INLINE __m512 swa__q4_0_lanes_unpack_avx512(const uint8_t *const *rows, __m512i offsets, int64_t b,
-                                                            __m512i q[8])
+/* 16 bytes at offset `at` of the 16 rows at rows[r] as 4 registers, r[m] lane i = bytes 4m ..
+   4m + 3 of row i. */
+SWA__AVX512 SWA__INLINE void swa__lanes_transpose_avx512(const uint8_t *const *rows, size_t at, __m512i r[4])
 {
     const __m512i lo = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
     const __m512i hi = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31);
     const __m512i first = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
     const __m512i second = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
-    const __m512i low4 = _mm512_set1_epi8(15);
-    const size_t at = (size_t)b * 18;
-    __m512i z[4], a01, a23, b01, b23, r[4];
-    int g, m;
+    __m512i z[4], a01, a23, b01, b23;
+    int g;
     SWA__UNROLL(4)
     for (g = 0; g < 4; g++) {   /* z[g]: rows 4g .. 4g + 3, one per 128-bit lane */
-        __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(rows[4 * g] + at + 2)));
-        v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[4 * g + 1] + at + 2)), 1);
-        v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[4 * g + 2] + at + 2)), 2);
-        z[g] = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[4 * g + 3] + at + 2)), 3);
+        __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(rows[4 * g] + at)));
+        v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[4 * g + 1] + at)), 1);
+        v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[4 * g + 2] + at)), 2);
+        z[g] = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[4 * g + 3] + at)), 3);
     }
     /* a01: word 0 of rows 0-7 then word 1; a23: words 2 and 3; b01, b23 the same for rows 8-15 */
     a01 = _mm512_permutex2var_epi32(z[0], lo, z[1]);
@@ -10401,21 +10399,41 @@ SWA__AVX512 SWA__INLINE __m512 swa__q4_0_lanes_unpack_avx512(const uint8_t *cons
     r[1] = _mm512_permutex2var_epi32(a01, second, b01);
     r[2] = _mm512_permutex2var_epi32(a23, first, b23);
     r[3] = _mm512_permutex2var_epi32(a23, second, b23);
-    SWA__UNROLL(4)
-    for (m = 0; m < 4; m++) {   /* bytes 4m .. 4m + 3 hold elements 4m .. and 16 + 4m .. */
-        q[m] = _mm512_and_si512(r[m], low4);
-        q[4 + m] = _mm512_and_si512(_mm512_srli_epi16(r[m], 4), low4);
+}
+
+/* Block b's quants of the 16 rows at rows[r] (a row may repeat, past the tile's last) as 8
+   registers, q[j] lane r = elements 4j .. 4j + 3 of row r as unsigned bytes, and their 16
+   scales. */
+SWA__AVX512 SWA__INLINE __m512 swa__lanes_unpack_avx512(const uint8_t *const *rows, __m512i offsets, int64_t b,
+                                                       __m512i q[8], const uint32_t type)
+{
+    const size_t at = (size_t)b * (size_t)swa__types[type].block_bytes;
+    __m512i r[4];
+    int m;
+    swa__lanes_transpose_avx512(rows, at + 2, r);
+    if (type == SWA_TYPE_Q4_0) {
+        SWA__UNROLL(4)
+        for (m = 0; m < 4; m++) {   /* bytes 4m .. 4m + 3 hold elements 4m .. and 16 + 4m .. */
+            q[m] = _mm512_and_si512(r[m], _mm512_set1_epi8(15));
+            q[4 + m] = _mm512_and_si512(_mm512_srli_epi16(r[m], 4), _mm512_set1_epi8(15));
+        }
+    } else {
+        SWA__UNROLL(4)
+        for (m = 0; m < 4; m++) q[m] = _mm512_xor_si512(r[m], _mm512_set1_epi8((char)0x80));
+        swa__lanes_transpose_avx512(rows, at + 18, r);
+        SWA__UNROLL(4)
+        for (m = 0; m < 4; m++) q[4 + m] = _mm512_xor_si512(r[m], _mm512_set1_epi8((char)0x80));
     }
     /* each row's f16 scale is the low half of the 4 bytes at its block's start */
     return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_i32gather_epi32(offsets, rows[0] + at, 1)));
 }
 
 /* One token's block b against the unpacked rows, into acc. */
-SWA__AVX512 SWA__INLINE __m512 swa__q4_0_lanes_step_avx512(const __m512i q[8], __m512 dw, const swa__q8g *a, int64_t b,
-                                                          __m512 acc)
+SWA__AVX512 SWA__INLINE __m512 swa__lanes_step_avx512(const __m512i q[8], __m512 dw, const swa__q8g *a, int64_t b,
+                                                     __m512 acc, const uint32_t type)
 {
     const int8_t *lo = swa__q8g_half(a, b, 0), *hi = swa__q8g_half(a, b, 1);
-    __m512i s = _mm512_set1_epi32(-a[b / 8].sum8[b % 8]);
+    __m512i s = _mm512_set1_epi32(-swa__offset_of(type, a[b / 8].sum8[b % 8]));
     int j;
     SWA__UNROLL(4)
     for (j = 0; j < 4; j++) {
@@ -10425,11 +10443,10 @@ SWA__AVX512 SWA__INLINE __m512 swa__q4_0_lanes_step_avx512(const __m512i q[8], _
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_set1_ps(a[b / 8].d[b % 8])), acc);
 }
 
-/* Up to 16 rows x T <= SWA__TILE_MAX_TOKENS tokens (T a constant after inlining): T
-   accumulators, the 8 registers of quants and the scales fit AVX-512's 32. */
-SWA__AVX512 SWA__INLINE void swa__q4_0_lanes_tile_avx512(const uint8_t *const *rows, __m512i offsets, int nr,
-                                                        const uint8_t *x, size_t x_stride, int64_t n, float *y,
-                                                        int64_t ldy, const int T)
+/* Up to 16 rows x T <= SWA__TILE_MAX_TOKENS tokens (T and the type constants after inlining). */
+SWA__AVX512 SWA__INLINE void swa__lanes_tile_avx512(const uint8_t *const *rows, __m512i offsets, int nr, const uint8_t *x,
+                                                   size_t x_stride, int64_t n, float *y, int64_t ldy, const uint32_t type,
+                                                   const int T)
 {
     __m512 acc[SWA__TILE_MAX_TOKENS];
     __m512i q[8];
@@ -10438,59 +10455,85 @@ SWA__AVX512 SWA__INLINE void swa__q4_0_lanes_tile_avx512(const uint8_t *const *r
     SWA__UNROLL(12)
     for (t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();
     for (b = 0; b < n / 32; b++) {
-        __m512 dw = swa__q4_0_lanes_unpack_avx512(rows, offsets, b, q);
+        __m512 dw = swa__lanes_unpack_avx512(rows, offsets, b, q, type);
         SWA__UNROLL(12)
         for (t = 0; t < T; t++)
-            acc[t] = swa__q4_0_lanes_step_avx512(q, dw, (const swa__q8g *)(x + (size_t)t * x_stride), b, acc[t]);
+            acc[t] = swa__lanes_step_avx512(q, dw, (const swa__q8g *)(x + (size_t)t * x_stride), b, acc[t], type);
     }
     SWA__UNROLL(12)
     for (t = 0; t < T; t++) _mm512_mask_storeu_ps(y + t * ldy, (__mmask16)((1u << nr) - 1u), acc[t]);
 }
 
-SWA__AVX512 static void swa__dots_q4_0_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
-                                                    int nt, int64_t n, float *y, int64_t ldy)
+SWA__AVX512 SWA__INLINE void swa__dots_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                                   int nt, int64_t n, float *y, int64_t ldy, const uint32_t type)
 {
-    const uint8_t *rows[SWA__Q4_0_LANES];
-    int32_t off[SWA__Q4_0_LANES];
+    const uint8_t *rows[SWA__LANES], *xb = (const uint8_t *)x;
+    int32_t off[SWA__LANES];
     __m512i offsets;
     int r;
-    for (r = 0; r < SWA__Q4_0_LANES; r++) {   /* lanes past the tile's rows repeat its last */
+    for (r = 0; r < SWA__LANES; r++) {   /* lanes past the tile's rows repeat its last */
         int at = r < nr ? r : nr - 1;
         rows[r] = (const uint8_t *)w + (size_t)at * w_stride;
         off[r] = (int32_t)((size_t)at * w_stride);
     }
     offsets = _mm512_loadu_si512(off);
     switch (nt) {   /* the tokens, a constant in the kernel each case picks */
-    case 1: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 1); break;
-    case 2: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 2); break;
-    case 3: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 3); break;
-    case 4: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 4); break;
-    case 5: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 5); break;
-    case 6: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 6); break;
-    case 7: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 7); break;
-    case 8: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 8); break;
-    case 9: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 9); break;
-    case 10: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 10); break;
-    case 11: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 11); break;
-    default: swa__q4_0_lanes_tile_avx512(rows, offsets, nr, (const uint8_t *)x, x_stride, n, y, ldy, 12); break;
+    case 1: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 1); break;
+    case 2: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 2); break;
+    case 3: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 3); break;
+    case 4: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 4); break;
+    case 5: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 5); break;
+    case 6: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 6); break;
+    case 7: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 7); break;
+    case 8: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 8); break;
+    case 9: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 9); break;
+    case 10: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 10); break;
+    case 11: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 11); break;
+    default: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 12); break;
     }
 }
 
 /* One row and one token in the same order, block by block. */
-SWA__AVX512 static float swa__dot_q4_0_lanes_avx512(const void *row, const void *x, int64_t n)
+SWA__AVX512 SWA__INLINE float swa__dot_lanes_avx512(const void *row, const void *x, int64_t n, const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row;
     const swa__q8g *a = (const swa__q8g *)x;
+    const size_t block_bytes = (size_t)swa__types[type].block_bytes;
     __m128 acc = _mm_setzero_ps();
     int64_t b;
-    for (b = 0; b < n / 32; b++, w += 18) {
-        __m256i q = swa__block_avx2(w, SWA_TYPE_Q4_0);
-        int32_t s = swa__hsum_epi32_avx2(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b))) -
-                    a[b / 8].sum8[b % 8];
-        __m128 ds = _mm_mul_ss(_mm_set_ss(_cvtsh_ss(swa__load_u16(w))), _mm_set_ss(a[b / 8].d[b % 8]));
+    for (b = 0; b < n / 32; b++, w += block_bytes) {
+        __m256i q = swa__block_avx2(w, type);
+        int32_t s;
+        __m128 ds;
+        if (swa__signed_quants(type)) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
+        s = swa__hsum_epi32_avx2(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b))) -
+            swa__offset_of(type, a[b / 8].sum8[b % 8]);
+        ds = _mm_mul_ss(_mm_set_ss(_cvtsh_ss(swa__load_u16(w))), _mm_set_ss(a[b / 8].d[b % 8]));
         acc = _mm_fmadd_ss(_mm_set_ss((float)s), ds, acc);
     }
     return _mm_cvtss_f32(acc);
+}
+
+SWA__AVX512 static void swa__dots_q4_0_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                                    int nt, int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_lanes_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_Q4_0);
+}
+
+SWA__AVX512 static void swa__dots_q8_0_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                                    int nt, int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_lanes_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_Q8_0);
+}
+
+SWA__AVX512 static float swa__dot_q4_0_lanes_avx512(const void *row, const void *x, int64_t n)
+{
+    return swa__dot_lanes_avx512(row, x, n, SWA_TYPE_Q4_0);
+}
+
+SWA__AVX512 static float swa__dot_q8_0_lanes_avx512(const void *row, const void *x, int64_t n)
+{
+    return swa__dot_lanes_avx512(row, x, n, SWA_TYPE_Q8_0);
 }
 
 /* ---- K-quants against swa__q8k super-blocks ----
@@ -12573,12 +12616,12 @@ static void swa__kernels_avx512(swa__kernels *k)
         SWA__TILE_MAX_ROWS;
     k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =
         SWA__FLOAT_TILE_TOKENS;
-    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx512;
-    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx512;
+    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_lanes_avx512;
+    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_lanes_avx512;
     k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_lanes_avx512;
     k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_lanes_avx512;
-    k->type[SWA_TYPE_Q4_0].tile_rows = SWA__Q4_0_LANES;
-    k->type[SWA_TYPE_Q4_0].tile_tokens = SWA__TILE_MAX_TOKENS;
+    k->type[SWA_TYPE_Q8_0].tile_rows = k->type[SWA_TYPE_Q4_0].tile_rows = SWA__LANES;
+    k->type[SWA_TYPE_Q8_0].tile_tokens = k->type[SWA_TYPE_Q4_0].tile_tokens = SWA__TILE_MAX_TOKENS;
     k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_avx512;
     k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_avx512;
     k->type[SWA_TYPE_MXFP4].dot = swa__dot_mxfp4_avx512;
@@ -12602,8 +12645,9 @@ static void swa__kernels_amx(swa__kernels *k)
     k->type[SWA_TYPE_Q8_0].gemm = swa__gemm_q8_0_amx;
     k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_amx;
     k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_amx;
-    k->type[SWA_TYPE_Q4_0].tile_rows = SWA__TILE_ROWS;      /* the avx512 set's are its lanes kernel's */
-    k->type[SWA_TYPE_Q4_0].tile_tokens = SWA__TILE_TOKENS;
+    /* the avx512 set's tiles are its lanes kernels' */
+    k->type[SWA_TYPE_Q8_0].tile_rows = k->type[SWA_TYPE_Q4_0].tile_rows = SWA__TILE_ROWS;
+    k->type[SWA_TYPE_Q8_0].tile_tokens = k->type[SWA_TYPE_Q4_0].tile_tokens = SWA__TILE_TOKENS;
     k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_amx;
     k->type[SWA_TYPE_Q8_0].gemm_from = 2;   /* below SWA__AMX_FROM, swa__words_rows_amx */
     k->type[SWA_TYPE_Q4_0].gemm_from = 1;   /* below SWA__AMX_FROM, swa__words_rows_amx */
