@@ -10065,11 +10065,15 @@ SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q6_k_vnni, swa__dots_q6_k_vnni)
    holds them to:
    - float tiles keep one 16-lane sum per (row, token) pair with FMA, the row's last columns
      through a masked load: within 1e-5 of the sum of |products|;
-   - quantized dots take each block's exact integer sum of (unsigned) weights times signed
-     activations from vpdpbusd (Q8_0's weights offset by 128 and Q4_0's by 8) and scale it in
-     a float lane; the offsets' terms (through the activations' block sums) are scaled and
-     taken off in float at the row's end, so the sums are exact before scaling but not after
-     the offset: within 1e-5 of the sum of |block terms|; the K-quants keep a super-block's
+   - Q8_0 and Q4_0 take each block's exact integer sum of (unsigned) weights times signed
+     activations from vpdpbusd, the offsets' terms (128 or 8 times the block's activations)
+     taken off in the integers, and add it times the rounded product of the scales by one FMA,
+     block after block, a row in each lane: within 1e-5 of the sum of |block terms|;
+   - IQ4_NL and MXFP4 take each block's exact integer sum the same way (their weights made
+     unsigned as the AVX2 kernels make them) and scale it in a float lane; the offsets' terms
+     (through the activations' block sums) are scaled and taken off in float at the row's end,
+     so the sums are exact before scaling but not after the offset: within 1e-5 of the sum of
+     |block terms|; the K-quants keep a super-block's
      integers exact (vpdpwssd multiplies the 16-bit pair sums by the scales) and scale them
      with one FMA: within 1e-6.
    A token's result never depends on the other tokens of its tile, as with AVX2. */
@@ -10230,7 +10234,9 @@ SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f32_avx512, swa__dots_f32_avx512)
 SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f16_avx512, swa__dots_f16_avx512)
 SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_bf16_avx512, swa__dots_bf16_avx512)
 
-/* ---- Q8_0, Q4_0, IQ4_NL and MXFP4 against swa__q8g groups, 8 blocks at a time ----
+/* ---- IQ4_NL and MXFP4 against swa__q8g groups, 8 blocks at a time ----
+   (Q8_0 and Q4_0 go through the lanes kernels after this part; the helpers here still know
+   them, as the AVX2 ones they mirror do.)
    Weight blocks p and p + 4 fill one register in the order of the activations' 64 bytes at
    64 p: [p's first 16 | p+4's first 16 | p's last 16 | p+4's last 16]. vpdpbusd leaves block
    p's sum in lanes 0-3 and 8-11 and block p + 4's in 4-7 and 12-15, and the products of the
