@@ -10449,11 +10449,29 @@ SWA__AVX512 SWA__INLINE __m512 swa__lanes_step_avx512(const __m512i q[8], __m512
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_set1_ps(a[b / 8].d[b % 8])), acc);
 }
 
-/* Up to 16 rows x T <= SWA__TILE_MAX_TOKENS tokens (T and the type constants after inlining). */
-SWA__AVX512 SWA__INLINE void swa__lanes_tile_avx512(const uint8_t *const *rows, __m512i offsets, int nr, const uint8_t *x,
-                                                   size_t x_stride, int64_t n, float *y, int64_t ldy, const uint32_t type,
-                                                   const int T)
+/* The 16 rows are 16 streams the hardware prefetcher does not follow: each time a tile's
+   column offset enters a new line, the next tile's 16 lines at that offset are fetched into L2
+   (a tile later they are read), or with one token on long rows, these rows' lines further on,
+   as the float tiles do. */
+SWA__AVX512 SWA__INLINE void swa__lanes_prefetch_avx512(const uint8_t *w, size_t w_stride, size_t offset, size_t row_bytes,
+                                                       int tokens)
 {
+    uintptr_t p = (uintptr_t)w + SWA__LANES * w_stride + offset;
+    int r;
+    if (tokens == 1 && row_bytes >= SWA__PREFETCH_ROWS_FROM) {
+        swa__prefetch_rows_ahead(w, w_stride, SWA__LANES, offset);
+        return;
+    }
+    SWA__UNROLL(16)
+    for (r = 0; r < SWA__LANES; r++) _mm_prefetch((const char *)(p + (size_t)r * w_stride), _MM_HINT_T1);
+}
+
+/* Up to 16 rows x T <= SWA__TILE_MAX_TOKENS tokens (T and the type constants after inlining). */
+SWA__AVX512 SWA__INLINE void swa__lanes_tile_avx512(const uint8_t *const *rows, __m512i offsets, size_t w_stride, int nr,
+                                                   const uint8_t *x, size_t x_stride, int64_t n, float *y, int64_t ldy,
+                                                   const uint32_t type, const int T)
+{
+    const size_t block_bytes = (size_t)swa__types[type].block_bytes, row_bytes = (size_t)(n / 32) * block_bytes;
     __m512 acc[SWA__TILE_MAX_TOKENS];
     __m512i q[8];
     int64_t b;
@@ -10461,7 +10479,10 @@ SWA__AVX512 SWA__INLINE void swa__lanes_tile_avx512(const uint8_t *const *rows, 
     SWA__UNROLL(12)
     for (t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();
     for (b = 0; b < n / 32; b++) {
-        __m512 dw = swa__lanes_unpack_avx512(rows, offsets, b, q, type);
+        const size_t at = (size_t)b * block_bytes;
+        __m512 dw;
+        if (at % 64 < block_bytes) swa__lanes_prefetch_avx512(rows[0], w_stride, at - at % 64, row_bytes, T);
+        dw = swa__lanes_unpack_avx512(rows, offsets, b, q, type);
         SWA__UNROLL(12)
         for (t = 0; t < T; t++)
             acc[t] = swa__lanes_step_avx512(q, dw, (const swa__q8g *)(x + (size_t)t * x_stride), b, acc[t], type);
@@ -10484,18 +10505,18 @@ SWA__AVX512 SWA__INLINE void swa__dots_lanes_avx512(const void *w, size_t w_stri
     }
     offsets = _mm512_loadu_si512(off);
     switch (nt) {   /* the tokens, a constant in the kernel each case picks */
-    case 1: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 1); break;
-    case 2: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 2); break;
-    case 3: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 3); break;
-    case 4: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 4); break;
-    case 5: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 5); break;
-    case 6: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 6); break;
-    case 7: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 7); break;
-    case 8: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 8); break;
-    case 9: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 9); break;
-    case 10: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 10); break;
-    case 11: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 11); break;
-    default: swa__lanes_tile_avx512(rows, offsets, nr, xb, x_stride, n, y, ldy, type, 12); break;
+    case 1: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 1); break;
+    case 2: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 2); break;
+    case 3: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 3); break;
+    case 4: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 4); break;
+    case 5: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 5); break;
+    case 6: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 6); break;
+    case 7: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 7); break;
+    case 8: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 8); break;
+    case 9: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 9); break;
+    case 10: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 10); break;
+    case 11: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 11); break;
+    default: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 12); break;
     }
 }
 
