@@ -10410,10 +10410,11 @@ SWA__AVX512 SWA__INLINE void swa__lanes_transpose_avx512(const uint8_t *const *r
 /* Block b's quants of the 16 rows at rows[r] (a row may repeat, past the tile's last) as 8
    registers, q[j] lane r = elements 4j .. 4j + 3 of row r as unsigned bytes, and their 16
    scales. */
-SWA__AVX512 SWA__INLINE __m512 swa__lanes_unpack_avx512(const uint8_t *const *rows, __m512i offsets, int64_t b,
+SWA__AVX512 SWA__INLINE __m512 swa__lanes_unpack_avx512(const uint8_t *const *rows, int64_t b,
                                                        __m512i q[8], const uint32_t type)
 {
     const size_t at = (size_t)b * (size_t)swa__types[type].block_bytes;
+    uint16_t d[SWA__LANES];
     __m512i r[4];
     int m;
     swa__lanes_transpose_avx512(rows, at + 2, r);
@@ -10430,8 +10431,9 @@ SWA__AVX512 SWA__INLINE __m512 swa__lanes_unpack_avx512(const uint8_t *const *ro
         SWA__UNROLL(4)
         for (m = 0; m < 4; m++) q[4 + m] = _mm512_xor_si512(r[m], _mm512_set1_epi8((char)0x80));
     }
-    /* each row's f16 scale is the low half of the 4 bytes at its block's start */
-    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_i32gather_epi32(offsets, rows[0] + at, 1)));
+    SWA__UNROLL(16)   /* the rows' f16 scales, at their blocks' starts */
+    for (m = 0; m < SWA__LANES; m++) d[m] = swa__load_u16(rows[m] + at);
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)d));
 }
 
 /* One token's block b against the unpacked rows, into acc. */
@@ -10467,7 +10469,7 @@ SWA__AVX512 SWA__INLINE void swa__lanes_prefetch_avx512(const uint8_t *w, size_t
 }
 
 /* Up to 16 rows x T <= SWA__TILE_MAX_TOKENS tokens (T and the type constants after inlining). */
-SWA__AVX512 SWA__INLINE void swa__lanes_tile_avx512(const uint8_t *const *rows, __m512i offsets, size_t w_stride, int nr,
+SWA__AVX512 SWA__INLINE void swa__lanes_tile_avx512(const uint8_t *const *rows, size_t w_stride, int nr,
                                                    const uint8_t *x, size_t x_stride, int64_t n, float *y, int64_t ldy,
                                                    const uint32_t type, const int T)
 {
@@ -10482,7 +10484,7 @@ SWA__AVX512 SWA__INLINE void swa__lanes_tile_avx512(const uint8_t *const *rows, 
         const size_t at = (size_t)b * block_bytes;
         __m512 dw;
         if (at % 64 < block_bytes) swa__lanes_prefetch_avx512(rows[0], w_stride, at - at % 64, row_bytes, T);
-        dw = swa__lanes_unpack_avx512(rows, offsets, b, q, type);
+        dw = swa__lanes_unpack_avx512(rows, b, q, type);
         SWA__UNROLL(12)
         for (t = 0; t < T; t++)
             acc[t] = swa__lanes_step_avx512(q, dw, (const swa__q8g *)(x + (size_t)t * x_stride), b, acc[t], type);
@@ -10495,28 +10497,22 @@ SWA__AVX512 SWA__INLINE void swa__dots_lanes_avx512(const void *w, size_t w_stri
                                                    int nt, int64_t n, float *y, int64_t ldy, const uint32_t type)
 {
     const uint8_t *rows[SWA__LANES], *xb = (const uint8_t *)x;
-    int32_t off[SWA__LANES];
-    __m512i offsets;
     int r;
-    for (r = 0; r < SWA__LANES; r++) {   /* lanes past the tile's rows repeat its last */
-        int at = r < nr ? r : nr - 1;
-        rows[r] = (const uint8_t *)w + (size_t)at * w_stride;
-        off[r] = (int32_t)((size_t)at * w_stride);
-    }
-    offsets = _mm512_loadu_si512(off);
+    for (r = 0; r < SWA__LANES; r++)   /* lanes past the tile's rows repeat its last */
+        rows[r] = (const uint8_t *)w + (size_t)(r < nr ? r : nr - 1) * w_stride;
     switch (nt) {   /* the tokens, a constant in the kernel each case picks */
-    case 1: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 1); break;
-    case 2: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 2); break;
-    case 3: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 3); break;
-    case 4: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 4); break;
-    case 5: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 5); break;
-    case 6: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 6); break;
-    case 7: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 7); break;
-    case 8: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 8); break;
-    case 9: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 9); break;
-    case 10: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 10); break;
-    case 11: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 11); break;
-    default: swa__lanes_tile_avx512(rows, offsets, w_stride, nr, xb, x_stride, n, y, ldy, type, 12); break;
+    case 1: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 1); break;
+    case 2: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 2); break;
+    case 3: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 3); break;
+    case 4: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 4); break;
+    case 5: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 5); break;
+    case 6: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 6); break;
+    case 7: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 7); break;
+    case 8: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 8); break;
+    case 9: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 9); break;
+    case 10: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 10); break;
+    case 11: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 11); break;
+    default: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 12); break;
     }
 }
 
