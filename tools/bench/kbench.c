@@ -465,14 +465,12 @@ static const layer_matrix layer[] = {{"q,k,v", 2560, 2048}, {"o", 2048, 2048}, {
 
 typedef struct chunk_task {
     const swa__type_kernels *k;
-    uint32_t type;
     const uint8_t *w;
     size_t row_bytes;
     int64_t rows, cols, n, chunk;
     const uint8_t *x;
     size_t x_stride;
     float *y;
-    int threads;
     int64_t next;   /* the next chunk of rows (atomic) */
 } chunk_task;
 
@@ -529,14 +527,12 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
     int64_t j;
     memset(&t, 0, sizeof t);
     t.k = &k->type[type];
-    t.type = type;
     t.w = w;
     t.row_bytes = (size_t)(m->cols / swa__type(type)->block_size * swa__type(type)->block_bytes);
     t.rows = m->rows;
     t.cols = m->cols;
     t.n = n;
     t.y = y;
-    t.threads = threads;
     t.chunk = chunk_size(t.k, type, t.row_bytes, t.rows, threads);
     if (kind == SWA__ACT_F32) {
         t.x = (const uint8_t *)xf;
