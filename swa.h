@@ -916,8 +916,9 @@ typedef void (*swa__dots_fn)(const void *w, size_t w_stride, int nr, const void 
 #define SWA__TILE_ROWS 3         /* the tile most kernels take, as AVX2's 16 registers allow */
 #define SWA__TILE_TOKENS 4
 #define SWA__TILE_MAX_ROWS 32    /* the most dots takes: AVX-512's float rows, in tiles of 4 x 6 */
-#define SWA__TILE_MAX_TOKENS 6
+#define SWA__TILE_MAX_TOKENS 12  /* the most dots takes: AVX-512's Q4_0/Q8_0 rows, in tiles of 16 x 12 */
 #define SWA__FLOAT_TILE_ROWS 4
+#define SWA__FLOAT_TILE_TOKENS 6 /* AVX-512's float tiles */
 /* The attention's weighted sum of values: out[h * ldo + d] += sum over j < nk, in order, of
    p[h * ldp + j] * v_j[d], for nh <= SWA__TILE_TOKENS query heads sharing a value head; v_j at
    byte offset j * v_stride, hd values each. */
@@ -10343,11 +10344,15 @@ SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q6_k_vnni, swa__dots_q6_k_vnni)
    holds them to:
    - float tiles keep one 16-lane sum per (row, token) pair with FMA, the row's last columns
      through a masked load: within 1e-5 of the sum of |products|;
-   - quantized dots take each block's exact integer sum of (unsigned) weights times signed
-     activations from vpdpbusd (Q8_0's weights offset by 128 and Q4_0's by 8) and scale it in
-     a float lane; the offsets' terms (through the activations' block sums) are scaled and
-     taken off in float at the row's end, so the sums are exact before scaling but not after
-     the offset: within 1e-5 of the sum of |block terms|; the K-quants keep a super-block's
+   - Q8_0 and Q4_0 take each block's exact integer sum of (unsigned) weights times signed
+     activations from vpdpbusd, the offsets' terms (128 or 8 times the block's activations)
+     taken off in the integers, and add it times the rounded product of the scales by one FMA,
+     block after block, a row in each lane: within 1e-5 of the sum of |block terms|;
+   - IQ4_NL and MXFP4 take each block's exact integer sum the same way (their weights made
+     unsigned as the AVX2 kernels make them) and scale it in a float lane; the offsets' terms
+     (through the activations' block sums) are scaled and taken off in float at the row's end,
+     so the sums are exact before scaling but not after the offset: within 1e-5 of the sum of
+     |block terms|; the K-quants keep a super-block's
      integers exact (vpdpwssd multiplies the 16-bit pair sums by the scales) and scale them
      with one FMA: within 1e-6.
    A token's result never depends on the other tokens of its tile, as with AVX2. */
@@ -10384,7 +10389,7 @@ SWA__AVX512 SWA__INLINE __m512 swa__load16_avx512(const uint8_t *w, int64_t i, _
    load to keep them busy. The columns from the last whole 16 on go through one masked step, so
    a pair meets the same operations whatever its tile: its 16-lane sum, column block after
    column block, then the lanes' tree. R and T are constants after inlining. */
-SWA__AVX512 SWA__INLINE void swa__tile_step_avx512(__m512 c[SWA__FLOAT_TILE_ROWS][SWA__TILE_MAX_TOKENS],
+SWA__AVX512 SWA__INLINE void swa__tile_step_avx512(__m512 c[SWA__FLOAT_TILE_ROWS][SWA__FLOAT_TILE_TOKENS],
                                                    const uint8_t *wb, size_t w_stride, const uint8_t *xb,
                                                    size_t x_stride, int64_t i, __mmask16 m, uint32_t type,
                                                    const int R, const int T)
@@ -10404,13 +10409,13 @@ SWA__AVX512 SWA__INLINE void swa__tile_step_avx512(__m512 c[SWA__FLOAT_TILE_ROWS
 }
 
 /* A tile over the len columns from wb and xb on, its accumulators carried in acc from the
-   columns before (acc[r][t], SWA__TILE_MAX_TOKENS to a row); the next tile's rows are fetched
+   columns before (acc[r][t], SWA__FLOAT_TILE_TOKENS to a row); the next tile's rows are fetched
    ahead. */
 SWA__AVX512 SWA__INLINE void
 swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_stride, int64_t len,
-                 __m512 acc[][SWA__TILE_MAX_TOKENS], uint32_t type, const int R, const int T)
+                 __m512 acc[][SWA__FLOAT_TILE_TOKENS], uint32_t type, const int R, const int T)
 {
-    __m512 c[SWA__FLOAT_TILE_ROWS][SWA__TILE_MAX_TOKENS];
+    __m512 c[SWA__FLOAT_TILE_ROWS][SWA__FLOAT_TILE_TOKENS];
     const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
     int64_t i;
     int r, t;
@@ -10442,7 +10447,7 @@ SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stri
 {
     const int64_t chunk = nt > 1 ? SWA__FLOAT_CHUNK : n;
     const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
-    __m512 acc[SWA__TILE_MAX_ROWS][SWA__TILE_MAX_TOKENS];
+    __m512 acc[SWA__TILE_MAX_ROWS][SWA__FLOAT_TILE_TOKENS];
     int64_t i, len;
     int r, t;
     for (r = 0; r < nr; r++)
@@ -10453,7 +10458,7 @@ SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stri
         for (r = 0; r < nr; r += SWA__FLOAT_TILE_ROWS) {
             const uint8_t *wb = (const uint8_t *)w + (size_t)r * w_stride + (size_t)i * elt;
             /* the tile's rows and tokens, constants in the kernel each case picks */
-            switch ((nr - r < SWA__FLOAT_TILE_ROWS ? nr - r - 1 : SWA__FLOAT_TILE_ROWS - 1) * SWA__TILE_MAX_TOKENS + nt - 1) {
+            switch ((nr - r < SWA__FLOAT_TILE_ROWS ? nr - r - 1 : SWA__FLOAT_TILE_ROWS - 1) * SWA__FLOAT_TILE_TOKENS + nt - 1) {
             case 0: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 1); break;
             case 1: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 2); break;
             case 2: swa__tile_avx512(wb, w_stride, xb, x_stride, len, acc + r, type, 1, 3); break;
@@ -10508,7 +10513,9 @@ SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f32_avx512, swa__dots_f32_avx512)
 SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f16_avx512, swa__dots_f16_avx512)
 SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_bf16_avx512, swa__dots_bf16_avx512)
 
-/* ---- Q8_0, Q4_0, IQ4_NL and MXFP4 against swa__q8g groups, 8 blocks at a time ----
+/* ---- IQ4_NL and MXFP4 against swa__q8g groups, 8 blocks at a time ----
+   (Q8_0 and Q4_0 go through the lanes kernels after this part; the helpers here still know
+   them, as the AVX2 ones they mirror do.)
    Weight blocks p and p + 4 fill one register in the order of the activations' 64 bytes at
    64 p: [p's first 16 | p+4's first 16 | p's last 16 | p+4's last 16]. vpdpbusd leaves block
    p's sum in lanes 0-3 and 8-11 and block p + 4's in 4-7 and 12-15, and the products of the
@@ -10631,10 +10638,205 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_grouped_avx512(const void *row, const
     if (nt > 3) out[3] = swa__hsum16_avx512(c3) - swa__hsum_avx2(o3) + tail3;
 }
 
-SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q8_0_avx512, swa__dots_q8_0_avx512, swa__dot_q8_0_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_Q8_0)
-SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q4_0_avx512, swa__dots_q4_0_avx512, swa__dot_q4_0_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_Q4_0)
 SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_iq4_nl_avx512, swa__dots_iq4_nl_avx512, swa__dot_iq4_nl_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_IQ4_NL)
 SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_mxfp4_avx512, swa__dots_mxfp4_avx512, swa__dot_mxfp4_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_MXFP4)
+
+/* ---- Q4_0 and Q8_0 with 16 rows in the lanes ----
+   The grouped kernels above keep each block's sum spread over 8 lanes of its row and scale it
+   lane by lane: a convert, a permute and an FMA for every vpdpbusd, so that the instruction the
+   product is built on gets a small share of the cycles. Here a zmm lane is a row: the tile's 16
+   rows' quants for one block are transposed once into 8 registers of 4 bytes a lane (word j:
+   elements 4j .. 4j + 3, unsigned: Q4_0's nibbles as they are, Q8_0's bytes plus 128), each
+   token's block meets them in 8 vpdpbusd against its words broadcast, starting from minus the
+   offset's term (8 sum x or 128 sum x), which leaves every row's exact sum of q x in its lane;
+   then one convert and one FMA per block and token serve 16 rows. A (row, token) pair's order
+   is therefore: acc = fma(sum_b, d_w d_x (rounded), acc), block after block from 0, the same
+   whatever the tile's rows and tokens, and the same in the one-row dot below: generation and a
+   prompt chunk give the same bits. Against the reference (which rounds sum_b d_w d_x before
+   adding) it is within the grouped kernels' tolerance. The tile takes up to 12 tokens: the
+   transposition is paid once for all of them, and 12 accumulators, 8 registers of quants and
+   the scales fit the 32 registers. */
+#define SWA__LANES 16
+
+/* 16 bytes at offset `at` of the 16 rows at rows[r] as 4 registers, r[m] lane i = bytes 4m ..
+   4m + 3 of row i. */
+SWA__AVX512 SWA__INLINE void swa__lanes_transpose_avx512(const uint8_t *const *rows, size_t at, __m512i r[4])
+{
+    const __m512i lo = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
+    const __m512i hi = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31);
+    const __m512i first = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+    const __m512i second = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+    __m512i z[4], a01, a23, b01, b23;
+    int g;
+    SWA__UNROLL(4)
+    for (g = 0; g < 4; g++) {   /* z[g]: rows 4g .. 4g + 3, one per 128-bit lane */
+        __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(rows[4 * g] + at)));
+        v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[4 * g + 1] + at)), 1);
+        v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[4 * g + 2] + at)), 2);
+        z[g] = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(rows[4 * g + 3] + at)), 3);
+    }
+    /* a01: word 0 of rows 0-7 then word 1; a23: words 2 and 3; b01, b23 the same for rows 8-15 */
+    a01 = _mm512_permutex2var_epi32(z[0], lo, z[1]);
+    a23 = _mm512_permutex2var_epi32(z[0], hi, z[1]);
+    b01 = _mm512_permutex2var_epi32(z[2], lo, z[3]);
+    b23 = _mm512_permutex2var_epi32(z[2], hi, z[3]);
+    r[0] = _mm512_permutex2var_epi32(a01, first, b01);
+    r[1] = _mm512_permutex2var_epi32(a01, second, b01);
+    r[2] = _mm512_permutex2var_epi32(a23, first, b23);
+    r[3] = _mm512_permutex2var_epi32(a23, second, b23);
+}
+
+/* Block b's quants of the 16 rows at rows[r] (a row may repeat, past the tile's last) as 8
+   registers, q[j] lane r = elements 4j .. 4j + 3 of row r as unsigned bytes, and their 16
+   scales. */
+SWA__AVX512 SWA__INLINE __m512 swa__lanes_unpack_avx512(const uint8_t *const *rows, int64_t b,
+                                                       __m512i q[8], const uint32_t type)
+{
+    const size_t at = (size_t)b * (size_t)swa__types[type].block_bytes;
+    uint16_t d[SWA__LANES];
+    __m512i r[4];
+    int m;
+    swa__lanes_transpose_avx512(rows, at + 2, r);
+    if (type == SWA_TYPE_Q4_0) {
+        SWA__UNROLL(4)
+        for (m = 0; m < 4; m++) {   /* bytes 4m .. 4m + 3 hold elements 4m .. and 16 + 4m .. */
+            q[m] = _mm512_and_si512(r[m], _mm512_set1_epi8(15));
+            q[4 + m] = _mm512_and_si512(_mm512_srli_epi16(r[m], 4), _mm512_set1_epi8(15));
+        }
+    } else {
+        SWA__UNROLL(4)
+        for (m = 0; m < 4; m++) q[m] = _mm512_xor_si512(r[m], _mm512_set1_epi8((char)0x80));
+        swa__lanes_transpose_avx512(rows, at + 18, r);
+        SWA__UNROLL(4)
+        for (m = 0; m < 4; m++) q[4 + m] = _mm512_xor_si512(r[m], _mm512_set1_epi8((char)0x80));
+    }
+    SWA__UNROLL(16)   /* the rows' f16 scales, at their blocks' starts */
+    for (m = 0; m < SWA__LANES; m++) d[m] = swa__load_u16(rows[m] + at);
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)d));
+}
+
+/* One token's block b against the unpacked rows, into acc. */
+SWA__AVX512 SWA__INLINE __m512 swa__lanes_step_avx512(const __m512i q[8], __m512 dw, const swa__q8g *a, int64_t b,
+                                                     __m512 acc, const uint32_t type)
+{
+    const int8_t *lo = swa__q8g_half(a, b, 0), *hi = swa__q8g_half(a, b, 1);
+    __m512i s = _mm512_set1_epi32(-swa__offset_of(type, a[b / 8].sum8[b % 8]));
+    int j;
+    SWA__UNROLL(4)
+    for (j = 0; j < 4; j++) {
+        s = _mm512_dpbusd_epi32(s, q[j], _mm512_set1_epi32((int)swa__load_u32((const uint8_t *)lo + 4 * j)));
+        s = _mm512_dpbusd_epi32(s, q[4 + j], _mm512_set1_epi32((int)swa__load_u32((const uint8_t *)hi + 4 * j)));
+    }
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_set1_ps(a[b / 8].d[b % 8])), acc);
+}
+
+/* The 16 rows are 16 streams the hardware prefetcher does not follow: each time a tile's
+   column offset enters a new line, the next tile's 16 lines at that offset are fetched into L2
+   (a tile later they are read), or with one token on long rows, these rows' lines further on,
+   as the float tiles do. */
+SWA__AVX512 SWA__INLINE void swa__lanes_prefetch_avx512(const uint8_t *w, size_t w_stride, size_t offset, size_t row_bytes,
+                                                       int tokens)
+{
+    uintptr_t p = (uintptr_t)w + SWA__LANES * w_stride + offset;
+    int r;
+    if (tokens == 1 && row_bytes >= SWA__PREFETCH_ROWS_FROM) {
+        swa__prefetch_rows_ahead(w, w_stride, SWA__LANES, offset);
+        return;
+    }
+    SWA__UNROLL(16)
+    for (r = 0; r < SWA__LANES; r++) _mm_prefetch((const char *)(p + (size_t)r * w_stride), _MM_HINT_T1);
+}
+
+/* Up to 16 rows x T <= SWA__TILE_MAX_TOKENS tokens (T and the type constants after inlining). */
+SWA__AVX512 SWA__INLINE void swa__lanes_tile_avx512(const uint8_t *const *rows, size_t w_stride, int nr,
+                                                   const uint8_t *x, size_t x_stride, int64_t n, float *y, int64_t ldy,
+                                                   const uint32_t type, const int T)
+{
+    const size_t block_bytes = (size_t)swa__types[type].block_bytes, row_bytes = (size_t)(n / 32) * block_bytes;
+    __m512 acc[SWA__TILE_MAX_TOKENS];
+    __m512i q[8];
+    int64_t b;
+    int t;
+    SWA__UNROLL(12)
+    for (t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();
+    for (b = 0; b < n / 32; b++) {
+        const size_t at = (size_t)b * block_bytes;
+        __m512 dw;
+        if (at % 64 < block_bytes) swa__lanes_prefetch_avx512(rows[0], w_stride, at - at % 64, row_bytes, T);
+        dw = swa__lanes_unpack_avx512(rows, b, q, type);
+        SWA__UNROLL(12)
+        for (t = 0; t < T; t++)
+            acc[t] = swa__lanes_step_avx512(q, dw, (const swa__q8g *)(x + (size_t)t * x_stride), b, acc[t], type);
+    }
+    SWA__UNROLL(12)
+    for (t = 0; t < T; t++) _mm512_mask_storeu_ps(y + t * ldy, (__mmask16)((1u << nr) - 1u), acc[t]);
+}
+
+SWA__AVX512 SWA__INLINE void swa__dots_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                                   int nt, int64_t n, float *y, int64_t ldy, const uint32_t type)
+{
+    const uint8_t *rows[SWA__LANES], *xb = (const uint8_t *)x;
+    int r;
+    for (r = 0; r < SWA__LANES; r++)   /* lanes past the tile's rows repeat its last */
+        rows[r] = (const uint8_t *)w + (size_t)(r < nr ? r : nr - 1) * w_stride;
+    switch (nt) {   /* the tokens, a constant in the kernel each case picks */
+    case 1: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 1); break;
+    case 2: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 2); break;
+    case 3: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 3); break;
+    case 4: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 4); break;
+    case 5: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 5); break;
+    case 6: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 6); break;
+    case 7: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 7); break;
+    case 8: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 8); break;
+    case 9: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 9); break;
+    case 10: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 10); break;
+    case 11: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 11); break;
+    default: swa__lanes_tile_avx512(rows, w_stride, nr, xb, x_stride, n, y, ldy, type, 12); break;
+    }
+}
+
+/* One row and one token in the same order, block by block. */
+SWA__AVX512 SWA__INLINE float swa__dot_lanes_avx512(const void *row, const void *x, int64_t n, const uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    const swa__q8g *a = (const swa__q8g *)x;
+    const size_t block_bytes = (size_t)swa__types[type].block_bytes;
+    __m128 acc = _mm_setzero_ps();
+    int64_t b;
+    for (b = 0; b < n / 32; b++, w += block_bytes) {
+        __m256i q = swa__block_avx2(w, type);
+        int32_t s;
+        __m128 ds;
+        if (swa__signed_quants(type)) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
+        s = swa__hsum_epi32_avx2(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b))) -
+            swa__offset_of(type, a[b / 8].sum8[b % 8]);
+        ds = _mm_mul_ss(_mm_set_ss(_cvtsh_ss(swa__load_u16(w))), _mm_set_ss(a[b / 8].d[b % 8]));
+        acc = _mm_fmadd_ss(_mm_set_ss((float)s), ds, acc);
+    }
+    return _mm_cvtss_f32(acc);
+}
+
+SWA__AVX512 static void swa__dots_q4_0_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                                    int nt, int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_lanes_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_Q4_0);
+}
+
+SWA__AVX512 static void swa__dots_q8_0_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                                    int nt, int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_lanes_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_Q8_0);
+}
+
+SWA__AVX512 static float swa__dot_q4_0_lanes_avx512(const void *row, const void *x, int64_t n)
+{
+    return swa__dot_lanes_avx512(row, x, n, SWA_TYPE_Q4_0);
+}
+
+SWA__AVX512 static float swa__dot_q8_0_lanes_avx512(const void *row, const void *x, int64_t n)
+{
+    return swa__dot_lanes_avx512(row, x, n, SWA_TYPE_Q8_0);
+}
 
 /* ---- K-quants against swa__q8k super-blocks ----
    A register of weights holds 64 elements in order, as unsigned bytes; maddubs gives the
@@ -12715,11 +12917,13 @@ static void swa__kernels_avx512(swa__kernels *k)
     k->type[SWA_TYPE_F32].tile_rows = k->type[SWA_TYPE_F16].tile_rows = k->type[SWA_TYPE_BF16].tile_rows =
         SWA__TILE_MAX_ROWS;
     k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =
-        SWA__TILE_MAX_TOKENS;
-    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_avx512;
-    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_avx512;
-    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_avx512;
-    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_avx512;
+        SWA__FLOAT_TILE_TOKENS;
+    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_lanes_avx512;
+    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_lanes_avx512;
+    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_lanes_avx512;
+    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_lanes_avx512;
+    k->type[SWA_TYPE_Q8_0].tile_rows = k->type[SWA_TYPE_Q4_0].tile_rows = SWA__LANES;
+    k->type[SWA_TYPE_Q8_0].tile_tokens = k->type[SWA_TYPE_Q4_0].tile_tokens = SWA__TILE_MAX_TOKENS;
     k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_avx512;
     k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_avx512;
     k->type[SWA_TYPE_MXFP4].dot = swa__dot_mxfp4_avx512;
@@ -12743,6 +12947,9 @@ static void swa__kernels_amx(swa__kernels *k)
     k->type[SWA_TYPE_Q8_0].gemm = swa__gemm_q8_0_amx;
     k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_amx;
     k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_amx;
+    /* the avx512 set's tiles are its lanes kernels' */
+    k->type[SWA_TYPE_Q8_0].tile_rows = k->type[SWA_TYPE_Q4_0].tile_rows = SWA__TILE_ROWS;
+    k->type[SWA_TYPE_Q8_0].tile_tokens = k->type[SWA_TYPE_Q4_0].tile_tokens = SWA__TILE_TOKENS;
     k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_amx;
     k->type[SWA_TYPE_Q8_0].gemm_from = 2;   /* below SWA__AMX_FROM, swa__words_rows_amx */
     k->type[SWA_TYPE_Q4_0].gemm_from = 1;   /* below SWA__AMX_FROM, swa__words_rows_amx */

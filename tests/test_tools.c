@@ -1116,6 +1116,36 @@ static void test_tools_input_and_usage(void **state)
     free(log);
 }
 
+/* swa-kbench --peak: a table of the instructions' peaks (every row a positive rate), then a row
+   of Q4_0's prompt kernels for each SIMD set; a bad value is a usage error. A 4-token chunk
+   and short peaks keep it to a second or two. */
+static void test_kbench_peak(void **state)
+{
+    char *log, *at;
+    int rc, peaks = 0, rows = 0;
+    (void)state;
+    need_programs();
+    log = tu_capture(PROGRAM("swa-kbench") " --peak --type q4_0 --tokens 4 --reps 1 --ms 10 -t 2 2>&1", &rc);
+    if (rc != 0 || !strstr(log, "| instruction | multiply-adds per instruction |")) fail_msg("swa-kbench --peak: exit %d, %s", rc, log);
+    for (at = strchr(log, '\n'); at; at = strchr(at + 1, '\n')) {
+        double one = 0, two = 0;
+        int macs = 0;
+        char name[64];
+        if (sscanf(at + 1, "| %63[^|]| %d | %lf | %lf |", name, &macs, &one, &two) == 4) {
+            if (macs <= 0 || one <= 0 || two <= 0) fail_msg("a peak row without a rate: %.80s", at + 1);
+            peaks++;
+        }
+        if (!strncmp(at + 1, "| Q4_0 | ", 9)) rows++;
+    }
+#if defined(__x86_64__) || defined(__aarch64__)
+    if (peaks == 0 || rows == 0) fail_msg("swa-kbench --peak: %d peaks, %d Q4_0 rows: %s", peaks, rows, log);
+#endif
+    free(log);
+    log = tu_capture(PROGRAM("swa-kbench") " --peak --tokens 0 2>&1", &rc);
+    if (rc != 2) fail_msg("swa-kbench --peak --tokens 0: exit %d, %s", rc, log);
+    free(log);
+}
+
 /* llama-quantize's type names as it prints them (Q4_K_M) and its file type numbers (15 for
    LLAMA_FTYPE_MOSTLY_Q4_K_M, 16 for Q5_K_S, 7 for Q8_0: llama.h) give the file the lower-case
    name gives, byte for byte. */
@@ -1166,6 +1196,7 @@ int main(void)
         cmocka_unit_test(test_perplexity_interrupt),
         cmocka_unit_test(test_tools_input_and_usage),
         cmocka_unit_test(test_quantize_llama_names),
+        cmocka_unit_test(test_kbench_peak),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
