@@ -5117,7 +5117,10 @@ static int swa__kv_runs(const swa_ctx *c, int64_t l, int64_t t, int64_t lo, int6
 /* Work items are (token, key head, block of up to 4 of the query heads sharing that key head),
    so that grouped-query attention reads each key and value once per block, not once per head:
    the scores go through the tile kernel (keys as rows, heads as tokens), the weighted sum of
-   values through the wsum kernel. Every output still has one fixed order of operations. */
+   values through the wsum kernel. Every output still has one fixed order of operations. The
+   threads take the items in turn rather than in contiguous halves: in a chunk on a global layer
+   the later tokens see more keys, and halves gave the second thread about three times the first
+   one's work. */
 static void swa__attention_run(void *arg, int share, int n_shares)
 {
     const swa__attention_task *task = (const swa__attention_task *)arg;
@@ -5125,7 +5128,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     const swa_hparams *hp = &c->model->hp;
     int64_t hd = hp->head_dim, qd = (int64_t)hp->n_head * hd, group = hp->n_head / hp->n_kv_head;
     int64_t blocks = (group + SWA__TILE_TOKENS - 1) / SWA__TILE_TOKENS, items = hp->n_kv_head * blocks;
-    int64_t W = swa__recent(c, task->l), ls = c->max_slots, p0, p1, p, j;
+    int64_t W = swa__recent(c, task->l), ls = c->max_slots, p, j;
     size_t row = c->kv_row, head_bytes = (size_t)swa__kv_bytes(c->kv_type, hd);
     /* a Q8_0 cache meets the queries quantized to Q8 blocks, as Q8_0 weights meet activations */
     uint32_t type = c->cache_type;
@@ -5136,8 +5139,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     float *scores = c->scores + (int64_t)share * SWA__TILE_TOKENS * ls, scale = c->model->q_scale;
     float cap = c->model->attn_softcap;
     const float *sink = c->model->layers[task->l].attn_sinks;
-    swa__split(task->n * items, share, n_shares, &p0, &p1);
-    for (p = p0; p < p1; p++) {
+    for (p = share; p < task->n * items; p += n_shares) {   /* in turn: a causal chunk's later tokens see more keys */
         int64_t t = p / items, g = p % items / blocks, h0 = g * group + p % blocks * SWA__TILE_TOKENS;
         int64_t i = c->tok_pos[t], lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0;
         int64_t heads_left = (g + 1) * group - h0;
