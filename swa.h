@@ -1,4 +1,4 @@
-/* swa.h - v0.10.0 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.11.0 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -163,6 +163,9 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.11.0 gpt-oss (attention sinks, swiglu_oai), mistral3, olmo2 (OLMo 2 and 3), cohere2
+           (Command R7B); YaRN; AVX-512 Q4_0/Q8_0 prompt kernels with a row in each lane;
+           attention's work dealt to the threads in turn.
     0.10.0 mixtures of experts (Mixtral, qwen3moe); MXFP4; every chat template of llama.cpp's
            December 2025 formatter; snapshots checked whole, with a checksum, before anything
            changes; the sampler records its own tokens; swa_ctx_embed on a named sequence;
@@ -213,7 +216,7 @@ REVISION HISTORY
 #include <stdint.h>
 
 #define SWA_VERSION_MAJOR 0
-#define SWA_VERSION_MINOR 10
+#define SWA_VERSION_MINOR 11
 #define SWA_VERSION_PATCH 0
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
