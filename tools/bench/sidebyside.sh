@@ -4,9 +4,10 @@
 # Markdown table of medians over the rounds (min-max in parentheses).
 #
 #   tools/bench/sidebyside.sh LLAMA_BUILD_DIR [-t 2] [-p 128] [-n 32] [--rounds 3] [-r 2] [--batched 1,2,4,8]
-#                       [--swa-bench build/swa-bench] [--kernels best] [--log FILE] MODEL.gguf...
+#                       [--swa-bench build/swa-bench] [--kernels best] [--fa 0|1] [--log FILE] MODEL.gguf...
 #
-#   -r is repetitions per program per round; --kernels goes to swa-bench (best|ref|avx2|avx-vnni|avx512|amx|neon);
+#   -r is repetitions per program per round; --kernels goes to swa-bench (best|ref|avx2|avx-vnni|avx512|amx|neon),
+#   --fa to llama-bench (flash attention off or on; default: its own default);
 #   --batched B,B,...: llama-batched-bench and swa-batched-bench instead, B sequences of -p prompt
 #   and -n generated tokens each (one run a round; default -p 64); the raw output of every run
 #   goes to --log FILE (default: stderr).
@@ -21,11 +22,11 @@
 set -eu
 
 die() { echo "sidebyside.sh: $*" >&2; exit 1; }
-usage() { sed -n '5,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '5,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 [ $# -ge 1 ] || usage
 LLAMA=$1; shift
-THREADS=2 PP= TG=32 ROUNDS=3 REPS=2 SWA= KERNELS=best LOG= BATCHES=
+THREADS=2 PP= TG=32 ROUNDS=3 REPS=2 SWA= KERNELS=best LOG= BATCHES= FA=
 while [ $# -gt 0 ]; do
     case $1 in -h|--help) usage ;; -*) [ $# -ge 2 ] || die "$1 needs a value" ;; *) break ;; esac
     case $1 in
@@ -38,6 +39,7 @@ while [ $# -gt 0 ]; do
         --swa-bench) SWA=$2 ;;
         --kernels) KERNELS=$2 ;;
         --log) LOG=$2 ;;
+        --fa) FA=$2 ;;
         *) die "unknown option $1" ;;
     esac
     shift 2
@@ -100,7 +102,7 @@ while [ $round -lt "$ROUNDS" ]; do
         name=$(basename "$m")
         echo "## round $round/$ROUNDS, $name" | log
         if [ -n "$BATCHES" ]; then batched_round; continue; fi
-        run "$LLAMA_BENCH" "$LLAMA/bin/$LLAMA_BENCH" -m "$m" -t "$THREADS" -p "$PP" -n "$TG" -r "$REPS" -o jsonl
+        run "$LLAMA_BENCH" "$LLAMA/bin/$LLAMA_BENCH" -m "$m" -t "$THREADS" -p "$PP" -n "$TG" -r "$REPS" ${FA:+-fa "$FA"} -o jsonl
         # one JSON object a line, one per test; the round's value is the median of its samples_ts
         awk -v name="$name" '
             function field(key,   s) {
@@ -138,7 +140,7 @@ cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null) 
 used=$(awk -F'\t' '$3 == "kernels" && !s[$4]++ { printf "%s%s", n++ ? "," : "", $4 }' "$TMP/results")
 echo "# swa.h and llama.cpp side by side, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo
-echo "CPU: ${cpu:-unknown}; llama.cpp ${commit:-unknown} ($LLAMA); $THREADS threads, pp$PP, tg$TG;"
+echo "CPU: ${cpu:-unknown}; llama.cpp ${commit:-unknown} ($LLAMA${FA:+, -fa $FA}); $THREADS threads, pp$PP, tg$TG;"
 if [ -n "$BATCHES" ]; then
     echo "$ROUNDS rounds of one run per program; swa.h kernels: $KERNELS (used: ${used:-?})."
     echo "B sequences of pp$PP and tg$TG each; aggregate speeds (S_PP, S_TG: B x tokens over the time)."
