@@ -3128,7 +3128,7 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
      2. its row here (sizes, activation form, reference stem);
      3. its reference kernels, swa__dequant_<stem>_ref and swa__dot_<stem>_ref (with the
         kernels, the only code that knows its layout);
-     4. AVX2: its unpacking in the driver it shares (swa__row_dots_b32_avx2 for blocks of 32,
+     4. AVX2: its unpacking in the driver it shares (swa__row_dots_grouped_avx2 for blocks of 32,
         swa__row_dots_kblock_avx2 for super-blocks, or a driver of its own) and one line in
         SWA__AVX2_TYPES, which makes its kernels and enters them in the AVX2 table;
      5. NEON: the same in the NEON drivers and SWA__NEON_TYPES.
@@ -9195,8 +9195,8 @@ SWA__AVX2 SWA__INLINE __m256i swa__table_lookup_avx2(const int8_t *table, __m256
     return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table)), nibbles);
 }
 
-/* Q8_0, Q4_0, IQ4_NL and MXFP4 rows against swa__q8g groups of activations, 8 blocks at a time
-   and up to 4 tokens at once. Weight blocks p and p + 4 (p < 4) share a register pair, first halves in one
+/* Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4 rows against swa__q8g groups of activations,
+   8 blocks at a time and up to 4 tokens at once. Weight blocks p and p + 4 (p < 4) share a register pair, first halves in one
    and second halves in the other, against the activations laid out to match, so that madd
    leaves each block's sum in 4 lanes of one 128-bit half and a short reduction gathers the 8
    blocks' sums into one register, in block order, where the scales (converted 8 at a time) and
@@ -9207,19 +9207,31 @@ SWA__AVX2 SWA__INLINE __m256i swa__table_lookup_avx2(const int8_t *table, __m256
    sums afterwards: sum (w - 8) q = sum w q - sum8. IQ4_NL and MXFP4 are Q4_0's nibbles looked up
    in a table (one byte shuffle): IQ4_NL's values are signed as Q8_0's bytes are; MXFP4's codes
    plus 12 (0..24) are unsigned as Q4_0's nibbles are, and their offset comes off the same way:
-   12 sum q = sum8 + sum8 / 2. A token's steps do not depend on the other tokens of the tile, so
-   its result does not either. */
+   12 sum q = sum8 + sum8 / 2. Q5_0's and Q5_1's fifth bits join the nibbles as 16 (two blocks'
+   words expanded to bytes at once), making Q5_0's unsigned quants 0..31 with offset 16:
+   16 sum q = 2 sum8. Q4_1's and Q5_1's quants are unsigned as they are, and their offsets m
+   (f16, converted 8 at a time as the scales are) meet the blocks' activation sums in a second
+   product beside the scales': dx (d s + m / 8 sum8). A token's steps do not depend on the other
+   tokens of the tile, so its result does not either. */
 static const int8_t swa__mxfp4_plus12[16] = {12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0};
 
-/* Whether a type's weights go to maddubs unsigned, their offset (Q4_0's 8, MXFP4's 12) taken off
-   the sums afterwards: small (|w| <= 24), so that the int16 sums below have room to add up
-   before they widen. */
-static int swa__offset_quants(uint32_t type) { return type == SWA_TYPE_Q4_0 || type == SWA_TYPE_MXFP4; }
+/* Whether a type's weights go to maddubs unsigned with an integer offset (Q4_0's 8, MXFP4's 12,
+   Q5_0's 16) taken off the sums afterwards. */
+static int swa__offset_quants(uint32_t type)
+{
+    return type == SWA_TYPE_Q4_0 || type == SWA_TYPE_MXFP4 || type == SWA_TYPE_Q5_0;
+}
 
-/* k sum q of a block, from sum8 = 8 sum q: Q4_0's k = 8, MXFP4's 12. */
+/* Whether a type's weights go to maddubs unsigned: those with an integer offset and those with
+   a float one (Q4_1's and Q5_1's m). All are small (0..31), so that the int16 sums below have
+   room to add up before they widen. */
+static int swa__unsigned_quants(uint32_t type) { return swa__offset_quants(type) || swa__b32_has_min(type); }
+
+/* k sum q of a block, from sum8 = 8 sum q: Q4_0's k = 8, MXFP4's 12, Q5_0's 16. */
 SWA__AVX2 SWA__INLINE __m256i swa__offsets_avx2(__m256i sum8, uint32_t type)
 {
-    return type == SWA_TYPE_MXFP4 ? _mm256_add_epi32(sum8, _mm256_srai_epi32(sum8, 1)) : sum8;
+    return type == SWA_TYPE_MXFP4 ? _mm256_add_epi32(sum8, _mm256_srai_epi32(sum8, 1))
+         : type == SWA_TYPE_Q5_0  ? _mm256_slli_epi32(sum8, 1) : sum8;
 }
 
 /* For the unsigned products of the VNNI sets: whether a type's weights are signed bytes there
@@ -9238,15 +9250,39 @@ static const int8_t *swa__group_table(uint32_t type)
     return type == SWA_TYPE_MXFP4 ? swa__mxfp4_plus12 : type == SWA_TYPE_IQ4_NL ? swa__iq4nl_values : NULL;
 }
 
+/* 16 where a bit is set, else 0: byte e of the result tests bit e % 8 of byte spread[e] of its
+   128-bit lane of bits. */
+SWA__AVX2 SWA__INLINE __m256i swa__bits_to_16s_avx2(__m256i bits, __m256i spread)
+{
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+    __m256i v = _mm256_and_si256(_mm256_shuffle_epi8(bits, spread), bit);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(v, bit), _mm256_set1_epi8(16));
+}
+
+/* The fifth bits of pair p's blocks (Q5_0, Q5_1) onto their nibbles: both blocks' 32-bit words
+   in one 64-bit lane, block p's bits 0..15 to lo's low 128-bit lane and p + 4's to its high one,
+   bits 16..31 to hi's. */
+SWA__AVX2 SWA__INLINE void swa__pair_fifth_bits_avx2(const uint8_t *w, int p, int bb, int at, __m256i *lo, __m256i *hi)
+{
+    const __m256i spread_lo = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                               4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5);
+    const __m256i spread_hi = _mm256_add_epi8(spread_lo, _mm256_set1_epi8(2));
+    const uint64_t qh = swa__load_le32(w + bb * p + at - 4) | (uint64_t)swa__load_le32(w + bb * (p + 4) + at - 4) << 32;
+    const __m256i bits = _mm256_set1_epi64x((long long)qh);
+    *lo = _mm256_or_si256(*lo, swa__bits_to_16s_avx2(bits, spread_lo));
+    *hi = _mm256_or_si256(*hi, swa__bits_to_16s_avx2(bits, spread_hi));
+}
+
 SWA__AVX2 SWA__INLINE void swa__pair_avx2(const uint8_t *w, int p, uint32_t type, __m256i *lo, __m256i *hi)
 {
-    if (type != SWA_TYPE_Q8_0) {   /* nibbles, as they are or through a table */
+    if (type != SWA_TYPE_Q8_0) {   /* nibbles, as they are or through a table, or with fifth bits */
         const __m256i low4 = _mm256_set1_epi8(15);
         const int bb = (int)swa__types[type].block_bytes, at = swa__b32_qs_at(type);
         __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + bb * p + at))),
                                             _mm_loadu_si128((const __m128i *)(w + bb * (p + 4) + at)), 1);
         *lo = _mm256_and_si256(v, low4);
         *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+        if (swa__b32_has_qh(type)) swa__pair_fifth_bits_avx2(w, p, bb, at, lo, hi);
         if (swa__group_table(type)) {
             *lo = swa__table_lookup_avx2(swa__group_table(type), *lo);
             *hi = swa__table_lookup_avx2(swa__group_table(type), *hi);
@@ -9262,8 +9298,8 @@ SWA__AVX2 SWA__INLINE void swa__pair_avx2(const uint8_t *w, int p, uint32_t type
 /* The int16 sums of w x over 2 bytes at a time, for a register of weights and one of activations. */
 SWA__AVX2 SWA__INLINE __m256i swa__sums2_avx2(__m256i w, __m256i x, uint32_t type)
 {
-    return swa__offset_quants(type) ? _mm256_maddubs_epi16(w, x)
-                                 : _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
+    return swa__unsigned_quants(type) ? _mm256_maddubs_epi16(w, x)
+                                   : _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
 }
 
 SWA__AVX2 SWA__INLINE __m256i swa__sums4_avx2(__m256i w, __m256i x, uint32_t type)
@@ -9271,12 +9307,12 @@ SWA__AVX2 SWA__INLINE __m256i swa__sums4_avx2(__m256i w, __m256i x, uint32_t typ
     return _mm256_madd_epi16(swa__sums2_avx2(w, x, type), _mm256_set1_epi16(1));
 }
 
-/* Q4_0's and MXFP4's int16 sums stay within 2 * 24 * 127, so two of them add before widening;
-   Q8_0's and IQ4_NL's reach 2 * 127 * 127 and widen first. */
+/* The unsigned quants' int16 sums stay within 2 * 31 * 127, so two of them add before widening
+   (4 * 31 * 127 < 2^15); Q8_0's and IQ4_NL's reach 2 * 127 * 127 and widen first. */
 SWA__AVX2 SWA__INLINE __m256i swa__pair_sums_avx2(__m256i lo, __m256i hi, const int8_t *q, uint32_t type)
 {
     __m256i xl = _mm256_loadu_si256((const __m256i *)q), xh = _mm256_loadu_si256((const __m256i *)(q + 32));
-    if (swa__offset_quants(type))
+    if (swa__unsigned_quants(type))
         return _mm256_madd_epi16(_mm256_add_epi16(swa__sums2_avx2(lo, xl, type), swa__sums2_avx2(hi, xh, type)),
                                  _mm256_set1_epi16(1));
     return _mm256_add_epi32(swa__sums4_avx2(lo, xl, type), swa__sums4_avx2(hi, xh, type));
@@ -9327,12 +9363,12 @@ SWA__AVX2 SWA__INLINE void swa__store_sums_avx2(float *out, int nt, __m256 c0, _
     if (nt > 3) out[3] = swa__hsum_avx2(c3);
 }
 
-/* The 8 blocks' sums in block order, from pairs p (block p in lanes 0..3, p + 4 in 4..7). Q4_0's
-   and MXFP4's lanes stay within 8 * 24 * 127, so they pack to int16 and one madd adds pairs of
-   them: two packs and two madds cost less than two hadds. */
+/* The 8 blocks' sums in block order, from pairs p (block p in lanes 0..3, p + 4 in 4..7). The
+   unsigned quants' lanes stay within 8 * 31 * 127 < 2^15, so they pack to int16 without
+   saturating and one madd adds pairs of them: two packs and two madds cost less than two hadds. */
 SWA__AVX2 SWA__INLINE __m256i swa__block_sums8_avx2(__m256i p0, __m256i p1, __m256i p2, __m256i p3, uint32_t type)
 {
-    if (swa__offset_quants(type)) {
+    if (swa__unsigned_quants(type)) {
         const __m256i ones = _mm256_set1_epi16(1);
         return _mm256_hadd_epi32(_mm256_madd_epi16(_mm256_packs_epi32(p0, p1), ones),
                                  _mm256_madd_epi16(_mm256_packs_epi32(p2, p3), ones));
@@ -9341,10 +9377,10 @@ SWA__AVX2 SWA__INLINE __m256i swa__block_sums8_avx2(__m256i p0, __m256i p1, __m2
 }
 
 /* A group of 8 blocks, unpacked once for all the tokens: its 4 pairs of weight registers (see
-   swa__pair_avx2) and its 8 scales. */
+   swa__pair_avx2), its 8 scales and (Q4_1, Q5_1) its 8 offsets m / 8. */
 typedef struct swa__group_avx2 {
     __m256i lo[4], hi[4];
-    __m256 dw;
+    __m256 dw, mw;
 } swa__group_avx2;
 
 /* A group's 8 scales, f16 or (MXFP4) E8M0. */
@@ -9359,9 +9395,16 @@ SWA__AVX2 SWA__INLINE float swa__block_scale_avx2(const uint8_t *w, uint32_t typ
     return type == SWA_TYPE_MXFP4 ? swa__e8m0_half(w[0]) : _cvtsh_ss(swa__load_u16(w));
 }
 
+/* Q4_1's and Q5_1's m / 8 (exact: a power of 2), which meets sum8 = 8 sum x. */
+SWA__AVX2 SWA__INLINE __m256 swa__group_mins_avx2(const uint8_t *w, int block_bytes)
+{
+    return _mm256_mul_ps(swa__scales8_avx2(w + 2, block_bytes), _mm256_set1_ps(0.125f));
+}
+
 SWA__AVX2 SWA__INLINE void swa__group_unpack_avx2(const uint8_t *w, int block_bytes, uint32_t type, swa__group_avx2 *g)
 {
     g->dw = swa__group_scales_avx2(w, block_bytes, type);
+    if (swa__b32_has_min(type)) g->mw = swa__group_mins_avx2(w, block_bytes);
     swa__pair_avx2(w, 0, type, &g->lo[0], &g->hi[0]);
     swa__pair_avx2(w, 1, type, &g->lo[1], &g->hi[1]);
     swa__pair_avx2(w, 2, type, &g->lo[2], &g->hi[2]);
@@ -9381,7 +9424,11 @@ SWA__AVX2 SWA__INLINE __m256 swa__group_step_avx2(const swa__group_avx2 *g, cons
                                       swa__pair_sums_avx2(g->lo[1], g->hi[1], a->q + 64, type),
                                       swa__pair_sums_avx2(g->lo[2], g->hi[2], a->q + 128, type),
                                       swa__pair_sums_avx2(g->lo[3], g->hi[3], a->q + 192, type), type);
-    if (swa__offset_quants(type)) s = _mm256_sub_epi32(s, swa__offsets_avx2(_mm256_loadu_si256((const __m256i *)a->sum8), type));
+    const __m256i sum8 = _mm256_loadu_si256((const __m256i *)a->sum8);
+    if (swa__b32_has_min(type))
+        return _mm256_fmadd_ps(_mm256_loadu_ps(a->d),
+                               _mm256_fmadd_ps(g->dw, _mm256_cvtepi32_ps(s), _mm256_mul_ps(g->mw, _mm256_cvtepi32_ps(sum8))), acc);
+    if (swa__offset_quants(type)) s = _mm256_sub_epi32(s, swa__offsets_avx2(sum8, type));
     return _mm256_fmadd_ps(_mm256_mul_ps(g->dw, _mm256_loadu_ps(a->d)), _mm256_cvtepi32_ps(s), acc);
 }
 
@@ -9402,21 +9449,38 @@ SWA__AVX2 SWA__INLINE __m256i swa__block_x_avx2(const swa__q8g *a, int64_t b)
 }
 
 /* One block's 32 weights in element order: Q4_0's low nibbles then its high ones (IQ4_NL's and
-   MXFP4's through their tables, as swa__pair_avx2 has them). */
+   MXFP4's through their tables, Q5_0's and Q5_1's with their fifth bits, as swa__pair_avx2 has
+   them). */
 SWA__AVX2 SWA__INLINE __m256i swa__block_avx2(const uint8_t *w, uint32_t type)
 {
+    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    const int at = swa__b32_qs_at(type);
     __m256i q;
     if (type == SWA_TYPE_Q8_0) return _mm256_loadu_si256((const __m256i *)(w + 2));
-    q = swa__nibbles_avx2(w + swa__b32_qs_at(type));
+    q = swa__nibbles_avx2(w + at);
+    if (swa__b32_has_qh(type)) q = _mm256_or_si256(q, swa__bits_to_16s_avx2(_mm256_set1_epi32((int)swa__load_le32(w + at - 4)), spread));
     return swa__group_table(type) ? swa__table_lookup_avx2(swa__group_table(type), q) : q;
 }
 
-/* One token's turn on block b (weights q, scale dw) of a row's last, partial group. */
-SWA__AVX2 SWA__INLINE __m256 swa__block_step_avx2(__m256i q, float dw, const swa__q8g *a, int64_t b, uint32_t type, __m256 acc)
+/* A block's m / 8 (Q4_1, Q5_1; else 0). */
+SWA__AVX2 SWA__INLINE float swa__block_min_avx2(const uint8_t *w, uint32_t type)
 {
+    return swa__b32_has_min(type) ? _cvtsh_ss(swa__load_u16(w + 2)) * 0.125f : 0.0f;
+}
+
+/* One token's turn on block b (weights q, scale dw, offset mw = m / 8) of a row's last, partial
+   group. */
+SWA__AVX2 SWA__INLINE __m256 swa__block_step_avx2(__m256i q, float dw, float mw, const swa__q8g *a, int64_t b, uint32_t type,
+                                                  __m256 acc)
+{
+    const int32_t sum8 = a[b / 8].sum8[b % 8];
     __m256i s = swa__sums4_avx2(q, swa__block_x_avx2(a, b), type);
-    if (swa__offset_quants(type))
-        s = _mm256_sub_epi32(s, swa__offsets_avx2(_mm256_setr_epi32(a[b / 8].sum8[b % 8], 0, 0, 0, 0, 0, 0, 0), type));
+    if (swa__b32_has_min(type))
+        return _mm256_fmadd_ps(_mm256_set1_ps(a[b / 8].d[b % 8]),
+                               _mm256_fmadd_ps(_mm256_set1_ps(dw), _mm256_cvtepi32_ps(s),
+                                               _mm256_setr_ps(mw * (float)sum8, 0, 0, 0, 0, 0, 0, 0)), acc);
+    if (swa__offset_quants(type)) s = _mm256_sub_epi32(s, swa__offsets_avx2(_mm256_setr_epi32(sum8, 0, 0, 0, 0, 0, 0, 0), type));
     return _mm256_fmadd_ps(_mm256_set1_ps(dw * a[b / 8].d[b % 8]), _mm256_cvtepi32_ps(s), acc);
 }
 
@@ -9444,11 +9508,11 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_grouped_avx2(const void *row, const voi
     }
     for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
         __m256i q = swa__block_avx2(w, type);
-        float dw = swa__block_scale_avx2(w, type);
-        if (nt > 0) c0 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 0), b, type, c0);
-        if (nt > 1) c1 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 1), b, type, c1);
-        if (nt > 2) c2 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 2), b, type, c2);
-        if (nt > 3) c3 = swa__block_step_avx2(q, dw, swa__q8g_token(xa, stride, 3), b, type, c3);
+        float dw = swa__block_scale_avx2(w, type), mw = swa__block_min_avx2(w, type);
+        if (nt > 0) c0 = swa__block_step_avx2(q, dw, mw, swa__q8g_token(xa, stride, 0), b, type, c0);
+        if (nt > 1) c1 = swa__block_step_avx2(q, dw, mw, swa__q8g_token(xa, stride, 1), b, type, c1);
+        if (nt > 2) c2 = swa__block_step_avx2(q, dw, mw, swa__q8g_token(xa, stride, 2), b, type, c2);
+        if (nt > 3) c3 = swa__block_step_avx2(q, dw, mw, swa__q8g_token(xa, stride, 3), b, type, c3);
     }
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
@@ -9760,57 +9824,6 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_k_avx2, swa__dots_q4_k_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q5_k_avx2, swa__dots_q5_k_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q6_k_avx2, swa__dots_q6_k_avx2)
 
-/* Q4_1, Q5_0 and Q5_1 rows against swa__q8g activations, a block at a time for up to 4 tokens
-   (IQ4_NL and MXFP4 take Q4_0's groups above): the block's 32 quants are unpacked once into a
-   register, in element order, and each token's exact integer sum meets d * dx in one FMA.
-   maddubs wants one unsigned operand: Q4_1's and Q5_1's quants are unsigned (0..31), and their
-   offset meets the block's activation sum apart; Q5_0's are signed, so |q| meets x with q's sign
-   moved onto it (|q| <= 127, so pairs stay within int16). A token's steps do not depend on the
-   other tokens, so neither does its result. */
-
-/* 32 bits to 32 bytes: byte e is `value` where bit e is set, else 0. */
-SWA__AVX2 SWA__INLINE __m256i swa__bits_to_bytes_avx2(uint32_t bits, char value)
-{
-    const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
-    __m256i v = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), spread), bit);
-    return _mm256_and_si256(_mm256_cmpeq_epi8(v, bit), _mm256_set1_epi8(value));
-}
-
-SWA__AVX2 SWA__INLINE __m256i swa__b32_quants_avx2(const uint8_t *b, uint32_t type)
-{
-    __m256i q = swa__nibbles_avx2(b + swa__b32_qs_at(type));
-    if (swa__b32_has_qh(type)) q = _mm256_or_si256(q, swa__bits_to_bytes_avx2(swa__load_le32(b + swa__b32_qs_at(type) - 4), 16));
-    return type == SWA_TYPE_Q5_0 ? _mm256_sub_epi8(q, _mm256_set1_epi8(16)) : q;
-}
-
-SWA__AVX2 SWA__INLINE void swa__row_dots_b32_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
-                                                  const uint32_t type)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const int bytes = swa__b32_bytes(type), has_min = swa__b32_has_min(type);
-    __m256 acc[SWA__TILE_TOKENS];
-    float mins[SWA__TILE_TOKENS] = {0.0f, 0.0f, 0.0f, 0.0f};
-    int64_t b;
-    int t;
-    for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = _mm256_setzero_ps();
-    for (b = 0; b < n / 32; b++, w += bytes) {
-        const __m256i q = swa__b32_quants_avx2(w, type), abs_q = _mm256_sign_epi8(q, q);
-        const float d = _cvtsh_ss(swa__load_u16(w)), m = has_min ? _cvtsh_ss(swa__load_u16(w + 2)) : 0.0f;
-        for (t = 0; t < nt; t++) {
-            const swa__q8g *a = (const swa__q8g *)(xa + (size_t)t * stride);
-            const __m256i xq = swa__block_x_avx2(a, b);
-            const __m256i pairs = has_min ? _mm256_maddubs_epi16(q, xq) : _mm256_maddubs_epi16(abs_q, _mm256_sign_epi8(xq, q));
-            const float dx = a[b / 8].d[b % 8];
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * dx), _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1))),
-                                     acc[t]);
-            if (has_min) mins[t] += m * dx * (float)(a[b / 8].sum8[b % 8] / 8);
-        }
-    }
-    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(acc[t]) + mins[t];
-}
-
 /* Q2_K, Q3_K and IQ4_XS rows against Q8_K activations: each super-block is unpacked once for the
    tile's tokens into 8 registers of 32 quants in element order (their scales per 16 elements
    by the scalar unpackers of swa__kunpacked), then each token's scaled sums and, for Q2_K, its
@@ -9890,9 +9903,9 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_kblock_avx2(const void *row, const void
 #define SWA__AVX2_TYPES(X)                                                                              \
     X(swa__row_dots_q8_0_avx2, swa__dots_q8_0_avx2, swa__dot_q8_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q8_0) \
     X(swa__row_dots_q4_0_avx2, swa__dots_q4_0_avx2, swa__dot_q4_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q4_0) \
-    X(swa__row_dots_q4_1_avx2, swa__dots_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q4_1) \
-    X(swa__row_dots_q5_0_avx2, swa__dots_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_0) \
-    X(swa__row_dots_q5_1_avx2, swa__dots_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_dots_b32_avx2, SWA_TYPE_Q5_1) \
+    X(swa__row_dots_q4_1_avx2, swa__dots_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q4_1) \
+    X(swa__row_dots_q5_0_avx2, swa__dots_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q5_0) \
+    X(swa__row_dots_q5_1_avx2, swa__dots_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q5_1) \
     X(swa__row_dots_iq4_nl_avx2, swa__dots_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_IQ4_NL) \
     X(swa__row_dots_mxfp4_avx2, swa__dots_mxfp4_avx2, swa__dot_mxfp4_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_MXFP4) \
     X(swa__row_dots_q2_k_avx2, swa__dots_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q2_K) \

@@ -278,10 +278,32 @@ static const uint32_t block32_types[] = {SWA_TYPE_Q8_0, SWA_TYPE_Q4_0, SWA_TYPE_
 static const uint32_t block256_types[] = {SWA_TYPE_Q2_K, SWA_TYPE_Q3_K, SWA_TYPE_Q4_K, SWA_TYPE_Q5_K, SWA_TYPE_Q6_K,
                                           SWA_TYPE_IQ4_XS};
 
+/* The largest products there are: every quant bit set (Q4_1's 15, Q5_0's and Q5_1's 31 as the
+   kernels see them) against activations all at 127, so that an int16 sum that overflowed or a
+   pack that saturated would show; a partial last group too. */
+static void check_extreme_dot(const swa__kernels *k, uint32_t type, int64_t n)
+{
+    const size_t bb = swa_type_block_bytes(type);
+    const size_t at = type == SWA_TYPE_MXFP4 ? 1 : type == SWA_TYPE_Q4_1 || type == SWA_TYPE_Q5_1 ? 4 : 2;   /* scales */
+    uint8_t *row = (uint8_t *)malloc((size_t)(n / 32) * bb);
+    float *x = (float *)malloc(sizeof(float) * (size_t)n);
+    void *act = malloc(swa__act_bytes(SWA__ACT_Q8, n));
+    int64_t i, b;
+    double want;
+    random_row(type, row, n);
+    for (b = 0; b < n / 32; b++) memset(row + b * bb + at, 0xff, bb - at);
+    for (i = 0; i < n; i++) x[i] = 1.0f;
+    quantize_ref(SWA__ACT_Q8, x, act, n);
+    want = ref_kernels.type[type].dot(row, act, n);
+    check_close(swa_type_name(type), k->type[type].dot(row, act, n), want, fabs(want), 1e-5, n);
+    free(row); free(x); free(act);
+}
+
 static void run_quantized_dots(const swa__kernels *k)
 {
     size_t s, ti;
     int off;
+    for (ti = 0; ti < sizeof block32_types / sizeof block32_types[0]; ti++) check_extreme_dot(k, block32_types[ti], 32 * 9);
     for (off = 0; off < 2; off++) {
         for (ti = 0; ti < sizeof block32_types / sizeof block32_types[0]; ti++) {
             for (s = 0; s < sizeof block32_counts / sizeof block32_counts[0]; s++) {
