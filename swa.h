@@ -4334,7 +4334,7 @@ struct swa_ctx {
                                   that an aborted chunk leaves the rings as they were */
     uint8_t *xq;               /* [n_batch][activation row] x quantized for the matrix products */
     void *xpack;               /* xq packed for the gemm kernels, if the kernel set has them */
-    uint8_t *gemm_scratch;     /* per thread, gemm_scratch_stride bytes each */
+    uint8_t *gemm_scratch;     /* per thread, gemm_scratch_stride bytes each: the gemm kernels', widened rows */
     size_t gemm_scratch_stride;
     float *att;                /* [n_batch][n_head*head_dim] attention output */
     float *gate, *up;          /* [n_batch][n_ff], or [n_batch][n_ff_exp] with experts */
@@ -4447,7 +4447,8 @@ static int64_t swa__ring_slots(const swa_ctx_config *cfg, int32_t w)
 static int64_t swa__ffn_width(const swa_hparams *hp) { return hp->n_expert > 0 ? hp->n_ff_exp : hp->n_ff; }
 
 /* The gemm kernels' memory for this model and config: the packed tokens and one thread's
-   scratch, both 0 when the kernel set has none. */
+   scratch (which also holds a block of the rows a prompt widens), both 0 when the kernel set
+   needs none. */
 static void swa__gemm_memory(const swa_model *m, const swa_ctx_config *cfg, uint64_t *pack, uint64_t *scratch)
 {
     const swa_hparams *hp = &m->hp;
@@ -4793,7 +4794,8 @@ static int64_t swa__recent(const swa_ctx *c, int64_t l)
    rows taken as one list and split over the threads. x is already in the weights' activation
    form (a row every x_stride bytes). Weight rows go in blocks of about 64 KB: a block is read
    from memory once and stays in L2 while the tokens pass it in tiles of 3 rows x 4 tokens
-   (through the dots kernel, when the type has one). A type with a gemm kernel takes a batch of
+   (through the dots kernel, when the type has one; rows the kernel set widens, through the F32
+   tiles over the block widened in the thread's scratch). A type with a gemm kernel takes a batch of
    its gemm_from or more in one call per chunk of rows instead, the tokens packed once for all
    the threads. */
 /* Bytes of weight rows per block of a prompt's tiles: the block stays in L2 while every token
@@ -4846,34 +4848,34 @@ SWA__INTERNAL void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, s
     }
 }
 
+/* Bytes from one widened row to the next: a line more than the row, so that the rows of a tile
+   and of the next one (which the tile prefetches) fall in different sets of L1 even when the row
+   is a multiple of 4 KB; in one set with the tokens' lines they would evict each other. */
+static size_t swa__wide_stride(int64_t n_in) { return (size_t)n_in * sizeof(float) + 64; }
+
 /* Rows of a type's matrix per block: about SWA__ROW_BLOCK(_FLOAT) bytes as the tiles read them
    (widened to f32 where the type widens), whole tiles of tile rows. */
 SWA__INTERNAL int64_t swa__block_rows(const swa__type_kernels *k, uint32_t type, size_t row_bytes, int64_t n_in,
                                       int64_t tile)
 {
     size_t bytes = swa__act_kind(type) == SWA__ACT_F32 ? SWA__ROW_BLOCK_FLOAT : SWA__ROW_BLOCK;
-    size_t row = k->widen ? (size_t)n_in * sizeof(float) : row_bytes;
+    size_t row = k->widen ? swa__wide_stride(n_in) : row_bytes;
     int64_t block = (int64_t)(bytes / row) / tile * tile;
     return block < tile ? tile : block;
 }
-
-/* Bytes from one widened row to the next: a line more than the row, so that the rows of a tile
-   and of the next one (which the tile prefetches) fall in different sets of L1 even when the row
-   is a multiple of 4 KB; in one set with the tokens' lines they would evict each other. */
-static size_t swa__wide_stride(int64_t n_in) { return (size_t)n_in * sizeof(float) + 64; }
 
 /* Rows after a block of widened rows that a tile may prefetch: two tiles' (the last tile's next
    tile, whose rows follow a tile of fewer rows). They are zeroed with the block, since a
    prefetch into a page never written walks the page tables each time and finds nothing. */
 static int64_t swa__wide_slack(const swa__type_kernels *k) { return 2 * (int64_t)k->tile_rows; }
 
-/* A thread's scratch for a block of a type's rows widened to f32 (0: the type does not widen). */
+/* A thread's scratch for a block of a type's rows widened to f32, rows of up to n_in columns (0:
+   the type does not widen): a block, at least a tile, and the slack. */
 SWA__INTERNAL uint64_t swa__widen_bytes(const swa__type_kernels *k, int64_t n_in)
 {
-    uint64_t rows = SWA__ROW_BLOCK_FLOAT / ((uint64_t)n_in * sizeof(float));
+    uint64_t row = swa__wide_stride(n_in), tile = (uint64_t)k->tile_rows * row;
     if (!k->widen) return 0;
-    if (rows < (uint64_t)k->tile_rows) rows = (uint64_t)k->tile_rows;
-    return (rows + (uint64_t)swa__wide_slack(k)) * swa__wide_stride(n_in);
+    return (tile > SWA__ROW_BLOCK_FLOAT ? tile : SWA__ROW_BLOCK_FLOAT) + (uint64_t)swa__wide_slack(k) * row;
 }
 
 /* y[t * ldy + r] = dot(row r, x_t) for a block of n_rows rows of type `type` and all n tokens,
