@@ -448,7 +448,8 @@ static double peak_rate(const peak_kind *pk, int threads, double ms, int reps)
    up as one of 11264 rows, down. A chunk of tokens goes through each as a context's prompt
    does: its activations quantized on the calling thread (timed), then the threads take chunks
    of rows from a shared counter, each chunk in row blocks of about 64 KB (256 KB for float
-   rows) that the tokens pass in the type's tiles. Enough copies of the layer are allocated
+   rows) that the tokens pass in the type's tiles (swa__dot_block: rows the set widens, widened
+   in the thread's scratch first). Enough copies of the layer are allocated
    that the rows come from memory, not a cache that holds them all. */
 typedef struct layer_matrix {
     const char *name;
@@ -548,6 +549,7 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
     for (i = 0; i < threads; i++) {
         jobs[i].t = &t;
         jobs[i].scratch = swa__widen_bytes(t.k, m->cols) ? malloc((size_t)swa__widen_bytes(t.k, m->cols)) : NULL;
+        if (swa__widen_bytes(t.k, m->cols) && !jobs[i].scratch) fail("out of memory");
     }
     run_threads(chunk_thread, jobs, sizeof jobs[0], threads);
     for (i = 0; i < threads; i++) {
