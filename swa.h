@@ -952,13 +952,16 @@ typedef void (*swa__gemm_fn)(const uint8_t *w, size_t w_stride, int64_t nr, cons
                              float *y, int64_t ldy, void *scratch);
 
 /* What one instruction set does with rows of one type: the 1-token dot, the tile of rows x
-   tokens (NULL: dot by dot), the product with a whole batch of tokens (NULL: by tiles) and
-   the batch size from which it beats the tiles, and for cache types the weighted sum and the
-   store. */
+   tokens (NULL: dot by dot), the rows widened to f32 for a prompt (NULL: none), the product
+   with a whole batch of tokens (NULL: by tiles) and the batch size from which it beats the
+   tiles, and for cache types the weighted sum and the store. */
 typedef struct swa__type_kernels {
     swa__dot_fn dot;
     swa__dots_fn dots;
     int tile_rows, tile_tokens;   /* the largest tile dots takes */
+    /* a row as exact f32 values, on which the set's F32 tiles give the bits this type's tiles
+       give: a prompt widens each block of rows once instead of once a pass of tokens */
+    swa__dequant_fn widen;
     swa__gemm_fn gemm;
     int gemm_from;
     swa__wsum_fn wsum;
@@ -1017,6 +1020,12 @@ SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level);
 SWA__INTERNAL void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, size_t w_stride,
                                  int64_t n_rows, const uint8_t *x, size_t x_stride, int nt,
                                  int64_t n, float *y, int64_t ldy);
+SWA__INTERNAL uint64_t swa__widen_bytes(const swa__type_kernels *k, int64_t n_in);
+SWA__INTERNAL int64_t swa__block_rows(const swa__type_kernels *k, uint32_t type, size_t row_bytes, int64_t n_in,
+                                      int64_t tile);
+SWA__INTERNAL void swa__dot_block(const swa__kernels *ks, uint32_t type, const uint8_t *w, size_t w_stride,
+                                  int64_t n_rows, const uint8_t *x, size_t x_stride, int64_t n, int64_t n_in,
+                                  float *y, int64_t ldy, void *scratch);
 SWA__INTERNAL void swa__seq_jump(swa_ctx *c, int32_t seq, int64_t pos);
 SWA__INTERNAL uint64_t swa__xxh64_of(const void *p, size_t n, size_t piece);
 SWA__INTERNAL void swa__rope_angles(const double *inv_freq, int64_t half, double factor,
@@ -4325,7 +4334,7 @@ struct swa_ctx {
                                   that an aborted chunk leaves the rings as they were */
     uint8_t *xq;               /* [n_batch][activation row] x quantized for the matrix products */
     void *xpack;               /* xq packed for the gemm kernels, if the kernel set has them */
-    uint8_t *gemm_scratch;     /* per thread, gemm_scratch_stride bytes each */
+    uint8_t *gemm_scratch;     /* per thread, gemm_scratch_stride bytes each: the gemm kernels', widened rows */
     size_t gemm_scratch_stride;
     float *att;                /* [n_batch][n_head*head_dim] attention output */
     float *gate, *up;          /* [n_batch][n_ff], or [n_batch][n_ff_exp] with experts */
@@ -4438,16 +4447,20 @@ static int64_t swa__ring_slots(const swa_ctx_config *cfg, int32_t w)
 static int64_t swa__ffn_width(const swa_hparams *hp) { return hp->n_expert > 0 ? hp->n_ff_exp : hp->n_ff; }
 
 /* The gemm kernels' memory for this model and config: the packed tokens and one thread's
-   scratch, both 0 when the kernel set has none. */
+   scratch (which also holds a block of the rows a prompt widens), both 0 when the kernel set
+   needs none. */
 static void swa__gemm_memory(const swa_model *m, const swa_ctx_config *cfg, uint64_t *pack, uint64_t *scratch)
 {
     const swa_hparams *hp = &m->hp;
     int64_t n_in = swa__ffn_width(hp) > hp->n_embd ? swa__ffn_width(hp) : hp->n_embd;
     swa__kernels k;
+    int i;
     if (hp->n_head * hp->head_dim > n_in) n_in = hp->n_head * hp->head_dim;
     *pack = *scratch = 0;
     swa__kernels_setup(&k, swa__kernels_resolve(cfg->kernels));
     if (k.gemm_memory) k.gemm_memory(cfg->n_batch, n_in, pack, scratch);
+    for (i = 0; i < SWA__N_TYPES; i++)
+        if (swa__widen_bytes(&k.type[i], n_in) > *scratch) *scratch = swa__widen_bytes(&k.type[i], n_in);
 }
 
 /* Lay the context out in an arena: measure with c->... pointers left NULL, or place them. */
@@ -4781,7 +4794,8 @@ static int64_t swa__recent(const swa_ctx *c, int64_t l)
    rows taken as one list and split over the threads. x is already in the weights' activation
    form (a row every x_stride bytes). Weight rows go in blocks of about 64 KB: a block is read
    from memory once and stays in L2 while the tokens pass it in tiles of 3 rows x 4 tokens
-   (through the dots kernel, when the type has one). A type with a gemm kernel takes a batch of
+   (through the dots kernel, when the type has one; rows the kernel set widens, through the F32
+   tiles over the block widened in the thread's scratch). A type with a gemm kernel takes a batch of
    its gemm_from or more in one call per chunk of rows instead, the tokens packed once for all
    the threads. */
 /* Bytes of weight rows per block of a prompt's tiles: the block stays in L2 while every token
@@ -4800,13 +4814,14 @@ typedef struct swa__product {
 typedef struct swa__matmul_task {
     const swa__product *p;
     int count;
+    const swa__kernels *ks;
     const swa__type_kernels *kern[SWA__MAX_PRODUCTS];
     swa__gemm_fn gemm[SWA__MAX_PRODUCTS];   /* used when xpack is set */
     const uint8_t *x;
     size_t x_stride;
     size_t x_off[SWA__MAX_PRODUCTS];   /* bytes from x to each product's input (0: all the same) */
     const void *xpack;         /* the tokens packed for the gemm kernels, or NULL */
-    uint8_t *scratch;          /* the gemm kernels': scratch_stride bytes per share */
+    uint8_t *scratch;          /* the gemm kernels' and widened rows': scratch_stride bytes per share */
     size_t scratch_stride;
     int64_t n, rows;           /* tokens; rows of all the matrices */
     int64_t next;              /* prompts: the next chunk of rows to take (atomic) */
@@ -4833,30 +4848,79 @@ SWA__INTERNAL void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, s
     }
 }
 
-static void swa__matmul_rows(const swa__matmul_task *t, int i, int64_t r0, int64_t r1, int share)
+/* Bytes from one widened row to the next: a line more than the row, so that the rows of a tile
+   and of the next one (which the tile prefetches) fall in different sets of L1 even when the row
+   is a multiple of 4 KB; in one set with the tokens' lines they would evict each other. */
+static size_t swa__wide_stride(int64_t n_in) { return (size_t)n_in * sizeof(float) + 64; }
+
+/* Rows of a type's matrix per block: about SWA__ROW_BLOCK(_FLOAT) bytes as the tiles read them
+   (widened to f32 where the type widens), whole tiles of tile rows. */
+SWA__INTERNAL int64_t swa__block_rows(const swa__type_kernels *k, uint32_t type, size_t row_bytes, int64_t n_in,
+                                      int64_t tile)
 {
-    const swa__matrix *w = t->p[i].w;
-    const uint8_t *rows = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes, *x = t->x + t->x_off[i];
-    const int step = t->kern[i]->tile_tokens;
-    int64_t k;
-    if (t->xpack && t->gemm[i]) {
-        t->gemm[i](rows, w->row_bytes, r1 - r0, t->xpack, t->n, w->n_in, t->p[i].y + r0, t->p[i].ldy,
-                   t->scratch + (size_t)share * t->scratch_stride);
-        return;
+    size_t bytes = swa__act_kind(type) == SWA__ACT_F32 ? SWA__ROW_BLOCK_FLOAT : SWA__ROW_BLOCK;
+    size_t row = k->widen ? swa__wide_stride(n_in) : row_bytes;
+    int64_t block = (int64_t)(bytes / row) / tile * tile;
+    return block < tile ? tile : block;
+}
+
+/* Rows after a block of widened rows that a tile may prefetch: two tiles' (the last tile's next
+   tile, whose rows follow a tile of fewer rows). They are zeroed with the block, since a
+   prefetch into a page never written walks the page tables each time and finds nothing. */
+static int64_t swa__wide_slack(const swa__type_kernels *k) { return 2 * (int64_t)k->tile_rows; }
+
+/* A thread's scratch for a block of a type's rows widened to f32, rows of up to n_in columns (0:
+   the type does not widen): a block, at least a tile, and the slack. */
+SWA__INTERNAL uint64_t swa__widen_bytes(const swa__type_kernels *k, int64_t n_in)
+{
+    uint64_t row = swa__wide_stride(n_in), tile = (uint64_t)k->tile_rows * row;
+    if (!k->widen) return 0;
+    return (tile > SWA__ROW_BLOCK_FLOAT ? tile : SWA__ROW_BLOCK_FLOAT) + (uint64_t)swa__wide_slack(k) * row;
+}
+
+/* y[t * ldy + r] = dot(row r, x_t) for a block of n_rows rows of type `type` and all n tokens,
+   a pass of the type's tile_tokens tokens at a time. When more than one pass reads the block
+   and the type widens, its rows are widened to f32 in scratch (swa__widen_bytes) first and the
+   passes go through the F32 tiles, which give the same bits: each weight is converted once
+   instead of once a pass. */
+SWA__INTERNAL void swa__dot_block(const swa__kernels *ks, uint32_t type, const uint8_t *w, size_t w_stride,
+                                  int64_t n_rows, const uint8_t *x, size_t x_stride, int64_t n, int64_t n_in,
+                                  float *y, int64_t ldy, void *scratch)
+{
+    const swa__type_kernels *k = &ks->type[type];
+    int64_t r, t;
+    if (k->widen && scratch && n > k->tile_tokens) {
+        uint8_t *wide = (uint8_t *)scratch;
+        for (r = 0; r < n_rows; r++) k->widen(w + (size_t)r * w_stride, (float *)(wide + (size_t)r * swa__wide_stride(n_in)), n_in);
+        memset(wide + (size_t)n_rows * swa__wide_stride(n_in), 0, (size_t)swa__wide_slack(k) * swa__wide_stride(n_in));
+        k = &ks->type[SWA_TYPE_F32];
+        w = wide;
+        w_stride = swa__wide_stride(n_in);
     }
-    for (k = 0; k < t->n; k += step) {
-        int nt = t->n - k < step ? (int)(t->n - k) : step;
-        swa__dot_rows(t->kern[i], rows, w->row_bytes, r1 - r0, x + (size_t)k * t->x_stride, t->x_stride,
-                      nt, w->n_in, t->p[i].y + k * t->p[i].ldy + r0, t->p[i].ldy);
+    for (t = 0; t < n; t += k->tile_tokens) {
+        int nt = n - t < k->tile_tokens ? (int)(n - t) : k->tile_tokens;
+        swa__dot_rows(k, w, w_stride, n_rows, x + (size_t)t * x_stride, x_stride, nt, n_in, y + t * ldy, ldy);
     }
 }
 
-/* Rows of matrix w per block: about SWA__ROW_BLOCK(_FLOAT) bytes, whole tiles of tile rows. */
-static int64_t swa__block_rows(const swa__matrix *w, int64_t tile)
+static void swa__matmul_rows(const swa__matmul_task *t, int i, int64_t r0, int64_t r1, int share)
 {
-    size_t bytes = swa__act_kind(w->type) == SWA__ACT_F32 ? SWA__ROW_BLOCK_FLOAT : SWA__ROW_BLOCK;
-    int64_t block = (int64_t)(bytes / w->row_bytes) / tile * tile;
-    return block < tile ? tile : block;
+    const swa__matrix *w = t->p[i].w;
+    const uint8_t *rows = (const uint8_t *)w->data + (size_t)r0 * w->row_bytes;
+    uint8_t *scratch = t->scratch ? t->scratch + (size_t)share * t->scratch_stride : NULL;
+    if (t->xpack && t->gemm[i]) {
+        t->gemm[i](rows, w->row_bytes, r1 - r0, t->xpack, t->n, w->n_in, t->p[i].y + r0, t->p[i].ldy, scratch);
+        return;
+    }
+    swa__dot_block(t->ks, w->type, rows, w->row_bytes, r1 - r0, t->x + t->x_off[i], t->x_stride, t->n, w->n_in,
+                   t->p[i].y + r0, t->p[i].ldy, scratch);
+}
+
+/* Rows of matrix i per block. */
+static int64_t swa__matrix_block_rows(const swa__matmul_task *t, int i, int64_t tile)
+{
+    const swa__matrix *w = t->p[i].w;
+    return swa__block_rows(t->kern[i], w->type, w->row_bytes, w->n_in, tile);
 }
 
 /* Rows per chunk a prompt's threads take in turn: small enough that each thread takes about 4
@@ -4866,7 +4930,7 @@ static int64_t swa__block_rows(const swa__matrix *w, int64_t tile)
 static int64_t swa__chunk_rows(const swa__matmul_task *t, int i, int nth)
 {
     const swa__matrix *w = t->p[i].w;
-    int64_t unit = t->xpack && t->gemm[i] ? 16 : t->kern[i]->tile_rows, block = swa__block_rows(w, unit);
+    int64_t unit = t->xpack && t->gemm[i] ? 16 : t->kern[i]->tile_rows, block = swa__matrix_block_rows(t, i, unit);
     int64_t share = w->n_out / (4 * nth) / unit * unit;
     if (share < unit) share = unit;
     return unit == 16 || share < block ? share : block;
@@ -4910,7 +4974,7 @@ static void swa__matmul_run(void *arg, int share, int n_shares)
     for (i = 0; i < t->count; first += t->p[i].w->n_out, i++) {
         const swa__matrix *w = t->p[i].w;
         int64_t lo = r0 > first ? r0 - first : 0, hi = r1 - first < w->n_out ? r1 - first : w->n_out, r;
-        int64_t block = t->xpack && t->gemm[i] ? hi - lo : swa__block_rows(w, t->kern[i]->tile_rows);   /* gemm: tiles its own */
+        int64_t block = t->xpack && t->gemm[i] ? hi - lo : swa__matrix_block_rows(t, i, t->kern[i]->tile_rows);   /* gemm: tiles its own */
         for (r = lo; r < hi; r += block) swa__matmul_rows(t, i, r, r + block < hi ? r + block : hi, share);
     }
 }
@@ -4929,6 +4993,7 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
     t.rows = 0;
     t.next = 0;
     t.xpack = NULL;
+    t.ks = &c->kern;
     t.scratch = c->gemm_scratch;
     t.scratch_stride = c->gemm_scratch_stride;
     for (i = 0; i < count; i++) {
@@ -4967,6 +5032,7 @@ static void swa__matmul_each_row(swa_ctx *c, const swa__product *p, int count, c
     t.p = p;
     t.count = count;
     t.n = 1;
+    t.ks = &c->kern;
     t.scratch = c->gemm_scratch;
     t.scratch_stride = c->gemm_scratch_stride;
     t.x = kind == SWA__ACT_F32 ? (const uint8_t *)x : c->xq;
@@ -9178,6 +9244,26 @@ SWA__AVX2 static void swa__dots_bf16_avx2(const void *w, size_t w_stride, int nr
 {
     swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_BF16);
 }
+
+/* F16 and BF16 rows as f32 for the F32 tiles: each column converted as the tiles convert it (8
+   at a time, then one by one), exact either way. */
+SWA__AVX2 SWA__INLINE void swa__widen_avx2(const void *row, float *out, int64_t n, uint32_t type)
+{
+    const uint8_t *w = (const uint8_t *)row;
+    int64_t i;
+    for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, swa__load8_avx2(w, i, type));
+    for (; i < n; i++) out[i] = swa__float_at(w, i, type);
+}
+
+SWA__AVX2 static void swa__widen_f16_avx2(const void *row, float *out, int64_t n)
+{
+    swa__widen_avx2(row, out, n, SWA_TYPE_F16);
+}
+
+SWA__AVX2 static void swa__widen_bf16_avx2(const void *row, float *out, int64_t n)
+{
+    swa__widen_avx2(row, out, n, SWA_TYPE_BF16);
+}
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f32_avx2, swa__dots_f32_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f16_avx2, swa__dots_f16_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_bf16_avx2, swa__dots_bf16_avx2)
@@ -12882,6 +12968,8 @@ static void swa__kernels_avx2(swa__kernels *k)
     k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx2;
     k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx2;
     k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx2;
+    k->type[SWA_TYPE_F16].widen = swa__widen_f16_avx2;
+    k->type[SWA_TYPE_BF16].widen = swa__widen_bf16_avx2;
     k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx2;
     k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx2;
     k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx2;
@@ -12932,6 +13020,7 @@ static void swa__kernels_avx512(swa__kernels *k)
     k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx512;
     k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx512;
     k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx512;
+    k->type[SWA_TYPE_F16].widen = k->type[SWA_TYPE_BF16].widen = NULL;   /* its own tiles, not the avx2 set's */
     k->type[SWA_TYPE_F32].tile_rows = k->type[SWA_TYPE_F16].tile_rows = k->type[SWA_TYPE_BF16].tile_rows =
         SWA__TILE_MAX_ROWS;
     k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =

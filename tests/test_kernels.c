@@ -174,6 +174,44 @@ static void check_float_tiles(const swa__kernels *k, uint32_t type, int64_t n)
     free(wbuf); free(xbuf);
 }
 
+/* A block of F16 or BF16 rows through more than one pass of tokens, which a set that widens
+   them takes through its F32 tiles: every (row, token) gets the bits of the type's own 1-token
+   dot, and the widened row is the reference's dequantized row. Odd row counts (a partial tile,
+   the slack the tiles prefetch) and token counts (a partial pass). */
+static void check_widened_block(const swa__kernels *k, uint32_t type, int64_t n)
+{
+    enum { ROWS = 7, TOKENS = 2 * MAX_TOKENS + 1 };
+    const swa__type_kernels *kt = &k->type[type];
+    size_t w_stride = sizeof(uint16_t) * (size_t)(n + 1), x_stride = sizeof(float) * (size_t)(n + 3);
+    uint8_t *w = (uint8_t *)malloc(ROWS * w_stride), *x = (uint8_t *)malloc(TOKENS * x_stride);
+    float *wide = (float *)malloc(sizeof(float) * (size_t)n), *want = (float *)malloc(sizeof(float) * (size_t)n);
+    float y[TOKENS * ROWS], v;
+    void *scratch = malloc((size_t)swa__widen_bytes(kt, n) + 1);
+    int nr, nt, r, t;
+    int64_t i;
+    if (!kt->widen) { free(w); free(x); free(wide); free(want); free(scratch); return; }
+    for (r = 0; r < ROWS; r++)
+        for (i = 0; i < n; i++) { uint16_t h = swa__f32_to_f16(next_float()); memcpy(w + r * w_stride + (size_t)i * 2, &h, 2); }
+    for (t = 0; t < TOKENS; t++)
+        for (i = 0; i < n; i++) { v = next_float(); memcpy(x + t * x_stride + (size_t)i * sizeof v, &v, sizeof v); }
+    kt->widen(w, wide, n);
+    swa__dequant_row_ref(type, w, want, n);
+    assert_memory_equal(wide, want, sizeof(float) * (size_t)n);
+    for (nr = 1; nr <= ROWS; nr += 2) {
+        for (nt = kt->tile_tokens + 1; nt <= TOKENS; nt += kt->tile_tokens - 1) {
+            memset(y, 0xff, sizeof y);
+            swa__dot_block(k, type, w, w_stride, nr, x, x_stride, nt, n, y, ROWS, scratch);
+            for (r = 0; r < nr; r++) {
+                for (t = 0; t < nt; t++) {
+                    float alone = kt->dot(w + r * w_stride, x + t * x_stride, n);
+                    assert_memory_equal(&y[t * ROWS + r], &alone, sizeof(float));
+                }
+            }
+        }
+    }
+    free(w); free(x); free(wide); free(want); free(scratch);
+}
+
 /* Float rows (F32, F16, BF16) against float x; x and the row start one element off alignment.
    The 1-token dots (the attention's) against the reference, then the matrix products' tiles. */
 static void run_float_dots(const swa__kernels *k)
@@ -203,6 +241,8 @@ static void run_float_dots(const swa__kernels *k)
         check_float_tiles(k, SWA_TYPE_F32, n);
         check_float_tiles(k, SWA_TYPE_F16, n);
         check_float_tiles(k, SWA_TYPE_BF16, n);
+        check_widened_block(k, SWA_TYPE_F16, n);
+        check_widened_block(k, SWA_TYPE_BF16, n);
     }
 }
 

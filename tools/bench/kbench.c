@@ -448,7 +448,8 @@ static double peak_rate(const peak_kind *pk, int threads, double ms, int reps)
    up as one of 11264 rows, down. A chunk of tokens goes through each as a context's prompt
    does: its activations quantized on the calling thread (timed), then the threads take chunks
    of rows from a shared counter, each chunk in row blocks of about 64 KB (256 KB for float
-   rows) that the tokens pass in the type's tiles. Enough copies of the layer are allocated
+   rows) that the tokens pass in the type's tiles (swa__dot_block: rows the set widens, widened
+   in the thread's scratch first). Enough copies of the layer are allocated
    that the rows come from memory, not a cache that holds them all. */
 typedef struct layer_matrix {
     const char *name;
@@ -460,10 +461,10 @@ static const layer_matrix layer[] = {{"q,k,v", 2560, 2048}, {"o", 2048, 2048}, {
 #define LAYER_MAX_COLS 5632
 #define LAYER_MAX_ROWS 11264
 #define LAYER_STREAM_BYTES (96u << 20)   /* rows allocated per type, over copies of the layer */
-#define ROW_BLOCK 65536                  /* the context's swa__block_rows, as swa.h sets it */
-#define ROW_BLOCK_FLOAT 262144
 
 typedef struct chunk_task {
+    const swa__kernels *ks;
+    uint32_t type;
     const swa__type_kernels *k;
     const uint8_t *w;
     size_t row_bytes;
@@ -474,19 +475,16 @@ typedef struct chunk_task {
     int64_t next;   /* the next chunk of rows (atomic) */
 } chunk_task;
 
-static void chunk_rows(const chunk_task *t, int64_t r0, int64_t r1)
+static void chunk_rows(const chunk_task *t, int64_t r0, int64_t r1, void *scratch)
 {
-    int64_t k;
-    for (k = 0; k < t->n; k += t->k->tile_tokens) {
-        int nt = t->n - k < t->k->tile_tokens ? (int)(t->n - k) : t->k->tile_tokens;
-        swa__dot_rows(t->k, t->w + (size_t)r0 * t->row_bytes, t->row_bytes, r1 - r0, t->x + (size_t)k * t->x_stride,
-                      t->x_stride, nt, t->cols, t->y + k * t->rows + r0, t->rows);
-    }
+    swa__dot_block(t->ks, t->type, t->w + (size_t)r0 * t->row_bytes, t->row_bytes, r1 - r0, t->x, t->x_stride, t->n,
+                   t->cols, t->y + r0, t->rows, scratch);
 }
 
 typedef struct chunk_job {
     chunk_task *t;
-    double cpu;   /* out: the thread's CPU seconds */
+    void *scratch;   /* the thread's, for rows the kernels widen */
+    double cpu;      /* out: the thread's CPU seconds */
 } chunk_job;
 
 static void *chunk_thread(void *arg)
@@ -497,18 +495,18 @@ static void *chunk_thread(void *arg)
     int64_t c, r0;
     while ((c = __atomic_fetch_add(&t->next, 1, __ATOMIC_RELAXED)) * t->chunk < t->rows) {
         r0 = c * t->chunk;
-        chunk_rows(t, r0, r0 + t->chunk < t->rows ? r0 + t->chunk : t->rows);
+        chunk_rows(t, r0, r0 + t->chunk < t->rows ? r0 + t->chunk : t->rows, j->scratch);
     }
     j->cpu = cpu_now() - t0;
     return NULL;
 }
 
 /* Rows per chunk: about 4 a thread per matrix, at most a block, whole tiles (swa__chunk_rows). */
-static int64_t chunk_size(const swa__type_kernels *k, uint32_t type, size_t row_bytes, int64_t rows, int threads)
+static int64_t chunk_size(const swa__type_kernels *k, uint32_t type, size_t row_bytes, int64_t rows, int64_t cols,
+                          int threads)
 {
-    int64_t unit = k->tile_rows, block = (int64_t)((swa__act_kind(type) == SWA__ACT_F32 ? ROW_BLOCK_FLOAT : ROW_BLOCK) / row_bytes) / unit * unit;
+    int64_t unit = k->tile_rows, block = swa__block_rows(k, type, row_bytes, cols, unit);
     int64_t share = rows / (4 * threads) / unit * unit;
-    if (block < unit) block = unit;
     if (threads == 1) return block;
     if (share < unit) share = unit;
     return share < block ? share : block;
@@ -526,6 +524,8 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
     double t0 = cpu_now(), quantize, busiest = 0;
     int64_t j;
     memset(&t, 0, sizeof t);
+    t.ks = k;
+    t.type = type;
     t.k = &k->type[type];
     t.w = w;
     t.row_bytes = (size_t)(m->cols / swa__type(type)->block_size * swa__type(type)->block_bytes);
@@ -533,7 +533,7 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
     t.cols = m->cols;
     t.n = n;
     t.y = y;
-    t.chunk = chunk_size(t.k, type, t.row_bytes, t.rows, threads);
+    t.chunk = chunk_size(t.k, type, t.row_bytes, t.rows, t.cols, threads);
     if (kind == SWA__ACT_F32) {
         t.x = (const uint8_t *)xf;
         t.x_stride = LAYER_MAX_COLS * sizeof(float);
@@ -546,9 +546,16 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
         }
     }
     quantize = cpu_now() - t0;
-    for (i = 0; i < threads; i++) jobs[i].t = &t;
+    for (i = 0; i < threads; i++) {
+        jobs[i].t = &t;
+        jobs[i].scratch = swa__widen_bytes(t.k, m->cols) ? malloc((size_t)swa__widen_bytes(t.k, m->cols)) : NULL;
+        if (swa__widen_bytes(t.k, m->cols) && !jobs[i].scratch) fail("out of memory");
+    }
     run_threads(chunk_thread, jobs, sizeof jobs[0], threads);
-    for (i = 0; i < threads; i++) busiest = jobs[i].cpu > busiest ? jobs[i].cpu : busiest;
+    for (i = 0; i < threads; i++) {
+        busiest = jobs[i].cpu > busiest ? jobs[i].cpu : busiest;
+        free(jobs[i].scratch);
+    }
     return quantize + busiest;
 }
 
