@@ -9815,7 +9815,7 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_b32_avx2(const void *row, const void *x
    tokens. The scales come out of their bytes in vector registers (16 per super-block, one per
    16 elements; IQ4_XS's 8 each taken twice); then each 32 quants in element order are unpacked
    once and meet every token of the tile while they are in registers, as Q5_K's groups do.
-   maddubs wants one unsigned operand: Q2_K's quants are (0..3); Q3_K's (-4..3) and IQ4_XS's
+   maddubs wants one unsigned operand: Q2_K's quants are unsigned (0..3); Q3_K's (-4..3) and IQ4_XS's
    are held as |q|, with q's sign moved onto each token's activations (one vpsignb). A token's
    scaled sums and, for Q2_K, its mins (negated, so that both add) share one hadd and one FMA
    against [d d dmin dmin], as Q4_K's do; the types without mins have dmin = 0 there. A token's
@@ -9889,7 +9889,8 @@ SWA__AVX2 SWA__INLINE __m256i swa__kblock_quants_avx2(const uint8_t *w, int j, u
 }
 
 /* sum + a token's 32 products with quants q (u: |q|, or q itself for Q2_K's unsigned ones) at
-   x, scaled by sc: maddubs stays within 2 * 128 * 128, madd within 2^21. */
+   x, scaled by sc: maddubs stays within 2 * 127 * 127 (Q8_K's activations are within 127 of
+   0), madd within 2^21. */
 SWA__AVX2 SWA__INLINE __m256i swa__kblock_sum_avx2(__m256i sum, __m256i u, __m256i q, __m256i sc, const int8_t *x, uint32_t type)
 {
     const __m256i xq = _mm256_loadu_si256((const __m256i *)x);
