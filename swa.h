@@ -9910,76 +9910,153 @@ SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_k_avx2, swa__dots_q4_k_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q5_k_avx2, swa__dots_q5_k_avx2)
 SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q6_k_avx2, swa__dots_q6_k_avx2)
 
-/* Q2_K, Q3_K and IQ4_XS rows against Q8_K activations: each super-block is unpacked once for the
-   tile's tokens into 8 registers of 32 quants in element order (their scales per 16 elements
-   by the scalar unpackers of swa__kunpacked), then each token's scaled sums and, for Q2_K, its
-   mins (negated, so that both add) share one hadd and one FMA against [d d dmin dmin], as
-   Q4_K's do. Q2_K's quants are unsigned (0..3); Q3_K's (-4..3) and IQ4_XS's take the sign trick. */
-typedef struct swa__kblock_avx2 {
-    __m256i q[8];
-    __m256i sc[8];     /* int16: scale 2j in the low 128-bit lane, 2j + 1 in the high one */
-    __m256i neg_mn;    /* int16: -mn[g] for each 16-element sum of the activations */
+/* Q2_K, Q3_K and IQ4_XS rows against Q8_K activations, one super-block at a time for up to 4
+   tokens. The scales come out of their bytes in vector registers (16 per super-block, one per
+   16 elements; IQ4_XS's 8 each taken twice); then each 32 quants in element order are unpacked
+   once and meet every token of the tile while they are in registers, as Q5_K's groups do.
+   maddubs wants one unsigned operand: Q2_K's quants are unsigned (0..3); Q3_K's (-4..3) and IQ4_XS's
+   are held as |q|, with q's sign moved onto each token's activations (one vpsignb). A token's
+   scaled sums and, for Q2_K, its mins (negated, so that both add) share one hadd and one FMA
+   against [d d dmin dmin], as Q4_K's do; the types without mins have dmin = 0 there. A token's
+   integer work does not depend on the other tokens, so neither does its result. */
+typedef struct swa__kscales_avx2 {
+    __m256i low, high;   /* int16 scales 0..7 and 8..15, each in both 128-bit lanes */
+    __m256i neg_mn;      /* int16 -mn[g] for each 16-element sum of the activations (Q2_K) */
     __m256 d_dmin;
-} swa__kblock_avx2;
+} swa__kscales_avx2;
 
-SWA__AVX2 SWA__INLINE void swa__kblock_unpack_avx2(const uint8_t *w, uint32_t type, swa__kblock_avx2 *k)
+/* Q3_K's sixteen 6-bit scales minus 32 as int8 (layout at swa__q3k_scales): the low 4 bits of
+   scale i from byte i % 8, the high 2 from bits 2 (i / 4) .. +1 of byte 8 + i % 4. */
+SWA__AVX2 SWA__INLINE __m128i swa__q3k_scales_avx2(const uint8_t *s)
 {
-    swa__kunpacked s;
-    int h, j;
-    if (type == SWA_TYPE_IQ4_XS) {
-        swa__iq4xs_scales(w, &s);
-        for (j = 0; j < 8; j++) k->q[j] = swa__table_lookup_avx2(swa__iq4nl_values, swa__nibbles_avx2(w + 8 + 16 * j));
-    } else {
-        const uint8_t *qs = w + (type == SWA_TYPE_Q2_K ? 16 : 32);
-        const __m256i three = _mm256_set1_epi8(3), hmask = _mm256_loadu_si256((const __m256i *)w);
-        if (type == SWA_TYPE_Q2_K) swa__q2k_scales(w, &s);
-        else swa__q3k_scales(w, &s);
-        for (h = 0; h < 2; h++) {
-            const __m256i raw = _mm256_loadu_si256((const __m256i *)(qs + 32 * h));
-            for (j = 0; j < 4; j++) {
-                __m256i q = _mm256_and_si256(_mm256_srli_epi16(raw, 2 * j), three);
-                if (type == SWA_TYPE_Q3_K) {   /* the hmask bit set adds 4 back */
-                    __m256i bit = _mm256_and_si256(_mm256_srli_epi16(hmask, 4 * h + j), _mm256_set1_epi8(1));
-                    q = _mm256_sub_epi8(_mm256_or_si256(q, _mm256_slli_epi16(bit, 2)), _mm256_set1_epi8(4));
-                }
-                k->q[4 * h + j] = q;
-            }
-        }
-    }
-    for (j = 0; j < 8; j++) k->sc[j] = _mm256_set_m128i(_mm_set1_epi16(s.sc[2 * j + 1]), _mm_set1_epi16(s.sc[2 * j]));
-    k->neg_mn = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_loadu_si256((const __m256i *)s.mn));
-    k->d_dmin = _mm256_setr_ps(s.d, s.d, s.dmin, s.dmin, s.d, s.d, s.dmin, s.dmin);
+    const __m128i low4 = _mm_set1_epi8(15), raw = _mm_loadl_epi64((const __m128i *)s);
+    const __m128i low = _mm_unpacklo_epi64(_mm_and_si128(raw, low4), _mm_and_si128(_mm_srli_epi16(raw, 4), low4));
+    const __m128i high = _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32((int)swa__load_u32(s + 8)), _mm_setr_epi32(0, 2, 4, 6)),
+                                       _mm_set1_epi8(3));
+    return _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi8(32));
 }
 
-SWA__AVX2 SWA__INLINE __m256 swa__kblock_dot_avx2(__m256 acc, const swa__kblock_avx2 *k, const swa__q8k *a, uint32_t type)
+/* IQ4_XS's eight 6-bit scales minus 32 as int16, in order (layout at swa__iq4xs_scales). */
+SWA__AVX2 SWA__INLINE __m128i swa__iq4xs_scales_avx2(const uint8_t *b)
 {
-    __m256i sum = _mm256_setzero_si256(), mins;
-    int j;
-    for (j = 0; j < 8; j++) {
-        const __m256i x = _mm256_loadu_si256((const __m256i *)(a->q + 32 * j));
-        const __m256i pairs = type == SWA_TYPE_Q2_K ? _mm256_maddubs_epi16(k->q[j], x)
-                                                    : _mm256_maddubs_epi16(_mm256_sign_epi8(k->q[j], k->q[j]), _mm256_sign_epi8(x, k->q[j]));
-        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, k->sc[j]));
+    const __m128i low4 = _mm_set1_epi8(15), raw = _mm_cvtsi32_si128((int)swa__load_u32(b + 4));
+    const __m128i low = _mm_cvtepu8_epi16(_mm_unpacklo_epi8(_mm_and_si128(raw, low4), _mm_and_si128(_mm_srli_epi16(raw, 4), low4)));
+    const __m256i high = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(swa__load_u16(b + 2)),
+                                                            _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)), _mm256_set1_epi32(3));
+    const __m128i high16 = _mm_packus_epi32(_mm256_castsi256_si128(high), _mm256_extracti128_si256(high, 1));
+    return _mm_sub_epi16(_mm_or_si128(low, _mm_slli_epi16(high16, 4)), _mm_set1_epi16(32));
+}
+
+SWA__AVX2 SWA__INLINE swa__kscales_avx2 swa__kscales_unpack_avx2(const uint8_t *w, uint32_t type)
+{
+    /* d (and Q2_K's dmin beside it; 0 for the others) to [d d dmin dmin] in each 128-bit lane */
+    const uint32_t halves = type == SWA_TYPE_Q2_K ? swa__load_u32(w + 80) : swa__load_u16(w + (type == SWA_TYPE_Q3_K ? 108 : 0));
+    swa__kscales_avx2 k;
+    k.d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)halves))),
+                                        _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+    k.neg_mn = _mm256_setzero_si256();
+    if (type == SWA_TYPE_IQ4_XS) {
+        const __m128i sc = swa__iq4xs_scales_avx2(w);
+        k.low = _mm256_broadcastsi128_si256(_mm_unpacklo_epi16(sc, sc));
+        k.high = _mm256_broadcastsi128_si256(_mm_unpackhi_epi16(sc, sc));
+    } else {
+        const __m128i raw = _mm_loadu_si128((const __m128i *)w), low4 = _mm_set1_epi8(15);
+        const __m128i sc = type == SWA_TYPE_Q2_K ? _mm_and_si128(raw, low4) : swa__q3k_scales_avx2(w + 96);
+        if (type == SWA_TYPE_Q2_K)   /* scale in the low nibble, min in the high one */
+            k.neg_mn = _mm256_sub_epi16(k.neg_mn, _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), low4)));
+        k.low = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc));
+        k.high = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc, 8)));
     }
-    mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), k->neg_mn);
-    return _mm256_fmadd_ps(_mm256_mul_ps(k->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sum, mins)), acc);
+    return k;
+}
+
+/* Quants 32 j .. 32 j + 31 of super-block w, in element order: Q2_K's and Q3_K's low 2 bits
+   at bits 2 (j % 4) of qs[32 (j / 4) ..], Q3_K's third from bit j of hmask[0..31] (clear
+   subtracts 4), IQ4_XS's from the nibbles of qs[16 j .. 16 j + 15] through IQ4_NL's table. */
+SWA__AVX2 SWA__INLINE __m256i swa__kblock_quants_avx2(const uint8_t *w, int j, uint32_t type)
+{
+    const __m256i three = _mm256_set1_epi8(3);
+    __m256i q, raw;
+    if (type == SWA_TYPE_IQ4_XS) return swa__table_lookup_avx2(swa__iq4nl_values, swa__nibbles_avx2(w + 8 + 16 * j));
+    raw = _mm256_loadu_si256((const __m256i *)(w + (type == SWA_TYPE_Q2_K ? 16 : 32) + 32 * (j / 4)));
+    q = _mm256_and_si256(_mm256_srli_epi16(raw, 2 * (j % 4)), three);
+    if (type == SWA_TYPE_Q3_K) {   /* the hmask bit set adds 4 back */
+        const __m256i bit = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)w), j), _mm256_set1_epi8(1));
+        q = _mm256_sub_epi8(_mm256_or_si256(q, _mm256_slli_epi16(bit, 2)), _mm256_set1_epi8(4));
+    }
+    return q;
+}
+
+/* sum + a token's 32 products with quants q (u: |q|, or q itself for Q2_K's unsigned ones) at
+   x, scaled by sc: maddubs stays within 2 * 127 * 127 (Q8_K's activations are within 127 of
+   0), madd within 2^21. */
+SWA__AVX2 SWA__INLINE __m256i swa__kblock_sum_avx2(__m256i sum, __m256i u, __m256i q, __m256i sc, const int8_t *x, uint32_t type)
+{
+    const __m256i xq = _mm256_loadu_si256((const __m256i *)x);
+    const __m256i pairs = _mm256_maddubs_epi16(u, type == SWA_TYPE_Q2_K ? xq : _mm256_sign_epi8(xq, q));
+    return _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, sc));
+}
+
+/* Quants 32 j .. 32 j + 31 of super-block w for the tile's tokens a[0..nt-1]; j is a constant
+   after inlining. */
+SWA__AVX2 SWA__INLINE swa__tile_sums_avx2 swa__kblock_part_avx2(swa__tile_sums_avx2 s, const uint8_t *w, int j,
+                                                                const swa__kscales_avx2 *k, const swa__q8k *const *a,
+                                                                int nt, uint32_t type)
+{
+    const __m256i q = swa__kblock_quants_avx2(w, j, type), u = type == SWA_TYPE_Q2_K ? q : _mm256_abs_epi8(q);
+    const __m256i sc = swa__scale_pair_avx2(j < 4 ? k->low : k->high, j % 4);
+    s.t0 = swa__kblock_sum_avx2(s.t0, u, q, sc, a[0]->q + 32 * j, type);
+    if (nt > 1) s.t1 = swa__kblock_sum_avx2(s.t1, u, q, sc, a[1]->q + 32 * j, type);
+    if (nt > 2) s.t2 = swa__kblock_sum_avx2(s.t2, u, q, sc, a[2]->q + 32 * j, type);
+    if (nt > 3) s.t3 = swa__kblock_sum_avx2(s.t3, u, q, sc, a[3]->q + 32 * j, type);
+    return s;
+}
+
+/* acc + a token's super-block: its scaled sums and mins in one hadd and one FMA. */
+SWA__AVX2 SWA__INLINE __m256 swa__kblock_finish_avx2(__m256 acc, __m256i sums, const swa__q8k *a, const swa__kscales_avx2 *k,
+                                                    uint32_t type)
+{
+    const __m256i mins = type == SWA_TYPE_Q2_K ? _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), k->neg_mn)
+                                               : _mm256_setzero_si256();
+    return _mm256_fmadd_ps(_mm256_mul_ps(k->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sums, mins)),
+                           acc);
+}
+
+SWA__AVX2 SWA__INLINE void swa__kblock_rows_avx2(const uint8_t *w, const uint8_t *x, size_t stride, int nt, int64_t n,
+                                                 float *out, uint32_t type)
+{
+    const int bytes = (int)swa__types[type].block_bytes;
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    int64_t i;
+    for (i = 0; i < n / 256; i++, w += bytes) {
+        const swa__kscales_avx2 k = swa__kscales_unpack_avx2(w, type);
+        const swa__q8k *a[SWA__TILE_TOKENS];   /* tokens past nt stand in as token 0, never read */
+        swa__tile_sums_avx2 s;
+        int t;
+        swa__prefetch_unit(w, bytes);
+        for (t = 0; t < SWA__TILE_TOKENS; t++) a[t] = (const swa__q8k *)(x + (size_t)(t < nt ? t : 0) * stride) + i;
+        s.t0 = s.t1 = s.t2 = s.t3 = _mm256_setzero_si256();
+        s = swa__kblock_part_avx2(s, w, 0, &k, a, nt, type);
+        s = swa__kblock_part_avx2(s, w, 1, &k, a, nt, type);
+        s = swa__kblock_part_avx2(s, w, 2, &k, a, nt, type);
+        s = swa__kblock_part_avx2(s, w, 3, &k, a, nt, type);
+        s = swa__kblock_part_avx2(s, w, 4, &k, a, nt, type);
+        s = swa__kblock_part_avx2(s, w, 5, &k, a, nt, type);
+        s = swa__kblock_part_avx2(s, w, 6, &k, a, nt, type);
+        s = swa__kblock_part_avx2(s, w, 7, &k, a, nt, type);
+        c0 = swa__kblock_finish_avx2(c0, s.t0, a[0], &k, type);
+        if (nt > 1) c1 = swa__kblock_finish_avx2(c1, s.t1, a[1], &k, type);
+        if (nt > 2) c2 = swa__kblock_finish_avx2(c2, s.t2, a[2], &k, type);
+        if (nt > 3) c3 = swa__kblock_finish_avx2(c3, s.t3, a[3], &k, type);
+    }
+    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
 SWA__AVX2 SWA__INLINE void swa__row_dots_kblock_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n,
                                                      float *out, const uint32_t type)
 {
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const int bytes = (int)swa__types[type].block_bytes;
-    __m256 acc[SWA__TILE_TOKENS];
-    int64_t i;
-    int t;
-    for (t = 0; t < SWA__TILE_TOKENS; t++) acc[t] = _mm256_setzero_ps();
-    for (i = 0; i < n / 256; i++, w += bytes) {
-        swa__kblock_avx2 k;
-        swa__kblock_unpack_avx2(w, type, &k);
-        for (t = 0; t < nt; t++) acc[t] = swa__kblock_dot_avx2(acc[t], &k, (const swa__q8k *)(xa + (size_t)t * stride) + i, type);
-    }
-    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(acc[t]);
+    if (nt == 1) swa__kblock_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, 1, n, out, type);
+    else swa__kblock_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, nt, n, out, type);
 }
 
 /* The row kernels of each type, its tile and its 1-token dot. */
