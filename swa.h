@@ -4823,7 +4823,8 @@ typedef struct swa__matmul_task {
     const void *xpack;         /* the tokens packed for the gemm kernels, or NULL */
     uint8_t *scratch;          /* the gemm kernels' and widened rows': scratch_stride bytes per share */
     size_t scratch_stride;
-    int64_t n, rows;           /* tokens; rows of all the matrices */
+    int64_t n, rows;           /* tokens (of this pass); rows of all the matrices */
+    int64_t t0;                /* the pass's first token: x is already there, y is t0 rows on */
     int64_t next;              /* prompts: the next chunk of rows to take (atomic) */
 } swa__matmul_task;
 
@@ -4913,7 +4914,7 @@ static void swa__matmul_rows(const swa__matmul_task *t, int i, int64_t r0, int64
         return;
     }
     swa__dot_block(t->ks, w->type, rows, w->row_bytes, r1 - r0, t->x + t->x_off[i], t->x_stride, t->n, w->n_in,
-                   t->p[i].y + r0, t->p[i].ldy, scratch);
+                   t->p[i].y + t->t0 * t->p[i].ldy + r0, t->p[i].ldy, scratch);
 }
 
 /* Rows of matrix i per block. */
@@ -4982,10 +4983,16 @@ static void swa__matmul_run(void *arg, int share, int n_shares)
 /* Products of matrices that read the same n_in inputs in the same activation form: quantize
    the inputs once, then split the rows over the threads. Small products cost less than waking
    the workers, so they stay on the calling thread. */
+/* Bytes of activations per pass of the rows over the tokens: a pass's tokens stay in the
+   last-level cache while every block of rows goes by; thousands of tokens at once would come from
+   memory again for each block. */
+#define SWA__PASS_BYTES (2u << 20)
+
 static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count, const float *x, int64_t ldx, int64_t n)
 {
     swa__matmul_task t;
-    int64_t n_in = p[0].w->n_in, k;
+    int64_t n_in = p[0].w->n_in, k, per;
+    const uint8_t *x0;
     int kind = swa__act_kind(p[0].w->type), i;
     t.p = p;
     t.count = count;
@@ -5016,8 +5023,17 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
         }
         if (t.xpack) (kind == SWA__ACT_Q8 ? c->kern.pack_q8 : c->kern.pack_q8k)(c->xq, t.x_stride, n, n_in, c->xpack);
     }
-    if ((double)t.rows * (double)n_in * (double)n < 32768.0) swa__matmul_run(&t, 0, 1);
-    else swa__pool_run(&c->pool, swa__matmul_run, &t);
+    /* the gemm kernels take the packed tokens whole; the tiles go in passes (a result does not
+       depend on the tokens it is computed with) */
+    per = t.xpack ? n : (int64_t)(SWA__PASS_BYTES / t.x_stride);
+    if (per < 64) per = 64;
+    for (t.t0 = 0, x0 = t.x; t.t0 < n; t.t0 += per) {
+        t.x = x0 + (size_t)t.t0 * t.x_stride;
+        t.n = n - t.t0 < per ? n - t.t0 : per;
+        t.next = 0;
+        if ((double)t.rows * (double)n_in * (double)t.n < 32768.0) swa__matmul_run(&t, 0, 1);
+        else swa__pool_run(&c->pool, swa__matmul_run, &t);
+    }
 }
 
 /* One token through `count` matrices of one type, product i reading row i of x (ldx floats
@@ -10166,18 +10182,18 @@ SWA__AVX2 static inline __m256 swa__value8_avx2(const uint8_t *v, int64_t d, uin
     return swa__load8_avx2(v, d, type);
 }
 
-SWA__AVX2 SWA__INLINE void
-swa__wsum_avx2(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v, size_t v_stride,
-               int64_t nk, int64_t hd, uint32_t type)
+/* out[h * ldo + d] += sum over keys j0 <= j < j1, in order, of p[h * ldp + j] v_j[d], for the
+   columns d in whole 8s. */
+SWA__AVX2 SWA__INLINE void swa__wsum_keys_avx2(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v,
+                                               size_t v_stride, int64_t j0, int64_t j1, int64_t hd, uint32_t type)
 {
     int64_t d, j;
-    int h;
     for (d = 0; d + 8 <= hd; d += 8) {
         __m256 s0 = _mm256_loadu_ps(out + d), s1 = s0, s2 = s0, s3 = s0;
         if (nh > 1) s1 = _mm256_loadu_ps(out + ldo + d);
         if (nh > 2) s2 = _mm256_loadu_ps(out + 2 * ldo + d);
         if (nh > 3) s3 = _mm256_loadu_ps(out + 3 * ldo + d);
-        for (j = 0; j < nk; j++) {
+        for (j = j0; j < j1; j++) {
             const __m256 x = swa__value8_avx2(v + (size_t)j * v_stride, d, type);
             s0 = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), x, s0);
             if (nh > 1) s1 = _mm256_fmadd_ps(_mm256_set1_ps(p[ldp + j]), x, s1);
@@ -10189,7 +10205,24 @@ swa__wsum_avx2(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, con
         if (nh > 2) _mm256_storeu_ps(out + 2 * ldo + d, s2);
         if (nh > 3) _mm256_storeu_ps(out + 3 * ldo + d, s3);
     }
-    for (; d < hd; d++)    /* float caches only: a Q8_0 head is whole blocks */
+}
+
+/* The weighted sum 8 columns at a time, over the keys in blocks of about 16 KB of f32 values:
+   a block's values stay in L1 while each 8 columns pass over it, instead of every pass reading
+   all nk rows again (a long prompt's keys are megabytes). The sums go back to out between
+   blocks, which keeps each one's order. */
+SWA__AVX2 SWA__INLINE void
+swa__wsum_avx2(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v, size_t v_stride,
+               int64_t nk, int64_t hd, uint32_t type)
+{
+    const int64_t block = hd < 512 ? 4096 / hd : 8;
+    int64_t d, j, j0;
+    int h;
+    for (j0 = 0; j0 < nk; j0 += block) {
+        const int64_t j1 = nk - j0 < block ? nk : j0 + block;
+        swa__wsum_keys_avx2(out, ldo, nh, p, ldp, v, v_stride, j0, j1, hd, type);
+    }
+    for (d = hd / 8 * 8; d < hd; d++)    /* float caches only: a Q8_0 head is whole blocks */
         for (h = 0; h < nh; h++)
             for (j = 0; j < nk; j++) out[h * ldo + d] += p[h * ldp + j] * swa__float_at(v + (size_t)j * v_stride, d, type);
 }
