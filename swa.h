@@ -4595,6 +4595,9 @@ static swa_status swa__threads_start(swa_ctx *c, int32_t n, swa_error *err)
     a.base = (uint8_t *)mem;
     a.used = 0;
     swa__thread_layout(c->model, &c->cfg, c->max_slots, n, c, &a);
+    /* written once, so that a tile's prefetch past a block of widened rows (swa__wide_slack)
+       finds its pages there */
+    if (c->gemm_scratch) memset(c->gemm_scratch, 0, (size_t)n * c->gemm_scratch_stride);
     c->thread_mem = mem;
 #ifndef SWA_NO_THREADS
     s = swa__pool_start(&c->pool, n, c->pool.threads, err);
@@ -4866,8 +4869,9 @@ SWA__INTERNAL int64_t swa__block_rows(const swa__type_kernels *k, uint32_t type,
 }
 
 /* Rows after a block of widened rows that a tile may prefetch: two tiles' (the last tile's next
-   tile, whose rows follow a tile of fewer rows). They are zeroed with the block, since a
-   prefetch into a page never written walks the page tables each time and finds nothing. */
+   tile, whose rows follow a tile of fewer rows). Their contents are never read, but their pages
+   must have been written once (the context does it when it makes the scratch): a prefetch into a
+   page never written walks the page tables each time and finds nothing. */
 static int64_t swa__wide_slack(const swa__type_kernels *k) { return 2 * (int64_t)k->tile_rows; }
 
 /* A thread's scratch for a block of a type's rows widened to f32, rows of up to n_in columns (0:
@@ -4892,8 +4896,9 @@ SWA__INTERNAL void swa__dot_block(const swa__kernels *ks, uint32_t type, const u
     int64_t r, t;
     if (k->widen && scratch && n > k->tile_tokens) {
         uint8_t *wide = (uint8_t *)scratch;
+        SWA_ASSERT(n_rows <= swa__block_rows(k, type, w_stride, n_in, k->tile_rows) &&
+                   ks->type[SWA_TYPE_F32].tile_rows == k->tile_rows);   /* what swa__widen_bytes holds */
         for (r = 0; r < n_rows; r++) k->widen(w + (size_t)r * w_stride, (float *)(wide + (size_t)r * swa__wide_stride(n_in)), n_in);
-        memset(wide + (size_t)n_rows * swa__wide_stride(n_in), 0, (size_t)swa__wide_slack(k) * swa__wide_stride(n_in));
         k = &ks->type[SWA_TYPE_F32];
         w = wide;
         w_stride = swa__wide_stride(n_in);

@@ -550,6 +550,7 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
         jobs[i].t = &t;
         jobs[i].scratch = swa__widen_bytes(t.k, m->cols) ? malloc((size_t)swa__widen_bytes(t.k, m->cols)) : NULL;
         if (swa__widen_bytes(t.k, m->cols) && !jobs[i].scratch) fail("out of memory");
+        if (jobs[i].scratch) memset(jobs[i].scratch, 0, (size_t)swa__widen_bytes(t.k, m->cols));   /* as swa_ctx_create does */
     }
     run_threads(chunk_thread, jobs, sizeof jobs[0], threads);
     for (i = 0; i < threads; i++) {
