@@ -982,6 +982,7 @@ typedef struct swa__kernels {
     void (*rope)(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs);
     void (*softmax)(float *x, int64_t n);
     void (*swiglu)(float *gate, const float *up, int64_t n);
+    void (*geglu)(float *gate, const float *up, int64_t n);
 } swa__kernels;
 
 #define SWA__KERNELS_LAST SWA_KERNELS_AMX
@@ -1015,6 +1016,7 @@ SWA__INTERNAL void swa__rope_ref(float *v, int64_t n_heads, int64_t head_dim, in
                                  const float *cs);
 SWA__INTERNAL void swa__softmax_ref(float *x, int64_t n);
 SWA__INTERNAL void swa__swiglu_ref(float *gate, const float *up, int64_t n);
+SWA__INTERNAL void swa__geglu_ref(float *gate, const float *up, int64_t n);
 SWA__INTERNAL int32_t swa__kernels_resolve(int32_t asked);
 SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level);
 SWA__INTERNAL void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, size_t w_stride,
@@ -3063,6 +3065,17 @@ SWA__INTERNAL void swa__swiglu_ref(float *gate, const float *up, int64_t n)
 {
     int64_t i;
     for (i = 0; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+}
+
+/* GEGLU: gate = gelu(gate) * up, GELU in its tanh form (Gemma's gelu_pytorch_tanh). Its
+   0.5 x (1 + tanh u), u = sqrt(2/pi) (x + 0.044715 x^3), is written x / (1 + exp(-2u)): the same
+   function, without the cancellation in 1 + tanh u where x is negative, and through the exp that
+   the SIMD kernels have. */
+#define SWA__GELU_EXPONENT(x) (-1.5957691216057308f * (x) * (1.0f + 0.044715f * (x) * (x)))
+SWA__INTERNAL void swa__geglu_ref(float *gate, const float *up, int64_t n)
+{
+    int64_t i;
+    for (i = 0; i < n; i++) gate[i] = gate[i] / (1.0f + expf(SWA__GELU_EXPONENT(gate[i]))) * up[i];
 }
 
 static void swa__add_ref(float *y, const float *x, int64_t n)
@@ -5128,16 +5141,6 @@ static void swa__rope_neox(float *v, int64_t n_heads, int64_t head_dim, int64_t 
         }
 }
 
-/* GELU in its tanh form (Gemma's gelu_pytorch_tanh) on the gate, times up. */
-static void swa__geglu(float *gate, const float *up, int64_t n)
-{
-    int64_t i;
-    for (i = 0; i < n; i++) {
-        float x = gate[i];
-        gate[i] = 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x))) * up[i];
-    }
-}
-
 /* Softmax of n scores with an attention sink: the sink's logit joins the denominator but has
    no value (gpt-oss; ggml's soft_max with sinks, transformers' extra column). The kernels'
    softmax runs as without it; its largest output, at the largest score m, is 1/S (S the sum of
@@ -5401,7 +5404,7 @@ static void swa__swiglu_oai(float *gate, const float *up, int64_t n)
    architecture says. */
 static void swa__gate_act(swa_ctx *c, int64_t n)
 {
-    if (c->model->arch->has & SWA__ARCH_GELU) swa__geglu(c->gate, c->up, n);
+    if (c->model->arch->has & SWA__ARCH_GELU) c->kern.geglu(c->gate, c->up, n);
     else if (c->model->arch->has & SWA__ARCH_OAI_FFN) swa__swiglu_oai(c->gate, c->up, n);
     else c->kern.swiglu(c->gate, c->up, n);
 }
@@ -10335,6 +10338,19 @@ SWA__AVX2 static void swa__swiglu_avx2(float *gate, const float *up, int64_t n)
     for (; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
+SWA__AVX2 static void swa__geglu_avx2(float *gate, const float *up, int64_t n)
+{
+    const __m256 one = _mm256_set1_ps(1.0f), a = _mm256_set1_ps(-1.5957691216057308f), b = _mm256_set1_ps(0.044715f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 g = _mm256_loadu_ps(gate + i);
+        __m256 t = _mm256_mul_ps(_mm256_mul_ps(a, g), _mm256_fmadd_ps(_mm256_mul_ps(b, g), g, one));
+        __m256 gelu = _mm256_div_ps(g, _mm256_add_ps(one, swa__exp_avx2(t)));
+        _mm256_storeu_ps(gate + i, _mm256_mul_ps(gelu, _mm256_loadu_ps(up + i)));
+    }
+    for (; i < n; i++) gate[i] = gate[i] / (1.0f + expf(SWA__GELU_EXPONENT(gate[i]))) * up[i];
+}
+
 /* The code-generating macros of this section end here. */
 #undef SWA__LOAD_F16
 #undef SWA__WSUM_AVX2
@@ -12968,6 +12984,18 @@ static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
     for (; i < n; i++) gate[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
+static void swa__geglu_neon(float *gate, const float *up, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t g = vld1q_f32(gate + i);
+        float32x4_t t = vmulq_f32(vmulq_n_f32(g, -1.5957691216057308f), vfmaq_f32(vdupq_n_f32(1.0f), vmulq_n_f32(g, 0.044715f), g));
+        float32x4_t gelu = vdivq_f32(g, vaddq_f32(vdupq_n_f32(1.0f), swa__exp_neon(t)));
+        vst1q_f32(gate + i, vmulq_f32(gelu, vld1q_f32(up + i)));
+    }
+    for (; i < n; i++) gate[i] = gate[i] / (1.0f + expf(SWA__GELU_EXPONENT(gate[i]))) * up[i];
+}
+
 #undef SWA__FLOAT_STEP_NEON
 #undef SWA__FLOAT_TAIL_NEON
 #undef SWA__DOTS_FLOAT_NEON
@@ -12981,6 +13009,7 @@ static void swa__swiglu_neon(float *gate, const float *up, int64_t n)
 #undef SWA__DOT_FROM_DOTS
 #undef SWA__DOTS_FROM_ROW_DOTS
 #undef SWA__NEW_TYPE
+#undef SWA__GELU_EXPONENT
 
 /* ==== kernels: dispatch ====
    A context fills its table once, at create time: the scalar reference for everything, then
@@ -13065,6 +13094,7 @@ static void swa__kernels_ref(swa__kernels *k)
     k->rope = swa__rope_ref;
     k->softmax = swa__softmax_ref;
     k->swiglu = swa__swiglu_ref;
+    k->geglu = swa__geglu_ref;
 }
 
 /* What AVX2 has, over the reference. */
@@ -13101,6 +13131,7 @@ static void swa__kernels_avx2(swa__kernels *k)
     k->rope = swa__rope_avx2;
     k->softmax = swa__softmax_avx2;
     k->swiglu = swa__swiglu_avx2;
+    k->geglu = swa__geglu_avx2;
 #endif
     (void)k;
 }
@@ -13225,6 +13256,7 @@ static void swa__kernels_neon(swa__kernels *k)
     k->rope = swa__rope_neon;
     k->softmax = swa__softmax_neon;
     k->swiglu = swa__swiglu_neon;
+    k->geglu = swa__geglu_neon;
 #endif
     (void)k;
 }

@@ -460,7 +460,7 @@ static void run_wsum(const swa__kernels *k)
         check_wsum("wsum_q8_0", k->type[SWA_TYPE_Q8_0].wsum, swa__type(SWA_TYPE_Q8_0)->wsum, SWA_TYPE_Q8_0, 32 * block32_counts[s]);
 }
 
-/* RMSNorm, RoPE, softmax and SwiGLU: the SIMD versions use their own exp (Cephes' polynomial,
+/* RMSNorm, RoPE, softmax, SwiGLU and GEGLU: the SIMD versions use their own exp (Cephes' polynomial,
    within 2e-7 of expf), sum in 8 lanes and multiply by 1/sum where the reference divides:
    within 2e-6 relative, softmax (whose sum runs over all n) within 1e-5. */
 static void run_elementwise(const swa__kernels *k)
@@ -489,6 +489,19 @@ static void run_elementwise(const swa__kernels *k)
         swa__swiglu_ref(a, up, n);
         k->swiglu(b, up, n);
         for (i = 0; i < n; i++) check_close("swiglu", b[i], a[i], fabs(a[i]) + 1e-30, 2e-6, n);
+        /* GEGLU: the reference against tanh's form in double (where 1 + tanh u cancels, to a
+           millionth of |x up|), and the kernel against the reference: exp's argument reaches 50
+           at x = -8, where its 2e-7 grows to 1e-5 */
+        memcpy(a, x, sizeof(float) * (size_t)n);
+        memcpy(b, x, sizeof(float) * (size_t)n);
+        swa__geglu_ref(a, up, n);
+        k->geglu(b, up, n);
+        for (i = 0; i < n; i++) {
+            double xi = x[i], u = 0.7978845608028654 * (xi + 0.044715 * xi * xi * xi);
+            double want = 0.5 * xi * (1.0 + tanh(u)) * up[i];
+            check_close("geglu_ref", a[i], want, fabs(want) + 0.1 * fabs(xi * up[i]), 1e-5, n);
+            check_close("geglu", b[i], a[i], fabs(a[i]) + 1e-30, 1e-5, n);
+        }
         /* two heads, rotating all but the last pair of each when there is more than one */
         memcpy(a, x, sizeof(float) * (size_t)(2 * hd));
         memcpy(b, x, sizeof(float) * (size_t)(2 * hd));
