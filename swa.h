@@ -4338,6 +4338,8 @@ struct swa_ctx {
     int64_t *tok_pos;          /* [n_batch] its position */
     int64_t *tok_first;        /* [n_batch] index of its sequence's first token in the chunk */
     float **tok_out;           /* [n_batch] where its logits go; NULL: nowhere */
+    unsigned char *tok_keep;   /* [n_batch] whether its state leaves the last layer (logits,
+                                  embedding); the last layer moves those rows first */
     float *x;                  /* [n_batch][n_embd] residual stream */
     float *xb;                 /* [n_batch][n_embd] normed input, projection output */
     float *q;                  /* [n_batch][n_head*head_dim] */
@@ -4467,13 +4469,15 @@ static void swa__gemm_memory(const swa_model *m, const swa_ctx_config *cfg, uint
     const swa_hparams *hp = &m->hp;
     int64_t n_in = swa__ffn_width(hp) > hp->n_embd ? swa__ffn_width(hp) : hp->n_embd;
     swa__kernels k;
-    int i;
+    int64_t i;
     if (hp->n_head * hp->head_dim > n_in) n_in = hp->n_head * hp->head_dim;
     *pack = *scratch = 0;
     swa__kernels_setup(&k, swa__kernels_resolve(cfg->kernels));
     if (k.gemm_memory) k.gemm_memory(cfg->n_batch, n_in, pack, scratch);
-    for (i = 0; i < SWA__N_TYPES; i++)
-        if (swa__widen_bytes(&k.type[i], n_in) > *scratch) *scratch = swa__widen_bytes(&k.type[i], n_in);
+    for (i = 0; i < swa_gguf_tensor_count(m->gguf); i++) {   /* the types the model has that widen */
+        uint32_t t = swa_gguf_tensor_at(m->gguf, i)->type;
+        if (t < SWA__N_TYPES && swa__widen_bytes(&k.type[t], n_in) > *scratch) *scratch = swa__widen_bytes(&k.type[t], n_in);
+    }
 }
 
 /* Lay the context out in an arena: measure with c->... pointers left NULL, or place them. */
@@ -4521,6 +4525,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     c->tok_pos = (int64_t *)swa__arena_take(a, nb, sizeof(int64_t));
     c->tok_first = (int64_t *)swa__arena_take(a, nb, sizeof(int64_t));
     c->tok_out = (float **)swa__arena_take(a, nb, sizeof(float *));
+    c->tok_keep = (unsigned char *)swa__arena_take(a, nb, 1);
     c->x = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
     c->xb = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
     c->q = (float *)swa__arena_take(a, nb * qd, sizeof(float));
@@ -5564,10 +5569,31 @@ static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
     }
 }
 
+/* The tokens whose state leaves the last layer (keep[t] nonzero) moved, in order, to the first
+   rows of what the rest of the layer reads: the residual stream, the normed input (a parallel
+   block's feed-forward reads it) and the attention's output. Returns how many. Every token's keys
+   and values are made before this, so the cache and the other tokens' attention miss nothing. */
+static int64_t swa__keep_rows(swa_ctx *c, const unsigned char *keep, int64_t n)
+{
+    int64_t d = c->model->hp.n_embd, qd = (int64_t)c->model->hp.n_head * c->model->hp.head_dim, t, k = 0;
+    for (t = 0; t < n; t++) {
+        if (!keep[t]) continue;
+        if (k < t) {
+            memcpy(c->x + k * d, c->x + t * d, (size_t)d * sizeof(float));
+            memcpy(c->xb + k * d, c->xb + t * d, (size_t)d * sizeof(float));
+            memcpy(c->att + k * qd, c->att + t * qd, (size_t)qd * sizeof(float));
+        }
+        k++;
+    }
+    return k;
+}
+
 /* One layer, as its architecture's row describes it. A parallel block (Command R7B) feeds
    attention's input to the feed-forward too and adds the attention's output last, as llama.cpp
-   sums them: (x + ffn) + attention. */
-static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
+   sums them: (x + ffn) + attention. In the last layer (keep not NULL) only the tokens whose
+   state leaves it go on past the attention (swa__keep_rows): with a prompt that asks for one
+   token's logits, the last layer's feed-forward runs for that token alone, as llama.cpp's does. */
+static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n, const unsigned char *keep)
 {
     const swa_hparams *hp = &c->model->hp;
     const swa__layer *L = &c->model->layers[l];
@@ -5578,6 +5604,7 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n)
     swa__qkv(c, l, n);
     swa__chunk_to_cache_type(c, l, n);
     swa__attention(c, l, n);
+    if (keep && (n = swa__keep_rows(c, keep, n)) == 0) return;
     if (!parallel) {
         swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);
         swa__add_bias(c->xb, L->bo, d, n);
@@ -5655,14 +5682,15 @@ static void swa__chunk_tokens(swa_ctx *c, const swa__job *job, size_t k0, int64_
 
 /* The final norm of the chunk's tokens that ask for logits, then the output matrix (and the
    logit scale and final soft-cap), over each run of them whose logits rows follow one another
-   in the caller's array at once. */
+   in the caller's array at once. The kept tokens' states are c->x's first rows, in order. */
 static void swa__chunk_logits(swa_ctx *c, int64_t n)
 {
     const swa_model *m = c->model;
-    int64_t d = m->hp.n_embd, V = m->hp.n_vocab, t, i, run = 0;
+    int64_t d = m->hp.n_embd, V = m->hp.n_vocab, t, i, run = 0, row = 0;
     float *first = NULL;
     for (t = 0; t <= n; t++) {
         float *out = t < n ? c->tok_out[t] : NULL;
+        row += t > 0 && c->tok_keep[t - 1];
         if (run > 0 && (!out || out != first + run * V)) {
             swa__matmul(c, &m->output, c->xb, d, first, V, run);
             for (i = 0; m->logit_scale != 1.0f && i < run * V; i++) first[i] *= m->logit_scale;
@@ -5671,7 +5699,7 @@ static void swa__chunk_logits(swa_ctx *c, int64_t n)
         }
         if (!out) continue;
         if (run == 0) first = out;
-        swa__norm_rows(c, c->xb + run * d, c->x + t * d, m->output_norm, d, 1);
+        swa__norm_rows(c, c->xb + run * d, c->x + row * d, m->output_norm, d, 1);
         run++;
     }
 }
@@ -5680,10 +5708,10 @@ static void swa__chunk_logits(swa_ctx *c, int64_t n)
 static void swa__chunk_embed(swa_ctx *c, const swa__job *job, int64_t n)
 {
     const swa_model *m = c->model;
-    int64_t d = m->hp.n_embd, t, i;
+    int64_t d = m->hp.n_embd, t, i, row = 0;
     for (t = 0; t < n; t++) {
-        if (job->pooling == SWA_POOL_LAST && c->tok_index[t] + 1 < job->n) continue;
-        swa__norm_rows(c, c->xb, c->x + t * d, m->output_norm, d, 1);
+        if (!c->tok_keep[t]) continue;
+        swa__norm_rows(c, c->xb, c->x + row++ * d, m->output_norm, d, 1);
         for (i = 0; i < d; i++) job->embed[i] = job->pooling == SWA_POOL_MEAN ? job->embed[i] + c->xb[i] : c->xb[i];
     }
 }
@@ -5704,12 +5732,14 @@ static swa_status swa__forward_chunk(swa_ctx *c, const swa__job *job, int64_t n,
         float scale = sqrtf((float)d);
         for (t = 0; t < n * d; t++) c->x[t] *= scale;
     }
+    for (t = 0; t < n; t++)
+        c->tok_keep[t] = c->tok_out[t] || (job->embed && (job->pooling == SWA_POOL_MEAN || c->tok_index[t] + 1 == job->n));
     swa__rope_table(c, n);
     for (l = 0; l <= m->hp.n_layer; l++) {   /* asked once more before the output layer */
         if (c->abort && c->abort(c->abort_data))
             return swa__fail(err, SWA_ERR_ABORTED, "evaluation aborted by the callback before %s %lld",
                              l < m->hp.n_layer ? "layer" : "the output, after layer", (long long)(l < m->hp.n_layer ? l : l - 1));
-        if (l < m->hp.n_layer) swa__layer_forward(c, l, n);
+        if (l < m->hp.n_layer) swa__layer_forward(c, l, n, l + 1 == m->hp.n_layer ? c->tok_keep : NULL);
     }
     swa__cache_write(c, n);
     for (t = 0; t < n; t++) {
@@ -9655,6 +9685,25 @@ static uint64_t swa__q4k_unpack4(uint32_t low6, uint32_t low4, uint32_t high2)
     return (uint64_t)(low6 & 0x3f3f3f3fu) | (uint64_t)((low4 & 0x0f0f0f0fu) | ((high2 >> 6) & 0x03030303u) << 4) << 32;
 }
 
+/* Two f16 in a word (d low, dmin high) as [d d dmin dmin] in each 128-bit lane. */
+SWA__AVX2 SWA__INLINE __m256 swa__d_dmin_avx2(uint32_t halves)
+{
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)halves))),
+                                    _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+}
+
+/* acc + a token's super-block: its scaled sums and its mins (the activations' 16-element sums
+   against neg_mins16, -m for each, so that both add) share one hadd and one FMA against
+   [d d dmin dmin], fewer operations than a second FMA and d and dmin converted apart. The types
+   without mins pass with_mins 0 (a constant after inlining) and dmin 0. */
+SWA__AVX2 SWA__INLINE __m256 swa__kfinish_avx2(__m256 acc, __m256i sums, const swa__q8k *a, __m256i neg_mins16, __m256 d_dmin,
+                                              int with_mins)
+{
+    const __m256i mins = with_mins ? _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), neg_mins16)
+                                   : _mm256_setzero_si256();
+    return _mm256_fmadd_ps(_mm256_mul_ps(d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sums, mins)), acc);
+}
+
 SWA__AVX2 SWA__INLINE __m128i swa__q4k_scales_avx2(const uint8_t *s)
 {
     uint32_t u0 = swa__load_u32(s), u1 = swa__load_u32(s + 4), u2 = swa__load_u32(s + 8);
@@ -9665,9 +9714,8 @@ SWA__AVX2 SWA__INLINE __m128i swa__q4k_scales_avx2(const uint8_t *s)
 
 /* Q4_K group g (64 elements): sub-block 2g in the low nibbles, 2g + 1 in the high ones, and
    their scales broadcast from the 8 scales held in both 128-bit lanes. Written out per group
-   (not as arrays in a loop, which GCC keeps in memory at -O2). A token's sums and its mins
-   (negated, so that both add) share one hadd and one FMA, against [d d dmin dmin] in each lane,
-   fewer operations than a second FMA, a permute per group and d and dmin converted apart. */
+   (not as arrays in a loop, which GCC keeps in memory at -O2); a token's sums end in
+   swa__kfinish_avx2. */
 /* A Q4_K super-block unpacked once for all the tokens: per group g of 64 its low and high
    nibbles and their two scales (as int16 in every lane), the mins negated for the 16-element
    sums (m[j] for bsum[2 j] and bsum[2 j + 1]), and [d, dmin] alternating by pairs. */
@@ -9693,8 +9741,7 @@ SWA__AVX2 SWA__INLINE void swa__q4k_unpack_avx2(const uint8_t *w, swa__q4k_avx2 
     __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
     __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
     u->mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
-    u->d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)))),
-                                         _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+    u->d_dmin = swa__d_dmin_avx2(swa__load_u32(w));
     swa__q4k_group_unpack_avx2(w, sc16, 0, u);
     swa__q4k_group_unpack_avx2(w, sc16, 1, u);
     swa__q4k_group_unpack_avx2(w, sc16, 2, u);
@@ -9713,9 +9760,7 @@ SWA__AVX2 SWA__INLINE __m256 swa__q4k_step_avx2(const swa__q4k_avx2 *u, const sw
 {
     __m256i sum = _mm256_add_epi32(_mm256_add_epi32(swa__q4k_group_sum_avx2(u, a, 0), swa__q4k_group_sum_avx2(u, a, 1)),
                                    _mm256_add_epi32(swa__q4k_group_sum_avx2(u, a, 2), swa__q4k_group_sum_avx2(u, a, 3)));
-    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->mins16);
-    __m256i both = _mm256_hadd_epi32(sum, mins);
-    return _mm256_fmadd_ps(_mm256_mul_ps(u->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(both), acc);
+    return swa__kfinish_avx2(acc, sum, a, u->mins16, u->d_dmin, 1);
 }
 
 /* Token k's activations, x_stride bytes apart from x. */
@@ -9798,16 +9843,6 @@ swa__q5k_group_avx2(swa__tile_sums_avx2 s, const uint8_t *w, int g, __m256i sc16
     return s;
 }
 
-/* acc + a token's super-block: its scaled sums and its mins (neg_mins16: -m[j] for each
-   16-element sum of the activations) share one hadd and one FMA against [d d dmin dmin]. */
-SWA__AVX2 SWA__INLINE __m256 swa__q5k_finish_avx2(__m256 acc, __m256i sums, const swa__q8k *a, __m256i neg_mins16,
-                                                 __m256 d_dmin)
-{
-    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), neg_mins16);
-    return _mm256_fmadd_ps(_mm256_mul_ps(d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sums, mins)),
-                           acc);
-}
-
 SWA__AVX2 SWA__INLINE void swa__q5k_rows_avx2(const uint8_t *w, const uint8_t *x, size_t stride, int nt, int64_t n,
                                               float *out)
 {
@@ -9821,8 +9856,7 @@ SWA__AVX2 SWA__INLINE void swa__q5k_rows_avx2(const uint8_t *w, const uint8_t *x
         const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));   /* in both 128-bit lanes */
         const __m256i neg_mins16 = _mm256_sub_epi16(_mm256_setzero_si256(),
                                                     _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
-        const __m128 d_dmin4 = _mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)));
-        const __m256 d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(d_dmin4), _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+        const __m256 d_dmin = swa__d_dmin_avx2(swa__load_u32(w));
         const __m256i qh = _mm256_loadu_si256((const __m256i *)(w + 16));
         const swa__q8k *a[SWA__TILE_TOKENS];   /* tokens past nt stand in as token 0, never read */
         swa__tile_sums_avx2 s;
@@ -9833,10 +9867,10 @@ SWA__AVX2 SWA__INLINE void swa__q5k_rows_avx2(const uint8_t *w, const uint8_t *x
         s = swa__q5k_group_avx2(s, w, 1, sc16, qh, a, nt);
         s = swa__q5k_group_avx2(s, w, 2, sc16, qh, a, nt);
         s = swa__q5k_group_avx2(s, w, 3, sc16, qh, a, nt);
-        c0 = swa__q5k_finish_avx2(c0, s.t0, a[0], neg_mins16, d_dmin);
-        if (nt > 1) c1 = swa__q5k_finish_avx2(c1, s.t1, a[1], neg_mins16, d_dmin);
-        if (nt > 2) c2 = swa__q5k_finish_avx2(c2, s.t2, a[2], neg_mins16, d_dmin);
-        if (nt > 3) c3 = swa__q5k_finish_avx2(c3, s.t3, a[3], neg_mins16, d_dmin);
+        c0 = swa__kfinish_avx2(c0, s.t0, a[0], neg_mins16, d_dmin, 1);
+        if (nt > 1) c1 = swa__kfinish_avx2(c1, s.t1, a[1], neg_mins16, d_dmin, 1);
+        if (nt > 2) c2 = swa__kfinish_avx2(c2, s.t2, a[2], neg_mins16, d_dmin, 1);
+        if (nt > 3) c3 = swa__kfinish_avx2(c3, s.t3, a[3], neg_mins16, d_dmin, 1);
     }
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
@@ -9976,8 +10010,7 @@ SWA__AVX2 SWA__INLINE swa__kscales_avx2 swa__kscales_unpack_avx2(const uint8_t *
     /* d (and Q2_K's dmin beside it; 0 for the others) to [d d dmin dmin] in each 128-bit lane */
     const uint32_t halves = type == SWA_TYPE_Q2_K ? swa__load_u32(w + 80) : swa__load_u16(w + (type == SWA_TYPE_Q3_K ? 108 : 0));
     swa__kscales_avx2 k;
-    k.d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)halves))),
-                                        _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+    k.d_dmin = swa__d_dmin_avx2(halves);
     k.neg_mn = _mm256_setzero_si256();
     if (type == SWA_TYPE_IQ4_XS) {
         const __m128i sc = swa__iq4xs_scales_avx2(w);
@@ -10036,16 +10069,6 @@ SWA__AVX2 SWA__INLINE swa__tile_sums_avx2 swa__kblock_part_avx2(swa__tile_sums_a
     return s;
 }
 
-/* acc + a token's super-block: its scaled sums and mins in one hadd and one FMA. */
-SWA__AVX2 SWA__INLINE __m256 swa__kblock_finish_avx2(__m256 acc, __m256i sums, const swa__q8k *a, const swa__kscales_avx2 *k,
-                                                    uint32_t type)
-{
-    const __m256i mins = type == SWA_TYPE_Q2_K ? _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), k->neg_mn)
-                                               : _mm256_setzero_si256();
-    return _mm256_fmadd_ps(_mm256_mul_ps(k->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sums, mins)),
-                           acc);
-}
-
 SWA__AVX2 SWA__INLINE void swa__kblock_rows_avx2(const uint8_t *w, const uint8_t *x, size_t stride, int nt, int64_t n,
                                                  float *out, uint32_t type)
 {
@@ -10068,10 +10091,10 @@ SWA__AVX2 SWA__INLINE void swa__kblock_rows_avx2(const uint8_t *w, const uint8_t
         s = swa__kblock_part_avx2(s, w, 5, &k, a, nt, type);
         s = swa__kblock_part_avx2(s, w, 6, &k, a, nt, type);
         s = swa__kblock_part_avx2(s, w, 7, &k, a, nt, type);
-        c0 = swa__kblock_finish_avx2(c0, s.t0, a[0], &k, type);
-        if (nt > 1) c1 = swa__kblock_finish_avx2(c1, s.t1, a[1], &k, type);
-        if (nt > 2) c2 = swa__kblock_finish_avx2(c2, s.t2, a[2], &k, type);
-        if (nt > 3) c3 = swa__kblock_finish_avx2(c3, s.t3, a[3], &k, type);
+        c0 = swa__kfinish_avx2(c0, s.t0, a[0], k.neg_mn, k.d_dmin, type == SWA_TYPE_Q2_K);
+        if (nt > 1) c1 = swa__kfinish_avx2(c1, s.t1, a[1], k.neg_mn, k.d_dmin, type == SWA_TYPE_Q2_K);
+        if (nt > 2) c2 = swa__kfinish_avx2(c2, s.t2, a[2], k.neg_mn, k.d_dmin, type == SWA_TYPE_Q2_K);
+        if (nt > 3) c3 = swa__kfinish_avx2(c3, s.t3, a[3], k.neg_mn, k.d_dmin, type == SWA_TYPE_Q2_K);
     }
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
@@ -10490,8 +10513,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__q4k_unpack_vnni(const uint8_t *w, swa__kquan
         u->s[2 * g + 1] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
     }
     *mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
-    *d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)))),
-                                       _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+    *d_dmin = swa__d_dmin_avx2(swa__load_u32(w));
 }
 
 /* Q6_K (layout at swa__q6k_unpack): quants 0..63, the -32 through the 16-element sums. */
@@ -10533,9 +10555,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q4_k_vnni(const void *row, const vo
         swa__q4k_unpack_vnni(w, &u, &mins16, &d_dmin);
         for (t = 0; t < nt; t++) {
             const swa__q8k *a = (const swa__q8k *)(xa + (size_t)t * stride) + i;
-            __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), mins16);
-            __m256i both = _mm256_hadd_epi32(swa__kquant_sums_vnni(&u, a->q), mins);
-            c[t] = _mm256_fmadd_ps(_mm256_mul_ps(d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(both), c[t]);
+            c[t] = swa__kfinish_avx2(c[t], swa__kquant_sums_vnni(&u, a->q), a, mins16, d_dmin, 1);
         }
     }
     for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(c[t]);
@@ -11144,15 +11164,12 @@ SWA__AVX512 SWA__INLINE void swa__q4k_unpack_avx512(const uint8_t *w, uint32_t t
     u->k.s2 = swa__spread_avx512(sc16, swa__spread16, 4);
     u->k.s3 = swa__spread_avx512(sc16, swa__spread16, 6);
     u->mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
-    u->d_dmin = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)swa__load_u32(w)))),
-                                         _mm256_setr_epi32(0, 0, 1, 1, 0, 0, 1, 1));
+    u->d_dmin = swa__d_dmin_avx2(swa__load_u32(w));
 }
 
 SWA__AVX512 SWA__INLINE __m256 swa__q4k_step_avx512(const swa__q4k_avx512 *u, const swa__q8k *a, __m256 acc)
 {
-    __m256i sums = swa__kquant_sums_avx512(&u->k, a->q);
-    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->mins16);
-    return _mm256_fmadd_ps(_mm256_mul_ps(u->d_dmin, _mm256_set1_ps(a->d)), _mm256_cvtepi32_ps(_mm256_hadd_epi32(sums, mins)), acc);
+    return swa__kfinish_avx2(acc, swa__kquant_sums_avx512(&u->k, a->q), a, u->mins16, u->d_dmin, 1);
 }
 
 /* Q6_K (layout at swa__q6k_unpack): half h's 64 low-nibble bytes give elements 0..63 of the
