@@ -11274,6 +11274,145 @@ SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q5_k_avx512, swa__dots_q5_k_avx512, swa
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q6_k_avx512, swa__row_dots_q6_k_avx512)
 SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q6_k_avx512, swa__dots_q6_k_avx512)
 
+/* ---- Q6_K (for the AMX set) and IQ4_XS: one exact integer a super-block ----
+   S = sum_j sc_j sum q a over the super-block's sub-blocks j, FMA'd with d * a.d into one lane
+   per token: Q6_K's 16 sub-blocks of q - 32, IQ4_XS's 8 of IQ4_NL values (sc_j its 6-bit
+   scale less 32). The AMX set's tile products give these same bits (swa__gemm_k_amx). */
+
+/* IQ4_XS (d, scales_h: 2 high bits a sub-block, scales_l: 4 low bits a sub-block, then 16
+   bytes a sub-block of 32, its first 16 elements in the low nibbles): the values enter
+   vpdpbusd as unsigned bytes, value + 128, and 128 times the activations' sums come off. */
+typedef struct swa__iq4xs_avx512 {
+    __m512i q[4];      /* elements 64 c .. 64 c + 63, value + 128 */
+    __m512i sc[4];     /* sub-block 2 c's scale in lanes 0-7, 2 c + 1's in lanes 8-15 */
+    __m256i sc_pairs;  /* scale j as the two int16 of lane j, for bsum[2 j] and bsum[2 j + 1] */
+    float d;
+} swa__iq4xs_avx512;
+
+/* Super-block w's 8 scales less 32, sc_j in lane j. */
+SWA__AVX512 SWA__INLINE __m256i swa__iq4xs_scales_avx512(const uint8_t *w)
+{
+    const __m256i j = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i lo = _mm256_srlv_epi32(_mm256_set1_epi32((int)swa__load_u32(w + 4)), _mm256_slli_epi32(j, 2));
+    const __m256i hi = _mm256_srlv_epi32(_mm256_set1_epi32((int)swa__load_u16(w + 2)), _mm256_slli_epi32(j, 1));
+    return _mm256_sub_epi32(_mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi32(15)),
+                                            _mm256_slli_epi32(_mm256_and_si256(hi, _mm256_set1_epi32(3)), 4)),
+                            _mm256_set1_epi32(32));
+}
+
+/* Elements 64 c .. 64 c + 63 of super-block w as IQ4_NL values: the nibbles of qs[32 c ..
+   32 c + 31], sub-block 2 c's low then high ones, then 2 c + 1's. */
+SWA__AVX512 SWA__INLINE __m512i swa__iq4xs_chunk_avx512(const uint8_t *w, int c)
+{
+    const __m512i z = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(w + 8 + 32 * c)));
+    __m512i v = _mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(1, 1, 0, 0));
+    v = _mm512_mask_srli_epi16(v, 0xff00ff00u, v, 4);   /* bytes 16-31 and 48-63: the high nibbles */
+    return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)swa__iq4nl_values)),
+                               _mm512_and_si512(v, _mm512_set1_epi8(15)));
+}
+
+SWA__AVX512 SWA__INLINE void swa__iq4xs_unpack_avx512(const uint8_t *w, swa__iq4xs_avx512 *u)
+{
+    const __m256i sc = swa__iq4xs_scales_avx512(w);
+    const __m512i sc16 = _mm512_castsi256_si512(sc), half = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    int c;
+    for (c = 0; c < 4; c++) {
+        u->q[c] = _mm512_xor_si512(swa__iq4xs_chunk_avx512(w, c), _mm512_set1_epi8((char)0x80));
+        u->sc[c] = _mm512_permutexvar_epi32(_mm512_add_epi32(half, _mm512_set1_epi32(2 * c)), sc16);
+    }
+    u->sc_pairs = _mm256_or_si256(_mm256_and_si256(sc, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(sc, 16));
+    u->d = _cvtsh_ss(swa__load_u16(w));
+}
+
+/* Lanes whose sum is S for the token at a. vpdpbusd's lanes 0-7 hold sub-block 2 c's products,
+   8-15 sub-block 2 c + 1's: scaled lane by lane, then the halves added. Within int32: a lane
+   of a chunk is at most 4 * 241 * 127, times 32, four chunks and two halves. */
+SWA__AVX512 SWA__INLINE __m256i swa__iq4xs_parts_avx512(const swa__iq4xs_avx512 *u, const swa__q8k *a)
+{
+    __m512i t = _mm512_setzero_si512();
+    __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->sc_pairs);
+    int c;
+    for (c = 0; c < 4; c++)
+        t = _mm512_add_epi32(t, _mm512_mullo_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u->q[c], _mm512_loadu_si512(a->q + 64 * c)),
+                                                   u->sc[c]));
+    return _mm256_sub_epi32(_mm256_add_epi32(_mm512_castsi512_si256(t), _mm512_extracti64x4_epi64(t, 1)),
+                            _mm256_slli_epi32(offset, 7));
+}
+
+/* Q6_K's lanes: S = sum_j sc_j sum (q - 32) a over the 16-element sub-blocks j (the step's 8
+   lanes). */
+SWA__AVX512 SWA__INLINE __m256i swa__q6k_parts_avx512(const swa__q6k_avx512 *u, const swa__q8k *a)
+{
+    __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->sc16);
+    return _mm256_sub_epi32(swa__kquant_sums_avx512(&u->k, a->q), _mm256_slli_epi32(offset, 5));
+}
+
+/* Either type's super-block unpacked; type is a constant after inlining, and the other's part
+   goes unused. */
+typedef struct swa__exact_avx512 {
+    swa__q6k_avx512 q6k;
+    swa__iq4xs_avx512 iq4xs;
+} swa__exact_avx512;
+
+SWA__AVX512 SWA__INLINE float swa__exact_unpack_avx512(const uint8_t *w, uint32_t type, swa__exact_avx512 *u)
+{
+    if (type == SWA_TYPE_Q6_K) {
+        swa__q6k_unpack_avx512(w, &u->q6k);
+        return u->q6k.d;
+    }
+    swa__iq4xs_unpack_avx512(w, &u->iq4xs);
+    return u->iq4xs.d;
+}
+
+SWA__AVX512 SWA__INLINE __m256i swa__exact_parts_avx512(const swa__exact_avx512 *u, uint32_t type, const swa__q8k *a)
+{
+    return type == SWA_TYPE_Q6_K ? swa__q6k_parts_avx512(&u->q6k, a) : swa__iq4xs_parts_avx512(&u->iq4xs, a);
+}
+
+/* A row against up to 4 tokens; generation (one token) in a loop of its own. */
+SWA__AVX512 SWA__INLINE void swa__row_dots_exact_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                        float *out, const uint32_t type)
+{
+    const int unit = (int)swa__types[type].block_bytes;
+    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
+    const swa__q8k *a2 = (const swa__q8k *)(xa + (nt > 2 ? 2 : 0) * stride), *a3 = (const swa__q8k *)(xa + (nt > 3 ? 3 : 0) * stride);
+    const __m256i zero = _mm256_setzero_si256();
+    __m128 c = _mm_setzero_ps();
+    swa__exact_avx512 u;
+    float sums[4], d;
+    int64_t i;
+    int t;
+    for (i = 0; nt == 1 && i < n / 256; i++, w += unit) {
+        __m256i p;
+        __m128i s;
+        swa__prefetch_unit(w, unit);
+        d = swa__exact_unpack_avx512(w, type, &u);
+        p = swa__exact_parts_avx512(&u, type, a0 + i);
+        s = _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+        c = _mm_fmadd_ss(_mm_set_ss(d * a0[i].d), _mm_cvtepi32_ps(s), c);
+    }
+    for (i = 0; nt > 1 && i < n / 256; i++, w += unit) {   /* 2-4 tokens: one reduction, S of token t in lane t */
+        __m256i p0, p1, p2, p3, s;
+        swa__prefetch_unit(w, unit);
+        d = swa__exact_unpack_avx512(w, type, &u);
+        p0 = swa__exact_parts_avx512(&u, type, a0 + i);
+        p1 = swa__exact_parts_avx512(&u, type, a1 + i);
+        p2 = nt > 2 ? swa__exact_parts_avx512(&u, type, a2 + i) : zero;
+        p3 = nt > 3 ? swa__exact_parts_avx512(&u, type, a3 + i) : zero;
+        s = _mm256_hadd_epi32(_mm256_hadd_epi32(p0, p1), _mm256_hadd_epi32(p2, p3));
+        c = _mm_fmadd_ps(_mm_mul_ps(_mm_set1_ps(d), _mm_setr_ps(a0[i].d, a1[i].d, a2[i].d, a3[i].d)),
+                         _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1))), c);
+    }
+    _mm_storeu_ps(sums, c);
+    for (t = 0; t < nt; t++) out[t] = sums[t];
+}
+
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_iq4_xs_avx512, swa__dots_iq4_xs_avx512, swa__dot_iq4_xs_avx512, swa__row_dots_exact_avx512,
+              SWA_TYPE_IQ4_XS)
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -11864,14 +12003,13 @@ static void swa__amx_put_results(const float *out, int rows, int64_t g, int64_t 
         for (m = 0; m < rows; m++) y[(g * 16 + t) * ldy + r + m] = out[m * 16 + t];
 }
 
-/* One product through the tiles (0 C, 1 A, 2 B) into c: 16 rows x 16 lanes of int32. */
-SWA__AMX SWA__INLINE void swa__amx_product(const int8_t *a, int64_t a_stride, const swa__amx_unit *u, int32_t *c)
+/* One product through the tiles (0 C, 1 A, 2 B); _tile_stored(0, ...) takes its result. */
+SWA__AMX SWA__INLINE void swa__amx_issue(const void *a, int64_t a_stride, const void *b)
 {
     _tile_zero(0);
     _tile_loadd(1, a, a_stride);
-    _tile_loadd(2, u->q, 64);
+    _tile_loadd(2, b, 64);
     _tile_dpbssd(0, 1, 2);
-    _tile_stored(0, c, 64);
 }
 
 /* 16 unpacked rows (scales ds, stride floats a row) against one token group's units xg:
@@ -11889,7 +12027,8 @@ SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, int6
         for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
         for (b = j; b < n_blocks; b += 16) {
             const __m512 d = _mm512_loadu_ps(xg[b].d);
-            swa__amx_product(wq + b * 32, nbk * 32, xg + b, c);
+            swa__amx_issue(wq + b * 32, nbk * 32, xg[b].q);
+            _tile_stored(0, c, 64);
             SWA__UNROLL(16)
             for (m = 0; m < 16; m++) {
                 r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)),
@@ -11933,7 +12072,8 @@ SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int
         for (b = j; b < n_blocks; b += 16) {
             const __m512 d = _mm512_loadu_ps(xu[b / 2].d);
             const int64_t next = swa__amx_next_block(b, j, n_blocks);
-            swa__amx_product(a + (b / 16) * 1024, 64, xu + b / 2, c);
+            swa__amx_issue(a + (b / 16) * 1024, 64, xu[b / 2].q);
+            _tile_stored(0, c, 64);
             SWA__UNROLL(16)
             for (m = 0; m < 16; m++) {
                 const __m512 sw = _mm512_castsi512_ps(_mm512_broadcastq_epi64(_mm_loadu_si64(ds + m * stride + b)));
@@ -12110,54 +12250,8 @@ SWA__AMX SWA__INLINE void swa__row_dots_kmin_amx(const void *row, const void *x,
 SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q4_k_amx, swa__dots_q4_k_amx, swa__dot_q4_k_amx, swa__row_dots_kmin_amx, SWA_TYPE_Q4_K)
 SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q5_k_amx, swa__dots_q5_k_amx, swa__dot_q5_k_amx, swa__row_dots_kmin_amx, SWA_TYPE_Q5_K)
 
-/* Q6_K likewise, with one integer a super-block: S = sum_j sc_j sum (q - 32) a over the
-   16-element sub-blocks j (the AVX-512 step's 8 lanes, added up), FMA'd with d * a.d. */
-SWA__AMX SWA__INLINE __m256i swa__q6k_parts_amx(const swa__q6k_avx512 *u, const swa__q8k *a)
-{
-    __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->sc16);
-    return _mm256_sub_epi32(swa__kquant_sums_avx512(&u->k, a->q), _mm256_slli_epi32(offset, 5));
-}
-
-SWA__AMX SWA__INLINE void swa__row_dots_q6_k_amx(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
-    const swa__q8k *a2 = (const swa__q8k *)(xa + (nt > 2 ? 2 : 0) * stride), *a3 = (const swa__q8k *)(xa + (nt > 3 ? 3 : 0) * stride);
-    const __m256i zero = _mm256_setzero_si256();
-    __m128 c = _mm_setzero_ps();
-    swa__q6k_avx512 u;
-    float sums[4];
-    int64_t i;
-    int t;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += 210) {
-        __m256i p;
-        __m128i s;
-        swa__prefetch_unit(w, 210);
-        swa__q6k_unpack_avx512(w, &u);
-        p = swa__q6k_parts_amx(&u, a0 + i);
-        s = _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
-        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-        c = _mm_fmadd_ss(_mm_set_ss(u.d * a0[i].d), _mm_cvtepi32_ps(s), c);
-    }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += 210) {   /* 2-4 tokens: one reduction, S of token t in lane t */
-        __m256i p0, p1, p2, p3, s;
-        swa__prefetch_unit(w, 210);
-        swa__q6k_unpack_avx512(w, &u);
-        p0 = swa__q6k_parts_amx(&u, a0 + i);
-        p1 = swa__q6k_parts_amx(&u, a1 + i);
-        p2 = nt > 2 ? swa__q6k_parts_amx(&u, a2 + i) : zero;
-        p3 = nt > 3 ? swa__q6k_parts_amx(&u, a3 + i) : zero;
-        s = _mm256_hadd_epi32(_mm256_hadd_epi32(p0, p1), _mm256_hadd_epi32(p2, p3));
-        c = _mm_fmadd_ps(_mm_mul_ps(_mm_set1_ps(u.d), _mm_setr_ps(a0[i].d, a1[i].d, a2[i].d, a3[i].d)),
-                         _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1))), c);
-    }
-    _mm_storeu_ps(sums, c);
-    for (t = 0; t < nt; t++) out[t] = sums[t];
-}
-
-SWA__DOTS_FROM_ROW_DOTS(SWA__AMX, swa__dots_q6_k_amx, swa__row_dots_q6_k_amx)
-SWA__DOT_FROM_DOTS(SWA__AMX, swa__dot_q6_k_amx, swa__dots_q6_k_amx)
+/* Q6_K likewise, with one integer a super-block (swa__row_dots_exact_avx512). */
+SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q6_k_amx, swa__dots_q6_k_amx, swa__dot_q6_k_amx, swa__row_dots_exact_avx512, SWA_TYPE_Q6_K)
 
 /* One super-block of 16 tokens: tile B of each quarter (64 elements; token t's bytes 4i ..
    4i + 3 of the quarter at row i, bytes 4t .. 4t + 3), each pair of sub-blocks' sums and the
@@ -12171,6 +12265,7 @@ typedef struct swa__amx_kunit {
 /* Bytes of one unpacked super-block of a row: Q4_K/Q5_K's quants times lo, then times hi;
    Q6_K's times each of its scales' three digits. */
 #define SWA__AMX_KROW 768
+#define SWA__AMX_KINTS 8   /* integers a row super-block keeps: Q4_K's and Q5_K's 4 min pairs, IQ4_XS's 8 scales */
 
 /* Tokens [0, n) of swa__q8k rows (x_stride bytes apart) as units, zeros where no token is:
    unit g * (n_in / 256) + s holds super-block s of tokens 16 g .. 16 g + 15. */
@@ -12223,10 +12318,38 @@ SWA__AMX SWA__INLINE void swa__amx_kunpack(const uint8_t *w, uint32_t type, uint
     _mm_storeu_si128((__m128i *)mins, _mm_sub_epi16(_mm_setzero_si128(), _mm_cvtepu8_epi16(_mm_srli_si128(scales_mins, 8))));
 }
 
-/* 16 unpacked rows (super-block s of row m at wq + (m * nsb + s) * SWA__AMX_KROW, its scales
-   at index m * nsb + s) against one token group's units xg: out[16 m + t]. A quarter's two
+/* A Q4_K or Q5_K super-block's products into tiles C 0 (times the scales' low bits) and 1
+   (high bits) (a at the unpacked rows' super-block, x the tokens'). A quarter's two
    products load their tiles A and B in one of two sets, so that the next quarter's loads need
    not wait for this quarter's products. */
+SWA__AMX SWA__INLINE void swa__amx_kissue(const uint8_t *a, int64_t a_stride, const swa__amx_kunit *x)
+{
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_loadd(2, a, a_stride);
+    _tile_loadd(3, a + 256, a_stride);
+    _tile_loadd(4, x->q[0], 64);
+    _tile_dpbusd(0, 2, 4);
+    _tile_dpbusd(1, 3, 4);
+    _tile_loadd(5, a + 64, a_stride);
+    _tile_loadd(6, a + 320, a_stride);
+    _tile_loadd(7, x->q[1], 64);
+    _tile_dpbusd(0, 5, 7);
+    _tile_dpbusd(1, 6, 7);
+    _tile_loadd(2, a + 128, a_stride);
+    _tile_loadd(3, a + 384, a_stride);
+    _tile_loadd(4, x->q[2], 64);
+    _tile_dpbusd(0, 2, 4);
+    _tile_dpbusd(1, 3, 4);
+    _tile_loadd(5, a + 192, a_stride);
+    _tile_loadd(6, a + 448, a_stride);
+    _tile_loadd(7, x->q[3], 64);
+    _tile_dpbusd(0, 5, 7);
+    _tile_dpbusd(1, 6, 7);
+}
+
+/* 16 unpacked rows (super-block s of row m at wq + (m * nsb + s) * SWA__AMX_KROW, its scales
+   at index m * nsb + s) against one token group's units xg: out[16 m + t]. */
 SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, const float *dmin, const int32_t *mins,
                                           const swa__amx_kunit *xg, int64_t nsb, int32_t *c, float *out,
                                           swa__amx_ahead *ahead)
@@ -12238,42 +12361,20 @@ SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, con
     SWA__UNROLL(16)
     for (m = 0; m < 16; m++) rs[m] = rm[m] = _mm512_setzero_ps();
     for (s = 0; s < nsb; s++) {
-        const uint8_t *a = wq + s * SWA__AMX_KROW;
         const __m512 ad = _mm512_loadu_ps(xg[s].d);
         const __m512i p0 = _mm512_loadu_si512(xg[s].pair_sums[0]), p1 = _mm512_loadu_si512(xg[s].pair_sums[1]);
         const __m512i p2 = _mm512_loadu_si512(xg[s].pair_sums[2]), p3 = _mm512_loadu_si512(xg[s].pair_sums[3]);
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_loadd(2, a, a_stride);
-        _tile_loadd(3, a + 256, a_stride);
-        _tile_loadd(4, xg[s].q[0], 64);
-        _tile_dpbusd(0, 2, 4);
-        _tile_dpbusd(1, 3, 4);
-        _tile_loadd(5, a + 64, a_stride);
-        _tile_loadd(6, a + 320, a_stride);
-        _tile_loadd(7, xg[s].q[1], 64);
-        _tile_dpbusd(0, 5, 7);
-        _tile_dpbusd(1, 6, 7);
-        _tile_loadd(2, a + 128, a_stride);
-        _tile_loadd(3, a + 384, a_stride);
-        _tile_loadd(4, xg[s].q[2], 64);
-        _tile_dpbusd(0, 2, 4);
-        _tile_dpbusd(1, 3, 4);
-        _tile_loadd(5, a + 192, a_stride);
-        _tile_loadd(6, a + 448, a_stride);
-        _tile_loadd(7, xg[s].q[3], 64);
-        _tile_dpbusd(0, 5, 7);
-        _tile_dpbusd(1, 6, 7);
+        swa__amx_kissue(wq + s * SWA__AMX_KROW, a_stride, xg + s);
         _tile_stored(0, c, 64);
         _tile_stored(1, c + 256, 64);
         SWA__UNROLL(16)
         for (m = 0; m < 16; m++) {
             const int64_t at = m * nsb + s;
             __m512i sv = _mm512_add_epi32(_mm512_loadu_si512(c + 16 * m), _mm512_slli_epi32(_mm512_loadu_si512(c + 256 + 16 * m), 3));
-            __m512i mv = _mm512_madd_epi16(p0, _mm512_set1_epi32(mins[4 * at]));
-            mv = _mm512_dpwssd_epi32(mv, p1, _mm512_set1_epi32(mins[4 * at + 1]));
-            mv = _mm512_dpwssd_epi32(mv, p2, _mm512_set1_epi32(mins[4 * at + 2]));
-            mv = _mm512_dpwssd_epi32(mv, p3, _mm512_set1_epi32(mins[4 * at + 3]));
+            __m512i mv = _mm512_madd_epi16(p0, _mm512_set1_epi32(mins[SWA__AMX_KINTS * at]));
+            mv = _mm512_dpwssd_epi32(mv, p1, _mm512_set1_epi32(mins[SWA__AMX_KINTS * at + 1]));
+            mv = _mm512_dpwssd_epi32(mv, p2, _mm512_set1_epi32(mins[SWA__AMX_KINTS * at + 2]));
+            mv = _mm512_dpwssd_epi32(mv, p3, _mm512_set1_epi32(mins[SWA__AMX_KINTS * at + 3]));
             rs[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(d[at]), ad), _mm512_cvtepi32_ps(sv), rs[m]);
             rm[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(dmin[at]), ad), _mm512_cvtepi32_ps(mv), rm[m]);
             swa__amx_fetch_ahead(ahead, m);
@@ -12313,32 +12414,38 @@ SWA__AMX SWA__INLINE void swa__amx_q6k_unpack(const uint8_t *w, uint8_t *a, floa
     *d = _cvtsh_ss(swa__load_u16(w + 208));
 }
 
-/* The same as swa__amx_kgroup for Q6_K: three tiles C, one a digit, accumulate a super-block's
-   four quarters, and S = C0 + 7 (C1 + 7 C2). */
+/* A Q6_K super-block's products into three tiles C, one a digit of the scales, over its four
+   quarters. */
+SWA__AMX SWA__INLINE void swa__amx_q6k_issue(const uint8_t *a, int64_t a_stride, const swa__amx_kunit *x)
+{
+    int k;
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    for (k = 0; k < 4; k++) {
+        _tile_loadd(3, a + 64 * k, a_stride);
+        _tile_loadd(4, a + 256 + 64 * k, a_stride);
+        _tile_loadd(5, a + 512 + 64 * k, a_stride);
+        _tile_loadd(6, x->q[k], 64);
+        _tile_dpbssd(0, 3, 6);
+        _tile_dpbssd(1, 4, 6);
+        _tile_dpbssd(2, 5, 6);
+    }
+}
+
+/* The same as swa__amx_kgroup for Q6_K: S = C0 + 7 (C1 + 7 C2). */
 SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, const swa__amx_kunit *xg, int64_t nsb,
                                              int32_t *c, float *out, swa__amx_ahead *ahead)
 {
     const int64_t a_stride = nsb * SWA__AMX_KROW;
     __m512 r[16];
     int64_t s;
-    int m, k;
+    int m;
     SWA__UNROLL(16)
     for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
     for (s = 0; s < nsb; s++) {
-        const uint8_t *a = wq + s * SWA__AMX_KROW;
         const __m512 ad = _mm512_loadu_ps(xg[s].d);
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_zero(2);
-        for (k = 0; k < 4; k++) {
-            _tile_loadd(3, a + 64 * k, a_stride);
-            _tile_loadd(4, a + 256 + 64 * k, a_stride);
-            _tile_loadd(5, a + 512 + 64 * k, a_stride);
-            _tile_loadd(6, xg[s].q[k], 64);
-            _tile_dpbssd(0, 3, 6);
-            _tile_dpbssd(1, 4, 6);
-            _tile_dpbssd(2, 5, 6);
-        }
+        swa__amx_q6k_issue(wq + s * SWA__AMX_KROW, a_stride, xg + s);
         _tile_stored(0, c, 64);
         _tile_stored(1, c + 256, 64);
         _tile_stored(2, c + 512, 64);
@@ -12355,16 +12462,60 @@ SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, 
     for (m = 0; m < 16; m++) _mm512_storeu_ps(out + 16 * m, r[m]);
 }
 
+/* Row super-block w of IQ4_XS unpacked: its values in order at a, its 8 scales (less 32) at
+   sc, its d. */
+SWA__AMX SWA__INLINE void swa__amx_iq4xs_unpack(const uint8_t *w, uint8_t *a, int32_t *sc, float *d)
+{
+    int c;
+    for (c = 0; c < 4; c++) _mm512_storeu_si512(a + 64 * c, swa__iq4xs_chunk_avx512(w, c));
+    _mm256_storeu_si256((__m256i *)sc, swa__iq4xs_scales_avx512(w));
+    *d = _cvtsh_ss(swa__load_u16(w));
+}
+
+/* The same as swa__amx_kgroup for IQ4_XS, whose 6-bit scales times its values leave a byte:
+   each 32-element sub-block is a product of its own (tiles as in Q8_0's, swa__gemm_amx), its C
+   scaled by the rows' scales in integers, and S FMA'd once a super-block as the vector dots do
+   (swa__row_dots_exact_avx512). The float accumulators stay in out. */
+SWA__AMX SWA__INLINE void swa__amx_iq4xs_group(const uint8_t *wq, const float *d, const int32_t *sc, const swa__amx_kunit *xg,
+                                               int64_t nsb, int32_t *c, float *out, swa__amx_ahead *ahead)
+{
+    const int64_t a_stride = nsb * SWA__AMX_KROW;
+    __m512i sv[16];
+    int64_t s;
+    int m, j;
+    SWA__UNROLL(16)
+    for (m = 0; m < 16; m++) _mm512_storeu_ps(out + 16 * m, _mm512_setzero_ps());
+    for (s = 0; s < nsb; s++) {
+        const __m512 ad = _mm512_loadu_ps(xg[s].d);
+        SWA__UNROLL(16)
+        for (m = 0; m < 16; m++) sv[m] = _mm512_setzero_si512();
+        for (j = 0; j < 8; j++) {
+            swa__amx_issue(wq + s * SWA__AMX_KROW + 32 * j, a_stride, xg[s].q[j / 2][8 * (j % 2)]);
+            _tile_stored(0, c, 64);
+            SWA__UNROLL(16)
+            for (m = 0; m < 16; m++) {
+                sv[m] = _mm512_add_epi32(sv[m], _mm512_mullo_epi32(_mm512_loadu_si512(c + 16 * m),
+                                                                   _mm512_set1_epi32(sc[(m * nsb + s) * SWA__AMX_KINTS + j])));
+                if (j == 0) swa__amx_fetch_ahead(ahead, m);
+            }
+        }
+        SWA__UNROLL(16)
+        for (m = 0; m < 16; m++)
+            _mm512_storeu_ps(out + 16 * m, _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(d[m * nsb + s]), ad),
+                                                           _mm512_cvtepi32_ps(sv[m]), _mm512_loadu_ps(out + 16 * m)));
+    }
+}
+
 /* A thread's scratch for n_in columns: 16 unpacked rows and their scales, the results and
    three tiles C, aligned by hand. */
 static uint64_t swa__amx_kscratch(int64_t n_in)
 {
     uint64_t nsb = (uint64_t)(n_in / 256);
-    return 16 * nsb * (SWA__AMX_KROW + 2 * sizeof(float) + 4 * sizeof(int32_t)) + (256 + 3 * 256) * 4 + 64;
+    return 16 * nsb * (SWA__AMX_KROW + 2 * sizeof(float) + SWA__AMX_KINTS * sizeof(int32_t)) + (256 + 3 * 256) * 4 + 64;
 }
 
-/* y[t * ldy + r] = dot(row r, token t) for nr Q4_K, Q5_K or Q6_K rows and n tokens packed by
-   swa__amx_pack_q8k. */
+/* y[t * ldy + r] = dot(row r, token t) for nr Q4_K, Q5_K, Q6_K or IQ4_XS rows and n tokens
+   packed by swa__amx_pack_q8k. */
 SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                              int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
@@ -12378,9 +12529,13 @@ SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int
     int m, i;
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
-    for (i = 0; i < 8; i++) {   /* every tile 16 rows of 64 bytes (see the two group functions) */
+    for (i = 0; i < 8; i++) {   /* every tile 16 rows of 64 bytes (see the group functions) */
         cfg.rows[i] = 16;
         cfg.colsb[i] = 64;
+    }
+    if (type == SWA_TYPE_IQ4_XS) {   /* a sub-block's product: A 16 rows x 32 bytes, B 8 rows x 64 */
+        cfg.colsb[1] = 32;
+        cfg.rows[2] = 8;
     }
     _tile_loadconfig(&cfg);
     for (r = 0; r < nr; r += 16) {
@@ -12393,16 +12548,20 @@ SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int
                 if (m >= rows) {   /* a missing row: zeros */
                     memset(wq + at * SWA__AMX_KROW, 0, SWA__AMX_KROW);
                     d[at] = dmin[at] = 0.0f;
-                    memset(mins + 4 * at, 0, 4 * sizeof(int32_t));
+                    memset(mins + SWA__AMX_KINTS * at, 0, SWA__AMX_KINTS * sizeof(int32_t));
                 } else if (type == SWA_TYPE_Q6_K) {
                     swa__amx_q6k_unpack(rows16 + (size_t)m * w_stride + s * bytes, wq + at * SWA__AMX_KROW, d + at);
+                } else if (type == SWA_TYPE_IQ4_XS) {
+                    swa__amx_iq4xs_unpack(rows16 + (size_t)m * w_stride + s * bytes, wq + at * SWA__AMX_KROW,
+                                          mins + SWA__AMX_KINTS * at, d + at);
                 } else {
                     swa__amx_kunpack(rows16 + (size_t)m * w_stride + s * bytes, type, wq + at * SWA__AMX_KROW, d + at,
-                                     dmin + at, mins + 4 * at);
+                                     dmin + at, mins + SWA__AMX_KINTS * at);
                 }
             }
         for (g = 0; g * 16 < n; g++) {
             if (type == SWA_TYPE_Q6_K) swa__amx_q6k_group(wq, d, xu + g * nsb, nsb, c, out, &ahead);
+            else if (type == SWA_TYPE_IQ4_XS) swa__amx_iq4xs_group(wq, d, mins, xu + g * nsb, nsb, c, out, &ahead);
             else swa__amx_kgroup(wq, d, dmin, mins, xu + g * nsb, nsb, c, out, &ahead);
             swa__amx_put_results(out, rows, g, n, y, ldy, r);
         }
@@ -12426,6 +12585,12 @@ SWA__AMX static void swa__gemm_q6_k_amx(const uint8_t *w, size_t w_stride, int64
                                         int64_t n_in, float *y, int64_t ldy, void *scratch)
 {
     swa__gemm_k_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q6_K);
+}
+
+SWA__AMX static void swa__gemm_iq4_xs_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                          int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_k_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_IQ4_XS);
 }
 
 /* Packed tokens for n tokens of up to n_in columns, and a thread's scratch, for either kind
@@ -13204,6 +13369,8 @@ static void swa__kernels_avx512(swa__kernels *k)
     k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx512;
     k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx512;
     k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx512;
+    k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_avx512;
+    k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_avx512;
 #endif
     (void)k;
 }
@@ -13232,8 +13399,10 @@ static void swa__kernels_amx(swa__kernels *k)
     k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_amx;
     k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_amx;
     k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_amx;
+    k->type[SWA_TYPE_IQ4_XS].gemm = swa__gemm_iq4_xs_amx;   /* its dots are the avx512 set's, in this order */
     /* 16 tokens a group: with 8 most of each product is zeros, and the tiles were faster */
-    k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from = 16;
+    k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from =
+        k->type[SWA_TYPE_IQ4_XS].gemm_from = 16;
     k->pack_q8 = swa__amx_pack;
     k->pack_q8k = swa__amx_pack_q8k;
     k->gemm_memory = swa__amx_memory;

@@ -599,11 +599,35 @@ static float q6k_order(const uint8_t *row, const swa__q8k *a, int64_t n)
     return lane;
 }
 
+/* IQ4_XS's, the same with 8 sub-blocks of 32: S = sum_j (ls_j - 32) sum v a, v the IQ4_NL
+   value of each nibble (ggml's kvalues_iq4nl; a sub-block's 16 bytes hold its first 16
+   elements in their low nibbles), ls_j the 6-bit scale from scales_l and scales_h. */
+static float iq4xs_order(const uint8_t *row, const swa__q8k *a, int64_t n)
+{
+    static const int8_t values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+    float lane = 0.0f;
+    int64_t s;
+    for (s = 0; s < n / 256; s++, a++) {
+        const uint8_t *w = row + s * 136;
+        const unsigned high = (unsigned)w[2] | (unsigned)w[3] << 8;
+        int32_t sum = 0;
+        int e;
+        for (e = 0; e < 256; e++) {
+            const int j = e / 32, byte = w[8 + 16 * j + e % 16];
+            const int ls = (int)(((w[4 + j / 2] >> 4 * (j % 2)) & 15) | ((high >> 2 * j) & 3) << 4) - 32;
+            sum += ls * values[e % 32 < 16 ? byte & 15 : byte >> 4] * a->q[e];
+        }
+        lane = fmaf(swa__f16_to_f32(swa__load_u16(w)) * a->d, (float)sum, lane);
+    }
+    return lane;
+}
+
 /* The type's order for one row and one token's activations. */
 static float amx_order(uint32_t type, const uint8_t *row, const uint8_t *act, int64_t n)
 {
     float acc[16] = {0};
     if (type == SWA_TYPE_Q6_K) return q6k_order(row, (const swa__q8k *)act, n);
+    if (type == SWA_TYPE_IQ4_XS) return iq4xs_order(row, (const swa__q8k *)act, n);
     if (swa__act_kind(type) == SWA__ACT_Q8K) return kmin_order(type, row, (const swa__q8k *)act, n);
     swa__residue_blocks_ref(row, type, (const swa__q8g *)act, 0, n / 32, acc);
     return swa__residue_sum_ref(acc);
@@ -657,7 +681,7 @@ static void test_amx_order(void **state)
 {
     static const int64_t blocks[] = {1, 15, 16, 17, 33, 64, 129}, super_blocks[] = {1, 2, 3, 7, 17};
     static const int64_t rows[] = {1, 16, 21}, tokens[] = {1, 2, 7, 8, 9, 16, 17, 37};
-    static const uint32_t types[] = {SWA_TYPE_Q8_0, SWA_TYPE_Q4_0, SWA_TYPE_Q4_K, SWA_TYPE_Q5_K, SWA_TYPE_Q6_K};
+    static const uint32_t types[] = {SWA_TYPE_Q8_0, SWA_TYPE_Q4_0, SWA_TYPE_Q4_K, SWA_TYPE_Q5_K, SWA_TYPE_Q6_K, SWA_TYPE_IQ4_XS};
     swa__kernels k;
     size_t ti, b, r, t;
     (void)state;

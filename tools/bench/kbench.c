@@ -17,12 +17,13 @@
    activations are quantized once, untimed.
 
    --peak first measures the multiply-adds per second of each instruction a kernel family is
-   built on (vpdpbusd zmm and ymm, AVX-VNNI's ymm form, AVX2's vpmaddubsw + vpmaddwd, FMA zmm
-   and ymm, vdpbf16ps, NEON sdot and fmla: those this CPU runs) on one thread and on -t
+   built on (AMX's tdpbssd, vpdpbusd zmm and ymm, AVX-VNNI's ymm form, AVX2's vpmaddubsw +
+   vpmaddwd, FMA zmm and ymm, vdpbf16ps, NEON sdot and fmla: those this CPU runs) on one thread and on -t
    threads, the best of 20 runs each; then, for every type and every SIMD set this CPU runs
    (the reference only when named), a chunk of --tokens tokens through one layer of the 1.1B
    shape as a context computes a prompt (see layer_rate), as multiply-adds per second and as
-   a share of the set's peak for that type: the int8 instruction for quantized rows, FMA for
+   a share of the set's peak for that type: the int8 instruction for quantized rows (the tile
+   product where the set takes the chunk through its batch product, packing included), FMA for
    F32/F16, vdpbf16ps for BF16 where the CPU has it. The best of --reps passes. Both count each
    thread's CPU time, not the wall clock's: on a machine shared with other processes a long
    pass is always held up somewhere, and a thread's CPU time leaves out the slices it waited. */
@@ -235,6 +236,46 @@ static int peak_cpu_bf16(void)
 #endif
 
 #if defined(SWA__HAVE_AVX_VNNI)
+#if defined(SWA__HAVE_AMX)
+/* tdpbssd: tile C (16 x 16 int32) += A (16 rows x 64 bytes) times B (16 rows of 4-byte groups
+   x 16 columns), 16 x 16 x 64 multiply-adds. Four accumulator tiles (0-3) over two A (4, 5) and
+   two B (6, 7), loaded once from peak_in: the products depend only on their accumulator. */
+typedef struct peak_tile_config {   /* ldtilecfg's 64 bytes, palette 1 */
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} peak_tile_config;
+
+SWA__AMX static void peak_tdpbssd(int64_t iters, const uint8_t *in, uint8_t *out)
+{
+    peak_tile_config cfg;
+    int32_t c[16 * 16];
+    int64_t i;
+    int t;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (t = 0; t < 8; t++) {
+        cfg.rows[t] = 16;
+        cfg.colsb[t] = 64;
+    }
+    _tile_loadconfig(&cfg);
+    _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+    _tile_loadd(4, in, 64);
+    _tile_loadd(5, in + 1024, 64);
+    _tile_loadd(6, in + 2048, 64);
+    _tile_loadd(7, in + 3072, 64);
+    for (i = 0; i < iters; i++) {
+        _tile_dpbssd(0, 4, 6);
+        _tile_dpbssd(1, 4, 7);
+        _tile_dpbssd(2, 5, 6);
+        _tile_dpbssd(3, 5, 7);
+    }
+    _tile_stored(0, c, 64);
+    _tile_release();
+    memcpy(out, c, 64);
+}
+#endif
+
 SWA__AVX_VNNI static void peak_vpdpbusd_vex(int64_t iters, const uint8_t *in, uint8_t *out)
 {
     __m256i acc[PEAK_CHAINS], a = _mm256_loadu_si256((const __m256i *)in), b = _mm256_loadu_si256((const __m256i *)(in + 32));
@@ -331,10 +372,11 @@ typedef struct peak_kind {
     int runs;              /* this CPU runs it */
 } peak_kind;
 
-enum { PEAK_VNNI_ZMM, PEAK_VNNI_YMM, PEAK_VNNI_VEX, PEAK_MADDUBS, PEAK_FMA_ZMM, PEAK_FMA_YMM, PEAK_BF16,
-       PEAK_SDOT, PEAK_FMLA, PEAK_N };
+enum { PEAK_AMX_INT8, PEAK_VNNI_ZMM, PEAK_VNNI_YMM, PEAK_VNNI_VEX, PEAK_MADDUBS, PEAK_FMA_ZMM, PEAK_FMA_YMM,
+       PEAK_BF16, PEAK_SDOT, PEAK_FMLA, PEAK_N };
 
 static peak_kind peaks[PEAK_N] = {
+    {"tdpbssd (AMX-INT8)", NULL, 4, 16 * 16 * 64, 0},
     {"vpdpbusd zmm (AVX-512 VNNI)", NULL, PEAK_CHAINS, 64, 0},
     {"vpdpbusd ymm (AVX-512 VNNI)", NULL, PEAK_CHAINS, 32, 0},
     {"vpdpbusd ymm (AVX-VNNI)", NULL, PEAK_CHAINS, 32, 0},
@@ -366,6 +408,9 @@ static void peak_init(void)
         peaks[PEAK_FMA_ZMM].loop = peak_fma_zmm;
         if (peak_cpu_bf16()) peaks[PEAK_BF16].loop = peak_vdpbf16ps_zmm;
     }
+#endif
+#if defined(SWA__HAVE_AMX)
+    if (swa__kernels_resolve(SWA_KERNELS_AMX) == SWA_KERNELS_AMX) peaks[PEAK_AMX_INT8].loop = peak_tdpbssd;
 #endif
 #if defined(SWA__HAVE_NEON)
 #if defined(__ARM_FEATURE_DOTPROD)
@@ -471,12 +516,18 @@ typedef struct chunk_task {
     int64_t rows, cols, n, chunk;
     const uint8_t *x;
     size_t x_stride;
+    const void *xpack;   /* the tokens packed for the set's batch product (gemm), or NULL */
     float *y;
     int64_t next;   /* the next chunk of rows (atomic) */
 } chunk_task;
 
 static void chunk_rows(const chunk_task *t, int64_t r0, int64_t r1, void *scratch)
 {
+    if (t->xpack) {
+        t->k->gemm(t->w + (size_t)r0 * t->row_bytes, t->row_bytes, r1 - r0, t->xpack, t->n, t->cols, t->y + r0, t->rows,
+                   scratch);
+        return;
+    }
     swa__dot_block(t->ks, t->type, t->w + (size_t)r0 * t->row_bytes, t->row_bytes, r1 - r0, t->x, t->x_stride, t->n,
                    t->cols, t->y + r0, t->rows, scratch);
 }
@@ -501,15 +552,16 @@ static void *chunk_thread(void *arg)
     return NULL;
 }
 
-/* Rows per chunk: about 4 a thread per matrix, at most a block, whole tiles (swa__chunk_rows). */
+/* Rows per chunk: about 4 a thread per matrix, at most a block, whole tiles; a batch product's
+   in whole 16s, without blocks (swa__chunk_rows). */
 static int64_t chunk_size(const swa__type_kernels *k, uint32_t type, size_t row_bytes, int64_t rows, int64_t cols,
-                          int threads)
+                          int threads, int gemm)
 {
-    int64_t unit = k->tile_rows, block = swa__block_rows(k, type, row_bytes, cols, unit);
+    int64_t unit = gemm ? 16 : k->tile_rows, block = swa__block_rows(k, type, row_bytes, cols, unit);
     int64_t share = rows / (4 * threads) / unit * unit;
-    if (threads == 1) return block;
+    if (threads == 1) return gemm ? rows : block;
     if (share < unit) share = unit;
-    return share < block ? share : block;
+    return gemm || share < block ? share : block;
 }
 
 /* Seconds for n tokens through one matrix of the layer at w: the calling thread's CPU time for
@@ -520,8 +572,10 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
 {
     chunk_task t;
     chunk_job jobs[MAX_THREADS];
-    int kind = swa__act_kind(type), i;
+    int kind = swa__act_kind(type), i, gemm = k->type[type].gemm && n >= k->type[type].gemm_from;
     double t0 = cpu_now(), quantize, busiest = 0;
+    uint64_t pack_bytes = 0, scratch_bytes = 0;
+    void *xpack = NULL;
     int64_t j;
     memset(&t, 0, sizeof t);
     t.ks = k;
@@ -533,7 +587,7 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
     t.cols = m->cols;
     t.n = n;
     t.y = y;
-    t.chunk = chunk_size(t.k, type, t.row_bytes, t.rows, t.cols, threads);
+    t.chunk = chunk_size(t.k, type, t.row_bytes, t.rows, t.cols, threads, gemm);
     if (kind == SWA__ACT_F32) {
         t.x = (const uint8_t *)xf;
         t.x_stride = LAYER_MAX_COLS * sizeof(float);
@@ -545,29 +599,40 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
             else k->quantize_q8k(xf + j * LAYER_MAX_COLS, xq + (size_t)j * t.x_stride, m->cols);
         }
     }
+    if (gemm) {   /* and packed for the batch product, as a context's chunk is */
+        k->gemm_memory(n, m->cols, &pack_bytes, &scratch_bytes);
+        if (!(xpack = malloc((size_t)pack_bytes))) fail("out of memory");
+        (kind == SWA__ACT_Q8 ? k->pack_q8 : k->pack_q8k)(xq, t.x_stride, n, m->cols, xpack);
+        t.xpack = xpack;
+    } else {
+        scratch_bytes = swa__widen_bytes(t.k, m->cols);
+    }
     quantize = cpu_now() - t0;
     for (i = 0; i < threads; i++) {
         jobs[i].t = &t;
-        jobs[i].scratch = swa__widen_bytes(t.k, m->cols) ? malloc((size_t)swa__widen_bytes(t.k, m->cols)) : NULL;
-        if (swa__widen_bytes(t.k, m->cols) && !jobs[i].scratch) fail("out of memory");
-        if (jobs[i].scratch) memset(jobs[i].scratch, 0, (size_t)swa__widen_bytes(t.k, m->cols));   /* as swa_ctx_create does */
+        jobs[i].scratch = scratch_bytes ? malloc((size_t)scratch_bytes) : NULL;
+        if (scratch_bytes && !jobs[i].scratch) fail("out of memory");
+        if (jobs[i].scratch) memset(jobs[i].scratch, 0, (size_t)scratch_bytes);   /* as swa_ctx_create does */
     }
     run_threads(chunk_thread, jobs, sizeof jobs[0], threads);
     for (i = 0; i < threads; i++) {
         busiest = jobs[i].cpu > busiest ? jobs[i].cpu : busiest;
         free(jobs[i].scratch);
     }
+    free(xpack);
     return quantize + busiest;
 }
 
 /* The peak a set's kernels for a type are measured against: the int8 instruction the set's
-   quantized kernels are built on, FMA for float rows, vdpbf16ps for BF16 rows where the CPU has
-   it; -1: none (the reference). */
-static int peak_of(int32_t level, uint32_t type)
+   quantized kernels are built on (AMX's tiles where the set takes n tokens through its batch
+   product), FMA for float rows, vdpbf16ps for BF16 rows where the CPU has it; -1: none (the
+   reference). */
+static int peak_of(const swa__kernels *k, int32_t level, uint32_t type, int64_t n)
 {
     int kind = swa__act_kind(type);
     int wide = level == SWA_KERNELS_AVX512 || level == SWA_KERNELS_AMX;
     if (level == SWA_KERNELS_REF) return -1;
+    if (level == SWA_KERNELS_AMX && k->type[type].gemm && n >= k->type[type].gemm_from) return PEAK_AMX_INT8;
     if (kind != SWA__ACT_F32) {
         if (wide) return PEAK_VNNI_ZMM;
         if (level == SWA_KERNELS_AVX_VNNI) return PEAK_VNNI_VEX;
@@ -580,15 +645,13 @@ static int peak_of(int32_t level, uint32_t type)
 }
 
 /* Multiply-adds per second of n tokens through the layer, the best of reps passes (each on
-   the next copy of the rows); 0 where the set takes such a batch through a batch product
-   (gemm), which this does not time. */
+   the next copy of the rows). */
 static double layer_rate(const swa__kernels *k, uint32_t type, uint8_t *const *copy, int copies, const float *xf,
                          uint8_t *xq, int64_t n, float *y, int threads, int reps)
 {
     double best = 0, macs = 0, t;
     size_t m;
     int r;
-    if (k->type[type].gemm && n >= k->type[type].gemm_from) return 0;
     for (m = 0; m < LAYER_N; m++) macs += (double)n * (double)layer[m].rows * (double)layer[m].cols;
     for (r = 0; r < reps; r++) {
         const uint8_t *w = copy[r % copies];
@@ -659,10 +722,11 @@ static int peak_main(const char *only_type, int32_t only_kernels, int threads, i
         }
         for (level = SWA_KERNELS_REF; level <= SWA__KERNELS_LAST; level++) {
             swa__kernels k;
-            int pk = peak_of(level, type);
+            int pk;
             if (swa__kernels_resolve(level) != level) continue;
             if (only_kernels > 0 ? level != only_kernels : level == SWA_KERNELS_REF) continue;   /* ref: only when asked */
             swa__kernels_setup(&k, level);
+            pk = peak_of(&k, level, type, tokens);
             printf("| %s | %s | %s |", ti->name, k.name, pk < 0 ? "-" : peaks[pk].name);
             fflush(stdout);
             print_share(layer_rate(&k, type, copy, copies, xf, xq, tokens, y, 1, reps), pk, peak1);
