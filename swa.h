@@ -154,7 +154,7 @@ KERNELS
     Each kernel has a scalar reference and, beside it, SIMD twins: AVX2/FMA/F16C, AVX-VNNI and
     AVX-512 (F, BW, VL and VNNI) on x86-64, compiled with target attributes and chosen at run
     time after cpuid and xgetbv, and NEON on AArch64; on Linux, AMX tiles for the Q8_0, Q4_0,
-    Q4_K, Q5_K and Q6_K products of prompts and batches. A context fills its kernel table once, by name: the
+    Q4_K, Q5_K, Q6_K and IQ4_XS products of prompts and batches. A context fills its kernel table once, by name: the
     reference, then AVX2, then AVX-VNNI or AVX-512 (and AMX), each overriding what it has.
     As in ggml, quantized weights meet activations quantized to 8 bits. swa_ctx_config.kernels
     picks the widest set the CPU runs (SWA_KERNELS_BEST), the reference (SWA_KERNELS_REF) or a
@@ -463,8 +463,8 @@ typedef struct swa_ctx_config {
 } swa_ctx_config;
 
 /* Instruction sets for swa_ctx_config.kernels. AVX512 is F/BW/VL with VNNI; AVX_VNNI the
-   256-bit VNNI of CPUs without AVX-512; AMX is AVX512 with the Q8_0, Q4_0, Q4_K, Q5_K and Q6_K
-   matrix products on AMX tiles (Linux). Asking for one the CPU lacks is SWA_ERR_UNSUPPORTED. */
+   256-bit VNNI of CPUs without AVX-512; AMX is AVX512 with the Q8_0, Q4_0, Q4_K, Q5_K, Q6_K and
+   IQ4_XS matrix products on AMX tiles (Linux). Asking for one the CPU lacks is SWA_ERR_UNSUPPORTED. */
 enum {
     SWA_KERNELS_BEST = 0, SWA_KERNELS_REF = 1, SWA_KERNELS_AVX2 = 2, SWA_KERNELS_AVX_VNNI = 3,
     SWA_KERNELS_AVX512 = 4, SWA_KERNELS_NEON = 5, SWA_KERNELS_AMX = 6
@@ -11422,7 +11422,7 @@ SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_iq4_xs_avx512, swa__dots_iq4_xs_avx512,
 /* ==== kernels (AMX) ====
    The AVX-512 set, with Q8_0 and Q4_0 computed by residue (see swa__block_isum_ref): dots for
    generation and tiles of a few tokens, and matrix products on AMX tiles from
-   8 tokens on, all giving the reference order's bits exactly; and Q4_K, Q5_K and Q6_K likewise,
+   8 tokens on, all giving the reference order's bits exactly; and Q4_K, Q5_K, Q6_K and IQ4_XS likewise,
    in orders of their own, with products from 16 tokens on. */
 
 #if defined(SWA__HAVE_AMX)

@@ -170,14 +170,19 @@ static void eval_or_die(swa_ctx *c, const int32_t *tok, size_t n)
     }
 }
 
-/* One untimed pass over the weights before the repetitions, as llama-bench does: the first pass
-   over a mapped file takes its page faults, and reads the file from disk if it is not cached. */
-static void warm_up(swa_ctx *c, int32_t n_vocab)
+/* One untimed pass before the repetitions, as llama-bench does: a prompt of the length measured
+   (one token when only generation is). The first pass over a mapped file takes its page faults
+   and reads the file from disk if it is not cached; the first prompt of a length writes the
+   context's buffers for that many tokens for the first time, and the kernel zeroes each page
+   then (for 4096 tokens of the Mistral-7B shape that took as long as the pass itself). */
+static void warm_up(swa_ctx *c, int32_t n_vocab, int64_t n_tokens)
 {
-    int32_t tok[1];
-    random_tokens(tok, 1, n_vocab, 3);
+    int32_t *tok = (int32_t *)malloc(sizeof(int32_t) * (size_t)(n_tokens > 1 ? n_tokens : 1));
+    if (!tok) fail("out of memory");
+    random_tokens(tok, n_tokens > 1 ? (int)n_tokens : 1, n_vocab, 3);
     swa_ctx_reset(c);
-    eval_or_die(c, tok, 1);
+    eval_or_die(c, tok, (size_t)(n_tokens > 1 ? n_tokens : 1));
+    free(tok);
 }
 
 /* Prompt processing: n tokens at once from position 0. */
@@ -316,7 +321,7 @@ int main(int argc, char **argv)
     }
     wbytes = weight_bytes_per_token(m);
     bandwidth_once(&bw);                                      /* warm-up */
-    warm_up(c, hp->n_vocab);
+    warm_up(c, hp->n_vocab, o.n_prompt);
     if (o.n_prompt > 0) pp = bench_pp(c, &o, hp->n_vocab);
     if (!o.markdown)
         printf("%s: %s, %d layers, window %d; %d threads, kernels %s, kv %s\n"
