@@ -10768,6 +10768,67 @@ SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f32_avx512, swa__dots_f32_avx512)
 SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f16_avx512, swa__dots_f16_avx512)
 SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_bf16_avx512, swa__dots_bf16_avx512)
 
+/* The weighted sum of F32 or F16 values (see swa__wsum_avx2): C registers of 16 columns a head
+   for up to 4 heads stay in registers over a block of keys, so each key's scores are broadcast
+   once for 64 columns, not once for 8; m masks the last pass's columns. Keys are added in
+   order with FMA, as there. */
+SWA__AVX512 SWA__INLINE void swa__wsum_keys_avx512(float *out, int64_t ldo, int nh, const float *p, int64_t ldp,
+                                                   const uint8_t *v, size_t v_stride, int64_t j0, int64_t j1, int64_t d,
+                                                   __mmask16 m, uint32_t type, const int C)
+{
+    __m512 s[4][4], x[4];
+    int64_t j;
+    int h, k;
+    SWA__UNROLL(4)
+    for (h = 0; h < 4; h++)
+        SWA__UNROLL(4)
+        for (k = 0; k < C; k++) s[h][k] = h < nh ? _mm512_maskz_loadu_ps(m, out + h * ldo + d + 16 * k) : _mm512_setzero_ps();
+    for (j = j0; j < j1; j++) {
+        SWA__UNROLL(4)
+        for (k = 0; k < C; k++) x[k] = swa__load16_avx512(v + (size_t)j * v_stride, d + 16 * k, m, type);
+        SWA__UNROLL(4)
+        for (h = 0; h < 4; h++) {
+            __m512 ph;
+            if (h >= nh) break;
+            ph = _mm512_set1_ps(p[h * ldp + j]);
+            SWA__UNROLL(4)
+            for (k = 0; k < C; k++) s[h][k] = _mm512_fmadd_ps(ph, x[k], s[h][k]);
+        }
+    }
+    SWA__UNROLL(4)
+    for (h = 0; h < 4; h++)
+        SWA__UNROLL(4)
+        for (k = 0; k < C; k++)
+            if (h < nh) _mm512_mask_storeu_ps(out + h * ldo + d + 16 * k, m, s[h][k]);
+}
+
+/* Over the keys in blocks of about 16 KB of f32 values, as swa__wsum_avx2. */
+SWA__AVX512 SWA__INLINE void swa__wsum_avx512(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v,
+                                              size_t v_stride, int64_t nk, int64_t hd, uint32_t type)
+{
+    const int64_t block = hd < 512 ? 4096 / hd : 8;
+    int64_t d, j0;
+    for (j0 = 0; j0 < nk; j0 += block) {
+        const int64_t j1 = nk - j0 < block ? nk : j0 + block;
+        for (d = 0; d + 64 <= hd; d += 64) swa__wsum_keys_avx512(out, ldo, nh, p, ldp, v, v_stride, j0, j1, d, 0xffff, type, 4);
+        for (; d < hd; d += 16)
+            swa__wsum_keys_avx512(out, ldo, nh, p, ldp, v, v_stride, j0, j1, d,
+                                  (__mmask16)(hd - d < 16 ? (1u << (hd - d)) - 1u : 0xffffu), type, 1);
+    }
+}
+
+SWA__AVX512 static void swa__wsum_f32_avx512(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v,
+                                             size_t v_stride, int64_t nk, int64_t hd)
+{
+    swa__wsum_avx512(out, ldo, nh, p, ldp, v, v_stride, nk, hd, SWA_TYPE_F32);
+}
+
+SWA__AVX512 static void swa__wsum_f16_avx512(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v,
+                                             size_t v_stride, int64_t nk, int64_t hd)
+{
+    swa__wsum_avx512(out, ldo, nh, p, ldp, v, v_stride, nk, hd, SWA_TYPE_F16);
+}
+
 /* ---- IQ4_NL and MXFP4 against swa__q8g groups, 8 blocks at a time ----
    (Q8_0 and Q4_0 go through the lanes kernels after this part; the helpers here still know
    them, as the AVX2 ones they mirror do.)
@@ -13371,6 +13432,8 @@ static void swa__kernels_avx512(swa__kernels *k)
     k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx512;
     k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_avx512;
     k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_avx512;
+    k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx512;
+    k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx512;
 #endif
     (void)k;
 }
