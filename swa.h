@@ -10238,15 +10238,18 @@ SWA__AVX2 SWA__INLINE void swa__wsum_keys_avx2(float *out, int64_t ldo, int nh, 
     }
 }
 
-/* The weighted sum 8 columns at a time, over the keys in blocks of about 16 KB of f32 values:
-   a block's values stay in L1 while each 8 columns pass over it, instead of every pass reading
-   all nk rows again (a long prompt's keys are megabytes). The sums go back to out between
-   blocks, which keeps each one's order. */
+/* Keys a block of the weighted sum: about 16 KB of f32 values. */
+static int64_t swa__wsum_block(int64_t hd) { return hd < 512 ? 4096 / hd : 8; }
+
+/* The weighted sum 8 columns at a time, over the keys in blocks of swa__wsum_block: a block's
+   values stay in L1 while each 8 columns pass over it, instead of every pass reading all nk
+   rows again (a long prompt's keys are megabytes). The sums go back to out between blocks,
+   which keeps each one's order. */
 SWA__AVX2 SWA__INLINE void
 swa__wsum_avx2(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v, size_t v_stride,
                int64_t nk, int64_t hd, uint32_t type)
 {
-    const int64_t block = hd < 512 ? 4096 / hd : 8;
+    const int64_t block = swa__wsum_block(hd);
     int64_t d, j, j0;
     int h;
     for (j0 = 0; j0 < nk; j0 += block) {
@@ -10802,11 +10805,11 @@ SWA__AVX512 SWA__INLINE void swa__wsum_keys_avx512(float *out, int64_t ldo, int 
             if (h < nh) _mm512_mask_storeu_ps(out + h * ldo + d + 16 * k, m, s[h][k]);
 }
 
-/* Over the keys in blocks of about 16 KB of f32 values, as swa__wsum_avx2. */
+/* Over the keys in blocks of swa__wsum_block, as swa__wsum_avx2. */
 SWA__AVX512 SWA__INLINE void swa__wsum_avx512(float *out, int64_t ldo, int nh, const float *p, int64_t ldp, const uint8_t *v,
                                               size_t v_stride, int64_t nk, int64_t hd, uint32_t type)
 {
-    const int64_t block = hd < 512 ? 4096 / hd : 8;
+    const int64_t block = swa__wsum_block(hd);
     int64_t d, j0;
     for (j0 = 0; j0 < nk; j0 += block) {
         const int64_t j1 = nk - j0 < block ? nk : j0 + block;
@@ -12064,13 +12067,15 @@ static void swa__amx_put_results(const float *out, int rows, int64_t g, int64_t 
         for (m = 0; m < rows; m++) y[(g * 16 + t) * ldy + r + m] = out[m * 16 + t];
 }
 
-/* One product through the tiles (0 C, 1 A, 2 B); _tile_stored(0, ...) takes its result. */
-SWA__AMX SWA__INLINE void swa__amx_issue(const void *a, int64_t a_stride, const void *b)
+/* One product through the tiles (0 C, 1 A, 2 B: b's rows of 64 bytes) into c: 16 rows x 16
+   lanes of int32. */
+SWA__AMX SWA__INLINE void swa__amx_product(const void *a, int64_t a_stride, const void *b, int32_t *c)
 {
     _tile_zero(0);
     _tile_loadd(1, a, a_stride);
     _tile_loadd(2, b, 64);
     _tile_dpbssd(0, 1, 2);
+    _tile_stored(0, c, 64);
 }
 
 /* 16 unpacked rows (scales ds, stride floats a row) against one token group's units xg:
@@ -12088,8 +12093,7 @@ SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, int6
         for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
         for (b = j; b < n_blocks; b += 16) {
             const __m512 d = _mm512_loadu_ps(xg[b].d);
-            swa__amx_issue(wq + b * 32, nbk * 32, xg[b].q);
-            _tile_stored(0, c, 64);
+            swa__amx_product(wq + b * 32, nbk * 32, xg[b].q, c);
             SWA__UNROLL(16)
             for (m = 0; m < 16; m++) {
                 r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)),
@@ -12133,8 +12137,7 @@ SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int
         for (b = j; b < n_blocks; b += 16) {
             const __m512 d = _mm512_loadu_ps(xu[b / 2].d);
             const int64_t next = swa__amx_next_block(b, j, n_blocks);
-            swa__amx_issue(a + (b / 16) * 1024, 64, xu[b / 2].q);
-            _tile_stored(0, c, 64);
+            swa__amx_product(a + (b / 16) * 1024, 64, xu[b / 2].q, c);
             SWA__UNROLL(16)
             for (m = 0; m < 16; m++) {
                 const __m512 sw = _mm512_castsi512_ps(_mm512_broadcastq_epi64(_mm_loadu_si64(ds + m * stride + b)));
@@ -12379,38 +12382,10 @@ SWA__AMX SWA__INLINE void swa__amx_kunpack(const uint8_t *w, uint32_t type, uint
     _mm_storeu_si128((__m128i *)mins, _mm_sub_epi16(_mm_setzero_si128(), _mm_cvtepu8_epi16(_mm_srli_si128(scales_mins, 8))));
 }
 
-/* A Q4_K or Q5_K super-block's products into tiles C 0 (times the scales' low bits) and 1
-   (high bits) (a at the unpacked rows' super-block, x the tokens'). A quarter's two
+/* 16 unpacked rows (super-block s of row m at wq + (m * nsb + s) * SWA__AMX_KROW, its scales
+   at index m * nsb + s) against one token group's units xg: out[16 m + t]. A quarter's two
    products load their tiles A and B in one of two sets, so that the next quarter's loads need
    not wait for this quarter's products. */
-SWA__AMX SWA__INLINE void swa__amx_kissue(const uint8_t *a, int64_t a_stride, const swa__amx_kunit *x)
-{
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_loadd(2, a, a_stride);
-    _tile_loadd(3, a + 256, a_stride);
-    _tile_loadd(4, x->q[0], 64);
-    _tile_dpbusd(0, 2, 4);
-    _tile_dpbusd(1, 3, 4);
-    _tile_loadd(5, a + 64, a_stride);
-    _tile_loadd(6, a + 320, a_stride);
-    _tile_loadd(7, x->q[1], 64);
-    _tile_dpbusd(0, 5, 7);
-    _tile_dpbusd(1, 6, 7);
-    _tile_loadd(2, a + 128, a_stride);
-    _tile_loadd(3, a + 384, a_stride);
-    _tile_loadd(4, x->q[2], 64);
-    _tile_dpbusd(0, 2, 4);
-    _tile_dpbusd(1, 3, 4);
-    _tile_loadd(5, a + 192, a_stride);
-    _tile_loadd(6, a + 448, a_stride);
-    _tile_loadd(7, x->q[3], 64);
-    _tile_dpbusd(0, 5, 7);
-    _tile_dpbusd(1, 6, 7);
-}
-
-/* 16 unpacked rows (super-block s of row m at wq + (m * nsb + s) * SWA__AMX_KROW, its scales
-   at index m * nsb + s) against one token group's units xg: out[16 m + t]. */
 SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, const float *dmin, const int32_t *mins,
                                           const swa__amx_kunit *xg, int64_t nsb, int32_t *c, float *out,
                                           swa__amx_ahead *ahead)
@@ -12422,10 +12397,32 @@ SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, con
     SWA__UNROLL(16)
     for (m = 0; m < 16; m++) rs[m] = rm[m] = _mm512_setzero_ps();
     for (s = 0; s < nsb; s++) {
+        const uint8_t *a = wq + s * SWA__AMX_KROW;
         const __m512 ad = _mm512_loadu_ps(xg[s].d);
         const __m512i p0 = _mm512_loadu_si512(xg[s].pair_sums[0]), p1 = _mm512_loadu_si512(xg[s].pair_sums[1]);
         const __m512i p2 = _mm512_loadu_si512(xg[s].pair_sums[2]), p3 = _mm512_loadu_si512(xg[s].pair_sums[3]);
-        swa__amx_kissue(wq + s * SWA__AMX_KROW, a_stride, xg + s);
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_loadd(2, a, a_stride);
+        _tile_loadd(3, a + 256, a_stride);
+        _tile_loadd(4, xg[s].q[0], 64);
+        _tile_dpbusd(0, 2, 4);
+        _tile_dpbusd(1, 3, 4);
+        _tile_loadd(5, a + 64, a_stride);
+        _tile_loadd(6, a + 320, a_stride);
+        _tile_loadd(7, xg[s].q[1], 64);
+        _tile_dpbusd(0, 5, 7);
+        _tile_dpbusd(1, 6, 7);
+        _tile_loadd(2, a + 128, a_stride);
+        _tile_loadd(3, a + 384, a_stride);
+        _tile_loadd(4, xg[s].q[2], 64);
+        _tile_dpbusd(0, 2, 4);
+        _tile_dpbusd(1, 3, 4);
+        _tile_loadd(5, a + 192, a_stride);
+        _tile_loadd(6, a + 448, a_stride);
+        _tile_loadd(7, xg[s].q[3], 64);
+        _tile_dpbusd(0, 5, 7);
+        _tile_dpbusd(1, 6, 7);
         _tile_stored(0, c, 64);
         _tile_stored(1, c + 256, 64);
         SWA__UNROLL(16)
@@ -12475,38 +12472,32 @@ SWA__AMX SWA__INLINE void swa__amx_q6k_unpack(const uint8_t *w, uint8_t *a, floa
     *d = _cvtsh_ss(swa__load_u16(w + 208));
 }
 
-/* A Q6_K super-block's products into three tiles C, one a digit of the scales, over its four
-   quarters. */
-SWA__AMX SWA__INLINE void swa__amx_q6k_issue(const uint8_t *a, int64_t a_stride, const swa__amx_kunit *x)
-{
-    int k;
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    for (k = 0; k < 4; k++) {
-        _tile_loadd(3, a + 64 * k, a_stride);
-        _tile_loadd(4, a + 256 + 64 * k, a_stride);
-        _tile_loadd(5, a + 512 + 64 * k, a_stride);
-        _tile_loadd(6, x->q[k], 64);
-        _tile_dpbssd(0, 3, 6);
-        _tile_dpbssd(1, 4, 6);
-        _tile_dpbssd(2, 5, 6);
-    }
-}
-
-/* The same as swa__amx_kgroup for Q6_K: S = C0 + 7 (C1 + 7 C2). */
+/* The same as swa__amx_kgroup for Q6_K: three tiles C, one a digit, accumulate a super-block's
+   four quarters, and S = C0 + 7 (C1 + 7 C2). */
 SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, const swa__amx_kunit *xg, int64_t nsb,
                                              int32_t *c, float *out, swa__amx_ahead *ahead)
 {
     const int64_t a_stride = nsb * SWA__AMX_KROW;
     __m512 r[16];
     int64_t s;
-    int m;
+    int m, k;
     SWA__UNROLL(16)
     for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
     for (s = 0; s < nsb; s++) {
+        const uint8_t *a = wq + s * SWA__AMX_KROW;
         const __m512 ad = _mm512_loadu_ps(xg[s].d);
-        swa__amx_q6k_issue(wq + s * SWA__AMX_KROW, a_stride, xg + s);
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        for (k = 0; k < 4; k++) {
+            _tile_loadd(3, a + 64 * k, a_stride);
+            _tile_loadd(4, a + 256 + 64 * k, a_stride);
+            _tile_loadd(5, a + 512 + 64 * k, a_stride);
+            _tile_loadd(6, xg[s].q[k], 64);
+            _tile_dpbssd(0, 3, 6);
+            _tile_dpbssd(1, 4, 6);
+            _tile_dpbssd(2, 5, 6);
+        }
         _tile_stored(0, c, 64);
         _tile_stored(1, c + 256, 64);
         _tile_stored(2, c + 512, 64);
@@ -12551,8 +12542,7 @@ SWA__AMX SWA__INLINE void swa__amx_iq4xs_group(const uint8_t *wq, const float *d
         SWA__UNROLL(16)
         for (m = 0; m < 16; m++) sv[m] = _mm512_setzero_si512();
         for (j = 0; j < 8; j++) {
-            swa__amx_issue(wq + s * SWA__AMX_KROW + 32 * j, a_stride, xg[s].q[j / 2][8 * (j % 2)]);
-            _tile_stored(0, c, 64);
+            swa__amx_product(wq + s * SWA__AMX_KROW + 32 * j, a_stride, xg[s].q[j / 2][8 * (j % 2)], c);
             SWA__UNROLL(16)
             for (m = 0; m < 16; m++) {
                 sv[m] = _mm512_add_epi32(sv[m], _mm512_mullo_epi32(_mm512_loadu_si512(c + 16 * m),
