@@ -959,6 +959,7 @@ typedef struct swa__type_kernels {
     swa__dot_fn dot;
     swa__dots_fn dots;
     int tile_rows, tile_tokens;   /* the largest tile dots takes */
+    size_t block_bytes;           /* weight rows per block of a prompt's tiles (swa__block_rows) */
     /* a row as exact f32 values, on which the set's F32 tiles give the bits this type's tiles
        give: a prompt widens each block of rows once instead of once a pass of tokens */
     swa__dequant_fn widen;
@@ -1023,8 +1024,7 @@ SWA__INTERNAL void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, s
                                  int64_t n_rows, const uint8_t *x, size_t x_stride, int nt,
                                  int64_t n, float *y, int64_t ldy);
 SWA__INTERNAL uint64_t swa__widen_bytes(const swa__type_kernels *k, int64_t n_in);
-SWA__INTERNAL int64_t swa__block_rows(const swa__type_kernels *k, uint32_t type, size_t row_bytes, int64_t n_in,
-                                      int64_t tile);
+SWA__INTERNAL int64_t swa__block_rows(const swa__type_kernels *k, size_t row_bytes, int64_t n_in, int64_t tile);
 SWA__INTERNAL void swa__dot_block(const swa__kernels *ks, uint32_t type, const uint8_t *w, size_t w_stride,
                                   int64_t n_rows, const uint8_t *x, size_t x_stride, int64_t n, int64_t n_in,
                                   float *y, int64_t ldy, void *scratch);
@@ -4813,19 +4813,12 @@ static int64_t swa__recent(const swa_ctx *c, int64_t l)
 /* y[t][r] = dot(row r of w, x[t]) for n tokens, for up to 3 matrices that read the same input
    (q, k and v; gate and up): one quantization and one wake-up of the pool for all of them, the
    rows taken as one list and split over the threads. x is already in the weights' activation
-   form (a row every x_stride bytes). Weight rows go in blocks of about 64 KB: a block is read
-   from memory once and stays in L2 while the tokens pass it in tiles of 3 rows x 4 tokens
+   form (a row every x_stride bytes). Weight rows go in blocks (the type's block_bytes): a block is
+   read from memory once and stays in L2 while the tokens pass it in tiles of the set's shape
    (through the dots kernel, when the type has one; rows the kernel set widens, through the F32
    tiles over the block widened in the thread's scratch). A type with a gemm kernel takes a batch of
    its gemm_from or more in one call per chunk of rows instead, the tokens packed once for all
    the threads. */
-/* Bytes of weight rows per block of a prompt's tiles: the block stays in L2 while every token
-   passes over it, and each pass reads the tokens' activations again. Float rows meet float
-   activations, 4 bytes a column, and a 64 KB block of a wide matrix is only 4 rows (Llama's
-   ffn_down) for each pass over them: their blocks are larger. Quantized rows are narrower and
-   meet activations of about a byte a column, so 64 KB of them is already many rows a pass. */
-#define SWA__ROW_BLOCK 65536
-#define SWA__ROW_BLOCK_FLOAT 262144
 typedef struct swa__product {
     const swa__matrix *w;
     float *y;
@@ -4875,14 +4868,12 @@ SWA__INTERNAL void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, s
    is a multiple of 4 KB; in one set with the tokens' lines they would evict each other. */
 static size_t swa__wide_stride(int64_t n_in) { return (size_t)n_in * sizeof(float) + 64; }
 
-/* Rows of a type's matrix per block: about SWA__ROW_BLOCK(_FLOAT) bytes as the tiles read them
+/* Rows of a type's matrix per block: about the type's block_bytes as the tiles read them
    (widened to f32 where the type widens), whole tiles of tile rows. */
-SWA__INTERNAL int64_t swa__block_rows(const swa__type_kernels *k, uint32_t type, size_t row_bytes, int64_t n_in,
-                                      int64_t tile)
+SWA__INTERNAL int64_t swa__block_rows(const swa__type_kernels *k, size_t row_bytes, int64_t n_in, int64_t tile)
 {
-    size_t bytes = swa__act_kind(type) == SWA__ACT_F32 ? SWA__ROW_BLOCK_FLOAT : SWA__ROW_BLOCK;
     size_t row = k->widen ? swa__wide_stride(n_in) : row_bytes;
-    int64_t block = (int64_t)(bytes / row) / tile * tile;
+    int64_t block = (int64_t)(k->block_bytes / row) / tile * tile;
     return block < tile ? tile : block;
 }
 
@@ -4898,7 +4889,7 @@ SWA__INTERNAL uint64_t swa__widen_bytes(const swa__type_kernels *k, int64_t n_in
 {
     uint64_t row = swa__wide_stride(n_in), tile = (uint64_t)k->tile_rows * row;
     if (!k->widen) return 0;
-    return (tile > SWA__ROW_BLOCK_FLOAT ? tile : SWA__ROW_BLOCK_FLOAT) + (uint64_t)swa__wide_slack(k) * row;
+    return (tile > k->block_bytes ? tile : k->block_bytes) + (uint64_t)swa__wide_slack(k) * row;
 }
 
 /* y[t * ldy + r] = dot(row r, x_t) for a block of n_rows rows of type `type` and all n tokens,
@@ -4914,7 +4905,7 @@ SWA__INTERNAL void swa__dot_block(const swa__kernels *ks, uint32_t type, const u
     int64_t r, t;
     if (k->widen && scratch && n > k->tile_tokens) {
         uint8_t *wide = (uint8_t *)scratch;
-        SWA_ASSERT(n_rows <= swa__block_rows(k, type, w_stride, n_in, k->tile_rows) &&
+        SWA_ASSERT(n_rows <= swa__block_rows(k, w_stride, n_in, k->tile_rows) &&
                    ks->type[SWA_TYPE_F32].tile_rows == k->tile_rows);   /* what swa__widen_bytes holds */
         for (r = 0; r < n_rows; r++) k->widen(w + (size_t)r * w_stride, (float *)(wide + (size_t)r * swa__wide_stride(n_in)), n_in);
         k = &ks->type[SWA_TYPE_F32];
@@ -4944,7 +4935,7 @@ static void swa__matmul_rows(const swa__matmul_task *t, int i, int64_t r0, int64
 static int64_t swa__matrix_block_rows(const swa__matmul_task *t, int i, int64_t tile)
 {
     const swa__matrix *w = t->p[i].w;
-    return swa__block_rows(t->kern[i], w->type, w->row_bytes, w->n_in, tile);
+    return swa__block_rows(t->kern[i], w->row_bytes, w->n_in, tile);
 }
 
 /* Rows per chunk a prompt's threads take in turn: small enough that each thread takes about 4
@@ -13558,6 +13549,26 @@ SWA__INTERNAL int32_t swa__kernels_resolve(int32_t asked)
     return swa__kernel_set_find(asked) && (have & (1u << asked)) ? asked : -1;
 }
 
+/* Bytes of weight rows per block of a prompt's tiles. A block stays in L2 while every token
+   passes over it in tiles, and each pass reads its tokens' activations again from farther
+   away: the more rows a block has, the fewer times they come. Quantized rows are narrow and
+   meet activations of about a byte a column, so 64 KB of them is already many rows a pass.
+   Float rows meet 4 bytes a column, and 64 KB of a wide matrix would be 2 rows (Llama's
+   ffn_down): their blocks take half the core's L2, at least 256 KB (as where the CPU does not
+   say) and at most 1 MB. The block changes no result, only where the rows are read from. */
+#define SWA__ROW_BLOCK 65536
+#define SWA__ROW_BLOCK_FLOAT_MIN (256u << 10)
+#define SWA__ROW_BLOCK_FLOAT_MAX (1u << 20)
+static size_t swa__float_block(void)
+{
+    size_t half = 0;
+#if defined(SWA__HAVE_AVX2)
+    unsigned a, b, c, d;
+    if (__get_cpuid(0x80000006u, &a, &b, &c, &d)) half = (size_t)(c >> 16) << 9;   /* ECX[31:16]: L2 KB */
+#endif
+    return half < SWA__ROW_BLOCK_FLOAT_MIN ? SWA__ROW_BLOCK_FLOAT_MIN : half > SWA__ROW_BLOCK_FLOAT_MAX ? SWA__ROW_BLOCK_FLOAT_MAX : half;
+}
+
 SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level: a resolved value */
 {
     const swa__kernel_set *chain[SWA__N_KERNEL_SETS], *set = swa__kernel_set_find(level);
@@ -13565,8 +13576,11 @@ SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level
     SWA_ASSERT(set);
     memset(k, 0, sizeof *k);
     k->name = set->name;
+    size_t float_block = swa__float_block();
+    uint32_t t;
     for (; set; set = swa__kernel_set_find(set->parent)) chain[n++] = set;
     while (n > 0) chain[--n]->setup(k);
+    for (t = 0; t < SWA__N_TYPES; t++) k->type[t].block_bytes = swa__act_kind(t) == SWA__ACT_F32 ? float_block : SWA__ROW_BLOCK;
 }
 
 #if defined(SWA__HAVE_AVX2)

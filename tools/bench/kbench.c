@@ -554,10 +554,10 @@ static void *chunk_thread(void *arg)
 
 /* Rows per chunk: about 4 a thread per matrix, at most a block, whole tiles; a batch product's
    in whole 16s, without blocks (swa__chunk_rows). */
-static int64_t chunk_size(const swa__type_kernels *k, uint32_t type, size_t row_bytes, int64_t rows, int64_t cols,
+static int64_t chunk_size(const swa__type_kernels *k, size_t row_bytes, int64_t rows, int64_t cols,
                           int threads, int gemm)
 {
-    int64_t unit = gemm ? 16 : k->tile_rows, block = swa__block_rows(k, type, row_bytes, cols, unit);
+    int64_t unit = gemm ? 16 : k->tile_rows, block = swa__block_rows(k, row_bytes, cols, unit);
     int64_t share = rows / (4 * threads) / unit * unit;
     if (threads == 1) return gemm ? rows : block;
     if (share < unit) share = unit;
@@ -587,7 +587,7 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
     t.cols = m->cols;
     t.n = n;
     t.y = y;
-    t.chunk = chunk_size(t.k, type, t.row_bytes, t.rows, t.cols, threads, gemm);
+    t.chunk = chunk_size(t.k, t.row_bytes, t.rows, t.cols, threads, gemm);
     if (kind == SWA__ACT_F32) {
         t.x = (const uint8_t *)xf;
         t.x_stride = LAYER_MAX_COLS * sizeof(float);
