@@ -274,6 +274,44 @@ SWA__AMX static void peak_tdpbssd(int64_t iters, const uint8_t *in, uint8_t *out
     _tile_release();
     memcpy(out, c, 64);
 }
+
+/* One block of a Q8_0 or Q4_0 batch product as swa.h's tiles run it: a 16 x 16 x 32 product
+   (a block's 32 columns), C stored, and its 16 rows converted and scaled into float
+   accumulators, each with the row's scale times the tokens' (swa__amx_group). The operands
+   stay in L1, so this is the bound of that chain, not of the memory behind it. */
+SWA__AMX static void peak_tile_block(int64_t iters, const uint8_t *in, uint8_t *out)
+{
+    peak_tile_config cfg;
+    int32_t c[16 * 16];
+    const float *ds = (const float *)(const void *)(in + 2048);   /* 16 scales of the rows, then the tokens' */
+    __m512 acc[16], d = _mm512_loadu_ps(ds + 16);
+    int64_t i;
+    int m;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    cfg.rows[0] = cfg.rows[1] = 16;
+    cfg.colsb[0] = 64;   /* C */
+    cfg.colsb[1] = 32;   /* A: 16 rows of a block */
+    cfg.rows[2] = 8;     /* B: 16 tokens' block, 4 bytes by 4 */
+    cfg.colsb[2] = 64;
+    _tile_loadconfig(&cfg);
+    SWA__UNROLL(16)
+    for (m = 0; m < 16; m++) acc[m] = _mm512_setzero_ps();
+    for (i = 0; i < iters; i++) {
+        _tile_zero(0);
+        _tile_loadd(1, in, 32);
+        _tile_loadd(2, in + 1024, 64);
+        _tile_dpbssd(0, 1, 2);
+        _tile_stored(0, c, 64);
+        SWA__UNROLL(16)
+        for (m = 0; m < 16; m++)
+            acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)), _mm512_mul_ps(_mm512_set1_ps(ds[m]), d), acc[m]);
+    }
+    _tile_release();
+    SWA__UNROLL(16)
+    for (m = 1; m < 16; m++) acc[0] = _mm512_add_ps(acc[0], acc[m]);
+    _mm512_storeu_ps(out, acc[0]);
+}
 #endif
 
 SWA__AVX_VNNI static void peak_vpdpbusd_vex(int64_t iters, const uint8_t *in, uint8_t *out)
@@ -372,11 +410,12 @@ typedef struct peak_kind {
     int runs;              /* this CPU runs it */
 } peak_kind;
 
-enum { PEAK_AMX_INT8, PEAK_VNNI_ZMM, PEAK_VNNI_YMM, PEAK_VNNI_VEX, PEAK_MADDUBS, PEAK_FMA_ZMM, PEAK_FMA_YMM,
+enum { PEAK_AMX_INT8, PEAK_AMX_BLOCK, PEAK_VNNI_ZMM, PEAK_VNNI_YMM, PEAK_VNNI_VEX, PEAK_MADDUBS, PEAK_FMA_ZMM, PEAK_FMA_YMM,
        PEAK_BF16, PEAK_SDOT, PEAK_FMLA, PEAK_N };
 
 static peak_kind peaks[PEAK_N] = {
     {"tdpbssd (AMX-INT8)", NULL, 4, 16 * 16 * 64, 0},
+    {"tdpbssd 16x16x32, C stored and scaled (a Q8_0 block)", NULL, 1, 16 * 16 * 32, 0},
     {"vpdpbusd zmm (AVX-512 VNNI)", NULL, PEAK_CHAINS, 64, 0},
     {"vpdpbusd ymm (AVX-512 VNNI)", NULL, PEAK_CHAINS, 32, 0},
     {"vpdpbusd ymm (AVX-VNNI)", NULL, PEAK_CHAINS, 32, 0},
@@ -390,8 +429,10 @@ static peak_kind peaks[PEAK_N] = {
 
 static void peak_init(void)
 {
+    const float half = 0.5f;
     size_t i;
     for (i = 0; i < sizeof peak_in; i++) peak_in[i] = (uint8_t)(1 + i % 7);   /* small finite floats too */
+    for (i = 0; i < 32; i++) memcpy(peak_in + 2048 + 4 * i, &half, sizeof half);   /* peak_tile_block's scales */
 #if defined(SWA__HAVE_AVX2)
     if (swa__kernels_resolve(SWA_KERNELS_AVX2) == SWA_KERNELS_AVX2) {
         peaks[PEAK_MADDUBS].loop = peak_maddubs_ymm;
@@ -410,7 +451,10 @@ static void peak_init(void)
     }
 #endif
 #if defined(SWA__HAVE_AMX)
-    if (swa__kernels_resolve(SWA_KERNELS_AMX) == SWA_KERNELS_AMX) peaks[PEAK_AMX_INT8].loop = peak_tdpbssd;
+    if (swa__kernels_resolve(SWA_KERNELS_AMX) == SWA_KERNELS_AMX) {
+        peaks[PEAK_AMX_INT8].loop = peak_tdpbssd;
+        peaks[PEAK_AMX_BLOCK].loop = peak_tile_block;
+    }
 #endif
 #if defined(SWA__HAVE_NEON)
 #if defined(__ARM_FEATURE_DOTPROD)
