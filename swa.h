@@ -4994,6 +4994,52 @@ static void swa__matmul_run(void *arg, int share, int n_shares)
     }
 }
 
+/* ---- a chunk's element-wise steps on the pool ----
+   Norms, the residual, the gate's activation and the activations' quantization ran on the
+   calling thread while the others waited, which at 2 threads cost a prompt as much as a tenth of
+   its time. Each is a function of a range of tokens (or values) that the threads now take in
+   shares, every share's start a multiple of `align`: a vector kernel given values from such a
+   start meets them in the same vectors as given them all, and only the last share has the
+   scalar tail the whole would have, so the bits do not depend on the thread count. */
+typedef void (*swa__range_fn)(swa_ctx *c, const void *arg, int64_t begin, int64_t end);
+
+typedef struct swa__range_task {
+    swa_ctx *c;
+    swa__range_fn fn;
+    const void *arg;
+    int64_t n, align;
+} swa__range_task;
+
+/* Floats a step touches below which a wake-up of the pool costs more than it saves (one
+   token's steps stay on the calling thread). */
+#define SWA__RANGE_ALONE 65536.0
+
+static void swa__range_run(void *arg, int share, int n_shares)
+{
+    const swa__range_task *t = (const swa__range_task *)arg;
+    int64_t b, e;
+    swa__split(t->n / t->align, share, n_shares, &b, &e);
+    b *= t->align;
+    e = share == n_shares - 1 ? t->n : e * t->align;
+    if (b < e) t->fn(t->c, t->arg, b, e);
+}
+
+/* fn over [0, n) in shares of whole multiples of align; work: the floats it touches. */
+static void swa__over(swa_ctx *c, swa__range_fn fn, const void *arg, int64_t n, int64_t align, double work)
+{
+    swa__range_task t;
+    if (work < SWA__RANGE_ALONE || n < 2 * align) {
+        fn(c, arg, 0, n);
+        return;
+    }
+    t.c = c;
+    t.fn = fn;
+    t.arg = arg;
+    t.n = n;
+    t.align = align;
+    swa__pool_run(&c->pool, swa__range_run, &t);
+}
+
 /* Products of matrices that read the same n_in inputs in the same activation form: quantize
    the inputs once, then split the rows over the threads. Small products cost less than waking
    the workers, so they stay on the calling thread. */
@@ -5002,10 +5048,30 @@ static void swa__matmul_run(void *arg, int share, int n_shares)
    memory again for each block. */
 #define SWA__PASS_BYTES (2u << 20)
 
+/* A chunk's activations into the weights' form (kind), tokens [t0, t1). */
+typedef struct swa__quantize_args {
+    const float *x;
+    int64_t ldx, n_in;
+    uint8_t *out;
+    size_t stride;
+    int kind;
+} swa__quantize_args;
+
+static void swa__quantize_range(swa_ctx *c, const void *arg, int64_t t0, int64_t t1)
+{
+    const swa__quantize_args *q = (const swa__quantize_args *)arg;
+    int64_t t;
+    for (t = t0; t < t1; t++) {
+        uint8_t *out = q->out + (size_t)t * q->stride;
+        if (q->kind == SWA__ACT_Q8) swa__quantize_q8g(c->kern.quantize_q8, q->x + t * q->ldx, out, q->n_in);
+        else c->kern.quantize_q8k(q->x + t * q->ldx, out, q->n_in);
+    }
+}
+
 static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count, const float *x, int64_t ldx, int64_t n)
 {
     swa__matmul_task t;
-    int64_t n_in = p[0].w->n_in, k, per;
+    int64_t n_in = p[0].w->n_in, per;
     const uint8_t *x0;
     int kind = swa__act_kind(p[0].w->type), i;
     t.p = p;
@@ -5028,13 +5094,16 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
         t.x = (const uint8_t *)x;
         t.x_stride = (size_t)ldx * sizeof(float);
     } else {
+        swa__quantize_args q;
         t.x = c->xq;
         t.x_stride = swa__act_bytes(kind, n_in);
-        for (k = 0; k < n; k++) {
-            uint8_t *out = c->xq + (size_t)k * t.x_stride;
-            if (kind == SWA__ACT_Q8) swa__quantize_q8g(c->kern.quantize_q8, x + k * ldx, out, n_in);
-            else c->kern.quantize_q8k(x + k * ldx, out, n_in);
-        }
+        q.x = x;
+        q.ldx = ldx;
+        q.n_in = n_in;
+        q.out = c->xq;
+        q.stride = t.x_stride;
+        q.kind = kind;
+        swa__over(c, swa__quantize_range, &q, n, 1, (double)n * (double)n_in);
         if (t.xpack) (kind == SWA__ACT_Q8 ? c->kern.pack_q8 : c->kern.pack_q8k)(c->xq, t.x_stride, n, n_in, c->xpack);
     }
     /* the gemm kernels take the packed tokens whole; the tiles go in passes (a result does not
@@ -5313,18 +5382,35 @@ static void swa__layernorm(float *y, const float *x, const float *w, int64_t n, 
 
 /* y = norm(x) for n rows of `width` (`width` floats apart): RMSNorm or, where the architecture
    says, LayerNorm; without weights (OLMo 2 has no norm before attention) y = x. */
-static void swa__norm_rows(const swa_ctx *c, float *y, const float *x, const float *w, int64_t width, int64_t n)
+typedef struct swa__norm_args {
+    float *y;
+    const float *x, *w;
+    int64_t width;
+} swa__norm_args;
+
+static void swa__norm_range(swa_ctx *c, const void *arg, int64_t t0, int64_t t1)
 {
-    int64_t t;
+    const swa__norm_args *a = (const swa__norm_args *)arg;
     float eps = c->model->hp.rms_eps;
+    int64_t t;
+    for (t = t0; t < t1; t++) {
+        if (c->model->arch->has & SWA__ARCH_LAYERNORM) swa__layernorm(a->y + t * a->width, a->x + t * a->width, a->w, a->width, eps);
+        else c->kern.rmsnorm(a->y + t * a->width, a->x + t * a->width, a->w, a->width, eps);
+    }
+}
+
+static void swa__norm_rows(swa_ctx *c, float *y, const float *x, const float *w, int64_t width, int64_t n)
+{
+    swa__norm_args a;
     if (!w) {
         if (y != x) memcpy(y, x, (size_t)(n * width) * sizeof(float));
         return;
     }
-    for (t = 0; t < n; t++) {
-        if (c->model->arch->has & SWA__ARCH_LAYERNORM) swa__layernorm(y + t * width, x + t * width, w, width, eps);
-        else c->kern.rmsnorm(y + t * width, x + t * width, w, width, eps);
-    }
+    a.y = y;
+    a.x = x;
+    a.w = w;
+    a.width = width;
+    swa__over(c, swa__norm_range, &a, n, 1, (double)n * (double)width);
 }
 
 /* Per token of the chunk: add a bias, or RMSNorm each head (Q/K norms); NULL does nothing.
@@ -5377,11 +5463,16 @@ static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
 }
 
 /* x += norm(y) for each token, or x += y without a (post-)norm. */
+static void swa__add_range(swa_ctx *c, const void *arg, int64_t i0, int64_t i1)
+{
+    swa__add_ref(c->x + i0, (const float *)arg + i0, i1 - i0);
+}
+
 static void swa__residual(swa_ctx *c, float *y, const float *post_norm, int64_t n)
 {
     int64_t d = c->model->hp.n_embd;
     swa__norm_rows(c, y, y, post_norm, d, n);
-    swa__add_ref(c->x, y, n * d);
+    swa__over(c, swa__add_range, y, n * d, 64, (double)(n * d));
 }
 
 /* gpt-oss's SwiGLU (ggml's swiglu_oai): the gate clamped above at 7, up to [-7, 7], then
@@ -5398,11 +5489,19 @@ static void swa__swiglu_oai(float *gate, const float *up, int64_t n)
 
 /* c->gate = act(c->gate) * c->up over n values: SwiGLU, or GEGLU or gpt-oss's where the
    architecture says. */
+static void swa__gate_act_range(swa_ctx *c, const void *arg, int64_t i0, int64_t i1)
+{
+    float *gate = c->gate + i0;
+    const float *up = c->up + i0;
+    (void)arg;
+    if (c->model->arch->has & SWA__ARCH_GELU) c->kern.geglu(gate, up, i1 - i0);
+    else if (c->model->arch->has & SWA__ARCH_OAI_FFN) swa__swiglu_oai(gate, up, i1 - i0);
+    else c->kern.swiglu(gate, up, i1 - i0);
+}
+
 static void swa__gate_act(swa_ctx *c, int64_t n)
 {
-    if (c->model->arch->has & SWA__ARCH_GELU) c->kern.geglu(c->gate, c->up, n);
-    else if (c->model->arch->has & SWA__ARCH_OAI_FFN) swa__swiglu_oai(c->gate, c->up, n);
-    else c->kern.swiglu(c->gate, c->up, n);
+    swa__over(c, swa__gate_act_range, NULL, n, 64, (double)n);
 }
 
 /* The gated feed-forward of n tokens (n_in wide, x_stride floats apart) through gate, up and

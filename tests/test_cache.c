@@ -269,40 +269,50 @@ static void test_kv_q8_0(void **state)
     tu_free(&tm);
 }
 
-/* Threads split rows (of q, k and v as one list, and of gate and up) and (token, head) pairs,
-   each element computed by one thread with the same code: the logits are bit-identical for 1,
-   2, 3 and 4 threads. Q4_0 weights with Q8_0 v and up, so both quantized kernels take part. */
-static void test_threads_bit_identical(void **state)
+/* Threads split rows (of q, k and v as one list, and of gate and up), (token, head) pairs and a
+   long chunk's element-wise steps (norms, residual, gate activation, quantization: ranges cut
+   at multiples of 64 values, here inside a token's 544), each element computed by one thread
+   with the same code: the logits are bit-identical for 1, 2, 3 and 4 threads. Q4_0 weights with
+   Q8_0 v and up, so both quantized kernels take part. */
+static void threads_bit_identical(int n_embd, int n_ff, int n_tokens, int n_batch, int chunk)
 {
     tu_spec s = small_spec(8, 2, GW_Q4_0, 7);
     tu_model tm;
     swa_model *model;
     swa_ctx_config cfg;
-    int32_t tok[40];
+    int32_t *tok = (int32_t *)malloc(sizeof(int32_t) * (size_t)n_tokens);
     float *base = NULL;
     int nt;
-    (void)state;
-    s.n_embd = 256;
-    s.n_ff = 512;
+    assert_non_null(tok);
+    s.n_embd = n_embd;
+    s.n_ff = n_ff;
     s.mixed = 1;
     assert_true(tu_build(&tm, &s));
     assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
-    tu_random_tokens(tok, 40, s.n_vocab, 321);
+    tu_random_tokens(tok, n_tokens, s.n_vocab, 321);
     memset(&cfg, 0, sizeof cfg);
     for (nt = 1; nt <= 4; nt++) {
         float *got;
         cfg.n_threads = nt;
-        cfg.n_batch = 6;
-        got = run_chunked(model, &cfg, tok, 40, 13);
+        cfg.n_batch = n_batch;
+        got = run_chunked(model, &cfg, tok, n_tokens, chunk);
         if (!base) base = got;
         else {
-            assert_memory_equal(base, got, sizeof(float) * 40 * (size_t)s.n_vocab);
+            assert_memory_equal(base, got, sizeof(float) * (size_t)n_tokens * (size_t)s.n_vocab);
             free(got);
         }
     }
     free(base);
+    free(tok);
     swa_model_free(model);
     tu_free(&tm);
+}
+
+static void test_threads_bit_identical(void **state)
+{
+    (void)state;
+    threads_bit_identical(256, 512, 40, 6, 13);
+    threads_bit_identical(512, 544, 200, 192, 170);   /* 170 x 544 and 170 x 512 values a step */
 }
 
 /* One model shared by 4 contexts driven from 4 threads at once: each gets exactly the logits
