@@ -4995,12 +4995,12 @@ static void swa__matmul_run(void *arg, int share, int n_shares)
 }
 
 /* ---- a chunk's element-wise steps on the pool ----
-   Norms, the residual, the gate's activation and the activations' quantization ran on the
-   calling thread while the others waited, which at 2 threads cost a prompt as much as a tenth of
-   its time. Each is a function of a range of tokens (or values) that the threads now take in
-   shares, every share's start a multiple of `align`: a vector kernel given values from such a
-   start meets them in the same vectors as given them all, and only the last share has the
-   scalar tail the whole would have, so the bits do not depend on the thread count. */
+   Norms, the residual, the gate's activation and the activations' quantization are functions
+   of a range of tokens (or values), which the threads take in shares rather than leave the
+   calling thread to do alone. Every share starts at a multiple of `align`: a vector kernel
+   given values from such a start meets them in the same vectors as given them all, and only
+   the last share has the scalar tail the whole would have, so the bits do not depend on the
+   thread count. */
 typedef void (*swa__range_fn)(swa_ctx *c, const void *arg, int64_t begin, int64_t end);
 
 typedef struct swa__range_task {
@@ -11998,6 +11998,12 @@ typedef struct swa__amx_unit {
 } swa__amx_unit;
 
 #define SWA__AMX_NARROW 8   /* tokens up to which a product takes two blocks */
+/* 16-row groups a product of more than 8 tokens unpacks at once, then meets each token group's
+   units with all of them: a chunk's units (1 KB a block for 16 tokens) outgrow L2 when its
+   tokens are many, and are then read from farther away once for the groups, not once a group.
+   The K-quants' products keep one group: their unpacked rows, 3 bytes an element, would not
+   stay in L2 four at a time. */
+#define SWA__AMX_GROUPS 4
 
 /* The blocks of a row rounded up to pairs. */
 static int64_t swa__amx_blocks(int64_t n_in) { return (n_in / 32 + 1) / 2 * 2; }
@@ -12127,15 +12133,16 @@ static void swa__amx_fetch_ahead(swa__amx_ahead *f, int m)
     for (k = 0; k < lines && f->at < f->end; k++, f->at += 64) _mm_prefetch((const char *)f->at, _MM_HINT_T1);
 }
 
-/* For rows r .. r + 15 of nr (w_stride bytes apart): the next 16 rows, spread over their
-   products. */
-static swa__amx_ahead swa__amx_ahead_of(const uint8_t *w, size_t w_stride, int64_t r, int64_t nr, int64_t products)
+/* For rows r .. r + span - 1 of nr (w_stride bytes apart): the next span rows, spread over
+   their products. */
+static swa__amx_ahead swa__amx_ahead_of(const uint8_t *w, size_t w_stride, int64_t r, int64_t span, int64_t nr,
+                                        int64_t products)
 {
     const uint8_t *end = w + (size_t)nr * w_stride;
     swa__amx_ahead f;
-    f.at = r + 16 < nr ? w + (size_t)(r + 16) * w_stride : end;
-    f.end = r + 32 < nr ? f.at + 16 * w_stride : end;
-    f.lines = (int)(((int64_t)(16 * w_stride / 64) + products - 1) / products);
+    f.at = r + span < nr ? w + (size_t)(r + span) * w_stride : end;
+    f.end = r + 2 * span < nr ? f.at + (size_t)span * w_stride : end;
+    f.lines = (int)(((int64_t)((size_t)span * w_stride / 64) + products - 1) / products);
     return f;
 }
 
@@ -12273,11 +12280,12 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
     const swa__amx_unit *xu = (const swa__amx_unit *)xpack;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     int8_t *wq = (int8_t *)base;   /* the unpacked rows, or a narrow product's tiles A */
-    float *ds = (float *)(wq + 16 * nbk * 32), *acc = ds + 16 * stride, *out = acc + 16 * 16 * 16;
+    float *ds = (float *)(wq + SWA__AMX_GROUPS * 16 * nbk * 32), *acc = ds + SWA__AMX_GROUPS * 16 * stride;
+    float *out = acc + 16 * 16 * 16;
     int32_t *c = (int32_t *)(out + 16 * 16);
     swa__tile_config cfg;
-    int64_t r, g, t;
-    int m;
+    int64_t r, g, t, r0;
+    int m, k, groups;
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
     cfg.rows[0] = 16;                         /* C: 16 rows x 16 lanes of int32 */
@@ -12287,24 +12295,35 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
     cfg.rows[2] = narrow ? 16 : 8;            /* B: 16 columns x 32 bytes (narrow: 64), 4 by 4 */
     cfg.colsb[2] = 64;
     _tile_loadconfig(&cfg);
-    for (r = 0; r < nr; r += 16) {
+    for (r = 0; narrow && r < nr; r += 16) {
         const uint8_t *rows16 = w + (size_t)r * w_stride;
         int rows = nr - r < 16 ? (int)(nr - r) : 16;
-        swa__amx_ahead ahead = swa__amx_ahead_of(w, w_stride, r, nr, narrow ? (n_blocks + 1) / 2 : n_blocks * ((n + 15) / 16));
+        swa__amx_ahead ahead = swa__amx_ahead_of(w, w_stride, r, 16, nr, (n_blocks + 1) / 2);
         swa__amx_scales(rows16, w_stride, rows, n_blocks, stride, type, ds);
-        if (narrow) {
-            swa__amx_narrow(rows16, w_stride, rows, ds, stride, xu, n_blocks, type, wq, c, acc, &ahead);
-            swa__amx_tree(acc, 1, out);
-            for (t = 0; t < n; t++)
-                for (m = 0; m < rows; m++) y[t * ldy + r + m] = out[m * 16 + 2 * t];
-            continue;
+        swa__amx_narrow(rows16, w_stride, rows, ds, stride, xu, n_blocks, type, wq, c, acc, &ahead);
+        swa__amx_tree(acc, 1, out);
+        for (t = 0; t < n; t++)
+            for (m = 0; m < rows; m++) y[t * ldy + r + m] = out[m * 16 + 2 * t];
+    }
+    for (r0 = 0; !narrow && r0 < nr; r0 += 16 * SWA__AMX_GROUPS) {
+        swa__amx_ahead ahead;
+        groups = (int)((nr - r0 + 15) / 16 < SWA__AMX_GROUPS ? (nr - r0 + 15) / 16 : SWA__AMX_GROUPS);
+        ahead = swa__amx_ahead_of(w, w_stride, r0, 16 * SWA__AMX_GROUPS, nr, groups * n_blocks * ((n + 15) / 16));
+        for (k = 0; k < groups; k++) {
+            r = r0 + 16 * k;
+            swa__amx_scales(w + (size_t)r * w_stride, w_stride, nr - r < 16 ? (int)(nr - r) : 16, n_blocks, stride,
+                            type, ds + k * 16 * stride);
+            swa__amx_unpack_rows(w + (size_t)r * w_stride, w_stride, nr - r < 16 ? (int)(nr - r) : 16, n_blocks, nbk,
+                                 type, wq + k * 16 * nbk * 32);
         }
-        swa__amx_unpack_rows(rows16, w_stride, rows, n_blocks, nbk, type, wq);
-        for (g = 0; g * 16 < n; g++) {
-            swa__amx_group(wq, ds, stride, xu + g * n_blocks, n_blocks, nbk, c, acc, &ahead);
-            swa__amx_tree(acc, 0, out);
-            swa__amx_put_results(out, rows, g, n, y, ldy, r);
-        }
+        for (g = 0; g * 16 < n; g++)
+            for (k = 0; k < groups; k++) {
+                r = r0 + 16 * k;
+                swa__amx_group(wq + k * 16 * nbk * 32, ds + k * 16 * stride, stride, xu + g * n_blocks, n_blocks, nbk, c,
+                               acc, &ahead);
+                swa__amx_tree(acc, 0, out);
+                swa__amx_put_results(out, nr - r < 16 ? (int)(nr - r) : 16, g, n, y, ldy, r);
+            }
     }
     _tile_release();
 }
@@ -12682,7 +12701,7 @@ SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int
     for (r = 0; r < nr; r += 16) {
         const uint8_t *rows16 = w + (size_t)r * w_stride;
         int rows = nr - r < 16 ? (int)(nr - r) : 16;
-        swa__amx_ahead ahead = swa__amx_ahead_of(w, w_stride, r, nr, nsb * ((n + 15) / 16));
+        swa__amx_ahead ahead = swa__amx_ahead_of(w, w_stride, r, 16, nr, nsb * ((n + 15) / 16));
         for (m = 0; m < 16; m++)
             for (s = 0; s < nsb; s++) {
                 int64_t at = m * nsb + s;
@@ -12744,7 +12763,7 @@ static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint6
     uint64_t small = (uint64_t)(n < SWA__AMX_FROM ? n : SWA__AMX_FROM - 1) * (uint64_t)swa__q8t_units(n_in + 31) * sizeof(swa__q8t);
     *pack_bytes = (wide > blocks / 2 ? wide : blocks / 2) * sizeof(swa__amx_unit);
     if (small > *pack_bytes) *pack_bytes = small;
-    *scratch_bytes = 16 * blocks * 32 + 16 * (uint64_t)swa__amx_scale_stride((int64_t)blocks) * sizeof(float) +
+    *scratch_bytes = SWA__AMX_GROUPS * (16 * blocks * 32 + 16 * (uint64_t)swa__amx_scale_stride((int64_t)blocks) * sizeof(float)) +
                      (16 * 16 * 16 + 16 * 16 + 16 * 16) * sizeof(float) + 64;
     if (kpack > *pack_bytes) *pack_bytes = kpack;
     if (kscratch > *scratch_bytes) *scratch_bytes = kscratch;
