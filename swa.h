@@ -5380,8 +5380,6 @@ static void swa__layernorm(float *y, const float *x, const float *w, int64_t n, 
     for (i = 0; i < n; i++) y[i] = (float)((double)x[i] - mean) * scale * w[i];
 }
 
-/* y = norm(x) for n rows of `width` (`width` floats apart): RMSNorm or, where the architecture
-   says, LayerNorm; without weights (OLMo 2 has no norm before attention) y = x. */
 typedef struct swa__norm_args {
     float *y;
     const float *x, *w;
@@ -5399,6 +5397,8 @@ static void swa__norm_range(swa_ctx *c, const void *arg, int64_t t0, int64_t t1)
     }
 }
 
+/* y = norm(x) for n rows of `width` (`width` floats apart): RMSNorm or, where the architecture
+   says, LayerNorm; without weights (OLMo 2 has no norm before attention) y = x. */
 static void swa__norm_rows(swa_ctx *c, float *y, const float *x, const float *w, int64_t width, int64_t n)
 {
     swa__norm_args a;
@@ -5462,12 +5462,12 @@ static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
     }
 }
 
-/* x += norm(y) for each token, or x += y without a (post-)norm. */
 static void swa__add_range(swa_ctx *c, const void *arg, int64_t i0, int64_t i1)
 {
     swa__add_ref(c->x + i0, (const float *)arg + i0, i1 - i0);
 }
 
+/* x += norm(y) for each token, or x += y without a (post-)norm. */
 static void swa__residual(swa_ctx *c, float *y, const float *post_norm, int64_t n)
 {
     int64_t d = c->model->hp.n_embd;
@@ -5487,8 +5487,6 @@ static void swa__swiglu_oai(float *gate, const float *up, int64_t n)
     }
 }
 
-/* c->gate = act(c->gate) * c->up over n values: SwiGLU, or GEGLU or gpt-oss's where the
-   architecture says. */
 static void swa__gate_act_range(swa_ctx *c, const void *arg, int64_t i0, int64_t i1)
 {
     float *gate = c->gate + i0;
@@ -5499,6 +5497,8 @@ static void swa__gate_act_range(swa_ctx *c, const void *arg, int64_t i0, int64_t
     else c->kern.swiglu(gate, up, i1 - i0);
 }
 
+/* c->gate = act(c->gate) * c->up over n values: SwiGLU, or GEGLU or gpt-oss's where the
+   architecture says. */
 static void swa__gate_act(swa_ctx *c, int64_t n)
 {
     swa__over(c, swa__gate_act_range, NULL, n, 64, (double)n);
@@ -12285,7 +12285,7 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
     int32_t *c = (int32_t *)(out + 16 * 16);
     swa__tile_config cfg;
     int64_t r, g, t, r0;
-    int m, k, groups;
+    int m, k, groups, rows;
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
     cfg.rows[0] = 16;                         /* C: 16 rows x 16 lanes of int32 */
@@ -12297,8 +12297,8 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
     _tile_loadconfig(&cfg);
     for (r = 0; narrow && r < nr; r += 16) {
         const uint8_t *rows16 = w + (size_t)r * w_stride;
-        int rows = nr - r < 16 ? (int)(nr - r) : 16;
         swa__amx_ahead ahead = swa__amx_ahead_of(w, w_stride, r, 16, nr, (n_blocks + 1) / 2);
+        rows = nr - r < 16 ? (int)(nr - r) : 16;
         swa__amx_scales(rows16, w_stride, rows, n_blocks, stride, type, ds);
         swa__amx_narrow(rows16, w_stride, rows, ds, stride, xu, n_blocks, type, wq, c, acc, &ahead);
         swa__amx_tree(acc, 1, out);
@@ -12309,20 +12309,20 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
         swa__amx_ahead ahead;
         groups = (int)((nr - r0 + 15) / 16 < SWA__AMX_GROUPS ? (nr - r0 + 15) / 16 : SWA__AMX_GROUPS);
         ahead = swa__amx_ahead_of(w, w_stride, r0, 16 * SWA__AMX_GROUPS, nr, groups * n_blocks * ((n + 15) / 16));
-        for (k = 0; k < groups; k++) {
+        for (k = 0; k < groups; k++) {   /* group k: rows r0 + 16 k .., its quants and scales k groups on */
             r = r0 + 16 * k;
-            swa__amx_scales(w + (size_t)r * w_stride, w_stride, nr - r < 16 ? (int)(nr - r) : 16, n_blocks, stride,
-                            type, ds + k * 16 * stride);
-            swa__amx_unpack_rows(w + (size_t)r * w_stride, w_stride, nr - r < 16 ? (int)(nr - r) : 16, n_blocks, nbk,
-                                 type, wq + k * 16 * nbk * 32);
+            rows = nr - r < 16 ? (int)(nr - r) : 16;
+            swa__amx_scales(w + (size_t)r * w_stride, w_stride, rows, n_blocks, stride, type, ds + k * 16 * stride);
+            swa__amx_unpack_rows(w + (size_t)r * w_stride, w_stride, rows, n_blocks, nbk, type, wq + k * 16 * nbk * 32);
         }
         for (g = 0; g * 16 < n; g++)
             for (k = 0; k < groups; k++) {
                 r = r0 + 16 * k;
+                rows = nr - r < 16 ? (int)(nr - r) : 16;
                 swa__amx_group(wq + k * 16 * nbk * 32, ds + k * 16 * stride, stride, xu + g * n_blocks, n_blocks, nbk, c,
                                acc, &ahead);
                 swa__amx_tree(acc, 0, out);
-                swa__amx_put_results(out, nr - r < 16 ? (int)(nr - r) : 16, g, n, y, ldy, r);
+                swa__amx_put_results(out, rows, g, n, y, ldy, r);
             }
     }
     _tile_release();
@@ -13691,11 +13691,11 @@ SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level
 {
     const swa__kernel_set *chain[SWA__N_KERNEL_SETS], *set = swa__kernel_set_find(level);
     int n = 0;
+    size_t float_block = swa__float_block();
+    uint32_t t;
     SWA_ASSERT(set);
     memset(k, 0, sizeof *k);
     k->name = set->name;
-    size_t float_block = swa__float_block();
-    uint32_t t;
     for (; set; set = swa__kernel_set_find(set->parent)) chain[n++] = set;
     while (n > 0) chain[--n]->setup(k);
     for (t = 0; t < SWA__N_TYPES; t++) k->type[t].block_bytes = swa__act_kind(t) == SWA__ACT_F32 ? float_block : SWA__ROW_BLOCK;

@@ -283,10 +283,12 @@ SWA__AMX static void peak_tile_block(int64_t iters, const uint8_t *in, uint8_t *
 {
     peak_tile_config cfg;
     int32_t c[16 * 16];
-    const float *ds = (const float *)(const void *)(in + 2048);   /* 16 scales of the rows, then the tokens' */
-    __m512 acc[16], d = _mm512_loadu_ps(ds + 16);
+    float ds[32];   /* 16 scales of the rows, then the tokens' */
+    __m512 acc[16], d;
     int64_t i;
     int m;
+    memcpy(ds, in + 2048, sizeof ds);
+    d = _mm512_loadu_ps(ds + 16);
     memset(&cfg, 0, sizeof cfg);
     cfg.palette = 1;
     cfg.rows[0] = cfg.rows[1] = 16;
