@@ -1043,6 +1043,34 @@ static void test_program_conventions(void **state)
 
 #define SHIPPED "examples/models/swa-stories.gguf"
 
+/* swa-batched-bench takes llama-batched-bench's -npp, -ntg and -npl for its -p, -n and -b: the
+   same table rows (PP, TG, B and N_KV), and a list where it takes one length is a usage error. */
+static void test_batched_bench_spellings(void **state)
+{
+    char cmd[1024], *ours, *theirs;
+    int rc;
+    (void)state;
+    need_programs();
+    if (access(SHIPPED, R_OK) != 0) {
+        print_message("skipped: the shipped model is absent\n");
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "%s%sswa-batched-bench -m " SHIPPED " -p 16 -n 4 -b 1,2 -r 1 -t 1 2>/dev/null | cut -c1-37",
+             SWA_TEST_RUN, SWA_TEST_BIN);
+    ours = tu_capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    snprintf(cmd, sizeof cmd, "%s%sswa-batched-bench -m " SHIPPED " -npp 16 -ntg 4 -npl 1,2 -r 1 -t 1 2>/dev/null | cut -c1-37",
+             SWA_TEST_RUN, SWA_TEST_BIN);
+    theirs = tu_capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    if (!strstr(ours, "|    16 |      4 |    2 |     40 |")) fail_msg("no row for 2 sequences in:\n%s", ours);
+    assert_string_equal(ours, theirs);
+    free(ours);
+    free(theirs);
+    snprintf(cmd, sizeof cmd, "%s%sswa-batched-bench -m " SHIPPED " -npp 16,32 >/dev/null 2>&1", SWA_TEST_RUN, SWA_TEST_BIN);
+    assert_int_equal(tu_run(cmd), 2);
+}
+
 /* Ctrl-C while swa-perplexity evaluates a long text stops it within a layer (the abort
    callback): exit 130, no result on stdout, within tu_stop_limit(). The text is the shipped
    held-out text 12 times, seconds of evaluation; the signal goes once the summary line says the
@@ -1193,6 +1221,7 @@ int main(void)
         cmocka_unit_test(test_mkmodel_types),
         cmocka_unit_test(test_quantize_mxfp4),
         cmocka_unit_test(test_program_conventions),
+        cmocka_unit_test(test_batched_bench_spellings),
         cmocka_unit_test(test_perplexity_interrupt),
         cmocka_unit_test(test_tools_input_and_usage),
         cmocka_unit_test(test_quantize_llama_names),

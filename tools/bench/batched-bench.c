@@ -84,9 +84,9 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: swa-batched-bench -m MODEL.gguf [-p 128] [-n 32] [-b 1,2,4,8] [-t THREADS] [-r 3] [--kv f16|f32|q8_0]\n"
                "                         [--kernels best|ref|avx2|avx-vnni|avx512|amx|neon] [--no-mmap]\n"
-               "  -p N          prompt tokens per sequence (default 128)\n"
-               "  -n N          tokens generated per sequence (default 32)\n"
-               "  -b LIST       batch sizes: sequences decoded together (default 1,2,4,8; at most 64 each)\n"
+               "  -p N          prompt tokens per sequence (default 128; -npp as llama-batched-bench)\n"
+               "  -n N          tokens generated per sequence (default 32; -ntg)\n"
+               "  -b LIST       batch sizes: sequences decoded together (default 1,2,4,8; at most 64 each; -npl)\n"
                "  -t N          threads (default: online CPUs)\n"
                "  -r N          repetitions; medians are reported (default 3)\n"
                "  --kv T        key/value cache type (default f16)\n"
@@ -129,12 +129,14 @@ static int parse(int argc, char **argv, options *o)
         if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }
         if (!v) usage_fail("%s needs a value or is unknown", a);
         i++;
+        if ((!strcmp(a, "-npp") || !strcmp(a, "-ntg")) && strchr(v, ','))
+            usage_fail("%s takes one length here (llama-batched-bench's lists of lengths are not supported)", a);
         if (!strcmp(a, "-m")) o->model = v;
-        else if (!strcmp(a, "-p")) o->n_prompt = atoi(v);
-        else if (!strcmp(a, "-n")) o->n_gen = atoi(v);
+        else if (!strcmp(a, "-p") || !strcmp(a, "-npp")) o->n_prompt = atoi(v);   /* llama-batched-bench's spellings */
+        else if (!strcmp(a, "-n") || !strcmp(a, "-ntg")) o->n_gen = atoi(v);
         else if (!strcmp(a, "-t")) o->cfg.n_threads = atoi(v);
         else if (!strcmp(a, "-r")) o->reps = atoi(v);
-        else if (!strcmp(a, "-b") && parse_list(v, o)) continue;
+        else if ((!strcmp(a, "-b") || !strcmp(a, "-npl")) && parse_list(v, o)) continue;
         else if (!strcmp(a, "--kernels") && swa_kernels_from_name(v) >= 0) o->cfg.kernels = swa_kernels_from_name(v);
         else if (!strcmp(a, "--kv") && swa_kv_type_from_name(v) >= 0) o->cfg.kv_type = swa_kv_type_from_name(v);
         else usage_fail("bad flag or value: %s %s", a, v);
