@@ -12502,7 +12502,7 @@ SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, con
     const int64_t a_stride = nsb * SWA__AMX_KROW;
     __m512 rs[16], rm[16];
     int64_t s;
-    int m;
+    int m, k;
     SWA__UNROLL(16)
     for (m = 0; m < 16; m++) rs[m] = rm[m] = _mm512_setzero_ps();
     for (s = 0; s < nsb; s++) {
@@ -12512,26 +12512,19 @@ SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, con
         const __m512i p2 = _mm512_loadu_si512(xg[s].pair_sums[2]), p3 = _mm512_loadu_si512(xg[s].pair_sums[3]);
         _tile_zero(0);
         _tile_zero(1);
-        _tile_loadd(2, a, a_stride);
-        _tile_loadd(3, a + 256, a_stride);
-        _tile_loadd(4, xg[s].q[0], 64);
-        _tile_dpbusd(0, 2, 4);
-        _tile_dpbusd(1, 3, 4);
-        _tile_loadd(5, a + 64, a_stride);
-        _tile_loadd(6, a + 320, a_stride);
-        _tile_loadd(7, xg[s].q[1], 64);
-        _tile_dpbusd(0, 5, 7);
-        _tile_dpbusd(1, 6, 7);
-        _tile_loadd(2, a + 128, a_stride);
-        _tile_loadd(3, a + 384, a_stride);
-        _tile_loadd(4, xg[s].q[2], 64);
-        _tile_dpbusd(0, 2, 4);
-        _tile_dpbusd(1, 3, 4);
-        _tile_loadd(5, a + 192, a_stride);
-        _tile_loadd(6, a + 448, a_stride);
-        _tile_loadd(7, xg[s].q[3], 64);
-        _tile_dpbusd(0, 5, 7);
-        _tile_dpbusd(1, 6, 7);
+        SWA__UNROLL(2)
+        for (k = 0; k < 4; k += 2) {   /* quarter k in the first set, k + 1 in the second */
+            _tile_loadd(2, a + 64 * k, a_stride);
+            _tile_loadd(3, a + 256 + 64 * k, a_stride);
+            _tile_loadd(4, xg[s].q[k], 64);
+            _tile_dpbusd(0, 2, 4);
+            _tile_dpbusd(1, 3, 4);
+            _tile_loadd(5, a + 64 * (k + 1), a_stride);
+            _tile_loadd(6, a + 256 + 64 * (k + 1), a_stride);
+            _tile_loadd(7, xg[s].q[k + 1], 64);
+            _tile_dpbusd(0, 5, 7);
+            _tile_dpbusd(1, 6, 7);
+        }
         _tile_stored(0, c, 64);
         _tile_stored(1, c + 256, 64);
         SWA__UNROLL(16)
