@@ -11321,11 +11321,6 @@ SWA__AVX512 SWA__INLINE void swa__q4k_unpack_avx512(const uint8_t *w, uint32_t t
     u->d_dmin = swa__d_dmin_avx2(swa__load_u32(w));
 }
 
-SWA__AVX512 SWA__INLINE __m256 swa__q4k_step_avx512(const swa__q4k_avx512 *u, const swa__q8k *a, __m256 acc)
-{
-    return swa__kfinish_avx2(acc, swa__kquant_sums_avx512(&u->k, a->q), a, u->mins16, u->d_dmin, 1);
-}
-
 /* Q6_K (layout at swa__q6k_unpack): half h's 64 low-nibble bytes give elements 0..63 of the
    half in their low nibbles and 64..127 in their high ones; the two high bits come from qh,
    2 bits per 32 elements. The quants are 0..63 here and the -32 comes back through the
@@ -11364,74 +11359,90 @@ SWA__AVX512 SWA__INLINE void swa__q6k_unpack_avx512(const uint8_t *w, swa__q6k_a
     u->d = _cvtsh_ss(swa__load_u16(w + 208));
 }
 
-SWA__AVX512 SWA__INLINE __m256 swa__q6k_step_avx512(const swa__q6k_avx512 *u, const swa__q8k *a, __m256 acc)
+
+/* ---- Q4_K and Q5_K: one order for dots and products ----
+   Per super-block, two exact integers: S = sum_j sc_j sum q a over the sub-blocks j, and M =
+   -sum_j m_j B_j, B_j being the activations' sum over sub-block j; each is FMA'd into its own
+   float lane, S with d * a.d and M with dmin * a.d, and the result is S's lane plus M's. The
+   dots reach S and M by the steps above and two more integer adds; the products
+   (swa__gemm_k_avx512, and the AMX set's tiles) reach the same integers their own ways, so a
+   token's result does not depend on how many others share its batch. */
+
+/* A token's 8 lanes of M's parts. */
+SWA__AVX512 SWA__INLINE __m256i swa__kmin_mins_avx512(const swa__q4k_avx512 *u, const swa__q8k *a)
 {
-    __m256i sums = swa__kquant_sums_avx512(&u->k, a->q);
-    __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->sc16);
-    sums = _mm256_sub_epi32(sums, _mm256_slli_epi32(offset, 5));
-    return _mm256_fmadd_ps(_mm256_set1_ps(u->d * a->d), _mm256_cvtepi32_ps(sums), acc);
+    return _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->mins16);
 }
 
-/* The K-quant row kernels: generation in a loop of its own, then tiles of up to 4 tokens. */
+/* One token's super-block: [S, S, M, M] into [d d dmin dmin] * a.d. */
+SWA__AVX512 SWA__INLINE __m128 swa__kmin_step_avx512(const swa__q4k_avx512 *u, const swa__q8k *a, __m128 acc)
+{
+    __m256i sums = swa__kquant_sums_avx512(&u->k, a->q), mins = swa__kmin_mins_avx512(u, a);
+    __m256i parts = _mm256_add_epi32(_mm256_unpacklo_epi64(sums, mins), _mm256_unpackhi_epi64(sums, mins));
+    __m128i sm = _mm_add_epi32(_mm256_castsi256_si128(parts), _mm256_extracti128_si256(parts, 1));   /* [s s m m] */
+    sm = _mm_add_epi32(sm, _mm_shuffle_epi32(sm, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_fmadd_ps(_mm_mul_ps(_mm256_castps256_ps128(u->d_dmin), _mm_set1_ps(a->d)), _mm_cvtepi32_ps(sm), acc);
+}
+
+/* The same for 2-4 tokens at once (a missing token's sums zero), their reductions shared:
+   acc = [S0 S1 S2 S3 M0 M1 M2 M3] into [d x 4, dmin x 4] * [a.d of each token] x 2. Written
+   out token by token: GCC keeps arrays of registers in memory at -O2. */
+SWA__AVX512 SWA__INLINE __m256 swa__kmin_step4_avx512(const swa__q4k_avx512 *u, const swa__q8k *a0, const swa__q8k *a1,
+                                                      const swa__q8k *a2, const swa__q8k *a3, int nt, __m256 acc)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i s0 = swa__kquant_sums_avx512(&u->k, a0->q), m0 = swa__kmin_mins_avx512(u, a0);
+    __m256i s1 = swa__kquant_sums_avx512(&u->k, a1->q), m1 = swa__kmin_mins_avx512(u, a1);
+    __m256i s2 = nt > 2 ? swa__kquant_sums_avx512(&u->k, a2->q) : zero, m2 = nt > 2 ? swa__kmin_mins_avx512(u, a2) : zero;
+    __m256i s3 = nt > 3 ? swa__kquant_sums_avx512(&u->k, a3->q) : zero, m3 = nt > 3 ? swa__kmin_mins_avx512(u, a3) : zero;
+    __m128 ad = _mm_setr_ps(a0->d, a1->d, nt > 2 ? a2->d : 0.0f, nt > 3 ? a3->d : 0.0f);
+    __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(s0, s1), _mm256_hadd_epi32(s2, s3));   /* [lo of t | hi of t] */
+    __m256i m = _mm256_hadd_epi32(_mm256_hadd_epi32(m0, m1), _mm256_hadd_epi32(m2, m3));
+    s = _mm256_add_epi32(_mm256_permute2x128_si256(s, m, 0x20), _mm256_permute2x128_si256(s, m, 0x31));
+    return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_permutevar8x32_ps(u->d_dmin, _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2)),
+                                         _mm256_set_m128(ad, ad)), _mm256_cvtepi32_ps(s), acc);
+}
+
+/* A row against up to 4 tokens; generation (one token) in a loop of its own. */
 SWA__AVX512 SWA__INLINE void swa__row_dots_kmin_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
                                                        float *out, const uint32_t type)
 {
     const int unit = (int)swa__types[type].block_bytes;
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
     const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
-    const swa__q8k *a2 = (const swa__q8k *)(xa + 2 * stride), *a3 = (const swa__q8k *)(xa + 3 * stride);
-    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    const swa__q8k *a2 = (const swa__q8k *)(xa + (nt > 2 ? 2 : 0) * stride), *a3 = (const swa__q8k *)(xa + (nt > 3 ? 3 : 0) * stride);
+    __m128 c = _mm_setzero_ps();
+    __m256 c4 = _mm256_setzero_ps();
     swa__q4k_avx512 u;
+    float sums[4];
     int64_t i;
+    int t;
     for (i = 0; nt == 1 && i < n / 256; i++, w += unit) {
         swa__prefetch_unit(w, unit);
         swa__q4k_unpack_avx512(w, type, &u);
-        c0 = swa__q4k_step_avx512(&u, a0 + i, c0);
+        c = swa__kmin_step_avx512(&u, a0 + i, c);
     }
     for (i = 0; nt > 1 && i < n / 256; i++, w += unit) {
         swa__prefetch_unit(w, unit);
         swa__q4k_unpack_avx512(w, type, &u);
-        c0 = swa__q4k_step_avx512(&u, a0 + i, c0);
-        c1 = swa__q4k_step_avx512(&u, a1 + i, c1);
-        if (nt > 2) c2 = swa__q4k_step_avx512(&u, a2 + i, c2);
-        if (nt > 3) c3 = swa__q4k_step_avx512(&u, a3 + i, c3);
+        c4 = swa__kmin_step4_avx512(&u, a0 + i, a1 + i, a2 + i, a3 + i, nt, c4);
     }
-    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
-}
-
-SWA__AVX512 SWA__INLINE void swa__row_dots_q6_k_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
-    const swa__q8k *a2 = (const swa__q8k *)(xa + 2 * stride), *a3 = (const swa__q8k *)(xa + 3 * stride);
-    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-    swa__q6k_avx512 u;
-    int64_t i;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += 210) {
-        swa__prefetch_unit(w, 210);
-        swa__q6k_unpack_avx512(w, &u);
-        c0 = swa__q6k_step_avx512(&u, a0 + i, c0);
+    if (nt == 1) {
+        out[0] = _mm_cvtss_f32(_mm_add_ss(c, _mm_movehl_ps(c, c)));   /* S's lane plus M's */
+        return;
     }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += 210) {
-        swa__prefetch_unit(w, 210);
-        swa__q6k_unpack_avx512(w, &u);
-        c0 = swa__q6k_step_avx512(&u, a0 + i, c0);
-        c1 = swa__q6k_step_avx512(&u, a1 + i, c1);
-        if (nt > 2) c2 = swa__q6k_step_avx512(&u, a2 + i, c2);
-        if (nt > 3) c3 = swa__q6k_step_avx512(&u, a3 + i, c3);
-    }
-    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
+    _mm_storeu_ps(sums, _mm_add_ps(_mm256_castps256_ps128(c4), _mm256_extractf128_ps(c4, 1)));
+    for (t = 0; t < nt; t++) out[t] = sums[t];
 }
 
 SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q4_k_avx512, swa__dots_q4_k_avx512, swa__dot_q4_k_avx512, swa__row_dots_kmin_avx512, SWA_TYPE_Q4_K)
 SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q5_k_avx512, swa__dots_q5_k_avx512, swa__dot_q5_k_avx512, swa__row_dots_kmin_avx512, SWA_TYPE_Q5_K)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX512, swa__dots_q6_k_avx512, swa__row_dots_q6_k_avx512)
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_q6_k_avx512, swa__dots_q6_k_avx512)
 
-/* ---- Q6_K (for the AMX set) and IQ4_XS: one exact integer a super-block ----
+/* ---- Q6_K and IQ4_XS: one exact integer a super-block ----
    S = sum_j sc_j sum q a over the super-block's sub-blocks j, FMA'd with d * a.d into one lane
    per token: Q6_K's 16 sub-blocks of q - 32, IQ4_XS's 8 of IQ4_NL values (sc_j its 6-bit
-   scale less 32). The AMX set's tile products give these same bits (swa__gemm_k_amx). */
+   scale less 32). The products (swa__gemm_k_avx512, and the AMX
+   set's tiles) give these same bits. */
 
 /* IQ4_XS (d, scales_h: 2 high bits a sub-block, scales_l: 4 low bits a sub-block, then 16
    bytes a sub-block of 32, its first 16 elements in the low nibbles): the values enter
@@ -11566,6 +11577,210 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_exact_avx512(const void *row, const v
 
 SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_iq4_xs_avx512, swa__dots_iq4_xs_avx512, swa__dot_iq4_xs_avx512, swa__row_dots_exact_avx512,
               SWA_TYPE_IQ4_XS)
+
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q6_k_avx512, swa__dots_q6_k_avx512, swa__dot_q6_k_avx512, swa__row_dots_exact_avx512,
+              SWA_TYPE_Q6_K)
+
+/* ---- Q4_K, Q5_K, Q6_K and IQ4_XS products: tokens in the lanes ----
+   A batch's tokens are packed 16 to a unit a super-block (swa__kunit): for each 4 elements,
+   the 16 tokens' 4 bytes side by side in one register. vpdpbusd multiplies that register by
+   4 bytes of one row broadcast from memory, so one load of tokens serves 8 rows and the rows
+   need no transposing: they are unpacked once, 16 at a time, in order (swa__krow), for all the
+   tokens. vpdpbusd wants the tokens unsigned: they are packed as a + 128, and the 128 times
+   each row's sums this adds (a constant of the row's super-block) comes off. Each sub-block's
+   sums are scaled in integers (vpmulld), so the super-block's S, and Q4_K's and Q5_K's M, are
+   the integers of the dots and meet the floats as there: the dots' bits exactly. */
+
+/* Super-block s of 16 tokens. */
+typedef struct swa__kunit {
+    int8_t q[4][16][64];        /* quarter k's elements 4 i .. 4 i + 3: token t's at q[k][i][4 t] */
+    int32_t pair_sums[4][16];   /* (B_2p, B_2p + 1) as two int16 */
+    float d[16];
+} swa__kunit;
+
+/* Tokens [0, n) of swa__q8k rows (x_stride bytes apart) as units, their quants xor flip
+   (0x80: a + 128), zeros where no token is: unit g * (n_in / 256) + s holds super-block s of
+   tokens 16 g .. 16 g + 15. */
+static void swa__kpack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out, uint32_t flip)
+{
+    swa__kunit *u = (swa__kunit *)out;
+    int64_t nsb = n_in / 256, g, s, t;
+    int k, i, p;
+    for (g = 0; g * 16 < n; g++)
+        for (s = 0; s < nsb; s++, u++) {
+            memset(u, 0, sizeof *u);
+            for (t = 0; t < 16 && g * 16 + t < n; t++) {
+                const swa__q8k *a = (const swa__q8k *)(xq + (size_t)(g * 16 + t) * x_stride) + s;
+                for (k = 0; k < 4; k++)
+                    for (i = 0; i < 16; i++) {
+                        uint32_t v;
+                        memcpy(&v, a->q + 64 * k + 4 * i, 4);
+                        v ^= flip * 0x01010101u;
+                        memcpy(u->q[k][i] + 4 * t, &v, 4);
+                    }
+                for (p = 0; p < 4; p++) {
+                    int16_t b[2];
+                    b[0] = (int16_t)(a->bsum[4 * p] + a->bsum[4 * p + 1]);
+                    b[1] = (int16_t)(a->bsum[4 * p + 2] + a->bsum[4 * p + 3]);
+                    memcpy(&u->pair_sums[p][t], b, 4);
+                }
+                u->d[t] = a->d;
+            }
+        }
+}
+
+static void swa__kpack_avx512(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
+{
+    swa__kpack(xq, x_stride, n, n_in, out, 0x80);
+}
+
+/* Token group g's results out[16 m + t] for rows r .. r + rows - 1 into y. */
+static void swa__put_group(const float *out, int rows, int64_t g, int64_t n, float *y, int64_t ldy, int64_t r)
+{
+    int64_t t;
+    int m;
+    for (t = 0; t < 16 && g * 16 + t < n; t++)
+        for (m = 0; m < rows; m++) y[(g * 16 + t) * ldy + r + m] = out[m * 16 + t];
+}
+
+/* A row's super-block unpacked, 384 bytes (whole lines). */
+typedef struct swa__krow {
+    int8_t q[256];     /* its weights in order: Q4_K's and Q5_K's quants, Q6_K's less 32, IQ4_XS's values */
+    int32_t sc[16];    /* its sub-blocks' scales: Q4_K's and Q5_K's 8, Q6_K's 16, IQ4_XS's 8 less 32 */
+    int32_t mins[4];   /* Q4_K, Q5_K: each pair's (-m_2p, -m_2p+1) as two int16 */
+    int32_t offset;    /* 128 sum_j sc_j sum q over sub-block j: what the tokens' + 128 adds to S */
+    float d, dmin;
+    int32_t unused[9];
+} swa__krow;
+
+SWA__AVX512 SWA__INLINE void swa__krow_unpack_avx512(const uint8_t *w, uint32_t type, swa__krow *u)
+{
+    const int size = type == SWA_TYPE_Q6_K ? 16 : 32;   /* elements a sub-block */
+    int64_t sums[32];   /* of each 8 weights + 128 */
+    int32_t offset = 0;
+    int k, j, l;
+    memset(u->sc, 0, sizeof u->sc);
+    u->dmin = 0.0f;
+    if (type == SWA_TYPE_Q6_K) {
+        for (k = 0; k < 4; k++) _mm512_storeu_si512(u->q + 64 * k, _mm512_sub_epi8(swa__q6k_quarter_avx512(w, k), _mm512_set1_epi8(32)));
+        _mm512_storeu_si512(u->sc, _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(w + 192))));
+        u->d = _cvtsh_ss(swa__load_u16(w + 208));
+    } else if (type == SWA_TYPE_IQ4_XS) {
+        for (k = 0; k < 4; k++) _mm512_storeu_si512(u->q + 64 * k, swa__iq4xs_chunk_avx512(w, k));
+        _mm256_storeu_si256((__m256i *)u->sc, swa__iq4xs_scales_avx512(w));
+        u->d = _cvtsh_ss(swa__load_u16(w));
+    } else {
+        const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);   /* sc[0..7], m[0..7] */
+        for (k = 0; k < 4; k++)
+            _mm512_storeu_si512(u->q + 64 * k, type == SWA_TYPE_Q4_K ? swa__q4k_group_avx512(w, k) : swa__q5k_group_avx512(w, k));
+        _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepu8_epi32(scales_mins));
+        _mm_storeu_si128((__m128i *)u->mins, _mm_sub_epi16(_mm_setzero_si128(), _mm_cvtepu8_epi16(_mm_srli_si128(scales_mins, 8))));
+        u->d = _cvtsh_ss(swa__load_u16(w));
+        u->dmin = _cvtsh_ss(swa__load_u16(w + 2));
+    }
+    for (k = 0; k < 4; k++)
+        _mm512_storeu_si512(sums + 8 * k, _mm512_sad_epu8(_mm512_xor_si512(_mm512_loadu_si512(u->q + 64 * k), _mm512_set1_epi8((char)0x80)),
+                                                          _mm512_setzero_si512()));
+    for (j = 0; j < 256 / size; j++) {
+        int32_t sum = -128 * size;
+        for (l = 0; l < size / 8; l++) sum += (int32_t)sums[j * size / 8 + l];
+        offset += u->sc[j] * sum;
+    }
+    u->offset = 128 * offset;
+}
+
+/* 8 unpacked rows (row m's super-block s at u[16 s + m]) against one token group's units xg:
+   out[16 m + t]. Integers within int32: a sub-block's sums are at most 32 * 255 * 127, and S
+   at most 256 * 255 * 128 * 31 (Q5_K's quants times its scales, 31 * 63, are the largest). */
+SWA__AVX512 SWA__INLINE void swa__kgroup_avx512(const swa__krow *u, const swa__kunit *xg, int64_t nsb, float *out, const uint32_t type)
+{
+    const int mins = type == SWA_TYPE_Q4_K || type == SWA_TYPE_Q5_K, n_sub = type == SWA_TYPE_Q6_K ? 16 : 8, per = 64 / n_sub;
+    const __m512i zero = _mm512_setzero_si512();
+    __m512 rs[8], rm[8];
+    __m512i acc[8], sv[8];
+    int64_t s;
+    int m, j, e;
+    SWA__UNROLL(8)
+    for (m = 0; m < 8; m++) rs[m] = rm[m] = _mm512_setzero_ps();
+    for (s = 0; s < nsb; s++) {
+        const swa__krow *row = u + 16 * s;
+        const swa__kunit *x = xg + s;
+        __m512 ad;
+        SWA__UNROLL(8)
+        for (m = 0; m < 8; m++) sv[m] = _mm512_set1_epi32(-row[m].offset);
+        for (j = 0; j < n_sub; j++) {
+            SWA__UNROLL(8)
+            for (e = 0; e < per; e++) {
+                const int i = per * j + e;   /* the super-block's 4-element group */
+                const __m512i b = _mm512_loadu_si512(x->q[i / 16][i % 16]);
+                SWA__UNROLL(8)
+                for (m = 0; m < 8; m++)
+                    acc[m] = _mm512_dpbusd_epi32(e ? acc[m] : zero, b, _mm512_set1_epi32((int)swa__load_u32((const uint8_t *)row[m].q + 4 * i)));
+            }
+            SWA__UNROLL(8)
+            for (m = 0; m < 8; m++) sv[m] = _mm512_add_epi32(sv[m], _mm512_mullo_epi32(acc[m], _mm512_set1_epi32(row[m].sc[j])));
+        }
+        ad = _mm512_loadu_ps(x->d);
+        SWA__UNROLL(8)
+        for (m = 0; m < 8; m++) {
+            rs[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(row[m].d), ad), _mm512_cvtepi32_ps(sv[m]), rs[m]);
+            if (mins) {
+                __m512i mv = _mm512_madd_epi16(_mm512_loadu_si512(x->pair_sums[0]), _mm512_set1_epi32(row[m].mins[0]));
+                mv = _mm512_dpwssd_epi32(mv, _mm512_loadu_si512(x->pair_sums[1]), _mm512_set1_epi32(row[m].mins[1]));
+                mv = _mm512_dpwssd_epi32(mv, _mm512_loadu_si512(x->pair_sums[2]), _mm512_set1_epi32(row[m].mins[2]));
+                mv = _mm512_dpwssd_epi32(mv, _mm512_loadu_si512(x->pair_sums[3]), _mm512_set1_epi32(row[m].mins[3]));
+                rm[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(row[m].dmin), ad), _mm512_cvtepi32_ps(mv), rm[m]);
+            }
+        }
+    }
+    SWA__UNROLL(8)
+    for (m = 0; m < 8; m++) _mm512_storeu_ps(out + 16 * m, mins ? _mm512_add_ps(rs[m], rm[m]) : rs[m]);
+}
+
+/* y[t * ldy + r] = dot(row r, token t) for nr rows and n tokens packed by swa__kpack_avx512. */
+SWA__AVX512 SWA__INLINE void swa__gemm_k_avx512(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                                int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
+{
+    const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
+    const swa__kunit *xu = (const swa__kunit *)xpack;
+    swa__krow *u = (swa__krow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    float *out = (float *)(u + 16 * nsb);
+    int64_t r, g, s;
+    int m;
+    for (r = 0; r < nr; r += 16) {
+        const int rows = nr - r < 16 ? (int)(nr - r) : 16;
+        for (s = 0; s < nsb; s++)
+            for (m = 0; m < 16; m++) {
+                if (m < rows) swa__krow_unpack_avx512(w + (size_t)(r + m) * w_stride + s * bytes, type, u + 16 * s + m);
+                else memset(u + 16 * s + m, 0, sizeof *u);
+            }
+        for (g = 0; g * 16 < n; g++) {
+            swa__kgroup_avx512(u, xu + g * nsb, nsb, out, type);
+            if (rows > 8) swa__kgroup_avx512(u + 8, xu + g * nsb, nsb, out + 128, type);
+            swa__put_group(out, rows, g, n, y, ldy, r);
+        }
+    }
+}
+
+#define SWA__KGEMM_AVX512(name, type)                                                                                 \
+    SWA__AVX512 static void name(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,        \
+                                 int64_t n_in, float *y, int64_t ldy, void *scratch)                                 \
+    {                                                                                                                 \
+        swa__gemm_k_avx512(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, type);                                  \
+    }
+SWA__KGEMM_AVX512(swa__gemm_q4_k_avx512, SWA_TYPE_Q4_K)
+SWA__KGEMM_AVX512(swa__gemm_q5_k_avx512, SWA_TYPE_Q5_K)
+SWA__KGEMM_AVX512(swa__gemm_q6_k_avx512, SWA_TYPE_Q6_K)
+SWA__KGEMM_AVX512(swa__gemm_iq4_xs_avx512, SWA_TYPE_IQ4_XS)
+#undef SWA__KGEMM_AVX512
+
+/* The packed tokens for n tokens of up to n_in columns, and a thread's scratch: 16 unpacked
+   rows and their results, aligned by hand. */
+static void swa__kgemm_memory_avx512(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
+{
+    *pack_bytes = (uint64_t)(n + 15) / 16 * (uint64_t)(n_in / 256) * sizeof(swa__kunit);
+    *scratch_bytes = 16 * (uint64_t)(n_in / 256) * sizeof(swa__krow) + 256 * sizeof(float) + 64;
+}
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -12155,15 +12370,6 @@ static void swa__amx_fetch_unit(const swa__amx_unit *u, int m)
     _mm_prefetch((const char *)u->q[m], _MM_HINT_T0);
 }
 
-/* Token group g's results out[16 m + t] for rows r .. r + rows - 1 into y. */
-static void swa__amx_put_results(const float *out, int rows, int64_t g, int64_t n, float *y, int64_t ldy, int64_t r)
-{
-    int64_t t;
-    int m;
-    for (t = 0; t < 16 && g * 16 + t < n; t++)
-        for (m = 0; m < rows; m++) y[(g * 16 + t) * ldy + r + m] = out[m * 16 + t];
-}
-
 /* One product through the tiles (0 C, 1 A, 2 B: b's rows of 64 bytes) into c: 16 rows x 16
    lanes of int32. */
 SWA__AMX SWA__INLINE void swa__amx_product(const void *a, int64_t a_stride, const void *b, int32_t *c)
@@ -12322,7 +12528,7 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
                 swa__amx_group(wq + k * 16 * nbk * 32, ds + k * 16 * stride, stride, xu + g * n_blocks, n_blocks, nbk, c,
                                acc, &ahead);
                 swa__amx_tree(acc, 0, out);
-                swa__amx_put_results(out, rows, g, n, y, ldy, r);
+                swa__put_group(out, rows, g, n, y, ldy, r);
             }
     }
     _tile_release();
@@ -12342,127 +12548,25 @@ SWA__AMX static void swa__gemm_q4_0_amx(const uint8_t *w, size_t w_stride, int64
     else swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_0);
 }
 
-/* ---- Q4_K and Q5_K: dots and matrix products in one order of their own ----
-   Per super-block, two exact integers: S = sum_j sc_j sum q a over the sub-blocks j, and M =
-   -sum_j m_j B_j, B_j being the activations' sum over sub-block j; each is FMA'd into its own
-   float lane, S with d * a.d and M with dmin * a.d, and the result is S's lane plus M's. The
-   dots reach S and M by the AVX-512 kernels' steps and two more integer adds. The products
-   get S from the tiles in one pass over the super-block if each sub-block's scale is put into
-   the weights: sc = lo + 8 hi with lo and hi in 0..7, so q * lo and q * hi fit unsigned bytes
-   (31 * 7 at most) and two tiles C, accumulating the super-block's four 64-deep products of
-   each, give S = C_lo + 8 C_hi; M is one madd per row and 16 tokens for each pair of
-   sub-blocks. The rows are unpacked once into this form for all the tokens, 16 a group. */
 
-/* A token's 8 lanes of M's parts. */
-SWA__AMX SWA__INLINE __m256i swa__kmin_mins_amx(const swa__q4k_avx512 *u, const swa__q8k *a)
-{
-    return _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), u->mins16);
-}
-
-/* One token's super-block: [S, S, M, M] into [d d dmin dmin] * a.d. */
-SWA__AMX SWA__INLINE __m128 swa__kmin_step_amx(const swa__q4k_avx512 *u, const swa__q8k *a, __m128 acc)
-{
-    __m256i sums = swa__kquant_sums_avx512(&u->k, a->q), mins = swa__kmin_mins_amx(u, a);
-    __m256i parts = _mm256_add_epi32(_mm256_unpacklo_epi64(sums, mins), _mm256_unpackhi_epi64(sums, mins));
-    __m128i sm = _mm_add_epi32(_mm256_castsi256_si128(parts), _mm256_extracti128_si256(parts, 1));   /* [s s m m] */
-    sm = _mm_add_epi32(sm, _mm_shuffle_epi32(sm, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_fmadd_ps(_mm_mul_ps(_mm256_castps256_ps128(u->d_dmin), _mm_set1_ps(a->d)), _mm_cvtepi32_ps(sm), acc);
-}
-
-/* The same for 2-4 tokens at once (a missing token's sums zero), their reductions shared:
-   acc = [S0 S1 S2 S3 M0 M1 M2 M3] into [d x 4, dmin x 4] * [a.d of each token] x 2. Written
-   out token by token: GCC keeps arrays of registers in memory at -O2. */
-SWA__AMX SWA__INLINE __m256 swa__kmin_step4_amx(const swa__q4k_avx512 *u, const swa__q8k *a0, const swa__q8k *a1,
-                                                const swa__q8k *a2, const swa__q8k *a3, int nt, __m256 acc)
-{
-    const __m256i zero = _mm256_setzero_si256();
-    __m256i s0 = swa__kquant_sums_avx512(&u->k, a0->q), m0 = swa__kmin_mins_amx(u, a0);
-    __m256i s1 = swa__kquant_sums_avx512(&u->k, a1->q), m1 = swa__kmin_mins_amx(u, a1);
-    __m256i s2 = nt > 2 ? swa__kquant_sums_avx512(&u->k, a2->q) : zero, m2 = nt > 2 ? swa__kmin_mins_amx(u, a2) : zero;
-    __m256i s3 = nt > 3 ? swa__kquant_sums_avx512(&u->k, a3->q) : zero, m3 = nt > 3 ? swa__kmin_mins_amx(u, a3) : zero;
-    __m128 ad = _mm_setr_ps(a0->d, a1->d, nt > 2 ? a2->d : 0.0f, nt > 3 ? a3->d : 0.0f);
-    __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(s0, s1), _mm256_hadd_epi32(s2, s3));   /* [lo of t | hi of t] */
-    __m256i m = _mm256_hadd_epi32(_mm256_hadd_epi32(m0, m1), _mm256_hadd_epi32(m2, m3));
-    s = _mm256_add_epi32(_mm256_permute2x128_si256(s, m, 0x20), _mm256_permute2x128_si256(s, m, 0x31));
-    return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_permutevar8x32_ps(u->d_dmin, _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2)),
-                                         _mm256_set_m128(ad, ad)), _mm256_cvtepi32_ps(s), acc);
-}
-
-/* A row against up to 4 tokens; generation (one token) in a loop of its own. */
-SWA__AMX SWA__INLINE void swa__row_dots_kmin_amx(const void *row, const void *x, size_t stride, int nt, int64_t n,
-                                                 float *out, const uint32_t type)
-{
-    const int unit = (int)swa__types[type].block_bytes;
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const swa__q8k *a0 = (const swa__q8k *)xa, *a1 = (const swa__q8k *)(xa + stride);
-    const swa__q8k *a2 = (const swa__q8k *)(xa + (nt > 2 ? 2 : 0) * stride), *a3 = (const swa__q8k *)(xa + (nt > 3 ? 3 : 0) * stride);
-    __m128 c = _mm_setzero_ps();
-    __m256 c4 = _mm256_setzero_ps();
-    swa__q4k_avx512 u;
-    float sums[4];
-    int64_t i;
-    int t;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += unit) {
-        swa__prefetch_unit(w, unit);
-        swa__q4k_unpack_avx512(w, type, &u);
-        c = swa__kmin_step_amx(&u, a0 + i, c);
-    }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += unit) {
-        swa__prefetch_unit(w, unit);
-        swa__q4k_unpack_avx512(w, type, &u);
-        c4 = swa__kmin_step4_amx(&u, a0 + i, a1 + i, a2 + i, a3 + i, nt, c4);
-    }
-    if (nt == 1) {
-        out[0] = _mm_cvtss_f32(_mm_add_ss(c, _mm_movehl_ps(c, c)));   /* S's lane plus M's */
-        return;
-    }
-    _mm_storeu_ps(sums, _mm_add_ps(_mm256_castps256_ps128(c4), _mm256_extractf128_ps(c4, 1)));
-    for (t = 0; t < nt; t++) out[t] = sums[t];
-}
-
-SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q4_k_amx, swa__dots_q4_k_amx, swa__dot_q4_k_amx, swa__row_dots_kmin_amx, SWA_TYPE_Q4_K)
-SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q5_k_amx, swa__dots_q5_k_amx, swa__dot_q5_k_amx, swa__row_dots_kmin_amx, SWA_TYPE_Q5_K)
-
-/* Q6_K likewise, with one integer a super-block (swa__row_dots_exact_avx512). */
-SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q6_k_amx, swa__dots_q6_k_amx, swa__dot_q6_k_amx, swa__row_dots_exact_avx512, SWA_TYPE_Q6_K)
-
-/* One super-block of 16 tokens: tile B of each quarter (64 elements; token t's bytes 4i ..
-   4i + 3 of the quarter at row i, bytes 4t .. 4t + 3), each pair of sub-blocks' sums and the
-   tokens' scales. */
-typedef struct swa__amx_kunit {
-    int8_t q[4][16][64];
-    int32_t pair_sums[4][16];   /* (B_2p, B_2p + 1) as two int16 */
-    float d[16];
-} swa__amx_kunit;
+/* ---- Q4_K, Q5_K, Q6_K and IQ4_XS products on the tiles ----
+   The tokens' units are swa__kunit's (tile B of a quarter: its 16 rows are the quarter's
+   4-element groups, each 16 tokens' 4 bytes), the activations signed as AMX-INT8 takes them.
+   Q4_K and Q5_K get S from the tiles in one pass over the super-block if each sub-block's
+   scale is put into the weights: sc = lo + 8 hi with lo and hi in 0..7, so q * lo and q * hi
+   fit unsigned bytes (31 * 7 at most) and two tiles C, accumulating the super-block's four
+   64-deep products of each, give S = C_lo + 8 C_hi; M is one madd per row and 16 tokens for
+   each pair of sub-blocks. The rows are unpacked once into this form for all the tokens, 16 a
+   group. */
 
 /* Bytes of one unpacked super-block of a row: Q4_K/Q5_K's quants times lo, then times hi;
    Q6_K's times each of its scales' three digits. */
 #define SWA__AMX_KROW 768
 #define SWA__AMX_KINTS 8   /* integers a row super-block keeps: Q4_K's and Q5_K's 4 min pairs, IQ4_XS's 8 scales */
 
-/* Tokens [0, n) of swa__q8k rows (x_stride bytes apart) as units, zeros where no token is:
-   unit g * (n_in / 256) + s holds super-block s of tokens 16 g .. 16 g + 15. */
 static void swa__amx_pack_q8k(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
 {
-    swa__amx_kunit *u = (swa__amx_kunit *)out;
-    int64_t nsb = n_in / 256, g, s, t;
-    int k, i, p;
-    for (g = 0; g * 16 < n; g++)
-        for (s = 0; s < nsb; s++, u++) {
-            memset(u, 0, sizeof *u);
-            for (t = 0; t < 16 && g * 16 + t < n; t++) {
-                const swa__q8k *a = (const swa__q8k *)(xq + (size_t)(g * 16 + t) * x_stride) + s;
-                for (k = 0; k < 4; k++)
-                    for (i = 0; i < 16; i++) memcpy(u->q[k][i] + 4 * t, a->q + 64 * k + 4 * i, 4);
-                for (p = 0; p < 4; p++) {
-                    int16_t b[2];
-                    b[0] = (int16_t)(a->bsum[4 * p] + a->bsum[4 * p + 1]);
-                    b[1] = (int16_t)(a->bsum[4 * p + 2] + a->bsum[4 * p + 3]);
-                    memcpy(&u->pair_sums[p][t], b, 4);
-                }
-                u->d[t] = a->d;
-            }
-        }
+    swa__kpack(xq, x_stride, n, n_in, out, 0);
 }
 
 /* Bytes q times the int16 words s (each q * s below 256). */
@@ -12496,7 +12600,7 @@ SWA__AMX SWA__INLINE void swa__amx_kunpack(const uint8_t *w, uint32_t type, uint
    products load their tiles A and B in one of two sets, so that the next quarter's loads need
    not wait for this quarter's products. */
 SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, const float *dmin, const int32_t *mins,
-                                          const swa__amx_kunit *xg, int64_t nsb, int32_t *c, float *out,
+                                          const swa__kunit *xg, int64_t nsb, int32_t *c, float *out,
                                           swa__amx_ahead *ahead)
 {
     const int64_t a_stride = nsb * SWA__AMX_KROW;
@@ -12576,7 +12680,7 @@ SWA__AMX SWA__INLINE void swa__amx_q6k_unpack(const uint8_t *w, uint8_t *a, floa
 
 /* The same as swa__amx_kgroup for Q6_K: three tiles C, one a digit, accumulate a super-block's
    four quarters, and S = C0 + 7 (C1 + 7 C2). */
-SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, const swa__amx_kunit *xg, int64_t nsb,
+SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, const swa__kunit *xg, int64_t nsb,
                                              int32_t *c, float *out, swa__amx_ahead *ahead)
 {
     const int64_t a_stride = nsb * SWA__AMX_KROW;
@@ -12630,7 +12734,7 @@ SWA__AMX SWA__INLINE void swa__amx_iq4xs_unpack(const uint8_t *w, uint8_t *a, in
    each 32-element sub-block is a product of its own (tiles as in Q8_0's, swa__gemm_amx), its C
    scaled by the rows' scales in integers, and S FMA'd once a super-block as the vector dots do
    (swa__row_dots_exact_avx512). The float accumulators stay in out. */
-SWA__AMX SWA__INLINE void swa__amx_iq4xs_group(const uint8_t *wq, const float *d, const int32_t *sc, const swa__amx_kunit *xg,
+SWA__AMX SWA__INLINE void swa__amx_iq4xs_group(const uint8_t *wq, const float *d, const int32_t *sc, const swa__kunit *xg,
                                                int64_t nsb, int32_t *c, float *out, swa__amx_ahead *ahead)
 {
     const int64_t a_stride = nsb * SWA__AMX_KROW;
@@ -12673,7 +12777,7 @@ SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int
                                              int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
     const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
-    const swa__amx_kunit *xu = (const swa__amx_kunit *)xpack;
+    const swa__kunit *xu = (const swa__kunit *)xpack;
     uint8_t *wq = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     float *out = (float *)(wq + 16 * nsb * SWA__AMX_KROW), *d = out + 256, *dmin = d + 16 * nsb;
     int32_t *c = (int32_t *)(dmin + 16 * nsb), *mins = c + 3 * 256;
@@ -12716,7 +12820,7 @@ SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int
             if (type == SWA_TYPE_Q6_K) swa__amx_q6k_group(wq, d, xu + g * nsb, nsb, c, out, &ahead);
             else if (type == SWA_TYPE_IQ4_XS) swa__amx_iq4xs_group(wq, d, mins, xu + g * nsb, nsb, c, out, &ahead);
             else swa__amx_kgroup(wq, d, dmin, mins, xu + g * nsb, nsb, c, out, &ahead);
-            swa__amx_put_results(out, rows, g, n, y, ldy, r);
+            swa__put_group(out, rows, g, n, y, ldy, r);
         }
     }
     _tile_release();
@@ -12752,7 +12856,7 @@ SWA__AMX static void swa__gemm_iq4_xs_amx(const uint8_t *w, size_t w_stride, int
 static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
 {
     uint64_t blocks = (uint64_t)swa__amx_blocks(n_in + 31), wide = (uint64_t)(n + 15) / 16 * blocks;
-    uint64_t kpack = (uint64_t)(n + 15) / 16 * (uint64_t)(n_in / 256) * sizeof(swa__amx_kunit), kscratch = swa__amx_kscratch(n_in);
+    uint64_t kpack = (uint64_t)(n + 15) / 16 * (uint64_t)(n_in / 256) * sizeof(swa__kunit), kscratch = swa__amx_kscratch(n_in);
     uint64_t small = (uint64_t)(n < SWA__AMX_FROM ? n : SWA__AMX_FROM - 1) * (uint64_t)swa__q8t_units(n_in + 31) * sizeof(swa__q8t);
     *pack_bytes = (wide > blocks / 2 ? wide : blocks / 2) * sizeof(swa__amx_unit);
     if (small > *pack_bytes) *pack_bytes = small;
@@ -13524,6 +13628,14 @@ static void swa__kernels_avx512(swa__kernels *k)
     k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx512;
     k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_avx512;
     k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_avx512;
+    k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_avx512;
+    k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_avx512;
+    k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_avx512;
+    k->type[SWA_TYPE_IQ4_XS].gemm = swa__gemm_iq4_xs_avx512;
+    k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from =
+        k->type[SWA_TYPE_IQ4_XS].gemm_from = 16;
+    k->pack_q8k = swa__kpack_avx512;
+    k->gemm_memory = swa__kgemm_memory_avx512;
     k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx512;
     k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx512;
 #endif
@@ -13545,19 +13657,11 @@ static void swa__kernels_amx(swa__kernels *k)
     k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_amx;
     k->type[SWA_TYPE_Q8_0].gemm_from = 2;   /* below SWA__AMX_FROM, swa__words_rows_amx */
     k->type[SWA_TYPE_Q4_0].gemm_from = 1;   /* below SWA__AMX_FROM, swa__words_rows_amx */
-    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_amx;
-    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_amx;
+    /* the K-quants' and IQ4_XS's dots are the avx512 set's, in the tiles' order */
     k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_amx;
-    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_amx;
-    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_amx;
     k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_amx;
-    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_amx;
-    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_amx;
     k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_amx;
-    k->type[SWA_TYPE_IQ4_XS].gemm = swa__gemm_iq4_xs_amx;   /* its dots are the avx512 set's, in this order */
-    /* 16 tokens a group: with 8 most of each product is zeros, and the tiles were faster */
-    k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from =
-        k->type[SWA_TYPE_IQ4_XS].gemm_from = 16;
+    k->type[SWA_TYPE_IQ4_XS].gemm = swa__gemm_iq4_xs_amx;
     k->pack_q8 = swa__amx_pack;
     k->pack_q8k = swa__amx_pack_q8k;
     k->gemm_memory = swa__amx_memory;
