@@ -11697,7 +11697,7 @@ SWA__AVX512 SWA__INLINE void swa__kgroup_avx512(const swa__krow *u, const swa__k
     const int mins = type == SWA_TYPE_Q4_K || type == SWA_TYPE_Q5_K, n_sub = type == SWA_TYPE_Q6_K ? 16 : 8, per = 64 / n_sub;
     const __m512i zero = _mm512_setzero_si512();
     __m512 rs[8], rm[8];
-    __m512i acc[8], sv[8];
+    __m512i acc[8], acc2[8], sv[8];
     int64_t s;
     int m, j, e;
     SWA__UNROLL(8)
@@ -11708,17 +11708,22 @@ SWA__AVX512 SWA__INLINE void swa__kgroup_avx512(const swa__krow *u, const swa__k
         __m512 ad;
         SWA__UNROLL(8)
         for (m = 0; m < 8; m++) sv[m] = _mm512_set1_epi32(-row[m].offset);
-        for (j = 0; j < n_sub; j++) {
+        for (j = 0; j < n_sub; j += 2) {   /* two sub-blocks at once: 16 chains of vpdpbusd */
+            const int8_t *b0 = x->q[0][0] + 64 * per * j, *b1 = b0 + 64 * per;   /* their first 4-element groups */
             SWA__UNROLL(8)
             for (e = 0; e < per; e++) {
-                const int i = per * j + e;   /* the super-block's 4-element group */
-                const __m512i b = _mm512_loadu_si512(x->q[i / 16][i % 16]);
+                const __m512i t0 = _mm512_loadu_si512(b0 + 64 * e), t1 = _mm512_loadu_si512(b1 + 64 * e);
                 SWA__UNROLL(8)
-                for (m = 0; m < 8; m++)
-                    acc[m] = _mm512_dpbusd_epi32(e ? acc[m] : zero, b, _mm512_set1_epi32((int)swa__load_u32((const uint8_t *)row[m].q + 4 * i)));
+                for (m = 0; m < 8; m++) {
+                    const uint8_t *q = (const uint8_t *)row[m].q + 4 * (per * j + e);
+                    acc[m] = _mm512_dpbusd_epi32(e ? acc[m] : zero, t0, _mm512_set1_epi32((int)swa__load_u32(q)));
+                    acc2[m] = _mm512_dpbusd_epi32(e ? acc2[m] : zero, t1, _mm512_set1_epi32((int)swa__load_u32(q + 4 * per)));
+                }
             }
             SWA__UNROLL(8)
-            for (m = 0; m < 8; m++) sv[m] = _mm512_add_epi32(sv[m], _mm512_mullo_epi32(acc[m], _mm512_set1_epi32(row[m].sc[j])));
+            for (m = 0; m < 8; m++)
+                sv[m] = _mm512_add_epi32(_mm512_add_epi32(sv[m], _mm512_mullo_epi32(acc[m], _mm512_set1_epi32(row[m].sc[j]))),
+                                         _mm512_mullo_epi32(acc2[m], _mm512_set1_epi32(row[m].sc[j + 1])));
         }
         ad = _mm512_loadu_ps(x->d);
         SWA__UNROLL(8)
