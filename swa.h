@@ -11779,12 +11779,144 @@ SWA__KGEMM_AVX512(swa__gemm_q6_k_avx512, SWA_TYPE_Q6_K)
 SWA__KGEMM_AVX512(swa__gemm_iq4_xs_avx512, SWA_TYPE_IQ4_XS)
 #undef SWA__KGEMM_AVX512
 
-/* The packed tokens for n tokens of up to n_in columns, and a thread's scratch: 16 unpacked
-   rows and their results, aligned by hand. */
-static void swa__kgemm_memory_avx512(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
+/* ---- Q8_0 and Q4_0 products: tokens in the lanes ----
+   As the K-quants' above, a block at a time: 16 tokens' block b in a unit (swa__qunit, its 8
+   words of 4 elements a register, + 128), each row's block unpacked once as signed bytes
+   beside minus 128 times its sum (swa__qrow), on which the chain of 8 vpdpbusd starts. A (row,
+   token) pair then adds its blocks in the lanes kernels' order (acc = fma(sum_b, d_w d_x, acc),
+   block after block from 0): the dots' and tiles' bits exactly, without transposing the rows
+   for every 12 tokens. */
+
+typedef struct swa__qunit {
+    int8_t q[8][64];   /* the block's elements 4 i .. 4 i + 3: token t's at q[i][4 t] */
+    float d[16];
+} swa__qunit;
+
+/* Tokens [0, n) of swa__q8g rows (x_stride bytes apart) as units, + 128, zeros where no token
+   is: unit g * (n_in / 32) + b holds block b of tokens 16 g .. 16 g + 15. */
+static void swa__qpack_avx512(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
 {
-    *pack_bytes = (uint64_t)(n + 15) / 16 * (uint64_t)(n_in / 256) * sizeof(swa__kunit);
-    *scratch_bytes = 16 * (uint64_t)(n_in / 256) * sizeof(swa__krow) + 256 * sizeof(float) + 64;
+    swa__qunit *u = (swa__qunit *)out;
+    int64_t nbk = n_in / 32, g, b, t;
+    int k;
+    for (g = 0; g * 16 < n; g++)
+        for (b = 0; b < nbk; b++, u++) {
+            memset(u, 0, sizeof *u);
+            for (t = 0; t < 16 && g * 16 + t < n; t++) {
+                const swa__q8g *a = (const swa__q8g *)(xq + (size_t)(g * 16 + t) * x_stride);
+                for (k = 0; k < 8; k++) {
+                    uint32_t v;
+                    memcpy(&v, swa__q8g_half(a, b, k / 4) + 4 * (k % 4), 4);
+                    v ^= 0x80808080u;
+                    memcpy(u->q[k] + 4 * t, &v, 4);
+                }
+                u->d[t] = a[b / 8].d[b % 8];
+            }
+        }
+}
+
+/* A row's block unpacked, one line. */
+typedef struct swa__qrow {
+    int8_t q[32];        /* its quants in order, signed (Q4_0's less 8) */
+    int32_t neg_offset;  /* -128 sum q: what the tokens' + 128 adds to the sum, taken off */
+    float d;
+    int32_t unused[6];
+} swa__qrow;
+
+SWA__AVX512 SWA__INLINE void swa__qrow_unpack_avx512(const uint8_t *w, uint32_t type, swa__qrow *u)
+{
+    __m256i q = swa__block_avx2(w, type), sums;
+    int64_t part[4];
+    if (type == SWA_TYPE_Q4_0) q = _mm256_sub_epi8(q, _mm256_set1_epi8(8));
+    _mm256_storeu_si256((__m256i *)u->q, q);
+    sums = _mm256_sad_epu8(_mm256_xor_si256(q, _mm256_set1_epi8((char)0x80)), _mm256_setzero_si256());
+    _mm256_storeu_si256((__m256i *)part, sums);
+    u->neg_offset = -128 * ((int32_t)(part[0] + part[1] + part[2] + part[3]) - 128 * 32);
+    u->d = _cvtsh_ss(swa__load_u16(w));
+}
+
+/* Blocks b and b + 1 (`pair`; else b alone) of 8 unpacked rows (row[m], row[16 + m]) against
+   16 tokens' units x[0] and x[1], into acc[m]; lanes are tokens. */
+SWA__AVX512 SWA__INLINE void swa__qstep_avx512(const swa__qrow *row, const swa__qunit *x, int pair, __m512 acc[8])
+{
+    const __m512 d0 = _mm512_loadu_ps(x[0].d), d1 = pair ? _mm512_loadu_ps(x[1].d) : d0;
+    __m512i s0[8], s1[8];
+    int m, k;
+    SWA__UNROLL(8)
+    for (m = 0; m < 8; m++) {
+        s0[m] = _mm512_set1_epi32(row[m].neg_offset);
+        s1[m] = pair ? _mm512_set1_epi32(row[16 + m].neg_offset) : s0[m];
+    }
+    SWA__UNROLL(8)
+    for (k = 0; k < 8; k++) {
+        const __m512i t0 = _mm512_loadu_si512(x[0].q[k]), t1 = _mm512_loadu_si512(x[pair].q[k]);
+        SWA__UNROLL(8)
+        for (m = 0; m < 8; m++) {
+            s0[m] = _mm512_dpbusd_epi32(s0[m], t0, _mm512_set1_epi32((int)swa__load_u32((const uint8_t *)row[m].q + 4 * k)));
+            if (pair) s1[m] = _mm512_dpbusd_epi32(s1[m], t1, _mm512_set1_epi32((int)swa__load_u32((const uint8_t *)row[16 + m].q + 4 * k)));
+        }
+    }
+    SWA__UNROLL(8)
+    for (m = 0; m < 8; m++) {
+        acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0[m]), _mm512_mul_ps(_mm512_set1_ps(row[m].d), d0), acc[m]);
+        if (pair) acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1[m]), _mm512_mul_ps(_mm512_set1_ps(row[16 + m].d), d1), acc[m]);
+    }
+}
+
+/* y[t * ldy + r] = dot(row r, token t) for nr Q8_0 or Q4_0 rows and n tokens packed by
+   swa__qpack_avx512. */
+SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                                int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
+{
+    const int64_t nbk = n_in / 32, bytes = (int64_t)swa_type_block_bytes(type);
+    const swa__qunit *xu = (const swa__qunit *)xpack;
+    swa__qrow *u = (swa__qrow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    float *out = (float *)(u + 16 * nbk);
+    int64_t r, g, b;
+    int m, h;
+    for (r = 0; r < nr; r += 16) {
+        const int rows = nr - r < 16 ? (int)(nr - r) : 16;
+        for (b = 0; b < nbk; b++)
+            for (m = 0; m < 16; m++) {
+                if (m < rows) swa__qrow_unpack_avx512(w + (size_t)(r + m) * w_stride + b * bytes, type, u + 16 * b + m);
+                else memset(u + 16 * b + m, 0, sizeof *u);
+            }
+        for (g = 0; g * 16 < n; g++) {
+            for (h = 0; h < rows; h += 8) {
+                __m512 acc[8];
+                SWA__UNROLL(8)
+                for (m = 0; m < 8; m++) acc[m] = _mm512_setzero_ps();
+                for (b = 0; b + 1 < nbk; b += 2) swa__qstep_avx512(u + 16 * b + h, xu + g * nbk + b, 1, acc);
+                if (b < nbk) swa__qstep_avx512(u + 16 * b + h, xu + g * nbk + b, 0, acc);
+                SWA__UNROLL(8)
+                for (m = 0; m < 8; m++) _mm512_storeu_ps(out + 16 * (h + m), acc[m]);
+            }
+            swa__put_group(out, rows, g, n, y, ldy, r);
+        }
+    }
+}
+
+SWA__AVX512 static void swa__gemm_q8_0_avx512(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                              int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_q_avx512(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q8_0);
+}
+
+SWA__AVX512 static void swa__gemm_q4_0_avx512(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                              int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_q_avx512(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_0);
+}
+
+/* The packed tokens for n tokens of up to n_in columns, and a thread's scratch (16 unpacked
+   rows and their results, aligned by hand), for either kind of product. */
+static void swa__gemm_memory_avx512(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
+{
+    uint64_t groups = (uint64_t)(n + 15) / 16, kpack = groups * (uint64_t)(n_in / 256) * sizeof(swa__kunit);
+    uint64_t qpack = groups * (uint64_t)(n_in / 32) * sizeof(swa__qunit);
+    uint64_t kscratch = 16 * (uint64_t)(n_in / 256) * sizeof(swa__krow), qscratch = 16 * (uint64_t)(n_in / 32) * sizeof(swa__qrow);
+    *pack_bytes = kpack > qpack ? kpack : qpack;
+    *scratch_bytes = (kscratch > qscratch ? kscratch : qscratch) + 512 * sizeof(float) + 64;
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -13639,8 +13771,12 @@ static void swa__kernels_avx512(swa__kernels *k)
     k->type[SWA_TYPE_IQ4_XS].gemm = swa__gemm_iq4_xs_avx512;
     k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from =
         k->type[SWA_TYPE_IQ4_XS].gemm_from = 16;
+    k->type[SWA_TYPE_Q8_0].gemm = swa__gemm_q8_0_avx512;
+    k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_avx512;
+    k->type[SWA_TYPE_Q8_0].gemm_from = k->type[SWA_TYPE_Q4_0].gemm_from = 16;
+    k->pack_q8 = swa__qpack_avx512;
     k->pack_q8k = swa__kpack_avx512;
-    k->gemm_memory = swa__kgemm_memory_avx512;
+    k->gemm_memory = swa__gemm_memory_avx512;
     k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx512;
     k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx512;
 #endif

@@ -179,8 +179,9 @@ static void test_ring_equals_mask_other_types(void **state)
     }
 }
 
-/* Q4_K, Q5_K and Q6_K weights (rows of 256): chunks of 16 tokens and more take the AMX set's
-   matrix products where the CPU has them, chunks of 1 its dots, and the two give the same bits. */
+/* Q4_K, Q5_K and Q6_K weights (rows of 256): chunks of 16 tokens and more take the avx512 or
+   amx set's matrix products where the CPU has them, chunks of 1 their dots, and the two give
+   the same bits. */
 static void test_ring_equals_mask_k_quants(void **state)
 {
     static const uint32_t types[3] = {GW_Q4_K, GW_Q5_K, GW_Q6_K};

@@ -534,13 +534,14 @@ static void test_elementwise(void **state) { (void)state; for_each_simd(run_elem
 
 #if defined(SWA__HAVE_AVX512)
 /* The sets with matrix products keep one order per type for their dots, their tiles of up to
-   4 tokens and their products, so that a token's results do not depend on how many others
-   share its batch: Q4_K, Q5_K, Q6_K and IQ4_XS in orders of their own (avx512 and amx), and
-   Q8_0 and Q4_0 in the residue order (swa.h, swa__block_isum_ref; amx), written out here as
-   scalar loops (kmin_order, q6k_order, iq4xs_order). Each path must give the order's bits
-   exactly, for rows of whole units and tails, whole tiles of 16 rows and parts, and any number
-   of tokens; rows at odd addresses. (The tables' dots are also held to the usual reference by
-   test_quantized_dots, like every table's.) */
+   4 (or 12) tokens and their products, so that a token's results do not depend on how many
+   others share its batch: Q4_K, Q5_K, Q6_K and IQ4_XS in orders of their own (avx512 and amx),
+   Q8_0 and Q4_0 in the lanes kernels' order (avx512) or the residue order (amx; swa.h,
+   swa__block_isum_ref), written out here as scalar loops (kmin_order, q6k_order, iq4xs_order,
+   lanes_order). Each path must give the order's bits exactly, for rows of whole units and
+   tails, whole tiles of 16 rows and parts, and any number of tokens; rows at odd addresses.
+   (The tables' dots are also held to the usual reference by test_quantized_dots, like every
+   table's.) */
 
 /* Q4_K/Q5_K quant l of sub-block j of super-block w, 0..15 or 0..31. */
 static int kmin_quant(uint32_t type, const uint8_t *w, int j, int l)
@@ -623,18 +624,39 @@ static float iq4xs_order(const uint8_t *row, const swa__q8k *a, int64_t n)
     return lane;
 }
 
-/* The type's order for one row and one token's activations. */
-static float exact_order(uint32_t type, const uint8_t *row, const uint8_t *act, int64_t n)
+/* The avx512 set's Q8_0/Q4_0 order (its rows-in-the-lanes kernels): block after block from
+   0, acc = fma(S_b, d_w d_x, acc), S_b the block's exact integer sum. */
+static float lanes_order(uint32_t type, const uint8_t *row, const swa__q8g *a, int64_t n)
+{
+    const size_t bytes = swa_type_block_bytes(type);
+    float acc = 0.0f;
+    int64_t b;
+    for (b = 0; b < n / 32; b++) {
+        const uint8_t *w = row + (size_t)b * bytes;
+        int32_t sum = 0;
+        int i;
+        for (i = 0; i < 32; i++) {
+            int q = type == SWA_TYPE_Q8_0 ? (int8_t)w[2 + i] : (i < 16 ? w[2 + i] & 15 : w[2 + i - 16] >> 4) - 8;
+            sum += q * swa__q8g_half(a, b, i / 16)[i % 16];
+        }
+        acc = fmaf((float)sum, swa__f16_to_f32(swa__load_u16(w)) * a[b / 8].d[b % 8], acc);
+    }
+    return acc;
+}
+
+/* The type's order in set `set` for one row and one token's activations. */
+static float exact_order(int32_t set, uint32_t type, const uint8_t *row, const uint8_t *act, int64_t n)
 {
     float acc[16] = {0};
     if (type == SWA_TYPE_Q6_K) return q6k_order(row, (const swa__q8k *)act, n);
     if (type == SWA_TYPE_IQ4_XS) return iq4xs_order(row, (const swa__q8k *)act, n);
     if (swa__act_kind(type) == SWA__ACT_Q8K) return kmin_order(type, row, (const swa__q8k *)act, n);
+    if (set == SWA_KERNELS_AVX512) return lanes_order(type, row, (const swa__q8g *)act, n);
     swa__residue_blocks_ref(row, type, (const swa__q8g *)act, 0, n / 32, acc);
     return swa__residue_sum_ref(acc);
 }
 
-static void check_order(const swa__kernels *k, uint32_t type, int64_t n, int64_t nr, int64_t nt)
+static void check_order(int32_t set, const swa__kernels *k, uint32_t type, int64_t n, int64_t nr, int64_t nt)
 {
     const int kind = swa__act_kind(type);
     size_t w_stride = (size_t)(n / swa_type_block_size(type) * swa_type_block_bytes(type)), x_stride = swa__act_bytes(kind, n);
@@ -655,7 +677,7 @@ static void check_order(const swa__kernels *k, uint32_t type, int64_t n, int64_t
     }
     for (t = 0; t < nt; t++)
         for (r = 0; r < nr; r++) {
-            want[t * nr + r] = exact_order(type, w + r * w_stride, act + t * x_stride, n);
+            want[t * nr + r] = exact_order(set, type, w + r * w_stride, act + t * x_stride, n);
             got[t * nr + r] = k->type[type].dot(w + r * w_stride, act + t * x_stride, n);
         }
     assert_memory_equal(got, want, sizeof(float) * (size_t)(nr * nt));
@@ -700,11 +722,10 @@ static void test_exact_order(void **state)
         for (ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
             int kquant = swa__act_kind(types[ti]) == SWA__ACT_Q8K;
             size_t n_sizes = kquant ? sizeof super_blocks / sizeof super_blocks[0] : sizeof blocks / sizeof blocks[0];
-            if (!k.type[types[ti]].gemm) continue;   /* avx512: Q8_0 and Q4_0 in its lanes' order, no products */
             for (b = 0; b < n_sizes; b++)
                 for (r = 0; r < sizeof rows / sizeof rows[0]; r++)
                     for (t = 0; t < sizeof tokens / sizeof tokens[0]; t++)
-                        check_order(&k, types[ti], kquant ? 256 * super_blocks[b] : 32 * blocks[b], rows[r], tokens[t]);
+                        check_order(sets[si], &k, types[ti], kquant ? 256 * super_blocks[b] : 32 * blocks[b], rows[r], tokens[t]);
         }
     }
     if (!ran) skip();
