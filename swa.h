@@ -10922,17 +10922,12 @@ SWA__AVX512 static void swa__wsum_f16_avx512(float *out, int64_t ldo, int nh, co
     swa__wsum_avx512(out, ldo, nh, p, ldp, v, v_stride, nk, hd, SWA_TYPE_F16);
 }
 
-/* ---- IQ4_NL and MXFP4 against swa__q8g groups, 8 blocks at a time ----
-   (Q8_0 and Q4_0 go through the lanes kernels after this part; the helpers here still know
-   them, as the AVX2 ones they mirror do.)
+/* ---- Blocks of 32 in groups of 8 (for the AMX set's products) ----
    Weight blocks p and p + 4 fill one register in the order of the activations' 64 bytes at
-   64 p: [p's first 16 | p+4's first 16 | p's last 16 | p+4's last 16]. vpdpbusd leaves block
-   p's sum in lanes 0-3 and 8-11 and block p + 4's in 4-7 and 12-15, and the products of the
-   block scales (weights times activations) are spread to match with one permute, so a whole
-   row accumulates in 16 float lanes and is added up once at its end. The weights are
-   unsigned: Q4_0's nibbles (0..15) as they are, MXFP4's codes plus 12 (AVX2's table), Q8_0's
-   bytes and IQ4_NL's table values plus 128; sum (w - k) x = sum w x - k sum x, with k sum x =
-   sum8 (Q4_0, k = 8), 1.5 sum8 (MXFP4, k = 12) or 16 sum8 (k = 128), one FMA for the 8 blocks. */
+   64 p: [p's first 16 | p+4's first 16 | p's last 16 | p+4's last 16], as the AVX2 kernels lay
+   them. The weights are unsigned: Q4_0's nibbles (0..15) as they are, MXFP4's codes plus 12
+   (AVX2's table), Q8_0's bytes and IQ4_NL's table values plus 128; sum (w - k) x = sum w x -
+   k sum x, with k sum x = sum8 (Q4_0, k = 8), 1.5 sum8 (MXFP4, k = 12) or 16 sum8 (k = 128). */
 
 /* The 8 blocks' f16 scales (at block_bytes strides from w) as floats: two registers hold the
    group's first 128 bytes (Q4_0) and one word permute picks the scales out. */
@@ -10968,87 +10963,6 @@ SWA__AVX512 SWA__INLINE __m512i swa__pair_avx512(const uint8_t *w, int p, uint32
     }
 }
 
-/* Pair p's sums for one token, scaled by the blocks' scale products ds (8 lanes, spread to
-   the pair's 16) into the row's 16 float lanes. */
-SWA__AVX512 SWA__INLINE __m512 swa__pair_step_avx512(__m512i w, const int8_t *x, __m512 ds, int p, __m512 acc)
-{
-    const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4);
-    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, _mm512_loadu_si512(x));
-    __m512 scale = _mm512_permutexvar_ps(_mm512_add_epi32(spread, _mm512_set1_epi32(p)), ds);
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), scale, acc);
-}
-
-/* One token's turn on a group of 8 weight blocks (scales d, pairs w0..w3): acc (16 lanes)
-   takes the blocks' scaled sums, off (8 lanes) their offsets. */
-SWA__AVX512 SWA__INLINE void swa__group_step_avx512(__m256 d, __m512i w0, __m512i w1, __m512i w2, __m512i w3,
-                                                    const swa__q8g *a, uint32_t type, __m512 *acc, __m256 *off)
-{
-    const __m256 k = _mm256_set1_ps(type == SWA_TYPE_Q4_0 ? 1.0f : type == SWA_TYPE_MXFP4 ? 1.5f : 16.0f);
-    __m256 ds = _mm256_mul_ps(d, _mm256_loadu_ps(a->d));
-    __m512 ds16 = _mm512_zextps256_ps512(ds);
-    *acc = swa__pair_step_avx512(w0, a->q, ds16, 0, *acc);
-    *acc = swa__pair_step_avx512(w1, a->q + 64, ds16, 1, *acc);
-    *acc = swa__pair_step_avx512(w2, a->q + 128, ds16, 2, *acc);
-    *acc = swa__pair_step_avx512(w3, a->q + 192, ds16, 3, *acc);
-    *off = _mm256_fmadd_ps(ds, _mm256_mul_ps(k, _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)a->sum8))), *off);
-}
-
-/* One block b of a row's last, partial group: the exact integer sum of its 32 products (the
-   weights unsigned and offset as above), scaled. */
-SWA__AVX512 SWA__INLINE float swa__block_dot_avx512(const uint8_t *w, uint32_t type, const swa__q8g *a, int64_t b)
-{
-    __m256i q = swa__block_avx2(w, type);
-    int32_t offset = swa__offset_of(type, a[b / 8].sum8[b % 8]);
-    if (swa__signed_quants(type)) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
-    return swa__block_scale_avx2(w, type) * a[b / 8].d[b % 8] *
-           (float)(swa__hsum_epi32_avx2(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b))) - offset);
-}
-
-/* A row against up to 4 tokens: generation (one token) in a loop of its own, which the
-   compiler schedules without the other tokens' registers, and a tile's tokens sharing each
-   unpacked group; every token takes the same steps in both. */
-SWA__AVX512 SWA__INLINE void swa__row_dots_grouped_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
-                                                          float *out, const uint32_t type)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const swa__q8g *a0 = (const swa__q8g *)xa, *a1 = (const swa__q8g *)(xa + stride);
-    const swa__q8g *a2 = (const swa__q8g *)(xa + 2 * stride), *a3 = (const swa__q8g *)(xa + 3 * stride);
-    const int block_bytes = (int)swa__types[type].block_bytes;
-    __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-    __m256 o0 = _mm256_setzero_ps(), o1 = o0, o2 = o0, o3 = o0;
-    float tail0 = 0.0f, tail1 = 0.0f, tail2 = 0.0f, tail3 = 0.0f;
-    int64_t i, b;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += 8 * block_bytes) {
-        __m256 d = swa__scales8_avx512(w, type);
-        swa__prefetch_unit(w, 8 * block_bytes);
-        __m512i w0 = swa__pair_avx512(w, 0, type), w1 = swa__pair_avx512(w, 1, type);
-        __m512i w2 = swa__pair_avx512(w, 2, type), w3 = swa__pair_avx512(w, 3, type);
-        swa__group_step_avx512(d, w0, w1, w2, w3, a0 + i, type, &c0, &o0);
-    }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
-        __m256 d = swa__scales8_avx512(w, type);
-        swa__prefetch_unit(w, 8 * block_bytes);
-        __m512i w0 = swa__pair_avx512(w, 0, type), w1 = swa__pair_avx512(w, 1, type);
-        __m512i w2 = swa__pair_avx512(w, 2, type), w3 = swa__pair_avx512(w, 3, type);
-        swa__group_step_avx512(d, w0, w1, w2, w3, a0 + i, type, &c0, &o0);
-        swa__group_step_avx512(d, w0, w1, w2, w3, a1 + i, type, &c1, &o1);
-        if (nt > 2) swa__group_step_avx512(d, w0, w1, w2, w3, a2 + i, type, &c2, &o2);
-        if (nt > 3) swa__group_step_avx512(d, w0, w1, w2, w3, a3 + i, type, &c3, &o3);
-    }
-    for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
-        tail0 += swa__block_dot_avx512(w, type, a0, b);
-        if (nt > 1) tail1 += swa__block_dot_avx512(w, type, a1, b);
-        if (nt > 2) tail2 += swa__block_dot_avx512(w, type, a2, b);
-        if (nt > 3) tail3 += swa__block_dot_avx512(w, type, a3, b);
-    }
-    out[0] = swa__hsum16_avx512(c0) - swa__hsum_avx2(o0) + tail0;
-    if (nt > 1) out[1] = swa__hsum16_avx512(c1) - swa__hsum_avx2(o1) + tail1;
-    if (nt > 2) out[2] = swa__hsum16_avx512(c2) - swa__hsum_avx2(o2) + tail2;
-    if (nt > 3) out[3] = swa__hsum16_avx512(c3) - swa__hsum_avx2(o3) + tail3;
-}
-
-SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_iq4_nl_avx512, swa__dots_iq4_nl_avx512, swa__dot_iq4_nl_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_IQ4_NL)
-SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_mxfp4_avx512, swa__dots_mxfp4_avx512, swa__dot_mxfp4_avx512, swa__row_dots_grouped_avx512, SWA_TYPE_MXFP4)
 
 /* ---- Q4_0 and Q8_0 with 16 rows in the lanes ----
    The grouped kernels above keep each block's sum spread over 8 lanes of its row and scale it
@@ -11102,26 +11016,40 @@ SWA__AVX512 SWA__INLINE __m512 swa__lanes_unpack_avx512(const uint8_t *const *ro
                                                        __m512i q[8], const uint32_t type)
 {
     const size_t at = (size_t)b * (size_t)swa__types[type].block_bytes;
-    uint16_t d[SWA__LANES];
+    const int8_t *table = swa__group_table(type);
+    const __m512i flip = _mm512_set1_epi8(swa__signed_quants(type) ? (char)0x80 : 0);
     __m512i r[4];
     int m;
-    swa__lanes_transpose_avx512(rows, at + 2, r);
-    if (type == SWA_TYPE_Q4_0) {
+    swa__lanes_transpose_avx512(rows, at + (size_t)swa__b32_qs_at(type), r);
+    if (type != SWA_TYPE_Q8_0) {   /* nibbles, as they are or through a table */
         SWA__UNROLL(4)
         for (m = 0; m < 4; m++) {   /* bytes 4m .. 4m + 3 hold elements 4m .. and 16 + 4m .. */
             q[m] = _mm512_and_si512(r[m], _mm512_set1_epi8(15));
             q[4 + m] = _mm512_and_si512(_mm512_srli_epi16(r[m], 4), _mm512_set1_epi8(15));
         }
+        if (table) {   /* the table's values made unsigned once, not each value */
+            const __m512i values = _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)table)), flip);
+            SWA__UNROLL(8)
+            for (m = 0; m < 8; m++) q[m] = _mm512_shuffle_epi8(values, q[m]);
+        }
     } else {
         SWA__UNROLL(4)
-        for (m = 0; m < 4; m++) q[m] = _mm512_xor_si512(r[m], _mm512_set1_epi8((char)0x80));
+        for (m = 0; m < 4; m++) q[m] = _mm512_xor_si512(r[m], flip);
         swa__lanes_transpose_avx512(rows, at + 18, r);
         SWA__UNROLL(4)
-        for (m = 0; m < 4; m++) q[4 + m] = _mm512_xor_si512(r[m], _mm512_set1_epi8((char)0x80));
+        for (m = 0; m < 4; m++) q[4 + m] = _mm512_xor_si512(r[m], flip);
     }
-    SWA__UNROLL(16)   /* the rows' f16 scales, at their blocks' starts */
-    for (m = 0; m < SWA__LANES; m++) d[m] = swa__load_u16(rows[m] + at);
-    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)d));
+    if (type == SWA_TYPE_MXFP4) {   /* E8M0 scales */
+        float d[SWA__LANES];
+        SWA__UNROLL(16)
+        for (m = 0; m < SWA__LANES; m++) d[m] = swa__e8m0_half(rows[m][at]);
+        return _mm512_loadu_ps(d);
+    } else {
+        uint16_t d[SWA__LANES];
+        SWA__UNROLL(16)   /* the rows' f16 scales, at their blocks' starts */
+        for (m = 0; m < SWA__LANES; m++) d[m] = swa__load_u16(rows[m] + at);
+        return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)d));
+    }
 }
 
 /* One token's block b against the unpacked rows, into acc. */
@@ -11219,7 +11147,7 @@ SWA__AVX512 SWA__INLINE float swa__dot_lanes_avx512(const void *row, const void 
         if (swa__signed_quants(type)) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
         s = swa__hsum_epi32_avx2(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b))) -
             swa__offset_of(type, a[b / 8].sum8[b % 8]);
-        ds = _mm_mul_ss(_mm_set_ss(_cvtsh_ss(swa__load_u16(w))), _mm_set_ss(a[b / 8].d[b % 8]));
+        ds = _mm_mul_ss(_mm_set_ss(swa__block_scale_avx2(w, type)), _mm_set_ss(a[b / 8].d[b % 8]));
         acc = _mm_fmadd_ss(_mm_set_ss((float)s), ds, acc);
     }
     return _mm_cvtss_f32(acc);
@@ -11245,6 +11173,28 @@ SWA__AVX512 static float swa__dot_q4_0_lanes_avx512(const void *row, const void 
 SWA__AVX512 static float swa__dot_q8_0_lanes_avx512(const void *row, const void *x, int64_t n)
 {
     return swa__dot_lanes_avx512(row, x, n, SWA_TYPE_Q8_0);
+}
+
+SWA__AVX512 static void swa__dots_iq4_nl_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                                      int nt, int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_lanes_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_IQ4_NL);
+}
+
+SWA__AVX512 static void swa__dots_mxfp4_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+                                                     int nt, int64_t n, float *y, int64_t ldy)
+{
+    swa__dots_lanes_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_MXFP4);
+}
+
+SWA__AVX512 static float swa__dot_iq4_nl_lanes_avx512(const void *row, const void *x, int64_t n)
+{
+    return swa__dot_lanes_avx512(row, x, n, SWA_TYPE_IQ4_NL);
+}
+
+SWA__AVX512 static float swa__dot_mxfp4_lanes_avx512(const void *row, const void *x, int64_t n)
+{
+    return swa__dot_lanes_avx512(row, x, n, SWA_TYPE_MXFP4);
 }
 
 /* ---- K-quants against swa__q8k super-blocks ----
@@ -11827,12 +11777,12 @@ SWA__AVX512 SWA__INLINE void swa__qrow_unpack_avx512(const uint8_t *w, uint32_t 
 {
     __m256i q = swa__block_avx2(w, type), sums;
     int64_t part[4];
-    if (type == SWA_TYPE_Q4_0) q = _mm256_sub_epi8(q, _mm256_set1_epi8(8));
+    if (!swa__signed_quants(type)) q = _mm256_sub_epi8(q, _mm256_set1_epi8(type == SWA_TYPE_MXFP4 ? 12 : 8));
     _mm256_storeu_si256((__m256i *)u->q, q);
     sums = _mm256_sad_epu8(_mm256_xor_si256(q, _mm256_set1_epi8((char)0x80)), _mm256_setzero_si256());
     _mm256_storeu_si256((__m256i *)part, sums);
     u->neg_offset = -128 * ((int32_t)(part[0] + part[1] + part[2] + part[3]) - 128 * 32);
-    u->d = _cvtsh_ss(swa__load_u16(w));
+    u->d = swa__block_scale_avx2(w, type);
 }
 
 /* Blocks b and b + 1 (`pair`; else b alone) of 8 unpacked rows (row[m], row[16 + m]) against
@@ -11906,6 +11856,18 @@ SWA__AVX512 static void swa__gemm_q4_0_avx512(const uint8_t *w, size_t w_stride,
                                               int64_t n_in, float *y, int64_t ldy, void *scratch)
 {
     swa__gemm_q_avx512(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_0);
+}
+
+SWA__AVX512 static void swa__gemm_iq4_nl_avx512(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                                int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_q_avx512(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_IQ4_NL);
+}
+
+SWA__AVX512 static void swa__gemm_mxfp4_avx512(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                               int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_q_avx512(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_MXFP4);
 }
 
 /* The packed tokens for n tokens of up to n_in columns, and a thread's scratch (16 unpacked
@@ -13753,10 +13715,12 @@ static void swa__kernels_avx512(swa__kernels *k)
     k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_lanes_avx512;
     k->type[SWA_TYPE_Q8_0].tile_rows = k->type[SWA_TYPE_Q4_0].tile_rows = SWA__LANES;
     k->type[SWA_TYPE_Q8_0].tile_tokens = k->type[SWA_TYPE_Q4_0].tile_tokens = SWA__TILE_MAX_TOKENS;
-    k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_avx512;
-    k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_avx512;
-    k->type[SWA_TYPE_MXFP4].dot = swa__dot_mxfp4_avx512;
-    k->type[SWA_TYPE_MXFP4].dots = swa__dots_mxfp4_avx512;
+    k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_lanes_avx512;
+    k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_lanes_avx512;
+    k->type[SWA_TYPE_MXFP4].dot = swa__dot_mxfp4_lanes_avx512;
+    k->type[SWA_TYPE_MXFP4].dots = swa__dots_mxfp4_lanes_avx512;
+    k->type[SWA_TYPE_IQ4_NL].tile_rows = k->type[SWA_TYPE_MXFP4].tile_rows = SWA__LANES;
+    k->type[SWA_TYPE_IQ4_NL].tile_tokens = k->type[SWA_TYPE_MXFP4].tile_tokens = SWA__TILE_MAX_TOKENS;
     k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx512;
     k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx512;
     k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx512;
@@ -13773,7 +13737,10 @@ static void swa__kernels_avx512(swa__kernels *k)
         k->type[SWA_TYPE_IQ4_XS].gemm_from = 16;
     k->type[SWA_TYPE_Q8_0].gemm = swa__gemm_q8_0_avx512;
     k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_avx512;
-    k->type[SWA_TYPE_Q8_0].gemm_from = k->type[SWA_TYPE_Q4_0].gemm_from = 16;
+    k->type[SWA_TYPE_IQ4_NL].gemm = swa__gemm_iq4_nl_avx512;
+    k->type[SWA_TYPE_MXFP4].gemm = swa__gemm_mxfp4_avx512;
+    k->type[SWA_TYPE_Q8_0].gemm_from = k->type[SWA_TYPE_Q4_0].gemm_from = k->type[SWA_TYPE_IQ4_NL].gemm_from =
+        k->type[SWA_TYPE_MXFP4].gemm_from = 16;
     k->pack_q8 = swa__qpack_avx512;
     k->pack_q8k = swa__kpack_avx512;
     k->gemm_memory = swa__gemm_memory_avx512;
@@ -13798,7 +13765,10 @@ static void swa__kernels_amx(swa__kernels *k)
     k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_amx;
     k->type[SWA_TYPE_Q8_0].gemm_from = 2;   /* below SWA__AMX_FROM, swa__words_rows_amx */
     k->type[SWA_TYPE_Q4_0].gemm_from = 1;   /* below SWA__AMX_FROM, swa__words_rows_amx */
-    /* the K-quants' and IQ4_XS's dots are the avx512 set's, in the tiles' order */
+    /* the K-quants' and IQ4_XS's dots are the avx512 set's, in the tiles' order; IQ4_NL and
+       MXFP4 keep the avx512 set's dots and tiles, but not its products, whose packed tokens
+       (swa__qpack_avx512) are not the tiles' */
+    k->type[SWA_TYPE_IQ4_NL].gemm = k->type[SWA_TYPE_MXFP4].gemm = NULL;
     k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_amx;
     k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_amx;
     k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_amx;

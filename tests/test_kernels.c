@@ -536,12 +536,16 @@ static void test_elementwise(void **state) { (void)state; for_each_simd(run_elem
 /* The sets with matrix products keep one order per type for their dots, their tiles of up to
    4 (or 12) tokens and their products, so that a token's results do not depend on how many
    others share its batch: Q4_K, Q5_K, Q6_K and IQ4_XS in orders of their own (avx512 and amx),
-   Q8_0 and Q4_0 in the lanes kernels' order (avx512) or the residue order (amx; swa.h,
-   swa__block_isum_ref), written out here as scalar loops (kmin_order, q6k_order, iq4xs_order,
+   Q8_0, Q4_0, IQ4_NL and MXFP4 in the lanes kernels' order (avx512; amx for the last two) or
+   the residue order (amx's Q8_0 and Q4_0; swa.h, swa__block_isum_ref), written out here as scalar loops (kmin_order, q6k_order, iq4xs_order,
    lanes_order). Each path must give the order's bits exactly, for rows of whole units and
    tails, whole tiles of 16 rows and parts, and any number of tokens; rows at odd addresses.
    (The tables' dots are also held to the usual reference by test_quantized_dots, like every
    table's.) */
+
+/* ggml's IQ4_NL values (kvalues_iq4nl) and MXFP4's E2M1 values doubled (kvalues_mxfp4). */
+static const int8_t iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+static const int8_t mxfp4_values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 /* Q4_K/Q5_K quant l of sub-block j of super-block w, 0..15 or 0..31. */
 static int kmin_quant(uint32_t type, const uint8_t *w, int j, int l)
@@ -606,7 +610,6 @@ static float q6k_order(const uint8_t *row, const swa__q8k *a, int64_t n)
    elements in their low nibbles), ls_j the 6-bit scale from scales_l and scales_h. */
 static float iq4xs_order(const uint8_t *row, const swa__q8k *a, int64_t n)
 {
-    static const int8_t values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
     float lane = 0.0f;
     int64_t s;
     for (s = 0; s < n / 256; s++, a++) {
@@ -617,15 +620,16 @@ static float iq4xs_order(const uint8_t *row, const swa__q8k *a, int64_t n)
         for (e = 0; e < 256; e++) {
             const int j = e / 32, byte = w[8 + 16 * j + e % 16];
             const int ls = (int)(((w[4 + j / 2] >> 4 * (j % 2)) & 15) | ((high >> 2 * j) & 3) << 4) - 32;
-            sum += ls * values[e % 32 < 16 ? byte & 15 : byte >> 4] * a->q[e];
+            sum += ls * iq4nl_values[e % 32 < 16 ? byte & 15 : byte >> 4] * a->q[e];
         }
         lane = fmaf(swa__f16_to_f32(swa__load_u16(w)) * a->d, (float)sum, lane);
     }
     return lane;
 }
 
-/* The avx512 set's Q8_0/Q4_0 order (its rows-in-the-lanes kernels): block after block from
-   0, acc = fma(S_b, d_w d_x, acc), S_b the block's exact integer sum. */
+/* The avx512 set's order for blocks of 32 (its rows-in-the-lanes kernels; Q8_0, Q4_0, IQ4_NL,
+   MXFP4, whose E8M0 scale is 2^(e - 128) with the values doubled): block after block from 0,
+   acc = fma(S_b, d_w d_x, acc), S_b the block's exact integer sum. */
 static float lanes_order(uint32_t type, const uint8_t *row, const swa__q8g *a, int64_t n)
 {
     const size_t bytes = swa_type_block_bytes(type);
@@ -636,10 +640,13 @@ static float lanes_order(uint32_t type, const uint8_t *row, const swa__q8g *a, i
         int32_t sum = 0;
         int i;
         for (i = 0; i < 32; i++) {
-            int q = type == SWA_TYPE_Q8_0 ? (int8_t)w[2 + i] : (i < 16 ? w[2 + i] & 15 : w[2 + i - 16] >> 4) - 8;
+            const int at = type == SWA_TYPE_MXFP4 ? 1 : 2, nibble = i < 16 ? w[at + i] & 15 : w[at + i - 16] >> 4;
+            const int q = type == SWA_TYPE_Q8_0 ? (int8_t)w[2 + i] : type == SWA_TYPE_IQ4_NL ? iq4nl_values[nibble] :
+                          type == SWA_TYPE_MXFP4 ? mxfp4_values[nibble] : nibble - 8;
             sum += q * swa__q8g_half(a, b, i / 16)[i % 16];
         }
-        acc = fmaf((float)sum, swa__f16_to_f32(swa__load_u16(w)) * a[b / 8].d[b % 8], acc);
+        acc = fmaf((float)sum, (type == SWA_TYPE_MXFP4 ? ldexpf(1.0f, w[0] - 128) : swa__f16_to_f32(swa__load_u16(w))) * a[b / 8].d[b % 8],
+                   acc);
     }
     return acc;
 }
@@ -651,7 +658,8 @@ static float exact_order(int32_t set, uint32_t type, const uint8_t *row, const u
     if (type == SWA_TYPE_Q6_K) return q6k_order(row, (const swa__q8k *)act, n);
     if (type == SWA_TYPE_IQ4_XS) return iq4xs_order(row, (const swa__q8k *)act, n);
     if (swa__act_kind(type) == SWA__ACT_Q8K) return kmin_order(type, row, (const swa__q8k *)act, n);
-    if (set == SWA_KERNELS_AVX512) return lanes_order(type, row, (const swa__q8g *)act, n);
+    if (set == SWA_KERNELS_AVX512 || type == SWA_TYPE_IQ4_NL || type == SWA_TYPE_MXFP4)   /* amx keeps avx512's for these */
+        return lanes_order(type, row, (const swa__q8g *)act, n);
     swa__residue_blocks_ref(row, type, (const swa__q8g *)act, 0, n / 32, acc);
     return swa__residue_sum_ref(acc);
 }
@@ -687,7 +695,7 @@ static void check_order(int32_t set, const swa__kernels *k, uint32_t type, int64
                       nt - t < k->type[type].tile_tokens ? (int)(nt - t) : k->type[type].tile_tokens, n, got + t * nr, nr);
     assert_memory_equal(got, want, sizeof(float) * (size_t)(nr * nt));
     memset(got, 0xff, sizeof(float) * (size_t)(nr * nt));
-    if (nt < k->type[type].gemm_from) goto done;   /* the products' contract: gemm_from tokens or more */
+    if (!k->type[type].gemm || nt < k->type[type].gemm_from) goto done;   /* the products' contract: gemm_from tokens or more */
     (kind == SWA__ACT_Q8 ? k->pack_q8 : k->pack_q8k)(act, x_stride, nt, n, pack);
     k->type[type].gemm(w, w_stride, nr, pack, nt, n, got, nr, scratch);
     for (t = 0; t < nt; t++)
@@ -704,7 +712,8 @@ static void test_exact_order(void **state)
 {
     static const int64_t blocks[] = {1, 15, 16, 17, 33, 64, 129}, super_blocks[] = {1, 2, 3, 7, 17};
     static const int64_t rows[] = {1, 8, 16, 21, 70}, tokens[] = {1, 2, 7, 8, 9, 16, 17, 37};   /* 70: past the 4 row groups a product unpacks at once */
-    static const uint32_t types[] = {SWA_TYPE_Q4_K, SWA_TYPE_Q5_K, SWA_TYPE_Q6_K, SWA_TYPE_IQ4_XS, SWA_TYPE_Q8_0, SWA_TYPE_Q4_0};
+    static const uint32_t types[] = {SWA_TYPE_Q4_K, SWA_TYPE_Q5_K, SWA_TYPE_Q6_K,  SWA_TYPE_IQ4_XS,
+                                     SWA_TYPE_Q8_0, SWA_TYPE_Q4_0, SWA_TYPE_IQ4_NL, SWA_TYPE_MXFP4};
     static const int32_t sets[] = {SWA_KERNELS_AVX512, SWA_KERNELS_AMX};
     swa__kernels k;
     size_t si, ti, b, r, t;
