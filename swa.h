@@ -947,14 +947,17 @@ typedef struct swa__type_info {
 #define SWA__N_TYPES 40
 
 /* y[t * ldy + r] = dot(row r, token t) for nr rows (w_stride bytes apart) and n tokens packed
-   by the kernel set's pack; scratch: the thread's, of swa__kernels.scratch_bytes(n_in). */
+   by the type's pack; scratch: the thread's, of swa__kernels.gemm_memory. */
 typedef void (*swa__gemm_fn)(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n, int64_t n_in,
                              float *y, int64_t ldy, void *scratch);
+/* Q8 or Q8K activations of n tokens (x_stride bytes apart) into the form a gemm kernel reads. */
+typedef void (*swa__pack_fn)(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out);
 
 /* What one instruction set does with rows of one type: the 1-token dot, the tile of rows x
    tokens (NULL: dot by dot), the rows widened to f32 for a prompt (NULL: none), the product
-   with a whole batch of tokens (NULL: by tiles) and the batch size from which it beats the
-   tiles, and for cache types the weighted sum and the store. */
+   with a whole batch of tokens (NULL: by tiles), the packing of the tokens it reads and the
+   batch size from which it beats the tiles, and for cache types the weighted sum and the
+   store. */
 typedef struct swa__type_kernels {
     swa__dot_fn dot;
     swa__dots_fn dots;
@@ -964,6 +967,7 @@ typedef struct swa__type_kernels {
        give: a prompt widens each block of rows once instead of once a pass of tokens */
     swa__dequant_fn widen;
     swa__gemm_fn gemm;
+    swa__pack_fn pack;
     int gemm_from;
     swa__wsum_fn wsum;
     swa__store_fn store;
@@ -974,10 +978,8 @@ typedef struct swa__kernels {
     const char *name;
     swa__type_kernels type[SWA__N_TYPES];   /* by ggml type id */
     swa__quantize_fn quantize_q8, quantize_q8k;
-    /* with the gemm kernels: Q8 or Q8K activations (x_stride bytes apart) into their packed form */
-    void (*pack_q8)(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out);
-    void (*pack_q8k)(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out);
-    /* their memory for n tokens of up to n_in columns: packed tokens, and scratch per thread */
+    /* the gemm kernels' memory for n tokens of up to n_in columns: packed tokens, and scratch
+       per thread */
     void (*gemm_memory)(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes);
     void (*rmsnorm)(float *out, const float *x, const float *w, int64_t n, float eps);
     void (*rope)(float *v, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float *cs);
@@ -5073,6 +5075,7 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
     swa__matmul_task t;
     int64_t n_in = p[0].w->n_in, per;
     const uint8_t *x0;
+    swa__pack_fn pack = NULL;
     int kind = swa__act_kind(p[0].w->type), i;
     t.p = p;
     t.count = count;
@@ -5086,10 +5089,12 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
     for (i = 0; i < count; i++) {
         t.kern[i] = &c->kern.type[p[i].w->type];
         t.x_off[i] = 0;
-        t.gemm[i] = n >= t.kern[i]->gemm_from ? t.kern[i]->gemm : NULL;
-        if (t.gemm[i] && c->xpack) t.xpack = c->xpack;
+        t.gemm[i] = n >= t.kern[i]->gemm_from && c->xpack ? t.kern[i]->gemm : NULL;
+        if (t.gemm[i] && !pack) pack = t.kern[i]->pack;
+        if (t.gemm[i] && t.kern[i]->pack != pack) t.gemm[i] = NULL;   /* one packing a task: the others tile */
         t.rows += p[i].w->n_out;
     }
+    if (pack) t.xpack = c->xpack;
     if (kind == SWA__ACT_F32) {
         t.x = (const uint8_t *)x;
         t.x_stride = (size_t)ldx * sizeof(float);
@@ -5104,7 +5109,7 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
         q.stride = t.x_stride;
         q.kind = kind;
         swa__over(c, swa__quantize_range, &q, n, 1, (double)n * (double)n_in);
-        if (t.xpack) (kind == SWA__ACT_Q8 ? c->kern.pack_q8 : c->kern.pack_q8k)(c->xq, t.x_stride, n, n_in, c->xpack);
+        if (pack) pack(c->xq, t.x_stride, n, n_in, c->xpack);
     }
     /* the gemm kernels take the packed tokens whole; the tiles go in passes (a result does not
        depend on the tokens it is computed with) */
@@ -12957,12 +12962,16 @@ static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint6
     uint64_t blocks = (uint64_t)swa__amx_blocks(n_in + 31), wide = (uint64_t)(n + 15) / 16 * blocks;
     uint64_t kpack = (uint64_t)(n + 15) / 16 * (uint64_t)(n_in / 256) * sizeof(swa__kunit), kscratch = swa__amx_kscratch(n_in);
     uint64_t small = (uint64_t)(n < SWA__AMX_FROM ? n : SWA__AMX_FROM - 1) * (uint64_t)swa__q8t_units(n_in + 31) * sizeof(swa__q8t);
+    uint64_t avx512_pack, avx512_scratch;   /* IQ4_NL's and MXFP4's products are the avx512 set's */
+    swa__gemm_memory_avx512(n, n_in, &avx512_pack, &avx512_scratch);
     *pack_bytes = (wide > blocks / 2 ? wide : blocks / 2) * sizeof(swa__amx_unit);
     if (small > *pack_bytes) *pack_bytes = small;
     *scratch_bytes = SWA__AMX_GROUPS * (16 * blocks * 32 + 16 * (uint64_t)swa__amx_scale_stride((int64_t)blocks) * sizeof(float)) +
                      (16 * 16 * 16 + 16 * 16 + 16 * 16) * sizeof(float) + 64;
     if (kpack > *pack_bytes) *pack_bytes = kpack;
+    if (avx512_pack > *pack_bytes) *pack_bytes = avx512_pack;
     if (kscratch > *scratch_bytes) *scratch_bytes = kscratch;
+    if (avx512_scratch > *scratch_bytes) *scratch_bytes = avx512_scratch;
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -13741,8 +13750,10 @@ static void swa__kernels_avx512(swa__kernels *k)
     k->type[SWA_TYPE_MXFP4].gemm = swa__gemm_mxfp4_avx512;
     k->type[SWA_TYPE_Q8_0].gemm_from = k->type[SWA_TYPE_Q4_0].gemm_from = k->type[SWA_TYPE_IQ4_NL].gemm_from =
         k->type[SWA_TYPE_MXFP4].gemm_from = 16;
-    k->pack_q8 = swa__qpack_avx512;
-    k->pack_q8k = swa__kpack_avx512;
+    k->type[SWA_TYPE_Q8_0].pack = k->type[SWA_TYPE_Q4_0].pack = k->type[SWA_TYPE_IQ4_NL].pack =
+        k->type[SWA_TYPE_MXFP4].pack = swa__qpack_avx512;
+    k->type[SWA_TYPE_Q4_K].pack = k->type[SWA_TYPE_Q5_K].pack = k->type[SWA_TYPE_Q6_K].pack =
+        k->type[SWA_TYPE_IQ4_XS].pack = swa__kpack_avx512;
     k->gemm_memory = swa__gemm_memory_avx512;
     k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx512;
     k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx512;
@@ -13766,15 +13777,14 @@ static void swa__kernels_amx(swa__kernels *k)
     k->type[SWA_TYPE_Q8_0].gemm_from = 2;   /* below SWA__AMX_FROM, swa__words_rows_amx */
     k->type[SWA_TYPE_Q4_0].gemm_from = 1;   /* below SWA__AMX_FROM, swa__words_rows_amx */
     /* the K-quants' and IQ4_XS's dots are the avx512 set's, in the tiles' order; IQ4_NL and
-       MXFP4 keep the avx512 set's dots and tiles, but not its products, whose packed tokens
-       (swa__qpack_avx512) are not the tiles' */
-    k->type[SWA_TYPE_IQ4_NL].gemm = k->type[SWA_TYPE_MXFP4].gemm = NULL;
+       MXFP4 keep all the avx512 set's kernels, its products and their packing included */
     k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_amx;
     k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_amx;
     k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_amx;
     k->type[SWA_TYPE_IQ4_XS].gemm = swa__gemm_iq4_xs_amx;
-    k->pack_q8 = swa__amx_pack;
-    k->pack_q8k = swa__amx_pack_q8k;
+    k->type[SWA_TYPE_Q8_0].pack = k->type[SWA_TYPE_Q4_0].pack = swa__amx_pack;
+    k->type[SWA_TYPE_Q4_K].pack = k->type[SWA_TYPE_Q5_K].pack = k->type[SWA_TYPE_Q6_K].pack =
+        k->type[SWA_TYPE_IQ4_XS].pack = swa__amx_pack_q8k;
     k->gemm_memory = swa__amx_memory;
 #endif
     (void)k;

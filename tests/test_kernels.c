@@ -696,7 +696,7 @@ static void check_order(int32_t set, const swa__kernels *k, uint32_t type, int64
     assert_memory_equal(got, want, sizeof(float) * (size_t)(nr * nt));
     memset(got, 0xff, sizeof(float) * (size_t)(nr * nt));
     if (!k->type[type].gemm || nt < k->type[type].gemm_from) goto done;   /* the products' contract: gemm_from tokens or more */
-    (kind == SWA__ACT_Q8 ? k->pack_q8 : k->pack_q8k)(act, x_stride, nt, n, pack);
+    k->type[type].pack(act, x_stride, nt, n, pack);
     k->type[type].gemm(w, w_stride, nr, pack, nt, n, got, nr, scratch);
     for (t = 0; t < nt; t++)
         for (r = 0; r < nr; r++)

@@ -99,7 +99,7 @@ static double time_gemm(const swa__kernels *k, uint32_t type, const uint8_t *w, 
     pack = malloc((size_t)pack_bytes);
     scratch = malloc((size_t)scratch_bytes);
     if (!pack || !scratch) fail("out of memory");
-    (swa__act_kind(type) == SWA__ACT_Q8 ? k->pack_q8 : k->pack_q8k)(x, x_stride, nt, n, pack);
+    k->type[type].pack(x, x_stride, nt, n, pack);
     for (rep = 0; rep < 60; rep++) {
         double t0 = now(), t;
         int64_t passes = 0;
@@ -648,7 +648,7 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
     if (gemm) {   /* and packed for the batch product, as a context's chunk is */
         k->gemm_memory(n, m->cols, &pack_bytes, &scratch_bytes);
         if (!(xpack = malloc((size_t)pack_bytes))) fail("out of memory");
-        (kind == SWA__ACT_Q8 ? k->pack_q8 : k->pack_q8k)(xq, t.x_stride, n, m->cols, xpack);
+        t.k->pack(xq, t.x_stride, n, m->cols, xpack);
         t.xpack = xpack;
     } else {
         scratch_bytes = swa__widen_bytes(t.k, m->cols);
@@ -678,7 +678,11 @@ static int peak_of(const swa__kernels *k, int32_t level, uint32_t type, int64_t 
     int kind = swa__act_kind(type);
     int wide = level == SWA_KERNELS_AVX512 || level == SWA_KERNELS_AMX;
     if (level == SWA_KERNELS_REF) return -1;
-    if (level == SWA_KERNELS_AMX && k->type[type].gemm && n >= k->type[type].gemm_from) return PEAK_AMX_INT8;
+    if (level == SWA_KERNELS_AMX && k->type[type].gemm && n >= k->type[type].gemm_from) {   /* tiles, unless avx512's product */
+        swa__kernels below;
+        swa__kernels_setup(&below, SWA_KERNELS_AVX512);
+        if (below.type[type].gemm != k->type[type].gemm) return PEAK_AMX_INT8;
+    }
     if (kind != SWA__ACT_F32) {
         if (wide) return PEAK_VNNI_ZMM;
         if (level == SWA_KERNELS_AVX_VNNI) return PEAK_VNNI_VEX;
