@@ -11536,6 +11536,78 @@ SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_iq4_xs_avx512, swa__dots_iq4_xs_avx512,
 SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q6_k_avx512, swa__dots_q6_k_avx512, swa__dot_q6_k_avx512, swa__row_dots_exact_avx512,
               SWA_TYPE_Q6_K)
 
+/* Q2_K and Q3_K in the same orders: Q2_K's as Q4_K's (S and M, its 16 mins meeting the
+   activations' 16-element sums), Q3_K's as Q6_K's (S alone; its M lane stays 0). The AVX2
+   driver's steps give each token's scaled sums in 8 int32 lanes; they are added up exactly
+   here, where that driver scaled them in floats lane by lane. */
+SWA__AVX512 SWA__INLINE void swa__k16_rows_avx512(const void *row, const void *x, size_t stride, const int nt, int64_t n,
+                                                  float *out, const uint32_t type)
+{
+    const int bytes = (int)swa__types[type].block_bytes;
+    const uint8_t *w = (const uint8_t *)row;
+    __m256 c = _mm256_setzero_ps();   /* [S lanes of tokens 0-3 | M lanes] */
+    __m128 c1 = _mm_setzero_ps();     /* one token: [S S M M] */
+    float sums[8];
+    int64_t i;
+    int t;
+    for (i = 0; i < n / 256; i++, w += bytes) {
+        const swa__kscales_avx2 k = swa__kscales_unpack_avx2(w, type);
+        const swa__q8k *a[SWA__TILE_TOKENS];   /* tokens past nt stand in as token 0, their results unused */
+        swa__tile_sums_avx2 sc;
+        __m256i m0, m1, m2, m3, sm;
+        swa__prefetch_unit(w, bytes);
+        for (t = 0; t < SWA__TILE_TOKENS; t++) a[t] = (const swa__q8k *)((const uint8_t *)x + (size_t)(t < nt ? t : 0) * stride) + i;
+        sc.t0 = sc.t1 = sc.t2 = sc.t3 = _mm256_setzero_si256();
+        sc = swa__kblock_part_avx2(sc, w, 0, &k, a, nt, type);
+        sc = swa__kblock_part_avx2(sc, w, 1, &k, a, nt, type);
+        sc = swa__kblock_part_avx2(sc, w, 2, &k, a, nt, type);
+        sc = swa__kblock_part_avx2(sc, w, 3, &k, a, nt, type);
+        sc = swa__kblock_part_avx2(sc, w, 4, &k, a, nt, type);
+        sc = swa__kblock_part_avx2(sc, w, 5, &k, a, nt, type);
+        sc = swa__kblock_part_avx2(sc, w, 6, &k, a, nt, type);
+        sc = swa__kblock_part_avx2(sc, w, 7, &k, a, nt, type);
+        m0 = m1 = m2 = m3 = _mm256_setzero_si256();
+        if (type == SWA_TYPE_Q2_K) {
+            m0 = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a[0]->bsum), k.neg_mn);
+            if (nt > 1) m1 = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a[1]->bsum), k.neg_mn);
+            if (nt > 2) m2 = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a[2]->bsum), k.neg_mn);
+            if (nt > 3) m3 = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a[3]->bsum), k.neg_mn);
+        }
+        if (nt == 1) {   /* [S S M M] into [d d dmin dmin] * a.d, as swa__kmin_step_avx512 */
+            __m256i parts = _mm256_add_epi32(_mm256_unpacklo_epi64(sc.t0, m0), _mm256_unpackhi_epi64(sc.t0, m0));
+            __m128i s1 = _mm_add_epi32(_mm256_castsi256_si128(parts), _mm256_extracti128_si256(parts, 1));
+            s1 = _mm_add_epi32(s1, _mm_shuffle_epi32(s1, _MM_SHUFFLE(2, 3, 0, 1)));
+            c1 = _mm_fmadd_ps(_mm_mul_ps(_mm256_castps256_ps128(k.d_dmin), _mm_set1_ps(a[0]->d)), _mm_cvtepi32_ps(s1), c1);
+            continue;
+        }
+        sc.t0 = _mm256_hadd_epi32(_mm256_hadd_epi32(sc.t0, sc.t1), _mm256_hadd_epi32(sc.t2, sc.t3));   /* [lo of t | hi of t] */
+        m0 = _mm256_hadd_epi32(_mm256_hadd_epi32(m0, m1), _mm256_hadd_epi32(m2, m3));
+        sm = _mm256_add_epi32(_mm256_permute2x128_si256(sc.t0, m0, 0x20), _mm256_permute2x128_si256(sc.t0, m0, 0x31));
+        {
+            const __m128 ad = _mm_setr_ps(a[0]->d, a[1]->d, a[2]->d, a[3]->d);
+            c = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_permutevar8x32_ps(k.d_dmin, _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2)),
+                                              _mm256_set_m128(ad, ad)), _mm256_cvtepi32_ps(sm), c);
+        }
+    }
+    if (nt == 1) {
+        out[0] = _mm_cvtss_f32(_mm_add_ss(c1, _mm_movehl_ps(c1, c1)));
+        return;
+    }
+    _mm256_storeu_ps(sums, c);
+    for (t = 0; t < nt; t++) out[t] = sums[t] + sums[4 + t];   /* S's lane plus M's */
+}
+
+/* Generation (one token) compiled apart, without the other tokens' steps. */
+SWA__AVX512 SWA__INLINE void swa__row_dots_k16_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
+                                                      float *out, const uint32_t type)
+{
+    if (nt == 1) swa__k16_rows_avx512(row, x, stride, 1, n, out, type);
+    else swa__k16_rows_avx512(row, x, stride, nt, n, out, type);
+}
+
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q2_k_avx512, swa__dots_q2_k_avx512, swa__dot_q2_k_avx512, swa__row_dots_k16_avx512, SWA_TYPE_Q2_K)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q3_k_avx512, swa__dots_q3_k_avx512, swa__dot_q3_k_avx512, swa__row_dots_k16_avx512, SWA_TYPE_Q3_K)
+
 /* ---- Q4_K, Q5_K, Q6_K and IQ4_XS products: tokens in the lanes ----
    A batch's tokens are packed 16 to a unit a super-block (swa__kunit): for each 4 elements,
    the 16 tokens' 4 bytes side by side in one register. vpdpbusd multiplies that register by
@@ -11549,7 +11621,8 @@ SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q6_k_avx512, swa__dots_q6_k_avx512, swa
 /* Super-block s of 16 tokens. */
 typedef struct swa__kunit {
     int8_t q[4][16][64];        /* quarter k's elements 4 i .. 4 i + 3: token t's at q[k][i][4 t] */
-    int32_t pair_sums[4][16];   /* (B_2p, B_2p + 1) as two int16 */
+    int32_t pair_sums[4][16];   /* (B_2p, B_2p + 1) as two int16, B_j the sum of 32-element sub-block j */
+    int32_t bsum_pairs[8][16];  /* (bsum_2p, bsum_2p + 1), the 16-element sums, as two int16 */
     float d[16];
 } swa__kunit;
 
@@ -11579,6 +11652,7 @@ static void swa__kpack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_
                     b[1] = (int16_t)(a->bsum[4 * p + 2] + a->bsum[4 * p + 3]);
                     memcpy(&u->pair_sums[p][t], b, 4);
                 }
+                for (p = 0; p < 8; p++) memcpy(&u->bsum_pairs[p][t], a->bsum + 2 * p, 4);
                 u->d[t] = a->d;
             }
         }
@@ -11600,23 +11674,37 @@ static void swa__put_group(const float *out, int rows, int64_t g, int64_t n, flo
 
 /* A row's super-block unpacked, 384 bytes (whole lines). */
 typedef struct swa__krow {
-    int8_t q[256];     /* its weights in order: Q4_K's and Q5_K's quants, Q6_K's less 32, IQ4_XS's values */
-    int32_t sc[16];    /* its sub-blocks' scales: Q4_K's and Q5_K's 8, Q6_K's 16, IQ4_XS's 8 less 32 */
-    int32_t mins[4];   /* Q4_K, Q5_K: each pair's (-m_2p, -m_2p+1) as two int16 */
+    int8_t q[256];     /* its weights in order: Q4_K's, Q5_K's, Q2_K's and Q3_K's quants, Q6_K's less 32, IQ4_XS's values */
+    int32_t sc[16];    /* its sub-blocks' scales: Q4_K's and Q5_K's 8, Q6_K's, Q2_K's and Q3_K's 16, IQ4_XS's 8 less 32 */
+    int32_t mins[8];   /* each pair's (-m_2p, -m_2p+1) as two int16: Q4_K's and Q5_K's 4, Q2_K's 8 */
     int32_t offset;    /* 128 sum_j sc_j sum q over sub-block j: what the tokens' + 128 adds to S */
     float d, dmin;
-    int32_t unused[9];
+    int32_t unused[5];
 } swa__krow;
 
 SWA__AVX512 SWA__INLINE void swa__krow_unpack_avx512(const uint8_t *w, uint32_t type, swa__krow *u)
 {
-    const int size = type == SWA_TYPE_Q6_K ? 16 : 32;   /* elements a sub-block */
+    const int size = type == SWA_TYPE_Q6_K || type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K ? 16 : 32;   /* elements a sub-block */
     int64_t sums[32];   /* of each 8 weights + 128 */
     int32_t offset = 0;
     int k, j, l;
     memset(u->sc, 0, sizeof u->sc);
+    memset(u->mins, 0, sizeof u->mins);
     u->dmin = 0.0f;
-    if (type == SWA_TYPE_Q6_K) {
+    if (type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K) {   /* layouts at swa__kunpacked */
+        const __m128i raw = _mm_loadu_si128((const __m128i *)w), low4 = _mm_set1_epi8(15);
+        for (k = 0; k < 8; k++) _mm256_storeu_si256((__m256i *)(u->q + 32 * k), swa__kblock_quants_avx2(w, k, type));
+        if (type == SWA_TYPE_Q2_K) {   /* scale in the low nibble, min in the high one */
+            _mm512_storeu_si512(u->sc, _mm512_cvtepu8_epi32(_mm_and_si128(raw, low4)));
+            _mm256_storeu_si256((__m256i *)u->mins,
+                                _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), low4))));
+            u->d = _cvtsh_ss(swa__load_u16(w + 80));
+            u->dmin = _cvtsh_ss(swa__load_u16(w + 82));
+        } else {
+            _mm512_storeu_si512(u->sc, _mm512_cvtepi8_epi32(swa__q3k_scales_avx2(w + 96)));
+            u->d = _cvtsh_ss(swa__load_u16(w + 108));
+        }
+    } else if (type == SWA_TYPE_Q6_K) {
         for (k = 0; k < 4; k++) _mm512_storeu_si512(u->q + 64 * k, _mm512_sub_epi8(swa__q6k_quarter_avx512(w, k), _mm512_set1_epi8(32)));
         _mm512_storeu_si512(u->sc, _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(w + 192))));
         u->d = _cvtsh_ss(swa__load_u16(w + 208));
@@ -11649,7 +11737,8 @@ SWA__AVX512 SWA__INLINE void swa__krow_unpack_avx512(const uint8_t *w, uint32_t 
    at most 256 * 255 * 128 * 31 (Q5_K's quants times its scales, 31 * 63, are the largest). */
 SWA__AVX512 SWA__INLINE void swa__kgroup_avx512(const swa__krow *u, const swa__kunit *xg, int64_t nsb, float *out, const uint32_t type)
 {
-    const int mins = type == SWA_TYPE_Q4_K || type == SWA_TYPE_Q5_K, n_sub = type == SWA_TYPE_Q6_K ? 16 : 8, per = 64 / n_sub;
+    const int mins = type == SWA_TYPE_Q4_K || type == SWA_TYPE_Q5_K || type == SWA_TYPE_Q2_K;
+    const int n_sub = type == SWA_TYPE_Q6_K || type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K ? 16 : 8, per = 64 / n_sub;
     const __m512i zero = _mm512_setzero_si512();
     __m512 rs[8], rm[8];
     __m512i acc[8], acc2[8], sv[8];
@@ -11684,11 +11773,11 @@ SWA__AVX512 SWA__INLINE void swa__kgroup_avx512(const swa__krow *u, const swa__k
         SWA__UNROLL(8)
         for (m = 0; m < 8; m++) {
             rs[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(row[m].d), ad), _mm512_cvtepi32_ps(sv[m]), rs[m]);
-            if (mins) {
-                __m512i mv = _mm512_madd_epi16(_mm512_loadu_si512(x->pair_sums[0]), _mm512_set1_epi32(row[m].mins[0]));
-                mv = _mm512_dpwssd_epi32(mv, _mm512_loadu_si512(x->pair_sums[1]), _mm512_set1_epi32(row[m].mins[1]));
-                mv = _mm512_dpwssd_epi32(mv, _mm512_loadu_si512(x->pair_sums[2]), _mm512_set1_epi32(row[m].mins[2]));
-                mv = _mm512_dpwssd_epi32(mv, _mm512_loadu_si512(x->pair_sums[3]), _mm512_set1_epi32(row[m].mins[3]));
+            if (mins) {   /* Q2_K's 16 mins meet the 16-element sums, the others' 8 the 32-element ones */
+                const int32_t *sums = type == SWA_TYPE_Q2_K ? x->bsum_pairs[0] : x->pair_sums[0];
+                __m512i mv = _mm512_setzero_si512();
+                for (j = 0; j < (type == SWA_TYPE_Q2_K ? 8 : 4); j++)
+                    mv = _mm512_dpwssd_epi32(mv, _mm512_loadu_si512(sums + 16 * j), _mm512_set1_epi32(row[m].mins[j]));
                 rm[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(row[m].dmin), ad), _mm512_cvtepi32_ps(mv), rm[m]);
             }
         }
@@ -11732,6 +11821,8 @@ SWA__KGEMM_AVX512(swa__gemm_q4_k_avx512, SWA_TYPE_Q4_K)
 SWA__KGEMM_AVX512(swa__gemm_q5_k_avx512, SWA_TYPE_Q5_K)
 SWA__KGEMM_AVX512(swa__gemm_q6_k_avx512, SWA_TYPE_Q6_K)
 SWA__KGEMM_AVX512(swa__gemm_iq4_xs_avx512, SWA_TYPE_IQ4_XS)
+SWA__KGEMM_AVX512(swa__gemm_q2_k_avx512, SWA_TYPE_Q2_K)
+SWA__KGEMM_AVX512(swa__gemm_q3_k_avx512, SWA_TYPE_Q3_K)
 #undef SWA__KGEMM_AVX512
 
 /* ---- Q8_0 and Q4_0 products: tokens in the lanes ----
@@ -13742,8 +13833,14 @@ static void swa__kernels_avx512(swa__kernels *k)
     k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_avx512;
     k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_avx512;
     k->type[SWA_TYPE_IQ4_XS].gemm = swa__gemm_iq4_xs_avx512;
+    k->type[SWA_TYPE_Q2_K].dot = swa__dot_q2_k_avx512;
+    k->type[SWA_TYPE_Q2_K].dots = swa__dots_q2_k_avx512;
+    k->type[SWA_TYPE_Q3_K].dot = swa__dot_q3_k_avx512;
+    k->type[SWA_TYPE_Q3_K].dots = swa__dots_q3_k_avx512;
+    k->type[SWA_TYPE_Q2_K].gemm = swa__gemm_q2_k_avx512;
+    k->type[SWA_TYPE_Q3_K].gemm = swa__gemm_q3_k_avx512;
     k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from =
-        k->type[SWA_TYPE_IQ4_XS].gemm_from = 16;
+        k->type[SWA_TYPE_IQ4_XS].gemm_from = k->type[SWA_TYPE_Q2_K].gemm_from = k->type[SWA_TYPE_Q3_K].gemm_from = 16;
     k->type[SWA_TYPE_Q8_0].gemm = swa__gemm_q8_0_avx512;
     k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_avx512;
     k->type[SWA_TYPE_IQ4_NL].gemm = swa__gemm_iq4_nl_avx512;
@@ -13753,7 +13850,7 @@ static void swa__kernels_avx512(swa__kernels *k)
     k->type[SWA_TYPE_Q8_0].pack = k->type[SWA_TYPE_Q4_0].pack = k->type[SWA_TYPE_IQ4_NL].pack =
         k->type[SWA_TYPE_MXFP4].pack = swa__qpack_avx512;
     k->type[SWA_TYPE_Q4_K].pack = k->type[SWA_TYPE_Q5_K].pack = k->type[SWA_TYPE_Q6_K].pack =
-        k->type[SWA_TYPE_IQ4_XS].pack = swa__kpack_avx512;
+        k->type[SWA_TYPE_IQ4_XS].pack = k->type[SWA_TYPE_Q2_K].pack = k->type[SWA_TYPE_Q3_K].pack = swa__kpack_avx512;
     k->gemm_memory = swa__gemm_memory_avx512;
     k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx512;
     k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx512;

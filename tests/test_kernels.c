@@ -535,13 +535,14 @@ static void test_elementwise(void **state) { (void)state; for_each_simd(run_elem
 #if defined(SWA__HAVE_AVX512)
 /* The sets with matrix products keep one order per type for their dots, their tiles of up to
    4 (or 12) tokens and their products, so that a token's results do not depend on how many
-   others share its batch: Q4_K, Q5_K, Q6_K and IQ4_XS in orders of their own (avx512 and amx),
-   Q8_0, Q4_0, IQ4_NL and MXFP4 in the lanes kernels' order (avx512; amx for the last two) or
-   the residue order (amx's Q8_0 and Q4_0; swa.h, swa__block_isum_ref), written out here as scalar loops (kmin_order, q6k_order, iq4xs_order,
-   lanes_order). Each path must give the order's bits exactly, for rows of whole units and
-   tails, whole tiles of 16 rows and parts, and any number of tokens; rows at odd addresses.
-   (The tables' dots are also held to the usual reference by test_quantized_dots, like every
-   table's.) */
+   others share its batch: Q4_K, Q5_K, Q6_K, IQ4_XS, Q2_K and Q3_K in orders of their own
+   (avx512 and amx); Q8_0, Q4_0, IQ4_NL and MXFP4 in the lanes kernels' order (avx512; amx for
+   the last two) or the residue order (amx's Q8_0 and Q4_0; swa.h, swa__block_isum_ref).
+   Written out here as scalar loops (kmin_order, q6k_order, iq4xs_order, k16_order,
+   lanes_order), with their own decoding of the formats. Each path must give the order's bits
+   exactly, for rows of whole units and tails, whole tiles of 16 rows and parts, and any number
+   of tokens; rows at odd addresses. (The tables' dots are also held to the usual reference by
+   test_quantized_dots, like every table's.) */
 
 /* ggml's IQ4_NL values (kvalues_iq4nl) and MXFP4's E2M1 values doubled (kvalues_mxfp4). */
 static const int8_t iq4nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
@@ -651,12 +652,47 @@ static float lanes_order(uint32_t type, const uint8_t *row, const swa__q8g *a, i
     return acc;
 }
 
+/* Q2_K's order, Q4_K's with 16 sub-blocks of 16: S = sum_j sc_j sum q x and M = -sum_j m_j
+   bsum_j, lanes of d a.d and dmin a.d. ggml's layout: scales[16] (scale in the low nibble, min
+   in the high one), qs[64] (element e: bits 2 ((e % 128) / 32) of qs[32 (e / 128) + e % 32]),
+   f16 d, f16 dmin. Q3_K's (q3k set): hmask[32], qs[64] (the low 2 bits as Q2_K's), scales[12],
+   f16 d; bit 4 (e / 128) + (e % 128) / 32 of hmask[e % 32] clear subtracts 4; scale i's low 4
+   bits from byte i % 8 (low nibble below 8, high from 8), its high 2 from bits 2 (i / 4) of
+   byte 8 + i % 4, less 32; S alone, one lane of d a.d. */
+static float k16_order(uint32_t type, const uint8_t *row, const swa__q8k *a, int64_t n)
+{
+    const int q3k = type == SWA_TYPE_Q3_K;
+    float lane_s = 0.0f, lane_m = 0.0f;
+    int64_t s;
+    for (s = 0; s < n / 256; s++, a++) {
+        const uint8_t *w = row + s * swa_type_block_bytes(type), *qs = w + (q3k ? 32 : 16);
+        int32_t sum = 0, mins = 0;
+        int j, e;
+        for (j = 0; j < 16; j++) {
+            const uint8_t *sc = w + 96;
+            const int scale = q3k ? (((j < 8 ? sc[j % 8] : sc[j % 8] >> 4) & 15) | ((sc[8 + j % 4] >> (2 * (j / 4))) & 3) << 4) - 32 : w[j] & 15;
+            int32_t part = 0;
+            for (e = 16 * j; e < 16 * j + 16; e++) {
+                int q = qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32)) & 3;
+                if (q3k && !(w[e % 32] >> (4 * (e / 128) + e % 128 / 32) & 1)) q -= 4;
+                part += q * a->q[e];
+            }
+            sum += scale * part;
+            if (!q3k) mins -= (w[j] >> 4) * a->bsum[j];
+        }
+        lane_s = fmaf(swa__f16_to_f32(swa__load_u16(w + (q3k ? 108 : 80))) * a->d, (float)sum, lane_s);
+        if (!q3k) lane_m = fmaf(swa__f16_to_f32(swa__load_u16(w + 82)) * a->d, (float)mins, lane_m);
+    }
+    return lane_s + lane_m;
+}
+
 /* The type's order in set `set` for one row and one token's activations. */
 static float exact_order(int32_t set, uint32_t type, const uint8_t *row, const uint8_t *act, int64_t n)
 {
     float acc[16] = {0};
     if (type == SWA_TYPE_Q6_K) return q6k_order(row, (const swa__q8k *)act, n);
     if (type == SWA_TYPE_IQ4_XS) return iq4xs_order(row, (const swa__q8k *)act, n);
+    if (type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K) return k16_order(type, row, (const swa__q8k *)act, n);
     if (swa__act_kind(type) == SWA__ACT_Q8K) return kmin_order(type, row, (const swa__q8k *)act, n);
     if (set == SWA_KERNELS_AVX512 || type == SWA_TYPE_IQ4_NL || type == SWA_TYPE_MXFP4)   /* amx keeps avx512's for these */
         return lanes_order(type, row, (const swa__q8g *)act, n);
@@ -712,8 +748,8 @@ static void test_exact_order(void **state)
 {
     static const int64_t blocks[] = {1, 15, 16, 17, 33, 64, 129}, super_blocks[] = {1, 2, 3, 7, 17};
     static const int64_t rows[] = {1, 8, 16, 21, 70}, tokens[] = {1, 2, 7, 8, 9, 16, 17, 37};   /* 70: past the 4 row groups a product unpacks at once */
-    static const uint32_t types[] = {SWA_TYPE_Q4_K, SWA_TYPE_Q5_K, SWA_TYPE_Q6_K,  SWA_TYPE_IQ4_XS,
-                                     SWA_TYPE_Q8_0, SWA_TYPE_Q4_0, SWA_TYPE_IQ4_NL, SWA_TYPE_MXFP4};
+    static const uint32_t types[] = {SWA_TYPE_Q4_K, SWA_TYPE_Q5_K, SWA_TYPE_Q6_K, SWA_TYPE_IQ4_XS, SWA_TYPE_Q2_K,
+                                     SWA_TYPE_Q3_K, SWA_TYPE_Q8_0, SWA_TYPE_Q4_0, SWA_TYPE_IQ4_NL, SWA_TYPE_MXFP4};
     static const int32_t sets[] = {SWA_KERNELS_AVX512, SWA_KERNELS_AMX};
     swa__kernels k;
     size_t si, ti, b, r, t;
