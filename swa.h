@@ -11608,15 +11608,15 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_k16_avx512(const void *row, const voi
 SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q2_k_avx512, swa__dots_q2_k_avx512, swa__dot_q2_k_avx512, swa__row_dots_k16_avx512, SWA_TYPE_Q2_K)
 SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q3_k_avx512, swa__dots_q3_k_avx512, swa__dot_q3_k_avx512, swa__row_dots_k16_avx512, SWA_TYPE_Q3_K)
 
-/* ---- Q4_K, Q5_K, Q6_K and IQ4_XS products: tokens in the lanes ----
+/* ---- Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS products: tokens in the lanes ----
    A batch's tokens are packed 16 to a unit a super-block (swa__kunit): for each 4 elements,
    the 16 tokens' 4 bytes side by side in one register. vpdpbusd multiplies that register by
    4 bytes of one row broadcast from memory, so one load of tokens serves 8 rows and the rows
    need no transposing: they are unpacked once, 16 at a time, in order (swa__krow), for all the
    tokens. vpdpbusd wants the tokens unsigned: they are packed as a + 128, and the 128 times
    each row's sums this adds (a constant of the row's super-block) comes off. Each sub-block's
-   sums are scaled in integers (vpmulld), so the super-block's S, and Q4_K's and Q5_K's M, are
-   the integers of the dots and meet the floats as there: the dots' bits exactly. */
+   sums are scaled in integers (vpmulld), so the super-block's S, and the mins' M, are the
+   integers of the dots and meet the floats as there: the dots' bits exactly. */
 
 /* Super-block s of 16 tokens. */
 typedef struct swa__kunit {
