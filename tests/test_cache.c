@@ -196,6 +196,54 @@ static void test_ring_equals_mask_k_quants(void **state)
     }
 }
 
+/* Every instruction set the CPU runs, not only the widest one the test above takes: chunks of
+   17 and 42 tokens (batches that the sets with matrix products give to them) equal chunks of 1
+   bit for bit, for every type some set has products for. */
+static void test_chunks_every_set(void **state)
+{
+    static const uint32_t types[] = {GW_Q4_0, GW_Q8_0, GW_IQ4_NL, GW_MXFP4, GW_Q2_K,
+                                     GW_Q3_K, GW_Q4_K, GW_Q5_K, GW_Q6_K, GW_IQ4_XS};
+    static const int32_t sets[] = {SWA_KERNELS_AVX2, SWA_KERNELS_AVX_VNNI, SWA_KERNELS_AVX512, SWA_KERNELS_AMX, SWA_KERNELS_NEON};
+    static const int chunks[2] = {17, 42};
+    int32_t tok[48];
+    size_t ti, si;
+    int c;
+    (void)state;
+    ARITHMETIC_ONLY();
+    for (ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+        tu_spec s = small_spec(4, 2, types[ti], 7);
+        tu_model tm;
+        swa_model *model;
+        swa_error err;
+        s.n_embd = 256;
+        s.n_ff = 256;
+        s.mixed = types[ti] == GW_Q4_0;   /* with Q8_0 v and up: products of two types in one task */
+        tu_random_tokens(tok, 48, s.n_vocab, 99 + ti);
+        assert_true(tu_build(&tm, &s));
+        if (swa_model_load_memory(tm.gguf, tm.gguf_size, &model, &err) != SWA_OK) fail_msg("%s", err.msg);
+        for (si = 0; si < sizeof sets / sizeof sets[0]; si++) {
+            swa_ctx_config cfg;
+            swa_ctx *probe;
+            float *base;
+            memset(&cfg, 0, sizeof cfg);
+            cfg.kernels = sets[si];
+            if (swa_ctx_create(model, &cfg, &probe, &err) != SWA_OK) continue;   /* a set this CPU does not run */
+            swa_ctx_free(probe);
+            base = run_chunked(model, &cfg, tok, 48, 1);
+            for (c = 0; c < 2; c++) {
+                float *got = run_chunked(model, &cfg, tok, 48, chunks[c]);
+                if (memcmp(got, base, sizeof(float) * 48 * (size_t)s.n_vocab) != 0)
+                    fail_msg("type %s, kernels %s, chunk %d: logits differ from chunks of 1", swa_type_name(types[ti]),
+                             swa_kernels_name(sets[si]), chunks[c]);
+                free(got);
+            }
+            free(base);
+        }
+        swa_model_free(model);
+        tu_free(&tm);
+    }
+}
+
 /* Layers with their own windows, including a full-attention layer, and partial RoPE with a
    larger base. */
 static void test_per_layer_windows(void **state)
@@ -592,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_ring_equals_mask_f32),
         cmocka_unit_test(test_ring_equals_mask_other_types),
         cmocka_unit_test(test_ring_equals_mask_k_quants),
+        cmocka_unit_test(test_chunks_every_set),
         cmocka_unit_test(test_per_layer_windows),
         cmocka_unit_test(test_head_sizes),
         cmocka_unit_test(test_kv_q8_0),
