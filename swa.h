@@ -919,7 +919,7 @@ typedef void (*swa__dots_fn)(const void *w, size_t w_stride, int nr, const void 
 #define SWA__TILE_ROWS 3         /* the tile most kernels take, as AVX2's 16 registers allow */
 #define SWA__TILE_TOKENS 4
 #define SWA__TILE_MAX_ROWS 32    /* the most dots takes: AVX-512's float rows, in tiles of 4 x 6 */
-#define SWA__TILE_MAX_TOKENS 12  /* the most dots takes: AVX-512's Q4_0/Q8_0 rows, in tiles of 16 x 12 */
+#define SWA__TILE_MAX_TOKENS 12  /* the most dots takes: AVX-512's rows of blocks of 32, in tiles of 16 x 12 */
 #define SWA__FLOAT_TILE_ROWS 4
 #define SWA__FLOAT_TILE_TOKENS 6 /* AVX-512's float tiles */
 /* The attention's weighted sum of values: out[h * ldo + d] += sum over j < nk, in order, of
@@ -10969,19 +10969,20 @@ SWA__AVX512 SWA__INLINE __m512i swa__pair_avx512(const uint8_t *w, int p, uint32
 }
 
 
-/* ---- Q4_0 and Q8_0 with 16 rows in the lanes ----
-   The grouped kernels above keep each block's sum spread over 8 lanes of its row and scale it
-   lane by lane: a convert, a permute and an FMA for every vpdpbusd, so that the instruction the
-   product is built on gets a small share of the cycles. Here a zmm lane is a row: the tile's 16
-   rows' quants for one block are transposed once into 8 registers of 4 bytes a lane (word j:
-   elements 4j .. 4j + 3, unsigned: Q4_0's nibbles as they are, Q8_0's bytes plus 128), each
-   token's block meets them in 8 vpdpbusd against its words broadcast, starting from minus the
-   offset's term (8 sum x or 128 sum x), which leaves every row's exact sum of q x in its lane;
+/* ---- Q4_0, Q8_0, IQ4_NL and MXFP4 with 16 rows in the lanes ----
+   Kernels that keep each block's sum spread over 8 lanes of its row (as the AVX2 ones do) scale
+   it lane by lane: a convert, a permute and an FMA for every vpdpbusd, so that the instruction
+   the product is built on gets a small share of the cycles. Here a zmm lane is a row: the tile's
+   16 rows' quants for one block are transposed once into 8 registers of 4 bytes a lane (word j:
+   elements 4j .. 4j + 3, unsigned: Q4_0's nibbles as they are, MXFP4's through its table plus
+   12, Q8_0's bytes and IQ4_NL's values plus 128), each token's block meets them in 8 vpdpbusd
+   against its words broadcast, starting from minus the offset's term (8, 12 or 128 sum x),
+   which leaves every row's exact sum of q x in its lane;
    then one convert and one FMA per block and token serve 16 rows. A (row, token) pair's order
    is therefore: acc = fma(sum_b, d_w d_x (rounded), acc), block after block from 0, the same
    whatever the tile's rows and tokens, and the same in the one-row dot below: generation and a
    prompt chunk give the same bits. Against the reference (which rounds sum_b d_w d_x before
-   adding) it is within the grouped kernels' tolerance. The tile takes up to 12 tokens: the
+   adding) it is within the AVX2 grouped kernels' tolerance. The tile takes up to 12 tokens: the
    transposition is paid once for all of them, and 12 accumulators, 8 registers of quants and
    the scales fit the 32 registers. */
 #define SWA__LANES 16
@@ -11825,10 +11826,11 @@ SWA__KGEMM_AVX512(swa__gemm_q2_k_avx512, SWA_TYPE_Q2_K)
 SWA__KGEMM_AVX512(swa__gemm_q3_k_avx512, SWA_TYPE_Q3_K)
 #undef SWA__KGEMM_AVX512
 
-/* ---- Q8_0 and Q4_0 products: tokens in the lanes ----
+/* ---- Q8_0, Q4_0, IQ4_NL and MXFP4 products: tokens in the lanes ----
    As the K-quants' above, a block at a time: 16 tokens' block b in a unit (swa__qunit, its 8
-   words of 4 elements a register, + 128), each row's block unpacked once as signed bytes
-   beside minus 128 times its sum (swa__qrow), on which the chain of 8 vpdpbusd starts. A (row,
+   words of 4 elements a register, + 128), each row's block unpacked once as signed bytes (the
+   table types' values, Q4_0's and MXFP4's less their offsets) beside minus 128 times its sum
+   (swa__qrow), on which the chain of 8 vpdpbusd starts. A (row,
    token) pair then adds its blocks in the lanes kernels' order (acc = fma(sum_b, d_w d_x, acc),
    block after block from 0): the dots' and tiles' bits exactly, without transposing the rows
    for every 12 tokens. */
@@ -11909,8 +11911,8 @@ SWA__AVX512 SWA__INLINE void swa__qstep_avx512(const swa__qrow *row, const swa__
     }
 }
 
-/* y[t * ldy + r] = dot(row r, token t) for nr Q8_0 or Q4_0 rows and n tokens packed by
-   swa__qpack_avx512. */
+/* y[t * ldy + r] = dot(row r, token t) for nr rows of a block-of-32 type and n tokens packed
+   by swa__qpack_avx512. */
 SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                                 int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
