@@ -11159,49 +11159,22 @@ SWA__AVX512 SWA__INLINE float swa__dot_lanes_avx512(const void *row, const void 
     return _mm_cvtss_f32(acc);
 }
 
-SWA__AVX512 static void swa__dots_q4_0_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
-                                                    int nt, int64_t n, float *y, int64_t ldy)
-{
-    swa__dots_lanes_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_Q4_0);
-}
-
-SWA__AVX512 static void swa__dots_q8_0_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
-                                                    int nt, int64_t n, float *y, int64_t ldy)
-{
-    swa__dots_lanes_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_Q8_0);
-}
-
-SWA__AVX512 static float swa__dot_q4_0_lanes_avx512(const void *row, const void *x, int64_t n)
-{
-    return swa__dot_lanes_avx512(row, x, n, SWA_TYPE_Q4_0);
-}
-
-SWA__AVX512 static float swa__dot_q8_0_lanes_avx512(const void *row, const void *x, int64_t n)
-{
-    return swa__dot_lanes_avx512(row, x, n, SWA_TYPE_Q8_0);
-}
-
-SWA__AVX512 static void swa__dots_iq4_nl_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
-                                                      int nt, int64_t n, float *y, int64_t ldy)
-{
-    swa__dots_lanes_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_IQ4_NL);
-}
-
-SWA__AVX512 static void swa__dots_mxfp4_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
-                                                     int nt, int64_t n, float *y, int64_t ldy)
-{
-    swa__dots_lanes_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_MXFP4);
-}
-
-SWA__AVX512 static float swa__dot_iq4_nl_lanes_avx512(const void *row, const void *x, int64_t n)
-{
-    return swa__dot_lanes_avx512(row, x, n, SWA_TYPE_IQ4_NL);
-}
-
-SWA__AVX512 static float swa__dot_mxfp4_lanes_avx512(const void *row, const void *x, int64_t n)
-{
-    return swa__dot_lanes_avx512(row, x, n, SWA_TYPE_MXFP4);
-}
+/* Each type's tiles and dot: the kernels above with the type a constant. */
+#define SWA__LANES_AVX512(stem, type)                                                                                 \
+    SWA__AVX512 static void swa__dots_##stem##_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x,  \
+                                                            size_t x_stride, int nt, int64_t n, float *y, int64_t ldy) \
+    {                                                                                                                 \
+        swa__dots_lanes_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, type);                                   \
+    }                                                                                                                 \
+    SWA__AVX512 static float swa__dot_##stem##_lanes_avx512(const void *row, const void *x, int64_t n)              \
+    {                                                                                                                 \
+        return swa__dot_lanes_avx512(row, x, n, type);                                                                \
+    }
+SWA__LANES_AVX512(q4_0, SWA_TYPE_Q4_0)
+SWA__LANES_AVX512(q8_0, SWA_TYPE_Q8_0)
+SWA__LANES_AVX512(iq4_nl, SWA_TYPE_IQ4_NL)
+SWA__LANES_AVX512(mxfp4, SWA_TYPE_MXFP4)
+#undef SWA__LANES_AVX512
 
 /* ---- K-quants against swa__q8k super-blocks ----
    A register of weights holds 64 elements in order, as unsigned bytes; maddubs gives the
@@ -11812,19 +11785,19 @@ SWA__AVX512 SWA__INLINE void swa__gemm_k_avx512(const uint8_t *w, size_t w_strid
     }
 }
 
-#define SWA__KGEMM_AVX512(name, type)                                                                                 \
+/* Each type's product: its driver with the type a constant (swa__gemm_q_avx512's types below). */
+#define SWA__GEMM_AVX512(name, driver, type)                                                                          \
     SWA__AVX512 static void name(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,        \
                                  int64_t n_in, float *y, int64_t ldy, void *scratch)                                 \
     {                                                                                                                 \
-        swa__gemm_k_avx512(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, type);                                  \
+        driver(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, type);                                              \
     }
-SWA__KGEMM_AVX512(swa__gemm_q4_k_avx512, SWA_TYPE_Q4_K)
-SWA__KGEMM_AVX512(swa__gemm_q5_k_avx512, SWA_TYPE_Q5_K)
-SWA__KGEMM_AVX512(swa__gemm_q6_k_avx512, SWA_TYPE_Q6_K)
-SWA__KGEMM_AVX512(swa__gemm_iq4_xs_avx512, SWA_TYPE_IQ4_XS)
-SWA__KGEMM_AVX512(swa__gemm_q2_k_avx512, SWA_TYPE_Q2_K)
-SWA__KGEMM_AVX512(swa__gemm_q3_k_avx512, SWA_TYPE_Q3_K)
-#undef SWA__KGEMM_AVX512
+SWA__GEMM_AVX512(swa__gemm_q4_k_avx512, swa__gemm_k_avx512, SWA_TYPE_Q4_K)
+SWA__GEMM_AVX512(swa__gemm_q5_k_avx512, swa__gemm_k_avx512, SWA_TYPE_Q5_K)
+SWA__GEMM_AVX512(swa__gemm_q6_k_avx512, swa__gemm_k_avx512, SWA_TYPE_Q6_K)
+SWA__GEMM_AVX512(swa__gemm_iq4_xs_avx512, swa__gemm_k_avx512, SWA_TYPE_IQ4_XS)
+SWA__GEMM_AVX512(swa__gemm_q2_k_avx512, swa__gemm_k_avx512, SWA_TYPE_Q2_K)
+SWA__GEMM_AVX512(swa__gemm_q3_k_avx512, swa__gemm_k_avx512, SWA_TYPE_Q3_K)
 
 /* ---- Q8_0, Q4_0, IQ4_NL and MXFP4 products: tokens in the lanes ----
    As the K-quants' above, a block at a time: 16 tokens' block b in a unit (swa__qunit, its 8
@@ -11944,29 +11917,11 @@ SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_strid
     }
 }
 
-SWA__AVX512 static void swa__gemm_q8_0_avx512(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                              int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_q_avx512(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q8_0);
-}
-
-SWA__AVX512 static void swa__gemm_q4_0_avx512(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                              int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_q_avx512(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_0);
-}
-
-SWA__AVX512 static void swa__gemm_iq4_nl_avx512(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                                int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_q_avx512(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_IQ4_NL);
-}
-
-SWA__AVX512 static void swa__gemm_mxfp4_avx512(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                               int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_q_avx512(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_MXFP4);
-}
+SWA__GEMM_AVX512(swa__gemm_q8_0_avx512, swa__gemm_q_avx512, SWA_TYPE_Q8_0)
+SWA__GEMM_AVX512(swa__gemm_q4_0_avx512, swa__gemm_q_avx512, SWA_TYPE_Q4_0)
+SWA__GEMM_AVX512(swa__gemm_iq4_nl_avx512, swa__gemm_q_avx512, SWA_TYPE_IQ4_NL)
+SWA__GEMM_AVX512(swa__gemm_mxfp4_avx512, swa__gemm_q_avx512, SWA_TYPE_MXFP4)
+#undef SWA__GEMM_AVX512
 
 /* The packed tokens for n tokens of up to n_in columns, and a thread's scratch (16 unpacked
    rows and their results, aligned by hand), for either kind of product. */
