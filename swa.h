@@ -9470,14 +9470,16 @@ SWA__AVX2 SWA__INLINE __m256i swa__offsets_avx2(__m256i sum8, uint32_t type)
 }
 
 /* For the unsigned products of the VNNI sets: whether a type's weights are signed bytes there
-   (Q8_0's, IQ4_NL's table values), made unsigned by adding 128; and the offset k sum x that
-   comes off a block's sum, from sum8 = 8 sum x: Q4_0 k = 8, MXFP4 12 (its codes plus 12), the
-   signed ones 128. */
+   (Q8_0's, IQ4_NL's table values), made unsigned by adding 128; the offset k its unsigned
+   bytes carry (Q4_0's 8, MXFP4's 12 (its codes plus 12), Q5_0's 16, none for Q4_1's and Q5_1's,
+   whose m is a float; the signed ones' 128); and k sum x, which comes off a block's sum, from
+   sum8 = 8 sum x. */
 static inline int swa__signed_quants(uint32_t type) { return type == SWA_TYPE_Q8_0 || type == SWA_TYPE_IQ4_NL; }
-static inline int32_t swa__offset_of(uint32_t type, int32_t sum8)
+static inline int32_t swa__quant_offset(uint32_t type)
 {
-    return type == SWA_TYPE_Q4_0 ? sum8 : type == SWA_TYPE_MXFP4 ? sum8 + sum8 / 2 : 16 * sum8;
+    return type == SWA_TYPE_Q4_0 ? 8 : type == SWA_TYPE_MXFP4 ? 12 : type == SWA_TYPE_Q5_0 ? 16 : swa__b32_has_min(type) ? 0 : 128;
 }
+static inline int32_t swa__offset_of(uint32_t type, int32_t sum8) { return swa__quant_offset(type) * (sum8 / 8); }
 
 /* The table a type's nibbles go through here, or NULL (Q4_0's as they are). */
 static const int8_t *swa__group_table(uint32_t type)
@@ -10969,22 +10971,25 @@ SWA__AVX512 SWA__INLINE __m512i swa__pair_avx512(const uint8_t *w, int p, uint32
 }
 
 
-/* ---- Q4_0, Q8_0, IQ4_NL and MXFP4 with 16 rows in the lanes ----
+/* ---- The blocks of 32 (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4) with 16 rows in the lanes ----
    Kernels that keep each block's sum spread over 8 lanes of its row (as the AVX2 ones do) scale
    it lane by lane: a convert, a permute and an FMA for every vpdpbusd, so that the instruction
    the product is built on gets a small share of the cycles. Here a zmm lane is a row: the tile's
    16 rows' quants for one block are transposed once into 8 registers of 4 bytes a lane (word j:
-   elements 4j .. 4j + 3, unsigned: Q4_0's nibbles as they are, MXFP4's through its table plus
-   12, Q8_0's bytes and IQ4_NL's values plus 128), each token's block meets them in 8 vpdpbusd
-   against its words broadcast, starting from minus the offset's term (8, 12 or 128 sum x),
-   which leaves every row's exact sum of q x in its lane;
-   then one convert and one FMA per block and token serve 16 rows. A (row, token) pair's order
-   is therefore: acc = fma(sum_b, d_w d_x (rounded), acc), block after block from 0, the same
-   whatever the tile's rows and tokens, and the same in the one-row dot below: generation and a
-   prompt chunk give the same bits. Against the reference (which rounds sum_b d_w d_x before
-   adding) it is within the AVX2 grouped kernels' tolerance. The tile takes up to 12 tokens: the
-   transposition is paid once for all of them, and 12 accumulators, 8 registers of quants and
-   the scales fit the 32 registers. */
+   elements 4j .. 4j + 3, unsigned: Q4_0's and Q4_1's nibbles as they are, Q5_0's and Q5_1's
+   with their fifth bits, MXFP4's through its table plus 12, Q8_0's bytes and IQ4_NL's values
+   plus 128), each token's block meets them in 8 vpdpbusd against its words broadcast, starting
+   from minus the offset's term (k sum x, swa__offset_of), which leaves every row's exact sum
+   S_b of q x in its lane (q as the format has it: Q5_0's less 16, Q4_1's and Q5_1's without
+   their m); then one convert and one FMA per block and token serve 16 rows, and for Q4_1 and
+   Q5_1 a second FMA adds m times d_x sum x. A (row, token) pair's order is therefore
+   acc = fma(S_b, d_w d_x, acc), then acc = fma(m_w, d_x sum_b x, acc) where the type has m
+   (each product rounded), block after block from 0, the same whatever the tile's rows and
+   tokens, and the same in the one-row dot below: generation and a prompt chunk give the same
+   bits. Against the reference (which rounds d_w d_x S_b before adding) it is within the AVX2
+   grouped kernels' tolerance. The tile takes up to 12 tokens: the transposition is paid once
+   for all of them, and 12 accumulators, 8 registers of quants and the scales fit the 32
+   registers. */
 #define SWA__LANES 16
 
 /* 16 bytes at offset `at` of the 16 rows at rows[r] as 4 registers, r[m] lane i = bytes 4m ..
@@ -11015,11 +11020,33 @@ SWA__AVX512 SWA__INLINE void swa__lanes_transpose_avx512(const uint8_t *const *r
     r[3] = _mm512_permutex2var_epi32(a23, second, b23);
 }
 
+/* Q5_0's and Q5_1's fifth bits onto the nibbles in q (as swa__lanes_unpack_avx512 has them):
+   byte j of a row's 32-bit word holds elements 8 j .. 8 j + 7's, the low nibble's bits for
+   q[2 j] and the high nibble's for q[2 j + 1]. */
+SWA__AVX512 SWA__INLINE void swa__lanes_fifth_bits_avx512(const uint8_t *const *rows, size_t at, __m512i q[8])
+{
+    const __m512i words = _mm512_broadcast_i32x4(_mm_setr_epi32(0, 0x04040404, 0x08080808, 0x0c0c0c0c));
+    const __m512i sixteen = _mm512_set1_epi8(16);
+    uint32_t h[SWA__LANES];
+    __m512i bits;
+    int j;
+    SWA__UNROLL(16)
+    for (j = 0; j < SWA__LANES; j++) h[j] = swa__load_le32(rows[j] + at);
+    bits = _mm512_loadu_si512(h);
+    SWA__UNROLL(4)
+    for (j = 0; j < 4; j++) {   /* byte j of each lane's word in all 4 of its bytes */
+        const __m512i v = _mm512_shuffle_epi8(bits, _mm512_add_epi8(words, _mm512_set1_epi8((char)j)));
+        q[2 * j] = _mm512_mask_add_epi8(q[2 * j], _mm512_test_epi8_mask(v, _mm512_set1_epi32(0x08040201)), q[2 * j], sixteen);
+        q[2 * j + 1] = _mm512_mask_add_epi8(q[2 * j + 1], _mm512_test_epi8_mask(v, _mm512_set1_epi32((int)0x80402010u)),
+                                            q[2 * j + 1], sixteen);
+    }
+}
+
 /* Block b's quants of the 16 rows at rows[r] (a row may repeat, past the tile's last) as 8
-   registers, q[j] lane r = elements 4j .. 4j + 3 of row r as unsigned bytes, and their 16
-   scales. */
+   registers, q[j] lane r = elements 4j .. 4j + 3 of row r as unsigned bytes, their 16 scales,
+   and (Q4_1, Q5_1) their m in *mw. */
 SWA__AVX512 SWA__INLINE __m512 swa__lanes_unpack_avx512(const uint8_t *const *rows, int64_t b,
-                                                       __m512i q[8], const uint32_t type)
+                                                       __m512i q[8], __m512 *mw, const uint32_t type)
 {
     const size_t at = (size_t)b * (size_t)swa__types[type].block_bytes;
     const int8_t *table = swa__group_table(type);
@@ -11038,6 +11065,7 @@ SWA__AVX512 SWA__INLINE __m512 swa__lanes_unpack_avx512(const uint8_t *const *ro
             SWA__UNROLL(8)
             for (m = 0; m < 8; m++) q[m] = _mm512_shuffle_epi8(values, q[m]);
         }
+        if (swa__b32_has_qh(type)) swa__lanes_fifth_bits_avx512(rows, at + (size_t)swa__b32_qs_at(type) - 4, q);
     } else {
         SWA__UNROLL(4)
         for (m = 0; m < 4; m++) q[m] = _mm512_xor_si512(r[m], flip);
@@ -11050,16 +11078,25 @@ SWA__AVX512 SWA__INLINE __m512 swa__lanes_unpack_avx512(const uint8_t *const *ro
         SWA__UNROLL(16)
         for (m = 0; m < SWA__LANES; m++) d[m] = swa__e8m0_half(rows[m][at]);
         return _mm512_loadu_ps(d);
-    } else {
-        uint16_t d[SWA__LANES];
-        SWA__UNROLL(16)   /* the rows' f16 scales, at their blocks' starts */
-        for (m = 0; m < SWA__LANES; m++) d[m] = swa__load_u16(rows[m] + at);
-        return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)d));
+    } else {   /* the f16 scale and what follows it (Q4_1's and Q5_1's m): one 32-bit load a row */
+        uint32_t dm[SWA__LANES];
+        __m512i v;
+        SWA__UNROLL(16)
+        for (m = 0; m < SWA__LANES; m++) dm[m] = swa__load_le32(rows[m] + at);
+        v = _mm512_loadu_si512(dm);
+        if (swa__b32_has_min(type)) *mw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16)));
+        return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
     }
 }
 
+/* d_x sum x of a token's block b: what Q4_1's and Q5_1's m meets. */
+static inline float swa__block_dsum(const swa__q8g *a, int64_t b)
+{
+    return a[b / 8].d[b % 8] * (float)(a[b / 8].sum8[b % 8] / 8);
+}
+
 /* One token's block b against the unpacked rows, into acc. */
-SWA__AVX512 SWA__INLINE __m512 swa__lanes_step_avx512(const __m512i q[8], __m512 dw, const swa__q8g *a, int64_t b,
+SWA__AVX512 SWA__INLINE __m512 swa__lanes_step_avx512(const __m512i q[8], __m512 dw, __m512 mw, const swa__q8g *a, int64_t b,
                                                      __m512 acc, const uint32_t type)
 {
     const int8_t *lo = swa__q8g_half(a, b, 0), *hi = swa__q8g_half(a, b, 1);
@@ -11070,7 +11107,8 @@ SWA__AVX512 SWA__INLINE __m512 swa__lanes_step_avx512(const __m512i q[8], __m512
         s = _mm512_dpbusd_epi32(s, q[j], _mm512_set1_epi32((int)swa__load_u32((const uint8_t *)lo + 4 * j)));
         s = _mm512_dpbusd_epi32(s, q[4 + j], _mm512_set1_epi32((int)swa__load_u32((const uint8_t *)hi + 4 * j)));
     }
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_set1_ps(a[b / 8].d[b % 8])), acc);
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(dw, _mm512_set1_ps(a[b / 8].d[b % 8])), acc);
+    return swa__b32_has_min(type) ? _mm512_fmadd_ps(mw, _mm512_set1_ps(swa__block_dsum(a, b)), acc) : acc;
 }
 
 /* The 16 rows are 16 streams the hardware prefetcher does not follow: each time a tile's
@@ -11096,7 +11134,7 @@ SWA__AVX512 SWA__INLINE void swa__lanes_tile_avx512(const uint8_t *const *rows, 
                                                    const uint32_t type, const int T)
 {
     const size_t block_bytes = (size_t)swa__types[type].block_bytes, row_bytes = (size_t)(n / 32) * block_bytes;
-    __m512 acc[SWA__TILE_MAX_TOKENS];
+    __m512 acc[SWA__TILE_MAX_TOKENS], dw, mw = _mm512_setzero_ps();
     __m512i q[8];
     int64_t b;
     int t;
@@ -11104,12 +11142,11 @@ SWA__AVX512 SWA__INLINE void swa__lanes_tile_avx512(const uint8_t *const *rows, 
     for (t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();
     for (b = 0; b < n / 32; b++) {
         const size_t at = (size_t)b * block_bytes;
-        __m512 dw;
         if (at % 64 < block_bytes) swa__lanes_prefetch_avx512(rows[0], w_stride, at - at % 64, row_bytes, T);
-        dw = swa__lanes_unpack_avx512(rows, b, q, type);
+        dw = swa__lanes_unpack_avx512(rows, b, q, &mw, type);
         SWA__UNROLL(12)
         for (t = 0; t < T; t++)
-            acc[t] = swa__lanes_step_avx512(q, dw, (const swa__q8g *)(x + (size_t)t * x_stride), b, acc[t], type);
+            acc[t] = swa__lanes_step_avx512(q, dw, mw, (const swa__q8g *)(x + (size_t)t * x_stride), b, acc[t], type);
     }
     SWA__UNROLL(12)
     for (t = 0; t < T; t++) _mm512_mask_storeu_ps(y + t * ldy, (__mmask16)((1u << nr) - 1u), acc[t]);
@@ -11155,6 +11192,8 @@ SWA__AVX512 SWA__INLINE float swa__dot_lanes_avx512(const void *row, const void 
             swa__offset_of(type, a[b / 8].sum8[b % 8]);
         ds = _mm_mul_ss(_mm_set_ss(swa__block_scale_avx2(w, type)), _mm_set_ss(a[b / 8].d[b % 8]));
         acc = _mm_fmadd_ss(_mm_set_ss((float)s), ds, acc);
+        if (swa__b32_has_min(type))
+            acc = _mm_fmadd_ss(_mm_set_ss(_cvtsh_ss(swa__load_u16(w + 2))), _mm_set_ss(swa__block_dsum(a, b)), acc);
     }
     return _mm_cvtss_f32(acc);
 }
@@ -11171,6 +11210,9 @@ SWA__AVX512 SWA__INLINE float swa__dot_lanes_avx512(const void *row, const void 
         return swa__dot_lanes_avx512(row, x, n, type);                                                                \
     }
 SWA__LANES_AVX512(q4_0, SWA_TYPE_Q4_0)
+SWA__LANES_AVX512(q4_1, SWA_TYPE_Q4_1)
+SWA__LANES_AVX512(q5_0, SWA_TYPE_Q5_0)
+SWA__LANES_AVX512(q5_1, SWA_TYPE_Q5_1)
 SWA__LANES_AVX512(q8_0, SWA_TYPE_Q8_0)
 SWA__LANES_AVX512(iq4_nl, SWA_TYPE_IQ4_NL)
 SWA__LANES_AVX512(mxfp4, SWA_TYPE_MXFP4)
@@ -11799,18 +11841,19 @@ SWA__GEMM_AVX512(swa__gemm_iq4_xs_avx512, swa__gemm_k_avx512, SWA_TYPE_IQ4_XS)
 SWA__GEMM_AVX512(swa__gemm_q2_k_avx512, swa__gemm_k_avx512, SWA_TYPE_Q2_K)
 SWA__GEMM_AVX512(swa__gemm_q3_k_avx512, swa__gemm_k_avx512, SWA_TYPE_Q3_K)
 
-/* ---- Q8_0, Q4_0, IQ4_NL and MXFP4 products: tokens in the lanes ----
+/* ---- The blocks of 32's products: tokens in the lanes ----
    As the K-quants' above, a block at a time: 16 tokens' block b in a unit (swa__qunit, its 8
    words of 4 elements a register, + 128), each row's block unpacked once as signed bytes (the
-   table types' values, Q4_0's and MXFP4's less their offsets) beside minus 128 times its sum
-   (swa__qrow), on which the chain of 8 vpdpbusd starts. A (row,
-   token) pair then adds its blocks in the lanes kernels' order (acc = fma(sum_b, d_w d_x, acc),
-   block after block from 0): the dots' and tiles' bits exactly, without transposing the rows
-   for every 12 tokens. */
+   table types' values, Q4_0's, Q5_0's and MXFP4's less their offsets) beside minus 128 times
+   its sum (swa__qrow), on which the chain of 8 vpdpbusd starts. A (row, token) pair then adds
+   its blocks in the lanes kernels' order (acc = fma(S_b, d_w d_x, acc), then Q4_1's and Q5_1's
+   acc = fma(m_w, d_x sum_b x, acc), block after block from 0): the dots' and tiles' bits
+   exactly, without transposing the rows for every 12 tokens. */
 
 typedef struct swa__qunit {
     int8_t q[8][64];   /* the block's elements 4 i .. 4 i + 3: token t's at q[i][4 t] */
     float d[16];
+    float dsum[16];    /* d_x sum x (swa__block_dsum), for Q4_1's and Q5_1's m */
 } swa__qunit;
 
 /* Tokens [0, n) of swa__q8g rows (x_stride bytes apart) as units, + 128, zeros where no token
@@ -11832,6 +11875,7 @@ static void swa__qpack_avx512(const uint8_t *xq, size_t x_stride, int64_t n, int
                     memcpy(u->q[k] + 4 * t, &v, 4);
                 }
                 u->d[t] = a[b / 8].d[b % 8];
+                u->dsum[t] = swa__block_dsum(a, b);
             }
         }
 }
@@ -11840,25 +11884,27 @@ static void swa__qpack_avx512(const uint8_t *xq, size_t x_stride, int64_t n, int
 typedef struct swa__qrow {
     int8_t q[32];        /* its quants in order, signed (Q4_0's less 8) */
     int32_t neg_offset;  /* -128 sum q: what the tokens' + 128 adds to the sum, taken off */
-    float d;
-    int32_t unused[6];
+    float d, m;          /* m: Q4_1's and Q5_1's */
+    int32_t unused[5];
 } swa__qrow;
 
 SWA__AVX512 SWA__INLINE void swa__qrow_unpack_avx512(const uint8_t *w, uint32_t type, swa__qrow *u)
 {
     __m256i q = swa__block_avx2(w, type), sums;
     int64_t part[4];
-    if (!swa__signed_quants(type)) q = _mm256_sub_epi8(q, _mm256_set1_epi8(type == SWA_TYPE_MXFP4 ? 12 : 8));
+    if (!swa__signed_quants(type)) q = _mm256_sub_epi8(q, _mm256_set1_epi8((char)swa__quant_offset(type)));
     _mm256_storeu_si256((__m256i *)u->q, q);
     sums = _mm256_sad_epu8(_mm256_xor_si256(q, _mm256_set1_epi8((char)0x80)), _mm256_setzero_si256());
     _mm256_storeu_si256((__m256i *)part, sums);
     u->neg_offset = -128 * ((int32_t)(part[0] + part[1] + part[2] + part[3]) - 128 * 32);
     u->d = swa__block_scale_avx2(w, type);
+    u->m = swa__b32_has_min(type) ? _cvtsh_ss(swa__load_u16(w + 2)) : 0.0f;
 }
 
 /* Blocks b and b + 1 (`pair`; else b alone) of 8 unpacked rows (row[m], row[16 + m]) against
    16 tokens' units x[0] and x[1], into acc[m]; lanes are tokens. */
-SWA__AVX512 SWA__INLINE void swa__qstep_avx512(const swa__qrow *row, const swa__qunit *x, int pair, __m512 acc[8])
+SWA__AVX512 SWA__INLINE void swa__qstep_avx512(const swa__qrow *row, const swa__qunit *x, int pair, __m512 acc[8],
+                                               const uint32_t type)
 {
     const __m512 d0 = _mm512_loadu_ps(x[0].d), d1 = pair ? _mm512_loadu_ps(x[1].d) : d0;
     __m512i s0[8], s1[8];
@@ -11880,7 +11926,10 @@ SWA__AVX512 SWA__INLINE void swa__qstep_avx512(const swa__qrow *row, const swa__
     SWA__UNROLL(8)
     for (m = 0; m < 8; m++) {
         acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0[m]), _mm512_mul_ps(_mm512_set1_ps(row[m].d), d0), acc[m]);
-        if (pair) acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1[m]), _mm512_mul_ps(_mm512_set1_ps(row[16 + m].d), d1), acc[m]);
+        if (swa__b32_has_min(type)) acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(row[m].m), _mm512_loadu_ps(x[0].dsum), acc[m]);
+        if (!pair) continue;
+        acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1[m]), _mm512_mul_ps(_mm512_set1_ps(row[16 + m].d), d1), acc[m]);
+        if (swa__b32_has_min(type)) acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(row[16 + m].m), _mm512_loadu_ps(x[1].dsum), acc[m]);
     }
 }
 
@@ -11907,8 +11956,8 @@ SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_strid
                 __m512 acc[8];
                 SWA__UNROLL(8)
                 for (m = 0; m < 8; m++) acc[m] = _mm512_setzero_ps();
-                for (b = 0; b + 1 < nbk; b += 2) swa__qstep_avx512(u + 16 * b + h, xu + g * nbk + b, 1, acc);
-                if (b < nbk) swa__qstep_avx512(u + 16 * b + h, xu + g * nbk + b, 0, acc);
+                for (b = 0; b + 1 < nbk; b += 2) swa__qstep_avx512(u + 16 * b + h, xu + g * nbk + b, 1, acc, type);
+                if (b < nbk) swa__qstep_avx512(u + 16 * b + h, xu + g * nbk + b, 0, acc, type);
                 SWA__UNROLL(8)
                 for (m = 0; m < 8; m++) _mm512_storeu_ps(out + 16 * (h + m), acc[m]);
             }
@@ -11919,6 +11968,9 @@ SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_strid
 
 SWA__GEMM_AVX512(swa__gemm_q8_0_avx512, swa__gemm_q_avx512, SWA_TYPE_Q8_0)
 SWA__GEMM_AVX512(swa__gemm_q4_0_avx512, swa__gemm_q_avx512, SWA_TYPE_Q4_0)
+SWA__GEMM_AVX512(swa__gemm_q4_1_avx512, swa__gemm_q_avx512, SWA_TYPE_Q4_1)
+SWA__GEMM_AVX512(swa__gemm_q5_0_avx512, swa__gemm_q_avx512, SWA_TYPE_Q5_0)
+SWA__GEMM_AVX512(swa__gemm_q5_1_avx512, swa__gemm_q_avx512, SWA_TYPE_Q5_1)
 SWA__GEMM_AVX512(swa__gemm_iq4_nl_avx512, swa__gemm_q_avx512, SWA_TYPE_IQ4_NL)
 SWA__GEMM_AVX512(swa__gemm_mxfp4_avx512, swa__gemm_q_avx512, SWA_TYPE_MXFP4)
 #undef SWA__GEMM_AVX512
@@ -13755,6 +13807,24 @@ static void swa__kernels_vnni(swa__kernels *k)
 static void swa__kernels_avx512(swa__kernels *k)
 {
 #if defined(SWA__HAVE_AVX512)
+    static const struct {   /* the quantized types' dots, tiles, products and packing */
+        uint32_t type;
+        swa__dot_fn dot;
+        swa__dots_fn dots;
+        swa__gemm_fn gemm;
+        swa__pack_fn pack;
+    } quantized[] = {
+#define SWA__LANES_TYPE(stem, type) {type, swa__dot_##stem##_lanes_avx512, swa__dots_##stem##_lanes_avx512, swa__gemm_##stem##_avx512, swa__qpack_avx512}
+#define SWA__KQUANT_TYPE(stem, type) {type, swa__dot_##stem##_avx512, swa__dots_##stem##_avx512, swa__gemm_##stem##_avx512, swa__kpack_avx512}
+        SWA__LANES_TYPE(q8_0, SWA_TYPE_Q8_0),   SWA__LANES_TYPE(q4_0, SWA_TYPE_Q4_0),     SWA__LANES_TYPE(q4_1, SWA_TYPE_Q4_1),
+        SWA__LANES_TYPE(q5_0, SWA_TYPE_Q5_0),   SWA__LANES_TYPE(q5_1, SWA_TYPE_Q5_1),     SWA__LANES_TYPE(iq4_nl, SWA_TYPE_IQ4_NL),
+        SWA__LANES_TYPE(mxfp4, SWA_TYPE_MXFP4), SWA__KQUANT_TYPE(q2_k, SWA_TYPE_Q2_K),    SWA__KQUANT_TYPE(q3_k, SWA_TYPE_Q3_K),
+        SWA__KQUANT_TYPE(q4_k, SWA_TYPE_Q4_K),  SWA__KQUANT_TYPE(q5_k, SWA_TYPE_Q5_K),    SWA__KQUANT_TYPE(q6_k, SWA_TYPE_Q6_K),
+        SWA__KQUANT_TYPE(iq4_xs, SWA_TYPE_IQ4_XS),
+#undef SWA__LANES_TYPE
+#undef SWA__KQUANT_TYPE
+    };
+    size_t i;
     k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx512;
     k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx512;
     k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx512;
@@ -13766,48 +13836,18 @@ static void swa__kernels_avx512(swa__kernels *k)
         SWA__TILE_MAX_ROWS;
     k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =
         SWA__FLOAT_TILE_TOKENS;
-    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_lanes_avx512;
-    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_lanes_avx512;
-    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_lanes_avx512;
-    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_lanes_avx512;
-    k->type[SWA_TYPE_Q8_0].tile_rows = k->type[SWA_TYPE_Q4_0].tile_rows = SWA__LANES;
-    k->type[SWA_TYPE_Q8_0].tile_tokens = k->type[SWA_TYPE_Q4_0].tile_tokens = SWA__TILE_MAX_TOKENS;
-    k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_lanes_avx512;
-    k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_lanes_avx512;
-    k->type[SWA_TYPE_MXFP4].dot = swa__dot_mxfp4_lanes_avx512;
-    k->type[SWA_TYPE_MXFP4].dots = swa__dots_mxfp4_lanes_avx512;
-    k->type[SWA_TYPE_IQ4_NL].tile_rows = k->type[SWA_TYPE_MXFP4].tile_rows = SWA__LANES;
-    k->type[SWA_TYPE_IQ4_NL].tile_tokens = k->type[SWA_TYPE_MXFP4].tile_tokens = SWA__TILE_MAX_TOKENS;
-    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx512;
-    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx512;
-    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx512;
-    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx512;
-    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx512;
-    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx512;
-    k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_avx512;
-    k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_avx512;
-    k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_avx512;
-    k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_avx512;
-    k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_avx512;
-    k->type[SWA_TYPE_IQ4_XS].gemm = swa__gemm_iq4_xs_avx512;
-    k->type[SWA_TYPE_Q2_K].dot = swa__dot_q2_k_avx512;
-    k->type[SWA_TYPE_Q2_K].dots = swa__dots_q2_k_avx512;
-    k->type[SWA_TYPE_Q3_K].dot = swa__dot_q3_k_avx512;
-    k->type[SWA_TYPE_Q3_K].dots = swa__dots_q3_k_avx512;
-    k->type[SWA_TYPE_Q2_K].gemm = swa__gemm_q2_k_avx512;
-    k->type[SWA_TYPE_Q3_K].gemm = swa__gemm_q3_k_avx512;
-    k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from =
-        k->type[SWA_TYPE_IQ4_XS].gemm_from = k->type[SWA_TYPE_Q2_K].gemm_from = k->type[SWA_TYPE_Q3_K].gemm_from = 16;
-    k->type[SWA_TYPE_Q8_0].gemm = swa__gemm_q8_0_avx512;
-    k->type[SWA_TYPE_Q4_0].gemm = swa__gemm_q4_0_avx512;
-    k->type[SWA_TYPE_IQ4_NL].gemm = swa__gemm_iq4_nl_avx512;
-    k->type[SWA_TYPE_MXFP4].gemm = swa__gemm_mxfp4_avx512;
-    k->type[SWA_TYPE_Q8_0].gemm_from = k->type[SWA_TYPE_Q4_0].gemm_from = k->type[SWA_TYPE_IQ4_NL].gemm_from =
-        k->type[SWA_TYPE_MXFP4].gemm_from = 16;
-    k->type[SWA_TYPE_Q8_0].pack = k->type[SWA_TYPE_Q4_0].pack = k->type[SWA_TYPE_IQ4_NL].pack =
-        k->type[SWA_TYPE_MXFP4].pack = swa__qpack_avx512;
-    k->type[SWA_TYPE_Q4_K].pack = k->type[SWA_TYPE_Q5_K].pack = k->type[SWA_TYPE_Q6_K].pack =
-        k->type[SWA_TYPE_IQ4_XS].pack = k->type[SWA_TYPE_Q2_K].pack = k->type[SWA_TYPE_Q3_K].pack = swa__kpack_avx512;
+    for (i = 0; i < sizeof quantized / sizeof quantized[0]; i++) {
+        swa__type_kernels *t = &k->type[quantized[i].type];
+        t->dot = quantized[i].dot;
+        t->dots = quantized[i].dots;
+        t->gemm = quantized[i].gemm;
+        t->pack = quantized[i].pack;
+        t->gemm_from = 16;
+        if (t->pack == swa__qpack_avx512) {   /* the lanes kernels' tiles */
+            t->tile_rows = SWA__LANES;
+            t->tile_tokens = SWA__TILE_MAX_TOKENS;
+        }
+    }
     k->gemm_memory = swa__gemm_memory_avx512;
     k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx512;
     k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx512;

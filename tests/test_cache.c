@@ -201,8 +201,8 @@ static void test_ring_equals_mask_k_quants(void **state)
    bit for bit, for every type some set has products for. */
 static void test_chunks_every_set(void **state)
 {
-    static const uint32_t types[] = {GW_Q4_0, GW_Q8_0, GW_IQ4_NL, GW_MXFP4, GW_Q2_K,
-                                     GW_Q3_K, GW_Q4_K, GW_Q5_K, GW_Q6_K, GW_IQ4_XS};
+    static const uint32_t types[] = {GW_Q4_0, GW_Q8_0, GW_Q4_1, GW_Q5_0, GW_Q5_1, GW_IQ4_NL, GW_MXFP4,
+                                     GW_Q2_K, GW_Q3_K, GW_Q4_K, GW_Q5_K, GW_Q6_K, GW_IQ4_XS};
     static const int32_t sets[] = {SWA_KERNELS_AVX2, SWA_KERNELS_AVX_VNNI, SWA_KERNELS_AVX512, SWA_KERNELS_AMX, SWA_KERNELS_NEON};
     static const int chunks[2] = {17, 42};
     int32_t tok[48];

@@ -536,8 +536,8 @@ static void test_elementwise(void **state) { (void)state; for_each_simd(run_elem
 /* The sets with matrix products keep one order per type for their dots, their tiles of up to
    4 (or 12) tokens and their products, so that a token's results do not depend on how many
    others share its batch: Q4_K, Q5_K, Q6_K, IQ4_XS, Q2_K and Q3_K in orders of their own
-   (avx512 and amx); Q8_0, Q4_0, IQ4_NL and MXFP4 in the lanes kernels' order (avx512; amx for
-   the last two) or the residue order (amx's Q8_0 and Q4_0; swa.h, swa__block_isum_ref).
+   (avx512 and amx); the blocks of 32 in the lanes kernels' order (avx512; amx for all but Q8_0
+   and Q4_0) or the residue order (amx's Q8_0 and Q4_0; swa.h, swa__block_isum_ref).
    Written out here as scalar loops (kmin_order, q6k_order, iq4xs_order, k16_order,
    lanes_order), with their own decoding of the formats. Each path must give the order's bits
    exactly, for rows of whole units and tails, whole tiles of 16 rows and parts, and any number
@@ -635,9 +635,13 @@ static float iq4xs_order(const uint8_t *row, const swa__q8k *a, int64_t n)
     return lane;
 }
 
-/* The avx512 set's order for blocks of 32 (its rows-in-the-lanes kernels; Q8_0, Q4_0, IQ4_NL,
-   MXFP4, whose E8M0 scale is 2^(e - 128) with the values doubled): block after block from 0,
-   acc = fma(S_b, d_w d_x, acc), S_b the block's exact integer sum. */
+/* The avx512 set's order for blocks of 32 (its rows-in-the-lanes kernels): block after block
+   from 0, acc = fma(S_b, d_w d_x, acc), S_b the block's exact integer sum, then for Q4_1 and
+   Q5_1 acc = fma(m, d_x sum x, acc). ggml's layouts: f16 d (MXFP4: an E8M0 byte, 2^(e - 128)
+   with the values doubled), Q4_1's and Q5_1's f16 m, Q5_0's and Q5_1's 32-bit word of fifth
+   bits (bit e for element e), then 16 bytes of nibbles (element e < 16 in byte e's low nibble,
+   e >= 16 in byte e - 16's high one) or Q8_0's 32 bytes; Q4_0's values less 8, Q5_0's less
+   16. */
 static float lanes_order(uint32_t type, const uint8_t *row, const swa__q8g *a, int64_t n)
 {
     const size_t bytes = swa_type_block_bytes(type);
@@ -647,14 +651,22 @@ static float lanes_order(uint32_t type, const uint8_t *row, const swa__q8g *a, i
         const uint8_t *w = row + (size_t)b * bytes;
         int32_t sum = 0;
         int i;
+        const int has_m = type == SWA_TYPE_Q4_1 || type == SWA_TYPE_Q5_1, fifth = type == SWA_TYPE_Q5_0 || type == SWA_TYPE_Q5_1;
+        const int at = (type == SWA_TYPE_MXFP4 ? 1 : 2) + 2 * has_m + 4 * fifth;
+        const uint32_t qh = fifth ? (uint32_t)w[at - 4] | (uint32_t)w[at - 3] << 8 | (uint32_t)w[at - 2] << 16 | (uint32_t)w[at - 1] << 24 : 0;
+        int32_t sum_x = 0;
         for (i = 0; i < 32; i++) {
-            const int at = type == SWA_TYPE_MXFP4 ? 1 : 2, nibble = i < 16 ? w[at + i] & 15 : w[at + i - 16] >> 4;
+            const int nibble = i < 16 ? w[at + i] & 15 : w[at + i - 16] >> 4, x = swa__q8g_half(a, b, i / 16)[i % 16];
+            const int v = nibble + 16 * (int)((qh >> i) & 1);
             const int q = type == SWA_TYPE_Q8_0 ? (int8_t)w[2 + i] : type == SWA_TYPE_IQ4_NL ? iq4nl_values[nibble] :
-                          type == SWA_TYPE_MXFP4 ? mxfp4_values[nibble] : nibble - 8;
-            sum += q * swa__q8g_half(a, b, i / 16)[i % 16];
+                          type == SWA_TYPE_MXFP4 ? mxfp4_values[nibble] : type == SWA_TYPE_Q4_0 ? nibble - 8 :
+                          type == SWA_TYPE_Q5_0 ? v - 16 : v;
+            sum += q * x;
+            sum_x += x;
         }
         acc = fused((float)sum, (type == SWA_TYPE_MXFP4 ? ldexpf(1.0f, w[0] - 128) : swa__f16_to_f32(swa__load_u16(w))) * a[b / 8].d[b % 8],
                    acc);
+        if (has_m) acc = fused(swa__f16_to_f32(swa__load_u16(w + 2)), a[b / 8].d[b % 8] * (float)sum_x, acc);
     }
     return acc;
 }
@@ -760,7 +772,8 @@ static void test_exact_order(void **state)
     static const int64_t blocks[] = {1, 15, 16, 17, 33, 64, 129}, super_blocks[] = {1, 2, 3, 7, 17};
     static const int64_t rows[] = {1, 8, 16, 21, 70}, tokens[] = {1, 2, 7, 8, 9, 16, 17, 37};   /* 70: past the 4 row groups a product unpacks at once */
     static const uint32_t types[] = {SWA_TYPE_Q4_K, SWA_TYPE_Q5_K, SWA_TYPE_Q6_K, SWA_TYPE_IQ4_XS, SWA_TYPE_Q2_K,
-                                     SWA_TYPE_Q3_K, SWA_TYPE_Q8_0, SWA_TYPE_Q4_0, SWA_TYPE_IQ4_NL, SWA_TYPE_MXFP4};
+                                     SWA_TYPE_Q3_K, SWA_TYPE_Q8_0, SWA_TYPE_Q4_0, SWA_TYPE_Q4_1, SWA_TYPE_Q5_0,
+                                     SWA_TYPE_Q5_1, SWA_TYPE_IQ4_NL, SWA_TYPE_MXFP4};
     static const int32_t sets[] = {SWA_KERNELS_AVX512, SWA_KERNELS_AMX};
     swa__kernels k;
     size_t si, ti, b, r, t;
