@@ -10474,6 +10474,78 @@ SWA__AVX2 static void swa__geglu_avx2(float *gate, const float *up, int64_t n)
     for (; i < n; i++) gate[i] = gate[i] / (1.0f + expf(SWA__GELU_EXPONENT(gate[i]))) * up[i];
 }
 
+/* ---- Products with the tokens in the lanes: what the VNNI sets' share ----
+   The AVX-VNNI and AVX-512 sets' products of blocks of 32 put W tokens (8 or 16) in the lanes of
+   a register: a block's 32 activations of W tokens are packed once per chunk into a unit, its 8
+   words of 4 elements a register (token t's bytes at 4 t), plus 128 so that they are vpdpbusd's
+   unsigned operand, beside the tokens' scales d_x and d_x sum x (Q4_1's and Q5_1's m meets it);
+   each row's block is unpacked once as signed bytes beside minus 128 times their sum, on which
+   a chain of 8 vpdpbusd (4 bytes of the row broadcast against each word of the unit) starts, and
+   which leaves the block's exact integer sum for every token. */
+
+/* d_x sum x of a token's block b. */
+static inline float swa__block_dsum(const swa__q8g *a, int64_t b)
+{
+    return a[b / 8].d[b % 8] * (float)(a[b / 8].sum8[b % 8] / 8);
+}
+
+/* Tokens [0, n) of swa__q8g rows (x_stride bytes apart) as units of W tokens, zeros where no
+   token is: unit g * (n_in / 32) + b, 40 W bytes, holds block b of tokens W g .. W g + W - 1:
+   int8_t q[8][4 W] (+ 128), float d[W], float dsum[W]. */
+static void swa__qpack_lanes(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out, int W)
+{
+    uint8_t *u = (uint8_t *)out;
+    int64_t nbk = n_in / 32, g, b, t;
+    int k;
+    for (g = 0; g * W < n; g++)
+        for (b = 0; b < nbk; b++, u += 40 * W) {
+            memset(u, 0, (size_t)(40 * W));
+            for (t = 0; t < W && g * W + t < n; t++) {
+                const swa__q8g *a = (const swa__q8g *)(xq + (size_t)(g * W + t) * x_stride);
+                const float d = a[b / 8].d[b % 8], dsum = swa__block_dsum(a, b);
+                for (k = 0; k < 8; k++) {
+                    uint32_t v;
+                    memcpy(&v, swa__q8g_half(a, b, k / 4) + 4 * (k % 4), 4);
+                    v ^= 0x80808080u;
+                    memcpy(u + 4 * (k * W + t), &v, 4);
+                }
+                memcpy(u + 4 * (8 * W + t), &d, 4);
+                memcpy(u + 4 * (9 * W + t), &dsum, 4);
+            }
+        }
+}
+
+/* A row's block unpacked, one line. */
+typedef struct swa__qrow {
+    int8_t q[32];        /* its quants in order, signed (Q4_0's less 8, Q5_0's less 16) */
+    int32_t neg_offset;  /* -128 sum q: what the tokens' + 128 adds to the sum, taken off */
+    float d, m;          /* m: Q4_1's and Q5_1's */
+    int32_t unused[5];
+} swa__qrow;
+
+SWA__AVX2 SWA__INLINE void swa__qrow_unpack(const uint8_t *w, uint32_t type, swa__qrow *u)
+{
+    __m256i q = swa__block_avx2(w, type), sums;
+    int64_t part[4];
+    if (!swa__signed_quants(type)) q = _mm256_sub_epi8(q, _mm256_set1_epi8((char)swa__quant_offset(type)));
+    _mm256_storeu_si256((__m256i *)u->q, q);
+    sums = _mm256_sad_epu8(_mm256_xor_si256(q, _mm256_set1_epi8((char)0x80)), _mm256_setzero_si256());
+    _mm256_storeu_si256((__m256i *)part, sums);
+    u->neg_offset = -128 * ((int32_t)(part[0] + part[1] + part[2] + part[3]) - 128 * 32);
+    u->d = swa__block_scale_avx2(w, type);
+    u->m = swa__b32_has_min(type) ? _cvtsh_ss(swa__load_u16(w + 2)) : 0.0f;
+}
+
+/* A product's results for `rows` rows (from row r) and token group g of W tokens, out[m * W + t],
+   into y[t * ldy + r + m] for the group's tokens below n. */
+static void swa__put_group(const float *out, int rows, int64_t g, int W, int64_t n, float *y, int64_t ldy, int64_t r)
+{
+    int64_t t;
+    int m;
+    for (t = 0; t < W && g * W + t < n; t++)
+        for (m = 0; m < rows; m++) y[(g * W + t) * ldy + r + m] = out[m * W + t];
+}
+
 /* The code-generating macros of this section end here. */
 #undef SWA__LOAD_F16
 #undef SWA__WSUM_AVX2
@@ -10507,27 +10579,40 @@ SWA__AVX_VNNI SWA__INLINE __m256i swa__pair_sums_vnni(__m256i lo, __m256i hi, co
     return _mm256_dpbusd_avx_epi32(s, hi, _mm256_loadu_si256((const __m256i *)(q + 32)));
 }
 
-/* One token's turn on a group of 8 weight blocks (scales dw, pairs unpacked): the 8 blocks'
-   sums in block order, their offsets off, scaled into acc. */
-SWA__AVX_VNNI SWA__INLINE __m256 swa__group_step_vnni(__m256 dw, const __m256i lo[4], const __m256i hi[4],
+/* The blocks of 32's order in this set, which its dots, tiles and products all keep: a row's
+   full groups of 8 blocks go lane by lane into 8 accumulators, block j of each group into the
+   j-th, acc_j = fma(S, d_w d_x, acc_j) with S the block's exact integer sum, then for Q4_1 and
+   Q5_1 acc_j = fma(m, d_x sum x, acc_j); the last, partial group's blocks go in order into a
+   ninth the same way; the result is swa__hsum_avx2's tree over the 8, plus the ninth. */
+
+/* One token's turn on a group of 8 weight blocks (scales dw, Q4_1's and Q5_1's m in mw, pairs
+   unpacked): the 8 blocks' sums in block order, their offsets off, into acc. */
+SWA__AVX_VNNI SWA__INLINE __m256 swa__group_step_vnni(__m256 dw, __m256 mw, const __m256i lo[4], const __m256i hi[4],
                                                       const swa__q8g *a, uint32_t type, __m256 acc)
 {
     __m256i p01 = _mm256_hadd_epi32(swa__pair_sums_vnni(lo[0], hi[0], a->q), swa__pair_sums_vnni(lo[1], hi[1], a->q + 64));
     __m256i p23 = _mm256_hadd_epi32(swa__pair_sums_vnni(lo[2], hi[2], a->q + 128), swa__pair_sums_vnni(lo[3], hi[3], a->q + 192));
-    __m256i sum8 = _mm256_loadu_si256((const __m256i *)a->sum8);
-    __m256i off = swa__offset_quants(type) ? swa__offsets_avx2(sum8, type) : _mm256_slli_epi32(sum8, 4);
-    __m256i s = _mm256_sub_epi32(_mm256_hadd_epi32(p01, p23), off);
-    return _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_loadu_ps(a->d)), _mm256_cvtepi32_ps(s), acc);
+    const __m256i sum8 = _mm256_loadu_si256((const __m256i *)a->sum8);
+    const __m256 dx = _mm256_loadu_ps(a->d);
+    __m256i s = _mm256_hadd_epi32(p01, p23);
+    if (swa__offset_quants(type)) s = _mm256_sub_epi32(s, swa__offsets_avx2(sum8, type));
+    else if (swa__signed_quants(type)) s = _mm256_sub_epi32(s, _mm256_slli_epi32(sum8, 4));
+    acc = _mm256_fmadd_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(s), acc);
+    if (swa__b32_has_min(type)) acc = _mm256_fmadd_ps(mw, _mm256_mul_ps(dx, _mm256_cvtepi32_ps(_mm256_srai_epi32(sum8, 3))), acc);
+    return acc;
 }
 
-/* One block b of a row's last, partial group. */
-SWA__AVX_VNNI SWA__INLINE float swa__block_dot_vnni(const uint8_t *w, uint32_t type, const swa__q8g *a, int64_t b)
+/* Block b of a row's last, partial group, into the ninth accumulator t. */
+SWA__AVX_VNNI SWA__INLINE __m128 swa__block_step_vnni(const uint8_t *w, uint32_t type, const swa__q8g *a, int64_t b, __m128 t)
 {
     __m256i q = swa__block_avx2(w, type);
-    int32_t offset = swa__offset_of(type, a[b / 8].sum8[b % 8]);
+    int32_t s;
     if (swa__signed_quants(type)) q = _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80));
-    return swa__block_scale_avx2(w, type) * a[b / 8].d[b % 8] *
-           (float)(swa__hsum_epi32_avx2(_mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b))) - offset);
+    s = swa__hsum_epi32_avx2(_mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), q, swa__block_x_avx2(a, b))) -
+        swa__offset_of(type, a[b / 8].sum8[b % 8]);
+    t = _mm_fmadd_ss(_mm_set_ss((float)s), _mm_set_ss(swa__block_scale_avx2(w, type) * a[b / 8].d[b % 8]), t);
+    if (swa__b32_has_min(type)) t = _mm_fmadd_ss(_mm_set_ss(_cvtsh_ss(swa__load_u16(w + 2))), _mm_set_ss(swa__block_dsum(a, b)), t);
+    return t;
 }
 
 SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n,
@@ -10537,47 +10622,147 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const
     const swa__q8g *a0 = (const swa__q8g *)xa, *a1 = (const swa__q8g *)(xa + stride);
     const swa__q8g *a2 = (const swa__q8g *)(xa + 2 * stride), *a3 = (const swa__q8g *)(xa + 3 * stride);
     const int block_bytes = (int)swa__types[type].block_bytes;
-    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, mw = c0;
     __m256i lo[4], hi[4];
-    float tail0 = 0.0f, tail1 = 0.0f, tail2 = 0.0f, tail3 = 0.0f;
+    __m128 t0 = _mm_setzero_ps(), t1 = t0, t2 = t0, t3 = t0;
     int64_t i, b;
     for (i = 0; nt == 1 && i < n / 256; i++, w += 8 * block_bytes) {
         __m256 dw = swa__group_scales_avx2(w, block_bytes, type);
+        if (swa__b32_has_min(type)) mw = swa__scales8_avx2(w + 2, block_bytes);
         swa__prefetch_unit(w, 8 * block_bytes);
         swa__pair_vnni(w, 0, type, &lo[0], &hi[0]);
         swa__pair_vnni(w, 1, type, &lo[1], &hi[1]);
         swa__pair_vnni(w, 2, type, &lo[2], &hi[2]);
         swa__pair_vnni(w, 3, type, &lo[3], &hi[3]);
-        c0 = swa__group_step_vnni(dw, lo, hi, a0 + i, type, c0);
+        c0 = swa__group_step_vnni(dw, mw, lo, hi, a0 + i, type, c0);
     }
     for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
         __m256 dw = swa__group_scales_avx2(w, block_bytes, type);
+        if (swa__b32_has_min(type)) mw = swa__scales8_avx2(w + 2, block_bytes);
         swa__prefetch_unit(w, 8 * block_bytes);
         swa__pair_vnni(w, 0, type, &lo[0], &hi[0]);
         swa__pair_vnni(w, 1, type, &lo[1], &hi[1]);
         swa__pair_vnni(w, 2, type, &lo[2], &hi[2]);
         swa__pair_vnni(w, 3, type, &lo[3], &hi[3]);
-        c0 = swa__group_step_vnni(dw, lo, hi, a0 + i, type, c0);
-        c1 = swa__group_step_vnni(dw, lo, hi, a1 + i, type, c1);
-        if (nt > 2) c2 = swa__group_step_vnni(dw, lo, hi, a2 + i, type, c2);
-        if (nt > 3) c3 = swa__group_step_vnni(dw, lo, hi, a3 + i, type, c3);
+        c0 = swa__group_step_vnni(dw, mw, lo, hi, a0 + i, type, c0);
+        c1 = swa__group_step_vnni(dw, mw, lo, hi, a1 + i, type, c1);
+        if (nt > 2) c2 = swa__group_step_vnni(dw, mw, lo, hi, a2 + i, type, c2);
+        if (nt > 3) c3 = swa__group_step_vnni(dw, mw, lo, hi, a3 + i, type, c3);
     }
     for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
-        tail0 += swa__block_dot_vnni(w, type, a0, b);
-        if (nt > 1) tail1 += swa__block_dot_vnni(w, type, a1, b);
-        if (nt > 2) tail2 += swa__block_dot_vnni(w, type, a2, b);
-        if (nt > 3) tail3 += swa__block_dot_vnni(w, type, a3, b);
+        t0 = swa__block_step_vnni(w, type, a0, b, t0);
+        if (nt > 1) t1 = swa__block_step_vnni(w, type, a1, b, t1);
+        if (nt > 2) t2 = swa__block_step_vnni(w, type, a2, b, t2);
+        if (nt > 3) t3 = swa__block_step_vnni(w, type, a3, b, t3);
     }
-    out[0] = swa__hsum_avx2(c0) + tail0;
-    if (nt > 1) out[1] = swa__hsum_avx2(c1) + tail1;
-    if (nt > 2) out[2] = swa__hsum_avx2(c2) + tail2;
-    if (nt > 3) out[3] = swa__hsum_avx2(c3) + tail3;
+    out[0] = swa__hsum_avx2(c0) + _mm_cvtss_f32(t0);
+    if (nt > 1) out[1] = swa__hsum_avx2(c1) + _mm_cvtss_f32(t1);
+    if (nt > 2) out[2] = swa__hsum_avx2(c2) + _mm_cvtss_f32(t2);
+    if (nt > 3) out[3] = swa__hsum_avx2(c3) + _mm_cvtss_f32(t3);
 }
 
-SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q8_0_vnni, swa__dots_q8_0_vnni, swa__dot_q8_0_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_Q8_0)
-SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q4_0_vnni, swa__dots_q4_0_vnni, swa__dot_q4_0_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_Q4_0)
-SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_iq4_nl_vnni, swa__dots_iq4_nl_vnni, swa__dot_iq4_nl_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_IQ4_NL)
-SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_mxfp4_vnni, swa__dots_mxfp4_vnni, swa__dot_mxfp4_vnni, swa__row_dots_grouped_vnni, SWA_TYPE_MXFP4)
+#define SWA__VNNI_TYPES(X) \
+    X(q8_0, SWA_TYPE_Q8_0) X(q4_0, SWA_TYPE_Q4_0) X(q4_1, SWA_TYPE_Q4_1) X(q5_0, SWA_TYPE_Q5_0) \
+    X(q5_1, SWA_TYPE_Q5_1) X(iq4_nl, SWA_TYPE_IQ4_NL) X(mxfp4, SWA_TYPE_MXFP4)
+#define SWA__NEW_TYPE_VNNI(stem, type) \
+    SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_##stem##_vnni, swa__dots_##stem##_vnni, swa__dot_##stem##_vnni, \
+                  swa__row_dots_grouped_vnni, type)
+SWA__VNNI_TYPES(SWA__NEW_TYPE_VNNI)
+#undef SWA__NEW_TYPE_VNNI
+
+/* ---- The blocks of 32's products: tokens in the lanes ----
+   As the AVX2 section's end describes, with 8 tokens to a unit (swa__qunit8), 8 rows' chains at
+   a time. A (row, token) pair keeps the order above: its 9 accumulators live in memory (a load
+   and a store a row and block, beside 8 vpdpbusd), block b going to the (b mod 8)-th in full
+   groups and to the ninth after them, and the same tree sums them at the end. */
+typedef struct swa__qunit8 {   /* swa__qpack_lanes's unit of 8 tokens */
+    int8_t q[8][32];
+    float d[8];
+    float dsum[8];
+} swa__qunit8;
+
+static void swa__qpack_vnni(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
+{
+    swa__qpack_lanes(xq, x_stride, n, n_in, out, 8);
+}
+
+#define SWA__VNNI_ACCS 9   /* accumulators a (row, token): 8 for the full groups, one after them */
+
+/* Block b of 8 unpacked rows (row[m]) against a unit of 8 tokens, into accumulator acc + m *
+   SWA__VNNI_ACCS * 8 of row m. */
+SWA__AVX_VNNI SWA__INLINE void swa__qstep_vnni(const swa__qrow *row, const swa__qunit8 *x, float *acc, const uint32_t type)
+{
+    const __m256 dx = _mm256_loadu_ps(x->d);
+    __m256i s[8];
+    int m, k;
+    SWA__UNROLL(8)
+    for (m = 0; m < 8; m++) s[m] = _mm256_set1_epi32(row[m].neg_offset);
+    SWA__UNROLL(8)
+    for (k = 0; k < 8; k++) {
+        const __m256i t = _mm256_loadu_si256((const __m256i *)x->q[k]);
+        SWA__UNROLL(8)
+        for (m = 0; m < 8; m++)
+            s[m] = _mm256_dpbusd_avx_epi32(s[m], t, _mm256_set1_epi32((int)swa__load_u32((const uint8_t *)row[m].q + 4 * k)));
+    }
+    SWA__UNROLL(8)
+    for (m = 0; m < 8; m++) {
+        float *c = acc + m * SWA__VNNI_ACCS * 8;
+        __m256 v = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(row[m].d), dx), _mm256_cvtepi32_ps(s[m]), _mm256_loadu_ps(c));
+        if (swa__b32_has_min(type)) v = _mm256_fmadd_ps(_mm256_set1_ps(row[m].m), _mm256_loadu_ps(x->dsum), v);
+        _mm256_storeu_ps(c, v);
+    }
+}
+
+/* y[t * ldy + r] = dot(row r, token t) for nr rows of a block-of-32 type and n tokens packed
+   by swa__qpack_vnni. */
+SWA__AVX_VNNI SWA__INLINE void swa__gemm_q_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                                int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
+{
+    const int64_t nbk = n_in / 32, full = nbk / 8 * 8, bytes = (int64_t)swa_type_block_bytes(type);
+    const swa__qunit8 *xu = (const swa__qunit8 *)xpack;
+    swa__qrow *u = (swa__qrow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    float *acc = (float *)(u + 8 * nbk), *out = acc + 8 * SWA__VNNI_ACCS * 8;
+    int64_t r, g, b;
+    int m, j;
+    for (r = 0; r < nr; r += 8) {
+        const int rows = nr - r < 8 ? (int)(nr - r) : 8;
+        for (b = 0; b < nbk; b++)
+            for (m = 0; m < 8; m++) {
+                if (m < rows) swa__qrow_unpack(w + (size_t)(r + m) * w_stride + b * bytes, type, u + 8 * b + m);
+                else memset(u + 8 * b + m, 0, sizeof *u);
+            }
+        for (g = 0; g * 8 < n; g++) {
+            memset(acc, 0, sizeof(float) * 8 * SWA__VNNI_ACCS * 8);
+            for (b = 0; b < nbk; b++) swa__qstep_vnni(u + 8 * b, xu + g * nbk + b, acc + 8 * (b < full ? b % 8 : 8), type);
+            for (m = 0; m < rows; m++) {   /* swa__hsum_avx2's tree, lane by lane, then the ninth */
+                __m256 c[SWA__VNNI_ACCS];
+                for (j = 0; j < SWA__VNNI_ACCS; j++) c[j] = _mm256_loadu_ps(acc + (m * SWA__VNNI_ACCS + j) * 8);
+                c[0] = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c[0], c[4]), _mm256_add_ps(c[2], c[6])),
+                                     _mm256_add_ps(_mm256_add_ps(c[1], c[5]), _mm256_add_ps(c[3], c[7])));
+                _mm256_storeu_ps(out + 8 * m, _mm256_add_ps(c[0], c[8]));
+            }
+            swa__put_group(out, rows, g, 8, n, y, ldy, r);
+        }
+    }
+}
+
+#define SWA__GEMM_VNNI(stem, type)                                                                                    \
+    SWA__AVX_VNNI static void swa__gemm_##stem##_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, \
+                                                      int64_t n, int64_t n_in, float *y, int64_t ldy, void *scratch)  \
+    {                                                                                                                 \
+        swa__gemm_q_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, type);                                    \
+    }
+SWA__VNNI_TYPES(SWA__GEMM_VNNI)
+#undef SWA__GEMM_VNNI
+
+/* The packed tokens for n tokens of up to n_in columns, and a thread's scratch (8 unpacked rows,
+   their accumulators and results, aligned by hand). */
+static void swa__gemm_memory_vnni(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
+{
+    *pack_bytes = (uint64_t)(n + 7) / 8 * (uint64_t)(n_in / 32) * sizeof(swa__qunit8);
+    *scratch_bytes = 8 * (uint64_t)(n_in / 32) * sizeof(swa__qrow) + (8 * SWA__VNNI_ACCS * 8 + 64) * sizeof(float) + 64;
+}
+
 /* K-quants: a super-block's 256 weights as 8 registers of 32 unsigned quants in element order,
    and beside each the int16 scales of its two 16-element halves; maddubs gives the pair sums
    and vpdpwssd scales and adds them, so the super-block's integers stay exact. The loops over
@@ -11087,12 +11272,6 @@ SWA__AVX512 SWA__INLINE __m512 swa__lanes_unpack_avx512(const uint8_t *const *ro
         if (swa__b32_has_min(type)) *mw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16)));
         return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
     }
-}
-
-/* d_x sum x of a token's block b: what Q4_1's and Q5_1's m meets. */
-static inline float swa__block_dsum(const swa__q8g *a, int64_t b)
-{
-    return a[b / 8].d[b % 8] * (float)(a[b / 8].sum8[b % 8] / 8);
 }
 
 /* One token's block b against the unpacked rows, into acc. */
@@ -11680,14 +11859,6 @@ static void swa__kpack_avx512(const uint8_t *xq, size_t x_stride, int64_t n, int
 }
 
 /* Token group g's results out[16 m + t] for rows r .. r + rows - 1 into y. */
-static void swa__put_group(const float *out, int rows, int64_t g, int64_t n, float *y, int64_t ldy, int64_t r)
-{
-    int64_t t;
-    int m;
-    for (t = 0; t < 16 && g * 16 + t < n; t++)
-        for (m = 0; m < rows; m++) y[(g * 16 + t) * ldy + r + m] = out[m * 16 + t];
-}
-
 /* A row's super-block unpacked, 384 bytes (whole lines). */
 typedef struct swa__krow {
     int8_t q[256];     /* its weights in order: Q4_K's, Q5_K's, Q2_K's and Q3_K's quants, Q6_K's less 32, IQ4_XS's values */
@@ -11822,7 +11993,7 @@ SWA__AVX512 SWA__INLINE void swa__gemm_k_avx512(const uint8_t *w, size_t w_strid
         for (g = 0; g * 16 < n; g++) {
             swa__kgroup_avx512(u, xu + g * nsb, nsb, out, type);
             if (rows > 8) swa__kgroup_avx512(u + 8, xu + g * nsb, nsb, out + 128, type);
-            swa__put_group(out, rows, g, n, y, ldy, r);
+            swa__put_group(out, rows, g, 16, n, y, ldy, r);
         }
     }
 }
@@ -11842,63 +12013,21 @@ SWA__GEMM_AVX512(swa__gemm_q2_k_avx512, swa__gemm_k_avx512, SWA_TYPE_Q2_K)
 SWA__GEMM_AVX512(swa__gemm_q3_k_avx512, swa__gemm_k_avx512, SWA_TYPE_Q3_K)
 
 /* ---- The blocks of 32's products: tokens in the lanes ----
-   As the K-quants' above, a block at a time: 16 tokens' block b in a unit (swa__qunit, its 8
-   words of 4 elements a register, + 128), each row's block unpacked once as signed bytes (the
-   table types' values, Q4_0's, Q5_0's and MXFP4's less their offsets) beside minus 128 times
-   its sum (swa__qrow), on which the chain of 8 vpdpbusd starts. A (row, token) pair then adds
-   its blocks in the lanes kernels' order (acc = fma(S_b, d_w d_x, acc), then Q4_1's and Q5_1's
-   acc = fma(m_w, d_x sum_b x, acc), block after block from 0): the dots' and tiles' bits
-   exactly, without transposing the rows for every 12 tokens. */
+   As the K-quants' above, and as the AVX2 section's end describes: 16 tokens' block b in a unit
+   (swa__qunit), each row's block unpacked once (swa__qrow), two blocks of 8 rows at a time. A
+   (row, token) pair adds its blocks in the lanes kernels' order (acc = fma(S_b, d_w d_x, acc),
+   then Q4_1's and Q5_1's acc = fma(m_w, d_x sum_b x, acc), block after block from 0): the dots'
+   and tiles' bits exactly, without transposing the rows for every 12 tokens. */
 
-typedef struct swa__qunit {
+typedef struct swa__qunit {   /* swa__qpack_lanes's unit of 16 tokens */
     int8_t q[8][64];   /* the block's elements 4 i .. 4 i + 3: token t's at q[i][4 t] */
     float d[16];
-    float dsum[16];    /* d_x sum x (swa__block_dsum), for Q4_1's and Q5_1's m */
+    float dsum[16];
 } swa__qunit;
 
-/* Tokens [0, n) of swa__q8g rows (x_stride bytes apart) as units, + 128, zeros where no token
-   is: unit g * (n_in / 32) + b holds block b of tokens 16 g .. 16 g + 15. */
 static void swa__qpack_avx512(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
 {
-    swa__qunit *u = (swa__qunit *)out;
-    int64_t nbk = n_in / 32, g, b, t;
-    int k;
-    for (g = 0; g * 16 < n; g++)
-        for (b = 0; b < nbk; b++, u++) {
-            memset(u, 0, sizeof *u);
-            for (t = 0; t < 16 && g * 16 + t < n; t++) {
-                const swa__q8g *a = (const swa__q8g *)(xq + (size_t)(g * 16 + t) * x_stride);
-                for (k = 0; k < 8; k++) {
-                    uint32_t v;
-                    memcpy(&v, swa__q8g_half(a, b, k / 4) + 4 * (k % 4), 4);
-                    v ^= 0x80808080u;
-                    memcpy(u->q[k] + 4 * t, &v, 4);
-                }
-                u->d[t] = a[b / 8].d[b % 8];
-                u->dsum[t] = swa__block_dsum(a, b);
-            }
-        }
-}
-
-/* A row's block unpacked, one line. */
-typedef struct swa__qrow {
-    int8_t q[32];        /* its quants in order, signed (Q4_0's less 8) */
-    int32_t neg_offset;  /* -128 sum q: what the tokens' + 128 adds to the sum, taken off */
-    float d, m;          /* m: Q4_1's and Q5_1's */
-    int32_t unused[5];
-} swa__qrow;
-
-SWA__AVX512 SWA__INLINE void swa__qrow_unpack_avx512(const uint8_t *w, uint32_t type, swa__qrow *u)
-{
-    __m256i q = swa__block_avx2(w, type), sums;
-    int64_t part[4];
-    if (!swa__signed_quants(type)) q = _mm256_sub_epi8(q, _mm256_set1_epi8((char)swa__quant_offset(type)));
-    _mm256_storeu_si256((__m256i *)u->q, q);
-    sums = _mm256_sad_epu8(_mm256_xor_si256(q, _mm256_set1_epi8((char)0x80)), _mm256_setzero_si256());
-    _mm256_storeu_si256((__m256i *)part, sums);
-    u->neg_offset = -128 * ((int32_t)(part[0] + part[1] + part[2] + part[3]) - 128 * 32);
-    u->d = swa__block_scale_avx2(w, type);
-    u->m = swa__b32_has_min(type) ? _cvtsh_ss(swa__load_u16(w + 2)) : 0.0f;
+    swa__qpack_lanes(xq, x_stride, n, n_in, out, 16);
 }
 
 /* Blocks b and b + 1 (`pair`; else b alone) of 8 unpacked rows (row[m], row[16 + m]) against
@@ -11948,7 +12077,7 @@ SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_strid
         const int rows = nr - r < 16 ? (int)(nr - r) : 16;
         for (b = 0; b < nbk; b++)
             for (m = 0; m < 16; m++) {
-                if (m < rows) swa__qrow_unpack_avx512(w + (size_t)(r + m) * w_stride + b * bytes, type, u + 16 * b + m);
+                if (m < rows) swa__qrow_unpack(w + (size_t)(r + m) * w_stride + b * bytes, type, u + 16 * b + m);
                 else memset(u + 16 * b + m, 0, sizeof *u);
             }
         for (g = 0; g * 16 < n; g++) {
@@ -11961,7 +12090,7 @@ SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_strid
                 SWA__UNROLL(8)
                 for (m = 0; m < 8; m++) _mm512_storeu_ps(out + 16 * (h + m), acc[m]);
             }
-            swa__put_group(out, rows, g, n, y, ldy, r);
+            swa__put_group(out, rows, g, 16, n, y, ldy, r);
         }
     }
 }
@@ -12732,7 +12861,7 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
                 swa__amx_group(wq + k * 16 * nbk * 32, ds + k * 16 * stride, stride, xu + g * n_blocks, n_blocks, nbk, c,
                                acc, &ahead);
                 swa__amx_tree(acc, 0, out);
-                swa__put_group(out, rows, g, n, y, ldy, r);
+                swa__put_group(out, rows, g, 16, n, y, ldy, r);
             }
     }
     _tile_release();
@@ -13024,7 +13153,7 @@ SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int
             if (type == SWA_TYPE_Q6_K) swa__amx_q6k_group(wq, d, xu + g * nsb, nsb, c, out, &ahead);
             else if (type == SWA_TYPE_IQ4_XS) swa__amx_iq4xs_group(wq, d, mins, xu + g * nsb, nsb, c, out, &ahead);
             else swa__amx_kgroup(wq, d, dmin, mins, xu + g * nsb, nsb, c, out, &ahead);
-            swa__put_group(out, rows, g, n, y, ldy, r);
+            swa__put_group(out, rows, g, 16, n, y, ldy, r);
         }
     }
     _tile_release();
@@ -13787,14 +13916,15 @@ static void swa__kernels_avx2(swa__kernels *k)
 static void swa__kernels_vnni(swa__kernels *k)
 {
 #if defined(SWA__HAVE_AVX_VNNI)
-    k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_vnni;
-    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_vnni;
-    k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_vnni;
-    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_vnni;
-    k->type[SWA_TYPE_IQ4_NL].dot = swa__dot_iq4_nl_vnni;
-    k->type[SWA_TYPE_IQ4_NL].dots = swa__dots_iq4_nl_vnni;
-    k->type[SWA_TYPE_MXFP4].dot = swa__dot_mxfp4_vnni;
-    k->type[SWA_TYPE_MXFP4].dots = swa__dots_mxfp4_vnni;
+#define SWA__VNNI_KERNELS(stem, id)                \
+    k->type[id].dot = swa__dot_##stem##_vnni;      \
+    k->type[id].dots = swa__dots_##stem##_vnni;    \
+    k->type[id].gemm = swa__gemm_##stem##_vnni;    \
+    k->type[id].pack = swa__qpack_vnni;            \
+    k->type[id].gemm_from = 16;
+    SWA__VNNI_TYPES(SWA__VNNI_KERNELS)
+#undef SWA__VNNI_KERNELS
+    k->gemm_memory = swa__gemm_memory_vnni;
     k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_vnni;
     k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_vnni;
     k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_vnni;

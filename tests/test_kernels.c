@@ -532,20 +532,20 @@ static void test_quantize_and_convert(void **state) { (void)state; for_each_simd
 static void test_wsum(void **state) { (void)state; for_each_simd(run_wsum); }
 static void test_elementwise(void **state) { (void)state; for_each_simd(run_elementwise); }
 
-#if defined(SWA__HAVE_AVX512)
+#if defined(SWA__HAVE_AVX512) || defined(SWA__HAVE_AVX_VNNI)
 /* The sets with matrix products keep one order per type for their dots, their tiles of up to
    4 (or 12) tokens and their products, so that a token's results do not depend on how many
    others share its batch: Q4_K, Q5_K, Q6_K, IQ4_XS, Q2_K and Q3_K in orders of their own
    (avx512 and amx); the blocks of 32 in the lanes kernels' order (avx512; amx for all but Q8_0
-   and Q4_0) or the residue order (amx's Q8_0 and Q4_0; swa.h, swa__block_isum_ref).
-   Written out here as scalar loops (kmin_order, q6k_order, iq4xs_order, k16_order,
-   lanes_order), with their own decoding of the formats. Each path must give the order's bits
+   and Q4_0), the residue order (amx's Q8_0 and Q4_0; swa.h, swa__block_isum_ref) or the
+   grouped order (avx-vnni). Written out here as scalar loops (kmin_order, q6k_order,
+   iq4xs_order, k16_order, lanes_order, grouped_order), with their own decoding of the formats. Each path must give the order's bits
    exactly, for rows of whole units and tails, whole tiles of 16 rows and parts, and any number
    of tokens; rows at odd addresses. (The tables' dots are also held to the usual reference by
    test_quantized_dots, like every table's.) */
 
 /* a * b + c rounded once, by the instruction: MinGW's libm fmaf rounds twice. These orders run
-   only where the CPU has AVX-512, so FMA. */
+   only where the CPU has AVX-VNNI or AVX-512, so FMA. */
 __attribute__((target("fma"))) static float fused(float a, float b, float c)
 {
     return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
@@ -642,33 +642,56 @@ static float iq4xs_order(const uint8_t *row, const swa__q8k *a, int64_t n)
    bits (bit e for element e), then 16 bytes of nibbles (element e < 16 in byte e's low nibble,
    e >= 16 in byte e - 16's high one) or Q8_0's 32 bytes; Q4_0's values less 8, Q5_0's less
    16. */
+/* Block b's exact sum of q x, its scale d_w d_x rounded, and (Q4_1, Q5_1) m and d_x sum x. */
+static int32_t block32(uint32_t type, const uint8_t *row, const swa__q8g *a, int64_t b, float *dd, float *m, float *dsum)
+{
+    const uint8_t *w = row + (size_t)b * swa_type_block_bytes(type);
+    const int has_m = type == SWA_TYPE_Q4_1 || type == SWA_TYPE_Q5_1, fifth = type == SWA_TYPE_Q5_0 || type == SWA_TYPE_Q5_1;
+    const int at = (type == SWA_TYPE_MXFP4 ? 1 : 2) + 2 * has_m + 4 * fifth;
+    const uint32_t qh = fifth ? (uint32_t)w[at - 4] | (uint32_t)w[at - 3] << 8 | (uint32_t)w[at - 2] << 16 | (uint32_t)w[at - 1] << 24 : 0;
+    int32_t sum = 0, sum_x = 0;
+    int i;
+    for (i = 0; i < 32; i++) {
+        const int nibble = i < 16 ? w[at + i] & 15 : w[at + i - 16] >> 4, x = swa__q8g_half(a, b, i / 16)[i % 16];
+        const int v = nibble + 16 * (int)((qh >> i) & 1);
+        const int q = type == SWA_TYPE_Q8_0 ? (int8_t)w[2 + i] : type == SWA_TYPE_IQ4_NL ? iq4nl_values[nibble] :
+                      type == SWA_TYPE_MXFP4 ? mxfp4_values[nibble] : type == SWA_TYPE_Q4_0 ? nibble - 8 :
+                      type == SWA_TYPE_Q5_0 ? v - 16 : v;
+        sum += q * x;
+        sum_x += x;
+    }
+    *dd = (type == SWA_TYPE_MXFP4 ? ldexpf(1.0f, w[0] - 128) : swa__f16_to_f32(swa__load_u16(w))) * a[b / 8].d[b % 8];
+    *m = has_m ? swa__f16_to_f32(swa__load_u16(w + 2)) : 0.0f;
+    *dsum = a[b / 8].d[b % 8] * (float)sum_x;
+    return sum;
+}
+
+/* acc = fma(S, d_w d_x, acc), then where the type has m, acc = fma(m, d_x sum x, acc). */
+static float block32_step(uint32_t type, const uint8_t *row, const swa__q8g *a, int64_t b, float acc)
+{
+    float dd, m, dsum;
+    const int32_t sum = block32(type, row, a, b, &dd, &m, &dsum);
+    acc = fused((float)sum, dd, acc);
+    return type == SWA_TYPE_Q4_1 || type == SWA_TYPE_Q5_1 ? fused(m, dsum, acc) : acc;
+}
+
 static float lanes_order(uint32_t type, const uint8_t *row, const swa__q8g *a, int64_t n)
 {
-    const size_t bytes = swa_type_block_bytes(type);
     float acc = 0.0f;
     int64_t b;
-    for (b = 0; b < n / 32; b++) {
-        const uint8_t *w = row + (size_t)b * bytes;
-        int32_t sum = 0;
-        int i;
-        const int has_m = type == SWA_TYPE_Q4_1 || type == SWA_TYPE_Q5_1, fifth = type == SWA_TYPE_Q5_0 || type == SWA_TYPE_Q5_1;
-        const int at = (type == SWA_TYPE_MXFP4 ? 1 : 2) + 2 * has_m + 4 * fifth;
-        const uint32_t qh = fifth ? (uint32_t)w[at - 4] | (uint32_t)w[at - 3] << 8 | (uint32_t)w[at - 2] << 16 | (uint32_t)w[at - 1] << 24 : 0;
-        int32_t sum_x = 0;
-        for (i = 0; i < 32; i++) {
-            const int nibble = i < 16 ? w[at + i] & 15 : w[at + i - 16] >> 4, x = swa__q8g_half(a, b, i / 16)[i % 16];
-            const int v = nibble + 16 * (int)((qh >> i) & 1);
-            const int q = type == SWA_TYPE_Q8_0 ? (int8_t)w[2 + i] : type == SWA_TYPE_IQ4_NL ? iq4nl_values[nibble] :
-                          type == SWA_TYPE_MXFP4 ? mxfp4_values[nibble] : type == SWA_TYPE_Q4_0 ? nibble - 8 :
-                          type == SWA_TYPE_Q5_0 ? v - 16 : v;
-            sum += q * x;
-            sum_x += x;
-        }
-        acc = fused((float)sum, (type == SWA_TYPE_MXFP4 ? ldexpf(1.0f, w[0] - 128) : swa__f16_to_f32(swa__load_u16(w))) * a[b / 8].d[b % 8],
-                   acc);
-        if (has_m) acc = fused(swa__f16_to_f32(swa__load_u16(w + 2)), a[b / 8].d[b % 8] * (float)sum_x, acc);
-    }
+    for (b = 0; b < n / 32; b++) acc = block32_step(type, row, a, b, acc);
     return acc;
+}
+
+/* The avx-vnni set's order for blocks of 32: the full groups of 8 blocks into 8 accumulators,
+   block j of each into the j-th, the rest in order into a ninth, each step as lanes_order's;
+   then ((c0 + c4) + (c2 + c6)) + ((c1 + c5) + (c3 + c7)), plus the ninth. */
+static float grouped_order(uint32_t type, const uint8_t *row, const swa__q8g *a, int64_t n)
+{
+    float c[9] = {0};
+    int64_t b, full = n / 256 * 8;
+    for (b = 0; b < n / 32; b++) c[b < full ? b % 8 : 8] = block32_step(type, row, a, b, c[b < full ? b % 8 : 8]);
+    return (((c[0] + c[4]) + (c[2] + c[6])) + ((c[1] + c[5]) + (c[3] + c[7]))) + c[8];
 }
 
 /* Q2_K's order, Q4_K's with 16 sub-blocks of 16: S = sum_j sc_j sum q x and M = -sum_j m_j
@@ -708,6 +731,7 @@ static float k16_order(uint32_t type, const uint8_t *row, const swa__q8k *a, int
 /* The type's order in set `set` for one row and one token's activations. */
 static float exact_order(int32_t set, uint32_t type, const uint8_t *row, const uint8_t *act, int64_t n)
 {
+    if (set == SWA_KERNELS_AVX_VNNI) return grouped_order(type, row, (const swa__q8g *)act, n);
     if (type == SWA_TYPE_Q6_K) return q6k_order(row, (const swa__q8k *)act, n);
     if (type == SWA_TYPE_IQ4_XS) return iq4xs_order(row, (const swa__q8k *)act, n);
     if (type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K) return k16_order(type, row, (const swa__q8k *)act, n);
@@ -774,7 +798,7 @@ static void test_exact_order(void **state)
     static const uint32_t types[] = {SWA_TYPE_Q4_K, SWA_TYPE_Q5_K, SWA_TYPE_Q6_K, SWA_TYPE_IQ4_XS, SWA_TYPE_Q2_K,
                                      SWA_TYPE_Q3_K, SWA_TYPE_Q8_0, SWA_TYPE_Q4_0, SWA_TYPE_Q4_1, SWA_TYPE_Q5_0,
                                      SWA_TYPE_Q5_1, SWA_TYPE_IQ4_NL, SWA_TYPE_MXFP4};
-    static const int32_t sets[] = {SWA_KERNELS_AVX512, SWA_KERNELS_AMX};
+    static const int32_t sets[] = {SWA_KERNELS_AVX_VNNI, SWA_KERNELS_AVX512, SWA_KERNELS_AMX};
     swa__kernels k;
     size_t si, ti, b, r, t;
     int ran = 0;
@@ -790,6 +814,7 @@ static void test_exact_order(void **state)
         ran = 1;
         for (ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
             int kquant = swa__act_kind(types[ti]) == SWA__ACT_Q8K;
+            if (kquant && sets[si] == SWA_KERNELS_AVX_VNNI) continue;   /* its K-quants have no products, nor these orders */
             size_t n_sizes = kquant ? sizeof super_blocks / sizeof super_blocks[0] : sizeof blocks / sizeof blocks[0];
             for (b = 0; b < n_sizes; b++)
                 for (r = 0; r < sizeof rows / sizeof rows[0]; r++)
@@ -838,7 +863,7 @@ int main(void)
         cmocka_unit_test(test_quantize_and_convert),
         cmocka_unit_test(test_wsum),
         cmocka_unit_test(test_elementwise),
-#if defined(SWA__HAVE_AVX512)
+#if defined(SWA__HAVE_AVX512) || defined(SWA__HAVE_AVX_VNNI)
         cmocka_unit_test(test_exact_order),
 #endif
     };
