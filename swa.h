@@ -10474,6 +10474,7 @@ SWA__AVX2 static void swa__geglu_avx2(float *gate, const float *up, int64_t n)
     for (; i < n; i++) gate[i] = gate[i] / (1.0f + expf(SWA__GELU_EXPONENT(gate[i]))) * up[i];
 }
 
+#if defined(SWA__HAVE_AVX_VNNI) || defined(SWA__HAVE_AVX512)
 /* ---- Products with the tokens in the lanes: what the VNNI sets' share ----
    The AVX-VNNI and AVX-512 sets' products of blocks of 32 put W tokens (8 or 16) in the lanes of
    a register: a block's 32 activations of W tokens are packed once per chunk into a unit, its 8
@@ -10545,6 +10546,7 @@ static void swa__put_group(const float *out, int rows, int64_t g, int W, int64_t
     for (t = 0; t < W && g * W + t < n; t++)
         for (m = 0; m < rows; m++) y[(g * W + t) * ldy + r + m] = out[m * W + t];
 }
+#endif
 
 /* The code-generating macros of this section end here. */
 #undef SWA__LOAD_F16
