@@ -10537,6 +10537,71 @@ SWA__AVX2 SWA__INLINE void swa__qrow_unpack(const uint8_t *w, uint32_t type, swa
     u->m = swa__b32_has_min(type) ? _cvtsh_ss(swa__load_u16(w + 2)) : 0.0f;
 }
 
+/* The K-quants' and IQ4_XS's (as the sets that have their products read them): W tokens'
+   super-block s in a unit, the quants of each 4 elements side by side, and the sums their mins
+   and offsets meet. Tokens [0, n) of swa__q8k rows (x_stride bytes apart) as units, their quants
+   xor flip (0x80: a + 128), zeros where no token is: unit g * (n_in / 256) + s, 308 W bytes,
+   holds super-block s of tokens W g .. W g + W - 1: int8_t q[4][16][4 W] (quarter k's elements
+   4 i .. 4 i + 3, token t's at q[k][i][4 t]), int32_t pair_sums[4][W] ((B_2p, B_2p+1) as two
+   int16, B_j the sum of 32-element sub-block j), int32_t bsum_pairs[8][W] ((bsum_2p, bsum_2p+1),
+   the 16-element sums, as two int16), float d[W]. */
+static void swa__kpack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out, int W, uint32_t flip)
+{
+    uint8_t *u = (uint8_t *)out;
+    int64_t nsb = n_in / 256, g, s, t;
+    int k, i, p;
+    for (g = 0; g * W < n; g++)
+        for (s = 0; s < nsb; s++, u += 308 * W) {
+            memset(u, 0, (size_t)(308 * W));
+            for (t = 0; t < W && g * W + t < n; t++) {
+                const swa__q8k *a = (const swa__q8k *)(xq + (size_t)(g * W + t) * x_stride) + s;
+                for (k = 0; k < 4; k++)
+                    for (i = 0; i < 16; i++) {
+                        uint32_t v;
+                        memcpy(&v, a->q + 64 * k + 4 * i, 4);
+                        v ^= flip * 0x01010101u;
+                        memcpy(u + 4 * ((16 * k + i) * W + t), &v, 4);
+                    }
+                for (p = 0; p < 4; p++) {
+                    int16_t b[2];
+                    b[0] = (int16_t)(a->bsum[4 * p] + a->bsum[4 * p + 1]);
+                    b[1] = (int16_t)(a->bsum[4 * p + 2] + a->bsum[4 * p + 3]);
+                    memcpy(u + 4 * ((64 + p) * W + t), b, 4);
+                }
+                for (p = 0; p < 8; p++) memcpy(u + 4 * ((68 + p) * W + t), a->bsum + 2 * p, 4);
+                memcpy(u + 4 * (76 * W + t), &a->d, 4);
+            }
+        }
+}
+
+/* A row's super-block unpacked, 384 bytes (whole lines). */
+typedef struct swa__krow {
+    int8_t q[256];     /* its weights in order: Q4_K's, Q5_K's, Q2_K's and Q3_K's quants, Q6_K's less 32, IQ4_XS's values */
+    int32_t sc[16];    /* its sub-blocks' scales: Q4_K's and Q5_K's 8, Q6_K's, Q2_K's and Q3_K's 16, IQ4_XS's 8 less 32 */
+    int32_t mins[8];   /* each pair's (-m_2p, -m_2p+1) as two int16: Q4_K's and Q5_K's 4, Q2_K's 8 */
+    int32_t offset;    /* 128 sum_j sc_j sum q over sub-block j: what the tokens' + 128 adds to S */
+    float d, dmin;
+    int32_t unused[5];
+} swa__krow;
+
+/* The row's offset from its quants and scales, `size` elements a sub-block. */
+SWA__AVX2 SWA__INLINE void swa__krow_offset(swa__krow *u, int size)
+{
+    int64_t sums[32];   /* of each 8 weights + 128 */
+    int32_t offset = 0;
+    int k, j, l;
+    for (k = 0; k < 8; k++)
+        _mm256_storeu_si256((__m256i *)(sums + 4 * k),
+                            _mm256_sad_epu8(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(u->q + 32 * k)), _mm256_set1_epi8((char)0x80)),
+                                            _mm256_setzero_si256()));
+    for (j = 0; j < 256 / size; j++) {
+        int32_t sum = -128 * size;
+        for (l = 0; l < size / 8; l++) sum += (int32_t)sums[j * size / 8 + l];
+        offset += u->sc[j] * sum;
+    }
+    u->offset = 128 * offset;
+}
+
 /* A product's results for `rows` rows (from row r) and token group g of W tokens, out[m * W + t],
    into y[t * ldy + r + m] for the group's tokens below n. */
 static void swa__put_group(const float *out, int rows, int64_t g, int W, int64_t n, float *y, int64_t ldy, int64_t r)
@@ -10757,14 +10822,6 @@ SWA__AVX_VNNI SWA__INLINE void swa__gemm_q_vnni(const uint8_t *w, size_t w_strid
 SWA__VNNI_TYPES(SWA__GEMM_VNNI)
 #undef SWA__GEMM_VNNI
 
-/* The packed tokens for n tokens of up to n_in columns, and a thread's scratch (8 unpacked rows,
-   their accumulators and results, aligned by hand). */
-static void swa__gemm_memory_vnni(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
-{
-    *pack_bytes = (uint64_t)(n + 7) / 8 * (uint64_t)(n_in / 32) * sizeof(swa__qunit8);
-    *scratch_bytes = 8 * (uint64_t)(n_in / 32) * sizeof(swa__qrow) + (8 * SWA__VNNI_ACCS * 8 + 64) * sizeof(float) + 64;
-}
-
 /* K-quants: a super-block's 256 weights as 8 registers of 32 unsigned quants in element order,
    and beside each the int16 scales of its two 16-element halves; maddubs gives the pair sums
    and vpdpwssd scales and adds them, so the super-block's integers stay exact. The loops over
@@ -10827,36 +10884,46 @@ SWA__AVX_VNNI SWA__INLINE void swa__q6k_unpack_vnni(const uint8_t *w, swa__kquan
     *sc16 = _mm256_cvtepi8_epi16(sc8);
 }
 
+/* Q4_K's and Q6_K's dots in the orders their products keep (the avx512 set's): a super-block's
+   S = sum_j sc_j sum q a, exact (swa__kquant_sums_vnni's lanes added up); Q4_K's M = -sum_j
+   m_j B_j likewise, [S, M] scaled by [d d_x, dmin d_x] into two lanes [ls, lm] and the result
+   ls + lm; Q6_K's S less 32 sum_j sc_j bsum_j, scaled by d d_x into one lane. */
 SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q4_k_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    __m256 c[4];
+    __m128 c[4];
     swa__kquant_vnni u;
     __m256i mins16;
-    __m256 d_dmin;
+    __m256 unused;
     int64_t i;
     int t;
-    for (t = 0; t < 4; t++) c[t] = _mm256_setzero_ps();
+    for (t = 0; t < 4; t++) c[t] = _mm_setzero_ps();
     for (i = 0; i < n / 256; i++, w += 144) {
+        const __m128 d_dmin = _mm_cvtph_ps(_mm_set1_epi32((int)swa__load_u32(w)));   /* d, dmin, d, dmin */
         swa__prefetch_unit(w, 144);
-        swa__q4k_unpack_vnni(w, &u, &mins16, &d_dmin);
+        swa__q4k_unpack_vnni(w, &u, &mins16, &unused);
         for (t = 0; t < nt; t++) {
             const swa__q8k *a = (const swa__q8k *)(xa + (size_t)t * stride) + i;
-            c[t] = swa__kfinish_avx2(c[t], swa__kquant_sums_vnni(&u, a->q), a, mins16, d_dmin, 1);
+            const __m256i sums = swa__kquant_sums_vnni(&u, a->q);
+            const __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), mins16);
+            const __m256i v = _mm256_hadd_epi32(sums, mins);   /* S's and M's parts, in pairs */
+            __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+            h = _mm_hadd_epi32(h, h);   /* S, M, S, M */
+            c[t] = _mm_fmadd_ps(_mm_mul_ps(d_dmin, _mm_set1_ps(a->d)), _mm_cvtepi32_ps(h), c[t]);
         }
     }
-    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(c[t]);
+    for (t = 0; t < nt; t++) out[t] = _mm_cvtss_f32(c[t]) + _mm_cvtss_f32(_mm_movehdup_ps(c[t]));
 }
 
 SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q6_k_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    __m256 c[4];
+    __m128 c[4];
     swa__kquant_vnni u;
     __m256i sc16;
     int64_t i;
     int t;
-    for (t = 0; t < 4; t++) c[t] = _mm256_setzero_ps();
+    for (t = 0; t < 4; t++) c[t] = _mm_setzero_ps();
     for (i = 0; i < n / 256; i++, w += 210) {
         float d = _cvtsh_ss(swa__load_u16(w + 208));
         swa__prefetch_unit(w, 210);
@@ -10865,16 +10932,165 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q6_k_vnni(const void *row, const vo
             const swa__q8k *a = (const swa__q8k *)(xa + (size_t)t * stride) + i;
             __m256i offset = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), sc16);
             __m256i sum = _mm256_sub_epi32(swa__kquant_sums_vnni(&u, a->q), _mm256_slli_epi32(offset, 5));
-            c[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(sum), c[t]);
+            c[t] = _mm_fmadd_ss(_mm_set_ss(d * a->d), _mm_set_ss((float)swa__hsum_epi32_avx2(sum)), c[t]);
         }
     }
-    for (t = 0; t < nt; t++) out[t] = swa__hsum_avx2(c[t]);
+    for (t = 0; t < nt; t++) out[t] = _mm_cvtss_f32(c[t]);
 }
 
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q4_k_vnni, swa__row_dots_q4_k_vnni)
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q6_k_vnni, swa__row_dots_q6_k_vnni)
 SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q4_k_vnni, swa__dots_q4_k_vnni)
 SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q6_k_vnni, swa__dots_q6_k_vnni)
+
+/* ---- Q4_K's and Q6_K's products: tokens in the lanes ----
+   As the avx512 set's (swa__kgroup_avx512), with 8 tokens to a unit (swa__kpack, W = 8) and 4
+   rows' two sub-blocks' chains at a time (16 registers: 8 chains, 4 sums, 2 of tokens): each
+   sub-block's sums scaled in integers (vpmulld), so S and M are the dots' integers and meet the
+   floats as there. */
+typedef struct swa__kunit8 {   /* swa__kpack's unit of 8 tokens */
+    int8_t q[4][16][32];
+    int32_t pair_sums[4][8];
+    int32_t bsum_pairs[8][8];
+    float d[8];
+} swa__kunit8;
+
+static void swa__kpack_vnni(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
+{
+    swa__kpack(xq, x_stride, n, n_in, out, 8, 0x80);
+}
+
+SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t type, swa__krow *u)
+{
+    swa__kquant_vnni k;
+    int j;
+    memset(u->sc, 0, sizeof u->sc);
+    memset(u->mins, 0, sizeof u->mins);
+    u->dmin = 0.0f;
+    if (type == SWA_TYPE_Q4_K) {
+        const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);   /* sc[0..7], m[0..7] */
+        __m256i mins16;
+        __m256 unused;
+        swa__q4k_unpack_vnni(w, &k, &mins16, &unused);
+        for (j = 0; j < 8; j++) _mm256_storeu_si256((__m256i *)(u->q + 32 * j), k.q[j]);
+        _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepu8_epi32(scales_mins));
+        _mm_storeu_si128((__m128i *)u->mins, _mm_sub_epi16(_mm_setzero_si128(), _mm_cvtepu8_epi16(_mm_srli_si128(scales_mins, 8))));
+        u->d = _cvtsh_ss(swa__load_u16(w));
+        u->dmin = _cvtsh_ss(swa__load_u16(w + 2));
+        swa__krow_offset(u, 32);
+    } else {   /* Q6_K */
+        const __m128i sc8 = _mm_loadu_si128((const __m128i *)(w + 192));
+        __m256i sc16;
+        swa__q6k_unpack_vnni(w, &k, &sc16);
+        for (j = 0; j < 8; j++) _mm256_storeu_si256((__m256i *)(u->q + 32 * j), _mm256_sub_epi8(k.q[j], _mm256_set1_epi8(32)));
+        _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepi8_epi32(sc8));
+        _mm256_storeu_si256((__m256i *)(u->sc + 8), _mm256_cvtepi8_epi32(_mm_srli_si128(sc8, 8)));
+        u->d = _cvtsh_ss(swa__load_u16(w + 208));
+        swa__krow_offset(u, 16);
+    }
+}
+
+/* 4 unpacked rows (row m's super-block s at u[8 s + m]) against one token group's units xg:
+   out[8 m + t]. */
+SWA__AVX_VNNI SWA__INLINE void swa__kgroup_vnni(const swa__krow *u, const swa__kunit8 *xg, int64_t nsb, float *out, const uint32_t type)
+{
+    const int mins = type == SWA_TYPE_Q4_K, n_sub = type == SWA_TYPE_Q6_K ? 16 : 8, per = 64 / n_sub;
+    const __m256i zero = _mm256_setzero_si256();
+    float rs[4][8], rm[4][8];
+    __m256i acc[4], acc2[4], sv[4];
+    int64_t s;
+    int m, j, e;
+    memset(rs, 0, sizeof rs);
+    memset(rm, 0, sizeof rm);
+    for (s = 0; s < nsb; s++) {
+        const swa__krow *row = u + 8 * s;
+        const swa__kunit8 *x = xg + s;
+        __m256 ad;
+        SWA__UNROLL(4)
+        for (m = 0; m < 4; m++) sv[m] = _mm256_set1_epi32(-row[m].offset);
+        for (j = 0; j < n_sub; j += 2) {   /* two sub-blocks at once: 8 chains of vpdpbusd */
+            const int8_t *b0 = x->q[0][0] + 32 * per * j, *b1 = b0 + 32 * per;
+            SWA__UNROLL(8)
+            for (e = 0; e < per; e++) {
+                const __m256i t0 = _mm256_loadu_si256((const __m256i *)(b0 + 32 * e));
+                const __m256i t1 = _mm256_loadu_si256((const __m256i *)(b1 + 32 * e));
+                SWA__UNROLL(4)
+                for (m = 0; m < 4; m++) {
+                    const uint8_t *q = (const uint8_t *)row[m].q + 4 * (per * j + e);
+                    acc[m] = _mm256_dpbusd_avx_epi32(e ? acc[m] : zero, t0, _mm256_set1_epi32((int)swa__load_u32(q)));
+                    acc2[m] = _mm256_dpbusd_avx_epi32(e ? acc2[m] : zero, t1, _mm256_set1_epi32((int)swa__load_u32(q + 4 * per)));
+                }
+            }
+            SWA__UNROLL(4)
+            for (m = 0; m < 4; m++)
+                sv[m] = _mm256_add_epi32(_mm256_add_epi32(sv[m], _mm256_mullo_epi32(acc[m], _mm256_set1_epi32(row[m].sc[j]))),
+                                         _mm256_mullo_epi32(acc2[m], _mm256_set1_epi32(row[m].sc[j + 1])));
+        }
+        ad = _mm256_loadu_ps(x->d);
+        SWA__UNROLL(4)
+        for (m = 0; m < 4; m++) {
+            _mm256_storeu_ps(rs[m], _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(row[m].d), ad), _mm256_cvtepi32_ps(sv[m]),
+                                                    _mm256_loadu_ps(rs[m])));
+            if (mins) {   /* the 8 mins against the 32-element sums */
+                __m256i mv = _mm256_setzero_si256();
+                for (j = 0; j < 4; j++)
+                    mv = _mm256_dpwssd_avx_epi32(mv, _mm256_loadu_si256((const __m256i *)x->pair_sums[j]), _mm256_set1_epi32(row[m].mins[j]));
+                _mm256_storeu_ps(rm[m], _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(row[m].dmin), ad), _mm256_cvtepi32_ps(mv),
+                                                        _mm256_loadu_ps(rm[m])));
+            }
+        }
+    }
+    for (m = 0; m < 4; m++)
+        _mm256_storeu_ps(out + 8 * m, mins ? _mm256_add_ps(_mm256_loadu_ps(rs[m]), _mm256_loadu_ps(rm[m])) : _mm256_loadu_ps(rs[m]));
+}
+
+/* y[t * ldy + r] = dot(row r, token t) for nr rows and n tokens packed by swa__kpack_vnni. */
+SWA__AVX_VNNI SWA__INLINE void swa__gemm_k_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                                int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
+{
+    const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
+    const swa__kunit8 *xu = (const swa__kunit8 *)xpack;
+    swa__krow *u = (swa__krow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    float *out = (float *)(u + 8 * nsb);
+    int64_t r, g, s;
+    int m;
+    for (r = 0; r < nr; r += 8) {
+        const int rows = nr - r < 8 ? (int)(nr - r) : 8;
+        for (s = 0; s < nsb; s++)
+            for (m = 0; m < 8; m++) {
+                if (m < rows) swa__krow_unpack_vnni(w + (size_t)(r + m) * w_stride + s * bytes, type, u + 8 * s + m);
+                else memset(u + 8 * s + m, 0, sizeof *u);
+            }
+        for (g = 0; g * 8 < n; g++) {
+            swa__kgroup_vnni(u, xu + g * nsb, nsb, out, type);
+            if (rows > 4) swa__kgroup_vnni(u + 4, xu + g * nsb, nsb, out + 32, type);
+            swa__put_group(out, rows, g, 8, n, y, ldy, r);
+        }
+    }
+}
+
+SWA__AVX_VNNI static void swa__gemm_q4_k_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                              int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_k_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_K);
+}
+
+SWA__AVX_VNNI static void swa__gemm_q6_k_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                              int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_k_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q6_K);
+}
+
+/* The packed tokens for n tokens of up to n_in columns, and a thread's scratch (8 unpacked rows,
+   their accumulators and results, aligned by hand), for either kind of product. */
+static void swa__gemm_memory_vnni(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
+{
+    uint64_t groups = (uint64_t)(n + 7) / 8, kpack = groups * (uint64_t)(n_in / 256) * sizeof(swa__kunit8);
+    uint64_t qpack = groups * (uint64_t)(n_in / 32) * sizeof(swa__qunit8);
+    uint64_t kscratch = 8 * (uint64_t)(n_in / 256) * sizeof(swa__krow), qscratch = 8 * (uint64_t)(n_in / 32) * sizeof(swa__qrow);
+    *pack_bytes = kpack > qpack ? kpack : qpack;
+    *scratch_bytes = (kscratch > qscratch ? kscratch : qscratch) + (8 * SWA__VNNI_ACCS * 8 + 64) * sizeof(float) + 64;
+}
 
 #endif /* SWA__HAVE_AVX_VNNI */
 
@@ -11816,67 +12032,22 @@ SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q3_k_avx512, swa__dots_q3_k_avx512, swa
    integers of the dots and meet the floats as there: the dots' bits exactly. */
 
 /* Super-block s of 16 tokens. */
-typedef struct swa__kunit {
+typedef struct swa__kunit {   /* swa__kpack's unit of 16 tokens */
     int8_t q[4][16][64];        /* quarter k's elements 4 i .. 4 i + 3: token t's at q[k][i][4 t] */
     int32_t pair_sums[4][16];   /* (B_2p, B_2p + 1) as two int16, B_j the sum of 32-element sub-block j */
     int32_t bsum_pairs[8][16];  /* (bsum_2p, bsum_2p + 1), the 16-element sums, as two int16 */
     float d[16];
 } swa__kunit;
 
-/* Tokens [0, n) of swa__q8k rows (x_stride bytes apart) as units, their quants xor flip
-   (0x80: a + 128), zeros where no token is: unit g * (n_in / 256) + s holds super-block s of
-   tokens 16 g .. 16 g + 15. */
-static void swa__kpack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out, uint32_t flip)
-{
-    swa__kunit *u = (swa__kunit *)out;
-    int64_t nsb = n_in / 256, g, s, t;
-    int k, i, p;
-    for (g = 0; g * 16 < n; g++)
-        for (s = 0; s < nsb; s++, u++) {
-            memset(u, 0, sizeof *u);
-            for (t = 0; t < 16 && g * 16 + t < n; t++) {
-                const swa__q8k *a = (const swa__q8k *)(xq + (size_t)(g * 16 + t) * x_stride) + s;
-                for (k = 0; k < 4; k++)
-                    for (i = 0; i < 16; i++) {
-                        uint32_t v;
-                        memcpy(&v, a->q + 64 * k + 4 * i, 4);
-                        v ^= flip * 0x01010101u;
-                        memcpy(u->q[k][i] + 4 * t, &v, 4);
-                    }
-                for (p = 0; p < 4; p++) {
-                    int16_t b[2];
-                    b[0] = (int16_t)(a->bsum[4 * p] + a->bsum[4 * p + 1]);
-                    b[1] = (int16_t)(a->bsum[4 * p + 2] + a->bsum[4 * p + 3]);
-                    memcpy(&u->pair_sums[p][t], b, 4);
-                }
-                for (p = 0; p < 8; p++) memcpy(&u->bsum_pairs[p][t], a->bsum + 2 * p, 4);
-                u->d[t] = a->d;
-            }
-        }
-}
-
 static void swa__kpack_avx512(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
 {
-    swa__kpack(xq, x_stride, n, n_in, out, 0x80);
+    swa__kpack(xq, x_stride, n, n_in, out, 16, 0x80);
 }
-
-/* Token group g's results out[16 m + t] for rows r .. r + rows - 1 into y. */
-/* A row's super-block unpacked, 384 bytes (whole lines). */
-typedef struct swa__krow {
-    int8_t q[256];     /* its weights in order: Q4_K's, Q5_K's, Q2_K's and Q3_K's quants, Q6_K's less 32, IQ4_XS's values */
-    int32_t sc[16];    /* its sub-blocks' scales: Q4_K's and Q5_K's 8, Q6_K's, Q2_K's and Q3_K's 16, IQ4_XS's 8 less 32 */
-    int32_t mins[8];   /* each pair's (-m_2p, -m_2p+1) as two int16: Q4_K's and Q5_K's 4, Q2_K's 8 */
-    int32_t offset;    /* 128 sum_j sc_j sum q over sub-block j: what the tokens' + 128 adds to S */
-    float d, dmin;
-    int32_t unused[5];
-} swa__krow;
 
 SWA__AVX512 SWA__INLINE void swa__krow_unpack_avx512(const uint8_t *w, uint32_t type, swa__krow *u)
 {
     const int size = type == SWA_TYPE_Q6_K || type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K ? 16 : 32;   /* elements a sub-block */
-    int64_t sums[32];   /* of each 8 weights + 128 */
-    int32_t offset = 0;
-    int k, j, l;
+    int k;
     memset(u->sc, 0, sizeof u->sc);
     memset(u->mins, 0, sizeof u->mins);
     u->dmin = 0.0f;
@@ -11910,15 +12081,7 @@ SWA__AVX512 SWA__INLINE void swa__krow_unpack_avx512(const uint8_t *w, uint32_t 
         u->d = _cvtsh_ss(swa__load_u16(w));
         u->dmin = _cvtsh_ss(swa__load_u16(w + 2));
     }
-    for (k = 0; k < 4; k++)
-        _mm512_storeu_si512(sums + 8 * k, _mm512_sad_epu8(_mm512_xor_si512(_mm512_loadu_si512(u->q + 64 * k), _mm512_set1_epi8((char)0x80)),
-                                                          _mm512_setzero_si512()));
-    for (j = 0; j < 256 / size; j++) {
-        int32_t sum = -128 * size;
-        for (l = 0; l < size / 8; l++) sum += (int32_t)sums[j * size / 8 + l];
-        offset += u->sc[j] * sum;
-    }
-    u->offset = 128 * offset;
+    swa__krow_offset(u, size);
 }
 
 /* 8 unpacked rows (row m's super-block s at u[16 s + m]) against one token group's units xg:
@@ -12901,7 +13064,7 @@ SWA__AMX static void swa__gemm_q4_0_amx(const uint8_t *w, size_t w_stride, int64
 
 static void swa__amx_pack_q8k(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
 {
-    swa__kpack(xq, x_stride, n, n_in, out, 0);
+    swa__kpack(xq, x_stride, n, n_in, out, 16, 0);
 }
 
 /* Bytes q times the int16 words s (each q * s below 256). */
@@ -13931,6 +14094,10 @@ static void swa__kernels_vnni(swa__kernels *k)
     k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_vnni;
     k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_vnni;
     k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_vnni;
+    k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_vnni;
+    k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_vnni;
+    k->type[SWA_TYPE_Q4_K].pack = k->type[SWA_TYPE_Q6_K].pack = swa__kpack_vnni;
+    k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from = 16;
 #endif
     (void)k;
 }
