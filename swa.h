@@ -10622,10 +10622,12 @@ static void swa__put_group(const float *out, int rows, int64_t g, int W, int64_t
 /* ==== kernels (AVX-VNNI) ====
    The 256-bit VNNI of CPUs that have it without AVX-512 (Alder Lake and later client cores):
    the AVX2 quantized kernels with vpdpbusd and vpdpwssd (VEX encoded) in place of the
-   maddubs / madd pairs, chosen at run time; everything else, Q5_K included, stays with AVX2.
-   Exact integer block sums, the weights made unsigned (Q4_0 as they are, MXFP4's codes plus 12,
-   Q8_0 and IQ4_NL plus 128) and the offsets taken off in integers through the activations'
-   block sums; tolerances as AVX2's. */
+   maddubs / madd pairs for the blocks of 32, Q4_K, Q5_K and Q6_K, chosen at run time, and for
+   those, from 16 tokens on, matrix products with 8 tokens in the lanes that keep the dots'
+   orders; everything else (Q2_K, Q3_K, IQ4_XS) stays with AVX2. Exact integer block sums, the
+   weights made unsigned (Q4_0's, Q4_1's nibbles as they are, Q5_0's, Q5_1's with their fifth
+   bits, MXFP4's codes plus 12, Q8_0 and IQ4_NL plus 128) and the offsets taken off in integers
+   through the activations' block sums; tolerances as AVX2's. */
 
 #if defined(SWA__HAVE_AVX_VNNI)
 
@@ -10840,24 +10842,30 @@ SWA__AVX_VNNI SWA__INLINE __m256i swa__kquant_sums_vnni(const swa__kquant_vnni *
     return acc;
 }
 
-/* Q4_K (layout at swa__q4k_scales): group g's low nibbles are sub-block 2g, its high ones 2g + 1. */
-SWA__AVX_VNNI SWA__INLINE void swa__q4k_unpack_vnni(const uint8_t *w, swa__kquant_vnni *u, __m256i *mins16, __m256 *d_dmin)
+/* Q4_K (layout at swa__q4k_scales): group g's low nibbles are sub-block 2g, its high ones 2g + 1;
+   Q5_K (layout at swa__q5k_rows_avx2) the same with each quant's fifth bit from qh. */
+SWA__AVX_VNNI SWA__INLINE void swa__kmin_unpack_vnni(const uint8_t *w, uint32_t type, swa__kquant_vnni *u, __m256i *mins16)
 {
     const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
     const __m256i low4 = _mm256_set1_epi8(15);
+    const int q5 = type == SWA_TYPE_Q5_K;
     __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
     __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
+    __m256i qh = q5 ? _mm256_loadu_si256((const __m256i *)(w + 16)) : _mm256_setzero_si256();
     int g;
     SWA__UNROLL(4)
     for (g = 0; g < 4; g++) {
-        __m256i raw = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
+        __m256i raw = _mm256_loadu_si256((const __m256i *)(w + (q5 ? 48 : 16) + 32 * g));
         u->q[2 * g] = _mm256_and_si256(raw, low4);
         u->q[2 * g + 1] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+        if (q5) {
+            u->q[2 * g] = _mm256_or_si256(u->q[2 * g], swa__q5k_bits_avx2(qh, 2 * g));
+            u->q[2 * g + 1] = _mm256_or_si256(u->q[2 * g + 1], swa__q5k_bits_avx2(qh, 2 * g + 1));
+        }
         u->s[2 * g] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));
         u->s[2 * g + 1] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
     }
     *mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
-    *d_dmin = swa__d_dmin_avx2(swa__load_u32(w));
 }
 
 /* Q6_K (layout at swa__q6k_unpack): quants 0..63, the -32 through the 16-element sums. */
@@ -10884,24 +10892,26 @@ SWA__AVX_VNNI SWA__INLINE void swa__q6k_unpack_vnni(const uint8_t *w, swa__kquan
     *sc16 = _mm256_cvtepi8_epi16(sc8);
 }
 
-/* Q4_K's and Q6_K's dots in the orders their products keep (the avx512 set's): a super-block's
-   S = sum_j sc_j sum q a, exact (swa__kquant_sums_vnni's lanes added up); Q4_K's M = -sum_j
-   m_j B_j likewise, [S, M] scaled by [d d_x, dmin d_x] into two lanes [ls, lm] and the result
-   ls + lm; Q6_K's S less 32 sum_j sc_j bsum_j, scaled by d d_x into one lane. */
-SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q4_k_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+/* Q4_K's, Q5_K's and Q6_K's dots in the orders their products keep (the avx512 set's): a
+   super-block's S = sum_j sc_j sum q a, exact (swa__kquant_sums_vnni's lanes added up); Q4_K's
+   and Q5_K's M = -sum_j m_j B_j likewise, [S, M] scaled by [d d_x, dmin d_x] into two lanes
+   [ls, lm] and the result ls + lm; Q6_K's S less 32 sum_j sc_j bsum_j, scaled by d d_x into one
+   lane. */
+SWA__AVX_VNNI SWA__INLINE void swa__row_dots_kmin_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+                                                       const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
+    const int bytes = (int)swa__types[type].block_bytes;
     __m128 c[4];
     swa__kquant_vnni u;
     __m256i mins16;
-    __m256 unused;
     int64_t i;
     int t;
     for (t = 0; t < 4; t++) c[t] = _mm_setzero_ps();
-    for (i = 0; i < n / 256; i++, w += 144) {
+    for (i = 0; i < n / 256; i++, w += bytes) {
         const __m128 d_dmin = _mm_cvtph_ps(_mm_set1_epi32((int)swa__load_u32(w)));   /* d, dmin, d, dmin */
-        swa__prefetch_unit(w, 144);
-        swa__q4k_unpack_vnni(w, &u, &mins16, &unused);
+        swa__prefetch_unit(w, bytes);
+        swa__kmin_unpack_vnni(w, type, &u, &mins16);
         for (t = 0; t < nt; t++) {
             const swa__q8k *a = (const swa__q8k *)(xa + (size_t)t * stride) + i;
             const __m256i sums = swa__kquant_sums_vnni(&u, a->q);
@@ -10938,12 +10948,12 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q6_k_vnni(const void *row, const vo
     for (t = 0; t < nt; t++) out[t] = _mm_cvtss_f32(c[t]);
 }
 
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q4_k_vnni, swa__row_dots_q4_k_vnni)
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q4_k_vnni, swa__dots_q4_k_vnni, swa__dot_q4_k_vnni, swa__row_dots_kmin_vnni, SWA_TYPE_Q4_K)
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q5_k_vnni, swa__dots_q5_k_vnni, swa__dot_q5_k_vnni, swa__row_dots_kmin_vnni, SWA_TYPE_Q5_K)
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q6_k_vnni, swa__row_dots_q6_k_vnni)
-SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q4_k_vnni, swa__dots_q4_k_vnni)
 SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q6_k_vnni, swa__dots_q6_k_vnni)
 
-/* ---- Q4_K's and Q6_K's products: tokens in the lanes ----
+/* ---- Q4_K's, Q5_K's and Q6_K's products: tokens in the lanes ----
    As the avx512 set's (swa__kgroup_avx512), with 8 tokens to a unit (swa__kpack, W = 8) and 4
    rows' two sub-blocks' chains at a time (16 registers: 8 chains, 4 sums, 2 of tokens): each
    sub-block's sums scaled in integers (vpmulld), so S and M are the dots' integers and meet the
@@ -10967,11 +10977,10 @@ SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t 
     memset(u->sc, 0, sizeof u->sc);
     memset(u->mins, 0, sizeof u->mins);
     u->dmin = 0.0f;
-    if (type == SWA_TYPE_Q4_K) {
+    if (type != SWA_TYPE_Q6_K) {   /* Q4_K, Q5_K */
         const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);   /* sc[0..7], m[0..7] */
         __m256i mins16;
-        __m256 unused;
-        swa__q4k_unpack_vnni(w, &k, &mins16, &unused);
+        swa__kmin_unpack_vnni(w, type, &k, &mins16);
         for (j = 0; j < 8; j++) _mm256_storeu_si256((__m256i *)(u->q + 32 * j), k.q[j]);
         _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepu8_epi32(scales_mins));
         _mm_storeu_si128((__m128i *)u->mins, _mm_sub_epi16(_mm_setzero_si128(), _mm_cvtepu8_epi16(_mm_srli_si128(scales_mins, 8))));
@@ -10994,7 +11003,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t 
    out[8 m + t]. */
 SWA__AVX_VNNI SWA__INLINE void swa__kgroup_vnni(const swa__krow *u, const swa__kunit8 *xg, int64_t nsb, float *out, const uint32_t type)
 {
-    const int mins = type == SWA_TYPE_Q4_K, n_sub = type == SWA_TYPE_Q6_K ? 16 : 8, per = 64 / n_sub;
+    const int mins = type != SWA_TYPE_Q6_K, n_sub = mins ? 8 : 16, per = 64 / n_sub;
     const __m256i zero = _mm256_setzero_si256();
     float rs[4][8], rm[4][8];
     __m256i acc[4], acc2[4], sv[4];
@@ -11073,6 +11082,12 @@ SWA__AVX_VNNI static void swa__gemm_q4_k_vnni(const uint8_t *w, size_t w_stride,
                                               int64_t n_in, float *y, int64_t ldy, void *scratch)
 {
     swa__gemm_k_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_K);
+}
+
+SWA__AVX_VNNI static void swa__gemm_q5_k_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                              int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_k_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q5_K);
 }
 
 SWA__AVX_VNNI static void swa__gemm_q6_k_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
@@ -14094,10 +14109,13 @@ static void swa__kernels_vnni(swa__kernels *k)
     k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_vnni;
     k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_vnni;
     k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_vnni;
+    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_vnni;
+    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_vnni;
     k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_vnni;
+    k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_vnni;
     k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_vnni;
-    k->type[SWA_TYPE_Q4_K].pack = k->type[SWA_TYPE_Q6_K].pack = swa__kpack_vnni;
-    k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from = 16;
+    k->type[SWA_TYPE_Q4_K].pack = k->type[SWA_TYPE_Q5_K].pack = k->type[SWA_TYPE_Q6_K].pack = swa__kpack_vnni;
+    k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from = 16;
 #endif
     (void)k;
 }
