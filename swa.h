@@ -10622,9 +10622,9 @@ static void swa__put_group(const float *out, int rows, int64_t g, int W, int64_t
 /* ==== kernels (AVX-VNNI) ====
    The 256-bit VNNI of CPUs that have it without AVX-512 (Alder Lake and later client cores):
    the AVX2 quantized kernels with vpdpbusd and vpdpwssd (VEX encoded) in place of the
-   maddubs / madd pairs for the blocks of 32, Q4_K, Q5_K and Q6_K, chosen at run time, and for
-   those, from 16 tokens on, matrix products with 8 tokens in the lanes that keep the dots'
-   orders; everything else (Q2_K, Q3_K, IQ4_XS) stays with AVX2. Exact integer block sums, the
+   maddubs / madd pairs for the blocks of 32, Q4_K, Q5_K, Q6_K and IQ4_XS, chosen at run time,
+   and for those, from 16 tokens on, matrix products with 8 tokens in the lanes that keep the
+   dots' orders; everything else (Q2_K, Q3_K) stays with AVX2. Exact integer block sums, the
    weights made unsigned (Q4_0's, Q4_1's nibbles as they are, Q5_0's, Q5_1's with their fifth
    bits, MXFP4's codes plus 12, Q8_0 and IQ4_NL plus 128) and the offsets taken off in integers
    through the activations' block sums; tolerances as AVX2's. */
@@ -10948,12 +10948,63 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q6_k_vnni(const void *row, const vo
     for (t = 0; t < nt; t++) out[t] = _mm_cvtss_f32(c[t]);
 }
 
+/* IQ4_XS's dot in the avx512 set's order (one exact S a super-block, by d d_x into one lane):
+   its values (-127..113) go to maddubs as |v| against the activations with v's sign, the
+   pairs within 2 * 127 * 127 (Q8_K's activations are within 127 of 0), and vpdpwssd applies
+   the scales less 32. */
+SWA__AVX_VNNI SWA__INLINE __m256i swa__iq4xs_sum_vnni(__m256i sum, __m256i mag, __m256i v, __m256i sc, const int8_t *x)
+{
+    return _mm256_dpwssd_avx_epi32(sum, _mm256_maddubs_epi16(mag, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x), v)), sc);
+}
+
+/* Up to 4 tokens (nt a constant after inlining), each 32 values met by every token while in
+   registers. */
+SWA__AVX_VNNI SWA__INLINE void swa__iq4xs_rows_vnni(const uint8_t *w, const uint8_t *xa, size_t stride, int nt, int64_t n, float *out)
+{
+    __m128 c0 = _mm_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    int64_t i;
+    int t, j;
+    for (i = 0; i < n / 256; i++, w += 136) {
+        const __m256i sc16 = _mm256_broadcastsi128_si256(swa__iq4xs_scales_avx2(w));
+        const float d = _cvtsh_ss(swa__load_u16(w));
+        const swa__q8k *a[4];
+        __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
+        swa__prefetch_unit(w, 136);
+        for (t = 0; t < 4; t++) a[t] = (const swa__q8k *)(xa + (size_t)(t < nt ? t : 0) * stride) + i;   /* past nt: never read */
+        SWA__UNROLL(8)
+        for (j = 0; j < 8; j++) {
+            const __m256i v = swa__kblock_quants_avx2(w, j, SWA_TYPE_IQ4_XS), mag = _mm256_abs_epi8(v);
+            const __m256i sc = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(j)));
+            s0 = swa__iq4xs_sum_vnni(s0, mag, v, sc, a[0]->q + 32 * j);
+            if (nt > 1) s1 = swa__iq4xs_sum_vnni(s1, mag, v, sc, a[1]->q + 32 * j);
+            if (nt > 2) s2 = swa__iq4xs_sum_vnni(s2, mag, v, sc, a[2]->q + 32 * j);
+            if (nt > 3) s3 = swa__iq4xs_sum_vnni(s3, mag, v, sc, a[3]->q + 32 * j);
+        }
+        c0 = _mm_fmadd_ss(_mm_set_ss(d * a[0]->d), _mm_set_ss((float)swa__hsum_epi32_avx2(s0)), c0);
+        if (nt > 1) c1 = _mm_fmadd_ss(_mm_set_ss(d * a[1]->d), _mm_set_ss((float)swa__hsum_epi32_avx2(s1)), c1);
+        if (nt > 2) c2 = _mm_fmadd_ss(_mm_set_ss(d * a[2]->d), _mm_set_ss((float)swa__hsum_epi32_avx2(s2)), c2);
+        if (nt > 3) c3 = _mm_fmadd_ss(_mm_set_ss(d * a[3]->d), _mm_set_ss((float)swa__hsum_epi32_avx2(s3)), c3);
+    }
+    out[0] = _mm_cvtss_f32(c0);
+    if (nt > 1) out[1] = _mm_cvtss_f32(c1);
+    if (nt > 2) out[2] = _mm_cvtss_f32(c2);
+    if (nt > 3) out[3] = _mm_cvtss_f32(c3);
+}
+
+SWA__AVX_VNNI SWA__INLINE void swa__row_dots_iq4_xs_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    if (nt == 1) swa__iq4xs_rows_vnni((const uint8_t *)row, (const uint8_t *)x, stride, 1, n, out);
+    else swa__iq4xs_rows_vnni((const uint8_t *)row, (const uint8_t *)x, stride, nt, n, out);
+}
+
+SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_iq4_xs_vnni, swa__row_dots_iq4_xs_vnni)
+SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_iq4_xs_vnni, swa__dots_iq4_xs_vnni)
 SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q4_k_vnni, swa__dots_q4_k_vnni, swa__dot_q4_k_vnni, swa__row_dots_kmin_vnni, SWA_TYPE_Q4_K)
 SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q5_k_vnni, swa__dots_q5_k_vnni, swa__dot_q5_k_vnni, swa__row_dots_kmin_vnni, SWA_TYPE_Q5_K)
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q6_k_vnni, swa__row_dots_q6_k_vnni)
 SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q6_k_vnni, swa__dots_q6_k_vnni)
 
-/* ---- Q4_K's, Q5_K's and Q6_K's products: tokens in the lanes ----
+/* ---- Q4_K's, Q5_K's, Q6_K's and IQ4_XS's products: tokens in the lanes ----
    As the avx512 set's (swa__kgroup_avx512), with 8 tokens to a unit (swa__kpack, W = 8) and 4
    rows' two sub-blocks' chains at a time (16 registers: 8 chains, 4 sums, 2 of tokens): each
    sub-block's sums scaled in integers (vpmulld), so S and M are the dots' integers and meet the
@@ -10977,7 +11028,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t 
     memset(u->sc, 0, sizeof u->sc);
     memset(u->mins, 0, sizeof u->mins);
     u->dmin = 0.0f;
-    if (type != SWA_TYPE_Q6_K) {   /* Q4_K, Q5_K */
+    if (type == SWA_TYPE_Q4_K || type == SWA_TYPE_Q5_K) {
         const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);   /* sc[0..7], m[0..7] */
         __m256i mins16;
         swa__kmin_unpack_vnni(w, type, &k, &mins16);
@@ -10986,6 +11037,11 @@ SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t 
         _mm_storeu_si128((__m128i *)u->mins, _mm_sub_epi16(_mm_setzero_si128(), _mm_cvtepu8_epi16(_mm_srli_si128(scales_mins, 8))));
         u->d = _cvtsh_ss(swa__load_u16(w));
         u->dmin = _cvtsh_ss(swa__load_u16(w + 2));
+        swa__krow_offset(u, 32);
+    } else if (type == SWA_TYPE_IQ4_XS) {
+        for (j = 0; j < 8; j++) _mm256_storeu_si256((__m256i *)(u->q + 32 * j), swa__kblock_quants_avx2(w, j, type));
+        _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepi16_epi32(swa__iq4xs_scales_avx2(w)));
+        u->d = _cvtsh_ss(swa__load_u16(w));
         swa__krow_offset(u, 32);
     } else {   /* Q6_K */
         const __m128i sc8 = _mm_loadu_si128((const __m128i *)(w + 192));
@@ -11003,7 +11059,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t 
    out[8 m + t]. */
 SWA__AVX_VNNI SWA__INLINE void swa__kgroup_vnni(const swa__krow *u, const swa__kunit8 *xg, int64_t nsb, float *out, const uint32_t type)
 {
-    const int mins = type != SWA_TYPE_Q6_K, n_sub = mins ? 8 : 16, per = 64 / n_sub;
+    const int mins = type == SWA_TYPE_Q4_K || type == SWA_TYPE_Q5_K, n_sub = type == SWA_TYPE_Q6_K ? 16 : 8, per = 64 / n_sub;
     const __m256i zero = _mm256_setzero_si256();
     float rs[4][8], rm[4][8];
     __m256i acc[4], acc2[4], sv[4];
@@ -11088,6 +11144,12 @@ SWA__AVX_VNNI static void swa__gemm_q5_k_vnni(const uint8_t *w, size_t w_stride,
                                               int64_t n_in, float *y, int64_t ldy, void *scratch)
 {
     swa__gemm_k_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q5_K);
+}
+
+SWA__AVX_VNNI static void swa__gemm_iq4_xs_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                                int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_k_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_IQ4_XS);
 }
 
 SWA__AVX_VNNI static void swa__gemm_q6_k_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
@@ -14111,11 +14173,16 @@ static void swa__kernels_vnni(swa__kernels *k)
     k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_vnni;
     k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_vnni;
     k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_vnni;
+    k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_vnni;
+    k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_vnni;
     k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_vnni;
     k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_vnni;
     k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_vnni;
-    k->type[SWA_TYPE_Q4_K].pack = k->type[SWA_TYPE_Q5_K].pack = k->type[SWA_TYPE_Q6_K].pack = swa__kpack_vnni;
-    k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from = 16;
+    k->type[SWA_TYPE_IQ4_XS].gemm = swa__gemm_iq4_xs_vnni;
+    k->type[SWA_TYPE_Q4_K].pack = k->type[SWA_TYPE_Q5_K].pack = k->type[SWA_TYPE_Q6_K].pack = k->type[SWA_TYPE_IQ4_XS].pack =
+        swa__kpack_vnni;
+    k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from =
+        k->type[SWA_TYPE_IQ4_XS].gemm_from = 16;
 #endif
     (void)k;
 }
