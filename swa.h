@@ -10823,6 +10823,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__gemm_q_vnni(const uint8_t *w, size_t w_strid
     }
 SWA__VNNI_TYPES(SWA__GEMM_VNNI)
 #undef SWA__GEMM_VNNI
+#undef SWA__VNNI_TYPES
 
 /* K-quants: a super-block's 256 weights as 8 registers of 32 unsigned quants in element order,
    and beside each the int16 scales of its two 16-element halves; maddubs gives the pair sums
@@ -14154,35 +14155,45 @@ static void swa__kernels_avx2(swa__kernels *k)
     (void)k;
 }
 
+/* A VNNI set's quantized types: their dots, tiles, products (from 16 tokens on) and the
+   packing of a batch's tokens the products read. */
+typedef struct swa__quantized_kernels {
+    uint32_t type;
+    swa__dot_fn dot;
+    swa__dots_fn dots;
+    swa__gemm_fn gemm;
+    swa__pack_fn pack;
+} swa__quantized_kernels;
+
+SWA__UNUSED static void swa__set_quantized(swa__kernels *k, const swa__quantized_kernels *q, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        swa__type_kernels *t = &k->type[q[i].type];
+        t->dot = q[i].dot;
+        t->dots = q[i].dots;
+        t->gemm = q[i].gemm;
+        t->pack = q[i].pack;
+        t->gemm_from = 16;
+    }
+}
+
 /* What AVX-VNNI has, over AVX2. */
 static void swa__kernels_vnni(swa__kernels *k)
 {
 #if defined(SWA__HAVE_AVX_VNNI)
-#define SWA__VNNI_KERNELS(stem, id)                \
-    k->type[id].dot = swa__dot_##stem##_vnni;      \
-    k->type[id].dots = swa__dots_##stem##_vnni;    \
-    k->type[id].gemm = swa__gemm_##stem##_vnni;    \
-    k->type[id].pack = swa__qpack_vnni;            \
-    k->type[id].gemm_from = 16;
-    SWA__VNNI_TYPES(SWA__VNNI_KERNELS)
-#undef SWA__VNNI_KERNELS
+    static const swa__quantized_kernels quantized[] = {
+#define SWA__VNNI_TYPE(stem, type, pack) {type, swa__dot_##stem##_vnni, swa__dots_##stem##_vnni, swa__gemm_##stem##_vnni, pack}
+        SWA__VNNI_TYPE(q8_0, SWA_TYPE_Q8_0, swa__qpack_vnni),     SWA__VNNI_TYPE(q4_0, SWA_TYPE_Q4_0, swa__qpack_vnni),
+        SWA__VNNI_TYPE(q4_1, SWA_TYPE_Q4_1, swa__qpack_vnni),     SWA__VNNI_TYPE(q5_0, SWA_TYPE_Q5_0, swa__qpack_vnni),
+        SWA__VNNI_TYPE(q5_1, SWA_TYPE_Q5_1, swa__qpack_vnni),     SWA__VNNI_TYPE(iq4_nl, SWA_TYPE_IQ4_NL, swa__qpack_vnni),
+        SWA__VNNI_TYPE(mxfp4, SWA_TYPE_MXFP4, swa__qpack_vnni),   SWA__VNNI_TYPE(q4_k, SWA_TYPE_Q4_K, swa__kpack_vnni),
+        SWA__VNNI_TYPE(q5_k, SWA_TYPE_Q5_K, swa__kpack_vnni),     SWA__VNNI_TYPE(q6_k, SWA_TYPE_Q6_K, swa__kpack_vnni),
+        SWA__VNNI_TYPE(iq4_xs, SWA_TYPE_IQ4_XS, swa__kpack_vnni),
+#undef SWA__VNNI_TYPE
+    };
+    swa__set_quantized(k, quantized, sizeof quantized / sizeof quantized[0]);
     k->gemm_memory = swa__gemm_memory_vnni;
-    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_vnni;
-    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_vnni;
-    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_vnni;
-    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_vnni;
-    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_vnni;
-    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_vnni;
-    k->type[SWA_TYPE_IQ4_XS].dot = swa__dot_iq4_xs_vnni;
-    k->type[SWA_TYPE_IQ4_XS].dots = swa__dots_iq4_xs_vnni;
-    k->type[SWA_TYPE_Q4_K].gemm = swa__gemm_q4_k_vnni;
-    k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_vnni;
-    k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_vnni;
-    k->type[SWA_TYPE_IQ4_XS].gemm = swa__gemm_iq4_xs_vnni;
-    k->type[SWA_TYPE_Q4_K].pack = k->type[SWA_TYPE_Q5_K].pack = k->type[SWA_TYPE_Q6_K].pack = k->type[SWA_TYPE_IQ4_XS].pack =
-        swa__kpack_vnni;
-    k->type[SWA_TYPE_Q4_K].gemm_from = k->type[SWA_TYPE_Q5_K].gemm_from = k->type[SWA_TYPE_Q6_K].gemm_from =
-        k->type[SWA_TYPE_IQ4_XS].gemm_from = 16;
 #endif
     (void)k;
 }
@@ -14191,13 +14202,7 @@ static void swa__kernels_vnni(swa__kernels *k)
 static void swa__kernels_avx512(swa__kernels *k)
 {
 #if defined(SWA__HAVE_AVX512)
-    static const struct {   /* the quantized types' dots, tiles, products and packing */
-        uint32_t type;
-        swa__dot_fn dot;
-        swa__dots_fn dots;
-        swa__gemm_fn gemm;
-        swa__pack_fn pack;
-    } quantized[] = {
+    static const swa__quantized_kernels quantized[] = {
 #define SWA__LANES_TYPE(stem, type) {type, swa__dot_##stem##_lanes_avx512, swa__dots_##stem##_lanes_avx512, swa__gemm_##stem##_avx512, swa__qpack_avx512}
 #define SWA__KQUANT_TYPE(stem, type) {type, swa__dot_##stem##_avx512, swa__dots_##stem##_avx512, swa__gemm_##stem##_avx512, swa__kpack_avx512}
         SWA__LANES_TYPE(q8_0, SWA_TYPE_Q8_0),   SWA__LANES_TYPE(q4_0, SWA_TYPE_Q4_0),     SWA__LANES_TYPE(q4_1, SWA_TYPE_Q4_1),
@@ -14220,18 +14225,12 @@ static void swa__kernels_avx512(swa__kernels *k)
         SWA__TILE_MAX_ROWS;
     k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =
         SWA__FLOAT_TILE_TOKENS;
-    for (i = 0; i < sizeof quantized / sizeof quantized[0]; i++) {
-        swa__type_kernels *t = &k->type[quantized[i].type];
-        t->dot = quantized[i].dot;
-        t->dots = quantized[i].dots;
-        t->gemm = quantized[i].gemm;
-        t->pack = quantized[i].pack;
-        t->gemm_from = 16;
-        if (t->pack == swa__qpack_avx512) {   /* the lanes kernels' tiles */
-            t->tile_rows = SWA__LANES;
-            t->tile_tokens = SWA__TILE_MAX_TOKENS;
+    swa__set_quantized(k, quantized, sizeof quantized / sizeof quantized[0]);
+    for (i = 0; i < sizeof quantized / sizeof quantized[0]; i++)
+        if (quantized[i].pack == swa__qpack_avx512) {   /* the lanes kernels' tiles */
+            k->type[quantized[i].type].tile_rows = SWA__LANES;
+            k->type[quantized[i].type].tile_tokens = SWA__TILE_MAX_TOKENS;
         }
-    }
     k->gemm_memory = swa__gemm_memory_avx512;
     k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx512;
     k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx512;
