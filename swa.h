@@ -10475,14 +10475,16 @@ SWA__AVX2 static void swa__geglu_avx2(float *gate, const float *up, int64_t n)
 }
 
 #if defined(SWA__HAVE_AVX_VNNI) || defined(SWA__HAVE_AVX512)
-/* ---- Products with the tokens in the lanes: what the VNNI sets' share ----
-   The AVX-VNNI and AVX-512 sets' products of blocks of 32 put W tokens (8 or 16) in the lanes of
-   a register: a block's 32 activations of W tokens are packed once per chunk into a unit, its 8
-   words of 4 elements a register (token t's bytes at 4 t), plus 128 so that they are vpdpbusd's
-   unsigned operand, beside the tokens' scales d_x and d_x sum x (Q4_1's and Q5_1's m meets it);
-   each row's block is unpacked once as signed bytes beside minus 128 times their sum, on which
-   a chain of 8 vpdpbusd (4 bytes of the row broadcast against each word of the unit) starts, and
-   which leaves the block's exact integer sum for every token. */
+/* ---- Products with the tokens in the lanes: what the VNNI sets share ----
+   The AVX-VNNI and AVX-512 sets' matrix products put W tokens (8 or 16) in the lanes of a
+   register. For the blocks of 32, a block's 32 activations of W tokens are packed once per chunk
+   into a unit, its 8 words of 4 elements a register (token t's bytes at 4 t), plus 128 so that
+   they are vpdpbusd's unsigned operand, beside the tokens' scales d_x and d_x sum x (Q4_1's and
+   Q5_1's m meets it); each row's block is unpacked once as signed bytes beside minus 128 times
+   their sum, on which a chain of 8 vpdpbusd (4 bytes of the row broadcast against each word of
+   the unit) starts, and which leaves the block's exact integer sum for every token. The
+   K-quants and IQ4_XS go the same way a super-block at a time (swa__kpack, swa__krow), each
+   sub-block's sums scaled in integers. */
 
 /* d_x sum x of a token's block b. */
 static inline float swa__block_dsum(const swa__q8g *a, int64_t b)
