@@ -10624,9 +10624,9 @@ static void swa__put_group(const float *out, int rows, int64_t g, int W, int64_t
 /* ==== kernels (AVX-VNNI) ====
    The 256-bit VNNI of CPUs that have it without AVX-512 (Alder Lake and later client cores):
    the AVX2 quantized kernels with vpdpbusd and vpdpwssd (VEX encoded) in place of the
-   maddubs / madd pairs for the blocks of 32, Q4_K, Q5_K, Q6_K and IQ4_XS, chosen at run time,
-   and for those, from 16 tokens on, matrix products with 8 tokens in the lanes that keep the
-   dots' orders; everything else (Q2_K, Q3_K) stays with AVX2. Exact integer block sums, the
+   maddubs / madd pairs for every quantized type, chosen at run time, and from 16 tokens on
+   matrix products with 8 tokens in the lanes that keep the dots' orders; the float rows and
+   everything else stay with AVX2. Exact integer block sums, the
    weights made unsigned (Q4_0's, Q4_1's nibbles as they are, Q5_0's, Q5_1's with their fifth
    bits, MXFP4's codes plus 12, Q8_0 and IQ4_NL plus 128) and the offsets taken off in integers
    through the activations' block sums; tolerances as AVX2's. */
@@ -10895,6 +10895,18 @@ SWA__AVX_VNNI SWA__INLINE void swa__q6k_unpack_vnni(const uint8_t *w, swa__kquan
     *sc16 = _mm256_cvtepi8_epi16(sc8);
 }
 
+/* [S, M] from a token's lanes of S and 16-element sums against -m (neg_mn), scaled by [d d_x,
+   dmin d_x] into c's first two lanes (d_dmin: d, dmin, d, dmin). Q4_K's and Q5_K's dots too. */
+SWA__AVX_VNNI SWA__INLINE __m128 swa__kfinish_vnni(__m128 c, __m256i sums, const swa__q8k *a, __m256i neg_mn, __m128 d_dmin,
+                                                  int with_mins)
+{
+    const __m256i mins = with_mins ? _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), neg_mn) : _mm256_setzero_si256();
+    const __m256i v = _mm256_hadd_epi32(sums, mins);   /* S's and M's parts, in pairs */
+    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    h = _mm_hadd_epi32(h, h);   /* S, M, S, M */
+    return _mm_fmadd_ps(_mm_mul_ps(d_dmin, _mm_set1_ps(a->d)), _mm_cvtepi32_ps(h), c);
+}
+
 /* Q4_K's, Q5_K's and Q6_K's dots in the orders their products keep (the avx512 set's): a
    super-block's S = sum_j sc_j sum q a, exact (swa__kquant_sums_vnni's lanes added up); Q4_K's
    and Q5_K's M = -sum_j m_j B_j likewise, [S, M] scaled by [d d_x, dmin d_x] into two lanes
@@ -10917,12 +10929,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_kmin_vnni(const void *row, const vo
         swa__kmin_unpack_vnni(w, type, &u, &mins16);
         for (t = 0; t < nt; t++) {
             const swa__q8k *a = (const swa__q8k *)(xa + (size_t)t * stride) + i;
-            const __m256i sums = swa__kquant_sums_vnni(&u, a->q);
-            const __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsum), mins16);
-            const __m256i v = _mm256_hadd_epi32(sums, mins);   /* S's and M's parts, in pairs */
-            __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-            h = _mm_hadd_epi32(h, h);   /* S, M, S, M */
-            c[t] = _mm_fmadd_ps(_mm_mul_ps(d_dmin, _mm_set1_ps(a->d)), _mm_cvtepi32_ps(h), c[t]);
+            c[t] = swa__kfinish_vnni(c[t], swa__kquant_sums_vnni(&u, a->q), a, mins16, d_dmin, 1);
         }
     }
     for (t = 0; t < nt; t++) out[t] = _mm_cvtss_f32(c[t]) + _mm_cvtss_f32(_mm_movehdup_ps(c[t]));
@@ -10951,57 +10958,65 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q6_k_vnni(const void *row, const vo
     for (t = 0; t < nt; t++) out[t] = _mm_cvtss_f32(c[t]);
 }
 
-/* IQ4_XS's dot in the avx512 set's order (one exact S a super-block, by d d_x into one lane):
-   its values (-127..113) go to maddubs as |v| against the activations with v's sign, the
-   pairs within 2 * 127 * 127 (Q8_K's activations are within 127 of 0), and vpdpwssd applies
-   the scales less 32. */
-SWA__AVX_VNNI SWA__INLINE __m256i swa__iq4xs_sum_vnni(__m256i sum, __m256i mag, __m256i v, __m256i sc, const int8_t *x)
+/* Q2_K's, Q3_K's and IQ4_XS's dots in the avx512 set's orders: AVX2's super-block steps
+   (swa__kblock_part_avx2: each 32 quants met by up to 4 tokens while in registers, Q2_K's
+   unsigned, the others' as |q| against the activations with q's sign, the pairs within 2 * 127
+   * 127 as Q8_K's activations are within 127 of 0), vpdpwssd applying the scales; each
+   super-block's S (and Q2_K's M = -sum_j m_j bsum_j) added up exactly, then [S, M] by [d d_x,
+   dmin d_x] into two lanes, the result their sum (M's lane stays 0 for the other two). */
+SWA__AVX_VNNI SWA__INLINE __m256i swa__kblock_sum_vnni(__m256i sum, __m256i u, __m256i q, __m256i sc, const int8_t *x, uint32_t type)
 {
-    return _mm256_dpwssd_avx_epi32(sum, _mm256_maddubs_epi16(mag, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x), v)), sc);
+    const __m256i xq = _mm256_loadu_si256((const __m256i *)x);
+    return _mm256_dpwssd_avx_epi32(sum, _mm256_maddubs_epi16(u, type == SWA_TYPE_Q2_K ? xq : _mm256_sign_epi8(xq, q)), sc);
 }
 
-/* Up to 4 tokens (nt a constant after inlining), each 32 values met by every token while in
-   registers. */
-SWA__AVX_VNNI SWA__INLINE void swa__iq4xs_rows_vnni(const uint8_t *w, const uint8_t *xa, size_t stride, int nt, int64_t n, float *out)
+/* Up to 4 tokens, nt a constant after inlining. */
+SWA__AVX_VNNI SWA__INLINE void swa__kblock_rows_vnni(const uint8_t *w, const uint8_t *xa, size_t stride, int nt, int64_t n, float *out,
+                                                     uint32_t type)
 {
+    const int bytes = (int)swa__types[type].block_bytes;
     __m128 c0 = _mm_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     int64_t i;
     int t, j;
-    for (i = 0; i < n / 256; i++, w += 136) {
-        const __m256i sc16 = _mm256_broadcastsi128_si256(swa__iq4xs_scales_avx2(w));
-        const float d = _cvtsh_ss(swa__load_u16(w));
+    for (i = 0; i < n / 256; i++, w += bytes) {
+        const swa__kscales_avx2 k = swa__kscales_unpack_avx2(w, type);
+        const uint32_t halves = type == SWA_TYPE_Q2_K ? swa__load_u32(w + 80) : swa__load_u16(w + (type == SWA_TYPE_Q3_K ? 108 : 0));
+        const __m128 d_dmin = _mm_cvtph_ps(_mm_set1_epi32((int)halves));   /* d, dmin (or 0), d, dmin */
         const swa__q8k *a[4];
         __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
-        swa__prefetch_unit(w, 136);
+        swa__prefetch_unit(w, bytes);
         for (t = 0; t < 4; t++) a[t] = (const swa__q8k *)(xa + (size_t)(t < nt ? t : 0) * stride) + i;   /* past nt: never read */
         SWA__UNROLL(8)
         for (j = 0; j < 8; j++) {
-            const __m256i v = swa__kblock_quants_avx2(w, j, SWA_TYPE_IQ4_XS), mag = _mm256_abs_epi8(v);
-            const __m256i sc = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(j)));
-            s0 = swa__iq4xs_sum_vnni(s0, mag, v, sc, a[0]->q + 32 * j);
-            if (nt > 1) s1 = swa__iq4xs_sum_vnni(s1, mag, v, sc, a[1]->q + 32 * j);
-            if (nt > 2) s2 = swa__iq4xs_sum_vnni(s2, mag, v, sc, a[2]->q + 32 * j);
-            if (nt > 3) s3 = swa__iq4xs_sum_vnni(s3, mag, v, sc, a[3]->q + 32 * j);
+            const __m256i q = swa__kblock_quants_avx2(w, j, type), u = type == SWA_TYPE_Q2_K ? q : _mm256_abs_epi8(q);
+            const __m256i sc = swa__scale_pair_avx2(j < 4 ? k.low : k.high, j % 4);
+            s0 = swa__kblock_sum_vnni(s0, u, q, sc, a[0]->q + 32 * j, type);
+            if (nt > 1) s1 = swa__kblock_sum_vnni(s1, u, q, sc, a[1]->q + 32 * j, type);
+            if (nt > 2) s2 = swa__kblock_sum_vnni(s2, u, q, sc, a[2]->q + 32 * j, type);
+            if (nt > 3) s3 = swa__kblock_sum_vnni(s3, u, q, sc, a[3]->q + 32 * j, type);
         }
-        c0 = _mm_fmadd_ss(_mm_set_ss(d * a[0]->d), _mm_set_ss((float)swa__hsum_epi32_avx2(s0)), c0);
-        if (nt > 1) c1 = _mm_fmadd_ss(_mm_set_ss(d * a[1]->d), _mm_set_ss((float)swa__hsum_epi32_avx2(s1)), c1);
-        if (nt > 2) c2 = _mm_fmadd_ss(_mm_set_ss(d * a[2]->d), _mm_set_ss((float)swa__hsum_epi32_avx2(s2)), c2);
-        if (nt > 3) c3 = _mm_fmadd_ss(_mm_set_ss(d * a[3]->d), _mm_set_ss((float)swa__hsum_epi32_avx2(s3)), c3);
+        c0 = swa__kfinish_vnni(c0, s0, a[0], k.neg_mn, d_dmin, type == SWA_TYPE_Q2_K);
+        if (nt > 1) c1 = swa__kfinish_vnni(c1, s1, a[1], k.neg_mn, d_dmin, type == SWA_TYPE_Q2_K);
+        if (nt > 2) c2 = swa__kfinish_vnni(c2, s2, a[2], k.neg_mn, d_dmin, type == SWA_TYPE_Q2_K);
+        if (nt > 3) c3 = swa__kfinish_vnni(c3, s3, a[3], k.neg_mn, d_dmin, type == SWA_TYPE_Q2_K);
     }
-    out[0] = _mm_cvtss_f32(c0);
-    if (nt > 1) out[1] = _mm_cvtss_f32(c1);
-    if (nt > 2) out[2] = _mm_cvtss_f32(c2);
-    if (nt > 3) out[3] = _mm_cvtss_f32(c3);
+    out[0] = _mm_cvtss_f32(c0) + _mm_cvtss_f32(_mm_movehdup_ps(c0));
+    if (nt > 1) out[1] = _mm_cvtss_f32(c1) + _mm_cvtss_f32(_mm_movehdup_ps(c1));
+    if (nt > 2) out[2] = _mm_cvtss_f32(c2) + _mm_cvtss_f32(_mm_movehdup_ps(c2));
+    if (nt > 3) out[3] = _mm_cvtss_f32(c3) + _mm_cvtss_f32(_mm_movehdup_ps(c3));
 }
 
-SWA__AVX_VNNI SWA__INLINE void swa__row_dots_iq4_xs_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+SWA__AVX_VNNI SWA__INLINE void swa__row_dots_kblock_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+                                                         const uint32_t type)
 {
-    if (nt == 1) swa__iq4xs_rows_vnni((const uint8_t *)row, (const uint8_t *)x, stride, 1, n, out);
-    else swa__iq4xs_rows_vnni((const uint8_t *)row, (const uint8_t *)x, stride, nt, n, out);
+    if (nt == 1) swa__kblock_rows_vnni((const uint8_t *)row, (const uint8_t *)x, stride, 1, n, out, type);
+    else swa__kblock_rows_vnni((const uint8_t *)row, (const uint8_t *)x, stride, nt, n, out, type);
 }
 
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_iq4_xs_vnni, swa__row_dots_iq4_xs_vnni)
-SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_iq4_xs_vnni, swa__dots_iq4_xs_vnni)
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q2_k_vnni, swa__dots_q2_k_vnni, swa__dot_q2_k_vnni, swa__row_dots_kblock_vnni, SWA_TYPE_Q2_K)
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q3_k_vnni, swa__dots_q3_k_vnni, swa__dot_q3_k_vnni, swa__row_dots_kblock_vnni, SWA_TYPE_Q3_K)
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_iq4_xs_vnni, swa__dots_iq4_xs_vnni, swa__dot_iq4_xs_vnni, swa__row_dots_kblock_vnni,
+              SWA_TYPE_IQ4_XS)
 SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q4_k_vnni, swa__dots_q4_k_vnni, swa__dot_q4_k_vnni, swa__row_dots_kmin_vnni, SWA_TYPE_Q4_K)
 SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q5_k_vnni, swa__dots_q5_k_vnni, swa__dot_q5_k_vnni, swa__row_dots_kmin_vnni, SWA_TYPE_Q5_K)
 SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q6_k_vnni, swa__row_dots_q6_k_vnni)
@@ -11041,6 +11056,24 @@ SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t 
         u->d = _cvtsh_ss(swa__load_u16(w));
         u->dmin = _cvtsh_ss(swa__load_u16(w + 2));
         swa__krow_offset(u, 32);
+    } else if (type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K) {   /* layouts at swa__kunpacked */
+        const __m128i raw = _mm_loadu_si128((const __m128i *)w), low4 = _mm_set1_epi8(15);
+        for (j = 0; j < 8; j++) _mm256_storeu_si256((__m256i *)(u->q + 32 * j), swa__kblock_quants_avx2(w, j, type));
+        if (type == SWA_TYPE_Q2_K) {   /* scale in the low nibble, min in the high one */
+            const __m128i sc = _mm_and_si128(raw, low4);
+            _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepu8_epi32(sc));
+            _mm256_storeu_si256((__m256i *)(u->sc + 8), _mm256_cvtepu8_epi32(_mm_srli_si128(sc, 8)));
+            _mm256_storeu_si256((__m256i *)u->mins,
+                                _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), low4))));
+            u->d = _cvtsh_ss(swa__load_u16(w + 80));
+            u->dmin = _cvtsh_ss(swa__load_u16(w + 82));
+        } else {
+            const __m128i sc = swa__q3k_scales_avx2(w + 96);
+            _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepi8_epi32(sc));
+            _mm256_storeu_si256((__m256i *)(u->sc + 8), _mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8)));
+            u->d = _cvtsh_ss(swa__load_u16(w + 108));
+        }
+        swa__krow_offset(u, 16);
     } else if (type == SWA_TYPE_IQ4_XS) {
         for (j = 0; j < 8; j++) _mm256_storeu_si256((__m256i *)(u->q + 32 * j), swa__kblock_quants_avx2(w, j, type));
         _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepi16_epi32(swa__iq4xs_scales_avx2(w)));
@@ -11062,7 +11095,8 @@ SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t 
    out[8 m + t]. */
 SWA__AVX_VNNI SWA__INLINE void swa__kgroup_vnni(const swa__krow *u, const swa__kunit8 *xg, int64_t nsb, float *out, const uint32_t type)
 {
-    const int mins = type == SWA_TYPE_Q4_K || type == SWA_TYPE_Q5_K, n_sub = type == SWA_TYPE_Q6_K ? 16 : 8, per = 64 / n_sub;
+    const int mins = type == SWA_TYPE_Q4_K || type == SWA_TYPE_Q5_K || type == SWA_TYPE_Q2_K;
+    const int n_sub = type == SWA_TYPE_Q6_K || type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K ? 16 : 8, per = 64 / n_sub;
     const __m256i zero = _mm256_setzero_si256();
     float rs[4][8], rm[4][8];
     __m256i acc[4], acc2[4], sv[4];
@@ -11099,10 +11133,11 @@ SWA__AVX_VNNI SWA__INLINE void swa__kgroup_vnni(const swa__krow *u, const swa__k
         for (m = 0; m < 4; m++) {
             _mm256_storeu_ps(rs[m], _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(row[m].d), ad), _mm256_cvtepi32_ps(sv[m]),
                                                     _mm256_loadu_ps(rs[m])));
-            if (mins) {   /* the 8 mins against the 32-element sums */
+            if (mins) {   /* Q2_K's 16 mins meet the 16-element sums, the others' 8 the 32-element ones */
+                const int32_t *sums = type == SWA_TYPE_Q2_K ? x->bsum_pairs[0] : x->pair_sums[0];
                 __m256i mv = _mm256_setzero_si256();
-                for (j = 0; j < 4; j++)
-                    mv = _mm256_dpwssd_avx_epi32(mv, _mm256_loadu_si256((const __m256i *)x->pair_sums[j]), _mm256_set1_epi32(row[m].mins[j]));
+                for (j = 0; j < (type == SWA_TYPE_Q2_K ? 8 : 4); j++)
+                    mv = _mm256_dpwssd_avx_epi32(mv, _mm256_loadu_si256((const __m256i *)(sums + 8 * j)), _mm256_set1_epi32(row[m].mins[j]));
                 _mm256_storeu_ps(rm[m], _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(row[m].dmin), ad), _mm256_cvtepi32_ps(mv),
                                                         _mm256_loadu_ps(rm[m])));
             }
@@ -11147,6 +11182,18 @@ SWA__AVX_VNNI static void swa__gemm_q5_k_vnni(const uint8_t *w, size_t w_stride,
                                               int64_t n_in, float *y, int64_t ldy, void *scratch)
 {
     swa__gemm_k_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q5_K);
+}
+
+SWA__AVX_VNNI static void swa__gemm_q2_k_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                              int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_k_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q2_K);
+}
+
+SWA__AVX_VNNI static void swa__gemm_q3_k_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                              int64_t n_in, float *y, int64_t ldy, void *scratch)
+{
+    swa__gemm_k_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q3_K);
 }
 
 SWA__AVX_VNNI static void swa__gemm_iq4_xs_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
@@ -14191,7 +14238,8 @@ static void swa__kernels_vnni(swa__kernels *k)
         SWA__VNNI_TYPE(q5_1, SWA_TYPE_Q5_1, swa__qpack_vnni),     SWA__VNNI_TYPE(iq4_nl, SWA_TYPE_IQ4_NL, swa__qpack_vnni),
         SWA__VNNI_TYPE(mxfp4, SWA_TYPE_MXFP4, swa__qpack_vnni),   SWA__VNNI_TYPE(q4_k, SWA_TYPE_Q4_K, swa__kpack_vnni),
         SWA__VNNI_TYPE(q5_k, SWA_TYPE_Q5_K, swa__kpack_vnni),     SWA__VNNI_TYPE(q6_k, SWA_TYPE_Q6_K, swa__kpack_vnni),
-        SWA__VNNI_TYPE(iq4_xs, SWA_TYPE_IQ4_XS, swa__kpack_vnni),
+        SWA__VNNI_TYPE(iq4_xs, SWA_TYPE_IQ4_XS, swa__kpack_vnni), SWA__VNNI_TYPE(q2_k, SWA_TYPE_Q2_K, swa__kpack_vnni),
+        SWA__VNNI_TYPE(q3_k, SWA_TYPE_Q3_K, swa__kpack_vnni),
 #undef SWA__VNNI_TYPE
     };
     swa__set_quantized(k, quantized, sizeof quantized / sizeof quantized[0]);

@@ -814,8 +814,6 @@ static void test_exact_order(void **state)
         ran = 1;
         for (ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
             int kquant = swa__act_kind(types[ti]) == SWA__ACT_Q8K;
-            if (sets[si] == SWA_KERNELS_AVX_VNNI && (types[ti] == SWA_TYPE_Q2_K || types[ti] == SWA_TYPE_Q3_K))
-                continue;   /* they run AVX2's kernels there, without products or these orders */
             size_t n_sizes = kquant ? sizeof super_blocks / sizeof super_blocks[0] : sizeof blocks / sizeof blocks[0];
             for (b = 0; b < n_sizes; b++)
                 for (r = 0; r < sizeof rows / sizeof rows[0]; r++)
