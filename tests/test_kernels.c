@@ -536,11 +536,11 @@ static void test_elementwise(void **state) { (void)state; for_each_simd(run_elem
 /* The sets with matrix products keep one order per type for their dots, their tiles of up to
    4 (or 12) tokens and their products, so that a token's results do not depend on how many
    others share its batch: Q4_K, Q5_K, Q6_K, IQ4_XS, Q2_K and Q3_K in orders of their own
-   (avx512 and amx); the blocks of 32 in the lanes kernels' order (avx512; amx for all but Q8_0
-   and Q4_0), the residue order (amx's Q8_0 and Q4_0; swa.h, swa__block_isum_ref) or the
-   grouped order (avx-vnni). Written out here as scalar loops (kmin_order, q6k_order,
-   iq4xs_order, k16_order, lanes_order, grouped_order), with their own decoding of the formats. Each path must give the order's bits
-   exactly, for rows of whole units and tails, whole tiles of 16 rows and parts, and any number
+   (avx-vnni, avx512 and amx); the blocks of 32 in the lanes kernels' order (avx512; amx for all
+   but Q8_0 and Q4_0), the residue order (amx's Q8_0 and Q4_0; swa.h, swa__block_isum_ref) or
+   the grouped order (avx-vnni). Written out here as scalar loops (kmin_order, q6k_order,
+   iq4xs_order, k16_order, lanes_order, grouped_order), with their own decoding of the formats.
+   Each path must give the order's bits exactly, for rows of whole units and tails, whole tiles of 16 rows and parts, and any number
    of tokens; rows at odd addresses. (The tables' dots are also held to the usual reference by
    test_quantized_dots, like every table's.) */
 
@@ -635,14 +635,11 @@ static float iq4xs_order(const uint8_t *row, const swa__q8k *a, int64_t n)
     return lane;
 }
 
-/* The avx512 set's order for blocks of 32 (its rows-in-the-lanes kernels): block after block
-   from 0, acc = fma(S_b, d_w d_x, acc), S_b the block's exact integer sum, then for Q4_1 and
-   Q5_1 acc = fma(m, d_x sum x, acc). ggml's layouts: f16 d (MXFP4: an E8M0 byte, 2^(e - 128)
-   with the values doubled), Q4_1's and Q5_1's f16 m, Q5_0's and Q5_1's 32-bit word of fifth
-   bits (bit e for element e), then 16 bytes of nibbles (element e < 16 in byte e's low nibble,
-   e >= 16 in byte e - 16's high one) or Q8_0's 32 bytes; Q4_0's values less 8, Q5_0's less
-   16. */
-/* Block b's exact sum of q x, its scale d_w d_x rounded, and (Q4_1, Q5_1) m and d_x sum x. */
+/* Block b's exact sum of q x, its scale d_w d_x rounded, and (Q4_1, Q5_1) m and d_x sum x.
+   ggml's layouts: f16 d (MXFP4: an E8M0 byte, 2^(e - 128) with the values doubled), Q4_1's and
+   Q5_1's f16 m, Q5_0's and Q5_1's 32-bit word of fifth bits (bit e for element e), then 16 bytes
+   of nibbles (element e < 16 in byte e's low nibble, e >= 16 in byte e - 16's high one) or
+   Q8_0's 32 bytes; Q4_0's values less 8, Q5_0's less 16. */
 static int32_t block32(uint32_t type, const uint8_t *row, const swa__q8g *a, int64_t b, float *dd, float *m, float *dsum)
 {
     const uint8_t *w = row + (size_t)b * swa_type_block_bytes(type);
@@ -675,6 +672,8 @@ static float block32_step(uint32_t type, const uint8_t *row, const swa__q8g *a, 
     return type == SWA_TYPE_Q4_1 || type == SWA_TYPE_Q5_1 ? fused(m, dsum, acc) : acc;
 }
 
+/* The avx512 set's order for blocks of 32 (its rows-in-the-lanes kernels): block after block
+   from 0, each by block32_step. */
 static float lanes_order(uint32_t type, const uint8_t *row, const swa__q8g *a, int64_t n)
 {
     float acc = 0.0f;
