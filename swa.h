@@ -10604,6 +10604,32 @@ SWA__AVX2 SWA__INLINE void swa__krow_offset(swa__krow *u, int size)
     u->offset = 128 * offset;
 }
 
+/* Q2_K's, Q3_K's and IQ4_XS's super-block (layouts at swa__kunpacked), the types AVX2's
+   super-block steps take: quants, scales and (Q2_K) d, dmin and mins; sc and mins zeroed before. */
+SWA__AVX2 SWA__INLINE void swa__krow_unpack_kblock(const uint8_t *w, uint32_t type, swa__krow *u)
+{
+    const __m128i raw = _mm_loadu_si128((const __m128i *)w), low4 = _mm_set1_epi8(15);
+    int j;
+    for (j = 0; j < 8; j++) _mm256_storeu_si256((__m256i *)(u->q + 32 * j), swa__kblock_quants_avx2(w, j, type));
+    if (type == SWA_TYPE_IQ4_XS) {
+        _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepi16_epi32(swa__iq4xs_scales_avx2(w)));
+        u->d = _cvtsh_ss(swa__load_u16(w));
+    } else if (type == SWA_TYPE_Q2_K) {   /* scale in the low nibble, min in the high one */
+        const __m128i sc = _mm_and_si128(raw, low4);
+        _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepu8_epi32(sc));
+        _mm256_storeu_si256((__m256i *)(u->sc + 8), _mm256_cvtepu8_epi32(_mm_srli_si128(sc, 8)));
+        _mm256_storeu_si256((__m256i *)u->mins,
+                            _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), low4))));
+        u->d = _cvtsh_ss(swa__load_u16(w + 80));
+        u->dmin = _cvtsh_ss(swa__load_u16(w + 82));
+    } else {
+        const __m128i sc = swa__q3k_scales_avx2(w + 96);
+        _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepi8_epi32(sc));
+        _mm256_storeu_si256((__m256i *)(u->sc + 8), _mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8)));
+        u->d = _cvtsh_ss(swa__load_u16(w + 108));
+    }
+}
+
 /* A product's results for `rows` rows (from row r) and token group g of W tokens, out[m * W + t],
    into y[t * ldy + r + m] for the group's tokens below n. */
 static void swa__put_group(const float *out, int rows, int64_t g, int W, int64_t n, float *y, int64_t ldy, int64_t r)
@@ -11041,6 +11067,7 @@ static void swa__kpack_vnni(const uint8_t *xq, size_t x_stride, int64_t n, int64
 
 SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t type, swa__krow *u)
 {
+    const int size = type == SWA_TYPE_Q6_K || type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K ? 16 : 32;   /* elements a sub-block */
     swa__kquant_vnni k;
     int j;
     memset(u->sc, 0, sizeof u->sc);
@@ -11055,30 +11082,8 @@ SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t 
         _mm_storeu_si128((__m128i *)u->mins, _mm_sub_epi16(_mm_setzero_si128(), _mm_cvtepu8_epi16(_mm_srli_si128(scales_mins, 8))));
         u->d = _cvtsh_ss(swa__load_u16(w));
         u->dmin = _cvtsh_ss(swa__load_u16(w + 2));
-        swa__krow_offset(u, 32);
-    } else if (type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K) {   /* layouts at swa__kunpacked */
-        const __m128i raw = _mm_loadu_si128((const __m128i *)w), low4 = _mm_set1_epi8(15);
-        for (j = 0; j < 8; j++) _mm256_storeu_si256((__m256i *)(u->q + 32 * j), swa__kblock_quants_avx2(w, j, type));
-        if (type == SWA_TYPE_Q2_K) {   /* scale in the low nibble, min in the high one */
-            const __m128i sc = _mm_and_si128(raw, low4);
-            _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepu8_epi32(sc));
-            _mm256_storeu_si256((__m256i *)(u->sc + 8), _mm256_cvtepu8_epi32(_mm_srli_si128(sc, 8)));
-            _mm256_storeu_si256((__m256i *)u->mins,
-                                _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), low4))));
-            u->d = _cvtsh_ss(swa__load_u16(w + 80));
-            u->dmin = _cvtsh_ss(swa__load_u16(w + 82));
-        } else {
-            const __m128i sc = swa__q3k_scales_avx2(w + 96);
-            _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepi8_epi32(sc));
-            _mm256_storeu_si256((__m256i *)(u->sc + 8), _mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8)));
-            u->d = _cvtsh_ss(swa__load_u16(w + 108));
-        }
-        swa__krow_offset(u, 16);
-    } else if (type == SWA_TYPE_IQ4_XS) {
-        for (j = 0; j < 8; j++) _mm256_storeu_si256((__m256i *)(u->q + 32 * j), swa__kblock_quants_avx2(w, j, type));
-        _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepi16_epi32(swa__iq4xs_scales_avx2(w)));
-        u->d = _cvtsh_ss(swa__load_u16(w));
-        swa__krow_offset(u, 32);
+    } else if (type != SWA_TYPE_Q6_K) {   /* Q2_K, Q3_K, IQ4_XS */
+        swa__krow_unpack_kblock(w, type, u);
     } else {   /* Q6_K */
         const __m128i sc8 = _mm_loadu_si128((const __m128i *)(w + 192));
         __m256i sc16;
@@ -11087,8 +11092,8 @@ SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t 
         _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepi8_epi32(sc8));
         _mm256_storeu_si256((__m256i *)(u->sc + 8), _mm256_cvtepi8_epi32(_mm_srli_si128(sc8, 8)));
         u->d = _cvtsh_ss(swa__load_u16(w + 208));
-        swa__krow_offset(u, 16);
     }
+    swa__krow_offset(u, size);
 }
 
 /* 4 unpacked rows (row m's super-block s at u[8 s + m]) against one token group's units xg:
@@ -12178,27 +12183,12 @@ SWA__AVX512 SWA__INLINE void swa__krow_unpack_avx512(const uint8_t *w, uint32_t 
     memset(u->sc, 0, sizeof u->sc);
     memset(u->mins, 0, sizeof u->mins);
     u->dmin = 0.0f;
-    if (type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K) {   /* layouts at swa__kunpacked */
-        const __m128i raw = _mm_loadu_si128((const __m128i *)w), low4 = _mm_set1_epi8(15);
-        for (k = 0; k < 8; k++) _mm256_storeu_si256((__m256i *)(u->q + 32 * k), swa__kblock_quants_avx2(w, k, type));
-        if (type == SWA_TYPE_Q2_K) {   /* scale in the low nibble, min in the high one */
-            _mm512_storeu_si512(u->sc, _mm512_cvtepu8_epi32(_mm_and_si128(raw, low4)));
-            _mm256_storeu_si256((__m256i *)u->mins,
-                                _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), low4))));
-            u->d = _cvtsh_ss(swa__load_u16(w + 80));
-            u->dmin = _cvtsh_ss(swa__load_u16(w + 82));
-        } else {
-            _mm512_storeu_si512(u->sc, _mm512_cvtepi8_epi32(swa__q3k_scales_avx2(w + 96)));
-            u->d = _cvtsh_ss(swa__load_u16(w + 108));
-        }
+    if (type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K || type == SWA_TYPE_IQ4_XS) {
+        swa__krow_unpack_kblock(w, type, u);
     } else if (type == SWA_TYPE_Q6_K) {
         for (k = 0; k < 4; k++) _mm512_storeu_si512(u->q + 64 * k, _mm512_sub_epi8(swa__q6k_quarter_avx512(w, k), _mm512_set1_epi8(32)));
         _mm512_storeu_si512(u->sc, _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(w + 192))));
         u->d = _cvtsh_ss(swa__load_u16(w + 208));
-    } else if (type == SWA_TYPE_IQ4_XS) {
-        for (k = 0; k < 4; k++) _mm512_storeu_si512(u->q + 64 * k, swa__iq4xs_chunk_avx512(w, k));
-        _mm256_storeu_si256((__m256i *)u->sc, swa__iq4xs_scales_avx512(w));
-        u->d = _cvtsh_ss(swa__load_u16(w));
     } else {
         const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);   /* sc[0..7], m[0..7] */
         for (k = 0; k < 4; k++)
