@@ -48,6 +48,11 @@ PROGRAM_NAMES := swa-generate swa-simple swa-inspect swa-convert-llama2c swa-tok
 EXAMPLE_NAMES := swa-sequences swa-control swa-chat
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES) $(EXAMPLE_NAMES))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
+# test_kernels starts no thread: ThreadSanitizer has nothing to look at there, and its kernel
+# comparisons cost it more than all the other tests together (ASan and UBSan still run them).
+ifeq ($(TSAN),1)
+TESTS    := $(filter-out $(BUILD)/test_kernels,$(TESTS))
+endif
 COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu $(BUILD)/compile_no_threads \
                   $(BUILD)/compile_warnings $(BUILD)/compile_no_tokenizer $(BUILD)/compile_no_sampler \
                   $(BUILD)/compile_no_stdio
