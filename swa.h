@@ -911,7 +911,7 @@ typedef struct swa__q8k {         /* 256 activations */
 typedef float (*swa__dot_fn)(const void *row, const void *x, int64_t n);
 typedef void (*swa__quantize_fn)(const float *x, void *out, int64_t n);
 /* y[t * ldy + r] = dot(row r, token t) for r < nr and t < nt, within the type's tile (its
-   swa__type_kernels.tile_rows x tile_tokens): row r at byte offset r * w_stride from w, token t
+   swa__type_kernels.dots_rows x tile_tokens): row r at byte offset r * w_stride from w, token t
    at t * x_stride from x. A pair's result does not depend on the tile it is computed in, so a
    chunk's logits do not depend on its size. */
 typedef void (*swa__dots_fn)(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
@@ -919,6 +919,7 @@ typedef void (*swa__dots_fn)(const void *w, size_t w_stride, int nr, const void 
 #define SWA__TILE_ROWS 3         /* the tile most kernels take, as AVX2's 16 registers allow */
 #define SWA__TILE_TOKENS 4
 #define SWA__TILE_MAX_ROWS 32    /* the most dots takes: AVX-512's float rows, in tiles of 4 x 6 */
+#define SWA__FLOAT_ROWS_AVX2 30  /* the most AVX2's float dots take: whole tiles of 3 rows */
 #define SWA__TILE_MAX_TOKENS 12  /* the most dots takes: AVX-512's rows of blocks of 32, in tiles of 16 x 12 */
 #define SWA__FLOAT_TILE_ROWS 4
 #define SWA__FLOAT_TILE_TOKENS 6 /* AVX-512's float tiles */
@@ -961,7 +962,8 @@ typedef void (*swa__pack_fn)(const uint8_t *xq, size_t x_stride, int64_t n, int6
 typedef struct swa__type_kernels {
     swa__dot_fn dot;
     swa__dots_fn dots;
-    int tile_rows, tile_tokens;   /* the largest tile dots takes */
+    int tile_rows, tile_tokens;   /* the largest tile dots computes at once */
+    int dots_rows;                /* the most rows a call of dots takes, in tiles (0: tile_rows) */
     size_t block_bytes;           /* weight rows per block of a prompt's tiles (swa__block_rows) */
     /* a row as exact f32 values, on which the set's F32 tiles give the bits this type's tiles
        give: a prompt widens each block of rows once instead of once a pass of tokens */
@@ -4845,16 +4847,17 @@ typedef struct swa__matmul_task {
 } swa__matmul_task;
 
 /* y[t * ldy + r] = dot(row r, x_t) for n_rows rows (w_stride bytes apart) and nt tokens
-   (x_stride bytes apart, at most the type's tile_tokens): tiles of the type's tile_rows rows
+   (x_stride bytes apart, at most the type's tile_tokens): calls of the type's dots_rows rows
    through its tile kernel, or dot by dot where the kernel table has none. Shared by the matrix
    products and the attention's scores. */
 SWA__INTERNAL void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, size_t w_stride, int64_t n_rows,
                           const uint8_t *x, size_t x_stride, int nt, int64_t n, float *y, int64_t ldy)
 {
+    const int call = k->dots && k->dots_rows ? k->dots_rows : k->tile_rows;
     int64_t r;
     int i, t;
-    for (r = 0; r < n_rows; r += k->tile_rows) {
-        int nr = n_rows - r < k->tile_rows ? (int)(n_rows - r) : k->tile_rows;
+    for (r = 0; r < n_rows; r += call) {
+        int nr = n_rows - r < call ? (int)(n_rows - r) : call;
         if (k->dots) {
             k->dots(w + (size_t)r * w_stride, w_stride, nr, x, x_stride, nt, n, y + r, ldy);
             continue;
@@ -9219,13 +9222,9 @@ SWA__AVX2 static inline __m256 swa__load_bf16_avx2(const uint16_t *p)
 
 #define SWA__LOAD_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
 
-/* Float rows in tiles of up to 3 rows x 4 tokens, for the matrix products. Per 8 columns the
-   3 weight vectors are widened once and each token's vector is loaded once, for 12 FMAs into
-   12 accumulators: with the 3 weights and the token, all 16 YMM registers; a tile of 1 row x 4
-   tokens would load the tokens again for every row. Every (row, token) pair has one
-   accumulator running over the columns in order, then the scalar tail, so its bits do not
-   depend on the tile it was computed in: generation's 3 x 1 tiles give what a prompt's 3 x 4
-   tiles give. R and T are constants after inlining. */
+/* Columns per chunk of the float tiles with several tokens (see swa__dots_float_avx2). */
+#define SWA__FLOAT_CHUNK 512
+
 SWA__AVX2 static inline __m256 swa__load8_avx2(const uint8_t *w, int64_t i, uint32_t type)
 {
     if (type == SWA_TYPE_F32) return _mm256_loadu_ps((const float *)w + i);
@@ -9312,68 +9311,93 @@ SWA__AVX2 SWA__INLINE const float *swa__token_f32(const uint8_t *x, size_t x_str
     return (const float *)(x + (size_t)t * x_stride);
 }
 
-/* One token's 8 activations v against the R rows' 8 weights w0..w2, into its accumulators. */
-SWA__AVX2 SWA__INLINE void swa__tile_token_avx2(const float *v, __m256 w0, __m256 w1, __m256 w2, const int R, __m256 *c0,
-                                                __m256 *c1, __m256 *c2)
-{
-    const __m256 x = _mm256_loadu_ps(v);
-    *c0 = _mm256_fmadd_ps(w0, x, *c0);
-    if (R > 1) *c1 = _mm256_fmadd_ps(w1, x, *c1);
-    if (R > 2) *c2 = _mm256_fmadd_ps(w2, x, *c2);
-}
-
+/* Float rows in tiles of up to 3 rows x 4 tokens, for the matrix products. Per 8 columns the
+   3 weight vectors are widened once and each token's vector is loaded once, for 12 FMAs into
+   12 accumulators: with the 3 weights and the token, all 16 YMM registers; a tile of 1 row x 4
+   tokens would load the tokens again for every row. Every (row, token) pair has one
+   accumulator running over the whole 8s of columns in order, then the scalar tail, so its bits
+   do not depend on the tile or the chunk of columns it was computed in: generation's 3 x 1
+   tiles give what a prompt's 3 x 4 tiles give. A tile goes over len columns from wb and xb
+   on, its accumulators carried in acc (SWA__TILE_TOKENS to a row) from the columns before. R
+   and T are constants after inlining. */
 SWA__AVX2 SWA__INLINE void
-swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_stride, int64_t n,
-               float *y, int64_t ldy, uint32_t type, const int R, const int T)
+swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_stride, int64_t len,
+               __m256 acc[][SWA__TILE_TOKENS], uint32_t type, const int R, const int T)
 {
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00;
-    __m256 c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00;
-    int64_t i;
+    __m256 c[SWA__TILE_ROWS][SWA__TILE_TOKENS], w[SWA__TILE_ROWS];
     const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
-    for (i = 0; i + 8 <= n; i += 8) {
-        const __m256 w0 = swa__load8_avx2(wb, i, type);
-        const __m256 w1 = R > 1 ? swa__load8_avx2(wb + w_stride, i, type) : w0;
-        const __m256 w2 = R > 2 ? swa__load8_avx2(wb + 2 * w_stride, i, type) : w0;
-        swa__tile_token_avx2(swa__token_f32(xb, x_stride, 0) + i, w0, w1, w2, R, &c00, &c10, &c20);
-        if (T > 1) swa__tile_token_avx2(swa__token_f32(xb, x_stride, 1) + i, w0, w1, w2, R, &c01, &c11, &c21);
-        if (T > 2) swa__tile_token_avx2(swa__token_f32(xb, x_stride, 2) + i, w0, w1, w2, R, &c02, &c12, &c22);
-        if (T > 3) swa__tile_token_avx2(swa__token_f32(xb, x_stride, 3) + i, w0, w1, w2, R, &c03, &c13, &c23);
-        if ((size_t)i * elt % 64 == 0) swa__prefetch_float_tile(wb, w_stride, R, SWA__TILE_ROWS, (size_t)i * elt, (size_t)n * elt, T);
+    int64_t i;
+    int r, t;
+    SWA__UNROLL(3)
+    for (r = 0; r < R; r++)
+        SWA__UNROLL(4)
+        for (t = 0; t < T; t++) c[r][t] = acc[r][t];
+    for (i = 0; i + 8 <= len; i += 8) {
+        SWA__UNROLL(3)
+        for (r = 0; r < R; r++) w[r] = swa__load8_avx2(wb + (size_t)r * w_stride, i, type);
+        SWA__UNROLL(4)
+        for (t = 0; t < T; t++) {
+            const __m256 x = _mm256_loadu_ps(swa__token_f32(xb, x_stride, t) + i);
+            SWA__UNROLL(3)
+            for (r = 0; r < R; r++) c[r][t] = _mm256_fmadd_ps(w[r], x, c[r][t]);
+        }
+        if ((size_t)i * elt % 64 == 0) swa__prefetch_float_tile(wb, w_stride, R, SWA__TILE_ROWS, (size_t)i * elt, (size_t)len * elt, T);
     }
-    y[0 * ldy + 0] = swa__tile_sum_avx2(c00, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 0), i, n, type);
-    if (T > 1) y[1 * ldy + 0] = swa__tile_sum_avx2(c01, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 1), i, n, type);
-    if (T > 2) y[2 * ldy + 0] = swa__tile_sum_avx2(c02, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 2), i, n, type);
-    if (T > 3) y[3 * ldy + 0] = swa__tile_sum_avx2(c03, wb + (size_t)0 * w_stride, swa__token_f32(xb, x_stride, 3), i, n, type);
-    if (R > 1) y[0 * ldy + 1] = swa__tile_sum_avx2(c10, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 0), i, n, type);
-    if (R > 1 && T > 1) y[1 * ldy + 1] = swa__tile_sum_avx2(c11, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 1), i, n, type);
-    if (R > 1 && T > 2) y[2 * ldy + 1] = swa__tile_sum_avx2(c12, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 2), i, n, type);
-    if (R > 1 && T > 3) y[3 * ldy + 1] = swa__tile_sum_avx2(c13, wb + (size_t)1 * w_stride, swa__token_f32(xb, x_stride, 3), i, n, type);
-    if (R > 2) y[0 * ldy + 2] = swa__tile_sum_avx2(c20, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 0), i, n, type);
-    if (R > 2 && T > 1) y[1 * ldy + 2] = swa__tile_sum_avx2(c21, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 1), i, n, type);
-    if (R > 2 && T > 2) y[2 * ldy + 2] = swa__tile_sum_avx2(c22, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 2), i, n, type);
-    if (R > 2 && T > 3) y[3 * ldy + 2] = swa__tile_sum_avx2(c23, wb + (size_t)2 * w_stride, swa__token_f32(xb, x_stride, 3), i, n, type);
+    SWA__UNROLL(3)
+    for (r = 0; r < R; r++)
+        SWA__UNROLL(4)
+        for (t = 0; t < T; t++) acc[r][t] = c[r][t];
 }
 
-/* The tile of nr x nt (nr <= 3, nt <= 4), both sizes constants in the kernel it picks. */
+/* Up to SWA__FLOAT_ROWS_AVX2 rows against up to SWA__TILE_MAX_TOKENS tokens, in tiles of 3 x 4.
+   With several tokens the whole 8s of columns go in chunks of SWA__FLOAT_CHUNK, each met by
+   every tile before the next, the accumulators kept in acc in between: the tokens' activations
+   for a chunk (24 KB for 12 tokens) stay in L1 while the rows pass, and each tile's rows (6 KB)
+   stay there while the tokens' groups of 4 pass. Met over all the columns at once, each tile
+   would read both from L2 again, 7 loads for 12 FMAs, more than L2 gives a core. One token's
+   rows go whole, one stream at a time. */
 SWA__AVX2 SWA__INLINE void swa__dots_float_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                                                 int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
 {
+    const int64_t whole = n / 8 * 8, chunk = nt > 1 ? SWA__FLOAT_CHUNK : whole;
+    const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
     const uint8_t *wb = (const uint8_t *)w, *xb = (const uint8_t *)x;
-    switch ((nr - 1) * 4 + nt - 1) {
-    case 0: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 1); break;
-    case 1: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 2); break;
-    case 2: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 3); break;
-    case 3: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 1, 4); break;
-    case 4: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 1); break;
-    case 5: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 2); break;
-    case 6: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 3); break;
-    case 7: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 2, 4); break;
-    case 8: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 1); break;
-    case 9: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 2); break;
-    case 10: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 3); break;
-    case 11: swa__tile_avx2(wb, w_stride, xb, x_stride, n, y, ldy, type, 3, 4); break;
-    default: break;
+    __m256 acc[SWA__TILE_MAX_TOKENS / SWA__TILE_TOKENS][SWA__FLOAT_ROWS_AVX2][SWA__TILE_TOKENS];
+    int64_t i, len;
+    int r, t;
+    for (t = 0; t < nt; t++)
+        for (r = 0; r < nr; r++) acc[t / SWA__TILE_TOKENS][r][t % SWA__TILE_TOKENS] = _mm256_setzero_ps();
+    for (i = 0; i < whole; i += len) {
+        len = whole - i < chunk ? whole - i : chunk;
+        for (r = 0; r < nr; r += SWA__TILE_ROWS) {
+            for (t = 0; t < nt; t += SWA__TILE_TOKENS) {
+                const uint8_t *wt = wb + (size_t)r * w_stride + (size_t)i * elt;
+                const uint8_t *xt = xb + (size_t)t * x_stride + (size_t)i * sizeof(float);
+                __m256(*a)[SWA__TILE_TOKENS] = acc[t / SWA__TILE_TOKENS] + r;
+                /* the tile's rows and tokens, constants in the kernel each case picks */
+                switch ((nr - r < SWA__TILE_ROWS ? nr - r - 1 : SWA__TILE_ROWS - 1) * SWA__TILE_TOKENS +
+                        (nt - t < SWA__TILE_TOKENS ? nt - t - 1 : SWA__TILE_TOKENS - 1)) {
+                case 0: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 1, 1); break;
+                case 1: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 1, 2); break;
+                case 2: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 1, 3); break;
+                case 3: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 1, 4); break;
+                case 4: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 2, 1); break;
+                case 5: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 2, 2); break;
+                case 6: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 2, 3); break;
+                case 7: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 2, 4); break;
+                case 8: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 3, 1); break;
+                case 9: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 3, 2); break;
+                case 10: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 3, 3); break;
+                case 11: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 3, 4); break;
+                default: break;
+                }
+            }
+        }
     }
+    for (t = 0; t < nt; t++)
+        for (r = 0; r < nr; r++)
+            y[t * ldy + r] = swa__tile_sum_avx2(acc[t / SWA__TILE_TOKENS][r][t % SWA__TILE_TOKENS], wb + (size_t)r * w_stride,
+                                                swa__token_f32(xb, x_stride, t), whole, n, type);
 }
 
 SWA__AVX2 static void swa__dots_f32_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
@@ -11331,7 +11355,6 @@ swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x
    would read its tokens' activations from L2 again, 6 loads of 64 bytes and 4 of 32 for 24
    FMAs, more than L2 gives a core. One token's rows go whole, one stream at a time. Each lane
    still meets its column blocks in order, so the bits are those of any other tile or chunk. */
-#define SWA__FLOAT_CHUNK 512
 SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                                                     int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
 {
@@ -14173,6 +14196,10 @@ static void swa__kernels_avx2(swa__kernels *k)
     k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx2;
     k->type[SWA_TYPE_F16].widen = swa__widen_f16_avx2;
     k->type[SWA_TYPE_BF16].widen = swa__widen_bf16_avx2;
+    k->type[SWA_TYPE_F32].dots_rows = k->type[SWA_TYPE_F16].dots_rows = k->type[SWA_TYPE_BF16].dots_rows =
+        SWA__FLOAT_ROWS_AVX2;
+    k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =
+        SWA__TILE_MAX_TOKENS;
     k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx2;
     k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx2;
     k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx2;
@@ -14262,6 +14289,8 @@ static void swa__kernels_avx512(swa__kernels *k)
     k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx512;
     k->type[SWA_TYPE_F16].widen = k->type[SWA_TYPE_BF16].widen = NULL;   /* its own tiles, not the avx2 set's */
     k->type[SWA_TYPE_F32].tile_rows = k->type[SWA_TYPE_F16].tile_rows = k->type[SWA_TYPE_BF16].tile_rows =
+        SWA__FLOAT_TILE_ROWS;
+    k->type[SWA_TYPE_F32].dots_rows = k->type[SWA_TYPE_F16].dots_rows = k->type[SWA_TYPE_BF16].dots_rows =
         SWA__TILE_MAX_ROWS;
     k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =
         SWA__FLOAT_TILE_TOKENS;
