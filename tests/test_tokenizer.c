@@ -455,7 +455,7 @@ static void test_spm_without_space_prefix(void **state)
 #define BIG_UNUSED 6000
 static void test_spm_big_vocab(void **state)
 {
-    static char names[BIG_N][16];
+    static char names[BIG_N][24];   /* "<unused%d>" of any int32_t */
     const char **pieces = (const char **)malloc(BIG_N * sizeof *pieces);
     float *scores = (float *)malloc(BIG_N * sizeof *scores);
     int32_t *types = (int32_t *)malloc(BIG_N * sizeof *types), ids[64];
@@ -472,26 +472,26 @@ static void test_spm_big_vocab(void **state)
     pieces[k] = "<bos>"; types[k] = 3; scores[k++] = 0;
     pieces[k] = "<unk>"; types[k] = 2; scores[k++] = 0;
     for (i = 0; i < 256; i++, k++) {
-        snprintf(names[k], 16, "<0x%02X>", i);
+        snprintf(names[k], sizeof names[k], "<0x%02X>", i);
         pieces[k] = names[k]; types[k] = 6; scores[k] = 0;
     }
     for (i = 0; i < BIG_UNUSED; i++, k++) {
-        snprintf(names[k], 16, "<unused%d>", i);
+        snprintf(names[k], sizeof names[k], "<unused%d>", i);
         pieces[k] = names[k]; types[k] = 4; scores[k] = 0;
     }
     pieces[k] = "\xe2\x96\x81"; types[k] = 1; scores[k++] = 1;
     pieces[k] = "w"; types[k] = 1; scores[k++] = 1;
-    for (i = 0; i < 10; i++, k++) { snprintf(names[k], 16, "%d", i); pieces[k] = names[k]; types[k] = 1; scores[k] = 1; }
+    for (i = 0; i < 10; i++, k++) { snprintf(names[k], sizeof names[k], "%d", i); pieces[k] = names[k]; types[k] = 1; scores[k] = 1; }
     /* "w0".."wN" and "▁w0".."▁wN": longer pieces score higher, "▁w..." above "w..." */
     first_word = k;
     first_sword = k + (BIG_N - k) / 2;
     for (i = 0; k < first_sword; i++, k++) {
-        snprintf(names[k], 16, "w%d", i);
+        snprintf(names[k], sizeof names[k], "w%d", i);
         pieces[k] = names[k]; types[k] = 1; scores[k] = (float)strlen(names[k]) - 0.5f;
     }
     pieces[k] = "\xe2\x96\x81w"; types[k] = 1; scores[k++] = 2;
     for (i = 0; k < BIG_N; i++, k++) {
-        snprintf(names[k], 16, "\xe2\x96\x81w%d", i);
+        snprintf(names[k], sizeof names[k], "\xe2\x96\x81w%d", i);
         pieces[k] = names[k]; types[k] = 1; scores[k] = (float)strlen(names[k]) - 2;
     }
     gw_kv_str(w, "tokenizer.ggml.model", "llama");
