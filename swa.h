@@ -4945,8 +4945,8 @@ static int64_t swa__matrix_block_rows(const swa__matmul_task *t, int i, int64_t 
 
 /* Rows per chunk a prompt's threads take in turn: small enough that each thread takes about 4
    of every matrix (a small model's matrices are a few blocks long), and through the tiles at
-   most a block. A gemm kernel unpacks 16 rows at a time for all the tokens, so its chunks are
-   whole 16s and need no block. */
+   most a block. A gemm kernel unpacks its rows in sets of 16 (or 8) for all the tokens, so its
+   chunks are whole 16s and need no block. */
 static int64_t swa__chunk_rows(const swa__matmul_task *t, int i, int nth)
 {
     const swa__matrix *w = t->p[i].w;
@@ -10663,6 +10663,19 @@ static void swa__put_group(const float *out, int rows, int64_t g, int W, int64_t
     for (t = 0; t < W && g * W + t < n; t++)
         for (m = 0; m < rows; m++) y[(g * W + t) * ldy + r + m] = out[m * W + t];
 }
+
+/* Rows a product unpacks at once, in sets of 16 (avx512) or 8 (avx-vnni) that each group of
+   tokens meets in turn before the next group: the packed tokens (about 1 MB for 512 tokens of
+   2048 columns, 3 MB for 5632: more than L2 holds) are read once for every SWA__GEMM_ROWS rows
+   instead of once for every set. A thread's scratch holds the unpacked rows. */
+#define SWA__GEMM_ROWS 64
+
+/* Rows of set q (of `set` rows each) in the product's rows r .. nr - 1. */
+static int swa__set_rows(int64_t nr, int64_t r, int set, int64_t q)
+{
+    int64_t left = nr - r - (int64_t)set * q;
+    return left < set ? (int)left : set;
+}
 #endif
 
 /* The code-generating macros of this section end here. */
@@ -10841,28 +10854,36 @@ SWA__AVX_VNNI SWA__INLINE void swa__gemm_q_vnni(const uint8_t *w, size_t w_strid
 {
     const int64_t nbk = n_in / 32, full = nbk / 8 * 8, bytes = (int64_t)swa_type_block_bytes(type);
     const swa__qunit8 *xu = (const swa__qunit8 *)xpack;
-    swa__qrow *u = (swa__qrow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    float *acc = (float *)(u + 8 * nbk), *out = acc + 8 * SWA__VNNI_ACCS * 8;
-    int64_t r, g, b;
+    swa__qrow *u0 = (swa__qrow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    float *acc = (float *)(u0 + SWA__GEMM_ROWS * nbk), *out = acc + 8 * SWA__VNNI_ACCS * 8;
+    int64_t r, g, b, q;
     int m, j;
-    for (r = 0; r < nr; r += 8) {
-        const int rows = nr - r < 8 ? (int)(nr - r) : 8;
-        for (b = 0; b < nbk; b++)
-            for (m = 0; m < 8; m++) {
-                if (m < rows) swa__qrow_unpack(w + (size_t)(r + m) * w_stride + b * bytes, type, u + 8 * b + m);
-                else memset(u + 8 * b + m, 0, sizeof *u);
-            }
+    for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
+        const int64_t sets = ((nr - r < SWA__GEMM_ROWS ? nr - r : SWA__GEMM_ROWS) + 7) / 8;
+        for (q = 0; q < sets; q++) {
+            swa__qrow *u = u0 + q * 8 * nbk;
+            const int rows = swa__set_rows(nr, r, 8, q);
+            for (b = 0; b < nbk; b++)
+                for (m = 0; m < 8; m++) {
+                    if (m < rows) swa__qrow_unpack(w + (size_t)(r + 8 * q + m) * w_stride + b * bytes, type, u + 8 * b + m);
+                    else memset(u + 8 * b + m, 0, sizeof *u);
+                }
+        }
         for (g = 0; g * 8 < n; g++) {
-            memset(acc, 0, sizeof(float) * 8 * SWA__VNNI_ACCS * 8);
-            for (b = 0; b < nbk; b++) swa__qstep_vnni(u + 8 * b, xu + g * nbk + b, acc + 8 * (b < full ? b % 8 : 8), type);
-            for (m = 0; m < rows; m++) {   /* swa__hsum_avx2's tree, lane by lane, then the ninth */
-                __m256 c[SWA__VNNI_ACCS];
-                for (j = 0; j < SWA__VNNI_ACCS; j++) c[j] = _mm256_loadu_ps(acc + (m * SWA__VNNI_ACCS + j) * 8);
-                c[0] = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c[0], c[4]), _mm256_add_ps(c[2], c[6])),
-                                     _mm256_add_ps(_mm256_add_ps(c[1], c[5]), _mm256_add_ps(c[3], c[7])));
-                _mm256_storeu_ps(out + 8 * m, _mm256_add_ps(c[0], c[8]));
+            for (q = 0; q < sets; q++) {
+                const swa__qrow *u = u0 + q * 8 * nbk;
+                const int rows = swa__set_rows(nr, r, 8, q);
+                memset(acc, 0, sizeof(float) * 8 * SWA__VNNI_ACCS * 8);
+                for (b = 0; b < nbk; b++) swa__qstep_vnni(u + 8 * b, xu + g * nbk + b, acc + 8 * (b < full ? b % 8 : 8), type);
+                for (m = 0; m < rows; m++) {   /* swa__hsum_avx2's tree, lane by lane, then the ninth */
+                    __m256 c[SWA__VNNI_ACCS];
+                    for (j = 0; j < SWA__VNNI_ACCS; j++) c[j] = _mm256_loadu_ps(acc + (m * SWA__VNNI_ACCS + j) * 8);
+                    c[0] = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c[0], c[4]), _mm256_add_ps(c[2], c[6])),
+                                         _mm256_add_ps(_mm256_add_ps(c[1], c[5]), _mm256_add_ps(c[3], c[7])));
+                    _mm256_storeu_ps(out + 8 * m, _mm256_add_ps(c[0], c[8]));
+                }
+                swa__put_group(out, rows, g, 8, n, y, ldy, r + 8 * q);
             }
-            swa__put_group(out, rows, g, 8, n, y, ldy, r);
         }
     }
 }
@@ -11182,21 +11203,29 @@ SWA__AVX_VNNI SWA__INLINE void swa__gemm_k_vnni(const uint8_t *w, size_t w_strid
 {
     const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
     const swa__kunit8 *xu = (const swa__kunit8 *)xpack;
-    swa__krow *u = (swa__krow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    float *out = (float *)(u + 8 * nsb);
-    int64_t r, g, s;
+    swa__krow *u0 = (swa__krow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    float *out = (float *)(u0 + SWA__GEMM_ROWS * nsb);
+    int64_t r, g, s, q;
     int m;
-    for (r = 0; r < nr; r += 8) {
-        const int rows = nr - r < 8 ? (int)(nr - r) : 8;
-        for (s = 0; s < nsb; s++)
-            for (m = 0; m < 8; m++) {
-                if (m < rows) swa__krow_unpack_vnni(w + (size_t)(r + m) * w_stride + s * bytes, type, u + 8 * s + m);
-                else memset(u + 8 * s + m, 0, sizeof *u);
-            }
+    for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
+        const int64_t sets = ((nr - r < SWA__GEMM_ROWS ? nr - r : SWA__GEMM_ROWS) + 7) / 8;
+        for (q = 0; q < sets; q++) {
+            swa__krow *u = u0 + q * 8 * nsb;
+            const int rows = swa__set_rows(nr, r, 8, q);
+            for (s = 0; s < nsb; s++)
+                for (m = 0; m < 8; m++) {
+                    if (m < rows) swa__krow_unpack_vnni(w + (size_t)(r + 8 * q + m) * w_stride + s * bytes, type, u + 8 * s + m);
+                    else memset(u + 8 * s + m, 0, sizeof *u);
+                }
+        }
         for (g = 0; g * 8 < n; g++) {
-            swa__kgroup_vnni(u, xu + g * nsb, nsb, out, type);
-            if (rows > 4) swa__kgroup_vnni(u + 4, xu + g * nsb, nsb, out + 32, type);
-            swa__put_group(out, rows, g, 8, n, y, ldy, r);
+            for (q = 0; q < sets; q++) {
+                const swa__krow *u = u0 + q * 8 * nsb;
+                const int rows = swa__set_rows(nr, r, 8, q);
+                swa__kgroup_vnni(u, xu + g * nsb, nsb, out, type);
+                if (rows > 4) swa__kgroup_vnni(u + 4, xu + g * nsb, nsb, out + 32, type);
+                swa__put_group(out, rows, g, 8, n, y, ldy, r + 8 * q);
+            }
         }
     }
 }
@@ -11243,7 +11272,8 @@ static void swa__gemm_memory_vnni(int64_t n, int64_t n_in, uint64_t *pack_bytes,
 {
     uint64_t groups = (uint64_t)(n + 7) / 8, kpack = groups * (uint64_t)(n_in / 256) * sizeof(swa__kunit8);
     uint64_t qpack = groups * (uint64_t)(n_in / 32) * sizeof(swa__qunit8);
-    uint64_t kscratch = 8 * (uint64_t)(n_in / 256) * sizeof(swa__krow), qscratch = 8 * (uint64_t)(n_in / 32) * sizeof(swa__qrow);
+    uint64_t kscratch = SWA__GEMM_ROWS * (uint64_t)(n_in / 256) * sizeof(swa__krow);
+    uint64_t qscratch = SWA__GEMM_ROWS * (uint64_t)(n_in / 32) * sizeof(swa__qrow);
     *pack_bytes = kpack > qpack ? kpack : qpack;
     *scratch_bytes = (kscratch > qscratch ? kscratch : qscratch) + (8 * SWA__VNNI_ACCS * 8 + 64) * sizeof(float) + 64;
 }
@@ -12284,21 +12314,29 @@ SWA__AVX512 SWA__INLINE void swa__gemm_k_avx512(const uint8_t *w, size_t w_strid
 {
     const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
     const swa__kunit *xu = (const swa__kunit *)xpack;
-    swa__krow *u = (swa__krow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    float *out = (float *)(u + 16 * nsb);
-    int64_t r, g, s;
+    swa__krow *u0 = (swa__krow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    float *out = (float *)(u0 + SWA__GEMM_ROWS * nsb);
+    int64_t r, g, s, q;
     int m;
-    for (r = 0; r < nr; r += 16) {
-        const int rows = nr - r < 16 ? (int)(nr - r) : 16;
-        for (s = 0; s < nsb; s++)
-            for (m = 0; m < 16; m++) {
-                if (m < rows) swa__krow_unpack_avx512(w + (size_t)(r + m) * w_stride + s * bytes, type, u + 16 * s + m);
-                else memset(u + 16 * s + m, 0, sizeof *u);
-            }
+    for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
+        const int64_t sets = ((nr - r < SWA__GEMM_ROWS ? nr - r : SWA__GEMM_ROWS) + 15) / 16;
+        for (q = 0; q < sets; q++) {
+            swa__krow *u = u0 + q * 16 * nsb;
+            const int rows = swa__set_rows(nr, r, 16, q);
+            for (s = 0; s < nsb; s++)
+                for (m = 0; m < 16; m++) {
+                    if (m < rows) swa__krow_unpack_avx512(w + (size_t)(r + 16 * q + m) * w_stride + s * bytes, type, u + 16 * s + m);
+                    else memset(u + 16 * s + m, 0, sizeof *u);
+                }
+        }
         for (g = 0; g * 16 < n; g++) {
-            swa__kgroup_avx512(u, xu + g * nsb, nsb, out, type);
-            if (rows > 8) swa__kgroup_avx512(u + 8, xu + g * nsb, nsb, out + 128, type);
-            swa__put_group(out, rows, g, 16, n, y, ldy, r);
+            for (q = 0; q < sets; q++) {
+                const swa__krow *u = u0 + q * 16 * nsb;
+                const int rows = swa__set_rows(nr, r, 16, q);
+                swa__kgroup_avx512(u, xu + g * nsb, nsb, out, type);
+                if (rows > 8) swa__kgroup_avx512(u + 8, xu + g * nsb, nsb, out + 128, type);
+                swa__put_group(out, rows, g, 16, n, y, ldy, r + 16 * q);
+            }
         }
     }
 }
@@ -12319,7 +12357,8 @@ SWA__GEMM_AVX512(swa__gemm_q3_k_avx512, swa__gemm_k_avx512, SWA_TYPE_Q3_K)
 
 /* ---- The blocks of 32's products: tokens in the lanes ----
    As the K-quants' above, and as the AVX2 section's end describes: 16 tokens' block b in a unit
-   (swa__qunit), each row's block unpacked once (swa__qrow), two blocks of 8 rows at a time. A
+   (swa__qunit), each row's block unpacked once (swa__qrow, SWA__GEMM_ROWS rows at a time in sets
+   of 16), two blocks of 8 rows at a time. A
    (row, token) pair adds its blocks in the lanes kernels' order (acc = fma(S_b, d_w d_x, acc),
    then Q4_1's and Q5_1's acc = fma(m_w, d_x sum_b x, acc), block after block from 0): the dots'
    and tiles' bits exactly, without transposing the rows for every 12 tokens. */
@@ -12368,34 +12407,42 @@ SWA__AVX512 SWA__INLINE void swa__qstep_avx512(const swa__qrow *row, const swa__
 }
 
 /* y[t * ldy + r] = dot(row r, token t) for nr rows of a block-of-32 type and n tokens packed
-   by swa__qpack_avx512. */
+   by swa__qpack_avx512: SWA__GEMM_ROWS rows unpacked at a time, in sets of 16. */
 SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                                 int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
     const int64_t nbk = n_in / 32, bytes = (int64_t)swa_type_block_bytes(type);
     const swa__qunit *xu = (const swa__qunit *)xpack;
-    swa__qrow *u = (swa__qrow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    float *out = (float *)(u + 16 * nbk);
-    int64_t r, g, b;
+    swa__qrow *u0 = (swa__qrow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    float *out = (float *)(u0 + SWA__GEMM_ROWS * nbk);
+    int64_t r, g, b, q;
     int m, h;
-    for (r = 0; r < nr; r += 16) {
-        const int rows = nr - r < 16 ? (int)(nr - r) : 16;
-        for (b = 0; b < nbk; b++)
-            for (m = 0; m < 16; m++) {
-                if (m < rows) swa__qrow_unpack(w + (size_t)(r + m) * w_stride + b * bytes, type, u + 16 * b + m);
-                else memset(u + 16 * b + m, 0, sizeof *u);
-            }
+    for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
+        const int64_t sets = ((nr - r < SWA__GEMM_ROWS ? nr - r : SWA__GEMM_ROWS) + 15) / 16;
+        for (q = 0; q < sets; q++) {
+            swa__qrow *u = u0 + q * 16 * nbk;
+            const int rows = swa__set_rows(nr, r, 16, q);
+            for (b = 0; b < nbk; b++)
+                for (m = 0; m < 16; m++) {
+                    if (m < rows) swa__qrow_unpack(w + (size_t)(r + 16 * q + m) * w_stride + b * bytes, type, u + 16 * b + m);
+                    else memset(u + 16 * b + m, 0, sizeof *u);
+                }
+        }
         for (g = 0; g * 16 < n; g++) {
-            for (h = 0; h < rows; h += 8) {
-                __m512 acc[8];
-                SWA__UNROLL(8)
-                for (m = 0; m < 8; m++) acc[m] = _mm512_setzero_ps();
-                for (b = 0; b + 1 < nbk; b += 2) swa__qstep_avx512(u + 16 * b + h, xu + g * nbk + b, 1, acc, type);
-                if (b < nbk) swa__qstep_avx512(u + 16 * b + h, xu + g * nbk + b, 0, acc, type);
-                SWA__UNROLL(8)
-                for (m = 0; m < 8; m++) _mm512_storeu_ps(out + 16 * (h + m), acc[m]);
+            for (q = 0; q < sets; q++) {
+                const swa__qrow *u = u0 + q * 16 * nbk;
+                const int rows = swa__set_rows(nr, r, 16, q);
+                for (h = 0; h < rows; h += 8) {
+                    __m512 acc[8];
+                    SWA__UNROLL(8)
+                    for (m = 0; m < 8; m++) acc[m] = _mm512_setzero_ps();
+                    for (b = 0; b + 1 < nbk; b += 2) swa__qstep_avx512(u + 16 * b + h, xu + g * nbk + b, 1, acc, type);
+                    if (b < nbk) swa__qstep_avx512(u + 16 * b + h, xu + g * nbk + b, 0, acc, type);
+                    SWA__UNROLL(8)
+                    for (m = 0; m < 8; m++) _mm512_storeu_ps(out + 16 * (h + m), acc[m]);
+                }
+                swa__put_group(out, rows, g, 16, n, y, ldy, r + 16 * q);
             }
-            swa__put_group(out, rows, g, 16, n, y, ldy, r);
         }
     }
 }
@@ -12415,7 +12462,8 @@ static void swa__gemm_memory_avx512(int64_t n, int64_t n_in, uint64_t *pack_byte
 {
     uint64_t groups = (uint64_t)(n + 15) / 16, kpack = groups * (uint64_t)(n_in / 256) * sizeof(swa__kunit);
     uint64_t qpack = groups * (uint64_t)(n_in / 32) * sizeof(swa__qunit);
-    uint64_t kscratch = 16 * (uint64_t)(n_in / 256) * sizeof(swa__krow), qscratch = 16 * (uint64_t)(n_in / 32) * sizeof(swa__qrow);
+    uint64_t kscratch = SWA__GEMM_ROWS * (uint64_t)(n_in / 256) * sizeof(swa__krow);
+    uint64_t qscratch = SWA__GEMM_ROWS * (uint64_t)(n_in / 32) * sizeof(swa__qrow);
     *pack_bytes = kpack > qpack ? kpack : qpack;
     *scratch_bytes = (kscratch > qscratch ? kscratch : qscratch) + 512 * sizeof(float) + 64;
 }
