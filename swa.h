@@ -9349,55 +9349,51 @@ swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_s
         for (t = 0; t < T; t++) acc[r][t] = c[r][t];
 }
 
-/* Up to SWA__FLOAT_ROWS_AVX2 rows against up to SWA__TILE_MAX_TOKENS tokens, in tiles of 3 x 4.
-   With several tokens the whole 8s of columns go in chunks of SWA__FLOAT_CHUNK, each met by
-   every tile before the next, the accumulators kept in acc in between: the tokens' activations
-   for a chunk (24 KB for 12 tokens) stay in L1 while the rows pass, and each tile's rows (6 KB)
-   stay there while the tokens' groups of 4 pass. Met over all the columns at once, each tile
-   would read both from L2 again, 7 loads for 12 FMAs, more than L2 gives a core. One token's
-   rows go whole, one stream at a time. */
+/* Up to SWA__FLOAT_ROWS_AVX2 rows against up to 4 tokens, in tiles of 3 rows. With several
+   tokens the whole 8s of columns go in chunks of SWA__FLOAT_CHUNK, each met by every tile
+   before the next: the tokens' activations for a chunk (8 KB for 4 tokens) stay in L1 while
+   the rows pass, the accumulators kept in acc in between. Met over all the columns at once,
+   each tile of 3 rows would read its tokens' activations from L2 again, 4 of its 7 loads for
+   12 FMAs. More tokens a call, each tile's rows met by several groups of 4 while in L1, ran
+   slower: a model's activations lie a multiple of 4 KB apart (its width in floats), so every
+   token's chunk falls in the same sets of L1, and 12 of them fill those sets. One token's rows
+   go whole, one stream at a time. */
 SWA__AVX2 SWA__INLINE void swa__dots_float_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                                                 int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
 {
     const int64_t whole = n / 8 * 8, chunk = nt > 1 ? SWA__FLOAT_CHUNK : whole;
     const size_t elt = (size_t)swa__types[type].block_bytes;   /* block_size 1 */
     const uint8_t *wb = (const uint8_t *)w, *xb = (const uint8_t *)x;
-    __m256 acc[SWA__TILE_MAX_TOKENS / SWA__TILE_TOKENS][SWA__FLOAT_ROWS_AVX2][SWA__TILE_TOKENS];
+    __m256 acc[SWA__FLOAT_ROWS_AVX2][SWA__TILE_TOKENS];
     int64_t i, len;
     int r, t;
-    for (t = 0; t < nt; t++)
-        for (r = 0; r < nr; r++) acc[t / SWA__TILE_TOKENS][r][t % SWA__TILE_TOKENS] = _mm256_setzero_ps();
+    for (r = 0; r < nr; r++)
+        for (t = 0; t < nt; t++) acc[r][t] = _mm256_setzero_ps();
     for (i = 0; i < whole; i += len) {
         len = whole - i < chunk ? whole - i : chunk;
         for (r = 0; r < nr; r += SWA__TILE_ROWS) {
-            for (t = 0; t < nt; t += SWA__TILE_TOKENS) {
-                const uint8_t *wt = wb + (size_t)r * w_stride + (size_t)i * elt;
-                const uint8_t *xt = xb + (size_t)t * x_stride + (size_t)i * sizeof(float);
-                __m256(*a)[SWA__TILE_TOKENS] = acc[t / SWA__TILE_TOKENS] + r;
-                /* the tile's rows and tokens, constants in the kernel each case picks */
-                switch ((nr - r < SWA__TILE_ROWS ? nr - r - 1 : SWA__TILE_ROWS - 1) * SWA__TILE_TOKENS +
-                        (nt - t < SWA__TILE_TOKENS ? nt - t - 1 : SWA__TILE_TOKENS - 1)) {
-                case 0: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 1, 1); break;
-                case 1: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 1, 2); break;
-                case 2: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 1, 3); break;
-                case 3: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 1, 4); break;
-                case 4: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 2, 1); break;
-                case 5: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 2, 2); break;
-                case 6: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 2, 3); break;
-                case 7: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 2, 4); break;
-                case 8: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 3, 1); break;
-                case 9: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 3, 2); break;
-                case 10: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 3, 3); break;
-                case 11: swa__tile_avx2(wt, w_stride, xt, x_stride, len, a, type, 3, 4); break;
-                default: break;
-                }
+            const uint8_t *wt = wb + (size_t)r * w_stride + (size_t)i * elt, *xt = xb + (size_t)i * sizeof(float);
+            /* the tile's rows and tokens, constants in the kernel each case picks */
+            switch ((nr - r < SWA__TILE_ROWS ? nr - r - 1 : SWA__TILE_ROWS - 1) * SWA__TILE_TOKENS + nt - 1) {
+            case 0: swa__tile_avx2(wt, w_stride, xt, x_stride, len, acc + r, type, 1, 1); break;
+            case 1: swa__tile_avx2(wt, w_stride, xt, x_stride, len, acc + r, type, 1, 2); break;
+            case 2: swa__tile_avx2(wt, w_stride, xt, x_stride, len, acc + r, type, 1, 3); break;
+            case 3: swa__tile_avx2(wt, w_stride, xt, x_stride, len, acc + r, type, 1, 4); break;
+            case 4: swa__tile_avx2(wt, w_stride, xt, x_stride, len, acc + r, type, 2, 1); break;
+            case 5: swa__tile_avx2(wt, w_stride, xt, x_stride, len, acc + r, type, 2, 2); break;
+            case 6: swa__tile_avx2(wt, w_stride, xt, x_stride, len, acc + r, type, 2, 3); break;
+            case 7: swa__tile_avx2(wt, w_stride, xt, x_stride, len, acc + r, type, 2, 4); break;
+            case 8: swa__tile_avx2(wt, w_stride, xt, x_stride, len, acc + r, type, 3, 1); break;
+            case 9: swa__tile_avx2(wt, w_stride, xt, x_stride, len, acc + r, type, 3, 2); break;
+            case 10: swa__tile_avx2(wt, w_stride, xt, x_stride, len, acc + r, type, 3, 3); break;
+            case 11: swa__tile_avx2(wt, w_stride, xt, x_stride, len, acc + r, type, 3, 4); break;
+            default: break;
             }
         }
     }
     for (t = 0; t < nt; t++)
         for (r = 0; r < nr; r++)
-            y[t * ldy + r] = swa__tile_sum_avx2(acc[t / SWA__TILE_TOKENS][r][t % SWA__TILE_TOKENS], wb + (size_t)r * w_stride,
-                                                swa__token_f32(xb, x_stride, t), whole, n, type);
+            y[t * ldy + r] = swa__tile_sum_avx2(acc[r][t], wb + (size_t)r * w_stride, swa__token_f32(xb, x_stride, t), whole, n, type);
 }
 
 SWA__AVX2 static void swa__dots_f32_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
@@ -14246,8 +14242,6 @@ static void swa__kernels_avx2(swa__kernels *k)
     k->type[SWA_TYPE_BF16].widen = swa__widen_bf16_avx2;
     k->type[SWA_TYPE_F32].dots_rows = k->type[SWA_TYPE_F16].dots_rows = k->type[SWA_TYPE_BF16].dots_rows =
         SWA__FLOAT_ROWS_AVX2;
-    k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =
-        SWA__TILE_MAX_TOKENS;
     k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx2;
     k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx2;
     k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx2;
