@@ -10606,9 +10606,17 @@ typedef struct swa__krow {
     int32_t unused[5];
 } swa__krow;
 
-/* The row's offset from its quants and scales, `size` elements a sub-block. */
-SWA__AVX2 SWA__INLINE void swa__krow_offset(swa__krow *u, int size)
+/* Elements a sub-block of a type's unpacked super-block: Q6_K's, Q2_K's and Q3_K's 16 scales
+   cover 16 each, Q4_K's, Q5_K's and IQ4_XS's 8 cover 32. */
+static int swa__krow_sub(uint32_t type)
 {
+    return type == SWA_TYPE_Q6_K || type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K ? 16 : 32;
+}
+
+/* The row's offset from its quants and scales. */
+SWA__AVX2 SWA__INLINE void swa__krow_offset(swa__krow *u, uint32_t type)
+{
+    const int size = swa__krow_sub(type);
     int64_t sums[32];   /* of each 8 weights + 128 */
     int32_t offset = 0;
     int k, j, l;
@@ -10665,6 +10673,12 @@ static void swa__put_group(const float *out, int rows, int64_t g, int W, int64_t
    2048 columns, 3 MB for 5632: more than L2 holds) are read once for every SWA__GEMM_ROWS rows
    instead of once for every set. A thread's scratch holds the unpacked rows. */
 #define SWA__GEMM_ROWS 64
+
+/* Sets of `set` rows in the SWA__GEMM_ROWS (or fewer) rows from r on, of a product's nr. */
+static int64_t swa__sets(int64_t nr, int64_t r, int set)
+{
+    return ((nr - r < SWA__GEMM_ROWS ? nr - r : SWA__GEMM_ROWS) + set - 1) / set;
+}
 
 /* Rows of set q (of `set` rows each) in the product's rows r .. nr - 1. */
 static int swa__set_rows(int64_t nr, int64_t r, int set, int64_t q)
@@ -10855,7 +10869,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__gemm_q_vnni(const uint8_t *w, size_t w_strid
     int64_t r, g, b, q;
     int m, j;
     for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
-        const int64_t sets = ((nr - r < SWA__GEMM_ROWS ? nr - r : SWA__GEMM_ROWS) + 7) / 8;
+        const int64_t sets = swa__sets(nr, r, 8);
         for (q = 0; q < sets; q++) {
             swa__qrow *u = u0 + q * 8 * nbk;
             const int rows = swa__set_rows(nr, r, 8, q);
@@ -11108,7 +11122,6 @@ static void swa__kpack_vnni(const uint8_t *xq, size_t x_stride, int64_t n, int64
 
 SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t type, swa__krow *u)
 {
-    const int size = type == SWA_TYPE_Q6_K || type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K ? 16 : 32;   /* elements a sub-block */
     swa__kquant_vnni k;
     int j;
     memset(u->sc, 0, sizeof u->sc);
@@ -11134,7 +11147,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t 
         _mm256_storeu_si256((__m256i *)(u->sc + 8), _mm256_cvtepi8_epi32(_mm_srli_si128(sc8, 8)));
         u->d = _cvtsh_ss(swa__load_u16(w + 208));
     }
-    swa__krow_offset(u, size);
+    swa__krow_offset(u, type);
 }
 
 /* 4 unpacked rows (row m's super-block s at u[8 s + m]) against one token group's units xg:
@@ -11142,7 +11155,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t 
 SWA__AVX_VNNI SWA__INLINE void swa__kgroup_vnni(const swa__krow *u, const swa__kunit8 *xg, int64_t nsb, float *out, const uint32_t type)
 {
     const int mins = type == SWA_TYPE_Q4_K || type == SWA_TYPE_Q5_K || type == SWA_TYPE_Q2_K;
-    const int n_sub = type == SWA_TYPE_Q6_K || type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K ? 16 : 8, per = 64 / n_sub;
+    const int n_sub = 256 / swa__krow_sub(type), per = 64 / n_sub;
     const __m256i zero = _mm256_setzero_si256();
     float rs[4][8], rm[4][8];
     __m256i acc[4], acc2[4], sv[4];
@@ -11204,7 +11217,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__gemm_k_vnni(const uint8_t *w, size_t w_strid
     int64_t r, g, s, q;
     int m;
     for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
-        const int64_t sets = ((nr - r < SWA__GEMM_ROWS ? nr - r : SWA__GEMM_ROWS) + 7) / 8;
+        const int64_t sets = swa__sets(nr, r, 8);
         for (q = 0; q < sets; q++) {
             swa__krow *u = u0 + q * 8 * nsb;
             const int rows = swa__set_rows(nr, r, 8, q);
@@ -12227,7 +12240,6 @@ static void swa__kpack_avx512(const uint8_t *xq, size_t x_stride, int64_t n, int
 
 SWA__AVX512 SWA__INLINE void swa__krow_unpack_avx512(const uint8_t *w, uint32_t type, swa__krow *u)
 {
-    const int size = type == SWA_TYPE_Q6_K || type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K ? 16 : 32;   /* elements a sub-block */
     int k;
     memset(u->sc, 0, sizeof u->sc);
     memset(u->mins, 0, sizeof u->mins);
@@ -12247,7 +12259,7 @@ SWA__AVX512 SWA__INLINE void swa__krow_unpack_avx512(const uint8_t *w, uint32_t 
         u->d = _cvtsh_ss(swa__load_u16(w));
         u->dmin = _cvtsh_ss(swa__load_u16(w + 2));
     }
-    swa__krow_offset(u, size);
+    swa__krow_offset(u, type);
 }
 
 /* 8 unpacked rows (row m's super-block s at u[16 s + m]) against one token group's units xg:
@@ -12256,7 +12268,7 @@ SWA__AVX512 SWA__INLINE void swa__krow_unpack_avx512(const uint8_t *w, uint32_t 
 SWA__AVX512 SWA__INLINE void swa__kgroup_avx512(const swa__krow *u, const swa__kunit *xg, int64_t nsb, float *out, const uint32_t type)
 {
     const int mins = type == SWA_TYPE_Q4_K || type == SWA_TYPE_Q5_K || type == SWA_TYPE_Q2_K;
-    const int n_sub = type == SWA_TYPE_Q6_K || type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K ? 16 : 8, per = 64 / n_sub;
+    const int n_sub = 256 / swa__krow_sub(type), per = 64 / n_sub;
     const __m512i zero = _mm512_setzero_si512();
     __m512 rs[8], rm[8];
     __m512i acc[8], acc2[8], sv[8];
@@ -12315,7 +12327,7 @@ SWA__AVX512 SWA__INLINE void swa__gemm_k_avx512(const uint8_t *w, size_t w_strid
     int64_t r, g, s, q;
     int m;
     for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
-        const int64_t sets = ((nr - r < SWA__GEMM_ROWS ? nr - r : SWA__GEMM_ROWS) + 15) / 16;
+        const int64_t sets = swa__sets(nr, r, 16);
         for (q = 0; q < sets; q++) {
             swa__krow *u = u0 + q * 16 * nsb;
             const int rows = swa__set_rows(nr, r, 16, q);
@@ -12414,7 +12426,7 @@ SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_strid
     int64_t r, g, b, q;
     int m, h;
     for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
-        const int64_t sets = ((nr - r < SWA__GEMM_ROWS ? nr - r : SWA__GEMM_ROWS) + 15) / 16;
+        const int64_t sets = swa__sets(nr, r, 16);
         for (q = 0; q < sets; q++) {
             swa__qrow *u = u0 + q * 16 * nbk;
             const int rows = swa__set_rows(nr, r, 16, q);
