@@ -4380,22 +4380,34 @@ struct swa_ctx {
 #define SWA__MAX_PRODUCTS 16
 #define SWA__MOE_GROUP (SWA__MAX_PRODUCTS / 2)
 
-/* Carves one allocation into aligned pieces; with base == NULL it only measures. */
+/* Carves one allocation into pieces that start on a 64-byte line in memory, where a zmm load
+   does not straddle two lines (a 64-byte load across a line boundary costs two, and the
+   allocator's pointer may be aligned to 16 bytes only). With base == NULL it only measures, as
+   if from an aligned base: the pieces then lie as measured once the first is aligned, so an
+   allocation needs at most SWA__ARENA_SLACK bytes more than measured. */
+#define SWA__ARENA_SLACK 63
 typedef struct swa__arena {
     uint8_t *base;
     uint64_t used;
     int overflow;
 } swa__arena;
 
+/* Bytes from the end of the last piece to the next line. */
+static uint64_t swa__arena_pad(const swa__arena *a)
+{
+    const uint64_t at = (uint64_t)((uintptr_t)a->base % 64) + a->used % 64;
+    return (64 - at % 64) % 64;
+}
+
 static void *swa__arena_take(swa__arena *a, uint64_t n, uint64_t size)
 {
     uint64_t bytes, off;
-    if (!swa__add_u64(a->used, 63, &off) || !swa__mul_u64(n, size, &bytes) ||
-        !swa__add_u64(off & ~(uint64_t)63, bytes, &a->used)) {
+    if (!swa__add_u64(a->used, swa__arena_pad(a), &off) || !swa__mul_u64(n, size, &bytes) ||
+        !swa__add_u64(off, bytes, &a->used)) {
         a->overflow = 1;
         return NULL;
     }
-    return a->base ? a->base + (off & ~(uint64_t)63) : NULL;
+    return a->base ? a->base + off : NULL;
 }
 
 static swa_status swa__resolve_config(const swa_model *m, const swa_ctx_config *in,
@@ -4502,7 +4514,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     c->n_slots = (int64_t *)swa__arena_take(a, n_layer, sizeof(int64_t));
     c->k_cache = (uint8_t **)swa__arena_take(a, n_layer, sizeof(uint8_t *));
     c->v_cache = (uint8_t **)swa__arena_take(a, n_layer, sizeof(uint8_t *));
-    cache_start = (a->used + 63) & ~(uint64_t)63;   /* where the first ring will start */
+    cache_start = a->used + swa__arena_pad(a);   /* where the first ring will start */
     for (l = 0; l < hp->n_layer; l++) {
         int32_t w = swa__effective_window(m, cfg, l);
         uint64_t slots = (uint64_t)swa__ring_slots(cfg, w);
@@ -4590,8 +4602,9 @@ static uint64_t swa__ctx_bytes(const swa_model *m, const swa_ctx_config *cfg, ui
     a.used = sizeof(swa_ctx);
     swa__ctx_layout(m, cfg, &probe, &a);
     swa__thread_layout(m, cfg, probe.max_slots, cfg->n_threads, &probe, &t);
-    *thread_bytes = t.used;
-    return a.overflow || t.overflow || a.used > (uint64_t)SIZE_MAX / 2 || t.used > (uint64_t)SIZE_MAX / 2 ? 0 : a.used;
+    *thread_bytes = t.used + SWA__ARENA_SLACK;
+    return a.overflow || t.overflow || a.used > (uint64_t)SIZE_MAX / 2 || t.used > (uint64_t)SIZE_MAX / 2 ? 0
+                                                                                                    : a.used + SWA__ARENA_SLACK;
 }
 
 static void swa__threads_stop(swa_ctx *c)
@@ -4611,7 +4624,7 @@ static swa_status swa__threads_start(swa_ctx *c, int32_t n, swa_error *err)
     swa_status s;
     memset(&a, 0, sizeof a);
     swa__thread_layout(c->model, &c->cfg, c->max_slots, n, &probe, &a);
-    if (a.overflow || a.used > (uint64_t)SIZE_MAX || !(mem = SWA_MALLOC((size_t)a.used)))
+    if (a.overflow || a.used > (uint64_t)SIZE_MAX - SWA__ARENA_SLACK || !(mem = SWA_MALLOC((size_t)(a.used + SWA__ARENA_SLACK))))
         return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the scratch of %d threads", (int)n);
     swa__threads_stop(c);
     a.base = (uint8_t *)mem;
@@ -4736,7 +4749,7 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
     a.base = (uint8_t *)c;
     a.used = sizeof(swa_ctx);
     swa__ctx_layout(m, &r, c, &a);
-    SWA_ASSERT(!a.overflow && a.used == bytes);
+    SWA_ASSERT(!a.overflow && a.used <= bytes);
     c->model = m;
     c->cfg = r;
     swa__kernels_setup(&c->kern, swa__kernels_resolve(r.kernels));

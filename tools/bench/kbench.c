@@ -41,6 +41,15 @@
 
 #define MAX_THREADS 64
 
+/* Every buffer starts on a 64-byte line, as a context's do (and a model's rows, at the usual
+   alignments): a zmm load across two lines costs two, and malloc's 16-byte alignment would
+   measure that. */
+static void *line_alloc(size_t bytes)
+{
+    void *p;
+    return posix_memalign(&p, 64, bytes ? bytes : 1) ? NULL : p;
+}
+
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t next_u32(void) { return (uint32_t)(rng_next(&rng) >> 32); }
 
@@ -96,8 +105,8 @@ static double time_gemm(const swa__kernels *k, uint32_t type, const uint8_t *w, 
     int rep;
     if (!k->type[type].gemm) return 0;
     k->gemm_memory(nt, n, &pack_bytes, &scratch_bytes);
-    pack = malloc((size_t)pack_bytes);
-    scratch = malloc((size_t)scratch_bytes);
+    pack = line_alloc((size_t)pack_bytes);
+    scratch = line_alloc((size_t)scratch_bytes);
     if (!pack || !scratch) fail("out of memory");
     k->type[type].pack(x, x_stride, nt, n, pack);
     for (rep = 0; rep < 60; rep++) {
@@ -647,7 +656,7 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
     }
     if (gemm) {   /* and packed for the batch product, as a context's chunk is */
         k->gemm_memory(n, m->cols, &pack_bytes, &scratch_bytes);
-        if (!(xpack = malloc((size_t)pack_bytes))) fail("out of memory");
+        if (!(xpack = line_alloc((size_t)pack_bytes))) fail("out of memory");
         t.k->pack(xq, t.x_stride, n, m->cols, xpack);
         t.xpack = xpack;
     } else {
@@ -656,7 +665,7 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
     quantize = cpu_now() - t0;
     for (i = 0; i < threads; i++) {
         jobs[i].t = &t;
-        jobs[i].scratch = scratch_bytes ? malloc((size_t)scratch_bytes) : NULL;
+        jobs[i].scratch = scratch_bytes ? line_alloc((size_t)scratch_bytes) : NULL;
         if (scratch_bytes && !jobs[i].scratch) fail("out of memory");
         if (jobs[i].scratch) memset(jobs[i].scratch, 0, (size_t)scratch_bytes);   /* as swa_ctx_create does */
     }
@@ -742,10 +751,10 @@ static int peak_main(const char *only_type, int32_t only_kernels, int threads, i
         printf("| %s | %d | %.1f | %.1f |\n", peaks[i].name, peaks[i].macs, peak1[i] / 1e9, peakn[i] / 1e9);
         fflush(stdout);
     }
-    xf = (float *)malloc(sizeof(float) * LAYER_MAX_COLS * (size_t)tokens);
-    xq = (uint8_t *)malloc(swa__act_bytes(SWA__ACT_Q8K, LAYER_MAX_COLS) * (size_t)tokens +
+    xf = (float *)line_alloc(sizeof(float) * LAYER_MAX_COLS * (size_t)tokens);
+    xq = (uint8_t *)line_alloc(swa__act_bytes(SWA__ACT_Q8K, LAYER_MAX_COLS) * (size_t)tokens +
                            swa__act_bytes(SWA__ACT_Q8, LAYER_MAX_COLS) * (size_t)tokens);
-    y = (float *)malloc(sizeof(float) * LAYER_MAX_ROWS * (size_t)tokens);
+    y = (float *)line_alloc(sizeof(float) * LAYER_MAX_ROWS * (size_t)tokens);
     if (!xf || !xq || !y) fail("out of memory");
     for (i = 0; i < LAYER_MAX_COLS * tokens; i++) xf[i] = (float)(next_u32() % 2001) / 1000.0f - 1.0f;
     printf("\n%lld-token chunk through a 1.1B layer (q,k,v 2560 x 2048, o 2048 x 2048, gate,up 11264 x 2048, down 2048 x 5632),"
@@ -762,7 +771,7 @@ static int peak_main(const char *only_type, int32_t only_kernels, int threads, i
         copies = (int)(LAYER_STREAM_BYTES / layer_bytes);
         copies = copies < 1 ? 1 : copies > 8 ? 8 : copies;
         for (c = 0; c < copies; c++) {
-            if (!(copy[c] = (uint8_t *)malloc(layer_bytes))) fail("out of memory");
+            if (!(copy[c] = (uint8_t *)line_alloc(layer_bytes))) fail("out of memory");
             if (c > 0) { memcpy(copy[c], copy[0], layer_bytes); continue; }
             for (layer_bytes = 0, m = 0; m < LAYER_N; m++) {
                 size_t bytes = (size_t)(layer[m].rows * (layer[m].cols / ti->block_size) * ti->block_bytes);
@@ -850,10 +859,10 @@ int main(int argc, char **argv)
         row_bytes = (size_t)(n / ti->block_size * ti->block_bytes);
         n_rows = (int64_t)(96 * 1024 / row_bytes / 12 * 12);   /* whole tiles of 3 and of 4 rows */
         if (n_rows < 12) n_rows = 12;
-        w = (uint8_t *)malloc(row_bytes * (size_t)n_rows);
-        x = (uint8_t *)malloc(64 * swa__act_bytes(ti->act, n + 255));
-        xf = (float *)malloc(sizeof(float) * (size_t)n);
-        y = (float *)malloc(sizeof(float) * 64 * (size_t)n_rows);
+        w = (uint8_t *)line_alloc(row_bytes * (size_t)n_rows);
+        x = (uint8_t *)line_alloc(64 * swa__act_bytes(ti->act, n + 255));
+        xf = (float *)line_alloc(sizeof(float) * (size_t)n);
+        y = (float *)line_alloc(sizeof(float) * 64 * (size_t)n_rows);
         if (!w || !x || !xf || !y) { fprintf(stderr, "swa-kbench: out of memory\n"); return 1; }
         random_rows(type, w, row_bytes * (size_t)n_rows, n_rows, n);
         for (level = SWA_KERNELS_REF; level <= SWA__KERNELS_LAST; level++) {
