@@ -24,7 +24,9 @@
    shape as a context computes a prompt (see layer_rate), as multiply-adds per second and as
    a share of the set's peak for that type: the int8 instruction for quantized rows (the tile
    product where the set takes the chunk through its batch product, packing included), FMA for
-   F32/F16, vdpbf16ps for BF16 where the CPU has it. The best of --reps passes. Both count each
+   float rows (BF16's too: the kernels widen it to f32 exactly and use FMA, which has twice
+   vdpbf16ps's rate where both were measured; vdpbf16ps is listed for reference). The best of
+   --reps passes. Both count each
    thread's CPU time, not the wall clock's: on a machine shared with other processes a long
    pass is always held up somewhere, and a thread's CPU time leaves out the slices it waited. */
 #define _POSIX_C_SOURCE 200809L
@@ -680,8 +682,7 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
 
 /* The peak a set's kernels for a type are measured against: the int8 instruction the set's
    quantized kernels are built on (AMX's tiles where the set takes n tokens through its batch
-   product), FMA for float rows, vdpbf16ps for BF16 rows where the CPU has it; -1: none (the
-   reference). */
+   product), FMA for float rows; -1: none (the reference). */
 static int peak_of(const swa__kernels *k, int32_t level, uint32_t type, int64_t n)
 {
     int kind = swa__act_kind(type);
@@ -698,7 +699,6 @@ static int peak_of(const swa__kernels *k, int32_t level, uint32_t type, int64_t 
         if (level == SWA_KERNELS_AVX2) return PEAK_MADDUBS;
         return peaks[PEAK_SDOT].runs ? PEAK_SDOT : -1;
     }
-    if (type == SWA_TYPE_BF16 && wide && peaks[PEAK_BF16].runs) return PEAK_BF16;
     if (wide) return PEAK_FMA_ZMM;
     return level == SWA_KERNELS_NEON ? PEAK_FMLA : PEAK_FMA_YMM;
 }
