@@ -1329,7 +1329,8 @@ int madvise(void *addr, size_t len, int advice);
 typedef struct swa__file {
     const uint8_t *data;
     uint64_t size;
-    swa_load_path how;   /* SWA_LOAD_MAPPED*: unmap; SWA_LOAD_READ: SWA_FREE */
+    swa_load_path how;   /* SWA_LOAD_MAPPED*: unmap; SWA_LOAD_READ: SWA_FREE the block */
+    void *block;         /* SWA_LOAD_READ: SWA_MALLOC's, data at its first 64-byte line */
 } swa__file;
 
 #if defined(_WIN32)
@@ -1536,7 +1537,7 @@ static void swa__file_close(swa__file *f)
     if (f->how == SWA_LOAD_MAPPED || f->how == SWA_LOAD_MAPPED_HUGE) swa__unmap(f->data, f->size);
     else
 #endif
-        SWA_FREE((void *)(uintptr_t)f->data);
+        SWA_FREE(f->block);
     f->data = NULL;
 }
 
@@ -1595,14 +1596,19 @@ static int swa__populate(const swa__file *f, swa__progress *p)
 }
 
 /* The whole file read into memory from SWA_MALLOC, advised to use 2 MB pages (which anonymous
-   memory gets however the file was cached). */
+   memory gets however the file was cached). The file starts on a 64-byte line, as a mapping
+   starts on a page: its tensors then lie on lines as far as the file's alignment goes, and the
+   kernels' 32- and 64-byte loads of a row cross no more lines than in a mapped file. */
 static swa_status swa__file_read(swa__fd fd, const char *path, swa__file *f, swa__progress *p, swa_error *err)
 {
-    uint8_t *buf = (uint8_t *)SWA_MALLOC((size_t)f->size);
+    void *block = f->size < (uint64_t)SIZE_MAX - 63 ? SWA_MALLOC((size_t)f->size + 63) : NULL;
+    uint8_t *buf;
     uint64_t at, got;
-    if (!buf) return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate %llu bytes", path, (unsigned long long)f->size);
+    if (!block) return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate %llu bytes", path, (unsigned long long)f->size);
+    buf = (uint8_t *)block + (64 - (uintptr_t)block % 64) % 64;
     (void)swa__advise_huge_pages((uintptr_t)buf, (size_t)f->size);
     f->data = buf;
+    f->block = block;
     f->how = SWA_LOAD_READ;
     for (at = 0; at < f->size; at += got) {
         uint64_t n = f->size - at < SWA__LOAD_STEP ? f->size - at : SWA__LOAD_STEP;

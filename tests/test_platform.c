@@ -1,8 +1,8 @@
 /* The platform layer, from a file that defines no feature macro (the trap of issue 18: the
    2 MB-page advice used to vanish unless the host defined _DEFAULT_SOURCE first): how a model
    reached memory, as swa_model_load_path tells and as the system can confirm; the resident
-   loader allocating through the host's SWA_MALLOC; a context's buffers on 64-byte lines
-   whatever the allocator's alignment; the CPU count. */
+   loader allocating through the host's SWA_MALLOC, the file on a 64-byte line; a context's
+   buffers on lines whatever the allocator's alignment; the CPU count. */
 #include <stdlib.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,6 +45,8 @@ static void count_free(void *p)
 #endif
 
 #define MODEL "examples/models/swa-stories.gguf"   /* 5 MB: more than two 2 MB pages */
+
+static int on_line(const void *p) { return (uintptr_t)p % 64 == 0; }
 
 static long file_size(const char *path)
 {
@@ -95,6 +97,7 @@ static void test_resident_uses_host_allocator(void **state)
     assert_int_equal(swa_model_load_resident(MODEL, &m, &err), SWA_OK);
     assert_int_equal(swa_model_load_path(m), SWA_LOAD_READ);
     assert_true(largest_block >= (size_t)file_size(MODEL));
+    assert_true(on_line(m->gguf->file.data));   /* as a mapping starts on a page */
     swa_model_free(m);
     assert_int_equal(live_blocks, 0);
 }
@@ -162,7 +165,6 @@ static void test_memory(void **state)
 /* Every buffer of a context starts on a 64-byte line, though the allocator's blocks do not (a
    zmm load across two lines costs two): the activations, the quantized and packed tokens, the
    rings, the threads' scratch. */
-static int on_line(const void *p) { return (uintptr_t)p % 64 == 0; }
 
 static void test_context_lines(void **state)
 {
