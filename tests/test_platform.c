@@ -165,7 +165,6 @@ static void test_memory(void **state)
 /* Every buffer of a context starts on a 64-byte line, though the allocator's blocks do not (a
    zmm load across two lines costs two): the activations, the quantized and packed tokens, the
    rings, the threads' scratch. */
-
 static void test_context_lines(void **state)
 {
     swa_model *m;
