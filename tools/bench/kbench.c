@@ -46,11 +46,18 @@
 /* Every buffer starts on a 64-byte line, as a context's do (and a model's rows, at the usual
    alignments): a zmm load across two lines costs two, and malloc's 16-byte alignment would
    measure that. */
+#if defined(_WIN32)
+#include <malloc.h>
+static void *line_alloc(size_t bytes) { return _aligned_malloc(bytes ? bytes : 1, 64); }
+static void line_free(void *p) { _aligned_free(p); }
+#else
 static void *line_alloc(size_t bytes)
 {
     void *p;
     return posix_memalign(&p, 64, bytes ? bytes : 1) ? NULL : p;
 }
+static void line_free(void *p) { free(p); }
+#endif
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t next_u32(void) { return (uint32_t)(rng_next(&rng) >> 32); }
@@ -121,8 +128,8 @@ static double time_gemm(const swa__kernels *k, uint32_t type, const uint8_t *w, 
         if ((double)passes * (double)nt * (double)n_rows * (double)row_bytes / t / 1e9 > best)
             best = (double)passes * (double)nt * (double)n_rows * (double)row_bytes / t / 1e9;
     }
-    free(pack);
-    free(scratch);
+    line_free(pack);
+    line_free(scratch);
     return best;
 }
 
@@ -674,9 +681,9 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
     run_threads(chunk_thread, jobs, sizeof jobs[0], threads);
     for (i = 0; i < threads; i++) {
         busiest = jobs[i].cpu > busiest ? jobs[i].cpu : busiest;
-        free(jobs[i].scratch);
+        line_free(jobs[i].scratch);
     }
-    free(xpack);
+    line_free(xpack);
     return quantize + busiest;
 }
 
@@ -794,9 +801,9 @@ static int peak_main(const char *only_type, int32_t only_kernels, int threads, i
             printf("\n");
             fflush(stdout);
         }
-        for (c = 0; c < copies; c++) free(copy[c]);
+        for (c = 0; c < copies; c++) line_free(copy[c]);
     }
-    free(xf); free(xq); free(y);
+    line_free(xf); line_free(xq); line_free(y);
     return 0;
 }
 
@@ -886,7 +893,7 @@ int main(int argc, char **argv)
             printf("\n");
             fflush(stdout);
         }
-        free(w); free(x); free(xf); free(y);
+        line_free(w); line_free(x); line_free(xf); line_free(y);
     }
     return 0;
 }
