@@ -1107,6 +1107,9 @@ static void swa__ok(swa_error *err)
     }
 }
 
+/* The first 64-byte line at or after p: a buffer given 63 bytes of slack starts there. */
+static void *swa__line_up(void *p) { return (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63); }
+
 /* Overflow-checked size arithmetic: return 0 on overflow, else store the result. */
 static int swa__mul_u64(uint64_t a, uint64_t b, uint64_t *out)
 {
@@ -1605,7 +1608,7 @@ static swa_status swa__file_read(swa__fd fd, const char *path, swa__file *f, swa
     uint8_t *buf;
     uint64_t at, got;
     if (!block) return swa__fail(err, SWA_ERR_NOMEM, "%s: cannot allocate %llu bytes", path, (unsigned long long)f->size);
-    buf = (uint8_t *)block + (64 - (uintptr_t)block % 64) % 64;
+    buf = (uint8_t *)swa__line_up(block);
     (void)swa__advise_huge_pages((uintptr_t)buf, (size_t)f->size);
     f->data = buf;
     f->block = block;
@@ -10883,7 +10886,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__gemm_q_vnni(const uint8_t *w, size_t w_strid
 {
     const int64_t nbk = n_in / 32, full = nbk / 8 * 8, bytes = (int64_t)swa_type_block_bytes(type);
     const swa__qunit8 *xu = (const swa__qunit8 *)xpack;
-    swa__qrow *u0 = (swa__qrow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    swa__qrow *u0 = (swa__qrow *)swa__line_up(scratch);
     float *acc = (float *)(u0 + SWA__GEMM_ROWS * nbk), *out = acc + 8 * SWA__VNNI_ACCS * 8;
     int64_t r, g, b, q;
     int m, j;
@@ -11231,7 +11234,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__gemm_k_vnni(const uint8_t *w, size_t w_strid
 {
     const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
     const swa__kunit8 *xu = (const swa__kunit8 *)xpack;
-    swa__krow *u0 = (swa__krow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    swa__krow *u0 = (swa__krow *)swa__line_up(scratch);
     float *out = (float *)(u0 + SWA__GEMM_ROWS * nsb);
     int64_t r, g, s, q;
     int m;
@@ -12341,7 +12344,7 @@ SWA__AVX512 SWA__INLINE void swa__gemm_k_avx512(const uint8_t *w, size_t w_strid
 {
     const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
     const swa__kunit *xu = (const swa__kunit *)xpack;
-    swa__krow *u0 = (swa__krow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    swa__krow *u0 = (swa__krow *)swa__line_up(scratch);
     float *out = (float *)(u0 + SWA__GEMM_ROWS * nsb);
     int64_t r, g, s, q;
     int m;
@@ -12440,7 +12443,7 @@ SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_strid
 {
     const int64_t nbk = n_in / 32, bytes = (int64_t)swa_type_block_bytes(type);
     const swa__qunit *xu = (const swa__qunit *)xpack;
-    swa__qrow *u0 = (swa__qrow *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    swa__qrow *u0 = (swa__qrow *)swa__line_up(scratch);
     float *out = (float *)(u0 + SWA__GEMM_ROWS * nbk);
     int64_t r, g, b, q;
     int m, h;
@@ -13197,7 +13200,7 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
     const int64_t n_blocks = n_in / 32, nbk = swa__amx_blocks(n_in), stride = swa__amx_scale_stride(nbk);
     const int narrow = n <= SWA__AMX_NARROW;
     const swa__amx_unit *xu = (const swa__amx_unit *)xpack;
-    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    uint8_t *base = (uint8_t *)swa__line_up(scratch);
     int8_t *wq = (int8_t *)base;   /* the unpacked rows, or a narrow product's tiles A */
     float *ds = (float *)(wq + SWA__AMX_GROUPS * 16 * nbk * 32), *acc = ds + SWA__AMX_GROUPS * 16 * stride;
     float *out = acc + 16 * 16 * 16;
@@ -13491,7 +13494,7 @@ SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int
 {
     const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
     const swa__kunit *xu = (const swa__kunit *)xpack;
-    uint8_t *wq = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    uint8_t *wq = (uint8_t *)swa__line_up(scratch);
     float *out = (float *)(wq + 16 * nsb * SWA__AMX_KROW), *d = out + 256, *dmin = d + 16 * nsb;
     int32_t *c = (int32_t *)(dmin + 16 * nsb), *mins = c + 3 * 256;
     swa__tile_config cfg;
