@@ -207,7 +207,11 @@ WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test
               test_seq
 WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler compile_no_stdio \
               compile_warnings compile_cpp
-WINE       := WINEDEBUG=-all WINEPREFIX=$(abspath $(WIN_BUILD))/wine wine
+# One wineserver for the whole run (-p: it stays until killed): left to itself it exits a few seconds
+# after each program, and a program starting as it goes loses its connection ("recvmsg: Connection reset").
+WIN_PREFIX_DIR := $(abspath $(WIN_BUILD))/wine
+WINE_ENV   := WINEDEBUG=-all WINEPREFIX=$(WIN_PREFIX_DIR)
+WINE       := $(WINE_ENV) wine
 
 $(WIN_CMOCKA):
 	@rm -rf $(WIN_BUILD)/cmocka-source && mkdir -p $(WIN_BUILD)/cmocka-source
@@ -253,9 +257,10 @@ test-windows:
 	@command -v $(WIN_PREFIX)gcc >/dev/null && command -v wine >/dev/null && command -v cmake >/dev/null || \
 	  { echo "test-windows needs: apt-get install mingw-w64 wine wine64 cmake"; exit 1; }
 	$(MAKE) windows
-	@set -e; for t in $(WIN_CHECKS) $(WIN_TESTS); do echo "== $(WIN_BUILD)/$$t.exe (wine)"; \
-	  $(WINE) $(WIN_BUILD)/$$t.exe; done
-	$(WINE) $(WIN_BUILD)/swa-generate-plain.exe -m $(MODEL) -p "Once upon a time" -n 8 --temp 0
+	@set -e; mkdir -p $(WIN_PREFIX_DIR); $(WINE_ENV) wineserver -p; trap '$(WINE_ENV) wineserver -k' EXIT; \
+	  for t in $(WIN_CHECKS) $(WIN_TESTS); do echo "== $(WIN_BUILD)/$$t.exe (wine)"; \
+	  $(WINE) $(WIN_BUILD)/$$t.exe; done; \
+	  $(WINE) $(WIN_BUILD)/swa-generate-plain.exe -m $(MODEL) -p "Once upon a time" -n 8 --temp 0
 	@echo "all Windows tests passed under Wine"
 
 # `make run`: a story from the model this project trained (examples/models, 5 MB, window 64).
