@@ -207,8 +207,9 @@ WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test
               test_seq
 WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler compile_no_stdio \
               compile_warnings compile_cpp
-# One wineserver for the whole run (-p: it stays until killed): left to itself it exits a few seconds
-# after each program, and a program starting as it goes loses its connection ("recvmsg: Connection reset").
+# One wineserver for the whole run (-p: it stays until killed; one left by an interrupted run is
+# ended first): left to itself it exits a few seconds after each program, and a program starting
+# as it goes loses its connection ("recvmsg: Connection reset").
 WIN_PREFIX_DIR := $(abspath $(WIN_BUILD))/wine
 WINE_ENV   := WINEDEBUG=-all WINEPREFIX=$(WIN_PREFIX_DIR)
 WINE       := $(WINE_ENV) wine
@@ -257,7 +258,8 @@ test-windows:
 	@command -v $(WIN_PREFIX)gcc >/dev/null && command -v wine >/dev/null && command -v cmake >/dev/null || \
 	  { echo "test-windows needs: apt-get install mingw-w64 wine wine64 cmake"; exit 1; }
 	$(MAKE) windows
-	@set -e; mkdir -p $(WIN_PREFIX_DIR); $(WINE_ENV) wineserver -p; trap '$(WINE_ENV) wineserver -k' EXIT; \
+	@set -e; mkdir -p $(WIN_PREFIX_DIR); $(WINE_ENV) wineserver -k 2>/dev/null || true; $(WINE_ENV) wineserver -w; \
+	  $(WINE_ENV) wineserver -p; trap '$(WINE_ENV) wineserver -k || true' EXIT; \
 	  for t in $(WIN_CHECKS) $(WIN_TESTS); do echo "== $(WIN_BUILD)/$$t.exe (wine)"; \
 	  $(WINE) $(WIN_BUILD)/$$t.exe; done; \
 	  $(WINE) $(WIN_BUILD)/swa-generate-plain.exe -m $(MODEL) -p "Once upon a time" -n 8 --temp 0
