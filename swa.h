@@ -12237,43 +12237,6 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_k16_avx512(const void *row, const voi
 SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q2_k_avx512, swa__dots_q2_k_avx512, swa__dot_q2_k_avx512, swa__row_dots_k16_avx512, SWA_TYPE_Q2_K)
 SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q3_k_avx512, swa__dots_q3_k_avx512, swa__dot_q3_k_avx512, swa__row_dots_k16_avx512, SWA_TYPE_Q3_K)
 
-/* swa__put_group for groups of 16 tokens: a whole group of 16 rows is turned in registers, so
-   that each token's 16 results (a line of y, when y's rows start on lines) go out in one store
-   instead of 16 single ones, which waited on y's lines coming into cache. The 8 x 8 groups of
-   the avx-vnni set gained nothing so, and keep swa__put_group. */
-SWA__AVX512 static void swa__put_group16_avx512(const float *out, int rows, int64_t g, int64_t n, float *y, int64_t ldy,
-                                                int64_t r)
-{
-    __m512 a[16], b[16];
-    int i;
-    if (rows < 16 || (g + 1) * 16 > n) {
-        swa__put_group(out, rows, g, 16, n, y, ldy, r);
-        return;
-    }
-    for (i = 0; i < 16; i++) a[i] = _mm512_loadu_ps(out + 16 * i);
-    for (i = 0; i < 16; i += 2) {
-        b[i] = _mm512_unpacklo_ps(a[i], a[i + 1]);
-        b[i + 1] = _mm512_unpackhi_ps(a[i], a[i + 1]);
-    }
-    for (i = 0; i < 16; i += 4) {   /* a[i + c], 128-bit lane l: rows i .. i + 3 of token 4 l + c */
-        a[i] = _mm512_shuffle_ps(b[i], b[i + 2], 0x44);
-        a[i + 1] = _mm512_shuffle_ps(b[i], b[i + 2], 0xEE);
-        a[i + 2] = _mm512_shuffle_ps(b[i + 1], b[i + 3], 0x44);
-        a[i + 3] = _mm512_shuffle_ps(b[i + 1], b[i + 3], 0xEE);
-    }
-    y += g * 16 * ldy + r;
-    for (i = 0; i < 4; i++) {   /* token 4 l + i: lane l of a[i], a[4 + i], a[8 + i], a[12 + i] */
-        b[0] = _mm512_shuffle_f32x4(a[i], a[4 + i], 0x44);
-        b[1] = _mm512_shuffle_f32x4(a[i], a[4 + i], 0xEE);
-        b[2] = _mm512_shuffle_f32x4(a[8 + i], a[12 + i], 0x44);
-        b[3] = _mm512_shuffle_f32x4(a[8 + i], a[12 + i], 0xEE);
-        _mm512_storeu_ps(y + i * ldy, _mm512_shuffle_f32x4(b[0], b[2], 0x88));
-        _mm512_storeu_ps(y + (4 + i) * ldy, _mm512_shuffle_f32x4(b[0], b[2], 0xDD));
-        _mm512_storeu_ps(y + (8 + i) * ldy, _mm512_shuffle_f32x4(b[1], b[3], 0x88));
-        _mm512_storeu_ps(y + (12 + i) * ldy, _mm512_shuffle_f32x4(b[1], b[3], 0xDD));
-    }
-}
-
 /* ---- Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS products: tokens in the lanes ----
    A batch's tokens are packed 16 to a unit a super-block (swa__kunit): for each 4 elements,
    the 16 tokens' 4 bytes side by side in one register. vpdpbusd multiplies that register by
@@ -12402,7 +12365,7 @@ SWA__AVX512 SWA__INLINE void swa__gemm_k_avx512(const uint8_t *w, size_t w_strid
                 const int rows = swa__set_rows(nr, r, 16, q);
                 swa__kgroup_avx512(u, xu + g * nsb, nsb, out, type);
                 if (rows > 8) swa__kgroup_avx512(u + 8, xu + g * nsb, nsb, out + 128, type);
-                swa__put_group16_avx512(out, rows, g, n, y, ldy, r + 16 * q);
+                swa__put_group(out, rows, g, 16, n, y, ldy, r + 16 * q);
             }
         }
     }
@@ -12508,7 +12471,7 @@ SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_strid
                     SWA__UNROLL(8)
                     for (m = 0; m < 8; m++) _mm512_storeu_ps(out + 16 * (h + m), acc[m]);
                 }
-                swa__put_group16_avx512(out, rows, g, n, y, ldy, r + 16 * q);
+                swa__put_group(out, rows, g, 16, n, y, ldy, r + 16 * q);
             }
         }
     }
@@ -13281,7 +13244,7 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
                 swa__amx_group(wq + k * 16 * nbk * 32, ds + k * 16 * stride, stride, xu + g * n_blocks, n_blocks, nbk, c,
                                acc, &ahead);
                 swa__amx_tree(acc, 0, out);
-                swa__put_group16_avx512(out, rows, g, n, y, ldy, r);
+                swa__put_group(out, rows, g, 16, n, y, ldy, r);
             }
     }
     _tile_release();
@@ -13573,7 +13536,7 @@ SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int
             if (type == SWA_TYPE_Q6_K) swa__amx_q6k_group(wq, d, xu + g * nsb, nsb, c, out, &ahead);
             else if (type == SWA_TYPE_IQ4_XS) swa__amx_iq4xs_group(wq, d, mins, xu + g * nsb, nsb, c, out, &ahead);
             else swa__amx_kgroup(wq, d, dmin, mins, xu + g * nsb, nsb, c, out, &ahead);
-            swa__put_group16_avx512(out, rows, g, n, y, ldy, r);
+            swa__put_group(out, rows, g, 16, n, y, ldy, r);
         }
     }
     _tile_release();
