@@ -1,4 +1,4 @@
-/* The platform layer, from a file that defines no feature macro (the trap of issue 18: the
+/* The platform layer, from a file that defines no feature macro (a trap once fallen into: the
    2 MB-page advice used to vanish unless the host defined _DEFAULT_SOURCE first): how a model
    reached memory, as swa_model_load_path tells and as the system can confirm; the resident
    loader allocating through the host's SWA_MALLOC, the file on a 64-byte line; a context's

@@ -26,9 +26,9 @@
    product where the set takes the chunk through its batch product, packing included), FMA for
    float rows (BF16's too: the kernels widen it to f32 exactly and use FMA, which has twice
    vdpbf16ps's rate where both were measured; vdpbf16ps is listed for reference). The best of
-   --reps passes. Both count each
-   thread's CPU time, not the wall clock's: on a machine shared with other processes a long
-   pass is always held up somewhere, and a thread's CPU time leaves out the slices it waited. */
+   --reps passes. Both count each thread's CPU time, not the wall clock's: on a machine shared
+   with other processes a long pass is always held up somewhere, and a thread's CPU time leaves
+   out the slices it waited. */
 #define _POSIX_C_SOURCE 200809L
 #define SWA_INTERNALS   /* the internals it tests: swa.h, "internal declarations" */
 #include "swa.h"
