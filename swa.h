@@ -24,6 +24,7 @@ a reader following a token from the file to its logits never crosses them)
     sequences, snapshots    copy, reset, rewind; snapshots to buffers and files; abort, threads
     thread pool             workers that claim shares of a task
     tokenizer               Unicode tables, pre-tokenizer expressions, SentencePiece and byte-level BPE
+    JSON and text buffers   a checked JSON reader (one allocation per tree) and a growing buffer
     chat templates, sampler
     SIMD kernels            AVX2 + FMA + F16C, AVX-VNNI, AVX-512 + VNNI, AMX (beside it the order of
                             its sums, as a scalar reference), NEON
@@ -778,6 +779,7 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #include <math.h>
 #include <assert.h>
 #include <errno.h>
+#include <locale.h>    /* localeconv: JSON numbers read under any locale */
 #if defined(_WIN32)
 #if !defined(WIN32_LEAN_AND_MEAN)      /* the smaller <windows.h>, and no min/max macros */
 #define WIN32_LEAN_AND_MEAN
@@ -992,6 +994,36 @@ typedef struct swa__kernels {
 
 #define SWA__KERNELS_LAST SWA_KERNELS_AMX
 
+/* ---- JSON and text buffers (see their section) ---- */
+
+#define SWA__JSON_MAX_DEPTH 256
+
+typedef enum swa__json_kind {
+    SWA__JSON_NULL, SWA__JSON_FALSE, SWA__JSON_TRUE, SWA__JSON_INT, SWA__JSON_REAL,
+    SWA__JSON_STRING, SWA__JSON_ARRAY, SWA__JSON_OBJECT
+} swa__json_kind;
+
+typedef struct swa__json swa__json;
+struct swa__json {
+    swa__json_kind kind;
+    const char *key;                  /* the member's name when this value sits in an object, else NULL */
+    size_t key_len;
+    const char *str;                  /* STRING: decoded UTF-8, NUL-terminated (len excludes it; may hold NUL) */
+    size_t len;
+    int64_t i;                        /* INT: the value (a literal without fraction or exponent that fits) */
+    double num;                       /* INT and REAL: the value as a double */
+    swa__json *items;                 /* ARRAY: elements; OBJECT: members (each with its key), in order */
+    size_t n;
+};
+
+/* A growing text buffer. Every put is a no-op once failed is set (an allocation failed or the
+   text would pass limit, 0 for none), so a writer checks once, at the end. */
+typedef struct swa__buf {
+    char *p;
+    size_t n, cap, limit;
+    int failed;
+} swa__buf;
+
 /* ---- what tests and benchmarks call (static unless SWA_INTERNALS) ---- */
 
 SWA__INTERNAL float swa__f16_to_f32(uint16_t h);
@@ -1043,6 +1075,9 @@ SWA__INTERNAL void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, co
                                            int64_t b0, int64_t b1, float acc[16]);
 SWA__INTERNAL float swa__residue_sum_ref(const float acc[16]);
 #endif
+SWA__INTERNAL swa_status swa__json_parse(const char *text, size_t len, swa__json **root, swa_error *err);
+SWA__INTERNAL const swa__json *swa__json_get(const swa__json *obj, const char *key);
+SWA__INTERNAL void swa__buf_json_string(swa__buf *b, const char *s, size_t n, int ensure_ascii);
 #ifndef SWA_NO_TOKENIZER
 SWA__INTERNAL swa_status swa__pretok_pieces(const char *name, const char *text, size_t len,
                                             size_t *ends, size_t cap, size_t *n_out,
@@ -1140,6 +1175,46 @@ static int swa__str_eq(swa_str s, const char *z)
 {
     size_t n = strlen(z);
     return s.len == n && memcmp(s.ptr, z, n) == 0;
+}
+
+/* UTF-8: the length a lead byte announces (1 for a stray byte), one code point written, and one read.
+   The tokenizer, JSON, grammars and templates share them; some builds leave them uncalled. */
+SWA__UNUSED static size_t swa__utf8_len(unsigned char c)
+{
+    return c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+}
+
+SWA__UNUSED static size_t swa__utf8_put(uint32_t c, char *out)
+{
+    if (c < 0x80) { out[0] = (char)c; return 1; }
+    if (c < 0x800) { out[0] = (char)(0xC0 | (c >> 6)); out[1] = (char)(0x80 | (c & 0x3F)); return 2; }
+    if (c < 0x10000) {
+        out[0] = (char)(0xE0 | (c >> 12)); out[1] = (char)(0x80 | ((c >> 6) & 0x3F)); out[2] = (char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (c >> 18)); out[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((c >> 6) & 0x3F)); out[3] = (char)(0x80 | (c & 0x3F));
+    return 4;
+}
+
+/* One UTF-8 character of p[0..n): its code point and length. A byte that does not start a
+   well-formed character is a character of its own, 0x110000 + the byte. */
+SWA__UNUSED static uint32_t swa__utf8_get(const unsigned char *p, size_t n, size_t *len)
+{
+    size_t k = swa__utf8_len(p[0]), i;
+    uint32_t c = p[0];
+    *len = 1;
+    if (k == 1) return c < 0x80 ? c : 0x110000 + c;
+    if (k > n) return 0x110000 + c;
+    c &= 0x7Fu >> k;
+    for (i = 1; i < k; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0x110000 + p[0];
+        c = (c << 6) | (p[i] & 0x3F);
+    }
+    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF) || c < (k == 2 ? 0x80u : k == 3 ? 0x800u : 0x10000u))
+        return 0x110000 + p[0];
+    *len = k;
+    return c;
 }
 
 static uint64_t swa__hash(const char *p, size_t n)   /* FNV-1a */
@@ -7611,44 +7686,6 @@ static int swa__gpt2_byte(uint32_t c)
     return c >= 0x100 && c <= 0x120 ? (int)(c - 0x100) : c >= 0x121 && c <= 0x142 ? (int)(c - 0x121 + 0x7F) : c == 0x143 ? 0xAD : -1;
 }
 
-static size_t swa__utf8_len(unsigned char c)
-{
-    return c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
-}
-
-static size_t swa__utf8_put(uint32_t c, char *out)
-{
-    if (c < 0x80) { out[0] = (char)c; return 1; }
-    if (c < 0x800) { out[0] = (char)(0xC0 | (c >> 6)); out[1] = (char)(0x80 | (c & 0x3F)); return 2; }
-    if (c < 0x10000) {
-        out[0] = (char)(0xE0 | (c >> 12)); out[1] = (char)(0x80 | ((c >> 6) & 0x3F)); out[2] = (char)(0x80 | (c & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (c >> 18)); out[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((c >> 6) & 0x3F)); out[3] = (char)(0x80 | (c & 0x3F));
-    return 4;
-}
-
-/* One UTF-8 character of p[0..n): its code point and length. A byte that does not start a
-   well-formed character is a character of its own, 0x110000 + the byte. */
-static uint32_t swa__utf8_get(const unsigned char *p, size_t n, size_t *len)
-{
-    size_t k = swa__utf8_len(p[0]), i;
-    uint32_t c = p[0];
-    *len = 1;
-    if (k == 1) return c < 0x80 ? c : 0x110000 + c;
-    if (k > n) return 0x110000 + c;
-    c &= 0x7Fu >> k;
-    for (i = 1; i < k; i++) {
-        if ((p[i] & 0xC0) != 0x80) return 0x110000 + p[0];
-        c = (c << 6) | (p[i] & 0x3F);
-    }
-    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF) || c < (k == 2 ? 0x80u : k == 3 ? 0x800u : 0x10000u))
-        return 0x110000 + p[0];
-    *len = k;
-    return c;
-}
-
 static void swa__merge_insert(swa_vocab *v, int32_t left, int32_t right, int32_t rank, int32_t id)
 {
     uint64_t key = (uint64_t)(uint32_t)left << 32 | (uint32_t)right, h;
@@ -8393,6 +8430,370 @@ SWADEF swa_status swa_vocab_load(const swa_gguf *g, swa_vocab **out, swa_error *
 SWADEF void swa_vocab_free(swa_vocab *v) { (void)v; }
 SWADEF int32_t swa_vocab_size(const swa_vocab *v) { return v ? v->n : 0; }
 #endif /* SWA_NO_TOKENIZER */
+
+/* ==== JSON and text buffers ====
+   A JSON reader for what the library is given as JSON (schemas, a template's variables, the
+   arguments of tool calls) and a growing text buffer for what it writes (grammars, rendered
+   templates). The reader checks the whole text first and counts what it holds, then builds the
+   tree in one allocation, so a tree is freed with one SWA_FREE and a failed parse leaves
+   nothing behind. Some builds leave these uncalled (SWA__UNUSED). */
+
+/* The reader walks the text three times with the same code: to check it and count nodes,
+   containers and string bytes; to note each container's size (in the order containers open);
+   and to build the tree into the one block sized by the first walk. */
+typedef struct swa__json_reader {
+    const char *start, *p, *end;
+    int walk;                         /* 0 check and count, 1 sizes, 2 build */
+    size_t n_nodes, n_containers, n_bytes;
+    size_t *sizes, next_container;    /* walks 1 and 2: members per container */
+    swa__json *nodes;                 /* walk 2 */
+    size_t next_node;
+    char *bytes;
+    size_t next_byte;
+    swa_error *err;
+} swa__json_reader;
+
+static swa_status swa__json_fail(swa__json_reader *r, const char *what)
+{
+    size_t line = 1, col = 1;
+    const char *q;
+    for (q = r->start; q < r->p; q++) {
+        if (*q == '\n') { line++; col = 1; }
+        else if (((unsigned char)*q & 0xC0) != 0x80) col++;    /* columns count characters */
+    }
+    return swa__fail(r->err, SWA_ERR_FORMAT, "JSON: line %zu, column %zu: %s", line, col, what);
+}
+
+static void swa__json_space(swa__json_reader *r)
+{
+    while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r')) r->p++;
+}
+
+static int swa__json_hex4(const char *p, uint32_t *out)
+{
+    uint32_t v = 0;
+    int i;
+    for (i = 0; i < 4; i++) {
+        char c = p[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) return 0;
+        v = v << 4 | (uint32_t)d;
+    }
+    *out = v;
+    return 1;
+}
+
+/* One \u escape at r->p (after the backslash and u), with its low surrogate when it is a high one. */
+static swa_status swa__json_escape_u(swa__json_reader *r, uint32_t *cp)
+{
+    uint32_t lo;
+    if (r->end - r->p < 4 || !swa__json_hex4(r->p, cp)) return swa__json_fail(r, "\\u needs four hex digits");
+    r->p += 4;
+    if (*cp >= 0xDC00 && *cp <= 0xDFFF) return swa__json_fail(r, "a low surrogate without a high one");
+    if (*cp < 0xD800 || *cp > 0xDBFF) return SWA_OK;
+    if (r->end - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u' || !swa__json_hex4(r->p + 2, &lo) || lo < 0xDC00 ||
+        lo > 0xDFFF)
+        return swa__json_fail(r, "a high surrogate without a low one");
+    r->p += 6;
+    *cp = 0x10000 + ((*cp - 0xD800) << 10) + (lo - 0xDC00);
+    return SWA_OK;
+}
+
+/* A string at r->p (at its opening quote): decoded into dst when dst is set; *n its length. */
+static swa_status swa__json_string(swa__json_reader *r, char *dst, size_t *n)
+{
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    *n = 0;
+    for (r->p++;;) {
+        unsigned char c;
+        if (r->p >= r->end) return swa__json_fail(r, "a string has no closing quote");
+        c = (unsigned char)*r->p;
+        if (c == '"') { r->p++; return SWA_OK; }
+        if (c < 0x20) return swa__json_fail(r, "a control character in a string (escape it)");
+        if (c == '\\') {
+            const char *e = r->p + 1 < r->end ? strchr(from, r->p[1]) : NULL;
+            char enc[4];
+            uint32_t cp;
+            size_t k;
+            r->p += 2;
+            if (e && *e) { if (dst) dst[*n] = to[e - from]; (*n)++; continue; }
+            if (r->p > r->end || r->p[-1] != 'u') { r->p--; return swa__json_fail(r, "an unknown escape in a string"); }
+            if (swa__json_escape_u(r, &cp)) return SWA_ERR_FORMAT;
+            k = swa__utf8_put(cp, enc);
+            if (dst) memcpy(dst + *n, enc, k);
+            *n += k;
+        } else {
+            size_t k;
+            (void)swa__utf8_get((const unsigned char *)r->p, (size_t)(r->end - r->p), &k);
+            if (k == 1 && c >= 0x80) return swa__json_fail(r, "a string is not valid UTF-8");
+            if (dst) memcpy(dst + *n, r->p, k);
+            *n += k;
+            r->p += k;
+        }
+    }
+}
+
+/* A number at r->p, checked against JSON's grammar; INT when it has no fraction or exponent and
+   fits in 64 bits. Converted with strtod under the C locale's decimal point. */
+static swa_status swa__json_number(swa__json_reader *r, swa__json *out)
+{
+    const char *s = r->p, *q = s;
+    char buf[64];
+    int frac = 0;
+    if (q < r->end && *q == '-') q++;
+    if (q >= r->end || *q < '0' || *q > '9') return swa__json_fail(r, "expected a value");
+    if (*q == '0') q++;
+    else while (q < r->end && *q >= '0' && *q <= '9') q++;
+    if (q < r->end && *q == '.') {
+        frac = 1;
+        if (++q >= r->end || *q < '0' || *q > '9') { r->p = q; return swa__json_fail(r, "a digit must follow the decimal point"); }
+        while (q < r->end && *q >= '0' && *q <= '9') q++;
+    }
+    if (q < r->end && (*q == 'e' || *q == 'E')) {
+        frac = 1;
+        if (++q < r->end && (*q == '+' || *q == '-')) q++;
+        if (q >= r->end || *q < '0' || *q > '9') { r->p = q; return swa__json_fail(r, "an exponent needs digits"); }
+        while (q < r->end && *q >= '0' && *q <= '9') q++;
+    }
+    if ((size_t)(q - s) >= sizeof buf) return swa__json_fail(r, "a number longer than 63 characters");
+    r->p = q;
+    if (!out) return SWA_OK;
+    memcpy(buf, s, (size_t)(q - s));
+    buf[q - s] = '\0';
+    out->kind = SWA__JSON_REAL;
+    if (!frac) {
+        errno = 0;
+        out->i = (int64_t)strtoll(buf, NULL, 10);
+        if (errno != ERANGE) out->kind = SWA__JSON_INT;
+    }
+    {
+        char *dot = strchr(buf, '.'), *point = localeconv()->decimal_point;
+        if (dot && point && *point) *dot = *point;
+        out->num = strtod(buf, NULL);
+    }
+    return SWA_OK;
+}
+
+static swa_status swa__json_value(swa__json_reader *r, swa__json *out, int depth);
+
+/* An array or object at r->p (at its bracket), each member through swa__json_value. */
+static swa_status swa__json_container(swa__json_reader *r, swa__json *out, int depth)
+{
+    int object = *r->p == '{';
+    char close = object ? '}' : ']';
+    size_t count = 0, id = r->n_containers, k;
+    swa__json *items = NULL;
+    if (depth >= SWA__JSON_MAX_DEPTH) return swa__json_fail(r, "nesting deeper than 256");
+    if (r->walk == 0) r->n_containers++;
+    else id = r->next_container++;
+    if (r->walk == 2) {
+        items = r->nodes + r->next_node;
+        r->next_node += r->sizes[id];
+        out->kind = object ? SWA__JSON_OBJECT : SWA__JSON_ARRAY;
+        out->items = r->sizes[id] ? items : NULL;
+        out->n = r->sizes[id];
+    }
+    r->p++;
+    swa__json_space(r);
+    if (r->p < r->end && *r->p == close) { r->p++; if (r->walk == 1) r->sizes[id] = 0; return SWA_OK; }
+    for (;; count++) {
+        swa__json *item = items ? items + count : NULL;
+        swa__json_space(r);
+        if (object) {
+            if (r->p >= r->end || *r->p != '"') return swa__json_fail(r, "expected a member's name in quotes");
+            if (swa__json_string(r, item ? r->bytes + r->next_byte : NULL, &k)) return SWA_ERR_FORMAT;
+            if (item) { item->key = r->bytes + r->next_byte; item->key_len = k; r->bytes[r->next_byte + k] = '\0'; }
+            if (r->walk == 0) r->n_bytes += k + 1;
+            if (item) r->next_byte += k + 1;
+            swa__json_space(r);
+            if (r->p >= r->end || *r->p != ':') return swa__json_fail(r, "expected ':' after a member's name");
+            r->p++;
+        }
+        if (r->walk == 0) r->n_nodes++;
+        if (swa__json_value(r, item, depth + 1)) return SWA_ERR_FORMAT;
+        swa__json_space(r);
+        if (r->p < r->end && *r->p == ',') { r->p++; continue; }
+        if (r->p < r->end && *r->p == close) break;
+        return swa__json_fail(r, object ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+    r->p++;
+    if (r->walk == 1) r->sizes[id] = count + 1;
+    return SWA_OK;
+}
+
+static swa_status swa__json_value(swa__json_reader *r, swa__json *out, int depth)
+{
+    static const char *const words[3] = {"null", "false", "true"};
+    size_t k;
+    swa__json_space(r);
+    if (r->p >= r->end) return swa__json_fail(r, "expected a value, found the end of the text");
+    if (*r->p == '{' || *r->p == '[') return swa__json_container(r, out, depth);
+    if (*r->p == '"') {
+        char *dst = out ? r->bytes + r->next_byte : NULL;
+        if (swa__json_string(r, dst, &k)) return SWA_ERR_FORMAT;
+        if (r->walk == 0) r->n_bytes += k + 1;
+        if (out) { dst[k] = '\0'; out->kind = SWA__JSON_STRING; out->str = dst; out->len = k; r->next_byte += k + 1; }
+        return SWA_OK;
+    }
+    for (k = 0; k < 3; k++) {
+        size_t n = strlen(words[k]);
+        if ((size_t)(r->end - r->p) >= n && memcmp(r->p, words[k], n) == 0) {
+            r->p += n;
+            if (out) out->kind = (swa__json_kind)(SWA__JSON_NULL + (int)k);
+            return SWA_OK;
+        }
+    }
+    return swa__json_number(r, out);
+}
+
+/* One walk over the whole text: a value and nothing after it but whitespace. */
+static swa_status swa__json_walk(swa__json_reader *r, swa__json *root)
+{
+    r->p = r->start;
+    r->next_container = 0;
+    if (swa__json_value(r, root, 0)) return SWA_ERR_FORMAT;
+    swa__json_space(r);
+    return r->p == r->end ? SWA_OK : swa__json_fail(r, "text after the value");
+}
+
+/* Parse len bytes of JSON (RFC 8259: one value, whitespace around it). The tree is one
+   allocation, freed with SWA_FREE(*root); depth is capped at SWA__JSON_MAX_DEPTH. Errors
+   (SWA_ERR_FORMAT) say what was wrong and where, by line and column. */
+SWA__INTERNAL swa_status swa__json_parse(const char *text, size_t len, swa__json **root, swa_error *err)
+{
+    swa__json_reader r;
+    uint64_t bytes, nodes_bytes;
+    void *block;
+    *root = NULL;
+    memset(&r, 0, sizeof r);
+    r.start = text;
+    r.end = text + len;
+    r.err = err;
+    r.n_nodes = 1;
+    if (swa__json_walk(&r, NULL)) return SWA_ERR_FORMAT;
+    if (!swa__mul_u64(r.n_nodes, sizeof(swa__json), &nodes_bytes) ||
+        !swa__add_u64(nodes_bytes, (uint64_t)r.n_containers * sizeof(size_t), &bytes) ||
+        !swa__add_u64(bytes, r.n_bytes, &bytes) || !(block = swa__calloc(1, bytes)))
+        return swa__fail(err, SWA_ERR_NOMEM, "JSON: cannot allocate %zu values", r.n_nodes);
+    r.nodes = (swa__json *)block;
+    r.sizes = (size_t *)(void *)((char *)block + nodes_bytes);
+    r.bytes = (char *)(r.sizes + r.n_containers);
+    r.walk = 1;
+    (void)swa__json_walk(&r, NULL);   /* the text is known good: the walks cannot fail */
+    r.walk = 2;
+    r.next_node = 1;
+    (void)swa__json_walk(&r, r.nodes);
+    *root = r.nodes;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* The member named key of an object (the last one when a name repeats, as Python's json keeps);
+   NULL when there is none or obj is not an object. */
+SWA__INTERNAL const swa__json *swa__json_get(const swa__json *obj, const char *key)
+{
+    size_t i, n = strlen(key);
+    if (!obj || obj->kind != SWA__JSON_OBJECT) return NULL;
+    for (i = obj->n; i-- > 0;)
+        if (obj->items[i].key_len == n && memcmp(obj->items[i].key, key, n) == 0) return &obj->items[i];
+    return NULL;
+}
+
+SWA__UNUSED static int swa__json_is_str(const swa__json *j, const char *s)
+{
+    return j && j->kind == SWA__JSON_STRING && j->len == strlen(s) && memcmp(j->str, s, j->len) == 0;
+}
+
+static int swa__buf_reserve(swa__buf *b, size_t more)
+{
+    size_t want, cap;
+    char *p;
+    if (b->failed) return 0;
+    if (more > SIZE_MAX / 2 - b->n || (b->limit && b->n + more > b->limit)) { b->failed = 1; return 0; }
+    want = b->n + more + 1;                    /* room for the NUL swa__buf_take writes */
+    if (want <= b->cap) return 1;
+    for (cap = b->cap ? b->cap : 64; cap < want; cap *= 2) {}
+    if (!(p = (char *)swa__calloc(1, cap))) { b->failed = 1; return 0; }
+    if (b->n) memcpy(p, b->p, b->n);
+    SWA_FREE(b->p);
+    b->p = p;
+    b->cap = cap;
+    return 1;
+}
+
+SWA__UNUSED static void swa__buf_put(swa__buf *b, const char *s, size_t n)
+{
+    if (!swa__buf_reserve(b, n)) return;
+    if (n) memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+
+SWA__UNUSED static void swa__buf_puts(swa__buf *b, const char *s) { swa__buf_put(b, s, strlen(s)); }
+SWA__UNUSED static void swa__buf_putc(swa__buf *b, char c) { swa__buf_put(b, &c, 1); }
+
+SWA__UNUSED static void swa__buf_printf(swa__buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    char small[256];
+    va_start(ap, fmt);
+    n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) { b->failed = 1; return; }
+    if ((size_t)n < sizeof small) { swa__buf_put(b, small, (size_t)n); return; }
+    if (!swa__buf_reserve(b, (size_t)n)) return;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)n;
+}
+
+/* The text, NUL-terminated, now the caller's (SWA_FREE); NULL when the buffer failed, which
+   then frees what it held. */
+SWA__UNUSED static char *swa__buf_take(swa__buf *b)
+{
+    char *p;
+    if (!swa__buf_reserve(b, 0)) { SWA_FREE(b->p); memset(b, 0, sizeof *b); return NULL; }
+    p = b->p;
+    p[b->n] = '\0';
+    b->p = NULL;
+    b->n = b->cap = 0;
+    return p;
+}
+
+SWA__UNUSED static void swa__buf_free(swa__buf *b)
+{
+    SWA_FREE(b->p);
+    b->p = NULL;
+    b->n = b->cap = 0;
+}
+
+/* s as a JSON string literal, quotes included, as Python's json.dumps writes it: the short
+   escapes for " \ and \b \f \n \r \t, \u00XX for other control characters, and with
+   ensure_ascii every character from DEL on as \uXXXX (two for one beyond the BMP). A byte that
+   is not UTF-8 is written as \u00XX of itself under ensure_ascii, as is otherwise. */
+SWA__INTERNAL void swa__buf_json_string(swa__buf *b, const char *s, size_t n, int ensure_ascii)
+{
+    static const char short_from[] = "\"\\\b\f\n\r\t", short_to[] = "\"\\bfnrt";
+    size_t i = 0, k;
+    swa__buf_putc(b, '"');
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        const char *e = c ? (const char *)memchr(short_from, c, sizeof short_from - 1) : NULL;
+        uint32_t cp;
+        if (e) { char esc[2] = {'\\', short_to[e - short_from]}; swa__buf_put(b, esc, 2); i++; continue; }
+        if (c < 0x20) { swa__buf_printf(b, "\\u%04x", c); i++; continue; }
+        if (c < 0x7F || !ensure_ascii) { swa__buf_putc(b, (char)c); i++; continue; }   /* DEL too is escaped */
+        cp = swa__utf8_get((const unsigned char *)s + i, n - i, &k);
+        if (cp >= 0x110000) cp -= 0x110000;
+        if (cp >= 0x10000)
+            swa__buf_printf(b, "\\u%04x\\u%04x", 0xD800 + ((cp - 0x10000) >> 10), 0xDC00 + ((cp - 0x10000) & 0x3FF));
+        else
+            swa__buf_printf(b, "\\u%04x", cp);
+        i += k;
+    }
+    swa__buf_putc(b, '"');
+}
 
 /* ==== chat templates ====
    One descriptor per family, in llama.cpp's terms. Most families write each message as an
