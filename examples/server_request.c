@@ -725,7 +725,8 @@ static const char *what_wrong(const char *body, size_t len, size_t off)
         else if (c == ']' || c == '}') depth--;
     }
     if (depth >= CJSON_NESTING_LIMIT) return "nesting deeper than this server takes";
-    if (off >= len) return in_str ? "the body ends inside a string" : "the body ends early (an unclosed object, list or value)";
+    for (i = off; i < len && strchr(" \t\r\n", body[i]); i++) {}
+    if (i >= len) return in_str ? "the body ends inside a string" : "the body ends early (an unclosed object, list or value)";
     if (in_str) return "a bad character or escape in a string";
     return "an unexpected character";
 }
