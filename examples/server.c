@@ -291,6 +291,8 @@ typedef struct slot {
     size_t snap_size, snap_cap;
     int32_t *snap_tok;         /* the tokens the snapshot holds */
     size_t snap_n, snap_tok_cap;
+    int shown_busy;            /* what /slots shows, copied under mu after each step */
+    size_t shown_n_hist;
 } slot;
 
 typedef struct server {
@@ -1220,6 +1222,10 @@ static void *scheduler(void *arg)
         admit();
         busy = step();
         pthread_mutex_lock(&S.mu);
+        for (int i = 0; i < S.n_slots; i++) {
+            S.slots[i].shown_busy = S.slots[i].state != SLOT_IDLE;
+            S.slots[i].shown_n_hist = S.slots[i].n_hist;
+        }
         if (S.stopping) { pthread_mutex_unlock(&S.mu); break; }
         if (!busy && !(S.queue_head && S.n_slots - S.n_busy >= job_slots(S.queue_head))) {
             struct timespec ts;
@@ -1693,13 +1699,13 @@ static enum MHD_Result handle_slots(struct MHD_Connection *c)
 {
     cJSON *arr = cJSON_CreateArray();
     int i;
-    pthread_mutex_lock(&S.mu);   /* states change on the scheduler's thread: a glimpse, as llama-server's */
+    pthread_mutex_lock(&S.mu);   /* as the scheduler left them after its last step */
     for (i = 0; i < S.n_slots; i++) {
         cJSON *e = cJSON_CreateObject();
         cJSON_AddNumberToObject(e, "id", i);
         cJSON_AddNumberToObject(e, "n_ctx", S.lim.n_ctx);
-        cJSON_AddBoolToObject(e, "is_processing", LOAD(S.slots[i].state) != SLOT_IDLE);
-        cJSON_AddNumberToObject(e, "n_past", (double)LOAD(S.slots[i].n_hist));
+        cJSON_AddBoolToObject(e, "is_processing", S.slots[i].shown_busy);
+        cJSON_AddNumberToObject(e, "n_past", (double)S.slots[i].shown_n_hist);
         cJSON_AddItemToArray(arr, e);
     }
     pthread_mutex_unlock(&S.mu);
