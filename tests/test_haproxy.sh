@@ -12,8 +12,9 @@
 # - the same conversations again while instance s1 is stopped (SIGTERM) with a stream in flight
 #   on it: every request gets an HTTP answer (no hang, no reset); those sent once HAProxy can
 #   have seen s1 down are answered 200 by s2; a request that fails does so with 502 or 503 and
-#   a JSON error, and was in flight on s1 when it stopped; the stream ends with data: [DONE]
-#   (whole, or after an error event); s1 exits 0.
+#   a JSON error, and was in flight on s1 when it stopped; the stream does not hang (and ends
+#   with data: [DONE] and its body's end, whole or after an error event, when the server drains
+#   on SIGTERM: when it has --shutdown-timeout); s1 exits 0.
 set -eu
 BUILD=${1:-build}
 [ $# -gt 0 ] && shift
@@ -28,10 +29,17 @@ command -v curl >/dev/null 2>&1 || skip "curl is not installed (apt-get install 
 [ -x "$SERVER" ] || skip "$SERVER was not built (it needs libmicrohttpd-dev and libcjson-dev)"
 
 T=$(mktemp -d)
-PIDS=""
+PIDS=""   # what this test started and has not reaped: ended on exit, by SIGKILL after 5 s
 cleanup() {
     for p in $PIDS; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
+    i=0
+    while [ $i -lt 50 ]; do
+        alive=""
+        for p in $PIDS; do kill -0 "$p" 2>/dev/null && alive=1; done
+        [ -z "$alive" ] && break
+        i=$((i + 1)); sleep 0.1
+    done
+    for p in $PIDS; do kill -9 "$p" 2>/dev/null || true; done
     rm -rf "$T"
 }
 trap cleanup EXIT
@@ -52,20 +60,22 @@ start_server() {
     echo $! > "$T/$1.pid"
     PIDS="$PIDS $!"
 }
+# server_port NAME: sets PORT to the instance's, once it is ready
 server_port() {
     i=0
     while :; do
-        p=$(sed -n 's|.*ready on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$T/$1.log")
-        [ -n "$p" ] && { echo "$p"; return; }
-        kill -0 "$(cat "$T/$1.pid")" 2>/dev/null || fail "$1 exited at startup"
+        PORT=$(sed -n 's|.*ready on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$T/$1.log")
+        [ -n "$PORT" ] && return
+        pid=$(cat "$T/$1.pid")
+        if ! kill -0 "$pid" 2>/dev/null; then rc=0; wait "$pid" || rc=$?; fail "$1 exited $rc at startup"; fi
         i=$((i + 1)); [ $i -lt 600 ] || fail "$1 was not ready in 60 s"
         sleep 0.1
     done
 }
 start_server s1
 start_server s2
-P1=$(server_port s1)
-P2=$(server_port s2)
+server_port s1; P1=$PORT
+server_port s2; P2=$PORT
 
 # HAProxy on a random free port: a port taken makes it exit at once, and the next try picks another.
 LB=""
@@ -87,25 +97,23 @@ done
 PIDS="$PIDS $hp"
 echo "test_haproxy: haproxy on :$LB, s1 on :$P1, s2 on :$P2, health checks every $INTER ms"
 
-# conv RUN C N: conversation C's N turns, one after another, each its messages so far plus one;
-# one line per request in $T/RUN.C: start_ms end_ms curl_exit http_code served_by error_in_body
+# conv RUN C N: conversation C's N turns, one after another (a short message each);
+# one line per request in $T/RUN.C: start_ms end_ms curl_exit http_code served_by error_in_body C
 conv() {
-    run=$1 c=$2 turns=$3 msgs="" n=0
+    run=$1 c=$2 turns=$3 n=0
     out="$T/$run.$c" body="$T/body.$run.$c" hdr="$T/hdr.$run.$c"
     while [ $n -lt "$turns" ]; do
-        msgs="$msgs{\"role\":\"user\",\"content\":\"Tell me more, part $n.\"}"
         if [ $((c % 2)) = 0 ]; then set -- -H "X-Conversation-Id: conv-$c"; user=""
         else set --; user=",\"user\":\"conv-$c\""; fi
         s=$(now_ms)
         rc=0
         code=$(curl -sS --max-time 30 -o "$body" -D "$hdr" -w '%{http_code}' "$@" \
             -H 'Content-Type: application/json' "http://127.0.0.1:$LB/v1/chat/completions" \
-            -d "{\"messages\":[$msgs],\"max_tokens\":4$user}" 2>> "$T/curl.log") || rc=$?
+            -d "{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me more, part $n.\"}],\"max_tokens\":4$user}" 2>> "$T/curl.log") || rc=$?
         by=$(tr -d '\r' < "$hdr" | sed -n 's/^[Xx]-[Ss]erved-[Bb]y: *//p')
         err=0
         grep -q '"error"' "$body" 2>/dev/null && err=1
-        echo "$s $(now_ms) $rc $code ${by:--} $err" >> "$out"
-        msgs="$msgs,"
+        echo "$s $(now_ms) $rc $code ${by:--} $err $c" >> "$out"
         n=$((n + 1))
     done
 }
@@ -130,12 +138,13 @@ total=$(cat "$T"/one.[0-9]* | grep -c . || true)
 bad=$(cat "$T"/one.[0-9]* | awk '$3 != 0 || $4 != 200' | head -n 3)
 [ -z "$bad" ] || fail "affinity run: requests not answered 200 (start end curl_exit status by error): $bad"
 S1CONV=""
+S1ALL=""
 n1=0
 c=0
 while [ $c -lt 16 ]; do
     by=$(awk '{print $5}' "$T/one.$c" | sort -u)
     case $by in
-        s1) n1=$((n1 + 1)); [ $((c % 2)) = 0 ] && S1CONV=$c ;;
+        s1) n1=$((n1 + 1)); S1ALL="$S1ALL $c"; [ $((c % 2)) = 0 ] && S1CONV=$c ;;
         s2) ;;
         *) fail "affinity run: conversation $c was answered by $(echo $by)" ;;
     esac
@@ -191,6 +200,8 @@ bad=$(cat "$T"/two.[0-9]* | awk -v d="$DOWN" '$1 >= d && ($4 != 200 || $5 != "s2
 [ -z "$bad" ] || fail "failover run: requests sent $((DOWN - KILL)) ms after the stop not answered 200 by s2: $bad"
 failed=$(cat "$T"/two.[0-9]* | awk '$4 != 200' | wc -l)
 late1=$(cat "$T"/two.[0-9]* | awk -v k="$KILL" '$1 >= k && $5 == "s1"' | wc -l)
+retried=$(cat "$T"/two.[0-9]* | awk -v k="$KILL" -v s1="$S1ALL" \
+    'BEGIN { split(s1, a, " "); for (i in a) on1[a[i]] = 1 } $1 < k && $2 > k && $5 == "s2" && ($7 in on1)' | wc -l)
 after=$(cat "$T"/two.[0-9]* | awk -v d="$DOWN" '$1 >= d' | wc -l)
 moved=$(cat "$T"/two.[0-9]* | awk -v k="$KILL" '$1 >= k && $5 == "s2"' | wc -l)
 i=0
@@ -200,5 +211,6 @@ while kill -0 $GONE 2>/dev/null; do
 done
 rc=0
 wait "$(cat "$T/s1.pid")" || rc=$?
+PIDS=$(echo $PIDS | tr ' ' '\n' | grep -vx "$(cat "$T/s1.pid")" | tr '\n' ' ')
 [ $rc = 0 ] || fail "s1 exited $rc after SIGTERM"
-echo "test_haproxy: s1 stopped mid-run: 160 requests, $failed failed (JSON 502/503, in flight on s1), $late1 sent after the stop answered by s1, $moved by s2, $after sent $((DOWN - KILL)) ms or more after it, all by s2; the stream in flight on s1 ended $how; s1 exited 0 after $(($(cat "$T/s1.gone") - KILL)) ms"
+echo "test_haproxy: s1 stopped mid-run: 160 requests, $failed failed (JSON 502/503, in flight on s1), $retried in flight on s1 at the stop answered by s2 (retried), $late1 sent after the stop answered by s1, $moved by s2, $after sent $((DOWN - KILL)) ms or more after it, all by s2; the stream in flight on s1 ended $how; s1 exited 0 after $(($(cat "$T/s1.gone") - KILL)) ms"
