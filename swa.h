@@ -9,7 +9,7 @@
 CONTENTS (each a "==== name ====" banner below; the sets of SIMD kernels come last, so that
 a reader following a token from the file to its logits never crosses them)
     public API              status and errors, tensor types, GGUF reader, model, context and
-                            sequences, tokenizer, chat templates, sampler
+                            sequences, tokenizer, chat templates, Jinja templates, sampler
     internal declarations   includes, the instruction sets the compiler can build, the kernel
                             table's types (SWA_INTERNALS shows them to the kernel tests)
     utilities, platform     errors, checked sizes, half floats, mapping a file; threads, locks,
@@ -25,7 +25,10 @@ a reader following a token from the file to its logits never crosses them)
     thread pool             workers that claim shares of a task
     tokenizer               Unicode tables, pre-tokenizer expressions, SentencePiece and byte-level BPE
     JSON and text buffers   a checked JSON reader (one allocation per tree) and a growing buffer
-    chat templates, sampler
+    chat templates          the families llama.cpp knows by their markers
+    Jinja templates         lexer, parser, Python's values, filters, tests and methods, the
+                            sandboxed render: a file's template as transformers renders it
+    sampler
     SIMD kernels            AVX2 + FMA + F16C, AVX-VNNI, AVX-512 + VNNI, AMX (beside it the order of
                             its sums, as a scalar reference), NEON
     dispatch                what the CPU runs; each set's kernels filled in by name, over its parent's
@@ -77,6 +80,8 @@ CONFIGURATION (define before the implementation include)
     SWA_NO_TOKENIZER   compile the tokenizer out: swa_vocab_load fails with SWA_ERR_UNSUPPORTED,
                        a model has no vocabulary, and the tokenize/decode calls are not declared
     SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
+    SWA_NO_JINJA       compile the Jinja engine out: the swa_jinja_* calls are not declared, and
+                       chat templates are the families of swa_chat_template_detect only
     SWA_NO_STDIO       no files but the model's: swa_state_save_file and swa_state_load_file are
                        not declared (snapshots still go to and from buffers), and no stdio call
                        touches a file. <stdio.h> stays for snprintf and vsnprintf into error
@@ -131,9 +136,12 @@ TOKENIZER AND SAMPLER
     choices everywhere.
 
 CHAT TEMPLATES
+    A file's tokenizer.chat_template renders through the Jinja engine (swa_jinja_*) byte for
+    byte as Hugging Face transformers renders it, tools and reasoning included. Apart from it,
     tokenizer.chat_template is recognised by its markers, as llama.cpp does without a Jinja
     engine (ChatML, Llama 2 and 3, Mistral v1/v3/v3-tekken/v7, Gemma, Phi-3/4, DeepSeek), and
-    swa_chat_format writes a conversation in that family's format; see the section's comment.
+    swa_chat_format writes a conversation in that family's format: the fallback for a template
+    the engine refuses. See the sections' comments and docs/chat.md.
 
 ERRORS
     Every fallible call returns swa_status (SWA_OK = 0, errors are negative; swa_status_str names
@@ -1129,6 +1137,9 @@ SWA__INTERNAL float swa__residue_sum_ref(const float acc[16]);
 SWA__INTERNAL swa_status swa__json_parse(const char *text, size_t len, swa__json **root, swa_error *err);
 SWA__INTERNAL const swa__json *swa__json_get(const swa__json *obj, const char *key);
 SWA__INTERNAL void swa__buf_json_string(swa__buf *b, const char *s, size_t n, int ensure_ascii);
+#ifndef SWA_NO_JINJA
+SWA__INTERNAL void swa__jinja_set_clock(int64_t seconds);   /* the tests' fixed strftime_now; 0: the real one */
+#endif
 #ifndef SWA_NO_TOKENIZER
 SWA__INTERNAL swa_status swa__pretok_pieces(const char *name, const char *text, size_t len,
                                             size_t *ends, size_t cap, size_t *n_out,
@@ -8846,6 +8857,615 @@ SWA__INTERNAL void swa__buf_json_string(swa__buf *b, const char *s, size_t n, in
     swa__buf_putc(b, '"');
 }
 
+/* ==== chat templates ====
+   One descriptor per family, in llama.cpp's terms. Most families write each message as an
+   opening, the content and a closing chosen by role, or as head, the role's own name, tail,
+   content and closing; a few options cover the rest (trimming, system messages folded into the
+   next turn, a default system message, the role's name in capitals). The Mistral and Llama 2
+   families carry [INST] state across messages and have a function each. */
+
+typedef enum swa__chat_layout {
+    SWA__CHAT_TURNS,      /* each message on its own: open/close by role, or head role tail */
+    SWA__CHAT_MISTRAL,    /* [INST] opens a turn, an answer closes it: v1, v3, v3-tekken */
+    SWA__CHAT_LLAMA2      /* [INST] always first, <<SYS>> optional, <s> in history optional */
+} swa__chat_layout;
+
+/* Roles by index. OTHER is "tool" in the families that give it an opening, and any other name
+   in the families that write the role's name. */
+enum { SWA__CHAT_SYSTEM, SWA__CHAT_USER, SWA__CHAT_ASSISTANT, SWA__CHAT_OTHER };
+
+/* Family options: */
+#define SWA__CHAT_SPACE_BEFORE        1   /* mistral-v1: " [INST]" and " [/INST]" */
+#define SWA__CHAT_SPACE_AFTER         2   /* mistral-v1/v3: "[INST] " and " answer" */
+#define SWA__CHAT_SYS_TAGS            4   /* llama2-sys*: <<SYS>> around the system message */
+#define SWA__CHAT_BOS_IN_HISTORY      8   /* llama2-sys-bos: "<s>[INST] " after the first turn;
+                                             monarch: no head before the first message */
+#define SWA__CHAT_FOLD_SYSTEM        16   /* system messages open the next message that is not an answer */
+#define SWA__CHAT_SYSTEM_FIRST       32   /* a system message is written only as the first message */
+#define SWA__CHAT_DEFAULT_IF_EMPTY   64   /* the default system message even when there are no messages */
+#define SWA__CHAT_PROMPT_AFTER_USER 128   /* the prefix follows a last user message, asked for or not */
+#define SWA__CHAT_ROLE_UPPER        256   /* the role's name in capitals, "user" as HUMAN */
+#define SWA__CHAT_ROLE_CAPITAL      512   /* the role's first letter in capitals */
+#define SWA__CHAT_TOOL_CALL        1024   /* <|tool_call|> opens an assistant_tool_call message */
+
+/* Roles whose content is trimmed (the trim field): bit r for role r */
+#define SWA__CHAT_TRIM_ALL 15
+#define SWA__CHAT_TRIM_A (1 << SWA__CHAT_ASSISTANT)
+#define SWA__CHAT_TRIM_SU ((1 << SWA__CHAT_SYSTEM) | (1 << SWA__CHAT_USER))
+
+/* Markers outside ASCII, in UTF-8: FULLWIDTH VERTICAL LINE (U+FF5C), LOWER ONE EIGHTH BLOCK
+   (U+2581), FULLWIDTH COLON (U+FF1A), and Chinese and Russian role names. */
+#define SWA__CHAT_FW_BAR "\xef\xbd\x9c"
+#define SWA__CHAT_LOWBAR "\xe2\x96\x81"
+#define SWA__CHAT_DS_EOS "<" SWA__CHAT_FW_BAR "end" SWA__CHAT_LOWBAR "of" SWA__CHAT_LOWBAR "sentence" SWA__CHAT_FW_BAR ">"
+#define SWA__CHAT_DS_USER "<" SWA__CHAT_FW_BAR "User" SWA__CHAT_FW_BAR ">"
+#define SWA__CHAT_DS_ASSISTANT "<" SWA__CHAT_FW_BAR "Assistant" SWA__CHAT_FW_BAR ">"
+#define SWA__CHAT_HY(x) "<" SWA__CHAT_FW_BAR "hy_" x SWA__CHAT_FW_BAR ">"
+#define SWA__CHAT_HY_HOLDER(digit) SWA__CHAT_HY("place" SWA__CHAT_LOWBAR "holder" SWA__CHAT_LOWBAR "no" SWA__CHAT_LOWBAR digit)
+#define SWA__CHAT_PANGU(role) "[unused9]" role "\xef\xbc\x9a"
+#define SWA__CHAT_PANGU_SYSTEM SWA__CHAT_PANGU("\xe7\xb3\xbb\xe7\xbb\x9f")            /* 系统 */
+#define SWA__CHAT_PANGU_USER SWA__CHAT_PANGU("\xe7\x94\xa8\xe6\x88\xb7")              /* 用户 */
+#define SWA__CHAT_PANGU_ASSISTANT SWA__CHAT_PANGU("\xe5\x8a\xa9\xe6\x89\x8b")         /* 助手 */
+#define SWA__CHAT_PANGU_TOOL SWA__CHAT_PANGU("\xe5\xb7\xa5\xe5\x85\xb7")              /* 工具 */
+#define SWA__CHAT_MINICPM_USER "<\xe7\x94\xa8\xe6\x88\xb7>"                           /* <用户> */
+#define SWA__CHAT_YANDEX_USER " \xd0\x9f\xd0\xbe\xd0\xbb\xd1\x8c\xd0\xb7\xd0\xbe\xd0\xb2\xd0\xb0\xd1\x82\xd0\xb5\xd0\xbb\xd1\x8c: "
+#define SWA__CHAT_YANDEX_ASSISTANT " \xd0\x90\xd1\x81\xd1\x81\xd0\xb8\xd1\x81\xd1\x82\xd0\xb5\xd0\xbd\xd1\x82:"
+
+struct swa_chat_template {
+    const char *name;
+    const char *eot;               /* what ends the assistant's turn */
+    swa__chat_layout layout;
+    int options, trim;             /* SWA__CHAT_* options; the roles whose content is trimmed */
+    const char *start;             /* written once before the messages */
+    const char *head, *tail;       /* head role tail opens a message whose open[] is NULL; NULL: no head */
+    const char *open[4], *close[4];/* by role; without a head a NULL open leaves the role's messages out,
+                                      as llama.cpp does (OTHER: refuses them) */
+    const char *generation;        /* the assistant's prefix; NULL: the format has none */
+    const char *default_system;    /* written as a system message when the first message is not one */
+};
+
+/* Rows by what a family's format is made of: a layout coded below (CODED); head, the role's
+   name, tail, the message and close (NAMED); fixed text before and after each role's message
+   (ROLES: system, user, assistant, tool); or any of these with options (ROW, whose open and
+   close are four strings in parentheses). */
+#define SWA__CHAT_FOUR(a, b, c, d) {a, b, c, d}
+#define SWA__CHAT_CODED(name, eot, layout, options, trim) \
+    {name, eot, layout, options, trim, "", NULL, NULL, {0}, {0}, NULL, NULL}
+#define SWA__CHAT_NAMED(name, eot, trim, start, head, tail, close, generation) \
+    {name, eot, SWA__CHAT_TURNS, 0, trim, start, head, tail, {0}, {close, close, close, close}, generation, NULL}
+#define SWA__CHAT_ROLES(name, eot, trim, open_s, open_u, open_a, open_t, close_s, close_u, close_a, close_t, generation) \
+    {name, eot, SWA__CHAT_TURNS, 0, trim, "", NULL, NULL, {open_s, open_u, open_a, open_t},                       \
+     {close_s, close_u, close_a, close_t}, generation, NULL}
+#define SWA__CHAT_ROW(name, eot, options, trim, start, head, tail, open, close, generation, default_system) \
+    {name, eot, SWA__CHAT_TURNS, options, trim, start, head, tail, SWA__CHAT_FOUR open, SWA__CHAT_FOUR close,  \
+     generation, default_system}
+
+static const swa_chat_template swa__chat_templates[] = {
+    SWA__CHAT_NAMED("chatml", "<|im_end|>", 0, "", "<|im_start|>", "\n", "<|im_end|>\n", "<|im_start|>assistant\n"),
+    SWA__CHAT_CODED("llama2", "</s>", SWA__CHAT_LLAMA2, 0, 0),
+    SWA__CHAT_CODED("llama2-sys", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS, 0),
+    SWA__CHAT_CODED("llama2-sys-bos", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS | SWA__CHAT_BOS_IN_HISTORY, 0),
+    SWA__CHAT_CODED("llama2-sys-strip", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS, SWA__CHAT_TRIM_ALL),
+    SWA__CHAT_CODED("mistral-v1", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_BEFORE | SWA__CHAT_SPACE_AFTER, 0),
+    SWA__CHAT_CODED("mistral-v3", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_AFTER, SWA__CHAT_TRIM_A),
+    SWA__CHAT_CODED("mistral-v3-tekken", "</s>", SWA__CHAT_MISTRAL, 0, 0),
+    SWA__CHAT_ROLES("mistral-v7", "</s>", 0, "[SYSTEM_PROMPT] ", "[INST] ", " ", NULL, "[/SYSTEM_PROMPT]", "[/INST]",
+                    "</s>", NULL, NULL),
+    SWA__CHAT_NAMED("llama3", "<|eot_id|>", SWA__CHAT_TRIM_ALL, "", "<|start_header_id|>", "<|end_header_id|>\n\n",
+                    "<|eot_id|>", "<|start_header_id|>assistant<|end_header_id|>\n\n"),
+    SWA__CHAT_ROW("gemma", "<end_of_turn>", SWA__CHAT_FOLD_SYSTEM, SWA__CHAT_TRIM_ALL, "", "<start_of_turn>", "\n",
+                  (NULL, NULL, "<start_of_turn>model\n", NULL),
+                  ("<end_of_turn>\n", "<end_of_turn>\n", "<end_of_turn>\n", "<end_of_turn>\n"),
+                  "<start_of_turn>model\n", NULL),
+    SWA__CHAT_NAMED("phi3", "<|end|>", 0, "", "<|", "|>\n", "<|end|>\n", "<|assistant|>\n"),
+    SWA__CHAT_NAMED("phi4", "<|im_end|>", 0, "", "<|im_start|>", "<|im_sep|>", "<|im_end|>",
+                    "<|im_start|>assistant<|im_sep|>"),
+    SWA__CHAT_ROLES("deepseek", "<|EOT|>", 0, "", "### Instruction:\n", "### Response:\n", NULL, "", "\n", "\n<|EOT|>\n",
+                    NULL, "### Response:\n"),
+    SWA__CHAT_ROLES("deepseek2", SWA__CHAT_DS_EOS, 0, "", "User: ", "Assistant: ", NULL, "\n\n", "\n\n",
+                    SWA__CHAT_DS_EOS, NULL, "Assistant:"),
+    SWA__CHAT_ROLES("deepseek3", SWA__CHAT_DS_EOS, 0, "", SWA__CHAT_DS_USER, SWA__CHAT_DS_ASSISTANT, NULL, "\n\n", "",
+                    SWA__CHAT_DS_EOS, NULL, SWA__CHAT_DS_ASSISTANT),
+    SWA__CHAT_ROLES("mistral-v7-tekken", "</s>", 0, "[SYSTEM_PROMPT]", "[INST]", "", NULL, "[/SYSTEM_PROMPT]", "[/INST]",
+                    "</s>", NULL, NULL),
+    SWA__CHAT_NAMED("falcon3", "<|endoftext|>", 0, "", "<|", "|>\n", "\n", "<|assistant|>\n"),
+    SWA__CHAT_NAMED("zephyr", "<|endoftext|>", 0, "", "<|", "|>\n", "<|endoftext|>\n", "<|assistant|>\n"),
+    SWA__CHAT_ROW("monarch", "</s>", SWA__CHAT_BOS_IN_HISTORY, 0, "", "<s>", "\n", (NULL, NULL, NULL, NULL),
+                  ("</s>\n", "</s>\n", "</s>\n", "</s>\n"), "<s>assistant\n", NULL),
+    SWA__CHAT_ROW("orion", "</s>", SWA__CHAT_FOLD_SYSTEM, 0, "", NULL, NULL, (NULL, "Human: ", "", NULL),
+                  (NULL, "\n\nAssistant: </s>", "</s>", NULL), NULL, NULL),
+    SWA__CHAT_ROW("openchat", "<|end_of_turn|>", SWA__CHAT_ROLE_CAPITAL, 0, "", "GPT4 Correct ", ": ",
+                  ("", NULL, NULL, NULL), ("<|end_of_turn|>", "<|end_of_turn|>", "<|end_of_turn|>", "<|end_of_turn|>"),
+                  "GPT4 Correct Assistant:", NULL),
+    SWA__CHAT_ROLES("vicuna", "</s>", 0, "", "USER: ", "ASSISTANT: ", NULL, "\n\n", "\n", "</s>\n", NULL, "ASSISTANT:"),
+    SWA__CHAT_ROLES("vicuna-orca", "</s>", 0, "SYSTEM: ", "USER: ", "ASSISTANT: ", NULL, "\n", "\n", "</s>\n", NULL,
+                    "ASSISTANT:"),
+    SWA__CHAT_ROLES("command-r", "<|END_OF_TURN_TOKEN|>", SWA__CHAT_TRIM_ALL, "<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>",
+                    "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>", "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>", NULL,
+                    "<|END_OF_TURN_TOKEN|>", "<|END_OF_TURN_TOKEN|>", "<|END_OF_TURN_TOKEN|>", NULL,
+                    "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"),
+    SWA__CHAT_NAMED("chatglm3", "<|user|>", 0, "[gMASK]sop", "<|", "|>\n ", "", "<|assistant|>"),
+    SWA__CHAT_NAMED("chatglm4", "<|user|>", 0, "[gMASK]<sop>", "<|", "|>\n", "", "<|assistant|>\n"),
+    SWA__CHAT_NAMED("glmedge", "<|user|>", 0, "", "<|", "|>\n", "", "<|assistant|>"),
+    SWA__CHAT_ROLES("minicpm", "</s>", SWA__CHAT_TRIM_ALL, "", SWA__CHAT_MINICPM_USER, "", NULL, "", "<AI>", "", NULL, NULL),
+    SWA__CHAT_ROLES("exaone3", "[|endofturn|]", SWA__CHAT_TRIM_ALL, "[|system|]", "[|user|]", "[|assistant|]", NULL,
+                    "[|endofturn|]\n", "\n", "[|endofturn|]\n", NULL, "[|assistant|]"),
+    SWA__CHAT_ROLES("exaone4", "[|endofturn|]", SWA__CHAT_TRIM_ALL, "[|system|]", "[|user|]", "[|assistant|]", "[|tool|]",
+                    "[|endofturn|]\n", "\n", "[|endofturn|]\n", "[|endofturn|]\n", "[|assistant|]"),
+    SWA__CHAT_ROW("rwkv-world", "\n\n", SWA__CHAT_PROMPT_AFTER_USER, SWA__CHAT_TRIM_ALL, "", NULL, NULL,
+                  ("System: ", "User: ", "Assistant: ", NULL), ("\n\n", "\n\n", "\n\n", NULL), "Assistant:", NULL),
+    SWA__CHAT_ROW("granite", "<|end_of_text|>", SWA__CHAT_TOOL_CALL, 0, "", "<|start_of_role|>", "<|end_of_role|>",
+                  (NULL, NULL, NULL, NULL),
+                  ("<|end_of_text|>\n", "<|end_of_text|>\n", "<|end_of_text|>\n", "<|end_of_text|>\n"),
+                  "<|start_of_role|>assistant<|end_of_role|>", NULL),
+    SWA__CHAT_ROW("gigachat", "</s>", SWA__CHAT_SYSTEM_FIRST, 0, "<s>", NULL, NULL,
+                  ("", "user<|role_sep|>", "assistant<|role_sep|>", NULL),
+                  ("<|message_sep|>", "<|message_sep|>available functions<|role_sep|>[]<|message_sep|>",
+                   "<|message_sep|>", NULL),
+                  "assistant<|role_sep|>", NULL),
+    SWA__CHAT_NAMED("megrez", "<|turn_end|>", 0, "", "<|role_start|>", "<|role_end|>", "<|turn_end|>",
+                    "<|role_start|>assistant<|role_end|>"),
+    SWA__CHAT_ROLES("yandex", "\n\n", 0, NULL, SWA__CHAT_YANDEX_USER, SWA__CHAT_YANDEX_ASSISTANT " ", NULL, NULL, "\n\n",
+                    "\n\n", NULL, SWA__CHAT_YANDEX_ASSISTANT "[SEP]"),
+    SWA__CHAT_ROW("bailing", "<|endoftext|>", SWA__CHAT_ROLE_UPPER, 0, "", "<role>", "</role>", (NULL, NULL, NULL, NULL),
+                  ("", "", "", ""), "<role>ASSISTANT</role>", NULL),
+    SWA__CHAT_ROW("bailing-think", "<|endoftext|>", SWA__CHAT_ROLE_UPPER, 0, "", "<role>", "</role>",
+                  (NULL, NULL, NULL, NULL), ("", "", "", ""), "<role>ASSISTANT</role><think>", NULL),
+    SWA__CHAT_ROW("bailing2", "<|role_end|>", SWA__CHAT_ROLE_UPPER | SWA__CHAT_DEFAULT_IF_EMPTY, 0, "", "<role>",
+                  "</role>", (NULL, NULL, NULL, NULL), ("<|role_end|>", "<|role_end|>", "<|role_end|>", "<|role_end|>"),
+                  "<role>ASSISTANT</role>", "detailed thinking off"),
+    SWA__CHAT_NAMED("llama4", "<|eot|>", SWA__CHAT_TRIM_ALL, "", "<|header_start|>", "<|header_end|>\n\n", "<|eot|>",
+                    "<|header_start|>assistant<|header_end|>\n\n"),
+    SWA__CHAT_ROW("smolvlm", "<end_of_utterance>", 0, 0, "<|im_start|>", NULL, NULL, ("", "User: ", "Assistant: ", NULL),
+                  ("\n\n", "<end_of_utterance>\n", "<end_of_utterance>\n", NULL), "Assistant:", NULL),
+    SWA__CHAT_ROLES("dots1", "<|endofresponse|>", 0, "<|system|>", "<|userprompt|>", "<|response|>", NULL,
+                    "<|endofsystem|>", "<|endofuserprompt|>", "<|endofresponse|>", NULL, "<|response|>"),
+    SWA__CHAT_ROLES("hunyuan-moe", "<|eos|>", 0, "<|startoftext|>", "<|startoftext|>", "", NULL, "<|extra_4|>",
+                    "<|extra_0|>", "<|eos|>", NULL, NULL),
+    SWA__CHAT_ROW("gpt-oss", "<|return|>", 0, 0, "", "<|start|>", "<|message|>", (NULL, NULL, NULL, NULL),
+                  ("<|end|>", "<|end|>", "<|return|>", "<|end|>"), "<|start|>assistant", NULL),
+    SWA__CHAT_ROW("hunyuan-dense", SWA__CHAT_HY_HOLDER("2"), SWA__CHAT_SYSTEM_FIRST, 0, "", NULL, NULL,
+                  ("", SWA__CHAT_HY("User"), SWA__CHAT_HY("Assistant"), NULL),
+                  (SWA__CHAT_HY_HOLDER("3"), SWA__CHAT_HY("Assistant"), SWA__CHAT_HY_HOLDER("2"), NULL), NULL, NULL),
+    SWA__CHAT_ROLES("kimi-k2", "<|im_end|>", 0, "<|im_system|>system<|im_middle|>", "<|im_user|>user<|im_middle|>",
+                    "<|im_assistant|>assistant<|im_middle|>", "<|im_system|>tool<|im_middle|>", "<|im_end|>",
+                    "<|im_end|>", "<|im_end|>", "<|im_end|>", "<|im_assistant|>assistant<|im_middle|>"),
+    SWA__CHAT_NAMED("seed_oss", "<seed:eos>", SWA__CHAT_TRIM_A, "", "<seed:bos>", "\n", "<seed:eos>",
+                    "<seed:bos>assistant\n"),
+    SWA__CHAT_ROLES("grok-2", "<|separator|>", SWA__CHAT_TRIM_SU, "System: ", "Human: ", "Assistant: ", NULL,
+                    "<|separator|>\n\n", "<|separator|>\n\n", "<|separator|>\n\n", NULL, "Assistant:"),
+    SWA__CHAT_ROW("pangu-embedded", "[unused10]", 0, 0, "", NULL, NULL,
+                  (SWA__CHAT_PANGU_SYSTEM, SWA__CHAT_PANGU_USER, SWA__CHAT_PANGU_ASSISTANT, SWA__CHAT_PANGU_TOOL),
+                  ("[unused10]", "[unused10]", "[unused10]", "[unused10]"), SWA__CHAT_PANGU_ASSISTANT, ""),
+};
+
+#undef SWA__CHAT_FOUR
+#undef SWA__CHAT_CODED
+#undef SWA__CHAT_NAMED
+#undef SWA__CHAT_ROLES
+#undef SWA__CHAT_ROW
+
+#define SWA__N_CHAT_TEMPLATES ((int32_t)(sizeof swa__chat_templates / sizeof swa__chat_templates[0]))
+
+SWADEF const swa_chat_template *swa_chat_template_at(int32_t i)
+{
+    return i >= 0 && i < SWA__N_CHAT_TEMPLATES ? &swa__chat_templates[i] : NULL;
+}
+
+SWADEF const swa_chat_template *swa_chat_template_by_name(const char *name)
+{
+    int32_t i;
+    for (i = 0; name && i < SWA__N_CHAT_TEMPLATES; i++)
+        if (!strcmp(swa__chat_templates[i].name, name)) return &swa__chat_templates[i];
+    return NULL;
+}
+
+SWADEF const char *swa_chat_template_name(const swa_chat_template *t) { return t->name; }
+SWADEF const char *swa_chat_template_eot(const swa_chat_template *t) { return t->eot; }
+
+SWADEF int32_t swa_chat_template_eot_token(const swa_chat_template *t, const swa_vocab *v)
+{
+#ifndef SWA_NO_TOKENIZER
+    return swa_vocab_find(v, t->eot);
+#else
+    (void)t;
+    (void)v;
+    return -1;
+#endif
+}
+
+/* -- detection -- */
+
+static int swa__chat_has(const char *s, size_t len, const char *needle)
+{
+    size_t n = strlen(needle), i;
+    for (i = 0; n <= len && i <= len - n; i++)
+        if (s[i] == needle[0] && !memcmp(s + i, needle, n)) return 1;
+    return 0;
+}
+
+/* The Mistral and Llama 2 families, told apart as llama.cpp does: [SYSTEM_PROMPT] is v7; the
+   official v1/v3/v3-tekken templates carry "' [INST] ' + system_message" or [AVAILABLE_TOOLS],
+   and differ in the spaces around [INST]; the rest are Llama 2 variants. */
+static const char *swa__chat_detect_inst(const char *s, size_t len)
+{
+    if (swa__chat_has(s, len, "[SYSTEM_PROMPT]")) return "mistral-v7";
+    if (swa__chat_has(s, len, "' [INST] ' + system_message") || swa__chat_has(s, len, "[AVAILABLE_TOOLS]")) {
+        if (swa__chat_has(s, len, " [INST]")) return "mistral-v1";
+        if (swa__chat_has(s, len, "\"[INST]\"")) return "mistral-v3-tekken";
+        return "mistral-v3";
+    }
+    if (swa__chat_has(s, len, "content.strip()")) return "llama2-sys-strip";
+    if (swa__chat_has(s, len, "bos_token + '[INST]")) return "llama2-sys-bos";
+    if (swa__chat_has(s, len, "<<SYS>>")) return "llama2-sys";
+    return "llama2";
+}
+
+/* llama.cpp's markers in its order (llm_chat_detect_template): the first row whose markers all
+   occur names the family. The row without a family is the [INST] group, which also takes a
+   template that starts with "mistral". */
+static const struct swa__chat_marker {
+    const char *family;
+    const char *all[4];
+} swa__chat_markers[] = {
+    {"phi4", {"<|im_start|>", "<|im_sep|>"}},
+    {"smolvlm", {"<|im_start|>", "<end_of_utterance>"}},
+    {"chatml", {"<|im_start|>"}},
+    {NULL, {"[INST]"}},
+    {"phi3", {"<|assistant|>", "<|end|>"}},
+    {"chatglm4", {"[gMASK]<sop>"}},
+    {"falcon3", {"<|assistant|>", "<|user|>", "</s>"}},
+    {"glmedge", {"<|assistant|>", "<|user|>"}},
+    {"glmedge", {"<|{{ item['role'] }}|>", "<|begin_of_image|>"}},
+    {"zephyr", {"<|user|>", "<|endoftext|>"}},
+    {"monarch", {"bos_token + message['role']"}},
+    {"gemma", {"<start_of_turn>"}},
+    {"orion", {"'\\n\\nAssistant: ' + eos_token"}},
+    {"openchat", {"GPT4 Correct "}},
+    {"vicuna-orca", {"USER: ", "ASSISTANT: ", "SYSTEM: "}},
+    {"vicuna", {"USER: ", "ASSISTANT: "}},
+    {"deepseek", {"### Instruction:", "<|EOT|>"}},
+    {"command-r", {"<|START_OF_TURN_TOKEN|>", "<|USER_TOKEN|>"}},
+    {"llama3", {"<|start_header_id|>", "<|end_header_id|>"}},
+    {"chatglm3", {"[gMASK]sop"}},
+    {"minicpm", {SWA__CHAT_MINICPM_USER}},
+    {"deepseek2", {"'Assistant: ' + message['content'] + eos_token"}},
+    {"deepseek3", {SWA__CHAT_DS_ASSISTANT, SWA__CHAT_DS_USER, SWA__CHAT_DS_EOS}},
+    {"exaone4", {"[|system|]", "[|assistant|]", "[|endofturn|]", "[|tool|]"}},
+    {"exaone3", {"[|system|]", "[|assistant|]", "[|endofturn|]"}},
+    {"rwkv-world", {"rwkv-world"}},
+    {"rwkv-world", {"{{- 'User: ' + message['content']|trim + '\\n\\n' -}}"}},
+    {"granite", {"<|start_of_role|>"}},
+    {"gigachat", {"message['role'] + additional_special_tokens[0] + message['content'] + additional_special_tokens[1]"}},
+    {"megrez", {"<|role_start|>"}},
+    {"yandex", {SWA__CHAT_YANDEX_ASSISTANT}},
+    {"bailing", {"<role>ASSISTANT</role>", "'HUMAN'"}},
+    {"bailing-think", {"<role>ASSISTANT</role>", "\"HUMAN\"", "<think>"}},
+    {"bailing2", {"<role>ASSISTANT</role>", "<role>HUMAN</role>", "<|role_end|>"}},
+    {"llama4", {"<|header_start|>", "<|header_end|>"}},
+    {"dots1", {"<|endofuserprompt|>"}},
+    {"hunyuan-moe", {"<|extra_0|>", "<|extra_4|>"}},
+    {"gpt-oss", {"<|start|>", "<|channel|>"}},
+    {"hunyuan-dense", {SWA__CHAT_HY("Assistant"), SWA__CHAT_HY_HOLDER("3")}},
+    {"kimi-k2", {"<|im_assistant|>assistant<|im_middle|>"}},
+    {"seed_oss", {"<seed:bos>"}},
+    {"grok-2", {"'Assistant: '  + message['content'] + '<|separator|>"}},
+    {"pangu-embedded", {SWA__CHAT_PANGU_SYSTEM "[unused10]"}},
+};
+
+/* The family whose markers the template carries; NULL when none matches. */
+static const char *swa__chat_detect_name(const char *s, size_t len)
+{
+    size_t r, k;
+    for (r = 0; r < sizeof swa__chat_markers / sizeof swa__chat_markers[0]; r++) {
+        const struct swa__chat_marker *m = &swa__chat_markers[r];
+        int all = 1;
+        for (k = 0; k < 4 && m->all[k] && all; k++) all = swa__chat_has(s, len, m->all[k]);
+        if (!m->family && (all || (len >= 7 && !memcmp(s, "mistral", 7)))) return swa__chat_detect_inst(s, len);
+        if (m->family && all) return m->family;
+    }
+    return NULL;
+}
+
+/* The first bytes of a template, printable ASCII only, for an error message. */
+static void swa__chat_excerpt(const char *s, size_t len, char *out, size_t cap)
+{
+    size_t i, n = 0;
+    for (i = 0; i < len && n + 4 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\n' || c == '\t' || c == '\r') c = ' ';
+        if (c == ' ' && n > 0 && out[n - 1] == ' ') continue;
+        out[n++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    if (i < len) out[n++] = '.', out[n++] = '.', out[n++] = '.';
+    out[n] = '\0';
+}
+
+SWADEF swa_status swa_chat_template_detect(const char *tmpl, size_t len, const swa_chat_template **out,
+                                           swa_error *err)
+{
+    const char *name;
+    char excerpt[64];
+    if (!tmpl || !out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_template_detect: NULL argument");
+    *out = NULL;
+    if (len < 32 && memchr(tmpl, '\0', len) == NULL) {   /* a family's own name */
+        char name_buf[32];
+        memcpy(name_buf, tmpl, len);
+        name_buf[len] = '\0';
+        *out = swa_chat_template_by_name(name_buf);
+    }
+    if (!*out && (name = swa__chat_detect_name(tmpl, len)) != NULL) *out = swa_chat_template_by_name(name);
+    if (!*out) {
+        swa__chat_excerpt(tmpl, len, excerpt, sizeof excerpt);
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "chat template \"%s\" is none of the %d families swa.h writes "
+                         "(llama.cpp's; swa_chat_template_at lists them): choose one by name", excerpt,
+                         (int)SWA__N_CHAT_TEMPLATES);
+    }
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_chat_template_of(const swa_gguf *g, const swa_chat_template **out, swa_error *err)
+{
+    int64_t k;
+    swa_gguf_value v;
+    swa_str s;
+    if (!g || !out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_template_of: NULL argument");
+    *out = NULL;
+    if ((k = swa_gguf_kv_find(g, "tokenizer.chat_template")) < 0)
+        return swa__fail(err, SWA_ERR_NOT_FOUND, "the file has no chat template (key tokenizer.chat_template)");
+    v = swa_gguf_kv_value(g, k);
+    if (swa_gguf_value_str(&v, &s) != SWA_OK)
+        return swa__fail(err, SWA_ERR_FORMAT, "key tokenizer.chat_template: want a string");
+    return swa_chat_template_detect(s.ptr, s.len, out, err);
+}
+
+SWADEF swa_status swa_model_chat_template(const swa_model *m, const swa_chat_template **out, swa_error *err)
+{
+    if (!m) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_chat_template: NULL argument");
+    return swa_chat_template_of(swa_model_gguf(m), out, err);
+}
+
+/* -- formatting -- */
+
+/* The output: bytes past cap are counted, not written; a total past SIZE_MAX is an overflow. */
+typedef struct swa__chat_out {
+    char *buf;
+    size_t cap, n;
+    int overflow;
+} swa__chat_out;
+
+static void swa__chat_put(swa__chat_out *o, const char *s, size_t len)
+{
+    if (len > SIZE_MAX - o->n) { o->overflow = 1; return; }
+    if (o->n < o->cap) memcpy(o->buf + o->n, s, len < o->cap - o->n ? len : o->cap - o->n);
+    o->n += len;
+}
+
+static void swa__chat_puts(swa__chat_out *o, const char *s) { swa__chat_put(o, s, strlen(s)); }
+
+static int swa__chat_space(char c)   /* isspace in the C locale, as llama.cpp's trim uses */
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+/* content, without leading and trailing white space when trim is set */
+static void swa__chat_content(swa__chat_out *o, const char *s, int trim)
+{
+    size_t len = strlen(s);
+    if (trim) {
+        while (len > 0 && swa__chat_space(*s)) s++, len--;
+        while (len > 0 && swa__chat_space(s[len - 1])) len--;
+    }
+    swa__chat_put(o, s, len);
+}
+
+static int swa__chat_role(const char *role)
+{
+    if (!strcmp(role, "system")) return SWA__CHAT_SYSTEM;
+    if (!strcmp(role, "user")) return SWA__CHAT_USER;
+    if (!strcmp(role, "assistant")) return SWA__CHAT_ASSISTANT;
+    return SWA__CHAT_OTHER;
+}
+
+/* Whether t can write a message of this role (the three common ones always, if only by leaving
+   it out as llama.cpp does). */
+static int swa__chat_role_ok(const swa_chat_template *t, const char *role)
+{
+    return swa__chat_role(role) != SWA__CHAT_OTHER || t->head || (t->open[SWA__CHAT_OTHER] && !strcmp(role, "tool"));
+}
+
+/* The role's name as a head writes it: as given, in capitals ("user" as HUMAN), or capitalised. */
+static void swa__chat_role_name(swa__chat_out *o, const swa_chat_template *t, const char *role)
+{
+    size_t i;
+    if ((t->options & SWA__CHAT_ROLE_UPPER) && !strcmp(role, "user")) {
+        swa__chat_puts(o, "HUMAN");
+        return;
+    }
+    for (i = 0; role[i]; i++) {
+        char c = role[i];
+        int upper = (t->options & SWA__CHAT_ROLE_UPPER) || (i == 0 && (t->options & SWA__CHAT_ROLE_CAPITAL));
+        if (upper && c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
+        swa__chat_put(o, &c, 1);
+    }
+}
+
+/* One message: its opening (head role tail when open[r] is NULL; no head before the first
+   message with BOS_IN_HISTORY), the n_fold messages of fold that are system ones (trimmed as
+   system messages are) and a blank line if they wrote anything, the content, its closing. */
+static void swa__chat_turn(const swa_chat_template *t, const char *role, const char *content, int first,
+                           const swa_chat_message *fold, size_t n_fold, swa__chat_out *o)
+{
+    int r = swa__chat_role(role);
+    size_t j, before;
+    if (t->open[r]) {
+        swa__chat_puts(o, t->open[r]);
+    } else {
+        if (!first || !(t->options & SWA__CHAT_BOS_IN_HISTORY)) swa__chat_puts(o, t->head);
+        swa__chat_role_name(o, t, role);
+        swa__chat_puts(o, t->tail);
+        if ((t->options & SWA__CHAT_TOOL_CALL) && !strcmp(role, "assistant_tool_call")) swa__chat_puts(o, "<|tool_call|>");
+    }
+    before = o->n;
+    for (j = 0; j < n_fold; j++)
+        if (swa__chat_role(fold[j].role) == SWA__CHAT_SYSTEM) swa__chat_content(o, fold[j].content, t->trim & 1);
+    if (o->n > before) swa__chat_puts(o, "\n\n");
+    swa__chat_content(o, content, (t->trim >> r) & 1);
+    swa__chat_puts(o, t->close[r]);
+}
+
+static void swa__chat_turns(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
+{
+    size_t i, fold_from = 0;
+    int fold = t->options & SWA__CHAT_FOLD_SYSTEM;
+    swa__chat_puts(o, t->start);
+    if (t->default_system &&
+        (n ? swa__chat_role(m[0].role) != SWA__CHAT_SYSTEM : (t->options & SWA__CHAT_DEFAULT_IF_EMPTY) != 0))
+        swa__chat_turn(t, "system", t->default_system, 0, NULL, 0, o);
+    for (i = 0; i < n; i++) {
+        int r = swa__chat_role(m[i].role);
+        if (r == SWA__CHAT_SYSTEM && (fold || (i > 0 && (t->options & SWA__CHAT_SYSTEM_FIRST)))) continue;
+        if (!t->head && !t->open[r]) continue;   /* a role llama.cpp leaves out */
+        if (fold && r != SWA__CHAT_ASSISTANT) {
+            swa__chat_turn(t, m[i].role, m[i].content, i == 0, m + fold_from, i - fold_from, o);
+            fold_from = i + 1;
+        } else {
+            swa__chat_turn(t, m[i].role, m[i].content, i == 0, NULL, 0, o);
+        }
+        if ((t->options & SWA__CHAT_PROMPT_AFTER_USER) && r == SWA__CHAT_USER && i + 1 == n)
+            swa__chat_puts(o, t->generation);
+    }
+}
+
+/* v1: " [INST] sys\n\nuser [/INST] answer</s>"; v3: "[INST] sys\n\nuser[/INST] answer</s>";
+   v3-tekken: "[INST]sys\n\nuser[/INST]answer</s>". */
+static void swa__chat_mistral(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
+{
+    const char *before = t->options & SWA__CHAT_SPACE_BEFORE ? " " : "";
+    const char *after = t->options & SWA__CHAT_SPACE_AFTER ? " " : "";
+    int in_turn = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        int r = swa__chat_role(m[i].role);
+        if (!in_turn) {
+            swa__chat_puts(o, before);
+            swa__chat_puts(o, "[INST]");
+            swa__chat_puts(o, after);
+            in_turn = 1;
+        }
+        if (r == SWA__CHAT_SYSTEM) {
+            swa__chat_puts(o, m[i].content);
+            swa__chat_puts(o, "\n\n");
+        } else if (r == SWA__CHAT_USER) {
+            swa__chat_puts(o, m[i].content);
+            swa__chat_puts(o, before);
+            swa__chat_puts(o, "[/INST]");
+        } else {
+            swa__chat_puts(o, after);
+            swa__chat_content(o, m[i].content, (t->trim >> SWA__CHAT_ASSISTANT) & 1);
+            swa__chat_puts(o, "</s>");
+            in_turn = 0;
+        }
+    }
+}
+
+/* "[INST] <<SYS>>\nsys\n<</SYS>>\n\nuser [/INST]answer</s>[INST] ..." (without <<SYS>>: "sys\n") */
+static void swa__chat_llama2(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
+{
+    int trim = t->trim != 0, in_turn = 1;
+    size_t i;
+    swa__chat_puts(o, "[INST] ");
+    for (i = 0; i < n; i++) {
+        int r = swa__chat_role(m[i].role);
+        if (!in_turn) {
+            swa__chat_puts(o, t->options & SWA__CHAT_BOS_IN_HISTORY ? "<s>[INST] " : "[INST] ");
+            in_turn = 1;
+        }
+        if (r == SWA__CHAT_SYSTEM) {
+            int tags = t->options & SWA__CHAT_SYS_TAGS;
+            if (tags) swa__chat_puts(o, "<<SYS>>\n");
+            swa__chat_content(o, m[i].content, trim);
+            swa__chat_puts(o, tags ? "\n<</SYS>>\n\n" : "\n");
+        } else if (r == SWA__CHAT_USER) {
+            swa__chat_content(o, m[i].content, trim);
+            swa__chat_puts(o, " [/INST]");
+        } else {
+            swa__chat_content(o, m[i].content, trim);
+            swa__chat_puts(o, "</s>");
+            in_turn = 0;
+        }
+    }
+}
+
+SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_message *msgs, size_t n,
+                                  int add_generation_prompt, char *out, size_t cap, size_t *n_out,
+                                  swa_error *err)
+{
+    swa__chat_out o;
+    size_t i;
+    if (n_out) *n_out = 0;
+    if (!t || (!msgs && n) || (!out && cap) || !n_out)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_format: NULL argument");
+    for (i = 0; i < n; i++) {
+        if (!msgs[i].role || !msgs[i].content)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_format: message %zu has a NULL role or content", i);
+        if (!swa__chat_role_ok(t, msgs[i].role))
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_format: message %zu: the %s format has no role \"%.40s\" "
+                             "(only system, user and assistant%s)", i, t->name, msgs[i].role,
+                             t->open[SWA__CHAT_OTHER] ? " and tool" : "");
+    }
+    o.buf = out;
+    o.cap = cap;
+    o.n = 0;
+    o.overflow = 0;
+    switch (t->layout) {
+    case SWA__CHAT_TURNS: swa__chat_turns(t, msgs, n, &o); break;
+    case SWA__CHAT_MISTRAL: swa__chat_mistral(t, msgs, n, &o); break;
+    case SWA__CHAT_LLAMA2: swa__chat_llama2(t, msgs, n, &o); break;
+    }
+    if (add_generation_prompt && t->generation && !(t->options & SWA__CHAT_PROMPT_AFTER_USER))
+        swa__chat_puts(&o, t->generation);
+    if (o.overflow || o.n == SIZE_MAX) return swa__fail(err, SWA_ERR_NOMEM, "swa_chat_format: the text does not fit in memory");
+    *n_out = o.n;
+    if (o.n >= cap)
+        return swa__fail(err, SWA_ERR_BUFFER_TOO_SMALL, "a chat of %zu bytes does not fit in a buffer of %zu", o.n, cap);
+    out[o.n] = '\0';
+    swa__ok(err);
+    return SWA_OK;
+}
+
+#undef SWA__CHAT_SPACE_BEFORE
+#undef SWA__CHAT_SPACE_AFTER
+#undef SWA__CHAT_SYS_TAGS
+#undef SWA__CHAT_BOS_IN_HISTORY
+#undef SWA__CHAT_FOLD_SYSTEM
+#undef SWA__CHAT_SYSTEM_FIRST
+#undef SWA__CHAT_DEFAULT_IF_EMPTY
+#undef SWA__CHAT_PROMPT_AFTER_USER
+#undef SWA__CHAT_ROLE_UPPER
+#undef SWA__CHAT_ROLE_CAPITAL
+#undef SWA__CHAT_TOOL_CALL
+#undef SWA__CHAT_TRIM_ALL
+#undef SWA__CHAT_TRIM_A
+#undef SWA__CHAT_TRIM_SU
+#undef SWA__CHAT_FW_BAR
+#undef SWA__CHAT_LOWBAR
+#undef SWA__CHAT_DS_EOS
+#undef SWA__CHAT_DS_USER
+#undef SWA__CHAT_DS_ASSISTANT
+#undef SWA__CHAT_HY
+#undef SWA__CHAT_HY_HOLDER
+#undef SWA__CHAT_PANGU
+#undef SWA__CHAT_PANGU_SYSTEM
+#undef SWA__CHAT_PANGU_USER
+#undef SWA__CHAT_PANGU_ASSISTANT
+#undef SWA__CHAT_PANGU_TOOL
+#undef SWA__CHAT_MINICPM_USER
+#undef SWA__CHAT_YANDEX_USER
+#undef SWA__CHAT_YANDEX_ASSISTANT
+#undef SWA__N_CHAT_TEMPLATES
+
 /* ==== Jinja templates ====
    A Jinja engine for chat templates, to render tokenizer.chat_template as Hugging Face
    transformers does: jinja2's ImmutableSandboxedEnvironment with trim_blocks and lstrip_blocks,
@@ -8862,7 +9482,7 @@ SWA__INTERNAL void swa__buf_json_string(swa__buf *b, const char *s, size_t n, in
 #define SWA__J_MAX_NEST   100                  /* nested expressions and blocks in the source */
 #define SWA__J_MAX_CALLS  100                  /* macro calls within each other */
 #define SWA__J_MAX_STEPS  ((int64_t)10000000)  /* statements, loop iterations and calls per render */
-#define SWA__J_MAX_OUTPUT ((size_t)64 << 20)   /* bytes of rendered text */
+#define SWA__J_MAX_OUTPUT ((size_t)64 << 20)   /* bytes of a text: the output or a string made */
 #define SWA__J_MAX_MEMORY ((size_t)512 << 20)  /* bytes a render may allocate */
 #define SWA__J_MAX_ARGS   16
 
@@ -10095,7 +10715,7 @@ static void swa__jput(swa__jctx *c, swa__jstr *o, const char *s, size_t n)
         size_t cap = o->cap ? o->cap : 64;
         char *p;
         if (n > SWA__J_MAX_OUTPUT || o->n + n > SWA__J_MAX_OUTPUT)
-            swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: the text passes %zu bytes", SWA__J_MAX_OUTPUT);
+            swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: a text longer than %zu bytes", SWA__J_MAX_OUTPUT);
         while (cap < o->n + n) cap *= 2;
         p = (char *)swa__jalloc(c, cap + 1);
         if (o->n) memcpy(p, o->p, o->n);
@@ -11774,6 +12394,11 @@ static swa__jv swa__jfilter(swa__jctx *c, const char *name, const swa__jv *v, co
 struct tm *localtime_r(const time_t *timer, struct tm *result);
 #endif
 
+/* strftime_now's clock: the time now, unless a test fixed it (seconds since 1970) so that its
+   reference texts do not change with the day. */
+static int64_t swa__jinja_clock;
+SWA__INTERNAL void swa__jinja_set_clock(int64_t seconds) { swa__jinja_clock = seconds; }
+
 static swa__jv swa__jeval(swa__jctx *c, const swa__jnode *n, swa__jframe *f);
 static void swa__jexec(swa__jctx *c, const swa__jnode *n, swa__jframe *f);
 
@@ -11877,11 +12502,11 @@ static swa__jv swa__jcall_func(swa__jctx *c, int which, const swa__jargs *a)
     case SWA__JF_STRFTIME: {
         swa__jv fmt = swa__jarg_str(c, a, 0, NULL, "strftime_now");
         char buf[256];
-        time_t now = time(NULL);
+        time_t now = swa__jinja_clock ? (time_t)swa__jinja_clock : time(NULL);
         struct tm tmv;
         size_t len;
 #if defined(_WIN32)
-        localtime_s(&tmv, &now);
+        tmv = *localtime(&now);   /* the Windows C runtime's is per thread */
 #else
         localtime_r(&now, &tmv);
 #endif
@@ -12073,6 +12698,7 @@ static void swa__jexec_for(swa__jctx *c, const swa__jnode *n, swa__jframe *f)
     swa__jv seq = swa__jeval(c, n->b, f), loop = swa__jv_make(SWA__JV_LOOP);
     swa__jlist *items = swa__jiter(c, &seq), *kept = items;
     swa__jloop *lp = (swa__jloop *)swa__jalloc(c, sizeof *lp);
+    swa__jframe iter;
     size_t i;
     if (n->c) {   /* the loop's filter: the items it keeps are the loop's items */
         swa__jframe test;
@@ -12091,11 +12717,11 @@ static void swa__jexec_for(swa__jctx *c, const swa__jnode *n, swa__jframe *f)
     lp->n = (int64_t)kept->n;
     lp->depth = 1;   /* loops are not recursive */
     loop.u.lp = lp;
+    memset(&iter, 0, sizeof iter);
+    iter.parent = f;
     for (i = 0; i < kept->n; i++) {
-        swa__jframe iter;   /* each iteration's own: what it sets is gone at the next */
         swa__jstep(c);
-        memset(&iter, 0, sizeof iter);
-        iter.parent = f;
+        iter.vars.n = 0;   /* each iteration's own names: what one sets is gone at the next */
         lp->i = (int64_t)i;
         swa__jframe_set(c, &iter, "loop", 4, loop);
         swa__jassign(c, n->a, kept->v[i], &iter);
@@ -12349,615 +12975,6 @@ SWADEF swa_status swa_jinja_of(const swa_gguf *g, swa_jinja **out, swa_error *er
 #undef SWA__J_MAX_MEMORY
 #undef SWA__J_MAX_ARGS
 #endif /* SWA_NO_JINJA */
-
-/* ==== chat templates ====
-   One descriptor per family, in llama.cpp's terms. Most families write each message as an
-   opening, the content and a closing chosen by role, or as head, the role's own name, tail,
-   content and closing; a few options cover the rest (trimming, system messages folded into the
-   next turn, a default system message, the role's name in capitals). The Mistral and Llama 2
-   families carry [INST] state across messages and have a function each. */
-
-typedef enum swa__chat_layout {
-    SWA__CHAT_TURNS,      /* each message on its own: open/close by role, or head role tail */
-    SWA__CHAT_MISTRAL,    /* [INST] opens a turn, an answer closes it: v1, v3, v3-tekken */
-    SWA__CHAT_LLAMA2      /* [INST] always first, <<SYS>> optional, <s> in history optional */
-} swa__chat_layout;
-
-/* Roles by index. OTHER is "tool" in the families that give it an opening, and any other name
-   in the families that write the role's name. */
-enum { SWA__CHAT_SYSTEM, SWA__CHAT_USER, SWA__CHAT_ASSISTANT, SWA__CHAT_OTHER };
-
-/* Family options: */
-#define SWA__CHAT_SPACE_BEFORE        1   /* mistral-v1: " [INST]" and " [/INST]" */
-#define SWA__CHAT_SPACE_AFTER         2   /* mistral-v1/v3: "[INST] " and " answer" */
-#define SWA__CHAT_SYS_TAGS            4   /* llama2-sys*: <<SYS>> around the system message */
-#define SWA__CHAT_BOS_IN_HISTORY      8   /* llama2-sys-bos: "<s>[INST] " after the first turn;
-                                             monarch: no head before the first message */
-#define SWA__CHAT_FOLD_SYSTEM        16   /* system messages open the next message that is not an answer */
-#define SWA__CHAT_SYSTEM_FIRST       32   /* a system message is written only as the first message */
-#define SWA__CHAT_DEFAULT_IF_EMPTY   64   /* the default system message even when there are no messages */
-#define SWA__CHAT_PROMPT_AFTER_USER 128   /* the prefix follows a last user message, asked for or not */
-#define SWA__CHAT_ROLE_UPPER        256   /* the role's name in capitals, "user" as HUMAN */
-#define SWA__CHAT_ROLE_CAPITAL      512   /* the role's first letter in capitals */
-#define SWA__CHAT_TOOL_CALL        1024   /* <|tool_call|> opens an assistant_tool_call message */
-
-/* Roles whose content is trimmed (the trim field): bit r for role r */
-#define SWA__CHAT_TRIM_ALL 15
-#define SWA__CHAT_TRIM_A (1 << SWA__CHAT_ASSISTANT)
-#define SWA__CHAT_TRIM_SU ((1 << SWA__CHAT_SYSTEM) | (1 << SWA__CHAT_USER))
-
-/* Markers outside ASCII, in UTF-8: FULLWIDTH VERTICAL LINE (U+FF5C), LOWER ONE EIGHTH BLOCK
-   (U+2581), FULLWIDTH COLON (U+FF1A), and Chinese and Russian role names. */
-#define SWA__CHAT_FW_BAR "\xef\xbd\x9c"
-#define SWA__CHAT_LOWBAR "\xe2\x96\x81"
-#define SWA__CHAT_DS_EOS "<" SWA__CHAT_FW_BAR "end" SWA__CHAT_LOWBAR "of" SWA__CHAT_LOWBAR "sentence" SWA__CHAT_FW_BAR ">"
-#define SWA__CHAT_DS_USER "<" SWA__CHAT_FW_BAR "User" SWA__CHAT_FW_BAR ">"
-#define SWA__CHAT_DS_ASSISTANT "<" SWA__CHAT_FW_BAR "Assistant" SWA__CHAT_FW_BAR ">"
-#define SWA__CHAT_HY(x) "<" SWA__CHAT_FW_BAR "hy_" x SWA__CHAT_FW_BAR ">"
-#define SWA__CHAT_HY_HOLDER(digit) SWA__CHAT_HY("place" SWA__CHAT_LOWBAR "holder" SWA__CHAT_LOWBAR "no" SWA__CHAT_LOWBAR digit)
-#define SWA__CHAT_PANGU(role) "[unused9]" role "\xef\xbc\x9a"
-#define SWA__CHAT_PANGU_SYSTEM SWA__CHAT_PANGU("\xe7\xb3\xbb\xe7\xbb\x9f")            /* 系统 */
-#define SWA__CHAT_PANGU_USER SWA__CHAT_PANGU("\xe7\x94\xa8\xe6\x88\xb7")              /* 用户 */
-#define SWA__CHAT_PANGU_ASSISTANT SWA__CHAT_PANGU("\xe5\x8a\xa9\xe6\x89\x8b")         /* 助手 */
-#define SWA__CHAT_PANGU_TOOL SWA__CHAT_PANGU("\xe5\xb7\xa5\xe5\x85\xb7")              /* 工具 */
-#define SWA__CHAT_MINICPM_USER "<\xe7\x94\xa8\xe6\x88\xb7>"                           /* <用户> */
-#define SWA__CHAT_YANDEX_USER " \xd0\x9f\xd0\xbe\xd0\xbb\xd1\x8c\xd0\xb7\xd0\xbe\xd0\xb2\xd0\xb0\xd1\x82\xd0\xb5\xd0\xbb\xd1\x8c: "
-#define SWA__CHAT_YANDEX_ASSISTANT " \xd0\x90\xd1\x81\xd1\x81\xd0\xb8\xd1\x81\xd1\x82\xd0\xb5\xd0\xbd\xd1\x82:"
-
-struct swa_chat_template {
-    const char *name;
-    const char *eot;               /* what ends the assistant's turn */
-    swa__chat_layout layout;
-    int options, trim;             /* SWA__CHAT_* options; the roles whose content is trimmed */
-    const char *start;             /* written once before the messages */
-    const char *head, *tail;       /* head role tail opens a message whose open[] is NULL; NULL: no head */
-    const char *open[4], *close[4];/* by role; without a head a NULL open leaves the role's messages out,
-                                      as llama.cpp does (OTHER: refuses them) */
-    const char *generation;        /* the assistant's prefix; NULL: the format has none */
-    const char *default_system;    /* written as a system message when the first message is not one */
-};
-
-/* Rows by what a family's format is made of: a layout coded below (CODED); head, the role's
-   name, tail, the message and close (NAMED); fixed text before and after each role's message
-   (ROLES: system, user, assistant, tool); or any of these with options (ROW, whose open and
-   close are four strings in parentheses). */
-#define SWA__CHAT_FOUR(a, b, c, d) {a, b, c, d}
-#define SWA__CHAT_CODED(name, eot, layout, options, trim) \
-    {name, eot, layout, options, trim, "", NULL, NULL, {0}, {0}, NULL, NULL}
-#define SWA__CHAT_NAMED(name, eot, trim, start, head, tail, close, generation) \
-    {name, eot, SWA__CHAT_TURNS, 0, trim, start, head, tail, {0}, {close, close, close, close}, generation, NULL}
-#define SWA__CHAT_ROLES(name, eot, trim, open_s, open_u, open_a, open_t, close_s, close_u, close_a, close_t, generation) \
-    {name, eot, SWA__CHAT_TURNS, 0, trim, "", NULL, NULL, {open_s, open_u, open_a, open_t},                       \
-     {close_s, close_u, close_a, close_t}, generation, NULL}
-#define SWA__CHAT_ROW(name, eot, options, trim, start, head, tail, open, close, generation, default_system) \
-    {name, eot, SWA__CHAT_TURNS, options, trim, start, head, tail, SWA__CHAT_FOUR open, SWA__CHAT_FOUR close,  \
-     generation, default_system}
-
-static const swa_chat_template swa__chat_templates[] = {
-    SWA__CHAT_NAMED("chatml", "<|im_end|>", 0, "", "<|im_start|>", "\n", "<|im_end|>\n", "<|im_start|>assistant\n"),
-    SWA__CHAT_CODED("llama2", "</s>", SWA__CHAT_LLAMA2, 0, 0),
-    SWA__CHAT_CODED("llama2-sys", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS, 0),
-    SWA__CHAT_CODED("llama2-sys-bos", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS | SWA__CHAT_BOS_IN_HISTORY, 0),
-    SWA__CHAT_CODED("llama2-sys-strip", "</s>", SWA__CHAT_LLAMA2, SWA__CHAT_SYS_TAGS, SWA__CHAT_TRIM_ALL),
-    SWA__CHAT_CODED("mistral-v1", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_BEFORE | SWA__CHAT_SPACE_AFTER, 0),
-    SWA__CHAT_CODED("mistral-v3", "</s>", SWA__CHAT_MISTRAL, SWA__CHAT_SPACE_AFTER, SWA__CHAT_TRIM_A),
-    SWA__CHAT_CODED("mistral-v3-tekken", "</s>", SWA__CHAT_MISTRAL, 0, 0),
-    SWA__CHAT_ROLES("mistral-v7", "</s>", 0, "[SYSTEM_PROMPT] ", "[INST] ", " ", NULL, "[/SYSTEM_PROMPT]", "[/INST]",
-                    "</s>", NULL, NULL),
-    SWA__CHAT_NAMED("llama3", "<|eot_id|>", SWA__CHAT_TRIM_ALL, "", "<|start_header_id|>", "<|end_header_id|>\n\n",
-                    "<|eot_id|>", "<|start_header_id|>assistant<|end_header_id|>\n\n"),
-    SWA__CHAT_ROW("gemma", "<end_of_turn>", SWA__CHAT_FOLD_SYSTEM, SWA__CHAT_TRIM_ALL, "", "<start_of_turn>", "\n",
-                  (NULL, NULL, "<start_of_turn>model\n", NULL),
-                  ("<end_of_turn>\n", "<end_of_turn>\n", "<end_of_turn>\n", "<end_of_turn>\n"),
-                  "<start_of_turn>model\n", NULL),
-    SWA__CHAT_NAMED("phi3", "<|end|>", 0, "", "<|", "|>\n", "<|end|>\n", "<|assistant|>\n"),
-    SWA__CHAT_NAMED("phi4", "<|im_end|>", 0, "", "<|im_start|>", "<|im_sep|>", "<|im_end|>",
-                    "<|im_start|>assistant<|im_sep|>"),
-    SWA__CHAT_ROLES("deepseek", "<|EOT|>", 0, "", "### Instruction:\n", "### Response:\n", NULL, "", "\n", "\n<|EOT|>\n",
-                    NULL, "### Response:\n"),
-    SWA__CHAT_ROLES("deepseek2", SWA__CHAT_DS_EOS, 0, "", "User: ", "Assistant: ", NULL, "\n\n", "\n\n",
-                    SWA__CHAT_DS_EOS, NULL, "Assistant:"),
-    SWA__CHAT_ROLES("deepseek3", SWA__CHAT_DS_EOS, 0, "", SWA__CHAT_DS_USER, SWA__CHAT_DS_ASSISTANT, NULL, "\n\n", "",
-                    SWA__CHAT_DS_EOS, NULL, SWA__CHAT_DS_ASSISTANT),
-    SWA__CHAT_ROLES("mistral-v7-tekken", "</s>", 0, "[SYSTEM_PROMPT]", "[INST]", "", NULL, "[/SYSTEM_PROMPT]", "[/INST]",
-                    "</s>", NULL, NULL),
-    SWA__CHAT_NAMED("falcon3", "<|endoftext|>", 0, "", "<|", "|>\n", "\n", "<|assistant|>\n"),
-    SWA__CHAT_NAMED("zephyr", "<|endoftext|>", 0, "", "<|", "|>\n", "<|endoftext|>\n", "<|assistant|>\n"),
-    SWA__CHAT_ROW("monarch", "</s>", SWA__CHAT_BOS_IN_HISTORY, 0, "", "<s>", "\n", (NULL, NULL, NULL, NULL),
-                  ("</s>\n", "</s>\n", "</s>\n", "</s>\n"), "<s>assistant\n", NULL),
-    SWA__CHAT_ROW("orion", "</s>", SWA__CHAT_FOLD_SYSTEM, 0, "", NULL, NULL, (NULL, "Human: ", "", NULL),
-                  (NULL, "\n\nAssistant: </s>", "</s>", NULL), NULL, NULL),
-    SWA__CHAT_ROW("openchat", "<|end_of_turn|>", SWA__CHAT_ROLE_CAPITAL, 0, "", "GPT4 Correct ", ": ",
-                  ("", NULL, NULL, NULL), ("<|end_of_turn|>", "<|end_of_turn|>", "<|end_of_turn|>", "<|end_of_turn|>"),
-                  "GPT4 Correct Assistant:", NULL),
-    SWA__CHAT_ROLES("vicuna", "</s>", 0, "", "USER: ", "ASSISTANT: ", NULL, "\n\n", "\n", "</s>\n", NULL, "ASSISTANT:"),
-    SWA__CHAT_ROLES("vicuna-orca", "</s>", 0, "SYSTEM: ", "USER: ", "ASSISTANT: ", NULL, "\n", "\n", "</s>\n", NULL,
-                    "ASSISTANT:"),
-    SWA__CHAT_ROLES("command-r", "<|END_OF_TURN_TOKEN|>", SWA__CHAT_TRIM_ALL, "<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>",
-                    "<|START_OF_TURN_TOKEN|><|USER_TOKEN|>", "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>", NULL,
-                    "<|END_OF_TURN_TOKEN|>", "<|END_OF_TURN_TOKEN|>", "<|END_OF_TURN_TOKEN|>", NULL,
-                    "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>"),
-    SWA__CHAT_NAMED("chatglm3", "<|user|>", 0, "[gMASK]sop", "<|", "|>\n ", "", "<|assistant|>"),
-    SWA__CHAT_NAMED("chatglm4", "<|user|>", 0, "[gMASK]<sop>", "<|", "|>\n", "", "<|assistant|>\n"),
-    SWA__CHAT_NAMED("glmedge", "<|user|>", 0, "", "<|", "|>\n", "", "<|assistant|>"),
-    SWA__CHAT_ROLES("minicpm", "</s>", SWA__CHAT_TRIM_ALL, "", SWA__CHAT_MINICPM_USER, "", NULL, "", "<AI>", "", NULL, NULL),
-    SWA__CHAT_ROLES("exaone3", "[|endofturn|]", SWA__CHAT_TRIM_ALL, "[|system|]", "[|user|]", "[|assistant|]", NULL,
-                    "[|endofturn|]\n", "\n", "[|endofturn|]\n", NULL, "[|assistant|]"),
-    SWA__CHAT_ROLES("exaone4", "[|endofturn|]", SWA__CHAT_TRIM_ALL, "[|system|]", "[|user|]", "[|assistant|]", "[|tool|]",
-                    "[|endofturn|]\n", "\n", "[|endofturn|]\n", "[|endofturn|]\n", "[|assistant|]"),
-    SWA__CHAT_ROW("rwkv-world", "\n\n", SWA__CHAT_PROMPT_AFTER_USER, SWA__CHAT_TRIM_ALL, "", NULL, NULL,
-                  ("System: ", "User: ", "Assistant: ", NULL), ("\n\n", "\n\n", "\n\n", NULL), "Assistant:", NULL),
-    SWA__CHAT_ROW("granite", "<|end_of_text|>", SWA__CHAT_TOOL_CALL, 0, "", "<|start_of_role|>", "<|end_of_role|>",
-                  (NULL, NULL, NULL, NULL),
-                  ("<|end_of_text|>\n", "<|end_of_text|>\n", "<|end_of_text|>\n", "<|end_of_text|>\n"),
-                  "<|start_of_role|>assistant<|end_of_role|>", NULL),
-    SWA__CHAT_ROW("gigachat", "</s>", SWA__CHAT_SYSTEM_FIRST, 0, "<s>", NULL, NULL,
-                  ("", "user<|role_sep|>", "assistant<|role_sep|>", NULL),
-                  ("<|message_sep|>", "<|message_sep|>available functions<|role_sep|>[]<|message_sep|>",
-                   "<|message_sep|>", NULL),
-                  "assistant<|role_sep|>", NULL),
-    SWA__CHAT_NAMED("megrez", "<|turn_end|>", 0, "", "<|role_start|>", "<|role_end|>", "<|turn_end|>",
-                    "<|role_start|>assistant<|role_end|>"),
-    SWA__CHAT_ROLES("yandex", "\n\n", 0, NULL, SWA__CHAT_YANDEX_USER, SWA__CHAT_YANDEX_ASSISTANT " ", NULL, NULL, "\n\n",
-                    "\n\n", NULL, SWA__CHAT_YANDEX_ASSISTANT "[SEP]"),
-    SWA__CHAT_ROW("bailing", "<|endoftext|>", SWA__CHAT_ROLE_UPPER, 0, "", "<role>", "</role>", (NULL, NULL, NULL, NULL),
-                  ("", "", "", ""), "<role>ASSISTANT</role>", NULL),
-    SWA__CHAT_ROW("bailing-think", "<|endoftext|>", SWA__CHAT_ROLE_UPPER, 0, "", "<role>", "</role>",
-                  (NULL, NULL, NULL, NULL), ("", "", "", ""), "<role>ASSISTANT</role><think>", NULL),
-    SWA__CHAT_ROW("bailing2", "<|role_end|>", SWA__CHAT_ROLE_UPPER | SWA__CHAT_DEFAULT_IF_EMPTY, 0, "", "<role>",
-                  "</role>", (NULL, NULL, NULL, NULL), ("<|role_end|>", "<|role_end|>", "<|role_end|>", "<|role_end|>"),
-                  "<role>ASSISTANT</role>", "detailed thinking off"),
-    SWA__CHAT_NAMED("llama4", "<|eot|>", SWA__CHAT_TRIM_ALL, "", "<|header_start|>", "<|header_end|>\n\n", "<|eot|>",
-                    "<|header_start|>assistant<|header_end|>\n\n"),
-    SWA__CHAT_ROW("smolvlm", "<end_of_utterance>", 0, 0, "<|im_start|>", NULL, NULL, ("", "User: ", "Assistant: ", NULL),
-                  ("\n\n", "<end_of_utterance>\n", "<end_of_utterance>\n", NULL), "Assistant:", NULL),
-    SWA__CHAT_ROLES("dots1", "<|endofresponse|>", 0, "<|system|>", "<|userprompt|>", "<|response|>", NULL,
-                    "<|endofsystem|>", "<|endofuserprompt|>", "<|endofresponse|>", NULL, "<|response|>"),
-    SWA__CHAT_ROLES("hunyuan-moe", "<|eos|>", 0, "<|startoftext|>", "<|startoftext|>", "", NULL, "<|extra_4|>",
-                    "<|extra_0|>", "<|eos|>", NULL, NULL),
-    SWA__CHAT_ROW("gpt-oss", "<|return|>", 0, 0, "", "<|start|>", "<|message|>", (NULL, NULL, NULL, NULL),
-                  ("<|end|>", "<|end|>", "<|return|>", "<|end|>"), "<|start|>assistant", NULL),
-    SWA__CHAT_ROW("hunyuan-dense", SWA__CHAT_HY_HOLDER("2"), SWA__CHAT_SYSTEM_FIRST, 0, "", NULL, NULL,
-                  ("", SWA__CHAT_HY("User"), SWA__CHAT_HY("Assistant"), NULL),
-                  (SWA__CHAT_HY_HOLDER("3"), SWA__CHAT_HY("Assistant"), SWA__CHAT_HY_HOLDER("2"), NULL), NULL, NULL),
-    SWA__CHAT_ROLES("kimi-k2", "<|im_end|>", 0, "<|im_system|>system<|im_middle|>", "<|im_user|>user<|im_middle|>",
-                    "<|im_assistant|>assistant<|im_middle|>", "<|im_system|>tool<|im_middle|>", "<|im_end|>",
-                    "<|im_end|>", "<|im_end|>", "<|im_end|>", "<|im_assistant|>assistant<|im_middle|>"),
-    SWA__CHAT_NAMED("seed_oss", "<seed:eos>", SWA__CHAT_TRIM_A, "", "<seed:bos>", "\n", "<seed:eos>",
-                    "<seed:bos>assistant\n"),
-    SWA__CHAT_ROLES("grok-2", "<|separator|>", SWA__CHAT_TRIM_SU, "System: ", "Human: ", "Assistant: ", NULL,
-                    "<|separator|>\n\n", "<|separator|>\n\n", "<|separator|>\n\n", NULL, "Assistant:"),
-    SWA__CHAT_ROW("pangu-embedded", "[unused10]", 0, 0, "", NULL, NULL,
-                  (SWA__CHAT_PANGU_SYSTEM, SWA__CHAT_PANGU_USER, SWA__CHAT_PANGU_ASSISTANT, SWA__CHAT_PANGU_TOOL),
-                  ("[unused10]", "[unused10]", "[unused10]", "[unused10]"), SWA__CHAT_PANGU_ASSISTANT, ""),
-};
-
-#undef SWA__CHAT_FOUR
-#undef SWA__CHAT_CODED
-#undef SWA__CHAT_NAMED
-#undef SWA__CHAT_ROLES
-#undef SWA__CHAT_ROW
-
-#define SWA__N_CHAT_TEMPLATES ((int32_t)(sizeof swa__chat_templates / sizeof swa__chat_templates[0]))
-
-SWADEF const swa_chat_template *swa_chat_template_at(int32_t i)
-{
-    return i >= 0 && i < SWA__N_CHAT_TEMPLATES ? &swa__chat_templates[i] : NULL;
-}
-
-SWADEF const swa_chat_template *swa_chat_template_by_name(const char *name)
-{
-    int32_t i;
-    for (i = 0; name && i < SWA__N_CHAT_TEMPLATES; i++)
-        if (!strcmp(swa__chat_templates[i].name, name)) return &swa__chat_templates[i];
-    return NULL;
-}
-
-SWADEF const char *swa_chat_template_name(const swa_chat_template *t) { return t->name; }
-SWADEF const char *swa_chat_template_eot(const swa_chat_template *t) { return t->eot; }
-
-SWADEF int32_t swa_chat_template_eot_token(const swa_chat_template *t, const swa_vocab *v)
-{
-#ifndef SWA_NO_TOKENIZER
-    return swa_vocab_find(v, t->eot);
-#else
-    (void)t;
-    (void)v;
-    return -1;
-#endif
-}
-
-/* -- detection -- */
-
-static int swa__chat_has(const char *s, size_t len, const char *needle)
-{
-    size_t n = strlen(needle), i;
-    for (i = 0; n <= len && i <= len - n; i++)
-        if (s[i] == needle[0] && !memcmp(s + i, needle, n)) return 1;
-    return 0;
-}
-
-/* The Mistral and Llama 2 families, told apart as llama.cpp does: [SYSTEM_PROMPT] is v7; the
-   official v1/v3/v3-tekken templates carry "' [INST] ' + system_message" or [AVAILABLE_TOOLS],
-   and differ in the spaces around [INST]; the rest are Llama 2 variants. */
-static const char *swa__chat_detect_inst(const char *s, size_t len)
-{
-    if (swa__chat_has(s, len, "[SYSTEM_PROMPT]")) return "mistral-v7";
-    if (swa__chat_has(s, len, "' [INST] ' + system_message") || swa__chat_has(s, len, "[AVAILABLE_TOOLS]")) {
-        if (swa__chat_has(s, len, " [INST]")) return "mistral-v1";
-        if (swa__chat_has(s, len, "\"[INST]\"")) return "mistral-v3-tekken";
-        return "mistral-v3";
-    }
-    if (swa__chat_has(s, len, "content.strip()")) return "llama2-sys-strip";
-    if (swa__chat_has(s, len, "bos_token + '[INST]")) return "llama2-sys-bos";
-    if (swa__chat_has(s, len, "<<SYS>>")) return "llama2-sys";
-    return "llama2";
-}
-
-/* llama.cpp's markers in its order (llm_chat_detect_template): the first row whose markers all
-   occur names the family. The row without a family is the [INST] group, which also takes a
-   template that starts with "mistral". */
-static const struct swa__chat_marker {
-    const char *family;
-    const char *all[4];
-} swa__chat_markers[] = {
-    {"phi4", {"<|im_start|>", "<|im_sep|>"}},
-    {"smolvlm", {"<|im_start|>", "<end_of_utterance>"}},
-    {"chatml", {"<|im_start|>"}},
-    {NULL, {"[INST]"}},
-    {"phi3", {"<|assistant|>", "<|end|>"}},
-    {"chatglm4", {"[gMASK]<sop>"}},
-    {"falcon3", {"<|assistant|>", "<|user|>", "</s>"}},
-    {"glmedge", {"<|assistant|>", "<|user|>"}},
-    {"glmedge", {"<|{{ item['role'] }}|>", "<|begin_of_image|>"}},
-    {"zephyr", {"<|user|>", "<|endoftext|>"}},
-    {"monarch", {"bos_token + message['role']"}},
-    {"gemma", {"<start_of_turn>"}},
-    {"orion", {"'\\n\\nAssistant: ' + eos_token"}},
-    {"openchat", {"GPT4 Correct "}},
-    {"vicuna-orca", {"USER: ", "ASSISTANT: ", "SYSTEM: "}},
-    {"vicuna", {"USER: ", "ASSISTANT: "}},
-    {"deepseek", {"### Instruction:", "<|EOT|>"}},
-    {"command-r", {"<|START_OF_TURN_TOKEN|>", "<|USER_TOKEN|>"}},
-    {"llama3", {"<|start_header_id|>", "<|end_header_id|>"}},
-    {"chatglm3", {"[gMASK]sop"}},
-    {"minicpm", {SWA__CHAT_MINICPM_USER}},
-    {"deepseek2", {"'Assistant: ' + message['content'] + eos_token"}},
-    {"deepseek3", {SWA__CHAT_DS_ASSISTANT, SWA__CHAT_DS_USER, SWA__CHAT_DS_EOS}},
-    {"exaone4", {"[|system|]", "[|assistant|]", "[|endofturn|]", "[|tool|]"}},
-    {"exaone3", {"[|system|]", "[|assistant|]", "[|endofturn|]"}},
-    {"rwkv-world", {"rwkv-world"}},
-    {"rwkv-world", {"{{- 'User: ' + message['content']|trim + '\\n\\n' -}}"}},
-    {"granite", {"<|start_of_role|>"}},
-    {"gigachat", {"message['role'] + additional_special_tokens[0] + message['content'] + additional_special_tokens[1]"}},
-    {"megrez", {"<|role_start|>"}},
-    {"yandex", {SWA__CHAT_YANDEX_ASSISTANT}},
-    {"bailing", {"<role>ASSISTANT</role>", "'HUMAN'"}},
-    {"bailing-think", {"<role>ASSISTANT</role>", "\"HUMAN\"", "<think>"}},
-    {"bailing2", {"<role>ASSISTANT</role>", "<role>HUMAN</role>", "<|role_end|>"}},
-    {"llama4", {"<|header_start|>", "<|header_end|>"}},
-    {"dots1", {"<|endofuserprompt|>"}},
-    {"hunyuan-moe", {"<|extra_0|>", "<|extra_4|>"}},
-    {"gpt-oss", {"<|start|>", "<|channel|>"}},
-    {"hunyuan-dense", {SWA__CHAT_HY("Assistant"), SWA__CHAT_HY_HOLDER("3")}},
-    {"kimi-k2", {"<|im_assistant|>assistant<|im_middle|>"}},
-    {"seed_oss", {"<seed:bos>"}},
-    {"grok-2", {"'Assistant: '  + message['content'] + '<|separator|>"}},
-    {"pangu-embedded", {SWA__CHAT_PANGU_SYSTEM "[unused10]"}},
-};
-
-/* The family whose markers the template carries; NULL when none matches. */
-static const char *swa__chat_detect_name(const char *s, size_t len)
-{
-    size_t r, k;
-    for (r = 0; r < sizeof swa__chat_markers / sizeof swa__chat_markers[0]; r++) {
-        const struct swa__chat_marker *m = &swa__chat_markers[r];
-        int all = 1;
-        for (k = 0; k < 4 && m->all[k] && all; k++) all = swa__chat_has(s, len, m->all[k]);
-        if (!m->family && (all || (len >= 7 && !memcmp(s, "mistral", 7)))) return swa__chat_detect_inst(s, len);
-        if (m->family && all) return m->family;
-    }
-    return NULL;
-}
-
-/* The first bytes of a template, printable ASCII only, for an error message. */
-static void swa__chat_excerpt(const char *s, size_t len, char *out, size_t cap)
-{
-    size_t i, n = 0;
-    for (i = 0; i < len && n + 4 < cap; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '\n' || c == '\t' || c == '\r') c = ' ';
-        if (c == ' ' && n > 0 && out[n - 1] == ' ') continue;
-        out[n++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
-    }
-    if (i < len) out[n++] = '.', out[n++] = '.', out[n++] = '.';
-    out[n] = '\0';
-}
-
-SWADEF swa_status swa_chat_template_detect(const char *tmpl, size_t len, const swa_chat_template **out,
-                                           swa_error *err)
-{
-    const char *name;
-    char excerpt[64];
-    if (!tmpl || !out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_template_detect: NULL argument");
-    *out = NULL;
-    if (len < 32 && memchr(tmpl, '\0', len) == NULL) {   /* a family's own name */
-        char name_buf[32];
-        memcpy(name_buf, tmpl, len);
-        name_buf[len] = '\0';
-        *out = swa_chat_template_by_name(name_buf);
-    }
-    if (!*out && (name = swa__chat_detect_name(tmpl, len)) != NULL) *out = swa_chat_template_by_name(name);
-    if (!*out) {
-        swa__chat_excerpt(tmpl, len, excerpt, sizeof excerpt);
-        return swa__fail(err, SWA_ERR_UNSUPPORTED, "chat template \"%s\" is none of the %d families swa.h writes "
-                         "(llama.cpp's; swa_chat_template_at lists them): choose one by name", excerpt,
-                         (int)SWA__N_CHAT_TEMPLATES);
-    }
-    swa__ok(err);
-    return SWA_OK;
-}
-
-SWADEF swa_status swa_chat_template_of(const swa_gguf *g, const swa_chat_template **out, swa_error *err)
-{
-    int64_t k;
-    swa_gguf_value v;
-    swa_str s;
-    if (!g || !out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_template_of: NULL argument");
-    *out = NULL;
-    if ((k = swa_gguf_kv_find(g, "tokenizer.chat_template")) < 0)
-        return swa__fail(err, SWA_ERR_NOT_FOUND, "the file has no chat template (key tokenizer.chat_template)");
-    v = swa_gguf_kv_value(g, k);
-    if (swa_gguf_value_str(&v, &s) != SWA_OK)
-        return swa__fail(err, SWA_ERR_FORMAT, "key tokenizer.chat_template: want a string");
-    return swa_chat_template_detect(s.ptr, s.len, out, err);
-}
-
-SWADEF swa_status swa_model_chat_template(const swa_model *m, const swa_chat_template **out, swa_error *err)
-{
-    if (!m) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_chat_template: NULL argument");
-    return swa_chat_template_of(swa_model_gguf(m), out, err);
-}
-
-/* -- formatting -- */
-
-/* The output: bytes past cap are counted, not written; a total past SIZE_MAX is an overflow. */
-typedef struct swa__chat_out {
-    char *buf;
-    size_t cap, n;
-    int overflow;
-} swa__chat_out;
-
-static void swa__chat_put(swa__chat_out *o, const char *s, size_t len)
-{
-    if (len > SIZE_MAX - o->n) { o->overflow = 1; return; }
-    if (o->n < o->cap) memcpy(o->buf + o->n, s, len < o->cap - o->n ? len : o->cap - o->n);
-    o->n += len;
-}
-
-static void swa__chat_puts(swa__chat_out *o, const char *s) { swa__chat_put(o, s, strlen(s)); }
-
-static int swa__chat_space(char c)   /* isspace in the C locale, as llama.cpp's trim uses */
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
-/* content, without leading and trailing white space when trim is set */
-static void swa__chat_content(swa__chat_out *o, const char *s, int trim)
-{
-    size_t len = strlen(s);
-    if (trim) {
-        while (len > 0 && swa__chat_space(*s)) s++, len--;
-        while (len > 0 && swa__chat_space(s[len - 1])) len--;
-    }
-    swa__chat_put(o, s, len);
-}
-
-static int swa__chat_role(const char *role)
-{
-    if (!strcmp(role, "system")) return SWA__CHAT_SYSTEM;
-    if (!strcmp(role, "user")) return SWA__CHAT_USER;
-    if (!strcmp(role, "assistant")) return SWA__CHAT_ASSISTANT;
-    return SWA__CHAT_OTHER;
-}
-
-/* Whether t can write a message of this role (the three common ones always, if only by leaving
-   it out as llama.cpp does). */
-static int swa__chat_role_ok(const swa_chat_template *t, const char *role)
-{
-    return swa__chat_role(role) != SWA__CHAT_OTHER || t->head || (t->open[SWA__CHAT_OTHER] && !strcmp(role, "tool"));
-}
-
-/* The role's name as a head writes it: as given, in capitals ("user" as HUMAN), or capitalised. */
-static void swa__chat_role_name(swa__chat_out *o, const swa_chat_template *t, const char *role)
-{
-    size_t i;
-    if ((t->options & SWA__CHAT_ROLE_UPPER) && !strcmp(role, "user")) {
-        swa__chat_puts(o, "HUMAN");
-        return;
-    }
-    for (i = 0; role[i]; i++) {
-        char c = role[i];
-        int upper = (t->options & SWA__CHAT_ROLE_UPPER) || (i == 0 && (t->options & SWA__CHAT_ROLE_CAPITAL));
-        if (upper && c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
-        swa__chat_put(o, &c, 1);
-    }
-}
-
-/* One message: its opening (head role tail when open[r] is NULL; no head before the first
-   message with BOS_IN_HISTORY), the n_fold messages of fold that are system ones (trimmed as
-   system messages are) and a blank line if they wrote anything, the content, its closing. */
-static void swa__chat_turn(const swa_chat_template *t, const char *role, const char *content, int first,
-                           const swa_chat_message *fold, size_t n_fold, swa__chat_out *o)
-{
-    int r = swa__chat_role(role);
-    size_t j, before;
-    if (t->open[r]) {
-        swa__chat_puts(o, t->open[r]);
-    } else {
-        if (!first || !(t->options & SWA__CHAT_BOS_IN_HISTORY)) swa__chat_puts(o, t->head);
-        swa__chat_role_name(o, t, role);
-        swa__chat_puts(o, t->tail);
-        if ((t->options & SWA__CHAT_TOOL_CALL) && !strcmp(role, "assistant_tool_call")) swa__chat_puts(o, "<|tool_call|>");
-    }
-    before = o->n;
-    for (j = 0; j < n_fold; j++)
-        if (swa__chat_role(fold[j].role) == SWA__CHAT_SYSTEM) swa__chat_content(o, fold[j].content, t->trim & 1);
-    if (o->n > before) swa__chat_puts(o, "\n\n");
-    swa__chat_content(o, content, (t->trim >> r) & 1);
-    swa__chat_puts(o, t->close[r]);
-}
-
-static void swa__chat_turns(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
-{
-    size_t i, fold_from = 0;
-    int fold = t->options & SWA__CHAT_FOLD_SYSTEM;
-    swa__chat_puts(o, t->start);
-    if (t->default_system &&
-        (n ? swa__chat_role(m[0].role) != SWA__CHAT_SYSTEM : (t->options & SWA__CHAT_DEFAULT_IF_EMPTY) != 0))
-        swa__chat_turn(t, "system", t->default_system, 0, NULL, 0, o);
-    for (i = 0; i < n; i++) {
-        int r = swa__chat_role(m[i].role);
-        if (r == SWA__CHAT_SYSTEM && (fold || (i > 0 && (t->options & SWA__CHAT_SYSTEM_FIRST)))) continue;
-        if (!t->head && !t->open[r]) continue;   /* a role llama.cpp leaves out */
-        if (fold && r != SWA__CHAT_ASSISTANT) {
-            swa__chat_turn(t, m[i].role, m[i].content, i == 0, m + fold_from, i - fold_from, o);
-            fold_from = i + 1;
-        } else {
-            swa__chat_turn(t, m[i].role, m[i].content, i == 0, NULL, 0, o);
-        }
-        if ((t->options & SWA__CHAT_PROMPT_AFTER_USER) && r == SWA__CHAT_USER && i + 1 == n)
-            swa__chat_puts(o, t->generation);
-    }
-}
-
-/* v1: " [INST] sys\n\nuser [/INST] answer</s>"; v3: "[INST] sys\n\nuser[/INST] answer</s>";
-   v3-tekken: "[INST]sys\n\nuser[/INST]answer</s>". */
-static void swa__chat_mistral(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
-{
-    const char *before = t->options & SWA__CHAT_SPACE_BEFORE ? " " : "";
-    const char *after = t->options & SWA__CHAT_SPACE_AFTER ? " " : "";
-    int in_turn = 0;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        int r = swa__chat_role(m[i].role);
-        if (!in_turn) {
-            swa__chat_puts(o, before);
-            swa__chat_puts(o, "[INST]");
-            swa__chat_puts(o, after);
-            in_turn = 1;
-        }
-        if (r == SWA__CHAT_SYSTEM) {
-            swa__chat_puts(o, m[i].content);
-            swa__chat_puts(o, "\n\n");
-        } else if (r == SWA__CHAT_USER) {
-            swa__chat_puts(o, m[i].content);
-            swa__chat_puts(o, before);
-            swa__chat_puts(o, "[/INST]");
-        } else {
-            swa__chat_puts(o, after);
-            swa__chat_content(o, m[i].content, (t->trim >> SWA__CHAT_ASSISTANT) & 1);
-            swa__chat_puts(o, "</s>");
-            in_turn = 0;
-        }
-    }
-}
-
-/* "[INST] <<SYS>>\nsys\n<</SYS>>\n\nuser [/INST]answer</s>[INST] ..." (without <<SYS>>: "sys\n") */
-static void swa__chat_llama2(const swa_chat_template *t, const swa_chat_message *m, size_t n, swa__chat_out *o)
-{
-    int trim = t->trim != 0, in_turn = 1;
-    size_t i;
-    swa__chat_puts(o, "[INST] ");
-    for (i = 0; i < n; i++) {
-        int r = swa__chat_role(m[i].role);
-        if (!in_turn) {
-            swa__chat_puts(o, t->options & SWA__CHAT_BOS_IN_HISTORY ? "<s>[INST] " : "[INST] ");
-            in_turn = 1;
-        }
-        if (r == SWA__CHAT_SYSTEM) {
-            int tags = t->options & SWA__CHAT_SYS_TAGS;
-            if (tags) swa__chat_puts(o, "<<SYS>>\n");
-            swa__chat_content(o, m[i].content, trim);
-            swa__chat_puts(o, tags ? "\n<</SYS>>\n\n" : "\n");
-        } else if (r == SWA__CHAT_USER) {
-            swa__chat_content(o, m[i].content, trim);
-            swa__chat_puts(o, " [/INST]");
-        } else {
-            swa__chat_content(o, m[i].content, trim);
-            swa__chat_puts(o, "</s>");
-            in_turn = 0;
-        }
-    }
-}
-
-SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_message *msgs, size_t n,
-                                  int add_generation_prompt, char *out, size_t cap, size_t *n_out,
-                                  swa_error *err)
-{
-    swa__chat_out o;
-    size_t i;
-    if (n_out) *n_out = 0;
-    if (!t || (!msgs && n) || (!out && cap) || !n_out)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_format: NULL argument");
-    for (i = 0; i < n; i++) {
-        if (!msgs[i].role || !msgs[i].content)
-            return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_format: message %zu has a NULL role or content", i);
-        if (!swa__chat_role_ok(t, msgs[i].role))
-            return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_format: message %zu: the %s format has no role \"%.40s\" "
-                             "(only system, user and assistant%s)", i, t->name, msgs[i].role,
-                             t->open[SWA__CHAT_OTHER] ? " and tool" : "");
-    }
-    o.buf = out;
-    o.cap = cap;
-    o.n = 0;
-    o.overflow = 0;
-    switch (t->layout) {
-    case SWA__CHAT_TURNS: swa__chat_turns(t, msgs, n, &o); break;
-    case SWA__CHAT_MISTRAL: swa__chat_mistral(t, msgs, n, &o); break;
-    case SWA__CHAT_LLAMA2: swa__chat_llama2(t, msgs, n, &o); break;
-    }
-    if (add_generation_prompt && t->generation && !(t->options & SWA__CHAT_PROMPT_AFTER_USER))
-        swa__chat_puts(&o, t->generation);
-    if (o.overflow || o.n == SIZE_MAX) return swa__fail(err, SWA_ERR_NOMEM, "swa_chat_format: the text does not fit in memory");
-    *n_out = o.n;
-    if (o.n >= cap)
-        return swa__fail(err, SWA_ERR_BUFFER_TOO_SMALL, "a chat of %zu bytes does not fit in a buffer of %zu", o.n, cap);
-    out[o.n] = '\0';
-    swa__ok(err);
-    return SWA_OK;
-}
-
-#undef SWA__CHAT_SPACE_BEFORE
-#undef SWA__CHAT_SPACE_AFTER
-#undef SWA__CHAT_SYS_TAGS
-#undef SWA__CHAT_BOS_IN_HISTORY
-#undef SWA__CHAT_FOLD_SYSTEM
-#undef SWA__CHAT_SYSTEM_FIRST
-#undef SWA__CHAT_DEFAULT_IF_EMPTY
-#undef SWA__CHAT_PROMPT_AFTER_USER
-#undef SWA__CHAT_ROLE_UPPER
-#undef SWA__CHAT_ROLE_CAPITAL
-#undef SWA__CHAT_TOOL_CALL
-#undef SWA__CHAT_TRIM_ALL
-#undef SWA__CHAT_TRIM_A
-#undef SWA__CHAT_TRIM_SU
-#undef SWA__CHAT_FW_BAR
-#undef SWA__CHAT_LOWBAR
-#undef SWA__CHAT_DS_EOS
-#undef SWA__CHAT_DS_USER
-#undef SWA__CHAT_DS_ASSISTANT
-#undef SWA__CHAT_HY
-#undef SWA__CHAT_HY_HOLDER
-#undef SWA__CHAT_PANGU
-#undef SWA__CHAT_PANGU_SYSTEM
-#undef SWA__CHAT_PANGU_USER
-#undef SWA__CHAT_PANGU_ASSISTANT
-#undef SWA__CHAT_PANGU_TOOL
-#undef SWA__CHAT_MINICPM_USER
-#undef SWA__CHAT_YANDEX_USER
-#undef SWA__CHAT_YANDEX_ASSISTANT
-#undef SWA__N_CHAT_TEMPLATES
 
 /* ==== sampler ==== */
 #ifndef SWA_NO_SAMPLER

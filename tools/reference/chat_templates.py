@@ -13,10 +13,13 @@ or error. tests/test_jinja.c checks swa.h against these files.
     pip install transformers jinja2
     python3 tools/reference/chat_templates.py
 """
+import datetime
 import json
 import os
 import sys
 
+import jinja2
+import transformers.utils.chat_template_utils as ctu
 from transformers.utils.chat_template_utils import _compile_jinja_template, _normalize_chat_messages, render_jinja_template
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data", "jinja")
@@ -66,6 +69,16 @@ CONVERSATIONS = {
 }
 NOGEN = ("plain", "system")   # the conversations also rendered without the generation prompt
 KWARGS = {"date_string": "26 Jul 2024"}   # every template that prints a date gets this one
+CLOCK = 1721995200   # and strftime_now says 2024-07-26 12:00 UTC (the test fixes swa.h's clock to it)
+
+
+class FixedClock(datetime.datetime):
+    @classmethod
+    def now(cls, tz=None):
+        return datetime.datetime.fromtimestamp(CLOCK, tz)
+
+
+ctu.datetime = FixedClock   # what transformers' strftime_now reads
 
 # The tokens each template's tokenizer has; others get <s> and </s>.
 TOKENS = [("Llama-3", "<|begin_of_text|>", "<|eot_id|>"), ("Hermes", "<|begin_of_text|>", "<|im_end|>"),
@@ -100,18 +113,23 @@ def cases():
     out = []
     for template, variables in CASES:
         try:
-            out.append({"template": template, "vars": variables, "output": _compile_jinja_template(template).render(**variables)})
+            out.append({"template": template, "vars": json.dumps(variables), "output": _compile_jinja_template(template).render(**variables)})
+        except jinja2.TemplateSyntaxError as e:   # the engine must refuse it (in its own words)
+            out.append({"template": template, "vars": json.dumps(variables), "syntax_error": str(e)})
         except Exception as e:  # the engine must fail with this message
-            out.append({"template": template, "vars": variables, "error": str(e)})
+            out.append({"template": template, "vars": json.dumps(variables), "error": str(e)})
     return out
 
 
 def main():
     os.makedirs(os.path.join(ROOT, "conversations"), exist_ok=True)
     os.makedirs(os.path.join(ROOT, "expected"), exist_ok=True)
-    for name, conv in CONVERSATIONS.items():
-        with open(os.path.join(ROOT, "conversations", name + ".json"), "w") as f:
-            json.dump({**conv, "kwargs": {**KWARGS, **conv.get("kwargs", {})}}, f, ensure_ascii=False, indent=1)
+    for name, conv in CONVERSATIONS.items():   # NAME.messages.json, NAME.kwargs.json and NAME.tools.json when it has tools
+        parts = {"messages": conv["messages"], "kwargs": {**KWARGS, **conv.get("kwargs", {})}, "tools": conv.get("tools")}
+        for part, value in parts.items():
+            if value is not None:
+                with open(os.path.join(ROOT, "conversations", f"{name}.{part}.json"), "w") as f:
+                    json.dump(value, f, ensure_ascii=False, indent=1)
     tokens = {}
     for tname in sorted(os.listdir(os.path.join(ROOT, "templates"))):
         with open(os.path.join(ROOT, "templates", tname), newline="") as f:
@@ -130,6 +148,8 @@ def main():
                     f.write(text)
     with open(os.path.join(ROOT, "tokens.json"), "w") as f:
         json.dump(tokens, f, ensure_ascii=False, indent=1)
+    with open(os.path.join(ROOT, "expected", "INDEX"), "w") as f:   # what the test reads
+        f.write("".join(name + "\n" for name in sorted(os.listdir(os.path.join(ROOT, "expected"))) if name != "INDEX"))
     with open(os.path.join(ROOT, "cases.json"), "w") as f:
         json.dump(cases(), f, ensure_ascii=False, indent=0)
 
