@@ -2,6 +2,8 @@
    wrote to tests/data/jinja/:
    - cases.json: small templates over every statement, filter, test and method, with jinja2's
      output or its error message (a syntax error need only be refused, in the engine's words);
+   - chat_templates_txt.json: the 42 real templates of tests/data/chat_templates.txt (those of
+     llama.cpp's tests: Phi-4, Mistral v7, Command R, Granite, ChatGLM...) x five conversations;
    - expected/: 28 real chat templates (templates/) x the conversations in conversations/
      (plain, system prompt, several turns, tools with calls and results, reasoning, Unicode,
      content parts, null content), with the generation prompt and, for two, without, as
@@ -161,6 +163,75 @@ static void test_real_templates_as_transformers(void **state)
     free(index);
 }
 
+/* The template of entry `index` (from 0) of tests/data/chat_templates.txt: its text after the
+   header line up to the next entry, without its last newline */
+static char *chat_templates_txt_entry(char *all, int64_t index, size_t *len)
+{
+    char *p = all, *body, *end;
+    int64_t k = -1;
+    while ((p = strstr(p, "#### ")) != NULL) {
+        if ((p == all || p[-1] == '\n') && ++k == index) break;
+        p += 5;
+    }
+    if (!p || !(body = strchr(p, '\n'))) return NULL;
+    body++;
+    if (!(end = strstr(body, "\n#### "))) end = body + strlen(body) - (body[0] && body[strlen(body) - 1] == '\n');
+    *len = (size_t)(end - body);
+    return body;
+}
+
+/* The real templates of tests/data/chat_templates.txt (llama.cpp's tests) x five conversations */
+static void test_chat_templates_txt_as_transformers(void **state)
+{
+    char *text, *all = tu_read_text("tests/data/chat_templates.txt", NULL), path[256];
+    swa__json *records = read_json(DATA "chat_templates_txt.json", &text);
+    size_t i;
+    (void)state;
+    assert_non_null(all);
+    for (i = 0; i < records->n; i++) {
+        const swa__json *r = &records->items[i], *head = swa__json_get(r, "entry"), *conv = swa__json_get(r, "conversation");
+        const swa__json *want = swa__json_get(r, "output"), *error = swa__json_get(r, "error");
+        char *copy = (char *)malloc(strlen(all) + 1), *src, *messages, *tools, *kwargs, *out = NULL;
+        size_t len = 0, n = 0;
+        swa_jinja *t = NULL;
+        swa_jinja_chat chat;
+        swa_error err;
+        swa_status st;
+        assert_non_null(copy);
+        strcpy(copy, all);
+        if (!(src = chat_templates_txt_entry(copy, swa__json_get(r, "index")->i, &len))) fail_msg("no entry %s", head->str);
+        snprintf(path, sizeof path, DATA "conversations/%s.messages.json", conv->str);
+        assert_non_null(messages = tu_read_text(path, NULL));
+        snprintf(path, sizeof path, DATA "conversations/%s.tools.json", conv->str);
+        tools = tu_read_text(path, NULL);
+        snprintf(path, sizeof path, DATA "conversations/%s.kwargs.json", conv->str);
+        assert_non_null(kwargs = tu_read_text(path, NULL));
+        memset(&chat, 0, sizeof chat);
+        chat.messages = messages;
+        chat.tools = tools;
+        chat.kwargs = kwargs;
+        chat.add_generation_prompt = 1;
+        chat.bos_token = "<s>";
+        chat.eos_token = "</s>";
+        if (swa_jinja_parse(src, len, &t, &err) != SWA_OK) fail_msg("%s: %s", head->str, err.msg);
+        st = swa_jinja_apply(t, &chat, &out, &n, &err);
+        if (want && (st != SWA_OK || n != want->len || memcmp(out, want->str, n)))
+            fail_msg("%s, %s: %s", head->str, conv->str, st != SWA_OK ? err.msg : "differs from transformers");
+        if (error && (st == SWA_OK || strncmp(err.msg, error->str, strlen(err.msg) < error->len ? strlen(err.msg) : error->len)))
+            fail_msg("%s, %s: want the error %s, got %s", head->str, conv->str, error->str, st == SWA_OK ? "a text" : err.msg);
+        swa_jinja_text_free(out);
+        swa_jinja_free(t);
+        free(copy);
+        free(messages);
+        free(tools);
+        free(kwargs);
+    }
+    assert_true(records->n >= 200);
+    SWA_FREE(records);
+    free(text);
+    free(all);
+}
+
 static swa_status render(const char *src, const char *vars, char **out, swa_error *err)
 {
     swa_jinja *t = NULL;
@@ -313,6 +384,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cases_as_jinja2),
         cmocka_unit_test(test_real_templates_as_transformers),
+        cmocka_unit_test(test_chat_templates_txt_as_transformers),
         cmocka_unit_test(test_sandbox_limits),
         cmocka_unit_test(test_api_arguments),
         cmocka_unit_test(test_reasoning_aliases),

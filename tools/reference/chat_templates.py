@@ -6,7 +6,9 @@ tests/data/jinja/conversations/, render as transformers' apply_chat_template(...
 tokenize=False) does (the same normalisation of the messages, the same Jinja environment),
 with and without the generation prompt, and write the text to
 tests/data/jinja/expected/TEMPLATE.CONVERSATION.gen (or .nogen); where transformers raises,
-write the exception's message to the same name with .err appended. Also writes the engine's
+write the exception's message to the same name with .err appended. The same for the real
+templates of tests/data/chat_templates.txt (those of llama.cpp's tests) and five of the
+conversations, with <s> and </s>, into tests/data/jinja/chat_templates_txt.json. Also writes the engine's
 unit cases (tests/data/jinja/cases.json): small templates, their variables and jinja2's output
 or error. tests/test_jinja.c checks swa.h against these files.
 
@@ -121,6 +123,26 @@ def cases():
     return out
 
 
+def chat_templates_txt():
+    """The entries of tests/data/chat_templates.txt that are real templates, rendered"""
+    import re
+    with open(os.path.join(ROOT, "..", "chat_templates.txt"), encoding="utf-8", newline="") as f:
+        text = f.read()
+    out = []
+    for index, entry in enumerate(re.split(r"^#### ", text, flags=re.M)[1:]):
+        head, _, body = entry.partition("\n")
+        if "markers of" in head:
+            continue
+        body = body[:-1] if body.endswith("\n") else body
+        for cname in ("plain", "system", "multiturn", "tools", "unicode"):
+            try:
+                out.append({"entry": head, "index": index, "conversation": cname,
+                            "output": render(body, CONVERSATIONS[cname], "<s>", "</s>", True)})
+            except Exception as e:
+                out.append({"entry": head, "index": index, "conversation": cname, "error": str(e)})
+    return out
+
+
 def main():
     os.makedirs(os.path.join(ROOT, "conversations"), exist_ok=True)
     os.makedirs(os.path.join(ROOT, "expected"), exist_ok=True)
@@ -150,6 +172,8 @@ def main():
         json.dump(tokens, f, ensure_ascii=False, indent=1)
     with open(os.path.join(ROOT, "expected", "INDEX"), "w") as f:   # what the test reads
         f.write("".join(name + "\n" for name in sorted(os.listdir(os.path.join(ROOT, "expected"))) if name != "INDEX"))
+    with open(os.path.join(ROOT, "chat_templates_txt.json"), "w") as f:
+        json.dump(chat_templates_txt(), f, ensure_ascii=False, indent=0)
     with open(os.path.join(ROOT, "cases.json"), "w") as f:
         json.dump(cases(), f, ensure_ascii=False, indent=0)
 
