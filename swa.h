@@ -772,6 +772,11 @@ typedef struct swa_jinja_chat {
 SWADEF swa_status swa_jinja_apply(const swa_jinja *t, const swa_jinja_chat *chat, char **out, size_t *out_len,
                                   swa_error *err);
 SWADEF void       swa_jinja_text_free(char *text);   /* a rendered text (NULL is fine) */
+/* The model's template rendered for chat, with the vocabulary's BOS and EOS pieces as bos_token
+   and eos_token where chat leaves them NULL. It parses the template each call: to render many
+   times, keep the swa_jinja of swa_jinja_of. */
+SWADEF swa_status swa_model_jinja_apply(const swa_model *m, const swa_jinja_chat *chat, char **out, size_t *out_len,
+                                        swa_error *err);
 #endif /* SWA_NO_JINJA */
 
 /* ==== sampler ==== */
@@ -12963,6 +12968,45 @@ SWADEF swa_status swa_jinja_of(const swa_gguf *g, swa_jinja **out, swa_error *er
     v = swa_gguf_kv_value(g, k);
     if (swa_gguf_value_str(&v, &s) != SWA_OK) return swa__fail(err, SWA_ERR_FORMAT, "key tokenizer.chat_template: want a string");
     return swa_jinja_parse(s.ptr, s.len, out, err);
+}
+
+/* A token's piece as a NUL-terminated copy (SWA_FREE); NULL for no token or no memory */
+static char *swa__jpiece(const swa_model *m, int bos)
+{
+#ifndef SWA_NO_TOKENIZER
+    const swa_vocab *v;
+    int32_t id;
+    swa_str s;
+    char *p;
+    if (swa_model_vocab(m, &v, NULL) != SWA_OK || (id = bos ? swa_vocab_bos(v) : swa_vocab_eos(v)) < 0) return NULL;
+    s = swa_vocab_piece(v, id);
+    if (!(p = (char *)swa__calloc(1, s.len + 1))) return NULL;
+    if (s.len) memcpy(p, s.ptr, s.len);
+    return p;
+#else
+    (void)m;
+    (void)bos;
+    return NULL;
+#endif
+}
+
+SWADEF swa_status swa_model_jinja_apply(const swa_model *m, const swa_jinja_chat *chat, char **out, size_t *out_len,
+                                        swa_error *err)
+{
+    swa_jinja *t = NULL;
+    swa_jinja_chat with = *chat;
+    char *bos = NULL, *eos = NULL;
+    swa_status st;
+    if (out) *out = NULL;
+    if (!m || !chat || !out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_jinja_apply: NULL argument");
+    if ((st = swa_jinja_of(swa_model_gguf(m), &t, err)) != SWA_OK) return st;
+    if (!with.bos_token) with.bos_token = bos = swa__jpiece(m, 1);
+    if (!with.eos_token) with.eos_token = eos = swa__jpiece(m, 0);
+    st = swa_jinja_apply(t, &with, out, out_len, err);
+    SWA_FREE(bos);
+    SWA_FREE(eos);
+    swa_jinja_free(t);
+    return st;
 }
 
 #undef swa__jerr
