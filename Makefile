@@ -27,7 +27,7 @@ BUILD   := build/sanitize
 export ASAN_OPTIONS := allocator_may_return_null=1   # a failed allocation is a tested error path
 endif
 # ThreadSanitizer looks for races, which the threads show on the quick runs' sizes as on all of them
-# (and test_cache skips the tests that only check more arithmetic).
+# (and test_window skips the tests that only check more arithmetic).
 ifeq ($(TSAN),1)
 CFLAGS  += -O1 -g -fsanitize=thread -DSWA_TEST_QUICK -DSWA_TEST_TSAN
 BUILD   := build/tsan
@@ -203,7 +203,7 @@ WIN_CFLAGS := -std=c11 -O2 -Wall -Wextra -Wpedantic -Werror -D__USE_MINGW_ANSI_S
 WIN_LIBS   := -static -lm -lpthread
 WIN_CMOCKA := $(WIN_BUILD)/cmocka/lib/libcmocka-static.a
 WIN_LIB    := $(WIN_BUILD)/swa.o
-WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_json test_kernels test_quant test_cache \
+WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_json test_kernels test_quant test_window \
               test_seq
 WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler compile_no_stdio \
               compile_warnings compile_cpp
