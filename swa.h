@@ -182,34 +182,7 @@ REVISION HISTORY
     0.9.0  the header in reader order with a table of contents; swa_sampler_config_default;
            swa_model_load_with the one loader (a caller's buffer in its params too);
            SWA_NO_STDIO; SWA_INTERNALS, a test-only switch, so the implementation builds once.
-    0.8.4  faster AMX batched products (see docs/performance.md).
-    0.8.3  AVX-512 float prompts meet the rows in column chunks that stay in L1; float
-           generation prefetches long rows ahead; AMX Q8_0 batches of 2 to 7 on the
-           gathered-word kernels.
-    0.8.2  AMX Q4_0 products of 1 to 7 tokens, generation included, on gathered-word kernels;
-           generation prefetches into L2, then into L1.
-    0.8.1  AVX-512 float tiles of 4 rows x 6 tokens; larger row blocks for float rows; each
-           type's tile shape in the kernel table.
-    0.8.0  Q4_K, Q5_K and Q6_K prompts and batches on AMX tiles, in orders of their own that
-           the dots keep bit for bit.
-    0.7.2  the AVX2, AVX-VNNI and AVX-512 tile loops prefetch their rows (batches of 2 to 4
-           sequences); AMX Q4_0 dots gather block sums with packs and madds.
-    0.7.1  faster batches of 2 to 8 sequences on AMX (see docs/performance.md).
-    0.7.0  the AMX kernel set: Q8_0 and Q4_0 prompts and batches on AMX tiles, in a residue
-           order the dots keep bit for bit; swa-generate --parallel and --sinks.
-    0.6.0  gemma2, gemma3, phi3, qwen2 and qwen3 through one forward pass, per-layer window
-           patterns, attention sinks; Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL and IQ4_XS; byte-level
-           BPE with every llama.cpp pre-tokenizer; chat templates; sequences batched in one pass,
-           rewind, snapshots, abort and load-progress callbacks, embeddings; Windows.
-    0.5.0  kernels by name from one descriptor per type; AVX-512 VNNI and AVX-VNNI
-           kernels; Q5_K; generation prefetches ahead of its rows.
-    0.4.1  pool shares claimed by whichever thread is free, the caller included;
-           swa_model_load faults the mapping in whole, in file order.
-    0.4.0  Q8_0/Q4_0 kernels 8 blocks at a time, AVX2 and NEON K-quant tiles,
-           mapped files advised to 2 MB pages, prompt rows taken in chunks.
-    0.3.0  AVX2 and NEON kernels, Q4_K and Q6_K, F16 KV cache, element-wise SIMD.
-    0.2.0  tokenizer, streaming decoder, sampler, thread pool.
-    0.1.0  GGUF reader, llama forward pass, per-layer rolling-buffer KV cache.
+    Earlier releases, and every change in detail: CHANGELOG.md.
 */
 #if !defined(__cplusplus) && !defined(_MSC_VER) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
 #error "swa.h needs C99 or later (or C++): compile with -std=c99, -std=c11 or newer"
@@ -9593,7 +9566,7 @@ typedef struct swa__jfail {
 } swa__jfail;
 
 #if defined(__GNUC__) || defined(__clang__)
-__attribute__((noreturn, format(printf, 3, 4)))
+__attribute__((noreturn, format(__printf__, 3, 4)))   /* __printf__: SWA_NO_STDIO hosts may poison printf */
 #endif
 static void swa__jthrow(swa__jfail *f, swa_status code, const char *fmt, ...)
 {

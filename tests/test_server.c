@@ -403,7 +403,7 @@ static void expect_status(const server *s, const char *opts, const char *path, c
     free(r);
 }
 
-static void test_errors(void **state)
+static void test_request_errors(void **state)
 {
     (void)state;
     NEED_SERVER();
@@ -784,7 +784,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_streams),
         cmocka_unit_test(test_stop_and_n),
         cmocka_unit_test(test_conversation_reuse),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_request_errors),
         cmocka_unit_test(test_auth_and_busy),
         cmocka_unit_test(test_load_and_faults),
         cmocka_unit_test(test_fields_refused),
