@@ -754,6 +754,17 @@ SWADEF void       swa_sampler_reset(swa_sampler *s);                  /* forget 
 SWADEF float      swa_sampler_uniform(swa_sampler *s);
 #endif /* SWA_NO_SAMPLER */
 
+/* ==== JSON Schema to grammar ==== */
+
+#ifndef SWA_NO_GRAMMAR
+/* The GBNF grammar (text, NUL-terminated, *gbnf_out freed with SWA_FREE) that matches the JSON
+   texts a JSON Schema (len bytes of JSON) describes, as llama.cpp's json_schema_to_grammar
+   writes it: its "root" rule is the schema's value. docs/grammar.md lists what is supported.
+   SWA_ERR_FORMAT for text that is not JSON or a malformed schema, SWA_ERR_UNSUPPORTED for what
+   it cannot convert or a schema past its limits (the message names the keyword or limit). */
+SWADEF swa_status swa_json_schema_to_grammar(const char *schema, size_t len, char **gbnf_out, swa_error *err);
+#endif
+
 /* Index of the largest value (the first on ties; NaN only when all are NaN); -1 when n <= 0. */
 SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 
@@ -9612,6 +9623,1374 @@ SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
     return id;
 }
 #endif /* SWA_NO_SAMPLER */
+
+/* ==== JSON Schema to grammar ====
+   A JSON Schema becomes GBNF text the way llama.cpp's json_schema_to_grammar writes it: a rule
+   per schema node, named by its path from the root ("root", property "a" is "a", its items
+   "a-item", ...), and the JSON primitives as fixed rules, where space allows nothing, one space,
+   or a newline and up to 20 spaces or tabs. An object's properties come in the order written,
+   the required ones first, then any subset of the optional ones in order (nested optional rules,
+   one "-rest" rule per property, so the grammar grows linearly). docs/grammar.md lists what is
+   supported, what is refused and what is ignored, as llama.cpp ignores it.
+   Literals here are JSON text: a string's pattern and a property name are matched in the form
+   json.dumps writes them (escapes included), and a pattern's "." and negated classes never match
+   a quote, a backslash or a control character, so every text the grammar accepts is valid JSON.
+   The work is bounded whatever the schema: nesting (references followed included), the nodes
+   converted, the members scanned while following references, repetition counts and the
+   grammar's size each have a limit, and passing one is an error that names it. */
+#ifndef SWA_NO_GRAMMAR
+
+#define SWA__JS_MAX_DEPTH    128        /* schemas within schemas, $ref hops included */
+#define SWA__JS_MAX_VISITS   100000     /* schema nodes converted (a list of types converts its node once a type) */
+#define SWA__JS_MAX_SCAN     50000000   /* object members compared while following $refs */
+#define SWA__JS_MAX_REPEAT   10000      /* minItems, maxItems, minLength, maxLength, a pattern's {m,n} */
+#define SWA__JS_MAX_KEY      512        /* bytes of a property name that additionalProperties' keys avoid */
+#define SWA__JS_MAX_GBNF     (16u << 20)   /* bytes of grammar */
+#define SWA__JS_NAME         96         /* bytes of a rule name before its numeric suffix */
+#define SWA__JS_GROUPS       64         /* a pattern's nested groups */
+#define SWA__JS_INF          (-1)       /* no upper bound on a repetition */
+
+typedef struct swa__js_rule {
+    char *name, *body;        /* body NULL: reserved for a $ref's target while it is converted */
+    uint32_t next;            /* the next numeric suffix to try when this name is taken */
+} swa__js_rule;
+
+typedef struct swa__js {
+    const swa__json *root;
+    swa__js_rule *rules;
+    size_t n, cap;
+    size_t *slots, n_slots;   /* rules by name, open addressing: index + 1, 0 empty */
+    size_t visits, scan, bytes;
+    int depth;
+    swa_status status;
+    swa_error *err;
+} swa__js;
+
+/* The JSON primitives and string formats: name, body, the rules the body names. */
+static const char *const swa__js_prims[][3] = {
+    {"boolean", "(\"true\" | \"false\") space", ""},
+    {"decimal-part", "[0-9]{1,16}", ""},
+    {"integral-part", "[0] | [1-9] [0-9]{0,15}", ""},
+    {"number", "(\"-\"? integral-part) (\".\" decimal-part)? ([eE] [-+]? integral-part)? space",
+     "integral-part decimal-part"},
+    {"integer", "(\"-\"? integral-part) space", "integral-part"},
+    {"value", "object | array | string | number | boolean | null", "object array string number boolean null"},
+    {"object", "\"{\" space ( string \":\" space value (\",\" space string \":\" space value)* )? \"}\" space",
+     "string value"},
+    {"array", "\"[\" space ( value (\",\" space value)* )? \"]\" space", "value"},
+    {"uuid", "\"\\\"\" [0-9a-fA-F]{8} \"-\" [0-9a-fA-F]{4} \"-\" [0-9a-fA-F]{4} \"-\" [0-9a-fA-F]{4} \"-\" "
+             "[0-9a-fA-F]{12} \"\\\"\" space", ""},
+    {"char", "[^\"\\\\\\x7F\\x00-\\x1F] | [\\\\] ([\"\\\\bfnrt] | \"u\" [0-9a-fA-F]{4})", ""},
+    {"string", "\"\\\"\" char* \"\\\"\" space", "char"},
+    {"null", "\"null\" space", ""},
+    {"date", "[0-9]{4} \"-\" ( \"0\" [1-9] | \"1\" [0-2] ) \"-\" ( \"0\" [1-9] | [1-2] [0-9] | \"3\" [0-1] )", ""},
+    {"time", "([01] [0-9] | \"2\" [0-3]) \":\" [0-5] [0-9] \":\" [0-5] [0-9] ( \".\" [0-9]{3} )? ( \"Z\" | "
+             "( \"+\" | \"-\" ) ( [01] [0-9] | \"2\" [0-3] ) \":\" [0-5] [0-9] )", ""},
+    {"date-time", "date \"T\" time", "date time"},
+    {"date-string", "\"\\\"\" date \"\\\"\" space", "date"},
+    {"time-string", "\"\\\"\" time \"\\\"\" space", "time"},
+    {"date-time-string", "\"\\\"\" date-time \"\\\"\" space", "date-time"},
+};
+#define SWA__JS_N_PRIMS (sizeof swa__js_prims / sizeof swa__js_prims[0])
+static const char swa__js_space[] = "| \" \" | \"\\n\" [ \\t]{0,20}";
+/* What a pattern's "." and negated classes also exclude: JSON's quote, escape and controls. */
+static const char swa__js_not_json[] = "\"\\\\\\x7F\\x00-\\x1F";
+
+static const char *swa__js_fail(swa__js *c, swa_status code, const char *fmt, ...)
+{
+    char msg[sizeof c->err->msg];
+    va_list ap;
+    if (c->status) return NULL;            /* the first error is the one reported */
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    c->status = swa__fail(c->err, code, "JSON Schema: %s", msg);
+    return NULL;
+}
+
+static int swa__js_prim_index(const char *name, size_t n)
+{
+    size_t i;
+    for (i = 0; i < SWA__JS_N_PRIMS; i++)
+        if (strlen(swa__js_prims[i][0]) == n && memcmp(swa__js_prims[i][0], name, n) == 0) return (int)i;
+    return -1;
+}
+
+/* ---- rules by name ---- */
+
+static swa__js_rule *swa__js_find(const swa__js *c, const char *name)
+{
+    size_t mask = c->n_slots - 1, i;
+    if (!c->n_slots) return NULL;
+    for (i = (size_t)swa__hash(name, strlen(name)) & mask; c->slots[i]; i = (i + 1) & mask)
+        if (strcmp(c->rules[c->slots[i] - 1].name, name) == 0) return &c->rules[c->slots[i] - 1];
+    return NULL;
+}
+
+/* Room for one more rule: the array grows, and the table doubles and rehashes at half full. */
+static int swa__js_grow(swa__js *c)
+{
+    size_t i, j, mask;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        swa__js_rule *r = (swa__js_rule *)swa__calloc(cap, sizeof *r);
+        if (!r) return 0;
+        if (c->n) memcpy(r, c->rules, c->n * sizeof *r);
+        SWA_FREE(c->rules);
+        c->rules = r;
+        c->cap = cap;
+    }
+    if (2 * (c->n + 1) <= c->n_slots) return 1;
+    SWA_FREE(c->slots);
+    c->n_slots = c->n_slots ? 2 * c->n_slots : 128;
+    if (!(c->slots = (size_t *)swa__calloc(c->n_slots, sizeof(size_t)))) return 0;
+    mask = c->n_slots - 1;
+    for (j = 0; j < c->n; j++) {
+        for (i = (size_t)swa__hash(c->rules[j].name, strlen(c->rules[j].name)) & mask; c->slots[i]; i = (i + 1) & mask) {}
+        c->slots[i] = j + 1;
+    }
+    return 1;
+}
+
+static char *swa__js_dup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = (char *)swa__calloc(1, n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+/* A new rule (body may be NULL: reserved); its name, which the rule owns and keeps in place. */
+static const char *swa__js_insert(swa__js *c, const char *name, const char *body)
+{
+    size_t mask, i;
+    swa__js_rule *r;
+    c->bytes += strlen(name) + (body ? strlen(body) : 0) + 6;
+    if (c->bytes > SWA__JS_MAX_GBNF)
+        return swa__js_fail(c, SWA_ERR_UNSUPPORTED, "the grammar would pass %u bytes", SWA__JS_MAX_GBNF);
+    if (!swa__js_grow(c)) return swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    r = &c->rules[c->n];
+    memset(r, 0, sizeof *r);
+    if (!(r->name = swa__js_dup(name)) || (body && !(r->body = swa__js_dup(body)))) {
+        SWA_FREE(r->name);
+        return swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    }
+    mask = c->n_slots - 1;
+    for (i = (size_t)swa__hash(name, strlen(name)) & mask; c->slots[i]; i = (i + 1) & mask) {}
+    c->slots[i] = ++c->n;
+    return r->name;
+}
+
+/* name as a rule name: each run of characters outside [a-zA-Z0-9-] becomes one '-', and the
+   result is cut at SWA__JS_NAME bytes (the suffixes keep cut names apart). */
+static void swa__js_esc(const char *name, char out[SWA__JS_NAME + 1])
+{
+    size_t n = 0;
+    int run = 0;
+    for (; *name && n < SWA__JS_NAME; name++) {
+        char ch = *name;
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-';
+        if (ok) out[n++] = ch;
+        else if (!run) out[n++] = '-';
+        run = !ok;
+    }
+    out[n] = '\0';
+}
+
+/* The rule for body under name: the rule of that name if it has this body, else a new rule
+   under name, or name0, name1, ... (a free one). Returns the rule's name, NULL on error. A NULL
+   body reserves a new name, for a $ref's target whose body comes later (swa__js_set). */
+static const char *swa__js_add(swa__js *c, const char *name, const char *body)
+{
+    char esc[SWA__JS_NAME + 1], alt[SWA__JS_NAME + 16];
+    swa__js_rule *r;
+    if (c->status) return NULL;
+    swa__js_esc(name, esc);
+    if (!(r = swa__js_find(c, esc))) return swa__js_insert(c, esc, body);
+    if (body && r->body && strcmp(r->body, body) == 0) return r->name;
+    for (;;) {
+        size_t k = (size_t)(r - c->rules);
+        swa__js_rule *other;
+        snprintf(alt, sizeof alt, "%s%u", esc, (unsigned)c->rules[k].next++);
+        if (!(other = swa__js_find(c, alt))) return swa__js_insert(c, alt, body);
+        if (body && other->body && strcmp(other->body, body) == 0) return other->name;
+        r = &c->rules[k];
+    }
+}
+
+/* The rule reserved as name gets its body. */
+static const char *swa__js_set(swa__js *c, const char *name, const char *body)
+{
+    swa__js_rule *r = swa__js_find(c, name);
+    if (c->status) return NULL;
+    c->bytes += strlen(body);
+    if (c->bytes > SWA__JS_MAX_GBNF)
+        return swa__js_fail(c, SWA_ERR_UNSUPPORTED, "the grammar would pass %u bytes", SWA__JS_MAX_GBNF);
+    if (!(r->body = swa__js_dup(body))) return swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    return r->name;
+}
+
+/* The rule for the text of b under name (swa__js_add); b is freed. */
+static const char *swa__js_add_buf(swa__js *c, const char *name, swa__buf *b)
+{
+    const char *out;
+    swa__buf_putc(b, '\0');
+    out = b->failed ? swa__js_fail(c, SWA_ERR_NOMEM, "out of memory") : swa__js_add(c, name, b->p);
+    swa__buf_free(b);
+    return out;
+}
+
+/* A primitive (with the primitives it names) under name; its rule's name. */
+static const char *swa__js_prim(swa__js *c, const char *name, int k)
+{
+    const char *out = swa__js_add(c, name, swa__js_prims[k][1]), *dep = swa__js_prims[k][2];
+    while (out && *dep) {
+        size_t n = strcspn(dep, " ");
+        int d = swa__js_prim_index(dep, n);
+        if (d >= 0 && !swa__js_find(c, swa__js_prims[d][0]) && !swa__js_prim(c, swa__js_prims[d][0], d)) return NULL;
+        dep += n + (dep[n] == ' ');
+    }
+    return out;
+}
+
+static const char *swa__js_prim_named(swa__js *c, const char *name)
+{
+    return swa__js_prim(c, name, swa__js_prim_index(name, strlen(name)));
+}
+
+/* The rule name a node called name defines: "root" for the root, name + "-" for the names the
+   primitives use. */
+static void swa__js_rule_name(const char *name, char out[SWA__JS_NAME + 2])
+{
+    char esc[SWA__JS_NAME + 1];
+    swa__js_esc(name, esc);
+    if (!*esc) strcpy(out, "root");
+    else snprintf(out, SWA__JS_NAME + 2, "%s%s", esc,
+                  strcmp(esc, "root") == 0 || strcmp(esc, "dot") == 0 || swa__js_prim_index(esc, strlen(esc)) >= 0 ? "-" : "");
+}
+
+/* A child's name: parent, a dash when the parent has a name, then what (n bytes). */
+static void swa__js_child(char out[SWA__JS_NAME + 1], const char *parent, const char *what, size_t n)
+{
+    char tmp[2 * SWA__JS_NAME + 4];
+    size_t p = strlen(parent), w = n < SWA__JS_NAME ? n : SWA__JS_NAME;
+    memcpy(tmp, parent, p);
+    if (p) tmp[p++] = '-';
+    memcpy(tmp + p, what, w);
+    tmp[p + w] = '\0';
+    swa__js_esc(tmp, out);
+}
+
+/* ---- literals, classes and JSON values ---- */
+
+/* A GBNF literal matching exactly the bytes s[0..n). */
+static void swa__js_literal(swa__buf *b, const char *s, size_t n)
+{
+    size_t i;
+    swa__buf_putc(b, '"');
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\') { swa__buf_putc(b, '\\'); swa__buf_putc(b, (char)ch); }
+        else if (ch < 0x20 || ch == 0x7F) swa__buf_printf(b, "\\x%02X", ch);
+        else swa__buf_putc(b, (char)ch);
+    }
+    swa__buf_putc(b, '"');
+}
+
+/* A GBNF literal matching the JSON text of the string s[0..n), quotes excluded when bare. */
+static void swa__js_json_literal(swa__buf *b, const char *s, size_t n, int bare)
+{
+    swa__buf tmp;
+    memset(&tmp, 0, sizeof tmp);
+    swa__buf_json_string(&tmp, s, n, 0);
+    if (tmp.failed) b->failed = 1;
+    else swa__js_literal(b, tmp.p + bare, tmp.n - 2 * (size_t)bare);
+    swa__buf_free(&tmp);
+}
+
+/* One character in a GBNF class; the class's own marks and controls as \xHH, which a GBNF
+   reader takes as a plain character wherever it stands. */
+static void swa__js_class_char(swa__buf *b, uint32_t cp)
+{
+    char u[4];
+    if (cp < 0x20 || cp == 0x7F || cp == ']' || cp == '\\' || cp == '^' || cp == '-' || cp == '[')
+        swa__buf_printf(b, "\\x%02X", (unsigned)cp);
+    else
+        swa__buf_put(b, u, swa__utf8_put(cp, u));
+}
+
+/* v as compact JSON text (nlohmann's dump: no spaces, reals with a '.' or an exponent). */
+static void swa__js_dump(swa__buf *b, const swa__json *v)
+{
+    size_t i;
+    char num[40];
+    switch (v->kind) {
+    case SWA__JSON_NULL: swa__buf_puts(b, "null"); break;
+    case SWA__JSON_FALSE: swa__buf_puts(b, "false"); break;
+    case SWA__JSON_TRUE: swa__buf_puts(b, "true"); break;
+    case SWA__JSON_INT: swa__buf_printf(b, "%lld", (long long)v->i); break;
+    case SWA__JSON_REAL:
+        for (i = 15; i <= 17; i++) {       /* the shortest form that reads back as the value */
+            snprintf(num, sizeof num, "%.*g", (int)i, v->num);
+            if (strtod(num, NULL) == v->num) break;
+        }
+        swa__buf_puts(b, num);
+        if (!strpbrk(num, ".eEn")) swa__buf_puts(b, ".0");
+        break;
+    case SWA__JSON_STRING: swa__buf_json_string(b, v->str, v->len, 0); break;
+    case SWA__JSON_ARRAY: case SWA__JSON_OBJECT:
+        swa__buf_putc(b, v->kind == SWA__JSON_ARRAY ? '[' : '{');
+        for (i = 0; i < v->n; i++) {
+            if (i) swa__buf_putc(b, ',');
+            if (v->kind == SWA__JSON_OBJECT) { swa__buf_json_string(b, v->items[i].key, v->items[i].key_len, 0); swa__buf_putc(b, ':'); }
+            swa__js_dump(b, &v->items[i]);
+        }
+        swa__buf_putc(b, v->kind == SWA__JSON_ARRAY ? ']' : '}');
+        break;
+    }
+}
+
+/* The literal of a constant: its JSON text. */
+static void swa__js_const(swa__buf *b, const swa__json *v)
+{
+    swa__buf tmp;
+    memset(&tmp, 0, sizeof tmp);
+    swa__js_dump(&tmp, v);
+    if (tmp.failed) b->failed = 1;
+    else swa__js_literal(b, tmp.p, tmp.n);
+    swa__buf_free(&tmp);
+}
+
+/* item repeated min..max times (max SWA__JS_INF: no bound), as GBNF; with sep between items. */
+static void swa__js_repeat(swa__buf *b, const char *item, long min, long max, const char *sep)
+{
+    if (max == 0) return;
+    if (min == 0 && max == 1) { swa__buf_printf(b, "%s?", item); return; }
+    if (sep) {
+        swa__buf tmp;
+        memset(&tmp, 0, sizeof tmp);
+        swa__buf_printf(&tmp, "(%s %s)", sep, item);
+        if (min == 0) swa__buf_putc(b, '(');
+        swa__buf_printf(b, "%s ", item);
+        if (tmp.failed) b->failed = 1;
+        else swa__js_repeat(b, tmp.p, min > 0 ? min - 1 : 0, max == SWA__JS_INF ? max : max - 1, NULL);
+        swa__buf_free(&tmp);
+        if (min == 0) swa__buf_puts(b, ")?");
+        return;
+    }
+    if (max == SWA__JS_INF) {
+        if (min <= 1) swa__buf_printf(b, "%s%c", item, min ? '+' : '*');
+        else swa__buf_printf(b, "%s{%ld,}", item, min);
+    } else if (min == max) {
+        swa__buf_printf(b, "%s{%ld}", item, min);
+    } else {
+        swa__buf_printf(b, "%s{%ld,%ld}", item, min, max);
+    }
+}
+
+/* A count keyword (minItems, maxLength, ...): absent leaves *out; else a whole number up to
+   SWA__JS_MAX_REPEAT. */
+static int swa__js_count(swa__js *c, const swa__json *s, const char *key, long *out)
+{
+    const swa__json *v = swa__json_get(s, key);
+    if (!v) return 1;
+    if ((v->kind != SWA__JSON_INT && v->kind != SWA__JSON_REAL) || v->num < 0 || v->num != floor(v->num))
+        return !!swa__js_fail(c, SWA_ERR_FORMAT, "%s must be a whole number >= 0", key);
+    if (v->num > SWA__JS_MAX_REPEAT)
+        return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "%s %.0f is more than the %d this converter allows", key, v->num,
+                              SWA__JS_MAX_REPEAT);
+    *out = (long)v->num;
+    return 1;
+}
+
+/* ---- integers between bounds ---- */
+
+/* A digit range [x-y] (or [x]). */
+static void swa__js_digit_class(swa__buf *b, char x, char y)
+{
+    if (x == y) swa__buf_printf(b, "[%c]", x);
+    else swa__buf_printf(b, "[%c-%c]", x, y);
+}
+
+/* k1 to k2 more digits of any value, after a space (nothing when k2 is 0). */
+static void swa__js_any_digits(swa__buf *b, size_t k1, size_t k2)
+{
+    if (k2 == 0) return;
+    swa__buf_puts(b, " [0-9]");
+    if (k1 == k2 && k1 > 1) swa__buf_printf(b, "{%u}", (unsigned)k1);
+    if (k1 != k2) swa__buf_printf(b, "{%u,%u}", (unsigned)k1, (unsigned)k2);
+}
+
+/* Decimal strings a <= z of n digits each (leading zeros allowed): every string between them. */
+static void swa__js_digits(swa__buf *b, const char *a, const char *z, size_t n)
+{
+    char nines[24], zeros[24];
+    size_t i = 0, rest;
+    int lo0, hi9;
+    while (i < n && a[i] == z[i]) i++;
+    if (i) swa__js_literal(b, a, i);
+    if (i == n) return;
+    if (i) swa__buf_putc(b, ' ');
+    rest = n - i - 1;
+    memset(nines, '9', rest);
+    memset(zeros, '0', rest);
+    lo0 = memcmp(a + i + 1, zeros, rest) == 0;      /* a's tail is the smallest: a[i] joins the middle */
+    hi9 = memcmp(z + i + 1, nines, rest) == 0;      /* z's tail is the largest: z[i] joins it */
+    if (lo0 && hi9) { swa__js_digit_class(b, a[i], z[i]); swa__js_any_digits(b, rest, rest); return; }
+    swa__buf_putc(b, '(');
+    if (!lo0) { swa__buf_printf(b, "[%c] (", a[i]); swa__js_digits(b, a + i + 1, nines, rest); swa__buf_putc(b, ')'); }
+    if ((lo0 ? a[i] : a[i] + 1) <= (hi9 ? z[i] : z[i] - 1)) {
+        swa__buf_puts(b, lo0 ? "" : " | ");
+        swa__js_digit_class(b, lo0 ? a[i] : (char)(a[i] + 1), hi9 ? z[i] : (char)(z[i] - 1));
+        swa__js_any_digits(b, rest, rest);
+    }
+    if (!hi9) { swa__buf_printf(b, " | [%c] (", z[i]); swa__js_digits(b, zeros, z + i + 1, rest); swa__buf_putc(b, ')'); }
+    swa__buf_putc(b, ')');
+}
+
+/* Every decimal integer from lo to hi (0 <= lo <= hi), without leading zeros, as alternatives:
+   one per length, and the lengths wholly inside as one. */
+static void swa__js_range(swa__buf *b, uint64_t lo, uint64_t hi)
+{
+    uint64_t p = 1;                /* 10^(d-1), the smallest of d digits but for d = 1 */
+    int d = 1, first = 1;
+    for (;;) {
+        uint64_t base = d == 1 ? 0 : p, top = d == 20 ? UINT64_MAX : p * 10 - 1, q = d == 20 ? 0 : p * 10;
+        int e = d;                 /* lengths d..e are written; q becomes 10^e */
+        if (lo <= top) {
+            uint64_t a = lo > base ? lo : base, z = hi < top ? hi : top;
+            char sa[24], sz[24];
+            swa__buf_puts(b, first ? "" : " | ");
+            first = 0;
+            if (d > 1 && a == base && z == top) {
+                while (e < 19 && hi >= q * 10 - 1) { e++; q *= 10; }
+                swa__buf_puts(b, "[1-9]");
+                swa__js_any_digits(b, (size_t)d - 1, (size_t)e - 1);
+            } else {
+                snprintf(sa, sizeof sa, "%llu", (unsigned long long)a);
+                snprintf(sz, sizeof sz, "%llu", (unsigned long long)z);
+                swa__js_digits(b, sa, sz, strlen(sa));
+            }
+        }
+        if (e >= 20 || hi < q) break;
+        d = e + 1;
+        p = q;
+    }
+}
+
+#define SWA__JS_OPEN 9999999999999999ull   /* the 16 digits an unbounded side allows, as llama.cpp */
+
+/* The largest magnitude an unbounded side reaches from m: 16 digits, or m's own digit count. */
+static uint64_t swa__js_open(uint64_t m)
+{
+    uint64_t top = SWA__JS_OPEN;
+    while (top < m && top < UINT64_MAX / 10) top = top * 10 + 9;
+    return top;
+}
+
+/* A bound of an integer: the value, rounded inward; 0 when it is absent or past int64. */
+static int swa__js_bound(swa__js *c, const swa__json *s, const char *key, int upper, int exclusive, int64_t *out)
+{
+    const swa__json *v = swa__json_get(s, key);
+    double x;
+    if (!v) return 0;
+    if (v->kind != SWA__JSON_INT && v->kind != SWA__JSON_REAL) { swa__js_fail(c, SWA_ERR_FORMAT, "%s must be a number", key); return 0; }
+    x = upper ? floor(v->num) : ceil(v->num);
+    if (exclusive && x == v->num) x += upper ? -1 : 1;
+    if (v->kind == SWA__JSON_INT && x == (double)v->i) {    /* exact for large integers */
+        if (!exclusive) { *out = v->i; return 1; }
+        if (upper ? v->i > INT64_MIN + 1 : v->i < INT64_MAX) { *out = v->i + (upper ? -1 : 1); return 1; }
+    }
+    if (x <= -9.2e18 || x >= 9.2e18) {
+        if ((upper && x < 0) || (!upper && x > 0)) swa__js_fail(c, SWA_ERR_UNSUPPORTED, "%s is beyond 64-bit integers", key);
+        return 0;                         /* a bound below every int64 leaves that side open */
+    }
+    *out = (int64_t)x;
+    return 1;
+}
+
+/* The integers of schema s between its bounds. */
+static int swa__js_integer(swa__js *c, const swa__json *s, swa__buf *b)
+{
+    int64_t lo = 0, hi = 0;
+    int has_lo = swa__js_bound(c, s, "minimum", 0, 0, &lo), has_hi = swa__js_bound(c, s, "maximum", 1, 0, &hi);
+    if (!has_lo && !swa__json_get(s, "minimum")) has_lo = swa__js_bound(c, s, "exclusiveMinimum", 0, 1, &lo);
+    if (!has_hi && !swa__json_get(s, "maximum")) has_hi = swa__js_bound(c, s, "exclusiveMaximum", 1, 1, &hi);
+    if (c->status) return 0;
+    if (has_lo && lo < -INT64_MAX) lo = -INT64_MAX;
+    if (has_hi && hi < -INT64_MAX) hi = -INT64_MAX;
+    if (has_lo && has_hi && lo > hi)
+        return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "no integer lies between the minimum %lld and the maximum %lld",
+                              (long long)lo, (long long)hi);
+    swa__buf_putc(b, '(');
+    if (has_hi && hi < 0) {                               /* negative only */
+        uint64_t m = (uint64_t)-hi;
+        swa__buf_puts(b, "\"-\" (");
+        swa__js_range(b, m, has_lo ? (uint64_t)-lo : swa__js_open(m));
+        swa__buf_putc(b, ')');
+    } else {
+        if (!has_lo || lo < 0) {
+            uint64_t m = has_lo ? (uint64_t)-lo : swa__js_open(1);
+            swa__buf_puts(b, "\"-\" (");
+            swa__js_range(b, 1, m);
+            swa__buf_puts(b, ") | ");
+        }
+        swa__js_range(b, has_lo && lo > 0 ? (uint64_t)lo : 0,
+                      has_hi ? (uint64_t)hi : swa__js_open(has_lo && lo > 0 ? (uint64_t)lo : 0));
+    }
+    swa__buf_puts(b, ") space");
+    return 1;
+}
+
+/* ---- patterns ---- */
+
+/* A pattern being converted: the text, where the reader is, the grammar written so far. */
+typedef struct swa__js_re {
+    const char *p, *end;
+    swa__buf *b;
+    swa__js *c;
+} swa__js_re;
+
+static int swa__js_re_fail(swa__js_re *r, const char *what)
+{
+    return !!swa__js_fail(r->c, SWA_ERR_UNSUPPORTED, "pattern: %s", what);
+}
+
+/* The class an escape \d \w \s (or their capitals, negated) stands for, or NULL. */
+static const char *swa__js_re_shorthand(char e)
+{
+    switch (e) {
+    case 'd': return "0-9";
+    case 'w': return "a-zA-Z0-9_";
+    case 's': return " ";     /* the rest of \s is a control character, written as an escape in JSON */
+    default: return NULL;
+    }
+}
+
+/* The code point of an escaped literal after the backslash (\n, \x41, \u00e9, \.), or -1. */
+static long swa__js_re_escape(swa__js_re *r)
+{
+    static const char plain[] = "^$.[]()|{}*+?\\/-\"'";
+    static const char ctl_from[] = "ntrfv0", ctl_to[] = "\n\t\r\f\v";
+    char e = *r->p++;
+    const char *k;
+    if (strchr(plain, e)) return (unsigned char)e;
+    if ((k = strchr(ctl_from, e)) != NULL) return e == '0' ? 0 : (unsigned char)ctl_to[k - ctl_from];
+    if (e == 'x' || e == 'u') {
+        size_t want = e == 'x' ? 2 : 4, i;
+        long v = 0;
+        for (i = 0; i < want; i++, r->p++) {
+            char h = r->p < r->end ? *r->p : 0;
+            int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+            if (d < 0) return -1;
+            v = v * 16 + d;
+        }
+        return v >= 0xD800 && v <= 0xDFFF ? -1 : v;
+    }
+    return -1;
+}
+
+/* One literal character (code point cp) as the JSON text that writes it. */
+static void swa__js_re_char(swa__js_re *r, uint32_t cp)
+{
+    char u[4];
+    swa__js_json_literal(r->b, u, swa__utf8_put(cp, u), 1);
+}
+
+/* A class [...] at r->p (past the '['). A positive class may not hold what JSON escapes; a
+   negated one excludes it, so that it never matches a quote, a backslash or a control. */
+static int swa__js_re_class(swa__js_re *r)
+{
+    int neg = r->p < r->end && *r->p == '^';
+    swa__buf_puts(r->b, neg ? "[^" : "[");
+    if (neg) swa__buf_puts(r->b, swa__js_not_json);
+    r->p += neg;
+    while (r->p < r->end && *r->p != ']') {
+        size_t k;
+        long cp;
+        if (*r->p == '-') { swa__buf_putc(r->b, '-'); r->p++; continue; }     /* as in a GBNF class */
+        if (*r->p == '\\' && r->p + 1 < r->end) {
+            r->p++;
+            if (swa__js_re_shorthand(*r->p)) { swa__buf_puts(r->b, swa__js_re_shorthand(*r->p++)); continue; }
+            if ((cp = swa__js_re_escape(r)) < 0) return swa__js_re_fail(r, "an escape in a class it cannot convert");
+        } else {
+            cp = (long)swa__utf8_get((const unsigned char *)r->p, (size_t)(r->end - r->p), &k);
+            if (cp >= 0x110000) return swa__js_re_fail(r, "a byte that is not UTF-8");
+            r->p += k;
+        }
+        if (cp < 0x20 || cp == '"' || cp == '\\') {
+            if (!neg) return swa__js_re_fail(r, "a quote, backslash or control character in a class");
+            continue;                        /* excluded already */
+        }
+        swa__js_class_char(r->b, (uint32_t)cp);
+    }
+    if (r->p >= r->end) return swa__js_re_fail(r, "a class without its ']'");
+    r->p++;
+    swa__buf_putc(r->b, ']');
+    return 1;
+}
+
+/* Digits at r->p into *v: 1, 0 when there are none, -1 past SWA__JS_MAX_REPEAT. */
+static int swa__js_re_number(swa__js_re *r, long *v)
+{
+    int any = 0;
+    for (*v = 0; r->p < r->end && *r->p >= '0' && *r->p <= '9'; any = 1)
+        if ((*v = *v * 10 + (*r->p++ - '0')) > SWA__JS_MAX_REPEAT) return -1;
+    return any;
+}
+
+/* A quantifier {m}, {m,}, {,n}, {m,n} at r->p (past the '{') into *min, *max. */
+static int swa__js_re_braces(swa__js_re *r, long *min, long *max)
+{
+    int k = swa__js_re_number(r, min), k2 = 1;
+    *max = *min;
+    if (r->p < r->end && *r->p == ',') {
+        r->p++;
+        if ((k2 = swa__js_re_number(r, max)) == 0) *max = SWA__JS_INF;
+        if (k == 0) k = k2 ? 1 : 0;
+    }
+    if (k < 0 || k2 < 0) return swa__js_re_fail(r, "a repetition count over 10000");
+    if (k == 0 || r->p >= r->end || *r->p != '}') return swa__js_re_fail(r, "a malformed {m,n}");
+    r->p++;
+    if (*max != SWA__JS_INF && *max < *min) return swa__js_re_fail(r, "a {m,n} with n < m");
+    return 1;
+}
+
+/* A quantifier after the item written from offset start; its form as swa__js_repeat writes it. */
+static int swa__js_re_quantify(swa__js_re *r, size_t start)
+{
+    long min = 0, max = SWA__JS_INF;
+    char q = *r->p++, *item;
+    if (q == '?') max = 1;
+    else if (q == '+') min = 1;
+    else if (q == '{' && !swa__js_re_braces(r, &min, &max)) return 0;
+    if (r->p < r->end && (*r->p == '?' || *r->p == '+' || *r->p == '*' || *r->p == '{'))
+        return swa__js_re_fail(r, "a quantifier after a quantifier (lazy or possessive)");
+    if (r->b->failed) return 1;
+    if (!(item = (char *)swa__calloc(1, r->b->n - start + 3))) { r->b->failed = 1; return 1; }
+    item[0] = '(';
+    memcpy(item + 1, r->b->p + start, r->b->n - start);
+    memcpy(item + 1 + r->b->n - start, ")", 2);
+    r->b->n = start;
+    swa__js_repeat(r->b, item, min, max, NULL);
+    SWA_FREE(item);
+    return 1;
+}
+
+static int swa__js_re_alt(swa__js_re *r, int depth);
+
+/* A shorthand \d \w \s \D \W \S at r->p (on the backslash); 0 if it is none. */
+static int swa__js_re_shorthand_item(swa__js_re *r)
+{
+    char e = r->p[1], lower = (char)(e | 0x20);
+    const char *sh = swa__js_re_shorthand(lower);
+    if (!sh) return 0;
+    r->p += 2;
+    if (e == 's') swa__buf_puts(r->b, "([ ] | \"\\\\\" [tnrf])");    /* a space, or \t \n \r \f as JSON writes them */
+    else if (e == lower) swa__buf_printf(r->b, "[%s]", sh);
+    else swa__buf_printf(r->b, "[^%s%s]", swa__js_not_json, sh);
+    return 1;
+}
+
+/* One item (a literal character, ".", a class, a group or a shorthand) at r->p into the grammar. */
+static int swa__js_re_item(swa__js_re *r, int depth)
+{
+    char ch = *r->p;
+    long cp;
+    size_t k;
+    if (ch == '.') { r->p++; swa__buf_printf(r->b, "[^%s]", swa__js_not_json); return 1; }
+    if (ch == '[') { r->p++; return swa__js_re_class(r); }
+    if (ch == '(') {
+        r->p++;
+        if (r->p + 1 < r->end && r->p[0] == '?' && r->p[1] == ':') r->p += 2;
+        else if (r->p < r->end && *r->p == '?') return swa__js_re_fail(r, "(?...) groups other than (?:...)");
+        swa__buf_putc(r->b, '(');
+        if (!swa__js_re_alt(r, depth + 1)) return 0;
+        if (r->p >= r->end || *r->p != ')') return swa__js_re_fail(r, "a '(' without its ')'");
+        r->p++;
+        swa__buf_puts(r->b, " )");
+        return 1;
+    }
+    if (ch == '^' || ch == '$') return swa__js_re_fail(r, "'^' or '$' inside the pattern (only at its ends)");
+    if (ch == '*' || ch == '+' || ch == '?' || ch == '{') return swa__js_re_fail(r, "a quantifier with nothing to repeat");
+    if (ch == ']' || ch == '}') return swa__js_re_fail(r, "an unbalanced ']' or '}'");
+    if (ch == '\\' && r->p + 1 < r->end) {
+        if (swa__js_re_shorthand_item(r)) return 1;
+        r->p++;
+        if ((cp = swa__js_re_escape(r)) < 0) return swa__js_re_fail(r, "an escape it cannot convert (\\b, a back-reference, ...)");
+    } else {
+        cp = (long)swa__utf8_get((const unsigned char *)r->p, (size_t)(r->end - r->p), &k);
+        if (cp >= 0x110000) return swa__js_re_fail(r, "a byte that is not UTF-8");
+        r->p += k;
+    }
+    swa__js_re_char(r, (uint32_t)cp);
+    return 1;
+}
+
+/* Alternatives of sequences, up to a ')' or the end; an empty alternative is GBNF's too. */
+static int swa__js_re_alt(swa__js_re *r, int depth)
+{
+    if (depth > SWA__JS_GROUPS) return swa__js_re_fail(r, "groups nested deeper than 64");
+    while (r->p < r->end && *r->p != ')') {
+        size_t start;
+        if (*r->p == '|') { swa__buf_puts(r->b, " |"); r->p++; continue; }
+        swa__buf_putc(r->b, ' ');
+        start = r->b->n;
+        if (!swa__js_re_item(r, depth)) return 0;
+        if (r->p < r->end && (*r->p == '*' || *r->p == '+' || *r->p == '?' || *r->p == '{') && !swa__js_re_quantify(r, start))
+            return 0;
+    }
+    return 1;
+}
+
+/* The string of a pattern: "^...$" (a JSON string whose content the regular expression matches). */
+static int swa__js_pattern(swa__js *c, const swa__json *pat, swa__buf *b)
+{
+    swa__js_re r;
+    if (pat->kind != SWA__JSON_STRING) return !!swa__js_fail(c, SWA_ERR_FORMAT, "pattern must be a string");
+    if (pat->len < 2 || pat->str[0] != '^' || pat->str[pat->len - 1] != '$' ||
+        (pat->len >= 3 && pat->str[pat->len - 2] == '\\'))
+        return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "pattern must start with '^' and end with '$'");
+    r.p = pat->str + 1;
+    r.end = pat->str + pat->len - 1;
+    r.b = b;
+    r.c = c;
+    swa__buf_puts(b, "\"\\\"\" (");
+    if (!swa__js_re_alt(&r, 0)) return 0;
+    if (r.p < r.end) return swa__js_re_fail(&r, "a ')' without its '('");
+    swa__buf_puts(b, ") \"\\\"\" space");
+    return 1;
+}
+
+/* ---- objects ---- */
+
+typedef struct swa__js_key {      /* a property name as JSON writes it, quotes excluded */
+    const char *s;
+    size_t n;
+} swa__js_key;
+
+static int swa__js_key_cmp(const void *a, const void *b)
+{
+    const swa__js_key *x = (const swa__js_key *)a, *y = (const swa__js_key *)b;
+    int d = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
+    return d ? d : (x->n > y->n) - (x->n < y->n);
+}
+
+/* Strings that are none of keys[lo..hi), all of which share their first off bytes: for each
+   next character a branch (deeper, or any continuation when a key ends there), and any other
+   character followed by anything. keys are sorted; their length is bounded, and so the depth. */
+static void swa__js_trie(swa__buf *b, const swa__js_key *keys, size_t lo, size_t hi, size_t off)
+{
+    swa__buf rejects;
+    size_t i = lo;
+    memset(&rejects, 0, sizeof rejects);
+    while (i < hi && keys[i].n == off) i++;           /* the key ending here is excluded by the branches */
+    while (i < hi) {
+        size_t j = i, len;
+        uint32_t cp = swa__utf8_get((const unsigned char *)keys[i].s + off, keys[i].n - off, &len);
+        int deeper = 0;
+        while (j < hi && keys[j].n >= off + len && memcmp(keys[j].s + off, keys[i].s + off, len) == 0)
+            deeper |= keys[j++].n > off + len;
+        swa__buf_puts(b, rejects.n ? " | [" : "[");
+        swa__js_class_char(b, cp);
+        swa__js_class_char(&rejects, cp);
+        swa__buf_puts(b, deeper ? "] (" : "] char+");
+        if (deeper) { swa__js_trie(b, keys, i, j, off + len); swa__buf_putc(b, ')'); }
+        i = j;
+    }
+    swa__buf_printf(b, " | [^%s", swa__js_not_json);
+    swa__buf_put(b, rejects.p, rejects.n);
+    swa__buf_puts(b, "] char*");
+    if (rejects.failed) b->failed = 1;
+    swa__buf_free(&rejects);
+}
+
+/* A JSON string that is none of the n property names (the keys additionalProperties allows). */
+static int swa__js_not_strings(swa__js *c, const swa__json *const *names, size_t n, swa__buf *b)
+{
+    swa__buf enc;
+    swa__js_key *keys = (swa__js_key *)swa__calloc(n, sizeof *keys);
+    size_t i, off = 0, *at = (size_t *)swa__calloc(n, sizeof(size_t));
+    int empty = 0;
+    memset(&enc, 0, sizeof enc);
+    for (i = 0; keys && at && i < n; i++) {
+        at[i] = enc.n;
+        swa__buf_json_string(&enc, names[i]->key, names[i]->key_len, 0);
+        if (enc.n - at[i] - 2 > SWA__JS_MAX_KEY) {
+            swa__js_fail(c, SWA_ERR_UNSUPPORTED, "property name longer than %d bytes beside additionalProperties", SWA__JS_MAX_KEY);
+            break;
+        }
+    }
+    if (keys && at && !enc.failed && !c->status) {
+        for (i = 0; i < n; i++) {
+            keys[i].s = enc.p + at[i] + 1;
+            keys[i].n = (i + 1 < n ? at[i + 1] : enc.n) - at[i] - 2;
+            empty |= keys[i].n == 0;
+        }
+        qsort(keys, n, sizeof *keys, swa__js_key_cmp);
+        while (off < n && keys[off].n == 0) off++;
+        swa__buf_puts(b, "[\"] ( ");
+        if (off < n) swa__js_trie(b, keys, off, n, 0);
+        else swa__buf_puts(b, "char+");
+        swa__buf_printf(b, " )%s [\"] space", empty ? "" : "?");
+    } else if (!c->status) {
+        swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    }
+    swa__buf_free(&enc);
+    SWA_FREE(keys);
+    SWA_FREE(at);
+    return !c->status;
+}
+
+/* The properties of an object being converted: members of "properties" objects (each with its
+   key), in order, and whether each is required. */
+typedef struct swa__js_props {
+    const swa__json **p;
+    unsigned char *required;
+    size_t n, cap;
+} swa__js_props;
+
+static void swa__js_props_free(swa__js_props *ps)
+{
+    SWA_FREE(ps->p);
+    SWA_FREE(ps->required);
+}
+
+static int swa__js_props_add(swa__js *c, swa__js_props *ps, const swa__json *prop, int required)
+{
+    if (ps->n == ps->cap) {
+        size_t cap = ps->cap ? 2 * ps->cap : 16;
+        const swa__json **p = (const swa__json **)swa__calloc(cap, sizeof *p);
+        unsigned char *r = (unsigned char *)swa__calloc(cap, 1);
+        if (!p || !r) { SWA_FREE(p); SWA_FREE(r); return !!swa__js_fail(c, SWA_ERR_NOMEM, "out of memory"); }
+        if (ps->n) { memcpy(p, ps->p, ps->n * sizeof *p); memcpy(r, ps->required, ps->n); }
+        swa__js_props_free(ps);
+        ps->p = p;
+        ps->required = r;
+        ps->cap = cap;
+    }
+    ps->p[ps->n] = prop;
+    ps->required[ps->n++] = (unsigned char)required;
+    return 1;
+}
+
+static const char *swa__js_visit(swa__js *c, const swa__json *s, const swa__json *type, const char *name,
+                                 const char *exact);
+
+/* The rule of one property, key then value: name-key-kv. */
+static const char *swa__js_kv(swa__js *c, const swa__json *prop, const char *name)
+{
+    char child[SWA__JS_NAME + 1], kv[SWA__JS_NAME + 1];
+    const char *value;
+    swa__buf b;
+    swa__js_child(child, name, prop->key, prop->key_len);
+    if (!(value = swa__js_visit(c, prop, NULL, child, NULL))) return NULL;
+    memset(&b, 0, sizeof b);
+    swa__js_json_literal(&b, prop->key, prop->key_len, 0);
+    swa__buf_printf(&b, " space \":\" space %s", value);
+    swa__js_child(kv, child, "kv", 2);
+    return swa__js_add_buf(c, kv, &b);
+}
+
+/* The rule of one additional property (extra is true or a schema): a key none of the named
+   ones, then a value. */
+static const char *swa__js_extra_kv(swa__js *c, const swa__js_props *ps, const swa__json *extra, const char *name)
+{
+    char sub[SWA__JS_NAME + 1], child[SWA__JS_NAME + 1];
+    const char *value, *key;
+    swa__buf b;
+    swa__js_child(sub, name, "additional", 10);
+    swa__js_child(child, sub, "value", 5);
+    value = extra->kind == SWA__JSON_OBJECT ? swa__js_visit(c, extra, NULL, child, NULL) : swa__js_prim_named(c, "value");
+    memset(&b, 0, sizeof b);
+    if (!value) return NULL;
+    if (ps->n == 0) {
+        key = swa__js_prim_named(c, "string");
+    } else {
+        swa__js_child(child, sub, "k", 1);
+        key = swa__js_prim_named(c, "char") && swa__js_not_strings(c, ps->p, ps->n, &b) ? swa__js_add_buf(c, child, &b) : NULL;
+        swa__buf_free(&b);
+    }
+    if (!key) return NULL;
+    swa__buf_printf(&b, "%s \":\" space %s", key, value);
+    swa__js_child(child, sub, "kv", 2);
+    return swa__js_add_buf(c, child, &b);
+}
+
+/* The optional properties opt[0..m) (kv rules; the last the additional one when star): any
+   subset, in order. rest[j] becomes the rule "each optional one from j on, or not", named after
+   the property before it, after[j - 1]. */
+static int swa__js_optional(swa__js *c, const char **opt, const swa__json *const *after, const char **rest, size_t m,
+                            int star, const char *name, swa__buf *b)
+{
+    size_t i, j;
+    for (j = m; j-- > 1;) {
+        char rn[SWA__JS_NAME + 1];
+        swa__buf r;
+        memset(&r, 0, sizeof r);
+        swa__buf_printf(&r, "( \",\" space %s )%c", opt[j], star && j == m - 1 ? '*' : '?');
+        if (j + 1 < m) swa__buf_printf(&r, " %s", rest[j + 1]);
+        swa__js_child(rn, name, after[j - 1]->key, after[j - 1]->key_len);
+        swa__js_child(rn, rn, "rest", 4);
+        if (!(rest[j] = swa__js_add_buf(c, rn, &r))) return 0;
+    }
+    for (i = 0; i < m; i++) {
+        swa__buf_printf(b, "%s%s", i ? " | " : "", opt[i]);
+        if (star && i == m - 1) swa__buf_printf(b, " ( \",\" space %s )*", opt[i]);
+        if (i + 1 < m) swa__buf_printf(b, " %s", rest[i + 1]);
+    }
+    return 1;
+}
+
+/* An object of the properties ps (required ones first, in order, then any of the optional ones
+   in order) and, when extra is true or a schema, other properties after them. */
+static int swa__js_object(swa__js *c, const swa__js_props *ps, const swa__json *extra, const char *name, swa__buf *b)
+{
+    int star = extra && (extra->kind == SWA__JSON_TRUE || extra->kind == SWA__JSON_OBJECT), ok;
+    const char **kv = (const char **)swa__calloc(ps->n + 1, sizeof *kv), **opt = (const char **)swa__calloc(ps->n + 1, sizeof *opt);
+    const char **rest = (const char **)swa__calloc(ps->n + 1, sizeof *rest);
+    const swa__json **after = (const swa__json **)swa__calloc(ps->n + 1, sizeof *after);
+    size_t i, m = 0, n_req = 0;
+    ok = kv && opt && rest && after ? 1 : !!swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    for (i = 0; ok && i < ps->n; i++) ok = (kv[i] = swa__js_kv(c, ps->p[i], name)) != NULL;
+    swa__buf_puts(b, "\"{\" space ");
+    for (i = 0; ok && i < ps->n; i++) {
+        if (ps->required[i]) swa__buf_printf(b, "%s%s", n_req++ ? " \",\" space " : "", kv[i]);
+        else { after[m] = ps->p[i]; opt[m++] = kv[i]; }
+    }
+    if (ok && star) ok = (opt[m++] = swa__js_extra_kv(c, ps, extra, name)) != NULL;
+    if (ok && m) {
+        swa__buf_puts(b, n_req ? " ( \",\" space ( " : " ( ");
+        ok = swa__js_optional(c, opt, after, rest, m, star, name, b);
+        swa__buf_puts(b, n_req ? " ) )?" : " )?");
+    }
+    swa__buf_puts(b, " \"}\" space");
+    SWA_FREE((void *)kv); SWA_FREE((void *)opt); SWA_FREE((void *)rest); SWA_FREE((void *)after);
+    return ok;
+}
+
+/* The member of obj named key[0..n), or NULL. */
+static const swa__json *swa__js_member(const swa__json *obj, const char *key, size_t n)
+{
+    size_t i;
+    for (i = obj->n; i-- > 0;)
+        if (obj->items[i].key_len == n && memcmp(obj->items[i].key, key, n) == 0) return &obj->items[i];
+    return NULL;
+}
+
+/* Whether name is in the required list (counted against the scan limit). */
+static int swa__js_listed(swa__js *c, const swa__json *list, const char *name, size_t n)
+{
+    size_t i;
+    if (!list) return 0;
+    if ((c->scan += list->n) > SWA__JS_MAX_SCAN) return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "too many properties to compare");
+    for (i = 0; i < list->n; i++)
+        if (list->items[i].len == n && memcmp(list->items[i].str, name, n) == 0) return 1;
+    return 0;
+}
+
+/* properties, required, additionalProperties (absent: none, unlike the specification, as
+   llama.cpp generates). Every required name must have a schema in properties. */
+static int swa__js_object_schema(swa__js *c, const swa__json *s, const char *name, swa__buf *b)
+{
+    const swa__json *props = swa__json_get(s, "properties"), *req = swa__json_get(s, "required");
+    const swa__json *extra = swa__json_get(s, "additionalProperties");
+    swa__js_props ps;
+    size_t i;
+    int ok = 1;
+    if (props && props->kind != SWA__JSON_OBJECT) return !!swa__js_fail(c, SWA_ERR_FORMAT, "properties must be an object");
+    if (extra && extra->kind != SWA__JSON_TRUE && extra->kind != SWA__JSON_FALSE && extra->kind != SWA__JSON_OBJECT)
+        return !!swa__js_fail(c, SWA_ERR_FORMAT, "additionalProperties must be a boolean or a schema");
+    if (req && req->kind != SWA__JSON_ARRAY) return !!swa__js_fail(c, SWA_ERR_FORMAT, "required must be a list of names");
+    for (i = 0; req && i < req->n; i++) {
+        const swa__json *v = &req->items[i];
+        if (v->kind != SWA__JSON_STRING) return !!swa__js_fail(c, SWA_ERR_FORMAT, "required must be a list of names");
+        if (props && (c->scan += props->n) > SWA__JS_MAX_SCAN)
+            return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "too many properties to compare");
+        if (!props || !swa__js_member(props, v->str, v->len))
+            return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "required property \"%.*s\" has no schema in properties",
+                                  (int)(v->len < 64 ? v->len : 64), v->str);
+    }
+    memset(&ps, 0, sizeof ps);
+    for (i = 0; ok && props && i < props->n; i++)
+        ok = swa__js_props_add(c, &ps, &props->items[i], swa__js_listed(c, req, props->items[i].key, props->items[i].key_len));
+    ok = ok && !c->status && swa__js_object(c, &ps, extra, name, b);
+    swa__js_props_free(&ps);
+    return ok;
+}
+
+/* ---- references ---- */
+
+/* The node a $ref "#/a/b~1c" names within the schema (JSON pointer, ~0 and ~1 decoded; array
+   elements by index); NULL after an error. */
+static const swa__json *swa__js_resolve(swa__js *c, const swa__json *ref)
+{
+    const swa__json *node = c->root;
+    const char *p, *end;
+    char *seg;
+    int shown;
+    if (ref->kind != SWA__JSON_STRING) return (const swa__json *)swa__js_fail(c, SWA_ERR_FORMAT, "$ref must be a string");
+    p = ref->str;
+    end = p + ref->len;
+    shown = (int)(ref->len < 80 ? ref->len : 80);
+    if (p == end || *p != '#' || (p + 1 < end && p[1] != '/'))
+        return (const swa__json *)swa__js_fail(c, SWA_ERR_UNSUPPORTED, "$ref \"%.*s\": only references within the schema "
+                                               "(\"#/...\") are supported", shown, ref->str);
+    if (!(seg = (char *)swa__calloc(1, ref->len + 1))) return (const swa__json *)swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    for (p++; node && p < end;) {
+        size_t n = 0;
+        for (p++; p < end && *p != '/'; p++)
+            seg[n++] = *p == '~' && p + 1 < end && (p[1] == '0' || p[1] == '1') ? (*++p == '0' ? '~' : '/') : *p;
+        if (node->kind == SWA__JSON_OBJECT) {
+            if ((c->scan += node->n) > SWA__JS_MAX_SCAN) { node = NULL; break; }
+            node = swa__js_member(node, seg, n);
+        } else if (node->kind == SWA__JSON_ARRAY && n > 0 && n < 10 && strspn(seg, "0123456789") >= n) {
+            seg[n] = '\0';
+            node = (size_t)atol(seg) < node->n ? &node->items[atol(seg)] : NULL;
+        } else {
+            node = NULL;
+        }
+    }
+    SWA_FREE(seg);
+    if (!node && c->scan > SWA__JS_MAX_SCAN)
+        return (const swa__json *)swa__js_fail(c, SWA_ERR_UNSUPPORTED, "too many members to search for $refs");
+    if (!node) return (const swa__json *)swa__js_fail(c, SWA_ERR_FORMAT, "$ref \"%.*s\" names nothing in the schema", shown, ref->str);
+    return node;
+}
+
+/* The rule of a $ref's target: converted once, under the name its last segment gives, and
+   then shared (a recursive reference names the rule while it is being written). */
+static int swa__js_ref(swa__js *c, const swa__json *ref, swa__buf *b)
+{
+    const swa__json *target = swa__js_resolve(c, ref);
+    char key[48], seg[SWA__JS_NAME + 1], base[SWA__JS_NAME + 2];
+    const swa__js_rule *known;
+    const char *last, *rule;
+    size_t n;
+    if (!target) return 0;
+    snprintf(key, sizeof key, "#%p", (const void *)target);    /* '#': a cache entry, not a rule */
+    if ((known = swa__js_find(c, key)) != NULL) { swa__buf_puts(b, known->body); return 1; }
+    for (last = ref->str + ref->len; last > ref->str && last[-1] != '/'; last--) {}
+    n = (size_t)(ref->str + ref->len - last);
+    n = n < SWA__JS_NAME ? n : SWA__JS_NAME;
+    memcpy(seg, last, n);
+    seg[n] = '\0';
+    swa__js_rule_name(strcmp(seg, "#") == 0 ? "ref" : seg, base);
+    if (!(rule = swa__js_add(c, base, NULL)) || !swa__js_insert(c, key, rule)) return 0;
+    swa__buf_puts(b, rule);
+    return swa__js_visit(c, target, NULL, rule, rule) != NULL;
+}
+
+/* ---- the other kinds of schema ---- */
+
+/* Alternatives: anyOf or oneOf (a list of schemas), or, when types is set, s once per type. */
+static int swa__js_union(swa__js *c, const swa__json *s, const swa__json *alts, int types, const char *name, swa__buf *b)
+{
+    size_t i;
+    if (alts->kind != SWA__JSON_ARRAY || alts->n == 0)
+        return !!swa__js_fail(c, SWA_ERR_FORMAT, "%s must be a non-empty list", types ? "type" : "anyOf and oneOf");
+    for (i = 0; i < alts->n; i++) {
+        char child[SWA__JS_NAME + 1], num[24];
+        const char *r;
+        snprintf(num, sizeof num, "%s%u", *name ? "" : "alternative-", (unsigned)i);
+        swa__js_child(child, name, num, strlen(num));
+        r = types ? swa__js_visit(c, s, &alts->items[i], child, NULL) : swa__js_visit(c, &alts->items[i], NULL, child, NULL);
+        if (!r) return 0;
+        swa__buf_printf(b, "%s%s", i ? " | " : "", r);
+    }
+    return 1;
+}
+
+static int swa__js_enum(swa__js *c, const swa__json *e, swa__buf *b)
+{
+    size_t i;
+    if (e->kind != SWA__JSON_ARRAY || e->n == 0) return !!swa__js_fail(c, SWA_ERR_FORMAT, "enum must be a non-empty list");
+    swa__buf_putc(b, '(');
+    for (i = 0; i < e->n; i++) {
+        if (i) swa__buf_puts(b, " | ");
+        swa__js_const(b, &e->items[i]);
+    }
+    swa__buf_puts(b, ") space");
+    return 1;
+}
+
+/* allOf: the properties of its parts merged into one object, as llama.cpp does: a part's
+   properties are required, those of a part's anyOf optional; a part may be a $ref. */
+static int swa__js_all_of_part(swa__js *c, swa__js_props *ps, const swa__json *part, int required, int hops)
+{
+    const swa__json *ref = swa__json_get(part, "$ref"), *props;
+    size_t i;
+    if (hops > SWA__JS_MAX_DEPTH) return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "allOf: $refs nested deeper than %d", SWA__JS_MAX_DEPTH);
+    if (ref) return (part = swa__js_resolve(c, ref)) != NULL && swa__js_all_of_part(c, ps, part, required, hops + 1);
+    props = swa__json_get(part, "properties");
+    if (props && props->kind != SWA__JSON_OBJECT) return !!swa__js_fail(c, SWA_ERR_FORMAT, "properties must be an object");
+    for (i = 0; props && i < props->n; i++)
+        if (!swa__js_props_add(c, ps, &props->items[i], required)) return 0;
+    return 1;
+}
+
+static int swa__js_all_of(swa__js *c, const swa__json *all, const char *name, swa__buf *b)
+{
+    swa__js_props ps;
+    size_t i, j;
+    int ok = all->kind == SWA__JSON_ARRAY ? 1 : !!swa__js_fail(c, SWA_ERR_FORMAT, "allOf must be a list");
+    memset(&ps, 0, sizeof ps);
+    for (i = 0; ok && i < all->n; i++) {
+        const swa__json *part = &all->items[i], *any = swa__json_get(part, "anyOf");
+        if (any && any->kind != SWA__JSON_ARRAY) ok = !!swa__js_fail(c, SWA_ERR_FORMAT, "anyOf must be a list");
+        for (j = 0; ok && any && j < any->n; j++) ok = swa__js_all_of_part(c, &ps, &any->items[j], 0, 0);
+        if (ok && !any) ok = swa__js_all_of_part(c, &ps, part, 1, 0);
+    }
+    ok = ok && swa__js_object(c, &ps, NULL, name, b);
+    swa__js_props_free(&ps);
+    return ok;
+}
+
+/* items (a schema, or a list: a tuple), prefixItems (a tuple, then items for the rest), minItems
+   and maxItems. */
+static int swa__js_array(swa__js *c, const swa__json *s, const char *name, swa__buf *b)
+{
+    const swa__json *items = swa__json_get(s, "items"), *tuple = swa__json_get(s, "prefixItems");
+    char child[SWA__JS_NAME + 1];
+    const char *r;
+    long min = 0, max = SWA__JS_INF;
+    size_t i;
+    if (tuple && tuple->kind != SWA__JSON_ARRAY && !items) { items = tuple; tuple = NULL; }   /* as llama.cpp reads it */
+    if (!tuple && items && items->kind == SWA__JSON_ARRAY) { tuple = items; items = NULL; }
+    if (tuple) {
+        if (tuple->kind != SWA__JSON_ARRAY) return !!swa__js_fail(c, SWA_ERR_FORMAT, "prefixItems must be a list");
+        swa__buf_puts(b, "\"[\" space ");
+        for (i = 0; i < tuple->n; i++) {
+            char num[32];
+            snprintf(num, sizeof num, "tuple-%u", (unsigned)i);
+            swa__js_child(child, name, num, strlen(num));
+            if (!(r = swa__js_visit(c, &tuple->items[i], NULL, child, NULL))) return 0;
+            swa__buf_printf(b, "%s%s", i ? " \",\" space " : "", r);
+        }
+        if (items && items->kind != SWA__JSON_FALSE) {
+            swa__js_child(child, name, "item", 4);
+            if (!(r = swa__js_visit(c, items, NULL, child, NULL))) return 0;
+            swa__buf_printf(b, tuple->n ? " ( \",\" space %s )*" : " ( %s ( \",\" space %s )* )?", r, r);
+        }
+        swa__buf_puts(b, " \"]\" space");
+        return 1;
+    }
+    if (!swa__js_count(c, s, "minItems", &min) || !swa__js_count(c, s, "maxItems", &max)) return 0;
+    if (max != SWA__JS_INF && min > max) return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "minItems is more than maxItems");
+    swa__js_child(child, name, "item", 4);
+    if (!(r = swa__js_visit(c, items, NULL, child, NULL))) return 0;
+    swa__buf_puts(b, "\"[\" space ");
+    swa__js_repeat(b, r, min, max, "\",\" space");
+    swa__buf_puts(b, " \"]\" space");
+    return 1;
+}
+
+/* A string of minLength to maxLength characters. */
+static int swa__js_string(swa__js *c, const swa__json *s, swa__buf *b)
+{
+    long min = 0, max = SWA__JS_INF;
+    if (!swa__js_count(c, s, "minLength", &min) || !swa__js_count(c, s, "maxLength", &max)) return 0;
+    if (max != SWA__JS_INF && min > max) return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "minLength is more than maxLength");
+    if (!swa__js_prim_named(c, "char")) return 0;
+    swa__buf_puts(b, "\"\\\"\" ");
+    swa__js_repeat(b, "char", min, max, NULL);
+    swa__buf_puts(b, " \"\\\"\" space");
+    return 1;
+}
+
+/* A primitive by type name, under its own name, or as root's body when this is the root. */
+static const char *swa__js_prim_rule(swa__js *c, const char *rule_name, const char *type)
+{
+    int k = swa__js_prim_index(type, strlen(type));
+    return swa__js_prim(c, strcmp(rule_name, "root") == 0 ? "root" : type, k);
+}
+
+/* format: uuid (uuid1 to uuid5 too), date, time and date-time: 1 done, 0 another format
+   (ignored, as llama.cpp ignores it), -1 an error. */
+static int swa__js_format(swa__js *c, const swa__json *f, const char *rule_name, swa__buf *b, const char **direct)
+{
+    char name[32];
+    if (f->kind != SWA__JSON_STRING) { swa__js_fail(c, SWA_ERR_FORMAT, "format must be a string"); return -1; }
+    if (f->len >= 4 && f->len <= 5 && memcmp(f->str, "uuid", 4) == 0 && (f->len == 4 || (f->str[4] >= '1' && f->str[4] <= '5'))) {
+        *direct = swa__js_prim(c, strcmp(rule_name, "root") == 0 ? "root" : f->str, swa__js_prim_index("uuid", 4));
+        return *direct ? 1 : -1;
+    }
+    if (!swa__json_is_str(f, "date") && !swa__json_is_str(f, "time") && !swa__json_is_str(f, "date-time")) return 0;
+    snprintf(name, sizeof name, "%s-string", f->str);
+    if (!(*direct = swa__js_prim_named(c, name))) return -1;
+    swa__buf_puts(b, *direct);
+    *direct = NULL;
+    return 1;
+}
+
+/* Whether the type t (NULL: none given) allows kind. */
+static int swa__js_is(const swa__json *t, const char *kind) { return !t || swa__json_is_str(t, kind); }
+
+static int swa__js_has_bound(const swa__json *s)
+{
+    return swa__json_get(s, "minimum") || swa__json_get(s, "maximum") || swa__json_get(s, "exclusiveMinimum") ||
+           swa__json_get(s, "exclusiveMaximum");
+}
+
+/* The body of the rule for schema s of type t, or in *direct a rule that already is it; the
+   tests come in llama.cpp's order, so that a schema that mixes kinds means what it means there. */
+static int swa__js_body(swa__js *c, const swa__json *s, const swa__json *t, const char *name, const char *rule_name,
+                        swa__buf *b, const char **direct)
+{
+    const swa__json *v, *extra = swa__json_get(s, "additionalProperties");
+    int f;
+    if (s->kind == SWA__JSON_TRUE) return (*direct = swa__js_prim_rule(c, rule_name, "value")) != NULL;
+    if ((v = swa__json_get(s, "$ref")) != NULL) return swa__js_ref(c, v, b);
+    if ((v = swa__json_get(s, "oneOf")) != NULL || (v = swa__json_get(s, "anyOf")) != NULL)
+        return swa__js_union(c, s, v, 0, name, b);
+    if (t && t->kind == SWA__JSON_ARRAY) return swa__js_union(c, s, t, 1, name, b);
+    if ((v = swa__json_get(s, "const")) != NULL) { swa__js_const(b, v); swa__buf_puts(b, " space"); return 1; }
+    if ((v = swa__json_get(s, "enum")) != NULL) return swa__js_enum(c, v, b);
+    if (swa__js_is(t, "object") && (swa__json_get(s, "properties") || (extra && extra->kind != SWA__JSON_TRUE)))
+        return swa__js_object_schema(c, s, name, b);
+    if (swa__js_is(t, "object") && (v = swa__json_get(s, "allOf")) != NULL) return swa__js_all_of(c, v, name, b);
+    if (swa__js_is(t, "array") && (swa__json_get(s, "items") || swa__json_get(s, "prefixItems")))
+        return swa__js_array(c, s, name, b);
+    if (swa__js_is(t, "string") && (v = swa__json_get(s, "pattern")) != NULL) return swa__js_pattern(c, v, b);
+    if (swa__js_is(t, "string") && (v = swa__json_get(s, "format")) != NULL && (f = swa__js_format(c, v, rule_name, b, direct)) != 0)
+        return f > 0;
+    if (swa__json_is_str(t, "string") && (swa__json_get(s, "minLength") || swa__json_get(s, "maxLength")))
+        return swa__js_string(c, s, b);
+    if (swa__json_is_str(t, "integer") && swa__js_has_bound(s)) return swa__js_integer(c, s, b);
+    if (s->n == 0 || swa__json_is_str(t, "object")) {
+        const swa__json *req = swa__json_get(s, "required");
+        if (req && req->kind == SWA__JSON_ARRAY && req->n)
+            return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "required names properties the schema does not give");
+        if (!swa__js_prim_named(c, "object")) return 0;
+        swa__buf_puts(b, "object");
+        return 1;
+    }
+    if (!t) return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "a schema with no type and nothing that implies one");
+    return (*direct = swa__js_prim_rule(c, rule_name, t->str)) != NULL;
+}
+
+/* A type: a JSON Schema type's name, or (when a list is allowed) a list of them. */
+static int swa__js_check_type(swa__js *c, const swa__json *t, int list)
+{
+    static const char *const names[] = {"null", "boolean", "object", "array", "number", "integer", "string"};
+    size_t i;
+    if (t->kind == SWA__JSON_ARRAY && list) {
+        for (i = 0; i < t->n; i++)
+            if (!swa__js_check_type(c, &t->items[i], 0)) return 0;
+        return 1;
+    }
+    if (t->kind != SWA__JSON_STRING) return !!swa__js_fail(c, SWA_ERR_FORMAT, "type must be a type's name or a list of them");
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (swa__json_is_str(t, names[i])) return 1;
+    return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "type \"%.*s\" is not a JSON Schema type", (int)(t->len < 64 ? t->len : 64), t->str);
+}
+
+/* The rule for schema s (type: the type to use instead of s's own, for one of a list of
+   types), called name; exact: the name reserved for it (a $ref's target). Returns the name of
+   the rule that matches s, NULL after an error. */
+static const char *swa__js_visit(swa__js *c, const swa__json *s, const swa__json *type, const char *name,
+                                 const char *exact)
+{
+    char rule_name[SWA__JS_NAME + 24];
+    const char *direct = NULL, *out = NULL;
+    swa__buf b;
+    int ok;
+    if (c->status) return NULL;
+    if (++c->visits > SWA__JS_MAX_VISITS)
+        return swa__js_fail(c, SWA_ERR_UNSUPPORTED, "more than %d schemas to convert (a list of types converts its schema once a type)",
+                            SWA__JS_MAX_VISITS);
+    if (c->depth >= SWA__JS_MAX_DEPTH)
+        return swa__js_fail(c, SWA_ERR_UNSUPPORTED, "schemas nested deeper than %d ($ref hops included)", SWA__JS_MAX_DEPTH);
+    if (s->kind == SWA__JSON_FALSE) return swa__js_fail(c, SWA_ERR_UNSUPPORTED, "the schema false admits no value");
+    if (s->kind != SWA__JSON_OBJECT && s->kind != SWA__JSON_TRUE)
+        return swa__js_fail(c, SWA_ERR_FORMAT, "a schema must be an object or a boolean");
+    if (!type) type = swa__json_get(s, "type");
+    if (type && !swa__js_check_type(c, type, 1)) return NULL;
+    if (exact) snprintf(rule_name, sizeof rule_name, "%s", exact);
+    else swa__js_rule_name(name, rule_name);
+    memset(&b, 0, sizeof b);
+    b.limit = SWA__JS_MAX_GBNF;
+    c->depth++;
+    ok = swa__js_body(c, s, type, name, rule_name, &b, &direct) && !c->status;
+    c->depth--;
+    if (ok && direct && !exact) {
+        out = direct;
+    } else if (ok && direct) {
+        out = swa__js_set(c, exact, direct);
+    } else if (ok) {
+        swa__buf_putc(&b, '\0');
+        if (b.failed) swa__js_fail(c, SWA_ERR_UNSUPPORTED, "a rule longer than %u bytes, or out of memory", SWA__JS_MAX_GBNF);
+        else if (exact && strcmp(b.p, exact) == 0) swa__js_fail(c, SWA_ERR_UNSUPPORTED, "$ref \"%s\" refers to itself alone", exact);
+        else out = exact ? swa__js_set(c, exact, b.p) : swa__js_add(c, rule_name, b.p);
+    }
+    swa__buf_free(&b);
+    return c->status ? NULL : out;
+}
+
+/* ---- the converter ---- */
+
+static int swa__js_rule_cmp(const void *a, const void *b)
+{
+    return strcmp((*(const swa__js_rule *const *)a)->name, (*(const swa__js_rule *const *)b)->name);
+}
+
+/* The grammar: "name ::= body" lines, sorted by name (cache entries, '#...', left out). */
+static char *swa__js_write(swa__js *c)
+{
+    const swa__js_rule **order = (const swa__js_rule **)swa__calloc(c->n + 1, sizeof *order);
+    swa__buf b;
+    size_t i, n = 0;
+    memset(&b, 0, sizeof b);
+    if (!order) return NULL;
+    for (i = 0; i < c->n; i++)
+        if (c->rules[i].name[0] != '#') order[n++] = &c->rules[i];
+    qsort((void *)order, n, sizeof *order, swa__js_rule_cmp);
+    for (i = 0; i < n; i++) swa__buf_printf(&b, "%s ::= %s\n", order[i]->name, order[i]->body ? order[i]->body : "");
+    SWA_FREE((void *)order);
+    return swa__buf_take(&b);
+}
+
+static void swa__js_free(swa__js *c)
+{
+    size_t i;
+    for (i = 0; i < c->n; i++) {
+        SWA_FREE(c->rules[i].name);
+        SWA_FREE(c->rules[i].body);
+    }
+    SWA_FREE(c->rules);
+    SWA_FREE(c->slots);
+}
+
+SWADEF swa_status swa_json_schema_to_grammar(const char *schema, size_t len, char **gbnf_out, swa_error *err)
+{
+    swa__json *root = NULL;
+    swa__js c;
+    if (gbnf_out) *gbnf_out = NULL;
+    if (!schema || !gbnf_out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_json_schema_to_grammar: NULL schema or output");
+    if (swa__json_parse(schema, len, &root, err)) { swa__prefix_error(err, "JSON Schema"); return SWA_ERR_FORMAT; }
+    memset(&c, 0, sizeof c);
+    c.root = root;
+    c.err = err;
+    if (swa__js_insert(&c, "space", swa__js_space)) (void)swa__js_visit(&c, root, NULL, "", NULL);
+    if (!c.status && !(*gbnf_out = swa__js_write(&c))) swa__js_fail(&c, SWA_ERR_NOMEM, "out of memory");
+    swa__js_free(&c);
+    SWA_FREE(root);
+    if (!c.status) swa__ok(err);
+    return c.status;
+}
+
+#undef SWA__JS_MAX_DEPTH
+#undef SWA__JS_MAX_VISITS
+#undef SWA__JS_MAX_SCAN
+#undef SWA__JS_MAX_REPEAT
+#undef SWA__JS_MAX_KEY
+#undef SWA__JS_MAX_GBNF
+#undef SWA__JS_NAME
+#undef SWA__JS_GROUPS
+#undef SWA__JS_INF
+#undef SWA__JS_N_PRIMS
+#undef SWA__JS_OPEN
+#endif /* SWA_NO_GRAMMAR */
 
 /* ==== kernels (AVX2 + FMA + F16C) ====
    Compiled into every x86-64 build through target attributes and chosen at run time after a
