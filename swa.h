@@ -9,7 +9,7 @@
 CONTENTS (each a "==== name ====" banner below; the sets of SIMD kernels come last, so that
 a reader following a token from the file to its logits never crosses them)
     public API              status and errors, tensor types, GGUF reader, model, context and
-                            sequences, tokenizer, chat templates, sampler
+                            sequences, tokenizer, chat templates, grammars, sampler
     internal declarations   includes, the instruction sets the compiler can build, the kernel
                             table's types (SWA_INTERNALS shows them to the kernel tests)
     utilities, platform     errors, checked sizes, half floats, mapping a file; threads, locks,
@@ -25,7 +25,11 @@ a reader following a token from the file to its logits never crosses them)
     thread pool             workers that claim shares of a task
     tokenizer               Unicode tables, pre-tokenizer expressions, SentencePiece and byte-level BPE
     JSON and text buffers   a checked JSON reader (one allocation per tree) and a growing buffer
-    chat templates, sampler
+    chat templates
+    grammars                GBNF parsed into rules; the stacks of a match in progress; a vocabulary's
+                            pieces in a byte trie, walked once per token for the tokens allowed
+    JSON Schema to grammar  a schema's rules written as llama.cpp writes them; integer ranges, patterns
+    sampler
     SIMD kernels            AVX2 + FMA + F16C, AVX-VNNI, AVX-512 + VNNI, AMX (beside it the order of
                             its sums, as a scalar reference), NEON
     dispatch                what the CPU runs; each set's kernels filled in by name, over its parent's
@@ -77,6 +81,8 @@ CONFIGURATION (define before the implementation include)
     SWA_NO_TOKENIZER   compile the tokenizer out: swa_vocab_load fails with SWA_ERR_UNSUPPORTED,
                        a model has no vocabulary, and the tokenize/decode calls are not declared
     SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
+    SWA_NO_GRAMMAR     compile the GBNF grammars out: the swa_grammar_* calls and
+                       swa_sampler_set_grammar are not declared
     SWA_NO_STDIO       no files but the model's: swa_state_save_file and swa_state_load_file are
                        not declared (snapshots still go to and from buffers), and no stdio call
                        touches a file. <stdio.h> stays for snprintf and vsnprintf into error
@@ -245,7 +251,8 @@ typedef enum swa_status {
     SWA_ERR_CONTEXT_FULL  = -7,  /* a full-attention layer would need more than n_ctx positions */
     SWA_ERR_NOT_FOUND     = -8,  /* a metadata key, array element or vocabulary is absent */
     SWA_ERR_BUFFER_TOO_SMALL = -9, /* the caller's buffer cannot hold the result */
-    SWA_ERR_ABORTED       = -10  /* the abort callback stopped an evaluation */
+    SWA_ERR_ABORTED       = -10, /* the abort callback stopped an evaluation */
+    SWA_ERR_NO_MATCH      = -11  /* the text does not match the grammar */
 } swa_status;
 
 /* Every fallible call returns a status and, when err is not NULL, fills it with the status and
@@ -719,6 +726,62 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
                                   int add_generation_prompt, char *out, size_t cap, size_t *n_out,
                                   swa_error *err);
 
+/* ==== grammars ====
+   GBNF, the grammar format of llama.cpp (docs/grammar.md): rules `name ::= ...` (names of
+   letters, digits and dashes; `root` starts unless another rule is named), literals "..." with
+   the escapes \n \t \r \\ \" \[ \] \xNN \uNNNN \UNNNNNNNN, classes [a-z0-9] and [^...] over any
+   code point, `.` (any character), groups, alternatives (an empty one too), * + ? {m} {m,}
+   {m,n}, # comments; a rule goes on over lines inside parentheses and after a `|`. A grammar
+   matches UTF-8 text a code point at a time. One with a syntax error, an undefined rule, left
+   recursion or a repetition too large is refused at parse time with its line and column. */
+#ifndef SWA_NO_GRAMMAR
+typedef struct swa_grammar swa_grammar;               /* parsed, immutable, shareable across threads */
+typedef struct swa_grammar_state swa_grammar_state;   /* a match in progress: one per sequence */
+
+/* Parse len bytes of GBNF; root names the start rule (NULL = "root"). SWA_ERR_FORMAT with
+   "grammar: line L, column C: ..." for what cannot be used. Free with swa_grammar_free. */
+SWADEF swa_status swa_grammar_parse(const char *text, size_t len, const char *root, swa_grammar **out,
+                                    swa_error *err);
+SWADEF void       swa_grammar_free(swa_grammar *g);   /* NULL is fine; after every state made from it */
+/* Whether all len bytes of text match. SWA_OK when they do; SWA_ERR_NO_MATCH when not, with
+   *where (if not NULL) the byte offset of the first character that cannot follow, or len when the
+   text is a prefix of a match that ended too early (or ends inside a UTF-8 character);
+   SWA_ERR_UNSUPPORTED when the match outgrows the limits below (an ambiguous grammar). */
+SWADEF swa_status swa_grammar_match(const swa_grammar *g, const char *text, size_t len, size_t *where,
+                                    swa_error *err);
+
+/* A match in progress, for text that arrives in pieces (tokens). It holds every parse still
+   alive (a stack per parse, at most SWA_GRAMMAR_MAX_STACKS of them, each at most
+   SWA_GRAMMAR_MAX_DEPTH deep: beyond that the call fails with SWA_ERR_UNSUPPORTED) and the bytes
+   of a character a piece left unfinished. */
+enum { SWA_GRAMMAR_MAX_STACKS = 1024, SWA_GRAMMAR_MAX_DEPTH = 4096 };
+SWADEF swa_status swa_grammar_state_create(const swa_grammar *g, swa_grammar_state **out, swa_error *err);
+SWADEF swa_status swa_grammar_state_copy(const swa_grammar_state *st, swa_grammar_state **out, swa_error *err);
+SWADEF void       swa_grammar_state_free(swa_grammar_state *st);   /* NULL is fine */
+SWADEF void       swa_grammar_state_reset(swa_grammar_state *st);  /* back to the start */
+/* Feed n bytes. SWA_ERR_NO_MATCH when they cannot continue the text (*used, if not NULL, = the
+   offset of the character that failed) and SWA_ERR_UNSUPPORTED past the limits; on any error the
+   state is as it was. A piece may end inside a character: its bytes wait for the next piece,
+   and the piece is refused at once if no continuation of them could match. */
+SWADEF swa_status swa_grammar_state_accept(swa_grammar_state *st, const char *bytes, size_t n, size_t *used,
+                                           swa_error *err);
+SWADEF int        swa_grammar_state_can_end(const swa_grammar_state *st);  /* the text so far is a match */
+SWADEF int        swa_grammar_state_done(const swa_grammar_state *st);     /* and nothing may follow it */
+#endif /* SWA_NO_GRAMMAR */
+
+/* ==== JSON Schema to grammar ==== */
+
+#ifndef SWA_NO_GRAMMAR
+/* The GBNF grammar (text, NUL-terminated, *gbnf_out freed with SWA_FREE) that matches the JSON
+   texts a JSON Schema (len bytes of JSON) describes, as llama.cpp's json_schema_to_grammar
+   writes it: its "root" rule is the schema's value. docs/grammar.md lists what is supported.
+   SWA_ERR_FORMAT for text that is not JSON or a malformed schema, SWA_ERR_UNSUPPORTED for what
+   it cannot convert or a schema past its limits (the message names the keyword or limit). */
+SWADEF swa_status swa_json_schema_to_grammar(const char *schema, size_t len, char **gbnf_out, swa_error *err);
+/* The same, parsed (swa_grammar_parse, root "root"): the grammar to sample or match with. */
+SWADEF swa_status swa_grammar_from_json_schema(const char *schema, size_t len, swa_grammar **out, swa_error *err);
+#endif
+
 /* ==== sampler ==== */
 
 #ifndef SWA_NO_SAMPLER
@@ -753,17 +816,6 @@ SWADEF void       swa_sampler_reset(swa_sampler *s);                  /* forget 
 /* Our generator, exposed for tests: the next uniform float in [0, 1). */
 SWADEF float      swa_sampler_uniform(swa_sampler *s);
 #endif /* SWA_NO_SAMPLER */
-
-/* ==== JSON Schema to grammar ==== */
-
-#ifndef SWA_NO_GRAMMAR
-/* The GBNF grammar (text, NUL-terminated, *gbnf_out freed with SWA_FREE) that matches the JSON
-   texts a JSON Schema (len bytes of JSON) describes, as llama.cpp's json_schema_to_grammar
-   writes it: its "root" rule is the schema's value. docs/grammar.md lists what is supported.
-   SWA_ERR_FORMAT for text that is not JSON or a malformed schema, SWA_ERR_UNSUPPORTED for what
-   it cannot convert or a schema past its limits (the message names the keyword or limit). */
-SWADEF swa_status swa_json_schema_to_grammar(const char *schema, size_t len, char **gbnf_out, swa_error *err);
-#endif
 
 /* Index of the largest value (the first on ties; NaN only when all are NaN); -1 when n <= 0. */
 SWADEF int32_t    swa_argmax(const float *x, int64_t n);
@@ -1384,6 +1436,7 @@ SWADEF const char *swa_status_str(swa_status s)
     case SWA_ERR_NOT_FOUND: return "SWA_ERR_NOT_FOUND";
     case SWA_ERR_BUFFER_TOO_SMALL: return "SWA_ERR_BUFFER_TOO_SMALL";
     case SWA_ERR_ABORTED: return "SWA_ERR_ABORTED";
+    case SWA_ERR_NO_MATCH: return "SWA_ERR_NO_MATCH";
     }
     return "SWA_ERR_UNKNOWN";
 }
@@ -9415,214 +9468,1020 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
 #undef SWA__CHAT_YANDEX_ASSISTANT
 #undef SWA__N_CHAT_TEMPLATES
 
-/* ==== sampler ==== */
-#ifndef SWA_NO_SAMPLER
+/* ==== grammars ====
+   A grammar is compiled, as llama.cpp does, into rules of elements: each rule is its
+   alternatives one after another, each ended by ALT or (the last) END; an element is a rule
+   reference or a character set (a literal character is a set of one range, `.` an empty negated
+   set). Groups and repetitions become rules of their own: S{m,n} is m copies of S and then n - m
+   nested optional rules, S{m,} m copies and a rule R ::= S R | .
+   A match in progress is a set of stacks of element indices, the top last: the element each
+   parse expects next, under the elements that follow the rules it is inside. A character keeps
+   the stacks whose top set holds it, moves each top on, and expands rule references at the top
+   until every top is a set (or the stack is empty: that parse is complete). Left recursion
+   would expand forever and is refused at parse time; an ambiguous grammar can multiply the
+   stacks, so their number and depth are capped. */
+#ifndef SWA_NO_GRAMMAR
 
-typedef struct swa__ranked {      /* a token with a sort key, for qsort without globals */
-    float key;
-    int32_t id;
-} swa__ranked;
-
-/* Larger key first, then smaller id: a total order, so sorting is deterministic. */
-static int swa__cmp_ranked(const void *a, const void *b)
-{
-    const swa__ranked *x = (const swa__ranked *)a, *y = (const swa__ranked *)b;
-    if (x->key != y->key) return x->key > y->key ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-struct swa_sampler {
-    swa_sampler_config cfg;    /* resolved */
-    int32_t n_vocab;
-    uint64_t rng;
-    int32_t *history;          /* [repeat_last_n] ring of recent tokens */
-    int32_t n_history, history_next;
-    float *work;               /* [n_vocab] logits after the penalty */
-    float *prob;               /* [n_vocab] */
-    swa__ranked *cand;         /* [n_vocab] candidates (logit, id), best first when filtered */
+enum { SWA__G_END, SWA__G_ALT, SWA__G_REF, SWA__G_SET, SWA__G_NSET };
+enum {
+    SWA__G_MAX_ELEMS = 1 << 20,   /* elements of a compiled grammar, repetitions unrolled */
+    SWA__G_MAX_NEST = 256,        /* parentheses inside each other */
+    SWA__G_MAX_WORK = 1 << 16     /* expansions for one character */
 };
 
-static uint64_t swa__splitmix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
+typedef struct swa__gel {         /* REF: a = rule; SET, NSET: ranges [a, a + b) */
+    uint32_t type, a, b;
+} swa__gel;
 
-SWADEF float swa_sampler_uniform(swa_sampler *s)
-{
-    s->rng ^= s->rng >> 12;   /* xorshift64*: integer-only, so every machine draws the same */
-    s->rng ^= s->rng << 25;
-    s->rng ^= s->rng >> 27;
-    return (float)((s->rng * 2685821657736338717ull) >> 40) * (1.0f / 16777216.0f);
-}
+struct swa_grammar {
+    swa__gel *el;                 /* every rule's elements, back to back */
+    uint32_t *rule_at;            /* [n_rules + 1] the first element of each rule */
+    uint32_t *rule_alt;           /* [n_rules + 1] rule r's alternatives are alt_at[rule_alt[r] ..] */
+    uint32_t *alt_at;             /* the first element of each alternative */
+    uint32_t *ranges;             /* pairs lo, hi (inclusive code points) */
+    uint32_t *start;              /* the initial stacks, as a stack set's words */
+    size_t n_el, n_rules, n_start;
+    uint32_t start_count;
+};
 
-SWADEF void swa_sampler_reset(swa_sampler *s)
+/* Grow a buffer of *cap items of size bytes to hold need: a new pointer, or NULL (the old one
+   kept) when the allocation fails. */
+static void *swa__g_grow(void *p, size_t n, size_t *cap, size_t need, size_t size)
 {
-    s->rng = swa__splitmix64(s->cfg.seed) | 1;   /* xorshift state must not be 0 */
-    s->n_history = 0;
-    s->history_next = 0;
-}
-
-SWADEF swa_sampler_config swa_sampler_config_default(void)
-{
-    swa_sampler_config c;
-    memset(&c, 0, sizeof c);
-    c.temperature = 0.8f;
-    c.top_k = 40;
-    c.top_p = 0.95f;
-    c.min_p = 0.05f;
-    c.repeat_penalty = 1.0f;
-    c.repeat_last_n = 64;
-    c.seed = 42;
-    return c;
-}
-
-SWADEF swa_status swa_sampler_create(const swa_sampler_config *cfg, int32_t n_vocab, swa_sampler **out, swa_error *err)
-{
-    swa_sampler *s;
-    swa_sampler_config c;
-    if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_create: out is NULL");
-    *out = NULL;
-    memset(&c, 0, sizeof c);
-    if (cfg) c = *cfg;
-    if (n_vocab < 1 || !(c.temperature >= 0) || c.top_k < 0 || !(c.top_p >= 0 && c.top_p <= 1) ||
-        !(c.min_p >= 0 && c.min_p <= 1) || !(c.repeat_penalty >= 0) || c.repeat_last_n < 0)
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "sampler: n_vocab %d, temperature %g, top_k %d, top_p %g, min_p %g, "
-                         "repeat_penalty %g, repeat_last_n %d: a value is out of range", n_vocab, c.temperature, c.top_k,
-                         c.top_p, c.min_p, c.repeat_penalty, c.repeat_last_n);
-    if (c.top_p == 0) c.top_p = 1;
-    if (c.repeat_penalty == 0) c.repeat_penalty = 1;
-    if (c.repeat_last_n == 0) c.repeat_last_n = 64;
-    if (!(s = (swa_sampler *)swa__calloc(1, sizeof *s)) ||
-        !(s->history = (int32_t *)swa__calloc((uint64_t)c.repeat_last_n, sizeof(int32_t))) ||
-        !(s->work = (float *)swa__calloc((uint64_t)n_vocab, sizeof(float))) ||
-        !(s->prob = (float *)swa__calloc((uint64_t)n_vocab, sizeof(float))) ||
-        !(s->cand = (swa__ranked *)swa__calloc((uint64_t)n_vocab, sizeof(swa__ranked)))) {
-        swa_sampler_free(s);
-        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a sampler for %d tokens", n_vocab);
+    size_t c = *cap ? *cap : 16;
+    void *q;
+    if (need <= *cap) return p;
+    while (c < need) {
+        if (c > SIZE_MAX / 2 / size) return NULL;
+        c *= 2;
     }
-    s->cfg = c;
-    s->n_vocab = n_vocab;
-    swa_sampler_reset(s);
-    *out = s;
+    if (!(q = swa__calloc(c, size))) return NULL;
+    if (n) memcpy(q, p, n * size);
+    SWA_FREE(p);
+    *cap = c;
+    return q;
+}
+
+/* ---- the parser ---- */
+
+typedef struct swa__gvec { swa__gel *p; size_t n, cap; } swa__gvec;
+
+typedef struct swa__grule {
+    swa__gvec el;
+    const char *name;             /* NULL for a group or a repetition */
+    size_t name_len, at;          /* where it is defined (or, until then, first used) */
+    int defined;
+} swa__grule;
+
+typedef struct swa__gparse {
+    const char *s;
+    size_t n, i;
+    swa__grule *rules;
+    size_t n_rules, cap_rules;
+    uint32_t *names;              /* open addressing: rule id + 1, 0 = empty */
+    size_t names_cap;
+    uint32_t *ranges;
+    size_t n_ranges, cap_ranges;  /* in uint32_t */
+    size_t n_el;                  /* elements in every rule, for the cap */
+    int depth;
+    swa_status st;
+    swa_error *err;
+} swa__gparse;
+
+/* Fail with the line and column of byte `at`; only the first failure is kept. */
+static int swa__gp_fail(swa__gparse *p, size_t at, swa_status code, const char *fmt, ...)
+{
+    char msg[200];
+    size_t line = 1, col = 1, i;
+    va_list ap;
+    if (p->st != SWA_OK) return 1;
+    for (i = 0; i < at && i < p->n; i++) {
+        if (p->s[i] == '\n') { line++; col = 1; }
+        else if (((unsigned char)p->s[i] & 0xC0) != 0x80) col++;
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    p->st = code;
+    swa__fail(p->err, code, "grammar: line %zu, column %zu: %s", line, col, msg);
+    return 1;
+}
+
+static int swa__gp_nomem(swa__gparse *p)
+{
+    return swa__gp_fail(p, p->i, SWA_ERR_NOMEM, "out of memory");
+}
+
+static int swa__gp_peek(const swa__gparse *p, size_t k)
+{
+    return p->i + k < p->n ? (unsigned char)p->s[p->i + k] : -1;
+}
+
+static void swa__gp_space(swa__gparse *p, int newline_ok)
+{
+    while (p->i < p->n) {
+        char c = p->s[p->i];
+        if (c == '#') {
+            while (p->i < p->n && p->s[p->i] != '\r' && p->s[p->i] != '\n') p->i++;
+        } else if (c == ' ' || c == '\t' || (newline_ok && (c == '\r' || c == '\n'))) {
+            p->i++;
+        } else {
+            return;
+        }
+    }
+}
+
+static int swa__gp_is_word(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+static int swa__gp_push(swa__gparse *p, swa__gvec *v, uint32_t type, uint32_t a, uint32_t b)
+{
+    void *q;
+    if (p->n_el >= SWA__G_MAX_ELEMS)
+        return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "the grammar is too large (more than %d elements, "
+                            "repetitions counted out)", (int)SWA__G_MAX_ELEMS);
+    if (!(q = swa__g_grow(v->p, v->n, &v->cap, v->n + 1, sizeof *v->p))) return swa__gp_nomem(p);
+    v->p = (swa__gel *)q;
+    v->p[v->n].type = type;
+    v->p[v->n].a = a;
+    v->p[v->n].b = b;
+    v->n++;
+    p->n_el++;
+    return 0;
+}
+
+/* A new rule (named when name is not NULL): its id in *id. */
+static int swa__gp_new_rule(swa__gparse *p, const char *name, size_t len, size_t at, uint32_t *id)
+{
+    void *q;
+    swa__grule *r;
+    if (p->n_rules >= SWA__G_MAX_ELEMS)
+        return swa__gp_fail(p, at, SWA_ERR_FORMAT, "the grammar has too many rules");
+    if (!(q = swa__g_grow(p->rules, p->n_rules, &p->cap_rules, p->n_rules + 1, sizeof *p->rules)))
+        return swa__gp_nomem(p);
+    p->rules = (swa__grule *)q;
+    r = &p->rules[p->n_rules];
+    memset(r, 0, sizeof *r);
+    r->name = name;
+    r->name_len = len;
+    r->at = at;
+    *id = (uint32_t)p->n_rules++;
+    return 0;
+}
+
+static int swa__gp_rehash(swa__gparse *p)
+{
+    size_t cap = p->names_cap ? p->names_cap * 2 : 256, i;
+    uint32_t *t = (uint32_t *)swa__calloc(cap, sizeof *t);
+    if (!t) return swa__gp_nomem(p);
+    for (i = 0; i < p->names_cap; i++) {
+        size_t h;
+        const swa__grule *r;
+        if (!p->names[i]) continue;
+        r = &p->rules[p->names[i] - 1];
+        for (h = (size_t)swa__hash(r->name, r->name_len) & (cap - 1); t[h]; h = (h + 1) & (cap - 1)) {}
+        t[h] = p->names[i];
+    }
+    SWA_FREE(p->names);
+    p->names = t;
+    p->names_cap = cap;
+    return 0;
+}
+
+/* The id of the rule called s[0..len), made (undefined) at its first mention. */
+static int swa__gp_symbol(swa__gparse *p, const char *s, size_t len, size_t at, uint32_t *id)
+{
+    size_t h;
+    if ((p->n_rules + 1) * 2 > p->names_cap && swa__gp_rehash(p)) return 1;
+    for (h = (size_t)swa__hash(s, len) & (p->names_cap - 1); p->names[h]; h = (h + 1) & (p->names_cap - 1)) {
+        const swa__grule *r = &p->rules[p->names[h] - 1];
+        if (r->name_len == len && memcmp(r->name, s, len) == 0) {
+            *id = p->names[h] - 1;
+            return 0;
+        }
+    }
+    if (swa__gp_new_rule(p, s, len, at, id)) return 1;
+    p->names[h] = *id + 1;
+    return 0;
+}
+
+static int swa__gp_hex(swa__gparse *p, int digits, uint32_t *cp)
+{
+    int k;
+    size_t at = p->i;
+    *cp = 0;
+    for (k = 0; k < digits; k++) {
+        int c = swa__gp_peek(p, 0), d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "expected %d hex digits", digits);
+        *cp = *cp << 4 | (uint32_t)d;
+        p->i++;
+    }
+    return 0;
+}
+
+/* One UTF-8 character of the grammar's text, checked. */
+static int swa__gp_utf8(swa__gparse *p, uint32_t *cp)
+{
+    unsigned char c = (unsigned char)p->s[p->i];
+    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c < 0xF5 ? 4 : 0, k;
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c == 0) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "a NUL byte in the grammar");
+    if (len == 0 || p->i + len > p->n) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "invalid UTF-8");
+    *cp = len == 1 ? c : (uint32_t)c & (0x7Fu >> len);
+    for (k = 1; k < len; k++) {
+        unsigned char d = (unsigned char)p->s[p->i + k];
+        if ((d & 0xC0) != 0x80) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "invalid UTF-8");
+        *cp = *cp << 6 | (d & 0x3Fu);
+    }
+    if (*cp < least[len] || *cp > 0x10FFFF) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "invalid UTF-8");
+    p->i += len;
+    return 0;
+}
+
+/* One character of a literal or a class: an escape or a UTF-8 character. */
+static int swa__gp_char(swa__gparse *p, uint32_t *cp)
+{
+    int c;
+    if (p->i >= p->n) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "unexpected end of input");
+    if (p->s[p->i] != '\\') return swa__gp_utf8(p, cp);
+    c = swa__gp_peek(p, 1);
+    p->i += 2;
+    switch (c) {
+    case 'x': return swa__gp_hex(p, 2, cp);
+    case 'u': return swa__gp_hex(p, 4, cp);
+    case 'U': return swa__gp_hex(p, 8, cp);
+    case 't': *cp = '\t'; return 0;
+    case 'r': *cp = '\r'; return 0;
+    case 'n': *cp = '\n'; return 0;
+    case '\\': case '"': case '[': case ']': *cp = (uint32_t)c; return 0;
+    default: return swa__gp_fail(p, p->i - 2, SWA_ERR_FORMAT, "unknown escape");
+    }
+}
+
+static int swa__gp_range(swa__gparse *p, uint32_t lo, uint32_t hi)
+{
+    void *q = swa__g_grow(p->ranges, p->n_ranges, &p->cap_ranges, p->n_ranges + 2, sizeof *p->ranges);
+    if (!q) return swa__gp_nomem(p);
+    p->ranges = (uint32_t *)q;
+    p->ranges[p->n_ranges++] = lo;
+    p->ranges[p->n_ranges++] = hi;
+    return 0;
+}
+
+/* "..." : one set of one character per character. */
+static int swa__gp_literal(swa__gparse *p, swa__gvec *v)
+{
+    p->i++;
+    while (p->i < p->n && p->s[p->i] != '"') {
+        uint32_t cp;
+        if (swa__gp_char(p, &cp) || swa__gp_range(p, cp, cp) ||
+            swa__gp_push(p, v, SWA__G_SET, (uint32_t)(p->n_ranges / 2 - 1), 1)) return 1;
+    }
+    if (p->i >= p->n) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "unexpected end of input in a string");
+    p->i++;
+    return 0;
+}
+
+/* [...] or [^...]: one set element over the ranges listed. */
+static int swa__gp_class(swa__gparse *p, swa__gvec *v)
+{
+    size_t at = p->i, first;
+    uint32_t type = SWA__G_SET;
+    p->i++;
+    if (swa__gp_peek(p, 0) == '^') { type = SWA__G_NSET; p->i++; }
+    first = p->n_ranges;
+    while (p->i < p->n && p->s[p->i] != ']') {
+        uint32_t lo, hi;
+        if (swa__gp_char(p, &lo)) return 1;
+        hi = lo;
+        if (swa__gp_peek(p, 0) == '-' && swa__gp_peek(p, 1) != ']' && swa__gp_peek(p, 1) >= 0) {
+            p->i++;
+            if (swa__gp_char(p, &hi)) return 1;
+            if (hi < lo) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "a range whose end comes before its start");
+        }
+        if (swa__gp_range(p, lo, hi)) return 1;
+    }
+    if (p->i >= p->n) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "unexpected end of input in a character class");
+    p->i++;
+    return swa__gp_push(p, v, type, (uint32_t)(first / 2), (uint32_t)((p->n_ranges - first) / 2));
+}
+
+static int swa__gp_alternates(swa__gparse *p, uint32_t rule, int nested);
+
+/* Append e[0..n) to v (e not inside v). */
+static int swa__gp_append(swa__gparse *p, swa__gvec *v, const swa__gel *e, size_t n)
+{
+    size_t k;
+    for (k = 0; k < n; k++)
+        if (swa__gp_push(p, v, e[k].type, e[k].a, e[k].b)) return 1;
+    return 0;
+}
+
+/* A repetition of v[last..n) from min to max times (max < 0: no bound), as llama.cpp rewrites
+   it: min copies, then max - min nested optional rules (or one recursive rule). */
+static int swa__gp_repeat(swa__gparse *p, swa__gvec *v, size_t last, long min, long max, size_t at)
+{
+    swa__gvec prev;
+    uint32_t prev_rule = 0, id;
+    long k, n_opt = max < 0 ? 1 : max - min;
+    int rc = 0;
+    if (last == v->n) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "a repetition with nothing before it");
+    if (max >= 0 && max < min) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "a repetition {%ld,%ld} whose maximum is "
+                                                   "below its minimum", min, max);
+    memset(&prev, 0, sizeof prev);
+    if (swa__gp_append(p, &prev, v->p + last, v->n - last)) rc = 1;
+    if (!rc && min == 0) { p->n_el -= v->n - last; v->n = last; }
+    for (k = 1; !rc && k < min; k++) rc = swa__gp_append(p, v, prev.p, prev.n);
+    for (k = 0; !rc && k < n_opt; k++) {
+        swa__gvec *r;
+        rc = swa__gp_new_rule(p, NULL, 0, at, &id);
+        r = rc ? NULL : &p->rules[id].el;
+        rc = rc || swa__gp_append(p, r, prev.p, prev.n);
+        if (!rc && (k > 0 || max < 0)) rc = swa__gp_push(p, r, SWA__G_REF, max < 0 ? id : prev_rule, 0);
+        rc = rc || swa__gp_push(p, r, SWA__G_ALT, 0, 0) || swa__gp_push(p, r, SWA__G_END, 0, 0);
+        if (!rc) p->rules[id].defined = 1;
+        prev_rule = id;
+    }
+    if (!rc && n_opt > 0) rc = swa__gp_push(p, v, SWA__G_REF, prev_rule, 0);
+    p->n_el -= prev.n;
+    SWA_FREE(prev.p);
+    return rc;
+}
+
+static int swa__gp_int(swa__gparse *p, long *out)
+{
+    size_t at = p->i;
+    *out = 0;
+    if (swa__gp_peek(p, 0) < '0' || swa__gp_peek(p, 0) > '9') return swa__gp_fail(p, at, SWA_ERR_FORMAT, "expected a number");
+    while (swa__gp_peek(p, 0) >= '0' && swa__gp_peek(p, 0) <= '9') {
+        *out = *out * 10 + (p->s[p->i++] - '0');
+        if (*out > SWA__G_MAX_ELEMS)
+            return swa__gp_fail(p, at, SWA_ERR_FORMAT, "a repetition count above %d", (int)SWA__G_MAX_ELEMS);
+    }
+    return 0;
+}
+
+/* {m}, {m,}, {m,n} after a symbol. */
+static int swa__gp_braces(swa__gparse *p, swa__gvec *v, size_t last, int nested)
+{
+    size_t at = p->i;
+    long min, max;
+    p->i++;
+    swa__gp_space(p, nested);
+    if (swa__gp_int(p, &min)) return 1;
+    swa__gp_space(p, nested);
+    max = min;
+    if (swa__gp_peek(p, 0) == ',') {
+        p->i++;
+        swa__gp_space(p, nested);
+        max = -1;
+        if (swa__gp_peek(p, 0) >= '0' && swa__gp_peek(p, 0) <= '9') {
+            if (swa__gp_int(p, &max)) return 1;
+            swa__gp_space(p, nested);
+        }
+    }
+    if (swa__gp_peek(p, 0) != '}') return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "expected '}' or ','");
+    p->i++;
+    swa__gp_space(p, nested);
+    return swa__gp_repeat(p, v, last, min, max, at);
+}
+
+/* ( alternates ): a rule of its own, referenced here. */
+static int swa__gp_group(swa__gparse *p, swa__gvec *v)
+{
+    size_t at = p->i;
+    uint32_t id;
+    if (++p->depth > SWA__G_MAX_NEST)
+        return swa__gp_fail(p, at, SWA_ERR_FORMAT, "parentheses nested deeper than %d", (int)SWA__G_MAX_NEST);
+    p->i++;
+    swa__gp_space(p, 1);
+    if (swa__gp_new_rule(p, NULL, 0, at, &id) || swa__gp_alternates(p, id, 1)) return 1;
+    if (swa__gp_peek(p, 0) != ')') return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "expected ')'");
+    p->i++;
+    p->depth--;
+    return swa__gp_push(p, v, SWA__G_REF, id, 0);
+}
+
+/* Symbols and their repetitions up to a '|', a ')' or the end of the rule. */
+static int swa__gp_sequence(swa__gparse *p, swa__gvec *v, int nested)
+{
+    size_t last = v->n;
+    for (;;) {
+        int c = swa__gp_peek(p, 0);
+        size_t before = v->n, at = p->i;
+        if (c == '"') {
+            if (swa__gp_literal(p, v)) return 1;
+        } else if (c == '[') {
+            if (swa__gp_class(p, v)) return 1;
+        } else if (swa__gp_is_word(c)) {
+            uint32_t id;
+            while (swa__gp_is_word(swa__gp_peek(p, 0))) p->i++;
+            if (swa__gp_symbol(p, p->s + at, p->i - at, at, &id) || swa__gp_push(p, v, SWA__G_REF, id, 0)) return 1;
+        } else if (c == '(') {
+            if (swa__gp_group(p, v)) return 1;
+        } else if (c == '.') {
+            p->i++;
+            if (swa__gp_push(p, v, SWA__G_NSET, 0, 0)) return 1;
+        } else if (c == '*' || c == '+' || c == '?') {
+            p->i++;
+            swa__gp_space(p, nested);
+            if (swa__gp_repeat(p, v, last, c == '+', c == '?' ? 1 : -1, at)) return 1;
+            continue;
+        } else if (c == '{') {
+            if (swa__gp_braces(p, v, last, nested)) return 1;
+            continue;
+        } else {
+            return 0;
+        }
+        last = before;
+        swa__gp_space(p, nested);
+    }
+}
+
+static int swa__gp_alternates(swa__gparse *p, uint32_t rule, int nested)
+{
+    swa__gvec v;
+    memset(&v, 0, sizeof v);
+    for (;;) {
+        if (swa__gp_sequence(p, &v, nested)) break;
+        if (swa__gp_peek(p, 0) != '|') {
+            if (swa__gp_push(p, &v, SWA__G_END, 0, 0)) break;
+            p->rules[rule].el = v;
+            p->rules[rule].defined = 1;
+            return 0;
+        }
+        p->i++;
+        swa__gp_space(p, 1);
+        if (swa__gp_push(p, &v, SWA__G_ALT, 0, 0)) break;
+    }
+    SWA_FREE(v.p);
+    return 1;
+}
+
+/* name ::= alternates, then a newline or the end. */
+static int swa__gp_rule(swa__gparse *p)
+{
+    size_t at = p->i;
+    uint32_t id;
+    while (swa__gp_is_word(swa__gp_peek(p, 0))) p->i++;
+    if (p->i == at) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "expected a rule name");
+    if (swa__gp_symbol(p, p->s + at, p->i - at, at, &id)) return 1;
+    if (p->rules[id].defined)
+        return swa__gp_fail(p, at, SWA_ERR_FORMAT, "rule '%.*s' is defined twice", (int)(p->i - at), p->s + at);
+    p->rules[id].at = at;
+    swa__gp_space(p, 0);
+    if (p->i + 3 > p->n || memcmp(p->s + p->i, "::=", 3) != 0) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "expected ::=");
+    p->i += 3;
+    swa__gp_space(p, 1);
+    if (swa__gp_alternates(p, id, 0)) return 1;
+    if (swa__gp_peek(p, 0) == '\r') p->i += swa__gp_peek(p, 1) == '\n' ? 2 : 1;
+    else if (swa__gp_peek(p, 0) == '\n') p->i++;
+    else if (p->i < p->n) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "expected a newline or the end, found '%c'", p->s[p->i]);
+    swa__gp_space(p, 1);
+    return 0;
+}
+
+/* Every rule referenced is defined, and the start rule exists. */
+static int swa__gp_check_defined(swa__gparse *p, const char *root, uint32_t *root_id)
+{
+    size_t i;
+    for (i = 0; i < p->n_rules; i++)
+        if (!p->rules[i].defined)
+            return swa__gp_fail(p, p->rules[i].at, SWA_ERR_FORMAT, "undefined rule '%.*s'",
+                                (int)p->rules[i].name_len, p->rules[i].name);
+    for (i = 0; i < p->n_rules; i++) {
+        const swa__grule *r = &p->rules[i];
+        if (r->name && r->name_len == strlen(root) && memcmp(r->name, root, r->name_len) == 0) break;
+    }
+    if (i == p->n_rules) {
+        swa__fail(p->err, SWA_ERR_FORMAT, "grammar: no rule named '%.60s' to start from", root);
+        p->st = SWA_ERR_FORMAT;
+        return 1;
+    }
+    *root_id = (uint32_t)i;
+    return 0;
+}
+
+/* The rules back to back in g->el, then a reference to the start rule and an END: the
+   initial stack is that reference. g->alt_at lists each rule's alternatives' first elements. */
+static int swa__gp_flatten(swa__gparse *p, swa_grammar *g, uint32_t root)
+{
+    size_t i, k, at = 0, n_alt = 0;
+    for (i = 0; i < p->n_rules; i++)
+        for (k = 0; k < p->rules[i].el.n; k++) n_alt += p->rules[i].el.p[k].type <= SWA__G_ALT;
+    g->el = (swa__gel *)swa__calloc(p->n_el + 2, sizeof *g->el);
+    g->rule_at = (uint32_t *)swa__calloc(p->n_rules + 1, sizeof *g->rule_at);
+    g->alt_at = (uint32_t *)swa__calloc(n_alt + 1, sizeof *g->alt_at);
+    g->rule_alt = (uint32_t *)swa__calloc(p->n_rules + 1, sizeof *g->rule_alt);
+    g->ranges = p->ranges;
+    p->ranges = NULL;
+    if (!g->el || !g->rule_at || !g->alt_at || !g->rule_alt) return swa__gp_nomem(p);
+    for (n_alt = 0, i = 0; i < p->n_rules; i++) {
+        const swa__gvec *v = &p->rules[i].el;
+        g->rule_at[i] = (uint32_t)at;
+        g->rule_alt[i] = (uint32_t)n_alt;
+        g->alt_at[n_alt++] = (uint32_t)at;
+        memcpy(g->el + at, v->p, v->n * sizeof *v->p);
+        for (k = 0; k + 1 < v->n; k++) if (v->p[k].type == SWA__G_ALT) g->alt_at[n_alt++] = (uint32_t)(at + k + 1);
+        at += v->n;
+    }
+    g->rule_at[p->n_rules] = (uint32_t)at;
+    g->rule_alt[p->n_rules] = (uint32_t)n_alt;
+    g->el[at].type = SWA__G_REF;
+    g->el[at].a = root;
+    g->el[at + 1].type = SWA__G_END;
+    g->n_el = at + 2;
+    g->n_rules = p->n_rules;
+    return 0;
+}
+
+/* Which rules can match the empty text: a fixpoint over the alternatives. */
+static void swa__g_nullable(const swa_grammar *g, uint8_t *nullable)
+{
+    int changed = 1;
+    while (changed) {
+        size_t r, a;
+        changed = 0;
+        for (r = 0; r < g->n_rules; r++) {
+            if (nullable[r]) continue;
+            for (a = g->rule_alt[r]; a < g->rule_alt[r + 1] && !nullable[r]; a++) {
+                const swa__gel *e = g->el + g->alt_at[a];
+                while (e->type == SWA__G_REF && nullable[e->a]) e++;
+                if (e->type <= SWA__G_ALT) nullable[r] = 1, changed = 1;
+            }
+        }
+    }
+}
+
+/* Left recursion: a rule that can begin with itself (through rules that match empty text)
+   would expand forever. A depth-first walk over "can begin with" edges, colours in mark. */
+static int swa__gp_left_recursion(swa__gparse *p, const swa_grammar *g)
+{
+    uint8_t *mark = (uint8_t *)swa__calloc(g->n_rules * 2 + 1, 1), *nullable = mark + g->n_rules;
+    uint32_t *stack = (uint32_t *)swa__calloc(g->n_rules * 2 + 2, sizeof *stack);  /* rule, element */
+    size_t r, top, bad = SIZE_MAX;
+    if (!mark || !stack) { SWA_FREE(mark); SWA_FREE(stack); return swa__gp_nomem(p); }
+    swa__g_nullable(g, nullable);
+    for (r = 0; r < g->n_rules && bad == SIZE_MAX; r++) {
+        if (mark[r]) continue;
+        stack[0] = (uint32_t)r; stack[1] = g->rule_at[r]; top = 1; mark[r] = 1;
+        while (top && bad == SIZE_MAX) {
+            uint32_t *f = &stack[2 * (top - 1)], e = f[1];
+            if (e >= g->rule_at[f[0] + 1]) { mark[f[0]] = 2; top--; continue; }
+            f[1]++;
+            if (g->el[e].type != SWA__G_REF) continue;
+            /* a reference is leading when every element since its alternative began is nullable */
+            if (e > g->rule_at[f[0]] && g->el[e - 1].type > SWA__G_ALT) {
+                const swa__gel *b = g->el + e;
+                while (b > g->el + g->rule_at[f[0]] && b[-1].type == SWA__G_REF && nullable[b[-1].a]) b--;
+                if (b > g->el + g->rule_at[f[0]] && b[-1].type > SWA__G_ALT) continue;
+            }
+            if (mark[g->el[e].a] == 1) bad = g->el[e].a;
+            else if (!mark[g->el[e].a]) {
+                mark[g->el[e].a] = 1;
+                stack[2 * top] = g->el[e].a; stack[2 * top + 1] = g->rule_at[g->el[e].a]; top++;
+            }
+        }
+    }
+    SWA_FREE(mark);
+    SWA_FREE(stack);
+    if (bad == SIZE_MAX) return 0;
+    if (p->rules[bad].name)
+        return swa__gp_fail(p, p->rules[bad].at, SWA_ERR_FORMAT, "rule '%.*s' is left-recursive (it can begin "
+                            "with itself)", (int)p->rules[bad].name_len, p->rules[bad].name);
+    return swa__gp_fail(p, p->rules[bad].at, SWA_ERR_FORMAT, "this group is left-recursive (it can begin with itself)");
+}
+
+/* ---- the matcher ---- */
+
+typedef struct swa__gstk {        /* a set of stacks, each as [len, e0 .. e(len-1)], the top last */
+    uint32_t *w;
+    size_t n, cap;
+    uint32_t count;
+} swa__gstk;
+
+enum { SWA__G_SEEN = 4 * SWA_GRAMMAR_MAX_STACKS };
+
+typedef struct swa__gscratch {
+    uint32_t *work;               /* stacks to expand, each as [e0 .. e(len-1), len] */
+    size_t n_work, cap_work;
+    uint32_t *tmp, *pick;         /* [SWA_GRAMMAR_MAX_DEPTH + 2], [SWA_GRAMMAR_MAX_STACKS] */
+    uint32_t *seen;               /* [2 * SWA__G_SEEN] pairs (generation, offset) of the set being built */
+    uint32_t gen;
+} swa__gscratch;
+
+static swa_status swa__g_scratch_init(swa__gscratch *sc, swa_error *err)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->tmp = (uint32_t *)swa__calloc(SWA_GRAMMAR_MAX_DEPTH + 2, sizeof *sc->tmp);
+    sc->pick = (uint32_t *)swa__calloc(SWA_GRAMMAR_MAX_STACKS, sizeof *sc->pick);
+    sc->seen = (uint32_t *)swa__calloc(2 * SWA__G_SEEN, sizeof *sc->seen);
+    if (sc->tmp && sc->pick && sc->seen) return SWA_OK;
+    SWA_FREE(sc->tmp); SWA_FREE(sc->pick); SWA_FREE(sc->seen);
+    return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate a matcher");
+}
+
+static void swa__g_scratch_free(swa__gscratch *sc)
+{
+    SWA_FREE(sc->work); SWA_FREE(sc->tmp); SWA_FREE(sc->pick); SWA_FREE(sc->seen);
+}
+
+static uint32_t swa__g_hash_words(const uint32_t *w, size_t n)
+{
+    uint32_t h = 2166136261u;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ w[i]) * 16777619u;
+    return h ^ (h >> 15);
+}
+
+static swa_status swa__g_reserve(swa__gstk *s, size_t need, swa_error *err)
+{
+    void *q = swa__g_grow(s->w, s->n, &s->cap, need, sizeof *s->w);
+    if (!q) return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate %zu words of stacks", need);
+    s->w = (uint32_t *)q;
+    return SWA_OK;
+}
+
+/* Add stack e[0..len) to out unless it is there already. */
+static swa_status swa__g_add(swa__gscratch *sc, swa__gstk *out, const uint32_t *e, uint32_t len, swa_error *err)
+{
+    uint32_t h = swa__g_hash_words(e, len) & (SWA__G_SEEN - 1);
+    for (; sc->seen[2 * h] == sc->gen; h = (h + 1) & (SWA__G_SEEN - 1)) {
+        const uint32_t *o = out->w + sc->seen[2 * h + 1];
+        if (o[0] == len && memcmp(o + 1, e, len * sizeof *e) == 0) return SWA_OK;
+    }
+    if (out->count >= SWA_GRAMMAR_MAX_STACKS)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "grammar: more than %d parses alive at once (an ambiguous "
+                         "grammar)", (int)SWA_GRAMMAR_MAX_STACKS);
+    if (swa__g_reserve(out, out->n + len + 1, err)) return err ? err->code : SWA_ERR_NOMEM;
+    sc->seen[2 * h] = sc->gen;
+    sc->seen[2 * h + 1] = (uint32_t)out->n;
+    out->w[out->n] = len;
+    memcpy(out->w + out->n + 1, e, len * sizeof *e);
+    out->n += len + 1;
+    out->count++;
+    return SWA_OK;
+}
+
+/* Push base[0..len) then x and y (each when not UINT32_MAX) as a work item. */
+static swa_status swa__g_push_work(swa__gscratch *sc, const uint32_t *base, uint32_t len, uint32_t x, uint32_t y,
+                                   swa_error *err)
+{
+    uint32_t n = len + (x != UINT32_MAX) + (y != UINT32_MAX);
+    void *q;
+    if (n > SWA_GRAMMAR_MAX_DEPTH)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "grammar: a parse nests deeper than %d rules",
+                         (int)SWA_GRAMMAR_MAX_DEPTH);
+    if (!(q = swa__g_grow(sc->work, sc->n_work, &sc->cap_work, sc->n_work + n + 1, sizeof *sc->work)))
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the stacks");
+    sc->work = (uint32_t *)q;
+    memcpy(sc->work + sc->n_work, base, len * sizeof *base);
+    sc->n_work += len;
+    if (x != UINT32_MAX) sc->work[sc->n_work++] = x;
+    if (y != UINT32_MAX) sc->work[sc->n_work++] = y;
+    sc->work[sc->n_work++] = n;
+    return SWA_OK;
+}
+
+/* Replace a reference on top of item[0..len) by each alternative of its rule (the last pushed
+   first, so that the first is expanded first). */
+static swa_status swa__g_expand_ref(const swa_grammar *g, swa__gscratch *sc, uint32_t len, swa_error *err)
+{
+    uint32_t top = sc->tmp[len - 1], r = g->el[top].a, a;
+    uint32_t next = g->el[top + 1].type > SWA__G_ALT ? top + 1 : UINT32_MAX;
+    for (a = g->rule_alt[r + 1]; a-- > g->rule_alt[r];) {
+        uint32_t s = g->alt_at[a];
+        swa_status st = swa__g_push_work(sc, sc->tmp, len - 1, next, g->el[s].type > SWA__G_ALT ? s : UINT32_MAX, err);
+        if (st) return st;
+    }
+    return SWA_OK;
+}
+
+/* Expand the work items until each stack's top is a set, or the stack is empty; into out. */
+static swa_status swa__g_expand(const swa_grammar *g, swa__gscratch *sc, swa__gstk *out, swa_error *err)
+{
+    long steps = 0;
+    while (sc->n_work) {
+        uint32_t len = sc->work[sc->n_work - 1];
+        const uint32_t *item = sc->work + sc->n_work - 1 - len;
+        swa_status st;
+        if (++steps > SWA__G_MAX_WORK)
+            return swa__fail(err, SWA_ERR_UNSUPPORTED, "grammar: more than %d expansions for one character (an "
+                             "ambiguous grammar)", (int)SWA__G_MAX_WORK);
+        sc->n_work -= len + 1;
+        if (len == 0 || g->el[item[len - 1]].type >= SWA__G_SET) {
+            st = swa__g_add(sc, out, item, len, err);
+        } else {
+            memcpy(sc->tmp, item, len * sizeof *item);
+            st = swa__g_expand_ref(g, sc, len, err);
+        }
+        if (st) return st;
+    }
+    return SWA_OK;
+}
+
+static void swa__g_begin(swa__gscratch *sc, swa__gstk *out)
+{
+    out->n = 0;
+    out->count = 0;
+    sc->n_work = 0;
+    if (++sc->gen == 0) {              /* the generations wrapped: forget every stamp */
+        memset(sc->seen, 0, 2 * SWA__G_SEEN * sizeof *sc->seen);
+        sc->gen = 1;
+    }
+}
+
+static int swa__g_set_has(const swa_grammar *g, const swa__gel *e, uint32_t cp)
+{
+    const uint32_t *r = g->ranges + 2 * (size_t)e->a;
+    uint32_t k;
+    for (k = 0; k < e->b; k++) if (r[2 * k] <= cp && cp <= r[2 * k + 1]) return e->type == SWA__G_SET;
+    return e->type == SWA__G_NSET;
+}
+
+/* The stacks of in[0..in_n) that take character cp, moved on and expanded, into out. */
+static swa_status swa__g_step(const swa_grammar *g, swa__gscratch *sc, const uint32_t *in, size_t in_n, uint32_t cp,
+                              swa__gstk *out, swa_error *err)
+{
+    size_t i;
+    uint32_t n_pick = 0;
+    swa__g_begin(sc, out);
+    for (i = 0; i < in_n; i += in[i] + 1)
+        if (in[i] && swa__g_set_has(g, &g->el[in[i + in[i]]], cp)) sc->pick[n_pick++] = (uint32_t)i;
+    while (n_pick--) {               /* in reverse, so that the first is expanded first */
+        const uint32_t *s = in + sc->pick[n_pick] + 1;
+        uint32_t len = s[-1], top = s[len - 1];
+        swa_status st = swa__g_push_work(sc, s, len - 1, g->el[top + 1].type > SWA__G_ALT ? top + 1 : UINT32_MAX,
+                                         UINT32_MAX, err);
+        if (st || (st = swa__g_expand(g, sc, out, err))) return st;
+    }
+    return SWA_OK;
+}
+
+/* Whether some character that begins with the partial UTF-8 sequence (bits v, n_more bytes
+   still to come, len in all) could be the next of a stack in set. */
+static int swa__g_partial_ok(const swa_grammar *g, const uint32_t *set, size_t n, uint32_t v, int n_more, int len)
+{
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    uint32_t lo = v << (6 * n_more), hi = lo | ((1u << (6 * n_more)) - 1), k;
+    size_t i;
+    if (lo < least[len]) lo = least[len];
+    if (hi > 0x10FFFF) hi = 0x10FFFF;
+    if (lo > hi) return 0;
+    for (i = 0; i < n; i += set[i] + 1) {
+        const swa__gel *e;
+        const uint32_t *r;
+        int covered = 0;
+        if (!set[i]) continue;
+        e = &g->el[set[i + set[i]]];
+        r = g->ranges + 2 * (size_t)e->a;
+        for (k = 0; k < e->b; k++) {
+            if (e->type == SWA__G_SET && r[2 * k] <= hi && lo <= r[2 * k + 1]) return 1;
+            if (r[2 * k] <= lo && hi <= r[2 * k + 1]) covered = 1;
+        }
+        if (e->type == SWA__G_NSET && !covered) return 1;
+    }
+    return 0;
+}
+
+static void swa__g_free_parse(swa__gparse *p)
+{
+    size_t i;
+    for (i = 0; i < p->n_rules; i++) SWA_FREE(p->rules[i].el.p);
+    SWA_FREE(p->rules);
+    SWA_FREE(p->names);
+    SWA_FREE(p->ranges);
+}
+
+SWADEF void swa_grammar_free(swa_grammar *g)
+{
+    if (!g) return;
+    SWA_FREE(g->el); SWA_FREE(g->rule_at); SWA_FREE(g->alt_at); SWA_FREE(g->rule_alt);
+    SWA_FREE(g->ranges); SWA_FREE(g->start);
+    SWA_FREE(g);
+}
+
+/* The initial stacks: the start rule's reference, expanded. */
+static swa_status swa__g_start(swa_grammar *g, swa_error *err)
+{
+    swa__gscratch sc;
+    swa__gstk out;
+    uint32_t root = (uint32_t)(g->n_el - 2);
+    swa_status st;
+    memset(&out, 0, sizeof out);
+    if ((st = swa__g_scratch_init(&sc, err))) return st;
+    swa__g_begin(&sc, &out);
+    if (!(st = swa__g_push_work(&sc, &root, 1, UINT32_MAX, UINT32_MAX, err))) st = swa__g_expand(g, &sc, &out, err);
+    swa__g_scratch_free(&sc);
+    g->start = out.w;
+    g->n_start = out.n;
+    g->start_count = out.count;
+    return st;
+}
+
+static int swa__gp_all(swa__gparse *p)
+{
+    swa__gp_space(p, 1);
+    while (p->i < p->n && p->st == SWA_OK) if (swa__gp_rule(p)) return 1;
+    return p->st != SWA_OK;
+}
+
+SWADEF swa_status swa_grammar_parse(const char *text, size_t len, const char *root, swa_grammar **out, swa_error *err)
+{
+    swa__gparse p;
+    swa_grammar *g = NULL;
+    uint32_t root_id = 0;
+    if (!out || (!text && len)) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_grammar_parse: out or text is NULL");
+    *out = NULL;
+    memset(&p, 0, sizeof p);
+    p.s = text;
+    p.n = len;
+    p.err = err;
+    if (!root) root = "root";
+    if (!swa__gp_all(&p) && !swa__gp_check_defined(&p, root, &root_id)) {
+        if (!(g = (swa_grammar *)swa__calloc(1, sizeof *g))) swa__gp_nomem(&p);
+        else if (!swa__gp_flatten(&p, g, root_id) && !swa__gp_left_recursion(&p, g)) p.st = swa__g_start(g, err);
+    }
+    swa__g_free_parse(&p);
+    if (p.st != SWA_OK) {
+        swa_grammar_free(g);
+        return p.st;
+    }
+    *out = g;
     swa__ok(err);
     return SWA_OK;
 }
 
-SWADEF void swa_sampler_free(swa_sampler *s)
+/* ---- a match in progress ---- */
+
+struct swa_grammar_state {
+    const swa_grammar *g;
+    swa__gstk cur, next, saved;
+    uint32_t pv;                  /* a character begun and not finished: its bits so far, */
+    int pn, plen;                 /* the bytes it still needs and its length (pn = 0: none) */
+    swa__gscratch sc;
+};
+
+SWADEF void swa_grammar_state_free(swa_grammar_state *st)
 {
-    if (!s) return;
-    SWA_FREE(s->history);
-    SWA_FREE(s->work);
-    SWA_FREE(s->prob);
-    SWA_FREE(s->cand);
-    SWA_FREE(s);
+    if (!st) return;
+    SWA_FREE(st->cur.w); SWA_FREE(st->next.w); SWA_FREE(st->saved.w);
+    swa__g_scratch_free(&st->sc);
+    SWA_FREE(st);
 }
 
-SWADEF void swa_sampler_accept(swa_sampler *s, int32_t token)
+/* Make cur hold src's n words (count stacks); cur was reserved for them. */
+static swa_status swa__g_assign(swa__gstk *dst, const uint32_t *w, size_t n, uint32_t count, swa_error *err)
 {
-    if (token < 0 || token >= s->n_vocab) return;   /* not ours: nothing to penalise */
-    s->history[s->history_next] = token;
-    s->history_next = (s->history_next + 1) % s->cfg.repeat_last_n;
-    if (s->n_history < s->cfg.repeat_last_n) s->n_history++;
+    swa_status s = swa__g_reserve(dst, n, err);
+    if (s) return s;
+    if (n) memcpy(dst->w, w, n * sizeof *w);
+    dst->n = n;
+    dst->count = count;
+    return SWA_OK;
 }
 
-/* CTRL's penalty as llama.cpp applies it: each distinct recent token's logit is divided by the
-   penalty when positive and multiplied when negative, so it always becomes less likely. */
-static void swa__apply_penalty(swa_sampler *s)
+SWADEF swa_status swa_grammar_state_create(const swa_grammar *g, swa_grammar_state **out, swa_error *err)
 {
-    int32_t i;
-    float p = s->cfg.repeat_penalty;
-    if (p == 1.0f) return;
-    for (i = 0; i < s->n_history; i++) s->prob[s->history[i]] = 0.0f;     /* prob as a seen-mark */
-    for (i = 0; i < s->n_history; i++) {
-        int32_t t = s->history[i];
-        if (s->prob[t] != 0.0f) continue;
-        s->prob[t] = 1.0f;
-        s->work[t] = s->work[t] > 0 ? s->work[t] / p : s->work[t] * p;
+    swa_grammar_state *st;
+    if (!out || !g) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_grammar_state_create: g or out is NULL");
+    *out = NULL;
+    if (!(st = (swa_grammar_state *)swa__calloc(1, sizeof *st)))
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate a state");
+    st->g = g;
+    if (swa__g_scratch_init(&st->sc, err) != SWA_OK) { SWA_FREE(st); return SWA_ERR_NOMEM; }
+    if (swa__g_assign(&st->cur, g->start, g->n_start, g->start_count, err) != SWA_OK) {
+        swa_grammar_state_free(st);
+        return SWA_ERR_NOMEM;
     }
+    *out = st;
+    swa__ok(err);
+    return SWA_OK;
 }
 
-/* Min-heap on (logit, id) order: the root is the worst of the k kept so far. */
-static void swa__sift_down(swa__ranked *h, int32_t n, int32_t i)
+SWADEF swa_status swa_grammar_state_copy(const swa_grammar_state *src, swa_grammar_state **out, swa_error *err)
 {
-    for (;;) {
-        int32_t c = 2 * i + 1;
-        swa__ranked t;
-        if (c >= n) return;
-        if (c + 1 < n && swa__cmp_ranked(&h[c + 1], &h[c]) > 0) c++;
-        if (swa__cmp_ranked(&h[c], &h[i]) <= 0) return;
-        t = h[i]; h[i] = h[c]; h[c] = t;
-        i = c;
+    swa_status s;
+    if (!src) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_grammar_state_copy: src is NULL");
+    if ((s = swa_grammar_state_create(src->g, out, err))) return s;
+    if ((s = swa__g_assign(&(*out)->cur, src->cur.w, src->cur.n, src->cur.count, err))) {
+        swa_grammar_state_free(*out);
+        *out = NULL;
+        return s;
     }
+    (*out)->pv = src->pv;
+    (*out)->pn = src->pn;
+    (*out)->plen = src->plen;
+    return SWA_OK;
 }
 
-/* The candidates the filters look at, best first: all tokens, or the top k found with a heap
-   in O(n log k) (a full sort of 32000 logits per token would cost more than a small model's
-   forward pass). Without top-p and min-p the order does not matter and nothing is sorted. */
-static int32_t swa__candidates(swa_sampler *s)
+SWADEF void swa_grammar_state_reset(swa_grammar_state *st)
 {
-    int32_t i, n = s->n_vocab, k = s->cfg.top_k;
-    int sort = s->cfg.top_p < 1.0f || s->cfg.min_p > 0.0f;
-    if (k > 0 && k < n) {
-        for (i = 0; i < n; i++) {
-            swa__ranked r;
-            r.key = s->work[i];
-            r.id = i;
-            if (i < k) {
-                s->cand[i] = r;
-                if (i == k - 1) { int32_t j; for (j = k / 2; j >= 0; j--) swa__sift_down(s->cand, k, j); }
-            } else if (swa__cmp_ranked(&r, &s->cand[0]) < 0) {
-                s->cand[0] = r;
-                swa__sift_down(s->cand, k, 0);
-            }
-        }
-        n = k;
-        sort = 1;
-    } else {
-        for (i = 0; i < n; i++) { s->cand[i].key = s->work[i]; s->cand[i].id = i; }
-    }
-    if (sort) qsort(s->cand, (size_t)n, sizeof *s->cand, swa__cmp_ranked);
-    return n;
+    /* cur was reserved for the start set at create and never shrinks, so this cannot fail */
+    swa__g_assign(&st->cur, st->g->start, st->g->n_start, st->g->start_count, NULL);
+    st->pn = 0;
 }
 
-/* The choice, before it is remembered. */
-static int32_t swa__sampler_choose(swa_sampler *s, const float *logits)
+SWADEF int swa_grammar_state_can_end(const swa_grammar_state *st)
 {
-    int32_t n, i, kept;
-    float max = -INFINITY, sum = 0.0f, cum, u;
-    for (i = 0; i < s->n_vocab; i++) s->work[i] = logits[i] == logits[i] ? logits[i] : -INFINITY;   /* NaN: never */
-    swa__apply_penalty(s);
-    if (s->cfg.temperature <= 0.0f) return swa_argmax(s->work, s->n_vocab);
-    n = swa__candidates(s);
-    for (i = 0; i < n; i++) if (s->cand[i].key > max) max = s->cand[i].key;
-    if (max == -INFINITY) return swa_argmax(s->work, s->n_vocab);   /* nothing is possible: the first */
-    /* the filters see probabilities at temperature 1, as in llama.cpp */
-    for (i = 0; i < n; i++) sum += (s->prob[i] = expf(s->cand[i].key - max));
-    for (kept = 0, cum = 0.0f; kept < n; kept++) {
-        if (s->prob[kept] < s->cfg.min_p * s->prob[0]) break;   /* min-p, relative to the best */
-        cum += s->prob[kept] / sum;
-        if (cum >= s->cfg.top_p) { kept++; break; }              /* top-p: smallest sufficient prefix */
-    }
-    if (kept < 1) kept = 1;
-    for (sum = 0.0f, i = 0; i < kept; i++)
-        sum += (s->prob[i] = expf((s->cand[i].key - max) / s->cfg.temperature));
-    u = swa_sampler_uniform(s) * sum;
-    for (i = 0; i < kept - 1; i++) {
-        u -= s->prob[i];
-        if (u < 0.0f) break;
-    }
-    return s->cand[i].id;
+    size_t i;
+    if (st->pn) return 0;
+    for (i = 0; i < st->cur.n; i += st->cur.w[i] + 1) if (st->cur.w[i] == 0) return 1;
+    return 0;
 }
-SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
+
+SWADEF int swa_grammar_state_done(const swa_grammar_state *st)
 {
-    int32_t id = swa__sampler_choose(s, logits);
-    swa_sampler_accept(s, id);
-    return id;
+    size_t i;
+    if (st->pn) return 0;
+    for (i = 0; i < st->cur.n; i += st->cur.w[i] + 1) if (st->cur.w[i] != 0) return 0;
+    return 1;
 }
-#endif /* SWA_NO_SAMPLER */
+
+/* One byte into the UTF-8 decoder of (v, n, len): 1 when a character is complete (in *cp),
+   0 when more bytes are needed, -1 when the byte cannot be there. */
+static int swa__g_utf8_byte(uint32_t *v, int *n, int *len, unsigned char b, uint32_t *cp)
+{
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (*n == 0) {
+        if (b < 0x80) { *cp = b; return 1; }
+        *len = b >= 0xC2 && b < 0xE0 ? 2 : b >= 0xE0 && b < 0xF0 ? 3 : b >= 0xF0 && b < 0xF5 ? 4 : 0;
+        if (!*len) return -1;
+        *v = (uint32_t)b & (0x7Fu >> *len);
+        *n = *len - 1;
+        return 0;
+    }
+    if ((b & 0xC0) != 0x80) return -1;
+    *v = *v << 6 | (b & 0x3Fu);
+    if (--*n) return 0;
+    *cp = *v;
+    return *cp >= least[*len] && *cp <= 0x10FFFF ? 1 : -1;
+}
+
+static swa_status swa__g_refuse(swa_grammar_state *st, size_t at, size_t *used, swa_error *err)
+{
+    swa__gstk t = st->cur;
+    st->cur = st->saved;
+    st->saved = t;
+    if (used) *used = at;
+    return swa__fail(err, SWA_ERR_NO_MATCH, "grammar: the text cannot go on at byte %zu", at);
+}
+
+SWADEF swa_status swa_grammar_state_accept(swa_grammar_state *st, const char *bytes, size_t n, size_t *used,
+                                           swa_error *err)
+{
+    uint32_t spv;
+    int spn, splen;
+    size_t i, begin = 0;
+    swa_status s;
+    if (!st || (!bytes && n)) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_grammar_state_accept: NULL argument");
+    spv = st->pv; spn = st->pn; splen = st->plen;
+    if ((s = swa__g_assign(&st->saved, st->cur.w, st->cur.n, st->cur.count, err))) return s;
+    for (i = 0; i < n; i++) {
+        uint32_t cp = 0;
+        swa__gstk t;
+        int r;
+        if (st->pn == 0) begin = i;
+        r = swa__g_utf8_byte(&st->pv, &st->pn, &st->plen, (unsigned char)bytes[i], &cp);
+        if (r == 0) continue;
+        if (r < 0) break;
+        if ((s = swa__g_step(st->g, &st->sc, st->cur.w, st->cur.n, cp, &st->next, err))) break;
+        if (!st->next.count) break;
+        t = st->cur; st->cur = st->next; st->next = t;
+    }
+    if (i == n && (!st->pn || swa__g_partial_ok(st->g, st->cur.w, st->cur.n, st->pv, st->pn, st->plen))) {
+        if (used) *used = n;
+        swa__ok(err);
+        return SWA_OK;
+    }
+    st->pv = spv; st->pn = spn; st->plen = splen;
+    if (s) {                         /* a limit: the message is set, the state goes back */
+        swa__gstk t = st->cur; st->cur = st->saved; st->saved = t;
+        return s;
+    }
+    return swa__g_refuse(st, begin, used, err);
+}
+
+SWADEF swa_status swa_grammar_match(const swa_grammar *g, const char *text, size_t len, size_t *where, swa_error *err)
+{
+    swa_grammar_state *st;
+    size_t used = 0;
+    swa_status s = swa_grammar_state_create(g, &st, err);
+    if (s) return s;
+    s = swa_grammar_state_accept(st, text, len, &used, err);
+    if (s == SWA_OK && !swa_grammar_state_can_end(st)) {
+        used = len;
+        s = swa__fail(err, SWA_ERR_NO_MATCH, "grammar: the text ends before the grammar does");
+    }
+    swa_grammar_state_free(st);
+    if (where) *where = s == SWA_OK ? len : used;
+    return s;
+}
+
+#endif /* SWA_NO_GRAMMAR */
 
 /* ==== JSON Schema to grammar ====
    A JSON Schema becomes GBNF text the way llama.cpp's json_schema_to_grammar writes it: a rule
@@ -10979,6 +11838,19 @@ SWADEF swa_status swa_json_schema_to_grammar(const char *schema, size_t len, cha
     return c.status;
 }
 
+SWADEF swa_status swa_grammar_from_json_schema(const char *schema, size_t len, swa_grammar **out, swa_error *err)
+{
+    char *gbnf = NULL;
+    swa_status st;
+    if (out) *out = NULL;
+    if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_grammar_from_json_schema: NULL output");
+    if ((st = swa_json_schema_to_grammar(schema, len, &gbnf, err)) != SWA_OK) return st;
+    if ((st = swa_grammar_parse(gbnf, strlen(gbnf), "root", out, err)) != SWA_OK)
+        swa__prefix_error(err, "JSON Schema: the grammar written for it");
+    SWA_FREE(gbnf);
+    return st;
+}
+
 #undef SWA__JS_MAX_DEPTH
 #undef SWA__JS_MAX_VISITS
 #undef SWA__JS_MAX_SCAN
@@ -10991,6 +11863,216 @@ SWADEF swa_status swa_json_schema_to_grammar(const char *schema, size_t len, cha
 #undef SWA__JS_N_PRIMS
 #undef SWA__JS_OPEN
 #endif /* SWA_NO_GRAMMAR */
+
+/* ==== sampler ==== */
+#ifndef SWA_NO_SAMPLER
+
+typedef struct swa__ranked {      /* a token with a sort key, for qsort without globals */
+    float key;
+    int32_t id;
+} swa__ranked;
+
+/* Larger key first, then smaller id: a total order, so sorting is deterministic. */
+static int swa__cmp_ranked(const void *a, const void *b)
+{
+    const swa__ranked *x = (const swa__ranked *)a, *y = (const swa__ranked *)b;
+    if (x->key != y->key) return x->key > y->key ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+struct swa_sampler {
+    swa_sampler_config cfg;    /* resolved */
+    int32_t n_vocab;
+    uint64_t rng;
+    int32_t *history;          /* [repeat_last_n] ring of recent tokens */
+    int32_t n_history, history_next;
+    float *work;               /* [n_vocab] logits after the penalty */
+    float *prob;               /* [n_vocab] */
+    swa__ranked *cand;         /* [n_vocab] candidates (logit, id), best first when filtered */
+};
+
+static uint64_t swa__splitmix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+SWADEF float swa_sampler_uniform(swa_sampler *s)
+{
+    s->rng ^= s->rng >> 12;   /* xorshift64*: integer-only, so every machine draws the same */
+    s->rng ^= s->rng << 25;
+    s->rng ^= s->rng >> 27;
+    return (float)((s->rng * 2685821657736338717ull) >> 40) * (1.0f / 16777216.0f);
+}
+
+SWADEF void swa_sampler_reset(swa_sampler *s)
+{
+    s->rng = swa__splitmix64(s->cfg.seed) | 1;   /* xorshift state must not be 0 */
+    s->n_history = 0;
+    s->history_next = 0;
+}
+
+SWADEF swa_sampler_config swa_sampler_config_default(void)
+{
+    swa_sampler_config c;
+    memset(&c, 0, sizeof c);
+    c.temperature = 0.8f;
+    c.top_k = 40;
+    c.top_p = 0.95f;
+    c.min_p = 0.05f;
+    c.repeat_penalty = 1.0f;
+    c.repeat_last_n = 64;
+    c.seed = 42;
+    return c;
+}
+
+SWADEF swa_status swa_sampler_create(const swa_sampler_config *cfg, int32_t n_vocab, swa_sampler **out, swa_error *err)
+{
+    swa_sampler *s;
+    swa_sampler_config c;
+    if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_create: out is NULL");
+    *out = NULL;
+    memset(&c, 0, sizeof c);
+    if (cfg) c = *cfg;
+    if (n_vocab < 1 || !(c.temperature >= 0) || c.top_k < 0 || !(c.top_p >= 0 && c.top_p <= 1) ||
+        !(c.min_p >= 0 && c.min_p <= 1) || !(c.repeat_penalty >= 0) || c.repeat_last_n < 0)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "sampler: n_vocab %d, temperature %g, top_k %d, top_p %g, min_p %g, "
+                         "repeat_penalty %g, repeat_last_n %d: a value is out of range", n_vocab, c.temperature, c.top_k,
+                         c.top_p, c.min_p, c.repeat_penalty, c.repeat_last_n);
+    if (c.top_p == 0) c.top_p = 1;
+    if (c.repeat_penalty == 0) c.repeat_penalty = 1;
+    if (c.repeat_last_n == 0) c.repeat_last_n = 64;
+    if (!(s = (swa_sampler *)swa__calloc(1, sizeof *s)) ||
+        !(s->history = (int32_t *)swa__calloc((uint64_t)c.repeat_last_n, sizeof(int32_t))) ||
+        !(s->work = (float *)swa__calloc((uint64_t)n_vocab, sizeof(float))) ||
+        !(s->prob = (float *)swa__calloc((uint64_t)n_vocab, sizeof(float))) ||
+        !(s->cand = (swa__ranked *)swa__calloc((uint64_t)n_vocab, sizeof(swa__ranked)))) {
+        swa_sampler_free(s);
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a sampler for %d tokens", n_vocab);
+    }
+    s->cfg = c;
+    s->n_vocab = n_vocab;
+    swa_sampler_reset(s);
+    *out = s;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF void swa_sampler_free(swa_sampler *s)
+{
+    if (!s) return;
+    SWA_FREE(s->history);
+    SWA_FREE(s->work);
+    SWA_FREE(s->prob);
+    SWA_FREE(s->cand);
+    SWA_FREE(s);
+}
+
+SWADEF void swa_sampler_accept(swa_sampler *s, int32_t token)
+{
+    if (token < 0 || token >= s->n_vocab) return;   /* not ours: nothing to penalise */
+    s->history[s->history_next] = token;
+    s->history_next = (s->history_next + 1) % s->cfg.repeat_last_n;
+    if (s->n_history < s->cfg.repeat_last_n) s->n_history++;
+}
+
+/* CTRL's penalty as llama.cpp applies it: each distinct recent token's logit is divided by the
+   penalty when positive and multiplied when negative, so it always becomes less likely. */
+static void swa__apply_penalty(swa_sampler *s)
+{
+    int32_t i;
+    float p = s->cfg.repeat_penalty;
+    if (p == 1.0f) return;
+    for (i = 0; i < s->n_history; i++) s->prob[s->history[i]] = 0.0f;     /* prob as a seen-mark */
+    for (i = 0; i < s->n_history; i++) {
+        int32_t t = s->history[i];
+        if (s->prob[t] != 0.0f) continue;
+        s->prob[t] = 1.0f;
+        s->work[t] = s->work[t] > 0 ? s->work[t] / p : s->work[t] * p;
+    }
+}
+
+/* Min-heap on (logit, id) order: the root is the worst of the k kept so far. */
+static void swa__sift_down(swa__ranked *h, int32_t n, int32_t i)
+{
+    for (;;) {
+        int32_t c = 2 * i + 1;
+        swa__ranked t;
+        if (c >= n) return;
+        if (c + 1 < n && swa__cmp_ranked(&h[c + 1], &h[c]) > 0) c++;
+        if (swa__cmp_ranked(&h[c], &h[i]) <= 0) return;
+        t = h[i]; h[i] = h[c]; h[c] = t;
+        i = c;
+    }
+}
+
+/* The candidates the filters look at, best first: all tokens, or the top k found with a heap
+   in O(n log k) (a full sort of 32000 logits per token would cost more than a small model's
+   forward pass). Without top-p and min-p the order does not matter and nothing is sorted. */
+static int32_t swa__candidates(swa_sampler *s)
+{
+    int32_t i, n = s->n_vocab, k = s->cfg.top_k;
+    int sort = s->cfg.top_p < 1.0f || s->cfg.min_p > 0.0f;
+    if (k > 0 && k < n) {
+        for (i = 0; i < n; i++) {
+            swa__ranked r;
+            r.key = s->work[i];
+            r.id = i;
+            if (i < k) {
+                s->cand[i] = r;
+                if (i == k - 1) { int32_t j; for (j = k / 2; j >= 0; j--) swa__sift_down(s->cand, k, j); }
+            } else if (swa__cmp_ranked(&r, &s->cand[0]) < 0) {
+                s->cand[0] = r;
+                swa__sift_down(s->cand, k, 0);
+            }
+        }
+        n = k;
+        sort = 1;
+    } else {
+        for (i = 0; i < n; i++) { s->cand[i].key = s->work[i]; s->cand[i].id = i; }
+    }
+    if (sort) qsort(s->cand, (size_t)n, sizeof *s->cand, swa__cmp_ranked);
+    return n;
+}
+
+/* The choice, before it is remembered. */
+static int32_t swa__sampler_choose(swa_sampler *s, const float *logits)
+{
+    int32_t n, i, kept;
+    float max = -INFINITY, sum = 0.0f, cum, u;
+    for (i = 0; i < s->n_vocab; i++) s->work[i] = logits[i] == logits[i] ? logits[i] : -INFINITY;   /* NaN: never */
+    swa__apply_penalty(s);
+    if (s->cfg.temperature <= 0.0f) return swa_argmax(s->work, s->n_vocab);
+    n = swa__candidates(s);
+    for (i = 0; i < n; i++) if (s->cand[i].key > max) max = s->cand[i].key;
+    if (max == -INFINITY) return swa_argmax(s->work, s->n_vocab);   /* nothing is possible: the first */
+    /* the filters see probabilities at temperature 1, as in llama.cpp */
+    for (i = 0; i < n; i++) sum += (s->prob[i] = expf(s->cand[i].key - max));
+    for (kept = 0, cum = 0.0f; kept < n; kept++) {
+        if (s->prob[kept] < s->cfg.min_p * s->prob[0]) break;   /* min-p, relative to the best */
+        cum += s->prob[kept] / sum;
+        if (cum >= s->cfg.top_p) { kept++; break; }              /* top-p: smallest sufficient prefix */
+    }
+    if (kept < 1) kept = 1;
+    for (sum = 0.0f, i = 0; i < kept; i++)
+        sum += (s->prob[i] = expf((s->cand[i].key - max) / s->cfg.temperature));
+    u = swa_sampler_uniform(s) * sum;
+    for (i = 0; i < kept - 1; i++) {
+        u -= s->prob[i];
+        if (u < 0.0f) break;
+    }
+    return s->cand[i].id;
+}
+SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
+{
+    int32_t id = swa__sampler_choose(s, logits);
+    swa_sampler_accept(s, id);
+    return id;
+}
+#endif /* SWA_NO_SAMPLER */
+
 
 /* ==== kernels (AVX2 + FMA + F16C) ====
    Compiled into every x86-64 build through target attributes and chosen at run time after a
