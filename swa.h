@@ -11236,8 +11236,9 @@ static int swa__js_key_cmp(const void *a, const void *b)
 }
 
 /* Strings that are none of keys[lo..hi), all of which share their first off bytes: for each
-   next character a branch (deeper, or any continuation when a key ends there), and any other
-   character followed by anything. keys are sorted; their length is bounded, and so the depth. */
+   next character a branch (deeper, where stopping is allowed unless a key ends there; or, when
+   only keys end there, any continuation), and any other character followed by anything. keys
+   are sorted; their length is bounded, and so the depth. */
 static void swa__js_trie(swa__buf *b, const swa__js_key *keys, size_t lo, size_t hi, size_t off)
 {
     swa__buf rejects;
@@ -11247,14 +11248,16 @@ static void swa__js_trie(swa__buf *b, const swa__js_key *keys, size_t lo, size_t
     while (i < hi) {
         size_t j = i, len;
         uint32_t cp = swa__utf8_get((const unsigned char *)keys[i].s + off, keys[i].n - off, &len);
-        int deeper = 0;
-        while (j < hi && keys[j].n >= off + len && memcmp(keys[j].s + off, keys[i].s + off, len) == 0)
-            deeper |= keys[j++].n > off + len;
+        int deeper = 0, ends = 0;
+        for (; j < hi && keys[j].n >= off + len && memcmp(keys[j].s + off, keys[i].s + off, len) == 0; j++) {
+            deeper |= keys[j].n > off + len;
+            ends |= keys[j].n == off + len;
+        }
         swa__buf_puts(b, rejects.n ? " | [" : "[");
         swa__js_class_char(b, cp);
         swa__js_class_char(&rejects, cp);
         swa__buf_puts(b, deeper ? "] (" : "] char+");
-        if (deeper) { swa__js_trie(b, keys, i, j, off + len); swa__buf_putc(b, ')'); }
+        if (deeper) { swa__js_trie(b, keys, i, j, off + len); swa__buf_puts(b, ends ? ")" : ")?"); }
         i = j;
     }
     swa__buf_printf(b, " | [^%s", swa__js_not_json);
