@@ -10503,7 +10503,7 @@ SWADEF swa_status swa_grammar_match(const swa_grammar *g, const char *text, size
 #define SWA__JS_MAX_VISITS   100000     /* schema nodes converted (a list of types converts its node once a type) */
 #define SWA__JS_MAX_SCAN     50000000   /* object members compared while following $refs */
 #define SWA__JS_MAX_REPEAT   10000      /* minItems, maxItems, minLength, maxLength, a pattern's {m,n} */
-#define SWA__JS_MAX_KEY      512        /* bytes of a property name that additionalProperties' keys avoid */
+#define SWA__JS_MAX_KEY      200        /* bytes of a property name that additionalProperties' keys avoid (a nested group each) */
 #define SWA__JS_MAX_GBNF     (16u << 20)   /* bytes of grammar */
 #define SWA__JS_NAME         96         /* bytes of a rule name before its numeric suffix */
 #define SWA__JS_GROUPS       64         /* a pattern's nested groups */
@@ -11060,28 +11060,38 @@ static void swa__js_re_char(swa__js_re *r, uint32_t cp)
    negated one excludes it, so that it never matches a quote, a backslash or a control. */
 static int swa__js_re_class(swa__js_re *r)
 {
-    int neg = r->p < r->end && *r->p == '^';
+    int neg = r->p < r->end && *r->p == '^', in_range = 0;
+    long prev = -1;                         /* the character a '-' may start a range from */
     swa__buf_puts(r->b, neg ? "[^" : "[");
     if (neg) swa__buf_puts(r->b, swa__js_not_json);
     r->p += neg;
     while (r->p < r->end && *r->p != ']') {
         size_t k;
         long cp;
-        if (*r->p == '-') { swa__buf_putc(r->b, '-'); r->p++; continue; }     /* as in a GBNF class */
+        if (*r->p == '-' && !in_range && prev >= 0 && r->p + 1 < r->end && r->p[1] != ']') {
+            swa__buf_putc(r->b, '-');
+            r->p++;
+            in_range = 1;
+            continue;
+        }
         if (*r->p == '\\' && r->p + 1 < r->end) {
             r->p++;
-            if (swa__js_re_shorthand(*r->p)) { swa__buf_puts(r->b, swa__js_re_shorthand(*r->p++)); continue; }
+            if (swa__js_re_shorthand(*r->p) && !in_range) { swa__buf_puts(r->b, swa__js_re_shorthand(*r->p++)); prev = -1; continue; }
             if ((cp = swa__js_re_escape(r)) < 0) return swa__js_re_fail(r, "an escape in a class it cannot convert");
         } else {
             cp = (long)swa__utf8_get((const unsigned char *)r->p, (size_t)(r->end - r->p), &k);
             if (cp >= 0x110000) return swa__js_re_fail(r, "a byte that is not UTF-8");
             r->p += k;
         }
+        if (in_range && cp < prev) return swa__js_re_fail(r, "a class range whose end comes before its start");
         if (cp < 0x20 || cp == '"' || cp == '\\') {
-            if (!neg) return swa__js_re_fail(r, "a quote, backslash or control character in a class");
+            if (!neg || in_range) return swa__js_re_fail(r, "a quote, backslash or control character in a class (or a range to one)");
+            prev = -1;
             continue;                        /* excluded already */
         }
         swa__js_class_char(r->b, (uint32_t)cp);
+        prev = in_range ? -1 : cp;
+        in_range = 0;
     }
     if (r->p >= r->end) return swa__js_re_fail(r, "a class without its ']'");
     r->p++;
