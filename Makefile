@@ -43,7 +43,8 @@ HEADERS := swa.h tools/common/gguf_writer.h tools/common/printable.h tools/commo
            tools/common/timing.h tools/common/tool.h
 
 PROGRAM_NAMES := swa-generate swa-simple swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
-                 swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench
+                 swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench \
+                 swa-gbnf-validator swa-grammar-bench
 # The examples the documents quote, beside swa-simple; POSIX only (threads, atomics, nanosleep).
 EXAMPLE_NAMES := swa-sequences swa-control swa-chat
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES) $(EXAMPLE_NAMES))
