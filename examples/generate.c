@@ -57,6 +57,7 @@ typedef struct options {
     size_t text_len;
     char *state;                  /* --load-state, read whole */
     const char *grammar, *grammar_file;   /* --grammar TEXT, --grammar-file FILE */
+    const char *json_schema, *json_schema_file;   /* -j/--json-schema TEXT, --json-schema-file FILE */
     char *grammar_text;           /* either one's text, read whole */
     size_t grammar_len;
     size_t state_size;
@@ -122,6 +123,9 @@ static void usage(FILE *f)
         "                       generation ends where it is complete. Not with -i or --ids; the\n"
         "                       repetition penalty then does not count the prompt's tokens\n"
         "  --grammar-file FILE  the same, the grammar read from FILE\n"
+        "  -j, --json-schema TEXT  the same, the grammar of a JSON Schema (llama.cpp's conversion;\n"
+        "                       docs/grammar.md): the output is JSON the schema describes\n"
+        "  --json-schema-file FILE  the same, the schema read from FILE\n"
         "  -t N                 threads, 0..256 (default 0: every online CPU)\n"
         "  -w N                 sliding window for every layer (default: the model's)\n"
         "  -c N                 cache size for layers without a window (default min(trained, 4096))\n"
@@ -209,6 +213,8 @@ static int parse_flag(options *o, const char *a, const char *val)
     else if (!strcmp(a, "--save-state")) o->save_state = val;
     else if (!strcmp(a, "--grammar")) o->grammar = val;
     else if (!strcmp(a, "--grammar-file")) o->grammar_file = val;
+    else if (!strcmp(a, "-j") || !strcmp(a, "--json-schema")) o->json_schema = val;
+    else if (!strcmp(a, "--json-schema-file")) o->json_schema_file = val;
     else if (!strcmp(a, "--load-state")) o->load_state = val;
     else if (!strcmp(a, "-n")) return parse_long(a, val, -1, LONG_MAX, &o->n_predict);
     else if (!strcmp(a, "-s")) {
@@ -320,9 +326,10 @@ static int parse_args(int argc, char **argv, options *o)
     if (!!o->prompt + !!o->prompt_file + !!o->ids > 1) return usage_error("give one of -p, -f and --ids"), EXIT_USAGE;
     if (o->ids && !(o->n_prompt_ids = parse_ids(o->ids, &o->prompt_ids))) return EXIT_USAGE;
     if ((o->chat_template || o->system) && !o->chat) return usage_error("--chat-template and --system need -i"), EXIT_USAGE;
-    if (o->grammar && o->grammar_file) return usage_error("give one of --grammar and --grammar-file"), EXIT_USAGE;
-    if ((o->grammar || o->grammar_file) && (o->chat || o->ids))
-        return usage_error("--grammar and --grammar-file constrain a story: not with %s", o->chat ? "-i" : "--ids"), EXIT_USAGE;
+    if (!!o->grammar + !!o->grammar_file + !!o->json_schema + !!o->json_schema_file > 1)
+        return usage_error("give one of --grammar, --grammar-file, --json-schema and --json-schema-file"), EXIT_USAGE;
+    if ((o->grammar || o->grammar_file || o->json_schema || o->json_schema_file) && (o->chat || o->ids))
+        return usage_error("--grammar and --json-schema constrain a story: not with %s", o->chat ? "-i" : "--ids"), EXIT_USAGE;
     if (o->chat && (o->save_state || o->load_state))
         return usage_error("--save-state and --load-state are for stories, not -i"), EXIT_USAGE;
     if (o->parallel && !parallel_fits(o)) return EXIT_USAGE;
@@ -1279,6 +1286,8 @@ static int run(session *s)
 /* The prompt (-p, or -f read whole) and a saved state, read and checked before the model is
    loaded. A NUL byte in the file is passed to the tokenizer as swa-tokenize passes it; a chat
    message is text, so a chat refuses it, naming its offset. */
+static int schema_grammar(options *o);
+
 static int read_inputs(options *o)
 {
     if (o->prompt_file) {
@@ -1294,12 +1303,32 @@ static int read_inputs(options *o)
     }
     if (o->load_state && !(o->state = read_state(o->load_state, &o->state_size))) return 0;
     if (o->grammar_file && !(o->grammar_text = read_file_bytes(o->grammar_file, &o->grammar_len))) return 0;
+    if ((o->json_schema || o->json_schema_file) && !schema_grammar(o)) return 0;
     if (o->grammar) {
         o->grammar_len = strlen(o->grammar);
         if (!(o->grammar_text = (char *)malloc(o->grammar_len + 1))) return 0;
         memcpy(o->grammar_text, o->grammar, o->grammar_len + 1);
     }
     return 1;
+}
+
+/* The grammar of --json-schema or --json-schema-file into o->grammar_text; 0 after saying why not. */
+static int schema_grammar(options *o)
+{
+    const char *what = o->json_schema_file ? o->json_schema_file : "--json-schema";
+    char *schema = (char *)o->json_schema;
+    size_t len = schema ? strlen(schema) : 0;
+    swa_error err;
+    if (o->json_schema_file && !(schema = read_file_bytes(o->json_schema_file, &len))) return 0;
+    if (swa_json_schema_to_grammar(schema, len, &o->grammar_text, &err) != SWA_OK) {
+        fprintf(stderr, PROG ": %s: %s\n", what, err.msg);
+        o->grammar_text = NULL;
+    } else {
+        o->grammar_len = strlen(o->grammar_text);
+        o->grammar_file = what;                   /* names the grammar in later messages */
+    }
+    if (o->json_schema_file) free(schema);
+    return o->grammar_text != NULL;
 }
 
 /* The grammar of --grammar or --grammar-file, parsed and attached to sampler; 0 after saying
