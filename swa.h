@@ -81,8 +81,8 @@ CONFIGURATION (define before the implementation include)
     SWA_NO_TOKENIZER   compile the tokenizer out: swa_vocab_load fails with SWA_ERR_UNSUPPORTED,
                        a model has no vocabulary, and the tokenize/decode calls are not declared
     SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
-    SWA_NO_GRAMMAR     compile the GBNF grammars out: the swa_grammar_* calls and
-                       swa_sampler_set_grammar are not declared
+    SWA_NO_GRAMMAR     compile the GBNF grammars out: the swa_grammar_* calls,
+                       swa_sampler_set_grammar and the JSON Schema converter are not declared
     SWA_NO_STDIO       no files but the model's: swa_state_save_file and swa_state_load_file are
                        not declared (snapshots still go to and from buffers), and no stdio call
                        touches a file. <stdio.h> stays for snprintf and vsnprintf into error
