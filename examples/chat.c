@@ -1,7 +1,8 @@
 /* swa-chat: one turn of a chat. A system and a user message are written in the model's chat
    template (chatml when the file has none we know), tokenized as the file asks, and answered
-   greedily until the template's end-of-turn token or EOS. docs/architectures.md and
-   docs/tokenizer.md quote it.
+   greedily until the template's end-of-turn token or EOS; first, the file's own Jinja template
+   renders a message (to stderr). docs/architectures.md, docs/tokenizer.md and docs/chat.md
+   quote it.
 
    swa-chat [MODEL.gguf [QUESTION]]    (default examples/models/swa-stories.gguf) */
 #define SWA_IMPLEMENTATION
@@ -12,6 +13,28 @@
 #include <string.h>
 
 #define CHECK(call) do { if ((call) != SWA_OK) goto done; } while (0)
+
+/* The file's chat template rendered by the Jinja engine, as transformers renders it. */
+static void render_jinja(const swa_model *model)
+{
+    /* jinja: begin */
+    swa_jinja *t;
+    swa_jinja_chat chat = {0};
+    char *text;
+    size_t len;
+    swa_error err;
+    if (swa_jinja_of(swa_model_gguf(model), &t, &err) != SWA_OK) return;   /* or swa_jinja_parse(src, n, &t, &err) */
+    chat.messages = "[{\"role\": \"user\", \"content\": \"Hello!\"}]";
+    chat.tools = NULL;                      /* a JSON array of tools, or NULL for None */
+    chat.add_generation_prompt = 1;
+    chat.bos_token = "<s>";                 /* the vocabulary's pieces; NULL: undefined */
+    chat.eos_token = "</s>";
+    chat.kwargs = "{\"enable_thinking\": false}";   /* further variables, or NULL */
+    if (swa_jinja_apply(t, &chat, &text, &len, &err) != SWA_OK) fprintf(stderr, "%s\n", err.msg);
+    else { fwrite(text, 1, len, stderr); swa_jinja_text_free(text); }
+    swa_jinja_free(t);
+    /* jinja: end */
+}
 
 int main(int argc, char **argv)
 {
@@ -32,6 +55,7 @@ int main(int argc, char **argv)
     CHECK(swa_model_load(path, &model, &err));
     CHECK(swa_model_vocab(model, &vocab, &err));
     CHECK(swa_ctx_create(model, NULL, &ctx, &err));
+    render_jinja(model);
 
     /* chat: begin */
     const swa_chat_template *t;
