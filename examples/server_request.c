@@ -209,8 +209,23 @@ static int content_text(const cJSON *c, size_t i, char **out, srv_error *err)
     return 0;
 }
 
-/* The messages formatted with the chat template, with the assistant's prefix at the end. */
-static int chat_prompt(const cJSON *o, const srv_limits *lim, char **text, size_t *len, srv_error *err)
+/* The bytes of text that format msgs[0..n-1) (no assistant's prefix after them) when they are a
+   prefix of it, else 0: where a conversation's past ends, for the snapshot cache. */
+static size_t chat_head(const swa_chat_template *t, const swa_chat_message *msgs, size_t n, const char *text, size_t len)
+{
+    size_t head = 0;
+    char *buf;
+    if (n < 2 || swa_chat_format(t, msgs, n - 1, 0, NULL, 0, &head, NULL) != SWA_ERR_BUFFER_TOO_SMALL || head > len ||
+        !(buf = (char *)malloc(head + 1)))
+        return 0;
+    if (swa_chat_format(t, msgs, n - 1, 0, buf, head + 1, &head, NULL) != SWA_OK || memcmp(buf, text, head)) head = 0;
+    free(buf);
+    return head;
+}
+
+/* The messages formatted with the chat template, with the assistant's prefix at the end; *head
+   the bytes of it chat_head finds. */
+static int chat_prompt(const cJSON *o, const srv_limits *lim, char **text, size_t *len, size_t *head, srv_error *err)
 {
     const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(o, "messages"), *m;
     swa_chat_message *cm;
@@ -252,6 +267,7 @@ static int chat_prompt(const cJSON *o, const srv_limits *lim, char **text, size_
         fail(err, 400, "messages", "messages: %s", e.msg);
         goto out;
     }
+    *head = chat_head(lim->tmpl, cm, n, *text, *len);
     rc = 0;
 out:
     for (i = 0; contents && i < n; i++) free(contents[i]);
@@ -288,6 +304,17 @@ static int completion_prompt(const cJSON *o, const srv_limits *lim, srv_request 
     return 0;
 }
 
+/* The prompt tokens the first `head` bytes of its text give (the tokens both share). */
+static size_t head_tokens(const swa_vocab *v, const char *text, size_t head, int flags, const srv_request *r)
+{
+    int32_t *t;
+    size_t n, i = 0;
+    if (!head || srv_tokenize(v, text, head, flags, &t, &n)) return 0;
+    while (i < n && i < r->n_prompt && t[i] == r->prompt[i]) i++;
+    free(t);
+    return i;
+}
+
 static int parse_object(const cJSON *o, int kind, const srv_limits *lim, srv_request *r, srv_error *err)
 {
     const cJSON *so = cJSON_GetObjectItemCaseSensitive(o, "stream_options"), *lp;
@@ -295,14 +322,14 @@ static int parse_object(const cJSON *o, int kind, const srv_limits *lim, srv_req
     if (!cJSON_IsObject(o)) return fail(err, 400, "", "the request body must be a JSON object");
     if (kind == SRV_CHAT) {
         char *text;
-        size_t len;
-        if (chat_prompt(o, lim, &text, &len, err)) return -1;
-        if (srv_tokenize(lim->vocab, text, len,
-                         SWA_TOKENIZE_SPECIAL | (swa_vocab_add_bos(lim->vocab) ? SWA_TOKENIZE_ADD_BOS : 0),
-                         &r->prompt, &r->n_prompt)) {
+        size_t len, head = 0;
+        int flags = SWA_TOKENIZE_SPECIAL | (swa_vocab_add_bos(lim->vocab) ? SWA_TOKENIZE_ADD_BOS : 0);
+        if (chat_prompt(o, lim, &text, &len, &head, err)) return -1;
+        if (srv_tokenize(lim->vocab, text, len, flags, &r->prompt, &r->n_prompt)) {
             free(text);
             return fail(err, 500, "messages", "the messages could not be tokenized");
         }
+        r->n_head = head_tokens(lim->vocab, text, head, flags, r);
         free(text);
     } else if (completion_prompt(o, lim, r, err)) {
         return -1;

@@ -23,6 +23,8 @@ typedef struct srv_request {
     int kind;                          /* SRV_CHAT or SRV_COMPLETION */
     int32_t *prompt;                   /* the tokens to evaluate (BOS included) */
     size_t n_prompt;
+    size_t n_head;                     /* chat: the prompt tokens that hold the messages before the
+                                          last (a system prompt, a conversation's past); else 0 */
     int64_t max_tokens;                /* -1: until the context is full */
     swa_sampler_config sampling;
     int n_choices;                     /* n: 1.. n_slots */
