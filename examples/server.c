@@ -695,11 +695,11 @@ static void cache_plan(int dst, const srv_request *r, size_t reused)
     srv_cache_mark(S.cache, dst, at >= reused + SRV_CACHE_MIN_GAIN ? at : 0);
 }
 
-/* After a prompt: its end, which the rings cannot rewind to once a reply follows, is kept. */
+/* After a prompt: its end is kept, for the next turn of its chat: the rings may not rewind to it
+   once a reply follows, and the reply, tokenized again, may differ from the tokens sampled. */
 static void cache_prompt_end(int i)
 {
-    slot *s = &S.slots[i];
-    if (swa_seq_max_rewind(S.ctx, i) < (int64_t)s->n_hist) srv_cache_save(S.cache, S.ctx, i, s->hist, s->n_hist);
+    srv_cache_save(S.cache, S.ctx, i, S.slots[i].hist, S.slots[i].n_hist);
 }
 
 /* Prepare slot `dst` for a prompt: reuse what some slot holds of it. A candidate is any slot whose
