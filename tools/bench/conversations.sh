@@ -31,7 +31,10 @@ run() {   # name: start the server, run the workload, stop it; a line of results
                -tb "$THREADS" --metrics $LLAMA_ARGS >"$OUT/log" 2>&1 & ;;
     esac
     pid=$!
-    until curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; do sleep 0.2; done
+    until curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; do
+        kill -0 $pid 2>/dev/null || { echo "$1 did not start:" >&2; tail -3 "$OUT/log" >&2; exit 1; }
+        sleep 0.2
+    done
     "$BUILD/swa-loadgen" --port $PORT --conversations "$K" --turns "$T" -c "$SLOTS" -n "$N" --timeout 600 >"$OUT/run" || true
     kill $pid; wait $pid 2>/dev/null || true
     ev=$(sed -n 's/.*evaluated \([0-9]*\).*/\1/p' "$OUT/run")
@@ -39,6 +42,7 @@ run() {   # name: start the server, run the workload, stop it; a line of results
     p99=$(sed -n 's/.*time to first token p50 \([0-9.]*\) p90 [0-9.]* p99 \([0-9.]*\) ms.*/\2/p' "$OUT/run")
     sent=$(sed -n 's/.*prompt tokens sent \([0-9]*\).*/\1/p' "$OUT/run")
     ok=$(sed -n 's/.*: \([0-9]*\) ok, \([0-9]*\) failed.*/\1 \2/p' "$OUT/run")
+    PORT=$((PORT + 1))   # the closed port may refuse a listener for a while
     echo "$1 ${ev:-?} ${p50:-?} ${p99:-?} ${sent:-?} ${ok:-? ?}" | tee -a "$OUT/results" >&2
 }
 
