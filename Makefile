@@ -116,8 +116,9 @@ else
 server:
 	@echo "make: swa-server was not built: it needs libmicrohttpd and cJSON (apt-get install libmicrohttpd-dev libcjson-dev)"
 endif
-$(BUILD)/swa-server: examples/server.c examples/server_request.c examples/server_request.h $(LIB) | $(BUILD)
-	$(CC) $(CFLAGS) -I. examples/server.c examples/server_request.c $(LIB) -o $@ $(SERVER_LIBS) $(LDLIBS)
+$(BUILD)/swa-server: examples/server.c examples/server_request.c examples/server_request.h examples/server_cache.c \
+                    examples/server_cache.h $(LIB) | $(BUILD)
+	$(CC) $(CFLAGS) -I. examples/server.c examples/server_request.c examples/server_cache.c $(LIB) -o $@ $(SERVER_LIBS) $(LDLIBS)
 $(BUILD)/swa-loadgen: tools/bench/loadgen.c | $(BUILD)
 	$(CC) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 

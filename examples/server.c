@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "swa.h"
 #include "server_request.h"
+#include "server_cache.h"
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
 #include <errno.h>
@@ -45,6 +46,7 @@ typedef struct options {
     int log_json, log_off;     /* --log-format json, --log-disable */
     double shutdown_timeout;   /* --shutdown-timeout S */
     int port, parallel, n_ctx, threads, n_batch, n_rewind, queue, timeout, max_conn;
+    int cache_ram;             /* MiB of snapshots kept in host memory; -1: srv_cache_default_mib */
     size_t max_body;
 } options;
 
@@ -62,6 +64,7 @@ static void usage(FILE *f)
         "  -b, --batch-size N       tokens per step: the generating slots' and a chunk of prompts (256)\n"
         "  --rewind N               extra ring slots per windowed layer, to step back over (8)\n"
         "  --queue N                requests waiting for a slot before 503 (64)\n"
+        "  --cache-ram MIB          host memory for snapshots of sequences a slot let go (1/8 of RAM, at most 8192; 0: none)\n"
         "  --timeout S              seconds a connection may idle (10)\n"
         "  --max-connections N      open connections (256)\n"
         "  --max-body BYTES         largest request body (1048576)\n"
@@ -102,6 +105,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->queue = 64;
     o->timeout = 10;
     o->max_conn = 256;
+    o->cache_ram = -1;
     o->pooling = POOL_FILE;
     o->shutdown_timeout = 5;
     for (i = 1; i < argc; i++) {
@@ -142,6 +146,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "-b") || !strcmp(a, "--batch-size")) { ip = &o->n_batch; lo = 8; hi = 65536; }
         else if (!strcmp(a, "--rewind")) { ip = &o->n_rewind; lo = 0; hi = 65536; }
         else if (!strcmp(a, "--queue")) { ip = &o->queue; lo = 0; }
+        else if (!strcmp(a, "--cache-ram")) { ip = &o->cache_ram; lo = 0; hi = 1 << 24; }
         else if (!strcmp(a, "--timeout")) { ip = &o->timeout; hi = 86400; }
         else if (!strcmp(a, "--max-connections")) { ip = &o->max_conn; hi = 65536; }
         else if (!strcmp(a, "--max-body")) { ip = &mb; lo = 64; hi = 1 << 30; }
@@ -303,6 +308,7 @@ typedef struct server {
     const swa_chat_template *tmpl;
     int32_t eot, eos, n_vocab;
     swa_ctx *ctx;
+    srv_cache *cache;          /* NULL with --cache-ram 0 */
     srv_limits lim;
     char model_id[256];
     int pooling;               /* POOL_MEAN, POOL_CLS or POOL_LAST */
@@ -848,6 +854,50 @@ static size_t common_prefix(const int32_t *a, size_t na, const int32_t *b, size_
     return i;
 }
 
+/* ---- the snapshot cache's hooks (server_cache.c) ---- */
+
+/* Before slot i takes another prompt: keep what its sequence holds, unless the prompt goes on from all of it. */
+static void cache_keep(int i, const int32_t *prompt, size_t n_prompt)
+{
+    slot *s = &S.slots[i];
+    if (s->n_hist && common_prefix(s->hist, s->n_hist, prompt, n_prompt) < s->n_hist)
+        srv_cache_save(S.cache, S.ctx, i, s->hist, s->n_hist);
+}
+
+/* In reuse_prefix: restore into dst a longer prefix than the slots' `best`, if the cache has one. */
+static size_t cache_restore(int dst, const int32_t *prompt, size_t want, size_t best)
+{
+    slot *d = &S.slots[dst];
+    size_t got = srv_cache_restore(S.cache, S.ctx, dst, prompt, want, best), i;
+    if (got || swa_seq_pos(S.ctx, dst) != (int64_t)d->n_hist) d->n_hist = 0;   /* restored, or lost */
+    for (i = 0; i < got; i++) slot_hist_push(d, prompt[i]);
+    if (got && d->n_hist != got) slot_forget(dst);
+    return got && d->n_hist == got ? got : 0;
+}
+
+/* Where to keep a snapshot on the way through dst's prompt: the longest prefix it shares with a
+   cached or held sequence (a branch point: a third prompt like them starts there), or `head`
+   (a chat's messages before the last: a system prompt, the conversation so far), when that is
+   at least SRV_CACHE_MIN_GAIN tokens past what dst starts from. */
+enum { SRV_CACHE_MIN_GAIN = 32 };
+static void cache_plan(int dst, const int32_t *prompt, size_t n_prompt, size_t head, size_t reused)
+{
+    size_t want = n_prompt - 1, at = srv_cache_shared(S.cache, prompt, want), i;
+    for (i = 0; S.cache && i < (size_t)S.n_slots; i++) {
+        size_t cp = (int)i == dst ? 0 : common_prefix(S.slots[i].hist, S.slots[i].n_hist, prompt, want);
+        if (cp > at) at = cp;
+    }
+    if (head > at && head <= want) at = head;
+    srv_cache_mark(S.cache, dst, at >= reused + SRV_CACHE_MIN_GAIN ? at : 0);
+}
+
+/* After a prompt: its end is kept, for the next turn of its chat: the rings may not rewind to it
+   once a reply follows, and the reply, tokenized again, may differ from the tokens sampled. */
+static void cache_prompt_end(int i)
+{
+    srv_cache_save(S.cache, S.ctx, i, S.slots[i].hist, S.slots[i].n_hist);
+}
+
 /* Prepare slot `dst` for a prompt: reuse what some slot holds of it. A candidate is any slot whose
    sequence shares a prefix with the prompt and can be rewound to it (the windowed layers' rings
    allow swa_seq_max_rewind steps back; a full-attention layer any), or whose snapshot holds a
@@ -875,6 +925,7 @@ static size_t reuse_prefix(int dst, const int32_t *prompt, size_t n_prompt)
         if ((int64_t)(s->n_hist - cp) > swa_seq_max_rewind(S.ctx, (int32_t)i)) continue;
         if (cp > best || (cp == best && cp > 0 && (int)i == dst && !snap)) { best = cp; from = (int)i; snap = 0; }
     }
+    if ((i = cache_restore(dst, prompt, want, best)) > 0) return i;
     if (from < 0 || best == 0) {
         if (d->n_hist || swa_seq_pos(S.ctx, dst) != 0) slot_forget(dst);
         return 0;
@@ -961,12 +1012,14 @@ static int start_job(job *j)
         S.slots[s].state = lead ? SLOT_PREFILL : SLOT_FORK;
     }
     free(taken);
+    for (i = 0; i < j->n_ch; i++) cache_keep(j->ch[i].slot, j->req.prompt[j->ch[i].group], j->req.n_prompt[j->ch[i].group]);
     for (i = 0; i < j->n_ch; i += j->req.best_of) {
         int s = j->ch[i].slot, g = j->ch[i].group;
         size_t reused = 0;
         if (j->req.cache_prompt) reused = reuse_prefix(s, j->req.prompt[g], j->req.n_prompt[g]);
         else slot_forget(s);
         S.slots[s].done = reused;
+        cache_plan(s, j->req.prompt[g], j->req.n_prompt[g], g == 0 ? j->req.n_head : 0, reused);
         j->n_cached += (int64_t)reused;
         pthread_mutex_lock(&S.mu);
         S.m_cached_tokens += reused;
@@ -1011,6 +1064,7 @@ static void run_embed(job *j, int seq)
     swa_error err;
     int64_t total = 0;
     if (!v) { cJSON_Delete(o); job_end(j, 500, "out of memory"); return; }
+    cache_keep(seq, NULL, 0);
     for (i = 0; i < j->ereq.n; i++) {
         cJSON *e, *vec;
         if (embed_one(seq, j->ereq.prompt[i], j->ereq.n_prompt[i], v, &err) != SWA_OK) {
@@ -1103,6 +1157,7 @@ static void prompt_done(job *j, int g, const float *row)
 {
     int first = g * j->req.best_of, lead = j->ch[first].slot, i;
     snapshot_prompt(lead);
+    cache_prompt_end(lead);
     for (i = first + 1; i < first + j->req.best_of; i++) {
         int s = j->ch[i].slot;
         size_t k;
@@ -1159,6 +1214,7 @@ static int step(void)
         g = s->job->ch[s->choice].group;
         take = s->job->req.n_prompt[g] - s->done;
         if (take > budget) take = budget;
+        take = srv_cache_chunk(S.cache, (int32_t)i, s->done, take);
         for (k = 0; k < take; k++) {
             S.b_tok[n] = s->job->req.prompt[g][s->done + k];
             S.b_seq[n] = (int32_t)i;
@@ -1197,6 +1253,11 @@ static int step(void)
     for (i = 0, r = 0; i < n; i++) {   /* the prompt progress first: prompt_done may sample */
         slot *s = &S.slots[S.b_slot[i]];
         if (s->state == SLOT_PREFILL) s->done++;
+    }
+    for (i = 0; i < (size_t)S.n_slots; i++) {   /* a snapshot where a prompt's chunk stopped for one */
+        slot *s = &S.slots[i];
+        if (s->state == SLOT_PREFILL)
+            srv_cache_reached(S.cache, S.ctx, (int32_t)i, s->job->req.prompt[s->job->ch[s->choice].group], s->done);
     }
     for (i = 0, r = 0; i < n; i++) {
         slot *s = &S.slots[S.b_slot[i]];
@@ -1620,6 +1681,28 @@ static enum MHD_Result handle_tokenize(struct MHD_Connection *c, conn *cc, int d
     return send_json(c, 200, out);
 }
 
+static void cache_metrics(sbuf *b)
+{
+    srv_cache_stats st;
+    srv_cache_stats_get(S.cache, &st);
+    sb_addf(b, "# HELP swa_cache_hits_total Prompts that started from a snapshot in the cache (--cache-ram).\n"
+               "# TYPE swa_cache_hits_total counter\nswa_cache_hits_total %llu\n", (unsigned long long)st.hits);
+    sb_addf(b, "# HELP swa_cache_misses_total Prompts for which the cache held no longer prefix than the slots.\n"
+               "# TYPE swa_cache_misses_total counter\nswa_cache_misses_total %llu\n", (unsigned long long)st.misses);
+    sb_addf(b, "# HELP swa_cache_tokens_restored_total Prompt tokens restored from the cache.\n"
+               "# TYPE swa_cache_tokens_restored_total counter\nswa_cache_tokens_restored_total %llu\n",
+            (unsigned long long)st.tokens_restored);
+    sb_addf(b, "# HELP swa_cache_saves_total Snapshots stored.\n# TYPE swa_cache_saves_total counter\n"
+               "swa_cache_saves_total %llu\n", (unsigned long long)st.saves);
+    sb_addf(b, "# HELP swa_cache_evictions_total Snapshots dropped for room or found damaged.\n"
+               "# TYPE swa_cache_evictions_total counter\nswa_cache_evictions_total %llu\n", (unsigned long long)st.evictions);
+    sb_addf(b, "# HELP swa_cache_bytes Bytes the cache holds.\n# TYPE swa_cache_bytes gauge\nswa_cache_bytes %zu\n", st.bytes);
+    sb_addf(b, "# HELP swa_cache_limit_bytes The cache's budget.\n# TYPE swa_cache_limit_bytes gauge\n"
+               "swa_cache_limit_bytes %zu\n", st.limit);
+    sb_addf(b, "# HELP swa_cache_entries Snapshots the cache holds.\n# TYPE swa_cache_entries gauge\nswa_cache_entries %zu\n",
+            st.entries);
+}
+
 static enum MHD_Result handle_metrics(struct MHD_Connection *c)
 {
     sbuf b = {NULL, 0, 0, 0};
@@ -1639,6 +1722,7 @@ static enum MHD_Result handle_metrics(struct MHD_Connection *c)
     sb_addf(&b, "# HELP swa_prompt_tokens_cached_total Prompt tokens a slot already held (not evaluated again).\n"
                 "# TYPE swa_prompt_tokens_cached_total counter\nswa_prompt_tokens_cached_total %llu\n",
             (unsigned long long)S.m_cached_tokens);
+    cache_metrics(&b);
     sb_addf(&b, "# HELP swa_tokens_predicted_total Generated tokens evaluated.\n# TYPE swa_tokens_predicted_total counter\n"
                 "swa_tokens_predicted_total %llu\n", (unsigned long long)S.m_gen_tokens);
     sb_addf(&b, "# HELP swa_prompt_tokens_seconds Prompt tokens per second of decoding.\n# TYPE swa_prompt_tokens_seconds gauge\n"
@@ -2110,6 +2194,9 @@ static int setup_engine(void)
     }
     cfg = swa_ctx_config_get(S.ctx);
     S.n_slots = S.o.parallel;
+    if (S.o.cache_ram < 0) S.o.cache_ram = (int)srv_cache_default_mib();
+    S.cache = srv_cache_create((size_t)S.o.cache_ram << 20, S.n_slots);
+    if (S.o.cache_ram && !S.cache) fprintf(stderr, "swa-server: out of memory for the snapshot cache: none kept\n");
     S.lim.vocab = S.vocab;
     S.lim.tmpl = S.tmpl;
     S.lim.n_ctx = cfg.n_ctx;
@@ -2246,6 +2333,7 @@ int main(int argc, char **argv)
     free(S.b_logits);
     free(S.b_slot);
     free(S.rows);
+    srv_cache_free(S.cache);
     swa_ctx_free(S.ctx);
     swa_model_free(S.model);
     return 0;

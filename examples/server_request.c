@@ -368,6 +368,27 @@ static int content_text(const cJSON *c, size_t i, char **out, srv_error *err)
     return 0;
 }
 
+/* The prompt tokens of r (its text `text`) that hold msgs[0..n-1), formatted without the
+   assistant's prefix after them: where a conversation's past ends, for the snapshot cache. 0 when
+   they do not format as a prefix of text; else the tokens both tokenizations share. */
+static size_t chat_head(const srv_limits *lim, const swa_chat_message *msgs, size_t n, const char *text, size_t len,
+                        int flags, const srv_request *r)
+{
+    size_t head = 0, nt = 0, i = 0;
+    char *buf;
+    int32_t *t;
+    if (n < 2 || swa_chat_format(lim->tmpl, msgs, n - 1, 0, NULL, 0, &head, NULL) != SWA_ERR_BUFFER_TOO_SMALL ||
+        head > len || !(buf = (char *)malloc(head + 1)))
+        return 0;
+    if (swa_chat_format(lim->tmpl, msgs, n - 1, 0, buf, head + 1, &head, NULL) != SWA_OK || memcmp(buf, text, head) ||
+        srv_tokenize(lim->vocab, text, head, flags, &t, &nt))
+        nt = 0, t = NULL;
+    free(buf);
+    while (i < nt && i < r->n_prompt[0] && t[i] == r->prompt[0][i]) i++;
+    free(t);
+    return i;
+}
+
 /* Messages formatted with the chat template, with the assistant's prefix at the end, tokenized
    (special tokens as such) into prompt slot 0. */
 static int format_chat(const srv_limits *lim, const swa_chat_message *cm, size_t n, srv_request *r, const char *field,
@@ -388,6 +409,8 @@ static int format_chat(const srv_limits *lim, const swa_chat_message *cm, size_t
         free(text);
         return fail(err, 500, field, "the prompt could not be tokenized");
     }
+    r->n_head = chat_head(lim, cm, n, text, len,
+                          SWA_TOKENIZE_SPECIAL | (swa_vocab_add_bos(lim->vocab) ? SWA_TOKENIZE_ADD_BOS : 0), r);
     free(text);
     r->n_prompts = 1;
     return 0;

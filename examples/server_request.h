@@ -28,6 +28,8 @@ typedef struct srv_request {
     int n_prompts;                     /* prompts (a completion's list of prompts; else 1) */
     int32_t *prompt[SRV_MAX_PROMPTS];  /* the tokens to evaluate (BOS included) */
     size_t n_prompt[SRV_MAX_PROMPTS];
+    size_t n_head;                     /* chat: the tokens of prompt 0 that hold the messages before the
+                                          last (a system prompt, a conversation's past); else 0 */
     char *echo[SRV_MAX_PROMPTS];       /* echo: the prompt's text, put before its choices' text */
     size_t echo_len[SRV_MAX_PROMPTS];
     int64_t max_tokens;                /* -1: until the context is full; 0: evaluate the prompt only */

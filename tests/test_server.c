@@ -883,6 +883,168 @@ static void run_client(const char *client)
 
 static void test_openai_client(void **state) { (void)state; run_client("openai"); }
 static void test_ollama_client(void **state) { (void)state; run_client("ollama"); }
+/* ---- the snapshot cache (--cache-ram) ---- */
+
+/* A test's own server is stopped when the test fails, before the next starts its own. */
+static int stop_extra(void **state)
+{
+    (void)state;
+    if (extra_srv && extra_srv->pid > 0) {
+        kill(extra_srv->pid, SIGKILL);
+        waitpid(extra_srv->pid, NULL, 0);
+    }
+    extra_srv = NULL;
+    return 0;
+}
+
+static long field_after(const char *r, const char *key)
+{
+    const char *p = strstr(r, key);
+    if (!p) fail_msg("no %s in:\n%.600s", key, r);
+    return strtol(p + strlen(key), NULL, 10);
+}
+
+/* A chat request: user message u1, then (when a1 is given) its answer a1 and user message u2. */
+static char *chat(const server *s, const char *sys, const char *u1, const char *a1, const char *u2, int n)
+{
+    char body[4096], head[1024] = "";
+    if (sys) snprintf(head, sizeof head, "{\"role\":\"system\",\"content\":\"%s\"},", sys);
+    if (a1)
+        snprintf(body, sizeof body, "{\"messages\":[%s{\"role\":\"user\",\"content\":\"%s\"},{\"role\":\"assistant\",\"content\":"
+                 "\"%s\"},{\"role\":\"user\",\"content\":\"%s\"}],\"max_tokens\":%d,\"temperature\":0}", head, u1, a1, u2, n);
+    else
+        snprintf(body, sizeof body, "{\"messages\":[%s{\"role\":\"user\",\"content\":\"%s\"}],\"max_tokens\":%d,\"temperature\":0}",
+                 head, u1, n);
+    return curl(s, "", "/v1/chat/completions", body, NULL);
+}
+
+/* Chat A's first turn, then B's in the one slot, then A's second turn: its answer and cached tokens. */
+static char *conversation_pushed_out(const char *args, long *cached)
+{
+    static const char *ua = "Tell me a story about a cat and a red ball in the garden, with a little girl who helps her "
+                            "look for it under the trees and behind the flowers, and a bird who sees where it went.",
+                      *ub = "Tell me a story about a dog who lost his bone at the park, and a boy who finds it.";
+    server s;
+    char *r, *a1, *a2;
+    extra_srv = &s;
+    if (!server_start(&s, args)) fail_msg("swa-server %s did not start", args);
+    r = chat(&s, NULL, ua, NULL, NULL, 40);
+    a1 = join_strings(r, "content");
+    free(r);
+    free(chat(&s, NULL, ub, NULL, NULL, 24));
+    r = chat(&s, NULL, ua, a1, "What did the cat do then?", 16);
+    a2 = join_strings(r, "content");
+    *cached = field_after(r, "\"cached_tokens\":");
+    free(r);
+    free(a1);
+    assert_true(server_stop(&s));
+    extra_srv = NULL;
+    return a2;
+}
+
+/* A conversation whose slot another took comes back to its cache: the same greedy answer as
+   with the cache off, most of its prompt restored rather than evaluated. */
+static void test_cache_conversation_returns(void **state)
+{
+    char *ref, *got;
+    long cached_ref, cached;
+    (void)state;
+    NEED_SERVER();
+    ref = conversation_pushed_out("-np 1 -c 512 --cache-ram 0", &cached_ref);
+    got = conversation_pushed_out("-np 1 -c 512 --cache-ram 64", &cached);
+    print_message("turn 2 after another chat took the slot: %ld tokens cached (%ld without the cache)\n", cached, cached_ref);
+    assert_true(cached > cached_ref + 40);
+    assert_string_equal(got, ref);
+    free(ref);
+    free(got);
+}
+
+/* Under a budget of a few snapshots the least recently used go: the chat before last gets its
+   prefix back, the first one, five chats ago, only the words every chat starts with. */
+static void test_cache_lru(void **state)
+{
+    static const char *subjects[] = {"a cat", "a dog", "a bird", "a fish", "a frog", "a bear"};
+    char u[256], *a[6], *r;
+    long first, last, limit, bytes;
+    server s;
+    int i;
+    (void)state;
+    NEED_SERVER();
+    extra_srv = &s;
+    if (!server_start(&s, "-np 1 -c 512 --cache-ram 1")) fail_msg("swa-server did not start");
+    for (i = 0; i < 6; i++) {
+        snprintf(u, sizeof u, "Once there was %s who lived near a big river with tall trees and many flowers, and "
+                 "every morning it went out to play in the sun with its friends from the town.", subjects[i]);
+        r = chat(&s, NULL, u, NULL, NULL, 48);
+        a[i] = join_strings(r, "content");
+        free(r);
+    }
+    snprintf(u, sizeof u, "Once there was %s who lived near a big river with tall trees and many flowers, and "
+             "every morning it went out to play in the sun with its friends from the town.", subjects[4]);
+    r = chat(&s, NULL, u, a[4], "And then?", 4);
+    last = field_after(r, "\"cached_tokens\":");
+    free(r);
+    snprintf(u, sizeof u, "Once there was %s who lived near a big river with tall trees and many flowers, and "
+             "every morning it went out to play in the sun with its friends from the town.", subjects[0]);
+    r = chat(&s, NULL, u, a[0], "And then?", 4);
+    first = field_after(r, "\"cached_tokens\":");
+    free(r);
+    limit = metric(&s, "swa_cache_limit_bytes");
+    bytes = metric(&s, "swa_cache_bytes");
+    print_message("1 MiB: %ld evictions, %ld bytes held; chat 5 back with %ld tokens cached, chat 1 with %ld\n",
+                  metric(&s, "swa_cache_evictions_total"), bytes, last, first);
+    assert_int_equal(limit, 1 << 20);
+    assert_true(bytes > 0 && bytes <= limit);
+    assert_true(metric(&s, "swa_cache_evictions_total") > 0);
+    assert_true(last > 40);
+    assert_true(first < 16);   /* what every chat's prompt starts with: the template's opening, "Once there was" */
+    for (i = 0; i < 6; i++) free(a[i]);
+    assert_true(server_stop(&s));
+    extra_srv = NULL;
+}
+
+/* Four chats with one system prompt: the first evaluates it, the others restore it. */
+static void test_cache_shared_system_prompt(void **state)
+{
+    static const char *sys = "You tell short stories to small children. Every story has a child and an animal in it, a "
+                             "dog, a cat or a bird, and something that goes wrong and is put right. Use short words and "
+                             "short sentences, and end every story well.";
+    static const char *asks[] = {"A story about Lily.", "A story about Tom and his kite.", "One about Sam.",
+                                 "Tell me about Mia and the big tree."};
+    char *r, body[1024];
+    const char *p;
+    long prompt[4], cached[4], before, after, expect = 0, sys_tokens;
+    server s;
+    int i;
+    (void)state;
+    NEED_SERVER();
+    extra_srv = &s;
+    if (!server_start(&s, "-np 1 -c 512")) fail_msg("swa-server did not start");
+    snprintf(body, sizeof body, "{\"content\":\"%s\"}", sys);
+    r = curl(&s, "", "/tokenize", body, NULL);
+    for (sys_tokens = 1, p = r; (p = strchr(p, ',')) != NULL; p++) sys_tokens++;   /* {"tokens":[a,b,...]} */
+    free(r);
+    before = metric(&s, "swa_prompt_tokens_total");
+    for (i = 0; i < 4; i++) {
+        r = chat(&s, sys, asks[i], NULL, NULL, 8);
+        prompt[i] = field_after(r, "\"prompt_tokens\":");
+        cached[i] = field_after(r, "\"cached_tokens\":");
+        expect += prompt[i] - cached[i];
+        free(r);
+    }
+    after = metric(&s, "swa_prompt_tokens_total");
+    print_message("system prompt %ld tokens alone; prompts %ld %ld %ld %ld, cached %ld %ld %ld %ld; evaluated %ld\n",
+                  sys_tokens, prompt[0], prompt[1], prompt[2], prompt[3], cached[0], cached[1], cached[2], cached[3],
+                  after - before);
+    assert_int_equal(after - before, expect);
+    assert_int_equal(cached[0], 0);
+    for (i = 1; i < 4; i++) {
+        assert_true(cached[i] >= sys_tokens - 2);
+        assert_int_equal(cached[i], cached[1]);
+    }
+    assert_true(server_stop(&s));
+    extra_srv = NULL;
+}
 
 int main(void)
 {
@@ -902,6 +1064,9 @@ int main(void)
         cmocka_unit_test(test_stop_race),
         cmocka_unit_test(test_openai_client),
         cmocka_unit_test(test_ollama_client),
+        cmocka_unit_test_teardown(test_cache_conversation_returns, stop_extra),
+        cmocka_unit_test_teardown(test_cache_lru, stop_extra),
+        cmocka_unit_test_teardown(test_cache_shared_system_prompt, stop_extra),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,6 +2,7 @@
 
    swa-loadgen --port N [-c CLIENTS] [-r REQUESTS] [-n MAX_TOKENS] [--chat] [--faults PERCENT]
                [--api-key KEY] [--slow-limit S] [--check-slots] [--label TEXT]
+   swa-loadgen --port N --conversations K --turns T [-c CLIENTS] [-n MAX_TOKENS]
 
    C clients each send R streaming requests (/v1/completions, or /v1/chat/completions with --chat)
    one after another, over plain sockets, and time them: throughput (generated tokens, counted as
@@ -13,7 +14,15 @@
    the answer the server promises (docs/server.md). --check-slots reads /metrics at the end and
    fails unless every slot is free. Exit status 0 when every well-formed request was answered
    and every fault got its expected answer. Requests go to 127.0.0.1 only: this is a test tool,
-   not a way to load another machine. */
+   not a way to load another machine.
+
+   With --conversations K --turns T, the clients hold K chats of T turns, taken in turn (the
+   first turn of every chat, then the second of every chat, ...): each turn sends the chat so
+   far (one system prompt shared by all, each user message and each answer as it was streamed)
+   and a new user message, greedily (temperature 0). With fewer slots than chats, a chat finds
+   its slot taken by others when it comes back. Besides the times, the prompt tokens the server
+   evaluated (its /metrics: swa_prompt_tokens_total, or llama-server's llamacpp:prompt_tokens_total
+   when it runs with --metrics). */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,9 +42,10 @@
 typedef struct opts {
     int port, clients, requests, max_tokens, chat, faults, slow_limit, check_slots, ignore_eos, timeout;
     const char *api_key, *label;
+    int conversations, turns;
 } opts;
 
-static opts O = {8080, 4, 4, 64, 0, 0, 15, 0, 1, 120, NULL, ""};
+static opts O = {8080, 4, 4, 64, 0, 0, 15, 0, 1, 120, NULL, "", 0, 0};
 
 static double now_s(void)
 {
@@ -58,6 +68,14 @@ static double *ttft, *itl;
 static size_t n_ttft, n_itl, cap_itl;
 static long ok_requests, failed_requests, tokens, fault_sent[F_COUNT], fault_ok[F_COUNT];
 static char first_error[512];
+static long conv_prompt, conv_cached;   /* --conversations: prompt_tokens and cached_tokens the usage reported */
+
+/* The integer after key in line, 0 when absent. */
+static long field(const char *line, const char *key)
+{
+    const char *p = strstr(line, key);
+    return p ? strtol(p + strlen(key), NULL, 10) : 0;
+}
 
 static void record_itl(double v)
 {
@@ -140,7 +158,29 @@ typedef struct reader {
     int done_seen, finish_length;
     double t_start, t_first, t_last;
     int stop_after;            /* leave after this many text events (0: never) */
+    char *text;                /* with --conversations: the streamed content, JSON-escaped as sent */
+    size_t n_text, cap_text;
 } reader;
+
+/* The JSON string after "content":" in line, as it is (escapes kept), appended to r->text. */
+static void keep_content(reader *r, const char *line)
+{
+    const char *p = strstr(line, "\"content\":\""), *q;
+    if (!p) return;
+    p += 11;
+    for (q = p; *q && *q != '"'; q++)
+        if (*q == '\\' && q[1]) q++;
+    if (r->n_text + (size_t)(q - p) + 1 > r->cap_text) {
+        size_t cap = 2 * (r->n_text + (size_t)(q - p)) + 256;
+        char *t = (char *)realloc(r->text, cap);
+        if (!t) return;
+        r->text = t;
+        r->cap_text = cap;
+    }
+    memcpy(r->text + r->n_text, p, (size_t)(q - p));
+    r->n_text += (size_t)(q - p);
+    r->text[r->n_text] = '\0';
+}
 
 static void on_line(reader *r)
 {
@@ -149,6 +189,15 @@ static void on_line(reader *r)
         r->events++;
         if (!strcmp(r->line + 6, "[DONE]")) { r->done_seen = 1; return; }
         if (strstr(r->line, "\"finish_reason\":\"length\"")) r->finish_length = 1;
+        if (O.conversations) {
+            keep_content(r, r->line);
+            if (strstr(r->line, "\"usage\":{")) {
+                pthread_mutex_lock(&mu);
+                conv_prompt += field(r->line, "\"prompt_tokens\":");
+                conv_cached += field(r->line, "\"cached_tokens\":");
+                pthread_mutex_unlock(&mu);
+            }
+        }
         /* a token: a non-empty "text" or "content" */
         if ((strstr(r->line, "\"text\":\"") && !strstr(r->line, "\"text\":\"\"")) ||
             (strstr(r->line, "\"content\":\"") && !strstr(r->line, "\"content\":\"\""))) {
@@ -412,6 +461,106 @@ static void *client(void *arg)
     return NULL;
 }
 
+/* ---- conversations (--conversations K --turns T) ---- */
+
+static const char *conv_system =
+    "You tell short stories to small children. Every story has a child and an animal in it, a dog, a cat or a "
+    "bird, and something that goes wrong and is put right. Use short words and short sentences. When the child "
+    "asks for more, go on with the same story, the same names and the same place.";
+static const char *conv_names[] = {"Lily", "Tom", "Sam", "Mia", "Ben", "Anna", "Max", "Sue"};
+static const char *conv_asks[] = {"Tell me a story about %s and a lost ball.", "What did %s do next?",
+                                  "And then what happened to the dog?", "Did %s find a friend?",
+                                  "What did they eat for lunch?", "How did the story end?"};
+
+typedef struct conv {
+    char **answer;             /* per turn: the streamed content, JSON-escaped */
+    int done;                  /* turns answered, under mu */
+} conv;
+
+static conv *convs;
+static int conv_next;          /* the next (turn, chat) to send, under mu */
+static pthread_cond_t conv_cv = PTHREAD_COND_INITIALIZER;
+
+static void cat(char **b, size_t *n, size_t *cap, const char *fmt, ...)
+{
+    va_list ap;
+    int k;
+    va_start(ap, fmt);
+    k = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (k < 0 || !*b) return;
+    if (*n + (size_t)k + 1 > *cap) {
+        char *g = (char *)realloc(*b, 2 * (*n + (size_t)k) + 1);
+        if (!g) { free(*b); *b = NULL; return; }
+        *b = g;
+        *cap = 2 * (*n + (size_t)k) + 1;
+    }
+    va_start(ap, fmt);
+    vsnprintf(*b + *n, *cap - *n, fmt, ap);
+    va_end(ap);
+    *n += (size_t)k;
+}
+
+/* Turn t of chat c: the system prompt, the turns before with their answers, a new question. */
+static char *conv_body(int c, int t, size_t *n)
+{
+    size_t cap = 4096;
+    char *b = (char *)malloc(cap), ask[256];
+    const char *name = conv_names[c % 8];
+    int k;
+    *n = 0;
+    cat(&b, n, &cap, "{\"messages\":[{\"role\":\"system\",\"content\":\"%s\"}", conv_system);
+    for (k = 0; k <= t; k++) {
+        snprintf(ask, sizeof ask, conv_asks[k % 6], name);
+        if (k == 0) cat(&b, n, &cap, ",{\"role\":\"user\",\"content\":\"I am child number %d. %s\"}", c, ask);
+        else cat(&b, n, &cap, ",{\"role\":\"user\",\"content\":\"%s\"}", ask);
+        if (k < t) cat(&b, n, &cap, ",{\"role\":\"assistant\",\"content\":\"%s\"}", convs[c].answer[k]);
+    }
+    cat(&b, n, &cap, "],\"max_tokens\":%d,\"temperature\":0,\"stream\":true,\"stream_options\":{\"include_usage\":true},"
+        "\"ignore_eos\":%s}", O.max_tokens, O.ignore_eos ? "true" : "false");
+    return b;
+}
+
+static void conv_turn(int item)
+{
+    int c = item % O.conversations, t = item / O.conversations, st;
+    size_t len;
+    char *body;
+    reader r;
+    pthread_mutex_lock(&mu);
+    while (convs[c].done < t) pthread_cond_wait(&conv_cv, &mu);
+    body = conv_body(c, t, &len);
+    pthread_mutex_unlock(&mu);
+    st = body ? exchange("/v1/chat/completions", body, len, &r, 0) : 0;
+    pthread_mutex_lock(&mu);
+    if (st == 200 && r.done_seen && r.text_events > 0) {
+        ok_requests++;
+        tokens += r.text_events;
+        ttft[n_ttft++] = r.t_first - r.t_start;
+    } else {
+        failed_requests++;
+        note_error("chat %d turn %d: status %d, %ld text events", c, t + 1, st, r.text_events);
+    }
+    convs[c].answer[t] = r.text ? r.text : strdup("");
+    convs[c].done = t + 1;
+    pthread_cond_broadcast(&conv_cv);
+    pthread_mutex_unlock(&mu);
+    free(body);
+}
+
+static void *conv_client(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        int item;
+        pthread_mutex_lock(&mu);
+        item = conv_next++;
+        pthread_mutex_unlock(&mu);
+        if (item >= O.conversations * O.turns) return NULL;
+        conv_turn(item);
+    }
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -426,8 +575,8 @@ static double pct(double *v, size_t n, double p)
     return v[i < n ? i : n - 1];
 }
 
-/* /metrics: the value of swa_slots_busy, or -1. */
-static long slots_busy(void)
+/* /metrics: the value of the counter or gauge `name`, or -1. */
+static long metric(const char *name)
 {
     reader r;
     int fd = connect_local();
@@ -437,21 +586,43 @@ static long slots_busy(void)
     memset(&r, 0, sizeof r);
     if (send_all(fd, req, strlen(req))) { close(fd); return -1; }
     {
-        char buf[65536];
+        static char buf[1 << 18];   /* one caller at a time */
         size_t n = 0;
         ssize_t k;
         while (n < sizeof buf - 1 && (k = recv(fd, buf + n, sizeof buf - 1 - n, 0)) > 0) n += (size_t)k;
         buf[n] = '\0';
         close(fd);
-        p = strstr(buf, "\nswa_slots_busy ");
-        return p ? strtol(p + 16, NULL, 10) : -1;
+        {
+            char key[128];
+            snprintf(key, sizeof key, "\n%s ", name);
+            p = strstr(buf, key);
+            return p ? (long)strtod(p + strlen(key), NULL) : -1;
+        }
     }
+}
+
+/* The prompt tokens the server evaluated in the run (its /metrics then and now), those sent, and
+   those the usage said were cached; the chats' memory is freed. */
+static void conv_report(long before)
+{
+    long after = metric("swa_prompt_tokens_total"), i, t;
+    if (after < 0) after = metric("llamacpp:prompt_tokens_total");
+    printf("conversations %d x %d turns, %d clients: prompt tokens sent %ld, reported cached %ld, evaluated %s",
+           O.conversations, O.turns, O.clients, conv_prompt, conv_cached, before >= 0 && after >= 0 ? "" : "unknown");
+    if (before >= 0 && after >= 0) printf("%ld", after - before);
+    printf("\n");
+    for (i = 0; i < O.conversations; i++) {
+        for (t = 0; t < O.turns; t++) free(convs[i].answer[t]);
+        free(convs[i].answer);
+    }
+    free(convs);
 }
 
 static void usage(void)
 {
     fprintf(stderr, "usage: swa-loadgen --port N [-c CLIENTS] [-r REQUESTS] [-n MAX_TOKENS] [--chat] [--faults PERCENT]\n"
-                    "                   [--no-ignore-eos] [--api-key KEY] [--slow-limit S] [--timeout S] [--check-slots] [--label TEXT]\n");
+                    "                   [--no-ignore-eos] [--api-key KEY] [--slow-limit S] [--timeout S] [--check-slots] [--label TEXT]\n"
+                    "       swa-loadgen --port N --conversations K --turns T [-c CLIENTS] [-n MAX_TOKENS] [--label TEXT]\n");
 }
 
 int main(int argc, char **argv)
@@ -459,6 +630,7 @@ int main(int argc, char **argv)
     pthread_t *th;
     double t0, wall;
     int i, bad, k;
+    long evaluated = -1;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
         if (!strcmp(a, "--port")) O.port = atoi(v);
@@ -470,6 +642,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--timeout")) O.timeout = atoi(v);
         else if (!strcmp(a, "--api-key")) O.api_key = v;
         else if (!strcmp(a, "--label")) O.label = v;
+        else if (!strcmp(a, "--conversations")) O.conversations = atoi(v);
+        else if (!strcmp(a, "--turns")) O.turns = atoi(v);
         else if (!strcmp(a, "--chat")) { O.chat = 1; continue; }
         else if (!strcmp(a, "--check-slots")) { O.check_slots = 1; continue; }
         else if (!strcmp(a, "--no-ignore-eos")) { O.ignore_eos = 0; continue; }
@@ -477,18 +651,30 @@ int main(int argc, char **argv)
         i++;
     }
     if (O.port <= 0 || O.port > 65535 || O.clients < 1 || O.clients > 1024 || O.requests < 1 || O.requests > 100000 ||
-        O.max_tokens < 1 || O.faults < 0 || O.faults > 100 || O.slow_limit < 1 || O.timeout < 1) {
+        O.max_tokens < 1 || O.faults < 0 || O.faults > 100 || O.slow_limit < 1 || O.timeout < 1 ||
+        O.conversations < 0 || O.conversations > 100000 || O.turns < 0 || O.turns > 1000 || !O.conversations != !O.turns ||
+        (O.conversations && O.faults)) {
         usage();
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
+    if (O.conversations) {
+        O.chat = 1;
+        O.requests = (O.conversations * O.turns + O.clients - 1) / O.clients;   /* for the report's arrays */
+        if (!(convs = (conv *)calloc((size_t)O.conversations, sizeof *convs))) return 1;
+        for (i = 0; i < O.conversations; i++)
+            if (!(convs[i].answer = (char **)calloc((size_t)O.turns, sizeof(char *)))) return 1;
+        evaluated = metric("swa_prompt_tokens_total");
+        if (evaluated < 0) evaluated = metric("llamacpp:prompt_tokens_total");
+    }
     ttft = (double *)calloc((size_t)O.clients * (size_t)O.requests, sizeof *ttft);
     th = (pthread_t *)calloc((size_t)O.clients, sizeof *th);
     if (!ttft || !th) return 1;
     t0 = now_s();
-    for (i = 0; i < O.clients; i++) pthread_create(&th[i], NULL, client, (void *)(long)i);
+    for (i = 0; i < O.clients; i++) pthread_create(&th[i], NULL, O.conversations ? conv_client : client, (void *)(long)i);
     for (i = 0; i < O.clients; i++) pthread_join(th[i], NULL);
     wall = now_s() - t0;
+    if (O.conversations) conv_report(evaluated);
     qsort(ttft, n_ttft, sizeof *ttft, cmp_double);
     qsort(itl, n_itl, sizeof *itl, cmp_double);
     printf("loadgen%s%s: %d clients x %d requests, max_tokens %d%s: %ld ok, %ld failed, %ld tokens in %.2f s\n",
@@ -508,7 +694,7 @@ int main(int argc, char **argv)
         long busy = -1;
         double t1 = now_s();
         /* the scheduler frees a slot at its next step: give it a moment */
-        while ((busy = slots_busy()) != 0 && now_s() - t1 < 5) { struct timespec ts = {0, 100 * 1000 * 1000}; nanosleep(&ts, NULL); }
+        while ((busy = metric("swa_slots_busy")) != 0 && now_s() - t1 < 5) { struct timespec ts = {0, 100 * 1000 * 1000}; nanosleep(&ts, NULL); }
         printf("  slots busy after the run: %ld\n", busy);
         if (busy != 0) { bad = 1; note_error("%ld slots still busy after the run", busy); }
     }
