@@ -1583,7 +1583,7 @@ int main(int argc, char **argv)
     swa_model *model = NULL;
     swa_model_params mp = swa_model_params_default();
     swa_error err;
-    swa_status st;
+    swa_status loaded;
     progress load;
     out_file dump, save;
     int rc, l;
@@ -1604,9 +1604,9 @@ int main(int argc, char **argv)
     mp.progress = progress_on_interrupt;
     mp.progress_data = &load;
     progress_start(&load, !o.no_progress);
-    st = swa_model_load_with(o.model, &mp, &model, &err);
+    loaded = swa_model_load_with(o.model, &mp, &model, &err);
     progress_end(&load);
-    if (st != SWA_OK ||
+    if (loaded != SWA_OK ||
         swa_ctx_create(model, &o.cfg, &s.ctx, &err) != SWA_OK ||
         swa_sampler_create(&o.sampling, swa_model_hparams(model)->n_vocab, &s.sampler, &err) != SWA_OK ||
         swa_sampler_set_logit_bias(s.sampler, o.bias_id, o.bias, o.n_bias, &err) != SWA_OK) {

@@ -25,7 +25,10 @@
 #if defined(_WIN32)
 #include <io.h>
 #ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN       /* no rpcndr.h, whose `small` macro would rename variables */
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX                  /* no min and max macros */
 #endif
 #include <windows.h>
 #else
