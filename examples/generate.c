@@ -19,10 +19,14 @@
    them together, a token of each per forward pass; continuation i, sampled with seed + i, is
    printed under a header line exactly as a single run with that seed prints it.
 
-   This file uses swa.h and the C library only (POSIX or Win32 for files, signals and the
-   clock), so that it can be copied as the start of a program. */
+   On a terminal, loading and a prompt that take longer than a second show one line of progress
+   on stderr, wiped when done (tools/common/progress.h); --no-progress or --log-disable turn it off.
+
+   This file uses swa.h, tools/common/progress.h and the C library only (POSIX or Win32 for
+   files, signals and the clock), so that it can be copied as the start of a program. */
 #define _POSIX_C_SOURCE 200809L
 #include "swa.h"
+#include "tools/common/progress.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -67,6 +71,7 @@ typedef struct options {
     long n_predict;               /* -1: until end-of-sequence */
     long parallel;                /* --parallel N; 0: one sequence, printed as it streams */
     int no_bos, chat, seed_given, no_mmap, verbose_prompt, no_jinja;
+    int no_progress, log_disable;  /* --no-progress; --log-disable: that, and no summary or timings */
     swa_ctx_config cfg;
     swa_sampler_config sampling;
     int32_t bias_id[MAX_BIAS];    /* --logit-bias ID(+/-)BIAS, in the order given */
@@ -96,7 +101,11 @@ static void set_interrupted(int v) { interrupt_flag = v; }
 
 /* The library's callbacks: stop an evaluation between layers, or a load between steps. */
 static int abort_on_interrupt(void *data) { (void)data; return interrupted(); }
-static int progress_on_interrupt(float fraction, void *data) { (void)fraction; (void)data; return interrupted(); }
+static int progress_on_interrupt(float fraction, void *data)
+{
+    progress_show((progress *)data, fraction, 1, NULL, "loading the model");
+    return interrupted();
+}
 
 static void usage(FILE *f)
 {
@@ -149,6 +158,8 @@ static void usage(FILE *f)
         "  --kv TYPE            key/value cache type: f16 (default), f32, or q8_0 (about half of f16)\n"
         "  --kv-f32             the same as --kv f32\n"
         "  --no-mmap            read the model into memory instead of mapping it (faster in some VMs)\n"
+        "  --no-progress        no progress line on stderr (drawn only on a terminal, for work over a second)\n"
+        "  --log-disable        no progress line, model summary or timings on stderr (warnings and errors stay)\n"
         "  --dump-logits FILE   float32 logits, one row of n_vocab per evaluated position\n"
         "  --save-state FILE    at the end, save the context (its rings, a few MB at most with a\n"
         "                       window) and the last sampled token, to continue later\n"
@@ -357,6 +368,8 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--verbose-prompt")) o->verbose_prompt = 1;
         else if (!strcmp(a, "--jinja")) o->no_jinja = 0;
         else if (!strcmp(a, "--no-jinja")) o->no_jinja = 1;
+        else if (!strcmp(a, "--no-progress")) o->no_progress = 1;
+        else if (!strcmp(a, "--log-disable")) o->no_progress = o->log_disable = 1;
         else if (a[0] != '-' || a[1] == '\0') return usage_error("unexpected argument \"%s\"", a), EXIT_USAGE;
         else if (i + 1 >= argc) {
             if (strstr(" -m -p -f --ids --dump-logits --save-state --load-state -n -s --temp --top-k --top-p --min-p "
@@ -781,6 +794,7 @@ typedef struct session {
     int32_t eot;                  /* the template's end-of-turn token; -1: none, EOS only */
     text_buf *reply;              /* when not NULL, generate() appends the text it prints */
     int full_attention;           /* a layer keeps every position, up to n_ctx, without sinks */
+    progress pg;                  /* the prompt's progress line, while one is evaluated */
 } session;
 
 /* Evaluate tokens batch by batch, dumping logits when asked; *done counts the tokens evaluated
@@ -804,6 +818,7 @@ static swa_status eval_tokens(session *s, const int32_t *tok, size_t n, int seen
             st = swa_ctx_eval(s->ctx, tok + *done, len, &s->logits, err);
         }
         if (st != SWA_OK) break;
+        progress_show(&s->pg, (double)(*done + len), (double)n, "tokens", "prompt");
     }
     if (*done > n) *done = n;
     for (i = 0; seen && !s->grammar && i < *done; i++) swa_sampler_accept(s->sampler, tok[i]);   /* the grammar is the reply's */
@@ -835,7 +850,9 @@ static int feed_prompt(session *s, const int32_t *tok, size_t n)
     swa_status st;
     if (!prompt_fits(s, n)) return 0;
     t0 = now_seconds();
+    progress_start(&s->pg, !s->o->no_progress);
     st = eval_tokens(s, tok, n, 1, &done, &err);
+    progress_end(&s->pg);
     s->t.prompt_s += now_seconds() - t0;
     s->t.n_prompt += (long)done;
     if (st != SWA_OK && !(st == SWA_ERR_ABORTED && interrupted())) fprintf(stderr, "\n" PROG ": %s\n", err.msg);
@@ -1426,7 +1443,8 @@ static int run(session *s)
     }
     if (o->parallel) ok = n > 0 && feed_story(s, prompt, n) && generate_parallel(s, prompt, n, echo, echo_len);
     else {
-        ok = put_out(echo, echo_len) && feed_story(s, prompt, n) && generate(s, o->n_predict, &ended);   /* the prompt echoed */
+        /* the prompt echoed once evaluated, so that its progress line, on a terminal, wipes none of it */
+        ok = feed_story(s, prompt, n) && put_out(echo, echo_len) && generate(s, o->n_predict, &ended);
         if (ok && o->n_predict != 0) ok = put_str("\n");
     }
     if (prompt != o->prompt_ids) free(prompt);
@@ -1565,6 +1583,8 @@ int main(int argc, char **argv)
     swa_model *model = NULL;
     swa_model_params mp = swa_model_params_default();
     swa_error err;
+    swa_status loaded;
+    progress load;
     out_file dump, save;
     int rc, l;
     memset(&s, 0, sizeof s);
@@ -1582,7 +1602,11 @@ int main(int argc, char **argv)
         goto done;
     mp.resident = o.no_mmap;
     mp.progress = progress_on_interrupt;
-    if (swa_model_load_with(o.model, &mp, &model, &err) != SWA_OK ||
+    mp.progress_data = &load;
+    progress_start(&load, !o.no_progress);
+    loaded = swa_model_load_with(o.model, &mp, &model, &err);
+    progress_end(&load);
+    if (loaded != SWA_OK ||
         swa_ctx_create(model, &o.cfg, &s.ctx, &err) != SWA_OK ||
         swa_sampler_create(&o.sampling, swa_model_hparams(model)->n_vocab, &s.sampler, &err) != SWA_OK ||
         swa_sampler_set_logit_bias(s.sampler, o.bias_id, o.bias, o.n_bias, &err) != SWA_OK) {
@@ -1603,7 +1627,7 @@ int main(int argc, char **argv)
     if (o.chat && !s.vocab) { fprintf(stderr, PROG ": --chat needs a vocabulary\n"); goto done; }
     s.eot = -1;
     if (o.chat && !choose_template(&s, model, &o)) goto done;
-    print_summary(model, s.ctx, &o);
+    if (!o.log_disable) print_summary(model, s.ctx, &o);
     warn_settings(model, &o);
     hint_missing_window(model, s.ctx, o.model);
     if (o.dump_logits) {
@@ -1638,9 +1662,10 @@ int main(int argc, char **argv)
         rc = 1;
         goto done;
     }
-    fprintf(stderr, "prompt: %ld tokens, %.1f tokens/s; generation: %ld tokens, %.1f tokens/s\n", s.t.n_prompt,
-            s.t.prompt_s > 0 ? (double)s.t.n_prompt / s.t.prompt_s : 0.0, s.t.n_gen,
-            s.t.gen_s > 0 ? (double)s.t.n_gen / s.t.gen_s : 0.0);
+    if (!o.log_disable)
+        fprintf(stderr, "prompt: %ld tokens, %.1f tokens/s; generation: %ld tokens, %.1f tokens/s\n", s.t.n_prompt,
+                s.t.prompt_s > 0 ? (double)s.t.n_prompt / s.t.prompt_s : 0.0, s.t.n_gen,
+                s.t.gen_s > 0 ? (double)s.t.n_gen / s.t.gen_s : 0.0);
 done:
     if (rc != 0 && interrupted() && !model) {
         fprintf(stderr, PROG ": interrupted\n");

@@ -1139,7 +1139,7 @@ static void test_tools_input_and_usage(void **state)
         fail_msg("a usage error: exit %d, \"%s\"", rc, log);
     free(log);
     log = tu_capture(PROGRAM("swa-quantize") " a.gguf 2>&1", &rc);
-    if (rc != 2 || strcmp(log, "swa-quantize: want IN.gguf OUT.gguf TYPE (see swa-quantize --help)\n"))
+    if (rc != 2 || strcmp(log, "swa-quantize: want IN.gguf [OUT.gguf] TYPE [NTHREADS] (see swa-quantize --help)\n"))
         fail_msg("a usage error: exit %d, \"%s\"", rc, log);
     free(log);
 }
@@ -1204,6 +1204,245 @@ static void test_quantize_llama_names(void **state)
     remove(model); remove(a); remove(b);
 }
 
+/* ---- llama.cpp's spellings, and the progress line ---- */
+
+/* llama-tokenize's flags: --ids prints [1, 2, 3] as it does (ids of "Hello world" from
+   llama.cpp's ggml-vocab-llama-spm.gguf.out), --show-count its "Total number of tokens" line,
+   --stdin, --model, --prompt and --file read what -f -, -m, -p and -f read, --log-disable leaves
+   stderr empty, --no-escape and --no-parse-special change nothing (they ask for our default),
+   and flags that ask for opposite things are a usage error. */
+static void test_tokenize_llama_spellings(void **state)
+{
+    char text[64], cmd[1024], *out;
+    int rc;
+    (void)state;
+    need_programs();
+    need_vocab(SPM_VOCAB);
+    expect_stdout(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' --ids 2>/dev/null", "[1, 15043, 3186]\n");
+    expect_stdout(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' --show-count 2>/dev/null",
+                  "1 15043 3186\nTotal number of tokens: 3\n");
+    expect_stdout("printf 'Hello world' | " TOKENIZE " -m " SPM_VOCAB " --stdin 2>/dev/null", "1 15043 3186\n");
+    expect_stdout(TOKENIZE " --model " SPM_VOCAB " --prompt 'Hello world' --no-escape --no-parse-special 2>/dev/null",
+                  "1 15043 3186\n");
+    tu_tmp_path(text, sizeof text, "tok_text");
+    tu_write_file(text, "Hello world", 11);
+    snprintf(cmd, sizeof cmd, TOKENIZE " -m " SPM_VOCAB " --file %s --no-bos 2>/dev/null", text);
+    expect_stdout(cmd, "15043 3186\n");
+    remove(text);
+    expect_stdout(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' --log-disable 2>&1", "1 15043 3186\n");
+    /* "\n" stays two characters, as llama-tokenize --no-escape leaves it ([263, 29905, 9877]
+       there), and "</s>" plain text as with its --no-parse-special ([15043, 829, 29879, 29958]) */
+    expect_stdout(TOKENIZE " -m " SPM_VOCAB " -p 'a\\nb' --no-bos --no-escape 2>/dev/null", "263 29905 9877\n");
+    expect_stdout(TOKENIZE " -m " SPM_VOCAB " -p 'Hello</s>' --no-bos --no-parse-special --ids 2>/dev/null",
+                  "[15043, 829, 29879, 29958]\n");
+    out = tu_capture(TOKENIZE " -m " SPM_VOCAB " -p x --special --no-parse-special 2>&1", &rc);
+    if (rc != 2 || !strstr(out, "--special and --no-parse-special")) fail_msg("exit %d, %s", rc, out);
+    free(out);
+    assert_int_equal(tu_run(TOKENIZE " -m " SPM_VOCAB " -p x --ids --pieces 2>/dev/null"), 2);
+    assert_int_equal(tu_run(TOKENIZE " -m " SPM_VOCAB " -p x --stdin 2>/dev/null </dev/null"), 2);
+}
+
+/* llama-perplexity's spellings: --model, --file, --ctx-size, --threads and --batch-size give
+   what -m, -f, -c, -t and -b give; --chunks 2 with -c 256 scores the first 2 x 256 tokens (511
+   predictions); --log-disable leaves only the result; its other tasks are refused, by name. */
+static void test_perplexity_llama_spellings(void **state)
+{
+    char *ours, *theirs, *log;
+    int rc;
+    (void)state;
+    need_programs();
+    if (access(SHIPPED, R_OK) != 0 || access("examples/models/heldout.txt", R_OK) != 0) {
+        print_message("skipped: the shipped model or its held-out text is absent\n");
+        return;
+    }
+    ours = tu_capture(PERPLEXITY " -m " SHIPPED " -f examples/models/heldout.txt -c 256 -t 1 -b 32 --chunks 2 2>/dev/null", &rc);
+    assert_int_equal(rc, 0);
+    if (!strstr(ours, "over 511 tokens")) fail_msg("--chunks 2 -c 256: %s", ours);
+    theirs = tu_capture(PERPLEXITY " --model " SHIPPED " --file examples/models/heldout.txt --ctx-size 256 --threads 1 "
+                        "--batch-size 32 --chunks 2 --log-disable 2>&1", &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(ours, theirs);
+    free(ours);
+    free(theirs);
+    log = tu_capture(PERPLEXITY " -m x.gguf -f y.txt --hellaswag 2>&1", &rc);
+    if (rc != 2 || !strstr(log, "--hellaswag: swa-perplexity does not do HellaSwag")) fail_msg("exit %d, %s", rc, log);
+    free(log);
+    assert_int_equal(tu_run(PERPLEXITY " -m x.gguf -f y.txt --chunks 0 2>/dev/null"), 2);
+}
+
+/* The type of tensor `name` in a GGUF file. */
+static uint32_t tensor_type(const char *path, const char *name)
+{
+    swa_gguf *g;
+    swa_error err;
+    int64_t i;
+    uint32_t type;
+    if (swa_gguf_open(path, &g, &err) != SWA_OK) fail_msg("%s: %s", path, err.msg);
+    i = swa_gguf_tensor_find(g, name);
+    assert_true(i >= 0);
+    type = swa_gguf_tensor_at(g, i)->type;
+    swa_gguf_close(g);
+    return type;
+}
+
+/* llama-quantize's command line: IN TYPE writes ggml-model-TYPE.gguf beside IN, and IN OUT
+   TYPE NTHREADS the same bytes as -t; --output-tensor-type and --token-embedding-type set those
+   two matrices, --leave-output-tensor copies output.weight, --pure drops the mix's classifier
+   rule (rows of 32: Q4_K falls back to Q5_0, Q6_K to Q8_0); importance matrices are refused. */
+static void test_quantize_llama_spellings(void **state)
+{
+    char dir[64] = "/tmp/swa_test_qdir_XXXXXX", model[128], a[128], b[128], cmd[1024], *log;
+    tu_spec sp = small_spec(8, NULL, 64);
+    model_opts mo;
+    int rc;
+    (void)state;
+    need_programs();
+    mo.version = 3; mo.alignment = 0; mo.vocab = 0;
+    assert_non_null(mkdtemp(dir));
+    snprintf(model, sizeof model, "%s/in.gguf", dir);
+    snprintf(a, sizeof a, "%s/a.gguf", dir);
+    snprintf(b, sizeof b, "%s/ggml-model-Q8_0.gguf", dir);
+    write_model(model, &sp, &mo);
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " %s %s q8_0 -t 2 2>/dev/null", model, a);
+    assert_int_equal(tu_run(cmd), 0);
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " %s Q8_0 2>/dev/null && cmp -s %s %s", model, a, b);
+    if (tu_run(cmd) != 0) fail_msg("swa-quantize IN Q8_0 did not write %s as IN OUT q8_0 does", b);
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " %s %s q8_0 2 2>/dev/null && cmp -s %s %s", model, b, a, b);
+    if (tu_run(cmd) != 0) fail_msg("swa-quantize IN OUT q8_0 2 differs from -t 2");
+    assert_int_equal(tensor_type(a, "output.weight"), GW_Q8_0);
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " --output-tensor-type f16 --token-embedding-type Q4_0 %s %s q8_0 2>/dev/null",
+             model, a);
+    assert_int_equal(tu_run(cmd), 0);
+    assert_int_equal(tensor_type(a, "output.weight"), GW_F16);
+    assert_int_equal(tensor_type(a, "token_embd.weight"), GW_Q4_0);
+    assert_int_equal(tensor_type(a, "blk.0.attn_q.weight"), GW_Q8_0);
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " --leave-output-tensor %s %s q8_0 2>/dev/null", model, a);
+    assert_int_equal(tu_run(cmd), 0);
+    assert_int_equal(tensor_type(a, "output.weight"), GW_F32);
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " %s %s q4_k_m 2>/dev/null", model, a);
+    assert_int_equal(tu_run(cmd), 0);
+    assert_int_equal(tensor_type(a, "output.weight"), GW_Q8_0);
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " --pure %s %s q4_k_m 2>/dev/null", model, a);
+    assert_int_equal(tu_run(cmd), 0);
+    assert_int_equal(tensor_type(a, "output.weight"), GW_Q5_0);
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " --imatrix x.dat %s %s q4_0 2>&1", model, a);
+    log = tu_capture(cmd, &rc);
+    if (rc != 2 || !strstr(log, "--imatrix: swa-quantize does not do importance matrices")) fail_msg("exit %d, %s", rc, log);
+    free(log);
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " --output-tensor-type q9_9 %s %s q4_0 >/dev/null 2>&1", model, a);
+    assert_int_equal(tu_run(cmd), 2);
+    remove(model); remove(a); remove(b); rmdir(dir);
+}
+
+/* llama-bench's spellings: -o csv writes a header and a row, -o json an array, --model,
+   --n-prompt, --n-gen, --repetitions and -mmp 0 are taken; its lists and GPU flags are refused. */
+static void test_bench_llama_spellings(void **state)
+{
+    char cmd[1024], *out;
+    int rc;
+    (void)state;
+    need_programs();
+    if (access(SHIPPED, R_OK) != 0) {
+        print_message("skipped: the shipped model is absent\n");
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "%s%sswa-bench --model " SHIPPED " --n-prompt 8 --n-gen 2 --repetitions 1 -t 1 -mmp 0 -o csv 2>/dev/null",
+             SWA_TEST_RUN, SWA_TEST_BIN);
+    out = tu_capture(cmd, &rc);
+    if (rc != 0 || strncmp(out, "model,type,load,threads,kernels,n_prompt,pp_ts,", 47) ||
+        !strstr(out, "\n\"swa-stories.gguf\",Q8_0,read,1,"))
+        fail_msg("-o csv: exit %d, %s", rc, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s%sswa-bench -m " SHIPPED " -p 8 -n 0 -r 1 -t 1 -o json 2>/dev/null", SWA_TEST_RUN, SWA_TEST_BIN);
+    out = tu_capture(cmd, &rc);
+    if (rc != 0 || !strstr(out, "[\n  {\"model\": \"swa-stories.gguf\", \"type\": \"Q8_0\", \"load\": \"mmap\"") || *out != '[' ||
+        strcmp(out + strlen(out) - 3, "\n]\n"))
+        fail_msg("-o json: exit %d, %s", rc, out);
+    free(out);
+    out = tu_capture(PROGRAM("swa-bench") " -m x.gguf -p 128,512 2>&1", &rc);
+    if (rc != 2 || !strstr(out, "takes one value")) fail_msg("a list: exit %d, %s", rc, out);
+    free(out);
+    out = tu_capture(PROGRAM("swa-bench") " -m x.gguf -ngl 99 2>&1", &rc);
+    if (rc != 2 || !strstr(out, "-ngl: swa-bench does not do GPU offload")) fail_msg("-ngl: exit %d, %s", rc, out);
+    free(out);
+    assert_int_equal(tu_run(PROGRAM("swa-bench") " -m x.gguf -o xml 2>/dev/null"), 2);
+}
+
+/* The progress line: with stderr a file, none of it (not a '\r' in stderr), even when it would
+   be drawn at once (SWA_PROGRESS_DELAY=0); under a pseudo-terminal (util-linux script) it is
+   drawn for the prompt ("\rprompt: 64/N tokens, ... left"), for scoring and for quantizing, and
+   wiped at the end ('\r', spaces, '\r'); --no-progress draws none. */
+static void test_progress_line(void **state)
+{
+    char text[64], err[64], model[64], out[64], cmd[1024], *log;
+    size_t n, k;
+    uint8_t *held;
+    char *body;
+    int rc;
+    (void)state;
+    need_programs();
+    if (access(SHIPPED, R_OK) != 0 || access("examples/models/heldout.txt", R_OK) != 0) {
+        print_message("skipped: the shipped model or its held-out text is absent\n");
+        return;
+    }
+    held = tu_read_file("examples/models/heldout.txt", &n);
+    body = (char *)malloc(2 * n);
+    assert_non_null(body);
+    for (k = 0; k < 2; k++) memcpy(body + k * n, held, n);
+    tu_tmp_path(text, sizeof text, "prog_text");
+    tu_tmp_path(err, sizeof err, "prog_err");
+    tu_write_file(text, body, 2 * n);
+    snprintf(cmd, sizeof cmd, "SWA_PROGRESS_DELAY=0 " GENERATE " -m " SHIPPED " -f %s -n 2 -s 1 >/dev/null 2>%s", text, err);
+    assert_int_equal(tu_run(cmd), 0);
+    log = tu_read_text(err, NULL);
+    if (strchr(log, '\r') || strstr(log, " left")) fail_msg("a progress line in a file:\n%s", log);
+    free(log);
+    snprintf(cmd, sizeof cmd, "SWA_PROGRESS_DELAY=0 " PERPLEXITY " -m " SHIPPED " -f %s >/dev/null 2>%s", text, err);
+    assert_int_equal(tu_run(cmd), 0);
+    log = tu_read_text(err, NULL);
+    if (strchr(log, '\r') || !strstr(log, "[256/")) fail_msg("swa-perplexity's stderr in a file:\n%s", log);
+    free(log);
+    if (tu_run("script -qc true /dev/null >/dev/null 2>&1") != 0) {
+        print_message("skipped: no util-linux script for a pseudo-terminal: the drawn line was not checked\n");
+        free(held); free(body); remove(text); remove(err);
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "SWA_PROGRESS_DELAY=0 script -qc '" GENERATE " -m " SHIPPED " -f %s -n 2 -s 1 >/dev/null' /dev/null",
+             text);
+    log = tu_capture(cmd, &rc);
+    if (rc != 0 || !strstr(log, "\rprompt: 64/") || !strstr(log, " tokens/s, ") || !strstr(log, " left") ||
+        !strstr(log, "\r          "))
+        fail_msg("no progress line under a terminal: exit %d\n%s", rc, log);
+    /* wiped before the timings */
+    if (!strstr(log, "\r\rprompt: ") && !strstr(strstr(log, "          \r"), "prompt: "))
+        fail_msg("the line was not wiped:\n%s", log);
+    free(log);
+    snprintf(cmd, sizeof cmd, "SWA_PROGRESS_DELAY=0 script -qc '" GENERATE " -m " SHIPPED " -f %s -n 2 -s 1 --no-progress >/dev/null' "
+             "/dev/null", text);
+    log = tu_capture(cmd, &rc);
+    if (rc != 0 || strstr(log, " left")) fail_msg("--no-progress drew a line:\n%s", log);
+    free(log);
+    snprintf(cmd, sizeof cmd, "SWA_PROGRESS_DELAY=0 script -qc '" PERPLEXITY " -m " SHIPPED " -f %s' /dev/null", text);
+    log = tu_capture(cmd, &rc);
+    if (rc != 0 || !strstr(log, "\rscoring (ppl ") || strstr(log, "[256/") || !strstr(log, "perplexity: "))
+        fail_msg("swa-perplexity under a terminal: exit %d\n%s", rc, log);
+    free(log);
+    tu_tmp_path(model, sizeof model, "prog_in");
+    tu_tmp_path(out, sizeof out, "prog_out");
+    {
+        tu_spec sp = small_spec(8, NULL, 64);
+        model_opts mo;
+        mo.version = 3; mo.alignment = 0; mo.vocab = 0;
+        write_model(model, &sp, &mo);
+    }
+    snprintf(cmd, sizeof cmd, "SWA_PROGRESS_DELAY=0 script -qc '" PROGRAM("swa-quantize") " %s %s q4_0' /dev/null", model, out);
+    log = tu_capture(cmd, &rc);
+    if (rc != 0 || !strstr(log, "\rquantizing: ") || !strstr(log, " MB/s, ")) fail_msg("swa-quantize under a terminal:\n%s", log);
+    free(log);
+    free(held); free(body);
+    remove(text); remove(err); remove(model); remove(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1226,6 +1465,11 @@ int main(void)
         cmocka_unit_test(test_tools_input_and_usage),
         cmocka_unit_test(test_quantize_llama_names),
         cmocka_unit_test(test_kbench_peak),
+        cmocka_unit_test(test_tokenize_llama_spellings),
+        cmocka_unit_test(test_perplexity_llama_spellings),
+        cmocka_unit_test(test_quantize_llama_spellings),
+        cmocka_unit_test(test_bench_llama_spellings),
+        cmocka_unit_test(test_progress_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

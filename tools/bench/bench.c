@@ -1,7 +1,7 @@
 /* swa-bench: how fast swa.h runs a model on this machine, and how close that is to the limit.
 
    swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t 2] [-r 3] [--kernels best|ref|avx2|avx-vnni|avx512|amx|neon] [--kv f16|f32|q8_0]
-             [--depths] [--no-mmap] [--markdown]
+             [--depths] [--no-mmap] [-o text|md|csv|json|jsonl]
 
    Reports, as median +- half the range over -r repetitions (like llama-bench's pp and tg):
    - pp: prompt processing, -p tokens in one batch from position 0;
@@ -13,7 +13,11 @@
    - with --depths, tg at positions 0, W and 4W: with a window the speed stays flat.
    Random token ids are used: speed does not depend on what the tokens say. With --markdown
    each line is a table row: model | type | load (mmap or read) | threads | kernels | pp t/s |
-   tg t/s | depth | GB/s | MB per token | tg as % of the bandwidth limit. */
+   tg t/s | depth | GB/s | MB per token | tg as % of the bandwidth limit; -o csv, json and jsonl
+   write the same fields as llama-bench's formats do (a header line, an array, a line each).
+   llama-bench's spellings work where they mean the same (--model, --n-prompt, --n-gen,
+   --threads, --repetitions, --batch-size, -o/--output, -mmp/--mmap 0|1); one value each (its
+   lists are refused), and its GPU, NUMA and scheduling flags are refused, saying so. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE            /* MAP_ANONYMOUS, MADV_HUGEPAGE for the bandwidth buffer */
 #include "swa.h"
@@ -34,8 +38,11 @@
 typedef struct options {
     const char *model;
     int n_prompt, n_gen, reps, depths, markdown, no_mmap;
+    int format;                   /* FMT_*: -o */
     swa_ctx_config cfg;
 } options;
+
+enum { FMT_TEXT, FMT_MD, FMT_CSV, FMT_JSON, FMT_JSONL };
 
 typedef struct summary { double median, spread; } summary;
 
@@ -234,32 +241,81 @@ static void bench_tg(swa_ctx *c, const options *o, int32_t n_vocab, int64_t dept
 static void usage(FILE *f)
 {
     fprintf(f, "usage: swa-bench -m MODEL.gguf [-p 128] [-n 32] [-t THREADS] [-r 3] [--kernels best|ref|avx2|avx-vnni|avx512|amx|neon] [--kv f16|f32|q8_0]\n"
-               "                 [--depths] [--no-mmap] [--markdown]\n"
-               "  -p N          prompt tokens for the pp test (0 = skip)\n"
-               "  -n N          generated tokens for the tg test (0 = skip)\n"
-               "  -t N          threads (default: online CPUs)\n"
+               "                 [--depths] [--no-mmap] [-o text|md|csv|json|jsonl]\n"
+               "  -m, --model FILE  the model\n"
+               "  -p, --n-prompt N  prompt tokens for the pp test (0 = skip)\n"
+               "  -n, --n-gen N     generated tokens for the tg test (0 = skip)\n"
+               "  -b, --batch-size N  prompt tokens per forward pass (default: the whole prompt)\n"
+               "  -t, --threads N   threads (default: online CPUs)\n"
                "  -c N          positions a global layer keeps (default: the library's, raised to\n"
                "                hold the prompt and the generated tokens, as llama-bench's context)\n"
-               "  -r N          repetitions; medians are reported (default 3, at most 64)\n"
+               "  -r, --repetitions N  repetitions; medians are reported (default 3, at most 64)\n"
                "  --kernels K   best (default): the widest SIMD this CPU runs; ref: the scalar loops;\n"
                "                avx2, avx-vnni, avx512, amx, neon: that instruction set (an error where the CPU lacks it)\n"
                "  --kv T        key/value cache type (default f16)\n"
                "  --depths      also generate at positions W and 4W (window) or n_ctx/2\n"
-               "  --no-mmap     read the model into memory (swa_model_load_resident) instead of mapping it\n"
-               "  --markdown    one table row per test instead of prose\n"
+               "  --no-mmap     read the model into memory (swa_model_load_resident) instead of mapping it;\n"
+               "                -mmp 0 / --mmap 0 the same, -mmp 1 the default\n"
+               "  -o, --output F  text (default: prose), md (one table row per test; --markdown the same),\n"
+               "                csv (a header, then a row per test), json (an array of objects), jsonl (an object a line)\n"
                "  --version     the program's name and version\n"
                "  Exit status: 0 complete, 1 error, 2 bad usage, 130 stopped by Ctrl-C.\n");
 }
 
+/* One number in lo..hi; llama-bench's lists ("128,512") are refused. */
+static int number(const char *flag, const char *v, long lo, long hi)
+{
+    char *end;
+    long x;
+    errno = 0;
+    x = strtol(v, &end, 10);
+    if (*end == ',') usage_fail("%s %s: swa-bench takes one value, not llama-bench's lists", flag, v);
+    if (errno || end == v || *end || x < lo || x > hi) usage_fail("%s wants a number in %ld..%ld, got \"%s\"", flag, lo, hi, v);
+    return (int)x;
+}
+
+/* llama-bench's spelling of a flag as ours, and its flags for what this program does not do
+   refused with the reason. */
+static const char *our_flag(const char *a)
+{
+    static const char *const same[][2] = {
+        {"--model", "-m"}, {"--n-prompt", "-p"}, {"--n-gen", "-n"}, {"--threads", "-t"}, {"--repetitions", "-r"},
+        {"--batch-size", "-b"}, {"--output", "-o"}, {"--mmap", "-mmp"},
+    };
+    static const char *const not_here[][2] = {
+        {"-ngl", "GPU offload (swa.h runs on the CPU)"}, {"--n-gpu-layers", "GPU offload (swa.h runs on the CPU)"},
+        {"-sm", "GPU splits"}, {"--split-mode", "GPU splits"}, {"-mg", "GPU splits"}, {"--main-gpu", "GPU splits"},
+        {"-ts", "GPU splits"}, {"--tensor-split", "GPU splits"}, {"-nkvo", "GPU offload"}, {"--no-kv-offload", "GPU offload"},
+        {"-rpc", "RPC servers"}, {"--rpc", "RPC servers"}, {"-fa", "a flash-attention switch (one attention path)"},
+        {"--flash-attn", "a flash-attention switch (one attention path)"},
+        {"-C", "CPU masks"}, {"--cpu-mask", "CPU masks"}, {"--cpu-strict", "CPU masks"}, {"--poll", "polling levels"},
+        {"--numa", "NUMA placement"}, {"--prio", "process priorities"}, {"--delay", "delays between tests"},
+        {"-ub", "micro-batches"}, {"--ubatch-size", "micro-batches"},
+        {"-ctk", "separate key and value cache types (--kv sets both)"}, {"--cache-type-k", "separate key and value cache types (--kv sets both)"},
+        {"-ctv", "separate key and value cache types (--kv sets both)"}, {"--cache-type-v", "separate key and value cache types (--kv sets both)"},
+        {"-pg", "combined prompt and generation tests"}, {"-d", "chosen depths (--depths measures at W and 4W)"},
+        {"--n-depth", "chosen depths (--depths measures at W and 4W)"}, {"-embd", "embedding tests"}, {"--embeddings", "embedding tests"},
+        {"-oe", "a second report on stderr"}, {"--output-err", "a second report on stderr"}, {"-v", "verbose logs"},
+        {"--verbose", "verbose logs"}, {"--progress", "progress lines"},
+    };
+    size_t k;
+    for (k = 0; k < sizeof same / sizeof same[0]; k++)
+        if (!strcmp(a, same[k][0])) return same[k][1];
+    for (k = 0; k < sizeof not_here / sizeof not_here[0]; k++)
+        if (!strcmp(a, not_here[k][0])) usage_fail("%s: swa-bench does not do %s", a, not_here[k][1]);
+    return a;
+}
+
 static int parse(int argc, char **argv, options *o)
 {
-    int i;
+    static const char *const formats[] = {"text", "md", "csv", "json", "jsonl"};
+    int i, f;
     memset(o, 0, sizeof *o);
     o->n_prompt = 128;
     o->n_gen = 32;
     o->reps = 3;
     for (i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *a = our_flag(argv[i]), *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); exit(0); }
         if (!strcmp(a, "--version")) {
             printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
@@ -268,24 +324,76 @@ static int parse(int argc, char **argv, options *o)
         }
         if (!strcmp(a, "--depths")) { o->depths = 1; continue; }
         if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }
-        if (!strcmp(a, "--markdown")) { o->markdown = 1; continue; }
-        if (!v) usage_fail("%s needs a value or is unknown", a);
+        if (!strcmp(a, "--markdown")) { o->format = FMT_MD; continue; }   /* -o md */
+        if (!v) usage_fail("%s needs a value or is unknown", argv[i]);
         i++;
         if (!strcmp(a, "-m")) o->model = v;
-        else if (!strcmp(a, "-p")) o->n_prompt = atoi(v);
-        else if (!strcmp(a, "-n")) o->n_gen = atoi(v);
-        else if (!strcmp(a, "-t")) o->cfg.n_threads = atoi(v);
-        else if (!strcmp(a, "-c")) o->cfg.n_ctx = atoi(v);
-        else if (!strcmp(a, "-r")) o->reps = atoi(v);
+        else if (!strcmp(a, "-p")) o->n_prompt = number(a, v, 0, 1 << 20);
+        else if (!strcmp(a, "-n")) o->n_gen = number(a, v, 0, 1 << 20);
+        else if (!strcmp(a, "-t")) o->cfg.n_threads = number(a, v, 0, 64);
+        else if (!strcmp(a, "-c")) o->cfg.n_ctx = number(a, v, 0, INT32_MAX);
+        else if (!strcmp(a, "-b")) o->cfg.n_batch = number(a, v, 1, 1 << 20);
+        else if (!strcmp(a, "-r")) o->reps = number(a, v, 1, 64);
+        else if (!strcmp(a, "-mmp")) o->no_mmap = !number(a, v, 0, 1);
+        else if (!strcmp(a, "-o")) {
+            for (f = 0; f < 5 && strcmp(v, formats[f]); f++) continue;
+            if (f == 5) usage_fail("-o wants text, md, csv, json or jsonl, got \"%s\"", v);
+            o->format = f;
+        }
         else if (!strcmp(a, "--kernels") && swa_kernels_from_name(v) >= 0) o->cfg.kernels = swa_kernels_from_name(v);
         else if (!strcmp(a, "--kv") && swa_kv_type_from_name(v) >= 0) o->cfg.kv_type = swa_kv_type_from_name(v);
-        else usage_fail("bad flag or value: %s %s", a, v);
+        else usage_fail("bad flag or value: %s %s", argv[i - 1], v);
     }
     if (!o->model) usage_fail("-m MODEL is required");
-    if (o->n_prompt < 0 || o->n_gen < 0 || o->reps < 1 || o->reps > 64 || o->cfg.n_threads < 0 || o->cfg.n_threads > 64 ||
-        o->cfg.n_ctx < 0)
-        usage_fail("-p, -n, -c must be >= 0, -r in 1..64, -t in 0..64");
+    o->markdown = o->format != FMT_TEXT;
     return 1;
+}
+
+/* s as a JSON string's contents (a file name: quotes, backslashes and control bytes escaped). */
+static void json_text(const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20) printf("\\u%04x", (unsigned)(unsigned char)*s);
+        else putchar(*s);
+    }
+}
+
+/* One test's row in the -o format (md, csv, json, jsonl); first: the first row of the run. */
+typedef struct row {
+    const char *model, *type, *load, *kernels;
+    int threads, n_prompt, n_gen;
+    summary pp, tg;
+    long long depth;
+    double gbs, mb_per_token, share;
+} row;
+
+static void print_row(int format, const row *r, int first)
+{
+    if (format == FMT_MD) {
+        printf("| %s | %s | %s | %d | %s | %.1f ± %.1f | %.2f ± %.2f | %lld | %.1f | %.1f | %.0f%% |\n", r->model, r->type,
+               r->load, r->threads, r->kernels, r->pp.median, r->pp.spread, r->tg.median, r->tg.spread, r->depth, r->gbs,
+               r->mb_per_token, r->share);
+        return;
+    }
+    if (format == FMT_CSV) {
+        if (first)
+            printf("model,type,load,threads,kernels,n_prompt,pp_ts,pp_spread,n_gen,tg_ts,tg_spread,depth,gbs,mb_per_token,"
+                   "limit_pct\n");
+        printf("\"");
+        json_text(r->model);   /* a CSV field in quotes: the same escapes do for a file name */
+        printf("\",%s,%s,%d,%s,%d,%.2f,%.2f,%d,%.2f,%.2f,%lld,%.2f,%.2f,%.1f\n", r->type, r->load, r->threads, r->kernels,
+               r->n_prompt, r->pp.median, r->pp.spread, r->n_gen, r->tg.median, r->tg.spread, r->depth, r->gbs,
+               r->mb_per_token, r->share);
+        return;
+    }
+    printf("%s{\"model\": \"", format == FMT_JSON ? (first ? "[\n  " : ",\n  ") : "");
+    json_text(r->model);
+    printf("\", \"type\": \"%s\", \"load\": \"%s\", \"threads\": %d, \"kernels\": \"%s\", \"n_prompt\": %d, "
+           "\"pp_ts\": %.2f, \"pp_spread\": %.2f, \"n_gen\": %d, \"tg_ts\": %.2f, \"tg_spread\": %.2f, \"depth\": %lld, "
+           "\"gbs\": %.2f, \"mb_per_token\": %.2f, \"limit_pct\": %.1f}%s",
+           r->type, r->load, r->threads, r->kernels, r->n_prompt, r->pp.median, r->pp.spread, r->n_gen, r->tg.median,
+           r->tg.spread, r->depth, r->gbs, r->mb_per_token, r->share, format == FMT_JSONL ? "\n" : "");
 }
 
 int main(int argc, char **argv)
@@ -305,7 +413,7 @@ int main(int argc, char **argv)
     catch_interrupt();
     m = load_model_or_exit(o.model, o.no_mmap);
     hp = swa_model_hparams(m);
-    if (o.n_prompt > 0) o.cfg.n_batch = o.n_prompt;          /* the whole prompt in one pass */
+    if (o.n_prompt > 0 && o.cfg.n_batch == 0) o.cfg.n_batch = o.n_prompt;   /* the whole prompt in one pass */
     if (o.cfg.n_ctx == 0) {                                   /* the library's default, or what the tests need */
         int32_t lib = hp->n_ctx_train > 0 && hp->n_ctx_train < 4096 ? hp->n_ctx_train : 4096;
         if (o.n_prompt + o.n_gen + 1 > lib) o.cfg.n_ctx = o.n_prompt + o.n_gen + 1;
@@ -337,18 +445,31 @@ int main(int argc, char **argv)
     for (k = 0; k < n_depth && (o.n_gen > 0 || (o.markdown && k == 0)); k++) {
         double bytes = wbytes + kv_bytes_per_token(m, c, depth[k]);
         if (o.n_gen > 0) bench_tg(c, &o, hp->n_vocab, depth[k], &bw, bytes, &tg, &gbs, &share);
-        if (o.markdown)
-            printf("| %s | %s | %s | %d | %s | %.1f ± %.1f | %.2f ± %.2f | %lld | %.1f | %.1f | %.0f%% |\n", name,
-                   swa_type_name(hp->weight_type), o.no_mmap ? "read" : "mmap", swa_ctx_config_get(c).n_threads,
-                   swa_ctx_kernels(c), pp.median, pp.spread, tg.median, tg.spread, (long long)depth[k], gbs.median,
-                   bytes / 1e6, share.median);
-        else
+        if (o.markdown) {
+            row r;
+            r.model = name;
+            r.type = swa_type_name(hp->weight_type);
+            r.load = o.no_mmap ? "read" : "mmap";
+            r.kernels = swa_ctx_kernels(c);
+            r.threads = swa_ctx_config_get(c).n_threads;
+            r.n_prompt = o.n_prompt;
+            r.n_gen = o.n_gen;
+            r.pp = pp;
+            r.tg = tg;
+            r.depth = (long long)depth[k];
+            r.gbs = gbs.median;
+            r.mb_per_token = bytes / 1e6;
+            r.share = share.median;
+            print_row(o.format, &r, k == 0);
+        } else
             printf("tg%d at depth %lld: %.2f ± %.2f tokens/s; %.1f MB per token; bandwidth %.1f ± %.1f GB/s "
                    "(1 GiB read by %d threads before each repetition); %.0f%% ± %.0f%% of the limit they give\n",
                    o.n_gen, (long long)depth[k], tg.median, tg.spread, bytes / 1e6, gbs.median, gbs.spread,
                    bw.threads, share.median, share.spread);
         stdout_flush();
     }
+    if (o.format == FMT_JSON) printf("\n]\n");
+    stdout_flush();
     bandwidth_close(&bw);
     swa_ctx_free(c);
     swa_model_free(m);

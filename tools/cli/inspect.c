@@ -554,7 +554,7 @@ int main(int argc, char **argv)
             return 0;
         }
         if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-inspect", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); return 0; }
-        if (!strcmp(a, "-m")) {            /* the input may also be given as -m FILE.gguf */
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) {   /* the input may also be given as -m FILE.gguf */
             if (i + 1 >= argc || path) {
                 fprintf(stderr, "swa-inspect: %s\n", path ? "one input file, please" : "-m needs a value");
                 usage(stderr);

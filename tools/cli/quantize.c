@@ -1,7 +1,7 @@
 /* swa-quantize: convert the weight matrices of a GGUF model to another type, or to one of
    llama.cpp's named mixes.
 
-   swa-quantize IN.gguf OUT.gguf TYPE [-t N] [--allow-requantize]
+   swa-quantize [options] IN.gguf [OUT.gguf] TYPE [NTHREADS]
 
    TYPE is f32, f16, bf16, or a llama-quantize name: q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k_s,
    q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k, iq4_nl, iq4_xs, mxfp4_moe, in either
@@ -24,7 +24,13 @@
 
    The output is streamed tensor by tensor through a buffer of about 16 MB, the input mapped
    read-only, so memory stays small for any model size. -t N converts with N threads (default:
-   online CPUs); the output does not depend on it. */
+   online CPUs); the output does not depend on it.
+
+   llama-quantize's command line works as it is: IN [OUT] TYPE [NTHREADS] (without OUT, the
+   file ggml-model-TYPE.gguf beside IN), --pure (every matrix TYPE, no mix), --leave-output-tensor
+   (output.weight copied as it is), --output-tensor-type and --token-embedding-type (a ggml type
+   name for those two); its importance-matrix, split-file and metadata-override flags are refused,
+   saying so. On a terminal, quantizing shows a progress line (tools/common/progress.h). */
 #define _POSIX_C_SOURCE 200809L    /* clock_gettime, sysconf */
 #include "swa.h"
 #define GW_IMPLEMENTATION
@@ -43,6 +49,15 @@
 
 #define PROG "swa-quantize"
 #include "tools/common/tool.h"
+#include "tools/common/progress.h"
+
+/* The choices beyond TYPE: llama-quantize's --pure, --leave-output-tensor, --output-tensor-type
+   and --token-embedding-type (0xffffffff: not given). */
+typedef struct choices {
+    int pure, leave_output;
+    uint32_t output_type, embd_type;
+} choices;
+#define NO_TYPE 0xffffffffu
 
 static void *xmalloc(size_t n)
 {
@@ -265,13 +280,21 @@ static uint32_t mix_type(mix_state *s, const swa_gguf_tensor *t, const char *nam
 
 /* The type a matrix gets: the mix's choice, or llama.cpp's fallback when its rows are not whole
    blocks of it. */
-static uint32_t out_type(mix_state *s, const swa_gguf_tensor *t, const char *name, uint32_t target, uint32_t ft, int moe)
+static uint32_t out_type(mix_state *s, const swa_gguf_tensor *t, const char *name, uint32_t target, uint32_t ft, int moe,
+                         const choices *c)
 {
     uint32_t want, type;
     size_t len = strlen(name);
     /* vectors, and (as llama-quantize) any tensor not named *weight: gpt-oss's 2-D expert biases */
     if (t->n_dims == 1 || len < 6 || strcmp(name + len - 6, "weight")) return GW_F32;
-    want = mix_type(s, t, name, target, ft, moe);
+    if (c->leave_output && !strcmp(name, "output.weight")) return t->type;
+    want = c->pure && !strstr(name, "ffn_gate_inp.weight") ? target : mix_type(s, t, name, target, ft, moe);
+    /* as llama-quantize: the output type is the mix's classifier type (a tied token_embd.weight
+       too), --pure's output.weight; the embedding type comes last */
+    if (c->output_type != NO_TYPE &&
+        (!strcmp(name, "output.weight") || (!c->pure && !s->has_output && !strcmp(name, "token_embd.weight"))))
+        want = c->output_type;
+    if (c->embd_type != NO_TYPE && !strcmp(name, "token_embd.weight")) want = c->embd_type;
     type = fallback_type(want, t->ne[0]);
     if (type != want && first_note(name))
         fprintf(stderr, PROG ": note: %s has rows of %lld, not whole blocks of %s: written as %s%s\n", name,
@@ -308,8 +331,14 @@ static void *work(void *arg)
     return NULL;
 }
 
+/* What the progress line needs: the input's bytes converted so far, of all. */
+typedef struct done_bytes {
+    progress *pg;
+    uint64_t done, total;
+} done_bytes;
+
 static void convert_tensor(gw_writer *w, const swa_gguf_tensor *t, const char *name, uint32_t dst_type, int threads,
-                           uint8_t *buf, size_t buf_size, int *warned_gw)
+                           uint8_t *buf, size_t buf_size, int *warned_gw, done_bytes *d)
 {
     const int64_t n = t->ne[0], rows = t->ne[1] * t->ne[2] * t->ne[3];
     const size_t src_row = (size_t)(n / swa_type_block_size(t->type) * swa_type_block_bytes(t->type));
@@ -359,6 +388,8 @@ static void convert_tensor(gw_writer *w, const swa_gguf_tensor *t, const char *n
         for (k = 0; k < nth; k++)
             if (jobs[k].failed) fail("%s: dequantizing %s rows of %lld failed", name, tname(t->type), (long long)n);
         if (gw_stream_write(w, buf, (size_t)m * dst_row)) fail("%s: %s", name, gw_error(w));
+        progress_show(d->pg, (double)(d->done + (uint64_t)(r + m) * src_row) / 1e6, (double)d->total / 1e6, "MB",
+                      "quantizing");
     }
 }
 
@@ -366,23 +397,143 @@ static void convert_tensor(gw_writer *w, const swa_gguf_tensor *t, const char *n
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: " PROG " [-m] IN.gguf OUT.gguf TYPE [-t N] [--allow-requantize]\n"
+    fprintf(f, "usage: " PROG " [options] [-m] IN.gguf [OUT.gguf] TYPE [NTHREADS]\n"
                "  TYPE   " TARGET_NAMES "\n"
                "         (the matrices, as llama-quantize's mixes of the same name; 1-D tensors stay F32)\n"
-               "  -t N   threads (default 0: every online CPU)\n"
+               "  OUT    default: ggml-model-TYPE.gguf beside IN, as llama-quantize names it\n"
+               "  -t N, NTHREADS  threads (default 0: every online CPU)\n"
                "  --allow-requantize  quantize matrices that are already quantized\n"
+               "  --pure  every matrix TYPE: no mix (the router of a mixture of experts stays as it is)\n"
+               "  --leave-output-tensor  copy output.weight as it is\n"
+               "  --output-tensor-type T, --token-embedding-type T  a ggml type (q8_0, Q6_K, f16...) for\n"
+               "         output.weight or token_embd.weight, over the mix\n"
+               "  --no-progress  no progress line on stderr (drawn only on a terminal, for work over a second)\n"
                "  --version  the program's name and version\n"
                "  Exit status: 0 complete, 1 error, 2 bad usage; Ctrl-C ends it at once and removes the\n"
                "  unfinished output (a shell reports 130).\n");
 }
 
+typedef struct options {
+    const char *in, *out;
+    const target *chosen;
+    int threads, allow_requantize, no_progress;
+    choices c;
+    char out_name[4096];          /* the default OUT */
+} options;
+
+static int parse_threads(const char *flag, const char *val)
+{
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(val, &end, 10);
+    if (errno || end == val || *end || v < 0 || v > 256) usage_fail("%s wants 0..256 (0: every CPU), got \"%s\"", flag, val);
+    return (int)v;
+}
+
+/* A ggml type name in any case, of a type this program writes. */
+static uint32_t parse_type(const char *flag, const char *val)
+{
+    uint32_t t;
+    for (t = 0; t < 64; t++) {
+        const char *name = swa_type_name(t);
+        size_t k;
+        if (!name || !gw_row_bytes(t, 256)) continue;
+        for (k = 0; name[k] && tolower((unsigned char)val[k]) == tolower((unsigned char)name[k]); k++) continue;
+        if (!name[k] && !val[k]) return t;
+    }
+    usage_fail("%s wants a ggml type swa-quantize writes (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, "
+               "q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4), got \"%s\"", flag, val);
+}
+
+/* llama-quantize's flags for what this program does not do, each refused with the reason. */
+static void refuse_peer_flag(const char *a)
+{
+    static const char *const not_here[][2] = {
+        {"--imatrix", "importance matrices"}, {"--include-weights", "importance matrices"},
+        {"--exclude-weights", "importance matrices"}, {"--keep-split", "split GGUF files"},
+        {"--override-kv", "metadata overrides (swa-inspect --set-window writes the window's keys)"},
+    };
+    size_t k;
+    for (k = 0; k < sizeof not_here / sizeof not_here[0]; k++)
+        if (!strcmp(a, not_here[k][0])) usage_fail("%s: swa-quantize does not do %s", a, not_here[k][1]);
+}
+
+/* IN [OUT] TYPE [NTHREADS], as llama-quantize reads them: without OUT, TYPE is the second. */
+static void parse_positionals(options *o, const char **pos, int n)
+{
+    const char *threads = NULL;
+    if (n >= 2 && n <= 3 && target_find(pos[1])) {
+        const char *slash = strrchr(pos[0], '/');
+        size_t k, at;
+        o->chosen = target_find(pos[1]);
+        threads = n == 3 ? pos[2] : NULL;
+        at = (size_t)snprintf(o->out_name, sizeof o->out_name, "%.*sggml-model-", slash ? (int)(slash - pos[0] + 1) : 0, pos[0]);
+        for (k = 0; o->chosen->name[k] && at + 6 < sizeof o->out_name; k++)
+            o->out_name[at++] = (char)toupper((unsigned char)o->chosen->name[k]);
+        snprintf(o->out_name + at, sizeof o->out_name - at, ".gguf");
+        o->out = o->out_name;
+    } else {
+        if (n < 3 || n > 4) usage_fail("want IN.gguf [OUT.gguf] TYPE [NTHREADS]");
+        if (!(o->chosen = target_find(pos[2]))) usage_fail("TYPE wants " TARGET_NAMES ", got \"%s\"", pos[2]);
+        o->out = pos[1];
+        threads = n == 4 ? pos[3] : NULL;
+    }
+    o->in = pos[0];
+    if (threads) o->threads = parse_threads("NTHREADS", threads);
+}
+
+static void parse_args(int argc, char **argv, options *o)
+{
+    const char *pos[5] = {NULL, NULL, NULL, NULL, NULL}, *in = NULL;
+    int n_pos = 0, i;
+    memset(o, 0, sizeof *o);
+    o->c.output_type = o->c.embd_type = NO_TYPE;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); exit(0); }
+        if (!strcmp(a, "--version")) {
+            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
+            stdout_flush();
+            exit(0);
+        }
+        refuse_peer_flag(a);
+        if (!strcmp(a, "--allow-requantize")) o->allow_requantize = 1;
+        else if (!strcmp(a, "--pure")) o->c.pure = 1;
+        else if (!strcmp(a, "--leave-output-tensor")) o->c.leave_output = 1;
+        else if (!strcmp(a, "--no-progress")) o->no_progress = 1;
+        else if (!strcmp(a, "-m") || !strcmp(a, "-t") || !strcmp(a, "--output-tensor-type") ||
+                 !strcmp(a, "--token-embedding-type")) {
+            const char *v = i + 1 < argc ? argv[++i] : NULL;
+            if (!v) usage_fail("%s needs a value", a);
+            if (!strcmp(a, "-t")) o->threads = parse_threads(a, v);
+            else if (!strcmp(a, "--output-tensor-type")) o->c.output_type = parse_type(a, v);
+            else if (!strcmp(a, "--token-embedding-type")) o->c.embd_type = parse_type(a, v);
+            else if (in) usage_fail("one input model, please (at -m %s)", v);   /* the input may be given as -m IN */
+            else in = v;
+        } else if (a[0] == '-' && a[1]) {
+            usage_fail("unknown option %s", a);
+        } else {
+            if (n_pos == 4) usage_fail("too many arguments (at \"%s\")", a);
+            pos[n_pos++] = a;
+        }
+    }
+    if (in) {
+        if (n_pos == 4) usage_fail("too many arguments (at \"%s\")", pos[3]);
+        memmove(pos + 1, pos, (size_t)n_pos * sizeof *pos);
+        pos[0] = in;
+        n_pos++;
+    }
+    parse_positionals(o, pos, n_pos);
+}
+
 int main(int argc, char **argv)
 {
-    const char *pos[3] = {NULL, NULL, NULL}, *in = NULL;
-    int n_pos = 0, threads, warned_gw = 0, allow_requantize = 0, moe, i;
+    options o;
+    const char *pos[2];
+    int threads, warned_gw = 0, moe;
     long cpus = swa_cpu_count();
     uint32_t target = 0, file_type = 0, *types;
-    const struct target *chosen;
     mix_state mix;
     size_t k, buf_size = (size_t)16 << 20;
     swa_gguf *g;
@@ -393,50 +544,16 @@ int main(int argc, char **argv)
     uint64_t in_bytes = 0;
     double t0 = now();
     char name[1024];
+    progress pg;
+    done_bytes d;
 
-    threads = cpus > 0 ? (int)(cpus < 256 ? cpus : 256) : 1;
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); return 0; }
-        if (!strcmp(a, "--version")) {
-            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
-            stdout_flush();
-            return 0;
-        }
-        if (!strcmp(a, "-m")) {            /* the input may also be given as -m IN.gguf */
-            if (i + 1 >= argc) usage_fail("-m needs a value");
-            if (in) usage_fail("one input model, please (at -m %s)", argv[i + 1]);
-            in = argv[++i];
-            continue;
-        }
-        if (!strcmp(argv[i], "-t")) {
-            char *end;
-            long v;
-            if (i + 1 >= argc) usage_fail("-t needs a value");
-            errno = 0;
-            v = strtol(argv[++i], &end, 10);
-            if (errno || *end || v < 0 || v > 256) usage_fail("-t wants 0..256 (0: every CPU), got \"%s\"", argv[i]);
-            if (v > 0) threads = (int)v;
-        } else if (!strcmp(argv[i], "--allow-requantize")) {
-            allow_requantize = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            usage_fail("unknown option %s", argv[i]);
-        } else {
-            if (n_pos == 3) usage_fail("too many arguments (at \"%s\")", argv[i]);
-            pos[n_pos++] = argv[i];
-        }
-    }
-    if (in) {
-        if (n_pos == 3) usage_fail("too many arguments (at \"%s\")", pos[2]);
-        memmove(pos + 1, pos, (size_t)n_pos * sizeof *pos);
-        pos[0] = in;
-        n_pos++;
-    }
-    if (n_pos != 3) usage_fail("want IN.gguf OUT.gguf TYPE");
-    if (!(chosen = target_find(pos[2]))) usage_fail("TYPE wants " TARGET_NAMES ", got \"%s\"", pos[2]);
-    target = chosen->type;
-    file_type = chosen->file_type;
-    moe = !strcmp(chosen->name, "mxfp4_moe");
+    parse_args(argc, argv, &o);
+    threads = o.threads > 0 ? o.threads : cpus > 0 ? (int)(cpus < 256 ? cpus : 256) : 1;
+    pos[0] = o.in;
+    pos[1] = o.out;
+    target = o.chosen->type;
+    file_type = o.chosen->file_type;
+    moe = !strcmp(o.chosen->name, "mxfp4_moe");
 
     if (swa_gguf_open(pos[0], &g, &err) != SWA_OK) {   /* the library's message names the file */
         if (strstr(err.msg, pos[0])) fail("%s", err.msg);
@@ -452,8 +569,8 @@ int main(int argc, char **argv)
     for (ti = 0; ti < n_tensors; ti++) {
         const swa_gguf_tensor *t = swa_gguf_tensor_at(g, ti);
         cstr(t->name, name, sizeof name);
-        types[ti] = out_type(&mix, t, name, target, file_type, moe);
-        if (types[ti] != t->type && is_quantized(t->type) && is_quantized(types[ti]) && !allow_requantize)
+        types[ti] = out_type(&mix, t, name, target, file_type, moe, &o.c);
+        if (types[ti] != t->type && is_quantized(t->type) && is_quantized(types[ti]) && !o.allow_requantize)
             fail("%s is already quantized (%s): quantizing it again to %s would add a second rounding error to the first; "
                  "quantize the F32/F16/BF16 original instead, or pass --allow-requantize", name, tname(t->type),
                  tname(types[ti]));
@@ -462,11 +579,16 @@ int main(int argc, char **argv)
     }
     buf = (uint8_t *)xmalloc(buf_size);
     if (gw_stream_open(w, pos[1])) fail("%s", gw_error(w));
-    for (ti = 0; ti < n_tensors; ti++) {
+    progress_start(&pg, !o.no_progress);
+    d.pg = &pg;
+    d.total = in_bytes;
+    for (d.done = 0, ti = 0; ti < n_tensors; ti++) {
         const swa_gguf_tensor *t = swa_gguf_tensor_at(g, ti);
         cstr(t->name, name, sizeof name);
-        convert_tensor(w, t, name, types[ti], threads, buf, buf_size, &warned_gw);
+        convert_tensor(w, t, name, types[ti], threads, buf, buf_size, &warned_gw, &d);
+        d.done += t->nbytes;
     }
+    progress_end(&pg);
     if (gw_stream_close(w)) fail("%s", gw_error(w));
     {
         uint64_t out_bytes = gw_data_size(w);
