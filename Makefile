@@ -166,6 +166,9 @@ $(addprefix $(BUILD)/,$(SELF_CONTAINED)): $(BUILD)/%: tests/%.c tests/testutil.h
 # test_server drives swa-server (when it is built) with curl, swa-generate and swa-loadgen
 $(BUILD)/test_server: $(BUILD)/swa-generate | server
 
+# test_grammar runs swa-gbnf-validator
+$(BUILD)/test_grammar: $(BUILD)/swa-gbnf-validator
+
 # test_arch builds its models with swa-mkmodel (arguments from tests/data/arch-*.ref), runs swa-inspect
 $(BUILD)/test_arch: $(BUILD)/swa-mkmodel $(BUILD)/swa-inspect
 
@@ -295,8 +298,8 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lm -lpthread
 # The runs are targets of their own, so that make's jobs run them side by side.
 FUZZ_BPE_VOCAB := ../shared/testdata/ggml-vocab-llama-bpe.gguf
-.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state fuzz-server
-fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state fuzz-server
+.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state fuzz-server fuzz-grammar
+fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state fuzz-server fuzz-grammar
 fuzz-seeds: $(BUILD)/swa-mkmodel
 	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-spm build/fuzz/seeds-bpe build/fuzz/seeds-chat build/fuzz/seeds-state
 	$(BUILD)/swa-mkmodel --shape custom --layers 2 --dim 32 --heads 2 --kv-heads 1 --ff 32 --vocab 260 --ctx 64 \
@@ -319,6 +322,12 @@ fuzz-chat: build/fuzz/fuzz_chat fuzz-seeds
 fuzz-state: build/fuzz/fuzz_state fuzz-seeds
 	cd build/fuzz && SWA_FUZZ_MODEL=state-model.gguf SWA_FUZZ_SEEDS=seeds-state \
 	  ./fuzz_state -max_total_time=$(FUZZ_SECONDS) -max_len=65536 seeds-state
+# GBNF grammars (then a NUL and a text to match), seeded with llama.cpp's grammars
+fuzz-grammar: build/fuzz/fuzz_grammar
+	@mkdir -p build/fuzz/seeds-grammar && for f in tests/data/grammar/*.gbnf; do \
+	  cp $$f build/fuzz/seeds-grammar/$$(basename $$f); done
+	{ cat tests/data/grammar/json.gbnf; printf '\000{"a": [1, 2.5e3, "x\\u00e9"], "b": null}'; } > build/fuzz/seeds-grammar/json-doc
+	cd build/fuzz && ./fuzz_grammar -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -rss_limit_mb=4096 seeds-grammar
 # swa-server's request path (JSON body to prompt tokens and parameters), without HTTP; cJSON is
 # Debian's build, so the coverage guiding the fuzzer is that of our field handling.
 build/fuzz/fuzz_server: tests/fuzz/fuzz_server.c examples/server_request.c examples/server_request.h $(FUZZ_LIB)

@@ -9597,9 +9597,9 @@ static int swa__gp_flatten(swa__gparse *p, swa_grammar *g, uint32_t root)
     g->rule_at = (uint32_t *)swa__calloc(p->n_rules + 1, sizeof *g->rule_at);
     g->alt_at = (uint32_t *)swa__calloc(n_alt + 1, sizeof *g->alt_at);
     g->rule_alt = (uint32_t *)swa__calloc(p->n_rules + 1, sizeof *g->rule_alt);
-    g->ranges = p->ranges;
+    g->ranges = p->ranges ? p->ranges : (uint32_t *)swa__calloc(2, sizeof *g->ranges);   /* never NULL */
     p->ranges = NULL;
-    if (!g->el || !g->rule_at || !g->alt_at || !g->rule_alt) return swa__gp_nomem(p);
+    if (!g->el || !g->rule_at || !g->alt_at || !g->rule_alt || !g->ranges) return swa__gp_nomem(p);
     for (n_alt = 0, i = 0; i < p->n_rules; i++) {
         const swa__gvec *v = &p->rules[i].el;
         g->rule_at[i] = (uint32_t)at;
@@ -9974,7 +9974,9 @@ SWADEF swa_status swa_grammar_state_create(const swa_grammar *g, swa_grammar_sta
         return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate a state");
     st->g = g;
     if (swa__g_scratch_init(&st->sc, err) != SWA_OK) { SWA_FREE(st); return SWA_ERR_NOMEM; }
-    if (swa__g_assign(&st->cur, g->start, g->n_start, g->start_count, err) != SWA_OK) {
+    /* every buffer holds the start set, so that reset, whichever one cur is then, never allocates */
+    if (swa__g_reserve(&st->next, g->n_start, err) || swa__g_reserve(&st->saved, g->n_start, err) ||
+        swa__g_assign(&st->cur, g->start, g->n_start, g->start_count, err) != SWA_OK) {
         swa_grammar_state_free(st);
         return SWA_ERR_NOMEM;
     }
@@ -10001,7 +10003,7 @@ SWADEF swa_status swa_grammar_state_copy(const swa_grammar_state *src, swa_gramm
 
 SWADEF void swa_grammar_state_reset(swa_grammar_state *st)
 {
-    /* cur was reserved for the start set at create and never shrinks, so this cannot fail */
+    /* each buffer was reserved for the start set at create and never shrinks: this cannot fail */
     swa__g_assign(&st->cur, st->g->start, st->g->n_start, st->g->start_count, NULL);
     st->pn = 0;
 }
@@ -10273,7 +10275,9 @@ static swa_status swa__gvoc_build(swa__gvoc *t, const swa_vocab *v, swa_error *e
         swa_token_type ty = swa_vocab_type(v, id);
         size_t len = swa_token_to_text(v, id, (char *)text + at, n_bytes - at);
         if (swa_vocab_is_eog(v, id)) t->eog[t->n_eog++] = id;
-        if (len == 0 || ty == SWA_TOKEN_CONTROL || ty == SWA_TOKEN_UNUSED || ty == SWA_TOKEN_UNKNOWN) continue;
+        if (len == 0 || ty == SWA_TOKEN_CONTROL || ty == SWA_TOKEN_UNUSED || ty == SWA_TOKEN_UNKNOWN ||
+            swa_vocab_is_eog(v, id))
+            continue;
         e[m].p = text + at; e[m].len = (uint32_t)len; e[m].id = id;
         if (len > t->max_len) t->max_len = len;
         at += len; m++;

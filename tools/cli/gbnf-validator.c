@@ -17,6 +17,7 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: swa-gbnf-validator GRAMMAR_FILE INPUT_FILE\n"
+               "  -h, --help  this help; --version: the program's name and version\n"
                "  Checks that the whole of INPUT_FILE matches the GBNF grammar in GRAMMAR_FILE (rule root).\n"
                "  Exit status: 0 valid, 1 invalid, 2 an unusable grammar, an unreadable file or bad usage.\n");
 }
@@ -67,6 +68,10 @@ int main(int argc, char **argv)
     swa_status s;
     if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         usage(stdout);
+        return 0;
+    }
+    if (argc == 2 && !strcmp(argv[1], "--version")) {
+        printf(PROG " %s\n", swa_version());
         return 0;
     }
     /* a --json-schema SCHEMA_FILE INPUT_FILE form would turn the schema into grammar_text here */
