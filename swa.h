@@ -9,7 +9,7 @@
 CONTENTS (each a "==== name ====" banner below; the sets of SIMD kernels come last, so that
 a reader following a token from the file to its logits never crosses them)
     public API              status and errors, tensor types, GGUF reader, model, context and
-                            sequences, tokenizer, chat templates, sampler
+                            sequences, tokenizer, chat templates, grammars, sampler
     internal declarations   includes, the instruction sets the compiler can build, the kernel
                             table's types (SWA_INTERNALS shows them to the kernel tests)
     utilities, platform     errors, checked sizes, half floats, mapping a file; threads, locks,
@@ -25,7 +25,10 @@ a reader following a token from the file to its logits never crosses them)
     thread pool             workers that claim shares of a task
     tokenizer               Unicode tables, pre-tokenizer expressions, SentencePiece and byte-level BPE
     JSON and text buffers   a checked JSON reader (one allocation per tree) and a growing buffer
-    chat templates, sampler
+    chat templates
+    grammars                GBNF parsed into rules; the stacks of a match in progress; a vocabulary's
+                            pieces in a byte trie, walked once per token for the tokens allowed
+    sampler
     SIMD kernels            AVX2 + FMA + F16C, AVX-VNNI, AVX-512 + VNNI, AMX (beside it the order of
                             its sums, as a scalar reference), NEON
     dispatch                what the CPU runs; each set's kernels filled in by name, over its parent's
@@ -77,6 +80,8 @@ CONFIGURATION (define before the implementation include)
     SWA_NO_TOKENIZER   compile the tokenizer out: swa_vocab_load fails with SWA_ERR_UNSUPPORTED,
                        a model has no vocabulary, and the tokenize/decode calls are not declared
     SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
+    SWA_NO_GRAMMAR     compile the GBNF grammars out: the swa_grammar_* calls and
+                       swa_sampler_set_grammar are not declared
     SWA_NO_STDIO       no files but the model's: swa_state_save_file and swa_state_load_file are
                        not declared (snapshots still go to and from buffers), and no stdio call
                        touches a file. <stdio.h> stays for snprintf and vsnprintf into error
@@ -245,7 +250,8 @@ typedef enum swa_status {
     SWA_ERR_CONTEXT_FULL  = -7,  /* a full-attention layer would need more than n_ctx positions */
     SWA_ERR_NOT_FOUND     = -8,  /* a metadata key, array element or vocabulary is absent */
     SWA_ERR_BUFFER_TOO_SMALL = -9, /* the caller's buffer cannot hold the result */
-    SWA_ERR_ABORTED       = -10  /* the abort callback stopped an evaluation */
+    SWA_ERR_ABORTED       = -10, /* the abort callback stopped an evaluation */
+    SWA_ERR_NO_MATCH      = -11  /* the text does not match the grammar */
 } swa_status;
 
 /* Every fallible call returns a status and, when err is not NULL, fills it with the status and
@@ -635,6 +641,9 @@ SWADEF int        swa_vocab_add_eos(const swa_vocab *v);    /* tokenizer.ggml.ad
 SWADEF swa_str    swa_vocab_piece(const swa_vocab *v, int32_t id);   /* as stored; empty if out of range */
 SWADEF swa_token_type swa_vocab_type(const swa_vocab *v, int32_t id);
 SWADEF int32_t    swa_vocab_find(const swa_vocab *v, const char *piece);   /* -1 if absent */
+/* Whether id ends generation: EOS, or a control token that ends a turn (<|eot_id|>, <|im_end|>,
+   <|end|>, <end_of_turn>, <|endoftext|>, <|eom_id|>, <EOT>, DeepSeek's end of sentence). */
+SWADEF int        swa_vocab_is_eog(const swa_vocab *v, int32_t id);
 
 /* Tokenize len bytes of text. Writes up to cap ids to out and the full count to *n_out; when
    cap is too small it returns SWA_ERR_BUFFER_TOO_SMALL, so call again with *n_out. */
@@ -719,6 +728,49 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
                                   int add_generation_prompt, char *out, size_t cap, size_t *n_out,
                                   swa_error *err);
 
+/* ==== grammars ====
+   GBNF, the grammar format of llama.cpp (docs/grammar.md): rules `name ::= ...` (names of
+   letters, digits and dashes; `root` starts unless another rule is named), literals "..." with
+   the escapes \n \t \r \\ \" \[ \] \xNN \uNNNN \UNNNNNNNN, classes [a-z0-9] and [^...] over any
+   code point, `.` (any character), groups, alternatives (an empty one too), * + ? {m} {m,}
+   {m,n}, # comments; a rule goes on over lines inside parentheses and after a `|`. A grammar
+   matches UTF-8 text a code point at a time. One with a syntax error, an undefined rule, left
+   recursion or a repetition too large is refused at parse time with its line and column. */
+#ifndef SWA_NO_GRAMMAR
+typedef struct swa_grammar swa_grammar;               /* parsed, immutable, shareable across threads */
+typedef struct swa_grammar_state swa_grammar_state;   /* a match in progress: one per sequence */
+
+/* Parse len bytes of GBNF; root names the start rule (NULL = "root"). SWA_ERR_FORMAT with
+   "grammar: line L, column C: ..." for what cannot be used. Free with swa_grammar_free. */
+SWADEF swa_status swa_grammar_parse(const char *text, size_t len, const char *root, swa_grammar **out,
+                                    swa_error *err);
+SWADEF void       swa_grammar_free(swa_grammar *g);   /* NULL is fine; after every state made from it */
+/* Whether all len bytes of text match. SWA_OK when they do; SWA_ERR_NO_MATCH when not, with
+   *where (if not NULL) the byte offset of the first character that cannot follow, or len when the
+   text is a prefix of a match that ended too early (or ends inside a UTF-8 character);
+   SWA_ERR_UNSUPPORTED when the match outgrows the limits below (an ambiguous grammar). */
+SWADEF swa_status swa_grammar_match(const swa_grammar *g, const char *text, size_t len, size_t *where,
+                                    swa_error *err);
+
+/* A match in progress, for text that arrives in pieces (tokens). It holds every parse still
+   alive (a stack per parse, at most SWA_GRAMMAR_MAX_STACKS of them, each at most
+   SWA_GRAMMAR_MAX_DEPTH deep: beyond that the call fails with SWA_ERR_UNSUPPORTED) and the bytes
+   of a character a piece left unfinished. */
+enum { SWA_GRAMMAR_MAX_STACKS = 1024, SWA_GRAMMAR_MAX_DEPTH = 4096 };
+SWADEF swa_status swa_grammar_state_create(const swa_grammar *g, swa_grammar_state **out, swa_error *err);
+SWADEF swa_status swa_grammar_state_copy(const swa_grammar_state *st, swa_grammar_state **out, swa_error *err);
+SWADEF void       swa_grammar_state_free(swa_grammar_state *st);   /* NULL is fine */
+SWADEF void       swa_grammar_state_reset(swa_grammar_state *st);  /* back to the start */
+/* Feed n bytes. SWA_ERR_NO_MATCH when they cannot continue the text (*used, if not NULL, = the
+   offset of the character that failed) and SWA_ERR_UNSUPPORTED past the limits; on any error the
+   state is as it was. A piece may end inside a character: its bytes wait for the next piece,
+   and the piece is refused at once if no continuation of them could match. */
+SWADEF swa_status swa_grammar_state_accept(swa_grammar_state *st, const char *bytes, size_t n, size_t *used,
+                                           swa_error *err);
+SWADEF int        swa_grammar_state_can_end(const swa_grammar_state *st);  /* the text so far is a match */
+SWADEF int        swa_grammar_state_done(const swa_grammar_state *st);     /* and nothing may follow it */
+#endif /* SWA_NO_GRAMMAR */
+
 /* ==== sampler ==== */
 
 #ifndef SWA_NO_SAMPLER
@@ -755,10 +807,46 @@ SWADEF swa_status swa_sampler_set_logit_bias(swa_sampler *s, const int32_t *ids,
    logit bias, penalties (repetition, then presence and frequency, as llama.cpp applies them),
    top-k, top-p, min-p, temperature, then a draw from our own generator (xorshift64*). */
 SWADEF int32_t    swa_sampler_sample(swa_sampler *s, const float *logits);
+/* A token and its probability: one entry of a sparse distribution. */
+typedef struct swa_token_prob {
+    int32_t id;
+    float p;
+} swa_token_prob;
+/* The distribution swa_sampler_sample would draw the next token from, after every stage (bias,
+   penalties, grammar, top-k, top-p, min-p, temperature), computed by the same code; nothing is
+   drawn or remembered. Writes the *n tokens of probability > 0 (summing to 1) to out, in the
+   order the draw walks them (best first when a filter sorted them). A choice made without a
+   draw (temperature 0, nothing possible, a grammar that lets nothing follow) is one token of
+   probability 1: the one swa_sampler_sample returns. cap = n_vocab always suffices; a smaller
+   one may be SWA_ERR_BUFFER_TOO_SMALL, with *n the count needed. */
+SWADEF swa_status swa_sampler_dist(swa_sampler *s, const float *logits, swa_token_prob *out, int32_t cap, int32_t *n,
+                                   swa_error *err);
 /* Remember a token the sampler did not choose itself (the prompt's, or one chosen elsewhere),
-   so that the penalty counts it; ids outside the vocabulary are ignored. */
+   so that the penalty counts it (and the grammar, when one is attached, moves on by its text:
+   give it the generated tokens only, not the prompt's); ids outside the vocabulary are ignored. */
 SWADEF void       swa_sampler_accept(swa_sampler *s, int32_t token);
-SWADEF void       swa_sampler_reset(swa_sampler *s);                  /* forget history, reseed */
+SWADEF void       swa_sampler_reset(swa_sampler *s);   /* forget history, reseed, restart the grammar */
+/* A copy of s for a forked sequence or another of n choices: settings, generator state,
+   history, logit bias and the grammar's position (reseed it with swa_sampler_reseed for
+   different draws). */
+SWADEF swa_status swa_sampler_copy(const swa_sampler *s, swa_sampler **out, swa_error *err);
+SWADEF void       swa_sampler_reseed(swa_sampler *s, uint64_t seed);
+/* SWA_OK, or the first grammar failure since the last reset (a token swa_sampler_accept was
+   given that the grammar refuses, a limit of an ambiguous grammar, a vocabulary that cannot
+   continue the text), with its message in err. */
+SWADEF swa_status swa_sampler_status(const swa_sampler *s, swa_error *err);
+#if !defined(SWA_NO_GRAMMAR) && !defined(SWA_NO_TOKENIZER)
+/* Constrain s to grammar g over vocabulary v (both must outlive s, v of s's n_vocab tokens;
+   g NULL detaches). Then, each step, every token whose text cannot continue the grammar gets
+   probability 0 before any other stage, so greedy and sampled choices are always allowed; the
+   end-of-generation tokens (swa_vocab_is_eog) are allowed exactly where the text can end. When
+   nothing can follow (the grammar is complete, or after a failure swa_sampler_status reports)
+   swa_sampler_sample returns swa_vocab_eos(v) (-1 when v has none). swa_sampler_accept moves
+   the grammar on too: a token it refuses is recorded as a failure and leaves it where it was.
+   Control tokens, empty pieces and unknown tokens are never allowed. Attaching builds a byte
+   trie of v's pieces (once; a copy builds its own). */
+SWADEF swa_status swa_sampler_set_grammar(swa_sampler *s, const swa_grammar *g, const swa_vocab *v, swa_error *err);
+#endif
 /* Our generator, exposed for tests: the next uniform float in [0, 1). */
 SWADEF float      swa_sampler_uniform(swa_sampler *s);
 #endif /* SWA_NO_SAMPLER */
@@ -1382,6 +1470,7 @@ SWADEF const char *swa_status_str(swa_status s)
     case SWA_ERR_NOT_FOUND: return "SWA_ERR_NOT_FOUND";
     case SWA_ERR_BUFFER_TOO_SMALL: return "SWA_ERR_BUFFER_TOO_SMALL";
     case SWA_ERR_ABORTED: return "SWA_ERR_ABORTED";
+    case SWA_ERR_NO_MATCH: return "SWA_ERR_NO_MATCH";
     }
     return "SWA_ERR_UNKNOWN";
 }
@@ -7665,19 +7754,31 @@ static swa_status swa__vocab_specials(swa_vocab *v, swa_error *err)
     return SWA_OK;
 }
 
-/* llama.cpp treats these as control tokens (ends of turn, fill-in-the-middle markers) whatever
+/* The texts of the tokens that end a turn. llama.cpp treats them as control tokens whatever
    type the file gives them, so they never come out of plain text. */
+static const char *const swa__eot_names[] = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>",
+    "<\xef\xbd\x9c\x65nd\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"   /* DeepSeek's, in full-width bars */
+};
+
 static void swa__vocab_promote_control(swa_vocab *v)
 {
-    static const char *const names[] = {
-        "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>",
-        "<\xef\xbd\x9c\x65nd\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"   /* DeepSeek's, in full-width bars */
-    };
     size_t i;
-    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
-        int32_t id = swa_vocab_find(v, names[i]);
+    for (i = 0; i < sizeof swa__eot_names / sizeof swa__eot_names[0]; i++) {
+        int32_t id = swa_vocab_find(v, swa__eot_names[i]);
         if (id >= 0 && v->types[id] != SWA_TOKEN_CONTROL) v->types[id] = SWA_TOKEN_CONTROL;
     }
+}
+
+SWADEF int swa_vocab_is_eog(const swa_vocab *v, int32_t id)
+{
+    size_t i;
+    if (!v || id < 0 || id >= v->n) return 0;
+    if (id == v->eos) return 1;
+    if (v->types[id] != SWA_TOKEN_CONTROL) return 0;
+    for (i = 0; i < sizeof swa__eot_names / sizeof swa__eot_names[0]; i++)
+        if (swa__str_eq(v->pieces[id], swa__eot_names[i])) return 1;
+    return 0;
 }
 
 /* The character GPT-2's byte-level BPE writes for byte b: printable Latin-1 bytes stand for
@@ -9413,8 +9514,1658 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
 #undef SWA__CHAT_YANDEX_ASSISTANT
 #undef SWA__N_CHAT_TEMPLATES
 
+/* ==== grammars ====
+   A grammar is compiled, as llama.cpp does, into rules of elements: each rule is its
+   alternatives one after another, each ended by ALT or (the last) END; an element is a rule
+   reference or a character set (a literal character is a set of one range, `.` an empty negated
+   set). Groups and repetitions become rules of their own: S{m,n} is m copies of S and then n - m
+   nested optional rules, S{m,} m copies and a rule R ::= S R | .
+   A match in progress is a set of stacks of element indices, the top last: the element each
+   parse expects next, under the elements that follow the rules it is inside. A character keeps
+   the stacks whose top set holds it, moves each top on, and expands rule references at the top
+   until every top is a set (or the stack is empty: that parse is complete). Left recursion
+   would expand forever and is refused at parse time; an ambiguous grammar can multiply the
+   stacks, so their number and depth are capped. */
+#ifndef SWA_NO_GRAMMAR
+
+enum { SWA__G_END, SWA__G_ALT, SWA__G_REF, SWA__G_SET, SWA__G_NSET };
+enum {
+    SWA__G_MAX_ELEMS = 1 << 20,   /* elements of a compiled grammar, repetitions unrolled */
+    SWA__G_MAX_NEST = 256,        /* parentheses inside each other */
+    SWA__G_MAX_WORK = 1 << 16     /* expansions for one character */
+};
+
+typedef struct swa__gel {         /* REF: a = rule; SET, NSET: ranges [a, a + b) */
+    uint32_t type, a, b;
+} swa__gel;
+
+struct swa_grammar {
+    swa__gel *el;                 /* every rule's elements, back to back */
+    uint32_t *rule_at;            /* [n_rules + 1] the first element of each rule */
+    uint32_t *rule_alt;           /* [n_rules + 1] rule r's alternatives are alt_at[rule_alt[r] ..] */
+    uint32_t *alt_at;             /* the first element of each alternative */
+    uint32_t *ranges;             /* pairs lo, hi (inclusive code points) */
+    uint32_t *start;              /* the initial stacks, as a stack set's words */
+    size_t n_el, n_rules, n_start;
+    uint32_t start_count;
+};
+
+/* Grow a buffer of *cap items of size bytes to hold need: a new pointer, or NULL (the old one
+   kept) when the allocation fails. */
+static void *swa__g_grow(void *p, size_t n, size_t *cap, size_t need, size_t size)
+{
+    size_t c = *cap ? *cap : 16;
+    void *q;
+    if (need <= *cap) return p;
+    while (c < need) {
+        if (c > SIZE_MAX / 2 / size) return NULL;
+        c *= 2;
+    }
+    if (!(q = swa__calloc(c, size))) return NULL;
+    if (n) memcpy(q, p, n * size);
+    SWA_FREE(p);
+    *cap = c;
+    return q;
+}
+
+/* ---- the parser ---- */
+
+typedef struct swa__gvec { swa__gel *p; size_t n, cap; } swa__gvec;
+
+typedef struct swa__grule {
+    swa__gvec el;
+    const char *name;             /* NULL for a group or a repetition */
+    size_t name_len, at;          /* where it is defined (or, until then, first used) */
+    int defined;
+} swa__grule;
+
+typedef struct swa__gparse {
+    const char *s;
+    size_t n, i;
+    swa__grule *rules;
+    size_t n_rules, cap_rules;
+    uint32_t *names;              /* open addressing: rule id + 1, 0 = empty */
+    size_t names_cap;
+    uint32_t *ranges;
+    size_t n_ranges, cap_ranges;  /* in uint32_t */
+    size_t n_el;                  /* elements in every rule, for the cap */
+    int depth;
+    swa_status st;
+    swa_error *err;
+} swa__gparse;
+
+/* Fail with the line and column of byte `at`; only the first failure is kept. */
+static int swa__gp_fail(swa__gparse *p, size_t at, swa_status code, const char *fmt, ...)
+{
+    char msg[200];
+    size_t line = 1, col = 1, i;
+    va_list ap;
+    if (p->st != SWA_OK) return 1;
+    for (i = 0; i < at && i < p->n; i++) {
+        if (p->s[i] == '\n') { line++; col = 1; }
+        else if (((unsigned char)p->s[i] & 0xC0) != 0x80) col++;
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    p->st = code;
+    swa__fail(p->err, code, "grammar: line %zu, column %zu: %s", line, col, msg);
+    return 1;
+}
+
+static int swa__gp_nomem(swa__gparse *p)
+{
+    return swa__gp_fail(p, p->i, SWA_ERR_NOMEM, "out of memory");
+}
+
+static int swa__gp_peek(const swa__gparse *p, size_t k)
+{
+    return p->i + k < p->n ? (unsigned char)p->s[p->i + k] : -1;
+}
+
+static void swa__gp_space(swa__gparse *p, int newline_ok)
+{
+    while (p->i < p->n) {
+        char c = p->s[p->i];
+        if (c == '#') {
+            while (p->i < p->n && p->s[p->i] != '\r' && p->s[p->i] != '\n') p->i++;
+        } else if (c == ' ' || c == '\t' || (newline_ok && (c == '\r' || c == '\n'))) {
+            p->i++;
+        } else {
+            return;
+        }
+    }
+}
+
+static int swa__gp_is_word(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+static int swa__gp_push(swa__gparse *p, swa__gvec *v, uint32_t type, uint32_t a, uint32_t b)
+{
+    void *q;
+    if (p->n_el >= SWA__G_MAX_ELEMS)
+        return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "the grammar is too large (more than %d elements, "
+                            "repetitions counted out)", (int)SWA__G_MAX_ELEMS);
+    if (!(q = swa__g_grow(v->p, v->n, &v->cap, v->n + 1, sizeof *v->p))) return swa__gp_nomem(p);
+    v->p = (swa__gel *)q;
+    v->p[v->n].type = type;
+    v->p[v->n].a = a;
+    v->p[v->n].b = b;
+    v->n++;
+    p->n_el++;
+    return 0;
+}
+
+/* A new rule (named when name is not NULL): its id in *id. */
+static int swa__gp_new_rule(swa__gparse *p, const char *name, size_t len, size_t at, uint32_t *id)
+{
+    void *q;
+    swa__grule *r;
+    if (p->n_rules >= SWA__G_MAX_ELEMS)
+        return swa__gp_fail(p, at, SWA_ERR_FORMAT, "the grammar has too many rules");
+    if (!(q = swa__g_grow(p->rules, p->n_rules, &p->cap_rules, p->n_rules + 1, sizeof *p->rules)))
+        return swa__gp_nomem(p);
+    p->rules = (swa__grule *)q;
+    r = &p->rules[p->n_rules];
+    memset(r, 0, sizeof *r);
+    r->name = name;
+    r->name_len = len;
+    r->at = at;
+    *id = (uint32_t)p->n_rules++;
+    return 0;
+}
+
+static int swa__gp_rehash(swa__gparse *p)
+{
+    size_t cap = p->names_cap ? p->names_cap * 2 : 256, i;
+    uint32_t *t = (uint32_t *)swa__calloc(cap, sizeof *t);
+    if (!t) return swa__gp_nomem(p);
+    for (i = 0; i < p->names_cap; i++) {
+        size_t h;
+        const swa__grule *r;
+        if (!p->names[i]) continue;
+        r = &p->rules[p->names[i] - 1];
+        for (h = (size_t)swa__hash(r->name, r->name_len) & (cap - 1); t[h]; h = (h + 1) & (cap - 1)) {}
+        t[h] = p->names[i];
+    }
+    SWA_FREE(p->names);
+    p->names = t;
+    p->names_cap = cap;
+    return 0;
+}
+
+/* The id of the rule called s[0..len), made (undefined) at its first mention. */
+static int swa__gp_symbol(swa__gparse *p, const char *s, size_t len, size_t at, uint32_t *id)
+{
+    size_t h;
+    if ((p->n_rules + 1) * 2 > p->names_cap && swa__gp_rehash(p)) return 1;
+    for (h = (size_t)swa__hash(s, len) & (p->names_cap - 1); p->names[h]; h = (h + 1) & (p->names_cap - 1)) {
+        const swa__grule *r = &p->rules[p->names[h] - 1];
+        if (r->name_len == len && memcmp(r->name, s, len) == 0) {
+            *id = p->names[h] - 1;
+            return 0;
+        }
+    }
+    if (swa__gp_new_rule(p, s, len, at, id)) return 1;
+    p->names[h] = *id + 1;
+    return 0;
+}
+
+static int swa__gp_hex(swa__gparse *p, int digits, uint32_t *cp)
+{
+    int k;
+    size_t at = p->i;
+    *cp = 0;
+    for (k = 0; k < digits; k++) {
+        int c = swa__gp_peek(p, 0), d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "expected %d hex digits", digits);
+        *cp = *cp << 4 | (uint32_t)d;
+        p->i++;
+    }
+    return 0;
+}
+
+/* One UTF-8 character of the grammar's text, checked. */
+static int swa__gp_utf8(swa__gparse *p, uint32_t *cp)
+{
+    unsigned char c = (unsigned char)p->s[p->i];
+    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c < 0xF5 ? 4 : 0, k;
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c == 0) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "a NUL byte in the grammar");
+    if (len == 0 || p->i + len > p->n) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "invalid UTF-8");
+    *cp = len == 1 ? c : (uint32_t)c & (0x7Fu >> len);
+    for (k = 1; k < len; k++) {
+        unsigned char d = (unsigned char)p->s[p->i + k];
+        if ((d & 0xC0) != 0x80) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "invalid UTF-8");
+        *cp = *cp << 6 | (d & 0x3Fu);
+    }
+    if (*cp < least[len] || *cp > 0x10FFFF) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "invalid UTF-8");
+    p->i += len;
+    return 0;
+}
+
+/* One character of a literal or a class: an escape or a UTF-8 character. */
+static int swa__gp_char(swa__gparse *p, uint32_t *cp)
+{
+    int c;
+    if (p->i >= p->n) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "unexpected end of input");
+    if (p->s[p->i] != '\\') return swa__gp_utf8(p, cp);
+    c = swa__gp_peek(p, 1);
+    p->i += 2;
+    switch (c) {
+    case 'x': return swa__gp_hex(p, 2, cp);
+    case 'u': return swa__gp_hex(p, 4, cp);
+    case 'U': return swa__gp_hex(p, 8, cp);
+    case 't': *cp = '\t'; return 0;
+    case 'r': *cp = '\r'; return 0;
+    case 'n': *cp = '\n'; return 0;
+    case '\\': case '"': case '[': case ']': *cp = (uint32_t)c; return 0;
+    default: return swa__gp_fail(p, p->i - 2, SWA_ERR_FORMAT, "unknown escape");
+    }
+}
+
+static int swa__gp_range(swa__gparse *p, uint32_t lo, uint32_t hi)
+{
+    void *q = swa__g_grow(p->ranges, p->n_ranges, &p->cap_ranges, p->n_ranges + 2, sizeof *p->ranges);
+    if (!q) return swa__gp_nomem(p);
+    p->ranges = (uint32_t *)q;
+    p->ranges[p->n_ranges++] = lo;
+    p->ranges[p->n_ranges++] = hi;
+    return 0;
+}
+
+/* "..." : one set of one character per character. */
+static int swa__gp_literal(swa__gparse *p, swa__gvec *v)
+{
+    p->i++;
+    while (p->i < p->n && p->s[p->i] != '"') {
+        uint32_t cp;
+        if (swa__gp_char(p, &cp) || swa__gp_range(p, cp, cp) ||
+            swa__gp_push(p, v, SWA__G_SET, (uint32_t)(p->n_ranges / 2 - 1), 1)) return 1;
+    }
+    if (p->i >= p->n) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "unexpected end of input in a string");
+    p->i++;
+    return 0;
+}
+
+/* [...] or [^...]: one set element over the ranges listed. */
+static int swa__gp_class(swa__gparse *p, swa__gvec *v)
+{
+    size_t at = p->i, first;
+    uint32_t type = SWA__G_SET;
+    p->i++;
+    if (swa__gp_peek(p, 0) == '^') { type = SWA__G_NSET; p->i++; }
+    first = p->n_ranges;
+    while (p->i < p->n && p->s[p->i] != ']') {
+        uint32_t lo, hi;
+        if (swa__gp_char(p, &lo)) return 1;
+        hi = lo;
+        if (swa__gp_peek(p, 0) == '-' && swa__gp_peek(p, 1) != ']' && swa__gp_peek(p, 1) >= 0) {
+            p->i++;
+            if (swa__gp_char(p, &hi)) return 1;
+            if (hi < lo) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "a range whose end comes before its start");
+        }
+        if (swa__gp_range(p, lo, hi)) return 1;
+    }
+    if (p->i >= p->n) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "unexpected end of input in a character class");
+    p->i++;
+    return swa__gp_push(p, v, type, (uint32_t)(first / 2), (uint32_t)((p->n_ranges - first) / 2));
+}
+
+static int swa__gp_alternates(swa__gparse *p, uint32_t rule, int nested);
+
+/* Append e[0..n) to v (e not inside v). */
+static int swa__gp_append(swa__gparse *p, swa__gvec *v, const swa__gel *e, size_t n)
+{
+    size_t k;
+    for (k = 0; k < n; k++)
+        if (swa__gp_push(p, v, e[k].type, e[k].a, e[k].b)) return 1;
+    return 0;
+}
+
+/* A repetition of v[last..n) from min to max times (max < 0: no bound), as llama.cpp rewrites
+   it: min copies, then max - min nested optional rules (or one recursive rule). */
+static int swa__gp_repeat(swa__gparse *p, swa__gvec *v, size_t last, long min, long max, size_t at)
+{
+    swa__gvec prev;
+    uint32_t prev_rule = 0, id;
+    long k, n_opt = max < 0 ? 1 : max - min;
+    int rc = 0;
+    if (last == v->n) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "a repetition with nothing before it");
+    if (max >= 0 && max < min) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "a repetition {%ld,%ld} whose maximum is "
+                                                   "below its minimum", min, max);
+    memset(&prev, 0, sizeof prev);
+    if (swa__gp_append(p, &prev, v->p + last, v->n - last)) rc = 1;
+    if (!rc && min == 0) { p->n_el -= v->n - last; v->n = last; }
+    for (k = 1; !rc && k < min; k++) rc = swa__gp_append(p, v, prev.p, prev.n);
+    for (k = 0; !rc && k < n_opt; k++) {
+        swa__gvec *r;
+        rc = swa__gp_new_rule(p, NULL, 0, at, &id);
+        r = rc ? NULL : &p->rules[id].el;
+        rc = rc || swa__gp_append(p, r, prev.p, prev.n);
+        if (!rc && (k > 0 || max < 0)) rc = swa__gp_push(p, r, SWA__G_REF, max < 0 ? id : prev_rule, 0);
+        rc = rc || swa__gp_push(p, r, SWA__G_ALT, 0, 0) || swa__gp_push(p, r, SWA__G_END, 0, 0);
+        if (!rc) p->rules[id].defined = 1;
+        prev_rule = id;
+    }
+    if (!rc && n_opt > 0) rc = swa__gp_push(p, v, SWA__G_REF, prev_rule, 0);
+    p->n_el -= prev.n;
+    SWA_FREE(prev.p);
+    return rc;
+}
+
+static int swa__gp_int(swa__gparse *p, long *out)
+{
+    size_t at = p->i;
+    *out = 0;
+    if (swa__gp_peek(p, 0) < '0' || swa__gp_peek(p, 0) > '9') return swa__gp_fail(p, at, SWA_ERR_FORMAT, "expected a number");
+    while (swa__gp_peek(p, 0) >= '0' && swa__gp_peek(p, 0) <= '9') {
+        *out = *out * 10 + (p->s[p->i++] - '0');
+        if (*out > SWA__G_MAX_ELEMS)
+            return swa__gp_fail(p, at, SWA_ERR_FORMAT, "a repetition count above %d", (int)SWA__G_MAX_ELEMS);
+    }
+    return 0;
+}
+
+/* {m}, {m,}, {m,n} after a symbol. */
+static int swa__gp_braces(swa__gparse *p, swa__gvec *v, size_t last, int nested)
+{
+    size_t at = p->i;
+    long min, max;
+    p->i++;
+    swa__gp_space(p, nested);
+    if (swa__gp_int(p, &min)) return 1;
+    swa__gp_space(p, nested);
+    max = min;
+    if (swa__gp_peek(p, 0) == ',') {
+        p->i++;
+        swa__gp_space(p, nested);
+        max = -1;
+        if (swa__gp_peek(p, 0) >= '0' && swa__gp_peek(p, 0) <= '9') {
+            if (swa__gp_int(p, &max)) return 1;
+            swa__gp_space(p, nested);
+        }
+    }
+    if (swa__gp_peek(p, 0) != '}') return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "expected '}' or ','");
+    p->i++;
+    swa__gp_space(p, nested);
+    return swa__gp_repeat(p, v, last, min, max, at);
+}
+
+/* ( alternates ): a rule of its own, referenced here. */
+static int swa__gp_group(swa__gparse *p, swa__gvec *v)
+{
+    size_t at = p->i;
+    uint32_t id;
+    if (++p->depth > SWA__G_MAX_NEST)
+        return swa__gp_fail(p, at, SWA_ERR_FORMAT, "parentheses nested deeper than %d", (int)SWA__G_MAX_NEST);
+    p->i++;
+    swa__gp_space(p, 1);
+    if (swa__gp_new_rule(p, NULL, 0, at, &id) || swa__gp_alternates(p, id, 1)) return 1;
+    if (swa__gp_peek(p, 0) != ')') return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "expected ')'");
+    p->i++;
+    p->depth--;
+    return swa__gp_push(p, v, SWA__G_REF, id, 0);
+}
+
+/* Symbols and their repetitions up to a '|', a ')' or the end of the rule. */
+static int swa__gp_sequence(swa__gparse *p, swa__gvec *v, int nested)
+{
+    size_t last = v->n;
+    for (;;) {
+        int c = swa__gp_peek(p, 0);
+        size_t before = v->n, at = p->i;
+        if (c == '"') {
+            if (swa__gp_literal(p, v)) return 1;
+        } else if (c == '[') {
+            if (swa__gp_class(p, v)) return 1;
+        } else if (swa__gp_is_word(c)) {
+            uint32_t id;
+            while (swa__gp_is_word(swa__gp_peek(p, 0))) p->i++;
+            if (swa__gp_symbol(p, p->s + at, p->i - at, at, &id) || swa__gp_push(p, v, SWA__G_REF, id, 0)) return 1;
+        } else if (c == '(') {
+            if (swa__gp_group(p, v)) return 1;
+        } else if (c == '.') {
+            p->i++;
+            if (swa__gp_push(p, v, SWA__G_NSET, 0, 0)) return 1;
+        } else if (c == '*' || c == '+' || c == '?') {
+            p->i++;
+            swa__gp_space(p, nested);
+            if (swa__gp_repeat(p, v, last, c == '+', c == '?' ? 1 : -1, at)) return 1;
+            continue;
+        } else if (c == '{') {
+            if (swa__gp_braces(p, v, last, nested)) return 1;
+            continue;
+        } else {
+            return 0;
+        }
+        last = before;
+        swa__gp_space(p, nested);
+    }
+}
+
+static int swa__gp_alternates(swa__gparse *p, uint32_t rule, int nested)
+{
+    swa__gvec v;
+    memset(&v, 0, sizeof v);
+    for (;;) {
+        if (swa__gp_sequence(p, &v, nested)) break;
+        if (swa__gp_peek(p, 0) != '|') {
+            if (swa__gp_push(p, &v, SWA__G_END, 0, 0)) break;
+            p->rules[rule].el = v;
+            p->rules[rule].defined = 1;
+            return 0;
+        }
+        p->i++;
+        swa__gp_space(p, 1);
+        if (swa__gp_push(p, &v, SWA__G_ALT, 0, 0)) break;
+    }
+    SWA_FREE(v.p);
+    return 1;
+}
+
+/* name ::= alternates, then a newline or the end. */
+static int swa__gp_rule(swa__gparse *p)
+{
+    size_t at = p->i;
+    uint32_t id;
+    while (swa__gp_is_word(swa__gp_peek(p, 0))) p->i++;
+    if (p->i == at) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "expected a rule name");
+    if (swa__gp_symbol(p, p->s + at, p->i - at, at, &id)) return 1;
+    if (p->rules[id].defined)
+        return swa__gp_fail(p, at, SWA_ERR_FORMAT, "rule '%.*s' is defined twice", (int)(p->i - at), p->s + at);
+    p->rules[id].at = at;
+    swa__gp_space(p, 0);
+    if (p->i + 3 > p->n || memcmp(p->s + p->i, "::=", 3) != 0) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "expected ::=");
+    p->i += 3;
+    swa__gp_space(p, 1);
+    if (swa__gp_alternates(p, id, 0)) return 1;
+    if (swa__gp_peek(p, 0) == '\r') p->i += swa__gp_peek(p, 1) == '\n' ? 2 : 1;
+    else if (swa__gp_peek(p, 0) == '\n') p->i++;
+    else if (p->i < p->n) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "expected a newline or the end, found '%c'", p->s[p->i]);
+    swa__gp_space(p, 1);
+    return 0;
+}
+
+/* Every rule referenced is defined, and the start rule exists. */
+static int swa__gp_check_defined(swa__gparse *p, const char *root, uint32_t *root_id)
+{
+    size_t i;
+    for (i = 0; i < p->n_rules; i++)
+        if (!p->rules[i].defined)
+            return swa__gp_fail(p, p->rules[i].at, SWA_ERR_FORMAT, "undefined rule '%.*s'",
+                                (int)p->rules[i].name_len, p->rules[i].name);
+    for (i = 0; i < p->n_rules; i++) {
+        const swa__grule *r = &p->rules[i];
+        if (r->name && r->name_len == strlen(root) && memcmp(r->name, root, r->name_len) == 0) break;
+    }
+    if (i == p->n_rules) {
+        swa__fail(p->err, SWA_ERR_FORMAT, "grammar: no rule named '%.60s' to start from", root);
+        p->st = SWA_ERR_FORMAT;
+        return 1;
+    }
+    *root_id = (uint32_t)i;
+    return 0;
+}
+
+/* The rules back to back in g->el, then a reference to the start rule and an END: the
+   initial stack is that reference. g->alt_at lists each rule's alternatives' first elements. */
+static int swa__gp_flatten(swa__gparse *p, swa_grammar *g, uint32_t root)
+{
+    size_t i, k, at = 0, n_alt = 0;
+    for (i = 0; i < p->n_rules; i++)
+        for (k = 0; k < p->rules[i].el.n; k++) n_alt += p->rules[i].el.p[k].type <= SWA__G_ALT;
+    g->el = (swa__gel *)swa__calloc(p->n_el + 2, sizeof *g->el);
+    g->rule_at = (uint32_t *)swa__calloc(p->n_rules + 1, sizeof *g->rule_at);
+    g->alt_at = (uint32_t *)swa__calloc(n_alt + 1, sizeof *g->alt_at);
+    g->rule_alt = (uint32_t *)swa__calloc(p->n_rules + 1, sizeof *g->rule_alt);
+    g->ranges = p->ranges ? p->ranges : (uint32_t *)swa__calloc(2, sizeof *g->ranges);   /* never NULL */
+    p->ranges = NULL;
+    if (!g->el || !g->rule_at || !g->alt_at || !g->rule_alt || !g->ranges) return swa__gp_nomem(p);
+    for (n_alt = 0, i = 0; i < p->n_rules; i++) {
+        const swa__gvec *v = &p->rules[i].el;
+        g->rule_at[i] = (uint32_t)at;
+        g->rule_alt[i] = (uint32_t)n_alt;
+        g->alt_at[n_alt++] = (uint32_t)at;
+        memcpy(g->el + at, v->p, v->n * sizeof *v->p);
+        for (k = 0; k + 1 < v->n; k++) if (v->p[k].type == SWA__G_ALT) g->alt_at[n_alt++] = (uint32_t)(at + k + 1);
+        at += v->n;
+    }
+    g->rule_at[p->n_rules] = (uint32_t)at;
+    g->rule_alt[p->n_rules] = (uint32_t)n_alt;
+    g->el[at].type = SWA__G_REF;
+    g->el[at].a = root;
+    g->el[at + 1].type = SWA__G_END;
+    g->n_el = at + 2;
+    g->n_rules = p->n_rules;
+    return 0;
+}
+
+/* Which rules can match the empty text: a fixpoint over the alternatives. */
+static void swa__g_nullable(const swa_grammar *g, uint8_t *nullable)
+{
+    int changed = 1;
+    while (changed) {
+        size_t r, a;
+        changed = 0;
+        for (r = 0; r < g->n_rules; r++) {
+            if (nullable[r]) continue;
+            for (a = g->rule_alt[r]; a < g->rule_alt[r + 1] && !nullable[r]; a++) {
+                const swa__gel *e = g->el + g->alt_at[a];
+                while (e->type == SWA__G_REF && nullable[e->a]) e++;
+                if (e->type <= SWA__G_ALT) nullable[r] = 1, changed = 1;
+            }
+        }
+    }
+}
+
+/* Left recursion: a rule that can begin with itself (through rules that match empty text)
+   would expand forever. A depth-first walk over "can begin with" edges, colours in mark. */
+static int swa__gp_left_recursion(swa__gparse *p, const swa_grammar *g)
+{
+    uint8_t *mark = (uint8_t *)swa__calloc(g->n_rules * 2 + 1, 1), *nullable = mark + g->n_rules;
+    uint32_t *stack = (uint32_t *)swa__calloc(g->n_rules * 2 + 2, sizeof *stack);  /* rule, element */
+    size_t r, top, bad = SIZE_MAX;
+    if (!mark || !stack) { SWA_FREE(mark); SWA_FREE(stack); return swa__gp_nomem(p); }
+    swa__g_nullable(g, nullable);
+    for (r = 0; r < g->n_rules && bad == SIZE_MAX; r++) {
+        if (mark[r]) continue;
+        stack[0] = (uint32_t)r; stack[1] = g->rule_at[r]; top = 1; mark[r] = 1;
+        while (top && bad == SIZE_MAX) {
+            uint32_t *f = &stack[2 * (top - 1)], e = f[1];
+            if (e >= g->rule_at[f[0] + 1]) { mark[f[0]] = 2; top--; continue; }
+            f[1]++;
+            if (g->el[e].type != SWA__G_REF) continue;
+            /* a reference is leading when every element since its alternative began is nullable */
+            if (e > g->rule_at[f[0]] && g->el[e - 1].type > SWA__G_ALT) {
+                const swa__gel *b = g->el + e;
+                while (b > g->el + g->rule_at[f[0]] && b[-1].type == SWA__G_REF && nullable[b[-1].a]) b--;
+                if (b > g->el + g->rule_at[f[0]] && b[-1].type > SWA__G_ALT) continue;
+            }
+            if (mark[g->el[e].a] == 1) bad = g->el[e].a;
+            else if (!mark[g->el[e].a]) {
+                mark[g->el[e].a] = 1;
+                stack[2 * top] = g->el[e].a; stack[2 * top + 1] = g->rule_at[g->el[e].a]; top++;
+            }
+        }
+    }
+    SWA_FREE(mark);
+    SWA_FREE(stack);
+    if (bad == SIZE_MAX) return 0;
+    if (p->rules[bad].name)
+        return swa__gp_fail(p, p->rules[bad].at, SWA_ERR_FORMAT, "rule '%.*s' is left-recursive (it can begin "
+                            "with itself)", (int)p->rules[bad].name_len, p->rules[bad].name);
+    return swa__gp_fail(p, p->rules[bad].at, SWA_ERR_FORMAT, "this group is left-recursive (it can begin with itself)");
+}
+
+/* ---- the matcher ---- */
+
+typedef struct swa__gstk {        /* a set of stacks, each as [len, e0 .. e(len-1)], the top last */
+    uint32_t *w;
+    size_t n, cap;
+    uint32_t count;
+} swa__gstk;
+
+enum { SWA__G_SEEN = 4 * SWA_GRAMMAR_MAX_STACKS };
+
+typedef struct swa__gscratch {
+    uint32_t *work;               /* stacks to expand, each as [e0 .. e(len-1), len] */
+    size_t n_work, cap_work;
+    uint32_t *tmp, *pick;         /* [SWA_GRAMMAR_MAX_DEPTH + 2], [SWA_GRAMMAR_MAX_STACKS] */
+    uint32_t *seen;               /* [2 * SWA__G_SEEN] pairs (generation, offset) of the set being built */
+    uint32_t gen;
+} swa__gscratch;
+
+static swa_status swa__g_scratch_init(swa__gscratch *sc, swa_error *err)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->tmp = (uint32_t *)swa__calloc(SWA_GRAMMAR_MAX_DEPTH + 2, sizeof *sc->tmp);
+    sc->pick = (uint32_t *)swa__calloc(SWA_GRAMMAR_MAX_STACKS, sizeof *sc->pick);
+    sc->seen = (uint32_t *)swa__calloc(2 * SWA__G_SEEN, sizeof *sc->seen);
+    if (sc->tmp && sc->pick && sc->seen) return SWA_OK;
+    SWA_FREE(sc->tmp); SWA_FREE(sc->pick); SWA_FREE(sc->seen);
+    return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate a matcher");
+}
+
+static void swa__g_scratch_free(swa__gscratch *sc)
+{
+    SWA_FREE(sc->work); SWA_FREE(sc->tmp); SWA_FREE(sc->pick); SWA_FREE(sc->seen);
+}
+
+static uint32_t swa__g_hash_words(const uint32_t *w, size_t n)
+{
+    uint32_t h = 2166136261u;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ w[i]) * 16777619u;
+    return h ^ (h >> 15);
+}
+
+static swa_status swa__g_reserve(swa__gstk *s, size_t need, swa_error *err)
+{
+    void *q = swa__g_grow(s->w, s->n, &s->cap, need, sizeof *s->w);
+    if (!q) return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate %zu words of stacks", need);
+    s->w = (uint32_t *)q;
+    return SWA_OK;
+}
+
+/* Add stack e[0..len) to out unless it is there already. */
+static swa_status swa__g_add(swa__gscratch *sc, swa__gstk *out, const uint32_t *e, uint32_t len, swa_error *err)
+{
+    uint32_t h = swa__g_hash_words(e, len) & (SWA__G_SEEN - 1);
+    for (; sc->seen[2 * h] == sc->gen; h = (h + 1) & (SWA__G_SEEN - 1)) {
+        const uint32_t *o = out->w + sc->seen[2 * h + 1];
+        if (o[0] == len && memcmp(o + 1, e, len * sizeof *e) == 0) return SWA_OK;
+    }
+    if (out->count >= SWA_GRAMMAR_MAX_STACKS)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "grammar: more than %d parses alive at once (an ambiguous "
+                         "grammar)", (int)SWA_GRAMMAR_MAX_STACKS);
+    if (swa__g_reserve(out, out->n + len + 1, err)) return err ? err->code : SWA_ERR_NOMEM;
+    sc->seen[2 * h] = sc->gen;
+    sc->seen[2 * h + 1] = (uint32_t)out->n;
+    out->w[out->n] = len;
+    memcpy(out->w + out->n + 1, e, len * sizeof *e);
+    out->n += len + 1;
+    out->count++;
+    return SWA_OK;
+}
+
+/* Push base[0..len) then x and y (each when not UINT32_MAX) as a work item. */
+static swa_status swa__g_push_work(swa__gscratch *sc, const uint32_t *base, uint32_t len, uint32_t x, uint32_t y,
+                                   swa_error *err)
+{
+    uint32_t n = len + (x != UINT32_MAX) + (y != UINT32_MAX);
+    void *q;
+    if (n > SWA_GRAMMAR_MAX_DEPTH)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "grammar: a parse nests deeper than %d rules",
+                         (int)SWA_GRAMMAR_MAX_DEPTH);
+    if (!(q = swa__g_grow(sc->work, sc->n_work, &sc->cap_work, sc->n_work + n + 1, sizeof *sc->work)))
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the stacks");
+    sc->work = (uint32_t *)q;
+    memcpy(sc->work + sc->n_work, base, len * sizeof *base);
+    sc->n_work += len;
+    if (x != UINT32_MAX) sc->work[sc->n_work++] = x;
+    if (y != UINT32_MAX) sc->work[sc->n_work++] = y;
+    sc->work[sc->n_work++] = n;
+    return SWA_OK;
+}
+
+/* Replace a reference on top of item[0..len) by each alternative of its rule (the last pushed
+   first, so that the first is expanded first). */
+static swa_status swa__g_expand_ref(const swa_grammar *g, swa__gscratch *sc, uint32_t len, swa_error *err)
+{
+    uint32_t top = sc->tmp[len - 1], r = g->el[top].a, a;
+    uint32_t next = g->el[top + 1].type > SWA__G_ALT ? top + 1 : UINT32_MAX;
+    for (a = g->rule_alt[r + 1]; a-- > g->rule_alt[r];) {
+        uint32_t s = g->alt_at[a];
+        swa_status st = swa__g_push_work(sc, sc->tmp, len - 1, next, g->el[s].type > SWA__G_ALT ? s : UINT32_MAX, err);
+        if (st) return st;
+    }
+    return SWA_OK;
+}
+
+/* Expand the work items until each stack's top is a set, or the stack is empty; into out. */
+static swa_status swa__g_expand(const swa_grammar *g, swa__gscratch *sc, swa__gstk *out, swa_error *err)
+{
+    long steps = 0;
+    while (sc->n_work) {
+        uint32_t len = sc->work[sc->n_work - 1];
+        const uint32_t *item = sc->work + sc->n_work - 1 - len;
+        swa_status st;
+        if (++steps > SWA__G_MAX_WORK)
+            return swa__fail(err, SWA_ERR_UNSUPPORTED, "grammar: more than %d expansions for one character (an "
+                             "ambiguous grammar)", (int)SWA__G_MAX_WORK);
+        sc->n_work -= len + 1;
+        if (len == 0 || g->el[item[len - 1]].type >= SWA__G_SET) {
+            st = swa__g_add(sc, out, item, len, err);
+        } else {
+            memcpy(sc->tmp, item, len * sizeof *item);
+            st = swa__g_expand_ref(g, sc, len, err);
+        }
+        if (st) return st;
+    }
+    return SWA_OK;
+}
+
+static void swa__g_begin(swa__gscratch *sc, swa__gstk *out)
+{
+    out->n = 0;
+    out->count = 0;
+    sc->n_work = 0;
+    if (++sc->gen == 0) {              /* the generations wrapped: forget every stamp */
+        memset(sc->seen, 0, 2 * SWA__G_SEEN * sizeof *sc->seen);
+        sc->gen = 1;
+    }
+}
+
+static int swa__g_set_has(const swa_grammar *g, const swa__gel *e, uint32_t cp)
+{
+    const uint32_t *r = g->ranges + 2 * (size_t)e->a;
+    uint32_t k;
+    for (k = 0; k < e->b; k++) if (r[2 * k] <= cp && cp <= r[2 * k + 1]) return e->type == SWA__G_SET;
+    return e->type == SWA__G_NSET;
+}
+
+/* The stacks of in[0..in_n) that take character cp, moved on and expanded, into out. */
+static swa_status swa__g_step(const swa_grammar *g, swa__gscratch *sc, const uint32_t *in, size_t in_n, uint32_t cp,
+                              swa__gstk *out, swa_error *err)
+{
+    size_t i;
+    uint32_t n_pick = 0;
+    swa__g_begin(sc, out);
+    for (i = 0; i < in_n; i += in[i] + 1)
+        if (in[i] && swa__g_set_has(g, &g->el[in[i + in[i]]], cp)) sc->pick[n_pick++] = (uint32_t)i;
+    while (n_pick--) {               /* in reverse, so that the first is expanded first */
+        const uint32_t *s = in + sc->pick[n_pick] + 1;
+        uint32_t len = s[-1], top = s[len - 1];
+        swa_status st = swa__g_push_work(sc, s, len - 1, g->el[top + 1].type > SWA__G_ALT ? top + 1 : UINT32_MAX,
+                                         UINT32_MAX, err);
+        if (st || (st = swa__g_expand(g, sc, out, err))) return st;
+    }
+    return SWA_OK;
+}
+
+/* Whether some character that begins with the partial UTF-8 sequence (bits v, n_more bytes
+   still to come, len in all) could be the next of a stack in set. */
+static int swa__g_partial_ok(const swa_grammar *g, const uint32_t *set, size_t n, uint32_t v, int n_more, int len)
+{
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    uint32_t lo = v << (6 * n_more), hi = lo | ((1u << (6 * n_more)) - 1), k;
+    size_t i;
+    if (lo < least[len]) lo = least[len];
+    if (hi > 0x10FFFF) hi = 0x10FFFF;
+    if (lo > hi) return 0;
+    for (i = 0; i < n; i += set[i] + 1) {
+        const swa__gel *e;
+        const uint32_t *r;
+        int covered = 0;
+        if (!set[i]) continue;
+        e = &g->el[set[i + set[i]]];
+        r = g->ranges + 2 * (size_t)e->a;
+        for (k = 0; k < e->b; k++) {
+            if (e->type == SWA__G_SET && r[2 * k] <= hi && lo <= r[2 * k + 1]) return 1;
+            if (r[2 * k] <= lo && hi <= r[2 * k + 1]) covered = 1;
+        }
+        if (e->type == SWA__G_NSET && !covered) return 1;
+    }
+    return 0;
+}
+
+static void swa__g_free_parse(swa__gparse *p)
+{
+    size_t i;
+    for (i = 0; i < p->n_rules; i++) SWA_FREE(p->rules[i].el.p);
+    SWA_FREE(p->rules);
+    SWA_FREE(p->names);
+    SWA_FREE(p->ranges);
+}
+
+SWADEF void swa_grammar_free(swa_grammar *g)
+{
+    if (!g) return;
+    SWA_FREE(g->el); SWA_FREE(g->rule_at); SWA_FREE(g->alt_at); SWA_FREE(g->rule_alt);
+    SWA_FREE(g->ranges); SWA_FREE(g->start);
+    SWA_FREE(g);
+}
+
+/* The initial stacks: the start rule's reference, expanded. */
+static swa_status swa__g_start(swa_grammar *g, swa_error *err)
+{
+    swa__gscratch sc;
+    swa__gstk out;
+    uint32_t root = (uint32_t)(g->n_el - 2);
+    swa_status st;
+    memset(&out, 0, sizeof out);
+    if ((st = swa__g_scratch_init(&sc, err))) return st;
+    swa__g_begin(&sc, &out);
+    if (!(st = swa__g_push_work(&sc, &root, 1, UINT32_MAX, UINT32_MAX, err))) st = swa__g_expand(g, &sc, &out, err);
+    swa__g_scratch_free(&sc);
+    g->start = out.w;
+    g->n_start = out.n;
+    g->start_count = out.count;
+    return st;
+}
+
+static int swa__gp_all(swa__gparse *p)
+{
+    swa__gp_space(p, 1);
+    while (p->i < p->n && p->st == SWA_OK) if (swa__gp_rule(p)) return 1;
+    return p->st != SWA_OK;
+}
+
+SWADEF swa_status swa_grammar_parse(const char *text, size_t len, const char *root, swa_grammar **out, swa_error *err)
+{
+    swa__gparse p;
+    swa_grammar *g = NULL;
+    uint32_t root_id = 0;
+    if (!out || (!text && len)) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_grammar_parse: out or text is NULL");
+    *out = NULL;
+    memset(&p, 0, sizeof p);
+    p.s = text;
+    p.n = len;
+    p.err = err;
+    if (!root) root = "root";
+    if (!swa__gp_all(&p) && !swa__gp_check_defined(&p, root, &root_id)) {
+        if (!(g = (swa_grammar *)swa__calloc(1, sizeof *g))) swa__gp_nomem(&p);
+        else if (!swa__gp_flatten(&p, g, root_id) && !swa__gp_left_recursion(&p, g)) p.st = swa__g_start(g, err);
+    }
+    swa__g_free_parse(&p);
+    if (p.st != SWA_OK) {
+        swa_grammar_free(g);
+        return p.st;
+    }
+    *out = g;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* ---- a match in progress ---- */
+
+struct swa_grammar_state {
+    const swa_grammar *g;
+    swa__gstk cur, next, saved;
+    uint32_t pv;                  /* a character begun and not finished: its bits so far, */
+    int pn, plen;                 /* the bytes it still needs and its length (pn = 0: none) */
+    swa__gscratch sc;
+};
+
+SWADEF void swa_grammar_state_free(swa_grammar_state *st)
+{
+    if (!st) return;
+    SWA_FREE(st->cur.w); SWA_FREE(st->next.w); SWA_FREE(st->saved.w);
+    swa__g_scratch_free(&st->sc);
+    SWA_FREE(st);
+}
+
+/* Make cur hold src's n words (count stacks); cur was reserved for them. */
+static swa_status swa__g_assign(swa__gstk *dst, const uint32_t *w, size_t n, uint32_t count, swa_error *err)
+{
+    swa_status s = swa__g_reserve(dst, n, err);
+    if (s) return s;
+    if (n) memcpy(dst->w, w, n * sizeof *w);
+    dst->n = n;
+    dst->count = count;
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_grammar_state_create(const swa_grammar *g, swa_grammar_state **out, swa_error *err)
+{
+    swa_grammar_state *st;
+    if (!out || !g) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_grammar_state_create: g or out is NULL");
+    *out = NULL;
+    if (!(st = (swa_grammar_state *)swa__calloc(1, sizeof *st)))
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate a state");
+    st->g = g;
+    if (swa__g_scratch_init(&st->sc, err) != SWA_OK) { SWA_FREE(st); return SWA_ERR_NOMEM; }
+    /* every buffer holds the start set, so that reset, whichever one cur is then, never allocates */
+    if (swa__g_reserve(&st->next, g->n_start, err) || swa__g_reserve(&st->saved, g->n_start, err) ||
+        swa__g_assign(&st->cur, g->start, g->n_start, g->start_count, err) != SWA_OK) {
+        swa_grammar_state_free(st);
+        return SWA_ERR_NOMEM;
+    }
+    *out = st;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_grammar_state_copy(const swa_grammar_state *src, swa_grammar_state **out, swa_error *err)
+{
+    swa_status s;
+    if (!src) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_grammar_state_copy: src is NULL");
+    if ((s = swa_grammar_state_create(src->g, out, err))) return s;
+    if ((s = swa__g_assign(&(*out)->cur, src->cur.w, src->cur.n, src->cur.count, err))) {
+        swa_grammar_state_free(*out);
+        *out = NULL;
+        return s;
+    }
+    (*out)->pv = src->pv;
+    (*out)->pn = src->pn;
+    (*out)->plen = src->plen;
+    return SWA_OK;
+}
+
+SWADEF void swa_grammar_state_reset(swa_grammar_state *st)
+{
+    /* each buffer was reserved for the start set at create and never shrinks: this cannot fail */
+    swa__g_assign(&st->cur, st->g->start, st->g->n_start, st->g->start_count, NULL);
+    st->pn = 0;
+}
+
+SWADEF int swa_grammar_state_can_end(const swa_grammar_state *st)
+{
+    size_t i;
+    if (st->pn) return 0;
+    for (i = 0; i < st->cur.n; i += st->cur.w[i] + 1) if (st->cur.w[i] == 0) return 1;
+    return 0;
+}
+
+SWADEF int swa_grammar_state_done(const swa_grammar_state *st)
+{
+    size_t i;
+    if (st->pn) return 0;
+    for (i = 0; i < st->cur.n; i += st->cur.w[i] + 1) if (st->cur.w[i] != 0) return 0;
+    return 1;
+}
+
+/* One byte into the UTF-8 decoder of (v, n, len): 1 when a character is complete (in *cp),
+   0 when more bytes are needed, -1 when the byte cannot be there. */
+static int swa__g_utf8_byte(uint32_t *v, int *n, int *len, unsigned char b, uint32_t *cp)
+{
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (*n == 0) {
+        if (b < 0x80) { *cp = b; return 1; }
+        *len = b >= 0xC2 && b < 0xE0 ? 2 : b >= 0xE0 && b < 0xF0 ? 3 : b >= 0xF0 && b < 0xF5 ? 4 : 0;
+        if (!*len) return -1;
+        *v = (uint32_t)b & (0x7Fu >> *len);
+        *n = *len - 1;
+        return 0;
+    }
+    if ((b & 0xC0) != 0x80) return -1;
+    *v = *v << 6 | (b & 0x3Fu);
+    if (--*n) return 0;
+    *cp = *v;
+    return *cp >= least[*len] && *cp <= 0x10FFFF ? 1 : -1;
+}
+
+static swa_status swa__g_refuse(swa_grammar_state *st, size_t at, size_t *used, swa_error *err)
+{
+    swa__gstk t = st->cur;
+    st->cur = st->saved;
+    st->saved = t;
+    if (used) *used = at;
+    return swa__fail(err, SWA_ERR_NO_MATCH, "grammar: the text cannot go on at byte %zu", at);
+}
+
+SWADEF swa_status swa_grammar_state_accept(swa_grammar_state *st, const char *bytes, size_t n, size_t *used,
+                                           swa_error *err)
+{
+    uint32_t spv;
+    int spn, splen;
+    size_t i, begin = 0;
+    swa_status s;
+    if (!st || (!bytes && n)) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_grammar_state_accept: NULL argument");
+    spv = st->pv; spn = st->pn; splen = st->plen;
+    if ((s = swa__g_assign(&st->saved, st->cur.w, st->cur.n, st->cur.count, err))) return s;
+    for (i = 0; i < n; i++) {
+        uint32_t cp = 0;
+        swa__gstk t;
+        int r;
+        if (st->pn == 0) begin = i;
+        r = swa__g_utf8_byte(&st->pv, &st->pn, &st->plen, (unsigned char)bytes[i], &cp);
+        if (r == 0) continue;
+        if (r < 0) break;
+        if ((s = swa__g_step(st->g, &st->sc, st->cur.w, st->cur.n, cp, &st->next, err))) break;
+        if (!st->next.count) break;
+        t = st->cur; st->cur = st->next; st->next = t;
+    }
+    if (i == n && (!st->pn || swa__g_partial_ok(st->g, st->cur.w, st->cur.n, st->pv, st->pn, st->plen))) {
+        if (used) *used = n;
+        swa__ok(err);
+        return SWA_OK;
+    }
+    st->pv = spv; st->pn = spn; st->plen = splen;
+    if (s) {                         /* a limit: the message is set, the state goes back */
+        swa__gstk t = st->cur; st->cur = st->saved; st->saved = t;
+        return s;
+    }
+    return swa__g_refuse(st, begin, used, err);
+}
+
+SWADEF swa_status swa_grammar_match(const swa_grammar *g, const char *text, size_t len, size_t *where, swa_error *err)
+{
+    swa_grammar_state *st;
+    size_t used = 0;
+    swa_status s = swa_grammar_state_create(g, &st, err);
+    if (s) return s;
+    s = swa_grammar_state_accept(st, text, len, &used, err);
+    if (s == SWA_OK && !swa_grammar_state_can_end(st)) {
+        used = len;
+        s = swa__fail(err, SWA_ERR_NO_MATCH, "grammar: the text ends before the grammar does");
+    }
+    swa_grammar_state_free(st);
+    if (where) *where = s == SWA_OK ? len : used;
+    return s;
+}
+
+/* ---- the tokens a grammar allows ----
+   For a sampler, once per attached vocabulary: every piece's text (swa_token_to_text: "▁" as a
+   space, byte tokens as their byte, byte-level BPE mapped back to bytes) goes into a byte trie.
+   Each token, a depth-first walk of the trie from the current stacks gives every allowed token,
+   and a subtree is left as soon as its prefix cannot continue the text. The stack sets met on
+   the way are interned as the states of a lazily built automaton with their transitions
+   memoised, so a character costs one hash lookup after its first time; the allowed tokens of
+   the last few states are kept too (inside a long string, the state repeats). Control, unused and
+   unknown tokens and empty pieces are never allowed; the end-of-generation tokens are allowed
+   exactly where the grammar can end. Only the sampler uses it. */
+#if !defined(SWA_NO_TOKENIZER) && !defined(SWA_NO_SAMPLER)
+
+typedef struct swa__gnode {       /* children: nodes [child, child + n_child); tokens: tok[t, t + n_tok) */
+    uint32_t child, n_child, t, n_tok;
+    uint32_t lo, hi;              /* every token below: sorted[lo, hi) */
+    uint32_t flags;               /* SWA__GN_*: what the bytes below are */
+} swa__gnode;
+
+/* A node's flags: OK(k), every path below is k UTF-8 continuation bytes and then whole, valid
+   characters; HIGH, a byte >= 0x80 comes below. With the ASCII bytes below (ascii[2 * node],
+   two words of 64 bits), they let the walk take a whole subtree at once where the state
+   returns to itself on every character in it (inside a string: every token without a quote). */
+#define SWA__GN_OK(k) (1u << (k))
+#define SWA__GN_HIGH 16u
+
+typedef struct swa__gvoc {
+    int32_t n_vocab;
+    swa__gnode *node;
+    uint8_t *byte;                /* [n_node] the byte that leads to each node */
+    int32_t *tok;
+    int32_t *sorted;              /* the tokens in their texts' order */
+    uint64_t *ascii;              /* [2 * n_node] the ASCII bytes below each node */
+    int32_t *eog;                 /* the end-of-generation tokens */
+    size_t n_node, n_tok, n_eog, max_len;
+} swa__gvoc;
+
+typedef struct swa__gentry { const unsigned char *p; uint32_t len; int32_t id; } swa__gentry;
+
+static int swa__g_cmp_entry(const void *a, const void *b)
+{
+    const swa__gentry *x = (const swa__gentry *)a, *y = (const swa__gentry *)b;
+    uint32_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->p, y->p, n);
+    if (c) return c;
+    if (x->len != y->len) return x->len < y->len ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void swa__gvoc_free(swa__gvoc *t)
+{
+    SWA_FREE(t->node); SWA_FREE(t->byte); SWA_FREE(t->tok); SWA_FREE(t->eog); SWA_FREE(t->sorted);
+    SWA_FREE(t->ascii);
+    memset(t, 0, sizeof *t);
+}
+
+/* The trie over e[0..n), sorted: breadth first, so each node's children are contiguous; lo and
+   depth hold each node's range of entries and depth while it waits (reusing child, n_child). */
+static swa_status swa__gvoc_trie(swa__gvoc *t, const swa__gentry *e, size_t n, size_t n_bytes, swa_error *err)
+{
+    size_t i, k = 0;
+    uint32_t *depth = (uint32_t *)swa__calloc(n_bytes + 1, sizeof *depth);
+    t->node = (swa__gnode *)swa__calloc(n_bytes + 1, sizeof *t->node);
+    t->byte = (uint8_t *)swa__calloc(n_bytes + 1, 1);
+    t->tok = (int32_t *)swa__calloc(n + 1, sizeof *t->tok);
+    t->sorted = (int32_t *)swa__calloc(n + 1, sizeof *t->sorted);
+    if (!depth || !t->node || !t->byte || !t->tok || !t->sorted) {
+        SWA_FREE(depth);
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the vocabulary's trie");
+    }
+    t->node[0].child = 0; t->node[0].n_child = (uint32_t)n;   /* the root: every entry, depth 0 */
+    t->n_node = 1;
+    for (i = 0; i < t->n_node; i++) {
+        size_t lo = t->node[i].child, hi = lo + t->node[i].n_child, d = depth[i];
+        t->node[i].lo = (uint32_t)lo;
+        t->node[i].hi = (uint32_t)hi;
+        t->node[i].t = (uint32_t)k;
+        while (lo < hi && e[lo].len == d) t->tok[k++] = e[lo++].id;
+        t->node[i].n_tok = (uint32_t)(k - t->node[i].t);
+        t->node[i].child = (uint32_t)t->n_node;
+        t->node[i].n_child = 0;
+        while (lo < hi) {
+            size_t j = lo;
+            while (j < hi && e[j].p[d] == e[lo].p[d]) j++;
+            t->byte[t->n_node] = e[lo].p[d];
+            t->node[t->n_node].child = (uint32_t)lo;
+            t->node[t->n_node].n_child = (uint32_t)(j - lo);
+            depth[t->n_node++] = (uint32_t)d + 1;
+            t->node[i].n_child++;
+            lo = j;
+        }
+    }
+    t->n_tok = k;
+    for (i = 0; i < n; i++) t->sorted[i] = e[i].id;
+    SWA_FREE(depth);
+    return SWA_OK;
+}
+
+/* Whether every child of node c has a byte in [lo, hi] and OK(k) below it, and no token ends at c. */
+static int swa__gvoc_children(const swa__gvoc *t, uint32_t c, unsigned lo, unsigned hi, int k)
+{
+    uint32_t j;
+    if (t->node[c].n_tok) return 0;
+    for (j = t->node[c].child; j < t->node[c].child + t->node[c].n_child; j++)
+        if (t->byte[j] < lo || t->byte[j] > hi || !(t->node[j].flags & SWA__GN_OK(k))) return 0;
+    return 1;
+}
+
+/* OK(0) of node i from its children's flags: each child an ASCII byte with OK(0), or a lead
+   byte whose continuations (the first one's range checked, as a decoder does) end in OK(0). */
+static int swa__gvoc_whole(const swa__gvoc *t, size_t i)
+{
+    uint32_t c;
+    for (c = t->node[i].child; c < t->node[i].child + t->node[i].n_child; c++) {
+        unsigned b = t->byte[c];
+        int ok = b < 0x80 ? (t->node[c].flags & SWA__GN_OK(0)) != 0
+               : b >= 0xC2 && b < 0xE0 ? (t->node[c].flags & SWA__GN_OK(1)) != 0
+               : b == 0xE0 ? swa__gvoc_children(t, c, 0xA0, 0xBF, 1)
+               : b > 0xE0 && b < 0xF0 ? (t->node[c].flags & SWA__GN_OK(2)) != 0
+               : b == 0xF0 ? swa__gvoc_children(t, c, 0x90, 0xBF, 2)
+               : b > 0xF0 && b < 0xF4 ? (t->node[c].flags & SWA__GN_OK(3)) != 0
+               : b == 0xF4 ? swa__gvoc_children(t, c, 0x80, 0x8F, 2) : 0;
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+/* The flags and ASCII sets, children before parents (the reverse of the breadth-first order). */
+static swa_status swa__gvoc_summaries(swa__gvoc *t, swa_error *err)
+{
+    size_t i;
+    if (!(t->ascii = (uint64_t *)swa__calloc(2 * t->n_node, sizeof *t->ascii)))
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the vocabulary's trie");
+    for (i = t->n_node; i-- > 0;) {
+        uint32_t c, f = 0;
+        int k;
+        for (c = t->node[i].child; c < t->node[i].child + t->node[i].n_child; c++) {
+            unsigned b = t->byte[c];
+            t->ascii[2 * i] |= t->ascii[2 * c];
+            t->ascii[2 * i + 1] |= t->ascii[2 * c + 1];
+            if (b < 0x80) t->ascii[2 * i + b / 64] |= 1ull << (b % 64);
+            f |= b >= 0x80 ? SWA__GN_HIGH : t->node[c].flags & SWA__GN_HIGH;
+        }
+        if (swa__gvoc_whole(t, i)) f |= SWA__GN_OK(0);
+        for (k = 1; k <= 3; k++) if (swa__gvoc_children(t, (uint32_t)i, 0x80, 0xBF, k - 1)) f |= SWA__GN_OK(k);
+        t->node[i].flags = f;
+    }
+    return SWA_OK;
+}
+
+/* The texts of v's tokens, sorted, then the trie; and the end-of-generation tokens. */
+static swa_status swa__gvoc_build(swa__gvoc *t, const swa_vocab *v, swa_error *err)
+{
+    int32_t n = swa_vocab_size(v), id;
+    size_t n_bytes = 0, m = 0, at = 0;
+    unsigned char *text;
+    swa__gentry *e;
+    swa_status s;
+    memset(t, 0, sizeof *t);
+    t->n_vocab = n;
+    for (id = 0; id < n; id++) n_bytes += swa_token_to_text(v, id, NULL, 0);
+    text = (unsigned char *)swa__calloc(n_bytes + 1, 1);
+    e = (swa__gentry *)swa__calloc((uint64_t)n + 1, sizeof *e);
+    t->eog = (int32_t *)swa__calloc((uint64_t)n + 1, sizeof *t->eog);
+    if (!text || !e || !t->eog) {
+        SWA_FREE(text); SWA_FREE(e); swa__gvoc_free(t);
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the vocabulary's %zu bytes of text", n_bytes);
+    }
+    for (id = 0; id < n; id++) {
+        swa_token_type ty = swa_vocab_type(v, id);
+        size_t len = swa_token_to_text(v, id, (char *)text + at, n_bytes - at);
+        if (swa_vocab_is_eog(v, id)) t->eog[t->n_eog++] = id;
+        if (len == 0 || ty == SWA_TOKEN_CONTROL || ty == SWA_TOKEN_UNUSED || ty == SWA_TOKEN_UNKNOWN ||
+            swa_vocab_is_eog(v, id))
+            continue;
+        e[m].p = text + at; e[m].len = (uint32_t)len; e[m].id = id;
+        if (len > t->max_len) t->max_len = len;
+        at += len; m++;
+    }
+    qsort(e, m, sizeof *e, swa__g_cmp_entry);
+    if (!(s = swa__gvoc_trie(t, e, m, at, err))) s = swa__gvoc_summaries(t, err);
+    SWA_FREE(text);
+    SWA_FREE(e);
+    if (s) swa__gvoc_free(t);
+    return s;
+}
+
+/* ---- the automaton: stack sets interned, transitions memoised ---- */
+
+typedef struct swa__gdst {
+    size_t at, n;                 /* the set: w[at, at + n) */
+    uint32_t count, hash;
+    int loop;                     /* 0 unknown; else 1, | 2 when every character >= 0x80 keeps the state */
+    uint64_t loop_ascii[2];       /* the ASCII characters that keep the state */
+} swa__gdst;
+
+enum {
+    SWA__GD_SOFT_WORDS = 1 << 23,  /* past these the automaton is cleared between tokens */
+    SWA__GD_SOFT_STATES = 1 << 14,
+    SWA__GD_HARD_WORDS = 1 << 26,  /* and past this a token fails */
+    SWA__GD_MASKS = 4              /* allowed-token masks kept */
+};
+
+typedef struct swa__gdfa {
+    const swa_grammar *g;
+    swa__gscratch sc;
+    swa__gstk out;
+    uint32_t *w;                  /* the states' stack sets, back to back */
+    size_t n_w, cap_w;
+    swa__gdst *st;
+    size_t n_st, cap_st;
+    uint32_t *index;              /* open addressing over states: id + 1, 0 = empty */
+    size_t index_cap;
+    uint64_t *tkey;               /* transitions: key + 1 (0 = empty) -> state or -1 */
+    int32_t *tval;
+    size_t n_t, tcap;
+    int32_t *asc;                 /* [n_st * 128] the ASCII transitions, -2 when not known yet */
+    size_t cap_asc;
+    uint32_t *mask;               /* [SWA__GD_MASKS][words] allowed tokens of mask_state[k] */
+    int32_t mask_state[SWA__GD_MASKS];
+    uint64_t mask_used[SWA__GD_MASKS], clock;
+} swa__gdfa;
+
+static void swa__gdfa_clear(swa__gdfa *d)
+{
+    int k;
+    d->n_w = d->n_st = d->n_t = 0;
+    if (d->index) memset(d->index, 0, d->index_cap * sizeof *d->index);
+    if (d->tkey) memset(d->tkey, 0, d->tcap * sizeof *d->tkey);
+    for (k = 0; k < SWA__GD_MASKS; k++) d->mask_state[k] = -1;
+}
+
+static void swa__gdfa_free(swa__gdfa *d)
+{
+    swa__g_scratch_free(&d->sc);
+    SWA_FREE(d->out.w); SWA_FREE(d->w); SWA_FREE(d->st); SWA_FREE(d->index);
+    SWA_FREE(d->tkey); SWA_FREE(d->tval); SWA_FREE(d->mask); SWA_FREE(d->asc);
+}
+
+static swa_status swa__gdfa_init(swa__gdfa *d, const swa_grammar *g, int32_t n_vocab, swa_error *err)
+{
+    memset(d, 0, sizeof *d);
+    d->g = g;
+    if (swa__g_scratch_init(&d->sc, err)) return SWA_ERR_NOMEM;
+    d->index_cap = 1024;
+    d->tcap = 4096;
+    d->index = (uint32_t *)swa__calloc(d->index_cap, sizeof *d->index);
+    d->tkey = (uint64_t *)swa__calloc(d->tcap, sizeof *d->tkey);
+    d->tval = (int32_t *)swa__calloc(d->tcap, sizeof *d->tval);
+    d->mask = (uint32_t *)swa__calloc((uint64_t)SWA__GD_MASKS * (((uint64_t)n_vocab + 31) / 32), sizeof *d->mask);
+    if (!d->index || !d->tkey || !d->tval || !d->mask) {
+        swa__gdfa_free(d);
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the token filter");
+    }
+    swa__gdfa_clear(d);
+    return SWA_OK;
+}
+
+static swa_status swa__gdfa_nomem(swa_error *err)
+{
+    return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the token filter's states");
+}
+
+static swa_status swa__gdfa_reindex(swa__gdfa *d, swa_error *err)
+{
+    size_t cap = d->index_cap * 2, i;
+    uint32_t *t = (uint32_t *)swa__calloc(cap, sizeof *t);
+    if (!t) return swa__gdfa_nomem(err);
+    for (i = 0; i < d->n_st; i++) {
+        size_t h = d->st[i].hash & (cap - 1);
+        while (t[h]) h = (h + 1) & (cap - 1);
+        t[h] = (uint32_t)i + 1;
+    }
+    SWA_FREE(d->index);
+    d->index = t;
+    d->index_cap = cap;
+    return SWA_OK;
+}
+
+/* The id of the state holding set w[0..n) (count stacks), added when new. */
+static swa_status swa__gdfa_intern(swa__gdfa *d, const uint32_t *w, size_t n, uint32_t count, int32_t *id,
+                                   swa_error *err)
+{
+    uint32_t hash = swa__g_hash_words(w, n);
+    size_t h, h2;
+    void *q;
+    for (h = hash & (d->index_cap - 1); d->index[h]; h = (h + 1) & (d->index_cap - 1)) {
+        const swa__gdst *s = &d->st[d->index[h] - 1];
+        if (s->hash == hash && s->n == n && memcmp(d->w + s->at, w, n * sizeof *w) == 0) {
+            *id = (int32_t)(d->index[h] - 1);
+            return SWA_OK;
+        }
+    }
+    if (d->n_w + n > SWA__GD_HARD_WORDS)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "grammar: the token filter's states outgrew %d MB (an ambiguous "
+                         "grammar)", (int)(SWA__GD_HARD_WORDS / (1 << 18)));
+    if (!(q = swa__g_grow(d->w, d->n_w, &d->cap_w, d->n_w + n, sizeof *d->w))) return swa__gdfa_nomem(err);
+    d->w = (uint32_t *)q;
+    if (!(q = swa__g_grow(d->st, d->n_st, &d->cap_st, d->n_st + 1, sizeof *d->st))) return swa__gdfa_nomem(err);
+    d->st = (swa__gdst *)q;
+    if (!(q = swa__g_grow(d->asc, d->n_st * 128, &d->cap_asc, (d->n_st + 1) * 128, sizeof *d->asc)))
+        return swa__gdfa_nomem(err);
+    d->asc = (int32_t *)q;
+    memcpy(d->w + d->n_w, w, n * sizeof *w);
+    memset(&d->st[d->n_st], 0, sizeof *d->st);
+    d->st[d->n_st].at = d->n_w; d->st[d->n_st].n = n; d->st[d->n_st].count = count; d->st[d->n_st].hash = hash;
+    for (h2 = 0; h2 < 128; h2++) d->asc[d->n_st * 128 + h2] = -2;
+    d->n_w += n;
+    d->index[h] = (uint32_t)++d->n_st;
+    *id = (int32_t)(d->n_st - 1);
+    return (d->n_st + 1) * 2 > d->index_cap ? swa__gdfa_reindex(d, err) : SWA_OK;
+}
+
+static uint64_t swa__g_mix(uint64_t k)
+{
+    k ^= k >> 33; k *= 0xff51afd7ed558ccdull; k ^= k >> 33;
+    return k;
+}
+
+static swa_status swa__gdfa_retable(swa__gdfa *d, swa_error *err)
+{
+    size_t cap = d->tcap * 2, i;
+    uint64_t *k = (uint64_t *)swa__calloc(cap, sizeof *k);
+    int32_t *v = (int32_t *)swa__calloc(cap, sizeof *v);
+    if (!k || !v) { SWA_FREE(k); SWA_FREE(v); return swa__gdfa_nomem(err); }
+    for (i = 0; i < d->tcap; i++) {
+        size_t h;
+        if (!d->tkey[i]) continue;
+        for (h = (size_t)swa__g_mix(d->tkey[i]) & (cap - 1); k[h]; h = (h + 1) & (cap - 1)) {}
+        k[h] = d->tkey[i];
+        v[h] = d->tval[i];
+    }
+    SWA_FREE(d->tkey); SWA_FREE(d->tval);
+    d->tkey = k; d->tval = v; d->tcap = cap;
+    return SWA_OK;
+}
+
+/* Where state s goes on code (a character, or with bit 30 set a partial character, which
+   either keeps s or dies): a state id, or -1 when no parse survives. */
+static swa_status swa__gdfa_next(swa__gdfa *d, int32_t s, uint32_t code, int32_t *to, swa_error *err)
+{
+    uint64_t key = ((uint64_t)(uint32_t)s << 32 | code) + 1;
+    size_t h;
+    swa_status e;
+    if (code < 128) {
+        const swa__gdst *x = &d->st[s];
+        int32_t *slot = &d->asc[(size_t)s * 128 + code];
+        if (*slot != -2) { *to = *slot; return SWA_OK; }
+        if ((e = swa__g_step(d->g, &d->sc, d->w + x->at, x->n, code, &d->out, err))) return e;
+        *to = -1;
+        if (d->out.count && (e = swa__gdfa_intern(d, d->out.w, d->out.n, d->out.count, to, err))) return e;
+        d->asc[(size_t)s * 128 + code] = *to;   /* d->asc may have moved */
+        return SWA_OK;
+    }
+    for (h = (size_t)swa__g_mix(key) & (d->tcap - 1); d->tkey[h]; h = (h + 1) & (d->tcap - 1))
+        if (d->tkey[h] == key) { *to = d->tval[h]; return SWA_OK; }
+    if (code & 0x40000000u) {
+        const swa__gdst *x = &d->st[s];
+        *to = swa__g_partial_ok(d->g, d->w + x->at, x->n, code & 0xFFFFu, (int)(code >> 16 & 0xFu),
+                                (int)(code >> 20 & 0xFu)) ? s : -1;
+    } else {
+        const swa__gdst *x = &d->st[s];
+        if ((e = swa__g_step(d->g, &d->sc, d->w + x->at, x->n, code, &d->out, err))) return e;
+        *to = -1;
+        if (d->out.count && (e = swa__gdfa_intern(d, d->out.w, d->out.n, d->out.count, to, err))) return e;
+    }
+    d->tkey[h] = key;
+    d->tval[h] = *to;
+    return ++d->n_t * 2 > d->tcap ? swa__gdfa_retable(d, err) : SWA_OK;
+}
+
+/* Whether each stack of state s takes every character >= 0x80 or none: then they all lead to
+   the same state. */
+static int swa__gdfa_high_uniform(const swa__gdfa *d, int32_t s)
+{
+    const uint32_t *w = d->w + d->st[s].at;
+    size_t i, n = d->st[s].n;
+    for (i = 0; i < n; i += w[i] + 1) {
+        const swa__gel *e;
+        uint32_t k;
+        if (!w[i]) continue;
+        e = &d->g->el[w[i + w[i]]];
+        for (k = 0; k < e->b; k++) {
+            uint32_t lo = d->g->ranges[2 * (e->a + k)], hi = d->g->ranges[2 * (e->a + k) + 1];
+            if (hi >= 0x80 && !(lo <= 0x80 && hi >= 0x10FFFF)) return 0;
+        }
+    }
+    return 1;
+}
+
+/* The characters that keep state s where it is (once per state, when first needed). */
+static swa_status swa__gdfa_loop(swa__gdfa *d, int32_t s, swa_error *err)
+{
+    uint64_t a[2] = {0, 0};
+    uint32_t c;
+    int32_t to;
+    int loop = 1;
+    swa_status e;
+    for (c = 0; c < 128; c++) {
+        if ((e = swa__gdfa_next(d, s, c, &to, err))) return e;
+        if (to == s) a[c / 64] |= 1ull << (c % 64);
+    }
+    if (swa__gdfa_high_uniform(d, s)) {
+        if ((e = swa__gdfa_next(d, s, 0x100, &to, err))) return e;
+        if (to == s) loop |= 2;
+    }
+    d->st[s].loop_ascii[0] = a[0];
+    d->st[s].loop_ascii[1] = a[1];
+    d->st[s].loop = loop;
+    return SWA_OK;
+}
+
+/* Whether every token below trie node c (whole characters only, all of which keep state s)
+   is allowed; then they are set in bits at once. */
+static swa_status swa__gdfa_subtree(swa__gdfa *d, const swa__gvoc *t, uint32_t c, int32_t s, uint32_t *bits,
+                                    int *taken, swa_error *err)
+{
+    const swa__gnode *n = &t->node[c];
+    const swa__gdst *x;
+    uint32_t k;
+    swa_status e;
+    *taken = 0;
+    if (n->hi - n->lo < 32 || !(n->flags & SWA__GN_OK(0))) return SWA_OK;
+    if (!d->st[s].loop && (e = swa__gdfa_loop(d, s, err))) return e;
+    x = &d->st[s];
+    if ((t->ascii[2 * c] & ~x->loop_ascii[0]) || (t->ascii[2 * c + 1] & ~x->loop_ascii[1]) ||
+        ((n->flags & SWA__GN_HIGH) && !(x->loop & 2)))
+        return SWA_OK;
+    for (k = n->lo; k < n->hi; k++) bits[(uint32_t)t->sorted[k] >> 5] |= 1u << (t->sorted[k] & 31);
+    *taken = 1;
+    return SWA_OK;
+}
+
+/* A step of the walk: where the trie's depth-first walk stands at one depth. */
+typedef struct swa__gframe { uint32_t node, next; int32_t state; uint32_t pv; int pn, plen; } swa__gframe;
+
+/* Set in bits every token whose text can follow state s0 with the partial character
+   (pv, pn, plen) pending. */
+static swa_status swa__gdfa_walk(swa__gdfa *d, const swa__gvoc *t, swa__gframe *f, int32_t s0, uint32_t pv, int pn,
+                                 int plen, uint32_t *bits, swa_error *err)
+{
+    long depth = 0;
+    memset(bits, 0, ((size_t)t->n_vocab + 31) / 32 * sizeof *bits);
+    f[0].node = 0; f[0].next = t->node[0].child; f[0].state = s0; f[0].pv = pv; f[0].pn = pn; f[0].plen = plen;
+    while (depth >= 0) {
+        swa__gframe *x = &f[depth];
+        uint32_t c, cp = 0, k;
+        swa__gframe y;
+        int r;
+        swa_status e;
+        if (x->next == t->node[x->node].child + t->node[x->node].n_child) { depth--; continue; }
+        c = x->next++;
+        y = *x;
+        r = swa__g_utf8_byte(&y.pv, &y.pn, &y.plen, t->byte[c], &cp);
+        if (r < 0) continue;
+        e = r ? swa__gdfa_next(d, y.state, cp, &y.state, err)
+              : swa__gdfa_next(d, y.state, 0x40000000u | (uint32_t)y.plen << 20 | (uint32_t)y.pn << 16 | y.pv, &y.state, err);
+        if (e) return e;
+        if (y.state < 0) continue;
+        for (k = 0; k < t->node[c].n_tok; k++) {
+            uint32_t id = (uint32_t)t->tok[t->node[c].t + k];
+            bits[id >> 5] |= 1u << (id & 31);
+        }
+        if (t->node[c].n_child && y.pn == 0) {
+            int taken;
+            if ((e = swa__gdfa_subtree(d, t, c, y.state, bits, &taken, err))) return e;
+            if (taken) continue;
+        }
+        if (t->node[c].n_child) {
+            y.node = c;
+            y.next = t->node[c].child;
+            f[++depth] = y;
+        }
+    }
+    return SWA_OK;
+}
+
+/* ---- what a sampler holds ---- */
+
+typedef struct swa__gsamp {
+    const swa_vocab *vocab;
+    swa__gvoc voc;
+    swa__gdfa dfa;
+    swa_grammar_state *st;
+    swa__gframe *frames;          /* [voc.max_len + 2] */
+    uint32_t *bits;               /* the allowed tokens of this step */
+    swa_error error;              /* the first failure since the last reset */
+} swa__gsamp;
+
+static void swa__gsamp_free(swa__gsamp *gs)
+{
+    if (!gs) return;
+    swa__gvoc_free(&gs->voc);
+    swa__gdfa_free(&gs->dfa);
+    swa_grammar_state_free(gs->st);
+    SWA_FREE(gs->frames);
+    SWA_FREE(gs->bits);
+    SWA_FREE(gs);
+}
+
+static swa_status swa__gsamp_create(const swa_grammar *g, const swa_vocab *v, swa__gsamp **out, swa_error *err)
+{
+    swa__gsamp *gs = (swa__gsamp *)swa__calloc(1, sizeof *gs);
+    swa_status s;
+    *out = NULL;
+    if (!gs) return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the token filter");
+    gs->vocab = v;
+    if ((s = swa__gvoc_build(&gs->voc, v, err)) || (s = swa__gdfa_init(&gs->dfa, g, gs->voc.n_vocab, err)) ||
+        (s = swa_grammar_state_create(g, &gs->st, err))) {
+        swa__gsamp_free(gs);
+        return s;
+    }
+    gs->frames = (swa__gframe *)swa__calloc(gs->voc.max_len + 2, sizeof *gs->frames);
+    gs->bits = (uint32_t *)swa__calloc(((uint64_t)gs->voc.n_vocab + 31) / 32, sizeof *gs->bits);
+    if (!gs->frames || !gs->bits) {
+        swa__gsamp_free(gs);
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the token filter");
+    }
+    *out = gs;
+    return SWA_OK;
+}
+
+/* A copy for a forked sequence: the same vocabulary and position in the text (the trie and
+   automaton are built anew, as they are caches). */
+static swa_status swa__gsamp_copy(const swa__gsamp *src, swa__gsamp **out, swa_error *err)
+{
+    swa_grammar_state *st;
+    swa_status s = swa__gsamp_create(src->st->g, src->vocab, out, err);
+    if (s) return s;
+    if ((s = swa_grammar_state_copy(src->st, &st, err))) {
+        swa__gsamp_free(*out);
+        *out = NULL;
+        return s;
+    }
+    swa_grammar_state_free((*out)->st);
+    (*out)->st = st;
+    (*out)->error = src->error;
+    return SWA_OK;
+}
+
+static void swa__gsamp_reset(swa__gsamp *gs)
+{
+    swa_grammar_state_reset(gs->st);
+    swa__ok(&gs->error);
+}
+
+static int swa__gsamp_is_eog(const swa__gsamp *gs, int32_t id)
+{
+    size_t k;
+    for (k = 0; k < gs->voc.n_eog; k++) if (gs->voc.eog[k] == id) return 1;
+    return 0;
+}
+
+/* The mask of the allowed tokens of state id into gs->bits, from the kept masks when it is there. */
+static swa_status swa__gsamp_bits(swa__gsamp *gs, int32_t id, swa_error *err)
+{
+    swa__gdfa *d = &gs->dfa;
+    size_t words = ((size_t)gs->voc.n_vocab + 31) / 32;
+    int k, oldest = 0;
+    swa_status s;
+    if (gs->st->pn == 0)
+        for (k = 0; k < SWA__GD_MASKS; k++)
+            if (d->mask_state[k] == id) {
+                d->mask_used[k] = ++d->clock;
+                memcpy(gs->bits, d->mask + (size_t)k * words, words * sizeof *gs->bits);
+                return SWA_OK;
+            }
+    if ((s = swa__gdfa_walk(d, &gs->voc, gs->frames, id, gs->st->pv, gs->st->pn, gs->st->plen, gs->bits, err)))
+        return s;
+    if (gs->st->pn) return SWA_OK;
+    for (k = 1; k < SWA__GD_MASKS; k++) if (d->mask_used[k] < d->mask_used[oldest]) oldest = k;
+    d->mask_state[oldest] = id;
+    d->mask_used[oldest] = ++d->clock;
+    memcpy(d->mask + (size_t)oldest * words, gs->bits, words * sizeof *gs->bits);
+    return SWA_OK;
+}
+
+/* Allowed tokens of this step into gs->bits (the end-of-generation ones where the text can
+   end). 0 when some token is allowed; 1 when none is and the sampler must stop (an error is
+   recorded unless the grammar is complete). */
+static int swa__gsamp_allowed(swa__gsamp *gs)
+{
+    swa__gdfa *d = &gs->dfa;
+    int32_t id;
+    size_t k, words = ((size_t)gs->voc.n_vocab + 31) / 32;
+    uint32_t any = 0;
+    if (gs->error.code != SWA_OK || swa_grammar_state_done(gs->st)) return 1;
+    if (d->n_w > SWA__GD_SOFT_WORDS || d->n_st > SWA__GD_SOFT_STATES) swa__gdfa_clear(d);
+    if (swa__gdfa_intern(d, gs->st->cur.w, gs->st->cur.n, gs->st->cur.count, &id, &gs->error) ||
+        swa__gsamp_bits(gs, id, &gs->error))
+        return 1;
+    if (swa_grammar_state_can_end(gs->st))
+        for (k = 0; k < gs->voc.n_eog; k++) gs->bits[gs->voc.eog[k] >> 5] |= 1u << (gs->voc.eog[k] & 31);
+    for (k = 0; k < words; k++) any |= gs->bits[k];
+    if (any) return 0;
+    swa__fail(&gs->error, SWA_ERR_NO_MATCH, "grammar: no token of the vocabulary can continue the text");
+    return 1;
+}
+
+static int swa__gsamp_has(const swa__gsamp *gs, int32_t id)
+{
+    return id >= 0 && id < gs->voc.n_vocab && (gs->bits[id >> 5] >> (id & 31) & 1);
+}
+
+/* Move the grammar on by token id's text; an end-of-generation token must come where the text
+   can end. A refusal is recorded and leaves the state as it was. */
+static void swa__gsamp_accept(swa__gsamp *gs, int32_t id)
+{
+    char buf[256], *text = buf;
+    size_t n;
+    swa_error e;
+    if (gs->error.code != SWA_OK) return;
+    if (swa__gsamp_is_eog(gs, id)) {
+        if (!swa_grammar_state_can_end(gs->st))
+            swa__fail(&gs->error, SWA_ERR_NO_MATCH, "grammar: token %d ends the text where the grammar cannot end", (int)id);
+        return;
+    }
+    n = swa_token_to_text(gs->vocab, id, NULL, 0);
+    if (n > sizeof buf && !(text = (char *)swa__calloc(n, 1))) {
+        swa__fail(&gs->error, SWA_ERR_NOMEM, "grammar: cannot allocate token %d's text", (int)id);
+        return;
+    }
+    swa_token_to_text(gs->vocab, id, text, n);
+    if (n == 0 || swa_grammar_state_accept(gs->st, text, n, NULL, &e) != SWA_OK) {
+        if (n == 0) swa__fail(&e, SWA_ERR_NO_MATCH, "token %d has no text", (int)id);
+        swa__fail(&gs->error, e.code, "token %d refused (%s)", (int)id, e.msg);
+    }
+    if (text != buf) SWA_FREE(text);
+}
+#endif /* !SWA_NO_TOKENIZER && !SWA_NO_SAMPLER */
+
+#endif /* SWA_NO_GRAMMAR */
+
 /* ==== sampler ==== */
 #ifndef SWA_NO_SAMPLER
+#if !defined(SWA_NO_GRAMMAR) && !defined(SWA_NO_TOKENIZER)
+#define SWA__SAMPLER_GRAMMAR   /* constrained sampling needs both */
+#endif
 
 typedef struct swa__ranked {      /* a token with a sort key, for qsort without globals */
     float key;
@@ -9439,6 +11190,9 @@ struct swa_sampler {
     float *bias;               /* [n_vocab] added to the logits; NULL until a bias is set */
     float *prob;               /* [n_vocab] */
     swa__ranked *cand;         /* [n_vocab] candidates (logit, id), best first when filtered */
+#ifdef SWA__SAMPLER_GRAMMAR
+    swa__gsamp *gram;          /* NULL without a grammar */
+#endif
 };
 
 static uint64_t swa__splitmix64(uint64_t x)
@@ -9462,6 +11216,15 @@ SWADEF void swa_sampler_reset(swa_sampler *s)
     s->rng = swa__splitmix64(s->cfg.seed) | 1;   /* xorshift state must not be 0 */
     s->n_history = 0;
     s->history_next = 0;
+#ifdef SWA__SAMPLER_GRAMMAR
+    if (s->gram) swa__gsamp_reset(s->gram);
+#endif
+}
+
+SWADEF void swa_sampler_reseed(swa_sampler *s, uint64_t seed)
+{
+    s->cfg.seed = seed;
+    s->rng = swa__splitmix64(seed) | 1;
 }
 
 SWADEF swa_sampler_config swa_sampler_config_default(void)
@@ -9520,12 +11283,101 @@ SWADEF void swa_sampler_free(swa_sampler *s)
     SWA_FREE(s->bias);
     SWA_FREE(s->prob);
     SWA_FREE(s->cand);
+#ifdef SWA__SAMPLER_GRAMMAR
+    swa__gsamp_free(s->gram);
+#endif
     SWA_FREE(s);
 }
+
+SWADEF swa_status swa_sampler_copy(const swa_sampler *s, swa_sampler **out, swa_error *err)
+{
+    swa_sampler *c;
+    swa_status st;
+    if (!s || !out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_copy: s or out is NULL");
+    if ((st = swa_sampler_create(&s->cfg, s->n_vocab, &c, err))) return st;
+    c->rng = s->rng;
+    memcpy(c->history, s->history, (size_t)s->cfg.repeat_last_n * sizeof *s->history);
+    c->n_history = s->n_history;
+    c->history_next = s->history_next;
+    if (s->bias && !(c->bias = (float *)swa__calloc((uint64_t)s->n_vocab, sizeof(float)))) {
+        swa_sampler_free(c);
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a logit bias for %d tokens", s->n_vocab);
+    }
+    if (s->bias) memcpy(c->bias, s->bias, (size_t)s->n_vocab * sizeof(float));
+#ifdef SWA__SAMPLER_GRAMMAR
+    if (s->gram && (st = swa__gsamp_copy(s->gram, &c->gram, err))) {
+        swa_sampler_free(c);
+        return st;
+    }
+#endif
+    *out = c;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_sampler_status(const swa_sampler *s, swa_error *err)
+{
+#ifdef SWA__SAMPLER_GRAMMAR
+    if (s && s->gram && s->gram->error.code != SWA_OK) {
+        if (err) *err = s->gram->error;
+        return s->gram->error.code;
+    }
+#else
+    (void)s;
+#endif
+    swa__ok(err);
+    return SWA_OK;
+}
+
+#ifdef SWA__SAMPLER_GRAMMAR
+SWADEF swa_status swa_sampler_set_grammar(swa_sampler *s, const swa_grammar *g, const swa_vocab *v, swa_error *err)
+{
+    swa__gsamp *gs = NULL;
+    swa_status st;
+    if (!s || (g && !v)) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_set_grammar: s or v is NULL");
+    if (g && swa_vocab_size(v) != s->n_vocab)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_set_grammar: the vocabulary has %d tokens, the "
+                         "sampler %d", (int)swa_vocab_size(v), (int)s->n_vocab);
+    if (g && (st = swa__gsamp_create(g, v, &gs, err))) return st;
+    swa__gsamp_free(s->gram);
+    s->gram = gs;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* What the sampler returns when the grammar lets nothing follow. */
+static int32_t swa__sampler_stop(const swa_sampler *s)
+{
+    int32_t eos = swa_vocab_eos(s->gram->vocab);
+    return eos >= 0 || s->gram->voc.n_eog == 0 ? eos : s->gram->voc.eog[0];
+}
+
+/* The grammar's filter: disallowed tokens to -inf. 1 when nothing is allowed. */
+static int swa__sampler_filter(swa_sampler *s)
+{
+    int32_t i;
+    if (swa__gsamp_allowed(s->gram)) return 1;
+    for (i = 0; i < s->n_vocab; i++)
+        if (!(s->gram->bits[i >> 5] >> (i & 31) & 1)) s->work[i] = -INFINITY;
+    return 0;
+}
+
+/* A choice the filter did not allow (every allowed token had a logit of -inf): the first allowed. */
+static int32_t swa__sampler_allowed(const swa_sampler *s, int32_t id)
+{
+    int32_t i;
+    if (swa__gsamp_has(s->gram, id)) return id;
+    for (i = 0; i < s->n_vocab; i++) if (swa__gsamp_has(s->gram, i)) return i;
+    return id;
+}
+#endif
 
 SWADEF void swa_sampler_accept(swa_sampler *s, int32_t token)
 {
     if (token < 0 || token >= s->n_vocab) return;   /* not ours: nothing to penalise */
+#ifdef SWA__SAMPLER_GRAMMAR
+    if (s->gram) swa__gsamp_accept(s->gram, token);
+#endif
     s->history[s->history_next] = token;
     s->history_next = (s->history_next + 1) % s->cfg.repeat_last_n;
     if (s->n_history < s->cfg.repeat_last_n) s->n_history++;
@@ -9617,34 +11469,106 @@ static int32_t swa__candidates(swa_sampler *s)
     return n;
 }
 
-/* The choice, before it is remembered. */
-static int32_t swa__sampler_choose(swa_sampler *s, const float *logits)
+/* The stages before the filters, into s->work: the logits (NaN: never), the bias, the grammar
+   (the tokens it refuses to -inf), the penalties. 1 when the grammar lets nothing follow. */
+static int swa__sampler_stages(swa_sampler *s, const float *logits)
 {
-    int32_t n, i, kept;
-    float max = -INFINITY, sum = 0.0f, cum, u;
-    for (i = 0; i < s->n_vocab; i++) s->work[i] = logits[i] == logits[i] ? logits[i] : -INFINITY;   /* NaN: never */
+    int32_t i;
+    for (i = 0; i < s->n_vocab; i++) s->work[i] = logits[i] == logits[i] ? logits[i] : -INFINITY;
     if (s->bias) for (i = 0; i < s->n_vocab; i++) s->work[i] += s->bias[i];
+#ifdef SWA__SAMPLER_GRAMMAR
+    if (s->gram && swa__sampler_filter(s)) return 1;
+#endif
     swa__apply_penalty(s);
-    if (s->cfg.temperature <= 0.0f) return swa_argmax(s->work, s->n_vocab);
-    n = swa__candidates(s);
+    return 0;
+}
+
+/* The token of a choice without a draw: the best at temperature 0 or when nothing is possible
+   (with a grammar, the first token it allows when every one it allows has a logit of -inf). */
+static int32_t swa__sampler_certain(const swa_sampler *s)
+{
+    int32_t id = swa_argmax(s->work, s->n_vocab);
+#ifdef SWA__SAMPLER_GRAMMAR
+    if (s->gram) id = swa__sampler_allowed(s, id);
+#endif
+    return id;
+}
+
+/* The distribution the next token is drawn from, after every stage: token s->cand[i].id with
+   weight s->prob[i] for i below the return, the weights summing to *sum. *draw is 0 for a
+   choice made without a draw (one candidate), 1 when the choice takes one (always at a
+   temperature above 0, even with one candidate left, so a seed gives the same choices). Both
+   swa_sampler_sample and swa_sampler_dist come through here. */
+static int32_t swa__sampler_dist(swa_sampler *s, const float *logits, float *sum, int *draw)
+{
+    int32_t n = 0, i, kept;
+    float max = -INFINITY, cum;
+    int stop = swa__sampler_stages(s, logits);
+    *draw = 0;
+    *sum = 1.0f;
+    if (!stop && s->cfg.temperature > 0.0f) n = swa__candidates(s);
     for (i = 0; i < n; i++) if (s->cand[i].key > max) max = s->cand[i].key;
-    if (max == -INFINITY) return swa_argmax(s->work, s->n_vocab);   /* nothing is possible: the first */
+    if (max == -INFINITY) {   /* greedy, nothing possible, or nothing may follow */
+        s->prob[0] = 1.0f;
+#ifdef SWA__SAMPLER_GRAMMAR
+        s->cand[0].id = stop ? swa__sampler_stop(s) : swa__sampler_certain(s);
+#else
+        s->cand[0].id = swa__sampler_certain(s);
+#endif
+        return 1;
+    }
     /* the filters see probabilities at temperature 1, as in llama.cpp */
-    for (i = 0; i < n; i++) sum += (s->prob[i] = expf(s->cand[i].key - max));
+    for (*sum = 0.0f, i = 0; i < n; i++) *sum += (s->prob[i] = expf(s->cand[i].key - max));
     for (kept = 0, cum = 0.0f; kept < n; kept++) {
         if (s->prob[kept] < s->cfg.min_p * s->prob[0]) break;   /* min-p, relative to the best */
-        cum += s->prob[kept] / sum;
+        cum += s->prob[kept] / *sum;
         if (cum >= s->cfg.top_p) { kept++; break; }              /* top-p: smallest sufficient prefix */
     }
     if (kept < 1) kept = 1;
-    for (sum = 0.0f, i = 0; i < kept; i++)
-        sum += (s->prob[i] = expf((s->cand[i].key - max) / s->cfg.temperature));
+    for (*sum = 0.0f, i = 0; i < kept; i++)
+        *sum += (s->prob[i] = expf((s->cand[i].key - max) / s->cfg.temperature));
+    *draw = 1;
+    return kept;
+}
+
+/* The choice, before it is remembered: a draw from the distribution's kept candidates. */
+static int32_t swa__sampler_choose(swa_sampler *s, const float *logits)
+{
+    int32_t kept, i, last;
+    float sum, u;
+    int draw;
+    kept = swa__sampler_dist(s, logits, &sum, &draw);
+    if (!draw) return s->cand[0].id;
     u = swa_sampler_uniform(s) * sum;
-    for (i = 0; i < kept - 1; i++) {
+    for (i = 0, last = 0; i < kept - 1; i++) {
+        if (s->prob[i] > 0.0f) last = i;
         u -= s->prob[i];
         if (u < 0.0f) break;
     }
+    if (i == kept - 1 && !(s->prob[i] > 0.0f)) i = last;   /* rounding left u over: the last possible */
     return s->cand[i].id;
+}
+
+SWADEF swa_status swa_sampler_dist(swa_sampler *s, const float *logits, swa_token_prob *out, int32_t cap, int32_t *n,
+                                   swa_error *err)
+{
+    int32_t kept, i, m = 0;
+    float sum;
+    int draw;
+    if (!s || !logits || !n || (cap > 0 && !out) || cap < 0)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_dist: NULL argument or negative cap");
+    kept = swa__sampler_dist(s, logits, &sum, &draw);
+    for (i = 0; i < kept; i++) m += s->prob[i] > 0.0f;
+    *n = m;
+    if (m > cap)
+        return swa__fail(err, SWA_ERR_BUFFER_TOO_SMALL, "swa_sampler_dist: %d tokens are possible, room for %d", m, cap);
+    for (m = 0, i = 0; i < kept; i++)
+        if (s->prob[i] > 0.0f) {
+            out[m].id = s->cand[i].id;
+            out[m++].p = s->prob[i] / sum;
+        }
+    swa__ok(err);
+    return SWA_OK;
 }
 SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
 {
@@ -9652,6 +11576,7 @@ SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
     swa_sampler_accept(s, id);
     return id;
 }
+#undef SWA__SAMPLER_GRAMMAR
 #endif /* SWA_NO_SAMPLER */
 
 /* ==== kernels (AVX2 + FMA + F16C) ====

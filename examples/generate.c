@@ -58,6 +58,9 @@ typedef struct options {
     char *text;                   /* the prompt: -p, or the bytes of the -f file (NUL-terminated) */
     size_t text_len;
     char *state;                  /* --load-state, read whole */
+    const char *grammar, *grammar_file;   /* --grammar TEXT, --grammar-file FILE */
+    char *grammar_text;           /* either one's text, read whole */
+    size_t grammar_len;
     size_t state_size;
     long n_predict;               /* -1: until end-of-sequence */
     long parallel;                /* --parallel N; 0: one sequence, printed as it streams */
@@ -122,6 +125,11 @@ static void usage(FILE *f)
         "  --presence-penalty P subtract P from each recent token's logit once (-2..2; 0 = off)\n"
         "  --frequency-penalty F subtract F per occurrence among the recent tokens (-2..2; 0 = off)\n"
         "  --logit-bias ID+B    add B (or ID-B: subtract) to token ID's logit; ID-inf bans it (repeatable)\n"
+        "  --grammar TEXT       constrain the output to a GBNF grammar (llama.cpp's syntax, rule root;\n"
+        "                       docs/grammar.md): only tokens that can continue it are sampled, and\n"
+        "                       generation ends where it is complete. Not with -i or --ids; the\n"
+        "                       repetition penalty then does not count the prompt's tokens\n"
+        "  --grammar-file FILE  the same, the grammar read from FILE\n"
         "  -t N                 threads, 0..256 (default 0: every online CPU)\n"
         "  -w N                 sliding window for every layer (default: the model's)\n"
         "  -c N                 cache size for layers without a window (default min(trained, 4096))\n"
@@ -229,6 +237,8 @@ static int parse_flag(options *o, const char *a, const char *val)
         o->chat_template = val;
     }
     else if (!strcmp(a, "--save-state")) o->save_state = val;
+    else if (!strcmp(a, "--grammar")) o->grammar = val;
+    else if (!strcmp(a, "--grammar-file")) o->grammar_file = val;
     else if (!strcmp(a, "--load-state")) o->load_state = val;
     else if (!strcmp(a, "-n")) return parse_long(a, val, -1, LONG_MAX, &o->n_predict);
     else if (!strcmp(a, "-s")) {
@@ -343,6 +353,9 @@ static int parse_args(int argc, char **argv, options *o)
     if (!!o->prompt + !!o->prompt_file + !!o->ids > 1) return usage_error("give one of -p, -f and --ids"), EXIT_USAGE;
     if (o->ids && !(o->n_prompt_ids = parse_ids(o->ids, &o->prompt_ids))) return EXIT_USAGE;
     if ((o->chat_template || o->system) && !o->chat) return usage_error("--chat-template and --system need -i"), EXIT_USAGE;
+    if (o->grammar && o->grammar_file) return usage_error("give one of --grammar and --grammar-file"), EXIT_USAGE;
+    if ((o->grammar || o->grammar_file) && (o->chat || o->ids))
+        return usage_error("--grammar and --grammar-file constrain a story: not with %s", o->chat ? "-i" : "--ids"), EXIT_USAGE;
     if (o->chat && (o->save_state || o->load_state))
         return usage_error("--save-state and --load-state are for stories, not -i"), EXIT_USAGE;
     if (o->parallel && !parallel_fits(o)) return EXIT_USAGE;
@@ -734,6 +747,7 @@ typedef struct session {
     swa_ctx *ctx;
     const swa_vocab *vocab;       /* NULL: print ids */
     swa_sampler *sampler;
+    swa_grammar *grammar;         /* --grammar: the sampler's (and each --parallel branch's) */
     FILE *dump;
     float *rows;                  /* [n_batch][n_vocab] for --dump-logits */
     size_t n_vocab;
@@ -769,7 +783,7 @@ static swa_status eval_tokens(session *s, const int32_t *tok, size_t n, int seen
         if (st != SWA_OK) break;
     }
     if (*done > n) *done = n;
-    for (i = 0; seen && i < *done; i++) swa_sampler_accept(s->sampler, tok[i]);
+    for (i = 0; seen && !s->grammar && i < *done; i++) swa_sampler_accept(s->sampler, tok[i]);   /* the grammar is the reply's */
     return st;
 }
 
@@ -866,6 +880,8 @@ static int generate(session *s, long n_predict, int *ended)
 }
 
 /* --parallel: one continuation of the prompt, in sequence `seq` of the context. */
+static int attach_grammar(const options *o, swa_sampler *sampler, const swa_vocab *v, swa_grammar **g);
+
 typedef struct branch {
     swa_sampler *sampler;         /* seeded with the seed + seq */
     swa_decoder dec;
@@ -943,7 +959,8 @@ static int generate_parallel(session *s, const int32_t *prompt, size_t n_prompt,
             fprintf(stderr, "swa-generate: %s\n", err.msg);
             goto out;
         }
-        for (k = 0; k < n_prompt; k++) swa_sampler_accept(br[i].sampler, prompt[k]);
+        if (s->grammar && !attach_grammar(s->o, br[i].sampler, s->vocab, &s->grammar)) goto out;
+        for (k = 0; !s->grammar && k < n_prompt; k++) swa_sampler_accept(br[i].sampler, prompt[k]);
         swa_decoder_init(&br[i].dec, s->vocab);
         br[i].dec.at_start = 0;   /* after the prompt: keep every space */
         br[i].logits = first;
@@ -1310,6 +1327,29 @@ static int read_inputs(options *o)
         memcpy(o->text, o->prompt, o->text_len + 1);
     }
     if (o->load_state && !(o->state = read_state(o->load_state, &o->state_size))) return 0;
+    if (o->grammar_file && !(o->grammar_text = read_file_bytes(o->grammar_file, &o->grammar_len))) return 0;
+    if (o->grammar) {
+        o->grammar_len = strlen(o->grammar);
+        if (!(o->grammar_text = (char *)malloc(o->grammar_len + 1))) return 0;
+        memcpy(o->grammar_text, o->grammar, o->grammar_len + 1);
+    }
+    return 1;
+}
+
+/* The grammar of --grammar or --grammar-file, parsed and attached to sampler; 0 after saying
+   why not (with the line and column of a grammar's error). */
+static int attach_grammar(const options *o, swa_sampler *sampler, const swa_vocab *v, swa_grammar **g)
+{
+    swa_error err;
+    if (!o->grammar_text) return 1;
+    if (!*g && swa_grammar_parse(o->grammar_text, o->grammar_len, NULL, g, &err) != SWA_OK) {
+        fprintf(stderr, PROG ": %s: %s\n", o->grammar_file ? o->grammar_file : "--grammar", err.msg);
+        return 0;
+    }
+    if (swa_sampler_set_grammar(sampler, *g, v, &err) != SWA_OK) {
+        fprintf(stderr, PROG ": %s\n", err.msg);
+        return 0;
+    }
     return 1;
 }
 
@@ -1412,6 +1452,7 @@ int main(int argc, char **argv)
         goto done;
     }
     if (o.ids) s.vocab = NULL;
+    if (!attach_grammar(&o, s.sampler, s.vocab, &s.grammar)) goto done;
     if (o.chat && !s.vocab) { fprintf(stderr, PROG ": --chat needs a vocabulary\n"); goto done; }
     if (o.chat && !(s.chat_template = choose_template(model, s.vocab, &o))) goto done;
     s.eot = s.chat_template ? swa_chat_template_eot_token(s.chat_template, s.vocab) : -1;
@@ -1426,6 +1467,10 @@ int main(int argc, char **argv)
         s.dump = dump.f;
     }
     rc = run(&s) ? 0 : 1;
+    if (rc == 0 && swa_sampler_status(s.sampler, &err) != SWA_OK) {   /* the grammar stopped generation */
+        fprintf(stderr, "\n" PROG ": %s\n", err.msg);
+        rc = 1;
+    }
     if (stdout_errno == 0 && flush_checked(stdout, "standard output")) stdout_errno = EIO;
     if (stdout_errno && !(stdout_errno == EINTR && interrupted())) {
         fprintf(stderr, "\n" PROG ": cannot write to standard output: %s\n", strerror(stdout_errno));
@@ -1461,6 +1506,8 @@ done:
     free(o.text);
     free(o.state);
     swa_sampler_free(s.sampler);
+    swa_grammar_free(s.grammar);
+    free(o.grammar_text);
     swa_ctx_free(s.ctx);
     swa_model_free(model);
     return rc;

@@ -29,4 +29,6 @@ for shape in $SHAPES; do
     # the scalar reference on the same file, for the SIMD speed-up as a ratio from this run
     "$BUILD/swa-bench" -m "$BUILD/bench/$shape-q4_0.gguf" -t "$THREADS" -r 3 --kernels ref -p 32 -n 8 --markdown >> "$OUT" || true
 done
+# what a grammar (json.gbnf) adds to sampling a token on the test vocabularies (skipped without ../shared)
+{ echo; "$BUILD/swa-grammar-bench"; } >> "$OUT"
 cat "$OUT"
