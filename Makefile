@@ -44,7 +44,7 @@ HEADERS := swa.h tools/common/gguf_writer.h tools/common/printable.h tools/commo
 
 PROGRAM_NAMES := swa-generate swa-simple swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
                  swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench \
-                 swa-gbnf-validator swa-grammar-bench
+                 swa-gbnf-validator swa-grammar-bench swa-spec-bench
 # The examples the documents quote, beside swa-simple; POSIX only (threads, atomics, nanosleep).
 EXAMPLE_NAMES := swa-sequences swa-control swa-chat
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES) $(EXAMPLE_NAMES))
@@ -56,7 +56,7 @@ TESTS    := $(filter-out $(BUILD)/test_kernels,$(TESTS))
 endif
 COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu $(BUILD)/compile_no_threads \
                   $(BUILD)/compile_warnings $(BUILD)/compile_no_tokenizer $(BUILD)/compile_no_sampler \
-                  $(BUILD)/compile_no_stdio $(BUILD)/compile_no_grammar
+                  $(BUILD)/compile_no_stdio $(BUILD)/compile_no_grammar $(BUILD)/compile_no_speculative
 # The sanitized builds run the tests and the examples; the compile checks, which build the whole
 # header once per switch as hosts do, run in the plain and the cross builds.
 ifneq ($(SANITIZE)$(TSAN),)
@@ -134,7 +134,7 @@ WARN_C     := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wstrict-prototypes
 WARN_CXX   := -Wall -Wextra -Wpedantic -Werror
 WARN_CLANG ?= clang
 WARN_VARIANTS := -DSWA_NO_SIMD -DSWA_NO_AMX -DSWA_NO_THREADS -DSWA_NO_MMAP -DSWA_NO_TOKENIZER -DSWA_NO_SAMPLER -DSWA_NO_STDIO \
-                 -DSWA_NO_GRAMMAR \
+                 -DSWA_NO_GRAMMAR -DSWA_NO_SPECULATIVE \
                  -D_DEFAULT_SOURCE
 $(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp tests/compile_c89.c swa.h | $(BUILD)
 	$(CC) -std=c11 -O2 $(WARN_C) -I. $< -o $@ $(LDLIBS)
@@ -168,6 +168,9 @@ $(BUILD)/test_server: $(BUILD)/swa-generate | server
 
 # test_grammar runs swa-gbnf-validator
 $(BUILD)/test_grammar: $(BUILD)/swa-gbnf-validator
+
+# test_speculative builds models with swa-mkmodel and runs swa-generate --lookup
+$(BUILD)/test_speculative: $(BUILD)/swa-mkmodel $(BUILD)/swa-generate
 
 # test_arch builds its models with swa-mkmodel (arguments from tests/data/arch-*.ref), runs swa-inspect
 $(BUILD)/test_arch: $(BUILD)/swa-mkmodel $(BUILD)/swa-inspect
@@ -212,7 +215,7 @@ WIN_LIB    := $(WIN_BUILD)/swa.o
 WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_json test_kernels test_quant test_cache \
               test_seq
 WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler compile_no_stdio \
-              compile_no_grammar \
+              compile_no_grammar compile_no_speculative \
               compile_warnings compile_cpp
 # One wineserver for the whole run (-p: it stays until killed; one left by an interrupted run is
 # ended first): left to itself it exits a few seconds after each program, and a program starting
