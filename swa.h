@@ -862,7 +862,7 @@ SWADEF float      swa_sampler_uniform(swa_sampler *s);
    text so far, or by a small model with the same vocabulary) is verified in one forward pass
    of the target, which reads the weights once for all k + 1 tokens: the longest prefix the
    target's sampler agrees with is kept, the rest rewound within the ring's slack (n_rewind), so
-   a windowed layer needs W + k slots, never the whole text. The output is the target's: at
+   a windowed layer needs W + k - 1 slots, never the whole text. The output is the target's: at
    temperature 0 the same tokens as swa_sampler_sample token by token; above it, drafts are
    accepted by the rejection rule of speculative sampling (a drafted x with probability
    min(1, p(x)/q(x)), else a token drawn from p - q where positive, renormalised), so the text
@@ -881,9 +881,9 @@ typedef struct swa_spec swa_spec;     /* a verifier's scratch: k + 1 rows of log
 SWADEF swa_status swa_spec_create(int32_t n_vocab, int32_t n_draft_max, swa_spec **out, swa_error *err);
 SWADEF void       swa_spec_free(swa_spec *sp);
 /* Verify draft d on sequence seq, which has evaluated every token before `last` (the token
-   chosen last, already given to sampler s, not evaluated yet). One swa_ctx_decode evaluates
-   last and the draft; out (room for d->n + 1) gets *n_out tokens: the accepted draft tokens and
-   one more the target chose, each given to s as it is chosen. Then seq holds last and the
+   chosen last, already given to sampler s, not evaluated yet; s for the model's n_vocab). One
+   swa_ctx_decode evaluates last and the draft; out (room for d->n + 1) gets *n_out tokens: the
+   accepted draft tokens and one more the target chose, each given to s as it is chosen. Then seq holds last and the
    accepted tokens, and out[*n_out - 1] is the new `last`. The caller stops at its end tokens
    (an end token can be followed by the rest of out). A draft needs d->n <= n_rewind + 1 on the
    context (the rewind of what is not accepted); a context with attention sinks cannot go back:
@@ -905,8 +905,8 @@ SWADEF swa_status swa_spec_lookup(const int32_t *tokens, size_t n, int32_t ngram
 
 /* A draft model: a model of the target's vocabulary (the same size and, with the tokenizer, the
    same pieces) in a context of its own (cfg as for swa_ctx_create, NULL the defaults; its n_rewind
-   raised to n_draft_max and n_seq 1), sampled with scfg (NULL: greedy; penalties and bias are
-   refused: the draft sees no history). Each draft continues from what its context kept. */
+   raised to n_draft_max and n_seq 1), sampled with scfg (NULL: greedy; penalties are refused:
+   the draft sees no history). Each draft continues from what its context kept. */
 typedef struct swa_drafter swa_drafter;
 SWADEF swa_status swa_drafter_create(const swa_model *draft, const swa_model *target, const swa_ctx_config *cfg,
                                      const swa_sampler_config *scfg, int32_t n_draft_max, swa_drafter **out,

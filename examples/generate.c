@@ -72,7 +72,8 @@ typedef struct options {
     size_t n_bias;
     int lookup;                   /* --lookup: drafts from the text so far */
     const char *model_draft;      /* -md FILE: drafts from a small model of the same vocabulary */
-    long draft_max, draft_min, ngram_min, ngram_max;   /* --draft-max, --draft-min, --lookup-ngram-min/max */
+    long draft_max, draft_min, ngram_min, ngram_max;   /* --draft-max, --draft-min, --lookup-ngram-min/max; */
+                                                       /* 0 until given or defaulted by spec_fits() */
 } options;
 
 typedef struct timings {
@@ -333,8 +334,18 @@ static int spec_fits(options *o)
 {
     const char *other = o->chat ? "-i" : o->parallel ? "--parallel" : o->dump_logits ? "--dump-logits"
                       : o->cfg.n_sink ? "--sinks" : NULL;
+    if (!o->lookup && !o->model_draft) {
+        if (o->draft_max || o->draft_min || o->ngram_min || o->ngram_max)
+            return usage_error("--draft-max, --draft-min and --lookup-ngram-min/max need --lookup or --model-draft");
+        return 1;
+    }
     if (o->lookup && o->model_draft) return usage_error("give one of --lookup and --model-draft");
     if (other) return usage_error("%s does not go with %s", o->lookup ? "--lookup" : "--model-draft", other);
+    if (o->model_draft && (o->ngram_min || o->ngram_max))
+        return usage_error("--lookup-ngram-min/max are for --lookup, not --model-draft");
+    if (!o->draft_max) o->draft_max = 16;   /* llama.cpp's defaults */
+    if (!o->ngram_min) o->ngram_min = 1;
+    if (!o->ngram_max) o->ngram_max = o->ngram_min > 4 ? o->ngram_min : 4;
     if (o->ngram_min > o->ngram_max)
         return usage_error("--lookup-ngram-min %ld is above --lookup-ngram-max %ld", o->ngram_min, o->ngram_max);
     if (o->cfg.n_rewind < o->draft_max - 1) o->cfg.n_rewind = (int32_t)o->draft_max - 1;
@@ -362,9 +373,6 @@ static int parse_args(int argc, char **argv, options *o)
     o->sampling.min_p = 0.05f;
     o->sampling.repeat_penalty = 1.0f;
     o->sampling.repeat_last_n = 64;
-    o->draft_max = 16;
-    o->ngram_min = 1;
-    o->ngram_max = 4;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return flush_checked(stdout, "standard output"); }
@@ -399,7 +407,7 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->chat && (o->save_state || o->load_state))
         return usage_error("--save-state and --load-state are for stories, not -i"), EXIT_USAGE;
     if (o->parallel && !parallel_fits(o)) return EXIT_USAGE;
-    if ((o->lookup || o->model_draft) && !spec_fits(o)) return EXIT_USAGE;
+    if (!spec_fits(o)) return EXIT_USAGE;
     if (!o->seed_given) o->sampling.seed = (uint64_t)time(NULL);
     return -1;
 }
@@ -972,7 +980,7 @@ static int spec_step(session *s, swa_decoder *dec, int32_t **hist, size_t *n_his
 static int generate_spec(session *s, const int32_t *prompt, size_t n_prompt, long n_predict, int *ended)
 {
     size_t cap = n_prompt + (size_t)(n_predict >= 0 ? n_predict : 1024) + 258, n_hist = n_prompt;
-    int32_t *hist = (int32_t *)malloc(cap * sizeof(int32_t)), last;
+    int32_t *hist = (int32_t *)malloc(cap * sizeof(int32_t)), last = -1;
     swa_decoder dec;
     char text[256];
     double t0 = now_seconds();

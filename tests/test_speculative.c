@@ -42,6 +42,7 @@ typedef struct run {
     int mode, k;                  /* draft source and longest draft */
     const swa_model *draft;       /* DRAFT_MODEL */
     const int32_t *ref;           /* DRAFT_RIGHT, DRAFT_WRONG: the plain run's tokens */
+    const swa_grammar *grammar;   /* NULL: none; else the sampler's, which sees the output only */
     long drafted, accepted;       /* out */
 } run;
 
@@ -51,6 +52,12 @@ static swa_sampler *make_sampler(const run *r)
     swa_error err;
     int i;
     if (swa_sampler_create(&r->sc, swa_model_hparams(r->model)->n_vocab, &s, &err) != SWA_OK) fail_msg("%s", err.msg);
+    if (r->grammar) {
+        const swa_vocab *v;
+        if (swa_model_vocab(r->model, &v, &err) != SWA_OK || swa_sampler_set_grammar(s, r->grammar, v, &err) != SWA_OK)
+            fail_msg("%s", err.msg);
+        return s;
+    }
     for (i = 0; i < r->n_prompt; i++) swa_sampler_accept(s, r->prompt[i]);   /* as swa-generate does */
     return s;
 }
@@ -290,6 +297,34 @@ static void test_stories_top_k_one(void **state)
     check_run(&r, "top-k 1");
 }
 
+/* With a grammar, drafts it refuses have probability 0 and are replaced: still the tokens of
+   plain generation, whose grammar state advanced by the emitted tokens only. */
+static void test_stories_grammar(void **state)
+{
+    static const char gbnf[] = "root ::= (word \" \")+ \".\"\nword ::= [a-zA-Z]+\n";
+    static const int32_t prompt[] = {1, 481, 544, 260, 374};
+    swa_grammar *g = NULL;
+    swa_error err;
+    run r;
+    (void)state;
+    if (swa_grammar_parse(gbnf, sizeof gbnf - 1, NULL, &g, &err) != SWA_OK) fail_msg("%s", err.msg);
+    memset(&r, 0, sizeof r);
+    r.model = stories;
+    r.cfg = swa_ctx_config_default(stories);
+    r.cfg.window = 12;
+    r.sc = swa_sampler_config_default();
+    r.sc.temperature = 0;
+    r.sc.repeat_penalty = 1.2f;
+    r.prompt = prompt;
+    r.n_prompt = 5;
+    r.n_gen = 80;
+    r.mode = DRAFT_LOOKUP;
+    r.k = 4;
+    r.grammar = g;
+    check_run(&r, "grammar");
+    swa_grammar_free(g);
+}
+
 /* The verifier refuses what it cannot rewind, before anything changes: a draft one token past
    n_rewind + 1, a context with attention sinks, a verifier for another vocabulary. */
 static void test_ring_limit(void **state)
@@ -447,6 +482,15 @@ static void test_cli_lookup(void **state)
     free(log);
     free(out);
     free(ref);
+    {   /* flags that would be ignored, and what cannot be rewound, are refused (exit 2) */
+        static const char *const bad[] = {"--draft-max 4", "--lookup --model-draft " STORIES, "--lookup --sinks 4",
+                                          "--lookup -i", "--model-draft " STORIES " --lookup-ngram-max 3"};
+        for (i = 0; i < 5; i++) {
+            snprintf(cmd, sizeof cmd, PROGRAM("swa-generate") " -m " STORIES " -p x %s 2>/dev/null </dev/null", bad[i]);
+            free(tu_capture(cmd, &rc));
+            if (rc != 2) fail_msg("swa-generate %s: exit %d, not 2", bad[i], rc);
+        }
+    }
 }
 
 /* ---- models written by swa-mkmodel: windowed, full attention, experts ---- */
@@ -707,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_stories_matches_pytorch),
         cmocka_unit_test(test_stories_right_and_wrong),
         cmocka_unit_test(test_stories_top_k_one),
+        cmocka_unit_test(test_stories_grammar),
         cmocka_unit_test(test_ring_limit),
         cmocka_unit_test(test_abort_leaves_no_trace),
         cmocka_unit_test(test_drafter_vocabulary),

@@ -31,4 +31,9 @@ for shape in $SHAPES; do
 done
 # what a grammar (json.gbnf) adds to sampling a token on the test vocabularies (skipped without ../shared)
 { echo; "$BUILD/swa-grammar-bench"; } >> "$OUT"
+# speculative decoding: one verification of k tokens, and prompt lookup end to end on the shipped model
+if [ -f "$BUILD/bench/tinyllama-q4_0.gguf" ]; then
+    { echo; "$BUILD/swa-spec-bench" -m "$BUILD/bench/tinyllama-q4_0.gguf" -t "$THREADS" -r 3; } >> "$OUT"
+fi
+{ echo; "$BUILD/swa-spec-bench" -m examples/models/swa-stories.gguf -f tools/bench/spec-prompt.txt -t "$THREADS" -r 5; } >> "$OUT"
 cat "$OUT"
