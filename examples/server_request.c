@@ -152,6 +152,11 @@ static int refuse_later(const char *name, srv_error *err)
     return fail(err, 400, name, "%s is not supported by this server yet", name);
 }
 
+static int is_empty(const cJSON *f)
+{
+    return cJSON_IsNull(f) || (cJSON_IsArray(f) && !f->child) || (cJSON_IsString(f) && !f->valuestring[0]);
+}
+
 /* Every member of o against the table for kinds k. */
 static int check_fields(const cJSON *o, int k, srv_error *err)
 {
@@ -162,6 +167,7 @@ static int check_fields(const cJSON *o, int k, srv_error *err)
         for (i = 0; i < sizeof rules / sizeof rules[0]; i++)
             if ((rules[i].kinds & k) && !strcmp(rules[i].name, f->string)) { r = &rules[i]; break; }
         if (!r) return fail(err, 400, f->string, "unknown field \"%.60s\"", f->string);
+        if (is_empty(f)) continue;   /* null, [] or "": how clients (ollama's) write a field they leave out */
         if (r->what == LATER) return refuse_later(r->name, err);
         if (r->what == NO) return fail(err, 400, r->name, "%s is not supported by this server", r->name);
         if (r->what == NEUTRAL && !cJSON_IsNull(f) &&

@@ -1,4 +1,4 @@
-/* build/swa-server driven by clients we did not write: curl (and, through tests/server_openai.sh,
+/* build/swa-server driven by clients we did not write: curl (and, through tests/server_client.sh,
    the official openai Python client when python3 can make a venv), and by our load generator
    with faults. Each server listens on 127.0.0.1 on a port the system picks (--port 0), so runs
    side by side do not collide. Expectations come from outside the server: the text swa-generate
@@ -403,7 +403,7 @@ static void expect_status(const server *s, const char *opts, const char *path, c
     free(r);
 }
 
-static void test_errors(void **state)
+static void test_request_errors(void **state)
 {
     (void)state;
     NEED_SERVER();
@@ -491,8 +491,11 @@ static void test_fields_refused(void **state)
 {
     (void)state;
     NEED_SERVER();
-    expect_status(&main_srv, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[]}",
+    expect_status(&main_srv, "", "/v1/chat/completions",
+                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]}",
                   "400", "\"param\":\"tools\"");
+    expect_status(&main_srv, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[],\"format\":null,"
+                  "\"stream\":false,\"options\":{\"num_predict\":1}}", "200", NULL);   /* left out, as ollama's client writes it */
     expect_status(&main_srv, "", "/v1/chat/completions",
                   "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tool_choice\":\"auto\"}", "400", "\"param\":\"tool_choice\"");
     expect_status(&main_srv, "", "/v1/chat/completions",
@@ -754,15 +757,14 @@ static void test_stop_race(void **state)
     extra_srv = NULL;
 }
 
-/* The openai Python client (tests/server_openai.sh makes a venv and installs it): skipped, saying
-   so, without python3's venv or without PyPI. */
-static void test_openai_client(void **state)
+/* An official Python client (tests/server_client.sh makes a venv and installs it) runs its
+   checks, tests/server_CLIENT.py: skipped, saying so, without python3's venv or without PyPI. */
+static void run_client(const char *client)
 {
     char cmd[256], *out;
     int rc;
-    (void)state;
     NEED_SERVER();
-    snprintf(cmd, sizeof cmd, "sh tests/server_openai.sh %d 2>&1", main_srv.port);
+    snprintf(cmd, sizeof cmd, "sh tests/server_client.sh %s %d 2>&1", client, main_srv.port);
     out = tu_capture(cmd, &rc);
     print_message("%s", out);
     if (rc == 77) { free(out); skip(); }
@@ -770,6 +772,9 @@ static void test_openai_client(void **state)
     free(out);
     assert_server_sound(&main_srv);
 }
+
+static void test_openai_client(void **state) { (void)state; run_client("openai"); }
+static void test_ollama_client(void **state) { (void)state; run_client("ollama"); }
 
 int main(void)
 {
@@ -779,7 +784,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_streams),
         cmocka_unit_test(test_stop_and_n),
         cmocka_unit_test(test_conversation_reuse),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_request_errors),
         cmocka_unit_test(test_auth_and_busy),
         cmocka_unit_test(test_load_and_faults),
         cmocka_unit_test(test_fields_refused),
@@ -787,6 +792,7 @@ int main(void)
         cmocka_unit_test(test_more_endpoints),
         cmocka_unit_test(test_stop_race),
         cmocka_unit_test(test_openai_client),
+        cmocka_unit_test(test_ollama_client),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
