@@ -832,6 +832,7 @@ typedef struct session {
     int full_attention;           /* a layer keeps every position, up to n_ctx, without sinks */
     swa_spec *verifier;           /* --lookup, -md: speculative decoding */
     swa_drafter *drafter;         /* -md */
+    int drafts_off;               /* the draft model's context is full: no more drafts */
 } session;
 
 /* Evaluate tokens batch by batch, dumping logits when asked; *done counts the tokens evaluated
@@ -942,9 +943,17 @@ static swa_status spec_draft(session *s, const int32_t *hist, size_t n, int32_t 
     swa_status st;
     memset(d, 0, sizeof *d);
     d->token = buf;
-    if (k <= 0 || k < o->draft_min) return SWA_OK;
+    if (k <= 0 || k < o->draft_min || s->drafts_off) return SWA_OK;
     if (s->drafter) st = swa_drafter_draft(s->drafter, hist, n, k, d, err);
     else st = swa_spec_lookup(hist, n, (int32_t)o->ngram_min, (int32_t)o->ngram_max, buf, k, &d->n, err);
+    if (st == SWA_ERR_CONTEXT_FULL) {   /* the target may go on: without drafts */
+        fprintf(stderr, "\n" PROG ": the draft model's context is full (%s); generation goes on without drafts\n",
+                err->msg);
+        s->drafts_off = 1;
+        memset(d, 0, sizeof *d);
+        d->token = buf;
+        return SWA_OK;
+    }
     if (st == SWA_OK && d->n < o->draft_min) d->n = 0;
     return st;
 }

@@ -450,37 +450,42 @@ static void test_abort_leaves_no_trace(void **state)
     swa_ctx_free(c);
 }
 
-/* swa-generate --lookup prints PyTorch's greedy continuation and its acceptance line. */
-static void test_cli_lookup(void **state)
+/* swa-generate --lookup, and -md with the model as its own draft model, print PyTorch's greedy
+   continuation and the acceptance line. */
+static void test_cli(void **state)
 {
+    static const char *const how[] = {"--lookup --draft-max 6", "-md " STORIES " --draft-max 4"};
     static int32_t prompt[64], want[MAX_GEN];
     char *ref = tu_read_text(REF, NULL), *out, *log, cmd[1024], errors[64], *p;
-    int n_prompt, n_want, i, rc;
+    int n_prompt, n_want, i, h, rc;
     size_t len;
     (void)state;
     assert_non_null(ref);
     n_prompt = json_ints(ref, "prompt_ids", prompt, 64);
     n_want = json_ints(ref, "generated_ids", want, MAX_GEN);
-    len = (size_t)snprintf(cmd, sizeof cmd, PROGRAM("swa-generate") " -m " STORIES " --kv-f32 --temp 0 -t 2 --lookup "
-                           "--draft-max 6 -n %d --ids ", n_want);
-    for (i = 0; i < n_prompt; i++) len += (size_t)snprintf(cmd + len, sizeof cmd - len, i ? ",%d" : "%d", prompt[i]);
-    tu_tmp_path(errors, sizeof errors, "spec_cli");
-    snprintf(cmd + len, sizeof cmd - len, " 2>%s", errors);
-    out = tu_capture(cmd, &rc);
-    log = tu_read_text(errors, NULL);
-    remove(errors);
-    assert_int_equal(rc, 0);
-    assert_non_null(log);
-    assert_non_null(strstr(log, "speculative: "));
-    for (p = out, i = 0; i < n_want; i++) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        assert_true(end != p);
-        if (v != want[i]) fail_msg("swa-generate --lookup: token %d is %ld, PyTorch's %d", i, v, want[i]);
-        p = end;
+    for (h = 0; h < 2; h++) {
+        len = (size_t)snprintf(cmd, sizeof cmd, PROGRAM("swa-generate") " -m " STORIES " --kv-f32 --temp 0 -t 2 %s -n %d "
+                               "--ids ", how[h], n_want);
+        for (i = 0; i < n_prompt; i++) len += (size_t)snprintf(cmd + len, sizeof cmd - len, i ? ",%d" : "%d", prompt[i]);
+        tu_tmp_path(errors, sizeof errors, "spec_cli");
+        snprintf(cmd + len, sizeof cmd - len, " 2>%s", errors);
+        out = tu_capture(cmd, &rc);
+        log = tu_read_text(errors, NULL);
+        remove(errors);
+        assert_int_equal(rc, 0);
+        assert_non_null(log);
+        assert_non_null(strstr(log, "speculative: "));
+        if (h == 1) assert_non_null(strstr(log, "accepted (100.0%)"));
+        for (p = out, i = 0; i < n_want; i++) {
+            char *end;
+            long v = strtol(p, &end, 10);
+            assert_true(end != p);
+            if (v != want[i]) fail_msg("swa-generate %s: token %d is %ld, PyTorch's %d", how[h], i, v, want[i]);
+            p = end;
+        }
+        free(log);
+        free(out);
     }
-    free(log);
-    free(out);
     free(ref);
     {   /* flags that would be ignored, and what cannot be rewound, are refused (exit 2) */
         static const char *const bad[] = {"--draft-max 4", "--lookup --model-draft " STORIES, "--lookup --sinks 4",
@@ -756,7 +761,7 @@ int main(void)
         cmocka_unit_test(test_abort_leaves_no_trace),
         cmocka_unit_test(test_drafter_vocabulary),
         cmocka_unit_test(test_architectures),
-        cmocka_unit_test(test_cli_lookup),
+        cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, load_stories, free_stories);
 }

@@ -55,6 +55,7 @@ static void parse_args(int argc, char **argv, options *o)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(); exit(0); }
+        if (!strcmp(a, "--version")) { printf(PROG " %s\n", swa_version()); exit(0); }
         if (!v) usage_fail("unknown flag %s, or it needs a value", a);
         i++;
         if (!strcmp(a, "-m")) o->model = v;
