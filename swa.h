@@ -1294,6 +1294,7 @@ SWA__INTERNAL float swa__residue_sum_ref(const float acc[16]);
 #endif
 SWA__INTERNAL swa_status swa__json_parse(const char *text, size_t len, swa__json **root, swa_error *err);
 SWA__INTERNAL const swa__json *swa__json_get(const swa__json *obj, const char *key);
+SWA__INTERNAL int swa__json_is_str(const swa__json *j, const char *s);
 SWA__INTERNAL void swa__buf_json_string(swa__buf *b, const char *s, size_t n, int ensure_ascii);
 #ifndef SWA_NO_JINJA
 SWA__INTERNAL void swa__jinja_set_clock(int64_t seconds);   /* the tests' fixed strftime_now; 0: the real one */
@@ -8933,7 +8934,7 @@ SWA__INTERNAL const swa__json *swa__json_get(const swa__json *obj, const char *k
     return NULL;
 }
 
-SWA__UNUSED static int swa__json_is_str(const swa__json *j, const char *s)
+SWA__INTERNAL int swa__json_is_str(const swa__json *j, const char *s)
 {
     return j && j->kind == SWA__JSON_STRING && j->len == strlen(s) && memcmp(j->str, s, j->len) == 0;
 }

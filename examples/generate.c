@@ -127,9 +127,9 @@ static void usage(FILE *f)
         "  --chat-template-file FILE\n"
         "                       chat in the Jinja template of this file instead\n"
         "  --system TEXT        a system message before the first turn\n"
-        "  --verbose-prompt     print each chat turn's text, as evaluated, to stderr\n");
-    fprintf(f,   /* in parts: C99 compilers need take no string literal over 4095 bytes */
-        "  -s SEED              sampling seed (default: from the clock, printed)\n"
+        "  --verbose-prompt     print each chat turn's text, as evaluated, to stderr\n"
+        "  -s SEED              sampling seed (default: from the clock, printed)\n");
+    fprintf(f,   /* in parts: C99 compilers need take only 4095 characters in one literal */
         "  --temp T             temperature (default 0.8; 0 = greedy)\n"
         "  --top-k N            keep the N most likely tokens (default 40; 0 = off)\n"
         "  --top-p P            nucleus sampling (default 0.95; 1 = off)\n"

@@ -1484,6 +1484,7 @@ static enum MHD_Result run_job(struct MHD_Connection *c, conn *cc, job *j)
 static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int kind)
 {
     srv_error err;
+    swa_error e;
     job *j = job_new();
     int i;
     char id[96];
@@ -1519,6 +1520,12 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
         /* the penalties see the prompt; sampled tokens the sampler records itself */
         if ((sc.repeat_penalty > 0 && sc.repeat_penalty != 1) || sc.presence_penalty != 0 || sc.frequency_penalty != 0)
             for (k = 0; k < j->req.n_prompt[g]; k++) swa_sampler_accept(ch->sampler, j->req.prompt[g][k]);
+        /* then the grammar, which follows the generated tokens only */
+        if (j->req.grammar && swa_sampler_set_grammar(ch->sampler, j->req.grammar, S.vocab, &e) != SWA_OK) {
+            j->refs = 1;
+            job_release(j);
+            return send_error(c, 400, "invalid_request_error", NULL, "%s", e.msg);
+        }
         swa_decoder_init(&ch->dec, S.vocab);
         /* a completion goes on from its prompt: keep its first space; a chat reply starts afresh */
         ch->dec.at_start = kind == SRV_CHAT || kind == SRV_OLLAMA_CHAT || kind == SRV_OLLAMA_GENERATE;

@@ -136,10 +136,12 @@ static const field_rule rules[] = {
     {"penalize_nl", K_LLAMA, NEUTRAL, 0}, {"penalize_newline", K_OPT, NEUTRAL, 0},
     {"return_tokens", K_LLAMA, NEUTRAL, 0}, {"post_sampling_probs", K_LLAMA, NEUTRAL, 0},
     {"timings_per_token", K_LLAMA, NEUTRAL, 0}, {"think", K_OLL, NEUTRAL, 0},
+    /* structured output: a grammar the sampler follows (parse_structured) */
+    {"response_format", K_LLAMA, ACT, 0}, {"grammar", K_LLAMA, ACT, 0}, {"json_schema", K_LLAMA, ACT, 0},
+    {"format", K_OLL, ACT, 0},
     /* features other parts of swa-server will bring: refused until they do */
-    {"response_format", K_LLAMA, LATER, 0}, {"grammar", K_LLAMA, LATER, 0}, {"json_schema", K_LLAMA, LATER, 0},
     {"tools", K_CHAT | K_OCHAT, LATER, 0}, {"tool_choice", K_CHAT, LATER, 0}, {"functions", K_CHAT, LATER, 0},
-    {"function_call", K_CHAT, LATER, 0}, {"format", K_OLL, LATER, 0},
+    {"function_call", K_CHAT, LATER, 0},
     /* not supported */
     {"modalities", K_CHAT, NO, 0}, {"audio", K_CHAT, NO, 0}, {"prediction", K_CHAT, NO, 0},
     {"reasoning_effort", K_CHAT, NO, 0}, {"web_search_options", K_CHAT, NO, 0}, {"samplers", K_LLAMA, NO, 0},
@@ -677,6 +679,90 @@ static int parse_logprobs(const cJSON *o, srv_request *r, srv_error *err)
 
 static const int kind_fields[] = {K_CHAT, K_COMPL, K_NATIVE, K_OCHAT, K_OGEN};
 
+/* ---- structured output ---- */
+
+/* The grammar of a JSON Schema, as text or as a cJSON value, or of GBNF text; a refusal names
+   the field and repeats the library's message (which gives the line and column, or the keyword). */
+static int schema_text_grammar(const char *text, const char *field, srv_request *r, srv_error *err)
+{
+    swa_error e;
+    if (swa_grammar_from_json_schema(text, strlen(text), &r->grammar, &e) != SWA_OK)
+        return fail(err, 400, field, "%s: %s", field, e.msg);
+    return 0;
+}
+
+static int schema_grammar(const cJSON *schema, const char *field, srv_request *r, srv_error *err)
+{
+    char *text = cJSON_PrintUnformatted(schema);
+    int rc;
+    if (!text) return fail(err, 500, field, "out of memory");
+    rc = schema_text_grammar(text, field, r, err);
+    cJSON_free(text);
+    return rc;
+}
+
+static int gbnf_grammar(const char *text, const char *field, srv_request *r, srv_error *err)
+{
+    swa_error e;
+    if (swa_grammar_parse(text, strlen(text), NULL, &r->grammar, &e) != SWA_OK)
+        return fail(err, 400, field, "%s: %s", field, e.msg);
+    return 0;
+}
+
+/* OpenAI's response_format: {"type": "text" | "json_object" | "json_schema", "json_schema":
+   {"name", "schema", "strict", "description"}}; llama-server's {"type": "json_object", "schema"} too. */
+static int response_format(const cJSON *f, srv_request *r, srv_error *err)
+{
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(f, "type"), *js, *schema;
+    if (!cJSON_IsObject(f) || !cJSON_IsString(type))
+        return fail(err, 400, "response_format", "response_format must be an object with a string \"type\"");
+    if (!strcmp(type->valuestring, "text")) return 0;
+    if (!strcmp(type->valuestring, "json_object")) {
+        schema = cJSON_GetObjectItemCaseSensitive(f, "schema");
+        if (schema && !cJSON_IsNull(schema)) return schema_grammar(schema, "response_format", r, err);
+        return schema_text_grammar("{\"type\": \"object\"}", "response_format", r, err);   /* any object */
+    }
+    if (strcmp(type->valuestring, "json_schema"))
+        return fail(err, 400, "response_format", "response_format.type must be text, json_object or json_schema, not \"%.40s\"",
+                    type->valuestring);
+    js = cJSON_GetObjectItemCaseSensitive(f, "json_schema");
+    schema = cJSON_IsObject(js) ? cJSON_GetObjectItemCaseSensitive(js, "schema") : NULL;
+    if (!schema) schema = cJSON_GetObjectItemCaseSensitive(f, "schema");   /* llama-server's shorter form */
+    if (!schema || cJSON_IsNull(schema))
+        return fail(err, 400, "response_format", "response_format json_schema needs json_schema.schema");
+    return schema_grammar(schema, "response_format", r, err);
+}
+
+/* grammar (GBNF), json_schema, response_format, ollama's format ("json" or a schema): at most one;
+   the sampler of every choice then follows the grammar. */
+static int parse_structured(const cJSON *o, srv_request *r, srv_error *err)
+{
+    static const char *const names[] = {"grammar", "json_schema", "response_format", "format"};
+    const cJSON *f = NULL;
+    const char *name = NULL;
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, names[i]);
+        if (!x || is_empty(x)) continue;
+        if (f) return fail(err, 400, names[i], "give one of %s and %s", name, names[i]);
+        f = x;
+        name = names[i];
+    }
+    if (!f) return 0;
+    if (!strcmp(name, "grammar")) {
+        if (!cJSON_IsString(f)) return fail(err, 400, name, "grammar must be a string of GBNF");
+        return gbnf_grammar(f->valuestring, name, r, err);
+    }
+    if (!strcmp(name, "json_schema")) {
+        if (!cJSON_IsObject(f) && !cJSON_IsBool(f)) return fail(err, 400, name, "json_schema must be a JSON Schema (an object)");
+        return schema_grammar(f, name, r, err);
+    }
+    if (!strcmp(name, "response_format")) return response_format(f, r, err);
+    if (cJSON_IsString(f) && !strcmp(f->valuestring, "json")) return schema_text_grammar("true", name, r, err);   /* any value */
+    if (!cJSON_IsObject(f)) return fail(err, 400, name, "format must be \"json\" or a JSON Schema");
+    return schema_grammar(f, name, r, err);
+}
+
 static int parse_object(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
 {
     const cJSON *so = cJSON_GetObjectItemCaseSensitive(o, "stream_options");
@@ -686,7 +772,8 @@ static int parse_object(const cJSON *o, const srv_limits *lim, srv_request *r, s
     if (check_fields(o, kind_fields[r->kind], err) || parse_prompt(o, lim, r, err) ||
         get_bool(o, "stream", &r->stream, err) || get_bool(o, "ignore_eos", &r->ignore_eos, err) ||
         get_bool(o, "cache_prompt", &r->cache_prompt, err) || parse_counts(o, lim, r, err) || parse_sampling(o, r, err) ||
-        parse_bias(o, lim, r, err) || parse_logprobs(o, r, err) || (ollama && ollama_options(o, lim, r, err)))
+        parse_bias(o, lim, r, err) || parse_logprobs(o, r, err) || (ollama && ollama_options(o, lim, r, err)) ||
+        parse_structured(o, r, err))
         return -1;
     if (so && !cJSON_IsNull(so)) {
         if (!cJSON_IsObject(so)) return fail(err, 400, "stream_options", "stream_options must be an object");
@@ -802,6 +889,7 @@ void srv_request_free(srv_request *r)
     }
     free(r->bias_id);
     free(r->bias);
+    swa_grammar_free(r->grammar);
     for (i = 0; i < r->n_stop; i++) free(r->stop[i]);
     memset(r, 0, sizeof *r);
 }

@@ -44,7 +44,10 @@ typedef struct srv_request {
     int n_stop;
     int logprobs;                      /* 0 off, 1 on */
     int top_logprobs;                  /* 0..SRV_MAX_TOP_LOGPROBS alternatives per token */
+    swa_grammar *grammar;              /* grammar, json_schema, response_format or format: what every
+                                          choice's sampler follows; NULL: free text */
 } srv_request;
+
 
 typedef struct srv_error {
     int status;                        /* HTTP status: 400, 413, ... */
