@@ -9,7 +9,8 @@
 CONTENTS (each a "==== name ====" banner below; the sets of SIMD kernels come last, so that
 a reader following a token from the file to its logits never crosses them)
     public API              status and errors, tensor types, GGUF reader, model, context and
-                            sequences, tokenizer, chat templates, Jinja templates, grammars, sampler
+                            sequences, tokenizer, chat templates, Jinja templates, grammars, sampler,
+                            speculative decoding
     internal declarations   includes, the instruction sets the compiler can build, the kernel
                             table's types (SWA_INTERNALS shows them to the kernel tests)
     utilities, platform     errors, checked sizes, half floats, mapping a file; threads, locks,
@@ -32,6 +33,8 @@ a reader following a token from the file to its logits never crosses them)
                             pieces in a byte trie, walked once per token for the tokens allowed
     JSON Schema to grammar  a schema's rules written as llama.cpp writes them; integer ranges, patterns
     sampler
+    speculative decoding    drafts verified in one pass and rewound past what the target accepts;
+                            prompt lookup; a draft model beside the target
     SIMD kernels            AVX2 + FMA + F16C, AVX-VNNI, AVX-512 + VNNI, AMX (beside it the order of
                             its sums, as a scalar reference), NEON
     dispatch                what the CPU runs; each set's kernels filled in by name, over its parent's
@@ -87,6 +90,8 @@ CONFIGURATION (define before the implementation include)
                        chat templates are the families of swa_chat_template_detect only
     SWA_NO_GRAMMAR     compile the GBNF grammars out: the swa_grammar_* calls,
                        swa_sampler_set_grammar and the JSON Schema converter are not declared
+    SWA_NO_SPECULATIVE compile speculative decoding out (swa_spec_*, swa_drafter_*; SWA_NO_SAMPLER
+                       takes it too)
     SWA_NO_STDIO       no files but the model's: swa_state_save_file and swa_state_load_file are
                        not declared (snapshots still go to and from buffers), and no stdio call
                        touches a file. <stdio.h> stays for snprintf and vsnprintf into error
@@ -481,6 +486,7 @@ SWADEF void       swa_ctx_free(swa_ctx *c);
 SWADEF void       swa_ctx_reset(swa_ctx *c);                /* every sequence back to position 0 */
 
 SWADEF int64_t    swa_ctx_pos(const swa_ctx *c);            /* tokens sequence 0 has evaluated */
+SWADEF const swa_model *swa_ctx_model(const swa_ctx *c);    /* the model it was created for */
 SWADEF swa_ctx_config swa_ctx_config_get(const swa_ctx *c); /* the resolved config */
 SWADEF int32_t    swa_ctx_window(const swa_ctx *c, int32_t layer);  /* 0 = full attention */
 SWADEF size_t     swa_ctx_cache_bytes(const swa_ctx *c);    /* the K and V ring buffers */
@@ -852,13 +858,28 @@ SWADEF swa_status swa_sampler_set_logit_bias(swa_sampler *s, const int32_t *ids,
    logit bias, penalties (repetition, then presence and frequency, as llama.cpp applies them),
    top-k, top-p, min-p, temperature, then a draw from our own generator (xorshift64*). */
 SWADEF int32_t    swa_sampler_sample(swa_sampler *s, const float *logits);
+/* A token and its probability: one entry of a sparse distribution. */
+typedef struct swa_token_prob {
+    int32_t id;
+    float p;
+} swa_token_prob;
+/* The distribution swa_sampler_sample would draw the next token from, after every stage (bias,
+   penalties, grammar, top-k, top-p, min-p, temperature), computed by the same code; nothing is
+   drawn or remembered. Writes the *n tokens of probability > 0 (summing to 1) to out, in the
+   order the draw walks them (best first when a filter sorted them). A choice made without a
+   draw (temperature 0, nothing possible, a grammar that lets nothing follow) is one token of
+   probability 1: the one swa_sampler_sample returns. cap = n_vocab always suffices; a smaller
+   one may be SWA_ERR_BUFFER_TOO_SMALL, with *n the count needed. */
+SWADEF swa_status swa_sampler_dist(swa_sampler *s, const float *logits, swa_token_prob *out, int32_t cap, int32_t *n,
+                                   swa_error *err);
 /* Remember a token the sampler did not choose itself (the prompt's, or one chosen elsewhere),
    so that the penalty counts it (and the grammar, when one is attached, moves on by its text:
    give it the generated tokens only, not the prompt's); ids outside the vocabulary are ignored. */
 SWADEF void       swa_sampler_accept(swa_sampler *s, int32_t token);
 SWADEF void       swa_sampler_reset(swa_sampler *s);   /* forget history, reseed, restart the grammar */
 /* A copy of s for a forked sequence or another of n choices: settings, generator state,
-   history and the grammar's position (reseed it with swa_sampler_reseed for different draws). */
+   history, logit bias and the grammar's position (reseed it with swa_sampler_reseed for
+   different draws). */
 SWADEF swa_status swa_sampler_copy(const swa_sampler *s, swa_sampler **out, swa_error *err);
 SWADEF void       swa_sampler_reseed(swa_sampler *s, uint64_t seed);
 /* SWA_OK, or the first grammar failure since the last reset (a token swa_sampler_accept was
@@ -880,6 +901,71 @@ SWADEF swa_status swa_sampler_set_grammar(swa_sampler *s, const swa_grammar *g, 
 /* Our generator, exposed for tests: the next uniform float in [0, 1). */
 SWADEF float      swa_sampler_uniform(swa_sampler *s);
 #endif /* SWA_NO_SAMPLER */
+
+/* ==== speculative decoding ====
+   Generation reads every weight once per token. A draft of k tokens guessed cheaply (from the
+   text so far, or by a small model with the same vocabulary) is verified in one forward pass
+   of the target, which reads the weights once for all k + 1 tokens: the longest prefix the
+   target's sampler agrees with is kept, the rest rewound within the ring's slack (n_rewind), so
+   a windowed layer needs W + k - 1 slots, never the whole text. The output is the target's: at
+   temperature 0 the same tokens as swa_sampler_sample token by token; above it, drafts are
+   accepted by the rejection rule of speculative sampling (a drafted x with probability
+   min(1, p(x)/q(x)), else a token drawn from p - q where positive, renormalised), so the text
+   is distributed exactly as the target's sampler would produce it (p its swa_sampler_dist, q
+   the draft's). The sampler's history and grammar advance by the emitted tokens only. */
+#if !defined(SWA_NO_SPECULATIVE) && !defined(SWA_NO_SAMPLER)
+typedef struct swa_draft {
+    int32_t n;                        /* tokens drafted */
+    const int32_t *token;             /* [n] */
+    const swa_token_prob *const *q;   /* [n] the distribution each was drawn from; NULL: every */
+    const int32_t *q_n;               /* token was certain (q a point mass); [n] entries of q[i] */
+} swa_draft;
+
+typedef struct swa_spec swa_spec;     /* a verifier's scratch: k + 1 rows of logits, distributions */
+/* A verifier for drafts of up to n_draft_max tokens over n_vocab; free with swa_spec_free. */
+SWADEF swa_status swa_spec_create(int32_t n_vocab, int32_t n_draft_max, swa_spec **out, swa_error *err);
+SWADEF void       swa_spec_free(swa_spec *sp);
+/* Verify draft d on sequence seq, which has evaluated every token before `last` (the token
+   chosen last, already given to sampler s, not evaluated yet; s for the model's n_vocab). One
+   swa_ctx_decode evaluates last and the draft; out (room for d->n + 1) gets *n_out tokens: the
+   accepted draft tokens and one more the target chose, each given to s as it is chosen. Then seq holds last and the
+   accepted tokens, and out[*n_out - 1] is the new `last`. The caller stops at its end tokens
+   (an end token can be followed by the rest of out). A draft needs d->n <= n_rewind + 1 on the
+   context (the rewind of what is not accepted); a context with attention sinks cannot go back:
+   SWA_ERR_INVALID_ARG. SWA_ERR_CONTEXT_FULL when the draft would pass n_ctx. On any error the
+   sequence and the sampler are as they were. */
+SWADEF swa_status swa_spec_verify(swa_spec *sp, swa_ctx *c, int32_t seq, swa_sampler *s, int32_t last,
+                                  const swa_draft *d, int32_t *out, int32_t *n_out, swa_error *err);
+/* One step of the rule: p the target's distribution (swa_sampler_dist), x the drafted token and
+   q the distribution it was drawn from (NULL, n_q 0: x was certain). *token is x, kept (*kept 1)
+   with probability min(1, p(x)/q(x)), or a token drawn from max(0, p - q) normalised (*kept 0).
+   Draws from s's generator (only where the outcome is uncertain); remembers nothing. */
+SWADEF swa_status swa_spec_resolve(swa_spec *sp, swa_sampler *s, const swa_token_prob *p, int32_t n_p, int32_t x,
+                                   const swa_token_prob *q, int32_t n_q, int32_t *token, int *kept, swa_error *err);
+/* Prompt lookup: the longest n-gram at the end of tokens[0..n) (n from ngram_max down to
+   ngram_min) that occurred before, at its latest earlier place, and the up to cap tokens that
+   followed it there, into draft; *n_draft 0 when none occurred. No model, no state. */
+SWADEF swa_status swa_spec_lookup(const int32_t *tokens, size_t n, int32_t ngram_min, int32_t ngram_max, int32_t *draft,
+                                  int32_t cap, int32_t *n_draft, swa_error *err);
+
+/* A draft model: a model of the target's vocabulary (the same size and, with the tokenizer, the
+   same pieces) in a context of its own (cfg as for swa_ctx_create, NULL the defaults; its n_rewind
+   raised to n_draft_max and n_seq 1), sampled with scfg (NULL: greedy; penalties are refused:
+   the draft sees no history). Each draft continues from what its context kept. */
+typedef struct swa_drafter swa_drafter;
+SWADEF swa_status swa_drafter_create(const swa_model *draft, const swa_model *target, const swa_ctx_config *cfg,
+                                     const swa_sampler_config *scfg, int32_t n_draft_max, swa_drafter **out,
+                                     swa_error *err);
+SWADEF void       swa_drafter_free(swa_drafter *dr);
+SWADEF void       swa_drafter_reset(swa_drafter *dr);   /* forget the text: the next one starts afresh */
+/* Draft k tokens (k <= n_draft_max) to follow tokens[0..n), the whole text so far (prompt and
+   output, ending with the target's `last`). The text must extend the one of the previous call
+   by what the target emitted since (swa_drafter_reset otherwise): the drafter keeps what it
+   evaluated of it, rewinds its drafts the target refused and evaluates the rest. *out points into
+   the drafter, valid until its next call. */
+SWADEF swa_status swa_drafter_draft(swa_drafter *dr, const int32_t *tokens, size_t n, int32_t k, swa_draft *out,
+                                    swa_error *err);
+#endif
 
 /* Index of the largest value (the first on ties; NaN only when all are NaN); -1 when n <= 0. */
 SWADEF int32_t    swa_argmax(const float *x, int64_t n);
@@ -5004,6 +5090,7 @@ SWADEF void swa_ctx_reset(swa_ctx *c)
 }
 
 SWADEF int64_t swa_ctx_pos(const swa_ctx *c) { return c->seq[0].pos; }
+SWADEF const swa_model *swa_ctx_model(const swa_ctx *c) { return c->model; }
 SWADEF swa_ctx_config swa_ctx_config_get(const swa_ctx *c) { return c->cfg; }
 SWADEF size_t swa_ctx_cache_bytes(const swa_ctx *c) { return c->cache_bytes; }
 SWADEF const char *swa_ctx_kernels(const swa_ctx *c) { return c->kern.name; }
@@ -13608,9 +13695,9 @@ static int swa__gp_flatten(swa__gparse *p, swa_grammar *g, uint32_t root)
     g->rule_at = (uint32_t *)swa__calloc(p->n_rules + 1, sizeof *g->rule_at);
     g->alt_at = (uint32_t *)swa__calloc(n_alt + 1, sizeof *g->alt_at);
     g->rule_alt = (uint32_t *)swa__calloc(p->n_rules + 1, sizeof *g->rule_alt);
-    g->ranges = p->ranges;
+    g->ranges = p->ranges ? p->ranges : (uint32_t *)swa__calloc(2, sizeof *g->ranges);   /* never NULL */
     p->ranges = NULL;
-    if (!g->el || !g->rule_at || !g->alt_at || !g->rule_alt) return swa__gp_nomem(p);
+    if (!g->el || !g->rule_at || !g->alt_at || !g->rule_alt || !g->ranges) return swa__gp_nomem(p);
     for (n_alt = 0, i = 0; i < p->n_rules; i++) {
         const swa__gvec *v = &p->rules[i].el;
         g->rule_at[i] = (uint32_t)at;
@@ -13985,7 +14072,9 @@ SWADEF swa_status swa_grammar_state_create(const swa_grammar *g, swa_grammar_sta
         return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate a state");
     st->g = g;
     if (swa__g_scratch_init(&st->sc, err) != SWA_OK) { SWA_FREE(st); return SWA_ERR_NOMEM; }
-    if (swa__g_assign(&st->cur, g->start, g->n_start, g->start_count, err) != SWA_OK) {
+    /* every buffer holds the start set, so that reset, whichever one cur is then, never allocates */
+    if (swa__g_reserve(&st->next, g->n_start, err) || swa__g_reserve(&st->saved, g->n_start, err) ||
+        swa__g_assign(&st->cur, g->start, g->n_start, g->start_count, err) != SWA_OK) {
         swa_grammar_state_free(st);
         return SWA_ERR_NOMEM;
     }
@@ -14012,7 +14101,7 @@ SWADEF swa_status swa_grammar_state_copy(const swa_grammar_state *src, swa_gramm
 
 SWADEF void swa_grammar_state_reset(swa_grammar_state *st)
 {
-    /* cur was reserved for the start set at create and never shrinks, so this cannot fail */
+    /* each buffer was reserved for the start set at create and never shrinks: this cannot fail */
     swa__g_assign(&st->cur, st->g->start, st->g->n_start, st->g->start_count, NULL);
     st->pn = 0;
 }
@@ -14284,7 +14373,9 @@ static swa_status swa__gvoc_build(swa__gvoc *t, const swa_vocab *v, swa_error *e
         swa_token_type ty = swa_vocab_type(v, id);
         size_t len = swa_token_to_text(v, id, (char *)text + at, n_bytes - at);
         if (swa_vocab_is_eog(v, id)) t->eog[t->n_eog++] = id;
-        if (len == 0 || ty == SWA_TOKEN_CONTROL || ty == SWA_TOKEN_UNUSED || ty == SWA_TOKEN_UNKNOWN) continue;
+        if (len == 0 || ty == SWA_TOKEN_CONTROL || ty == SWA_TOKEN_UNUSED || ty == SWA_TOKEN_UNKNOWN ||
+            swa_vocab_is_eog(v, id))
+            continue;
         e[m].p = text + at; e[m].len = (uint32_t)len; e[m].id = id;
         if (len > t->max_len) t->max_len = len;
         at += len; m++;
@@ -16275,6 +16366,11 @@ SWADEF swa_status swa_sampler_copy(const swa_sampler *s, swa_sampler **out, swa_
     memcpy(c->history, s->history, (size_t)s->cfg.repeat_last_n * sizeof *s->history);
     c->n_history = s->n_history;
     c->history_next = s->history_next;
+    if (s->bias && !(c->bias = (float *)swa__calloc((uint64_t)s->n_vocab, sizeof(float)))) {
+        swa_sampler_free(c);
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a logit bias for %d tokens", s->n_vocab);
+    }
+    if (s->bias) memcpy(c->bias, s->bias, (size_t)s->n_vocab * sizeof(float));
 #ifdef SWA__SAMPLER_GRAMMAR
     if (s->gram && (st = swa__gsamp_copy(s->gram, &c->gram, err))) {
         swa_sampler_free(c);
@@ -16440,44 +16536,76 @@ static int32_t swa__candidates(swa_sampler *s)
     return n;
 }
 
-/* The choice, before it is remembered. */
-static int32_t swa__sampler_draw(swa_sampler *s, const float *logits);
-static int32_t swa__sampler_choose(swa_sampler *s, const float *logits)
+/* The stages before the filters, into s->work: the logits (NaN: never), the bias, the grammar
+   (the tokens it refuses to -inf), the penalties. 1 when the grammar lets nothing follow. */
+static int swa__sampler_stages(swa_sampler *s, const float *logits)
 {
+    int32_t i;
+    for (i = 0; i < s->n_vocab; i++) s->work[i] = logits[i] == logits[i] ? logits[i] : -INFINITY;
+    if (s->bias) for (i = 0; i < s->n_vocab; i++) s->work[i] += s->bias[i];
 #ifdef SWA__SAMPLER_GRAMMAR
-    if (s->gram) {
-        int32_t i;
-        for (i = 0; i < s->n_vocab; i++) s->work[i] = logits[i] == logits[i] ? logits[i] : -INFINITY;
-        if (swa__sampler_filter(s)) return swa__sampler_stop(s);
-        return swa__sampler_allowed(s, swa__sampler_draw(s, NULL));
-    }
+    if (s->gram && swa__sampler_filter(s)) return 1;
 #endif
-    return swa__sampler_draw(s, logits);
+    swa__apply_penalty(s);
+    return 0;
 }
 
-/* The choice from logits, or (logits NULL) from s->work already filled. */
-static int32_t swa__sampler_draw(swa_sampler *s, const float *logits)
+/* The token of a choice without a draw: the best at temperature 0 or when nothing is possible
+   (with a grammar, the first token it allows when every one it allows has a logit of -inf). */
+static int32_t swa__sampler_certain(const swa_sampler *s)
 {
-    int32_t n, i, kept, last;
-    float max = -INFINITY, sum = 0.0f, cum, u;
-    if (logits)
-        for (i = 0; i < s->n_vocab; i++) s->work[i] = logits[i] == logits[i] ? logits[i] : -INFINITY;   /* NaN: never */
-    if (s->bias) for (i = 0; i < s->n_vocab; i++) s->work[i] += s->bias[i];
-    swa__apply_penalty(s);
-    if (s->cfg.temperature <= 0.0f) return swa_argmax(s->work, s->n_vocab);
-    n = swa__candidates(s);
+    int32_t id = swa_argmax(s->work, s->n_vocab);
+#ifdef SWA__SAMPLER_GRAMMAR
+    if (s->gram) id = swa__sampler_allowed(s, id);
+#endif
+    return id;
+}
+
+/* The distribution the next token is drawn from, after every stage: token s->cand[i].id with
+   weight s->prob[i] for i below the return, the weights summing to *sum. *draw is 0 for a
+   choice made without a draw (one candidate), 1 when the choice takes one (always at a
+   temperature above 0, even with one candidate left, so a seed gives the same choices). Both
+   swa_sampler_sample and swa_sampler_dist come through here. */
+static int32_t swa__sampler_dist(swa_sampler *s, const float *logits, float *sum, int *draw)
+{
+    int32_t n = 0, i, kept;
+    float max = -INFINITY, cum;
+    int stop = swa__sampler_stages(s, logits);
+    *draw = 0;
+    *sum = 1.0f;
+    if (!stop && s->cfg.temperature > 0.0f) n = swa__candidates(s);
     for (i = 0; i < n; i++) if (s->cand[i].key > max) max = s->cand[i].key;
-    if (max == -INFINITY) return swa_argmax(s->work, s->n_vocab);   /* nothing is possible: the first */
+    if (max == -INFINITY) {   /* greedy, nothing possible, or nothing may follow */
+        s->prob[0] = 1.0f;
+#ifdef SWA__SAMPLER_GRAMMAR
+        s->cand[0].id = stop ? swa__sampler_stop(s) : swa__sampler_certain(s);
+#else
+        s->cand[0].id = swa__sampler_certain(s);
+#endif
+        return 1;
+    }
     /* the filters see probabilities at temperature 1, as in llama.cpp */
-    for (i = 0; i < n; i++) sum += (s->prob[i] = expf(s->cand[i].key - max));
+    for (*sum = 0.0f, i = 0; i < n; i++) *sum += (s->prob[i] = expf(s->cand[i].key - max));
     for (kept = 0, cum = 0.0f; kept < n; kept++) {
         if (s->prob[kept] < s->cfg.min_p * s->prob[0]) break;   /* min-p, relative to the best */
-        cum += s->prob[kept] / sum;
+        cum += s->prob[kept] / *sum;
         if (cum >= s->cfg.top_p) { kept++; break; }              /* top-p: smallest sufficient prefix */
     }
     if (kept < 1) kept = 1;
-    for (sum = 0.0f, i = 0; i < kept; i++)
-        sum += (s->prob[i] = expf((s->cand[i].key - max) / s->cfg.temperature));
+    for (*sum = 0.0f, i = 0; i < kept; i++)
+        *sum += (s->prob[i] = expf((s->cand[i].key - max) / s->cfg.temperature));
+    *draw = 1;
+    return kept;
+}
+
+/* The choice, before it is remembered: a draw from the distribution's kept candidates. */
+static int32_t swa__sampler_choose(swa_sampler *s, const float *logits)
+{
+    int32_t kept, i, last;
+    float sum, u;
+    int draw;
+    kept = swa__sampler_dist(s, logits, &sum, &draw);
+    if (!draw) return s->cand[0].id;
     u = swa_sampler_uniform(s) * sum;
     for (i = 0, last = 0; i < kept - 1; i++) {
         if (s->prob[i] > 0.0f) last = i;
@@ -16486,6 +16614,28 @@ static int32_t swa__sampler_draw(swa_sampler *s, const float *logits)
     }
     if (i == kept - 1 && !(s->prob[i] > 0.0f)) i = last;   /* rounding left u over: the last possible */
     return s->cand[i].id;
+}
+
+SWADEF swa_status swa_sampler_dist(swa_sampler *s, const float *logits, swa_token_prob *out, int32_t cap, int32_t *n,
+                                   swa_error *err)
+{
+    int32_t kept, i, m = 0;
+    float sum;
+    int draw;
+    if (!s || !logits || !n || (cap > 0 && !out) || cap < 0)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_dist: NULL argument or negative cap");
+    kept = swa__sampler_dist(s, logits, &sum, &draw);
+    for (i = 0; i < kept; i++) m += s->prob[i] > 0.0f;
+    *n = m;
+    if (m > cap)
+        return swa__fail(err, SWA_ERR_BUFFER_TOO_SMALL, "swa_sampler_dist: %d tokens are possible, room for %d", m, cap);
+    for (m = 0, i = 0; i < kept; i++)
+        if (s->prob[i] > 0.0f) {
+            out[m].id = s->cand[i].id;
+            out[m++].p = s->prob[i] / sum;
+        }
+    swa__ok(err);
+    return SWA_OK;
 }
 SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
 {
@@ -16496,6 +16646,404 @@ SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
 #undef SWA__SAMPLER_GRAMMAR
 #endif /* SWA_NO_SAMPLER */
 
+/* ==== speculative decoding ====
+   Built on the public calls only: swa_ctx_decode for the k + 1 rows, swa_seq_rewind for what is
+   not accepted, swa_sampler_dist for the target's p at each row. See the public part for the
+   contract. */
+#if !defined(SWA_NO_SPECULATIVE) && !defined(SWA_NO_SAMPLER)
+
+#define SWA__SPEC_MAX_DRAFT 256   /* tokens of one draft: far past where verifying pays */
+
+struct swa_spec {
+    int32_t n_vocab, n_max;
+    float *logits;             /* [n_max + 1][n_vocab] the rows of last and the draft */
+    swa_token_prob *p;         /* [n_vocab] the target's distribution at a row */
+    float *dense;              /* [n_vocab] a draft's q by id while a rejection is resolved; else 0 */
+    double *w;                 /* [n_vocab] the weights of max(0, p - q) */
+    int32_t *tok, *seq;        /* [n_max + 1] the batch */
+    int8_t *want;              /* [n_max + 1] every row's logits */
+};
+
+SWADEF void swa_spec_free(swa_spec *sp)
+{
+    if (!sp) return;
+    SWA_FREE(sp->logits);
+    SWA_FREE(sp->p);
+    SWA_FREE(sp->dense);
+    SWA_FREE(sp->w);
+    SWA_FREE(sp->tok);
+    SWA_FREE(sp->seq);
+    SWA_FREE(sp->want);
+    SWA_FREE(sp);
+}
+
+SWADEF swa_status swa_spec_create(int32_t n_vocab, int32_t n_draft_max, swa_spec **out, swa_error *err)
+{
+    swa_spec *sp;
+    uint64_t rows = (uint64_t)n_draft_max + 1;
+    if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_spec_create: out is NULL");
+    *out = NULL;
+    if (n_vocab < 1 || n_draft_max < 0 || n_draft_max > SWA__SPEC_MAX_DRAFT)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_spec_create: n_vocab %d, n_draft_max %d (0..%d)", n_vocab,
+                         n_draft_max, SWA__SPEC_MAX_DRAFT);
+    if (!(sp = (swa_spec *)swa__calloc(1, sizeof *sp)) ||
+        !(sp->logits = (float *)swa__calloc(rows * (uint64_t)n_vocab, sizeof(float))) ||
+        !(sp->p = (swa_token_prob *)swa__calloc((uint64_t)n_vocab, sizeof(swa_token_prob))) ||
+        !(sp->dense = (float *)swa__calloc((uint64_t)n_vocab, sizeof(float))) ||
+        !(sp->w = (double *)swa__calloc((uint64_t)n_vocab, sizeof(double))) ||
+        !(sp->tok = (int32_t *)swa__calloc(rows, sizeof(int32_t))) ||
+        !(sp->seq = (int32_t *)swa__calloc(rows, sizeof(int32_t))) ||
+        !(sp->want = (int8_t *)swa__calloc(rows, sizeof(int8_t)))) {
+        swa_spec_free(sp);
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a verifier for %d tokens of %d", n_draft_max, n_vocab);
+    }
+    sp->n_vocab = n_vocab;
+    sp->n_max = n_draft_max;
+    memset(sp->want, 1, (size_t)rows);
+    *out = sp;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* p(id) in a sparse distribution: 0 when absent. */
+static double swa__spec_prob(const swa_token_prob *p, int32_t n, int32_t id)
+{
+    int32_t i;
+    for (i = 0; i < n; i++) if (p[i].id == id) return p[i].p;
+    return 0.0;
+}
+
+/* A token drawn from weights w[i] >= 0 of p's tokens (weights NULL: p's own probabilities),
+   without a draw when one token has them all. */
+static int32_t swa__spec_draw(swa_sampler *s, const swa_token_prob *p, int32_t n, const double *w)
+{
+    double total = 0.0, u;
+    int32_t i, last = -1, n_pos = 0;
+    for (i = 0; i < n; i++) {
+        double wi = w ? w[i] : p[i].p;
+        if (wi > 0.0) total += wi, last = i, n_pos++;
+    }
+    if (n_pos <= 1) return last >= 0 ? p[last].id : p[0].id;
+    u = (double)swa_sampler_uniform(s) * total;
+    for (i = 0; i < n; i++) {
+        double wi = w ? w[i] : p[i].p;
+        if (wi > 0.0 && (u -= wi) < 0.0) return p[i].id;
+    }
+    return p[last].id;   /* rounding left u over */
+}
+
+/* After a rejection: a token from max(0, p - q) normalised, q in sp->dense (q NULL: the point
+   mass at x). When p - q has no positive part (p = q up to rounding, where nothing is
+   rejected) the draw is from p. */
+static int32_t swa__spec_residual(swa_spec *sp, swa_sampler *s, const swa_token_prob *p, int32_t n_p, int32_t x,
+                                  int dense)
+{
+    double *w = sp->w, total = 0.0;
+    int32_t i;
+    for (i = 0; i < n_p; i++) {
+        int32_t id = p[i].id;
+        double q = !dense ? (double)(id == x) : id >= 0 && id < sp->n_vocab ? (double)sp->dense[id] : 0.0;
+        w[i] = (double)p[i].p > q ? (double)p[i].p - q : 0.0;
+        total += w[i];
+    }
+    return swa__spec_draw(s, p, n_p, total > 0.0 ? w : NULL);
+}
+
+/* The rule for drafted x from q (NULL: certain) against p; *kept says whether x stays. */
+static int32_t swa__spec_step(swa_spec *sp, swa_sampler *s, const swa_token_prob *p, int32_t n_p, int32_t x,
+                              const swa_token_prob *q, int32_t n_q, int *kept)
+{
+    double px = swa__spec_prob(p, n_p, x), qx = q ? swa__spec_prob(q, n_q, x) : 1.0;
+    int32_t i, t;
+    *kept = px >= qx || (px > 0.0 && (double)swa_sampler_uniform(s) * qx < px);
+    if (*kept) return x;
+    for (i = 0; i < n_q; i++) sp->dense[q[i].id] += q[i].p;
+    t = swa__spec_residual(sp, s, p, n_p, x, q != NULL);
+    for (i = 0; i < n_q; i++) sp->dense[q[i].id] = 0.0f;
+    return t;
+}
+
+/* A draft's q: its tokens in the vocabulary, the drafted token possible under it. */
+static swa_status swa__spec_check_q(const swa_spec *sp, const swa_token_prob *q, int32_t n_q, int32_t x, swa_error *err)
+{
+    int32_t i;
+    if (n_q < 0 || (n_q > 0 && !q)) return swa__fail(err, SWA_ERR_INVALID_ARG, "draft distribution: %d entries", n_q);
+    for (i = 0; i < n_q; i++)
+        if (q[i].id < 0 || q[i].id >= sp->n_vocab || !(q[i].p >= 0.0f && q[i].p <= 1.0f))
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "draft distribution entry %d: token %d (of %d), p %g", i,
+                             q[i].id, sp->n_vocab, (double)q[i].p);
+    if (q && !(swa__spec_prob(q, n_q, x) > 0.0))
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "drafted token %d has probability 0 in its distribution", x);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_spec_resolve(swa_spec *sp, swa_sampler *s, const swa_token_prob *p, int32_t n_p, int32_t x,
+                                   const swa_token_prob *q, int32_t n_q, int32_t *token, int *kept, swa_error *err)
+{
+    swa_status st;
+    if (!sp || !s || !p || n_p < 1 || !token || !kept || (!q && n_q))
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_spec_resolve: NULL argument or empty p");
+    if (x < 0 || x >= sp->n_vocab)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_spec_resolve: token %d (of %d)", x, sp->n_vocab);
+    if ((st = swa__spec_check_q(sp, q, n_q, x, err))) return st;
+    *token = swa__spec_step(sp, s, p, n_p, x, q, n_q, kept);
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* The draft and the context can be verified: tokens and q in range, room to rewind them all. */
+static swa_status swa__spec_check(const swa_spec *sp, const swa_ctx *c, int32_t last, const swa_draft *d,
+                                  swa_error *err)
+{
+    swa_ctx_config cfg = swa_ctx_config_get(c);
+    int32_t i, n_vocab = swa_model_hparams(swa_ctx_model(c))->n_vocab;
+    swa_status st;
+    if (n_vocab != sp->n_vocab)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_spec_verify: the verifier is for %d tokens, the model has %d",
+                         sp->n_vocab, n_vocab);
+    if (d->n < 0 || d->n > sp->n_max || (d->n && !d->token) || (d->q && !d->q_n))
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_spec_verify: a draft of %d tokens (the verifier takes 0..%d)",
+                         d->n, sp->n_max);
+    if (cfg.n_sink > 0)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_spec_verify: a context with attention sinks (n_sink %d) "
+                         "cannot rewind a draft", cfg.n_sink);
+    if (d->n > cfg.n_rewind + 1)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_spec_verify: a draft of %d tokens needs n_rewind >= %d on the "
+                         "context, which has %d (what is not accepted is rewound)", d->n, d->n - 1, cfg.n_rewind);
+    if (last < 0 || last >= n_vocab) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_spec_verify: last token %d", last);
+    for (i = 0; i < d->n; i++) {
+        if (d->token[i] < 0 || d->token[i] >= n_vocab)
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_spec_verify: draft token %d is %d (of %d)", i,
+                             d->token[i], n_vocab);
+        if (d->q && (st = swa__spec_check_q(sp, d->q[i], d->q_n[i], d->token[i], err))) return st;
+    }
+    return SWA_OK;
+}
+
+/* last and the draft through one decode, every row's logits into sp->logits; on an error the
+   sequence is as it was (an abort after a first chunk of n_batch is rewound). */
+static swa_status swa__spec_eval(swa_spec *sp, swa_ctx *c, int32_t seq, int32_t last, const swa_draft *d,
+                                 swa_error *err)
+{
+    int64_t pos = swa_seq_pos(c, seq);
+    swa_batch b;
+    swa_status st;
+    int32_t i;
+    sp->tok[0] = last;
+    for (i = 0; i < d->n; i++) sp->tok[i + 1] = d->token[i];
+    for (i = 0; i <= d->n; i++) sp->seq[i] = seq;
+    b.n = (size_t)d->n + 1;
+    b.token = sp->tok;
+    b.seq = sp->seq;
+    b.logits = sp->want;
+    st = swa_ctx_decode(c, &b, sp->logits, err);
+    if (st != SWA_OK && swa_seq_pos(c, seq) > pos) (void)swa_seq_rewind(c, seq, swa_seq_pos(c, seq) - pos, NULL);
+    return st;
+}
+
+SWADEF swa_status swa_spec_verify(swa_spec *sp, swa_ctx *c, int32_t seq, swa_sampler *s, int32_t last,
+                                  const swa_draft *d, int32_t *out, int32_t *n_out, swa_error *err)
+{
+    int32_t i, n;
+    int kept = 1;
+    swa_status st;
+    if (!sp || !c || !s || !d || !out || !n_out)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_spec_verify: NULL argument");
+    if (swa_seq_pos(c, seq) < 0) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_spec_verify: no sequence %d", seq);
+    if ((st = swa__spec_check(sp, c, last, d, err)) || (st = swa__spec_eval(sp, c, seq, last, d, err))) return st;
+    for (i = 0; i < d->n && kept; i++) {
+        (void)swa_sampler_dist(s, sp->logits + (size_t)i * (size_t)sp->n_vocab, sp->p, sp->n_vocab, &n, NULL);
+        out[i] = swa__spec_step(sp, s, sp->p, n, d->token[i], d->q ? d->q[i] : NULL, d->q ? d->q_n[i] : 0, &kept);
+        swa_sampler_accept(s, out[i]);
+    }
+    if (kept) out[i++] = swa_sampler_sample(s, sp->logits + (size_t)d->n * (size_t)sp->n_vocab);
+    *n_out = i;
+    /* last and the i - 1 accepted stay; the room was checked */
+    return swa_seq_rewind(c, seq, (int64_t)d->n + 1 - i, err);
+}
+
+SWADEF swa_status swa_spec_lookup(const int32_t *tokens, size_t n, int32_t ngram_min, int32_t ngram_max, int32_t *draft,
+                                  int32_t cap, int32_t *n_draft, swa_error *err)
+{
+    int32_t m;
+    if (!n_draft || (n && !tokens) || (cap > 0 && !draft) || cap < 0 || ngram_min < 1 || ngram_max < ngram_min)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_spec_lookup: n-grams of %d..%d tokens, cap %d", ngram_min,
+                         ngram_max, cap);
+    *n_draft = 0;
+    for (m = ngram_max; m >= ngram_min && *n_draft == 0 && cap > 0; m--) {
+        const int32_t *tail;
+        size_t j;
+        if ((size_t)m >= n) continue;   /* the n-gram and at least one token before it */
+        tail = tokens + n - (size_t)m;
+        for (j = n - (size_t)m; j-- > 0;)   /* the latest earlier place first */
+            if (!memcmp(tokens + j, tail, (size_t)m * sizeof *tokens)) {
+                size_t from = j + (size_t)m, k = n - from < (size_t)cap ? n - from : (size_t)cap;
+                memcpy(draft, tokens + from, k * sizeof *tokens);
+                *n_draft = (int32_t)k;
+                break;
+            }
+    }
+    swa__ok(err);
+    return SWA_OK;
+}
+
+struct swa_drafter {
+    swa_ctx *ctx;              /* the draft model's, sequence 0 */
+    swa_sampler *s;            /* draws the drafts; it is given no tokens, so it keeps no history */
+    int32_t n_vocab, n_max;
+    size_t base;               /* tokens of the text the context holds, before its drafts */
+    int32_t n_evaluated;       /* of the last call's drafts, evaluated after them */
+    int32_t *tok;              /* [n_max] the last call's drafts */
+    swa_token_prob *q;         /* [n_max][n_vocab] the distribution each was drawn from */
+    int32_t *q_n;              /* [n_max] its entries */
+    const swa_token_prob **q_at;   /* [n_max] q's rows, for swa_draft */
+};
+
+SWADEF void swa_drafter_free(swa_drafter *dr)
+{
+    if (!dr) return;
+    swa_ctx_free(dr->ctx);
+    swa_sampler_free(dr->s);
+    SWA_FREE(dr->tok);
+    SWA_FREE(dr->q);
+    SWA_FREE(dr->q_n);
+    SWA_FREE((void *)dr->q_at);
+    SWA_FREE(dr);
+}
+
+SWADEF void swa_drafter_reset(swa_drafter *dr)
+{
+    swa_ctx_reset(dr->ctx);
+    dr->base = 0;
+    dr->n_evaluated = 0;
+}
+
+/* The draft model speaks the target's vocabulary: the same size, and the same pieces when the
+   tokenizer is there to tell. */
+static swa_status swa__drafter_vocab(const swa_model *draft, const swa_model *target, swa_error *err)
+{
+    int32_t nd = swa_model_hparams(draft)->n_vocab, nt = swa_model_hparams(target)->n_vocab;
+#ifndef SWA_NO_TOKENIZER
+    const swa_vocab *vd, *vt;
+    int32_t i;
+#endif
+    if (nd != nt)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "the draft model has %d tokens, the target %d: a draft model needs "
+                         "the target's vocabulary", nd, nt);
+#ifndef SWA_NO_TOKENIZER
+    if (swa_model_vocab(draft, &vd, NULL) == SWA_OK && swa_model_vocab(target, &vt, NULL) == SWA_OK)
+        for (i = 0; i < nd; i++) {
+            swa_str a = swa_vocab_piece(vd, i), b = swa_vocab_piece(vt, i);
+            if (a.len != b.len || (a.len && memcmp(a.ptr, b.ptr, a.len)))
+                return swa__fail(err, SWA_ERR_INVALID_ARG, "token %d is \"%.*s\" in the draft model, \"%.*s\" in the "
+                                 "target: a draft model needs the target's vocabulary", i, (int)a.len, a.ptr,
+                                 (int)b.len, b.ptr);
+        }
+#endif
+    return SWA_OK;
+}
+
+/* The drafter's sampler: scfg without penalties or bias (NULL: greedy). */
+static swa_status swa__drafter_sampler(const swa_sampler_config *scfg, int32_t n_vocab, swa_sampler **out,
+                                       swa_error *err)
+{
+    swa_sampler_config sc = swa_sampler_config_default();
+    if (scfg) sc = *scfg;
+    else sc.temperature = 0.0f;
+    if ((sc.repeat_penalty != 0.0f && sc.repeat_penalty != 1.0f) || sc.presence_penalty != 0.0f ||
+        sc.frequency_penalty != 0.0f)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "the draft model's sampler takes no penalties (repeat %g, presence "
+                         "%g, frequency %g): it sees no history", (double)sc.repeat_penalty,
+                         (double)sc.presence_penalty, (double)sc.frequency_penalty);
+    return swa_sampler_create(&sc, n_vocab, out, err);
+}
+
+SWADEF swa_status swa_drafter_create(const swa_model *draft, const swa_model *target, const swa_ctx_config *cfg,
+                                     const swa_sampler_config *scfg, int32_t n_draft_max, swa_drafter **out,
+                                     swa_error *err)
+{
+    swa_drafter *dr;
+    swa_ctx_config cc;
+    swa_status st;
+    int32_t i;
+    if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_drafter_create: out is NULL");
+    *out = NULL;
+    if (!draft || !target || n_draft_max < 1 || n_draft_max > SWA__SPEC_MAX_DRAFT)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_drafter_create: a model is NULL or n_draft_max %d (1..%d)",
+                         n_draft_max, SWA__SPEC_MAX_DRAFT);
+    if ((st = swa__drafter_vocab(draft, target, err))) return st;
+    memset(&cc, 0, sizeof cc);
+    if (cfg) cc = *cfg;
+    cc.n_seq = 1;
+    if (cc.n_rewind < n_draft_max) cc.n_rewind = n_draft_max;
+    if (!(dr = (swa_drafter *)swa__calloc(1, sizeof *dr))) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a drafter");
+    dr->n_vocab = swa_model_hparams(draft)->n_vocab;
+    dr->n_max = n_draft_max;
+    if ((st = swa_ctx_create(draft, &cc, &dr->ctx, err)) || (st = swa__drafter_sampler(scfg, dr->n_vocab, &dr->s, err))) {
+        swa_drafter_free(dr);
+        return st;
+    }
+    if (!(dr->tok = (int32_t *)swa__calloc((uint64_t)n_draft_max, sizeof(int32_t))) ||
+        !(dr->q = (swa_token_prob *)swa__calloc((uint64_t)n_draft_max * (uint64_t)dr->n_vocab, sizeof(swa_token_prob))) ||
+        !(dr->q_n = (int32_t *)swa__calloc((uint64_t)n_draft_max, sizeof(int32_t))) ||
+        !(dr->q_at = (const swa_token_prob **)swa__calloc((uint64_t)n_draft_max, sizeof(swa_token_prob *)))) {
+        swa_drafter_free(dr);
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a drafter for %d tokens of %d", n_draft_max, dr->n_vocab);
+    }
+    for (i = 0; i < n_draft_max; i++) dr->q_at[i] = dr->q + (size_t)i * (size_t)dr->n_vocab;
+    *out = dr;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* The context brought to tokens[0..n): the drafts the text kept stay, the others are rewound,
+   the rest is evaluated (the last token at least, for its logits). Afterwards base and
+   n_evaluated say what the context holds, on an error too. */
+static swa_status swa__drafter_catch_up(swa_drafter *dr, const int32_t *tokens, size_t n, const float **logits,
+                                        swa_error *err)
+{
+    int32_t m = 0;
+    swa_status st;
+    while (m < dr->n_evaluated && dr->base + (size_t)m + 1 < n && dr->tok[m] == tokens[dr->base + (size_t)m]) m++;
+    if ((st = swa_seq_rewind(dr->ctx, 0, dr->n_evaluated - m, err))) return st;
+    dr->base += (size_t)m;
+    dr->n_evaluated = 0;
+    st = swa_ctx_eval(dr->ctx, tokens + dr->base, n - dr->base, logits, err);
+    dr->base = (size_t)swa_ctx_pos(dr->ctx);   /* all of it, or the chunks before an abort */
+    return st;
+}
+
+SWADEF swa_status swa_drafter_draft(swa_drafter *dr, const int32_t *tokens, size_t n, int32_t k, swa_draft *out,
+                                    swa_error *err)
+{
+    const float *logits;
+    swa_status st;
+    int32_t i;
+    if (!dr || !tokens || !out || k < 0 || k > dr->n_max)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_drafter_draft: NULL argument, or k %d (0..%d)", k,
+                         dr ? dr->n_max : 0);
+    if (n <= dr->base)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_drafter_draft: a text of %zu tokens, the drafter holds %zu of "
+                         "an earlier one (swa_drafter_reset for another text)", n, dr->base);
+    out->n = 0;
+    out->token = dr->tok;
+    out->q = dr->q_at;
+    out->q_n = dr->q_n;
+    if ((st = swa__drafter_catch_up(dr, tokens, n, &logits, err))) return st;
+    for (i = 0; i < k; i++) {
+        swa_token_prob *q = dr->q + (size_t)i * (size_t)dr->n_vocab;
+        (void)swa_sampler_dist(dr->s, logits, q, dr->n_vocab, &dr->q_n[i], NULL);
+        dr->tok[i] = swa__spec_draw(dr->s, q, dr->q_n[i], NULL);
+        if (i + 1 < k && (st = swa_ctx_eval(dr->ctx, &dr->tok[i], 1, &logits, err))) return st;
+        dr->n_evaluated = i + 1 < k ? i + 1 : i;
+    }
+    out->n = k;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+#undef SWA__SPEC_MAX_DRAFT
+#endif /* speculative decoding */
 
 /* ==== kernels (AVX2 + FMA + F16C) ====
    Compiled into every x86-64 build through target attributes and chosen at run time after a

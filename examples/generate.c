@@ -77,11 +77,16 @@ typedef struct options {
     int32_t bias_id[MAX_BIAS];    /* --logit-bias ID(+/-)BIAS, in the order given */
     float bias[MAX_BIAS];
     size_t n_bias;
+    int lookup;                   /* --lookup: drafts from the text so far */
+    const char *model_draft;      /* -md FILE: drafts from a small model of the same vocabulary */
+    long draft_max, draft_min, ngram_min, ngram_max;   /* --draft-max, --draft-min, --lookup-ngram-min/max; */
+                                                       /* 0 until given or defaulted by spec_fits() */
 } options;
 
 typedef struct timings {
     double prompt_s, gen_s;
     long n_prompt, n_gen;
+    long n_verify, n_drafted, n_accepted;   /* speculative decoding */
 } timings;
 
 /* Set by the SIGINT handler, read by the main thread between tokens and by the library's
@@ -133,7 +138,7 @@ static void usage(FILE *f)
         "  --system TEXT        a system message before the first turn\n"
         "  --verbose-prompt     print each chat turn's text, as evaluated, to stderr\n"
         "  -s SEED              sampling seed (default: from the clock, printed)\n");
-    fprintf(f,   /* in two literals: C99 compilers need take only 4095 characters in one */
+    fprintf(f,   /* in parts: C99 compilers need take only 4095 characters in one literal */
         "  --temp T             temperature (default 0.8; 0 = greedy)\n"
         "  --top-k N            keep the N most likely tokens (default 40; 0 = off)\n"
         "  --top-p P            nucleus sampling (default 0.95; 1 = off)\n"
@@ -171,7 +176,16 @@ static void usage(FILE *f)
         "                       --save-state, --load-state, --dump-logits or -n 0\n"
         "  --sinks N            attention sinks on layers without a window: keep the first N\n"
         "                       positions and a ring of the last n_ctx-N, so generation goes on\n"
-        "                       past -c (an approximation of the model; exact until -c is reached)\n"
+        "                       past -c (an approximation of the model; exact until -c is reached)\n");
+    fprintf(f,
+        "  --lookup             speculative decoding with drafts looked up in the text so far (the\n"
+        "                       prompt and the output): the same text as without, faster where the\n"
+        "                       output repeats the input (docs/speculative.md). Stories only\n"
+        "  -md, --model-draft FILE  speculative decoding with drafts from a small model of the same\n"
+        "                       vocabulary (greedy, -t threads too)\n"
+        "  --draft-max N        tokens drafted per step, 1..256 (default 16)\n"
+        "  --draft-min N        verify drafts of at least N tokens only (default 0)\n"
+        "  --lookup-ngram-min N, --lookup-ngram-max N  the n-grams --lookup matches (default 1..4)\n"
         "  -h, --help           this help\n"
         "  --version            the program's name and version\n"
         "exit status: 0 complete, 1 error, 2 bad usage, 130 stopped by Ctrl-C\n"
@@ -289,6 +303,12 @@ static int parse_flag(options *o, const char *a, const char *val)
     else if (!strcmp(a, "-b")) { if (!parse_long(a, val, 1, 1 << 20, &v)) return 0; o->cfg.n_batch = (int32_t)v; }
     else if (!strcmp(a, "--parallel")) return parse_long(a, val, 1, MAX_PARALLEL, &o->parallel);
     else if (!strcmp(a, "--sinks")) { if (!parse_long(a, val, 0, INT32_MAX, &v)) return 0; o->cfg.n_sink = (int32_t)v; }
+    else if (!strcmp(a, "-md") || !strcmp(a, "--model-draft")) o->model_draft = val;
+    else if (!strcmp(a, "--draft-max") || !strcmp(a, "--draft") || !strcmp(a, "--draft-n"))
+        return parse_long(a, val, 1, 256, &o->draft_max);
+    else if (!strcmp(a, "--draft-min") || !strcmp(a, "--draft-n-min")) return parse_long(a, val, 0, 256, &o->draft_min);
+    else if (!strcmp(a, "--lookup-ngram-min")) return parse_long(a, val, 1, 64, &o->ngram_min);
+    else if (!strcmp(a, "--lookup-ngram-max")) return parse_long(a, val, 1, 64, &o->ngram_max);
     else if (!strcmp(a, "--kv")) {
         if ((o->cfg.kv_type = swa_kv_type_from_name(val)) < 0) return bad_value(a, val, "f16, f32 or q8_0");
     }
@@ -333,6 +353,31 @@ static int parallel_fits(options *o)
     return 1;
 }
 
+/* Speculative decoding verifies drafts on a story's one sequence, rewinding what is not accepted:
+   -i, --parallel, --dump-logits (a row per evaluated position) and --sinks (rings that cannot go
+   back) are refused. The rings keep draft-max - 1 slots more to rewind. */
+static int spec_fits(options *o)
+{
+    const char *other = o->chat ? "-i" : o->parallel ? "--parallel" : o->dump_logits ? "--dump-logits"
+                      : o->cfg.n_sink ? "--sinks" : NULL;
+    if (!o->lookup && !o->model_draft) {
+        if (o->draft_max || o->draft_min || o->ngram_min || o->ngram_max)
+            return usage_error("--draft-max, --draft-min and --lookup-ngram-min/max need --lookup or --model-draft");
+        return 1;
+    }
+    if (o->lookup && o->model_draft) return usage_error("give one of --lookup and --model-draft");
+    if (other) return usage_error("%s does not go with %s", o->lookup ? "--lookup" : "--model-draft", other);
+    if (o->model_draft && (o->ngram_min || o->ngram_max))
+        return usage_error("--lookup-ngram-min/max are for --lookup, not --model-draft");
+    if (!o->draft_max) o->draft_max = 16;   /* llama.cpp's defaults */
+    if (!o->ngram_min) o->ngram_min = 1;
+    if (!o->ngram_max) o->ngram_max = o->ngram_min > 4 ? o->ngram_min : 4;
+    if (o->ngram_min > o->ngram_max)
+        return usage_error("--lookup-ngram-min %ld is above --lookup-ngram-max %ld", o->ngram_min, o->ngram_max);
+    if (o->cfg.n_rewind < o->draft_max - 1) o->cfg.n_rewind = (int32_t)o->draft_max - 1;
+    return 1;
+}
+
 /* The stream's state after everything was written to it: 0 when all of it got out, 1 after
    printing why not. */
 static int flush_checked(FILE *f, const char *what)
@@ -370,11 +415,14 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--no-jinja")) o->no_jinja = 1;
         else if (!strcmp(a, "--no-progress")) o->no_progress = 1;
         else if (!strcmp(a, "--log-disable")) o->no_progress = o->log_disable = 1;
+        else if (!strcmp(a, "--lookup")) o->lookup = 1;
         else if (a[0] != '-' || a[1] == '\0') return usage_error("unexpected argument \"%s\"", a), EXIT_USAGE;
         else if (i + 1 >= argc) {
             if (strstr(" -m -p -f --ids --dump-logits --save-state --load-state -n -s --temp --top-k --top-p --min-p "
                        "--repeat-penalty --repeat-last-n --presence-penalty --frequency-penalty --logit-bias -t -w -c -b --kv --system --chat-template --chat-template-file --parallel --sinks "
-                       "--grammar --grammar-file -j --json-schema --json-schema-file ", a))
+                       "--grammar --grammar-file -j --json-schema --json-schema-file "
+                       "-md --model-draft --draft-max --draft --draft-n --draft-min --draft-n-min --lookup-ngram-min "
+                       "--lookup-ngram-max ", a))
                 return usage_error("%s needs a value", a), EXIT_USAGE;
             return usage_error("unknown flag %s", a), EXIT_USAGE;
         }
@@ -394,6 +442,7 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->chat && (o->save_state || o->load_state))
         return usage_error("--save-state and --load-state are for stories, not -i"), EXIT_USAGE;
     if (o->parallel && !parallel_fits(o)) return EXIT_USAGE;
+    if (!spec_fits(o)) return EXIT_USAGE;
     if (!o->seed_given) o->sampling.seed = (uint64_t)time(NULL);
     return -1;
 }
@@ -795,6 +844,9 @@ typedef struct session {
     text_buf *reply;              /* when not NULL, generate() appends the text it prints */
     int full_attention;           /* a layer keeps every position, up to n_ctx, without sinks */
     progress pg;                  /* the prompt's progress line, while one is evaluated */
+    swa_spec *verifier;           /* --lookup, -md: speculative decoding */
+    swa_drafter *drafter;         /* -md */
+    int drafts_off;               /* the draft model's context is full: no more drafts */
 } session;
 
 /* Evaluate tokens batch by batch, dumping logits when asked; *done counts the tokens evaluated
@@ -881,6 +933,130 @@ static int emit(session *s, const char *text, size_t n)
 {
     if (s->reply) text_append(s->reply, text, n);
     return put_out(text, n);
+}
+
+/* ---- speculative decoding: --lookup, -md ---- */
+
+/* Print one generated token as generate() does: 0 at the end of the story (EOS, the template's
+   end; it stays pending), -1 when stdout failed, else 1. */
+static int spec_emit(session *s, swa_decoder *dec, int32_t tok)
+{
+    char text[256];
+    size_t n;
+    s->pending = tok;
+    if (s->vocab && (tok == swa_vocab_eos(s->vocab) || tok == s->eot)) return 0;
+    if (s->vocab) n = swa_decoder_push(dec, tok, text, sizeof text);
+    else n = (size_t)snprintf(text, sizeof text, "%s%d", s->t.n_gen ? " " : "", tok);
+    if (!emit(s, text, n)) return -1;
+    s->t.n_gen++;
+    return 1;
+}
+
+/* A draft of at most k tokens to follow hist[0..n) (ending with the token to verify after). */
+static swa_status spec_draft(session *s, const int32_t *hist, size_t n, int32_t k, int32_t *buf, swa_draft *d,
+                             swa_error *err)
+{
+    const options *o = s->o;
+    swa_status st;
+    memset(d, 0, sizeof *d);
+    d->token = buf;
+    if (k <= 0 || k < o->draft_min || s->drafts_off) return SWA_OK;
+    if (s->drafter) st = swa_drafter_draft(s->drafter, hist, n, k, d, err);
+    else st = swa_spec_lookup(hist, n, (int32_t)o->ngram_min, (int32_t)o->ngram_max, buf, k, &d->n, err);
+    if (st == SWA_ERR_CONTEXT_FULL) {   /* the target may go on: without drafts */
+        fprintf(stderr, "\n" PROG ": the draft model's context is full (%s); generation goes on without drafts\n",
+                err->msg);
+        s->drafts_off = 1;
+        memset(d, 0, sizeof *d);
+        d->token = buf;
+        return SWA_OK;
+    }
+    if (st == SWA_OK && d->n < o->draft_min) d->n = 0;
+    return st;
+}
+
+/* The longest draft worth verifying now: within --draft-max, the tokens -n still allows after
+   `last`, and the room a full-attention context has left. */
+static int32_t spec_room(const session *s, long n_predict, long printed)
+{
+    long k = s->o->draft_max;
+    if (n_predict >= 0 && n_predict - printed - 1 < k) k = n_predict - printed - 1;
+    if (s->full_attention) {
+        long room = (long)swa_ctx_config_get(s->ctx).n_ctx - (long)swa_seq_pos(s->ctx, 0) - 1;
+        if (room < k) k = room;
+    }
+    return k > 0 ? (int32_t)k : 0;
+}
+
+/* Verify a draft after `last` and print what was accepted; *last becomes the target's next
+   token (not evaluated). 1 to go on, 0 at the story's end (*ended) or after -n, -1 on error. */
+static int spec_step(session *s, swa_decoder *dec, int32_t **hist, size_t *n_hist, int32_t *last, long n_predict,
+                     int *ended)
+{
+    int32_t buf[256], out[257], n_out = 0, j;
+    swa_draft d;
+    swa_error err;
+    swa_status st = spec_draft(s, *hist, *n_hist, spec_room(s, n_predict, s->t.n_gen), buf, &d, &err);
+    if (st == SWA_OK) st = swa_spec_verify(s->verifier, s->ctx, 0, s->sampler, *last, &d, out, &n_out, &err);
+    if (st == SWA_ERR_CONTEXT_FULL) {
+        fprintf(stderr, "\n" PROG ": the context is full (%d positions); generation stops here\n",
+                swa_ctx_config_get(s->ctx).n_ctx);
+        return 0;
+    }
+    if (st != SWA_OK) {
+        if (!(st == SWA_ERR_ABORTED && interrupted())) fprintf(stderr, "\n" PROG ": %s\n", err.msg);
+        return -1;
+    }
+    s->t.n_verify++;
+    s->t.n_drafted += d.n;
+    s->t.n_accepted += n_out - 1;
+    for (j = 0; j < n_out; j++) {
+        int r;
+        (*hist)[(*n_hist)++] = out[j];
+        if ((r = spec_emit(s, dec, out[j])) <= 0) {
+            /* the end came inside the draft: the sequence keeps what precedes it, as without drafts */
+            if (r == 0 && j < n_out - 1) (void)swa_seq_rewind(s->ctx, 0, n_out - 1 - j, NULL);
+            *ended = r == 0;
+            return r;
+        }
+    }
+    *last = out[n_out - 1];
+    return n_predict >= 0 && s->t.n_gen >= n_predict ? 0 : 1;
+}
+
+/* generate() with speculative decoding: the same tokens at temperature 0, the same distribution
+   above it; the text so far (for --lookup and the draft model) starts with the prompt. */
+static int generate_spec(session *s, const int32_t *prompt, size_t n_prompt, long n_predict, int *ended)
+{
+    size_t cap = n_prompt + (size_t)(n_predict >= 0 ? n_predict : 1024) + 258, n_hist = n_prompt;
+    int32_t *hist = (int32_t *)malloc(cap * sizeof(int32_t)), last = -1;
+    swa_decoder dec;
+    char text[256];
+    double t0 = now_seconds();
+    int r = 1;
+    *ended = 0;
+    if (!hist) return fprintf(stderr, PROG ": out of memory\n"), 0;
+    if (n_prompt) memcpy(hist, prompt, n_prompt * sizeof(int32_t));
+    swa_decoder_init(&dec, s->vocab);
+    dec.at_start = 0;
+    if (n_predict != 0) {
+        hist[n_hist++] = last = swa_sampler_sample(s->sampler, s->logits);
+        r = spec_emit(s, &dec, last);
+        *ended = r == 0;
+    }
+    while (r > 0 && (n_predict < 0 || s->t.n_gen < n_predict) && !interrupted()) {
+        if (cap - n_hist < 258) {   /* room for a step's tokens */
+            int32_t *more = (int32_t *)realloc(hist, 2 * cap * sizeof(int32_t));
+            if (!more) { fprintf(stderr, PROG ": out of memory\n"); r = -1; break; }
+            hist = more;
+            cap *= 2;
+        }
+        r = spec_step(s, &dec, &hist, &n_hist, &last, n_predict, ended);
+    }
+    if (s->vocab && !emit(s, text, swa_decoder_flush(&dec, text, sizeof text))) r = -1;
+    s->t.gen_s += now_seconds() - t0;
+    free(hist);
+    return r >= 0;
 }
 
 /* Sample, print and feed back up to n_predict tokens (-1: no limit). Returns 0 on error or
@@ -1444,7 +1620,8 @@ static int run(session *s)
     if (o->parallel) ok = n > 0 && feed_story(s, prompt, n) && generate_parallel(s, prompt, n, echo, echo_len);
     else {
         /* the prompt echoed once evaluated, so that its progress line, on a terminal, wipes none of it */
-        ok = feed_story(s, prompt, n) && put_out(echo, echo_len) && generate(s, o->n_predict, &ended);
+        ok = feed_story(s, prompt, n) && put_out(echo, echo_len) &&
+             (s->verifier ? generate_spec(s, prompt, n, o->n_predict, &ended) : generate(s, o->n_predict, &ended));
         if (ok && o->n_predict != 0) ok = put_str("\n");
     }
     if (prompt != o->prompt_ids) free(prompt);
@@ -1564,6 +1741,28 @@ static int open_outputs(const options *o, out_file *dump, out_file *save)
     return 1;
 }
 
+/* --lookup or -md: the verifier, and the draft model in a context of its own with the target's
+   threads, batch, cache type and -c. 0 after saying why not. */
+static int start_spec(session *s, const swa_model *target, const swa_model_params *mp, swa_model **draft)
+{
+    const options *o = s->o;
+    swa_ctx_config dc;
+    swa_error err;
+    memset(&dc, 0, sizeof dc);
+    dc.n_threads = o->cfg.n_threads;
+    dc.n_batch = o->cfg.n_batch;
+    dc.kv_type = o->cfg.kv_type;
+    dc.n_ctx = o->cfg.n_ctx;
+    if (swa_spec_create((int32_t)s->n_vocab, (int32_t)o->draft_max, &s->verifier, &err) != SWA_OK ||
+        (o->model_draft && (swa_model_load_with(o->model_draft, mp, draft, &err) != SWA_OK ||
+                            swa_drafter_create(*draft, target, &dc, NULL, (int32_t)o->draft_max, &s->drafter, &err) != SWA_OK))) {
+        if (!(err.code == SWA_ERR_ABORTED && interrupted()))
+            fprintf(stderr, PROG ": %s%s%s\n", o->model_draft ? o->model_draft : "", o->model_draft ? ": " : "", err.msg);
+        return 0;
+    }
+    return 1;
+}
+
 /* Settings that run but are probably not what was meant. */
 static void warn_settings(const swa_model *m, const options *o)
 {
@@ -1580,7 +1779,7 @@ int main(int argc, char **argv)
 {
     options o;
     session s;
-    swa_model *model = NULL;
+    swa_model *model = NULL, *draft = NULL;
     swa_model_params mp = swa_model_params_default();
     swa_error err;
     swa_status loaded;
@@ -1618,6 +1817,7 @@ int main(int argc, char **argv)
     for (l = 0; l < swa_model_hparams(model)->n_layer; l++)
         if (swa_ctx_window(s.ctx, l) == 0 && swa_ctx_config_get(s.ctx).n_sink == 0) s.full_attention = 1;
     if (!check_ids(&o, (int64_t)s.n_vocab)) goto done;
+    if ((o.lookup || o.model_draft) && !start_spec(&s, model, &mp, &draft)) goto done;
     if (swa_model_vocab(model, &s.vocab, &err) != SWA_OK && !o.ids) {
         fprintf(stderr, PROG ": %s (use --ids to give token ids)\n", err.msg);
         goto done;
@@ -1662,10 +1862,16 @@ int main(int argc, char **argv)
         rc = 1;
         goto done;
     }
-    if (!o.log_disable)
+    if (!o.log_disable) {
         fprintf(stderr, "prompt: %ld tokens, %.1f tokens/s; generation: %ld tokens, %.1f tokens/s\n", s.t.n_prompt,
                 s.t.prompt_s > 0 ? (double)s.t.n_prompt / s.t.prompt_s : 0.0, s.t.n_gen,
                 s.t.gen_s > 0 ? (double)s.t.n_gen / s.t.gen_s : 0.0);
+        if (s.verifier)
+            fprintf(stderr, "speculative: %ld verifications, %ld tokens drafted, %ld accepted (%.1f%%), %.2f tokens per "
+                            "verification\n", s.t.n_verify, s.t.n_drafted, s.t.n_accepted,
+                    s.t.n_drafted ? 100.0 * (double)s.t.n_accepted / (double)s.t.n_drafted : 0.0,
+                    s.t.n_verify ? (double)(s.t.n_accepted + s.t.n_verify) / (double)s.t.n_verify : 0.0);
+    }
 done:
     if (rc != 0 && interrupted() && !model) {
         fprintf(stderr, PROG ": interrupted\n");
@@ -1682,6 +1888,9 @@ done:
     swa_grammar_free(s.grammar);
     free(o.grammar_text);
     swa_ctx_free(s.ctx);
+    swa_spec_free(s.verifier);
+    swa_drafter_free(s.drafter);
+    swa_model_free(draft);
     swa_model_free(model);
     return rc;
 }

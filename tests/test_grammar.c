@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include "tests/testutil.h"
+#include "tests/programs.h"
 
 #define DATA "tests/data/grammar/"
 
@@ -523,6 +524,45 @@ static void test_model_outputs(void **state)
     swa_grammar_free(gr);
 }
 
+/* ---- swa-gbnf-validator: llama-gbnf-validator's messages; exit 0, 1, 2 ---- */
+
+static void test_validator(void **state)
+{
+#ifndef _WIN32
+    char in[64], cmd[512], *out;
+    int rc;
+    (void)state;
+    tu_tmp_path(in, sizeof in, "gbnf_in");
+    tu_write_file(in, "{\"a\": nul}", 10);
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-gbnf-validator") " " DATA "json.gbnf %s", in);
+    out = tu_capture(cmd, &rc);
+    assert_int_equal(rc, 1);
+    assert_string_equal(out, "Input string is invalid according to the grammar.\n"
+                             "Error: Unexpected character '}' at position 9\n\nInput string:\n"
+                             "{\"a\": nul\033[1;31m}\033[0m\n");
+    free(out);
+    tu_write_file(in, "{\"\xc3\xa9\": [", 8);
+    out = tu_capture(cmd, &rc);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "Error: Unexpected end of input at position 7\n"));
+    free(out);
+    tu_write_file(in, "{\"a\": null}", 11);
+    out = tu_capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, "Input string is valid according to the grammar.\n");
+    free(out);
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-gbnf-validator") " %s %s 2>&1", in, in);   /* JSON is no grammar */
+    out = tu_capture(cmd, &rc);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(out, "line 1, column 1"));
+    free(out);
+    remove(in);
+#else
+    (void)state;
+    skip();
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -536,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_split_character),
         cmocka_unit_test(test_sampling_cap),
         cmocka_unit_test(test_model_outputs),
+        cmocka_unit_test(test_validator),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,4 +29,11 @@ for shape in $SHAPES; do
     # the scalar reference on the same file, for the SIMD speed-up as a ratio from this run
     "$BUILD/swa-bench" -m "$BUILD/bench/$shape-q4_0.gguf" -t "$THREADS" -r 3 --kernels ref -p 32 -n 8 --markdown >> "$OUT" || true
 done
+# what a grammar (json.gbnf) adds to sampling a token on the test vocabularies (skipped without ../shared)
+{ echo; "$BUILD/swa-grammar-bench"; } >> "$OUT"
+# speculative decoding: one verification of k tokens, and prompt lookup end to end on the shipped model
+if [ -f "$BUILD/bench/tinyllama-q4_0.gguf" ]; then
+    { echo; "$BUILD/swa-spec-bench" -m "$BUILD/bench/tinyllama-q4_0.gguf" -t "$THREADS" -r 3; } >> "$OUT"
+fi
+{ echo; "$BUILD/swa-spec-bench" -m examples/models/swa-stories.gguf -f tools/bench/spec-prompt.txt -t "$THREADS" -r 5; } >> "$OUT"
 cat "$OUT"

@@ -168,7 +168,10 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--grammar") && i + 1 < argc) grammar_path = argv[++i];
         else if (!strcmp(argv[i], "--doc") && i + 1 < argc) doc_path = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        else if (!strcmp(argv[i], "--version")) {
+            printf(PROG " %s\n", swa_version());
+            return 0;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: " PROG " [--grammar FILE] [--doc FILE] [--reps N] [VOCAB.gguf ...]\n");
             return 0;
         } else if (argv[i][0] == '-') usage_fail("unknown option %s", argv[i]);

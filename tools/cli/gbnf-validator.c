@@ -21,6 +21,7 @@ static void usage(FILE *f)
                "       swa-gbnf-validator --json-schema SCHEMA_FILE INPUT_FILE\n"
                "  Checks that the whole of INPUT_FILE matches the GBNF grammar in GRAMMAR_FILE (rule root),\n"
                "  or the grammar of the JSON Schema in SCHEMA_FILE (docs/grammar.md).\n"
+               "  -h, --help  this help; --version: the program's name and version\n"
                "  Exit status: 0 valid, 1 invalid, 2 an unusable grammar, an unreadable file or bad usage.\n");
 }
 
@@ -70,6 +71,10 @@ int main(int argc, char **argv)
     swa_status s;
     if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         usage(stdout);
+        return 0;
+    }
+    if (argc == 2 && !strcmp(argv[1], "--version")) {
+        printf(PROG " %s\n", swa_version());
         return 0;
     }
     if (argc == 4 && !strcmp(argv[1], "--json-schema")) {
