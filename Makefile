@@ -55,7 +55,7 @@ TESTS    := $(filter-out $(BUILD)/test_kernels,$(TESTS))
 endif
 COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu $(BUILD)/compile_no_threads \
                   $(BUILD)/compile_warnings $(BUILD)/compile_no_tokenizer $(BUILD)/compile_no_sampler \
-                  $(BUILD)/compile_no_stdio $(BUILD)/compile_no_tools
+                  $(BUILD)/compile_no_stdio $(BUILD)/compile_no_grammar $(BUILD)/compile_no_tools
 # The sanitized builds run the tests and the examples; the compile checks, which build the whole
 # header once per switch as hosts do, run in the plain and the cross builds.
 ifneq ($(SANITIZE)$(TSAN),)
@@ -133,7 +133,8 @@ WARN_C     := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wstrict-prototypes
 WARN_CXX   := -Wall -Wextra -Wpedantic -Werror
 WARN_CLANG ?= clang
 WARN_VARIANTS := -DSWA_NO_SIMD -DSWA_NO_AMX -DSWA_NO_THREADS -DSWA_NO_MMAP -DSWA_NO_TOKENIZER -DSWA_NO_SAMPLER -DSWA_NO_STDIO \
-                 -DSWA_NO_TOOLS -D_DEFAULT_SOURCE
+                 -DSWA_NO_GRAMMAR -DSWA_NO_TOOLS \
+                 -D_DEFAULT_SOURCE
 $(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp tests/compile_c89.c swa.h | $(BUILD)
 	$(CC) -std=c11 -O2 $(WARN_C) -I. $< -o $@ $(LDLIBS)
 	@set -e; for v in $(WARN_VARIANTS); do echo "$(CC) -fsyntax-only $(WARN_C) $$v"; \
@@ -206,7 +207,7 @@ WIN_LIB    := $(WIN_BUILD)/swa.o
 WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_json test_toolcalls test_kernels test_quant test_cache \
               test_seq
 WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler compile_no_stdio \
-              compile_no_tools \
+              compile_no_grammar compile_no_tools \
               compile_warnings compile_cpp
 # One wineserver for the whole run (-p: it stays until killed; one left by an interrupted run is
 # ended first): left to itself it exits a few seconds after each program, and a program starting

@@ -9,7 +9,7 @@
 CONTENTS (each a "==== name ====" banner below; the sets of SIMD kernels come last, so that
 a reader following a token from the file to its logits never crosses them)
     public API              status and errors, tensor types, GGUF reader, model, context and
-                            sequences, tokenizer, chat templates, tool calls and reasoning, sampler
+                            sequences, tokenizer, chat templates, grammars, tool calls, sampler
     internal declarations   includes, the instruction sets the compiler can build, the kernel
                             table's types (SWA_INTERNALS shows them to the kernel tests)
     utilities, platform     errors, checked sizes, half floats, mapping a file; threads, locks,
@@ -25,9 +25,12 @@ a reader following a token from the file to its logits never crosses them)
     thread pool             workers that claim shares of a task
     tokenizer               Unicode tables, pre-tokenizer expressions, SentencePiece and byte-level BPE
     JSON and text buffers   a checked JSON reader (one allocation per tree) and a growing buffer
-    chat templates          the families of tokenizer.chat_template, written as llama.cpp does
+    chat templates
+    grammars                GBNF parsed into rules; the stacks of a match in progress; a vocabulary's
+                            pieces in a byte trie, walked once per token for the tokens allowed
+    JSON Schema to grammar  a schema's rules written as llama.cpp writes them; integer ranges, patterns
     tool calls, reasoning   the model's answer read into content, reasoning and calls, streamed
-    sampler                 repetition penalty, top-k, top-p, min-p, temperature, a seeded draw
+    sampler
     SIMD kernels            AVX2 + FMA + F16C, AVX-VNNI, AVX-512 + VNNI, AMX (beside it the order of
                             its sums, as a scalar reference), NEON
     dispatch                what the CPU runs; each set's kernels filled in by name, over its parent's
@@ -79,6 +82,8 @@ CONFIGURATION (define before the implementation include)
     SWA_NO_TOKENIZER   compile the tokenizer out: swa_vocab_load fails with SWA_ERR_UNSUPPORTED,
                        a model has no vocabulary, and the tokenize/decode calls are not declared
     SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
+    SWA_NO_GRAMMAR     compile the GBNF grammars out: the swa_grammar_* calls and
+                       swa_sampler_set_grammar are not declared
     SWA_NO_STDIO       no files but the model's: swa_state_save_file and swa_state_load_file are
                        not declared (snapshots still go to and from buffers), and no stdio call
                        touches a file. <stdio.h> stays for snprintf and vsnprintf into error
@@ -249,7 +254,8 @@ typedef enum swa_status {
     SWA_ERR_CONTEXT_FULL  = -7,  /* a full-attention layer would need more than n_ctx positions */
     SWA_ERR_NOT_FOUND     = -8,  /* a metadata key, array element or vocabulary is absent */
     SWA_ERR_BUFFER_TOO_SMALL = -9, /* the caller's buffer cannot hold the result */
-    SWA_ERR_ABORTED       = -10  /* the abort callback stopped an evaluation */
+    SWA_ERR_ABORTED       = -10, /* the abort callback stopped an evaluation */
+    SWA_ERR_NO_MATCH      = -11  /* the text does not match the grammar */
 } swa_status;
 
 /* Every fallible call returns a status and, when err is not NULL, fills it with the status and
@@ -722,6 +728,62 @@ SWADEF swa_status swa_model_chat_template(const swa_model *m, const swa_chat_tem
 SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_message *msgs, size_t n,
                                   int add_generation_prompt, char *out, size_t cap, size_t *n_out,
                                   swa_error *err);
+
+/* ==== grammars ====
+   GBNF, the grammar format of llama.cpp (docs/grammar.md): rules `name ::= ...` (names of
+   letters, digits and dashes; `root` starts unless another rule is named), literals "..." with
+   the escapes \n \t \r \\ \" \[ \] \xNN \uNNNN \UNNNNNNNN, classes [a-z0-9] and [^...] over any
+   code point, `.` (any character), groups, alternatives (an empty one too), * + ? {m} {m,}
+   {m,n}, # comments; a rule goes on over lines inside parentheses and after a `|`. A grammar
+   matches UTF-8 text a code point at a time. One with a syntax error, an undefined rule, left
+   recursion or a repetition too large is refused at parse time with its line and column. */
+#ifndef SWA_NO_GRAMMAR
+typedef struct swa_grammar swa_grammar;               /* parsed, immutable, shareable across threads */
+typedef struct swa_grammar_state swa_grammar_state;   /* a match in progress: one per sequence */
+
+/* Parse len bytes of GBNF; root names the start rule (NULL = "root"). SWA_ERR_FORMAT with
+   "grammar: line L, column C: ..." for what cannot be used. Free with swa_grammar_free. */
+SWADEF swa_status swa_grammar_parse(const char *text, size_t len, const char *root, swa_grammar **out,
+                                    swa_error *err);
+SWADEF void       swa_grammar_free(swa_grammar *g);   /* NULL is fine; after every state made from it */
+/* Whether all len bytes of text match. SWA_OK when they do; SWA_ERR_NO_MATCH when not, with
+   *where (if not NULL) the byte offset of the first character that cannot follow, or len when the
+   text is a prefix of a match that ended too early (or ends inside a UTF-8 character);
+   SWA_ERR_UNSUPPORTED when the match outgrows the limits below (an ambiguous grammar). */
+SWADEF swa_status swa_grammar_match(const swa_grammar *g, const char *text, size_t len, size_t *where,
+                                    swa_error *err);
+
+/* A match in progress, for text that arrives in pieces (tokens). It holds every parse still
+   alive (a stack per parse, at most SWA_GRAMMAR_MAX_STACKS of them, each at most
+   SWA_GRAMMAR_MAX_DEPTH deep: beyond that the call fails with SWA_ERR_UNSUPPORTED) and the bytes
+   of a character a piece left unfinished. */
+enum { SWA_GRAMMAR_MAX_STACKS = 1024, SWA_GRAMMAR_MAX_DEPTH = 4096 };
+SWADEF swa_status swa_grammar_state_create(const swa_grammar *g, swa_grammar_state **out, swa_error *err);
+SWADEF swa_status swa_grammar_state_copy(const swa_grammar_state *st, swa_grammar_state **out, swa_error *err);
+SWADEF void       swa_grammar_state_free(swa_grammar_state *st);   /* NULL is fine */
+SWADEF void       swa_grammar_state_reset(swa_grammar_state *st);  /* back to the start */
+/* Feed n bytes. SWA_ERR_NO_MATCH when they cannot continue the text (*used, if not NULL, = the
+   offset of the character that failed) and SWA_ERR_UNSUPPORTED past the limits; on any error the
+   state is as it was. A piece may end inside a character: its bytes wait for the next piece,
+   and the piece is refused at once if no continuation of them could match. */
+SWADEF swa_status swa_grammar_state_accept(swa_grammar_state *st, const char *bytes, size_t n, size_t *used,
+                                           swa_error *err);
+SWADEF int        swa_grammar_state_can_end(const swa_grammar_state *st);  /* the text so far is a match */
+SWADEF int        swa_grammar_state_done(const swa_grammar_state *st);     /* and nothing may follow it */
+#endif /* SWA_NO_GRAMMAR */
+
+/* ==== JSON Schema to grammar ==== */
+
+#ifndef SWA_NO_GRAMMAR
+/* The GBNF grammar (text, NUL-terminated, *gbnf_out freed with SWA_FREE) that matches the JSON
+   texts a JSON Schema (len bytes of JSON) describes, as llama.cpp's json_schema_to_grammar
+   writes it: its "root" rule is the schema's value. docs/grammar.md lists what is supported.
+   SWA_ERR_FORMAT for text that is not JSON or a malformed schema, SWA_ERR_UNSUPPORTED for what
+   it cannot convert or a schema past its limits (the message names the keyword or limit). */
+SWADEF swa_status swa_json_schema_to_grammar(const char *schema, size_t len, char **gbnf_out, swa_error *err);
+/* The same, parsed (swa_grammar_parse, root "root"): the grammar to sample or match with. */
+SWADEF swa_status swa_grammar_from_json_schema(const char *schema, size_t len, swa_grammar **out, swa_error *err);
+#endif
 
 /* ==== tool calls and reasoning: reading what the model wrote ==== */
 
@@ -1481,6 +1543,7 @@ SWADEF const char *swa_status_str(swa_status s)
     case SWA_ERR_NOT_FOUND: return "SWA_ERR_NOT_FOUND";
     case SWA_ERR_BUFFER_TOO_SMALL: return "SWA_ERR_BUFFER_TOO_SMALL";
     case SWA_ERR_ABORTED: return "SWA_ERR_ABORTED";
+    case SWA_ERR_NO_MATCH: return "SWA_ERR_NO_MATCH";
     }
     return "SWA_ERR_UNKNOWN";
 }
@@ -9512,6 +9575,2405 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
 #undef SWA__CHAT_YANDEX_ASSISTANT
 #undef SWA__N_CHAT_TEMPLATES
 
+/* ==== grammars ====
+   A grammar is compiled, as llama.cpp does, into rules of elements: each rule is its
+   alternatives one after another, each ended by ALT or (the last) END; an element is a rule
+   reference or a character set (a literal character is a set of one range, `.` an empty negated
+   set). Groups and repetitions become rules of their own: S{m,n} is m copies of S and then n - m
+   nested optional rules, S{m,} m copies and a rule R ::= S R | .
+   A match in progress is a set of stacks of element indices, the top last: the element each
+   parse expects next, under the elements that follow the rules it is inside. A character keeps
+   the stacks whose top set holds it, moves each top on, and expands rule references at the top
+   until every top is a set (or the stack is empty: that parse is complete). Left recursion
+   would expand forever and is refused at parse time; an ambiguous grammar can multiply the
+   stacks, so their number and depth are capped. */
+#ifndef SWA_NO_GRAMMAR
+
+enum { SWA__G_END, SWA__G_ALT, SWA__G_REF, SWA__G_SET, SWA__G_NSET };
+enum {
+    SWA__G_MAX_ELEMS = 1 << 20,   /* elements of a compiled grammar, repetitions unrolled */
+    SWA__G_MAX_NEST = 256,        /* parentheses inside each other */
+    SWA__G_MAX_WORK = 1 << 16     /* expansions for one character */
+};
+
+typedef struct swa__gel {         /* REF: a = rule; SET, NSET: ranges [a, a + b) */
+    uint32_t type, a, b;
+} swa__gel;
+
+struct swa_grammar {
+    swa__gel *el;                 /* every rule's elements, back to back */
+    uint32_t *rule_at;            /* [n_rules + 1] the first element of each rule */
+    uint32_t *rule_alt;           /* [n_rules + 1] rule r's alternatives are alt_at[rule_alt[r] ..] */
+    uint32_t *alt_at;             /* the first element of each alternative */
+    uint32_t *ranges;             /* pairs lo, hi (inclusive code points) */
+    uint32_t *start;              /* the initial stacks, as a stack set's words */
+    size_t n_el, n_rules, n_start;
+    uint32_t start_count;
+};
+
+/* Grow a buffer of *cap items of size bytes to hold need: a new pointer, or NULL (the old one
+   kept) when the allocation fails. */
+static void *swa__g_grow(void *p, size_t n, size_t *cap, size_t need, size_t size)
+{
+    size_t c = *cap ? *cap : 16;
+    void *q;
+    if (need <= *cap) return p;
+    while (c < need) {
+        if (c > SIZE_MAX / 2 / size) return NULL;
+        c *= 2;
+    }
+    if (!(q = swa__calloc(c, size))) return NULL;
+    if (n) memcpy(q, p, n * size);
+    SWA_FREE(p);
+    *cap = c;
+    return q;
+}
+
+/* ---- the parser ---- */
+
+typedef struct swa__gvec { swa__gel *p; size_t n, cap; } swa__gvec;
+
+typedef struct swa__grule {
+    swa__gvec el;
+    const char *name;             /* NULL for a group or a repetition */
+    size_t name_len, at;          /* where it is defined (or, until then, first used) */
+    int defined;
+} swa__grule;
+
+typedef struct swa__gparse {
+    const char *s;
+    size_t n, i;
+    swa__grule *rules;
+    size_t n_rules, cap_rules;
+    uint32_t *names;              /* open addressing: rule id + 1, 0 = empty */
+    size_t names_cap;
+    uint32_t *ranges;
+    size_t n_ranges, cap_ranges;  /* in uint32_t */
+    size_t n_el;                  /* elements in every rule, for the cap */
+    int depth;
+    swa_status st;
+    swa_error *err;
+} swa__gparse;
+
+/* Fail with the line and column of byte `at`; only the first failure is kept. */
+static int swa__gp_fail(swa__gparse *p, size_t at, swa_status code, const char *fmt, ...)
+{
+    char msg[200];
+    size_t line = 1, col = 1, i;
+    va_list ap;
+    if (p->st != SWA_OK) return 1;
+    for (i = 0; i < at && i < p->n; i++) {
+        if (p->s[i] == '\n') { line++; col = 1; }
+        else if (((unsigned char)p->s[i] & 0xC0) != 0x80) col++;
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    p->st = code;
+    swa__fail(p->err, code, "grammar: line %zu, column %zu: %s", line, col, msg);
+    return 1;
+}
+
+static int swa__gp_nomem(swa__gparse *p)
+{
+    return swa__gp_fail(p, p->i, SWA_ERR_NOMEM, "out of memory");
+}
+
+static int swa__gp_peek(const swa__gparse *p, size_t k)
+{
+    return p->i + k < p->n ? (unsigned char)p->s[p->i + k] : -1;
+}
+
+static void swa__gp_space(swa__gparse *p, int newline_ok)
+{
+    while (p->i < p->n) {
+        char c = p->s[p->i];
+        if (c == '#') {
+            while (p->i < p->n && p->s[p->i] != '\r' && p->s[p->i] != '\n') p->i++;
+        } else if (c == ' ' || c == '\t' || (newline_ok && (c == '\r' || c == '\n'))) {
+            p->i++;
+        } else {
+            return;
+        }
+    }
+}
+
+static int swa__gp_is_word(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+static int swa__gp_push(swa__gparse *p, swa__gvec *v, uint32_t type, uint32_t a, uint32_t b)
+{
+    void *q;
+    if (p->n_el >= SWA__G_MAX_ELEMS)
+        return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "the grammar is too large (more than %d elements, "
+                            "repetitions counted out)", (int)SWA__G_MAX_ELEMS);
+    if (!(q = swa__g_grow(v->p, v->n, &v->cap, v->n + 1, sizeof *v->p))) return swa__gp_nomem(p);
+    v->p = (swa__gel *)q;
+    v->p[v->n].type = type;
+    v->p[v->n].a = a;
+    v->p[v->n].b = b;
+    v->n++;
+    p->n_el++;
+    return 0;
+}
+
+/* A new rule (named when name is not NULL): its id in *id. */
+static int swa__gp_new_rule(swa__gparse *p, const char *name, size_t len, size_t at, uint32_t *id)
+{
+    void *q;
+    swa__grule *r;
+    if (p->n_rules >= SWA__G_MAX_ELEMS)
+        return swa__gp_fail(p, at, SWA_ERR_FORMAT, "the grammar has too many rules");
+    if (!(q = swa__g_grow(p->rules, p->n_rules, &p->cap_rules, p->n_rules + 1, sizeof *p->rules)))
+        return swa__gp_nomem(p);
+    p->rules = (swa__grule *)q;
+    r = &p->rules[p->n_rules];
+    memset(r, 0, sizeof *r);
+    r->name = name;
+    r->name_len = len;
+    r->at = at;
+    *id = (uint32_t)p->n_rules++;
+    return 0;
+}
+
+static int swa__gp_rehash(swa__gparse *p)
+{
+    size_t cap = p->names_cap ? p->names_cap * 2 : 256, i;
+    uint32_t *t = (uint32_t *)swa__calloc(cap, sizeof *t);
+    if (!t) return swa__gp_nomem(p);
+    for (i = 0; i < p->names_cap; i++) {
+        size_t h;
+        const swa__grule *r;
+        if (!p->names[i]) continue;
+        r = &p->rules[p->names[i] - 1];
+        for (h = (size_t)swa__hash(r->name, r->name_len) & (cap - 1); t[h]; h = (h + 1) & (cap - 1)) {}
+        t[h] = p->names[i];
+    }
+    SWA_FREE(p->names);
+    p->names = t;
+    p->names_cap = cap;
+    return 0;
+}
+
+/* The id of the rule called s[0..len), made (undefined) at its first mention. */
+static int swa__gp_symbol(swa__gparse *p, const char *s, size_t len, size_t at, uint32_t *id)
+{
+    size_t h;
+    if ((p->n_rules + 1) * 2 > p->names_cap && swa__gp_rehash(p)) return 1;
+    for (h = (size_t)swa__hash(s, len) & (p->names_cap - 1); p->names[h]; h = (h + 1) & (p->names_cap - 1)) {
+        const swa__grule *r = &p->rules[p->names[h] - 1];
+        if (r->name_len == len && memcmp(r->name, s, len) == 0) {
+            *id = p->names[h] - 1;
+            return 0;
+        }
+    }
+    if (swa__gp_new_rule(p, s, len, at, id)) return 1;
+    p->names[h] = *id + 1;
+    return 0;
+}
+
+static int swa__gp_hex(swa__gparse *p, int digits, uint32_t *cp)
+{
+    int k;
+    size_t at = p->i;
+    *cp = 0;
+    for (k = 0; k < digits; k++) {
+        int c = swa__gp_peek(p, 0), d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "expected %d hex digits", digits);
+        *cp = *cp << 4 | (uint32_t)d;
+        p->i++;
+    }
+    return 0;
+}
+
+/* One UTF-8 character of the grammar's text, checked. */
+static int swa__gp_utf8(swa__gparse *p, uint32_t *cp)
+{
+    unsigned char c = (unsigned char)p->s[p->i];
+    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c < 0xF5 ? 4 : 0, k;
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c == 0) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "a NUL byte in the grammar");
+    if (len == 0 || p->i + len > p->n) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "invalid UTF-8");
+    *cp = len == 1 ? c : (uint32_t)c & (0x7Fu >> len);
+    for (k = 1; k < len; k++) {
+        unsigned char d = (unsigned char)p->s[p->i + k];
+        if ((d & 0xC0) != 0x80) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "invalid UTF-8");
+        *cp = *cp << 6 | (d & 0x3Fu);
+    }
+    if (*cp < least[len] || *cp > 0x10FFFF) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "invalid UTF-8");
+    p->i += len;
+    return 0;
+}
+
+/* One character of a literal or a class: an escape or a UTF-8 character. */
+static int swa__gp_char(swa__gparse *p, uint32_t *cp)
+{
+    int c;
+    if (p->i >= p->n) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "unexpected end of input");
+    if (p->s[p->i] != '\\') return swa__gp_utf8(p, cp);
+    c = swa__gp_peek(p, 1);
+    p->i += 2;
+    switch (c) {
+    case 'x': return swa__gp_hex(p, 2, cp);
+    case 'u': return swa__gp_hex(p, 4, cp);
+    case 'U': return swa__gp_hex(p, 8, cp);
+    case 't': *cp = '\t'; return 0;
+    case 'r': *cp = '\r'; return 0;
+    case 'n': *cp = '\n'; return 0;
+    case '\\': case '"': case '[': case ']': *cp = (uint32_t)c; return 0;
+    default: return swa__gp_fail(p, p->i - 2, SWA_ERR_FORMAT, "unknown escape");
+    }
+}
+
+static int swa__gp_range(swa__gparse *p, uint32_t lo, uint32_t hi)
+{
+    void *q = swa__g_grow(p->ranges, p->n_ranges, &p->cap_ranges, p->n_ranges + 2, sizeof *p->ranges);
+    if (!q) return swa__gp_nomem(p);
+    p->ranges = (uint32_t *)q;
+    p->ranges[p->n_ranges++] = lo;
+    p->ranges[p->n_ranges++] = hi;
+    return 0;
+}
+
+/* "..." : one set of one character per character. */
+static int swa__gp_literal(swa__gparse *p, swa__gvec *v)
+{
+    p->i++;
+    while (p->i < p->n && p->s[p->i] != '"') {
+        uint32_t cp;
+        if (swa__gp_char(p, &cp) || swa__gp_range(p, cp, cp) ||
+            swa__gp_push(p, v, SWA__G_SET, (uint32_t)(p->n_ranges / 2 - 1), 1)) return 1;
+    }
+    if (p->i >= p->n) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "unexpected end of input in a string");
+    p->i++;
+    return 0;
+}
+
+/* [...] or [^...]: one set element over the ranges listed. */
+static int swa__gp_class(swa__gparse *p, swa__gvec *v)
+{
+    size_t at = p->i, first;
+    uint32_t type = SWA__G_SET;
+    p->i++;
+    if (swa__gp_peek(p, 0) == '^') { type = SWA__G_NSET; p->i++; }
+    first = p->n_ranges;
+    while (p->i < p->n && p->s[p->i] != ']') {
+        uint32_t lo, hi;
+        if (swa__gp_char(p, &lo)) return 1;
+        hi = lo;
+        if (swa__gp_peek(p, 0) == '-' && swa__gp_peek(p, 1) != ']' && swa__gp_peek(p, 1) >= 0) {
+            p->i++;
+            if (swa__gp_char(p, &hi)) return 1;
+            if (hi < lo) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "a range whose end comes before its start");
+        }
+        if (swa__gp_range(p, lo, hi)) return 1;
+    }
+    if (p->i >= p->n) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "unexpected end of input in a character class");
+    p->i++;
+    return swa__gp_push(p, v, type, (uint32_t)(first / 2), (uint32_t)((p->n_ranges - first) / 2));
+}
+
+static int swa__gp_alternates(swa__gparse *p, uint32_t rule, int nested);
+
+/* Append e[0..n) to v (e not inside v). */
+static int swa__gp_append(swa__gparse *p, swa__gvec *v, const swa__gel *e, size_t n)
+{
+    size_t k;
+    for (k = 0; k < n; k++)
+        if (swa__gp_push(p, v, e[k].type, e[k].a, e[k].b)) return 1;
+    return 0;
+}
+
+/* A repetition of v[last..n) from min to max times (max < 0: no bound), as llama.cpp rewrites
+   it: min copies, then max - min nested optional rules (or one recursive rule). */
+static int swa__gp_repeat(swa__gparse *p, swa__gvec *v, size_t last, long min, long max, size_t at)
+{
+    swa__gvec prev;
+    uint32_t prev_rule = 0, id;
+    long k, n_opt = max < 0 ? 1 : max - min;
+    int rc = 0;
+    if (last == v->n) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "a repetition with nothing before it");
+    if (max >= 0 && max < min) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "a repetition {%ld,%ld} whose maximum is "
+                                                   "below its minimum", min, max);
+    memset(&prev, 0, sizeof prev);
+    if (swa__gp_append(p, &prev, v->p + last, v->n - last)) rc = 1;
+    if (!rc && min == 0) { p->n_el -= v->n - last; v->n = last; }
+    for (k = 1; !rc && k < min; k++) rc = swa__gp_append(p, v, prev.p, prev.n);
+    for (k = 0; !rc && k < n_opt; k++) {
+        swa__gvec *r;
+        rc = swa__gp_new_rule(p, NULL, 0, at, &id);
+        r = rc ? NULL : &p->rules[id].el;
+        rc = rc || swa__gp_append(p, r, prev.p, prev.n);
+        if (!rc && (k > 0 || max < 0)) rc = swa__gp_push(p, r, SWA__G_REF, max < 0 ? id : prev_rule, 0);
+        rc = rc || swa__gp_push(p, r, SWA__G_ALT, 0, 0) || swa__gp_push(p, r, SWA__G_END, 0, 0);
+        if (!rc) p->rules[id].defined = 1;
+        prev_rule = id;
+    }
+    if (!rc && n_opt > 0) rc = swa__gp_push(p, v, SWA__G_REF, prev_rule, 0);
+    p->n_el -= prev.n;
+    SWA_FREE(prev.p);
+    return rc;
+}
+
+static int swa__gp_int(swa__gparse *p, long *out)
+{
+    size_t at = p->i;
+    *out = 0;
+    if (swa__gp_peek(p, 0) < '0' || swa__gp_peek(p, 0) > '9') return swa__gp_fail(p, at, SWA_ERR_FORMAT, "expected a number");
+    while (swa__gp_peek(p, 0) >= '0' && swa__gp_peek(p, 0) <= '9') {
+        *out = *out * 10 + (p->s[p->i++] - '0');
+        if (*out > SWA__G_MAX_ELEMS)
+            return swa__gp_fail(p, at, SWA_ERR_FORMAT, "a repetition count above %d", (int)SWA__G_MAX_ELEMS);
+    }
+    return 0;
+}
+
+/* {m}, {m,}, {m,n} after a symbol. */
+static int swa__gp_braces(swa__gparse *p, swa__gvec *v, size_t last, int nested)
+{
+    size_t at = p->i;
+    long min, max;
+    p->i++;
+    swa__gp_space(p, nested);
+    if (swa__gp_int(p, &min)) return 1;
+    swa__gp_space(p, nested);
+    max = min;
+    if (swa__gp_peek(p, 0) == ',') {
+        p->i++;
+        swa__gp_space(p, nested);
+        max = -1;
+        if (swa__gp_peek(p, 0) >= '0' && swa__gp_peek(p, 0) <= '9') {
+            if (swa__gp_int(p, &max)) return 1;
+            swa__gp_space(p, nested);
+        }
+    }
+    if (swa__gp_peek(p, 0) != '}') return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "expected '}' or ','");
+    p->i++;
+    swa__gp_space(p, nested);
+    return swa__gp_repeat(p, v, last, min, max, at);
+}
+
+/* ( alternates ): a rule of its own, referenced here. */
+static int swa__gp_group(swa__gparse *p, swa__gvec *v)
+{
+    size_t at = p->i;
+    uint32_t id;
+    if (++p->depth > SWA__G_MAX_NEST)
+        return swa__gp_fail(p, at, SWA_ERR_FORMAT, "parentheses nested deeper than %d", (int)SWA__G_MAX_NEST);
+    p->i++;
+    swa__gp_space(p, 1);
+    if (swa__gp_new_rule(p, NULL, 0, at, &id) || swa__gp_alternates(p, id, 1)) return 1;
+    if (swa__gp_peek(p, 0) != ')') return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "expected ')'");
+    p->i++;
+    p->depth--;
+    return swa__gp_push(p, v, SWA__G_REF, id, 0);
+}
+
+/* Symbols and their repetitions up to a '|', a ')' or the end of the rule. */
+static int swa__gp_sequence(swa__gparse *p, swa__gvec *v, int nested)
+{
+    size_t last = v->n;
+    for (;;) {
+        int c = swa__gp_peek(p, 0);
+        size_t before = v->n, at = p->i;
+        if (c == '"') {
+            if (swa__gp_literal(p, v)) return 1;
+        } else if (c == '[') {
+            if (swa__gp_class(p, v)) return 1;
+        } else if (swa__gp_is_word(c)) {
+            uint32_t id;
+            while (swa__gp_is_word(swa__gp_peek(p, 0))) p->i++;
+            if (swa__gp_symbol(p, p->s + at, p->i - at, at, &id) || swa__gp_push(p, v, SWA__G_REF, id, 0)) return 1;
+        } else if (c == '(') {
+            if (swa__gp_group(p, v)) return 1;
+        } else if (c == '.') {
+            p->i++;
+            if (swa__gp_push(p, v, SWA__G_NSET, 0, 0)) return 1;
+        } else if (c == '*' || c == '+' || c == '?') {
+            p->i++;
+            swa__gp_space(p, nested);
+            if (swa__gp_repeat(p, v, last, c == '+', c == '?' ? 1 : -1, at)) return 1;
+            continue;
+        } else if (c == '{') {
+            if (swa__gp_braces(p, v, last, nested)) return 1;
+            continue;
+        } else {
+            return 0;
+        }
+        last = before;
+        swa__gp_space(p, nested);
+    }
+}
+
+static int swa__gp_alternates(swa__gparse *p, uint32_t rule, int nested)
+{
+    swa__gvec v;
+    memset(&v, 0, sizeof v);
+    for (;;) {
+        if (swa__gp_sequence(p, &v, nested)) break;
+        if (swa__gp_peek(p, 0) != '|') {
+            if (swa__gp_push(p, &v, SWA__G_END, 0, 0)) break;
+            p->rules[rule].el = v;
+            p->rules[rule].defined = 1;
+            return 0;
+        }
+        p->i++;
+        swa__gp_space(p, 1);
+        if (swa__gp_push(p, &v, SWA__G_ALT, 0, 0)) break;
+    }
+    SWA_FREE(v.p);
+    return 1;
+}
+
+/* name ::= alternates, then a newline or the end. */
+static int swa__gp_rule(swa__gparse *p)
+{
+    size_t at = p->i;
+    uint32_t id;
+    while (swa__gp_is_word(swa__gp_peek(p, 0))) p->i++;
+    if (p->i == at) return swa__gp_fail(p, at, SWA_ERR_FORMAT, "expected a rule name");
+    if (swa__gp_symbol(p, p->s + at, p->i - at, at, &id)) return 1;
+    if (p->rules[id].defined)
+        return swa__gp_fail(p, at, SWA_ERR_FORMAT, "rule '%.*s' is defined twice", (int)(p->i - at), p->s + at);
+    p->rules[id].at = at;
+    swa__gp_space(p, 0);
+    if (p->i + 3 > p->n || memcmp(p->s + p->i, "::=", 3) != 0) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "expected ::=");
+    p->i += 3;
+    swa__gp_space(p, 1);
+    if (swa__gp_alternates(p, id, 0)) return 1;
+    if (swa__gp_peek(p, 0) == '\r') p->i += swa__gp_peek(p, 1) == '\n' ? 2 : 1;
+    else if (swa__gp_peek(p, 0) == '\n') p->i++;
+    else if (p->i < p->n) return swa__gp_fail(p, p->i, SWA_ERR_FORMAT, "expected a newline or the end, found '%c'", p->s[p->i]);
+    swa__gp_space(p, 1);
+    return 0;
+}
+
+/* Every rule referenced is defined, and the start rule exists. */
+static int swa__gp_check_defined(swa__gparse *p, const char *root, uint32_t *root_id)
+{
+    size_t i;
+    for (i = 0; i < p->n_rules; i++)
+        if (!p->rules[i].defined)
+            return swa__gp_fail(p, p->rules[i].at, SWA_ERR_FORMAT, "undefined rule '%.*s'",
+                                (int)p->rules[i].name_len, p->rules[i].name);
+    for (i = 0; i < p->n_rules; i++) {
+        const swa__grule *r = &p->rules[i];
+        if (r->name && r->name_len == strlen(root) && memcmp(r->name, root, r->name_len) == 0) break;
+    }
+    if (i == p->n_rules) {
+        swa__fail(p->err, SWA_ERR_FORMAT, "grammar: no rule named '%.60s' to start from", root);
+        p->st = SWA_ERR_FORMAT;
+        return 1;
+    }
+    *root_id = (uint32_t)i;
+    return 0;
+}
+
+/* The rules back to back in g->el, then a reference to the start rule and an END: the
+   initial stack is that reference. g->alt_at lists each rule's alternatives' first elements. */
+static int swa__gp_flatten(swa__gparse *p, swa_grammar *g, uint32_t root)
+{
+    size_t i, k, at = 0, n_alt = 0;
+    for (i = 0; i < p->n_rules; i++)
+        for (k = 0; k < p->rules[i].el.n; k++) n_alt += p->rules[i].el.p[k].type <= SWA__G_ALT;
+    g->el = (swa__gel *)swa__calloc(p->n_el + 2, sizeof *g->el);
+    g->rule_at = (uint32_t *)swa__calloc(p->n_rules + 1, sizeof *g->rule_at);
+    g->alt_at = (uint32_t *)swa__calloc(n_alt + 1, sizeof *g->alt_at);
+    g->rule_alt = (uint32_t *)swa__calloc(p->n_rules + 1, sizeof *g->rule_alt);
+    g->ranges = p->ranges;
+    p->ranges = NULL;
+    if (!g->el || !g->rule_at || !g->alt_at || !g->rule_alt) return swa__gp_nomem(p);
+    for (n_alt = 0, i = 0; i < p->n_rules; i++) {
+        const swa__gvec *v = &p->rules[i].el;
+        g->rule_at[i] = (uint32_t)at;
+        g->rule_alt[i] = (uint32_t)n_alt;
+        g->alt_at[n_alt++] = (uint32_t)at;
+        memcpy(g->el + at, v->p, v->n * sizeof *v->p);
+        for (k = 0; k + 1 < v->n; k++) if (v->p[k].type == SWA__G_ALT) g->alt_at[n_alt++] = (uint32_t)(at + k + 1);
+        at += v->n;
+    }
+    g->rule_at[p->n_rules] = (uint32_t)at;
+    g->rule_alt[p->n_rules] = (uint32_t)n_alt;
+    g->el[at].type = SWA__G_REF;
+    g->el[at].a = root;
+    g->el[at + 1].type = SWA__G_END;
+    g->n_el = at + 2;
+    g->n_rules = p->n_rules;
+    return 0;
+}
+
+/* Which rules can match the empty text: a fixpoint over the alternatives. */
+static void swa__g_nullable(const swa_grammar *g, uint8_t *nullable)
+{
+    int changed = 1;
+    while (changed) {
+        size_t r, a;
+        changed = 0;
+        for (r = 0; r < g->n_rules; r++) {
+            if (nullable[r]) continue;
+            for (a = g->rule_alt[r]; a < g->rule_alt[r + 1] && !nullable[r]; a++) {
+                const swa__gel *e = g->el + g->alt_at[a];
+                while (e->type == SWA__G_REF && nullable[e->a]) e++;
+                if (e->type <= SWA__G_ALT) nullable[r] = 1, changed = 1;
+            }
+        }
+    }
+}
+
+/* Left recursion: a rule that can begin with itself (through rules that match empty text)
+   would expand forever. A depth-first walk over "can begin with" edges, colours in mark. */
+static int swa__gp_left_recursion(swa__gparse *p, const swa_grammar *g)
+{
+    uint8_t *mark = (uint8_t *)swa__calloc(g->n_rules * 2 + 1, 1), *nullable = mark + g->n_rules;
+    uint32_t *stack = (uint32_t *)swa__calloc(g->n_rules * 2 + 2, sizeof *stack);  /* rule, element */
+    size_t r, top, bad = SIZE_MAX;
+    if (!mark || !stack) { SWA_FREE(mark); SWA_FREE(stack); return swa__gp_nomem(p); }
+    swa__g_nullable(g, nullable);
+    for (r = 0; r < g->n_rules && bad == SIZE_MAX; r++) {
+        if (mark[r]) continue;
+        stack[0] = (uint32_t)r; stack[1] = g->rule_at[r]; top = 1; mark[r] = 1;
+        while (top && bad == SIZE_MAX) {
+            uint32_t *f = &stack[2 * (top - 1)], e = f[1];
+            if (e >= g->rule_at[f[0] + 1]) { mark[f[0]] = 2; top--; continue; }
+            f[1]++;
+            if (g->el[e].type != SWA__G_REF) continue;
+            /* a reference is leading when every element since its alternative began is nullable */
+            if (e > g->rule_at[f[0]] && g->el[e - 1].type > SWA__G_ALT) {
+                const swa__gel *b = g->el + e;
+                while (b > g->el + g->rule_at[f[0]] && b[-1].type == SWA__G_REF && nullable[b[-1].a]) b--;
+                if (b > g->el + g->rule_at[f[0]] && b[-1].type > SWA__G_ALT) continue;
+            }
+            if (mark[g->el[e].a] == 1) bad = g->el[e].a;
+            else if (!mark[g->el[e].a]) {
+                mark[g->el[e].a] = 1;
+                stack[2 * top] = g->el[e].a; stack[2 * top + 1] = g->rule_at[g->el[e].a]; top++;
+            }
+        }
+    }
+    SWA_FREE(mark);
+    SWA_FREE(stack);
+    if (bad == SIZE_MAX) return 0;
+    if (p->rules[bad].name)
+        return swa__gp_fail(p, p->rules[bad].at, SWA_ERR_FORMAT, "rule '%.*s' is left-recursive (it can begin "
+                            "with itself)", (int)p->rules[bad].name_len, p->rules[bad].name);
+    return swa__gp_fail(p, p->rules[bad].at, SWA_ERR_FORMAT, "this group is left-recursive (it can begin with itself)");
+}
+
+/* ---- the matcher ---- */
+
+typedef struct swa__gstk {        /* a set of stacks, each as [len, e0 .. e(len-1)], the top last */
+    uint32_t *w;
+    size_t n, cap;
+    uint32_t count;
+} swa__gstk;
+
+enum { SWA__G_SEEN = 4 * SWA_GRAMMAR_MAX_STACKS };
+
+typedef struct swa__gscratch {
+    uint32_t *work;               /* stacks to expand, each as [e0 .. e(len-1), len] */
+    size_t n_work, cap_work;
+    uint32_t *tmp, *pick;         /* [SWA_GRAMMAR_MAX_DEPTH + 2], [SWA_GRAMMAR_MAX_STACKS] */
+    uint32_t *seen;               /* [2 * SWA__G_SEEN] pairs (generation, offset) of the set being built */
+    uint32_t gen;
+} swa__gscratch;
+
+static swa_status swa__g_scratch_init(swa__gscratch *sc, swa_error *err)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->tmp = (uint32_t *)swa__calloc(SWA_GRAMMAR_MAX_DEPTH + 2, sizeof *sc->tmp);
+    sc->pick = (uint32_t *)swa__calloc(SWA_GRAMMAR_MAX_STACKS, sizeof *sc->pick);
+    sc->seen = (uint32_t *)swa__calloc(2 * SWA__G_SEEN, sizeof *sc->seen);
+    if (sc->tmp && sc->pick && sc->seen) return SWA_OK;
+    SWA_FREE(sc->tmp); SWA_FREE(sc->pick); SWA_FREE(sc->seen);
+    return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate a matcher");
+}
+
+static void swa__g_scratch_free(swa__gscratch *sc)
+{
+    SWA_FREE(sc->work); SWA_FREE(sc->tmp); SWA_FREE(sc->pick); SWA_FREE(sc->seen);
+}
+
+static uint32_t swa__g_hash_words(const uint32_t *w, size_t n)
+{
+    uint32_t h = 2166136261u;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ w[i]) * 16777619u;
+    return h ^ (h >> 15);
+}
+
+static swa_status swa__g_reserve(swa__gstk *s, size_t need, swa_error *err)
+{
+    void *q = swa__g_grow(s->w, s->n, &s->cap, need, sizeof *s->w);
+    if (!q) return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate %zu words of stacks", need);
+    s->w = (uint32_t *)q;
+    return SWA_OK;
+}
+
+/* Add stack e[0..len) to out unless it is there already. */
+static swa_status swa__g_add(swa__gscratch *sc, swa__gstk *out, const uint32_t *e, uint32_t len, swa_error *err)
+{
+    uint32_t h = swa__g_hash_words(e, len) & (SWA__G_SEEN - 1);
+    for (; sc->seen[2 * h] == sc->gen; h = (h + 1) & (SWA__G_SEEN - 1)) {
+        const uint32_t *o = out->w + sc->seen[2 * h + 1];
+        if (o[0] == len && memcmp(o + 1, e, len * sizeof *e) == 0) return SWA_OK;
+    }
+    if (out->count >= SWA_GRAMMAR_MAX_STACKS)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "grammar: more than %d parses alive at once (an ambiguous "
+                         "grammar)", (int)SWA_GRAMMAR_MAX_STACKS);
+    if (swa__g_reserve(out, out->n + len + 1, err)) return err ? err->code : SWA_ERR_NOMEM;
+    sc->seen[2 * h] = sc->gen;
+    sc->seen[2 * h + 1] = (uint32_t)out->n;
+    out->w[out->n] = len;
+    memcpy(out->w + out->n + 1, e, len * sizeof *e);
+    out->n += len + 1;
+    out->count++;
+    return SWA_OK;
+}
+
+/* Push base[0..len) then x and y (each when not UINT32_MAX) as a work item. */
+static swa_status swa__g_push_work(swa__gscratch *sc, const uint32_t *base, uint32_t len, uint32_t x, uint32_t y,
+                                   swa_error *err)
+{
+    uint32_t n = len + (x != UINT32_MAX) + (y != UINT32_MAX);
+    void *q;
+    if (n > SWA_GRAMMAR_MAX_DEPTH)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "grammar: a parse nests deeper than %d rules",
+                         (int)SWA_GRAMMAR_MAX_DEPTH);
+    if (!(q = swa__g_grow(sc->work, sc->n_work, &sc->cap_work, sc->n_work + n + 1, sizeof *sc->work)))
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the stacks");
+    sc->work = (uint32_t *)q;
+    memcpy(sc->work + sc->n_work, base, len * sizeof *base);
+    sc->n_work += len;
+    if (x != UINT32_MAX) sc->work[sc->n_work++] = x;
+    if (y != UINT32_MAX) sc->work[sc->n_work++] = y;
+    sc->work[sc->n_work++] = n;
+    return SWA_OK;
+}
+
+/* Replace a reference on top of item[0..len) by each alternative of its rule (the last pushed
+   first, so that the first is expanded first). */
+static swa_status swa__g_expand_ref(const swa_grammar *g, swa__gscratch *sc, uint32_t len, swa_error *err)
+{
+    uint32_t top = sc->tmp[len - 1], r = g->el[top].a, a;
+    uint32_t next = g->el[top + 1].type > SWA__G_ALT ? top + 1 : UINT32_MAX;
+    for (a = g->rule_alt[r + 1]; a-- > g->rule_alt[r];) {
+        uint32_t s = g->alt_at[a];
+        swa_status st = swa__g_push_work(sc, sc->tmp, len - 1, next, g->el[s].type > SWA__G_ALT ? s : UINT32_MAX, err);
+        if (st) return st;
+    }
+    return SWA_OK;
+}
+
+/* Expand the work items until each stack's top is a set, or the stack is empty; into out. */
+static swa_status swa__g_expand(const swa_grammar *g, swa__gscratch *sc, swa__gstk *out, swa_error *err)
+{
+    long steps = 0;
+    while (sc->n_work) {
+        uint32_t len = sc->work[sc->n_work - 1];
+        const uint32_t *item = sc->work + sc->n_work - 1 - len;
+        swa_status st;
+        if (++steps > SWA__G_MAX_WORK)
+            return swa__fail(err, SWA_ERR_UNSUPPORTED, "grammar: more than %d expansions for one character (an "
+                             "ambiguous grammar)", (int)SWA__G_MAX_WORK);
+        sc->n_work -= len + 1;
+        if (len == 0 || g->el[item[len - 1]].type >= SWA__G_SET) {
+            st = swa__g_add(sc, out, item, len, err);
+        } else {
+            memcpy(sc->tmp, item, len * sizeof *item);
+            st = swa__g_expand_ref(g, sc, len, err);
+        }
+        if (st) return st;
+    }
+    return SWA_OK;
+}
+
+static void swa__g_begin(swa__gscratch *sc, swa__gstk *out)
+{
+    out->n = 0;
+    out->count = 0;
+    sc->n_work = 0;
+    if (++sc->gen == 0) {              /* the generations wrapped: forget every stamp */
+        memset(sc->seen, 0, 2 * SWA__G_SEEN * sizeof *sc->seen);
+        sc->gen = 1;
+    }
+}
+
+static int swa__g_set_has(const swa_grammar *g, const swa__gel *e, uint32_t cp)
+{
+    const uint32_t *r = g->ranges + 2 * (size_t)e->a;
+    uint32_t k;
+    for (k = 0; k < e->b; k++) if (r[2 * k] <= cp && cp <= r[2 * k + 1]) return e->type == SWA__G_SET;
+    return e->type == SWA__G_NSET;
+}
+
+/* The stacks of in[0..in_n) that take character cp, moved on and expanded, into out. */
+static swa_status swa__g_step(const swa_grammar *g, swa__gscratch *sc, const uint32_t *in, size_t in_n, uint32_t cp,
+                              swa__gstk *out, swa_error *err)
+{
+    size_t i;
+    uint32_t n_pick = 0;
+    swa__g_begin(sc, out);
+    for (i = 0; i < in_n; i += in[i] + 1)
+        if (in[i] && swa__g_set_has(g, &g->el[in[i + in[i]]], cp)) sc->pick[n_pick++] = (uint32_t)i;
+    while (n_pick--) {               /* in reverse, so that the first is expanded first */
+        const uint32_t *s = in + sc->pick[n_pick] + 1;
+        uint32_t len = s[-1], top = s[len - 1];
+        swa_status st = swa__g_push_work(sc, s, len - 1, g->el[top + 1].type > SWA__G_ALT ? top + 1 : UINT32_MAX,
+                                         UINT32_MAX, err);
+        if (st || (st = swa__g_expand(g, sc, out, err))) return st;
+    }
+    return SWA_OK;
+}
+
+/* Whether some character that begins with the partial UTF-8 sequence (bits v, n_more bytes
+   still to come, len in all) could be the next of a stack in set. */
+static int swa__g_partial_ok(const swa_grammar *g, const uint32_t *set, size_t n, uint32_t v, int n_more, int len)
+{
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    uint32_t lo = v << (6 * n_more), hi = lo | ((1u << (6 * n_more)) - 1), k;
+    size_t i;
+    if (lo < least[len]) lo = least[len];
+    if (hi > 0x10FFFF) hi = 0x10FFFF;
+    if (lo > hi) return 0;
+    for (i = 0; i < n; i += set[i] + 1) {
+        const swa__gel *e;
+        const uint32_t *r;
+        int covered = 0;
+        if (!set[i]) continue;
+        e = &g->el[set[i + set[i]]];
+        r = g->ranges + 2 * (size_t)e->a;
+        for (k = 0; k < e->b; k++) {
+            if (e->type == SWA__G_SET && r[2 * k] <= hi && lo <= r[2 * k + 1]) return 1;
+            if (r[2 * k] <= lo && hi <= r[2 * k + 1]) covered = 1;
+        }
+        if (e->type == SWA__G_NSET && !covered) return 1;
+    }
+    return 0;
+}
+
+static void swa__g_free_parse(swa__gparse *p)
+{
+    size_t i;
+    for (i = 0; i < p->n_rules; i++) SWA_FREE(p->rules[i].el.p);
+    SWA_FREE(p->rules);
+    SWA_FREE(p->names);
+    SWA_FREE(p->ranges);
+}
+
+SWADEF void swa_grammar_free(swa_grammar *g)
+{
+    if (!g) return;
+    SWA_FREE(g->el); SWA_FREE(g->rule_at); SWA_FREE(g->alt_at); SWA_FREE(g->rule_alt);
+    SWA_FREE(g->ranges); SWA_FREE(g->start);
+    SWA_FREE(g);
+}
+
+/* The initial stacks: the start rule's reference, expanded. */
+static swa_status swa__g_start(swa_grammar *g, swa_error *err)
+{
+    swa__gscratch sc;
+    swa__gstk out;
+    uint32_t root = (uint32_t)(g->n_el - 2);
+    swa_status st;
+    memset(&out, 0, sizeof out);
+    if ((st = swa__g_scratch_init(&sc, err))) return st;
+    swa__g_begin(&sc, &out);
+    if (!(st = swa__g_push_work(&sc, &root, 1, UINT32_MAX, UINT32_MAX, err))) st = swa__g_expand(g, &sc, &out, err);
+    swa__g_scratch_free(&sc);
+    g->start = out.w;
+    g->n_start = out.n;
+    g->start_count = out.count;
+    return st;
+}
+
+static int swa__gp_all(swa__gparse *p)
+{
+    swa__gp_space(p, 1);
+    while (p->i < p->n && p->st == SWA_OK) if (swa__gp_rule(p)) return 1;
+    return p->st != SWA_OK;
+}
+
+SWADEF swa_status swa_grammar_parse(const char *text, size_t len, const char *root, swa_grammar **out, swa_error *err)
+{
+    swa__gparse p;
+    swa_grammar *g = NULL;
+    uint32_t root_id = 0;
+    if (!out || (!text && len)) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_grammar_parse: out or text is NULL");
+    *out = NULL;
+    memset(&p, 0, sizeof p);
+    p.s = text;
+    p.n = len;
+    p.err = err;
+    if (!root) root = "root";
+    if (!swa__gp_all(&p) && !swa__gp_check_defined(&p, root, &root_id)) {
+        if (!(g = (swa_grammar *)swa__calloc(1, sizeof *g))) swa__gp_nomem(&p);
+        else if (!swa__gp_flatten(&p, g, root_id) && !swa__gp_left_recursion(&p, g)) p.st = swa__g_start(g, err);
+    }
+    swa__g_free_parse(&p);
+    if (p.st != SWA_OK) {
+        swa_grammar_free(g);
+        return p.st;
+    }
+    *out = g;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* ---- a match in progress ---- */
+
+struct swa_grammar_state {
+    const swa_grammar *g;
+    swa__gstk cur, next, saved;
+    uint32_t pv;                  /* a character begun and not finished: its bits so far, */
+    int pn, plen;                 /* the bytes it still needs and its length (pn = 0: none) */
+    swa__gscratch sc;
+};
+
+SWADEF void swa_grammar_state_free(swa_grammar_state *st)
+{
+    if (!st) return;
+    SWA_FREE(st->cur.w); SWA_FREE(st->next.w); SWA_FREE(st->saved.w);
+    swa__g_scratch_free(&st->sc);
+    SWA_FREE(st);
+}
+
+/* Make cur hold src's n words (count stacks); cur was reserved for them. */
+static swa_status swa__g_assign(swa__gstk *dst, const uint32_t *w, size_t n, uint32_t count, swa_error *err)
+{
+    swa_status s = swa__g_reserve(dst, n, err);
+    if (s) return s;
+    if (n) memcpy(dst->w, w, n * sizeof *w);
+    dst->n = n;
+    dst->count = count;
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_grammar_state_create(const swa_grammar *g, swa_grammar_state **out, swa_error *err)
+{
+    swa_grammar_state *st;
+    if (!out || !g) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_grammar_state_create: g or out is NULL");
+    *out = NULL;
+    if (!(st = (swa_grammar_state *)swa__calloc(1, sizeof *st)))
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate a state");
+    st->g = g;
+    if (swa__g_scratch_init(&st->sc, err) != SWA_OK) { SWA_FREE(st); return SWA_ERR_NOMEM; }
+    if (swa__g_assign(&st->cur, g->start, g->n_start, g->start_count, err) != SWA_OK) {
+        swa_grammar_state_free(st);
+        return SWA_ERR_NOMEM;
+    }
+    *out = st;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_grammar_state_copy(const swa_grammar_state *src, swa_grammar_state **out, swa_error *err)
+{
+    swa_status s;
+    if (!src) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_grammar_state_copy: src is NULL");
+    if ((s = swa_grammar_state_create(src->g, out, err))) return s;
+    if ((s = swa__g_assign(&(*out)->cur, src->cur.w, src->cur.n, src->cur.count, err))) {
+        swa_grammar_state_free(*out);
+        *out = NULL;
+        return s;
+    }
+    (*out)->pv = src->pv;
+    (*out)->pn = src->pn;
+    (*out)->plen = src->plen;
+    return SWA_OK;
+}
+
+SWADEF void swa_grammar_state_reset(swa_grammar_state *st)
+{
+    /* cur was reserved for the start set at create and never shrinks, so this cannot fail */
+    swa__g_assign(&st->cur, st->g->start, st->g->n_start, st->g->start_count, NULL);
+    st->pn = 0;
+}
+
+SWADEF int swa_grammar_state_can_end(const swa_grammar_state *st)
+{
+    size_t i;
+    if (st->pn) return 0;
+    for (i = 0; i < st->cur.n; i += st->cur.w[i] + 1) if (st->cur.w[i] == 0) return 1;
+    return 0;
+}
+
+SWADEF int swa_grammar_state_done(const swa_grammar_state *st)
+{
+    size_t i;
+    if (st->pn) return 0;
+    for (i = 0; i < st->cur.n; i += st->cur.w[i] + 1) if (st->cur.w[i] != 0) return 0;
+    return 1;
+}
+
+/* One byte into the UTF-8 decoder of (v, n, len): 1 when a character is complete (in *cp),
+   0 when more bytes are needed, -1 when the byte cannot be there. */
+static int swa__g_utf8_byte(uint32_t *v, int *n, int *len, unsigned char b, uint32_t *cp)
+{
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (*n == 0) {
+        if (b < 0x80) { *cp = b; return 1; }
+        *len = b >= 0xC2 && b < 0xE0 ? 2 : b >= 0xE0 && b < 0xF0 ? 3 : b >= 0xF0 && b < 0xF5 ? 4 : 0;
+        if (!*len) return -1;
+        *v = (uint32_t)b & (0x7Fu >> *len);
+        *n = *len - 1;
+        return 0;
+    }
+    if ((b & 0xC0) != 0x80) return -1;
+    *v = *v << 6 | (b & 0x3Fu);
+    if (--*n) return 0;
+    *cp = *v;
+    return *cp >= least[*len] && *cp <= 0x10FFFF ? 1 : -1;
+}
+
+static swa_status swa__g_refuse(swa_grammar_state *st, size_t at, size_t *used, swa_error *err)
+{
+    swa__gstk t = st->cur;
+    st->cur = st->saved;
+    st->saved = t;
+    if (used) *used = at;
+    return swa__fail(err, SWA_ERR_NO_MATCH, "grammar: the text cannot go on at byte %zu", at);
+}
+
+SWADEF swa_status swa_grammar_state_accept(swa_grammar_state *st, const char *bytes, size_t n, size_t *used,
+                                           swa_error *err)
+{
+    uint32_t spv;
+    int spn, splen;
+    size_t i, begin = 0;
+    swa_status s;
+    if (!st || (!bytes && n)) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_grammar_state_accept: NULL argument");
+    spv = st->pv; spn = st->pn; splen = st->plen;
+    if ((s = swa__g_assign(&st->saved, st->cur.w, st->cur.n, st->cur.count, err))) return s;
+    for (i = 0; i < n; i++) {
+        uint32_t cp = 0;
+        swa__gstk t;
+        int r;
+        if (st->pn == 0) begin = i;
+        r = swa__g_utf8_byte(&st->pv, &st->pn, &st->plen, (unsigned char)bytes[i], &cp);
+        if (r == 0) continue;
+        if (r < 0) break;
+        if ((s = swa__g_step(st->g, &st->sc, st->cur.w, st->cur.n, cp, &st->next, err))) break;
+        if (!st->next.count) break;
+        t = st->cur; st->cur = st->next; st->next = t;
+    }
+    if (i == n && (!st->pn || swa__g_partial_ok(st->g, st->cur.w, st->cur.n, st->pv, st->pn, st->plen))) {
+        if (used) *used = n;
+        swa__ok(err);
+        return SWA_OK;
+    }
+    st->pv = spv; st->pn = spn; st->plen = splen;
+    if (s) {                         /* a limit: the message is set, the state goes back */
+        swa__gstk t = st->cur; st->cur = st->saved; st->saved = t;
+        return s;
+    }
+    return swa__g_refuse(st, begin, used, err);
+}
+
+SWADEF swa_status swa_grammar_match(const swa_grammar *g, const char *text, size_t len, size_t *where, swa_error *err)
+{
+    swa_grammar_state *st;
+    size_t used = 0;
+    swa_status s = swa_grammar_state_create(g, &st, err);
+    if (s) return s;
+    s = swa_grammar_state_accept(st, text, len, &used, err);
+    if (s == SWA_OK && !swa_grammar_state_can_end(st)) {
+        used = len;
+        s = swa__fail(err, SWA_ERR_NO_MATCH, "grammar: the text ends before the grammar does");
+    }
+    swa_grammar_state_free(st);
+    if (where) *where = s == SWA_OK ? len : used;
+    return s;
+}
+
+#endif /* SWA_NO_GRAMMAR */
+
+/* ==== JSON Schema to grammar ====
+   A JSON Schema becomes GBNF text the way llama.cpp's json_schema_to_grammar writes it: a rule
+   per schema node, named by its path from the root ("root", property "a" is "a", its items
+   "a-item", ...), and the JSON primitives as fixed rules, where space allows nothing, one space,
+   or a newline and up to 20 spaces or tabs. An object's properties come in the order written,
+   the required ones first, then any subset of the optional ones in order (nested optional rules,
+   one "-rest" rule per property, so the grammar grows linearly). docs/grammar.md lists what is
+   supported, what is refused and what is ignored, as llama.cpp ignores it.
+   Literals here are JSON text: a string's pattern and a property name are matched in the form
+   json.dumps writes them (escapes included), and a pattern's "." and negated classes never match
+   a quote, a backslash or a control character, so every text the grammar accepts is valid JSON.
+   The work is bounded whatever the schema: nesting (references followed included), the nodes
+   converted, the members scanned while following references, repetition counts and the
+   grammar's size each have a limit, and passing one is an error that names it. */
+#ifndef SWA_NO_GRAMMAR
+
+#define SWA__JS_MAX_DEPTH    128        /* schemas within schemas, $ref hops included */
+#define SWA__JS_MAX_VISITS   100000     /* schema nodes converted (a list of types converts its node once a type) */
+#define SWA__JS_MAX_SCAN     50000000   /* object members compared while following $refs */
+#define SWA__JS_MAX_REPEAT   10000      /* minItems, maxItems, minLength, maxLength, a pattern's {m,n} */
+#define SWA__JS_MAX_KEY      512        /* bytes of a property name that additionalProperties' keys avoid */
+#define SWA__JS_MAX_GBNF     (16u << 20)   /* bytes of grammar */
+#define SWA__JS_NAME         96         /* bytes of a rule name before its numeric suffix */
+#define SWA__JS_GROUPS       64         /* a pattern's nested groups */
+#define SWA__JS_INF          (-1)       /* no upper bound on a repetition */
+
+typedef struct swa__js_rule {
+    char *name, *body;        /* body NULL: reserved for a $ref's target while it is converted */
+    uint32_t next;            /* the next numeric suffix to try when this name is taken */
+} swa__js_rule;
+
+typedef struct swa__js {
+    const swa__json *root;
+    swa__js_rule *rules;
+    size_t n, cap;
+    size_t *slots, n_slots;   /* rules by name, open addressing: index + 1, 0 empty */
+    size_t visits, scan, bytes;
+    int depth;
+    swa_status status;
+    swa_error *err;
+} swa__js;
+
+/* The JSON primitives and string formats: name, body, the rules the body names. */
+static const char *const swa__js_prims[][3] = {
+    {"boolean", "(\"true\" | \"false\") space", ""},
+    {"decimal-part", "[0-9]{1,16}", ""},
+    {"integral-part", "[0] | [1-9] [0-9]{0,15}", ""},
+    {"number", "(\"-\"? integral-part) (\".\" decimal-part)? ([eE] [-+]? integral-part)? space",
+     "integral-part decimal-part"},
+    {"integer", "(\"-\"? integral-part) space", "integral-part"},
+    {"value", "object | array | string | number | boolean | null", "object array string number boolean null"},
+    {"object", "\"{\" space ( string \":\" space value (\",\" space string \":\" space value)* )? \"}\" space",
+     "string value"},
+    {"array", "\"[\" space ( value (\",\" space value)* )? \"]\" space", "value"},
+    {"uuid", "\"\\\"\" [0-9a-fA-F]{8} \"-\" [0-9a-fA-F]{4} \"-\" [0-9a-fA-F]{4} \"-\" [0-9a-fA-F]{4} \"-\" "
+             "[0-9a-fA-F]{12} \"\\\"\" space", ""},
+    {"char", "[^\"\\\\\\x7F\\x00-\\x1F] | [\\\\] ([\"\\\\bfnrt] | \"u\" [0-9a-fA-F]{4})", ""},
+    {"string", "\"\\\"\" char* \"\\\"\" space", "char"},
+    {"null", "\"null\" space", ""},
+    {"date", "[0-9]{4} \"-\" ( \"0\" [1-9] | \"1\" [0-2] ) \"-\" ( \"0\" [1-9] | [1-2] [0-9] | \"3\" [0-1] )", ""},
+    {"time", "([01] [0-9] | \"2\" [0-3]) \":\" [0-5] [0-9] \":\" [0-5] [0-9] ( \".\" [0-9]{3} )? ( \"Z\" | "
+             "( \"+\" | \"-\" ) ( [01] [0-9] | \"2\" [0-3] ) \":\" [0-5] [0-9] )", ""},
+    {"date-time", "date \"T\" time", "date time"},
+    {"date-string", "\"\\\"\" date \"\\\"\" space", "date"},
+    {"time-string", "\"\\\"\" time \"\\\"\" space", "time"},
+    {"date-time-string", "\"\\\"\" date-time \"\\\"\" space", "date-time"},
+};
+#define SWA__JS_N_PRIMS (sizeof swa__js_prims / sizeof swa__js_prims[0])
+static const char swa__js_space[] = "| \" \" | \"\\n\" [ \\t]{0,20}";
+/* What a pattern's "." and negated classes also exclude: JSON's quote, escape and controls. */
+static const char swa__js_not_json[] = "\"\\\\\\x7F\\x00-\\x1F";
+
+static const char *swa__js_fail(swa__js *c, swa_status code, const char *fmt, ...)
+{
+    char msg[sizeof c->err->msg];
+    va_list ap;
+    if (c->status) return NULL;            /* the first error is the one reported */
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    c->status = swa__fail(c->err, code, "JSON Schema: %s", msg);
+    return NULL;
+}
+
+static int swa__js_prim_index(const char *name, size_t n)
+{
+    size_t i;
+    for (i = 0; i < SWA__JS_N_PRIMS; i++)
+        if (strlen(swa__js_prims[i][0]) == n && memcmp(swa__js_prims[i][0], name, n) == 0) return (int)i;
+    return -1;
+}
+
+/* ---- rules by name ---- */
+
+static swa__js_rule *swa__js_find(const swa__js *c, const char *name)
+{
+    size_t mask = c->n_slots - 1, i;
+    if (!c->n_slots) return NULL;
+    for (i = (size_t)swa__hash(name, strlen(name)) & mask; c->slots[i]; i = (i + 1) & mask)
+        if (strcmp(c->rules[c->slots[i] - 1].name, name) == 0) return &c->rules[c->slots[i] - 1];
+    return NULL;
+}
+
+/* Room for one more rule: the array grows, and the table doubles and rehashes at half full. */
+static int swa__js_grow(swa__js *c)
+{
+    size_t i, j, mask;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        swa__js_rule *r = (swa__js_rule *)swa__calloc(cap, sizeof *r);
+        if (!r) return 0;
+        if (c->n) memcpy(r, c->rules, c->n * sizeof *r);
+        SWA_FREE(c->rules);
+        c->rules = r;
+        c->cap = cap;
+    }
+    if (2 * (c->n + 1) <= c->n_slots) return 1;
+    SWA_FREE(c->slots);
+    c->n_slots = c->n_slots ? 2 * c->n_slots : 128;
+    if (!(c->slots = (size_t *)swa__calloc(c->n_slots, sizeof(size_t)))) return 0;
+    mask = c->n_slots - 1;
+    for (j = 0; j < c->n; j++) {
+        for (i = (size_t)swa__hash(c->rules[j].name, strlen(c->rules[j].name)) & mask; c->slots[i]; i = (i + 1) & mask) {}
+        c->slots[i] = j + 1;
+    }
+    return 1;
+}
+
+static char *swa__js_dup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = (char *)swa__calloc(1, n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+/* A new rule (body may be NULL: reserved); its name, which the rule owns and keeps in place. */
+static const char *swa__js_insert(swa__js *c, const char *name, const char *body)
+{
+    size_t mask, i;
+    swa__js_rule *r;
+    c->bytes += strlen(name) + (body ? strlen(body) : 0) + 6;
+    if (c->bytes > SWA__JS_MAX_GBNF)
+        return swa__js_fail(c, SWA_ERR_UNSUPPORTED, "the grammar would pass %u bytes", SWA__JS_MAX_GBNF);
+    if (!swa__js_grow(c)) return swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    r = &c->rules[c->n];
+    memset(r, 0, sizeof *r);
+    if (!(r->name = swa__js_dup(name)) || (body && !(r->body = swa__js_dup(body)))) {
+        SWA_FREE(r->name);
+        return swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    }
+    mask = c->n_slots - 1;
+    for (i = (size_t)swa__hash(name, strlen(name)) & mask; c->slots[i]; i = (i + 1) & mask) {}
+    c->slots[i] = ++c->n;
+    return r->name;
+}
+
+/* name as a rule name: each run of characters outside [a-zA-Z0-9-] becomes one '-', and the
+   result is cut at SWA__JS_NAME bytes (the suffixes keep cut names apart). */
+static void swa__js_esc(const char *name, char out[SWA__JS_NAME + 1])
+{
+    size_t n = 0;
+    int run = 0;
+    for (; *name && n < SWA__JS_NAME; name++) {
+        char ch = *name;
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-';
+        if (ok) out[n++] = ch;
+        else if (!run) out[n++] = '-';
+        run = !ok;
+    }
+    out[n] = '\0';
+}
+
+/* The rule for body under name: the rule of that name if it has this body, else a new rule
+   under name, or name0, name1, ... (a free one). Returns the rule's name, NULL on error. A NULL
+   body reserves a new name, for a $ref's target whose body comes later (swa__js_set). */
+static const char *swa__js_add(swa__js *c, const char *name, const char *body)
+{
+    char esc[SWA__JS_NAME + 1], alt[SWA__JS_NAME + 16];
+    swa__js_rule *r;
+    if (c->status) return NULL;
+    swa__js_esc(name, esc);
+    if (!(r = swa__js_find(c, esc))) return swa__js_insert(c, esc, body);
+    if (body && r->body && strcmp(r->body, body) == 0) return r->name;
+    for (;;) {
+        size_t k = (size_t)(r - c->rules);
+        swa__js_rule *other;
+        snprintf(alt, sizeof alt, "%s%u", esc, (unsigned)c->rules[k].next++);
+        if (!(other = swa__js_find(c, alt))) return swa__js_insert(c, alt, body);
+        if (body && other->body && strcmp(other->body, body) == 0) return other->name;
+        r = &c->rules[k];
+    }
+}
+
+/* The rule reserved as name gets its body. */
+static const char *swa__js_set(swa__js *c, const char *name, const char *body)
+{
+    swa__js_rule *r = swa__js_find(c, name);
+    if (c->status) return NULL;
+    c->bytes += strlen(body);
+    if (c->bytes > SWA__JS_MAX_GBNF)
+        return swa__js_fail(c, SWA_ERR_UNSUPPORTED, "the grammar would pass %u bytes", SWA__JS_MAX_GBNF);
+    if (!(r->body = swa__js_dup(body))) return swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    return r->name;
+}
+
+/* The rule for the text of b under name (swa__js_add); b is freed. */
+static const char *swa__js_add_buf(swa__js *c, const char *name, swa__buf *b)
+{
+    const char *out;
+    swa__buf_putc(b, '\0');
+    out = b->failed ? swa__js_fail(c, SWA_ERR_NOMEM, "out of memory") : swa__js_add(c, name, b->p);
+    swa__buf_free(b);
+    return out;
+}
+
+/* A primitive (with the primitives it names) under name; its rule's name. */
+static const char *swa__js_prim(swa__js *c, const char *name, int k)
+{
+    const char *out = swa__js_add(c, name, swa__js_prims[k][1]), *dep = swa__js_prims[k][2];
+    while (out && *dep) {
+        size_t n = strcspn(dep, " ");
+        int d = swa__js_prim_index(dep, n);
+        if (d >= 0 && !swa__js_find(c, swa__js_prims[d][0]) && !swa__js_prim(c, swa__js_prims[d][0], d)) return NULL;
+        dep += n + (dep[n] == ' ');
+    }
+    return out;
+}
+
+static const char *swa__js_prim_named(swa__js *c, const char *name)
+{
+    return swa__js_prim(c, name, swa__js_prim_index(name, strlen(name)));
+}
+
+/* The rule name a node called name defines: "root" for the root, name + "-" for the names the
+   primitives use. */
+static void swa__js_rule_name(const char *name, char out[SWA__JS_NAME + 2])
+{
+    char esc[SWA__JS_NAME + 1];
+    swa__js_esc(name, esc);
+    if (!*esc) strcpy(out, "root");
+    else snprintf(out, SWA__JS_NAME + 2, "%s%s", esc,
+                  strcmp(esc, "root") == 0 || strcmp(esc, "dot") == 0 || swa__js_prim_index(esc, strlen(esc)) >= 0 ? "-" : "");
+}
+
+/* A child's name: parent, a dash when the parent has a name, then what (n bytes). */
+static void swa__js_child(char out[SWA__JS_NAME + 1], const char *parent, const char *what, size_t n)
+{
+    char tmp[2 * SWA__JS_NAME + 4];
+    size_t p = strlen(parent), w = n < SWA__JS_NAME ? n : SWA__JS_NAME;
+    memcpy(tmp, parent, p);
+    if (p) tmp[p++] = '-';
+    memcpy(tmp + p, what, w);
+    tmp[p + w] = '\0';
+    swa__js_esc(tmp, out);
+}
+
+/* ---- literals, classes and JSON values ---- */
+
+/* A GBNF literal matching exactly the bytes s[0..n). */
+static void swa__js_literal(swa__buf *b, const char *s, size_t n)
+{
+    size_t i;
+    swa__buf_putc(b, '"');
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\') { swa__buf_putc(b, '\\'); swa__buf_putc(b, (char)ch); }
+        else if (ch < 0x20 || ch == 0x7F) swa__buf_printf(b, "\\x%02X", ch);
+        else swa__buf_putc(b, (char)ch);
+    }
+    swa__buf_putc(b, '"');
+}
+
+/* A GBNF literal matching the JSON text of the string s[0..n), quotes excluded when bare. */
+static void swa__js_json_literal(swa__buf *b, const char *s, size_t n, int bare)
+{
+    swa__buf tmp;
+    memset(&tmp, 0, sizeof tmp);
+    swa__buf_json_string(&tmp, s, n, 0);
+    if (tmp.failed) b->failed = 1;
+    else swa__js_literal(b, tmp.p + bare, tmp.n - 2 * (size_t)bare);
+    swa__buf_free(&tmp);
+}
+
+/* One character in a GBNF class; the class's own marks and controls as \xHH, which a GBNF
+   reader takes as a plain character wherever it stands. */
+static void swa__js_class_char(swa__buf *b, uint32_t cp)
+{
+    char u[4];
+    if (cp < 0x20 || cp == 0x7F || cp == ']' || cp == '\\' || cp == '^' || cp == '-' || cp == '[')
+        swa__buf_printf(b, "\\x%02X", (unsigned)cp);
+    else
+        swa__buf_put(b, u, swa__utf8_put(cp, u));
+}
+
+/* v as compact JSON text (nlohmann's dump: no spaces, reals with a '.' or an exponent). */
+static void swa__js_dump(swa__buf *b, const swa__json *v)
+{
+    size_t i;
+    char num[40];
+    switch (v->kind) {
+    case SWA__JSON_NULL: swa__buf_puts(b, "null"); break;
+    case SWA__JSON_FALSE: swa__buf_puts(b, "false"); break;
+    case SWA__JSON_TRUE: swa__buf_puts(b, "true"); break;
+    case SWA__JSON_INT: swa__buf_printf(b, "%lld", (long long)v->i); break;
+    case SWA__JSON_REAL:
+        for (i = 15; i <= 17; i++) {       /* the shortest form that reads back as the value */
+            snprintf(num, sizeof num, "%.*g", (int)i, v->num);
+            if (strtod(num, NULL) == v->num) break;
+        }
+        swa__buf_puts(b, num);
+        if (!strpbrk(num, ".eEn")) swa__buf_puts(b, ".0");
+        break;
+    case SWA__JSON_STRING: swa__buf_json_string(b, v->str, v->len, 0); break;
+    case SWA__JSON_ARRAY: case SWA__JSON_OBJECT:
+        swa__buf_putc(b, v->kind == SWA__JSON_ARRAY ? '[' : '{');
+        for (i = 0; i < v->n; i++) {
+            if (i) swa__buf_putc(b, ',');
+            if (v->kind == SWA__JSON_OBJECT) { swa__buf_json_string(b, v->items[i].key, v->items[i].key_len, 0); swa__buf_putc(b, ':'); }
+            swa__js_dump(b, &v->items[i]);
+        }
+        swa__buf_putc(b, v->kind == SWA__JSON_ARRAY ? ']' : '}');
+        break;
+    }
+}
+
+/* The literal of a constant: its JSON text. */
+static void swa__js_const(swa__buf *b, const swa__json *v)
+{
+    swa__buf tmp;
+    memset(&tmp, 0, sizeof tmp);
+    swa__js_dump(&tmp, v);
+    if (tmp.failed) b->failed = 1;
+    else swa__js_literal(b, tmp.p, tmp.n);
+    swa__buf_free(&tmp);
+}
+
+/* item repeated min..max times (max SWA__JS_INF: no bound), as GBNF; with sep between items. */
+static void swa__js_repeat(swa__buf *b, const char *item, long min, long max, const char *sep)
+{
+    if (max == 0) return;
+    if (min == 0 && max == 1) { swa__buf_printf(b, "%s?", item); return; }
+    if (sep) {
+        swa__buf tmp;
+        memset(&tmp, 0, sizeof tmp);
+        swa__buf_printf(&tmp, "(%s %s)", sep, item);
+        if (min == 0) swa__buf_putc(b, '(');
+        swa__buf_printf(b, "%s ", item);
+        if (tmp.failed) b->failed = 1;
+        else swa__js_repeat(b, tmp.p, min > 0 ? min - 1 : 0, max == SWA__JS_INF ? max : max - 1, NULL);
+        swa__buf_free(&tmp);
+        if (min == 0) swa__buf_puts(b, ")?");
+        return;
+    }
+    if (max == SWA__JS_INF) {
+        if (min <= 1) swa__buf_printf(b, "%s%c", item, min ? '+' : '*');
+        else swa__buf_printf(b, "%s{%ld,}", item, min);
+    } else if (min == max) {
+        swa__buf_printf(b, "%s{%ld}", item, min);
+    } else {
+        swa__buf_printf(b, "%s{%ld,%ld}", item, min, max);
+    }
+}
+
+/* A count keyword (minItems, maxLength, ...): absent leaves *out; else a whole number up to
+   SWA__JS_MAX_REPEAT. */
+static int swa__js_count(swa__js *c, const swa__json *s, const char *key, long *out)
+{
+    const swa__json *v = swa__json_get(s, key);
+    if (!v) return 1;
+    if ((v->kind != SWA__JSON_INT && v->kind != SWA__JSON_REAL) || v->num < 0 || v->num != floor(v->num))
+        return !!swa__js_fail(c, SWA_ERR_FORMAT, "%s must be a whole number >= 0", key);
+    if (v->num > SWA__JS_MAX_REPEAT)
+        return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "%s %.0f is more than the %d this converter allows", key, v->num,
+                              SWA__JS_MAX_REPEAT);
+    *out = (long)v->num;
+    return 1;
+}
+
+/* ---- integers between bounds ---- */
+
+/* A digit range [x-y] (or [x]). */
+static void swa__js_digit_class(swa__buf *b, char x, char y)
+{
+    if (x == y) swa__buf_printf(b, "[%c]", x);
+    else swa__buf_printf(b, "[%c-%c]", x, y);
+}
+
+/* k1 to k2 more digits of any value, after a space (nothing when k2 is 0). */
+static void swa__js_any_digits(swa__buf *b, size_t k1, size_t k2)
+{
+    if (k2 == 0) return;
+    swa__buf_puts(b, " [0-9]");
+    if (k1 == k2 && k1 > 1) swa__buf_printf(b, "{%u}", (unsigned)k1);
+    if (k1 != k2) swa__buf_printf(b, "{%u,%u}", (unsigned)k1, (unsigned)k2);
+}
+
+/* Decimal strings a <= z of n digits each (leading zeros allowed): every string between them. */
+static void swa__js_digits(swa__buf *b, const char *a, const char *z, size_t n)
+{
+    char nines[24], zeros[24];
+    size_t i = 0, rest;
+    int lo0, hi9;
+    while (i < n && a[i] == z[i]) i++;
+    if (i) swa__js_literal(b, a, i);
+    if (i == n) return;
+    if (i) swa__buf_putc(b, ' ');
+    rest = n - i - 1;
+    memset(nines, '9', rest);
+    memset(zeros, '0', rest);
+    lo0 = memcmp(a + i + 1, zeros, rest) == 0;      /* a's tail is the smallest: a[i] joins the middle */
+    hi9 = memcmp(z + i + 1, nines, rest) == 0;      /* z's tail is the largest: z[i] joins it */
+    if (lo0 && hi9) { swa__js_digit_class(b, a[i], z[i]); swa__js_any_digits(b, rest, rest); return; }
+    swa__buf_putc(b, '(');
+    if (!lo0) { swa__buf_printf(b, "[%c] (", a[i]); swa__js_digits(b, a + i + 1, nines, rest); swa__buf_putc(b, ')'); }
+    if ((lo0 ? a[i] : a[i] + 1) <= (hi9 ? z[i] : z[i] - 1)) {
+        swa__buf_puts(b, lo0 ? "" : " | ");
+        swa__js_digit_class(b, lo0 ? a[i] : (char)(a[i] + 1), hi9 ? z[i] : (char)(z[i] - 1));
+        swa__js_any_digits(b, rest, rest);
+    }
+    if (!hi9) { swa__buf_printf(b, " | [%c] (", z[i]); swa__js_digits(b, zeros, z + i + 1, rest); swa__buf_putc(b, ')'); }
+    swa__buf_putc(b, ')');
+}
+
+/* Every decimal integer from lo to hi (0 <= lo <= hi), without leading zeros, as alternatives:
+   one per length, and the lengths wholly inside as one. */
+static void swa__js_range(swa__buf *b, uint64_t lo, uint64_t hi)
+{
+    uint64_t p = 1;                /* 10^(d-1), the smallest of d digits but for d = 1 */
+    int d = 1, first = 1;
+    for (;;) {
+        uint64_t base = d == 1 ? 0 : p, top = d == 20 ? UINT64_MAX : p * 10 - 1, q = d == 20 ? 0 : p * 10;
+        int e = d;                 /* lengths d..e are written; q becomes 10^e */
+        if (lo <= top) {
+            uint64_t a = lo > base ? lo : base, z = hi < top ? hi : top;
+            char sa[24], sz[24];
+            swa__buf_puts(b, first ? "" : " | ");
+            first = 0;
+            if (d > 1 && a == base && z == top) {
+                while (e < 19 && hi >= q * 10 - 1) { e++; q *= 10; }
+                swa__buf_puts(b, "[1-9]");
+                swa__js_any_digits(b, (size_t)d - 1, (size_t)e - 1);
+            } else {
+                snprintf(sa, sizeof sa, "%llu", (unsigned long long)a);
+                snprintf(sz, sizeof sz, "%llu", (unsigned long long)z);
+                swa__js_digits(b, sa, sz, strlen(sa));
+            }
+        }
+        if (e >= 20 || hi < q) break;
+        d = e + 1;
+        p = q;
+    }
+}
+
+#define SWA__JS_OPEN 9999999999999999ull   /* the 16 digits an unbounded side allows, as llama.cpp */
+
+/* The largest magnitude an unbounded side reaches from m: 16 digits, or m's own digit count. */
+static uint64_t swa__js_open(uint64_t m)
+{
+    uint64_t top = SWA__JS_OPEN;
+    while (top < m && top < UINT64_MAX / 10) top = top * 10 + 9;
+    return top;
+}
+
+/* A bound of an integer: the value, rounded inward; 0 when it is absent or past int64. */
+static int swa__js_bound(swa__js *c, const swa__json *s, const char *key, int upper, int exclusive, int64_t *out)
+{
+    const swa__json *v = swa__json_get(s, key);
+    double x;
+    if (!v) return 0;
+    if (v->kind != SWA__JSON_INT && v->kind != SWA__JSON_REAL) { swa__js_fail(c, SWA_ERR_FORMAT, "%s must be a number", key); return 0; }
+    x = upper ? floor(v->num) : ceil(v->num);
+    if (exclusive && x == v->num) x += upper ? -1 : 1;
+    if (v->kind == SWA__JSON_INT && x == (double)v->i) {    /* exact for large integers */
+        if (!exclusive) { *out = v->i; return 1; }
+        if (upper ? v->i > INT64_MIN + 1 : v->i < INT64_MAX) { *out = v->i + (upper ? -1 : 1); return 1; }
+    }
+    if (x <= -9.2e18 || x >= 9.2e18) {
+        if ((upper && x < 0) || (!upper && x > 0)) swa__js_fail(c, SWA_ERR_UNSUPPORTED, "%s is beyond 64-bit integers", key);
+        return 0;                         /* a bound below every int64 leaves that side open */
+    }
+    *out = (int64_t)x;
+    return 1;
+}
+
+/* The integers of schema s between its bounds. */
+static int swa__js_integer(swa__js *c, const swa__json *s, swa__buf *b)
+{
+    int64_t lo = 0, hi = 0;
+    int has_lo = swa__js_bound(c, s, "minimum", 0, 0, &lo), has_hi = swa__js_bound(c, s, "maximum", 1, 0, &hi);
+    if (!has_lo && !swa__json_get(s, "minimum")) has_lo = swa__js_bound(c, s, "exclusiveMinimum", 0, 1, &lo);
+    if (!has_hi && !swa__json_get(s, "maximum")) has_hi = swa__js_bound(c, s, "exclusiveMaximum", 1, 1, &hi);
+    if (c->status) return 0;
+    if (has_lo && lo < -INT64_MAX) lo = -INT64_MAX;
+    if (has_hi && hi < -INT64_MAX) hi = -INT64_MAX;
+    if (has_lo && has_hi && lo > hi)
+        return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "no integer lies between the minimum %lld and the maximum %lld",
+                              (long long)lo, (long long)hi);
+    swa__buf_putc(b, '(');
+    if (has_hi && hi < 0) {                               /* negative only */
+        uint64_t m = (uint64_t)-hi;
+        swa__buf_puts(b, "\"-\" (");
+        swa__js_range(b, m, has_lo ? (uint64_t)-lo : swa__js_open(m));
+        swa__buf_putc(b, ')');
+    } else {
+        if (!has_lo || lo < 0) {
+            uint64_t m = has_lo ? (uint64_t)-lo : swa__js_open(1);
+            swa__buf_puts(b, "\"-\" (");
+            swa__js_range(b, 1, m);
+            swa__buf_puts(b, ") | ");
+        }
+        swa__js_range(b, has_lo && lo > 0 ? (uint64_t)lo : 0,
+                      has_hi ? (uint64_t)hi : swa__js_open(has_lo && lo > 0 ? (uint64_t)lo : 0));
+    }
+    swa__buf_puts(b, ") space");
+    return 1;
+}
+
+/* ---- patterns ---- */
+
+/* A pattern being converted: the text, where the reader is, the grammar written so far. */
+typedef struct swa__js_re {
+    const char *p, *end;
+    swa__buf *b;
+    swa__js *c;
+} swa__js_re;
+
+static int swa__js_re_fail(swa__js_re *r, const char *what)
+{
+    return !!swa__js_fail(r->c, SWA_ERR_UNSUPPORTED, "pattern: %s", what);
+}
+
+/* The class an escape \d \w \s (or their capitals, negated) stands for, or NULL. */
+static const char *swa__js_re_shorthand(char e)
+{
+    switch (e) {
+    case 'd': return "0-9";
+    case 'w': return "a-zA-Z0-9_";
+    case 's': return " ";     /* the rest of \s is a control character, written as an escape in JSON */
+    default: return NULL;
+    }
+}
+
+/* The code point of an escaped literal after the backslash (\n, \x41, \u00e9, \.), or -1. */
+static long swa__js_re_escape(swa__js_re *r)
+{
+    static const char plain[] = "^$.[]()|{}*+?\\/-\"'";
+    static const char ctl_from[] = "ntrfv0", ctl_to[] = "\n\t\r\f\v";
+    char e = *r->p++;
+    const char *k;
+    if (strchr(plain, e)) return (unsigned char)e;
+    if ((k = strchr(ctl_from, e)) != NULL) return e == '0' ? 0 : (unsigned char)ctl_to[k - ctl_from];
+    if (e == 'x' || e == 'u') {
+        size_t want = e == 'x' ? 2 : 4, i;
+        long v = 0;
+        for (i = 0; i < want; i++, r->p++) {
+            char h = r->p < r->end ? *r->p : 0;
+            int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+            if (d < 0) return -1;
+            v = v * 16 + d;
+        }
+        return v >= 0xD800 && v <= 0xDFFF ? -1 : v;
+    }
+    return -1;
+}
+
+/* One literal character (code point cp) as the JSON text that writes it. */
+static void swa__js_re_char(swa__js_re *r, uint32_t cp)
+{
+    char u[4];
+    swa__js_json_literal(r->b, u, swa__utf8_put(cp, u), 1);
+}
+
+/* A class [...] at r->p (past the '['). A positive class may not hold what JSON escapes; a
+   negated one excludes it, so that it never matches a quote, a backslash or a control. */
+static int swa__js_re_class(swa__js_re *r)
+{
+    int neg = r->p < r->end && *r->p == '^';
+    swa__buf_puts(r->b, neg ? "[^" : "[");
+    if (neg) swa__buf_puts(r->b, swa__js_not_json);
+    r->p += neg;
+    while (r->p < r->end && *r->p != ']') {
+        size_t k;
+        long cp;
+        if (*r->p == '-') { swa__buf_putc(r->b, '-'); r->p++; continue; }     /* as in a GBNF class */
+        if (*r->p == '\\' && r->p + 1 < r->end) {
+            r->p++;
+            if (swa__js_re_shorthand(*r->p)) { swa__buf_puts(r->b, swa__js_re_shorthand(*r->p++)); continue; }
+            if ((cp = swa__js_re_escape(r)) < 0) return swa__js_re_fail(r, "an escape in a class it cannot convert");
+        } else {
+            cp = (long)swa__utf8_get((const unsigned char *)r->p, (size_t)(r->end - r->p), &k);
+            if (cp >= 0x110000) return swa__js_re_fail(r, "a byte that is not UTF-8");
+            r->p += k;
+        }
+        if (cp < 0x20 || cp == '"' || cp == '\\') {
+            if (!neg) return swa__js_re_fail(r, "a quote, backslash or control character in a class");
+            continue;                        /* excluded already */
+        }
+        swa__js_class_char(r->b, (uint32_t)cp);
+    }
+    if (r->p >= r->end) return swa__js_re_fail(r, "a class without its ']'");
+    r->p++;
+    swa__buf_putc(r->b, ']');
+    return 1;
+}
+
+/* Digits at r->p into *v: 1, 0 when there are none, -1 past SWA__JS_MAX_REPEAT. */
+static int swa__js_re_number(swa__js_re *r, long *v)
+{
+    int any = 0;
+    for (*v = 0; r->p < r->end && *r->p >= '0' && *r->p <= '9'; any = 1)
+        if ((*v = *v * 10 + (*r->p++ - '0')) > SWA__JS_MAX_REPEAT) return -1;
+    return any;
+}
+
+/* A quantifier {m}, {m,}, {,n}, {m,n} at r->p (past the '{') into *min, *max. */
+static int swa__js_re_braces(swa__js_re *r, long *min, long *max)
+{
+    int k = swa__js_re_number(r, min), k2 = 1;
+    *max = *min;
+    if (r->p < r->end && *r->p == ',') {
+        r->p++;
+        if ((k2 = swa__js_re_number(r, max)) == 0) *max = SWA__JS_INF;
+        if (k == 0) k = k2 ? 1 : 0;
+    }
+    if (k < 0 || k2 < 0) return swa__js_re_fail(r, "a repetition count over 10000");
+    if (k == 0 || r->p >= r->end || *r->p != '}') return swa__js_re_fail(r, "a malformed {m,n}");
+    r->p++;
+    if (*max != SWA__JS_INF && *max < *min) return swa__js_re_fail(r, "a {m,n} with n < m");
+    return 1;
+}
+
+/* A quantifier after the item written from offset start; its form as swa__js_repeat writes it. */
+static int swa__js_re_quantify(swa__js_re *r, size_t start)
+{
+    long min = 0, max = SWA__JS_INF;
+    char q = *r->p++, *item;
+    if (q == '?') max = 1;
+    else if (q == '+') min = 1;
+    else if (q == '{' && !swa__js_re_braces(r, &min, &max)) return 0;
+    if (r->p < r->end && (*r->p == '?' || *r->p == '+' || *r->p == '*' || *r->p == '{'))
+        return swa__js_re_fail(r, "a quantifier after a quantifier (lazy or possessive)");
+    if (r->b->failed) return 1;
+    if (!(item = (char *)swa__calloc(1, r->b->n - start + 3))) { r->b->failed = 1; return 1; }
+    item[0] = '(';
+    memcpy(item + 1, r->b->p + start, r->b->n - start);
+    memcpy(item + 1 + r->b->n - start, ")", 2);
+    r->b->n = start;
+    swa__js_repeat(r->b, item, min, max, NULL);
+    SWA_FREE(item);
+    return 1;
+}
+
+static int swa__js_re_alt(swa__js_re *r, int depth);
+
+/* A shorthand \d \w \s \D \W \S at r->p (on the backslash); 0 if it is none. */
+static int swa__js_re_shorthand_item(swa__js_re *r)
+{
+    char e = r->p[1], lower = (char)(e | 0x20);
+    const char *sh = swa__js_re_shorthand(lower);
+    if (!sh) return 0;
+    r->p += 2;
+    if (e == 's') swa__buf_puts(r->b, "([ ] | \"\\\\\" [tnrf])");    /* a space, or \t \n \r \f as JSON writes them */
+    else if (e == lower) swa__buf_printf(r->b, "[%s]", sh);
+    else swa__buf_printf(r->b, "[^%s%s]", swa__js_not_json, sh);
+    return 1;
+}
+
+/* One item (a literal character, ".", a class, a group or a shorthand) at r->p into the grammar. */
+static int swa__js_re_item(swa__js_re *r, int depth)
+{
+    char ch = *r->p;
+    long cp;
+    size_t k;
+    if (ch == '.') { r->p++; swa__buf_printf(r->b, "[^%s]", swa__js_not_json); return 1; }
+    if (ch == '[') { r->p++; return swa__js_re_class(r); }
+    if (ch == '(') {
+        r->p++;
+        if (r->p + 1 < r->end && r->p[0] == '?' && r->p[1] == ':') r->p += 2;
+        else if (r->p < r->end && *r->p == '?') return swa__js_re_fail(r, "(?...) groups other than (?:...)");
+        swa__buf_putc(r->b, '(');
+        if (!swa__js_re_alt(r, depth + 1)) return 0;
+        if (r->p >= r->end || *r->p != ')') return swa__js_re_fail(r, "a '(' without its ')'");
+        r->p++;
+        swa__buf_puts(r->b, " )");
+        return 1;
+    }
+    if (ch == '^' || ch == '$') return swa__js_re_fail(r, "'^' or '$' inside the pattern (only at its ends)");
+    if (ch == '*' || ch == '+' || ch == '?' || ch == '{') return swa__js_re_fail(r, "a quantifier with nothing to repeat");
+    if (ch == ']' || ch == '}') return swa__js_re_fail(r, "an unbalanced ']' or '}'");
+    if (ch == '\\' && r->p + 1 < r->end) {
+        if (swa__js_re_shorthand_item(r)) return 1;
+        r->p++;
+        if ((cp = swa__js_re_escape(r)) < 0) return swa__js_re_fail(r, "an escape it cannot convert (\\b, a back-reference, ...)");
+    } else {
+        cp = (long)swa__utf8_get((const unsigned char *)r->p, (size_t)(r->end - r->p), &k);
+        if (cp >= 0x110000) return swa__js_re_fail(r, "a byte that is not UTF-8");
+        r->p += k;
+    }
+    swa__js_re_char(r, (uint32_t)cp);
+    return 1;
+}
+
+/* Alternatives of sequences, up to a ')' or the end; an empty alternative is GBNF's too. */
+static int swa__js_re_alt(swa__js_re *r, int depth)
+{
+    if (depth > SWA__JS_GROUPS) return swa__js_re_fail(r, "groups nested deeper than 64");
+    while (r->p < r->end && *r->p != ')') {
+        size_t start;
+        if (*r->p == '|') { swa__buf_puts(r->b, " |"); r->p++; continue; }
+        swa__buf_putc(r->b, ' ');
+        start = r->b->n;
+        if (!swa__js_re_item(r, depth)) return 0;
+        if (r->p < r->end && (*r->p == '*' || *r->p == '+' || *r->p == '?' || *r->p == '{') && !swa__js_re_quantify(r, start))
+            return 0;
+    }
+    return 1;
+}
+
+/* The string of a pattern: "^...$" (a JSON string whose content the regular expression matches). */
+static int swa__js_pattern(swa__js *c, const swa__json *pat, swa__buf *b)
+{
+    swa__js_re r;
+    if (pat->kind != SWA__JSON_STRING) return !!swa__js_fail(c, SWA_ERR_FORMAT, "pattern must be a string");
+    if (pat->len < 2 || pat->str[0] != '^' || pat->str[pat->len - 1] != '$' ||
+        (pat->len >= 3 && pat->str[pat->len - 2] == '\\'))
+        return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "pattern must start with '^' and end with '$'");
+    r.p = pat->str + 1;
+    r.end = pat->str + pat->len - 1;
+    r.b = b;
+    r.c = c;
+    swa__buf_puts(b, "\"\\\"\" (");
+    if (!swa__js_re_alt(&r, 0)) return 0;
+    if (r.p < r.end) return swa__js_re_fail(&r, "a ')' without its '('");
+    swa__buf_puts(b, ") \"\\\"\" space");
+    return 1;
+}
+
+/* ---- objects ---- */
+
+typedef struct swa__js_key {      /* a property name as JSON writes it, quotes excluded */
+    const char *s;
+    size_t n;
+} swa__js_key;
+
+static int swa__js_key_cmp(const void *a, const void *b)
+{
+    const swa__js_key *x = (const swa__js_key *)a, *y = (const swa__js_key *)b;
+    int d = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
+    return d ? d : (x->n > y->n) - (x->n < y->n);
+}
+
+/* Strings that are none of keys[lo..hi), all of which share their first off bytes: for each
+   next character a branch (deeper, where stopping is allowed unless a key ends there; or, when
+   only keys end there, any continuation), and any other character followed by anything. keys
+   are sorted; their length is bounded, and so the depth. */
+static void swa__js_trie(swa__buf *b, const swa__js_key *keys, size_t lo, size_t hi, size_t off)
+{
+    swa__buf rejects;
+    size_t i = lo;
+    memset(&rejects, 0, sizeof rejects);
+    while (i < hi && keys[i].n == off) i++;           /* the key ending here is excluded by the branches */
+    while (i < hi) {
+        size_t j = i, len;
+        uint32_t cp = swa__utf8_get((const unsigned char *)keys[i].s + off, keys[i].n - off, &len);
+        int deeper = 0, ends = 0;
+        for (; j < hi && keys[j].n >= off + len && memcmp(keys[j].s + off, keys[i].s + off, len) == 0; j++) {
+            deeper |= keys[j].n > off + len;
+            ends |= keys[j].n == off + len;
+        }
+        swa__buf_puts(b, rejects.n ? " | [" : "[");
+        swa__js_class_char(b, cp);
+        swa__js_class_char(&rejects, cp);
+        swa__buf_puts(b, deeper ? "] (" : "] char+");
+        if (deeper) { swa__js_trie(b, keys, i, j, off + len); swa__buf_puts(b, ends ? ")" : ")?"); }
+        i = j;
+    }
+    swa__buf_printf(b, " | [^%s", swa__js_not_json);
+    swa__buf_put(b, rejects.p, rejects.n);
+    swa__buf_puts(b, "] char*");
+    if (rejects.failed) b->failed = 1;
+    swa__buf_free(&rejects);
+}
+
+/* A JSON string that is none of the n property names (the keys additionalProperties allows). */
+static int swa__js_not_strings(swa__js *c, const swa__json *const *names, size_t n, swa__buf *b)
+{
+    swa__buf enc;
+    swa__js_key *keys = (swa__js_key *)swa__calloc(n, sizeof *keys);
+    size_t i, off = 0, *at = (size_t *)swa__calloc(n, sizeof(size_t));
+    int empty = 0;
+    memset(&enc, 0, sizeof enc);
+    for (i = 0; keys && at && i < n; i++) {
+        at[i] = enc.n;
+        swa__buf_json_string(&enc, names[i]->key, names[i]->key_len, 0);
+        if (enc.n - at[i] - 2 > SWA__JS_MAX_KEY) {
+            swa__js_fail(c, SWA_ERR_UNSUPPORTED, "property name longer than %d bytes beside additionalProperties", SWA__JS_MAX_KEY);
+            break;
+        }
+    }
+    if (keys && at && !enc.failed && !c->status) {
+        for (i = 0; i < n; i++) {
+            keys[i].s = enc.p + at[i] + 1;
+            keys[i].n = (i + 1 < n ? at[i + 1] : enc.n) - at[i] - 2;
+            empty |= keys[i].n == 0;
+        }
+        qsort(keys, n, sizeof *keys, swa__js_key_cmp);
+        while (off < n && keys[off].n == 0) off++;
+        swa__buf_puts(b, "[\"] ( ");
+        if (off < n) swa__js_trie(b, keys, off, n, 0);
+        else swa__buf_puts(b, "char+");
+        swa__buf_printf(b, " )%s [\"] space", empty ? "" : "?");
+    } else if (!c->status) {
+        swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    }
+    swa__buf_free(&enc);
+    SWA_FREE(keys);
+    SWA_FREE(at);
+    return !c->status;
+}
+
+/* The properties of an object being converted: members of "properties" objects (each with its
+   key), in order, and whether each is required. */
+typedef struct swa__js_props {
+    const swa__json **p;
+    unsigned char *required;
+    size_t n, cap;
+} swa__js_props;
+
+static void swa__js_props_free(swa__js_props *ps)
+{
+    SWA_FREE(ps->p);
+    SWA_FREE(ps->required);
+}
+
+static int swa__js_props_add(swa__js *c, swa__js_props *ps, const swa__json *prop, int required)
+{
+    if (ps->n == ps->cap) {
+        size_t cap = ps->cap ? 2 * ps->cap : 16;
+        const swa__json **p = (const swa__json **)swa__calloc(cap, sizeof *p);
+        unsigned char *r = (unsigned char *)swa__calloc(cap, 1);
+        if (!p || !r) { SWA_FREE(p); SWA_FREE(r); return !!swa__js_fail(c, SWA_ERR_NOMEM, "out of memory"); }
+        if (ps->n) { memcpy(p, ps->p, ps->n * sizeof *p); memcpy(r, ps->required, ps->n); }
+        swa__js_props_free(ps);
+        ps->p = p;
+        ps->required = r;
+        ps->cap = cap;
+    }
+    ps->p[ps->n] = prop;
+    ps->required[ps->n++] = (unsigned char)required;
+    return 1;
+}
+
+static const char *swa__js_visit(swa__js *c, const swa__json *s, const swa__json *type, const char *name,
+                                 const char *exact);
+
+/* The rule of one property, key then value: name-key-kv. */
+static const char *swa__js_kv(swa__js *c, const swa__json *prop, const char *name)
+{
+    char child[SWA__JS_NAME + 1], kv[SWA__JS_NAME + 1];
+    const char *value;
+    swa__buf b;
+    swa__js_child(child, name, prop->key, prop->key_len);
+    if (!(value = swa__js_visit(c, prop, NULL, child, NULL))) return NULL;
+    memset(&b, 0, sizeof b);
+    swa__js_json_literal(&b, prop->key, prop->key_len, 0);
+    swa__buf_printf(&b, " space \":\" space %s", value);
+    swa__js_child(kv, child, "kv", 2);
+    return swa__js_add_buf(c, kv, &b);
+}
+
+/* The rule of one additional property (extra is true or a schema): a key none of the named
+   ones, then a value. */
+static const char *swa__js_extra_kv(swa__js *c, const swa__js_props *ps, const swa__json *extra, const char *name)
+{
+    char sub[SWA__JS_NAME + 1], child[SWA__JS_NAME + 1];
+    const char *value, *key;
+    swa__buf b;
+    swa__js_child(sub, name, "additional", 10);
+    swa__js_child(child, sub, "value", 5);
+    value = extra->kind == SWA__JSON_OBJECT ? swa__js_visit(c, extra, NULL, child, NULL) : swa__js_prim_named(c, "value");
+    memset(&b, 0, sizeof b);
+    if (!value) return NULL;
+    if (ps->n == 0) {
+        key = swa__js_prim_named(c, "string");
+    } else {
+        swa__js_child(child, sub, "k", 1);
+        key = swa__js_prim_named(c, "char") && swa__js_not_strings(c, ps->p, ps->n, &b) ? swa__js_add_buf(c, child, &b) : NULL;
+        swa__buf_free(&b);
+    }
+    if (!key) return NULL;
+    swa__buf_printf(&b, "%s \":\" space %s", key, value);
+    swa__js_child(child, sub, "kv", 2);
+    return swa__js_add_buf(c, child, &b);
+}
+
+/* The optional properties opt[0..m) (kv rules; the last the additional one when star): any
+   subset, in order. rest[j] becomes the rule "each optional one from j on, or not", named after
+   the property before it, after[j - 1]. */
+static int swa__js_optional(swa__js *c, const char **opt, const swa__json *const *after, const char **rest, size_t m,
+                            int star, const char *name, swa__buf *b)
+{
+    size_t i, j;
+    for (j = m; j-- > 1;) {
+        char rn[SWA__JS_NAME + 1];
+        swa__buf r;
+        memset(&r, 0, sizeof r);
+        swa__buf_printf(&r, "( \",\" space %s )%c", opt[j], star && j == m - 1 ? '*' : '?');
+        if (j + 1 < m) swa__buf_printf(&r, " %s", rest[j + 1]);
+        swa__js_child(rn, name, after[j - 1]->key, after[j - 1]->key_len);
+        swa__js_child(rn, rn, "rest", 4);
+        if (!(rest[j] = swa__js_add_buf(c, rn, &r))) return 0;
+    }
+    for (i = 0; i < m; i++) {
+        swa__buf_printf(b, "%s%s", i ? " | " : "", opt[i]);
+        if (star && i == m - 1) swa__buf_printf(b, " ( \",\" space %s )*", opt[i]);
+        if (i + 1 < m) swa__buf_printf(b, " %s", rest[i + 1]);
+    }
+    return 1;
+}
+
+/* An object of the properties ps (required ones first, in order, then any of the optional ones
+   in order) and, when extra is true or a schema, other properties after them. */
+static int swa__js_object(swa__js *c, const swa__js_props *ps, const swa__json *extra, const char *name, swa__buf *b)
+{
+    int star = extra && (extra->kind == SWA__JSON_TRUE || extra->kind == SWA__JSON_OBJECT), ok;
+    const char **kv = (const char **)swa__calloc(ps->n + 1, sizeof *kv), **opt = (const char **)swa__calloc(ps->n + 1, sizeof *opt);
+    const char **rest = (const char **)swa__calloc(ps->n + 1, sizeof *rest);
+    const swa__json **after = (const swa__json **)swa__calloc(ps->n + 1, sizeof *after);
+    size_t i, m = 0, n_req = 0;
+    ok = kv && opt && rest && after ? 1 : !!swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    for (i = 0; ok && i < ps->n; i++) ok = (kv[i] = swa__js_kv(c, ps->p[i], name)) != NULL;
+    swa__buf_puts(b, "\"{\" space ");
+    for (i = 0; ok && i < ps->n; i++) {
+        if (ps->required[i]) swa__buf_printf(b, "%s%s", n_req++ ? " \",\" space " : "", kv[i]);
+        else { after[m] = ps->p[i]; opt[m++] = kv[i]; }
+    }
+    if (ok && star) ok = (opt[m++] = swa__js_extra_kv(c, ps, extra, name)) != NULL;
+    if (ok && m) {
+        swa__buf_puts(b, n_req ? " ( \",\" space ( " : " ( ");
+        ok = swa__js_optional(c, opt, after, rest, m, star, name, b);
+        swa__buf_puts(b, n_req ? " ) )?" : " )?");
+    }
+    swa__buf_puts(b, " \"}\" space");
+    SWA_FREE((void *)kv); SWA_FREE((void *)opt); SWA_FREE((void *)rest); SWA_FREE((void *)after);
+    return ok;
+}
+
+/* The member of obj named key[0..n), or NULL. */
+static const swa__json *swa__js_member(const swa__json *obj, const char *key, size_t n)
+{
+    size_t i;
+    for (i = obj->n; i-- > 0;)
+        if (obj->items[i].key_len == n && memcmp(obj->items[i].key, key, n) == 0) return &obj->items[i];
+    return NULL;
+}
+
+/* Whether name is in the required list (counted against the scan limit). */
+static int swa__js_listed(swa__js *c, const swa__json *list, const char *name, size_t n)
+{
+    size_t i;
+    if (!list) return 0;
+    if ((c->scan += list->n) > SWA__JS_MAX_SCAN) return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "too many properties to compare");
+    for (i = 0; i < list->n; i++)
+        if (list->items[i].len == n && memcmp(list->items[i].str, name, n) == 0) return 1;
+    return 0;
+}
+
+/* properties, required, additionalProperties (absent: none, unlike the specification, as
+   llama.cpp generates). Every required name must have a schema in properties. */
+static int swa__js_object_schema(swa__js *c, const swa__json *s, const char *name, swa__buf *b)
+{
+    const swa__json *props = swa__json_get(s, "properties"), *req = swa__json_get(s, "required");
+    const swa__json *extra = swa__json_get(s, "additionalProperties");
+    swa__js_props ps;
+    size_t i;
+    int ok = 1;
+    if (props && props->kind != SWA__JSON_OBJECT) return !!swa__js_fail(c, SWA_ERR_FORMAT, "properties must be an object");
+    if (extra && extra->kind != SWA__JSON_TRUE && extra->kind != SWA__JSON_FALSE && extra->kind != SWA__JSON_OBJECT)
+        return !!swa__js_fail(c, SWA_ERR_FORMAT, "additionalProperties must be a boolean or a schema");
+    if (req && req->kind != SWA__JSON_ARRAY) return !!swa__js_fail(c, SWA_ERR_FORMAT, "required must be a list of names");
+    for (i = 0; req && i < req->n; i++) {
+        const swa__json *v = &req->items[i];
+        if (v->kind != SWA__JSON_STRING) return !!swa__js_fail(c, SWA_ERR_FORMAT, "required must be a list of names");
+        if (props && (c->scan += props->n) > SWA__JS_MAX_SCAN)
+            return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "too many properties to compare");
+        if (!props || !swa__js_member(props, v->str, v->len))
+            return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "required property \"%.*s\" has no schema in properties",
+                                  (int)(v->len < 64 ? v->len : 64), v->str);
+    }
+    memset(&ps, 0, sizeof ps);
+    for (i = 0; ok && props && i < props->n; i++)
+        ok = swa__js_props_add(c, &ps, &props->items[i], swa__js_listed(c, req, props->items[i].key, props->items[i].key_len));
+    ok = ok && !c->status && swa__js_object(c, &ps, extra, name, b);
+    swa__js_props_free(&ps);
+    return ok;
+}
+
+/* ---- references ---- */
+
+/* The node a $ref "#/a/b~1c" names within the schema (JSON pointer, ~0 and ~1 decoded; array
+   elements by index); NULL after an error. */
+static const swa__json *swa__js_resolve(swa__js *c, const swa__json *ref)
+{
+    const swa__json *node = c->root;
+    const char *p, *end;
+    char *seg;
+    int shown;
+    if (ref->kind != SWA__JSON_STRING) return (const swa__json *)swa__js_fail(c, SWA_ERR_FORMAT, "$ref must be a string");
+    p = ref->str;
+    end = p + ref->len;
+    shown = (int)(ref->len < 80 ? ref->len : 80);
+    if (p == end || *p != '#' || (p + 1 < end && p[1] != '/'))
+        return (const swa__json *)swa__js_fail(c, SWA_ERR_UNSUPPORTED, "$ref \"%.*s\": only references within the schema "
+                                               "(\"#/...\") are supported", shown, ref->str);
+    if (!(seg = (char *)swa__calloc(1, ref->len + 1))) return (const swa__json *)swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    for (p++; node && p < end;) {
+        size_t n = 0;
+        for (p++; p < end && *p != '/'; p++)
+            seg[n++] = *p == '~' && p + 1 < end && (p[1] == '0' || p[1] == '1') ? (*++p == '0' ? '~' : '/') : *p;
+        if (node->kind == SWA__JSON_OBJECT) {
+            if ((c->scan += node->n) > SWA__JS_MAX_SCAN) { node = NULL; break; }
+            node = swa__js_member(node, seg, n);
+        } else if (node->kind == SWA__JSON_ARRAY && n > 0 && n < 10 && strspn(seg, "0123456789") >= n) {
+            seg[n] = '\0';
+            node = (size_t)atol(seg) < node->n ? &node->items[atol(seg)] : NULL;
+        } else {
+            node = NULL;
+        }
+    }
+    SWA_FREE(seg);
+    if (!node && c->scan > SWA__JS_MAX_SCAN)
+        return (const swa__json *)swa__js_fail(c, SWA_ERR_UNSUPPORTED, "too many members to search for $refs");
+    if (!node) return (const swa__json *)swa__js_fail(c, SWA_ERR_FORMAT, "$ref \"%.*s\" names nothing in the schema", shown, ref->str);
+    return node;
+}
+
+/* The rule of a $ref's target: converted once, under the name its last segment gives, and
+   then shared (a recursive reference names the rule while it is being written). */
+static int swa__js_ref(swa__js *c, const swa__json *ref, swa__buf *b)
+{
+    const swa__json *target = swa__js_resolve(c, ref);
+    char key[48], seg[SWA__JS_NAME + 1], base[SWA__JS_NAME + 2];
+    const swa__js_rule *known;
+    const char *last, *rule;
+    size_t n;
+    if (!target) return 0;
+    snprintf(key, sizeof key, "#%p", (const void *)target);    /* '#': a cache entry, not a rule */
+    if ((known = swa__js_find(c, key)) != NULL) { swa__buf_puts(b, known->body); return 1; }
+    for (last = ref->str + ref->len; last > ref->str && last[-1] != '/'; last--) {}
+    n = (size_t)(ref->str + ref->len - last);
+    n = n < SWA__JS_NAME ? n : SWA__JS_NAME;
+    memcpy(seg, last, n);
+    seg[n] = '\0';
+    swa__js_rule_name(strcmp(seg, "#") == 0 ? "ref" : seg, base);
+    if (!(rule = swa__js_add(c, base, NULL)) || !swa__js_insert(c, key, rule)) return 0;
+    swa__buf_puts(b, rule);
+    return swa__js_visit(c, target, NULL, rule, rule) != NULL;
+}
+
+/* ---- the other kinds of schema ---- */
+
+/* Alternatives: anyOf or oneOf (a list of schemas), or, when types is set, s once per type. */
+static int swa__js_union(swa__js *c, const swa__json *s, const swa__json *alts, int types, const char *name, swa__buf *b)
+{
+    size_t i;
+    if (alts->kind != SWA__JSON_ARRAY || alts->n == 0)
+        return !!swa__js_fail(c, SWA_ERR_FORMAT, "%s must be a non-empty list", types ? "type" : "anyOf and oneOf");
+    for (i = 0; i < alts->n; i++) {
+        char child[SWA__JS_NAME + 1], num[24];
+        const char *r;
+        snprintf(num, sizeof num, "%s%u", *name ? "" : "alternative-", (unsigned)i);
+        swa__js_child(child, name, num, strlen(num));
+        r = types ? swa__js_visit(c, s, &alts->items[i], child, NULL) : swa__js_visit(c, &alts->items[i], NULL, child, NULL);
+        if (!r) return 0;
+        swa__buf_printf(b, "%s%s", i ? " | " : "", r);
+    }
+    return 1;
+}
+
+static int swa__js_enum(swa__js *c, const swa__json *e, swa__buf *b)
+{
+    size_t i;
+    if (e->kind != SWA__JSON_ARRAY || e->n == 0) return !!swa__js_fail(c, SWA_ERR_FORMAT, "enum must be a non-empty list");
+    swa__buf_putc(b, '(');
+    for (i = 0; i < e->n; i++) {
+        if (i) swa__buf_puts(b, " | ");
+        swa__js_const(b, &e->items[i]);
+    }
+    swa__buf_puts(b, ") space");
+    return 1;
+}
+
+/* allOf: the properties of its parts merged into one object, as llama.cpp does: a part's
+   properties are required, those of a part's anyOf optional; a part may be a $ref. */
+static int swa__js_all_of_part(swa__js *c, swa__js_props *ps, const swa__json *part, int required, int hops)
+{
+    const swa__json *ref = swa__json_get(part, "$ref"), *props;
+    size_t i;
+    if (hops > SWA__JS_MAX_DEPTH) return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "allOf: $refs nested deeper than %d", SWA__JS_MAX_DEPTH);
+    if (ref) return (part = swa__js_resolve(c, ref)) != NULL && swa__js_all_of_part(c, ps, part, required, hops + 1);
+    props = swa__json_get(part, "properties");
+    if (props && props->kind != SWA__JSON_OBJECT) return !!swa__js_fail(c, SWA_ERR_FORMAT, "properties must be an object");
+    for (i = 0; props && i < props->n; i++)
+        if (!swa__js_props_add(c, ps, &props->items[i], required)) return 0;
+    return 1;
+}
+
+static int swa__js_all_of(swa__js *c, const swa__json *all, const char *name, swa__buf *b)
+{
+    swa__js_props ps;
+    size_t i, j;
+    int ok = all->kind == SWA__JSON_ARRAY ? 1 : !!swa__js_fail(c, SWA_ERR_FORMAT, "allOf must be a list");
+    memset(&ps, 0, sizeof ps);
+    for (i = 0; ok && i < all->n; i++) {
+        const swa__json *part = &all->items[i], *any = swa__json_get(part, "anyOf");
+        if (any && any->kind != SWA__JSON_ARRAY) ok = !!swa__js_fail(c, SWA_ERR_FORMAT, "anyOf must be a list");
+        for (j = 0; ok && any && j < any->n; j++) ok = swa__js_all_of_part(c, &ps, &any->items[j], 0, 0);
+        if (ok && !any) ok = swa__js_all_of_part(c, &ps, part, 1, 0);
+    }
+    ok = ok && swa__js_object(c, &ps, NULL, name, b);
+    swa__js_props_free(&ps);
+    return ok;
+}
+
+/* items (a schema, or a list: a tuple), prefixItems (a tuple, then items for the rest), minItems
+   and maxItems. */
+static int swa__js_array(swa__js *c, const swa__json *s, const char *name, swa__buf *b)
+{
+    const swa__json *items = swa__json_get(s, "items"), *tuple = swa__json_get(s, "prefixItems");
+    char child[SWA__JS_NAME + 1];
+    const char *r;
+    long min = 0, max = SWA__JS_INF;
+    size_t i;
+    if (tuple && tuple->kind != SWA__JSON_ARRAY && !items) { items = tuple; tuple = NULL; }   /* as llama.cpp reads it */
+    if (!tuple && items && items->kind == SWA__JSON_ARRAY) { tuple = items; items = NULL; }
+    if (tuple) {
+        if (tuple->kind != SWA__JSON_ARRAY) return !!swa__js_fail(c, SWA_ERR_FORMAT, "prefixItems must be a list");
+        swa__buf_puts(b, "\"[\" space ");
+        for (i = 0; i < tuple->n; i++) {
+            char num[32];
+            snprintf(num, sizeof num, "tuple-%u", (unsigned)i);
+            swa__js_child(child, name, num, strlen(num));
+            if (!(r = swa__js_visit(c, &tuple->items[i], NULL, child, NULL))) return 0;
+            swa__buf_printf(b, "%s%s", i ? " \",\" space " : "", r);
+        }
+        if (items && items->kind != SWA__JSON_FALSE) {
+            swa__js_child(child, name, "item", 4);
+            if (!(r = swa__js_visit(c, items, NULL, child, NULL))) return 0;
+            swa__buf_printf(b, tuple->n ? " ( \",\" space %s )*" : " ( %s ( \",\" space %s )* )?", r, r);
+        }
+        swa__buf_puts(b, " \"]\" space");
+        return 1;
+    }
+    if (!swa__js_count(c, s, "minItems", &min) || !swa__js_count(c, s, "maxItems", &max)) return 0;
+    if (max != SWA__JS_INF && min > max) return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "minItems is more than maxItems");
+    swa__js_child(child, name, "item", 4);
+    if (!(r = swa__js_visit(c, items, NULL, child, NULL))) return 0;
+    swa__buf_puts(b, "\"[\" space ");
+    swa__js_repeat(b, r, min, max, "\",\" space");
+    swa__buf_puts(b, " \"]\" space");
+    return 1;
+}
+
+/* A string of minLength to maxLength characters. */
+static int swa__js_string(swa__js *c, const swa__json *s, swa__buf *b)
+{
+    long min = 0, max = SWA__JS_INF;
+    if (!swa__js_count(c, s, "minLength", &min) || !swa__js_count(c, s, "maxLength", &max)) return 0;
+    if (max != SWA__JS_INF && min > max) return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "minLength is more than maxLength");
+    if (!swa__js_prim_named(c, "char")) return 0;
+    swa__buf_puts(b, "\"\\\"\" ");
+    swa__js_repeat(b, "char", min, max, NULL);
+    swa__buf_puts(b, " \"\\\"\" space");
+    return 1;
+}
+
+/* A primitive by type name, under its own name, or as root's body when this is the root. */
+static const char *swa__js_prim_rule(swa__js *c, const char *rule_name, const char *type)
+{
+    int k = swa__js_prim_index(type, strlen(type));
+    return swa__js_prim(c, strcmp(rule_name, "root") == 0 ? "root" : type, k);
+}
+
+/* format: uuid (uuid1 to uuid5 too), date, time and date-time: 1 done, 0 another format
+   (ignored, as llama.cpp ignores it), -1 an error. */
+static int swa__js_format(swa__js *c, const swa__json *f, const char *rule_name, swa__buf *b, const char **direct)
+{
+    char name[32];
+    if (f->kind != SWA__JSON_STRING) { swa__js_fail(c, SWA_ERR_FORMAT, "format must be a string"); return -1; }
+    if (f->len >= 4 && f->len <= 5 && memcmp(f->str, "uuid", 4) == 0 && (f->len == 4 || (f->str[4] >= '1' && f->str[4] <= '5'))) {
+        *direct = swa__js_prim(c, strcmp(rule_name, "root") == 0 ? "root" : f->str, swa__js_prim_index("uuid", 4));
+        return *direct ? 1 : -1;
+    }
+    if (!swa__json_is_str(f, "date") && !swa__json_is_str(f, "time") && !swa__json_is_str(f, "date-time")) return 0;
+    snprintf(name, sizeof name, "%s-string", f->str);
+    if (!(*direct = swa__js_prim_named(c, name))) return -1;
+    swa__buf_puts(b, *direct);
+    *direct = NULL;
+    return 1;
+}
+
+/* Whether the type t (NULL: none given) allows kind. */
+static int swa__js_is(const swa__json *t, const char *kind) { return !t || swa__json_is_str(t, kind); }
+
+static int swa__js_has_bound(const swa__json *s)
+{
+    return swa__json_get(s, "minimum") || swa__json_get(s, "maximum") || swa__json_get(s, "exclusiveMinimum") ||
+           swa__json_get(s, "exclusiveMaximum");
+}
+
+/* The body of the rule for schema s of type t, or in *direct a rule that already is it; the
+   tests come in llama.cpp's order, so that a schema that mixes kinds means what it means there. */
+static int swa__js_body(swa__js *c, const swa__json *s, const swa__json *t, const char *name, const char *rule_name,
+                        swa__buf *b, const char **direct)
+{
+    const swa__json *v, *extra = swa__json_get(s, "additionalProperties");
+    int f;
+    if (s->kind == SWA__JSON_TRUE) return (*direct = swa__js_prim_rule(c, rule_name, "value")) != NULL;
+    if ((v = swa__json_get(s, "$ref")) != NULL) return swa__js_ref(c, v, b);
+    if ((v = swa__json_get(s, "oneOf")) != NULL || (v = swa__json_get(s, "anyOf")) != NULL)
+        return swa__js_union(c, s, v, 0, name, b);
+    if (t && t->kind == SWA__JSON_ARRAY) return swa__js_union(c, s, t, 1, name, b);
+    if ((v = swa__json_get(s, "const")) != NULL) { swa__js_const(b, v); swa__buf_puts(b, " space"); return 1; }
+    if ((v = swa__json_get(s, "enum")) != NULL) return swa__js_enum(c, v, b);
+    if (swa__js_is(t, "object") && (swa__json_get(s, "properties") || (extra && extra->kind != SWA__JSON_TRUE)))
+        return swa__js_object_schema(c, s, name, b);
+    if (swa__js_is(t, "object") && (v = swa__json_get(s, "allOf")) != NULL) return swa__js_all_of(c, v, name, b);
+    if (swa__js_is(t, "array") && (swa__json_get(s, "items") || swa__json_get(s, "prefixItems")))
+        return swa__js_array(c, s, name, b);
+    if (swa__js_is(t, "string") && (v = swa__json_get(s, "pattern")) != NULL) return swa__js_pattern(c, v, b);
+    if (swa__js_is(t, "string") && (v = swa__json_get(s, "format")) != NULL && (f = swa__js_format(c, v, rule_name, b, direct)) != 0)
+        return f > 0;
+    if (swa__json_is_str(t, "string") && (swa__json_get(s, "minLength") || swa__json_get(s, "maxLength")))
+        return swa__js_string(c, s, b);
+    if (swa__json_is_str(t, "integer") && swa__js_has_bound(s)) return swa__js_integer(c, s, b);
+    if (s->n == 0 || swa__json_is_str(t, "object")) {
+        const swa__json *req = swa__json_get(s, "required");
+        if (req && req->kind == SWA__JSON_ARRAY && req->n)
+            return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "required names properties the schema does not give");
+        if (!swa__js_prim_named(c, "object")) return 0;
+        swa__buf_puts(b, "object");
+        return 1;
+    }
+    if (!t) return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "a schema with no type and nothing that implies one");
+    return (*direct = swa__js_prim_rule(c, rule_name, t->str)) != NULL;
+}
+
+/* A type: a JSON Schema type's name, or (when a list is allowed) a list of them. */
+static int swa__js_check_type(swa__js *c, const swa__json *t, int list)
+{
+    static const char *const names[] = {"null", "boolean", "object", "array", "number", "integer", "string"};
+    size_t i;
+    if (t->kind == SWA__JSON_ARRAY && list) {
+        for (i = 0; i < t->n; i++)
+            if (!swa__js_check_type(c, &t->items[i], 0)) return 0;
+        return 1;
+    }
+    if (t->kind != SWA__JSON_STRING) return !!swa__js_fail(c, SWA_ERR_FORMAT, "type must be a type's name or a list of them");
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (swa__json_is_str(t, names[i])) return 1;
+    return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "type \"%.*s\" is not a JSON Schema type", (int)(t->len < 64 ? t->len : 64), t->str);
+}
+
+/* The rule for schema s (type: the type to use instead of s's own, for one of a list of
+   types), called name; exact: the name reserved for it (a $ref's target). Returns the name of
+   the rule that matches s, NULL after an error. */
+static const char *swa__js_visit(swa__js *c, const swa__json *s, const swa__json *type, const char *name,
+                                 const char *exact)
+{
+    char rule_name[SWA__JS_NAME + 24];
+    const char *direct = NULL, *out = NULL;
+    swa__buf b;
+    int ok;
+    if (c->status) return NULL;
+    if (++c->visits > SWA__JS_MAX_VISITS)
+        return swa__js_fail(c, SWA_ERR_UNSUPPORTED, "more than %d schemas to convert (a list of types converts its schema once a type)",
+                            SWA__JS_MAX_VISITS);
+    if (c->depth >= SWA__JS_MAX_DEPTH)
+        return swa__js_fail(c, SWA_ERR_UNSUPPORTED, "schemas nested deeper than %d ($ref hops included)", SWA__JS_MAX_DEPTH);
+    if (s->kind == SWA__JSON_FALSE) return swa__js_fail(c, SWA_ERR_UNSUPPORTED, "the schema false admits no value");
+    if (s->kind != SWA__JSON_OBJECT && s->kind != SWA__JSON_TRUE)
+        return swa__js_fail(c, SWA_ERR_FORMAT, "a schema must be an object or a boolean");
+    if (!type) type = swa__json_get(s, "type");
+    if (type && !swa__js_check_type(c, type, 1)) return NULL;
+    if (exact) snprintf(rule_name, sizeof rule_name, "%s", exact);
+    else swa__js_rule_name(name, rule_name);
+    memset(&b, 0, sizeof b);
+    b.limit = SWA__JS_MAX_GBNF;
+    c->depth++;
+    ok = swa__js_body(c, s, type, name, rule_name, &b, &direct) && !c->status;
+    c->depth--;
+    if (ok && direct && !exact) {
+        out = direct;
+    } else if (ok && direct) {
+        out = swa__js_set(c, exact, direct);
+    } else if (ok) {
+        swa__buf_putc(&b, '\0');
+        if (b.failed) swa__js_fail(c, SWA_ERR_UNSUPPORTED, "a rule longer than %u bytes, or out of memory", SWA__JS_MAX_GBNF);
+        else if (exact && strcmp(b.p, exact) == 0) swa__js_fail(c, SWA_ERR_UNSUPPORTED, "$ref \"%s\" refers to itself alone", exact);
+        else out = exact ? swa__js_set(c, exact, b.p) : swa__js_add(c, rule_name, b.p);
+    }
+    swa__buf_free(&b);
+    return c->status ? NULL : out;
+}
+
+/* ---- the converter ---- */
+
+static int swa__js_rule_cmp(const void *a, const void *b)
+{
+    return strcmp((*(const swa__js_rule *const *)a)->name, (*(const swa__js_rule *const *)b)->name);
+}
+
+/* The grammar: "name ::= body" lines, sorted by name (cache entries, '#...', left out). */
+static char *swa__js_write(swa__js *c)
+{
+    const swa__js_rule **order = (const swa__js_rule **)swa__calloc(c->n + 1, sizeof *order);
+    swa__buf b;
+    size_t i, n = 0;
+    memset(&b, 0, sizeof b);
+    if (!order) return NULL;
+    for (i = 0; i < c->n; i++)
+        if (c->rules[i].name[0] != '#') order[n++] = &c->rules[i];
+    qsort((void *)order, n, sizeof *order, swa__js_rule_cmp);
+    for (i = 0; i < n; i++) swa__buf_printf(&b, "%s ::= %s\n", order[i]->name, order[i]->body ? order[i]->body : "");
+    SWA_FREE((void *)order);
+    return swa__buf_take(&b);
+}
+
+static void swa__js_free(swa__js *c)
+{
+    size_t i;
+    for (i = 0; i < c->n; i++) {
+        SWA_FREE(c->rules[i].name);
+        SWA_FREE(c->rules[i].body);
+    }
+    SWA_FREE(c->rules);
+    SWA_FREE(c->slots);
+}
+
+SWADEF swa_status swa_json_schema_to_grammar(const char *schema, size_t len, char **gbnf_out, swa_error *err)
+{
+    swa__json *root = NULL;
+    swa__js c;
+    if (gbnf_out) *gbnf_out = NULL;
+    if (!schema || !gbnf_out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_json_schema_to_grammar: NULL schema or output");
+    if (swa__json_parse(schema, len, &root, err)) { swa__prefix_error(err, "JSON Schema"); return SWA_ERR_FORMAT; }
+    memset(&c, 0, sizeof c);
+    c.root = root;
+    c.err = err;
+    if (swa__js_insert(&c, "space", swa__js_space)) (void)swa__js_visit(&c, root, NULL, "", NULL);
+    if (!c.status && !(*gbnf_out = swa__js_write(&c))) swa__js_fail(&c, SWA_ERR_NOMEM, "out of memory");
+    swa__js_free(&c);
+    SWA_FREE(root);
+    if (!c.status) swa__ok(err);
+    return c.status;
+}
+
+SWADEF swa_status swa_grammar_from_json_schema(const char *schema, size_t len, swa_grammar **out, swa_error *err)
+{
+    char *gbnf = NULL;
+    swa_status st;
+    if (out) *out = NULL;
+    if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_grammar_from_json_schema: NULL output");
+    if ((st = swa_json_schema_to_grammar(schema, len, &gbnf, err)) != SWA_OK) return st;
+    if ((st = swa_grammar_parse(gbnf, strlen(gbnf), "root", out, err)) != SWA_OK)
+        swa__prefix_error(err, "JSON Schema: the grammar written for it");
+    SWA_FREE(gbnf);
+    return st;
+}
+
+#undef SWA__JS_MAX_DEPTH
+#undef SWA__JS_MAX_VISITS
+#undef SWA__JS_MAX_SCAN
+#undef SWA__JS_MAX_REPEAT
+#undef SWA__JS_MAX_KEY
+#undef SWA__JS_MAX_GBNF
+#undef SWA__JS_NAME
+#undef SWA__JS_GROUPS
+#undef SWA__JS_INF
+#undef SWA__JS_N_PRIMS
+#undef SWA__JS_OPEN
+#endif /* SWA_NO_GRAMMAR */
+
 /* ==== tool calls and reasoning ====
    One machine reads every syntax. The text fed so far is kept whole; pos marks how far it is
    decided. In content, the parser looks for its format's markers (a table row per format): a
@@ -10810,6 +13272,7 @@ SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
     return id;
 }
 #endif /* SWA_NO_SAMPLER */
+
 
 /* ==== kernels (AVX2 + FMA + F16C) ====
    Compiled into every x86-64 build through target attributes and chosen at run time after a
