@@ -887,6 +887,18 @@ SWADEF void       swa_chat_parser_free(swa_chat_parser *p);
 /* A whole text at once: create, feed, finish. Read it with swa_chat_parser_message. */
 SWADEF swa_status swa_chat_parse(const swa_chat_parse_config *cfg, const char *text, size_t len,
                                  swa_chat_parser **out, swa_error *err);
+#ifndef SWA_NO_GRAMMAR
+/* A GBNF grammar (start rule "root"; *gbnf_out freed with SWA_FREE) whose every text is a call in
+   cfg->format to one of cfg->tools' functions (tool_choice "required") or to the one named only
+   (a named tool_choice), and with parallel set one or more calls where the format has a list.
+   Each call's arguments follow its function's "parameters" schema (swa_json_schema_to_grammar),
+   so sampling under it forces a valid call from the answer's first token (no reasoning before
+   it). SWA_ERR_INVALID_ARG without tools, for the CONTENT format, for a name only does not find
+   or a function name other than 1 to 64 letters, digits, _ and -; the schema converter's errors
+   for parameters it cannot convert. */
+SWADEF swa_status swa_tool_call_grammar(const swa_chat_parse_config *cfg, const char *only, int parallel,
+                                        char **gbnf_out, swa_error *err);
+#endif
 #endif /* SWA_NO_TOOLS */
 
 /* ==== sampler ==== */
@@ -12074,18 +12086,18 @@ static size_t swa__tc_partial(const char *s, size_t n, const char *lit)
     return 0;
 }
 
+static int swa__tc_name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
 /* A name of letters, digits, _ and - (what OpenAI allows a function's name) from s[*i], up to
    the literal stop: OK with the name in [*b, *e) and *i past stop; NEED when the text ends
    first; BAD for another character or a name longer than 64 bytes. */
 static int swa__tc_name(const char *s, size_t n, size_t *i, const char *stop, size_t *b, size_t *e)
 {
     size_t j = *i;
-    for (*b = j; j < n && j - *b <= 64; j++) {
-        char c = s[j];
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-')
-            continue;
-        break;
-    }
+    for (*b = j; j < n && j - *b <= 64 && swa__tc_name_char(s[j]); j++) {}
     if (j - *b > 64 || (j == *b && j < n)) return SWA__TC_BAD;
     if (j == n) return SWA__TC_NEED;
     *e = j;
@@ -13056,6 +13068,160 @@ SWADEF swa_status swa_chat_parse(const swa_chat_parse_config *cfg, const char *t
     }
     return s;
 }
+
+/* -- forcing a call: a grammar -- */
+
+#ifndef SWA_NO_GRAMMAR
+/* GBNF text with every rule name prefixed (what sits in quotes, brackets, braces and comments
+   is left as it is), so that the grammars of several schemas live in one. */
+static void swa__tc_prefix_rules(swa__buf *b, const char *g, const char *prefix)
+{
+    const char *q;
+    for (; *g; g++) {
+        char close = *g == '"' ? '"' : *g == '[' ? ']' : *g == '{' ? '}' : *g == '#' ? '\n' : 0;
+        if (close) {
+            for (q = g + 1; *q && *q != close; q++)
+                if (*q == '\\' && q[1]) q++;
+            swa__buf_put(b, g, (size_t)(q - g) + (*q != 0));
+            g = *q ? q : q - 1;
+        } else if (swa__tc_name_char(*g)) {
+            for (q = g; swa__tc_name_char(*q); q++) {}
+            swa__buf_puts(b, prefix);
+            swa__buf_put(b, g, (size_t)(q - g));
+            g = q - 1;
+        } else {
+            swa__buf_putc(b, *g);
+        }
+    }
+    swa__buf_putc(b, '\n');
+}
+
+/* One call to the i-th function (its arguments' rule is t<i>-root), as the format writes it. */
+static void swa__tc_call_rule(swa__buf *b, swa_tool_format f, const char *name, size_t i)
+{
+    static const char *const shapes[SWA_TOOL_FORMAT_COUNT][2] = {
+        {NULL, NULL},
+        {"\"{\\\"name\\\": \\\"%s\\\", \\\"arguments\\\": \" ", " \"}\""},
+        {"\"<tool_call>\\n{\\\"name\\\": \\\"%s\\\", \\\"arguments\\\": \" ", " \"}\\n</tool_call>\""},
+        {"\"{\\\"name\\\": \\\"%s\\\", \\\"arguments\\\": \" ", " \", \\\"id\\\": \\\"\" [a-zA-Z0-9]{9} \"\\\"}\""},
+        {"\"{\\\"name\\\": \\\"%s\\\", \\\"parameters\\\": \" ", " \"}\""},
+        {"\"<|channel|>commentary to=functions.%s <|constrain|>json<|message|>\" ", " \"<|call|>\""},
+        {"\"{\\\"tool_call_id\\\": \\\"\" [0-9] \"\\\", \\\"tool_name\\\": \\\"%s\\\", \\\"parameters\\\": \" ", " \"}\""},
+        {"\"" SWA__TC_DS("tool" SWA__TC_LB "call" SWA__TC_LB "begin") "function" SWA__TC_DS("tool" SWA__TC_LB "sep")
+         "%s\\n```json\\n\" ", " \"\\n```" SWA__TC_DS("tool" SWA__TC_LB "call" SWA__TC_LB "end") "\""},
+        {"\"<function=%s>\" ", " \"</function>\""},
+        {"\"%s\\n\" ", ""},
+        {"\"{\\\"name\\\": \\\"%s\\\", \\\"arguments\\\": \" ", " \"}\""},
+    };
+    swa__buf_printf(b, shapes[f][0], name);
+    swa__buf_printf(b, "t%zu-root", i);
+    swa__buf_puts(b, shapes[f][1]);
+}
+
+/* root: the format's opening, one call or (parallel) several with its separator, its closing. */
+static void swa__tc_root_rule(swa__buf *b, swa_tool_format f, int parallel)
+{
+    static const char *const frames[SWA_TOOL_FORMAT_COUNT][3] = {
+        {NULL, NULL, NULL},
+        {"\"{\\\"tool_calls\\\": [\" ", "\", \"", " \"]}\""},
+        {"", "\"\\n\"", ""},
+        {"\"[TOOL_CALLS][\" ", "\", \"", " \"]\""},
+        {"", NULL, ""},
+        {"", NULL, ""},
+        {"\"<|START_ACTION|>[\\n    \" ", "\",\\n    \"", " \"\\n]<|END_ACTION|>\""},
+        {"\"" SWA__TC_DS("tool" SWA__TC_LB "calls" SWA__TC_LB "begin") "\" ", "",
+         " \"" SWA__TC_DS("tool" SWA__TC_LB "calls" SWA__TC_LB "end") "\""},
+        {"", "", ""},
+        {"", "\">>>\"", ""},
+        {"\" functools[\" ", "\", \"", " \"]\""},
+    };
+    swa__buf_printf(b, "root ::= %scall", frames[f][0]);
+    if (parallel && frames[f][1]) swa__buf_printf(b, " (%s%scall)*", frames[f][1], *frames[f][1] ? " " : "");
+    swa__buf_printf(b, "%s\n", frames[f][2]);
+}
+
+/* The grammar of the i-th function's arguments, its rules prefixed t<i>-. */
+static swa_status swa__tc_args_rules(swa__buf *b, const swa__json *fn, size_t i, swa_error *err)
+{
+    const swa__json *params = swa__json_get(fn, "parameters");
+    swa__buf schema;
+    char *g = NULL, prefix[32];
+    swa_status s;
+    memset(&schema, 0, sizeof schema);
+    if (params) swa__tc_put_json(&schema, params);
+    else swa__buf_puts(&schema, "{\"type\": \"object\"}");
+    if (schema.failed) {
+        swa__buf_free(&schema);
+        return swa__fail(err, SWA_ERR_NOMEM, "tool call grammar: out of memory");
+    }
+    s = swa_json_schema_to_grammar(schema.p, schema.n, &g, err);
+    swa__buf_free(&schema);
+    if (s != SWA_OK) return s;
+    snprintf(prefix, sizeof prefix, "t%zu-", i);
+    swa__tc_prefix_rules(b, g, prefix);
+    SWA_FREE(g);
+    return SWA_OK;
+}
+
+/* Whether a function's name can be written into the grammar's literals as it is. */
+static int swa__tc_plain_name(const swa__json *name)
+{
+    size_t k;
+    if (!name || name->kind != SWA__JSON_STRING || name->len == 0 || name->len > 64) return 0;
+    for (k = 0; k < name->len; k++)
+        if (!swa__tc_name_char(name->str[k])) return 0;
+    return 1;
+}
+
+/* The calls' rules: call ::= c0 | c1 ..., each c<i> and its arguments' rules. */
+static swa_status swa__tc_calls_rules(swa__buf *b, swa_tool_format f, const swa__json *tools, const char *only,
+                                      swa_error *err)
+{
+    size_t i, n = 0;
+    swa_status s;
+    swa__buf_puts(b, "call ::=");
+    for (i = 0; i < tools->n; i++) {
+        const swa__json *name = swa__json_get(swa__json_get(&tools->items[i], "function"), "name");
+        if (only && !swa__json_is_str(name, only)) continue;
+        if (!swa__tc_plain_name(name))
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "tool %zu: a function's name is 1 to 64 letters, digits, _ or -", i);
+        swa__buf_printf(b, "%s c%zu", n++ ? " |" : "", i);
+    }
+    if (!n) return swa__fail(err, SWA_ERR_INVALID_ARG, "tool choice \"%.64s\": no such function among the tools", only);
+    swa__buf_putc(b, '\n');
+    for (i = 0; i < tools->n; i++) {
+        const swa__json *fn = swa__json_get(&tools->items[i], "function");
+        const swa__json *name = swa__json_get(fn, "name");
+        if (only && !swa__json_is_str(name, only)) continue;
+        swa__buf_printf(b, "c%zu ::= ", i);
+        swa__tc_call_rule(b, f, name->str, i);
+        swa__buf_putc(b, '\n');
+        if ((s = swa__tc_args_rules(b, fn, i, err)) != SWA_OK) return s;
+    }
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_tool_call_grammar(const swa_chat_parse_config *cfg, const char *only, int parallel,
+                                        char **gbnf_out, swa_error *err)
+{
+    swa__json *tools = NULL;
+    swa__buf b;
+    swa_status s;
+    if (!cfg || !gbnf_out || !cfg->tools) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_tool_call_grammar: NULL argument");
+    *gbnf_out = NULL;
+    if ((int)cfg->format <= SWA_TOOL_FORMAT_CONTENT || (int)cfg->format >= SWA_TOOL_FORMAT_COUNT)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_tool_call_grammar: format %d has no calls", (int)cfg->format);
+    if (swa__tc_tools(cfg->tools, cfg->tools_len, &tools, err) != SWA_OK) return SWA_ERR_FORMAT;
+    memset(&b, 0, sizeof b);
+    swa__tc_root_rule(&b, cfg->format, parallel);
+    s = swa__tc_calls_rules(&b, cfg->format, tools, only, err);
+    SWA_FREE(tools);
+    if (s == SWA_OK && !(*gbnf_out = swa__buf_take(&b))) s = swa__fail(err, SWA_ERR_NOMEM, "tool call grammar: out of memory");
+    swa__buf_free(&b);
+    if (s == SWA_OK) swa__ok(err);
+    return s;
+}
+#endif /* SWA_NO_GRAMMAR */
 
 #undef SWA__TC_DS
 #undef SWA__TC_LB

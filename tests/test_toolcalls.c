@@ -403,6 +403,78 @@ static void test_bad_config(void **state)
     assert_int_equal(swa_chat_parser_feed(NULL, "x", 1, NULL, NULL), SWA_ERR_INVALID_ARG);
 }
 
+/* The grammar that forces a call: a call written as each format writes it matches, reads back
+   as that call, and a call to another function or with arguments off the schema does not match. */
+static void test_forced_calls(void **state)
+{
+    static const struct { swa_tool_format format; const char *text; } calls[] = {
+        {SWA_TOOL_FORMAT_GENERIC, "{\"tool_calls\": [{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}]}"},
+        {SWA_TOOL_FORMAT_HERMES, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n</tool_call>"},
+        {SWA_TOOL_FORMAT_MISTRAL,
+         "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}, \"id\": \"abcDEF123\"}]"},
+        {SWA_TOOL_FORMAT_LLAMA3, "{\"name\": \"get_weather\", \"parameters\": {\"location\": \"Paris\"}}"},
+        {SWA_TOOL_FORMAT_GPT_OSS,
+         "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"location\": \"Paris\"}<|call|>"},
+        {SWA_TOOL_FORMAT_COMMAND_R7B, "<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", "
+                                      "\"parameters\": {\"location\": \"Paris\"}}\n]<|END_ACTION|>"},
+        {SWA_TOOL_FORMAT_DEEPSEEK, DS("tool" LB "calls" LB "begin") DS("tool" LB "call" LB "begin") "function"
+         DS("tool" LB "sep") "get_weather\n```json\n{\"location\": \"Paris\"}\n```" DS("tool" LB "call" LB "end")
+         DS("tool" LB "calls" LB "end")},
+        {SWA_TOOL_FORMAT_FUNCTIONARY_V3_1, "<function=get_weather>{\"location\": \"Paris\"}</function>"},
+        {SWA_TOOL_FORMAT_FUNCTIONARY_V3_2, "get_weather\n{\"location\": \"Paris\"}"},
+        {SWA_TOOL_FORMAT_FIREFUNCTION_V2, " functools[{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}]"},
+    };
+    size_t i;
+    (void)state;
+    for (i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        swa_chat_parse_config cfg = swa_chat_parse_config_default();
+        swa_chat_parser *p = NULL;
+        swa_grammar *g = NULL, *named = NULL;
+        swa_chat_msg m;
+        char *text = NULL, *python = NULL, *bad;
+        swa_error err;
+        size_t len = strlen(calls[i].text);
+        cfg.format = calls[i].format;
+        cfg.tools = TOOLS;
+        cfg.tools_len = strlen(TOOLS);
+        if (swa_tool_call_grammar(&cfg, NULL, 1, &text, &err) != SWA_OK) fail_msg("%s: %s", swa_tool_format_name(cfg.format), err.msg);
+        if (swa_grammar_parse(text, strlen(text), NULL, &g, &err) != SWA_OK) fail_msg("%s: %s\n%s", swa_tool_format_name(cfg.format), err.msg, text);
+        if (swa_grammar_match(g, calls[i].text, len, NULL, &err) != SWA_OK) fail_msg("%s: no match\n%s", swa_tool_format_name(cfg.format), text);
+        assert_int_equal(swa_chat_parse(&cfg, calls[i].text, len, &p, NULL), SWA_OK);
+        swa_chat_parser_message(p, &m);
+        assert_int_equal(m.n_calls, 1);
+        assert_string_equal(m.calls[0].name, "get_weather");
+        assert_string_equal(m.calls[0].arguments, PARIS);
+        assert_int_equal(m.content_len, 0);
+        swa_chat_parser_free(p);
+        bad = (char *)malloc(len + 1);                      /* arguments off the schema */
+        memcpy(bad, calls[i].text, len + 1);
+        memcpy(strstr(bad, "\"location\""), "\"locatioN\"", 10);
+        assert_int_equal(swa_grammar_match(g, bad, len, NULL, NULL), SWA_ERR_NO_MATCH);
+        free(bad);
+        assert_int_equal(swa_tool_call_grammar(&cfg, "python", 0, &python, NULL), SWA_OK);   /* a named choice */
+        assert_int_equal(swa_grammar_parse(python, strlen(python), NULL, &named, NULL), SWA_OK);
+        assert_int_equal(swa_grammar_match(named, calls[i].text, len, NULL, NULL), SWA_ERR_NO_MATCH);
+        swa_grammar_free(named);
+        swa_grammar_free(g);
+        free(python);
+        free(text);
+    }
+    {
+        swa_chat_parse_config cfg = swa_chat_parse_config_default();
+        char *text = NULL;
+        swa_error err;
+        cfg.format = SWA_TOOL_FORMAT_HERMES;
+        cfg.tools = TOOLS;
+        cfg.tools_len = strlen(TOOLS);
+        assert_int_equal(swa_tool_call_grammar(&cfg, "rm_rf", 0, &text, &err), SWA_ERR_INVALID_ARG);
+        assert_non_null(strstr(err.msg, "rm_rf"));
+        cfg.format = SWA_TOOL_FORMAT_CONTENT;
+        assert_int_equal(swa_tool_call_grammar(&cfg, NULL, 0, &text, &err), SWA_ERR_INVALID_ARG);
+        assert_null(text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -412,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_detection),
         cmocka_unit_test(test_reasoning_names_and_prompts),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_forced_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
