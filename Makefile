@@ -175,7 +175,8 @@ cmocka:
 test: all
 	@set -e; for t in $(COMPILE_CHECKS) $(TESTS); do echo "== $$t"; s=$$(date +%s); $(RUN) $$t; \
 	  echo "== $$t: $$(( $$(date +%s) - s )) s"; done; \
-	  echo "== tests/test_examples.sh"; sh tests/test_examples.sh $(BUILD) $(RUN); echo "all tests passed"
+	  echo "== tests/test_examples.sh"; sh tests/test_examples.sh $(BUILD) $(RUN); \
+	  echo "== tests/test_haproxy.sh"; sh tests/test_haproxy.sh $(BUILD) $(RUN); echo "all tests passed"
 
 # The cross toolchain's loader (libc6-arm64-cross) must get the C library of the same build;
 # without LD_LIBRARY_PATH it finds the multiarch libc6:arm64 that libcmocka-dev:arm64 pulls in,

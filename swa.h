@@ -914,6 +914,9 @@ typedef struct swa_sampler_config {
     float    repeat_penalty;  /* 0 or 1 = off; > 1 discourages the last repeat_last_n ids   */
     int32_t  repeat_last_n;   /* 0 = 64; how many recent tokens the penalty looks at        */
     uint64_t seed;            /* the generator's seed; the same seed gives the same choices */
+    float    presence_penalty;  /* 0 = off; subtracted once from each id in the last          */
+                                /* repeat_last_n tokens (OpenAI's presence_penalty)          */
+    float    frequency_penalty; /* 0 = off; subtracted per occurrence there (OpenAI's)      */
 } swa_sampler_config;
 
 /* Settings to start from and change by name: temperature 0.8, top_k 40, top_p 0.95, min_p 0.05,
@@ -924,9 +927,15 @@ SWADEF swa_sampler_config swa_sampler_config_default(void);
 SWADEF swa_status swa_sampler_create(const swa_sampler_config *cfg, int32_t n_vocab,
                                      swa_sampler **out, swa_error *err);
 SWADEF void       swa_sampler_free(swa_sampler *s);
-/* Choose the next token from logits (not modified) and remember it for the repetition
-   penalty. Order: repetition penalty, top-k, top-p, min-p, temperature, then a draw from our own
-   generator (xorshift64*). */
+/* Add biases[i] to the logit of ids[i] before every choice, replacing the biases set before
+   (n 0 clears them). A bias of -100 or less bans the token (its logit becomes -inf), as OpenAI's
+   logit_bias does. SWA_ERR_INVALID_ARG, and nothing changed, for an id outside the vocabulary or
+   a NaN bias; SWA_ERR_NOMEM. */
+SWADEF swa_status swa_sampler_set_logit_bias(swa_sampler *s, const int32_t *ids, const float *biases, size_t n,
+                                             swa_error *err);
+/* Choose the next token from logits (not modified) and remember it for the penalties. Order:
+   logit bias, penalties (repetition, then presence and frequency, as llama.cpp applies them),
+   top-k, top-p, min-p, temperature, then a draw from our own generator (xorshift64*). */
 SWADEF int32_t    swa_sampler_sample(swa_sampler *s, const float *logits);
 /* Remember a token the sampler did not choose itself (the prompt's, or one chosen elsewhere),
    so that the penalty counts it; ids outside the vocabulary are ignored. */
@@ -13253,6 +13262,7 @@ struct swa_sampler {
     int32_t *history;          /* [repeat_last_n] ring of recent tokens */
     int32_t n_history, history_next;
     float *work;               /* [n_vocab] logits after the penalty */
+    float *bias;               /* [n_vocab] added to the logits; NULL until a bias is set */
     float *prob;               /* [n_vocab] */
     swa__ranked *cand;         /* [n_vocab] candidates (logit, id), best first when filtered */
 };
@@ -13303,10 +13313,12 @@ SWADEF swa_status swa_sampler_create(const swa_sampler_config *cfg, int32_t n_vo
     memset(&c, 0, sizeof c);
     if (cfg) c = *cfg;
     if (n_vocab < 1 || !(c.temperature >= 0) || c.top_k < 0 || !(c.top_p >= 0 && c.top_p <= 1) ||
-        !(c.min_p >= 0 && c.min_p <= 1) || !(c.repeat_penalty >= 0) || c.repeat_last_n < 0)
+        !(c.min_p >= 0 && c.min_p <= 1) || !(c.repeat_penalty >= 0) || c.repeat_last_n < 0 ||
+        !(c.presence_penalty == c.presence_penalty) || !(c.frequency_penalty == c.frequency_penalty))
         return swa__fail(err, SWA_ERR_INVALID_ARG, "sampler: n_vocab %d, temperature %g, top_k %d, top_p %g, min_p %g, "
-                         "repeat_penalty %g, repeat_last_n %d: a value is out of range", n_vocab, c.temperature, c.top_k,
-                         c.top_p, c.min_p, c.repeat_penalty, c.repeat_last_n);
+                         "repeat_penalty %g, repeat_last_n %d, presence_penalty %g, frequency_penalty %g: a value is out "
+                         "of range", n_vocab, c.temperature, c.top_k, c.top_p, c.min_p, c.repeat_penalty, c.repeat_last_n,
+                         c.presence_penalty, c.frequency_penalty);
     if (c.top_p == 0) c.top_p = 1;
     if (c.repeat_penalty == 0) c.repeat_penalty = 1;
     if (c.repeat_last_n == 0) c.repeat_last_n = 64;
@@ -13331,6 +13343,7 @@ SWADEF void swa_sampler_free(swa_sampler *s)
     if (!s) return;
     SWA_FREE(s->history);
     SWA_FREE(s->work);
+    SWA_FREE(s->bias);
     SWA_FREE(s->prob);
     SWA_FREE(s->cand);
     SWA_FREE(s);
@@ -13344,19 +13357,46 @@ SWADEF void swa_sampler_accept(swa_sampler *s, int32_t token)
     if (s->n_history < s->cfg.repeat_last_n) s->n_history++;
 }
 
-/* CTRL's penalty as llama.cpp applies it: each distinct recent token's logit is divided by the
-   penalty when positive and multiplied when negative, so it always becomes less likely. */
+SWADEF swa_status swa_sampler_set_logit_bias(swa_sampler *s, const int32_t *ids, const float *biases, size_t n,
+                                             swa_error *err)
+{
+    size_t i;
+    if (!s || (n && (!ids || !biases))) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_set_logit_bias: NULL argument");
+    for (i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= s->n_vocab || biases[i] != biases[i])
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "logit bias %zu: token %d (of %d) with bias %g", i, ids[i],
+                             s->n_vocab, biases[i]);
+    if (n && !s->bias && !(s->bias = (float *)swa__calloc((uint64_t)s->n_vocab, sizeof(float))))
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a logit bias for %d tokens", s->n_vocab);
+    if (!n) {
+        SWA_FREE(s->bias);
+        s->bias = NULL;
+    } else {
+        memset(s->bias, 0, (size_t)s->n_vocab * sizeof(float));
+        for (i = 0; i < n; i++) s->bias[ids[i]] = biases[i] <= -100.0f ? -INFINITY : s->bias[ids[i]] + biases[i];
+    }
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* The penalties on the recent tokens, as llama.cpp applies them: CTRL's repetition penalty
+   divides each distinct token's logit by the penalty when positive and multiplies it when
+   negative, so it always becomes less likely; then OpenAI's presence penalty is subtracted once
+   and the frequency penalty once per occurrence. */
 static void swa__apply_penalty(swa_sampler *s)
 {
     int32_t i;
-    float p = s->cfg.repeat_penalty;
-    if (p == 1.0f) return;
-    for (i = 0; i < s->n_history; i++) s->prob[s->history[i]] = 0.0f;     /* prob as a seen-mark */
+    float p = s->cfg.repeat_penalty, pres = s->cfg.presence_penalty, freq = s->cfg.frequency_penalty;
+    if (p == 1.0f && pres == 0.0f && freq == 0.0f) return;
+    for (i = 0; i < s->n_history; i++) s->prob[s->history[i]] = 0.0f;     /* prob as a count */
+    for (i = 0; i < s->n_history; i++) s->prob[s->history[i]] += 1.0f;
     for (i = 0; i < s->n_history; i++) {
         int32_t t = s->history[i];
-        if (s->prob[t] != 0.0f) continue;
-        s->prob[t] = 1.0f;
+        float count = s->prob[t];
+        if (count == 0.0f) continue;   /* done already */
+        s->prob[t] = 0.0f;
         s->work[t] = s->work[t] > 0 ? s->work[t] / p : s->work[t] * p;
+        s->work[t] -= pres + count * freq;
     }
 }
 
@@ -13409,6 +13449,7 @@ static int32_t swa__sampler_choose(swa_sampler *s, const float *logits)
     int32_t n, i, kept;
     float max = -INFINITY, sum = 0.0f, cum, u;
     for (i = 0; i < s->n_vocab; i++) s->work[i] = logits[i] == logits[i] ? logits[i] : -INFINITY;   /* NaN: never */
+    if (s->bias) for (i = 0; i < s->n_vocab; i++) s->work[i] += s->bias[i];
     swa__apply_penalty(s);
     if (s->cfg.temperature <= 0.0f) return swa_argmax(s->work, s->n_vocab);
     n = swa__candidates(s);

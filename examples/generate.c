@@ -48,6 +48,8 @@
 #define PROG "swa-generate"
 enum { EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };   /* besides 0 (complete) and 1 (an error) */
 
+#define MAX_BIAS 256   /* --logit-bias flags */
+
 typedef struct options {
     const char *model, *prompt, *prompt_file, *ids, *dump_logits, *save_state, *load_state;
     const char *chat_template, *system;   /* --chat-template NAME, --system TEXT */
@@ -62,6 +64,9 @@ typedef struct options {
     int no_bos, chat, seed_given, no_mmap, verbose_prompt;
     swa_ctx_config cfg;
     swa_sampler_config sampling;
+    int32_t bias_id[MAX_BIAS];    /* --logit-bias ID(+/-)BIAS, in the order given */
+    float bias[MAX_BIAS];
+    size_t n_bias;
 } options;
 
 typedef struct timings {
@@ -113,7 +118,10 @@ static void usage(FILE *f)
         "  --top-p P            nucleus sampling (default 0.95; 1 = off)\n"
         "  --min-p P            drop tokens below P x the best (default 0.05; 0 = off)\n"
         "  --repeat-penalty R   penalise recent tokens (default 1.0 = off)\n"
-        "  --repeat-last-n N    tokens the penalty looks at (default 64)\n"
+        "  --repeat-last-n N    tokens the penalties look at (default 64)\n"
+        "  --presence-penalty P subtract P from each recent token's logit once (-2..2; 0 = off)\n"
+        "  --frequency-penalty F subtract F per occurrence among the recent tokens (-2..2; 0 = off)\n"
+        "  --logit-bias ID+B    add B (or ID-B: subtract) to token ID's logit; ID-inf bans it (repeatable)\n"
         "  -t N                 threads, 0..256 (default 0: every online CPU)\n"
         "  -w N                 sliding window for every layer (default: the model's)\n"
         "  -c N                 cache size for layers without a window (default min(trained, 4096))\n"
@@ -182,6 +190,28 @@ static int parse_float(const char *flag, const char *s, float lo, float hi, floa
     return 1;
 }
 
+/* --logit-bias ID(+/-)BIAS as llama.cpp spells it: 15043+1, 15043-1.5, 15043-inf (a ban). */
+static int parse_bias(options *o, const char *s)
+{
+    char *end;
+    long id;
+    double b = 0;
+    char sign;
+    errno = 0;
+    id = strtol(s, &end, 10);
+    if (errno || end == s || id < 0 || id > INT32_MAX || (*end != '+' && *end != '-'))
+        return bad_value("--logit-bias", s, "TOKEN_ID+BIAS or TOKEN_ID-BIAS, e.g. 15043+1 or 15043-inf");
+    sign = *end++;
+    if (!strchr("0123456789.iI", *end) || !*end) end = (char *)"?";   /* no second sign, no space */
+    else b = strtod(end, &end);
+    if (*end || b != b)
+        return bad_value("--logit-bias", s, "TOKEN_ID+BIAS or TOKEN_ID-BIAS, e.g. 15043+1 or 15043-inf");
+    if (o->n_bias == MAX_BIAS) return bad_value("--logit-bias", s, "at most 256 biases");
+    o->bias_id[o->n_bias] = (int32_t)id;
+    o->bias[o->n_bias++] = (float)(sign == '-' ? -b : b);
+    return 1;
+}
+
 #define MAX_PARALLEL 256   /* --parallel: more sequences than any batch needs, fewer than memory allows */
 
 /* One flag with its value; 0 on a bad value. */
@@ -213,6 +243,9 @@ static int parse_flag(options *o, const char *a, const char *val)
     else if (!strcmp(a, "--top-p")) return parse_float(a, val, 0.0f, 1.0f, &o->sampling.top_p);
     else if (!strcmp(a, "--min-p")) return parse_float(a, val, 0.0f, 1.0f, &o->sampling.min_p);
     else if (!strcmp(a, "--repeat-penalty")) return parse_float(a, val, 0.0f, 100.0f, &o->sampling.repeat_penalty);
+    else if (!strcmp(a, "--presence-penalty")) return parse_float(a, val, -2.0f, 2.0f, &o->sampling.presence_penalty);
+    else if (!strcmp(a, "--frequency-penalty")) return parse_float(a, val, -2.0f, 2.0f, &o->sampling.frequency_penalty);
+    else if (!strcmp(a, "--logit-bias")) return parse_bias(o, val);
     else if (!strcmp(a, "--repeat-last-n")) { if (!parse_long(a, val, 1, 1 << 20, &v)) return 0; o->sampling.repeat_last_n = (int32_t)v; }
     else if (!strcmp(a, "-t")) { if (!parse_long(a, val, 0, 256, &v)) return 0; o->cfg.n_threads = (int32_t)v; }
     else if (!strcmp(a, "-w")) { if (!parse_long(a, val, 1, INT32_MAX, &v)) return 0; o->cfg.window = (int32_t)v; }
@@ -300,7 +333,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (a[0] != '-' || a[1] == '\0') return usage_error("unexpected argument \"%s\"", a), EXIT_USAGE;
         else if (i + 1 >= argc) {
             if (strstr(" -m -p -f --ids --dump-logits --save-state --load-state -n -s --temp --top-k --top-p --min-p "
-                       "--repeat-penalty --repeat-last-n -t -w -c -b --kv --system --chat-template --parallel --sinks ", a))
+                       "--repeat-penalty --repeat-last-n --presence-penalty --frequency-penalty --logit-bias -t -w -c -b --kv --system --chat-template --parallel --sinks ", a))
                 return usage_error("%s needs a value", a), EXIT_USAGE;
             return usage_error("unknown flag %s", a), EXIT_USAGE;
         }
@@ -905,6 +938,7 @@ static int generate_parallel(session *s, const int32_t *prompt, size_t n_prompt,
         size_t k;
         sc.seed += (uint64_t)i;
         if (swa_sampler_create(&sc, (int32_t)s->n_vocab, &br[i].sampler, &err) != SWA_OK ||
+            swa_sampler_set_logit_bias(br[i].sampler, s->o->bias_id, s->o->bias, s->o->n_bias, &err) != SWA_OK ||
             (i > 0 && swa_seq_copy(s->ctx, 0, i, &err) != SWA_OK)) {
             fprintf(stderr, "swa-generate: %s\n", err.msg);
             goto out;
@@ -1363,7 +1397,8 @@ int main(int argc, char **argv)
     mp.progress = progress_on_interrupt;
     if (swa_model_load_with(o.model, &mp, &model, &err) != SWA_OK ||
         swa_ctx_create(model, &o.cfg, &s.ctx, &err) != SWA_OK ||
-        swa_sampler_create(&o.sampling, swa_model_hparams(model)->n_vocab, &s.sampler, &err) != SWA_OK) {
+        swa_sampler_create(&o.sampling, swa_model_hparams(model)->n_vocab, &s.sampler, &err) != SWA_OK ||
+        swa_sampler_set_logit_bias(s.sampler, o.bias_id, o.bias, o.n_bias, &err) != SWA_OK) {
         if (!(err.code == SWA_ERR_ABORTED && interrupted())) fprintf(stderr, PROG ": %s\n", err.msg);
         goto done;
     }
