@@ -43,7 +43,7 @@ HEADERS := swa.h tools/common/gguf_writer.h tools/common/printable.h tools/commo
            tools/common/timing.h tools/common/tool.h
 
 PROGRAM_NAMES := swa-generate swa-simple swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
-                 swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench
+                 swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench swa-template
 # The examples the documents quote, beside swa-simple; POSIX only (threads, atomics, nanosleep).
 EXAMPLE_NAMES := swa-sequences swa-control swa-chat
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES) $(EXAMPLE_NAMES))
@@ -55,7 +55,8 @@ TESTS    := $(filter-out $(BUILD)/test_kernels,$(TESTS))
 endif
 COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu $(BUILD)/compile_no_threads \
                   $(BUILD)/compile_warnings $(BUILD)/compile_no_tokenizer $(BUILD)/compile_no_sampler \
-                  $(BUILD)/compile_no_stdio $(BUILD)/compile_no_grammar $(BUILD)/compile_no_tools
+                  $(BUILD)/compile_no_stdio $(BUILD)/compile_no_grammar $(BUILD)/compile_no_jinja \
+                  $(BUILD)/compile_no_tools
 # The sanitized builds run the tests and the examples; the compile checks, which build the whole
 # header once per switch as hosts do, run in the plain and the cross builds.
 ifneq ($(SANITIZE)$(TSAN),)
@@ -133,7 +134,7 @@ WARN_C     := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wstrict-prototypes
 WARN_CXX   := -Wall -Wextra -Wpedantic -Werror
 WARN_CLANG ?= clang
 WARN_VARIANTS := -DSWA_NO_SIMD -DSWA_NO_AMX -DSWA_NO_THREADS -DSWA_NO_MMAP -DSWA_NO_TOKENIZER -DSWA_NO_SAMPLER -DSWA_NO_STDIO \
-                 -DSWA_NO_GRAMMAR -DSWA_NO_TOOLS \
+                 -DSWA_NO_GRAMMAR -DSWA_NO_JINJA -DSWA_NO_TOOLS \
                  -D_DEFAULT_SOURCE
 $(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp tests/compile_c89.c swa.h | $(BUILD)
 	$(CC) -std=c11 -O2 $(WARN_C) -I. $< -o $@ $(LDLIBS)
@@ -208,7 +209,7 @@ WIN_LIB    := $(WIN_BUILD)/swa.o
 WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_json test_toolcalls test_kernels test_quant test_cache \
               test_seq
 WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler compile_no_stdio \
-              compile_no_grammar compile_no_tools \
+              compile_no_grammar compile_no_jinja compile_no_tools \
               compile_warnings compile_cpp
 # One wineserver for the whole run (-p: it stays until killed; one left by an interrupted run is
 # ended first): left to itself it exits a few seconds after each program, and a program starting
@@ -295,8 +296,8 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lm -lpthread
 # The runs are targets of their own, so that make's jobs run them side by side.
 FUZZ_BPE_VOCAB := ../shared/testdata/ggml-vocab-llama-bpe.gguf
-.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state fuzz-server
-fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state fuzz-server
+.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server
+fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server
 fuzz-seeds: $(BUILD)/swa-mkmodel
 	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-spm build/fuzz/seeds-bpe build/fuzz/seeds-chat build/fuzz/seeds-state
 	$(BUILD)/swa-mkmodel --shape custom --layers 2 --dim 32 --heads 2 --kv-heads 1 --ff 32 --vocab 260 --ctx 64 \
@@ -316,6 +317,10 @@ fuzz-bpe: build/fuzz/fuzz_tokenizer fuzz-seeds
 	else echo "fuzz-bpe: $(FUZZ_BPE_VOCAB) is absent: the byte-level BPE vocabulary was not fuzzed"; fi
 fuzz-chat: build/fuzz/fuzz_chat fuzz-seeds
 	cd build/fuzz && ./fuzz_chat -max_total_time=$(FUZZ_SECONDS) -max_len=4096 seeds-chat
+# the real chat templates are the Jinja fuzzer's seeds
+fuzz-jinja: build/fuzz/fuzz_jinja
+	@mkdir -p build/fuzz/seeds-jinja && cp tests/data/jinja/templates/*.jinja build/fuzz/seeds-jinja/
+	cd build/fuzz && ./fuzz_jinja -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -rss_limit_mb=4096 seeds-jinja
 fuzz-state: build/fuzz/fuzz_state fuzz-seeds
 	cd build/fuzz && SWA_FUZZ_MODEL=state-model.gguf SWA_FUZZ_SEEDS=seeds-state \
 	  ./fuzz_state -max_total_time=$(FUZZ_SECONDS) -max_len=65536 seeds-state

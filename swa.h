@@ -9,7 +9,8 @@
 CONTENTS (each a "==== name ====" banner below; the sets of SIMD kernels come last, so that
 a reader following a token from the file to its logits never crosses them)
     public API              status and errors, tensor types, GGUF reader, model, context and
-                            sequences, tokenizer, chat templates, grammars, tool calls, sampler
+                            sequences, tokenizer, chat templates, Jinja templates, grammars,
+                            tool calls, sampler
     internal declarations   includes, the instruction sets the compiler can build, the kernel
                             table's types (SWA_INTERNALS shows them to the kernel tests)
     utilities, platform     errors, checked sizes, half floats, mapping a file; threads, locks,
@@ -25,7 +26,9 @@ a reader following a token from the file to its logits never crosses them)
     thread pool             workers that claim shares of a task
     tokenizer               Unicode tables, pre-tokenizer expressions, SentencePiece and byte-level BPE
     JSON and text buffers   a checked JSON reader (one allocation per tree) and a growing buffer
-    chat templates
+    chat templates          the families llama.cpp knows by their markers
+    Jinja templates         lexer, parser, Python's values, filters, tests and methods, the
+                            sandboxed render: a file's template as transformers renders it
     grammars                GBNF parsed into rules; the stacks of a match in progress; a vocabulary's
                             pieces in a byte trie, walked once per token for the tokens allowed
     JSON Schema to grammar  a schema's rules written as llama.cpp writes them; integer ranges, patterns
@@ -84,6 +87,8 @@ CONFIGURATION (define before the implementation include)
     SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
     SWA_NO_GRAMMAR     compile the GBNF grammars out: the swa_grammar_* calls and
                        swa_sampler_set_grammar are not declared
+    SWA_NO_JINJA       compile the Jinja engine out: the swa_jinja_* calls are not declared, and
+                       chat templates are the families of swa_chat_template_detect only
     SWA_NO_STDIO       no files but the model's: swa_state_save_file and swa_state_load_file are
                        not declared (snapshots still go to and from buffers), and no stdio call
                        touches a file. <stdio.h> stays for snprintf and vsnprintf into error
@@ -140,9 +145,12 @@ TOKENIZER AND SAMPLER
     choices everywhere.
 
 CHAT TEMPLATES
+    A file's tokenizer.chat_template renders through the Jinja engine (swa_jinja_*) byte for
+    byte as Hugging Face transformers renders it, tools and reasoning included. Apart from it,
     tokenizer.chat_template is recognised by its markers, as llama.cpp does without a Jinja
     engine (ChatML, Llama 2 and 3, Mistral v1/v3/v3-tekken/v7, Gemma, Phi-3/4, DeepSeek), and
-    swa_chat_format writes a conversation in that family's format; see the section's comment.
+    swa_chat_format writes a conversation in that family's format: the fallback for a template
+    the engine refuses. See the sections' comments and docs/chat.md.
 
 ERRORS
     Every fallible call returns swa_status (SWA_OK = 0, errors are negative; swa_status_str names
@@ -729,6 +737,52 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
                                   int add_generation_prompt, char *out, size_t cap, size_t *n_out,
                                   swa_error *err);
 
+/* ==== Jinja templates: a file's chat template rendered as transformers does ==== */
+
+#ifndef SWA_NO_JINJA   /* without it, only the families above */
+/* A Jinja engine for chat templates: the template renders as Hugging Face transformers'
+   apply_chat_template(..., tokenize=False) renders it (jinja2's sandbox with trim_blocks and
+   lstrip_blocks, transformers' tojson, raise_exception, strftime_now, namespace and dict), byte
+   for byte. No I/O; a render is bounded in steps, call depth, memory and output, so a hostile
+   template fails with an error. docs/chat.md lists what it supports and refuses. */
+typedef struct swa_jinja swa_jinja;   /* a parsed template: immutable, shareable across threads */
+
+/* Parse len bytes of Jinja source. SWA_ERR_FORMAT names the line and what was wrong (jinja2's
+   words), SWA_ERR_UNSUPPORTED what the engine refuses. Free with swa_jinja_free (NULL is fine). */
+SWADEF swa_status swa_jinja_parse(const char *src, size_t len, swa_jinja **out, swa_error *err);
+SWADEF void       swa_jinja_free(swa_jinja *t);
+/* The file's tokenizer.chat_template, parsed: SWA_ERR_NOT_FOUND when it has none. */
+SWADEF swa_status swa_jinja_of(const swa_gguf *g, swa_jinja **out, swa_error *err);
+
+/* Render with the variables of a JSON object ({"messages": [...], "bos_token": "<s>", ...}) as
+   they are (vars_json may be NULL with len 0: none). *out is the text, NUL-terminated (it may
+   hold NULs: *out_len counts the bytes), allocated by the library: free it with
+   swa_jinja_text_free.
+   Errors: what the template raised, with its message (raise_exception's text, jinja2's
+   "'x' is undefined", Python's TypeError words) as SWA_ERR_INVALID_ARG; a limit passed as
+   SWA_ERR_UNSUPPORTED or SWA_ERR_NOMEM. */
+SWADEF swa_status swa_jinja_render(const swa_jinja *t, const char *vars_json, size_t len, char **out, size_t *out_len,
+                                   swa_error *err);
+
+/* A conversation, as transformers' apply_chat_template passes it: messages (a JSON array of
+   {"role", "content" (a string or a list of {"type": "text", "text": ...} parts), "tool_calls",
+   "tool_call_id", "name", "reasoning_content", ...}; members that are null are dropped and the
+   reasoning is also given as "thinking"), tools (a JSON array, or NULL for None), documents
+   None, add_generation_prompt, bos_token and eos_token (NULL: undefined) and kwargs (a JSON
+   object of further variables: "enable_thinking", "reasoning_effort", "date_string"...; they
+   override the others). Every text is NUL-terminated. */
+typedef struct swa_jinja_chat {
+    const char *messages;
+    const char *tools;
+    int         add_generation_prompt;
+    const char *bos_token, *eos_token;
+    const char *kwargs;
+} swa_jinja_chat;
+
+SWADEF swa_status swa_jinja_apply(const swa_jinja *t, const swa_jinja_chat *chat, char **out, size_t *out_len,
+                                  swa_error *err);
+SWADEF void       swa_jinja_text_free(char *text);   /* a rendered text (NULL is fine) */
+#endif /* SWA_NO_JINJA */
 /* ==== grammars ====
    GBNF, the grammar format of llama.cpp (docs/grammar.md): rules `name ::= ...` (names of
    letters, digits and dashes; `root` starts unless another rule is named), literals "..." with
@@ -970,6 +1024,10 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #include <math.h>
 #include <assert.h>
 #include <errno.h>
+#ifndef SWA_NO_JINJA
+#include <setjmp.h>    /* a template render unwinds to its entry on an error */
+#include <time.h>      /* strftime_now */
+#endif
 #include <locale.h>    /* localeconv: JSON numbers read under any locale */
 #if defined(_WIN32)
 #if !defined(WIN32_LEAN_AND_MEAN)      /* the smaller <windows.h>, and no min/max macros */
@@ -1269,6 +1327,9 @@ SWA__INTERNAL float swa__residue_sum_ref(const float acc[16]);
 SWA__INTERNAL swa_status swa__json_parse(const char *text, size_t len, swa__json **root, swa_error *err);
 SWA__INTERNAL const swa__json *swa__json_get(const swa__json *obj, const char *key);
 SWA__INTERNAL void swa__buf_json_string(swa__buf *b, const char *s, size_t n, int ensure_ascii);
+#ifndef SWA_NO_JINJA
+SWA__INTERNAL void swa__jinja_set_clock(int64_t seconds);   /* the tests' fixed strftime_now; 0: the real one */
+#endif
 #ifndef SWA_NO_TOKENIZER
 SWA__INTERNAL swa_status swa__pretok_pieces(const char *name, const char *text, size_t len,
                                             size_t *ends, size_t cap, size_t *n_out,
@@ -9596,6 +9657,3515 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
 #undef SWA__CHAT_YANDEX_ASSISTANT
 #undef SWA__N_CHAT_TEMPLATES
 
+/* ==== Jinja templates ====
+   A Jinja engine for chat templates, to render tokenizer.chat_template as Hugging Face
+   transformers does: jinja2's ImmutableSandboxedEnvironment with trim_blocks and lstrip_blocks,
+   the loop controls, transformers' tojson, raise_exception, strftime_now, namespace and dict.
+   Values follow Python's rules (str() and repr() of numbers, lists and dicts; code points for
+   string lengths and slices) and jinja2's default Undefined (prints empty, is false, fails on
+   an attribute). A template is parsed once into a tree (one arena, immutable); a render walks
+   it with its own arena and limits (steps, call depth, memory, output), and any failure
+   unwinds to the render's entry with longjmp, where the arena is freed whole: nothing the
+   render allocated outlives it, so an error path cannot leak. */
+
+#ifndef SWA_NO_JINJA
+
+#define SWA__J_MAX_NEST   100                  /* nested expressions and blocks in the source */
+#define SWA__J_MAX_CALLS  100                  /* macro calls within each other */
+#define SWA__J_MAX_STEPS  ((int64_t)10000000)  /* statements, loop iterations and calls per render */
+#define SWA__J_MAX_OUTPUT ((size_t)64 << 20)   /* bytes of a text: the output or a string made */
+#define SWA__J_MAX_MEMORY ((size_t)512 << 20)  /* bytes a render may allocate */
+#define SWA__J_MAX_ARGS   16
+
+/* -- arenas: many small allocations freed at once -- */
+
+typedef struct swa__jblock {
+    struct swa__jblock *next;
+    size_t used, cap;
+} swa__jblock;
+
+typedef struct swa__jarena {
+    swa__jblock *head;
+    size_t total, limit;
+} swa__jarena;
+
+#define SWA__J_HEAD ((sizeof(swa__jblock) + 15) & ~(size_t)15)
+
+/* n bytes, 16-aligned and zeroed; NULL past the arena's limit or when malloc fails */
+static void *swa__jarena_alloc(swa__jarena *a, size_t n)
+{
+    swa__jblock *b = a->head;
+    void *p;
+    n = (n + 15) & ~(size_t)15;
+    if (n > a->limit) return NULL;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > 65536 ? n : 65536;
+        if (a->total + cap + SWA__J_HEAD > a->limit) return NULL;
+        if (!(b = (swa__jblock *)swa__calloc(1, SWA__J_HEAD + cap))) return NULL;
+        b->cap = cap;
+        b->next = a->head;
+        a->head = b;
+        a->total += cap + SWA__J_HEAD;
+    }
+    p = (char *)b + SWA__J_HEAD + b->used;
+    b->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+static void swa__jarena_free(swa__jarena *a)
+{
+    while (a->head) {
+        swa__jblock *next = a->head->next;
+        SWA_FREE(a->head);
+        a->head = next;
+    }
+    a->total = 0;
+}
+
+/* -- the tree -- */
+
+typedef enum swa__jkind {
+    /* expressions */
+    SWA__JN_STR, SWA__JN_INT, SWA__JN_FLOAT, SWA__JN_BOOL, SWA__JN_NONE, SWA__JN_NAME, SWA__JN_LIST,
+    SWA__JN_TUPLE, SWA__JN_DICT, SWA__JN_PAIR, SWA__JN_ATTR, SWA__JN_ITEM, SWA__JN_SLICE, SWA__JN_CALL,
+    SWA__JN_FILTER, SWA__JN_TEST, SWA__JN_NEG, SWA__JN_POS, SWA__JN_NOT, SWA__JN_BIN, SWA__JN_AND,
+    SWA__JN_OR, SWA__JN_COND, SWA__JN_KWARG, SWA__JN_BODY,
+    /* statements */
+    SWA__JN_TEXT, SWA__JN_OUT, SWA__JN_IF, SWA__JN_FOR, SWA__JN_SET, SWA__JN_SETBLOCK, SWA__JN_MACRO,
+    SWA__JN_CALLBLOCK, SWA__JN_FILTERBLOCK, SWA__JN_BREAK, SWA__JN_CONTINUE, SWA__JN_GENERATION
+} swa__jkind;
+
+/* Binary operators, by their text */
+enum { SWA__JOP_ADD, SWA__JOP_SUB, SWA__JOP_MUL, SWA__JOP_DIV, SWA__JOP_FLOORDIV, SWA__JOP_MOD, SWA__JOP_POW,
+       SWA__JOP_CONCAT, SWA__JOP_EQ, SWA__JOP_NE, SWA__JOP_LT, SWA__JOP_LE, SWA__JOP_GT, SWA__JOP_GE,
+       SWA__JOP_IN, SWA__JOP_NOTIN };
+
+/* One node. a, b, c, d are its parts (COND: a if b else c; SLICE: a[b:c:d]; FOR: target a, iterable b,
+   condition c; IF: condition a); args its list of arguments, items, parameters or filters (kept
+   in order through next); body and orelse its statements. */
+typedef struct swa__jnode swa__jnode;
+struct swa__jnode {
+    swa__jkind kind;
+    int op, line;
+    const char *s;
+    size_t n;
+    int64_t i;
+    double f;
+    swa__jnode *a, *b, *c, *d, *args, *body, *orelse, *next;
+};
+
+struct swa_jinja {
+    swa__jarena arena;
+    char *src;                /* the source with its newlines made \n, which TEXT nodes point into */
+    swa__jnode *body;
+};
+
+/* -- failing: both the parser and a render unwind to their entry -- */
+
+typedef struct swa__jfail {
+    jmp_buf jb;
+    swa_error *err;
+    swa_status code;
+} swa__jfail;
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noreturn, format(printf, 3, 4)))
+#endif
+static void swa__jthrow(swa__jfail *f, swa_status code, const char *fmt, ...)
+{
+    va_list ap;
+    f->code = code;
+    if (f->err) {
+        f->err->code = code;
+        va_start(ap, fmt);
+#if defined(__MINGW32__)
+        __mingw_vsnprintf(f->err->msg, sizeof f->err->msg, fmt, ap);
+#else
+        vsnprintf(f->err->msg, sizeof f->err->msg, fmt, ap);
+#endif
+        va_end(ap);
+    }
+    longjmp(f->jb, 1);
+}
+
+/* ---- lexer ----
+   The source becomes a list of tokens: TEXT between tags (already trimmed as the tags' - and +
+   markers, trim_blocks and lstrip_blocks say), then each tag's opening, its expression tokens
+   and its closing. */
+
+typedef enum swa__jtok { SWA__JT_TEXT, SWA__JT_VAR, SWA__JT_BLOCK, SWA__JT_END, SWA__JT_NAME, SWA__JT_STR,
+                         SWA__JT_INT, SWA__JT_FLOAT, SWA__JT_OP, SWA__JT_EOF } swa__jtok;
+
+typedef struct swa__jtoken {
+    swa__jtok t;
+    const char *s;            /* TEXT, NAME, OP: the text; STR: the decoded value */
+    size_t n;
+    int64_t i;
+    double f;
+    int line;
+} swa__jtoken;
+
+typedef struct swa__jlex {
+    swa__jfail *fail;
+    swa__jarena *arena;
+    const char *src, *p, *end;
+    swa__jtoken *toks;
+    size_t n, cap;
+    int line, line_starting;
+} swa__jlex;
+
+static void *swa__jlex_alloc(swa__jlex *L, size_t n)
+{
+    void *p = swa__jarena_alloc(L->arena, n);
+    if (!p) swa__jthrow(L->fail, SWA_ERR_NOMEM, "template: out of memory");
+    return p;
+}
+
+static swa__jtoken *swa__jlex_push(swa__jlex *L, swa__jtok t, const char *s, size_t n)
+{
+    swa__jtoken *tk;
+    if (L->n == L->cap) {
+        size_t cap = L->cap ? L->cap * 2 : 256;
+        swa__jtoken *toks = (swa__jtoken *)swa__jlex_alloc(L, cap * sizeof *toks);
+        if (L->n) memcpy(toks, L->toks, L->n * sizeof *toks);
+        L->toks = toks;
+        L->cap = cap;
+    }
+    tk = &L->toks[L->n++];
+    memset(tk, 0, sizeof *tk);
+    tk->t = t;
+    tk->s = s;
+    tk->n = n;
+    tk->line = L->line;
+    return tk;
+}
+
+static int swa__jspace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+
+static void swa__jlex_advance(swa__jlex *L, const char *to)
+{
+    for (; L->p < to; L->p++) L->line += *L->p == '\n';
+}
+
+/* The text before a tag, trimmed as the tag's opening says: '-' strips all white space before
+   it; lstrip_blocks strips spaces and tabs back to the line's start before {% and {#. */
+static void swa__jlex_text(swa__jlex *L, const char *s, size_t n, char kind, char mark)
+{
+    if (mark == '-') {
+        while (n > 0 && swa__jspace(s[n - 1])) n--;
+    } else if (mark != '+' && kind != '{') {
+        size_t l = n, k;
+        while (l > 0 && s[l - 1] != '\n') l--;
+        if (l > 0 || L->line_starting) {
+            for (k = l; k < n && (s[k] == ' ' || s[k] == '\t'); k++) {}
+            if (k == n) n = l;
+        }
+    }
+    if (n) swa__jlex_push(L, SWA__JT_TEXT, s, n);
+}
+
+/* After a tag's closing: '-' eats the white space after it; trim_blocks eats one newline after a
+   block or comment tag unless it closed with '+'. */
+static void swa__jlex_after(swa__jlex *L, char mark, int block)
+{
+    if (mark == '-') {
+        const char *q = L->p;
+        while (q < L->end && swa__jspace(*q)) q++;
+        swa__jlex_advance(L, q);
+    } else if (mark != '+' && block && L->p < L->end && *L->p == '\n') {
+        swa__jlex_advance(L, L->p + 1);
+    }
+    L->line_starting = L->p > L->src && L->p[-1] == '\n';
+}
+
+/* A string literal at L->p (its quote), decoded as Python's unicode-escape decodes it. */
+static void swa__jlex_string(swa__jlex *L)
+{
+    char q = *L->p, *out;
+    const char *s = L->p + 1, *e = s;
+    size_t n = 0;
+    while (e < L->end && *e != q) e += *e == '\\' && e + 1 < L->end ? 2 : 1;
+    if (e >= L->end) swa__jthrow(L->fail, SWA_ERR_FORMAT, "template: line %d: unexpected end of string", L->line);
+    out = (char *)swa__jlex_alloc(L, (size_t)(e - s) + 1);
+    while (s < e) {
+        char c = *s++;
+        if (c != '\\') { out[n++] = c; continue; }
+        c = *s++;
+        switch (c) {
+        case 'n': out[n++] = '\n'; break;
+        case 't': out[n++] = '\t'; break;
+        case 'r': out[n++] = '\r'; break;
+        case 'b': out[n++] = '\b'; break;
+        case 'f': out[n++] = '\f'; break;
+        case 'v': out[n++] = '\v'; break;
+        case 'a': out[n++] = '\a'; break;
+        case '0': out[n++] = '\0'; break;
+        case '\\': case '\'': case '"': out[n++] = c; break;
+        case '\n': break;
+        case 'x': case 'u': case 'U': {
+            int digits = c == 'x' ? 2 : c == 'u' ? 4 : 8, k;
+            uint32_t cp = 0;
+            for (k = 0; k < digits && s < e; k++, s++) {
+                char h = *s;
+                int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+                if (d < 0) break;
+                cp = cp << 4 | (uint32_t)d;
+            }
+            if (k < digits || cp > 0x10FFFF)
+                swa__jthrow(L->fail, SWA_ERR_FORMAT, "template: line %d: a bad \\%c escape in a string", L->line, c);
+            n += swa__utf8_put(cp, out + n);
+            break;
+        }
+        default: out[n++] = '\\'; out[n++] = c; break;
+        }
+    }
+    swa__jlex_push(L, SWA__JT_STR, out, n);
+    swa__jlex_advance(L, e + 1);
+}
+
+static int swa__jdigit(char c) { return c >= '0' && c <= '9'; }
+static int swa__jalpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+
+/* A number at L->p: digits (with _ between them), a fraction and an exponent make a float. */
+static void swa__jlex_number(swa__jlex *L)
+{
+    const char *q = L->p;
+    char buf[64];
+    size_t n = 0;
+    int is_float = 0;
+    swa__jtoken *tk;
+    while (q < L->end && (swa__jdigit(*q) || (*q == '_' && q + 1 < L->end && swa__jdigit(q[1])))) q++;
+    if (q + 1 < L->end && *q == '.' && swa__jdigit(q[1]) && (L->n == 0 || L->toks[L->n - 1].t != SWA__JT_OP ||
+                                                             L->toks[L->n - 1].s[0] != '.')) {
+        is_float = 1;
+        for (q++; q < L->end && (swa__jdigit(*q) || (*q == '_' && q + 1 < L->end && swa__jdigit(q[1]))); q++) {}
+    }
+    if (q < L->end && (*q == 'e' || *q == 'E')) {
+        const char *e = q + 1;
+        if (e < L->end && (*e == '+' || *e == '-')) e++;
+        if (e < L->end && swa__jdigit(*e)) {
+            is_float = 1;
+            for (q = e; q < L->end && swa__jdigit(*q); q++) {}
+        }
+    }
+    for (; L->p < q; L->p++)
+        if (*L->p != '_' && n < sizeof buf - 1) buf[n++] = *L->p;
+    buf[n] = '\0';
+    tk = swa__jlex_push(L, is_float ? SWA__JT_FLOAT : SWA__JT_INT, NULL, 0);
+    if (is_float) {
+        tk->f = strtod(buf, NULL);
+    } else {
+        errno = 0;
+        tk->i = (int64_t)strtoll(buf, NULL, 10);
+        if (errno || n >= sizeof buf - 1) swa__jthrow(L->fail, SWA_ERR_UNSUPPORTED, "template: line %d: integer %s is too large", L->line, buf);
+        tk->f = (double)tk->i;
+    }
+}
+
+/* The tokens of one {{ }} or {% %} tag after its opening, up to and with its closing; a closing
+   inside brackets does not count (a dict in {{ }}). Returns the closing's marker. */
+static char swa__jlex_tag(swa__jlex *L, char close)
+{
+    static const char *ops2[] = {"//", "**", "==", "!=", "<=", ">="};
+    int depth = 0;
+    for (;;) {
+        const char *p = L->p;
+        size_t k;
+        while (p < L->end && swa__jspace(*p)) p++;
+        swa__jlex_advance(L, p);
+        if (p >= L->end) swa__jthrow(L->fail, SWA_ERR_FORMAT, "template: line %d: unexpected end of template, a tag is open", L->line);
+        if (depth == 0) {
+            char mark = (*p == '-' || *p == '+') ? *p : 0;
+            const char *q = p + (mark != 0);
+            if (q + 1 < L->end && q[0] == close && q[1] == '}' && !(mark == '+' && close == '}')) {
+                swa__jlex_push(L, SWA__JT_END, p, 0);
+                swa__jlex_advance(L, q + 2);
+                return mark;
+            }
+        }
+        if (*p == '\'' || *p == '"') { swa__jlex_string(L); continue; }
+        if (swa__jdigit(*p)) { swa__jlex_number(L); continue; }
+        if (swa__jalpha(*p)) {
+            const char *q = p;
+            while (q < L->end && (swa__jalpha(*q) || swa__jdigit(*q))) q++;
+            swa__jlex_push(L, SWA__JT_NAME, p, (size_t)(q - p));
+            swa__jlex_advance(L, q);
+            continue;
+        }
+        for (k = 0; k < sizeof ops2 / sizeof ops2[0]; k++)
+            if (p + 1 < L->end && p[0] == ops2[k][0] && p[1] == ops2[k][1]) break;
+        if (k < sizeof ops2 / sizeof ops2[0]) {
+            swa__jlex_push(L, SWA__JT_OP, p, 2);
+            swa__jlex_advance(L, p + 2);
+            continue;
+        }
+        if (!strchr("+-*/%~<>=.,:|()[]{}", *p) || !*p)
+            swa__jthrow(L->fail, SWA_ERR_FORMAT, "template: line %d: unexpected char '%c'", L->line, *p);
+        if (*p == '(' || *p == '[' || *p == '{') depth++;
+        if ((*p == ')' || *p == ']' || *p == '}') && depth > 0) depth--;
+        swa__jlex_push(L, SWA__JT_OP, p, 1);
+        swa__jlex_advance(L, p + 1);
+    }
+}
+
+/* Whether a block tag at p ({% with its marker) is {% NAME %}; its end in *after, the markers
+   in *open_mark and *close_mark. */
+static int swa__jlex_is(const swa__jlex *L, const char *p, const char *name, const char **after, char *open_mark, char *close_mark)
+{
+    size_t n = strlen(name);
+    const char *q = p + 2;
+    *open_mark = (q < L->end && (*q == '-' || *q == '+')) ? *q : 0;
+    q += *open_mark != 0;
+    while (q < L->end && swa__jspace(*q)) q++;
+    if ((size_t)(L->end - q) < n || memcmp(q, name, n) || (q + n < L->end && (swa__jalpha(q[n]) || swa__jdigit(q[n])))) return 0;
+    q += n;
+    while (q < L->end && swa__jspace(*q)) q++;
+    *close_mark = (q < L->end && (*q == '-' || *q == '+')) ? *q : 0;
+    q += *close_mark != 0;
+    if (L->end - q < 2 || q[0] != '%' || q[1] != '}') return 0;
+    *after = q + 2;
+    return 1;
+}
+
+/* {% raw %}...{% endraw %}: the text between as it is (the markers trim around it as around
+   any block tag; no newline is eaten after {% raw %}). */
+static void swa__jlex_raw(swa__jlex *L, const char *after, char close_mark)
+{
+    const char *q, *end_after;
+    char om, cm;
+    swa__jlex_advance(L, after);
+    swa__jlex_after(L, close_mark == '-' ? '-' : '+', 1);
+    for (q = L->p; q + 1 < L->end; q++)
+        if (q[0] == '{' && q[1] == '%' && swa__jlex_is(L, q, "endraw", &end_after, &om, &cm)) break;
+    if (q + 1 >= L->end) swa__jthrow(L->fail, SWA_ERR_FORMAT, "template: line %d: missing end of raw directive", L->line);
+    swa__jlex_text(L, L->p, (size_t)(q - L->p), '%', om);
+    swa__jlex_advance(L, end_after);
+    swa__jlex_after(L, cm, 1);
+}
+
+static void swa__jlex_comment(swa__jlex *L, const char *p)
+{
+    const char *q = p + 2;
+    char mark;
+    while (q + 1 < L->end && !(q[0] == '#' && q[1] == '}')) q++;
+    if (q + 1 >= L->end) swa__jthrow(L->fail, SWA_ERR_FORMAT, "template: line %d: missing end of comment tag", L->line);
+    mark = (q > p + 2 && (q[-1] == '-' || q[-1] == '+')) ? q[-1] : 0;
+    swa__jlex_advance(L, q + 2);
+    swa__jlex_after(L, mark, 1);
+}
+
+static void swa__jlex_all(swa__jlex *L)
+{
+    while (L->p < L->end) {
+        const char *p = L->p, *after;
+        char kind, mark, om, cm;
+        while (p + 1 < L->end && !(p[0] == '{' && (p[1] == '{' || p[1] == '%' || p[1] == '#'))) p++;
+        if (p + 1 >= L->end) { swa__jlex_push(L, SWA__JT_TEXT, L->p, (size_t)(L->end - L->p)); break; }
+        kind = p[1];
+        mark = (p + 2 < L->end && (p[2] == '-' || p[2] == '+')) ? p[2] : 0;
+        swa__jlex_text(L, L->p, (size_t)(p - L->p), kind, mark);
+        swa__jlex_advance(L, p);
+        if (kind == '#') { swa__jlex_comment(L, p); continue; }
+        if (kind == '%' && swa__jlex_is(L, p, "raw", &after, &om, &cm)) { swa__jlex_raw(L, after, cm); continue; }
+        swa__jlex_push(L, kind == '{' ? SWA__JT_VAR : SWA__JT_BLOCK, p, 0);
+        swa__jlex_advance(L, p + 2 + (mark != 0));
+        mark = swa__jlex_tag(L, kind == '{' ? '}' : '%');
+        swa__jlex_after(L, mark, kind == '%');
+    }
+    swa__jlex_push(L, SWA__JT_EOF, NULL, 0);
+}
+
+/* ---- parser ----
+   jinja2's grammar: a conditional expression over or, and, not, comparisons, + and -, ~,
+   * / // %, **, unary signs, then a primary with its postfixes (.name, [key], [a:b:c], (args))
+   and filters (| name(args)) and tests (is [not] name args). */
+
+typedef struct swa__jparse {
+    swa__jfail *fail;
+    swa__jarena *arena;
+    const swa__jtoken *t;     /* the next token */
+    int depth;
+} swa__jparse;
+
+static swa__jnode *swa__jp_node(swa__jparse *P, swa__jkind kind)
+{
+    swa__jnode *n = (swa__jnode *)swa__jarena_alloc(P->arena, sizeof *n);
+    if (!n) swa__jthrow(P->fail, SWA_ERR_NOMEM, "template: out of memory");
+    n->kind = kind;
+    n->line = P->t->line;
+    return n;
+}
+
+static int swa__jp_op(const swa__jparse *P, const char *op)
+{
+    return P->t->t == SWA__JT_OP && P->t->n == strlen(op) && !memcmp(P->t->s, op, P->t->n);
+}
+
+static int swa__jp_name(const swa__jparse *P, const char *name)
+{
+    return P->t->t == SWA__JT_NAME && P->t->n == strlen(name) && !memcmp(P->t->s, name, P->t->n);
+}
+
+static const char *swa__jp_tokname(const swa__jtoken *t)
+{
+    switch (t->t) {
+    case SWA__JT_TEXT: return "template data";
+    case SWA__JT_VAR: return "begin of print statement";
+    case SWA__JT_BLOCK: return "begin of statement block";
+    case SWA__JT_END: return "end of statement block";
+    case SWA__JT_NAME: return "name";
+    case SWA__JT_STR: return "string";
+    case SWA__JT_INT: return "integer";
+    case SWA__JT_FLOAT: return "float";
+    case SWA__JT_OP: return "operator";
+    default: return "end of template";
+    }
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noreturn))
+#endif
+static void swa__jp_unexpected(swa__jparse *P, const char *want)
+{
+    const swa__jtoken *t = P->t;
+    if (t->t == SWA__JT_NAME || t->t == SWA__JT_OP)
+        swa__jthrow(P->fail, SWA_ERR_FORMAT, "template: line %d: expected %s, got '%.*s'", t->line, want, (int)t->n, t->s);
+    swa__jthrow(P->fail, SWA_ERR_FORMAT, "template: line %d: expected %s, got %s", t->line, want, swa__jp_tokname(t));
+}
+
+static void swa__jp_expect_op(swa__jparse *P, const char *op)
+{
+    if (!swa__jp_op(P, op)) {
+        char want[8];
+        snprintf(want, sizeof want, "'%s'", op);
+        swa__jp_unexpected(P, want);
+    }
+    P->t++;
+}
+
+static void swa__jp_enter(swa__jparse *P)
+{
+    if (++P->depth > SWA__J_MAX_NEST)
+        swa__jthrow(P->fail, SWA_ERR_UNSUPPORTED, "template: line %d: nested deeper than %d", P->t->line, SWA__J_MAX_NEST);
+}
+
+static swa__jnode *swa__jp_expr(swa__jparse *P);
+static swa__jnode *swa__jp_or(swa__jparse *P);
+static swa__jnode *swa__jp_unary(swa__jparse *P, int with_filter);
+
+static void swa__jp_append(swa__jnode **head, swa__jnode **tail, swa__jnode *n)
+{
+    if (*tail) (*tail)->next = n; else *head = n;
+    *tail = n;
+}
+
+/* (args) after the opening parenthesis: expressions, then name=expr keywords */
+static swa__jnode *swa__jp_args(swa__jparse *P)
+{
+    swa__jnode *head = NULL, *tail = NULL;
+    while (!swa__jp_op(P, ")")) {
+        swa__jnode *arg;
+        if (head) swa__jp_expect_op(P, ",");
+        if (swa__jp_op(P, ")")) break;
+        if (P->t->t == SWA__JT_NAME && P->t[1].t == SWA__JT_OP && P->t[1].n == 1 && P->t[1].s[0] == '=') {
+            arg = swa__jp_node(P, SWA__JN_KWARG);
+            arg->s = P->t->s;
+            arg->n = P->t->n;
+            P->t += 2;
+            arg->a = swa__jp_expr(P);
+        } else {
+            arg = swa__jp_expr(P);
+        }
+        swa__jp_append(&head, &tail, arg);
+    }
+    P->t++;
+    return head;
+}
+
+/* [ items ] or { key: value } or ( tuple-or-expression ) */
+static swa__jnode *swa__jp_collection(swa__jparse *P, const char *close, swa__jkind kind)
+{
+    swa__jnode *n = swa__jp_node(P, kind), *tail = NULL;
+    int count = 0, comma = 0;
+    P->t++;
+    while (!swa__jp_op(P, close)) {
+        swa__jnode *item;
+        if (count) { swa__jp_expect_op(P, ","); comma = 1; }
+        if (swa__jp_op(P, close)) break;
+        item = swa__jp_expr(P);
+        if (kind == SWA__JN_DICT) {
+            swa__jnode *pair = swa__jp_node(P, SWA__JN_PAIR);
+            swa__jp_expect_op(P, ":");
+            pair->a = item;
+            pair->b = swa__jp_expr(P);
+            item = pair;
+        }
+        swa__jp_append(&n->args, &tail, item);
+        count++;
+    }
+    P->t++;
+    if (kind == SWA__JN_TUPLE && count == 1 && !comma) return n->args;   /* (x) is x */
+    return n;
+}
+
+static swa__jnode *swa__jp_primary(swa__jparse *P)
+{
+    const swa__jtoken *t = P->t;
+    swa__jnode *n;
+    if (t->t == SWA__JT_NAME) {
+        static const char *const names[] = {"true", "True", "false", "False", "none", "None"};
+        size_t k;
+        for (k = 0; k < 6; k++)
+            if (swa__jp_name(P, names[k])) break;
+        n = swa__jp_node(P, k < 4 ? SWA__JN_BOOL : k < 6 ? SWA__JN_NONE : SWA__JN_NAME);
+        n->i = k < 2;
+        n->s = t->s;
+        n->n = t->n;
+        P->t++;
+        return n;
+    }
+    if (t->t == SWA__JT_STR) {   /* adjacent strings are one */
+        size_t len = 0;
+        const swa__jtoken *u;
+        char *s;
+        for (u = t; u->t == SWA__JT_STR; u++) len += u->n;
+        n = swa__jp_node(P, SWA__JN_STR);
+        if (!(s = (char *)swa__jarena_alloc(P->arena, len + 1))) swa__jthrow(P->fail, SWA_ERR_NOMEM, "template: out of memory");
+        for (len = 0; P->t->t == SWA__JT_STR; P->t++) { memcpy(s + len, P->t->s, P->t->n); len += P->t->n; }
+        n->s = s;
+        n->n = len;
+        return n;
+    }
+    if (t->t == SWA__JT_INT || t->t == SWA__JT_FLOAT) {
+        n = swa__jp_node(P, t->t == SWA__JT_INT ? SWA__JN_INT : SWA__JN_FLOAT);
+        n->i = t->i;
+        n->f = t->f;
+        P->t++;
+        return n;
+    }
+    if (swa__jp_op(P, "(")) return swa__jp_collection(P, ")", SWA__JN_TUPLE);
+    if (swa__jp_op(P, "[")) return swa__jp_collection(P, "]", SWA__JN_LIST);
+    if (swa__jp_op(P, "{")) return swa__jp_collection(P, "}", SWA__JN_DICT);
+    swa__jp_unexpected(P, "an expression");
+}
+
+/* [key] or [a:b:c] after the opening bracket */
+static swa__jnode *swa__jp_subscript(swa__jparse *P, swa__jnode *target)
+{
+    swa__jnode *n = swa__jp_node(P, SWA__JN_ITEM), *parts[3] = {NULL, NULL, NULL};
+    int k = 0, slice = 0;
+    for (;;) {
+        if (!swa__jp_op(P, ":") && !swa__jp_op(P, "]")) parts[k] = swa__jp_expr(P);
+        if (swa__jp_op(P, ":") && k < 2) { slice = 1; k++; P->t++; continue; }
+        break;
+    }
+    swa__jp_expect_op(P, "]");
+    n->a = target;
+    if (!slice) {
+        if (!parts[0]) swa__jp_unexpected(P, "a subscript");
+        n->b = parts[0];
+        return n;
+    }
+    n->kind = SWA__JN_SLICE;
+    n->b = parts[0];
+    n->c = parts[1];
+    n->d = parts[2];
+    return n;
+}
+
+static swa__jnode *swa__jp_postfix(swa__jparse *P, swa__jnode *n)
+{
+    for (;;) {
+        swa__jnode *m;
+        if (swa__jp_op(P, ".")) {
+            P->t++;
+            m = swa__jp_node(P, SWA__JN_ATTR);
+            if (P->t->t == SWA__JT_INT) {          /* x.0 is x[0] */
+                m->kind = SWA__JN_ITEM;
+                m->b = swa__jp_node(P, SWA__JN_INT);
+                m->b->i = P->t->i;
+            } else if (P->t->t == SWA__JT_NAME) {
+                m->s = P->t->s;
+                m->n = P->t->n;
+            } else {
+                swa__jp_unexpected(P, "name or number");
+            }
+            P->t++;
+            m->a = n;
+        } else if (swa__jp_op(P, "[")) {
+            P->t++;
+            m = swa__jp_subscript(P, n);
+        } else if (swa__jp_op(P, "(")) {
+            P->t++;
+            m = swa__jp_node(P, SWA__JN_CALL);
+            m->a = n;
+            m->args = swa__jp_args(P);
+        } else {
+            return n;
+        }
+        n = m;
+    }
+}
+
+/* Whether the next token is a test's one argument without parentheses (jinja2's rule) */
+static int swa__jp_test_arg(const swa__jparse *P)
+{
+    if (P->t->t == SWA__JT_STR || P->t->t == SWA__JT_INT || P->t->t == SWA__JT_FLOAT) return 1;
+    if (P->t->t == SWA__JT_OP) return swa__jp_op(P, "[") || swa__jp_op(P, "{");
+    if (P->t->t != SWA__JT_NAME) return 0;
+    if (swa__jp_name(P, "is")) swa__jthrow(P->fail, SWA_ERR_FORMAT, "template: line %d: You cannot chain multiple tests with is", P->t->line);
+    return !swa__jp_name(P, "else") && !swa__jp_name(P, "or") && !swa__jp_name(P, "and");
+}
+
+/* | name(args) and is [not] name args, in any order */
+static swa__jnode *swa__jp_filters(swa__jparse *P, swa__jnode *n)
+{
+    for (;;) {
+        swa__jnode *m;
+        int is_test = swa__jp_name(P, "is");
+        if (!swa__jp_op(P, "|") && !is_test) return n;
+        P->t++;
+        m = swa__jp_node(P, is_test ? SWA__JN_TEST : SWA__JN_FILTER);
+        if (is_test && swa__jp_name(P, "not")) { m->op = 1; P->t++; }
+        if (P->t->t != SWA__JT_NAME) swa__jp_unexpected(P, is_test ? "a test name" : "a filter name");
+        m->s = P->t->s;
+        m->n = P->t->n;
+        P->t++;
+        while (!is_test && swa__jp_op(P, ".") && P->t[1].t == SWA__JT_NAME) {   /* dotted filter names */
+            m->n = (size_t)(P->t[1].s + P->t[1].n - m->s);
+            P->t += 2;
+        }
+        if (swa__jp_op(P, "(")) {
+            P->t++;
+            m->args = swa__jp_args(P);
+        } else if (is_test && swa__jp_test_arg(P)) {
+            m->args = swa__jp_postfix(P, swa__jp_primary(P));
+        }
+        m->a = n;
+        n = is_test ? m : swa__jp_postfix(P, m);
+    }
+}
+
+static swa__jnode *swa__jp_unary(swa__jparse *P, int with_filter)
+{
+    swa__jnode *n;
+    swa__jp_enter(P);
+    if (swa__jp_op(P, "-") || swa__jp_op(P, "+")) {
+        n = swa__jp_node(P, swa__jp_op(P, "-") ? SWA__JN_NEG : SWA__JN_POS);
+        P->t++;
+        n->a = swa__jp_unary(P, 0);
+    } else {
+        n = swa__jp_primary(P);
+    }
+    n = swa__jp_postfix(P, n);
+    if (with_filter) n = swa__jp_filters(P, n);
+    P->depth--;
+    return n;
+}
+
+static swa__jnode *swa__jp_bin(swa__jparse *P, int op, swa__jnode *a, swa__jnode *b)
+{
+    swa__jnode *n = swa__jp_node(P, SWA__JN_BIN);
+    n->op = op;
+    n->a = a;
+    n->b = b;
+    return n;
+}
+
+static swa__jnode *swa__jp_pow(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_unary(P, 1);
+    while (swa__jp_op(P, "**")) { P->t++; n = swa__jp_bin(P, SWA__JOP_POW, n, swa__jp_unary(P, 1)); }
+    return n;
+}
+
+static swa__jnode *swa__jp_math2(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_pow(P);
+    for (;;) {
+        int op = swa__jp_op(P, "*") ? SWA__JOP_MUL : swa__jp_op(P, "/") ? SWA__JOP_DIV :
+                 swa__jp_op(P, "//") ? SWA__JOP_FLOORDIV : swa__jp_op(P, "%") ? SWA__JOP_MOD : -1;
+        if (op < 0) return n;
+        P->t++;
+        n = swa__jp_bin(P, op, n, swa__jp_pow(P));
+    }
+}
+
+static swa__jnode *swa__jp_concat(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_math2(P);
+    while (swa__jp_op(P, "~")) { P->t++; n = swa__jp_bin(P, SWA__JOP_CONCAT, n, swa__jp_math2(P)); }
+    return n;
+}
+
+static swa__jnode *swa__jp_math1(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_concat(P);
+    while (swa__jp_op(P, "+") || swa__jp_op(P, "-")) {
+        int op = swa__jp_op(P, "+") ? SWA__JOP_ADD : SWA__JOP_SUB;
+        P->t++;
+        n = swa__jp_bin(P, op, n, swa__jp_concat(P));
+    }
+    return n;
+}
+
+static swa__jnode *swa__jp_compare(swa__jparse *P)
+{
+    static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
+    swa__jnode *n = swa__jp_math1(P);
+    for (;;) {
+        int op = -1;
+        size_t k;
+        for (k = 0; k < 6; k++)
+            if (swa__jp_op(P, ops[k])) op = SWA__JOP_EQ + (int)k;
+        if (op >= 0) {
+            P->t++;
+        } else if (swa__jp_name(P, "in")) {
+            op = SWA__JOP_IN;
+            P->t++;
+        } else if (swa__jp_name(P, "not") && P->t[1].t == SWA__JT_NAME && P->t[1].n == 2 && !memcmp(P->t[1].s, "in", 2)) {
+            op = SWA__JOP_NOTIN;
+            P->t += 2;
+        } else {
+            return n;
+        }
+        n = swa__jp_bin(P, op, n, swa__jp_math1(P));
+    }
+}
+
+static swa__jnode *swa__jp_not(swa__jparse *P)
+{
+    swa__jnode *n;
+    if (!swa__jp_name(P, "not")) return swa__jp_compare(P);
+    swa__jp_enter(P);
+    P->t++;
+    n = swa__jp_node(P, SWA__JN_NOT);
+    n->a = swa__jp_not(P);
+    P->depth--;
+    return n;
+}
+
+static swa__jnode *swa__jp_and(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_not(P);
+    while (swa__jp_name(P, "and")) {
+        swa__jnode *m = swa__jp_node(P, SWA__JN_AND);
+        P->t++;
+        m->a = n;
+        m->b = swa__jp_not(P);
+        n = m;
+    }
+    return n;
+}
+
+static swa__jnode *swa__jp_or(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_and(P);
+    while (swa__jp_name(P, "or")) {
+        swa__jnode *m = swa__jp_node(P, SWA__JN_OR);
+        P->t++;
+        m->a = n;
+        m->b = swa__jp_and(P);
+        n = m;
+    }
+    return n;
+}
+
+/* a if cond else b (without else: undefined) */
+static swa__jnode *swa__jp_expr(swa__jparse *P)
+{
+    swa__jnode *n;
+    swa__jp_enter(P);
+    n = swa__jp_or(P);
+    while (swa__jp_name(P, "if")) {
+        swa__jnode *m = swa__jp_node(P, SWA__JN_COND);
+        P->t++;
+        m->a = n;
+        m->b = swa__jp_or(P);
+        if (swa__jp_name(P, "else")) { P->t++; m->c = swa__jp_expr(P); }
+        n = m;
+    }
+    P->depth--;
+    return n;
+}
+
+/* An expression, or several with commas: a tuple (as {{ a, b }} and set a, b = ... write it) */
+static swa__jnode *swa__jp_tuple(swa__jparse *P, int names_only)
+{
+    swa__jnode *first, *tuple, *tail;
+    if (names_only) {
+        if (P->t->t != SWA__JT_NAME) swa__jp_unexpected(P, "a name");
+        first = swa__jp_node(P, SWA__JN_NAME);
+        first->s = P->t->s;
+        first->n = P->t->n;
+        P->t++;
+    } else {
+        first = swa__jp_expr(P);
+    }
+    if (!swa__jp_op(P, ",")) return first;
+    tuple = swa__jp_node(P, SWA__JN_TUPLE);
+    tuple->args = tail = first;
+    while (swa__jp_op(P, ",")) {
+        swa__jnode *m;
+        P->t++;
+        if (names_only) {
+            if (P->t->t != SWA__JT_NAME) break;
+            m = swa__jp_node(P, SWA__JN_NAME);
+            m->s = P->t->s;
+            m->n = P->t->n;
+            P->t++;
+        } else {
+            if (P->t->t == SWA__JT_END || swa__jp_op(P, ")")) break;
+            m = swa__jp_expr(P);
+        }
+        swa__jp_append(&tuple->args, &tail, m);
+    }
+    return tuple;
+}
+
+static swa__jnode *swa__jp_body(swa__jparse *P, const char *ends);
+
+static void swa__jp_end(swa__jparse *P)
+{
+    if (P->t->t != SWA__JT_END) swa__jp_unexpected(P, "end of statement block");
+    P->t++;
+}
+
+/* Whether the next tag is {% NAME %} with NAME one of the space-separated ends */
+static int swa__jp_at_end(const swa__jparse *P, const char *ends)
+{
+    const char *e = ends;
+    if (P->t->t != SWA__JT_BLOCK || P->t[1].t != SWA__JT_NAME) return 0;
+    while (*e) {
+        size_t n = strcspn(e, " ");
+        if (n == P->t[1].n && !memcmp(e, P->t[1].s, n)) return 1;
+        e += n + (e[n] == ' ');
+    }
+    return 0;
+}
+
+static swa__jnode *swa__jp_if(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_node(P, SWA__JN_IF);
+    n->a = swa__jp_expr(P);
+    swa__jp_end(P);
+    n->body = swa__jp_body(P, "elif else endif");
+    P->t++;
+    if (swa__jp_name(P, "elif")) {
+        P->t++;
+        n->orelse = swa__jp_if(P);
+        return n;
+    }
+    if (swa__jp_name(P, "else")) {
+        P->t++;
+        swa__jp_end(P);
+        n->orelse = swa__jp_body(P, "endif");
+        P->t++;
+    }
+    P->t++;
+    swa__jp_end(P);
+    return n;
+}
+
+static swa__jnode *swa__jp_for(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_node(P, SWA__JN_FOR);
+    n->a = swa__jp_tuple(P, 1);
+    if (!swa__jp_name(P, "in")) swa__jp_unexpected(P, "'in'");
+    P->t++;
+    n->b = swa__jp_or(P);
+    if (swa__jp_op(P, ",")) swa__jp_unexpected(P, "end of statement block");
+    if (swa__jp_name(P, "if")) { P->t++; n->c = swa__jp_expr(P); }
+    if (swa__jp_name(P, "recursive"))
+        swa__jthrow(P->fail, SWA_ERR_UNSUPPORTED, "template: line %d: recursive loops are not supported", P->t->line);
+    swa__jp_end(P);
+    n->body = swa__jp_body(P, "else endfor");
+    P->t++;
+    if (swa__jp_name(P, "else")) {
+        P->t++;
+        swa__jp_end(P);
+        n->orelse = swa__jp_body(P, "endfor");
+        P->t++;
+    }
+    P->t++;
+    swa__jp_end(P);
+    return n;
+}
+
+/* A chain of filters over nothing: the filter block's and block set's (the innermost a is NULL) */
+static swa__jnode *swa__jp_filter_chain(swa__jparse *P)
+{
+    swa__jnode holder, *n = NULL;
+    memset(&holder, 0, sizeof holder);
+    while (swa__jp_op(P, "|") || !n) {
+        swa__jnode *m = swa__jp_node(P, SWA__JN_FILTER);
+        if (n || swa__jp_op(P, "|")) P->t++;
+        if (P->t->t != SWA__JT_NAME) swa__jp_unexpected(P, "a filter name");
+        m->s = P->t->s;
+        m->n = P->t->n;
+        P->t++;
+        if (swa__jp_op(P, "(")) { P->t++; m->args = swa__jp_args(P); }
+        m->a = n;
+        n = m;
+    }
+    return n;
+}
+
+static swa__jnode *swa__jp_set(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_node(P, SWA__JN_SET);
+    if (P->t->t == SWA__JT_NAME && P->t[1].t == SWA__JT_OP && P->t[1].n == 1 && P->t[1].s[0] == '.') {
+        n->a = swa__jp_node(P, SWA__JN_ATTR);      /* set ns.attr = ... */
+        n->a->a = swa__jp_node(P, SWA__JN_NAME);
+        n->a->a->s = P->t->s;
+        n->a->a->n = P->t->n;
+        if (P->t[2].t != SWA__JT_NAME) { P->t += 2; swa__jp_unexpected(P, "a name"); }
+        n->a->s = P->t[2].s;
+        n->a->n = P->t[2].n;
+        P->t += 3;
+    } else {
+        n->a = swa__jp_tuple(P, 1);
+    }
+    if (swa__jp_op(P, "=")) {
+        P->t++;
+        n->b = swa__jp_tuple(P, 0);
+        swa__jp_end(P);
+        return n;
+    }
+    n->kind = SWA__JN_SETBLOCK;
+    if (swa__jp_op(P, "|")) n->c = swa__jp_filter_chain(P);
+    swa__jp_end(P);
+    n->body = swa__jp_body(P, "endset");
+    P->t += 2;
+    swa__jp_end(P);
+    return n;
+}
+
+/* (name, name=default, ...) of a macro or a call block: NAME nodes, each default in its a */
+static swa__jnode *swa__jp_params(swa__jparse *P)
+{
+    swa__jnode *head = NULL, *tail = NULL;
+    swa__jp_expect_op(P, "(");
+    while (!swa__jp_op(P, ")")) {
+        swa__jnode *m;
+        if (head) swa__jp_expect_op(P, ",");
+        if (P->t->t != SWA__JT_NAME) swa__jp_unexpected(P, "a name");
+        m = swa__jp_node(P, SWA__JN_NAME);
+        m->s = P->t->s;
+        m->n = P->t->n;
+        P->t++;
+        if (swa__jp_op(P, "=")) { P->t++; m->a = swa__jp_expr(P); }
+        swa__jp_append(&head, &tail, m);
+    }
+    P->t++;
+    return head;
+}
+
+static swa__jnode *swa__jp_block(swa__jparse *P, swa__jkind kind, const char *end)
+{
+    swa__jnode *n = swa__jp_node(P, kind);
+    if (kind == SWA__JN_MACRO) {
+        if (P->t->t != SWA__JT_NAME) swa__jp_unexpected(P, "a name");
+        n->s = P->t->s;
+        n->n = P->t->n;
+        P->t++;
+        n->args = swa__jp_params(P);
+    } else if (kind == SWA__JN_CALLBLOCK) {
+        if (swa__jp_op(P, "(")) n->args = swa__jp_params(P);
+        n->a = swa__jp_expr(P);
+        if (n->a->kind != SWA__JN_CALL) swa__jthrow(P->fail, SWA_ERR_FORMAT, "template: line %d: expected call", n->line);
+    } else if (kind == SWA__JN_FILTERBLOCK) {
+        n->a = swa__jp_filter_chain(P);
+    }
+    swa__jp_end(P);
+    n->body = swa__jp_body(P, end);
+    P->t += 2;
+    swa__jp_end(P);
+    return n;
+}
+
+static swa__jnode *swa__jp_statement(swa__jparse *P)
+{
+    static const struct { const char *name; swa__jkind kind; const char *end; } blocks[] = {
+        {"macro", SWA__JN_MACRO, "endmacro"}, {"call", SWA__JN_CALLBLOCK, "endcall"},
+        {"filter", SWA__JN_FILTERBLOCK, "endfilter"}, {"generation", SWA__JN_GENERATION, "endgeneration"}};
+    const swa__jtoken *name = P->t;
+    size_t k;
+    if (name->t != SWA__JT_NAME) swa__jp_unexpected(P, "a tag name");
+    P->t++;
+    if (name->n == 2 && !memcmp(name->s, "if", 2)) return swa__jp_if(P);
+    if (name->n == 3 && !memcmp(name->s, "for", 3)) return swa__jp_for(P);
+    if (name->n == 3 && !memcmp(name->s, "set", 3)) return swa__jp_set(P);
+    for (k = 0; k < sizeof blocks / sizeof blocks[0]; k++)
+        if (name->n == strlen(blocks[k].name) && !memcmp(name->s, blocks[k].name, name->n))
+            return swa__jp_block(P, blocks[k].kind, blocks[k].end);
+    if ((name->n == 5 && !memcmp(name->s, "break", 5)) || (name->n == 8 && !memcmp(name->s, "continue", 8))) {
+        swa__jnode *n = swa__jp_node(P, name->n == 5 ? SWA__JN_BREAK : SWA__JN_CONTINUE);
+        swa__jp_end(P);
+        return n;
+    }
+    swa__jthrow(P->fail, SWA_ERR_FORMAT, "template: line %d: Encountered unknown tag '%.*s'.", name->line, (int)name->n, name->s);
+}
+
+static swa__jnode *swa__jp_body(swa__jparse *P, const char *ends)
+{
+    swa__jnode *head = NULL, *tail = NULL;
+    swa__jp_enter(P);
+    for (;;) {
+        swa__jnode *n;
+        if (P->t->t == SWA__JT_EOF) {
+            if (!*ends) break;
+            swa__jthrow(P->fail, SWA_ERR_FORMAT, "template: line %d: Unexpected end of template. Jinja was looking for "
+                        "the following tags: '%s'.", P->t->line, ends);
+        }
+        if (*ends && swa__jp_at_end(P, ends)) break;
+        if (P->t->t == SWA__JT_TEXT) {
+            n = swa__jp_node(P, SWA__JN_TEXT);
+            n->s = P->t->s;
+            n->n = P->t->n;
+            P->t++;
+        } else if (P->t->t == SWA__JT_VAR) {
+            P->t++;
+            n = swa__jp_node(P, SWA__JN_OUT);
+            n->a = swa__jp_tuple(P, 0);
+            if (P->t->t != SWA__JT_END) swa__jp_unexpected(P, "end of print statement");
+            P->t++;
+        } else {
+            P->t++;
+            n = swa__jp_statement(P);
+        }
+        swa__jp_append(&head, &tail, n);
+    }
+    P->depth--;
+    return head;
+}
+
+/* The source with \r\n and \r made \n and one trailing newline dropped, as jinja2 reads it */
+static char *swa__jinja_source(swa__jarena *a, const char *src, size_t len, size_t *out_len)
+{
+    char *s = (char *)swa__jarena_alloc(a, len + 1);
+    size_t i, n = 0;
+    if (!s) return NULL;
+    for (i = 0; i < len; i++) {
+        if (src[i] == '\r') { s[n++] = '\n'; if (i + 1 < len && src[i + 1] == '\n') i++; }
+        else s[n++] = src[i];
+    }
+    if (n > 0 && s[n - 1] == '\n') n--;
+    s[n] = '\0';
+    *out_len = n;
+    return s;
+}
+
+SWADEF swa_status swa_jinja_parse(const char *src, size_t len, swa_jinja **out, swa_error *err)
+{
+    swa__jfail fail;
+    swa__jlex L;
+    swa__jparse P;
+    swa_jinja *volatile t = NULL;
+    size_t n;
+    if (!out || (!src && len)) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_jinja_parse: NULL argument");
+    *out = NULL;
+    fail.err = err;
+    if (setjmp(fail.jb)) {
+        swa__jarena_free(&t->arena);
+        SWA_FREE(t);
+        return fail.code;
+    }
+    if (!(t = (swa_jinja *)swa__calloc(1, sizeof *t))) return swa__fail(err, SWA_ERR_NOMEM, "template: out of memory");
+    t->arena.limit = SWA__J_MAX_MEMORY;
+    if (!(t->src = swa__jinja_source(&t->arena, src ? src : "", len, &n))) swa__jthrow(&fail, SWA_ERR_NOMEM, "template: out of memory");
+    memset(&L, 0, sizeof L);
+    L.fail = &fail;
+    L.arena = &t->arena;
+    L.src = L.p = t->src;
+    L.end = t->src + n;
+    L.line = 1;
+    L.line_starting = 1;
+    swa__jlex_all(&L);
+    memset(&P, 0, sizeof P);
+    P.fail = &fail;
+    P.arena = &t->arena;
+    P.t = L.toks;
+    t->body = swa__jp_body(&P, "");
+    *out = t;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF void swa_jinja_free(swa_jinja *t)
+{
+    if (!t) return;
+    swa__jarena_free(&t->arena);
+    SWA_FREE(t);
+}
+
+/* ---- values ----
+   Python's types as the templates see them. A string is UTF-8 (its length and indices count
+   code points); a list is immutable (a tuple is a list that prints with parentheses); a dict
+   keeps its keys in order and only a namespace's change. An undefined value remembers what was
+   looked up where, for jinja2's messages. */
+
+typedef enum swa__jtype {
+    SWA__JV_UNDEF, SWA__JV_NONE, SWA__JV_BOOL, SWA__JV_INT, SWA__JV_FLOAT, SWA__JV_STR, SWA__JV_LIST,
+    SWA__JV_DICT, SWA__JV_NS, SWA__JV_FUNC, SWA__JV_MACRO, SWA__JV_METHOD, SWA__JV_LOOP
+} swa__jtype;
+
+/* Lists: what Python would have. jinja2's map, select, items... give generators (always true,
+   no len(), not JSON), reversed() an iterator, dict.items() a view (printed as one); the engine
+   keeps their items but behaves as their type does. */
+enum { SWA__JL_LIST, SWA__JL_TUPLE, SWA__JL_ITER, SWA__JL_VIEW };
+
+/* Undefined values: how they fail when used */
+enum { SWA__JU_NAME, SWA__JU_ATTR, SWA__JU_ELEMENT, SWA__JU_HINT };
+
+typedef struct swa__jlist swa__jlist;
+typedef struct swa__jdict swa__jdict;
+typedef struct swa__jmacro swa__jmacro;
+typedef struct swa__jmethod swa__jmethod;
+typedef struct swa__jloop swa__jloop;
+
+typedef struct swa__jv {
+    swa__jtype t;
+    int flag;                 /* LIST: one of SWA__JL_*; UNDEF: one of SWA__JU_*; FUNC: which */
+    union {
+        int64_t i;            /* BOOL, INT */
+        double f;
+        const char *s;        /* STR; UNDEF: the name or the whole message */
+        swa__jlist *l;
+        swa__jdict *d;        /* DICT, NS */
+        swa__jmacro *m;
+        swa__jmethod *me;
+        swa__jloop *lp;
+    } u;
+    size_t n;                 /* STR, UNDEF: bytes of s */
+    const char *obj;          /* UNDEF: the type of what it was looked up in; LIST, an iterator or a
+                                 view: Python's name for its type */
+} swa__jv;
+
+struct swa__jlist { size_t n; swa__jv *v; };
+struct swa__jdict { size_t n, cap; swa__jv *k, *v; };
+struct swa__jmethod { swa__jv self; const char *name; };
+struct swa__jloop { int64_t i, n; const swa__jlist *items; int64_t depth; };
+
+typedef struct swa__jframe swa__jframe;
+struct swa__jframe { swa__jframe *parent; swa__jdict vars; };
+
+struct swa__jmacro {
+    const swa__jnode *def;    /* MACRO or CALLBLOCK */
+    swa__jframe *frame;       /* a caller's: where its body runs */
+};
+
+enum { SWA__JF_RANGE, SWA__JF_NAMESPACE, SWA__JF_DICT, SWA__JF_RAISE, SWA__JF_STRFTIME, SWA__JF_JOINER, SWA__JF_CYCLER };
+
+/* A growing text in the render's arena */
+typedef struct swa__jstr { char *p; size_t n, cap; } swa__jstr;
+
+typedef struct swa__jctx {
+    swa__jfail fail;
+    swa__jarena arena;
+    swa__jframe *root;
+    swa__jstr *out;
+    int64_t steps;
+    int calls, brk, cont;
+    swa__jv undef;            /* the plain undefined value */
+} swa__jctx;
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SWA__J_NORETURN __attribute__((noreturn))
+#else
+#define SWA__J_NORETURN
+#endif
+
+#define swa__jerr(c, ...) swa__jthrow(&(c)->fail, SWA_ERR_INVALID_ARG, __VA_ARGS__)
+
+static void *swa__jalloc(swa__jctx *c, size_t n)
+{
+    void *p = swa__jarena_alloc(&c->arena, n);
+    if (!p) swa__jthrow(&c->fail, SWA_ERR_NOMEM, "template: the render needs more than %zu bytes of memory", c->arena.limit);
+    return p;
+}
+
+static void *swa__jalloc_n(swa__jctx *c, size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size) swa__jthrow(&c->fail, SWA_ERR_NOMEM, "template: a value too large");
+    return swa__jalloc(c, count * size);
+}
+
+static void swa__jstep(swa__jctx *c)
+{
+    if (++c->steps > SWA__J_MAX_STEPS)
+        swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: more than %lld steps (a loop that does not end?)", (long long)SWA__J_MAX_STEPS);
+}
+
+/* -- text -- */
+
+static void swa__jput(swa__jctx *c, swa__jstr *o, const char *s, size_t n)
+{
+    if (n > o->cap - o->n) {
+        size_t cap = o->cap ? o->cap : 64;
+        char *p;
+        if (n > SWA__J_MAX_OUTPUT || o->n + n > SWA__J_MAX_OUTPUT)
+            swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: a text longer than %zu bytes", SWA__J_MAX_OUTPUT);
+        while (cap < o->n + n) cap *= 2;
+        p = (char *)swa__jalloc(c, cap + 1);
+        if (o->n) memcpy(p, o->p, o->n);
+        o->p = p;
+        o->cap = cap;
+    }
+    if (n) memcpy(o->p + o->n, s, n);
+    o->n += n;
+}
+
+static void swa__jputs(swa__jctx *c, swa__jstr *o, const char *s) { swa__jput(c, o, s, strlen(s)); }
+
+static void swa__jprintf(swa__jctx *c, swa__jstr *o, const char *fmt, ...)
+{
+    char buf[64];
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    swa__jput(c, o, buf, n > 0 ? ((size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) : 0);
+}
+
+/* -- constructors -- */
+
+static swa__jv swa__jv_make(swa__jtype t)
+{
+    swa__jv v;
+    memset(&v, 0, sizeof v);
+    v.t = t;
+    return v;
+}
+
+static swa__jv swa__jv_int(int64_t i) { swa__jv v = swa__jv_make(SWA__JV_INT); v.u.i = i; return v; }
+static swa__jv swa__jv_bool(int b) { swa__jv v = swa__jv_make(SWA__JV_BOOL); v.u.i = b != 0; return v; }
+static swa__jv swa__jv_float(double f) { swa__jv v = swa__jv_make(SWA__JV_FLOAT); v.u.f = f; return v; }
+
+static swa__jv swa__jv_str(const char *s, size_t n)
+{
+    swa__jv v = swa__jv_make(SWA__JV_STR);
+    v.u.s = s;
+    v.n = n;
+    return v;
+}
+
+static swa__jv swa__jv_copy(swa__jctx *c, const char *s, size_t n)
+{
+    char *p = (char *)swa__jalloc(c, n + 1);
+    if (n) memcpy(p, s, n);
+    return swa__jv_str(p, n);
+}
+
+static swa__jv swa__jv_text(const swa__jstr *o) { return swa__jv_str(o->p ? o->p : "", o->n); }
+
+static swa__jv swa__jv_list(swa__jctx *c, size_t n, int tuple)
+{
+    swa__jv v = swa__jv_make(SWA__JV_LIST);
+    v.u.l = (swa__jlist *)swa__jalloc(c, sizeof *v.u.l);
+    v.u.l->n = n;
+    v.u.l->v = (swa__jv *)swa__jalloc_n(c, n ? n : 1, sizeof(swa__jv));
+    v.flag = tuple;
+    return v;
+}
+
+/* A list as Python's iterator or view of the type named (SWA__JL_ITER or SWA__JL_VIEW) */
+static swa__jv swa__jv_as(swa__jv v, int kind, const char *type)
+{
+    v.flag = kind;
+    v.obj = type;
+    return v;
+}
+
+static swa__jv swa__jv_dict(swa__jctx *c, swa__jtype t)
+{
+    swa__jv v = swa__jv_make(t);
+    v.u.d = (swa__jdict *)swa__jalloc(c, sizeof *v.u.d);
+    return v;
+}
+
+static swa__jv swa__jv_undef(const char *name, size_t n, const char *obj, int how)
+{
+    swa__jv v = swa__jv_make(SWA__JV_UNDEF);
+    v.u.s = name;
+    v.n = n;
+    v.obj = obj;
+    v.flag = how;
+    return v;
+}
+
+/* -- dicts: linear, as chat templates' dicts are small -- */
+
+static int swa__jeq(const swa__jv *a, const swa__jv *b);
+
+static swa__jv *swa__jdict_find(const swa__jdict *d, const swa__jv *key)
+{
+    size_t i;
+    for (i = 0; i < d->n; i++)
+        if (swa__jeq(&d->k[i], key)) return &d->v[i];
+    return NULL;
+}
+
+static swa__jv *swa__jdict_find_str(const swa__jdict *d, const char *s, size_t n)
+{
+    size_t i;
+    for (i = 0; i < d->n; i++)
+        if (d->k[i].t == SWA__JV_STR && d->k[i].n == n && !memcmp(d->k[i].u.s, s, n)) return &d->v[i];
+    return NULL;
+}
+
+static void swa__jdict_set(swa__jctx *c, swa__jdict *d, swa__jv key, swa__jv val)
+{
+    swa__jv *slot = swa__jdict_find(d, &key);
+    if (slot) { *slot = val; return; }
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 8;
+        swa__jv *k = (swa__jv *)swa__jalloc_n(c, cap, sizeof *k), *v = (swa__jv *)swa__jalloc_n(c, cap, sizeof *v);
+        if (d->n) { memcpy(k, d->k, d->n * sizeof *k); memcpy(v, d->v, d->n * sizeof *v); }
+        d->k = k;
+        d->v = v;
+        d->cap = cap;
+    }
+    d->k[d->n] = key;
+    d->v[d->n++] = val;
+}
+
+static void swa__jdict_set_str(swa__jctx *c, swa__jdict *d, const char *name, swa__jv val)
+{
+    swa__jdict_set(c, d, swa__jv_str(name, strlen(name)), val);
+}
+
+/* -- Python's names for types, str() and repr() -- */
+
+static const char *swa__jtype_name(const swa__jv *v)
+{
+    switch (v->t) {
+    case SWA__JV_UNDEF: return "Undefined";
+    case SWA__JV_NONE: return "NoneType";
+    case SWA__JV_BOOL: return "bool";
+    case SWA__JV_INT: return "int";
+    case SWA__JV_FLOAT: return "float";
+    case SWA__JV_STR: return "str";
+    case SWA__JV_LIST: return v->flag >= SWA__JL_ITER ? v->obj : v->flag ? "tuple" : "list";
+    case SWA__JV_DICT: return "dict";
+    case SWA__JV_NS: return "Namespace";
+    case SWA__JV_MACRO: return "Macro";
+    case SWA__JV_LOOP: return "LoopContext";
+    default: return "function";
+    }
+}
+
+/* Python's repr of a float: the shortest digits that read back the same, in fixed notation for
+   exponents -4..15 and scientific beyond (1e+16, 1e-05), with ".0" on whole numbers. */
+static void swa__jfloat_repr(double f, char *out, size_t cap)
+{
+    char digits[40], *e;
+    int prec, exp10, nd = 0, i, pos = 0;
+    if (f != f) { snprintf(out, cap, "nan"); return; }
+    if (f == HUGE_VAL || f == -HUGE_VAL) { snprintf(out, cap, f < 0 ? "-inf" : "inf"); return; }
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(digits, sizeof digits, "%.*e", prec - 1, f);
+        if (strtod(digits, NULL) == f) break;
+    }
+    e = strchr(digits, 'e');
+    exp10 = atoi(e + 1);
+    *e = '\0';
+    {   /* keep the sign and the digits only */
+        char d[40];
+        const char *q = digits;
+        if (*q == '-') { out[pos++] = '-'; q++; }
+        for (; *q; q++)
+            if (*q != '.') d[nd++] = *q;
+        while (nd > 1 && d[nd - 1] == '0') nd--;
+        d[nd] = '\0';
+        memcpy(digits, d, (size_t)nd + 1);
+    }
+    if (exp10 < -4 || exp10 >= 16) {
+        out[pos++] = digits[0];
+        if (nd > 1) { out[pos++] = '.'; for (i = 1; i < nd; i++) out[pos++] = digits[i]; }
+        snprintf(out + pos, cap - (size_t)pos, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
+        return;
+    }
+    if (exp10 < 0) {
+        out[pos++] = '0'; out[pos++] = '.';
+        for (i = -1; i > exp10; i--) out[pos++] = '0';
+        for (i = 0; i < nd; i++) out[pos++] = digits[i];
+    } else {
+        for (i = 0; i <= exp10; i++) out[pos++] = i < nd ? digits[i] : '0';
+        out[pos++] = '.';
+        if (nd > exp10 + 1) for (i = exp10 + 1; i < nd; i++) out[pos++] = digits[i];
+        else out[pos++] = '0';
+    }
+    out[pos] = '\0';
+}
+
+/* Python's repr of a str: single quotes unless it holds ' and no ", escapes for \ and the
+   quote, \n \r \t, \xNN for other control characters. */
+static void swa__jrepr_str(swa__jctx *c, swa__jstr *o, const char *s, size_t n)
+{
+    char q = memchr(s, '\'', n) && !memchr(s, '"', n) ? '"' : '\'';
+    size_t i, start = 0;
+    swa__jput(c, o, &q, 1);
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        const char *esc = ch == '\\' ? "\\\\" : ch == '\n' ? "\\n" : ch == '\r' ? "\\r" : ch == '\t' ? "\\t" : NULL;
+        char hex[8];
+        if (!esc && (char)ch == q) esc = q == '\'' ? "\\'" : "\\\"";
+        if (!esc && (ch < 0x20 || ch == 0x7F)) { snprintf(hex, sizeof hex, "\\x%02x", ch); esc = hex; }
+        if (!esc && ch == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] < 0xA0) {
+            snprintf(hex, sizeof hex, "\\x%02x", (unsigned char)s[i + 1]);   /* C1 controls */
+            swa__jput(c, o, s + start, i - start);
+            swa__jputs(c, o, hex);
+            start = i + 2;
+            i++;
+            continue;
+        }
+        if (!esc) continue;
+        swa__jput(c, o, s + start, i - start);
+        swa__jputs(c, o, esc);
+        start = i + 1;
+    }
+    swa__jput(c, o, s + start, n - start);
+    swa__jput(c, o, &q, 1);
+}
+
+static void swa__jput_value(swa__jctx *c, swa__jstr *o, const swa__jv *v, int repr);
+
+static void swa__jput_seq(swa__jctx *c, swa__jstr *o, const swa__jv *v)
+{
+    size_t i;
+    int tuple = v->t == SWA__JV_LIST && v->flag == SWA__JL_TUPLE;
+    if (v->t == SWA__JV_LIST && v->flag == SWA__JL_ITER) {
+        swa__jputs(c, o, "<");
+        swa__jputs(c, o, v->obj);
+        swa__jputs(c, o, " object>");
+        return;
+    }
+    if (v->t == SWA__JV_LIST && v->flag == SWA__JL_VIEW) {   /* dict_items([('a', 1)]) */
+        swa__jv plain = *v;
+        plain.flag = SWA__JL_LIST;
+        swa__jputs(c, o, v->obj);
+        swa__jputs(c, o, "(");
+        swa__jput_seq(c, o, &plain);
+        swa__jputs(c, o, ")");
+        return;
+    }
+    if (v->t == SWA__JV_LIST) {
+        swa__jputs(c, o, tuple ? "(" : "[");
+        for (i = 0; i < v->u.l->n; i++) {
+            if (i) swa__jputs(c, o, ", ");
+            swa__jput_value(c, o, &v->u.l->v[i], 1);
+        }
+        swa__jputs(c, o, tuple ? (v->u.l->n == 1 ? ",)" : ")") : "]");
+        return;
+    }
+    if (v->t == SWA__JV_NS) swa__jputs(c, o, "<Namespace ");
+    swa__jputs(c, o, "{");
+    for (i = 0; i < v->u.d->n; i++) {
+        if (i) swa__jputs(c, o, ", ");
+        swa__jput_value(c, o, &v->u.d->k[i], 1);
+        swa__jputs(c, o, ": ");
+        swa__jput_value(c, o, &v->u.d->v[i], 1);
+    }
+    swa__jputs(c, o, v->t == SWA__JV_NS ? "}>" : "}");
+}
+
+/* str(v), or repr(v) when repr is set (as inside a list) */
+static void swa__jput_value(swa__jctx *c, swa__jstr *o, const swa__jv *v, int repr)
+{
+    char buf[40];
+    switch (v->t) {
+    case SWA__JV_UNDEF: break;
+    case SWA__JV_NONE: swa__jputs(c, o, "None"); break;
+    case SWA__JV_BOOL: swa__jputs(c, o, v->u.i ? "True" : "False"); break;
+    case SWA__JV_INT: swa__jprintf(c, o, "%lld", (long long)v->u.i); break;
+    case SWA__JV_FLOAT: swa__jfloat_repr(v->u.f, buf, sizeof buf); swa__jputs(c, o, buf); break;
+    case SWA__JV_STR:
+        if (repr) swa__jrepr_str(c, o, v->u.s, v->n);
+        else swa__jput(c, o, v->u.s, v->n);
+        break;
+    case SWA__JV_LIST: case SWA__JV_DICT: case SWA__JV_NS:
+        if (++c->calls > SWA__J_MAX_CALLS) swa__jerr(c, "template: a value nested too deep to print");
+        swa__jput_seq(c, o, v);
+        c->calls--;
+        break;
+    case SWA__JV_MACRO: swa__jputs(c, o, "<Macro>"); break;
+    case SWA__JV_LOOP: swa__jputs(c, o, "<LoopContext>"); break;
+    default: swa__jputs(c, o, "<function>"); break;
+    }
+}
+
+static swa__jv swa__jto_str(swa__jctx *c, const swa__jv *v)
+{
+    swa__jstr o;
+    if (v->t == SWA__JV_STR) return *v;
+    memset(&o, 0, sizeof o);
+    swa__jput_value(c, &o, v, 0);
+    return swa__jv_text(&o);
+}
+
+/* -- failing on undefined values, as jinja2's Undefined does -- */
+
+SWA__J_NORETURN static void swa__jundef_fail(swa__jctx *c, const swa__jv *v)
+{
+    int n = (int)(v->n < 200 ? v->n : 200);
+    swa_status code = SWA_ERR_INVALID_ARG;
+    switch (v->flag) {
+    case SWA__JU_NAME: swa__jerr(c, "'%.*s' is undefined", n, v->u.s);
+    case SWA__JU_ATTR: swa__jerr(c, "'%s object' has no attribute '%.*s'", v->obj, n, v->u.s);
+    case SWA__JU_ELEMENT: swa__jerr(c, "%s object has no element %.*s", v->obj, n, v->u.s);
+    default: swa__jthrow(&c->fail, code, "%.*s", n, v->u.s);
+    }
+}
+
+static const swa__jv *swa__jdef(swa__jctx *c, const swa__jv *v)
+{
+    if (v->t == SWA__JV_UNDEF) swa__jundef_fail(c, v);
+    return v;
+}
+
+/* -- truth, equality, order -- */
+
+static int swa__jtruthy(const swa__jv *v)
+{
+    switch (v->t) {
+    case SWA__JV_UNDEF: case SWA__JV_NONE: return 0;
+    case SWA__JV_BOOL: case SWA__JV_INT: return v->u.i != 0;
+    case SWA__JV_FLOAT: return v->u.f != 0.0;
+    case SWA__JV_STR: return v->n != 0;
+    case SWA__JV_LIST: return v->u.l->n != 0 || v->flag == SWA__JL_ITER;
+    case SWA__JV_DICT: return v->u.d->n != 0;
+    default: return 1;
+    }
+}
+
+static int swa__jnumeric(const swa__jv *v) { return v->t == SWA__JV_BOOL || v->t == SWA__JV_INT || v->t == SWA__JV_FLOAT; }
+static double swa__jnum(const swa__jv *v) { return v->t == SWA__JV_FLOAT ? v->u.f : (double)v->u.i; }
+
+static int swa__jeq(const swa__jv *a, const swa__jv *b)
+{
+    size_t i;
+    if (swa__jnumeric(a) && swa__jnumeric(b)) {
+        if (a->t != SWA__JV_FLOAT && b->t != SWA__JV_FLOAT) return a->u.i == b->u.i;
+        return swa__jnum(a) == swa__jnum(b);
+    }
+    if (a->t != b->t) return 0;
+    switch (a->t) {
+    case SWA__JV_UNDEF: case SWA__JV_NONE: return 1;
+    case SWA__JV_STR: return a->n == b->n && !memcmp(a->u.s, b->u.s, a->n);
+    case SWA__JV_LIST:
+        if (a->u.l->n != b->u.l->n || a->flag != b->flag) return 0;
+        for (i = 0; i < a->u.l->n; i++)
+            if (!swa__jeq(&a->u.l->v[i], &b->u.l->v[i])) return 0;
+        return 1;
+    case SWA__JV_DICT:
+        if (a->u.d->n != b->u.d->n) return 0;
+        for (i = 0; i < a->u.d->n; i++) {
+            const swa__jv *w = swa__jdict_find(b->u.d, &a->u.d->k[i]);
+            if (!w || !swa__jeq(&a->u.d->v[i], w)) return 0;
+        }
+        return 1;
+    default: return a->u.d == b->u.d;
+    }
+}
+
+/* a < b as Python orders: numbers, strings (by code point, which UTF-8 bytes keep), lists */
+static int swa__jless(swa__jctx *c, const swa__jv *a, const swa__jv *b, const char *op)
+{
+    size_t i;
+    if (swa__jnumeric(a) && swa__jnumeric(b)) {
+        if (a->t != SWA__JV_FLOAT && b->t != SWA__JV_FLOAT) return a->u.i < b->u.i;
+        return swa__jnum(a) < swa__jnum(b);
+    }
+    if (a->t == SWA__JV_STR && b->t == SWA__JV_STR) {
+        int r = memcmp(a->u.s, b->u.s, a->n < b->n ? a->n : b->n);
+        return r < 0 || (r == 0 && a->n < b->n);
+    }
+    if (a->t == SWA__JV_LIST && b->t == SWA__JV_LIST && a->flag == b->flag) {
+        for (i = 0; i < a->u.l->n && i < b->u.l->n; i++)
+            if (!swa__jeq(&a->u.l->v[i], &b->u.l->v[i])) return swa__jless(c, &a->u.l->v[i], &b->u.l->v[i], op);
+        return a->u.l->n < b->u.l->n;
+    }
+    swa__jdef(c, a);
+    swa__jdef(c, b);
+    swa__jerr(c, "'%s' not supported between instances of '%s' and '%s'", op, swa__jtype_name(a), swa__jtype_name(b));
+}
+
+/* -- strings as code points -- */
+
+static size_t swa__jcp_count(const char *s, size_t n)
+{
+    size_t i, k = 0;
+    for (i = 0; i < n; i++) k += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return k;
+}
+
+/* The byte offset of code point index k (n when past the end) */
+static size_t swa__jcp_offset(const char *s, size_t n, int64_t k)
+{
+    size_t i = 0;
+    while (i < n && k > 0) {
+        i++;
+        while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80) i++;
+        k--;
+    }
+    return i;
+}
+
+/* -- sequences: what a for loop, list(), join... walk -- */
+
+/* The items of an iterable: a list's, a dict's keys, a string's characters; undefined is empty. */
+static swa__jlist *swa__jiter(swa__jctx *c, const swa__jv *v)
+{
+    static swa__jlist empty;
+    swa__jlist *l;
+    size_t i, k;
+    switch (v->t) {
+    case SWA__JV_UNDEF: return &empty;
+    case SWA__JV_LIST: return v->u.l;
+    case SWA__JV_DICT: case SWA__JV_NS:
+        l = swa__jv_list(c, v->u.d->n, 0).u.l;
+        for (i = 0; i < v->u.d->n; i++) l->v[i] = v->u.d->k[i];
+        return l;
+    case SWA__JV_STR:
+        l = swa__jv_list(c, swa__jcp_count(v->u.s, v->n), 0).u.l;
+        for (i = 0, k = 0; i < v->n; k++) {
+            size_t len = swa__jcp_offset(v->u.s + i, v->n - i, 1);
+            l->v[k] = swa__jv_str(v->u.s + i, len);
+            i += len;
+        }
+        return l;
+    default:
+        swa__jerr(c, "'%s' object is not iterable", swa__jtype_name(v));
+    }
+}
+
+static int64_t swa__jlength(swa__jctx *c, const swa__jv *v)
+{
+    switch (v->t) {
+    case SWA__JV_UNDEF: return 0;
+    case SWA__JV_STR: return (int64_t)swa__jcp_count(v->u.s, v->n);
+    case SWA__JV_LIST:
+        if (v->flag == SWA__JL_ITER) swa__jerr(c, "object of type '%s' has no len()", v->obj);
+        return (int64_t)v->u.l->n;
+    case SWA__JV_DICT: case SWA__JV_NS: return (int64_t)v->u.d->n;
+    default: swa__jerr(c, "object of type '%s' has no len()", swa__jtype_name(v));
+    }
+}
+
+static int swa__jcontains(swa__jctx *c, const swa__jv *hay, const swa__jv *needle)
+{
+    size_t i;
+    if (hay->t == SWA__JV_STR) {
+        if (needle->t != SWA__JV_STR) swa__jerr(c, "'in <string>' requires string as left operand, not %s", swa__jtype_name(needle));
+        if (!needle->n) return 1;
+        for (i = 0; i + needle->n <= hay->n; i++)
+            if (!memcmp(hay->u.s + i, needle->u.s, needle->n)) return 1;
+        return 0;
+    }
+    if (hay->t == SWA__JV_LIST) {
+        for (i = 0; i < hay->u.l->n; i++)
+            if (swa__jeq(&hay->u.l->v[i], needle)) return 1;
+        return 0;
+    }
+    if (hay->t == SWA__JV_DICT || hay->t == SWA__JV_NS) return swa__jdict_find(hay->u.d, needle) != NULL;
+    if (hay->t == SWA__JV_UNDEF) return 0;   /* Undefined iterates as empty */
+    swa__jerr(c, "argument of type '%s' is not iterable", swa__jtype_name(hay));
+}
+
+/* -- json.dumps(x, ensure_ascii, indent, separators, sort_keys), as transformers' tojson -- */
+
+typedef struct swa__jdump {
+    const char *indent;       /* NULL: one line */
+    const char *item_sep, *key_sep;
+    int ensure_ascii, sort_keys;
+} swa__jdump;
+
+static void swa__jjson_str(swa__jctx *c, swa__jstr *o, const char *s, size_t n, int ensure_ascii)
+{
+    swa__buf b;
+    memset(&b, 0, sizeof b);
+    swa__buf_json_string(&b, s, n, ensure_ascii);
+    if (b.failed) { swa__buf_free(&b); swa__jthrow(&c->fail, SWA_ERR_NOMEM, "template: out of memory"); }
+    swa__jput(c, o, b.p, b.n);
+    swa__buf_free(&b);
+}
+
+static void swa__jjson_newline(swa__jctx *c, swa__jstr *o, const swa__jdump *d, int level)
+{
+    int i;
+    swa__jputs(c, o, "\n");
+    for (i = 0; i < level; i++) swa__jputs(c, o, d->indent);
+}
+
+static void swa__jjson(swa__jctx *c, swa__jstr *o, const swa__jv *v, const swa__jdump *d, int level);
+
+/* A dict's keys as json.dumps writes them: strings, numbers, booleans and None become strings */
+static void swa__jjson_key(swa__jctx *c, swa__jstr *o, const swa__jv *k, const swa__jdump *d)
+{
+    swa__jv s;
+    if (k->t == SWA__JV_STR) { swa__jjson_str(c, o, k->u.s, k->n, d->ensure_ascii); return; }
+    if (k->t == SWA__JV_BOOL) s = swa__jv_str(k->u.i ? "true" : "false", k->u.i ? 4 : 5);
+    else if (k->t == SWA__JV_NONE) s = swa__jv_str("null", 4);
+    else if (k->t == SWA__JV_INT || k->t == SWA__JV_FLOAT) s = swa__jto_str(c, k);
+    else swa__jerr(c, "keys must be str, int, float, bool or None, not %s", swa__jtype_name(k));
+    swa__jjson_str(c, o, s.u.s, s.n, 0);
+}
+
+static void swa__jjson_dict(swa__jctx *c, swa__jstr *o, const swa__jdict *dict, const swa__jdump *d, int level)
+{
+    size_t i, j, *order;
+    if (!dict->n) { swa__jputs(c, o, "{}"); return; }
+    order = (size_t *)swa__jalloc_n(c, dict->n, sizeof *order);
+    for (i = 0; i < dict->n; i++) order[i] = i;
+    for (i = 1; d->sort_keys && i < dict->n; i++)          /* insertion sort: stable, as sorted() */
+        for (j = i; j > 0 && swa__jless(c, &dict->k[order[j]], &dict->k[order[j - 1]], "<"); j--) {
+            size_t t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+        }
+    swa__jputs(c, o, "{");
+    for (i = 0; i < dict->n; i++) {
+        if (i) swa__jputs(c, o, d->item_sep);
+        if (d->indent) swa__jjson_newline(c, o, d, level + 1);
+        swa__jjson_key(c, o, &dict->k[order[i]], d);
+        swa__jputs(c, o, d->key_sep);
+        swa__jjson(c, o, &dict->v[order[i]], d, level + 1);
+    }
+    if (d->indent) swa__jjson_newline(c, o, d, level);
+    swa__jputs(c, o, "}");
+}
+
+static void swa__jjson(swa__jctx *c, swa__jstr *o, const swa__jv *v, const swa__jdump *d, int level)
+{
+    size_t i;
+    char buf[40];
+    if (level > SWA__J_MAX_NEST) swa__jerr(c, "template: a value nested too deep for tojson");
+    switch (v->t) {
+    case SWA__JV_NONE: swa__jputs(c, o, "null"); return;
+    case SWA__JV_BOOL: swa__jputs(c, o, v->u.i ? "true" : "false"); return;
+    case SWA__JV_INT: swa__jprintf(c, o, "%lld", (long long)v->u.i); return;
+    case SWA__JV_FLOAT:
+        if (v->u.f != v->u.f) swa__jputs(c, o, "NaN");
+        else if (v->u.f == HUGE_VAL || v->u.f == -HUGE_VAL) swa__jputs(c, o, v->u.f < 0 ? "-Infinity" : "Infinity");
+        else { swa__jfloat_repr(v->u.f, buf, sizeof buf); swa__jputs(c, o, buf); }
+        return;
+    case SWA__JV_STR: swa__jjson_str(c, o, v->u.s, v->n, d->ensure_ascii); return;
+    case SWA__JV_DICT: swa__jjson_dict(c, o, v->u.d, d, level); return;
+    case SWA__JV_LIST:
+        if (v->flag >= SWA__JL_ITER) break;
+        if (!v->u.l->n) { swa__jputs(c, o, "[]"); return; }
+        swa__jputs(c, o, "[");
+        for (i = 0; i < v->u.l->n; i++) {
+            if (i) swa__jputs(c, o, d->item_sep);
+            if (d->indent) swa__jjson_newline(c, o, d, level + 1);
+            swa__jjson(c, o, &v->u.l->v[i], d, level + 1);
+        }
+        if (d->indent) swa__jjson_newline(c, o, d, level);
+        swa__jputs(c, o, "]");
+        return;
+    default:
+        break;
+    }
+    swa__jerr(c, "Object of type %s is not JSON serializable", swa__jtype_name(v));
+}
+
+/* -- values from JSON -- */
+
+static swa__jv swa__jfrom_json(swa__jctx *c, const swa__json *j)
+{
+    swa__jv v;
+    size_t i;
+    switch (j->kind) {
+    case SWA__JSON_NULL: return swa__jv_make(SWA__JV_NONE);
+    case SWA__JSON_FALSE: return swa__jv_bool(0);
+    case SWA__JSON_TRUE: return swa__jv_bool(1);
+    case SWA__JSON_INT: return swa__jv_int(j->i);
+    case SWA__JSON_REAL: return swa__jv_float(j->num);
+    case SWA__JSON_STRING: return swa__jv_str(j->str, j->len);
+    case SWA__JSON_ARRAY:
+        v = swa__jv_list(c, j->n, 0);
+        for (i = 0; i < j->n; i++) v.u.l->v[i] = swa__jfrom_json(c, &j->items[i]);
+        return v;
+    default:
+        v = swa__jv_dict(c, SWA__JV_DICT);
+        for (i = 0; i < j->n; i++)
+            swa__jdict_set(c, v.u.d, swa__jv_str(j->items[i].key, j->items[i].key_len), swa__jfrom_json(c, &j->items[i]));
+        return v;
+    }
+}
+
+/* -- attributes and items, as the sandbox allows them -- */
+
+static const char *swa__jobj_name(const swa__jv *v)
+{
+    switch (v->t) {
+    case SWA__JV_DICT: return "dict";
+    case SWA__JV_LIST: return v->flag >= SWA__JL_ITER ? v->obj : v->flag ? "tuple" : "list";
+    case SWA__JV_STR: return "str";
+    case SWA__JV_INT: return "int";
+    case SWA__JV_FLOAT: return "float";
+    case SWA__JV_BOOL: return "bool";
+    case SWA__JV_NONE: return "None";
+    case SWA__JV_NS: return "Namespace";
+    default: return "object";
+    }
+}
+
+static int swa__jname_in(const char *name, size_t n, const char *list)
+{
+    while (*list) {
+        size_t k = strcspn(list, " ");
+        if (k == n && !memcmp(list, name, n)) return 1;
+        list += k + (list[k] == ' ');
+    }
+    return 0;
+}
+
+static swa__jv swa__jmethod_of(swa__jctx *c, const swa__jv *self, const char *name, size_t n)
+{
+    swa__jv v = swa__jv_make(SWA__JV_METHOD);
+    v.u.me = (swa__jmethod *)swa__jalloc(c, sizeof *v.u.me);
+    v.u.me->self = *self;
+    v.u.me->name = swa__jv_copy(c, name, n).u.s;
+    return v;
+}
+
+static swa__jv swa__jloop_attr(swa__jctx *c, const swa__jv *self, const char *name, size_t n);
+
+/* obj.name: a method of the type (only those ImmutableSandboxedEnvironment leaves safe), else a
+   dict's member, else undefined. The methods that change a list or a dict are unsafe: they are
+   undefined values that fail with the sandbox's message when used. */
+static swa__jv swa__jgetattr(swa__jctx *c, const swa__jv *obj, const char *name, size_t n)
+{
+    static const char str_methods[] = "strip lstrip rstrip split rsplit splitlines startswith endswith replace upper "
+        "lower title capitalize swapcase format find rfind index rindex count join isdigit isalpha isalnum isspace "
+        "isupper islower istitle isnumeric isdecimal removeprefix removesuffix zfill center ljust rjust partition "
+        "rpartition expandtabs casefold";
+    swa__jv *m;
+    swa__jdef(c, obj);
+    if (obj->t == SWA__JV_STR && swa__jname_in(name, n, str_methods)) return swa__jmethod_of(c, obj, name, n);
+    if (obj->t == SWA__JV_DICT) {
+        if (swa__jname_in(name, n, "get items keys values copy")) return swa__jmethod_of(c, obj, name, n);
+        if (swa__jname_in(name, n, "clear pop popitem setdefault update")) goto unsafe;
+        if ((m = swa__jdict_find_str(obj->u.d, name, n)) != NULL) return *m;
+    }
+    if (obj->t == SWA__JV_LIST) {
+        if (swa__jname_in(name, n, "index count copy")) return swa__jmethod_of(c, obj, name, n);
+        if (!obj->flag && swa__jname_in(name, n, "append extend insert pop remove reverse sort clear")) goto unsafe;
+    }
+    if (obj->t == SWA__JV_NS && (m = swa__jdict_find_str(obj->u.d, name, n)) != NULL) return *m;
+    if (obj->t == SWA__JV_LOOP) return swa__jloop_attr(c, obj, name, n);
+    if (obj->t == SWA__JV_FUNC && obj->flag == SWA__JF_DICT && n == 8 && !memcmp(name, "fromkeys", 8))
+        return swa__jmethod_of(c, obj, name, n);
+    return swa__jv_undef(name, n, swa__jobj_name(obj), SWA__JU_ATTR);
+unsafe:
+    {
+        swa__jstr o;
+        memset(&o, 0, sizeof o);
+        swa__jputs(c, &o, "access to attribute '");
+        swa__jput(c, &o, name, n);
+        swa__jprintf(c, &o, "' of '%s' object is unsafe.", swa__jobj_name(obj));
+        return swa__jv_undef(o.p, o.n, NULL, SWA__JU_HINT);
+    }
+}
+
+/* An index into n items, Python's way (negative from the end); -1 when outside */
+static int64_t swa__jindex(int64_t i, size_t n)
+{
+    if (i < 0) i += (int64_t)n;
+    return i >= 0 && (uint64_t)i < n ? i : -1;
+}
+
+/* obj[key]: a dict's member, a list's or a string's element, else an attribute */
+static swa__jv swa__jgetitem(swa__jctx *c, const swa__jv *obj, const swa__jv *key)
+{
+    swa__jv *m;
+    swa__jdef(c, obj);
+    if ((obj->t == SWA__JV_DICT || obj->t == SWA__JV_NS) && (m = swa__jdict_find(obj->u.d, key)) != NULL) return *m;
+    if (obj->t == SWA__JV_LIST && obj->flag >= SWA__JL_ITER) swa__jerr(c, "'%s' object is not subscriptable", obj->obj);
+    if ((obj->t == SWA__JV_LIST || obj->t == SWA__JV_STR) && (key->t == SWA__JV_INT || key->t == SWA__JV_BOOL)) {
+        size_t len = obj->t == SWA__JV_LIST ? obj->u.l->n : swa__jcp_count(obj->u.s, obj->n);
+        int64_t i = swa__jindex(key->u.i, len);
+        swa__jv name;
+        if (i >= 0 && obj->t == SWA__JV_LIST) return obj->u.l->v[i];
+        if (i >= 0) {
+            size_t at = swa__jcp_offset(obj->u.s, obj->n, i);
+            return swa__jv_str(obj->u.s + at, swa__jcp_offset(obj->u.s + at, obj->n - at, 1));
+        }
+        name = swa__jto_str(c, key);
+        return swa__jv_undef(name.u.s, name.n, swa__jobj_name(obj), SWA__JU_ELEMENT);
+    }
+    if (key->t == SWA__JV_STR) return swa__jgetattr(c, obj, key->u.s, key->n);
+    {
+        swa__jv name = swa__jto_str(c, key);
+        return swa__jv_undef(name.u.s, name.n, swa__jobj_name(obj), SWA__JU_ELEMENT);
+    }
+}
+
+/* obj[start:stop:step] of a list or a string */
+static swa__jv swa__jslice(swa__jctx *c, const swa__jv *obj, const swa__jv *start, const swa__jv *stop, const swa__jv *step)
+{
+    swa__jlist *items;
+    int64_t n, st = step->t == SWA__JV_UNDEF || step->t == SWA__JV_NONE ? 1 : step->u.i, lo, hi, i, k = 0;
+    swa__jv out;
+    swa__jdef(c, obj);
+    if ((obj->t != SWA__JV_LIST || obj->flag >= SWA__JL_ITER) && obj->t != SWA__JV_STR)
+        swa__jerr(c, "'%s' object is not subscriptable", swa__jtype_name(obj));
+    if (st == 0) swa__jerr(c, "slice step cannot be zero");
+    items = swa__jiter(c, obj);
+    n = (int64_t)items->n;
+    lo = start->t == SWA__JV_INT ? start->u.i : st > 0 ? 0 : n - 1;
+    hi = stop->t == SWA__JV_INT ? stop->u.i : st > 0 ? n : -n - 1;
+    if (lo < 0) lo += n;
+    if (hi < 0) hi += n;
+    if (st > 0) { lo = lo < 0 ? 0 : lo > n ? n : lo; hi = hi < 0 ? 0 : hi > n ? n : hi; }
+    else { lo = lo < -1 ? -1 : lo > n - 1 ? n - 1 : lo; hi = hi < -1 ? -1 : hi > n - 1 ? n - 1 : hi; }
+    out = swa__jv_list(c, (size_t)(st > 0 ? (hi > lo ? (hi - lo + st - 1) / st : 0) : (lo > hi ? (lo - hi - st - 1) / -st : 0)), obj->flag);
+    for (i = lo; st > 0 ? i < hi : i > hi; i += st) out.u.l->v[k++] = items->v[i];
+    if (obj->t == SWA__JV_STR) {
+        swa__jstr o;
+        memset(&o, 0, sizeof o);
+        for (i = 0; i < k; i++) swa__jput(c, &o, out.u.l->v[i].u.s, out.u.l->v[i].n);
+        return swa__jv_text(&o);
+    }
+    return out;
+}
+
+/* -- loop.* -- */
+
+static swa__jv swa__jloop_attr(swa__jctx *c, const swa__jv *self, const char *name, size_t n)
+{
+    const swa__jloop *lp = self->u.lp;
+    static const char *const names[] = {"index", "index0", "first", "last", "length", "revindex", "revindex0",
+                                        "previtem", "nextitem", "cycle", "depth", "depth0"};
+    size_t k;
+    for (k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strlen(names[k]) == n && !memcmp(names[k], name, n)) break;
+    switch (k) {
+    case 0: return swa__jv_int(lp->i + 1);
+    case 1: return swa__jv_int(lp->i);
+    case 2: return swa__jv_bool(lp->i == 0);
+    case 3: return swa__jv_bool(lp->i == lp->n - 1);
+    case 4: return swa__jv_int(lp->n);
+    case 5: return swa__jv_int(lp->n - lp->i);
+    case 6: return swa__jv_int(lp->n - lp->i - 1);
+    case 7: return lp->i > 0 ? lp->items->v[lp->i - 1] : swa__jv_undef("there is no previous item", 25, NULL, SWA__JU_HINT);
+    case 8: return lp->i + 1 < lp->n ? lp->items->v[lp->i + 1] : swa__jv_undef("there is no next item", 21, NULL, SWA__JU_HINT);
+    case 9: return swa__jmethod_of(c, self, name, n);
+    case 10: return swa__jv_int(lp->depth);
+    case 11: return swa__jv_int(lp->depth - 1);
+    default: return swa__jv_undef(name, n, "LoopContext", SWA__JU_ATTR);
+    }
+}
+
+/* -- arithmetic -- */
+
+static swa__jv swa__jint_op(swa__jctx *c, int op, int64_t a, int64_t b)
+{
+    int64_t r = 0;
+    int ok = 1;
+    switch (op) {
+    case SWA__JOP_ADD: ok = !((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)); r = ok ? a + b : 0; break;
+    case SWA__JOP_SUB: ok = !((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b)); r = ok ? a - b : 0; break;
+    case SWA__JOP_MUL:
+        if (a && b) ok = !((a == -1 && b == INT64_MIN) || (b == -1 && a == INT64_MIN) || (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+                                                                                             : (b > 0 ? a < INT64_MIN / b : b < INT64_MAX / a)));
+        r = ok ? a * b : 0;
+        break;
+    case SWA__JOP_FLOORDIV: case SWA__JOP_MOD:
+        if (b == 0) swa__jerr(c, "integer division or modulo by zero");
+        if (a == INT64_MIN && b == -1) { ok = 0; break; }
+        r = op == SWA__JOP_MOD ? a % b : a / b;
+        if (op == SWA__JOP_MOD && r != 0 && ((r < 0) != (b < 0))) r += b;
+        if (op == SWA__JOP_FLOORDIV && (a % b != 0) && ((a < 0) != (b < 0))) r--;
+        break;
+    case SWA__JOP_POW:
+        if (b < 0) return swa__jv_float(pow((double)a, (double)b));
+        r = 1;
+        while (b-- > 0 && ok) { swa__jv m = swa__jint_op(c, SWA__JOP_MUL, r, a); r = m.u.i; }
+        break;
+    default: break;
+    }
+    if (!ok) swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: integer overflow");
+    return swa__jv_int(r);
+}
+
+static swa__jv swa__jfloat_op(swa__jctx *c, int op, double a, double b)
+{
+    switch (op) {
+    case SWA__JOP_ADD: return swa__jv_float(a + b);
+    case SWA__JOP_SUB: return swa__jv_float(a - b);
+    case SWA__JOP_MUL: return swa__jv_float(a * b);
+    case SWA__JOP_DIV:
+        if (b == 0) swa__jerr(c, "division by zero");
+        return swa__jv_float(a / b);
+    case SWA__JOP_FLOORDIV:
+        if (b == 0) swa__jerr(c, "float floor division by zero");
+        return swa__jv_float(floor(a / b));
+    case SWA__JOP_MOD: {
+        double r;
+        if (b == 0) swa__jerr(c, "float modulo");
+        r = fmod(a, b);
+        if (r != 0 && ((r < 0) != (b < 0))) r += b;
+        return swa__jv_float(r);
+    }
+    default: return swa__jv_float(pow(a, b));
+    }
+}
+
+static swa__jv swa__jrepeat(swa__jctx *c, const swa__jv *seq, int64_t times)
+{
+    swa__jlist *items = seq->t == SWA__JV_LIST ? seq->u.l : NULL;
+    size_t each = items ? items->n : seq->n, i, k;
+    swa__jv out;
+    if (times <= 0) times = 0;
+    if (each && (uint64_t)times > SWA__J_MAX_MEMORY / each) swa__jthrow(&c->fail, SWA_ERR_NOMEM, "template: a repetition too large");
+    if (!items) {
+        swa__jstr o;
+        memset(&o, 0, sizeof o);
+        for (i = 0; i < (size_t)times; i++) swa__jput(c, &o, seq->u.s, seq->n);
+        return swa__jv_text(&o);
+    }
+    out = swa__jv_list(c, each * (size_t)times, seq->flag);
+    for (i = 0; i < (size_t)times; i++)
+        for (k = 0; k < each; k++) out.u.l->v[i * each + k] = items->v[k];
+    return out;
+}
+
+static const char *const swa__jop_names[] = {"+", "-", "*", "/", "//", "%", "**"};
+
+static swa__jv swa__jarith(swa__jctx *c, int op, const swa__jv *a, const swa__jv *b)
+{
+    if (swa__jnumeric(a) && swa__jnumeric(b)) {
+        if (op == SWA__JOP_DIV) return swa__jfloat_op(c, op, swa__jnum(a), swa__jnum(b));
+        if (a->t != SWA__JV_FLOAT && b->t != SWA__JV_FLOAT) return swa__jint_op(c, op, a->u.i, b->u.i);
+        return swa__jfloat_op(c, op, swa__jnum(a), swa__jnum(b));
+    }
+    if (op == SWA__JOP_ADD && a->t == b->t && a->t == SWA__JV_STR) {
+        swa__jstr o;
+        memset(&o, 0, sizeof o);
+        swa__jput(c, &o, a->u.s, a->n);
+        swa__jput(c, &o, b->u.s, b->n);
+        return swa__jv_text(&o);
+    }
+    if (op == SWA__JOP_ADD && a->t == b->t && a->t == SWA__JV_LIST && a->flag == b->flag && a->flag <= SWA__JL_TUPLE) {
+        swa__jv out = swa__jv_list(c, a->u.l->n + b->u.l->n, a->flag);
+        if (a->u.l->n) memcpy(out.u.l->v, a->u.l->v, a->u.l->n * sizeof(swa__jv));
+        if (b->u.l->n) memcpy(out.u.l->v + a->u.l->n, b->u.l->v, b->u.l->n * sizeof(swa__jv));
+        return out;
+    }
+    if (op == SWA__JOP_MUL && (a->t == SWA__JV_STR || (a->t == SWA__JV_LIST && a->flag <= SWA__JL_TUPLE)) && (b->t == SWA__JV_INT || b->t == SWA__JV_BOOL))
+        return swa__jrepeat(c, a, b->u.i);
+    if (op == SWA__JOP_MUL && (b->t == SWA__JV_STR || (b->t == SWA__JV_LIST && b->flag <= SWA__JL_TUPLE)) && (a->t == SWA__JV_INT || a->t == SWA__JV_BOOL))
+        return swa__jrepeat(c, b, a->u.i);
+    swa__jdef(c, a);
+    swa__jdef(c, b);
+    if (op == SWA__JOP_ADD && a->t == SWA__JV_STR) swa__jerr(c, "can only concatenate str (not \"%s\") to str", swa__jtype_name(b));
+    if (op == SWA__JOP_ADD && a->t == SWA__JV_LIST)
+        swa__jerr(c, "can only concatenate %s (not \"%s\") to %s", swa__jtype_name(a), swa__jtype_name(b), swa__jtype_name(a));
+    swa__jerr(c, "unsupported operand type(s) for %s: '%s' and '%s'", op == SWA__JOP_POW ? "** or pow()" : swa__jop_names[op],
+              swa__jtype_name(a), swa__jtype_name(b));
+}
+
+static swa__jv swa__jbinary(swa__jctx *c, int op, const swa__jv *a, const swa__jv *b)
+{
+    static const char *const cmp[] = {"==", "!=", "<", "<=", ">", ">="};
+    switch (op) {
+    case SWA__JOP_CONCAT: {
+        swa__jstr o;
+        memset(&o, 0, sizeof o);
+        swa__jput_value(c, &o, a, 0);
+        swa__jput_value(c, &o, b, 0);
+        return swa__jv_text(&o);
+    }
+    case SWA__JOP_EQ: return swa__jv_bool(swa__jeq(a, b));
+    case SWA__JOP_NE: return swa__jv_bool(!swa__jeq(a, b));
+    case SWA__JOP_LT: return swa__jv_bool(swa__jless(c, a, b, cmp[2]));
+    case SWA__JOP_LE: return swa__jv_bool(swa__jeq(a, b) || swa__jless(c, a, b, cmp[3]));
+    case SWA__JOP_GT: return swa__jv_bool(swa__jless(c, b, a, cmp[4]));
+    case SWA__JOP_GE: return swa__jv_bool(swa__jeq(a, b) || swa__jless(c, b, a, cmp[5]));
+    case SWA__JOP_IN: return swa__jv_bool(swa__jcontains(c, b, a));
+    case SWA__JOP_NOTIN: return swa__jv_bool(!swa__jcontains(c, b, a));
+    default: return swa__jarith(c, op, a, b);
+    }
+}
+
+/* -- arguments of a call -- */
+
+typedef struct swa__jargs {
+    swa__jv pos[SWA__J_MAX_ARGS];
+    size_t n;
+    const char *kw_name[SWA__J_MAX_ARGS];
+    size_t kw_len[SWA__J_MAX_ARGS];
+    swa__jv kw[SWA__J_MAX_ARGS];
+    size_t n_kw;
+} swa__jargs;
+
+/* Argument i by position, or by name; NULL when not given */
+static const swa__jv *swa__jarg(const swa__jargs *a, size_t i, const char *name)
+{
+    size_t k;
+    if (i < a->n) return &a->pos[i];
+    for (k = 0; name && k < a->n_kw; k++)
+        if (a->kw_len[k] == strlen(name) && !memcmp(a->kw_name[k], name, a->kw_len[k])) return &a->kw[k];
+    return NULL;
+}
+
+static int64_t swa__jarg_int(swa__jctx *c, const swa__jargs *a, size_t i, const char *name, int64_t dflt)
+{
+    const swa__jv *v = swa__jarg(a, i, name);
+    if (!v || v->t == SWA__JV_NONE) return dflt;
+    if (v->t != SWA__JV_INT && v->t != SWA__JV_BOOL) swa__jerr(c, "'%s' object cannot be interpreted as an integer", swa__jtype_name(v));
+    return v->u.i;
+}
+
+static swa__jv swa__jarg_str(swa__jctx *c, const swa__jargs *a, size_t i, const char *name, const char *what)
+{
+    const swa__jv *v = swa__jarg(a, i, name);
+    if (!v || v->t != SWA__JV_STR) swa__jerr(c, "%s: want a string argument", what);
+    return *v;
+}
+
+/* -- strings' methods -- */
+
+static int swa__jis_space_cp(uint32_t cp)
+{
+    return (cp >= 9 && cp <= 13) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
+           (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
+/* Whether the character at s[0..n) (len bytes) is in chars (NULL: white space) */
+static int swa__jstrip_char(const char *s, size_t n, size_t *len, const swa__jv *chars)
+{
+    uint32_t cp = swa__utf8_get((const unsigned char *)s, n, len);
+    size_t i, k;
+    if (!chars) return swa__jis_space_cp(cp);
+    for (i = 0; i < chars->n; i += k)
+        if (swa__utf8_get((const unsigned char *)chars->u.s + i, chars->n - i, &k) == cp) return 1;
+    return 0;
+}
+
+/* s stripped at the left (1), right (2) or both (3) ends */
+static swa__jv swa__jstrip(const swa__jv *s, int ends, const swa__jv *chars)
+{
+    size_t lo = 0, hi = s->n, len;
+    if (chars && chars->t != SWA__JV_STR) chars = NULL;
+    while ((ends & 1) && lo < hi && swa__jstrip_char(s->u.s + lo, hi - lo, &len, chars)) lo += len;
+    while ((ends & 2) && hi > lo) {
+        size_t start = hi - 1;
+        while (start > lo && ((unsigned char)s->u.s[start] & 0xC0) == 0x80) start--;
+        if (!swa__jstrip_char(s->u.s + start, hi - start, &len, chars)) break;
+        hi = start;
+    }
+    return swa__jv_str(s->u.s + lo, hi - lo);
+}
+
+/* ASCII case: upper (1), lower (2), title (3: after a non-letter upper, else lower),
+   capitalize (4), swapcase (5) */
+static swa__jv swa__jcase(swa__jctx *c, const swa__jv *s, int how)
+{
+    char *p = (char *)swa__jalloc(c, s->n + 1);
+    size_t i;
+    int prev_letter = 0;
+    for (i = 0; i < s->n; i++) {
+        char ch = s->u.s[i];
+        int lower = ch >= 'a' && ch <= 'z', upper = ch >= 'A' && ch <= 'Z';
+        int up = how == 1 || (how == 3 && !prev_letter) || (how == 4 && i == 0) || (how == 5 && lower);
+        int down = how == 2 || (how == 3 && prev_letter) || (how == 4 && i > 0) || (how == 5 && upper);
+        if (up && lower) ch = (char)(ch - 32);
+        else if (down && upper) ch = (char)(ch + 32);
+        p[i] = ch;
+        prev_letter = lower || upper || (((unsigned char)ch) >= 0x80 && how == 3 && prev_letter);
+        if (how == 3 && (unsigned char)ch >= 0x80) prev_letter = 1;
+    }
+    return swa__jv_str(p, s->n);
+}
+
+static swa__jv swa__jreplace(swa__jctx *c, const swa__jv *s, const swa__jv *old, const swa__jv *with, int64_t count)
+{
+    swa__jstr o;
+    size_t i = 0;
+    memset(&o, 0, sizeof o);
+    if (!old->n) {   /* Python puts the new text between characters and at both ends */
+        size_t k;
+        for (; count != 0; count--) {
+            swa__jput(c, &o, with->u.s, with->n);
+            if (i >= s->n) break;
+            k = swa__jcp_offset(s->u.s + i, s->n - i, 1);
+            swa__jput(c, &o, s->u.s + i, k);
+            i += k;
+        }
+        swa__jput(c, &o, s->u.s + i, s->n - i);
+        return swa__jv_text(&o);
+    }
+    while (i < s->n) {
+        if (count != 0 && i + old->n <= s->n && !memcmp(s->u.s + i, old->u.s, old->n)) {
+            swa__jput(c, &o, with->u.s, with->n);
+            i += old->n;
+            count--;
+        } else {
+            swa__jput(c, &o, s->u.s + i, 1);
+            i++;
+        }
+    }
+    return swa__jv_text(&o);
+}
+
+/* The byte offset of needle in s[from..), or -1 */
+static int64_t swa__jfind(const swa__jv *s, const swa__jv *needle, size_t from, int last)
+{
+    size_t i, best = SIZE_MAX;
+    for (i = from; i + needle->n <= s->n; i++)
+        if (!memcmp(s->u.s + i, needle->u.s, needle->n)) { best = i; if (!last) break; }
+    return best == SIZE_MAX ? -1 : (int64_t)best;
+}
+
+/* str.split(sep, maxsplit) and rsplit; without sep, on runs of white space */
+static swa__jv swa__jsplit(swa__jctx *c, const swa__jv *s, const swa__jv *sep, int64_t maxsplit, int from_right)
+{
+    swa__jv out;
+    size_t cap = 16, n = 0, i = 0;
+    swa__jv *items = (swa__jv *)swa__jalloc_n(c, cap, sizeof *items);
+    if (sep && sep->t == SWA__JV_STR && !sep->n) swa__jerr(c, "empty separator");
+    if (sep && sep->t != SWA__JV_STR) sep = NULL;
+#define SWA__JSPLIT_ADD(p, len) do { if (n == cap) { swa__jv *m = (swa__jv *)swa__jalloc_n(c, cap * 2, sizeof *m); \
+        memcpy(m, items, n * sizeof *m); items = m; cap *= 2; } items[n++] = swa__jv_str((p), (len)); } while (0)
+    if (from_right && maxsplit >= 0) {   /* only rsplit with a limit differs from split */
+        size_t hi = s->n;
+        int64_t k;
+        swa__jv tmp;
+        for (k = 0; k < maxsplit; k++) {
+            swa__jv head = swa__jv_str(s->u.s, hi);
+            int64_t at = sep ? swa__jfind(&head, sep, 0, 1) : -1;
+            if (at < 0) break;
+            SWA__JSPLIT_ADD(s->u.s + at + (int64_t)sep->n, hi - (size_t)at - sep->n);
+            hi = (size_t)at;
+        }
+        SWA__JSPLIT_ADD(s->u.s, hi);
+        for (i = 0; i < n / 2; i++) { tmp = items[i]; items[i] = items[n - 1 - i]; items[n - 1 - i] = tmp; }
+    } else if (sep) {
+        for (;;) {
+            swa__jv rest = swa__jv_str(s->u.s + i, s->n - i);
+            int64_t at = maxsplit < 0 || (int64_t)n < maxsplit ? swa__jfind(&rest, sep, 0, 0) : -1;
+            if (at < 0) { SWA__JSPLIT_ADD(s->u.s + i, s->n - i); break; }
+            SWA__JSPLIT_ADD(s->u.s + i, (size_t)at);
+            i += (size_t)at + sep->n;
+        }
+    } else {
+        size_t len;
+        for (;;) {
+            size_t start;
+            while (i < s->n && swa__jstrip_char(s->u.s + i, s->n - i, &len, NULL)) i += len;
+            if (i >= s->n) break;
+            if (maxsplit >= 0 && (int64_t)n >= maxsplit) {
+                swa__jv rest = swa__jv_str(s->u.s + i, s->n - i);
+                rest = swa__jstrip(&rest, 2, NULL);
+                SWA__JSPLIT_ADD(rest.u.s, rest.n);
+                break;
+            }
+            start = i;
+            while (i < s->n && !swa__jstrip_char(s->u.s + i, s->n - i, &len, NULL)) i += len;
+            SWA__JSPLIT_ADD(s->u.s + start, i - start);
+        }
+    }
+#undef SWA__JSPLIT_ADD
+    out = swa__jv_list(c, 0, 0);
+    out.u.l->n = n;
+    out.u.l->v = items;
+    return out;
+}
+
+static int swa__jaffix(const swa__jv *s, const swa__jv *fix, int end)
+{
+    if (fix->t == SWA__JV_LIST) {
+        size_t i;
+        for (i = 0; i < fix->u.l->n; i++)
+            if (swa__jaffix(s, &fix->u.l->v[i], end)) return 1;
+        return 0;
+    }
+    if (fix->t != SWA__JV_STR || fix->n > s->n) return 0;
+    return !memcmp(s->u.s + (end ? s->n - fix->n : 0), fix->u.s, fix->n);
+}
+
+static swa__jv swa__jjoin(swa__jctx *c, const swa__jv *sep, const swa__jlist *items, const char *attr)
+{
+    swa__jstr o;
+    size_t i;
+    memset(&o, 0, sizeof o);
+    for (i = 0; i < items->n; i++) {
+        swa__jv v = items->v[i];
+        if (i) swa__jput(c, &o, sep->u.s, sep->n);
+        if (attr) v = swa__jgetattr(c, &v, attr, strlen(attr));
+        swa__jput_value(c, &o, &v, 0);
+    }
+    return swa__jv_text(&o);
+}
+
+static int swa__jstr_class(const swa__jv *s, int (*ok)(int))
+{
+    size_t i;
+    if (!s->n) return 0;
+    for (i = 0; i < s->n; i++)
+        if (!ok((unsigned char)s->u.s[i])) return 0;
+    return 1;
+}
+
+static int swa__jc_digit(int ch) { return ch >= '0' && ch <= '9'; }
+static int swa__jc_alpha(int ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch >= 0x80; }
+static int swa__jc_alnum(int ch) { return swa__jc_digit(ch) || swa__jc_alpha(ch); }
+static int swa__jc_space(int ch) { return swa__jspace((char)ch); }
+static int swa__jc_noupper(int ch) { return !(ch >= 'A' && ch <= 'Z'); }
+static int swa__jc_nolower(int ch) { return !(ch >= 'a' && ch <= 'z'); }
+
+static swa__jv swa__jformat(swa__jctx *c, const swa__jv *fmt, const swa__jargs *a);
+
+static swa__jv swa__jstr_method(swa__jctx *c, const swa__jv *s, const char *m, const swa__jargs *a)
+{
+    const swa__jv *x = swa__jarg(a, 0, NULL), *y = swa__jarg(a, 1, NULL);
+    if (!strcmp(m, "strip")) return swa__jstrip(s, 3, x);
+    if (!strcmp(m, "lstrip")) return swa__jstrip(s, 1, x);
+    if (!strcmp(m, "rstrip")) return swa__jstrip(s, 2, x);
+    if (!strcmp(m, "upper")) return swa__jcase(c, s, 1);
+    if (!strcmp(m, "lower") || !strcmp(m, "casefold")) return swa__jcase(c, s, 2);
+    if (!strcmp(m, "title")) return swa__jcase(c, s, 3);
+    if (!strcmp(m, "capitalize")) return swa__jcase(c, s, 4);
+    if (!strcmp(m, "swapcase")) return swa__jcase(c, s, 5);
+    if (!strcmp(m, "split") || !strcmp(m, "rsplit"))
+        return swa__jsplit(c, s, swa__jarg(a, 0, "sep"), swa__jarg_int(c, a, 1, "maxsplit", -1), m[0] == 'r');
+    if (!strcmp(m, "splitlines")) {
+        swa__jv nl = swa__jv_str("\n", 1), r = swa__jsplit(c, s, &nl, -1, 0);
+        if (r.u.l->n && !r.u.l->v[r.u.l->n - 1].n) r.u.l->n--;
+        return r;
+    }
+    if (!strcmp(m, "startswith") || !strcmp(m, "endswith")) {
+        if (!x) swa__jerr(c, "%s() takes at least 1 argument (0 given)", m);
+        return swa__jv_bool(swa__jaffix(s, x, m[0] == 'e'));
+    }
+    if (!strcmp(m, "replace")) {
+        swa__jv old = swa__jarg_str(c, a, 0, NULL, "replace"), with = swa__jarg_str(c, a, 1, NULL, "replace");
+        return swa__jreplace(c, s, &old, &with, swa__jarg_int(c, a, 2, "count", -1));
+    }
+    if (!strcmp(m, "find") || !strcmp(m, "rfind") || !strcmp(m, "index") || !strcmp(m, "rindex")) {
+        swa__jv needle = swa__jarg_str(c, a, 0, NULL, m);
+        int64_t at = swa__jfind(s, &needle, 0, m[0] == 'r');
+        if (at < 0 && strstr(m, "index")) swa__jerr(c, "substring not found");
+        return swa__jv_int(at < 0 ? -1 : (int64_t)swa__jcp_count(s->u.s, (size_t)at));
+    }
+    if (!strcmp(m, "count")) {
+        swa__jv needle = swa__jarg_str(c, a, 0, NULL, m);
+        int64_t k = 0;
+        size_t i = 0;
+        if (!needle.n) return swa__jv_int((int64_t)swa__jcp_count(s->u.s, s->n) + 1);
+        while (i + needle.n <= s->n) {
+            if (!memcmp(s->u.s + i, needle.u.s, needle.n)) { k++; i += needle.n; } else i++;
+        }
+        return swa__jv_int(k);
+    }
+    if (!strcmp(m, "join")) {
+        if (!x) swa__jerr(c, "join() takes exactly one argument (0 given)");
+        return swa__jjoin(c, s, swa__jiter(c, swa__jdef(c, x)), NULL);
+    }
+    if (!strcmp(m, "format")) return swa__jformat(c, s, a);
+    if (!strcmp(m, "removeprefix") || !strcmp(m, "removesuffix")) {
+        swa__jv fix = swa__jarg_str(c, a, 0, NULL, m);
+        int end = m[6] == 's';
+        if (!swa__jaffix(s, &fix, end)) return *s;
+        return swa__jv_str(s->u.s + (end ? 0 : fix.n), s->n - fix.n);
+    }
+    if (!strcmp(m, "isdigit") || !strcmp(m, "isnumeric") || !strcmp(m, "isdecimal")) return swa__jv_bool(swa__jstr_class(s, swa__jc_digit));
+    if (!strcmp(m, "isalpha")) return swa__jv_bool(swa__jstr_class(s, swa__jc_alpha));
+    if (!strcmp(m, "isalnum")) return swa__jv_bool(swa__jstr_class(s, swa__jc_alnum));
+    if (!strcmp(m, "isspace")) return swa__jv_bool(swa__jstr_class(s, swa__jc_space));
+    if (!strcmp(m, "islower")) return swa__jv_bool(swa__jstr_class(s, swa__jc_noupper) && !swa__jstr_class(s, swa__jc_nolower));
+    if (!strcmp(m, "isupper")) return swa__jv_bool(swa__jstr_class(s, swa__jc_nolower) && !swa__jstr_class(s, swa__jc_noupper));
+    (void)y;
+    swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: str.%s is not supported", m);
+}
+
+/* str.format with {} {0} {name} fields and no format specs (the sandbox's safe formatting) */
+static swa__jv swa__jformat(swa__jctx *c, const swa__jv *fmt, const swa__jargs *a)
+{
+    swa__jstr o;
+    size_t i = 0, auto_i = 0;
+    memset(&o, 0, sizeof o);
+    while (i < fmt->n) {
+        const char *s = fmt->u.s;
+        if ((s[i] == '{' || s[i] == '}') && i + 1 < fmt->n && s[i + 1] == s[i]) { swa__jput(c, &o, s + i, 1); i += 2; continue; }
+        if (s[i] == '{') {
+            size_t end = i + 1, k;
+            const swa__jv *v = NULL;
+            while (end < fmt->n && s[end] != '}') end++;
+            if (end >= fmt->n) swa__jerr(c, "Single '{' encountered in format string");
+            if (end == i + 1) v = swa__jarg(a, auto_i++, NULL);
+            else if (swa__jdigit(s[i + 1])) v = swa__jarg(a, (size_t)atoi(s + i + 1), NULL);
+            else for (k = 0; k < a->n_kw; k++)
+                if (a->kw_len[k] == end - i - 1 && !memcmp(a->kw_name[k], s + i + 1, a->kw_len[k])) v = &a->kw[k];
+            if (!v) swa__jerr(c, "Replacement index %zu out of range for positional args tuple", auto_i ? auto_i - 1 : 0);
+            swa__jput_value(c, &o, v, 0);
+            i = end + 1;
+            continue;
+        }
+        swa__jput(c, &o, s + i, 1);
+        i++;
+    }
+    return swa__jv_text(&o);
+}
+
+/* ---- tests: x is name(args) ---- */
+
+static int swa__jtest(swa__jctx *c, const char *name, const swa__jv *v, const swa__jargs *a)
+{
+    const swa__jv *x = swa__jarg(a, 0, NULL);
+    if (!strcmp(name, "defined")) return v->t != SWA__JV_UNDEF;
+    if (!strcmp(name, "undefined")) return v->t == SWA__JV_UNDEF;
+    if (!strcmp(name, "none")) return v->t == SWA__JV_NONE;
+    if (!strcmp(name, "boolean")) return v->t == SWA__JV_BOOL;
+    if (!strcmp(name, "true")) return v->t == SWA__JV_BOOL && v->u.i;
+    if (!strcmp(name, "false")) return v->t == SWA__JV_BOOL && !v->u.i;
+    if (!strcmp(name, "integer")) return v->t == SWA__JV_INT;
+    if (!strcmp(name, "float")) return v->t == SWA__JV_FLOAT;
+    if (!strcmp(name, "number")) return swa__jnumeric(v);
+    if (!strcmp(name, "string")) return v->t == SWA__JV_STR;
+    if (!strcmp(name, "mapping")) return v->t == SWA__JV_DICT;
+    if (!strcmp(name, "sequence")) return v->t == SWA__JV_STR || v->t == SWA__JV_LIST || v->t == SWA__JV_DICT;
+    if (!strcmp(name, "iterable")) return v->t == SWA__JV_STR || v->t == SWA__JV_LIST || v->t == SWA__JV_DICT;
+    if (!strcmp(name, "callable")) return v->t == SWA__JV_FUNC || v->t == SWA__JV_MACRO || v->t == SWA__JV_METHOD;
+    if (!strcmp(name, "escaped")) return 0;
+    if (!strcmp(name, "lower") || !strcmp(name, "upper")) {
+        swa__jv w = swa__jto_str(c, v);
+        swa__jv cased = swa__jcase(c, &w, name[0] == 'l' ? 2 : 1);
+        return swa__jeq(&w, &cased);
+    }
+    if (!strcmp(name, "even") || !strcmp(name, "odd") || !strcmp(name, "divisibleby")) {
+        int64_t d = name[0] == 'd' ? swa__jarg_int(c, a, 0, "num", 1) : 2;
+        swa__jv dv = swa__jv_int(d), r;
+        swa__jdef(c, v);
+        if (!swa__jnumeric(v)) swa__jerr(c, "unsupported operand type(s) for %%: '%s' and 'int'", swa__jtype_name(v));
+        r = swa__jarith(c, SWA__JOP_MOD, v, &dv);
+        return name[0] == 'o' ? swa__jtruthy(&r) : !swa__jtruthy(&r);
+    }
+    if (!x) swa__jerr(c, "test '%s' needs an argument", name);
+    if (!strcmp(name, "equalto") || !strcmp(name, "eq") || !strcmp(name, "==") || !strcmp(name, "sameas")) return swa__jeq(v, x);
+    if (!strcmp(name, "ne") || !strcmp(name, "!=")) return !swa__jeq(v, x);
+    if (!strcmp(name, "lt") || !strcmp(name, "lessthan") || !strcmp(name, "<")) return swa__jless(c, v, x, "<");
+    if (!strcmp(name, "gt") || !strcmp(name, "greaterthan") || !strcmp(name, ">")) return swa__jless(c, x, v, ">");
+    if (!strcmp(name, "le") || !strcmp(name, "<=")) return swa__jeq(v, x) || swa__jless(c, v, x, "<=");
+    if (!strcmp(name, "ge") || !strcmp(name, ">=")) return swa__jeq(v, x) || swa__jless(c, x, v, ">=");
+    if (!strcmp(name, "in")) return swa__jcontains(c, x, v);
+    swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "No test named '%s'.", name);
+}
+
+/* ---- filters ---- */
+
+static swa__jv swa__jfilter(swa__jctx *c, const char *name, const swa__jv *v, const swa__jargs *a);
+
+/* The arguments after the first k (map('upper', ...) passes the rest to the filter) */
+static swa__jargs *swa__jargs_shift(swa__jctx *c, const swa__jargs *a, size_t k)
+{
+    swa__jargs *r = (swa__jargs *)swa__jalloc(c, sizeof *r);
+    *r = *a;
+    r->n = a->n > k ? a->n - k : 0;
+    if (r->n) memmove(r->pos, a->pos + k, r->n * sizeof(swa__jv));
+    return r;
+}
+
+static const char *swa__jcstr(swa__jctx *c, const swa__jv *s)
+{
+    return swa__jv_copy(c, s->u.s, s->n).u.s;
+}
+
+/* select / reject / selectattr / rejectattr */
+static swa__jv swa__jselect(swa__jctx *c, const swa__jv *v, const swa__jargs *a, int attr, int keep)
+{
+    swa__jlist *items = swa__jiter(c, swa__jtruthy(v) ? v : &c->undef);   /* jinja2 skips a false sequence */
+    swa__jv out = swa__jv_as(swa__jv_list(c, items->n, 0), SWA__JL_ITER, "generator"), key;
+    const char *test = NULL, *attr_name = NULL;
+    swa__jargs *rest;
+    size_t i, k = 0;
+    if (attr) { key = swa__jarg_str(c, a, 0, NULL, "selectattr"); attr_name = swa__jcstr(c, &key); }
+    if (swa__jarg(a, (size_t)attr, NULL)) { key = swa__jarg_str(c, a, (size_t)attr, NULL, "select"); test = swa__jcstr(c, &key); }
+    rest = swa__jargs_shift(c, a, (size_t)attr + 1);
+    for (i = 0; i < items->n; i++) {
+        swa__jv item = attr_name ? swa__jgetattr(c, &items->v[i], attr_name, strlen(attr_name)) : items->v[i];
+        int ok = test ? swa__jtest(c, test, &item, rest) : swa__jtruthy(&item);
+        if (ok == keep) out.u.l->v[k++] = items->v[i];
+    }
+    out.u.l->n = k;
+    return out;
+}
+
+static swa__jv swa__jmap(swa__jctx *c, const swa__jv *v, const swa__jargs *a)
+{
+    swa__jlist *items = swa__jiter(c, swa__jtruthy(v) ? v : &c->undef);
+    swa__jv out = swa__jv_as(swa__jv_list(c, items->n, 0), SWA__JL_ITER, "generator");
+    const swa__jv *attr = swa__jarg(a, SIZE_MAX, "attribute"), *dflt = swa__jarg(a, SIZE_MAX, "default");
+    const char *filter = NULL;
+    swa__jargs *rest = swa__jargs_shift(c, a, 1);
+    size_t i;
+    if (!attr) { swa__jv f = swa__jarg_str(c, a, 0, NULL, "map"); filter = swa__jcstr(c, &f); }
+    else if (attr->t != SWA__JV_STR) swa__jerr(c, "map: want a string attribute");
+    for (i = 0; i < items->n; i++) {
+        if (filter) { out.u.l->v[i] = swa__jfilter(c, filter, &items->v[i], rest); continue; }
+        out.u.l->v[i] = swa__jgetattr(c, &items->v[i], attr->u.s, attr->n);
+        if (dflt && out.u.l->v[i].t == SWA__JV_UNDEF) out.u.l->v[i] = *dflt;
+    }
+    return out;
+}
+
+static swa__jv swa__jtojson(swa__jctx *c, const swa__jv *v, const swa__jargs *a)
+{
+    swa__jdump d;
+    swa__jstr o;
+    const swa__jv *indent = swa__jarg(a, 1, "indent"), *seps = swa__jarg(a, 2, "separators"), *ea = swa__jarg(a, 0, "ensure_ascii");
+    const swa__jv *sk = swa__jarg(a, 3, "sort_keys");
+    swa__jv space = swa__jv_str(" ", 1);
+    memset(&d, 0, sizeof d);
+    memset(&o, 0, sizeof o);
+    d.ensure_ascii = ea && swa__jtruthy(ea);
+    d.sort_keys = sk && swa__jtruthy(sk);
+    if (indent && indent->t == SWA__JV_INT) d.indent = swa__jrepeat(c, &space, indent->u.i).u.s;
+    else if (indent && indent->t == SWA__JV_STR) d.indent = swa__jcstr(c, indent);
+    d.item_sep = d.indent ? "," : ", ";
+    d.key_sep = ": ";
+    if (seps && seps->t == SWA__JV_LIST && seps->u.l->n == 2 && seps->u.l->v[0].t == SWA__JV_STR && seps->u.l->v[1].t == SWA__JV_STR) {
+        d.item_sep = swa__jcstr(c, &seps->u.l->v[0]);
+        d.key_sep = swa__jcstr(c, &seps->u.l->v[1]);
+    }
+    swa__jjson(c, &o, v, &d, 0);
+    return swa__jv_text(&o);
+}
+
+/* indent(width=4, first=False, blank=False), as jinja2 3.1 */
+static swa__jv swa__jindent(swa__jctx *c, const swa__jv *s, const swa__jargs *a)
+{
+    const swa__jv *w = swa__jarg(a, 0, "width");
+    int first = swa__jarg(a, 1, "first") && swa__jtruthy(swa__jarg(a, 1, "first"));
+    int blank = swa__jarg(a, 2, "blank") && swa__jtruthy(swa__jarg(a, 2, "blank"));
+    swa__jv space = swa__jv_str(" ", 1);
+    swa__jv pad = w && w->t == SWA__JV_STR ? *w : swa__jrepeat(c, &space, w && w->t == SWA__JV_INT ? w->u.i : 4);
+    swa__jv nl = swa__jv_str("\n", 1), lines;
+    swa__jstr o;
+    size_t i;
+    memset(&o, 0, sizeof o);
+    lines = swa__jsplit(c, s, &nl, -1, 0);   /* s + "\n" split into lines: the last is empty */
+    if (first) swa__jput(c, &o, pad.u.s, pad.n);
+    for (i = 0; i < lines.u.l->n; i++) {
+        const swa__jv *line = &lines.u.l->v[i];
+        if (i) {
+            swa__jputs(c, &o, "\n");
+            if (blank || line->n) swa__jput(c, &o, pad.u.s, pad.n);
+        }
+        swa__jput(c, &o, line->u.s, line->n);
+    }
+    return swa__jv_text(&o);
+}
+
+/* sort(reverse, case_sensitive, attribute): a stable insertion sort on the keys */
+static int swa__jsort_less(swa__jctx *c, const swa__jv *x, const swa__jv *y, int case_sensitive, const char *attr)
+{
+    swa__jv a, b;
+    if (attr && x->t == SWA__JV_LIST && x->flag && (attr[0] == '0' || attr[0] == '1') && !attr[1]) {   /* dictsort's pairs */
+        a = x->u.l->v[attr[0] - '0'];
+        b = y->u.l->v[attr[0] - '0'];
+    } else {
+        a = attr ? swa__jgetattr(c, x, attr, strlen(attr)) : *x;
+        b = attr ? swa__jgetattr(c, y, attr, strlen(attr)) : *y;
+    }
+    if (!case_sensitive && a.t == SWA__JV_STR) a = swa__jcase(c, &a, 2);
+    if (!case_sensitive && b.t == SWA__JV_STR) b = swa__jcase(c, &b, 2);
+    return swa__jless(c, &a, &b, "<");
+}
+
+static swa__jv swa__jsorted(swa__jctx *c, const swa__jv *v, int reverse, int case_sensitive, const char *attr)
+{
+    swa__jlist *items = swa__jiter(c, v);
+    swa__jv out = swa__jv_list(c, items->n, 0);
+    size_t i, j;
+    if (items->n) memcpy(out.u.l->v, items->v, items->n * sizeof(swa__jv));
+    for (i = 1; i < items->n; i++) {
+        swa__jstep(c);
+        for (j = i; j > 0; j--) {
+            swa__jv *p = out.u.l->v;
+            int less = reverse ? swa__jsort_less(c, &p[j - 1], &p[j], case_sensitive, attr)
+                               : swa__jsort_less(c, &p[j], &p[j - 1], case_sensitive, attr);
+            swa__jv t;
+            if (!less) break;
+            t = p[j]; p[j] = p[j - 1]; p[j - 1] = t;
+        }
+    }
+    return out;
+}
+
+/* A dict's (key, value) pairs, as a list */
+static swa__jv swa__jitems(swa__jctx *c, const swa__jv *v)
+{
+    swa__jv out;
+    size_t i;
+    if (v->t == SWA__JV_UNDEF) return swa__jv_list(c, 0, 0);
+    if (v->t != SWA__JV_DICT && v->t != SWA__JV_NS) swa__jerr(c, "Can only get item pairs from a mapping.");
+    out = swa__jv_list(c, v->u.d->n, 0);
+    for (i = 0; i < v->u.d->n; i++) {
+        swa__jv pair = swa__jv_list(c, 2, 1);
+        pair.u.l->v[0] = v->u.d->k[i];
+        pair.u.l->v[1] = v->u.d->v[i];
+        out.u.l->v[i] = pair;
+    }
+    return out;
+}
+
+static swa__jv swa__jto_int(swa__jctx *c, const swa__jv *v, const swa__jargs *a)
+{
+    const swa__jv *d = swa__jarg(a, 0, "default");
+    swa__jv dflt = d ? *d : swa__jv_int(0);
+    (void)c;
+    if (v->t == SWA__JV_INT || v->t == SWA__JV_BOOL) return swa__jv_int(v->u.i);
+    if (v->t == SWA__JV_FLOAT) return v->u.f == v->u.f && fabs(v->u.f) < 9.2e18 ? swa__jv_int((int64_t)v->u.f) : dflt;
+    if (v->t == SWA__JV_STR) {
+        char buf[64], *end;
+        swa__jv s = swa__jstrip(v, 3, NULL);
+        long long i;
+        double f;
+        if (!s.n || s.n >= sizeof buf) return dflt;
+        memcpy(buf, s.u.s, s.n);
+        buf[s.n] = '\0';
+        errno = 0;
+        i = strtoll(buf, &end, 10);
+        if (!*end && !errno) return swa__jv_int((int64_t)i);
+        f = strtod(buf, &end);
+        if (!*end && f == f && fabs(f) < 9.2e18) return swa__jv_int((int64_t)f);
+    }
+    return dflt;
+}
+
+static swa__jv swa__jto_float(swa__jctx *c, const swa__jv *v, const swa__jargs *a)
+{
+    const swa__jv *d = swa__jarg(a, 0, "default");
+    (void)c;
+    if (swa__jnumeric(v)) return swa__jv_float(swa__jnum(v));
+    if (v->t == SWA__JV_STR) {
+        char buf[64], *end;
+        swa__jv s = swa__jstrip(v, 3, NULL);
+        double f;
+        if (s.n && s.n < sizeof buf) {
+            memcpy(buf, s.u.s, s.n);
+            buf[s.n] = '\0';
+            f = strtod(buf, &end);
+            if (!*end) return swa__jv_float(f);
+        }
+    }
+    return d ? *d : swa__jv_float(0.0);
+}
+
+static swa__jv swa__jescape(swa__jctx *c, const swa__jv *v)
+{
+    swa__jv s = swa__jto_str(c, v);
+    swa__jstr o;
+    size_t i;
+    memset(&o, 0, sizeof o);
+    for (i = 0; i < s.n; i++) {
+        char ch = s.u.s[i];
+        const char *e = ch == '&' ? "&amp;" : ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '"' ? "&#34;" : ch == '\'' ? "&#39;" : NULL;
+        if (e) swa__jputs(c, &o, e); else swa__jput(c, &o, &ch, 1);
+    }
+    return swa__jv_text(&o);
+}
+
+/* min / max / sum / unique over an iterable */
+static swa__jv swa__jreduce(swa__jctx *c, const char *name, const swa__jv *v, const swa__jargs *a)
+{
+    swa__jlist *items = swa__jiter(c, v);
+    const swa__jv *attr_v = swa__jarg(a, name[0] == 's' ? 0 : 1, "attribute"), *cs = swa__jarg(a, 0, "case_sensitive");
+    const char *attr = attr_v && attr_v->t == SWA__JV_STR ? swa__jcstr(c, attr_v) : NULL;
+    int case_sensitive = name[0] != 's' && cs && swa__jtruthy(cs);
+    size_t i, best = 0;
+    if (name[0] == 's') {   /* sum(attribute=None, start=0) */
+        const swa__jv *start = swa__jarg(a, 1, "start");
+        swa__jv total = start ? *start : swa__jv_int(0);
+        for (i = 0; i < items->n; i++) {
+            swa__jv x = attr ? swa__jgetattr(c, &items->v[i], attr, strlen(attr)) : items->v[i];
+            total = swa__jarith(c, SWA__JOP_ADD, &total, &x);
+        }
+        return total;
+    }
+    if (name[1] == 'n') {   /* unique: first occurrences, compared case-insensitively unless asked */
+        swa__jv out = swa__jv_as(swa__jv_list(c, items->n, 0), SWA__JL_ITER, "generator");
+        size_t k = 0, j;
+        for (i = 0; i < items->n; i++) {
+            swa__jv key = attr ? swa__jgetattr(c, &items->v[i], attr, strlen(attr)) : items->v[i];
+            if (!case_sensitive && key.t == SWA__JV_STR) key = swa__jcase(c, &key, 2);
+            for (j = 0; j < k; j++) {
+                swa__jv other = attr ? swa__jgetattr(c, &out.u.l->v[j], attr, strlen(attr)) : out.u.l->v[j];
+                if (!case_sensitive && other.t == SWA__JV_STR) other = swa__jcase(c, &other, 2);
+                if (swa__jeq(&key, &other)) break;
+            }
+            if (j == k) out.u.l->v[k++] = items->v[i];
+        }
+        out.u.l->n = k;
+        return out;
+    }
+    if (!items->n) return swa__jv_undef("No aggregated item, sequence was empty.", 39, NULL, SWA__JU_HINT);
+    for (i = 1; i < items->n; i++) {
+        int less = swa__jsort_less(c, &items->v[i], &items->v[best], case_sensitive, attr);
+        int more = swa__jsort_less(c, &items->v[best], &items->v[i], case_sensitive, attr);
+        if (name[1] == 'i' ? less : more) best = i;
+    }
+    return items->v[best];
+}
+
+static swa__jv swa__jfilter_seq(swa__jctx *c, const char *name, const swa__jv *v, const swa__jargs *a)
+{
+    if (!strcmp(name, "first") || !strcmp(name, "last")) {
+        swa__jlist *items = swa__jiter(c, v);
+        if (!items->n) return swa__jv_undef(name[0] == 'f' ? "No first item, sequence was empty." : "No last item, sequence was empty.",
+                                            name[0] == 'f' ? 34 : 33, NULL, SWA__JU_HINT);
+        return items->v[name[0] == 'f' ? 0 : items->n - 1];
+    }
+    if (!strcmp(name, "list")) {
+        swa__jlist *items = swa__jiter(c, v);
+        swa__jv out = swa__jv_list(c, items->n, 0);
+        if (items->n) memcpy(out.u.l->v, items->v, items->n * sizeof(swa__jv));
+        return out;
+    }
+    if (!strcmp(name, "reverse")) {
+        swa__jlist *items = swa__jiter(c, v);
+        swa__jv out = swa__jv_list(c, items->n, 0);
+        size_t i;
+        for (i = 0; i < items->n; i++) out.u.l->v[i] = items->v[items->n - 1 - i];
+        if (v->t == SWA__JV_STR) { swa__jv empty = swa__jv_str("", 0); return swa__jjoin(c, &empty, out.u.l, NULL); }
+        return swa__jv_as(out, SWA__JL_ITER, "list_reverseiterator");
+    }
+    if (!strcmp(name, "join")) {
+        const swa__jv *sep = swa__jarg(a, 0, "d"), *attr = swa__jarg(a, 1, "attribute");
+        swa__jv empty = swa__jv_str("", 0), s = sep ? swa__jto_str(c, sep) : empty;
+        return swa__jjoin(c, &s, swa__jiter(c, v), attr && attr->t == SWA__JV_STR ? swa__jcstr(c, attr) : NULL);
+    }
+    if (!strcmp(name, "sort")) {
+        const swa__jv *r = swa__jarg(a, 0, "reverse"), *cs = swa__jarg(a, 1, "case_sensitive"), *at = swa__jarg(a, 2, "attribute");
+        return swa__jsorted(c, v, r && swa__jtruthy(r), cs && swa__jtruthy(cs), at && at->t == SWA__JV_STR ? swa__jcstr(c, at) : NULL);
+    }
+    if (!strcmp(name, "dictsort")) {
+        const swa__jv *cs = swa__jarg(a, 0, "case_sensitive"), *by = swa__jarg(a, 1, "by"), *r = swa__jarg(a, 2, "reverse");
+        swa__jv items = swa__jitems(c, v);
+        return swa__jsorted(c, &items, r && swa__jtruthy(r), cs && swa__jtruthy(cs), by && by->t == SWA__JV_STR && by->n == 5 ? "1" : "0");
+    }
+    if (!strcmp(name, "batch")) {
+        swa__jlist *items = swa__jiter(c, v);
+        int64_t size = swa__jarg_int(c, a, 0, "linecount", 1);
+        const swa__jv *fill = swa__jarg(a, 1, "fill_with");
+        size_t n, i;
+        swa__jv out;
+        if (size <= 0) swa__jerr(c, "batch: the size must be positive");
+        n = (items->n + (size_t)size - 1) / (size_t)size;
+        out = swa__jv_as(swa__jv_list(c, n, 0), SWA__JL_ITER, "generator");
+        for (i = 0; i < n; i++) {
+            size_t k, have = items->n - i * (size_t)size < (size_t)size ? items->n - i * (size_t)size : (size_t)size;
+            swa__jv row = swa__jv_list(c, fill && fill->t != SWA__JV_NONE ? (size_t)size : have, 0);
+            for (k = 0; k < row.u.l->n; k++) row.u.l->v[k] = k < have ? items->v[i * (size_t)size + k] : *fill;
+            out.u.l->v[i] = row;
+        }
+        return out;
+    }
+    swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "No filter named '%s'.", name);
+}
+
+/* "%s and %d" | format(args): Python's % with s, d, i, r and %% (no widths) */
+static swa__jv swa__jpercent(swa__jctx *c, const swa__jv *fmt, const swa__jargs *a)
+{
+    swa__jstr o;
+    size_t i, k = 0;
+    swa__jdef(c, fmt);
+    if (fmt->t != SWA__JV_STR) swa__jerr(c, "format: want a string");
+    memset(&o, 0, sizeof o);
+    for (i = 0; i < fmt->n; i++) {
+        char ch = fmt->u.s[i], conv = i + 1 < fmt->n ? fmt->u.s[i + 1] : 0;
+        if (ch != '%') { swa__jput(c, &o, &ch, 1); continue; }
+        i++;
+        if (conv == '%') { swa__jputs(c, &o, "%"); continue; }
+        if (!strchr("sdir", conv) || !conv) swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: format: only %%s, %%d, %%i and %%r are supported");
+        if (k >= a->n) swa__jerr(c, "not enough arguments for format string");
+        if (conv == 'd' || conv == 'i') {
+            swa__jv iv = swa__jto_int(c, &a->pos[k], a);
+            if (!swa__jnumeric(&a->pos[k])) swa__jerr(c, "%%%c format: a real number is required, not %s", conv, swa__jtype_name(&a->pos[k]));
+            swa__jput_value(c, &o, &iv, 0);
+        } else {
+            swa__jput_value(c, &o, &a->pos[k], conv == 'r');
+        }
+        k++;
+    }
+    if (k < a->n) swa__jerr(c, "not all arguments converted during string formatting");
+    return swa__jv_text(&o);
+}
+
+static swa__jv swa__jfilter(swa__jctx *c, const char *name, const swa__jv *v, const swa__jargs *a)
+{
+    swa__jstep(c);
+    if (!strcmp(name, "default") || !strcmp(name, "d")) {
+        const swa__jv *dflt = swa__jarg(a, 0, "default_value"), *b = swa__jarg(a, 1, "boolean");
+        swa__jv empty = swa__jv_str("", 0);
+        if (v->t == SWA__JV_UNDEF || (b && swa__jtruthy(b) && !swa__jtruthy(v))) return dflt ? *dflt : empty;
+        return *v;
+    }
+    if (!strcmp(name, "safe")) return *v;
+    if (!strcmp(name, "length") || !strcmp(name, "count")) return swa__jv_int(swa__jlength(c, v));
+    if (!strcmp(name, "string")) return swa__jto_str(c, v);
+    if (!strcmp(name, "tojson")) return swa__jtojson(c, v, a);
+    if (!strcmp(name, "items")) return swa__jv_as(swa__jitems(c, v), SWA__JL_ITER, "generator");
+    if (!strcmp(name, "int")) return swa__jto_int(c, v, a);
+    if (!strcmp(name, "float")) return swa__jto_float(c, v, a);
+    if (!strcmp(name, "map")) return swa__jmap(c, v, a);
+    if (!strcmp(name, "select") || !strcmp(name, "reject")) return swa__jselect(c, v, a, 0, name[0] == 's');
+    if (!strcmp(name, "selectattr") || !strcmp(name, "rejectattr")) return swa__jselect(c, v, a, 1, name[0] == 's');
+    if (!strcmp(name, "min") || !strcmp(name, "max") || !strcmp(name, "sum") || !strcmp(name, "unique")) return swa__jreduce(c, name, v, a);
+    if (!strcmp(name, "e") || !strcmp(name, "escape") || !strcmp(name, "forceescape")) return swa__jescape(c, v);
+    if (!strcmp(name, "attr")) {
+        swa__jv at = swa__jarg_str(c, a, 0, "name", "attr");
+        return swa__jgetattr(c, v, at.u.s, at.n);
+    }
+    if (!strcmp(name, "abs")) {
+        swa__jdef(c, v);
+        if (v->t == SWA__JV_FLOAT) return swa__jv_float(fabs(v->u.f));
+        if (v->t == SWA__JV_INT || v->t == SWA__JV_BOOL) {
+            if (v->u.i == INT64_MIN) swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: integer overflow");
+            return swa__jv_int(v->u.i < 0 ? -v->u.i : v->u.i);
+        }
+        swa__jerr(c, "bad operand type for abs(): '%s'", swa__jtype_name(v));
+    }
+    if (!strcmp(name, "round")) {
+        int64_t prec = swa__jarg_int(c, a, 0, "precision", 0);
+        const swa__jv *method = swa__jarg(a, 1, "method");
+        double x, scale = pow(10.0, (double)prec);
+        swa__jdef(c, v);
+        if (!swa__jnumeric(v)) swa__jerr(c, "type %s doesn't define __round__ method", swa__jtype_name(v));
+        x = swa__jnum(v) * scale;
+        if (method && method->t == SWA__JV_STR && method->n == 5 && !memcmp(method->u.s, "floor", 5)) x = floor(x);
+        else if (method && method->t == SWA__JV_STR && method->n == 4 && !memcmp(method->u.s, "ceil", 4)) x = ceil(x);
+        else x = nearbyint(x);
+        return swa__jv_float(x / scale);
+    }
+    if (!strcmp(name, "wordcount")) {
+        swa__jv s = swa__jto_str(c, v);
+        int64_t words = 0;
+        size_t i;
+        int in_word = 0;
+        for (i = 0; i < s.n; i++) {
+            int w = swa__jc_alnum((unsigned char)s.u.s[i]) || s.u.s[i] == '_';
+            words += w && !in_word;
+            in_word = w;
+        }
+        return swa__jv_int(words);
+    }
+    if (!strcmp(name, "format")) return swa__jpercent(c, v, a);
+    if (!strcmp(name, "indent")) { swa__jv s = swa__jto_str(c, v); return swa__jindent(c, &s, a); }
+    if (!strcmp(name, "trim") || !strcmp(name, "upper") || !strcmp(name, "lower") || !strcmp(name, "title") ||
+        !strcmp(name, "capitalize") || !strcmp(name, "replace")) {
+        swa__jv s = swa__jto_str(c, v);
+        if (name[0] == 't' && name[1] == 'r') return swa__jstrip(&s, 3, swa__jarg(a, 0, "chars"));
+        if (name[0] == 't') {   /* jinja2's title: a capital after the start, white space, -, (, {, [ or < */
+            swa__jv out = swa__jcase(c, &s, 2);
+            size_t i;
+            char *p = (char *)out.u.s;
+            for (i = 0; i < out.n; i++)
+                if ((i == 0 || strchr(" \t\n\r\v\f-({[<", p[i - 1])) && p[i] >= 'a' && p[i] <= 'z') p[i] = (char)(p[i] - 32);
+            return out;
+        }
+        if (name[0] == 'r') {
+            swa__jv old = swa__jarg_str(c, a, 0, "old", "replace"), with = swa__jarg_str(c, a, 1, "new", "replace");
+            return swa__jreplace(c, &s, &old, &with, swa__jarg_int(c, a, 2, "count", -1));
+        }
+        return swa__jcase(c, &s, name[0] == 'u' ? 1 : name[0] == 'l' ? 2 : 4);
+    }
+    return swa__jfilter_seq(c, name, v, a);
+}
+
+/* ---- calls ---- */
+
+#if !defined(_WIN32)
+/* POSIX's; declared here because a strict C11 host's <time.h> hides it */
+struct tm *localtime_r(const time_t *timer, struct tm *result);
+#endif
+
+/* strftime_now's clock: the time now, unless a test fixed it (seconds since 1970) so that its
+   reference texts do not change with the day. */
+static int64_t swa__jinja_clock;
+SWA__INTERNAL void swa__jinja_set_clock(int64_t seconds) { swa__jinja_clock = seconds; }
+
+static swa__jv swa__jeval(swa__jctx *c, const swa__jnode *n, swa__jframe *f);
+static void swa__jexec(swa__jctx *c, const swa__jnode *n, swa__jframe *f);
+
+static void swa__jeval_args(swa__jctx *c, const swa__jnode *n, swa__jframe *f, swa__jargs *a)
+{
+    a->n = a->n_kw = 0;
+    for (; n; n = n->next) {
+        if (n->kind == SWA__JN_KWARG) {
+            if (a->n_kw == SWA__J_MAX_ARGS) swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: more than %d keyword arguments", SWA__J_MAX_ARGS);
+            a->kw_name[a->n_kw] = n->s;
+            a->kw_len[a->n_kw] = n->n;
+            a->kw[a->n_kw++] = swa__jeval(c, n->a, f);
+        } else {
+            if (a->n == SWA__J_MAX_ARGS) swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: more than %d arguments", SWA__J_MAX_ARGS);
+            a->pos[a->n++] = swa__jeval(c, n, f);
+        }
+    }
+}
+
+static swa__jv swa__jframe_get(const swa__jframe *f, const char *name, size_t n)
+{
+    for (; f; f = f->parent) {
+        swa__jv *v = swa__jdict_find_str(&f->vars, name, n);
+        if (v) return *v;
+    }
+    return swa__jv_undef(name, n, NULL, SWA__JU_NAME);
+}
+
+static void swa__jframe_set(swa__jctx *c, swa__jframe *f, const char *name, size_t n, swa__jv v)
+{
+    swa__jdict_set(c, &f->vars, swa__jv_str(name, n), v);
+}
+
+/* A macro's (or a call block's caller's) body, rendered to a string in a frame of its own */
+static swa__jv swa__jcall_macro(swa__jctx *c, const swa__jmacro *m, const swa__jargs *a, const swa__jv *caller)
+{
+    swa__jframe frame;
+    swa__jstr out, *saved = c->out;
+    const swa__jnode *p;
+    size_t i = 0, k;
+    swa__jv varargs, kwargs;
+    if (++c->calls > SWA__J_MAX_CALLS) swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: macros call each other deeper than %d", SWA__J_MAX_CALLS);
+    swa__jstep(c);
+    memset(&frame, 0, sizeof frame);
+    frame.parent = m->frame ? m->frame : c->root;
+    for (p = m->def->args; p; p = p->next, i++) {
+        const swa__jv *given = swa__jarg(a, i, NULL);
+        for (k = 0; !given && k < a->n_kw; k++)
+            if (a->kw_len[k] == p->n && !memcmp(a->kw_name[k], p->s, p->n)) given = &a->kw[k];
+        swa__jframe_set(c, &frame, p->s, p->n, given ? *given : p->a ? swa__jeval(c, p->a, &frame) : swa__jv_undef(p->s, p->n, NULL, SWA__JU_NAME));
+    }
+    varargs = swa__jv_list(c, a->n > i ? a->n - i : 0, 1);
+    for (k = i; k < a->n; k++) varargs.u.l->v[k - i] = a->pos[k];
+    kwargs = swa__jv_dict(c, SWA__JV_DICT);
+    for (k = 0; k < a->n_kw; k++)
+        if (!swa__jdict_find_str(&frame.vars, a->kw_name[k], a->kw_len[k]))
+            swa__jdict_set(c, kwargs.u.d, swa__jv_str(a->kw_name[k], a->kw_len[k]), a->kw[k]);
+    swa__jframe_set(c, &frame, "varargs", 7, varargs);
+    swa__jframe_set(c, &frame, "kwargs", 6, kwargs);
+    if (caller) swa__jframe_set(c, &frame, "caller", 6, *caller);
+    memset(&out, 0, sizeof out);
+    c->out = &out;
+    swa__jexec(c, m->def->body, &frame);
+    c->out = saved;
+    c->calls--;
+    return swa__jv_text(&out);
+}
+
+static swa__jv swa__jcall_func(swa__jctx *c, int which, const swa__jargs *a)
+{
+    size_t k;
+    swa__jv v;
+    switch (which) {
+    case SWA__JF_RANGE: {
+        int64_t start = 0, stop, step = swa__jarg_int(c, a, 2, NULL, 1), n, i;
+        if (a->n == 0) swa__jerr(c, "range expected at least 1 argument, got 0");
+        stop = swa__jarg_int(c, a, a->n == 1 ? 0 : 1, NULL, 0);
+        if (a->n > 1) start = swa__jarg_int(c, a, 0, NULL, 0);
+        if (step == 0) swa__jerr(c, "range() arg 3 must not be zero");
+        n = step > 0 ? (stop > start ? (stop - start - 1) / step + 1 : 0) : (start > stop ? (start - stop - 1) / -step + 1 : 0);
+        if (n > 100000) swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
+        v = swa__jv_list(c, (size_t)n, 0);
+        for (i = 0; i < n; i++) v.u.l->v[i] = swa__jv_int(start + i * step);
+        return v;
+    }
+    case SWA__JF_NAMESPACE: case SWA__JF_DICT:
+        v = swa__jv_dict(c, which == SWA__JF_NAMESPACE ? SWA__JV_NS : SWA__JV_DICT);
+        if (a->n > 0 && (a->pos[0].t == SWA__JV_DICT || a->pos[0].t == SWA__JV_NS))
+            for (k = 0; k < a->pos[0].u.d->n; k++) swa__jdict_set(c, v.u.d, a->pos[0].u.d->k[k], a->pos[0].u.d->v[k]);
+        for (k = 0; k < a->n_kw; k++) {
+            if (which == SWA__JF_NAMESPACE && a->kw_name[k][0] == '_')
+                swa__jerr(c, "Chat templates cannot store underscore-prefixed attributes on a namespace, but got '%.*s'. "
+                          "Please rename the attribute.", (int)a->kw_len[k], a->kw_name[k]);
+            swa__jdict_set(c, v.u.d, swa__jv_str(a->kw_name[k], a->kw_len[k]), a->kw[k]);
+        }
+        return v;
+    case SWA__JF_RAISE: {
+        swa__jv msg = a->n ? swa__jto_str(c, &a->pos[0]) : swa__jv_str("", 0);
+        swa__jthrow(&c->fail, SWA_ERR_INVALID_ARG, "%.*s", (int)(msg.n < 250 ? msg.n : 250), msg.u.s);
+    }
+    case SWA__JF_STRFTIME: {
+        swa__jv fmt = swa__jarg_str(c, a, 0, NULL, "strftime_now");
+        char buf[256];
+        time_t now = swa__jinja_clock ? (time_t)swa__jinja_clock : time(NULL);
+        struct tm tmv;
+        size_t len;
+#if defined(_WIN32)
+        tmv = *localtime(&now);   /* the Windows C runtime's is per thread */
+#else
+        localtime_r(&now, &tmv);
+#endif
+        len = strftime(buf, sizeof buf, swa__jcstr(c, &fmt), &tmv);
+        return swa__jv_copy(c, buf, len);
+    }
+    default:
+        swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: this function is not supported");
+    }
+}
+
+static swa__jv swa__jcall_method(swa__jctx *c, const swa__jmethod *me, const swa__jargs *a)
+{
+    const swa__jv *self = &me->self, *x = swa__jarg(a, 0, NULL);
+    const char *m = me->name;
+    size_t i;
+    if (self->t == SWA__JV_STR) return swa__jstr_method(c, self, m, a);
+    if (self->t == SWA__JV_LOOP) {   /* loop.cycle(a, b, ...) */
+        if (!a->n) swa__jerr(c, "no items for cycling given");
+        return a->pos[self->u.lp->i % (int64_t)a->n];
+    }
+    if (self->t == SWA__JV_FUNC) {   /* dict.fromkeys(keys, value) */
+        swa__jv out = swa__jv_dict(c, SWA__JV_DICT), none = swa__jv_make(SWA__JV_NONE);
+        swa__jlist *keys = swa__jiter(c, x ? x : &none);
+        for (i = 0; i < keys->n; i++) swa__jdict_set(c, out.u.d, keys->v[i], a->n > 1 ? a->pos[1] : none);
+        return out;
+    }
+    if (self->t == SWA__JV_DICT) {
+        if (!strcmp(m, "get")) {
+            swa__jv *v = x ? swa__jdict_find(self->u.d, x) : NULL;
+            return v ? *v : a->n > 1 ? a->pos[1] : swa__jv_make(SWA__JV_NONE);
+        }
+        if (!strcmp(m, "items")) return swa__jv_as(swa__jitems(c, self), SWA__JL_VIEW, "dict_items");
+        if (!strcmp(m, "copy")) return *self;
+        {
+            swa__jv out = swa__jv_list(c, self->u.d->n, 0);
+            for (i = 0; i < self->u.d->n; i++) out.u.l->v[i] = m[0] == 'k' ? self->u.d->k[i] : self->u.d->v[i];
+            return swa__jv_as(out, SWA__JL_VIEW, m[0] == 'k' ? "dict_keys" : "dict_values");
+        }
+    }
+    if (!strcmp(m, "copy")) return *self;
+    if (!x) swa__jerr(c, "%s() takes exactly one argument (0 given)", m);
+    for (i = 0; i < self->u.l->n; i++)
+        if (swa__jeq(&self->u.l->v[i], x)) break;
+    if (!strcmp(m, "index")) {
+        if (i == self->u.l->n) swa__jerr(c, "list.index(x): x not in list");
+        return swa__jv_int((int64_t)i);
+    }
+    {
+        int64_t count = 0;
+        for (i = 0; i < self->u.l->n; i++) count += swa__jeq(&self->u.l->v[i], x);
+        return swa__jv_int(count);
+    }
+}
+
+static swa__jv swa__jcall(swa__jctx *c, const swa__jv *fn, const swa__jargs *a, const swa__jv *caller)
+{
+    switch (fn->t) {
+    case SWA__JV_FUNC: return swa__jcall_func(c, fn->flag, a);
+    case SWA__JV_MACRO: return swa__jcall_macro(c, fn->u.m, a, caller);
+    case SWA__JV_METHOD: return swa__jcall_method(c, fn->u.me, a);
+    case SWA__JV_UNDEF: swa__jundef_fail(c, fn);
+    default: swa__jerr(c, "'%s' object is not callable", swa__jtype_name(fn));
+    }
+}
+
+/* ---- evaluation ---- */
+
+static swa__jv swa__jeval_filter(swa__jctx *c, const swa__jnode *n, swa__jframe *f, const swa__jv *input)
+{
+    swa__jv v = n->a ? swa__jeval(c, n->a, f) : *input, r;
+    swa__jargs *a = (swa__jargs *)swa__jalloc(c, sizeof *a);
+    char name[32];
+    snprintf(name, sizeof name, "%.*s", (int)(n->n < 31 ? n->n : 31), n->s);
+    swa__jeval_args(c, n->args, f, a);
+    if (n->kind == SWA__JN_TEST) {
+        int ok = swa__jtest(c, name, &v, a);
+        return swa__jv_bool(n->op ? !ok : ok);
+    }
+    if (!n->a && n->kind == SWA__JN_FILTER && input == NULL) swa__jerr(c, "template: a filter without a value");
+    r = swa__jfilter(c, name, &v, a);
+    return r;
+}
+
+/* A filter chain over a value (the filter block's and the block set's, whose innermost a is NULL) */
+static swa__jv swa__jchain(swa__jctx *c, const swa__jnode *n, swa__jframe *f, const swa__jv *input)
+{
+    swa__jv v = n->a ? swa__jchain(c, n->a, f, input) : *input;
+    swa__jargs *a = (swa__jargs *)swa__jalloc(c, sizeof *a);
+    char name[32];
+    snprintf(name, sizeof name, "%.*s", (int)(n->n < 31 ? n->n : 31), n->s);
+    swa__jeval_args(c, n->args, f, a);
+    return swa__jfilter(c, name, &v, a);
+}
+
+static swa__jv swa__jeval_collection(swa__jctx *c, const swa__jnode *n, swa__jframe *f)
+{
+    const swa__jnode *p;
+    size_t count = 0, i = 0;
+    swa__jv v;
+    if (n->kind == SWA__JN_DICT) {
+        v = swa__jv_dict(c, SWA__JV_DICT);
+        for (p = n->args; p; p = p->next) swa__jdict_set(c, v.u.d, swa__jeval(c, p->a, f), swa__jeval(c, p->b, f));
+        return v;
+    }
+    for (p = n->args; p; p = p->next) count++;
+    v = swa__jv_list(c, count, n->kind == SWA__JN_TUPLE);
+    for (p = n->args; p; p = p->next) v.u.l->v[i++] = swa__jeval(c, p, f);
+    return v;
+}
+
+static swa__jv swa__jeval_call(swa__jctx *c, const swa__jnode *n, swa__jframe *f, const swa__jv *caller)
+{
+    swa__jv fn = swa__jeval(c, n->a, f);
+    swa__jargs *a = (swa__jargs *)swa__jalloc(c, sizeof *a);
+    swa__jeval_args(c, n->args, f, a);
+    return swa__jcall(c, &fn, a, caller);
+}
+
+static swa__jv swa__jeval(swa__jctx *c, const swa__jnode *n, swa__jframe *f)
+{
+    swa__jv a, b, d, step;
+    switch (n->kind) {
+    case SWA__JN_STR: return swa__jv_str(n->s, n->n);
+    case SWA__JN_INT: return swa__jv_int(n->i);
+    case SWA__JN_FLOAT: return swa__jv_float(n->f);
+    case SWA__JN_BOOL: return swa__jv_bool((int)n->i);
+    case SWA__JN_NONE: return swa__jv_make(SWA__JV_NONE);
+    case SWA__JN_NAME: return swa__jframe_get(f, n->s, n->n);
+    case SWA__JN_LIST: case SWA__JN_TUPLE: case SWA__JN_DICT: return swa__jeval_collection(c, n, f);
+    case SWA__JN_ATTR: a = swa__jeval(c, n->a, f); return swa__jgetattr(c, &a, n->s, n->n);
+    case SWA__JN_ITEM: a = swa__jeval(c, n->a, f); b = swa__jeval(c, n->b, f); return swa__jgetitem(c, &a, &b);
+    case SWA__JN_SLICE:
+        a = swa__jeval(c, n->a, f);
+        b = n->b ? swa__jeval(c, n->b, f) : c->undef;
+        d = n->c ? swa__jeval(c, n->c, f) : c->undef;
+        step = n->d ? swa__jeval(c, n->d, f) : c->undef;
+        return swa__jslice(c, &a, &b, &d, &step);
+    case SWA__JN_CALL: return swa__jeval_call(c, n, f, NULL);
+    case SWA__JN_FILTER: case SWA__JN_TEST: return swa__jeval_filter(c, n, f, NULL);
+    case SWA__JN_NEG: case SWA__JN_POS:
+        a = swa__jeval(c, n->a, f);
+        if (!swa__jnumeric(&a)) { swa__jdef(c, &a); swa__jerr(c, "bad operand type for unary %c: '%s'", n->kind == SWA__JN_NEG ? '-' : '+', swa__jtype_name(&a)); }
+        if (n->kind == SWA__JN_POS) return a.t == SWA__JV_BOOL ? swa__jv_int(a.u.i) : a;
+        if (a.t == SWA__JV_FLOAT) return swa__jv_float(-a.u.f);
+        return swa__jint_op(c, SWA__JOP_SUB, 0, a.u.i);
+    case SWA__JN_NOT: a = swa__jeval(c, n->a, f); return swa__jv_bool(!swa__jtruthy(&a));
+    case SWA__JN_AND: a = swa__jeval(c, n->a, f); return swa__jtruthy(&a) ? swa__jeval(c, n->b, f) : a;
+    case SWA__JN_OR: a = swa__jeval(c, n->a, f); return swa__jtruthy(&a) ? a : swa__jeval(c, n->b, f);
+    case SWA__JN_COND:
+        b = swa__jeval(c, n->b, f);
+        if (swa__jtruthy(&b)) return swa__jeval(c, n->a, f);
+        return n->c ? swa__jeval(c, n->c, f) : c->undef;
+    case SWA__JN_BIN:
+        a = swa__jeval(c, n->a, f);
+        b = swa__jeval(c, n->b, f);
+        return swa__jbinary(c, n->op, &a, &b);
+    default:
+        swa__jerr(c, "template: line %d: not an expression", n->line);
+    }
+}
+
+/* ---- statements ---- */
+
+static void swa__jassign(swa__jctx *c, const swa__jnode *target, swa__jv v, swa__jframe *f)
+{
+    if (target->kind == SWA__JN_NAME) {
+        swa__jframe_set(c, f, target->s, target->n, v);
+    } else if (target->kind == SWA__JN_ATTR) {
+        swa__jv ns = swa__jframe_get(f, target->a->s, target->a->n);
+        if (ns.t != SWA__JV_NS) swa__jerr(c, "cannot assign attribute on non-namespace object");
+        if (target->s[0] == '_')
+            swa__jerr(c, "Chat templates cannot store underscore-prefixed attributes on a namespace, but got '%.*s'. "
+                      "Please rename the attribute.", (int)target->n, target->s);
+        swa__jdict_set(c, ns.u.d, swa__jv_str(target->s, target->n), v);
+    } else {
+        const swa__jnode *p;
+        swa__jlist *items = swa__jiter(c, swa__jdef(c, &v));
+        size_t count = 0, i = 0;
+        for (p = target->args; p; p = p->next) count++;
+        if (items->n > count) swa__jerr(c, "too many values to unpack (expected %zu)", count);
+        if (items->n < count) swa__jerr(c, "not enough values to unpack (expected %zu, got %zu)", count, items->n);
+        for (p = target->args; p; p = p->next) swa__jframe_set(c, f, p->s, p->n, items->v[i++]);
+    }
+}
+
+static void swa__jexec_for(swa__jctx *c, const swa__jnode *n, swa__jframe *f)
+{
+    swa__jv seq = swa__jeval(c, n->b, f), loop = swa__jv_make(SWA__JV_LOOP);
+    swa__jlist *items = swa__jiter(c, &seq), *kept = items;
+    swa__jloop *lp = (swa__jloop *)swa__jalloc(c, sizeof *lp);
+    swa__jframe iter;
+    size_t i;
+    if (n->c) {   /* the loop's filter: the items it keeps are the loop's items */
+        swa__jframe test;
+        kept = swa__jv_list(c, items->n, 0).u.l;
+        kept->n = 0;
+        for (i = 0; i < items->n; i++) {
+            swa__jv ok;
+            memset(&test, 0, sizeof test);
+            test.parent = f;
+            swa__jassign(c, n->a, items->v[i], &test);
+            ok = swa__jeval(c, n->c, &test);
+            if (swa__jtruthy(&ok)) kept->v[kept->n++] = items->v[i];
+        }
+    }
+    lp->items = kept;
+    lp->n = (int64_t)kept->n;
+    lp->depth = 1;   /* loops are not recursive */
+    loop.u.lp = lp;
+    memset(&iter, 0, sizeof iter);
+    iter.parent = f;
+    for (i = 0; i < kept->n; i++) {
+        swa__jstep(c);
+        iter.vars.n = 0;   /* each iteration's own names: what one sets is gone at the next */
+        lp->i = (int64_t)i;
+        swa__jframe_set(c, &iter, "loop", 4, loop);
+        swa__jassign(c, n->a, kept->v[i], &iter);
+        swa__jexec(c, n->body, &iter);
+        c->cont = 0;
+        if (c->brk) { c->brk = 0; break; }
+    }
+    if (!kept->n) swa__jexec(c, n->orelse, f);
+}
+
+static swa__jv swa__jcapture(swa__jctx *c, const swa__jnode *body, swa__jframe *f)
+{
+    swa__jstr out, *saved = c->out;
+    memset(&out, 0, sizeof out);
+    c->out = &out;
+    swa__jexec(c, body, f);
+    c->out = saved;
+    return swa__jv_text(&out);
+}
+
+static void swa__jexec_one(swa__jctx *c, const swa__jnode *n, swa__jframe *f)
+{
+    swa__jv v;
+    swa__jstep(c);
+    switch (n->kind) {
+    case SWA__JN_TEXT: swa__jput(c, c->out, n->s, n->n); break;
+    case SWA__JN_OUT: v = swa__jeval(c, n->a, f); swa__jput_value(c, c->out, &v, 0); break;
+    case SWA__JN_IF:
+        v = swa__jeval(c, n->a, f);
+        swa__jexec(c, swa__jtruthy(&v) ? n->body : n->orelse, f);   /* an elif is an IF as the else */
+        break;
+    case SWA__JN_FOR: swa__jexec_for(c, n, f); break;
+    case SWA__JN_SET: swa__jassign(c, n->a, swa__jeval(c, n->b, f), f); break;
+    case SWA__JN_SETBLOCK:
+        v = swa__jcapture(c, n->body, f);
+        swa__jassign(c, n->a, n->c ? swa__jchain(c, n->c, f, &v) : v, f);
+        break;
+    case SWA__JN_MACRO:
+        v = swa__jv_make(SWA__JV_MACRO);
+        v.u.m = (swa__jmacro *)swa__jalloc(c, sizeof *v.u.m);
+        v.u.m->def = n;
+        swa__jframe_set(c, f, n->s, n->n, v);
+        break;
+    case SWA__JN_CALLBLOCK: {
+        swa__jv caller = swa__jv_make(SWA__JV_MACRO);
+        caller.u.m = (swa__jmacro *)swa__jalloc(c, sizeof *caller.u.m);
+        caller.u.m->def = n;
+        caller.u.m->frame = f;
+        v = swa__jeval_call(c, n->a, f, &caller);
+        swa__jput_value(c, c->out, &v, 0);
+        break;
+    }
+    case SWA__JN_FILTERBLOCK:
+        v = swa__jcapture(c, n->body, f);
+        v = swa__jchain(c, n->a, f, &v);
+        swa__jput_value(c, c->out, &v, 0);
+        break;
+    case SWA__JN_BREAK: c->brk = 1; break;
+    case SWA__JN_CONTINUE: c->cont = 1; break;
+    case SWA__JN_GENERATION: swa__jexec(c, n->body, f); break;
+    default: swa__jerr(c, "template: line %d: not a statement", n->line);
+    }
+}
+
+static void swa__jexec(swa__jctx *c, const swa__jnode *n, swa__jframe *f)
+{
+    for (; n && !c->brk && !c->cont; n = n->next) swa__jexec_one(c, n, f);
+}
+
+/* ---- rendering ---- */
+
+static void swa__jglobals(swa__jctx *c, swa__jframe *root)
+{
+    static const struct { const char *name; int which; } fns[] = {
+        {"range", SWA__JF_RANGE}, {"namespace", SWA__JF_NAMESPACE}, {"dict", SWA__JF_DICT},
+        {"raise_exception", SWA__JF_RAISE}, {"strftime_now", SWA__JF_STRFTIME}};
+    size_t i;
+    for (i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        swa__jv v = swa__jv_make(SWA__JV_FUNC);
+        v.flag = fns[i].which;
+        swa__jdict_set_str(c, &root->vars, fns[i].name, v);
+    }
+}
+
+/* A message as transformers passes it: members whose value is null dropped; when it has
+   reasoning (reasoning_content, thinking or reasoning: the first not null), "thinking" first
+   (the message's own when it has one, else the reasoning) and "reasoning_content" set to the
+   reasoning, where the message has it or last. */
+static swa__jv swa__jmessage(swa__jctx *c, const swa__json *m)
+{
+    static const char *const names[] = {"reasoning_content", "thinking", "reasoning"};
+    const swa__json *reasoning = NULL;
+    swa__jv v;
+    size_t i, k;
+    if (m->kind != SWA__JSON_OBJECT) return swa__jfrom_json(c, m);
+    for (k = 0; k < 3 && !reasoning; k++)
+        if ((reasoning = swa__json_get(m, names[k])) != NULL && reasoning->kind == SWA__JSON_NULL) reasoning = NULL;
+    v = swa__jv_dict(c, SWA__JV_DICT);
+    if (reasoning) swa__jdict_set_str(c, v.u.d, "thinking", swa__jfrom_json(c, reasoning));
+    for (i = 0; i < m->n; i++) {
+        const swa__json *it = &m->items[i];
+        int is_rc = it->key_len == 17 && !memcmp(it->key, names[0], 17);
+        if (it->kind == SWA__JSON_NULL) continue;
+        swa__jdict_set(c, v.u.d, swa__jv_str(it->key, it->key_len), swa__jfrom_json(c, reasoning && is_rc ? reasoning : it));
+    }
+    if (reasoning) swa__jdict_set_str(c, v.u.d, "reasoning_content", swa__jfrom_json(c, reasoning));
+    return v;
+}
+
+/* What a render is given: variables from a JSON object, or a chat's parts */
+typedef struct swa__jinputs {
+    const swa__json *vars, *messages, *tools, *kwargs;
+    const swa_jinja_chat *chat;
+} swa__jinputs;
+
+static void swa__jinputs_set(swa__jctx *c, swa__jframe *root, const swa__jinputs *in)
+{
+    size_t i;
+    if (in->chat) {
+        swa__jv msgs = swa__jv_list(c, in->messages->n, 0), none = swa__jv_make(SWA__JV_NONE);
+        for (i = 0; i < in->messages->n; i++) msgs.u.l->v[i] = swa__jmessage(c, &in->messages->items[i]);
+        swa__jdict_set_str(c, &root->vars, "messages", msgs);
+        swa__jdict_set_str(c, &root->vars, "tools", in->tools ? swa__jfrom_json(c, in->tools) : none);
+        swa__jdict_set_str(c, &root->vars, "documents", none);
+        swa__jdict_set_str(c, &root->vars, "add_generation_prompt", swa__jv_bool(in->chat->add_generation_prompt));
+        if (in->chat->bos_token) swa__jdict_set_str(c, &root->vars, "bos_token", swa__jv_str(in->chat->bos_token, strlen(in->chat->bos_token)));
+        if (in->chat->eos_token) swa__jdict_set_str(c, &root->vars, "eos_token", swa__jv_str(in->chat->eos_token, strlen(in->chat->eos_token)));
+    }
+    for (i = 0; in->vars && i < in->vars->n; i++)
+        swa__jdict_set(c, &root->vars, swa__jv_str(in->vars->items[i].key, in->vars->items[i].key_len), swa__jfrom_json(c, &in->vars->items[i]));
+}
+
+static swa_status swa__jinja_run(const swa_jinja *t, const swa__jinputs *in, char **out, size_t *out_len, swa_error *err)
+{
+    swa__jctx *c = (swa__jctx *)swa__calloc(1, sizeof *c);
+    swa__jframe *root;
+    swa__jstr *text;
+    char *result;
+    if (!c) return swa__fail(err, SWA_ERR_NOMEM, "template: out of memory");
+    c->fail.err = err;
+    c->arena.limit = SWA__J_MAX_MEMORY;
+    c->undef = swa__jv_undef("", 0, NULL, SWA__JU_NAME);
+    if (setjmp(c->fail.jb)) {
+        swa_status code = c->fail.code;
+        swa__jarena_free(&c->arena);
+        SWA_FREE(c);
+        return code;
+    }
+    root = (swa__jframe *)swa__jalloc(c, sizeof *root);
+    text = (swa__jstr *)swa__jalloc(c, sizeof *text);
+    c->root = root;
+    c->out = text;
+    swa__jglobals(c, root);
+    swa__jinputs_set(c, root, in);
+    swa__jexec(c, t->body, root);
+    if (!(result = (char *)swa__calloc(1, text->n + 1))) swa__jthrow(&c->fail, SWA_ERR_NOMEM, "template: out of memory");
+    if (text->n) memcpy(result, text->p, text->n);
+    *out = result;
+    if (out_len) *out_len = text->n;
+    swa__jarena_free(&c->arena);
+    SWA_FREE(c);
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_jinja_render(const swa_jinja *t, const char *vars_json, size_t len, char **out, size_t *out_len,
+                                   swa_error *err)
+{
+    swa__jinputs in;
+    swa__json *vars = NULL;
+    swa_status st;
+    if (out) *out = NULL;
+    if (out_len) *out_len = 0;
+    if (!t || !out || (!vars_json && len)) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_jinja_render: NULL argument");
+    memset(&in, 0, sizeof in);
+    if (vars_json && len) {
+        if ((st = swa__json_parse(vars_json, len, &vars, err)) != SWA_OK) { swa__prefix_error(err, "template variables"); return st; }
+        if (vars->kind != SWA__JSON_OBJECT) {
+            SWA_FREE(vars);
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "template variables: want a JSON object");
+        }
+        in.vars = vars;
+    }
+    st = swa__jinja_run(t, &in, out, out_len, err);
+    SWA_FREE(vars);
+    return st;
+}
+
+/* One of a chat's JSON texts, parsed and of the kind wanted; NULL text is none */
+static swa_status swa__jchat_part(const char *text, swa__json_kind kind, const char *what, swa__json **out, swa_error *err)
+{
+    swa_status st;
+    *out = NULL;
+    if (!text) return SWA_OK;
+    if ((st = swa__json_parse(text, strlen(text), out, err)) != SWA_OK) { swa__prefix_error(err, what); return st; }
+    if ((*out)->kind != kind) {
+        SWA_FREE(*out);
+        *out = NULL;
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: want a JSON %s", what, kind == SWA__JSON_ARRAY ? "array" : "object");
+    }
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_jinja_apply(const swa_jinja *t, const swa_jinja_chat *chat, char **out, size_t *out_len, swa_error *err)
+{
+    swa__jinputs in;
+    swa__json *messages = NULL, *tools = NULL, *kwargs = NULL;
+    swa_status st;
+    if (out) *out = NULL;
+    if (out_len) *out_len = 0;
+    if (!t || !chat || !out || !chat->messages) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_jinja_apply: NULL argument");
+    memset(&in, 0, sizeof in);
+    if ((st = swa__jchat_part(chat->messages, SWA__JSON_ARRAY, "messages", &messages, err)) == SWA_OK &&
+        (st = swa__jchat_part(chat->tools, SWA__JSON_ARRAY, "tools", &tools, err)) == SWA_OK &&
+        (st = swa__jchat_part(chat->kwargs, SWA__JSON_OBJECT, "template variables", &kwargs, err)) == SWA_OK) {
+        in.chat = chat;
+        in.messages = messages;
+        in.tools = tools;
+        in.vars = kwargs;
+        st = swa__jinja_run(t, &in, out, out_len, err);
+    }
+    SWA_FREE(messages);
+    SWA_FREE(tools);
+    SWA_FREE(kwargs);
+    return st;
+}
+
+SWADEF void swa_jinja_text_free(char *text) { SWA_FREE(text); }
+
+SWADEF swa_status swa_jinja_of(const swa_gguf *g, swa_jinja **out, swa_error *err)
+{
+    int64_t k;
+    swa_gguf_value v;
+    swa_str s;
+    if (!g || !out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_jinja_of: NULL argument");
+    *out = NULL;
+    if ((k = swa_gguf_kv_find(g, "tokenizer.chat_template")) < 0)
+        return swa__fail(err, SWA_ERR_NOT_FOUND, "the file has no chat template (key tokenizer.chat_template)");
+    v = swa_gguf_kv_value(g, k);
+    if (swa_gguf_value_str(&v, &s) != SWA_OK) return swa__fail(err, SWA_ERR_FORMAT, "key tokenizer.chat_template: want a string");
+    return swa_jinja_parse(s.ptr, s.len, out, err);
+}
+
+#undef swa__jerr
+#undef SWA__J_NORETURN
+#undef SWA__J_HEAD
+#undef SWA__J_MAX_NEST
+#undef SWA__J_MAX_CALLS
+#undef SWA__J_MAX_STEPS
+#undef SWA__J_MAX_OUTPUT
+#undef SWA__J_MAX_MEMORY
+#undef SWA__J_MAX_ARGS
+#endif /* SWA_NO_JINJA */
 /* ==== grammars ====
    A grammar is compiled, as llama.cpp does, into rules of elements: each rule is its
    alternatives one after another, each ended by ALT or (the last) END; an element is a rule

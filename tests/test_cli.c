@@ -409,12 +409,19 @@ static void test_chat_stops_at_end_of_turn(void **state)
          !strstr(text, "generation: 4 tokens") && !strstr(text, "generation: 5 tokens")))
         fail_msg("unexpected chat log (end of turn at id %d):\n%s", best, text);
     free(text);
-    /* the same file with an unknown template: a clear error that quotes it */
+    /* the same file with a template of no family: the Jinja engine renders it, and turns end at
+       EOS (a warning says so); with --no-jinja, a clear error that quotes it */
     tu_free(&tm);
     cv.chat_template = "{% for m in messages %}<<{{ m.role }}>>{% endfor %}";
     assert_true(tu_build(&tm, &s));
     tu_write_file(model, tm.gguf, tm.gguf_size);
-    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i < %s > /dev/null 2> %s", model, in, err);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i -n 2 --temp 0 -t 1 --verbose-prompt < %s > /dev/null 2> %s", model, in, err);
+    assert_int_equal(tu_run(cmd), 0);
+    text = read_text(err);
+    if (!strstr(text, "[turn: \"<<user>>\"") || !strstr(text, "answers end at end-of-sequence"))
+        fail_msg("unexpected chat log:\n%s", text);
+    free(text);
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i --no-jinja < %s > /dev/null 2> %s", model, in, err);
     assert_int_not_equal(tu_run(cmd), 0);
     text = read_text(err);
     if (!strstr(text, "chat template \"{% for m in messages %}<<{{ m.role }}>>") || !strstr(text, "--chat-template"))
