@@ -43,7 +43,8 @@ HEADERS := swa.h tools/common/gguf_writer.h tools/common/printable.h tools/commo
            tools/common/timing.h tools/common/tool.h
 
 PROGRAM_NAMES := swa-generate swa-simple swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
-                 swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench swa-template
+                 swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench swa-template \
+                 swa-gbnf-validator swa-grammar-bench
 # The examples the documents quote, beside swa-simple; POSIX only (threads, atomics, nanosleep).
 EXAMPLE_NAMES := swa-sequences swa-control swa-chat
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES) $(EXAMPLE_NAMES))
@@ -282,7 +283,8 @@ $(BUILD)/stories260K.gguf: | $(BUILD)/swa-convert-llama2c
 bench: programs
 	sh tools/bench/bench.sh $(BUILD)
 
-# make fuzz: libFuzzer (clang) on the GGUF loader, the tokenizer, the chat templates and the snapshot loader,
+# make fuzz: libFuzzer (clang) on the GGUF loader, the tokenizer, the chat templates, the snapshot loader and
+# JSON Schema to grammar,
 # FUZZ_SECONDS each, with seeds written by swa-mkmodel; crashing inputs are left in build/fuzz/ as crash-*.
 FUZZ_SECONDS ?= 60
 # The fuzzers drive the parsers (GGUF, tokenizer, chat templates), so they are built on the scalar
@@ -296,8 +298,8 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lm -lpthread
 # The runs are targets of their own, so that make's jobs run them side by side.
 FUZZ_BPE_VOCAB := ../shared/testdata/ggml-vocab-llama-bpe.gguf
-.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server
-fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server
+.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server fuzz-schema
+fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server fuzz-schema
 fuzz-seeds: $(BUILD)/swa-mkmodel
 	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-spm build/fuzz/seeds-bpe build/fuzz/seeds-chat build/fuzz/seeds-state
 	$(BUILD)/swa-mkmodel --shape custom --layers 2 --dim 32 --heads 2 --kv-heads 1 --ff 32 --vocab 260 --ctx 64 \
@@ -307,6 +309,9 @@ fuzz-seeds: $(BUILD)/swa-mkmodel
 	head -c 2000 examples/models/heldout.txt > build/fuzz/seeds-spm/heldout
 	cp build/fuzz/seeds-spm/heldout build/fuzz/seeds-bpe/heldout
 	cp tests/data/chat_templates.txt build/fuzz/seeds-chat/templates
+	@mkdir -p build/fuzz/seeds-schema
+	awk '/^== /{getline; n++; print > ("build/fuzz/seeds-schema/reference-" n)}' tests/data/schema/reference.txt
+	awk '/^[=!]= /{n++; next} /^[#+-]/{next} {print >> ("build/fuzz/seeds-schema/llamacpp-" n)}' tests/data/schema/llamacpp.txt
 fuzz-gguf: build/fuzz/fuzz_gguf fuzz-seeds
 	cd build/fuzz && ./fuzz_gguf -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=4096 seeds-gguf
 fuzz-spm: build/fuzz/fuzz_tokenizer fuzz-seeds
@@ -324,6 +329,9 @@ fuzz-jinja: build/fuzz/fuzz_jinja
 fuzz-state: build/fuzz/fuzz_state fuzz-seeds
 	cd build/fuzz && SWA_FUZZ_MODEL=state-model.gguf SWA_FUZZ_SEEDS=seeds-state \
 	  ./fuzz_state -max_total_time=$(FUZZ_SECONDS) -max_len=65536 seeds-state
+# JSON Schema to GBNF, and the grammar parser over what it writes
+fuzz-schema: build/fuzz/fuzz_schema fuzz-seeds
+	cd build/fuzz && ./fuzz_schema -max_total_time=$(FUZZ_SECONDS) -max_len=4096 seeds-schema
 # swa-server's request path (JSON body to prompt tokens and parameters), without HTTP; cJSON is
 # Debian's build, so the coverage guiding the fuzzer is that of our field handling.
 build/fuzz/fuzz_server: tests/fuzz/fuzz_server.c examples/server_request.c examples/server_request.h $(FUZZ_LIB)

@@ -85,8 +85,8 @@ CONFIGURATION (define before the implementation include)
     SWA_NO_TOKENIZER   compile the tokenizer out: swa_vocab_load fails with SWA_ERR_UNSUPPORTED,
                        a model has no vocabulary, and the tokenize/decode calls are not declared
     SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
-    SWA_NO_GRAMMAR     compile the GBNF grammars out: the swa_grammar_* calls and
-                       swa_sampler_set_grammar are not declared
+    SWA_NO_GRAMMAR     compile the GBNF grammars out: the swa_grammar_* calls,
+                       swa_sampler_set_grammar and the JSON Schema converter are not declared
     SWA_NO_JINJA       compile the Jinja engine out: the swa_jinja_* calls are not declared, and
                        chat templates are the families of swa_chat_template_detect only
     SWA_NO_STDIO       no files but the model's: swa_state_save_file and swa_state_load_file are
@@ -653,6 +653,9 @@ SWADEF int        swa_vocab_add_eos(const swa_vocab *v);    /* tokenizer.ggml.ad
 SWADEF swa_str    swa_vocab_piece(const swa_vocab *v, int32_t id);   /* as stored; empty if out of range */
 SWADEF swa_token_type swa_vocab_type(const swa_vocab *v, int32_t id);
 SWADEF int32_t    swa_vocab_find(const swa_vocab *v, const char *piece);   /* -1 if absent */
+/* Whether id ends generation: EOS, or a control token that ends a turn (<|eot_id|>, <|im_end|>,
+   <|end|>, <end_of_turn>, <|endoftext|>, <|eom_id|>, <EOT>, DeepSeek's end of sentence). */
+SWADEF int        swa_vocab_is_eog(const swa_vocab *v, int32_t id);
 
 /* Tokenize len bytes of text. Writes up to cap ids to out and the full count to *n_out; when
    cap is too small it returns SWA_ERR_BUFFER_TOO_SMALL, so call again with *n_out. */
@@ -992,9 +995,30 @@ SWADEF swa_status swa_sampler_set_logit_bias(swa_sampler *s, const int32_t *ids,
    top-k, top-p, min-p, temperature, then a draw from our own generator (xorshift64*). */
 SWADEF int32_t    swa_sampler_sample(swa_sampler *s, const float *logits);
 /* Remember a token the sampler did not choose itself (the prompt's, or one chosen elsewhere),
-   so that the penalty counts it; ids outside the vocabulary are ignored. */
+   so that the penalty counts it (and the grammar, when one is attached, moves on by its text:
+   give it the generated tokens only, not the prompt's); ids outside the vocabulary are ignored. */
 SWADEF void       swa_sampler_accept(swa_sampler *s, int32_t token);
-SWADEF void       swa_sampler_reset(swa_sampler *s);                  /* forget history, reseed */
+SWADEF void       swa_sampler_reset(swa_sampler *s);   /* forget history, reseed, restart the grammar */
+/* A copy of s for a forked sequence or another of n choices: settings, generator state,
+   history and the grammar's position (reseed it with swa_sampler_reseed for different draws). */
+SWADEF swa_status swa_sampler_copy(const swa_sampler *s, swa_sampler **out, swa_error *err);
+SWADEF void       swa_sampler_reseed(swa_sampler *s, uint64_t seed);
+/* SWA_OK, or the first grammar failure since the last reset (a token swa_sampler_accept was
+   given that the grammar refuses, a limit of an ambiguous grammar, a vocabulary that cannot
+   continue the text), with its message in err. */
+SWADEF swa_status swa_sampler_status(const swa_sampler *s, swa_error *err);
+#if !defined(SWA_NO_GRAMMAR) && !defined(SWA_NO_TOKENIZER)
+/* Constrain s to grammar g over vocabulary v (both must outlive s, v of s's n_vocab tokens;
+   g NULL detaches). Then, each step, every token whose text cannot continue the grammar gets
+   probability 0 before any other stage, so greedy and sampled choices are always allowed; the
+   end-of-generation tokens (swa_vocab_is_eog) are allowed exactly where the text can end. When
+   nothing can follow (the grammar is complete, or after a failure swa_sampler_status reports)
+   swa_sampler_sample returns swa_vocab_eos(v) (-1 when v has none). swa_sampler_accept moves
+   the grammar on too: a token it refuses is recorded as a failure and leaves it where it was.
+   Control tokens, empty pieces and unknown tokens are never allowed. Attaching builds a byte
+   trie of v's pieces (once; a copy builds its own). */
+SWADEF swa_status swa_sampler_set_grammar(swa_sampler *s, const swa_grammar *g, const swa_vocab *v, swa_error *err);
+#endif
 /* Our generator, exposed for tests: the next uniform float in [0, 1). */
 SWADEF float      swa_sampler_uniform(swa_sampler *s);
 #endif /* SWA_NO_SAMPLER */
@@ -7909,19 +7933,31 @@ static swa_status swa__vocab_specials(swa_vocab *v, swa_error *err)
     return SWA_OK;
 }
 
-/* llama.cpp treats these as control tokens (ends of turn, fill-in-the-middle markers) whatever
+/* The texts of the tokens that end a turn. llama.cpp treats them as control tokens whatever
    type the file gives them, so they never come out of plain text. */
+static const char *const swa__eot_names[] = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>",
+    "<\xef\xbd\x9c\x65nd\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"   /* DeepSeek's, in full-width bars */
+};
+
 static void swa__vocab_promote_control(swa_vocab *v)
 {
-    static const char *const names[] = {
-        "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>",
-        "<\xef\xbd\x9c\x65nd\xe2\x96\x81of\xe2\x96\x81sentence\xef\xbd\x9c>"   /* DeepSeek's, in full-width bars */
-    };
     size_t i;
-    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
-        int32_t id = swa_vocab_find(v, names[i]);
+    for (i = 0; i < sizeof swa__eot_names / sizeof swa__eot_names[0]; i++) {
+        int32_t id = swa_vocab_find(v, swa__eot_names[i]);
         if (id >= 0 && v->types[id] != SWA_TOKEN_CONTROL) v->types[id] = SWA_TOKEN_CONTROL;
     }
+}
+
+SWADEF int swa_vocab_is_eog(const swa_vocab *v, int32_t id)
+{
+    size_t i;
+    if (!v || id < 0 || id >= v->n) return 0;
+    if (id == v->eos) return 1;
+    if (v->types[id] != SWA_TOKEN_CONTROL) return 0;
+    for (i = 0; i < sizeof swa__eot_names / sizeof swa__eot_names[0]; i++)
+        if (swa__str_eq(v->pieces[id], swa__eot_names[i])) return 1;
+    return 0;
 }
 
 /* The character GPT-2's byte-level BPE writes for byte b: printable Latin-1 bytes stand for
@@ -14179,6 +14215,634 @@ SWADEF swa_status swa_grammar_match(const swa_grammar *g, const char *text, size
     return s;
 }
 
+/* ---- the tokens a grammar allows ----
+   For a sampler, once per attached vocabulary: every piece's text (swa_token_to_text: "▁" as a
+   space, byte tokens as their byte, byte-level BPE mapped back to bytes) goes into a byte trie.
+   Each token, a depth-first walk of the trie from the current stacks gives every allowed token,
+   and a subtree is left as soon as its prefix cannot continue the text. The stack sets met on
+   the way are interned as the states of a lazily built automaton with their transitions
+   memoised, so a character costs one hash lookup after its first time; the allowed tokens of
+   the last few states are kept too (inside a long string, the state repeats). Control, unused and
+   unknown tokens and empty pieces are never allowed; the end-of-generation tokens are allowed
+   exactly where the grammar can end. Only the sampler uses it. */
+#if !defined(SWA_NO_TOKENIZER) && !defined(SWA_NO_SAMPLER)
+
+typedef struct swa__gnode {       /* children: nodes [child, child + n_child); tokens: tok[t, t + n_tok) */
+    uint32_t child, n_child, t, n_tok;
+    uint32_t lo, hi;              /* every token below: sorted[lo, hi) */
+    uint32_t flags;               /* SWA__GN_*: what the bytes below are */
+} swa__gnode;
+
+/* A node's flags: OK(k), every path below is k UTF-8 continuation bytes and then whole, valid
+   characters; HIGH, a byte >= 0x80 comes below. With the ASCII bytes below (ascii[2 * node],
+   two words of 64 bits), they let the walk take a whole subtree at once where the state
+   returns to itself on every character in it (inside a string: every token without a quote). */
+#define SWA__GN_OK(k) (1u << (k))
+#define SWA__GN_HIGH 16u
+
+typedef struct swa__gvoc {
+    int32_t n_vocab;
+    swa__gnode *node;
+    uint8_t *byte;                /* [n_node] the byte that leads to each node */
+    int32_t *tok;
+    int32_t *sorted;              /* the tokens in their texts' order */
+    uint64_t *ascii;              /* [2 * n_node] the ASCII bytes below each node */
+    int32_t *eog;                 /* the end-of-generation tokens */
+    size_t n_node, n_tok, n_eog, max_len;
+} swa__gvoc;
+
+typedef struct swa__gentry { const unsigned char *p; uint32_t len; int32_t id; } swa__gentry;
+
+static int swa__g_cmp_entry(const void *a, const void *b)
+{
+    const swa__gentry *x = (const swa__gentry *)a, *y = (const swa__gentry *)b;
+    uint32_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->p, y->p, n);
+    if (c) return c;
+    if (x->len != y->len) return x->len < y->len ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void swa__gvoc_free(swa__gvoc *t)
+{
+    SWA_FREE(t->node); SWA_FREE(t->byte); SWA_FREE(t->tok); SWA_FREE(t->eog); SWA_FREE(t->sorted);
+    SWA_FREE(t->ascii);
+    memset(t, 0, sizeof *t);
+}
+
+/* The trie over e[0..n), sorted: breadth first, so each node's children are contiguous; lo and
+   depth hold each node's range of entries and depth while it waits (reusing child, n_child). */
+static swa_status swa__gvoc_trie(swa__gvoc *t, const swa__gentry *e, size_t n, size_t n_bytes, swa_error *err)
+{
+    size_t i, k = 0;
+    uint32_t *depth = (uint32_t *)swa__calloc(n_bytes + 1, sizeof *depth);
+    t->node = (swa__gnode *)swa__calloc(n_bytes + 1, sizeof *t->node);
+    t->byte = (uint8_t *)swa__calloc(n_bytes + 1, 1);
+    t->tok = (int32_t *)swa__calloc(n + 1, sizeof *t->tok);
+    t->sorted = (int32_t *)swa__calloc(n + 1, sizeof *t->sorted);
+    if (!depth || !t->node || !t->byte || !t->tok || !t->sorted) {
+        SWA_FREE(depth);
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the vocabulary's trie");
+    }
+    t->node[0].child = 0; t->node[0].n_child = (uint32_t)n;   /* the root: every entry, depth 0 */
+    t->n_node = 1;
+    for (i = 0; i < t->n_node; i++) {
+        size_t lo = t->node[i].child, hi = lo + t->node[i].n_child, d = depth[i];
+        t->node[i].lo = (uint32_t)lo;
+        t->node[i].hi = (uint32_t)hi;
+        t->node[i].t = (uint32_t)k;
+        while (lo < hi && e[lo].len == d) t->tok[k++] = e[lo++].id;
+        t->node[i].n_tok = (uint32_t)(k - t->node[i].t);
+        t->node[i].child = (uint32_t)t->n_node;
+        t->node[i].n_child = 0;
+        while (lo < hi) {
+            size_t j = lo;
+            while (j < hi && e[j].p[d] == e[lo].p[d]) j++;
+            t->byte[t->n_node] = e[lo].p[d];
+            t->node[t->n_node].child = (uint32_t)lo;
+            t->node[t->n_node].n_child = (uint32_t)(j - lo);
+            depth[t->n_node++] = (uint32_t)d + 1;
+            t->node[i].n_child++;
+            lo = j;
+        }
+    }
+    t->n_tok = k;
+    for (i = 0; i < n; i++) t->sorted[i] = e[i].id;
+    SWA_FREE(depth);
+    return SWA_OK;
+}
+
+/* Whether every child of node c has a byte in [lo, hi] and OK(k) below it, and no token ends at c. */
+static int swa__gvoc_children(const swa__gvoc *t, uint32_t c, unsigned lo, unsigned hi, int k)
+{
+    uint32_t j;
+    if (t->node[c].n_tok) return 0;
+    for (j = t->node[c].child; j < t->node[c].child + t->node[c].n_child; j++)
+        if (t->byte[j] < lo || t->byte[j] > hi || !(t->node[j].flags & SWA__GN_OK(k))) return 0;
+    return 1;
+}
+
+/* OK(0) of node i from its children's flags: each child an ASCII byte with OK(0), or a lead
+   byte whose continuations (the first one's range checked, as a decoder does) end in OK(0). */
+static int swa__gvoc_whole(const swa__gvoc *t, size_t i)
+{
+    uint32_t c;
+    for (c = t->node[i].child; c < t->node[i].child + t->node[i].n_child; c++) {
+        unsigned b = t->byte[c];
+        int ok = b < 0x80 ? (t->node[c].flags & SWA__GN_OK(0)) != 0
+               : b >= 0xC2 && b < 0xE0 ? (t->node[c].flags & SWA__GN_OK(1)) != 0
+               : b == 0xE0 ? swa__gvoc_children(t, c, 0xA0, 0xBF, 1)
+               : b > 0xE0 && b < 0xF0 ? (t->node[c].flags & SWA__GN_OK(2)) != 0
+               : b == 0xF0 ? swa__gvoc_children(t, c, 0x90, 0xBF, 2)
+               : b > 0xF0 && b < 0xF4 ? (t->node[c].flags & SWA__GN_OK(3)) != 0
+               : b == 0xF4 ? swa__gvoc_children(t, c, 0x80, 0x8F, 2) : 0;
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+/* The flags and ASCII sets, children before parents (the reverse of the breadth-first order). */
+static swa_status swa__gvoc_summaries(swa__gvoc *t, swa_error *err)
+{
+    size_t i;
+    if (!(t->ascii = (uint64_t *)swa__calloc(2 * t->n_node, sizeof *t->ascii)))
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the vocabulary's trie");
+    for (i = t->n_node; i-- > 0;) {
+        uint32_t c, f = 0;
+        int k;
+        for (c = t->node[i].child; c < t->node[i].child + t->node[i].n_child; c++) {
+            unsigned b = t->byte[c];
+            t->ascii[2 * i] |= t->ascii[2 * c];
+            t->ascii[2 * i + 1] |= t->ascii[2 * c + 1];
+            if (b < 0x80) t->ascii[2 * i + b / 64] |= 1ull << (b % 64);
+            f |= b >= 0x80 ? SWA__GN_HIGH : t->node[c].flags & SWA__GN_HIGH;
+        }
+        if (swa__gvoc_whole(t, i)) f |= SWA__GN_OK(0);
+        for (k = 1; k <= 3; k++) if (swa__gvoc_children(t, (uint32_t)i, 0x80, 0xBF, k - 1)) f |= SWA__GN_OK(k);
+        t->node[i].flags = f;
+    }
+    return SWA_OK;
+}
+
+/* The texts of v's tokens, sorted, then the trie; and the end-of-generation tokens. */
+static swa_status swa__gvoc_build(swa__gvoc *t, const swa_vocab *v, swa_error *err)
+{
+    int32_t n = swa_vocab_size(v), id;
+    size_t n_bytes = 0, m = 0, at = 0;
+    unsigned char *text;
+    swa__gentry *e;
+    swa_status s;
+    memset(t, 0, sizeof *t);
+    t->n_vocab = n;
+    for (id = 0; id < n; id++) n_bytes += swa_token_to_text(v, id, NULL, 0);
+    text = (unsigned char *)swa__calloc(n_bytes + 1, 1);
+    e = (swa__gentry *)swa__calloc((uint64_t)n + 1, sizeof *e);
+    t->eog = (int32_t *)swa__calloc((uint64_t)n + 1, sizeof *t->eog);
+    if (!text || !e || !t->eog) {
+        SWA_FREE(text); SWA_FREE(e); swa__gvoc_free(t);
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the vocabulary's %zu bytes of text", n_bytes);
+    }
+    for (id = 0; id < n; id++) {
+        swa_token_type ty = swa_vocab_type(v, id);
+        size_t len = swa_token_to_text(v, id, (char *)text + at, n_bytes - at);
+        if (swa_vocab_is_eog(v, id)) t->eog[t->n_eog++] = id;
+        if (len == 0 || ty == SWA_TOKEN_CONTROL || ty == SWA_TOKEN_UNUSED || ty == SWA_TOKEN_UNKNOWN) continue;
+        e[m].p = text + at; e[m].len = (uint32_t)len; e[m].id = id;
+        if (len > t->max_len) t->max_len = len;
+        at += len; m++;
+    }
+    qsort(e, m, sizeof *e, swa__g_cmp_entry);
+    if (!(s = swa__gvoc_trie(t, e, m, at, err))) s = swa__gvoc_summaries(t, err);
+    SWA_FREE(text);
+    SWA_FREE(e);
+    if (s) swa__gvoc_free(t);
+    return s;
+}
+
+/* ---- the automaton: stack sets interned, transitions memoised ---- */
+
+typedef struct swa__gdst {
+    size_t at, n;                 /* the set: w[at, at + n) */
+    uint32_t count, hash;
+    int loop;                     /* 0 unknown; else 1, | 2 when every character >= 0x80 keeps the state */
+    uint64_t loop_ascii[2];       /* the ASCII characters that keep the state */
+} swa__gdst;
+
+enum {
+    SWA__GD_SOFT_WORDS = 1 << 23,  /* past these the automaton is cleared between tokens */
+    SWA__GD_SOFT_STATES = 1 << 14,
+    SWA__GD_HARD_WORDS = 1 << 26,  /* and past this a token fails */
+    SWA__GD_MASKS = 4              /* allowed-token masks kept */
+};
+
+typedef struct swa__gdfa {
+    const swa_grammar *g;
+    swa__gscratch sc;
+    swa__gstk out;
+    uint32_t *w;                  /* the states' stack sets, back to back */
+    size_t n_w, cap_w;
+    swa__gdst *st;
+    size_t n_st, cap_st;
+    uint32_t *index;              /* open addressing over states: id + 1, 0 = empty */
+    size_t index_cap;
+    uint64_t *tkey;               /* transitions: key + 1 (0 = empty) -> state or -1 */
+    int32_t *tval;
+    size_t n_t, tcap;
+    int32_t *asc;                 /* [n_st * 128] the ASCII transitions, -2 when not known yet */
+    size_t cap_asc;
+    uint32_t *mask;               /* [SWA__GD_MASKS][words] allowed tokens of mask_state[k] */
+    int32_t mask_state[SWA__GD_MASKS];
+    uint64_t mask_used[SWA__GD_MASKS], clock;
+} swa__gdfa;
+
+static void swa__gdfa_clear(swa__gdfa *d)
+{
+    int k;
+    d->n_w = d->n_st = d->n_t = 0;
+    if (d->index) memset(d->index, 0, d->index_cap * sizeof *d->index);
+    if (d->tkey) memset(d->tkey, 0, d->tcap * sizeof *d->tkey);
+    for (k = 0; k < SWA__GD_MASKS; k++) d->mask_state[k] = -1;
+}
+
+static void swa__gdfa_free(swa__gdfa *d)
+{
+    swa__g_scratch_free(&d->sc);
+    SWA_FREE(d->out.w); SWA_FREE(d->w); SWA_FREE(d->st); SWA_FREE(d->index);
+    SWA_FREE(d->tkey); SWA_FREE(d->tval); SWA_FREE(d->mask); SWA_FREE(d->asc);
+}
+
+static swa_status swa__gdfa_init(swa__gdfa *d, const swa_grammar *g, int32_t n_vocab, swa_error *err)
+{
+    memset(d, 0, sizeof *d);
+    d->g = g;
+    if (swa__g_scratch_init(&d->sc, err)) return SWA_ERR_NOMEM;
+    d->index_cap = 1024;
+    d->tcap = 4096;
+    d->index = (uint32_t *)swa__calloc(d->index_cap, sizeof *d->index);
+    d->tkey = (uint64_t *)swa__calloc(d->tcap, sizeof *d->tkey);
+    d->tval = (int32_t *)swa__calloc(d->tcap, sizeof *d->tval);
+    d->mask = (uint32_t *)swa__calloc((uint64_t)SWA__GD_MASKS * (((uint64_t)n_vocab + 31) / 32), sizeof *d->mask);
+    if (!d->index || !d->tkey || !d->tval || !d->mask) {
+        swa__gdfa_free(d);
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the token filter");
+    }
+    swa__gdfa_clear(d);
+    return SWA_OK;
+}
+
+static swa_status swa__gdfa_nomem(swa_error *err)
+{
+    return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the token filter's states");
+}
+
+static swa_status swa__gdfa_reindex(swa__gdfa *d, swa_error *err)
+{
+    size_t cap = d->index_cap * 2, i;
+    uint32_t *t = (uint32_t *)swa__calloc(cap, sizeof *t);
+    if (!t) return swa__gdfa_nomem(err);
+    for (i = 0; i < d->n_st; i++) {
+        size_t h = d->st[i].hash & (cap - 1);
+        while (t[h]) h = (h + 1) & (cap - 1);
+        t[h] = (uint32_t)i + 1;
+    }
+    SWA_FREE(d->index);
+    d->index = t;
+    d->index_cap = cap;
+    return SWA_OK;
+}
+
+/* The id of the state holding set w[0..n) (count stacks), added when new. */
+static swa_status swa__gdfa_intern(swa__gdfa *d, const uint32_t *w, size_t n, uint32_t count, int32_t *id,
+                                   swa_error *err)
+{
+    uint32_t hash = swa__g_hash_words(w, n);
+    size_t h, h2;
+    void *q;
+    for (h = hash & (d->index_cap - 1); d->index[h]; h = (h + 1) & (d->index_cap - 1)) {
+        const swa__gdst *s = &d->st[d->index[h] - 1];
+        if (s->hash == hash && s->n == n && memcmp(d->w + s->at, w, n * sizeof *w) == 0) {
+            *id = (int32_t)(d->index[h] - 1);
+            return SWA_OK;
+        }
+    }
+    if (d->n_w + n > SWA__GD_HARD_WORDS)
+        return swa__fail(err, SWA_ERR_UNSUPPORTED, "grammar: the token filter's states outgrew %d MB (an ambiguous "
+                         "grammar)", (int)(SWA__GD_HARD_WORDS / (1 << 18)));
+    if (!(q = swa__g_grow(d->w, d->n_w, &d->cap_w, d->n_w + n, sizeof *d->w))) return swa__gdfa_nomem(err);
+    d->w = (uint32_t *)q;
+    if (!(q = swa__g_grow(d->st, d->n_st, &d->cap_st, d->n_st + 1, sizeof *d->st))) return swa__gdfa_nomem(err);
+    d->st = (swa__gdst *)q;
+    if (!(q = swa__g_grow(d->asc, d->n_st * 128, &d->cap_asc, (d->n_st + 1) * 128, sizeof *d->asc)))
+        return swa__gdfa_nomem(err);
+    d->asc = (int32_t *)q;
+    memcpy(d->w + d->n_w, w, n * sizeof *w);
+    memset(&d->st[d->n_st], 0, sizeof *d->st);
+    d->st[d->n_st].at = d->n_w; d->st[d->n_st].n = n; d->st[d->n_st].count = count; d->st[d->n_st].hash = hash;
+    for (h2 = 0; h2 < 128; h2++) d->asc[d->n_st * 128 + h2] = -2;
+    d->n_w += n;
+    d->index[h] = (uint32_t)++d->n_st;
+    *id = (int32_t)(d->n_st - 1);
+    return (d->n_st + 1) * 2 > d->index_cap ? swa__gdfa_reindex(d, err) : SWA_OK;
+}
+
+static uint64_t swa__g_mix(uint64_t k)
+{
+    k ^= k >> 33; k *= 0xff51afd7ed558ccdull; k ^= k >> 33;
+    return k;
+}
+
+static swa_status swa__gdfa_retable(swa__gdfa *d, swa_error *err)
+{
+    size_t cap = d->tcap * 2, i;
+    uint64_t *k = (uint64_t *)swa__calloc(cap, sizeof *k);
+    int32_t *v = (int32_t *)swa__calloc(cap, sizeof *v);
+    if (!k || !v) { SWA_FREE(k); SWA_FREE(v); return swa__gdfa_nomem(err); }
+    for (i = 0; i < d->tcap; i++) {
+        size_t h;
+        if (!d->tkey[i]) continue;
+        for (h = (size_t)swa__g_mix(d->tkey[i]) & (cap - 1); k[h]; h = (h + 1) & (cap - 1)) {}
+        k[h] = d->tkey[i];
+        v[h] = d->tval[i];
+    }
+    SWA_FREE(d->tkey); SWA_FREE(d->tval);
+    d->tkey = k; d->tval = v; d->tcap = cap;
+    return SWA_OK;
+}
+
+/* Where state s goes on code (a character, or with bit 30 set a partial character, which
+   either keeps s or dies): a state id, or -1 when no parse survives. */
+static swa_status swa__gdfa_next(swa__gdfa *d, int32_t s, uint32_t code, int32_t *to, swa_error *err)
+{
+    uint64_t key = ((uint64_t)(uint32_t)s << 32 | code) + 1;
+    size_t h;
+    swa_status e;
+    if (code < 128) {
+        const swa__gdst *x = &d->st[s];
+        int32_t *slot = &d->asc[(size_t)s * 128 + code];
+        if (*slot != -2) { *to = *slot; return SWA_OK; }
+        if ((e = swa__g_step(d->g, &d->sc, d->w + x->at, x->n, code, &d->out, err))) return e;
+        *to = -1;
+        if (d->out.count && (e = swa__gdfa_intern(d, d->out.w, d->out.n, d->out.count, to, err))) return e;
+        d->asc[(size_t)s * 128 + code] = *to;   /* d->asc may have moved */
+        return SWA_OK;
+    }
+    for (h = (size_t)swa__g_mix(key) & (d->tcap - 1); d->tkey[h]; h = (h + 1) & (d->tcap - 1))
+        if (d->tkey[h] == key) { *to = d->tval[h]; return SWA_OK; }
+    if (code & 0x40000000u) {
+        const swa__gdst *x = &d->st[s];
+        *to = swa__g_partial_ok(d->g, d->w + x->at, x->n, code & 0xFFFFu, (int)(code >> 16 & 0xFu),
+                                (int)(code >> 20 & 0xFu)) ? s : -1;
+    } else {
+        const swa__gdst *x = &d->st[s];
+        if ((e = swa__g_step(d->g, &d->sc, d->w + x->at, x->n, code, &d->out, err))) return e;
+        *to = -1;
+        if (d->out.count && (e = swa__gdfa_intern(d, d->out.w, d->out.n, d->out.count, to, err))) return e;
+    }
+    d->tkey[h] = key;
+    d->tval[h] = *to;
+    return ++d->n_t * 2 > d->tcap ? swa__gdfa_retable(d, err) : SWA_OK;
+}
+
+/* Whether each stack of state s takes every character >= 0x80 or none: then they all lead to
+   the same state. */
+static int swa__gdfa_high_uniform(const swa__gdfa *d, int32_t s)
+{
+    const uint32_t *w = d->w + d->st[s].at;
+    size_t i, n = d->st[s].n;
+    for (i = 0; i < n; i += w[i] + 1) {
+        const swa__gel *e;
+        uint32_t k;
+        if (!w[i]) continue;
+        e = &d->g->el[w[i + w[i]]];
+        for (k = 0; k < e->b; k++) {
+            uint32_t lo = d->g->ranges[2 * (e->a + k)], hi = d->g->ranges[2 * (e->a + k) + 1];
+            if (hi >= 0x80 && !(lo <= 0x80 && hi >= 0x10FFFF)) return 0;
+        }
+    }
+    return 1;
+}
+
+/* The characters that keep state s where it is (once per state, when first needed). */
+static swa_status swa__gdfa_loop(swa__gdfa *d, int32_t s, swa_error *err)
+{
+    uint64_t a[2] = {0, 0};
+    uint32_t c;
+    int32_t to;
+    int loop = 1;
+    swa_status e;
+    for (c = 0; c < 128; c++) {
+        if ((e = swa__gdfa_next(d, s, c, &to, err))) return e;
+        if (to == s) a[c / 64] |= 1ull << (c % 64);
+    }
+    if (swa__gdfa_high_uniform(d, s)) {
+        if ((e = swa__gdfa_next(d, s, 0x100, &to, err))) return e;
+        if (to == s) loop |= 2;
+    }
+    d->st[s].loop_ascii[0] = a[0];
+    d->st[s].loop_ascii[1] = a[1];
+    d->st[s].loop = loop;
+    return SWA_OK;
+}
+
+/* Whether every token below trie node c (whole characters only, all of which keep state s)
+   is allowed; then they are set in bits at once. */
+static swa_status swa__gdfa_subtree(swa__gdfa *d, const swa__gvoc *t, uint32_t c, int32_t s, uint32_t *bits,
+                                    int *taken, swa_error *err)
+{
+    const swa__gnode *n = &t->node[c];
+    const swa__gdst *x;
+    uint32_t k;
+    swa_status e;
+    *taken = 0;
+    if (n->hi - n->lo < 32 || !(n->flags & SWA__GN_OK(0))) return SWA_OK;
+    if (!d->st[s].loop && (e = swa__gdfa_loop(d, s, err))) return e;
+    x = &d->st[s];
+    if ((t->ascii[2 * c] & ~x->loop_ascii[0]) || (t->ascii[2 * c + 1] & ~x->loop_ascii[1]) ||
+        ((n->flags & SWA__GN_HIGH) && !(x->loop & 2)))
+        return SWA_OK;
+    for (k = n->lo; k < n->hi; k++) bits[(uint32_t)t->sorted[k] >> 5] |= 1u << (t->sorted[k] & 31);
+    *taken = 1;
+    return SWA_OK;
+}
+
+/* A step of the walk: where the trie's depth-first walk stands at one depth. */
+typedef struct swa__gframe { uint32_t node, next; int32_t state; uint32_t pv; int pn, plen; } swa__gframe;
+
+/* Set in bits every token whose text can follow state s0 with the partial character
+   (pv, pn, plen) pending. */
+static swa_status swa__gdfa_walk(swa__gdfa *d, const swa__gvoc *t, swa__gframe *f, int32_t s0, uint32_t pv, int pn,
+                                 int plen, uint32_t *bits, swa_error *err)
+{
+    long depth = 0;
+    memset(bits, 0, ((size_t)t->n_vocab + 31) / 32 * sizeof *bits);
+    f[0].node = 0; f[0].next = t->node[0].child; f[0].state = s0; f[0].pv = pv; f[0].pn = pn; f[0].plen = plen;
+    while (depth >= 0) {
+        swa__gframe *x = &f[depth];
+        uint32_t c, cp = 0, k;
+        swa__gframe y;
+        int r;
+        swa_status e;
+        if (x->next == t->node[x->node].child + t->node[x->node].n_child) { depth--; continue; }
+        c = x->next++;
+        y = *x;
+        r = swa__g_utf8_byte(&y.pv, &y.pn, &y.plen, t->byte[c], &cp);
+        if (r < 0) continue;
+        e = r ? swa__gdfa_next(d, y.state, cp, &y.state, err)
+              : swa__gdfa_next(d, y.state, 0x40000000u | (uint32_t)y.plen << 20 | (uint32_t)y.pn << 16 | y.pv, &y.state, err);
+        if (e) return e;
+        if (y.state < 0) continue;
+        for (k = 0; k < t->node[c].n_tok; k++) {
+            uint32_t id = (uint32_t)t->tok[t->node[c].t + k];
+            bits[id >> 5] |= 1u << (id & 31);
+        }
+        if (t->node[c].n_child && y.pn == 0) {
+            int taken;
+            if ((e = swa__gdfa_subtree(d, t, c, y.state, bits, &taken, err))) return e;
+            if (taken) continue;
+        }
+        if (t->node[c].n_child) {
+            y.node = c;
+            y.next = t->node[c].child;
+            f[++depth] = y;
+        }
+    }
+    return SWA_OK;
+}
+
+/* ---- what a sampler holds ---- */
+
+typedef struct swa__gsamp {
+    const swa_vocab *vocab;
+    swa__gvoc voc;
+    swa__gdfa dfa;
+    swa_grammar_state *st;
+    swa__gframe *frames;          /* [voc.max_len + 2] */
+    uint32_t *bits;               /* the allowed tokens of this step */
+    swa_error error;              /* the first failure since the last reset */
+} swa__gsamp;
+
+static void swa__gsamp_free(swa__gsamp *gs)
+{
+    if (!gs) return;
+    swa__gvoc_free(&gs->voc);
+    swa__gdfa_free(&gs->dfa);
+    swa_grammar_state_free(gs->st);
+    SWA_FREE(gs->frames);
+    SWA_FREE(gs->bits);
+    SWA_FREE(gs);
+}
+
+static swa_status swa__gsamp_create(const swa_grammar *g, const swa_vocab *v, swa__gsamp **out, swa_error *err)
+{
+    swa__gsamp *gs = (swa__gsamp *)swa__calloc(1, sizeof *gs);
+    swa_status s;
+    *out = NULL;
+    if (!gs) return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the token filter");
+    gs->vocab = v;
+    if ((s = swa__gvoc_build(&gs->voc, v, err)) || (s = swa__gdfa_init(&gs->dfa, g, gs->voc.n_vocab, err)) ||
+        (s = swa_grammar_state_create(g, &gs->st, err))) {
+        swa__gsamp_free(gs);
+        return s;
+    }
+    gs->frames = (swa__gframe *)swa__calloc(gs->voc.max_len + 2, sizeof *gs->frames);
+    gs->bits = (uint32_t *)swa__calloc(((uint64_t)gs->voc.n_vocab + 31) / 32, sizeof *gs->bits);
+    if (!gs->frames || !gs->bits) {
+        swa__gsamp_free(gs);
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the token filter");
+    }
+    *out = gs;
+    return SWA_OK;
+}
+
+/* A copy for a forked sequence: the same vocabulary and position in the text (the trie and
+   automaton are built anew, as they are caches). */
+static swa_status swa__gsamp_copy(const swa__gsamp *src, swa__gsamp **out, swa_error *err)
+{
+    swa_grammar_state *st;
+    swa_status s = swa__gsamp_create(src->st->g, src->vocab, out, err);
+    if (s) return s;
+    if ((s = swa_grammar_state_copy(src->st, &st, err))) {
+        swa__gsamp_free(*out);
+        *out = NULL;
+        return s;
+    }
+    swa_grammar_state_free((*out)->st);
+    (*out)->st = st;
+    (*out)->error = src->error;
+    return SWA_OK;
+}
+
+static void swa__gsamp_reset(swa__gsamp *gs)
+{
+    swa_grammar_state_reset(gs->st);
+    swa__ok(&gs->error);
+}
+
+static int swa__gsamp_is_eog(const swa__gsamp *gs, int32_t id)
+{
+    size_t k;
+    for (k = 0; k < gs->voc.n_eog; k++) if (gs->voc.eog[k] == id) return 1;
+    return 0;
+}
+
+/* The mask of the allowed tokens of state id into gs->bits, from the kept masks when it is there. */
+static swa_status swa__gsamp_bits(swa__gsamp *gs, int32_t id, swa_error *err)
+{
+    swa__gdfa *d = &gs->dfa;
+    size_t words = ((size_t)gs->voc.n_vocab + 31) / 32;
+    int k, oldest = 0;
+    swa_status s;
+    if (gs->st->pn == 0)
+        for (k = 0; k < SWA__GD_MASKS; k++)
+            if (d->mask_state[k] == id) {
+                d->mask_used[k] = ++d->clock;
+                memcpy(gs->bits, d->mask + (size_t)k * words, words * sizeof *gs->bits);
+                return SWA_OK;
+            }
+    if ((s = swa__gdfa_walk(d, &gs->voc, gs->frames, id, gs->st->pv, gs->st->pn, gs->st->plen, gs->bits, err)))
+        return s;
+    if (gs->st->pn) return SWA_OK;
+    for (k = 1; k < SWA__GD_MASKS; k++) if (d->mask_used[k] < d->mask_used[oldest]) oldest = k;
+    d->mask_state[oldest] = id;
+    d->mask_used[oldest] = ++d->clock;
+    memcpy(d->mask + (size_t)oldest * words, gs->bits, words * sizeof *gs->bits);
+    return SWA_OK;
+}
+
+/* Allowed tokens of this step into gs->bits (the end-of-generation ones where the text can
+   end). 0 when some token is allowed; 1 when none is and the sampler must stop (an error is
+   recorded unless the grammar is complete). */
+static int swa__gsamp_allowed(swa__gsamp *gs)
+{
+    swa__gdfa *d = &gs->dfa;
+    int32_t id;
+    size_t k, words = ((size_t)gs->voc.n_vocab + 31) / 32;
+    uint32_t any = 0;
+    if (gs->error.code != SWA_OK || swa_grammar_state_done(gs->st)) return 1;
+    if (d->n_w > SWA__GD_SOFT_WORDS || d->n_st > SWA__GD_SOFT_STATES) swa__gdfa_clear(d);
+    if (swa__gdfa_intern(d, gs->st->cur.w, gs->st->cur.n, gs->st->cur.count, &id, &gs->error) ||
+        swa__gsamp_bits(gs, id, &gs->error))
+        return 1;
+    if (swa_grammar_state_can_end(gs->st))
+        for (k = 0; k < gs->voc.n_eog; k++) gs->bits[gs->voc.eog[k] >> 5] |= 1u << (gs->voc.eog[k] & 31);
+    for (k = 0; k < words; k++) any |= gs->bits[k];
+    if (any) return 0;
+    swa__fail(&gs->error, SWA_ERR_NO_MATCH, "grammar: no token of the vocabulary can continue the text");
+    return 1;
+}
+
+static int swa__gsamp_has(const swa__gsamp *gs, int32_t id)
+{
+    return id >= 0 && id < gs->voc.n_vocab && (gs->bits[id >> 5] >> (id & 31) & 1);
+}
+
+/* Move the grammar on by token id's text; an end-of-generation token must come where the text
+   can end. A refusal is recorded and leaves the state as it was. */
+static void swa__gsamp_accept(swa__gsamp *gs, int32_t id)
+{
+    char buf[256], *text = buf;
+    size_t n;
+    swa_error e;
+    if (gs->error.code != SWA_OK) return;
+    if (swa__gsamp_is_eog(gs, id)) {
+        if (!swa_grammar_state_can_end(gs->st))
+            swa__fail(&gs->error, SWA_ERR_NO_MATCH, "grammar: token %d ends the text where the grammar cannot end", (int)id);
+        return;
+    }
+    n = swa_token_to_text(gs->vocab, id, NULL, 0);
+    if (n > sizeof buf && !(text = (char *)swa__calloc(n, 1))) {
+        swa__fail(&gs->error, SWA_ERR_NOMEM, "grammar: cannot allocate token %d's text", (int)id);
+        return;
+    }
+    swa_token_to_text(gs->vocab, id, text, n);
+    if (n == 0 || swa_grammar_state_accept(gs->st, text, n, NULL, &e) != SWA_OK) {
+        if (n == 0) swa__fail(&e, SWA_ERR_NO_MATCH, "token %d has no text", (int)id);
+        swa__fail(&gs->error, e.code, "token %d refused (%s)", (int)id, e.msg);
+    }
+    if (text != buf) SWA_FREE(text);
+}
+#endif /* !SWA_NO_TOKENIZER && !SWA_NO_SAMPLER */
+
 #endif /* SWA_NO_GRAMMAR */
 
 /* ==== JSON Schema to grammar ====
@@ -14201,7 +14865,7 @@ SWADEF swa_status swa_grammar_match(const swa_grammar *g, const char *text, size
 #define SWA__JS_MAX_VISITS   100000     /* schema nodes converted (a list of types converts its node once a type) */
 #define SWA__JS_MAX_SCAN     50000000   /* object members compared while following $refs */
 #define SWA__JS_MAX_REPEAT   10000      /* minItems, maxItems, minLength, maxLength, a pattern's {m,n} */
-#define SWA__JS_MAX_KEY      512        /* bytes of a property name that additionalProperties' keys avoid */
+#define SWA__JS_MAX_KEY      200        /* bytes of a property name that additionalProperties' keys avoid (a nested group each) */
 #define SWA__JS_MAX_GBNF     (16u << 20)   /* bytes of grammar */
 #define SWA__JS_NAME         96         /* bytes of a rule name before its numeric suffix */
 #define SWA__JS_GROUPS       64         /* a pattern's nested groups */
@@ -14758,28 +15422,38 @@ static void swa__js_re_char(swa__js_re *r, uint32_t cp)
    negated one excludes it, so that it never matches a quote, a backslash or a control. */
 static int swa__js_re_class(swa__js_re *r)
 {
-    int neg = r->p < r->end && *r->p == '^';
+    int neg = r->p < r->end && *r->p == '^', in_range = 0;
+    long prev = -1;                         /* the character a '-' may start a range from */
     swa__buf_puts(r->b, neg ? "[^" : "[");
     if (neg) swa__buf_puts(r->b, swa__js_not_json);
     r->p += neg;
     while (r->p < r->end && *r->p != ']') {
         size_t k;
         long cp;
-        if (*r->p == '-') { swa__buf_putc(r->b, '-'); r->p++; continue; }     /* as in a GBNF class */
+        if (*r->p == '-' && !in_range && prev >= 0 && r->p + 1 < r->end && r->p[1] != ']') {
+            swa__buf_putc(r->b, '-');
+            r->p++;
+            in_range = 1;
+            continue;
+        }
         if (*r->p == '\\' && r->p + 1 < r->end) {
             r->p++;
-            if (swa__js_re_shorthand(*r->p)) { swa__buf_puts(r->b, swa__js_re_shorthand(*r->p++)); continue; }
+            if (swa__js_re_shorthand(*r->p) && !in_range) { swa__buf_puts(r->b, swa__js_re_shorthand(*r->p++)); prev = -1; continue; }
             if ((cp = swa__js_re_escape(r)) < 0) return swa__js_re_fail(r, "an escape in a class it cannot convert");
         } else {
             cp = (long)swa__utf8_get((const unsigned char *)r->p, (size_t)(r->end - r->p), &k);
             if (cp >= 0x110000) return swa__js_re_fail(r, "a byte that is not UTF-8");
             r->p += k;
         }
+        if (in_range && cp < prev) return swa__js_re_fail(r, "a class range whose end comes before its start");
         if (cp < 0x20 || cp == '"' || cp == '\\') {
-            if (!neg) return swa__js_re_fail(r, "a quote, backslash or control character in a class");
+            if (!neg || in_range) return swa__js_re_fail(r, "a quote, backslash or control character in a class (or a range to one)");
+            prev = -1;
             continue;                        /* excluded already */
         }
         swa__js_class_char(r->b, (uint32_t)cp);
+        prev = in_range ? -1 : cp;
+        in_range = 0;
     }
     if (r->p >= r->end) return swa__js_re_fail(r, "a class without its ']'");
     r->p++;
@@ -16811,6 +17485,9 @@ SWADEF swa_status swa_tool_call_grammar(const swa_chat_parse_config *cfg, const 
 
 /* ==== sampler ==== */
 #ifndef SWA_NO_SAMPLER
+#if !defined(SWA_NO_GRAMMAR) && !defined(SWA_NO_TOKENIZER)
+#define SWA__SAMPLER_GRAMMAR   /* constrained sampling needs both */
+#endif
 
 typedef struct swa__ranked {      /* a token with a sort key, for qsort without globals */
     float key;
@@ -16835,6 +17512,9 @@ struct swa_sampler {
     float *bias;               /* [n_vocab] added to the logits; NULL until a bias is set */
     float *prob;               /* [n_vocab] */
     swa__ranked *cand;         /* [n_vocab] candidates (logit, id), best first when filtered */
+#ifdef SWA__SAMPLER_GRAMMAR
+    swa__gsamp *gram;          /* NULL without a grammar */
+#endif
 };
 
 static uint64_t swa__splitmix64(uint64_t x)
@@ -16858,6 +17538,15 @@ SWADEF void swa_sampler_reset(swa_sampler *s)
     s->rng = swa__splitmix64(s->cfg.seed) | 1;   /* xorshift state must not be 0 */
     s->n_history = 0;
     s->history_next = 0;
+#ifdef SWA__SAMPLER_GRAMMAR
+    if (s->gram) swa__gsamp_reset(s->gram);
+#endif
+}
+
+SWADEF void swa_sampler_reseed(swa_sampler *s, uint64_t seed)
+{
+    s->cfg.seed = seed;
+    s->rng = swa__splitmix64(seed) | 1;
 }
 
 SWADEF swa_sampler_config swa_sampler_config_default(void)
@@ -16916,12 +17605,96 @@ SWADEF void swa_sampler_free(swa_sampler *s)
     SWA_FREE(s->bias);
     SWA_FREE(s->prob);
     SWA_FREE(s->cand);
+#ifdef SWA__SAMPLER_GRAMMAR
+    swa__gsamp_free(s->gram);
+#endif
     SWA_FREE(s);
 }
+
+SWADEF swa_status swa_sampler_copy(const swa_sampler *s, swa_sampler **out, swa_error *err)
+{
+    swa_sampler *c;
+    swa_status st;
+    if (!s || !out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_copy: s or out is NULL");
+    if ((st = swa_sampler_create(&s->cfg, s->n_vocab, &c, err))) return st;
+    c->rng = s->rng;
+    memcpy(c->history, s->history, (size_t)s->cfg.repeat_last_n * sizeof *s->history);
+    c->n_history = s->n_history;
+    c->history_next = s->history_next;
+#ifdef SWA__SAMPLER_GRAMMAR
+    if (s->gram && (st = swa__gsamp_copy(s->gram, &c->gram, err))) {
+        swa_sampler_free(c);
+        return st;
+    }
+#endif
+    *out = c;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_sampler_status(const swa_sampler *s, swa_error *err)
+{
+#ifdef SWA__SAMPLER_GRAMMAR
+    if (s && s->gram && s->gram->error.code != SWA_OK) {
+        if (err) *err = s->gram->error;
+        return s->gram->error.code;
+    }
+#else
+    (void)s;
+#endif
+    swa__ok(err);
+    return SWA_OK;
+}
+
+#ifdef SWA__SAMPLER_GRAMMAR
+SWADEF swa_status swa_sampler_set_grammar(swa_sampler *s, const swa_grammar *g, const swa_vocab *v, swa_error *err)
+{
+    swa__gsamp *gs = NULL;
+    swa_status st;
+    if (!s || (g && !v)) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_set_grammar: s or v is NULL");
+    if (g && swa_vocab_size(v) != s->n_vocab)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_set_grammar: the vocabulary has %d tokens, the "
+                         "sampler %d", (int)swa_vocab_size(v), (int)s->n_vocab);
+    if (g && (st = swa__gsamp_create(g, v, &gs, err))) return st;
+    swa__gsamp_free(s->gram);
+    s->gram = gs;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* What the sampler returns when the grammar lets nothing follow. */
+static int32_t swa__sampler_stop(const swa_sampler *s)
+{
+    int32_t eos = swa_vocab_eos(s->gram->vocab);
+    return eos >= 0 || s->gram->voc.n_eog == 0 ? eos : s->gram->voc.eog[0];
+}
+
+/* The grammar's filter: disallowed tokens to -inf. 1 when nothing is allowed. */
+static int swa__sampler_filter(swa_sampler *s)
+{
+    int32_t i;
+    if (swa__gsamp_allowed(s->gram)) return 1;
+    for (i = 0; i < s->n_vocab; i++)
+        if (!(s->gram->bits[i >> 5] >> (i & 31) & 1)) s->work[i] = -INFINITY;
+    return 0;
+}
+
+/* A choice the filter did not allow (every allowed token had a logit of -inf): the first allowed. */
+static int32_t swa__sampler_allowed(const swa_sampler *s, int32_t id)
+{
+    int32_t i;
+    if (swa__gsamp_has(s->gram, id)) return id;
+    for (i = 0; i < s->n_vocab; i++) if (swa__gsamp_has(s->gram, i)) return i;
+    return id;
+}
+#endif
 
 SWADEF void swa_sampler_accept(swa_sampler *s, int32_t token)
 {
     if (token < 0 || token >= s->n_vocab) return;   /* not ours: nothing to penalise */
+#ifdef SWA__SAMPLER_GRAMMAR
+    if (s->gram) swa__gsamp_accept(s->gram, token);
+#endif
     s->history[s->history_next] = token;
     s->history_next = (s->history_next + 1) % s->cfg.repeat_last_n;
     if (s->n_history < s->cfg.repeat_last_n) s->n_history++;
@@ -17014,11 +17787,27 @@ static int32_t swa__candidates(swa_sampler *s)
 }
 
 /* The choice, before it is remembered. */
+static int32_t swa__sampler_draw(swa_sampler *s, const float *logits);
 static int32_t swa__sampler_choose(swa_sampler *s, const float *logits)
 {
-    int32_t n, i, kept;
+#ifdef SWA__SAMPLER_GRAMMAR
+    if (s->gram) {
+        int32_t i;
+        for (i = 0; i < s->n_vocab; i++) s->work[i] = logits[i] == logits[i] ? logits[i] : -INFINITY;
+        if (swa__sampler_filter(s)) return swa__sampler_stop(s);
+        return swa__sampler_allowed(s, swa__sampler_draw(s, NULL));
+    }
+#endif
+    return swa__sampler_draw(s, logits);
+}
+
+/* The choice from logits, or (logits NULL) from s->work already filled. */
+static int32_t swa__sampler_draw(swa_sampler *s, const float *logits)
+{
+    int32_t n, i, kept, last;
     float max = -INFINITY, sum = 0.0f, cum, u;
-    for (i = 0; i < s->n_vocab; i++) s->work[i] = logits[i] == logits[i] ? logits[i] : -INFINITY;   /* NaN: never */
+    if (logits)
+        for (i = 0; i < s->n_vocab; i++) s->work[i] = logits[i] == logits[i] ? logits[i] : -INFINITY;   /* NaN: never */
     if (s->bias) for (i = 0; i < s->n_vocab; i++) s->work[i] += s->bias[i];
     swa__apply_penalty(s);
     if (s->cfg.temperature <= 0.0f) return swa_argmax(s->work, s->n_vocab);
@@ -17036,10 +17825,12 @@ static int32_t swa__sampler_choose(swa_sampler *s, const float *logits)
     for (sum = 0.0f, i = 0; i < kept; i++)
         sum += (s->prob[i] = expf((s->cand[i].key - max) / s->cfg.temperature));
     u = swa_sampler_uniform(s) * sum;
-    for (i = 0; i < kept - 1; i++) {
+    for (i = 0, last = 0; i < kept - 1; i++) {
+        if (s->prob[i] > 0.0f) last = i;
         u -= s->prob[i];
         if (u < 0.0f) break;
     }
+    if (i == kept - 1 && !(s->prob[i] > 0.0f)) i = last;   /* rounding left u over: the last possible */
     return s->cand[i].id;
 }
 SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
@@ -17048,6 +17839,7 @@ SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
     swa_sampler_accept(s, id);
     return id;
 }
+#undef SWA__SAMPLER_GRAMMAR
 #endif /* SWA_NO_SAMPLER */
 
 

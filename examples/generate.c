@@ -59,6 +59,10 @@ typedef struct options {
     char *text;                   /* the prompt: -p, or the bytes of the -f file (NUL-terminated) */
     size_t text_len;
     char *state;                  /* --load-state, read whole */
+    const char *grammar, *grammar_file;   /* --grammar TEXT, --grammar-file FILE */
+    const char *json_schema, *json_schema_file;   /* -j/--json-schema TEXT, --json-schema-file FILE */
+    char *grammar_text;           /* either one's text, read whole */
+    size_t grammar_len;
     size_t state_size;
     long n_predict;               /* -1: until end-of-sequence */
     long parallel;                /* --parallel N; 0: one sequence, printed as it streams */
@@ -129,6 +133,16 @@ static void usage(FILE *f)
         "  --presence-penalty P subtract P from each recent token's logit once (-2..2; 0 = off)\n"
         "  --frequency-penalty F subtract F per occurrence among the recent tokens (-2..2; 0 = off)\n"
         "  --logit-bias ID+B    add B (or ID-B: subtract) to token ID's logit; ID-inf bans it (repeatable)\n"
+        );
+    fprintf(f,   /* two pieces: C99 promises string literals of 4095 bytes only */
+        "  --grammar TEXT       constrain the output to a GBNF grammar (llama.cpp's syntax, rule root;\n"
+        "                       docs/grammar.md): only tokens that can continue it are sampled, and\n"
+        "                       generation ends where it is complete. Not with -i or --ids; the\n"
+        "                       repetition penalty then does not count the prompt's tokens\n"
+        "  --grammar-file FILE  the same, the grammar read from FILE\n"
+        "  -j, --json-schema TEXT  the same, the grammar of a JSON Schema (llama.cpp's conversion;\n"
+        "                       docs/grammar.md): the output is JSON the schema describes\n"
+        "  --json-schema-file FILE  the same, the schema read from FILE\n"
         "  -t N                 threads, 0..256 (default 0: every online CPU)\n"
         "  -w N                 sliding window for every layer (default: the model's)\n"
         "  -c N                 cache size for layers without a window (default min(trained, 4096))\n"
@@ -237,6 +251,10 @@ static int parse_flag(options *o, const char *a, const char *val)
         o->chat_template = val;
     }
     else if (!strcmp(a, "--save-state")) o->save_state = val;
+    else if (!strcmp(a, "--grammar")) o->grammar = val;
+    else if (!strcmp(a, "--grammar-file")) o->grammar_file = val;
+    else if (!strcmp(a, "-j") || !strcmp(a, "--json-schema")) o->json_schema = val;
+    else if (!strcmp(a, "--json-schema-file")) o->json_schema_file = val;
     else if (!strcmp(a, "--load-state")) o->load_state = val;
     else if (!strcmp(a, "-n")) return parse_long(a, val, -1, LONG_MAX, &o->n_predict);
     else if (!strcmp(a, "-s")) {
@@ -357,6 +375,10 @@ static int parse_args(int argc, char **argv, options *o)
         return usage_error("--chat-template, --chat-template-file and --system need -i"), EXIT_USAGE;
     if (!!o->chat_template + !!o->chat_template_file > 1) return usage_error("give one of --chat-template and --chat-template-file"), EXIT_USAGE;
     if (o->chat_template_file && o->no_jinja) return usage_error("--chat-template-file is a Jinja template: not with --no-jinja"), EXIT_USAGE;
+    if (!!o->grammar + !!o->grammar_file + !!o->json_schema + !!o->json_schema_file > 1)
+        return usage_error("give one of --grammar, --grammar-file, --json-schema and --json-schema-file"), EXIT_USAGE;
+    if ((o->grammar || o->grammar_file || o->json_schema || o->json_schema_file) && (o->chat || o->ids))
+        return usage_error("--grammar and --json-schema constrain a story: not with %s", o->chat ? "-i" : "--ids"), EXIT_USAGE;
     if (o->chat && (o->save_state || o->load_state))
         return usage_error("--save-state and --load-state are for stories, not -i"), EXIT_USAGE;
     if (o->parallel && !parallel_fits(o)) return EXIT_USAGE;
@@ -748,6 +770,7 @@ typedef struct session {
     swa_ctx *ctx;
     const swa_vocab *vocab;       /* NULL: print ids */
     swa_sampler *sampler;
+    swa_grammar *grammar;         /* --grammar: the sampler's (and each --parallel branch's) */
     FILE *dump;
     float *rows;                  /* [n_batch][n_vocab] for --dump-logits */
     size_t n_vocab;
@@ -784,7 +807,7 @@ static swa_status eval_tokens(session *s, const int32_t *tok, size_t n, int seen
         if (st != SWA_OK) break;
     }
     if (*done > n) *done = n;
-    for (i = 0; seen && i < *done; i++) swa_sampler_accept(s->sampler, tok[i]);
+    for (i = 0; seen && !s->grammar && i < *done; i++) swa_sampler_accept(s->sampler, tok[i]);   /* the grammar is the reply's */
     return st;
 }
 
@@ -881,6 +904,8 @@ static int generate(session *s, long n_predict, int *ended)
 }
 
 /* --parallel: one continuation of the prompt, in sequence `seq` of the context. */
+static int attach_grammar(const options *o, swa_sampler *sampler, const swa_vocab *v, swa_grammar **g);
+
 typedef struct branch {
     swa_sampler *sampler;         /* seeded with the seed + seq */
     swa_decoder dec;
@@ -958,7 +983,8 @@ static int generate_parallel(session *s, const int32_t *prompt, size_t n_prompt,
             fprintf(stderr, "swa-generate: %s\n", err.msg);
             goto out;
         }
-        for (k = 0; k < n_prompt; k++) swa_sampler_accept(br[i].sampler, prompt[k]);
+        if (s->grammar && !attach_grammar(s->o, br[i].sampler, s->vocab, &s->grammar)) goto out;
+        for (k = 0; !s->grammar && k < n_prompt; k++) swa_sampler_accept(br[i].sampler, prompt[k]);
         swa_decoder_init(&br[i].dec, s->vocab);
         br[i].dec.at_start = 0;   /* after the prompt: keep every space */
         br[i].logits = first;
@@ -1413,6 +1439,8 @@ static int run(session *s)
 /* The prompt (-p, or -f read whole) and a saved state, read and checked before the model is
    loaded. A NUL byte in the file is passed to the tokenizer as swa-tokenize passes it; a chat
    message is text, so a chat refuses it, naming its offset. */
+static int schema_grammar(options *o);
+
 static int read_inputs(options *o)
 {
     if (o->prompt_file) {
@@ -1427,6 +1455,49 @@ static int read_inputs(options *o)
         memcpy(o->text, o->prompt, o->text_len + 1);
     }
     if (o->load_state && !(o->state = read_state(o->load_state, &o->state_size))) return 0;
+    if (o->grammar_file && !(o->grammar_text = read_file_bytes(o->grammar_file, &o->grammar_len))) return 0;
+    if ((o->json_schema || o->json_schema_file) && !schema_grammar(o)) return 0;
+    if (o->grammar) {
+        o->grammar_len = strlen(o->grammar);
+        if (!(o->grammar_text = (char *)malloc(o->grammar_len + 1))) return 0;
+        memcpy(o->grammar_text, o->grammar, o->grammar_len + 1);
+    }
+    return 1;
+}
+
+/* The grammar of --json-schema or --json-schema-file into o->grammar_text; 0 after saying why not. */
+static int schema_grammar(options *o)
+{
+    const char *what = o->json_schema_file ? o->json_schema_file : "--json-schema";
+    char *schema = (char *)o->json_schema;
+    size_t len = schema ? strlen(schema) : 0;
+    swa_error err;
+    if (o->json_schema_file && !(schema = read_file_bytes(o->json_schema_file, &len))) return 0;
+    if (swa_json_schema_to_grammar(schema, len, &o->grammar_text, &err) != SWA_OK) {
+        fprintf(stderr, PROG ": %s: %s\n", what, err.msg);
+        o->grammar_text = NULL;
+    } else {
+        o->grammar_len = strlen(o->grammar_text);
+        o->grammar_file = what;                   /* names the grammar in later messages */
+    }
+    if (o->json_schema_file) free(schema);
+    return o->grammar_text != NULL;
+}
+
+/* The grammar of --grammar or --grammar-file, parsed and attached to sampler; 0 after saying
+   why not (with the line and column of a grammar's error). */
+static int attach_grammar(const options *o, swa_sampler *sampler, const swa_vocab *v, swa_grammar **g)
+{
+    swa_error err;
+    if (!o->grammar_text) return 1;
+    if (!*g && swa_grammar_parse(o->grammar_text, o->grammar_len, NULL, g, &err) != SWA_OK) {
+        fprintf(stderr, PROG ": %s: %s\n", o->grammar_file ? o->grammar_file : "--grammar", err.msg);
+        return 0;
+    }
+    if (swa_sampler_set_grammar(sampler, *g, v, &err) != SWA_OK) {
+        fprintf(stderr, PROG ": %s\n", err.msg);
+        return 0;
+    }
     return 1;
 }
 
@@ -1529,6 +1600,7 @@ int main(int argc, char **argv)
         goto done;
     }
     if (o.ids) s.vocab = NULL;
+    if (!attach_grammar(&o, s.sampler, s.vocab, &s.grammar)) goto done;
     if (o.chat && !s.vocab) { fprintf(stderr, PROG ": --chat needs a vocabulary\n"); goto done; }
     s.eot = -1;
     if (o.chat && !choose_template(&s, model, &o)) goto done;
@@ -1543,6 +1615,10 @@ int main(int argc, char **argv)
         s.dump = dump.f;
     }
     rc = run(&s) ? 0 : 1;
+    if (rc == 0 && swa_sampler_status(s.sampler, &err) != SWA_OK) {   /* the grammar stopped generation */
+        fprintf(stderr, "\n" PROG ": %s\n", err.msg);
+        rc = 1;
+    }
     if (stdout_errno == 0 && flush_checked(stdout, "standard output")) stdout_errno = EIO;
     if (stdout_errno && !(stdout_errno == EINTR && interrupted())) {
         fprintf(stderr, "\n" PROG ": cannot write to standard output: %s\n", strerror(stdout_errno));
@@ -1579,6 +1655,8 @@ done:
     free(o.state);
     swa_jinja_free(s.jinja);
     swa_sampler_free(s.sampler);
+    swa_grammar_free(s.grammar);
+    free(o.grammar_text);
     swa_ctx_free(s.ctx);
     swa_model_free(model);
     return rc;

@@ -2,8 +2,10 @@
    llama.cpp's own schema cases (tests/data/schema/llamacpp.txt: texts its grammars must and must
    not match, and the schemas it refuses), Python jsonschema's verdicts on texts drawn from ten
    schemas and mutated (tests/data/schema/reference.txt, see tools/reference/schema_reference.py),
-   integer bounds against plain arithmetic, and hostile schemas that must fail fast with a
-   message naming what is wrong. */
+   integer bounds against plain arithmetic, hostile schemas that must fail fast with a message
+   naming what is wrong, and texts sampled under a schema's grammar from the shipped model, each
+   parsed as JSON and checked against the schema's constraints by code written for each. */
+#define SWA_INTERNALS      /* swa__json_parse, to read what the sampler wrote */
 #include "swa.h"
 #include <setjmp.h>
 #include <stdarg.h>
@@ -323,6 +325,142 @@ static void test_json_text(void **state)
     swa_grammar_free(g);
 }
 
+/* ---- sampling under a schema's grammar ---- */
+
+static const char *const sample_schemas[] = {
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":12},"
+    "\"age\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":120},\"pet\":{\"enum\":[\"cat\",\"dog\",null]}},"
+    "\"required\":[\"name\",\"age\"]}",
+    "{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"minimum\":-5,\"maximum\":5},\"minItems\":1,\"maxItems\":4}",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"pattern\":\"^[A-Z]{2}-[0-9]{3}$\"},"
+    "\"ok\":{\"type\":\"boolean\"},\"tags\":{\"type\":\"array\",\"items\":{\"enum\":[\"a\",\"b\"]},\"maxItems\":3}},"
+    "\"required\":[\"id\",\"ok\"]}",
+};
+
+static size_t utf8_chars(const char *s, size_t n)
+{
+    size_t i, c = 0;
+    for (i = 0; i < n; i++) c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+static int is_str(const swa__json *j, const char *s)
+{
+    return j->kind == SWA__JSON_STRING && j->len == strlen(s) && !memcmp(j->str, s, j->len);
+}
+
+static int is_key(const swa__json *m, const char *key) { return m->key_len == strlen(key) && !memcmp(m->key, key, m->key_len); }
+
+/* Schema 0: name (1 to 12 characters), age (0..120), then pet ("cat", "dog" or null) or nothing. */
+static int check_person(const swa__json *v)
+{
+    size_t len;
+    if (v->kind != SWA__JSON_OBJECT || v->n < 2 || v->n > 3 || !is_key(&v->items[0], "name") || !is_key(&v->items[1], "age"))
+        return 0;
+    len = utf8_chars(v->items[0].str, v->items[0].len);
+    if (v->items[0].kind != SWA__JSON_STRING || len < 1 || len > 12) return 0;
+    if (v->items[1].kind != SWA__JSON_INT || v->items[1].i < 0 || v->items[1].i > 120) return 0;
+    return v->n == 2 || (is_key(&v->items[2], "pet") && (v->items[2].kind == SWA__JSON_NULL ||
+                                                         is_str(&v->items[2], "cat") || is_str(&v->items[2], "dog")));
+}
+
+/* Schema 1: 1 to 4 integers from -5 to 5. */
+static int check_ints(const swa__json *v)
+{
+    size_t i;
+    if (v->kind != SWA__JSON_ARRAY || v->n < 1 || v->n > 4) return 0;
+    for (i = 0; i < v->n; i++)
+        if (v->items[i].kind != SWA__JSON_INT || v->items[i].i < -5 || v->items[i].i > 5) return 0;
+    return 1;
+}
+
+/* Schema 2: id (two capitals, '-', three digits), ok (a boolean), then tags (up to 3 of a, b) or nothing. */
+static int check_tagged(const swa__json *v)
+{
+    const swa__json *id, *tags;
+    size_t i;
+    if (v->kind != SWA__JSON_OBJECT || v->n < 2 || v->n > 3 || !is_key(&v->items[0], "id") || !is_key(&v->items[1], "ok"))
+        return 0;
+    id = &v->items[0];
+    if (id->kind != SWA__JSON_STRING || id->len != 6 || id->str[2] != '-') return 0;
+    for (i = 0; i < 6; i++)
+        if (i != 2 && !(i < 2 ? id->str[i] >= 'A' && id->str[i] <= 'Z' : id->str[i] >= '0' && id->str[i] <= '9')) return 0;
+    if (v->items[1].kind != SWA__JSON_TRUE && v->items[1].kind != SWA__JSON_FALSE) return 0;
+    if (v->n == 2) return 1;
+    tags = &v->items[2];
+    if (!is_key(tags, "tags") || tags->kind != SWA__JSON_ARRAY || tags->n > 3) return 0;
+    for (i = 0; i < tags->n; i++)
+        if (!is_str(&tags->items[i], "a") && !is_str(&tags->items[i], "b")) return 0;
+    return 1;
+}
+
+/* One text sampled from the prompt by s (its grammar attached), with a fresh sequence and seed. */
+static size_t sample_text(swa_ctx *ctx, swa_sampler *s, const swa_vocab *v, uint64_t seed, char *out, size_t cap)
+{
+    swa_error err;
+    int32_t tok[32];
+    const float *logits;
+    size_t n_tok, len = 0;
+    int i;
+    swa_sampler_reseed(s, seed);
+    swa_sampler_reset(s);
+    if (swa_seq_reset(ctx, 0, &err) || swa_tokenize(v, "Once upon a time", 16, SWA_TOKENIZE_ADD_BOS, tok, 32, &n_tok, &err))
+        fail_msg("%s", err.msg);
+    for (i = 0; i < 400; i++, n_tok = 1) {
+        if (swa_ctx_eval(ctx, tok, n_tok, &logits, &err)) fail_msg("%s", err.msg);
+        tok[0] = swa_sampler_sample(s, logits);
+        if (tok[0] == swa_vocab_eos(v)) break;
+        len += swa_token_to_text(v, tok[0], out + len, cap - 1 - len);
+        assert_true(len < cap - 1);
+    }
+    if (swa_sampler_status(s, &err) != SWA_OK) fail_msg("seed %llu: %s", (unsigned long long)seed, err.msg);
+    assert_true(i < 400);                       /* the grammar ended it: the schemas are bounded */
+    out[len] = '\0';
+    return len;
+}
+
+static void test_sampling(void **state)
+{
+    static int (*const checks[])(const swa__json *) = {check_person, check_ints, check_tagged};
+    const char *path = "examples/models/swa-stories.gguf";
+    swa_sampler_config sc = swa_sampler_config_default();
+    swa_ctx_config ccfg;
+    swa_ctx *ctx = NULL;
+    swa_model *m = NULL;
+    const swa_vocab *v;
+    swa_error err;
+    size_t k;
+    char text[4096];
+    uint64_t seed;
+    (void)state;
+    if (swa_model_load(path, &m, &err) || swa_model_vocab(m, &v, &err)) fail_msg("%s: %s", path, err.msg);
+    sc.temperature = 1.0f;                      /* every token the grammar allows may be drawn */
+    sc.top_k = 0;
+    sc.top_p = 1.0f;
+    sc.min_p = 0.0f;
+    ccfg = swa_ctx_config_default(m);
+    ccfg.n_ctx = 512;
+    if (swa_ctx_create(m, &ccfg, &ctx, &err)) fail_msg("%s", err.msg);
+    for (k = 0; k < sizeof sample_schemas / sizeof sample_schemas[0]; k++) {
+        swa_grammar *g = grammar_of(sample_schemas[k]);
+        swa_sampler *s = NULL;
+        if (swa_sampler_create(&sc, swa_vocab_size(v), &s, &err) || swa_sampler_set_grammar(s, g, v, &err)) fail_msg("%s", err.msg);
+        for (seed = 1; seed <= 50; seed++) {
+            size_t len = sample_text(ctx, s, v, seed, text, sizeof text);
+            swa__json *doc = NULL;
+            if (!matches(g, text, len)) fail_msg("schema %zu, seed %llu: the grammar refuses what it sampled: %s", k,
+                                                 (unsigned long long)seed, text);
+            if (swa__json_parse(text, len, &doc, &err)) fail_msg("schema %zu, seed %llu: %s: %s", k, (unsigned long long)seed, err.msg, text);
+            if (!checks[k](doc)) fail_msg("schema %zu, seed %llu: outside the schema: %s", k, (unsigned long long)seed, text);
+            free(doc);
+        }
+        swa_sampler_free(s);
+        swa_grammar_free(g);
+    }
+    swa_ctx_free(ctx);
+    swa_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_json_text),
+        cmocka_unit_test(test_sampling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
