@@ -933,8 +933,9 @@ typedef struct swa_chat_parser swa_chat_parser;
 /* SWA_ERR_INVALID_ARG for a format out of range; SWA_ERR_FORMAT when tools is not a JSON array
    of {"type": "function", "function": {"name": ...}} objects. Free with swa_chat_parser_free. */
 SWADEF swa_status swa_chat_parser_create(const swa_chat_parse_config *cfg, swa_chat_parser **out, swa_error *err);
-/* Read len more bytes; delta (optional) receives what became certain. SWA_ERR_NOMEM leaves the
-   parser as it was; SWA_ERR_INVALID_ARG after finish. */
+/* Read len more bytes; delta (optional) receives what became certain since the last delta given
+   (without one, that waits for the next). SWA_ERR_NOMEM leaves the parser as it was;
+   SWA_ERR_INVALID_ARG after finish. */
 SWADEF swa_status swa_chat_parser_feed(swa_chat_parser *p, const char *text, size_t len, swa_chat_msg *delta,
                                        swa_error *err);
 /* The end of the text: what was held back is decided (a call still open is content). */
@@ -17232,18 +17233,17 @@ static const char *swa__tc_text(swa__buf *b)
     return b->p;
 }
 
-/* What came since the last delta. */
+/* What came since the last delta given (without d, it waits for the next). */
 static void swa__tc_delta(swa_chat_parser *p, swa_chat_msg *d)
 {
-    if (d) {
-        d->content = swa__tc_text(&p->content) + p->mark_content;
-        d->content_len = p->content.n - p->mark_content;
-        d->reasoning = swa__tc_text(&p->reasoning) + p->mark_reasoning;
-        d->reasoning_len = p->reasoning.n - p->mark_reasoning;
-        d->calls = p->calls ? p->calls + p->mark_calls : NULL;
-        d->n_calls = p->st.n_calls - p->mark_calls;
-        d->first_call = p->mark_calls;
-    }
+    if (!d) return;
+    d->content = swa__tc_text(&p->content) + p->mark_content;
+    d->content_len = p->content.n - p->mark_content;
+    d->reasoning = swa__tc_text(&p->reasoning) + p->mark_reasoning;
+    d->reasoning_len = p->reasoning.n - p->mark_reasoning;
+    d->calls = p->calls ? p->calls + p->mark_calls : NULL;
+    d->n_calls = p->st.n_calls - p->mark_calls;
+    d->first_call = p->mark_calls;
     p->mark_content = p->content.n;
     p->mark_reasoning = p->reasoning.n;
     p->mark_calls = p->st.n_calls;

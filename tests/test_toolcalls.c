@@ -307,6 +307,10 @@ static void test_held_back(void **state)
     assert_int_equal(d.reasoning_len, 9);
     assert_memory_equal(d.reasoning, "\nstep two", 9);
     assert_int_equal(d.content_len, 3);
+    assert_int_equal(swa_chat_parser_feed(p, " and no", 7, NULL, NULL), SWA_OK);   /* no delta asked: it waits */
+    assert_int_equal(swa_chat_parser_finish(p, &d, NULL), SWA_OK);
+    assert_int_equal(d.content_len, 7);
+    assert_memory_equal(d.content, " and no", 7);
     swa_chat_parser_free(p);
 #undef FEED
 }
