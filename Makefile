@@ -298,8 +298,8 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lm -lpthread
 # The runs are targets of their own, so that make's jobs run them side by side.
 FUZZ_BPE_VOCAB := ../shared/testdata/ggml-vocab-llama-bpe.gguf
-.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server fuzz-schema
-fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server fuzz-schema
+.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server fuzz-schema fuzz-toolcalls
+fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server fuzz-schema fuzz-toolcalls
 fuzz-seeds: $(BUILD)/swa-mkmodel
 	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-spm build/fuzz/seeds-bpe build/fuzz/seeds-chat build/fuzz/seeds-state
 	$(BUILD)/swa-mkmodel --shape custom --layers 2 --dim 32 --heads 2 --kv-heads 1 --ff 32 --vocab 260 --ctx 64 \
@@ -329,6 +329,17 @@ fuzz-jinja: build/fuzz/fuzz_jinja
 fuzz-state: build/fuzz/fuzz_state fuzz-seeds
 	cd build/fuzz && SWA_FUZZ_MODEL=state-model.gguf SWA_FUZZ_SEEDS=seeds-state \
 	  ./fuzz_state -max_total_time=$(FUZZ_SECONDS) -max_len=65536 seeds-state
+# a model's answers read for tool calls and reasoning: whole and streamed, in every format
+fuzz-toolcalls: build/fuzz/fuzz_toolcalls
+	@mkdir -p build/fuzz/seeds-toolcalls
+	printf '<think>\nx\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"location": "Paris"}}\n</tool_call>' \
+	  > build/fuzz/seeds-toolcalls/hermes
+	printf '[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"location": "Paris"}' > build/fuzz/seeds-toolcalls/mistral
+	printf '<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"location":"Paris"}<|call|>' \
+	  > build/fuzz/seeds-toolcalls/gpt-oss
+	printf 'all\nhi>>>get_weather\n{"location": "Paris"}' > build/fuzz/seeds-toolcalls/functionary
+	printf '{"tool_calls": [{"name": "python", "arguments": {"code": "1"}, "id": "c"}]}' > build/fuzz/seeds-toolcalls/generic
+	cd build/fuzz && ./fuzz_toolcalls -max_total_time=$(FUZZ_SECONDS) -max_len=2048 seeds-toolcalls
 # JSON Schema to GBNF, and the grammar parser over what it writes
 fuzz-schema: build/fuzz/fuzz_schema fuzz-seeds
 	cd build/fuzz && ./fuzz_schema -max_total_time=$(FUZZ_SECONDS) -max_len=4096 seeds-schema

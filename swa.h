@@ -152,6 +152,12 @@ CHAT TEMPLATES
     swa_chat_format writes a conversation in that family's format: the fallback for a template
     the engine refuses. See the sections' comments and docs/chat.md.
 
+TOOL CALLS AND REASONING
+    swa_chat_parse reads a model's answer into content, reasoning and tool calls, in the syntax
+    its template's markers name (Hermes/Qwen, Mistral, Llama 3, gpt-oss, Command R7B, DeepSeek,
+    Functionary, Firefunction, or a generic JSON form); swa_chat_parser_feed does it as tokens
+    arrive, never showing what may be part of a marker. swa_tool_call_grammar forces a call.
+
 ERRORS
     Every fallible call returns swa_status (SWA_OK = 0, errors are negative; swa_status_str names
     them) and fills the optional swa_error with the code and a message naming what failed, e.g.
@@ -16372,9 +16378,9 @@ static int swa__tc_json_span(const char *s, size_t n, size_t i, int final, size_
     i = swa__tc_ws(s, n, i);
     *b = i;
     if (i >= n) return final ? SWA__TC_BAD : SWA__TC_NEED;
-    if (!strchr("{[\"-0123456789tfn", s[i])) return SWA__TC_BAD;
+    if (!s[i] || !strchr("{[\"-0123456789tfn", s[i])) return SWA__TC_BAD;
     if (s[i] != '{' && s[i] != '[' && s[i] != '"') {          /* a number or a word */
-        while (i < n && (strchr("+-.eE", s[i]) || (s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z'))) i++;
+        while (i < n && ((s[i] && strchr("+-.E", s[i])) || (s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z'))) i++;
         if (i == n && !final) return SWA__TC_NEED;
         *e = i;
         return SWA__TC_OK;

@@ -491,10 +491,23 @@ static void test_fields_refused(void **state)
 {
     (void)state;
     NEED_SERVER();
-    expect_status(&main_srv, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[]}",
-                  "400", "\"param\":\"tools\"");
     expect_status(&main_srv, "", "/v1/chat/completions",
-                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tool_choice\":\"auto\"}", "400", "\"param\":\"tool_choice\"");
+                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":\"retrieval\"}]}", "400",
+                  "\"param\":\"tools\"");
+    expect_status(&main_srv, "", "/v1/chat/completions",
+                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tool_choice\":\"required\"}", "400",
+                  "\"param\":\"tool_choice\"");
+    expect_status(&main_srv, "", "/v1/chat/completions",
+                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"reasoning_format\":\"loud\"}", "400",
+                  "\"param\":\"reasoning_format\"");
+    expect_status(&main_srv, "", "/v1/chat/completions",   /* the stories model has no Jinja template to take them */
+                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"chat_template_kwargs\":{\"a\":1}}", "400",
+                  "\"param\":\"chat_template_kwargs\"");
+    expect_status(&main_srv, "", "/v1/chat/completions",
+                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"functions\":[]}", "400", "\"param\":\"functions\"");
+    expect_status(&main_srv, "", "/v1/chat/completions",
+                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"tool\",\"tool_call_id\":\"a\",\"content\":\"1\"}],"
+                  "\"max_tokens\":2}", "200", NULL);
     expect_status(&main_srv, "", "/v1/chat/completions",
                   "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":\"json_object\"}}", "400",
                   "\"param\":\"response_format\"");
