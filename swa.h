@@ -85,10 +85,10 @@ CONFIGURATION (define before the implementation include)
     SWA_NO_TOKENIZER   compile the tokenizer out: swa_vocab_load fails with SWA_ERR_UNSUPPORTED,
                        a model has no vocabulary, and the tokenize/decode calls are not declared
     SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
-    SWA_NO_GRAMMAR     compile the GBNF grammars out: the swa_grammar_* calls,
-                       swa_sampler_set_grammar and the JSON Schema converter are not declared
     SWA_NO_JINJA       compile the Jinja engine out: the swa_jinja_* calls are not declared, and
                        chat templates are the families of swa_chat_template_detect only
+    SWA_NO_GRAMMAR     compile the GBNF grammars out: the swa_grammar_* calls,
+                       swa_sampler_set_grammar and the JSON Schema converter are not declared
     SWA_NO_STDIO       no files but the model's: swa_state_save_file and swa_state_load_file are
                        not declared (snapshots still go to and from buffers), and no stdio call
                        touches a file. <stdio.h> stays for snprintf and vsnprintf into error
@@ -197,34 +197,7 @@ REVISION HISTORY
     0.9.0  the header in reader order with a table of contents; swa_sampler_config_default;
            swa_model_load_with the one loader (a caller's buffer in its params too);
            SWA_NO_STDIO; SWA_INTERNALS, a test-only switch, so the implementation builds once.
-    0.8.4  faster AMX batched products (see docs/performance.md).
-    0.8.3  AVX-512 float prompts meet the rows in column chunks that stay in L1; float
-           generation prefetches long rows ahead; AMX Q8_0 batches of 2 to 7 on the
-           gathered-word kernels.
-    0.8.2  AMX Q4_0 products of 1 to 7 tokens, generation included, on gathered-word kernels;
-           generation prefetches into L2, then into L1.
-    0.8.1  AVX-512 float tiles of 4 rows x 6 tokens; larger row blocks for float rows; each
-           type's tile shape in the kernel table.
-    0.8.0  Q4_K, Q5_K and Q6_K prompts and batches on AMX tiles, in orders of their own that
-           the dots keep bit for bit.
-    0.7.2  the AVX2, AVX-VNNI and AVX-512 tile loops prefetch their rows (batches of 2 to 4
-           sequences); AMX Q4_0 dots gather block sums with packs and madds.
-    0.7.1  faster batches of 2 to 8 sequences on AMX (see docs/performance.md).
-    0.7.0  the AMX kernel set: Q8_0 and Q4_0 prompts and batches on AMX tiles, in a residue
-           order the dots keep bit for bit; swa-generate --parallel and --sinks.
-    0.6.0  gemma2, gemma3, phi3, qwen2 and qwen3 through one forward pass, per-layer window
-           patterns, attention sinks; Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL and IQ4_XS; byte-level
-           BPE with every llama.cpp pre-tokenizer; chat templates; sequences batched in one pass,
-           rewind, snapshots, abort and load-progress callbacks, embeddings; Windows.
-    0.5.0  kernels by name from one descriptor per type; AVX-512 VNNI and AVX-VNNI
-           kernels; Q5_K; generation prefetches ahead of its rows.
-    0.4.1  pool shares claimed by whichever thread is free, the caller included;
-           swa_model_load faults the mapping in whole, in file order.
-    0.4.0  Q8_0/Q4_0 kernels 8 blocks at a time, AVX2 and NEON K-quant tiles,
-           mapped files advised to 2 MB pages, prompt rows taken in chunks.
-    0.3.0  AVX2 and NEON kernels, Q4_K and Q6_K, F16 KV cache, element-wise SIMD.
-    0.2.0  tokenizer, streaming decoder, sampler, thread pool.
-    0.1.0  GGUF reader, llama forward pass, per-layer rolling-buffer KV cache.
+    Earlier releases, and every change in detail: CHANGELOG.md.
 */
 #if !defined(__cplusplus) && !defined(_MSC_VER) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
 #error "swa.h needs C99 or later (or C++): compile with -std=c99, -std=c11 or newer"
@@ -791,6 +764,11 @@ typedef struct swa_jinja_chat {
 SWADEF swa_status swa_jinja_apply(const swa_jinja *t, const swa_jinja_chat *chat, char **out, size_t *out_len,
                                   swa_error *err);
 SWADEF void       swa_jinja_text_free(char *text);   /* a rendered text (NULL is fine) */
+/* The model's template rendered for chat, with the vocabulary's BOS and EOS pieces as bos_token
+   and eos_token where chat leaves them NULL. It parses the template each call: to render many
+   times, keep the swa_jinja of swa_jinja_of. */
+SWADEF swa_status swa_model_jinja_apply(const swa_model *m, const swa_jinja_chat *chat, char **out, size_t *out_len,
+                                        swa_error *err);
 #endif /* SWA_NO_JINJA */
 /* ==== grammars ====
    GBNF, the grammar format of llama.cpp (docs/grammar.md): rules `name ::= ...` (names of
@@ -1357,6 +1335,7 @@ SWA__INTERNAL float swa__residue_sum_ref(const float acc[16]);
 #endif
 SWA__INTERNAL swa_status swa__json_parse(const char *text, size_t len, swa__json **root, swa_error *err);
 SWA__INTERNAL const swa__json *swa__json_get(const swa__json *obj, const char *key);
+SWA__INTERNAL int swa__json_is_str(const swa__json *j, const char *s);
 SWA__INTERNAL void swa__buf_json_string(swa__buf *b, const char *s, size_t n, int ensure_ascii);
 #ifndef SWA_NO_JINJA
 SWA__INTERNAL void swa__jinja_set_clock(int64_t seconds);   /* the tests' fixed strftime_now; 0: the real one */
@@ -8995,7 +8974,7 @@ SWA__INTERNAL const swa__json *swa__json_get(const swa__json *obj, const char *k
     return NULL;
 }
 
-SWA__UNUSED static int swa__json_is_str(const swa__json *j, const char *s)
+SWA__INTERNAL int swa__json_is_str(const swa__json *j, const char *s)
 {
     return j && j->kind == SWA__JSON_STRING && j->len == strlen(s) && memcmp(j->str, s, j->len) == 0;
 }
@@ -9813,7 +9792,7 @@ typedef struct swa__jfail {
 } swa__jfail;
 
 #if defined(__GNUC__) || defined(__clang__)
-__attribute__((noreturn, format(printf, 3, 4)))
+__attribute__((noreturn, format(__printf__, 3, 4)))   /* __printf__: SWA_NO_STDIO hosts may poison printf */
 #endif
 static void swa__jthrow(swa__jfail *f, swa_status code, const char *fmt, ...)
 {
@@ -13197,6 +13176,45 @@ SWADEF swa_status swa_jinja_of(const swa_gguf *g, swa_jinja **out, swa_error *er
     v = swa_gguf_kv_value(g, k);
     if (swa_gguf_value_str(&v, &s) != SWA_OK) return swa__fail(err, SWA_ERR_FORMAT, "key tokenizer.chat_template: want a string");
     return swa_jinja_parse(s.ptr, s.len, out, err);
+}
+
+/* A token's piece as a NUL-terminated copy (SWA_FREE); NULL for no token or no memory */
+static char *swa__jpiece(const swa_model *m, int bos)
+{
+#ifndef SWA_NO_TOKENIZER
+    const swa_vocab *v;
+    int32_t id;
+    swa_str s;
+    char *p;
+    if (swa_model_vocab(m, &v, NULL) != SWA_OK || (id = bos ? swa_vocab_bos(v) : swa_vocab_eos(v)) < 0) return NULL;
+    s = swa_vocab_piece(v, id);
+    if (!(p = (char *)swa__calloc(1, s.len + 1))) return NULL;
+    if (s.len) memcpy(p, s.ptr, s.len);
+    return p;
+#else
+    (void)m;
+    (void)bos;
+    return NULL;
+#endif
+}
+
+SWADEF swa_status swa_model_jinja_apply(const swa_model *m, const swa_jinja_chat *chat, char **out, size_t *out_len,
+                                        swa_error *err)
+{
+    swa_jinja *t = NULL;
+    swa_jinja_chat with = *chat;
+    char *bos = NULL, *eos = NULL;
+    swa_status st;
+    if (out) *out = NULL;
+    if (!m || !chat || !out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_jinja_apply: NULL argument");
+    if ((st = swa_jinja_of(swa_model_gguf(m), &t, err)) != SWA_OK) return st;
+    if (!with.bos_token) with.bos_token = bos = swa__jpiece(m, 1);
+    if (!with.eos_token) with.eos_token = eos = swa__jpiece(m, 0);
+    st = swa_jinja_apply(t, &with, out, out_len, err);
+    SWA_FREE(bos);
+    SWA_FREE(eos);
+    swa_jinja_free(t);
+    return st;
 }
 
 #undef swa__jerr

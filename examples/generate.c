@@ -123,7 +123,8 @@ static void usage(FILE *f)
         "                       chat in the Jinja template of this file instead\n"
         "  --system TEXT        a system message before the first turn\n"
         "  --verbose-prompt     print each chat turn's text, as evaluated, to stderr\n"
-        "  -s SEED              sampling seed (default: from the clock, printed)\n"
+        "  -s SEED              sampling seed (default: from the clock, printed)\n");
+    fprintf(f,   /* in two literals: C99 compilers need take only 4095 characters in one */
         "  --temp T             temperature (default 0.8; 0 = greedy)\n"
         "  --top-k N            keep the N most likely tokens (default 40; 0 = off)\n"
         "  --top-p P            nucleus sampling (default 0.95; 1 = off)\n"
@@ -133,8 +134,6 @@ static void usage(FILE *f)
         "  --presence-penalty P subtract P from each recent token's logit once (-2..2; 0 = off)\n"
         "  --frequency-penalty F subtract F per occurrence among the recent tokens (-2..2; 0 = off)\n"
         "  --logit-bias ID+B    add B (or ID-B: subtract) to token ID's logit; ID-inf bans it (repeatable)\n"
-        );
-    fprintf(f,   /* two pieces: C99 promises string literals of 4095 bytes only */
         "  --grammar TEXT       constrain the output to a GBNF grammar (llama.cpp's syntax, rule root;\n"
         "                       docs/grammar.md): only tokens that can continue it are sampled, and\n"
         "                       generation ends where it is complete. Not with -i or --ids; the\n"
@@ -361,8 +360,8 @@ static int parse_args(int argc, char **argv, options *o)
         else if (a[0] != '-' || a[1] == '\0') return usage_error("unexpected argument \"%s\"", a), EXIT_USAGE;
         else if (i + 1 >= argc) {
             if (strstr(" -m -p -f --ids --dump-logits --save-state --load-state -n -s --temp --top-k --top-p --min-p "
-                       "--repeat-penalty --repeat-last-n --presence-penalty --frequency-penalty --logit-bias -t -w -c -b --kv "
-                       "--system --chat-template --chat-template-file --parallel --sinks ", a))
+                       "--repeat-penalty --repeat-last-n --presence-penalty --frequency-penalty --logit-bias -t -w -c -b --kv --system --chat-template --chat-template-file --parallel --sinks "
+                       "--grammar --grammar-file -j --json-schema --json-schema-file ", a))
                 return usage_error("%s needs a value", a), EXIT_USAGE;
             return usage_error("unknown flag %s", a), EXIT_USAGE;
         }

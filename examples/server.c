@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -245,7 +246,6 @@ typedef struct job {
     int n_finished;
     int embed;                 /* EMB_*: an embeddings request (ereq), answered by the scheduler */
     srv_embed_request ereq;
-    swa_grammar *grammar;      /* the request's grammar (a forced tool call), under every choice's sampler */
     struct job *next;          /* the queue */
 } job;
 
@@ -264,7 +264,6 @@ static void job_release(job *j)
         cJSON_Delete(j->ch[i].lp);
     }
     free(j->ch);
-    swa_grammar_free(j->grammar);
     srv_request_free(&j->req);
     srv_embed_free(&j->ereq);
     free(j->out.s);
@@ -1584,11 +1583,6 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
     snprintf(id, sizeof id, "%s-%s", kind == SRV_CHAT ? "chatcmpl" : "cmpl", j->id);
     snprintf(j->id, sizeof j->id, "%.70s", id);
     if (j->req.sampling.seed == (uint64_t)-1) j->req.sampling.seed = (uint64_t)time(NULL) * 2654435761u + (uint64_t)j->created;
-    if (j->req.grammar && swa_grammar_parse(j->req.grammar, strlen(j->req.grammar), NULL, &j->grammar, &e) != SWA_OK) {
-        j->refs = 1;
-        job_release(j);
-        return send_error(c, 400, "invalid_request_error", "tools", "the grammar of the tool call: %s", e.msg);
-    }
     for (i = 0; i < j->n_ch; i++) {
         swa_sampler_config sc = j->req.sampling;
         choice *ch = &j->ch[i];
@@ -1606,8 +1600,13 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
         /* the penalties see the prompt; sampled tokens the sampler records itself */
         if ((sc.repeat_penalty > 0 && sc.repeat_penalty != 1) || sc.presence_penalty != 0 || sc.frequency_penalty != 0)
             for (k = 0; k < j->req.n_prompt[g]; k++) swa_sampler_accept(ch->sampler, j->req.prompt[g][k]);
-        if ((j->grammar && swa_sampler_set_grammar(ch->sampler, j->grammar, S.vocab, &e) != SWA_OK) ||
-            (kind == SRV_CHAT && !chat_parser(j, i, sc.seed, &e))) {
+        /* then the grammar, which follows the generated tokens only */
+        if (j->req.grammar && swa_sampler_set_grammar(ch->sampler, j->req.grammar, S.vocab, &e) != SWA_OK) {
+            j->refs = 1;
+            job_release(j);
+            return send_error(c, 400, "invalid_request_error", NULL, "%s", e.msg);
+        }
+        if (kind == SRV_CHAT && !chat_parser(j, i, sc.seed, &e)) {
             j->refs = 1;
             job_release(j);
             return send_error(c, 500, "server_error", NULL, "%s", e.msg);
@@ -1806,11 +1805,36 @@ static enum MHD_Result handle_slots(struct MHD_Connection *c)
     return send_json(c, 200, arr);
 }
 
+/* ollama's "details" of the model: its family, parameter count ("1.1B") and weight type. */
+static void ollama_details(cJSON *d)
+{
+    const swa_gguf *g = swa_model_gguf(S.model);
+    const swa_hparams *hp = swa_model_hparams(S.model);
+    double n = 0;
+    char size[32];
+    for (int64_t i = 0; i < swa_gguf_tensor_count(g); i++) {
+        const swa_gguf_tensor *t = swa_gguf_tensor_at(g, i);
+        n += (double)t->ne[0] * (double)t->ne[1] * (double)t->ne[2] * (double)t->ne[3];
+    }
+    if (n >= 1e9) snprintf(size, sizeof size, "%.1fB", n / 1e9);
+    else if (n >= 1e6) snprintf(size, sizeof size, "%.1fM", n / 1e6);
+    else snprintf(size, sizeof size, "%.0fK", n / 1e3);
+    cJSON_AddStringToObject(d, "format", "gguf");
+    cJSON_AddStringToObject(d, "family", hp->arch);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(d, "families"), cJSON_CreateString(hp->arch));
+    cJSON_AddStringToObject(d, "parameter_size", size);
+    cJSON_AddStringToObject(d, "quantization_level", swa_type_name(hp->weight_type));
+}
+
 /* ollama's /api/tags, /api/ps, /api/show, /api/version. */
 static enum MHD_Result handle_ollama_info(struct MHD_Connection *c, const char *what)
 {
     cJSON *o = cJSON_CreateObject(), *m, *d;
     const swa_hparams *hp = swa_model_hparams(S.model);
+    struct stat st;
+    char when[32] = "1970-01-01T00:00:00Z";
+    if (stat(S.o.model, &st) == 0) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&st.st_mtime));
+    else st.st_size = 0;
     if (!strcmp(what, "version")) {
         cJSON_AddStringToObject(o, "version", "0.5.0");
         return send_json(c, 200, o);
@@ -1821,15 +1845,12 @@ static enum MHD_Result handle_ollama_info(struct MHD_Connection *c, const char *
         cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "models"), m);
         cJSON_AddStringToObject(m, "name", S.model_id);
         cJSON_AddStringToObject(m, "model", S.model_id);
-        cJSON_AddStringToObject(m, "modified_at", "1970-01-01T00:00:00Z");
+        cJSON_AddStringToObject(m, "modified_at", when);
         cJSON_AddStringToObject(m, "digest", "");
-        cJSON_AddNumberToObject(m, "size", 0);
+        cJSON_AddNumberToObject(m, "size", (double)st.st_size);
     }
     d = cJSON_AddObjectToObject(m, "details");
-    cJSON_AddStringToObject(d, "format", "gguf");
-    cJSON_AddStringToObject(d, "family", "");
-    cJSON_AddStringToObject(d, "parameter_size", "");
-    cJSON_AddStringToObject(d, "quantization_level", "");
+    ollama_details(d);
     if (!strcmp(what, "show")) {
         cJSON *mi = cJSON_AddObjectToObject(o, "model_info");
         cJSON_AddStringToObject(o, "modelfile", "");
@@ -1841,6 +1862,7 @@ static enum MHD_Result handle_ollama_info(struct MHD_Connection *c, const char *
     } else if (!strcmp(what, "ps")) {
         cJSON_AddStringToObject(m, "expires_at", "2100-01-01T00:00:00Z");
         cJSON_AddNumberToObject(m, "size_vram", 0);
+        cJSON_AddNumberToObject(m, "context_length", S.lim.n_ctx);
     }
     return send_json(c, 200, o);
 }

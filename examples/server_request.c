@@ -136,12 +136,14 @@ static const field_rule rules[] = {
     {"penalize_nl", K_LLAMA, NEUTRAL, 0}, {"penalize_newline", K_OPT, NEUTRAL, 0},
     {"return_tokens", K_LLAMA, NEUTRAL, 0}, {"post_sampling_probs", K_LLAMA, NEUTRAL, 0},
     {"timings_per_token", K_LLAMA, NEUTRAL, 0}, {"think", K_OLL, NEUTRAL, 0},
-    /* features other parts of swa-server will bring: refused until they do */
-    {"response_format", K_LLAMA, LATER, 0}, {"grammar", K_LLAMA, LATER, 0}, {"json_schema", K_LLAMA, LATER, 0},
+    /* structured output: a grammar the sampler follows (parse_structured) */
+    {"response_format", K_LLAMA, ACT, 0}, {"grammar", K_LLAMA, ACT, 0}, {"json_schema", K_LLAMA, ACT, 0},
+    {"format", K_OLL, ACT, 0},
+    /* tool calls and reasoning (parse_chat_tools) */
     {"tools", K_CHAT, ACT, 0}, {"tool_choice", K_CHAT, ACT, 0}, {"parallel_tool_calls", K_CHAT, ACT, 0},
     {"reasoning_format", K_CHAT, ACT, 0}, {"reasoning_effort", K_CHAT, ACT, 0}, {"chat_template_kwargs", K_CHAT, ACT, 0},
-    {"tools", K_OCHAT, LATER, 0}, {"functions", K_CHAT, LATER, 0},
-    {"function_call", K_CHAT, LATER, 0}, {"format", K_OLL, LATER, 0},
+    /* features other parts of swa-server will bring: refused until they do */
+    {"tools", K_OCHAT, LATER, 0}, {"functions", K_CHAT, LATER, 0}, {"function_call", K_CHAT, LATER, 0},
     /* not supported */
     {"modalities", K_CHAT, NO, 0}, {"audio", K_CHAT, NO, 0}, {"prediction", K_CHAT, NO, 0},
     {"web_search_options", K_CHAT, NO, 0}, {"samplers", K_LLAMA, NO, 0},
@@ -154,6 +156,11 @@ static int refuse_later(const char *name, srv_error *err)
     return fail(err, 400, name, "%s is not supported by this server yet", name);
 }
 
+static int is_empty(const cJSON *f)
+{
+    return cJSON_IsNull(f) || (cJSON_IsArray(f) && !f->child) || (cJSON_IsString(f) && !f->valuestring[0]);
+}
+
 /* Every member of o against the table for kinds k. */
 static int check_fields(const cJSON *o, int k, srv_error *err)
 {
@@ -164,6 +171,7 @@ static int check_fields(const cJSON *o, int k, srv_error *err)
         for (i = 0; i < sizeof rules / sizeof rules[0]; i++)
             if ((rules[i].kinds & k) && !strcmp(rules[i].name, f->string)) { r = &rules[i]; break; }
         if (!r) return fail(err, 400, f->string, "unknown field \"%.60s\"", f->string);
+        if (is_empty(f)) continue;   /* null, [] or "": how clients (ollama's) write a field they leave out */
         if (r->what == LATER) return refuse_later(r->name, err);
         if (r->what == NO) return fail(err, 400, r->name, "%s is not supported by this server", r->name);
         if (r->what == NEUTRAL && !cJSON_IsNull(f) &&
@@ -459,6 +467,8 @@ static int tools_for_answer(const chat_tools *t, srv_request *r, srv_error *err)
     swa_chat_parse_config cfg = swa_chat_parse_config_default();
     swa_chat_parser *p;
     swa_error e;
+    char *gbnf = NULL;
+    swa_status rc;
     if (!t->tools || t->choice == TC_NONE) return 0;
     if (!(r->tools = cJSON_PrintUnformatted(t->tools))) return fail(err, 500, "tools", "out of memory");
     cfg.format = (swa_tool_format)r->tool_format;
@@ -467,9 +477,11 @@ static int tools_for_answer(const chat_tools *t, srv_request *r, srv_error *err)
     if (swa_chat_parser_create(&cfg, &p, &e) != SWA_OK) return fail(err, 400, "tools", "%s", e.msg);
     swa_chat_parser_free(p);
     if (t->choice != TC_REQUIRED && t->choice != TC_NAMED) return 0;
-    if (swa_tool_call_grammar(&cfg, t->name, t->parallel, &r->grammar, &e) != SWA_OK)
+    if (swa_tool_call_grammar(&cfg, t->name, t->parallel, &gbnf, &e) != SWA_OK)
         return fail(err, 400, t->choice == TC_NAMED ? "tool_choice" : "tools", "%s", e.msg);
-    return 0;
+    rc = swa_grammar_parse(gbnf, strlen(gbnf), NULL, &r->grammar, &e);
+    free(gbnf);   /* SWA_FREE is free here */
+    return rc == SWA_OK ? 0 : fail(err, 400, "tools", "the grammar of the tool call: %s", e.msg);
 }
 
 /* Text in the family's format, tokenized into prompt slot 0 (a leading BOS text dropped: the
@@ -917,6 +929,91 @@ static int parse_logprobs(const cJSON *o, srv_request *r, srv_error *err)
 
 static const int kind_fields[] = {K_CHAT, K_COMPL, K_NATIVE, K_OCHAT, K_OGEN};
 
+/* ---- structured output ---- */
+
+/* The grammar of a JSON Schema, as text or as a cJSON value, or of GBNF text; a refusal names
+   the field and repeats the library's message (which gives the line and column, or the keyword). */
+static int schema_text_grammar(const char *text, const char *field, srv_request *r, srv_error *err)
+{
+    swa_error e;
+    if (swa_grammar_from_json_schema(text, strlen(text), &r->grammar, &e) != SWA_OK)
+        return fail(err, 400, field, "%s: %s", field, e.msg);
+    return 0;
+}
+
+static int schema_grammar(const cJSON *schema, const char *field, srv_request *r, srv_error *err)
+{
+    char *text = cJSON_PrintUnformatted(schema);
+    int rc;
+    if (!text) return fail(err, 500, field, "out of memory");
+    rc = schema_text_grammar(text, field, r, err);
+    cJSON_free(text);
+    return rc;
+}
+
+static int gbnf_grammar(const char *text, const char *field, srv_request *r, srv_error *err)
+{
+    swa_error e;
+    if (swa_grammar_parse(text, strlen(text), NULL, &r->grammar, &e) != SWA_OK)
+        return fail(err, 400, field, "%s: %s", field, e.msg);
+    return 0;
+}
+
+/* OpenAI's response_format: {"type": "text" | "json_object" | "json_schema", "json_schema":
+   {"name", "schema", "strict", "description"}}; llama-server's {"type": "json_object", "schema"} too. */
+static int response_format(const cJSON *f, srv_request *r, srv_error *err)
+{
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(f, "type"), *js, *schema;
+    if (!cJSON_IsObject(f) || !cJSON_IsString(type))
+        return fail(err, 400, "response_format", "response_format must be an object with a string \"type\"");
+    if (!strcmp(type->valuestring, "text")) return 0;
+    if (!strcmp(type->valuestring, "json_object")) {
+        schema = cJSON_GetObjectItemCaseSensitive(f, "schema");
+        if (schema && !cJSON_IsNull(schema)) return schema_grammar(schema, "response_format", r, err);
+        return schema_text_grammar("{\"type\": \"object\"}", "response_format", r, err);   /* any object */
+    }
+    if (strcmp(type->valuestring, "json_schema"))
+        return fail(err, 400, "response_format", "response_format.type must be text, json_object or json_schema, not \"%.40s\"",
+                    type->valuestring);
+    js = cJSON_GetObjectItemCaseSensitive(f, "json_schema");
+    schema = cJSON_IsObject(js) ? cJSON_GetObjectItemCaseSensitive(js, "schema") : NULL;
+    if (!schema) schema = cJSON_GetObjectItemCaseSensitive(f, "schema");   /* llama-server's shorter form */
+    if (!schema || cJSON_IsNull(schema))
+        return fail(err, 400, "response_format", "response_format json_schema needs json_schema.schema");
+    return schema_grammar(schema, "response_format", r, err);
+}
+
+/* grammar (GBNF), json_schema, response_format, ollama's format ("json" or a schema): at most one;
+   the sampler of every choice then follows the grammar. */
+static int parse_structured(const cJSON *o, srv_request *r, srv_error *err)
+{
+    static const char *const names[] = {"grammar", "json_schema", "response_format", "format"};
+    const cJSON *f = NULL;
+    const char *name = NULL;
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, names[i]);
+        if (!x || is_empty(x)) continue;
+        if (f) return fail(err, 400, names[i], "give one of %s and %s", name, names[i]);
+        f = x;
+        name = names[i];
+    }
+    if (!f) return 0;
+    if (r->grammar) return fail(err, 400, name, "give one of %s and tool_choice required or naming a function", name);
+    if (!strcmp(name, "grammar")) {
+        if (!cJSON_IsString(f)) return fail(err, 400, name, "grammar must be a string of GBNF");
+        return gbnf_grammar(f->valuestring, name, r, err);
+    }
+    if (!strcmp(name, "json_schema")) {
+        if (!cJSON_IsObject(f) && !cJSON_IsBool(f)) return fail(err, 400, name, "json_schema must be a JSON Schema (an object)");
+        return schema_grammar(f, name, r, err);
+    }
+    if (!strcmp(name, "response_format")) return response_format(f, r, err);
+    if (cJSON_IsString(f) && !strcmp(f->valuestring, "json")) return schema_text_grammar("true", name, r, err);   /* any value */
+    if (!cJSON_IsObject(f)) return fail(err, 400, name, "format must be \"json\" or a JSON Schema");
+    return schema_grammar(f, name, r, err);
+}
+
 static int parse_object(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
 {
     const cJSON *so = cJSON_GetObjectItemCaseSensitive(o, "stream_options");
@@ -926,7 +1023,8 @@ static int parse_object(const cJSON *o, const srv_limits *lim, srv_request *r, s
     if (check_fields(o, kind_fields[r->kind], err) || parse_prompt(o, lim, r, err) ||
         get_bool(o, "stream", &r->stream, err) || get_bool(o, "ignore_eos", &r->ignore_eos, err) ||
         get_bool(o, "cache_prompt", &r->cache_prompt, err) || parse_counts(o, lim, r, err) || parse_sampling(o, r, err) ||
-        parse_bias(o, lim, r, err) || parse_logprobs(o, r, err) || (ollama && ollama_options(o, lim, r, err)))
+        parse_bias(o, lim, r, err) || parse_logprobs(o, r, err) || (ollama && ollama_options(o, lim, r, err)) ||
+        parse_structured(o, r, err))
         return -1;
     if (so && !cJSON_IsNull(so)) {
         if (!cJSON_IsObject(so)) return fail(err, 400, "stream_options", "stream_options must be an object");
@@ -1042,9 +1140,9 @@ void srv_request_free(srv_request *r)
     }
     free(r->bias_id);
     free(r->bias);
+    swa_grammar_free(r->grammar);
     for (i = 0; i < r->n_stop; i++) free(r->stop[i]);
     free(r->tools);
-    free(r->grammar);
     memset(r, 0, sizeof *r);
 }
 

@@ -50,13 +50,16 @@ typedef struct srv_request {
     int n_stop;
     int logprobs;                      /* 0 off, 1 on */
     int top_logprobs;                  /* 0..SRV_MAX_TOP_LOGPROBS alternatives per token */
+    swa_grammar *grammar;              /* grammar, json_schema, response_format or format, or the
+                                          call tool_choice required or named forces: what every
+                                          choice's sampler follows; NULL: free text */
     /* chat: the answer read into content, reasoning and tool calls (swa_chat_parser) */
     int tool_format;                   /* swa_tool_format */
     int reasoning;                     /* swa_reasoning_format */
     int reasoning_open;                /* the prompt ends inside a reasoning block */
     char *tools;                       /* the tools calls are read against (JSON text); NULL: none */
-    char *grammar;                     /* GBNF forcing a call (tool_choice required or named), or NULL */
 } srv_request;
+
 
 typedef struct srv_error {
     int status;                        /* HTTP status: 400, 413, ... */

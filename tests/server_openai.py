@@ -1,4 +1,4 @@
-"""swa-server through the official openai Python client (run by tests/server_openai.sh).
+"""swa-server through the official openai Python client (run by tests/server_client.sh).
 
 Chat and completions, streamed and not, n > 1, stop strings, logprobs, errors raised as the
 client's own exception types, and an agent loop: a call forced by tool_choice, whose arguments

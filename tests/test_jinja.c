@@ -322,6 +322,15 @@ static void test_api_arguments(void **state)
     swa_jinja_text_free(NULL);
     swa_jinja_free(t);
     swa_jinja_free(NULL);
+    {   /* the shipped model has no template */
+        swa_model *m = NULL;
+        assert_int_equal(swa_model_jinja_apply(NULL, &chat, &out, &n, &err), SWA_ERR_INVALID_ARG);
+        if (swa_model_load("examples/models/swa-stories.gguf", &m, &err) == SWA_OK) {
+            assert_int_equal(swa_model_jinja_apply(m, &chat, &out, &n, &err), SWA_ERR_NOT_FOUND);
+            assert_null(out);
+            swa_model_free(m);
+        }
+    }
 }
 
 /* transformers' message normalisation: null members dropped, reasoning under both names */

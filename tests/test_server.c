@@ -1,4 +1,4 @@
-/* build/swa-server driven by clients we did not write: curl (and, through tests/server_openai.sh,
+/* build/swa-server driven by clients we did not write: curl (and, through tests/server_client.sh,
    the official openai Python client when python3 can make a venv), and by our load generator
    with faults. Each server listens on 127.0.0.1 on a port the system picks (--port 0), so runs
    side by side do not collide. Expectations come from outside the server: the text swa-generate
@@ -7,6 +7,8 @@
    must answer the next request. Skips, saying why, when swa-server was not built (no
    libmicrohttpd-dev/libcjson-dev) or curl is absent. */
 #define _POSIX_C_SOURCE 200809L
+#define SWA_INTERNALS   /* the library's JSON reader, to take the structured outputs apart */
+#include "swa.h"
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -403,7 +405,7 @@ static void expect_status(const server *s, const char *opts, const char *path, c
     free(r);
 }
 
-static void test_errors(void **state)
+static void test_request_errors(void **state)
 {
     (void)state;
     NEED_SERVER();
@@ -508,13 +510,8 @@ static void test_fields_refused(void **state)
     expect_status(&main_srv, "", "/v1/chat/completions",
                   "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"tool\",\"tool_call_id\":\"a\",\"content\":\"1\"}],"
                   "\"max_tokens\":2}", "200", NULL);
-    expect_status(&main_srv, "", "/v1/chat/completions",
-                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":\"json_object\"}}", "400",
-                  "\"param\":\"response_format\"");
-    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"grammar\":\"root ::= \\\"a\\\"\"}", "400", "\"param\":\"grammar\"");
-    expect_status(&main_srv, "", "/completion", "{\"prompt\":\"x\",\"json_schema\":{}}", "400", "\"param\":\"json_schema\"");
-    expect_status(&main_srv, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"format\":\"json\"}", "400",
-                  "format");
+    expect_status(&main_srv, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[],\"format\":null,"
+                  "\"stream\":false,\"options\":{\"num_predict\":1}}", "200", NULL);   /* left out, as ollama's client writes it */
     expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"frobnicate\":1}", "400", "unknown field");
     expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"typical_p\":0.5}", "400", "\"param\":\"typical_p\"");
     expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"typical_p\":1,\"user\":\"u\",\"max_tokens\":2}", "200", NULL);
@@ -633,6 +630,119 @@ static int parse_vector(const char *r, double *v, int cap)
 
 /* llama-server's, OpenAI's and ollama's other endpoints: their shapes, and the embedding against
    llama-embedding's vector for the same text (cosine >= 0.9999). */
+/* The string value of the first "key":"..." in s, unescaped as JSON (the library's reader, on
+   the literal as the server wrote it); NULL when there is none. */
+static char *json_string_at(const char *s, const char *key)
+{
+    char pat[64];
+    const char *p, *q;
+    swa__json *j = NULL;
+    char *out = NULL;
+    snprintf(pat, sizeof pat, "\"%s\":\"", key);
+    if (!(p = strstr(s, pat))) return NULL;
+    p += strlen(pat) - 1;
+    for (q = p + 1; *q && *q != '"'; q++) if (*q == '\\' && q[1]) q++;
+    if (swa__json_parse(p, (size_t)(q + 1 - p), &j, NULL) == SWA_OK) out = strdup(j->str);
+    free(j);
+    return out;
+}
+
+/* Each of the n choices' "content" of a chat reply: an object with exactly a name (a string of
+   at most 12 characters) and an age (an integer from 0 to 120), checked here by hand. */
+static void check_person(const char *reply, int n)
+{
+    const char *p = reply;
+    int k;
+    for (k = 0; k < n; k++) {
+        char *text;
+        swa__json *j = NULL;
+        const swa__json *name, *age;
+        assert_non_null(p = strstr(p, "\"content\":\""));
+        text = json_string_at(p, "content");
+        p++;
+        assert_non_null(text);
+        if (swa__json_parse(text, strlen(text), &j, NULL) != SWA_OK) fail_msg("not JSON: %s", text);
+        name = swa__json_get(j, "name");
+        age = swa__json_get(j, "age");
+        if (j->kind != SWA__JSON_OBJECT || j->n != 2 || !name || name->kind != SWA__JSON_STRING || name->len > 12 ||
+            !age || age->kind != SWA__JSON_INT || age->i < 0 || age->i > 120)
+            fail_msg("does not meet the schema: %s", text);
+        free(j);
+        free(text);
+    }
+}
+
+/* Structured output: every sampled choice, at temperature 1 over many seeds, is what the grammar
+   or schema asks for, in each of the fields that ask for one; a bad grammar or schema is a 400
+   naming the field and where. */
+static void test_structured_output(void **state)
+{
+    static const char schema[] = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"maxLength\":12},"
+                                 "\"age\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":120}},\"required\":[\"name\",\"age\"]}";
+    char body[1024], *r, *t;
+    int seed;
+    (void)state;
+    NEED_SERVER();
+    for (seed = 1; seed <= 10; seed++) {
+        snprintf(body, sizeof body, "{\"messages\":[{\"role\":\"user\",\"content\":\"Who are you?\"}],\"temperature\":1,"
+                 "\"seed\":%d,\"n\":3,\"max_tokens\":200,\"response_format\":{\"type\":\"json_schema\",\"json_schema\":"
+                 "{\"name\":\"person\",\"strict\":true,\"schema\":%s}}}", seed, schema);
+        r = curl(&main_srv, "", "/v1/chat/completions", body, NULL);
+        check_person(r, 3);
+        free(r);
+    }
+    snprintf(body, sizeof body, "{\"messages\":[{\"role\":\"user\",\"content\":\"Who?\"}],\"stream\":false,\"format\":%s,"
+             "\"options\":{\"temperature\":1,\"seed\":5,\"num_predict\":200}}", schema);
+    r = curl(&main_srv, "", "/api/chat", body, NULL);
+    check_person(r, 1);
+    free(r);
+    r = curl(&main_srv, "", "/v1/completions", "{\"prompt\":\"The cat said\",\"temperature\":1,\"seed\":3,\"n\":3,"
+             "\"max_tokens\":40,\"grammar\":\"root ::= (\\\"yes\\\" | \\\"no\\\") \\\", \\\" [a-z]{1,8} \\\".\\\"\"}", NULL);
+    for (t = r; (t = strstr(t, "\"text\":\"")) != NULL; t++) {
+        char *v = json_string_at(t, "text");
+        size_t i = !strncmp(v, "yes, ", 5) ? 5 : !strncmp(v, "no, ", 4) ? 4 : 0, k = i;
+        while (v[k] >= 'a' && v[k] <= 'z') k++;
+        if (!i || k == i || k - i > 8 || strcmp(v + k, ".")) fail_msg("does not match the grammar: \"%s\"", v);
+        free(v);
+    }
+    free(r);
+    r = curl(&main_srv, "", "/completion", "{\"prompt\":\"x\",\"n_predict\":60,\"temperature\":1,\"seed\":9,"
+             "\"json_schema\":{\"type\":\"array\",\"items\":{\"enum\":[\"red\",\"blue\"]},\"minItems\":1,\"maxItems\":3}}", NULL);
+    t = json_string_at(r, "content");
+    {
+        swa__json *j = NULL;
+        size_t i;
+        if (!t || swa__json_parse(t, strlen(t), &j, NULL) != SWA_OK || j->kind != SWA__JSON_ARRAY || j->n < 1 || j->n > 3)
+            fail_msg("not an array of 1 to 3 colours: %s", t ? t : r);
+        for (i = 0; i < j->n; i++)
+            assert_true(swa__json_is_str(&j->items[i], "red") || swa__json_is_str(&j->items[i], "blue"));
+        free(j);
+    }
+    free(t);
+    free(r);
+    r = curl(&main_srv, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":120,"
+             "\"temperature\":1,\"seed\":2,\"response_format\":{\"type\":\"json_object\"}}", NULL);
+    if (strstr(r, "\"finish_reason\":\"stop\"")) {
+        swa__json *j = NULL;
+        t = json_string_at(r, "content");
+        if (swa__json_parse(t, strlen(t), &j, NULL) != SWA_OK || j->kind != SWA__JSON_OBJECT) fail_msg("not an object: %s", t);
+        free(j);
+        free(t);
+    }
+    free(r);
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"grammar\":\"root ::= \\\"a\\\" |\\n  ( b\"}", "400",
+                  "\"param\":\"grammar\"");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"grammar\":\"root ::= \\\"a\\\" |\\n  ( b\"}", "400",
+                  "line 2");
+    expect_status(&main_srv, "", "/completion", "{\"prompt\":\"x\",\"json_schema\":{\"type\":\"object\",\"$ref\":\"#/$defs/nope\"}}",
+                  "400", "\"param\":\"json_schema\"");
+    expect_status(&main_srv, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
+                  "\"response_format\":{\"type\":\"xml\"}}", "400", "\"param\":\"response_format\"");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"grammar\":\"root ::= \\\"a\\\"\",\"json_schema\":{}}",
+                  "400", "give one of");
+    assert_server_sound(&main_srv);
+}
+
 static void test_more_endpoints(void **state)
 {
     char *r, *want = generate_greedy("Once upon a time", 10), *esc = json_escape(want), *t;
@@ -767,15 +877,14 @@ static void test_stop_race(void **state)
     extra_srv = NULL;
 }
 
-/* The openai Python client (tests/server_openai.sh makes a venv and installs it): skipped, saying
-   so, without python3's venv or without PyPI. */
-static void test_openai_client(void **state)
+/* An official Python client (tests/server_client.sh makes a venv and installs it) runs its
+   checks, tests/server_CLIENT.py: skipped, saying so, without python3's venv or without PyPI. */
+static void run_client(const char *client)
 {
     char cmd[256], *out;
     int rc;
-    (void)state;
     NEED_SERVER();
-    snprintf(cmd, sizeof cmd, "sh tests/server_openai.sh %d 2>&1", main_srv.port);
+    snprintf(cmd, sizeof cmd, "sh tests/server_client.sh %s %d 2>&1", client, main_srv.port);
     out = tu_capture(cmd, &rc);
     print_message("%s", out);
     if (rc == 77) { free(out); skip(); }
@@ -783,6 +892,9 @@ static void test_openai_client(void **state)
     free(out);
     assert_server_sound(&main_srv);
 }
+
+static void test_openai_client(void **state) { (void)state; run_client("openai"); }
+static void test_ollama_client(void **state) { (void)state; run_client("ollama"); }
 
 int main(void)
 {
@@ -792,14 +904,16 @@ int main(void)
         cmocka_unit_test(test_concurrent_streams),
         cmocka_unit_test(test_stop_and_n),
         cmocka_unit_test(test_conversation_reuse),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_request_errors),
         cmocka_unit_test(test_auth_and_busy),
         cmocka_unit_test(test_load_and_faults),
         cmocka_unit_test(test_fields_refused),
         cmocka_unit_test(test_fields_acting),
         cmocka_unit_test(test_more_endpoints),
+        cmocka_unit_test(test_structured_output),
         cmocka_unit_test(test_stop_race),
         cmocka_unit_test(test_openai_client),
+        cmocka_unit_test(test_ollama_client),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

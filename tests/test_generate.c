@@ -1,6 +1,9 @@
-/* build/swa-generate as a user drives it: --dump-logits rows match the reference for every
-   prompt position and every generated token, for several -b; bad flags fail with a message.
-   Run from the project root after `make` (the Makefile's test target does both). */
+/* build/swa-generate as a user drives it, and nothing else: --dump-logits rows match the
+   reference for every prompt position and every generated token, for several -b; saved and
+   loaded states; the chat mode's templates, end of turn and prompt file; the context's end;
+   --parallel against single runs; --sinks; Ctrl-C, a closed pipe, inputs checked before the
+   model loads; usage errors, warnings and the summary line. Run from the project root after
+   `make` (the Makefile's test target does both). */
 #define _POSIX_C_SOURCE 200809L   /* mkstemp, clock_gettime, kill */
 #include "swa.h"
 #define GW_IMPLEMENTATION
@@ -924,7 +927,7 @@ static void test_inputs_checked_first(void **state)
    than CPUs is a warning; a window wider than the trained one is a warning; the summary gives
    the cache in KiB when it is that small: 6 layers x 64 positions x 4 kv heads x 32 values x
    2 (keys, values) x 2 bytes (f16) = 192 KiB for the shipped model. */
-static void test_messages(void **state)
+static void test_usage_warnings_summary(void **state)
 {
     char cmd[1024], *log;
     int rc;
@@ -971,7 +974,7 @@ int main(void)
         cmocka_unit_test(test_second_interrupt),
         cmocka_unit_test(test_closed_pipe),
         cmocka_unit_test(test_inputs_checked_first),
-        cmocka_unit_test(test_messages),
+        cmocka_unit_test(test_usage_warnings_summary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -112,7 +112,7 @@ static void check_against_reference(const tu_spec *spec, int W, int n_batch)
                          swa_type_name(spec->type), W, spec->n_head, spec->n_kv_head, swa_kv_type_name(kv_types[kv]),
                          kern ? "ref" : "best", e, tol, agree, n);
             if (getenv("SWA_TEST_VERBOSE"))
-                fprintf(stderr, "test_cache: %s weights, kv %s, kernels %s, W %d: error %.3g (tolerance %.3g)\n",
+                fprintf(stderr, "test_window: %s weights, kv %s, kernels %s, W %d: error %.3g (tolerance %.3g)\n",
                         swa_type_name(spec->type), swa_kv_type_name(kv_types[kv]), kern ? "ref" : "best", W, e, tol);
             for (c = 0; c < 6; c++) {
                 float *got;
