@@ -506,7 +506,8 @@ static void test_fields_refused(void **state)
                   "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"chat_template_kwargs\":{\"a\":1}}", "400",
                   "\"param\":\"chat_template_kwargs\"");
     expect_status(&main_srv, "", "/v1/chat/completions",
-                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"functions\":[]}", "400", "\"param\":\"functions\"");
+                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"functions\":[{\"name\":\"f\"}]}", "400",
+                  "\"param\":\"functions\"");
     expect_status(&main_srv, "", "/v1/chat/completions",
                   "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"tool\",\"tool_call_id\":\"a\",\"content\":\"1\"}],"
                   "\"max_tokens\":2}", "200", NULL);
