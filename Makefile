@@ -58,7 +58,7 @@ endif
 COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu $(BUILD)/compile_no_threads \
                   $(BUILD)/compile_warnings $(BUILD)/compile_no_tokenizer $(BUILD)/compile_no_sampler \
                   $(BUILD)/compile_no_stdio $(BUILD)/compile_no_jinja $(BUILD)/compile_no_grammar $(BUILD)/compile_simple \
-                  $(BUILD)/compile_no_speculative
+                  $(BUILD)/compile_no_speculative $(BUILD)/compile_no_tools
 # The sanitized builds run the tests and the examples; the compile checks, which build the whole
 # header once per switch as hosts do, run in the plain and the cross builds.
 ifneq ($(SANITIZE)$(TSAN),)
@@ -152,7 +152,7 @@ WARN_C     := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wstrict-prototypes
 WARN_CXX   := -Wall -Wextra -Wpedantic -Werror
 WARN_CLANG ?= clang
 WARN_VARIANTS := -DSWA_NO_SIMD -DSWA_NO_AMX -DSWA_NO_THREADS -DSWA_NO_MMAP -DSWA_NO_TOKENIZER -DSWA_NO_SAMPLER -DSWA_NO_STDIO -DSWA_NO_JINJA \
-                 -DSWA_NO_GRAMMAR -DSWA_NO_SPECULATIVE \
+                 -DSWA_NO_GRAMMAR -DSWA_NO_SPECULATIVE -DSWA_NO_TOOLS \
                  -D_DEFAULT_SOURCE
 $(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp tests/compile_c89.c swa.h | $(BUILD)
 	$(CC) -std=c11 -O2 $(WARN_C) -I. $< -o $@ $(LDLIBS)
@@ -235,10 +235,10 @@ WIN_CFLAGS := -std=c11 -O2 -Wall -Wextra -Wpedantic -Werror -D__USE_MINGW_ANSI_S
 WIN_LIBS   := -static -lm -lpthread
 WIN_CMOCKA := $(WIN_BUILD)/cmocka/lib/libcmocka-static.a
 WIN_LIB    := $(WIN_BUILD)/swa.o
-WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_json test_kernels test_quant test_window \
-              test_seq
+WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_json test_toolcalls test_kernels test_quant \
+              test_window test_seq
 WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler compile_no_stdio compile_no_jinja \
-              compile_no_grammar compile_no_speculative \
+              compile_no_grammar compile_no_speculative compile_no_tools \
               compile_warnings compile_cpp
 # One wineserver for the whole run (-p: it stays until killed; one left by an interrupted run is
 # ended first): left to itself it exits a few seconds after each program, and a program starting
@@ -326,8 +326,8 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lm -lpthread
 # The runs are targets of their own, so that make's jobs run them side by side.
 FUZZ_BPE_VOCAB := ../shared/testdata/ggml-vocab-llama-bpe.gguf
-.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server fuzz-schema fuzz-grammar
-fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server fuzz-schema fuzz-grammar
+.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server fuzz-schema fuzz-grammar fuzz-toolcalls
+fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server fuzz-schema fuzz-grammar fuzz-toolcalls
 fuzz-seeds: $(BUILD)/swa-mkmodel
 	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-spm build/fuzz/seeds-bpe build/fuzz/seeds-chat build/fuzz/seeds-state
 	$(BUILD)/swa-mkmodel --shape custom --layers 2 --dim 32 --heads 2 --kv-heads 1 --ff 32 --vocab 260 --ctx 64 \
@@ -363,6 +363,17 @@ fuzz-grammar: build/fuzz/fuzz_grammar
 	  cp $$f build/fuzz/seeds-grammar/$$(basename $$f); done
 	{ cat tests/data/grammar/json.gbnf; printf '\000{"a": [1, 2.5e3, "x\\u00e9"], "b": null}'; } > build/fuzz/seeds-grammar/json-doc
 	cd build/fuzz && ./fuzz_grammar -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -rss_limit_mb=4096 seeds-grammar
+# a model's answers read for tool calls and reasoning: whole and streamed, in every format
+fuzz-toolcalls: build/fuzz/fuzz_toolcalls
+	@mkdir -p build/fuzz/seeds-toolcalls
+	printf '<think>\nx\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"location": "Paris"}}\n</tool_call>' \
+	  > build/fuzz/seeds-toolcalls/hermes
+	printf '[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"location": "Paris"}' > build/fuzz/seeds-toolcalls/mistral
+	printf '<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"location":"Paris"}<|call|>' \
+	  > build/fuzz/seeds-toolcalls/gpt-oss
+	printf 'all\nhi>>>get_weather\n{"location": "Paris"}' > build/fuzz/seeds-toolcalls/functionary
+	printf '{"tool_calls": [{"name": "python", "arguments": {"code": "1"}, "id": "c"}]}' > build/fuzz/seeds-toolcalls/generic
+	cd build/fuzz && ./fuzz_toolcalls -max_total_time=$(FUZZ_SECONDS) -max_len=2048 seeds-toolcalls
 # JSON Schema to GBNF, and the grammar parser over what it writes
 fuzz-schema: build/fuzz/fuzz_schema fuzz-seeds
 	cd build/fuzz && ./fuzz_schema -max_total_time=$(FUZZ_SECONDS) -max_len=4096 seeds-schema

@@ -9,8 +9,8 @@
 CONTENTS (each a "==== name ====" banner below; the sets of SIMD kernels come last, so that
 a reader following a token from the file to its logits never crosses them)
     public API              status and errors, tensor types, GGUF reader, model, context and
-                            sequences, tokenizer, chat templates, Jinja templates, grammars, sampler,
-                            speculative decoding
+                            sequences, tokenizer, chat templates, Jinja templates, grammars,
+                            tool calls, sampler, speculative decoding
     internal declarations   includes, the instruction sets the compiler can build, the kernel
                             table's types (SWA_INTERNALS shows them to the kernel tests)
     utilities, platform     errors, checked sizes, half floats, mapping a file; threads, locks,
@@ -32,6 +32,7 @@ a reader following a token from the file to its logits never crosses them)
     grammars                GBNF parsed into rules; the stacks of a match in progress; a vocabulary's
                             pieces in a byte trie, walked once per token for the tokens allowed
     JSON Schema to grammar  a schema's rules written as llama.cpp writes them; integer ranges, patterns
+    tool calls, reasoning   the model's answer read into content, reasoning and calls, streamed
     sampler
     speculative decoding    drafts verified in one pass and rewound past what the target accepts;
                             prompt lookup; a draft model beside the target
@@ -97,6 +98,8 @@ CONFIGURATION (define before the implementation include)
                        touches a file. <stdio.h> stays for snprintf and vsnprintf into error
                        messages; the library never uses a FILE *, and reads and writes files
                        with the OS's open/read/write/mmap (CreateFile on Windows)
+    SWA_NO_TOOLS       compile the tool-call and reasoning parser out (swa_chat_parse and the
+                       rest of its section are not declared)
 
 THE WINDOW
     Layer l keeps the keys and values of its last W_l positions only: position i lives in slot
@@ -152,6 +155,12 @@ CHAT TEMPLATES
     engine (ChatML, Llama 2 and 3, Mistral v1/v3/v3-tekken/v7, Gemma, Phi-3/4, DeepSeek), and
     swa_chat_format writes a conversation in that family's format: the fallback for a template
     the engine refuses. See the sections' comments and docs/chat.md.
+
+TOOL CALLS AND REASONING
+    swa_chat_parse reads a model's answer into content, reasoning and tool calls, in the syntax
+    its template's markers name (Hermes/Qwen, Mistral, Llama 3, gpt-oss, Command R7B, DeepSeek,
+    Functionary, Firefunction, or a generic JSON form); swa_chat_parser_feed does it as tokens
+    arrive, never showing what may be part of a marker. swa_tool_call_grammar forces a call.
 
 ERRORS
     Every fallible call returns swa_status (SWA_OK = 0, errors are negative; swa_status_str names
@@ -821,6 +830,123 @@ SWADEF swa_status swa_json_schema_to_grammar(const char *schema, size_t len, cha
 /* The same, parsed (swa_grammar_parse, root "root"): the grammar to sample or match with. */
 SWADEF swa_status swa_grammar_from_json_schema(const char *schema, size_t len, swa_grammar **out, swa_error *err);
 #endif
+
+/* ==== tool calls and reasoning: reading what the model wrote ==== */
+
+#ifndef SWA_NO_TOOLS   /* without it none of this section is declared */
+/* A chat model answers in text that may carry reasoning ("<think>...</think>", gpt-oss's
+   analysis channel) and calls to the tools it was shown, each family in its own syntax. This
+   section reads that text into OpenAI's shape: content, reasoning_content and tool calls (an id,
+   a function's name, its arguments as JSON text of an object, written compactly). The syntax
+   is chosen from the Jinja template as llama.cpp's chat handlers choose theirs
+   (swa_tool_format_detect); docs/chat.md shows each one.
+
+   The parser reads text as it is generated: swa_chat_parser_feed takes each piece and gives
+   back what became certain, so a stream never shows text that may turn out to be part of a
+   marker. Reasoning and content come out as they are written; a tool call comes out once it
+   is whole and valid (its closing marker, or the end of its JSON where the syntax has none),
+   in one delta carrying its index, id, name and arguments. Whatever does not read as a call
+   (half a call at the end, invalid JSON, arguments that are not an object, a function the
+   tools do not declare) is content, exactly as written. The deltas of a stream, concatenated,
+   are the message swa_chat_parser_message gives at the end, which is what swa_chat_parse gives
+   for the whole text at once. */
+
+typedef enum swa_tool_format {
+    SWA_TOOL_FORMAT_CONTENT = 0,      /* no calls: everything is content (reasoning still read) */
+    SWA_TOOL_FORMAT_GENERIC,          /* the whole answer is {"tool_calls": [...]}, {"tool_call": ...}
+                                         or {"response": ...} (any other template) */
+    SWA_TOOL_FORMAT_HERMES,           /* <tool_call>{"name": ..., "arguments": ...}</tool_call>:
+                                         Hermes 2/3, Qwen 2.5/3 */
+    SWA_TOOL_FORMAT_MISTRAL,          /* [TOOL_CALLS][{...}] (v7), [TOOL_CALLS]name[CALL_ID]id[ARGS]{...}
+                                         (tekken, Magistral; [CALL_ID] optional); [THINK]...[/THINK] */
+    SWA_TOOL_FORMAT_LLAMA3,           /* {"name": ..., "parameters": ...}; <|python_tag|>name.call(k=v) */
+    SWA_TOOL_FORMAT_GPT_OSS,          /* harmony channels: analysis, commentary to=functions.NAME, final */
+    SWA_TOOL_FORMAT_COMMAND_R7B,      /* <|START_THINKING|>, <|START_ACTION|>[...]<|END_ACTION|> */
+    SWA_TOOL_FORMAT_DEEPSEEK,         /* <｜tool▁call▁begin｜>, R1 (function + ```json) and V3.1 forms */
+    SWA_TOOL_FORMAT_FUNCTIONARY_V3_1, /* <function=NAME>{...}</function>; <|python_tag|>code */
+    SWA_TOOL_FORMAT_FUNCTIONARY_V3_2, /* all\n content, >>>NAME\n{...} */
+    SWA_TOOL_FORMAT_FIREFUNCTION_V2   /*  functools[{"name": ..., "arguments": ...}] */
+} swa_tool_format;
+#define SWA_TOOL_FORMAT_COUNT 11
+
+/* The syntax a model with this Jinja template writes its calls in, found by the template's
+   markers in llama.cpp's order (GENERIC when it has none of them). A format's own name
+   ("hermes", ...) is accepted too. */
+SWADEF swa_tool_format swa_tool_format_detect(const char *tmpl, size_t len);
+SWADEF const char *swa_tool_format_name(swa_tool_format f);   /* "hermes", ...; NULL out of range */
+
+typedef enum swa_reasoning_format {
+    SWA_REASONING_NONE = 0,           /* reasoning stays in content, markers and all */
+    SWA_REASONING_DEEPSEEK            /* reasoning goes to reasoning_content ("auto" is this one) */
+} swa_reasoning_format;
+/* llama-server's names: "none", "deepseek", "auto" (as "deepseek"); SWA_ERR_INVALID_ARG otherwise. */
+SWADEF swa_status swa_reasoning_format_by_name(const char *name, swa_reasoning_format *out, swa_error *err);
+
+typedef struct swa_chat_parse_config {
+    swa_tool_format format;
+    swa_reasoning_format reasoning;
+    int reasoning_open;               /* the prompt ends inside a reasoning block (a template that
+                                         opens <think> for the model: swa_chat_prompt_opens_reasoning) */
+    const char *tools;                /* OpenAI's "tools" array as JSON text: calls are read, and only
+                                         to these functions. NULL: no calls (their markers are content) */
+    size_t tools_len;
+    uint64_t id_seed;                 /* the ids made for calls that carry none derive from it */
+} swa_chat_parse_config;
+
+/* format CONTENT, reasoning DEEPSEEK, no tools, id_seed 0 */
+SWADEF swa_chat_parse_config swa_chat_parse_config_default(void);
+/* Whether a rendered prompt ends (white space aside) with f's opening reasoning marker. */
+SWADEF int swa_chat_prompt_opens_reasoning(swa_tool_format f, const char *prompt, size_t len);
+
+typedef struct swa_tool_call {
+    const char *id;                   /* the model's own id where the syntax has one, else 9 letters
+                                         and digits (what Mistral's templates ask of an id) */
+    const char *name;
+    const char *arguments;            /* JSON text of an object */
+} swa_tool_call;
+
+/* A message, or what one feed added to it. The texts are NUL-terminated (and may hold NULs);
+   the pointers stay valid until the parser's next feed, finish or free. */
+typedef struct swa_chat_msg {
+    const char *content;
+    size_t content_len;
+    const char *reasoning;            /* reasoning_content */
+    size_t reasoning_len;
+    const swa_tool_call *calls;
+    size_t n_calls;
+    size_t first_call;                /* the index of calls[0] in the message (0 for a whole message) */
+} swa_chat_msg;
+
+typedef struct swa_chat_parser swa_chat_parser;
+
+/* SWA_ERR_INVALID_ARG for a format out of range; SWA_ERR_FORMAT when tools is not a JSON array
+   of {"type": "function", "function": {"name": ...}} objects. Free with swa_chat_parser_free. */
+SWADEF swa_status swa_chat_parser_create(const swa_chat_parse_config *cfg, swa_chat_parser **out, swa_error *err);
+/* Read len more bytes; delta (optional) receives what became certain since the last delta given
+   (without one, that waits for the next). SWA_ERR_NOMEM leaves the parser as it was;
+   SWA_ERR_INVALID_ARG after finish. */
+SWADEF swa_status swa_chat_parser_feed(swa_chat_parser *p, const char *text, size_t len, swa_chat_msg *delta,
+                                       swa_error *err);
+/* The end of the text: what was held back is decided (a call still open is content). */
+SWADEF swa_status swa_chat_parser_finish(swa_chat_parser *p, swa_chat_msg *delta, swa_error *err);
+SWADEF void       swa_chat_parser_message(const swa_chat_parser *p, swa_chat_msg *msg);   /* all so far */
+SWADEF void       swa_chat_parser_free(swa_chat_parser *p);
+/* A whole text at once: create, feed, finish. Read it with swa_chat_parser_message. */
+SWADEF swa_status swa_chat_parse(const swa_chat_parse_config *cfg, const char *text, size_t len,
+                                 swa_chat_parser **out, swa_error *err);
+#ifndef SWA_NO_GRAMMAR
+/* A GBNF grammar (start rule "root"; *gbnf_out freed with SWA_FREE) whose every text is a call in
+   cfg->format to one of cfg->tools' functions (tool_choice "required") or to the one named only
+   (a named tool_choice), and with parallel set one or more calls where the format has a list.
+   Each call's arguments follow its function's "parameters" schema (swa_json_schema_to_grammar),
+   so sampling under it forces a valid call from the answer's first token (no reasoning before
+   it). SWA_ERR_INVALID_ARG without tools, for the CONTENT format, for a name only does not find
+   or a function name other than 1 to 64 letters, digits, _ and -; the schema converter's errors
+   for parameters it cannot convert. */
+SWADEF swa_status swa_tool_call_grammar(const swa_chat_parse_config *cfg, const char *only, int parallel,
+                                        char **gbnf_out, swa_error *err);
+#endif
+#endif /* SWA_NO_TOOLS */
 
 /* ==== sampler ==== */
 
@@ -16227,6 +16353,1249 @@ SWADEF swa_status swa_grammar_from_json_schema(const char *schema, size_t len, s
 #undef SWA__JS_N_PRIMS
 #undef SWA__JS_OPEN
 #endif /* SWA_NO_GRAMMAR */
+
+/* ==== tool calls and reasoning ====
+   One machine reads every syntax. The text fed so far is kept whole; pos marks how far it is
+   decided. In content, the parser looks for its format's markers (a table row per format): a
+   reasoning block may open at the start, an anchored form (Llama 3's JSON, Functionary's
+   "all\n", the generic object) may start where only white space came before, and a floating
+   marker anywhere hands the text after it to the format's reader. A reader answers OK (bytes
+   read, calls added), NEED (the text so far may still become a call) or BAD (it is not one:
+   the marker is content). Text that may be the start of a marker is held back until it is
+   not. gpt-oss's channels have a small machine of their own beside it. */
+
+#ifndef SWA_NO_TOOLS
+
+enum { SWA__TC_BAD = -1, SWA__TC_NEED = 0, SWA__TC_OK = 1 };
+
+/* What the parser is in: content, a reasoning block, or (gpt-oss) a header or a message's body. */
+enum { SWA__TC_CONTENT, SWA__TC_REASONING, SWA__TC_OSS_HEADER, SWA__TC_OSS_BODY };
+/* What a gpt-oss message's body is */
+enum { SWA__TC_BODY_CONTENT, SWA__TC_BODY_REASONING, SWA__TC_BODY_RAW, SWA__TC_BODY_CALL };
+
+/* Where the machine stands; a feed that fails puts it back as it was. */
+typedef struct swa__tc_state {
+    size_t pos;                       /* in[0, pos) is decided */
+    int mode;
+    int at_start;                     /* only white space decided since the start or a block's end */
+    int reasoned;                     /* a reasoning block was read: no other may open */
+    int skip_ws;                      /* white space here is dropped (after a block or a call) */
+    int lead;                         /* REASONING: its leading white space is dropped */
+    const char *close;                /* REASONING: its closing marker */
+    int body;                         /* OSS_BODY: what it is */
+    size_t header;                    /* OSS_*: where the message's header began */
+    char callee[65];                  /* OSS_BODY CALL: the function named in the header */
+    size_t n_calls;                   /* calls read */
+} swa__tc_state;
+
+struct swa_chat_parser {
+    swa_chat_parse_config cfg;
+    swa__json *tools;                 /* the parsed tools array, or NULL: calls are not read */
+    const struct swa__tc_form *form;
+    swa__buf in, content, reasoning;
+    swa_tool_call *calls;
+    size_t cap_calls;
+    swa__tc_state st;
+    size_t mark_content, mark_reasoning, mark_calls;   /* where the last delta ended */
+    int finished, nomem;
+};
+
+typedef int (*swa__tc_reader)(swa_chat_parser *p, const char *s, size_t n, int final, size_t *used);
+
+typedef struct swa__tc_marker {
+    const char *text;
+    swa__tc_reader read;              /* NULL: the marker is dropped from the content */
+    int always;                       /* read even without tools (else only with them) */
+} swa__tc_marker;
+
+typedef struct swa__tc_form {
+    const char *name;
+    const char *think[2][2];          /* reasoning blocks: opening and closing markers */
+    swa__tc_reader anchored;          /* a form that may start where only white space came before */
+    int anchored_always;
+    swa__tc_marker markers[6];
+} swa__tc_form;
+
+/* -- text -- */
+
+static int swa__tc_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+static size_t swa__tc_ws(const char *s, size_t n, size_t i)
+{
+    while (i < n && swa__tc_space(s[i])) i++;
+    return i;
+}
+
+/* lit at s[*i]: OK (and *i past it), NEED when the text ends inside it, else BAD */
+static int swa__tc_lit(const char *s, size_t n, size_t *i, const char *lit)
+{
+    size_t k = strlen(lit), have = n - *i < k ? n - *i : k;
+    if (memcmp(s + *i, lit, have) != 0) return SWA__TC_BAD;
+    if (have < k) return SWA__TC_NEED;
+    *i += k;
+    return SWA__TC_OK;
+}
+
+/* The first place lit occurs in s[0, n), or n. */
+static size_t swa__tc_find(const char *s, size_t n, const char *lit)
+{
+    size_t k = strlen(lit), i;
+    for (i = 0; k <= n && i <= n - k; i++)
+        if (s[i] == lit[0] && !memcmp(s + i, lit, k)) return i;
+    return n;
+}
+
+/* How many bytes at the end of s[0, n) may begin lit (a proper prefix of it) */
+static size_t swa__tc_partial(const char *s, size_t n, const char *lit)
+{
+    size_t k = strlen(lit), m = k - 1 < n ? k - 1 : n;
+    for (; m > 0; m--)
+        if (!memcmp(s + n - m, lit, m)) return m;
+    return 0;
+}
+
+static int swa__tc_name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+/* A name of letters, digits, _ and - (what OpenAI allows a function's name) from s[*i], up to
+   the literal stop: OK with the name in [*b, *e) and *i past stop; NEED when the text ends
+   first; BAD for another character or a name longer than 64 bytes. */
+static int swa__tc_name(const char *s, size_t n, size_t *i, const char *stop, size_t *b, size_t *e)
+{
+    size_t j = *i;
+    for (*b = j; j < n && j - *b <= 64 && swa__tc_name_char(s[j]); j++) {}
+    if (j - *b > 64 || (j == *b && j < n)) return SWA__TC_BAD;
+    if (j == n) return SWA__TC_NEED;
+    *e = j;
+    *i = j;
+    return swa__tc_lit(s, n, i, stop);
+}
+
+/* -- JSON -- */
+
+/* The extent of the JSON value at s[i] (white space before it skipped): OK with *b and *e its
+   bounds; NEED when the text ends inside it (a bare number or word only when not final); BAD
+   when no value starts there. Only brackets and strings are followed: swa__json_parse checks
+   the value once it is whole. */
+static int swa__tc_json_span(const char *s, size_t n, size_t i, int final, size_t *b, size_t *e)
+{
+    size_t depth = 0;
+    int in_str = 0;
+    i = swa__tc_ws(s, n, i);
+    *b = i;
+    if (i >= n) return final ? SWA__TC_BAD : SWA__TC_NEED;
+    if (!s[i] || !strchr("{[\"-0123456789tfn", s[i])) return SWA__TC_BAD;
+    if (s[i] != '{' && s[i] != '[' && s[i] != '"') {          /* a number or a word */
+        while (i < n && ((s[i] && strchr("+-.E", s[i])) || (s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z'))) i++;
+        if (i == n && !final) return SWA__TC_NEED;
+        *e = i;
+        return SWA__TC_OK;
+    }
+    for (; i < n; i++) {
+        char c = s[i];
+        if (in_str) {
+            if (c == '\\') i++;
+            else if (c == '"') in_str = 0;
+            if (!in_str && depth == 0) { *e = i + 1; return SWA__TC_OK; }
+        } else if (c == '"') {
+            in_str = 1;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0) return SWA__TC_BAD;
+            if (--depth == 0) { *e = i + 1; return SWA__TC_OK; }
+        }
+    }
+    return SWA__TC_NEED;
+}
+
+/* The JSON value at s[*i]: OK with its tree (*root, freed by the caller) and *i past it. */
+static int swa__tc_json_at(const char *s, size_t n, size_t *i, int final, swa__json **root)
+{
+    size_t b, e;
+    int r = swa__tc_json_span(s, n, *i, final, &b, &e);
+    *root = NULL;
+    if (r != SWA__TC_OK) return r;
+    if (swa__json_parse(s + b, e - b, root, NULL) != SWA_OK) return SWA__TC_BAD;
+    *i = e;
+    return SWA__TC_OK;
+}
+
+/* A number as Python's json.dumps writes a float: the shortest digits that read back the same. */
+static void swa__tc_put_real(swa__buf *b, double v)
+{
+    char t[40];
+    int prec;
+    if (isnan(v) || isinf(v)) { swa__buf_puts(b, "null"); return; }
+    for (prec = 1; prec < 17; prec++) {
+        snprintf(t, sizeof t, "%.*g", prec, v);
+        if (strtod(t, NULL) == v) break;
+    }
+    snprintf(t, sizeof t, "%.*g", prec, v);
+    swa__buf_puts(b, t);
+    if (!strpbrk(t, ".eEn")) swa__buf_puts(b, ".0");
+}
+
+/* j as compact JSON (no spaces, keys in document order, UTF-8 kept). */
+static void swa__tc_put_json(swa__buf *b, const swa__json *j)
+{
+    size_t k;
+    switch (j->kind) {
+    case SWA__JSON_NULL: swa__buf_puts(b, "null"); break;
+    case SWA__JSON_FALSE: swa__buf_puts(b, "false"); break;
+    case SWA__JSON_TRUE: swa__buf_puts(b, "true"); break;
+    case SWA__JSON_INT: swa__buf_printf(b, "%lld", (long long)j->i); break;
+    case SWA__JSON_REAL: swa__tc_put_real(b, j->num); break;
+    case SWA__JSON_STRING: swa__buf_json_string(b, j->str, j->len, 0); break;
+    case SWA__JSON_ARRAY:
+    case SWA__JSON_OBJECT:
+        swa__buf_putc(b, j->kind == SWA__JSON_ARRAY ? '[' : '{');
+        for (k = 0; k < j->n; k++) {
+            if (k) swa__buf_putc(b, ',');
+            if (j->kind == SWA__JSON_OBJECT) {
+                swa__buf_json_string(b, j->items[k].key, j->items[k].key_len, 0);
+                swa__buf_putc(b, ':');
+            }
+            swa__tc_put_json(b, &j->items[k]);
+        }
+        swa__buf_putc(b, j->kind == SWA__JSON_ARRAY ? ']' : '}');
+        break;
+    }
+}
+
+/* -- calls -- */
+
+/* Whether the tools declare a function of this name. */
+static int swa__tc_declared(const swa_chat_parser *p, const char *name, size_t len)
+{
+    size_t i;
+    for (i = 0; i < p->tools->n; i++) {
+        const swa__json *fn = swa__json_get(&p->tools->items[i], "function");
+        const swa__json *nm = swa__json_get(fn, "name");
+        if (nm && nm->kind == SWA__JSON_STRING && nm->len == len && !memcmp(nm->str, name, len)) return 1;
+    }
+    return 0;
+}
+
+static char *swa__tc_strdup(const char *s, size_t n)
+{
+    char *d = (char *)swa__calloc(1, n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+/* An id of 9 letters and digits, from the seed and the call's index (splitmix64). */
+static void swa__tc_make_id(uint64_t seed, size_t index, char out[10])
+{
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (uint64_t)(index + 1);
+    int k;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    for (k = 0; k < 9; k++, z /= 62) out[k] = digits[z % 62];
+    out[9] = '\0';
+}
+
+/* Add a call: a declared name and arguments that are an object (or a string holding one).
+   BAD otherwise; the parser's nomem flag when memory runs out. */
+static int swa__tc_add(swa_chat_parser *p, const char *name, size_t name_len, const swa__json *args,
+                       const char *id, size_t id_len)
+{
+    swa__json *inner = NULL;
+    swa__buf b;
+    swa_tool_call *c;
+    char made[10];
+    if (!name_len || !swa__tc_declared(p, name, name_len) || !args) return SWA__TC_BAD;
+    if (args->kind == SWA__JSON_STRING && swa__json_parse(args->str, args->len, &inner, NULL) == SWA_OK) args = inner;
+    if (args->kind != SWA__JSON_OBJECT) { SWA_FREE(inner); return SWA__TC_BAD; }
+    memset(&b, 0, sizeof b);
+    swa__tc_put_json(&b, args);
+    SWA_FREE(inner);
+    if (p->st.n_calls == p->cap_calls) {
+        size_t cap = p->cap_calls ? 2 * p->cap_calls : 4;
+        swa_tool_call *grown = (swa_tool_call *)swa__calloc(cap, sizeof *grown);
+        if (!grown) { swa__buf_free(&b); p->nomem = 1; return SWA__TC_BAD; }
+        if (p->st.n_calls) memcpy(grown, p->calls, p->st.n_calls * sizeof *grown);
+        SWA_FREE(p->calls);
+        p->calls = grown;
+        p->cap_calls = cap;
+    }
+    if (!id_len) swa__tc_make_id(p->cfg.id_seed, p->st.n_calls, made), id = made, id_len = 9;
+    c = &p->calls[p->st.n_calls];
+    c->arguments = swa__buf_take(&b);
+    c->name = swa__tc_strdup(name, name_len);
+    c->id = swa__tc_strdup(id, id_len);
+    if (!c->arguments || !c->name || !c->id) {
+        SWA_FREE((void *)c->arguments), SWA_FREE((void *)c->name), SWA_FREE((void *)c->id);
+        p->nomem = 1;
+        return SWA__TC_BAD;
+    }
+    p->st.n_calls++;
+    return SWA__TC_OK;
+}
+
+/* A call from an object's members: the name under name_key, the arguments under args_key (or
+   args_key2), the id (a string, or a number written as one) under id_key when there is one. */
+static int swa__tc_add_obj(swa_chat_parser *p, const swa__json *o, const char *name_key, const char *args_key,
+                           const char *args_key2, const char *id_key)
+{
+    const swa__json *name = swa__json_get(o, name_key), *args = swa__json_get(o, args_key);
+    const swa__json *id = id_key ? swa__json_get(o, id_key) : NULL;
+    char num[24];
+    if (!args && args_key2) args = swa__json_get(o, args_key2);
+    if (!name || name->kind != SWA__JSON_STRING) return SWA__TC_BAD;
+    if (id && id->kind == SWA__JSON_INT) {
+        snprintf(num, sizeof num, "%lld", (long long)id->i);
+        return swa__tc_add(p, name->str, name->len, args, num, strlen(num));
+    }
+    if (id && id->kind != SWA__JSON_STRING) return SWA__TC_BAD;
+    return swa__tc_add(p, name->str, name->len, args, id ? id->str : NULL, id ? id->len : 0);
+}
+
+/* Each element of an array of call objects; BAD unless it is a non-empty array and all are calls. */
+static int swa__tc_add_array(swa_chat_parser *p, const swa__json *a, const char *name_key, const char *args_key,
+                             const char *args_key2, const char *id_key)
+{
+    size_t k;
+    if (!a || a->kind != SWA__JSON_ARRAY || a->n == 0) return SWA__TC_BAD;
+    for (k = 0; k < a->n; k++)
+        if (swa__tc_add_obj(p, &a->items[k], name_key, args_key, args_key2, id_key) != SWA__TC_OK) return SWA__TC_BAD;
+    return SWA__TC_OK;
+}
+
+/* The JSON value at s[*i], then what adds its calls. */
+typedef int (*swa__tc_adder)(swa_chat_parser *p, const swa__json *j);
+
+static int swa__tc_json_calls(swa_chat_parser *p, const char *s, size_t n, size_t *i, int final, swa__tc_adder add)
+{
+    swa__json *root;
+    int r = swa__tc_json_at(s, n, i, final, &root);
+    if (r != SWA__TC_OK) return r;
+    r = add(p, root);
+    SWA_FREE(root);
+    return r;
+}
+
+/* An optional closing marker at s[*i] (white space before it skipped): OK past it, or OK at the
+   end of a final text (a call cut short of its marker by a stop word still counts); NEED while it
+   may come. */
+static int swa__tc_close(const char *s, size_t n, size_t *i, int final, const char *close)
+{
+    size_t j = swa__tc_ws(s, n, *i);
+    int r = swa__tc_lit(s, n, &j, close);
+    if (r == SWA__TC_OK) *i = j;
+    if (r == SWA__TC_NEED && final && j == n) return SWA__TC_OK;
+    return r == SWA__TC_NEED && final ? SWA__TC_BAD : r;
+}
+
+/* -- the formats' readers: s is the text after the marker (at the form, for an anchored one) -- */
+
+static int swa__tc_add_hermes(swa_chat_parser *p, const swa__json *j)
+{
+    return swa__tc_add_obj(p, j, "name", "arguments", "parameters", NULL);
+}
+
+/* <tool_call> {"name": ..., "arguments": {...}} </tool_call> */
+static int swa__tc_read_hermes(swa_chat_parser *p, const char *s, size_t n, int final, size_t *used)
+{
+    size_t i = 0;
+    int r = swa__tc_json_calls(p, s, n, &i, final, swa__tc_add_hermes);
+    if (r == SWA__TC_OK) r = swa__tc_close(s, n, &i, final, "</tool_call>");
+    *used = i;
+    return r;
+}
+
+static int swa__tc_add_mistral(swa_chat_parser *p, const swa__json *j)
+{
+    return swa__tc_add_array(p, j, "name", "arguments", NULL, "id");
+}
+
+/* [TOOL_CALLS] [{"name": ..., "arguments": ..., "id": ...}, ...]  or  [TOOL_CALLS]name[CALL_ID]id[ARGS]{...} */
+static int swa__tc_read_mistral(swa_chat_parser *p, const char *s, size_t n, int final, size_t *used)
+{
+    size_t i = swa__tc_ws(s, n, 0), nb, ne, ib = 0, ie = 0;
+    swa__json *args;
+    int r;
+    if (i < n && s[i] == '[') {
+        r = swa__tc_json_calls(p, s, n, &i, final, swa__tc_add_mistral);
+    } else {
+        r = swa__tc_name(s, n, &i, "", &nb, &ne);
+        if (r == SWA__TC_OK) {
+            r = swa__tc_lit(s, n, &i, "[CALL_ID]");
+            if (r == SWA__TC_OK) {
+                ib = i;
+                ie = i += swa__tc_find(s + i, n - i, "[");
+                if (i == n) r = SWA__TC_NEED;
+            } else if (r == SWA__TC_BAD) {
+                r = SWA__TC_OK;                                 /* no [CALL_ID] */
+            }
+        }
+        if (r == SWA__TC_OK) r = swa__tc_lit(s, n, &i, "[ARGS]");
+        if (r == SWA__TC_OK && (r = swa__tc_json_at(s, n, &i, final, &args)) == SWA__TC_OK) {
+            r = swa__tc_add(p, s + nb, ne - nb, args, s + ib, ie - ib);
+            SWA_FREE(args);
+        }
+    }
+    *used = i;
+    return r;
+}
+
+static int swa__tc_add_llama3(swa_chat_parser *p, const swa__json *j)
+{
+    const swa__json *type = swa__json_get(j, "type");
+    if (type && !swa__json_is_str(type, "function")) return SWA__TC_BAD;
+    return swa__tc_add_obj(p, j, "name", "parameters", "arguments", NULL);
+}
+
+/* {"type": "function", "name": ..., "parameters": {...}} ("type" optional) */
+static int swa__tc_read_llama3_json(swa_chat_parser *p, const char *s, size_t n, int final, size_t *used)
+{
+    size_t i = 0;
+    int r;
+    if (n && s[0] != '{') return SWA__TC_BAD;
+    r = swa__tc_json_calls(p, s, n, &i, final, swa__tc_add_llama3);
+    *used = i;
+    return r;
+}
+
+/* Llama 3.1's built-in tools: name.call(key=value, ...), each value JSON; or a JSON call. */
+static int swa__tc_read_python_tag(swa_chat_parser *p, const char *s, size_t n, int final, size_t *used)
+{
+    size_t i = swa__tc_ws(s, n, 0), nb, ne, kb, ke;
+    swa__buf args;
+    swa__json *v = NULL, *obj = NULL;
+    int r, first;
+    if (i < n && s[i] == '{') {
+        r = swa__tc_read_llama3_json(p, s + i, n - i, final, used);
+        *used += i;
+        return r;
+    }
+    memset(&args, 0, sizeof args);
+    swa__buf_putc(&args, '{');
+    r = swa__tc_name(s, n, &i, ".call(", &nb, &ne);
+    for (first = 1; r == SWA__TC_OK; first = 0) {
+        i = swa__tc_ws(s, n, i);
+        if (i == n) { r = final ? SWA__TC_BAD : SWA__TC_NEED; break; }
+        if (s[i] == ')') break;
+        if (!first && s[i++] != ',') { r = SWA__TC_BAD; break; }
+        i = swa__tc_ws(s, n, i);
+        if ((r = swa__tc_name(s, n, &i, "=", &kb, &ke)) != SWA__TC_OK) break;
+        if ((r = swa__tc_json_at(s, n, &i, final, &v)) != SWA__TC_OK) break;
+        if (!first) swa__buf_putc(&args, ',');
+        swa__buf_json_string(&args, s + kb, ke - kb, 0);
+        swa__buf_putc(&args, ':');
+        swa__tc_put_json(&args, v);
+        SWA_FREE(v);
+    }
+    swa__buf_putc(&args, '}');
+    if (r == SWA__TC_OK) {
+        if (args.failed) p->nomem = 1;
+        r = !args.failed && swa__json_parse(args.p, args.n, &obj, NULL) == SWA_OK
+                ? swa__tc_add(p, s + nb, ne - nb, obj, NULL, 0) : SWA__TC_BAD;
+        SWA_FREE(obj);
+    }
+    swa__buf_free(&args);
+    *used = i + 1;
+    return r;
+}
+
+static int swa__tc_add_command_r(swa_chat_parser *p, const swa__json *j)
+{
+    return swa__tc_add_array(p, j, "tool_name", "parameters", NULL, "tool_call_id");
+}
+
+/* <|START_ACTION|>[{"tool_call_id": "0", "tool_name": ..., "parameters": {...}}, ...]<|END_ACTION|> */
+static int swa__tc_read_command_r(swa_chat_parser *p, const char *s, size_t n, int final, size_t *used)
+{
+    size_t i = 0;
+    int r = swa__tc_json_calls(p, s, n, &i, final, swa__tc_add_command_r);
+    if (r == SWA__TC_OK) r = swa__tc_close(s, n, &i, final, "<|END_ACTION|>");
+    *used = i;
+    return r;
+}
+
+#define SWA__TC_DS(x) "<\xef\xbd\x9c" x "\xef\xbd\x9c>"          /* <｜x｜> */
+#define SWA__TC_LB "\xe2\x96\x81"                                 /* ▁ */
+
+/* After <｜tool▁call▁begin｜>: R1's  function<｜tool▁sep｜>NAME\n```json\n{...}\n```<｜tool▁call▁end｜>
+   or V3.1's  NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜> */
+static int swa__tc_read_deepseek(swa_chat_parser *p, const char *s, size_t n, int final, size_t *used)
+{
+    static const char sep[] = SWA__TC_DS("tool" SWA__TC_LB "sep");
+    size_t i = 0, nb, ne;
+    int r = swa__tc_lit(s, n, &i, "function" SWA__TC_DS("tool" SWA__TC_LB "sep")), fenced = r == SWA__TC_OK;
+    swa__json *args;
+    if (r == SWA__TC_NEED) return final ? SWA__TC_BAD : r;
+    r = swa__tc_name(s, n, &i, fenced ? "\n" : sep, &nb, &ne);
+    if (r == SWA__TC_OK && fenced) r = swa__tc_lit(s, n, &i, "```json");
+    if (r == SWA__TC_OK && (r = swa__tc_json_at(s, n, &i, final, &args)) == SWA__TC_OK) {
+        r = swa__tc_add(p, s + nb, ne - nb, args, NULL, 0);
+        SWA_FREE(args);
+    }
+    if (r == SWA__TC_OK && fenced) r = swa__tc_close(s, n, &i, final, "```");
+    if (r == SWA__TC_OK) r = swa__tc_close(s, n, &i, final, SWA__TC_DS("tool" SWA__TC_LB "call" SWA__TC_LB "end"));
+    *used = i;
+    return r;
+}
+
+/* <function=NAME>{...}</function> */
+static int swa__tc_read_function_tag(swa_chat_parser *p, const char *s, size_t n, int final, size_t *used)
+{
+    size_t i = 0, nb, ne;
+    swa__json *args;
+    int r = swa__tc_name(s, n, &i, ">", &nb, &ne);
+    if (r == SWA__TC_OK && (r = swa__tc_json_at(s, n, &i, final, &args)) == SWA__TC_OK) {
+        r = swa__tc_add(p, s + nb, ne - nb, args, NULL, 0);
+        SWA_FREE(args);
+    }
+    if (r == SWA__TC_OK) r = swa__tc_close(s, n, &i, final, "</function>");
+    *used = i;
+    return r;
+}
+
+/* A python tool's code, the rest of the text, as {"code": ...} (Functionary v3.1's <|python_tag|>). */
+static int swa__tc_read_python_code(swa_chat_parser *p, const char *s, size_t n, int final, size_t *used)
+{
+    swa__buf b;
+    swa__json *args = NULL;
+    int r = SWA__TC_BAD;
+    if (!final) return SWA__TC_NEED;
+    memset(&b, 0, sizeof b);
+    swa__buf_puts(&b, "{\"code\":");
+    swa__buf_json_string(&b, s, n, 0);
+    swa__buf_putc(&b, '}');
+    if (b.failed) p->nomem = 1;
+    else if (swa__json_parse(b.p, b.n, &args, NULL) == SWA_OK) r = swa__tc_add(p, "python", 6, args, NULL, 0);
+    SWA_FREE(args);
+    swa__buf_free(&b);
+    *used = n;
+    return r;
+}
+
+/* Functionary v3.2, at the start or after >>>: "all\n" opens content; NAME\n{...} is a call. */
+static int swa__tc_read_functionary(swa_chat_parser *p, const char *s, size_t n, int final, size_t *used)
+{
+    size_t i = 0, nb, ne;
+    swa__json *args;
+    int r = swa__tc_lit(s, n, &i, "all\n");
+    if (r != SWA__TC_BAD) {
+        *used = i;
+        return r == SWA__TC_NEED && final ? SWA__TC_BAD : r;
+    }
+    if (!p->tools) return SWA__TC_BAD;
+    r = swa__tc_name(s, n, &i, "\n", &nb, &ne);
+    if (r == SWA__TC_OK && (r = swa__tc_json_at(s, n, &i, final, &args)) == SWA__TC_OK) {
+        r = swa__tc_add(p, s + nb, ne - nb, args, NULL, 0);
+        SWA_FREE(args);
+    }
+    *used = i;
+    return r == SWA__TC_NEED && final ? SWA__TC_BAD : r;
+}
+
+static int swa__tc_add_firefunction(swa_chat_parser *p, const swa__json *j)
+{
+    return swa__tc_add_array(p, j, "name", "arguments", NULL, NULL);
+}
+
+/* [functools][{"name": ..., "arguments": {...}}, ...]: after the marker, or at the start. */
+static int swa__tc_read_firefunction(swa_chat_parser *p, const char *s, size_t n, int final, size_t *used)
+{
+    size_t i = 0;
+    int r = swa__tc_lit(s, n, &i, "functools");
+    if (r == SWA__TC_BAD && n && s[0] != '[') return SWA__TC_BAD;
+    if (r != SWA__TC_NEED) r = swa__tc_json_calls(p, s, n, &i, final, swa__tc_add_firefunction);
+    *used = i;
+    return r == SWA__TC_NEED && final ? SWA__TC_BAD : r;
+}
+
+static int swa__tc_add_generic(swa_chat_parser *p, const swa__json *j)
+{
+    const swa__json *calls = swa__json_get(j, "tool_calls"), *call = swa__json_get(j, "tool_call");
+    const swa__json *response = swa__json_get(j, "response");
+    if (calls) return swa__tc_add_array(p, calls, "name", "arguments", NULL, "id");
+    if (call) return swa__tc_add_obj(p, call, "name", "arguments", NULL, "id");
+    if (!response) return SWA__TC_BAD;
+    if (response->kind == SWA__JSON_STRING) swa__buf_put(&p->content, response->str, response->len);
+    else swa__tc_put_json(&p->content, response);
+    return SWA__TC_OK;
+}
+
+/* The generic form: the whole answer one object. */
+static int swa__tc_read_generic(swa_chat_parser *p, const char *s, size_t n, int final, size_t *used)
+{
+    size_t i = 0;
+    int r;
+    if (n && s[0] != '{') return SWA__TC_BAD;
+    r = swa__tc_json_calls(p, s, n, &i, final, swa__tc_add_generic);
+    if (r == SWA__TC_OK && swa__tc_ws(s, n, i) < n) r = SWA__TC_BAD;   /* nothing may follow */
+    else if (r == SWA__TC_OK && !final) r = SWA__TC_NEED;
+    *used = n;
+    return r;
+}
+
+/* -- the formats -- */
+
+#define SWA__TC_THINK {"<think>", "</think>"}
+#define SWA__TC_NO_THINK {NULL, NULL}
+
+/* Rows in the order of swa_tool_format. gpt-oss's markers are its machine's (below). */
+static const swa__tc_form swa__tc_forms[SWA_TOOL_FORMAT_COUNT] = {
+    {"content", {SWA__TC_THINK, SWA__TC_NO_THINK}, NULL, 0, {{NULL, NULL, 0}}},
+    {"generic", {SWA__TC_THINK, SWA__TC_NO_THINK}, swa__tc_read_generic, 0, {{NULL, NULL, 0}}},
+    {"hermes", {SWA__TC_THINK, SWA__TC_NO_THINK}, NULL, 0, {{"<tool_call>", swa__tc_read_hermes, 0}}},
+    {"mistral", {SWA__TC_THINK, {"[THINK]", "[/THINK]"}}, NULL, 0, {{"[TOOL_CALLS]", swa__tc_read_mistral, 0}}},
+    {"llama3", {SWA__TC_THINK, SWA__TC_NO_THINK}, swa__tc_read_llama3_json, 0,
+     {{"<|python_tag|>", swa__tc_read_python_tag, 0}}},
+    {"gpt-oss", {SWA__TC_NO_THINK, SWA__TC_NO_THINK}, NULL, 0, {{NULL, NULL, 0}}},
+    {"command-r7b", {{"<|START_THINKING|>", "<|END_THINKING|>"}, SWA__TC_THINK}, NULL, 0,
+     {{"<|START_ACTION|>", swa__tc_read_command_r, 0}, {"<|START_RESPONSE|>", NULL, 1}, {"<|END_RESPONSE|>", NULL, 1}}},
+    {"deepseek", {SWA__TC_THINK, SWA__TC_NO_THINK}, NULL, 0,
+     {{SWA__TC_DS("tool" SWA__TC_LB "call" SWA__TC_LB "begin"), swa__tc_read_deepseek, 0},
+      {SWA__TC_DS("tool" SWA__TC_LB "calls" SWA__TC_LB "begin"), NULL, 0},
+      {SWA__TC_DS("tool_calls_begin"), NULL, 0},
+      {SWA__TC_DS("tool calls begin"), NULL, 0},
+      {SWA__TC_DS("tool\\_calls\\_begin"), NULL, 0},
+      {SWA__TC_DS("tool" SWA__TC_LB "calls" SWA__TC_LB "end"), NULL, 0}}},
+    {"functionary-v3.1", {SWA__TC_THINK, SWA__TC_NO_THINK}, NULL, 0,
+     {{"<function=", swa__tc_read_function_tag, 0}, {"<|python_tag|>", swa__tc_read_python_code, 0}}},
+    {"functionary-v3.2", {SWA__TC_THINK, SWA__TC_NO_THINK}, swa__tc_read_functionary, 1,
+     {{">>>", swa__tc_read_functionary, 1}}},
+    {"firefunction-v2", {SWA__TC_THINK, SWA__TC_NO_THINK}, swa__tc_read_firefunction, 0,
+     {{" functools", swa__tc_read_firefunction, 0}}},
+};
+
+/* Whether the marker counts: the "always" ones do, the others only with tools. */
+static int swa__tc_active(const swa_chat_parser *p, const swa__tc_marker *m)
+{
+    return m->text && (m->always || p->tools != NULL);
+}
+
+/* -- the machine -- */
+
+static void swa__tc_drop_calls(swa_chat_parser *p, size_t keep)
+{
+    while (p->st.n_calls > keep) {
+        swa_tool_call *c = &p->calls[--p->st.n_calls];
+        SWA_FREE((void *)c->id), SWA_FREE((void *)c->name), SWA_FREE((void *)c->arguments);
+    }
+}
+
+/* The reader at in[at]: OK moves pos past what it read; otherwise what it added is taken back. */
+static int swa__tc_run(swa_chat_parser *p, swa__tc_reader read, size_t at, int final)
+{
+    size_t used = 0, n_calls = p->st.n_calls, content_n = p->content.n;
+    int r = read(p, p->in.p + at, p->in.n - at, final, &used);
+    if (r == SWA__TC_NEED && final) r = SWA__TC_BAD;
+    if (r != SWA__TC_OK) {
+        swa__tc_drop_calls(p, n_calls);
+        p->content.n = content_n;
+        return r;
+    }
+    p->st.pos = at + used;
+    p->st.skip_ws = p->st.n_calls > n_calls;
+    return r;
+}
+
+static void swa__tc_open_reasoning(swa_chat_parser *p, const char *close)
+{
+    p->st.mode = SWA__TC_REASONING;
+    p->st.close = close;
+    p->st.lead = p->st.reasoned = 1;
+    p->st.at_start = 0;
+}
+
+/* Where only white space came before: a reasoning block's opening, or the anchored form.
+   1: moved on; 0: wait for more text; -1: neither is here. */
+static int swa__tc_start(swa_chat_parser *p, int final)
+{
+    const swa__tc_form *f = p->form;
+    const char *s = p->in.p + p->st.pos;
+    size_t n = p->in.n - p->st.pos, i = swa__tc_ws(s, n, 0), j;
+    int k, r, wait = 0;
+    if (i == n && !final) return 0;
+    for (k = 0; k < 2 && f->think[k][0] && p->cfg.reasoning != SWA_REASONING_NONE && !p->st.reasoned; k++) {
+        j = i;
+        r = swa__tc_lit(s, n, &j, f->think[k][0]);
+        if (r == SWA__TC_OK) {
+            p->st.pos += j;
+            swa__tc_open_reasoning(p, f->think[k][1]);
+            return 1;
+        }
+        wait |= r == SWA__TC_NEED && !final;
+    }
+    if (wait) return 0;
+    if (f->anchored && (f->anchored_always || p->tools)) {
+        size_t n_calls = p->st.n_calls;
+        r = swa__tc_run(p, f->anchored, p->st.pos + i, final);
+        if (r == SWA__TC_OK) p->st.at_start = p->st.n_calls > n_calls;   /* another call may follow */
+        if (r != SWA__TC_BAD) return r == SWA__TC_OK;
+    }
+    return -1;
+}
+
+/* Content up to the first active marker (holding back what may begin one), then the marker. */
+static int swa__tc_content(swa_chat_parser *p, int final)
+{
+    const char *s = p->in.p + p->st.pos;
+    size_t n = p->in.n - p->st.pos, best = n, hold = 0, at, len;
+    const swa__tc_marker *hit = NULL, *m;
+    int r;
+    if (p->st.skip_ws) {
+        at = swa__tc_ws(s, n, 0);
+        p->st.pos += at;
+        if (at == n) return 0;
+        p->st.skip_ws = 0;
+        return 1;
+    }
+    if (p->st.at_start && (r = swa__tc_start(p, final)) >= 0) return r;
+    p->st.at_start = 0;
+    for (m = p->form->markers; m < p->form->markers + 6; m++) {
+        if (!swa__tc_active(p, m)) continue;
+        if ((at = swa__tc_find(s, n, m->text)) < best) best = at, hit = m;
+        if (!final && (at = swa__tc_partial(s, n, m->text)) > hold) hold = at;
+    }
+    if (!hit) best = n - hold;
+    swa__buf_put(&p->content, s, best);
+    p->st.pos += best;
+    if (!hit) return best > 0;
+    len = strlen(hit->text);
+    if (!hit->read) {
+        p->st.pos += len;
+        return 1;
+    }
+    r = swa__tc_run(p, hit->read, p->st.pos + len, final);
+    if (r == SWA__TC_NEED) return best > 0;
+    if (r == SWA__TC_BAD) {                          /* not a call: the marker is content */
+        swa__buf_put(&p->content, hit->text, len);
+        p->st.pos += len;
+    }
+    return 1;
+}
+
+/* A reasoning block up to its closing marker, without the white space at either end. */
+static int swa__tc_reasoning(swa_chat_parser *p, int final)
+{
+    const char *s = p->in.p + p->st.pos;
+    size_t n = p->in.n - p->st.pos, at, k;
+    if (p->st.lead) {
+        k = swa__tc_ws(s, n, 0);
+        p->st.pos += k;
+        if (k == n) return 0;
+        p->st.lead = 0;
+        return 1;
+    }
+    at = swa__tc_find(s, n, p->st.close);
+    k = at < n || final ? at : n - swa__tc_partial(s, n, p->st.close);
+    while (k > 0 && swa__tc_space(s[k - 1])) k--;   /* trailing white space waits for what follows */
+    swa__buf_put(&p->reasoning, s, k);
+    if (at < n) {
+        p->st.pos += at + strlen(p->st.close);
+        p->st.mode = SWA__TC_CONTENT;
+        p->st.skip_ws = p->st.at_start = 1;
+        return 1;
+    }
+    p->st.pos += final ? n : k;
+    return final ? 0 : k > 0;
+}
+
+/* -- gpt-oss: <|channel|>analysis<|message|>...<|end|><|start|>assistant<|channel|>final<|message|>...
+   A message's header (from <|start|> or <|channel|> to <|message|>) names its channel and, for
+   a call, its recipient (to=functions.NAME); its body ends at <|end|>, <|call|> or <|return|>,
+   or where the next header starts. -- */
+
+static const char *const swa__tc_oss_marks[5] = {"<|end|>", "<|call|>", "<|return|>", "<|start|>", "<|channel|>"};
+enum { SWA__TC_OSS_HEADS = 3 };   /* marks from this one on open a header */
+
+/* The first of the marks in s[0, n): its index (5 for none), *at where, *hold what may begin one. */
+static int swa__tc_oss_mark(const char *s, size_t n, int final, size_t *at, size_t *hold)
+{
+    int k, which = 5;
+    size_t a;
+    *at = n;
+    *hold = 0;
+    for (k = 0; k < 5; k++) {
+        if ((a = swa__tc_find(s, n, swa__tc_oss_marks[k])) < *at) *at = a, which = k;
+        if (!final && (a = swa__tc_partial(s, n, swa__tc_oss_marks[k])) > *hold) *hold = a;
+    }
+    return which;
+}
+
+/* Between messages: text is content; a header opens; a stray end mark is dropped. */
+static int swa__tc_oss_text(swa_chat_parser *p, int final)
+{
+    const char *s = p->in.p + p->st.pos;
+    size_t n = p->in.n - p->st.pos, at, hold;
+    int k = swa__tc_oss_mark(s, n, final, &at, &hold);
+    size_t take = k < 5 ? at : n - hold;
+    swa__buf_put(&p->content, s, take);
+    p->st.pos += take;
+    if (k == 5) return take > 0;
+    if (k < SWA__TC_OSS_HEADS) {
+        p->st.pos += strlen(swa__tc_oss_marks[k]);
+    } else {
+        p->st.mode = SWA__TC_OSS_HEADER;
+        p->st.header = p->st.pos;
+    }
+    return 1;
+}
+
+/* The word after key in a header (up to white space or '<'): its bounds, or 0 when key is absent. */
+static int swa__tc_oss_word(const char *s, size_t n, const char *key, size_t *b, size_t *e)
+{
+    size_t at = swa__tc_find(s, n, key);
+    if (at == n) return 0;
+    *b = *e = at + strlen(key);
+    while (*e < n && !swa__tc_space(s[*e]) && s[*e] != '<') (*e)++;
+    return 1;
+}
+
+/* A header, once its <|message|> came: what its body is. */
+static int swa__tc_oss_header(swa_chat_parser *p, int final)
+{
+    const char *s = p->in.p + p->st.header;
+    size_t n = p->in.n - p->st.header, at = swa__tc_find(s, n, "<|message|>"), b, e;
+    int call = 0;
+    if (at == n) {
+        if (!final) return 0;
+        swa__buf_put(&p->content, s, n);            /* a header cut short: content as written */
+        p->st.pos = p->in.n;
+        p->st.mode = SWA__TC_CONTENT;
+        return 1;
+    }
+    p->st.pos = p->st.header + at + strlen("<|message|>");
+    p->st.mode = SWA__TC_OSS_BODY;
+    if (swa__tc_oss_word(s, at, "to=functions.", &b, &e) && p->tools && e - b < sizeof p->st.callee) {
+        memcpy(p->st.callee, s + b, e - b);
+        p->st.callee[e - b] = '\0';
+        call = 1;
+    }
+    if (!swa__tc_oss_word(s, at, "<|channel|>", &b, &e)) b = e = 0;
+    if (call) p->st.body = SWA__TC_BODY_CALL;
+    else if (e - b != 8 || memcmp(s + b, "analysis", 8)) p->st.body = SWA__TC_BODY_CONTENT;
+    else if (p->cfg.reasoning != SWA_REASONING_NONE) p->st.body = SWA__TC_BODY_REASONING;
+    else p->st.body = SWA__TC_BODY_RAW;
+    if (p->st.body == SWA__TC_BODY_RAW || (swa__tc_oss_word(s, at, "to=", &b, &e) && !call))
+        swa__buf_put(&p->content, s, at + strlen("<|message|>")), p->st.body = SWA__TC_BODY_RAW;
+    return 1;
+}
+
+/* A call's body, whole: its arguments; what is not a call is content as written. */
+static void swa__tc_oss_call(swa_chat_parser *p, const char *s, size_t at, size_t end)
+{
+    swa__json *args = NULL;
+    size_t b = swa__tc_ws(s, at, 0), e = at;
+    while (e > b && swa__tc_space(s[e - 1])) e--;
+    if (swa__json_parse(s + b, e - b, &args, NULL) != SWA_OK ||
+        swa__tc_add(p, p->st.callee, strlen(p->st.callee), args, NULL, 0) != SWA__TC_OK)
+        swa__buf_put(&p->content, p->in.p + p->st.header, (size_t)(s - (p->in.p + p->st.header)) + end);
+    SWA_FREE(args);
+}
+
+/* A body up to its end: reasoning, content, content as written (markers too), or a call. */
+static int swa__tc_oss_body(swa_chat_parser *p, int final)
+{
+    const char *s = p->in.p + p->st.pos;
+    size_t n = p->in.n - p->st.pos, at, hold, end;
+    int k = swa__tc_oss_mark(s, n, final, &at, &hold), body = p->st.body;
+    swa__buf *to = body == SWA__TC_BODY_REASONING ? &p->reasoning : &p->content;
+    end = k < SWA__TC_OSS_HEADS ? at + strlen(swa__tc_oss_marks[k]) : at;   /* a header's mark stays */
+    if (body == SWA__TC_BODY_CALL) {
+        if (k == 5 && !final) return 0;
+        swa__tc_oss_call(p, s, at, end);
+    } else {
+        size_t take = k < 5 ? at : n - hold;
+        swa__buf_put(to, s, body == SWA__TC_BODY_RAW && k < 5 ? end : take);
+        if (k == 5) {
+            p->st.pos += take;
+            return take > 0;
+        }
+    }
+    p->st.pos += end;
+    p->st.mode = SWA__TC_CONTENT;
+    return 1;
+}
+
+static int swa__tc_step(swa_chat_parser *p, int final)
+{
+    switch (p->st.mode) {
+    case SWA__TC_REASONING: return swa__tc_reasoning(p, final);
+    case SWA__TC_OSS_HEADER: return swa__tc_oss_header(p, final);
+    case SWA__TC_OSS_BODY: return swa__tc_oss_body(p, final);
+    default: return p->cfg.format == SWA_TOOL_FORMAT_GPT_OSS ? swa__tc_oss_text(p, final) : swa__tc_content(p, final);
+    }
+}
+
+/* -- the public calls -- */
+
+SWADEF swa_tool_format swa_tool_format_detect(const char *tmpl, size_t len)
+{
+    static const struct { const char *marker, *also; swa_tool_format format; } rows[] = {
+        {"<|channel|>", NULL, SWA_TOOL_FORMAT_GPT_OSS},
+        {SWA__TC_DS("tool" SWA__TC_LB "calls" SWA__TC_LB "begin"), NULL, SWA_TOOL_FORMAT_DEEPSEEK},
+        {"<|END_THINKING|><|START_ACTION|>", NULL, SWA_TOOL_FORMAT_COMMAND_R7B},
+        {">>>all", NULL, SWA_TOOL_FORMAT_FUNCTIONARY_V3_2},
+        {" functools[", NULL, SWA_TOOL_FORMAT_FIREFUNCTION_V2},
+        {"<tool_call>", NULL, SWA_TOOL_FORMAT_HERMES},
+        {"<|start_header_id|>", "<function=", SWA_TOOL_FORMAT_FUNCTIONARY_V3_1},
+        {"<|start_header_id|>ipython<|end_header_id|>", NULL, SWA_TOOL_FORMAT_LLAMA3},
+        {"[TOOL_CALLS]", NULL, SWA_TOOL_FORMAT_MISTRAL},
+    };
+    size_t r;
+    int k;
+    if (!tmpl) return SWA_TOOL_FORMAT_GENERIC;
+    for (k = 0; k < SWA_TOOL_FORMAT_COUNT; k++)
+        if (strlen(swa__tc_forms[k].name) == len && !memcmp(tmpl, swa__tc_forms[k].name, len)) return (swa_tool_format)k;
+    for (r = 0; r < sizeof rows / sizeof rows[0]; r++)
+        if (swa__tc_find(tmpl, len, rows[r].marker) < len && (!rows[r].also || swa__tc_find(tmpl, len, rows[r].also) < len))
+            return rows[r].format;
+    return SWA_TOOL_FORMAT_GENERIC;
+}
+
+SWADEF const char *swa_tool_format_name(swa_tool_format f)
+{
+    return (int)f >= 0 && (int)f < SWA_TOOL_FORMAT_COUNT ? swa__tc_forms[f].name : NULL;
+}
+
+SWADEF swa_status swa_reasoning_format_by_name(const char *name, swa_reasoning_format *out, swa_error *err)
+{
+    if (!name || !out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_reasoning_format_by_name: NULL argument");
+    if (!strcmp(name, "none")) *out = SWA_REASONING_NONE;
+    else if (!strcmp(name, "deepseek") || !strcmp(name, "auto")) *out = SWA_REASONING_DEEPSEEK;
+    else return swa__fail(err, SWA_ERR_INVALID_ARG, "reasoning format \"%.40s\": want none, deepseek or auto", name);
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_chat_parse_config swa_chat_parse_config_default(void)
+{
+    swa_chat_parse_config c;
+    memset(&c, 0, sizeof c);
+    c.format = SWA_TOOL_FORMAT_CONTENT;
+    c.reasoning = SWA_REASONING_DEEPSEEK;
+    return c;
+}
+
+SWADEF int swa_chat_prompt_opens_reasoning(swa_tool_format f, const char *prompt, size_t len)
+{
+    int k;
+    if (!prompt || (int)f < 0 || (int)f >= SWA_TOOL_FORMAT_COUNT) return 0;
+    while (len > 0 && swa__tc_space(prompt[len - 1])) len--;
+    for (k = 0; k < 2 && swa__tc_forms[f].think[k][0]; k++) {
+        size_t m = strlen(swa__tc_forms[f].think[k][0]);
+        if (len >= m && !memcmp(prompt + len - m, swa__tc_forms[f].think[k][0], m)) return 1;
+    }
+    return 0;
+}
+
+/* The tools: an array of {"type": "function", "function": {"name": "..."}}. */
+static swa_status swa__tc_tools(const char *text, size_t len, swa__json **out, swa_error *err)
+{
+    swa__json *t;
+    size_t i;
+    if (swa__json_parse(text, len, &t, err) != SWA_OK) return SWA_ERR_FORMAT;
+    for (i = 0; t->kind == SWA__JSON_ARRAY && i < t->n; i++) {
+        const swa__json *fn = swa__json_get(&t->items[i], "function"), *name = swa__json_get(fn, "name");
+        if (!swa__json_is_str(swa__json_get(&t->items[i], "type"), "function") || !name || name->kind != SWA__JSON_STRING)
+            break;
+    }
+    if (t->kind != SWA__JSON_ARRAY || i < t->n) {
+        SWA_FREE(t);
+        return swa__fail(err, SWA_ERR_FORMAT, "tools: want an array of {\"type\": \"function\", \"function\": "
+                         "{\"name\": ...}} (element %zu is not)", i);
+    }
+    *out = t;
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_chat_parser_create(const swa_chat_parse_config *cfg, swa_chat_parser **out, swa_error *err)
+{
+    swa_chat_parser *p;
+    swa__json *tools = NULL;
+    if (!cfg || !out || (cfg->tools == NULL && cfg->tools_len))
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_parser_create: NULL argument");
+    *out = NULL;
+    if ((int)cfg->format < 0 || (int)cfg->format >= SWA_TOOL_FORMAT_COUNT)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_parser_create: tool format %d is none of the %d",
+                         (int)cfg->format, SWA_TOOL_FORMAT_COUNT);
+    if (cfg->tools && swa__tc_tools(cfg->tools, cfg->tools_len, &tools, err) != SWA_OK) return SWA_ERR_FORMAT;
+    if (!(p = (swa_chat_parser *)swa__calloc(1, sizeof *p))) {
+        SWA_FREE(tools);
+        return swa__fail(err, SWA_ERR_NOMEM, "swa_chat_parser_create: out of memory");
+    }
+    p->cfg = *cfg;
+    p->cfg.tools = NULL;                             /* the caller's text need not outlive this call */
+    p->tools = tools;
+    p->form = &swa__tc_forms[cfg->format];
+    p->st.at_start = 1;
+    if (cfg->reasoning_open && cfg->reasoning != SWA_REASONING_NONE && p->form->think[0][0])
+        swa__tc_open_reasoning(p, p->form->think[0][1]);
+    *out = p;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+static const char *swa__tc_text(swa__buf *b)
+{
+    if (!b->p) return "";
+    b->p[b->n] = '\0';                                /* the buffer keeps room for it */
+    return b->p;
+}
+
+/* What came since the last delta given (without d, it waits for the next). */
+static void swa__tc_delta(swa_chat_parser *p, swa_chat_msg *d)
+{
+    if (!d) return;
+    d->content = swa__tc_text(&p->content) + p->mark_content;
+    d->content_len = p->content.n - p->mark_content;
+    d->reasoning = swa__tc_text(&p->reasoning) + p->mark_reasoning;
+    d->reasoning_len = p->reasoning.n - p->mark_reasoning;
+    d->calls = p->calls ? p->calls + p->mark_calls : NULL;
+    d->n_calls = p->st.n_calls - p->mark_calls;
+    d->first_call = p->mark_calls;
+    p->mark_content = p->content.n;
+    p->mark_reasoning = p->reasoning.n;
+    p->mark_calls = p->st.n_calls;
+}
+
+/* Read what was fed (to the end when final); on running out of memory, put everything back. */
+static swa_status swa__tc_advance(swa_chat_parser *p, const char *text, size_t len, int final, swa_chat_msg *d,
+                                  swa_error *err)
+{
+    swa__tc_state saved = p->st;
+    size_t in_n = p->in.n, content_n = p->content.n, reasoning_n = p->reasoning.n;
+    if (!text && len) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_parser_feed: NULL text");
+    if (p->finished) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_parser_feed: the parser has finished");
+    swa__buf_put(&p->in, text, len);
+    while (!p->in.failed && !p->nomem && swa__tc_step(p, final)) {}
+    if (p->in.failed || p->content.failed || p->reasoning.failed || p->nomem) {
+        swa__tc_drop_calls(p, saved.n_calls);
+        p->st = saved;
+        p->in.n = in_n, p->content.n = content_n, p->reasoning.n = reasoning_n;
+        p->in.failed = p->content.failed = p->reasoning.failed = p->nomem = 0;
+        return swa__fail(err, SWA_ERR_NOMEM, "swa_chat_parser_feed: out of memory");
+    }
+    p->finished = final;
+    swa__tc_delta(p, d);
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_chat_parser_feed(swa_chat_parser *p, const char *text, size_t len, swa_chat_msg *delta,
+                                       swa_error *err)
+{
+    if (!p) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_parser_feed: NULL argument");
+    return swa__tc_advance(p, text, len, 0, delta, err);
+}
+
+SWADEF swa_status swa_chat_parser_finish(swa_chat_parser *p, swa_chat_msg *delta, swa_error *err)
+{
+    if (!p) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_parser_finish: NULL argument");
+    return swa__tc_advance(p, "", 0, 1, delta, err);
+}
+
+SWADEF void swa_chat_parser_message(const swa_chat_parser *p, swa_chat_msg *msg)
+{
+    swa_chat_parser *q = (swa_chat_parser *)p;         /* only the NULs after the texts are written */
+    if (!p || !msg) return;
+    msg->content = swa__tc_text(&q->content);
+    msg->content_len = p->content.n;
+    msg->reasoning = swa__tc_text(&q->reasoning);
+    msg->reasoning_len = p->reasoning.n;
+    msg->calls = p->calls;
+    msg->n_calls = p->st.n_calls;
+    msg->first_call = 0;
+}
+
+SWADEF void swa_chat_parser_free(swa_chat_parser *p)
+{
+    if (!p) return;
+    swa__tc_drop_calls(p, 0);
+    SWA_FREE(p->calls);
+    SWA_FREE(p->tools);
+    swa__buf_free(&p->in);
+    swa__buf_free(&p->content);
+    swa__buf_free(&p->reasoning);
+    SWA_FREE(p);
+}
+
+SWADEF swa_status swa_chat_parse(const swa_chat_parse_config *cfg, const char *text, size_t len,
+                                 swa_chat_parser **out, swa_error *err)
+{
+    swa_status s = swa_chat_parser_create(cfg, out, err);
+    if (s == SWA_OK && ((s = swa_chat_parser_feed(*out, text, len, NULL, err)) != SWA_OK ||
+                        (s = swa_chat_parser_finish(*out, NULL, err)) != SWA_OK)) {
+        swa_chat_parser_free(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+/* -- forcing a call: a grammar -- */
+
+#ifndef SWA_NO_GRAMMAR
+/* GBNF text with every rule name prefixed (what sits in quotes, brackets, braces and comments
+   is left as it is), so that the grammars of several schemas live in one. */
+static void swa__tc_prefix_rules(swa__buf *b, const char *g, const char *prefix)
+{
+    const char *q;
+    for (; *g; g++) {
+        char close = *g == '"' ? '"' : *g == '[' ? ']' : *g == '{' ? '}' : *g == '#' ? '\n' : 0;
+        if (close) {
+            for (q = g + 1; *q && *q != close; q++)
+                if (*q == '\\' && q[1]) q++;
+            swa__buf_put(b, g, (size_t)(q - g) + (*q != 0));
+            g = *q ? q : q - 1;
+        } else if (swa__tc_name_char(*g)) {
+            for (q = g; swa__tc_name_char(*q); q++) {}
+            swa__buf_puts(b, prefix);
+            swa__buf_put(b, g, (size_t)(q - g));
+            g = q - 1;
+        } else {
+            swa__buf_putc(b, *g);
+        }
+    }
+    swa__buf_putc(b, '\n');
+}
+
+/* One call to the i-th function (its arguments' rule is t<i>-root), as the format writes it. */
+static void swa__tc_call_rule(swa__buf *b, swa_tool_format f, const char *name, size_t i)
+{
+    static const char *const shapes[SWA_TOOL_FORMAT_COUNT][2] = {
+        {NULL, NULL},
+        {"\"{\\\"name\\\": \\\"%s\\\", \\\"arguments\\\": \" ", " \"}\""},
+        {"\"<tool_call>\\n{\\\"name\\\": \\\"%s\\\", \\\"arguments\\\": \" ", " \"}\\n</tool_call>\""},
+        {"\"{\\\"name\\\": \\\"%s\\\", \\\"arguments\\\": \" ", " \", \\\"id\\\": \\\"\" [a-zA-Z0-9]{9} \"\\\"}\""},
+        {"\"{\\\"name\\\": \\\"%s\\\", \\\"parameters\\\": \" ", " \"}\""},
+        {"\"<|channel|>commentary to=functions.%s <|constrain|>json<|message|>\" ", " \"<|call|>\""},
+        {"\"{\\\"tool_call_id\\\": \\\"\" [0-9] \"\\\", \\\"tool_name\\\": \\\"%s\\\", \\\"parameters\\\": \" ", " \"}\""},
+        {"\"" SWA__TC_DS("tool" SWA__TC_LB "call" SWA__TC_LB "begin") "function" SWA__TC_DS("tool" SWA__TC_LB "sep")
+         "%s\\n```json\\n\" ", " \"\\n```" SWA__TC_DS("tool" SWA__TC_LB "call" SWA__TC_LB "end") "\""},
+        {"\"<function=%s>\" ", " \"</function>\""},
+        {"\"%s\\n\" ", ""},
+        {"\"{\\\"name\\\": \\\"%s\\\", \\\"arguments\\\": \" ", " \"}\""},
+    };
+    swa__buf_printf(b, shapes[f][0], name);
+    swa__buf_printf(b, "t%zu-root", i);
+    swa__buf_puts(b, shapes[f][1]);
+}
+
+/* root: the format's opening, one call or (parallel) several with its separator, its closing. */
+static void swa__tc_root_rule(swa__buf *b, swa_tool_format f, int parallel)
+{
+    static const char *const frames[SWA_TOOL_FORMAT_COUNT][3] = {
+        {NULL, NULL, NULL},
+        {"\"{\\\"tool_calls\\\": [\" ", "\", \"", " \"]}\""},
+        {"", "\"\\n\"", ""},
+        {"\"[TOOL_CALLS][\" ", "\", \"", " \"]\""},
+        {"", NULL, ""},
+        {"", NULL, ""},
+        {"\"<|START_ACTION|>[\\n    \" ", "\",\\n    \"", " \"\\n]<|END_ACTION|>\""},
+        {"\"" SWA__TC_DS("tool" SWA__TC_LB "calls" SWA__TC_LB "begin") "\" ", "",
+         " \"" SWA__TC_DS("tool" SWA__TC_LB "calls" SWA__TC_LB "end") "\""},
+        {"", "", ""},
+        {"", "\">>>\"", ""},
+        {"\" functools[\" ", "\", \"", " \"]\""},
+    };
+    swa__buf_printf(b, "root ::= %scall", frames[f][0]);
+    if (parallel && frames[f][1]) swa__buf_printf(b, " (%s%scall)*", frames[f][1], *frames[f][1] ? " " : "");
+    swa__buf_printf(b, "%s\n", frames[f][2]);
+}
+
+/* The grammar of the i-th function's arguments, its rules prefixed t<i>-. */
+static swa_status swa__tc_args_rules(swa__buf *b, const swa__json *fn, size_t i, swa_error *err)
+{
+    const swa__json *params = swa__json_get(fn, "parameters");
+    swa__buf schema;
+    char *g = NULL, prefix[32];
+    swa_status s;
+    memset(&schema, 0, sizeof schema);
+    if (params) swa__tc_put_json(&schema, params);
+    else swa__buf_puts(&schema, "{\"type\": \"object\"}");
+    if (schema.failed) {
+        swa__buf_free(&schema);
+        return swa__fail(err, SWA_ERR_NOMEM, "tool call grammar: out of memory");
+    }
+    s = swa_json_schema_to_grammar(schema.p, schema.n, &g, err);
+    swa__buf_free(&schema);
+    if (s != SWA_OK) return s;
+    snprintf(prefix, sizeof prefix, "t%zu-", i);
+    swa__tc_prefix_rules(b, g, prefix);
+    SWA_FREE(g);
+    return SWA_OK;
+}
+
+/* Whether a function's name can be written into the grammar's literals as it is. */
+static int swa__tc_plain_name(const swa__json *name)
+{
+    size_t k;
+    if (!name || name->kind != SWA__JSON_STRING || name->len == 0 || name->len > 64) return 0;
+    for (k = 0; k < name->len; k++)
+        if (!swa__tc_name_char(name->str[k])) return 0;
+    return 1;
+}
+
+/* The calls' rules: call ::= c0 | c1 ..., each c<i> and its arguments' rules. */
+static swa_status swa__tc_calls_rules(swa__buf *b, swa_tool_format f, const swa__json *tools, const char *only,
+                                      swa_error *err)
+{
+    size_t i, n = 0;
+    swa_status s;
+    swa__buf_puts(b, "call ::=");
+    for (i = 0; i < tools->n; i++) {
+        const swa__json *name = swa__json_get(swa__json_get(&tools->items[i], "function"), "name");
+        if (only && !swa__json_is_str(name, only)) continue;
+        if (!swa__tc_plain_name(name))
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "tool %zu: a function's name is 1 to 64 letters, digits, _ or -", i);
+        swa__buf_printf(b, "%s c%zu", n++ ? " |" : "", i);
+    }
+    if (!n) return swa__fail(err, SWA_ERR_INVALID_ARG, "tool choice \"%.64s\": no such function among the tools", only);
+    swa__buf_putc(b, '\n');
+    for (i = 0; i < tools->n; i++) {
+        const swa__json *fn = swa__json_get(&tools->items[i], "function");
+        const swa__json *name = swa__json_get(fn, "name");
+        if (only && !swa__json_is_str(name, only)) continue;
+        swa__buf_printf(b, "c%zu ::= ", i);
+        swa__tc_call_rule(b, f, name->str, i);
+        swa__buf_putc(b, '\n');
+        if ((s = swa__tc_args_rules(b, fn, i, err)) != SWA_OK) return s;
+    }
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_tool_call_grammar(const swa_chat_parse_config *cfg, const char *only, int parallel,
+                                        char **gbnf_out, swa_error *err)
+{
+    swa__json *tools = NULL;
+    swa__buf b;
+    swa_status s;
+    if (!cfg || !gbnf_out || !cfg->tools) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_tool_call_grammar: NULL argument");
+    *gbnf_out = NULL;
+    if ((int)cfg->format <= SWA_TOOL_FORMAT_CONTENT || (int)cfg->format >= SWA_TOOL_FORMAT_COUNT)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_tool_call_grammar: format %d has no calls", (int)cfg->format);
+    if (swa__tc_tools(cfg->tools, cfg->tools_len, &tools, err) != SWA_OK) return SWA_ERR_FORMAT;
+    memset(&b, 0, sizeof b);
+    swa__tc_root_rule(&b, cfg->format, parallel);
+    s = swa__tc_calls_rules(&b, cfg->format, tools, only, err);
+    SWA_FREE(tools);
+    if (s == SWA_OK && !(*gbnf_out = swa__buf_take(&b))) s = swa__fail(err, SWA_ERR_NOMEM, "tool call grammar: out of memory");
+    swa__buf_free(&b);
+    if (s == SWA_OK) swa__ok(err);
+    return s;
+}
+#endif /* SWA_NO_GRAMMAR */
+
+#undef SWA__TC_DS
+#undef SWA__TC_LB
+#undef SWA__TC_THINK
+#undef SWA__TC_NO_THINK
+
+#endif /* SWA_NO_TOOLS */
 
 /* ==== sampler ==== */
 #ifndef SWA_NO_SAMPLER

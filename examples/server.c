@@ -227,6 +227,7 @@ typedef struct choice {
     int group;                 /* the prompt it continues (a completion's list of prompts) */
     double cum_lp;             /* the sum of its tokens' log-probabilities (best_of) */
     int stop_word;             /* the stop string that ended it (FIN_WORD) */
+    swa_chat_parser *parser;   /* chat: the answer read into content, reasoning and tool calls */
 } choice;
 
 typedef struct job {
@@ -263,6 +264,7 @@ static void job_release(job *j)
     __atomic_sub_fetch(&g_jobs, 1, __ATOMIC_ACQ_REL);
     for (i = 0; j->ch && i < j->n_ch; i++) {
         swa_sampler_free(j->ch[i].sampler);
+        swa_chat_parser_free(j->ch[i].parser);
         free(j->ch[i].text.s);
         cJSON_Delete(j->ch[i].lp);
     }
@@ -306,6 +308,8 @@ typedef struct server {
     swa_model *model;
     const swa_vocab *vocab;
     const swa_chat_template *tmpl;
+    swa_jinja *jinja;          /* the model's own template, for chats with tools (NULL: none) */
+    char bos_text[128], eos_text[128];
     int32_t eot, eos, n_vocab;
     swa_ctx *ctx;
     srv_cache *cache;          /* NULL with --cache-ram 0 */
@@ -508,6 +512,62 @@ static cJSON *response_head(const job *j, const char *object)
     return o;
 }
 
+/* A chat answer's tool calls as OpenAI writes them (a stream's with their index). */
+static void add_calls(cJSON *msg, const swa_chat_msg *m, int stream)
+{
+    cJSON *arr = cJSON_AddArrayToObject(msg, "tool_calls");
+    size_t k;
+    for (k = 0; k < m->n_calls; k++) {
+        cJSON *tc = cJSON_CreateObject(), *fn;
+        cJSON_AddItemToArray(arr, tc);
+        if (stream) cJSON_AddNumberToObject(tc, "index", (double)(m->first_call + k));
+        cJSON_AddStringToObject(tc, "id", m->calls[k].id);
+        cJSON_AddStringToObject(tc, "type", "function");
+        fn = cJSON_AddObjectToObject(tc, "function");
+        cJSON_AddStringToObject(fn, "name", m->calls[k].name);
+        cJSON_AddStringToObject(fn, "arguments", m->calls[k].arguments);
+    }
+}
+
+/* What the chat parser makes of c's text from `sent` to `upto` (and of the end, with end set):
+   the delta, or (whole) the message so far. Nothing when memory runs out. */
+static void chat_read(choice *c, size_t upto, int end, int whole, swa_chat_msg *m)
+{
+    memset(m, 0, sizeof *m);
+    m->content = m->reasoning = "";
+    if ((swa_chat_parser_feed(c->parser, c->text.s ? c->text.s + c->sent : "", upto - c->sent, end ? NULL : m, NULL) != SWA_OK ||
+         (end && swa_chat_parser_finish(c->parser, m, NULL) != SWA_OK)) && !whole)
+        return;
+    if (whole) swa_chat_parser_message(c->parser, m);
+}
+
+/* OpenAI's finish_reason of a choice: tool_calls when its answer holds calls. */
+static const char *choice_finish(choice *c)
+{
+    swa_chat_msg m;
+    if (c->parser) {
+        swa_chat_parser_message(c->parser, &m);
+        if (m.n_calls) return "tool_calls";
+    }
+    return finish_name(c->finish) ? finish_name(c->finish) : "stop";
+}
+
+/* A chat chunk's delta: the role first, then reasoning, content and the calls that became certain. */
+static void chat_delta(cJSON *ch, choice *c, size_t upto, int end)
+{
+    cJSON *d = cJSON_AddObjectToObject(ch, "delta");
+    swa_chat_msg m;
+    if (!c->started) cJSON_AddStringToObject(d, "role", "assistant");
+    if (!c->parser) {
+        if (upto > c->sent || !c->started) add_text(d, "content", c->text.s ? c->text.s + c->sent : "", upto - c->sent);
+        return;
+    }
+    chat_read(c, upto, end, 0, &m);
+    if (m.reasoning_len) add_text(d, "reasoning_content", m.reasoning, m.reasoning_len);
+    if (m.content_len || !c->started) add_text(d, "content", m.content, m.content_len);
+    if (m.n_calls) add_calls(d, &m, 1);
+}
+
 /* A streamed chunk for choice i: its text from `sent` to `upto`, its logprobs, its finish. */
 static void stream_chunk(job *j, int i, size_t upto, int with_finish)
 {
@@ -531,16 +591,14 @@ static void stream_chunk(job *j, int i, size_t upto, int with_finish)
     cJSON_AddItemToArray(arr, ch);
     cJSON_AddNumberToObject(ch, "index", i);
     if (chat) {
-        cJSON *d = cJSON_AddObjectToObject(ch, "delta");
-        if (!c->started) cJSON_AddStringToObject(d, "role", "assistant");
-        if (upto > c->sent || !c->started) add_text(d, "content", c->text.s ? c->text.s + c->sent : "", upto - c->sent);
+        chat_delta(ch, c, upto, with_finish && c->finish);
     } else {
         add_text(ch, "text", c->text.s ? c->text.s + c->sent : "", upto - c->sent);
     }
     c->started = 1;
     c->sent = upto;
     attach_logprobs(ch, c, chat);
-    if (with_finish && c->finish) cJSON_AddStringToObject(ch, "finish_reason", finish_name(c->finish));
+    if (with_finish && c->finish) cJSON_AddStringToObject(ch, "finish_reason", chat ? choice_finish(c) : finish_name(c->finish));
     else cJSON_AddNullToObject(ch, "finish_reason");
     json_out(&j->out, o, 1);
     cJSON_Delete(o);
@@ -573,7 +631,16 @@ static void openai_response(job *j)
             cJSON *ch = cJSON_CreateObject();
             cJSON_AddItemToArray(arr, ch);
             cJSON_AddNumberToObject(ch, "index", g * j->req.n_choices + k);
-            if (chat) {
+            if (chat && c->parser) {
+                cJSON *m = cJSON_AddObjectToObject(ch, "message");
+                swa_chat_msg msg;
+                cJSON_AddStringToObject(m, "role", "assistant");
+                chat_read(c, c->text.len, 1, 1, &msg);
+                if (msg.n_calls && !msg.content_len) cJSON_AddNullToObject(m, "content");
+                else add_text(m, "content", msg.content, msg.content_len);
+                if (msg.reasoning_len) add_text(m, "reasoning_content", msg.reasoning, msg.reasoning_len);
+                if (msg.n_calls) add_calls(m, &msg, 0);
+            } else if (chat) {
                 cJSON *m = cJSON_AddObjectToObject(ch, "message");
                 cJSON_AddStringToObject(m, "role", "assistant");
                 add_text(m, "content", c->text.s ? c->text.s : "", c->text.len);
@@ -581,7 +648,7 @@ static void openai_response(job *j)
                 add_text(ch, "text", c->text.s ? c->text.s : "", c->text.len);
             }
             attach_logprobs(ch, c, chat);
-            cJSON_AddStringToObject(ch, "finish_reason", finish_name(c->finish) ? finish_name(c->finish) : "stop");
+            cJSON_AddStringToObject(ch, "finish_reason", chat ? choice_finish(c) : finish_name(c->finish) ? finish_name(c->finish) : "stop");
         }
     }
     cJSON_AddItemToObject(o, "usage", usage_json(j));
@@ -1542,6 +1609,19 @@ static enum MHD_Result run_job(struct MHD_Connection *c, conn *cc, job *j)
     }
 }
 
+/* Choice i's reader of the answer: the request's tool-call syntax, tools and reasoning format. */
+static int chat_parser(job *j, int i, uint64_t seed, swa_error *e)
+{
+    swa_chat_parse_config cfg = swa_chat_parse_config_default();
+    cfg.format = (swa_tool_format)j->req.tool_format;
+    cfg.reasoning = (swa_reasoning_format)j->req.reasoning;
+    cfg.reasoning_open = j->req.reasoning_open;
+    cfg.tools = j->req.tools;
+    cfg.tools_len = j->req.tools ? strlen(j->req.tools) : 0;
+    cfg.id_seed = seed;
+    return swa_chat_parser_create(&cfg, &j->ch[i].parser, e) == SWA_OK;
+}
+
 static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int kind)
 {
     srv_error err;
@@ -1586,6 +1666,11 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
             j->refs = 1;
             job_release(j);
             return send_error(c, 400, "invalid_request_error", NULL, "%s", e.msg);
+        }
+        if (kind == SRV_CHAT && !chat_parser(j, i, sc.seed, &e)) {
+            j->refs = 1;
+            job_release(j);
+            return send_error(c, 500, "server_error", NULL, "%s", e.msg);
         }
         swa_decoder_init(&ch->dec, S.vocab);
         /* a completion goes on from its prompt: keep its first space; a chat reply starts afresh */
@@ -2157,6 +2242,27 @@ static int32_t gguf_int(const swa_gguf *g, const char *key)
     return swa_gguf_value_int(&val, &v) == SWA_OK && v >= 0 && v <= INT32_MAX ? (int32_t)v : -1;
 }
 
+/* The model's Jinja template (unless --chat-template chose a family): chats with tools go
+   through it, and its markers tell the syntax of the calls. */
+static void setup_jinja(void)
+{
+    const swa_gguf *g = swa_model_gguf(S.model);
+    swa_gguf_value v;
+    swa_str src, piece;
+    int64_t k;
+    S.lim.tool_format = SWA_TOOL_FORMAT_GENERIC;
+    S.lim.reasoning = SWA_REASONING_DEEPSEEK;   /* llama-server's "auto" */
+    if (!S.o.chat_template && swa_jinja_of(g, &S.jinja, NULL) == SWA_OK && (k = swa_gguf_kv_find(g, "tokenizer.chat_template")) >= 0) {
+        v = swa_gguf_kv_value(g, k);
+        if (swa_gguf_value_str(&v, &src) == SWA_OK) S.lim.tool_format = swa_tool_format_detect(src.ptr, src.len);
+    }
+    if (swa_vocab_bos(S.vocab) >= 0 && (piece = swa_vocab_piece(S.vocab, swa_vocab_bos(S.vocab))).len < sizeof S.bos_text)
+        memcpy(S.bos_text, piece.ptr, piece.len), S.lim.bos_text = S.bos_text;
+    if (S.eos >= 0 && (piece = swa_vocab_piece(S.vocab, S.eos)).len < sizeof S.eos_text)
+        memcpy(S.eos_text, piece.ptr, piece.len), S.lim.eos_text = S.eos_text;
+    S.lim.jinja = S.jinja;
+}
+
 static int setup_engine(void)
 {
     swa_error err;
@@ -2182,6 +2288,7 @@ static int setup_engine(void)
     }
     S.eos = swa_vocab_eos(S.vocab);
     S.eot = swa_chat_template_eot_token(S.tmpl, S.vocab);
+    setup_jinja();
     cfg = swa_ctx_config_default(S.model);
     cfg.n_seq = S.o.parallel;
     cfg.n_threads = S.o.threads;
@@ -2335,6 +2442,7 @@ int main(int argc, char **argv)
     free(S.rows);
     srv_cache_free(S.cache);
     swa_ctx_free(S.ctx);
+    swa_jinja_free(S.jinja);
     swa_model_free(S.model);
     return 0;
 }

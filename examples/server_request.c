@@ -119,7 +119,7 @@ static const field_rule rules[] = {
     {"num_predict", K_OPT, ACT, 0}, {"num_ctx", K_OPT, ACT, 0},
     /* metadata, or runtime settings that change no output */
     {"user", K_OAI, META, 0}, {"store", K_CHAT, META, 0}, {"metadata", K_CHAT, META, 0},
-    {"service_tier", K_OAI, META, 0}, {"parallel_tool_calls", K_CHAT, META, 0}, {"keep_alive", K_OLL, META, 0},
+    {"service_tier", K_OAI, META, 0}, {"keep_alive", K_OLL, META, 0},
     {"n_keep", K_LLAMA, META, 0}, {"num_keep", K_OPT, META, 0}, {"num_batch", K_OPT, META, 0},
     {"num_gpu", K_OPT, META, 0}, {"main_gpu", K_OPT, META, 0}, {"num_thread", K_OPT, META, 0},
     {"use_mmap", K_OPT, META, 0}, {"use_mlock", K_OPT, META, 0}, {"numa", K_OPT, META, 0},
@@ -139,12 +139,14 @@ static const field_rule rules[] = {
     /* structured output: a grammar the sampler follows (parse_structured) */
     {"response_format", K_LLAMA, ACT, 0}, {"grammar", K_LLAMA, ACT, 0}, {"json_schema", K_LLAMA, ACT, 0},
     {"format", K_OLL, ACT, 0},
+    /* tool calls and reasoning (parse_chat_tools) */
+    {"tools", K_CHAT, ACT, 0}, {"tool_choice", K_CHAT, ACT, 0}, {"parallel_tool_calls", K_CHAT, ACT, 0},
+    {"reasoning_format", K_CHAT, ACT, 0}, {"reasoning_effort", K_CHAT, ACT, 0}, {"chat_template_kwargs", K_CHAT, ACT, 0},
     /* features other parts of swa-server will bring: refused until they do */
-    {"tools", K_CHAT | K_OCHAT, LATER, 0}, {"tool_choice", K_CHAT, LATER, 0}, {"functions", K_CHAT, LATER, 0},
-    {"function_call", K_CHAT, LATER, 0},
+    {"tools", K_OCHAT, LATER, 0}, {"functions", K_CHAT, LATER, 0}, {"function_call", K_CHAT, LATER, 0},
     /* not supported */
     {"modalities", K_CHAT, NO, 0}, {"audio", K_CHAT, NO, 0}, {"prediction", K_CHAT, NO, 0},
-    {"reasoning_effort", K_CHAT, NO, 0}, {"web_search_options", K_CHAT, NO, 0}, {"samplers", K_LLAMA, NO, 0},
+    {"web_search_options", K_CHAT, NO, 0}, {"samplers", K_LLAMA, NO, 0},
     {"lora", K_LLAMA, NO, 0}, {"image_data", K_LLAMA, NO, 0}, {"response_fields", K_LLAMA, NO, 0},
     {"images", K_OLL, NO, 0}, {"template", K_OGEN, NO, 0}, {"context", K_OGEN, NO, 0}};
 
@@ -416,45 +418,293 @@ static int format_chat(const srv_limits *lim, const swa_chat_message *cm, size_t
     return 0;
 }
 
+/* ---- chat: tools, reasoning and the model's Jinja template ---- */
+
+enum { TC_NONE, TC_AUTO, TC_REQUIRED, TC_NAMED };
+
+typedef struct chat_tools {
+    const cJSON *tools;                /* the request's non-empty list, or NULL */
+    int choice;                        /* TC_* */
+    const char *name;                  /* TC_NAMED: the function */
+    int parallel;
+    cJSON *kwargs;                     /* the template's extra variables, or NULL (owned) */
+} chat_tools;
+
+static int parse_tool_choice(const cJSON *o, chat_tools *t, srv_error *err)
+{
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(o, "tool_choice");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tc, "function"), "name");
+    t->choice = TC_AUTO;
+    if (!tc || cJSON_IsNull(tc)) return 0;
+    if (cJSON_IsString(tc) && !strcmp(tc->valuestring, "none")) t->choice = TC_NONE;
+    else if (cJSON_IsString(tc) && !strcmp(tc->valuestring, "auto")) t->choice = TC_AUTO;
+    else if (cJSON_IsString(tc) && !strcmp(tc->valuestring, "required")) t->choice = TC_REQUIRED;
+    else if (cJSON_IsObject(tc) && cJSON_IsString(name)) t->choice = TC_NAMED, t->name = name->valuestring;
+    else return fail(err, 400, "tool_choice", "tool_choice must be none, auto, required or {\"type\": \"function\", "
+                      "\"function\": {\"name\": ...}}");
+    return 0;
+}
+
+/* chat_template_kwargs, with reasoning_effort among them */
+static int parse_kwargs(const cJSON *o, chat_tools *t, srv_error *err)
+{
+    const cJSON *kw = cJSON_GetObjectItemCaseSensitive(o, "chat_template_kwargs");
+    const cJSON *eff = cJSON_GetObjectItemCaseSensitive(o, "reasoning_effort");
+    if (kw && !cJSON_IsNull(kw) && !cJSON_IsObject(kw))
+        return fail(err, 400, "chat_template_kwargs", "chat_template_kwargs must be an object");
+    if (eff && !cJSON_IsNull(eff) && !cJSON_IsString(eff))
+        return fail(err, 400, "reasoning_effort", "reasoning_effort must be a string (low, medium, high)");
+    if (!cJSON_IsObject(kw) && !cJSON_IsString(eff)) return 0;
+    if (!(t->kwargs = cJSON_IsObject(kw) ? cJSON_Duplicate(kw, 1) : cJSON_CreateObject()))
+        return fail(err, 500, "chat_template_kwargs", "out of memory");
+    if (cJSON_IsString(eff)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(t->kwargs, "reasoning_effort");
+        cJSON_AddStringToObject(t->kwargs, "reasoning_effort", eff->valuestring);
+    }
+    return 0;
+}
+
+static int parse_chat_tools(const cJSON *o, const srv_limits *lim, chat_tools *t, srv_request *r, srv_error *err)
+{
+    const cJSON *tools = cJSON_GetObjectItemCaseSensitive(o, "tools");
+    const cJSON *rf = cJSON_GetObjectItemCaseSensitive(o, "reasoning_format");
+    swa_reasoning_format reasoning = (swa_reasoning_format)lim->reasoning;
+    memset(t, 0, sizeof *t);
+    t->parallel = 1;
+    if (tools && !cJSON_IsNull(tools) && !cJSON_IsArray(tools)) return fail(err, 400, "tools", "tools must be a list of functions");
+    if (cJSON_GetArraySize(tools) > 0) t->tools = tools;
+    if (parse_tool_choice(o, t, err) || get_bool(o, "parallel_tool_calls", &t->parallel, err)) return -1;
+    if ((t->choice == TC_REQUIRED || t->choice == TC_NAMED) && !t->tools)
+        return fail(err, 400, "tool_choice", "tool_choice %s needs tools", t->choice == TC_REQUIRED ? "required" : "naming a function");
+    if (rf && !cJSON_IsNull(rf) && (!cJSON_IsString(rf) || swa_reasoning_format_by_name(rf->valuestring, &reasoning, NULL)))
+        return fail(err, 400, "reasoning_format", "reasoning_format must be none, deepseek or auto");
+    r->reasoning = (int)reasoning;
+    r->tool_format = lim->jinja ? lim->tool_format : SWA_TOOL_FORMAT_GENERIC;
+    return parse_kwargs(o, t, err);
+}
+
+/* The tools the answer's calls are read against, checked as the parser takes them; and with
+   tool_choice required or named, the grammar that forces a call. */
+static int tools_for_answer(const chat_tools *t, srv_request *r, srv_error *err)
+{
+    swa_chat_parse_config cfg = swa_chat_parse_config_default();
+    swa_chat_parser *p;
+    swa_error e;
+    char *gbnf = NULL;
+    swa_status rc;
+    if (!t->tools || t->choice == TC_NONE) return 0;
+    if (!(r->tools = cJSON_PrintUnformatted(t->tools))) return fail(err, 500, "tools", "out of memory");
+    cfg.format = (swa_tool_format)r->tool_format;
+    cfg.tools = r->tools;
+    cfg.tools_len = strlen(r->tools);
+    if (swa_chat_parser_create(&cfg, &p, &e) != SWA_OK) return fail(err, 400, "tools", "%s", e.msg);
+    swa_chat_parser_free(p);
+    if (t->choice != TC_REQUIRED && t->choice != TC_NAMED) return 0;
+    if (swa_tool_call_grammar(&cfg, t->name, t->parallel, &gbnf, &e) != SWA_OK)
+        return fail(err, 400, t->choice == TC_NAMED ? "tool_choice" : "tools", "%s", e.msg);
+    rc = swa_grammar_parse(gbnf, strlen(gbnf), NULL, &r->grammar, &e);
+    free(gbnf);   /* SWA_FREE is free here */
+    return rc == SWA_OK ? 0 : fail(err, 400, "tools", "the grammar of the tool call: %s", e.msg);
+}
+
+/* Text in the family's format, tokenized into prompt slot 0 (a leading BOS text dropped: the
+   tokenizer adds BOS where the vocabulary wants it). */
+static int tokenize_chat(const srv_limits *lim, const char *text, size_t len, srv_request *r, srv_error *err)
+{
+    size_t nb = lim->bos_text ? strlen(lim->bos_text) : 0;
+    if (nb && len >= nb && !memcmp(text, lim->bos_text, nb)) text += nb, len -= nb;
+    if (srv_tokenize(lim->vocab, text, len, SWA_TOKENIZE_SPECIAL | (swa_vocab_add_bos(lim->vocab) ? SWA_TOKENIZE_ADD_BOS : 0),
+                     &r->prompt[0], &r->n_prompt[0]))
+        return fail(err, 500, "messages", "the prompt could not be tokenized");
+    r->n_prompts = 1;
+    return 0;
+}
+
+/* A message as the Jinja template gets it: developer as system, a call's arguments as the object
+   its JSON text holds (templates write them with tojson, as transformers passes them). */
+static void message_for_template(cJSON *m)
+{
+    cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role"), *calls = cJSON_GetObjectItemCaseSensitive(m, "tool_calls"), *c;
+    if (cJSON_IsString(role) && !strcmp(role->valuestring, "developer")) cJSON_SetValuestring(role, "system");
+    cJSON_ArrayForEach(c, calls) {
+        cJSON *fn = cJSON_GetObjectItemCaseSensitive(c, "function");
+        cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments"), *parsed;
+        if (cJSON_IsString(args) && (parsed = cJSON_Parse(args->valuestring)) != NULL) {
+            if (cJSON_IsObject(parsed)) cJSON_ReplaceItemInObjectCaseSensitive(fn, "arguments", parsed);
+            else cJSON_Delete(parsed);
+        }
+    }
+}
+
+/* The conversation through the model's Jinja template, with the tools and extra variables. */
+static int render_jinja(const cJSON *msgs, const chat_tools *t, const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    cJSON *copy = cJSON_Duplicate(msgs, 1), *m;
+    char *mj = NULL, *tj = NULL, *kj = NULL, *text = NULL;
+    size_t len = 0;
+    swa_jinja_chat chat;
+    swa_error e;
+    int rc = -1;
+    cJSON_ArrayForEach(m, copy) message_for_template(m);
+    mj = copy ? cJSON_PrintUnformatted(copy) : NULL;
+    tj = t->tools ? cJSON_PrintUnformatted(t->tools) : NULL;
+    kj = t->kwargs ? cJSON_PrintUnformatted(t->kwargs) : NULL;
+    if (!mj || (t->tools && !tj) || (t->kwargs && !kj)) { fail(err, 500, "messages", "out of memory"); goto out; }
+    memset(&chat, 0, sizeof chat);
+    chat.messages = mj;
+    chat.tools = tj;
+    chat.add_generation_prompt = 1;
+    chat.bos_token = lim->bos_text;
+    chat.eos_token = lim->eos_text;
+    chat.kwargs = kj;
+    if (swa_jinja_apply(lim->jinja, &chat, &text, &len, &e) != SWA_OK) {
+        fail(err, 400, "messages", "the model's chat template: %s", e.msg);
+        goto out;
+    }
+    r->reasoning_open = swa_chat_prompt_opens_reasoning((swa_tool_format)r->tool_format, text, len);
+    rc = tokenize_chat(lim, text, len, r, err);
+out:
+    swa_jinja_text_free(text);
+    cJSON_free(mj), cJSON_free(tj), cJSON_free(kj);
+    cJSON_Delete(copy);
+    return rc;
+}
+
+/* Without a Jinja template, the family's format carries the tools as llama.cpp's generic format
+   does: a system message lists them and asks for JSON, an assistant's calls are written as the
+   JSON it would answer, and a tool's result as a user turn holding {"tool_response": ...}. */
+static char *generic_text(const cJSON *m, const char *role, const char *content, const cJSON *tools)
+{
+    cJSON *o = cJSON_CreateObject(), *c;
+    char *s, *out = NULL;
+    if (!strcmp(role, "system") || (!role[0] && tools)) {
+        char *tj = cJSON_PrintUnformatted(tools);
+        size_t n = strlen(content) + (tj ? strlen(tj) : 0) + 256;
+        if (tj && (out = (char *)malloc(n)) != NULL)
+            snprintf(out, n, "%s%sYou can call these tools: %s\nRespond in JSON format, either with `tool_call` (a request "
+                     "to call tools) or with `response` reply to the user's request", content, *content ? "\n\n" : "", tj);
+        cJSON_free(tj);
+        cJSON_Delete(o);
+        return out;
+    }
+    if (!strcmp(role, "tool")) {
+        cJSON *r = cJSON_AddObjectToObject(o, "tool_response");
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "tool_call_id");
+        if (cJSON_IsString(id)) cJSON_AddStringToObject(r, "tool_call_id", id->valuestring);
+        cJSON_AddStringToObject(r, "content", content);
+    } else {
+        cJSON *arr = cJSON_AddArrayToObject(o, "tool_calls");
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(m, "tool_calls")) {
+            cJSON *fn = cJSON_GetObjectItemCaseSensitive(c, "function"), *call = cJSON_CreateObject(), *args;
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name"), *id = cJSON_GetObjectItemCaseSensitive(c, "id");
+            cJSON_AddItemToArray(arr, call);
+            if (cJSON_IsString(name)) cJSON_AddStringToObject(call, "name", name->valuestring);
+            args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
+            args = cJSON_IsString(args) ? cJSON_Parse(args->valuestring) : cJSON_Duplicate(args, 1);
+            cJSON_AddItemToObject(call, "arguments", args ? args : cJSON_CreateObject());
+            if (cJSON_IsString(id)) cJSON_AddStringToObject(call, "id", id->valuestring);
+        }
+    }
+    if ((s = cJSON_PrintUnformatted(o)) != NULL && (out = (char *)malloc(strlen(s) + 1)) != NULL) strcpy(out, s);
+    cJSON_free(s);
+    cJSON_Delete(o);
+    return out;
+}
+
+/* The conversation in the family's format, tools carried as generic_text says. */
+static int render_generic(const cJSON *msgs, const swa_chat_message *cm, size_t n, const chat_tools *t,
+                          const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    swa_chat_message *pm = (swa_chat_message *)calloc(n + 1, sizeof *pm);
+    char **texts = (char **)calloc(n + 1, sizeof *texts);
+    const cJSON *tools = t->choice != TC_NONE ? t->tools : NULL;
+    size_t i, k = 0;
+    int rc = -1;
+    if (!pm || !texts) { fail(err, 500, "messages", "out of memory"); goto out; }
+    if (tools && strcmp(cm[0].role, "system")) {
+        pm[k].role = "system";
+        if (!(pm[k].content = texts[k] = generic_text(NULL, "", "", tools))) { fail(err, 500, "messages", "out of memory"); goto out; }
+        k++;
+    }
+    for (i = 0; i < n; i++, k++) {
+        const cJSON *m = cJSON_GetArrayItem(msgs, (int)i);
+        int sys = i == 0 && tools && !strcmp(cm[i].role, "system");
+        int call = cJSON_GetObjectItemCaseSensitive(m, "tool_calls") != NULL, tool = !strcmp(cm[i].role, "tool");
+        pm[k] = cm[i];
+        if (tool) pm[k].role = "user";
+        if ((sys || call || tool) &&
+            !(pm[k].content = texts[k] = generic_text(m, sys ? "system" : cm[i].role, cm[i].content, tools))) {
+            fail(err, 500, "messages", "out of memory");
+            goto out;
+        }
+    }
+    rc = format_chat(lim, pm, k, r, "messages", err);
+out:
+    for (i = 0; texts && i <= n; i++) free(texts[i]);
+    free(texts);
+    free(pm);
+    return rc;
+}
+
+/* A message's role and tool calls, checked; *tooled set when it carries calls or is a tool's result. */
+static int check_message(const cJSON *m, size_t i, int kind, const char **role_out, int *tooled, srv_error *err)
+{
+    const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role"), *calls = cJSON_GetObjectItemCaseSensitive(m, "tool_calls");
+    const char *rl;
+    char field[48];
+    snprintf(field, sizeof field, "messages[%zu].role", i);
+    if (!cJSON_IsObject(m)) return fail(err, 400, "messages", "messages[%zu] must be an object", i);
+    if (!cJSON_IsString(role)) return fail(err, 400, field, "%s must be a string", field);
+    rl = strcmp(role->valuestring, "developer") ? role->valuestring : "system";
+    if (strcmp(rl, "system") && strcmp(rl, "user") && strcmp(rl, "assistant") && (kind != SRV_CHAT || strcmp(rl, "tool")))
+        return fail(err, 400, field, "%s must be system, developer, user, assistant%s, not \"%.40s\"", field,
+                    kind == SRV_CHAT ? " or tool" : "", role->valuestring);
+    snprintf(field, sizeof field, "messages[%zu]", i);
+    if (cJSON_GetObjectItemCaseSensitive(m, "images")) return fail(err, 400, field, "%s: images are not supported by this server", field);
+    if (calls && !cJSON_IsNull(calls) && (kind != SRV_CHAT || strcmp(rl, "assistant") || !cJSON_IsArray(calls)))
+        return fail(err, 400, field, "%s: tool_calls is a list, on an assistant's message of a chat completion", field);
+    *tooled |= (calls && cJSON_IsArray(calls)) || !strcmp(rl, "tool");
+    *role_out = rl;
+    return 0;
+}
+
 static int chat_prompt(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
 {
     const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(o, "messages"), *m;
-    swa_chat_message *cm;
-    char **contents;
+    swa_chat_message *cm = NULL;
+    char **contents = NULL;
+    chat_tools t;
     size_t n, i = 0;
-    int rc = -1;
+    int rc = -1, tooled = 0;
+    memset(&t, 0, sizeof t);
     if (!msgs) return fail(err, 400, "messages", "messages is required");
     if (!cJSON_IsArray(msgs)) return fail(err, 400, "messages", "messages must be a list of messages");
     n = (size_t)cJSON_GetArraySize(msgs);
     if (n == 0) return fail(err, 400, "messages", "messages is empty");
+    r->tool_format = lim->tool_format;
+    r->reasoning = lim->reasoning;
+    if (r->kind == SRV_CHAT && parse_chat_tools(o, lim, &t, r, err)) goto out;
     cm = (swa_chat_message *)calloc(n, sizeof *cm);
     contents = (char **)calloc(n, sizeof *contents);
     if (!cm || !contents) { fail(err, 500, "messages", "out of memory"); goto out; }
     cJSON_ArrayForEach(m, msgs) {
-        const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
-        char field[48];
-        snprintf(field, sizeof field, "messages[%zu].role", i);
-        if (!cJSON_IsObject(m)) { fail(err, 400, "messages", "messages[%zu] must be an object", i); goto out; }
-        if (!cJSON_IsString(role)) { fail(err, 400, field, "%s must be a string", field); goto out; }
-        cm[i].role = strcmp(role->valuestring, "developer") ? role->valuestring : "system";
-        if (strcmp(cm[i].role, "system") && strcmp(cm[i].role, "user") && strcmp(cm[i].role, "assistant")) {
-            fail(err, 400, field, "%s must be system, developer, user or assistant, not \"%.40s\"", field, role->valuestring);
+        if (check_message(m, i, r->kind, &cm[i].role, &tooled, err) ||
+            content_text(cJSON_GetObjectItemCaseSensitive(m, "content"), i, &contents[i], err))
             goto out;
-        }
-        if (cJSON_GetObjectItemCaseSensitive(m, "images") || cJSON_GetObjectItemCaseSensitive(m, "tool_calls")) {
-            snprintf(field, sizeof field, "messages[%zu]", i);
-            fail(err, 400, field, "%s: images and tool calls are not supported by this server", field);
-            goto out;
-        }
-        if (content_text(cJSON_GetObjectItemCaseSensitive(m, "content"), i, &contents[i], err)) goto out;
         cm[i].content = contents[i];
         i++;
     }
-    rc = format_chat(lim, cm, n, r, "messages", err);
+    if (!(t.tools && t.choice != TC_NONE) && !tooled && !t.kwargs) rc = format_chat(lim, cm, n, r, "messages", err);
+    else if (lim->jinja) rc = render_jinja(msgs, &t, lim, r, err);
+    else if (t.kwargs) rc = fail(err, 400, "chat_template_kwargs", "chat_template_kwargs and reasoning_effort reach the "
+                                 "model's Jinja template, and this model has none");
+    else rc = render_generic(msgs, cm, n, &t, lim, r, err);
+    if (rc == 0) rc = tools_for_answer(&t, r, err);
 out:
     for (i = 0; contents && i < n; i++) free(contents[i]);
     free(contents);
     free(cm);
+    cJSON_Delete(t.kwargs);
     return rc;
 }
 
@@ -772,6 +1022,7 @@ static int parse_structured(const cJSON *o, srv_request *r, srv_error *err)
         name = names[i];
     }
     if (!f) return 0;
+    if (r->grammar) return fail(err, 400, name, "give one of %s and tool_choice required or naming a function", name);
     if (!strcmp(name, "grammar")) {
         if (!cJSON_IsString(f)) return fail(err, 400, name, "grammar must be a string of GBNF");
         return gbnf_grammar(f->valuestring, name, r, err);
@@ -914,6 +1165,7 @@ void srv_request_free(srv_request *r)
     free(r->bias);
     swa_grammar_free(r->grammar);
     for (i = 0; i < r->n_stop; i++) free(r->stop[i]);
+    free(r->tools);
     memset(r, 0, sizeof *r);
 }
 

@@ -21,6 +21,12 @@ typedef struct srv_limits {
     int32_t n_ctx;                     /* positions a slot holds: prompt + completion */
     int32_t n_slots;                   /* the most choices (prompts x best_of) one request may ask for */
     int32_t fim_pre, fim_suf, fim_mid; /* fill-in-the-middle tokens (tokenizer.ggml.fim_*_token_id), -1: none */
+    const swa_jinja *jinja;            /* the model's Jinja template: chats with tools, tool messages or
+                                          template variables are rendered with it. NULL: with the
+                                          family above, tools described in a system message */
+    const char *bos_text, *eos_text;   /* bos_token and eos_token, as the template sees them */
+    int tool_format;                   /* swa_tool_format of jinja's source (GENERIC without one) */
+    int reasoning;                     /* swa_reasoning_format when a request names none */
 } srv_limits;
 
 typedef struct srv_request {
@@ -46,8 +52,14 @@ typedef struct srv_request {
     int n_stop;
     int logprobs;                      /* 0 off, 1 on */
     int top_logprobs;                  /* 0..SRV_MAX_TOP_LOGPROBS alternatives per token */
-    swa_grammar *grammar;              /* grammar, json_schema, response_format or format: what every
+    swa_grammar *grammar;              /* grammar, json_schema, response_format or format, or the
+                                          call tool_choice required or named forces: what every
                                           choice's sampler follows; NULL: free text */
+    /* chat: the answer read into content, reasoning and tool calls (swa_chat_parser) */
+    int tool_format;                   /* swa_tool_format */
+    int reasoning;                     /* swa_reasoning_format */
+    int reasoning_open;                /* the prompt ends inside a reasoning block */
+    char *tools;                       /* the tools calls are read against (JSON text); NULL: none */
 } srv_request;
 
 

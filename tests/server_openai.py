@@ -1,7 +1,9 @@
 """swa-server through the official openai Python client (run by tests/server_client.sh).
 
-Chat and completions, streamed and not, n > 1, stop strings, logprobs, and errors raised as the
-client's own exception types. Prints one line per check and ends with 'N passed, N failed'."""
+Chat and completions, streamed and not, n > 1, stop strings, logprobs, errors raised as the
+client's own exception types, and an agent loop: a call forced by tool_choice, whose arguments
+meet its function's schema, the tool's reply sent back, and a final answer. Prints one line per check and ends with 'N passed, N failed'."""
+import json
 import sys
 
 import openai
@@ -100,9 +102,70 @@ def models():
     assert ids == ["swa-stories.gguf"], ids
 
 
+TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "The weather now in a city",
+    "parameters": {"type": "object", "properties": {
+        "location": {"type": "string", "maxLength": 12},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+        "required": ["location"], "additionalProperties": False}}}]
+ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+
+def valid_weather_args(text):
+    """The arguments against get_weather's schema, checked by hand."""
+    args = json.loads(text)
+    assert isinstance(args, dict) and set(args) <= {"location", "unit"}, args
+    assert isinstance(args["location"], str) and len(args["location"]) <= 12, args
+    assert args.get("unit", "celsius") in ("celsius", "fahrenheit"), args
+
+
+def answer_after(call_id, call):
+    """The conversation with the call made and the tool's reply: a final answer comes back."""
+    msgs = ASK + [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}]},
+        {"role": "tool", "tool_call_id": call_id, "content": "Sunny, 21 degrees"}]
+    r = client.chat.completions.create(model="swa", messages=msgs, tools=TOOLS, max_tokens=16, temperature=0)
+    assert r.choices[0].message.content and not r.choices[0].message.tool_calls, r.choices[0].message
+    assert r.choices[0].finish_reason in ("stop", "length")
+
+
+def agent_loop():
+    r = client.chat.completions.create(model="swa", messages=ASK, tools=TOOLS, tool_choice="required",
+                                       parallel_tool_calls=False, max_tokens=200, temperature=0)
+    m = r.choices[0].message
+    assert r.choices[0].finish_reason == "tool_calls", r.choices[0]
+    assert len(m.tool_calls) == 1 and m.tool_calls[0].type == "function" and m.tool_calls[0].id
+    assert m.tool_calls[0].function.name == "get_weather"
+    valid_weather_args(m.tool_calls[0].function.arguments)
+    answer_after(m.tool_calls[0].id, m.tool_calls[0].function)
+
+
+def agent_loop_streamed():
+    calls, finish = {}, None
+    for ch in client.chat.completions.create(model="swa", messages=ASK, tools=TOOLS, parallel_tool_calls=False,
+                                             tool_choice={"type": "function", "function": {"name": "get_weather"}},
+                                             max_tokens=200, temperature=0.8, seed=7, stream=True):
+        for d in ch.choices[0].delta.tool_calls or []:
+            c = calls.setdefault(d.index, {"id": None, "name": "", "arguments": ""})
+            if d.id:
+                c["id"] = d.id
+            if d.function and d.function.name:
+                c["name"] += d.function.name
+            if d.function and d.function.arguments:
+                c["arguments"] += d.function.arguments
+        finish = ch.choices[0].finish_reason or finish
+    assert finish == "tool_calls" and list(calls) == [0], (finish, calls)
+    assert calls[0]["id"] and calls[0]["name"] == "get_weather", calls
+    valid_weather_args(calls[0]["arguments"])
+    answer_after(calls[0]["id"], openai.types.chat.chat_completion_message_tool_call.Function(
+        name=calls[0]["name"], arguments=calls[0]["arguments"]))
+
+
 for name, fn in [("chat", chat), ("chat streamed = not streamed", chat_stream_equals_plain), ("n = 3", n_choices),
                  ("completion stop, streamed and not", completion_stop), ("logprobs", logprobs),
-                 ("400 as BadRequestError", bad_request), ("404 as NotFoundError", not_found), ("models", models)]:
+                 ("400 as BadRequestError", bad_request), ("404 as NotFoundError", not_found), ("models", models),
+                 ("tools: a forced call, the tool's reply, an answer", agent_loop),
+                 ("tools: the same streamed, a named function", agent_loop_streamed)]:
     check(name, fn)
 print(f"openai {openai.__version__}: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
