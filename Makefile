@@ -1,7 +1,7 @@
-# swa.h - build, test and benchmark. `make` builds everything into build/.
+# swa.h - build, test and benchmark. `make` builds the programs and tests into build/.
 #
-#   make                 programs, tests and compile checks
-#   make test            build and run every test
+#   make                 programs and tests
+#   make test            build them and the compile checks, and run every test and check
 #   make test-aarch64    the same suite cross-compiled for AArch64 (NEON) and run under qemu-user
 #   make test-nosimd     the suite built with -DSWA_NO_SIMD (the scalar kernels only)
 #   make test-windows    library, programs and tests cross-built with MinGW-w64; the core tests
@@ -9,11 +9,12 @@
 #   make run             a story from a small model
 #   make bench           benchmarks, written to build/bench.md
 #
-# The implementation is compiled once per build folder, into $(BUILD)/swa.o, and every program
-# and test links it; the tests and the benchmark that check internals see them through the
-# test-only switch SWA_INTERNALS (swa.h, "internal declarations"), with which swa.o is built.
-# The compile checks and the two tests that bring their own allocator compile the header
-# themselves, as a host program does.
+# The implementation is compiled once per build folder, into $(BUILD)/swa.o, and every program,
+# example and test links it; the tests and the benchmark that check internals see them through
+# the test-only switch SWA_INTERNALS (swa.h, "internal declarations"), with which swa.o is built.
+# Each program's and test's own file is compiled to an object apart from the link, so that those
+# compile beside swa.o. The compile checks and the two tests that bring their own allocator
+# compile the header themselves, as a host program does: `make test` builds them, `make` does not.
 CC      ?= cc
 CXX     ?= c++
 CFLAGS  ?= -std=c11 -O2 -Wall -Wextra -Wpedantic
@@ -27,7 +28,7 @@ BUILD   := build/sanitize
 export ASAN_OPTIONS := allocator_may_return_null=1   # a failed allocation is a tested error path
 endif
 # ThreadSanitizer looks for races, which the threads show on the quick runs' sizes as on all of them
-# (and test_cache skips the tests that only check more arithmetic).
+# (and test_window skips the tests that only check more arithmetic).
 ifeq ($(TSAN),1)
 CFLAGS  += -O1 -g -fsanitize=thread -DSWA_TEST_QUICK -DSWA_TEST_TSAN
 BUILD   := build/tsan
@@ -43,7 +44,7 @@ HEADERS := swa.h tools/common/gguf_writer.h tools/common/printable.h tools/commo
            tools/common/timing.h tools/common/tool.h
 
 PROGRAM_NAMES := swa-generate swa-simple swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
-                 swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench \
+                 swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench swa-template \
                  swa-gbnf-validator swa-grammar-bench
 # The examples the documents quote, beside swa-simple; POSIX only (threads, atomics, nanosleep).
 EXAMPLE_NAMES := swa-sequences swa-control swa-chat swa-grammar
@@ -56,7 +57,7 @@ TESTS    := $(filter-out $(BUILD)/test_kernels,$(TESTS))
 endif
 COMPILE_CHECKS := $(BUILD)/compile_cpp $(BUILD)/compile_static $(BUILD)/compile_two_tu $(BUILD)/compile_no_threads \
                   $(BUILD)/compile_warnings $(BUILD)/compile_no_tokenizer $(BUILD)/compile_no_sampler \
-                  $(BUILD)/compile_no_stdio $(BUILD)/compile_no_grammar
+                  $(BUILD)/compile_no_stdio $(BUILD)/compile_no_jinja $(BUILD)/compile_no_grammar $(BUILD)/compile_simple
 # The sanitized builds run the tests and the examples; the compile checks, which build the whole
 # header once per switch as hosts do, run in the plain and the cross builds.
 ifneq ($(SANITIZE)$(TSAN),)
@@ -65,7 +66,7 @@ endif
 TEST_FLAGS := -DSWA_TEST_BIN='"$(BUILD)/"' -DSWA_TEST_RUN='"$(RUN) "'
 
 .PHONY: all programs server tests test test-aarch64 test-nosimd test-windows windows run bench fuzz clean cmocka
-all: programs server $(COMPILE_CHECKS) tests
+all: $(LIB) programs server tests   # swa.o first: the longest compile, the rest beside it
 
 programs: $(PROGRAMS)
 
@@ -77,16 +78,28 @@ $(BUILD):
 $(LIB): swa.h | $(BUILD)
 	$(CC) $(CFLAGS) -DSWA_IMPLEMENTATION -DSWA_INTERNALS -x c -c swa.h -o $@
 
-$(BUILD)/swa-generate: examples/generate.c $(LIB) | $(BUILD)
-	$(CC) $(CFLAGS) -I. $< $(LIB) -o $@ $(LDLIBS)
-$(BUILD)/swa-%: tools/cli/%.c $(LIB) $(HEADERS) | $(BUILD)
-	$(CC) $(CFLAGS) -I. $< $(LIB) -o $@ $(LDLIBS)
-$(BUILD)/swa-%: tools/bench/%.c $(LIB) $(HEADERS) | $(BUILD)
-	$(CC) $(CFLAGS) -I. $< $(LIB) -o $@ $(LDLIBS)
-# The README's example and the ones the documents quote, built as a host builds them: the
-# implementation in their own file (so without optimisation, as the compile checks below).
-$(BUILD)/swa-simple $(addprefix $(BUILD)/,$(EXAMPLE_NAMES)): $(BUILD)/swa-%: examples/%.c swa.h | $(BUILD)
-	$(CC) $(CHECK_CFLAGS) -I. $< -o $@ $(LDLIBS)
+# A program's object, then the program: its file compiles while swa.o does, and links after.
+$(BUILD)/obj/generate.o: examples/generate.c swa.h | $(BUILD)/obj
+	$(CC) $(CFLAGS) -I. -c $< -o $@
+$(BUILD)/obj/%.o: tools/cli/%.c swa.h $(HEADERS) | $(BUILD)/obj
+	$(CC) $(CFLAGS) -I. -c $< -o $@
+$(BUILD)/obj/%.o: tools/bench/%.c swa.h $(HEADERS) | $(BUILD)/obj
+	$(CC) $(CFLAGS) -I. -c $< -o $@
+$(BUILD)/obj:
+	@mkdir -p $@
+$(BUILD)/swa-generate: $(BUILD)/obj/generate.o $(LIB)
+	$(CC) $(CFLAGS) $< $(LIB) -o $@ $(LDLIBS)
+$(BUILD)/swa-%: $(BUILD)/obj/%.o $(LIB)
+	$(CC) $(CFLAGS) $< $(LIB) -o $@ $(LDLIBS)
+.PRECIOUS: $(BUILD)/obj/%.o
+# The README's example and the ones the documents quote define SWA_IMPLEMENTATION, as a host's
+# one file does. Here they link swa.o instead: SWA__IMPLEMENTED (swa.h's guard against a second
+# implementation) set beforehand leaves their copy out, and SWA_INTERNALS declares what swa.o
+# exports as it does. compile_simple builds the README's example whole, as its own command does.
+$(BUILD)/obj/example_%.o: examples/%.c swa.h | $(BUILD)/obj
+	$(CC) $(CFLAGS) -DSWA__IMPLEMENTED -DSWA_INTERNALS -I. -c $< -o $@
+$(BUILD)/swa-simple $(addprefix $(BUILD)/,$(EXAMPLE_NAMES)): $(BUILD)/swa-%: $(BUILD)/obj/example_%.o $(LIB)
+	$(CC) $(CFLAGS) $< $(LIB) -o $@ $(LDLIBS)
 
 
 # swa-server (examples/server.c) and its load generator: HTTP from libmicrohttpd and JSON from cJSON,
@@ -121,6 +134,9 @@ $(BUILD)/compile_two_tu: tests/compile_two_tu_a.c tests/compile_two_tu_b.c swa.h
 	$(CC) $(CHECK_CFLAGS) -I. tests/compile_two_tu_a.c tests/compile_two_tu_b.c -o $@ $(LDLIBS)
 $(BUILD)/compile_no_threads: tests/compile_no_threads.c swa.h | $(BUILD)
 	$(CC) $(CHECK_CFLAGS) -I. $< -o $@ -lm
+# The README's example with the README's command (C99), unoptimised as the checks above.
+$(BUILD)/compile_simple: examples/simple.c swa.h | $(BUILD)
+	$(CC) $(filter-out -std=%,$(CHECK_CFLAGS)) -std=c99 -I. $< -o $@ $(LDLIBS)
 
 # The compile-out switches each leave a smaller library that still works.
 $(BUILD)/compile_no_%: tests/compile_no_%.c swa.h | $(BUILD)
@@ -133,7 +149,7 @@ $(BUILD)/compile_no_%: tests/compile_no_%.c swa.h | $(BUILD)
 WARN_C     := -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wstrict-prototypes -Wmissing-prototypes -Werror
 WARN_CXX   := -Wall -Wextra -Wpedantic -Werror
 WARN_CLANG ?= clang
-WARN_VARIANTS := -DSWA_NO_SIMD -DSWA_NO_AMX -DSWA_NO_THREADS -DSWA_NO_MMAP -DSWA_NO_TOKENIZER -DSWA_NO_SAMPLER -DSWA_NO_STDIO \
+WARN_VARIANTS := -DSWA_NO_SIMD -DSWA_NO_AMX -DSWA_NO_THREADS -DSWA_NO_MMAP -DSWA_NO_TOKENIZER -DSWA_NO_SAMPLER -DSWA_NO_STDIO -DSWA_NO_JINJA \
                  -DSWA_NO_GRAMMAR \
                  -D_DEFAULT_SOURCE
 $(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp tests/compile_c89.c swa.h | $(BUILD)
@@ -153,14 +169,18 @@ $(BUILD)/compile_warnings: tests/compile_warnings.c tests/compile_cpp.cpp tests/
 	  $(WARN_CLANG) -x c++ -std=c++11 -fsyntax-only $(WARN_CXX) -I. tests/compile_cpp.cpp; \
 	else echo "compile_warnings: $(firstword $(WARN_CLANG)) is not installed: the clang half of the matrix was not checked"; fi
 
-tests: cmocka $(TESTS)
-
-$(BUILD)/test_%: tests/test_%.c tests/testutil.h tests/programs.h $(LIB) $(HEADERS) | $(BUILD) cmocka
-	$(CC) $(CFLAGS) $(TEST_FLAGS) -I. $< $(LIB) -o $@ -lcmocka $(LDLIBS)
-
-# These two bring their own SWA_MALLOC, so they compile the implementation with it, as a host does.
+# These two bring their own SWA_MALLOC, so they compile the implementation with it, as a host
+# does; `make test` builds them with the compile checks.
 SELF_CONTAINED := test_platform test_longrun
-$(addprefix $(BUILD)/,$(SELF_CONTAINED)): $(BUILD)/%: tests/%.c tests/testutil.h tests/programs.h $(HEADERS) | $(BUILD) cmocka
+HOST_TESTS := $(filter $(addprefix $(BUILD)/,$(SELF_CONTAINED)),$(TESTS))
+tests: cmocka $(filter-out $(HOST_TESTS),$(TESTS))
+
+$(BUILD)/obj/test_%.o: tests/test_%.c tests/testutil.h tests/programs.h swa.h $(HEADERS) | $(BUILD)/obj cmocka
+	$(CC) $(CFLAGS) $(TEST_FLAGS) -I. -c $< -o $@
+$(BUILD)/test_%: $(BUILD)/obj/test_%.o $(LIB)
+	$(CC) $(CFLAGS) $< $(LIB) -o $@ -lcmocka $(LDLIBS)
+
+$(HOST_TESTS): $(BUILD)/%: tests/%.c tests/testutil.h tests/programs.h $(HEADERS) | $(BUILD) cmocka
 	$(CC) $(CFLAGS) $(TEST_FLAGS) -I. $< -o $@ -lcmocka $(LDLIBS)
 
 # test_server drives swa-server (when it is built) with curl, swa-generate and swa-loadgen
@@ -176,10 +196,12 @@ $(BUILD)/test_arch: $(BUILD)/swa-mkmodel $(BUILD)/swa-inspect
 cmocka:
 	@CC="$(CC)" sh tests/need-cmocka.sh
 
-test: all
+test: all $(COMPILE_CHECKS) $(HOST_TESTS)
 	@set -e; for t in $(COMPILE_CHECKS) $(TESTS); do echo "== $$t"; s=$$(date +%s); $(RUN) $$t; \
 	  echo "== $$t: $$(( $$(date +%s) - s )) s"; done; \
-	  echo "== tests/test_examples.sh"; sh tests/test_examples.sh $(BUILD) $(RUN); echo "all tests passed"
+	  echo "== tests/test_examples.sh"; sh tests/test_examples.sh $(BUILD) $(RUN); \
+	  echo "== tests/test_haproxy.sh"; sh tests/test_haproxy.sh $(BUILD) $(RUN); \
+	  echo "== tests/test_docs.sh"; sh tests/test_docs.sh; echo "all tests passed"
 
 # The cross toolchain's loader (libc6-arm64-cross) must get the C library of the same build;
 # without LD_LIBRARY_PATH it finds the multiarch libc6:arm64 that libcmocka-dev:arm64 pulls in,
@@ -208,9 +230,9 @@ WIN_CFLAGS := -std=c11 -O2 -Wall -Wextra -Wpedantic -Werror -D__USE_MINGW_ANSI_S
 WIN_LIBS   := -static -lm -lpthread
 WIN_CMOCKA := $(WIN_BUILD)/cmocka/lib/libcmocka-static.a
 WIN_LIB    := $(WIN_BUILD)/swa.o
-WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_kernels test_quant test_cache \
+WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_json test_kernels test_quant test_window \
               test_seq
-WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler compile_no_stdio \
+WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler compile_no_stdio compile_no_jinja \
               compile_no_grammar \
               compile_warnings compile_cpp
 # One wineserver for the whole run (-p: it stays until killed; one left by an interrupted run is
@@ -284,7 +306,8 @@ $(BUILD)/stories260K.gguf: | $(BUILD)/swa-convert-llama2c
 bench: programs
 	sh tools/bench/bench.sh $(BUILD)
 
-# make fuzz: libFuzzer (clang) on the GGUF loader, the tokenizer, the chat templates and the snapshot loader,
+# make fuzz: libFuzzer (clang) on the GGUF loader, the tokenizer, the chat templates, the snapshot loader and
+# JSON Schema to grammar,
 # FUZZ_SECONDS each, with seeds written by swa-mkmodel; crashing inputs are left in build/fuzz/ as crash-*.
 FUZZ_SECONDS ?= 60
 # The fuzzers drive the parsers (GGUF, tokenizer, chat templates), so they are built on the scalar
@@ -298,8 +321,8 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) -o $@ -lm -lpthread
 # The runs are targets of their own, so that make's jobs run them side by side.
 FUZZ_BPE_VOCAB := ../shared/testdata/ggml-vocab-llama-bpe.gguf
-.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state fuzz-server fuzz-grammar
-fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-state fuzz-server fuzz-grammar
+.PHONY: fuzz-seeds fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server fuzz-schema fuzz-grammar
+fuzz: fuzz-gguf fuzz-spm fuzz-bpe fuzz-chat fuzz-jinja fuzz-state fuzz-server fuzz-schema fuzz-grammar
 fuzz-seeds: $(BUILD)/swa-mkmodel
 	@mkdir -p build/fuzz/seeds-gguf build/fuzz/seeds-spm build/fuzz/seeds-bpe build/fuzz/seeds-chat build/fuzz/seeds-state
 	$(BUILD)/swa-mkmodel --shape custom --layers 2 --dim 32 --heads 2 --kv-heads 1 --ff 32 --vocab 260 --ctx 64 \
@@ -309,6 +332,9 @@ fuzz-seeds: $(BUILD)/swa-mkmodel
 	head -c 2000 examples/models/heldout.txt > build/fuzz/seeds-spm/heldout
 	cp build/fuzz/seeds-spm/heldout build/fuzz/seeds-bpe/heldout
 	cp tests/data/chat_templates.txt build/fuzz/seeds-chat/templates
+	@mkdir -p build/fuzz/seeds-schema
+	awk '/^== /{getline; n++; print > ("build/fuzz/seeds-schema/reference-" n)}' tests/data/schema/reference.txt
+	awk '/^[=!]= /{n++; next} /^[#+-]/{next} {print >> ("build/fuzz/seeds-schema/llamacpp-" n)}' tests/data/schema/llamacpp.txt
 fuzz-gguf: build/fuzz/fuzz_gguf fuzz-seeds
 	cd build/fuzz && ./fuzz_gguf -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=4096 seeds-gguf
 fuzz-spm: build/fuzz/fuzz_tokenizer fuzz-seeds
@@ -319,6 +345,10 @@ fuzz-bpe: build/fuzz/fuzz_tokenizer fuzz-seeds
 	else echo "fuzz-bpe: $(FUZZ_BPE_VOCAB) is absent: the byte-level BPE vocabulary was not fuzzed"; fi
 fuzz-chat: build/fuzz/fuzz_chat fuzz-seeds
 	cd build/fuzz && ./fuzz_chat -max_total_time=$(FUZZ_SECONDS) -max_len=4096 seeds-chat
+# the real chat templates are the Jinja fuzzer's seeds
+fuzz-jinja: build/fuzz/fuzz_jinja
+	@mkdir -p build/fuzz/seeds-jinja && cp tests/data/jinja/templates/*.jinja build/fuzz/seeds-jinja/
+	cd build/fuzz && ./fuzz_jinja -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -rss_limit_mb=4096 seeds-jinja
 fuzz-state: build/fuzz/fuzz_state fuzz-seeds
 	cd build/fuzz && SWA_FUZZ_MODEL=state-model.gguf SWA_FUZZ_SEEDS=seeds-state \
 	  ./fuzz_state -max_total_time=$(FUZZ_SECONDS) -max_len=65536 seeds-state
@@ -328,6 +358,9 @@ fuzz-grammar: build/fuzz/fuzz_grammar
 	  cp $$f build/fuzz/seeds-grammar/$$(basename $$f); done
 	{ cat tests/data/grammar/json.gbnf; printf '\000{"a": [1, 2.5e3, "x\\u00e9"], "b": null}'; } > build/fuzz/seeds-grammar/json-doc
 	cd build/fuzz && ./fuzz_grammar -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -rss_limit_mb=4096 seeds-grammar
+# JSON Schema to GBNF, and the grammar parser over what it writes
+fuzz-schema: build/fuzz/fuzz_schema fuzz-seeds
+	cd build/fuzz && ./fuzz_schema -max_total_time=$(FUZZ_SECONDS) -max_len=4096 seeds-schema
 # swa-server's request path (JSON body to prompt tokens and parameters), without HTTP; cJSON is
 # Debian's build, so the coverage guiding the fuzzer is that of our field handling.
 build/fuzz/fuzz_server: tests/fuzz/fuzz_server.c examples/server_request.c examples/server_request.h $(FUZZ_LIB)

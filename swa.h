@@ -9,7 +9,7 @@
 CONTENTS (each a "==== name ====" banner below; the sets of SIMD kernels come last, so that
 a reader following a token from the file to its logits never crosses them)
     public API              status and errors, tensor types, GGUF reader, model, context and
-                            sequences, tokenizer, chat templates, grammars, sampler
+                            sequences, tokenizer, chat templates, Jinja templates, grammars, sampler
     internal declarations   includes, the instruction sets the compiler can build, the kernel
                             table's types (SWA_INTERNALS shows them to the kernel tests)
     utilities, platform     errors, checked sizes, half floats, mapping a file; threads, locks,
@@ -24,9 +24,13 @@ a reader following a token from the file to its logits never crosses them)
     sequences, snapshots    copy, reset, rewind; snapshots to buffers and files; abort, threads
     thread pool             workers that claim shares of a task
     tokenizer               Unicode tables, pre-tokenizer expressions, SentencePiece and byte-level BPE
-    chat templates
+    JSON and text buffers   a checked JSON reader (one allocation per tree) and a growing buffer
+    chat templates          the families llama.cpp knows by their markers
+    Jinja templates         lexer, parser, Python's values, filters, tests and methods, the
+                            sandboxed render: a file's template as transformers renders it
     grammars                GBNF parsed into rules; the stacks of a match in progress; a vocabulary's
                             pieces in a byte trie, walked once per token for the tokens allowed
+    JSON Schema to grammar  a schema's rules written as llama.cpp writes them; integer ranges, patterns
     sampler
     SIMD kernels            AVX2 + FMA + F16C, AVX-VNNI, AVX-512 + VNNI, AMX (beside it the order of
                             its sums, as a scalar reference), NEON
@@ -79,8 +83,10 @@ CONFIGURATION (define before the implementation include)
     SWA_NO_TOKENIZER   compile the tokenizer out: swa_vocab_load fails with SWA_ERR_UNSUPPORTED,
                        a model has no vocabulary, and the tokenize/decode calls are not declared
     SWA_NO_SAMPLER     compile the sampler out (swa_argmax stays)
-    SWA_NO_GRAMMAR     compile the GBNF grammars out: the swa_grammar_* calls and
-                       swa_sampler_set_grammar are not declared
+    SWA_NO_JINJA       compile the Jinja engine out: the swa_jinja_* calls are not declared, and
+                       chat templates are the families of swa_chat_template_detect only
+    SWA_NO_GRAMMAR     compile the GBNF grammars out: the swa_grammar_* calls,
+                       swa_sampler_set_grammar and the JSON Schema converter are not declared
     SWA_NO_STDIO       no files but the model's: swa_state_save_file and swa_state_load_file are
                        not declared (snapshots still go to and from buffers), and no stdio call
                        touches a file. <stdio.h> stays for snprintf and vsnprintf into error
@@ -135,9 +141,12 @@ TOKENIZER AND SAMPLER
     choices everywhere.
 
 CHAT TEMPLATES
+    A file's tokenizer.chat_template renders through the Jinja engine (swa_jinja_*) byte for
+    byte as Hugging Face transformers renders it, tools and reasoning included. Apart from it,
     tokenizer.chat_template is recognised by its markers, as llama.cpp does without a Jinja
     engine (ChatML, Llama 2 and 3, Mistral v1/v3/v3-tekken/v7, Gemma, Phi-3/4, DeepSeek), and
-    swa_chat_format writes a conversation in that family's format; see the section's comment.
+    swa_chat_format writes a conversation in that family's format: the fallback for a template
+    the engine refuses. See the sections' comments and docs/chat.md.
 
 ERRORS
     Every fallible call returns swa_status (SWA_OK = 0, errors are negative; swa_status_str names
@@ -178,34 +187,7 @@ REVISION HISTORY
     0.9.0  the header in reader order with a table of contents; swa_sampler_config_default;
            swa_model_load_with the one loader (a caller's buffer in its params too);
            SWA_NO_STDIO; SWA_INTERNALS, a test-only switch, so the implementation builds once.
-    0.8.4  faster AMX batched products (see docs/performance.md).
-    0.8.3  AVX-512 float prompts meet the rows in column chunks that stay in L1; float
-           generation prefetches long rows ahead; AMX Q8_0 batches of 2 to 7 on the
-           gathered-word kernels.
-    0.8.2  AMX Q4_0 products of 1 to 7 tokens, generation included, on gathered-word kernels;
-           generation prefetches into L2, then into L1.
-    0.8.1  AVX-512 float tiles of 4 rows x 6 tokens; larger row blocks for float rows; each
-           type's tile shape in the kernel table.
-    0.8.0  Q4_K, Q5_K and Q6_K prompts and batches on AMX tiles, in orders of their own that
-           the dots keep bit for bit.
-    0.7.2  the AVX2, AVX-VNNI and AVX-512 tile loops prefetch their rows (batches of 2 to 4
-           sequences); AMX Q4_0 dots gather block sums with packs and madds.
-    0.7.1  faster batches of 2 to 8 sequences on AMX (see docs/performance.md).
-    0.7.0  the AMX kernel set: Q8_0 and Q4_0 prompts and batches on AMX tiles, in a residue
-           order the dots keep bit for bit; swa-generate --parallel and --sinks.
-    0.6.0  gemma2, gemma3, phi3, qwen2 and qwen3 through one forward pass, per-layer window
-           patterns, attention sinks; Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, IQ4_NL and IQ4_XS; byte-level
-           BPE with every llama.cpp pre-tokenizer; chat templates; sequences batched in one pass,
-           rewind, snapshots, abort and load-progress callbacks, embeddings; Windows.
-    0.5.0  kernels by name from one descriptor per type; AVX-512 VNNI and AVX-VNNI
-           kernels; Q5_K; generation prefetches ahead of its rows.
-    0.4.1  pool shares claimed by whichever thread is free, the caller included;
-           swa_model_load faults the mapping in whole, in file order.
-    0.4.0  Q8_0/Q4_0 kernels 8 blocks at a time, AVX2 and NEON K-quant tiles,
-           mapped files advised to 2 MB pages, prompt rows taken in chunks.
-    0.3.0  AVX2 and NEON kernels, Q4_K and Q6_K, F16 KV cache, element-wise SIMD.
-    0.2.0  tokenizer, streaming decoder, sampler, thread pool.
-    0.1.0  GGUF reader, llama forward pass, per-layer rolling-buffer KV cache.
+    Earlier releases, and every change in detail: CHANGELOG.md.
 */
 #if !defined(__cplusplus) && !defined(_MSC_VER) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
 #error "swa.h needs C99 or later (or C++): compile with -std=c99, -std=c11 or newer"
@@ -727,6 +709,57 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
                                   int add_generation_prompt, char *out, size_t cap, size_t *n_out,
                                   swa_error *err);
 
+/* ==== Jinja templates: a file's chat template rendered as transformers does ==== */
+
+#ifndef SWA_NO_JINJA   /* without it, only the families above */
+/* A Jinja engine for chat templates: the template renders as Hugging Face transformers'
+   apply_chat_template(..., tokenize=False) renders it (jinja2's sandbox with trim_blocks and
+   lstrip_blocks, transformers' tojson, raise_exception, strftime_now, namespace and dict), byte
+   for byte. No I/O; a render is bounded in steps, call depth, memory and output, so a hostile
+   template fails with an error. docs/chat.md lists what it supports and refuses. */
+typedef struct swa_jinja swa_jinja;   /* a parsed template: immutable, shareable across threads */
+
+/* Parse len bytes of Jinja source. SWA_ERR_FORMAT names the line and what was wrong (jinja2's
+   words), SWA_ERR_UNSUPPORTED what the engine refuses. Free with swa_jinja_free (NULL is fine). */
+SWADEF swa_status swa_jinja_parse(const char *src, size_t len, swa_jinja **out, swa_error *err);
+SWADEF void       swa_jinja_free(swa_jinja *t);
+/* The file's tokenizer.chat_template, parsed: SWA_ERR_NOT_FOUND when it has none. */
+SWADEF swa_status swa_jinja_of(const swa_gguf *g, swa_jinja **out, swa_error *err);
+
+/* Render with the variables of a JSON object ({"messages": [...], "bos_token": "<s>", ...}) as
+   they are (vars_json may be NULL with len 0: none). *out is the text, NUL-terminated (it may
+   hold NULs: *out_len counts the bytes), allocated by the library: free it with
+   swa_jinja_text_free.
+   Errors: what the template raised, with its message (raise_exception's text, jinja2's
+   "'x' is undefined", Python's TypeError words) as SWA_ERR_INVALID_ARG; a limit passed as
+   SWA_ERR_UNSUPPORTED or SWA_ERR_NOMEM. */
+SWADEF swa_status swa_jinja_render(const swa_jinja *t, const char *vars_json, size_t len, char **out, size_t *out_len,
+                                   swa_error *err);
+
+/* A conversation, as transformers' apply_chat_template passes it: messages (a JSON array of
+   {"role", "content" (a string or a list of {"type": "text", "text": ...} parts), "tool_calls",
+   "tool_call_id", "name", "reasoning_content", ...}; members that are null are dropped and the
+   reasoning is also given as "thinking"), tools (a JSON array, or NULL for None), documents
+   None, add_generation_prompt, bos_token and eos_token (NULL: undefined) and kwargs (a JSON
+   object of further variables: "enable_thinking", "reasoning_effort", "date_string"...; they
+   override the others). Every text is NUL-terminated. */
+typedef struct swa_jinja_chat {
+    const char *messages;
+    const char *tools;
+    int         add_generation_prompt;
+    const char *bos_token, *eos_token;
+    const char *kwargs;
+} swa_jinja_chat;
+
+SWADEF swa_status swa_jinja_apply(const swa_jinja *t, const swa_jinja_chat *chat, char **out, size_t *out_len,
+                                  swa_error *err);
+SWADEF void       swa_jinja_text_free(char *text);   /* a rendered text (NULL is fine) */
+/* The model's template rendered for chat, with the vocabulary's BOS and EOS pieces as bos_token
+   and eos_token where chat leaves them NULL. It parses the template each call: to render many
+   times, keep the swa_jinja of swa_jinja_of. */
+SWADEF swa_status swa_model_jinja_apply(const swa_model *m, const swa_jinja_chat *chat, char **out, size_t *out_len,
+                                        swa_error *err);
+#endif /* SWA_NO_JINJA */
 /* ==== grammars ====
    GBNF, the grammar format of llama.cpp (docs/grammar.md): rules `name ::= ...` (names of
    letters, digits and dashes; `root` starts unless another rule is named), literals "..." with
@@ -770,6 +803,19 @@ SWADEF int        swa_grammar_state_can_end(const swa_grammar_state *st);  /* th
 SWADEF int        swa_grammar_state_done(const swa_grammar_state *st);     /* and nothing may follow it */
 #endif /* SWA_NO_GRAMMAR */
 
+/* ==== JSON Schema to grammar ==== */
+
+#ifndef SWA_NO_GRAMMAR
+/* The GBNF grammar (text, NUL-terminated, *gbnf_out freed with SWA_FREE) that matches the JSON
+   texts a JSON Schema (len bytes of JSON) describes, as llama.cpp's json_schema_to_grammar
+   writes it: its "root" rule is the schema's value. docs/grammar.md lists what is supported.
+   SWA_ERR_FORMAT for text that is not JSON or a malformed schema, SWA_ERR_UNSUPPORTED for what
+   it cannot convert or a schema past its limits (the message names the keyword or limit). */
+SWADEF swa_status swa_json_schema_to_grammar(const char *schema, size_t len, char **gbnf_out, swa_error *err);
+/* The same, parsed (swa_grammar_parse, root "root"): the grammar to sample or match with. */
+SWADEF swa_status swa_grammar_from_json_schema(const char *schema, size_t len, swa_grammar **out, swa_error *err);
+#endif
+
 /* ==== sampler ==== */
 
 #ifndef SWA_NO_SAMPLER
@@ -783,6 +829,9 @@ typedef struct swa_sampler_config {
     float    repeat_penalty;  /* 0 or 1 = off; > 1 discourages the last repeat_last_n ids   */
     int32_t  repeat_last_n;   /* 0 = 64; how many recent tokens the penalty looks at        */
     uint64_t seed;            /* the generator's seed; the same seed gives the same choices */
+    float    presence_penalty;  /* 0 = off; subtracted once from each id in the last          */
+                                /* repeat_last_n tokens (OpenAI's presence_penalty)          */
+    float    frequency_penalty; /* 0 = off; subtracted per occurrence there (OpenAI's)      */
 } swa_sampler_config;
 
 /* Settings to start from and change by name: temperature 0.8, top_k 40, top_p 0.95, min_p 0.05,
@@ -793,9 +842,15 @@ SWADEF swa_sampler_config swa_sampler_config_default(void);
 SWADEF swa_status swa_sampler_create(const swa_sampler_config *cfg, int32_t n_vocab,
                                      swa_sampler **out, swa_error *err);
 SWADEF void       swa_sampler_free(swa_sampler *s);
-/* Choose the next token from logits (not modified) and remember it for the repetition
-   penalty. Order: repetition penalty, top-k, top-p, min-p, temperature, then a draw from our own
-   generator (xorshift64*). */
+/* Add biases[i] to the logit of ids[i] before every choice, replacing the biases set before
+   (n 0 clears them). A bias of -100 or less bans the token (its logit becomes -inf), as OpenAI's
+   logit_bias does. SWA_ERR_INVALID_ARG, and nothing changed, for an id outside the vocabulary or
+   a NaN bias; SWA_ERR_NOMEM. */
+SWADEF swa_status swa_sampler_set_logit_bias(swa_sampler *s, const int32_t *ids, const float *biases, size_t n,
+                                             swa_error *err);
+/* Choose the next token from logits (not modified) and remember it for the penalties. Order:
+   logit bias, penalties (repetition, then presence and frequency, as llama.cpp applies them),
+   top-k, top-p, min-p, temperature, then a draw from our own generator (xorshift64*). */
 SWADEF int32_t    swa_sampler_sample(swa_sampler *s, const float *logits);
 /* Remember a token the sampler did not choose itself (the prompt's, or one chosen elsewhere),
    so that the penalty counts it (and the grammar, when one is attached, moves on by its text:
@@ -851,6 +906,11 @@ SWADEF int32_t    swa_argmax(const float *x, int64_t n);
 #include <math.h>
 #include <assert.h>
 #include <errno.h>
+#ifndef SWA_NO_JINJA
+#include <setjmp.h>    /* a template render unwinds to its entry on an error */
+#include <time.h>      /* strftime_now */
+#endif
+#include <locale.h>    /* localeconv: JSON numbers read under any locale */
 #if defined(_WIN32)
 #if !defined(WIN32_LEAN_AND_MEAN)      /* the smaller <windows.h>, and no min/max macros */
 #define WIN32_LEAN_AND_MEAN
@@ -1065,6 +1125,36 @@ typedef struct swa__kernels {
 
 #define SWA__KERNELS_LAST SWA_KERNELS_AMX
 
+/* ---- JSON and text buffers (see their section) ---- */
+
+#define SWA__JSON_MAX_DEPTH 256
+
+typedef enum swa__json_kind {
+    SWA__JSON_NULL, SWA__JSON_FALSE, SWA__JSON_TRUE, SWA__JSON_INT, SWA__JSON_REAL,
+    SWA__JSON_STRING, SWA__JSON_ARRAY, SWA__JSON_OBJECT
+} swa__json_kind;
+
+typedef struct swa__json swa__json;
+struct swa__json {
+    swa__json_kind kind;
+    const char *key;                  /* the member's name when this value sits in an object, else NULL */
+    size_t key_len;
+    const char *str;                  /* STRING: decoded UTF-8, NUL-terminated (len excludes it; may hold NUL) */
+    size_t len;
+    int64_t i;                        /* INT: the value (a literal without fraction or exponent that fits) */
+    double num;                       /* INT and REAL: the value as a double */
+    swa__json *items;                 /* ARRAY: elements; OBJECT: members (each with its key), in order */
+    size_t n;
+};
+
+/* A growing text buffer. Every put is a no-op once failed is set (an allocation failed or the
+   text would pass limit, 0 for none), so a writer checks once, at the end. */
+typedef struct swa__buf {
+    char *p;
+    size_t n, cap, limit;
+    int failed;
+} swa__buf;
+
 /* ---- what tests and benchmarks call (static unless SWA_INTERNALS) ---- */
 
 SWA__INTERNAL float swa__f16_to_f32(uint16_t h);
@@ -1115,6 +1205,13 @@ SWA__INTERNAL int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const
 SWA__INTERNAL void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8g *x,
                                            int64_t b0, int64_t b1, float acc[16]);
 SWA__INTERNAL float swa__residue_sum_ref(const float acc[16]);
+#endif
+SWA__INTERNAL swa_status swa__json_parse(const char *text, size_t len, swa__json **root, swa_error *err);
+SWA__INTERNAL const swa__json *swa__json_get(const swa__json *obj, const char *key);
+SWA__INTERNAL int swa__json_is_str(const swa__json *j, const char *s);
+SWA__INTERNAL void swa__buf_json_string(swa__buf *b, const char *s, size_t n, int ensure_ascii);
+#ifndef SWA_NO_JINJA
+SWA__INTERNAL void swa__jinja_set_clock(int64_t seconds);   /* the tests' fixed strftime_now; 0: the real one */
 #endif
 #ifndef SWA_NO_TOKENIZER
 SWA__INTERNAL swa_status swa__pretok_pieces(const char *name, const char *text, size_t len,
@@ -1213,6 +1310,46 @@ static int swa__str_eq(swa_str s, const char *z)
 {
     size_t n = strlen(z);
     return s.len == n && memcmp(s.ptr, z, n) == 0;
+}
+
+/* UTF-8: the length a lead byte announces (1 for a stray byte), one code point written, and one read.
+   The tokenizer, JSON, grammars and templates share them; some builds leave them uncalled. */
+SWA__UNUSED static size_t swa__utf8_len(unsigned char c)
+{
+    return c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+}
+
+SWA__UNUSED static size_t swa__utf8_put(uint32_t c, char *out)
+{
+    if (c < 0x80) { out[0] = (char)c; return 1; }
+    if (c < 0x800) { out[0] = (char)(0xC0 | (c >> 6)); out[1] = (char)(0x80 | (c & 0x3F)); return 2; }
+    if (c < 0x10000) {
+        out[0] = (char)(0xE0 | (c >> 12)); out[1] = (char)(0x80 | ((c >> 6) & 0x3F)); out[2] = (char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (c >> 18)); out[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((c >> 6) & 0x3F)); out[3] = (char)(0x80 | (c & 0x3F));
+    return 4;
+}
+
+/* One UTF-8 character of p[0..n): its code point and length. A byte that does not start a
+   well-formed character is a character of its own, 0x110000 + the byte. */
+SWA__UNUSED static uint32_t swa__utf8_get(const unsigned char *p, size_t n, size_t *len)
+{
+    size_t k = swa__utf8_len(p[0]), i;
+    uint32_t c = p[0];
+    *len = 1;
+    if (k == 1) return c < 0x80 ? c : 0x110000 + c;
+    if (k > n) return 0x110000 + c;
+    c &= 0x7Fu >> k;
+    for (i = 1; i < k; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0x110000 + p[0];
+        c = (c << 6) | (p[i] & 0x3F);
+    }
+    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF) || c < (k == 2 ? 0x80u : k == 3 ? 0x800u : 0x10000u))
+        return 0x110000 + p[0];
+    *len = k;
+    return c;
 }
 
 static uint64_t swa__hash(const char *p, size_t n)   /* FNV-1a */
@@ -7697,44 +7834,6 @@ static int swa__gpt2_byte(uint32_t c)
     return c >= 0x100 && c <= 0x120 ? (int)(c - 0x100) : c >= 0x121 && c <= 0x142 ? (int)(c - 0x121 + 0x7F) : c == 0x143 ? 0xAD : -1;
 }
 
-static size_t swa__utf8_len(unsigned char c)
-{
-    return c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
-}
-
-static size_t swa__utf8_put(uint32_t c, char *out)
-{
-    if (c < 0x80) { out[0] = (char)c; return 1; }
-    if (c < 0x800) { out[0] = (char)(0xC0 | (c >> 6)); out[1] = (char)(0x80 | (c & 0x3F)); return 2; }
-    if (c < 0x10000) {
-        out[0] = (char)(0xE0 | (c >> 12)); out[1] = (char)(0x80 | ((c >> 6) & 0x3F)); out[2] = (char)(0x80 | (c & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (c >> 18)); out[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((c >> 6) & 0x3F)); out[3] = (char)(0x80 | (c & 0x3F));
-    return 4;
-}
-
-/* One UTF-8 character of p[0..n): its code point and length. A byte that does not start a
-   well-formed character is a character of its own, 0x110000 + the byte. */
-static uint32_t swa__utf8_get(const unsigned char *p, size_t n, size_t *len)
-{
-    size_t k = swa__utf8_len(p[0]), i;
-    uint32_t c = p[0];
-    *len = 1;
-    if (k == 1) return c < 0x80 ? c : 0x110000 + c;
-    if (k > n) return 0x110000 + c;
-    c &= 0x7Fu >> k;
-    for (i = 1; i < k; i++) {
-        if ((p[i] & 0xC0) != 0x80) return 0x110000 + p[0];
-        c = (c << 6) | (p[i] & 0x3F);
-    }
-    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF) || c < (k == 2 ? 0x80u : k == 3 ? 0x800u : 0x10000u))
-        return 0x110000 + p[0];
-    *len = k;
-    return c;
-}
-
 static void swa__merge_insert(swa_vocab *v, int32_t left, int32_t right, int32_t rank, int32_t id)
 {
     uint64_t key = (uint64_t)(uint32_t)left << 32 | (uint32_t)right, h;
@@ -8480,6 +8579,370 @@ SWADEF void swa_vocab_free(swa_vocab *v) { (void)v; }
 SWADEF int32_t swa_vocab_size(const swa_vocab *v) { return v ? v->n : 0; }
 #endif /* SWA_NO_TOKENIZER */
 
+/* ==== JSON and text buffers ====
+   A JSON reader for what the library is given as JSON (schemas, a template's variables, the
+   arguments of tool calls) and a growing text buffer for what it writes (grammars, rendered
+   templates). The reader checks the whole text first and counts what it holds, then builds the
+   tree in one allocation, so a tree is freed with one SWA_FREE and a failed parse leaves
+   nothing behind. Some builds leave these uncalled (SWA__UNUSED). */
+
+/* The reader walks the text three times with the same code: to check it and count nodes,
+   containers and string bytes; to note each container's size (in the order containers open);
+   and to build the tree into the one block sized by the first walk. */
+typedef struct swa__json_reader {
+    const char *start, *p, *end;
+    int walk;                         /* 0 check and count, 1 sizes, 2 build */
+    size_t n_nodes, n_containers, n_bytes;
+    size_t *sizes, next_container;    /* walks 1 and 2: members per container */
+    swa__json *nodes;                 /* walk 2 */
+    size_t next_node;
+    char *bytes;
+    size_t next_byte;
+    swa_error *err;
+} swa__json_reader;
+
+static swa_status swa__json_fail(swa__json_reader *r, const char *what)
+{
+    size_t line = 1, col = 1;
+    const char *q;
+    for (q = r->start; q < r->p; q++) {
+        if (*q == '\n') { line++; col = 1; }
+        else if (((unsigned char)*q & 0xC0) != 0x80) col++;    /* columns count characters */
+    }
+    return swa__fail(r->err, SWA_ERR_FORMAT, "JSON: line %zu, column %zu: %s", line, col, what);
+}
+
+static void swa__json_space(swa__json_reader *r)
+{
+    while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r')) r->p++;
+}
+
+static int swa__json_hex4(const char *p, uint32_t *out)
+{
+    uint32_t v = 0;
+    int i;
+    for (i = 0; i < 4; i++) {
+        char c = p[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) return 0;
+        v = v << 4 | (uint32_t)d;
+    }
+    *out = v;
+    return 1;
+}
+
+/* One \u escape at r->p (after the backslash and u), with its low surrogate when it is a high one. */
+static swa_status swa__json_escape_u(swa__json_reader *r, uint32_t *cp)
+{
+    uint32_t lo;
+    if (r->end - r->p < 4 || !swa__json_hex4(r->p, cp)) return swa__json_fail(r, "\\u needs four hex digits");
+    r->p += 4;
+    if (*cp >= 0xDC00 && *cp <= 0xDFFF) return swa__json_fail(r, "a low surrogate without a high one");
+    if (*cp < 0xD800 || *cp > 0xDBFF) return SWA_OK;
+    if (r->end - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u' || !swa__json_hex4(r->p + 2, &lo) || lo < 0xDC00 ||
+        lo > 0xDFFF)
+        return swa__json_fail(r, "a high surrogate without a low one");
+    r->p += 6;
+    *cp = 0x10000 + ((*cp - 0xD800) << 10) + (lo - 0xDC00);
+    return SWA_OK;
+}
+
+/* A string at r->p (at its opening quote): decoded into dst when dst is set; *n its length. */
+static swa_status swa__json_string(swa__json_reader *r, char *dst, size_t *n)
+{
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    *n = 0;
+    for (r->p++;;) {
+        unsigned char c;
+        if (r->p >= r->end) return swa__json_fail(r, "a string has no closing quote");
+        c = (unsigned char)*r->p;
+        if (c == '"') { r->p++; return SWA_OK; }
+        if (c < 0x20) return swa__json_fail(r, "a control character in a string (escape it)");
+        if (c == '\\') {
+            const char *e = r->p + 1 < r->end ? strchr(from, r->p[1]) : NULL;
+            char enc[4];
+            uint32_t cp;
+            size_t k;
+            r->p += 2;
+            if (e && *e) { if (dst) dst[*n] = to[e - from]; (*n)++; continue; }
+            if (r->p > r->end || r->p[-1] != 'u') { r->p--; return swa__json_fail(r, "an unknown escape in a string"); }
+            if (swa__json_escape_u(r, &cp)) return SWA_ERR_FORMAT;
+            k = swa__utf8_put(cp, enc);
+            if (dst) memcpy(dst + *n, enc, k);
+            *n += k;
+        } else {
+            size_t k;
+            (void)swa__utf8_get((const unsigned char *)r->p, (size_t)(r->end - r->p), &k);
+            if (k == 1 && c >= 0x80) return swa__json_fail(r, "a string is not valid UTF-8");
+            if (dst) memcpy(dst + *n, r->p, k);
+            *n += k;
+            r->p += k;
+        }
+    }
+}
+
+/* A number at r->p, checked against JSON's grammar; INT when it has no fraction or exponent and
+   fits in 64 bits. Converted with strtod under the C locale's decimal point. */
+static swa_status swa__json_number(swa__json_reader *r, swa__json *out)
+{
+    const char *s = r->p, *q = s;
+    char buf[64];
+    int frac = 0;
+    if (q < r->end && *q == '-') q++;
+    if (q >= r->end || *q < '0' || *q > '9') return swa__json_fail(r, "expected a value");
+    if (*q == '0') q++;
+    else while (q < r->end && *q >= '0' && *q <= '9') q++;
+    if (q < r->end && *q == '.') {
+        frac = 1;
+        if (++q >= r->end || *q < '0' || *q > '9') { r->p = q; return swa__json_fail(r, "a digit must follow the decimal point"); }
+        while (q < r->end && *q >= '0' && *q <= '9') q++;
+    }
+    if (q < r->end && (*q == 'e' || *q == 'E')) {
+        frac = 1;
+        if (++q < r->end && (*q == '+' || *q == '-')) q++;
+        if (q >= r->end || *q < '0' || *q > '9') { r->p = q; return swa__json_fail(r, "an exponent needs digits"); }
+        while (q < r->end && *q >= '0' && *q <= '9') q++;
+    }
+    if ((size_t)(q - s) >= sizeof buf) return swa__json_fail(r, "a number longer than 63 characters");
+    r->p = q;
+    if (!out) return SWA_OK;
+    memcpy(buf, s, (size_t)(q - s));
+    buf[q - s] = '\0';
+    out->kind = SWA__JSON_REAL;
+    if (!frac) {
+        errno = 0;
+        out->i = (int64_t)strtoll(buf, NULL, 10);
+        if (errno != ERANGE) out->kind = SWA__JSON_INT;
+    }
+    {
+        char *dot = strchr(buf, '.'), *point = localeconv()->decimal_point;
+        if (dot && point && *point) *dot = *point;
+        out->num = strtod(buf, NULL);
+    }
+    return SWA_OK;
+}
+
+static swa_status swa__json_value(swa__json_reader *r, swa__json *out, int depth);
+
+/* An array or object at r->p (at its bracket), each member through swa__json_value. */
+static swa_status swa__json_container(swa__json_reader *r, swa__json *out, int depth)
+{
+    int object = *r->p == '{';
+    char close = object ? '}' : ']';
+    size_t count = 0, id = r->n_containers, k;
+    swa__json *items = NULL;
+    if (depth >= SWA__JSON_MAX_DEPTH) return swa__json_fail(r, "nesting deeper than 256");
+    if (r->walk == 0) r->n_containers++;
+    else id = r->next_container++;
+    if (r->walk == 2) {
+        items = r->nodes + r->next_node;
+        r->next_node += r->sizes[id];
+        out->kind = object ? SWA__JSON_OBJECT : SWA__JSON_ARRAY;
+        out->items = r->sizes[id] ? items : NULL;
+        out->n = r->sizes[id];
+    }
+    r->p++;
+    swa__json_space(r);
+    if (r->p < r->end && *r->p == close) { r->p++; if (r->walk == 1) r->sizes[id] = 0; return SWA_OK; }
+    for (;; count++) {
+        swa__json *item = items ? items + count : NULL;
+        swa__json_space(r);
+        if (object) {
+            if (r->p >= r->end || *r->p != '"') return swa__json_fail(r, "expected a member's name in quotes");
+            if (swa__json_string(r, item ? r->bytes + r->next_byte : NULL, &k)) return SWA_ERR_FORMAT;
+            if (item) { item->key = r->bytes + r->next_byte; item->key_len = k; r->bytes[r->next_byte + k] = '\0'; }
+            if (r->walk == 0) r->n_bytes += k + 1;
+            if (item) r->next_byte += k + 1;
+            swa__json_space(r);
+            if (r->p >= r->end || *r->p != ':') return swa__json_fail(r, "expected ':' after a member's name");
+            r->p++;
+        }
+        if (r->walk == 0) r->n_nodes++;
+        if (swa__json_value(r, item, depth + 1)) return SWA_ERR_FORMAT;
+        swa__json_space(r);
+        if (r->p < r->end && *r->p == ',') { r->p++; continue; }
+        if (r->p < r->end && *r->p == close) break;
+        return swa__json_fail(r, object ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+    r->p++;
+    if (r->walk == 1) r->sizes[id] = count + 1;
+    return SWA_OK;
+}
+
+static swa_status swa__json_value(swa__json_reader *r, swa__json *out, int depth)
+{
+    static const char *const words[3] = {"null", "false", "true"};
+    size_t k;
+    swa__json_space(r);
+    if (r->p >= r->end) return swa__json_fail(r, "expected a value, found the end of the text");
+    if (*r->p == '{' || *r->p == '[') return swa__json_container(r, out, depth);
+    if (*r->p == '"') {
+        char *dst = out ? r->bytes + r->next_byte : NULL;
+        if (swa__json_string(r, dst, &k)) return SWA_ERR_FORMAT;
+        if (r->walk == 0) r->n_bytes += k + 1;
+        if (out) { dst[k] = '\0'; out->kind = SWA__JSON_STRING; out->str = dst; out->len = k; r->next_byte += k + 1; }
+        return SWA_OK;
+    }
+    for (k = 0; k < 3; k++) {
+        size_t n = strlen(words[k]);
+        if ((size_t)(r->end - r->p) >= n && memcmp(r->p, words[k], n) == 0) {
+            r->p += n;
+            if (out) out->kind = (swa__json_kind)(SWA__JSON_NULL + (int)k);
+            return SWA_OK;
+        }
+    }
+    return swa__json_number(r, out);
+}
+
+/* One walk over the whole text: a value and nothing after it but whitespace. */
+static swa_status swa__json_walk(swa__json_reader *r, swa__json *root)
+{
+    r->p = r->start;
+    r->next_container = 0;
+    if (swa__json_value(r, root, 0)) return SWA_ERR_FORMAT;
+    swa__json_space(r);
+    return r->p == r->end ? SWA_OK : swa__json_fail(r, "text after the value");
+}
+
+/* Parse len bytes of JSON (RFC 8259: one value, whitespace around it). The tree is one
+   allocation, freed with SWA_FREE(*root); depth is capped at SWA__JSON_MAX_DEPTH. Errors
+   (SWA_ERR_FORMAT) say what was wrong and where, by line and column. */
+SWA__INTERNAL swa_status swa__json_parse(const char *text, size_t len, swa__json **root, swa_error *err)
+{
+    swa__json_reader r;
+    uint64_t bytes, nodes_bytes;
+    void *block;
+    *root = NULL;
+    memset(&r, 0, sizeof r);
+    r.start = text;
+    r.end = text + len;
+    r.err = err;
+    r.n_nodes = 1;
+    if (swa__json_walk(&r, NULL)) return SWA_ERR_FORMAT;
+    if (!swa__mul_u64(r.n_nodes, sizeof(swa__json), &nodes_bytes) ||
+        !swa__add_u64(nodes_bytes, (uint64_t)r.n_containers * sizeof(size_t), &bytes) ||
+        !swa__add_u64(bytes, r.n_bytes, &bytes) || !(block = swa__calloc(1, bytes)))
+        return swa__fail(err, SWA_ERR_NOMEM, "JSON: cannot allocate %zu values", r.n_nodes);
+    r.nodes = (swa__json *)block;
+    r.sizes = (size_t *)(void *)((char *)block + nodes_bytes);
+    r.bytes = (char *)(r.sizes + r.n_containers);
+    r.walk = 1;
+    (void)swa__json_walk(&r, NULL);   /* the text is known good: the walks cannot fail */
+    r.walk = 2;
+    r.next_node = 1;
+    (void)swa__json_walk(&r, r.nodes);
+    *root = r.nodes;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* The member named key of an object (the last one when a name repeats, as Python's json keeps);
+   NULL when there is none or obj is not an object. */
+SWA__INTERNAL const swa__json *swa__json_get(const swa__json *obj, const char *key)
+{
+    size_t i, n = strlen(key);
+    if (!obj || obj->kind != SWA__JSON_OBJECT) return NULL;
+    for (i = obj->n; i-- > 0;)
+        if (obj->items[i].key_len == n && memcmp(obj->items[i].key, key, n) == 0) return &obj->items[i];
+    return NULL;
+}
+
+SWA__INTERNAL int swa__json_is_str(const swa__json *j, const char *s)
+{
+    return j && j->kind == SWA__JSON_STRING && j->len == strlen(s) && memcmp(j->str, s, j->len) == 0;
+}
+
+static int swa__buf_reserve(swa__buf *b, size_t more)
+{
+    size_t want, cap;
+    char *p;
+    if (b->failed) return 0;
+    if (more > SIZE_MAX / 2 - b->n || (b->limit && b->n + more > b->limit)) { b->failed = 1; return 0; }
+    want = b->n + more + 1;                    /* room for the NUL swa__buf_take writes */
+    if (want <= b->cap) return 1;
+    for (cap = b->cap ? b->cap : 64; cap < want; cap *= 2) {}
+    if (!(p = (char *)swa__calloc(1, cap))) { b->failed = 1; return 0; }
+    if (b->n) memcpy(p, b->p, b->n);
+    SWA_FREE(b->p);
+    b->p = p;
+    b->cap = cap;
+    return 1;
+}
+
+SWA__UNUSED static void swa__buf_put(swa__buf *b, const char *s, size_t n)
+{
+    if (!swa__buf_reserve(b, n)) return;
+    if (n) memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+
+SWA__UNUSED static void swa__buf_puts(swa__buf *b, const char *s) { swa__buf_put(b, s, strlen(s)); }
+SWA__UNUSED static void swa__buf_putc(swa__buf *b, char c) { swa__buf_put(b, &c, 1); }
+
+SWA__UNUSED static void swa__buf_printf(swa__buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    char small[256];
+    va_start(ap, fmt);
+    n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) { b->failed = 1; return; }
+    if ((size_t)n < sizeof small) { swa__buf_put(b, small, (size_t)n); return; }
+    if (!swa__buf_reserve(b, (size_t)n)) return;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)n;
+}
+
+/* The text, NUL-terminated, now the caller's (SWA_FREE); NULL when the buffer failed, which
+   then frees what it held. */
+SWA__UNUSED static char *swa__buf_take(swa__buf *b)
+{
+    char *p;
+    if (!swa__buf_reserve(b, 0)) { SWA_FREE(b->p); memset(b, 0, sizeof *b); return NULL; }
+    p = b->p;
+    p[b->n] = '\0';
+    b->p = NULL;
+    b->n = b->cap = 0;
+    return p;
+}
+
+SWA__UNUSED static void swa__buf_free(swa__buf *b)
+{
+    SWA_FREE(b->p);
+    b->p = NULL;
+    b->n = b->cap = 0;
+}
+
+/* s as a JSON string literal, quotes included, as Python's json.dumps writes it: the short
+   escapes for " \ and \b \f \n \r \t, \u00XX for other control characters, and with
+   ensure_ascii every character from DEL on as \uXXXX (two for one beyond the BMP). A byte that
+   is not UTF-8 is written as \u00XX of itself under ensure_ascii, as is otherwise. */
+SWA__INTERNAL void swa__buf_json_string(swa__buf *b, const char *s, size_t n, int ensure_ascii)
+{
+    static const char short_from[] = "\"\\\b\f\n\r\t", short_to[] = "\"\\bfnrt";
+    size_t i = 0, k;
+    swa__buf_putc(b, '"');
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        const char *e = c ? (const char *)memchr(short_from, c, sizeof short_from - 1) : NULL;
+        uint32_t cp;
+        if (e) { char esc[2] = {'\\', short_to[e - short_from]}; swa__buf_put(b, esc, 2); i++; continue; }
+        if (c < 0x20) { swa__buf_printf(b, "\\u%04x", c); i++; continue; }
+        if (c < 0x7F || !ensure_ascii) { swa__buf_putc(b, (char)c); i++; continue; }   /* DEL too is escaped */
+        cp = swa__utf8_get((const unsigned char *)s + i, n - i, &k);
+        if (cp >= 0x110000) cp -= 0x110000;
+        if (cp >= 0x10000)
+            swa__buf_printf(b, "\\u%04x\\u%04x", 0xD800 + ((cp - 0x10000) >> 10), 0xDC00 + ((cp - 0x10000) & 0x3FF));
+        else
+            swa__buf_printf(b, "\\u%04x", cp);
+        i += k;
+    }
+    swa__buf_putc(b, '"');
+}
+
 /* ==== chat templates ====
    One descriptor per family, in llama.cpp's terms. Most families write each message as an
    opening, the content and a closing chosen by role, or as head, the role's own name, tail,
@@ -9089,6 +9552,3554 @@ SWADEF swa_status swa_chat_format(const swa_chat_template *t, const swa_chat_mes
 #undef SWA__CHAT_YANDEX_ASSISTANT
 #undef SWA__N_CHAT_TEMPLATES
 
+/* ==== Jinja templates ====
+   A Jinja engine for chat templates, to render tokenizer.chat_template as Hugging Face
+   transformers does: jinja2's ImmutableSandboxedEnvironment with trim_blocks and lstrip_blocks,
+   the loop controls, transformers' tojson, raise_exception, strftime_now, namespace and dict.
+   Values follow Python's rules (str() and repr() of numbers, lists and dicts; code points for
+   string lengths and slices) and jinja2's default Undefined (prints empty, is false, fails on
+   an attribute). A template is parsed once into a tree (one arena, immutable); a render walks
+   it with its own arena and limits (steps, call depth, memory, output), and any failure
+   unwinds to the render's entry with longjmp, where the arena is freed whole: nothing the
+   render allocated outlives it, so an error path cannot leak. */
+
+#ifndef SWA_NO_JINJA
+
+#define SWA__J_MAX_NEST   100                  /* nested expressions and blocks in the source */
+#define SWA__J_MAX_CALLS  100                  /* macro calls within each other */
+#define SWA__J_MAX_STEPS  ((int64_t)10000000)  /* statements, loop iterations and calls per render */
+#define SWA__J_MAX_OUTPUT ((size_t)64 << 20)   /* bytes of a text: the output or a string made */
+#define SWA__J_MAX_MEMORY ((size_t)512 << 20)  /* bytes a render may allocate */
+#define SWA__J_MAX_ARGS   16
+
+/* -- arenas: many small allocations freed at once -- */
+
+typedef struct swa__jblock {
+    struct swa__jblock *next;
+    size_t used, cap;
+} swa__jblock;
+
+typedef struct swa__jarena {
+    swa__jblock *head;
+    size_t total, limit;
+} swa__jarena;
+
+#define SWA__J_HEAD ((sizeof(swa__jblock) + 15) & ~(size_t)15)
+
+/* n bytes, 16-aligned and zeroed; NULL past the arena's limit or when malloc fails */
+static void *swa__jarena_alloc(swa__jarena *a, size_t n)
+{
+    swa__jblock *b = a->head;
+    void *p;
+    n = (n + 15) & ~(size_t)15;
+    if (n > a->limit) return NULL;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > 65536 ? n : 65536;
+        if (a->total + cap + SWA__J_HEAD > a->limit) return NULL;
+        if (!(b = (swa__jblock *)swa__calloc(1, SWA__J_HEAD + cap))) return NULL;
+        b->cap = cap;
+        b->next = a->head;
+        a->head = b;
+        a->total += cap + SWA__J_HEAD;
+    }
+    p = (char *)b + SWA__J_HEAD + b->used;
+    b->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+static void swa__jarena_free(swa__jarena *a)
+{
+    while (a->head) {
+        swa__jblock *next = a->head->next;
+        SWA_FREE(a->head);
+        a->head = next;
+    }
+    a->total = 0;
+}
+
+/* -- the tree -- */
+
+typedef enum swa__jkind {
+    /* expressions */
+    SWA__JN_STR, SWA__JN_INT, SWA__JN_FLOAT, SWA__JN_BOOL, SWA__JN_NONE, SWA__JN_NAME, SWA__JN_LIST,
+    SWA__JN_TUPLE, SWA__JN_DICT, SWA__JN_PAIR, SWA__JN_ATTR, SWA__JN_ITEM, SWA__JN_SLICE, SWA__JN_CALL,
+    SWA__JN_FILTER, SWA__JN_TEST, SWA__JN_NEG, SWA__JN_POS, SWA__JN_NOT, SWA__JN_BIN, SWA__JN_AND,
+    SWA__JN_OR, SWA__JN_COND, SWA__JN_KWARG, SWA__JN_BODY,
+    /* statements */
+    SWA__JN_TEXT, SWA__JN_OUT, SWA__JN_IF, SWA__JN_FOR, SWA__JN_SET, SWA__JN_SETBLOCK, SWA__JN_MACRO,
+    SWA__JN_CALLBLOCK, SWA__JN_FILTERBLOCK, SWA__JN_BREAK, SWA__JN_CONTINUE, SWA__JN_GENERATION
+} swa__jkind;
+
+/* Binary operators, by their text */
+enum { SWA__JOP_ADD, SWA__JOP_SUB, SWA__JOP_MUL, SWA__JOP_DIV, SWA__JOP_FLOORDIV, SWA__JOP_MOD, SWA__JOP_POW,
+       SWA__JOP_CONCAT, SWA__JOP_EQ, SWA__JOP_NE, SWA__JOP_LT, SWA__JOP_LE, SWA__JOP_GT, SWA__JOP_GE,
+       SWA__JOP_IN, SWA__JOP_NOTIN };
+
+/* One node. a, b, c, d are its parts (COND: a if b else c; SLICE: a[b:c:d]; FOR: target a, iterable b,
+   condition c; IF: condition a); args its list of arguments, items, parameters or filters (kept
+   in order through next); body and orelse its statements. */
+typedef struct swa__jnode swa__jnode;
+struct swa__jnode {
+    swa__jkind kind;
+    int op, line;
+    const char *s;
+    size_t n;
+    int64_t i;
+    double f;
+    swa__jnode *a, *b, *c, *d, *args, *body, *orelse, *next;
+};
+
+struct swa_jinja {
+    swa__jarena arena;
+    char *src;                /* the source with its newlines made \n, which TEXT nodes point into */
+    swa__jnode *body;
+};
+
+/* -- failing: both the parser and a render unwind to their entry -- */
+
+typedef struct swa__jfail {
+    jmp_buf jb;
+    swa_error *err;
+    swa_status code;
+} swa__jfail;
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noreturn, format(__printf__, 3, 4)))   /* __printf__: SWA_NO_STDIO hosts may poison printf */
+#endif
+static void swa__jthrow(swa__jfail *f, swa_status code, const char *fmt, ...)
+{
+    va_list ap;
+    f->code = code;
+    if (f->err) {
+        f->err->code = code;
+        va_start(ap, fmt);
+#if defined(__MINGW32__)
+        __mingw_vsnprintf(f->err->msg, sizeof f->err->msg, fmt, ap);
+#else
+        vsnprintf(f->err->msg, sizeof f->err->msg, fmt, ap);
+#endif
+        va_end(ap);
+    }
+    longjmp(f->jb, 1);
+}
+
+/* ---- lexer ----
+   The source becomes a list of tokens: TEXT between tags (already trimmed as the tags' - and +
+   markers, trim_blocks and lstrip_blocks say), then each tag's opening, its expression tokens
+   and its closing. */
+
+typedef enum swa__jtok { SWA__JT_TEXT, SWA__JT_VAR, SWA__JT_BLOCK, SWA__JT_END, SWA__JT_NAME, SWA__JT_STR,
+                         SWA__JT_INT, SWA__JT_FLOAT, SWA__JT_OP, SWA__JT_EOF } swa__jtok;
+
+typedef struct swa__jtoken {
+    swa__jtok t;
+    const char *s;            /* TEXT, NAME, OP: the text; STR: the decoded value */
+    size_t n;
+    int64_t i;
+    double f;
+    int line;
+} swa__jtoken;
+
+typedef struct swa__jlex {
+    swa__jfail *fail;
+    swa__jarena *arena;
+    const char *src, *p, *end;
+    swa__jtoken *toks;
+    size_t n, cap;
+    int line, line_starting;
+} swa__jlex;
+
+static void *swa__jlex_alloc(swa__jlex *L, size_t n)
+{
+    void *p = swa__jarena_alloc(L->arena, n);
+    if (!p) swa__jthrow(L->fail, SWA_ERR_NOMEM, "template: out of memory");
+    return p;
+}
+
+static swa__jtoken *swa__jlex_push(swa__jlex *L, swa__jtok t, const char *s, size_t n)
+{
+    swa__jtoken *tk;
+    if (L->n == L->cap) {
+        size_t cap = L->cap ? L->cap * 2 : 256;
+        swa__jtoken *toks = (swa__jtoken *)swa__jlex_alloc(L, cap * sizeof *toks);
+        if (L->n) memcpy(toks, L->toks, L->n * sizeof *toks);
+        L->toks = toks;
+        L->cap = cap;
+    }
+    tk = &L->toks[L->n++];
+    memset(tk, 0, sizeof *tk);
+    tk->t = t;
+    tk->s = s;
+    tk->n = n;
+    tk->line = L->line;
+    return tk;
+}
+
+static int swa__jspace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+
+static void swa__jlex_advance(swa__jlex *L, const char *to)
+{
+    for (; L->p < to; L->p++) L->line += *L->p == '\n';
+}
+
+/* The text before a tag, trimmed as the tag's opening says: '-' strips all white space before
+   it; lstrip_blocks strips spaces and tabs back to the line's start before {% and {#. */
+static void swa__jlex_text(swa__jlex *L, const char *s, size_t n, char kind, char mark)
+{
+    if (mark == '-') {
+        while (n > 0 && swa__jspace(s[n - 1])) n--;
+    } else if (mark != '+' && kind != '{') {
+        size_t l = n, k;
+        while (l > 0 && s[l - 1] != '\n') l--;
+        if (l > 0 || L->line_starting) {
+            for (k = l; k < n && (s[k] == ' ' || s[k] == '\t'); k++) {}
+            if (k == n) n = l;
+        }
+    }
+    if (n) swa__jlex_push(L, SWA__JT_TEXT, s, n);
+}
+
+/* After a tag's closing: '-' eats the white space after it; trim_blocks eats one newline after a
+   block or comment tag unless it closed with '+'. */
+static void swa__jlex_after(swa__jlex *L, char mark, int block)
+{
+    if (mark == '-') {
+        const char *q = L->p;
+        while (q < L->end && swa__jspace(*q)) q++;
+        swa__jlex_advance(L, q);
+    } else if (mark != '+' && block && L->p < L->end && *L->p == '\n') {
+        swa__jlex_advance(L, L->p + 1);
+    }
+    L->line_starting = L->p > L->src && L->p[-1] == '\n';
+}
+
+/* A string literal at L->p (its quote), decoded as Python's unicode-escape decodes it. */
+static void swa__jlex_string(swa__jlex *L)
+{
+    char q = *L->p, *out;
+    const char *s = L->p + 1, *e = s;
+    size_t n = 0;
+    while (e < L->end && *e != q) e += *e == '\\' && e + 1 < L->end ? 2 : 1;
+    if (e >= L->end) swa__jthrow(L->fail, SWA_ERR_FORMAT, "template: line %d: unexpected end of string", L->line);
+    out = (char *)swa__jlex_alloc(L, (size_t)(e - s) + 1);
+    while (s < e) {
+        char c = *s++;
+        if (c != '\\') { out[n++] = c; continue; }
+        c = *s++;
+        switch (c) {
+        case 'n': out[n++] = '\n'; break;
+        case 't': out[n++] = '\t'; break;
+        case 'r': out[n++] = '\r'; break;
+        case 'b': out[n++] = '\b'; break;
+        case 'f': out[n++] = '\f'; break;
+        case 'v': out[n++] = '\v'; break;
+        case 'a': out[n++] = '\a'; break;
+        case '0': out[n++] = '\0'; break;
+        case '\\': case '\'': case '"': out[n++] = c; break;
+        case '\n': break;
+        case 'x': case 'u': case 'U': {
+            int digits = c == 'x' ? 2 : c == 'u' ? 4 : 8, k;
+            uint32_t cp = 0;
+            for (k = 0; k < digits && s < e; k++, s++) {
+                char h = *s;
+                int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+                if (d < 0) break;
+                cp = cp << 4 | (uint32_t)d;
+            }
+            if (k < digits || cp > 0x10FFFF)
+                swa__jthrow(L->fail, SWA_ERR_FORMAT, "template: line %d: a bad \\%c escape in a string", L->line, c);
+            n += swa__utf8_put(cp, out + n);
+            break;
+        }
+        default: out[n++] = '\\'; out[n++] = c; break;
+        }
+    }
+    swa__jlex_push(L, SWA__JT_STR, out, n);
+    swa__jlex_advance(L, e + 1);
+}
+
+static int swa__jdigit(char c) { return c >= '0' && c <= '9'; }
+static int swa__jalpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+
+/* A number at L->p: digits (with _ between them), a fraction and an exponent make a float. */
+static void swa__jlex_number(swa__jlex *L)
+{
+    const char *q = L->p;
+    char buf[64];
+    size_t n = 0;
+    int is_float = 0;
+    swa__jtoken *tk;
+    while (q < L->end && (swa__jdigit(*q) || (*q == '_' && q + 1 < L->end && swa__jdigit(q[1])))) q++;
+    if (q + 1 < L->end && *q == '.' && swa__jdigit(q[1]) && (L->n == 0 || L->toks[L->n - 1].t != SWA__JT_OP ||
+                                                             L->toks[L->n - 1].s[0] != '.')) {
+        is_float = 1;
+        for (q++; q < L->end && (swa__jdigit(*q) || (*q == '_' && q + 1 < L->end && swa__jdigit(q[1]))); q++) {}
+    }
+    if (q < L->end && (*q == 'e' || *q == 'E')) {
+        const char *e = q + 1;
+        if (e < L->end && (*e == '+' || *e == '-')) e++;
+        if (e < L->end && swa__jdigit(*e)) {
+            is_float = 1;
+            for (q = e; q < L->end && swa__jdigit(*q); q++) {}
+        }
+    }
+    for (; L->p < q; L->p++)
+        if (*L->p != '_' && n < sizeof buf - 1) buf[n++] = *L->p;
+    buf[n] = '\0';
+    tk = swa__jlex_push(L, is_float ? SWA__JT_FLOAT : SWA__JT_INT, NULL, 0);
+    if (is_float) {
+        tk->f = strtod(buf, NULL);
+    } else {
+        errno = 0;
+        tk->i = (int64_t)strtoll(buf, NULL, 10);
+        if (errno || n >= sizeof buf - 1) swa__jthrow(L->fail, SWA_ERR_UNSUPPORTED, "template: line %d: integer %s is too large", L->line, buf);
+        tk->f = (double)tk->i;
+    }
+}
+
+/* The tokens of one {{ }} or {% %} tag after its opening, up to and with its closing; a closing
+   inside brackets does not count (a dict in {{ }}). Returns the closing's marker. */
+static char swa__jlex_tag(swa__jlex *L, char close)
+{
+    static const char *ops2[] = {"//", "**", "==", "!=", "<=", ">="};
+    int depth = 0;
+    for (;;) {
+        const char *p = L->p;
+        size_t k;
+        while (p < L->end && swa__jspace(*p)) p++;
+        swa__jlex_advance(L, p);
+        if (p >= L->end) swa__jthrow(L->fail, SWA_ERR_FORMAT, "template: line %d: unexpected end of template, a tag is open", L->line);
+        if (depth == 0) {
+            char mark = (*p == '-' || *p == '+') ? *p : 0;
+            const char *q = p + (mark != 0);
+            if (q + 1 < L->end && q[0] == close && q[1] == '}' && !(mark == '+' && close == '}')) {
+                swa__jlex_push(L, SWA__JT_END, p, 0);
+                swa__jlex_advance(L, q + 2);
+                return mark;
+            }
+        }
+        if (*p == '\'' || *p == '"') { swa__jlex_string(L); continue; }
+        if (swa__jdigit(*p)) { swa__jlex_number(L); continue; }
+        if (swa__jalpha(*p)) {
+            const char *q = p;
+            while (q < L->end && (swa__jalpha(*q) || swa__jdigit(*q))) q++;
+            swa__jlex_push(L, SWA__JT_NAME, p, (size_t)(q - p));
+            swa__jlex_advance(L, q);
+            continue;
+        }
+        for (k = 0; k < sizeof ops2 / sizeof ops2[0]; k++)
+            if (p + 1 < L->end && p[0] == ops2[k][0] && p[1] == ops2[k][1]) break;
+        if (k < sizeof ops2 / sizeof ops2[0]) {
+            swa__jlex_push(L, SWA__JT_OP, p, 2);
+            swa__jlex_advance(L, p + 2);
+            continue;
+        }
+        if (!strchr("+-*/%~<>=.,:|()[]{}", *p) || !*p)
+            swa__jthrow(L->fail, SWA_ERR_FORMAT, "template: line %d: unexpected char '%c'", L->line, *p);
+        if (*p == '(' || *p == '[' || *p == '{') depth++;
+        if ((*p == ')' || *p == ']' || *p == '}') && depth > 0) depth--;
+        swa__jlex_push(L, SWA__JT_OP, p, 1);
+        swa__jlex_advance(L, p + 1);
+    }
+}
+
+/* Whether a block tag at p ({% with its marker) is {% NAME %}; its end in *after, the markers
+   in *open_mark and *close_mark. */
+static int swa__jlex_is(const swa__jlex *L, const char *p, const char *name, const char **after, char *open_mark, char *close_mark)
+{
+    size_t n = strlen(name);
+    const char *q = p + 2;
+    *open_mark = (q < L->end && (*q == '-' || *q == '+')) ? *q : 0;
+    q += *open_mark != 0;
+    while (q < L->end && swa__jspace(*q)) q++;
+    if ((size_t)(L->end - q) < n || memcmp(q, name, n) || (q + n < L->end && (swa__jalpha(q[n]) || swa__jdigit(q[n])))) return 0;
+    q += n;
+    while (q < L->end && swa__jspace(*q)) q++;
+    *close_mark = (q < L->end && (*q == '-' || *q == '+')) ? *q : 0;
+    q += *close_mark != 0;
+    if (L->end - q < 2 || q[0] != '%' || q[1] != '}') return 0;
+    *after = q + 2;
+    return 1;
+}
+
+/* {% raw %}...{% endraw %}: the text between as it is (the markers trim around it as around
+   any block tag; no newline is eaten after {% raw %}). */
+static void swa__jlex_raw(swa__jlex *L, const char *after, char close_mark)
+{
+    const char *q, *end_after;
+    char om, cm;
+    swa__jlex_advance(L, after);
+    swa__jlex_after(L, close_mark == '-' ? '-' : '+', 1);
+    for (q = L->p; q + 1 < L->end; q++)
+        if (q[0] == '{' && q[1] == '%' && swa__jlex_is(L, q, "endraw", &end_after, &om, &cm)) break;
+    if (q + 1 >= L->end) swa__jthrow(L->fail, SWA_ERR_FORMAT, "template: line %d: missing end of raw directive", L->line);
+    swa__jlex_text(L, L->p, (size_t)(q - L->p), '%', om);
+    swa__jlex_advance(L, end_after);
+    swa__jlex_after(L, cm, 1);
+}
+
+static void swa__jlex_comment(swa__jlex *L, const char *p)
+{
+    const char *q = p + 2;
+    char mark;
+    while (q + 1 < L->end && !(q[0] == '#' && q[1] == '}')) q++;
+    if (q + 1 >= L->end) swa__jthrow(L->fail, SWA_ERR_FORMAT, "template: line %d: missing end of comment tag", L->line);
+    mark = (q > p + 2 && (q[-1] == '-' || q[-1] == '+')) ? q[-1] : 0;
+    swa__jlex_advance(L, q + 2);
+    swa__jlex_after(L, mark, 1);
+}
+
+static void swa__jlex_all(swa__jlex *L)
+{
+    while (L->p < L->end) {
+        const char *p = L->p, *after;
+        char kind, mark, om, cm;
+        while (p + 1 < L->end && !(p[0] == '{' && (p[1] == '{' || p[1] == '%' || p[1] == '#'))) p++;
+        if (p + 1 >= L->end) { swa__jlex_push(L, SWA__JT_TEXT, L->p, (size_t)(L->end - L->p)); break; }
+        kind = p[1];
+        mark = (p + 2 < L->end && (p[2] == '-' || p[2] == '+')) ? p[2] : 0;
+        swa__jlex_text(L, L->p, (size_t)(p - L->p), kind, mark);
+        swa__jlex_advance(L, p);
+        if (kind == '#') { swa__jlex_comment(L, p); continue; }
+        if (kind == '%' && swa__jlex_is(L, p, "raw", &after, &om, &cm)) { swa__jlex_raw(L, after, cm); continue; }
+        swa__jlex_push(L, kind == '{' ? SWA__JT_VAR : SWA__JT_BLOCK, p, 0);
+        swa__jlex_advance(L, p + 2 + (mark != 0));
+        mark = swa__jlex_tag(L, kind == '{' ? '}' : '%');
+        swa__jlex_after(L, mark, kind == '%');
+    }
+    swa__jlex_push(L, SWA__JT_EOF, NULL, 0);
+}
+
+/* ---- parser ----
+   jinja2's grammar: a conditional expression over or, and, not, comparisons, + and -, ~,
+   * / // %, **, unary signs, then a primary with its postfixes (.name, [key], [a:b:c], (args))
+   and filters (| name(args)) and tests (is [not] name args). */
+
+typedef struct swa__jparse {
+    swa__jfail *fail;
+    swa__jarena *arena;
+    const swa__jtoken *t;     /* the next token */
+    int depth;
+} swa__jparse;
+
+static swa__jnode *swa__jp_node(swa__jparse *P, swa__jkind kind)
+{
+    swa__jnode *n = (swa__jnode *)swa__jarena_alloc(P->arena, sizeof *n);
+    if (!n) swa__jthrow(P->fail, SWA_ERR_NOMEM, "template: out of memory");
+    n->kind = kind;
+    n->line = P->t->line;
+    return n;
+}
+
+static int swa__jp_op(const swa__jparse *P, const char *op)
+{
+    return P->t->t == SWA__JT_OP && P->t->n == strlen(op) && !memcmp(P->t->s, op, P->t->n);
+}
+
+static int swa__jp_name(const swa__jparse *P, const char *name)
+{
+    return P->t->t == SWA__JT_NAME && P->t->n == strlen(name) && !memcmp(P->t->s, name, P->t->n);
+}
+
+static const char *swa__jp_tokname(const swa__jtoken *t)
+{
+    switch (t->t) {
+    case SWA__JT_TEXT: return "template data";
+    case SWA__JT_VAR: return "begin of print statement";
+    case SWA__JT_BLOCK: return "begin of statement block";
+    case SWA__JT_END: return "end of statement block";
+    case SWA__JT_NAME: return "name";
+    case SWA__JT_STR: return "string";
+    case SWA__JT_INT: return "integer";
+    case SWA__JT_FLOAT: return "float";
+    case SWA__JT_OP: return "operator";
+    default: return "end of template";
+    }
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noreturn))
+#endif
+static void swa__jp_unexpected(swa__jparse *P, const char *want)
+{
+    const swa__jtoken *t = P->t;
+    if (t->t == SWA__JT_NAME || t->t == SWA__JT_OP)
+        swa__jthrow(P->fail, SWA_ERR_FORMAT, "template: line %d: expected %s, got '%.*s'", t->line, want, (int)t->n, t->s);
+    swa__jthrow(P->fail, SWA_ERR_FORMAT, "template: line %d: expected %s, got %s", t->line, want, swa__jp_tokname(t));
+}
+
+static void swa__jp_expect_op(swa__jparse *P, const char *op)
+{
+    if (!swa__jp_op(P, op)) {
+        char want[8];
+        snprintf(want, sizeof want, "'%s'", op);
+        swa__jp_unexpected(P, want);
+    }
+    P->t++;
+}
+
+static void swa__jp_enter(swa__jparse *P)
+{
+    if (++P->depth > SWA__J_MAX_NEST)
+        swa__jthrow(P->fail, SWA_ERR_UNSUPPORTED, "template: line %d: nested deeper than %d", P->t->line, SWA__J_MAX_NEST);
+}
+
+static swa__jnode *swa__jp_expr(swa__jparse *P);
+static swa__jnode *swa__jp_or(swa__jparse *P);
+static swa__jnode *swa__jp_unary(swa__jparse *P, int with_filter);
+
+static void swa__jp_append(swa__jnode **head, swa__jnode **tail, swa__jnode *n)
+{
+    if (*tail) (*tail)->next = n; else *head = n;
+    *tail = n;
+}
+
+/* (args) after the opening parenthesis: expressions, then name=expr keywords */
+static swa__jnode *swa__jp_args(swa__jparse *P)
+{
+    swa__jnode *head = NULL, *tail = NULL;
+    while (!swa__jp_op(P, ")")) {
+        swa__jnode *arg;
+        if (head) swa__jp_expect_op(P, ",");
+        if (swa__jp_op(P, ")")) break;
+        if (P->t->t == SWA__JT_NAME && P->t[1].t == SWA__JT_OP && P->t[1].n == 1 && P->t[1].s[0] == '=') {
+            arg = swa__jp_node(P, SWA__JN_KWARG);
+            arg->s = P->t->s;
+            arg->n = P->t->n;
+            P->t += 2;
+            arg->a = swa__jp_expr(P);
+        } else {
+            arg = swa__jp_expr(P);
+        }
+        swa__jp_append(&head, &tail, arg);
+    }
+    P->t++;
+    return head;
+}
+
+/* [ items ] or { key: value } or ( tuple-or-expression ) */
+static swa__jnode *swa__jp_collection(swa__jparse *P, const char *close, swa__jkind kind)
+{
+    swa__jnode *n = swa__jp_node(P, kind), *tail = NULL;
+    int count = 0, comma = 0;
+    P->t++;
+    while (!swa__jp_op(P, close)) {
+        swa__jnode *item;
+        if (count) { swa__jp_expect_op(P, ","); comma = 1; }
+        if (swa__jp_op(P, close)) break;
+        item = swa__jp_expr(P);
+        if (kind == SWA__JN_DICT) {
+            swa__jnode *pair = swa__jp_node(P, SWA__JN_PAIR);
+            swa__jp_expect_op(P, ":");
+            pair->a = item;
+            pair->b = swa__jp_expr(P);
+            item = pair;
+        }
+        swa__jp_append(&n->args, &tail, item);
+        count++;
+    }
+    P->t++;
+    if (kind == SWA__JN_TUPLE && count == 1 && !comma) return n->args;   /* (x) is x */
+    return n;
+}
+
+static swa__jnode *swa__jp_primary(swa__jparse *P)
+{
+    const swa__jtoken *t = P->t;
+    swa__jnode *n;
+    if (t->t == SWA__JT_NAME) {
+        static const char *const names[] = {"true", "True", "false", "False", "none", "None"};
+        size_t k;
+        for (k = 0; k < 6; k++)
+            if (swa__jp_name(P, names[k])) break;
+        n = swa__jp_node(P, k < 4 ? SWA__JN_BOOL : k < 6 ? SWA__JN_NONE : SWA__JN_NAME);
+        n->i = k < 2;
+        n->s = t->s;
+        n->n = t->n;
+        P->t++;
+        return n;
+    }
+    if (t->t == SWA__JT_STR) {   /* adjacent strings are one */
+        size_t len = 0;
+        const swa__jtoken *u;
+        char *s;
+        for (u = t; u->t == SWA__JT_STR; u++) len += u->n;
+        n = swa__jp_node(P, SWA__JN_STR);
+        if (!(s = (char *)swa__jarena_alloc(P->arena, len + 1))) swa__jthrow(P->fail, SWA_ERR_NOMEM, "template: out of memory");
+        for (len = 0; P->t->t == SWA__JT_STR; P->t++) { memcpy(s + len, P->t->s, P->t->n); len += P->t->n; }
+        n->s = s;
+        n->n = len;
+        return n;
+    }
+    if (t->t == SWA__JT_INT || t->t == SWA__JT_FLOAT) {
+        n = swa__jp_node(P, t->t == SWA__JT_INT ? SWA__JN_INT : SWA__JN_FLOAT);
+        n->i = t->i;
+        n->f = t->f;
+        P->t++;
+        return n;
+    }
+    if (swa__jp_op(P, "(")) return swa__jp_collection(P, ")", SWA__JN_TUPLE);
+    if (swa__jp_op(P, "[")) return swa__jp_collection(P, "]", SWA__JN_LIST);
+    if (swa__jp_op(P, "{")) return swa__jp_collection(P, "}", SWA__JN_DICT);
+    swa__jp_unexpected(P, "an expression");
+}
+
+/* [key] or [a:b:c] after the opening bracket */
+static swa__jnode *swa__jp_subscript(swa__jparse *P, swa__jnode *target)
+{
+    swa__jnode *n = swa__jp_node(P, SWA__JN_ITEM), *parts[3] = {NULL, NULL, NULL};
+    int k = 0, slice = 0;
+    for (;;) {
+        if (!swa__jp_op(P, ":") && !swa__jp_op(P, "]")) parts[k] = swa__jp_expr(P);
+        if (swa__jp_op(P, ":") && k < 2) { slice = 1; k++; P->t++; continue; }
+        break;
+    }
+    swa__jp_expect_op(P, "]");
+    n->a = target;
+    if (!slice) {
+        if (!parts[0]) swa__jp_unexpected(P, "a subscript");
+        n->b = parts[0];
+        return n;
+    }
+    n->kind = SWA__JN_SLICE;
+    n->b = parts[0];
+    n->c = parts[1];
+    n->d = parts[2];
+    return n;
+}
+
+static swa__jnode *swa__jp_postfix(swa__jparse *P, swa__jnode *n)
+{
+    for (;;) {
+        swa__jnode *m;
+        if (swa__jp_op(P, ".")) {
+            P->t++;
+            m = swa__jp_node(P, SWA__JN_ATTR);
+            if (P->t->t == SWA__JT_INT) {          /* x.0 is x[0] */
+                m->kind = SWA__JN_ITEM;
+                m->b = swa__jp_node(P, SWA__JN_INT);
+                m->b->i = P->t->i;
+            } else if (P->t->t == SWA__JT_NAME) {
+                m->s = P->t->s;
+                m->n = P->t->n;
+            } else {
+                swa__jp_unexpected(P, "name or number");
+            }
+            P->t++;
+            m->a = n;
+        } else if (swa__jp_op(P, "[")) {
+            P->t++;
+            m = swa__jp_subscript(P, n);
+        } else if (swa__jp_op(P, "(")) {
+            P->t++;
+            m = swa__jp_node(P, SWA__JN_CALL);
+            m->a = n;
+            m->args = swa__jp_args(P);
+        } else {
+            return n;
+        }
+        n = m;
+    }
+}
+
+/* Whether the next token is a test's one argument without parentheses (jinja2's rule) */
+static int swa__jp_test_arg(const swa__jparse *P)
+{
+    if (P->t->t == SWA__JT_STR || P->t->t == SWA__JT_INT || P->t->t == SWA__JT_FLOAT) return 1;
+    if (P->t->t == SWA__JT_OP) return swa__jp_op(P, "[") || swa__jp_op(P, "{");
+    if (P->t->t != SWA__JT_NAME) return 0;
+    if (swa__jp_name(P, "is")) swa__jthrow(P->fail, SWA_ERR_FORMAT, "template: line %d: You cannot chain multiple tests with is", P->t->line);
+    return !swa__jp_name(P, "else") && !swa__jp_name(P, "or") && !swa__jp_name(P, "and");
+}
+
+/* | name(args) and is [not] name args, in any order */
+static swa__jnode *swa__jp_filters(swa__jparse *P, swa__jnode *n)
+{
+    for (;;) {
+        swa__jnode *m;
+        int is_test = swa__jp_name(P, "is");
+        if (!swa__jp_op(P, "|") && !is_test) return n;
+        P->t++;
+        m = swa__jp_node(P, is_test ? SWA__JN_TEST : SWA__JN_FILTER);
+        if (is_test && swa__jp_name(P, "not")) { m->op = 1; P->t++; }
+        if (P->t->t != SWA__JT_NAME) swa__jp_unexpected(P, is_test ? "a test name" : "a filter name");
+        m->s = P->t->s;
+        m->n = P->t->n;
+        P->t++;
+        while (!is_test && swa__jp_op(P, ".") && P->t[1].t == SWA__JT_NAME) {   /* dotted filter names */
+            m->n = (size_t)(P->t[1].s + P->t[1].n - m->s);
+            P->t += 2;
+        }
+        if (swa__jp_op(P, "(")) {
+            P->t++;
+            m->args = swa__jp_args(P);
+        } else if (is_test && swa__jp_test_arg(P)) {
+            m->args = swa__jp_postfix(P, swa__jp_primary(P));
+        }
+        m->a = n;
+        n = is_test ? m : swa__jp_postfix(P, m);
+    }
+}
+
+static swa__jnode *swa__jp_unary(swa__jparse *P, int with_filter)
+{
+    swa__jnode *n;
+    swa__jp_enter(P);
+    if (swa__jp_op(P, "-") || swa__jp_op(P, "+")) {
+        n = swa__jp_node(P, swa__jp_op(P, "-") ? SWA__JN_NEG : SWA__JN_POS);
+        P->t++;
+        n->a = swa__jp_unary(P, 0);
+    } else {
+        n = swa__jp_primary(P);
+    }
+    n = swa__jp_postfix(P, n);
+    if (with_filter) n = swa__jp_filters(P, n);
+    P->depth--;
+    return n;
+}
+
+static swa__jnode *swa__jp_bin(swa__jparse *P, int op, swa__jnode *a, swa__jnode *b)
+{
+    swa__jnode *n = swa__jp_node(P, SWA__JN_BIN);
+    n->op = op;
+    n->a = a;
+    n->b = b;
+    return n;
+}
+
+static swa__jnode *swa__jp_pow(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_unary(P, 1);
+    while (swa__jp_op(P, "**")) { P->t++; n = swa__jp_bin(P, SWA__JOP_POW, n, swa__jp_unary(P, 1)); }
+    return n;
+}
+
+static swa__jnode *swa__jp_math2(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_pow(P);
+    for (;;) {
+        int op = swa__jp_op(P, "*") ? SWA__JOP_MUL : swa__jp_op(P, "/") ? SWA__JOP_DIV :
+                 swa__jp_op(P, "//") ? SWA__JOP_FLOORDIV : swa__jp_op(P, "%") ? SWA__JOP_MOD : -1;
+        if (op < 0) return n;
+        P->t++;
+        n = swa__jp_bin(P, op, n, swa__jp_pow(P));
+    }
+}
+
+static swa__jnode *swa__jp_concat(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_math2(P);
+    while (swa__jp_op(P, "~")) { P->t++; n = swa__jp_bin(P, SWA__JOP_CONCAT, n, swa__jp_math2(P)); }
+    return n;
+}
+
+static swa__jnode *swa__jp_math1(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_concat(P);
+    while (swa__jp_op(P, "+") || swa__jp_op(P, "-")) {
+        int op = swa__jp_op(P, "+") ? SWA__JOP_ADD : SWA__JOP_SUB;
+        P->t++;
+        n = swa__jp_bin(P, op, n, swa__jp_concat(P));
+    }
+    return n;
+}
+
+static swa__jnode *swa__jp_compare(swa__jparse *P)
+{
+    static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
+    swa__jnode *n = swa__jp_math1(P);
+    for (;;) {
+        int op = -1;
+        size_t k;
+        for (k = 0; k < 6; k++)
+            if (swa__jp_op(P, ops[k])) op = SWA__JOP_EQ + (int)k;
+        if (op >= 0) {
+            P->t++;
+        } else if (swa__jp_name(P, "in")) {
+            op = SWA__JOP_IN;
+            P->t++;
+        } else if (swa__jp_name(P, "not") && P->t[1].t == SWA__JT_NAME && P->t[1].n == 2 && !memcmp(P->t[1].s, "in", 2)) {
+            op = SWA__JOP_NOTIN;
+            P->t += 2;
+        } else {
+            return n;
+        }
+        n = swa__jp_bin(P, op, n, swa__jp_math1(P));
+    }
+}
+
+static swa__jnode *swa__jp_not(swa__jparse *P)
+{
+    swa__jnode *n;
+    if (!swa__jp_name(P, "not")) return swa__jp_compare(P);
+    swa__jp_enter(P);
+    P->t++;
+    n = swa__jp_node(P, SWA__JN_NOT);
+    n->a = swa__jp_not(P);
+    P->depth--;
+    return n;
+}
+
+static swa__jnode *swa__jp_and(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_not(P);
+    while (swa__jp_name(P, "and")) {
+        swa__jnode *m = swa__jp_node(P, SWA__JN_AND);
+        P->t++;
+        m->a = n;
+        m->b = swa__jp_not(P);
+        n = m;
+    }
+    return n;
+}
+
+static swa__jnode *swa__jp_or(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_and(P);
+    while (swa__jp_name(P, "or")) {
+        swa__jnode *m = swa__jp_node(P, SWA__JN_OR);
+        P->t++;
+        m->a = n;
+        m->b = swa__jp_and(P);
+        n = m;
+    }
+    return n;
+}
+
+/* a if cond else b (without else: undefined) */
+static swa__jnode *swa__jp_expr(swa__jparse *P)
+{
+    swa__jnode *n;
+    swa__jp_enter(P);
+    n = swa__jp_or(P);
+    while (swa__jp_name(P, "if")) {
+        swa__jnode *m = swa__jp_node(P, SWA__JN_COND);
+        P->t++;
+        m->a = n;
+        m->b = swa__jp_or(P);
+        if (swa__jp_name(P, "else")) { P->t++; m->c = swa__jp_expr(P); }
+        n = m;
+    }
+    P->depth--;
+    return n;
+}
+
+/* An expression, or several with commas: a tuple (as {{ a, b }} and set a, b = ... write it) */
+static swa__jnode *swa__jp_tuple(swa__jparse *P, int names_only)
+{
+    swa__jnode *first, *tuple, *tail;
+    if (names_only) {
+        if (P->t->t != SWA__JT_NAME) swa__jp_unexpected(P, "a name");
+        first = swa__jp_node(P, SWA__JN_NAME);
+        first->s = P->t->s;
+        first->n = P->t->n;
+        P->t++;
+    } else {
+        first = swa__jp_expr(P);
+    }
+    if (!swa__jp_op(P, ",")) return first;
+    tuple = swa__jp_node(P, SWA__JN_TUPLE);
+    tuple->args = tail = first;
+    while (swa__jp_op(P, ",")) {
+        swa__jnode *m;
+        P->t++;
+        if (names_only) {
+            if (P->t->t != SWA__JT_NAME) break;
+            m = swa__jp_node(P, SWA__JN_NAME);
+            m->s = P->t->s;
+            m->n = P->t->n;
+            P->t++;
+        } else {
+            if (P->t->t == SWA__JT_END || swa__jp_op(P, ")")) break;
+            m = swa__jp_expr(P);
+        }
+        swa__jp_append(&tuple->args, &tail, m);
+    }
+    return tuple;
+}
+
+static swa__jnode *swa__jp_body(swa__jparse *P, const char *ends);
+
+static void swa__jp_end(swa__jparse *P)
+{
+    if (P->t->t != SWA__JT_END) swa__jp_unexpected(P, "end of statement block");
+    P->t++;
+}
+
+/* Whether the next tag is {% NAME %} with NAME one of the space-separated ends */
+static int swa__jp_at_end(const swa__jparse *P, const char *ends)
+{
+    const char *e = ends;
+    if (P->t->t != SWA__JT_BLOCK || P->t[1].t != SWA__JT_NAME) return 0;
+    while (*e) {
+        size_t n = strcspn(e, " ");
+        if (n == P->t[1].n && !memcmp(e, P->t[1].s, n)) return 1;
+        e += n + (e[n] == ' ');
+    }
+    return 0;
+}
+
+static swa__jnode *swa__jp_if(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_node(P, SWA__JN_IF);
+    n->a = swa__jp_expr(P);
+    swa__jp_end(P);
+    n->body = swa__jp_body(P, "elif else endif");
+    P->t++;
+    if (swa__jp_name(P, "elif")) {
+        P->t++;
+        n->orelse = swa__jp_if(P);
+        return n;
+    }
+    if (swa__jp_name(P, "else")) {
+        P->t++;
+        swa__jp_end(P);
+        n->orelse = swa__jp_body(P, "endif");
+        P->t++;
+    }
+    P->t++;
+    swa__jp_end(P);
+    return n;
+}
+
+static swa__jnode *swa__jp_for(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_node(P, SWA__JN_FOR);
+    n->a = swa__jp_tuple(P, 1);
+    if (!swa__jp_name(P, "in")) swa__jp_unexpected(P, "'in'");
+    P->t++;
+    n->b = swa__jp_or(P);
+    if (swa__jp_op(P, ",")) swa__jp_unexpected(P, "end of statement block");
+    if (swa__jp_name(P, "if")) { P->t++; n->c = swa__jp_expr(P); }
+    if (swa__jp_name(P, "recursive"))
+        swa__jthrow(P->fail, SWA_ERR_UNSUPPORTED, "template: line %d: recursive loops are not supported", P->t->line);
+    swa__jp_end(P);
+    n->body = swa__jp_body(P, "else endfor");
+    P->t++;
+    if (swa__jp_name(P, "else")) {
+        P->t++;
+        swa__jp_end(P);
+        n->orelse = swa__jp_body(P, "endfor");
+        P->t++;
+    }
+    P->t++;
+    swa__jp_end(P);
+    return n;
+}
+
+/* A chain of filters over nothing: the filter block's and block set's (the innermost a is NULL) */
+static swa__jnode *swa__jp_filter_chain(swa__jparse *P)
+{
+    swa__jnode holder, *n = NULL;
+    memset(&holder, 0, sizeof holder);
+    while (swa__jp_op(P, "|") || !n) {
+        swa__jnode *m = swa__jp_node(P, SWA__JN_FILTER);
+        if (n || swa__jp_op(P, "|")) P->t++;
+        if (P->t->t != SWA__JT_NAME) swa__jp_unexpected(P, "a filter name");
+        m->s = P->t->s;
+        m->n = P->t->n;
+        P->t++;
+        if (swa__jp_op(P, "(")) { P->t++; m->args = swa__jp_args(P); }
+        m->a = n;
+        n = m;
+    }
+    return n;
+}
+
+static swa__jnode *swa__jp_set(swa__jparse *P)
+{
+    swa__jnode *n = swa__jp_node(P, SWA__JN_SET);
+    if (P->t->t == SWA__JT_NAME && P->t[1].t == SWA__JT_OP && P->t[1].n == 1 && P->t[1].s[0] == '.') {
+        n->a = swa__jp_node(P, SWA__JN_ATTR);      /* set ns.attr = ... */
+        n->a->a = swa__jp_node(P, SWA__JN_NAME);
+        n->a->a->s = P->t->s;
+        n->a->a->n = P->t->n;
+        if (P->t[2].t != SWA__JT_NAME) { P->t += 2; swa__jp_unexpected(P, "a name"); }
+        n->a->s = P->t[2].s;
+        n->a->n = P->t[2].n;
+        P->t += 3;
+    } else {
+        n->a = swa__jp_tuple(P, 1);
+    }
+    if (swa__jp_op(P, "=")) {
+        P->t++;
+        n->b = swa__jp_tuple(P, 0);
+        swa__jp_end(P);
+        return n;
+    }
+    n->kind = SWA__JN_SETBLOCK;
+    if (swa__jp_op(P, "|")) n->c = swa__jp_filter_chain(P);
+    swa__jp_end(P);
+    n->body = swa__jp_body(P, "endset");
+    P->t += 2;
+    swa__jp_end(P);
+    return n;
+}
+
+/* (name, name=default, ...) of a macro or a call block: NAME nodes, each default in its a */
+static swa__jnode *swa__jp_params(swa__jparse *P)
+{
+    swa__jnode *head = NULL, *tail = NULL;
+    swa__jp_expect_op(P, "(");
+    while (!swa__jp_op(P, ")")) {
+        swa__jnode *m;
+        if (head) swa__jp_expect_op(P, ",");
+        if (P->t->t != SWA__JT_NAME) swa__jp_unexpected(P, "a name");
+        m = swa__jp_node(P, SWA__JN_NAME);
+        m->s = P->t->s;
+        m->n = P->t->n;
+        P->t++;
+        if (swa__jp_op(P, "=")) { P->t++; m->a = swa__jp_expr(P); }
+        swa__jp_append(&head, &tail, m);
+    }
+    P->t++;
+    return head;
+}
+
+static swa__jnode *swa__jp_block(swa__jparse *P, swa__jkind kind, const char *end)
+{
+    swa__jnode *n = swa__jp_node(P, kind);
+    if (kind == SWA__JN_MACRO) {
+        if (P->t->t != SWA__JT_NAME) swa__jp_unexpected(P, "a name");
+        n->s = P->t->s;
+        n->n = P->t->n;
+        P->t++;
+        n->args = swa__jp_params(P);
+    } else if (kind == SWA__JN_CALLBLOCK) {
+        if (swa__jp_op(P, "(")) n->args = swa__jp_params(P);
+        n->a = swa__jp_expr(P);
+        if (n->a->kind != SWA__JN_CALL) swa__jthrow(P->fail, SWA_ERR_FORMAT, "template: line %d: expected call", n->line);
+    } else if (kind == SWA__JN_FILTERBLOCK) {
+        n->a = swa__jp_filter_chain(P);
+    }
+    swa__jp_end(P);
+    n->body = swa__jp_body(P, end);
+    P->t += 2;
+    swa__jp_end(P);
+    return n;
+}
+
+static swa__jnode *swa__jp_statement(swa__jparse *P)
+{
+    static const struct { const char *name; swa__jkind kind; const char *end; } blocks[] = {
+        {"macro", SWA__JN_MACRO, "endmacro"}, {"call", SWA__JN_CALLBLOCK, "endcall"},
+        {"filter", SWA__JN_FILTERBLOCK, "endfilter"}, {"generation", SWA__JN_GENERATION, "endgeneration"}};
+    const swa__jtoken *name = P->t;
+    size_t k;
+    if (name->t != SWA__JT_NAME) swa__jp_unexpected(P, "a tag name");
+    P->t++;
+    if (name->n == 2 && !memcmp(name->s, "if", 2)) return swa__jp_if(P);
+    if (name->n == 3 && !memcmp(name->s, "for", 3)) return swa__jp_for(P);
+    if (name->n == 3 && !memcmp(name->s, "set", 3)) return swa__jp_set(P);
+    for (k = 0; k < sizeof blocks / sizeof blocks[0]; k++)
+        if (name->n == strlen(blocks[k].name) && !memcmp(name->s, blocks[k].name, name->n))
+            return swa__jp_block(P, blocks[k].kind, blocks[k].end);
+    if ((name->n == 5 && !memcmp(name->s, "break", 5)) || (name->n == 8 && !memcmp(name->s, "continue", 8))) {
+        swa__jnode *n = swa__jp_node(P, name->n == 5 ? SWA__JN_BREAK : SWA__JN_CONTINUE);
+        swa__jp_end(P);
+        return n;
+    }
+    swa__jthrow(P->fail, SWA_ERR_FORMAT, "template: line %d: Encountered unknown tag '%.*s'.", name->line, (int)name->n, name->s);
+}
+
+static swa__jnode *swa__jp_body(swa__jparse *P, const char *ends)
+{
+    swa__jnode *head = NULL, *tail = NULL;
+    swa__jp_enter(P);
+    for (;;) {
+        swa__jnode *n;
+        if (P->t->t == SWA__JT_EOF) {
+            if (!*ends) break;
+            swa__jthrow(P->fail, SWA_ERR_FORMAT, "template: line %d: Unexpected end of template. Jinja was looking for "
+                        "the following tags: '%s'.", P->t->line, ends);
+        }
+        if (*ends && swa__jp_at_end(P, ends)) break;
+        if (P->t->t == SWA__JT_TEXT) {
+            n = swa__jp_node(P, SWA__JN_TEXT);
+            n->s = P->t->s;
+            n->n = P->t->n;
+            P->t++;
+        } else if (P->t->t == SWA__JT_VAR) {
+            P->t++;
+            n = swa__jp_node(P, SWA__JN_OUT);
+            n->a = swa__jp_tuple(P, 0);
+            if (P->t->t != SWA__JT_END) swa__jp_unexpected(P, "end of print statement");
+            P->t++;
+        } else {
+            P->t++;
+            n = swa__jp_statement(P);
+        }
+        swa__jp_append(&head, &tail, n);
+    }
+    P->depth--;
+    return head;
+}
+
+/* The source with \r\n and \r made \n and one trailing newline dropped, as jinja2 reads it */
+static char *swa__jinja_source(swa__jarena *a, const char *src, size_t len, size_t *out_len)
+{
+    char *s = (char *)swa__jarena_alloc(a, len + 1);
+    size_t i, n = 0;
+    if (!s) return NULL;
+    for (i = 0; i < len; i++) {
+        if (src[i] == '\r') { s[n++] = '\n'; if (i + 1 < len && src[i + 1] == '\n') i++; }
+        else s[n++] = src[i];
+    }
+    if (n > 0 && s[n - 1] == '\n') n--;
+    s[n] = '\0';
+    *out_len = n;
+    return s;
+}
+
+SWADEF swa_status swa_jinja_parse(const char *src, size_t len, swa_jinja **out, swa_error *err)
+{
+    swa__jfail fail;
+    swa__jlex L;
+    swa__jparse P;
+    swa_jinja *volatile t = NULL;
+    size_t n;
+    if (!out || (!src && len)) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_jinja_parse: NULL argument");
+    *out = NULL;
+    fail.err = err;
+    if (setjmp(fail.jb)) {
+        swa__jarena_free(&t->arena);
+        SWA_FREE(t);
+        return fail.code;
+    }
+    if (!(t = (swa_jinja *)swa__calloc(1, sizeof *t))) return swa__fail(err, SWA_ERR_NOMEM, "template: out of memory");
+    t->arena.limit = SWA__J_MAX_MEMORY;
+    if (!(t->src = swa__jinja_source(&t->arena, src ? src : "", len, &n))) swa__jthrow(&fail, SWA_ERR_NOMEM, "template: out of memory");
+    memset(&L, 0, sizeof L);
+    L.fail = &fail;
+    L.arena = &t->arena;
+    L.src = L.p = t->src;
+    L.end = t->src + n;
+    L.line = 1;
+    L.line_starting = 1;
+    swa__jlex_all(&L);
+    memset(&P, 0, sizeof P);
+    P.fail = &fail;
+    P.arena = &t->arena;
+    P.t = L.toks;
+    t->body = swa__jp_body(&P, "");
+    *out = t;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF void swa_jinja_free(swa_jinja *t)
+{
+    if (!t) return;
+    swa__jarena_free(&t->arena);
+    SWA_FREE(t);
+}
+
+/* ---- values ----
+   Python's types as the templates see them. A string is UTF-8 (its length and indices count
+   code points); a list is immutable (a tuple is a list that prints with parentheses); a dict
+   keeps its keys in order and only a namespace's change. An undefined value remembers what was
+   looked up where, for jinja2's messages. */
+
+typedef enum swa__jtype {
+    SWA__JV_UNDEF, SWA__JV_NONE, SWA__JV_BOOL, SWA__JV_INT, SWA__JV_FLOAT, SWA__JV_STR, SWA__JV_LIST,
+    SWA__JV_DICT, SWA__JV_NS, SWA__JV_FUNC, SWA__JV_MACRO, SWA__JV_METHOD, SWA__JV_LOOP
+} swa__jtype;
+
+/* Lists: what Python would have. jinja2's map, select, items... give generators (always true,
+   no len(), not JSON), reversed() an iterator, dict.items() a view (printed as one); the engine
+   keeps their items but behaves as their type does. */
+enum { SWA__JL_LIST, SWA__JL_TUPLE, SWA__JL_ITER, SWA__JL_VIEW };
+
+/* Undefined values: how they fail when used */
+enum { SWA__JU_NAME, SWA__JU_ATTR, SWA__JU_ELEMENT, SWA__JU_HINT };
+
+typedef struct swa__jlist swa__jlist;
+typedef struct swa__jdict swa__jdict;
+typedef struct swa__jmacro swa__jmacro;
+typedef struct swa__jmethod swa__jmethod;
+typedef struct swa__jloop swa__jloop;
+
+typedef struct swa__jv {
+    swa__jtype t;
+    int flag;                 /* LIST: one of SWA__JL_*; UNDEF: one of SWA__JU_*; FUNC: which */
+    union {
+        int64_t i;            /* BOOL, INT */
+        double f;
+        const char *s;        /* STR; UNDEF: the name or the whole message */
+        swa__jlist *l;
+        swa__jdict *d;        /* DICT, NS */
+        swa__jmacro *m;
+        swa__jmethod *me;
+        swa__jloop *lp;
+    } u;
+    size_t n;                 /* STR, UNDEF: bytes of s */
+    const char *obj;          /* UNDEF: the type of what it was looked up in; LIST, an iterator or a
+                                 view: Python's name for its type */
+} swa__jv;
+
+struct swa__jlist { size_t n; swa__jv *v; };
+struct swa__jdict { size_t n, cap; swa__jv *k, *v; };
+struct swa__jmethod { swa__jv self; const char *name; };
+struct swa__jloop { int64_t i, n; const swa__jlist *items; int64_t depth; };
+
+typedef struct swa__jframe swa__jframe;
+struct swa__jframe { swa__jframe *parent; swa__jdict vars; };
+
+struct swa__jmacro {
+    const swa__jnode *def;    /* MACRO or CALLBLOCK */
+    swa__jframe *frame;       /* a caller's: where its body runs */
+};
+
+enum { SWA__JF_RANGE, SWA__JF_NAMESPACE, SWA__JF_DICT, SWA__JF_RAISE, SWA__JF_STRFTIME, SWA__JF_JOINER, SWA__JF_CYCLER };
+
+/* A growing text in the render's arena */
+typedef struct swa__jstr { char *p; size_t n, cap; } swa__jstr;
+
+typedef struct swa__jctx {
+    swa__jfail fail;
+    swa__jarena arena;
+    swa__jframe *root;
+    swa__jstr *out;
+    int64_t steps;
+    int calls, brk, cont;
+    swa__jv undef;            /* the plain undefined value */
+} swa__jctx;
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SWA__J_NORETURN __attribute__((noreturn))
+#else
+#define SWA__J_NORETURN
+#endif
+
+#define swa__jerr(c, ...) swa__jthrow(&(c)->fail, SWA_ERR_INVALID_ARG, __VA_ARGS__)
+
+static void *swa__jalloc(swa__jctx *c, size_t n)
+{
+    void *p = swa__jarena_alloc(&c->arena, n);
+    if (!p) swa__jthrow(&c->fail, SWA_ERR_NOMEM, "template: the render needs more than %zu bytes of memory", c->arena.limit);
+    return p;
+}
+
+static void *swa__jalloc_n(swa__jctx *c, size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size) swa__jthrow(&c->fail, SWA_ERR_NOMEM, "template: a value too large");
+    return swa__jalloc(c, count * size);
+}
+
+static void swa__jstep(swa__jctx *c)
+{
+    if (++c->steps > SWA__J_MAX_STEPS)
+        swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: more than %lld steps (a loop that does not end?)", (long long)SWA__J_MAX_STEPS);
+}
+
+/* -- text -- */
+
+static void swa__jput(swa__jctx *c, swa__jstr *o, const char *s, size_t n)
+{
+    if (n > o->cap - o->n) {
+        size_t cap = o->cap ? o->cap : 64;
+        char *p;
+        if (n > SWA__J_MAX_OUTPUT || o->n + n > SWA__J_MAX_OUTPUT)
+            swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: a text longer than %zu bytes", SWA__J_MAX_OUTPUT);
+        while (cap < o->n + n) cap *= 2;
+        p = (char *)swa__jalloc(c, cap + 1);
+        if (o->n) memcpy(p, o->p, o->n);
+        o->p = p;
+        o->cap = cap;
+    }
+    if (n) memcpy(o->p + o->n, s, n);
+    o->n += n;
+}
+
+static void swa__jputs(swa__jctx *c, swa__jstr *o, const char *s) { swa__jput(c, o, s, strlen(s)); }
+
+static void swa__jprintf(swa__jctx *c, swa__jstr *o, const char *fmt, ...)
+{
+    char buf[64];
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    swa__jput(c, o, buf, n > 0 ? ((size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) : 0);
+}
+
+/* -- constructors -- */
+
+static swa__jv swa__jv_make(swa__jtype t)
+{
+    swa__jv v;
+    memset(&v, 0, sizeof v);
+    v.t = t;
+    return v;
+}
+
+static swa__jv swa__jv_int(int64_t i) { swa__jv v = swa__jv_make(SWA__JV_INT); v.u.i = i; return v; }
+static swa__jv swa__jv_bool(int b) { swa__jv v = swa__jv_make(SWA__JV_BOOL); v.u.i = b != 0; return v; }
+static swa__jv swa__jv_float(double f) { swa__jv v = swa__jv_make(SWA__JV_FLOAT); v.u.f = f; return v; }
+
+static swa__jv swa__jv_str(const char *s, size_t n)
+{
+    swa__jv v = swa__jv_make(SWA__JV_STR);
+    v.u.s = s;
+    v.n = n;
+    return v;
+}
+
+static swa__jv swa__jv_copy(swa__jctx *c, const char *s, size_t n)
+{
+    char *p = (char *)swa__jalloc(c, n + 1);
+    if (n) memcpy(p, s, n);
+    return swa__jv_str(p, n);
+}
+
+static swa__jv swa__jv_text(const swa__jstr *o) { return swa__jv_str(o->p ? o->p : "", o->n); }
+
+static swa__jv swa__jv_list(swa__jctx *c, size_t n, int tuple)
+{
+    swa__jv v = swa__jv_make(SWA__JV_LIST);
+    v.u.l = (swa__jlist *)swa__jalloc(c, sizeof *v.u.l);
+    v.u.l->n = n;
+    v.u.l->v = (swa__jv *)swa__jalloc_n(c, n ? n : 1, sizeof(swa__jv));
+    v.flag = tuple;
+    return v;
+}
+
+/* A list as Python's iterator or view of the type named (SWA__JL_ITER or SWA__JL_VIEW) */
+static swa__jv swa__jv_as(swa__jv v, int kind, const char *type)
+{
+    v.flag = kind;
+    v.obj = type;
+    return v;
+}
+
+static swa__jv swa__jv_dict(swa__jctx *c, swa__jtype t)
+{
+    swa__jv v = swa__jv_make(t);
+    v.u.d = (swa__jdict *)swa__jalloc(c, sizeof *v.u.d);
+    return v;
+}
+
+static swa__jv swa__jv_undef(const char *name, size_t n, const char *obj, int how)
+{
+    swa__jv v = swa__jv_make(SWA__JV_UNDEF);
+    v.u.s = name;
+    v.n = n;
+    v.obj = obj;
+    v.flag = how;
+    return v;
+}
+
+/* -- dicts: linear, as chat templates' dicts are small -- */
+
+static int swa__jeq(const swa__jv *a, const swa__jv *b);
+
+static swa__jv *swa__jdict_find(const swa__jdict *d, const swa__jv *key)
+{
+    size_t i;
+    for (i = 0; i < d->n; i++)
+        if (swa__jeq(&d->k[i], key)) return &d->v[i];
+    return NULL;
+}
+
+static swa__jv *swa__jdict_find_str(const swa__jdict *d, const char *s, size_t n)
+{
+    size_t i;
+    for (i = 0; i < d->n; i++)
+        if (d->k[i].t == SWA__JV_STR && d->k[i].n == n && !memcmp(d->k[i].u.s, s, n)) return &d->v[i];
+    return NULL;
+}
+
+static void swa__jdict_set(swa__jctx *c, swa__jdict *d, swa__jv key, swa__jv val)
+{
+    swa__jv *slot = swa__jdict_find(d, &key);
+    if (slot) { *slot = val; return; }
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 8;
+        swa__jv *k = (swa__jv *)swa__jalloc_n(c, cap, sizeof *k), *v = (swa__jv *)swa__jalloc_n(c, cap, sizeof *v);
+        if (d->n) { memcpy(k, d->k, d->n * sizeof *k); memcpy(v, d->v, d->n * sizeof *v); }
+        d->k = k;
+        d->v = v;
+        d->cap = cap;
+    }
+    d->k[d->n] = key;
+    d->v[d->n++] = val;
+}
+
+static void swa__jdict_set_str(swa__jctx *c, swa__jdict *d, const char *name, swa__jv val)
+{
+    swa__jdict_set(c, d, swa__jv_str(name, strlen(name)), val);
+}
+
+/* -- Python's names for types, str() and repr() -- */
+
+static const char *swa__jtype_name(const swa__jv *v)
+{
+    switch (v->t) {
+    case SWA__JV_UNDEF: return "Undefined";
+    case SWA__JV_NONE: return "NoneType";
+    case SWA__JV_BOOL: return "bool";
+    case SWA__JV_INT: return "int";
+    case SWA__JV_FLOAT: return "float";
+    case SWA__JV_STR: return "str";
+    case SWA__JV_LIST: return v->flag >= SWA__JL_ITER ? v->obj : v->flag ? "tuple" : "list";
+    case SWA__JV_DICT: return "dict";
+    case SWA__JV_NS: return "Namespace";
+    case SWA__JV_MACRO: return "Macro";
+    case SWA__JV_LOOP: return "LoopContext";
+    default: return "function";
+    }
+}
+
+/* Python's repr of a float: the shortest digits that read back the same, in fixed notation for
+   exponents -4..15 and scientific beyond (1e+16, 1e-05), with ".0" on whole numbers. */
+static void swa__jfloat_repr(double f, char *out, size_t cap)
+{
+    char digits[40], *e;
+    int prec, exp10, nd = 0, i, pos = 0;
+    if (f != f) { snprintf(out, cap, "nan"); return; }
+    if (f == HUGE_VAL || f == -HUGE_VAL) { snprintf(out, cap, f < 0 ? "-inf" : "inf"); return; }
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(digits, sizeof digits, "%.*e", prec - 1, f);
+        if (strtod(digits, NULL) == f) break;
+    }
+    e = strchr(digits, 'e');
+    exp10 = atoi(e + 1);
+    *e = '\0';
+    {   /* keep the sign and the digits only */
+        char d[40];
+        const char *q = digits;
+        if (*q == '-') { out[pos++] = '-'; q++; }
+        for (; *q; q++)
+            if (*q != '.') d[nd++] = *q;
+        while (nd > 1 && d[nd - 1] == '0') nd--;
+        d[nd] = '\0';
+        memcpy(digits, d, (size_t)nd + 1);
+    }
+    if (exp10 < -4 || exp10 >= 16) {
+        out[pos++] = digits[0];
+        if (nd > 1) { out[pos++] = '.'; for (i = 1; i < nd; i++) out[pos++] = digits[i]; }
+        snprintf(out + pos, cap - (size_t)pos, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
+        return;
+    }
+    if (exp10 < 0) {
+        out[pos++] = '0'; out[pos++] = '.';
+        for (i = -1; i > exp10; i--) out[pos++] = '0';
+        for (i = 0; i < nd; i++) out[pos++] = digits[i];
+    } else {
+        for (i = 0; i <= exp10; i++) out[pos++] = i < nd ? digits[i] : '0';
+        out[pos++] = '.';
+        if (nd > exp10 + 1) for (i = exp10 + 1; i < nd; i++) out[pos++] = digits[i];
+        else out[pos++] = '0';
+    }
+    out[pos] = '\0';
+}
+
+/* Python's repr of a str: single quotes unless it holds ' and no ", escapes for \ and the
+   quote, \n \r \t, \xNN for other control characters. */
+static void swa__jrepr_str(swa__jctx *c, swa__jstr *o, const char *s, size_t n)
+{
+    char q = memchr(s, '\'', n) && !memchr(s, '"', n) ? '"' : '\'';
+    size_t i, start = 0;
+    swa__jput(c, o, &q, 1);
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        const char *esc = ch == '\\' ? "\\\\" : ch == '\n' ? "\\n" : ch == '\r' ? "\\r" : ch == '\t' ? "\\t" : NULL;
+        char hex[8];
+        if (!esc && (char)ch == q) esc = q == '\'' ? "\\'" : "\\\"";
+        if (!esc && (ch < 0x20 || ch == 0x7F)) { snprintf(hex, sizeof hex, "\\x%02x", ch); esc = hex; }
+        if (!esc && ch == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] < 0xA0) {
+            snprintf(hex, sizeof hex, "\\x%02x", (unsigned char)s[i + 1]);   /* C1 controls */
+            swa__jput(c, o, s + start, i - start);
+            swa__jputs(c, o, hex);
+            start = i + 2;
+            i++;
+            continue;
+        }
+        if (!esc) continue;
+        swa__jput(c, o, s + start, i - start);
+        swa__jputs(c, o, esc);
+        start = i + 1;
+    }
+    swa__jput(c, o, s + start, n - start);
+    swa__jput(c, o, &q, 1);
+}
+
+static void swa__jput_value(swa__jctx *c, swa__jstr *o, const swa__jv *v, int repr);
+
+static void swa__jput_seq(swa__jctx *c, swa__jstr *o, const swa__jv *v)
+{
+    size_t i;
+    int tuple = v->t == SWA__JV_LIST && v->flag == SWA__JL_TUPLE;
+    if (v->t == SWA__JV_LIST && v->flag == SWA__JL_ITER) {
+        swa__jputs(c, o, "<");
+        swa__jputs(c, o, v->obj);
+        swa__jputs(c, o, " object>");
+        return;
+    }
+    if (v->t == SWA__JV_LIST && v->flag == SWA__JL_VIEW) {   /* dict_items([('a', 1)]) */
+        swa__jv plain = *v;
+        plain.flag = SWA__JL_LIST;
+        swa__jputs(c, o, v->obj);
+        swa__jputs(c, o, "(");
+        swa__jput_seq(c, o, &plain);
+        swa__jputs(c, o, ")");
+        return;
+    }
+    if (v->t == SWA__JV_LIST) {
+        swa__jputs(c, o, tuple ? "(" : "[");
+        for (i = 0; i < v->u.l->n; i++) {
+            if (i) swa__jputs(c, o, ", ");
+            swa__jput_value(c, o, &v->u.l->v[i], 1);
+        }
+        swa__jputs(c, o, tuple ? (v->u.l->n == 1 ? ",)" : ")") : "]");
+        return;
+    }
+    if (v->t == SWA__JV_NS) swa__jputs(c, o, "<Namespace ");
+    swa__jputs(c, o, "{");
+    for (i = 0; i < v->u.d->n; i++) {
+        if (i) swa__jputs(c, o, ", ");
+        swa__jput_value(c, o, &v->u.d->k[i], 1);
+        swa__jputs(c, o, ": ");
+        swa__jput_value(c, o, &v->u.d->v[i], 1);
+    }
+    swa__jputs(c, o, v->t == SWA__JV_NS ? "}>" : "}");
+}
+
+/* str(v), or repr(v) when repr is set (as inside a list) */
+static void swa__jput_value(swa__jctx *c, swa__jstr *o, const swa__jv *v, int repr)
+{
+    char buf[40];
+    switch (v->t) {
+    case SWA__JV_UNDEF: break;
+    case SWA__JV_NONE: swa__jputs(c, o, "None"); break;
+    case SWA__JV_BOOL: swa__jputs(c, o, v->u.i ? "True" : "False"); break;
+    case SWA__JV_INT: swa__jprintf(c, o, "%lld", (long long)v->u.i); break;
+    case SWA__JV_FLOAT: swa__jfloat_repr(v->u.f, buf, sizeof buf); swa__jputs(c, o, buf); break;
+    case SWA__JV_STR:
+        if (repr) swa__jrepr_str(c, o, v->u.s, v->n);
+        else swa__jput(c, o, v->u.s, v->n);
+        break;
+    case SWA__JV_LIST: case SWA__JV_DICT: case SWA__JV_NS:
+        if (++c->calls > SWA__J_MAX_CALLS) swa__jerr(c, "template: a value nested too deep to print");
+        swa__jput_seq(c, o, v);
+        c->calls--;
+        break;
+    case SWA__JV_MACRO: swa__jputs(c, o, "<Macro>"); break;
+    case SWA__JV_LOOP: swa__jputs(c, o, "<LoopContext>"); break;
+    default: swa__jputs(c, o, "<function>"); break;
+    }
+}
+
+static swa__jv swa__jto_str(swa__jctx *c, const swa__jv *v)
+{
+    swa__jstr o;
+    if (v->t == SWA__JV_STR) return *v;
+    memset(&o, 0, sizeof o);
+    swa__jput_value(c, &o, v, 0);
+    return swa__jv_text(&o);
+}
+
+/* -- failing on undefined values, as jinja2's Undefined does -- */
+
+SWA__J_NORETURN static void swa__jundef_fail(swa__jctx *c, const swa__jv *v)
+{
+    int n = (int)(v->n < 200 ? v->n : 200);
+    swa_status code = SWA_ERR_INVALID_ARG;
+    switch (v->flag) {
+    case SWA__JU_NAME: swa__jerr(c, "'%.*s' is undefined", n, v->u.s);
+    case SWA__JU_ATTR: swa__jerr(c, "'%s object' has no attribute '%.*s'", v->obj, n, v->u.s);
+    case SWA__JU_ELEMENT: swa__jerr(c, "%s object has no element %.*s", v->obj, n, v->u.s);
+    default: swa__jthrow(&c->fail, code, "%.*s", n, v->u.s);
+    }
+}
+
+static const swa__jv *swa__jdef(swa__jctx *c, const swa__jv *v)
+{
+    if (v->t == SWA__JV_UNDEF) swa__jundef_fail(c, v);
+    return v;
+}
+
+/* -- truth, equality, order -- */
+
+static int swa__jtruthy(const swa__jv *v)
+{
+    switch (v->t) {
+    case SWA__JV_UNDEF: case SWA__JV_NONE: return 0;
+    case SWA__JV_BOOL: case SWA__JV_INT: return v->u.i != 0;
+    case SWA__JV_FLOAT: return v->u.f != 0.0;
+    case SWA__JV_STR: return v->n != 0;
+    case SWA__JV_LIST: return v->u.l->n != 0 || v->flag == SWA__JL_ITER;
+    case SWA__JV_DICT: return v->u.d->n != 0;
+    default: return 1;
+    }
+}
+
+static int swa__jnumeric(const swa__jv *v) { return v->t == SWA__JV_BOOL || v->t == SWA__JV_INT || v->t == SWA__JV_FLOAT; }
+static double swa__jnum(const swa__jv *v) { return v->t == SWA__JV_FLOAT ? v->u.f : (double)v->u.i; }
+
+static int swa__jeq(const swa__jv *a, const swa__jv *b)
+{
+    size_t i;
+    if (swa__jnumeric(a) && swa__jnumeric(b)) {
+        if (a->t != SWA__JV_FLOAT && b->t != SWA__JV_FLOAT) return a->u.i == b->u.i;
+        return swa__jnum(a) == swa__jnum(b);
+    }
+    if (a->t != b->t) return 0;
+    switch (a->t) {
+    case SWA__JV_UNDEF: case SWA__JV_NONE: return 1;
+    case SWA__JV_STR: return a->n == b->n && !memcmp(a->u.s, b->u.s, a->n);
+    case SWA__JV_LIST:
+        if (a->u.l->n != b->u.l->n || a->flag != b->flag) return 0;
+        for (i = 0; i < a->u.l->n; i++)
+            if (!swa__jeq(&a->u.l->v[i], &b->u.l->v[i])) return 0;
+        return 1;
+    case SWA__JV_DICT:
+        if (a->u.d->n != b->u.d->n) return 0;
+        for (i = 0; i < a->u.d->n; i++) {
+            const swa__jv *w = swa__jdict_find(b->u.d, &a->u.d->k[i]);
+            if (!w || !swa__jeq(&a->u.d->v[i], w)) return 0;
+        }
+        return 1;
+    default: return a->u.d == b->u.d;
+    }
+}
+
+/* a < b as Python orders: numbers, strings (by code point, which UTF-8 bytes keep), lists */
+static int swa__jless(swa__jctx *c, const swa__jv *a, const swa__jv *b, const char *op)
+{
+    size_t i;
+    if (swa__jnumeric(a) && swa__jnumeric(b)) {
+        if (a->t != SWA__JV_FLOAT && b->t != SWA__JV_FLOAT) return a->u.i < b->u.i;
+        return swa__jnum(a) < swa__jnum(b);
+    }
+    if (a->t == SWA__JV_STR && b->t == SWA__JV_STR) {
+        int r = memcmp(a->u.s, b->u.s, a->n < b->n ? a->n : b->n);
+        return r < 0 || (r == 0 && a->n < b->n);
+    }
+    if (a->t == SWA__JV_LIST && b->t == SWA__JV_LIST && a->flag == b->flag) {
+        for (i = 0; i < a->u.l->n && i < b->u.l->n; i++)
+            if (!swa__jeq(&a->u.l->v[i], &b->u.l->v[i])) return swa__jless(c, &a->u.l->v[i], &b->u.l->v[i], op);
+        return a->u.l->n < b->u.l->n;
+    }
+    swa__jdef(c, a);
+    swa__jdef(c, b);
+    swa__jerr(c, "'%s' not supported between instances of '%s' and '%s'", op, swa__jtype_name(a), swa__jtype_name(b));
+}
+
+/* -- strings as code points -- */
+
+static size_t swa__jcp_count(const char *s, size_t n)
+{
+    size_t i, k = 0;
+    for (i = 0; i < n; i++) k += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return k;
+}
+
+/* The byte offset of code point index k (n when past the end) */
+static size_t swa__jcp_offset(const char *s, size_t n, int64_t k)
+{
+    size_t i = 0;
+    while (i < n && k > 0) {
+        i++;
+        while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80) i++;
+        k--;
+    }
+    return i;
+}
+
+/* -- sequences: what a for loop, list(), join... walk -- */
+
+/* The items of an iterable: a list's, a dict's keys, a string's characters; undefined is empty. */
+static swa__jlist *swa__jiter(swa__jctx *c, const swa__jv *v)
+{
+    static swa__jlist empty;
+    swa__jlist *l;
+    size_t i, k;
+    switch (v->t) {
+    case SWA__JV_UNDEF: return &empty;
+    case SWA__JV_LIST: return v->u.l;
+    case SWA__JV_DICT: case SWA__JV_NS:
+        l = swa__jv_list(c, v->u.d->n, 0).u.l;
+        for (i = 0; i < v->u.d->n; i++) l->v[i] = v->u.d->k[i];
+        return l;
+    case SWA__JV_STR:
+        l = swa__jv_list(c, swa__jcp_count(v->u.s, v->n), 0).u.l;
+        for (i = 0, k = 0; i < v->n; k++) {
+            size_t len = swa__jcp_offset(v->u.s + i, v->n - i, 1);
+            l->v[k] = swa__jv_str(v->u.s + i, len);
+            i += len;
+        }
+        return l;
+    default:
+        swa__jerr(c, "'%s' object is not iterable", swa__jtype_name(v));
+    }
+}
+
+static int64_t swa__jlength(swa__jctx *c, const swa__jv *v)
+{
+    switch (v->t) {
+    case SWA__JV_UNDEF: return 0;
+    case SWA__JV_STR: return (int64_t)swa__jcp_count(v->u.s, v->n);
+    case SWA__JV_LIST:
+        if (v->flag == SWA__JL_ITER) swa__jerr(c, "object of type '%s' has no len()", v->obj);
+        return (int64_t)v->u.l->n;
+    case SWA__JV_DICT: case SWA__JV_NS: return (int64_t)v->u.d->n;
+    default: swa__jerr(c, "object of type '%s' has no len()", swa__jtype_name(v));
+    }
+}
+
+static int swa__jcontains(swa__jctx *c, const swa__jv *hay, const swa__jv *needle)
+{
+    size_t i;
+    if (hay->t == SWA__JV_STR) {
+        if (needle->t != SWA__JV_STR) swa__jerr(c, "'in <string>' requires string as left operand, not %s", swa__jtype_name(needle));
+        if (!needle->n) return 1;
+        for (i = 0; i + needle->n <= hay->n; i++)
+            if (!memcmp(hay->u.s + i, needle->u.s, needle->n)) return 1;
+        return 0;
+    }
+    if (hay->t == SWA__JV_LIST) {
+        for (i = 0; i < hay->u.l->n; i++)
+            if (swa__jeq(&hay->u.l->v[i], needle)) return 1;
+        return 0;
+    }
+    if (hay->t == SWA__JV_DICT || hay->t == SWA__JV_NS) return swa__jdict_find(hay->u.d, needle) != NULL;
+    if (hay->t == SWA__JV_UNDEF) return 0;   /* Undefined iterates as empty */
+    swa__jerr(c, "argument of type '%s' is not iterable", swa__jtype_name(hay));
+}
+
+/* -- json.dumps(x, ensure_ascii, indent, separators, sort_keys), as transformers' tojson -- */
+
+typedef struct swa__jdump {
+    const char *indent;       /* NULL: one line */
+    const char *item_sep, *key_sep;
+    int ensure_ascii, sort_keys;
+} swa__jdump;
+
+static void swa__jjson_str(swa__jctx *c, swa__jstr *o, const char *s, size_t n, int ensure_ascii)
+{
+    swa__buf b;
+    memset(&b, 0, sizeof b);
+    swa__buf_json_string(&b, s, n, ensure_ascii);
+    if (b.failed) { swa__buf_free(&b); swa__jthrow(&c->fail, SWA_ERR_NOMEM, "template: out of memory"); }
+    swa__jput(c, o, b.p, b.n);
+    swa__buf_free(&b);
+}
+
+static void swa__jjson_newline(swa__jctx *c, swa__jstr *o, const swa__jdump *d, int level)
+{
+    int i;
+    swa__jputs(c, o, "\n");
+    for (i = 0; i < level; i++) swa__jputs(c, o, d->indent);
+}
+
+static void swa__jjson(swa__jctx *c, swa__jstr *o, const swa__jv *v, const swa__jdump *d, int level);
+
+/* A dict's keys as json.dumps writes them: strings, numbers, booleans and None become strings */
+static void swa__jjson_key(swa__jctx *c, swa__jstr *o, const swa__jv *k, const swa__jdump *d)
+{
+    swa__jv s;
+    if (k->t == SWA__JV_STR) { swa__jjson_str(c, o, k->u.s, k->n, d->ensure_ascii); return; }
+    if (k->t == SWA__JV_BOOL) s = swa__jv_str(k->u.i ? "true" : "false", k->u.i ? 4 : 5);
+    else if (k->t == SWA__JV_NONE) s = swa__jv_str("null", 4);
+    else if (k->t == SWA__JV_INT || k->t == SWA__JV_FLOAT) s = swa__jto_str(c, k);
+    else swa__jerr(c, "keys must be str, int, float, bool or None, not %s", swa__jtype_name(k));
+    swa__jjson_str(c, o, s.u.s, s.n, 0);
+}
+
+static void swa__jjson_dict(swa__jctx *c, swa__jstr *o, const swa__jdict *dict, const swa__jdump *d, int level)
+{
+    size_t i, j, *order;
+    if (!dict->n) { swa__jputs(c, o, "{}"); return; }
+    order = (size_t *)swa__jalloc_n(c, dict->n, sizeof *order);
+    for (i = 0; i < dict->n; i++) order[i] = i;
+    for (i = 1; d->sort_keys && i < dict->n; i++)          /* insertion sort: stable, as sorted() */
+        for (j = i; j > 0 && swa__jless(c, &dict->k[order[j]], &dict->k[order[j - 1]], "<"); j--) {
+            size_t t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+        }
+    swa__jputs(c, o, "{");
+    for (i = 0; i < dict->n; i++) {
+        if (i) swa__jputs(c, o, d->item_sep);
+        if (d->indent) swa__jjson_newline(c, o, d, level + 1);
+        swa__jjson_key(c, o, &dict->k[order[i]], d);
+        swa__jputs(c, o, d->key_sep);
+        swa__jjson(c, o, &dict->v[order[i]], d, level + 1);
+    }
+    if (d->indent) swa__jjson_newline(c, o, d, level);
+    swa__jputs(c, o, "}");
+}
+
+static void swa__jjson(swa__jctx *c, swa__jstr *o, const swa__jv *v, const swa__jdump *d, int level)
+{
+    size_t i;
+    char buf[40];
+    if (level > SWA__J_MAX_NEST) swa__jerr(c, "template: a value nested too deep for tojson");
+    switch (v->t) {
+    case SWA__JV_NONE: swa__jputs(c, o, "null"); return;
+    case SWA__JV_BOOL: swa__jputs(c, o, v->u.i ? "true" : "false"); return;
+    case SWA__JV_INT: swa__jprintf(c, o, "%lld", (long long)v->u.i); return;
+    case SWA__JV_FLOAT:
+        if (v->u.f != v->u.f) swa__jputs(c, o, "NaN");
+        else if (v->u.f == HUGE_VAL || v->u.f == -HUGE_VAL) swa__jputs(c, o, v->u.f < 0 ? "-Infinity" : "Infinity");
+        else { swa__jfloat_repr(v->u.f, buf, sizeof buf); swa__jputs(c, o, buf); }
+        return;
+    case SWA__JV_STR: swa__jjson_str(c, o, v->u.s, v->n, d->ensure_ascii); return;
+    case SWA__JV_DICT: swa__jjson_dict(c, o, v->u.d, d, level); return;
+    case SWA__JV_LIST:
+        if (v->flag >= SWA__JL_ITER) break;
+        if (!v->u.l->n) { swa__jputs(c, o, "[]"); return; }
+        swa__jputs(c, o, "[");
+        for (i = 0; i < v->u.l->n; i++) {
+            if (i) swa__jputs(c, o, d->item_sep);
+            if (d->indent) swa__jjson_newline(c, o, d, level + 1);
+            swa__jjson(c, o, &v->u.l->v[i], d, level + 1);
+        }
+        if (d->indent) swa__jjson_newline(c, o, d, level);
+        swa__jputs(c, o, "]");
+        return;
+    default:
+        break;
+    }
+    swa__jerr(c, "Object of type %s is not JSON serializable", swa__jtype_name(v));
+}
+
+/* -- values from JSON -- */
+
+static swa__jv swa__jfrom_json(swa__jctx *c, const swa__json *j)
+{
+    swa__jv v;
+    size_t i;
+    switch (j->kind) {
+    case SWA__JSON_NULL: return swa__jv_make(SWA__JV_NONE);
+    case SWA__JSON_FALSE: return swa__jv_bool(0);
+    case SWA__JSON_TRUE: return swa__jv_bool(1);
+    case SWA__JSON_INT: return swa__jv_int(j->i);
+    case SWA__JSON_REAL: return swa__jv_float(j->num);
+    case SWA__JSON_STRING: return swa__jv_str(j->str, j->len);
+    case SWA__JSON_ARRAY:
+        v = swa__jv_list(c, j->n, 0);
+        for (i = 0; i < j->n; i++) v.u.l->v[i] = swa__jfrom_json(c, &j->items[i]);
+        return v;
+    default:
+        v = swa__jv_dict(c, SWA__JV_DICT);
+        for (i = 0; i < j->n; i++)
+            swa__jdict_set(c, v.u.d, swa__jv_str(j->items[i].key, j->items[i].key_len), swa__jfrom_json(c, &j->items[i]));
+        return v;
+    }
+}
+
+/* -- attributes and items, as the sandbox allows them -- */
+
+static const char *swa__jobj_name(const swa__jv *v)
+{
+    switch (v->t) {
+    case SWA__JV_DICT: return "dict";
+    case SWA__JV_LIST: return v->flag >= SWA__JL_ITER ? v->obj : v->flag ? "tuple" : "list";
+    case SWA__JV_STR: return "str";
+    case SWA__JV_INT: return "int";
+    case SWA__JV_FLOAT: return "float";
+    case SWA__JV_BOOL: return "bool";
+    case SWA__JV_NONE: return "None";
+    case SWA__JV_NS: return "Namespace";
+    default: return "object";
+    }
+}
+
+static int swa__jname_in(const char *name, size_t n, const char *list)
+{
+    while (*list) {
+        size_t k = strcspn(list, " ");
+        if (k == n && !memcmp(list, name, n)) return 1;
+        list += k + (list[k] == ' ');
+    }
+    return 0;
+}
+
+static swa__jv swa__jmethod_of(swa__jctx *c, const swa__jv *self, const char *name, size_t n)
+{
+    swa__jv v = swa__jv_make(SWA__JV_METHOD);
+    v.u.me = (swa__jmethod *)swa__jalloc(c, sizeof *v.u.me);
+    v.u.me->self = *self;
+    v.u.me->name = swa__jv_copy(c, name, n).u.s;
+    return v;
+}
+
+static swa__jv swa__jloop_attr(swa__jctx *c, const swa__jv *self, const char *name, size_t n);
+
+/* obj.name: a method of the type (only those ImmutableSandboxedEnvironment leaves safe), else a
+   dict's member, else undefined. The methods that change a list or a dict are unsafe: they are
+   undefined values that fail with the sandbox's message when used. */
+static swa__jv swa__jgetattr(swa__jctx *c, const swa__jv *obj, const char *name, size_t n)
+{
+    static const char str_methods[] = "strip lstrip rstrip split rsplit splitlines startswith endswith replace upper "
+        "lower title capitalize swapcase format find rfind index rindex count join isdigit isalpha isalnum isspace "
+        "isupper islower istitle isnumeric isdecimal removeprefix removesuffix zfill center ljust rjust partition "
+        "rpartition expandtabs casefold";
+    swa__jv *m;
+    swa__jdef(c, obj);
+    if (obj->t == SWA__JV_STR && swa__jname_in(name, n, str_methods)) return swa__jmethod_of(c, obj, name, n);
+    if (obj->t == SWA__JV_DICT) {
+        if (swa__jname_in(name, n, "get items keys values copy")) return swa__jmethod_of(c, obj, name, n);
+        if (swa__jname_in(name, n, "clear pop popitem setdefault update")) goto unsafe;
+        if ((m = swa__jdict_find_str(obj->u.d, name, n)) != NULL) return *m;
+    }
+    if (obj->t == SWA__JV_LIST) {
+        if (swa__jname_in(name, n, "index count copy")) return swa__jmethod_of(c, obj, name, n);
+        if (!obj->flag && swa__jname_in(name, n, "append extend insert pop remove reverse sort clear")) goto unsafe;
+    }
+    if (obj->t == SWA__JV_NS && (m = swa__jdict_find_str(obj->u.d, name, n)) != NULL) return *m;
+    if (obj->t == SWA__JV_LOOP) return swa__jloop_attr(c, obj, name, n);
+    if (obj->t == SWA__JV_FUNC && obj->flag == SWA__JF_DICT && n == 8 && !memcmp(name, "fromkeys", 8))
+        return swa__jmethod_of(c, obj, name, n);
+    return swa__jv_undef(name, n, swa__jobj_name(obj), SWA__JU_ATTR);
+unsafe:
+    {
+        swa__jstr o;
+        memset(&o, 0, sizeof o);
+        swa__jputs(c, &o, "access to attribute '");
+        swa__jput(c, &o, name, n);
+        swa__jprintf(c, &o, "' of '%s' object is unsafe.", swa__jobj_name(obj));
+        return swa__jv_undef(o.p, o.n, NULL, SWA__JU_HINT);
+    }
+}
+
+/* An index into n items, Python's way (negative from the end); -1 when outside */
+static int64_t swa__jindex(int64_t i, size_t n)
+{
+    if (i < 0) i += (int64_t)n;
+    return i >= 0 && (uint64_t)i < n ? i : -1;
+}
+
+/* obj[key]: a dict's member, a list's or a string's element, else an attribute */
+static swa__jv swa__jgetitem(swa__jctx *c, const swa__jv *obj, const swa__jv *key)
+{
+    swa__jv *m;
+    swa__jdef(c, obj);
+    if ((obj->t == SWA__JV_DICT || obj->t == SWA__JV_NS) && (m = swa__jdict_find(obj->u.d, key)) != NULL) return *m;
+    if (obj->t == SWA__JV_LIST && obj->flag >= SWA__JL_ITER) swa__jerr(c, "'%s' object is not subscriptable", obj->obj);
+    if ((obj->t == SWA__JV_LIST || obj->t == SWA__JV_STR) && (key->t == SWA__JV_INT || key->t == SWA__JV_BOOL)) {
+        size_t len = obj->t == SWA__JV_LIST ? obj->u.l->n : swa__jcp_count(obj->u.s, obj->n);
+        int64_t i = swa__jindex(key->u.i, len);
+        swa__jv name;
+        if (i >= 0 && obj->t == SWA__JV_LIST) return obj->u.l->v[i];
+        if (i >= 0) {
+            size_t at = swa__jcp_offset(obj->u.s, obj->n, i);
+            return swa__jv_str(obj->u.s + at, swa__jcp_offset(obj->u.s + at, obj->n - at, 1));
+        }
+        name = swa__jto_str(c, key);
+        return swa__jv_undef(name.u.s, name.n, swa__jobj_name(obj), SWA__JU_ELEMENT);
+    }
+    if (key->t == SWA__JV_STR) return swa__jgetattr(c, obj, key->u.s, key->n);
+    {
+        swa__jv name = swa__jto_str(c, key);
+        return swa__jv_undef(name.u.s, name.n, swa__jobj_name(obj), SWA__JU_ELEMENT);
+    }
+}
+
+/* obj[start:stop:step] of a list or a string */
+static swa__jv swa__jslice(swa__jctx *c, const swa__jv *obj, const swa__jv *start, const swa__jv *stop, const swa__jv *step)
+{
+    swa__jlist *items;
+    int64_t n, st = step->t == SWA__JV_UNDEF || step->t == SWA__JV_NONE ? 1 : step->u.i, lo, hi, i, k = 0;
+    swa__jv out;
+    swa__jdef(c, obj);
+    if ((obj->t != SWA__JV_LIST || obj->flag >= SWA__JL_ITER) && obj->t != SWA__JV_STR)
+        swa__jerr(c, "'%s' object is not subscriptable", swa__jtype_name(obj));
+    if (st == 0) swa__jerr(c, "slice step cannot be zero");
+    items = swa__jiter(c, obj);
+    n = (int64_t)items->n;
+    lo = start->t == SWA__JV_INT ? start->u.i : st > 0 ? 0 : n - 1;
+    hi = stop->t == SWA__JV_INT ? stop->u.i : st > 0 ? n : -n - 1;
+    if (lo < 0) lo += n;
+    if (hi < 0) hi += n;
+    if (st > 0) { lo = lo < 0 ? 0 : lo > n ? n : lo; hi = hi < 0 ? 0 : hi > n ? n : hi; }
+    else { lo = lo < -1 ? -1 : lo > n - 1 ? n - 1 : lo; hi = hi < -1 ? -1 : hi > n - 1 ? n - 1 : hi; }
+    out = swa__jv_list(c, (size_t)(st > 0 ? (hi > lo ? (hi - lo + st - 1) / st : 0) : (lo > hi ? (lo - hi - st - 1) / -st : 0)), obj->flag);
+    for (i = lo; st > 0 ? i < hi : i > hi; i += st) out.u.l->v[k++] = items->v[i];
+    if (obj->t == SWA__JV_STR) {
+        swa__jstr o;
+        memset(&o, 0, sizeof o);
+        for (i = 0; i < k; i++) swa__jput(c, &o, out.u.l->v[i].u.s, out.u.l->v[i].n);
+        return swa__jv_text(&o);
+    }
+    return out;
+}
+
+/* -- loop.* -- */
+
+static swa__jv swa__jloop_attr(swa__jctx *c, const swa__jv *self, const char *name, size_t n)
+{
+    const swa__jloop *lp = self->u.lp;
+    static const char *const names[] = {"index", "index0", "first", "last", "length", "revindex", "revindex0",
+                                        "previtem", "nextitem", "cycle", "depth", "depth0"};
+    size_t k;
+    for (k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strlen(names[k]) == n && !memcmp(names[k], name, n)) break;
+    switch (k) {
+    case 0: return swa__jv_int(lp->i + 1);
+    case 1: return swa__jv_int(lp->i);
+    case 2: return swa__jv_bool(lp->i == 0);
+    case 3: return swa__jv_bool(lp->i == lp->n - 1);
+    case 4: return swa__jv_int(lp->n);
+    case 5: return swa__jv_int(lp->n - lp->i);
+    case 6: return swa__jv_int(lp->n - lp->i - 1);
+    case 7: return lp->i > 0 ? lp->items->v[lp->i - 1] : swa__jv_undef("there is no previous item", 25, NULL, SWA__JU_HINT);
+    case 8: return lp->i + 1 < lp->n ? lp->items->v[lp->i + 1] : swa__jv_undef("there is no next item", 21, NULL, SWA__JU_HINT);
+    case 9: return swa__jmethod_of(c, self, name, n);
+    case 10: return swa__jv_int(lp->depth);
+    case 11: return swa__jv_int(lp->depth - 1);
+    default: return swa__jv_undef(name, n, "LoopContext", SWA__JU_ATTR);
+    }
+}
+
+/* -- arithmetic -- */
+
+static swa__jv swa__jint_op(swa__jctx *c, int op, int64_t a, int64_t b)
+{
+    int64_t r = 0;
+    int ok = 1;
+    switch (op) {
+    case SWA__JOP_ADD: ok = !((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)); r = ok ? a + b : 0; break;
+    case SWA__JOP_SUB: ok = !((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b)); r = ok ? a - b : 0; break;
+    case SWA__JOP_MUL:
+        if (a && b) ok = !((a == -1 && b == INT64_MIN) || (b == -1 && a == INT64_MIN) || (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a)
+                                                                                             : (b > 0 ? a < INT64_MIN / b : b < INT64_MAX / a)));
+        r = ok ? a * b : 0;
+        break;
+    case SWA__JOP_FLOORDIV: case SWA__JOP_MOD:
+        if (b == 0) swa__jerr(c, "integer division or modulo by zero");
+        if (a == INT64_MIN && b == -1) { ok = 0; break; }
+        r = op == SWA__JOP_MOD ? a % b : a / b;
+        if (op == SWA__JOP_MOD && r != 0 && ((r < 0) != (b < 0))) r += b;
+        if (op == SWA__JOP_FLOORDIV && (a % b != 0) && ((a < 0) != (b < 0))) r--;
+        break;
+    case SWA__JOP_POW:
+        if (b < 0) return swa__jv_float(pow((double)a, (double)b));
+        r = 1;
+        while (b-- > 0 && ok) { swa__jv m = swa__jint_op(c, SWA__JOP_MUL, r, a); r = m.u.i; }
+        break;
+    default: break;
+    }
+    if (!ok) swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: integer overflow");
+    return swa__jv_int(r);
+}
+
+static swa__jv swa__jfloat_op(swa__jctx *c, int op, double a, double b)
+{
+    switch (op) {
+    case SWA__JOP_ADD: return swa__jv_float(a + b);
+    case SWA__JOP_SUB: return swa__jv_float(a - b);
+    case SWA__JOP_MUL: return swa__jv_float(a * b);
+    case SWA__JOP_DIV:
+        if (b == 0) swa__jerr(c, "division by zero");
+        return swa__jv_float(a / b);
+    case SWA__JOP_FLOORDIV:
+        if (b == 0) swa__jerr(c, "float floor division by zero");
+        return swa__jv_float(floor(a / b));
+    case SWA__JOP_MOD: {
+        double r;
+        if (b == 0) swa__jerr(c, "float modulo");
+        r = fmod(a, b);
+        if (r != 0 && ((r < 0) != (b < 0))) r += b;
+        return swa__jv_float(r);
+    }
+    default: return swa__jv_float(pow(a, b));
+    }
+}
+
+static swa__jv swa__jrepeat(swa__jctx *c, const swa__jv *seq, int64_t times)
+{
+    swa__jlist *items = seq->t == SWA__JV_LIST ? seq->u.l : NULL;
+    size_t each = items ? items->n : seq->n, i, k;
+    swa__jv out;
+    if (times <= 0) times = 0;
+    if (each && (uint64_t)times > SWA__J_MAX_MEMORY / each) swa__jthrow(&c->fail, SWA_ERR_NOMEM, "template: a repetition too large");
+    if (!items) {
+        swa__jstr o;
+        memset(&o, 0, sizeof o);
+        for (i = 0; i < (size_t)times; i++) swa__jput(c, &o, seq->u.s, seq->n);
+        return swa__jv_text(&o);
+    }
+    out = swa__jv_list(c, each * (size_t)times, seq->flag);
+    for (i = 0; i < (size_t)times; i++)
+        for (k = 0; k < each; k++) out.u.l->v[i * each + k] = items->v[k];
+    return out;
+}
+
+static const char *const swa__jop_names[] = {"+", "-", "*", "/", "//", "%", "**"};
+
+static swa__jv swa__jarith(swa__jctx *c, int op, const swa__jv *a, const swa__jv *b)
+{
+    if (swa__jnumeric(a) && swa__jnumeric(b)) {
+        if (op == SWA__JOP_DIV) return swa__jfloat_op(c, op, swa__jnum(a), swa__jnum(b));
+        if (a->t != SWA__JV_FLOAT && b->t != SWA__JV_FLOAT) return swa__jint_op(c, op, a->u.i, b->u.i);
+        return swa__jfloat_op(c, op, swa__jnum(a), swa__jnum(b));
+    }
+    if (op == SWA__JOP_ADD && a->t == b->t && a->t == SWA__JV_STR) {
+        swa__jstr o;
+        memset(&o, 0, sizeof o);
+        swa__jput(c, &o, a->u.s, a->n);
+        swa__jput(c, &o, b->u.s, b->n);
+        return swa__jv_text(&o);
+    }
+    if (op == SWA__JOP_ADD && a->t == b->t && a->t == SWA__JV_LIST && a->flag == b->flag && a->flag <= SWA__JL_TUPLE) {
+        swa__jv out = swa__jv_list(c, a->u.l->n + b->u.l->n, a->flag);
+        if (a->u.l->n) memcpy(out.u.l->v, a->u.l->v, a->u.l->n * sizeof(swa__jv));
+        if (b->u.l->n) memcpy(out.u.l->v + a->u.l->n, b->u.l->v, b->u.l->n * sizeof(swa__jv));
+        return out;
+    }
+    if (op == SWA__JOP_MUL && (a->t == SWA__JV_STR || (a->t == SWA__JV_LIST && a->flag <= SWA__JL_TUPLE)) && (b->t == SWA__JV_INT || b->t == SWA__JV_BOOL))
+        return swa__jrepeat(c, a, b->u.i);
+    if (op == SWA__JOP_MUL && (b->t == SWA__JV_STR || (b->t == SWA__JV_LIST && b->flag <= SWA__JL_TUPLE)) && (a->t == SWA__JV_INT || a->t == SWA__JV_BOOL))
+        return swa__jrepeat(c, b, a->u.i);
+    swa__jdef(c, a);
+    swa__jdef(c, b);
+    if (op == SWA__JOP_ADD && a->t == SWA__JV_STR) swa__jerr(c, "can only concatenate str (not \"%s\") to str", swa__jtype_name(b));
+    if (op == SWA__JOP_ADD && a->t == SWA__JV_LIST)
+        swa__jerr(c, "can only concatenate %s (not \"%s\") to %s", swa__jtype_name(a), swa__jtype_name(b), swa__jtype_name(a));
+    swa__jerr(c, "unsupported operand type(s) for %s: '%s' and '%s'", op == SWA__JOP_POW ? "** or pow()" : swa__jop_names[op],
+              swa__jtype_name(a), swa__jtype_name(b));
+}
+
+static swa__jv swa__jbinary(swa__jctx *c, int op, const swa__jv *a, const swa__jv *b)
+{
+    static const char *const cmp[] = {"==", "!=", "<", "<=", ">", ">="};
+    switch (op) {
+    case SWA__JOP_CONCAT: {
+        swa__jstr o;
+        memset(&o, 0, sizeof o);
+        swa__jput_value(c, &o, a, 0);
+        swa__jput_value(c, &o, b, 0);
+        return swa__jv_text(&o);
+    }
+    case SWA__JOP_EQ: return swa__jv_bool(swa__jeq(a, b));
+    case SWA__JOP_NE: return swa__jv_bool(!swa__jeq(a, b));
+    case SWA__JOP_LT: return swa__jv_bool(swa__jless(c, a, b, cmp[2]));
+    case SWA__JOP_LE: return swa__jv_bool(swa__jeq(a, b) || swa__jless(c, a, b, cmp[3]));
+    case SWA__JOP_GT: return swa__jv_bool(swa__jless(c, b, a, cmp[4]));
+    case SWA__JOP_GE: return swa__jv_bool(swa__jeq(a, b) || swa__jless(c, b, a, cmp[5]));
+    case SWA__JOP_IN: return swa__jv_bool(swa__jcontains(c, b, a));
+    case SWA__JOP_NOTIN: return swa__jv_bool(!swa__jcontains(c, b, a));
+    default: return swa__jarith(c, op, a, b);
+    }
+}
+
+/* -- arguments of a call -- */
+
+typedef struct swa__jargs {
+    swa__jv pos[SWA__J_MAX_ARGS];
+    size_t n;
+    const char *kw_name[SWA__J_MAX_ARGS];
+    size_t kw_len[SWA__J_MAX_ARGS];
+    swa__jv kw[SWA__J_MAX_ARGS];
+    size_t n_kw;
+} swa__jargs;
+
+/* Argument i by position, or by name; NULL when not given */
+static const swa__jv *swa__jarg(const swa__jargs *a, size_t i, const char *name)
+{
+    size_t k;
+    if (i < a->n) return &a->pos[i];
+    for (k = 0; name && k < a->n_kw; k++)
+        if (a->kw_len[k] == strlen(name) && !memcmp(a->kw_name[k], name, a->kw_len[k])) return &a->kw[k];
+    return NULL;
+}
+
+static int64_t swa__jarg_int(swa__jctx *c, const swa__jargs *a, size_t i, const char *name, int64_t dflt)
+{
+    const swa__jv *v = swa__jarg(a, i, name);
+    if (!v || v->t == SWA__JV_NONE) return dflt;
+    if (v->t != SWA__JV_INT && v->t != SWA__JV_BOOL) swa__jerr(c, "'%s' object cannot be interpreted as an integer", swa__jtype_name(v));
+    return v->u.i;
+}
+
+static swa__jv swa__jarg_str(swa__jctx *c, const swa__jargs *a, size_t i, const char *name, const char *what)
+{
+    const swa__jv *v = swa__jarg(a, i, name);
+    if (!v || v->t != SWA__JV_STR) swa__jerr(c, "%s: want a string argument", what);
+    return *v;
+}
+
+/* -- strings' methods -- */
+
+static int swa__jis_space_cp(uint32_t cp)
+{
+    return (cp >= 9 && cp <= 13) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
+           (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
+/* Whether the character at s[0..n) (len bytes) is in chars (NULL: white space) */
+static int swa__jstrip_char(const char *s, size_t n, size_t *len, const swa__jv *chars)
+{
+    uint32_t cp = swa__utf8_get((const unsigned char *)s, n, len);
+    size_t i, k;
+    if (!chars) return swa__jis_space_cp(cp);
+    for (i = 0; i < chars->n; i += k)
+        if (swa__utf8_get((const unsigned char *)chars->u.s + i, chars->n - i, &k) == cp) return 1;
+    return 0;
+}
+
+/* s stripped at the left (1), right (2) or both (3) ends */
+static swa__jv swa__jstrip(const swa__jv *s, int ends, const swa__jv *chars)
+{
+    size_t lo = 0, hi = s->n, len;
+    if (chars && chars->t != SWA__JV_STR) chars = NULL;
+    while ((ends & 1) && lo < hi && swa__jstrip_char(s->u.s + lo, hi - lo, &len, chars)) lo += len;
+    while ((ends & 2) && hi > lo) {
+        size_t start = hi - 1;
+        while (start > lo && ((unsigned char)s->u.s[start] & 0xC0) == 0x80) start--;
+        if (!swa__jstrip_char(s->u.s + start, hi - start, &len, chars)) break;
+        hi = start;
+    }
+    return swa__jv_str(s->u.s + lo, hi - lo);
+}
+
+/* ASCII case: upper (1), lower (2), title (3: after a non-letter upper, else lower),
+   capitalize (4), swapcase (5) */
+static swa__jv swa__jcase(swa__jctx *c, const swa__jv *s, int how)
+{
+    char *p = (char *)swa__jalloc(c, s->n + 1);
+    size_t i;
+    int prev_letter = 0;
+    for (i = 0; i < s->n; i++) {
+        char ch = s->u.s[i];
+        int lower = ch >= 'a' && ch <= 'z', upper = ch >= 'A' && ch <= 'Z';
+        int up = how == 1 || (how == 3 && !prev_letter) || (how == 4 && i == 0) || (how == 5 && lower);
+        int down = how == 2 || (how == 3 && prev_letter) || (how == 4 && i > 0) || (how == 5 && upper);
+        if (up && lower) ch = (char)(ch - 32);
+        else if (down && upper) ch = (char)(ch + 32);
+        p[i] = ch;
+        prev_letter = lower || upper || (((unsigned char)ch) >= 0x80 && how == 3 && prev_letter);
+        if (how == 3 && (unsigned char)ch >= 0x80) prev_letter = 1;
+    }
+    return swa__jv_str(p, s->n);
+}
+
+static swa__jv swa__jreplace(swa__jctx *c, const swa__jv *s, const swa__jv *old, const swa__jv *with, int64_t count)
+{
+    swa__jstr o;
+    size_t i = 0;
+    memset(&o, 0, sizeof o);
+    if (!old->n) {   /* Python puts the new text between characters and at both ends */
+        size_t k;
+        for (; count != 0; count--) {
+            swa__jput(c, &o, with->u.s, with->n);
+            if (i >= s->n) break;
+            k = swa__jcp_offset(s->u.s + i, s->n - i, 1);
+            swa__jput(c, &o, s->u.s + i, k);
+            i += k;
+        }
+        swa__jput(c, &o, s->u.s + i, s->n - i);
+        return swa__jv_text(&o);
+    }
+    while (i < s->n) {
+        if (count != 0 && i + old->n <= s->n && !memcmp(s->u.s + i, old->u.s, old->n)) {
+            swa__jput(c, &o, with->u.s, with->n);
+            i += old->n;
+            count--;
+        } else {
+            swa__jput(c, &o, s->u.s + i, 1);
+            i++;
+        }
+    }
+    return swa__jv_text(&o);
+}
+
+/* The byte offset of needle in s[from..), or -1 */
+static int64_t swa__jfind(const swa__jv *s, const swa__jv *needle, size_t from, int last)
+{
+    size_t i, best = SIZE_MAX;
+    for (i = from; i + needle->n <= s->n; i++)
+        if (!memcmp(s->u.s + i, needle->u.s, needle->n)) { best = i; if (!last) break; }
+    return best == SIZE_MAX ? -1 : (int64_t)best;
+}
+
+/* str.split(sep, maxsplit) and rsplit; without sep, on runs of white space */
+static swa__jv swa__jsplit(swa__jctx *c, const swa__jv *s, const swa__jv *sep, int64_t maxsplit, int from_right)
+{
+    swa__jv out;
+    size_t cap = 16, n = 0, i = 0;
+    swa__jv *items = (swa__jv *)swa__jalloc_n(c, cap, sizeof *items);
+    if (sep && sep->t == SWA__JV_STR && !sep->n) swa__jerr(c, "empty separator");
+    if (sep && sep->t != SWA__JV_STR) sep = NULL;
+#define SWA__JSPLIT_ADD(p, len) do { if (n == cap) { swa__jv *m = (swa__jv *)swa__jalloc_n(c, cap * 2, sizeof *m); \
+        memcpy(m, items, n * sizeof *m); items = m; cap *= 2; } items[n++] = swa__jv_str((p), (len)); } while (0)
+    if (from_right && maxsplit >= 0) {   /* only rsplit with a limit differs from split */
+        size_t hi = s->n;
+        int64_t k;
+        swa__jv tmp;
+        for (k = 0; k < maxsplit; k++) {
+            swa__jv head = swa__jv_str(s->u.s, hi);
+            int64_t at = sep ? swa__jfind(&head, sep, 0, 1) : -1;
+            if (at < 0) break;
+            SWA__JSPLIT_ADD(s->u.s + at + (int64_t)sep->n, hi - (size_t)at - sep->n);
+            hi = (size_t)at;
+        }
+        SWA__JSPLIT_ADD(s->u.s, hi);
+        for (i = 0; i < n / 2; i++) { tmp = items[i]; items[i] = items[n - 1 - i]; items[n - 1 - i] = tmp; }
+    } else if (sep) {
+        for (;;) {
+            swa__jv rest = swa__jv_str(s->u.s + i, s->n - i);
+            int64_t at = maxsplit < 0 || (int64_t)n < maxsplit ? swa__jfind(&rest, sep, 0, 0) : -1;
+            if (at < 0) { SWA__JSPLIT_ADD(s->u.s + i, s->n - i); break; }
+            SWA__JSPLIT_ADD(s->u.s + i, (size_t)at);
+            i += (size_t)at + sep->n;
+        }
+    } else {
+        size_t len;
+        for (;;) {
+            size_t start;
+            while (i < s->n && swa__jstrip_char(s->u.s + i, s->n - i, &len, NULL)) i += len;
+            if (i >= s->n) break;
+            if (maxsplit >= 0 && (int64_t)n >= maxsplit) {
+                swa__jv rest = swa__jv_str(s->u.s + i, s->n - i);
+                rest = swa__jstrip(&rest, 2, NULL);
+                SWA__JSPLIT_ADD(rest.u.s, rest.n);
+                break;
+            }
+            start = i;
+            while (i < s->n && !swa__jstrip_char(s->u.s + i, s->n - i, &len, NULL)) i += len;
+            SWA__JSPLIT_ADD(s->u.s + start, i - start);
+        }
+    }
+#undef SWA__JSPLIT_ADD
+    out = swa__jv_list(c, 0, 0);
+    out.u.l->n = n;
+    out.u.l->v = items;
+    return out;
+}
+
+static int swa__jaffix(const swa__jv *s, const swa__jv *fix, int end)
+{
+    if (fix->t == SWA__JV_LIST) {
+        size_t i;
+        for (i = 0; i < fix->u.l->n; i++)
+            if (swa__jaffix(s, &fix->u.l->v[i], end)) return 1;
+        return 0;
+    }
+    if (fix->t != SWA__JV_STR || fix->n > s->n) return 0;
+    return !memcmp(s->u.s + (end ? s->n - fix->n : 0), fix->u.s, fix->n);
+}
+
+static swa__jv swa__jjoin(swa__jctx *c, const swa__jv *sep, const swa__jlist *items, const char *attr)
+{
+    swa__jstr o;
+    size_t i;
+    memset(&o, 0, sizeof o);
+    for (i = 0; i < items->n; i++) {
+        swa__jv v = items->v[i];
+        if (i) swa__jput(c, &o, sep->u.s, sep->n);
+        if (attr) v = swa__jgetattr(c, &v, attr, strlen(attr));
+        swa__jput_value(c, &o, &v, 0);
+    }
+    return swa__jv_text(&o);
+}
+
+static int swa__jstr_class(const swa__jv *s, int (*ok)(int))
+{
+    size_t i;
+    if (!s->n) return 0;
+    for (i = 0; i < s->n; i++)
+        if (!ok((unsigned char)s->u.s[i])) return 0;
+    return 1;
+}
+
+static int swa__jc_digit(int ch) { return ch >= '0' && ch <= '9'; }
+static int swa__jc_alpha(int ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch >= 0x80; }
+static int swa__jc_alnum(int ch) { return swa__jc_digit(ch) || swa__jc_alpha(ch); }
+static int swa__jc_space(int ch) { return swa__jspace((char)ch); }
+static int swa__jc_noupper(int ch) { return !(ch >= 'A' && ch <= 'Z'); }
+static int swa__jc_nolower(int ch) { return !(ch >= 'a' && ch <= 'z'); }
+
+static swa__jv swa__jformat(swa__jctx *c, const swa__jv *fmt, const swa__jargs *a);
+
+static swa__jv swa__jstr_method(swa__jctx *c, const swa__jv *s, const char *m, const swa__jargs *a)
+{
+    const swa__jv *x = swa__jarg(a, 0, NULL), *y = swa__jarg(a, 1, NULL);
+    if (!strcmp(m, "strip")) return swa__jstrip(s, 3, x);
+    if (!strcmp(m, "lstrip")) return swa__jstrip(s, 1, x);
+    if (!strcmp(m, "rstrip")) return swa__jstrip(s, 2, x);
+    if (!strcmp(m, "upper")) return swa__jcase(c, s, 1);
+    if (!strcmp(m, "lower") || !strcmp(m, "casefold")) return swa__jcase(c, s, 2);
+    if (!strcmp(m, "title")) return swa__jcase(c, s, 3);
+    if (!strcmp(m, "capitalize")) return swa__jcase(c, s, 4);
+    if (!strcmp(m, "swapcase")) return swa__jcase(c, s, 5);
+    if (!strcmp(m, "split") || !strcmp(m, "rsplit"))
+        return swa__jsplit(c, s, swa__jarg(a, 0, "sep"), swa__jarg_int(c, a, 1, "maxsplit", -1), m[0] == 'r');
+    if (!strcmp(m, "splitlines")) {
+        swa__jv nl = swa__jv_str("\n", 1), r = swa__jsplit(c, s, &nl, -1, 0);
+        if (r.u.l->n && !r.u.l->v[r.u.l->n - 1].n) r.u.l->n--;
+        return r;
+    }
+    if (!strcmp(m, "startswith") || !strcmp(m, "endswith")) {
+        if (!x) swa__jerr(c, "%s() takes at least 1 argument (0 given)", m);
+        return swa__jv_bool(swa__jaffix(s, x, m[0] == 'e'));
+    }
+    if (!strcmp(m, "replace")) {
+        swa__jv old = swa__jarg_str(c, a, 0, NULL, "replace"), with = swa__jarg_str(c, a, 1, NULL, "replace");
+        return swa__jreplace(c, s, &old, &with, swa__jarg_int(c, a, 2, "count", -1));
+    }
+    if (!strcmp(m, "find") || !strcmp(m, "rfind") || !strcmp(m, "index") || !strcmp(m, "rindex")) {
+        swa__jv needle = swa__jarg_str(c, a, 0, NULL, m);
+        int64_t at = swa__jfind(s, &needle, 0, m[0] == 'r');
+        if (at < 0 && strstr(m, "index")) swa__jerr(c, "substring not found");
+        return swa__jv_int(at < 0 ? -1 : (int64_t)swa__jcp_count(s->u.s, (size_t)at));
+    }
+    if (!strcmp(m, "count")) {
+        swa__jv needle = swa__jarg_str(c, a, 0, NULL, m);
+        int64_t k = 0;
+        size_t i = 0;
+        if (!needle.n) return swa__jv_int((int64_t)swa__jcp_count(s->u.s, s->n) + 1);
+        while (i + needle.n <= s->n) {
+            if (!memcmp(s->u.s + i, needle.u.s, needle.n)) { k++; i += needle.n; } else i++;
+        }
+        return swa__jv_int(k);
+    }
+    if (!strcmp(m, "join")) {
+        if (!x) swa__jerr(c, "join() takes exactly one argument (0 given)");
+        return swa__jjoin(c, s, swa__jiter(c, swa__jdef(c, x)), NULL);
+    }
+    if (!strcmp(m, "format")) return swa__jformat(c, s, a);
+    if (!strcmp(m, "removeprefix") || !strcmp(m, "removesuffix")) {
+        swa__jv fix = swa__jarg_str(c, a, 0, NULL, m);
+        int end = m[6] == 's';
+        if (!swa__jaffix(s, &fix, end)) return *s;
+        return swa__jv_str(s->u.s + (end ? 0 : fix.n), s->n - fix.n);
+    }
+    if (!strcmp(m, "isdigit") || !strcmp(m, "isnumeric") || !strcmp(m, "isdecimal")) return swa__jv_bool(swa__jstr_class(s, swa__jc_digit));
+    if (!strcmp(m, "isalpha")) return swa__jv_bool(swa__jstr_class(s, swa__jc_alpha));
+    if (!strcmp(m, "isalnum")) return swa__jv_bool(swa__jstr_class(s, swa__jc_alnum));
+    if (!strcmp(m, "isspace")) return swa__jv_bool(swa__jstr_class(s, swa__jc_space));
+    if (!strcmp(m, "islower")) return swa__jv_bool(swa__jstr_class(s, swa__jc_noupper) && !swa__jstr_class(s, swa__jc_nolower));
+    if (!strcmp(m, "isupper")) return swa__jv_bool(swa__jstr_class(s, swa__jc_nolower) && !swa__jstr_class(s, swa__jc_noupper));
+    (void)y;
+    swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: str.%s is not supported", m);
+}
+
+/* str.format with {} {0} {name} fields and no format specs (the sandbox's safe formatting) */
+static swa__jv swa__jformat(swa__jctx *c, const swa__jv *fmt, const swa__jargs *a)
+{
+    swa__jstr o;
+    size_t i = 0, auto_i = 0;
+    memset(&o, 0, sizeof o);
+    while (i < fmt->n) {
+        const char *s = fmt->u.s;
+        if ((s[i] == '{' || s[i] == '}') && i + 1 < fmt->n && s[i + 1] == s[i]) { swa__jput(c, &o, s + i, 1); i += 2; continue; }
+        if (s[i] == '{') {
+            size_t end = i + 1, k;
+            const swa__jv *v = NULL;
+            while (end < fmt->n && s[end] != '}') end++;
+            if (end >= fmt->n) swa__jerr(c, "Single '{' encountered in format string");
+            if (end == i + 1) v = swa__jarg(a, auto_i++, NULL);
+            else if (swa__jdigit(s[i + 1])) v = swa__jarg(a, (size_t)atoi(s + i + 1), NULL);
+            else for (k = 0; k < a->n_kw; k++)
+                if (a->kw_len[k] == end - i - 1 && !memcmp(a->kw_name[k], s + i + 1, a->kw_len[k])) v = &a->kw[k];
+            if (!v) swa__jerr(c, "Replacement index %zu out of range for positional args tuple", auto_i ? auto_i - 1 : 0);
+            swa__jput_value(c, &o, v, 0);
+            i = end + 1;
+            continue;
+        }
+        swa__jput(c, &o, s + i, 1);
+        i++;
+    }
+    return swa__jv_text(&o);
+}
+
+/* ---- tests: x is name(args) ---- */
+
+static int swa__jtest(swa__jctx *c, const char *name, const swa__jv *v, const swa__jargs *a)
+{
+    const swa__jv *x = swa__jarg(a, 0, NULL);
+    if (!strcmp(name, "defined")) return v->t != SWA__JV_UNDEF;
+    if (!strcmp(name, "undefined")) return v->t == SWA__JV_UNDEF;
+    if (!strcmp(name, "none")) return v->t == SWA__JV_NONE;
+    if (!strcmp(name, "boolean")) return v->t == SWA__JV_BOOL;
+    if (!strcmp(name, "true")) return v->t == SWA__JV_BOOL && v->u.i;
+    if (!strcmp(name, "false")) return v->t == SWA__JV_BOOL && !v->u.i;
+    if (!strcmp(name, "integer")) return v->t == SWA__JV_INT;
+    if (!strcmp(name, "float")) return v->t == SWA__JV_FLOAT;
+    if (!strcmp(name, "number")) return swa__jnumeric(v);
+    if (!strcmp(name, "string")) return v->t == SWA__JV_STR;
+    if (!strcmp(name, "mapping")) return v->t == SWA__JV_DICT;
+    if (!strcmp(name, "sequence")) return v->t == SWA__JV_STR || v->t == SWA__JV_LIST || v->t == SWA__JV_DICT;
+    if (!strcmp(name, "iterable")) return v->t == SWA__JV_STR || v->t == SWA__JV_LIST || v->t == SWA__JV_DICT;
+    if (!strcmp(name, "callable")) return v->t == SWA__JV_FUNC || v->t == SWA__JV_MACRO || v->t == SWA__JV_METHOD;
+    if (!strcmp(name, "escaped")) return 0;
+    if (!strcmp(name, "lower") || !strcmp(name, "upper")) {
+        swa__jv w = swa__jto_str(c, v);
+        swa__jv cased = swa__jcase(c, &w, name[0] == 'l' ? 2 : 1);
+        return swa__jeq(&w, &cased);
+    }
+    if (!strcmp(name, "even") || !strcmp(name, "odd") || !strcmp(name, "divisibleby")) {
+        int64_t d = name[0] == 'd' ? swa__jarg_int(c, a, 0, "num", 1) : 2;
+        swa__jv dv = swa__jv_int(d), r;
+        swa__jdef(c, v);
+        if (!swa__jnumeric(v)) swa__jerr(c, "unsupported operand type(s) for %%: '%s' and 'int'", swa__jtype_name(v));
+        r = swa__jarith(c, SWA__JOP_MOD, v, &dv);
+        return name[0] == 'o' ? swa__jtruthy(&r) : !swa__jtruthy(&r);
+    }
+    if (!x) swa__jerr(c, "test '%s' needs an argument", name);
+    if (!strcmp(name, "equalto") || !strcmp(name, "eq") || !strcmp(name, "==") || !strcmp(name, "sameas")) return swa__jeq(v, x);
+    if (!strcmp(name, "ne") || !strcmp(name, "!=")) return !swa__jeq(v, x);
+    if (!strcmp(name, "lt") || !strcmp(name, "lessthan") || !strcmp(name, "<")) return swa__jless(c, v, x, "<");
+    if (!strcmp(name, "gt") || !strcmp(name, "greaterthan") || !strcmp(name, ">")) return swa__jless(c, x, v, ">");
+    if (!strcmp(name, "le") || !strcmp(name, "<=")) return swa__jeq(v, x) || swa__jless(c, v, x, "<=");
+    if (!strcmp(name, "ge") || !strcmp(name, ">=")) return swa__jeq(v, x) || swa__jless(c, x, v, ">=");
+    if (!strcmp(name, "in")) return swa__jcontains(c, x, v);
+    swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "No test named '%s'.", name);
+}
+
+/* ---- filters ---- */
+
+static swa__jv swa__jfilter(swa__jctx *c, const char *name, const swa__jv *v, const swa__jargs *a);
+
+/* The arguments after the first k (map('upper', ...) passes the rest to the filter) */
+static swa__jargs *swa__jargs_shift(swa__jctx *c, const swa__jargs *a, size_t k)
+{
+    swa__jargs *r = (swa__jargs *)swa__jalloc(c, sizeof *r);
+    *r = *a;
+    r->n = a->n > k ? a->n - k : 0;
+    if (r->n) memmove(r->pos, a->pos + k, r->n * sizeof(swa__jv));
+    return r;
+}
+
+static const char *swa__jcstr(swa__jctx *c, const swa__jv *s)
+{
+    return swa__jv_copy(c, s->u.s, s->n).u.s;
+}
+
+/* select / reject / selectattr / rejectattr */
+static swa__jv swa__jselect(swa__jctx *c, const swa__jv *v, const swa__jargs *a, int attr, int keep)
+{
+    swa__jlist *items = swa__jiter(c, swa__jtruthy(v) ? v : &c->undef);   /* jinja2 skips a false sequence */
+    swa__jv out = swa__jv_as(swa__jv_list(c, items->n, 0), SWA__JL_ITER, "generator"), key;
+    const char *test = NULL, *attr_name = NULL;
+    swa__jargs *rest;
+    size_t i, k = 0;
+    if (attr) { key = swa__jarg_str(c, a, 0, NULL, "selectattr"); attr_name = swa__jcstr(c, &key); }
+    if (swa__jarg(a, (size_t)attr, NULL)) { key = swa__jarg_str(c, a, (size_t)attr, NULL, "select"); test = swa__jcstr(c, &key); }
+    rest = swa__jargs_shift(c, a, (size_t)attr + 1);
+    for (i = 0; i < items->n; i++) {
+        swa__jv item = attr_name ? swa__jgetattr(c, &items->v[i], attr_name, strlen(attr_name)) : items->v[i];
+        int ok = test ? swa__jtest(c, test, &item, rest) : swa__jtruthy(&item);
+        if (ok == keep) out.u.l->v[k++] = items->v[i];
+    }
+    out.u.l->n = k;
+    return out;
+}
+
+static swa__jv swa__jmap(swa__jctx *c, const swa__jv *v, const swa__jargs *a)
+{
+    swa__jlist *items = swa__jiter(c, swa__jtruthy(v) ? v : &c->undef);
+    swa__jv out = swa__jv_as(swa__jv_list(c, items->n, 0), SWA__JL_ITER, "generator");
+    const swa__jv *attr = swa__jarg(a, SIZE_MAX, "attribute"), *dflt = swa__jarg(a, SIZE_MAX, "default");
+    const char *filter = NULL;
+    swa__jargs *rest = swa__jargs_shift(c, a, 1);
+    size_t i;
+    if (!attr) { swa__jv f = swa__jarg_str(c, a, 0, NULL, "map"); filter = swa__jcstr(c, &f); }
+    else if (attr->t != SWA__JV_STR) swa__jerr(c, "map: want a string attribute");
+    for (i = 0; i < items->n; i++) {
+        if (filter) { out.u.l->v[i] = swa__jfilter(c, filter, &items->v[i], rest); continue; }
+        out.u.l->v[i] = swa__jgetattr(c, &items->v[i], attr->u.s, attr->n);
+        if (dflt && out.u.l->v[i].t == SWA__JV_UNDEF) out.u.l->v[i] = *dflt;
+    }
+    return out;
+}
+
+static swa__jv swa__jtojson(swa__jctx *c, const swa__jv *v, const swa__jargs *a)
+{
+    swa__jdump d;
+    swa__jstr o;
+    const swa__jv *indent = swa__jarg(a, 1, "indent"), *seps = swa__jarg(a, 2, "separators"), *ea = swa__jarg(a, 0, "ensure_ascii");
+    const swa__jv *sk = swa__jarg(a, 3, "sort_keys");
+    swa__jv space = swa__jv_str(" ", 1);
+    memset(&d, 0, sizeof d);
+    memset(&o, 0, sizeof o);
+    d.ensure_ascii = ea && swa__jtruthy(ea);
+    d.sort_keys = sk && swa__jtruthy(sk);
+    if (indent && indent->t == SWA__JV_INT) d.indent = swa__jrepeat(c, &space, indent->u.i).u.s;
+    else if (indent && indent->t == SWA__JV_STR) d.indent = swa__jcstr(c, indent);
+    d.item_sep = d.indent ? "," : ", ";
+    d.key_sep = ": ";
+    if (seps && seps->t == SWA__JV_LIST && seps->u.l->n == 2 && seps->u.l->v[0].t == SWA__JV_STR && seps->u.l->v[1].t == SWA__JV_STR) {
+        d.item_sep = swa__jcstr(c, &seps->u.l->v[0]);
+        d.key_sep = swa__jcstr(c, &seps->u.l->v[1]);
+    }
+    swa__jjson(c, &o, v, &d, 0);
+    return swa__jv_text(&o);
+}
+
+/* indent(width=4, first=False, blank=False), as jinja2 3.1 */
+static swa__jv swa__jindent(swa__jctx *c, const swa__jv *s, const swa__jargs *a)
+{
+    const swa__jv *w = swa__jarg(a, 0, "width");
+    int first = swa__jarg(a, 1, "first") && swa__jtruthy(swa__jarg(a, 1, "first"));
+    int blank = swa__jarg(a, 2, "blank") && swa__jtruthy(swa__jarg(a, 2, "blank"));
+    swa__jv space = swa__jv_str(" ", 1);
+    swa__jv pad = w && w->t == SWA__JV_STR ? *w : swa__jrepeat(c, &space, w && w->t == SWA__JV_INT ? w->u.i : 4);
+    swa__jv nl = swa__jv_str("\n", 1), lines;
+    swa__jstr o;
+    size_t i;
+    memset(&o, 0, sizeof o);
+    lines = swa__jsplit(c, s, &nl, -1, 0);   /* s + "\n" split into lines: the last is empty */
+    if (first) swa__jput(c, &o, pad.u.s, pad.n);
+    for (i = 0; i < lines.u.l->n; i++) {
+        const swa__jv *line = &lines.u.l->v[i];
+        if (i) {
+            swa__jputs(c, &o, "\n");
+            if (blank || line->n) swa__jput(c, &o, pad.u.s, pad.n);
+        }
+        swa__jput(c, &o, line->u.s, line->n);
+    }
+    return swa__jv_text(&o);
+}
+
+/* sort(reverse, case_sensitive, attribute): a stable insertion sort on the keys */
+static int swa__jsort_less(swa__jctx *c, const swa__jv *x, const swa__jv *y, int case_sensitive, const char *attr)
+{
+    swa__jv a, b;
+    if (attr && x->t == SWA__JV_LIST && x->flag && (attr[0] == '0' || attr[0] == '1') && !attr[1]) {   /* dictsort's pairs */
+        a = x->u.l->v[attr[0] - '0'];
+        b = y->u.l->v[attr[0] - '0'];
+    } else {
+        a = attr ? swa__jgetattr(c, x, attr, strlen(attr)) : *x;
+        b = attr ? swa__jgetattr(c, y, attr, strlen(attr)) : *y;
+    }
+    if (!case_sensitive && a.t == SWA__JV_STR) a = swa__jcase(c, &a, 2);
+    if (!case_sensitive && b.t == SWA__JV_STR) b = swa__jcase(c, &b, 2);
+    return swa__jless(c, &a, &b, "<");
+}
+
+static swa__jv swa__jsorted(swa__jctx *c, const swa__jv *v, int reverse, int case_sensitive, const char *attr)
+{
+    swa__jlist *items = swa__jiter(c, v);
+    swa__jv out = swa__jv_list(c, items->n, 0);
+    size_t i, j;
+    if (items->n) memcpy(out.u.l->v, items->v, items->n * sizeof(swa__jv));
+    for (i = 1; i < items->n; i++) {
+        swa__jstep(c);
+        for (j = i; j > 0; j--) {
+            swa__jv *p = out.u.l->v;
+            int less = reverse ? swa__jsort_less(c, &p[j - 1], &p[j], case_sensitive, attr)
+                               : swa__jsort_less(c, &p[j], &p[j - 1], case_sensitive, attr);
+            swa__jv t;
+            if (!less) break;
+            t = p[j]; p[j] = p[j - 1]; p[j - 1] = t;
+        }
+    }
+    return out;
+}
+
+/* A dict's (key, value) pairs, as a list */
+static swa__jv swa__jitems(swa__jctx *c, const swa__jv *v)
+{
+    swa__jv out;
+    size_t i;
+    if (v->t == SWA__JV_UNDEF) return swa__jv_list(c, 0, 0);
+    if (v->t != SWA__JV_DICT && v->t != SWA__JV_NS) swa__jerr(c, "Can only get item pairs from a mapping.");
+    out = swa__jv_list(c, v->u.d->n, 0);
+    for (i = 0; i < v->u.d->n; i++) {
+        swa__jv pair = swa__jv_list(c, 2, 1);
+        pair.u.l->v[0] = v->u.d->k[i];
+        pair.u.l->v[1] = v->u.d->v[i];
+        out.u.l->v[i] = pair;
+    }
+    return out;
+}
+
+static swa__jv swa__jto_int(swa__jctx *c, const swa__jv *v, const swa__jargs *a)
+{
+    const swa__jv *d = swa__jarg(a, 0, "default");
+    swa__jv dflt = d ? *d : swa__jv_int(0);
+    (void)c;
+    if (v->t == SWA__JV_INT || v->t == SWA__JV_BOOL) return swa__jv_int(v->u.i);
+    if (v->t == SWA__JV_FLOAT) return v->u.f == v->u.f && fabs(v->u.f) < 9.2e18 ? swa__jv_int((int64_t)v->u.f) : dflt;
+    if (v->t == SWA__JV_STR) {
+        char buf[64], *end;
+        swa__jv s = swa__jstrip(v, 3, NULL);
+        long long i;
+        double f;
+        if (!s.n || s.n >= sizeof buf) return dflt;
+        memcpy(buf, s.u.s, s.n);
+        buf[s.n] = '\0';
+        errno = 0;
+        i = strtoll(buf, &end, 10);
+        if (!*end && !errno) return swa__jv_int((int64_t)i);
+        f = strtod(buf, &end);
+        if (!*end && f == f && fabs(f) < 9.2e18) return swa__jv_int((int64_t)f);
+    }
+    return dflt;
+}
+
+static swa__jv swa__jto_float(swa__jctx *c, const swa__jv *v, const swa__jargs *a)
+{
+    const swa__jv *d = swa__jarg(a, 0, "default");
+    (void)c;
+    if (swa__jnumeric(v)) return swa__jv_float(swa__jnum(v));
+    if (v->t == SWA__JV_STR) {
+        char buf[64], *end;
+        swa__jv s = swa__jstrip(v, 3, NULL);
+        double f;
+        if (s.n && s.n < sizeof buf) {
+            memcpy(buf, s.u.s, s.n);
+            buf[s.n] = '\0';
+            f = strtod(buf, &end);
+            if (!*end) return swa__jv_float(f);
+        }
+    }
+    return d ? *d : swa__jv_float(0.0);
+}
+
+static swa__jv swa__jescape(swa__jctx *c, const swa__jv *v)
+{
+    swa__jv s = swa__jto_str(c, v);
+    swa__jstr o;
+    size_t i;
+    memset(&o, 0, sizeof o);
+    for (i = 0; i < s.n; i++) {
+        char ch = s.u.s[i];
+        const char *e = ch == '&' ? "&amp;" : ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : ch == '"' ? "&#34;" : ch == '\'' ? "&#39;" : NULL;
+        if (e) swa__jputs(c, &o, e); else swa__jput(c, &o, &ch, 1);
+    }
+    return swa__jv_text(&o);
+}
+
+/* min / max / sum / unique over an iterable */
+static swa__jv swa__jreduce(swa__jctx *c, const char *name, const swa__jv *v, const swa__jargs *a)
+{
+    swa__jlist *items = swa__jiter(c, v);
+    const swa__jv *attr_v = swa__jarg(a, name[0] == 's' ? 0 : 1, "attribute"), *cs = swa__jarg(a, 0, "case_sensitive");
+    const char *attr = attr_v && attr_v->t == SWA__JV_STR ? swa__jcstr(c, attr_v) : NULL;
+    int case_sensitive = name[0] != 's' && cs && swa__jtruthy(cs);
+    size_t i, best = 0;
+    if (name[0] == 's') {   /* sum(attribute=None, start=0) */
+        const swa__jv *start = swa__jarg(a, 1, "start");
+        swa__jv total = start ? *start : swa__jv_int(0);
+        for (i = 0; i < items->n; i++) {
+            swa__jv x = attr ? swa__jgetattr(c, &items->v[i], attr, strlen(attr)) : items->v[i];
+            total = swa__jarith(c, SWA__JOP_ADD, &total, &x);
+        }
+        return total;
+    }
+    if (name[1] == 'n') {   /* unique: first occurrences, compared case-insensitively unless asked */
+        swa__jv out = swa__jv_as(swa__jv_list(c, items->n, 0), SWA__JL_ITER, "generator");
+        size_t k = 0, j;
+        for (i = 0; i < items->n; i++) {
+            swa__jv key = attr ? swa__jgetattr(c, &items->v[i], attr, strlen(attr)) : items->v[i];
+            if (!case_sensitive && key.t == SWA__JV_STR) key = swa__jcase(c, &key, 2);
+            for (j = 0; j < k; j++) {
+                swa__jv other = attr ? swa__jgetattr(c, &out.u.l->v[j], attr, strlen(attr)) : out.u.l->v[j];
+                if (!case_sensitive && other.t == SWA__JV_STR) other = swa__jcase(c, &other, 2);
+                if (swa__jeq(&key, &other)) break;
+            }
+            if (j == k) out.u.l->v[k++] = items->v[i];
+        }
+        out.u.l->n = k;
+        return out;
+    }
+    if (!items->n) return swa__jv_undef("No aggregated item, sequence was empty.", 39, NULL, SWA__JU_HINT);
+    for (i = 1; i < items->n; i++) {
+        int less = swa__jsort_less(c, &items->v[i], &items->v[best], case_sensitive, attr);
+        int more = swa__jsort_less(c, &items->v[best], &items->v[i], case_sensitive, attr);
+        if (name[1] == 'i' ? less : more) best = i;
+    }
+    return items->v[best];
+}
+
+static swa__jv swa__jfilter_seq(swa__jctx *c, const char *name, const swa__jv *v, const swa__jargs *a)
+{
+    if (!strcmp(name, "first") || !strcmp(name, "last")) {
+        swa__jlist *items = swa__jiter(c, v);
+        if (!items->n) return swa__jv_undef(name[0] == 'f' ? "No first item, sequence was empty." : "No last item, sequence was empty.",
+                                            name[0] == 'f' ? 34 : 33, NULL, SWA__JU_HINT);
+        return items->v[name[0] == 'f' ? 0 : items->n - 1];
+    }
+    if (!strcmp(name, "list")) {
+        swa__jlist *items = swa__jiter(c, v);
+        swa__jv out = swa__jv_list(c, items->n, 0);
+        if (items->n) memcpy(out.u.l->v, items->v, items->n * sizeof(swa__jv));
+        return out;
+    }
+    if (!strcmp(name, "reverse")) {
+        swa__jlist *items = swa__jiter(c, v);
+        swa__jv out = swa__jv_list(c, items->n, 0);
+        size_t i;
+        for (i = 0; i < items->n; i++) out.u.l->v[i] = items->v[items->n - 1 - i];
+        if (v->t == SWA__JV_STR) { swa__jv empty = swa__jv_str("", 0); return swa__jjoin(c, &empty, out.u.l, NULL); }
+        return swa__jv_as(out, SWA__JL_ITER, "list_reverseiterator");
+    }
+    if (!strcmp(name, "join")) {
+        const swa__jv *sep = swa__jarg(a, 0, "d"), *attr = swa__jarg(a, 1, "attribute");
+        swa__jv empty = swa__jv_str("", 0), s = sep ? swa__jto_str(c, sep) : empty;
+        return swa__jjoin(c, &s, swa__jiter(c, v), attr && attr->t == SWA__JV_STR ? swa__jcstr(c, attr) : NULL);
+    }
+    if (!strcmp(name, "sort")) {
+        const swa__jv *r = swa__jarg(a, 0, "reverse"), *cs = swa__jarg(a, 1, "case_sensitive"), *at = swa__jarg(a, 2, "attribute");
+        return swa__jsorted(c, v, r && swa__jtruthy(r), cs && swa__jtruthy(cs), at && at->t == SWA__JV_STR ? swa__jcstr(c, at) : NULL);
+    }
+    if (!strcmp(name, "dictsort")) {
+        const swa__jv *cs = swa__jarg(a, 0, "case_sensitive"), *by = swa__jarg(a, 1, "by"), *r = swa__jarg(a, 2, "reverse");
+        swa__jv items = swa__jitems(c, v);
+        return swa__jsorted(c, &items, r && swa__jtruthy(r), cs && swa__jtruthy(cs), by && by->t == SWA__JV_STR && by->n == 5 ? "1" : "0");
+    }
+    if (!strcmp(name, "batch")) {
+        swa__jlist *items = swa__jiter(c, v);
+        int64_t size = swa__jarg_int(c, a, 0, "linecount", 1);
+        const swa__jv *fill = swa__jarg(a, 1, "fill_with");
+        size_t n, i;
+        swa__jv out;
+        if (size <= 0) swa__jerr(c, "batch: the size must be positive");
+        n = (items->n + (size_t)size - 1) / (size_t)size;
+        out = swa__jv_as(swa__jv_list(c, n, 0), SWA__JL_ITER, "generator");
+        for (i = 0; i < n; i++) {
+            size_t k, have = items->n - i * (size_t)size < (size_t)size ? items->n - i * (size_t)size : (size_t)size;
+            swa__jv row = swa__jv_list(c, fill && fill->t != SWA__JV_NONE ? (size_t)size : have, 0);
+            for (k = 0; k < row.u.l->n; k++) row.u.l->v[k] = k < have ? items->v[i * (size_t)size + k] : *fill;
+            out.u.l->v[i] = row;
+        }
+        return out;
+    }
+    swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "No filter named '%s'.", name);
+}
+
+/* "%s and %d" | format(args): Python's % with s, d, i, r and %% (no widths) */
+static swa__jv swa__jpercent(swa__jctx *c, const swa__jv *fmt, const swa__jargs *a)
+{
+    swa__jstr o;
+    size_t i, k = 0;
+    swa__jdef(c, fmt);
+    if (fmt->t != SWA__JV_STR) swa__jerr(c, "format: want a string");
+    memset(&o, 0, sizeof o);
+    for (i = 0; i < fmt->n; i++) {
+        char ch = fmt->u.s[i], conv = i + 1 < fmt->n ? fmt->u.s[i + 1] : 0;
+        if (ch != '%') { swa__jput(c, &o, &ch, 1); continue; }
+        i++;
+        if (conv == '%') { swa__jputs(c, &o, "%"); continue; }
+        if (!strchr("sdir", conv) || !conv) swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: format: only %%s, %%d, %%i and %%r are supported");
+        if (k >= a->n) swa__jerr(c, "not enough arguments for format string");
+        if (conv == 'd' || conv == 'i') {
+            swa__jv iv = swa__jto_int(c, &a->pos[k], a);
+            if (!swa__jnumeric(&a->pos[k])) swa__jerr(c, "%%%c format: a real number is required, not %s", conv, swa__jtype_name(&a->pos[k]));
+            swa__jput_value(c, &o, &iv, 0);
+        } else {
+            swa__jput_value(c, &o, &a->pos[k], conv == 'r');
+        }
+        k++;
+    }
+    if (k < a->n) swa__jerr(c, "not all arguments converted during string formatting");
+    return swa__jv_text(&o);
+}
+
+static swa__jv swa__jfilter(swa__jctx *c, const char *name, const swa__jv *v, const swa__jargs *a)
+{
+    swa__jstep(c);
+    if (!strcmp(name, "default") || !strcmp(name, "d")) {
+        const swa__jv *dflt = swa__jarg(a, 0, "default_value"), *b = swa__jarg(a, 1, "boolean");
+        swa__jv empty = swa__jv_str("", 0);
+        if (v->t == SWA__JV_UNDEF || (b && swa__jtruthy(b) && !swa__jtruthy(v))) return dflt ? *dflt : empty;
+        return *v;
+    }
+    if (!strcmp(name, "safe")) return *v;
+    if (!strcmp(name, "length") || !strcmp(name, "count")) return swa__jv_int(swa__jlength(c, v));
+    if (!strcmp(name, "string")) return swa__jto_str(c, v);
+    if (!strcmp(name, "tojson")) return swa__jtojson(c, v, a);
+    if (!strcmp(name, "items")) return swa__jv_as(swa__jitems(c, v), SWA__JL_ITER, "generator");
+    if (!strcmp(name, "int")) return swa__jto_int(c, v, a);
+    if (!strcmp(name, "float")) return swa__jto_float(c, v, a);
+    if (!strcmp(name, "map")) return swa__jmap(c, v, a);
+    if (!strcmp(name, "select") || !strcmp(name, "reject")) return swa__jselect(c, v, a, 0, name[0] == 's');
+    if (!strcmp(name, "selectattr") || !strcmp(name, "rejectattr")) return swa__jselect(c, v, a, 1, name[0] == 's');
+    if (!strcmp(name, "min") || !strcmp(name, "max") || !strcmp(name, "sum") || !strcmp(name, "unique")) return swa__jreduce(c, name, v, a);
+    if (!strcmp(name, "e") || !strcmp(name, "escape") || !strcmp(name, "forceescape")) return swa__jescape(c, v);
+    if (!strcmp(name, "attr")) {
+        swa__jv at = swa__jarg_str(c, a, 0, "name", "attr");
+        return swa__jgetattr(c, v, at.u.s, at.n);
+    }
+    if (!strcmp(name, "abs")) {
+        swa__jdef(c, v);
+        if (v->t == SWA__JV_FLOAT) return swa__jv_float(fabs(v->u.f));
+        if (v->t == SWA__JV_INT || v->t == SWA__JV_BOOL) {
+            if (v->u.i == INT64_MIN) swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: integer overflow");
+            return swa__jv_int(v->u.i < 0 ? -v->u.i : v->u.i);
+        }
+        swa__jerr(c, "bad operand type for abs(): '%s'", swa__jtype_name(v));
+    }
+    if (!strcmp(name, "round")) {
+        int64_t prec = swa__jarg_int(c, a, 0, "precision", 0);
+        const swa__jv *method = swa__jarg(a, 1, "method");
+        double x, scale = pow(10.0, (double)prec);
+        swa__jdef(c, v);
+        if (!swa__jnumeric(v)) swa__jerr(c, "type %s doesn't define __round__ method", swa__jtype_name(v));
+        x = swa__jnum(v) * scale;
+        if (method && method->t == SWA__JV_STR && method->n == 5 && !memcmp(method->u.s, "floor", 5)) x = floor(x);
+        else if (method && method->t == SWA__JV_STR && method->n == 4 && !memcmp(method->u.s, "ceil", 4)) x = ceil(x);
+        else x = nearbyint(x);
+        return swa__jv_float(x / scale);
+    }
+    if (!strcmp(name, "wordcount")) {
+        swa__jv s = swa__jto_str(c, v);
+        int64_t words = 0;
+        size_t i;
+        int in_word = 0;
+        for (i = 0; i < s.n; i++) {
+            int w = swa__jc_alnum((unsigned char)s.u.s[i]) || s.u.s[i] == '_';
+            words += w && !in_word;
+            in_word = w;
+        }
+        return swa__jv_int(words);
+    }
+    if (!strcmp(name, "format")) return swa__jpercent(c, v, a);
+    if (!strcmp(name, "indent")) { swa__jv s = swa__jto_str(c, v); return swa__jindent(c, &s, a); }
+    if (!strcmp(name, "trim") || !strcmp(name, "upper") || !strcmp(name, "lower") || !strcmp(name, "title") ||
+        !strcmp(name, "capitalize") || !strcmp(name, "replace")) {
+        swa__jv s = swa__jto_str(c, v);
+        if (name[0] == 't' && name[1] == 'r') return swa__jstrip(&s, 3, swa__jarg(a, 0, "chars"));
+        if (name[0] == 't') {   /* jinja2's title: a capital after the start, white space, -, (, {, [ or < */
+            swa__jv out = swa__jcase(c, &s, 2);
+            size_t i;
+            char *p = (char *)out.u.s;
+            for (i = 0; i < out.n; i++)
+                if ((i == 0 || strchr(" \t\n\r\v\f-({[<", p[i - 1])) && p[i] >= 'a' && p[i] <= 'z') p[i] = (char)(p[i] - 32);
+            return out;
+        }
+        if (name[0] == 'r') {
+            swa__jv old = swa__jarg_str(c, a, 0, "old", "replace"), with = swa__jarg_str(c, a, 1, "new", "replace");
+            return swa__jreplace(c, &s, &old, &with, swa__jarg_int(c, a, 2, "count", -1));
+        }
+        return swa__jcase(c, &s, name[0] == 'u' ? 1 : name[0] == 'l' ? 2 : 4);
+    }
+    return swa__jfilter_seq(c, name, v, a);
+}
+
+/* ---- calls ---- */
+
+#if !defined(_WIN32)
+/* POSIX's; declared here because a strict C11 host's <time.h> hides it */
+struct tm *localtime_r(const time_t *timer, struct tm *result);
+#endif
+
+/* strftime_now's clock: the time now, unless a test fixed it (seconds since 1970) so that its
+   reference texts do not change with the day. */
+static int64_t swa__jinja_clock;
+SWA__INTERNAL void swa__jinja_set_clock(int64_t seconds) { swa__jinja_clock = seconds; }
+
+static swa__jv swa__jeval(swa__jctx *c, const swa__jnode *n, swa__jframe *f);
+static void swa__jexec(swa__jctx *c, const swa__jnode *n, swa__jframe *f);
+
+static void swa__jeval_args(swa__jctx *c, const swa__jnode *n, swa__jframe *f, swa__jargs *a)
+{
+    a->n = a->n_kw = 0;
+    for (; n; n = n->next) {
+        if (n->kind == SWA__JN_KWARG) {
+            if (a->n_kw == SWA__J_MAX_ARGS) swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: more than %d keyword arguments", SWA__J_MAX_ARGS);
+            a->kw_name[a->n_kw] = n->s;
+            a->kw_len[a->n_kw] = n->n;
+            a->kw[a->n_kw++] = swa__jeval(c, n->a, f);
+        } else {
+            if (a->n == SWA__J_MAX_ARGS) swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: more than %d arguments", SWA__J_MAX_ARGS);
+            a->pos[a->n++] = swa__jeval(c, n, f);
+        }
+    }
+}
+
+static swa__jv swa__jframe_get(const swa__jframe *f, const char *name, size_t n)
+{
+    for (; f; f = f->parent) {
+        swa__jv *v = swa__jdict_find_str(&f->vars, name, n);
+        if (v) return *v;
+    }
+    return swa__jv_undef(name, n, NULL, SWA__JU_NAME);
+}
+
+static void swa__jframe_set(swa__jctx *c, swa__jframe *f, const char *name, size_t n, swa__jv v)
+{
+    swa__jdict_set(c, &f->vars, swa__jv_str(name, n), v);
+}
+
+/* A macro's (or a call block's caller's) body, rendered to a string in a frame of its own */
+static swa__jv swa__jcall_macro(swa__jctx *c, const swa__jmacro *m, const swa__jargs *a, const swa__jv *caller)
+{
+    swa__jframe frame;
+    swa__jstr out, *saved = c->out;
+    const swa__jnode *p;
+    size_t i = 0, k;
+    swa__jv varargs, kwargs;
+    if (++c->calls > SWA__J_MAX_CALLS) swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: macros call each other deeper than %d", SWA__J_MAX_CALLS);
+    swa__jstep(c);
+    memset(&frame, 0, sizeof frame);
+    frame.parent = m->frame ? m->frame : c->root;
+    for (p = m->def->args; p; p = p->next, i++) {
+        const swa__jv *given = swa__jarg(a, i, NULL);
+        for (k = 0; !given && k < a->n_kw; k++)
+            if (a->kw_len[k] == p->n && !memcmp(a->kw_name[k], p->s, p->n)) given = &a->kw[k];
+        swa__jframe_set(c, &frame, p->s, p->n, given ? *given : p->a ? swa__jeval(c, p->a, &frame) : swa__jv_undef(p->s, p->n, NULL, SWA__JU_NAME));
+    }
+    varargs = swa__jv_list(c, a->n > i ? a->n - i : 0, 1);
+    for (k = i; k < a->n; k++) varargs.u.l->v[k - i] = a->pos[k];
+    kwargs = swa__jv_dict(c, SWA__JV_DICT);
+    for (k = 0; k < a->n_kw; k++)
+        if (!swa__jdict_find_str(&frame.vars, a->kw_name[k], a->kw_len[k]))
+            swa__jdict_set(c, kwargs.u.d, swa__jv_str(a->kw_name[k], a->kw_len[k]), a->kw[k]);
+    swa__jframe_set(c, &frame, "varargs", 7, varargs);
+    swa__jframe_set(c, &frame, "kwargs", 6, kwargs);
+    if (caller) swa__jframe_set(c, &frame, "caller", 6, *caller);
+    memset(&out, 0, sizeof out);
+    c->out = &out;
+    swa__jexec(c, m->def->body, &frame);
+    c->out = saved;
+    c->calls--;
+    return swa__jv_text(&out);
+}
+
+static swa__jv swa__jcall_func(swa__jctx *c, int which, const swa__jargs *a)
+{
+    size_t k;
+    swa__jv v;
+    switch (which) {
+    case SWA__JF_RANGE: {
+        int64_t start = 0, stop, step = swa__jarg_int(c, a, 2, NULL, 1), n, i;
+        if (a->n == 0) swa__jerr(c, "range expected at least 1 argument, got 0");
+        stop = swa__jarg_int(c, a, a->n == 1 ? 0 : 1, NULL, 0);
+        if (a->n > 1) start = swa__jarg_int(c, a, 0, NULL, 0);
+        if (step == 0) swa__jerr(c, "range() arg 3 must not be zero");
+        n = step > 0 ? (stop > start ? (stop - start - 1) / step + 1 : 0) : (start > stop ? (start - stop - 1) / -step + 1 : 0);
+        if (n > 100000) swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
+        v = swa__jv_list(c, (size_t)n, 0);
+        for (i = 0; i < n; i++) v.u.l->v[i] = swa__jv_int(start + i * step);
+        return v;
+    }
+    case SWA__JF_NAMESPACE: case SWA__JF_DICT:
+        v = swa__jv_dict(c, which == SWA__JF_NAMESPACE ? SWA__JV_NS : SWA__JV_DICT);
+        if (a->n > 0 && (a->pos[0].t == SWA__JV_DICT || a->pos[0].t == SWA__JV_NS))
+            for (k = 0; k < a->pos[0].u.d->n; k++) swa__jdict_set(c, v.u.d, a->pos[0].u.d->k[k], a->pos[0].u.d->v[k]);
+        for (k = 0; k < a->n_kw; k++) {
+            if (which == SWA__JF_NAMESPACE && a->kw_name[k][0] == '_')
+                swa__jerr(c, "Chat templates cannot store underscore-prefixed attributes on a namespace, but got '%.*s'. "
+                          "Please rename the attribute.", (int)a->kw_len[k], a->kw_name[k]);
+            swa__jdict_set(c, v.u.d, swa__jv_str(a->kw_name[k], a->kw_len[k]), a->kw[k]);
+        }
+        return v;
+    case SWA__JF_RAISE: {
+        swa__jv msg = a->n ? swa__jto_str(c, &a->pos[0]) : swa__jv_str("", 0);
+        swa__jthrow(&c->fail, SWA_ERR_INVALID_ARG, "%.*s", (int)(msg.n < 250 ? msg.n : 250), msg.u.s);
+    }
+    case SWA__JF_STRFTIME: {
+        swa__jv fmt = swa__jarg_str(c, a, 0, NULL, "strftime_now");
+        char buf[256];
+        time_t now = swa__jinja_clock ? (time_t)swa__jinja_clock : time(NULL);
+        struct tm tmv;
+        size_t len;
+#if defined(_WIN32)
+        tmv = *localtime(&now);   /* the Windows C runtime's is per thread */
+#else
+        localtime_r(&now, &tmv);
+#endif
+        len = strftime(buf, sizeof buf, swa__jcstr(c, &fmt), &tmv);
+        return swa__jv_copy(c, buf, len);
+    }
+    default:
+        swa__jthrow(&c->fail, SWA_ERR_UNSUPPORTED, "template: this function is not supported");
+    }
+}
+
+static swa__jv swa__jcall_method(swa__jctx *c, const swa__jmethod *me, const swa__jargs *a)
+{
+    const swa__jv *self = &me->self, *x = swa__jarg(a, 0, NULL);
+    const char *m = me->name;
+    size_t i;
+    if (self->t == SWA__JV_STR) return swa__jstr_method(c, self, m, a);
+    if (self->t == SWA__JV_LOOP) {   /* loop.cycle(a, b, ...) */
+        if (!a->n) swa__jerr(c, "no items for cycling given");
+        return a->pos[self->u.lp->i % (int64_t)a->n];
+    }
+    if (self->t == SWA__JV_FUNC) {   /* dict.fromkeys(keys, value) */
+        swa__jv out = swa__jv_dict(c, SWA__JV_DICT), none = swa__jv_make(SWA__JV_NONE);
+        swa__jlist *keys = swa__jiter(c, x ? x : &none);
+        for (i = 0; i < keys->n; i++) swa__jdict_set(c, out.u.d, keys->v[i], a->n > 1 ? a->pos[1] : none);
+        return out;
+    }
+    if (self->t == SWA__JV_DICT) {
+        if (!strcmp(m, "get")) {
+            swa__jv *v = x ? swa__jdict_find(self->u.d, x) : NULL;
+            return v ? *v : a->n > 1 ? a->pos[1] : swa__jv_make(SWA__JV_NONE);
+        }
+        if (!strcmp(m, "items")) return swa__jv_as(swa__jitems(c, self), SWA__JL_VIEW, "dict_items");
+        if (!strcmp(m, "copy")) return *self;
+        {
+            swa__jv out = swa__jv_list(c, self->u.d->n, 0);
+            for (i = 0; i < self->u.d->n; i++) out.u.l->v[i] = m[0] == 'k' ? self->u.d->k[i] : self->u.d->v[i];
+            return swa__jv_as(out, SWA__JL_VIEW, m[0] == 'k' ? "dict_keys" : "dict_values");
+        }
+    }
+    if (!strcmp(m, "copy")) return *self;
+    if (!x) swa__jerr(c, "%s() takes exactly one argument (0 given)", m);
+    for (i = 0; i < self->u.l->n; i++)
+        if (swa__jeq(&self->u.l->v[i], x)) break;
+    if (!strcmp(m, "index")) {
+        if (i == self->u.l->n) swa__jerr(c, "list.index(x): x not in list");
+        return swa__jv_int((int64_t)i);
+    }
+    {
+        int64_t count = 0;
+        for (i = 0; i < self->u.l->n; i++) count += swa__jeq(&self->u.l->v[i], x);
+        return swa__jv_int(count);
+    }
+}
+
+static swa__jv swa__jcall(swa__jctx *c, const swa__jv *fn, const swa__jargs *a, const swa__jv *caller)
+{
+    switch (fn->t) {
+    case SWA__JV_FUNC: return swa__jcall_func(c, fn->flag, a);
+    case SWA__JV_MACRO: return swa__jcall_macro(c, fn->u.m, a, caller);
+    case SWA__JV_METHOD: return swa__jcall_method(c, fn->u.me, a);
+    case SWA__JV_UNDEF: swa__jundef_fail(c, fn);
+    default: swa__jerr(c, "'%s' object is not callable", swa__jtype_name(fn));
+    }
+}
+
+/* ---- evaluation ---- */
+
+static swa__jv swa__jeval_filter(swa__jctx *c, const swa__jnode *n, swa__jframe *f, const swa__jv *input)
+{
+    swa__jv v = n->a ? swa__jeval(c, n->a, f) : *input, r;
+    swa__jargs *a = (swa__jargs *)swa__jalloc(c, sizeof *a);
+    char name[32];
+    snprintf(name, sizeof name, "%.*s", (int)(n->n < 31 ? n->n : 31), n->s);
+    swa__jeval_args(c, n->args, f, a);
+    if (n->kind == SWA__JN_TEST) {
+        int ok = swa__jtest(c, name, &v, a);
+        return swa__jv_bool(n->op ? !ok : ok);
+    }
+    if (!n->a && n->kind == SWA__JN_FILTER && input == NULL) swa__jerr(c, "template: a filter without a value");
+    r = swa__jfilter(c, name, &v, a);
+    return r;
+}
+
+/* A filter chain over a value (the filter block's and the block set's, whose innermost a is NULL) */
+static swa__jv swa__jchain(swa__jctx *c, const swa__jnode *n, swa__jframe *f, const swa__jv *input)
+{
+    swa__jv v = n->a ? swa__jchain(c, n->a, f, input) : *input;
+    swa__jargs *a = (swa__jargs *)swa__jalloc(c, sizeof *a);
+    char name[32];
+    snprintf(name, sizeof name, "%.*s", (int)(n->n < 31 ? n->n : 31), n->s);
+    swa__jeval_args(c, n->args, f, a);
+    return swa__jfilter(c, name, &v, a);
+}
+
+static swa__jv swa__jeval_collection(swa__jctx *c, const swa__jnode *n, swa__jframe *f)
+{
+    const swa__jnode *p;
+    size_t count = 0, i = 0;
+    swa__jv v;
+    if (n->kind == SWA__JN_DICT) {
+        v = swa__jv_dict(c, SWA__JV_DICT);
+        for (p = n->args; p; p = p->next) swa__jdict_set(c, v.u.d, swa__jeval(c, p->a, f), swa__jeval(c, p->b, f));
+        return v;
+    }
+    for (p = n->args; p; p = p->next) count++;
+    v = swa__jv_list(c, count, n->kind == SWA__JN_TUPLE);
+    for (p = n->args; p; p = p->next) v.u.l->v[i++] = swa__jeval(c, p, f);
+    return v;
+}
+
+static swa__jv swa__jeval_call(swa__jctx *c, const swa__jnode *n, swa__jframe *f, const swa__jv *caller)
+{
+    swa__jv fn = swa__jeval(c, n->a, f);
+    swa__jargs *a = (swa__jargs *)swa__jalloc(c, sizeof *a);
+    swa__jeval_args(c, n->args, f, a);
+    return swa__jcall(c, &fn, a, caller);
+}
+
+static swa__jv swa__jeval(swa__jctx *c, const swa__jnode *n, swa__jframe *f)
+{
+    swa__jv a, b, d, step;
+    switch (n->kind) {
+    case SWA__JN_STR: return swa__jv_str(n->s, n->n);
+    case SWA__JN_INT: return swa__jv_int(n->i);
+    case SWA__JN_FLOAT: return swa__jv_float(n->f);
+    case SWA__JN_BOOL: return swa__jv_bool((int)n->i);
+    case SWA__JN_NONE: return swa__jv_make(SWA__JV_NONE);
+    case SWA__JN_NAME: return swa__jframe_get(f, n->s, n->n);
+    case SWA__JN_LIST: case SWA__JN_TUPLE: case SWA__JN_DICT: return swa__jeval_collection(c, n, f);
+    case SWA__JN_ATTR: a = swa__jeval(c, n->a, f); return swa__jgetattr(c, &a, n->s, n->n);
+    case SWA__JN_ITEM: a = swa__jeval(c, n->a, f); b = swa__jeval(c, n->b, f); return swa__jgetitem(c, &a, &b);
+    case SWA__JN_SLICE:
+        a = swa__jeval(c, n->a, f);
+        b = n->b ? swa__jeval(c, n->b, f) : c->undef;
+        d = n->c ? swa__jeval(c, n->c, f) : c->undef;
+        step = n->d ? swa__jeval(c, n->d, f) : c->undef;
+        return swa__jslice(c, &a, &b, &d, &step);
+    case SWA__JN_CALL: return swa__jeval_call(c, n, f, NULL);
+    case SWA__JN_FILTER: case SWA__JN_TEST: return swa__jeval_filter(c, n, f, NULL);
+    case SWA__JN_NEG: case SWA__JN_POS:
+        a = swa__jeval(c, n->a, f);
+        if (!swa__jnumeric(&a)) { swa__jdef(c, &a); swa__jerr(c, "bad operand type for unary %c: '%s'", n->kind == SWA__JN_NEG ? '-' : '+', swa__jtype_name(&a)); }
+        if (n->kind == SWA__JN_POS) return a.t == SWA__JV_BOOL ? swa__jv_int(a.u.i) : a;
+        if (a.t == SWA__JV_FLOAT) return swa__jv_float(-a.u.f);
+        return swa__jint_op(c, SWA__JOP_SUB, 0, a.u.i);
+    case SWA__JN_NOT: a = swa__jeval(c, n->a, f); return swa__jv_bool(!swa__jtruthy(&a));
+    case SWA__JN_AND: a = swa__jeval(c, n->a, f); return swa__jtruthy(&a) ? swa__jeval(c, n->b, f) : a;
+    case SWA__JN_OR: a = swa__jeval(c, n->a, f); return swa__jtruthy(&a) ? a : swa__jeval(c, n->b, f);
+    case SWA__JN_COND:
+        b = swa__jeval(c, n->b, f);
+        if (swa__jtruthy(&b)) return swa__jeval(c, n->a, f);
+        return n->c ? swa__jeval(c, n->c, f) : c->undef;
+    case SWA__JN_BIN:
+        a = swa__jeval(c, n->a, f);
+        b = swa__jeval(c, n->b, f);
+        return swa__jbinary(c, n->op, &a, &b);
+    default:
+        swa__jerr(c, "template: line %d: not an expression", n->line);
+    }
+}
+
+/* ---- statements ---- */
+
+static void swa__jassign(swa__jctx *c, const swa__jnode *target, swa__jv v, swa__jframe *f)
+{
+    if (target->kind == SWA__JN_NAME) {
+        swa__jframe_set(c, f, target->s, target->n, v);
+    } else if (target->kind == SWA__JN_ATTR) {
+        swa__jv ns = swa__jframe_get(f, target->a->s, target->a->n);
+        if (ns.t != SWA__JV_NS) swa__jerr(c, "cannot assign attribute on non-namespace object");
+        if (target->s[0] == '_')
+            swa__jerr(c, "Chat templates cannot store underscore-prefixed attributes on a namespace, but got '%.*s'. "
+                      "Please rename the attribute.", (int)target->n, target->s);
+        swa__jdict_set(c, ns.u.d, swa__jv_str(target->s, target->n), v);
+    } else {
+        const swa__jnode *p;
+        swa__jlist *items = swa__jiter(c, swa__jdef(c, &v));
+        size_t count = 0, i = 0;
+        for (p = target->args; p; p = p->next) count++;
+        if (items->n > count) swa__jerr(c, "too many values to unpack (expected %zu)", count);
+        if (items->n < count) swa__jerr(c, "not enough values to unpack (expected %zu, got %zu)", count, items->n);
+        for (p = target->args; p; p = p->next) swa__jframe_set(c, f, p->s, p->n, items->v[i++]);
+    }
+}
+
+static void swa__jexec_for(swa__jctx *c, const swa__jnode *n, swa__jframe *f)
+{
+    swa__jv seq = swa__jeval(c, n->b, f), loop = swa__jv_make(SWA__JV_LOOP);
+    swa__jlist *items = swa__jiter(c, &seq), *kept = items;
+    swa__jloop *lp = (swa__jloop *)swa__jalloc(c, sizeof *lp);
+    swa__jframe iter;
+    size_t i;
+    if (n->c) {   /* the loop's filter: the items it keeps are the loop's items */
+        swa__jframe test;
+        kept = swa__jv_list(c, items->n, 0).u.l;
+        kept->n = 0;
+        for (i = 0; i < items->n; i++) {
+            swa__jv ok;
+            memset(&test, 0, sizeof test);
+            test.parent = f;
+            swa__jassign(c, n->a, items->v[i], &test);
+            ok = swa__jeval(c, n->c, &test);
+            if (swa__jtruthy(&ok)) kept->v[kept->n++] = items->v[i];
+        }
+    }
+    lp->items = kept;
+    lp->n = (int64_t)kept->n;
+    lp->depth = 1;   /* loops are not recursive */
+    loop.u.lp = lp;
+    memset(&iter, 0, sizeof iter);
+    iter.parent = f;
+    for (i = 0; i < kept->n; i++) {
+        swa__jstep(c);
+        iter.vars.n = 0;   /* each iteration's own names: what one sets is gone at the next */
+        lp->i = (int64_t)i;
+        swa__jframe_set(c, &iter, "loop", 4, loop);
+        swa__jassign(c, n->a, kept->v[i], &iter);
+        swa__jexec(c, n->body, &iter);
+        c->cont = 0;
+        if (c->brk) { c->brk = 0; break; }
+    }
+    if (!kept->n) swa__jexec(c, n->orelse, f);
+}
+
+static swa__jv swa__jcapture(swa__jctx *c, const swa__jnode *body, swa__jframe *f)
+{
+    swa__jstr out, *saved = c->out;
+    memset(&out, 0, sizeof out);
+    c->out = &out;
+    swa__jexec(c, body, f);
+    c->out = saved;
+    return swa__jv_text(&out);
+}
+
+static void swa__jexec_one(swa__jctx *c, const swa__jnode *n, swa__jframe *f)
+{
+    swa__jv v;
+    swa__jstep(c);
+    switch (n->kind) {
+    case SWA__JN_TEXT: swa__jput(c, c->out, n->s, n->n); break;
+    case SWA__JN_OUT: v = swa__jeval(c, n->a, f); swa__jput_value(c, c->out, &v, 0); break;
+    case SWA__JN_IF:
+        v = swa__jeval(c, n->a, f);
+        swa__jexec(c, swa__jtruthy(&v) ? n->body : n->orelse, f);   /* an elif is an IF as the else */
+        break;
+    case SWA__JN_FOR: swa__jexec_for(c, n, f); break;
+    case SWA__JN_SET: swa__jassign(c, n->a, swa__jeval(c, n->b, f), f); break;
+    case SWA__JN_SETBLOCK:
+        v = swa__jcapture(c, n->body, f);
+        swa__jassign(c, n->a, n->c ? swa__jchain(c, n->c, f, &v) : v, f);
+        break;
+    case SWA__JN_MACRO:
+        v = swa__jv_make(SWA__JV_MACRO);
+        v.u.m = (swa__jmacro *)swa__jalloc(c, sizeof *v.u.m);
+        v.u.m->def = n;
+        swa__jframe_set(c, f, n->s, n->n, v);
+        break;
+    case SWA__JN_CALLBLOCK: {
+        swa__jv caller = swa__jv_make(SWA__JV_MACRO);
+        caller.u.m = (swa__jmacro *)swa__jalloc(c, sizeof *caller.u.m);
+        caller.u.m->def = n;
+        caller.u.m->frame = f;
+        v = swa__jeval_call(c, n->a, f, &caller);
+        swa__jput_value(c, c->out, &v, 0);
+        break;
+    }
+    case SWA__JN_FILTERBLOCK:
+        v = swa__jcapture(c, n->body, f);
+        v = swa__jchain(c, n->a, f, &v);
+        swa__jput_value(c, c->out, &v, 0);
+        break;
+    case SWA__JN_BREAK: c->brk = 1; break;
+    case SWA__JN_CONTINUE: c->cont = 1; break;
+    case SWA__JN_GENERATION: swa__jexec(c, n->body, f); break;
+    default: swa__jerr(c, "template: line %d: not a statement", n->line);
+    }
+}
+
+static void swa__jexec(swa__jctx *c, const swa__jnode *n, swa__jframe *f)
+{
+    for (; n && !c->brk && !c->cont; n = n->next) swa__jexec_one(c, n, f);
+}
+
+/* ---- rendering ---- */
+
+static void swa__jglobals(swa__jctx *c, swa__jframe *root)
+{
+    static const struct { const char *name; int which; } fns[] = {
+        {"range", SWA__JF_RANGE}, {"namespace", SWA__JF_NAMESPACE}, {"dict", SWA__JF_DICT},
+        {"raise_exception", SWA__JF_RAISE}, {"strftime_now", SWA__JF_STRFTIME}};
+    size_t i;
+    for (i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        swa__jv v = swa__jv_make(SWA__JV_FUNC);
+        v.flag = fns[i].which;
+        swa__jdict_set_str(c, &root->vars, fns[i].name, v);
+    }
+}
+
+/* A message as transformers passes it: members whose value is null dropped; when it has
+   reasoning (reasoning_content, thinking or reasoning: the first not null), "thinking" first
+   (the message's own when it has one, else the reasoning) and "reasoning_content" set to the
+   reasoning, where the message has it or last. */
+static swa__jv swa__jmessage(swa__jctx *c, const swa__json *m)
+{
+    static const char *const names[] = {"reasoning_content", "thinking", "reasoning"};
+    const swa__json *reasoning = NULL;
+    swa__jv v;
+    size_t i, k;
+    if (m->kind != SWA__JSON_OBJECT) return swa__jfrom_json(c, m);
+    for (k = 0; k < 3 && !reasoning; k++)
+        if ((reasoning = swa__json_get(m, names[k])) != NULL && reasoning->kind == SWA__JSON_NULL) reasoning = NULL;
+    v = swa__jv_dict(c, SWA__JV_DICT);
+    if (reasoning) swa__jdict_set_str(c, v.u.d, "thinking", swa__jfrom_json(c, reasoning));
+    for (i = 0; i < m->n; i++) {
+        const swa__json *it = &m->items[i];
+        int is_rc = it->key_len == 17 && !memcmp(it->key, names[0], 17);
+        if (it->kind == SWA__JSON_NULL) continue;
+        swa__jdict_set(c, v.u.d, swa__jv_str(it->key, it->key_len), swa__jfrom_json(c, reasoning && is_rc ? reasoning : it));
+    }
+    if (reasoning) swa__jdict_set_str(c, v.u.d, "reasoning_content", swa__jfrom_json(c, reasoning));
+    return v;
+}
+
+/* What a render is given: variables from a JSON object, or a chat's parts */
+typedef struct swa__jinputs {
+    const swa__json *vars, *messages, *tools, *kwargs;
+    const swa_jinja_chat *chat;
+} swa__jinputs;
+
+static void swa__jinputs_set(swa__jctx *c, swa__jframe *root, const swa__jinputs *in)
+{
+    size_t i;
+    if (in->chat) {
+        swa__jv msgs = swa__jv_list(c, in->messages->n, 0), none = swa__jv_make(SWA__JV_NONE);
+        for (i = 0; i < in->messages->n; i++) msgs.u.l->v[i] = swa__jmessage(c, &in->messages->items[i]);
+        swa__jdict_set_str(c, &root->vars, "messages", msgs);
+        swa__jdict_set_str(c, &root->vars, "tools", in->tools ? swa__jfrom_json(c, in->tools) : none);
+        swa__jdict_set_str(c, &root->vars, "documents", none);
+        swa__jdict_set_str(c, &root->vars, "add_generation_prompt", swa__jv_bool(in->chat->add_generation_prompt));
+        if (in->chat->bos_token) swa__jdict_set_str(c, &root->vars, "bos_token", swa__jv_str(in->chat->bos_token, strlen(in->chat->bos_token)));
+        if (in->chat->eos_token) swa__jdict_set_str(c, &root->vars, "eos_token", swa__jv_str(in->chat->eos_token, strlen(in->chat->eos_token)));
+    }
+    for (i = 0; in->vars && i < in->vars->n; i++)
+        swa__jdict_set(c, &root->vars, swa__jv_str(in->vars->items[i].key, in->vars->items[i].key_len), swa__jfrom_json(c, &in->vars->items[i]));
+}
+
+static swa_status swa__jinja_run(const swa_jinja *t, const swa__jinputs *in, char **out, size_t *out_len, swa_error *err)
+{
+    swa__jctx *c = (swa__jctx *)swa__calloc(1, sizeof *c);
+    swa__jframe *root;
+    swa__jstr *text;
+    char *result;
+    if (!c) return swa__fail(err, SWA_ERR_NOMEM, "template: out of memory");
+    c->fail.err = err;
+    c->arena.limit = SWA__J_MAX_MEMORY;
+    c->undef = swa__jv_undef("", 0, NULL, SWA__JU_NAME);
+    if (setjmp(c->fail.jb)) {
+        swa_status code = c->fail.code;
+        swa__jarena_free(&c->arena);
+        SWA_FREE(c);
+        return code;
+    }
+    root = (swa__jframe *)swa__jalloc(c, sizeof *root);
+    text = (swa__jstr *)swa__jalloc(c, sizeof *text);
+    c->root = root;
+    c->out = text;
+    swa__jglobals(c, root);
+    swa__jinputs_set(c, root, in);
+    swa__jexec(c, t->body, root);
+    if (!(result = (char *)swa__calloc(1, text->n + 1))) swa__jthrow(&c->fail, SWA_ERR_NOMEM, "template: out of memory");
+    if (text->n) memcpy(result, text->p, text->n);
+    *out = result;
+    if (out_len) *out_len = text->n;
+    swa__jarena_free(&c->arena);
+    SWA_FREE(c);
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_jinja_render(const swa_jinja *t, const char *vars_json, size_t len, char **out, size_t *out_len,
+                                   swa_error *err)
+{
+    swa__jinputs in;
+    swa__json *vars = NULL;
+    swa_status st;
+    if (out) *out = NULL;
+    if (out_len) *out_len = 0;
+    if (!t || !out || (!vars_json && len)) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_jinja_render: NULL argument");
+    memset(&in, 0, sizeof in);
+    if (vars_json && len) {
+        if ((st = swa__json_parse(vars_json, len, &vars, err)) != SWA_OK) { swa__prefix_error(err, "template variables"); return st; }
+        if (vars->kind != SWA__JSON_OBJECT) {
+            SWA_FREE(vars);
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "template variables: want a JSON object");
+        }
+        in.vars = vars;
+    }
+    st = swa__jinja_run(t, &in, out, out_len, err);
+    SWA_FREE(vars);
+    return st;
+}
+
+/* One of a chat's JSON texts, parsed and of the kind wanted; NULL text is none */
+static swa_status swa__jchat_part(const char *text, swa__json_kind kind, const char *what, swa__json **out, swa_error *err)
+{
+    swa_status st;
+    *out = NULL;
+    if (!text) return SWA_OK;
+    if ((st = swa__json_parse(text, strlen(text), out, err)) != SWA_OK) { swa__prefix_error(err, what); return st; }
+    if ((*out)->kind != kind) {
+        SWA_FREE(*out);
+        *out = NULL;
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: want a JSON %s", what, kind == SWA__JSON_ARRAY ? "array" : "object");
+    }
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_jinja_apply(const swa_jinja *t, const swa_jinja_chat *chat, char **out, size_t *out_len, swa_error *err)
+{
+    swa__jinputs in;
+    swa__json *messages = NULL, *tools = NULL, *kwargs = NULL;
+    swa_status st;
+    if (out) *out = NULL;
+    if (out_len) *out_len = 0;
+    if (!t || !chat || !out || !chat->messages) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_jinja_apply: NULL argument");
+    memset(&in, 0, sizeof in);
+    if ((st = swa__jchat_part(chat->messages, SWA__JSON_ARRAY, "messages", &messages, err)) == SWA_OK &&
+        (st = swa__jchat_part(chat->tools, SWA__JSON_ARRAY, "tools", &tools, err)) == SWA_OK &&
+        (st = swa__jchat_part(chat->kwargs, SWA__JSON_OBJECT, "template variables", &kwargs, err)) == SWA_OK) {
+        in.chat = chat;
+        in.messages = messages;
+        in.tools = tools;
+        in.vars = kwargs;
+        st = swa__jinja_run(t, &in, out, out_len, err);
+    }
+    SWA_FREE(messages);
+    SWA_FREE(tools);
+    SWA_FREE(kwargs);
+    return st;
+}
+
+SWADEF void swa_jinja_text_free(char *text) { SWA_FREE(text); }
+
+SWADEF swa_status swa_jinja_of(const swa_gguf *g, swa_jinja **out, swa_error *err)
+{
+    int64_t k;
+    swa_gguf_value v;
+    swa_str s;
+    if (!g || !out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_jinja_of: NULL argument");
+    *out = NULL;
+    if ((k = swa_gguf_kv_find(g, "tokenizer.chat_template")) < 0)
+        return swa__fail(err, SWA_ERR_NOT_FOUND, "the file has no chat template (key tokenizer.chat_template)");
+    v = swa_gguf_kv_value(g, k);
+    if (swa_gguf_value_str(&v, &s) != SWA_OK) return swa__fail(err, SWA_ERR_FORMAT, "key tokenizer.chat_template: want a string");
+    return swa_jinja_parse(s.ptr, s.len, out, err);
+}
+
+/* A token's piece as a NUL-terminated copy (SWA_FREE); NULL for no token or no memory */
+static char *swa__jpiece(const swa_model *m, int bos)
+{
+#ifndef SWA_NO_TOKENIZER
+    const swa_vocab *v;
+    int32_t id;
+    swa_str s;
+    char *p;
+    if (swa_model_vocab(m, &v, NULL) != SWA_OK || (id = bos ? swa_vocab_bos(v) : swa_vocab_eos(v)) < 0) return NULL;
+    s = swa_vocab_piece(v, id);
+    if (!(p = (char *)swa__calloc(1, s.len + 1))) return NULL;
+    if (s.len) memcpy(p, s.ptr, s.len);
+    return p;
+#else
+    (void)m;
+    (void)bos;
+    return NULL;
+#endif
+}
+
+SWADEF swa_status swa_model_jinja_apply(const swa_model *m, const swa_jinja_chat *chat, char **out, size_t *out_len,
+                                        swa_error *err)
+{
+    swa_jinja *t = NULL;
+    swa_jinja_chat with = *chat;
+    char *bos = NULL, *eos = NULL;
+    swa_status st;
+    if (out) *out = NULL;
+    if (!m || !chat || !out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_model_jinja_apply: NULL argument");
+    if ((st = swa_jinja_of(swa_model_gguf(m), &t, err)) != SWA_OK) return st;
+    if (!with.bos_token) with.bos_token = bos = swa__jpiece(m, 1);
+    if (!with.eos_token) with.eos_token = eos = swa__jpiece(m, 0);
+    st = swa_jinja_apply(t, &with, out, out_len, err);
+    SWA_FREE(bos);
+    SWA_FREE(eos);
+    swa_jinja_free(t);
+    return st;
+}
+
+#undef swa__jerr
+#undef SWA__J_NORETURN
+#undef SWA__J_HEAD
+#undef SWA__J_MAX_NEST
+#undef SWA__J_MAX_CALLS
+#undef SWA__J_MAX_STEPS
+#undef SWA__J_MAX_OUTPUT
+#undef SWA__J_MAX_MEMORY
+#undef SWA__J_MAX_ARGS
+#endif /* SWA_NO_JINJA */
 /* ==== grammars ====
    A grammar is compiled, as llama.cpp does, into rules of elements: each rule is its
    alternatives one after another, each ended by ALT or (the last) END; an element is a rule
@@ -10736,6 +14747,1400 @@ static void swa__gsamp_accept(swa__gsamp *gs, int32_t id)
 
 #endif /* SWA_NO_GRAMMAR */
 
+/* ==== JSON Schema to grammar ====
+   A JSON Schema becomes GBNF text the way llama.cpp's json_schema_to_grammar writes it: a rule
+   per schema node, named by its path from the root ("root", property "a" is "a", its items
+   "a-item", ...), and the JSON primitives as fixed rules, where space allows nothing, one space,
+   or a newline and up to 20 spaces or tabs. An object's properties come in the order written,
+   the required ones first, then any subset of the optional ones in order (nested optional rules,
+   one "-rest" rule per property, so the grammar grows linearly). docs/grammar.md lists what is
+   supported, what is refused and what is ignored, as llama.cpp ignores it.
+   Literals here are JSON text: a string's pattern and a property name are matched in the form
+   json.dumps writes them (escapes included), and a pattern's "." and negated classes never match
+   a quote, a backslash or a control character, so every text the grammar accepts is valid JSON.
+   The work is bounded whatever the schema: nesting (references followed included), the nodes
+   converted, the members scanned while following references, repetition counts and the
+   grammar's size each have a limit, and passing one is an error that names it. */
+#ifndef SWA_NO_GRAMMAR
+
+#define SWA__JS_MAX_DEPTH    128        /* schemas within schemas, $ref hops included */
+#define SWA__JS_MAX_VISITS   100000     /* schema nodes converted (a list of types converts its node once a type) */
+#define SWA__JS_MAX_SCAN     50000000   /* object members compared while following $refs */
+#define SWA__JS_MAX_REPEAT   10000      /* minItems, maxItems, minLength, maxLength, a pattern's {m,n} */
+#define SWA__JS_MAX_KEY      200        /* bytes of a property name that additionalProperties' keys avoid (a nested group each) */
+#define SWA__JS_MAX_GBNF     (16u << 20)   /* bytes of grammar */
+#define SWA__JS_NAME         96         /* bytes of a rule name before its numeric suffix */
+#define SWA__JS_GROUPS       64         /* a pattern's nested groups */
+#define SWA__JS_INF          (-1)       /* no upper bound on a repetition */
+
+typedef struct swa__js_rule {
+    char *name, *body;        /* body NULL: reserved for a $ref's target while it is converted */
+    uint32_t next;            /* the next numeric suffix to try when this name is taken */
+} swa__js_rule;
+
+typedef struct swa__js {
+    const swa__json *root;
+    swa__js_rule *rules;
+    size_t n, cap;
+    size_t *slots, n_slots;   /* rules by name, open addressing: index + 1, 0 empty */
+    size_t visits, scan, bytes;
+    int depth;
+    swa_status status;
+    swa_error *err;
+} swa__js;
+
+/* The JSON primitives and string formats: name, body, the rules the body names. */
+static const char *const swa__js_prims[][3] = {
+    {"boolean", "(\"true\" | \"false\") space", ""},
+    {"decimal-part", "[0-9]{1,16}", ""},
+    {"integral-part", "[0] | [1-9] [0-9]{0,15}", ""},
+    {"number", "(\"-\"? integral-part) (\".\" decimal-part)? ([eE] [-+]? integral-part)? space",
+     "integral-part decimal-part"},
+    {"integer", "(\"-\"? integral-part) space", "integral-part"},
+    {"value", "object | array | string | number | boolean | null", "object array string number boolean null"},
+    {"object", "\"{\" space ( string \":\" space value (\",\" space string \":\" space value)* )? \"}\" space",
+     "string value"},
+    {"array", "\"[\" space ( value (\",\" space value)* )? \"]\" space", "value"},
+    {"uuid", "\"\\\"\" [0-9a-fA-F]{8} \"-\" [0-9a-fA-F]{4} \"-\" [0-9a-fA-F]{4} \"-\" [0-9a-fA-F]{4} \"-\" "
+             "[0-9a-fA-F]{12} \"\\\"\" space", ""},
+    {"char", "[^\"\\\\\\x7F\\x00-\\x1F] | [\\\\] ([\"\\\\bfnrt] | \"u\" [0-9a-fA-F]{4})", ""},
+    {"string", "\"\\\"\" char* \"\\\"\" space", "char"},
+    {"null", "\"null\" space", ""},
+    {"date", "[0-9]{4} \"-\" ( \"0\" [1-9] | \"1\" [0-2] ) \"-\" ( \"0\" [1-9] | [1-2] [0-9] | \"3\" [0-1] )", ""},
+    {"time", "([01] [0-9] | \"2\" [0-3]) \":\" [0-5] [0-9] \":\" [0-5] [0-9] ( \".\" [0-9]{3} )? ( \"Z\" | "
+             "( \"+\" | \"-\" ) ( [01] [0-9] | \"2\" [0-3] ) \":\" [0-5] [0-9] )", ""},
+    {"date-time", "date \"T\" time", "date time"},
+    {"date-string", "\"\\\"\" date \"\\\"\" space", "date"},
+    {"time-string", "\"\\\"\" time \"\\\"\" space", "time"},
+    {"date-time-string", "\"\\\"\" date-time \"\\\"\" space", "date-time"},
+};
+#define SWA__JS_N_PRIMS (sizeof swa__js_prims / sizeof swa__js_prims[0])
+static const char swa__js_space[] = "| \" \" | \"\\n\" [ \\t]{0,20}";
+/* What a pattern's "." and negated classes also exclude: JSON's quote, escape and controls. */
+static const char swa__js_not_json[] = "\"\\\\\\x7F\\x00-\\x1F";
+
+static const char *swa__js_fail(swa__js *c, swa_status code, const char *fmt, ...)
+{
+    char msg[sizeof c->err->msg];
+    va_list ap;
+    if (c->status) return NULL;            /* the first error is the one reported */
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    c->status = swa__fail(c->err, code, "JSON Schema: %s", msg);
+    return NULL;
+}
+
+static int swa__js_prim_index(const char *name, size_t n)
+{
+    size_t i;
+    for (i = 0; i < SWA__JS_N_PRIMS; i++)
+        if (strlen(swa__js_prims[i][0]) == n && memcmp(swa__js_prims[i][0], name, n) == 0) return (int)i;
+    return -1;
+}
+
+/* ---- rules by name ---- */
+
+static swa__js_rule *swa__js_find(const swa__js *c, const char *name)
+{
+    size_t mask = c->n_slots - 1, i;
+    if (!c->n_slots) return NULL;
+    for (i = (size_t)swa__hash(name, strlen(name)) & mask; c->slots[i]; i = (i + 1) & mask)
+        if (strcmp(c->rules[c->slots[i] - 1].name, name) == 0) return &c->rules[c->slots[i] - 1];
+    return NULL;
+}
+
+/* Room for one more rule: the array grows, and the table doubles and rehashes at half full. */
+static int swa__js_grow(swa__js *c)
+{
+    size_t i, j, mask;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        swa__js_rule *r = (swa__js_rule *)swa__calloc(cap, sizeof *r);
+        if (!r) return 0;
+        if (c->n) memcpy(r, c->rules, c->n * sizeof *r);
+        SWA_FREE(c->rules);
+        c->rules = r;
+        c->cap = cap;
+    }
+    if (2 * (c->n + 1) <= c->n_slots) return 1;
+    SWA_FREE(c->slots);
+    c->n_slots = c->n_slots ? 2 * c->n_slots : 128;
+    if (!(c->slots = (size_t *)swa__calloc(c->n_slots, sizeof(size_t)))) return 0;
+    mask = c->n_slots - 1;
+    for (j = 0; j < c->n; j++) {
+        for (i = (size_t)swa__hash(c->rules[j].name, strlen(c->rules[j].name)) & mask; c->slots[i]; i = (i + 1) & mask) {}
+        c->slots[i] = j + 1;
+    }
+    return 1;
+}
+
+static char *swa__js_dup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = (char *)swa__calloc(1, n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+/* A new rule (body may be NULL: reserved); its name, which the rule owns and keeps in place. */
+static const char *swa__js_insert(swa__js *c, const char *name, const char *body)
+{
+    size_t mask, i;
+    swa__js_rule *r;
+    c->bytes += strlen(name) + (body ? strlen(body) : 0) + 6;
+    if (c->bytes > SWA__JS_MAX_GBNF)
+        return swa__js_fail(c, SWA_ERR_UNSUPPORTED, "the grammar would pass %u bytes", SWA__JS_MAX_GBNF);
+    if (!swa__js_grow(c)) return swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    r = &c->rules[c->n];
+    memset(r, 0, sizeof *r);
+    if (!(r->name = swa__js_dup(name)) || (body && !(r->body = swa__js_dup(body)))) {
+        SWA_FREE(r->name);
+        return swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    }
+    mask = c->n_slots - 1;
+    for (i = (size_t)swa__hash(name, strlen(name)) & mask; c->slots[i]; i = (i + 1) & mask) {}
+    c->slots[i] = ++c->n;
+    return r->name;
+}
+
+/* name as a rule name: each run of characters outside [a-zA-Z0-9-] becomes one '-', and the
+   result is cut at SWA__JS_NAME bytes (the suffixes keep cut names apart). */
+static void swa__js_esc(const char *name, char out[SWA__JS_NAME + 1])
+{
+    size_t n = 0;
+    int run = 0;
+    for (; *name && n < SWA__JS_NAME; name++) {
+        char ch = *name;
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-';
+        if (ok) out[n++] = ch;
+        else if (!run) out[n++] = '-';
+        run = !ok;
+    }
+    out[n] = '\0';
+}
+
+/* The rule for body under name: the rule of that name if it has this body, else a new rule
+   under name, or name0, name1, ... (a free one). Returns the rule's name, NULL on error. A NULL
+   body reserves a new name, for a $ref's target whose body comes later (swa__js_set). */
+static const char *swa__js_add(swa__js *c, const char *name, const char *body)
+{
+    char esc[SWA__JS_NAME + 1], alt[SWA__JS_NAME + 16];
+    swa__js_rule *r;
+    if (c->status) return NULL;
+    swa__js_esc(name, esc);
+    if (!(r = swa__js_find(c, esc))) return swa__js_insert(c, esc, body);
+    if (body && r->body && strcmp(r->body, body) == 0) return r->name;
+    for (;;) {
+        size_t k = (size_t)(r - c->rules);
+        swa__js_rule *other;
+        snprintf(alt, sizeof alt, "%s%u", esc, (unsigned)c->rules[k].next++);
+        if (!(other = swa__js_find(c, alt))) return swa__js_insert(c, alt, body);
+        if (body && other->body && strcmp(other->body, body) == 0) return other->name;
+        r = &c->rules[k];
+    }
+}
+
+/* The rule reserved as name gets its body. */
+static const char *swa__js_set(swa__js *c, const char *name, const char *body)
+{
+    swa__js_rule *r = swa__js_find(c, name);
+    if (c->status) return NULL;
+    c->bytes += strlen(body);
+    if (c->bytes > SWA__JS_MAX_GBNF)
+        return swa__js_fail(c, SWA_ERR_UNSUPPORTED, "the grammar would pass %u bytes", SWA__JS_MAX_GBNF);
+    if (!(r->body = swa__js_dup(body))) return swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    return r->name;
+}
+
+/* The rule for the text of b under name (swa__js_add); b is freed. */
+static const char *swa__js_add_buf(swa__js *c, const char *name, swa__buf *b)
+{
+    const char *out;
+    swa__buf_putc(b, '\0');
+    out = b->failed ? swa__js_fail(c, SWA_ERR_NOMEM, "out of memory") : swa__js_add(c, name, b->p);
+    swa__buf_free(b);
+    return out;
+}
+
+/* A primitive (with the primitives it names) under name; its rule's name. */
+static const char *swa__js_prim(swa__js *c, const char *name, int k)
+{
+    const char *out = swa__js_add(c, name, swa__js_prims[k][1]), *dep = swa__js_prims[k][2];
+    while (out && *dep) {
+        size_t n = strcspn(dep, " ");
+        int d = swa__js_prim_index(dep, n);
+        if (d >= 0 && !swa__js_find(c, swa__js_prims[d][0]) && !swa__js_prim(c, swa__js_prims[d][0], d)) return NULL;
+        dep += n + (dep[n] == ' ');
+    }
+    return out;
+}
+
+static const char *swa__js_prim_named(swa__js *c, const char *name)
+{
+    return swa__js_prim(c, name, swa__js_prim_index(name, strlen(name)));
+}
+
+/* The rule name a node called name defines: "root" for the root, name + "-" for the names the
+   primitives use. */
+static void swa__js_rule_name(const char *name, char out[SWA__JS_NAME + 2])
+{
+    char esc[SWA__JS_NAME + 1];
+    swa__js_esc(name, esc);
+    if (!*esc) strcpy(out, "root");
+    else snprintf(out, SWA__JS_NAME + 2, "%s%s", esc,
+                  strcmp(esc, "root") == 0 || strcmp(esc, "dot") == 0 || swa__js_prim_index(esc, strlen(esc)) >= 0 ? "-" : "");
+}
+
+/* A child's name: parent, a dash when the parent has a name, then what (n bytes). */
+static void swa__js_child(char out[SWA__JS_NAME + 1], const char *parent, const char *what, size_t n)
+{
+    char tmp[2 * SWA__JS_NAME + 4];
+    size_t p = strlen(parent), w = n < SWA__JS_NAME ? n : SWA__JS_NAME;
+    memcpy(tmp, parent, p);
+    if (p) tmp[p++] = '-';
+    memcpy(tmp + p, what, w);
+    tmp[p + w] = '\0';
+    swa__js_esc(tmp, out);
+}
+
+/* ---- literals, classes and JSON values ---- */
+
+/* A GBNF literal matching exactly the bytes s[0..n). */
+static void swa__js_literal(swa__buf *b, const char *s, size_t n)
+{
+    size_t i;
+    swa__buf_putc(b, '"');
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\') { swa__buf_putc(b, '\\'); swa__buf_putc(b, (char)ch); }
+        else if (ch < 0x20 || ch == 0x7F) swa__buf_printf(b, "\\x%02X", ch);
+        else swa__buf_putc(b, (char)ch);
+    }
+    swa__buf_putc(b, '"');
+}
+
+/* A GBNF literal matching the JSON text of the string s[0..n), quotes excluded when bare. */
+static void swa__js_json_literal(swa__buf *b, const char *s, size_t n, int bare)
+{
+    swa__buf tmp;
+    memset(&tmp, 0, sizeof tmp);
+    swa__buf_json_string(&tmp, s, n, 0);
+    if (tmp.failed) b->failed = 1;
+    else swa__js_literal(b, tmp.p + bare, tmp.n - 2 * (size_t)bare);
+    swa__buf_free(&tmp);
+}
+
+/* One character in a GBNF class; the class's own marks and controls as \xHH, which a GBNF
+   reader takes as a plain character wherever it stands. */
+static void swa__js_class_char(swa__buf *b, uint32_t cp)
+{
+    char u[4];
+    if (cp < 0x20 || cp == 0x7F || cp == ']' || cp == '\\' || cp == '^' || cp == '-' || cp == '[')
+        swa__buf_printf(b, "\\x%02X", (unsigned)cp);
+    else
+        swa__buf_put(b, u, swa__utf8_put(cp, u));
+}
+
+/* v as compact JSON text (nlohmann's dump: no spaces, reals with a '.' or an exponent). */
+static void swa__js_dump(swa__buf *b, const swa__json *v)
+{
+    size_t i;
+    char num[40];
+    switch (v->kind) {
+    case SWA__JSON_NULL: swa__buf_puts(b, "null"); break;
+    case SWA__JSON_FALSE: swa__buf_puts(b, "false"); break;
+    case SWA__JSON_TRUE: swa__buf_puts(b, "true"); break;
+    case SWA__JSON_INT: swa__buf_printf(b, "%lld", (long long)v->i); break;
+    case SWA__JSON_REAL:
+        for (i = 15; i <= 17; i++) {       /* the shortest form that reads back as the value */
+            snprintf(num, sizeof num, "%.*g", (int)i, v->num);
+            if (strtod(num, NULL) == v->num) break;
+        }
+        swa__buf_puts(b, num);
+        if (!strpbrk(num, ".eEn")) swa__buf_puts(b, ".0");
+        break;
+    case SWA__JSON_STRING: swa__buf_json_string(b, v->str, v->len, 0); break;
+    case SWA__JSON_ARRAY: case SWA__JSON_OBJECT:
+        swa__buf_putc(b, v->kind == SWA__JSON_ARRAY ? '[' : '{');
+        for (i = 0; i < v->n; i++) {
+            if (i) swa__buf_putc(b, ',');
+            if (v->kind == SWA__JSON_OBJECT) { swa__buf_json_string(b, v->items[i].key, v->items[i].key_len, 0); swa__buf_putc(b, ':'); }
+            swa__js_dump(b, &v->items[i]);
+        }
+        swa__buf_putc(b, v->kind == SWA__JSON_ARRAY ? ']' : '}');
+        break;
+    }
+}
+
+/* The literal of a constant: its JSON text. */
+static void swa__js_const(swa__buf *b, const swa__json *v)
+{
+    swa__buf tmp;
+    memset(&tmp, 0, sizeof tmp);
+    swa__js_dump(&tmp, v);
+    if (tmp.failed) b->failed = 1;
+    else swa__js_literal(b, tmp.p, tmp.n);
+    swa__buf_free(&tmp);
+}
+
+/* item repeated min..max times (max SWA__JS_INF: no bound), as GBNF; with sep between items. */
+static void swa__js_repeat(swa__buf *b, const char *item, long min, long max, const char *sep)
+{
+    if (max == 0) return;
+    if (min == 0 && max == 1) { swa__buf_printf(b, "%s?", item); return; }
+    if (sep) {
+        swa__buf tmp;
+        memset(&tmp, 0, sizeof tmp);
+        swa__buf_printf(&tmp, "(%s %s)", sep, item);
+        if (min == 0) swa__buf_putc(b, '(');
+        swa__buf_printf(b, "%s ", item);
+        if (tmp.failed) b->failed = 1;
+        else swa__js_repeat(b, tmp.p, min > 0 ? min - 1 : 0, max == SWA__JS_INF ? max : max - 1, NULL);
+        swa__buf_free(&tmp);
+        if (min == 0) swa__buf_puts(b, ")?");
+        return;
+    }
+    if (max == SWA__JS_INF) {
+        if (min <= 1) swa__buf_printf(b, "%s%c", item, min ? '+' : '*');
+        else swa__buf_printf(b, "%s{%ld,}", item, min);
+    } else if (min == max) {
+        swa__buf_printf(b, "%s{%ld}", item, min);
+    } else {
+        swa__buf_printf(b, "%s{%ld,%ld}", item, min, max);
+    }
+}
+
+/* A count keyword (minItems, maxLength, ...): absent leaves *out; else a whole number up to
+   SWA__JS_MAX_REPEAT. */
+static int swa__js_count(swa__js *c, const swa__json *s, const char *key, long *out)
+{
+    const swa__json *v = swa__json_get(s, key);
+    if (!v) return 1;
+    if ((v->kind != SWA__JSON_INT && v->kind != SWA__JSON_REAL) || v->num < 0 || v->num != floor(v->num))
+        return !!swa__js_fail(c, SWA_ERR_FORMAT, "%s must be a whole number >= 0", key);
+    if (v->num > SWA__JS_MAX_REPEAT)
+        return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "%s %.0f is more than the %d this converter allows", key, v->num,
+                              SWA__JS_MAX_REPEAT);
+    *out = (long)v->num;
+    return 1;
+}
+
+/* ---- integers between bounds ---- */
+
+/* A digit range [x-y] (or [x]). */
+static void swa__js_digit_class(swa__buf *b, char x, char y)
+{
+    if (x == y) swa__buf_printf(b, "[%c]", x);
+    else swa__buf_printf(b, "[%c-%c]", x, y);
+}
+
+/* k1 to k2 more digits of any value, after a space (nothing when k2 is 0). */
+static void swa__js_any_digits(swa__buf *b, size_t k1, size_t k2)
+{
+    if (k2 == 0) return;
+    swa__buf_puts(b, " [0-9]");
+    if (k1 == k2 && k1 > 1) swa__buf_printf(b, "{%u}", (unsigned)k1);
+    if (k1 != k2) swa__buf_printf(b, "{%u,%u}", (unsigned)k1, (unsigned)k2);
+}
+
+/* Decimal strings a <= z of n digits each (leading zeros allowed): every string between them. */
+static void swa__js_digits(swa__buf *b, const char *a, const char *z, size_t n)
+{
+    char nines[24], zeros[24];
+    size_t i = 0, rest;
+    int lo0, hi9;
+    while (i < n && a[i] == z[i]) i++;
+    if (i) swa__js_literal(b, a, i);
+    if (i == n) return;
+    if (i) swa__buf_putc(b, ' ');
+    rest = n - i - 1;
+    memset(nines, '9', rest);
+    memset(zeros, '0', rest);
+    lo0 = memcmp(a + i + 1, zeros, rest) == 0;      /* a's tail is the smallest: a[i] joins the middle */
+    hi9 = memcmp(z + i + 1, nines, rest) == 0;      /* z's tail is the largest: z[i] joins it */
+    if (lo0 && hi9) { swa__js_digit_class(b, a[i], z[i]); swa__js_any_digits(b, rest, rest); return; }
+    swa__buf_putc(b, '(');
+    if (!lo0) { swa__buf_printf(b, "[%c] (", a[i]); swa__js_digits(b, a + i + 1, nines, rest); swa__buf_putc(b, ')'); }
+    if ((lo0 ? a[i] : a[i] + 1) <= (hi9 ? z[i] : z[i] - 1)) {
+        swa__buf_puts(b, lo0 ? "" : " | ");
+        swa__js_digit_class(b, lo0 ? a[i] : (char)(a[i] + 1), hi9 ? z[i] : (char)(z[i] - 1));
+        swa__js_any_digits(b, rest, rest);
+    }
+    if (!hi9) { swa__buf_printf(b, " | [%c] (", z[i]); swa__js_digits(b, zeros, z + i + 1, rest); swa__buf_putc(b, ')'); }
+    swa__buf_putc(b, ')');
+}
+
+/* Every decimal integer from lo to hi (0 <= lo <= hi), without leading zeros, as alternatives:
+   one per length, and the lengths wholly inside as one. */
+static void swa__js_range(swa__buf *b, uint64_t lo, uint64_t hi)
+{
+    uint64_t p = 1;                /* 10^(d-1), the smallest of d digits but for d = 1 */
+    int d = 1, first = 1;
+    for (;;) {
+        uint64_t base = d == 1 ? 0 : p, top = d == 20 ? UINT64_MAX : p * 10 - 1, q = d == 20 ? 0 : p * 10;
+        int e = d;                 /* lengths d..e are written; q becomes 10^e */
+        if (lo <= top) {
+            uint64_t a = lo > base ? lo : base, z = hi < top ? hi : top;
+            char sa[24], sz[24];
+            swa__buf_puts(b, first ? "" : " | ");
+            first = 0;
+            if (d > 1 && a == base && z == top) {
+                while (e < 19 && hi >= q * 10 - 1) { e++; q *= 10; }
+                swa__buf_puts(b, "[1-9]");
+                swa__js_any_digits(b, (size_t)d - 1, (size_t)e - 1);
+            } else {
+                snprintf(sa, sizeof sa, "%llu", (unsigned long long)a);
+                snprintf(sz, sizeof sz, "%llu", (unsigned long long)z);
+                swa__js_digits(b, sa, sz, strlen(sa));
+            }
+        }
+        if (e >= 20 || hi < q) break;
+        d = e + 1;
+        p = q;
+    }
+}
+
+#define SWA__JS_OPEN 9999999999999999ull   /* the 16 digits an unbounded side allows, as llama.cpp */
+
+/* The largest magnitude an unbounded side reaches from m: 16 digits, or m's own digit count. */
+static uint64_t swa__js_open(uint64_t m)
+{
+    uint64_t top = SWA__JS_OPEN;
+    while (top < m && top < UINT64_MAX / 10) top = top * 10 + 9;
+    return top;
+}
+
+/* A bound of an integer: the value, rounded inward; 0 when it is absent or past int64. */
+static int swa__js_bound(swa__js *c, const swa__json *s, const char *key, int upper, int exclusive, int64_t *out)
+{
+    const swa__json *v = swa__json_get(s, key);
+    double x;
+    if (!v) return 0;
+    if (v->kind != SWA__JSON_INT && v->kind != SWA__JSON_REAL) { swa__js_fail(c, SWA_ERR_FORMAT, "%s must be a number", key); return 0; }
+    x = upper ? floor(v->num) : ceil(v->num);
+    if (exclusive && x == v->num) x += upper ? -1 : 1;
+    if (v->kind == SWA__JSON_INT && x == (double)v->i) {    /* exact for large integers */
+        if (!exclusive) { *out = v->i; return 1; }
+        if (upper ? v->i > INT64_MIN + 1 : v->i < INT64_MAX) { *out = v->i + (upper ? -1 : 1); return 1; }
+    }
+    if (x <= -9.2e18 || x >= 9.2e18) {
+        if ((upper && x < 0) || (!upper && x > 0)) swa__js_fail(c, SWA_ERR_UNSUPPORTED, "%s is beyond 64-bit integers", key);
+        return 0;                         /* a bound below every int64 leaves that side open */
+    }
+    *out = (int64_t)x;
+    return 1;
+}
+
+/* The integers of schema s between its bounds. */
+static int swa__js_integer(swa__js *c, const swa__json *s, swa__buf *b)
+{
+    int64_t lo = 0, hi = 0;
+    int has_lo = swa__js_bound(c, s, "minimum", 0, 0, &lo), has_hi = swa__js_bound(c, s, "maximum", 1, 0, &hi);
+    if (!has_lo && !swa__json_get(s, "minimum")) has_lo = swa__js_bound(c, s, "exclusiveMinimum", 0, 1, &lo);
+    if (!has_hi && !swa__json_get(s, "maximum")) has_hi = swa__js_bound(c, s, "exclusiveMaximum", 1, 1, &hi);
+    if (c->status) return 0;
+    if (has_lo && lo < -INT64_MAX) lo = -INT64_MAX;
+    if (has_hi && hi < -INT64_MAX) hi = -INT64_MAX;
+    if (has_lo && has_hi && lo > hi)
+        return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "no integer lies between the minimum %lld and the maximum %lld",
+                              (long long)lo, (long long)hi);
+    swa__buf_putc(b, '(');
+    if (has_hi && hi < 0) {                               /* negative only */
+        uint64_t m = (uint64_t)-hi;
+        swa__buf_puts(b, "\"-\" (");
+        swa__js_range(b, m, has_lo ? (uint64_t)-lo : swa__js_open(m));
+        swa__buf_putc(b, ')');
+    } else {
+        if (!has_lo || lo < 0) {
+            uint64_t m = has_lo ? (uint64_t)-lo : swa__js_open(1);
+            swa__buf_puts(b, "\"-\" (");
+            swa__js_range(b, 1, m);
+            swa__buf_puts(b, ") | ");
+        }
+        swa__js_range(b, has_lo && lo > 0 ? (uint64_t)lo : 0,
+                      has_hi ? (uint64_t)hi : swa__js_open(has_lo && lo > 0 ? (uint64_t)lo : 0));
+    }
+    swa__buf_puts(b, ") space");
+    return 1;
+}
+
+/* ---- patterns ---- */
+
+/* A pattern being converted: the text, where the reader is, the grammar written so far. */
+typedef struct swa__js_re {
+    const char *p, *end;
+    swa__buf *b;
+    swa__js *c;
+} swa__js_re;
+
+static int swa__js_re_fail(swa__js_re *r, const char *what)
+{
+    return !!swa__js_fail(r->c, SWA_ERR_UNSUPPORTED, "pattern: %s", what);
+}
+
+/* The class an escape \d \w \s (or their capitals, negated) stands for, or NULL. */
+static const char *swa__js_re_shorthand(char e)
+{
+    switch (e) {
+    case 'd': return "0-9";
+    case 'w': return "a-zA-Z0-9_";
+    case 's': return " ";     /* the rest of \s is a control character, written as an escape in JSON */
+    default: return NULL;
+    }
+}
+
+/* The code point of an escaped literal after the backslash (\n, \x41, \u00e9, \.), or -1. */
+static long swa__js_re_escape(swa__js_re *r)
+{
+    static const char plain[] = "^$.[]()|{}*+?\\/-\"'";
+    static const char ctl_from[] = "ntrfv0", ctl_to[] = "\n\t\r\f\v";
+    char e = *r->p++;
+    const char *k;
+    if (strchr(plain, e)) return (unsigned char)e;
+    if ((k = strchr(ctl_from, e)) != NULL) return e == '0' ? 0 : (unsigned char)ctl_to[k - ctl_from];
+    if (e == 'x' || e == 'u') {
+        size_t want = e == 'x' ? 2 : 4, i;
+        long v = 0;
+        for (i = 0; i < want; i++, r->p++) {
+            char h = r->p < r->end ? *r->p : 0;
+            int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+            if (d < 0) return -1;
+            v = v * 16 + d;
+        }
+        return v >= 0xD800 && v <= 0xDFFF ? -1 : v;
+    }
+    return -1;
+}
+
+/* One literal character (code point cp) as the JSON text that writes it. */
+static void swa__js_re_char(swa__js_re *r, uint32_t cp)
+{
+    char u[4];
+    swa__js_json_literal(r->b, u, swa__utf8_put(cp, u), 1);
+}
+
+/* A class [...] at r->p (past the '['). A positive class may not hold what JSON escapes; a
+   negated one excludes it, so that it never matches a quote, a backslash or a control. */
+static int swa__js_re_class(swa__js_re *r)
+{
+    int neg = r->p < r->end && *r->p == '^', in_range = 0;
+    long prev = -1;                         /* the character a '-' may start a range from */
+    swa__buf_puts(r->b, neg ? "[^" : "[");
+    if (neg) swa__buf_puts(r->b, swa__js_not_json);
+    r->p += neg;
+    while (r->p < r->end && *r->p != ']') {
+        size_t k;
+        long cp;
+        if (*r->p == '-' && !in_range && prev >= 0 && r->p + 1 < r->end && r->p[1] != ']') {
+            swa__buf_putc(r->b, '-');
+            r->p++;
+            in_range = 1;
+            continue;
+        }
+        if (*r->p == '\\' && r->p + 1 < r->end) {
+            r->p++;
+            if (swa__js_re_shorthand(*r->p) && !in_range) { swa__buf_puts(r->b, swa__js_re_shorthand(*r->p++)); prev = -1; continue; }
+            if ((cp = swa__js_re_escape(r)) < 0) return swa__js_re_fail(r, "an escape in a class it cannot convert");
+        } else {
+            cp = (long)swa__utf8_get((const unsigned char *)r->p, (size_t)(r->end - r->p), &k);
+            if (cp >= 0x110000) return swa__js_re_fail(r, "a byte that is not UTF-8");
+            r->p += k;
+        }
+        if (in_range && cp < prev) return swa__js_re_fail(r, "a class range whose end comes before its start");
+        if (cp < 0x20 || cp == '"' || cp == '\\') {
+            if (!neg || in_range) return swa__js_re_fail(r, "a quote, backslash or control character in a class (or a range to one)");
+            prev = -1;
+            continue;                        /* excluded already */
+        }
+        swa__js_class_char(r->b, (uint32_t)cp);
+        prev = in_range ? -1 : cp;
+        in_range = 0;
+    }
+    if (r->p >= r->end) return swa__js_re_fail(r, "a class without its ']'");
+    r->p++;
+    swa__buf_putc(r->b, ']');
+    return 1;
+}
+
+/* Digits at r->p into *v: 1, 0 when there are none, -1 past SWA__JS_MAX_REPEAT. */
+static int swa__js_re_number(swa__js_re *r, long *v)
+{
+    int any = 0;
+    for (*v = 0; r->p < r->end && *r->p >= '0' && *r->p <= '9'; any = 1)
+        if ((*v = *v * 10 + (*r->p++ - '0')) > SWA__JS_MAX_REPEAT) return -1;
+    return any;
+}
+
+/* A quantifier {m}, {m,}, {,n}, {m,n} at r->p (past the '{') into *min, *max. */
+static int swa__js_re_braces(swa__js_re *r, long *min, long *max)
+{
+    int k = swa__js_re_number(r, min), k2 = 1;
+    *max = *min;
+    if (r->p < r->end && *r->p == ',') {
+        r->p++;
+        if ((k2 = swa__js_re_number(r, max)) == 0) *max = SWA__JS_INF;
+        if (k == 0) k = k2 ? 1 : 0;
+    }
+    if (k < 0 || k2 < 0) return swa__js_re_fail(r, "a repetition count over 10000");
+    if (k == 0 || r->p >= r->end || *r->p != '}') return swa__js_re_fail(r, "a malformed {m,n}");
+    r->p++;
+    if (*max != SWA__JS_INF && *max < *min) return swa__js_re_fail(r, "a {m,n} with n < m");
+    return 1;
+}
+
+/* A quantifier after the item written from offset start; its form as swa__js_repeat writes it. */
+static int swa__js_re_quantify(swa__js_re *r, size_t start)
+{
+    long min = 0, max = SWA__JS_INF;
+    char q = *r->p++, *item;
+    if (q == '?') max = 1;
+    else if (q == '+') min = 1;
+    else if (q == '{' && !swa__js_re_braces(r, &min, &max)) return 0;
+    if (r->p < r->end && (*r->p == '?' || *r->p == '+' || *r->p == '*' || *r->p == '{'))
+        return swa__js_re_fail(r, "a quantifier after a quantifier (lazy or possessive)");
+    if (r->b->failed) return 1;
+    if (!(item = (char *)swa__calloc(1, r->b->n - start + 3))) { r->b->failed = 1; return 1; }
+    item[0] = '(';
+    memcpy(item + 1, r->b->p + start, r->b->n - start);
+    memcpy(item + 1 + r->b->n - start, ")", 2);
+    r->b->n = start;
+    swa__js_repeat(r->b, item, min, max, NULL);
+    SWA_FREE(item);
+    return 1;
+}
+
+static int swa__js_re_alt(swa__js_re *r, int depth);
+
+/* A shorthand \d \w \s \D \W \S at r->p (on the backslash); 0 if it is none. */
+static int swa__js_re_shorthand_item(swa__js_re *r)
+{
+    char e = r->p[1], lower = (char)(e | 0x20);
+    const char *sh = swa__js_re_shorthand(lower);
+    if (!sh) return 0;
+    r->p += 2;
+    if (e == 's') swa__buf_puts(r->b, "([ ] | \"\\\\\" [tnrf])");    /* a space, or \t \n \r \f as JSON writes them */
+    else if (e == lower) swa__buf_printf(r->b, "[%s]", sh);
+    else swa__buf_printf(r->b, "[^%s%s]", swa__js_not_json, sh);
+    return 1;
+}
+
+/* One item (a literal character, ".", a class, a group or a shorthand) at r->p into the grammar. */
+static int swa__js_re_item(swa__js_re *r, int depth)
+{
+    char ch = *r->p;
+    long cp;
+    size_t k;
+    if (ch == '.') { r->p++; swa__buf_printf(r->b, "[^%s]", swa__js_not_json); return 1; }
+    if (ch == '[') { r->p++; return swa__js_re_class(r); }
+    if (ch == '(') {
+        r->p++;
+        if (r->p + 1 < r->end && r->p[0] == '?' && r->p[1] == ':') r->p += 2;
+        else if (r->p < r->end && *r->p == '?') return swa__js_re_fail(r, "(?...) groups other than (?:...)");
+        swa__buf_putc(r->b, '(');
+        if (!swa__js_re_alt(r, depth + 1)) return 0;
+        if (r->p >= r->end || *r->p != ')') return swa__js_re_fail(r, "a '(' without its ')'");
+        r->p++;
+        swa__buf_puts(r->b, " )");
+        return 1;
+    }
+    if (ch == '^' || ch == '$') return swa__js_re_fail(r, "'^' or '$' inside the pattern (only at its ends)");
+    if (ch == '*' || ch == '+' || ch == '?' || ch == '{') return swa__js_re_fail(r, "a quantifier with nothing to repeat");
+    if (ch == ']' || ch == '}') return swa__js_re_fail(r, "an unbalanced ']' or '}'");
+    if (ch == '\\' && r->p + 1 < r->end) {
+        if (swa__js_re_shorthand_item(r)) return 1;
+        r->p++;
+        if ((cp = swa__js_re_escape(r)) < 0) return swa__js_re_fail(r, "an escape it cannot convert (\\b, a back-reference, ...)");
+    } else {
+        cp = (long)swa__utf8_get((const unsigned char *)r->p, (size_t)(r->end - r->p), &k);
+        if (cp >= 0x110000) return swa__js_re_fail(r, "a byte that is not UTF-8");
+        r->p += k;
+    }
+    swa__js_re_char(r, (uint32_t)cp);
+    return 1;
+}
+
+/* Alternatives of sequences, up to a ')' or the end; an empty alternative is GBNF's too. */
+static int swa__js_re_alt(swa__js_re *r, int depth)
+{
+    if (depth > SWA__JS_GROUPS) return swa__js_re_fail(r, "groups nested deeper than 64");
+    while (r->p < r->end && *r->p != ')') {
+        size_t start;
+        if (*r->p == '|') { swa__buf_puts(r->b, " |"); r->p++; continue; }
+        swa__buf_putc(r->b, ' ');
+        start = r->b->n;
+        if (!swa__js_re_item(r, depth)) return 0;
+        if (r->p < r->end && (*r->p == '*' || *r->p == '+' || *r->p == '?' || *r->p == '{') && !swa__js_re_quantify(r, start))
+            return 0;
+    }
+    return 1;
+}
+
+/* The string of a pattern: "^...$" (a JSON string whose content the regular expression matches). */
+static int swa__js_pattern(swa__js *c, const swa__json *pat, swa__buf *b)
+{
+    swa__js_re r;
+    if (pat->kind != SWA__JSON_STRING) return !!swa__js_fail(c, SWA_ERR_FORMAT, "pattern must be a string");
+    if (pat->len < 2 || pat->str[0] != '^' || pat->str[pat->len - 1] != '$' ||
+        (pat->len >= 3 && pat->str[pat->len - 2] == '\\'))
+        return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "pattern must start with '^' and end with '$'");
+    r.p = pat->str + 1;
+    r.end = pat->str + pat->len - 1;
+    r.b = b;
+    r.c = c;
+    swa__buf_puts(b, "\"\\\"\" (");
+    if (!swa__js_re_alt(&r, 0)) return 0;
+    if (r.p < r.end) return swa__js_re_fail(&r, "a ')' without its '('");
+    swa__buf_puts(b, ") \"\\\"\" space");
+    return 1;
+}
+
+/* ---- objects ---- */
+
+typedef struct swa__js_key {      /* a property name as JSON writes it, quotes excluded */
+    const char *s;
+    size_t n;
+} swa__js_key;
+
+static int swa__js_key_cmp(const void *a, const void *b)
+{
+    const swa__js_key *x = (const swa__js_key *)a, *y = (const swa__js_key *)b;
+    int d = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
+    return d ? d : (x->n > y->n) - (x->n < y->n);
+}
+
+/* Strings that are none of keys[lo..hi), all of which share their first off bytes: for each
+   next character a branch (deeper, where stopping is allowed unless a key ends there; or, when
+   only keys end there, any continuation), and any other character followed by anything. keys
+   are sorted; their length is bounded, and so the depth. */
+static void swa__js_trie(swa__buf *b, const swa__js_key *keys, size_t lo, size_t hi, size_t off)
+{
+    swa__buf rejects;
+    size_t i = lo;
+    memset(&rejects, 0, sizeof rejects);
+    while (i < hi && keys[i].n == off) i++;           /* the key ending here is excluded by the branches */
+    while (i < hi) {
+        size_t j = i, len;
+        uint32_t cp = swa__utf8_get((const unsigned char *)keys[i].s + off, keys[i].n - off, &len);
+        int deeper = 0, ends = 0;
+        for (; j < hi && keys[j].n >= off + len && memcmp(keys[j].s + off, keys[i].s + off, len) == 0; j++) {
+            deeper |= keys[j].n > off + len;
+            ends |= keys[j].n == off + len;
+        }
+        swa__buf_puts(b, rejects.n ? " | [" : "[");
+        swa__js_class_char(b, cp);
+        swa__js_class_char(&rejects, cp);
+        swa__buf_puts(b, deeper ? "] (" : "] char+");
+        if (deeper) { swa__js_trie(b, keys, i, j, off + len); swa__buf_puts(b, ends ? ")" : ")?"); }
+        i = j;
+    }
+    swa__buf_printf(b, " | [^%s", swa__js_not_json);
+    swa__buf_put(b, rejects.p, rejects.n);
+    swa__buf_puts(b, "] char*");
+    if (rejects.failed) b->failed = 1;
+    swa__buf_free(&rejects);
+}
+
+/* A JSON string that is none of the n property names (the keys additionalProperties allows). */
+static int swa__js_not_strings(swa__js *c, const swa__json *const *names, size_t n, swa__buf *b)
+{
+    swa__buf enc;
+    swa__js_key *keys = (swa__js_key *)swa__calloc(n, sizeof *keys);
+    size_t i, off = 0, *at = (size_t *)swa__calloc(n, sizeof(size_t));
+    int empty = 0;
+    memset(&enc, 0, sizeof enc);
+    for (i = 0; keys && at && i < n; i++) {
+        at[i] = enc.n;
+        swa__buf_json_string(&enc, names[i]->key, names[i]->key_len, 0);
+        if (enc.n - at[i] - 2 > SWA__JS_MAX_KEY) {
+            swa__js_fail(c, SWA_ERR_UNSUPPORTED, "property name longer than %d bytes beside additionalProperties", SWA__JS_MAX_KEY);
+            break;
+        }
+    }
+    if (keys && at && !enc.failed && !c->status) {
+        for (i = 0; i < n; i++) {
+            keys[i].s = enc.p + at[i] + 1;
+            keys[i].n = (i + 1 < n ? at[i + 1] : enc.n) - at[i] - 2;
+            empty |= keys[i].n == 0;
+        }
+        qsort(keys, n, sizeof *keys, swa__js_key_cmp);
+        while (off < n && keys[off].n == 0) off++;
+        swa__buf_puts(b, "[\"] ( ");
+        if (off < n) swa__js_trie(b, keys, off, n, 0);
+        else swa__buf_puts(b, "char+");
+        swa__buf_printf(b, " )%s [\"] space", empty ? "" : "?");
+    } else if (!c->status) {
+        swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    }
+    swa__buf_free(&enc);
+    SWA_FREE(keys);
+    SWA_FREE(at);
+    return !c->status;
+}
+
+/* The properties of an object being converted: members of "properties" objects (each with its
+   key), in order, and whether each is required. */
+typedef struct swa__js_props {
+    const swa__json **p;
+    unsigned char *required;
+    size_t n, cap;
+} swa__js_props;
+
+static void swa__js_props_free(swa__js_props *ps)
+{
+    SWA_FREE(ps->p);
+    SWA_FREE(ps->required);
+}
+
+static int swa__js_props_add(swa__js *c, swa__js_props *ps, const swa__json *prop, int required)
+{
+    if (ps->n == ps->cap) {
+        size_t cap = ps->cap ? 2 * ps->cap : 16;
+        const swa__json **p = (const swa__json **)swa__calloc(cap, sizeof *p);
+        unsigned char *r = (unsigned char *)swa__calloc(cap, 1);
+        if (!p || !r) { SWA_FREE(p); SWA_FREE(r); return !!swa__js_fail(c, SWA_ERR_NOMEM, "out of memory"); }
+        if (ps->n) { memcpy(p, ps->p, ps->n * sizeof *p); memcpy(r, ps->required, ps->n); }
+        swa__js_props_free(ps);
+        ps->p = p;
+        ps->required = r;
+        ps->cap = cap;
+    }
+    ps->p[ps->n] = prop;
+    ps->required[ps->n++] = (unsigned char)required;
+    return 1;
+}
+
+static const char *swa__js_visit(swa__js *c, const swa__json *s, const swa__json *type, const char *name,
+                                 const char *exact);
+
+/* The rule of one property, key then value: name-key-kv. */
+static const char *swa__js_kv(swa__js *c, const swa__json *prop, const char *name)
+{
+    char child[SWA__JS_NAME + 1], kv[SWA__JS_NAME + 1];
+    const char *value;
+    swa__buf b;
+    swa__js_child(child, name, prop->key, prop->key_len);
+    if (!(value = swa__js_visit(c, prop, NULL, child, NULL))) return NULL;
+    memset(&b, 0, sizeof b);
+    swa__js_json_literal(&b, prop->key, prop->key_len, 0);
+    swa__buf_printf(&b, " space \":\" space %s", value);
+    swa__js_child(kv, child, "kv", 2);
+    return swa__js_add_buf(c, kv, &b);
+}
+
+/* The rule of one additional property (extra is true or a schema): a key none of the named
+   ones, then a value. */
+static const char *swa__js_extra_kv(swa__js *c, const swa__js_props *ps, const swa__json *extra, const char *name)
+{
+    char sub[SWA__JS_NAME + 1], child[SWA__JS_NAME + 1];
+    const char *value, *key;
+    swa__buf b;
+    swa__js_child(sub, name, "additional", 10);
+    swa__js_child(child, sub, "value", 5);
+    value = extra->kind == SWA__JSON_OBJECT ? swa__js_visit(c, extra, NULL, child, NULL) : swa__js_prim_named(c, "value");
+    memset(&b, 0, sizeof b);
+    if (!value) return NULL;
+    if (ps->n == 0) {
+        key = swa__js_prim_named(c, "string");
+    } else {
+        swa__js_child(child, sub, "k", 1);
+        key = swa__js_prim_named(c, "char") && swa__js_not_strings(c, ps->p, ps->n, &b) ? swa__js_add_buf(c, child, &b) : NULL;
+        swa__buf_free(&b);
+    }
+    if (!key) return NULL;
+    swa__buf_printf(&b, "%s \":\" space %s", key, value);
+    swa__js_child(child, sub, "kv", 2);
+    return swa__js_add_buf(c, child, &b);
+}
+
+/* The optional properties opt[0..m) (kv rules; the last the additional one when star): any
+   subset, in order. rest[j] becomes the rule "each optional one from j on, or not", named after
+   the property before it, after[j - 1]. */
+static int swa__js_optional(swa__js *c, const char **opt, const swa__json *const *after, const char **rest, size_t m,
+                            int star, const char *name, swa__buf *b)
+{
+    size_t i, j;
+    for (j = m; j-- > 1;) {
+        char rn[SWA__JS_NAME + 1];
+        swa__buf r;
+        memset(&r, 0, sizeof r);
+        swa__buf_printf(&r, "( \",\" space %s )%c", opt[j], star && j == m - 1 ? '*' : '?');
+        if (j + 1 < m) swa__buf_printf(&r, " %s", rest[j + 1]);
+        swa__js_child(rn, name, after[j - 1]->key, after[j - 1]->key_len);
+        swa__js_child(rn, rn, "rest", 4);
+        if (!(rest[j] = swa__js_add_buf(c, rn, &r))) return 0;
+    }
+    for (i = 0; i < m; i++) {
+        swa__buf_printf(b, "%s%s", i ? " | " : "", opt[i]);
+        if (star && i == m - 1) swa__buf_printf(b, " ( \",\" space %s )*", opt[i]);
+        if (i + 1 < m) swa__buf_printf(b, " %s", rest[i + 1]);
+    }
+    return 1;
+}
+
+/* An object of the properties ps (required ones first, in order, then any of the optional ones
+   in order) and, when extra is true or a schema, other properties after them. */
+static int swa__js_object(swa__js *c, const swa__js_props *ps, const swa__json *extra, const char *name, swa__buf *b)
+{
+    int star = extra && (extra->kind == SWA__JSON_TRUE || extra->kind == SWA__JSON_OBJECT), ok;
+    const char **kv = (const char **)swa__calloc(ps->n + 1, sizeof *kv), **opt = (const char **)swa__calloc(ps->n + 1, sizeof *opt);
+    const char **rest = (const char **)swa__calloc(ps->n + 1, sizeof *rest);
+    const swa__json **after = (const swa__json **)swa__calloc(ps->n + 1, sizeof *after);
+    size_t i, m = 0, n_req = 0;
+    ok = kv && opt && rest && after ? 1 : !!swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    for (i = 0; ok && i < ps->n; i++) ok = (kv[i] = swa__js_kv(c, ps->p[i], name)) != NULL;
+    swa__buf_puts(b, "\"{\" space ");
+    for (i = 0; ok && i < ps->n; i++) {
+        if (ps->required[i]) swa__buf_printf(b, "%s%s", n_req++ ? " \",\" space " : "", kv[i]);
+        else { after[m] = ps->p[i]; opt[m++] = kv[i]; }
+    }
+    if (ok && star) ok = (opt[m++] = swa__js_extra_kv(c, ps, extra, name)) != NULL;
+    if (ok && m) {
+        swa__buf_puts(b, n_req ? " ( \",\" space ( " : " ( ");
+        ok = swa__js_optional(c, opt, after, rest, m, star, name, b);
+        swa__buf_puts(b, n_req ? " ) )?" : " )?");
+    }
+    swa__buf_puts(b, " \"}\" space");
+    SWA_FREE((void *)kv); SWA_FREE((void *)opt); SWA_FREE((void *)rest); SWA_FREE((void *)after);
+    return ok;
+}
+
+/* The member of obj named key[0..n), or NULL. */
+static const swa__json *swa__js_member(const swa__json *obj, const char *key, size_t n)
+{
+    size_t i;
+    for (i = obj->n; i-- > 0;)
+        if (obj->items[i].key_len == n && memcmp(obj->items[i].key, key, n) == 0) return &obj->items[i];
+    return NULL;
+}
+
+/* Whether name is in the required list (counted against the scan limit). */
+static int swa__js_listed(swa__js *c, const swa__json *list, const char *name, size_t n)
+{
+    size_t i;
+    if (!list) return 0;
+    if ((c->scan += list->n) > SWA__JS_MAX_SCAN) return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "too many properties to compare");
+    for (i = 0; i < list->n; i++)
+        if (list->items[i].len == n && memcmp(list->items[i].str, name, n) == 0) return 1;
+    return 0;
+}
+
+/* properties, required, additionalProperties (absent: none, unlike the specification, as
+   llama.cpp generates). Every required name must have a schema in properties. */
+static int swa__js_object_schema(swa__js *c, const swa__json *s, const char *name, swa__buf *b)
+{
+    const swa__json *props = swa__json_get(s, "properties"), *req = swa__json_get(s, "required");
+    const swa__json *extra = swa__json_get(s, "additionalProperties");
+    swa__js_props ps;
+    size_t i;
+    int ok = 1;
+    if (props && props->kind != SWA__JSON_OBJECT) return !!swa__js_fail(c, SWA_ERR_FORMAT, "properties must be an object");
+    if (extra && extra->kind != SWA__JSON_TRUE && extra->kind != SWA__JSON_FALSE && extra->kind != SWA__JSON_OBJECT)
+        return !!swa__js_fail(c, SWA_ERR_FORMAT, "additionalProperties must be a boolean or a schema");
+    if (req && req->kind != SWA__JSON_ARRAY) return !!swa__js_fail(c, SWA_ERR_FORMAT, "required must be a list of names");
+    for (i = 0; req && i < req->n; i++) {
+        const swa__json *v = &req->items[i];
+        if (v->kind != SWA__JSON_STRING) return !!swa__js_fail(c, SWA_ERR_FORMAT, "required must be a list of names");
+        if (props && (c->scan += props->n) > SWA__JS_MAX_SCAN)
+            return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "too many properties to compare");
+        if (!props || !swa__js_member(props, v->str, v->len))
+            return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "required property \"%.*s\" has no schema in properties",
+                                  (int)(v->len < 64 ? v->len : 64), v->str);
+    }
+    memset(&ps, 0, sizeof ps);
+    for (i = 0; ok && props && i < props->n; i++)
+        ok = swa__js_props_add(c, &ps, &props->items[i], swa__js_listed(c, req, props->items[i].key, props->items[i].key_len));
+    ok = ok && !c->status && swa__js_object(c, &ps, extra, name, b);
+    swa__js_props_free(&ps);
+    return ok;
+}
+
+/* ---- references ---- */
+
+/* The node a $ref "#/a/b~1c" names within the schema (JSON pointer, ~0 and ~1 decoded; array
+   elements by index); NULL after an error. */
+static const swa__json *swa__js_resolve(swa__js *c, const swa__json *ref)
+{
+    const swa__json *node = c->root;
+    const char *p, *end;
+    char *seg;
+    int shown;
+    if (ref->kind != SWA__JSON_STRING) return (const swa__json *)swa__js_fail(c, SWA_ERR_FORMAT, "$ref must be a string");
+    p = ref->str;
+    end = p + ref->len;
+    shown = (int)(ref->len < 80 ? ref->len : 80);
+    if (p == end || *p != '#' || (p + 1 < end && p[1] != '/'))
+        return (const swa__json *)swa__js_fail(c, SWA_ERR_UNSUPPORTED, "$ref \"%.*s\": only references within the schema "
+                                               "(\"#/...\") are supported", shown, ref->str);
+    if (!(seg = (char *)swa__calloc(1, ref->len + 1))) return (const swa__json *)swa__js_fail(c, SWA_ERR_NOMEM, "out of memory");
+    for (p++; node && p < end;) {
+        size_t n = 0;
+        for (p++; p < end && *p != '/'; p++)
+            seg[n++] = *p == '~' && p + 1 < end && (p[1] == '0' || p[1] == '1') ? (*++p == '0' ? '~' : '/') : *p;
+        if (node->kind == SWA__JSON_OBJECT) {
+            if ((c->scan += node->n) > SWA__JS_MAX_SCAN) { node = NULL; break; }
+            node = swa__js_member(node, seg, n);
+        } else if (node->kind == SWA__JSON_ARRAY && n > 0 && n < 10 && strspn(seg, "0123456789") >= n) {
+            seg[n] = '\0';
+            node = (size_t)atol(seg) < node->n ? &node->items[atol(seg)] : NULL;
+        } else {
+            node = NULL;
+        }
+    }
+    SWA_FREE(seg);
+    if (!node && c->scan > SWA__JS_MAX_SCAN)
+        return (const swa__json *)swa__js_fail(c, SWA_ERR_UNSUPPORTED, "too many members to search for $refs");
+    if (!node) return (const swa__json *)swa__js_fail(c, SWA_ERR_FORMAT, "$ref \"%.*s\" names nothing in the schema", shown, ref->str);
+    return node;
+}
+
+/* The rule of a $ref's target: converted once, under the name its last segment gives, and
+   then shared (a recursive reference names the rule while it is being written). */
+static int swa__js_ref(swa__js *c, const swa__json *ref, swa__buf *b)
+{
+    const swa__json *target = swa__js_resolve(c, ref);
+    char key[48], seg[SWA__JS_NAME + 1], base[SWA__JS_NAME + 2];
+    const swa__js_rule *known;
+    const char *last, *rule;
+    size_t n;
+    if (!target) return 0;
+    snprintf(key, sizeof key, "#%p", (const void *)target);    /* '#': a cache entry, not a rule */
+    if ((known = swa__js_find(c, key)) != NULL) { swa__buf_puts(b, known->body); return 1; }
+    for (last = ref->str + ref->len; last > ref->str && last[-1] != '/'; last--) {}
+    n = (size_t)(ref->str + ref->len - last);
+    n = n < SWA__JS_NAME ? n : SWA__JS_NAME;
+    memcpy(seg, last, n);
+    seg[n] = '\0';
+    swa__js_rule_name(strcmp(seg, "#") == 0 ? "ref" : seg, base);
+    if (!(rule = swa__js_add(c, base, NULL)) || !swa__js_insert(c, key, rule)) return 0;
+    swa__buf_puts(b, rule);
+    return swa__js_visit(c, target, NULL, rule, rule) != NULL;
+}
+
+/* ---- the other kinds of schema ---- */
+
+/* Alternatives: anyOf or oneOf (a list of schemas), or, when types is set, s once per type. */
+static int swa__js_union(swa__js *c, const swa__json *s, const swa__json *alts, int types, const char *name, swa__buf *b)
+{
+    size_t i;
+    if (alts->kind != SWA__JSON_ARRAY || alts->n == 0)
+        return !!swa__js_fail(c, SWA_ERR_FORMAT, "%s must be a non-empty list", types ? "type" : "anyOf and oneOf");
+    for (i = 0; i < alts->n; i++) {
+        char child[SWA__JS_NAME + 1], num[24];
+        const char *r;
+        snprintf(num, sizeof num, "%s%u", *name ? "" : "alternative-", (unsigned)i);
+        swa__js_child(child, name, num, strlen(num));
+        r = types ? swa__js_visit(c, s, &alts->items[i], child, NULL) : swa__js_visit(c, &alts->items[i], NULL, child, NULL);
+        if (!r) return 0;
+        swa__buf_printf(b, "%s%s", i ? " | " : "", r);
+    }
+    return 1;
+}
+
+static int swa__js_enum(swa__js *c, const swa__json *e, swa__buf *b)
+{
+    size_t i;
+    if (e->kind != SWA__JSON_ARRAY || e->n == 0) return !!swa__js_fail(c, SWA_ERR_FORMAT, "enum must be a non-empty list");
+    swa__buf_putc(b, '(');
+    for (i = 0; i < e->n; i++) {
+        if (i) swa__buf_puts(b, " | ");
+        swa__js_const(b, &e->items[i]);
+    }
+    swa__buf_puts(b, ") space");
+    return 1;
+}
+
+/* allOf: the properties of its parts merged into one object, as llama.cpp does: a part's
+   properties are required, those of a part's anyOf optional; a part may be a $ref. */
+static int swa__js_all_of_part(swa__js *c, swa__js_props *ps, const swa__json *part, int required, int hops)
+{
+    const swa__json *ref = swa__json_get(part, "$ref"), *props;
+    size_t i;
+    if (hops > SWA__JS_MAX_DEPTH) return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "allOf: $refs nested deeper than %d", SWA__JS_MAX_DEPTH);
+    if (ref) return (part = swa__js_resolve(c, ref)) != NULL && swa__js_all_of_part(c, ps, part, required, hops + 1);
+    props = swa__json_get(part, "properties");
+    if (props && props->kind != SWA__JSON_OBJECT) return !!swa__js_fail(c, SWA_ERR_FORMAT, "properties must be an object");
+    for (i = 0; props && i < props->n; i++)
+        if (!swa__js_props_add(c, ps, &props->items[i], required)) return 0;
+    return 1;
+}
+
+static int swa__js_all_of(swa__js *c, const swa__json *all, const char *name, swa__buf *b)
+{
+    swa__js_props ps;
+    size_t i, j;
+    int ok = all->kind == SWA__JSON_ARRAY ? 1 : !!swa__js_fail(c, SWA_ERR_FORMAT, "allOf must be a list");
+    memset(&ps, 0, sizeof ps);
+    for (i = 0; ok && i < all->n; i++) {
+        const swa__json *part = &all->items[i], *any = swa__json_get(part, "anyOf");
+        if (any && any->kind != SWA__JSON_ARRAY) ok = !!swa__js_fail(c, SWA_ERR_FORMAT, "anyOf must be a list");
+        for (j = 0; ok && any && j < any->n; j++) ok = swa__js_all_of_part(c, &ps, &any->items[j], 0, 0);
+        if (ok && !any) ok = swa__js_all_of_part(c, &ps, part, 1, 0);
+    }
+    ok = ok && swa__js_object(c, &ps, NULL, name, b);
+    swa__js_props_free(&ps);
+    return ok;
+}
+
+/* items (a schema, or a list: a tuple), prefixItems (a tuple, then items for the rest), minItems
+   and maxItems. */
+static int swa__js_array(swa__js *c, const swa__json *s, const char *name, swa__buf *b)
+{
+    const swa__json *items = swa__json_get(s, "items"), *tuple = swa__json_get(s, "prefixItems");
+    char child[SWA__JS_NAME + 1];
+    const char *r;
+    long min = 0, max = SWA__JS_INF;
+    size_t i;
+    if (tuple && tuple->kind != SWA__JSON_ARRAY && !items) { items = tuple; tuple = NULL; }   /* as llama.cpp reads it */
+    if (!tuple && items && items->kind == SWA__JSON_ARRAY) { tuple = items; items = NULL; }
+    if (tuple) {
+        if (tuple->kind != SWA__JSON_ARRAY) return !!swa__js_fail(c, SWA_ERR_FORMAT, "prefixItems must be a list");
+        swa__buf_puts(b, "\"[\" space ");
+        for (i = 0; i < tuple->n; i++) {
+            char num[32];
+            snprintf(num, sizeof num, "tuple-%u", (unsigned)i);
+            swa__js_child(child, name, num, strlen(num));
+            if (!(r = swa__js_visit(c, &tuple->items[i], NULL, child, NULL))) return 0;
+            swa__buf_printf(b, "%s%s", i ? " \",\" space " : "", r);
+        }
+        if (items && items->kind != SWA__JSON_FALSE) {
+            swa__js_child(child, name, "item", 4);
+            if (!(r = swa__js_visit(c, items, NULL, child, NULL))) return 0;
+            swa__buf_printf(b, tuple->n ? " ( \",\" space %s )*" : " ( %s ( \",\" space %s )* )?", r, r);
+        }
+        swa__buf_puts(b, " \"]\" space");
+        return 1;
+    }
+    if (!swa__js_count(c, s, "minItems", &min) || !swa__js_count(c, s, "maxItems", &max)) return 0;
+    if (max != SWA__JS_INF && min > max) return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "minItems is more than maxItems");
+    swa__js_child(child, name, "item", 4);
+    if (!(r = swa__js_visit(c, items, NULL, child, NULL))) return 0;
+    swa__buf_puts(b, "\"[\" space ");
+    swa__js_repeat(b, r, min, max, "\",\" space");
+    swa__buf_puts(b, " \"]\" space");
+    return 1;
+}
+
+/* A string of minLength to maxLength characters. */
+static int swa__js_string(swa__js *c, const swa__json *s, swa__buf *b)
+{
+    long min = 0, max = SWA__JS_INF;
+    if (!swa__js_count(c, s, "minLength", &min) || !swa__js_count(c, s, "maxLength", &max)) return 0;
+    if (max != SWA__JS_INF && min > max) return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "minLength is more than maxLength");
+    if (!swa__js_prim_named(c, "char")) return 0;
+    swa__buf_puts(b, "\"\\\"\" ");
+    swa__js_repeat(b, "char", min, max, NULL);
+    swa__buf_puts(b, " \"\\\"\" space");
+    return 1;
+}
+
+/* A primitive by type name, under its own name, or as root's body when this is the root. */
+static const char *swa__js_prim_rule(swa__js *c, const char *rule_name, const char *type)
+{
+    int k = swa__js_prim_index(type, strlen(type));
+    return swa__js_prim(c, strcmp(rule_name, "root") == 0 ? "root" : type, k);
+}
+
+/* format: uuid (uuid1 to uuid5 too), date, time and date-time: 1 done, 0 another format
+   (ignored, as llama.cpp ignores it), -1 an error. */
+static int swa__js_format(swa__js *c, const swa__json *f, const char *rule_name, swa__buf *b, const char **direct)
+{
+    char name[32];
+    if (f->kind != SWA__JSON_STRING) { swa__js_fail(c, SWA_ERR_FORMAT, "format must be a string"); return -1; }
+    if (f->len >= 4 && f->len <= 5 && memcmp(f->str, "uuid", 4) == 0 && (f->len == 4 || (f->str[4] >= '1' && f->str[4] <= '5'))) {
+        *direct = swa__js_prim(c, strcmp(rule_name, "root") == 0 ? "root" : f->str, swa__js_prim_index("uuid", 4));
+        return *direct ? 1 : -1;
+    }
+    if (!swa__json_is_str(f, "date") && !swa__json_is_str(f, "time") && !swa__json_is_str(f, "date-time")) return 0;
+    snprintf(name, sizeof name, "%s-string", f->str);
+    if (!(*direct = swa__js_prim_named(c, name))) return -1;
+    swa__buf_puts(b, *direct);
+    *direct = NULL;
+    return 1;
+}
+
+/* Whether the type t (NULL: none given) allows kind. */
+static int swa__js_is(const swa__json *t, const char *kind) { return !t || swa__json_is_str(t, kind); }
+
+static int swa__js_has_bound(const swa__json *s)
+{
+    return swa__json_get(s, "minimum") || swa__json_get(s, "maximum") || swa__json_get(s, "exclusiveMinimum") ||
+           swa__json_get(s, "exclusiveMaximum");
+}
+
+/* The body of the rule for schema s of type t, or in *direct a rule that already is it; the
+   tests come in llama.cpp's order, so that a schema that mixes kinds means what it means there. */
+static int swa__js_body(swa__js *c, const swa__json *s, const swa__json *t, const char *name, const char *rule_name,
+                        swa__buf *b, const char **direct)
+{
+    const swa__json *v, *extra = swa__json_get(s, "additionalProperties");
+    int f;
+    if (s->kind == SWA__JSON_TRUE) return (*direct = swa__js_prim_rule(c, rule_name, "value")) != NULL;
+    if ((v = swa__json_get(s, "$ref")) != NULL) return swa__js_ref(c, v, b);
+    if ((v = swa__json_get(s, "oneOf")) != NULL || (v = swa__json_get(s, "anyOf")) != NULL)
+        return swa__js_union(c, s, v, 0, name, b);
+    if (t && t->kind == SWA__JSON_ARRAY) return swa__js_union(c, s, t, 1, name, b);
+    if ((v = swa__json_get(s, "const")) != NULL) { swa__js_const(b, v); swa__buf_puts(b, " space"); return 1; }
+    if ((v = swa__json_get(s, "enum")) != NULL) return swa__js_enum(c, v, b);
+    if (swa__js_is(t, "object") && (swa__json_get(s, "properties") || (extra && extra->kind != SWA__JSON_TRUE)))
+        return swa__js_object_schema(c, s, name, b);
+    if (swa__js_is(t, "object") && (v = swa__json_get(s, "allOf")) != NULL) return swa__js_all_of(c, v, name, b);
+    if (swa__js_is(t, "array") && (swa__json_get(s, "items") || swa__json_get(s, "prefixItems")))
+        return swa__js_array(c, s, name, b);
+    if (swa__js_is(t, "string") && (v = swa__json_get(s, "pattern")) != NULL) return swa__js_pattern(c, v, b);
+    if (swa__js_is(t, "string") && (v = swa__json_get(s, "format")) != NULL && (f = swa__js_format(c, v, rule_name, b, direct)) != 0)
+        return f > 0;
+    if (swa__json_is_str(t, "string") && (swa__json_get(s, "minLength") || swa__json_get(s, "maxLength")))
+        return swa__js_string(c, s, b);
+    if (swa__json_is_str(t, "integer") && swa__js_has_bound(s)) return swa__js_integer(c, s, b);
+    if (s->n == 0 || swa__json_is_str(t, "object")) {
+        const swa__json *req = swa__json_get(s, "required");
+        if (req && req->kind == SWA__JSON_ARRAY && req->n)
+            return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "required names properties the schema does not give");
+        if (!swa__js_prim_named(c, "object")) return 0;
+        swa__buf_puts(b, "object");
+        return 1;
+    }
+    if (!t) return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "a schema with no type and nothing that implies one");
+    return (*direct = swa__js_prim_rule(c, rule_name, t->str)) != NULL;
+}
+
+/* A type: a JSON Schema type's name, or (when a list is allowed) a list of them. */
+static int swa__js_check_type(swa__js *c, const swa__json *t, int list)
+{
+    static const char *const names[] = {"null", "boolean", "object", "array", "number", "integer", "string"};
+    size_t i;
+    if (t->kind == SWA__JSON_ARRAY && list) {
+        for (i = 0; i < t->n; i++)
+            if (!swa__js_check_type(c, &t->items[i], 0)) return 0;
+        return 1;
+    }
+    if (t->kind != SWA__JSON_STRING) return !!swa__js_fail(c, SWA_ERR_FORMAT, "type must be a type's name or a list of them");
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (swa__json_is_str(t, names[i])) return 1;
+    return !!swa__js_fail(c, SWA_ERR_UNSUPPORTED, "type \"%.*s\" is not a JSON Schema type", (int)(t->len < 64 ? t->len : 64), t->str);
+}
+
+/* The rule for schema s (type: the type to use instead of s's own, for one of a list of
+   types), called name; exact: the name reserved for it (a $ref's target). Returns the name of
+   the rule that matches s, NULL after an error. */
+static const char *swa__js_visit(swa__js *c, const swa__json *s, const swa__json *type, const char *name,
+                                 const char *exact)
+{
+    char rule_name[SWA__JS_NAME + 24];
+    const char *direct = NULL, *out = NULL;
+    swa__buf b;
+    int ok;
+    if (c->status) return NULL;
+    if (++c->visits > SWA__JS_MAX_VISITS)
+        return swa__js_fail(c, SWA_ERR_UNSUPPORTED, "more than %d schemas to convert (a list of types converts its schema once a type)",
+                            SWA__JS_MAX_VISITS);
+    if (c->depth >= SWA__JS_MAX_DEPTH)
+        return swa__js_fail(c, SWA_ERR_UNSUPPORTED, "schemas nested deeper than %d ($ref hops included)", SWA__JS_MAX_DEPTH);
+    if (s->kind == SWA__JSON_FALSE) return swa__js_fail(c, SWA_ERR_UNSUPPORTED, "the schema false admits no value");
+    if (s->kind != SWA__JSON_OBJECT && s->kind != SWA__JSON_TRUE)
+        return swa__js_fail(c, SWA_ERR_FORMAT, "a schema must be an object or a boolean");
+    if (!type) type = swa__json_get(s, "type");
+    if (type && !swa__js_check_type(c, type, 1)) return NULL;
+    if (exact) snprintf(rule_name, sizeof rule_name, "%s", exact);
+    else swa__js_rule_name(name, rule_name);
+    memset(&b, 0, sizeof b);
+    b.limit = SWA__JS_MAX_GBNF;
+    c->depth++;
+    ok = swa__js_body(c, s, type, name, rule_name, &b, &direct) && !c->status;
+    c->depth--;
+    if (ok && direct && !exact) {
+        out = direct;
+    } else if (ok && direct) {
+        out = swa__js_set(c, exact, direct);
+    } else if (ok) {
+        swa__buf_putc(&b, '\0');
+        if (b.failed) swa__js_fail(c, SWA_ERR_UNSUPPORTED, "a rule longer than %u bytes, or out of memory", SWA__JS_MAX_GBNF);
+        else if (exact && strcmp(b.p, exact) == 0) swa__js_fail(c, SWA_ERR_UNSUPPORTED, "$ref \"%s\" refers to itself alone", exact);
+        else out = exact ? swa__js_set(c, exact, b.p) : swa__js_add(c, rule_name, b.p);
+    }
+    swa__buf_free(&b);
+    return c->status ? NULL : out;
+}
+
+/* ---- the converter ---- */
+
+static int swa__js_rule_cmp(const void *a, const void *b)
+{
+    return strcmp((*(const swa__js_rule *const *)a)->name, (*(const swa__js_rule *const *)b)->name);
+}
+
+/* The grammar: "name ::= body" lines, sorted by name (cache entries, '#...', left out). */
+static char *swa__js_write(swa__js *c)
+{
+    const swa__js_rule **order = (const swa__js_rule **)swa__calloc(c->n + 1, sizeof *order);
+    swa__buf b;
+    size_t i, n = 0;
+    memset(&b, 0, sizeof b);
+    if (!order) return NULL;
+    for (i = 0; i < c->n; i++)
+        if (c->rules[i].name[0] != '#') order[n++] = &c->rules[i];
+    qsort((void *)order, n, sizeof *order, swa__js_rule_cmp);
+    for (i = 0; i < n; i++) swa__buf_printf(&b, "%s ::= %s\n", order[i]->name, order[i]->body ? order[i]->body : "");
+    SWA_FREE((void *)order);
+    return swa__buf_take(&b);
+}
+
+static void swa__js_free(swa__js *c)
+{
+    size_t i;
+    for (i = 0; i < c->n; i++) {
+        SWA_FREE(c->rules[i].name);
+        SWA_FREE(c->rules[i].body);
+    }
+    SWA_FREE(c->rules);
+    SWA_FREE(c->slots);
+}
+
+SWADEF swa_status swa_json_schema_to_grammar(const char *schema, size_t len, char **gbnf_out, swa_error *err)
+{
+    swa__json *root = NULL;
+    swa__js c;
+    if (gbnf_out) *gbnf_out = NULL;
+    if (!schema || !gbnf_out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_json_schema_to_grammar: NULL schema or output");
+    if (swa__json_parse(schema, len, &root, err)) { swa__prefix_error(err, "JSON Schema"); return SWA_ERR_FORMAT; }
+    memset(&c, 0, sizeof c);
+    c.root = root;
+    c.err = err;
+    if (swa__js_insert(&c, "space", swa__js_space)) (void)swa__js_visit(&c, root, NULL, "", NULL);
+    if (!c.status && !(*gbnf_out = swa__js_write(&c))) swa__js_fail(&c, SWA_ERR_NOMEM, "out of memory");
+    swa__js_free(&c);
+    SWA_FREE(root);
+    if (!c.status) swa__ok(err);
+    return c.status;
+}
+
+SWADEF swa_status swa_grammar_from_json_schema(const char *schema, size_t len, swa_grammar **out, swa_error *err)
+{
+    char *gbnf = NULL;
+    swa_status st;
+    if (out) *out = NULL;
+    if (!out) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_grammar_from_json_schema: NULL output");
+    if ((st = swa_json_schema_to_grammar(schema, len, &gbnf, err)) != SWA_OK) return st;
+    if ((st = swa_grammar_parse(gbnf, strlen(gbnf), "root", out, err)) != SWA_OK)
+        swa__prefix_error(err, "JSON Schema: the grammar written for it");
+    SWA_FREE(gbnf);
+    return st;
+}
+
+#undef SWA__JS_MAX_DEPTH
+#undef SWA__JS_MAX_VISITS
+#undef SWA__JS_MAX_SCAN
+#undef SWA__JS_MAX_REPEAT
+#undef SWA__JS_MAX_KEY
+#undef SWA__JS_MAX_GBNF
+#undef SWA__JS_NAME
+#undef SWA__JS_GROUPS
+#undef SWA__JS_INF
+#undef SWA__JS_N_PRIMS
+#undef SWA__JS_OPEN
+#endif /* SWA_NO_GRAMMAR */
+
 /* ==== sampler ==== */
 #ifndef SWA_NO_SAMPLER
 #if !defined(SWA_NO_GRAMMAR) && !defined(SWA_NO_TOKENIZER)
@@ -10762,6 +16167,7 @@ struct swa_sampler {
     int32_t *history;          /* [repeat_last_n] ring of recent tokens */
     int32_t n_history, history_next;
     float *work;               /* [n_vocab] logits after the penalty */
+    float *bias;               /* [n_vocab] added to the logits; NULL until a bias is set */
     float *prob;               /* [n_vocab] */
     swa__ranked *cand;         /* [n_vocab] candidates (logit, id), best first when filtered */
 #ifdef SWA__SAMPLER_GRAMMAR
@@ -10824,10 +16230,12 @@ SWADEF swa_status swa_sampler_create(const swa_sampler_config *cfg, int32_t n_vo
     memset(&c, 0, sizeof c);
     if (cfg) c = *cfg;
     if (n_vocab < 1 || !(c.temperature >= 0) || c.top_k < 0 || !(c.top_p >= 0 && c.top_p <= 1) ||
-        !(c.min_p >= 0 && c.min_p <= 1) || !(c.repeat_penalty >= 0) || c.repeat_last_n < 0)
+        !(c.min_p >= 0 && c.min_p <= 1) || !(c.repeat_penalty >= 0) || c.repeat_last_n < 0 ||
+        !(c.presence_penalty == c.presence_penalty) || !(c.frequency_penalty == c.frequency_penalty))
         return swa__fail(err, SWA_ERR_INVALID_ARG, "sampler: n_vocab %d, temperature %g, top_k %d, top_p %g, min_p %g, "
-                         "repeat_penalty %g, repeat_last_n %d: a value is out of range", n_vocab, c.temperature, c.top_k,
-                         c.top_p, c.min_p, c.repeat_penalty, c.repeat_last_n);
+                         "repeat_penalty %g, repeat_last_n %d, presence_penalty %g, frequency_penalty %g: a value is out "
+                         "of range", n_vocab, c.temperature, c.top_k, c.top_p, c.min_p, c.repeat_penalty, c.repeat_last_n,
+                         c.presence_penalty, c.frequency_penalty);
     if (c.top_p == 0) c.top_p = 1;
     if (c.repeat_penalty == 0) c.repeat_penalty = 1;
     if (c.repeat_last_n == 0) c.repeat_last_n = 64;
@@ -10852,6 +16260,7 @@ SWADEF void swa_sampler_free(swa_sampler *s)
     if (!s) return;
     SWA_FREE(s->history);
     SWA_FREE(s->work);
+    SWA_FREE(s->bias);
     SWA_FREE(s->prob);
     SWA_FREE(s->cand);
 #ifdef SWA__SAMPLER_GRAMMAR
@@ -10949,19 +16358,46 @@ SWADEF void swa_sampler_accept(swa_sampler *s, int32_t token)
     if (s->n_history < s->cfg.repeat_last_n) s->n_history++;
 }
 
-/* CTRL's penalty as llama.cpp applies it: each distinct recent token's logit is divided by the
-   penalty when positive and multiplied when negative, so it always becomes less likely. */
+SWADEF swa_status swa_sampler_set_logit_bias(swa_sampler *s, const int32_t *ids, const float *biases, size_t n,
+                                             swa_error *err)
+{
+    size_t i;
+    if (!s || (n && (!ids || !biases))) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_set_logit_bias: NULL argument");
+    for (i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= s->n_vocab || biases[i] != biases[i])
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "logit bias %zu: token %d (of %d) with bias %g", i, ids[i],
+                             s->n_vocab, biases[i]);
+    if (n && !s->bias && !(s->bias = (float *)swa__calloc((uint64_t)s->n_vocab, sizeof(float))))
+        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a logit bias for %d tokens", s->n_vocab);
+    if (!n) {
+        SWA_FREE(s->bias);
+        s->bias = NULL;
+    } else {
+        memset(s->bias, 0, (size_t)s->n_vocab * sizeof(float));
+        for (i = 0; i < n; i++) s->bias[ids[i]] = biases[i] <= -100.0f ? -INFINITY : s->bias[ids[i]] + biases[i];
+    }
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* The penalties on the recent tokens, as llama.cpp applies them: CTRL's repetition penalty
+   divides each distinct token's logit by the penalty when positive and multiplies it when
+   negative, so it always becomes less likely; then OpenAI's presence penalty is subtracted once
+   and the frequency penalty once per occurrence. */
 static void swa__apply_penalty(swa_sampler *s)
 {
     int32_t i;
-    float p = s->cfg.repeat_penalty;
-    if (p == 1.0f) return;
-    for (i = 0; i < s->n_history; i++) s->prob[s->history[i]] = 0.0f;     /* prob as a seen-mark */
+    float p = s->cfg.repeat_penalty, pres = s->cfg.presence_penalty, freq = s->cfg.frequency_penalty;
+    if (p == 1.0f && pres == 0.0f && freq == 0.0f) return;
+    for (i = 0; i < s->n_history; i++) s->prob[s->history[i]] = 0.0f;     /* prob as a count */
+    for (i = 0; i < s->n_history; i++) s->prob[s->history[i]] += 1.0f;
     for (i = 0; i < s->n_history; i++) {
         int32_t t = s->history[i];
-        if (s->prob[t] != 0.0f) continue;
-        s->prob[t] = 1.0f;
+        float count = s->prob[t];
+        if (count == 0.0f) continue;   /* done already */
+        s->prob[t] = 0.0f;
         s->work[t] = s->work[t] > 0 ? s->work[t] / p : s->work[t] * p;
+        s->work[t] -= pres + count * freq;
     }
 }
 
@@ -11030,6 +16466,7 @@ static int32_t swa__sampler_draw(swa_sampler *s, const float *logits)
     float max = -INFINITY, sum = 0.0f, cum, u;
     if (logits)
         for (i = 0; i < s->n_vocab; i++) s->work[i] = logits[i] == logits[i] ? logits[i] : -INFINITY;   /* NaN: never */
+    if (s->bias) for (i = 0; i < s->n_vocab; i++) s->work[i] += s->bias[i];
     swa__apply_penalty(s);
     if (s->cfg.temperature <= 0.0f) return swa_argmax(s->work, s->n_vocab);
     n = swa__candidates(s);
@@ -11062,6 +16499,7 @@ SWADEF int32_t swa_sampler_sample(swa_sampler *s, const float *logits)
 }
 #undef SWA__SAMPLER_GRAMMAR
 #endif /* SWA_NO_SAMPLER */
+
 
 /* ==== kernels (AVX2 + FMA + F16C) ====
    Compiled into every x86-64 build through target attributes and chosen at run time after a

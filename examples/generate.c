@@ -1,7 +1,7 @@
 /* swa-generate: text generation and chat with swa.h.
 
    swa-generate -m MODEL.gguf -p "Once upon a time" [-n 256] [--temp 0.8] ...
-   swa-generate -m MODEL.gguf --chat [--chat-template NAME] [--system TEXT]
+   swa-generate -m MODEL.gguf --chat [--no-jinja | --chat-template NAME | --chat-template-file FILE] [--system TEXT]
    swa-generate -m MODEL.gguf -p "Once upon a time" --parallel 4 -s 42
 
    The prompt is echoed, then the continuation streams to stdout; a model summary and the
@@ -48,23 +48,30 @@
 #define PROG "swa-generate"
 enum { EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };   /* besides 0 (complete) and 1 (an error) */
 
+#define MAX_BIAS 256   /* --logit-bias flags */
+
 typedef struct options {
     const char *model, *prompt, *prompt_file, *ids, *dump_logits, *save_state, *load_state;
     const char *chat_template, *system;   /* --chat-template NAME, --system TEXT */
+    const char *chat_template_file;       /* --chat-template-file FILE */
     int32_t *prompt_ids;          /* --ids, parsed */
     size_t n_prompt_ids;
     char *text;                   /* the prompt: -p, or the bytes of the -f file (NUL-terminated) */
     size_t text_len;
     char *state;                  /* --load-state, read whole */
     const char *grammar, *grammar_file;   /* --grammar TEXT, --grammar-file FILE */
+    const char *json_schema, *json_schema_file;   /* -j/--json-schema TEXT, --json-schema-file FILE */
     char *grammar_text;           /* either one's text, read whole */
     size_t grammar_len;
     size_t state_size;
     long n_predict;               /* -1: until end-of-sequence */
     long parallel;                /* --parallel N; 0: one sequence, printed as it streams */
-    int no_bos, chat, seed_given, no_mmap, verbose_prompt;
+    int no_bos, chat, seed_given, no_mmap, verbose_prompt, no_jinja;
     swa_ctx_config cfg;
     swa_sampler_config sampling;
+    int32_t bias_id[MAX_BIAS];    /* --logit-bias ID(+/-)BIAS, in the order given */
+    float bias[MAX_BIAS];
+    size_t n_bias;
 } options;
 
 typedef struct timings {
@@ -107,21 +114,34 @@ static void usage(FILE *f)
         "  -i, --chat           interactive chat in the model's template (tokenizer.chat_template);\n"
         "                       -p gives the first message; generation stops at the template's\n"
         "                       end-of-turn token or EOS, or after -n tokens\n"
+        "  --jinja              render the model's template with swa.h's Jinja engine, as\n"
+        "                       transformers does (the default); a template it refuses falls back\n"
+        "                       to the template's family, with a warning\n"
+        "  --no-jinja           write the model's template's family's format instead\n"
         "  --chat-template NAME chat in this template family instead (for models without one)\n"
+        "  --chat-template-file FILE\n"
+        "                       chat in the Jinja template of this file instead\n"
         "  --system TEXT        a system message before the first turn\n"
         "  --verbose-prompt     print each chat turn's text, as evaluated, to stderr\n"
-        "  -s SEED              sampling seed (default: from the clock, printed)\n"
+        "  -s SEED              sampling seed (default: from the clock, printed)\n");
+    fprintf(f,   /* in two literals: C99 compilers need take only 4095 characters in one */
         "  --temp T             temperature (default 0.8; 0 = greedy)\n"
         "  --top-k N            keep the N most likely tokens (default 40; 0 = off)\n"
         "  --top-p P            nucleus sampling (default 0.95; 1 = off)\n"
         "  --min-p P            drop tokens below P x the best (default 0.05; 0 = off)\n"
         "  --repeat-penalty R   penalise recent tokens (default 1.0 = off)\n"
-        "  --repeat-last-n N    tokens the penalty looks at (default 64)\n"
+        "  --repeat-last-n N    tokens the penalties look at (default 64)\n"
+        "  --presence-penalty P subtract P from each recent token's logit once (-2..2; 0 = off)\n"
+        "  --frequency-penalty F subtract F per occurrence among the recent tokens (-2..2; 0 = off)\n"
+        "  --logit-bias ID+B    add B (or ID-B: subtract) to token ID's logit; ID-inf bans it (repeatable)\n"
         "  --grammar TEXT       constrain the output to a GBNF grammar (llama.cpp's syntax, rule root;\n"
         "                       docs/grammar.md): only tokens that can continue it are sampled, and\n"
         "                       generation ends where it is complete. Not with -i or --ids; the\n"
         "                       repetition penalty then does not count the prompt's tokens\n"
         "  --grammar-file FILE  the same, the grammar read from FILE\n"
+        "  -j, --json-schema TEXT  the same, the grammar of a JSON Schema (llama.cpp's conversion;\n"
+        "                       docs/grammar.md): the output is JSON the schema describes\n"
+        "  --json-schema-file FILE  the same, the schema read from FILE\n"
         "  -t N                 threads, 0..256 (default 0: every online CPU)\n"
         "  -w N                 sliding window for every layer (default: the model's)\n"
         "  -c N                 cache size for layers without a window (default min(trained, 4096))\n"
@@ -190,6 +210,28 @@ static int parse_float(const char *flag, const char *s, float lo, float hi, floa
     return 1;
 }
 
+/* --logit-bias ID(+/-)BIAS as llama.cpp spells it: 15043+1, 15043-1.5, 15043-inf (a ban). */
+static int parse_bias(options *o, const char *s)
+{
+    char *end;
+    long id;
+    double b = 0;
+    char sign;
+    errno = 0;
+    id = strtol(s, &end, 10);
+    if (errno || end == s || id < 0 || id > INT32_MAX || (*end != '+' && *end != '-'))
+        return bad_value("--logit-bias", s, "TOKEN_ID+BIAS or TOKEN_ID-BIAS, e.g. 15043+1 or 15043-inf");
+    sign = *end++;
+    if (!strchr("0123456789.iI", *end) || !*end) end = (char *)"?";   /* no second sign, no space */
+    else b = strtod(end, &end);
+    if (*end || b != b)
+        return bad_value("--logit-bias", s, "TOKEN_ID+BIAS or TOKEN_ID-BIAS, e.g. 15043+1 or 15043-inf");
+    if (o->n_bias == MAX_BIAS) return bad_value("--logit-bias", s, "at most 256 biases");
+    o->bias_id[o->n_bias] = (int32_t)id;
+    o->bias[o->n_bias++] = (float)(sign == '-' ? -b : b);
+    return 1;
+}
+
 #define MAX_PARALLEL 256   /* --parallel: more sequences than any batch needs, fewer than memory allows */
 
 /* One flag with its value; 0 on a bad value. */
@@ -202,6 +244,7 @@ static int parse_flag(options *o, const char *a, const char *val)
     else if (!strcmp(a, "--ids")) o->ids = val;
     else if (!strcmp(a, "--dump-logits")) o->dump_logits = val;
     else if (!strcmp(a, "--system")) o->system = val;
+    else if (!strcmp(a, "--chat-template-file")) o->chat_template_file = val;
     else if (!strcmp(a, "--chat-template")) {
         if (!swa_chat_template_by_name(val)) return bad_value(a, val, "a family listed in --help");
         o->chat_template = val;
@@ -209,6 +252,8 @@ static int parse_flag(options *o, const char *a, const char *val)
     else if (!strcmp(a, "--save-state")) o->save_state = val;
     else if (!strcmp(a, "--grammar")) o->grammar = val;
     else if (!strcmp(a, "--grammar-file")) o->grammar_file = val;
+    else if (!strcmp(a, "-j") || !strcmp(a, "--json-schema")) o->json_schema = val;
+    else if (!strcmp(a, "--json-schema-file")) o->json_schema_file = val;
     else if (!strcmp(a, "--load-state")) o->load_state = val;
     else if (!strcmp(a, "-n")) return parse_long(a, val, -1, LONG_MAX, &o->n_predict);
     else if (!strcmp(a, "-s")) {
@@ -223,6 +268,9 @@ static int parse_flag(options *o, const char *a, const char *val)
     else if (!strcmp(a, "--top-p")) return parse_float(a, val, 0.0f, 1.0f, &o->sampling.top_p);
     else if (!strcmp(a, "--min-p")) return parse_float(a, val, 0.0f, 1.0f, &o->sampling.min_p);
     else if (!strcmp(a, "--repeat-penalty")) return parse_float(a, val, 0.0f, 100.0f, &o->sampling.repeat_penalty);
+    else if (!strcmp(a, "--presence-penalty")) return parse_float(a, val, -2.0f, 2.0f, &o->sampling.presence_penalty);
+    else if (!strcmp(a, "--frequency-penalty")) return parse_float(a, val, -2.0f, 2.0f, &o->sampling.frequency_penalty);
+    else if (!strcmp(a, "--logit-bias")) return parse_bias(o, val);
     else if (!strcmp(a, "--repeat-last-n")) { if (!parse_long(a, val, 1, 1 << 20, &v)) return 0; o->sampling.repeat_last_n = (int32_t)v; }
     else if (!strcmp(a, "-t")) { if (!parse_long(a, val, 0, 256, &v)) return 0; o->cfg.n_threads = (int32_t)v; }
     else if (!strcmp(a, "-w")) { if (!parse_long(a, val, 1, INT32_MAX, &v)) return 0; o->cfg.window = (int32_t)v; }
@@ -307,10 +355,13 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--no-mmap")) o->no_mmap = 1;
         else if (!strcmp(a, "-i") || !strcmp(a, "--chat")) o->chat = 1;
         else if (!strcmp(a, "--verbose-prompt")) o->verbose_prompt = 1;
+        else if (!strcmp(a, "--jinja")) o->no_jinja = 0;
+        else if (!strcmp(a, "--no-jinja")) o->no_jinja = 1;
         else if (a[0] != '-' || a[1] == '\0') return usage_error("unexpected argument \"%s\"", a), EXIT_USAGE;
         else if (i + 1 >= argc) {
             if (strstr(" -m -p -f --ids --dump-logits --save-state --load-state -n -s --temp --top-k --top-p --min-p "
-                       "--repeat-penalty --repeat-last-n -t -w -c -b --kv --system --chat-template --parallel --sinks ", a))
+                       "--repeat-penalty --repeat-last-n --presence-penalty --frequency-penalty --logit-bias -t -w -c -b --kv --system --chat-template --chat-template-file --parallel --sinks "
+                       "--grammar --grammar-file -j --json-schema --json-schema-file ", a))
                 return usage_error("%s needs a value", a), EXIT_USAGE;
             return usage_error("unknown flag %s", a), EXIT_USAGE;
         }
@@ -319,10 +370,14 @@ static int parse_args(int argc, char **argv, options *o)
     if (!o->model) return usage_error("-m MODEL is required"), EXIT_USAGE;
     if (!!o->prompt + !!o->prompt_file + !!o->ids > 1) return usage_error("give one of -p, -f and --ids"), EXIT_USAGE;
     if (o->ids && !(o->n_prompt_ids = parse_ids(o->ids, &o->prompt_ids))) return EXIT_USAGE;
-    if ((o->chat_template || o->system) && !o->chat) return usage_error("--chat-template and --system need -i"), EXIT_USAGE;
-    if (o->grammar && o->grammar_file) return usage_error("give one of --grammar and --grammar-file"), EXIT_USAGE;
-    if ((o->grammar || o->grammar_file) && (o->chat || o->ids))
-        return usage_error("--grammar and --grammar-file constrain a story: not with %s", o->chat ? "-i" : "--ids"), EXIT_USAGE;
+    if ((o->chat_template || o->chat_template_file || o->system) && !o->chat)
+        return usage_error("--chat-template, --chat-template-file and --system need -i"), EXIT_USAGE;
+    if (!!o->chat_template + !!o->chat_template_file > 1) return usage_error("give one of --chat-template and --chat-template-file"), EXIT_USAGE;
+    if (o->chat_template_file && o->no_jinja) return usage_error("--chat-template-file is a Jinja template: not with --no-jinja"), EXIT_USAGE;
+    if (!!o->grammar + !!o->grammar_file + !!o->json_schema + !!o->json_schema_file > 1)
+        return usage_error("give one of --grammar, --grammar-file, --json-schema and --json-schema-file"), EXIT_USAGE;
+    if ((o->grammar || o->grammar_file || o->json_schema || o->json_schema_file) && (o->chat || o->ids))
+        return usage_error("--grammar and --json-schema constrain a story: not with %s", o->chat ? "-i" : "--ids"), EXIT_USAGE;
     if (o->chat && (o->save_state || o->load_state))
         return usage_error("--save-state and --load-state are for stories, not -i"), EXIT_USAGE;
     if (o->parallel && !parallel_fits(o)) return EXIT_USAGE;
@@ -721,7 +776,8 @@ typedef struct session {
     const float *logits;          /* of the last evaluated token */
     int32_t pending;              /* sampled (or the prompt's last) but not evaluated yet; -1: none */
     timings t;
-    const swa_chat_template *chat_template;   /* -i */
+    const swa_chat_template *chat_template;   /* -i: the family (for its end of turn; it formats without jinja) */
+    swa_jinja *jinja;             /* -i: the Jinja template that formats the chat; NULL: the family does */
     int32_t eot;                  /* the template's end-of-turn token; -1: none, EOS only */
     text_buf *reply;              /* when not NULL, generate() appends the text it prints */
     int full_attention;           /* a layer keeps every position, up to n_ctx, without sinks */
@@ -921,6 +977,7 @@ static int generate_parallel(session *s, const int32_t *prompt, size_t n_prompt,
         size_t k;
         sc.seed += (uint64_t)i;
         if (swa_sampler_create(&sc, (int32_t)s->n_vocab, &br[i].sampler, &err) != SWA_OK ||
+            swa_sampler_set_logit_bias(br[i].sampler, s->o->bias_id, s->o->bias, s->o->n_bias, &err) != SWA_OK ||
             (i > 0 && swa_seq_copy(s->ctx, 0, i, &err) != SWA_OK)) {
             fprintf(stderr, "swa-generate: %s\n", err.msg);
             goto out;
@@ -1091,11 +1148,70 @@ static void conversation_free(conversation *c)
     free(c->msgs);
 }
 
+/* s as a JSON string (quotes included) appended to b */
+static void json_string(text_buf *b, const char *s)
+{
+    char esc[8];
+    text_append(b, "\"", 1);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') { esc[0] = '\\'; esc[1] = (char)ch; text_append(b, esc, 2); }
+        else if (ch < 0x20) { snprintf(esc, sizeof esc, "\\u%04x", ch); text_append(b, esc, 6); }
+        else text_append(b, s, 1);
+    }
+    text_append(b, "\"", 1);
+}
+
+/* A token's piece as stored, NUL-terminated in buf (cut to fit) */
+static const char *piece_text(const swa_vocab *v, int32_t id, char *buf, size_t cap)
+{
+    swa_str p = swa_vocab_piece(v, id);
+    snprintf(buf, cap, "%.*s", (int)p.len, p.ptr);
+    return buf;
+}
+
+/* The conversation rendered by the Jinja template (malloc'd), or NULL after printing why.
+   bos_token and eos_token are the vocabulary's. */
+static char *format_jinja(const session *s, const conversation *c, int add_generation_prompt, size_t *len)
+{
+    text_buf msgs = {NULL, 0, 0, 0};
+    char bos[256], eos[256], *out = NULL, *copy = NULL;
+    swa_jinja_chat chat;
+    swa_error err;
+    size_t i;
+    text_append(&msgs, "[", 1);
+    for (i = 0; i < c->n; i++) {
+        text_append(&msgs, i ? ", {\"role\": " : "{\"role\": ", i ? 11 : 9);
+        json_string(&msgs, c->msgs[i].role);
+        text_append(&msgs, ", \"content\": ", 13);
+        json_string(&msgs, c->msgs[i].content);
+        text_append(&msgs, "}", 1);
+    }
+    text_append(&msgs, "]", 1);
+    if (msgs.failed) {
+        fprintf(stderr, PROG ": out of memory formatting the chat\n");
+        free(msgs.s);
+        return NULL;
+    }
+    memset(&chat, 0, sizeof chat);
+    chat.messages = msgs.s;
+    chat.add_generation_prompt = add_generation_prompt;
+    if (swa_vocab_bos(s->vocab) >= 0) chat.bos_token = piece_text(s->vocab, swa_vocab_bos(s->vocab), bos, sizeof bos);
+    if (swa_vocab_eos(s->vocab) >= 0) chat.eos_token = piece_text(s->vocab, swa_vocab_eos(s->vocab), eos, sizeof eos);
+    if (swa_jinja_apply(s->jinja, &chat, &out, len, &err) != SWA_OK) fprintf(stderr, PROG ": chat template: %s\n", err.msg);
+    else if (!(copy = (char *)malloc(*len + 1))) fprintf(stderr, PROG ": out of memory formatting the chat\n");
+    else memcpy(copy, out, *len + 1);
+    swa_jinja_text_free(out);
+    free(msgs.s);
+    return copy;
+}
+
 /* The whole conversation in the template's format (malloc'd), or NULL after printing why. */
 static char *format_chat(const session *s, const conversation *c, int add_generation_prompt, size_t *len)
 {
     swa_error err;
     char *text = NULL;
+    if (s->jinja) return format_jinja(s, c, add_generation_prompt, len);
     if (swa_chat_format(s->chat_template, c->msgs, c->n, add_generation_prompt, NULL, 0, len, &err) == SWA_ERR_BUFFER_TOO_SMALL &&
         (text = (char *)malloc(*len + 1)) != NULL &&
         swa_chat_format(s->chat_template, c->msgs, c->n, add_generation_prompt, text, *len + 1, len, &err) == SWA_OK)
@@ -1113,9 +1229,9 @@ static char *format_chat(const session *s, const conversation *c, int add_genera
    turn) starts the next turn where the answer, as the template wrote it, ends. */
 static size_t answer_end(const session *s, const char *closed, size_t len, size_t from, const char *reply)
 {
-    const char *eot = swa_chat_template_eot(s->chat_template);
+    const char *eot = s->eot >= 0 ? swa_chat_template_eot(s->chat_template) : "";
     size_t n = strlen(eot), i, r = strlen(reply);
-    for (i = len >= n ? len - n + 1 : 0; i-- > from;)
+    for (i = len >= n ? len - n + 1 : 0; n > 0 && i-- > from;)
         if (!memcmp(closed + i, eot, n)) return i;
     while (r > 0 && isspace((unsigned char)reply[0])) reply++, r--;   /* the template may trim it */
     while (r > 0 && isspace((unsigned char)reply[r - 1])) r--;
@@ -1128,7 +1244,12 @@ static size_t answer_end(const session *s, const char *closed, size_t len, size_
 static int feed_text(session *s, const char *text, int first)
 {
     int flags = SWA_TOKENIZE_SPECIAL | (first && !s->o->no_bos && swa_vocab_add_bos(s->vocab) ? SWA_TOKENIZE_ADD_BOS : 0);
+    char bos[256];
     int32_t *tok;
+    if (s->jinja && swa_vocab_bos(s->vocab) >= 0) {   /* a template that writes BOS itself gets no second one */
+        const char *b = piece_text(s->vocab, swa_vocab_bos(s->vocab), bos, sizeof bos);
+        if (*b && !strncmp(text, b, strlen(b))) flags &= ~SWA_TOKENIZE_ADD_BOS;
+    }
     size_t n;
     int ok = tokenize(s->vocab, text, strlen(text), flags, &tok, &n) && feed_prompt(s, tok, n);
     if (s->o->verbose_prompt) fprintf(stderr, "[turn: \"%s\", %zu tokens]\n", text, n);
@@ -1193,31 +1314,69 @@ out:
     return ok;
 }
 
-/* --chat-template, else the model's template, else Mistral's [INST] format (llama2), which
-   swa-generate used before it read templates. NULL, after printing why, for an unknown one.
-   A template whose end-of-turn marker is no token of the vocabulary still formats the turns,
-   but answers end only at EOS or after -n tokens: a warning says so. */
-static const swa_chat_template *choose_template(const swa_model *m, const swa_vocab *v, const options *o)
+/* The end of a turn: the family's marker when the vocabulary has it as a token, else EOS only
+   (a warning says so). */
+static void choose_eot(session *s, const char *what)
 {
-    const swa_chat_template *t = NULL;
+    const swa_chat_template *t = s->chat_template;
+    s->eot = t ? swa_chat_template_eot_token(t, s->vocab) : -1;
+    if (s->eot >= 0)
+        fprintf(stderr, PROG ": chat template %s, turns end at %s\n", what, swa_chat_template_eot(t));
+    else
+        fprintf(stderr, PROG ": warning: chat template %s, but %s%s%s: answers end at end-of-sequence or after -n tokens\n",
+                what, t ? "the vocabulary has no " : "its end-of-turn marker is not known", t ? swa_chat_template_eot(t) : "",
+                t ? " token to end a turn with" : "");
+}
+
+/* The template the chat is written in: --chat-template NAME (a family), --chat-template-file
+   FILE (Jinja), else the model's template through the Jinja engine (unless --no-jinja), else
+   its family, else Mistral's [INST] format (llama2), which swa-generate used before it read
+   templates. The family, when known, also gives the end-of-turn token. 0 after printing why. */
+static int choose_template(session *s, const swa_model *m, const options *o)
+{
+    char what[600];
     swa_error err;
     swa_status st;
-    if (o->chat_template) t = swa_chat_template_by_name(o->chat_template);
-    else if ((st = swa_model_chat_template(m, &t, &err)) == SWA_ERR_NOT_FOUND) {
-        t = swa_chat_template_by_name("llama2");
+    if (o->chat_template) {
+        s->chat_template = swa_chat_template_by_name(o->chat_template);
+        choose_eot(s, o->chat_template);
+        return 1;
+    }
+    if (o->chat_template_file) {
+        size_t len;
+        char *src = read_file_bytes(o->chat_template_file, &len);
+        if (!src) return 0;
+        st = swa_jinja_parse(src, len, &s->jinja, &err);
+        if (st == SWA_OK && swa_chat_template_detect(src, len, &s->chat_template, NULL) != SWA_OK) s->chat_template = NULL;
+        free(src);
+        if (st != SWA_OK) { fprintf(stderr, PROG ": %s: %s\n", o->chat_template_file, err.msg); return 0; }
+        snprintf(what, sizeof what, "%s (Jinja)", o->chat_template_file);
+        choose_eot(s, what);
+        return 1;
+    }
+    if ((st = swa_model_chat_template(m, &s->chat_template, &err)) == SWA_ERR_NOT_FOUND) {
+        s->chat_template = swa_chat_template_by_name("llama2");
         fprintf(stderr, PROG ": the model has no chat template; using llama2 ([INST] ... [/INST]), "
                         "--chat-template chooses another\n");
-    } else if (st != SWA_OK) {
-        fprintf(stderr, PROG ": %s (with --chat-template NAME; the names are in --help)\n", err.msg);
-        return NULL;
+        choose_eot(s, "llama2");
+        return 1;
     }
-    if (swa_chat_template_eot_token(t, v) >= 0)
-        fprintf(stderr, PROG ": chat template %s, turns end at %s\n", swa_chat_template_name(t), swa_chat_template_eot(t));
-    else
-        fprintf(stderr, PROG ": warning: chat template %s, but the vocabulary has no %s token to end a turn with: "
-                        "answers end at end-of-sequence or after -n tokens\n", swa_chat_template_name(t),
-                swa_chat_template_eot(t));
-    return t;
+    if (st != SWA_OK) s->chat_template = NULL;
+    if (!o->no_jinja && swa_jinja_of(swa_model_gguf(m), &s->jinja, &err) == SWA_OK) {
+        snprintf(what, sizeof what, "of the model (Jinja%s%s)", s->chat_template ? "; family " : "",
+                 s->chat_template ? swa_chat_template_name(s->chat_template) : "");
+        choose_eot(s, what);
+        return 1;
+    }
+    if (!s->chat_template) {
+        fprintf(stderr, PROG ": %s (with --chat-template NAME; the names are in --help)\n", err.msg);
+        return 0;
+    }
+    if (!o->no_jinja)
+        fprintf(stderr, PROG ": warning: the model's chat template is not rendered: %s; the %s family's format is used\n",
+                err.msg, swa_chat_template_name(s->chat_template));
+    choose_eot(s, swa_chat_template_name(s->chat_template));
+    return 1;
 }
 
 /* The prompt, after the pending token of a loaded state. With -n 0 and --save-state the last
@@ -1279,6 +1438,8 @@ static int run(session *s)
 /* The prompt (-p, or -f read whole) and a saved state, read and checked before the model is
    loaded. A NUL byte in the file is passed to the tokenizer as swa-tokenize passes it; a chat
    message is text, so a chat refuses it, naming its offset. */
+static int schema_grammar(options *o);
+
 static int read_inputs(options *o)
 {
     if (o->prompt_file) {
@@ -1294,12 +1455,32 @@ static int read_inputs(options *o)
     }
     if (o->load_state && !(o->state = read_state(o->load_state, &o->state_size))) return 0;
     if (o->grammar_file && !(o->grammar_text = read_file_bytes(o->grammar_file, &o->grammar_len))) return 0;
+    if ((o->json_schema || o->json_schema_file) && !schema_grammar(o)) return 0;
     if (o->grammar) {
         o->grammar_len = strlen(o->grammar);
         if (!(o->grammar_text = (char *)malloc(o->grammar_len + 1))) return 0;
         memcpy(o->grammar_text, o->grammar, o->grammar_len + 1);
     }
     return 1;
+}
+
+/* The grammar of --json-schema or --json-schema-file into o->grammar_text; 0 after saying why not. */
+static int schema_grammar(options *o)
+{
+    const char *what = o->json_schema_file ? o->json_schema_file : "--json-schema";
+    char *schema = (char *)o->json_schema;
+    size_t len = schema ? strlen(schema) : 0;
+    swa_error err;
+    if (o->json_schema_file && !(schema = read_file_bytes(o->json_schema_file, &len))) return 0;
+    if (swa_json_schema_to_grammar(schema, len, &o->grammar_text, &err) != SWA_OK) {
+        fprintf(stderr, PROG ": %s: %s\n", what, err.msg);
+        o->grammar_text = NULL;
+    } else {
+        o->grammar_len = strlen(o->grammar_text);
+        o->grammar_file = what;                   /* names the grammar in later messages */
+    }
+    if (o->json_schema_file) free(schema);
+    return o->grammar_text != NULL;
 }
 
 /* The grammar of --grammar or --grammar-file, parsed and attached to sampler; 0 after saying
@@ -1403,7 +1584,8 @@ int main(int argc, char **argv)
     mp.progress = progress_on_interrupt;
     if (swa_model_load_with(o.model, &mp, &model, &err) != SWA_OK ||
         swa_ctx_create(model, &o.cfg, &s.ctx, &err) != SWA_OK ||
-        swa_sampler_create(&o.sampling, swa_model_hparams(model)->n_vocab, &s.sampler, &err) != SWA_OK) {
+        swa_sampler_create(&o.sampling, swa_model_hparams(model)->n_vocab, &s.sampler, &err) != SWA_OK ||
+        swa_sampler_set_logit_bias(s.sampler, o.bias_id, o.bias, o.n_bias, &err) != SWA_OK) {
         if (!(err.code == SWA_ERR_ABORTED && interrupted())) fprintf(stderr, PROG ": %s\n", err.msg);
         goto done;
     }
@@ -1419,8 +1601,8 @@ int main(int argc, char **argv)
     if (o.ids) s.vocab = NULL;
     if (!attach_grammar(&o, s.sampler, s.vocab, &s.grammar)) goto done;
     if (o.chat && !s.vocab) { fprintf(stderr, PROG ": --chat needs a vocabulary\n"); goto done; }
-    if (o.chat && !(s.chat_template = choose_template(model, s.vocab, &o))) goto done;
-    s.eot = s.chat_template ? swa_chat_template_eot_token(s.chat_template, s.vocab) : -1;
+    s.eot = -1;
+    if (o.chat && !choose_template(&s, model, &o)) goto done;
     print_summary(model, s.ctx, &o);
     warn_settings(model, &o);
     hint_missing_window(model, s.ctx, o.model);
@@ -1470,6 +1652,7 @@ done:
     free(o.prompt_ids);
     free(o.text);
     free(o.state);
+    swa_jinja_free(s.jinja);
     swa_sampler_free(s.sampler);
     swa_grammar_free(s.grammar);
     free(o.grammar_text);

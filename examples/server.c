@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -36,8 +37,13 @@
 
 /* ---- options ---- */
 
+enum { POOL_FILE = -1, POOL_NONE = 0, POOL_MEAN = 1, POOL_CLS = 2, POOL_LAST = 3 };   /* gguf's pooling_type ids */
+
 typedef struct options {
     const char *model, *host, *api_key, *chat_template, *alias;
+    int pooling;               /* POOL_*: --pooling, else the file's {arch}.pooling_type, else mean */
+    int log_json, log_off;     /* --log-format json, --log-disable */
+    double shutdown_timeout;   /* --shutdown-timeout S */
     int port, parallel, n_ctx, threads, n_batch, n_rewind, queue, timeout, max_conn;
     size_t max_body;
 } options;
@@ -60,6 +66,10 @@ static void usage(FILE *f)
         "  --max-connections N      open connections (256)\n"
         "  --max-body BYTES         largest request body (1048576)\n"
         "  --api-key KEY            require Authorization: Bearer KEY\n"
+        "  --pooling mean|cls|last  embeddings' pooling (the file's {arch}.pooling_type, else mean)\n"
+        "  --log-format text|json   the access log's lines on stderr (text)\n"
+        "  --log-disable            no access log\n"
+        "  --shutdown-timeout S     on SIGTERM/SIGINT, seconds to end every request and exit (5)\n"
         "  -a, --alias NAME         the model's name in responses (the file's name)\n"
         "  --chat-template NAME     chat format for models without one (or to override it):");
     for (i = 0; swa_chat_template_at(i); i++) fprintf(f, " %s", swa_chat_template_name(swa_chat_template_at(i)));
@@ -92,6 +102,8 @@ static int parse_args(int argc, char **argv, options *o)
     o->queue = 64;
     o->timeout = 10;
     o->max_conn = 256;
+    o->pooling = POOL_FILE;
+    o->shutdown_timeout = 5;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int ok = 1, *ip = NULL;
@@ -102,6 +114,27 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--api-key")) o->api_key = v;
         else if (!strcmp(a, "--chat-template")) o->chat_template = v;
         else if (!strcmp(a, "-a") || !strcmp(a, "--alias")) o->alias = v;
+        else if (!strcmp(a, "--log-disable")) { o->log_off = 1; continue; }
+        else if (!strcmp(a, "--log-format")) {
+            if (!v || (strcmp(v, "text") && strcmp(v, "json"))) { fprintf(stderr, "swa-server: --log-format is text or json\n"); return 0; }
+            o->log_json = !strcmp(v, "json");
+        } else if (!strcmp(a, "--pooling")) {
+            static const char *names[] = {"none", "mean", "cls", "last"};
+            int k;
+            for (k = 0; k < 4 && (!v || strcmp(v, names[k])); k++) {}
+            if (k == 0 || k == 4) {
+                fprintf(stderr, "swa-server: --pooling is mean, cls or last (none, a vector per token, is not supported)\n");
+                return 0;
+            }
+            o->pooling = k;
+        } else if (!strcmp(a, "--shutdown-timeout")) {
+            char *end;
+            o->shutdown_timeout = v ? strtod(v, &end) : -1;
+            if (!v || *end || !(o->shutdown_timeout >= 0 && o->shutdown_timeout <= 3600)) {
+                fprintf(stderr, "swa-server: --shutdown-timeout needs seconds from 0 to 3600\n");
+                return 0;
+            }
+        }
         else if (!strcmp(a, "--port")) { ip = &o->port; lo = 0; hi = 65535; }
         else if (!strcmp(a, "-np") || !strcmp(a, "--parallel")) { ip = &o->parallel; hi = 256; }
         else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) { ip = &o->n_ctx; lo = 0; }
@@ -170,7 +203,11 @@ static double now_s(void)
 
 /* ---- requests in flight ---- */
 
-enum { FIN_NONE = 0, FIN_STOP, FIN_LENGTH };
+static int g_jobs;             /* jobs not yet freed (__atomic): a stop waits for them */
+
+enum { EMB_NONE = 0, EMB_OPENAI, EMB_LLAMA, EMB_OLLAMA };
+
+enum { FIN_NONE = 0, FIN_STOP, FIN_LENGTH, FIN_WORD };   /* FIN_STOP: end of sequence; FIN_WORD: a stop string */
 
 typedef struct choice {
     swa_sampler *sampler;
@@ -182,6 +219,9 @@ typedef struct choice {
     int slot;
     int started;               /* the role chunk is streamed */
     cJSON *lp;                 /* logprobs not yet streamed (chat: content entries; completions: an object) */
+    int group;                 /* the prompt it continues (a completion's list of prompts) */
+    double cum_lp;             /* the sum of its tokens' log-probabilities (best_of) */
+    int stop_word;             /* the stop string that ended it (FIN_WORD) */
 } choice;
 
 typedef struct job {
@@ -189,9 +229,11 @@ typedef struct job {
     pthread_cond_t cv;
     int refs;                  /* the connection's and the scheduler's */
     srv_request req;
-    char id[48];
+    char id[80];
     long created;
     choice *ch;
+    int n_ch;                  /* choices generated: prompts x best_of */
+    int first_slot;            /* the slot of choice 0, for the log and llama-server's id_slot */
     sbuf out;                  /* bytes for the client: SSE events, or the whole JSON response */
     size_t taken;              /* bytes of out handed to the connection */
     int done;                  /* out is complete */
@@ -201,6 +243,8 @@ typedef struct job {
     int64_t n_cached;          /* prompt tokens found in the slot */
     double t_arrive, t_first;
     int n_finished;
+    int embed;                 /* EMB_*: an embeddings request (ereq), answered by the scheduler */
+    srv_embed_request ereq;
     struct job *next;          /* the queue */
 } job;
 
@@ -211,18 +255,23 @@ static void job_release(job *j)
     refs = --j->refs;
     pthread_mutex_unlock(&j->mu);
     if (refs) return;
-    for (i = 0; j->ch && i < j->req.n_choices; i++) {
+    __atomic_sub_fetch(&g_jobs, 1, __ATOMIC_ACQ_REL);
+    for (i = 0; j->ch && i < j->n_ch; i++) {
         swa_sampler_free(j->ch[i].sampler);
         free(j->ch[i].text.s);
         cJSON_Delete(j->ch[i].lp);
     }
     free(j->ch);
     srv_request_free(&j->req);
+    srv_embed_free(&j->ereq);
     free(j->out.s);
     pthread_mutex_destroy(&j->mu);
     pthread_cond_destroy(&j->cv);
     free(j);
 }
+
+/* The slots a job takes: one per choice, or one for an embeddings job. */
+static int job_slots(const job *j) { return j->embed ? 1 : j->n_ch; }
 
 /* ---- the server ---- */
 
@@ -243,6 +292,8 @@ typedef struct slot {
     size_t snap_size, snap_cap;
     int32_t *snap_tok;         /* the tokens the snapshot holds */
     size_t snap_n, snap_tok_cap;
+    int shown_busy;            /* what /slots shows, copied under mu after each step */
+    size_t shown_n_hist;
 } slot;
 
 typedef struct server {
@@ -254,6 +305,7 @@ typedef struct server {
     swa_ctx *ctx;
     srv_limits lim;
     char model_id[256];
+    int pooling;               /* POOL_MEAN, POOL_CLS or POOL_LAST */
     slot *slots;
     int n_slots;
     /* shared with the connections, under mu */
@@ -347,17 +399,93 @@ static cJSON *error_json(int status, const char *type, const char *param, const 
 
 /* ---- generation: what the scheduler writes for the client ---- */
 
-static const char *finish_name(int f) { return f == FIN_STOP ? "stop" : f == FIN_LENGTH ? "length" : NULL; }
+static const char *finish_name(int f) { return f == FIN_STOP || f == FIN_WORD ? "stop" : f == FIN_LENGTH ? "length" : NULL; }
+
+static int is_ollama(const job *j) { return j->req.kind == SRV_OLLAMA_CHAT || j->req.kind == SRV_OLLAMA_GENERATE; }
+
+/* RFC 3339 time now, as ollama writes created_at. */
+static void iso_time(char *out, size_t cap)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+             tm.tm_min, tm.tm_sec, (long)(ts.tv_nsec / 1000) % 1000000);
+}
+
+/* An ollama chunk or response: text so far or all of it, and at the end the counts and durations. */
+static void ollama_out(job *j, const char *text, size_t n, int done)
+{
+    cJSON *o = cJSON_CreateObject();
+    char t[96];
+    iso_time(t, sizeof t);
+    cJSON_AddStringToObject(o, "model", S.model_id);
+    cJSON_AddStringToObject(o, "created_at", t);
+    if (j->req.kind == SRV_OLLAMA_CHAT) {
+        cJSON *m = cJSON_AddObjectToObject(o, "message");
+        cJSON_AddStringToObject(m, "role", "assistant");
+        add_text(m, "content", text, n);
+    } else {
+        add_text(o, "response", text, n);
+    }
+    cJSON_AddBoolToObject(o, "done", done);
+    if (done) {
+        double now = now_s(), first = j->t_first ? j->t_first : now;
+        cJSON_AddStringToObject(o, "done_reason", finish_name(j->ch[0].finish) ? finish_name(j->ch[0].finish) : "stop");
+        cJSON_AddNumberToObject(o, "total_duration", floor((now - j->t_arrive) * 1e9));
+        cJSON_AddNumberToObject(o, "load_duration", 0);
+        cJSON_AddNumberToObject(o, "prompt_eval_count", (double)j->req.n_prompt[0]);
+        cJSON_AddNumberToObject(o, "prompt_eval_duration", floor((first - j->t_arrive) * 1e9));
+        cJSON_AddNumberToObject(o, "eval_count", (double)j->ch[0].n_gen);
+        cJSON_AddNumberToObject(o, "eval_duration", floor((now - first) * 1e9));
+    }
+    {
+        char *s = cJSON_PrintUnformatted(o);
+        if (s) { sb_add(&j->out, s, strlen(s)); sb_add(&j->out, "\n", 1); free(s); }
+        else j->out.failed = 1;
+    }
+    cJSON_Delete(o);
+}
+
+/* llama-server's /completion response (or its last streamed event). */
+static cJSON *native_json(job *j, const char *text, size_t n, int done)
+{
+    cJSON *o = cJSON_CreateObject(), *t;
+    choice *c = &j->ch[0];
+    add_text(o, "content", text, n);
+    cJSON_AddArrayToObject(o, "tokens");
+    cJSON_AddNumberToObject(o, "id_slot", c->slot >= 0 ? c->slot : j->first_slot);
+    cJSON_AddBoolToObject(o, "stop", done);
+    if (!done) return o;
+    cJSON_AddStringToObject(o, "model", S.model_id);
+    cJSON_AddNumberToObject(o, "tokens_predicted", (double)c->n_gen);
+    cJSON_AddNumberToObject(o, "tokens_evaluated", (double)j->req.n_prompt[0]);
+    cJSON_AddNumberToObject(o, "tokens_cached", (double)j->n_cached);
+    cJSON_AddStringToObject(o, "stop_type", c->finish == FIN_WORD ? "word" : c->finish == FIN_STOP ? "eos" : "limit");
+    cJSON_AddStringToObject(o, "stopping_word", c->finish == FIN_WORD ? j->req.stop[c->stop_word] : "");
+    cJSON_AddBoolToObject(o, "truncated", 0);
+    t = cJSON_AddObjectToObject(o, "timings");
+    {
+        double now = now_s(), first = j->t_first ? j->t_first : now;
+        cJSON_AddNumberToObject(t, "prompt_n", (double)((int64_t)j->req.n_prompt[0] - j->n_cached));
+        cJSON_AddNumberToObject(t, "prompt_ms", (first - j->t_arrive) * 1e3);
+        cJSON_AddNumberToObject(t, "predicted_n", (double)c->n_gen);
+        cJSON_AddNumberToObject(t, "predicted_ms", (now - first) * 1e3);
+    }
+    return o;
+}
 
 static cJSON *usage_json(const job *j)
 {
     cJSON *u = cJSON_CreateObject(), *d;
-    int64_t gen = 0;
+    int64_t gen = 0, prompt = 0;
     int i;
-    for (i = 0; i < j->req.n_choices; i++) gen += j->ch[i].n_gen;
-    cJSON_AddNumberToObject(u, "prompt_tokens", (double)j->req.n_prompt);
+    for (i = 0; i < j->n_ch; i++) gen += j->ch[i].n_gen;
+    for (i = 0; i < j->req.n_prompts; i++) prompt += (int64_t)j->req.n_prompt[i];
+    cJSON_AddNumberToObject(u, "prompt_tokens", (double)prompt);
     cJSON_AddNumberToObject(u, "completion_tokens", (double)gen);
-    cJSON_AddNumberToObject(u, "total_tokens", (double)(gen + (int64_t)j->req.n_prompt));
+    cJSON_AddNumberToObject(u, "total_tokens", (double)(gen + prompt));
     d = cJSON_AddObjectToObject(u, "prompt_tokens_details");
     cJSON_AddNumberToObject(d, "cached_tokens", (double)j->n_cached);
     return u;
@@ -379,6 +507,19 @@ static void stream_chunk(job *j, int i, size_t upto, int with_finish)
 {
     choice *c = &j->ch[i];
     int chat = j->req.kind == SRV_CHAT;
+    if (is_ollama(j) || j->req.kind == SRV_NATIVE) {   /* one choice: its new text */
+        const char *t = c->text.s ? c->text.s + c->sent : "";
+        c->started = 1;
+        if (is_ollama(j)) ollama_out(j, t, upto - c->sent, 0);
+        else {
+            cJSON *o = native_json(j, t, upto - c->sent, 0);
+            json_out(&j->out, o, 1);
+            cJSON_Delete(o);
+        }
+        c->sent = upto;
+        (void)with_finish;
+        return;
+    }
     cJSON *o = response_head(j, chat ? "chat.completion.chunk" : "text_completion");
     cJSON *arr = cJSON_AddArrayToObject(o, "choices"), *ch = cJSON_CreateObject();
     cJSON_AddItemToArray(arr, ch);
@@ -399,27 +540,33 @@ static void stream_chunk(job *j, int i, size_t upto, int with_finish)
     cJSON_Delete(o);
 }
 
-/* The whole response of a request that is not streamed, or the closing events of one that is. */
-static void finish_job(job *j)
+/* best_of: order prompt g's candidates by their summed log-probability, best first. */
+static void rank_candidates(job *j, int g, int *order)
 {
-    int i, chat = j->req.kind == SRV_CHAT;
-    if (j->req.stream) {
-        if (j->req.include_usage) {
-            cJSON *o = response_head(j, chat ? "chat.completion.chunk" : "text_completion");
-            cJSON_AddArrayToObject(o, "choices");
-            cJSON_AddItemToObject(o, "usage", usage_json(j));
-            json_out(&j->out, o, 1);
-            cJSON_Delete(o);
+    int k, m, n = j->req.best_of;
+    for (k = 0; k < n; k++) order[k] = g * n + k;
+    for (k = 1; k < n; k++)
+        for (m = k; m > 0 && j->ch[order[m]].cum_lp > j->ch[order[m - 1]].cum_lp; m--) {
+            int t = order[m];
+            order[m] = order[m - 1];
+            order[m - 1] = t;
         }
-        sb_add(&j->out, "data: [DONE]\n\n", 14);
-    } else {
-        cJSON *o = response_head(j, chat ? "chat.completion" : "text_completion");
-        cJSON *arr = cJSON_AddArrayToObject(o, "choices");
-        for (i = 0; i < j->req.n_choices; i++) {
-            choice *c = &j->ch[i];
+}
+
+/* The OpenAI response of a request that is not streamed: n choices per prompt, indexed
+   prompt * n + choice (the best n of best_of candidates). */
+static void openai_response(job *j)
+{
+    int g, k, chat = j->req.kind == SRV_CHAT, order[256];
+    cJSON *o = response_head(j, chat ? "chat.completion" : "text_completion");
+    cJSON *arr = cJSON_AddArrayToObject(o, "choices");
+    for (g = 0; g < j->req.n_prompts; g++) {
+        rank_candidates(j, g, order);
+        for (k = 0; k < j->req.n_choices; k++) {
+            choice *c = &j->ch[order[k]];
             cJSON *ch = cJSON_CreateObject();
             cJSON_AddItemToArray(arr, ch);
-            cJSON_AddNumberToObject(ch, "index", i);
+            cJSON_AddNumberToObject(ch, "index", g * j->req.n_choices + k);
             if (chat) {
                 cJSON *m = cJSON_AddObjectToObject(ch, "message");
                 cJSON_AddStringToObject(m, "role", "assistant");
@@ -430,9 +577,37 @@ static void finish_job(job *j)
             attach_logprobs(ch, c, chat);
             cJSON_AddStringToObject(ch, "finish_reason", finish_name(c->finish) ? finish_name(c->finish) : "stop");
         }
-        cJSON_AddItemToObject(o, "usage", usage_json(j));
-        json_out(&j->out, o, 0);
+    }
+    cJSON_AddItemToObject(o, "usage", usage_json(j));
+    json_out(&j->out, o, 0);
+    cJSON_Delete(o);
+}
+
+/* The whole response of a request that is not streamed, or the closing events of one that is. */
+static void finish_job(job *j)
+{
+    int chat = j->req.kind == SRV_CHAT;
+    choice *c0 = &j->ch[0];
+    if (is_ollama(j)) {   /* the last line (streamed) or the whole answer */
+        if (j->req.stream) ollama_out(j, "", 0, 1);
+        else ollama_out(j, c0->text.s ? c0->text.s : "", c0->text.len, 1);
+        j->status = 200;
+    } else if (j->req.kind == SRV_NATIVE) {
+        cJSON *o = j->req.stream ? native_json(j, "", 0, 1) : native_json(j, c0->text.s ? c0->text.s : "", c0->text.len, 1);
+        json_out(&j->out, o, j->req.stream);
         cJSON_Delete(o);
+        j->status = 200;
+    } else if (j->req.stream) {
+        if (j->req.include_usage) {
+            cJSON *o = response_head(j, chat ? "chat.completion.chunk" : "text_completion");
+            cJSON_AddArrayToObject(o, "choices");
+            cJSON_AddItemToObject(o, "usage", usage_json(j));
+            json_out(&j->out, o, 1);
+            cJSON_Delete(o);
+        }
+        sb_add(&j->out, "data: [DONE]\n\n", 14);
+    } else {
+        openai_response(j);
         j->status = 200;
     }
 }
@@ -460,7 +635,7 @@ static int cut_at_stop(const job *j, choice *c, size_t before)
         const char *s = j->req.stop[k];
         size_t ls = strlen(s), from = before >= ls ? before - ls + 1 : 0, i;
         for (i = from; i + ls <= c->text.len && i < best; i++)
-            if (!memcmp(c->text.s + i, s, ls)) { best = i; break; }
+            if (!memcmp(c->text.s + i, s, ls)) { best = i; c->stop_word = k; break; }
     }
     if (best == (size_t)-1) return 0;
     c->text.len = best;
@@ -557,7 +732,7 @@ static void slot_forget(int i)
 static void job_end(job *j, int status, const char *msg)
 {
     int i;
-    for (i = 0; i < j->req.n_choices; i++) {
+    for (i = 0; i < j->n_ch; i++) {
         int s = j->ch[i].slot;
         if (s < 0) continue;
         /* whatever the sequence holds stays usable: its history says what that is */
@@ -570,17 +745,21 @@ static void job_end(job *j, int status, const char *msg)
         pthread_mutex_unlock(&S.mu);
     }
     pthread_mutex_lock(&j->mu);
-    if (status != 200 && !j->req.stream) {
-        cJSON *e = error_json(status, "server_error", NULL, msg);
-        j->out.len = 0;
-        json_out(&j->out, e, 0);
+    if (status != 200) {
+        cJSON *e;
+        if (is_ollama(j)) {   /* ollama's shape: {"error": "..."}, a line of its own in a stream */
+            e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "error", msg);
+        } else {
+            e = error_json(status, "server_error", NULL, msg);
+        }
+        if (!j->req.stream) j->out.len = 0;
+        json_out(&j->out, e, j->req.stream && !is_ollama(j));
+        if (is_ollama(j) && j->req.stream) sb_add(&j->out, "\n", 1);
         cJSON_Delete(e);
+        /* a stream already under way: the error event, then the end */
+        if (j->req.stream && (j->req.kind == SRV_CHAT || j->req.kind == SRV_COMPLETION)) sb_add(&j->out, "data: [DONE]\n\n", 14);
         j->status = status;
-    } else if (status != 200) {   /* a stream already under way: an error event, then the end */
-        cJSON *e = error_json(status, "server_error", NULL, msg);
-        json_out(&j->out, e, 1);
-        cJSON_Delete(e);
-        sb_add(&j->out, "data: [DONE]\n\n", 14);
     } else if (!LOAD(j->cancelled)) {
         finish_job(j);
     }
@@ -592,6 +771,33 @@ static void job_end(job *j, int status, const char *msg)
     if (status != 200) S.m_errors++;
     pthread_mutex_unlock(&S.mu);
     job_release(j);
+}
+
+/* Choice c has its finish: what the decoder holds goes to its text, its slot back to idle. */
+static void finish_choice(job *j, choice *c)
+{
+    char text[512];
+    slot *s = &S.slots[c->slot];
+    if (c->finish == FIN_LENGTH) sb_add(&c->text, text, swa_decoder_flush(&c->dec, text, sizeof text));
+    j->n_finished++;
+    s->state = SLOT_IDLE;            /* the sequence holds what it evaluated: reusable */
+    s->job = NULL;
+    s->last_used = now_s();
+    pthread_mutex_lock(&S.mu);
+    S.n_busy--;
+    pthread_mutex_unlock(&S.mu);
+    c->slot = -1;
+}
+
+/* log p(tok) under row's softmax: best_of ranks its candidates by the sum. */
+static double token_logprob(const float *row, int32_t tok)
+{
+    float mx = row[0];
+    double sum = 0;
+    int k;
+    for (k = 1; k < S.n_vocab; k++) if (row[k] > mx) mx = row[k];
+    for (k = 0; k < S.n_vocab; k++) sum += exp((double)(row[k] - mx));
+    return (double)(row[tok] - mx) - log(sum);
 }
 
 /* A sampled token for choice i of j: its text, stop strings, limits. */
@@ -608,27 +814,17 @@ static void take_token(job *j, int i, const float *row, int32_t tok)
     } else {
         c->n_gen++;
         if (j->req.logprobs) add_logprobs(j, c, row, tok, c->text.len);
+        if (j->req.best_of > j->req.n_choices) c->cum_lp += token_logprob(row, tok);
         n = swa_decoder_push(&c->dec, tok, text, sizeof text);
         pthread_mutex_lock(&j->mu);
         sb_add(&c->text, text, n);
         pthread_mutex_unlock(&j->mu);
-        if (j->req.n_stop && cut_at_stop(j, c, before)) c->finish = FIN_STOP;
+        if (j->req.n_stop && cut_at_stop(j, c, before)) c->finish = FIN_WORD;
         else if ((j->req.max_tokens >= 0 && c->n_gen >= j->req.max_tokens) || pos + 1 >= S.lim.n_ctx)
             c->finish = FIN_LENGTH;
     }
     if (c->finish) {
-        if (c->finish == FIN_LENGTH) {   /* what the decoder still holds */
-            n = swa_decoder_flush(&c->dec, text, sizeof text);
-            sb_add(&c->text, text, n);
-        }
-        j->n_finished++;
-        s->state = SLOT_IDLE;            /* the sequence holds what it evaluated: reusable */
-        s->job = NULL;
-        S.slots[c->slot].last_used = now_s();
-        pthread_mutex_lock(&S.mu);
-        S.n_busy--;
-        pthread_mutex_unlock(&S.mu);
-        c->slot = -1;
+        finish_choice(j, c);
     } else {
         s->next = tok;
         s->state = SLOT_GEN;
@@ -657,16 +853,16 @@ static size_t common_prefix(const int32_t *a, size_t na, const int32_t *b, size_
    allow swa_seq_max_rewind steps back; a full-attention layer any), or whose snapshot holds a
    prefix of the prompt. The best is copied into dst (or is dst) and rewound, or its snapshot
    loaded. Returns the prompt tokens that need no evaluation. */
-static size_t reuse_prefix(int dst, const srv_request *r)
+static size_t reuse_prefix(int dst, const int32_t *prompt, size_t n_prompt)
 {
-    size_t best = 0, i, want = r->n_prompt - 1;   /* the last prompt token is always evaluated, for its logits */
+    size_t best = 0, i, want = n_prompt - 1;   /* the last prompt token is always evaluated, for its logits */
     int from = -1, snap = 0;
     slot *d = &S.slots[dst];
     for (i = 0; i < (size_t)S.n_slots; i++) {
         slot *s = &S.slots[i];
         size_t cp;
         if (s->snap_n && s->snap_n <= want && s->snap_n > best &&
-            common_prefix(s->snap_tok, s->snap_n, r->prompt, want) == s->snap_n) {
+            common_prefix(s->snap_tok, s->snap_n, prompt, want) == s->snap_n) {
             best = s->snap_n;
             from = (int)i;
             snap = 1;
@@ -674,7 +870,7 @@ static size_t reuse_prefix(int dst, const srv_request *r)
         /* dst itself (marked for this prompt), an idle slot, or one generating */
         if ((int)i != dst && s->state != SLOT_IDLE && s->state != SLOT_GEN) continue;
         if (s->n_hist != (size_t)swa_seq_pos(S.ctx, (int32_t)i)) continue;   /* a sequence we lost track of */
-        cp = common_prefix(s->hist, s->n_hist, r->prompt, want);
+        cp = common_prefix(s->hist, s->n_hist, prompt, want);
         /* a generating slot's next token is not evaluated yet: its history is its position */
         if ((int64_t)(s->n_hist - cp) > swa_seq_max_rewind(S.ctx, (int32_t)i)) continue;
         if (cp > best || (cp == best && cp > 0 && (int)i == dst && !snap)) { best = cp; from = (int)i; snap = 0; }
@@ -731,7 +927,7 @@ static void snapshot_prompt(int i)
 }
 
 /* The idle slot for a new prompt: the one with the longest common prefix, else the one idle the longest. */
-static int pick_slot(const srv_request *r, const int *taken)
+static int pick_slot(const int32_t *prompt, size_t n_prompt, const int *taken)
 {
     int i, best = -1;
     size_t best_cp = 0;
@@ -739,7 +935,7 @@ static int pick_slot(const srv_request *r, const int *taken)
     for (i = 0; i < S.n_slots; i++) {
         size_t cp;
         if (S.slots[i].state != SLOT_IDLE || taken[i]) continue;
-        cp = common_prefix(S.slots[i].hist, S.slots[i].n_hist, r->prompt, r->n_prompt);
+        cp = common_prefix(S.slots[i].hist, S.slots[i].n_hist, prompt, n_prompt);
         if (best < 0 || cp > best_cp || (cp == best_cp && S.slots[i].last_used < oldest)) {
             best = i;
             best_cp = cp;
@@ -749,32 +945,125 @@ static int pick_slot(const srv_request *r, const int *taken)
     return best;
 }
 
-/* Start j in free slots: choice 0 reads the prompt, the others wait to be forked from it. */
+/* Start j in free slots: the first choice of each prompt reads it, the others wait to be forked from it. */
 static int start_job(job *j)
 {
     int *taken = (int *)calloc((size_t)S.n_slots, sizeof(int)), i;
-    size_t reused;
     if (!taken) return 0;
-    for (i = 0; i < j->req.n_choices; i++) {
-        int s = pick_slot(&j->req, taken);
+    for (i = 0; i < j->n_ch; i++) {
+        const srv_request *r = &j->req;
+        int g = j->ch[i].group, s = pick_slot(r->prompt[g], r->n_prompt[g], taken), lead = i % r->best_of == 0;
         taken[s] = 1;
         j->ch[i].slot = s;
+        if (i == 0) j->first_slot = s;
         S.slots[s].job = j;
         S.slots[s].choice = i;
-        S.slots[s].state = i ? SLOT_FORK : SLOT_PREFILL;
+        S.slots[s].state = lead ? SLOT_PREFILL : SLOT_FORK;
     }
     free(taken);
-    if (j->req.cache_prompt) reused = reuse_prefix(j->ch[0].slot, &j->req);
-    else {
-        reused = 0;
-        slot_forget(j->ch[0].slot);
+    for (i = 0; i < j->n_ch; i += j->req.best_of) {
+        int s = j->ch[i].slot, g = j->ch[i].group;
+        size_t reused = 0;
+        if (j->req.cache_prompt) reused = reuse_prefix(s, j->req.prompt[g], j->req.n_prompt[g]);
+        else slot_forget(s);
+        S.slots[s].done = reused;
+        j->n_cached += (int64_t)reused;
+        pthread_mutex_lock(&S.mu);
+        S.m_cached_tokens += reused;
+        pthread_mutex_unlock(&S.mu);
     }
-    S.slots[j->ch[0].slot].done = reused;
-    j->n_cached = (int64_t)reused;
-    pthread_mutex_lock(&S.mu);
-    S.m_cached_tokens += reused;
-    pthread_mutex_unlock(&S.mu);
     return 1;
+}
+
+/* base64 of n bytes, as OpenAI's encoding_format "base64" sends the little-endian floats. */
+static char *base64(const unsigned char *p, size_t n)
+{
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *o = (char *)malloc(4 * ((n + 2) / 3) + 1), *q = o;
+    size_t i;
+    if (!o) return NULL;
+    for (i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+        *q++ = a[v >> 18 & 63];
+        *q++ = a[v >> 12 & 63];
+        *q++ = i + 1 < n ? a[v >> 6 & 63] : '=';
+        *q++ = i + 2 < n ? a[v & 63] : '=';
+    }
+    *q = '\0';
+    return o;
+}
+
+/* One input's vector, unit length, on sequence seq: the mean, the last token's, or the first's
+   (cls: with causal attention the first token's state is that of the first token alone). */
+static swa_status embed_one(int seq, const int32_t *tok, size_t n, float *out, swa_error *err)
+{
+    if (S.pooling == POOL_CLS) return swa_ctx_embed(S.ctx, seq, tok, 1, SWA_POOL_LAST, 1, out, err);
+    return swa_ctx_embed(S.ctx, seq, tok, n, S.pooling == POOL_LAST ? SWA_POOL_LAST : SWA_POOL_MEAN, 1, out, err);
+}
+
+/* An embeddings job, on a free slot's sequence (which then forgets what it held): the response in
+   the shape of the endpoint that asked. */
+static void run_embed(job *j, int seq)
+{
+    int d = swa_model_hparams(S.model)->n_embd, i, k;
+    float *v = (float *)malloc((size_t)d * sizeof *v);
+    cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, j->embed == EMB_OPENAI ? "data" : "embeddings");
+    swa_error err;
+    int64_t total = 0;
+    if (!v) { cJSON_Delete(o); job_end(j, 500, "out of memory"); return; }
+    for (i = 0; i < j->ereq.n; i++) {
+        cJSON *e, *vec;
+        if (embed_one(seq, j->ereq.prompt[i], j->ereq.n_prompt[i], v, &err) != SWA_OK) {
+            free(v);
+            cJSON_Delete(o);
+            slot_forget(seq);
+            pthread_mutex_lock(&S.mu);
+            S.n_busy--;
+            pthread_mutex_unlock(&S.mu);
+            job_end(j, 500, err.msg);
+            return;
+        }
+        total += (int64_t)j->ereq.n_prompt[i];
+        if (j->embed != EMB_OPENAI) vec = cJSON_CreateArray(), cJSON_AddItemToArray(arr, vec);
+        else {
+            e = cJSON_CreateObject();
+            cJSON_AddItemToArray(arr, e);
+            cJSON_AddStringToObject(e, "object", "embedding");
+            cJSON_AddNumberToObject(e, "index", i);
+            if (j->ereq.base64) {
+                char *b = base64((const unsigned char *)v, (size_t)d * sizeof *v);
+                cJSON_AddStringToObject(e, "embedding", b ? b : "");
+                free(b);
+                continue;
+            }
+            vec = cJSON_AddArrayToObject(e, "embedding");
+        }
+        for (k = 0; k < d; k++) cJSON_AddItemToArray(vec, cJSON_CreateNumber((double)v[k]));
+    }
+    free(v);
+    slot_forget(seq);
+    if (j->embed == EMB_OPENAI) {
+        cJSON *u = cJSON_AddObjectToObject(o, "usage");
+        cJSON_AddStringToObject(o, "object", "list");
+        cJSON_AddStringToObject(o, "model", S.model_id);
+        cJSON_AddNumberToObject(u, "prompt_tokens", (double)total);
+        cJSON_AddNumberToObject(u, "total_tokens", (double)total);
+    } else if (j->embed == EMB_OLLAMA) {
+        cJSON_AddStringToObject(o, "model", S.model_id);
+        cJSON_AddNumberToObject(o, "prompt_eval_count", (double)total);
+    }
+    pthread_mutex_lock(&j->mu);
+    json_out(&j->out, o, 0);
+    j->status = 200;
+    j->done = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    cJSON_Delete(o);
+    pthread_mutex_lock(&S.mu);
+    S.n_busy--;
+    S.m_requests++;
+    pthread_mutex_unlock(&S.mu);
+    job_release(j);
 }
 
 /* Move queued jobs into slots while there are enough free; drop cancelled ones. */
@@ -786,39 +1075,58 @@ static void admit(void)
         pthread_mutex_lock(&S.mu);
         j = S.queue_head;
         n_free = S.n_slots - S.n_busy;
-        if (!j || (!LOAD(j->cancelled) && j->req.n_choices > n_free)) { pthread_mutex_unlock(&S.mu); return; }
+        if (!j || (!LOAD(j->cancelled) && job_slots(j) > n_free)) { pthread_mutex_unlock(&S.mu); return; }
         S.queue_head = j->next;
         if (!S.queue_head) S.queue_tail = NULL;
         S.n_queued--;
-        if (!LOAD(j->cancelled)) S.n_busy += j->req.n_choices;
+        if (!LOAD(j->cancelled)) S.n_busy += job_slots(j);
         pthread_mutex_unlock(&S.mu);
         if (LOAD(j->cancelled)) job_end(j, 499, "the client went away");
-        else if (!start_job(j)) {
+        else if (j->embed) {
+            int seq, *none = (int *)calloc((size_t)S.n_slots, sizeof(int));
+            seq = none ? pick_slot(NULL, 0, none) : -1;
+            free(none);
+            if (seq < 0) { pthread_mutex_lock(&S.mu); S.n_busy--; pthread_mutex_unlock(&S.mu); job_end(j, 500, "no slot"); }
+            else run_embed(j, seq);
+        } else if (!start_job(j)) {
             pthread_mutex_lock(&S.mu);
-            S.n_busy -= j->req.n_choices;
+            S.n_busy -= j->n_ch;
             pthread_mutex_unlock(&S.mu);
             job_end(j, 500, "out of memory starting the request");
         }
     }
 }
 
-/* The prompt of j is evaluated (its last logits in row): fork the other choices, sample each. */
-static void prompt_done(job *j, const float *row)
+/* Prompt g of j is evaluated (its last logits in row): fork its other choices, sample each (or,
+   with max_tokens 0, finish each: the prompt is in the slot's cache, nothing is generated). */
+static void prompt_done(job *j, int g, const float *row)
 {
-    int lead = j->ch[0].slot, i;
+    int first = g * j->req.best_of, lead = j->ch[first].slot, i;
     snapshot_prompt(lead);
-    for (i = 1; i < j->req.n_choices; i++) {
+    for (i = first + 1; i < first + j->req.best_of; i++) {
         int s = j->ch[i].slot;
         size_t k;
         if (swa_seq_copy(S.ctx, lead, s, NULL) != SWA_OK) { job_end(j, 500, "could not fork the sequence"); return; }
         S.slots[s].n_hist = 0;
         for (k = 0; k < S.slots[lead].n_hist; k++) slot_hist_push(&S.slots[s], S.slots[lead].hist[k]);
     }
-    for (i = 0; i < j->req.n_choices; i++) {
+    for (i = first; i < first + j->req.best_of; i++) {
         S.slots[j->ch[i].slot].state = SLOT_GEN;
-        take_token(j, i, row, swa_sampler_sample(j->ch[i].sampler, row));
+        if (j->req.max_tokens != 0) {
+            take_token(j, i, row, swa_sampler_sample(j->ch[i].sampler, row));
+            continue;
+        }
+        j->ch[i].finish = FIN_LENGTH;
+        if (!j->t_first) j->t_first = now_s();
+        finish_choice(j, &j->ch[i]);
+        if (j->req.stream) {
+            pthread_mutex_lock(&j->mu);
+            stream_chunk(j, i, j->ch[i].text.len, 1);
+            pthread_cond_broadcast(&j->cv);
+            pthread_mutex_unlock(&j->mu);
+        }
     }
-    if (j->n_finished == j->req.n_choices) job_end(j, 200, NULL);
+    if (j->n_finished == j->n_ch) job_end(j, 200, NULL);
 }
 
 /* One step: a token of every generating slot and a chunk of the prompts, one swa_ctx_decode. */
@@ -846,13 +1154,15 @@ static int step(void)
     for (i = 0; i < (size_t)S.n_slots && budget > 0; i++) {   /* prompts, oldest slot order */
         slot *s = &S.slots[i];
         size_t take, k;
+        int g;
         if (s->state != SLOT_PREFILL) continue;
-        take = s->job->req.n_prompt - s->done;
+        g = s->job->ch[s->choice].group;
+        take = s->job->req.n_prompt[g] - s->done;
         if (take > budget) take = budget;
         for (k = 0; k < take; k++) {
-            S.b_tok[n] = s->job->req.prompt[s->done + k];
+            S.b_tok[n] = s->job->req.prompt[g][s->done + k];
             S.b_seq[n] = (int32_t)i;
-            S.b_logits[n] = s->done + k + 1 == s->job->req.n_prompt;
+            S.b_logits[n] = s->done + k + 1 == s->job->req.n_prompt[g];
             S.b_slot[n++] = (int)i;
         }
         budget -= take;
@@ -896,10 +1206,10 @@ static int step(void)
         row = S.rows + r++ * (size_t)S.n_vocab;
         if (!j) continue;
         if (s->state == SLOT_PREFILL) {
-            prompt_done(j, row);
+            prompt_done(j, j->ch[s->choice].group, row);
         } else if (s->state == SLOT_GEN) {
             take_token(j, s->choice, row, swa_sampler_sample(j->ch[s->choice].sampler, row));
-            if (j->n_finished == j->req.n_choices) job_end(j, 200, NULL);
+            if (j->n_finished == j->n_ch) job_end(j, 200, NULL);
         }
     }
     return 1;
@@ -913,8 +1223,12 @@ static void *scheduler(void *arg)
         admit();
         busy = step();
         pthread_mutex_lock(&S.mu);
+        for (int i = 0; i < S.n_slots; i++) {
+            S.slots[i].shown_busy = S.slots[i].state != SLOT_IDLE;
+            S.slots[i].shown_n_hist = S.slots[i].n_hist;
+        }
         if (S.stopping) { pthread_mutex_unlock(&S.mu); break; }
-        if (!busy && !(S.queue_head && S.n_slots - S.n_busy >= S.queue_head->req.n_choices)) {
+        if (!busy && !(S.queue_head && S.n_slots - S.n_busy >= job_slots(S.queue_head))) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += 100 * 1000 * 1000;   /* wake now and then to see cancelled requests */
@@ -932,7 +1246,23 @@ typedef struct conn {
     sbuf body;
     int too_big;
     int responded;
+    /* for its line in the access log */
+    char method[12], path[128];
+    int status;
+    double t_start;
+    job *job;                  /* a generation's counts (the connection's reference) */
 } conn;
+
+static __thread conn *t_conn;   /* the request this connection thread answers */
+static __thread int t_ollama;
+
+/* A path as it may stand in a JSON string of the log: quotes, backslashes and controls as '_'. */
+static const char *json_safe_path(char *p)
+{
+    char *q;
+    for (q = p; *q; q++) if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20) *q = '_';
+    return p;
+}   /* it came to ollama's /api/: errors in ollama's shape */
 
 /* The client closed its end (or the socket failed): nothing waits for the answer. */
 static int peer_gone(int fd)
@@ -954,6 +1284,7 @@ static enum MHD_Result send_text(struct MHD_Connection *c, int status, const cha
     MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
     if (retry_after) MHD_add_response_header(r, "Retry-After", "1");
     if (status == 405) MHD_add_response_header(r, "Allow", retry_after < 0 ? "GET" : "POST");
+    if (t_conn) t_conn->status = status;
     ok = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
     return ok;
@@ -981,8 +1312,13 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int status, const ch
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    e = error_json(status, type, param, msg);
-    cJSON_AddNumberToObject(cJSON_GetObjectItem(e, "error"), "status", status);
+    if (t_ollama) {
+        e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "error", msg);
+    } else {
+        e = error_json(status, type, param, msg);
+        cJSON_AddNumberToObject(cJSON_GetObjectItem(e, "error"), "status", status);
+    }
     s = cJSON_PrintUnformatted(e);
     cJSON_Delete(e);
     if (!s) return MHD_NO;
@@ -1006,7 +1342,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
         ts.tv_nsec += 50 * 1000 * 1000;
         if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
         pthread_cond_timedwait(&j->cv, &j->mu, &ts);
-        if (j->taken == j->out.len && !j->done && (peer_gone(j->fd) || LOAD(g_stop))) {
+        if (j->taken == j->out.len && !j->done && peer_gone(j->fd)) {
             STORE(j->cancelled, 1);
             pthread_mutex_unlock(&j->mu);
             pthread_mutex_lock(&S.mu);
@@ -1052,55 +1388,39 @@ static int authorized(struct MHD_Connection *c)
     return 0;
 }
 
-static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int kind)
+/* A new job with its two references: the connection's and the scheduler's. */
+static job *job_new(void)
 {
-    srv_error err;
     job *j = (job *)calloc(1, sizeof *j);
-    const union MHD_ConnectionInfo *ci;
     static unsigned long counter;
     unsigned long id;
-    int i, full;
-    if (!j) return send_error(c, 500, "server_error", NULL, "out of memory");
-    if (srv_parse_request(cc->body.s ? cc->body.s : "", cc->body.len, kind, &S.lim, &j->req, &err)) {
-        free(j);
-        return send_error(c, err.status, err.type, err.param, "%s", err.message);
-    }
-    if (!(j->ch = (choice *)calloc((size_t)j->req.n_choices, sizeof *j->ch))) {
-        srv_request_free(&j->req);
-        free(j);
-        return send_error(c, 500, "server_error", NULL, "out of memory");
-    }
+    if (!j) return NULL;
+    __atomic_add_fetch(&g_jobs, 1, __ATOMIC_ACQ_REL);
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->cv, NULL);
     j->refs = 2;
+    j->first_slot = -1;
     j->created = (long)time(NULL);
     j->t_arrive = now_s();
     pthread_mutex_lock(&S.mu);
     id = ++counter;
     pthread_mutex_unlock(&S.mu);
-    snprintf(j->id, sizeof j->id, "%s-%lx%lx", kind == SRV_CHAT ? "chatcmpl" : "cmpl", (unsigned long)j->created, id);
-    if (j->req.sampling.seed == (uint64_t)-1) j->req.sampling.seed = (uint64_t)time(NULL) * 2654435761u + id;
-    for (i = 0; i < j->req.n_choices; i++) {
-        swa_sampler_config sc = j->req.sampling;
-        size_t k;
-        sc.seed += (uint64_t)i;   /* choice i: the request's seed + i, as swa-generate --parallel */
-        j->ch[i].slot = -1;
-        if (swa_sampler_create(&sc, S.n_vocab, &j->ch[i].sampler, NULL) != SWA_OK) {
-            j->refs = 1;
-            job_release(j);
-            return send_error(c, 400, "invalid_request_error", NULL, "the sampling settings were refused");
-        }
-        /* the penalty sees the prompt; sampled tokens the sampler records itself */
-        if (sc.repeat_penalty > 0 && sc.repeat_penalty != 1)
-            for (k = 0; k < j->req.n_prompt; k++) swa_sampler_accept(j->ch[i].sampler, j->req.prompt[k]);
-        swa_decoder_init(&j->ch[i].dec, S.vocab);
-        /* a completion goes on from its prompt: keep its first space; a chat reply starts afresh */
-        j->ch[i].dec.at_start = kind == SRV_CHAT;
-    }
-    ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    snprintf(j->id, sizeof j->id, "%lx%lx", (unsigned long)j->created, id);
+    return j;
+}
+
+/* Queue j and answer with what the scheduler writes: a stream, or the whole response. The
+   connection keeps a third reference for its line in the access log. */
+static enum MHD_Result run_job(struct MHD_Connection *c, conn *cc, job *j)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int full, stopping;
     j->fd = ci ? ci->connect_fd : -1;
+    j->refs++;
+    cc->job = j;
     pthread_mutex_lock(&S.mu);
-    full = S.n_queued >= S.o.queue && !(S.n_slots - S.n_busy >= j->req.n_choices && !S.queue_head);
+    stopping = S.stopping;
+    full = stopping || (S.n_queued >= S.o.queue && !(S.n_slots - S.n_busy >= job_slots(j) && !S.queue_head));
     if (!full) {
         if (S.queue_tail) S.queue_tail->next = j;
         else S.queue_head = j;
@@ -1110,8 +1430,8 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
     }
     pthread_mutex_unlock(&S.mu);
     if (full) {
-        j->refs = 1;
         job_release(j);
+        if (stopping) return send_error(c, 503, "unavailable_error", NULL, "the server is stopping");
         return send_error(c, 503, "server_error", NULL, "the server is busy: every slot is taken and %d requests wait",
                           S.o.queue);
     }
@@ -1119,9 +1439,10 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
         struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, j, stream_free);
         enum MHD_Result ok;
         if (!r) { STORE(j->cancelled, 1); job_release(j); return MHD_NO; }
-        MHD_add_response_header(r, "Content-Type", "text/event-stream");
+        MHD_add_response_header(r, "Content-Type", is_ollama(j) ? "application/x-ndjson" : "text/event-stream");
         MHD_add_response_header(r, "Cache-Control", "no-cache");
         MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+        cc->status = 200;
         ok = MHD_queue_response(c, 200, r);
         MHD_destroy_response(r);
         pthread_mutex_lock(&S.mu);
@@ -1136,7 +1457,7 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
         ts.tv_nsec += 50 * 1000 * 1000;
         if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
         pthread_cond_timedwait(&j->cv, &j->mu, &ts);
-        if (!j->done && !LOAD(j->cancelled) && (peer_gone(j->fd) || LOAD(g_stop))) {
+        if (!j->done && !LOAD(j->cancelled) && peer_gone(j->fd)) {
             STORE(j->cancelled, 1);
             pthread_mutex_unlock(&j->mu);
             pthread_mutex_lock(&S.mu);
@@ -1148,16 +1469,83 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
     pthread_mutex_unlock(&j->mu);
     {
         enum MHD_Result ok = MHD_NO;
+        int st = j->status ? j->status : 500;
         if (!LOAD(j->cancelled) || j->status == 200) {
-            ok = send_text(c, j->status ? j->status : 500, "application/json; charset=utf-8", j->out.s ? j->out.s : "{}",
-                           j->out.len, 0);
+            ok = send_text(c, st, "application/json; charset=utf-8", j->out.s ? j->out.s : "{}", j->out.len, st == 503);
             pthread_mutex_lock(&S.mu);
-            S.m_by_status[(j->status ? j->status : 500) / 100]++;
+            S.m_by_status[st / 100 < 6 ? st / 100 : 5]++;
             pthread_mutex_unlock(&S.mu);
         }
         job_release(j);
         return ok;
     }
+}
+
+static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int kind)
+{
+    srv_error err;
+    swa_error e;
+    job *j = job_new();
+    int i;
+    char id[96];
+    if (!j) return send_error(c, 500, "server_error", NULL, "out of memory");
+    if (srv_parse_request(cc->body.s ? cc->body.s : "", cc->body.len, kind, &S.lim, &j->req, &err)) {
+        j->refs = 1;
+        job_release(j);
+        return send_error(c, err.status, err.type, err.param, "%s", err.message);
+    }
+    j->n_ch = j->req.n_prompts * j->req.best_of;
+    if (!(j->ch = (choice *)calloc((size_t)j->n_ch, sizeof *j->ch))) {
+        j->refs = 1;
+        job_release(j);
+        return send_error(c, 500, "server_error", NULL, "out of memory");
+    }
+    snprintf(id, sizeof id, "%s-%s", kind == SRV_CHAT ? "chatcmpl" : "cmpl", j->id);
+    snprintf(j->id, sizeof j->id, "%.70s", id);
+    if (j->req.sampling.seed == (uint64_t)-1) j->req.sampling.seed = (uint64_t)time(NULL) * 2654435761u + (uint64_t)j->created;
+    for (i = 0; i < j->n_ch; i++) {
+        swa_sampler_config sc = j->req.sampling;
+        choice *ch = &j->ch[i];
+        int g = i / j->req.best_of;
+        size_t k;
+        sc.seed += (uint64_t)(i % j->req.best_of);   /* the request's seed + i, as swa-generate --parallel */
+        ch->slot = -1;
+        ch->group = g;
+        if (swa_sampler_create(&sc, S.n_vocab, &ch->sampler, NULL) != SWA_OK ||
+            swa_sampler_set_logit_bias(ch->sampler, j->req.bias_id, j->req.bias, j->req.n_bias, NULL) != SWA_OK) {
+            j->refs = 1;
+            job_release(j);
+            return send_error(c, 400, "invalid_request_error", NULL, "the sampling settings were refused");
+        }
+        /* the penalties see the prompt; sampled tokens the sampler records itself */
+        if ((sc.repeat_penalty > 0 && sc.repeat_penalty != 1) || sc.presence_penalty != 0 || sc.frequency_penalty != 0)
+            for (k = 0; k < j->req.n_prompt[g]; k++) swa_sampler_accept(ch->sampler, j->req.prompt[g][k]);
+        /* then the grammar, which follows the generated tokens only */
+        if (j->req.grammar && swa_sampler_set_grammar(ch->sampler, j->req.grammar, S.vocab, &e) != SWA_OK) {
+            j->refs = 1;
+            job_release(j);
+            return send_error(c, 400, "invalid_request_error", NULL, "%s", e.msg);
+        }
+        swa_decoder_init(&ch->dec, S.vocab);
+        /* a completion goes on from its prompt: keep its first space; a chat reply starts afresh */
+        ch->dec.at_start = kind == SRV_CHAT || kind == SRV_OLLAMA_CHAT || kind == SRV_OLLAMA_GENERATE;
+        if (j->req.echo[g]) sb_add(&ch->text, j->req.echo[g], j->req.echo_len[g]);
+    }
+    return run_job(c, cc, j);
+}
+
+static enum MHD_Result handle_embed(struct MHD_Connection *c, conn *cc, int kind)
+{
+    srv_error err;
+    job *j = job_new();
+    if (!j) return send_error(c, 500, "server_error", NULL, "out of memory");
+    if (srv_parse_embed(cc->body.s ? cc->body.s : "", cc->body.len, kind == EMB_OLLAMA, &S.lim, &j->ereq, &err)) {
+        j->refs = 1;
+        job_release(j);
+        return send_error(c, err.status, err.type, err.param, "%s", err.message);
+    }
+    j->embed = kind;
+    return run_job(c, cc, j);
 }
 
 static enum MHD_Result handle_tokenize(struct MHD_Connection *c, conn *cc, int detok)
@@ -1272,12 +1660,11 @@ static enum MHD_Result handle_metrics(struct MHD_Connection *c)
     return ok;
 }
 
-static enum MHD_Result handle_models(struct MHD_Connection *c)
+/* The model as OpenAI's /v1/models lists it. */
+static cJSON *model_json(void)
 {
-    cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, "data"), *m = cJSON_CreateObject(), *meta;
+    cJSON *m = cJSON_CreateObject(), *meta;
     const swa_hparams *hp = swa_model_hparams(S.model);
-    cJSON_AddStringToObject(o, "object", "list");
-    cJSON_AddItemToArray(arr, m);
     cJSON_AddStringToObject(m, "id", S.model_id);
     cJSON_AddStringToObject(m, "object", "model");
     cJSON_AddNumberToObject(m, "created", 0);
@@ -1286,22 +1673,149 @@ static enum MHD_Result handle_models(struct MHD_Connection *c)
     cJSON_AddNumberToObject(meta, "n_vocab", hp->n_vocab);
     cJSON_AddNumberToObject(meta, "n_ctx", S.lim.n_ctx);
     cJSON_AddNumberToObject(meta, "n_ctx_train", hp->n_ctx_train);
+    cJSON_AddNumberToObject(meta, "n_embd", hp->n_embd);
     cJSON_AddNumberToObject(meta, "window", hp->window);
     cJSON_AddStringToObject(meta, "chat_template", swa_chat_template_name(S.tmpl));
     cJSON_AddNumberToObject(meta, "slots", S.n_slots);
+    return m;
+}
+
+/* llama-server's /props: the settings a client reads to adapt. */
+static enum MHD_Result handle_props(struct MHD_Connection *c)
+{
+    cJSON *o = cJSON_CreateObject(), *g = cJSON_AddObjectToObject(o, "default_generation_settings"), *p;
+    swa_sampler_config d = swa_sampler_config_default();
+    cJSON_AddNumberToObject(g, "n_ctx", S.lim.n_ctx);
+    p = cJSON_AddObjectToObject(g, "params");
+    cJSON_AddNumberToObject(p, "n_predict", -1);
+    cJSON_AddNumberToObject(p, "temperature", d.temperature);
+    cJSON_AddNumberToObject(p, "top_k", d.top_k);
+    cJSON_AddNumberToObject(p, "top_p", d.top_p);
+    cJSON_AddNumberToObject(p, "min_p", d.min_p);
+    cJSON_AddNumberToObject(p, "repeat_penalty", 1);
+    cJSON_AddNumberToObject(p, "repeat_last_n", 64);
+    cJSON_AddNumberToObject(o, "total_slots", S.n_slots);
+    cJSON_AddStringToObject(o, "model_path", S.o.model);
+    cJSON_AddStringToObject(o, "model_alias", S.model_id);
+    cJSON_AddStringToObject(o, "chat_template", swa_chat_template_name(S.tmpl));
+    cJSON_AddStringToObject(o, "build_info", "swa.h");
+    return send_json(c, 200, o);
+}
+
+/* llama-server's /slots: one entry per slot. */
+static enum MHD_Result handle_slots(struct MHD_Connection *c)
+{
+    cJSON *arr = cJSON_CreateArray();
+    int i;
+    pthread_mutex_lock(&S.mu);   /* as the scheduler left them after its last step */
+    for (i = 0; i < S.n_slots; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "id", i);
+        cJSON_AddNumberToObject(e, "n_ctx", S.lim.n_ctx);
+        cJSON_AddBoolToObject(e, "is_processing", S.slots[i].shown_busy);
+        cJSON_AddNumberToObject(e, "n_past", (double)S.slots[i].shown_n_hist);
+        cJSON_AddItemToArray(arr, e);
+    }
+    pthread_mutex_unlock(&S.mu);
+    return send_json(c, 200, arr);
+}
+
+/* ollama's "details" of the model: its family, parameter count ("1.1B") and weight type. */
+static void ollama_details(cJSON *d)
+{
+    const swa_gguf *g = swa_model_gguf(S.model);
+    const swa_hparams *hp = swa_model_hparams(S.model);
+    double n = 0;
+    char size[32];
+    for (int64_t i = 0; i < swa_gguf_tensor_count(g); i++) {
+        const swa_gguf_tensor *t = swa_gguf_tensor_at(g, i);
+        n += (double)t->ne[0] * (double)t->ne[1] * (double)t->ne[2] * (double)t->ne[3];
+    }
+    if (n >= 1e9) snprintf(size, sizeof size, "%.1fB", n / 1e9);
+    else if (n >= 1e6) snprintf(size, sizeof size, "%.1fM", n / 1e6);
+    else snprintf(size, sizeof size, "%.0fK", n / 1e3);
+    cJSON_AddStringToObject(d, "format", "gguf");
+    cJSON_AddStringToObject(d, "family", hp->arch);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(d, "families"), cJSON_CreateString(hp->arch));
+    cJSON_AddStringToObject(d, "parameter_size", size);
+    cJSON_AddStringToObject(d, "quantization_level", swa_type_name(hp->weight_type));
+}
+
+/* ollama's /api/tags, /api/ps, /api/show, /api/version. */
+static enum MHD_Result handle_ollama_info(struct MHD_Connection *c, const char *what)
+{
+    cJSON *o = cJSON_CreateObject(), *m, *d;
+    const swa_hparams *hp = swa_model_hparams(S.model);
+    struct stat st;
+    char when[32] = "1970-01-01T00:00:00Z";
+    if (stat(S.o.model, &st) == 0) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&st.st_mtime));
+    else st.st_size = 0;
+    if (!strcmp(what, "version")) {
+        cJSON_AddStringToObject(o, "version", "0.5.0");
+        return send_json(c, 200, o);
+    }
+    if (!strcmp(what, "show")) m = o;
+    else {
+        m = cJSON_CreateObject();
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "models"), m);
+        cJSON_AddStringToObject(m, "name", S.model_id);
+        cJSON_AddStringToObject(m, "model", S.model_id);
+        cJSON_AddStringToObject(m, "modified_at", when);
+        cJSON_AddStringToObject(m, "digest", "");
+        cJSON_AddNumberToObject(m, "size", (double)st.st_size);
+    }
+    d = cJSON_AddObjectToObject(m, "details");
+    ollama_details(d);
+    if (!strcmp(what, "show")) {
+        cJSON *mi = cJSON_AddObjectToObject(o, "model_info");
+        cJSON_AddStringToObject(o, "modelfile", "");
+        cJSON_AddStringToObject(o, "parameters", "");
+        cJSON_AddStringToObject(o, "template", swa_chat_template_name(S.tmpl));
+        cJSON_AddNumberToObject(mi, "general.context_length", S.lim.n_ctx);
+        cJSON_AddNumberToObject(mi, "general.embedding_length", hp->n_embd);
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "capabilities"), cJSON_CreateString("completion"));
+    } else if (!strcmp(what, "ps")) {
+        cJSON_AddStringToObject(m, "expires_at", "2100-01-01T00:00:00Z");
+        cJSON_AddNumberToObject(m, "size_vram", 0);
+        cJSON_AddNumberToObject(m, "context_length", S.lim.n_ctx);
+    }
+    return send_json(c, 200, o);
+}
+
+static enum MHD_Result handle_models(struct MHD_Connection *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "object", "list");
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "data"), model_json());
     return send_json(c, 200, o);
 }
 
 /* Routes: path, method, handler id. A known path with another method is 405. */
-enum { R_CHAT, R_COMPLETION, R_MODELS, R_HEALTH, R_TOKENIZE, R_DETOKENIZE, R_METRICS };
+enum { R_CHAT, R_COMPLETION, R_MODELS, R_HEALTH, R_TOKENIZE, R_DETOKENIZE, R_METRICS, R_NATIVE, R_PROPS, R_SLOTS,
+       R_EMBED, R_EMBED_LLAMA, R_MODEL, R_OCHAT, R_OGEN, R_OEMBED, R_OTAGS, R_OSHOW, R_OPS, R_OVERSION };
 static const struct { const char *path; int post; int id; } routes[] = {
     {"/v1/chat/completions", 1, R_CHAT}, {"/chat/completions", 1, R_CHAT},
     {"/v1/completions", 1, R_COMPLETION}, {"/completions", 1, R_COMPLETION},
     {"/v1/models", 0, R_MODELS}, {"/models", 0, R_MODELS},
     {"/health", 0, R_HEALTH}, {"/v1/health", 0, R_HEALTH},
-    {"/tokenize", 1, R_TOKENIZE}, {"/detokenize", 1, R_DETOKENIZE}, {"/metrics", 0, R_METRICS}};
+    {"/tokenize", 1, R_TOKENIZE}, {"/detokenize", 1, R_DETOKENIZE}, {"/metrics", 0, R_METRICS},
+    {"/completion", 1, R_NATIVE}, {"/props", 0, R_PROPS}, {"/slots", 0, R_SLOTS},
+    {"/v1/embeddings", 1, R_EMBED}, {"/embeddings", 1, R_EMBED}, {"/embedding", 1, R_EMBED_LLAMA},
+    {"/api/chat", 1, R_OCHAT}, {"/api/generate", 1, R_OGEN}, {"/api/embed", 1, R_OEMBED}, {"/api/tags", 0, R_OTAGS},
+    {"/api/show", 1, R_OSHOW}, {"/api/ps", 0, R_OPS}, {"/api/version", 0, R_OVERSION},
+    {"/v1/models/{id}", 0, R_MODEL}};
+#define R_MODEL_ROUTE ((int)(sizeof routes / sizeof routes[0]) - 1)
 
 static void watch_set(struct MHD_Connection *c, int reading);
+
+enum { MAX_URI = 8192, MAX_HEADERS = 32768 };
+
+static enum MHD_Result header_size(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    *(size_t *)cls += strlen(key) + (value ? strlen(value) : 0) + 4;
+    return MHD_YES;
+}
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
@@ -1310,11 +1824,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     size_t k;
     int route = -1, post = !strcmp(method, "POST"), get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
     (void)cls;
-    (void)version;
+    t_conn = cc;
+    t_ollama = !strncmp(url, "/api/", 5);
     if (!cc) {   /* the first call: headers only */
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        size_t head = 0;
         if (!(cc = (conn *)calloc(1, sizeof *cc))) return MHD_NO;
         *con_cls = cc;
+        t_conn = cc;
+        cc->t_start = now_s();
+        snprintf(cc->method, sizeof cc->method, "%s", method);
+        snprintf(cc->path, sizeof cc->path, "%s", url);
+        MHD_get_connection_values(c, MHD_HEADER_KIND, header_size, &head);
+        /* our own limits below libmicrohttpd's (which answers past them in HTML): JSON answers */
+        if (strlen(url) > MAX_URI) {
+            cc->responded = 1;
+            return send_error(c, 414, "invalid_request_error", NULL, "the URI is longer than %d bytes", MAX_URI);
+        }
+        if (head > MAX_HEADERS) {
+            cc->responded = 1;
+            return send_error(c, 431, "invalid_request_error", NULL, "the headers are larger than %d bytes", MAX_HEADERS);
+        }
+        if (strcmp(version, MHD_HTTP_VERSION_1_1) && strcmp(version, MHD_HTTP_VERSION_1_0)) {
+            cc->responded = 1;
+            return send_error(c, 505, "invalid_request_error", NULL, "HTTP version %.20s is not supported", version);
+        }
         if (cl && strtoull(cl, NULL, 10) > S.o.max_body) {
             cc->responded = 1;
             return send_error(c, 413, "invalid_request_error", NULL, "the body is larger than %zu bytes", S.o.max_body);
@@ -1336,6 +1870,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (cc->body.failed) return send_error(c, 500, "server_error", NULL, "out of memory reading the body");
     for (k = 0; k < sizeof routes / sizeof routes[0]; k++)
         if (!strcmp(url, routes[k].path)) { route = (int)k; break; }
+    if (route < 0 && !strncmp(url, "/v1/models/", 11) && !strcmp(url + 11, S.model_id)) route = R_MODEL_ROUTE;
     if (route < 0) return send_error(c, 404, "invalid_request_error", NULL, "no such endpoint: %s %.100s", method, url);
     if (!strcmp(method, "OPTIONS")) return send_text(c, 204, "text/plain", "", 0, 0);
     if ((routes[route].post && !post) || (!routes[route].post && !get)) {
@@ -1365,11 +1900,53 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     switch (routes[route].id) {
     case R_CHAT: return handle_generate(c, cc, SRV_CHAT);
     case R_COMPLETION: return handle_generate(c, cc, SRV_COMPLETION);
+    case R_NATIVE: return handle_generate(c, cc, SRV_NATIVE);
+    case R_OCHAT: return handle_generate(c, cc, SRV_OLLAMA_CHAT);
+    case R_OGEN: return handle_generate(c, cc, SRV_OLLAMA_GENERATE);
+    case R_EMBED: return handle_embed(c, cc, EMB_OPENAI);
+    case R_EMBED_LLAMA: return handle_embed(c, cc, EMB_LLAMA);
+    case R_OEMBED: return handle_embed(c, cc, EMB_OLLAMA);
+    case R_PROPS: return handle_props(c);
+    case R_SLOTS: return handle_slots(c);
+    case R_MODEL: {
+        cJSON *m = model_json();
+        return send_json(c, 200, m);
+    }
+    case R_OTAGS: return handle_ollama_info(c, "tags");
+    case R_OSHOW: return handle_ollama_info(c, "show");
+    case R_OPS: return handle_ollama_info(c, "ps");
+    case R_OVERSION: return handle_ollama_info(c, "version");
     case R_MODELS: return handle_models(c);
     case R_TOKENIZE: return handle_tokenize(c, cc, 0);
     case R_DETOKENIZE: return handle_tokenize(c, cc, 1);
     default: return handle_metrics(c);
     }
+}
+
+/* One line per request on stderr: time, method, path, status, slot, prompt / cached / completion
+   tokens, time to first token and total, in ms (text, or a JSON object per line). */
+static void access_log(conn *cc, enum MHD_RequestTerminationCode why)
+{
+    char t[96], line[768];
+    const job *j = cc->job;
+    int64_t prompt = 0, gen = 0, i;
+    double total = (now_s() - cc->t_start) * 1e3, ttft = j && j->t_first ? (j->t_first - j->t_arrive) * 1e3 : -1;
+    int slot = j ? j->first_slot : -1;
+    const char *end = why == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "ok" : "aborted";
+    for (i = 0; j && i < j->req.n_prompts; i++) prompt += (int64_t)j->req.n_prompt[i];
+    for (i = 0; j && j->embed && i < j->ereq.n; i++) prompt += (int64_t)j->ereq.n_prompt[i];
+    for (i = 0; j && i < j->n_ch; i++) gen += j->ch[i].n_gen;
+    iso_time(t, sizeof t);
+    if (S.o.log_json)
+        snprintf(line, sizeof line, "{\"time\":\"%s\",\"method\":\"%s\",\"path\":\"%.100s\",\"status\":%d,\"slot\":%d,"
+                 "\"prompt_tokens\":%lld,\"cached_tokens\":%lld,\"completion_tokens\":%lld,\"ttft_ms\":%.1f,"
+                 "\"total_ms\":%.1f,\"end\":\"%s\"}", t, cc->method, json_safe_path(cc->path), cc->status, slot, (long long)prompt,
+                 (long long)(j ? j->n_cached : 0), (long long)gen, ttft, total, end);
+    else
+        snprintf(line, sizeof line, "%s %s %.100s %d slot=%d prompt=%lld cached=%lld completion=%lld ttft_ms=%.1f total_ms=%.1f %s",
+                 t, cc->method, cc->path, cc->status, slot, (long long)prompt, (long long)(j ? j->n_cached : 0),
+                 (long long)gen, ttft, total, end);
+    fprintf(stderr, "%s\n", line);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode why)
@@ -1379,6 +1956,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     (void)why;
     watch_set(c, 1);   /* the next request on this connection has its own deadline */
     if (!cc) return;
+    if (!S.o.log_off) access_log(cc, why);
+    if (cc->job) job_release(cc->job);
     free(cc->body.s);
     free(cc);
     *con_cls = NULL;
@@ -1462,6 +2041,38 @@ static void on_signal(int sig)
 
 /* ---- main ---- */
 
+/* The stop's deadline: past --shutdown-timeout, exit whatever is still open. */
+static void *stop_guard(void *arg)
+{
+    struct timespec ts;
+    (void)arg;
+    ts.tv_sec = (time_t)S.o.shutdown_timeout;
+    ts.tv_nsec = (long)((S.o.shutdown_timeout - (double)ts.tv_sec) * 1e9);
+    nanosleep(&ts, NULL);
+    fprintf(stderr, "swa-server: --shutdown-timeout passed with connections open: exiting\n");
+    _exit(0);
+    return NULL;
+}
+
+/* Wait until every request has delivered its answer (its job freed), or the guard ends us. */
+static void drain_connections(void)
+{
+    while (LOAD(g_jobs)) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* An integer of the model's metadata, -1 when absent or not an integer. */
+static int32_t gguf_int(const swa_gguf *g, const char *key)
+{
+    int64_t i = swa_gguf_kv_find(g, key), v;
+    swa_gguf_value val;
+    if (i < 0) return -1;
+    val = swa_gguf_kv_value(g, i);
+    return swa_gguf_value_int(&val, &v) == SWA_OK && v >= 0 && v <= INT32_MAX ? (int32_t)v : -1;
+}
+
 static int setup_engine(void)
 {
     swa_error err;
@@ -1503,6 +2114,20 @@ static int setup_engine(void)
     S.lim.tmpl = S.tmpl;
     S.lim.n_ctx = cfg.n_ctx;
     S.lim.n_slots = S.n_slots;
+    S.lim.fim_pre = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_pre_token_id");
+    S.lim.fim_suf = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_suf_token_id");
+    S.lim.fim_mid = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_mid_token_id");
+    S.pooling = S.o.pooling;
+    if (S.pooling == POOL_FILE) {
+        char key[128];
+        swa_str arch = {NULL, 0};
+        int64_t a = swa_gguf_kv_find(swa_model_gguf(S.model), "general.architecture");
+        swa_gguf_value av;
+        if (a >= 0) { av = swa_gguf_kv_value(swa_model_gguf(S.model), a); swa_gguf_value_str(&av, &arch); }
+        snprintf(key, sizeof key, "%.*s.pooling_type", (int)arch.len, arch.ptr ? arch.ptr : "");
+        S.pooling = (int)gguf_int(swa_model_gguf(S.model), key);
+        if (S.pooling != POOL_CLS && S.pooling != POOL_LAST) S.pooling = POOL_MEAN;   /* none or absent: mean */
+    }
     S.slots = (slot *)calloc((size_t)S.n_slots, sizeof *S.slots);
     S.b_cap = (size_t)S.o.n_batch + (size_t)S.n_slots;
     S.b_tok = (int32_t *)malloc(S.b_cap * sizeof(int32_t));
@@ -1548,12 +2173,13 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     pthread_mutex_init(&S.mu, NULL);
     pthread_cond_init(&S.wake, NULL);
-    d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+    d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC,
+                         0, NULL, NULL,
                          on_request, NULL,
                          MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)S.o.timeout,
                          MHD_OPTION_CONNECTION_LIMIT, (unsigned)S.o.max_conn,
-                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
+                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(MAX_HEADERS + MAX_URI + 65536),
                          MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024),
                          MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
                          MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
@@ -1580,21 +2206,34 @@ int main(int argc, char **argv)
         nanosleep(&ts, NULL);
         watchdog();
     }
+    /* A graceful stop: no new connections; every request in a slot or in the queue ends now, a
+       stream with an error event (and [DONE]), the others with 503 and Retry-After; the
+       connections then deliver what they hold, within --shutdown-timeout. */
     fprintf(stderr, "swa-server: stopping\n");
+    MHD_quiesce_daemon(d);
     pthread_mutex_lock(&S.mu);
     S.stopping = 1;
     pthread_cond_signal(&S.wake);
     pthread_mutex_unlock(&S.mu);
     pthread_join(sched, NULL);
-    /* what is still in flight ends now (its connections see it done), then the connections */
     for (i = 0; i < S.n_slots; i++)
         if (S.slots[i].job) job_end(S.slots[i].job, 503, "the server is stopping");
+    pthread_mutex_lock(&S.mu);
     while (S.queue_head) {
         job *j = S.queue_head;
         S.queue_head = j->next;
         S.n_queued--;
+        pthread_mutex_unlock(&S.mu);
         job_end(j, 503, "the server is stopping");
+        pthread_mutex_lock(&S.mu);
     }
+    S.queue_tail = NULL;
+    pthread_mutex_unlock(&S.mu);
+    {
+        pthread_t guard;
+        if (pthread_create(&guard, NULL, stop_guard, NULL) == 0) pthread_detach(guard);
+    }
+    drain_connections();
     MHD_stop_daemon(d);
     for (i = 0; i < S.n_slots; i++) {
         free(S.slots[i].hist);

@@ -82,7 +82,105 @@ int srv_tokenize(const swa_vocab *v, const char *text, size_t len, int flags, in
     return 0;
 }
 
+/* ---- which fields act ---- */
+
+/* Each field a request may hold, per kind, and what it does here (docs/server.md has this table):
+   ACT it acts; META it changes nothing of the output (metadata, or a setting inert while another
+   is off); NEUTRAL accepted only at the value that leaves sampling as it is (llama-server's and
+   ollama's other samplers), else 400; LATER a feature still to come (grammars, JSON schemas,
+   tools), 400 until then; NO not supported, 400. Any other field is a 400 too, as OpenAI answers
+   "Unrecognized request argument". */
+enum { ACT, META, NEUTRAL, LATER, NO };
+enum { K_CHAT = 1, K_COMPL = 2, K_NATIVE = 4, K_OCHAT = 8, K_OGEN = 16, K_OPT = 32 };
+#define K_OAI (K_CHAT | K_COMPL)
+#define K_LLAMA (K_CHAT | K_COMPL | K_NATIVE)   /* llama-server takes its extensions everywhere */
+#define K_OLL (K_OCHAT | K_OGEN)
+#define K_SAMPLE (K_LLAMA | K_OPT)
+
+typedef struct field_rule {
+    const char *name;
+    int kinds, what;
+    double neutral;
+} field_rule;
+
+static const field_rule rules[] = {
+    {"model", K_LLAMA | K_OLL, META, 0}, {"messages", K_CHAT | K_OCHAT, ACT, 0},
+    {"prompt", K_COMPL | K_NATIVE | K_OGEN, ACT, 0}, {"suffix", K_COMPL | K_OGEN, ACT, 0},
+    {"echo", K_COMPL, ACT, 0}, {"best_of", K_COMPL, ACT, 0},
+    {"max_tokens", K_OAI, ACT, 0}, {"max_completion_tokens", K_CHAT, ACT, 0}, {"n_predict", K_LLAMA, ACT, 0},
+    {"n", K_OAI, ACT, 0}, {"stream", K_LLAMA | K_OLL, ACT, 0}, {"stream_options", K_OAI, ACT, 0},
+    {"temperature", K_SAMPLE, ACT, 0}, {"top_p", K_SAMPLE, ACT, 0}, {"top_k", K_SAMPLE, ACT, 0},
+    {"min_p", K_SAMPLE, ACT, 0}, {"seed", K_SAMPLE, ACT, 0}, {"stop", K_SAMPLE, ACT, 0},
+    {"repeat_penalty", K_SAMPLE, ACT, 0}, {"repeat_last_n", K_SAMPLE, ACT, 0},
+    {"presence_penalty", K_SAMPLE, ACT, 0}, {"frequency_penalty", K_SAMPLE, ACT, 0},
+    {"logit_bias", K_LLAMA, ACT, 0}, {"logprobs", K_OAI, ACT, 0}, {"top_logprobs", K_CHAT, ACT, 0},
+    {"ignore_eos", K_LLAMA, ACT, 0}, {"cache_prompt", K_LLAMA, ACT, 0},
+    {"system", K_OGEN, ACT, 0}, {"raw", K_OGEN, ACT, 0}, {"options", K_OLL, ACT, 0},
+    {"num_predict", K_OPT, ACT, 0}, {"num_ctx", K_OPT, ACT, 0},
+    /* metadata, or runtime settings that change no output */
+    {"user", K_OAI, META, 0}, {"store", K_CHAT, META, 0}, {"metadata", K_CHAT, META, 0},
+    {"service_tier", K_OAI, META, 0}, {"parallel_tool_calls", K_CHAT, META, 0}, {"keep_alive", K_OLL, META, 0},
+    {"n_keep", K_LLAMA, META, 0}, {"num_keep", K_OPT, META, 0}, {"num_batch", K_OPT, META, 0},
+    {"num_gpu", K_OPT, META, 0}, {"main_gpu", K_OPT, META, 0}, {"num_thread", K_OPT, META, 0},
+    {"use_mmap", K_OPT, META, 0}, {"use_mlock", K_OPT, META, 0}, {"numa", K_OPT, META, 0},
+    {"low_vram", K_OPT, META, 0}, {"vocab_only", K_OPT, META, 0},
+    /* inert while the sampler they tune is off (which NEUTRAL below makes sure of) */
+    {"mirostat_tau", K_SAMPLE, META, 0}, {"mirostat_eta", K_SAMPLE, META, 0}, {"dynatemp_exponent", K_LLAMA, META, 0},
+    {"xtc_threshold", K_LLAMA, META, 0}, {"dry_base", K_LLAMA, META, 0}, {"dry_allowed_length", K_LLAMA, META, 0},
+    {"dry_penalty_last_n", K_LLAMA, META, 0}, {"dry_sequence_breakers", K_LLAMA, META, 0},
+    /* other samplers and outputs: only their "off" */
+    {"typical_p", K_SAMPLE, NEUTRAL, 1}, {"tfs_z", K_SAMPLE, NEUTRAL, 1}, {"mirostat", K_SAMPLE, NEUTRAL, 0},
+    {"dynatemp_range", K_LLAMA, NEUTRAL, 0}, {"xtc_probability", K_LLAMA, NEUTRAL, 0},
+    {"dry_multiplier", K_LLAMA, NEUTRAL, 0}, {"min_keep", K_LLAMA, NEUTRAL, 0}, {"n_probs", K_LLAMA, NEUTRAL, 0},
+    {"t_max_predict_ms", K_LLAMA, NEUTRAL, 0}, {"n_indent", K_LLAMA, NEUTRAL, 0}, {"id_slot", K_LLAMA, NEUTRAL, -1},
+    {"penalize_nl", K_LLAMA, NEUTRAL, 0}, {"penalize_newline", K_OPT, NEUTRAL, 0},
+    {"return_tokens", K_LLAMA, NEUTRAL, 0}, {"post_sampling_probs", K_LLAMA, NEUTRAL, 0},
+    {"timings_per_token", K_LLAMA, NEUTRAL, 0}, {"think", K_OLL, NEUTRAL, 0},
+    /* structured output: a grammar the sampler follows (parse_structured) */
+    {"response_format", K_LLAMA, ACT, 0}, {"grammar", K_LLAMA, ACT, 0}, {"json_schema", K_LLAMA, ACT, 0},
+    {"format", K_OLL, ACT, 0},
+    /* features other parts of swa-server will bring: refused until they do */
+    {"tools", K_CHAT | K_OCHAT, LATER, 0}, {"tool_choice", K_CHAT, LATER, 0}, {"functions", K_CHAT, LATER, 0},
+    {"function_call", K_CHAT, LATER, 0},
+    /* not supported */
+    {"modalities", K_CHAT, NO, 0}, {"audio", K_CHAT, NO, 0}, {"prediction", K_CHAT, NO, 0},
+    {"reasoning_effort", K_CHAT, NO, 0}, {"web_search_options", K_CHAT, NO, 0}, {"samplers", K_LLAMA, NO, 0},
+    {"lora", K_LLAMA, NO, 0}, {"image_data", K_LLAMA, NO, 0}, {"response_fields", K_LLAMA, NO, 0},
+    {"images", K_OLL, NO, 0}, {"template", K_OGEN, NO, 0}, {"context", K_OGEN, NO, 0}};
+
+/* One place for the fields whose features are still to come. */
+static int refuse_later(const char *name, srv_error *err)
+{
+    return fail(err, 400, name, "%s is not supported by this server yet", name);
+}
+
+static int is_empty(const cJSON *f)
+{
+    return cJSON_IsNull(f) || (cJSON_IsArray(f) && !f->child) || (cJSON_IsString(f) && !f->valuestring[0]);
+}
+
+/* Every member of o against the table for kinds k. */
+static int check_fields(const cJSON *o, int k, srv_error *err)
+{
+    const cJSON *f;
+    cJSON_ArrayForEach(f, o) {
+        size_t i;
+        const field_rule *r = NULL;
+        for (i = 0; i < sizeof rules / sizeof rules[0]; i++)
+            if ((rules[i].kinds & k) && !strcmp(rules[i].name, f->string)) { r = &rules[i]; break; }
+        if (!r) return fail(err, 400, f->string, "unknown field \"%.60s\"", f->string);
+        if (is_empty(f)) continue;   /* null, [] or "": how clients (ollama's) write a field they leave out */
+        if (r->what == LATER) return refuse_later(r->name, err);
+        if (r->what == NO) return fail(err, 400, r->name, "%s is not supported by this server", r->name);
+        if (r->what == NEUTRAL && !cJSON_IsNull(f) &&
+            !(cJSON_IsNumber(f) && f->valuedouble == r->neutral) && !(cJSON_IsBool(f) && cJSON_IsTrue(f) == (r->neutral != 0)))
+            return fail(err, 400, r->name, "%s is supported only at %g (off)", r->name, r->neutral);
+    }
+    return 0;
+}
+
 /* ---- fields ---- */
+
 
 /* A number field in [lo, hi], or absent/null (then *out is untouched). */
 static int get_number(const cJSON *o, const char *name, double lo, double hi, double *out, srv_error *err)
@@ -141,17 +239,76 @@ static int parse_stop(const cJSON *o, srv_request *r, srv_error *err)
     return 0;
 }
 
+/* logit_bias: OpenAI's {"id": bias}, or llama-server's [[id, bias], ["text", bias]] (each token of
+   the text's), a bias of false banning the token; biases in [-100, 100]. */
+static int add_bias(srv_request *r, const srv_limits *lim, const cJSON *key, const cJSON *val, srv_error *err)
+{
+    double b, id = -1;
+    int32_t *ids = NULL, one;
+    size_t n = 1, i;
+    char *end = NULL;
+    if (cJSON_IsFalse(val)) b = -100;
+    else if (cJSON_IsNumber(val) && val->valuedouble >= -100 && val->valuedouble <= 100) b = val->valuedouble;
+    else return fail(err, 400, "logit_bias", "logit_bias: a bias must be a number from -100 to 100 (or false)");
+    if (!key) {   /* the object form: the member's name is the id */
+        id = strtod(val->string, &end);
+        if (*end || end == val->string) id = -1;
+    } else if (cJSON_IsNumber(key)) {
+        id = key->valuedouble;
+    } else {      /* the list form's text: each of its tokens */
+        if (srv_tokenize(lim->vocab, key->valuestring, strlen(key->valuestring), 0, &ids, &n))
+            return fail(err, 500, "logit_bias", "logit_bias: the text could not be tokenized");
+    }
+    if (!ids) {
+        if (id != floor(id) || id < 0 || id >= swa_vocab_size(lim->vocab))
+            return fail(err, 400, "logit_bias", "logit_bias: \"%.40s\" is not a token id (0 to %d)",
+                        key ? "" : val->string, swa_vocab_size(lim->vocab) - 1);
+        one = (int32_t)id;
+        ids = &one;
+    }
+    for (i = 0; i < n && r->n_bias < SRV_MAX_BIAS; i++) {
+        r->bias_id[r->n_bias] = ids[i];
+        r->bias[r->n_bias++] = (float)b;
+    }
+    if (ids != &one) free(ids);
+    if (i < n) return fail(err, 400, "logit_bias", "logit_bias biases more than %d tokens", SRV_MAX_BIAS);
+    return 0;
+}
+
+static int parse_bias(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "logit_bias"), *e;
+    if (!f || cJSON_IsNull(f)) return 0;
+    if (!cJSON_IsObject(f) && !cJSON_IsArray(f))
+        return fail(err, 400, "logit_bias", "logit_bias must be an object of token ids to biases, or a list of [id, bias]");
+    r->bias_id = (int32_t *)malloc(SRV_MAX_BIAS * sizeof *r->bias_id);
+    r->bias = (float *)malloc(SRV_MAX_BIAS * sizeof *r->bias);
+    if (!r->bias_id || !r->bias) return fail(err, 500, "logit_bias", "out of memory");
+    cJSON_ArrayForEach(e, f) {
+        if (cJSON_IsObject(f)) {
+            if (add_bias(r, lim, NULL, e, err)) return -1;
+        } else if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 ||
+                   (!cJSON_IsNumber(e->child) && !cJSON_IsString(e->child))) {
+            return fail(err, 400, "logit_bias", "logit_bias: each entry of the list must be [token id or text, bias]");
+        } else if (add_bias(r, lim, e->child, e->child->next, err)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* The sampling fields, llama-server's defaults where OpenAI gives none (the library's: temperature
    0.8, top_k 40, top_p 0.95, min_p 0.05; no repetition penalty). */
 static int parse_sampling(const cJSON *o, srv_request *r, srv_error *err)
 {
     swa_sampler_config *s = &r->sampling;
-    double t = s->temperature, p = s->top_p, mp = s->min_p, rp = 1;
+    double t = s->temperature, p = s->top_p, mp = s->min_p, rp = 1, pp = 0, fp = 0;
     int64_t k = s->top_k, seed = -1, rl = 64;
     if (get_number(o, "temperature", 0, 100, &t, err) || get_number(o, "top_p", 0, 1, &p, err) ||
         get_number(o, "min_p", 0, 1, &mp, err) || get_int(o, "top_k", 0, 1e9, &k, err) ||
         get_int(o, "seed", -9.2e18, 9.2e18, &seed, err) || get_number(o, "repeat_penalty", 0, 100, &rp, err) ||
-        get_int(o, "repeat_last_n", 0, 1e6, &rl, err))
+        get_int(o, "repeat_last_n", 0, 1e6, &rl, err) || get_number(o, "presence_penalty", -2, 2, &pp, err) ||
+        get_number(o, "frequency_penalty", -2, 2, &fp, err) || parse_stop(o, r, err))
         return -1;
     s->temperature = (float)t;
     s->top_p = (float)p;
@@ -159,6 +316,8 @@ static int parse_sampling(const cJSON *o, srv_request *r, srv_error *err)
     s->top_k = (int32_t)k;
     s->repeat_penalty = (float)rp;
     s->repeat_last_n = (int32_t)rl;
+    s->presence_penalty = (float)pp;
+    s->frequency_penalty = (float)fp;
     s->seed = (uint64_t)seed;   /* -1: the server picks one */
     return 0;
 }
@@ -209,16 +368,38 @@ static int content_text(const cJSON *c, size_t i, char **out, srv_error *err)
     return 0;
 }
 
-/* The messages formatted with the chat template, with the assistant's prefix at the end. */
-static int chat_prompt(const cJSON *o, const srv_limits *lim, char **text, size_t *len, srv_error *err)
+/* Messages formatted with the chat template, with the assistant's prefix at the end, tokenized
+   (special tokens as such) into prompt slot 0. */
+static int format_chat(const srv_limits *lim, const swa_chat_message *cm, size_t n, srv_request *r, const char *field,
+                       srv_error *err)
+{
+    char *text;
+    size_t len;
+    swa_error e;
+    if (swa_chat_format(lim->tmpl, cm, n, 1, NULL, 0, &len, &e) != SWA_ERR_BUFFER_TOO_SMALL)
+        return fail(err, 400, field, "%s: %s", field, e.msg);
+    if (!(text = (char *)malloc(len + 1))) return fail(err, 500, field, "out of memory");
+    if (swa_chat_format(lim->tmpl, cm, n, 1, text, len + 1, &len, &e) != SWA_OK) {
+        free(text);
+        return fail(err, 400, field, "%s: %s", field, e.msg);
+    }
+    if (srv_tokenize(lim->vocab, text, len, SWA_TOKENIZE_SPECIAL | (swa_vocab_add_bos(lim->vocab) ? SWA_TOKENIZE_ADD_BOS : 0),
+                     &r->prompt[0], &r->n_prompt[0])) {
+        free(text);
+        return fail(err, 500, field, "the prompt could not be tokenized");
+    }
+    free(text);
+    r->n_prompts = 1;
+    return 0;
+}
+
+static int chat_prompt(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
 {
     const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(o, "messages"), *m;
     swa_chat_message *cm;
     char **contents;
     size_t n, i = 0;
     int rc = -1;
-    swa_error e;
-    *text = NULL;
     if (!msgs) return fail(err, 400, "messages", "messages is required");
     if (!cJSON_IsArray(msgs)) return fail(err, 400, "messages", "messages must be a list of messages");
     n = (size_t)cJSON_GetArraySize(msgs);
@@ -237,22 +418,16 @@ static int chat_prompt(const cJSON *o, const srv_limits *lim, char **text, size_
             fail(err, 400, field, "%s must be system, developer, user or assistant, not \"%.40s\"", field, role->valuestring);
             goto out;
         }
+        if (cJSON_GetObjectItemCaseSensitive(m, "images") || cJSON_GetObjectItemCaseSensitive(m, "tool_calls")) {
+            snprintf(field, sizeof field, "messages[%zu]", i);
+            fail(err, 400, field, "%s: images and tool calls are not supported by this server", field);
+            goto out;
+        }
         if (content_text(cJSON_GetObjectItemCaseSensitive(m, "content"), i, &contents[i], err)) goto out;
         cm[i].content = contents[i];
         i++;
     }
-    if (swa_chat_format(lim->tmpl, cm, n, 1, NULL, 0, len, &e) != SWA_ERR_BUFFER_TOO_SMALL) {
-        fail(err, 400, "messages", "messages: %s", e.msg);
-        goto out;
-    }
-    if (!(*text = (char *)malloc(*len + 1))) { fail(err, 500, "messages", "out of memory"); goto out; }
-    if (swa_chat_format(lim->tmpl, cm, n, 1, *text, *len + 1, len, &e) != SWA_OK) {
-        free(*text);
-        *text = NULL;
-        fail(err, 400, "messages", "messages: %s", e.msg);
-        goto out;
-    }
-    rc = 0;
+    rc = format_chat(lim, cm, n, r, "messages", err);
 out:
     for (i = 0; contents && i < n; i++) free(contents[i]);
     free(contents);
@@ -260,77 +435,241 @@ out:
     return rc;
 }
 
-/* A completion's prompt: a string, a list of token ids, or a list holding one of those. */
-static int completion_prompt(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
+/* ollama's /api/generate: the prompt (and system) in the chat template, unless raw. */
+static int ollama_prompt(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
 {
-    const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "prompt"), *t;
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "prompt"), *sys = cJSON_GetObjectItemCaseSensitive(o, "system");
+    swa_chat_message cm[2];
+    int raw = 0, n = 0;
+    if (!cJSON_IsString(p)) return fail(err, 400, "prompt", "prompt must be a string");
+    if (sys && !cJSON_IsNull(sys) && !cJSON_IsString(sys)) return fail(err, 400, "system", "system must be a string");
+    if (get_bool(o, "raw", &raw, err)) return -1;
+    if (!srv_utf8_valid(p->valuestring, strlen(p->valuestring))) return fail(err, 400, "prompt", "prompt is not valid UTF-8");
+    if (raw) {
+        if (cJSON_IsString(sys)) return fail(err, 400, "system", "system has no place in a raw prompt");
+        if (srv_tokenize(lim->vocab, p->valuestring, strlen(p->valuestring), swa_vocab_add_bos(lim->vocab) ? SWA_TOKENIZE_ADD_BOS : 0,
+                         &r->prompt[0], &r->n_prompt[0]))
+            return fail(err, 500, "prompt", "the prompt could not be tokenized");
+        r->n_prompts = 1;
+        return 0;
+    }
+    if (cJSON_IsString(sys) && *sys->valuestring) {
+        if (!srv_utf8_valid(sys->valuestring, strlen(sys->valuestring))) return fail(err, 400, "system", "system is not valid UTF-8");
+        cm[n].role = "system";
+        cm[n++].content = sys->valuestring;
+    }
+    cm[n].role = "user";
+    cm[n++].content = p->valuestring;
+    return format_chat(lim, cm, (size_t)n, r, "prompt", err);
+}
+
+/* The text of tokens (for echo), without the BOS the tokenizer put first. */
+static char *detokenize(const swa_vocab *v, const int32_t *tok, size_t n, size_t *len)
+{
+    size_t cap = 16 * n + 64, used = 0, i;
+    char *out = (char *)malloc(cap);
+    swa_decoder d;
+    if (!out) return NULL;
+    swa_decoder_init(&d, v);
+    d.at_start = 0;
+    for (i = 0; i < n; i++) {
+        if (i == 0 && tok[0] == swa_vocab_bos(v)) continue;
+        if (cap - used < 600) {
+            char *o2 = (char *)realloc(out, cap *= 2);
+            if (!o2) { free(out); return NULL; }
+            out = o2;
+        }
+        used += swa_decoder_push(&d, tok[i], out + used, cap - used - 1);
+    }
+    used += swa_decoder_flush(&d, out + used, cap - used - 1);
+    out[used] = '\0';
+    *len = used;
+    return out;
+}
+
+/* One prompt: a string or a list of token ids, into slot i. */
+static int one_prompt(const cJSON *p, int i, const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    const cJSON *t;
+    char field[32];
     int32_t n_vocab = swa_vocab_size(lim->vocab);
-    if (!p) return fail(err, 400, "prompt", "prompt is required");
-    if (cJSON_IsArray(p) && cJSON_GetArraySize(p) == 1 && !cJSON_IsNumber(cJSON_GetArrayItem(p, 0)))
-        p = cJSON_GetArrayItem(p, 0);
+    snprintf(field, sizeof field, r->n_prompts > 1 ? "prompt[%d]" : "prompt", i);
     if (cJSON_IsString(p)) {
         size_t n = strlen(p->valuestring);
         int flags = swa_vocab_add_bos(lim->vocab) ? SWA_TOKENIZE_ADD_BOS : 0;
-        if (!srv_utf8_valid(p->valuestring, n)) return fail(err, 400, "prompt", "prompt is not valid UTF-8");
-        if (srv_tokenize(lim->vocab, p->valuestring, n, flags, &r->prompt, &r->n_prompt))
-            return fail(err, 500, "prompt", "the prompt could not be tokenized");
+        if (!srv_utf8_valid(p->valuestring, n)) return fail(err, 400, field, "%s is not valid UTF-8", field);
+        if (srv_tokenize(lim->vocab, p->valuestring, n, flags, &r->prompt[i], &r->n_prompt[i]))
+            return fail(err, 500, field, "%s could not be tokenized", field);
         return 0;
     }
     if (!cJSON_IsArray(p))
-        return fail(err, 400, "prompt", "prompt must be a string or a list of token ids (one prompt per request)");
-    r->prompt = (int32_t *)malloc(((size_t)cJSON_GetArraySize(p) + 1) * sizeof(int32_t));
-    if (!r->prompt) return fail(err, 500, "prompt", "out of memory");
+        return fail(err, 400, field, "%s must be a string or a list of token ids", field);
+    r->prompt[i] = (int32_t *)malloc(((size_t)cJSON_GetArraySize(p) + 1) * sizeof(int32_t));
+    if (!r->prompt[i]) return fail(err, 500, field, "out of memory");
     cJSON_ArrayForEach(t, p) {
         if (!cJSON_IsNumber(t) || t->valuedouble != floor(t->valuedouble) || t->valuedouble < 0 || t->valuedouble >= n_vocab)
-            return fail(err, 400, "prompt", "prompt[%zu] is not a token id (an integer from 0 to %d)", r->n_prompt, n_vocab - 1);
-        r->prompt[r->n_prompt++] = (int32_t)t->valuedouble;
+            return fail(err, 400, field, "%s[%zu] is not a token id (an integer from 0 to %d)", field, r->n_prompt[i], n_vocab - 1);
+        r->prompt[i][r->n_prompt[i]++] = (int32_t)t->valuedouble;
     }
     return 0;
 }
 
-static int parse_object(const cJSON *o, int kind, const srv_limits *lim, srv_request *r, srv_error *err)
+/* Fill-in-the-middle: prompt i (a string) and the suffix as PRE prefix SUF suffix MID. */
+static int fim_prompt(const cJSON *p, const cJSON *suffix, int i, const srv_limits *lim, srv_request *r, srv_error *err)
 {
-    const cJSON *so = cJSON_GetObjectItemCaseSensitive(o, "stream_options"), *lp;
-    int64_t max = -1, n = 1, top = 0;
-    if (!cJSON_IsObject(o)) return fail(err, 400, "", "the request body must be a JSON object");
-    if (kind == SRV_CHAT) {
-        char *text;
-        size_t len;
-        if (chat_prompt(o, lim, &text, &len, err)) return -1;
-        if (srv_tokenize(lim->vocab, text, len,
-                         SWA_TOKENIZE_SPECIAL | (swa_vocab_add_bos(lim->vocab) ? SWA_TOKENIZE_ADD_BOS : 0),
-                         &r->prompt, &r->n_prompt)) {
-            free(text);
-            return fail(err, 500, "messages", "the messages could not be tokenized");
-        }
-        free(text);
-    } else if (completion_prompt(o, lim, r, err)) {
-        return -1;
+    int32_t *a = NULL, *b = NULL, *t;
+    size_t na = 0, nb = 0, n = 0;
+    int bos = swa_vocab_add_bos(lim->vocab) && swa_vocab_bos(lim->vocab) >= 0;
+    if (lim->fim_pre < 0 || lim->fim_suf < 0 || lim->fim_mid < 0)
+        return fail(err, 400, "suffix", "suffix needs fill-in-the-middle tokens, and this model's vocabulary has none");
+    if (!cJSON_IsString(p)) return fail(err, 400, "prompt", "with a suffix, each prompt must be a string");
+    if (!srv_utf8_valid(p->valuestring, strlen(p->valuestring)) || !srv_utf8_valid(suffix->valuestring, strlen(suffix->valuestring)))
+        return fail(err, 400, "suffix", "prompt or suffix is not valid UTF-8");
+    if (srv_tokenize(lim->vocab, p->valuestring, strlen(p->valuestring), 0, &a, &na) ||
+        srv_tokenize(lim->vocab, suffix->valuestring, strlen(suffix->valuestring), 0, &b, &nb) ||
+        !(t = (int32_t *)malloc((na + nb + 4) * sizeof *t))) {
+        free(a);
+        free(b);
+        return fail(err, 500, "suffix", "the prompt could not be tokenized");
     }
-    if (r->n_prompt == 0) return fail(err, 400, kind == SRV_CHAT ? "messages" : "prompt", "the prompt is empty");
-    if (r->n_prompt >= (size_t)lim->n_ctx)
-        return fail(err, 400, kind == SRV_CHAT ? "messages" : "prompt",
-                    "the prompt is %zu tokens, and the context holds %d (prompt and completion): shorten it",
-                    r->n_prompt, lim->n_ctx);
-    if (get_int(o, "max_tokens", 1, 1e9, &max, err) || get_int(o, "max_completion_tokens", 1, 1e9, &max, err) ||
+    if (bos) t[n++] = swa_vocab_bos(lim->vocab);
+    t[n++] = lim->fim_pre;
+    memcpy(t + n, a, na * sizeof *t);
+    n += na;
+    t[n++] = lim->fim_suf;
+    memcpy(t + n, b, nb * sizeof *t);
+    n += nb;
+    t[n++] = lim->fim_mid;
+    free(a);
+    free(b);
+    r->prompt[i] = t;
+    r->n_prompt[i] = n;
+    return 0;
+}
+
+/* A completion's prompt: a string, a list of token ids, or a list of those (one choice set each). */
+static int completion_prompt(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "prompt"), *suf = cJSON_GetObjectItemCaseSensitive(o, "suffix"), *e;
+    int many, i = 0;
+    if (!p) return fail(err, 400, "prompt", "prompt is required");
+    if (suf && !cJSON_IsNull(suf) && !cJSON_IsString(suf)) return fail(err, 400, "suffix", "suffix must be a string");
+    if (suf && (!cJSON_IsString(suf) || !*suf->valuestring)) suf = NULL;   /* "" adds nothing */
+    many = cJSON_IsArray(p) && p->child && !cJSON_IsNumber(p->child);
+    if (!many) {
+        r->n_prompts = 1;
+        return suf ? fim_prompt(p, suf, 0, lim, r, err) : one_prompt(p, 0, lim, r, err);
+    }
+    if (r->kind == SRV_NATIVE && cJSON_GetArraySize(p) > 1)
+        return fail(err, 400, "prompt", "one prompt per /completion request (a string or a list of token ids)");
+    r->n_prompts = cJSON_GetArraySize(p);
+    if (r->n_prompts > SRV_MAX_PROMPTS || r->n_prompts > lim->n_slots)
+        return fail(err, 400, "prompt", "prompt lists %d prompts, and this server takes at most %d in one request",
+                    r->n_prompts, lim->n_slots < SRV_MAX_PROMPTS ? lim->n_slots : SRV_MAX_PROMPTS);
+    cJSON_ArrayForEach(e, p) {
+        if (suf ? fim_prompt(e, suf, i, lim, r, err) : one_prompt(e, i, lim, r, err)) return -1;
+        i++;
+    }
+    return 0;
+}
+
+/* Each prompt's echo: its text as given (a string), or its tokens' text. */
+static int echo_prompts(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "prompt");
+    int i;
+    if (cJSON_IsArray(p) && p->child && !cJSON_IsNumber(p->child)) p = p->child;
+    for (i = 0; i < r->n_prompts; i++, p = p ? p->next : NULL) {
+        if (cJSON_IsString(p)) {
+            r->echo_len[i] = strlen(p->valuestring);
+            r->echo[i] = (char *)malloc(r->echo_len[i] + 1);
+            if (r->echo[i]) memcpy(r->echo[i], p->valuestring, r->echo_len[i] + 1);
+        } else {
+            r->echo[i] = detokenize(lim->vocab, r->prompt[i], r->n_prompt[i], &r->echo_len[i]);
+        }
+        if (!r->echo[i]) return fail(err, 500, "echo", "out of memory");
+    }
+    return 0;
+}
+
+/* The prompt of any kind. */
+static int parse_prompt(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    int i;
+    switch (r->kind) {
+    case SRV_CHAT: case SRV_OLLAMA_CHAT: if (chat_prompt(o, lim, r, err)) return -1; break;
+    case SRV_OLLAMA_GENERATE: {
+        const cJSON *suf = cJSON_GetObjectItemCaseSensitive(o, "suffix");
+        if (cJSON_IsString(suf) && *suf->valuestring) {
+            r->n_prompts = 1;
+            if (fim_prompt(cJSON_GetObjectItemCaseSensitive(o, "prompt"), suf, 0, lim, r, err)) return -1;
+        } else if (ollama_prompt(o, lim, r, err)) {
+            return -1;
+        }
+        break;
+    }
+    default: if (completion_prompt(o, lim, r, err)) return -1;
+    }
+    for (i = 0; i < r->n_prompts; i++) {
+        const char *field = r->kind == SRV_CHAT || r->kind == SRV_OLLAMA_CHAT ? "messages" : "prompt";
+        if (r->n_prompt[i] == 0) return fail(err, 400, field, "the prompt is empty");
+        if (r->n_prompt[i] >= (size_t)lim->n_ctx)
+            return fail(err, 400, field, "the prompt is %zu tokens, and the context holds %d (prompt and completion): shorten it",
+                        r->n_prompt[i], lim->n_ctx);
+    }
+    return 0;
+}
+
+/* ollama's options object, and its num_ctx as a cap on prompt and completion. */
+static int ollama_options(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    const cJSON *opt = cJSON_GetObjectItemCaseSensitive(o, "options");
+    int64_t np = -1, nc = 0;
+    if (!opt || cJSON_IsNull(opt)) return 0;
+    if (!cJSON_IsObject(opt)) return fail(err, 400, "options", "options must be an object");
+    if (check_fields(opt, K_OPT, err) || parse_sampling(opt, r, err) || get_int(opt, "num_predict", -2, 1e9, &np, err) ||
+        get_int(opt, "num_ctx", 1, 1e9, &nc, err))
+        return -1;
+    r->max_tokens = np < 0 ? -1 : np;   /* -1 until the end, -2 until the context is full: the same here */
+    if (nc > lim->n_ctx)
+        return fail(err, 400, "num_ctx", "num_ctx %lld is more than the %d positions a slot of this server holds",
+                    (long long)nc, lim->n_ctx);
+    if (nc) {
+        int64_t room = nc - (int64_t)r->n_prompt[0];
+        if (room < 1) return fail(err, 400, "num_ctx", "the prompt is %zu tokens, and num_ctx is %lld", r->n_prompt[0], (long long)nc);
+        if (r->max_tokens < 0 || r->max_tokens > room) r->max_tokens = room;
+    }
+    return 0;
+}
+
+static int parse_counts(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    int64_t max = -1, n = 1, best = 0;
+    if (get_int(o, "max_tokens", 0, 1e9, &max, err) || get_int(o, "max_completion_tokens", 0, 1e9, &max, err) ||
         get_int(o, "n_predict", -1, 1e9, &max, err) || get_int(o, "n", 1, lim->n_slots, &n, err) ||
-        get_bool(o, "stream", &r->stream, err) || get_bool(o, "ignore_eos", &r->ignore_eos, err) || get_bool(o, "cache_prompt", &r->cache_prompt, err) ||
-        parse_sampling(o, r, err) || parse_stop(o, r, err))
+        get_int(o, "best_of", 1, lim->n_slots, &best, err))
         return -1;
     r->max_tokens = max;
     r->n_choices = (int)n;
-    if (so && !cJSON_IsNull(so)) {
-        if (!cJSON_IsObject(so)) return fail(err, 400, "stream_options", "stream_options must be an object");
-        if (get_bool(so, "include_usage", &r->include_usage, err)) return -1;
-    }
-    lp = cJSON_GetObjectItemCaseSensitive(o, "logprobs");
-    if (kind == SRV_CHAT) {
-        if (get_bool(o, "logprobs", &r->logprobs, err) ||
-            get_int(o, "top_logprobs", 0, SRV_MAX_TOP_LOGPROBS, &top, err))
+    r->best_of = best ? (int)best : (int)n;
+    if (r->best_of < r->n_choices) return fail(err, 400, "best_of", "best_of (%d) must be at least n (%d)", r->best_of, r->n_choices);
+    if (r->best_of > r->n_choices && r->stream) return fail(err, 400, "best_of", "best_of cannot be streamed");
+    if ((int64_t)r->n_prompts * r->best_of > lim->n_slots)
+        return fail(err, 400, r->best_of > r->n_choices ? "best_of" : "n",
+                    "%d prompts x %d choices is more than the %d slots of this server", r->n_prompts, r->best_of, lim->n_slots);
+    return 0;
+}
+
+static int parse_logprobs(const cJSON *o, srv_request *r, srv_error *err)
+{
+    const cJSON *lp = cJSON_GetObjectItemCaseSensitive(o, "logprobs");
+    int64_t top = 0;
+    if (r->kind == SRV_CHAT) {
+        if (get_bool(o, "logprobs", &r->logprobs, err) || get_int(o, "top_logprobs", 0, SRV_MAX_TOP_LOGPROBS, &top, err))
             return -1;
         if (top > 0 && !r->logprobs) return fail(err, 400, "top_logprobs", "top_logprobs needs logprobs: true");
     } else if (lp && !cJSON_IsNull(lp)) {   /* completions: logprobs is the number of alternatives */
-        if (cJSON_IsBool(lp)) { r->logprobs = cJSON_IsTrue(lp); }
+        if (cJSON_IsBool(lp)) r->logprobs = cJSON_IsTrue(lp);
         else if (get_int(o, "logprobs", 0, 5, &top, err)) return -1;
         else r->logprobs = 1;
     }
@@ -338,22 +677,204 @@ static int parse_object(const cJSON *o, int kind, const srv_limits *lim, srv_req
     return 0;
 }
 
-int srv_parse_request(const char *body, size_t len, int kind, const srv_limits *lim, srv_request *r, srv_error *err)
+static const int kind_fields[] = {K_CHAT, K_COMPL, K_NATIVE, K_OCHAT, K_OGEN};
+
+/* ---- structured output ---- */
+
+/* The grammar of a JSON Schema, as text or as a cJSON value, or of GBNF text; a refusal names
+   the field and repeats the library's message (which gives the line and column, or the keyword). */
+static int schema_text_grammar(const char *text, const char *field, srv_request *r, srv_error *err)
+{
+    swa_error e;
+    if (swa_grammar_from_json_schema(text, strlen(text), &r->grammar, &e) != SWA_OK)
+        return fail(err, 400, field, "%s: %s", field, e.msg);
+    return 0;
+}
+
+static int schema_grammar(const cJSON *schema, const char *field, srv_request *r, srv_error *err)
+{
+    char *text = cJSON_PrintUnformatted(schema);
+    int rc;
+    if (!text) return fail(err, 500, field, "out of memory");
+    rc = schema_text_grammar(text, field, r, err);
+    cJSON_free(text);
+    return rc;
+}
+
+static int gbnf_grammar(const char *text, const char *field, srv_request *r, srv_error *err)
+{
+    swa_error e;
+    if (swa_grammar_parse(text, strlen(text), NULL, &r->grammar, &e) != SWA_OK)
+        return fail(err, 400, field, "%s: %s", field, e.msg);
+    return 0;
+}
+
+/* OpenAI's response_format: {"type": "text" | "json_object" | "json_schema", "json_schema":
+   {"name", "schema", "strict", "description"}}; llama-server's {"type": "json_object", "schema"} too. */
+static int response_format(const cJSON *f, srv_request *r, srv_error *err)
+{
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(f, "type"), *js, *schema;
+    if (!cJSON_IsObject(f) || !cJSON_IsString(type))
+        return fail(err, 400, "response_format", "response_format must be an object with a string \"type\"");
+    if (!strcmp(type->valuestring, "text")) return 0;
+    if (!strcmp(type->valuestring, "json_object")) {
+        schema = cJSON_GetObjectItemCaseSensitive(f, "schema");
+        if (schema && !cJSON_IsNull(schema)) return schema_grammar(schema, "response_format", r, err);
+        return schema_text_grammar("{\"type\": \"object\"}", "response_format", r, err);   /* any object */
+    }
+    if (strcmp(type->valuestring, "json_schema"))
+        return fail(err, 400, "response_format", "response_format.type must be text, json_object or json_schema, not \"%.40s\"",
+                    type->valuestring);
+    js = cJSON_GetObjectItemCaseSensitive(f, "json_schema");
+    schema = cJSON_IsObject(js) ? cJSON_GetObjectItemCaseSensitive(js, "schema") : NULL;
+    if (!schema) schema = cJSON_GetObjectItemCaseSensitive(f, "schema");   /* llama-server's shorter form */
+    if (!schema || cJSON_IsNull(schema))
+        return fail(err, 400, "response_format", "response_format json_schema needs json_schema.schema");
+    return schema_grammar(schema, "response_format", r, err);
+}
+
+/* grammar (GBNF), json_schema, response_format, ollama's format ("json" or a schema): at most one;
+   the sampler of every choice then follows the grammar. */
+static int parse_structured(const cJSON *o, srv_request *r, srv_error *err)
+{
+    static const char *const names[] = {"grammar", "json_schema", "response_format", "format"};
+    const cJSON *f = NULL;
+    const char *name = NULL;
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, names[i]);
+        if (!x || is_empty(x)) continue;
+        if (f) return fail(err, 400, names[i], "give one of %s and %s", name, names[i]);
+        f = x;
+        name = names[i];
+    }
+    if (!f) return 0;
+    if (!strcmp(name, "grammar")) {
+        if (!cJSON_IsString(f)) return fail(err, 400, name, "grammar must be a string of GBNF");
+        return gbnf_grammar(f->valuestring, name, r, err);
+    }
+    if (!strcmp(name, "json_schema")) {
+        if (!cJSON_IsObject(f) && !cJSON_IsBool(f)) return fail(err, 400, name, "json_schema must be a JSON Schema (an object)");
+        return schema_grammar(f, name, r, err);
+    }
+    if (!strcmp(name, "response_format")) return response_format(f, r, err);
+    if (cJSON_IsString(f) && !strcmp(f->valuestring, "json")) return schema_text_grammar("true", name, r, err);   /* any value */
+    if (!cJSON_IsObject(f)) return fail(err, 400, name, "format must be \"json\" or a JSON Schema");
+    return schema_grammar(f, name, r, err);
+}
+
+static int parse_object(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    const cJSON *so = cJSON_GetObjectItemCaseSensitive(o, "stream_options");
+    int ollama = r->kind == SRV_OLLAMA_CHAT || r->kind == SRV_OLLAMA_GENERATE;
+    if (!cJSON_IsObject(o)) return fail(err, 400, "", "the request body must be a JSON object");
+    r->stream = ollama;   /* ollama streams unless told not to */
+    if (check_fields(o, kind_fields[r->kind], err) || parse_prompt(o, lim, r, err) ||
+        get_bool(o, "stream", &r->stream, err) || get_bool(o, "ignore_eos", &r->ignore_eos, err) ||
+        get_bool(o, "cache_prompt", &r->cache_prompt, err) || parse_counts(o, lim, r, err) || parse_sampling(o, r, err) ||
+        parse_bias(o, lim, r, err) || parse_logprobs(o, r, err) || (ollama && ollama_options(o, lim, r, err)) ||
+        parse_structured(o, r, err))
+        return -1;
+    if (so && !cJSON_IsNull(so)) {
+        if (!cJSON_IsObject(so)) return fail(err, 400, "stream_options", "stream_options must be an object");
+        if (get_bool(so, "include_usage", &r->include_usage, err)) return -1;
+    }
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "echo"))) {
+        if (r->logprobs) return fail(err, 400, "echo", "echo with logprobs is not supported by this server");
+        if (echo_prompts(o, lim, r, err)) return -1;
+    } else {
+        int echo = 0;
+        if (get_bool(o, "echo", &echo, err)) return -1;
+    }
+    return 0;
+}
+
+/* Line and column (from 1) of byte off, and up to 24 bytes of the text from there (printable). */
+static void where(const char *body, size_t len, size_t off, int *line, int *col, char *excerpt, size_t cap)
+{
+    size_t i, k = 0;
+    *line = 1;
+    *col = 1;
+    for (i = 0; i < off && i < len; i++) {
+        if (body[i] == '\n') { (*line)++; *col = 1; }
+        else if (((unsigned char)body[i] & 0xC0) != 0x80) (*col)++;
+    }
+    for (i = off; i < len && k + 1 < cap && i < off + 24; i++)
+        excerpt[k++] = (unsigned char)body[i] < 0x20 || body[i] == '"' ? ' ' : body[i];
+    excerpt[k] = '\0';
+}
+
+/* What cJSON stopped at, in words: where a value's nesting runs past cJSON's limit, the end of
+   the body, or the character it could not take. */
+static const char *what_wrong(const char *body, size_t len, size_t off)
+{
+    size_t i;
+    int depth = 0, in_str = 0;
+    for (i = 0; i < off && i < len; i++) {
+        char c = body[i];
+        if (in_str) { if (c == '\\') i++; else if (c == '"') in_str = 0; }
+        else if (c == '"') in_str = 1;
+        else if (c == '[' || c == '{') depth++;
+        else if (c == ']' || c == '}') depth--;
+    }
+    if (depth >= CJSON_NESTING_LIMIT) return "nesting deeper than this server takes";
+    for (i = off; i < len && strchr(" \t\r\n", body[i]); i++) {}
+    if (i >= len) return in_str ? "the body ends inside a string" : "the body ends early (an unclosed object, list or value)";
+    if (in_str) return "a bad character or escape in a string";
+    return "an unexpected character";
+}
+
+/* A NUL character escaped in a string (\u0000): refused, since the text would end there. */
+static size_t find_nul_escape(const char *body, size_t len)
+{
+    size_t i;
+    for (i = 0; i + 6 <= len; i++) {
+        if (body[i] != '\\') continue;
+        if (body[i + 1] == 'u' && !memcmp(body + i + 2, "0000", 4)) return i;
+        i++;   /* skip the escaped character, so \\u0000 is text */
+    }
+    return (size_t)-1;
+}
+
+cJSON *srv_parse_json(const char *body, size_t len, srv_error *err)
 {
     cJSON *o;
     const char *at = NULL;
+    size_t nul = find_nul_escape(body, len);
+    int line, col;
+    char ex[32];
+    if (nul != (size_t)-1) {
+        where(body, len, nul, &line, &col, ex, sizeof ex);
+        fail(err, 400, "", "the body holds a NUL character (\\u0000) at line %d, column %d: text with NUL is refused",
+             line, col);
+        return NULL;
+    }
+    /* with its own end pointer: cJSON_GetErrorPtr is one global for every thread */
+    if (!(o = cJSON_ParseWithLengthOpts(body, len, &at, 0))) {
+        size_t off = at && at >= body && at <= body + len ? (size_t)(at - body) : len;
+        where(body, len, off, &line, &col, ex, sizeof ex);
+        fail(err, 400, "", "the body is not valid JSON: %s at line %d, column %d%s%s%s", what_wrong(body, len, off), line, col,
+             *ex ? " (at \"" : "", ex, *ex ? "\")" : "");
+        return NULL;
+    }
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        fail(err, 400, "", "the request body must be a JSON object");
+        return NULL;
+    }
+    return o;
+}
+
+int srv_parse_request(const char *body, size_t len, int kind, const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    cJSON *o;
     int rc;
     memset(r, 0, sizeof *r);
     r->kind = kind;
     r->cache_prompt = 1;
     r->sampling = swa_sampler_config_default();
-    /* with its own end pointer: cJSON_GetErrorPtr is one global for every thread */
-    if (!(o = cJSON_ParseWithLengthOpts(body, len, &at, 0))) {
-        size_t off = at && at >= body && at <= body + len ? (size_t)(at - body) : len;
-        return fail(err, 400, "", "the body is not valid JSON (at byte %zu of %zu; nesting deeper than %d is refused)",
-                    off, len, CJSON_NESTING_LIMIT);
-    }
-    rc = parse_object(o, kind, lim, r, err);
+    if (!(o = srv_parse_json(body, len, err))) return -1;
+    rc = parse_object(o, lim, r, err);
     cJSON_Delete(o);
     if (rc) srv_request_free(r);
     return rc;
@@ -362,7 +883,78 @@ int srv_parse_request(const char *body, size_t len, int kind, const srv_limits *
 void srv_request_free(srv_request *r)
 {
     int i;
-    free(r->prompt);
+    for (i = 0; i < SRV_MAX_PROMPTS; i++) {
+        free(r->prompt[i]);
+        free(r->echo[i]);
+    }
+    free(r->bias_id);
+    free(r->bias);
+    swa_grammar_free(r->grammar);
     for (i = 0; i < r->n_stop; i++) free(r->stop[i]);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- embeddings ---- */
+
+int srv_parse_embed(const char *body, size_t len, int ollama, const srv_limits *lim, srv_embed_request *r, srv_error *err)
+{
+    cJSON *o;
+    const cJSON *in, *f, *e;
+    srv_request tmp;
+    int i = 0, rc = -1;
+    memset(r, 0, sizeof *r);
+    memset(&tmp, 0, sizeof tmp);
+    if (!(o = srv_parse_json(body, len, err))) return -1;
+    cJSON_ArrayForEach(f, o) {   /* the fields: few, and each acts or changes nothing */
+        const char *k = f->string;
+        if (strcmp(k, "input") && strcmp(k, "content") && strcmp(k, "model") && strcmp(k, "encoding_format") &&
+            strcmp(k, "user") && strcmp(k, "keep_alive") && strcmp(k, "truncate") && strcmp(k, "options")) {
+            fail(err, 400, k, "%s is not supported by this server", k);
+            goto out;
+        }
+        if (!strcmp(k, "options") && cJSON_GetArraySize(f) > 0) { fail(err, 400, k, "options are not supported for embeddings"); goto out; }
+        if (!strcmp(k, "truncate") && !cJSON_IsTrue(f)) { fail(err, 400, k, "truncate: false is not supported"); goto out; }
+    }
+    f = cJSON_GetObjectItemCaseSensitive(o, "encoding_format");
+    if (f && !cJSON_IsNull(f) && !(cJSON_IsString(f) && (!strcmp(f->valuestring, "float") || !strcmp(f->valuestring, "base64")))) {
+        fail(err, 400, "encoding_format", "encoding_format must be \"float\" or \"base64\"");
+        goto out;
+    }
+    r->base64 = cJSON_IsString(f) && !strcmp(f->valuestring, "base64");
+    in = cJSON_GetObjectItemCaseSensitive(o, "input");
+    if (!in && !ollama) in = cJSON_GetObjectItemCaseSensitive(o, "content");
+    if (!in) { fail(err, 400, "input", "input is required"); goto out; }
+    tmp.n_prompts = 1;
+    if (cJSON_IsArray(in) && in->child && !cJSON_IsNumber(in->child)) {
+        tmp.n_prompts = cJSON_GetArraySize(in);
+        if (tmp.n_prompts > SRV_MAX_PROMPTS) { fail(err, 400, "input", "input lists more than %d inputs", SRV_MAX_PROMPTS); goto out; }
+        cJSON_ArrayForEach(e, in) if (one_prompt(e, i++, lim, &tmp, err)) goto out;
+    } else if (cJSON_IsArray(in) && !in->child) {
+        fail(err, 400, "input", "input is empty");
+        goto out;
+    } else if (one_prompt(in, 0, lim, &tmp, err)) {
+        goto out;
+    }
+    for (i = 0; i < tmp.n_prompts; i++) {
+        if (tmp.n_prompt[i] == 0 || tmp.n_prompt[i] > (size_t)lim->n_ctx) {
+            fail(err, 400, "input", "input %d is %zu tokens: it must be 1 to %d", i, tmp.n_prompt[i], lim->n_ctx);
+            goto out;
+        }
+        r->prompt[i] = tmp.prompt[i];
+        r->n_prompt[i] = tmp.n_prompt[i];
+        tmp.prompt[i] = NULL;
+    }
+    r->n = tmp.n_prompts;
+    rc = 0;
+out:
+    srv_request_free(&tmp);
+    cJSON_Delete(o);
+    return rc;
+}
+
+void srv_embed_free(srv_embed_request *r)
+{
+    int i;
+    for (i = 0; i < r->n; i++) free(r->prompt[i]);
     memset(r, 0, sizeof *r);
 }

@@ -8,24 +8,35 @@
 #include <stdint.h>
 #include "swa.h"
 
-enum { SRV_CHAT = 0, SRV_COMPLETION = 1 };
-enum { SRV_MAX_STOP = 16, SRV_MAX_STOP_LEN = 256, SRV_MAX_TOP_LOGPROBS = 20 };
+/* The request kinds: OpenAI's chat and completions, llama-server's native /completion, ollama's
+   /api/chat and /api/generate. Each has its own fields (server_request.c's table). */
+enum { SRV_CHAT = 0, SRV_COMPLETION = 1, SRV_NATIVE = 2, SRV_OLLAMA_CHAT = 3, SRV_OLLAMA_GENERATE = 4 };
+enum { SRV_MAX_STOP = 16, SRV_MAX_STOP_LEN = 256, SRV_MAX_TOP_LOGPROBS = 20, SRV_MAX_PROMPTS = 64,
+       SRV_MAX_BIAS = 1024 };
 
 /* What a request is checked against. */
 typedef struct srv_limits {
     const swa_vocab *vocab;
     const swa_chat_template *tmpl;     /* chat requests are formatted with it */
     int32_t n_ctx;                     /* positions a slot holds: prompt + completion */
-    int32_t n_slots;                   /* the most choices (n) one request may ask for */
+    int32_t n_slots;                   /* the most choices (prompts x best_of) one request may ask for */
+    int32_t fim_pre, fim_suf, fim_mid; /* fill-in-the-middle tokens (tokenizer.ggml.fim_*_token_id), -1: none */
 } srv_limits;
 
 typedef struct srv_request {
-    int kind;                          /* SRV_CHAT or SRV_COMPLETION */
-    int32_t *prompt;                   /* the tokens to evaluate (BOS included) */
-    size_t n_prompt;
-    int64_t max_tokens;                /* -1: until the context is full */
+    int kind;                          /* SRV_* */
+    int n_prompts;                     /* prompts (a completion's list of prompts; else 1) */
+    int32_t *prompt[SRV_MAX_PROMPTS];  /* the tokens to evaluate (BOS included) */
+    size_t n_prompt[SRV_MAX_PROMPTS];
+    char *echo[SRV_MAX_PROMPTS];       /* echo: the prompt's text, put before its choices' text */
+    size_t echo_len[SRV_MAX_PROMPTS];
+    int64_t max_tokens;                /* -1: until the context is full; 0: evaluate the prompt only */
     swa_sampler_config sampling;
-    int n_choices;                     /* n: 1.. n_slots */
+    int32_t *bias_id;                  /* logit_bias, for swa_sampler_set_logit_bias */
+    float *bias;
+    size_t n_bias;
+    int n_choices;                     /* n: choices returned per prompt */
+    int best_of;                       /* candidates generated per prompt (>= n_choices); the best n kept */
     int stream, include_usage;
     int ignore_eos;                    /* llama-server's extension: generate max_tokens whatever */
     int cache_prompt;                  /* llama-server's: reuse what a slot holds (default 1) */
@@ -33,7 +44,10 @@ typedef struct srv_request {
     int n_stop;
     int logprobs;                      /* 0 off, 1 on */
     int top_logprobs;                  /* 0..SRV_MAX_TOP_LOGPROBS alternatives per token */
+    swa_grammar *grammar;              /* grammar, json_schema, response_format or format: what every
+                                          choice's sampler follows; NULL: free text */
 } srv_request;
+
 
 typedef struct srv_error {
     int status;                        /* HTTP status: 400, 413, ... */
@@ -43,10 +57,28 @@ typedef struct srv_error {
 } srv_error;
 
 /* Parse a request body of len bytes (not NUL-terminated). 0 on success, with *out filled (free
-   it with srv_request_free); -1 with *err filled and *out empty. */
+   it with srv_request_free); -1 with *err filled and *out empty. Every field either acts or is
+   refused with a 400 naming it; only fields that change nothing of the output are let pass. */
 int  srv_parse_request(const char *body, size_t len, int kind, const srv_limits *lim, srv_request *out,
                        srv_error *err);
 void srv_request_free(srv_request *r);
+
+/* The body of len bytes as a JSON object: NULL with *err filled (a syntax error says what and at
+   which line and column; a NUL character is refused). Free with cJSON_Delete. */
+struct cJSON *srv_parse_json(const char *body, size_t len, srv_error *err);
+
+/* An embeddings request's inputs (OpenAI's input, llama-server's content, ollama's input): a
+   string, a list of strings, a list of token ids or a list of such lists, each tokenized with
+   BOS as the model wants. 0 with prompts filled; -1 with *err. */
+typedef struct srv_embed_request {
+    int n;
+    int32_t *prompt[SRV_MAX_PROMPTS];
+    size_t n_prompt[SRV_MAX_PROMPTS];
+    int base64;                        /* encoding_format "base64" */
+} srv_embed_request;
+int  srv_parse_embed(const char *body, size_t len, int ollama, const srv_limits *lim, srv_embed_request *out,
+                     srv_error *err);
+void srv_embed_free(srv_embed_request *r);
 
 /* Tokenize text (whole, or until *n_out); the ids in *out (malloc'd; free it). -1 on error. */
 int  srv_tokenize(const swa_vocab *v, const char *text, size_t len, int flags, int32_t **out, size_t *n_out);

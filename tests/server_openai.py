@@ -1,4 +1,4 @@
-"""swa-server through the official openai Python client (run by tests/server_openai.sh).
+"""swa-server through the official openai Python client (run by tests/server_client.sh).
 
 Chat and completions, streamed and not, n > 1, stop strings, logprobs, and errors raised as the
 client's own exception types. Prints one line per check and ends with 'N passed, N failed'."""

@@ -1,8 +1,12 @@
 #define _POSIX_C_SOURCE 200809L   /* mkstemp, popen */
-/* The architectures beyond llama (gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, olmo2, cohere2) against the Hugging Face
-   transformers implementation of each, on the same random weights: swa-mkmodel writes the model
-   in llama.cpp's layout from the arguments stored in tests/data/arch-*.ref, which also holds the
-   tokens and transformers' logits (tools/reference/arch_reference.py, float64, eager attention). Every
+/* The architectures beyond plain llama against the Hugging Face transformers implementation of
+   each, on the same random weights: gemma2, gemma3, phi3 (plain and with long RoPE factors),
+   qwen2, qwen3, Mixtral (llama with experts), qwen3moe, gpt-oss (MXFP4 experts, attention sinks,
+   YaRN), mistral3 (YaRN, attention temperature), olmo2, OLMo 3 (olmo2 with a window; YaRN and
+   linear RoPE scaling) and cohere2; where llama.cpp computes the architecture, against its logits
+   too (tests/data/llamacpp/). swa-mkmodel writes the model in llama.cpp's layout from the
+   arguments stored in tests/data/arch-*.ref, which also holds the tokens and transformers'
+   logits (tools/reference/arch_reference.py, float64, eager attention). Every
    position is compared, most of them past the window, for prefill chunks of 1 (every earlier
    key from the ring), W - 1, W, W + 1 and the whole sequence (every key from the chunk itself:
    plain attention with the window as a mask), so the ring agrees with full attention with a
@@ -28,7 +32,7 @@
 #include "tests/testutil.h"
 
 #define DATA_DIR "tests/data/"
-#define TOLERANCE 2e-5   /* F32 weights and cache: float rounding only (test_cache's tolerance) */
+#define TOLERANCE 2e-5   /* F32 weights and cache: float rounding only (test_window's tolerance) */
 /* MXFP4 experts against transformers on the same weights dequantized: the MXFP4 kernels meet
    activations quantized to Q8 blocks, as every 4-bit type's do */
 #define TOLERANCE_MXFP4 3e-2

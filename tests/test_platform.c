@@ -144,7 +144,7 @@ static void test_load_progress(void **state)
     }
 }
 
-static void test_memory(void **state)
+static void test_load_from_memory(void **state)
 {
     swa_model *m;
     swa_error err;
@@ -235,7 +235,7 @@ int main(void)
         cmocka_unit_test(test_mapped),
         cmocka_unit_test(test_resident_uses_host_allocator),
         cmocka_unit_test(test_load_progress),
-        cmocka_unit_test(test_memory),
+        cmocka_unit_test(test_load_from_memory),
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_context_lines),
         cmocka_unit_test(test_cpu_count),

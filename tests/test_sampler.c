@@ -161,6 +161,83 @@ static void test_repetition_penalty(void **state)
     swa_sampler_free(s);
 }
 
+/* A greedy sampler with these penalties over the last `last` tokens, having seen hist[0..n). */
+static int32_t penalised(float rep, float pres, float freq, int32_t last, const int32_t *hist, int n, const float *logits)
+{
+    swa_sampler_config c;
+    swa_sampler *s;
+    int32_t id;
+    int i;
+    memset(&c, 0, sizeof c);
+    c.repeat_penalty = rep;
+    c.repeat_last_n = last;
+    c.presence_penalty = pres;
+    c.frequency_penalty = freq;
+    assert_int_equal(swa_sampler_create(&c, 4, &s, NULL), SWA_OK);
+    for (i = 0; i < n; i++) swa_sampler_accept(s, hist[i]);
+    id = swa_sampler_sample(s, logits);
+    swa_sampler_free(s);
+    return id;
+}
+
+/* OpenAI's definitions: logit - presence * (count > 0) - frequency * count, the count taken over
+   the last repeat_last_n tokens, after the repetition penalty (llama.cpp's order). Each case sits
+   on one side of a margin worked out by hand. */
+static void test_presence_frequency(void **state)
+{
+    const float l[4] = {4.0f, 3.2f, -1.0f, -1.5f};
+    const int32_t once[1] = {0}, twice[2] = {0, 0}, old[3] = {0, 0, 2};
+    (void)state;
+    assert_int_equal(penalised(1, 0.5f, 0, 64, once, 1, l), 0);    /* 4 - 0.5 = 3.5 > 3.2 */
+    assert_int_equal(penalised(1, 1.0f, 0, 64, once, 1, l), 1);    /* 4 - 1 = 3.0 < 3.2 */
+    assert_int_equal(penalised(1, 0.5f, 0, 64, twice, 2, l), 0);   /* presence counts once: 3.5 */
+    assert_int_equal(penalised(1, 0, 0.3f, 64, twice, 2, l), 0);   /* 4 - 2 x 0.3 = 3.4 */
+    assert_int_equal(penalised(1, 0, 0.5f, 64, twice, 2, l), 1);   /* 4 - 2 x 0.5 = 3.0 */
+    assert_int_equal(penalised(1, 0, 0.5f, 2, old, 3, l), 0);      /* the last 2 hold one 0: 3.5 */
+    assert_int_equal(penalised(1, 0, -0.5f, 64, once, 1, l), 0);   /* negative: encourages */
+    /* repetition first, then presence: 4 / 2 - 1 = 1.0 against 3.2 / 2 - 1 = 0.6 */
+    {
+        const int32_t both[2] = {0, 1};
+        assert_int_equal(penalised(2, 1.0f, 0, 64, both, 2, l), 0);
+        /* frequency 0.5 after the repetition penalty, history 0, 0, 1: 4 / 2 - 2 x 0.5 = 1.0 for
+           token 0 against 3.2 / 2 - 0.5 = 1.1 for token 1 */
+        {
+            const int32_t h[3] = {0, 0, 1};
+            assert_int_equal(penalised(2, 0, 0.5f, 64, h, 3, l), 1);
+            assert_int_equal(penalised(2, 0, 0.3f, 64, h, 3, l), 0);   /* 2 - 0.6 = 1.4 against 1.6 - 0.3 = 1.3 */
+        }
+    }
+}
+
+/* A bias is added to its token's logit; -100 or less bans it whatever its logit; a new set
+   replaces the old; bad ids or NaN biases change nothing. */
+static void test_logit_bias(void **state)
+{
+    const float l[4] = {4.0f, 3.2f, -1.0f, -1.5f}, far[4] = {150.0f, 0, 0, 0};
+    const int32_t ids[2] = {1, 2}, bad[1] = {4}, ban[1] = {0};
+    const float up[2] = {1.0f, 0.5f}, nan_bias[1] = {NAN}, hundred[1] = {-100.0f};
+    swa_sampler *s = make(0.0f, 0, 0, 0, 1, 4), *t = make(1.0f, 0, 0, 0, 9, 4);
+    swa_error err;
+    int i, zeros = 0;
+    (void)state;
+    assert_int_equal(swa_sampler_sample(s, l), 0);
+    assert_int_equal(swa_sampler_set_logit_bias(s, ids, up, 2, &err), SWA_OK);
+    assert_int_equal(swa_sampler_sample(s, l), 1);                 /* 3.2 + 1 = 4.2 > 4 */
+    assert_int_equal(swa_sampler_set_logit_bias(s, bad, up, 1, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_sampler_set_logit_bias(s, ids, nan_bias, 1, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_sampler_sample(s, l), 1);                 /* still the old bias */
+    assert_int_equal(swa_sampler_set_logit_bias(s, ids, up + 1, 1, &err), SWA_OK);
+    assert_int_equal(swa_sampler_sample(s, l), 0);                 /* replaced: 3.2 + 0.5 = 3.7 < 4 */
+    assert_int_equal(swa_sampler_set_logit_bias(s, NULL, NULL, 0, &err), SWA_OK);
+    assert_int_equal(swa_sampler_sample(s, l), 0);
+    /* banned: never drawn, where -100 added to 150 would leave it winning every draw */
+    assert_int_equal(swa_sampler_set_logit_bias(t, ban, hundred, 1, &err), SWA_OK);
+    for (i = 0; i < 2000; i++) zeros += swa_sampler_sample(t, far) == 0;
+    assert_int_equal(zeros, 0);
+    swa_sampler_free(s);
+    swa_sampler_free(t);
+}
+
 /* NaN logits never win; all -inf gives the first token; ids from outside the vocabulary are
    not remembered (and cannot write outside the sampler). */
 static void test_odd_logits(void **state)
@@ -241,6 +318,8 @@ int main(void)
         cmocka_unit_test(test_frequencies_follow_softmax),
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_repetition_penalty),
+        cmocka_unit_test(test_presence_frequency),
+        cmocka_unit_test(test_logit_bias),
         cmocka_unit_test(test_odd_logits),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_config_default),

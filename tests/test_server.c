@@ -1,4 +1,4 @@
-/* build/swa-server driven by clients we did not write: curl (and, through tests/server_openai.sh,
+/* build/swa-server driven by clients we did not write: curl (and, through tests/server_client.sh,
    the official openai Python client when python3 can make a venv), and by our load generator
    with faults. Each server listens on 127.0.0.1 on a port the system picks (--port 0), so runs
    side by side do not collide. Expectations come from outside the server: the text swa-generate
@@ -7,6 +7,8 @@
    must answer the next request. Skips, saying why, when swa-server was not built (no
    libmicrohttpd-dev/libcjson-dev) or curl is absent. */
 #define _POSIX_C_SOURCE 200809L
+#define SWA_INTERNALS   /* the library's JSON reader, to take the structured outputs apart */
+#include "swa.h"
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -18,6 +20,8 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <math.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #define MODEL "examples/models/swa-stories.gguf"
@@ -108,7 +112,7 @@ static int server_stop(server *s)
 static char *curl(const server *s, const char *opts, const char *path, const char *body, int *rc)
 {
     char *cmd, *out;
-    size_t n = strlen(body ? body : "") + 1024;
+    size_t n = strlen(body ? body : "") + strlen(path) + 1024;
     int r;
     cmd = (char *)malloc(n);
     assert_non_null(cmd);
@@ -401,7 +405,7 @@ static void expect_status(const server *s, const char *opts, const char *path, c
     free(r);
 }
 
-static void test_errors(void **state)
+static void test_request_errors(void **state)
 {
     (void)state;
     NEED_SERVER();
@@ -483,15 +487,392 @@ static void test_load_and_faults(void **state)
     assert_server_sound(&main_srv);
 }
 
-/* The openai Python client (tests/server_openai.sh makes a venv and installs it): skipped, saying
-   so, without python3's venv or without PyPI. */
-static void test_openai_client(void **state)
+/* Every field acts or is a 400 naming it: other features' fields, unknown ones, other samplers
+   away from their "off"; a NUL in text and JSON syntax errors say what and where. */
+static void test_fields_refused(void **state)
 {
-    char cmd[256], *out;
+    (void)state;
+    NEED_SERVER();
+    expect_status(&main_srv, "", "/v1/chat/completions",
+                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]}",
+                  "400", "\"param\":\"tools\"");
+    expect_status(&main_srv, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[],\"format\":null,"
+                  "\"stream\":false,\"options\":{\"num_predict\":1}}", "200", NULL);   /* left out, as ollama's client writes it */
+    expect_status(&main_srv, "", "/v1/chat/completions",
+                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tool_choice\":\"auto\"}", "400", "\"param\":\"tool_choice\"");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"frobnicate\":1}", "400", "unknown field");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"typical_p\":0.5}", "400", "\"param\":\"typical_p\"");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"typical_p\":1,\"user\":\"u\",\"max_tokens\":2}", "200", NULL);
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"suffix\":\"y\"}", "400", "\"param\":\"suffix\"");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"echo\":true,\"logprobs\":1}", "400", "\"param\":\"echo\"");
+    expect_status(&main_srv, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"a\\u0000b\"}]}", "400",
+                  "NUL");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\n \"max_tokens\" 3}", "400", "line 2, column 15");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\"", "400", "ends early");
+    assert_server_sound(&main_srv);
+}
+
+/* The text of choice `index` of a non-streamed completion (escaped as written). */
+static char *choice_text(const char *r, int index)
+{
+    char pat[32], *part, *t;
+    const char *p, *next;
+    snprintf(pat, sizeof pat, "{\"index\":%d,", index);
+    p = strstr(r, pat);
+    assert_non_null(p);
+    next = strstr(p + 1, "{\"index\":");   /* this choice's part only */
+    part = strndup(p, next ? (size_t)(next - p) : strlen(p));
+    t = join_strings(part, "text");
+    free(part);
+    return t;
+}
+
+/* A list of prompts: one choice set each, index prompt * n + choice, each prompt's text what
+   swa-generate writes for it alone; echo puts the prompt first; max_tokens 0 evaluates only;
+   the penalties and the bias act as swa-generate's flags do. */
+static void test_fields_acting(void **state)
+{
+    char *a = generate_greedy("Once upon a time", 12), *b = generate_greedy("Tom had a red ball", 12), *ea, *eb, *r, *t;
+    char cmd[512], *want;
     int rc;
     (void)state;
     NEED_SERVER();
-    snprintf(cmd, sizeof cmd, "sh tests/server_openai.sh %d 2>&1", main_srv.port);
+    ea = json_escape(a);
+    eb = json_escape(b);
+    r = curl(&main_srv, "", "/v1/completions",
+             "{\"prompt\":[\"Once upon a time\",\"Tom had a red ball\"],\"max_tokens\":12,\"temperature\":0,\"n\":2}", NULL);
+    t = choice_text(r, 1);
+    assert_string_equal(t, ea);
+    free(t);
+    t = choice_text(r, 2);
+    assert_string_equal(t, eb);
+    free(t);
+    free(r);
+    r = curl(&main_srv, "", "/v1/completions", "{\"prompt\":\"Once upon a time\",\"max_tokens\":12,\"temperature\":0,\"echo\":true}", NULL);
+    t = choice_text(r, 0);
+    assert_memory_equal(t, "Once upon a time", 16);
+    assert_string_equal(t + 16, ea);
+    free(t), free(r);
+    r = curl(&main_srv, "", "/v1/completions", "{\"prompt\":\"Once upon a time\",\"max_tokens\":0}", NULL);
+    assert_non_null(strstr(r, "\"completion_tokens\":0"));
+    free(r);
+    r = curl(&main_srv, "", "/v1/completions", "{\"prompt\":\"Once upon a time\",\"max_tokens\":4,\"best_of\":3}", NULL);
+    assert_non_null(strstr(r, "\"index\":0"));
+    assert_null(strstr(r, "\"index\":1"));
+    free(r);
+    /* penalties and a ban: the text swa-generate writes with the same flags */
+    snprintf(cmd, sizeof cmd, "%s -m %s -p 'Once upon a time' -n 16 --temp 0 -t 2 --presence-penalty 1.5 --frequency-penalty 0.5 "
+             "--logit-bias 260-inf --logit-bias 481+2 2>/dev/null", PROGRAM("swa-generate"), MODEL);
+    want = tu_capture(cmd, &rc);
+    assert_int_equal(rc, 0);
+    if (want[strlen(want) - 1] == '\n') want[strlen(want) - 1] = '\0';
+    t = json_escape(want + 16);
+    r = curl(&main_srv, "", "/v1/completions",
+             "{\"prompt\":\"Once upon a time\",\"max_tokens\":16,\"temperature\":0,\"presence_penalty\":1.5,\"frequency_penalty\":0.5,"
+             "\"logit_bias\":{\"260\":-100,\"481\":2}}", NULL);
+    free(want);
+    want = join_strings(r, "text");
+    assert_string_equal(want, t);
+    free(r), free(t), free(want);
+    r = curl(&main_srv, "", "/v1/completions",
+             "{\"prompt\":\"Once upon a time\",\"max_tokens\":16,\"temperature\":0,\"presence_penalty\":1.5,\"frequency_penalty\":0.5,"
+             "\"logit_bias\":[[260,false],[481,2]]}", NULL);
+    t = join_strings(r, "text");
+    free(r);
+    r = curl(&main_srv, "", "/v1/completions",
+             "{\"prompt\":\"Once upon a time\",\"max_tokens\":16,\"temperature\":0,\"presence_penalty\":1.5,\"frequency_penalty\":0.5,"
+             "\"logit_bias\":{\"260\":-100,\"481\":2}}", NULL);
+    want = join_strings(r, "text");
+    assert_string_equal(t, want);   /* the list form as the object form */
+    free(t), free(want), free(r);
+    free(a), free(b), free(ea), free(eb);
+    assert_server_sound(&main_srv);
+}
+
+/* Reads the reference vector tests/data/embed_stories_mean.txt (llama-embedding's). */
+static int read_vector(const char *path, double *v, int cap)
+{
+    char line[128];
+    int n = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    while (n < cap && fgets(line, sizeof line, f)) if (line[0] != '#') v[n++] = strtod(line, NULL);
+    fclose(f);
+    return n;
+}
+
+/* The floats of the first "embedding":[...] in r. */
+static int parse_vector(const char *r, double *v, int cap)
+{
+    const char *p = strstr(r, "\"embedding\":[");
+    int n = 0;
+    char *end;
+    if (!p) return 0;
+    p += 13;
+    while (n < cap && *p != ']') {
+        v[n++] = strtod(p, &end);
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+/* llama-server's, OpenAI's and ollama's other endpoints: their shapes, and the embedding against
+   llama-embedding's vector for the same text (cosine >= 0.9999). */
+/* The string value of the first "key":"..." in s, unescaped as JSON (the library's reader, on
+   the literal as the server wrote it); NULL when there is none. */
+static char *json_string_at(const char *s, const char *key)
+{
+    char pat[64];
+    const char *p, *q;
+    swa__json *j = NULL;
+    char *out = NULL;
+    snprintf(pat, sizeof pat, "\"%s\":\"", key);
+    if (!(p = strstr(s, pat))) return NULL;
+    p += strlen(pat) - 1;
+    for (q = p + 1; *q && *q != '"'; q++) if (*q == '\\' && q[1]) q++;
+    if (swa__json_parse(p, (size_t)(q + 1 - p), &j, NULL) == SWA_OK) out = strdup(j->str);
+    free(j);
+    return out;
+}
+
+/* Each of the n choices' "content" of a chat reply: an object with exactly a name (a string of
+   at most 12 characters) and an age (an integer from 0 to 120), checked here by hand. */
+static void check_person(const char *reply, int n)
+{
+    const char *p = reply;
+    int k;
+    for (k = 0; k < n; k++) {
+        char *text;
+        swa__json *j = NULL;
+        const swa__json *name, *age;
+        assert_non_null(p = strstr(p, "\"content\":\""));
+        text = json_string_at(p, "content");
+        p++;
+        assert_non_null(text);
+        if (swa__json_parse(text, strlen(text), &j, NULL) != SWA_OK) fail_msg("not JSON: %s", text);
+        name = swa__json_get(j, "name");
+        age = swa__json_get(j, "age");
+        if (j->kind != SWA__JSON_OBJECT || j->n != 2 || !name || name->kind != SWA__JSON_STRING || name->len > 12 ||
+            !age || age->kind != SWA__JSON_INT || age->i < 0 || age->i > 120)
+            fail_msg("does not meet the schema: %s", text);
+        free(j);
+        free(text);
+    }
+}
+
+/* Structured output: every sampled choice, at temperature 1 over many seeds, is what the grammar
+   or schema asks for, in each of the fields that ask for one; a bad grammar or schema is a 400
+   naming the field and where. */
+static void test_structured_output(void **state)
+{
+    static const char schema[] = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"maxLength\":12},"
+                                 "\"age\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":120}},\"required\":[\"name\",\"age\"]}";
+    char body[1024], *r, *t;
+    int seed;
+    (void)state;
+    NEED_SERVER();
+    for (seed = 1; seed <= 10; seed++) {
+        snprintf(body, sizeof body, "{\"messages\":[{\"role\":\"user\",\"content\":\"Who are you?\"}],\"temperature\":1,"
+                 "\"seed\":%d,\"n\":3,\"max_tokens\":200,\"response_format\":{\"type\":\"json_schema\",\"json_schema\":"
+                 "{\"name\":\"person\",\"strict\":true,\"schema\":%s}}}", seed, schema);
+        r = curl(&main_srv, "", "/v1/chat/completions", body, NULL);
+        check_person(r, 3);
+        free(r);
+    }
+    snprintf(body, sizeof body, "{\"messages\":[{\"role\":\"user\",\"content\":\"Who?\"}],\"stream\":false,\"format\":%s,"
+             "\"options\":{\"temperature\":1,\"seed\":5,\"num_predict\":200}}", schema);
+    r = curl(&main_srv, "", "/api/chat", body, NULL);
+    check_person(r, 1);
+    free(r);
+    r = curl(&main_srv, "", "/v1/completions", "{\"prompt\":\"The cat said\",\"temperature\":1,\"seed\":3,\"n\":3,"
+             "\"max_tokens\":40,\"grammar\":\"root ::= (\\\"yes\\\" | \\\"no\\\") \\\", \\\" [a-z]{1,8} \\\".\\\"\"}", NULL);
+    for (t = r; (t = strstr(t, "\"text\":\"")) != NULL; t++) {
+        char *v = json_string_at(t, "text");
+        size_t i = !strncmp(v, "yes, ", 5) ? 5 : !strncmp(v, "no, ", 4) ? 4 : 0, k = i;
+        while (v[k] >= 'a' && v[k] <= 'z') k++;
+        if (!i || k == i || k - i > 8 || strcmp(v + k, ".")) fail_msg("does not match the grammar: \"%s\"", v);
+        free(v);
+    }
+    free(r);
+    r = curl(&main_srv, "", "/completion", "{\"prompt\":\"x\",\"n_predict\":60,\"temperature\":1,\"seed\":9,"
+             "\"json_schema\":{\"type\":\"array\",\"items\":{\"enum\":[\"red\",\"blue\"]},\"minItems\":1,\"maxItems\":3}}", NULL);
+    t = json_string_at(r, "content");
+    {
+        swa__json *j = NULL;
+        size_t i;
+        if (!t || swa__json_parse(t, strlen(t), &j, NULL) != SWA_OK || j->kind != SWA__JSON_ARRAY || j->n < 1 || j->n > 3)
+            fail_msg("not an array of 1 to 3 colours: %s", t ? t : r);
+        for (i = 0; i < j->n; i++)
+            assert_true(swa__json_is_str(&j->items[i], "red") || swa__json_is_str(&j->items[i], "blue"));
+        free(j);
+    }
+    free(t);
+    free(r);
+    r = curl(&main_srv, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":120,"
+             "\"temperature\":1,\"seed\":2,\"response_format\":{\"type\":\"json_object\"}}", NULL);
+    if (strstr(r, "\"finish_reason\":\"stop\"")) {
+        swa__json *j = NULL;
+        t = json_string_at(r, "content");
+        if (swa__json_parse(t, strlen(t), &j, NULL) != SWA_OK || j->kind != SWA__JSON_OBJECT) fail_msg("not an object: %s", t);
+        free(j);
+        free(t);
+    }
+    free(r);
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"grammar\":\"root ::= \\\"a\\\" |\\n  ( b\"}", "400",
+                  "\"param\":\"grammar\"");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"grammar\":\"root ::= \\\"a\\\" |\\n  ( b\"}", "400",
+                  "line 2");
+    expect_status(&main_srv, "", "/completion", "{\"prompt\":\"x\",\"json_schema\":{\"type\":\"object\",\"$ref\":\"#/$defs/nope\"}}",
+                  "400", "\"param\":\"json_schema\"");
+    expect_status(&main_srv, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
+                  "\"response_format\":{\"type\":\"xml\"}}", "400", "\"param\":\"response_format\"");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"grammar\":\"root ::= \\\"a\\\"\",\"json_schema\":{}}",
+                  "400", "give one of");
+    assert_server_sound(&main_srv);
+}
+
+static void test_more_endpoints(void **state)
+{
+    char *r, *want = generate_greedy("Once upon a time", 10), *esc = json_escape(want), *t;
+    double ref[512], got[512], dot = 0, na = 0, nb = 0;
+    int n_ref, n_got, i;
+    (void)state;
+    NEED_SERVER();
+    r = curl(&main_srv, "", "/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":10,\"temperature\":0}", NULL);
+    t = join_strings(r, "content");
+    assert_string_equal(t, esc);
+    assert_non_null(strstr(r, "\"tokens_predicted\":10"));
+    assert_non_null(strstr(r, "\"stop_type\":\"limit\""));
+    free(t), free(r);
+    r = curl(&main_srv, "-N", "/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":10,\"temperature\":0,\"stream\":true}", NULL);
+    t = join_strings(r, "content");
+    assert_string_equal(t, esc);
+    assert_non_null(strstr(r, "\"stop\":true"));
+    free(t), free(r);
+    r = curl(&main_srv, "", "/props", NULL, NULL);
+    assert_non_null(strstr(r, "\"total_slots\":4"));
+    free(r);
+    r = curl(&main_srv, "", "/slots", NULL, NULL);
+    assert_non_null(strstr(r, "{\"id\":3,"));
+    assert_null(strstr(r, "{\"id\":4,"));
+    free(r);
+    expect_status(&main_srv, "", "/v1/models/swa-stories.gguf", NULL, "200", "\"id\":\"swa-stories.gguf\"");
+    expect_status(&main_srv, "", "/v1/models/other", NULL, "404", "\"error\"");
+    r = curl(&main_srv, "", "/api/generate", "{\"prompt\":\"Once upon a time\",\"raw\":true,\"stream\":false,"
+             "\"options\":{\"num_predict\":10,\"temperature\":0}}", NULL);
+    t = join_strings(r, "response");
+    assert_string_equal(t, esc);
+    assert_non_null(strstr(r, "\"done\":true"));
+    free(t), free(r);
+    r = curl(&main_srv, "-N", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"options\":{\"num_predict\":4}}", NULL);
+    assert_non_null(strstr(r, "\"done\":false}\n"));
+    assert_non_null(strstr(r, "\"done\":true,\"done_reason\":\"length\""));
+    free(r);
+    expect_status(&main_srv, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"options\":{\"num_ctx\":99999}}",
+                  "400", "num_ctx");
+    r = curl(&main_srv, "", "/api/tags", NULL, NULL);
+    assert_non_null(strstr(r, "\"name\":\"swa-stories.gguf\""));
+    free(r);
+    r = curl(&main_srv, "", "/api/version", NULL, NULL);
+    assert_non_null(strstr(r, "\"version\""));
+    free(r);
+    r = curl(&main_srv, "", "/v1/embeddings", "{\"input\":\"Once upon a time there was a cat\"}", NULL);
+    n_ref = read_vector("tests/data/embed_stories_mean.txt", ref, 512);
+    n_got = parse_vector(r, got, 512);
+    assert_int_equal(n_ref, 256);
+    assert_int_equal(n_got, 256);
+    for (i = 0; i < n_ref; i++) dot += ref[i] * got[i], na += ref[i] * ref[i], nb += got[i] * got[i];
+    print_message("cosine against llama-embedding: %.7f (|ours| %.6f)\n", dot / sqrt(na * nb), sqrt(nb));
+    assert_true(dot / sqrt(na * nb) >= 0.9999);
+    assert_true(fabs(sqrt(nb) - 1) < 1e-4);
+    free(r);
+    r = curl(&main_srv, "", "/v1/embeddings", "{\"input\":[\"a\",[1,2,3]],\"encoding_format\":\"base64\"}", NULL);
+    assert_non_null(strstr(r, "\"index\":1"));
+    assert_non_null(strstr(r, "\"embedding\":\""));
+    free(r);
+    r = curl(&main_srv, "", "/api/embed", "{\"input\":[\"a\",\"b\"]}", NULL);
+    assert_non_null(strstr(r, "\"embeddings\":[["));
+    free(r);
+    {   /* a URI past our limit: JSON, not libmicrohttpd's HTML */
+        char path[9100];
+        memset(path, 'a', sizeof path - 1);
+        path[0] = '/';
+        path[sizeof path - 1] = '\0';
+        expect_status(&main_srv, "", path, NULL, "414", "\"error\"");
+    }
+    free(want), free(esc);
+    assert_server_sound(&main_srv);
+}
+
+/* SIGTERM at a random moment while streams and non-streamed requests run and wait: every client
+   gets a well-formed ending (a stream's last event [DONE]; a response 200 or 503 JSON) and the
+   server exits 0 within its --shutdown-timeout. SWA_STOP_RUNS=100 for the full race. */
+static void test_stop_race(void **state)
+{
+    static server s;
+    const char *env = getenv("SWA_STOP_RUNS");
+    int runs = env ? atoi(env) : 4, run, k;
+    uint64_t seed = (uint64_t)time(NULL);
+    (void)state;
+    NEED_SERVER();
+    for (run = 0; run < runs; run++) {
+        char cmd[2048], f[4][96], *out;
+        int status, i;
+        extra_srv = &s;
+        assert_true(server_start(&s, "-np 2 -c 512 --queue 8 --shutdown-timeout 5 --log-disable"));
+        for (k = 0; k < 4; k++) {
+            char tag[16];
+            snprintf(tag, sizeof tag, "stop%d", k);
+            tu_tmp_path(f[k], sizeof f[k], tag);
+        }
+        /* two streams and two answers wanted whole, for 3 slots' worth of work on 2 slots */
+        snprintf(cmd, sizeof cmd,
+                 "for k in 0 1; do curl -sN --data-binary '{\"prompt\":\"Once\",\"max_tokens\":400,\"ignore_eos\":true,\"stream\":true}' "
+                 "http://127.0.0.1:%d/v1/completions > %s.$k & done; "
+                 "curl -s -w '\\n%%{http_code}' --data-binary '{\"prompt\":\"Tom\",\"max_tokens\":400,\"ignore_eos\":true}' "
+                 "http://127.0.0.1:%d/v1/completions > %s & "
+                 "curl -s -w '\\n%%{http_code}' --data-binary '{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":400,"
+                 "\"ignore_eos\":true}' http://127.0.0.1:%d/v1/chat/completions > %s & "
+                 "sleep 0.%03d; kill -TERM %d; wait",
+                 s.port, f[0], s.port, f[2], s.port, f[3], 300 + (int)((seed = seed * 6364136223846793005ull + 1) >> 33) % 600,
+                 (int)s.pid);
+        assert_int_equal(tu_run(cmd), 0);
+        for (i = 0; i < 100 && waitpid(s.pid, &status, WNOHANG) != s.pid; i++) sleep_ms(100);
+        assert_true(i < 100);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        s.pid = 0;
+        for (k = 0; k < 2; k++) {
+            char p[128];
+            size_t n;
+            snprintf(p, sizeof p, "%s.%d", f[0], k);
+            out = read_text(p);
+            n = out ? strlen(out) : 0;
+            if (n < 14 || strcmp(out + n - 14, "data: [DONE]\n\n"))
+                fail_msg("run %d: stream %d ended without [DONE]: ...%s", run, k, out && n > 200 ? out + n - 200 : out ? out : "");
+            free(out);
+            unlink(p);
+        }
+        for (k = 2; k < 4; k++) {
+            out = read_text(f[k]);
+            assert_non_null(out);
+            if (!((strstr(out, "\"choices\"") && strstr(out, "\n200")) || (strstr(out, "\"error\"") && strstr(out, "\n503"))))
+                fail_msg("run %d: response %d: %s", run, k, out);
+            free(out);
+            unlink(f[k]);
+        }
+        unlink(s.log);
+    }
+    extra_srv = NULL;
+}
+
+/* An official Python client (tests/server_client.sh makes a venv and installs it) runs its
+   checks, tests/server_CLIENT.py: skipped, saying so, without python3's venv or without PyPI. */
+static void run_client(const char *client)
+{
+    char cmd[256], *out;
+    int rc;
+    NEED_SERVER();
+    snprintf(cmd, sizeof cmd, "sh tests/server_client.sh %s %d 2>&1", client, main_srv.port);
     out = tu_capture(cmd, &rc);
     print_message("%s", out);
     if (rc == 77) { free(out); skip(); }
@@ -499,6 +880,9 @@ static void test_openai_client(void **state)
     free(out);
     assert_server_sound(&main_srv);
 }
+
+static void test_openai_client(void **state) { (void)state; run_client("openai"); }
+static void test_ollama_client(void **state) { (void)state; run_client("ollama"); }
 
 int main(void)
 {
@@ -508,10 +892,16 @@ int main(void)
         cmocka_unit_test(test_concurrent_streams),
         cmocka_unit_test(test_stop_and_n),
         cmocka_unit_test(test_conversation_reuse),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_request_errors),
         cmocka_unit_test(test_auth_and_busy),
         cmocka_unit_test(test_load_and_faults),
+        cmocka_unit_test(test_fields_refused),
+        cmocka_unit_test(test_fields_acting),
+        cmocka_unit_test(test_more_endpoints),
+        cmocka_unit_test(test_structured_output),
+        cmocka_unit_test(test_stop_race),
         cmocka_unit_test(test_openai_client),
+        cmocka_unit_test(test_ollama_client),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -656,7 +656,7 @@ static void test_png(void **state)
 }
 
 /* Bad usage exits 2 with a message and the usage; a model or picture that fails exits 1. */
-static void test_errors(void **state)
+static void test_usage_errors(void **state)
 {
     static const char *usage_cases[] = {
         "", "-l 3", "-l 0 -w 4", "-l 1025 -w 4", "-l 3 -w 0", "-l 3 -w -2", "-l 3 -w 4 -p -1",
@@ -766,7 +766,7 @@ int main(void)
         cmocka_unit_test(test_model_windows),
         cmocka_unit_test(test_svg),
         cmocka_unit_test(test_png),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_stories),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

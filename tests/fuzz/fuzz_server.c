@@ -33,21 +33,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lim.vocab = v;
     lim.n_ctx = 256;
     lim.n_slots = 4;
-    for (kind = 0; kind <= 1; kind++) {
+    lim.fim_pre = 1;   /* any ids: the FIM path is reached */
+    lim.fim_suf = 2;
+    lim.fim_mid = 3;
+    for (kind = SRV_CHAT; kind <= SRV_OLLAMA_GENERATE; kind++) {
         srv_request r;
+        srv_embed_request er;
         srv_error err;
         size_t i;
+        int g;
         lim.tmpl = size && (data[0] & 1) ? tmpl : swa_chat_template_by_name("llama2");
         if (srv_parse_request((const char *)data, size, kind, &lim, &r, &err)) {
             if (err.status < 400 || err.status > 599 || !err.message[0] || strlen(err.message) >= sizeof err.message) abort();
-            continue;
+        } else {
+            if (r.n_prompts < 1 || r.n_choices < 1 || r.best_of < r.n_choices || r.n_prompts * r.best_of > lim.n_slots ||
+                r.n_stop > SRV_MAX_STOP || r.top_logprobs < 0 || r.top_logprobs > SRV_MAX_TOP_LOGPROBS || r.n_bias > SRV_MAX_BIAS)
+                abort();
+            for (g = 0; g < r.n_prompts; g++) {
+                if (r.n_prompt[g] == 0 || r.n_prompt[g] >= (size_t)lim.n_ctx) abort();
+                for (i = 0; i < r.n_prompt[g]; i++)
+                    if (r.prompt[g][i] < 0 || r.prompt[g][i] >= swa_vocab_size(v)) abort();
+            }
+            for (i = 0; i < r.n_bias; i++) if (r.bias_id[i] < 0 || r.bias_id[i] >= swa_vocab_size(v)) abort();
+            srv_request_free(&r);
         }
-        if (r.n_prompt == 0 || r.n_prompt >= (size_t)lim.n_ctx || r.n_choices < 1 || r.n_choices > lim.n_slots ||
-            r.n_stop > SRV_MAX_STOP || r.top_logprobs < 0 || r.top_logprobs > SRV_MAX_TOP_LOGPROBS)
-            abort();
-        for (i = 0; i < r.n_prompt; i++)
-            if (r.prompt[i] < 0 || r.prompt[i] >= swa_vocab_size(v)) abort();
-        srv_request_free(&r);
+        if (kind <= 1 && !srv_parse_embed((const char *)data, size, kind, &lim, &er, &err)) {
+            if (er.n < 1 || er.n > SRV_MAX_PROMPTS) abort();
+            srv_embed_free(&er);
+        }
     }
     {   /* the UTF-8 helpers on the raw bytes */
         size_t k = srv_utf8_complete((const char *)data, size);

@@ -2,6 +2,7 @@
    llama-gbnf-validator's interface and messages.
 
    swa-gbnf-validator GRAMMAR_FILE INPUT_FILE
+   swa-gbnf-validator --json-schema SCHEMA_FILE INPUT_FILE   (the grammar of a JSON Schema)
 
    Prints "Input string is valid according to the grammar." or "Input string is invalid
    according to the grammar." followed by the error ("Unexpected character 'X' at position N" or
@@ -17,8 +18,10 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: swa-gbnf-validator GRAMMAR_FILE INPUT_FILE\n"
+               "       swa-gbnf-validator --json-schema SCHEMA_FILE INPUT_FILE\n"
                "  -h, --help  this help; --version: the program's name and version\n"
-               "  Checks that the whole of INPUT_FILE matches the GBNF grammar in GRAMMAR_FILE (rule root).\n"
+               "  Checks that the whole of INPUT_FILE matches the GBNF grammar in GRAMMAR_FILE (rule root),\n"
+               "  or the grammar of the JSON Schema in SCHEMA_FILE (docs/grammar.md).\n"
                "  Exit status: 0 valid, 1 invalid, 2 an unusable grammar, an unreadable file or bad usage.\n");
 }
 
@@ -74,12 +77,24 @@ int main(int argc, char **argv)
         printf(PROG " %s\n", swa_version());
         return 0;
     }
-    /* a --json-schema SCHEMA_FILE INPUT_FILE form would turn the schema into grammar_text here */
-    if (argc != 3) {
+    if (argc == 4 && !strcmp(argv[1], "--json-schema")) {
+        char *schema;
+        argv++;
+        argc--;
+        if (!(schema = read_all(argv[1], &grammar_len))) return EXIT_USAGE;
+        s = swa_json_schema_to_grammar(schema, grammar_len, &grammar_text, &err);
+        free(schema);
+        if (s != SWA_OK) {
+            fprintf(stderr, PROG ": %s: %s\n", argv[1], err.msg);
+            return EXIT_USAGE;
+        }
+        grammar_len = strlen(grammar_text);
+    } else if (argc != 3) {
         usage(stderr);
         return EXIT_USAGE;
+    } else if (!(grammar_text = read_all(argv[1], &grammar_len))) {
+        return EXIT_USAGE;
     }
-    if (!(grammar_text = read_all(argv[1], &grammar_len))) return EXIT_USAGE;
     if (swa_grammar_parse(grammar_text, grammar_len, NULL, &g, &err) != SWA_OK) {
         fprintf(stderr, PROG ": %s: %s\n", argv[1], err.msg);
         return EXIT_USAGE;

@@ -1,0 +1,95 @@
+"""swa-server through the official ollama Python client (run by tests/server_client.sh).
+
+Chat and generate, streamed and not, options, embeddings, the model list, show and ps, and
+errors raised as the client's ResponseError. Prints one line per check and ends with
+'N passed, N failed'."""
+import math
+import sys
+
+import ollama
+
+port = int(sys.argv[1])
+client = ollama.Client(host=f"http://127.0.0.1:{port}", timeout=60)
+passed = failed = 0
+MSG = [{"role": "user", "content": "Tell me a story about a cat"}]
+GREEDY = {"num_predict": 16, "temperature": 0}
+
+
+def check(name, fn):
+    global passed, failed
+    try:
+        fn()
+        passed += 1
+        print(f"ok   {name}")
+    except Exception as e:  # a failed check, whatever raised it
+        failed += 1
+        print(f"FAIL {name}: {type(e).__name__}: {e}")
+
+
+def chat():
+    r = client.chat(model="swa", messages=MSG, options=GREEDY)
+    assert r.message.role == "assistant" and r.message.content, r
+    assert r.done and r.done_reason in ("stop", "length"), r
+    assert 0 < r.eval_count <= 16 and r.prompt_eval_count > 0, r
+
+
+def chat_stream_equals_plain():
+    plain = client.chat(model="swa", messages=MSG, options=GREEDY)
+    parts, last = [], None
+    for part in client.chat(model="swa", messages=MSG, options=GREEDY, stream=True):
+        parts.append(part.message.content)
+        last = part
+    assert "".join(parts) == plain.message.content, ("".join(parts), plain.message.content)
+    assert last.done and last.done_reason == plain.done_reason and last.eval_count == plain.eval_count
+
+
+def generate_options():
+    a = client.generate(model="swa", prompt="Once upon a time", options={"num_predict": 8, "temperature": 0})
+    b = client.generate(model="swa", prompt="Once upon a time", options={"num_predict": 4, "temperature": 0})
+    assert a.done and a.response and a.eval_count == 8, a
+    assert b.eval_count == 4 and a.response.startswith(b.response), (a.response, b.response)
+    s1 = client.generate(model="swa", prompt="Once", options={"num_predict": 12, "temperature": 1, "seed": 7})
+    s2 = client.generate(model="swa", prompt="Once", options={"num_predict": 12, "temperature": 1, "seed": 7})
+    assert s1.response == s2.response, (s1.response, s2.response)
+
+
+def embed():
+    r = client.embed(model="swa", input=["a cat", "a dog"])
+    assert len(r.embeddings) == 2 and len(r.embeddings[0]) > 0
+    for v in r.embeddings:
+        assert abs(math.sqrt(sum(x * x for x in v)) - 1) < 1e-4
+    assert r.embeddings[0] != r.embeddings[1]
+
+
+def listing():
+    tags = client.list()
+    assert [m.model for m in tags.models] == ["swa-stories.gguf"], tags
+    d = tags.models[0].details
+    assert d.format == "gguf" and d.family == "llama" and d.quantization_level, d
+    assert tags.models[0].size > 0
+    show = client.show("swa")
+    assert show.modelinfo["general.context_length"] > 0, show
+    assert [m.model for m in client.ps().models] == ["swa-stories.gguf"]
+
+
+def errors():
+    try:
+        client.chat(model="swa", messages=MSG, options={"num_ctx": 10 ** 7})
+    except ollama.ResponseError as e:
+        assert e.status_code == 400 and "num_ctx" in e.error, e
+    else:
+        raise AssertionError("no ResponseError for num_ctx")
+    try:
+        client.chat(model="swa", messages=MSG, options={"no_such_option": 1})
+    except ollama.ResponseError as e:
+        assert e.status_code == 400 and "no_such_option" in e.error, e
+    else:
+        raise AssertionError("no ResponseError for an unknown option")
+
+
+for name, fn in [("chat", chat), ("chat streamed = not streamed", chat_stream_equals_plain),
+                 ("generate with options", generate_options), ("embed", embed), ("list, show, ps", listing),
+                 ("400 as ResponseError", errors)]:
+    check(name, fn)
+print(f"ollama {getattr(ollama, '__version__', '?')}: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
