@@ -146,7 +146,8 @@ TOKENIZER AND SAMPLER
     pre-tokenizer the file names, written here over Unicode category tables. swa_decoder turns
     ids back into text without splitting UTF-8 characters. The sampler does repetition penalty,
     top-k, top-p, min-p and temperature with its own seeded generator, so a seed gives the same
-    choices everywhere.
+    choices everywhere. A GBNF grammar attached to it (llama.cpp's format) allows only the tokens
+    that can continue a match; the grammars section says how that stays fast on large vocabularies.
 
 CHAT TEMPLATES
     A file's tokenizer.chat_template renders through the Jinja engine (swa_jinja_*) byte for
@@ -17735,11 +17736,13 @@ SWADEF swa_status swa_sampler_copy(const swa_sampler *s, swa_sampler **out, swa_
     memcpy(c->history, s->history, (size_t)s->cfg.repeat_last_n * sizeof *s->history);
     c->n_history = s->n_history;
     c->history_next = s->history_next;
-    if (s->bias && !(c->bias = (float *)swa__calloc((uint64_t)s->n_vocab, sizeof(float)))) {
-        swa_sampler_free(c);
-        return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a logit bias for %d tokens", s->n_vocab);
+    if (s->bias) {
+        if (!(c->bias = (float *)swa__calloc((uint64_t)s->n_vocab, sizeof(float)))) {
+            swa_sampler_free(c);
+            return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate a logit bias for %d tokens", s->n_vocab);
+        }
+        memcpy(c->bias, s->bias, (size_t)s->n_vocab * sizeof(float));
     }
-    if (s->bias) memcpy(c->bias, s->bias, (size_t)s->n_vocab * sizeof(float));
 #ifdef SWA__SAMPLER_GRAMMAR
     if (s->gram && (st = swa__gsamp_copy(s->gram, &c->gram, err))) {
         swa_sampler_free(c);

@@ -19,6 +19,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: swa-gbnf-validator GRAMMAR_FILE INPUT_FILE\n"
                "       swa-gbnf-validator --json-schema SCHEMA_FILE INPUT_FILE\n"
+               "  -h, --help  this help; --version: the program's name and version\n"
                "  Checks that the whole of INPUT_FILE matches the GBNF grammar in GRAMMAR_FILE (rule root),\n"
                "  or the grammar of the JSON Schema in SCHEMA_FILE (docs/grammar.md).\n"
                "  -h, --help  this help; --version: the program's name and version\n"
