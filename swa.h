@@ -3421,6 +3421,8 @@ typedef struct swa__layer {
     swa__matrix down_exps;     /* [n_expert][n_embd][n_ff_exp] */
     const float *gate_exps_b, *up_exps_b;   /* [n_expert][n_ff_exp] the experts' biases (gpt-oss) */
     const float *down_exps_b;  /* [n_expert][n_embd] */
+    swa__matrix gate_shexp, up_shexp;   /* [n_ff_shexp][n_embd] a shared expert every token goes through */
+    swa__matrix down_shexp;    /* [n_embd][n_ff_shexp] (SHARED_EXPERT; NULL data otherwise) */
 } swa__layer;
 
 /* What an architecture's layers have beyond llama's: one row per architecture, read by the
@@ -3451,8 +3453,19 @@ enum {
                                         both add to the residual (no ffn_norm) */
     SWA__ARCH_POST_ONLY  = 1 << 18,  /* no attn_norm or ffn_norm: attention and feed-forward read the
                                         residual itself (with POST_NORMS: OLMo 2) */
-    SWA__ARCH_QK_NORM_ALL = 1 << 19  /* with QK_NORM: one RMSNorm over all of Q's heads, and over all
+    SWA__ARCH_QK_NORM_ALL = 1 << 19, /* with QK_NORM: one RMSNorm over all of Q's heads, and over all
                                         of K's, not one per head */
+    SWA__ARCH_CHUNKED    = 1 << 20,  /* the windowed layers attend within chunks of C positions (Llama 4:
+                                        attention.chunk_size, default 8192; a sliding_window of 0 turns
+                                        chunking off, and RoPE on every layer) */
+    SWA__ARCH_QK_L2      = 1 << 21,  /* Q and K heads RMS-normed without weights after RoPE, on the layers
+                                        that turn it ({arch}.use_qk_norm; default: unless 128 experts) */
+    SWA__ARCH_SHARED_EXPERT = 1 << 22, /* ffn_{gate,up,down}_shexp beside the routed experts, added to them */
+    SWA__ARCH_WEIGHT_INPUT = 1 << 23, /* the router's weight scales each expert's input, not its output */
+    SWA__ARCH_MOE_STEP   = 1 << 24,  /* experts only on layers l with (l + 1) % interleave_moe_layer_step
+                                        == 0 (the key required; 0: none), dense ones between */
+    SWA__ARCH_TEMP_NOPE  = 1 << 25   /* Llama 4's attention temperature on the layers without RoPE:
+                                        queries times 1 + s ln(1 + floor((pos + 1) / L)) */
 };
 
 /* Which layers turn RoPE, and with what: every layer alike (the windowed ones at the row's
@@ -3488,7 +3501,10 @@ typedef struct swa__arch {
    global one; OLMo 3 and Command R7B have three windowed layers, then a global one. Gemma 2
    without a window key has 4096; Gemma 3 and OLMo 2 without one are all global; Command R7B
    needs one. Phi-3's window, when the file has one, is on every layer (as in transformers;
-   llama.cpp ignores it). */
+   llama.cpp ignores it). Llama 4 (llama.cpp's llama4 with its iswa graph) has three chunked
+   layers, then a global one without RoPE; its chunk is attention.chunk_size (the key ollama's
+   converter writes; llama.cpp fixes 8192, the default here), its router a sigmoid of each
+   expert's logit whose top n_expert_used scale the picked experts' inputs. */
 /* A row names its groups of fields (C++11 has no designated initializers): the window's
    (swa_period, min_window, default_window), the soft-capping defaults (attention, final), the
    windowed layers' RoPE base, wide_query_layers and the router's rule (SWA__ROUTER: gating,
@@ -3553,6 +3569,11 @@ static const swa__arch swa__archs[] = {
               SWA__WINDOW(4, 1, -1), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
               SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
               SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 1)),
+    SWA__ARCH("llama4", SWA__ARCH_CHUNKED | SWA__ARCH_QK_L2 | SWA__ARCH_SHARED_EXPERT | SWA__ARCH_WEIGHT_INPUT |
+              SWA__ARCH_MOE_STEP | SWA__ARCH_TEMP_NOPE | SWA__ARCH_EXPERT_FF,
+              SWA__WINDOW(4, 1, 8192), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SIGMOID, 0),
+              SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 0)),
 };
 #undef SWA__ARCH
 #undef SWA__WINDOW
@@ -3589,6 +3610,12 @@ struct swa_model {
     int32_t gating;            /* the router's rule (SWA__GATING_*), */
     int32_t norm_weights;      /* whether its weights are divided by their sum, */
     float expert_scale;        /* and what they are then multiplied by (1: not) */
+    int32_t chunked;           /* the windowed layers attend within chunks (CHUNKED; 0: a sliding window) */
+    int32_t rope_layers;       /* SWA__ROPE_*: the row's, or every layer when chunking is off */
+    int32_t qk_l2;             /* Q and K heads RMS-normed without weights after RoPE (QK_L2) */
+    int32_t moe_step;          /* experts on layers l with (l + 1) % moe_step == 0; 1: every layer, 0: none */
+    float attn_temp_len, attn_temp_offset;   /* the temperature's floor((pos + offset) / len) */
+    const float *ones;         /* [head_dim] of 1: the weights of the QK_L2 norms */
     swa_vocab *vocab;          /* NULL when the file has none we can use; vocab_err says why */
     swa_error vocab_err;
 };
@@ -3738,6 +3765,22 @@ static swa_status swa__read_yarn(swa_model *m, float factor, swa_error *err)
     return SWA_OK;
 }
 
+/* Llama 4's temperature on the layers without RoPE, as llama.cpp computes it: 1 + s ln(1 +
+   floor((pos + 1) / L)), s = 0.1 and L = 8192, which llama.cpp fixes for llama4; here
+   attention.temperature_scale and attention.temperature_length (llama.cpp's keys for the same
+   numbers in other architectures) may say otherwise. */
+static swa_status swa__read_temp_nope(swa_model *m, swa_error *err)
+{
+    swa_status s;
+    if (!(m->arch->has & SWA__ARCH_TEMP_NOPE)) return SWA_OK;
+    m->attn_temp_offset = 1.0f;
+    if ((s = swa__get_float(m->gguf, swa__key(m, "attention.temperature_scale"), 0.1, -1e3, 1e3, &m->attn_temp, err)) != SWA_OK ||
+        (s = swa__get_float(m->gguf, swa__key(m, "attention.temperature_length"), 8192.0, 1.0, 2147483647.0, &m->attn_temp_len,
+                            err)) != SWA_OK)
+        return s;
+    return SWA_OK;
+}
+
 /* What the architecture row and its optional keys add: soft-caps, the query scale, RoPE
    scaling (linear on global layers, or YaRN; Phi-3's attention factor and original context),
    the attention temperature. */
@@ -3796,7 +3839,8 @@ static swa_status swa__read_arch_params(swa_model *m, swa_error *err)
     if (m->attn_temp != 0.0f && m->n_ctx_orig <= 0)
         return swa__fail(err, SWA_ERR_MODEL, "key %s: a temperature scale needs rope.scaling.original_context_length or "
                          "context_length", swa__key(m, "attention.temperature_scale"));
-    return SWA_OK;
+    m->attn_temp_len = (float)m->n_ctx_orig;
+    return swa__read_temp_nope(m, err);
 }
 
 /* A mixture of experts, as llama.cpp reads one: {arch}.expert_count experts (at most its 512),
@@ -3817,6 +3861,11 @@ static swa_status swa__read_experts(swa_model *m, swa_error *err)
     m->gating = a->gating;
     m->norm_weights = a->norm_weights;
     m->expert_scale = 1.0f;
+    m->moe_step = 1;
+    if ((a->has & SWA__ARCH_MOE_STEP) &&
+        (s = swa__get_int(m->gguf, swa__key(m, "interleave_moe_layer_step"), 1, 1, 0, 65536, &ff, err)) != SWA_OK)
+        return s;
+    if (a->has & SWA__ARCH_MOE_STEP) m->moe_step = (int32_t)ff;
     hp->n_expert = (int32_t)e;
     hp->n_expert_used = (int32_t)k;
     hp->n_ff_exp = hp->n_ff;
@@ -3919,17 +3968,40 @@ static swa_status swa__window_layers(swa_model *m, uint8_t *windowed, swa_error 
     return SWA_OK;
 }
 
+/* A chunked architecture (Llama 4) as llama.cpp reads it: attention.sliding_window 0 turns
+   chunking off (every layer global, RoPE on all of them, no QK norm); otherwise its layers of
+   the pattern attend within chunks of attention.chunk_size. *chunks says which. */
+static swa_status swa__read_chunking(swa_model *m, int *chunks, swa_error *err)
+{
+    int64_t w = 1;
+    swa_status s;
+    int q;
+    *chunks = (m->arch->has & SWA__ARCH_CHUNKED) != 0;
+    m->rope_layers = m->arch->rope_layers;
+    if (!*chunks) return SWA_OK;
+    if ((s = swa__get_int(m->gguf, swa__key(m, "attention.sliding_window"), 0, 1, 0, INT32_MAX, &w, err)) != SWA_OK) return s;
+    *chunks = m->chunked = w != 0;
+    if (!m->chunked) m->rope_layers = SWA__ROPE_ALL;
+    if ((s = swa__get_bool(m->gguf, swa__key(m, "use_qk_norm"), m->hp.n_expert != 128, &q, err)) != SWA_OK) return s;
+    m->qk_l2 = m->chunked && q && (m->arch->has & SWA__ARCH_QK_L2);
+    return SWA_OK;
+}
+
 /* {arch}.attention.sliding_window: one number for the windowed layers (every layer, or those
-   of the pattern above), or one entry per layer where 0 marks a full-attention layer. No key:
-   the architecture's default (full attention everywhere but for Gemma 2). */
+   of the pattern above), or one entry per layer where 0 marks a full-attention layer; a
+   chunked architecture's chunk size likewise from attention.chunk_size. No key: the
+   architecture's default (full attention everywhere but for Gemma 2; Llama 4's 8192). */
 static swa_status swa__read_windows(swa_model *m, swa_error *err)
 {
-    const char *key = swa__key(m, "attention.sliding_window");
+    int chunks;
+    swa_status s = swa__read_chunking(m, &chunks, err);
+    const char *key = swa__key(m, chunks ? "attention.chunk_size" : "attention.sliding_window");
     int64_t i = swa_gguf_kv_find(m->gguf, key), w = m->arch->default_window, l;
     swa_gguf_value v, e;
-    swa_status s;
+    if (s != SWA_OK) return s;
     m->window = (int32_t *)swa__calloc((uint64_t)m->hp.n_layer, sizeof(int32_t));
     if (!m->window) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the window table");
+    if ((m->arch->has & SWA__ARCH_CHUNKED) && !chunks) return SWA_OK;
     if (i < 0 && w < 0) return swa__fail(err, SWA_ERR_MODEL, "key %s is missing", key);
     v.type = SWA_GGUF_U32;
     if (i >= 0) v = swa_gguf_kv_value(m->gguf, i);
@@ -3959,7 +4031,7 @@ static swa_status swa__read_windows(swa_model *m, swa_error *err)
         /* a window longer than the trained context never masks a position the model was
            trained on (Phi-3.5-mini: 262144 over 131072): full attention, n_ctx slots, not W;
            but where windowed layers turn RoPE otherwise, they stay windowed layers */
-        if (m->hp.n_ctx_train > 0 && m->window[l] > m->hp.n_ctx_train && m->arch->rope_layers == SWA__ROPE_ALL)
+        if (m->hp.n_ctx_train > 0 && m->window[l] > m->hp.n_ctx_train && m->rope_layers == SWA__ROPE_ALL)
             m->window[l] = 0;
         if (m->window[l] > m->hp.window) m->hp.window = m->window[l];
         if (m->window[l] > 0) m->hp.n_windowed++;
@@ -4097,6 +4169,13 @@ static swa_status swa__load_qkv(swa_model *m, int32_t l, swa__layer *L, swa_erro
     return SWA_OK;
 }
 
+/* Whether layer l is a mixture of experts: every layer when the model has experts, or (Llama 4)
+   those interleave_moe_layer_step says. */
+static int swa__layer_has_experts(const swa_model *m, int64_t l)
+{
+    return m->hp.n_expert > 0 && m->moe_step > 0 && (l + 1) % m->moe_step == 0;
+}
+
 /* Gate and up: two matrices, or (Phi-3) one ffn_up of 2 n_ff rows, the gate's first. */
 static swa_status swa__load_gate_up(swa_model *m, int32_t l, swa__layer *L, swa_error *err)
 {
@@ -4129,7 +4208,7 @@ static swa_status swa__load_ffn(swa_model *m, int32_t l, swa__layer *L, swa_erro
     int64_t d = hp->n_embd, ff = hp->n_ff_exp, E = hp->n_expert;
     char name[64];
     swa_status s;
-    if (E == 0) {
+    if (!swa__layer_has_experts(m, l)) {
         if ((s = swa__load_gate_up(m, l, L, err)) != SWA_OK ||
             (s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_down", "weight"), 1, hp->n_ff, d, &L->w_down, err)) != SWA_OK)
             return s;
@@ -4145,6 +4224,11 @@ static swa_status swa__load_ffn(swa_model *m, int32_t l, swa__layer *L, swa_erro
         ((s = swa__get_vectors(m, swa__blk_name(name, l, "ffn_gate_exps", "bias"), ff, E, 1, &L->gate_exps_b, err)) != SWA_OK ||
          (s = swa__get_vectors(m, swa__blk_name(name, l, "ffn_up_exps", "bias"), ff, E, 1, &L->up_exps_b, err)) != SWA_OK ||
          (s = swa__get_vectors(m, swa__blk_name(name, l, "ffn_down_exps", "bias"), d, E, 1, &L->down_exps_b, err)) != SWA_OK))
+        return s;
+    if ((m->arch->has & SWA__ARCH_SHARED_EXPERT) &&
+        ((s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_gate_shexp", "weight"), 1, d, ff, &L->gate_shexp, err)) != SWA_OK ||
+         (s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_up_shexp", "weight"), 1, d, ff, &L->up_shexp, err)) != SWA_OK ||
+         (s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_down_shexp", "weight"), 1, ff, d, &L->down_shexp, err)) != SWA_OK))
         return s;
     return SWA_OK;
 }
@@ -4195,7 +4279,7 @@ static uint64_t swa__vector_floats(const swa_hparams *hp, unsigned has)
     uint64_t per_layer = 5 * (uint64_t)hp->n_embd + 2 * (qd + kvd) + kvd + (uint64_t)hp->n_expert +   /* Q/K norms: at most qd + kvd */
                          (uint64_t)hp->n_head +
                          ((has & SWA__ARCH_OAI_FFN) ? (uint64_t)hp->n_expert * (2 * (uint64_t)hp->n_ff_exp + (uint64_t)hp->n_embd) : 0);
-    return (uint64_t)hp->n_layer * per_layer + (uint64_t)hp->n_embd + (uint64_t)hp->n_rot;
+    return (uint64_t)hp->n_layer * per_layer + (uint64_t)hp->n_embd + (uint64_t)hp->n_rot + (uint64_t)hp->head_dim;
 }
 
 /* The type most layer matrices have, for summaries. */
@@ -4264,6 +4348,8 @@ static swa_status swa__model_build(swa_model *m, swa_error *err)
     m->norms = (float *)swa__calloc((uint64_t)m->cap_norms, sizeof(float));
     if (!m->norms) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the norm weights");
     if ((s = swa__get_vector(m, "output_norm.weight", m->hp.n_embd, 1, &m->output_norm, err)) != SWA_OK) return s;
+    m->ones = m->norms + m->n_norms;   /* the weightless norms' */
+    for (l = 0; l < m->hp.head_dim; l++) m->norms[m->n_norms++] = 1.0f;
     if ((m->arch->has & SWA__ARCH_ROPE_FACTORS) &&
         ((s = swa__get_vector(m, "rope_factors_long.weight", m->hp.n_rot / 2, 0, &m->rope_long, err)) != SWA_OK ||
          (s = swa__get_vector(m, "rope_factors_short.weight", m->hp.n_rot / 2, 0, &m->rope_short, err)) != SWA_OK))
@@ -4417,6 +4503,7 @@ struct swa_ctx {
     size_t cache_bytes;
     uint64_t model_sum;        /* checksum of the model's metadata, for snapshots */
     int32_t *window;           /* [n_layer] effective window, 0 = full attention */
+    int32_t chunked;           /* the windows are chunks: i sees j >= i - i mod W (the model's, unless overridden) */
     int64_t *n_slots;          /* [n_layer] ring size: window + n_rewind, or n_ctx for full layers */
     uint8_t **k_cache;         /* [n_layer] -> [n_seq][n_slots][n_kv_head*head_dim] in the cache type */
     uint8_t **v_cache;         /* [n_layer] -> the same for values */
@@ -4567,8 +4654,14 @@ static int64_t swa__ring_slots(const swa_ctx_config *cfg, int32_t w)
     return w > 0 ? (int64_t)w + cfg->n_rewind : cfg->n_ctx;
 }
 
-/* Rows of the feed-forward's gate and up: the experts' when there are experts. */
-static int64_t swa__ffn_width(const swa_hparams *hp) { return hp->n_expert > 0 ? hp->n_ff_exp : hp->n_ff; }
+/* Rows of the feed-forward's gate and up: the experts' when there are experts, the wider of
+   theirs and the dense layers' when some layers have none (Llama 4). */
+static int64_t swa__ffn_width(const swa_model *m)
+{
+    const swa_hparams *hp = &m->hp;
+    if (hp->n_expert == 0) return hp->n_ff;
+    return m->moe_step == 1 || hp->n_ff_exp > hp->n_ff ? hp->n_ff_exp : hp->n_ff;
+}
 
 /* The gemm kernels' memory for this model and config: the packed tokens and one thread's
    scratch (which also holds a block of the rows a prompt widens), both 0 when the kernel set
@@ -4576,7 +4669,7 @@ static int64_t swa__ffn_width(const swa_hparams *hp) { return hp->n_expert > 0 ?
 static void swa__gemm_memory(const swa_model *m, const swa_ctx_config *cfg, uint64_t *pack, uint64_t *scratch)
 {
     const swa_hparams *hp = &m->hp;
-    int64_t n_in = swa__ffn_width(hp) > hp->n_embd ? swa__ffn_width(hp) : hp->n_embd;
+    int64_t n_in = swa__ffn_width(m) > hp->n_embd ? swa__ffn_width(m) : hp->n_embd;
     swa__kernels k;
     int64_t i;
     if (hp->n_head * hp->head_dim > n_in) n_in = hp->n_head * hp->head_dim;
@@ -4595,7 +4688,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     const swa_hparams *hp = &m->hp;
     uint64_t nb = (uint64_t)cfg->n_batch, kvd = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
     uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, max_slots = 1, cache_start, n_layer = (uint64_t)hp->n_layer;
-    uint64_t kv_row = swa__kv_bytes(cfg->kv_type, (int64_t)kvd), ff = (uint64_t)swa__ffn_width(hp);
+    uint64_t kv_row = swa__kv_bytes(cfg->kv_type, (int64_t)kvd), ff = (uint64_t)swa__ffn_width(m);
     uint64_t widest = ff > (uint64_t)hp->n_embd ? ff : (uint64_t)hp->n_embd, E = (uint64_t)hp->n_expert;
     uint64_t act_row = 0, seq_rows, pack, scratch;
     int kind;
@@ -4645,7 +4738,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
         uint64_t bytes = swa__act_bytes(kind, (int64_t)widest + 255);
         act_row = bytes > act_row ? bytes : act_row;
     }
-    c->xq = (uint8_t *)swa__arena_take(a, E > 0 && nb < SWA__MOE_GROUP ? SWA__MOE_GROUP : nb, act_row);
+    c->xq = (uint8_t *)swa__arena_take(a, E > 0 && nb < 2 * SWA__MOE_GROUP ? 2 * SWA__MOE_GROUP : nb, act_row);
     swa__gemm_memory(m, cfg, &pack, &scratch);
     c->xpack = pack ? swa__arena_take(a, 1, pack) : NULL;
     c->v = (float *)swa__arena_take(a, nb * kvd, sizeof(float));
@@ -4659,7 +4752,8 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
         c->pick_w = (float *)swa__arena_take(a, nb * K, sizeof(float));
         c->exp_tok = (int32_t *)swa__arena_take(a, nb, sizeof(int32_t));
         c->exp_w = (float *)swa__arena_take(a, nb, sizeof(float));
-        c->exp_x = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
+        c->exp_x = (float *)swa__arena_take(a, (nb < 2 * SWA__MOE_GROUP ? 2 * SWA__MOE_GROUP : nb) * (uint64_t)hp->n_embd,
+                                            sizeof(float));
         c->exp_y = (float *)swa__arena_take(a, (nb < SWA__MOE_GROUP ? SWA__MOE_GROUP : nb) * (uint64_t)hp->n_embd, sizeof(float));
         c->moe_out = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
     }
@@ -4781,7 +4875,7 @@ static void swa__rope_frequencies(swa_ctx *c)
     const swa_model *m = c->model;
     int64_t half = m->hp.n_rot / 2, i;
     const float *factors = m->rope_long && c->cfg.n_ctx > m->n_ctx_orig ? m->rope_long : m->rope_short;
-    int local_unscaled = m->arch->local_rope_base > 0.0f || m->arch->rope_layers == SWA__ROPE_LOCAL_PLAIN;
+    int local_unscaled = m->arch->local_rope_base > 0.0f || m->rope_layers == SWA__ROPE_LOCAL_PLAIN;
     for (i = 0; i < half; i++) {
         double e = -2.0 * (double)i / (double)m->hp.n_rot, f = factors ? (double)factors[i] : 1.0;
         double scale = m->yarn ? swa__yarn_scale(m, i, (double)m->hp.rope_base) : (double)m->rope_scale;
@@ -4849,6 +4943,7 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
     c->kv_type = r.kv_type;
     c->cache_type = swa__kv_types[r.kv_type].type;
     c->max_pos = INT64_MAX;
+    c->chunked = m->chunked && r.window == 0;
     for (l = 0; l < m->hp.n_layer; l++)
         if (c->window[l] == 0 && r.n_sink == 0) c->max_pos = r.n_ctx;
     swa__rope_frequencies(c);
@@ -4909,7 +5004,7 @@ static int64_t swa__slot(const swa_ctx *c, int64_t l, int64_t j)
 }
 
 /* Positions a query keeps in layer l besides the sinks: the window, n_ctx - n_sink with sinks,
-   or 0 for all of them. */
+   or 0 for all of them. A chunked layer's query at i keeps i mod W + 1 <= W of them. */
 static int64_t swa__recent(const swa_ctx *c, int64_t l)
 {
     return c->window[l] > 0 ? c->window[l] : c->cfg.n_sink > 0 ? c->n_slots[l] - c->cfg.n_sink : 0;
@@ -5300,7 +5395,7 @@ static void swa__rope_table(swa_ctx *c, int64_t n)
 {
     int64_t half = c->model->hp.n_rot / 2, t, k;
     for (k = 0; k < 2; k++) {
-        int plain = k == 1 && c->model->arch->rope_layers == SWA__ROPE_LOCAL_PLAIN;
+        int plain = k == 1 && c->model->rope_layers == SWA__ROPE_LOCAL_PLAIN;
         for (t = 0; t < n; t++)
             swa__rope_angles(c->inv_freq + k * half, half, plain ? 1.0 : (double)c->model->rope_attn_factor, c->tok_pos[t],
                              c->rope + (k * c->cfg.n_batch + t) * 2 * half);
@@ -5413,7 +5508,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     const float *sink = c->model->layers[task->l].attn_sinks;
     for (p = share; p < task->n * items; p += n_shares) {   /* in turn: a causal chunk's later tokens see more keys */
         int64_t t = p / items, g = p % items / blocks, h0 = g * group + p % blocks * SWA__TILE_TOKENS;
-        int64_t i = c->tok_pos[t], lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0;
+        int64_t i = c->tok_pos[t], lo = W > 0 && i - W + 1 > 0 ? (c->chunked ? i - i % W : i - W + 1) : 0;
         int64_t heads_left = (g + 1) * group - h0;
         int nh = heads_left < SWA__TILE_TOKENS ? (int)heads_left : SWA__TILE_TOKENS, h, r;
         size_t head = (size_t)g * head_bytes;
@@ -5545,7 +5640,8 @@ static void swa__norm_heads(swa_ctx *c, float *y, const float *w, int64_t n_head
 }
 
 /* Q, K and V of the chunk, ready for attention: projections, biases, Q/K norms, RoPE (none on
-   Command R7B's global layers). */
+   Command R7B's and Llama 4's global layers), Llama 4's weightless norms after RoPE, the
+   attention temperature (Llama 4: on the layers without RoPE). */
 static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
 {
     const swa_model *m = c->model;
@@ -5553,6 +5649,7 @@ static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
     const swa__layer *L = &m->layers[l];
     int64_t d = hp->n_embd, hd = hp->head_dim, kvd = (int64_t)hp->n_kv_head * hd, qd = (int64_t)hp->n_head * hd, t;
     const float *rope = c->rope + (m->window[l] > 0 ? c->cfg.n_batch * hp->n_rot : 0);
+    int turns = m->window[l] > 0 || m->rope_layers != SWA__ROPE_LOCAL_ONLY;
     swa__product qkv[3] = {{&L->wq, c->q, qd}, {&L->wk, c->k, kvd}, {&L->wv, c->v, kvd}};
     swa__matmuls(c, qkv, 3, c->xb, d, n);
     swa__add_bias(c->q, L->bq, qd, n);
@@ -5560,7 +5657,7 @@ static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
     swa__add_bias(c->v, L->bv, kvd, n);
     swa__norm_heads(c, c->q, L->q_norm, hp->n_head, n);
     swa__norm_heads(c, c->k, L->k_norm, hp->n_kv_head, n);
-    for (t = 0; t < n && (m->window[l] > 0 || m->arch->rope_layers != SWA__ROPE_LOCAL_ONLY); t++) {
+    for (t = 0; t < n && turns; t++) {
         if (m->arch->has & SWA__ARCH_NEOX) {
             swa__rope_neox(c->q + t * qd, hp->n_head, hd, hp->n_rot, rope + t * hp->n_rot);
             swa__rope_neox(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, rope + t * hp->n_rot);
@@ -5569,8 +5666,13 @@ static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
             c->kern.rope(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, rope + t * hp->n_rot);
         }
     }
+    if (m->qk_l2 && turns) {
+        for (t = 0; t < n * hp->n_head; t++) c->kern.rmsnorm(c->q + t * hd, c->q + t * hd, m->ones, hd, hp->rms_eps);
+        for (t = 0; t < n * hp->n_kv_head; t++) c->kern.rmsnorm(c->k + t * hd, c->k + t * hd, m->ones, hd, hp->rms_eps);
+    }
+    if ((m->arch->has & SWA__ARCH_TEMP_NOPE) && turns) return;
     for (t = 0; m->attn_temp != 0.0f && t < n; t++) {   /* llama.cpp's llm_graph_input_attn_temp */
-        float f = logf(floorf((float)c->tok_pos[t] / (float)m->n_ctx_orig) + 1.0f) * m->attn_temp + 1.0f;
+        float f = logf(floorf(((float)c->tok_pos[t] + m->attn_temp_offset) / m->attn_temp_len) + 1.0f) * m->attn_temp + 1.0f;
         int64_t i;
         for (i = 0; i < qd; i++) c->q[t * qd + i] *= f;
     }
@@ -5642,6 +5744,19 @@ static void swa__expert_biases(const swa__layer *L, int64_t e, int64_t ff, int64
     bias[0] = L->gate_exps_b ? L->gate_exps_b + e * ff : NULL;
     bias[1] = L->up_exps_b ? L->up_exps_b + e * ff : NULL;
     bias[2] = L->down_exps_b ? L->down_exps_b + e * d : NULL;
+}
+
+/* An expert's input row: the token's normed state, or (WEIGHT_INPUT, Llama 4) that times the
+   router's weight, which then counts as 1 in the sum. */
+static void swa__expert_input(const swa_ctx *c, float *x, const float *xb, float *w)
+{
+    int64_t d = c->model->hp.n_embd, j;
+    if (!(c->model->arch->has & SWA__ARCH_WEIGHT_INPUT)) {
+        memcpy(x, xb, (size_t)d * sizeof(float));
+        return;
+    }
+    for (j = 0; j < d; j++) x[j] = xb[j] * *w;
+    *w = 1.0f;
 }
 
 /* The router's picks for one token: its logits (plus the router's bias) become probabilities
@@ -5719,7 +5834,16 @@ static void swa__moe_token(swa_ctx *c, const swa__layer *L)
             gate_up[2 * q + 1].w = &mats[3 * q + 1], gate_up[2 * q + 1].y = c->up + q * ff, gate_up[2 * q + 1].ldy = ff;
             down[q].w = &mats[3 * q + 2], down[q].y = c->exp_y + q * d, down[q].ldy = d;
         }
-        swa__matmuls(c, gate_up, 2 * g, c->xb, d, 1);
+        if (m->arch->has & SWA__ARCH_WEIGHT_INPUT) {   /* each expert its own input, gate and up alike */
+            for (q = 0; q < 2 * g; q++) {
+                float wq = w[k0 + q / 2];
+                swa__expert_input(c, c->exp_x + q * d, c->xb, &wq);
+            }
+            for (q = 0; q < g; q++) w[k0 + q] = 1.0f;
+            swa__matmul_each_row(c, gate_up, 2 * g, c->exp_x, d);
+        } else {
+            swa__matmuls(c, gate_up, 2 * g, c->xb, d, 1);
+        }
         for (q = 0; q < g; q++) {
             const float *bias[3];
             swa__expert_biases(L, pick[k0 + q], ff, d, bias);
@@ -5759,7 +5883,7 @@ static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
                 if (c->pick[t * K + k] == e) {
                     c->exp_tok[count] = (int32_t)t;
                     c->exp_w[count] = c->pick_w[t * K + k];
-                    memcpy(c->exp_x + count * d, c->xb + t * d, (size_t)d * sizeof(float));
+                    swa__expert_input(c, c->exp_x + count * d, c->xb + t * d, &c->exp_w[count]);
                     count++;
                 }
         if (count == 0) continue;
@@ -5771,6 +5895,16 @@ static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
             for (j = 0; j < d; j++) y[j] += w * ye[j];
         }
     }
+}
+
+/* The shared expert (SHARED_EXPERT, Llama 4), which every token of a mixture-of-experts layer
+   goes through beside its routed ones: its output added to theirs in c->moe_out. */
+static void swa__shared_expert(swa_ctx *c, const swa__layer *L, int64_t n)
+{
+    const float *none[3] = {NULL, NULL, NULL};
+    if (!L->gate_shexp.data) return;
+    swa__ffn(c, &L->gate_shexp, &L->up_shexp, &L->down_shexp, none, c->xb, c->exp_y, n);
+    swa__add_ref(c->moe_out, c->exp_y, n * c->model->hp.n_embd);
 }
 
 /* The tokens whose state leaves the last layer (keep[t] nonzero) moved, in order, to the first
@@ -5815,8 +5949,9 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n, const unsigned 
         swa__residual(c, c->xb, L->attn_post_norm, n);
         swa__norm_rows(c, c->xb, c->x, L->ffn_norm, d, n);
     }
-    if (hp->n_expert > 0) {
+    if (L->router.data) {
         swa__moe(c, L, n);
+        swa__shared_expert(c, L, n);
         swa__residual(c, c->moe_out, L->ffn_post_norm, n);
     } else {
         swa__ffn(c, &L->w_gate, &L->w_up, &L->w_down, none, c->xb, c->xb, n);

@@ -123,9 +123,9 @@ static const shape shapes[] = {
 #define SHAPE_NAMES "stories15m, tinyllama, mistral7b, gemma3-1b, mixtral, qwen3-30b-a3b, gpt-oss-20b or custom"
 
 static const char *const archs[] = {"llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "mistral3",
-                                    "olmo2", "cohere2"};
-enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE, GPTOSS, MISTRAL3, OLMO2, COHERE2 };
-#define ARCH_NAMES "llama, gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, gpt-oss, mistral3, olmo2 or cohere2"
+                                    "olmo2", "cohere2", "llama4"};
+enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE, GPTOSS, MISTRAL3, OLMO2, COHERE2, LLAMA4 };
+#define ARCH_NAMES "llama, gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, gpt-oss, mistral3, olmo2, cohere2 or llama4"
 
 typedef struct options {
     shape s;
@@ -141,6 +141,9 @@ typedef struct options {
     double yarn, yarn_beta_fast, attn_temp;   /* YaRN factor (0 = none), mistral3's beta_fast and temperature */
     int64_t yarn_orig;         /* rope.scaling.original_context_length with --yarn */
     int64_t distinct;          /* rows made per matrix, the rest copies (0: all) */
+    int64_t chunk, moe_step;   /* llama4: attention.chunk_size (0 = no key), interleave_moe_layer_step */
+    int64_t temp_len;          /* llama4: attention.temperature_length (0 = no key) */
+    int no_qk_norm;            /* llama4: use_qk_norm false */
 } options;
 
 static void usage(FILE *f)
@@ -161,7 +164,10 @@ static void usage(FILE *f)
             "  --rope-factors O  Phi-3 rope_factors_long/short with original context O\n"
             "  --yarn F --yarn-orig O  YaRN RoPE scaling: factor F over an original context O (default ctx / F)\n"
             "  --yarn-beta-fast B  mistral3's rope.scaling.yarn_beta_fast (default 32)\n"
-            "  --attn-temp S  mistral3's attention.temperature_scale (default none)\n"
+            "  --attn-temp S  mistral3's and llama4's attention.temperature_scale (default none)\n"
+            "  --chunk C --moe-step S --temp-len L --no-qk-norm\n"
+            "                 llama4: attention.chunk_size, interleave_moe_layer_step (default 1),\n"
+            "                 attention.temperature_length (default: no key), use_qk_norm false\n"
             "  --expert-type T  the experts' matrices (default --type; gpt-oss-20b: mxfp4)\n"
             "  --layers N  --dim D  --heads H  --kv-heads K  --ff F  --vocab V  --ctx C\n"
             "                 override the shape's numbers (custom needs dim, heads, ff, layers)\n"
@@ -185,11 +191,12 @@ static void parse_args(int argc, char **argv, options *o)
     static const char *const num_flags[] = {"--layers", "--dim", "--heads", "--kv-heads", "--ff",
                                             "--vocab", "--ctx", "--window", "--seed", "-t",
                                             "--head-dim", "--pattern", "--rope-factors", "--experts",
-                                            "--experts-used", "--expert-ff", "--yarn-orig", "--distinct-rows"};
-    int64_t given[18];
+                                            "--experts-used", "--expert-ff", "--yarn-orig", "--distinct-rows",
+                                            "--chunk", "--moe-step", "--temp-len"};
+    int64_t given[21];
     const char *shape_name = NULL, *arch_name = NULL, *expert_type = NULL;
     const target *type;
-    int i, k, have[18] = {0};
+    int i, k, have[21] = {0};
     size_t j;
     long cpus;
     memset(o, 0, sizeof *o);
@@ -203,6 +210,10 @@ static void parse_args(int argc, char **argv, options *o)
             else if (!strcmp(a, "--arch")) arch_name = argv[++i];
             else if (!strcmp(a, "--expert-type")) expert_type = argv[++i];
             else o->type_name = argv[++i];
+            continue;
+        }
+        if (!strcmp(a, "--no-qk-norm")) {
+            o->no_qk_norm = 1;
             continue;
         }
         if (!strcmp(a, "--attn-temp")) {
@@ -224,11 +235,11 @@ static void parse_args(int argc, char **argv, options *o)
             else o->rope_scale = x;
             continue;
         }
-        for (k = 0; k < 18; k++)
+        for (k = 0; k < 21; k++)
             if (!strcmp(a, num_flags[k])) break;
-        if (k < 18) {
+        if (k < 21) {
             if (i + 1 >= argc) usage_fail("%s needs a value", a);
-            given[k] = number(a, argv[++i], k == 7 || k == 11 || k == 13 ? 0 : 1,
+            given[k] = number(a, argv[++i], k == 7 || k == 11 || k == 13 || k == 19 ? 0 : 1,
                               k == 8 ? INT64_MAX : k == 9 ? 256 : k == 13 ? 512 : INT32_MAX);
             have[k] = 1;
         } else if (a[0] == '-' && a[1]) {
@@ -283,19 +294,25 @@ static void parse_args(int argc, char **argv, options *o)
     if (have[15]) o->s.expert_ff = given[15];
     if (have[16]) o->yarn_orig = given[16];
     if (have[17]) o->distinct = given[17];
+    if (have[18]) o->chunk = given[18];
+    o->moe_step = have[19] ? given[19] : 1;
+    if (have[20]) o->temp_len = given[20];
+    if ((have[18] || have[19] || have[20] || o->no_qk_norm) && o->arch != LLAMA4)
+        usage_fail("--chunk, --moe-step, --temp-len and --no-qk-norm are llama4's");
     if (o->yarn > 0.0 && !o->yarn_orig) o->yarn_orig = (int64_t)((double)o->s.ctx / o->yarn) > 0 ? (int64_t)((double)o->s.ctx / o->yarn) : 1;
     if ((have[16] || o->yarn_beta_fast > 0.0) && o->yarn <= 0.0) usage_fail("--yarn-orig and --yarn-beta-fast go with --yarn");
     if (o->yarn > 0.0 && o->rope_scale > 0.0) usage_fail("--yarn or --rope-scale, not both");
-    if ((o->yarn_beta_fast > 0.0 || o->attn_temp != 0.0) && o->arch != MISTRAL3)
-        usage_fail("--yarn-beta-fast and --attn-temp are mistral3's");
-    if (o->attn_temp != 0.0 && o->yarn <= 0.0) usage_fail("--attn-temp wants --yarn (its length is the original context)");
+    if (o->yarn_beta_fast > 0.0 && o->arch != MISTRAL3) usage_fail("--yarn-beta-fast is mistral3's");
+    if (o->attn_temp != 0.0 && o->arch != MISTRAL3 && o->arch != LLAMA4) usage_fail("--attn-temp is mistral3's and llama4's");
+    if (o->attn_temp != 0.0 && o->arch == MISTRAL3 && o->yarn <= 0.0)
+        usage_fail("--attn-temp wants --yarn (its length is the original context)");
     if (o->s.experts && !o->s.experts_used) o->s.experts_used = o->s.experts < 2 ? o->s.experts : 2;
     if (o->s.experts && !o->s.expert_ff) o->s.expert_ff = o->s.ff;
     if (o->s.experts_used > o->s.experts) usage_fail("--experts-used wants at most --experts (%lld)", (long long)o->s.experts);
     if ((o->arch == QWEN3MOE || o->arch == GPTOSS) && !o->s.experts) usage_fail("%s wants --experts", archs[o->arch]);
     if (o->arch == LLAMA && o->s.experts && o->s.expert_ff != o->s.ff) usage_fail("llama's experts are --ff wide");
-    if (o->s.experts && o->arch != LLAMA && o->arch != QWEN3MOE && o->arch != GPTOSS)
-        usage_fail("--experts is for llama, qwen3moe and gpt-oss");
+    if (o->s.experts && o->arch != LLAMA && o->arch != QWEN3MOE && o->arch != GPTOSS && o->arch != LLAMA4)
+        usage_fail("--experts is for llama, qwen3moe, gpt-oss and llama4");
     if (!o->s.head_dim) o->s.head_dim = o->s.dim / o->s.heads;
     if ((o->arch == PHI3 || o->arch == OLMO2 || o->arch == COHERE2) && o->s.head_dim * o->s.heads != o->s.dim)
         usage_fail("%s wants heads x head-dim = dim", archs[o->arch]);
@@ -361,7 +378,7 @@ static tensor *plan(const options *o, size_t *count)
     const int64_t d = s->dim, qd = s->heads * s->head_dim, kv = s->kv_heads * s->head_dim;
     const int a = o->arch, norm = a == LLAMA ? ONES : NORM;
     const int pre_norms = a != OLMO2, post_norms = a == GEMMA2 || a == GEMMA3 || a == OLMO2;
-    tensor *t = (tensor *)calloc((size_t)(5 + 24 * s->layers), sizeof *t);
+    tensor *t = (tensor *)calloc((size_t)(5 + 28 * s->layers), sizeof *t);
     size_t n = 0;
     int64_t l;
     char name[64];
@@ -407,7 +424,11 @@ static tensor *plan(const options *o, size_t *count)
         }
         if (post_norms) T("post_attention_norm.weight", d, 0, NORM);
         if (pre_norms && a != COHERE2 && a != GPTOSS) T("ffn_norm.weight", d, 0, norm);
-        if (s->experts) {   /* the router stays F32, as llama.cpp's converter and llama-quantize keep it */
+        if (s->experts && (o->moe_step == 0 || (l + 1) % o->moe_step != 0)) {   /* llama4's dense layers */
+            T("ffn_gate.weight", d, s->ff, 0);
+            T("ffn_down.weight", s->ff, d, 0);
+            T("ffn_up.weight", d, s->ff, 0);
+        } else if (s->experts) {   /* the router stays F32, as llama.cpp's converter and llama-quantize keep it */
             const int64_t E = s->experts, ff = s->expert_ff;
             const uint32_t et = o->expert_type;
             snprintf(name, sizeof name, "blk.%lld.ffn_gate_inp.weight", (long long)l);
@@ -419,6 +440,11 @@ static tensor *plan(const options *o, size_t *count)
             X("ffn_down_exps.weight", ff, d);
             X("ffn_up_exps.weight", d, ff);
 #undef X
+            if (a == LLAMA4) {   /* the shared expert, as wide as the routed ones */
+                T("ffn_gate_shexp.weight", d, ff, 0);
+                T("ffn_down_shexp.weight", ff, d, 0);
+                T("ffn_up_shexp.weight", d, ff, 0);
+            }
             if (a == GPTOSS) {   /* the experts' biases: [E][ff] and [E][d] */
                 T("ffn_gate_exps.bias", ff, 0, BIAS), t[n - 1].n_dims = 2, t[n - 1].ne[1] = E;
                 T("ffn_down_exps.bias", d, 0, BIAS), t[n - 1].n_dims = 2, t[n - 1].ne[1] = E;
@@ -593,12 +619,19 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
     gw_kv_u32(w, KEY("feed_forward_length"), (uint32_t)s->ff);
     gw_kv_u32(w, KEY("attention.head_count"), (uint32_t)s->heads);
     gw_kv_u32(w, KEY("attention.head_count_kv"), (uint32_t)s->kv_heads);
-    if (o->arch == LLAMA || o->arch == PHI3 || o->arch == MISTRAL3 || o->arch == GPTOSS)
+    if (o->arch == LLAMA || o->arch == PHI3 || o->arch == MISTRAL3 || o->arch == GPTOSS || o->arch == LLAMA4)
         gw_kv_u32(w, KEY("rope.dimension_count"), (uint32_t)s->head_dim);
+    if (o->arch == LLAMA4) {   /* llama.cpp requires the step; the chunk is the key ollama's converter writes */
+        gw_kv_u32(w, KEY("interleave_moe_layer_step"), (uint32_t)o->moe_step);
+        if (o->chunk) gw_kv_u32(w, KEY("attention.chunk_size"), (uint32_t)o->chunk);
+        if (o->temp_len) gw_kv_u32(w, KEY("attention.temperature_length"), (uint32_t)o->temp_len);
+        if (o->no_qk_norm) gw_kv_bool(w, KEY("use_qk_norm"), 0);
+    }
     if (s->experts) {
         gw_kv_u32(w, KEY("expert_count"), (uint32_t)s->experts);
         gw_kv_u32(w, KEY("expert_used_count"), (uint32_t)s->experts_used);
-        if (o->arch == QWEN3MOE || o->arch == GPTOSS) gw_kv_u32(w, KEY("expert_feed_forward_length"), (uint32_t)s->expert_ff);
+        if (o->arch == QWEN3MOE || o->arch == GPTOSS || o->arch == LLAMA4)
+            gw_kv_u32(w, KEY("expert_feed_forward_length"), (uint32_t)s->expert_ff);
     }
     if (o->arch != LLAMA && o->arch != PHI3) {
         gw_kv_u32(w, KEY("attention.key_length"), (uint32_t)s->head_dim);
@@ -610,7 +643,7 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
         gw_kv_f32(w, KEY("logit_scale"), 0.25f);
     } else {
         gw_kv_f32(w, KEY("attention.layer_norm_rms_epsilon"), o->arch == LLAMA || o->arch == PHI3 || o->arch == GPTOSS ||
-                  o->arch == MISTRAL3 ? 1e-5f : 1e-6f);
+                  o->arch == MISTRAL3 || o->arch == LLAMA4 ? 1e-5f : 1e-6f);
     }
     if (o->arch == LLAMA) gw_kv_u32(w, KEY("vocab_size"), (uint32_t)s->vocab);
     if (o->arch == GEMMA2) {
