@@ -3969,7 +3969,7 @@ static swa_status swa__window_layers(swa_model *m, uint8_t *windowed, swa_error 
 }
 
 /* A chunked architecture (Llama 4) as llama.cpp reads it: attention.sliding_window 0 turns
-   chunking off (every layer global, RoPE on all of them, no QK norm); otherwise its layers of
+   chunking off (every layer global and turning RoPE: MobileLLM's files); otherwise its layers of
    the pattern attend within chunks of attention.chunk_size. *chunks says which. */
 static swa_status swa__read_chunking(swa_model *m, int *chunks, swa_error *err)
 {
@@ -3983,7 +3983,7 @@ static swa_status swa__read_chunking(swa_model *m, int *chunks, swa_error *err)
     *chunks = m->chunked = w != 0;
     if (!m->chunked) m->rope_layers = SWA__ROPE_ALL;
     if ((s = swa__get_bool(m->gguf, swa__key(m, "use_qk_norm"), m->hp.n_expert != 128, &q, err)) != SWA_OK) return s;
-    m->qk_l2 = m->chunked && q && (m->arch->has & SWA__ARCH_QK_L2);
+    m->qk_l2 = q && (m->arch->has & SWA__ARCH_QK_L2);
     return SWA_OK;
 }
 

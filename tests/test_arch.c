@@ -134,7 +134,7 @@ static int expect_windowed(const char *arch, const char *args, int l)
 {
     const char *p = strstr(args, "--pattern ");
     int period = p ? atoi(p + 10) : !strcmp(arch, "gemma2") || !strcmp(arch, "gpt-oss") ? 2 : !strcmp(arch, "gemma3") ? 6
-               : !strcmp(arch, "olmo2") || !strcmp(arch, "cohere2") ? 4 : 0;
+               : !strcmp(arch, "olmo2") || !strcmp(arch, "cohere2") || !strcmp(arch, "llama4") ? 4 : 0;
     return period <= 1 || l % period < period - 1;
 }
 
@@ -160,6 +160,7 @@ static void check_case(const char *name)
     hp = swa_model_hparams(m);
     assert_int_equal(hp->n_vocab, r.n_vocab);
     W = arg_int(r.args, "--window ", 0);
+    if (!W) W = arg_int(r.args, "--chunk ", 0);   /* Llama 4's chunk: the windowed layers' size */
     cfg = swa_ctx_config_default(m);
     cfg.kv_type = SWA_KV_F32;
     /* the layers: windows as the rule says, memory W slots or n_ctx slots each */
@@ -246,6 +247,7 @@ static void test_gpt_oss(void **state)
     check_case("gpt-oss-mxfp4");
 }
 static void test_mistral3(void **state) { (void)state; check_case("mistral3-temp"); check_case("mistral3-beta"); }
+static void test_llama4(void **state) { (void)state; check_case("llama4-c7"); check_case("llama4-c6-top2"); }
 
 /* gpt-oss's attention sinks and window each matter where they should: the same weights with the
    sinks at -inf (a softmax without them) differ from the first position on, and with a window of
@@ -461,6 +463,11 @@ static void test_moe_deterministic(void **state)
     /* mistral3 (dense): the temperature grows with the position, which batching must keep */
     check_moe_deterministic("--shape custom --type q4_0 --vocab 272 --arch mistral3 --layers 2 --dim 64 --heads 4 "
                             "--kv-heads 2 --head-dim 32 --ff 96 --ctx 128 --yarn 4 --yarn-orig 8 --attn-temp 0.3");
+    /* llama4: chunks of 6 (the 48 tokens cross 8 chunk boundaries), a global NoPE layer with the
+       temperature, two experts a token whose weights scale their inputs, the shared expert */
+    check_moe_deterministic("--shape custom --type q8_0 --vocab 272 --arch llama4 --layers 4 --dim 64 --heads 4 "
+                            "--kv-heads 2 --head-dim 32 --ff 96 --experts 4 --experts-used 2 --expert-ff 64 --moe-step 2 "
+                            "--ctx 128 --chunk 6 --attn-temp 0.2 --temp-len 7");
 }
 
 /* OLMo 3 and Command R7B, dense, through the same checks: bit-identical logits for any chunking,
@@ -698,6 +705,7 @@ typedef struct variant {
     const char *omit_key;      /* a key of {arch}. to leave out (olmo2, cohere2) */
     int head_qk_norms;         /* olmo2: attn_q_norm/attn_k_norm a head wide, not the projection */
     float temperature;         /* attention.temperature_scale (0: none); the file has no context length */
+    int omit_shexp;            /* llama4: no ffn_gate_shexp */
 } variant;
 
 static void vec(gw_writer *w, const char *name, int64_t n, float value)
@@ -733,6 +741,7 @@ static swa_status load_variant(const variant *v, swa_error *err)
     const int d = 32, hd = 16, ff = 32, V = 8, L = 2;
     char key[96], name[64];
     int l, phi = !strcmp(v->arch, "phi3"), olmo = !strcmp(v->arch, "olmo2"), cohere = !strcmp(v->arch, "cohere2");
+    int llama4 = !strcmp(v->arch, "llama4");
 #define K(suffix) (snprintf(key, sizeof key, "%s.%s", v->arch, suffix), key)
     gw_kv_str(w, "general.architecture", v->arch);
     gw_kv_u32(w, K("block_count"), L);
@@ -757,6 +766,7 @@ static swa_status load_variant(const variant *v, swa_error *err)
     if (v->used) gw_kv_u32(w, K("expert_used_count"), (uint32_t)v->used);
     if (v->moe) gw_kv_u32(w, K("expert_feed_forward_length"), ff / 2);
     if (v->temperature != 0.0f) gw_kv_f32(w, K("attention.temperature_scale"), v->temperature);
+    if (llama4 && !omitted(v, "interleave_moe_layer_step")) gw_kv_u32(w, K("interleave_moe_layer_step"), 1);
 #undef K
     mat(w, "token_embd.weight", d, V);
     vec(w, "output_norm.weight", d, 1.0f);
@@ -784,12 +794,15 @@ static swa_status load_variant(const variant *v, swa_error *err)
                 mat3(w, N("ffn_gate_exps.weight"), d, ff / 2, v->moe_tensor_experts);
                 mat3(w, N("ffn_up_exps.weight"), d, ff / 2, v->experts);
                 mat3(w, N("ffn_down_exps.weight"), ff / 2, d, v->experts);
+                if (llama4 && !v->omit_shexp) mat(w, N("ffn_gate_shexp.weight"), d, ff / 2);
+                if (llama4) mat(w, N("ffn_up_shexp.weight"), d, ff / 2);
+                if (llama4) mat(w, N("ffn_down_shexp.weight"), ff / 2, d);
             } else {
                 mat(w, N("ffn_gate.weight"), d, ff);
                 mat(w, N("ffn_up.weight"), d, ff);
             }
-            if (!cohere) vec(w, N("attn_q_norm.weight"), olmo && !v->head_qk_norms ? d : hd, 1.0f);
-            if (!cohere && !v->omit_k_norm) vec(w, N("attn_k_norm.weight"), hd, 1.0f);
+            if (!cohere && !llama4) vec(w, N("attn_q_norm.weight"), olmo && !v->head_qk_norms ? d : hd, 1.0f);
+            if (!cohere && !llama4 && !v->omit_k_norm) vec(w, N("attn_k_norm.weight"), hd, 1.0f);
         }
         mat(w, N("attn_output.weight"), d, d);
         if (!v->moe) mat(w, N("ffn_down.weight"), ff, d);
@@ -886,6 +899,43 @@ static void test_broken_files(void **state)
     assert_int_equal(load_variant(&v, NULL), SWA_OK);
     v.temperature = 0.1f;
     expect_error(&v, SWA_ERR_MODEL, "key mistral3.attention.temperature_scale: a temperature scale needs");
+    /* llama4: the step llama.cpp requires, the shared expert beside the routed ones */
+    memset(&v, 0, sizeof v);
+    v.arch = "llama4";
+    v.experts = v.moe_tensor_experts = 4;
+    v.used = 1;
+    v.moe = 1;
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);
+    v.omit_key = "interleave_moe_layer_step";
+    expect_error(&v, SWA_ERR_MODEL, "key llama4.interleave_moe_layer_step is missing");
+    v.omit_key = NULL;
+    v.omit_shexp = 1;
+    expect_error(&v, SWA_ERR_MODEL, "tensor blk.0.ffn_gate_shexp.weight is missing");
+}
+
+/* Llama 4's file without chunking (attention.sliding_window 0, as llama.cpp's converter writes
+   MobileLLM's): every layer global and turning RoPE, so the NoPE layer's temperature never
+   applies; the chunk's default is 8192, as llama.cpp fixes it. */
+static void test_llama4_chunking_keys(void **state)
+{
+    static const struct { const char *extra; int want[4]; } cases[] = {
+        {"--chunk 5", {5, 5, 5, 0}},
+        {"", {8192, 8192, 8192, 0}},
+        {"--window 0", {0, 0, 0, 0}},
+    };
+    size_t k;
+    (void)state;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ref r;
+        swa_model *m;
+        int l;
+        memset(&r, 0, sizeof r);
+        snprintf(r.args, sizeof r.args, "--shape custom --type f32 --vocab 272 --arch llama4 --layers 4 --dim 32 --heads 2 "
+                 "--head-dim 16 --ff 32 --ctx 16384 %s", cases[k].extra);
+        m = make_model(&r);
+        for (l = 0; l < 4; l++) assert_int_equal(swa_model_layer_window(m, l), cases[k].want[l]);
+        swa_model_free(m);
+    }
 }
 
 int main(void)
@@ -894,6 +944,7 @@ int main(void)
         cmocka_unit_test(test_gemma2), cmocka_unit_test(test_gemma3), cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_mixtral),
         cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_gpt_oss), cmocka_unit_test(test_mistral3),
+        cmocka_unit_test(test_llama4), cmocka_unit_test(test_llama4_chunking_keys),
         cmocka_unit_test(test_olmo2), cmocka_unit_test(test_cohere2), cmocka_unit_test(test_gpt_oss_sinks_window),
         cmocka_unit_test(test_moe_deterministic), cmocka_unit_test(test_olmo2_cohere2_batches),
         cmocka_unit_test(test_window_matters), cmocka_unit_test(test_inspect_pattern),

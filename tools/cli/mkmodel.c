@@ -144,6 +144,7 @@ typedef struct options {
     int64_t chunk, moe_step;   /* llama4: attention.chunk_size (0 = no key), interleave_moe_layer_step */
     int64_t temp_len;          /* llama4: attention.temperature_length (0 = no key) */
     int no_qk_norm;            /* llama4: use_qk_norm false */
+    int window_key;            /* llama4: --window given, written even when 0 (no chunking) */
 } options;
 
 static void usage(FILE *f)
@@ -295,6 +296,7 @@ static void parse_args(int argc, char **argv, options *o)
     if (have[16]) o->yarn_orig = given[16];
     if (have[17]) o->distinct = given[17];
     if (have[18]) o->chunk = given[18];
+    o->window_key = have[7] && o->arch == LLAMA4;
     o->moe_step = have[19] ? given[19] : 1;
     if (have[20]) o->temp_len = given[20];
     if ((have[18] || have[19] || have[20] || o->no_qk_norm) && o->arch != LLAMA4)
@@ -671,7 +673,7 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
         gw_kv_f32(w, KEY("rope.scaling.attn_factor"),
                   scale > 1.0 ? (float)sqrt(1.0 + log(scale) / log((double)o->rope_factors_ctx)) : 1.0f);
     }
-    if (s->window || o->arch == PHI3) gw_kv_u32(w, KEY("attention.sliding_window"), (uint32_t)s->window);
+    if (s->window || o->arch == PHI3 || o->window_key) gw_kv_u32(w, KEY("attention.sliding_window"), (uint32_t)s->window);
     if (o->pattern) gw_kv_u32(w, KEY("attention.sliding_window_pattern"), (uint32_t)o->pattern);
 #undef KEY
 }

@@ -68,6 +68,11 @@ CASES = [
     ("gpt-oss-mxfp4", "--arch gpt-oss --layers 2 --dim 64 --heads 4 --kv-heads 1 --head-dim 16 --ff 64 --experts 4 --experts-used 2 --expert-ff 64 --ctx 128 --window 7 --yarn 8 --yarn-orig 16 --expert-type mxfp4"),
     ("mistral3-temp", "--arch mistral3 --layers 2 --dim 64 --heads 4 --kv-heads 2 --head-dim 32 --ff 96 --ctx 128 --yarn 4 --yarn-orig 8 --attn-temp 0.3 --rope-base 1000000"),
     ("mistral3-beta", "--arch mistral3 --layers 3 --dim 48 --heads 2 --kv-heads 1 --head-dim 32 --ff 64 --ctx 256 --yarn 16 --yarn-orig 16 --yarn-beta-fast 8"),
+    # Llama 4: chunks of 7 on three layers of four, the fourth global without RoPE and with the
+    # temperature (its length 5, so that it grows within 40 tokens); experts on every other
+    # layer, with the shared expert; and the QK norm off, top-2 routing on every layer
+    ("llama4-c7", "--arch llama4 --layers 4 --dim 64 --heads 4 --kv-heads 2 --head-dim 16 --ff 96 --experts 4 --experts-used 1 --expert-ff 48 --moe-step 2 --ctx 128 --chunk 7 --attn-temp 0.2 --temp-len 5 --rope-base 500000"),
+    ("llama4-c6-top2", "--arch llama4 --layers 5 --dim 48 --heads 4 --kv-heads 1 --head-dim 16 --ff 64 --experts 5 --experts-used 2 --expert-ff 32 --ctx 128 --chunk 6 --attn-temp 0.5 --temp-len 9 --no-qk-norm"),
 ]
 
 
@@ -159,6 +164,17 @@ def config_for(arch, r):
         rope["llama_4_scaling_beta"] = float(k("attention.temperature_scale", 0.0))
         c.update(rope_parameters=rope, tie_word_embeddings=False, sliding_window=window or None, hidden_act="silu")
         return transformers.Ministral3Config(**c), transformers.Ministral3ForCausalLM
+    if arch == "llama4":   # layer types, NoPE layers and MoE layers left to transformers' defaults
+        E = k("expert_count", 0)
+        c.update(intermediate_size=k("expert_feed_forward_length", c["intermediate_size"]),
+                 intermediate_size_mlp=c["intermediate_size"], num_local_experts=E,
+                 num_experts_per_tok=k("expert_used_count", 1), interleave_moe_layer_step=k("interleave_moe_layer_step"),
+                 use_qk_norm=bool(k("use_qk_norm", E != 128)), attention_chunk_size=k("attention.chunk_size", 8192),
+                 attn_temperature_tuning=True, floor_scale=k("attention.temperature_length", 8192),
+                 attn_scale=float(k("attention.temperature_scale", 0.1)),
+                 rope_parameters={"rope_type": "default", "rope_theta": base}, tie_word_embeddings=False,
+                 hidden_act="silu", output_router_logits=False, router_aux_loss_coef=0.0)
+        return transformers.Llama4TextConfig(**c), transformers.Llama4ForCausalLM
     if arch == "phi3":
         c.pop("head_dim")
         rope = {"rope_type": "default", "rope_theta": base}
@@ -261,6 +277,27 @@ def gpt_oss_state(l, rest, w, sd):
     return True
 
 
+def llama4_state(l, rest, w, sd):
+    """Llama 4's feed-forward names: feed_forward.{gate,up,down}_proj (dense layers), router,
+    experts.gate_up_proj [E][d][2 ff] (gate's columns first) and down_proj [E][ff][d], and
+    shared_expert.*; the norms are llama's."""
+    pre = f"model.layers.{l}.feed_forward."
+    names = {"ffn_gate.weight": "gate_proj.weight", "ffn_up.weight": "up_proj.weight", "ffn_down.weight": "down_proj.weight",
+             "ffn_gate_inp.weight": "router.weight", "ffn_gate_shexp.weight": "shared_expert.gate_proj.weight",
+             "ffn_up_shexp.weight": "shared_expert.up_proj.weight", "ffn_down_shexp.weight": "shared_expert.down_proj.weight"}
+    if rest in names:
+        sd[pre + names[rest]] = w
+    elif rest == "ffn_down_exps.weight":
+        sd[pre + "experts.down_proj"] = w.transpose(1, 2).contiguous()
+    elif rest in ("ffn_gate_exps.weight", "ffn_up_exps.weight"):
+        E, ff, d = w.shape
+        t = sd.setdefault(pre + "experts.gate_up_proj", torch.zeros(E, d, 2 * ff, dtype=torch.float64))
+        (t[:, :, :ff] if rest.startswith("ffn_gate") else t[:, :, ff:]).copy_(w.transpose(1, 2))
+    else:
+        return False
+    return True
+
+
 def state_dict(arch, r, model=None, cfg=None):
     sd = {}
     gemma = arch in ("gemma2", "gemma3")
@@ -278,6 +315,8 @@ def state_dict(arch, r, model=None, cfg=None):
         else:
             _, l, rest = name.split(".", 2)
             if arch == "gpt-oss" and gpt_oss_state(l, rest, w, sd):
+                continue
+            if arch == "llama4" and llama4_state(l, rest, w, sd):
                 continue
             if "gate_inp" in rest or "_exps" in rest:
                 experts_state(model, l, rest, w, sd)
