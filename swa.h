@@ -3464,8 +3464,10 @@ enum {
     SWA__ARCH_WEIGHT_INPUT = 1 << 23, /* the router's weight scales each expert's input, not its output */
     SWA__ARCH_MOE_STEP   = 1 << 24,  /* experts only on layers l with (l + 1) % interleave_moe_layer_step
                                         == 0 (the key required; 0: none), dense ones between */
-    SWA__ARCH_TEMP_NOPE  = 1 << 25   /* Llama 4's attention temperature on the layers without RoPE:
+    SWA__ARCH_TEMP_NOPE  = 1 << 25,  /* Llama 4's attention temperature on the layers without RoPE:
                                         queries times 1 + s ln(1 + floor((pos + 1) / L)) */
+    SWA__ARCH_ROPE_UNWINDOWED = 1 << 26 /* with ROPE_LOCAL_ONLY: a file without windowed layers turns
+                                        RoPE on every layer (llama.cpp's exaone4 and llama4) */
 };
 
 /* Which layers turn RoPE, and with what: every layer alike (the windowed ones at the row's
@@ -3504,7 +3506,10 @@ typedef struct swa__arch {
    llama.cpp ignores it). Llama 4 (llama.cpp's llama4 with its iswa graph) has three chunked
    layers, then a global one without RoPE; its chunk is attention.chunk_size (the key ollama's
    converter writes; llama.cpp fixes 8192, the default here), its router a sigmoid of each
-   expert's logit whose top n_expert_used scale the picked experts' inputs. */
+   expert's logit whose top n_expert_used scale the picked experts' inputs. EXAONE 4 is OLMo 2's
+   layer (norms after each block only) with per-head Q/K norms, three windowed layers of four
+   (or the file's pattern) and global layers without RoPE; llama.cpp windows only its 64-layer
+   model, here the file's keys decide. */
 /* A row names its groups of fields (C++11 has no designated initializers): the window's
    (swa_period, min_window, default_window), the soft-capping defaults (attention, final), the
    windowed layers' RoPE base, wide_query_layers and the router's rule (SWA__ROUTER: gating,
@@ -3570,9 +3575,14 @@ static const swa__arch swa__archs[] = {
               SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
               SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 1)),
     SWA__ARCH("llama4", SWA__ARCH_CHUNKED | SWA__ARCH_QK_L2 | SWA__ARCH_SHARED_EXPERT | SWA__ARCH_WEIGHT_INPUT |
-              SWA__ARCH_MOE_STEP | SWA__ARCH_TEMP_NOPE | SWA__ARCH_EXPERT_FF,
+              SWA__ARCH_MOE_STEP | SWA__ARCH_TEMP_NOPE | SWA__ARCH_EXPERT_FF | SWA__ARCH_ROPE_UNWINDOWED,
               SWA__WINDOW(4, 1, 8192), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
               SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SIGMOID, 0),
+              SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 0)),
+    SWA__ARCH("exaone4", SWA__ARCH_NEOX | SWA__ARCH_POST_NORMS | SWA__ARCH_POST_ONLY | SWA__ARCH_QK_NORM |
+              SWA__ARCH_ROPE_UNWINDOWED,
+              SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
               SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 0)),
 };
 #undef SWA__ARCH
@@ -3981,7 +3991,6 @@ static swa_status swa__read_chunking(swa_model *m, int *chunks, swa_error *err)
     if (!*chunks) return SWA_OK;
     if ((s = swa__get_int(m->gguf, swa__key(m, "attention.sliding_window"), 0, 1, 0, INT32_MAX, &w, err)) != SWA_OK) return s;
     *chunks = m->chunked = w != 0;
-    if (!m->chunked) m->rope_layers = SWA__ROPE_ALL;
     if ((s = swa__get_bool(m->gguf, swa__key(m, "use_qk_norm"), m->hp.n_expert != 128, &q, err)) != SWA_OK) return s;
     m->qk_l2 = q && (m->arch->has & SWA__ARCH_QK_L2);
     return SWA_OK;
@@ -4001,7 +4010,7 @@ static swa_status swa__read_windows(swa_model *m, swa_error *err)
     if (s != SWA_OK) return s;
     m->window = (int32_t *)swa__calloc((uint64_t)m->hp.n_layer, sizeof(int32_t));
     if (!m->window) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the window table");
-    if ((m->arch->has & SWA__ARCH_CHUNKED) && !chunks) return SWA_OK;
+    if ((m->arch->has & SWA__ARCH_CHUNKED) && !chunks) w = 0, i = -1;   /* all global */
     if (i < 0 && w < 0) return swa__fail(err, SWA_ERR_MODEL, "key %s is missing", key);
     v.type = SWA_GGUF_U32;
     if (i >= 0) v = swa_gguf_kv_value(m->gguf, i);
@@ -4036,6 +4045,7 @@ static swa_status swa__read_windows(swa_model *m, swa_error *err)
         if (m->window[l] > m->hp.window) m->hp.window = m->window[l];
         if (m->window[l] > 0) m->hp.n_windowed++;
     }
+    if ((m->arch->has & SWA__ARCH_ROPE_UNWINDOWED) && m->hp.n_windowed == 0) m->rope_layers = SWA__ROPE_ALL;
     return SWA_OK;
 }
 

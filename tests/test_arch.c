@@ -134,7 +134,8 @@ static int expect_windowed(const char *arch, const char *args, int l)
 {
     const char *p = strstr(args, "--pattern ");
     int period = p ? atoi(p + 10) : !strcmp(arch, "gemma2") || !strcmp(arch, "gpt-oss") ? 2 : !strcmp(arch, "gemma3") ? 6
-               : !strcmp(arch, "olmo2") || !strcmp(arch, "cohere2") || !strcmp(arch, "llama4") ? 4 : 0;
+               : !strcmp(arch, "olmo2") || !strcmp(arch, "cohere2") || !strcmp(arch, "llama4") || !strcmp(arch, "exaone4") ? 4
+               : 0;
     return period <= 1 || l % period < period - 1;
 }
 
@@ -247,6 +248,7 @@ static void test_gpt_oss(void **state)
     check_case("gpt-oss-mxfp4");
 }
 static void test_mistral3(void **state) { (void)state; check_case("mistral3-temp"); check_case("mistral3-beta"); }
+static void test_exaone4(void **state) { (void)state; check_case("exaone4-w5"); check_case("exaone4-w8-p3"); check_case("exaone4-full"); }
 static void test_llama4(void **state) { (void)state; check_case("llama4-c7"); check_case("llama4-c6-top2"); }
 
 /* gpt-oss's attention sinks and window each matter where they should: the same weights with the
@@ -480,6 +482,8 @@ static void test_olmo2_cohere2_batches(void **state)
                             "--kv-heads 2 --ff 96 --ctx 128 --window 7");
     check_moe_deterministic("--shape custom --type q4_0 --vocab 272 --arch cohere2 --layers 5 --dim 64 --heads 4 "
                             "--kv-heads 1 --ff 128 --ctx 128 --window 6");
+    check_moe_deterministic("--shape custom --type q8_0 --vocab 272 --arch exaone4 --layers 4 --dim 64 --heads 4 "
+                            "--kv-heads 2 --ff 96 --ctx 128 --window 7");
 }
 
 /* The window matters: two files alike but for their window (OLMo 3's against OLMo 2 without
@@ -944,7 +948,7 @@ int main(void)
         cmocka_unit_test(test_gemma2), cmocka_unit_test(test_gemma3), cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_mixtral),
         cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_gpt_oss), cmocka_unit_test(test_mistral3),
-        cmocka_unit_test(test_llama4), cmocka_unit_test(test_llama4_chunking_keys),
+        cmocka_unit_test(test_llama4), cmocka_unit_test(test_llama4_chunking_keys), cmocka_unit_test(test_exaone4),
         cmocka_unit_test(test_olmo2), cmocka_unit_test(test_cohere2), cmocka_unit_test(test_gpt_oss_sinks_window),
         cmocka_unit_test(test_moe_deterministic), cmocka_unit_test(test_olmo2_cohere2_batches),
         cmocka_unit_test(test_window_matters), cmocka_unit_test(test_inspect_pattern),

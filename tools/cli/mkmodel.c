@@ -123,9 +123,9 @@ static const shape shapes[] = {
 #define SHAPE_NAMES "stories15m, tinyllama, mistral7b, gemma3-1b, mixtral, qwen3-30b-a3b, gpt-oss-20b or custom"
 
 static const char *const archs[] = {"llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "mistral3",
-                                    "olmo2", "cohere2", "llama4"};
-enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE, GPTOSS, MISTRAL3, OLMO2, COHERE2, LLAMA4 };
-#define ARCH_NAMES "llama, gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, gpt-oss, mistral3, olmo2, cohere2 or llama4"
+                                    "olmo2", "cohere2", "llama4", "exaone4"};
+enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE, GPTOSS, MISTRAL3, OLMO2, COHERE2, LLAMA4, EXAONE4 };
+#define ARCH_NAMES "llama, gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, gpt-oss, mistral3, olmo2, cohere2, llama4 or exaone4"
 
 typedef struct options {
     shape s;
@@ -316,7 +316,7 @@ static void parse_args(int argc, char **argv, options *o)
     if (o->s.experts && o->arch != LLAMA && o->arch != QWEN3MOE && o->arch != GPTOSS && o->arch != LLAMA4)
         usage_fail("--experts is for llama, qwen3moe, gpt-oss and llama4");
     if (!o->s.head_dim) o->s.head_dim = o->s.dim / o->s.heads;
-    if ((o->arch == PHI3 || o->arch == OLMO2 || o->arch == COHERE2) && o->s.head_dim * o->s.heads != o->s.dim)
+    if ((o->arch == PHI3 || o->arch == OLMO2 || o->arch == COHERE2 || o->arch == EXAONE4) && o->s.head_dim * o->s.heads != o->s.dim)
         usage_fail("%s wants heads x head-dim = dim", archs[o->arch]);
     if (o->arch == COHERE2 && !o->s.window) usage_fail("cohere2 wants --window (llama.cpp requires the key)");
     if (o->arch == LLAMA && (have[10] || have[11] || o->rope_scale > 0.0 || have[12] || o->yarn > 0.0))
@@ -379,7 +379,7 @@ static tensor *plan(const options *o, size_t *count)
     const shape *s = &o->s;
     const int64_t d = s->dim, qd = s->heads * s->head_dim, kv = s->kv_heads * s->head_dim;
     const int a = o->arch, norm = a == LLAMA ? ONES : NORM;
-    const int pre_norms = a != OLMO2, post_norms = a == GEMMA2 || a == GEMMA3 || a == OLMO2;
+    const int pre_norms = a != OLMO2 && a != EXAONE4, post_norms = a == GEMMA2 || a == GEMMA3 || a == OLMO2 || a == EXAONE4;
     tensor *t = (tensor *)calloc((size_t)(5 + 28 * s->layers), sizeof *t);
     size_t n = 0;
     int64_t l;
@@ -410,7 +410,7 @@ static tensor *plan(const options *o, size_t *count)
             T("attn_k.bias", kv, 0, BIAS);
             T("attn_v.bias", kv, 0, BIAS);
         }
-        if (a == GEMMA3 || a == QWEN3 || a == QWEN3MOE) {
+        if (a == GEMMA3 || a == QWEN3 || a == QWEN3MOE || a == EXAONE4) {
             T("attn_q_norm.weight", s->head_dim, 0, NORM);
             T("attn_k_norm.weight", s->head_dim, 0, NORM);
         }

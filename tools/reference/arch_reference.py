@@ -72,6 +72,11 @@ CASES = [
     # temperature (its length 5, so that it grows within 40 tokens); experts on every other
     # layer, with the shared expert; and the QK norm off, top-2 routing on every layer
     ("llama4-c7", "--arch llama4 --layers 4 --dim 64 --heads 4 --kv-heads 2 --head-dim 16 --ff 96 --experts 4 --experts-used 1 --expert-ff 48 --moe-step 2 --ctx 128 --chunk 7 --attn-temp 0.2 --temp-len 5 --rope-base 500000"),
+    # EXAONE 4: three windowed layers of four (transformers' default pattern from the period), the
+    # global ones without RoPE; and a period of 3 from the file
+    ("exaone4-w5", "--arch exaone4 --layers 5 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --window 5 --rope-base 1000000"),
+    ("exaone4-w8-p3", "--arch exaone4 --layers 4 --dim 48 --heads 2 --kv-heads 1 --ff 64 --ctx 128 --window 8 --pattern 3"),
+    ("exaone4-full", "--arch exaone4 --layers 2 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128"),   # no window: RoPE everywhere
     ("llama4-c6-top2", "--arch llama4 --layers 5 --dim 48 --heads 4 --kv-heads 1 --head-dim 16 --ff 64 --experts 5 --experts-used 2 --expert-ff 32 --ctx 128 --chunk 6 --attn-temp 0.5 --temp-len 9 --no-qk-norm"),
 ]
 
@@ -164,6 +169,12 @@ def config_for(arch, r):
         rope["llama_4_scaling_beta"] = float(k("attention.temperature_scale", 0.0))
         c.update(rope_parameters=rope, tie_word_embeddings=False, sliding_window=window or None, hidden_act="silu")
         return transformers.Ministral3Config(**c), transformers.Ministral3ForCausalLM
+    if arch == "exaone4":
+        c.update(sliding_window=window or None, sliding_window_pattern=k("attention.sliding_window_pattern", 4) if window else None,
+                 rope_parameters={"rope_type": "default", "rope_theta": base}, tie_word_embeddings=False, hidden_act="silu")
+        if not window:   # transformers' default layer types divide by the period, 0 without a window
+            c.update(layer_types=["full_attention"] * c["num_hidden_layers"])
+        return transformers.Exaone4Config(**c), transformers.Exaone4ForCausalLM
     if arch == "llama4":   # layer types, NoPE layers and MoE layers left to transformers' defaults
         E = k("expert_count", 0)
         c.update(intermediate_size=k("expert_feed_forward_length", c["intermediate_size"]),
@@ -323,7 +334,7 @@ def state_dict(arch, r, model=None, cfg=None):
                 continue
             if arch in ("llama", "mistral3") and rest in ("attn_q.weight", "attn_k.weight"):
                 w = unpermute(w, cfg.num_attention_heads if rest == "attn_q.weight" else cfg.num_key_value_heads)
-            hf = (GEMMA_NAMES.get(rest) if gemma or arch == "olmo2" else None) or LAYER_NAMES[rest]
+            hf = (GEMMA_NAMES.get(rest) if gemma or arch in ("olmo2", "exaone4") else None) or LAYER_NAMES[rest]
             if arch == "phi3" and rest == "ffn_up.weight":
                 hf = "mlp.gate_up_proj.weight"   # gate rows first, as in both files
             sd[f"model.layers.{l}.{hf}"] = w
