@@ -3466,8 +3466,12 @@ enum {
                                         == 0 (the key required; 0: none), dense ones between */
     SWA__ARCH_TEMP_NOPE  = 1 << 25,  /* Llama 4's attention temperature on the layers without RoPE:
                                         queries times 1 + s ln(1 + floor((pos + 1) / L)) */
-    SWA__ARCH_ROPE_UNWINDOWED = 1 << 26 /* with ROPE_LOCAL_ONLY: a file without windowed layers turns
+    SWA__ARCH_ROPE_UNWINDOWED = 1 << 26, /* with ROPE_LOCAL_ONLY: a file without windowed layers turns
                                         RoPE on every layer (llama.cpp's exaone4 and llama4) */
+    SWA__ARCH_BIDIRECTIONAL = 1 << 27 /* an encoder (EmbeddingGemma): a query sees keys on both sides,
+                                        |i - j| <= W/2 in windowed layers, the whole text in global
+                                        ones, so a text is evaluated at once from position 0; the
+                                        optional dense_2 and dense_3 project the pooled embedding */
 };
 
 /* Which layers turn RoPE, and with what: every layer alike (the windowed ones at the row's
@@ -3509,7 +3513,9 @@ typedef struct swa__arch {
    expert's logit whose top n_expert_used scale the picked experts' inputs. EXAONE 4 is OLMo 2's
    layer (norms after each block only) with per-head Q/K norms, three windowed layers of four
    (or the file's pattern) and global layers without RoPE; llama.cpp windows only its 64-layer
-   model, here the file's keys decide. */
+   model, here the file's keys decide. EmbeddingGemma (gemma-embedding) is Gemma 3's layer as an
+   encoder: llama.cpp's symmetric window (a query sees |i - j| <= W/2; the key is required) on
+   five layers of six, the sixth sees the whole text, queries scaled by 1/sqrt(head_dim). */
 /* A row names its groups of fields (C++11 has no designated initializers): the window's
    (swa_period, min_window, default_window), the soft-capping defaults (attention, final), the
    windowed layers' RoPE base, wide_query_layers and the router's rule (SWA__ROUTER: gating,
@@ -3579,6 +3585,11 @@ static const swa__arch swa__archs[] = {
               SWA__WINDOW(4, 1, 8192), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
               SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SIGMOID, 0),
               SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 0)),
+    SWA__ARCH("gemma-embedding", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_QK_NORM |
+              SWA__ARCH_NEOX | SWA__ARCH_BIDIRECTIONAL,
+              SWA__WINDOW(6, 0, -1), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(10000.0f),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+              SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
     SWA__ARCH("exaone4", SWA__ARCH_NEOX | SWA__ARCH_POST_NORMS | SWA__ARCH_POST_ONLY | SWA__ARCH_QK_NORM |
               SWA__ARCH_ROPE_UNWINDOWED,
               SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
@@ -3626,6 +3637,9 @@ struct swa_model {
     int32_t moe_step;          /* experts on layers l with (l + 1) % moe_step == 0; 1: every layer, 0: none */
     float attn_temp_len, attn_temp_offset;   /* the temperature's floor((pos + offset) / len) */
     const float *ones;         /* [head_dim] of 1: the weights of the QK_L2 norms */
+    swa__matrix dense_2, dense_3;   /* BIDIRECTIONAL: [n_dense][n_embd] and [n_embd][n_dense] on the
+                                       pooled embedding, when the file has them (n_dense 0: not) */
+    int64_t n_dense;
     swa_vocab *vocab;          /* NULL when the file has none we can use; vocab_err says why */
     swa_error vocab_err;
 };
@@ -3707,7 +3721,7 @@ static swa_status swa__check_arch(swa_model *m, swa_error *err)
     swa_gguf_value v;
     swa_str arch;
     size_t k;
-    char archs[128];
+    char archs[256];
     if (i < 0) return swa__fail(err, SWA_ERR_MODEL, "key general.architecture is missing");
     v = swa_gguf_kv_value(m->gguf, i);
     if (swa_gguf_value_str(&v, &arch) != SWA_OK)
@@ -4333,6 +4347,27 @@ SWADEF swa_status swa_model_vocab(const swa_model *m, const swa_vocab **out, swa
     return m->vocab_err.code;
 }
 
+/* EmbeddingGemma's projections of the pooled embedding (sentence-transformers' Dense modules,
+   which llama.cpp's converter writes on request): dense_2 from n_embd to n_dense, dense_3 back;
+   both or neither. */
+static swa_status swa__load_dense(swa_model *m, swa_error *err)
+{
+    int64_t i = swa_gguf_tensor_find(m->gguf, "dense_2.weight"), d = m->hp.n_embd;
+    swa_status s;
+    if (i < 0) {
+        if (swa_gguf_tensor_find(m->gguf, "dense_3.weight") >= 0)
+            return swa__fail(err, SWA_ERR_MODEL, "tensor dense_2.weight is missing (dense_3.weight needs it)");
+        return SWA_OK;
+    }
+    m->n_dense = swa_gguf_tensor_at(m->gguf, i)->ne[1];
+    if (m->n_dense < 1 || m->n_dense > (1 << 24))
+        return swa__fail(err, SWA_ERR_MODEL, "tensor dense_2.weight: %lld outputs is out of range", (long long)m->n_dense);
+    if ((s = swa__get_matrix(m, "dense_2.weight", 1, d, m->n_dense, &m->dense_2, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, "dense_3.weight", 1, m->n_dense, d, &m->dense_3, err)) != SWA_OK)
+        return s;
+    return SWA_OK;
+}
+
 static swa_status swa__model_build(swa_model *m, swa_error *err)
 {
     const swa_gguf_tensor *embd;
@@ -4354,6 +4389,7 @@ static swa_status swa__model_build(swa_model *m, swa_error *err)
     if ((s = swa__get_matrix(m, "output.weight", 0, m->hp.n_embd, m->hp.n_vocab, &m->output, err)) != SWA_OK)
         return s;
     if (!m->output.data) m->output = m->tok_embd;   /* tied embeddings */
+    if ((m->arch->has & SWA__ARCH_BIDIRECTIONAL) && (s = swa__load_dense(m, err)) != SWA_OK) return s;
     m->cap_norms = (int64_t)swa__vector_floats(&m->hp, m->arch->has);
     m->norms = (float *)swa__calloc((uint64_t)m->cap_norms, sizeof(float));
     if (!m->norms) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the norm weights");
@@ -4665,12 +4701,13 @@ static int64_t swa__ring_slots(const swa_ctx_config *cfg, int32_t w)
 }
 
 /* Rows of the feed-forward's gate and up: the experts' when there are experts, the wider of
-   theirs and the dense layers' when some layers have none (Llama 4). */
+   theirs and the dense layers' when some layers have none (Llama 4); at least EmbeddingGemma's
+   projection's. */
 static int64_t swa__ffn_width(const swa_model *m)
 {
     const swa_hparams *hp = &m->hp;
-    if (hp->n_expert == 0) return hp->n_ff;
-    return m->moe_step == 1 || hp->n_ff_exp > hp->n_ff ? hp->n_ff_exp : hp->n_ff;
+    int64_t w = hp->n_expert == 0 ? hp->n_ff : m->moe_step == 1 || hp->n_ff_exp > hp->n_ff ? hp->n_ff_exp : hp->n_ff;
+    return m->n_dense > w ? m->n_dense : w;   /* the embedding's projection goes through c->gate too */
 }
 
 /* The gemm kernels' memory for this model and config: the packed tokens and one thread's
@@ -4767,6 +4804,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
         c->exp_y = (float *)swa__arena_take(a, (nb < SWA__MOE_GROUP ? SWA__MOE_GROUP : nb) * (uint64_t)hp->n_embd, sizeof(float));
         c->moe_out = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
     }
+    if ((m->arch->has & SWA__ARCH_BIDIRECTIONAL) && nb > max_slots) max_slots = nb;   /* a query's keys: the text */
     c->max_slots = (int64_t)max_slots;
     c->rope = (float *)swa__arena_take(a, 2 * nb * (uint64_t)hp->n_rot, sizeof(float));
     c->logits = (float *)swa__arena_take(a, (uint64_t)hp->n_vocab, sizeof(float));
@@ -5491,6 +5529,16 @@ static int swa__kv_runs(const swa_ctx *c, int64_t l, int64_t t, int64_t lo, int6
     return n;
 }
 
+/* The keys of an encoder's query (BIDIRECTIONAL) at chunk token t: |i - j| <= W/2 in a windowed
+   layer, else the whole text of its sequence, which is all in the chunk from position 0
+   (swa__run_job sees to it). */
+static void swa__both_sides(const swa_ctx *c, int64_t t, int64_t W, int64_t *lo, int64_t *hi)
+{
+    int64_t i = c->tok_pos[t], last = c->tok_pos[c->tok_first[t]] + c->seq_count[c->tok_seq[t]] - 1;
+    *lo = W > 0 && i - W / 2 > 0 ? i - W / 2 : 0;
+    *hi = W > 0 && i + W / 2 < last ? i + W / 2 : last;
+}
+
 /* Work items are (token, key head, block of up to 4 of the query heads sharing that key head),
    so that grouped-query attention reads each key and value once per block, not once per head:
    the scores go through the tile kernel (keys as rows, heads as tokens), the weighted sum of
@@ -5518,7 +5566,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     const float *sink = c->model->layers[task->l].attn_sinks;
     for (p = share; p < task->n * items; p += n_shares) {   /* in turn: a causal chunk's later tokens see more keys */
         int64_t t = p / items, g = p % items / blocks, h0 = g * group + p % blocks * SWA__TILE_TOKENS;
-        int64_t i = c->tok_pos[t], lo = W > 0 && i - W + 1 > 0 ? (c->chunked ? i - i % W : i - W + 1) : 0;
+        int64_t i = c->tok_pos[t], lo = W > 0 && i - W + 1 > 0 ? (c->chunked ? i - i % W : i - W + 1) : 0, hi = i;
         int64_t heads_left = (g + 1) * group - h0;
         int nh = heads_left < SWA__TILE_TOKENS ? (int)heads_left : SWA__TILE_TOKENS, h, r;
         size_t head = (size_t)g * head_bytes;
@@ -5526,8 +5574,10 @@ static void swa__attention_run(void *arg, int share, int n_shares)
         float *out = c->att + t * qd + h0 * hd;
         swa__kv_run run[6];
         int64_t count = 0, sinks = lo > 0 && c->window[task->l] == 0 ? c->cfg.n_sink : 0;
-        int n_runs = swa__kv_runs(c, task->l, t, 0, (sinks < lo ? sinks : lo) - 1, run, &count);
-        n_runs += swa__kv_runs(c, task->l, t, lo, i, run + n_runs, &count);
+        int n_runs;
+        if (c->model->arch->has & SWA__ARCH_BIDIRECTIONAL) swa__both_sides(c, t, W, &lo, &hi);
+        n_runs = swa__kv_runs(c, task->l, t, 0, (sinks < lo ? sinks : lo) - 1, run, &count);
+        n_runs += swa__kv_runs(c, task->l, t, lo, hi, run + n_runs, &count);
         if (q_quantized) {
             for (h = 0; h < nh; h++) swa__quantize_q8g(c->kern.quantize_q8, (const float *)q + h * hd, q8 + (size_t)h * q_stride, hd);
             q = q8;
@@ -6122,6 +6172,12 @@ static swa_status swa__run_job(swa_ctx *c, const swa__job *job, swa_error *err)
         c->seq_count[s]++;
         c->seq_last[s] = (int64_t)i;
     }
+    for (s = 0; (c->model->arch->has & SWA__ARCH_BIDIRECTIONAL) && s < n_seq; s++)
+        if (c->seq_count[s] > 0 && (c->seq[s].pos > 0 || job->n > (size_t)nb))
+            return swa__fail(err, SWA_ERR_INVALID_ARG,
+                             "a %s model reads a text whole (its keys on both sides): evaluate it at once from position 0 "
+                             "(sequence %d is at %lld; %llu tokens, n_batch %lld), as swa_ctx_embed does", c->model->arch->name,
+                             s, (long long)c->seq[s].pos, (unsigned long long)job->n, (long long)nb);
     for (s = 0; s < n_seq; s++)
         if ((uint64_t)c->seq_count[s] > (uint64_t)(c->max_pos - c->seq[s].pos))
             return swa__fail(err, SWA_ERR_CONTEXT_FULL,
@@ -6191,6 +6247,10 @@ SWADEF swa_status swa_ctx_embed(swa_ctx *c, int32_t seq, const int32_t *tokens, 
     }
     d = c->model->hp.n_embd;
     for (i = 0; pooling == SWA_POOL_MEAN && i < d; i++) out[i] /= (float)n;
+    if (c->model->n_dense) {   /* EmbeddingGemma's projections of the pooled state, as llama.cpp's build_dense_out */
+        swa__matmul(c, &c->model->dense_2, out, d, c->gate, c->model->n_dense, 1);
+        swa__matmul(c, &c->model->dense_3, c->gate, c->model->n_dense, out, d, 1);
+    }
     for (i = 0; i < d; i++) sum += (double)out[i] * out[i];
     for (i = 0; normalize && sum > 0.0 && i < d; i++) out[i] = (float)(out[i] / sqrt(sum));
     return SWA_OK;

@@ -248,6 +248,84 @@ static void test_gpt_oss(void **state)
     check_case("gpt-oss-mxfp4");
 }
 static void test_mistral3(void **state) { (void)state; check_case("mistral3-temp"); check_case("mistral3-beta"); }
+/* EmbeddingGemma against transformers' Gemma3TextModel with bidirectional attention: the mean
+   and the last token's embeddings (through the dense projections when the file has them),
+   normalized, for both kernel sets, 1 and 3 threads, on either sequence of a context; the
+   text is read whole (its keys on both sides), so a context whose n_batch is shorter, or a
+   sequence past position 0, is refused, changing nothing. */
+static void check_embedding(const char *name)
+{
+    char path[256], line[640];
+    ref r;
+    FILE *f;
+    int n, d, k, pool, kern;
+    float *want, got[256];
+    swa_model *m;
+    swa_error err;
+    snprintf(path, sizeof path, DATA_DIR "arch-%s.ref", name);
+    if (!(f = fopen(path, "rb"))) fail_msg("%s: cannot open (run from the repository root)", path);
+    if (!fgets(line, sizeof line, f) || sscanf(line, "swa-emb 1 %d %d %n", &n, &d, &k) != 2 || n <= 0 || n > 4096 || d <= 0 ||
+        d > 256)
+        fail_msg("%s: bad header", path);
+    memset(&r, 0, sizeof r);
+    line[strcspn(line, "\n")] = '\0';
+    snprintf(r.args, sizeof r.args, "%s", line + k);
+    r.tokens = (int32_t *)malloc((size_t)n * sizeof(int32_t));
+    want = (float *)malloc(2 * (size_t)d * sizeof(float));
+    if (fread(r.tokens, sizeof(int32_t), (size_t)n, f) != (size_t)n || fread(want, sizeof(float), 2 * (size_t)d, f) != 2 * (size_t)d)
+        fail_msg("%s: truncated", path);
+    fclose(f);
+    m = make_model(&r);
+    assert_int_equal(swa_model_hparams(m)->n_embd, d);
+    for (k = 0; k < swa_model_hparams(m)->n_layer; k++)
+        assert_int_equal(swa_model_layer_window(m, k), k % 6 < 5 ? arg_int(r.args, "--window ", 0) : 0);
+    for (kern = 0; kern < 2; kern++)
+        for (pool = 0; pool < 2; pool++) {
+            swa_ctx_config cfg = swa_ctx_config_default(m);
+            swa_ctx *c;
+            int seq;
+            cfg.kv_type = SWA_KV_F32;
+            cfg.kernels = kern ? SWA_KERNELS_REF : SWA_KERNELS_BEST;
+            cfg.n_threads = 1 + 2 * kern;
+            cfg.n_seq = 2;
+            if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("ctx: %s", err.msg);
+            for (seq = 0; seq < 2; seq++) {
+                double e = 0.0;
+                int i;
+                if (swa_ctx_embed(c, seq, r.tokens, (size_t)n, pool ? SWA_POOL_LAST : SWA_POOL_MEAN, 1, got, &err) != SWA_OK)
+                    fail_msg("%s: embed: %s", name, err.msg);
+                for (i = 0; i < d; i++) e = fabs((double)got[i] - want[pool * d + i]) > e ? fabs((double)got[i] - want[pool * d + i]) : e;
+                if (e > TOLERANCE) fail_msg("%s: %s pooling, %s kernels, sequence %d: error %.3g", name, pool ? "last" : "mean",
+                                            kern ? "ref" : "best", seq, e);
+                if (!kern && !pool && !seq) fprintf(stderr, "test_arch: %-18s error %.3g\n", name, e);
+            }
+            /* sequence 1 now holds the text: going on from it would need its later keys */
+            assert_int_equal(swa_ctx_eval(c, r.tokens, 1, NULL, &err), SWA_ERR_INVALID_ARG);
+            assert_non_null(strstr(err.msg, "reads a text whole"));
+            swa_ctx_free(c);
+        }
+    {   /* a text longer than n_batch cannot be read in chunks */
+        swa_ctx_config cfg = swa_ctx_config_default(m);
+        swa_ctx *c;
+        cfg.n_batch = n - 1;
+        if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("ctx: %s", err.msg);
+        assert_int_equal(swa_ctx_embed(c, 0, r.tokens, (size_t)n, SWA_POOL_MEAN, 1, got, &err), SWA_ERR_INVALID_ARG);
+        assert_int_equal(swa_seq_pos(c, 0), 0);
+        assert_int_equal(swa_ctx_embed(c, 0, r.tokens, (size_t)n - 1, SWA_POOL_MEAN, 1, got, &err), SWA_OK);
+        swa_ctx_free(c);
+    }
+    swa_model_free(m);
+    free(want);
+    free(r.tokens);
+}
+
+static void test_gemma_embedding(void **state)
+{
+    (void)state;
+    check_embedding("gemma-embedding-w6");
+    check_embedding("gemma-embedding-w9");
+}
+
 static void test_exaone4(void **state) { (void)state; check_case("exaone4-w5"); check_case("exaone4-w8-p3"); check_case("exaone4-full"); }
 static void test_llama4(void **state) { (void)state; check_case("llama4-c7"); check_case("llama4-c6-top2"); }
 
@@ -949,6 +1027,7 @@ int main(void)
         cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_mixtral),
         cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_gpt_oss), cmocka_unit_test(test_mistral3),
         cmocka_unit_test(test_llama4), cmocka_unit_test(test_llama4_chunking_keys), cmocka_unit_test(test_exaone4),
+        cmocka_unit_test(test_gemma_embedding),
         cmocka_unit_test(test_olmo2), cmocka_unit_test(test_cohere2), cmocka_unit_test(test_gpt_oss_sinks_window),
         cmocka_unit_test(test_moe_deterministic), cmocka_unit_test(test_olmo2_cohere2_batches),
         cmocka_unit_test(test_window_matters), cmocka_unit_test(test_inspect_pattern),

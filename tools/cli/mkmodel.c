@@ -123,9 +123,9 @@ static const shape shapes[] = {
 #define SHAPE_NAMES "stories15m, tinyllama, mistral7b, gemma3-1b, mixtral, qwen3-30b-a3b, gpt-oss-20b or custom"
 
 static const char *const archs[] = {"llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "mistral3",
-                                    "olmo2", "cohere2", "llama4", "exaone4"};
-enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE, GPTOSS, MISTRAL3, OLMO2, COHERE2, LLAMA4, EXAONE4 };
-#define ARCH_NAMES "llama, gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, gpt-oss, mistral3, olmo2, cohere2, llama4 or exaone4"
+                                    "olmo2", "cohere2", "llama4", "exaone4", "gemma-embedding"};
+enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE, GPTOSS, MISTRAL3, OLMO2, COHERE2, LLAMA4, EXAONE4, GEMMA_EMB };
+#define ARCH_NAMES "llama, gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, gpt-oss, mistral3, olmo2, cohere2, llama4, exaone4 or gemma-embedding"
 
 typedef struct options {
     shape s;
@@ -145,6 +145,7 @@ typedef struct options {
     int64_t temp_len;          /* llama4: attention.temperature_length (0 = no key) */
     int no_qk_norm;            /* llama4: use_qk_norm false */
     int window_key;            /* llama4: --window given, written even when 0 (no chunking) */
+    int64_t dense;             /* gemma-embedding: dense_2 to this many outputs and dense_3 back (0: none) */
 } options;
 
 static void usage(FILE *f)
@@ -166,6 +167,7 @@ static void usage(FILE *f)
             "  --yarn F --yarn-orig O  YaRN RoPE scaling: factor F over an original context O (default ctx / F)\n"
             "  --yarn-beta-fast B  mistral3's rope.scaling.yarn_beta_fast (default 32)\n"
             "  --attn-temp S  mistral3's and llama4's attention.temperature_scale (default none)\n"
+            "  --dense F      gemma-embedding: dense_2 (dim to F) and dense_3 (F to dim)\n"
             "  --chunk C --moe-step S --temp-len L --no-qk-norm\n"
             "                 llama4: attention.chunk_size, interleave_moe_layer_step (default 1),\n"
             "                 attention.temperature_length (default: no key), use_qk_norm false\n"
@@ -193,11 +195,11 @@ static void parse_args(int argc, char **argv, options *o)
                                             "--vocab", "--ctx", "--window", "--seed", "-t",
                                             "--head-dim", "--pattern", "--rope-factors", "--experts",
                                             "--experts-used", "--expert-ff", "--yarn-orig", "--distinct-rows",
-                                            "--chunk", "--moe-step", "--temp-len"};
-    int64_t given[21];
+                                            "--chunk", "--moe-step", "--temp-len", "--dense"};
+    int64_t given[22];
     const char *shape_name = NULL, *arch_name = NULL, *expert_type = NULL;
     const target *type;
-    int i, k, have[21] = {0};
+    int i, k, have[22] = {0};
     size_t j;
     long cpus;
     memset(o, 0, sizeof *o);
@@ -236,9 +238,9 @@ static void parse_args(int argc, char **argv, options *o)
             else o->rope_scale = x;
             continue;
         }
-        for (k = 0; k < 21; k++)
+        for (k = 0; k < 22; k++)
             if (!strcmp(a, num_flags[k])) break;
-        if (k < 21) {
+        if (k < 22) {
             if (i + 1 >= argc) usage_fail("%s needs a value", a);
             given[k] = number(a, argv[++i], k == 7 || k == 11 || k == 13 || k == 19 ? 0 : 1,
                               k == 8 ? INT64_MAX : k == 9 ? 256 : k == 13 ? 512 : INT32_MAX);
@@ -299,6 +301,9 @@ static void parse_args(int argc, char **argv, options *o)
     o->window_key = have[7] && o->arch == LLAMA4;
     o->moe_step = have[19] ? given[19] : 1;
     if (have[20]) o->temp_len = given[20];
+    if (have[21]) o->dense = given[21];
+    if (have[21] && o->arch != GEMMA_EMB) usage_fail("--dense is gemma-embedding's");
+    if (o->arch == GEMMA_EMB && !o->s.window) usage_fail("gemma-embedding wants --window (llama.cpp requires the key)");
     if ((have[18] || have[19] || have[20] || o->no_qk_norm) && o->arch != LLAMA4)
         usage_fail("--chunk, --moe-step, --temp-len and --no-qk-norm are llama4's");
     if (o->yarn > 0.0 && !o->yarn_orig) o->yarn_orig = (int64_t)((double)o->s.ctx / o->yarn) > 0 ? (int64_t)((double)o->s.ctx / o->yarn) : 1;
@@ -379,7 +384,8 @@ static tensor *plan(const options *o, size_t *count)
     const shape *s = &o->s;
     const int64_t d = s->dim, qd = s->heads * s->head_dim, kv = s->kv_heads * s->head_dim;
     const int a = o->arch, norm = a == LLAMA ? ONES : NORM;
-    const int pre_norms = a != OLMO2 && a != EXAONE4, post_norms = a == GEMMA2 || a == GEMMA3 || a == OLMO2 || a == EXAONE4;
+    const int gemma3 = a == GEMMA3 || a == GEMMA_EMB;
+    const int pre_norms = a != OLMO2 && a != EXAONE4, post_norms = a == GEMMA2 || gemma3 || a == OLMO2 || a == EXAONE4;
     tensor *t = (tensor *)calloc((size_t)(5 + 28 * s->layers), sizeof *t);
     size_t n = 0;
     int64_t l;
@@ -387,8 +393,12 @@ static tensor *plan(const options *o, size_t *count)
     if (!t) fail("out of memory");
     add(t, &n, "token_embd.weight", o->type, d, s->vocab, 1, 0);
     add(t, &n, "output_norm.weight", GW_F32, d, 0, 1, norm);
-    if (a != GEMMA2 && a != GEMMA3 && a != COHERE2)   /* Gemma's and Command R7B's output is the embedding */
+    if (a != GEMMA2 && !gemma3 && a != COHERE2)   /* Gemma's and Command R7B's output is the embedding */
         add(t, &n, "output.weight", o->type == GW_Q4_K || o->type == GW_Q5_K ? GW_Q6_K : o->type, d, s->vocab, 1, 0);
+    if (o->dense) {   /* ggml's ne: dense_2 {dim, F}, dense_3 {F, dim} */
+        add(t, &n, "dense_2.weight", o->type, d, o->dense, 1, 0);
+        add(t, &n, "dense_3.weight", o->type, o->dense, d, 1, 0);
+    }
     if (o->rope_factors_ctx) {
         add(t, &n, "rope_factors_long.weight", GW_F32, s->head_dim / 2, 0, 1, FACTOR);
         add(t, &n, "rope_factors_short.weight", GW_F32, s->head_dim / 2, 0, 1, FACTOR);
@@ -410,7 +420,7 @@ static tensor *plan(const options *o, size_t *count)
             T("attn_k.bias", kv, 0, BIAS);
             T("attn_v.bias", kv, 0, BIAS);
         }
-        if (a == GEMMA3 || a == QWEN3 || a == QWEN3MOE || a == EXAONE4) {
+        if (gemma3 || a == QWEN3 || a == QWEN3MOE || a == EXAONE4) {
             T("attn_q_norm.weight", s->head_dim, 0, NORM);
             T("attn_k_norm.weight", s->head_dim, 0, NORM);
         }
@@ -639,7 +649,7 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
         gw_kv_u32(w, KEY("attention.key_length"), (uint32_t)s->head_dim);
         gw_kv_u32(w, KEY("attention.value_length"), (uint32_t)s->head_dim);
     }
-    gw_kv_f32(w, KEY("rope.freq_base"), (float)(o->rope_base > 0.0 ? o->rope_base : o->arch == GEMMA3 ? 1e6 : 10000.0));
+    gw_kv_f32(w, KEY("rope.freq_base"), (float)(o->rope_base > 0.0 ? o->rope_base : o->arch == GEMMA3 || o->arch == GEMMA_EMB ? 1e6 : 10000.0));
     if (o->arch == COHERE2) {
         gw_kv_f32(w, KEY("attention.layer_norm_epsilon"), 1e-5f);
         gw_kv_f32(w, KEY("logit_scale"), 0.25f);
@@ -648,6 +658,15 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
                   o->arch == MISTRAL3 || o->arch == LLAMA4 ? 1e-5f : 1e-6f);
     }
     if (o->arch == LLAMA) gw_kv_u32(w, KEY("vocab_size"), (uint32_t)s->vocab);
+    if (o->arch == GEMMA_EMB) {   /* mean pooling, and the projections' sizes when --dense gives them */
+        gw_kv_u32(w, KEY("pooling_type"), 1);
+        if (o->dense) {
+            gw_kv_u32(w, KEY("dense_2_feat_in"), (uint32_t)s->dim);
+            gw_kv_u32(w, KEY("dense_2_feat_out"), (uint32_t)o->dense);
+            gw_kv_u32(w, KEY("dense_3_feat_in"), (uint32_t)o->dense);
+            gw_kv_u32(w, KEY("dense_3_feat_out"), (uint32_t)s->dim);
+        }
+    }
     if (o->arch == GEMMA2) {
         gw_kv_f32(w, KEY("attn_logit_softcapping"), 50.0f);
         gw_kv_f32(w, KEY("final_logit_softcapping"), 30.0f);

@@ -81,6 +81,16 @@ CASES = [
 ]
 
 
+# EmbeddingGemma: not logits but the text's embedding, tests/data/arch-<case>.ref holding "swa-emb 1
+# <n_tokens> <n_embd> <mkmodel arguments>", the tokens, then two n_embd float32 vectors: the mean
+# over the tokens of the final hidden state (after the output norm), then the last token's, each
+# through dense_2 and dense_3 when the file has them and scaled to unit length.
+EMBED_CASES = [
+    ("gemma-embedding-w6", "--arch gemma-embedding --layers 6 --dim 64 --heads 4 --kv-heads 1 --head-dim 32 --ff 96 --ctx 128 --window 6 --dense 160"),
+    ("gemma-embedding-w9", "--arch gemma-embedding --layers 7 --dim 48 --heads 2 --kv-heads 2 --head-dim 16 --ff 64 --ctx 128 --window 9"),
+]
+
+
 def field(r, key, default=None):
     f = r.fields.get(key)
     return default if f is None else f.contents()
@@ -169,6 +179,12 @@ def config_for(arch, r):
         rope["llama_4_scaling_beta"] = float(k("attention.temperature_scale", 0.0))
         c.update(rope_parameters=rope, tie_word_embeddings=False, sliding_window=window or None, hidden_act="silu")
         return transformers.Ministral3Config(**c), transformers.Ministral3ForCausalLM
+    if arch == "gemma-embedding":   # Gemma 3 as an encoder: transformers' window W // 2 + 1 exclusive = |i - j| <= W / 2
+        c.update(query_pre_attn_scalar=c["head_dim"], hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
+                 sliding_window=window, use_bidirectional_attention=True, sliding_window_pattern=6,
+                 rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": base},
+                                  "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
+        return transformers.Gemma3TextConfig(**c), transformers.Gemma3TextModel
     if arch == "exaone4":
         c.update(sliding_window=window or None, sliding_window_pattern=k("attention.sliding_window_pattern", 4) if window else None,
                  rope_parameters={"rope_type": "default", "rope_theta": base}, tie_word_embeddings=False, hidden_act="silu")
@@ -311,12 +327,14 @@ def llama4_state(l, rest, w, sd):
 
 def state_dict(arch, r, model=None, cfg=None):
     sd = {}
-    gemma = arch in ("gemma2", "gemma3")
+    gemma = arch in ("gemma2", "gemma3", "gemma-embedding")
     for name, w in tensors(r).items():
         if name.startswith("rope_factors"):
             continue
         if gemma and name.endswith("norm.weight"):
             w = w - 1.0   # the converter stores 1 + w
+        if name.startswith("dense_"):
+            continue
         if name == "token_embd.weight":
             sd["model.embed_tokens.weight"] = w
         elif name == "output_norm.weight":
@@ -344,6 +362,20 @@ def state_dict(arch, r, model=None, cfg=None):
     return sd
 
 
+def embedding(model, r, tokens):
+    """The mean and the last token's final hidden state, through dense_2 and dense_3 if present, normalized."""
+    w = {t.name: torch.from_numpy(np.array(t.data, dtype=np.float64).reshape([int(n) for n in reversed(t.shape)]))
+         for t in r.tensors if t.name.startswith("dense_")}
+    with torch.no_grad():
+        h = model(torch.from_numpy(tokens.astype(np.int64))[None]).last_hidden_state[0]
+    out = []
+    for v in (h.mean(dim=0), h[-1]):
+        if "dense_2.weight" in w:
+            v = w["dense_3.weight"] @ (w["dense_2.weight"] @ v)
+        out.append((v / v.norm()).numpy().astype(np.float32))
+    return out
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository, above tools/reference/
     mkmodel = os.path.join(root, "build", "swa-mkmodel")
@@ -351,9 +383,10 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     torch.manual_seed(0)
     only = sys.argv[1:]   # case names, or every case
-    for case, args in CASES:
+    for case, args in CASES + EMBED_CASES:
         if only and case not in only:
             continue
+        embed = (case, args) in EMBED_CASES
         args = f"--shape custom --type f32 --vocab {V} {args}"
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "m.gguf")
@@ -364,14 +397,28 @@ def main():
             cfg._attn_implementation = "eager"
             cfg._experts_implementation = "eager"   # float64: the grouped kernels want float32
             model = cls(cfg).to(torch.float64).eval()
-            missing, unexpected = model.load_state_dict(state_dict(arch, r, model, cfg), strict=False)
+            sd = state_dict(arch, r, model, cfg)
+            if embed:   # the bare text model: no "model." prefix, no output head
+                sd = {k[len("model."):]: v for k, v in sd.items() if k.startswith("model.")}
+            missing, unexpected = model.load_state_dict(sd, strict=False)
             missing = [m for m in missing if "rotary" not in m]
             if missing or unexpected:
                 sys.exit(f"{case}: missing {missing}, unexpected {unexpected}")
             rng = np.random.RandomState(sum(map(ord, case)))
             tokens = rng.randint(3, V, size=N).astype(np.int32)
-            with torch.no_grad():
-                logits = model(torch.from_numpy(tokens.astype(np.int64))[None]).logits[0].numpy().astype(np.float32)
+            if embed:
+                vecs = embedding(model, r, tokens)
+            else:
+                with torch.no_grad():
+                    logits = model(torch.from_numpy(tokens.astype(np.int64))[None]).logits[0].numpy().astype(np.float32)
+        if embed:
+            with open(os.path.join(out_dir, f"arch-{case}.ref"), "wb") as f:
+                f.write(f"swa-emb 1 {N} {len(vecs[0])} {args}\n".encode())
+                f.write(tokens.astype("<i4").tobytes())
+                for v in vecs:
+                    f.write(v.astype("<f4").tobytes())
+            print(f"{case}: {cls.__name__}, layer types {cfg.layer_types}, sliding window {cfg.sliding_window}", file=sys.stderr)
+            continue
         with open(os.path.join(out_dir, f"arch-{case}.ref"), "wb") as f:
             f.write(f"swa-ref 1 {N} {V} {args}\n".encode())
             f.write(tokens.astype("<i4").tobytes())
