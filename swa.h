@@ -3468,10 +3468,13 @@ enum {
                                         queries times 1 + s ln(1 + floor((pos + 1) / L)) */
     SWA__ARCH_ROPE_UNWINDOWED = 1 << 26, /* with ROPE_LOCAL_ONLY: a file without windowed layers turns
                                         RoPE on every layer (llama.cpp's exaone4 and llama4) */
-    SWA__ARCH_BIDIRECTIONAL = 1 << 27 /* an encoder (EmbeddingGemma): a query sees keys on both sides,
+    SWA__ARCH_BIDIRECTIONAL = 1 << 27, /* an encoder (EmbeddingGemma): a query sees keys on both sides,
                                         |i - j| <= W/2 in windowed layers, the whole text in global
                                         ones, so a text is evaluated at once from position 0; the
                                         optional dense_2 and dense_3 project the pooled embedding */
+    SWA__ARCH_ROUTER_INPUT = 1 << 28, /* the router reads the layer's input, before the attention's norm */
+    SWA__ARCH_RELU       = 1 << 29,  /* feed-forward gate through ReLU, not SiLU */
+    SWA__ARCH_GLOBAL_FIRST = 1 << 30 /* the period's global layer comes first: l windowed iff l % p != 0 */
 };
 
 /* Which layers turn RoPE, and with what: every layer alike (the windowed ones at the row's
@@ -3515,7 +3518,11 @@ typedef struct swa__arch {
    (or the file's pattern) and global layers without RoPE; llama.cpp windows only its 64-layer
    model, here the file's keys decide. EmbeddingGemma (gemma-embedding) is Gemma 3's layer as an
    encoder: llama.cpp's symmetric window (a query sees |i - j| <= W/2; the key is required) on
-   five layers of six, the sixth sees the whole text, queries scaled by 1/sqrt(head_dim). */
+   five layers of six, the sixth sees the whole text, queries scaled by 1/sqrt(head_dim).
+   SmallThinker: every layer a mixture of ReLU-gated experts whose router reads the layer's
+   input before the attention's norm (the file's gating rule, weights normalized); with a
+   window, the first layer of every four is global and turns no RoPE (the window is the file's,
+   where llama.cpp fixes 4096). */
 /* A row names its groups of fields (C++11 has no designated initializers): the window's
    (swa_period, min_window, default_window), the soft-capping defaults (attention, final), the
    windowed layers' RoPE base, wide_query_layers and the router's rule (SWA__ROUTER: gating,
@@ -3590,6 +3597,11 @@ static const swa__arch swa__archs[] = {
               SWA__WINDOW(6, 0, -1), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(10000.0f),
               SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
               SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
+    SWA__ARCH("smallthinker", SWA__ARCH_NEOX | SWA__ARCH_EXPERTS | SWA__ARCH_EXPERT_FF | SWA__ARCH_EXPERT_KEYS |
+              SWA__ARCH_ROUTER_INPUT | SWA__ARCH_RELU | SWA__ARCH_GLOBAL_FIRST | SWA__ARCH_ROPE_UNWINDOWED,
+              SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+              SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 0)),
     SWA__ARCH("exaone4", SWA__ARCH_NEOX | SWA__ARCH_POST_NORMS | SWA__ARCH_POST_ONLY | SWA__ARCH_QK_NORM |
               SWA__ARCH_ROPE_UNWINDOWED,
               SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
@@ -3988,7 +4000,8 @@ static swa_status swa__window_layers(swa_model *m, uint8_t *windowed, swa_error 
         if (v.type == SWA_GGUF_BOOL || swa_gguf_value_int(&v, &p) != SWA_OK || p < 0 || p > 65536)
             return swa__fail(err, SWA_ERR_MODEL, "key %s: want a period (0..65536) or one bool per layer", key);
     }
-    for (l = 0; l < m->hp.n_layer; l++) windowed[l] = (uint8_t)(p <= 1 || l % p < p - 1);
+    for (l = 0; l < m->hp.n_layer; l++)
+        windowed[l] = (uint8_t)(p <= 1 || ((m->arch->has & SWA__ARCH_GLOBAL_FIRST) ? l % p != 0 : l % p < p - 1));
     return SWA_OK;
 }
 
@@ -5768,8 +5781,11 @@ static void swa__gate_act_range(swa_ctx *c, const void *arg, int64_t i0, int64_t
     float *gate = c->gate + i0;
     const float *up = c->up + i0;
     (void)arg;
+    int64_t i;
     if (c->model->arch->has & SWA__ARCH_GELU) c->kern.geglu(gate, up, i1 - i0);
     else if (c->model->arch->has & SWA__ARCH_OAI_FFN) swa__swiglu_oai(gate, up, i1 - i0);
+    else if (c->model->arch->has & SWA__ARCH_RELU)
+        for (i = 0; i < i1 - i0; i++) gate[i] = (gate[i] > 0.0f ? gate[i] : 0.0f) * up[i];
     else c->kern.swiglu(gate, up, i1 - i0);
 }
 
@@ -5927,7 +5943,7 @@ static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
     const swa_model *m = c->model;
     int64_t d = m->hp.n_embd, E = m->hp.n_expert, K = m->hp.n_expert_used, ff = m->hp.n_ff_exp, t, e, k, i, j;
     const float *bias[3];
-    swa__matmul(c, &L->router, c->xb, d, c->router, E, n);
+    if (!(m->arch->has & SWA__ARCH_ROUTER_INPUT)) swa__matmul(c, &L->router, c->xb, d, c->router, E, n);
     for (t = 0; t < n; t++) swa__route(m, c->router + t * E, L->router_bias, c->pick + t * K, c->pick_w + t * K);
     if (n == 1) {
         swa__moe_token(c, L);
@@ -5974,9 +5990,11 @@ static void swa__shared_expert(swa_ctx *c, const swa__layer *L, int64_t n)
 static int64_t swa__keep_rows(swa_ctx *c, const unsigned char *keep, int64_t n)
 {
     int64_t d = c->model->hp.n_embd, qd = (int64_t)c->model->hp.n_head * c->model->hp.head_dim, t, k = 0;
+    int64_t E = (c->model->arch->has & SWA__ARCH_ROUTER_INPUT) ? c->model->hp.n_expert : 0;   /* the router's logits too */
     for (t = 0; t < n; t++) {
         if (!keep[t]) continue;
         if (k < t) {
+            if (E) memcpy(c->router + k * E, c->router + t * E, (size_t)E * sizeof(float));
             memcpy(c->x + k * d, c->x + t * d, (size_t)d * sizeof(float));
             memcpy(c->xb + k * d, c->xb + t * d, (size_t)d * sizeof(float));
             memcpy(c->att + k * qd, c->att + t * qd, (size_t)qd * sizeof(float));
@@ -5998,6 +6016,7 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n, const unsigned 
     int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim;
     int parallel = (c->model->arch->has & SWA__ARCH_PARALLEL) != 0;
     const float *none[3] = {NULL, NULL, NULL};
+    if (L->router.data && (c->model->arch->has & SWA__ARCH_ROUTER_INPUT)) swa__matmul(c, &L->router, c->x, d, c->router, hp->n_expert, n);
     swa__norm_rows(c, c->xb, c->x, L->attn_norm, d, n);
     swa__qkv(c, l, n);
     swa__chunk_to_cache_type(c, l, n);

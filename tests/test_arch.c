@@ -136,6 +136,7 @@ static int expect_windowed(const char *arch, const char *args, int l)
     int period = p ? atoi(p + 10) : !strcmp(arch, "gemma2") || !strcmp(arch, "gpt-oss") ? 2 : !strcmp(arch, "gemma3") ? 6
                : !strcmp(arch, "olmo2") || !strcmp(arch, "cohere2") || !strcmp(arch, "llama4") || !strcmp(arch, "exaone4") ? 4
                : 0;
+    if (!strcmp(arch, "smallthinker")) return l % 4 != 0;   /* the global layer first */
     return period <= 1 || l % period < period - 1;
 }
 
@@ -324,6 +325,17 @@ static void test_gemma_embedding(void **state)
     (void)state;
     check_embedding("gemma-embedding-w6");
     check_embedding("gemma-embedding-w9");
+}
+
+/* SmallThinker against a float64 numpy forward pass of its own (transformers has no class for it;
+   tools/reference/smallthinker_reference.py, from llama.cpp's graph): the router reading the
+   layer's input, ReLU-gated experts, softmax and sigmoid gating, NoPE global layers first. */
+static void test_smallthinker(void **state)
+{
+    (void)state;
+    check_case("smallthinker-w6");
+    check_case("smallthinker-w5-sigmoid");
+    check_case("smallthinker-full");
 }
 
 static void test_exaone4(void **state) { (void)state; check_case("exaone4-w5"); check_case("exaone4-w8-p3"); check_case("exaone4-full"); }
@@ -562,6 +574,8 @@ static void test_olmo2_cohere2_batches(void **state)
                             "--kv-heads 1 --ff 128 --ctx 128 --window 6");
     check_moe_deterministic("--shape custom --type q8_0 --vocab 272 --arch exaone4 --layers 4 --dim 64 --heads 4 "
                             "--kv-heads 2 --ff 96 --ctx 128 --window 7");
+    check_moe_deterministic("--shape custom --type q4_0 --vocab 272 --arch smallthinker --layers 4 --dim 64 --heads 4 "
+                            "--kv-heads 2 --ff 96 --experts 4 --experts-used 2 --expert-ff 64 --ctx 128 --window 6");
 }
 
 /* The window matters: two files alike but for their window (OLMo 3's against OLMo 2 without
@@ -1027,7 +1041,7 @@ int main(void)
         cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_mixtral),
         cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_gpt_oss), cmocka_unit_test(test_mistral3),
         cmocka_unit_test(test_llama4), cmocka_unit_test(test_llama4_chunking_keys), cmocka_unit_test(test_exaone4),
-        cmocka_unit_test(test_gemma_embedding),
+        cmocka_unit_test(test_gemma_embedding), cmocka_unit_test(test_smallthinker),
         cmocka_unit_test(test_olmo2), cmocka_unit_test(test_cohere2), cmocka_unit_test(test_gpt_oss_sinks_window),
         cmocka_unit_test(test_moe_deterministic), cmocka_unit_test(test_olmo2_cohere2_batches),
         cmocka_unit_test(test_window_matters), cmocka_unit_test(test_inspect_pattern),

@@ -123,9 +123,12 @@ static const shape shapes[] = {
 #define SHAPE_NAMES "stories15m, tinyllama, mistral7b, gemma3-1b, mixtral, qwen3-30b-a3b, gpt-oss-20b or custom"
 
 static const char *const archs[] = {"llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "mistral3",
-                                    "olmo2", "cohere2", "llama4", "exaone4", "gemma-embedding"};
-enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE, GPTOSS, MISTRAL3, OLMO2, COHERE2, LLAMA4, EXAONE4, GEMMA_EMB };
-#define ARCH_NAMES "llama, gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, gpt-oss, mistral3, olmo2, cohere2, llama4, exaone4 or gemma-embedding"
+                                    "olmo2", "cohere2", "llama4", "exaone4", "gemma-embedding",
+                                    "smallthinker"};
+enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE, GPTOSS, MISTRAL3, OLMO2, COHERE2, LLAMA4, EXAONE4, GEMMA_EMB,
+       SMALLTHINKER };
+#define ARCH_NAMES "llama, gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, gpt-oss, mistral3, olmo2, cohere2, llama4, exaone4, " \
+                   "gemma-embedding or smallthinker"
 
 typedef struct options {
     shape s;
@@ -146,6 +149,7 @@ typedef struct options {
     int no_qk_norm;            /* llama4: use_qk_norm false */
     int window_key;            /* llama4: --window given, written even when 0 (no chunking) */
     int64_t dense;             /* gemma-embedding: dense_2 to this many outputs and dense_3 back (0: none) */
+    int64_t gating;            /* smallthinker: expert_gating_func (1 softmax, 2 sigmoid) */
 } options;
 
 static void usage(FILE *f)
@@ -168,6 +172,7 @@ static void usage(FILE *f)
             "  --yarn-beta-fast B  mistral3's rope.scaling.yarn_beta_fast (default 32)\n"
             "  --attn-temp S  mistral3's and llama4's attention.temperature_scale (default none)\n"
             "  --dense F      gemma-embedding: dense_2 (dim to F) and dense_3 (F to dim)\n"
+            "  --gating G     smallthinker's expert_gating_func (1 softmax, default; 2 sigmoid)\n"
             "  --chunk C --moe-step S --temp-len L --no-qk-norm\n"
             "                 llama4: attention.chunk_size, interleave_moe_layer_step (default 1),\n"
             "                 attention.temperature_length (default: no key), use_qk_norm false\n"
@@ -195,11 +200,11 @@ static void parse_args(int argc, char **argv, options *o)
                                             "--vocab", "--ctx", "--window", "--seed", "-t",
                                             "--head-dim", "--pattern", "--rope-factors", "--experts",
                                             "--experts-used", "--expert-ff", "--yarn-orig", "--distinct-rows",
-                                            "--chunk", "--moe-step", "--temp-len", "--dense"};
-    int64_t given[22];
+                                            "--chunk", "--moe-step", "--temp-len", "--dense", "--gating"};
+    int64_t given[23];
     const char *shape_name = NULL, *arch_name = NULL, *expert_type = NULL;
     const target *type;
-    int i, k, have[22] = {0};
+    int i, k, have[23] = {0};
     size_t j;
     long cpus;
     memset(o, 0, sizeof *o);
@@ -238,9 +243,9 @@ static void parse_args(int argc, char **argv, options *o)
             else o->rope_scale = x;
             continue;
         }
-        for (k = 0; k < 22; k++)
+        for (k = 0; k < 23; k++)
             if (!strcmp(a, num_flags[k])) break;
-        if (k < 22) {
+        if (k < 23) {
             if (i + 1 >= argc) usage_fail("%s needs a value", a);
             given[k] = number(a, argv[++i], k == 7 || k == 11 || k == 13 || k == 19 ? 0 : 1,
                               k == 8 ? INT64_MAX : k == 9 ? 256 : k == 13 ? 512 : INT32_MAX);
@@ -302,6 +307,9 @@ static void parse_args(int argc, char **argv, options *o)
     o->moe_step = have[19] ? given[19] : 1;
     if (have[20]) o->temp_len = given[20];
     if (have[21]) o->dense = given[21];
+    o->gating = have[22] ? given[22] : 1;
+    if (have[22] && (o->arch != SMALLTHINKER || o->gating > 2)) usage_fail("--gating 1|2 is smallthinker's");
+    if (o->arch == SMALLTHINKER && !o->s.experts) usage_fail("smallthinker wants --experts");
     if (have[21] && o->arch != GEMMA_EMB) usage_fail("--dense is gemma-embedding's");
     if (o->arch == GEMMA_EMB && !o->s.window) usage_fail("gemma-embedding wants --window (llama.cpp requires the key)");
     if ((have[18] || have[19] || have[20] || o->no_qk_norm) && o->arch != LLAMA4)
@@ -318,8 +326,8 @@ static void parse_args(int argc, char **argv, options *o)
     if (o->s.experts_used > o->s.experts) usage_fail("--experts-used wants at most --experts (%lld)", (long long)o->s.experts);
     if ((o->arch == QWEN3MOE || o->arch == GPTOSS) && !o->s.experts) usage_fail("%s wants --experts", archs[o->arch]);
     if (o->arch == LLAMA && o->s.experts && o->s.expert_ff != o->s.ff) usage_fail("llama's experts are --ff wide");
-    if (o->s.experts && o->arch != LLAMA && o->arch != QWEN3MOE && o->arch != GPTOSS && o->arch != LLAMA4)
-        usage_fail("--experts is for llama, qwen3moe, gpt-oss and llama4");
+    if (o->s.experts && o->arch != LLAMA && o->arch != QWEN3MOE && o->arch != GPTOSS && o->arch != LLAMA4 && o->arch != SMALLTHINKER)
+        usage_fail("--experts is for llama, qwen3moe, gpt-oss, llama4 and smallthinker");
     if (!o->s.head_dim) o->s.head_dim = o->s.dim / o->s.heads;
     if ((o->arch == PHI3 || o->arch == OLMO2 || o->arch == COHERE2 || o->arch == EXAONE4) && o->s.head_dim * o->s.heads != o->s.dim)
         usage_fail("%s wants heads x head-dim = dim", archs[o->arch]);
@@ -642,8 +650,9 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
     if (s->experts) {
         gw_kv_u32(w, KEY("expert_count"), (uint32_t)s->experts);
         gw_kv_u32(w, KEY("expert_used_count"), (uint32_t)s->experts_used);
-        if (o->arch == QWEN3MOE || o->arch == GPTOSS || o->arch == LLAMA4)
+        if (o->arch == QWEN3MOE || o->arch == GPTOSS || o->arch == LLAMA4 || o->arch == SMALLTHINKER)
             gw_kv_u32(w, KEY("expert_feed_forward_length"), (uint32_t)s->expert_ff);
+        if (o->arch == SMALLTHINKER) gw_kv_u32(w, KEY("expert_gating_func"), (uint32_t)o->gating);
     }
     if (o->arch != LLAMA && o->arch != PHI3) {
         gw_kv_u32(w, KEY("attention.key_length"), (uint32_t)s->head_dim);
