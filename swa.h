@@ -96,7 +96,12 @@ THE WINDOW
     swa_ctx_config.n_ctx positions and evaluation past them fails with SWA_ERR_CONTEXT_FULL,
     unless swa_ctx_config.n_sink > 0 asks for attention sinks (an approximation: the first
     n_sink positions and a ring of the last n_ctx - n_sink). swa_ctx_config.window overrides the
-    model's window for every layer.
+    model's window for every layer (as a sliding window).
+    Two more masks keep the same ring of W slots. Llama 4's chunked layers (W from
+    llama4.attention.chunk_size, default 8192) let position i see the keys of its own chunk:
+    i - i mod W <= j <= i, at most W of them. EmbeddingGemma is an encoder: its windowed layers
+    see |i - j| <= W/2 on both sides and its global ones the whole text, so a text is evaluated
+    at once, from position 0 (swa_ctx_embed), in one chunk of at most n_batch tokens.
 
 MEMORY
     Weights are used where they lie: in the file mapping (advised to use 2 MB pages), or in the
@@ -145,7 +150,9 @@ ERRORS
 FILE FORMAT
     GGUF versions 2 and 3, little-endian, architectures "llama" (with experts: Mixtral),
     "gemma2", "gemma3" (text), "phi3", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "mistral3"
-    (Ministral 3 text), "olmo2" (OLMo 2 and 3) and "cohere2" (Command R7B) with llama.cpp's key
+    (Ministral 3 text), "olmo2" (OLMo 2 and 3), "cohere2" (Command R7B), "llama4" (Llama 4
+    text: chunked attention, a shared expert), "exaone4" (EXAONE 4), "gemma-embedding"
+    (EmbeddingGemma, an encoder for swa_ctx_embed) and "smallthinker" with llama.cpp's key
     and tensor names and stored conventions (one description row per architecture drives the
     loader and the one forward pass). Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
     IQ4_NL, MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS (ggml's block layouts), used in place;
@@ -380,7 +387,8 @@ typedef struct swa_hparams {
     int32_t window;        /* largest sliding window over the layers; 0: no layer has one */
     uint32_t weight_type;  /* the most common type of the layer matrices */
     const char *arch;      /* general.architecture: "llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe",
-                              "gpt-oss", "mistral3", "olmo2", "cohere2" */
+                              "gpt-oss", "mistral3", "olmo2", "cohere2", "llama4", "exaone4",
+                              "gemma-embedding", "smallthinker" */
     int32_t n_windowed;    /* layers with a sliding window in the file; the others attend to everything */
     int32_t n_expert;      /* {arch}.expert_count: experts per layer; 0: a dense feed-forward */
     int32_t n_expert_used; /* {arch}.expert_used_count: experts each token goes through */
@@ -585,7 +593,10 @@ SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *
    vector every time; the other sequences are untouched, and seq then holds the text (go on
    from it, or reset it). A context with n_seq = 2 embeds on sequence 1 beside a conversation on
    sequence 0. On an error seq is as it was, except SWA_ERR_ABORTED after a first chunk of
-   n_batch tokens was through: then seq holds the chunks done (swa_seq_pos). */
+   n_batch tokens was through: then seq holds the chunks done (swa_seq_pos). An encoder
+   (gemma-embedding, whose attention looks both ways) reads the text in one pass: at most
+   n_batch tokens, else SWA_ERR_INVALID_ARG; its file's dense projections, when it has them,
+   apply to the pooled state before the scaling; and it is only evaluated from position 0. */
 enum { SWA_POOL_LAST = 0, SWA_POOL_MEAN = 1 };
 SWADEF swa_status swa_ctx_embed(swa_ctx *c, int32_t seq, const int32_t *tokens, size_t n, int32_t pooling,
                                 int32_t normalize, float *out, swa_error *err);
@@ -5500,7 +5511,9 @@ static void swa__softcap(float *x, int64_t n, float cap)
 }
 
 /* Attention of the chunk's n queries in layer l. A query at position i sees keys j with
-   i - W < j <= i of its own sequence. Keys before the chunk come from the sequence's ring, which
+   i - W < j <= i of its own sequence; in a chunked layer (Llama 4) i - i mod W <= j <= i, the
+   keys of its own chunk of W, never more than the window's; in an encoder's (EmbeddingGemma)
+   |i - j| <= W/2, later keys too (swa__both_sides). Keys before the chunk come from the sequence's ring, which
    still holds them because the chunk is written only when it is through; keys inside the chunk
    come from c->kc/c->vc. So a chunk longer than the ring loses nothing. Both hold keys and
    values in the cache's type, so a token sees the same numbers whether its keys were cached
