@@ -3434,6 +3434,8 @@ typedef struct swa__layer {
     const float *down_exps_b;  /* [n_expert][n_embd] */
     swa__matrix gate_shexp, up_shexp;   /* [n_ff_shexp][n_embd] a shared expert every token goes through */
     swa__matrix down_shexp;    /* [n_embd][n_ff_shexp] (SHARED_EXPERT; NULL data otherwise) */
+    swa__matrix attn_gate;     /* [n_head*head_dim][n_embd] (ATTN_GATE) */
+    const float *select_bias;  /* [n_expert] exp_probs_b: added to the probabilities to pick (DEEPSEEK_MOE) */
 } swa__layer;
 
 /* What an architecture's layers have beyond llama's: one row per architecture, read by the
@@ -3488,11 +3490,22 @@ enum {
     SWA__ARCH_GLOBAL_FIRST = 1 << 30 /* the period's global layer comes first: l windowed iff l % p != 0 */
 };
 
+/* More of what an architecture's layers have (the row's `more`; `has` is full). */
+enum {
+    SWA__ARCH2_ATTN_GATE = 1 << 0,   /* attn_gate: the attention's output times sigmoid(attn_gate x) before
+                                        attn_output, x the attention's normed input (AFMoE) */
+    SWA__ARCH2_DEEPSEEK_MOE = 1 << 1 /* DeepSeek-style experts: leading_dense_block_count dense layers first,
+                                        expert_shared_count shared experts (n_ff_exp wide each, as one
+                                        MLP), and exp_probs_b: a bias on the probabilities that picks the
+                                        experts but leaves their weights unbiased */
+};
+
 /* Which layers turn RoPE, and with what: every layer alike (the windowed ones at the row's
    local_rope_base, if it has one); windowed layers without the file's scaling and attention
    factor (OLMo 3, as llama.cpp's olmo2 code); only the windowed layers, global ones taking no
-   position (Command R7B). */
-enum { SWA__ROPE_ALL = 0, SWA__ROPE_LOCAL_PLAIN = 1, SWA__ROPE_LOCAL_ONLY = 2 };
+   position (Command R7B); every layer but each fourth, l with (l + 1) % 4 == 0, whatever the
+   windows (AFMoE). */
+enum { SWA__ROPE_ALL = 0, SWA__ROPE_LOCAL_PLAIN = 1, SWA__ROPE_LOCAL_ONLY = 2, SWA__ROPE_NOT_FOURTH = 3 };
 
 /* How the router turns a token's logits over the experts into the weights of the ones it
    picks (llama.cpp's expert_gating_func numbers): softmax over all experts, or a sigmoid of
@@ -3514,6 +3527,7 @@ typedef struct swa__arch {
     int32_t norm_weights;          /* and whether its weights are divided by their sum */
     int32_t rope_layers;           /* SWA__ROPE_* */
     int32_t logit_scale;           /* 1: logits times {arch}.logit_scale (required, as llama.cpp) */
+    unsigned more;                 /* SWA__ARCH2_* */
 } swa__arch;
 
 /* The window patterns are llama.cpp's built-in ones (set_swa_pattern): Gemma 2 alternates
@@ -3533,7 +3547,11 @@ typedef struct swa__arch {
    SmallThinker: every layer a mixture of ReLU-gated experts whose router reads the layer's
    input before the attention's norm (the file's gating rule, weights normalized); with a
    window, the first layer of every four is global and turns no RoPE (the window is the file's,
-   where llama.cpp fixes 4096). */
+   where llama.cpp fixes 4096). AFMoE (Arcee's Trinity): Gemma's norms on both sides of each
+   block, embeddings times sqrt(n_embd), per-head Q/K norms, a sigmoid gate on the attention's
+   output, leading dense layers, then experts with a shared MLP, a sigmoid router with a
+   selection bias, its weights normalized and scaled as the file says; three windowed layers of
+   four, and the fourth turns no RoPE even without a window. */
 /* A row names its groups of fields (C++11 has no designated initializers): the window's
    (swa_period, min_window, default_window), the soft-capping defaults (attention, final), the
    windowed layers' RoPE base, wide_query_layers and the router's rule (SWA__ROUTER: gating,
@@ -3545,7 +3563,9 @@ typedef struct swa__arch {
    attention temperature. Last, which layers turn RoPE and whether the logits are scaled
    (SWA__ROPE_LOGITS). */
 #define SWA__ARCH(name, has, window, softcap, local_rope_base, wide_query, router, layers) \
-    {name, has, window, softcap, local_rope_base, wide_query, router, layers}
+    {name, has, window, softcap, local_rope_base, wide_query, router, layers, 0}
+#define SWA__ARCH_MORE(name, has, more, window, softcap, local_rope_base, wide_query, router, layers) \
+    {name, has, window, softcap, local_rope_base, wide_query, router, layers, more}
 #define SWA__WINDOW(period, min, by_default) period, min, by_default
 #define SWA__SOFTCAP(attn, final) attn, final
 #define SWA__LOCAL_ROPE_BASE(base) base
@@ -3613,6 +3633,12 @@ static const swa__arch swa__archs[] = {
               SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
               SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
               SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 0)),
+    SWA__ARCH_MORE("afmoe", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_QK_NORM | SWA__ARCH_NEOX |
+                   SWA__ARCH_EXPERTS | SWA__ARCH_EXPERT_FF | SWA__ARCH_EXPERT_KEYS,
+                   SWA__ARCH2_ATTN_GATE | SWA__ARCH2_DEEPSEEK_MOE,
+                   SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+                   SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SIGMOID, 0),
+                   SWA__ROPE_LOGITS(SWA__ROPE_NOT_FOURTH, 0)),
     SWA__ARCH("exaone4", SWA__ARCH_NEOX | SWA__ARCH_POST_NORMS | SWA__ARCH_POST_ONLY | SWA__ARCH_QK_NORM |
               SWA__ARCH_ROPE_UNWINDOWED,
               SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
@@ -3620,6 +3646,7 @@ static const swa__arch swa__archs[] = {
               SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 0)),
 };
 #undef SWA__ARCH
+#undef SWA__ARCH_MORE
 #undef SWA__WINDOW
 #undef SWA__SOFTCAP
 #undef SWA__LOCAL_ROPE_BASE
@@ -3663,6 +3690,8 @@ struct swa_model {
     swa__matrix dense_2, dense_3;   /* BIDIRECTIONAL: [n_dense][n_embd] and [n_embd][n_dense] on the
                                        pooled embedding, when the file has them (n_dense 0: not) */
     int64_t n_dense;
+    int64_t dense_lead;        /* DEEPSEEK_MOE: the first layers, dense */
+    int64_t n_ff_shexp;        /* rows of the shared expert's gate and up (0: none) */
     swa_vocab *vocab;          /* NULL when the file has none we can use; vocab_err says why */
     swa_error vocab_err;
 };
@@ -3927,6 +3956,12 @@ static swa_status swa__read_experts(swa_model *m, swa_error *err)
         hp->n_ff_exp = (int32_t)ff;
     }
     if (hp->n_ff_exp == 0) return swa__fail(err, SWA_ERR_MODEL, "key %s is missing", swa__key(m, "feed_forward_length"));
+    if (a->has & SWA__ARCH_SHARED_EXPERT) m->n_ff_shexp = hp->n_ff_exp;
+    if ((a->more & SWA__ARCH2_DEEPSEEK_MOE) &&
+        ((s = swa__get_int(m->gguf, swa__key(m, "leading_dense_block_count"), 1, 0, 0, hp->n_layer, &m->dense_lead, err)) != SWA_OK ||
+         (s = swa__get_int(m->gguf, swa__key(m, "expert_shared_count"), 1, 0, 0, 64, &ff, err)) != SWA_OK))
+        return s;
+    if (a->more & SWA__ARCH2_DEEPSEEK_MOE) m->n_ff_shexp = ff * hp->n_ff_exp;
     if (!(a->has & SWA__ARCH_EXPERT_KEYS)) return SWA_OK;
     if ((s = swa__get_int(m->gguf, swa__key(m, "expert_gating_func"), 0, a->gating, 0, 3, &e, err)) != SWA_OK ||
         (s = swa__get_bool(m->gguf, swa__key(m, "expert_weights_norm"), a->norm_weights, &m->norm_weights, err)) != SWA_OK ||
@@ -4218,10 +4253,10 @@ static swa_status swa__load_qkv(swa_model *m, int32_t l, swa__layer *L, swa_erro
 }
 
 /* Whether layer l is a mixture of experts: every layer when the model has experts, or (Llama 4)
-   those interleave_moe_layer_step says. */
+   those interleave_moe_layer_step says, or (AFMoE) those after the leading dense ones. */
 static int swa__layer_has_experts(const swa_model *m, int64_t l)
 {
-    return m->hp.n_expert > 0 && m->moe_step > 0 && (l + 1) % m->moe_step == 0;
+    return m->hp.n_expert > 0 && m->moe_step > 0 && (l + 1) % m->moe_step == 0 && l >= m->dense_lead;
 }
 
 /* Gate and up: two matrices, or (Phi-3) one ffn_up of 2 n_ff rows, the gate's first. */
@@ -4273,10 +4308,14 @@ static swa_status swa__load_ffn(swa_model *m, int32_t l, swa__layer *L, swa_erro
          (s = swa__get_vectors(m, swa__blk_name(name, l, "ffn_up_exps", "bias"), ff, E, 1, &L->up_exps_b, err)) != SWA_OK ||
          (s = swa__get_vectors(m, swa__blk_name(name, l, "ffn_down_exps", "bias"), d, E, 1, &L->down_exps_b, err)) != SWA_OK))
         return s;
-    if ((m->arch->has & SWA__ARCH_SHARED_EXPERT) &&
+    ff = m->n_ff_shexp;
+    if (ff > 0 &&
         ((s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_gate_shexp", "weight"), 1, d, ff, &L->gate_shexp, err)) != SWA_OK ||
          (s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_up_shexp", "weight"), 1, d, ff, &L->up_shexp, err)) != SWA_OK ||
          (s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_down_shexp", "weight"), 1, ff, d, &L->down_shexp, err)) != SWA_OK))
+        return s;
+    if ((m->arch->more & SWA__ARCH2_DEEPSEEK_MOE) &&
+        (s = swa__get_vector(m, swa__blk_name(name, l, "exp_probs_b", "bias"), E, 1, &L->select_bias, err)) != SWA_OK)
         return s;
     return SWA_OK;
 }
@@ -4306,6 +4345,9 @@ static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
     if ((has & SWA__ARCH_SINKS) &&
         (s = swa__get_vector(m, swa__blk_name(name, l, "attn_sinks", "weight"), hp->n_head, 1, &L->attn_sinks, err)) != SWA_OK)
         return s;
+    if ((m->arch->more & SWA__ARCH2_ATTN_GATE) &&
+        (s = swa__get_matrix(m, swa__blk_name(name, l, "attn_gate", "weight"), 1, d, qd, &L->attn_gate, err)) != SWA_OK)
+        return s;
     if ((has & SWA__ARCH_QK_NORM) &&
         ((s = swa__get_vector(m, swa__blk_name(name, l, "attn_q_norm", "weight"), qk, 1, &L->q_norm, err)) != SWA_OK ||
          (s = swa__get_vector(m, swa__blk_name(name, l, "attn_k_norm", "weight"), kk, 1, &L->k_norm, err)) != SWA_OK))
@@ -4324,7 +4366,7 @@ static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
 static uint64_t swa__vector_floats(const swa_hparams *hp, unsigned has)
 {
     uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, kvd = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
-    uint64_t per_layer = 5 * (uint64_t)hp->n_embd + 2 * (qd + kvd) + kvd + (uint64_t)hp->n_expert +   /* Q/K norms: at most qd + kvd */
+    uint64_t per_layer = 5 * (uint64_t)hp->n_embd + 2 * (qd + kvd) + kvd + 2 * (uint64_t)hp->n_expert +   /* Q/K norms: at most qd + kvd */
                          (uint64_t)hp->n_head +
                          ((has & SWA__ARCH_OAI_FFN) ? (uint64_t)hp->n_expert * (2 * (uint64_t)hp->n_ff_exp + (uint64_t)hp->n_embd) : 0);
     return (uint64_t)hp->n_layer * per_layer + (uint64_t)hp->n_embd + (uint64_t)hp->n_rot + (uint64_t)hp->head_dim;
@@ -4725,12 +4767,13 @@ static int64_t swa__ring_slots(const swa_ctx_config *cfg, int32_t w)
 }
 
 /* Rows of the feed-forward's gate and up: the experts' when there are experts, the wider of
-   theirs and the dense layers' when some layers have none (Llama 4); at least EmbeddingGemma's
-   projection's. */
+   theirs and the dense layers' when some layers have none (Llama 4, AFMoE); at least the shared
+   experts' and EmbeddingGemma's projection's. */
 static int64_t swa__ffn_width(const swa_model *m)
 {
     const swa_hparams *hp = &m->hp;
-    int64_t w = hp->n_expert == 0 ? hp->n_ff : m->moe_step == 1 || hp->n_ff_exp > hp->n_ff ? hp->n_ff_exp : hp->n_ff;
+    int64_t w = hp->n_expert == 0 ? hp->n_ff : (m->moe_step == 1 && m->dense_lead == 0) || hp->n_ff_exp > hp->n_ff ? hp->n_ff_exp : hp->n_ff;
+    if (m->n_ff_shexp > w) w = m->n_ff_shexp;
     return m->n_dense > w ? m->n_dense : w;   /* the embedding's projection goes through c->gate too */
 }
 
@@ -5735,7 +5778,7 @@ static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
     const swa__layer *L = &m->layers[l];
     int64_t d = hp->n_embd, hd = hp->head_dim, kvd = (int64_t)hp->n_kv_head * hd, qd = (int64_t)hp->n_head * hd, t;
     const float *rope = c->rope + (m->window[l] > 0 ? c->cfg.n_batch * hp->n_rot : 0);
-    int turns = m->window[l] > 0 || m->rope_layers != SWA__ROPE_LOCAL_ONLY;
+    int turns = m->rope_layers == SWA__ROPE_NOT_FOURTH ? (l + 1) % 4 != 0 : m->window[l] > 0 || m->rope_layers != SWA__ROPE_LOCAL_ONLY;
     swa__product qkv[3] = {{&L->wq, c->q, qd}, {&L->wk, c->k, kvd}, {&L->wv, c->v, kvd}};
     swa__matmuls(c, qkv, 3, c->xb, d, n);
     swa__add_bias(c->q, L->bq, qd, n);
@@ -5852,7 +5895,7 @@ static void swa__expert_input(const swa_ctx *c, float *x, const float *xb, float
    by the model's gating rule, the n_expert_used most probable experts are picked, most probable
    first (a tie to the lower number, as a stable sort), and their weights are the probabilities,
    divided by their sum (at least 2^-14, llama.cpp's clamp) when the rule says so. */
-static void swa__route(const swa_model *m, float *logit, const float *bias, int32_t *pick, float *w)
+static void swa__route(const swa_model *m, float *logit, const float *bias, const float *sel, int32_t *pick, float *w)
 {
     int64_t E = m->hp.n_expert, K = m->hp.n_expert_used, e, k, j;
     float max = -INFINITY, sum = 0.0f;
@@ -5868,7 +5911,7 @@ static void swa__route(const swa_model *m, float *logit, const float *bias, int3
         int32_t best = -1;
         for (e = 0; e < E; e++) {
             for (j = 0; j < k && pick[j] != e; j++) {}
-            if (j == k && (best < 0 || logit[e] > logit[best])) best = (int32_t)e;
+            if (j == k && (best < 0 || logit[e] + (sel ? sel[e] : 0.0f) > logit[best] + (sel ? sel[best] : 0.0f))) best = (int32_t)e;
         }
         pick[k] = best;
         w[k] = logit[best];
@@ -5957,7 +6000,7 @@ static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
     int64_t d = m->hp.n_embd, E = m->hp.n_expert, K = m->hp.n_expert_used, ff = m->hp.n_ff_exp, t, e, k, i, j;
     const float *bias[3];
     if (!(m->arch->has & SWA__ARCH_ROUTER_INPUT)) swa__matmul(c, &L->router, c->xb, d, c->router, E, n);
-    for (t = 0; t < n; t++) swa__route(m, c->router + t * E, L->router_bias, c->pick + t * K, c->pick_w + t * K);
+    for (t = 0; t < n; t++) swa__route(m, c->router + t * E, L->router_bias, L->select_bias, c->pick + t * K, c->pick_w + t * K);
     if (n == 1) {
         swa__moe_token(c, L);
         return;
@@ -6017,6 +6060,15 @@ static int64_t swa__keep_rows(swa_ctx *c, const unsigned char *keep, int64_t n)
     return k;
 }
 
+/* AFMoE's gate: each of the attention's outputs times the sigmoid of attn_gate on the normed
+   input (still in c->xb; the queries' c->q is free once attention is through). */
+static void swa__attention_gate(swa_ctx *c, const swa__layer *L, int64_t n)
+{
+    int64_t qd = (int64_t)c->model->hp.n_head * c->model->hp.head_dim, i;
+    swa__matmul(c, &L->attn_gate, c->xb, c->model->hp.n_embd, c->q, qd, n);
+    for (i = 0; i < n * qd; i++) c->att[i] *= 1.0f / (1.0f + expf(-c->q[i]));
+}
+
 /* One layer, as its architecture's row describes it. A parallel block (Command R7B) feeds
    attention's input to the feed-forward too and adds the attention's output last, as llama.cpp
    sums them: (x + ffn) + attention. In the last layer (keep not NULL) only the tokens whose
@@ -6035,6 +6087,7 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n, const unsigned 
     swa__chunk_to_cache_type(c, l, n);
     swa__attention(c, l, n);
     if (keep && (n = swa__keep_rows(c, keep, n)) == 0) return;
+    if (L->attn_gate.data) swa__attention_gate(c, L, n);
     if (!parallel) {
         swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);
         swa__add_bias(c->xb, L->bo, d, n);

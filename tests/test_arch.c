@@ -134,7 +134,8 @@ static int expect_windowed(const char *arch, const char *args, int l)
 {
     const char *p = strstr(args, "--pattern ");
     int period = p ? atoi(p + 10) : !strcmp(arch, "gemma2") || !strcmp(arch, "gpt-oss") ? 2 : !strcmp(arch, "gemma3") ? 6
-               : !strcmp(arch, "olmo2") || !strcmp(arch, "cohere2") || !strcmp(arch, "llama4") || !strcmp(arch, "exaone4") ? 4
+               : !strcmp(arch, "olmo2") || !strcmp(arch, "cohere2") || !strcmp(arch, "llama4") || !strcmp(arch, "exaone4") ||
+                 !strcmp(arch, "afmoe") ? 4
                : 0;
     if (!strcmp(arch, "smallthinker")) return l % 4 != 0;   /* the global layer first */
     return period <= 1 || l % period < period - 1;
@@ -337,6 +338,11 @@ static void test_smallthinker(void **state)
     check_case("smallthinker-w5-sigmoid");
     check_case("smallthinker-full");
 }
+
+/* AFMoE against transformers' AfmoeForCausalLM: the attention gate, leading dense layers, two
+   shared experts, the selection bias, route scale; with a window and without (the fourth layer
+   turning no RoPE either way). */
+static void test_afmoe(void **state) { (void)state; check_case("afmoe-w6"); check_case("afmoe-full"); }
 
 static void test_exaone4(void **state) { (void)state; check_case("exaone4-w5"); check_case("exaone4-w8-p3"); check_case("exaone4-full"); }
 static void test_llama4(void **state) { (void)state; check_case("llama4-c7"); check_case("llama4-c6-top2"); }
@@ -576,6 +582,9 @@ static void test_olmo2_cohere2_batches(void **state)
                             "--kv-heads 2 --ff 96 --ctx 128 --window 7");
     check_moe_deterministic("--shape custom --type q4_0 --vocab 272 --arch smallthinker --layers 4 --dim 64 --heads 4 "
                             "--kv-heads 2 --ff 96 --experts 4 --experts-used 2 --expert-ff 64 --ctx 128 --window 6");
+    check_moe_deterministic("--shape custom --type q8_0 --vocab 272 --arch afmoe --layers 4 --dim 64 --heads 4 --kv-heads 2 "
+                            "--head-dim 32 --ff 96 --experts 4 --experts-used 2 --expert-ff 64 --dense-lead 1 --shared 2 "
+                            "--route-scale 2.5 --ctx 128 --window 6");
 }
 
 /* The window matters: two files alike but for their window (OLMo 3's against OLMo 2 without
@@ -1042,6 +1051,7 @@ int main(void)
         cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_gpt_oss), cmocka_unit_test(test_mistral3),
         cmocka_unit_test(test_llama4), cmocka_unit_test(test_llama4_chunking_keys), cmocka_unit_test(test_exaone4),
         cmocka_unit_test(test_gemma_embedding), cmocka_unit_test(test_smallthinker),
+        cmocka_unit_test(test_afmoe),
         cmocka_unit_test(test_olmo2), cmocka_unit_test(test_cohere2), cmocka_unit_test(test_gpt_oss_sinks_window),
         cmocka_unit_test(test_moe_deterministic), cmocka_unit_test(test_olmo2_cohere2_batches),
         cmocka_unit_test(test_window_matters), cmocka_unit_test(test_inspect_pattern),

@@ -124,11 +124,11 @@ static const shape shapes[] = {
 
 static const char *const archs[] = {"llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "mistral3",
                                     "olmo2", "cohere2", "llama4", "exaone4", "gemma-embedding",
-                                    "smallthinker"};
+                                    "smallthinker", "afmoe"};
 enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE, GPTOSS, MISTRAL3, OLMO2, COHERE2, LLAMA4, EXAONE4, GEMMA_EMB,
-       SMALLTHINKER };
+       SMALLTHINKER, AFMOE };
 #define ARCH_NAMES "llama, gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, gpt-oss, mistral3, olmo2, cohere2, llama4, exaone4, " \
-                   "gemma-embedding or smallthinker"
+                   "gemma-embedding, smallthinker or afmoe"
 
 typedef struct options {
     shape s;
@@ -150,6 +150,8 @@ typedef struct options {
     int window_key;            /* llama4: --window given, written even when 0 (no chunking) */
     int64_t dense;             /* gemma-embedding: dense_2 to this many outputs and dense_3 back (0: none) */
     int64_t gating;            /* smallthinker: expert_gating_func (1 softmax, 2 sigmoid) */
+    int64_t dense_lead, shared;   /* afmoe: leading_dense_block_count, expert_shared_count */
+    double route_scale;        /* afmoe: expert_weights_scale (0: no key) */
 } options;
 
 static void usage(FILE *f)
@@ -173,6 +175,8 @@ static void usage(FILE *f)
             "  --attn-temp S  mistral3's and llama4's attention.temperature_scale (default none)\n"
             "  --dense F      gemma-embedding: dense_2 (dim to F) and dense_3 (F to dim)\n"
             "  --gating G     smallthinker's expert_gating_func (1 softmax, default; 2 sigmoid)\n"
+            "  --dense-lead N --shared S --route-scale F\n"
+            "                 afmoe: N dense layers first, S shared experts (default 1), expert_weights_scale F\n"
             "  --chunk C --moe-step S --temp-len L --no-qk-norm\n"
             "                 llama4: attention.chunk_size, interleave_moe_layer_step (default 1),\n"
             "                 attention.temperature_length (default: no key), use_qk_norm false\n"
@@ -200,11 +204,12 @@ static void parse_args(int argc, char **argv, options *o)
                                             "--vocab", "--ctx", "--window", "--seed", "-t",
                                             "--head-dim", "--pattern", "--rope-factors", "--experts",
                                             "--experts-used", "--expert-ff", "--yarn-orig", "--distinct-rows",
-                                            "--chunk", "--moe-step", "--temp-len", "--dense", "--gating"};
-    int64_t given[23];
+                                            "--chunk", "--moe-step", "--temp-len", "--dense", "--gating",
+                                            "--dense-lead", "--shared"};
+    int64_t given[25];
     const char *shape_name = NULL, *arch_name = NULL, *expert_type = NULL;
     const target *type;
-    int i, k, have[23] = {0};
+    int i, k, have[25] = {0};
     size_t j;
     long cpus;
     memset(o, 0, sizeof *o);
@@ -231,7 +236,8 @@ static void parse_args(int argc, char **argv, options *o)
             if (end == argv[i] || *end || !(o->attn_temp > -1e3 && o->attn_temp < 1e3)) usage_fail("%s wants a number, got \"%s\"", a, argv[i]);
             continue;
         }
-        if (!strcmp(a, "--rope-base") || !strcmp(a, "--rope-scale") || !strcmp(a, "--yarn") || !strcmp(a, "--yarn-beta-fast")) {
+        if (!strcmp(a, "--rope-base") || !strcmp(a, "--rope-scale") || !strcmp(a, "--yarn") || !strcmp(a, "--yarn-beta-fast") ||
+            !strcmp(a, "--route-scale")) {
             char *end;
             double x;
             if (i + 1 >= argc) usage_fail("%s needs a value", a);
@@ -240,14 +246,15 @@ static void parse_args(int argc, char **argv, options *o)
             if (!strcmp(a, "--rope-base")) o->rope_base = x;
             else if (!strcmp(a, "--yarn")) o->yarn = x;
             else if (!strcmp(a, "--yarn-beta-fast")) o->yarn_beta_fast = x;
+            else if (!strcmp(a, "--route-scale")) o->route_scale = x;
             else o->rope_scale = x;
             continue;
         }
-        for (k = 0; k < 23; k++)
+        for (k = 0; k < 25; k++)
             if (!strcmp(a, num_flags[k])) break;
-        if (k < 23) {
+        if (k < 25) {
             if (i + 1 >= argc) usage_fail("%s needs a value", a);
-            given[k] = number(a, argv[++i], k == 7 || k == 11 || k == 13 || k == 19 ? 0 : 1,
+            given[k] = number(a, argv[++i], k == 7 || k == 11 || k == 13 || k == 19 || k == 23 || k == 24 ? 0 : 1,
                               k == 8 ? INT64_MAX : k == 9 ? 256 : k == 13 ? 512 : INT32_MAX);
             have[k] = 1;
         } else if (a[0] == '-' && a[1]) {
@@ -309,7 +316,11 @@ static void parse_args(int argc, char **argv, options *o)
     if (have[21]) o->dense = given[21];
     o->gating = have[22] ? given[22] : 1;
     if (have[22] && (o->arch != SMALLTHINKER || o->gating > 2)) usage_fail("--gating 1|2 is smallthinker's");
-    if (o->arch == SMALLTHINKER && !o->s.experts) usage_fail("smallthinker wants --experts");
+    if ((o->arch == SMALLTHINKER || o->arch == AFMOE) && !o->s.experts) usage_fail("%s wants --experts", archs[o->arch]);
+    o->dense_lead = have[23] ? given[23] : 0;
+    o->shared = have[24] ? given[24] : 1;
+    if ((have[23] || have[24] || o->route_scale > 0.0) && o->arch != AFMOE)
+        usage_fail("--dense-lead, --shared and --route-scale are afmoe's");
     if (have[21] && o->arch != GEMMA_EMB) usage_fail("--dense is gemma-embedding's");
     if (o->arch == GEMMA_EMB && !o->s.window) usage_fail("gemma-embedding wants --window (llama.cpp requires the key)");
     if ((have[18] || have[19] || have[20] || o->no_qk_norm) && o->arch != LLAMA4)
@@ -326,8 +337,9 @@ static void parse_args(int argc, char **argv, options *o)
     if (o->s.experts_used > o->s.experts) usage_fail("--experts-used wants at most --experts (%lld)", (long long)o->s.experts);
     if ((o->arch == QWEN3MOE || o->arch == GPTOSS) && !o->s.experts) usage_fail("%s wants --experts", archs[o->arch]);
     if (o->arch == LLAMA && o->s.experts && o->s.expert_ff != o->s.ff) usage_fail("llama's experts are --ff wide");
-    if (o->s.experts && o->arch != LLAMA && o->arch != QWEN3MOE && o->arch != GPTOSS && o->arch != LLAMA4 && o->arch != SMALLTHINKER)
-        usage_fail("--experts is for llama, qwen3moe, gpt-oss, llama4 and smallthinker");
+    if (o->s.experts && o->arch != LLAMA && o->arch != QWEN3MOE && o->arch != GPTOSS && o->arch != LLAMA4 && o->arch != SMALLTHINKER &&
+        o->arch != AFMOE)
+        usage_fail("--experts is for llama, qwen3moe, gpt-oss, llama4, smallthinker and afmoe");
     if (!o->s.head_dim) o->s.head_dim = o->s.dim / o->s.heads;
     if ((o->arch == PHI3 || o->arch == OLMO2 || o->arch == COHERE2 || o->arch == EXAONE4) && o->s.head_dim * o->s.heads != o->s.dim)
         usage_fail("%s wants heads x head-dim = dim", archs[o->arch]);
@@ -393,7 +405,7 @@ static tensor *plan(const options *o, size_t *count)
     const int64_t d = s->dim, qd = s->heads * s->head_dim, kv = s->kv_heads * s->head_dim;
     const int a = o->arch, norm = a == LLAMA ? ONES : NORM;
     const int gemma3 = a == GEMMA3 || a == GEMMA_EMB;
-    const int pre_norms = a != OLMO2 && a != EXAONE4, post_norms = a == GEMMA2 || gemma3 || a == OLMO2 || a == EXAONE4;
+    const int pre_norms = a != OLMO2 && a != EXAONE4, post_norms = a == GEMMA2 || gemma3 || a == OLMO2 || a == EXAONE4 || a == AFMOE;
     tensor *t = (tensor *)calloc((size_t)(5 + 28 * s->layers), sizeof *t);
     size_t n = 0;
     int64_t l;
@@ -428,7 +440,7 @@ static tensor *plan(const options *o, size_t *count)
             T("attn_k.bias", kv, 0, BIAS);
             T("attn_v.bias", kv, 0, BIAS);
         }
-        if (gemma3 || a == QWEN3 || a == QWEN3MOE || a == EXAONE4) {
+        if (gemma3 || a == QWEN3 || a == QWEN3MOE || a == EXAONE4 || a == AFMOE) {
             T("attn_q_norm.weight", s->head_dim, 0, NORM);
             T("attn_k_norm.weight", s->head_dim, 0, NORM);
         }
@@ -437,6 +449,7 @@ static tensor *plan(const options *o, size_t *count)
             T("attn_k_norm.weight", kv, 0, NORM);
         }
         T("attn_output.weight", qd, d, 0);
+        if (a == AFMOE) T("attn_gate.weight", d, qd, 0);
         if (a == GPTOSS) {   /* gpt-oss: the output's bias, the sinks; its FFN's norm is post_attention_norm */
             T("attn_output.bias", d, 0, BIAS);
             T("attn_sinks.weight", s->heads, 0, SINK);
@@ -444,7 +457,7 @@ static tensor *plan(const options *o, size_t *count)
         }
         if (post_norms) T("post_attention_norm.weight", d, 0, NORM);
         if (pre_norms && a != COHERE2 && a != GPTOSS) T("ffn_norm.weight", d, 0, norm);
-        if (s->experts && (o->moe_step == 0 || (l + 1) % o->moe_step != 0)) {   /* llama4's dense layers */
+        if (s->experts && (o->moe_step == 0 || (l + 1) % o->moe_step != 0 || l < o->dense_lead)) {   /* llama4's, afmoe's dense layers */
             T("ffn_gate.weight", d, s->ff, 0);
             T("ffn_down.weight", s->ff, d, 0);
             T("ffn_up.weight", d, s->ff, 0);
@@ -454,16 +467,18 @@ static tensor *plan(const options *o, size_t *count)
             snprintf(name, sizeof name, "blk.%lld.ffn_gate_inp.weight", (long long)l);
             add(t, &n, name, GW_F32, d, E, first, 0);
             if (a == GPTOSS) T("ffn_gate_inp.bias", E, 0, BIAS);
+            if (a == AFMOE) T("exp_probs_b.bias", E, 0, BIAS);
 #define X(suffix, row, rows) (snprintf(name, sizeof name, "blk.%lld." suffix, (long long)l), \
                               add(t, &n, name, et, row, rows, first, 0), t[n - 1].n_dims = 3, t[n - 1].ne[2] = E)
             X("ffn_gate_exps.weight", d, ff);
             X("ffn_down_exps.weight", ff, d);
             X("ffn_up_exps.weight", d, ff);
 #undef X
-            if (a == LLAMA4) {   /* the shared expert, as wide as the routed ones */
-                T("ffn_gate_shexp.weight", d, ff, 0);
-                T("ffn_down_shexp.weight", ff, d, 0);
-                T("ffn_up_shexp.weight", d, ff, 0);
+            if (a == LLAMA4 || (a == AFMOE && o->shared)) {   /* the shared expert(s), each as wide as a routed one */
+                const int64_t sff = a == AFMOE ? ff * o->shared : ff;
+                T("ffn_gate_shexp.weight", d, sff, 0);
+                T("ffn_down_shexp.weight", sff, d, 0);
+                T("ffn_up_shexp.weight", d, sff, 0);
             }
             if (a == GPTOSS) {   /* the experts' biases: [E][ff] and [E][d] */
                 T("ffn_gate_exps.bias", ff, 0, BIAS), t[n - 1].n_dims = 2, t[n - 1].ne[1] = E;
@@ -650,9 +665,16 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
     if (s->experts) {
         gw_kv_u32(w, KEY("expert_count"), (uint32_t)s->experts);
         gw_kv_u32(w, KEY("expert_used_count"), (uint32_t)s->experts_used);
-        if (o->arch == QWEN3MOE || o->arch == GPTOSS || o->arch == LLAMA4 || o->arch == SMALLTHINKER)
+        if (o->arch == QWEN3MOE || o->arch == GPTOSS || o->arch == LLAMA4 || o->arch == SMALLTHINKER || o->arch == AFMOE)
             gw_kv_u32(w, KEY("expert_feed_forward_length"), (uint32_t)s->expert_ff);
         if (o->arch == SMALLTHINKER) gw_kv_u32(w, KEY("expert_gating_func"), (uint32_t)o->gating);
+        if (o->arch == AFMOE) {   /* as llama.cpp's converter writes Trinity's: sigmoid, normalized, scaled */
+            gw_kv_u32(w, KEY("leading_dense_block_count"), (uint32_t)o->dense_lead);
+            gw_kv_u32(w, KEY("expert_shared_count"), (uint32_t)o->shared);
+            gw_kv_u32(w, KEY("expert_gating_func"), 2);
+            gw_kv_bool(w, KEY("expert_weights_norm"), 1);
+            if (o->route_scale > 0.0) gw_kv_f32(w, KEY("expert_weights_scale"), (float)o->route_scale);
+        }
     }
     if (o->arch != LLAMA && o->arch != PHI3) {
         gw_kv_u32(w, KEY("attention.key_length"), (uint32_t)s->head_dim);

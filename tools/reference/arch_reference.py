@@ -77,6 +77,10 @@ CASES = [
     ("exaone4-w5", "--arch exaone4 --layers 5 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --window 5 --rope-base 1000000"),
     ("exaone4-w8-p3", "--arch exaone4 --layers 4 --dim 48 --heads 2 --kv-heads 1 --ff 64 --ctx 128 --window 8 --pattern 3"),
     ("exaone4-full", "--arch exaone4 --layers 2 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128"),   # no window: RoPE everywhere
+    # AFMoE: a dense first layer, two shared experts, the selection bias, route scale 2.5, the
+    # attention gate; windows 6 (three of four), and none (the fourth layer still without RoPE)
+    ("afmoe-w6", "--arch afmoe --layers 5 --dim 64 --heads 4 --kv-heads 2 --head-dim 16 --ff 96 --experts 6 --experts-used 2 --expert-ff 32 --dense-lead 1 --shared 2 --route-scale 2.5 --ctx 128 --window 6"),
+    ("afmoe-full", "--arch afmoe --layers 4 --dim 48 --heads 2 --kv-heads 1 --head-dim 32 --ff 64 --experts 4 --experts-used 3 --expert-ff 24 --dense-lead 2 --shared 1 --ctx 128 --rope-base 1000000"),
     ("llama4-c6-top2", "--arch llama4 --layers 5 --dim 48 --heads 4 --kv-heads 1 --head-dim 16 --ff 64 --experts 5 --experts-used 2 --expert-ff 32 --ctx 128 --chunk 6 --attn-temp 0.5 --temp-len 9 --no-qk-norm"),
 ]
 
@@ -185,6 +189,13 @@ def config_for(arch, r):
                  rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": base},
                                   "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
         return transformers.Gemma3TextConfig(**c), transformers.Gemma3TextModel
+    if arch == "afmoe":   # llama.cpp always scales the embeddings (Trinity's mup_enabled)
+        c.update(moe_intermediate_size=k("expert_feed_forward_length"), num_dense_layers=k("leading_dense_block_count"),
+                 num_experts=k("expert_count"), num_experts_per_tok=k("expert_used_count"),
+                 num_shared_experts=k("expert_shared_count"), route_scale=float(k("expert_weights_scale", 1.0)),
+                 global_attn_every_n_layers=4, sliding_window=window or 1 << 20, mup_enabled=True,   # no window: one past every position
+                 rope_parameters={"rope_type": "default", "rope_theta": base}, tie_word_embeddings=False, hidden_act="silu")
+        return transformers.AfmoeConfig(**c), transformers.AfmoeForCausalLM
     if arch == "exaone4":
         c.update(sliding_window=window or None, sliding_window_pattern=k("attention.sliding_window_pattern", 4) if window else None,
                  rope_parameters={"rope_type": "default", "rope_theta": base}, tie_word_embeddings=False, hidden_act="silu")
@@ -325,6 +336,28 @@ def llama4_state(l, rest, w, sd):
     return True
 
 
+def afmoe_state(l, rest, w, sd):
+    """AFMoE's names: the attention gate, Gemma-like norms on both sides of each block under its own
+    names, the router with its selection bias, the experts (gate_up_proj [E][2 ff][d], gate's
+    rows first; down_proj [E][d][ff]) and the shared experts as one MLP."""
+    pre = f"model.layers.{l}."
+    names = {"attn_gate.weight": "self_attn.gate_proj.weight", "post_attention_norm.weight": "post_attention_layernorm.weight",
+             "ffn_norm.weight": "pre_mlp_layernorm.weight", "post_ffw_norm.weight": "post_mlp_layernorm.weight",
+             "ffn_gate_inp.weight": "mlp.router.gate.weight", "exp_probs_b.bias": "mlp.expert_bias",
+             "ffn_down_exps.weight": "mlp.experts.down_proj", "ffn_gate_shexp.weight": "mlp.shared_experts.gate_proj.weight",
+             "ffn_up_shexp.weight": "mlp.shared_experts.up_proj.weight",
+             "ffn_down_shexp.weight": "mlp.shared_experts.down_proj.weight"}
+    if rest in names:
+        sd[pre + names[rest]] = w
+    elif rest in ("ffn_gate_exps.weight", "ffn_up_exps.weight"):
+        E, ff, d = w.shape
+        t = sd.setdefault(pre + "mlp.experts.gate_up_proj", torch.zeros(E, 2 * ff, d, dtype=torch.float64))
+        (t[:, :ff] if rest.startswith("ffn_gate") else t[:, ff:]).copy_(w)
+    else:
+        return False
+    return True
+
+
 def state_dict(arch, r, model=None, cfg=None):
     sd = {}
     gemma = arch in ("gemma2", "gemma3", "gemma-embedding")
@@ -346,6 +379,8 @@ def state_dict(arch, r, model=None, cfg=None):
             if arch == "gpt-oss" and gpt_oss_state(l, rest, w, sd):
                 continue
             if arch == "llama4" and llama4_state(l, rest, w, sd):
+                continue
+            if arch == "afmoe" and afmoe_state(l, rest, w, sd):
                 continue
             if "gate_inp" in rest or "_exps" in rest:
                 experts_state(model, l, rest, w, sd)
