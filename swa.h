@@ -152,7 +152,8 @@ FILE FORMAT
     "gemma2", "gemma3" (text), "phi3", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "mistral3"
     (Ministral 3 text), "olmo2" (OLMo 2 and 3), "cohere2" (Command R7B), "llama4" (Llama 4
     text: chunked attention, a shared expert), "exaone4" (EXAONE 4), "gemma-embedding"
-    (EmbeddingGemma, an encoder for swa_ctx_embed) and "smallthinker" with llama.cpp's key
+    (EmbeddingGemma, an encoder for swa_ctx_embed), "smallthinker" and "afmoe" (Arcee
+    Trinity) with llama.cpp's key
     and tensor names and stored conventions (one description row per architecture drives the
     loader and the one forward pass). Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
     IQ4_NL, MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS (ggml's block layouts), used in place;
@@ -388,7 +389,7 @@ typedef struct swa_hparams {
     uint32_t weight_type;  /* the most common type of the layer matrices */
     const char *arch;      /* general.architecture: "llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe",
                               "gpt-oss", "mistral3", "olmo2", "cohere2", "llama4", "exaone4",
-                              "gemma-embedding", "smallthinker" */
+                              "gemma-embedding", "smallthinker", "afmoe" */
     int32_t n_windowed;    /* layers with a sliding window in the file; the others attend to everything */
     int32_t n_expert;      /* {arch}.expert_count: experts per layer; 0: a dense feed-forward */
     int32_t n_expert_used; /* {arch}.expert_used_count: experts each token goes through */

@@ -1,6 +1,8 @@
 #define _POSIX_C_SOURCE 200809L   /* mkstemp, popen */
-/* The architectures beyond llama (gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, olmo2, cohere2) against the Hugging Face
-   transformers implementation of each, on the same random weights: swa-mkmodel writes the model
+/* The architectures beyond llama (gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, gpt-oss, mistral3, olmo2, cohere2, llama4,
+   exaone4, afmoe; gemma-embedding's embeddings) against the Hugging Face transformers
+   implementation of each (smallthinker, which transformers lacks, against a numpy forward pass of
+   tools/reference/smallthinker_reference.py), on the same random weights: swa-mkmodel writes the model
    in llama.cpp's layout from the arguments stored in tests/data/arch-*.ref, which also holds the
    tokens and transformers' logits (tools/reference/arch_reference.py, float64, eager attention). Every
    position is compared, most of them past the window, for prefill chunks of 1 (every earlier

@@ -5,7 +5,8 @@
    swa-mkmodel --shape stories15m|tinyllama|mistral7b|gemma3-1b|mixtral|qwen3-30b-a3b|gpt-oss-20b|custom --type TYPE
                OUT.gguf [options]
 
-   --arch llama|gemma2|gemma3|phi3|qwen2|qwen3|qwen3moe|gpt-oss|mistral3|olmo2|cohere2 (default
+   --arch llama|gemma2|gemma3|phi3|qwen2|qwen3|qwen3moe|gpt-oss|mistral3|olmo2|cohere2|llama4|exaone4|
+   gemma-embedding|smallthinker|afmoe (default
    llama; gemma3-1b implies gemma3) writes llama.cpp's layout of that architecture: its key prefix
    and tensor names, tied embeddings for Gemma and Command R7B, attn_qkv and a double-height
    ffn_up for Phi-3, Q/K/V biases for Qwen 2, attn_q_norm and attn_k_norm for Qwen 3 and Gemma 3
@@ -43,6 +44,17 @@
    otherwise; with --type bf16 it is laid out as llama.cpp's converter writes the released
    checkpoint (13.8 GB: MXFP4 experts, other matrices BF16, vectors F32), but with this tool's
    SentencePiece vocabulary, not gpt-oss's o200k BPE one.
+   llama4: llama's tensors with the key llama.cpp requires (interleave_moe_layer_step, --moe-step,
+   default 1; experts on the layers l with (l + 1) % S == 0, ffn_gate/up/down between) and a shared
+   expert (ffn_*_shexp) beside the routed ones; --chunk C writes attention.chunk_size (ollama's
+   key), --window 0 writes attention.sliding_window 0 (no chunking), --attn-temp and --temp-len the
+   temperature's keys, --no-qk-norm use_qk_norm false. exaone4: OLMo 2's norms with a head-wide
+   attn_q_norm/attn_k_norm. gemma-embedding: gemma3's tensors, pooling_type mean, and with --dense
+   F the projections dense_2 (dim to F) and dense_3 (back). smallthinker: experts on every layer,
+   expert_gating_func from --gating (1 softmax, 2 sigmoid). afmoe: Gemma-like norms on both sides,
+   attn_gate, head-wide Q/K norms, --dense-lead N dense layers first, --shared S shared experts
+   (one MLP S experts wide), exp_probs_b, expert_weights_norm, --route-scale F
+   expert_weights_scale.
 
    Shapes (every one with a 32000-token vocabulary):
        stories15m   dim 288,  6 layers,  6 heads,  6 KV heads, FFN 768,   context 256
