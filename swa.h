@@ -3683,7 +3683,7 @@ struct swa_model {
     int32_t norm_weights;      /* whether its weights are divided by their sum, */
     float expert_scale;        /* and what they are then multiplied by (1: not) */
     int32_t chunked;           /* the windowed layers attend within chunks (CHUNKED; 0: a sliding window) */
-    int32_t rope_layers;       /* SWA__ROPE_*: the row's, or every layer when chunking is off */
+    int32_t rope_layers;       /* SWA__ROPE_*: the row's, or ALL in a file without windows (ROPE_UNWINDOWED) */
     int32_t qk_l2;             /* Q and K heads RMS-normed without weights after RoPE (QK_L2) */
     int32_t moe_step;          /* experts on layers l with (l + 1) % moe_step == 0; 1: every layer, 0: none */
     float attn_temp_len, attn_temp_offset;   /* the temperature's floor((pos + offset) / len) */
@@ -5837,8 +5837,8 @@ static void swa__gate_act_range(swa_ctx *c, const void *arg, int64_t i0, int64_t
 {
     float *gate = c->gate + i0;
     const float *up = c->up + i0;
-    (void)arg;
     int64_t i;
+    (void)arg;
     if (c->model->arch->has & SWA__ARCH_GELU) c->kern.geglu(gate, up, i1 - i0);
     else if (c->model->arch->has & SWA__ARCH_OAI_FFN) swa__swiglu_oai(gate, up, i1 - i0);
     else if (c->model->arch->has & SWA__ARCH_RELU)
@@ -5895,7 +5895,8 @@ static void swa__expert_input(const swa_ctx *c, float *x, const float *xb, float
 /* The router's picks for one token: its logits (plus the router's bias) become probabilities
    by the model's gating rule, the n_expert_used most probable experts are picked, most probable
    first (a tie to the lower number, as a stable sort), and their weights are the probabilities,
-   divided by their sum (at least 2^-14, llama.cpp's clamp) when the rule says so. */
+   divided by their sum (at least 2^-14, llama.cpp's clamp) when the rule says so. A selection
+   bias (sel, AFMoE's exp_probs_b) is added to the probabilities for the picking only. */
 static void swa__route(const swa_model *m, float *logit, const float *bias, const float *sel, int32_t *pick, float *w)
 {
     int64_t E = m->hp.n_expert, K = m->hp.n_expert_used, e, k, j;
@@ -6030,8 +6031,9 @@ static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
     }
 }
 
-/* The shared expert (SHARED_EXPERT, Llama 4), which every token of a mixture-of-experts layer
-   goes through beside its routed ones: its output added to theirs in c->moe_out. */
+/* The shared expert (Llama 4's; AFMoE's shared experts as one MLP), which every token of a
+   mixture-of-experts layer goes through beside its routed ones: its output added to theirs in
+   c->moe_out. */
 static void swa__shared_expert(swa_ctx *c, const swa__layer *L, int64_t n)
 {
     const float *none[3] = {NULL, NULL, NULL};
@@ -6042,7 +6044,8 @@ static void swa__shared_expert(swa_ctx *c, const swa__layer *L, int64_t n)
 
 /* The tokens whose state leaves the last layer (keep[t] nonzero) moved, in order, to the first
    rows of what the rest of the layer reads: the residual stream, the normed input (a parallel
-   block's feed-forward reads it) and the attention's output. Returns how many. Every token's keys
+   block's feed-forward reads it), the attention's output and (ROUTER_INPUT) the router's logits
+   made from the layer's input. Returns how many. Every token's keys
    and values are made before this, so the cache and the other tokens' attention miss nothing. */
 static int64_t swa__keep_rows(swa_ctx *c, const unsigned char *keep, int64_t n)
 {
