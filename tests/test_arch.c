@@ -347,7 +347,13 @@ static void test_smallthinker(void **state)
 static void test_afmoe(void **state) { (void)state; check_case("afmoe-w6"); check_case("afmoe-full"); }
 
 static void test_exaone4(void **state) { (void)state; check_case("exaone4-w5"); check_case("exaone4-w8-p3"); check_case("exaone4-full"); }
-static void test_llama4(void **state) { (void)state; check_case("llama4-c7"); check_case("llama4-c6-top2"); }
+static void test_llama4(void **state)
+{
+    (void)state;
+    check_case("llama4-c7");
+    check_case("llama4-c6-top2");
+    check_case("llama4-default");
+}
 
 /* gpt-oss's attention sinks and window each matter where they should: the same weights with the
    sinks at -inf (a softmax without them) differ from the first position on, and with a window of

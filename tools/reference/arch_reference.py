@@ -81,6 +81,9 @@ CASES = [
     # attention gate; windows 6 (three of four), and none (the fourth layer still without RoPE)
     ("afmoe-w6", "--arch afmoe --layers 5 --dim 64 --heads 4 --kv-heads 2 --head-dim 16 --ff 96 --experts 6 --experts-used 2 --expert-ff 32 --dense-lead 1 --shared 2 --route-scale 2.5 --ctx 128 --window 6"),
     ("afmoe-full", "--arch afmoe --layers 4 --dim 48 --heads 2 --kv-heads 1 --head-dim 32 --ff 64 --experts 4 --experts-used 3 --expert-ff 24 --dense-lead 2 --shared 1 --ctx 128 --rope-base 1000000"),
+    # and without the chunk key or temperature keys: llama.cpp's fixed 8192 (no chunk boundary
+    # within 40 tokens, the temperature 1), so llama.cpp computes what transformers does
+    ("llama4-default", "--arch llama4 --layers 4 --dim 64 --heads 4 --kv-heads 2 --head-dim 16 --ff 96 --experts 4 --experts-used 1 --expert-ff 48 --moe-step 2 --ctx 128"),
     ("llama4-c6-top2", "--arch llama4 --layers 5 --dim 48 --heads 4 --kv-heads 1 --head-dim 16 --ff 64 --experts 5 --experts-used 2 --expert-ff 32 --ctx 128 --chunk 6 --attn-temp 0.5 --temp-len 9 --no-qk-norm"),
 ]
 
