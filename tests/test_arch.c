@@ -165,7 +165,7 @@ static void check_case(const char *name)
     hp = swa_model_hparams(m);
     assert_int_equal(hp->n_vocab, r.n_vocab);
     W = arg_int(r.args, "--window ", 0);
-    if (!W) W = arg_int(r.args, "--chunk ", 0);   /* Llama 4's chunk: the windowed layers' size */
+    if (!W) W = arg_int(r.args, "--chunk ", !strcmp(hp->arch, "llama4") ? 8192 : 0);   /* Llama 4's chunk (llama.cpp's 8192) */
     cfg = swa_ctx_config_default(m);
     cfg.kv_type = SWA_KV_F32;
     /* the layers: windows as the rule says, memory W slots or n_ctx slots each */
