@@ -114,7 +114,12 @@ THE WINDOW
     swa_ctx_config.n_ctx positions and evaluation past them fails with SWA_ERR_CONTEXT_FULL,
     unless swa_ctx_config.n_sink > 0 asks for attention sinks (an approximation: the first
     n_sink positions and a ring of the last n_ctx - n_sink). swa_ctx_config.window overrides the
-    model's window for every layer.
+    model's window for every layer (as a sliding window).
+    Two more masks keep the same ring of W slots. Llama 4's chunked layers (W from
+    llama4.attention.chunk_size, default 8192) let position i see the keys of its own chunk:
+    i - i mod W <= j <= i, at most W of them. EmbeddingGemma is an encoder: its windowed layers
+    see |i - j| <= W/2 on both sides and its global ones the whole text, so a text is evaluated
+    at once, from position 0 (swa_ctx_embed), in one chunk of at most n_batch tokens.
 
 MEMORY
     Weights are used where they lie: in the file mapping (advised to use 2 MB pages), or in the
@@ -173,7 +178,10 @@ ERRORS
 FILE FORMAT
     GGUF versions 2 and 3, little-endian, architectures "llama" (with experts: Mixtral),
     "gemma2", "gemma3" (text), "phi3", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "mistral3"
-    (Ministral 3 text), "olmo2" (OLMo 2 and 3) and "cohere2" (Command R7B) with llama.cpp's key
+    (Ministral 3 text), "olmo2" (OLMo 2 and 3), "cohere2" (Command R7B), "llama4" (Llama 4
+    text: chunked attention, a shared expert), "exaone4" (EXAONE 4), "gemma-embedding"
+    (EmbeddingGemma, an encoder for swa_ctx_embed), "smallthinker" and "afmoe" (Arcee
+    Trinity) with llama.cpp's key
     and tensor names and stored conventions (one description row per architecture drives the
     loader and the one forward pass). Weight types F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
     IQ4_NL, MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS (ggml's block layouts), used in place;
@@ -382,7 +390,8 @@ typedef struct swa_hparams {
     int32_t window;        /* largest sliding window over the layers; 0: no layer has one */
     uint32_t weight_type;  /* the most common type of the layer matrices */
     const char *arch;      /* general.architecture: "llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe",
-                              "gpt-oss", "mistral3", "olmo2", "cohere2" */
+                              "gpt-oss", "mistral3", "olmo2", "cohere2", "llama4", "exaone4",
+                              "gemma-embedding", "smallthinker", "afmoe" */
     int32_t n_windowed;    /* layers with a sliding window in the file; the others attend to everything */
     int32_t n_expert;      /* {arch}.expert_count: experts per layer; 0: a dense feed-forward */
     int32_t n_expert_used; /* {arch}.expert_used_count: experts each token goes through */
@@ -588,7 +597,10 @@ SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *
    vector every time; the other sequences are untouched, and seq then holds the text (go on
    from it, or reset it). A context with n_seq = 2 embeds on sequence 1 beside a conversation on
    sequence 0. On an error seq is as it was, except SWA_ERR_ABORTED after a first chunk of
-   n_batch tokens was through: then seq holds the chunks done (swa_seq_pos). */
+   n_batch tokens was through: then seq holds the chunks done (swa_seq_pos). An encoder
+   (gemma-embedding, whose attention looks both ways) reads the text in one pass: at most
+   n_batch tokens, else SWA_ERR_INVALID_ARG; its file's dense projections, when it has them,
+   apply to the pooled state before the scaling; and it is only evaluated from position 0. */
 enum { SWA_POOL_LAST = 0, SWA_POOL_MEAN = 1 };
 SWADEF swa_status swa_ctx_embed(swa_ctx *c, int32_t seq, const int32_t *tokens, size_t n, int32_t pooling,
                                 int32_t normalize, float *out, swa_error *err);
@@ -3761,6 +3773,10 @@ typedef struct swa__layer {
     swa__matrix down_exps;     /* [n_expert][n_embd][n_ff_exp] */
     const float *gate_exps_b, *up_exps_b;   /* [n_expert][n_ff_exp] the experts' biases (gpt-oss) */
     const float *down_exps_b;  /* [n_expert][n_embd] */
+    swa__matrix gate_shexp, up_shexp;   /* [n_ff_shexp][n_embd] a shared expert every token goes through */
+    swa__matrix down_shexp;    /* [n_embd][n_ff_shexp] (SHARED_EXPERT; NULL data otherwise) */
+    swa__matrix attn_gate;     /* [n_head*head_dim][n_embd] (ATTN_GATE) */
+    const float *select_bias;  /* [n_expert] exp_probs_b: added to the probabilities to pick (DEEPSEEK_MOE) */
 } swa__layer;
 
 /* What an architecture's layers have beyond llama's: one row per architecture, read by the
@@ -3791,15 +3807,46 @@ enum {
                                         both add to the residual (no ffn_norm) */
     SWA__ARCH_POST_ONLY  = 1 << 18,  /* no attn_norm or ffn_norm: attention and feed-forward read the
                                         residual itself (with POST_NORMS: OLMo 2) */
-    SWA__ARCH_QK_NORM_ALL = 1 << 19  /* with QK_NORM: one RMSNorm over all of Q's heads, and over all
+    SWA__ARCH_QK_NORM_ALL = 1 << 19, /* with QK_NORM: one RMSNorm over all of Q's heads, and over all
                                         of K's, not one per head */
+    SWA__ARCH_CHUNKED    = 1 << 20,  /* the windowed layers attend within chunks of C positions (Llama 4:
+                                        attention.chunk_size, default 8192; a sliding_window of 0 turns
+                                        chunking off, and RoPE on every layer) */
+    SWA__ARCH_QK_L2      = 1 << 21,  /* Q and K heads RMS-normed without weights after RoPE, on the layers
+                                        that turn it ({arch}.use_qk_norm; default: unless 128 experts) */
+    SWA__ARCH_SHARED_EXPERT = 1 << 22, /* ffn_{gate,up,down}_shexp beside the routed experts, added to them */
+    SWA__ARCH_WEIGHT_INPUT = 1 << 23, /* the router's weight scales each expert's input, not its output */
+    SWA__ARCH_MOE_STEP   = 1 << 24,  /* experts only on layers l with (l + 1) % interleave_moe_layer_step
+                                        == 0 (the key required; 0: none), dense ones between */
+    SWA__ARCH_TEMP_NOPE  = 1 << 25,  /* Llama 4's attention temperature on the layers without RoPE:
+                                        queries times 1 + s ln(1 + floor((pos + 1) / L)) */
+    SWA__ARCH_ROPE_UNWINDOWED = 1 << 26, /* with ROPE_LOCAL_ONLY: a file without windowed layers turns
+                                        RoPE on every layer (llama.cpp's exaone4 and llama4) */
+    SWA__ARCH_BIDIRECTIONAL = 1 << 27, /* an encoder (EmbeddingGemma): a query sees keys on both sides,
+                                        |i - j| <= W/2 in windowed layers, the whole text in global
+                                        ones, so a text is evaluated at once from position 0; the
+                                        optional dense_2 and dense_3 project the pooled embedding */
+    SWA__ARCH_ROUTER_INPUT = 1 << 28, /* the router reads the layer's input, before the attention's norm */
+    SWA__ARCH_RELU       = 1 << 29,  /* feed-forward gate through ReLU, not SiLU */
+    SWA__ARCH_GLOBAL_FIRST = 1 << 30 /* the period's global layer comes first: l windowed iff l % p != 0 */
+};
+
+/* More of what an architecture's layers have (the row's `more`; `has` is full). */
+enum {
+    SWA__ARCH2_ATTN_GATE = 1 << 0,   /* attn_gate: the attention's output times sigmoid(attn_gate x) before
+                                        attn_output, x the attention's normed input (AFMoE) */
+    SWA__ARCH2_DEEPSEEK_MOE = 1 << 1 /* DeepSeek-style experts: leading_dense_block_count dense layers first,
+                                        expert_shared_count shared experts (n_ff_exp wide each, as one
+                                        MLP), and exp_probs_b: a bias on the probabilities that picks the
+                                        experts but leaves their weights unbiased */
 };
 
 /* Which layers turn RoPE, and with what: every layer alike (the windowed ones at the row's
    local_rope_base, if it has one); windowed layers without the file's scaling and attention
    factor (OLMo 3, as llama.cpp's olmo2 code); only the windowed layers, global ones taking no
-   position (Command R7B). */
-enum { SWA__ROPE_ALL = 0, SWA__ROPE_LOCAL_PLAIN = 1, SWA__ROPE_LOCAL_ONLY = 2 };
+   position (Command R7B); every layer but each fourth, l with (l + 1) % 4 == 0, whatever the
+   windows (AFMoE). */
+enum { SWA__ROPE_ALL = 0, SWA__ROPE_LOCAL_PLAIN = 1, SWA__ROPE_LOCAL_ONLY = 2, SWA__ROPE_NOT_FOURTH = 3 };
 
 /* How the router turns a token's logits over the experts into the weights of the ones it
    picks (llama.cpp's expert_gating_func numbers): softmax over all experts, or a sigmoid of
@@ -3821,6 +3868,7 @@ typedef struct swa__arch {
     int32_t norm_weights;          /* and whether its weights are divided by their sum */
     int32_t rope_layers;           /* SWA__ROPE_* */
     int32_t logit_scale;           /* 1: logits times {arch}.logit_scale (required, as llama.cpp) */
+    unsigned more;                 /* SWA__ARCH2_* */
 } swa__arch;
 
 /* The window patterns are llama.cpp's built-in ones (set_swa_pattern): Gemma 2 alternates
@@ -3828,7 +3876,23 @@ typedef struct swa__arch {
    global one; OLMo 3 and Command R7B have three windowed layers, then a global one. Gemma 2
    without a window key has 4096; Gemma 3 and OLMo 2 without one are all global; Command R7B
    needs one. Phi-3's window, when the file has one, is on every layer (as in transformers;
-   llama.cpp ignores it). */
+   llama.cpp ignores it). Llama 4 (llama.cpp's llama4 with its iswa graph) has three chunked
+   layers, then a global one without RoPE; its chunk is attention.chunk_size (the key ollama's
+   converter writes; llama.cpp fixes 8192, the default here), its router a sigmoid of each
+   expert's logit whose top n_expert_used scale the picked experts' inputs. EXAONE 4 is OLMo 2's
+   layer (norms after each block only) with per-head Q/K norms, three windowed layers of four
+   (or the file's pattern) and global layers without RoPE; llama.cpp windows only its 64-layer
+   model, here the file's keys decide. EmbeddingGemma (gemma-embedding) is Gemma 3's layer as an
+   encoder: llama.cpp's symmetric window (a query sees |i - j| <= W/2; the key is required) on
+   five layers of six, the sixth sees the whole text, queries scaled by 1/sqrt(head_dim).
+   SmallThinker: every layer a mixture of ReLU-gated experts whose router reads the layer's
+   input before the attention's norm (the file's gating rule, weights normalized); with a
+   window, the first layer of every four is global and turns no RoPE (the window is the file's,
+   where llama.cpp fixes 4096). AFMoE (Arcee's Trinity): Gemma's norms on both sides of each
+   block, embeddings times sqrt(n_embd), per-head Q/K norms, a sigmoid gate on the attention's
+   output, leading dense layers, then experts with a shared MLP, a sigmoid router with a
+   selection bias, its weights normalized and scaled as the file says; three windowed layers of
+   four, and the fourth turns no RoPE even without a window. */
 /* A row names its groups of fields (C++11 has no designated initializers): the window's
    (swa_period, min_window, default_window), the soft-capping defaults (attention, final), the
    windowed layers' RoPE base, wide_query_layers and the router's rule (SWA__ROUTER: gating,
@@ -3840,7 +3904,9 @@ typedef struct swa__arch {
    attention temperature. Last, which layers turn RoPE and whether the logits are scaled
    (SWA__ROPE_LOGITS). */
 #define SWA__ARCH(name, has, window, softcap, local_rope_base, wide_query, router, layers) \
-    {name, has, window, softcap, local_rope_base, wide_query, router, layers}
+    {name, has, window, softcap, local_rope_base, wide_query, router, layers, 0}
+#define SWA__ARCH_MORE(name, has, more, window, softcap, local_rope_base, wide_query, router, layers) \
+    {name, has, window, softcap, local_rope_base, wide_query, router, layers, more}
 #define SWA__WINDOW(period, min, by_default) period, min, by_default
 #define SWA__SOFTCAP(attn, final) attn, final
 #define SWA__LOCAL_ROPE_BASE(base) base
@@ -3893,8 +3959,35 @@ static const swa__arch swa__archs[] = {
               SWA__WINDOW(4, 1, -1), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
               SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
               SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 1)),
+    SWA__ARCH("llama4", SWA__ARCH_CHUNKED | SWA__ARCH_QK_L2 | SWA__ARCH_SHARED_EXPERT | SWA__ARCH_WEIGHT_INPUT |
+              SWA__ARCH_MOE_STEP | SWA__ARCH_TEMP_NOPE | SWA__ARCH_EXPERT_FF | SWA__ARCH_ROPE_UNWINDOWED,
+              SWA__WINDOW(4, 1, 8192), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SIGMOID, 0),
+              SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 0)),
+    SWA__ARCH("gemma-embedding", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_QK_NORM |
+              SWA__ARCH_NEOX | SWA__ARCH_BIDIRECTIONAL,
+              SWA__WINDOW(6, 0, -1), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(10000.0f),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+              SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
+    SWA__ARCH("smallthinker", SWA__ARCH_NEOX | SWA__ARCH_EXPERTS | SWA__ARCH_EXPERT_FF | SWA__ARCH_EXPERT_KEYS |
+              SWA__ARCH_ROUTER_INPUT | SWA__ARCH_RELU | SWA__ARCH_GLOBAL_FIRST | SWA__ARCH_ROPE_UNWINDOWED,
+              SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+              SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 0)),
+    SWA__ARCH_MORE("afmoe", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_QK_NORM | SWA__ARCH_NEOX |
+                   SWA__ARCH_EXPERTS | SWA__ARCH_EXPERT_FF | SWA__ARCH_EXPERT_KEYS,
+                   SWA__ARCH2_ATTN_GATE | SWA__ARCH2_DEEPSEEK_MOE,
+                   SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+                   SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SIGMOID, 0),
+                   SWA__ROPE_LOGITS(SWA__ROPE_NOT_FOURTH, 0)),
+    SWA__ARCH("exaone4", SWA__ARCH_NEOX | SWA__ARCH_POST_NORMS | SWA__ARCH_POST_ONLY | SWA__ARCH_QK_NORM |
+              SWA__ARCH_ROPE_UNWINDOWED,
+              SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+              SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 0)),
 };
 #undef SWA__ARCH
+#undef SWA__ARCH_MORE
 #undef SWA__WINDOW
 #undef SWA__SOFTCAP
 #undef SWA__LOCAL_ROPE_BASE
@@ -3929,6 +4022,17 @@ struct swa_model {
     int32_t gating;            /* the router's rule (SWA__GATING_*), */
     int32_t norm_weights;      /* whether its weights are divided by their sum, */
     float expert_scale;        /* and what they are then multiplied by (1: not) */
+    int32_t chunked;           /* the windowed layers attend within chunks (CHUNKED; 0: a sliding window) */
+    int32_t rope_layers;       /* SWA__ROPE_*: the row's, or ALL in a file without windows (ROPE_UNWINDOWED) */
+    int32_t qk_l2;             /* Q and K heads RMS-normed without weights after RoPE (QK_L2) */
+    int32_t moe_step;          /* experts on layers l with (l + 1) % moe_step == 0; 1: every layer, 0: none */
+    float attn_temp_len, attn_temp_offset;   /* the temperature's floor((pos + offset) / len) */
+    const float *ones;         /* [head_dim] of 1: the weights of the QK_L2 norms */
+    swa__matrix dense_2, dense_3;   /* BIDIRECTIONAL: [n_dense][n_embd] and [n_embd][n_dense] on the
+                                       pooled embedding, when the file has them (n_dense 0: not) */
+    int64_t n_dense;
+    int64_t dense_lead;        /* DEEPSEEK_MOE: the first layers, dense */
+    int64_t n_ff_shexp;        /* rows of the shared expert's gate and up (0: none) */
     swa_vocab *vocab;          /* NULL when the file has none we can use; vocab_err says why */
     swa_error vocab_err;
 };
@@ -4010,7 +4114,7 @@ static swa_status swa__check_arch(swa_model *m, swa_error *err)
     swa_gguf_value v;
     swa_str arch;
     size_t k;
-    char archs[128];
+    char archs[256];
     if (i < 0) return swa__fail(err, SWA_ERR_MODEL, "key general.architecture is missing");
     v = swa_gguf_kv_value(m->gguf, i);
     if (swa_gguf_value_str(&v, &arch) != SWA_OK)
@@ -4078,6 +4182,22 @@ static swa_status swa__read_yarn(swa_model *m, float factor, swa_error *err)
     return SWA_OK;
 }
 
+/* Llama 4's temperature on the layers without RoPE, as llama.cpp computes it: 1 + s ln(1 +
+   floor((pos + 1) / L)), s = 0.1 and L = 8192, which llama.cpp fixes for llama4; here
+   attention.temperature_scale and attention.temperature_length (llama.cpp's keys for the same
+   numbers in other architectures) may say otherwise. */
+static swa_status swa__read_temp_nope(swa_model *m, swa_error *err)
+{
+    swa_status s;
+    if (!(m->arch->has & SWA__ARCH_TEMP_NOPE)) return SWA_OK;
+    m->attn_temp_offset = 1.0f;
+    if ((s = swa__get_float(m->gguf, swa__key(m, "attention.temperature_scale"), 0.1, -1e3, 1e3, &m->attn_temp, err)) != SWA_OK ||
+        (s = swa__get_float(m->gguf, swa__key(m, "attention.temperature_length"), 8192.0, 1.0, 2147483647.0, &m->attn_temp_len,
+                            err)) != SWA_OK)
+        return s;
+    return SWA_OK;
+}
+
 /* What the architecture row and its optional keys add: soft-caps, the query scale, RoPE
    scaling (linear on global layers, or YaRN; Phi-3's attention factor and original context),
    the attention temperature. */
@@ -4136,7 +4256,8 @@ static swa_status swa__read_arch_params(swa_model *m, swa_error *err)
     if (m->attn_temp != 0.0f && m->n_ctx_orig <= 0)
         return swa__fail(err, SWA_ERR_MODEL, "key %s: a temperature scale needs rope.scaling.original_context_length or "
                          "context_length", swa__key(m, "attention.temperature_scale"));
-    return SWA_OK;
+    m->attn_temp_len = (float)m->n_ctx_orig;
+    return swa__read_temp_nope(m, err);
 }
 
 /* A mixture of experts, as llama.cpp reads one: {arch}.expert_count experts (at most its 512),
@@ -4157,6 +4278,11 @@ static swa_status swa__read_experts(swa_model *m, swa_error *err)
     m->gating = a->gating;
     m->norm_weights = a->norm_weights;
     m->expert_scale = 1.0f;
+    m->moe_step = 1;
+    if ((a->has & SWA__ARCH_MOE_STEP) &&
+        (s = swa__get_int(m->gguf, swa__key(m, "interleave_moe_layer_step"), 1, 1, 0, 65536, &ff, err)) != SWA_OK)
+        return s;
+    if (a->has & SWA__ARCH_MOE_STEP) m->moe_step = (int32_t)ff;
     hp->n_expert = (int32_t)e;
     hp->n_expert_used = (int32_t)k;
     hp->n_ff_exp = hp->n_ff;
@@ -4171,6 +4297,12 @@ static swa_status swa__read_experts(swa_model *m, swa_error *err)
         hp->n_ff_exp = (int32_t)ff;
     }
     if (hp->n_ff_exp == 0) return swa__fail(err, SWA_ERR_MODEL, "key %s is missing", swa__key(m, "feed_forward_length"));
+    if (a->has & SWA__ARCH_SHARED_EXPERT) m->n_ff_shexp = hp->n_ff_exp;
+    if ((a->more & SWA__ARCH2_DEEPSEEK_MOE) &&
+        ((s = swa__get_int(m->gguf, swa__key(m, "leading_dense_block_count"), 1, 0, 0, hp->n_layer, &m->dense_lead, err)) != SWA_OK ||
+         (s = swa__get_int(m->gguf, swa__key(m, "expert_shared_count"), 1, 0, 0, 64, &ff, err)) != SWA_OK))
+        return s;
+    if (a->more & SWA__ARCH2_DEEPSEEK_MOE) m->n_ff_shexp = ff * hp->n_ff_exp;
     if (!(a->has & SWA__ARCH_EXPERT_KEYS)) return SWA_OK;
     if ((s = swa__get_int(m->gguf, swa__key(m, "expert_gating_func"), 0, a->gating, 0, 3, &e, err)) != SWA_OK ||
         (s = swa__get_bool(m->gguf, swa__key(m, "expert_weights_norm"), a->norm_weights, &m->norm_weights, err)) != SWA_OK ||
@@ -4255,21 +4387,44 @@ static swa_status swa__window_layers(swa_model *m, uint8_t *windowed, swa_error 
         if (v.type == SWA_GGUF_BOOL || swa_gguf_value_int(&v, &p) != SWA_OK || p < 0 || p > 65536)
             return swa__fail(err, SWA_ERR_MODEL, "key %s: want a period (0..65536) or one bool per layer", key);
     }
-    for (l = 0; l < m->hp.n_layer; l++) windowed[l] = (uint8_t)(p <= 1 || l % p < p - 1);
+    for (l = 0; l < m->hp.n_layer; l++)
+        windowed[l] = (uint8_t)(p <= 1 || ((m->arch->has & SWA__ARCH_GLOBAL_FIRST) ? l % p != 0 : l % p < p - 1));
+    return SWA_OK;
+}
+
+/* A chunked architecture (Llama 4) as llama.cpp reads it: attention.sliding_window 0 turns
+   chunking off (every layer global and turning RoPE: MobileLLM's files); otherwise its layers of
+   the pattern attend within chunks of attention.chunk_size. *chunks says which. */
+static swa_status swa__read_chunking(swa_model *m, int *chunks, swa_error *err)
+{
+    int64_t w = 1;
+    swa_status s;
+    int q;
+    *chunks = (m->arch->has & SWA__ARCH_CHUNKED) != 0;
+    m->rope_layers = m->arch->rope_layers;
+    if (!*chunks) return SWA_OK;
+    if ((s = swa__get_int(m->gguf, swa__key(m, "attention.sliding_window"), 0, 1, 0, INT32_MAX, &w, err)) != SWA_OK) return s;
+    *chunks = m->chunked = w != 0;
+    if ((s = swa__get_bool(m->gguf, swa__key(m, "use_qk_norm"), m->hp.n_expert != 128, &q, err)) != SWA_OK) return s;
+    m->qk_l2 = q && (m->arch->has & SWA__ARCH_QK_L2);
     return SWA_OK;
 }
 
 /* {arch}.attention.sliding_window: one number for the windowed layers (every layer, or those
-   of the pattern above), or one entry per layer where 0 marks a full-attention layer. No key:
-   the architecture's default (full attention everywhere but for Gemma 2). */
+   of the pattern above), or one entry per layer where 0 marks a full-attention layer; a
+   chunked architecture's chunk size likewise from attention.chunk_size. No key: the
+   architecture's default (full attention everywhere but for Gemma 2; Llama 4's 8192). */
 static swa_status swa__read_windows(swa_model *m, swa_error *err)
 {
-    const char *key = swa__key(m, "attention.sliding_window");
+    int chunks;
+    swa_status s = swa__read_chunking(m, &chunks, err);
+    const char *key = swa__key(m, chunks ? "attention.chunk_size" : "attention.sliding_window");
     int64_t i = swa_gguf_kv_find(m->gguf, key), w = m->arch->default_window, l;
     swa_gguf_value v, e;
-    swa_status s;
+    if (s != SWA_OK) return s;
     m->window = (int32_t *)swa__calloc((uint64_t)m->hp.n_layer, sizeof(int32_t));
     if (!m->window) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the window table");
+    if ((m->arch->has & SWA__ARCH_CHUNKED) && !chunks) w = 0, i = -1;   /* all global */
     if (i < 0 && w < 0) return swa__fail(err, SWA_ERR_MODEL, "key %s is missing", key);
     v.type = SWA_GGUF_U32;
     if (i >= 0) v = swa_gguf_kv_value(m->gguf, i);
@@ -4299,11 +4454,12 @@ static swa_status swa__read_windows(swa_model *m, swa_error *err)
         /* a window longer than the trained context never masks a position the model was
            trained on (Phi-3.5-mini: 262144 over 131072): full attention, n_ctx slots, not W;
            but where windowed layers turn RoPE otherwise, they stay windowed layers */
-        if (m->hp.n_ctx_train > 0 && m->window[l] > m->hp.n_ctx_train && m->arch->rope_layers == SWA__ROPE_ALL)
+        if (m->hp.n_ctx_train > 0 && m->window[l] > m->hp.n_ctx_train && m->rope_layers == SWA__ROPE_ALL)
             m->window[l] = 0;
         if (m->window[l] > m->hp.window) m->hp.window = m->window[l];
         if (m->window[l] > 0) m->hp.n_windowed++;
     }
+    if ((m->arch->has & SWA__ARCH_ROPE_UNWINDOWED) && m->hp.n_windowed == 0) m->rope_layers = SWA__ROPE_ALL;
     return SWA_OK;
 }
 
@@ -4437,6 +4593,13 @@ static swa_status swa__load_qkv(swa_model *m, int32_t l, swa__layer *L, swa_erro
     return SWA_OK;
 }
 
+/* Whether layer l is a mixture of experts: every layer when the model has experts, or (Llama 4)
+   those interleave_moe_layer_step says, or (AFMoE) those after the leading dense ones. */
+static int swa__layer_has_experts(const swa_model *m, int64_t l)
+{
+    return m->hp.n_expert > 0 && m->moe_step > 0 && (l + 1) % m->moe_step == 0 && l >= m->dense_lead;
+}
+
 /* Gate and up: two matrices, or (Phi-3) one ffn_up of 2 n_ff rows, the gate's first. */
 static swa_status swa__load_gate_up(swa_model *m, int32_t l, swa__layer *L, swa_error *err)
 {
@@ -4469,7 +4632,7 @@ static swa_status swa__load_ffn(swa_model *m, int32_t l, swa__layer *L, swa_erro
     int64_t d = hp->n_embd, ff = hp->n_ff_exp, E = hp->n_expert;
     char name[64];
     swa_status s;
-    if (E == 0) {
+    if (!swa__layer_has_experts(m, l)) {
         if ((s = swa__load_gate_up(m, l, L, err)) != SWA_OK ||
             (s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_down", "weight"), 1, hp->n_ff, d, &L->w_down, err)) != SWA_OK)
             return s;
@@ -4485,6 +4648,15 @@ static swa_status swa__load_ffn(swa_model *m, int32_t l, swa__layer *L, swa_erro
         ((s = swa__get_vectors(m, swa__blk_name(name, l, "ffn_gate_exps", "bias"), ff, E, 1, &L->gate_exps_b, err)) != SWA_OK ||
          (s = swa__get_vectors(m, swa__blk_name(name, l, "ffn_up_exps", "bias"), ff, E, 1, &L->up_exps_b, err)) != SWA_OK ||
          (s = swa__get_vectors(m, swa__blk_name(name, l, "ffn_down_exps", "bias"), d, E, 1, &L->down_exps_b, err)) != SWA_OK))
+        return s;
+    ff = m->n_ff_shexp;
+    if (ff > 0 &&
+        ((s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_gate_shexp", "weight"), 1, d, ff, &L->gate_shexp, err)) != SWA_OK ||
+         (s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_up_shexp", "weight"), 1, d, ff, &L->up_shexp, err)) != SWA_OK ||
+         (s = swa__get_matrix(m, swa__blk_name(name, l, "ffn_down_shexp", "weight"), 1, ff, d, &L->down_shexp, err)) != SWA_OK))
+        return s;
+    if ((m->arch->more & SWA__ARCH2_DEEPSEEK_MOE) &&
+        (s = swa__get_vector(m, swa__blk_name(name, l, "exp_probs_b", "bias"), E, 1, &L->select_bias, err)) != SWA_OK)
         return s;
     return SWA_OK;
 }
@@ -4514,6 +4686,9 @@ static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
     if ((has & SWA__ARCH_SINKS) &&
         (s = swa__get_vector(m, swa__blk_name(name, l, "attn_sinks", "weight"), hp->n_head, 1, &L->attn_sinks, err)) != SWA_OK)
         return s;
+    if ((m->arch->more & SWA__ARCH2_ATTN_GATE) &&
+        (s = swa__get_matrix(m, swa__blk_name(name, l, "attn_gate", "weight"), 1, d, qd, &L->attn_gate, err)) != SWA_OK)
+        return s;
     if ((has & SWA__ARCH_QK_NORM) &&
         ((s = swa__get_vector(m, swa__blk_name(name, l, "attn_q_norm", "weight"), qk, 1, &L->q_norm, err)) != SWA_OK ||
          (s = swa__get_vector(m, swa__blk_name(name, l, "attn_k_norm", "weight"), kk, 1, &L->k_norm, err)) != SWA_OK))
@@ -4532,10 +4707,10 @@ static swa_status swa__load_layer(swa_model *m, int32_t l, swa_error *err)
 static uint64_t swa__vector_floats(const swa_hparams *hp, unsigned has)
 {
     uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, kvd = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
-    uint64_t per_layer = 5 * (uint64_t)hp->n_embd + 2 * (qd + kvd) + kvd + (uint64_t)hp->n_expert +   /* Q/K norms: at most qd + kvd */
+    uint64_t per_layer = 5 * (uint64_t)hp->n_embd + 2 * (qd + kvd) + kvd + 2 * (uint64_t)hp->n_expert +   /* Q/K norms: at most qd + kvd */
                          (uint64_t)hp->n_head +
                          ((has & SWA__ARCH_OAI_FFN) ? (uint64_t)hp->n_expert * (2 * (uint64_t)hp->n_ff_exp + (uint64_t)hp->n_embd) : 0);
-    return (uint64_t)hp->n_layer * per_layer + (uint64_t)hp->n_embd + (uint64_t)hp->n_rot;
+    return (uint64_t)hp->n_layer * per_layer + (uint64_t)hp->n_embd + (uint64_t)hp->n_rot + (uint64_t)hp->head_dim;
 }
 
 /* The type most layer matrices have, for summaries. */
@@ -4579,6 +4754,27 @@ SWADEF swa_status swa_model_vocab(const swa_model *m, const swa_vocab **out, swa
     return m->vocab_err.code;
 }
 
+/* EmbeddingGemma's projections of the pooled embedding (sentence-transformers' Dense modules,
+   which llama.cpp's converter writes on request): dense_2 from n_embd to n_dense, dense_3 back;
+   both or neither. */
+static swa_status swa__load_dense(swa_model *m, swa_error *err)
+{
+    int64_t i = swa_gguf_tensor_find(m->gguf, "dense_2.weight"), d = m->hp.n_embd;
+    swa_status s;
+    if (i < 0) {
+        if (swa_gguf_tensor_find(m->gguf, "dense_3.weight") >= 0)
+            return swa__fail(err, SWA_ERR_MODEL, "tensor dense_2.weight is missing (dense_3.weight needs it)");
+        return SWA_OK;
+    }
+    m->n_dense = swa_gguf_tensor_at(m->gguf, i)->ne[1];
+    if (m->n_dense < 1 || m->n_dense > (1 << 24))
+        return swa__fail(err, SWA_ERR_MODEL, "tensor dense_2.weight: %lld outputs is out of range", (long long)m->n_dense);
+    if ((s = swa__get_matrix(m, "dense_2.weight", 1, d, m->n_dense, &m->dense_2, err)) != SWA_OK ||
+        (s = swa__get_matrix(m, "dense_3.weight", 1, m->n_dense, d, &m->dense_3, err)) != SWA_OK)
+        return s;
+    return SWA_OK;
+}
+
 static swa_status swa__model_build(swa_model *m, swa_error *err)
 {
     const swa_gguf_tensor *embd;
@@ -4600,10 +4796,13 @@ static swa_status swa__model_build(swa_model *m, swa_error *err)
     if ((s = swa__get_matrix(m, "output.weight", 0, m->hp.n_embd, m->hp.n_vocab, &m->output, err)) != SWA_OK)
         return s;
     if (!m->output.data) m->output = m->tok_embd;   /* tied embeddings */
+    if ((m->arch->has & SWA__ARCH_BIDIRECTIONAL) && (s = swa__load_dense(m, err)) != SWA_OK) return s;
     m->cap_norms = (int64_t)swa__vector_floats(&m->hp, m->arch->has);
     m->norms = (float *)swa__calloc((uint64_t)m->cap_norms, sizeof(float));
     if (!m->norms) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate the norm weights");
     if ((s = swa__get_vector(m, "output_norm.weight", m->hp.n_embd, 1, &m->output_norm, err)) != SWA_OK) return s;
+    m->ones = m->norms + m->n_norms;   /* the weightless norms' */
+    for (l = 0; l < m->hp.head_dim; l++) m->norms[m->n_norms++] = 1.0f;
     if ((m->arch->has & SWA__ARCH_ROPE_FACTORS) &&
         ((s = swa__get_vector(m, "rope_factors_long.weight", m->hp.n_rot / 2, 0, &m->rope_long, err)) != SWA_OK ||
          (s = swa__get_vector(m, "rope_factors_short.weight", m->hp.n_rot / 2, 0, &m->rope_short, err)) != SWA_OK))
@@ -4757,6 +4956,7 @@ struct swa_ctx {
     size_t cache_bytes;
     uint64_t model_sum;        /* checksum of the model's metadata, for snapshots */
     int32_t *window;           /* [n_layer] effective window, 0 = full attention */
+    int32_t chunked;           /* the windows are chunks: i sees j >= i - i mod W (the model's, unless overridden) */
     int64_t *n_slots;          /* [n_layer] ring size: window + n_rewind, or n_ctx for full layers */
     uint8_t **k_cache;         /* [n_layer] -> [n_seq][n_slots][n_kv_head*head_dim] in the cache type */
     uint8_t **v_cache;         /* [n_layer] -> the same for values */
@@ -4907,8 +5107,16 @@ static int64_t swa__ring_slots(const swa_ctx_config *cfg, int32_t w)
     return w > 0 ? (int64_t)w + cfg->n_rewind : cfg->n_ctx;
 }
 
-/* Rows of the feed-forward's gate and up: the experts' when there are experts. */
-static int64_t swa__ffn_width(const swa_hparams *hp) { return hp->n_expert > 0 ? hp->n_ff_exp : hp->n_ff; }
+/* Rows of the feed-forward's gate and up: the experts' when there are experts, the wider of
+   theirs and the dense layers' when some layers have none (Llama 4, AFMoE); at least the shared
+   experts' and EmbeddingGemma's projection's. */
+static int64_t swa__ffn_width(const swa_model *m)
+{
+    const swa_hparams *hp = &m->hp;
+    int64_t w = hp->n_expert == 0 ? hp->n_ff : (m->moe_step == 1 && m->dense_lead == 0) || hp->n_ff_exp > hp->n_ff ? hp->n_ff_exp : hp->n_ff;
+    if (m->n_ff_shexp > w) w = m->n_ff_shexp;
+    return m->n_dense > w ? m->n_dense : w;   /* the embedding's projection goes through c->gate too */
+}
 
 /* The gemm kernels' memory for this model and config: the packed tokens and one thread's
    scratch (which also holds a block of the rows a prompt widens), both 0 when the kernel set
@@ -4916,7 +5124,7 @@ static int64_t swa__ffn_width(const swa_hparams *hp) { return hp->n_expert > 0 ?
 static void swa__gemm_memory(const swa_model *m, const swa_ctx_config *cfg, uint64_t *pack, uint64_t *scratch)
 {
     const swa_hparams *hp = &m->hp;
-    int64_t n_in = swa__ffn_width(hp) > hp->n_embd ? swa__ffn_width(hp) : hp->n_embd;
+    int64_t n_in = swa__ffn_width(m) > hp->n_embd ? swa__ffn_width(m) : hp->n_embd;
     swa__kernels k;
     int64_t i;
     if (hp->n_head * hp->head_dim > n_in) n_in = hp->n_head * hp->head_dim;
@@ -4935,7 +5143,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
     const swa_hparams *hp = &m->hp;
     uint64_t nb = (uint64_t)cfg->n_batch, kvd = (uint64_t)hp->n_kv_head * (uint64_t)hp->head_dim;
     uint64_t qd = (uint64_t)hp->n_head * (uint64_t)hp->head_dim, max_slots = 1, cache_start, n_layer = (uint64_t)hp->n_layer;
-    uint64_t kv_row = swa__kv_bytes(cfg->kv_type, (int64_t)kvd), ff = (uint64_t)swa__ffn_width(hp);
+    uint64_t kv_row = swa__kv_bytes(cfg->kv_type, (int64_t)kvd), ff = (uint64_t)swa__ffn_width(m);
     uint64_t widest = ff > (uint64_t)hp->n_embd ? ff : (uint64_t)hp->n_embd, E = (uint64_t)hp->n_expert;
     uint64_t act_row = 0, seq_rows, pack, scratch;
     int kind;
@@ -4985,7 +5193,7 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
         uint64_t bytes = swa__act_bytes(kind, (int64_t)widest + 255);
         act_row = bytes > act_row ? bytes : act_row;
     }
-    c->xq = (uint8_t *)swa__arena_take(a, E > 0 && nb < SWA__MOE_GROUP ? SWA__MOE_GROUP : nb, act_row);
+    c->xq = (uint8_t *)swa__arena_take(a, E > 0 && nb < 2 * SWA__MOE_GROUP ? 2 * SWA__MOE_GROUP : nb, act_row);
     swa__gemm_memory(m, cfg, &pack, &scratch);
     c->xpack = pack ? swa__arena_take(a, 1, pack) : NULL;
     c->v = (float *)swa__arena_take(a, nb * kvd, sizeof(float));
@@ -4999,10 +5207,12 @@ static void swa__ctx_layout(const swa_model *m, const swa_ctx_config *cfg, swa_c
         c->pick_w = (float *)swa__arena_take(a, nb * K, sizeof(float));
         c->exp_tok = (int32_t *)swa__arena_take(a, nb, sizeof(int32_t));
         c->exp_w = (float *)swa__arena_take(a, nb, sizeof(float));
-        c->exp_x = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
+        c->exp_x = (float *)swa__arena_take(a, (nb < 2 * SWA__MOE_GROUP ? 2 * SWA__MOE_GROUP : nb) * (uint64_t)hp->n_embd,
+                                            sizeof(float));
         c->exp_y = (float *)swa__arena_take(a, (nb < SWA__MOE_GROUP ? SWA__MOE_GROUP : nb) * (uint64_t)hp->n_embd, sizeof(float));
         c->moe_out = (float *)swa__arena_take(a, nb * (uint64_t)hp->n_embd, sizeof(float));
     }
+    if ((m->arch->has & SWA__ARCH_BIDIRECTIONAL) && nb > max_slots) max_slots = nb;   /* a query's keys: the text */
     c->max_slots = (int64_t)max_slots;
     c->rope = (float *)swa__arena_take(a, 2 * nb * (uint64_t)hp->n_rot, sizeof(float));
     c->logits = (float *)swa__arena_take(a, (uint64_t)hp->n_vocab, sizeof(float));
@@ -5121,7 +5331,7 @@ static void swa__rope_frequencies(swa_ctx *c)
     const swa_model *m = c->model;
     int64_t half = m->hp.n_rot / 2, i;
     const float *factors = m->rope_long && c->cfg.n_ctx > m->n_ctx_orig ? m->rope_long : m->rope_short;
-    int local_unscaled = m->arch->local_rope_base > 0.0f || m->arch->rope_layers == SWA__ROPE_LOCAL_PLAIN;
+    int local_unscaled = m->arch->local_rope_base > 0.0f || m->rope_layers == SWA__ROPE_LOCAL_PLAIN;
     for (i = 0; i < half; i++) {
         double e = -2.0 * (double)i / (double)m->hp.n_rot, f = factors ? (double)factors[i] : 1.0;
         double scale = m->yarn ? swa__yarn_scale(m, i, (double)m->hp.rope_base) : (double)m->rope_scale;
@@ -5189,6 +5399,7 @@ SWADEF swa_status swa_ctx_create(const swa_model *m, const swa_ctx_config *cfg, 
     c->kv_type = r.kv_type;
     c->cache_type = swa__kv_types[r.kv_type].type;
     c->max_pos = INT64_MAX;
+    c->chunked = m->chunked && r.window == 0;
     for (l = 0; l < m->hp.n_layer; l++)
         if (c->window[l] == 0 && r.n_sink == 0) c->max_pos = r.n_ctx;
     swa__rope_frequencies(c);
@@ -5250,7 +5461,7 @@ static int64_t swa__slot(const swa_ctx *c, int64_t l, int64_t j)
 }
 
 /* Positions a query keeps in layer l besides the sinks: the window, n_ctx - n_sink with sinks,
-   or 0 for all of them. */
+   or 0 for all of them. A chunked layer's query at i keeps i mod W + 1 <= W of them. */
 static int64_t swa__recent(const swa_ctx *c, int64_t l)
 {
     return c->window[l] > 0 ? c->window[l] : c->cfg.n_sink > 0 ? c->n_slots[l] - c->cfg.n_sink : 0;
@@ -5641,7 +5852,7 @@ static void swa__rope_table(swa_ctx *c, int64_t n)
 {
     int64_t half = c->model->hp.n_rot / 2, t, k;
     for (k = 0; k < 2; k++) {
-        int plain = k == 1 && c->model->arch->rope_layers == SWA__ROPE_LOCAL_PLAIN;
+        int plain = k == 1 && c->model->rope_layers == SWA__ROPE_LOCAL_PLAIN;
         for (t = 0; t < n; t++)
             swa__rope_angles(c->inv_freq + k * half, half, plain ? 1.0 : (double)c->model->rope_attn_factor, c->tok_pos[t],
                              c->rope + (k * c->cfg.n_batch + t) * 2 * half);
@@ -5685,7 +5896,9 @@ static void swa__softcap(float *x, int64_t n, float cap)
 }
 
 /* Attention of the chunk's n queries in layer l. A query at position i sees keys j with
-   i - W < j <= i of its own sequence. Keys before the chunk come from the sequence's ring, which
+   i - W < j <= i of its own sequence; in a chunked layer (Llama 4) i - i mod W <= j <= i, the
+   keys of its own chunk of W, never more than the window's; in an encoder's (EmbeddingGemma)
+   |i - j| <= W/2, later keys too (swa__both_sides). Keys before the chunk come from the sequence's ring, which
    still holds them because the chunk is written only when it is through; keys inside the chunk
    come from c->kc/c->vc. So a chunk longer than the ring loses nothing. Both hold keys and
    values in the cache's type, so a token sees the same numbers whether its keys were cached
@@ -5727,6 +5940,16 @@ static int swa__kv_runs(const swa_ctx *c, int64_t l, int64_t t, int64_t lo, int6
     return n;
 }
 
+/* The keys of an encoder's query (BIDIRECTIONAL) at chunk token t: |i - j| <= W/2 in a windowed
+   layer, else the whole text of its sequence, which is all in the chunk from position 0
+   (swa__run_job sees to it). */
+static void swa__both_sides(const swa_ctx *c, int64_t t, int64_t W, int64_t *lo, int64_t *hi)
+{
+    int64_t i = c->tok_pos[t], last = c->tok_pos[c->tok_first[t]] + c->seq_count[c->tok_seq[t]] - 1;
+    *lo = W > 0 && i - W / 2 > 0 ? i - W / 2 : 0;
+    *hi = W > 0 && i + W / 2 < last ? i + W / 2 : last;
+}
+
 /* Work items are (token, key head, block of up to 4 of the query heads sharing that key head),
    so that grouped-query attention reads each key and value once per block, not once per head:
    the scores go through the tile kernel (keys as rows, heads as tokens), the weighted sum of
@@ -5754,7 +5977,7 @@ static void swa__attention_run(void *arg, int share, int n_shares)
     const float *sink = c->model->layers[task->l].attn_sinks;
     for (p = share; p < task->n * items; p += n_shares) {   /* in turn: a causal chunk's later tokens see more keys */
         int64_t t = p / items, g = p % items / blocks, h0 = g * group + p % blocks * SWA__TILE_TOKENS;
-        int64_t i = c->tok_pos[t], lo = W > 0 && i - W + 1 > 0 ? i - W + 1 : 0;
+        int64_t i = c->tok_pos[t], lo = W > 0 && i - W + 1 > 0 ? (c->chunked ? i - i % W : i - W + 1) : 0, hi = i;
         int64_t heads_left = (g + 1) * group - h0;
         int nh = heads_left < SWA__TILE_TOKENS ? (int)heads_left : SWA__TILE_TOKENS, h, r;
         size_t head = (size_t)g * head_bytes;
@@ -5762,8 +5985,10 @@ static void swa__attention_run(void *arg, int share, int n_shares)
         float *out = c->att + t * qd + h0 * hd;
         swa__kv_run run[6];
         int64_t count = 0, sinks = lo > 0 && c->window[task->l] == 0 ? c->cfg.n_sink : 0;
-        int n_runs = swa__kv_runs(c, task->l, t, 0, (sinks < lo ? sinks : lo) - 1, run, &count);
-        n_runs += swa__kv_runs(c, task->l, t, lo, i, run + n_runs, &count);
+        int n_runs;
+        if (c->model->arch->has & SWA__ARCH_BIDIRECTIONAL) swa__both_sides(c, t, W, &lo, &hi);
+        n_runs = swa__kv_runs(c, task->l, t, 0, (sinks < lo ? sinks : lo) - 1, run, &count);
+        n_runs += swa__kv_runs(c, task->l, t, lo, hi, run + n_runs, &count);
         if (q_quantized) {
             for (h = 0; h < nh; h++) swa__quantize_q8g(c->kern.quantize_q8, (const float *)q + h * hd, q8 + (size_t)h * q_stride, hd);
             q = q8;
@@ -5886,7 +6111,8 @@ static void swa__norm_heads(swa_ctx *c, float *y, const float *w, int64_t n_head
 }
 
 /* Q, K and V of the chunk, ready for attention: projections, biases, Q/K norms, RoPE (none on
-   Command R7B's global layers). */
+   Command R7B's and Llama 4's global layers), Llama 4's weightless norms after RoPE, the
+   attention temperature (Llama 4: on the layers without RoPE). */
 static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
 {
     const swa_model *m = c->model;
@@ -5894,6 +6120,7 @@ static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
     const swa__layer *L = &m->layers[l];
     int64_t d = hp->n_embd, hd = hp->head_dim, kvd = (int64_t)hp->n_kv_head * hd, qd = (int64_t)hp->n_head * hd, t;
     const float *rope = c->rope + (m->window[l] > 0 ? c->cfg.n_batch * hp->n_rot : 0);
+    int turns = m->rope_layers == SWA__ROPE_NOT_FOURTH ? (l + 1) % 4 != 0 : m->window[l] > 0 || m->rope_layers != SWA__ROPE_LOCAL_ONLY;
     swa__product qkv[3] = {{&L->wq, c->q, qd}, {&L->wk, c->k, kvd}, {&L->wv, c->v, kvd}};
     swa__matmuls(c, qkv, 3, c->xb, d, n);
     swa__add_bias(c->q, L->bq, qd, n);
@@ -5901,7 +6128,7 @@ static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
     swa__add_bias(c->v, L->bv, kvd, n);
     swa__norm_heads(c, c->q, L->q_norm, hp->n_head, n);
     swa__norm_heads(c, c->k, L->k_norm, hp->n_kv_head, n);
-    for (t = 0; t < n && (m->window[l] > 0 || m->arch->rope_layers != SWA__ROPE_LOCAL_ONLY); t++) {
+    for (t = 0; t < n && turns; t++) {
         if (m->arch->has & SWA__ARCH_NEOX) {
             swa__rope_neox(c->q + t * qd, hp->n_head, hd, hp->n_rot, rope + t * hp->n_rot);
             swa__rope_neox(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, rope + t * hp->n_rot);
@@ -5910,8 +6137,13 @@ static void swa__qkv(swa_ctx *c, int64_t l, int64_t n)
             c->kern.rope(c->k + t * kvd, hp->n_kv_head, hd, hp->n_rot, rope + t * hp->n_rot);
         }
     }
+    if (m->qk_l2 && turns) {
+        for (t = 0; t < n * hp->n_head; t++) c->kern.rmsnorm(c->q + t * hd, c->q + t * hd, m->ones, hd, hp->rms_eps);
+        for (t = 0; t < n * hp->n_kv_head; t++) c->kern.rmsnorm(c->k + t * hd, c->k + t * hd, m->ones, hd, hp->rms_eps);
+    }
+    if ((m->arch->has & SWA__ARCH_TEMP_NOPE) && turns) return;
     for (t = 0; m->attn_temp != 0.0f && t < n; t++) {   /* llama.cpp's llm_graph_input_attn_temp */
-        float f = logf(floorf((float)c->tok_pos[t] / (float)m->n_ctx_orig) + 1.0f) * m->attn_temp + 1.0f;
+        float f = logf(floorf(((float)c->tok_pos[t] + m->attn_temp_offset) / m->attn_temp_len) + 1.0f) * m->attn_temp + 1.0f;
         int64_t i;
         for (i = 0; i < qd; i++) c->q[t * qd + i] *= f;
     }
@@ -5946,9 +6178,12 @@ static void swa__gate_act_range(swa_ctx *c, const void *arg, int64_t i0, int64_t
 {
     float *gate = c->gate + i0;
     const float *up = c->up + i0;
+    int64_t i;
     (void)arg;
     if (c->model->arch->has & SWA__ARCH_GELU) c->kern.geglu(gate, up, i1 - i0);
     else if (c->model->arch->has & SWA__ARCH_OAI_FFN) swa__swiglu_oai(gate, up, i1 - i0);
+    else if (c->model->arch->has & SWA__ARCH_RELU)
+        for (i = 0; i < i1 - i0; i++) gate[i] = (gate[i] > 0.0f ? gate[i] : 0.0f) * up[i];
     else c->kern.swiglu(gate, up, i1 - i0);
 }
 
@@ -5985,11 +6220,25 @@ static void swa__expert_biases(const swa__layer *L, int64_t e, int64_t ff, int64
     bias[2] = L->down_exps_b ? L->down_exps_b + e * d : NULL;
 }
 
+/* An expert's input row: the token's normed state, or (WEIGHT_INPUT, Llama 4) that times the
+   router's weight, which then counts as 1 in the sum. */
+static void swa__expert_input(const swa_ctx *c, float *x, const float *xb, float *w)
+{
+    int64_t d = c->model->hp.n_embd, j;
+    if (!(c->model->arch->has & SWA__ARCH_WEIGHT_INPUT)) {
+        memcpy(x, xb, (size_t)d * sizeof(float));
+        return;
+    }
+    for (j = 0; j < d; j++) x[j] = xb[j] * *w;
+    *w = 1.0f;
+}
+
 /* The router's picks for one token: its logits (plus the router's bias) become probabilities
    by the model's gating rule, the n_expert_used most probable experts are picked, most probable
    first (a tie to the lower number, as a stable sort), and their weights are the probabilities,
-   divided by their sum (at least 2^-14, llama.cpp's clamp) when the rule says so. */
-static void swa__route(const swa_model *m, float *logit, const float *bias, int32_t *pick, float *w)
+   divided by their sum (at least 2^-14, llama.cpp's clamp) when the rule says so. A selection
+   bias (sel, AFMoE's exp_probs_b) is added to the probabilities for the picking only. */
+static void swa__route(const swa_model *m, float *logit, const float *bias, const float *sel, int32_t *pick, float *w)
 {
     int64_t E = m->hp.n_expert, K = m->hp.n_expert_used, e, k, j;
     float max = -INFINITY, sum = 0.0f;
@@ -6005,7 +6254,7 @@ static void swa__route(const swa_model *m, float *logit, const float *bias, int3
         int32_t best = -1;
         for (e = 0; e < E; e++) {
             for (j = 0; j < k && pick[j] != e; j++) {}
-            if (j == k && (best < 0 || logit[e] > logit[best])) best = (int32_t)e;
+            if (j == k && (best < 0 || logit[e] + (sel ? sel[e] : 0.0f) > logit[best] + (sel ? sel[best] : 0.0f))) best = (int32_t)e;
         }
         pick[k] = best;
         w[k] = logit[best];
@@ -6060,7 +6309,16 @@ static void swa__moe_token(swa_ctx *c, const swa__layer *L)
             gate_up[2 * q + 1].w = &mats[3 * q + 1], gate_up[2 * q + 1].y = c->up + q * ff, gate_up[2 * q + 1].ldy = ff;
             down[q].w = &mats[3 * q + 2], down[q].y = c->exp_y + q * d, down[q].ldy = d;
         }
-        swa__matmuls(c, gate_up, 2 * g, c->xb, d, 1);
+        if (m->arch->has & SWA__ARCH_WEIGHT_INPUT) {   /* each expert its own input, gate and up alike */
+            for (q = 0; q < 2 * g; q++) {
+                float wq = w[k0 + q / 2];
+                swa__expert_input(c, c->exp_x + q * d, c->xb, &wq);
+            }
+            for (q = 0; q < g; q++) w[k0 + q] = 1.0f;
+            swa__matmul_each_row(c, gate_up, 2 * g, c->exp_x, d);
+        } else {
+            swa__matmuls(c, gate_up, 2 * g, c->xb, d, 1);
+        }
         for (q = 0; q < g; q++) {
             const float *bias[3];
             swa__expert_biases(L, pick[k0 + q], ff, d, bias);
@@ -6084,8 +6342,8 @@ static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
     const swa_model *m = c->model;
     int64_t d = m->hp.n_embd, E = m->hp.n_expert, K = m->hp.n_expert_used, ff = m->hp.n_ff_exp, t, e, k, i, j;
     const float *bias[3];
-    swa__matmul(c, &L->router, c->xb, d, c->router, E, n);
-    for (t = 0; t < n; t++) swa__route(m, c->router + t * E, L->router_bias, c->pick + t * K, c->pick_w + t * K);
+    if (!(m->arch->has & SWA__ARCH_ROUTER_INPUT)) swa__matmul(c, &L->router, c->xb, d, c->router, E, n);
+    for (t = 0; t < n; t++) swa__route(m, c->router + t * E, L->router_bias, L->select_bias, c->pick + t * K, c->pick_w + t * K);
     if (n == 1) {
         swa__moe_token(c, L);
         return;
@@ -6100,7 +6358,7 @@ static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
                 if (c->pick[t * K + k] == e) {
                     c->exp_tok[count] = (int32_t)t;
                     c->exp_w[count] = c->pick_w[t * K + k];
-                    memcpy(c->exp_x + count * d, c->xb + t * d, (size_t)d * sizeof(float));
+                    swa__expert_input(c, c->exp_x + count * d, c->xb + t * d, &c->exp_w[count]);
                     count++;
                 }
         if (count == 0) continue;
@@ -6114,16 +6372,30 @@ static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
     }
 }
 
+/* The shared expert (Llama 4's; AFMoE's shared experts as one MLP), which every token of a
+   mixture-of-experts layer goes through beside its routed ones: its output added to theirs in
+   c->moe_out. */
+static void swa__shared_expert(swa_ctx *c, const swa__layer *L, int64_t n)
+{
+    const float *none[3] = {NULL, NULL, NULL};
+    if (!L->gate_shexp.data) return;
+    swa__ffn(c, &L->gate_shexp, &L->up_shexp, &L->down_shexp, none, c->xb, c->exp_y, n);
+    swa__add_ref(c->moe_out, c->exp_y, n * c->model->hp.n_embd);
+}
+
 /* The tokens whose state leaves the last layer (keep[t] nonzero) moved, in order, to the first
    rows of what the rest of the layer reads: the residual stream, the normed input (a parallel
-   block's feed-forward reads it) and the attention's output. Returns how many. Every token's keys
+   block's feed-forward reads it), the attention's output and (ROUTER_INPUT) the router's logits
+   made from the layer's input. Returns how many. Every token's keys
    and values are made before this, so the cache and the other tokens' attention miss nothing. */
 static int64_t swa__keep_rows(swa_ctx *c, const unsigned char *keep, int64_t n)
 {
     int64_t d = c->model->hp.n_embd, qd = (int64_t)c->model->hp.n_head * c->model->hp.head_dim, t, k = 0;
+    int64_t E = (c->model->arch->has & SWA__ARCH_ROUTER_INPUT) ? c->model->hp.n_expert : 0;   /* the router's logits too */
     for (t = 0; t < n; t++) {
         if (!keep[t]) continue;
         if (k < t) {
+            if (E) memcpy(c->router + k * E, c->router + t * E, (size_t)E * sizeof(float));
             memcpy(c->x + k * d, c->x + t * d, (size_t)d * sizeof(float));
             memcpy(c->xb + k * d, c->xb + t * d, (size_t)d * sizeof(float));
             memcpy(c->att + k * qd, c->att + t * qd, (size_t)qd * sizeof(float));
@@ -6131,6 +6403,15 @@ static int64_t swa__keep_rows(swa_ctx *c, const unsigned char *keep, int64_t n)
         k++;
     }
     return k;
+}
+
+/* AFMoE's gate: each of the attention's outputs times the sigmoid of attn_gate on the normed
+   input (still in c->xb; the queries' c->q is free once attention is through). */
+static void swa__attention_gate(swa_ctx *c, const swa__layer *L, int64_t n)
+{
+    int64_t qd = (int64_t)c->model->hp.n_head * c->model->hp.head_dim, i;
+    swa__matmul(c, &L->attn_gate, c->xb, c->model->hp.n_embd, c->q, qd, n);
+    for (i = 0; i < n * qd; i++) c->att[i] *= 1.0f / (1.0f + expf(-c->q[i]));
 }
 
 /* One layer, as its architecture's row describes it. A parallel block (Command R7B) feeds
@@ -6145,19 +6426,22 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n, const unsigned 
     int64_t d = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim;
     int parallel = (c->model->arch->has & SWA__ARCH_PARALLEL) != 0;
     const float *none[3] = {NULL, NULL, NULL};
+    if (L->router.data && (c->model->arch->has & SWA__ARCH_ROUTER_INPUT)) swa__matmul(c, &L->router, c->x, d, c->router, hp->n_expert, n);
     swa__norm_rows(c, c->xb, c->x, L->attn_norm, d, n);
     swa__qkv(c, l, n);
     swa__chunk_to_cache_type(c, l, n);
     swa__attention(c, l, n);
     if (keep && (n = swa__keep_rows(c, keep, n)) == 0) return;
+    if (L->attn_gate.data) swa__attention_gate(c, L, n);
     if (!parallel) {
         swa__matmul(c, &L->wo, c->att, qd, c->xb, d, n);
         swa__add_bias(c->xb, L->bo, d, n);
         swa__residual(c, c->xb, L->attn_post_norm, n);
         swa__norm_rows(c, c->xb, c->x, L->ffn_norm, d, n);
     }
-    if (hp->n_expert > 0) {
+    if (L->router.data) {
         swa__moe(c, L, n);
+        swa__shared_expert(c, L, n);
         swa__residual(c, c->moe_out, L->ffn_post_norm, n);
     } else {
         swa__ffn(c, &L->w_gate, &L->w_up, &L->w_down, none, c->xb, c->xb, n);
@@ -6318,6 +6602,12 @@ static swa_status swa__run_job(swa_ctx *c, const swa__job *job, swa_error *err)
         c->seq_count[s]++;
         c->seq_last[s] = (int64_t)i;
     }
+    for (s = 0; (c->model->arch->has & SWA__ARCH_BIDIRECTIONAL) && s < n_seq; s++)
+        if (c->seq_count[s] > 0 && (c->seq[s].pos > 0 || job->n > (size_t)nb))
+            return swa__fail(err, SWA_ERR_INVALID_ARG,
+                             "a %s model reads a text whole (its keys on both sides): evaluate it at once from position 0 "
+                             "(sequence %d is at %lld; %llu tokens, n_batch %lld), as swa_ctx_embed does", c->model->arch->name,
+                             s, (long long)c->seq[s].pos, (unsigned long long)job->n, (long long)nb);
     for (s = 0; s < n_seq; s++)
         if ((uint64_t)c->seq_count[s] > (uint64_t)(c->max_pos - c->seq[s].pos))
             return swa__fail(err, SWA_ERR_CONTEXT_FULL,
@@ -6387,6 +6677,10 @@ SWADEF swa_status swa_ctx_embed(swa_ctx *c, int32_t seq, const int32_t *tokens, 
     }
     d = c->model->hp.n_embd;
     for (i = 0; pooling == SWA_POOL_MEAN && i < d; i++) out[i] /= (float)n;
+    if (c->model->n_dense) {   /* EmbeddingGemma's projections of the pooled state, as llama.cpp's build_dense_out */
+        swa__matmul(c, &c->model->dense_2, out, d, c->gate, c->model->n_dense, 1);
+        swa__matmul(c, &c->model->dense_3, c->gate, c->model->n_dense, out, d, 1);
+    }
     for (i = 0; i < d; i++) sum += (double)out[i] * out[i];
     for (i = 0; normalize && sum > 0.0 && i < d; i++) out[i] = (float)(out[i] / sqrt(sum));
     return SWA_OK;

@@ -3,9 +3,11 @@
    each, on the same random weights: gemma2, gemma3, phi3 (plain and with long RoPE factors),
    qwen2, qwen3, Mixtral (llama with experts), qwen3moe, gpt-oss (MXFP4 experts, attention sinks,
    YaRN), mistral3 (YaRN, attention temperature), olmo2, OLMo 3 (olmo2 with a window; YaRN and
-   linear RoPE scaling) and cohere2; where llama.cpp computes the architecture, against its logits
-   too (tests/data/llamacpp/). swa-mkmodel writes the model in llama.cpp's layout from the
-   arguments stored in tests/data/arch-*.ref, which also holds the tokens and transformers'
+   linear RoPE scaling), cohere2, llama4 (chunked attention), exaone4, afmoe and gemma-embedding's
+   embeddings (smallthinker, which transformers lacks, against a numpy forward pass of
+   tools/reference/smallthinker_reference.py); where llama.cpp computes the architecture, against
+   its logits too (tests/data/llamacpp/). swa-mkmodel writes the model in llama.cpp's layout from
+   the arguments stored in tests/data/arch-*.ref, which also holds the tokens and transformers'
    logits (tools/reference/arch_reference.py, float64, eager attention). Every
    position is compared, most of them past the window, for prefill chunks of 1 (every earlier
    key from the ring), W - 1, W, W + 1 and the whole sequence (every key from the chunk itself:
@@ -138,7 +140,10 @@ static int expect_windowed(const char *arch, const char *args, int l)
 {
     const char *p = strstr(args, "--pattern ");
     int period = p ? atoi(p + 10) : !strcmp(arch, "gemma2") || !strcmp(arch, "gpt-oss") ? 2 : !strcmp(arch, "gemma3") ? 6
-               : !strcmp(arch, "olmo2") || !strcmp(arch, "cohere2") ? 4 : 0;
+               : !strcmp(arch, "olmo2") || !strcmp(arch, "cohere2") || !strcmp(arch, "llama4") || !strcmp(arch, "exaone4") ||
+                 !strcmp(arch, "afmoe") ? 4
+               : 0;
+    if (!strcmp(arch, "smallthinker")) return l % 4 != 0;   /* the global layer first */
     return period <= 1 || l % period < period - 1;
 }
 
@@ -164,6 +169,7 @@ static void check_case(const char *name)
     hp = swa_model_hparams(m);
     assert_int_equal(hp->n_vocab, r.n_vocab);
     W = arg_int(r.args, "--window ", 0);
+    if (!W) W = arg_int(r.args, "--chunk ", !strcmp(hp->arch, "llama4") ? 8192 : 0);   /* Llama 4's chunk (llama.cpp's 8192) */
     cfg = swa_ctx_config_default(m);
     cfg.kv_type = SWA_KV_F32;
     /* the layers: windows as the rule says, memory W slots or n_ctx slots each */
@@ -250,6 +256,108 @@ static void test_gpt_oss(void **state)
     check_case("gpt-oss-mxfp4");
 }
 static void test_mistral3(void **state) { (void)state; check_case("mistral3-temp"); check_case("mistral3-beta"); }
+/* EmbeddingGemma against transformers' Gemma3TextModel with bidirectional attention: the mean
+   and the last token's embeddings (through the dense projections when the file has them),
+   normalized, for both kernel sets, 1 and 3 threads, on either sequence of a context; the
+   text is read whole (its keys on both sides), so a context whose n_batch is shorter, or a
+   sequence past position 0, is refused, changing nothing. */
+static void check_embedding(const char *name)
+{
+    char path[256], line[640];
+    ref r;
+    FILE *f;
+    int n, d, k, pool, kern;
+    float *want, got[256];
+    swa_model *m;
+    swa_error err;
+    snprintf(path, sizeof path, DATA_DIR "arch-%s.ref", name);
+    if (!(f = fopen(path, "rb"))) fail_msg("%s: cannot open (run from the repository root)", path);
+    if (!fgets(line, sizeof line, f) || sscanf(line, "swa-emb 1 %d %d %n", &n, &d, &k) != 2 || n <= 0 || n > 4096 || d <= 0 ||
+        d > 256)
+        fail_msg("%s: bad header", path);
+    memset(&r, 0, sizeof r);
+    line[strcspn(line, "\n")] = '\0';
+    snprintf(r.args, sizeof r.args, "%s", line + k);
+    r.tokens = (int32_t *)malloc((size_t)n * sizeof(int32_t));
+    want = (float *)malloc(2 * (size_t)d * sizeof(float));
+    if (fread(r.tokens, sizeof(int32_t), (size_t)n, f) != (size_t)n || fread(want, sizeof(float), 2 * (size_t)d, f) != 2 * (size_t)d)
+        fail_msg("%s: truncated", path);
+    fclose(f);
+    m = make_model(&r);
+    assert_int_equal(swa_model_hparams(m)->n_embd, d);
+    for (k = 0; k < swa_model_hparams(m)->n_layer; k++)
+        assert_int_equal(swa_model_layer_window(m, k), k % 6 < 5 ? arg_int(r.args, "--window ", 0) : 0);
+    for (kern = 0; kern < 2; kern++)
+        for (pool = 0; pool < 2; pool++) {
+            swa_ctx_config cfg = swa_ctx_config_default(m);
+            swa_ctx *c;
+            int seq;
+            cfg.kv_type = SWA_KV_F32;
+            cfg.kernels = kern ? SWA_KERNELS_REF : SWA_KERNELS_BEST;
+            cfg.n_threads = 1 + 2 * kern;
+            cfg.n_seq = 2;
+            if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("ctx: %s", err.msg);
+            for (seq = 0; seq < 2; seq++) {
+                double e = 0.0;
+                int i;
+                if (swa_ctx_embed(c, seq, r.tokens, (size_t)n, pool ? SWA_POOL_LAST : SWA_POOL_MEAN, 1, got, &err) != SWA_OK)
+                    fail_msg("%s: embed: %s", name, err.msg);
+                for (i = 0; i < d; i++) e = fabs((double)got[i] - want[pool * d + i]) > e ? fabs((double)got[i] - want[pool * d + i]) : e;
+                if (e > TOLERANCE) fail_msg("%s: %s pooling, %s kernels, sequence %d: error %.3g", name, pool ? "last" : "mean",
+                                            kern ? "ref" : "best", seq, e);
+                if (!kern && !pool && !seq) fprintf(stderr, "test_arch: %-18s error %.3g\n", name, e);
+            }
+            /* sequence 1 now holds the text: going on from it would need its later keys */
+            assert_int_equal(swa_ctx_eval(c, r.tokens, 1, NULL, &err), SWA_ERR_INVALID_ARG);
+            assert_non_null(strstr(err.msg, "reads a text whole"));
+            swa_ctx_free(c);
+        }
+    {   /* a text longer than n_batch cannot be read in chunks */
+        swa_ctx_config cfg = swa_ctx_config_default(m);
+        swa_ctx *c;
+        cfg.n_batch = n - 1;
+        if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("ctx: %s", err.msg);
+        assert_int_equal(swa_ctx_embed(c, 0, r.tokens, (size_t)n, SWA_POOL_MEAN, 1, got, &err), SWA_ERR_INVALID_ARG);
+        assert_int_equal(swa_seq_pos(c, 0), 0);
+        assert_int_equal(swa_ctx_embed(c, 0, r.tokens, (size_t)n - 1, SWA_POOL_MEAN, 1, got, &err), SWA_OK);
+        swa_ctx_free(c);
+    }
+    swa_model_free(m);
+    free(want);
+    free(r.tokens);
+}
+
+static void test_gemma_embedding(void **state)
+{
+    (void)state;
+    check_embedding("gemma-embedding-w6");
+    check_embedding("gemma-embedding-w9");
+}
+
+/* SmallThinker against a float64 numpy forward pass of its own (transformers has no class for it;
+   tools/reference/smallthinker_reference.py, from llama.cpp's graph): the router reading the
+   layer's input, ReLU-gated experts, softmax and sigmoid gating, NoPE global layers first. */
+static void test_smallthinker(void **state)
+{
+    (void)state;
+    check_case("smallthinker-w6");
+    check_case("smallthinker-w5-sigmoid");
+    check_case("smallthinker-full");
+}
+
+/* AFMoE against transformers' AfmoeForCausalLM: the attention gate, leading dense layers, two
+   shared experts, the selection bias, route scale; with a window and without (the fourth layer
+   turning no RoPE either way). */
+static void test_afmoe(void **state) { (void)state; check_case("afmoe-w6"); check_case("afmoe-full"); }
+
+static void test_exaone4(void **state) { (void)state; check_case("exaone4-w5"); check_case("exaone4-w8-p3"); check_case("exaone4-full"); }
+static void test_llama4(void **state)
+{
+    (void)state;
+    check_case("llama4-c7");
+    check_case("llama4-c6-top2");
+    check_case("llama4-default");
+}
 
 /* gpt-oss's attention sinks and window each matter where they should: the same weights with the
    sinks at -inf (a softmax without them) differ from the first position on, and with a window of
@@ -465,6 +573,11 @@ static void test_moe_deterministic(void **state)
     /* mistral3 (dense): the temperature grows with the position, which batching must keep */
     check_moe_deterministic("--shape custom --type q4_0 --vocab 272 --arch mistral3 --layers 2 --dim 64 --heads 4 "
                             "--kv-heads 2 --head-dim 32 --ff 96 --ctx 128 --yarn 4 --yarn-orig 8 --attn-temp 0.3");
+    /* llama4: chunks of 6 (the 48 tokens cross 8 chunk boundaries), a global NoPE layer with the
+       temperature, two experts a token whose weights scale their inputs, the shared expert */
+    check_moe_deterministic("--shape custom --type q8_0 --vocab 272 --arch llama4 --layers 4 --dim 64 --heads 4 "
+                            "--kv-heads 2 --head-dim 32 --ff 96 --experts 4 --experts-used 2 --expert-ff 64 --moe-step 2 "
+                            "--ctx 128 --chunk 6 --attn-temp 0.2 --temp-len 7");
 }
 
 /* OLMo 3 and Command R7B, dense, through the same checks: bit-identical logits for any chunking,
@@ -477,6 +590,13 @@ static void test_olmo2_cohere2_batches(void **state)
                             "--kv-heads 2 --ff 96 --ctx 128 --window 7");
     check_moe_deterministic("--shape custom --type q4_0 --vocab 272 --arch cohere2 --layers 5 --dim 64 --heads 4 "
                             "--kv-heads 1 --ff 128 --ctx 128 --window 6");
+    check_moe_deterministic("--shape custom --type q8_0 --vocab 272 --arch exaone4 --layers 4 --dim 64 --heads 4 "
+                            "--kv-heads 2 --ff 96 --ctx 128 --window 7");
+    check_moe_deterministic("--shape custom --type q4_0 --vocab 272 --arch smallthinker --layers 4 --dim 64 --heads 4 "
+                            "--kv-heads 2 --ff 96 --experts 4 --experts-used 2 --expert-ff 64 --ctx 128 --window 6");
+    check_moe_deterministic("--shape custom --type q8_0 --vocab 272 --arch afmoe --layers 4 --dim 64 --heads 4 --kv-heads 2 "
+                            "--head-dim 32 --ff 96 --experts 4 --experts-used 2 --expert-ff 64 --dense-lead 1 --shared 2 "
+                            "--route-scale 2.5 --ctx 128 --window 6");
 }
 
 /* The window matters: two files alike but for their window (OLMo 3's against OLMo 2 without
@@ -702,6 +822,7 @@ typedef struct variant {
     const char *omit_key;      /* a key of {arch}. to leave out (olmo2, cohere2) */
     int head_qk_norms;         /* olmo2: attn_q_norm/attn_k_norm a head wide, not the projection */
     float temperature;         /* attention.temperature_scale (0: none); the file has no context length */
+    int omit_shexp;            /* llama4: no ffn_gate_shexp */
 } variant;
 
 static void vec(gw_writer *w, const char *name, int64_t n, float value)
@@ -737,6 +858,7 @@ static swa_status load_variant(const variant *v, swa_error *err)
     const int d = 32, hd = 16, ff = 32, V = 8, L = 2;
     char key[96], name[64];
     int l, phi = !strcmp(v->arch, "phi3"), olmo = !strcmp(v->arch, "olmo2"), cohere = !strcmp(v->arch, "cohere2");
+    int llama4 = !strcmp(v->arch, "llama4");
 #define K(suffix) (snprintf(key, sizeof key, "%s.%s", v->arch, suffix), key)
     gw_kv_str(w, "general.architecture", v->arch);
     gw_kv_u32(w, K("block_count"), L);
@@ -761,6 +883,7 @@ static swa_status load_variant(const variant *v, swa_error *err)
     if (v->used) gw_kv_u32(w, K("expert_used_count"), (uint32_t)v->used);
     if (v->moe) gw_kv_u32(w, K("expert_feed_forward_length"), ff / 2);
     if (v->temperature != 0.0f) gw_kv_f32(w, K("attention.temperature_scale"), v->temperature);
+    if (llama4 && !omitted(v, "interleave_moe_layer_step")) gw_kv_u32(w, K("interleave_moe_layer_step"), 1);
 #undef K
     mat(w, "token_embd.weight", d, V);
     vec(w, "output_norm.weight", d, 1.0f);
@@ -788,12 +911,15 @@ static swa_status load_variant(const variant *v, swa_error *err)
                 mat3(w, N("ffn_gate_exps.weight"), d, ff / 2, v->moe_tensor_experts);
                 mat3(w, N("ffn_up_exps.weight"), d, ff / 2, v->experts);
                 mat3(w, N("ffn_down_exps.weight"), ff / 2, d, v->experts);
+                if (llama4 && !v->omit_shexp) mat(w, N("ffn_gate_shexp.weight"), d, ff / 2);
+                if (llama4) mat(w, N("ffn_up_shexp.weight"), d, ff / 2);
+                if (llama4) mat(w, N("ffn_down_shexp.weight"), ff / 2, d);
             } else {
                 mat(w, N("ffn_gate.weight"), d, ff);
                 mat(w, N("ffn_up.weight"), d, ff);
             }
-            if (!cohere) vec(w, N("attn_q_norm.weight"), olmo && !v->head_qk_norms ? d : hd, 1.0f);
-            if (!cohere && !v->omit_k_norm) vec(w, N("attn_k_norm.weight"), hd, 1.0f);
+            if (!cohere && !llama4) vec(w, N("attn_q_norm.weight"), olmo && !v->head_qk_norms ? d : hd, 1.0f);
+            if (!cohere && !llama4 && !v->omit_k_norm) vec(w, N("attn_k_norm.weight"), hd, 1.0f);
         }
         mat(w, N("attn_output.weight"), d, d);
         if (!v->moe) mat(w, N("ffn_down.weight"), ff, d);
@@ -890,6 +1016,43 @@ static void test_broken_files(void **state)
     assert_int_equal(load_variant(&v, NULL), SWA_OK);
     v.temperature = 0.1f;
     expect_error(&v, SWA_ERR_MODEL, "key mistral3.attention.temperature_scale: a temperature scale needs");
+    /* llama4: the step llama.cpp requires, the shared expert beside the routed ones */
+    memset(&v, 0, sizeof v);
+    v.arch = "llama4";
+    v.experts = v.moe_tensor_experts = 4;
+    v.used = 1;
+    v.moe = 1;
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);
+    v.omit_key = "interleave_moe_layer_step";
+    expect_error(&v, SWA_ERR_MODEL, "key llama4.interleave_moe_layer_step is missing");
+    v.omit_key = NULL;
+    v.omit_shexp = 1;
+    expect_error(&v, SWA_ERR_MODEL, "tensor blk.0.ffn_gate_shexp.weight is missing");
+}
+
+/* Llama 4's file without chunking (attention.sliding_window 0, as llama.cpp's converter writes
+   MobileLLM's): every layer global and turning RoPE, so the NoPE layer's temperature never
+   applies; the chunk's default is 8192, as llama.cpp fixes it. */
+static void test_llama4_chunking_keys(void **state)
+{
+    static const struct { const char *extra; int want[4]; } cases[] = {
+        {"--chunk 5", {5, 5, 5, 0}},
+        {"", {8192, 8192, 8192, 0}},
+        {"--window 0", {0, 0, 0, 0}},
+    };
+    size_t k;
+    (void)state;
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ref r;
+        swa_model *m;
+        int l;
+        memset(&r, 0, sizeof r);
+        snprintf(r.args, sizeof r.args, "--shape custom --type f32 --vocab 272 --arch llama4 --layers 4 --dim 32 --heads 2 "
+                 "--head-dim 16 --ff 32 --ctx 16384 %s", cases[k].extra);
+        m = make_model(&r);
+        for (l = 0; l < 4; l++) assert_int_equal(swa_model_layer_window(m, l), cases[k].want[l]);
+        swa_model_free(m);
+    }
 }
 
 int main(void)
@@ -898,6 +1061,9 @@ int main(void)
         cmocka_unit_test(test_gemma2), cmocka_unit_test(test_gemma3), cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_mixtral),
         cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_gpt_oss), cmocka_unit_test(test_mistral3),
+        cmocka_unit_test(test_llama4), cmocka_unit_test(test_llama4_chunking_keys), cmocka_unit_test(test_exaone4),
+        cmocka_unit_test(test_gemma_embedding), cmocka_unit_test(test_smallthinker),
+        cmocka_unit_test(test_afmoe),
         cmocka_unit_test(test_olmo2), cmocka_unit_test(test_cohere2), cmocka_unit_test(test_gpt_oss_sinks_window),
         cmocka_unit_test(test_moe_deterministic), cmocka_unit_test(test_olmo2_cohere2_batches),
         cmocka_unit_test(test_window_matters), cmocka_unit_test(test_inspect_pattern),

@@ -90,7 +90,7 @@ static void check_against_reference(const tu_spec *spec, int W, int n_batch)
     chunks[5] = n;
     assert_true(tu_build(&tm, spec));
     if (swa_model_load_memory(tm.gguf, tm.gguf_size, &model, &err) != SWA_OK) fail_msg("%s", err.msg);
-    for (l = 0; l < spec->n_layer; l++) windows[l] = spec->windows ? spec->windows[l] : W;
+    for (l = 0; l < spec->n_layer; l++) windows[l] = spec->chunk ? -spec->chunk : spec->windows ? spec->windows[l] : W;
     tu_random_tokens(tok, n, V, 1234 + (uint64_t)W);
     ref = (double *)malloc(sizeof(double) * (size_t)n * (size_t)V);
     tu_reference(&tm, tok, n, windows, ref);
@@ -162,6 +162,96 @@ static void test_ring_equals_mask_f32(void **state)
             tu_spec s = small_spec(heads[hi][0], heads[hi][1], GW_F32, windows[wi]);
             check_against_reference(&s, windows[wi], 64);
             check_against_reference(&s, windows[wi], 5);
+        }
+}
+
+/* Chunked attention (Llama 4's layers): a query at i sees the keys of its own chunk of C up to
+   i, so the ring of C slots is exact at every chunk boundary: chunks of evaluation of 1 match
+   the reference with the chunk mask, and 3, C - 1, C, C + 1, 2C + 3 and the whole sequence
+   give the same bits; with n_batch below them too. Then rewinding (the ring of C + n_rewind
+   slots keeps what the rewound position's chunk needs) and a snapshot round trip give the bits
+   of the straight run. */
+static void check_chunked_rewind(const swa_model *model, const int32_t *tok, int n, int C, const float *want)
+{
+    const swa_hparams *hp = swa_model_hparams(model);
+    swa_ctx_config cfg;
+    swa_ctx *c, *d;
+    swa_error err;
+    size_t row = (size_t)hp->n_vocab * sizeof(float), size, written;
+    void *buf;
+    int p;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.n_rewind = 3;
+    cfg.n_batch = 64;
+    assert_int_equal(swa_ctx_create(model, &cfg, &c, &err), SWA_OK);
+    assert_int_equal(swa_ctx_create(model, &cfg, &d, &err), SWA_OK);
+    for (p = 0; p < n; p++) {   /* each token, then back 3 (or as far as allowed) and forward again */
+        const float *lg;
+        int64_t back = swa_seq_max_rewind(c, 0) < 3 ? swa_seq_max_rewind(c, 0) : 3, k;
+        if (swa_ctx_eval(c, tok + p, 1, &lg, &err) != SWA_OK) fail_msg("eval at %d: %s", p, err.msg);
+        assert_int_equal(swa_seq_rewind(c, 0, back, &err), SWA_OK);
+        for (k = p + 1 - back; k <= p; k++)
+            if (swa_ctx_eval(c, tok + k, 1, &lg, &err) != SWA_OK) fail_msg("re-eval at %d: %s", (int)k, err.msg);
+        if (memcmp(lg, want + (size_t)p * hp->n_vocab, row) != 0) fail_msg("C %d: position %d after a rewind of %d differs", C, p, (int)back);
+        if (p == n / 2) {   /* a snapshot into another context, which goes on from there */
+            size = swa_state_size(c, 0);
+            buf = malloc(size);
+            assert_int_equal(swa_state_save(c, 0, buf, size, &written, &err), SWA_OK);
+            assert_int_equal(swa_state_load(d, 0, buf, written, &err), SWA_OK);
+            free(buf);
+        }
+        if (p > n / 2) {
+            if (swa_ctx_eval(d, tok + p, 1, &lg, &err) != SWA_OK) fail_msg("eval at %d: %s", p, err.msg);
+            if (memcmp(lg, want + (size_t)p * hp->n_vocab, row) != 0) fail_msg("C %d: position %d after a snapshot differs", C, p);
+        }
+    }
+    swa_ctx_free(c);
+    swa_ctx_free(d);
+}
+
+static void test_chunked_attention(void **state)
+{
+    static const int chunk_sizes[4] = {1, 5, 8, 2};
+    static const int heads[2][2] = {{4, 2}, {4, 1}};
+    int ci, hi;
+    (void)state;
+    for (ci = 0; ci < N_WINDOWS; ci++)
+        for (hi = 0; hi < 2; hi++) {
+            tu_spec s = small_spec(heads[hi][0], heads[hi][1], GW_F32, 0);
+            int C = chunk_sizes[ci], n = 5 * C + 7 > 24 ? 5 * C + 7 : 24;
+            tu_model tm;
+            swa_model *model;
+            swa_ctx_config cfg;
+            swa_error err;
+            int32_t *tok = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
+            float *want;
+            s.chunk = C;
+            check_against_reference(&s, C, 64);
+            check_against_reference(&s, C, 5);
+            assert_true(tu_build(&tm, &s));
+            if (swa_model_load_memory(tm.gguf, tm.gguf_size, &model, &err) != SWA_OK) fail_msg("%s", err.msg);
+            assert_int_equal(swa_model_layer_window(model, 0), C);
+            assert_int_equal(swa_model_layer_window(model, 1), C);
+            memset(&cfg, 0, sizeof cfg);
+            cfg.kv_type = SWA_KV_F32;
+            assert_int_equal(swa_ctx_cache_split(model, &cfg, NULL, NULL),
+                             2 * 2 * (size_t)C * (size_t)(s.n_kv_head * (s.n_embd / s.n_head)) * sizeof(float));
+            tu_random_tokens(tok, n, s.n_vocab, 1234 + (uint64_t)C);
+            memset(&cfg, 0, sizeof cfg);
+            want = run_chunked(model, &cfg, tok, n, 1);
+            check_chunked_rewind(model, tok, n, C, want);
+            /* the chunk mask is not the window's: the same file read with a sliding window differs */
+            if (C > 1) {
+                float *slide;
+                cfg.window = C;
+                slide = run_chunked(model, &cfg, tok, n, 1);
+                if (!memcmp(slide, want, sizeof(float) * (size_t)n * (size_t)s.n_vocab)) fail_msg("C %d: chunks and window agree", C);
+                free(slide);
+            }
+            free(want);
+            free(tok);
+            swa_model_free(model);
+            tu_free(&tm);
         }
 }
 
@@ -638,6 +728,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_equals_mask_f32),
+        cmocka_unit_test(test_chunked_attention),
         cmocka_unit_test(test_ring_equals_mask_other_types),
         cmocka_unit_test(test_ring_equals_mask_k_quants),
         cmocka_unit_test(test_chunks_every_set),

@@ -4,7 +4,7 @@
    GGUF model with random weights through tools/common/gguf_writer.h and keeps the weights as the file
    stores them (dequantized here, by code that shares nothing with swa.h). tu_reference computes
    logits for a whole sequence at once in double precision, with plain full attention and an
-   explicit sliding-window mask: no ring, no chunks, no cache. Include after swa.h and
+   explicit sliding-window (or chunk) mask: no ring, no chunks of evaluation, no cache. Include after swa.h and
    gguf_writer.h (with their implementations) and cmocka. */
 #ifndef TESTUTIL_H
 #define TESTUTIL_H
@@ -118,6 +118,9 @@ typedef struct tu_spec {
     float rope_base;
     int window;              /* llama.attention.sliding_window as one number; 0 = no key */
     const int *windows;      /* or one entry per layer (0 = full attention), when not NULL */
+    int chunk;               /* > 0: a "llama4" file whose layers (at most 3, so all of them, with
+                                RoPE) attend within chunks of this many positions, its other
+                                features off (no QK norm, no experts): llama with a chunk mask */
     uint32_t type;           /* type of the matrices (GW_F32, GW_F16, GW_BF16, GW_Q8_0, GW_Q4_0, GW_Q4_K, GW_Q5_K, GW_Q6_K, GW_MXFP4) */
     int mixed;               /* attn_v and ffn_up in Q8_0 whatever type is, as files mix types */
     uint64_t seed;
@@ -220,17 +223,26 @@ static inline float *tu_norm(gw_writer *w, uint64_t *rng, const char *name, int 
 
 static inline void tu_write_hparams(gw_writer *w, const tu_spec *s)
 {
-    gw_kv_str(w, "general.architecture", "llama");
+    char key[96];
+    const char *arch = s->chunk > 0 ? "llama4" : "llama";
+#define TU_KEY(suffix) (snprintf(key, sizeof key, "%s." suffix, arch), key)
+    gw_kv_str(w, "general.architecture", arch);
     if (s->name) gw_kv_str(w, "general.name", s->name);
-    gw_kv_u32(w, "llama.block_count", (uint32_t)s->n_layer);
-    gw_kv_u32(w, "llama.embedding_length", (uint32_t)s->n_embd);
-    gw_kv_u32(w, "llama.feed_forward_length", (uint32_t)s->n_ff);
-    gw_kv_u32(w, "llama.attention.head_count", (uint32_t)s->n_head);
-    gw_kv_u32(w, "llama.attention.head_count_kv", (uint32_t)s->n_kv_head);
-    gw_kv_u32(w, "llama.context_length", (uint32_t)s->n_ctx);
-    gw_kv_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    gw_kv_f32(w, "llama.rope.freq_base", s->rope_base);
-    if (s->n_rot) gw_kv_u32(w, "llama.rope.dimension_count", (uint32_t)s->n_rot);
+    gw_kv_u32(w, TU_KEY("block_count"), (uint32_t)s->n_layer);
+    gw_kv_u32(w, TU_KEY("embedding_length"), (uint32_t)s->n_embd);
+    gw_kv_u32(w, TU_KEY("feed_forward_length"), (uint32_t)s->n_ff);
+    gw_kv_u32(w, TU_KEY("attention.head_count"), (uint32_t)s->n_head);
+    gw_kv_u32(w, TU_KEY("attention.head_count_kv"), (uint32_t)s->n_kv_head);
+    gw_kv_u32(w, TU_KEY("context_length"), (uint32_t)s->n_ctx);
+    gw_kv_f32(w, TU_KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
+    gw_kv_f32(w, TU_KEY("rope.freq_base"), s->rope_base);
+    if (s->n_rot) gw_kv_u32(w, TU_KEY("rope.dimension_count"), (uint32_t)s->n_rot);
+    if (s->chunk > 0) {
+        gw_kv_u32(w, TU_KEY("attention.chunk_size"), (uint32_t)s->chunk);
+        gw_kv_u32(w, TU_KEY("interleave_moe_layer_step"), 1);
+        gw_kv_bool(w, TU_KEY("use_qk_norm"), 0);
+    }
+#undef TU_KEY
     if (s->windows) {
         int32_t ws[64];
         int l;
@@ -329,13 +341,15 @@ static inline void tu_rope(double *v, int n_heads, int hd, int n_rot, double bas
         }
 }
 
-/* The key at j is visible to the query at i when j <= i and i - j < W (W = 0: no limit). */
+/* The key at j is visible to the query at i when j <= i and i - j < W (W = 0: no limit); with
+   W < 0, a chunk of -W positions: when j <= i in the same chunk, floor(j / -W) == floor(i / -W). */
 static inline int tu_visible(long long i, long long j, int W)
 {
+    if (W < 0) return j <= i && j / -W == i / -W;
     return j <= i && (W == 0 || i - j < W);
 }
 
-/* Logits [n][V] for tokens at positions 0..n-1; windows[l] per layer (0 = full). */
+/* Logits [n][V] for tokens at positions 0..n-1; windows[l] per layer (0 = full, < 0 a chunk). */
 static inline void tu_reference_at(const tu_model *m, const int32_t *tok, int n, const int *windows, long long pos0,
                                    double *logits);
 

@@ -5,7 +5,8 @@
    swa-mkmodel --shape stories15m|tinyllama|mistral7b|gemma3-1b|mixtral|qwen3-30b-a3b|gpt-oss-20b|custom --type TYPE
                OUT.gguf [options]
 
-   --arch llama|gemma2|gemma3|phi3|qwen2|qwen3|qwen3moe|gpt-oss|mistral3|olmo2|cohere2 (default
+   --arch llama|gemma2|gemma3|phi3|qwen2|qwen3|qwen3moe|gpt-oss|mistral3|olmo2|cohere2|llama4|exaone4|
+   gemma-embedding|smallthinker|afmoe (default
    llama; gemma3-1b implies gemma3) writes llama.cpp's layout of that architecture: its key prefix
    and tensor names, tied embeddings for Gemma and Command R7B, attn_qkv and a double-height
    ffn_up for Phi-3, Q/K/V biases for Qwen 2, attn_q_norm and attn_k_norm for Qwen 3 and Gemma 3
@@ -43,6 +44,17 @@
    otherwise; with --type bf16 it is laid out as llama.cpp's converter writes the released
    checkpoint (13.8 GB: MXFP4 experts, other matrices BF16, vectors F32), but with this tool's
    SentencePiece vocabulary, not gpt-oss's o200k BPE one.
+   llama4: llama's tensors with the key llama.cpp requires (interleave_moe_layer_step, --moe-step,
+   default 1; experts on the layers l with (l + 1) % S == 0, ffn_gate/up/down between) and a shared
+   expert (ffn_*_shexp) beside the routed ones; --chunk C writes attention.chunk_size (ollama's
+   key), --window 0 writes attention.sliding_window 0 (no chunking), --attn-temp and --temp-len the
+   temperature's keys, --no-qk-norm use_qk_norm false. exaone4: OLMo 2's norms with a head-wide
+   attn_q_norm/attn_k_norm. gemma-embedding: gemma3's tensors, pooling_type mean, and with --dense
+   F the projections dense_2 (dim to F) and dense_3 (back). smallthinker: experts on every layer,
+   expert_gating_func from --gating (1 softmax, 2 sigmoid). afmoe: Gemma-like norms on both sides,
+   attn_gate, head-wide Q/K norms, --dense-lead N dense layers first, --shared S shared experts
+   (one MLP S experts wide), exp_probs_b, expert_weights_norm, --route-scale F
+   expert_weights_scale.
 
    Shapes (every one with a 32000-token vocabulary):
        stories15m   dim 288,  6 layers,  6 heads,  6 KV heads, FFN 768,   context 256
@@ -123,9 +135,12 @@ static const shape shapes[] = {
 #define SHAPE_NAMES "stories15m, tinyllama, mistral7b, gemma3-1b, mixtral, qwen3-30b-a3b, gpt-oss-20b or custom"
 
 static const char *const archs[] = {"llama", "gemma2", "gemma3", "phi3", "qwen2", "qwen3", "qwen3moe", "gpt-oss", "mistral3",
-                                    "olmo2", "cohere2"};
-enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE, GPTOSS, MISTRAL3, OLMO2, COHERE2 };
-#define ARCH_NAMES "llama, gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, gpt-oss, mistral3, olmo2 or cohere2"
+                                    "olmo2", "cohere2", "llama4", "exaone4", "gemma-embedding",
+                                    "smallthinker", "afmoe"};
+enum { LLAMA, GEMMA2, GEMMA3, PHI3, QWEN2, QWEN3, QWEN3MOE, GPTOSS, MISTRAL3, OLMO2, COHERE2, LLAMA4, EXAONE4, GEMMA_EMB,
+       SMALLTHINKER, AFMOE };
+#define ARCH_NAMES "llama, gemma2, gemma3, phi3, qwen2, qwen3, qwen3moe, gpt-oss, mistral3, olmo2, cohere2, llama4, exaone4, " \
+                   "gemma-embedding, smallthinker or afmoe"
 
 typedef struct options {
     shape s;
@@ -141,6 +156,14 @@ typedef struct options {
     double yarn, yarn_beta_fast, attn_temp;   /* YaRN factor (0 = none), mistral3's beta_fast and temperature */
     int64_t yarn_orig;         /* rope.scaling.original_context_length with --yarn */
     int64_t distinct;          /* rows made per matrix, the rest copies (0: all) */
+    int64_t chunk, moe_step;   /* llama4: attention.chunk_size (0 = no key), interleave_moe_layer_step */
+    int64_t temp_len;          /* llama4: attention.temperature_length (0 = no key) */
+    int no_qk_norm;            /* llama4: use_qk_norm false */
+    int window_key;            /* llama4: --window given, written even when 0 (no chunking) */
+    int64_t dense;             /* gemma-embedding: dense_2 to this many outputs and dense_3 back (0: none) */
+    int64_t gating;            /* smallthinker: expert_gating_func (1 softmax, 2 sigmoid) */
+    int64_t dense_lead, shared;   /* afmoe: leading_dense_block_count, expert_shared_count */
+    double route_scale;        /* afmoe: expert_weights_scale (0: no key) */
 } options;
 
 static void usage(FILE *f)
@@ -161,7 +184,14 @@ static void usage(FILE *f)
             "  --rope-factors O  Phi-3 rope_factors_long/short with original context O\n"
             "  --yarn F --yarn-orig O  YaRN RoPE scaling: factor F over an original context O (default ctx / F)\n"
             "  --yarn-beta-fast B  mistral3's rope.scaling.yarn_beta_fast (default 32)\n"
-            "  --attn-temp S  mistral3's attention.temperature_scale (default none)\n"
+            "  --attn-temp S  mistral3's and llama4's attention.temperature_scale (default none)\n"
+            "  --dense F      gemma-embedding: dense_2 (dim to F) and dense_3 (F to dim)\n"
+            "  --gating G     smallthinker's expert_gating_func (1 softmax, default; 2 sigmoid)\n"
+            "  --dense-lead N --shared S --route-scale F\n"
+            "                 afmoe: N dense layers first, S shared experts (default 1), expert_weights_scale F\n"
+            "  --chunk C --moe-step S --temp-len L --no-qk-norm\n"
+            "                 llama4: attention.chunk_size, interleave_moe_layer_step (default 1),\n"
+            "                 attention.temperature_length (default: no key), use_qk_norm false\n"
             "  --expert-type T  the experts' matrices (default --type; gpt-oss-20b: mxfp4)\n"
             "  --layers N  --dim D  --heads H  --kv-heads K  --ff F  --vocab V  --ctx C\n"
             "                 override the shape's numbers (custom needs dim, heads, ff, layers)\n"
@@ -185,11 +215,13 @@ static void parse_args(int argc, char **argv, options *o)
     static const char *const num_flags[] = {"--layers", "--dim", "--heads", "--kv-heads", "--ff",
                                             "--vocab", "--ctx", "--window", "--seed", "-t",
                                             "--head-dim", "--pattern", "--rope-factors", "--experts",
-                                            "--experts-used", "--expert-ff", "--yarn-orig", "--distinct-rows"};
-    int64_t given[18];
+                                            "--experts-used", "--expert-ff", "--yarn-orig", "--distinct-rows",
+                                            "--chunk", "--moe-step", "--temp-len", "--dense", "--gating",
+                                            "--dense-lead", "--shared"};
+    int64_t given[25];
     const char *shape_name = NULL, *arch_name = NULL, *expert_type = NULL;
     const target *type;
-    int i, k, have[18] = {0};
+    int i, k, have[25] = {0};
     size_t j;
     long cpus;
     memset(o, 0, sizeof *o);
@@ -205,6 +237,10 @@ static void parse_args(int argc, char **argv, options *o)
             else o->type_name = argv[++i];
             continue;
         }
+        if (!strcmp(a, "--no-qk-norm")) {
+            o->no_qk_norm = 1;
+            continue;
+        }
         if (!strcmp(a, "--attn-temp")) {
             char *end;
             if (i + 1 >= argc) usage_fail("%s needs a value", a);
@@ -212,7 +248,8 @@ static void parse_args(int argc, char **argv, options *o)
             if (end == argv[i] || *end || !(o->attn_temp > -1e3 && o->attn_temp < 1e3)) usage_fail("%s wants a number, got \"%s\"", a, argv[i]);
             continue;
         }
-        if (!strcmp(a, "--rope-base") || !strcmp(a, "--rope-scale") || !strcmp(a, "--yarn") || !strcmp(a, "--yarn-beta-fast")) {
+        if (!strcmp(a, "--rope-base") || !strcmp(a, "--rope-scale") || !strcmp(a, "--yarn") || !strcmp(a, "--yarn-beta-fast") ||
+            !strcmp(a, "--route-scale")) {
             char *end;
             double x;
             if (i + 1 >= argc) usage_fail("%s needs a value", a);
@@ -221,14 +258,15 @@ static void parse_args(int argc, char **argv, options *o)
             if (!strcmp(a, "--rope-base")) o->rope_base = x;
             else if (!strcmp(a, "--yarn")) o->yarn = x;
             else if (!strcmp(a, "--yarn-beta-fast")) o->yarn_beta_fast = x;
+            else if (!strcmp(a, "--route-scale")) o->route_scale = x;
             else o->rope_scale = x;
             continue;
         }
-        for (k = 0; k < 18; k++)
+        for (k = 0; k < 25; k++)
             if (!strcmp(a, num_flags[k])) break;
-        if (k < 18) {
+        if (k < 25) {
             if (i + 1 >= argc) usage_fail("%s needs a value", a);
-            given[k] = number(a, argv[++i], k == 7 || k == 11 || k == 13 ? 0 : 1,
+            given[k] = number(a, argv[++i], k == 7 || k == 11 || k == 13 || k == 19 || k == 23 || k == 24 ? 0 : 1,
                               k == 8 ? INT64_MAX : k == 9 ? 256 : k == 13 ? 512 : INT32_MAX);
             have[k] = 1;
         } else if (a[0] == '-' && a[1]) {
@@ -283,21 +321,39 @@ static void parse_args(int argc, char **argv, options *o)
     if (have[15]) o->s.expert_ff = given[15];
     if (have[16]) o->yarn_orig = given[16];
     if (have[17]) o->distinct = given[17];
+    if (have[18]) o->chunk = given[18];
+    o->window_key = have[7] && o->arch == LLAMA4;
+    o->moe_step = have[19] ? given[19] : 1;
+    if (have[20]) o->temp_len = given[20];
+    if (have[21]) o->dense = given[21];
+    o->gating = have[22] ? given[22] : 1;
+    if (have[22] && (o->arch != SMALLTHINKER || o->gating > 2)) usage_fail("--gating 1|2 is smallthinker's");
+    if ((o->arch == SMALLTHINKER || o->arch == AFMOE) && !o->s.experts) usage_fail("%s wants --experts", archs[o->arch]);
+    o->dense_lead = have[23] ? given[23] : 0;
+    o->shared = have[24] ? given[24] : 1;
+    if ((have[23] || have[24] || o->route_scale > 0.0) && o->arch != AFMOE)
+        usage_fail("--dense-lead, --shared and --route-scale are afmoe's");
+    if (have[21] && o->arch != GEMMA_EMB) usage_fail("--dense is gemma-embedding's");
+    if (o->arch == GEMMA_EMB && !o->s.window) usage_fail("gemma-embedding wants --window (llama.cpp requires the key)");
+    if ((have[18] || have[19] || have[20] || o->no_qk_norm) && o->arch != LLAMA4)
+        usage_fail("--chunk, --moe-step, --temp-len and --no-qk-norm are llama4's");
     if (o->yarn > 0.0 && !o->yarn_orig) o->yarn_orig = (int64_t)((double)o->s.ctx / o->yarn) > 0 ? (int64_t)((double)o->s.ctx / o->yarn) : 1;
     if ((have[16] || o->yarn_beta_fast > 0.0) && o->yarn <= 0.0) usage_fail("--yarn-orig and --yarn-beta-fast go with --yarn");
     if (o->yarn > 0.0 && o->rope_scale > 0.0) usage_fail("--yarn or --rope-scale, not both");
-    if ((o->yarn_beta_fast > 0.0 || o->attn_temp != 0.0) && o->arch != MISTRAL3)
-        usage_fail("--yarn-beta-fast and --attn-temp are mistral3's");
-    if (o->attn_temp != 0.0 && o->yarn <= 0.0) usage_fail("--attn-temp wants --yarn (its length is the original context)");
+    if (o->yarn_beta_fast > 0.0 && o->arch != MISTRAL3) usage_fail("--yarn-beta-fast is mistral3's");
+    if (o->attn_temp != 0.0 && o->arch != MISTRAL3 && o->arch != LLAMA4) usage_fail("--attn-temp is mistral3's and llama4's");
+    if (o->attn_temp != 0.0 && o->arch == MISTRAL3 && o->yarn <= 0.0)
+        usage_fail("--attn-temp wants --yarn (its length is the original context)");
     if (o->s.experts && !o->s.experts_used) o->s.experts_used = o->s.experts < 2 ? o->s.experts : 2;
     if (o->s.experts && !o->s.expert_ff) o->s.expert_ff = o->s.ff;
     if (o->s.experts_used > o->s.experts) usage_fail("--experts-used wants at most --experts (%lld)", (long long)o->s.experts);
     if ((o->arch == QWEN3MOE || o->arch == GPTOSS) && !o->s.experts) usage_fail("%s wants --experts", archs[o->arch]);
     if (o->arch == LLAMA && o->s.experts && o->s.expert_ff != o->s.ff) usage_fail("llama's experts are --ff wide");
-    if (o->s.experts && o->arch != LLAMA && o->arch != QWEN3MOE && o->arch != GPTOSS)
-        usage_fail("--experts is for llama, qwen3moe and gpt-oss");
+    if (o->s.experts && o->arch != LLAMA && o->arch != QWEN3MOE && o->arch != GPTOSS && o->arch != LLAMA4 && o->arch != SMALLTHINKER &&
+        o->arch != AFMOE)
+        usage_fail("--experts is for llama, qwen3moe, gpt-oss, llama4, smallthinker and afmoe");
     if (!o->s.head_dim) o->s.head_dim = o->s.dim / o->s.heads;
-    if ((o->arch == PHI3 || o->arch == OLMO2 || o->arch == COHERE2) && o->s.head_dim * o->s.heads != o->s.dim)
+    if ((o->arch == PHI3 || o->arch == OLMO2 || o->arch == COHERE2 || o->arch == EXAONE4) && o->s.head_dim * o->s.heads != o->s.dim)
         usage_fail("%s wants heads x head-dim = dim", archs[o->arch]);
     if (o->arch == COHERE2 && !o->s.window) usage_fail("cohere2 wants --window (llama.cpp requires the key)");
     if (o->arch == LLAMA && (have[10] || have[11] || o->rope_scale > 0.0 || have[12] || o->yarn > 0.0))
@@ -360,16 +416,21 @@ static tensor *plan(const options *o, size_t *count)
     const shape *s = &o->s;
     const int64_t d = s->dim, qd = s->heads * s->head_dim, kv = s->kv_heads * s->head_dim;
     const int a = o->arch, norm = a == LLAMA ? ONES : NORM;
-    const int pre_norms = a != OLMO2, post_norms = a == GEMMA2 || a == GEMMA3 || a == OLMO2;
-    tensor *t = (tensor *)calloc((size_t)(5 + 24 * s->layers), sizeof *t);
+    const int gemma3 = a == GEMMA3 || a == GEMMA_EMB;
+    const int pre_norms = a != OLMO2 && a != EXAONE4, post_norms = a == GEMMA2 || gemma3 || a == OLMO2 || a == EXAONE4 || a == AFMOE;
+    tensor *t = (tensor *)calloc((size_t)(5 + 28 * s->layers), sizeof *t);
     size_t n = 0;
     int64_t l;
     char name[64];
     if (!t) fail("out of memory");
     add(t, &n, "token_embd.weight", o->type, d, s->vocab, 1, 0);
     add(t, &n, "output_norm.weight", GW_F32, d, 0, 1, norm);
-    if (a != GEMMA2 && a != GEMMA3 && a != COHERE2)   /* Gemma's and Command R7B's output is the embedding */
+    if (a != GEMMA2 && !gemma3 && a != COHERE2)   /* Gemma's and Command R7B's output is the embedding */
         add(t, &n, "output.weight", o->type == GW_Q4_K || o->type == GW_Q5_K ? GW_Q6_K : o->type, d, s->vocab, 1, 0);
+    if (o->dense) {   /* ggml's ne: dense_2 {dim, F}, dense_3 {F, dim} */
+        add(t, &n, "dense_2.weight", o->type, d, o->dense, 1, 0);
+        add(t, &n, "dense_3.weight", o->type, o->dense, d, 1, 0);
+    }
     if (o->rope_factors_ctx) {
         add(t, &n, "rope_factors_long.weight", GW_F32, s->head_dim / 2, 0, 1, FACTOR);
         add(t, &n, "rope_factors_short.weight", GW_F32, s->head_dim / 2, 0, 1, FACTOR);
@@ -391,7 +452,7 @@ static tensor *plan(const options *o, size_t *count)
             T("attn_k.bias", kv, 0, BIAS);
             T("attn_v.bias", kv, 0, BIAS);
         }
-        if (a == GEMMA3 || a == QWEN3 || a == QWEN3MOE) {
+        if (gemma3 || a == QWEN3 || a == QWEN3MOE || a == EXAONE4 || a == AFMOE) {
             T("attn_q_norm.weight", s->head_dim, 0, NORM);
             T("attn_k_norm.weight", s->head_dim, 0, NORM);
         }
@@ -400,6 +461,7 @@ static tensor *plan(const options *o, size_t *count)
             T("attn_k_norm.weight", kv, 0, NORM);
         }
         T("attn_output.weight", qd, d, 0);
+        if (a == AFMOE) T("attn_gate.weight", d, qd, 0);
         if (a == GPTOSS) {   /* gpt-oss: the output's bias, the sinks; its FFN's norm is post_attention_norm */
             T("attn_output.bias", d, 0, BIAS);
             T("attn_sinks.weight", s->heads, 0, SINK);
@@ -407,18 +469,29 @@ static tensor *plan(const options *o, size_t *count)
         }
         if (post_norms) T("post_attention_norm.weight", d, 0, NORM);
         if (pre_norms && a != COHERE2 && a != GPTOSS) T("ffn_norm.weight", d, 0, norm);
-        if (s->experts) {   /* the router stays F32, as llama.cpp's converter and llama-quantize keep it */
+        if (s->experts && (o->moe_step == 0 || (l + 1) % o->moe_step != 0 || l < o->dense_lead)) {   /* llama4's, afmoe's dense layers */
+            T("ffn_gate.weight", d, s->ff, 0);
+            T("ffn_down.weight", s->ff, d, 0);
+            T("ffn_up.weight", d, s->ff, 0);
+        } else if (s->experts) {   /* the router stays F32, as llama.cpp's converter and llama-quantize keep it */
             const int64_t E = s->experts, ff = s->expert_ff;
             const uint32_t et = o->expert_type;
             snprintf(name, sizeof name, "blk.%lld.ffn_gate_inp.weight", (long long)l);
             add(t, &n, name, GW_F32, d, E, first, 0);
             if (a == GPTOSS) T("ffn_gate_inp.bias", E, 0, BIAS);
+            if (a == AFMOE) T("exp_probs_b.bias", E, 0, BIAS);
 #define X(suffix, row, rows) (snprintf(name, sizeof name, "blk.%lld." suffix, (long long)l), \
                               add(t, &n, name, et, row, rows, first, 0), t[n - 1].n_dims = 3, t[n - 1].ne[2] = E)
             X("ffn_gate_exps.weight", d, ff);
             X("ffn_down_exps.weight", ff, d);
             X("ffn_up_exps.weight", d, ff);
 #undef X
+            if (a == LLAMA4 || (a == AFMOE && o->shared)) {   /* the shared expert(s), each as wide as a routed one */
+                const int64_t sff = a == AFMOE ? ff * o->shared : ff;
+                T("ffn_gate_shexp.weight", d, sff, 0);
+                T("ffn_down_shexp.weight", sff, d, 0);
+                T("ffn_up_shexp.weight", d, sff, 0);
+            }
             if (a == GPTOSS) {   /* the experts' biases: [E][ff] and [E][d] */
                 T("ffn_gate_exps.bias", ff, 0, BIAS), t[n - 1].n_dims = 2, t[n - 1].ne[1] = E;
                 T("ffn_down_exps.bias", d, 0, BIAS), t[n - 1].n_dims = 2, t[n - 1].ne[1] = E;
@@ -593,26 +666,50 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
     gw_kv_u32(w, KEY("feed_forward_length"), (uint32_t)s->ff);
     gw_kv_u32(w, KEY("attention.head_count"), (uint32_t)s->heads);
     gw_kv_u32(w, KEY("attention.head_count_kv"), (uint32_t)s->kv_heads);
-    if (o->arch == LLAMA || o->arch == PHI3 || o->arch == MISTRAL3 || o->arch == GPTOSS)
+    if (o->arch == LLAMA || o->arch == PHI3 || o->arch == MISTRAL3 || o->arch == GPTOSS || o->arch == LLAMA4)
         gw_kv_u32(w, KEY("rope.dimension_count"), (uint32_t)s->head_dim);
+    if (o->arch == LLAMA4) {   /* llama.cpp requires the step; the chunk is the key ollama's converter writes */
+        gw_kv_u32(w, KEY("interleave_moe_layer_step"), (uint32_t)o->moe_step);
+        if (o->chunk) gw_kv_u32(w, KEY("attention.chunk_size"), (uint32_t)o->chunk);
+        if (o->temp_len) gw_kv_u32(w, KEY("attention.temperature_length"), (uint32_t)o->temp_len);
+        if (o->no_qk_norm) gw_kv_bool(w, KEY("use_qk_norm"), 0);
+    }
     if (s->experts) {
         gw_kv_u32(w, KEY("expert_count"), (uint32_t)s->experts);
         gw_kv_u32(w, KEY("expert_used_count"), (uint32_t)s->experts_used);
-        if (o->arch == QWEN3MOE || o->arch == GPTOSS) gw_kv_u32(w, KEY("expert_feed_forward_length"), (uint32_t)s->expert_ff);
+        if (o->arch == QWEN3MOE || o->arch == GPTOSS || o->arch == LLAMA4 || o->arch == SMALLTHINKER || o->arch == AFMOE)
+            gw_kv_u32(w, KEY("expert_feed_forward_length"), (uint32_t)s->expert_ff);
+        if (o->arch == SMALLTHINKER) gw_kv_u32(w, KEY("expert_gating_func"), (uint32_t)o->gating);
+        if (o->arch == AFMOE) {   /* as llama.cpp's converter writes Trinity's: sigmoid, normalized, scaled */
+            gw_kv_u32(w, KEY("leading_dense_block_count"), (uint32_t)o->dense_lead);
+            gw_kv_u32(w, KEY("expert_shared_count"), (uint32_t)o->shared);
+            gw_kv_u32(w, KEY("expert_gating_func"), 2);
+            gw_kv_bool(w, KEY("expert_weights_norm"), 1);
+            if (o->route_scale > 0.0) gw_kv_f32(w, KEY("expert_weights_scale"), (float)o->route_scale);
+        }
     }
     if (o->arch != LLAMA && o->arch != PHI3) {
         gw_kv_u32(w, KEY("attention.key_length"), (uint32_t)s->head_dim);
         gw_kv_u32(w, KEY("attention.value_length"), (uint32_t)s->head_dim);
     }
-    gw_kv_f32(w, KEY("rope.freq_base"), (float)(o->rope_base > 0.0 ? o->rope_base : o->arch == GEMMA3 ? 1e6 : 10000.0));
+    gw_kv_f32(w, KEY("rope.freq_base"), (float)(o->rope_base > 0.0 ? o->rope_base : o->arch == GEMMA3 || o->arch == GEMMA_EMB ? 1e6 : 10000.0));
     if (o->arch == COHERE2) {
         gw_kv_f32(w, KEY("attention.layer_norm_epsilon"), 1e-5f);
         gw_kv_f32(w, KEY("logit_scale"), 0.25f);
     } else {
         gw_kv_f32(w, KEY("attention.layer_norm_rms_epsilon"), o->arch == LLAMA || o->arch == PHI3 || o->arch == GPTOSS ||
-                  o->arch == MISTRAL3 ? 1e-5f : 1e-6f);
+                  o->arch == MISTRAL3 || o->arch == LLAMA4 ? 1e-5f : 1e-6f);
     }
     if (o->arch == LLAMA) gw_kv_u32(w, KEY("vocab_size"), (uint32_t)s->vocab);
+    if (o->arch == GEMMA_EMB) {   /* mean pooling, and the projections' sizes when --dense gives them */
+        gw_kv_u32(w, KEY("pooling_type"), 1);
+        if (o->dense) {
+            gw_kv_u32(w, KEY("dense_2_feat_in"), (uint32_t)s->dim);
+            gw_kv_u32(w, KEY("dense_2_feat_out"), (uint32_t)o->dense);
+            gw_kv_u32(w, KEY("dense_3_feat_in"), (uint32_t)o->dense);
+            gw_kv_u32(w, KEY("dense_3_feat_out"), (uint32_t)s->dim);
+        }
+    }
     if (o->arch == GEMMA2) {
         gw_kv_f32(w, KEY("attn_logit_softcapping"), 50.0f);
         gw_kv_f32(w, KEY("final_logit_softcapping"), 30.0f);
@@ -638,7 +735,7 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
         gw_kv_f32(w, KEY("rope.scaling.attn_factor"),
                   scale > 1.0 ? (float)sqrt(1.0 + log(scale) / log((double)o->rope_factors_ctx)) : 1.0f);
     }
-    if (s->window || o->arch == PHI3) gw_kv_u32(w, KEY("attention.sliding_window"), (uint32_t)s->window);
+    if (s->window || o->arch == PHI3 || o->window_key) gw_kv_u32(w, KEY("attention.sliding_window"), (uint32_t)s->window);
     if (o->pattern) gw_kv_u32(w, KEY("attention.sliding_window_pattern"), (uint32_t)o->pattern);
 #undef KEY
 }

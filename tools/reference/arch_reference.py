@@ -68,6 +68,33 @@ CASES = [
     ("gpt-oss-mxfp4", "--arch gpt-oss --layers 2 --dim 64 --heads 4 --kv-heads 1 --head-dim 16 --ff 64 --experts 4 --experts-used 2 --expert-ff 64 --ctx 128 --window 7 --yarn 8 --yarn-orig 16 --expert-type mxfp4"),
     ("mistral3-temp", "--arch mistral3 --layers 2 --dim 64 --heads 4 --kv-heads 2 --head-dim 32 --ff 96 --ctx 128 --yarn 4 --yarn-orig 8 --attn-temp 0.3 --rope-base 1000000"),
     ("mistral3-beta", "--arch mistral3 --layers 3 --dim 48 --heads 2 --kv-heads 1 --head-dim 32 --ff 64 --ctx 256 --yarn 16 --yarn-orig 16 --yarn-beta-fast 8"),
+    # Llama 4: chunks of 7 on three layers of four, the fourth global without RoPE and with the
+    # temperature (its length 5, so that it grows within 40 tokens); experts on every other
+    # layer, with the shared expert; and the QK norm off, top-2 routing on every layer
+    ("llama4-c7", "--arch llama4 --layers 4 --dim 64 --heads 4 --kv-heads 2 --head-dim 16 --ff 96 --experts 4 --experts-used 1 --expert-ff 48 --moe-step 2 --ctx 128 --chunk 7 --attn-temp 0.2 --temp-len 5 --rope-base 500000"),
+    # EXAONE 4: three windowed layers of four (transformers' default pattern from the period), the
+    # global ones without RoPE; and a period of 3 from the file
+    ("exaone4-w5", "--arch exaone4 --layers 5 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --window 5 --rope-base 1000000"),
+    ("exaone4-w8-p3", "--arch exaone4 --layers 4 --dim 48 --heads 2 --kv-heads 1 --ff 64 --ctx 128 --window 8 --pattern 3"),
+    ("exaone4-full", "--arch exaone4 --layers 2 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128"),   # no window: RoPE everywhere
+    # AFMoE: a dense first layer, two shared experts, the selection bias, route scale 2.5, the
+    # attention gate; windows 6 (three of four), and none (the fourth layer still without RoPE)
+    ("afmoe-w6", "--arch afmoe --layers 5 --dim 64 --heads 4 --kv-heads 2 --head-dim 16 --ff 96 --experts 6 --experts-used 2 --expert-ff 32 --dense-lead 1 --shared 2 --route-scale 2.5 --ctx 128 --window 6"),
+    ("afmoe-full", "--arch afmoe --layers 4 --dim 48 --heads 2 --kv-heads 1 --head-dim 32 --ff 64 --experts 4 --experts-used 3 --expert-ff 24 --dense-lead 2 --shared 1 --ctx 128 --rope-base 1000000"),
+    # and without the chunk key or temperature keys: llama.cpp's fixed 8192 (no chunk boundary
+    # within 40 tokens, the temperature 1), so llama.cpp computes what transformers does
+    ("llama4-default", "--arch llama4 --layers 4 --dim 64 --heads 4 --kv-heads 2 --head-dim 16 --ff 96 --experts 4 --experts-used 1 --expert-ff 48 --moe-step 2 --ctx 128"),
+    ("llama4-c6-top2", "--arch llama4 --layers 5 --dim 48 --heads 4 --kv-heads 1 --head-dim 16 --ff 64 --experts 5 --experts-used 2 --expert-ff 32 --ctx 128 --chunk 6 --attn-temp 0.5 --temp-len 9 --no-qk-norm"),
+]
+
+
+# EmbeddingGemma: not logits but the text's embedding, tests/data/arch-<case>.ref holding "swa-emb 1
+# <n_tokens> <n_embd> <mkmodel arguments>", the tokens, then two n_embd float32 vectors: the mean
+# over the tokens of the final hidden state (after the output norm), then the last token's, each
+# through dense_2 and dense_3 when the file has them and scaled to unit length.
+EMBED_CASES = [
+    ("gemma-embedding-w6", "--arch gemma-embedding --layers 6 --dim 64 --heads 4 --kv-heads 1 --head-dim 32 --ff 96 --ctx 128 --window 6 --dense 160"),
+    ("gemma-embedding-w9", "--arch gemma-embedding --layers 7 --dim 48 --heads 2 --kv-heads 2 --head-dim 16 --ff 64 --ctx 128 --window 9"),
 ]
 
 
@@ -159,6 +186,36 @@ def config_for(arch, r):
         rope["llama_4_scaling_beta"] = float(k("attention.temperature_scale", 0.0))
         c.update(rope_parameters=rope, tie_word_embeddings=False, sliding_window=window or None, hidden_act="silu")
         return transformers.Ministral3Config(**c), transformers.Ministral3ForCausalLM
+    if arch == "gemma-embedding":   # Gemma 3 as an encoder: transformers' window W // 2 + 1 exclusive = |i - j| <= W / 2
+        c.update(query_pre_attn_scalar=c["head_dim"], hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
+                 sliding_window=window, use_bidirectional_attention=True, sliding_window_pattern=6,
+                 rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": base},
+                                  "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
+        return transformers.Gemma3TextConfig(**c), transformers.Gemma3TextModel
+    if arch == "afmoe":   # llama.cpp always scales the embeddings (Trinity's mup_enabled)
+        c.update(moe_intermediate_size=k("expert_feed_forward_length"), num_dense_layers=k("leading_dense_block_count"),
+                 num_experts=k("expert_count"), num_experts_per_tok=k("expert_used_count"),
+                 num_shared_experts=k("expert_shared_count"), route_scale=float(k("expert_weights_scale", 1.0)),
+                 global_attn_every_n_layers=4, sliding_window=window or 1 << 20, mup_enabled=True,   # no window: one past every position
+                 rope_parameters={"rope_type": "default", "rope_theta": base}, tie_word_embeddings=False, hidden_act="silu")
+        return transformers.AfmoeConfig(**c), transformers.AfmoeForCausalLM
+    if arch == "exaone4":
+        c.update(sliding_window=window or None, sliding_window_pattern=k("attention.sliding_window_pattern", 4) if window else None,
+                 rope_parameters={"rope_type": "default", "rope_theta": base}, tie_word_embeddings=False, hidden_act="silu")
+        if not window:   # transformers' default layer types divide by the period, 0 without a window
+            c.update(layer_types=["full_attention"] * c["num_hidden_layers"])
+        return transformers.Exaone4Config(**c), transformers.Exaone4ForCausalLM
+    if arch == "llama4":   # layer types, NoPE layers and MoE layers left to transformers' defaults
+        E = k("expert_count", 0)
+        c.update(intermediate_size=k("expert_feed_forward_length", c["intermediate_size"]),
+                 intermediate_size_mlp=c["intermediate_size"], num_local_experts=E,
+                 num_experts_per_tok=k("expert_used_count", 1), interleave_moe_layer_step=k("interleave_moe_layer_step"),
+                 use_qk_norm=bool(k("use_qk_norm", E != 128)), attention_chunk_size=k("attention.chunk_size", 8192),
+                 attn_temperature_tuning=True, floor_scale=k("attention.temperature_length", 8192),
+                 attn_scale=float(k("attention.temperature_scale", 0.1)),
+                 rope_parameters={"rope_type": "default", "rope_theta": base}, tie_word_embeddings=False,
+                 hidden_act="silu", output_router_logits=False, router_aux_loss_coef=0.0)
+        return transformers.Llama4TextConfig(**c), transformers.Llama4ForCausalLM
     if arch == "phi3":
         c.pop("head_dim")
         rope = {"rope_type": "default", "rope_theta": base}
@@ -261,14 +318,59 @@ def gpt_oss_state(l, rest, w, sd):
     return True
 
 
+def llama4_state(l, rest, w, sd):
+    """Llama 4's feed-forward names: feed_forward.{gate,up,down}_proj (dense layers), router,
+    experts.gate_up_proj [E][d][2 ff] (gate's columns first) and down_proj [E][ff][d], and
+    shared_expert.*; the norms are llama's."""
+    pre = f"model.layers.{l}.feed_forward."
+    names = {"ffn_gate.weight": "gate_proj.weight", "ffn_up.weight": "up_proj.weight", "ffn_down.weight": "down_proj.weight",
+             "ffn_gate_inp.weight": "router.weight", "ffn_gate_shexp.weight": "shared_expert.gate_proj.weight",
+             "ffn_up_shexp.weight": "shared_expert.up_proj.weight", "ffn_down_shexp.weight": "shared_expert.down_proj.weight"}
+    if rest in names:
+        sd[pre + names[rest]] = w
+    elif rest == "ffn_down_exps.weight":
+        sd[pre + "experts.down_proj"] = w.transpose(1, 2).contiguous()
+    elif rest in ("ffn_gate_exps.weight", "ffn_up_exps.weight"):
+        E, ff, d = w.shape
+        t = sd.setdefault(pre + "experts.gate_up_proj", torch.zeros(E, d, 2 * ff, dtype=torch.float64))
+        (t[:, :, :ff] if rest.startswith("ffn_gate") else t[:, :, ff:]).copy_(w.transpose(1, 2))
+    else:
+        return False
+    return True
+
+
+def afmoe_state(l, rest, w, sd):
+    """AFMoE's names: the attention gate, Gemma-like norms on both sides of each block under its own
+    names, the router with its selection bias, the experts (gate_up_proj [E][2 ff][d], gate's
+    rows first; down_proj [E][d][ff]) and the shared experts as one MLP."""
+    pre = f"model.layers.{l}."
+    names = {"attn_gate.weight": "self_attn.gate_proj.weight", "post_attention_norm.weight": "post_attention_layernorm.weight",
+             "ffn_norm.weight": "pre_mlp_layernorm.weight", "post_ffw_norm.weight": "post_mlp_layernorm.weight",
+             "ffn_gate_inp.weight": "mlp.router.gate.weight", "exp_probs_b.bias": "mlp.expert_bias",
+             "ffn_down_exps.weight": "mlp.experts.down_proj", "ffn_gate_shexp.weight": "mlp.shared_experts.gate_proj.weight",
+             "ffn_up_shexp.weight": "mlp.shared_experts.up_proj.weight",
+             "ffn_down_shexp.weight": "mlp.shared_experts.down_proj.weight"}
+    if rest in names:
+        sd[pre + names[rest]] = w
+    elif rest in ("ffn_gate_exps.weight", "ffn_up_exps.weight"):
+        E, ff, d = w.shape
+        t = sd.setdefault(pre + "mlp.experts.gate_up_proj", torch.zeros(E, 2 * ff, d, dtype=torch.float64))
+        (t[:, :ff] if rest.startswith("ffn_gate") else t[:, ff:]).copy_(w)
+    else:
+        return False
+    return True
+
+
 def state_dict(arch, r, model=None, cfg=None):
     sd = {}
-    gemma = arch in ("gemma2", "gemma3")
+    gemma = arch in ("gemma2", "gemma3", "gemma-embedding")
     for name, w in tensors(r).items():
         if name.startswith("rope_factors"):
             continue
         if gemma and name.endswith("norm.weight"):
             w = w - 1.0   # the converter stores 1 + w
+        if name.startswith("dense_"):
+            continue
         if name == "token_embd.weight":
             sd["model.embed_tokens.weight"] = w
         elif name == "output_norm.weight":
@@ -279,12 +381,16 @@ def state_dict(arch, r, model=None, cfg=None):
             _, l, rest = name.split(".", 2)
             if arch == "gpt-oss" and gpt_oss_state(l, rest, w, sd):
                 continue
+            if arch == "llama4" and llama4_state(l, rest, w, sd):
+                continue
+            if arch == "afmoe" and afmoe_state(l, rest, w, sd):
+                continue
             if "gate_inp" in rest or "_exps" in rest:
                 experts_state(model, l, rest, w, sd)
                 continue
             if arch in ("llama", "mistral3") and rest in ("attn_q.weight", "attn_k.weight"):
                 w = unpermute(w, cfg.num_attention_heads if rest == "attn_q.weight" else cfg.num_key_value_heads)
-            hf = (GEMMA_NAMES.get(rest) if gemma or arch == "olmo2" else None) or LAYER_NAMES[rest]
+            hf = (GEMMA_NAMES.get(rest) if gemma or arch in ("olmo2", "exaone4") else None) or LAYER_NAMES[rest]
             if arch == "phi3" and rest == "ffn_up.weight":
                 hf = "mlp.gate_up_proj.weight"   # gate rows first, as in both files
             sd[f"model.layers.{l}.{hf}"] = w
@@ -294,6 +400,20 @@ def state_dict(arch, r, model=None, cfg=None):
     return sd
 
 
+def embedding(model, r, tokens):
+    """The mean and the last token's final hidden state, through dense_2 and dense_3 if present, normalized."""
+    w = {t.name: torch.from_numpy(np.array(t.data, dtype=np.float64).reshape([int(n) for n in reversed(t.shape)]))
+         for t in r.tensors if t.name.startswith("dense_")}
+    with torch.no_grad():
+        h = model(torch.from_numpy(tokens.astype(np.int64))[None]).last_hidden_state[0]
+    out = []
+    for v in (h.mean(dim=0), h[-1]):
+        if "dense_2.weight" in w:
+            v = w["dense_3.weight"] @ (w["dense_2.weight"] @ v)
+        out.append((v / v.norm()).numpy().astype(np.float32))
+    return out
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository, above tools/reference/
     mkmodel = os.path.join(root, "build", "swa-mkmodel")
@@ -301,9 +421,10 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     torch.manual_seed(0)
     only = sys.argv[1:]   # case names, or every case
-    for case, args in CASES:
+    for case, args in CASES + EMBED_CASES:
         if only and case not in only:
             continue
+        embed = (case, args) in EMBED_CASES
         args = f"--shape custom --type f32 --vocab {V} {args}"
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "m.gguf")
@@ -314,14 +435,28 @@ def main():
             cfg._attn_implementation = "eager"
             cfg._experts_implementation = "eager"   # float64: the grouped kernels want float32
             model = cls(cfg).to(torch.float64).eval()
-            missing, unexpected = model.load_state_dict(state_dict(arch, r, model, cfg), strict=False)
+            sd = state_dict(arch, r, model, cfg)
+            if embed:   # the bare text model: no "model." prefix, no output head
+                sd = {k[len("model."):]: v for k, v in sd.items() if k.startswith("model.")}
+            missing, unexpected = model.load_state_dict(sd, strict=False)
             missing = [m for m in missing if "rotary" not in m]
             if missing or unexpected:
                 sys.exit(f"{case}: missing {missing}, unexpected {unexpected}")
             rng = np.random.RandomState(sum(map(ord, case)))
             tokens = rng.randint(3, V, size=N).astype(np.int32)
-            with torch.no_grad():
-                logits = model(torch.from_numpy(tokens.astype(np.int64))[None]).logits[0].numpy().astype(np.float32)
+            if embed:
+                vecs = embedding(model, r, tokens)
+            else:
+                with torch.no_grad():
+                    logits = model(torch.from_numpy(tokens.astype(np.int64))[None]).logits[0].numpy().astype(np.float32)
+        if embed:
+            with open(os.path.join(out_dir, f"arch-{case}.ref"), "wb") as f:
+                f.write(f"swa-emb 1 {N} {len(vecs[0])} {args}\n".encode())
+                f.write(tokens.astype("<i4").tobytes())
+                for v in vecs:
+                    f.write(v.astype("<f4").tobytes())
+            print(f"{case}: {cls.__name__}, layer types {cfg.layer_types}, sliding window {cfg.sliding_window}", file=sys.stderr)
+            continue
         with open(os.path.join(out_dir, f"arch-{case}.ref"), "wb") as f:
             f.write(f"swa-ref 1 {N} {V} {args}\n".encode())
             f.write(tokens.astype("<i4").tobytes())
