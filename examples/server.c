@@ -308,7 +308,7 @@ typedef struct server {
     swa_model *model;
     const swa_vocab *vocab;
     const swa_chat_template *tmpl;
-    swa_jinja *jinja;          /* the model's own template, for chats with tools (NULL: none) */
+    swa_jinja *jinja;          /* the model's own template, for every chat (NULL: none, or refused) */
     char bos_text[128], eos_text[128];
     int32_t eot, eos, n_vocab;
     swa_ctx *ctx;
@@ -882,7 +882,7 @@ static void take_token(job *j, int i, const float *row, int32_t tok)
     size_t before = c->text.len, n;
     int64_t pos = (int64_t)s->n_hist;   /* where tok would be evaluated */
     if (!j->t_first) j->t_first = now_s();
-    if (!j->req.ignore_eos && (tok == S.eos || tok == S.eot)) {
+    if (!j->req.ignore_eos && (tok == S.eos || tok == S.eot || (S.eot < 0 && swa_vocab_is_eog(S.vocab, tok)))) {
         c->finish = FIN_STOP;
     } else {
         c->n_gen++;
@@ -1871,6 +1871,21 @@ static enum MHD_Result handle_props(struct MHD_Connection *c)
     return send_json(c, 200, o);
 }
 
+/* llama-server's /apply-template: a chat request's messages (and tools) as the template writes
+   them, {"prompt": TEXT}, nothing evaluated. */
+static enum MHD_Result handle_apply_template(struct MHD_Connection *c, conn *cc)
+{
+    srv_request r;
+    srv_error err;
+    cJSON *o;
+    if (srv_parse_request(cc->body.s ? cc->body.s : "", cc->body.len, SRV_CHAT, &S.lim, &r, &err))
+        return send_error(c, err.status, err.type, err.param, "%s", err.message);
+    o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "prompt", r.prompt_text ? r.prompt_text : "");
+    srv_request_free(&r);
+    return send_json(c, 200, o);
+}
+
 /* llama-server's /slots: one entry per slot. */
 static enum MHD_Result handle_slots(struct MHD_Connection *c)
 {
@@ -1961,14 +1976,14 @@ static enum MHD_Result handle_models(struct MHD_Connection *c)
 
 /* Routes: path, method, handler id. A known path with another method is 405. */
 enum { R_CHAT, R_COMPLETION, R_MODELS, R_HEALTH, R_TOKENIZE, R_DETOKENIZE, R_METRICS, R_NATIVE, R_PROPS, R_SLOTS,
-       R_EMBED, R_EMBED_LLAMA, R_MODEL, R_OCHAT, R_OGEN, R_OEMBED, R_OTAGS, R_OSHOW, R_OPS, R_OVERSION };
+       R_EMBED, R_EMBED_LLAMA, R_MODEL, R_OCHAT, R_OGEN, R_OEMBED, R_OTAGS, R_OSHOW, R_OPS, R_OVERSION, R_APPLY };
 static const struct { const char *path; int post; int id; } routes[] = {
     {"/v1/chat/completions", 1, R_CHAT}, {"/chat/completions", 1, R_CHAT},
     {"/v1/completions", 1, R_COMPLETION}, {"/completions", 1, R_COMPLETION},
     {"/v1/models", 0, R_MODELS}, {"/models", 0, R_MODELS},
     {"/health", 0, R_HEALTH}, {"/v1/health", 0, R_HEALTH},
     {"/tokenize", 1, R_TOKENIZE}, {"/detokenize", 1, R_DETOKENIZE}, {"/metrics", 0, R_METRICS},
-    {"/completion", 1, R_NATIVE}, {"/props", 0, R_PROPS}, {"/slots", 0, R_SLOTS},
+    {"/completion", 1, R_NATIVE}, {"/props", 0, R_PROPS}, {"/slots", 0, R_SLOTS}, {"/apply-template", 1, R_APPLY},
     {"/v1/embeddings", 1, R_EMBED}, {"/embeddings", 1, R_EMBED}, {"/embedding", 1, R_EMBED_LLAMA},
     {"/api/chat", 1, R_OCHAT}, {"/api/generate", 1, R_OGEN}, {"/api/embed", 1, R_OEMBED}, {"/api/tags", 0, R_OTAGS},
     {"/api/show", 1, R_OSHOW}, {"/api/ps", 0, R_OPS}, {"/api/version", 0, R_OVERSION},
@@ -2077,6 +2092,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     case R_OEMBED: return handle_embed(c, cc, EMB_OLLAMA);
     case R_PROPS: return handle_props(c);
     case R_SLOTS: return handle_slots(c);
+    case R_APPLY: return handle_apply_template(c, cc);
     case R_MODEL: {
         cJSON *m = model_json();
         return send_json(c, 200, m);
@@ -2242,19 +2258,25 @@ static int32_t gguf_int(const swa_gguf *g, const char *key)
     return swa_gguf_value_int(&val, &v) == SWA_OK && v >= 0 && v <= INT32_MAX ? (int32_t)v : -1;
 }
 
-/* The model's Jinja template (unless --chat-template chose a family): chats with tools go
-   through it, and its markers tell the syntax of the calls. */
+/* The model's Jinja template (unless --chat-template chose a family): every chat goes through
+   it, and its markers tell the syntax of the calls; a template the engine refuses leaves the
+   family's format, with a warning. */
 static void setup_jinja(void)
 {
     const swa_gguf *g = swa_model_gguf(S.model);
     swa_gguf_value v;
     swa_str src, piece;
     int64_t k;
+    swa_error err;
+    swa_status st = S.o.chat_template ? SWA_ERR_NOT_FOUND : swa_jinja_of(g, &S.jinja, &err);
     S.lim.tool_format = SWA_TOOL_FORMAT_GENERIC;
     S.lim.reasoning = SWA_REASONING_DEEPSEEK;   /* llama-server's "auto" */
-    if (!S.o.chat_template && swa_jinja_of(g, &S.jinja, NULL) == SWA_OK && (k = swa_gguf_kv_find(g, "tokenizer.chat_template")) >= 0) {
+    if (st == SWA_OK && (k = swa_gguf_kv_find(g, "tokenizer.chat_template")) >= 0) {
         v = swa_gguf_kv_value(g, k);
         if (swa_gguf_value_str(&v, &src) == SWA_OK) S.lim.tool_format = swa_tool_format_detect(src.ptr, src.len);
+    } else if (st != SWA_ERR_NOT_FOUND) {
+        fprintf(stderr, "swa-server: warning: the model's chat template is not usable (%s); chats are written in its "
+                "family's format\n", err.msg);
     }
     if (swa_vocab_bos(S.vocab) >= 0 && (piece = swa_vocab_piece(S.vocab, swa_vocab_bos(S.vocab))).len < sizeof S.bos_text)
         memcpy(S.bos_text, piece.ptr, piece.len), S.lim.bos_text = S.bos_text;

@@ -413,7 +413,8 @@ static int format_chat(const srv_limits *lim, const swa_chat_message *cm, size_t
     }
     r->n_head = chat_head(lim, cm, n, text, len,
                           SWA_TOKENIZE_SPECIAL | (swa_vocab_add_bos(lim->vocab) ? SWA_TOKENIZE_ADD_BOS : 0), r);
-    free(text);
+    if (!r->prompt_text) r->prompt_text = text;
+    else free(text);
     r->n_prompts = 1;
     return 0;
 }
@@ -563,6 +564,7 @@ static int render_jinja(const cJSON *msgs, const chat_tools *t, const srv_limits
     }
     r->reasoning_open = swa_chat_prompt_opens_reasoning((swa_tool_format)r->tool_format, text, len);
     rc = tokenize_chat(lim, text, len, r, err);
+    if (rc == 0 && !r->prompt_text && (r->prompt_text = (char *)malloc(len + 1)) != NULL) memcpy(r->prompt_text, text, len + 1);
 out:
     swa_jinja_text_free(text);
     cJSON_free(mj), cJSON_free(tj), cJSON_free(kj);
@@ -694,8 +696,8 @@ static int chat_prompt(const cJSON *o, const srv_limits *lim, srv_request *r, sr
         cm[i].content = contents[i];
         i++;
     }
-    if (!(t.tools && t.choice != TC_NONE) && !tooled && !t.kwargs) rc = format_chat(lim, cm, n, r, "messages", err);
-    else if (lim->jinja) rc = render_jinja(msgs, &t, lim, r, err);
+    if (lim->jinja) rc = render_jinja(msgs, &t, lim, r, err);   /* the model's own template, as transformers renders it */
+    else if (!(t.tools && t.choice != TC_NONE) && !tooled && !t.kwargs) rc = format_chat(lim, cm, n, r, "messages", err);
     else if (t.kwargs) rc = fail(err, 400, "chat_template_kwargs", "chat_template_kwargs and reasoning_effort reach the "
                                  "model's Jinja template, and this model has none");
     else rc = render_generic(msgs, cm, n, &t, lim, r, err);
@@ -1164,6 +1166,7 @@ void srv_request_free(srv_request *r)
     free(r->bias_id);
     free(r->bias);
     swa_grammar_free(r->grammar);
+    free(r->prompt_text);
     for (i = 0; i < r->n_stop; i++) free(r->stop[i]);
     free(r->tools);
     memset(r, 0, sizeof *r);

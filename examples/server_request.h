@@ -52,6 +52,7 @@ typedef struct srv_request {
     int n_stop;
     int logprobs;                      /* 0 off, 1 on */
     int top_logprobs;                  /* 0..SRV_MAX_TOP_LOGPROBS alternatives per token */
+    char *prompt_text;                 /* chat: the conversation as the template wrote it (/apply-template) */
     swa_grammar *grammar;              /* grammar, json_schema, response_format or format, or the
                                           call tool_choice required or named forces: what every
                                           choice's sampler follows; NULL: free text */

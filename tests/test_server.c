@@ -739,6 +739,9 @@ static void test_structured_output(void **state)
                   "400", "\"param\":\"json_schema\"");
     expect_status(&main_srv, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
                   "\"response_format\":{\"type\":\"xml\"}}", "400", "\"param\":\"response_format\"");
+    /* llama-server's /apply-template: the chat as the template writes it (this file: llama.cpp's llama2 format) */
+    expect_status(&main_srv, "", "/apply-template", "{\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},"
+                  "{\"role\":\"user\",\"content\":\"Hi\"}]}", "200", "{\"prompt\":\"[INST] Be brief.\\nHi [/INST]\"}");
     expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"grammar\":\"root ::= \\\"a\\\"\",\"json_schema\":{}}",
                   "400", "give one of");
     assert_server_sound(&main_srv);
