@@ -1,4 +1,4 @@
-/* swa.h - v0.11.0 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.12.0 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -200,6 +200,11 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.12.0 what programs need from a model: GBNF grammars and JSON Schema in the sampler; a
+           Jinja engine rendering a file's chat template as transformers does; tool calls and
+           reasoning read from answers; presence/frequency penalties and a logit bias;
+           speculative decoding exact on the ring; llama4 (chunked attention), exaone4,
+           gemma-embedding, smallthinker, afmoe; a JSON reader.
     0.11.0 gpt-oss (attention sinks, swiglu_oai), mistral3, olmo2 (OLMo 2 and 3), cohere2
            (Command R7B); YaRN; AVX-512 Q4_0/Q8_0 prompt kernels with a row in each lane;
            attention's work dealt to the threads in turn.
@@ -207,9 +212,6 @@ REVISION HISTORY
            December 2025 formatter; snapshots checked whole, with a checksum, before anything
            changes; the sampler records its own tokens; swa_ctx_embed on a named sequence;
            the abort callback asked before the output layer too; C89 stops at one #error.
-    0.9.0  the header in reader order with a table of contents; swa_sampler_config_default;
-           swa_model_load_with the one loader (a caller's buffer in its params too);
-           SWA_NO_STDIO; SWA_INTERNALS, a test-only switch, so the implementation builds once.
     Earlier releases, and every change in detail: CHANGELOG.md.
 */
 #if !defined(__cplusplus) && !defined(_MSC_VER) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
@@ -226,7 +228,7 @@ REVISION HISTORY
 #include <stdint.h>
 
 #define SWA_VERSION_MAJOR 0
-#define SWA_VERSION_MINOR 11
+#define SWA_VERSION_MINOR 12
 #define SWA_VERSION_PATCH 0
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
