@@ -47,7 +47,7 @@ PROGRAM_NAMES := swa-generate swa-simple swa-inspect swa-convert-llama2c swa-tok
                  swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench swa-template \
                  swa-gbnf-validator swa-grammar-bench swa-spec-bench
 # The examples the documents quote, beside swa-simple; POSIX only (threads, atomics, nanosleep).
-EXAMPLE_NAMES := swa-sequences swa-control swa-chat swa-grammar
+EXAMPLE_NAMES := swa-sequences swa-control swa-chat swa-grammar swa-speculative
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES) $(EXAMPLE_NAMES))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
 # test_kernels starts no thread: ThreadSanitizer has nothing to look at there, and its kernel

@@ -6,9 +6,9 @@
 #
 # - swa-simple (the README's program) prints the prompt and a continuation, and on a missing
 #   file exits 1 with a message;
-# - swa-sequences, swa-control, swa-chat and swa-grammar exit 0 having checked what they show (a
+# - swa-sequences, swa-control, swa-chat, swa-grammar and swa-speculative exit 0 having checked what they show (a
 #   restored snapshot gives the logits of the sequence saved, an abort stops at a chunk's end, the
-#   same text embeds to the same vector, a sampled sentence matches the grammar);
+#   same text embeds to the same vector, a sampled sentence matches the grammar, drafts verified give plain greedy's tokens);
 # - every line of every C fragment in README.md and docs/*.md is a line of one of examples/*.c
 #   (compared without the indentation), so each call a document shows is compiled and run here.
 set -eu
@@ -29,7 +29,7 @@ if msg=$(${1+"$@"} "$SIMPLE" "$BUILD/no-such-model.gguf" 2>&1 >/dev/null) || [ -
 fi
 echo "test_examples: swa-simple: $(printf '%s' "$out" | wc -w) words; a missing model: $msg"
 
-for p in sequences control chat grammar; do
+for p in sequences control chat grammar speculative; do
     out=$(${1+"$@"} "$BUILD/swa-$p" "$MODEL" 2>/dev/null) || fail "$BUILD/swa-$p failed"
     [ -n "$out" ] || fail "$BUILD/swa-$p printed nothing"
     echo "test_examples: swa-$p: $(printf '%s\n' "$out" | tail -n 1 | cut -c1-100)"
