@@ -1453,17 +1453,24 @@ SWA__INTERNAL swa_status swa__pretok_pieces(const char *name, const char *text, 
 
 /* ==== utilities ==== */
 
+/* vsnprintf with C99's formats on every platform: on MinGW its own, since msvcrt's knows no %zu
+   and writes exponents with three digits. */
+static int swa__vsnprintf(char *buf, size_t cap, const char *fmt, va_list ap)
+{
+#if defined(__MINGW32__)
+    return __mingw_vsnprintf(buf, cap, fmt, ap);
+#else
+    return vsnprintf(buf, cap, fmt, ap);
+#endif
+}
+
 static swa_status swa__fail(swa_error *err, swa_status code, const char *fmt, ...)
 {
     if (err) {
         va_list ap;
         va_start(ap, fmt);
         err->code = code;
-#if defined(__MINGW32__)   /* MinGW's own C99 formatting: msvcrt's knows no %zu */
-        __mingw_vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-#else
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-#endif
+        swa__vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
     }
     return code;
@@ -9395,13 +9402,13 @@ SWA__UNUSED static void swa__buf_printf(swa__buf *b, const char *fmt, ...)
     int n;
     char small[256];
     va_start(ap, fmt);
-    n = vsnprintf(small, sizeof small, fmt, ap);
+    n = swa__vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
     if (n < 0) { b->failed = 1; return; }
     if ((size_t)n < sizeof small) { swa__buf_put(b, small, (size_t)n); return; }
     if (!swa__buf_reserve(b, (size_t)n)) return;
     va_start(ap, fmt);
-    vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+    swa__vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
     va_end(ap);
     b->n += (size_t)n;
 }
@@ -10174,8 +10181,10 @@ typedef struct swa__jfail {
     swa_status code;
 } swa__jfail;
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noreturn, format(__printf__, 3, 4)))   /* __printf__: SWA_NO_STDIO hosts may poison printf */
+#if defined(__MINGW32__)   /* swa__vsnprintf's formats, C99's; __printf__: SWA_NO_STDIO hosts may poison printf */
+__attribute__((noreturn, format(__gnu_printf__, 3, 4)))
+#elif defined(__GNUC__) || defined(__clang__)
+__attribute__((noreturn, format(__printf__, 3, 4)))
 #endif
 static void swa__jthrow(swa__jfail *f, swa_status code, const char *fmt, ...)
 {
@@ -10184,11 +10193,7 @@ static void swa__jthrow(swa__jfail *f, swa_status code, const char *fmt, ...)
     if (f->err) {
         f->err->code = code;
         va_start(ap, fmt);
-#if defined(__MINGW32__)
-        __mingw_vsnprintf(f->err->msg, sizeof f->err->msg, fmt, ap);
-#else
-        vsnprintf(f->err->msg, sizeof f->err->msg, fmt, ap);
-#endif
+        swa__vsnprintf(f->err->msg, sizeof f->err->msg, fmt, ap);
         va_end(ap);
     }
     longjmp(f->jb, 1);
@@ -11330,7 +11335,7 @@ static void swa__jprintf(swa__jctx *c, swa__jstr *o, const char *fmt, ...)
     va_list ap;
     int n;
     va_start(ap, fmt);
-    n = vsnprintf(buf, sizeof buf, fmt, ap);
+    n = swa__vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     swa__jput(c, o, buf, n > 0 ? ((size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) : 0);
 }
@@ -13702,7 +13707,7 @@ static int swa__gp_fail(swa__gparse *p, size_t at, swa_status code, const char *
         else if (((unsigned char)p->s[i] & 0xC0) != 0x80) col++;
     }
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    swa__vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     p->st = code;
     swa__fail(p->err, code, "grammar: line %zu, column %zu: %s", line, col, msg);
@@ -15335,7 +15340,7 @@ static const char *swa__js_fail(swa__js *c, swa_status code, const char *fmt, ..
     va_list ap;
     if (c->status) return NULL;            /* the first error is the one reported */
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    swa__vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     c->status = swa__fail(c->err, code, "JSON Schema: %s", msg);
     return NULL;
