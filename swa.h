@@ -16830,7 +16830,7 @@ static void swa__tc_put_real(swa__buf *b, double v)
 {
     char t[40];
     int prec;
-    if (isnan(v) || isinf(v)) { swa__buf_puts(b, "null"); return; }
+    if (!(v - v == 0)) { swa__buf_puts(b, "null"); return; }   /* NaN or infinite (no isnan: MinGW's warns) */
     for (prec = 1; prec < 17; prec++) {
         snprintf(t, sizeof t, "%.*g", prec, v);
         if (strtod(t, NULL) == v) break;
