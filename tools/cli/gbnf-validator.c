@@ -96,18 +96,22 @@ int main(int argc, char **argv)
     } else if (!(grammar_text = read_all(argv[1], &grammar_len))) {
         return EXIT_USAGE;
     }
-    if (swa_grammar_parse(grammar_text, grammar_len, NULL, &g, &err) != SWA_OK) {
+    s = swa_grammar_parse(grammar_text, grammar_len, NULL, &g, &err);
+    free(grammar_text);
+    if (s != SWA_OK) {
         fprintf(stderr, PROG ": %s: %s\n", argv[1], err.msg);
         return EXIT_USAGE;
     }
-    if (!(input = read_all(argv[2], &len))) return EXIT_USAGE;
+    if (!(input = read_all(argv[2], &len))) {
+        swa_grammar_free(g);
+        return EXIT_USAGE;
+    }
     s = swa_grammar_match(g, input, len, &where, &err);
     if (s == SWA_OK) printf("Input string is valid according to the grammar.\n");
     else if (s == SWA_ERR_NO_MATCH) print_invalid(input, len, where);
     else fprintf(stderr, PROG ": %s\n", err.msg);
     stdout_flush();
     swa_grammar_free(g);
-    free(grammar_text);
     free(input);
     return s == SWA_OK ? 0 : s == SWA_ERR_NO_MATCH ? 1 : EXIT_USAGE;
 }
