@@ -5,6 +5,7 @@ client's own exception types, and an agent loop: a call forced by tool_choice, w
 meet its function's schema, the tool's reply sent back, and a final answer. Prints one line per check and ends with 'N passed, N failed'."""
 import json
 import sys
+import urllib.request
 
 import openai
 
@@ -161,11 +162,18 @@ def agent_loop_streamed():
         name=calls[0]["name"], arguments=calls[0]["arguments"]))
 
 
+# The tools' prompt (about 300 tokens in the generic form) needs a slot of 512 positions; the
+# ThreadSanitizer build's server has 128, and says so: the tool checks are skipped there.
+with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models") as resp:
+    slot_ctx = json.load(resp)["data"][0]["meta"]["n_ctx"]
 for name, fn in [("chat", chat), ("chat streamed = not streamed", chat_stream_equals_plain), ("n = 3", n_choices),
                  ("completion stop, streamed and not", completion_stop), ("logprobs", logprobs),
                  ("400 as BadRequestError", bad_request), ("404 as NotFoundError", not_found), ("models", models),
                  ("tools: a forced call, the tool's reply, an answer", agent_loop),
                  ("tools: the same streamed, a named function", agent_loop_streamed)]:
+    if name.startswith("tools") and slot_ctx < 512:
+        print(f"skip {name}: the server's slots hold {slot_ctx} positions")
+        continue
     check(name, fn)
 print(f"openai {openai.__version__}: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

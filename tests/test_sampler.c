@@ -213,7 +213,7 @@ static void test_presence_frequency(void **state)
    replaces the old; bad ids or NaN biases change nothing. */
 static void test_logit_bias(void **state)
 {
-    const float l[4] = {4.0f, 3.2f, -1.0f, -1.5f}, far[4] = {150.0f, 0, 0, 0};
+    const float l[4] = {4.0f, 3.2f, -1.0f, -1.5f}, big[4] = {150.0f, 0, 0, 0};   /* not "far": a macro in windef.h */
     const int32_t ids[2] = {1, 2}, bad[1] = {4}, ban[1] = {0};
     const float up[2] = {1.0f, 0.5f}, nan_bias[1] = {NAN}, hundred[1] = {-100.0f};
     swa_sampler *s = make(0.0f, 0, 0, 0, 1, 4), *t = make(1.0f, 0, 0, 0, 9, 4);
@@ -232,7 +232,7 @@ static void test_logit_bias(void **state)
     assert_int_equal(swa_sampler_sample(s, l), 0);
     /* banned: never drawn, where -100 added to 150 would leave it winning every draw */
     assert_int_equal(swa_sampler_set_logit_bias(t, ban, hundred, 1, &err), SWA_OK);
-    for (i = 0; i < 2000; i++) zeros += swa_sampler_sample(t, far) == 0;
+    for (i = 0; i < 2000; i++) zeros += swa_sampler_sample(t, big) == 0;
     assert_int_equal(zeros, 0);
     swa_sampler_free(s);
     swa_sampler_free(t);
