@@ -12,6 +12,15 @@
 static swa_gguf *g;
 static swa_vocab *v;
 static const swa_chat_template *tmpl;
+static swa_jinja *jinja;
+
+/* A ChatML template with tools and reasoning, so that the Jinja path is fuzzed too */
+static const char jinja_src[] =
+    "{{ bos_token }}{% if tools %}<|im_start|>system\nTools: {{ tools | tojson }}<|im_end|>\n{% endif %}"
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}"
+    "{% if m.content is string %}{{ m.content }}{% elif m.content %}{% for p in m.content %}{{ p.text }}{% endfor %}{% endif %}"
+    "{% for c in m.tool_calls or [] %}<tool_call>{{ c.function | tojson }}</tool_call>{% endfor %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -23,6 +32,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         exit(1);
     }
     tmpl = swa_chat_template_by_name("chatml");
+    if (swa_jinja_parse(jinja_src, sizeof jinja_src - 1, &jinja, NULL) != SWA_OK) {
+        fprintf(stderr, "fuzz_server: the harness's template does not parse\n");
+        exit(1);
+    }
     return 0;
 }
 
@@ -30,6 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     srv_limits lim;
     int kind;
+    memset(&lim, 0, sizeof lim);
     lim.vocab = v;
     lim.n_ctx = 256;
     lim.n_slots = 4;
@@ -43,6 +57,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t i;
         int g;
         lim.tmpl = size && (data[0] & 1) ? tmpl : swa_chat_template_by_name("llama2");
+        lim.jinja = size && (data[size - 1] & 1) ? jinja : NULL;   /* '}' is odd: most objects take it */
+        lim.bos_text = lim.jinja ? "<s>" : NULL;
+        lim.eos_text = lim.jinja ? "</s>" : NULL;
         if (srv_parse_request((const char *)data, size, kind, &lim, &r, &err)) {
             if (err.status < 400 || err.status > 599 || !err.message[0] || strlen(err.message) >= sizeof err.message) abort();
         } else {
