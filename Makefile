@@ -22,13 +22,13 @@ LDLIBS  := -lm -lpthread
 BUILD   ?= build
 RUN     ?=
 # make test SANITIZE=1: AddressSanitizer + UndefinedBehaviorSanitizer; TSAN=1: ThreadSanitizer
+# Both run the tests' quick sizes (SWA_TEST_QUICK): the memory errors and races they look for show
+# on those sizes as on all of them, and the plain run checks the arithmetic at every size.
 ifeq ($(SANITIZE),1)
-CFLAGS  += -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all
+CFLAGS  += -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -DSWA_TEST_QUICK
 BUILD   := build/sanitize
 export ASAN_OPTIONS := allocator_may_return_null=1   # a failed allocation is a tested error path
 endif
-# ThreadSanitizer looks for races, which the threads show on the quick runs' sizes as on all of them
-# (and test_window skips the tests that only check more arithmetic).
 ifeq ($(TSAN),1)
 CFLAGS  += -O1 -g -fsanitize=thread -DSWA_TEST_QUICK -DSWA_TEST_TSAN
 BUILD   := build/tsan

@@ -163,7 +163,7 @@ def agent_loop_streamed():
 
 
 # The tools' prompt (about 300 tokens in the generic form) needs a slot of 512 positions; the
-# ThreadSanitizer build's server has 128, and says so: the tool checks are skipped there.
+# sanitized builds' server has 128, and says so: the tool checks are skipped there.
 with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models") as resp:
     slot_ctx = json.load(resp)["data"][0]["meta"]["n_ctx"]
 for name, fn in [("chat", chat), ("chat streamed = not streamed", chat_stream_equals_plain), ("n = 3", n_choices),

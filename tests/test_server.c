@@ -214,8 +214,8 @@ static int setup(void **state)
         skip_reason = "curl is not installed (apt-get install curl)";
         return 0;
     }
-    /* 128 positions under ThreadSanitizer (SWA_TEST_QUICK), where a token costs ~20 times more:
-       the fault that runs a completion to the end of the context stays short */
+    /* 128 positions in the sanitized and emulated builds (SWA_TEST_QUICK), where a token costs
+       ~20 times more: the fault that runs a completion to the end of the context stays short */
 #ifdef SWA_TEST_QUICK
     if (!server_start(&main_srv, "-np 4 -c 128 --timeout 2")) {
 #else
@@ -470,7 +470,7 @@ static void test_load_and_faults(void **state)
 {
     char cmd[512], *out;
     int rc;
-    /* ThreadSanitizer's build is ~20 times slower: there, fewer requests, still every fault */
+    /* the sanitized builds are ~20 times slower: there, fewer requests, still every fault */
 #ifdef SWA_TEST_QUICK
     const int requests = 8;
 #else
