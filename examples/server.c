@@ -1562,7 +1562,7 @@ static void prompt_done(job *j, int g, const float *row)
 /* One step: a token of every generating slot and a chunk of the prompts, one swa_ctx_decode. */
 static int step(void)
 {
-    size_t n = 0, budget = (size_t)S.o.n_batch, n_rows = 0, n_prompt = 0, n_gen = 0, r, i;
+    size_t n = 0, budget = (size_t)S.o.n_batch, n_prompt = 0, n_gen = 0, r, i;
     swa_batch b;
     swa_error err;
     swa_status st;
@@ -1600,7 +1600,6 @@ static int step(void)
         n_prompt += take;
     }
     if (n == 0) return 0;
-    for (i = 0; i < n; i++) n_rows += S.b_logits[i] != 0;
     b.n = n;
     b.token = S.b_tok;
     b.seq = S.b_seq;
