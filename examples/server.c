@@ -226,9 +226,9 @@ static int g_jobs;             /* jobs not yet freed (__atomic): a stop waits fo
 
 enum { EMB_NONE = 0, EMB_OPENAI, EMB_LLAMA, EMB_OLLAMA };
 
-enum { FIN_NONE = 0, FIN_STOP, FIN_LENGTH, FIN_WORD };
+enum { FIN_NONE = 0, FIN_STOP, FIN_LENGTH, FIN_WORD };   /* FIN_STOP: end of sequence; FIN_WORD: a stop string */
 
-enum { OP_NONE = 0, OP_SAVE, OP_RESTORE, OP_ERASE };   /* SRV_SLOT_* + 1 */   /* FIN_STOP: end of sequence; FIN_WORD: a stop string */
+enum { OP_NONE = 0, OP_SAVE, OP_RESTORE, OP_ERASE };   /* slot actions: SRV_SLOT_* + 1 */
 
 typedef struct choice {
     swa_sampler *sampler;

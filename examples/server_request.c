@@ -904,9 +904,9 @@ static int infill_extra(const cJSON *x, srv_error *err)
         if (!cJSON_IsObject(e) || !cJSON_IsString(t))
             return fail(err, 400, "input_extra", "each input_extra chunk must hold a \"text\" string");
         cJSON_ArrayForEach(f, e) {
-            if (strcmp(f->string, "text") && strcmp(f->string, "filename"))
-                return fail(err, 400, "input_extra", "unknown field \"%.60s\" in an input_extra chunk", f->string);
             int is_name = !strcmp(f->string, "filename");
+            if (!is_name && strcmp(f->string, "text"))
+                return fail(err, 400, "input_extra", "unknown field \"%.60s\" in an input_extra chunk", f->string);
             if (!cJSON_IsString(f) || !srv_utf8_valid(f->valuestring, strlen(f->valuestring)) ||
                 (is_name && strlen(f->valuestring) > 255))
                 return fail(err, 400, "input_extra", "input_extra's %s must be a string of valid UTF-8%s", f->string,
