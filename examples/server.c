@@ -1383,10 +1383,13 @@ static int32_t *slot_file_tokens(const unsigned char *p, size_t size, size_t *n,
     }
     nt = get_le(p + 16, 8);
     ns = get_le(p + 24, 8);
-    if (nt > (uint64_t)S.lim.n_ctx || 4 * nt > size - SLOT_HEAD || ns != size - SLOT_HEAD - 4 * nt) {
+    if (nt > (uint64_t)S.lim.n_ctx) {
+        snprintf(msg, cap, "it holds %llu tokens, and a slot here holds at most %d (-c)", (unsigned long long)nt, S.lim.n_ctx);
+        return NULL;
+    }
+    if (4 * nt > size - SLOT_HEAD || ns != size - SLOT_HEAD - 4 * nt) {
         snprintf(msg, cap, "it is truncated or damaged: %zu bytes, which do not hold the %llu tokens and %llu-byte snapshot "
-                 "its header announces (a slot holds at most %d tokens)", size, (unsigned long long)nt, (unsigned long long)ns,
-                 S.lim.n_ctx);
+                 "its header announces", size, (unsigned long long)nt, (unsigned long long)ns);
         return NULL;
     }
     if (get_le(p + 32, 8) != fnv1a(p + SLOT_HEAD, size - SLOT_HEAD)) {
