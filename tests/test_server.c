@@ -1115,16 +1115,41 @@ static void damaged_copy(const char *dir, const char *from, const char *to, long
     free(data);
 }
 
+/* Bad names, fields, actions and slots: 400 before anything reaches the disk. */
+static void slot_requests_refused(const server *s)
+{
+    static const char *bad_names[] = {"../s.bin", "a/b.bin", "", "..", ".", "a\\\\b", "x.", " x", "a:b", "a\\u0001b"};
+    char body[512], *name;
+    size_t k;
+    for (k = 0; k < sizeof bad_names / sizeof bad_names[0]; k++) {
+        snprintf(body, sizeof body, "{\"filename\":\"%s\"}", bad_names[k]);
+        expect_status(s, "", "/slots/0?action=save", body, "400", "Invalid filename");
+    }
+    name = (char *)malloc(300);
+    assert_non_null(name);
+    memset(name, 'a', 299);
+    name[299] = '\0';
+    snprintf(body, sizeof body, "{\"filename\":\"%s\"}", name);
+    expect_status(s, "", "/slots/0?action=save", body, "400", "Invalid filename");
+    free(name);
+    expect_status(s, "", "/slots/0?action=save", "{}", "400", "\"param\":\"filename\"");
+    expect_status(s, "", "/slots/0?action=save", "{\"filename\":\"s.bin\",\"x\":1}", "400", "\"param\":\"x\"");
+    expect_status(s, "", "/slots/0?action=erase", "{\"filename\":\"s.bin\"}", "400", "\"param\":\"filename\"");
+    expect_status(s, "", "/slots/0?action=load", "{\"filename\":\"s.bin\"}", "400", "Invalid action");
+    expect_status(s, "", "/slots/0", "{\"filename\":\"s.bin\"}", "400", "Invalid action");
+    expect_status(s, "", "/slots/1?action=save", "{\"filename\":\"s.bin\"}", "400", "Invalid slot ID");
+    expect_status(s, "", "/slots/x?action=save", "{\"filename\":\"s.bin\"}", "400", "Invalid slot ID");
+    expect_status(s, "", "/slots/0?action=save", NULL, "405", "\"error\"");
+}
+
 /* Save, erase, fill the slot with another prompt, restore: the next request finds its prompt in
    the slot (cache off, one slot: nothing else could hold it) and answers as before. Damaged,
    truncated and foreign files are refused with the slot untouched; bad names never reach the disk. */
 static void test_slot_save_restore(void **state)
 {
     static server s;
-    static const char *bad_names[] = {"../s.bin", "a/b.bin", "", "..", ".", "a\\\\b", "x.", " x", "a:b", "a\\u0001b"};
-    char dir[] = "/tmp/swa_test_slots_XXXXXX", args[256], body[512], *r, *t1, *t, *name;
+    char dir[] = "/tmp/swa_test_slots_XXXXXX", args[256], *r, *t1, *t;
     long cached, saved, written, past;
-    size_t k;
     (void)state;
     NEED_SERVER();
     assert_non_null(mkdtemp(dir));
@@ -1172,25 +1197,7 @@ static void test_slot_save_restore(void **state)
     assert_int_equal(cached, 4);
     assert_string_equal(t, t1);
     free(t);
-    for (k = 0; k < sizeof bad_names / sizeof bad_names[0]; k++) {
-        snprintf(body, sizeof body, "{\"filename\":\"%s\"}", bad_names[k]);
-        expect_status(&s, "", "/slots/0?action=save", body, "400", "Invalid filename");
-    }
-    name = (char *)malloc(300);
-    assert_non_null(name);
-    memset(name, 'a', 299);
-    name[299] = '\0';
-    snprintf(body, sizeof body, "{\"filename\":\"%s\"}", name);
-    expect_status(&s, "", "/slots/0?action=save", body, "400", "Invalid filename");
-    free(name);
-    expect_status(&s, "", "/slots/0?action=save", "{}", "400", "\"param\":\"filename\"");
-    expect_status(&s, "", "/slots/0?action=save", "{\"filename\":\"s.bin\",\"x\":1}", "400", "\"param\":\"x\"");
-    expect_status(&s, "", "/slots/0?action=erase", "{\"filename\":\"s.bin\"}", "400", "\"param\":\"filename\"");
-    expect_status(&s, "", "/slots/0?action=load", "{\"filename\":\"s.bin\"}", "400", "Invalid action");
-    expect_status(&s, "", "/slots/0", "{\"filename\":\"s.bin\"}", "400", "Invalid action");
-    expect_status(&s, "", "/slots/1?action=save", "{\"filename\":\"s.bin\"}", "400", "Invalid slot ID");
-    expect_status(&s, "", "/slots/x?action=save", "{\"filename\":\"s.bin\"}", "400", "Invalid slot ID");
-    expect_status(&s, "", "/slots/0?action=save", NULL, "405", "\"error\"");
+    slot_requests_refused(&s);
     {   /* a busy slot: the action waits for the generation to end, as llama-server defers it */
         char cmd[1024];
         int rc;
