@@ -42,6 +42,7 @@ enum { POOL_FILE = -1, POOL_NONE = 0, POOL_MEAN = 1, POOL_CLS = 2, POOL_LAST = 3
 
 typedef struct options {
     const char *model, *host, *api_key, *chat_template, *alias;
+    const char *slot_save_path;   /* --slot-save-path DIR: where POST /slots/{id} saves and restores; NULL: off */
     int pooling;               /* POOL_*: --pooling, else the file's {arch}.pooling_type, else mean */
     int log_json, log_off;     /* --log-format json, --log-disable */
     double shutdown_timeout;   /* --shutdown-timeout S */
@@ -69,6 +70,7 @@ static void usage(FILE *f)
         "  --max-connections N      open connections (256)\n"
         "  --max-body BYTES         largest request body (1048576)\n"
         "  --api-key KEY            require Authorization: Bearer KEY\n"
+        "  --slot-save-path DIR     where POST /slots/{id}?action=save|restore keeps slots' files (off)\n"
         "  --pooling mean|cls|last  embeddings' pooling (the file's {arch}.pooling_type, else mean)\n"
         "  --log-format text|json   the access log's lines on stderr (text)\n"
         "  --log-disable            no access log\n"
@@ -117,6 +119,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--host")) o->host = v;
         else if (!strcmp(a, "--api-key")) o->api_key = v;
         else if (!strcmp(a, "--chat-template")) o->chat_template = v;
+        else if (!strcmp(a, "--slot-save-path")) o->slot_save_path = v;
         else if (!strcmp(a, "-a") || !strcmp(a, "--alias")) o->alias = v;
         else if (!strcmp(a, "--log-disable")) { o->log_off = 1; continue; }
         else if (!strcmp(a, "--log-format")) {
@@ -158,6 +161,17 @@ static int parse_args(int argc, char **argv, options *o)
     }
     o->max_body = (size_t)mb;
     if (!o->model) { usage(stderr); return 0; }
+    if (o->slot_save_path) {   /* made when absent, as llama-server does */
+        struct stat st;
+        if (stat(o->slot_save_path, &st) != 0 && mkdir(o->slot_save_path, 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, "swa-server: --slot-save-path %s: %s\n", o->slot_save_path, strerror(errno));
+            return 0;
+        }
+        if (stat(o->slot_save_path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "swa-server: --slot-save-path %s is not a directory\n", o->slot_save_path);
+            return 0;
+        }
+    }
     if (o->chat_template && !swa_chat_template_by_name(o->chat_template)) {
         fprintf(stderr, "swa-server: unknown chat template \"%s\" (--help lists them)\n", o->chat_template);
         return 0;
@@ -214,6 +228,8 @@ enum { EMB_NONE = 0, EMB_OPENAI, EMB_LLAMA, EMB_OLLAMA };
 
 enum { FIN_NONE = 0, FIN_STOP, FIN_LENGTH, FIN_WORD };   /* FIN_STOP: end of sequence; FIN_WORD: a stop string */
 
+enum { OP_NONE = 0, OP_SAVE, OP_RESTORE, OP_ERASE };   /* slot actions: SRV_SLOT_* + 1 */
+
 typedef struct choice {
     swa_sampler *sampler;
     swa_decoder dec;
@@ -251,6 +267,8 @@ typedef struct job {
     int n_finished;
     int embed;                 /* EMB_*: an embeddings request (ereq), answered by the scheduler */
     srv_embed_request ereq;
+    int op;                    /* OP_*: a slot action on slot first_slot, answered by the scheduler */
+    char op_file[256];         /* its file's name, in --slot-save-path */
     struct job *next;          /* the queue */
 } job;
 
@@ -277,8 +295,9 @@ static void job_release(job *j)
     free(j);
 }
 
-/* The slots a job takes: one per choice, or one for an embeddings job. */
-static int job_slots(const job *j) { return j->embed ? 1 : j->n_ch; }
+/* The slots a job takes: one per choice, one for an embeddings job, none for a slot action
+   (which waits for its own slot). */
+static int job_slots(const job *j) { return j->op ? 0 : j->embed ? 1 : j->n_ch; }
 
 /* ---- the server ---- */
 
@@ -323,6 +342,7 @@ typedef struct server {
     pthread_cond_t wake;
     job *queue_head, *queue_tail;
     int n_queued, n_busy, stopping;
+    job *ops_waiting;          /* slot actions whose slot is busy: the scheduler's alone */
     int loaded;                /* LOAD/STORE: the model is loaded, the scheduler runs */
     /* metrics, under mu */
     uint64_t m_requests, m_errors, m_prompt_tokens, m_cached_tokens, m_gen_tokens, m_decodes;
@@ -412,6 +432,8 @@ static cJSON *error_json(int status, const char *type, const char *param, const 
 static const char *finish_name(int f) { return f == FIN_STOP || f == FIN_WORD ? "stop" : f == FIN_LENGTH ? "length" : NULL; }
 
 static int is_ollama(const job *j) { return j->req.kind == SRV_OLLAMA_CHAT || j->req.kind == SRV_OLLAMA_GENERATE; }
+/* llama-server's /completion and /infill answer alike */
+static int is_native(const job *j) { return j->req.kind == SRV_NATIVE || j->req.kind == SRV_INFILL; }
 
 /* RFC 3339 time now, as ollama writes created_at. */
 static void iso_time(char *out, size_t cap)
@@ -573,7 +595,7 @@ static void stream_chunk(job *j, int i, size_t upto, int with_finish)
 {
     choice *c = &j->ch[i];
     int chat = j->req.kind == SRV_CHAT;
-    if (is_ollama(j) || j->req.kind == SRV_NATIVE) {   /* one choice: its new text */
+    if (is_ollama(j) || is_native(j)) {   /* one choice: its new text */
         const char *t = c->text.s ? c->text.s + c->sent : "";
         c->started = 1;
         if (is_ollama(j)) ollama_out(j, t, upto - c->sent, 0);
@@ -665,7 +687,7 @@ static void finish_job(job *j)
         if (j->req.stream) ollama_out(j, "", 0, 1);
         else ollama_out(j, c0->text.s ? c0->text.s : "", c0->text.len, 1);
         j->status = 200;
-    } else if (j->req.kind == SRV_NATIVE) {
+    } else if (is_native(j)) {
         cJSON *o = j->req.stream ? native_json(j, "", 0, 1) : native_json(j, c0->text.s ? c0->text.s : "", c0->text.len, 1);
         json_out(&j->out, o, j->req.stream);
         cJSON_Delete(o);
@@ -1187,6 +1209,294 @@ static void run_embed(job *j, int seq)
     job_release(j);
 }
 
+/* ---- slot actions: llama-server's POST /slots/{id}?action=save|restore|erase ----
+
+   A slot file holds a header (SLOT_HEAD bytes: "swa-slot", the version, the token count, the
+   snapshot's size, an FNV-1a checksum of the rest), the slot's tokens (little-endian int32) and
+   the library's snapshot of its sequence (swa_state_save: its own checksum, the model's and the
+   ring layout). Restoring checks all of it before the slot changes. The scheduler runs an action
+   when its slot is idle; one whose slot is busy waits, as llama-server defers it. */
+
+enum { SLOT_HEAD = 40, SLOT_VERSION = 1 };
+static const char slot_magic[8] = {'s', 'w', 'a', '-', 's', 'l', 'o', 't'};
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 14695981039346656037ull;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static void put_le(unsigned char *p, uint64_t v, int bytes)
+{
+    int i;
+    for (i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le(const unsigned char *p, int bytes)
+{
+    uint64_t v = 0;
+    int i;
+    for (i = bytes - 1; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+/* The action's answer: o (freed here) with its status; the scheduler's reference dropped. */
+static void op_answer(job *j, int status, cJSON *o)
+{
+    pthread_mutex_lock(&j->mu);
+    json_out(&j->out, o, 0);
+    j->status = status;
+    j->done = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    cJSON_Delete(o);
+    pthread_mutex_lock(&S.mu);
+    S.m_requests++;
+    if (status != 200) S.m_errors++;
+    pthread_mutex_unlock(&S.mu);
+    job_release(j);
+}
+
+static void op_fail(job *j, int status, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    cJSON *e;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    e = error_json(status, status == 400 ? "invalid_request_error" : status == 503 ? "unavailable_error" : "server_error", NULL, msg);
+    cJSON_AddNumberToObject(cJSON_GetObjectItem(e, "error"), "status", status);   /* as send_error writes it */
+    op_answer(j, status, e);
+}
+
+/* DIR/NAME of --slot-save-path (malloc'd), with a suffix. */
+static char *slot_path(const char *name, const char *suffix)
+{
+    size_t n = strlen(S.o.slot_save_path) + strlen(name) + strlen(suffix) + 2;
+    char *p = (char *)malloc(n);
+    if (p) snprintf(p, n, "%s/%s%s", S.o.slot_save_path, name, suffix);
+    return p;
+}
+
+/* n bytes to path through a temporary file beside it, flushed to the disk and renamed over it:
+   a crash leaves the old file or the new one, never half of one. 0, or -1 with errno. */
+static int write_whole(const char *path, const void *p, size_t n)
+{
+    char *tmp = (char *)malloc(strlen(path) + 5);
+    FILE *f;
+    int ok, e;
+    if (!tmp) { errno = ENOMEM; return -1; }
+    sprintf(tmp, "%s.tmp", path);
+    if (!(f = fopen(tmp, "wb"))) { e = errno; free(tmp); errno = e; return -1; }
+    ok = fwrite(p, 1, n, f) == n && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    e = errno;
+    if (fclose(f) != 0 && ok) ok = 0, e = errno;
+    if (ok && rename(tmp, path) != 0) ok = 0, e = errno;
+    if (!ok) unlink(tmp);
+    free(tmp);
+    errno = e;
+    return ok ? 0 : -1;
+}
+
+/* A regular file of at most cap bytes, whole, in a malloc'd buffer; NULL with errno. */
+static unsigned char *read_whole(const char *path, size_t cap, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *p = NULL;
+    struct stat st;
+    int e = 0;
+    if (!f) return NULL;
+    if (fstat(fileno(f), &st) != 0) e = errno;
+    else if (!S_ISREG(st.st_mode)) e = EISDIR;
+    else if ((uint64_t)st.st_size > cap) e = EFBIG;
+    else if (!(p = (unsigned char *)malloc((size_t)st.st_size + 1))) e = ENOMEM;
+    else if ((*n = fread(p, 1, (size_t)st.st_size, f)) != (size_t)st.st_size) { free(p); p = NULL; e = EIO; }
+    fclose(f);
+    errno = e;
+    return p;
+}
+
+/* Slot i in a file at path: 0 with its size in *bytes, or -1 with msg. */
+static int slot_write(int i, const char *path, size_t *bytes, char *msg, size_t cap)
+{
+    slot *s = &S.slots[i];
+    size_t snap = swa_state_size(S.ctx, i), head = SLOT_HEAD + 4 * s->n_hist, written = 0, k;
+    unsigned char *buf;
+    swa_error err;
+    int rc = -1;
+    if (s->n_hist != (size_t)swa_seq_pos(S.ctx, i)) { snprintf(msg, cap, "its tokens are not known"); return -1; }
+    if (!(buf = (unsigned char *)malloc(head + snap))) { snprintf(msg, cap, "out of memory"); return -1; }
+    if (swa_state_save(S.ctx, i, buf + head, snap, &written, &err) != SWA_OK) {
+        snprintf(msg, cap, "%s", err.msg);
+    } else {
+        memcpy(buf, slot_magic, 8);
+        put_le(buf + 8, SLOT_VERSION, 4);
+        put_le(buf + 12, 0, 4);
+        put_le(buf + 16, s->n_hist, 8);
+        put_le(buf + 24, written, 8);
+        for (k = 0; k < s->n_hist; k++) put_le(buf + SLOT_HEAD + 4 * k, (uint32_t)s->hist[k], 4);
+        put_le(buf + 32, fnv1a(buf + SLOT_HEAD, head - SLOT_HEAD + written), 8);
+        if (write_whole(path, buf, head + written) != 0) snprintf(msg, cap, "%s", strerror(errno));
+        else *bytes = head + written, rc = 0;
+    }
+    free(buf);
+    return rc;
+}
+
+static void op_save(job *j, double t0)
+{
+    int i = j->first_slot;
+    char *path = slot_path(j->op_file, ""), msg[320];
+    size_t bytes = 0;
+    cJSON *o, *t;
+    if (!path) { op_fail(j, 500, "out of memory"); return; }
+    if (slot_write(i, path, &bytes, msg, sizeof msg) != 0) {
+        free(path);
+        op_fail(j, 500, "slot %d could not be saved to %s: %s", i, j->op_file, msg);
+        return;
+    }
+    free(path);
+    o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id_slot", i);
+    cJSON_AddStringToObject(o, "filename", j->op_file);
+    cJSON_AddNumberToObject(o, "n_saved", (double)S.slots[i].n_hist);
+    cJSON_AddNumberToObject(o, "n_written", (double)bytes);
+    t = cJSON_AddObjectToObject(o, "timings");
+    cJSON_AddNumberToObject(t, "save_ms", 1e3 * (now_s() - t0));
+    op_answer(j, 200, o);
+}
+
+/* A slot file's tokens, the file checked whole but for its snapshot (which swa_state_load
+   checks), and where the snapshot starts: NULL with msg. */
+static int32_t *slot_file_tokens(const unsigned char *p, size_t size, size_t *n, size_t *snap_at, char *msg, size_t cap)
+{
+    uint64_t nt, ns, v;
+    int32_t *tok;
+    size_t k;
+    if (size < SLOT_HEAD || memcmp(p, slot_magic, 8)) { snprintf(msg, cap, "it is not a swa-server slot file"); return NULL; }
+    if ((v = get_le(p + 8, 4)) != SLOT_VERSION) {
+        snprintf(msg, cap, "it is a slot file of version %llu; this server reads version %d", (unsigned long long)v, SLOT_VERSION);
+        return NULL;
+    }
+    nt = get_le(p + 16, 8);
+    ns = get_le(p + 24, 8);
+    if (nt > (uint64_t)S.lim.n_ctx) {
+        snprintf(msg, cap, "it holds %llu tokens, and a slot here holds at most %d (-c)", (unsigned long long)nt, S.lim.n_ctx);
+        return NULL;
+    }
+    if (4 * nt > size - SLOT_HEAD || ns != size - SLOT_HEAD - 4 * nt) {
+        snprintf(msg, cap, "it is truncated or damaged: %zu bytes, which do not hold the %llu tokens and %llu-byte snapshot "
+                 "its header announces", size, (unsigned long long)nt, (unsigned long long)ns);
+        return NULL;
+    }
+    if (get_le(p + 32, 8) != fnv1a(p + SLOT_HEAD, size - SLOT_HEAD)) {
+        snprintf(msg, cap, "it is damaged: its checksum does not match its contents");
+        return NULL;
+    }
+    if (!(tok = (int32_t *)calloc((size_t)nt + 1, sizeof *tok))) { snprintf(msg, cap, "out of memory"); return NULL; }
+    for (k = 0; k < nt; k++) {
+        if ((v = get_le(p + SLOT_HEAD + 4 * k, 4)) >= (uint64_t)S.n_vocab) {
+            snprintf(msg, cap, "token %zu (%llu) is outside this model's vocabulary", k, (unsigned long long)v);
+            free(tok);
+            return NULL;
+        }
+        tok[k] = (int32_t)v;
+    }
+    *n = (size_t)nt;
+    *snap_at = SLOT_HEAD + 4 * (size_t)nt;
+    return tok;
+}
+
+/* Everything is checked before the slot changes: a refused file leaves it as it was. */
+static void op_restore(job *j, double t0)
+{
+    int i = j->first_slot;
+    slot *s = &S.slots[i];
+    char *path = slot_path(j->op_file, ""), msg[320];
+    size_t size = 0, n = 0, at = 0, k;
+    unsigned char *p = path ? read_whole(path, (size_t)1 << 31, &size) : NULL;
+    int32_t *tok;
+    swa_error err;
+    cJSON *o, *t;
+    free(path);
+    if (!p) { op_fail(j, 400, "cannot read %s: %s", j->op_file, strerror(errno)); return; }
+    if (!(tok = slot_file_tokens(p, size, &n, &at, msg, sizeof msg))) {
+        free(p);
+        op_fail(j, 400, "cannot restore %s: %s", j->op_file, msg);
+        return;
+    }
+    cache_keep(i, tok, n);   /* what the slot held goes to the snapshot cache, as when a prompt takes it */
+    if (swa_state_load(S.ctx, i, p + at, size - at, &err) != SWA_OK) {
+        free(p);
+        free(tok);
+        op_fail(j, 400, "cannot restore %s: %s", j->op_file, err.msg);
+        return;
+    }
+    free(p);
+    s->n_hist = 0;
+    for (k = 0; k < n; k++) slot_hist_push(s, tok[k]);
+    free(tok);
+    if (swa_seq_pos(S.ctx, i) != (int64_t)n || s->n_hist != n) {
+        slot_forget(i);
+        op_fail(j, 400, "cannot restore %s: its tokens do not match its snapshot (slot %d is now empty)", j->op_file, i);
+        return;
+    }
+    s->last_used = now_s();
+    o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id_slot", i);
+    cJSON_AddStringToObject(o, "filename", j->op_file);
+    cJSON_AddNumberToObject(o, "n_restored", (double)n);
+    cJSON_AddNumberToObject(o, "n_read", (double)size);
+    t = cJSON_AddObjectToObject(o, "timings");
+    cJSON_AddNumberToObject(t, "restore_ms", 1e3 * (now_s() - t0));
+    op_answer(j, 200, o);
+}
+
+static void op_erase(job *j)
+{
+    int i = j->first_slot;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id_slot", i);
+    cJSON_AddNumberToObject(o, "n_erased", (double)S.slots[i].n_hist);
+    slot_forget(i);
+    S.slots[i].snap_n = 0;   /* and the snapshot of its last prompt: nothing of it stays reusable */
+    op_answer(j, 200, o);
+}
+
+static void op_run(job *j)
+{
+    double t0 = now_s();
+    if (LOAD(j->cancelled)) op_fail(j, 499, "the client went away");
+    else if (j->op == OP_SAVE) op_save(j, t0);
+    else if (j->op == OP_RESTORE) op_restore(j, t0);
+    else op_erase(j);
+}
+
+/* An action leaving the queue: run now if its slot is idle, else wait for it (in arrival order). */
+static void op_start(job *j)
+{
+    job **pp = &S.ops_waiting;
+    if (S.slots[j->first_slot].state == SLOT_IDLE) { op_run(j); return; }
+    while (*pp) pp = &(*pp)->next;
+    j->next = NULL;
+    *pp = j;
+}
+
+/* Before each step: the waiting actions whose slot is idle run, those whose client left end. */
+static void ops_run_waiting(void)
+{
+    job **pp = &S.ops_waiting;
+    while (*pp) {
+        job *j = *pp;
+        if (S.slots[j->first_slot].state != SLOT_IDLE && !LOAD(j->cancelled)) { pp = &j->next; continue; }
+        *pp = j->next;
+        op_run(j);
+    }
+}
+
 /* Move queued jobs into slots while there are enough free; drop cancelled ones. */
 static void admit(void)
 {
@@ -1203,6 +1513,7 @@ static void admit(void)
         if (!LOAD(j->cancelled)) S.n_busy += job_slots(j);
         pthread_mutex_unlock(&S.mu);
         if (LOAD(j->cancelled)) job_end(j, 499, "the client went away");
+        else if (j->op) op_start(j);
         else if (j->embed) {
             int seq, *none = (int *)calloc((size_t)S.n_slots, sizeof(int));
             seq = none ? pick_slot(NULL, 0, none) : -1;
@@ -1254,7 +1565,7 @@ static void prompt_done(job *j, int g, const float *row)
 /* One step: a token of every generating slot and a chunk of the prompts, one swa_ctx_decode. */
 static int step(void)
 {
-    size_t n = 0, budget = (size_t)S.o.n_batch, n_rows = 0, n_prompt = 0, n_gen = 0, r, i;
+    size_t n = 0, budget = (size_t)S.o.n_batch, n_prompt = 0, n_gen = 0, r, i;
     swa_batch b;
     swa_error err;
     swa_status st;
@@ -1292,7 +1603,6 @@ static int step(void)
         n_prompt += take;
     }
     if (n == 0) return 0;
-    for (i = 0; i < n; i++) n_rows += S.b_logits[i] != 0;
     b.n = n;
     b.token = S.b_tok;
     b.seq = S.b_seq;
@@ -1348,6 +1658,7 @@ static void *scheduler(void *arg)
     (void)arg;
     for (;;) {
         int busy;
+        ops_run_waiting();
         admit();
         busy = step();
         pthread_mutex_lock(&S.mu);
@@ -1904,6 +2215,37 @@ static enum MHD_Result handle_slots(struct MHD_Connection *c)
     return send_json(c, 200, arr);
 }
 
+/* llama-server's POST /slots/{id}?action=save|restore|erase: checked here, run by the scheduler
+   when the slot is idle. Its checks in llama-server's order: the flag, the slot, the action. */
+static enum MHD_Result handle_slot_action(struct MHD_Connection *c, conn *cc, const char *id)
+{
+    static const char *names[] = {"save", "restore", "erase"};
+    const char *a = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "action");
+    char *end;
+    long n;
+    int action;
+    srv_error err;
+    job *j;
+    if (!S.o.slot_save_path)
+        return send_error(c, 501, "not_supported_error", NULL, "This server does not support slots action. Start it with `--slot-save-path`");
+    n = *id >= '0' && *id <= '9' ? strtol(id, &end, 10) : -1;
+    if (n < 0 || *end || n >= S.n_slots)
+        return send_error(c, 400, "invalid_request_error", NULL, "Invalid slot ID \"%.40s\": this server has slots 0 to %d", id,
+                          S.n_slots - 1);
+    for (action = 0; action < 3 && (!a || strcmp(a, names[action])); action++) {}
+    if (action == 3)
+        return send_error(c, 400, "invalid_request_error", "action", "Invalid action \"%.40s\": save, restore or erase", a ? a : "");
+    if (!(j = job_new())) return send_error(c, 500, "server_error", NULL, "out of memory");
+    if (srv_parse_slot_action(cc->body.s ? cc->body.s : "", cc->body.len, action, j->op_file, sizeof j->op_file, &err)) {
+        j->refs = 1;
+        job_release(j);
+        return send_error(c, err.status, err.type, err.param, "%s", err.message);
+    }
+    j->op = OP_SAVE + action;
+    j->first_slot = (int)n;
+    return run_job(c, cc, j);
+}
+
 /* ollama's "details" of the model: its family, parameter count ("1.1B") and weight type. */
 static void ollama_details(cJSON *d)
 {
@@ -1976,7 +2318,8 @@ static enum MHD_Result handle_models(struct MHD_Connection *c)
 
 /* Routes: path, method, handler id. A known path with another method is 405. */
 enum { R_CHAT, R_COMPLETION, R_MODELS, R_HEALTH, R_TOKENIZE, R_DETOKENIZE, R_METRICS, R_NATIVE, R_PROPS, R_SLOTS,
-       R_EMBED, R_EMBED_LLAMA, R_MODEL, R_OCHAT, R_OGEN, R_OEMBED, R_OTAGS, R_OSHOW, R_OPS, R_OVERSION, R_APPLY };
+       R_EMBED, R_EMBED_LLAMA, R_MODEL, R_OCHAT, R_OGEN, R_OEMBED, R_OTAGS, R_OSHOW, R_OPS, R_OVERSION, R_APPLY,
+       R_INFILL, R_SLOT_ACTION };
 static const struct { const char *path; int post; int id; } routes[] = {
     {"/v1/chat/completions", 1, R_CHAT}, {"/chat/completions", 1, R_CHAT},
     {"/v1/completions", 1, R_COMPLETION}, {"/completions", 1, R_COMPLETION},
@@ -1986,9 +2329,10 @@ static const struct { const char *path; int post; int id; } routes[] = {
     {"/completion", 1, R_NATIVE}, {"/props", 0, R_PROPS}, {"/slots", 0, R_SLOTS}, {"/apply-template", 1, R_APPLY},
     {"/v1/embeddings", 1, R_EMBED}, {"/embeddings", 1, R_EMBED}, {"/embedding", 1, R_EMBED_LLAMA},
     {"/api/chat", 1, R_OCHAT}, {"/api/generate", 1, R_OGEN}, {"/api/embed", 1, R_OEMBED}, {"/api/tags", 0, R_OTAGS},
-    {"/api/show", 1, R_OSHOW}, {"/api/ps", 0, R_OPS}, {"/api/version", 0, R_OVERSION},
-    {"/v1/models/{id}", 0, R_MODEL}};
+    {"/api/show", 1, R_OSHOW}, {"/api/ps", 0, R_OPS}, {"/api/version", 0, R_OVERSION}, {"/infill", 1, R_INFILL},
+    {"/slots/{id}", 1, R_SLOT_ACTION}, {"/v1/models/{id}", 0, R_MODEL}};
 #define R_MODEL_ROUTE ((int)(sizeof routes / sizeof routes[0]) - 1)
+#define R_SLOT_ROUTE (R_MODEL_ROUTE - 1)
 
 static void watch_set(struct MHD_Connection *c, int reading);
 
@@ -2055,6 +2399,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     for (k = 0; k < sizeof routes / sizeof routes[0]; k++)
         if (!strcmp(url, routes[k].path)) { route = (int)k; break; }
     if (route < 0 && !strncmp(url, "/v1/models/", 11) && !strcmp(url + 11, S.model_id)) route = R_MODEL_ROUTE;
+    if (route < 0 && !strncmp(url, "/slots/", 7)) route = R_SLOT_ROUTE;
     if (route < 0) return send_error(c, 404, "invalid_request_error", NULL, "no such endpoint: %s %.100s", method, url);
     if (!strcmp(method, "OPTIONS")) return send_text(c, 204, "text/plain", "", 0, 0);
     if ((routes[route].post && !post) || (!routes[route].post && !get)) {
@@ -2085,6 +2430,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     case R_CHAT: return handle_generate(c, cc, SRV_CHAT);
     case R_COMPLETION: return handle_generate(c, cc, SRV_COMPLETION);
     case R_NATIVE: return handle_generate(c, cc, SRV_NATIVE);
+    case R_INFILL: return handle_generate(c, cc, SRV_INFILL);
+    case R_SLOT_ACTION: return handle_slot_action(c, cc, url + 7);
     case R_OCHAT: return handle_generate(c, cc, SRV_OLLAMA_CHAT);
     case R_OGEN: return handle_generate(c, cc, SRV_OLLAMA_GENERATE);
     case R_EMBED: return handle_embed(c, cc, EMB_OPENAI);
@@ -2333,6 +2680,8 @@ static int setup_engine(void)
     S.lim.fim_pre = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_pre_token_id");
     S.lim.fim_suf = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_suf_token_id");
     S.lim.fim_mid = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_mid_token_id");
+    S.lim.fim_rep = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_rep_token_id");
+    S.lim.fim_sep = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_sep_token_id");
     S.pooling = S.o.pooling;
     if (S.pooling == POOL_FILE) {
         char key[128];
@@ -2432,6 +2781,11 @@ int main(int argc, char **argv)
     pthread_cond_signal(&S.wake);
     pthread_mutex_unlock(&S.mu);
     pthread_join(sched, NULL);
+    while (S.ops_waiting) {
+        job *j = S.ops_waiting;
+        S.ops_waiting = j->next;
+        op_fail(j, 503, "the server is stopping");
+    }
     for (i = 0; i < S.n_slots; i++)
         if (S.slots[i].job) job_end(S.slots[i].job, 503, "the server is stopping");
     pthread_mutex_lock(&S.mu);

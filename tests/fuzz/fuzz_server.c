@@ -50,7 +50,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lim.fim_pre = 1;   /* any ids: the FIM path is reached */
     lim.fim_suf = 2;
     lim.fim_mid = 3;
-    for (kind = SRV_CHAT; kind <= SRV_OLLAMA_GENERATE; kind++) {
+    lim.fim_rep = size && (data[0] & 2) ? 4 : -1;   /* /infill's repository pattern, or its snippet lines */
+    lim.fim_sep = size && (data[0] & 2) ? 5 : -1;
+    for (kind = SRV_CHAT; kind <= SRV_INFILL; kind++) {
         srv_request r;
         srv_embed_request er;
         srv_error err;
@@ -78,6 +80,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (er.n < 1 || er.n > SRV_MAX_PROMPTS) abort();
             srv_embed_free(&er);
         }
+    }
+    for (kind = SRV_SLOT_SAVE; kind <= SRV_SLOT_ERASE; kind++) {   /* a slot action's body: a plain file name or nothing */
+        char name[256];
+        srv_error err;
+        if (srv_parse_slot_action((const char *)data, size, kind, name, sizeof name, &err) == 0 &&
+            kind != SRV_SLOT_ERASE && (!srv_filename_valid(name) || strchr(name, '/') || strstr(name, "..")))
+            abort();
     }
     {   /* the UTF-8 helpers on the raw bytes */
         size_t k = srv_utf8_complete((const char *)data, size);
