@@ -5479,7 +5479,31 @@ static int64_t swa__recent(const swa_ctx *c, int64_t l)
 /* ==== the forward pass ====
    A chunk of tokens through every layer: norm, q/k/v, RoPE, the chunk's keys beside the
    rings' in attention, the output projection, the MLP, and the logits of the tokens that want
-   them; the chunk's keys enter the rings only when every layer is through. */
+   them; the chunk's keys enter the rings only when every layer is through.
+
+   Who calls whom, from the public calls down (every architecture takes this one path; what
+   differs is data: the architecture table's flags and the tensors a layer has):
+     swa_ctx_eval, _eval_all, _embed -> swa__eval --+
+     swa_ctx_decode (a batch of sequences) ---------+-> swa__run_job: checks tokens, sequences
+                                                        and room, then per chunk of n_batch tokens
+       swa__chunk_tokens      where each token goes: sequence, position, ring slot, logits or not
+       swa__forward_chunk     embeddings (scaled where the family scales), the RoPE table, then
+         swa__layer_forward   per layer, in this order:
+           swa__matmul(router)          a router that reads the layer's input (SmallThinker)
+           swa__norm_rows, swa__qkv     norm; q, k, v in one product; biases, QK norms, RoPE
+           swa__chunk_to_cache_type     the chunk's keys and values in the cache's type
+           swa__attention               each query over the ring's keys and the chunk's own,
+                                        masked by the layer's window, chunk or neither
+           swa__attention_gate          the attention output's sigmoid gate (AFMoE)
+           swa__matmul(wo), swa__residual  output projection, post-norm, residual
+           swa__moe + swa__shared_expert   routed (and shared) experts, or
+           swa__ffn                        the dense MLP; post-norm, residual
+                                        (a parallel family, Command R7B, runs the MLP on the
+                                        attention's normed input and adds the projection after)
+         swa__cache_write     the chunk's keys and values into each layer's ring
+         swa__chunk_embed, swa__chunk_logits   pooled embeddings; logits of the tokens that want them
+   Every product goes through swa__matmul(s) to the pool (swa__over, swa__matmul_run) and the
+   kernel table chosen at start (the "kernels: dispatch" section at the end of the file). */
 
 /* y[t][r] = dot(row r of w, x[t]) for n tokens, for up to 3 matrices that read the same input
    (q, k and v; gate and up): one quantization and one wake-up of the pool for all of them, the
