@@ -20,8 +20,9 @@ a reader following a token from the file to its logits never crosses them)
                             to float); attention and element-wise references; the descriptors
     model                   the architecture table, hyperparameters, tensors by name and shape
     context                 configuration, memory, the per-layer rings and where a position lives
-    the forward pass        matrix products over the pool, attention over the rings, a layer, a
-                            chunk of tokens, the logits
+    matrix products         weights times activations over the pool, in blocks through the kernels
+    the forward pass        its call map; RoPE, attention over the rings, a layer, a chunk of
+                            tokens, the logits
     sequences, snapshots    copy, reset, rewind; snapshots to buffers and files; abort, threads
     thread pool             workers that claim shares of a task
     tokenizer               Unicode tables, pre-tokenizer expressions, SentencePiece and byte-level BPE
@@ -671,7 +672,9 @@ typedef struct swa_decoder {
     const swa_vocab *vocab;
     unsigned char pending[4];         /* an unfinished UTF-8 sequence */
     int n_pending;
-    int at_start;
+    int at_start;                     /* nonzero: the next token starts the text, and SentencePiece's
+                                         leading space is dropped (swa_decoder_init sets it); set it
+                                         to 0 to continue text already shown, keeping every space */
 } swa_decoder;
 
 SWADEF void       swa_decoder_init(swa_decoder *d, const swa_vocab *v);
@@ -5476,34 +5479,11 @@ static int64_t swa__recent(const swa_ctx *c, int64_t l)
     return c->window[l] > 0 ? c->window[l] : c->cfg.n_sink > 0 ? c->n_slots[l] - c->cfg.n_sink : 0;
 }
 
-/* ==== the forward pass ====
-   A chunk of tokens through every layer: norm, q/k/v, RoPE, the chunk's keys beside the
-   rings' in attention, the output projection, the MLP, and the logits of the tokens that want
-   them; the chunk's keys enter the rings only when every layer is through.
-
-   Who calls whom, from the public calls down (every architecture takes this one path; what
-   differs is data: the architecture table's flags and the tensors a layer has):
-     swa_ctx_eval, _eval_all, _embed -> swa__eval --+
-     swa_ctx_decode (a batch of sequences) ---------+-> swa__run_job: checks tokens, sequences
-                                                        and room, then per chunk of n_batch tokens
-       swa__chunk_tokens      where each token goes: sequence, position, ring slot, logits or not
-       swa__forward_chunk     embeddings (scaled where the family scales), the RoPE table, then
-         swa__layer_forward   per layer, in this order:
-           swa__matmul(router)          a router that reads the layer's input (SmallThinker)
-           swa__norm_rows, swa__qkv     norm; q, k, v in one product; biases, QK norms, RoPE
-           swa__chunk_to_cache_type     the chunk's keys and values in the cache's type
-           swa__attention               each query over the ring's keys and the chunk's own,
-                                        masked by the layer's window, chunk or neither
-           swa__attention_gate          the attention output's sigmoid gate (AFMoE)
-           swa__matmul(wo), swa__residual  output projection, post-norm, residual
-           swa__moe + swa__shared_expert   routed (and shared) experts, or
-           swa__ffn                        the dense MLP; post-norm, residual
-                                        (a parallel family, Command R7B, runs the MLP on the
-                                        attention's normed input and adds the projection after)
-         swa__cache_write     the chunk's keys and values into each layer's ring
-         swa__chunk_embed, swa__chunk_logits   pooled embeddings; logits of the tokens that want them
-   Every product goes through swa__matmul(s) to the pool (swa__over, swa__matmul_run) and the
-   kernel table chosen at start (the "kernels: dispatch" section at the end of the file). */
+/* ==== matrix products over the pool ====
+   What every step of the forward pass multiplies by a weight matrix goes through here: the
+   activations put in the weights' form once, the rows split over the threads in blocks that
+   stay in L2, each block through the instruction set's kernels; and the element-wise steps'
+   split over the threads (swa__parallel_for). */
 
 /* y[t][r] = dot(row r of w, x[t]) for n tokens, for up to 3 matrices that read the same input
    (q, k and v; gate and up): one quantization and one wake-up of the pool for all of them, the
@@ -5706,9 +5686,11 @@ typedef struct swa__range_task {
     int64_t n, align;
 } swa__range_task;
 
-/* Floats a step touches below which a wake-up of the pool costs more than it saves (one
-   token's steps stay on the calling thread). */
+/* Floats an element-wise step touches, and multiply-adds a product or an attention does, below
+   which a wake-up of the pool costs more than it saves: one token's small steps stay on the
+   calling thread. */
 #define SWA__RANGE_ALONE 65536.0
+#define SWA__PRODUCT_ALONE 32768.0
 
 static void swa__range_run(void *arg, int share, int n_shares)
 {
@@ -5721,7 +5703,7 @@ static void swa__range_run(void *arg, int share, int n_shares)
 }
 
 /* fn over [0, n) in shares of whole multiples of align; work: the floats it touches. */
-static void swa__over(swa_ctx *c, swa__range_fn fn, const void *arg, int64_t n, int64_t align, double work)
+static void swa__parallel_for(swa_ctx *c, swa__range_fn fn, const void *arg, int64_t n, int64_t align, double work)
 {
     swa__range_task t;
     if (work < SWA__RANGE_ALONE || n < 2 * align) {
@@ -5736,9 +5718,6 @@ static void swa__over(swa_ctx *c, swa__range_fn fn, const void *arg, int64_t n, 
     swa__pool_run(&c->pool, swa__range_run, &t);
 }
 
-/* Products of matrices that read the same n_in inputs in the same activation form: quantize
-   the inputs once, then split the rows over the threads. Small products cost less than waking
-   the workers, so they stay on the calling thread. */
 /* Bytes of activations per pass of the rows over the tokens: a pass's tokens stay in the
    last-level cache while every block of rows goes by; thousands of tokens at once would come from
    memory again for each block. */
@@ -5764,6 +5743,9 @@ static void swa__quantize_range(swa_ctx *c, const void *arg, int64_t t0, int64_t
     }
 }
 
+/* Products of matrices that read the same n_in inputs in the same activation form: quantize
+   the inputs once, then split the rows over the threads. Small products cost less than waking
+   the workers, so they stay on the calling thread. */
 static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count, const float *x, int64_t ldx, int64_t n)
 {
     swa__matmul_task t;
@@ -5802,7 +5784,7 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
         q.out = c->xq;
         q.stride = t.x_stride;
         q.kind = kind;
-        swa__over(c, swa__quantize_range, &q, n, 1, (double)n * (double)n_in);
+        swa__parallel_for(c, swa__quantize_range, &q, n, 1, (double)n * (double)n_in);
         if (pack) pack(c->xq, t.x_stride, n, n_in, c->xpack);
     }
     /* the gemm kernels take the packed tokens whole; the tiles go in passes (a result does not
@@ -5813,7 +5795,7 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
         t.x = x0 + (size_t)t.t0 * t.x_stride;
         t.n = n - t.t0 < per ? n - t.t0 : per;
         t.next = 0;
-        if ((double)t.rows * (double)n_in * (double)t.n < 32768.0) swa__matmul_run(&t, 0, 1);
+        if ((double)t.rows * (double)n_in * (double)t.n < SWA__PRODUCT_ALONE) swa__matmul_run(&t, 0, 1);
         else swa__pool_run(&c->pool, swa__matmul_run, &t);
     }
 }
@@ -5844,7 +5826,7 @@ static void swa__matmul_each_row(swa_ctx *c, const swa__product *p, int count, c
         if (kind == SWA__ACT_Q8) swa__quantize_q8g(c->kern.quantize_q8, x + i * ldx, out, n_in);
         else if (kind == SWA__ACT_Q8K) c->kern.quantize_q8k(x + i * ldx, out, n_in);
     }
-    if ((double)t.rows * (double)n_in < 32768.0) swa__matmul_run(&t, 0, 1);
+    if ((double)t.rows * (double)n_in < SWA__PRODUCT_ALONE) swa__matmul_run(&t, 0, 1);
     else swa__pool_run(&c->pool, swa__matmul_run, &t);
 }
 
@@ -5867,6 +5849,35 @@ static void swa__matmul(swa_ctx *c, const swa__matrix *w, const float *x, int64_
     p.ldy = ldy;
     swa__matmuls(c, &p, 1, x, ldx, n);
 }
+
+/* ==== the forward pass ====
+   A chunk of tokens through every layer: norm, q/k/v, RoPE, the chunk's keys beside the
+   rings' in attention, the output projection, the MLP, and the logits of the tokens that want
+   them; the chunk's keys enter the rings only when every layer is through.
+
+   Who calls whom, from the public calls down (every architecture takes this one path; what
+   differs is data: the architecture table's flags and the tensors a layer has):
+     swa_ctx_eval, _eval_all, _embed -> swa__eval --+
+     swa_ctx_decode (a batch of sequences) ---------+-> swa__run_job: checks tokens, sequences
+                                                        and room, then per chunk of n_batch tokens
+       swa__chunk_tokens      where each token goes: sequence, position, ring slot, logits or not
+       swa__forward_chunk     embeddings (scaled where the family scales), the RoPE table, then
+         swa__layer_forward   per layer, in this order:
+           swa__matmul(router)          a router that reads the layer's input (SmallThinker)
+           swa__norm_rows, swa__qkv     norm; q, k, v in one product; biases, QK norms, RoPE
+           swa__chunk_to_cache_type     the chunk's keys and values in the cache's type
+           swa__attention               each query over the ring's keys and the chunk's own,
+                                        masked by the layer's window, chunk or neither
+           swa__attention_gate          the attention output's sigmoid gate (AFMoE)
+           swa__matmul(wo), swa__residual  output projection, post-norm, residual
+           swa__moe + swa__shared_expert   routed (and shared) experts, or
+           swa__ffn                        the dense MLP; post-norm, residual
+                                        (a parallel family, Command R7B, runs the MLP on the
+                                        attention's normed input and adds the projection after)
+         swa__cache_write     the chunk's keys and values into each layer's ring
+         swa__chunk_embed, swa__chunk_logits   pooled embeddings; logits of the tokens that want them
+   Every product goes through swa__matmul(s) to the pool (swa__parallel_for, swa__matmul_run) and the
+   kernel table chosen at start (the "kernels: dispatch" section at the end of the file). */
 
 /* cos/sin of pos * inv_freq[i] for each token of the chunk, times the attention factor (not on
    OLMo 3's windowed layers), for global layers and then for windowed ones. The product is taken
@@ -6048,7 +6059,7 @@ static void swa__attention(swa_ctx *c, int64_t l, int64_t n)
     t.l = l;
     t.n = n;
     if (W > 0 && keys > W) keys = W;
-    if ((double)n * c->model->hp.n_head * (double)keys * c->model->hp.head_dim < 32768.0) swa__attention_run(&t, 0, 1);
+    if ((double)n * c->model->hp.n_head * (double)keys * c->model->hp.head_dim < SWA__PRODUCT_ALONE) swa__attention_run(&t, 0, 1);
     else swa__pool_run(&c->pool, swa__attention_run, &t);
 }
 
@@ -6123,7 +6134,7 @@ static void swa__norm_rows(swa_ctx *c, float *y, const float *x, const float *w,
     a.x = x;
     a.w = w;
     a.width = width;
-    swa__over(c, swa__norm_range, &a, n, 1, (double)n * (double)width);
+    swa__parallel_for(c, swa__norm_range, &a, n, 1, (double)n * (double)width);
 }
 
 /* Per token of the chunk: add a bias, or RMSNorm each head (Q/K norms); NULL does nothing.
@@ -6192,7 +6203,7 @@ static void swa__residual(swa_ctx *c, float *y, const float *post_norm, int64_t 
 {
     int64_t d = c->model->hp.n_embd;
     swa__norm_rows(c, y, y, post_norm, d, n);
-    swa__over(c, swa__add_range, y, n * d, 64, (double)(n * d));
+    swa__parallel_for(c, swa__add_range, y, n * d, 64, (double)(n * d));
 }
 
 /* gpt-oss's SwiGLU (ggml's swiglu_oai): the gate clamped above at 7, up to [-7, 7], then
@@ -6224,7 +6235,7 @@ static void swa__gate_act_range(swa_ctx *c, const void *arg, int64_t i0, int64_t
    architecture says. */
 static void swa__gate_act(swa_ctx *c, int64_t n)
 {
-    swa__over(c, swa__gate_act_range, NULL, n, 64, (double)n);
+    swa__parallel_for(c, swa__gate_act_range, NULL, n, 64, (double)n);
 }
 
 /* The gated feed-forward of n tokens (n_in wide, x_stride floats apart) through gate, up and
@@ -6304,13 +6315,6 @@ static void swa__route(const swa_model *m, float *logit, const float *bias, cons
     for (k = 0; m->expert_scale != 1.0f && k < K; k++) w[k] *= m->expert_scale;
 }
 
-/* A mixture of experts on the chunk's normed tokens in c->xb, into c->moe_out. The router
-   picks each token's experts; then each expert, in the order of their numbers, takes the
-   chunk's tokens that picked it at once, through the same matrix products as a dense layer,
-   so a prompt reads each picked expert's rows once and a token only its own experts'. Each
-   token's output is the weighted sum of its experts' in the order of their numbers: the same
-   additions whichever tokens share the chunk, so the logits do not depend on chunking or
-   batching. */
 /* One token's experts (a generated token's), with swa__moe's sum: taken in the order of their
    numbers, SWA__MOE_GROUP at a time, the group's gates and ups in one wake-up of the pool and
    its downs in another, rather than two wake-ups and two quantizations of the input for each
@@ -6370,6 +6374,13 @@ static void swa__moe_token(swa_ctx *c, const swa__layer *L)
     }
 }
 
+/* A mixture of experts on the chunk's normed tokens in c->xb, into c->moe_out. The router
+   picks each token's experts; then each expert, in the order of their numbers, takes the
+   chunk's tokens that picked it at once, through the same matrix products as a dense layer,
+   so a prompt reads each picked expert's rows once and a token only its own experts'. Each
+   token's output is the weighted sum of its experts' in the order of their numbers: the same
+   additions whichever tokens share the chunk, so the logits do not depend on chunking or
+   batching. */
 static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
 {
     const swa_model *m = c->model;
@@ -6487,7 +6498,6 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n, const unsigned 
     }
 }
 
-/* One evaluation: tokens of one or more sequences, what to return for them. */
 static swa_status swa__check_seq(const swa_ctx *c, int32_t seq, const char *what, swa_error *err)
 {
     if (!c) return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: context is NULL", what);
@@ -6496,6 +6506,7 @@ static swa_status swa__check_seq(const swa_ctx *c, int32_t seq, const char *what
     return SWA_OK;
 }
 
+/* One evaluation: tokens of one or more sequences, what to return for them. */
 typedef struct swa__job {
     const int32_t *token;      /* [n] */
     const int32_t *seq;        /* [n]; NULL: all sequence seq0 */
