@@ -69,7 +69,7 @@ COMPILE_CHECKS :=
 endif
 TEST_FLAGS := -DSWA_TEST_BIN='"$(BUILD)/"' -DSWA_TEST_RUN='"$(RUN) "'
 
-.PHONY: all programs server tests test test-aarch64 test-nosimd test-windows windows run bench fuzz clean cmocka
+.PHONY: all programs server tests test test-aarch64 test-port test-nosimd test-windows windows run bench fuzz clean cmocka
 all: $(LIB) programs server tests   # swa.o first: the longest compile, the rest beside it
 
 programs: $(PROGRAMS)
@@ -218,9 +218,18 @@ AARCH64_RUN := qemu-aarch64-static -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=
 test-aarch64:
 	@command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64-static >/dev/null || \
 	  { echo "test-aarch64 needs: apt-get install gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static libcmocka-dev:arm64 (after dpkg --add-architecture arm64)"; exit 1; }
-	$(MAKE) test CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ BUILD=build/aarch64 RUN="$(AARCH64_RUN)" \
+	$(MAKE) test-port CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ BUILD=build/aarch64 RUN="$(AARCH64_RUN)" \
 	  WARN_CLANG="clang --target=aarch64-linux-gnu" \
 	  CFLAGS="$(CFLAGS) -DSWA_TEST_QUICK"
+
+# What the cross builds run (NEON under qemu, Windows under Wine): the tests that need no POSIX
+# shell and no program of ours, beside the warning matrix and the C++ build for the target. The
+# rest (programs, server, tools) is the same C on every target and runs in the host's `make test`.
+PORT_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_json test_toolcalls \
+               test_kernels test_quant test_window test_seq
+test-port: cmocka $(addprefix $(BUILD)/,compile_warnings compile_cpp $(PORT_TESTS))
+	@set -e; for t in $(addprefix $(BUILD)/,compile_cpp $(PORT_TESTS)); do echo "== $$t"; s=$$(date +%s); $(RUN) $$t; \
+	  echo "== $$t: $$(( $$(date +%s) - s )) s"; done; echo "all $(BUILD) tests passed"
 
 test-nosimd:
 	$(MAKE) test BUILD=build/nosimd CFLAGS="$(CFLAGS) -DSWA_NO_SIMD"
@@ -238,11 +247,10 @@ WIN_CFLAGS := -std=c11 -O2 -Wall -Wextra -Wpedantic -Werror -D__USE_MINGW_ANSI_S
 WIN_LIBS   := -static -lm -lpthread
 WIN_CMOCKA := $(WIN_BUILD)/cmocka/lib/libcmocka-static.a
 WIN_LIB    := $(WIN_BUILD)/swa.o
-WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_json test_toolcalls test_kernels test_quant \
-              test_window test_seq
-WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler compile_no_stdio compile_no_jinja \
-              compile_no_grammar compile_no_speculative compile_no_tools \
-              compile_warnings compile_cpp
+WIN_TESTS  := $(PORT_TESTS)
+# Beside the warning matrix and C++: two translation units, and the build without threads (no
+# Win32 pool); the other switches compile the same C on every target.
+WIN_CHECKS := compile_two_tu compile_no_threads compile_warnings compile_cpp
 # One wineserver for the whole run (-p: it stays until killed; one left by an interrupted run is
 # ended first): left to itself it exits a few seconds after each program, and a program starting
 # as it goes loses its connection ("recvmsg: Connection reset").
