@@ -31,7 +31,7 @@
 #define SHIPPED "examples/models/swa-stories.gguf"
 #define EMBED PROGRAM("swa-embedding")
 #define MIN_COSINE 0.9999
-#define MAX_ABS 1e-3   /* llama.cpp's GELU is read from an F16 table: errors of ~1e-4 on unit vectors */
+#define MAX_ABS 5e-4   /* llama.cpp's GELU is read from an F16 table: errors of ~1e-4 on unit vectors */
 
 typedef struct ref {
     char args[512], text[256];
