@@ -38,6 +38,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -358,7 +359,8 @@ int main(int argc, char **argv)
              swa_model_hparams(m)->arch);
     tokenize_prompts(v, p, n, o.verbose_prompt);
     d = swa_model_hparams(m)->n_embd;
-    if (!(e = (float *)malloc(n * (size_t)d * sizeof(float)))) fail("out of memory for %zu embeddings", n);
+    if (n > SIZE_MAX / sizeof(float) / (size_t)d || !(e = (float *)malloc(n * (size_t)d * sizeof(float))))
+        fail("out of memory for %zu embeddings", n);
     embed_all(&o, m, pooling, p, n, e);
     if (o.format == OUT_TEXT) print_text(&o, p, n, e, d);
     else print_json(&o, n, e, d);
