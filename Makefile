@@ -45,7 +45,7 @@ HEADERS := swa.h tools/common/gguf_writer.h tools/common/printable.h tools/commo
 
 PROGRAM_NAMES := swa-generate swa-simple swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
                  swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench swa-template \
-                 swa-gbnf-validator swa-grammar-bench swa-spec-bench
+                 swa-gbnf-validator swa-grammar-bench swa-spec-bench swa-embedding
 # The examples the documents quote, beside swa-simple; POSIX only (threads, atomics, nanosleep).
 EXAMPLE_NAMES := swa-sequences swa-control swa-chat swa-grammar swa-speculative
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES) $(EXAMPLE_NAMES))
@@ -196,6 +196,9 @@ $(BUILD)/test_grammar: $(BUILD)/swa-gbnf-validator
 
 # test_speculative builds models with swa-mkmodel and runs swa-generate --lookup
 $(BUILD)/test_speculative: $(BUILD)/swa-mkmodel $(BUILD)/swa-generate
+
+# test_embedding builds its model with swa-mkmodel and runs swa-embedding
+$(BUILD)/test_embedding: $(BUILD)/swa-mkmodel $(BUILD)/swa-embedding
 
 # test_arch builds its models with swa-mkmodel (arguments from tests/data/arch-*.ref), runs swa-inspect
 $(BUILD)/test_arch: $(BUILD)/swa-mkmodel $(BUILD)/swa-inspect

@@ -993,7 +993,7 @@ static void test_program_conventions(void **state)
 {
     static const char *names[] = {"swa-generate", "swa-inspect", "swa-convert-llama2c", "swa-tokenize",
                                   "swa-perplexity", "swa-quantize", "swa-mkmodel", "swa-bench", "swa-span",
-                                  "swa-kbench", "swa-gbnf-validator", "swa-grammar-bench", "swa-spec-bench"};
+                                  "swa-kbench", "swa-gbnf-validator", "swa-grammar-bench", "swa-spec-bench", "swa-embedding"};
     char cmd[1024], want[128], model[64], out[64], *got;
     size_t i, n;
     int rc;
