@@ -595,8 +595,9 @@ SWADEF void       swa_ctx_set_abort(swa_ctx *c, swa_abort_fn fn, void *data);
 SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *err);
 
 /* Embeddings: evaluate tokens on sequence seq from position 0, whatever it held, and write the
-   final hidden state (after the output norm, n_embd floats) of the last token, or its mean over
-   the tokens; scaled to unit length when `normalize` is set. The same text gives the same
+   final hidden state (after the output norm, n_embd floats) of the last token (SWA_POOL_LAST),
+   its mean over the tokens (SWA_POOL_MEAN), or the first token's (SWA_POOL_CLS: for an encoder
+   the first token has seen the whole text; for a causal model, only itself); scaled to unit length when `normalize` is set. The same text gives the same
    vector every time; the other sequences are untouched, and seq then holds the text (go on
    from it, or reset it). A context with n_seq = 2 embeds on sequence 1 beside a conversation on
    sequence 0. On an error seq is as it was, except SWA_ERR_ABORTED after a first chunk of
@@ -604,7 +605,7 @@ SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *
    (gemma-embedding, whose attention looks both ways) reads the text in one pass: at most
    n_batch tokens, else SWA_ERR_INVALID_ARG; its file's dense projections, when it has them,
    apply to the pooled state before the scaling; and it is only evaluated from position 0. */
-enum { SWA_POOL_LAST = 0, SWA_POOL_MEAN = 1 };
+enum { SWA_POOL_LAST = 0, SWA_POOL_MEAN = 1, SWA_POOL_CLS = 2 };
 SWADEF swa_status swa_ctx_embed(swa_ctx *c, int32_t seq, const int32_t *tokens, size_t n, int32_t pooling,
                                 int32_t normalize, float *out, swa_error *err);
 
@@ -6516,7 +6517,7 @@ typedef struct swa__job {
     size_t n;
     float *logits;             /* one row per token that wants logits, in batch order; or NULL */
     float *embed;              /* [n_embd] the pooled final hidden state, when asked for */
-    int32_t pooling;           /* SWA_POOL_LAST or SWA_POOL_MEAN */
+    int32_t pooling;           /* SWA_POOL_LAST, SWA_POOL_MEAN or SWA_POOL_CLS */
 } swa__job;
 
 static int32_t swa__job_seq(const swa__job *job, size_t i) { return job->seq ? job->seq[i] : job->seq0; }
@@ -6578,6 +6579,12 @@ static void swa__chunk_logits(swa_ctx *c, int64_t n)
 }
 
 /* Embeddings: the final hidden state, normed, of the job's last token or summed over all. */
+/* Whether the job's token at index i enters its pooled embedding. */
+static int swa__pooled(const swa__job *job, size_t i)
+{
+    return job->pooling == SWA_POOL_MEAN || i == (job->pooling == SWA_POOL_CLS ? 0 : job->n - 1);
+}
+
 static void swa__chunk_embed(swa_ctx *c, const swa__job *job, int64_t n)
 {
     const swa_model *m = c->model;
@@ -6606,7 +6613,7 @@ static swa_status swa__forward_chunk(swa_ctx *c, const swa__job *job, int64_t n,
         for (t = 0; t < n * d; t++) c->x[t] *= scale;
     }
     for (t = 0; t < n; t++)
-        c->tok_keep[t] = c->tok_out[t] || (job->embed && (job->pooling == SWA_POOL_MEAN || c->tok_index[t] + 1 == job->n));
+        c->tok_keep[t] = c->tok_out[t] || (job->embed && swa__pooled(job, c->tok_index[t]));
     swa__rope_table(c, n);
     for (l = 0; l <= m->hp.n_layer; l++) {   /* asked once more before the output layer */
         if (c->abort && c->abort(c->abort_data))
@@ -6707,7 +6714,7 @@ SWADEF swa_status swa_ctx_embed(swa_ctx *c, int32_t seq, const int32_t *tokens, 
     double sum = 0.0;
     swa_status s;
     if ((s = swa__check_seq(c, seq, "swa_ctx_embed", err)) != SWA_OK) return s;
-    if (!out || (pooling != SWA_POOL_LAST && pooling != SWA_POOL_MEAN))
+    if (!out || (pooling != SWA_POOL_LAST && pooling != SWA_POOL_MEAN && pooling != SWA_POOL_CLS))
         return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_embed: %s", !out ? "out is NULL" : "pooling is not SWA_POOL_*");
     pos = c->seq[seq].pos;   /* the text from position 0; the sequence's old tokens stay until a */
     written = c->seq[seq].written;   /* chunk of the new ones is through */

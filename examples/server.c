@@ -1135,12 +1135,11 @@ static char *base64(const unsigned char *p, size_t n)
     return o;
 }
 
-/* One input's vector, unit length, on sequence seq: the mean, the last token's, or the first's
-   (cls: with causal attention the first token's state is that of the first token alone). */
+/* One input's vector, unit length, on sequence seq: the mean, the last token's, or the first's. */
 static swa_status embed_one(int seq, const int32_t *tok, size_t n, float *out, swa_error *err)
 {
-    if (S.pooling == POOL_CLS) return swa_ctx_embed(S.ctx, seq, tok, 1, SWA_POOL_LAST, 1, out, err);
-    return swa_ctx_embed(S.ctx, seq, tok, n, S.pooling == POOL_LAST ? SWA_POOL_LAST : SWA_POOL_MEAN, 1, out, err);
+    int32_t pooling = S.pooling == POOL_CLS ? SWA_POOL_CLS : S.pooling == POOL_LAST ? SWA_POOL_LAST : SWA_POOL_MEAN;
+    return swa_ctx_embed(S.ctx, seq, tok, n, pooling, 1, out, err);
 }
 
 /* An embeddings job, on a free slot's sequence (which then forgets what it held): the response in

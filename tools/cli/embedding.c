@@ -17,8 +17,7 @@
         2  euclidean: v / sqrt(sum v^2) (the default)
        p>2 p-norm: v / (sum |v|^p)^(1/p)
    A zero vector stays zero. Pooling: mean, last (the last token's state) or cls (the first
-   token's: with causal attention its state is that of the first token alone, so it is refused
-   for an encoder, whose first token sees the whole text); by default the file's
+   token's: an encoder's has seen the whole text, a causal model's only itself); by default the file's
    {arch}.pooling_type when it names cls or last, else mean. none (a vector per token) and rank
    (a classifier's score) are not supported. Output on stdout, in llama-embedding's shapes:
        ''     "embedding N: v v ..." per prompt (the whole vector for one prompt, the first 16
@@ -70,7 +69,7 @@ static void usage(FILE *f)
                "  -p, --prompt TEXT         the prompts, separated by the separator\n"
                "  -f, --file FILE           read them from a file (- for stdin); one final newline is dropped\n"
                "  --embd-separator S        what separates prompts (default: a newline)\n"
-               "  --pooling P               mean, cls (causal models) or last; default: the file's\n"
+               "  --pooling P               mean, cls or last; default: the file's\n"
                "                            {arch}.pooling_type when cls or last, else mean\n"
                "  --embd-normalize N        -1 none, 0 max-abs to the int16 range, 1 taxicab, 2 euclidean\n"
                "                            (default), >2 p-norm\n"
@@ -304,6 +303,12 @@ static void print_json(const options *o, size_t n, const float *e, int64_t d)
 }
 
 /* The pooled vectors of the prompts into e[n][d], scaled as asked. */
+/* GGUF's pooling id as the library's. */
+static int32_t library_pooling(int pooling)
+{
+    return pooling == POOL_CLS ? SWA_POOL_CLS : pooling == POOL_LAST ? SWA_POOL_LAST : SWA_POOL_MEAN;
+}
+
 static void embed_all(const options *o, const swa_model *m, int pooling, const prompt *p, size_t n, float *e)
 {
     swa_ctx_config cfg = swa_ctx_config_default(m);
@@ -321,8 +326,7 @@ static void embed_all(const options *o, const swa_model *m, int pooling, const p
     swa_ctx_set_abort(c, interrupt_abort, NULL);
     for (i = 0; i < n; i++) {
         float *out = e + i * (size_t)d;
-        swa_status s = pooling == POOL_CLS ? swa_ctx_embed(c, 0, p[i].ids, 1, SWA_POOL_LAST, 0, out, &err)
-                                           : swa_ctx_embed(c, 0, p[i].ids, p[i].n, pooling == POOL_LAST ? SWA_POOL_LAST : SWA_POOL_MEAN, 0, out, &err);
+        swa_status s = swa_ctx_embed(c, 0, p[i].ids, p[i].n, library_pooling(pooling), 0, out, &err);
         if (s == SWA_ERR_ABORTED && interrupted()) interrupt_exit("after %zu of %zu prompts", i, n);
         if (s != SWA_OK) fail("prompt %zu (%zu tokens): %s", i, p[i].n, err.msg);
         normalize(out, d, o->normalize);
@@ -354,9 +358,6 @@ int main(int argc, char **argv)
     m = load_model_or_exit(o.model, o.no_mmap);
     if (swa_model_vocab(m, &v, &err) != SWA_OK) fail("%s: %s", o.model, err.msg);
     pooling = o.pooling == POOL_FILE ? file_pooling(m) : o.pooling;
-    if (pooling == POOL_CLS && !strcmp(swa_model_hparams(m)->arch, "gemma-embedding"))
-        fail("cls pooling takes the first token's state alone, which an encoder's (%s) is not: give --pooling mean or last",
-             swa_model_hparams(m)->arch);
     tokenize_prompts(v, p, n, o.verbose_prompt);
     d = swa_model_hparams(m)->n_embd;
     if (n > SIZE_MAX / sizeof(float) / (size_t)d || !(e = (float *)malloc(n * (size_t)d * sizeof(float))))

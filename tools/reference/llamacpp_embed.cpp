@@ -8,11 +8,12 @@
 //   llamacpp_embed MODEL.gguf TEXT
 // The text is tokenized as llama-embedding does (the vocabulary's BOS/EOS, control tokens parsed)
 // and read in one batch on sequence 0 with the embeddings on, flash attention off; for each of
-// mean and last pooling it prints the pooled embedding scaled to unit euclidean length (in double,
+// mean, last and cls pooling it prints the pooled embedding scaled to unit euclidean length (in double,
 // as common_embd_normalize does with 2). Output, on stdout:
 //   tokens: N id id ...
 //   mean: D v v ...        (%.9g: each float exactly)
 //   last: D v v ...
+//   cls: D v v ...
 #include "llama.h"
 #include <cmath>
 #include <cstdio>
@@ -74,7 +75,9 @@ int main(int argc, char **argv)
     printf("tokens: %d", n);
     for (int i = 0; i < n; i++) printf(" %d", tok[i]);
     printf("\n");
-    if (!embed(m, tok, LLAMA_POOLING_TYPE_MEAN, "mean") || !embed(m, tok, LLAMA_POOLING_TYPE_LAST, "last")) return 6;
+    if (!embed(m, tok, LLAMA_POOLING_TYPE_MEAN, "mean") || !embed(m, tok, LLAMA_POOLING_TYPE_LAST, "last") ||
+        !embed(m, tok, LLAMA_POOLING_TYPE_CLS, "cls"))
+        return 6;
     llama_model_free(m);
     return 0;
 }
