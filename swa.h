@@ -12538,8 +12538,9 @@ static int swa__jtest(swa__jctx *c, const char *name, const swa__jv *v, const sw
     if (!strcmp(name, "number")) return swa__jnumeric(v);
     if (!strcmp(name, "string")) return v->t == SWA__JV_STR;
     if (!strcmp(name, "mapping")) return v->t == SWA__JV_DICT;
-    if (!strcmp(name, "sequence")) return v->t == SWA__JV_STR || v->t == SWA__JV_LIST || v->t == SWA__JV_DICT;
-    if (!strcmp(name, "iterable")) return v->t == SWA__JV_STR || v->t == SWA__JV_LIST || v->t == SWA__JV_DICT;
+    /* jinja2's Undefined has a length and iterates as empty: it is a sequence and iterable */
+    if (!strcmp(name, "sequence") || !strcmp(name, "iterable"))
+        return v->t == SWA__JV_STR || v->t == SWA__JV_LIST || v->t == SWA__JV_DICT || v->t == SWA__JV_UNDEF;
     if (!strcmp(name, "callable")) return v->t == SWA__JV_FUNC || v->t == SWA__JV_MACRO || v->t == SWA__JV_METHOD;
     if (!strcmp(name, "escaped")) return 0;
     if (!strcmp(name, "lower") || !strcmp(name, "upper")) {

@@ -89,7 +89,10 @@ TOKENS = [("Llama-3", "<|begin_of_text|>", "<|eot_id|>"), ("Hermes", "<|begin_of
           ("deepseek", "<\uff5cbegin\u2581of\u2581sentence\uff5c>", "<\uff5cend\u2581of\u2581sentence\uff5c>"),
           ("DeepSeek", "<\uff5cbegin\u2581of\u2581sentence\uff5c>", "<\uff5cend\u2581of\u2581sentence\uff5c>"),
           ("command-r", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"), ("gpt-oss", "<|startoftext|>", "<|return|>"),
-          ("granite", "<|end_of_text|>", "<|end_of_text|>"), ("Kimi", "[BOS]", "[EOS]")]
+          ("granite", "<|end_of_text|>", "<|end_of_text|>"), ("Kimi", "[BOS]", "[EOS]"),
+          ("Phi-4", "<|endoftext|>", "<|endoftext|>"), ("OLMo-2", "<|endoftext|>", "<|endoftext|>"),
+          ("Olmo-3", "<|endoftext|>", "<|endoftext|>"), ("Llama-4", "<|begin_of_text|>", "<|eot|>"),
+          ("EXAONE", "[BOS]", "[|endofturn|]")]
 
 
 def tokens_for(name):
