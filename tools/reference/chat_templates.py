@@ -14,6 +14,10 @@ or error. tests/test_jinja.c checks swa.h against these files.
 
     pip install transformers jinja2
     python3 tools/reference/chat_templates.py
+
+Where the templates' text comes from: llama.cpp's models/templates/ (most), the models'
+tokenizer_config.json or chat_template.jinja as public code quotes them (Gemma 3, Phi-4-mini,
+OLMo 2, Olmo 3.1, EXAONE 4), transformers' own processing_llama4.py (Llama 4).
 """
 import datetime
 import json
