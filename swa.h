@@ -1070,7 +1070,8 @@ SWADEF swa_status swa_sampler_set_grammar(swa_sampler *s, const swa_grammar *g, 
    in the text of the tokens accepted; from the earliest such place the grammar reads that text
    (the trigger and what followed it in its token) and constrains every token after it, as
    above. Free text, then a tool call that must follow its schema (llama.cpp's lazy grammar):
-   the grammar is the call's, the trigger its opening marker. End-of-generation tokens before
+   the grammar is the call's, the trigger its opening marker. A control token counts with its
+   piece as stored (a marker such as [TOOL_CALLS] is often one); end-of-generation tokens before
    the trigger are allowed and not looked at; swa_sampler_reset waits for a trigger again. */
 SWADEF swa_status swa_sampler_set_grammar_lazy(swa_sampler *s, const swa_grammar *g, const swa_vocab *v,
                                                const char *const *triggers, size_t n, swa_error *err);
@@ -15357,6 +15358,11 @@ static void swa__gsamp_accept(swa__gsamp *gs, int32_t id)
     swa_error e;
     if (gs->error.code != SWA_OK) return;
     if (gs->waiting && swa__gsamp_is_eog(gs, id)) return;
+    if (gs->waiting && swa_vocab_type(gs->vocab, id) == SWA_TOKEN_CONTROL) {   /* a marker ([TOOL_CALLS]) as stored */
+        swa_str piece = swa_vocab_piece(gs->vocab, id);
+        swa__gsamp_watch(gs, piece.ptr, piece.len);
+        return;
+    }
     if (swa__gsamp_is_eog(gs, id)) {
         if (!swa_grammar_state_can_end(gs->st))
             swa__fail(&gs->error, SWA_ERR_NO_MATCH, "grammar: token %d ends the text where the grammar cannot end", (int)id);

@@ -540,11 +540,12 @@ static void chat_read(choice *c, size_t upto, int end, int whole, swa_chat_msg *
     if (whole) swa_chat_parser_message(c->parser, m);
 }
 
-/* OpenAI's finish_reason of a choice: tool_calls when its answer holds calls. */
+/* OpenAI's finish_reason of a choice: tool_calls when its answer holds calls, unless the token
+   limit cut it (a streamed call may have begun and stayed unfinished). */
 static const char *choice_finish(choice *c)
 {
     swa_chat_msg m;
-    if (c->parser) {
+    if (c->parser && c->finish != FIN_LENGTH) {
         swa_chat_parser_message(c->parser, &m);
         if (m.n_calls) return "tool_calls";
     }

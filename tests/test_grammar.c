@@ -493,6 +493,15 @@ static void test_lazy_grammar(void **state)
     logits[3 + 'q'] = 30;
     assert_int_equal(swa_sampler_sample(s, logits), 3 + 'q');
     swa_sampler_free(copy);
+    swa_grammar_free(gr);
+    gr = parse_ok("root ::= \"[INST]a\"\n");                /* a control token's piece triggers */
+    trigger = "[INST]";
+    assert_int_equal(swa_sampler_set_grammar_lazy(s, gr, v, &trigger, 1, &err), SWA_OK);
+    logits[3 + 'q'] = 0, logits[INST] = 30;
+    assert_int_equal(swa_sampler_sample(s, logits), INST);
+    logits[3 + 'x'] = 40, logits[3 + 'a'] = 1;
+    assert_int_equal(swa_sampler_sample(s, logits), 3 + 'a');
+    assert_int_equal(swa_sampler_status(s, &err), SWA_OK);
     swa_sampler_free(s);
     swa_grammar_free(gr);
     swa_vocab_free(v);
