@@ -387,6 +387,9 @@ fuzz-toolcalls: build/fuzz/fuzz_toolcalls
 	  > build/fuzz/seeds-toolcalls/gpt-oss
 	printf 'all\nhi>>>get_weather\n{"location": "Paris"}' > build/fuzz/seeds-toolcalls/functionary
 	printf '{"tool_calls": [{"name": "python", "arguments": {"code": "1"}, "id": "c"}]}' > build/fuzz/seeds-toolcalls/generic
+	printf '[TOOL_CALLS][{"name": "python", "arguments": {"code": "a\\u00e9\\ud83d\\ude00", "n": [1.5e2, true, {}]}, "id": "x"}]' \
+	  > build/fuzz/seeds-toolcalls/mistral-array
+	printf '{"type": "function", "name": "get_weather", "parameters": {"location": "Par\\"is", "days": -0}}' > build/fuzz/seeds-toolcalls/llama3
 	cd build/fuzz && ./fuzz_toolcalls -max_total_time=$(FUZZ_SECONDS) -max_len=2048 seeds-toolcalls
 # JSON Schema to GBNF, and the grammar parser over what it writes
 fuzz-schema: build/fuzz/fuzz_schema fuzz-seeds

@@ -534,15 +534,14 @@ static cJSON *response_head(const job *j, const char *object)
     return o;
 }
 
-/* A chat answer's tool calls as OpenAI writes them (a stream's with their index). */
-static void add_calls(cJSON *msg, const swa_chat_msg *m, int stream)
+/* A chat answer's tool calls as OpenAI writes them. */
+static void add_calls(cJSON *msg, const swa_chat_msg *m)
 {
     cJSON *arr = cJSON_AddArrayToObject(msg, "tool_calls");
     size_t k;
     for (k = 0; k < m->n_calls; k++) {
         cJSON *tc = cJSON_CreateObject(), *fn;
         cJSON_AddItemToArray(arr, tc);
-        if (stream) cJSON_AddNumberToObject(tc, "index", (double)(m->first_call + k));
         cJSON_AddStringToObject(tc, "id", m->calls[k].id);
         cJSON_AddStringToObject(tc, "type", "function");
         fn = cJSON_AddObjectToObject(tc, "function");
@@ -563,19 +562,57 @@ static void chat_read(choice *c, size_t upto, int end, int whole, swa_chat_msg *
     if (whole) swa_chat_parser_message(c->parser, m);
 }
 
-/* OpenAI's finish_reason of a choice: tool_calls when its answer holds calls. */
+/* OpenAI's finish_reason of a choice: tool_calls when its answer holds calls, unless the token
+   limit cut it (a streamed call may have begun and stayed unfinished). */
 static const char *choice_finish(choice *c)
 {
     swa_chat_msg m;
-    if (c->parser) {
+    if (c->parser && c->finish != FIN_LENGTH) {
         swa_chat_parser_message(c->parser, &m);
         if (m.n_calls) return "tool_calls";
     }
     return finish_name(c->finish) ? finish_name(c->finish) : "stop";
 }
 
-/* A chat chunk's delta: the role first, then reasoning, content and the calls that became certain. */
-static void chat_delta(cJSON *ch, choice *c, size_t upto, int end)
+/* A delta's pieces of calls as OpenAI streams them: a call's first piece as its index, id, type
+   and name with "arguments": "", what its arguments gained as {"index", "function":
+   {"arguments"}}. Those come in the array *more when the delta began a call (for a chunk after
+   this one, so a call's head goes out alone), else in d's own. */
+static void add_pieces(cJSON *d, const swa_chat_msg *m, cJSON **more)
+{
+    cJSON *arr = cJSON_AddArrayToObject(d, "tool_calls"), *to = arr;
+    int began = 0;
+    size_t k;
+    for (k = 0; k < m->n_pieces; k++) {
+        const swa_tool_call_piece *pc = &m->pieces[k];
+        cJSON *tc, *fn;
+        if (!pc->id) continue;
+        tc = cJSON_CreateObject();
+        cJSON_AddItemToArray(arr, tc);
+        cJSON_AddNumberToObject(tc, "index", (double)pc->index);
+        cJSON_AddStringToObject(tc, "id", pc->id);
+        cJSON_AddStringToObject(tc, "type", "function");
+        fn = cJSON_AddObjectToObject(tc, "function");
+        cJSON_AddStringToObject(fn, "name", pc->name);
+        cJSON_AddStringToObject(fn, "arguments", "");
+        began = 1;
+    }
+    for (k = 0; k < m->n_pieces; k++) {
+        const swa_tool_call_piece *pc = &m->pieces[k];
+        cJSON *tc, *fn;
+        if (!pc->arguments_len) continue;
+        if (began && to == arr) to = *more = cJSON_CreateArray();
+        tc = cJSON_CreateObject();
+        cJSON_AddItemToArray(to, tc);
+        cJSON_AddNumberToObject(tc, "index", (double)pc->index);
+        fn = cJSON_AddObjectToObject(tc, "function");
+        add_text(fn, "arguments", pc->arguments, pc->arguments_len);
+    }
+}
+
+/* A chat chunk's delta: the role first, then reasoning, content and the calls' pieces (*more:
+   the arguments of calls it began, for the next chunk). */
+static void chat_delta(cJSON *ch, choice *c, size_t upto, int end, cJSON **more)
 {
     cJSON *d = cJSON_AddObjectToObject(ch, "delta");
     swa_chat_msg m;
@@ -587,7 +624,7 @@ static void chat_delta(cJSON *ch, choice *c, size_t upto, int end)
     chat_read(c, upto, end, 0, &m);
     if (m.reasoning_len) add_text(d, "reasoning_content", m.reasoning, m.reasoning_len);
     if (m.content_len || !c->started) add_text(d, "content", m.content, m.content_len);
-    if (m.n_calls) add_calls(d, &m, 1);
+    if (m.n_pieces) add_pieces(d, &m, more);
 }
 
 /* A streamed chunk for choice i: its text from `sent` to `upto`, its logprobs, its finish. */
@@ -608,17 +645,27 @@ static void stream_chunk(job *j, int i, size_t upto, int with_finish)
         (void)with_finish;
         return;
     }
-    cJSON *o = response_head(j, chat ? "chat.completion.chunk" : "text_completion");
+    cJSON *o = response_head(j, chat ? "chat.completion.chunk" : "text_completion"), *more = NULL;
     cJSON *arr = cJSON_AddArrayToObject(o, "choices"), *ch = cJSON_CreateObject();
     cJSON_AddItemToArray(arr, ch);
     cJSON_AddNumberToObject(ch, "index", i);
     if (chat) {
-        chat_delta(ch, c, upto, with_finish && c->finish);
+        chat_delta(ch, c, upto, with_finish && c->finish, &more);
     } else {
         add_text(ch, "text", c->text.s ? c->text.s + c->sent : "", upto - c->sent);
     }
     c->started = 1;
     c->sent = upto;
+    if (more) {   /* the calls begun went out with "arguments": ""; their arguments follow */
+        cJSON_AddNullToObject(ch, "finish_reason");
+        json_out(&j->out, o, 1);
+        cJSON_Delete(o);
+        o = response_head(j, "chat.completion.chunk");
+        arr = cJSON_AddArrayToObject(o, "choices"), ch = cJSON_CreateObject();
+        cJSON_AddItemToArray(arr, ch);
+        cJSON_AddNumberToObject(ch, "index", i);
+        cJSON_AddItemToObject(cJSON_AddObjectToObject(ch, "delta"), "tool_calls", more);
+    }
     attach_logprobs(ch, c, chat);
     if (with_finish && c->finish) cJSON_AddStringToObject(ch, "finish_reason", chat ? choice_finish(c) : finish_name(c->finish));
     else cJSON_AddNullToObject(ch, "finish_reason");
@@ -661,7 +708,7 @@ static void openai_response(job *j)
                 if (msg.n_calls && !msg.content_len) cJSON_AddNullToObject(m, "content");
                 else add_text(m, "content", msg.content, msg.content_len);
                 if (msg.reasoning_len) add_text(m, "reasoning_content", msg.reasoning, msg.reasoning_len);
-                if (msg.n_calls) add_calls(m, &msg, 0);
+                if (msg.n_calls) add_calls(m, &msg);
             } else if (chat) {
                 cJSON *m = cJSON_AddObjectToObject(ch, "message");
                 cJSON_AddStringToObject(m, "role", "assistant");
@@ -1929,6 +1976,7 @@ static int chat_parser(job *j, int i, uint64_t seed, swa_error *e)
     cfg.tools = j->req.tools;
     cfg.tools_len = j->req.tools ? strlen(j->req.tools) : 0;
     cfg.id_seed = seed;
+    cfg.stream_arguments = j->req.stream;   /* a streamed call's arguments go out as they are written */
     return swa_chat_parser_create(&cfg, &j->ch[i].parser, e) == SWA_OK;
 }
 
@@ -1972,7 +2020,9 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
         if ((sc.repeat_penalty > 0 && sc.repeat_penalty != 1) || sc.presence_penalty != 0 || sc.frequency_penalty != 0)
             for (k = 0; k < j->req.n_prompt[g]; k++) swa_sampler_accept(ch->sampler, j->req.prompt[g][k]);
         /* then the grammar, which follows the generated tokens only */
-        if (j->req.grammar && swa_sampler_set_grammar(ch->sampler, j->req.grammar, S.vocab, &e) != SWA_OK) {
+        if (j->req.grammar && (j->req.grammar_trigger
+                                   ? swa_sampler_set_grammar_lazy(ch->sampler, j->req.grammar, S.vocab, &j->req.grammar_trigger, 1, &e)
+                                   : swa_sampler_set_grammar(ch->sampler, j->req.grammar, S.vocab, &e)) != SWA_OK) {
             j->refs = 1;
             job_release(j);
             return send_error(c, 400, "invalid_request_error", NULL, "%s", e.msg);

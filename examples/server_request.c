@@ -485,8 +485,55 @@ static int parse_chat_tools(const cJSON *o, const srv_limits *lim, chat_tools *t
     return parse_kwargs(o, t, err);
 }
 
-/* The tools the answer's calls are read against, checked as the parser takes them; and with
-   tool_choice required or named, the grammar that forces a call. */
+/* Whether a tool says "strict": true: its call's arguments must meet its schema, whatever tool_choice. */
+static int strict_tools(const cJSON *tools)
+{
+    const cJSON *tl;
+    cJSON_ArrayForEach(tl, tools)
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tl, "function"), "strict")))
+            return 1;
+    return 0;
+}
+
+/* tool_choice auto with strict tools, in a format whose calls open with a marker: a lazy grammar,
+   free text until the marker, then a call whose arguments meet its function's schema if it is
+   strict (any object if not). The text is parsed as the sampler's grammar with its trigger. */
+static int strict_grammar(const chat_tools *t, const swa_chat_parse_config *cfg, srv_request *r, srv_error *err)
+{
+    swa_chat_parse_config lazy = *cfg;
+    cJSON *tools = cJSON_Duplicate(t->tools, 1), *tl;
+    char *text, *gbnf = NULL;
+    swa_error e;
+    swa_status rc;
+    if (!tools) return fail(err, 500, "tools", "out of memory");
+    cJSON_ArrayForEach(tl, tools) {
+        cJSON *fn = cJSON_GetObjectItemCaseSensitive(tl, "function"), *any = cJSON_Parse("{\"type\": \"object\"}");
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(fn, "strict"))) { cJSON_Delete(any); continue; }
+        if (!any || (cJSON_GetObjectItemCaseSensitive(fn, "parameters") ? !cJSON_ReplaceItemInObjectCaseSensitive(fn, "parameters", any)
+                                                                         : !cJSON_AddItemToObject(fn, "parameters", any))) {
+            cJSON_Delete(any);
+            cJSON_Delete(tools);
+            return fail(err, 500, "tools", "out of memory");
+        }
+    }
+    text = cJSON_PrintUnformatted(tools);
+    cJSON_Delete(tools);
+    if (!text) return fail(err, 500, "tools", "out of memory");
+    lazy.tools = text;
+    lazy.tools_len = strlen(text);
+    rc = swa_tool_call_grammar(&lazy, NULL, t->parallel, &gbnf, &e);
+    free(text);
+    if (rc != SWA_OK) return fail(err, 400, "tools", "a strict function: %s", e.msg);
+    rc = swa_grammar_parse(gbnf, strlen(gbnf), NULL, &r->grammar, &e);
+    free(gbnf);   /* SWA_FREE is free here */
+    if (rc != SWA_OK) return fail(err, 400, "tools", "the grammar of a strict tool call: %s", e.msg);
+    r->grammar_trigger = swa_tool_call_trigger(cfg->format);
+    return 0;
+}
+
+/* The tools the answer's calls are read against, checked as the parser takes them; with
+   tool_choice required or named, the grammar that forces a call; with auto and strict tools, the
+   lazy grammar that holds a call to its schema once it begins. */
 static int tools_for_answer(const chat_tools *t, srv_request *r, srv_error *err)
 {
     swa_chat_parse_config cfg = swa_chat_parse_config_default();
@@ -501,6 +548,8 @@ static int tools_for_answer(const chat_tools *t, srv_request *r, srv_error *err)
     cfg.tools_len = strlen(r->tools);
     if (swa_chat_parser_create(&cfg, &p, &e) != SWA_OK) return fail(err, 400, "tools", "%s", e.msg);
     swa_chat_parser_free(p);
+    if (t->choice == TC_AUTO && strict_tools(t->tools) && swa_tool_call_trigger(cfg.format))
+        return strict_grammar(t, &cfg, r, err);
     if (t->choice != TC_REQUIRED && t->choice != TC_NAMED) return 0;
     if (swa_tool_call_grammar(&cfg, t->name, t->parallel, &gbnf, &e) != SWA_OK)
         return fail(err, 400, t->choice == TC_NAMED ? "tool_choice" : "tools", "%s", e.msg);
@@ -1135,6 +1184,10 @@ static int parse_structured(const cJSON *o, srv_request *r, srv_error *err)
         name = names[i];
     }
     if (!f) return 0;
+    if (r->grammar && r->grammar_trigger) {          /* the whole answer's format wins over strict calls */
+        swa_grammar_free(r->grammar);
+        r->grammar = NULL, r->grammar_trigger = NULL;
+    }
     if (r->grammar) return fail(err, 400, name, "give one of %s and tool_choice required or naming a function", name);
     if (!strcmp(name, "grammar")) {
         if (!cJSON_IsString(f)) return fail(err, 400, name, "grammar must be a string of GBNF");

@@ -58,6 +58,8 @@ typedef struct srv_request {
     swa_grammar *grammar;              /* grammar, json_schema, response_format or format, or the
                                           call tool_choice required or named forces: what every
                                           choice's sampler follows; NULL: free text */
+    const char *grammar_trigger;       /* set: the grammar is lazy (strict tools under tool_choice
+                                          auto), free text until a call opens with this marker */
     /* chat: the answer read into content, reasoning and tool calls (swa_chat_parser) */
     int tool_format;                   /* swa_tool_format */
     int reasoning;                     /* swa_reasoning_format */

@@ -62,6 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         lim.jinja = size && (data[size - 1] & 1) ? jinja : NULL;   /* '}' is odd: most objects take it */
         lim.bos_text = lim.jinja ? "<s>" : NULL;
         lim.eos_text = lim.jinja ? "</s>" : NULL;
+        lim.tool_format = lim.jinja ? SWA_TOOL_FORMAT_HERMES : SWA_TOOL_FORMAT_CONTENT;   /* calls forced or strict */
         if (srv_parse_request((const char *)data, size, kind, &lim, &r, &err)) {
             if (err.status < 400 || err.status > 599 || !err.message[0] || strlen(err.message) >= sizeof err.message) abort();
         } else {
