@@ -531,10 +531,32 @@ static void ollama_out(job *j, const char *text, size_t n, int done)
     cJSON_Delete(o);
 }
 
+/* llama-server's timings, over the request's choices: the prompt tokens evaluated and the time
+   to the first token, the tokens generated and the time since; draft_n and draft_n_accepted
+   where drafts were verified. */
+static cJSON *timings_json(const job *j)
+{
+    cJSON *t = cJSON_CreateObject();
+    double now = now_s(), first = j->t_first ? j->t_first : now;
+    int64_t prompt = 0, gen = 0, drafted = 0, accepted = 0;
+    int i;
+    for (i = 0; i < j->req.n_prompts; i++) prompt += (int64_t)j->req.n_prompt[i];
+    for (i = 0; i < j->n_ch; i++) gen += j->ch[i].n_gen, drafted += j->ch[i].n_drafted, accepted += j->ch[i].n_accepted;
+    cJSON_AddNumberToObject(t, "prompt_n", (double)(prompt - j->n_cached));
+    cJSON_AddNumberToObject(t, "prompt_ms", (first - j->t_arrive) * 1e3);
+    cJSON_AddNumberToObject(t, "predicted_n", (double)gen);
+    cJSON_AddNumberToObject(t, "predicted_ms", (now - first) * 1e3);
+    if (drafted) {
+        cJSON_AddNumberToObject(t, "draft_n", (double)drafted);
+        cJSON_AddNumberToObject(t, "draft_n_accepted", (double)accepted);
+    }
+    return t;
+}
+
 /* llama-server's /completion response (or its last streamed event). */
 static cJSON *native_json(job *j, const char *text, size_t n, int done)
 {
-    cJSON *o = cJSON_CreateObject(), *t;
+    cJSON *o = cJSON_CreateObject();
     choice *c = &j->ch[0];
     add_text(o, "content", text, n);
     cJSON_AddArrayToObject(o, "tokens");
@@ -548,18 +570,7 @@ static cJSON *native_json(job *j, const char *text, size_t n, int done)
     cJSON_AddStringToObject(o, "stop_type", c->finish == FIN_WORD ? "word" : c->finish == FIN_STOP ? "eos" : "limit");
     cJSON_AddStringToObject(o, "stopping_word", c->finish == FIN_WORD ? j->req.stop[c->stop_word] : "");
     cJSON_AddBoolToObject(o, "truncated", 0);
-    t = cJSON_AddObjectToObject(o, "timings");
-    {
-        double now = now_s(), first = j->t_first ? j->t_first : now;
-        cJSON_AddNumberToObject(t, "prompt_n", (double)((int64_t)j->req.n_prompt[0] - j->n_cached));
-        cJSON_AddNumberToObject(t, "prompt_ms", (first - j->t_arrive) * 1e3);
-        cJSON_AddNumberToObject(t, "predicted_n", (double)c->n_gen);
-        cJSON_AddNumberToObject(t, "predicted_ms", (now - first) * 1e3);
-        if (c->n_drafted) {   /* as llama-server: only where drafts were verified */
-            cJSON_AddNumberToObject(t, "draft_n", (double)c->n_drafted);
-            cJSON_AddNumberToObject(t, "draft_n_accepted", (double)c->n_accepted);
-        }
-    }
+    cJSON_AddItemToObject(o, "timings", timings_json(j));
     return o;
 }
 
@@ -729,6 +740,7 @@ static void openai_response(job *j)
         }
     }
     cJSON_AddItemToObject(o, "usage", usage_json(j));
+    cJSON_AddItemToObject(o, "timings", timings_json(j));   /* llama-server's extension */
     json_out(&j->out, o, 0);
     cJSON_Delete(o);
 }
@@ -2333,6 +2345,8 @@ static enum MHD_Result handle_props(struct MHD_Connection *c)
     cJSON_AddNumberToObject(p, "min_p", d.min_p);
     cJSON_AddNumberToObject(p, "repeat_penalty", 1);
     cJSON_AddNumberToObject(p, "repeat_last_n", 64);
+    cJSON_AddNumberToObject(p, "speculative.n_max", S.o.draft_max);
+    cJSON_AddNumberToObject(p, "speculative.n_min", S.o.draft_min);
     cJSON_AddNumberToObject(o, "total_slots", S.n_slots);
     cJSON_AddStringToObject(o, "model_path", S.o.model);
     cJSON_AddStringToObject(o, "model_alias", S.model_id);
@@ -2368,6 +2382,7 @@ static enum MHD_Result handle_slots(struct MHD_Connection *c)
         cJSON_AddNumberToObject(e, "n_ctx", S.lim.n_ctx);
         cJSON_AddBoolToObject(e, "is_processing", S.slots[i].shown_busy);
         cJSON_AddNumberToObject(e, "n_past", (double)S.slots[i].shown_n_hist);
+        cJSON_AddBoolToObject(e, "speculative", S.slots[i].verifier != NULL);
         cJSON_AddItemToArray(arr, e);
     }
     pthread_mutex_unlock(&S.mu);
