@@ -1440,6 +1440,19 @@ static void test_speculative(void **state)
             if (m == 1) assert_int_equal(a, d);
             free(got);
         }
+        /* two slots drafting in the same steps: each choice the text alone */
+        {
+            char *r, *two = (char *)malloc(2 * strlen(want[0]) + 1);
+            assert_non_null(two);
+            strcpy(two, want[0]);
+            strcat(two, want[0]);
+            r = curl(&s, "", "/v1/completions", "{\"prompt\":\"Tom had a red ball. Tom loved his red ball. Tom had a red "
+                     "ball. Tom\",\"max_tokens\":48,\"temperature\":0,\"n\":2}", NULL);
+            got = join_strings(r, "text");
+            assert_string_equal(got, two);
+            assert_non_null(strstr(r, "\"draft_n\":"));
+            free(got), free(r), free(two);
+        }
         /* per request caps: none (n_max 0), n_min above what is drafted; both leave the text as it is */
         snprintf(body, sizeof body, bodies[0][1], ",\"speculative.n_max\":0");
         got = spec_text(&s, bodies[0][0], body, &d, &a);
