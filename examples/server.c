@@ -1696,7 +1696,7 @@ static int spec_step(int i)
     double t0;
     if (k <= 0 || k < c->spec_min) return 0;
     slot_hist_push(s, s->next);   /* the text so far ends with it; evaluated by the verification */
-    if (!s->n_hist) { slot_forget(i); return 0; }
+    if (!s->n_hist) { slot_forget(i); job_end(j, 500, "out of memory"); return 1; }   /* the history is lost */
     spec_draft(i, k, &d);
     if (d.n == 0) { s->n_hist--; return 0; }
     t0 = now_s();

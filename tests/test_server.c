@@ -1414,14 +1414,16 @@ static void test_speculative(void **state)
                         "\"n_predict\":48,\"temperature\":0%s}"},
         {"/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me about a dog and a red ball\"}],"
                                  "\"max_tokens\":32,\"temperature\":0%s}"},
+        {"/completion", "{\"prompt\":\"Tom had a red ball. Tom loved his red ball. Tom had a red ball. Tom\","
+                        "\"n_predict\":48,\"temperature\":0,\"stop\":[\"jumped\"]%s}"},   /* a stop string: what followed it rewound */
     };
     static const char *const modes[] = {"--lookup --draft-max 4", "-md " MODEL " --draft-max 3"};
-    char body[512], path[128], cmd[512], *want[2], *got, *log;
+    char body[512], path[128], cmd[512], *want[3], *got, *log;
     long d, a;
     int m, k;
     (void)state;
     NEED_SERVER();
-    for (k = 0; k < 2; k++) {   /* the reference, without drafts; the fields are ignored there, as llama-server does */
+    for (k = 0; k < 3; k++) {   /* the reference, without drafts; the fields are ignored there, as llama-server does */
         snprintf(body, sizeof body, bodies[k][1], ",\"speculative.n_max\":8,\"speculative.p_min\":0.5");
         want[k] = spec_text(&main_srv, bodies[k][0], body, &d, &a);
         assert_int_equal(d, -1);
@@ -1430,7 +1432,7 @@ static void test_speculative(void **state)
     for (m = 0; m < 2; m++) {
         snprintf(cmd, sizeof cmd, "-np 2 -c 256 %s", modes[m]);
         if (!server_start(&s, cmd)) fail_msg("swa-server %s did not start", cmd);
-        for (k = 0; k < 2; k++) {
+        for (k = 0; k < 3; k++) {
             snprintf(body, sizeof body, bodies[k][1], "");
             got = spec_text(&s, bodies[k][0], body, &d, &a);
             print_message("%s %s: %ld drafted, %ld accepted\n", modes[m], bodies[k][0], d, a);
@@ -1481,7 +1483,7 @@ static void test_speculative(void **state)
         assert_true(server_stop(&s));
     }
     extra_srv = NULL;
-    free(want[0]), free(want[1]);
+    free(want[0]), free(want[1]), free(want[2]);
     expect_status(&main_srv, "", "/completion", "{\"prompt\":\"a\",\"speculative.n_max\":300}", "400", "speculative.n_max");
     tu_tmp_path(path, sizeof path, "draft_model");   /* 272 tokens, the shipped model has more */
     snprintf(cmd, sizeof cmd, "%s --shape custom --type f32 --vocab 272 --ctx 256 --arch llama --layers 1 --dim 32 --heads 2 "
