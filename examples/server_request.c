@@ -1152,10 +1152,10 @@ static int parse_structured(const cJSON *o, srv_request *r, srv_error *err)
     return schema_grammar(f, name, r, err);
 }
 
-/* llama-server's speculative.n_max, .n_min and .p_min: per request caps on the drafts, each up to
-   the server's --draft-max (what its verifiers hold; 256, the most --draft-max takes, when
-   speculation is off and they are ignored, as llama-server ignores them); n_min is brought down
-   to n_max as llama-server does. */
+/* llama-server's speculative.n_max, .n_min (-1 when absent) and .p_min: n_max and n_min up to
+   the server's --draft-max, what its verifiers hold (when speculation is off, and they are
+   ignored as llama-server ignores them, up to 256, the most --draft-max takes). The server brings
+   n_min down to n_max, as llama-server does. */
 static int parse_speculative(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
 {
     double hi = lim->draft_max > 0 ? lim->draft_max : 256, p = 0;
