@@ -974,12 +974,12 @@ static void take_token(job *j, int i, const float *row, int32_t tok)
     if (!j->req.ignore_eos && (tok == S.eos || tok == S.eot || (S.eot < 0 && swa_vocab_is_eog(S.vocab, tok)))) {
         c->finish = FIN_STOP;
     } else {
-        c->n_gen++;
         if (j->req.logprobs) add_logprobs(j, c, row, tok, c->text.len);
         if (j->req.best_of > j->req.n_choices) c->cum_lp += token_logprob(row, tok);
         n = swa_decoder_push(&c->dec, tok, text, sizeof text);
-        pthread_mutex_lock(&j->mu);
+        pthread_mutex_lock(&j->mu);   /* the access log may read the count of a request its client left */
         sb_add(&c->text, text, n);
+        c->n_gen++;
         pthread_mutex_unlock(&j->mu);
         if (j->req.n_stop && cut_at_stop(j, c, before)) c->finish = FIN_WORD;
         else if ((j->req.max_tokens >= 0 && c->n_gen >= j->req.max_tokens) || pos + 1 >= S.lim.n_ctx)
@@ -1712,8 +1712,10 @@ static int spec_step(int i)
     S.m_gen_tokens += (uint64_t)n_out;
     S.m_gen_s += now_s() - t0;
     pthread_mutex_unlock(&S.mu);
+    pthread_mutex_lock(&j->mu);
     c->n_drafted += d.n;
     c->n_accepted += n_out - 1;
+    pthread_mutex_unlock(&j->mu);
     spec_take(j, s->choice, S.spec_out, n_out);
     if (j->n_finished == j->n_ch) job_end(j, 200, NULL);
     return 1;
@@ -2634,7 +2636,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void access_log(conn *cc, enum MHD_RequestTerminationCode why)
 {
     char t[96], line[768];
-    const job *j = cc->job;
+    job *j = cc->job;
     int64_t prompt = 0, gen = 0, drafted = 0, accepted = 0, i;
     char spec[96] = "";
     double total = (now_s() - cc->t_start) * 1e3, ttft = j && j->t_first ? (j->t_first - j->t_arrive) * 1e3 : -1;
@@ -2642,8 +2644,9 @@ static void access_log(conn *cc, enum MHD_RequestTerminationCode why)
     const char *end = why == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "ok" : "aborted";
     for (i = 0; j && i < j->req.n_prompts; i++) prompt += (int64_t)j->req.n_prompt[i];
     for (i = 0; j && j->embed && i < j->ereq.n; i++) prompt += (int64_t)j->ereq.n_prompt[i];
-    for (i = 0; j && i < j->n_ch; i++) gen += j->ch[i].n_gen;
-    for (i = 0; j && i < j->n_ch; i++) drafted += j->ch[i].n_drafted, accepted += j->ch[i].n_accepted;
+    if (j) pthread_mutex_lock(&j->mu);   /* a request whose client left may still be generating */
+    for (i = 0; j && i < j->n_ch; i++) gen += j->ch[i].n_gen, drafted += j->ch[i].n_drafted, accepted += j->ch[i].n_accepted;
+    if (j) pthread_mutex_unlock(&j->mu);
     if (drafted)   /* speculative decoding's tokens drafted and accepted, where it drafted */
         snprintf(spec, sizeof spec, S.o.log_json ? ",\"draft_n\":%lld,\"draft_n_accepted\":%lld" : " draft_n=%lld draft_n_accepted=%lld",
                  (long long)drafted, (long long)accepted);
