@@ -188,8 +188,9 @@ $(BUILD)/test_%: $(BUILD)/obj/test_%.o $(LIB)
 $(HOST_TESTS): $(BUILD)/%: tests/%.c tests/testutil.h tests/programs.h $(HEADERS) | $(BUILD) cmocka
 	$(CC) $(CFLAGS) $(TEST_FLAGS) -I. $< -o $@ -lcmocka $(LDLIBS)
 
-# test_server drives swa-server (when it is built) with curl, swa-generate and swa-loadgen
-$(BUILD)/test_server: $(BUILD)/swa-generate | server
+# test_server drives swa-server (when it is built) with curl, swa-generate and swa-loadgen; its draft
+# model of another vocabulary is written by swa-mkmodel
+$(BUILD)/test_server: $(BUILD)/swa-generate $(BUILD)/swa-mkmodel | server
 
 # test_grammar runs swa-gbnf-validator
 $(BUILD)/test_grammar: $(BUILD)/swa-gbnf-validator

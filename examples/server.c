@@ -49,6 +49,10 @@ typedef struct options {
     int port, parallel, n_ctx, threads, n_batch, n_rewind, queue, timeout, max_conn;
     int cache_ram;             /* MiB of snapshots kept in host memory; -1: srv_cache_default_mib */
     size_t max_body;
+    /* speculative decoding (docs/speculative.md): drafts by prompt lookup or from a draft model */
+    const char *model_draft;   /* -md FILE */
+    int lookup;                /* --lookup */
+    int draft_max, draft_min, ngram_min, ngram_max;   /* -1 until given or defaulted by spec_args */
 } options;
 
 static void usage(FILE *f)
@@ -71,6 +75,11 @@ static void usage(FILE *f)
         "  --max-body BYTES         largest request body (1048576)\n"
         "  --api-key KEY            require Authorization: Bearer KEY\n"
         "  --slot-save-path DIR     where POST /slots/{id}?action=save|restore keeps slots' files (off)\n"
+        "  --lookup                 speculative decoding, drafts looked up in each slot's text so far\n"
+        "  -md, --model-draft FILE  speculative decoding, drafts from a small model of the same vocabulary\n"
+        "  --draft-max N            tokens drafted per step, 1..256 (16; --draft, --draft-n)\n"
+        "  --draft-min N            verify drafts of at least N tokens only (0; --draft-n-min)\n"
+        "  --lookup-ngram-min N, --lookup-ngram-max N  the n-grams --lookup matches (1..4)\n"
         "  --pooling mean|cls|last  embeddings' pooling (the file's {arch}.pooling_type, else mean)\n"
         "  --log-format text|json   the access log's lines on stderr (text)\n"
         "  --log-disable            no access log\n"
@@ -95,6 +104,29 @@ static int int_arg(const char *flag, const char *v, long lo, long hi, int *out)
     return 1;
 }
 
+/* The speculative flags agree, and the unset ones get swa-generate's defaults (llama-server's
+   --draft-max 16; lookup's n-grams 1..4, as llama-lookup's). 0 after saying why not. */
+static int spec_args(options *o)
+{
+    const char *e = NULL;
+    if (!o->lookup && !o->model_draft) {
+        if (o->draft_max >= 0 || o->draft_min >= 0 || o->ngram_min >= 0 || o->ngram_max >= 0)
+            e = "--draft-max, --draft-min and --lookup-ngram-min/max need --lookup or --model-draft";
+    } else if (o->lookup && o->model_draft) {
+        e = "give one of --lookup and --model-draft";
+    } else if (o->model_draft && (o->ngram_min >= 0 || o->ngram_max >= 0)) {
+        e = "--lookup-ngram-min/max are for --lookup, not --model-draft";
+    }
+    if (o->draft_max < 0) o->draft_max = 16;
+    if (o->draft_min < 0) o->draft_min = 0;
+    if (o->ngram_min < 0) o->ngram_min = 1;
+    if (o->ngram_max < 0) o->ngram_max = o->ngram_min > 4 ? o->ngram_min : 4;
+    if (!e && o->draft_min > o->draft_max) e = "--draft-min is above --draft-max";
+    if (!e && o->ngram_min > o->ngram_max) e = "--lookup-ngram-min is above --lookup-ngram-max";
+    if (e) fprintf(stderr, "swa-server: %s\n", e);
+    return !e;
+}
+
 static int parse_args(int argc, char **argv, options *o)
 {
     int i, mb = 1 << 20;
@@ -110,6 +142,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->cache_ram = -1;
     o->pooling = POOL_FILE;
     o->shutdown_timeout = 5;
+    o->draft_max = o->draft_min = o->ngram_min = o->ngram_max = -1;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int ok = 1, *ip = NULL;
@@ -120,6 +153,13 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--api-key")) o->api_key = v;
         else if (!strcmp(a, "--chat-template")) o->chat_template = v;
         else if (!strcmp(a, "--slot-save-path")) o->slot_save_path = v;
+        else if (!strcmp(a, "-md") || !strcmp(a, "--model-draft")) o->model_draft = v;
+        else if (!strcmp(a, "--lookup")) { o->lookup = 1; continue; }
+        else if (!strcmp(a, "--draft-p-min")) {
+            fprintf(stderr, "swa-server: --draft-p-min: swa.h's draft model drafts --draft-max tokens greedily, with no "
+                            "probability cut; leave the flag out\n");
+            return 0;
+        }
         else if (!strcmp(a, "-a") || !strcmp(a, "--alias")) o->alias = v;
         else if (!strcmp(a, "--log-disable")) { o->log_off = 1; continue; }
         else if (!strcmp(a, "--log-format")) {
@@ -153,6 +193,10 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--timeout")) { ip = &o->timeout; hi = 86400; }
         else if (!strcmp(a, "--max-connections")) { ip = &o->max_conn; hi = 65536; }
         else if (!strcmp(a, "--max-body")) { ip = &mb; lo = 64; hi = 1 << 30; }
+        else if (!strcmp(a, "--draft-max") || !strcmp(a, "--draft") || !strcmp(a, "--draft-n")) { ip = &o->draft_max; hi = 256; }
+        else if (!strcmp(a, "--draft-min") || !strcmp(a, "--draft-n-min")) { ip = &o->draft_min; lo = 0; hi = 256; }
+        else if (!strcmp(a, "--lookup-ngram-min")) { ip = &o->ngram_min; hi = 64; }
+        else if (!strcmp(a, "--lookup-ngram-max")) { ip = &o->ngram_max; hi = 64; }
         else { fprintf(stderr, "swa-server: unknown option %s (--help lists them)\n", a); return 0; }
         if (ip) ok = int_arg(a, v, lo, hi, ip);
         else if (!v) { fprintf(stderr, "swa-server: %s needs a value\n", a); ok = 0; }
@@ -161,6 +205,7 @@ static int parse_args(int argc, char **argv, options *o)
     }
     o->max_body = (size_t)mb;
     if (!o->model) { usage(stderr); return 0; }
+    if (!spec_args(o)) return 0;
     if (o->slot_save_path) {   /* made when absent, as llama-server does */
         struct stat st;
         if (stat(o->slot_save_path, &st) != 0 && mkdir(o->slot_save_path, 0755) != 0 && errno != EEXIST) {
@@ -244,6 +289,8 @@ typedef struct choice {
     double cum_lp;             /* the sum of its tokens' log-probabilities (best_of) */
     int stop_word;             /* the stop string that ended it (FIN_WORD) */
     swa_chat_parser *parser;   /* chat: the answer read into content, reasoning and tool calls */
+    int32_t spec_max, spec_min;   /* speculative decoding: the longest and shortest draft; spec_max 0: none */
+    int64_t n_drafted, n_accepted;   /* tokens drafted for it, and of them accepted */
 } choice;
 
 typedef struct job {
@@ -318,6 +365,8 @@ typedef struct slot {
     size_t snap_size, snap_cap;
     int32_t *snap_tok;         /* the tokens the snapshot holds */
     size_t snap_n, snap_tok_cap;
+    swa_spec *verifier;        /* speculative decoding (--lookup, -md): the slot's verifier */
+    swa_drafter *drafter;      /* -md: the draft model in a context of its own, following the slot's text */
     int shown_busy;            /* what /slots shows, copied under mu after each step */
     size_t shown_n_hist;
 } slot;
@@ -331,6 +380,8 @@ typedef struct server {
     char bos_text[128], eos_text[128];
     int32_t eot, eos, n_vocab;
     swa_ctx *ctx;
+    swa_model *draft;          /* -md */
+    int32_t *spec_buf, *spec_out;   /* a lookup's draft [draft_max], a verification's tokens [draft_max + 1] */
     srv_cache *cache;          /* NULL with --cache-ram 0 */
     srv_limits lim;
     char model_id[256];
@@ -480,10 +531,32 @@ static void ollama_out(job *j, const char *text, size_t n, int done)
     cJSON_Delete(o);
 }
 
+/* llama-server's timings, over the request's choices: the prompt tokens evaluated and the time
+   to the first token, the tokens generated and the time since; draft_n and draft_n_accepted
+   where drafts were verified. */
+static cJSON *timings_json(const job *j)
+{
+    cJSON *t = cJSON_CreateObject();
+    double now = now_s(), first = j->t_first ? j->t_first : now;
+    int64_t prompt = 0, gen = 0, drafted = 0, accepted = 0;
+    int i;
+    for (i = 0; i < j->req.n_prompts; i++) prompt += (int64_t)j->req.n_prompt[i];
+    for (i = 0; i < j->n_ch; i++) gen += j->ch[i].n_gen, drafted += j->ch[i].n_drafted, accepted += j->ch[i].n_accepted;
+    cJSON_AddNumberToObject(t, "prompt_n", (double)(prompt - j->n_cached));
+    cJSON_AddNumberToObject(t, "prompt_ms", (first - j->t_arrive) * 1e3);
+    cJSON_AddNumberToObject(t, "predicted_n", (double)gen);
+    cJSON_AddNumberToObject(t, "predicted_ms", (now - first) * 1e3);
+    if (drafted) {
+        cJSON_AddNumberToObject(t, "draft_n", (double)drafted);
+        cJSON_AddNumberToObject(t, "draft_n_accepted", (double)accepted);
+    }
+    return t;
+}
+
 /* llama-server's /completion response (or its last streamed event). */
 static cJSON *native_json(job *j, const char *text, size_t n, int done)
 {
-    cJSON *o = cJSON_CreateObject(), *t;
+    cJSON *o = cJSON_CreateObject();
     choice *c = &j->ch[0];
     add_text(o, "content", text, n);
     cJSON_AddArrayToObject(o, "tokens");
@@ -497,14 +570,7 @@ static cJSON *native_json(job *j, const char *text, size_t n, int done)
     cJSON_AddStringToObject(o, "stop_type", c->finish == FIN_WORD ? "word" : c->finish == FIN_STOP ? "eos" : "limit");
     cJSON_AddStringToObject(o, "stopping_word", c->finish == FIN_WORD ? j->req.stop[c->stop_word] : "");
     cJSON_AddBoolToObject(o, "truncated", 0);
-    t = cJSON_AddObjectToObject(o, "timings");
-    {
-        double now = now_s(), first = j->t_first ? j->t_first : now;
-        cJSON_AddNumberToObject(t, "prompt_n", (double)((int64_t)j->req.n_prompt[0] - j->n_cached));
-        cJSON_AddNumberToObject(t, "prompt_ms", (first - j->t_arrive) * 1e3);
-        cJSON_AddNumberToObject(t, "predicted_n", (double)c->n_gen);
-        cJSON_AddNumberToObject(t, "predicted_ms", (now - first) * 1e3);
-    }
+    cJSON_AddItemToObject(o, "timings", timings_json(j));
     return o;
 }
 
@@ -721,6 +787,7 @@ static void openai_response(job *j)
         }
     }
     cJSON_AddItemToObject(o, "usage", usage_json(j));
+    cJSON_AddItemToObject(o, "timings", timings_json(j));   /* llama-server's extension */
     json_out(&j->out, o, 0);
     cJSON_Delete(o);
 }
@@ -954,12 +1021,12 @@ static void take_token(job *j, int i, const float *row, int32_t tok)
     if (!j->req.ignore_eos && (tok == S.eos || tok == S.eot || (S.eot < 0 && swa_vocab_is_eog(S.vocab, tok)))) {
         c->finish = FIN_STOP;
     } else {
-        c->n_gen++;
         if (j->req.logprobs) add_logprobs(j, c, row, tok, c->text.len);
         if (j->req.best_of > j->req.n_choices) c->cum_lp += token_logprob(row, tok);
         n = swa_decoder_push(&c->dec, tok, text, sizeof text);
-        pthread_mutex_lock(&j->mu);
+        pthread_mutex_lock(&j->mu);   /* the access log may read the count of a request its client left */
         sb_add(&c->text, text, n);
+        c->n_gen++;
         pthread_mutex_unlock(&j->mu);
         if (j->req.n_stop && cut_at_stop(j, c, before)) c->finish = FIN_WORD;
         else if ((j->req.max_tokens >= 0 && c->n_gen >= j->req.max_tokens) || pos + 1 >= S.lim.n_ctx)
@@ -1148,6 +1215,8 @@ static int start_job(job *j)
         S.slots[s].state = lead ? SLOT_PREFILL : SLOT_FORK;
     }
     free(taken);
+    for (i = 0; i < j->n_ch; i++)   /* a draft model follows one text: this request's from its start */
+        if (S.slots[j->ch[i].slot].drafter) swa_drafter_reset(S.slots[j->ch[i].slot].drafter);
     for (i = 0; i < j->n_ch; i++) cache_keep(j->ch[i].slot, j->req.prompt[j->ch[i].group], j->req.n_prompt[j->ch[i].group]);
     for (i = 0; i < j->n_ch; i += j->req.best_of) {
         int s = j->ch[i].slot, g = j->ch[i].group;
@@ -1608,10 +1677,101 @@ static void prompt_done(job *j, int g, const float *row)
     if (j->n_finished == j->n_ch) job_end(j, 200, NULL);
 }
 
+/* ---- speculative decoding (--lookup, -md): a slot's draft verified in a decode of its own ---- */
+
+/* The longest draft for slot i now: within its choice's spec_max, the tokens max_tokens still
+   allows after the one to evaluate, and the positions the slot has left. */
+static int32_t spec_room(int i)
+{
+    const slot *s = &S.slots[i];
+    const choice *c = &s->job->ch[s->choice];
+    int64_t k = c->spec_max, room = (int64_t)S.lim.n_ctx - (int64_t)s->n_hist - 1;
+    if (s->job->req.max_tokens >= 0 && s->job->req.max_tokens - c->n_gen - 1 < k) k = s->job->req.max_tokens - c->n_gen - 1;
+    if (room < k) k = room;
+    return k > 0 ? (int32_t)k : 0;
+}
+
+/* A draft of k tokens to follow slot i's text, which ends with its next token (d->n 0: none). A
+   draft model that fails (its context full) drafts no more for this choice. */
+static void spec_draft(int i, int32_t k, swa_draft *d)
+{
+    slot *s = &S.slots[i];
+    choice *c = &s->job->ch[s->choice];
+    swa_error err;
+    swa_status st;
+    memset(d, 0, sizeof *d);
+    d->token = S.spec_buf;
+    if (s->drafter) st = swa_drafter_draft(s->drafter, s->hist, s->n_hist, k, d, &err);
+    else st = swa_spec_lookup(s->hist, s->n_hist, S.o.ngram_min, S.o.ngram_max, S.spec_buf, k, &d->n, &err);
+    if (st != SWA_OK) {
+        fprintf(stderr, "swa-server: slot %d: no more drafts for this request: %s\n", i, err.msg);
+        c->spec_max = 0;
+        d->n = 0;
+    }
+    if (d->n < c->spec_min) d->n = 0;
+}
+
+/* The tokens a verification chose, to choice i of j as take_token takes sampled ones; where one
+   ends it, the sequence goes back to before the tokens after it (as if they were never drafted). */
+static void spec_take(job *j, int i, const int32_t *out, int32_t n_out)
+{
+    choice *c = &j->ch[i];
+    int sl = c->slot;
+    int32_t k;
+    for (k = 0; k < n_out; k++) {
+        take_token(j, i, NULL, out[k]);
+        if (c->finish) {
+            if (k + 1 < n_out && swa_seq_rewind(S.ctx, sl, n_out - 1 - k, NULL) != SWA_OK) slot_forget(sl);
+            return;
+        }
+        if (k + 1 < n_out) slot_hist_push(&S.slots[sl], out[k]);
+    }
+}
+
+/* Slot i (generating, with drafts) verifies a draft after its next token in one decode: 1 when it
+   did, 0 when there is no draft worth it now (the slot joins the step's batch). */
+static int spec_step(int i)
+{
+    slot *s = &S.slots[i];
+    job *j = s->job;
+    choice *c = &j->ch[s->choice];
+    int32_t k = spec_room(i), n_out = 0;
+    swa_draft d;
+    swa_error err;
+    swa_status st;
+    double t0;
+    if (k <= 0 || k < c->spec_min) return 0;
+    slot_hist_push(s, s->next);   /* the text so far ends with it; evaluated by the verification */
+    if (!s->n_hist) { slot_forget(i); job_end(j, 500, "out of memory"); return 1; }   /* the history is lost */
+    spec_draft(i, k, &d);
+    if (d.n == 0) { s->n_hist--; return 0; }
+    t0 = now_s();
+    st = swa_spec_verify(s->verifier, S.ctx, i, c->sampler, s->next, &d, S.spec_out, &n_out, &err);
+    if (st != SWA_OK) {   /* the sequence and the sampler are as they were: on without drafts */
+        fprintf(stderr, "swa-server: slot %d: no more drafts for this request: %s\n", i, err.msg);
+        c->spec_max = 0;
+        s->n_hist--;
+        return 0;
+    }
+    pthread_mutex_lock(&S.mu);
+    S.m_decodes++;
+    S.m_gen_tokens += (uint64_t)n_out;
+    S.m_gen_s += now_s() - t0;
+    pthread_mutex_unlock(&S.mu);
+    pthread_mutex_lock(&j->mu);
+    c->n_drafted += d.n;
+    c->n_accepted += n_out - 1;
+    pthread_mutex_unlock(&j->mu);
+    spec_take(j, s->choice, S.spec_out, n_out);
+    if (j->n_finished == j->n_ch) job_end(j, 200, NULL);
+    return 1;
+}
+
 /* One step: a token of every generating slot and a chunk of the prompts, one swa_ctx_decode. */
 static int step(void)
 {
     size_t n = 0, budget = (size_t)S.o.n_batch, n_prompt = 0, n_gen = 0, r, i;
+    int busy = 0;
     swa_batch b;
     swa_error err;
     swa_status st;
@@ -1623,6 +1783,7 @@ static int step(void)
     for (i = 0; i < (size_t)S.n_slots; i++) {
         slot *s = &S.slots[i];
         if (s->state != SLOT_GEN) continue;
+        if (s->job->ch[s->choice].spec_max && spec_step((int)i)) { busy = 1; continue; }
         S.b_tok[n] = s->next;
         S.b_seq[n] = (int32_t)i;
         S.b_logits[n] = 1;
@@ -1648,7 +1809,7 @@ static int step(void)
         budget -= take;
         n_prompt += take;
     }
-    if (n == 0) return 0;
+    if (n == 0) return busy;
     b.n = n;
     b.token = S.b_tok;
     b.seq = S.b_seq;
@@ -1966,6 +2127,17 @@ static enum MHD_Result run_job(struct MHD_Connection *c, conn *cc, job *j)
     }
 }
 
+/* Choice ch's drafts: the request's speculative.n_max and n_min, else --draft-max and --draft-min
+   (n_min brought down to n_max, as llama-server does). None without speculation, nor where each
+   token's logits are needed (logprobs, best_of's ranking): a verification does not keep them. */
+static void spec_settings(const srv_request *r, choice *ch)
+{
+    ch->spec_max = r->spec_n_max >= 0 ? r->spec_n_max : S.o.draft_max;
+    ch->spec_min = r->spec_n_min >= 0 ? r->spec_n_min : S.o.draft_min;
+    if (ch->spec_min > ch->spec_max) ch->spec_min = ch->spec_max;
+    if (!S.slots[0].verifier || r->logprobs || r->best_of > r->n_choices) ch->spec_max = 0;
+}
+
 /* Choice i's reader of the answer: the request's tool-call syntax, tools and reasoning format. */
 static int chat_parser(job *j, int i, uint64_t seed, swa_error *e)
 {
@@ -2010,6 +2182,7 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
         sc.seed += (uint64_t)(i % j->req.best_of);   /* the request's seed + i, as swa-generate --parallel */
         ch->slot = -1;
         ch->group = g;
+        spec_settings(&j->req, ch);
         if (swa_sampler_create(&sc, S.n_vocab, &ch->sampler, NULL) != SWA_OK ||
             swa_sampler_set_logit_bias(ch->sampler, j->req.bias_id, j->req.bias, j->req.n_bias, NULL) != SWA_OK) {
             j->refs = 1;
@@ -2223,6 +2396,8 @@ static enum MHD_Result handle_props(struct MHD_Connection *c)
     cJSON_AddNumberToObject(p, "min_p", d.min_p);
     cJSON_AddNumberToObject(p, "repeat_penalty", 1);
     cJSON_AddNumberToObject(p, "repeat_last_n", 64);
+    cJSON_AddNumberToObject(p, "speculative.n_max", S.o.draft_max);
+    cJSON_AddNumberToObject(p, "speculative.n_min", S.o.draft_min);
     cJSON_AddNumberToObject(o, "total_slots", S.n_slots);
     cJSON_AddStringToObject(o, "model_path", S.o.model);
     cJSON_AddStringToObject(o, "model_alias", S.model_id);
@@ -2258,6 +2433,7 @@ static enum MHD_Result handle_slots(struct MHD_Connection *c)
         cJSON_AddNumberToObject(e, "n_ctx", S.lim.n_ctx);
         cJSON_AddBoolToObject(e, "is_processing", S.slots[i].shown_busy);
         cJSON_AddNumberToObject(e, "n_past", (double)S.slots[i].shown_n_hist);
+        cJSON_AddBoolToObject(e, "speculative", S.slots[i].verifier != NULL);
         cJSON_AddItemToArray(arr, e);
     }
     pthread_mutex_unlock(&S.mu);
@@ -2509,24 +2685,30 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void access_log(conn *cc, enum MHD_RequestTerminationCode why)
 {
     char t[96], line[768];
-    const job *j = cc->job;
-    int64_t prompt = 0, gen = 0, i;
+    job *j = cc->job;
+    int64_t prompt = 0, gen = 0, drafted = 0, accepted = 0, i;
+    char spec[96] = "";
     double total = (now_s() - cc->t_start) * 1e3, ttft = j && j->t_first ? (j->t_first - j->t_arrive) * 1e3 : -1;
     int slot = j ? j->first_slot : -1;
     const char *end = why == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "ok" : "aborted";
     for (i = 0; j && i < j->req.n_prompts; i++) prompt += (int64_t)j->req.n_prompt[i];
     for (i = 0; j && j->embed && i < j->ereq.n; i++) prompt += (int64_t)j->ereq.n_prompt[i];
-    for (i = 0; j && i < j->n_ch; i++) gen += j->ch[i].n_gen;
+    if (j) pthread_mutex_lock(&j->mu);   /* a request whose client left may still be generating */
+    for (i = 0; j && i < j->n_ch; i++) gen += j->ch[i].n_gen, drafted += j->ch[i].n_drafted, accepted += j->ch[i].n_accepted;
+    if (j) pthread_mutex_unlock(&j->mu);
+    if (drafted)   /* speculative decoding's tokens drafted and accepted, where it drafted */
+        snprintf(spec, sizeof spec, S.o.log_json ? ",\"draft_n\":%lld,\"draft_n_accepted\":%lld" : " draft_n=%lld draft_n_accepted=%lld",
+                 (long long)drafted, (long long)accepted);
     iso_time(t, sizeof t);
     if (S.o.log_json)
         snprintf(line, sizeof line, "{\"time\":\"%s\",\"method\":\"%s\",\"path\":\"%.100s\",\"status\":%d,\"slot\":%d,"
-                 "\"prompt_tokens\":%lld,\"cached_tokens\":%lld,\"completion_tokens\":%lld,\"ttft_ms\":%.1f,"
+                 "\"prompt_tokens\":%lld,\"cached_tokens\":%lld,\"completion_tokens\":%lld%s,\"ttft_ms\":%.1f,"
                  "\"total_ms\":%.1f,\"end\":\"%s\"}", t, cc->method, json_safe_path(cc->path), cc->status, slot, (long long)prompt,
-                 (long long)(j ? j->n_cached : 0), (long long)gen, ttft, total, end);
+                 (long long)(j ? j->n_cached : 0), (long long)gen, spec, ttft, total, end);
     else
-        snprintf(line, sizeof line, "%s %s %.100s %d slot=%d prompt=%lld cached=%lld completion=%lld ttft_ms=%.1f total_ms=%.1f %s",
+        snprintf(line, sizeof line, "%s %s %.100s %d slot=%d prompt=%lld cached=%lld completion=%lld%s ttft_ms=%.1f total_ms=%.1f %s",
                  t, cc->method, cc->path, cc->status, slot, (long long)prompt, (long long)(j ? j->n_cached : 0),
-                 (long long)gen, ttft, total, end);
+                 (long long)gen, spec, ttft, total, end);
     fprintf(stderr, "%s\n", line);
 }
 
@@ -2681,6 +2863,38 @@ static void setup_jinja(void)
     S.lim.jinja = S.jinja;
 }
 
+/* --lookup, -md: a verifier per slot, and with -md the draft model (refused unless it has the
+   target's vocabulary) in a context per slot, with the target's threads, batch and positions.
+   0 after saying why not. */
+static int setup_spec(const swa_ctx_config *cfg)
+{
+    swa_ctx_config dc;
+    swa_error err;
+    int i;
+    memset(&dc, 0, sizeof dc);
+    dc.n_threads = cfg->n_threads;
+    dc.n_batch = cfg->n_batch;
+    dc.n_ctx = cfg->n_ctx;
+    S.spec_buf = (int32_t *)malloc((size_t)S.o.draft_max * sizeof(int32_t));
+    S.spec_out = (int32_t *)malloc((size_t)(S.o.draft_max + 1) * sizeof(int32_t));
+    if (!S.spec_buf || !S.spec_out) { fprintf(stderr, "swa-server: out of memory\n"); return 0; }
+    if (S.o.model_draft && swa_model_load(S.o.model_draft, &S.draft, &err) != SWA_OK) {
+        fprintf(stderr, "swa-server: --model-draft %s: %s\n", S.o.model_draft, err.msg);
+        return 0;
+    }
+    for (i = 0; i < S.n_slots; i++)
+        if (swa_spec_create(S.n_vocab, S.o.draft_max, &S.slots[i].verifier, &err) != SWA_OK ||
+            (S.draft && swa_drafter_create(S.draft, S.model, &dc, NULL, S.o.draft_max, &S.slots[i].drafter, &err) != SWA_OK)) {
+            fprintf(stderr, "swa-server: %s%s%s%s\n", S.draft ? "--model-draft " : "", S.draft ? S.o.model_draft : "",
+                    S.draft ? ": " : "", err.msg);
+            return 0;
+        }
+    S.lim.draft_max = S.o.draft_max;
+    fprintf(stderr, "swa-server: speculative decoding: drafts of %d..%d tokens %s%s\n", S.o.draft_min, S.o.draft_max,
+            S.draft ? "from " : "by prompt lookup", S.draft ? S.o.model_draft : "");
+    return 1;
+}
+
 static int setup_engine(void)
 {
     swa_error err;
@@ -2712,6 +2926,7 @@ static int setup_engine(void)
     cfg.n_threads = S.o.threads;
     cfg.n_batch = S.o.n_batch;
     cfg.n_rewind = S.o.n_rewind;
+    if ((S.o.lookup || S.o.model_draft) && cfg.n_rewind < S.o.draft_max) cfg.n_rewind = S.o.draft_max;   /* a draft's rewind */
     if (S.o.n_ctx) cfg.n_ctx = S.o.n_ctx;
     if (swa_ctx_create(S.model, &cfg, &S.ctx, &err) != SWA_OK) {
         fprintf(stderr, "swa-server: %s\n", err.msg);
@@ -2754,6 +2969,7 @@ static int setup_engine(void)
         return 0;
     }
     for (i = 0; i < S.n_slots; i++) S.slots[i].state = SLOT_IDLE;
+    if ((S.o.lookup || S.o.model_draft) && !setup_spec(&cfg)) return 0;
     base = S.o.alias ? S.o.alias : strrchr(S.o.model, '/') ? strrchr(S.o.model, '/') + 1 : S.o.model;
     snprintf(S.model_id, sizeof S.model_id, "%s", base);
     fprintf(stderr, "swa-server: %s: %d slots of %d positions (window %d, %d of %d layers windowed), %s kernels, "
@@ -2858,7 +3074,12 @@ int main(int argc, char **argv)
         free(S.slots[i].hist);
         free(S.slots[i].snap);
         free(S.slots[i].snap_tok);
+        swa_spec_free(S.slots[i].verifier);
+        swa_drafter_free(S.slots[i].drafter);
     }
+    free(S.spec_buf);
+    free(S.spec_out);
+    swa_model_free(S.draft);
     free(S.slots);
     free(S.b_tok);
     free(S.b_seq);

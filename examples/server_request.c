@@ -116,6 +116,8 @@ static const field_rule rules[] = {
     {"presence_penalty", K_SAMPLE, ACT, 0}, {"frequency_penalty", K_SAMPLE, ACT, 0},
     {"logit_bias", K_LLAMA, ACT, 0}, {"logprobs", K_OAI, ACT, 0}, {"top_logprobs", K_CHAT, ACT, 0},
     {"ignore_eos", K_LLAMA, ACT, 0}, {"cache_prompt", K_LLAMA, ACT, 0},
+    {"speculative.n_max", K_LLAMA, ACT, 0}, {"speculative.n_min", K_LLAMA, ACT, 0},
+    {"speculative.p_min", K_LLAMA, META, 0},   /* no probability cut in swa.h's drafter: checked, inert */
     {"system", K_OGEN, ACT, 0}, {"raw", K_OGEN, ACT, 0}, {"options", K_OLL, ACT, 0},
     {"num_predict", K_OPT, ACT, 0}, {"num_ctx", K_OPT, ACT, 0},
     /* metadata, or runtime settings that change no output */
@@ -1203,6 +1205,23 @@ static int parse_structured(const cJSON *o, srv_request *r, srv_error *err)
     return schema_grammar(f, name, r, err);
 }
 
+/* llama-server's speculative.n_max, .n_min (-1 when absent) and .p_min: n_max and n_min up to
+   the server's --draft-max, what its verifiers hold (when speculation is off, and they are
+   ignored as llama-server ignores them, up to 256, the most --draft-max takes). The server brings
+   n_min down to n_max, as llama-server does. */
+static int parse_speculative(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    double hi = lim->draft_max > 0 ? lim->draft_max : 256, p = 0;
+    int64_t n_max = -1, n_min = -1;
+    if (get_int(o, "speculative.n_max", 0, hi, &n_max, err) || get_int(o, "speculative.n_min", 0, hi, &n_min, err) ||
+        get_number(o, "speculative.p_min", 0, 1, &p, err))
+        return -1;
+    r->spec_n_max = (int32_t)n_max;
+    r->spec_n_min = (int32_t)n_min;
+    r->spec_p_min = p;
+    return 0;
+}
+
 static int parse_object(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
 {
     const cJSON *so = cJSON_GetObjectItemCaseSensitive(o, "stream_options");
@@ -1211,7 +1230,8 @@ static int parse_object(const cJSON *o, const srv_limits *lim, srv_request *r, s
     r->stream = ollama;   /* ollama streams unless told not to */
     if (check_fields(o, kind_fields[r->kind], err) || parse_prompt(o, lim, r, err) ||
         get_bool(o, "stream", &r->stream, err) || get_bool(o, "ignore_eos", &r->ignore_eos, err) ||
-        get_bool(o, "cache_prompt", &r->cache_prompt, err) || parse_counts(o, lim, r, err) || parse_sampling(o, r, err) ||
+        get_bool(o, "cache_prompt", &r->cache_prompt, err) || parse_speculative(o, lim, r, err) ||
+        parse_counts(o, lim, r, err) || parse_sampling(o, r, err) ||
         parse_bias(o, lim, r, err) || parse_logprobs(o, r, err) || (ollama && ollama_options(o, lim, r, err)) ||
         parse_structured(o, r, err))
         return -1;
@@ -1312,6 +1332,7 @@ int srv_parse_request(const char *body, size_t len, int kind, const srv_limits *
     memset(r, 0, sizeof *r);
     r->kind = kind;
     r->cache_prompt = 1;
+    r->spec_n_max = r->spec_n_min = -1;
     r->sampling = swa_sampler_config_default();
     if (!(o = srv_parse_json(body, len, err))) return -1;
     rc = parse_object(o, lim, r, err);

@@ -29,6 +29,7 @@ typedef struct srv_limits {
     const char *bos_text, *eos_text;   /* bos_token and eos_token, as the template sees them */
     int tool_format;                   /* swa_tool_format of jinja's source (GENERIC without one) */
     int reasoning;                     /* swa_reasoning_format when a request names none */
+    int32_t draft_max;                 /* speculative decoding's longest draft (--draft-max); 0: off */
 } srv_limits;
 
 typedef struct srv_request {
@@ -50,6 +51,9 @@ typedef struct srv_request {
     int stream, include_usage;
     int ignore_eos;                    /* llama-server's extension: generate max_tokens whatever */
     int cache_prompt;                  /* llama-server's: reuse what a slot holds (default 1) */
+    int32_t spec_n_max, spec_n_min;    /* speculative.n_max, .n_min: the draft's longest and shortest
+                                          (n_min at most n_max); -1: the server's --draft-max, --draft-min */
+    double spec_p_min;                 /* speculative.p_min, 0..1: accepted, acts on nothing (no cut) */
     char *stop[SRV_MAX_STOP];
     int n_stop;
     int logprobs;                      /* 0 off, 1 on */

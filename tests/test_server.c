@@ -1371,6 +1371,132 @@ static void test_infill(void **state)
     unlink(path);
 }
 
+/* ---- speculative decoding (--lookup, -md) ---- */
+
+/* The answer's text (completion "content" or chat "content") for body on s, and its timings'
+   draft_n and draft_n_accepted (-1 when absent). */
+static char *spec_text(const server *s, const char *path, const char *body, long *drafted, long *accepted)
+{
+    char *r = curl(s, "", path, body, NULL), *t = join_strings(r, "content");
+    const char *d = strstr(r, "\"draft_n\":"), *a = strstr(r, "\"draft_n_accepted\":");
+    if (!strstr(r, "\"content\":")) fail_msg("%s %s:\n%.600s", path, body, r);
+    *drafted = d ? strtol(d + strlen("\"draft_n\":"), NULL, 10) : -1;
+    *accepted = a ? strtol(a + strlen("\"draft_n_accepted\":"), NULL, 10) : -1;
+    free(r);
+    return t;
+}
+
+/* A server that must refuse to start with these arguments, saying `why` on stderr. */
+static void refused_at_start(const char *args, const char *why)
+{
+    server s;
+    char *log;
+    if (server_start(&s, args)) {
+        server_stop(&s);
+        fail_msg("swa-server %s started", args);
+    }
+    if (s.pid > 0) { kill(s.pid, SIGKILL); waitpid(s.pid, NULL, 0); }
+    log = read_text(s.log);
+    if (!log || !strstr(log, why)) fail_msg("swa-server %s: no \"%s\" in its log:\n%s", args, why, log ? log : "");
+    free(log);
+    unlink(s.log);
+}
+
+/* Greedy text with drafts (prompt lookup; the shipped model as its own draft model) is the text
+   without them, for /completion and chat; the counts are there and sane (a model drafting for
+   itself at temperature 0 has every draft accepted); sampled runs complete; the request fields
+   are checked; a draft model of another vocabulary is refused at start. */
+static void test_speculative(void **state)
+{
+    static server s;
+    static const char *const bodies[][2] = {
+        {"/completion", "{\"prompt\":\"Tom had a red ball. Tom loved his red ball. Tom had a red ball. Tom\","
+                        "\"n_predict\":48,\"temperature\":0%s}"},
+        {"/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me about a dog and a red ball\"}],"
+                                 "\"max_tokens\":32,\"temperature\":0%s}"},
+        {"/completion", "{\"prompt\":\"Tom had a red ball. Tom loved his red ball. Tom had a red ball. Tom\","
+                        "\"n_predict\":48,\"temperature\":0,\"stop\":[\"jumped\"]%s}"},   /* a stop string: what followed it rewound */
+    };
+    static const char *const modes[] = {"--lookup --draft-max 4", "-md " MODEL " --draft-max 3"};
+    char body[512], path[128], cmd[512], *want[3], *got, *log;
+    long d, a;
+    int m, k;
+    (void)state;
+    NEED_SERVER();
+    for (k = 0; k < 3; k++) {   /* the reference, without drafts; the fields are ignored there, as llama-server does */
+        snprintf(body, sizeof body, bodies[k][1], ",\"speculative.n_max\":8,\"speculative.p_min\":0.5");
+        want[k] = spec_text(&main_srv, bodies[k][0], body, &d, &a);
+        assert_int_equal(d, -1);
+    }
+    extra_srv = &s;
+    for (m = 0; m < 2; m++) {
+        snprintf(cmd, sizeof cmd, "-np 2 -c 256 %s", modes[m]);
+        if (!server_start(&s, cmd)) fail_msg("swa-server %s did not start", cmd);
+        for (k = 0; k < 3; k++) {
+            snprintf(body, sizeof body, bodies[k][1], "");
+            got = spec_text(&s, bodies[k][0], body, &d, &a);
+            print_message("%s %s: %ld drafted, %ld accepted\n", modes[m], bodies[k][0], d, a);
+            assert_string_equal(got, want[k]);
+            if (k == 0 || m == 1) assert_true(d > 0);   /* the completion's prompt repeats itself */
+            assert_true(d == -1 ? a == -1 : a >= 0 && a <= d);
+            if (m == 1) assert_int_equal(a, d);
+            free(got);
+        }
+        /* two slots drafting in the same steps: each choice the text alone */
+        {
+            char *r, *two = (char *)malloc(2 * strlen(want[0]) + 1);
+            assert_non_null(two);
+            strcpy(two, want[0]);
+            strcat(two, want[0]);
+            r = curl(&s, "", "/v1/completions", "{\"prompt\":\"Tom had a red ball. Tom loved his red ball. Tom had a red "
+                     "ball. Tom\",\"max_tokens\":48,\"temperature\":0,\"n\":2}", NULL);
+            got = join_strings(r, "text");
+            assert_string_equal(got, two);
+            assert_non_null(strstr(r, "\"draft_n\":"));
+            free(got), free(r), free(two);
+        }
+        /* per request caps: none (n_max 0), n_min above what is drafted; both leave the text as it is */
+        snprintf(body, sizeof body, bodies[0][1], ",\"speculative.n_max\":0");
+        got = spec_text(&s, bodies[0][0], body, &d, &a);
+        assert_string_equal(got, want[0]);
+        assert_int_equal(d, -1);
+        free(got);
+        snprintf(body, sizeof body, bodies[0][1], ",\"speculative.n_max\":2,\"speculative.n_min\":1");
+        got = spec_text(&s, bodies[0][0], body, &d, &a);
+        assert_string_equal(got, want[0]);
+        free(got);
+        /* sampled: drafts accepted by the rejection rule, a complete answer */
+        got = spec_text(&s, "/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":40,\"temperature\":0.9,"
+                        "\"seed\":7,\"ignore_eos\":true}", &d, &a);
+        assert_true(strlen(got) > 40);
+        assert_true(a <= d);
+        free(got);
+        expect_status(&s, "", "/completion", "{\"prompt\":\"a\",\"speculative.n_max\":5}", "400", "\"param\":\"speculative.n_max\"");
+        expect_status(&s, "", "/completion", "{\"prompt\":\"a\",\"speculative.n_min\":-1}", "400", "\"param\":\"speculative.n_min\"");
+        expect_status(&s, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],"
+                      "\"speculative.p_min\":2}", "400", "\"param\":\"speculative.p_min\"");
+        assert_server_sound(&s);
+        log = read_text(s.log);
+        assert_non_null(log);
+        assert_non_null(strstr(log, " draft_n_accepted="));
+        free(log);
+        assert_true(server_stop(&s));
+    }
+    extra_srv = NULL;
+    free(want[0]), free(want[1]), free(want[2]);
+    expect_status(&main_srv, "", "/completion", "{\"prompt\":\"a\",\"speculative.n_max\":300}", "400", "speculative.n_max");
+    tu_tmp_path(path, sizeof path, "draft_model");   /* 272 tokens, the shipped model has more */
+    snprintf(cmd, sizeof cmd, "%s --shape custom --type f32 --vocab 272 --ctx 256 --arch llama --layers 1 --dim 32 --heads 2 "
+             "--kv-heads 1 --ff 32 %s 2>/dev/null", PROGRAM("swa-mkmodel"), path);
+    assert_int_equal(tu_run(cmd), 0);
+    snprintf(cmd, sizeof cmd, "-md %s", path);
+    refused_at_start(cmd, "the target's vocabulary");
+    unlink(path);
+    refused_at_start("--lookup --draft-p-min 0.5", "--draft-p-min");
+    refused_at_start("--lookup -md " MODEL, "give one of --lookup and --model-draft");
+    refused_at_start("--draft-max 4", "need --lookup or --model-draft");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1395,6 +1521,7 @@ int main(void)
         cmocka_unit_test_teardown(test_slot_save_restore, stop_extra),
         cmocka_unit_test(test_slot_actions_off),
         cmocka_unit_test_teardown(test_infill, stop_extra),
+        cmocka_unit_test_teardown(test_speculative, stop_extra),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
