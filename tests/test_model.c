@@ -169,8 +169,7 @@ static void test_hparams_and_config(void **state)
     swa_ctx_config cfg, got;
     swa_error err;
     (void)state;
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &m, NULL), SWA_OK);
+    m = tu_build_load(&tm, &s);
     assert_int_equal(swa_model_hparams(m)->window, 6);
     assert_int_equal(swa_model_layer_window(m, 1), 6);
     assert_int_equal(swa_model_layer_window(m, 2), -1);
@@ -295,8 +294,7 @@ static void test_version_and_kernels(void **state)
     assert_int_equal(swa_kernels_from_name("sse9"), -1);
     assert_int_equal(swa_kernels_from_name(NULL), -1);
     assert_null(swa_kernels_name(SWA_KERNELS_AMX + 1));
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &m, NULL), SWA_OK);
+    m = tu_build_load(&tm, &s);
     memset(&cfg, 0, sizeof cfg);
     cfg.kernels = SWA_KERNELS_REF;
     assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_OK);
@@ -378,8 +376,7 @@ static void test_too_big(void **state)
     swa_error err;
     (void)state;
     s.window = 0;
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &m, NULL), SWA_OK);
+    m = tu_build_load(&tm, &s);
     memset(&cfg, 0, sizeof cfg);
     cfg.n_ctx = INT32_MAX;                 /* 2^31 positions x 2 layers x 16 values x 2 x 2 bytes */
     cfg.n_batch = 1 << 20;
@@ -400,8 +397,7 @@ static void test_eval_errors(void **state)
     const float *logits = (const float *)&err;
     int32_t tok[3] = {1, 50, 2};
     (void)state;
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &m, NULL), SWA_OK);
+    m = tu_build_load(&tm, &s);
     assert_int_equal(swa_ctx_create(m, NULL, &c, NULL), SWA_OK);
     assert_int_equal(swa_ctx_eval(c, tok, 3, &logits, &err), SWA_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "token 50 (at index 1) is out of range 0..49"));
