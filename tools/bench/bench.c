@@ -316,12 +316,7 @@ static int parse(int argc, char **argv, options *o)
     o->reps = 3;
     for (i = 1; i < argc; i++) {
         const char *a = our_flag(argv[i]), *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); exit(0); }
-        if (!strcmp(a, "--version")) {
-            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
-            stdout_flush();
-            exit(0);
-        }
+        help_or_version(a, usage);
         if (!strcmp(a, "--depths")) { o->depths = 1; continue; }
         if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }
         if (!strcmp(a, "--markdown")) { o->format = FMT_MD; continue; }   /* -o md */

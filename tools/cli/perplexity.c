@@ -124,12 +124,7 @@ static void parse_args(int argc, char **argv, options *o)
     memset(o, 0, sizeof *o);
     for (i = 1; i < argc; i++) {
         const char *a = short_flag(argv[i]), *val;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); exit(0); }
-        if (!strcmp(a, "--version")) {
-            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
-            stdout_flush();
-            exit(0);
-        }
+        help_or_version(a, usage);
         if (!strcmp(a, "--no-bos")) { o->no_bos = 1; continue; }
         if (!strcmp(a, "--kv-f32")) { o->cfg.kv_type = SWA_KV_F32; continue; }
         if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }

@@ -491,12 +491,7 @@ static void parse_args(int argc, char **argv, options *o)
     o->c.output_type = o->c.embd_type = NO_TYPE;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); exit(0); }
-        if (!strcmp(a, "--version")) {
-            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
-            stdout_flush();
-            exit(0);
-        }
+        help_or_version(a, usage);
         refuse_peer_flag(a);
         if (!strcmp(a, "--allow-requantize")) o->allow_requantize = 1;
         else if (!strcmp(a, "--pure")) o->c.pure = 1;

@@ -56,6 +56,18 @@ static inline void stdout_flush(void)
     if (fflush(stdout) != 0 || ferror(stdout)) fail("cannot write to standard output: %s", strerror(errno ? errno : EIO));
 }
 
+/* The flags every program answers the same way: -h or --help prints usage(stdout), --version
+   the program's name and the library's version; either ends the program, status 0. Returns for
+   any other flag. */
+static inline void help_or_version(const char *a, void (*usage)(FILE *))
+{
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) usage(stdout);
+    else if (!strcmp(a, "--version")) printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
+    else return;
+    stdout_flush();
+    exit(0);
+}
+
 /* ---- Ctrl-C ----
    catch_interrupt() makes the first SIGINT a request: interrupted() turns true, which the long
    loops poll, and which the library polls through interrupt_abort (swa_ctx_set_abort: between
