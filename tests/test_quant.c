@@ -87,25 +87,36 @@ static const char *type_name(uint32_t t)
    qs[i] = (7i + 3) mod 256. Element e lies in 64-group g = e / 64 at k = e % 64: sub-block
    2g + (k >= 32), quant = low nibble of qs[32g + k] for k < 32, else high nibble of
    qs[32g + k - 32]; value = d*sc*q - dmin*m. */
-static void test_q4_k_hand_block(void **state)
+static const int k_sc[8] = {1, 17, 33, 63, 5, 20, 47, 62}, k_mn[8] = {0, 9, 40, 63, 3, 16, 31, 50};
+
+/* The 16 bytes this Q4_K block and the Q5_K block below start with: d, dmin, the packed scales
+   and mins. */
+static void put_k_head(uint8_t *b)
 {
     static const uint8_t packed[12] = {1, 81, 161, 255, 0, 73, 104, 255, 53, 4, 255, 46};
-    static const int sc[8] = {1, 17, 33, 63, 5, 20, 47, 62}, mn[8] = {0, 9, 40, 63, 3, 16, 31, 50};
+    put_f16(b, 0x3800);            /* 0.5 */
+    put_f16(b + 2, 0x3400);        /* 0.25 */
+    memcpy(b + 4, packed, 12);
+}
+
+/* The value of quant q in sub-block s of those blocks: d * sc * q - dmin * m. */
+static float k_value(int s, int q) { return 0.5f * (float)k_sc[s] * (float)q - 0.25f * (float)k_mn[s]; }
+
+static void test_q4_k_hand_block(void **state)
+{
     uint8_t b[144];
     float y[256];
     int e, i;
     (void)state;
     assert_int_equal(gw_row_bytes(GW_Q4_K, 256), 144);
-    put_f16(b, 0x3800);            /* 0.5 */
-    put_f16(b + 2, 0x3400);        /* 0.25 */
-    memcpy(b + 4, packed, 12);
+    put_k_head(b);
     for (i = 0; i < 128; i++) b[16 + i] = (uint8_t)(7 * i + 3);
     assert_int_equal(gw_dequant_row(GW_Q4_K, b, y, 256), 0);
 
     for (e = 0; e < 256; e++) {
         int g = e / 64, k = e % 64, s = 2 * g + (k >= 32);
         int q = k < 32 ? b[16 + 32 * g + k] & 15 : b[16 + 32 * g + k - 32] >> 4;
-        float want = 0.5f * (float)sc[s] * (float)q - 0.25f * (float)mn[s];
+        float want = k_value(s, q);
         if (y[e] != want) fail_msg("Q4_K element %d: got %g, want %g (sub-block %d, q %d)", e, y[e], want, s, q);
     }
     /* a few worked out in full:
@@ -126,16 +137,12 @@ static void test_q4_k_hand_block(void **state)
    nibble as in Q4_K, plus 16 when bit s of qh[l] is set. */
 static void test_q5_k_hand_block(void **state)
 {
-    static const uint8_t packed[12] = {1, 81, 161, 255, 0, 73, 104, 255, 53, 4, 255, 46};
-    static const int sc[8] = {1, 17, 33, 63, 5, 20, 47, 62}, mn[8] = {0, 9, 40, 63, 3, 16, 31, 50};
     uint8_t b[176];
     float y[256];
     int e, i;
     (void)state;
     assert_int_equal(gw_row_bytes(GW_Q5_K, 256), 176);
-    put_f16(b, 0x3800);            /* 0.5 */
-    put_f16(b + 2, 0x3400);        /* 0.25 */
-    memcpy(b + 4, packed, 12);
+    put_k_head(b);
     for (i = 0; i < 32; i++) b[16 + i] = (uint8_t)(29 * i + 11);
     for (i = 0; i < 128; i++) b[48 + i] = (uint8_t)(7 * i + 3);
     assert_int_equal(gw_dequant_row(GW_Q5_K, b, y, 256), 0);
@@ -143,7 +150,7 @@ static void test_q5_k_hand_block(void **state)
     for (e = 0; e < 256; e++) {
         int g = e / 64, k = e % 64, s = 2 * g + (k >= 32), l = k % 32;
         int q = (k < 32 ? b[48 + 32 * g + l] & 15 : b[48 + 32 * g + l] >> 4) + 16 * ((b[16 + l] >> s) & 1);
-        float want = 0.5f * (float)sc[s] * (float)q - 0.25f * (float)mn[s];
+        float want = k_value(s, q);
         if (y[e] != want) fail_msg("Q5_K element %d: got %g, want %g (sub-block %d, q %d)", e, y[e], want, s, q);
     }
     /* worked out in full:

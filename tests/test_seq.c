@@ -52,8 +52,7 @@ static void fixture_open(fixture *f, int w0, int w1, uint64_t seed)
     f->windows[0] = w0;
     f->windows[1] = w1;
     s = seq_spec(f->windows, seed);
-    assert_true(tu_build(&f->tm, &s));
-    assert_int_equal(swa_model_load_memory(f->tm.gguf, f->tm.gguf_size, &f->model, NULL), SWA_OK);
+    f->model = tu_build_load(&f->tm, &s);
 }
 
 static void fixture_close(fixture *f)
