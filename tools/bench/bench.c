@@ -298,12 +298,7 @@ static const char *our_flag(const char *a)
         {"-oe", "a second report on stderr"}, {"--output-err", "a second report on stderr"}, {"-v", "verbose logs"},
         {"--verbose", "verbose logs"}, {"--progress", "progress lines"},
     };
-    size_t k;
-    for (k = 0; k < sizeof same / sizeof same[0]; k++)
-        if (!strcmp(a, same[k][0])) return same[k][1];
-    for (k = 0; k < sizeof not_here / sizeof not_here[0]; k++)
-        if (!strcmp(a, not_here[k][0])) usage_fail("%s: swa-bench does not do %s", a, not_here[k][1]);
-    return a;
+    return peer_flag(a, same, sizeof same / sizeof same[0], not_here, sizeof not_here / sizeof not_here[0]);
 }
 
 static int parse(int argc, char **argv, options *o)

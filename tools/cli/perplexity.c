@@ -110,12 +110,7 @@ static const char *short_flag(const char *a)
 {
     static const char *const longs[][2] = {{"--model", "-m"}, {"--file", "-f"}, {"--ctx-size", "-c"},
                                            {"--batch-size", "-b"}, {"--threads", "-t"}};
-    size_t k;
-    for (k = 0; k < sizeof longs / sizeof longs[0]; k++)
-        if (!strcmp(a, longs[k][0])) return longs[k][1];
-    for (k = 0; k < sizeof not_here / sizeof not_here[0]; k++)
-        if (!strcmp(a, not_here[k][0])) usage_fail("%s: swa-perplexity does not do %s", a, not_here[k][1]);
-    return a;
+    return peer_flag(a, longs, sizeof longs / sizeof longs[0], not_here, sizeof not_here / sizeof not_here[0]);
 }
 
 static void parse_args(int argc, char **argv, options *o)

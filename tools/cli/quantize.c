@@ -454,9 +454,7 @@ static void refuse_peer_flag(const char *a)
         {"--exclude-weights", "importance matrices"}, {"--keep-split", "split GGUF files"},
         {"--override-kv", "metadata overrides (swa-inspect --set-window writes the window's keys)"},
     };
-    size_t k;
-    for (k = 0; k < sizeof not_here / sizeof not_here[0]; k++)
-        if (!strcmp(a, not_here[k][0])) usage_fail("%s: swa-quantize does not do %s", a, not_here[k][1]);
+    peer_flag(a, NULL, 0, not_here, sizeof not_here / sizeof not_here[0]);
 }
 
 /* IN [OUT] TYPE [NTHREADS], as llama-quantize reads them: without OUT, TYPE is the second. */

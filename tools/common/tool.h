@@ -68,6 +68,20 @@ static inline void help_or_version(const char *a, void (*usage)(FILE *))
     exit(0);
 }
 
+/* A peer program's spelling of a flag, as ours: a itself, or the second of its pair in same
+   (n_same pairs: the peer's spelling, ours). A flag in refused (n_refused pairs: the flag, what
+   this program does not do) ends the program as bad usage, with that reason. */
+static inline const char *peer_flag(const char *a, const char *const same[][2], size_t n_same,
+                                    const char *const refused[][2], size_t n_refused)
+{
+    size_t k;
+    for (k = 0; k < n_same; k++)
+        if (!strcmp(a, same[k][0])) return same[k][1];
+    for (k = 0; k < n_refused; k++)
+        if (!strcmp(a, refused[k][0])) usage_fail("%s: " PROG " does not do %s", a, refused[k][1]);
+    return a;
+}
+
 /* ---- Ctrl-C ----
    catch_interrupt() makes the first SIGINT a request: interrupted() turns true, which the long
    loops poll, and which the library polls through interrupt_abort (swa_ctx_set_abort: between
