@@ -516,35 +516,55 @@ static void check_row(const swa_gguf_tensor *t, const char *line, float *y, ref_
     c->rows++;
 }
 
+/* A line "KIND TYPE NE0 HEX" of the reference (KIND "block" or "quantize"): TYPE's name in type
+   and its id in *id, NE0 (1..1024) in *ne0, and the bytes in raw (at most cap); returns how many. */
+static int read_hex_line(const char *line, char type[16], uint32_t *id, long long *ne0, uint8_t *raw, int cap)
+{
+    char kind[16];
+    const char *p;
+    int at, n;
+    if (sscanf(line, "%15s %15s %lld %n", kind, type, ne0, &at) != 3 || *ne0 <= 0 || *ne0 > 1024)
+        fail_msg("%s: cannot read \"%.60s\"", QUANT_REF, line);
+    for (*id = 0; *id < 64 && !(swa_type_name(*id) && !strcmp(swa_type_name(*id), type)); (*id)++) {}
+    assert_true(*id < 64);
+    for (n = 0, p = line + at; p[0] && p[1] && p[0] != '\n' && n < cap; n++, p += 2) {
+        unsigned v;
+        if (sscanf(p, "%2x", &v) != 1) fail_msg("%s: bad hex in a %s %s line", QUANT_REF, type, kind);
+        raw[n] = (uint8_t)v;
+    }
+    return n;
+}
+
+/* The next line of f, "WORD X0 X1 ..": its first n numbers in x (of a TYPE row, for the messages). */
+static void read_numbers(FILE *f, const char *word, const char *type, long long n, float *x)
+{
+    static char text[65536];
+    size_t len = strlen(word);
+    const char *p;
+    char *end;
+    long long k;
+    if (!fgets(text, sizeof text, f) || strncmp(text, word, len) || text[len] != ' ')
+        fail_msg("%s: a %s line without its \"%s\" line", QUANT_REF, type, word);
+    for (k = 0, p = text + len + 1; k < n; k++, p = end) {
+        x[k] = strtof(p, &end);
+        if (end == p) fail_msg("%s: a %s row has fewer than %lld %s", QUANT_REF, type, n, word);
+    }
+}
+
 /* "block TYPE NE0 HEX" and the next line's "values V0 .." */
 static void check_block(const char *line, FILE *f, ref_counts *c)
 {
-    static char values[65536];
     char type[16];
     long long ne0;
-    int at, k;
+    int k;
     uint32_t id;
     uint8_t raw[2048];
-    float y[1024];
-    const char *p;
-    char *end;
-    if (sscanf(line, "block %15s %lld %n", type, &ne0, &at) != 2 || ne0 <= 0 || ne0 > 1024)
-        fail_msg("%s: cannot read \"%.60s\"", QUANT_REF, line);
-    for (id = 0; id < 64 && !(swa_type_name(id) && !strcmp(swa_type_name(id), type)); id++) {}
-    assert_true(id < 64);
-    for (k = 0, p = line + at; p[0] && p[1] && p[0] != '\n' && k < (int)sizeof raw; k++, p += 2) {
-        unsigned v;
-        if (sscanf(p, "%2x", &v) != 1) fail_msg("%s: bad hex in a %s block", QUANT_REF, type);
-        raw[k] = (uint8_t)v;
-    }
+    float y[1024], want[1024];
+    k = read_hex_line(line, type, &id, &ne0, raw, (int)sizeof raw);
     assert_int_equal(k, ne0 / swa_type_block_size(id) * swa_type_block_bytes(id));
     assert_int_equal(swa_dequantize_row(id, raw, y, ne0), SWA_OK);
-    if (!fgets(values, sizeof values, f) || strncmp(values, "values ", 7)) fail_msg("%s: a block without values", QUANT_REF);
-    for (k = 0, p = values + 7; k < ne0; k++, p = end) {
-        float want = strtof(p, &end);
-        if (end == p) fail_msg("%s: a %s block has fewer than %lld values", QUANT_REF, type, ne0);
-        check_value(type, 0, k, y[k], want, c);
-    }
+    read_numbers(f, "values", type, ne0, want);
+    for (k = 0; k < ne0; k++) check_value(type, 0, k, y[k], want[k], c);
     c->rows++;
 }
 
@@ -552,30 +572,15 @@ static void check_block(const char *line, FILE *f, ref_counts *c)
    quantizer) turns the floats into the same bytes as gguf's quantizer. */
 static void check_quantize(const char *line, FILE *f, ref_counts *c)
 {
-    static char floats[65536];
     char type[16];
     long long ne0;
-    int at, k, n;
+    int k, n;
     uint32_t id;
     uint8_t want[1024], got[1024];
     float x[1024];
-    const char *p;
-    char *end;
-    if (sscanf(line, "quantize %15s %lld %n", type, &ne0, &at) != 2 || ne0 <= 0 || ne0 > 1024)
-        fail_msg("%s: cannot read \"%.60s\"", QUANT_REF, line);
-    for (id = 0; id < 64 && !(swa_type_name(id) && !strcmp(swa_type_name(id), type)); id++) {}
-    assert_true(id < 64);
-    for (n = 0, p = line + at; p[0] && p[1] && p[0] != '\n' && n < (int)sizeof want; n++, p += 2) {
-        unsigned v;
-        if (sscanf(p, "%2x", &v) != 1) fail_msg("%s: bad hex in a %s block", QUANT_REF, type);
-        want[n] = (uint8_t)v;
-    }
+    n = read_hex_line(line, type, &id, &ne0, want, (int)sizeof want);
     assert_int_equal(n, gw_row_bytes(id, ne0));
-    if (!fgets(floats, sizeof floats, f) || strncmp(floats, "floats ", 7)) fail_msg("%s: a quantize line without floats", QUANT_REF);
-    for (k = 0, p = floats + 7; k < ne0; k++, p = end) {
-        x[k] = strtof(p, &end);
-        if (end == p) fail_msg("%s: a %s row has fewer than %lld floats", QUANT_REF, type, ne0);
-    }
+    read_numbers(f, "floats", type, ne0, x);
     gw_convert_row(id, x, got, ne0);
     for (k = 0; k < n; k++)
         if (got[k] != want[k])
