@@ -1,9 +1,9 @@
 /* testutil.h - files, random llama models for the tests, and an independent reference forward pass.
 
    tu_read_text, tu_read_file and tu_write_file read and write whole files; tu_int_list reads a
-   reference file's list of integers. tu_build writes a
-   GGUF model with random weights through tools/common/gguf_writer.h and keeps the weights as the file
-   stores them (dequantized here, by code that shares nothing with swa.h). tu_reference computes
+   reference file's list of integers. tu_build writes a GGUF model with random weights through
+   tools/common/gguf_writer.h and keeps the weights as the file stores them (dequantized here, by
+   code that shares nothing with swa.h); tu_build_load loads it too. tu_reference computes
    logits for a whole sequence at once in double precision, with plain full attention and an
    explicit sliding-window (or chunk) mask: no ring, no chunks of evaluation, no cache. Include after swa.h and
    gguf_writer.h (with their implementations) and cmocka. */

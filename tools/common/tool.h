@@ -1,6 +1,6 @@
 /* tool.h - what the programs in tools/ share: errors that end the program, checked writes to
-   stdout, Ctrl-C, timing.h's clock, reading a whole file, random numbers and, after swa.h,
-   tokenizing a whole text. Define PROG, the program's name for its messages, before including
+   stdout, -h and --version, a peer program's flags, Ctrl-C, timing.h's clock, reading a whole
+   file, random numbers and, after swa.h, tokenizing a whole text. Define PROG, the program's name for its messages, before including
    it (and _POSIX_C_SOURCE 200809L before the first system header, for clock_gettime and
    sigaction).
 
