@@ -7,23 +7,12 @@ import math
 import sys
 
 import ollama
+from server_check import check, finish
 
 port = int(sys.argv[1])
 client = ollama.Client(host=f"http://127.0.0.1:{port}", timeout=60)
-passed = failed = 0
 MSG = [{"role": "user", "content": "Tell me a story about a cat"}]
 GREEDY = {"num_predict": 16, "temperature": 0}
-
-
-def check(name, fn):
-    global passed, failed
-    try:
-        fn()
-        passed += 1
-        print(f"ok   {name}")
-    except Exception as e:  # a failed check, whatever raised it
-        failed += 1
-        print(f"FAIL {name}: {type(e).__name__}: {e}")
 
 
 def chat():
@@ -91,5 +80,4 @@ for name, fn in [("chat", chat), ("chat streamed = not streamed", chat_stream_eq
                  ("generate with options", generate_options), ("embed", embed), ("list, show, ps", listing),
                  ("400 as ResponseError", errors)]:
     check(name, fn)
-print(f"ollama {getattr(ollama, '__version__', '?')}: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish(f"ollama {getattr(ollama, '__version__', '?')}")

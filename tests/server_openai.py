@@ -8,21 +8,10 @@ import sys
 import urllib.request
 
 import openai
+from server_check import check, finish
 
 port = int(sys.argv[1])
 client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0, timeout=60)
-passed = failed = 0
-
-
-def check(name, fn):
-    global passed, failed
-    try:
-        fn()
-        passed += 1
-        print(f"ok   {name}")
-    except Exception as e:  # a failed check, whatever raised it
-        failed += 1
-        print(f"FAIL {name}: {type(e).__name__}: {e}")
 
 
 MSG = [{"role": "user", "content": "Tell me a story about a cat"}]
@@ -180,5 +169,4 @@ for name, fn in [("chat", chat), ("chat streamed = not streamed", chat_stream_eq
         print(f"skip {name}: the server's slots hold {slot_ctx} positions")
         continue
     check(name, fn)
-print(f"openai {openai.__version__}: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish(f"openai {openai.__version__}")

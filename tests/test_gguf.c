@@ -142,6 +142,15 @@ static void expect_reject(swa_status want, const void *p, size_t n, ...)
     va_end(ap);
 }
 
+/* The file w writes (w freed), which must be refused with want and a message naming a and b. */
+static void expect_written_reject(gw_writer *w, swa_status want, const char *a, const char *b)
+{
+    size_t size;
+    uint8_t *buf = build(w, &size);
+    expect_reject(want, buf, size, a, b, (const char *)NULL);
+    free(buf);
+}
+
 static int str_is(swa_str s, const char *z)
 {
     return s.len == strlen(z) && memcmp(s.ptr, z, s.len) == 0;
@@ -584,14 +593,10 @@ static void test_reject_deep_arrays(void **state)
 {
     tbuf deep;
     gw_writer *w = gw_new(3);
-    uint8_t *buf;
-    size_t size;
     (void)state;
     put_deep_array(&deep, 9);
     gw_kv_raw(w, "a.deep9", GW_ARRAY, deep.p, deep.len);
-    buf = build(w, &size);
-    expect_reject(SWA_ERR_FORMAT, buf, size, "a.deep9", "nested", (const char *)NULL);
-    free(buf);
+    expect_written_reject(w, SWA_ERR_FORMAT, "a.deep9", "nested");
 }
 
 /* ==== versions and magic ==== */
@@ -688,8 +693,7 @@ static void test_reject_bad_alignment(void **state)
     static const uint32_t bad[] = {48, 0, 3, 1u << 31};
     static const float x[8] = {0};
     static const int64_t ne[1] = {8};
-    size_t i, size;
-    uint8_t *buf;
+    size_t i;
     gw_writer *w;
     char word[32];
     (void)state;
@@ -697,16 +701,12 @@ static void test_reject_bad_alignment(void **state)
         w = gw_new(3);
         gw_kv_u32(w, "general.alignment", bad[i]);
         gw_tensor(w, "x", GW_F32, 1, ne, x, sizeof x);
-        buf = build(w, &size);
         snprintf(word, sizeof word, "%u", (unsigned)bad[i]);
-        expect_reject(SWA_ERR_FORMAT, buf, size, "general.alignment", word, (const char *)NULL);
-        free(buf);
+        expect_written_reject(w, SWA_ERR_FORMAT, "general.alignment", word);
     }
     w = gw_new(3);
     gw_kv_str(w, "general.alignment", "32");
-    buf = build(w, &size);
-    expect_reject(SWA_ERR_FORMAT, buf, size, "general.alignment", "string", (const char *)NULL);
-    free(buf);
+    expect_written_reject(w, SWA_ERR_FORMAT, "general.alignment", "string");
 }
 
 /* ==== tensor infos ==== */
@@ -893,15 +893,11 @@ static void test_reject_bad_values(void **state)
 static void test_reject_duplicate_key(void **state)
 {
     gw_writer *w = gw_new(3);
-    uint8_t *buf;
-    size_t size;
     (void)state;
     gw_kv_u32(w, "dup.key", 1);
     gw_kv_str(w, "other", "x");
     gw_kv_str(w, "dup.key", "again");
-    buf = build(w, &size);
-    expect_reject(SWA_ERR_FORMAT, buf, size, "dup.key", "twice", (const char *)NULL);
-    free(buf);
+    expect_written_reject(w, SWA_ERR_FORMAT, "dup.key", "twice");
 }
 
 /* Tensor tables written by hand, where the writer would refuse or could not say it. */

@@ -81,8 +81,7 @@ static void test_million_tokens(void **state)
     memset(&s, 0, sizeof s);
     s.n_layer = 2; s.n_embd = 32; s.n_head = 2; s.n_kv_head = 1; s.n_ff = 32; s.n_vocab = 64;
     s.n_ctx = 128; s.type = GW_Q8_0; s.window = 64; s.seed = 11;
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    model = tu_build_load(&tm, &s);
     memset(&cfg, 0, sizeof cfg);
     cfg.n_threads = 1;
     assert_int_equal(swa_ctx_create(model, &cfg, &ctx, &err), SWA_OK);

@@ -94,6 +94,31 @@ static tu_spec tiny_spec(void)
     return s;
 }
 
+/* The tiny model, built and loaded from memory: the state of the tests set up with tiny_open. */
+typedef struct tiny {
+    tu_model tm;
+    swa_model *m;
+} tiny;
+
+static int tiny_open(void **state)
+{
+    tiny *t = (tiny *)calloc(1, sizeof *t);
+    tu_spec s = tiny_spec();
+    assert_non_null(t);
+    t->m = tu_build_load(&t->tm, &s);
+    *state = t;
+    return 0;
+}
+
+static int tiny_close(void **state)
+{
+    tiny *t = (tiny *)*state;
+    swa_model_free(t->m);
+    tu_free(&t->tm);
+    free(t);
+    return 0;
+}
+
 /* The same file through a path and through memory gives the same logits; so do two contexts
    sharing one model, interleaved, and a context after reset. */
 static void test_file_memory_shared_reset(void **state)
@@ -162,15 +187,10 @@ static void test_file_memory_shared_reset(void **state)
 
 static void test_hparams_and_config(void **state)
 {
-    tu_spec s = tiny_spec();
-    tu_model tm;
-    swa_model *m;
+    swa_model *m = ((tiny *)*state)->m;
     swa_ctx *c;
     swa_ctx_config cfg, got;
     swa_error err;
-    (void)state;
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &m, NULL), SWA_OK);
     assert_int_equal(swa_model_hparams(m)->window, 6);
     assert_int_equal(swa_model_layer_window(m, 1), 6);
     assert_int_equal(swa_model_layer_window(m, 2), -1);
@@ -191,8 +211,6 @@ static void test_hparams_and_config(void **state)
     got = swa_ctx_config_get(c);
     assert_int_equal(got.n_batch, 3);
     swa_ctx_free(c);
-    swa_model_free(m);
-    tu_free(&tm);
 }
 
 /* ---- broken models: each must fail with the right code and a message that names the culprit ---- */
@@ -280,23 +298,18 @@ static void expect_error(const variant *v, swa_status code, const char *needle)
    refused with its name. */
 static void test_version_and_kernels(void **state)
 {
-    tu_spec s = tiny_spec();
-    tu_model tm;
-    swa_model *m;
+    swa_model *m = ((tiny *)*state)->m;
     swa_ctx *c;
     swa_ctx_config cfg;
     swa_error err;
     char want[32];
     int32_t k;
-    (void)state;
     snprintf(want, sizeof want, "%d.%d.%d", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
     assert_string_equal(swa_version(), want);
     for (k = SWA_KERNELS_BEST; k <= SWA_KERNELS_AMX; k++) assert_int_equal(swa_kernels_from_name(swa_kernels_name(k)), k);
     assert_int_equal(swa_kernels_from_name("sse9"), -1);
     assert_int_equal(swa_kernels_from_name(NULL), -1);
     assert_null(swa_kernels_name(SWA_KERNELS_AMX + 1));
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &m, NULL), SWA_OK);
     memset(&cfg, 0, sizeof cfg);
     cfg.kernels = SWA_KERNELS_REF;
     assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_OK);
@@ -311,8 +324,6 @@ static void test_version_and_kernels(void **state)
     assert_non_null(strstr(err.msg, swa_kernels_name(cfg.kernels)));
     cfg.kernels = SWA_KERNELS_AMX + 1;
     assert_int_equal(swa_ctx_create(m, &cfg, &c, &err), SWA_ERR_INVALID_ARG);
-    swa_model_free(m);
-    tu_free(&tm);
 }
 
 static void test_model_errors(void **state)
@@ -378,8 +389,7 @@ static void test_too_big(void **state)
     swa_error err;
     (void)state;
     s.window = 0;
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &m, NULL), SWA_OK);
+    m = tu_build_load(&tm, &s);
     memset(&cfg, 0, sizeof cfg);
     cfg.n_ctx = INT32_MAX;                 /* 2^31 positions x 2 layers x 16 values x 2 x 2 bytes */
     cfg.n_batch = 1 << 20;
@@ -392,17 +402,13 @@ static void test_too_big(void **state)
 
 static void test_eval_errors(void **state)
 {
-    tu_spec s = tiny_spec();
-    tu_model tm;
+    const tiny *t = (const tiny *)*state;
     swa_model *m;
     swa_ctx *c;
     swa_error err;
     const float *logits = (const float *)&err;
     int32_t tok[3] = {1, 50, 2};
-    (void)state;
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &m, NULL), SWA_OK);
-    assert_int_equal(swa_ctx_create(m, NULL, &c, NULL), SWA_OK);
+    assert_int_equal(swa_ctx_create(t->m, NULL, &c, NULL), SWA_OK);
     assert_int_equal(swa_ctx_eval(c, tok, 3, &logits, &err), SWA_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "token 50 (at index 1) is out of range 0..49"));
     assert_null(logits);
@@ -413,7 +419,6 @@ static void test_eval_errors(void **state)
     assert_int_equal(swa_ctx_eval_all(c, tok, 1, NULL, &err), SWA_ERR_INVALID_ARG);
     assert_int_equal(swa_ctx_pos(c), 0);
     swa_ctx_free(c);
-    swa_model_free(m);
     assert_int_equal(swa_model_load("/nonexistent/model.gguf", &m, &err), SWA_ERR_IO);
     assert_non_null(strstr(err.msg, "/nonexistent/model.gguf"));
     assert_null(m);
@@ -423,13 +428,12 @@ static void test_eval_errors(void **state)
     swa_model_free(NULL);
     swa_ctx_free(NULL);
     {   /* weights are read in place: a misaligned buffer is the caller's error, not the file's */
-        uint8_t *shifted = (uint8_t *)malloc(tm.gguf_size + 1);
-        memcpy(shifted + 1, tm.gguf, tm.gguf_size);
-        assert_int_equal(swa_model_load_memory(shifted + 1, tm.gguf_size, &m, &err), SWA_ERR_INVALID_ARG);
+        uint8_t *shifted = (uint8_t *)malloc(t->tm.gguf_size + 1);
+        memcpy(shifted + 1, t->tm.gguf, t->tm.gguf_size);
+        assert_int_equal(swa_model_load_memory(shifted + 1, t->tm.gguf_size, &m, &err), SWA_ERR_INVALID_ARG);
         assert_non_null(strstr(err.msg, "aligned"));
         free(shifted);
     }
-    tu_free(&tm);
 }
 
 /* A load's progress: how often it was called, its last fraction, and the call that cancels. */
@@ -552,10 +556,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_real_file_greedy_text),
         cmocka_unit_test(test_file_memory_shared_reset),
-        cmocka_unit_test(test_hparams_and_config),
-        cmocka_unit_test(test_version_and_kernels),
+        cmocka_unit_test_setup_teardown(test_hparams_and_config, tiny_open, tiny_close),
+        cmocka_unit_test_setup_teardown(test_version_and_kernels, tiny_open, tiny_close),
         cmocka_unit_test(test_model_errors),
-        cmocka_unit_test(test_eval_errors),
+        cmocka_unit_test_setup_teardown(test_eval_errors, tiny_open, tiny_close),
         cmocka_unit_test(test_too_big),
         cmocka_unit_test(test_load_with),
     };

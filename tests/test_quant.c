@@ -87,25 +87,36 @@ static const char *type_name(uint32_t t)
    qs[i] = (7i + 3) mod 256. Element e lies in 64-group g = e / 64 at k = e % 64: sub-block
    2g + (k >= 32), quant = low nibble of qs[32g + k] for k < 32, else high nibble of
    qs[32g + k - 32]; value = d*sc*q - dmin*m. */
-static void test_q4_k_hand_block(void **state)
+static const int k_sc[8] = {1, 17, 33, 63, 5, 20, 47, 62}, k_mn[8] = {0, 9, 40, 63, 3, 16, 31, 50};
+
+/* The 16 bytes this Q4_K block and the Q5_K block below start with: d, dmin, the packed scales
+   and mins. */
+static void put_k_head(uint8_t *b)
 {
     static const uint8_t packed[12] = {1, 81, 161, 255, 0, 73, 104, 255, 53, 4, 255, 46};
-    static const int sc[8] = {1, 17, 33, 63, 5, 20, 47, 62}, mn[8] = {0, 9, 40, 63, 3, 16, 31, 50};
+    put_f16(b, 0x3800);            /* 0.5 */
+    put_f16(b + 2, 0x3400);        /* 0.25 */
+    memcpy(b + 4, packed, 12);
+}
+
+/* The value of quant q in sub-block s of those blocks: d * sc * q - dmin * m. */
+static float k_value(int s, int q) { return 0.5f * (float)k_sc[s] * (float)q - 0.25f * (float)k_mn[s]; }
+
+static void test_q4_k_hand_block(void **state)
+{
     uint8_t b[144];
     float y[256];
     int e, i;
     (void)state;
     assert_int_equal(gw_row_bytes(GW_Q4_K, 256), 144);
-    put_f16(b, 0x3800);            /* 0.5 */
-    put_f16(b + 2, 0x3400);        /* 0.25 */
-    memcpy(b + 4, packed, 12);
+    put_k_head(b);
     for (i = 0; i < 128; i++) b[16 + i] = (uint8_t)(7 * i + 3);
     assert_int_equal(gw_dequant_row(GW_Q4_K, b, y, 256), 0);
 
     for (e = 0; e < 256; e++) {
         int g = e / 64, k = e % 64, s = 2 * g + (k >= 32);
         int q = k < 32 ? b[16 + 32 * g + k] & 15 : b[16 + 32 * g + k - 32] >> 4;
-        float want = 0.5f * (float)sc[s] * (float)q - 0.25f * (float)mn[s];
+        float want = k_value(s, q);
         if (y[e] != want) fail_msg("Q4_K element %d: got %g, want %g (sub-block %d, q %d)", e, y[e], want, s, q);
     }
     /* a few worked out in full:
@@ -126,16 +137,12 @@ static void test_q4_k_hand_block(void **state)
    nibble as in Q4_K, plus 16 when bit s of qh[l] is set. */
 static void test_q5_k_hand_block(void **state)
 {
-    static const uint8_t packed[12] = {1, 81, 161, 255, 0, 73, 104, 255, 53, 4, 255, 46};
-    static const int sc[8] = {1, 17, 33, 63, 5, 20, 47, 62}, mn[8] = {0, 9, 40, 63, 3, 16, 31, 50};
     uint8_t b[176];
     float y[256];
     int e, i;
     (void)state;
     assert_int_equal(gw_row_bytes(GW_Q5_K, 256), 176);
-    put_f16(b, 0x3800);            /* 0.5 */
-    put_f16(b + 2, 0x3400);        /* 0.25 */
-    memcpy(b + 4, packed, 12);
+    put_k_head(b);
     for (i = 0; i < 32; i++) b[16 + i] = (uint8_t)(29 * i + 11);
     for (i = 0; i < 128; i++) b[48 + i] = (uint8_t)(7 * i + 3);
     assert_int_equal(gw_dequant_row(GW_Q5_K, b, y, 256), 0);
@@ -143,7 +150,7 @@ static void test_q5_k_hand_block(void **state)
     for (e = 0; e < 256; e++) {
         int g = e / 64, k = e % 64, s = 2 * g + (k >= 32), l = k % 32;
         int q = (k < 32 ? b[48 + 32 * g + l] & 15 : b[48 + 32 * g + l] >> 4) + 16 * ((b[16 + l] >> s) & 1);
-        float want = 0.5f * (float)sc[s] * (float)q - 0.25f * (float)mn[s];
+        float want = k_value(s, q);
         if (y[e] != want) fail_msg("Q5_K element %d: got %g, want %g (sub-block %d, q %d)", e, y[e], want, s, q);
     }
     /* worked out in full:
@@ -509,35 +516,55 @@ static void check_row(const swa_gguf_tensor *t, const char *line, float *y, ref_
     c->rows++;
 }
 
+/* A line "KIND TYPE NE0 HEX" of the reference (KIND "block" or "quantize"): TYPE's name in type
+   and its id in *id, NE0 (1..1024) in *ne0, and the bytes in raw (at most cap); returns how many. */
+static int read_hex_line(const char *line, char type[16], uint32_t *id, long long *ne0, uint8_t *raw, int cap)
+{
+    char kind[16];
+    const char *p;
+    int at, n;
+    if (sscanf(line, "%15s %15s %lld %n", kind, type, ne0, &at) != 3 || *ne0 <= 0 || *ne0 > 1024)
+        fail_msg("%s: cannot read \"%.60s\"", QUANT_REF, line);
+    for (*id = 0; *id < 64 && !(swa_type_name(*id) && !strcmp(swa_type_name(*id), type)); (*id)++) {}
+    assert_true(*id < 64);
+    for (n = 0, p = line + at; p[0] && p[1] && p[0] != '\n' && n < cap; n++, p += 2) {
+        unsigned v;
+        if (sscanf(p, "%2x", &v) != 1) fail_msg("%s: bad hex in a %s %s line", QUANT_REF, type, kind);
+        raw[n] = (uint8_t)v;
+    }
+    return n;
+}
+
+/* The next line of f, "WORD X0 X1 ..": its first n numbers in x (of a TYPE row, for the messages). */
+static void read_numbers(FILE *f, const char *word, const char *type, long long n, float *x)
+{
+    static char text[65536];
+    size_t len = strlen(word);
+    const char *p;
+    char *end;
+    long long k;
+    if (!fgets(text, sizeof text, f) || strncmp(text, word, len) || text[len] != ' ')
+        fail_msg("%s: a %s line without its \"%s\" line", QUANT_REF, type, word);
+    for (k = 0, p = text + len + 1; k < n; k++, p = end) {
+        x[k] = strtof(p, &end);
+        if (end == p) fail_msg("%s: a %s row has fewer than %lld %s", QUANT_REF, type, n, word);
+    }
+}
+
 /* "block TYPE NE0 HEX" and the next line's "values V0 .." */
 static void check_block(const char *line, FILE *f, ref_counts *c)
 {
-    static char values[65536];
     char type[16];
     long long ne0;
-    int at, k;
+    int k;
     uint32_t id;
     uint8_t raw[2048];
-    float y[1024];
-    const char *p;
-    char *end;
-    if (sscanf(line, "block %15s %lld %n", type, &ne0, &at) != 2 || ne0 <= 0 || ne0 > 1024)
-        fail_msg("%s: cannot read \"%.60s\"", QUANT_REF, line);
-    for (id = 0; id < 64 && !(swa_type_name(id) && !strcmp(swa_type_name(id), type)); id++) {}
-    assert_true(id < 64);
-    for (k = 0, p = line + at; p[0] && p[1] && p[0] != '\n' && k < (int)sizeof raw; k++, p += 2) {
-        unsigned v;
-        if (sscanf(p, "%2x", &v) != 1) fail_msg("%s: bad hex in a %s block", QUANT_REF, type);
-        raw[k] = (uint8_t)v;
-    }
+    float y[1024], want[1024];
+    k = read_hex_line(line, type, &id, &ne0, raw, (int)sizeof raw);
     assert_int_equal(k, ne0 / swa_type_block_size(id) * swa_type_block_bytes(id));
     assert_int_equal(swa_dequantize_row(id, raw, y, ne0), SWA_OK);
-    if (!fgets(values, sizeof values, f) || strncmp(values, "values ", 7)) fail_msg("%s: a block without values", QUANT_REF);
-    for (k = 0, p = values + 7; k < ne0; k++, p = end) {
-        float want = strtof(p, &end);
-        if (end == p) fail_msg("%s: a %s block has fewer than %lld values", QUANT_REF, type, ne0);
-        check_value(type, 0, k, y[k], want, c);
-    }
+    read_numbers(f, "values", type, ne0, want);
+    for (k = 0; k < ne0; k++) check_value(type, 0, k, y[k], want[k], c);
     c->rows++;
 }
 
@@ -545,30 +572,15 @@ static void check_block(const char *line, FILE *f, ref_counts *c)
    quantizer) turns the floats into the same bytes as gguf's quantizer. */
 static void check_quantize(const char *line, FILE *f, ref_counts *c)
 {
-    static char floats[65536];
     char type[16];
     long long ne0;
-    int at, k, n;
+    int k, n;
     uint32_t id;
     uint8_t want[1024], got[1024];
     float x[1024];
-    const char *p;
-    char *end;
-    if (sscanf(line, "quantize %15s %lld %n", type, &ne0, &at) != 2 || ne0 <= 0 || ne0 > 1024)
-        fail_msg("%s: cannot read \"%.60s\"", QUANT_REF, line);
-    for (id = 0; id < 64 && !(swa_type_name(id) && !strcmp(swa_type_name(id), type)); id++) {}
-    assert_true(id < 64);
-    for (n = 0, p = line + at; p[0] && p[1] && p[0] != '\n' && n < (int)sizeof want; n++, p += 2) {
-        unsigned v;
-        if (sscanf(p, "%2x", &v) != 1) fail_msg("%s: bad hex in a %s block", QUANT_REF, type);
-        want[n] = (uint8_t)v;
-    }
+    n = read_hex_line(line, type, &id, &ne0, want, (int)sizeof want);
     assert_int_equal(n, gw_row_bytes(id, ne0));
-    if (!fgets(floats, sizeof floats, f) || strncmp(floats, "floats ", 7)) fail_msg("%s: a quantize line without floats", QUANT_REF);
-    for (k = 0, p = floats + 7; k < ne0; k++, p = end) {
-        x[k] = strtof(p, &end);
-        if (end == p) fail_msg("%s: a %s row has fewer than %lld floats", QUANT_REF, type, ne0);
-    }
+    read_numbers(f, "floats", type, ne0, x);
     gw_convert_row(id, x, got, ne0);
     for (k = 0; k < n; k++)
         if (got[k] != want[k])

@@ -7,6 +7,8 @@
    parsed as JSON and checked against the schema's constraints by code written for each. */
 #define SWA_INTERNALS      /* swa__json_parse, to read what the sampler wrote */
 #include "swa.h"
+#define GW_IMPLEMENTATION
+#include "tools/common/gguf_writer.h"
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,24 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tests/testutil.h"
 
-/* The whole file, NUL-terminated. */
+/* The whole file, NUL-terminated: the test fails when it cannot be read. */
 static char *read_text(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    if (!f) fail_msg("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    assert_true(n >= 0);
-    buf = (char *)malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
+    size_t n;
+    return (char *)tu_read_file(path, &n);
 }
 
 /* The grammar of schema (NUL-terminated), which must convert. */

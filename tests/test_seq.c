@@ -52,8 +52,7 @@ static void fixture_open(fixture *f, int w0, int w1, uint64_t seed)
     f->windows[0] = w0;
     f->windows[1] = w1;
     s = seq_spec(f->windows, seed);
-    assert_true(tu_build(&f->tm, &s));
-    assert_int_equal(swa_model_load_memory(f->tm.gguf, f->tm.gguf_size, &f->model, NULL), SWA_OK);
+    f->model = tu_build_load(&f->tm, &s);
 }
 
 static void fixture_close(fixture *f)
@@ -86,6 +85,16 @@ static void check_logits(const fixture *f, const int32_t *tok, int n, int at, co
     e = tu_rel_error(got, ref + (size_t)at * V, V);
     free(ref);
     if (e > TOL) fail_msg("token %d of %d: error %g", at, n, e);
+}
+
+/* tok[from..to) evaluated on c, which holds tok[0..from) in sequence 0: the last logits against
+   the reference run of tok[0..to). */
+static void eval_check(const fixture *f, swa_ctx *c, const int32_t *tok, int from, int to)
+{
+    const float *logits;
+    swa_error err;
+    assert_int_equal(swa_ctx_eval(c, tok + from, to - from, &logits, &err), SWA_OK);
+    check_logits(f, tok, to, to - 1, logits);
 }
 
 /* Three sequences of different lengths, their prompts interleaved in one batch and split over
@@ -234,7 +243,6 @@ static void test_fork(void **state)
     swa_ctx *c;
     swa_error err;
     int32_t text[3][40];
-    const float *logits;
     int s, i;
     (void)state;
     fixture_open(&f, 5, 3, 14);
@@ -256,8 +264,7 @@ static void test_fork(void **state)
         }
     /* sequence 0 through the one-sequence calls agrees */
     assert_int_equal(swa_seq_reset(c, 0, &err), SWA_OK);
-    assert_int_equal(swa_ctx_eval(c, text[1], 40, &logits, &err), SWA_OK);
-    check_logits(&f, text[1], 40, 39, logits);
+    eval_check(&f, c, text[1], 0, 40);
     swa_ctx_free(c);
     fixture_close(&f);
 }
@@ -271,7 +278,6 @@ static void test_rewind(void **state)
     swa_ctx *c;
     swa_error err;
     int32_t text[60], alt[60];
-    const float *logits;
     int R;
     (void)state;
     fixture_open(&f, 6, 0, 15);
@@ -290,8 +296,7 @@ static void test_rewind(void **state)
         assert_int_equal(swa_seq_max_rewind(c, 0), 0);   /* already as far back as the rings allow */
         tu_random_tokens(alt + 30 - back, 30 + back, V, 90 + (uint64_t)R);
         for (i = 30 - back; i < 45; i++) {
-            assert_int_equal(swa_ctx_eval(c, &alt[i], 1, &logits, &err), SWA_OK);
-            check_logits(&f, alt, i + 1, i, logits);
+            eval_check(&f, c, alt, i, i + 1);
         }
         swa_ctx_free(c);
     }
@@ -305,8 +310,7 @@ static void test_rewind(void **state)
     assert_int_equal(swa_seq_rewind(c, 0, 25, &err), SWA_OK);
     tu_random_tokens(alt, 60, V, 6);
     memcpy(alt, text, 5 * sizeof(int32_t));
-    assert_int_equal(swa_ctx_eval(c, alt + 5, 10, &logits, &err), SWA_OK);
-    check_logits(&f, alt, 15, 14, logits);
+    eval_check(&f, c, alt, 5, 15);
     swa_ctx_free(c);
     fixture_close(&f);
 }
@@ -318,7 +322,6 @@ static void test_snapshot_round_trip(void **state)
     swa_ctx *a, *b;
     swa_error err;
     int32_t text[50];
-    const float *logits;
     size_t size, written;
     uint8_t *buf;
     char path[64];
@@ -355,8 +358,7 @@ static void test_snapshot_round_trip(void **state)
     assert_int_equal(swa_state_load_file(a, -1, path, &err), SWA_OK);
     assert_int_equal(swa_seq_pos(a, 0), 5);
     assert_int_equal(swa_seq_pos(a, 1), 40);
-    assert_int_equal(swa_ctx_eval(a, text + 5, 10, &logits, &err), SWA_OK);
-    check_logits(&f, text, 15, 14, logits);
+    eval_check(&f, a, text, 5, 15);
     remove(path);
     swa_ctx_free(a);
     swa_ctx_free(b);
@@ -576,8 +578,7 @@ static void test_abort(void **state)
     assert_string_equal(swa_status_str(err.code), "SWA_ERR_ABORTED");
     assert_int_equal(swa_ctx_pos(c), 18);
     swa_ctx_set_abort(c, NULL, NULL);
-    assert_int_equal(swa_ctx_eval(c, text + 18, 12, &logits, &err), SWA_OK);
-    check_logits(&f, text, 30, 29, logits);
+    eval_check(&f, c, text, 18, 30);
     swa_ctx_free(c);
     fixture_close(&f);
 }
@@ -589,7 +590,6 @@ static void test_set_threads(void **state)
     swa_ctx *c;
     swa_error err;
     int32_t text[30];
-    const float *logits;
     int i, counts[5] = {2, 1, 3, 0, 2};
     (void)state;
     fixture_open(&f, 5, 0, 22);
@@ -598,8 +598,7 @@ static void test_set_threads(void **state)
     for (i = 0; i < 5; i++) {
         assert_int_equal(swa_ctx_set_threads(c, counts[i], &err), SWA_OK);
         assert_true(swa_ctx_config_get(c).n_threads >= 1);
-        assert_int_equal(swa_ctx_eval(c, text + 6 * i, 6, &logits, &err), SWA_OK);
-        check_logits(&f, text, 6 * i + 6, 6 * i + 5, logits);
+        eval_check(&f, c, text, 6 * i, 6 * i + 6);   /* n 6, at 6 * i + 5 */
     }
     assert_int_equal(swa_ctx_set_threads(c, -1, &err), SWA_ERR_INVALID_ARG);
     assert_int_equal(swa_ctx_set_threads(c, 257, &err), SWA_ERR_INVALID_ARG);
@@ -616,7 +615,6 @@ static void test_embeddings(void **state)
     swa_error err;
     int32_t text[12], talk[9];
     float e[32], again[32], norm_e[32], via[V];
-    const float *l;
     double ref[12 * V], talk_ref[9 * V], mean[V], len = 0;
     int i, j, d = 32;
     (void)state;
@@ -637,8 +635,7 @@ static void test_embeddings(void **state)
     assert_memory_equal(again, e, sizeof e);
     /* the conversation did not notice */
     assert_int_equal(swa_seq_pos(c, 0), 8);
-    assert_int_equal(swa_ctx_eval(c, talk + 8, 1, &l, &err), SWA_OK);
-    check_logits(&f, talk, 9, 8, l);
+    eval_check(&f, c, talk, 8, 9);
     assert_int_equal(swa_ctx_embed(c, 1, text, 12, SWA_POOL_MEAN, 0, e, &err), SWA_OK);
     for (i = 0; i < V; i++) {
         for (mean[i] = 0, j = 0; j < 12; j++) mean[i] += ref[j * V + i] / 12;

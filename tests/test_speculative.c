@@ -46,6 +46,28 @@ typedef struct run {
     long drafted, accepted;       /* out */
 } run;
 
+/* "Once upon a time" in the stories model's vocabulary, BOS first. */
+static const int32_t story_prompt[] = {1, 481, 544, 260, 374};
+
+/* A run on model from n_prompt tokens of prompt, n_gen generated, drafts from mode of at most k
+   tokens, with the context's and the sampler's defaults at temperature 0: the caller sets what
+   else differs. */
+static run run_of(const swa_model *model, const int32_t *prompt, int n_prompt, int n_gen, int mode, int k)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    r.model = model;
+    r.cfg = swa_ctx_config_default(model);
+    r.sc = swa_sampler_config_default();
+    r.sc.temperature = 0;
+    r.prompt = prompt;
+    r.n_prompt = n_prompt;
+    r.n_gen = n_gen;
+    r.mode = mode;
+    r.k = k;
+    return r;
+}
+
 static swa_sampler *make_sampler(const run *r)
 {
     swa_sampler *s = NULL;
@@ -189,21 +211,12 @@ static int json_ints(const char *json, const char *key, int32_t *out, int cap)
 {
     char pattern[64];
     const char *p;
-    int n = 0;
     snprintf(pattern, sizeof pattern, "\"%s\":", key);
     p = strstr(json, pattern);
     assert_non_null(p);
     p = strchr(p, '[');
     assert_non_null(p);
-    for (p++; *p && *p != ']';) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p) { p++; continue; }
-        assert_true(n < cap);
-        out[n++] = (int32_t)v;
-        p = end;
-    }
-    return n;
+    return tu_int_list(p, out, cap);
 }
 
 /* Prompt lookup at temperature 0 gives PyTorch's greedy continuation (320 tokens, five windows
@@ -219,20 +232,10 @@ static void test_stories_matches_pytorch(void **state)
     n_prompt = json_ints(ref, "prompt_ids", prompt, 64);
     n_want = json_ints(ref, "generated_ids", want, MAX_GEN);
     for (t = 0; t < 3; t++) {
-        run r;
-        memset(&r, 0, sizeof r);
-        r.model = stories;
-        r.cfg = swa_ctx_config_default(stories);
+        run r = run_of(stories, prompt, n_prompt, n_want, DRAFT_LOOKUP, ks[t]);
         r.cfg.kv_type = SWA_KV_F32;   /* as the reference computes */
         r.cfg.n_threads = threads[t];
         r.cfg.n_batch = batches[t];
-        r.sc = swa_sampler_config_default();
-        r.sc.temperature = 0;
-        r.prompt = prompt;
-        r.n_prompt = n_prompt;
-        r.n_gen = n_want;
-        r.mode = DRAFT_LOOKUP;
-        r.k = ks[t];
         speculative(&r, got);
         assert_same_tokens(want, got, n_want, "lookup against PyTorch");
         fprintf(stderr, "test_speculative: stories, lookup k %d: %ld drafted, %ld accepted\n", r.k, r.drafted, r.accepted);
@@ -246,28 +249,17 @@ static void test_stories_matches_pytorch(void **state)
    penalty whose history must see the emitted tokens only. */
 static void test_stories_right_and_wrong(void **state)
 {
-    static const int32_t prompt[] = {1, 481, 544, 260, 374};
     int mode, t;
     (void)state;
     for (t = 0; t < 2; t++)
         for (mode = DRAFT_RIGHT; mode <= DRAFT_WRONG; mode++) {
-            run r;
+            run r = run_of(stories, story_prompt, 5, 96, mode, 5);
             double rate;
-            memset(&r, 0, sizeof r);
-            r.model = stories;
-            r.cfg = swa_ctx_config_default(stories);
             r.cfg.window = 8;
             r.cfg.n_threads = t + 1;
             r.cfg.n_batch = t ? 5 : 2;
-            r.sc = swa_sampler_config_default();
-            r.sc.temperature = 0;
             r.sc.repeat_penalty = 1.3f;
             r.sc.repeat_last_n = 16;
-            r.prompt = prompt;
-            r.n_prompt = 5;
-            r.n_gen = 96;
-            r.mode = mode;
-            r.k = 5;
             rate = check_run(&r, mode == DRAFT_RIGHT ? "right drafts" : "wrong drafts");
             assert_true(mode == DRAFT_RIGHT ? rate == 1.0 : rate == 0.0);
         }
@@ -278,22 +270,12 @@ static void test_stories_right_and_wrong(void **state)
    penalties. */
 static void test_stories_top_k_one(void **state)
 {
-    static const int32_t prompt[] = {1, 481, 544, 260, 374};
-    run r;
+    run r = run_of(stories, story_prompt, 5, 120, DRAFT_LOOKUP, 6);
     (void)state;
-    memset(&r, 0, sizeof r);
-    r.model = stories;
-    r.cfg = swa_ctx_config_default(stories);
-    r.sc = swa_sampler_config_default();
     r.sc.temperature = 0.9f;
     r.sc.top_k = 1;
     r.sc.presence_penalty = 0.5f;
     r.sc.frequency_penalty = 0.3f;
-    r.prompt = prompt;
-    r.n_prompt = 5;
-    r.n_gen = 120;
-    r.mode = DRAFT_LOOKUP;
-    r.k = 6;
     check_run(&r, "top-k 1");
 }
 
@@ -302,24 +284,13 @@ static void test_stories_top_k_one(void **state)
 static void test_stories_grammar(void **state)
 {
     static const char gbnf[] = "root ::= (word \" \")+ \".\"\nword ::= [a-zA-Z]+\n";
-    static const int32_t prompt[] = {1, 481, 544, 260, 374};
     swa_grammar *g = NULL;
     swa_error err;
-    run r;
+    run r = run_of(stories, story_prompt, 5, 80, DRAFT_LOOKUP, 4);
     (void)state;
     if (swa_grammar_parse(gbnf, sizeof gbnf - 1, NULL, &g, &err) != SWA_OK) fail_msg("%s", err.msg);
-    memset(&r, 0, sizeof r);
-    r.model = stories;
-    r.cfg = swa_ctx_config_default(stories);
     r.cfg.window = 12;
-    r.sc = swa_sampler_config_default();
-    r.sc.temperature = 0;
     r.sc.repeat_penalty = 1.2f;
-    r.prompt = prompt;
-    r.n_prompt = 5;
-    r.n_gen = 80;
-    r.mode = DRAFT_LOOKUP;
-    r.k = 4;
     r.grammar = g;
     check_run(&r, "grammar");
     swa_grammar_free(g);
@@ -329,7 +300,7 @@ static void test_stories_grammar(void **state)
    n_rewind + 1, a context with attention sinks, a verifier for another vocabulary. */
 static void test_ring_limit(void **state)
 {
-    static const int32_t prompt[] = {1, 481, 544, 260, 374};
+    const int32_t *prompt = story_prompt;
     int32_t draft[8] = {300, 301, 302, 303, 304, 305, 306, 307}, out[9], n_out = -1;
     swa_ctx_config cfg = swa_ctx_config_default(stories);
     swa_sampler_config sc = swa_sampler_config_default();
@@ -389,7 +360,7 @@ static int abort_after(void *data)
 
 static void test_abort_leaves_no_trace(void **state)
 {
-    static const int32_t prompt[] = {1, 481, 544, 260, 374};
+    const int32_t *prompt = story_prompt;
     int32_t want[40], draft[6], out[7], n_out, last, got[40];
     int n = 0, i, aborted = 0;
     swa_ctx_config cfg = swa_ctx_config_default(stories);
@@ -402,18 +373,13 @@ static void test_abort_leaves_no_trace(void **state)
     swa_error err;
     swa_status st;
     int64_t pos;
-    run r;
+    run r = run_of(stories, prompt, 5, 40, DRAFT_LOOKUP, 0);
     (void)state;
     sc.temperature = 0;
     sc.repeat_penalty = 1.2f;
     cfg.window = 6;
-    memset(&r, 0, sizeof r);
-    r.model = stories;
     r.cfg = cfg;
     r.sc = sc;
-    r.prompt = prompt;
-    r.n_prompt = 5;
-    r.n_gen = 40;
     plain(&r, want);
     cfg.n_rewind = 5;
     cfg.n_batch = 3;   /* a draft of 6 goes in 3 chunks */
@@ -535,22 +501,12 @@ static void test_architectures(void **state)
     for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         swa_model *m = mkmodel(shapes[i]);
         for (mode = 0; mode < 3; mode++) {
-            run r;
+            run r = run_of(m, prompt, 15, 60, mode == 0 ? DRAFT_LOOKUP : DRAFT_MODEL, mode == 0 ? 4 : 3);
             double rate;
-            memset(&r, 0, sizeof r);
-            r.model = m;
-            r.cfg = swa_ctx_config_default(m);
             r.cfg.n_threads = (int32_t)(i % 2) + 1;
             r.cfg.n_batch = mode == 1 ? 3 : 64;
-            r.sc = swa_sampler_config_default();
-            r.sc.temperature = 0;
             r.sc.repeat_penalty = mode == 2 ? 1.0f : 1.1f;   /* a draft model sees no penalty */
-            r.prompt = prompt;
-            r.n_prompt = 15;
-            r.n_gen = 60;
-            r.mode = mode == 0 ? DRAFT_LOOKUP : DRAFT_MODEL;
             r.draft = mode == 2 ? m : draft;
-            r.k = mode == 0 ? 4 : 3;
             rate = check_run(&r, shapes[i]);
             if (mode == 2) assert_true(rate == 1.0);
         }

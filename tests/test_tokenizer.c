@@ -652,20 +652,27 @@ static void test_bpe_ignore_merges(void **state)
     close_bpe(v, g, bytes);
 }
 
+/* A file (bytes, which this frees) that opens, but whose vocabulary is refused with code and a
+   message naming needle, and no vocabulary. */
+static void expect_vocab_error(uint8_t *bytes, size_t size, swa_status code, const char *needle)
+{
+    swa_gguf *g;
+    swa_vocab *v;
+    swa_error err;
+    assert_int_equal(swa_gguf_open_memory(bytes, size, &g, &err), SWA_OK);
+    assert_int_equal(swa_vocab_load(g, &v, &err), code);
+    assert_non_null(strstr(err.msg, needle));
+    assert_null(v);
+    swa_gguf_close(g);
+    free(bytes);
+}
+
 static void test_bpe_errors(void **state)
 {
     size_t size;
     uint8_t *bytes = bpe_vocab(&size, "no-such-pre");
-    swa_gguf *g;
-    swa_vocab *v;
-    swa_error err;
     (void)state;
-    assert_int_equal(swa_gguf_open_memory(bytes, size, &g, &err), SWA_OK);
-    assert_int_equal(swa_vocab_load(g, &v, &err), SWA_ERR_UNSUPPORTED);
-    assert_non_null(strstr(err.msg, "\"no-such-pre\""));
-    assert_null(v);
-    swa_gguf_close(g);
-    free(bytes);
+    expect_vocab_error(bytes, size, SWA_ERR_UNSUPPORTED, "\"no-such-pre\"");
 }
 
 /* Byte tokens of a two-byte character come out only when the character is complete. */
@@ -708,30 +715,13 @@ static void test_vocab_errors(void **state)
 {
     size_t size;
     uint8_t *bytes;
-    swa_gguf *g;
-    swa_vocab *v;
-    swa_error err;
     (void)state;
     bytes = small_vocab(&size, "bert", 0, NULL);
-    assert_int_equal(swa_gguf_open_memory(bytes, size, &g, &err), SWA_OK);
-    assert_int_equal(swa_vocab_load(g, &v, &err), SWA_ERR_UNSUPPORTED);
-    assert_non_null(strstr(err.msg, "\"bert\" is not supported"));
-    assert_null(v);
-    swa_gguf_close(g);
-    free(bytes);
+    expect_vocab_error(bytes, size, SWA_ERR_UNSUPPORTED, "\"bert\" is not supported");
     bytes = small_vocab(&size, "gpt2", 0, NULL);      /* byte-level BPE needs its merges */
-    assert_int_equal(swa_gguf_open_memory(bytes, size, &g, &err), SWA_OK);
-    assert_int_equal(swa_vocab_load(g, &v, &err), SWA_ERR_FORMAT);
-    assert_non_null(strstr(err.msg, "tokenizer.ggml.merges"));
-    assert_null(v);
-    swa_gguf_close(g);
-    free(bytes);
+    expect_vocab_error(bytes, size, SWA_ERR_FORMAT, "tokenizer.ggml.merges");
     bytes = small_vocab(&size, "llama", 100, NULL);   /* 100 scores for 270 tokens */
-    assert_int_equal(swa_gguf_open_memory(bytes, size, &g, &err), SWA_OK);
-    assert_int_equal(swa_vocab_load(g, &v, &err), SWA_ERR_FORMAT);
-    assert_non_null(strstr(err.msg, "tokenizer.ggml.scores has 100 entries"));
-    swa_gguf_close(g);
-    free(bytes);
+    expect_vocab_error(bytes, size, SWA_ERR_FORMAT, "tokenizer.ggml.scores has 100 entries");
 }
 
 int main(void)

@@ -38,18 +38,7 @@ static const char *json_value(const char *json, const char *key)
 
 static int json_ints(const char *json, const char *key, int32_t *out, int cap)
 {
-    const char *p = json_value(json, key);
-    int n = 0;
-    assert_true(*p == '[');
-    for (p++; *p && *p != ']'; ) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p) { p++; continue; }
-        assert_true(n < cap);
-        out[n++] = (int32_t)v;
-        p = end;
-    }
-    return n;
+    return tu_int_list(json_value(json, key), out, cap);
 }
 
 static void test_perplexity_matches_pytorch(void **state)

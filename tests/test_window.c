@@ -82,15 +82,13 @@ static void check_against_reference(const tu_spec *spec, int W, int n_batch)
     int variants = n_batch < 64 ? 1 : (spec->n_embd / spec->n_head) % 32 == 0 ? 6 : 4;
     tu_model tm;
     swa_model *model;
-    swa_error err;
     swa_ctx_config cfg;
     int n = 5 * W + 7 > 24 ? 5 * W + 7 : 24, V = spec->n_vocab, windows[16], l, c, kv, kern, t;
     int chunks[6] = {3, W - 1, W, W + 1, 2 * W + 3, 0};
     int32_t *tok = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
     double *ref;
     chunks[5] = n;
-    assert_true(tu_build(&tm, spec));
-    if (swa_model_load_memory(tm.gguf, tm.gguf_size, &model, &err) != SWA_OK) fail_msg("%s", err.msg);
+    model = tu_build_load(&tm, spec);
     for (l = 0; l < spec->n_layer; l++) windows[l] = spec->chunk ? -spec->chunk : spec->windows ? spec->windows[l] : W;
     tu_random_tokens(tok, n, V, 1234 + (uint64_t)W);
     ref = (double *)malloc(sizeof(double) * (size_t)n * (size_t)V);
@@ -223,14 +221,12 @@ static void test_chunked_attention(void **state)
             tu_model tm;
             swa_model *model;
             swa_ctx_config cfg;
-            swa_error err;
             int32_t *tok = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
             float *want;
             s.chunk = C;
             check_against_reference(&s, C, 64);
             check_against_reference(&s, C, 5);
-            assert_true(tu_build(&tm, &s));
-            if (swa_model_load_memory(tm.gguf, tm.gguf_size, &model, &err) != SWA_OK) fail_msg("%s", err.msg);
+            model = tu_build_load(&tm, &s);
             assert_int_equal(swa_model_layer_window(model, 0), C);
             assert_int_equal(swa_model_layer_window(model, 1), C);
             memset(&cfg, 0, sizeof cfg);
@@ -310,8 +306,7 @@ static void test_chunks_every_set(void **state)
         s.n_ff = 256;
         s.mixed = types[ti] == GW_Q4_0;   /* with Q8_0 v and up: products of two types in one task */
         tu_random_tokens(tok, 48, s.n_vocab, 99 + ti);
-        assert_true(tu_build(&tm, &s));
-        if (swa_model_load_memory(tm.gguf, tm.gguf_size, &model, &err) != SWA_OK) fail_msg("%s", err.msg);
+        model = tu_build_load(&tm, &s);
         for (si = 0; si < sizeof sets / sizeof sets[0]; si++) {
             swa_ctx_config cfg;
             swa_ctx *probe;
@@ -386,8 +381,7 @@ static void test_kv_q8_0(void **state)
     s.n_embd = q.n_embd = 256;
     check_against_reference(&s, 10, 64);
     check_against_reference(&q, 10, 64);
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    model = tu_build_load(&tm, &s);
     memset(&cfg, 0, sizeof cfg);
     cfg.kv_type = SWA_KV_F32;
     assert_int_equal(swa_ctx_create(model, &cfg, &c32, NULL), SWA_OK);
@@ -400,8 +394,7 @@ static void test_kv_q8_0(void **state)
     swa_ctx_free(c8);
     swa_model_free(model);
     tu_free(&tm);
-    assert_true(tu_build(&tm, &odd));                        /* head size 16 */
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    model = tu_build_load(&tm, &odd);                        /* head size 16 */
     assert_int_equal(swa_ctx_create(model, &cfg, &c8, &err), SWA_ERR_INVALID_ARG);
     assert_non_null(strstr(err.msg, "multiple of 32"));
     assert_null(c8);
@@ -427,8 +420,7 @@ static void threads_bit_identical(int n_embd, int n_ff, int n_tokens, int n_batc
     s.n_embd = n_embd;
     s.n_ff = n_ff;
     s.mixed = 1;
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    model = tu_build_load(&tm, &s);
     tu_random_tokens(tok, n_tokens, s.n_vocab, 321);
     memset(&cfg, 0, sizeof cfg);
     for (nt = 1; nt <= 4; nt++) {
@@ -486,8 +478,7 @@ static void test_contexts_in_threads(void **state)
     int i;
     (void)state;
     s.n_embd = 256;
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    model = tu_build_load(&tm, &s);
     for (i = 0; i < 4; i++) {
         tu_random_tokens(tok[i], 60, s.n_vocab, 100 + (uint64_t)i);
         runs[i].model = model;
@@ -548,8 +539,7 @@ static void test_logits_far_positions(void **state)
     double ref[16 * 40];
     (void)state;
     s.n_layer = 1;
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    model = tu_build_load(&tm, &s);
     memset(&cfg, 0, sizeof cfg);
     cfg.kv_type = SWA_KV_F32;
     tu_random_tokens(tok, 16, s.n_vocab, 77);
@@ -579,8 +569,7 @@ static void test_window_override(void **state)
     double ref[30 * 40];
     float *got;
     (void)state;
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    model = tu_build_load(&tm, &s);
     assert_int_equal(swa_model_layer_window(model, 0), 0);
     tu_random_tokens(tok, n, s.n_vocab, 99);
     tu_reference(&tm, tok, n, windows, ref);
@@ -606,8 +595,7 @@ static void test_mask_edges(void **state)
     float *a, *b, *c;
     (void)state;
     s.n_layer = 1;
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    model = tu_build_load(&tm, &s);
     tu_random_tokens(base, n, V, 5);
     memcpy(near_, base, sizeof base);
     memcpy(far_, base, sizeof base);
@@ -640,8 +628,7 @@ static void test_cache_size_is_window(void **state)
     size_t kvd, before;
     int i, k;
     (void)state;
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    model = tu_build_load(&tm, &s);
     assert_int_equal(swa_ctx_create(model, NULL, &ctx, &err), SWA_OK);
     kvd = (size_t)(s.n_embd / s.n_head) * (size_t)s.n_kv_head;
     before = swa_ctx_cache_bytes(ctx);
@@ -708,8 +695,7 @@ static void test_full_attention_refuses_past_n_ctx(void **state)
     swa_error err;
     int32_t tok[20];
     (void)state;
-    assert_true(tu_build(&tm, &s));
-    assert_int_equal(swa_model_load_memory(tm.gguf, tm.gguf_size, &model, NULL), SWA_OK);
+    model = tu_build_load(&tm, &s);
     memset(&cfg, 0, sizeof cfg);
     cfg.n_ctx = 16;
     assert_int_equal(swa_ctx_create(model, &cfg, &ctx, &err), SWA_OK);

@@ -1,8 +1,9 @@
 /* testutil.h - files, random llama models for the tests, and an independent reference forward pass.
 
-   tu_read_text, tu_read_file and tu_write_file read and write whole files. tu_build writes a
-   GGUF model with random weights through tools/common/gguf_writer.h and keeps the weights as the file
-   stores them (dequantized here, by code that shares nothing with swa.h). tu_reference computes
+   tu_read_text, tu_read_file and tu_write_file read and write whole files; tu_int_list reads a
+   reference file's list of integers. tu_build writes a GGUF model with random weights through
+   tools/common/gguf_writer.h and keeps the weights as the file stores them (dequantized here, by
+   code that shares nothing with swa.h); tu_build_load loads it too. tu_reference computes
    logits for a whole sequence at once in double precision, with plain full attention and an
    explicit sliding-window (or chunk) mask: no ring, no chunks of evaluation, no cache. Include after swa.h and
    gguf_writer.h (with their implementations) and cmocka. */
@@ -65,6 +66,23 @@ static inline void tu_write_file(const char *path, const void *data, size_t n)
     if (!f) fail_msg("cannot create %s", path);
     assert_int_equal(fwrite(data, 1, n, f), n);
     assert_int_equal(fclose(f), 0);
+}
+
+/* The integers of the JSON list at p (its '['), in out: the test fails past cap of them. The
+   reference files are ours and flat, so anything that does not start a number is passed over. */
+static inline int tu_int_list(const char *p, int32_t *out, int cap)
+{
+    int n = 0;
+    assert_true(*p == '[');
+    for (p++; *p && *p != ']';) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p) { p++; continue; }
+        assert_true(n < cap);
+        out[n++] = (int32_t)v;
+        p = end;
+    }
+    return n;
 }
 
 /* ---- random numbers ----
@@ -306,6 +324,17 @@ static inline void tu_free(tu_model *m)
     free(m->embd);
     free(m->out_norm);
     free(m->gguf);
+}
+
+/* spec's model built into *m (tu_free it) and loaded from that memory: the test fails, with
+   the library's message, when either cannot be done. */
+static inline swa_model *tu_build_load(tu_model *m, const tu_spec *spec)
+{
+    swa_model *model = NULL;
+    swa_error err;
+    assert_true(tu_build(m, spec));
+    if (swa_model_load_memory(m->gguf, m->gguf_size, &model, &err) != SWA_OK) fail_msg("%s", err.msg);
+    return model;
 }
 
 /* ---- the reference: whole sequence, double precision, explicit mask ---- */

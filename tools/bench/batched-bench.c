@@ -120,12 +120,7 @@ static int parse(int argc, char **argv, options *o)
     parse_list("1,2,4,8", o);
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); exit(0); }
-        if (!strcmp(a, "--version")) {
-            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
-            stdout_flush();
-            exit(0);
-        }
+        help_or_version(a, usage);
         if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }
         if (!v) usage_fail("%s needs a value or is unknown", a);
         i++;

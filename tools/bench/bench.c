@@ -298,12 +298,7 @@ static const char *our_flag(const char *a)
         {"-oe", "a second report on stderr"}, {"--output-err", "a second report on stderr"}, {"-v", "verbose logs"},
         {"--verbose", "verbose logs"}, {"--progress", "progress lines"},
     };
-    size_t k;
-    for (k = 0; k < sizeof same / sizeof same[0]; k++)
-        if (!strcmp(a, same[k][0])) return same[k][1];
-    for (k = 0; k < sizeof not_here / sizeof not_here[0]; k++)
-        if (!strcmp(a, not_here[k][0])) usage_fail("%s: swa-bench does not do %s", a, not_here[k][1]);
-    return a;
+    return peer_flag(a, same, sizeof same / sizeof same[0], not_here, sizeof not_here / sizeof not_here[0]);
 }
 
 static int parse(int argc, char **argv, options *o)
@@ -316,12 +311,7 @@ static int parse(int argc, char **argv, options *o)
     o->reps = 3;
     for (i = 1; i < argc; i++) {
         const char *a = our_flag(argv[i]), *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); exit(0); }
-        if (!strcmp(a, "--version")) {
-            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
-            stdout_flush();
-            exit(0);
-        }
+        help_or_version(a, usage);
         if (!strcmp(a, "--depths")) { o->depths = 1; continue; }
         if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }
         if (!strcmp(a, "--markdown")) { o->format = FMT_MD; continue; }   /* -o md */

@@ -85,9 +85,11 @@ static void random_rows(uint32_t type, uint8_t *w, size_t bytes, int64_t n_rows,
 }
 
 /* GB/s of weights of one kernel over the rows, times the tokens each row meets: the type's
-   tiles of nt tokens, the best of 60 short runs (on a shared machine, those no other process held up). */
-static double time_kernel(const swa__kernels *k, uint32_t type, const uint8_t *w, size_t row_bytes, int64_t n_rows,
-                          const uint8_t *x, size_t x_stride, int nt, int64_t n, float *y, double ms)
+   tiles of nt tokens, or with pack its batch product of them (the tokens packed, and scratch),
+   the best of 60 short runs (on a shared machine, those no other process held up). */
+static double best_rate(const swa__kernels *k, uint32_t type, const uint8_t *w, size_t row_bytes, int64_t n_rows,
+                        const uint8_t *x, size_t x_stride, int nt, int64_t n, float *y, double ms, const void *pack,
+                        void *scratch)
 {
     double best = 0;
     int rep;
@@ -95,7 +97,8 @@ static double time_kernel(const swa__kernels *k, uint32_t type, const uint8_t *w
         double t0 = now(), t;
         int64_t passes = 0;
         do {
-            swa__dot_rows(&k->type[type], w, row_bytes, n_rows, x, x_stride, nt, n, y, n_rows);
+            if (pack) k->type[type].gemm(w, row_bytes, n_rows, pack, nt, n, y, n_rows, scratch);
+            else swa__dot_rows(&k->type[type], w, row_bytes, n_rows, x, x_stride, nt, n, y, n_rows);
             passes++;
         } while ((t = now() - t0) < ms / 60000.0);
         if ((double)passes * (double)nt * (double)n_rows * (double)row_bytes / t / 1e9 > best)
@@ -104,30 +107,26 @@ static double time_kernel(const swa__kernels *k, uint32_t type, const uint8_t *w
     return best;
 }
 
+static double time_kernel(const swa__kernels *k, uint32_t type, const uint8_t *w, size_t row_bytes, int64_t n_rows,
+                          const uint8_t *x, size_t x_stride, int nt, int64_t n, float *y, double ms)
+{
+    return best_rate(k, type, w, row_bytes, n_rows, x, x_stride, nt, n, y, ms, NULL, NULL);
+}
+
 /* The same for the set's batch product of nt tokens (packed once, untimed); 0 without one. */
 static double time_gemm(const swa__kernels *k, uint32_t type, const uint8_t *w, size_t row_bytes, int64_t n_rows,
                         const uint8_t *x, size_t x_stride, int nt, int64_t n, float *y, double ms)
 {
     uint64_t pack_bytes, scratch_bytes;
     void *pack, *scratch;
-    double best = 0;
-    int rep;
+    double best;
     if (!k->type[type].gemm) return 0;
     k->gemm_memory(nt, n, &pack_bytes, &scratch_bytes);
     pack = line_alloc((size_t)pack_bytes);
     scratch = line_alloc((size_t)scratch_bytes);
     if (!pack || !scratch) fail("out of memory");
     k->type[type].pack(x, x_stride, nt, n, pack);
-    for (rep = 0; rep < 60; rep++) {
-        double t0 = now(), t;
-        int64_t passes = 0;
-        do {
-            k->type[type].gemm(w, row_bytes, n_rows, pack, nt, n, y, n_rows, scratch);
-            passes++;
-        } while ((t = now() - t0) < ms / 60000.0);
-        if ((double)passes * (double)nt * (double)n_rows * (double)row_bytes / t / 1e9 > best)
-            best = (double)passes * (double)nt * (double)n_rows * (double)row_bytes / t / 1e9;
-    }
+    best = best_rate(k, type, w, row_bytes, n_rows, x, x_stride, nt, n, y, ms, pack, scratch);
     line_free(pack);
     line_free(scratch);
     return best;
@@ -179,69 +178,43 @@ typedef void (*peak_loop)(int64_t iters, const uint8_t *in, uint8_t *out);
 static uint8_t peak_in[4096];
 static const uint8_t *volatile peak_src = peak_in;
 
+/* A peak loop: `chains` accumulators of vector type V, acc[j] starting at SET1 (of j); each
+   iteration steps every accumulator through STEP (of acc[j], a and b: the operands, of type
+   T, loaded from in by LOAD_A and LOAD_B), its inner loop unrolled UNROLL times; then the
+   accumulators are summed with ADD into acc[0], which STORE writes to out. */
+#define PEAK_LOOP(NAME, TARGET, V, T, LOAD_A, LOAD_B, CHAINS, UNROLL, SET1, STEP, ADD, STORE) \
+    TARGET static void NAME(int64_t iters, const uint8_t *in, uint8_t *out) \
+    { \
+        V acc[CHAINS]; \
+        T a = LOAD_A, b = LOAD_B; \
+        int64_t i; \
+        int j; \
+        SWA__UNROLL(16) \
+        for (j = 0; j < CHAINS; j++) acc[j] = SET1; \
+        for (i = 0; i < iters; i++) \
+            SWA__UNROLL(UNROLL) \
+            for (j = 0; j < CHAINS; j++) acc[j] = STEP; \
+        SWA__UNROLL(16) \
+        for (j = 1; j < CHAINS; j++) acc[0] = ADD(acc[0], acc[j]); \
+        STORE; \
+    }
+
 #if defined(SWA__HAVE_AVX512)
-SWA__AVX512 static void peak_vpdpbusd_zmm(int64_t iters, const uint8_t *in, uint8_t *out)
-{
-    __m512i acc[PEAK_CHAINS], a = _mm512_loadu_si512(in), b = _mm512_loadu_si512(in + 64);
-    int64_t i;
-    int j;
-    SWA__UNROLL(16)
-    for (j = 0; j < PEAK_CHAINS; j++) acc[j] = _mm512_set1_epi32(j);
-    for (i = 0; i < iters; i++)
-        SWA__UNROLL(16)
-        for (j = 0; j < PEAK_CHAINS; j++) acc[j] = _mm512_dpbusd_epi32(acc[j], a, b);
-    SWA__UNROLL(16)
-    for (j = 1; j < PEAK_CHAINS; j++) acc[0] = _mm512_add_epi32(acc[0], acc[j]);
-    _mm512_storeu_si512(out, acc[0]);
-}
+PEAK_LOOP(peak_vpdpbusd_zmm, SWA__AVX512, __m512i, __m512i, _mm512_loadu_si512(in), _mm512_loadu_si512(in + 64), PEAK_CHAINS, 16,
+          _mm512_set1_epi32(j), _mm512_dpbusd_epi32(acc[j], a, b), _mm512_add_epi32, _mm512_storeu_si512(out, acc[0]))
 
-SWA__AVX512 static void peak_vpdpbusd_ymm(int64_t iters, const uint8_t *in, uint8_t *out)
-{
-    __m256i acc[PEAK_CHAINS], a = _mm256_loadu_si256((const __m256i *)in), b = _mm256_loadu_si256((const __m256i *)(in + 32));
-    int64_t i;
-    int j;
-    SWA__UNROLL(16)
-    for (j = 0; j < PEAK_CHAINS; j++) acc[j] = _mm256_set1_epi32(j);
-    for (i = 0; i < iters; i++)
-        SWA__UNROLL(16)
-        for (j = 0; j < PEAK_CHAINS; j++) acc[j] = _mm256_dpbusd_epi32(acc[j], a, b);
-    SWA__UNROLL(16)
-    for (j = 1; j < PEAK_CHAINS; j++) acc[0] = _mm256_add_epi32(acc[0], acc[j]);
-    _mm256_storeu_si256((__m256i *)out, acc[0]);
-}
+PEAK_LOOP(peak_vpdpbusd_ymm, SWA__AVX512, __m256i, __m256i, _mm256_loadu_si256((const __m256i *)in),
+          _mm256_loadu_si256((const __m256i *)(in + 32)), PEAK_CHAINS, 16, _mm256_set1_epi32(j),
+          _mm256_dpbusd_epi32(acc[j], a, b), _mm256_add_epi32, _mm256_storeu_si256((__m256i *)out, acc[0]))
 
-SWA__AVX512 static void peak_fma_zmm(int64_t iters, const uint8_t *in, uint8_t *out)
-{
-    __m512 acc[PEAK_CHAINS], a = _mm512_loadu_ps(in), b = _mm512_loadu_ps(in + 64);
-    int64_t i;
-    int j;
-    SWA__UNROLL(16)
-    for (j = 0; j < PEAK_CHAINS; j++) acc[j] = _mm512_set1_ps((float)j);
-    for (i = 0; i < iters; i++)
-        SWA__UNROLL(16)
-        for (j = 0; j < PEAK_CHAINS; j++) acc[j] = _mm512_fmadd_ps(a, b, acc[j]);
-    SWA__UNROLL(16)
-    for (j = 1; j < PEAK_CHAINS; j++) acc[0] = _mm512_add_ps(acc[0], acc[j]);
-    _mm512_storeu_ps(out, acc[0]);
-}
+PEAK_LOOP(peak_fma_zmm, SWA__AVX512, __m512, __m512, _mm512_loadu_ps(in), _mm512_loadu_ps(in + 64), PEAK_CHAINS, 16,
+          _mm512_set1_ps((float)j), _mm512_fmadd_ps(a, b, acc[j]), _mm512_add_ps, _mm512_storeu_ps(out, acc[0]))
 
 /* vdpbf16ps: GCC 10 / clang 9 have its intrinsics, as they have the AVX-512 VNNI ones. */
 #define PEAK_TARGET_BF16 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni,avx512bf16")))
-PEAK_TARGET_BF16 static void peak_vdpbf16ps_zmm(int64_t iters, const uint8_t *in, uint8_t *out)
-{
-    __m512 acc[PEAK_CHAINS];
-    __m512bh a = (__m512bh)_mm512_loadu_si512(in), b = (__m512bh)_mm512_loadu_si512(in + 64);
-    int64_t i;
-    int j;
-    SWA__UNROLL(16)
-    for (j = 0; j < PEAK_CHAINS; j++) acc[j] = _mm512_set1_ps((float)j);
-    for (i = 0; i < iters; i++)
-        SWA__UNROLL(16)
-        for (j = 0; j < PEAK_CHAINS; j++) acc[j] = _mm512_dpbf16_ps(acc[j], a, b);
-    SWA__UNROLL(16)
-    for (j = 1; j < PEAK_CHAINS; j++) acc[0] = _mm512_add_ps(acc[0], acc[j]);
-    _mm512_storeu_ps(out, acc[0]);
-}
+PEAK_LOOP(peak_vdpbf16ps_zmm, PEAK_TARGET_BF16, __m512, __m512bh, (__m512bh)_mm512_loadu_si512(in),
+          (__m512bh)_mm512_loadu_si512(in + 64), PEAK_CHAINS, 16, _mm512_set1_ps((float)j), _mm512_dpbf16_ps(acc[j], a, b),
+          _mm512_add_ps, _mm512_storeu_ps(out, acc[0]))
 
 /* AVX512-BF16: cpuid leaf 7 subleaf 1, EAX bit 5, on a CPU whose AVX-512 set runs. */
 static int peak_cpu_bf16(void)
@@ -334,20 +307,9 @@ SWA__AMX static void peak_tile_block(int64_t iters, const uint8_t *in, uint8_t *
 }
 #endif
 
-SWA__AVX_VNNI static void peak_vpdpbusd_vex(int64_t iters, const uint8_t *in, uint8_t *out)
-{
-    __m256i acc[PEAK_CHAINS], a = _mm256_loadu_si256((const __m256i *)in), b = _mm256_loadu_si256((const __m256i *)(in + 32));
-    int64_t i;
-    int j;
-    SWA__UNROLL(16)
-    for (j = 0; j < PEAK_CHAINS; j++) acc[j] = _mm256_set1_epi32(j);
-    for (i = 0; i < iters; i++)
-        SWA__UNROLL(16)
-        for (j = 0; j < PEAK_CHAINS; j++) acc[j] = _mm256_dpbusd_avx_epi32(acc[j], a, b);
-    SWA__UNROLL(16)
-    for (j = 1; j < PEAK_CHAINS; j++) acc[0] = _mm256_add_epi32(acc[0], acc[j]);
-    _mm256_storeu_si256((__m256i *)out, acc[0]);
-}
+PEAK_LOOP(peak_vpdpbusd_vex, SWA__AVX_VNNI, __m256i, __m256i, _mm256_loadu_si256((const __m256i *)in),
+          _mm256_loadu_si256((const __m256i *)(in + 32)), PEAK_CHAINS, 16, _mm256_set1_epi32(j),
+          _mm256_dpbusd_avx_epi32(acc[j], a, b), _mm256_add_epi32, _mm256_storeu_si256((__m256i *)out, acc[0]))
 #endif
 
 #if defined(SWA__HAVE_AVX2)
@@ -371,55 +333,19 @@ SWA__AVX2 static void peak_maddubs_ymm(int64_t iters, const uint8_t *in, uint8_t
     _mm256_storeu_si256((__m256i *)out, acc[0]);
 }
 
-SWA__AVX2 static void peak_fma_ymm(int64_t iters, const uint8_t *in, uint8_t *out)
-{
-    __m256 acc[PEAK_CHAINS_YMM], a = _mm256_loadu_ps((const float *)in), b = _mm256_loadu_ps((const float *)(in + 32));
-    int64_t i;
-    int j;
-    SWA__UNROLL(16)
-    for (j = 0; j < PEAK_CHAINS_YMM; j++) acc[j] = _mm256_set1_ps((float)j);
-    for (i = 0; i < iters; i++)
-        SWA__UNROLL(12)
-        for (j = 0; j < PEAK_CHAINS_YMM; j++) acc[j] = _mm256_fmadd_ps(a, b, acc[j]);
-    SWA__UNROLL(16)
-    for (j = 1; j < PEAK_CHAINS_YMM; j++) acc[0] = _mm256_add_ps(acc[0], acc[j]);
-    _mm256_storeu_ps((float *)out, acc[0]);
-}
+PEAK_LOOP(peak_fma_ymm, SWA__AVX2, __m256, __m256, _mm256_loadu_ps((const float *)in), _mm256_loadu_ps((const float *)(in + 32)),
+          PEAK_CHAINS_YMM, 12, _mm256_set1_ps((float)j), _mm256_fmadd_ps(a, b, acc[j]), _mm256_add_ps,
+          _mm256_storeu_ps((float *)out, acc[0]))
 #endif
 
 #if defined(SWA__HAVE_NEON)
 #if defined(__ARM_FEATURE_DOTPROD)
-static void peak_sdot(int64_t iters, const uint8_t *in, uint8_t *out)
-{
-    int32x4_t acc[PEAK_CHAINS];
-    int8x16_t a = vld1q_s8((const int8_t *)in), b = vld1q_s8((const int8_t *)in + 16);
-    int64_t i;
-    int j;
-    SWA__UNROLL(16)
-    for (j = 0; j < PEAK_CHAINS; j++) acc[j] = vdupq_n_s32(j);
-    for (i = 0; i < iters; i++)
-        SWA__UNROLL(16)
-        for (j = 0; j < PEAK_CHAINS; j++) acc[j] = vdotq_s32(acc[j], a, b);
-    SWA__UNROLL(16)
-    for (j = 1; j < PEAK_CHAINS; j++) acc[0] = vaddq_s32(acc[0], acc[j]);
-    vst1q_s32((int32_t *)out, acc[0]);
-}
+PEAK_LOOP(peak_sdot, , int32x4_t, int8x16_t, vld1q_s8((const int8_t *)in), vld1q_s8((const int8_t *)in + 16), PEAK_CHAINS, 16,
+          vdupq_n_s32(j), vdotq_s32(acc[j], a, b), vaddq_s32, vst1q_s32((int32_t *)out, acc[0]))
 #endif
 
-static void peak_fmla(int64_t iters, const uint8_t *in, uint8_t *out)
-{
-    float32x4_t acc[PEAK_CHAINS], a = vld1q_f32((const float *)in), b = vld1q_f32((const float *)in + 4);
-    int64_t i;
-    int j;
-    SWA__UNROLL(16)
-    for (j = 0; j < PEAK_CHAINS; j++) acc[j] = vdupq_n_f32((float)j);
-    for (i = 0; i < iters; i++)
-        SWA__UNROLL(16)
-        for (j = 0; j < PEAK_CHAINS; j++) acc[j] = vfmaq_f32(acc[j], a, b);
-    SWA__UNROLL(16)
-    for (j = 1; j < PEAK_CHAINS; j++) acc[0] = vaddq_f32(acc[0], acc[j]);
-    vst1q_f32((float *)out, acc[0]);
-}
+PEAK_LOOP(peak_fmla, , float32x4_t, float32x4_t, vld1q_f32((const float *)in), vld1q_f32((const float *)in + 4), PEAK_CHAINS, 16,
+          vdupq_n_f32((float)j), vfmaq_f32(acc[j], a, b), vaddq_f32, vst1q_f32((float *)out, acc[0]))
 #endif
 
 /* What a peak loop does per accumulator step: multiply-adds (bytes, or bf16 or float pairs). */

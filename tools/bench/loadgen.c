@@ -336,6 +336,20 @@ static size_t make_body(char *buf, size_t cap, int i, int max_tokens, int stream
 
 static const char *gen_path(void) { return O.chat ? "/v1/chat/completions" : "/v1/completions"; }
 
+/* A streamed generation's outcome counted (the caller holds mu): 1 when it succeeded (status
+   200, text and [DONE] seen), its tokens and time to the first one kept; 0 when it failed. */
+static int tally_stream(int st, const reader *r)
+{
+    if (st == 200 && r->done_seen && r->text_events > 0) {
+        ok_requests++;
+        tokens += r->text_events;
+        ttft[n_ttft++] = r->t_first - r->t_start;
+        return 1;
+    }
+    failed_requests++;
+    return 0;
+}
+
 static void well_formed(int i)
 {
     char body[1024];
@@ -343,14 +357,8 @@ static void well_formed(int i)
     size_t len = make_body(body, sizeof body, i, O.max_tokens, 1);
     int st = exchange(gen_path(), body, len, &r, 0);
     pthread_mutex_lock(&mu);
-    if (st == 200 && r.done_seen && r.text_events > 0) {
-        ok_requests++;
-        tokens += r.text_events;
-        ttft[n_ttft++] = r.t_first - r.t_start;
-    } else {
-        failed_requests++;
+    if (!tally_stream(st, &r))
         note_error("request %d: status %d, %ld text events, [DONE] %s", i, st, r.text_events, r.done_seen ? "seen" : "missing");
-    }
     pthread_mutex_unlock(&mu);
 }
 
@@ -533,14 +541,7 @@ static void conv_turn(int item)
     pthread_mutex_unlock(&mu);
     st = body ? exchange("/v1/chat/completions", body, len, &r, 0) : 0;
     pthread_mutex_lock(&mu);
-    if (st == 200 && r.done_seen && r.text_events > 0) {
-        ok_requests++;
-        tokens += r.text_events;
-        ttft[n_ttft++] = r.t_first - r.t_start;
-    } else {
-        failed_requests++;
-        note_error("chat %d turn %d: status %d, %ld text events", c, t + 1, st, r.text_events);
-    }
+    if (!tally_stream(st, &r)) note_error("chat %d turn %d: status %d, %ld text events", c, t + 1, st, r.text_events);
     convs[c].answer[t] = r.text ? r.text : strdup("");
     convs[c].done = t + 1;
     pthread_cond_broadcast(&conv_cv);

@@ -17,22 +17,12 @@ BUILD=${BUILD:-build}
 LLAMA_SERVER=${LLAMA_SERVER:-/work/peer/llama.cpp/build/bin/llama-server}
 NP=${NP:-8}; CTX=${CTX:-512}; MAXTOK=${MAXTOK:-64}; REQS=${REQS:-4}; CLIENTS=${CLIENTS:-"1 4 8"}; THREADS=${THREADS:-2}
 OUT=$(mktemp -d /tmp/server-bench.XXXXXX)
+. "$(dirname "$0")/server-common.sh"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo $((20000 + $$ % 20000)); }
 
 run_one() {   # run_one NAME ROUND: start the server, load it, stop it
     name=$1; round=$2; port=$(free_port)
-    if [ "$name" = swa ]; then
-        "$BUILD/swa-server" -m "$MODEL" --host 127.0.0.1 --port "$port" -np "$NP" -c "$CTX" -t "$THREADS" 2>"$OUT/$name.log" &
-    else   # llama-server's -c is the whole context, split among its slots
-        "$LLAMA_SERVER" -m "$MODEL" --host 127.0.0.1 --port "$port" -np "$NP" -c $((NP * CTX)) -t "$THREADS" -tb "$THREADS" \
-            ${LLAMA_ARGS:-} >"$OUT/$name.log" 2>&1 &
-    fi
-    pid=$!
-    i=0
-    until curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1; do
-        i=$((i + 1)); [ $i -lt 600 ] || { echo "server-bench: $name did not start" >&2; kill $pid; exit 1; }
-        sleep 0.1
-    done
+    start_server "$name" "$port" "$NP" "$CTX" "$OUT/$name.log"
     for c in $CLIENTS; do
         # a failed request (a time-out, say) is counted in the table, not the end of the run
         "$BUILD/swa-loadgen" --port "$port" -c "$c" -r "$REQS" -n "$MAXTOK" --label "$name c=$c" > "$OUT/run.txt" || true
@@ -54,21 +44,20 @@ while [ $r -le "$ROUNDS" ]; do   # alternate which goes first
     r=$((r + 1))
 done
 
-median() { sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else printf "%.2f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 echo "model $(basename "$MODEL"), $NP slots x $CTX positions, $THREADS threads, max_tokens $MAXTOK, $REQS requests per client, medians of $ROUNDS alternated rounds"
 echo
 echo "| clients | swa-server tokens/s | llama-server tokens/s | ratio | swa TTFT p50 ms | llama TTFT p50 ms | swa between tokens p50 ms | llama between tokens p50 ms |"
 echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for c in $CLIENTS; do
-    st=$(awk -v c=$c '$1=="swa" && $2==c {print $4}' "$OUT/results" | median)
-    lt=$(awk -v c=$c '$1=="llama" && $2==c {print $4}' "$OUT/results" | median)
-    sf=$(awk -v c=$c '$1=="swa" && $2==c {print $5}' "$OUT/results" | median)
-    lf=$(awk -v c=$c '$1=="llama" && $2==c {print $5}' "$OUT/results" | median)
-    si=$(awk -v c=$c '$1=="swa" && $2==c {print $6}' "$OUT/results" | median)
-    li=$(awk -v c=$c '$1=="llama" && $2==c {print $6}' "$OUT/results" | median)
+    st=$(awk -v c=$c '$1=="swa" && $2==c {print $4}' "$OUT/results" | median 2)
+    lt=$(awk -v c=$c '$1=="llama" && $2==c {print $4}' "$OUT/results" | median 2)
+    sf=$(awk -v c=$c '$1=="swa" && $2==c {print $5}' "$OUT/results" | median 2)
+    lf=$(awk -v c=$c '$1=="llama" && $2==c {print $5}' "$OUT/results" | median 2)
+    si=$(awk -v c=$c '$1=="swa" && $2==c {print $6}' "$OUT/results" | median 2)
+    li=$(awk -v c=$c '$1=="llama" && $2==c {print $6}' "$OUT/results" | median 2)
     echo "| $c | $st | $lt | $(awk -v a=$st -v b=$lt 'BEGIN {printf "%.2f", a / b}') | $sf | $lf | $si | $li |"
 done
 echo
-echo "peak RSS (VmHWM), median: swa-server $(awk '$1=="swa" {print $4}' "$OUT/rss" | median) kB, llama-server $(awk '$1=="llama" {print $4}' "$OUT/rss" | median) kB"
+echo "peak RSS (VmHWM), median: swa-server $(awk '$1=="swa" {print $4}' "$OUT/rss" | median 2) kB, llama-server $(awk '$1=="llama" {print $4}' "$OUT/rss" | median 2) kB"
 echo "failed requests: swa $(awk '$1=="swa" {s+=$8} END {print s+0}' "$OUT/results"), llama $(awk '$1=="llama" {s+=$8} END {print s+0}' "$OUT/results")"
 rm -rf "$OUT"

@@ -6,7 +6,8 @@
 # the request's time is the time to its first token. Rounds alternate the two; medians.
 #
 #   sh tools/bench/server-reuse.sh MODEL.gguf [ROUNDS]
-#   env: LLAMA_SERVER, BUILD (build), CTX (1024), THREADS (2), SERVERS ("swa llama")
+#   env: LLAMA_SERVER, BUILD (build), CTX (1024), THREADS (2), SERVERS ("swa llama"), LLAMA_ARGS (more
+#        llama-server flags)
 set -eu
 MODEL=$1
 ROUNDS=${2:-5}
@@ -18,18 +19,13 @@ Q1="Tell me a story about a cat who finds a red ball in the garden."
 Q2="And what did the dog do then?"
 PORT=${PORT:-18731}
 OUT=$(mktemp -d /tmp/server-reuse.XXXXXX)
+. "$(dirname "$0")/server-common.sh"
 content() { sed 's/.*"content":"\(\([^"\\]\|\\.\)*\)".*/\1/'; }
 field() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
 
 for name in $SERVERS; do
-    if [ "$name" = swa ]; then
-        "$BUILD/swa-server" -m "$MODEL" --port $PORT -np 2 -c "$CTX" -t "$THREADS" 2>"$OUT/log" &
-    else
-        [ -x "$LLAMA_SERVER" ] || continue
-        "$LLAMA_SERVER" -m "$MODEL" --host 127.0.0.1 --port $PORT -np 2 -c $((2 * CTX)) -t "$THREADS" -tb "$THREADS" >"$OUT/log" 2>&1 &
-    fi
-    pid=$!
-    until curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; do sleep 0.1; done
+    [ "$name" = swa ] || [ -x "$LLAMA_SERVER" ] || continue
+    start_server "$name" "$PORT" 2 "$CTX" "$OUT/log"
     u="http://127.0.0.1:$PORT/v1/chat/completions"
     t1="{\"messages\":[{\"role\":\"system\",\"content\":\"$SYS\"},{\"role\":\"user\",\"content\":\"$Q1\"}],\"max_tokens\":64,\"temperature\":0"
     r=1
@@ -48,15 +44,14 @@ for name in $SERVERS; do
     done
     kill $pid; wait $pid 2>/dev/null || true
 done
-median() { sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else printf "%.4f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 echo "model $(basename "$MODEL"), $CTX positions per slot, $THREADS threads, medians of $ROUNDS rounds"
 echo
 echo "| server | turn 2 prompt tokens | held by the slot | TTFT, reused (ms) | TTFT, evaluated afresh (ms) | ratio |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
 for name in $SERVERS; do
     grep -q "^$name " "$OUT/results" 2>/dev/null || continue
-    tr=$(awk -v s=$name '$1==s && $2=="true" {print $3}' "$OUT/results" | median)
-    tf=$(awk -v s=$name '$1==s && $2=="false" {print $3}' "$OUT/results" | median)
+    tr=$(awk -v s=$name '$1==s && $2=="true" {print $3}' "$OUT/results" | median 4)
+    tf=$(awk -v s=$name '$1==s && $2=="false" {print $3}' "$OUT/results" | median 4)
     n=$(awk -v s=$name '$1==s && $2=="true" {print $4}' "$OUT/results" | tail -1)
     c=$(awk -v s=$name '$1==s && $2=="true" {print $5}' "$OUT/results" | tail -1)
     echo "| $name | $n | $c | $(awk -v a=$tr 'BEGIN {printf "%.1f", 1000 * a}') | $(awk -v a=$tf 'BEGIN {printf "%.1f", 1000 * a}') | $(awk -v a=$tr -v b=$tf 'BEGIN {printf "%.2f", b / a}') |"

@@ -110,12 +110,7 @@ static const char *short_flag(const char *a)
 {
     static const char *const longs[][2] = {{"--model", "-m"}, {"--file", "-f"}, {"--ctx-size", "-c"},
                                            {"--batch-size", "-b"}, {"--threads", "-t"}};
-    size_t k;
-    for (k = 0; k < sizeof longs / sizeof longs[0]; k++)
-        if (!strcmp(a, longs[k][0])) return longs[k][1];
-    for (k = 0; k < sizeof not_here / sizeof not_here[0]; k++)
-        if (!strcmp(a, not_here[k][0])) usage_fail("%s: swa-perplexity does not do %s", a, not_here[k][1]);
-    return a;
+    return peer_flag(a, longs, sizeof longs / sizeof longs[0], not_here, sizeof not_here / sizeof not_here[0]);
 }
 
 static void parse_args(int argc, char **argv, options *o)
@@ -124,12 +119,7 @@ static void parse_args(int argc, char **argv, options *o)
     memset(o, 0, sizeof *o);
     for (i = 1; i < argc; i++) {
         const char *a = short_flag(argv[i]), *val;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); exit(0); }
-        if (!strcmp(a, "--version")) {
-            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
-            stdout_flush();
-            exit(0);
-        }
+        help_or_version(a, usage);
         if (!strcmp(a, "--no-bos")) { o->no_bos = 1; continue; }
         if (!strcmp(a, "--kv-f32")) { o->cfg.kv_type = SWA_KV_F32; continue; }
         if (!strcmp(a, "--no-mmap")) { o->no_mmap = 1; continue; }

@@ -454,9 +454,7 @@ static void refuse_peer_flag(const char *a)
         {"--exclude-weights", "importance matrices"}, {"--keep-split", "split GGUF files"},
         {"--override-kv", "metadata overrides (swa-inspect --set-window writes the window's keys)"},
     };
-    size_t k;
-    for (k = 0; k < sizeof not_here / sizeof not_here[0]; k++)
-        if (!strcmp(a, not_here[k][0])) usage_fail("%s: swa-quantize does not do %s", a, not_here[k][1]);
+    peer_flag(a, NULL, 0, not_here, sizeof not_here / sizeof not_here[0]);
 }
 
 /* IN [OUT] TYPE [NTHREADS], as llama-quantize reads them: without OUT, TYPE is the second. */
@@ -491,12 +489,7 @@ static void parse_args(int argc, char **argv, options *o)
     o->c.output_type = o->c.embd_type = NO_TYPE;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); exit(0); }
-        if (!strcmp(a, "--version")) {
-            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
-            stdout_flush();
-            exit(0);
-        }
+        help_or_version(a, usage);
         refuse_peer_flag(a);
         if (!strcmp(a, "--allow-requantize")) o->allow_requantize = 1;
         else if (!strcmp(a, "--pure")) o->c.pure = 1;

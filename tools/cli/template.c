@@ -72,12 +72,7 @@ int main(int argc, char **argv)
     swa_error err;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); return 0; }
-        if (!strcmp(a, "--version")) {
-            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
-            stdout_flush();
-            return 0;
-        }
+        help_or_version(a, usage);
         if (!strcmp(a, "--no-generation-prompt")) { gen = 0; continue; }
         if (i + 1 >= argc) usage_fail("%s needs a value", a);
         if (!strcmp(a, "-m")) model = argv[++i];

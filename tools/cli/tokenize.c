@@ -105,13 +105,8 @@ int main(int argc, char **argv)
     swa_error err;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); stdout_flush(); return 0; }
-        if (!strcmp(a, "--version")) {
-            printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
-            stdout_flush();
-            return 0;
-        }
-        else if (!strcmp(a, "--no-bos")) no_bos = 1;
+        help_or_version(a, usage);
+        if (!strcmp(a, "--no-bos")) no_bos = 1;
         else if (!strcmp(a, "--pieces")) pieces = 1;
         else if (!strcmp(a, "--special")) special = 1;
         else if (!strcmp(a, "--timing")) timing = 1;

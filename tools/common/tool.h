@@ -1,6 +1,6 @@
 /* tool.h - what the programs in tools/ share: errors that end the program, checked writes to
-   stdout, Ctrl-C, timing.h's clock, reading a whole file, random numbers and, after swa.h,
-   tokenizing a whole text. Define PROG, the program's name for its messages, before including
+   stdout, -h and --version, a peer program's flags, Ctrl-C, timing.h's clock, reading a whole
+   file, random numbers and, after swa.h, tokenizing a whole text. Define PROG, the program's name for its messages, before including
    it (and _POSIX_C_SOURCE 200809L before the first system header, for clock_gettime and
    sigaction).
 
@@ -54,6 +54,32 @@ static inline void stdout_flush(void)
 {
     errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) fail("cannot write to standard output: %s", strerror(errno ? errno : EIO));
+}
+
+/* The flags every program answers the same way: -h or --help prints usage(stdout), --version
+   the program's name and the library's version; either ends the program, status 0. Returns for
+   any other flag. */
+static inline void help_or_version(const char *a, void (*usage)(FILE *))
+{
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) usage(stdout);
+    else if (!strcmp(a, "--version")) printf("%s %d.%d.%d\n", PROG, SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH);
+    else return;
+    stdout_flush();
+    exit(0);
+}
+
+/* A peer program's spelling of a flag, as ours: a itself, or the second of its pair in same
+   (n_same pairs: the peer's spelling, ours). A flag in refused (n_refused pairs: the flag, what
+   this program does not do) ends the program as bad usage, with that reason. */
+static inline const char *peer_flag(const char *a, const char *const same[][2], size_t n_same,
+                                    const char *const refused[][2], size_t n_refused)
+{
+    size_t k;
+    for (k = 0; k < n_same; k++)
+        if (!strcmp(a, same[k][0])) return same[k][1];
+    for (k = 0; k < n_refused; k++)
+        if (!strcmp(a, refused[k][0])) usage_fail("%s: " PROG " does not do %s", a, refused[k][1]);
+    return a;
 }
 
 /* ---- Ctrl-C ----

@@ -18,6 +18,8 @@ import os
 import re
 import sys
 
+from grammar_escape import escape
+
 
 def c_unescape(body):
     out = bytearray()
@@ -77,25 +79,6 @@ def calls(src, name):
                 depth -= 1
             i += 1
         yield src[m.end():i - 1]
-
-
-def escape(s):
-    out = []
-    for ch in s:
-        o = ord(ch)
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif o < 0x20:
-            out.append("\\x%02x" % o)
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 def emit(desc, grammar, verdict, passing=(), failing=()):

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 
+from grammar_escape import escape
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "..", "tests", "data", "grammar")
 
@@ -70,27 +72,6 @@ def mutate(rng, s, alphabet):
     return "".join(chars)
 
 
-def escape(s):
-    out = []
-    for ch in s:
-        o = ord(ch)
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif o < 0x20 or o == 0x7F:
-            out.append("\\x%02x" % o)
-        elif 0x80 <= o < 0xA0 or o in (0x2028, 0x2029):
-            out.append("\\u%04x" % o)
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 def verdict(validator, grammar, text):
     with tempfile.NamedTemporaryFile("wb", delete=False) as f:
         f.write(text.encode("utf-8"))
@@ -125,7 +106,7 @@ def main():
                 continue
             seen.add(s)
             count += 1
-            print("%s\t%s\t%s" % (name, verdict(validator, grammar, s), escape(s)))
+            print("%s\t%s\t%s" % (name, verdict(validator, grammar, s), escape(s, invisible=True)))
 
 
 if __name__ == "__main__":

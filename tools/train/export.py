@@ -35,7 +35,7 @@ import torch.nn.functional as F
 import sentencepiece as spm
 
 import gguf
-from model import Config, Model
+from model import load_checkpoint
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -148,11 +148,8 @@ def main():
 
     torch.set_num_threads(a.threads)
     torch.use_deterministic_algorithms(True)
-    ck = torch.load(a.ckpt)
-    cfg = Config(**ck["cfg"])
-    model = Model(cfg)
-    model.load_state_dict(ck["model"])
-    model.eval()
+    ck, model = load_checkpoint(a.ckpt)
+    cfg = model.cfg
     sp = spm.SentencePieceProcessor(model_file=a.tokenizer)
     assert sp.vocab_size() == cfg.vocab and sp.bos_id() == 1 and sp.eos_id() == 2 and sp.unk_id() == 0
 

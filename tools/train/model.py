@@ -178,6 +178,15 @@ class Model(nn.Module):
         return self.norm(x) @ self.tok.weight.t()
 
 
+
+def load_checkpoint(path):
+    """The checkpoint train.py wrote at path (its dict) and its model, in eval mode."""
+    ck = torch.load(path)
+    model = Model(Config(**ck["cfg"]))
+    model.load_state_dict(ck["model"])
+    model.eval()
+    return ck, model
+
 def _selftest():
     """python3 model.py: the blocked attention equals the plain mask, and the mask edge is where
     the library puts it (the key W-1 back changes the last output, the key W back does not)."""

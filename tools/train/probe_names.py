@@ -17,7 +17,7 @@ import torch.nn.functional as F
 import sentencepiece as spm
 
 from gen_corpus import GIRL_NAMES, BOY_NAMES
-from model import Config, Model
+from model import load_checkpoint
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -29,11 +29,8 @@ def main():
     ap.add_argument("--tokenizer", default=os.path.join(HERE, "work/tokenizer.model"))
     a = ap.parse_args()
     torch.set_num_threads(2)
-    ck = torch.load(a.ckpt)
-    cfg = Config(**ck["cfg"])
-    model = Model(cfg)
-    model.load_state_dict(ck["model"])
-    model.eval()
+    _, model = load_checkpoint(a.ckpt)
+    cfg = model.cfg
     sp = spm.SentencePieceProcessor(model_file=a.tokenizer)
     with open(a.heldout, encoding="ascii") as fp:
         tokens = [sp.bos_id()] + sp.encode(fp.read())
