@@ -84,16 +84,6 @@ static void usage(FILE *f)
                "  Exit status: 0 complete, 1 error, 2 bad usage, 130 stopped by Ctrl-C.\n");
 }
 
-static void parse_int(const char *flag, const char *s, long lo, long hi, int32_t *out)
-{
-    char *end;
-    long v;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) usage_fail("%s wants a number in %ld..%ld, got \"%s\"", flag, lo, hi, s);
-    *out = (int32_t)v;
-}
-
 static int parse_pooling(const char *s)
 {
     static const char *const names[] = {"none", "mean", "cls", "last", "rank"};

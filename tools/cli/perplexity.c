@@ -81,16 +81,6 @@ static void usage(FILE *f)
                "  before each, the first token of each segment is not scored).\n");
 }
 
-static void parse_int(const char *flag, const char *s, long lo, long hi, int32_t *out)
-{
-    char *end;
-    long v;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) usage_fail("%s wants a number in %ld..%ld, got \"%s\"", flag, lo, hi, s);
-    *out = (int32_t)v;
-}
-
 /* llama-perplexity's flags for what this program does not do, each refused with the reason. */
 static const char *const not_here[][2] = {
     {"--hellaswag", "HellaSwag scoring"}, {"--hellaswag-tasks", "HellaSwag scoring"},

@@ -1,5 +1,5 @@
 /* tool.h - what the programs in tools/ share: errors that end the program, checked writes to
-   stdout, -h and --version, a peer program's flags, Ctrl-C, timing.h's clock, reading a whole
+   stdout, -h and --version, a flag's number, a peer program's flags, Ctrl-C, timing.h's clock, reading a whole
    file, random numbers and, after swa.h, tokenizing a whole text. Define PROG, the program's name for its messages, before including
    it (and _POSIX_C_SOURCE 200809L before the first system header, for clock_gettime and
    sigaction).
@@ -45,6 +45,17 @@ _Noreturn static inline void usage_fail(const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     vfail(EXIT_USAGE, fmt, ap);
+}
+
+/* A flag's whole-number value in lo..hi into *out, else bad usage naming the flag. */
+static inline void parse_int(const char *flag, const char *s, long lo, long hi, int32_t *out)
+{
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) usage_fail("%s wants a number in %ld..%ld, got \"%s\"", flag, lo, hi, s);
+    *out = (int32_t)v;
 }
 
 /* Flush stdout and end the program (status 1) if any write to it failed: a closed pipe (with
