@@ -30,7 +30,7 @@ BUILD   := build/sanitize
 export ASAN_OPTIONS := allocator_may_return_null=1   # a failed allocation is a tested error path
 endif
 ifeq ($(TSAN),1)
-CFLAGS  += -O1 -g -fsanitize=thread -DSWA_TEST_QUICK -DSWA_TEST_TSAN
+CFLAGS  += -O1 -g -fsanitize=thread -DSWA_TEST_QUICK -DSWA_TEST_SLOW
 BUILD   := build/tsan
 export TSAN_OPTIONS := allocator_may_return_null=1
 endif
@@ -224,7 +224,7 @@ test-aarch64:
 	  { echo "test-aarch64 needs: apt-get install gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static libcmocka-dev:arm64 (after dpkg --add-architecture arm64)"; exit 1; }
 	$(MAKE) test-port CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ BUILD=build/aarch64 RUN="$(AARCH64_RUN)" \
 	  WARN_CLANG="clang --target=aarch64-linux-gnu" \
-	  CFLAGS="$(CFLAGS) -DSWA_TEST_QUICK"
+	  CFLAGS="$(CFLAGS) -DSWA_TEST_QUICK -DSWA_TEST_SLOW"
 
 # What the cross builds run (NEON under qemu, Windows under Wine): the tests that need no POSIX
 # shell and no program of ours, beside the warning matrix and the C++ build for the target. The
@@ -252,9 +252,9 @@ WIN_LIBS   := -static -lm -lpthread
 WIN_CMOCKA := $(WIN_BUILD)/cmocka/lib/libcmocka-static.a
 WIN_LIB    := $(WIN_BUILD)/swa.o
 WIN_TESTS  := $(PORT_TESTS)
-# Beside the warning matrix and C++: two translation units, and the build without threads (no
-# Win32 pool); the other switches compile the same C on every target.
-WIN_CHECKS := compile_two_tu compile_no_threads compile_warnings compile_cpp
+# The warning matrix (SWA_NO_THREADS among its variants) and C++; the other switches compile the
+# same C on every target, and each whole-header build costs MinGW a minute.
+WIN_CHECKS := compile_warnings compile_cpp
 # One wineserver for the whole run (-p: it stays until killed; one left by an interrupted run is
 # ended first): left to itself it exits a few seconds after each program, and a program starting
 # as it goes loses its connection ("recvmsg: Connection reset").
@@ -291,14 +291,10 @@ $(WIN_BUILD)/test_%.exe: tests/test_%.c tests/testutil.h tests/programs.h $(WIN_
 $(addprefix $(WIN_BUILD)/,$(addsuffix .exe,$(SELF_CONTAINED))): $(WIN_BUILD)/%.exe: tests/%.c tests/testutil.h \
   tests/programs.h $(HEADERS) $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc $(WIN_TEST_CFLAGS) $< -o $@ $(WIN_TEST_LIBS)
-$(WIN_BUILD)/compile_two_tu.exe: tests/compile_two_tu_a.c tests/compile_two_tu_b.c swa.h | $(WIN_CMOCKA)
-	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -O0 -I. $(filter %.c,$^) -o $@ $(WIN_LIBS)
 $(WIN_BUILD)/compile_cpp.exe: tests/compile_cpp.cpp swa.h | $(WIN_CMOCKA)
 	$(WIN_PREFIX)g++ -std=c++11 -O0 -Wall -Wextra -Wpedantic -Werror -I. $< -o $@ $(WIN_LIBS)
 $(WIN_BUILD)/compile_warnings.exe: tests/compile_warnings.c swa.h | $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc -std=c11 -O2 $(WARN_C) -I. $< -o $@ $(WIN_LIBS)
-$(WIN_BUILD)/compile_%.exe: tests/compile_%.c swa.h | $(WIN_CMOCKA)
-	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -O0 -I. $< -o $@ $(WIN_LIBS)
 
 windows: $(addprefix $(WIN_BUILD)/,$(addsuffix .exe,$(PROGRAM_NAMES) swa-generate-plain $(WIN_CHECKS) $(WIN_TESTS)))
 
