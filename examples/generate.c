@@ -22,11 +22,12 @@
    On a terminal, loading and a prompt that take longer than a second show one line of progress
    on stderr, wiped when done (tools/common/progress.h); --no-progress or --log-disable turn it off.
 
-   This file uses swa.h, tools/common/progress.h and the C library only (POSIX or Win32 for
-   files, signals and the clock), so that it can be copied as the start of a program. */
+   This file uses swa.h, tools/common/progress.h and safe_write.h and the C library only (POSIX
+   or Win32 for files and signals), so that it can be copied as the start of a program. */
 #define _POSIX_C_SOURCE 200809L
 #include "swa.h"
 #include "tools/common/progress.h"
+#include "tools/common/safe_write.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -482,188 +483,9 @@ static char *read_file_bytes(const char *path, size_t *size)
 }
 
 /* ---- output files ----
-   --dump-logits and --save-state write a new file beside the destination (beside the file at
-   the end of its symbolic links) and rename it over the destination only when it is complete
-   and on the disk: a failed run, or one killed by SIGTERM, SIGHUP or the file size limit
-   (SIGXFSZ), leaves the destination as it was and no new file. An output that is one of the
-   inputs under any name or link is refused; one that exists and is not a regular file
-   (/dev/null, a pipe) is written directly, every write checked. */
-
-typedef struct out_file {
-    FILE *f;
-    char *dest;             /* the file replaced on commit */
-    char *tmp;              /* the new file; NULL when writing straight to a device */
-    char error[512];        /* why out_open or out_commit failed */
-} out_file;
-
-static char *volatile out_pending[2];   /* the new files of a dump and of a saved state */
-
-static void out_set_pending(const char *old, char *now)
-{
-    int i;
-    for (i = 0; i < 2; i++)
-        if (out_pending[i] == old) { out_pending[i] = now; return; }
-}
-
-#if !defined(_WIN32)
-static void out_remove_and_die(int sig)
-{
-    int i;
-    for (i = 0; i < 2; i++)
-        if (out_pending[i]) unlink(out_pending[i]);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-#endif
-
-/* 1 when both paths name one existing file (device and inode, or volume and file index). */
-static int same_file(const char *a, const char *b)
-{
-#if defined(_WIN32)
-    BY_HANDLE_FILE_INFORMATION ia, ib;
-    DWORD share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
-    HANDLE ha = CreateFileA(a, 0, share, NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
-    HANDLE hb = CreateFileA(b, 0, share, NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
-    int same = ha != INVALID_HANDLE_VALUE && hb != INVALID_HANDLE_VALUE && GetFileInformationByHandle(ha, &ia) &&
-               GetFileInformationByHandle(hb, &ib) && ia.dwVolumeSerialNumber == ib.dwVolumeSerialNumber &&
-               ia.nFileIndexHigh == ib.nFileIndexHigh && ia.nFileIndexLow == ib.nFileIndexLow;
-    if (ha != INVALID_HANDLE_VALUE) CloseHandle(ha);
-    if (hb != INVALID_HANDLE_VALUE) CloseHandle(hb);
-    return same;
-#else
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-#endif
-}
-
-/* The file a write to path lands in: the end of its chain of symbolic links (malloc'd). */
-static char *link_target(const char *path)
-{
-    char *cur = (char *)malloc(strlen(path) + 1);
-    if (cur) strcpy(cur, path);
-#if !defined(_WIN32)
-    {
-        char target[4096], *next;
-        ssize_t n;
-        int hops;
-        for (hops = 0; cur && hops < 40 && (n = readlink(cur, target, sizeof target - 1)) >= 0; hops++) {
-            const char *slash = strrchr(cur, '/');
-            size_t dir = target[0] != '/' && slash ? (size_t)(slash - cur) + 1 : 0;   /* relative to the link's folder */
-            target[n] = '\0';
-            if ((next = (char *)malloc(dir + (size_t)n + 1))) {
-                memcpy(next, cur, dir);
-                memcpy(next + dir, target, (size_t)n + 1);
-            }
-            free(cur);
-            cur = next;
-        }
-    }
-#endif
-    return cur;
-}
-
-static void out_release(out_file *o)
-{
-    if (o->f) fclose(o->f);
-    if (o->tmp) { remove(o->tmp); out_set_pending(o->tmp, NULL); }
-    free(o->tmp);
-    free(o->dest);
-    o->f = NULL;
-    o->tmp = o->dest = NULL;
-}
-
-/* Open dest for writing; inputs are the n files the program reads (NULL entries skipped).
-   0, or -1 with o->error set and nothing touched. */
-static int out_open(out_file *o, const char *dest, const char *const *inputs, int n)
-{
-    struct stat st;
-    size_t cap;
-    int i, fd = -1;
-    memset(o, 0, sizeof *o);
-    for (i = 0; i < n; i++)
-        if (inputs[i] && same_file(inputs[i], dest)) {
-            snprintf(o->error, sizeof o->error, "%.200s is the input file %.200s: write the output to another file", dest,
-                     inputs[i]);
-            return -1;
-        }
-    if (!(o->dest = link_target(dest)) || !(o->tmp = (char *)malloc(cap = strlen(o->dest) + 32))) {
-        snprintf(o->error, sizeof o->error, "cannot write %.300s: out of memory", dest);
-        out_release(o);
-        return -1;
-    }
-    if (stat(o->dest, &st) == 0 && !S_ISREG(st.st_mode)) {
-        free(o->tmp);
-        o->tmp = NULL;
-        if ((o->f = fopen(o->dest, "wb"))) return 0;
-        snprintf(o->error, sizeof o->error, "cannot open %.300s: %s", dest, strerror(errno));
-        out_release(o);
-        return -1;
-    }
-#if !defined(_WIN32)
-    {
-        static const int sigs[] = {SIGTERM, SIGHUP, SIGXFSZ};   /* those still at their default action */
-        struct sigaction old;
-        for (i = 0; i < (int)(sizeof sigs / sizeof sigs[0]); i++)
-            if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL) signal(sigs[i], out_remove_and_die);
-    }
-#endif
-    for (i = 0; i < 100 && fd < 0; i++) {   /* created exclusively: the first free name DEST.tmp-N */
-        snprintf(o->tmp, cap, "%s.tmp-%d", o->dest, i);
-#if defined(_WIN32)
-        fd = _open(o->tmp, _O_WRONLY | _O_CREAT | _O_EXCL | _O_BINARY, _S_IREAD | _S_IWRITE);
-#else
-        fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-#endif
-        if (fd < 0 && errno != EEXIST) break;
-    }
-    if (fd < 0) {   /* o->tmp is someone else's file, or none */
-        free(o->tmp);
-        o->tmp = NULL;
-    } else {
-        out_set_pending(NULL, o->tmp);
-#if defined(_WIN32)
-        if (!(o->f = _fdopen(fd, "wb"))) _close(fd);
-#else
-        if (stat(o->dest, &st) == 0) (void)fchmod(fd, st.st_mode & 07777);   /* a replaced file keeps its permissions */
-        if (!(o->f = fdopen(fd, "wb"))) close(fd);
-#endif
-    }
-    if (!o->f) {
-        snprintf(o->error, sizeof o->error, "cannot write %.300s: cannot create a temporary file beside it: %s", dest,
-                 strerror(errno));
-        out_release(o);
-        return -1;
-    }
-    return 0;
-}
-
-/* Flush, sync and close, then put the new file in place. 0, or -1 with o->error set, the new
-   file removed and the destination untouched. */
-static int out_commit(out_file *o)
-{
-    int e = ferror(o->f) ? (errno ? errno : EIO) : 0;
-    if (!e && fflush(o->f) != 0) e = errno;
-#if defined(_WIN32)
-    if (!e && o->tmp && _commit(_fileno(o->f)) != 0) e = errno;
-#else
-    if (!e && o->tmp && fsync(fileno(o->f)) != 0) e = errno;
-#endif
-    if (fclose(o->f) != 0 && !e) e = errno;
-    o->f = NULL;
-#if defined(_WIN32)
-    if (!e && o->tmp && !MoveFileExA(o->tmp, o->dest, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) e = EACCES;
-#else
-    if (!e && o->tmp && rename(o->tmp, o->dest) != 0) e = errno;
-#endif
-    if (e) snprintf(o->error, sizeof o->error, "cannot write %.300s: %s", o->dest, strerror(e));
-    else if (o->tmp) {   /* in place: nothing left to remove */
-        out_set_pending(o->tmp, NULL);
-        free(o->tmp);
-        o->tmp = NULL;
-    }
-    out_release(o);
-    return e ? -1 : 0;
-}
+   --dump-logits and --save-state write through tools/common/safe_write.h: a new file beside the
+   destination, renamed over it only when complete and on the disk, so that a failed or killed
+   run leaves the destination as it was; an output that is one of the inputs is refused. */
 
 /* ---- Ctrl-C ----
    The first SIGINT sets the flag, which the loops and the library's callbacks read; the second
@@ -672,7 +494,6 @@ static int out_commit(out_file *o)
    terminal (a chat's prompt) returns at the first. */
 static void on_sigint(int sig)
 {
-    int i;
     if (!interrupted()) {
         set_interrupted(1);
 #if defined(_WIN32)
@@ -680,14 +501,7 @@ static void on_sigint(int sig)
 #endif
         return;
     }
-    for (i = 0; i < 2; i++)
-        if (out_pending[i]) {
-#if defined(_WIN32)
-            remove(out_pending[i]);
-#else
-            unlink(out_pending[i]);   /* async-signal-safe, as remove is not */
-#endif
-        }
+    sw_remove_unfinished();
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -702,22 +516,6 @@ static void catch_interrupt(void)
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
-#endif
-}
-
-/* Seconds on a monotonic clock (only differences mean anything): QueryPerformanceCounter on
-   Windows, where clock_gettime would need winpthreads, clock_gettime elsewhere. */
-static double now_seconds(void)
-{
-#if defined(_WIN32)
-    LARGE_INTEGER t, f;
-    QueryPerformanceCounter(&t);
-    QueryPerformanceFrequency(&f);
-    return (double)t.QuadPart / (double)f.QuadPart;
-#else
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 #endif
 }
 
@@ -901,11 +699,11 @@ static int feed_prompt(session *s, const int32_t *tok, size_t n)
     size_t done;
     swa_status st;
     if (!prompt_fits(s, n)) return 0;
-    t0 = now_seconds();
+    t0 = progress_clock();
     progress_start(&s->pg, !s->o->no_progress);
     st = eval_tokens(s, tok, n, 1, &done, &err);
     progress_end(&s->pg);
-    s->t.prompt_s += now_seconds() - t0;
+    s->t.prompt_s += progress_clock() - t0;
     s->t.n_prompt += (long)done;
     if (st != SWA_OK && !(st == SWA_ERR_ABORTED && interrupted())) fprintf(stderr, "\n" PROG ": %s\n", err.msg);
     return st == SWA_OK;
@@ -1032,7 +830,7 @@ static int generate_spec(session *s, const int32_t *prompt, size_t n_prompt, lon
     int32_t *hist = (int32_t *)malloc(cap * sizeof(int32_t)), last = -1;
     swa_decoder dec;
     char text[256];
-    double t0 = now_seconds();
+    double t0 = progress_clock();
     int r = 1;
     *ended = 0;
     if (!hist) return fprintf(stderr, PROG ": out of memory\n"), 0;
@@ -1054,7 +852,7 @@ static int generate_spec(session *s, const int32_t *prompt, size_t n_prompt, lon
         r = spec_step(s, &dec, &hist, &n_hist, &last, n_predict, ended);
     }
     if (s->vocab && !emit(s, text, swa_decoder_flush(&dec, text, sizeof text))) r = -1;
-    s->t.gen_s += now_seconds() - t0;
+    s->t.gen_s += progress_clock() - t0;
     free(hist);
     return r >= 0;
 }
@@ -1066,7 +864,7 @@ static int generate(session *s, long n_predict, int *ended)
 {
     swa_decoder dec;
     char text[256];
-    double t0 = now_seconds();
+    double t0 = progress_clock();
     long i;
     int ok = 1;
     *ended = 0;
@@ -1091,7 +889,7 @@ static int generate(session *s, long n_predict, int *ended)
         }
     }
     if (s->vocab && !emit(s, text, swa_decoder_flush(&dec, text, sizeof text))) ok = 0;
-    s->t.gen_s += now_seconds() - t0;
+    s->t.gen_s += progress_clock() - t0;
     return ok;
 }
 
@@ -1161,7 +959,7 @@ static int generate_parallel(session *s, const int32_t *prompt, size_t n_prompt,
     float *first = (float *)malloc(s->n_vocab * sizeof(float));
     float *rows = (float *)malloc((size_t)n_seq * s->n_vocab * sizeof(float));
     int32_t *tok = (int32_t *)malloc((size_t)n_seq * sizeof(int32_t)), *seq = (int32_t *)malloc((size_t)n_seq * sizeof(int32_t));
-    double t0 = now_seconds();
+    double t0 = progress_clock();
     swa_error err;
     if (!br || !first || !rows || !tok || !seq) { fprintf(stderr, "swa-generate: out of memory for %d sequences\n", n_seq); goto out; }
     memcpy(first, s->logits, s->n_vocab * sizeof(float));   /* the context's copy lasts until its next call */
@@ -1208,7 +1006,7 @@ static int generate_parallel(session *s, const int32_t *prompt, size_t n_prompt,
         }
     }
 out:
-    s->t.gen_s += now_seconds() - t0;
+    s->t.gen_s += progress_clock() - t0;
     for (i = 0; br && i < n_seq; i++) {
         swa_sampler_free(br[i].sampler);
         free(br[i].out.s);
@@ -1224,7 +1022,7 @@ out:
 #define STATE_VERSION 1
 
 /* Write the state into out (opened before the run) and put it in place. */
-static int save_state(const session *s, out_file *out)
+static int save_state(const session *s, sw_file *out)
 {
     size_t size = swa_state_size(s->ctx, 0), head = 12;
     uint8_t *buf = (uint8_t *)malloc(head + size);
@@ -1239,10 +1037,10 @@ static int save_state(const session *s, out_file *out)
         if (swa_state_save(s->ctx, 0, buf + head, size, NULL, &err) != SWA_OK) fprintf(stderr, PROG ": %s\n", err.msg);
         else if (fwrite(buf, 1, head + size, out->f) != head + size)
             fprintf(stderr, PROG ": cannot write %s: %s\n", s->o->save_state, strerror(errno ? errno : EIO));
-        else if (out_commit(out) != 0) fprintf(stderr, PROG ": %s\n", out->error);
+        else if (sw_commit(out) != 0) fprintf(stderr, PROG ": %s\n", out->error);
         else ok = 1;
     }
-    if (!ok) out_release(out);
+    if (!ok) sw_abort(out);
     free(buf);
     return ok;
 }
@@ -1722,20 +1520,20 @@ static int check_ids(const options *o, int64_t n_vocab)
 
 /* The output files, opened (created beside their destinations) before anything runs: a path
    that cannot be written fails now, not after the generation. */
-static int open_outputs(const options *o, out_file *dump, out_file *save)
+static int open_outputs(const options *o, sw_file *dump, sw_file *save)
 {
     const char *inputs[3];
     inputs[0] = o->model;
     inputs[1] = o->prompt_file;
     inputs[2] = o->load_state;
-    if (o->dump_logits && out_open(dump, o->dump_logits, inputs, 3) != 0) {
+    if (o->dump_logits && sw_open(dump, o->dump_logits, inputs, 3) != 0) {
         fprintf(stderr, PROG ": %s\n", dump->error);
         return 0;
     }
     /* the loaded state is not an input here: it was read whole, and a story may be saved over it */
-    if (o->save_state && out_open(save, o->save_state, inputs, 2) != 0) {
+    if (o->save_state && sw_open(save, o->save_state, inputs, 2) != 0) {
         fprintf(stderr, PROG ": %s\n", save->error);
-        if (o->dump_logits) out_release(dump);
+        if (o->dump_logits) sw_abort(dump);
         return 0;
     }
     return 1;
@@ -1784,7 +1582,7 @@ int main(int argc, char **argv)
     swa_error err;
     swa_status loaded;
     progress load;
-    out_file dump, save;
+    sw_file dump, save;
     int rc, l;
     memset(&s, 0, sizeof s);
     memset(&dump, 0, sizeof dump);
@@ -1857,7 +1655,7 @@ int main(int argc, char **argv)
         rc = 1;
         goto done;
     }
-    if (rc == 0 && o.dump_logits && out_commit(&dump) != 0) {
+    if (rc == 0 && o.dump_logits && sw_commit(&dump) != 0) {
         fprintf(stderr, PROG ": %s\n", dump.error);
         rc = 1;
         goto done;
@@ -1877,8 +1675,8 @@ done:
         fprintf(stderr, PROG ": interrupted\n");
         rc = EXIT_INTERRUPTED;
     }
-    if (dump.f) out_release(&dump);    /* not committed: the destination stays as it was */
-    if (save.f) out_release(&save);
+    if (dump.f) sw_abort(&dump);    /* not committed: the destination stays as it was */
+    if (save.f) sw_abort(&save);
     free(s.rows);
     free(o.prompt_ids);
     free(o.text);

@@ -52,13 +52,26 @@ static inline void sw__remove_pending(void)
         if (sw__pending[i]) remove(sw__pending[i]);
 }
 
+/* Remove the unfinished files now; async-signal-safe, for a program's own signal handler (one
+   that ends the program: an open sw_file cannot be committed after it). */
+static inline void sw_remove_unfinished(void)
+{
+    int i;
+    for (i = 0; i < SW__MAX_PENDING; i++)
+        if (sw__pending[i]) {
+#if defined(_WIN32)
+            remove(sw__pending[i]);
+#else
+            unlink(sw__pending[i]);   /* async-signal-safe, as remove is not */
+#endif
+        }
+}
+
 #if !defined(_WIN32)
 /* Remove what is pending, then die of the signal as if it had never been caught. */
 static inline void sw__on_signal(int sig)
 {
-    int i;
-    for (i = 0; i < SW__MAX_PENDING; i++)
-        if (sw__pending[i]) unlink(sw__pending[i]);
+    sw_remove_unfinished();
     signal(sig, SIG_DFL);
     raise(sig);
 }
