@@ -450,6 +450,40 @@ static void test_prompt_with_more_tokens_than_bytes(void **state)
     remove(model); remove(dump);
 }
 
+/* -i with --grammar or --json-schema: every answer is a whole match, the second as the first
+   (the grammar starts again each turn; left where the first answer ended, it would allow only
+   the end at once). Each answer is one line of stdout, checked against the grammar by hand. */
+static void test_chat_grammar_each_turn(void **state)
+{
+    static const char *const runs[][3] = {
+        {"--grammar 'root ::= (\"yes\" | \"no\") \"!\"'", "yes!", "no!"},
+        {"-j '{\"enum\": [\"red\", \"blue\"]}'", "\"red\"", "\"blue\""},
+    };
+    char in[] = "/tmp/swa_cli_chat_in_XXXXXX", out[] = "/tmp/swa_cli_chat_out_XXXXXX", cmd[1024], *text, *line, *next;
+    size_t r;
+    int seed, turns;
+    (void)state;
+    if (access(GENERATE_FILE, X_OK) != 0) fail_msg(GENERATE_FILE " is missing: run make first");
+    close(mkstemp(in)); close(mkstemp(out));
+    tu_write_file(in, "Hello\nWho are you?\n", 20);
+    for (r = 0; r < sizeof runs / sizeof runs[0]; r++)
+        for (seed = 1; seed <= 3; seed++) {
+            snprintf(cmd, sizeof cmd, GENERATE " -m examples/models/swa-stories.gguf -i %s -n 30 --temp 1 -s %d -t 1 < %s > %s 2>/dev/null",
+                     runs[r][0], seed, in, out);
+            assert_int_equal(tu_run(cmd), 0);
+            text = read_text(out);
+            for (turns = 0, line = text; *line; line = next + 1, turns++) {
+                if (!(next = strchr(line, '\n'))) fail_msg("%s: an answer without its newline: \"%s\"", runs[r][0], line);
+                *next = '\0';
+                if (strcmp(line, runs[r][1]) && strcmp(line, runs[r][2]))
+                    fail_msg("%s, seed %d, answer %d does not match: \"%s\"", runs[r][0], seed, turns + 1, line);
+            }
+            assert_int_equal(turns, 2);
+            free(text);
+        }
+    remove(in); remove(out);
+}
+
 /* -i -f FILE: the file is the first turn, exactly as the same text given with -p. */
 static void test_chat_reads_the_prompt_file(void **state)
 {
@@ -966,6 +1000,7 @@ int main(void)
         cmocka_unit_test(test_save_and_load_state),
         cmocka_unit_test(test_prompt_with_more_tokens_than_bytes),
         cmocka_unit_test(test_chat_reads_the_prompt_file),
+        cmocka_unit_test(test_chat_grammar_each_turn),
         cmocka_unit_test(test_context_end),
         cmocka_unit_test(test_parallel_equals_single_runs),
         cmocka_unit_test(test_parallel_refusals),
