@@ -1,8 +1,10 @@
 /* GBNF grammars: llama.cpp's grammar test cases (tests/data/grammar/cases.txt), random near-valid
    strings judged by llama.cpp's llama-gbnf-validator (random.txt), refusals with their place,
    hostile grammars, a match arriving in pieces, and constrained sampling on a small vocabulary
-   written here (byte fallback, multi-byte pieces) and on the shipped model. */
+   written here (byte fallback, multi-byte pieces; copies sharing the trie, on two threads) and on
+   the shipped model. */
 #define _POSIX_C_SOURCE 200809L   /* strtok_r */
+#define SWA_INTERNALS   /* swa__sampler_trie: which trie a sampler holds */
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/common/gguf_writer.h"
