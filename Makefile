@@ -22,13 +22,13 @@ LDLIBS  := -lm -lpthread
 BUILD   ?= build
 RUN     ?=
 # make test SANITIZE=1: AddressSanitizer + UndefinedBehaviorSanitizer; TSAN=1: ThreadSanitizer
+# Both run the tests' quick sizes (SWA_TEST_QUICK): the memory errors and races they look for show
+# on those sizes as on all of them, and the plain run checks the arithmetic at every size.
 ifeq ($(SANITIZE),1)
-CFLAGS  += -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all
+CFLAGS  += -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -DSWA_TEST_QUICK
 BUILD   := build/sanitize
 export ASAN_OPTIONS := allocator_may_return_null=1   # a failed allocation is a tested error path
 endif
-# ThreadSanitizer looks for races, which the threads show on the quick runs' sizes as on all of them
-# (and test_window skips the tests that only check more arithmetic).
 ifeq ($(TSAN),1)
 CFLAGS  += -O1 -g -fsanitize=thread -DSWA_TEST_QUICK -DSWA_TEST_TSAN
 BUILD   := build/tsan
@@ -45,7 +45,7 @@ HEADERS := swa.h tools/common/gguf_writer.h tools/common/printable.h tools/commo
 
 PROGRAM_NAMES := swa-generate swa-simple swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
                  swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench swa-template \
-                 swa-gbnf-validator swa-grammar-bench swa-spec-bench
+                 swa-gbnf-validator swa-grammar-bench swa-spec-bench swa-embedding
 # The examples the documents quote, beside swa-simple; POSIX only (threads, atomics, nanosleep).
 EXAMPLE_NAMES := swa-sequences swa-control swa-chat swa-grammar swa-speculative
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES) $(EXAMPLE_NAMES))
@@ -69,7 +69,7 @@ COMPILE_CHECKS :=
 endif
 TEST_FLAGS := -DSWA_TEST_BIN='"$(BUILD)/"' -DSWA_TEST_RUN='"$(RUN) "'
 
-.PHONY: all programs server tests test test-aarch64 test-nosimd test-windows windows run bench fuzz clean cmocka
+.PHONY: all programs server tests test test-aarch64 test-port test-nosimd test-windows windows run bench fuzz clean cmocka
 all: $(LIB) programs server tests   # swa.o first: the longest compile, the rest beside it
 
 programs: $(PROGRAMS)
@@ -188,14 +188,18 @@ $(BUILD)/test_%: $(BUILD)/obj/test_%.o $(LIB)
 $(HOST_TESTS): $(BUILD)/%: tests/%.c tests/testutil.h tests/programs.h $(HEADERS) | $(BUILD) cmocka
 	$(CC) $(CFLAGS) $(TEST_FLAGS) -I. $< -o $@ -lcmocka $(LDLIBS)
 
-# test_server drives swa-server (when it is built) with curl, swa-generate and swa-loadgen
-$(BUILD)/test_server: $(BUILD)/swa-generate | server
+# test_server drives swa-server (when it is built) with curl, swa-generate and swa-loadgen; its draft
+# model of another vocabulary is written by swa-mkmodel
+$(BUILD)/test_server: $(BUILD)/swa-generate $(BUILD)/swa-mkmodel | server
 
 # test_grammar runs swa-gbnf-validator
 $(BUILD)/test_grammar: $(BUILD)/swa-gbnf-validator
 
 # test_speculative builds models with swa-mkmodel and runs swa-generate --lookup
 $(BUILD)/test_speculative: $(BUILD)/swa-mkmodel $(BUILD)/swa-generate
+
+# test_embedding builds its model with swa-mkmodel and runs swa-embedding
+$(BUILD)/test_embedding: $(BUILD)/swa-mkmodel $(BUILD)/swa-embedding
 
 # test_arch builds its models with swa-mkmodel (arguments from tests/data/arch-*.ref), runs swa-inspect
 $(BUILD)/test_arch: $(BUILD)/swa-mkmodel $(BUILD)/swa-inspect
@@ -218,9 +222,18 @@ AARCH64_RUN := qemu-aarch64-static -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=
 test-aarch64:
 	@command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64-static >/dev/null || \
 	  { echo "test-aarch64 needs: apt-get install gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static libcmocka-dev:arm64 (after dpkg --add-architecture arm64)"; exit 1; }
-	$(MAKE) test CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ BUILD=build/aarch64 RUN="$(AARCH64_RUN)" \
+	$(MAKE) test-port CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ BUILD=build/aarch64 RUN="$(AARCH64_RUN)" \
 	  WARN_CLANG="clang --target=aarch64-linux-gnu" \
 	  CFLAGS="$(CFLAGS) -DSWA_TEST_QUICK"
+
+# What the cross builds run (NEON under qemu, Windows under Wine): the tests that need no POSIX
+# shell and no program of ours, beside the warning matrix and the C++ build for the target. The
+# rest (programs, server, tools) is the same C on every target and runs in the host's `make test`.
+PORT_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_json test_toolcalls \
+               test_kernels test_quant test_window test_seq
+test-port: cmocka $(addprefix $(BUILD)/,compile_warnings compile_cpp $(PORT_TESTS))
+	@set -e; for t in $(addprefix $(BUILD)/,compile_cpp $(PORT_TESTS)); do echo "== $$t"; s=$$(date +%s); $(RUN) $$t; \
+	  echo "== $$t: $$(( $$(date +%s) - s )) s"; done; echo "all $(BUILD) tests passed"
 
 test-nosimd:
 	$(MAKE) test BUILD=build/nosimd CFLAGS="$(CFLAGS) -DSWA_NO_SIMD"
@@ -238,11 +251,10 @@ WIN_CFLAGS := -std=c11 -O2 -Wall -Wextra -Wpedantic -Werror -D__USE_MINGW_ANSI_S
 WIN_LIBS   := -static -lm -lpthread
 WIN_CMOCKA := $(WIN_BUILD)/cmocka/lib/libcmocka-static.a
 WIN_LIB    := $(WIN_BUILD)/swa.o
-WIN_TESTS  := test_platform test_writes test_gguf test_model test_tokenizer test_sampler test_json test_toolcalls test_kernels test_quant \
-              test_window test_seq
-WIN_CHECKS := compile_static compile_two_tu compile_no_threads compile_no_tokenizer compile_no_sampler compile_no_stdio compile_no_jinja \
-              compile_no_grammar compile_no_speculative compile_no_tools \
-              compile_warnings compile_cpp
+WIN_TESTS  := $(PORT_TESTS)
+# Beside the warning matrix and C++: two translation units, and the build without threads (no
+# Win32 pool); the other switches compile the same C on every target.
+WIN_CHECKS := compile_two_tu compile_no_threads compile_warnings compile_cpp
 # One wineserver for the whole run (-p: it stays until killed; one left by an interrupted run is
 # ended first): left to itself it exits a few seconds after each program, and a program starting
 # as it goes loses its connection ("recvmsg: Connection reset").
@@ -376,6 +388,9 @@ fuzz-toolcalls: build/fuzz/fuzz_toolcalls
 	  > build/fuzz/seeds-toolcalls/gpt-oss
 	printf 'all\nhi>>>get_weather\n{"location": "Paris"}' > build/fuzz/seeds-toolcalls/functionary
 	printf '{"tool_calls": [{"name": "python", "arguments": {"code": "1"}, "id": "c"}]}' > build/fuzz/seeds-toolcalls/generic
+	printf '[TOOL_CALLS][{"name": "python", "arguments": {"code": "a\\u00e9\\ud83d\\ude00", "n": [1.5e2, true, {}]}, "id": "x"}]' \
+	  > build/fuzz/seeds-toolcalls/mistral-array
+	printf '{"type": "function", "name": "get_weather", "parameters": {"location": "Par\\"is", "days": -0}}' > build/fuzz/seeds-toolcalls/llama3
 	cd build/fuzz && ./fuzz_toolcalls -max_total_time=$(FUZZ_SECONDS) -max_len=2048 seeds-toolcalls
 # JSON Schema to GBNF, and the grammar parser over what it writes
 fuzz-schema: build/fuzz/fuzz_schema fuzz-seeds

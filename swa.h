@@ -20,8 +20,9 @@ a reader following a token from the file to its logits never crosses them)
                             to float); attention and element-wise references; the descriptors
     model                   the architecture table, hyperparameters, tensors by name and shape
     context                 configuration, memory, the per-layer rings and where a position lives
-    the forward pass        matrix products over the pool, attention over the rings, a layer, a
-                            chunk of tokens, the logits
+    matrix products         weights times activations over the pool, in blocks through the kernels
+    the forward pass        its call map; RoPE, attention over the rings, a layer, a chunk of
+                            tokens, the logits
     sequences, snapshots    copy, reset, rewind; snapshots to buffers and files; abort, threads
     thread pool             workers that claim shares of a task
     tokenizer               Unicode tables, pre-tokenizer expressions, SentencePiece and byte-level BPE
@@ -594,8 +595,9 @@ SWADEF void       swa_ctx_set_abort(swa_ctx *c, swa_abort_fn fn, void *data);
 SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *err);
 
 /* Embeddings: evaluate tokens on sequence seq from position 0, whatever it held, and write the
-   final hidden state (after the output norm, n_embd floats) of the last token, or its mean over
-   the tokens; scaled to unit length when `normalize` is set. The same text gives the same
+   final hidden state (after the output norm, n_embd floats) of the last token (SWA_POOL_LAST),
+   its mean over the tokens (SWA_POOL_MEAN), or the first token's (SWA_POOL_CLS: for an encoder
+   the first token has seen the whole text; for a causal model, only itself); scaled to unit length when `normalize` is set. The same text gives the same
    vector every time; the other sequences are untouched, and seq then holds the text (go on
    from it, or reset it). A context with n_seq = 2 embeds on sequence 1 beside a conversation on
    sequence 0. On an error seq is as it was, except SWA_ERR_ABORTED after a first chunk of
@@ -603,7 +605,7 @@ SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *
    (gemma-embedding, whose attention looks both ways) reads the text in one pass: at most
    n_batch tokens, else SWA_ERR_INVALID_ARG; its file's dense projections, when it has them,
    apply to the pooled state before the scaling; and it is only evaluated from position 0. */
-enum { SWA_POOL_LAST = 0, SWA_POOL_MEAN = 1 };
+enum { SWA_POOL_LAST = 0, SWA_POOL_MEAN = 1, SWA_POOL_CLS = 2 };
 SWADEF swa_status swa_ctx_embed(swa_ctx *c, int32_t seq, const int32_t *tokens, size_t n, int32_t pooling,
                                 int32_t normalize, float *out, swa_error *err);
 
@@ -671,7 +673,9 @@ typedef struct swa_decoder {
     const swa_vocab *vocab;
     unsigned char pending[4];         /* an unfinished UTF-8 sequence */
     int n_pending;
-    int at_start;
+    int at_start;                     /* nonzero: the next token starts the text, and SentencePiece's
+                                         leading space is dropped (swa_decoder_init sets it); set it
+                                         to 0 to continue text already shown, keeping every space */
 } swa_decoder;
 
 SWADEF void       swa_decoder_init(swa_decoder *d, const swa_vocab *v);
@@ -864,7 +868,15 @@ SWADEF swa_status swa_grammar_from_json_schema(const char *schema, size_t len, s
    (half a call at the end, invalid JSON, arguments that are not an object, a function the
    tools do not declare) is content, exactly as written. The deltas of a stream, concatenated,
    are the message swa_chat_parser_message gives at the end, which is what swa_chat_parse gives
-   for the whole text at once. */
+   for the whole text at once.
+
+   With stream_arguments set, a call in the Hermes, Mistral, Llama 3 JSON or generic form comes
+   out as it is written instead, as OpenAI streams one: once its (declared) name and the opening
+   brace of its arguments are read, a piece carries its index, id and name, and later pieces the
+   compact text its arguments gained, token by token. Such a call is then certain: if its text
+   turns out not to be a call after all (invalid JSON, the text ends inside it), it stays, with
+   the arguments sent so far, and its text is also content as above. An id the model writes
+   after the arguments (Mistral's array form) is not used: the call's id went out first. */
 
 typedef enum swa_tool_format {
     SWA_TOOL_FORMAT_CONTENT = 0,      /* no calls: everything is content (reasoning still read) */
@@ -906,6 +918,7 @@ typedef struct swa_chat_parse_config {
                                          to these functions. NULL: no calls (their markers are content) */
     size_t tools_len;
     uint64_t id_seed;                 /* the ids made for calls that carry none derive from it */
+    int stream_arguments;             /* a call's arguments come out in pieces as written (above) */
 } swa_chat_parse_config;
 
 /* format CONTENT, reasoning DEEPSEEK, no tools, id_seed 0 */
@@ -920,6 +933,17 @@ typedef struct swa_tool_call {
     const char *arguments;            /* JSON text of an object */
 } swa_tool_call;
 
+/* What a delta adds to one call, as OpenAI streams it: the call's index in the message, its id
+   and name in its first piece (NULL in the later ones) and the text its arguments gained
+   (arguments_len bytes, possibly none; the concatenation of a call's pieces is its arguments). */
+typedef struct swa_tool_call_piece {
+    size_t index;
+    const char *id;
+    const char *name;
+    const char *arguments;
+    size_t arguments_len;
+} swa_tool_call_piece;
+
 /* A message, or what one feed added to it. The texts are NUL-terminated (and may hold NULs);
    the pointers stay valid until the parser's next feed, finish or free. */
 typedef struct swa_chat_msg {
@@ -927,9 +951,11 @@ typedef struct swa_chat_msg {
     size_t content_len;
     const char *reasoning;            /* reasoning_content */
     size_t reasoning_len;
-    const swa_tool_call *calls;
+    const swa_tool_call *calls;       /* the calls made whole (a delta: those that became whole) */
     size_t n_calls;
     size_t first_call;                /* the index of calls[0] in the message (0 for a whole message) */
+    const swa_tool_call_piece *pieces;   /* a delta's pieces of calls, by index (a whole message: none) */
+    size_t n_pieces;
 } swa_chat_msg;
 
 typedef struct swa_chat_parser swa_chat_parser;
@@ -960,6 +986,12 @@ SWADEF swa_status swa_chat_parse(const swa_chat_parse_config *cfg, const char *t
    for parameters it cannot convert. */
 SWADEF swa_status swa_tool_call_grammar(const swa_chat_parse_config *cfg, const char *only, int parallel,
                                         char **gbnf_out, swa_error *err);
+/* The text every call of that grammar begins with, where a call of format f has an opening
+   marker of its own ("<tool_call>", "[TOOL_CALLS]", ...): the trigger of a lazy grammar
+   (swa_sampler_set_grammar_lazy) that leaves the answer free until a call begins, then holds
+   the call to its schema. NULL for the formats whose calls are the answer itself (generic,
+   llama3's JSON, functionary-v3.2) and for content. */
+SWADEF const char *swa_tool_call_trigger(swa_tool_format f);
 #endif
 #endif /* SWA_NO_TOOLS */
 
@@ -1039,8 +1071,18 @@ SWADEF swa_status swa_sampler_status(const swa_sampler *s, swa_error *err);
    trie of v's pieces; swa_sampler_copy shares it (it is never written after it is built, so
    copies may sample from different threads) and the last sampler holding it frees it. */
 SWADEF swa_status swa_sampler_set_grammar(swa_sampler *s, const swa_grammar *g, const swa_vocab *v, swa_error *err);
-/* The grammar back to its start (and its failure cleared), nothing else: the generator, the
-   history and the bias go on, as for the next reply of a chat. Without a grammar, nothing. */
+/* The same, lazily: nothing is constrained until one of the n triggers (non-empty texts) appears
+   in the text of the tokens accepted; from the earliest such place the grammar reads that text
+   (the trigger and what followed it in its token) and constrains every token after it, as
+   above. Free text, then a tool call that must follow its schema (llama.cpp's lazy grammar):
+   the grammar is the call's, the trigger its opening marker. A control token counts with its
+   piece as stored (a marker such as [TOOL_CALLS] is often one); end-of-generation tokens before
+   the trigger are allowed and not looked at; swa_sampler_reset waits for a trigger again. */
+SWADEF swa_status swa_sampler_set_grammar_lazy(swa_sampler *s, const swa_grammar *g, const swa_vocab *v,
+                                               const char *const *triggers, size_t n, swa_error *err);
+/* The grammar back to its start (and its failure cleared; a lazy one waits for a trigger
+   again), nothing else: the generator, the history and the bias go on, as for the next reply of
+   a chat. Without a grammar, nothing. */
 SWADEF void       swa_sampler_restart_grammar(swa_sampler *s);
 #endif
 /* Our generator, exposed for tests: the next uniform float in [0, 1). */
@@ -5496,10 +5538,11 @@ static int64_t swa__recent(const swa_ctx *c, int64_t l)
     return c->window[l] > 0 ? c->window[l] : c->cfg.n_sink > 0 ? c->n_slots[l] - c->cfg.n_sink : 0;
 }
 
-/* ==== the forward pass ====
-   A chunk of tokens through every layer: norm, q/k/v, RoPE, the chunk's keys beside the
-   rings' in attention, the output projection, the MLP, and the logits of the tokens that want
-   them; the chunk's keys enter the rings only when every layer is through. */
+/* ==== matrix products over the pool ====
+   What every step of the forward pass multiplies by a weight matrix goes through here: the
+   activations put in the weights' form once, the rows split over the threads in blocks that
+   stay in L2, each block through the instruction set's kernels; and the element-wise steps'
+   split over the threads (swa__parallel_for). */
 
 /* y[t][r] = dot(row r of w, x[t]) for n tokens, for up to 3 matrices that read the same input
    (q, k and v; gate and up): one quantization and one wake-up of the pool for all of them, the
@@ -5702,9 +5745,11 @@ typedef struct swa__range_task {
     int64_t n, align;
 } swa__range_task;
 
-/* Floats a step touches below which a wake-up of the pool costs more than it saves (one
-   token's steps stay on the calling thread). */
+/* Floats an element-wise step touches, and multiply-adds a product or an attention does, below
+   which a wake-up of the pool costs more than it saves: one token's small steps stay on the
+   calling thread. */
 #define SWA__RANGE_ALONE 65536.0
+#define SWA__PRODUCT_ALONE 32768.0
 
 static void swa__range_run(void *arg, int share, int n_shares)
 {
@@ -5717,7 +5762,7 @@ static void swa__range_run(void *arg, int share, int n_shares)
 }
 
 /* fn over [0, n) in shares of whole multiples of align; work: the floats it touches. */
-static void swa__over(swa_ctx *c, swa__range_fn fn, const void *arg, int64_t n, int64_t align, double work)
+static void swa__parallel_for(swa_ctx *c, swa__range_fn fn, const void *arg, int64_t n, int64_t align, double work)
 {
     swa__range_task t;
     if (work < SWA__RANGE_ALONE || n < 2 * align) {
@@ -5732,9 +5777,6 @@ static void swa__over(swa_ctx *c, swa__range_fn fn, const void *arg, int64_t n, 
     swa__pool_run(&c->pool, swa__range_run, &t);
 }
 
-/* Products of matrices that read the same n_in inputs in the same activation form: quantize
-   the inputs once, then split the rows over the threads. Small products cost less than waking
-   the workers, so they stay on the calling thread. */
 /* Bytes of activations per pass of the rows over the tokens: a pass's tokens stay in the
    last-level cache while every block of rows goes by; thousands of tokens at once would come from
    memory again for each block. */
@@ -5760,6 +5802,9 @@ static void swa__quantize_range(swa_ctx *c, const void *arg, int64_t t0, int64_t
     }
 }
 
+/* Products of matrices that read the same n_in inputs in the same activation form: quantize
+   the inputs once, then split the rows over the threads. Small products cost less than waking
+   the workers, so they stay on the calling thread. */
 static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count, const float *x, int64_t ldx, int64_t n)
 {
     swa__matmul_task t;
@@ -5798,7 +5843,7 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
         q.out = c->xq;
         q.stride = t.x_stride;
         q.kind = kind;
-        swa__over(c, swa__quantize_range, &q, n, 1, (double)n * (double)n_in);
+        swa__parallel_for(c, swa__quantize_range, &q, n, 1, (double)n * (double)n_in);
         if (pack) pack(c->xq, t.x_stride, n, n_in, c->xpack);
     }
     /* the gemm kernels take the packed tokens whole; the tiles go in passes (a result does not
@@ -5809,7 +5854,7 @@ static void swa__matmul_same_input(swa_ctx *c, const swa__product *p, int count,
         t.x = x0 + (size_t)t.t0 * t.x_stride;
         t.n = n - t.t0 < per ? n - t.t0 : per;
         t.next = 0;
-        if ((double)t.rows * (double)n_in * (double)t.n < 32768.0) swa__matmul_run(&t, 0, 1);
+        if ((double)t.rows * (double)n_in * (double)t.n < SWA__PRODUCT_ALONE) swa__matmul_run(&t, 0, 1);
         else swa__pool_run(&c->pool, swa__matmul_run, &t);
     }
 }
@@ -5840,7 +5885,7 @@ static void swa__matmul_each_row(swa_ctx *c, const swa__product *p, int count, c
         if (kind == SWA__ACT_Q8) swa__quantize_q8g(c->kern.quantize_q8, x + i * ldx, out, n_in);
         else if (kind == SWA__ACT_Q8K) c->kern.quantize_q8k(x + i * ldx, out, n_in);
     }
-    if ((double)t.rows * (double)n_in < 32768.0) swa__matmul_run(&t, 0, 1);
+    if ((double)t.rows * (double)n_in < SWA__PRODUCT_ALONE) swa__matmul_run(&t, 0, 1);
     else swa__pool_run(&c->pool, swa__matmul_run, &t);
 }
 
@@ -5863,6 +5908,35 @@ static void swa__matmul(swa_ctx *c, const swa__matrix *w, const float *x, int64_
     p.ldy = ldy;
     swa__matmuls(c, &p, 1, x, ldx, n);
 }
+
+/* ==== the forward pass ====
+   A chunk of tokens through every layer: norm, q/k/v, RoPE, the chunk's keys beside the
+   rings' in attention, the output projection, the MLP, and the logits of the tokens that want
+   them; the chunk's keys enter the rings only when every layer is through.
+
+   Who calls whom, from the public calls down (every architecture takes this one path; what
+   differs is data: the architecture table's flags and the tensors a layer has):
+     swa_ctx_eval, _eval_all, _embed -> swa__eval --+
+     swa_ctx_decode (a batch of sequences) ---------+-> swa__run_job: checks tokens, sequences
+                                                        and room, then per chunk of n_batch tokens
+       swa__chunk_tokens      where each token goes: sequence, position, ring slot, logits or not
+       swa__forward_chunk     embeddings (scaled where the family scales), the RoPE table, then
+         swa__layer_forward   per layer, in this order:
+           swa__matmul(router)          a router that reads the layer's input (SmallThinker)
+           swa__norm_rows, swa__qkv     norm; q, k, v in one product; biases, QK norms, RoPE
+           swa__chunk_to_cache_type     the chunk's keys and values in the cache's type
+           swa__attention               each query over the ring's keys and the chunk's own,
+                                        masked by the layer's window, chunk or neither
+           swa__attention_gate          the attention output's sigmoid gate (AFMoE)
+           swa__matmul(wo), swa__residual  output projection, post-norm, residual
+           swa__moe + swa__shared_expert   routed (and shared) experts, or
+           swa__ffn                        the dense MLP; post-norm, residual
+                                        (a parallel family, Command R7B, runs the MLP on the
+                                        attention's normed input and adds the projection after)
+         swa__cache_write     the chunk's keys and values into each layer's ring
+         swa__chunk_embed, swa__chunk_logits   pooled embeddings; logits of the tokens that want them
+   Every product goes through swa__matmul(s) to the pool (swa__parallel_for, swa__matmul_run) and the
+   kernel table chosen at start (the "kernels: dispatch" section at the end of the file). */
 
 /* cos/sin of pos * inv_freq[i] for each token of the chunk, times the attention factor (not on
    OLMo 3's windowed layers), for global layers and then for windowed ones. The product is taken
@@ -6044,7 +6118,7 @@ static void swa__attention(swa_ctx *c, int64_t l, int64_t n)
     t.l = l;
     t.n = n;
     if (W > 0 && keys > W) keys = W;
-    if ((double)n * c->model->hp.n_head * (double)keys * c->model->hp.head_dim < 32768.0) swa__attention_run(&t, 0, 1);
+    if ((double)n * c->model->hp.n_head * (double)keys * c->model->hp.head_dim < SWA__PRODUCT_ALONE) swa__attention_run(&t, 0, 1);
     else swa__pool_run(&c->pool, swa__attention_run, &t);
 }
 
@@ -6119,7 +6193,7 @@ static void swa__norm_rows(swa_ctx *c, float *y, const float *x, const float *w,
     a.x = x;
     a.w = w;
     a.width = width;
-    swa__over(c, swa__norm_range, &a, n, 1, (double)n * (double)width);
+    swa__parallel_for(c, swa__norm_range, &a, n, 1, (double)n * (double)width);
 }
 
 /* Per token of the chunk: add a bias, or RMSNorm each head (Q/K norms); NULL does nothing.
@@ -6188,7 +6262,7 @@ static void swa__residual(swa_ctx *c, float *y, const float *post_norm, int64_t 
 {
     int64_t d = c->model->hp.n_embd;
     swa__norm_rows(c, y, y, post_norm, d, n);
-    swa__over(c, swa__add_range, y, n * d, 64, (double)(n * d));
+    swa__parallel_for(c, swa__add_range, y, n * d, 64, (double)(n * d));
 }
 
 /* gpt-oss's SwiGLU (ggml's swiglu_oai): the gate clamped above at 7, up to [-7, 7], then
@@ -6220,7 +6294,7 @@ static void swa__gate_act_range(swa_ctx *c, const void *arg, int64_t i0, int64_t
    architecture says. */
 static void swa__gate_act(swa_ctx *c, int64_t n)
 {
-    swa__over(c, swa__gate_act_range, NULL, n, 64, (double)n);
+    swa__parallel_for(c, swa__gate_act_range, NULL, n, 64, (double)n);
 }
 
 /* The gated feed-forward of n tokens (n_in wide, x_stride floats apart) through gate, up and
@@ -6300,13 +6374,6 @@ static void swa__route(const swa_model *m, float *logit, const float *bias, cons
     for (k = 0; m->expert_scale != 1.0f && k < K; k++) w[k] *= m->expert_scale;
 }
 
-/* A mixture of experts on the chunk's normed tokens in c->xb, into c->moe_out. The router
-   picks each token's experts; then each expert, in the order of their numbers, takes the
-   chunk's tokens that picked it at once, through the same matrix products as a dense layer,
-   so a prompt reads each picked expert's rows once and a token only its own experts'. Each
-   token's output is the weighted sum of its experts' in the order of their numbers: the same
-   additions whichever tokens share the chunk, so the logits do not depend on chunking or
-   batching. */
 /* One token's experts (a generated token's), with swa__moe's sum: taken in the order of their
    numbers, SWA__MOE_GROUP at a time, the group's gates and ups in one wake-up of the pool and
    its downs in another, rather than two wake-ups and two quantizations of the input for each
@@ -6366,6 +6433,13 @@ static void swa__moe_token(swa_ctx *c, const swa__layer *L)
     }
 }
 
+/* A mixture of experts on the chunk's normed tokens in c->xb, into c->moe_out. The router
+   picks each token's experts; then each expert, in the order of their numbers, takes the
+   chunk's tokens that picked it at once, through the same matrix products as a dense layer,
+   so a prompt reads each picked expert's rows once and a token only its own experts'. Each
+   token's output is the weighted sum of its experts' in the order of their numbers: the same
+   additions whichever tokens share the chunk, so the logits do not depend on chunking or
+   batching. */
 static void swa__moe(swa_ctx *c, const swa__layer *L, int64_t n)
 {
     const swa_model *m = c->model;
@@ -6483,7 +6557,6 @@ static void swa__layer_forward(swa_ctx *c, int64_t l, int64_t n, const unsigned 
     }
 }
 
-/* One evaluation: tokens of one or more sequences, what to return for them. */
 static swa_status swa__check_seq(const swa_ctx *c, int32_t seq, const char *what, swa_error *err)
 {
     if (!c) return swa__fail(err, SWA_ERR_INVALID_ARG, "%s: context is NULL", what);
@@ -6492,6 +6565,7 @@ static swa_status swa__check_seq(const swa_ctx *c, int32_t seq, const char *what
     return SWA_OK;
 }
 
+/* One evaluation: tokens of one or more sequences, what to return for them. */
 typedef struct swa__job {
     const int32_t *token;      /* [n] */
     const int32_t *seq;        /* [n]; NULL: all sequence seq0 */
@@ -6501,7 +6575,7 @@ typedef struct swa__job {
     size_t n;
     float *logits;             /* one row per token that wants logits, in batch order; or NULL */
     float *embed;              /* [n_embd] the pooled final hidden state, when asked for */
-    int32_t pooling;           /* SWA_POOL_LAST or SWA_POOL_MEAN */
+    int32_t pooling;           /* SWA_POOL_LAST, SWA_POOL_MEAN or SWA_POOL_CLS */
 } swa__job;
 
 static int32_t swa__job_seq(const swa__job *job, size_t i) { return job->seq ? job->seq[i] : job->seq0; }
@@ -6563,6 +6637,12 @@ static void swa__chunk_logits(swa_ctx *c, int64_t n)
 }
 
 /* Embeddings: the final hidden state, normed, of the job's last token or summed over all. */
+/* Whether the job's token at index i enters its pooled embedding. */
+static int swa__pooled(const swa__job *job, size_t i)
+{
+    return job->pooling == SWA_POOL_MEAN || i == (job->pooling == SWA_POOL_CLS ? 0 : job->n - 1);
+}
+
 static void swa__chunk_embed(swa_ctx *c, const swa__job *job, int64_t n)
 {
     const swa_model *m = c->model;
@@ -6591,7 +6671,7 @@ static swa_status swa__forward_chunk(swa_ctx *c, const swa__job *job, int64_t n,
         for (t = 0; t < n * d; t++) c->x[t] *= scale;
     }
     for (t = 0; t < n; t++)
-        c->tok_keep[t] = c->tok_out[t] || (job->embed && (job->pooling == SWA_POOL_MEAN || c->tok_index[t] + 1 == job->n));
+        c->tok_keep[t] = c->tok_out[t] || (job->embed && swa__pooled(job, c->tok_index[t]));
     swa__rope_table(c, n);
     for (l = 0; l <= m->hp.n_layer; l++) {   /* asked once more before the output layer */
         if (c->abort && c->abort(c->abort_data))
@@ -6692,7 +6772,7 @@ SWADEF swa_status swa_ctx_embed(swa_ctx *c, int32_t seq, const int32_t *tokens, 
     double sum = 0.0;
     swa_status s;
     if ((s = swa__check_seq(c, seq, "swa_ctx_embed", err)) != SWA_OK) return s;
-    if (!out || (pooling != SWA_POOL_LAST && pooling != SWA_POOL_MEAN))
+    if (!out || (pooling != SWA_POOL_LAST && pooling != SWA_POOL_MEAN && pooling != SWA_POOL_CLS))
         return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_ctx_embed: %s", !out ? "out is NULL" : "pooling is not SWA_POOL_*");
     pos = c->seq[seq].pos;   /* the text from position 0; the sequence's old tokens stay until a */
     written = c->seq[seq].written;   /* chunk of the new ones is through */
@@ -12558,8 +12638,9 @@ static int swa__jtest(swa__jctx *c, const char *name, const swa__jv *v, const sw
     if (!strcmp(name, "number")) return swa__jnumeric(v);
     if (!strcmp(name, "string")) return v->t == SWA__JV_STR;
     if (!strcmp(name, "mapping")) return v->t == SWA__JV_DICT;
-    if (!strcmp(name, "sequence")) return v->t == SWA__JV_STR || v->t == SWA__JV_LIST || v->t == SWA__JV_DICT;
-    if (!strcmp(name, "iterable")) return v->t == SWA__JV_STR || v->t == SWA__JV_LIST || v->t == SWA__JV_DICT;
+    /* jinja2's Undefined has a length and iterates as empty: it is a sequence and iterable */
+    if (!strcmp(name, "sequence") || !strcmp(name, "iterable"))
+        return v->t == SWA__JV_STR || v->t == SWA__JV_LIST || v->t == SWA__JV_DICT || v->t == SWA__JV_UNDEF;
     if (!strcmp(name, "callable")) return v->t == SWA__JV_FUNC || v->t == SWA__JV_MACRO || v->t == SWA__JV_METHOD;
     if (!strcmp(name, "escaped")) return 0;
     if (!strcmp(name, "lower") || !strcmp(name, "upper")) {
@@ -15145,6 +15226,10 @@ typedef struct swa__gsamp {
     swa__gframe *frames;          /* [voc.max_len + 2] */
     uint32_t *bits;               /* the allowed tokens of this step */
     swa_error error;              /* the first failure since the last reset */
+    char *triggers;               /* lazy: n_triggers texts, each NUL-terminated, one after another */
+    size_t n_triggers, longest;
+    int waiting;                  /* lazy, and no trigger seen yet: nothing constrained */
+    swa__buf seen;                /* while waiting: the end of the text, as long as a trigger may span */
 } swa__gsamp;
 
 static void swa__gsamp_free(swa__gsamp *gs)
@@ -15155,7 +15240,27 @@ static void swa__gsamp_free(swa__gsamp *gs)
     swa_grammar_state_free(gs->st);
     SWA_FREE(gs->frames);
     SWA_FREE(gs->bits);
+    SWA_FREE(gs->triggers);
+    swa__buf_free(&gs->seen);
     SWA_FREE(gs);
+}
+
+/* Make gs lazy: a copy of the n triggers (texts of total bytes, NULs included), waiting. */
+static swa_status swa__gsamp_lazy(swa__gsamp *gs, const char *const *triggers, size_t n, swa_error *err)
+{
+    size_t k, total = 0, at = 0;
+    for (k = 0; k < n; k++) total += strlen(triggers[k]) + 1;
+    if (!(gs->triggers = (char *)swa__calloc(total ? total : 1, 1)))
+        return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the triggers");
+    for (k = 0; k < n; k++) {
+        size_t len = strlen(triggers[k]);
+        memcpy(gs->triggers + at, triggers[k], len + 1);
+        at += len + 1;
+        if (len > gs->longest) gs->longest = len;
+    }
+    gs->n_triggers = n;
+    gs->waiting = 1;
+    return SWA_OK;
 }
 
 /* A new trie of v's pieces, held once. */
@@ -15199,6 +15304,17 @@ static swa_status swa__gsamp_create(const swa_grammar *g, const swa_vocab *v, sw
     return SWA_OK;
 }
 
+/* A token filter for g over a new trie of v's pieces. */
+static swa_status swa__gsamp_new(const swa_grammar *g, const swa_vocab *v, swa__gsamp **out, swa_error *err)
+{
+    swa__gvoc *t;
+    swa_status s = swa__gvoc_new(v, &t, err);
+    if (s) return s;
+    s = swa__gsamp_create(g, v, t, out, err);
+    swa__gvoc_release(t);
+    return s;
+}
+
 /* A copy for a forked sequence: the same vocabulary and position in the text; the trie is
    shared, the automaton (a cache the walk writes to) starts anew. */
 static swa_status swa__gsamp_copy(const swa__gsamp *src, swa__gsamp **out, swa_error *err)
@@ -15214,6 +15330,18 @@ static swa_status swa__gsamp_copy(const swa__gsamp *src, swa__gsamp **out, swa_e
     swa_grammar_state_free((*out)->st);
     (*out)->st = st;
     (*out)->error = src->error;
+    if (src->triggers) {                             /* the triggers' block, and what was seen */
+        size_t k, total = 0;
+        for (k = 0; k < src->n_triggers; k++) total += strlen(src->triggers + total) + 1;
+        if (((*out)->triggers = (char *)swa__calloc(total, 1)) != NULL) memcpy((*out)->triggers, src->triggers, total);
+        (*out)->n_triggers = src->n_triggers, (*out)->longest = src->longest, (*out)->waiting = src->waiting;
+        swa__buf_put(&(*out)->seen, src->seen.p ? src->seen.p : "", src->seen.n);
+        if (!(*out)->triggers || (*out)->seen.failed) {
+            swa__gsamp_free(*out);
+            *out = NULL;
+            return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot copy the triggers");
+        }
+    }
     return SWA_OK;
 }
 
@@ -15221,6 +15349,8 @@ static void swa__gsamp_reset(swa__gsamp *gs)
 {
     swa_grammar_state_reset(gs->st);
     swa__ok(&gs->error);
+    gs->waiting = gs->triggers != NULL;
+    gs->seen.n = 0;
 }
 
 static int swa__gsamp_is_eog(const swa__gsamp *gs, int32_t id)
@@ -15281,6 +15411,46 @@ static int swa__gsamp_has(const swa__gsamp *gs, int32_t id)
     return id >= 0 && id < gs->voc->n_vocab && (gs->bits[id >> 5] >> (id & 31) & 1);
 }
 
+/* Where lit (n bytes) first occurs in s[0, len), or len. */
+static size_t swa__gsamp_find(const char *s, size_t len, const char *lit, size_t n)
+{
+    size_t i;
+    for (i = 0; n <= len && i <= len - n; i++)
+        if (!memcmp(s + i, lit, n)) return i;
+    return len;
+}
+
+/* While waiting: text (a token's) joins what was seen; at the earliest trigger in it the
+   grammar starts, reading from the trigger on. Only the tail a trigger may still begin in is kept. */
+static void swa__gsamp_watch(swa__gsamp *gs, const char *text, size_t n)
+{
+    const char *t = gs->triggers;
+    size_t k, first, keep;
+    swa_error e;
+    swa__buf_put(&gs->seen, text, n);
+    if (gs->seen.failed) {
+        swa__fail(&gs->error, SWA_ERR_NOMEM, "grammar: cannot keep the text while waiting for a trigger");
+        return;
+    }
+    first = gs->seen.n;
+    for (k = 0; k < gs->n_triggers; k++, t += strlen(t) + 1) {
+        size_t at = swa__gsamp_find(gs->seen.p, gs->seen.n, t, strlen(t));
+        if (at < first) first = at;
+    }
+    if (first < gs->seen.n) {
+        gs->waiting = 0;
+        if (swa_grammar_state_accept(gs->st, gs->seen.p + first, gs->seen.n - first, NULL, &e) != SWA_OK)
+            swa__fail(&gs->error, e.code, "the text from the trigger on refused (%s)", e.msg);
+        gs->seen.n = 0;
+        return;
+    }
+    keep = gs->longest > 1 ? gs->longest - 1 : 0;
+    if (gs->seen.n > keep) {
+        memmove(gs->seen.p, gs->seen.p + gs->seen.n - keep, keep);
+        gs->seen.n = keep;
+    }
+}
+
 /* Move the grammar on by token id's text; an end-of-generation token must come where the text
    can end. A refusal is recorded and leaves the state as it was. */
 static void swa__gsamp_accept(swa__gsamp *gs, int32_t id)
@@ -15289,6 +15459,12 @@ static void swa__gsamp_accept(swa__gsamp *gs, int32_t id)
     size_t n;
     swa_error e;
     if (gs->error.code != SWA_OK) return;
+    if (gs->waiting && swa__gsamp_is_eog(gs, id)) return;
+    if (gs->waiting && swa_vocab_type(gs->vocab, id) == SWA_TOKEN_CONTROL) {   /* a marker ([TOOL_CALLS]) as stored */
+        swa_str piece = swa_vocab_piece(gs->vocab, id);
+        swa__gsamp_watch(gs, piece.ptr, piece.len);
+        return;
+    }
     if (swa__gsamp_is_eog(gs, id)) {
         if (!swa_grammar_state_can_end(gs->st))
             swa__fail(&gs->error, SWA_ERR_NO_MATCH, "grammar: token %d ends the text where the grammar cannot end", (int)id);
@@ -15300,7 +15476,8 @@ static void swa__gsamp_accept(swa__gsamp *gs, int32_t id)
         return;
     }
     swa_token_to_text(gs->vocab, id, text, n);
-    if (n == 0 || swa_grammar_state_accept(gs->st, text, n, NULL, &e) != SWA_OK) {
+    if (gs->waiting) swa__gsamp_watch(gs, text, n);
+    else if (n == 0 || swa_grammar_state_accept(gs->st, text, n, NULL, &e) != SWA_OK) {
         if (n == 0) swa__fail(&e, SWA_ERR_NO_MATCH, "token %d has no text", (int)id);
         swa__fail(&gs->error, e.code, "token %d refused (%s)", (int)id, e.msg);
     }
@@ -16738,6 +16915,20 @@ typedef struct swa__tc_state {
     size_t n_calls;                   /* calls read */
 } swa__tc_state;
 
+/* stream_arguments: a call read as far as its arguments' opening brace, what it will be. */
+typedef struct swa__tc_head {
+    const char *name;                 /* the tools' own string */
+    char id[65];
+    size_t args;                      /* where its arguments begin in the text */
+    swa__buf text;                    /* its arguments so far, compact */
+} swa__tc_head;
+
+/* What the deltas gave of a call: its head (id and name), and how much of its arguments. */
+typedef struct swa__tc_sent {
+    size_t len;
+    int head;
+} swa__tc_sent;
+
 struct swa_chat_parser {
     swa_chat_parse_config cfg;
     swa__json *tools;                 /* the parsed tools array, or NULL: calls are not read */
@@ -16747,6 +16938,12 @@ struct swa_chat_parser {
     size_t cap_calls;
     swa__tc_state st;
     size_t mark_content, mark_reasoning, mark_calls;   /* where the last delta ended */
+    swa__tc_head *heads;              /* the calls the pending reader has begun, after calls[] */
+    size_t n_heads, cap_heads, head_first;   /* heads[0] is call head_first */
+    swa__tc_sent *sent;               /* by call index */
+    size_t cap_sent, done_calls;      /* calls [0, done_calls) went out whole */
+    swa_tool_call_piece *pieces;      /* the last delta's */
+    size_t cap_pieces;
     int finished, nomem;
 };
 
@@ -16917,16 +17114,21 @@ static void swa__tc_put_json(swa__buf *b, const swa__json *j)
 
 /* -- calls -- */
 
-/* Whether the tools declare a function of this name. */
-static int swa__tc_declared(const swa_chat_parser *p, const char *name, size_t len)
+/* The tools' own string for the function of this name, or NULL when they declare none. */
+static const char *swa__tc_tool_name(const swa_chat_parser *p, const char *name, size_t len)
 {
     size_t i;
     for (i = 0; i < p->tools->n; i++) {
         const swa__json *fn = swa__json_get(&p->tools->items[i], "function");
         const swa__json *nm = swa__json_get(fn, "name");
-        if (nm && nm->kind == SWA__JSON_STRING && nm->len == len && !memcmp(nm->str, name, len)) return 1;
+        if (nm && nm->kind == SWA__JSON_STRING && nm->len == len && !memcmp(nm->str, name, len)) return nm->str;
     }
-    return 0;
+    return NULL;
+}
+
+static int swa__tc_declared(const swa_chat_parser *p, const char *name, size_t len)
+{
+    return swa__tc_tool_name(p, name, len) != NULL;
 }
 
 static char *swa__tc_strdup(const char *s, size_t n)
@@ -16952,6 +17154,23 @@ static void swa__tc_make_id(uint64_t seed, size_t index, char out[10])
     out[9] = '\0';
 }
 
+/* Room for one more call at calls[st.n_calls], zeroed (n_calls not moved); NULL and the
+   parser's nomem flag when memory runs out. */
+static swa_tool_call *swa__tc_slot(swa_chat_parser *p)
+{
+    if (p->st.n_calls == p->cap_calls) {
+        size_t cap = p->cap_calls ? 2 * p->cap_calls : 4;
+        swa_tool_call *grown = (swa_tool_call *)swa__calloc(cap, sizeof *grown);
+        if (!grown) { p->nomem = 1; return NULL; }
+        if (p->st.n_calls) memcpy(grown, p->calls, p->st.n_calls * sizeof *grown);
+        SWA_FREE(p->calls);
+        p->calls = grown;
+        p->cap_calls = cap;
+    }
+    memset(&p->calls[p->st.n_calls], 0, sizeof p->calls[0]);
+    return &p->calls[p->st.n_calls];
+}
+
 /* Add a call: a declared name and arguments that are an object (or a string holding one).
    BAD otherwise; the parser's nomem flag when memory runs out. */
 static int swa__tc_add(swa_chat_parser *p, const char *name, size_t name_len, const swa__json *args,
@@ -16967,17 +17186,8 @@ static int swa__tc_add(swa_chat_parser *p, const char *name, size_t name_len, co
     memset(&b, 0, sizeof b);
     swa__tc_put_json(&b, args);
     SWA_FREE(inner);
-    if (p->st.n_calls == p->cap_calls) {
-        size_t cap = p->cap_calls ? 2 * p->cap_calls : 4;
-        swa_tool_call *grown = (swa_tool_call *)swa__calloc(cap, sizeof *grown);
-        if (!grown) { swa__buf_free(&b); p->nomem = 1; return SWA__TC_BAD; }
-        if (p->st.n_calls) memcpy(grown, p->calls, p->st.n_calls * sizeof *grown);
-        SWA_FREE(p->calls);
-        p->calls = grown;
-        p->cap_calls = cap;
-    }
+    if (!(c = swa__tc_slot(p))) { swa__buf_free(&b); return SWA__TC_BAD; }
     if (!id_len) swa__tc_make_id(p->cfg.id_seed, p->st.n_calls, made), id = made, id_len = 9;
-    c = &p->calls[p->st.n_calls];
     c->arguments = swa__buf_take(&b);
     c->name = swa__tc_strdup(name, name_len);
     c->id = swa__tc_strdup(id, id_len);
@@ -17000,6 +17210,7 @@ static int swa__tc_add_obj(swa_chat_parser *p, const swa__json *o, const char *n
     char num[24];
     if (!args && args_key2) args = swa__json_get(o, args_key2);
     if (!name || name->kind != SWA__JSON_STRING) return SWA__TC_BAD;
+    if (p->cfg.stream_arguments && id && args && id > args) id = NULL;   /* its stream gave one already */
     if (id && id->kind == SWA__JSON_INT) {
         snprintf(num, sizeof num, "%lld", (long long)id->i);
         return swa__tc_add(p, name->str, name->len, args, num, strlen(num));
@@ -17326,6 +17537,264 @@ static int swa__tc_active(const swa_chat_parser *p, const swa__tc_marker *m)
     return m->text && (m->always || p->tools != NULL);
 }
 
+static const char *swa__tc_text(swa__buf *b)
+{
+    if (!b->p) return "";
+    b->p[b->n] = '\0';                                /* the buffer keeps room for it */
+    return b->p;
+}
+
+/* -- a call's arguments as they are written (stream_arguments) --
+   A call's head is read as far as its arguments' opening brace; from there its arguments are
+   written as swa__tc_put_json writes the whole object, token by token (a string character by
+   character), so the text a longer input gives extends what a shorter one gave. */
+
+/* The string at s[*i] (at its opening quote) as swa__buf_json_string writes its value: each
+   whole character, then the closing quote. 1 when it closed (*i past it); 0 when the text ends
+   inside it or stops being JSON. */
+static int swa__tc_render_str(const char *s, size_t n, size_t *i, swa__buf *out)
+{
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    swa__buf val, quoted;
+    size_t j = *i + 1, k;
+    int closed = 0;
+    memset(&val, 0, sizeof val), memset(&quoted, 0, sizeof quoted);
+    while (j < n && !closed) {
+        unsigned char c = (unsigned char)s[j];
+        const char *e = j + 1 < n && s[j + 1] ? strchr(from, s[j + 1]) : NULL;
+        char enc[4];
+        uint32_t cp, lo;
+        if (c == '"') { closed = 1; j++; continue; }
+        if (c < 0x20) break;
+        if (c == '\\' && e) { swa__buf_putc(&val, to[e - from]); j += 2; continue; }
+        if (c == '\\') {                                /* \uXXXX, a high surrogate with its low one */
+            if (j + 6 > n || s[j + 1] != 'u' || !swa__json_hex4(s + j + 2, &cp) || (cp >= 0xDC00 && cp <= 0xDFFF)) break;
+            k = 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (j + 12 > n || s[j + 6] != '\\' || s[j + 7] != 'u' || !swa__json_hex4(s + j + 8, &lo) ||
+                    lo < 0xDC00 || lo > 0xDFFF)
+                    break;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00), k = 12;
+            }
+            swa__buf_put(&val, enc, swa__utf8_put(cp, enc));
+            j += k;
+            continue;
+        }
+        (void)swa__utf8_get((const unsigned char *)s + j, n - j, &k);
+        if (k == 1 && c >= 0x80) break;                 /* not UTF-8, or a character cut short */
+        swa__buf_put(&val, s + j, k);
+        j += k;
+    }
+    swa__buf_json_string(&quoted, val.p ? val.p : "", val.n, 0);
+    if (quoted.p) swa__buf_put(out, quoted.p, closed ? quoted.n : quoted.n - 1);
+    else out->failed = 1;
+    swa__buf_free(&val), swa__buf_free(&quoted);
+    if (closed) *i = j;
+    return closed;
+}
+
+/* A number or a word at s[*i], once something follows it, as swa__tc_put_json writes it. */
+static int swa__tc_render_scalar(const char *s, size_t n, size_t *i, swa__buf *out)
+{
+    size_t j = *i;
+    swa__json *v;
+    while (j < n && ((s[j] >= '0' && s[j] <= '9') || (s[j] >= 'a' && s[j] <= 'z') || (s[j] && strchr("+-.E", s[j])))) j++;
+    if (j == n || j == *i || swa__json_parse(s + *i, j - *i, &v, NULL) != SWA_OK) return 0;
+    swa__tc_put_json(out, v);
+    SWA_FREE(v);
+    *i = j;
+    return 1;
+}
+
+enum { SWA__TC_WANT_VALUE, SWA__TC_WANT_KEY, SWA__TC_WANT_COLON, SWA__TC_WANT_NEXT };
+
+/* The object at s[0], compact, as far as the text is a JSON text's beginning. 1 when it closed. */
+static int swa__tc_render(const char *s, size_t n, swa__buf *out)
+{
+    char brackets[SWA__JSON_MAX_DEPTH];
+    size_t i = 0, depth = 0;
+    int want = SWA__TC_WANT_VALUE, fresh = 0;          /* fresh: a bracket just opened, it may close */
+    while ((i = swa__tc_ws(s, n, i)) < n) {
+        char c = s[i];
+        if (depth && (fresh || want == SWA__TC_WANT_NEXT) && c == (brackets[depth - 1] == '{' ? '}' : ']')) {
+            swa__buf_putc(out, c), i++;
+            if (--depth == 0) return 1;
+            want = SWA__TC_WANT_NEXT, fresh = 0;
+        } else if (want == SWA__TC_WANT_NEXT && c == ',') {
+            swa__buf_putc(out, c), i++;
+            want = brackets[depth - 1] == '{' ? SWA__TC_WANT_KEY : SWA__TC_WANT_VALUE;
+        } else if (want == SWA__TC_WANT_COLON && c == ':') {
+            swa__buf_putc(out, c), i++;
+            want = SWA__TC_WANT_VALUE;
+        } else if (want == SWA__TC_WANT_KEY && c == '"') {
+            if (!swa__tc_render_str(s, n, &i, out)) return 0;
+            want = SWA__TC_WANT_COLON, fresh = 0;
+        } else if (want == SWA__TC_WANT_VALUE && (c == '{' || (c == '[' && depth)) && depth < SWA__JSON_MAX_DEPTH) {
+            swa__buf_putc(out, c), i++;
+            brackets[depth++] = c;
+            want = c == '{' ? SWA__TC_WANT_KEY : SWA__TC_WANT_VALUE, fresh = 1;
+        } else if (want == SWA__TC_WANT_VALUE && depth &&
+                   (c == '"' ? swa__tc_render_str(s, n, &i, out) : swa__tc_render_scalar(s, n, &i, out))) {
+            want = SWA__TC_WANT_NEXT, fresh = 0;
+        } else {
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* A head for the next call (index head_first + n_heads): the arguments begin at args in the
+   text; an empty id is made from the seed. */
+static void swa__tc_head_add(swa_chat_parser *p, const char *name, const char *id, size_t id_len, size_t args)
+{
+    swa__tc_head *h;
+    if (p->n_heads == p->cap_heads) {
+        size_t cap = p->cap_heads ? 2 * p->cap_heads : 4;
+        swa__tc_head *grown = (swa__tc_head *)swa__calloc(cap, sizeof *grown);
+        if (!grown) { p->nomem = 1; return; }
+        if (p->cap_heads) memcpy(grown, p->heads, p->cap_heads * sizeof *grown);
+        SWA_FREE(p->heads);
+        p->heads = grown, p->cap_heads = cap;
+    }
+    h = &p->heads[p->n_heads];
+    h->name = name;
+    if (id_len) memcpy(h->id, id, id_len), h->id[id_len] = '\0';
+    else swa__tc_make_id(p->cfg.id_seed, p->head_first + p->n_heads, h->id);
+    h->args = args;
+    h->text.n = 0, h->text.failed = 0;
+    swa__tc_render(p->in.p + args, p->in.n - args, &h->text);
+    if (h->text.failed) p->nomem = 1;
+    else p->n_heads++;
+}
+
+/* The member name at s[*i] (a JSON string), decoded into a tree; *i past the ':' after it. */
+static swa__json *swa__tc_peek_key(const char *s, size_t n, size_t *i)
+{
+    size_t b, e, j;
+    swa__json *key;
+    if (*i >= n || s[*i] != '"' || swa__tc_json_span(s, n, *i, 0, &b, &e) != SWA__TC_OK) return NULL;
+    j = swa__tc_ws(s, n, e);
+    if (j >= n || s[j] != ':' || swa__json_parse(s + b, e - b, &key, NULL) != SWA_OK) return NULL;
+    *i = swa__tc_ws(s, n, j + 1);
+    return key;
+}
+
+/* A call object at s[i] (s at base in the text): a head once a declared name, the id (a string
+   of up to 64 bytes or an integer, under id_key) when one comes, and "type": "function" where
+   typed came before the arguments (under akey or akey2) and their opening brace. */
+static int swa__tc_peek_obj(swa_chat_parser *p, const char *s, size_t n, size_t i, size_t base, const char *akey,
+                            const char *akey2, const char *id_key, int typed)
+{
+    const char *name = NULL;
+    char id[65];
+    size_t id_len = 0, b = 0, e = 0;
+    if ((i = swa__tc_ws(s, n, i)) >= n || s[i] != '{') return 0;
+    for (i = swa__tc_ws(s, n, i + 1);; i = swa__tc_ws(s, n, i + 1)) {
+        swa__json *key = swa__tc_peek_key(s, n, &i), *v = NULL;
+        int args = key && (swa__json_is_str(key, akey) || (akey2 && swa__json_is_str(key, akey2))), ok = 1;
+        if (args) {
+            SWA_FREE(key);
+            if (!name || i >= n || s[i] != '{') return 0;
+            swa__tc_head_add(p, name, id, id_len, base + i);
+            return 1;
+        }
+        if (!key || swa__tc_json_span(s, n, i, 0, &b, &e) != SWA__TC_OK || swa__json_parse(s + b, e - b, &v, NULL) != SWA_OK)
+            ok = 0;
+        else if (swa__json_is_str(key, "name"))
+            ok = v->kind == SWA__JSON_STRING && (name = swa__tc_tool_name(p, v->str, v->len)) != NULL;
+        else if (typed && swa__json_is_str(key, "type"))
+            ok = swa__json_is_str(v, "function");
+        else if (id_key && swa__json_is_str(key, id_key) && v->kind == SWA__JSON_INT)
+            id_len = (size_t)snprintf(id, sizeof id, "%lld", (long long)v->i);
+        else if (id_key && swa__json_is_str(key, id_key) && (ok = v->kind == SWA__JSON_STRING && v->len <= 64) != 0)
+            memcpy(id, v->str, v->len), id_len = v->len;
+        SWA_FREE(key), SWA_FREE(v);
+        if (!ok || (i = swa__tc_ws(s, n, e)) >= n || s[i] != ',') return 0;
+    }
+}
+
+/* The call objects of an array at s[i], up to the first that gives no head. */
+static void swa__tc_peek_array(swa_chat_parser *p, const char *s, size_t n, size_t i, size_t base)
+{
+    size_t b, e;
+    if ((i = swa__tc_ws(s, n, i)) >= n || s[i] != '[') return;
+    for (i++; swa__tc_peek_obj(p, s, n, i, base, "arguments", NULL, "id", 0); i++) {
+        if (swa__tc_json_span(s, n, i, 0, &b, &e) != SWA__TC_OK) return;
+        if ((i = swa__tc_ws(s, n, e)) >= n || s[i] != ',') return;
+    }
+}
+
+/* Mistral's name[CALL_ID]id[ARGS]{...} */
+static void swa__tc_peek_tekken(swa_chat_parser *p, const char *s, size_t n, size_t base)
+{
+    size_t i = swa__tc_ws(s, n, 0), nb, ne, ib = 0, ie = 0;
+    const char *name;
+    if (swa__tc_name(s, n, &i, "", &nb, &ne) != SWA__TC_OK || !(name = swa__tc_tool_name(p, s + nb, ne - nb))) return;
+    if (swa__tc_lit(s, n, &i, "[CALL_ID]") == SWA__TC_OK) {
+        ib = i;
+        ie = i += swa__tc_find(s + i, n - i, "[");
+        if (i == n || ie - ib > 64) return;
+    }
+    if (swa__tc_lit(s, n, &i, "[ARGS]") == SWA__TC_OK && (i = swa__tc_ws(s, n, i)) < n && s[i] == '{')
+        swa__tc_head_add(p, name, s + ib, ie - ib, base + i);
+}
+
+/* The generic form's {"tool_calls": [...]} or {"tool_call": {...}}, that member first. */
+static void swa__tc_peek_generic(swa_chat_parser *p, const char *s, size_t n, size_t base)
+{
+    size_t i = swa__tc_ws(s, n, 1);
+    swa__json *key = n && s[0] == '{' ? swa__tc_peek_key(s, n, &i) : NULL;
+    if (swa__json_is_str(key, "tool_calls")) swa__tc_peek_array(p, s, n, i, base);
+    else if (swa__json_is_str(key, "tool_call")) swa__tc_peek_obj(p, s, n, i, base, "arguments", NULL, "id", 0);
+    SWA_FREE(key);
+}
+
+/* The heads of the calls the reader has begun at `at`, the first of them call `first` (none
+   without stream_arguments). */
+static void swa__tc_peek(swa_chat_parser *p, swa__tc_reader read, size_t at, size_t first)
+{
+    const char *s = p->in.p + at;
+    size_t n = p->in.n - at, i = swa__tc_ws(s, n, 0);
+    p->n_heads = 0;
+    p->head_first = first;
+    if (!p->cfg.stream_arguments) return;
+    if (read == swa__tc_read_hermes) swa__tc_peek_obj(p, s, n, i, at, "arguments", "parameters", NULL, 0);
+    else if (read == swa__tc_read_llama3_json) swa__tc_peek_obj(p, s, n, i, at, "parameters", "arguments", NULL, 1);
+    else if (read == swa__tc_read_mistral && i < n && s[i] == '[') swa__tc_peek_array(p, s, n, i, at);
+    else if (read == swa__tc_read_mistral) swa__tc_peek_tekken(p, s, n, at);
+    else if (read == swa__tc_read_generic) swa__tc_peek_generic(p, s, n, at);
+}
+
+/* *field = a copy of s[0, n) (the old one freed); 0 when memory runs out. */
+static int swa__tc_set(const char **field, const char *s, size_t n)
+{
+    char *d = swa__tc_strdup(s, n);
+    if (!d) return 0;
+    SWA_FREE((void *)*field);
+    *field = d;
+    return 1;
+}
+
+/* The reader is done with the calls from index `first` on: each head's call keeps what its
+   stream gave (its id and name, and its arguments so far where the call read disagrees), and a
+   head with no call read (its text was not a call after all) becomes one as far as it went. */
+static void swa__tc_settle(swa_chat_parser *p, size_t first)
+{
+    size_t h;
+    for (h = 0; h < p->n_heads && !p->nomem; h++) {
+        swa__tc_head *hd = &p->heads[h];
+        const char *text = swa__tc_text(&hd->text);
+        swa_tool_call *c = first + h < p->st.n_calls ? &p->calls[first + h] : swa__tc_slot(p);
+        if (!c) break;
+        if (first + h == p->st.n_calls) p->st.n_calls++;   /* a new slot, its fields NULL */
+        if ((!c->arguments || strncmp(c->arguments, text, hd->text.n)) && !swa__tc_set(&c->arguments, text, hd->text.n))
+            p->nomem = 1;
+        if ((!c->name || strcmp(c->name, hd->name)) && !swa__tc_set(&c->name, hd->name, strlen(hd->name))) p->nomem = 1;
+        if ((!c->id || strcmp(c->id, hd->id)) && !swa__tc_set(&c->id, hd->id, strlen(hd->id))) p->nomem = 1;
+    }
+    p->n_heads = 0;
+}
+
 /* -- the machine -- */
 
 static void swa__tc_drop_calls(swa_chat_parser *p, size_t keep)
@@ -17345,8 +17814,12 @@ static int swa__tc_run(swa_chat_parser *p, swa__tc_reader read, size_t at, int f
     if (r != SWA__TC_OK) {
         swa__tc_drop_calls(p, n_calls);
         p->content.n = content_n;
+        swa__tc_peek(p, read, at, n_calls);          /* the calls begun, for the stream */
+        if (r == SWA__TC_BAD) swa__tc_settle(p, n_calls);   /* they stay, as far as they went */
         return r;
     }
+    swa__tc_peek(p, read, at, n_calls);
+    swa__tc_settle(p, n_calls);
     p->st.pos = at + used;
     p->st.skip_ws = p->st.n_calls > n_calls;
     return r;
@@ -17690,17 +18163,55 @@ SWADEF swa_status swa_chat_parser_create(const swa_chat_parse_config *cfg, swa_c
     return SWA_OK;
 }
 
-static const char *swa__tc_text(swa__buf *b)
+/* Room for the sent record of every call and head, and for a piece of each not gone out whole. */
+static int swa__tc_piece_room(swa_chat_parser *p)
 {
-    if (!b->p) return "";
-    b->p[b->n] = '\0';                                /* the buffer keeps room for it */
-    return b->p;
+    size_t total = p->st.n_calls + p->n_heads, want = total - p->done_calls;
+    if (total > p->cap_sent) {
+        swa__tc_sent *grown = (swa__tc_sent *)swa__calloc(total, sizeof *grown);
+        if (!grown) return 0;
+        if (p->cap_sent) memcpy(grown, p->sent, p->cap_sent * sizeof *grown);
+        SWA_FREE(p->sent);
+        p->sent = grown, p->cap_sent = total;
+    }
+    if (want > p->cap_pieces) {
+        swa_tool_call_piece *grown = (swa_tool_call_piece *)swa__calloc(want, sizeof *grown);
+        if (!grown) return 0;
+        SWA_FREE(p->pieces);
+        p->pieces = grown, p->cap_pieces = want;
+    }
+    return 1;
+}
+
+/* The pieces of calls since the last delta: for each call not gone out whole (the calls read,
+   then the heads), its id and name the first time, and what its arguments gained. */
+static size_t swa__tc_pieces(swa_chat_parser *p)
+{
+    size_t total = p->st.n_calls + p->n_heads, k, n = 0;
+    for (k = p->done_calls; k < total; k++) {
+        int whole = k < p->st.n_calls;
+        swa__tc_head *hd = whole ? NULL : &p->heads[k - p->st.n_calls];
+        const char *text = whole ? p->calls[k].arguments : swa__tc_text(&hd->text);
+        size_t len = whole ? strlen(text) : hd->text.n;
+        swa__tc_sent *sent = &p->sent[k];
+        if (whole && p->done_calls == k) p->done_calls = k + 1;
+        if (sent->head && len <= sent->len) continue;
+        p->pieces[n].index = k;
+        p->pieces[n].id = sent->head ? NULL : whole ? p->calls[k].id : hd->id;
+        p->pieces[n].name = sent->head ? NULL : whole ? p->calls[k].name : hd->name;
+        p->pieces[n].arguments = text + (sent->len < len ? sent->len : len);
+        p->pieces[n++].arguments_len = sent->len < len ? len - sent->len : 0;
+        sent->head = 1, sent->len = len;
+    }
+    return n;
 }
 
 /* What came since the last delta given (without d, it waits for the next). */
 static void swa__tc_delta(swa_chat_parser *p, swa_chat_msg *d)
 {
     if (!d) return;
+    d->n_pieces = swa__tc_pieces(p);
+    d->pieces = d->n_pieces ? p->pieces : NULL;
     d->content = swa__tc_text(&p->content) + p->mark_content;
     d->content_len = p->content.n - p->mark_content;
     d->reasoning = swa__tc_text(&p->reasoning) + p->mark_reasoning;
@@ -17723,6 +18234,7 @@ static swa_status swa__tc_advance(swa_chat_parser *p, const char *text, size_t l
     if (p->finished) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_chat_parser_feed: the parser has finished");
     swa__buf_put(&p->in, text, len);
     while (!p->in.failed && !p->nomem && swa__tc_step(p, final)) {}
+    if (d && !p->nomem && !swa__tc_piece_room(p)) p->nomem = 1;
     if (p->in.failed || p->content.failed || p->reasoning.failed || p->nomem) {
         swa__tc_drop_calls(p, saved.n_calls);
         p->st = saved;
@@ -17760,6 +18272,8 @@ SWADEF void swa_chat_parser_message(const swa_chat_parser *p, swa_chat_msg *msg)
     msg->calls = p->calls;
     msg->n_calls = p->st.n_calls;
     msg->first_call = 0;
+    msg->pieces = NULL;
+    msg->n_pieces = 0;
 }
 
 SWADEF void swa_chat_parser_free(swa_chat_parser *p)
@@ -17767,6 +18281,10 @@ SWADEF void swa_chat_parser_free(swa_chat_parser *p)
     if (!p) return;
     swa__tc_drop_calls(p, 0);
     SWA_FREE(p->calls);
+    while (p->cap_heads > 0) swa__buf_free(&p->heads[--p->cap_heads].text);
+    SWA_FREE(p->heads);
+    SWA_FREE(p->sent);
+    SWA_FREE(p->pieces);
     SWA_FREE(p->tools);
     swa__buf_free(&p->in);
     swa__buf_free(&p->content);
@@ -17916,6 +18434,20 @@ static swa_status swa__tc_calls_rules(swa__buf *b, swa_tool_format f, const swa_
         if ((s = swa__tc_args_rules(b, fn, i, err)) != SWA_OK) return s;
     }
     return SWA_OK;
+}
+
+SWADEF const char *swa_tool_call_trigger(swa_tool_format f)
+{
+    switch (f) {
+    case SWA_TOOL_FORMAT_HERMES: return "<tool_call>";
+    case SWA_TOOL_FORMAT_MISTRAL: return "[TOOL_CALLS]";
+    case SWA_TOOL_FORMAT_GPT_OSS: return "<|channel|>commentary to=functions.";
+    case SWA_TOOL_FORMAT_COMMAND_R7B: return "<|START_ACTION|>";
+    case SWA_TOOL_FORMAT_DEEPSEEK: return SWA__TC_DS("tool" SWA__TC_LB "calls" SWA__TC_LB "begin");
+    case SWA_TOOL_FORMAT_FUNCTIONARY_V3_1: return "<function=";
+    case SWA_TOOL_FORMAT_FIREFUNCTION_V2: return " functools[";
+    default: return NULL;
+    }
 }
 
 SWADEF swa_status swa_tool_call_grammar(const swa_chat_parse_config *cfg, const char *only, int parallel,
@@ -18126,12 +18658,31 @@ SWADEF swa_status swa_sampler_set_grammar(swa_sampler *s, const swa_grammar *g, 
     if (g && swa_vocab_size(v) != s->n_vocab)
         return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_set_grammar: the vocabulary has %d tokens, the "
                          "sampler %d", (int)swa_vocab_size(v), (int)s->n_vocab);
-    if (g) {
-        swa__gvoc *t;
-        if ((st = swa__gvoc_new(v, &t, err))) return st;
-        st = swa__gsamp_create(g, v, t, &gs, err);
-        swa__gvoc_release(t);
-        if (st) return st;
+    if (g && (st = swa__gsamp_new(g, v, &gs, err))) return st;
+    swa__gsamp_free(s->gram);
+    s->gram = gs;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+SWADEF swa_status swa_sampler_set_grammar_lazy(swa_sampler *s, const swa_grammar *g, const swa_vocab *v,
+                                               const char *const *triggers, size_t n, swa_error *err)
+{
+    swa__gsamp *gs = NULL;
+    swa_status st;
+    size_t k;
+    if (!s || !g || !v || !triggers || !n)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_set_grammar_lazy: NULL argument or no trigger");
+    for (k = 0; k < n; k++)
+        if (!triggers[k] || !triggers[k][0])
+            return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_set_grammar_lazy: trigger %zu is NULL or empty", k);
+    if (swa_vocab_size(v) != s->n_vocab)
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_set_grammar_lazy: the vocabulary has %d tokens, the "
+                         "sampler %d", (int)swa_vocab_size(v), (int)s->n_vocab);
+    if ((st = swa__gsamp_new(g, v, &gs, err))) return st;
+    if ((st = swa__gsamp_lazy(gs, triggers, n, err))) {
+        swa__gsamp_free(gs);
+        return st;
     }
     swa__gsamp_free(s->gram);
     s->gram = gs;
@@ -18160,6 +18711,7 @@ static int32_t swa__sampler_stop(const swa_sampler *s)
 static int swa__sampler_filter(swa_sampler *s)
 {
     int32_t i;
+    if (s->gram->waiting) return 0;                  /* lazy, no trigger yet: all allowed */
     if (swa__gsamp_allowed(s->gram)) return 1;
     for (i = 0; i < s->n_vocab; i++)
         if (!(s->gram->bits[i >> 5] >> (i & 31) & 1)) s->work[i] = -INFINITY;
@@ -18170,7 +18722,7 @@ static int swa__sampler_filter(swa_sampler *s)
 static int32_t swa__sampler_allowed(const swa_sampler *s, int32_t id)
 {
     int32_t i;
-    if (swa__gsamp_has(s->gram, id)) return id;
+    if (s->gram->waiting || swa__gsamp_has(s->gram, id)) return id;
     for (i = 0; i < s->n_vocab; i++) if (swa__gsamp_has(s->gram, i)) return i;
     return id;
 }

@@ -42,12 +42,17 @@ enum { POOL_FILE = -1, POOL_NONE = 0, POOL_MEAN = 1, POOL_CLS = 2, POOL_LAST = 3
 
 typedef struct options {
     const char *model, *host, *api_key, *chat_template, *alias;
+    const char *slot_save_path;   /* --slot-save-path DIR: where POST /slots/{id} saves and restores; NULL: off */
     int pooling;               /* POOL_*: --pooling, else the file's {arch}.pooling_type, else mean */
     int log_json, log_off;     /* --log-format json, --log-disable */
     double shutdown_timeout;   /* --shutdown-timeout S */
     int port, parallel, n_ctx, threads, n_batch, n_rewind, queue, timeout, max_conn;
     int cache_ram;             /* MiB of snapshots kept in host memory; -1: srv_cache_default_mib */
     size_t max_body;
+    /* speculative decoding (docs/speculative.md): drafts by prompt lookup or from a draft model */
+    const char *model_draft;   /* -md FILE */
+    int lookup;                /* --lookup */
+    int draft_max, draft_min, ngram_min, ngram_max;   /* -1 until given or defaulted by spec_args */
 } options;
 
 static void usage(FILE *f)
@@ -69,6 +74,12 @@ static void usage(FILE *f)
         "  --max-connections N      open connections (256)\n"
         "  --max-body BYTES         largest request body (1048576)\n"
         "  --api-key KEY            require Authorization: Bearer KEY\n"
+        "  --slot-save-path DIR     where POST /slots/{id}?action=save|restore keeps slots' files (off)\n"
+        "  --lookup                 speculative decoding, drafts looked up in each slot's text so far\n"
+        "  -md, --model-draft FILE  speculative decoding, drafts from a small model of the same vocabulary\n"
+        "  --draft-max N            tokens drafted per step, 1..256 (16; --draft, --draft-n)\n"
+        "  --draft-min N            verify drafts of at least N tokens only (0; --draft-n-min)\n"
+        "  --lookup-ngram-min N, --lookup-ngram-max N  the n-grams --lookup matches (1..4)\n"
         "  --pooling mean|cls|last  embeddings' pooling (the file's {arch}.pooling_type, else mean)\n"
         "  --log-format text|json   the access log's lines on stderr (text)\n"
         "  --log-disable            no access log\n"
@@ -93,6 +104,29 @@ static int int_arg(const char *flag, const char *v, long lo, long hi, int *out)
     return 1;
 }
 
+/* The speculative flags agree, and the unset ones get swa-generate's defaults (llama-server's
+   --draft-max 16; lookup's n-grams 1..4, as llama-lookup's). 0 after saying why not. */
+static int spec_args(options *o)
+{
+    const char *e = NULL;
+    if (!o->lookup && !o->model_draft) {
+        if (o->draft_max >= 0 || o->draft_min >= 0 || o->ngram_min >= 0 || o->ngram_max >= 0)
+            e = "--draft-max, --draft-min and --lookup-ngram-min/max need --lookup or --model-draft";
+    } else if (o->lookup && o->model_draft) {
+        e = "give one of --lookup and --model-draft";
+    } else if (o->model_draft && (o->ngram_min >= 0 || o->ngram_max >= 0)) {
+        e = "--lookup-ngram-min/max are for --lookup, not --model-draft";
+    }
+    if (o->draft_max < 0) o->draft_max = 16;
+    if (o->draft_min < 0) o->draft_min = 0;
+    if (o->ngram_min < 0) o->ngram_min = 1;
+    if (o->ngram_max < 0) o->ngram_max = o->ngram_min > 4 ? o->ngram_min : 4;
+    if (!e && o->draft_min > o->draft_max) e = "--draft-min is above --draft-max";
+    if (!e && o->ngram_min > o->ngram_max) e = "--lookup-ngram-min is above --lookup-ngram-max";
+    if (e) fprintf(stderr, "swa-server: %s\n", e);
+    return !e;
+}
+
 static int parse_args(int argc, char **argv, options *o)
 {
     int i, mb = 1 << 20;
@@ -108,6 +142,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->cache_ram = -1;
     o->pooling = POOL_FILE;
     o->shutdown_timeout = 5;
+    o->draft_max = o->draft_min = o->ngram_min = o->ngram_max = -1;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int ok = 1, *ip = NULL;
@@ -117,6 +152,14 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--host")) o->host = v;
         else if (!strcmp(a, "--api-key")) o->api_key = v;
         else if (!strcmp(a, "--chat-template")) o->chat_template = v;
+        else if (!strcmp(a, "--slot-save-path")) o->slot_save_path = v;
+        else if (!strcmp(a, "-md") || !strcmp(a, "--model-draft")) o->model_draft = v;
+        else if (!strcmp(a, "--lookup")) { o->lookup = 1; continue; }
+        else if (!strcmp(a, "--draft-p-min")) {
+            fprintf(stderr, "swa-server: --draft-p-min: swa.h's draft model drafts --draft-max tokens greedily, with no "
+                            "probability cut; leave the flag out\n");
+            return 0;
+        }
         else if (!strcmp(a, "-a") || !strcmp(a, "--alias")) o->alias = v;
         else if (!strcmp(a, "--log-disable")) { o->log_off = 1; continue; }
         else if (!strcmp(a, "--log-format")) {
@@ -150,6 +193,10 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--timeout")) { ip = &o->timeout; hi = 86400; }
         else if (!strcmp(a, "--max-connections")) { ip = &o->max_conn; hi = 65536; }
         else if (!strcmp(a, "--max-body")) { ip = &mb; lo = 64; hi = 1 << 30; }
+        else if (!strcmp(a, "--draft-max") || !strcmp(a, "--draft") || !strcmp(a, "--draft-n")) { ip = &o->draft_max; hi = 256; }
+        else if (!strcmp(a, "--draft-min") || !strcmp(a, "--draft-n-min")) { ip = &o->draft_min; lo = 0; hi = 256; }
+        else if (!strcmp(a, "--lookup-ngram-min")) { ip = &o->ngram_min; hi = 64; }
+        else if (!strcmp(a, "--lookup-ngram-max")) { ip = &o->ngram_max; hi = 64; }
         else { fprintf(stderr, "swa-server: unknown option %s (--help lists them)\n", a); return 0; }
         if (ip) ok = int_arg(a, v, lo, hi, ip);
         else if (!v) { fprintf(stderr, "swa-server: %s needs a value\n", a); ok = 0; }
@@ -158,6 +205,18 @@ static int parse_args(int argc, char **argv, options *o)
     }
     o->max_body = (size_t)mb;
     if (!o->model) { usage(stderr); return 0; }
+    if (!spec_args(o)) return 0;
+    if (o->slot_save_path) {   /* made when absent, as llama-server does */
+        struct stat st;
+        if (stat(o->slot_save_path, &st) != 0 && mkdir(o->slot_save_path, 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, "swa-server: --slot-save-path %s: %s\n", o->slot_save_path, strerror(errno));
+            return 0;
+        }
+        if (stat(o->slot_save_path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "swa-server: --slot-save-path %s is not a directory\n", o->slot_save_path);
+            return 0;
+        }
+    }
     if (o->chat_template && !swa_chat_template_by_name(o->chat_template)) {
         fprintf(stderr, "swa-server: unknown chat template \"%s\" (--help lists them)\n", o->chat_template);
         return 0;
@@ -214,6 +273,8 @@ enum { EMB_NONE = 0, EMB_OPENAI, EMB_LLAMA, EMB_OLLAMA };
 
 enum { FIN_NONE = 0, FIN_STOP, FIN_LENGTH, FIN_WORD };   /* FIN_STOP: end of sequence; FIN_WORD: a stop string */
 
+enum { OP_NONE = 0, OP_SAVE, OP_RESTORE, OP_ERASE };   /* slot actions: SRV_SLOT_* + 1 */
+
 typedef struct choice {
     swa_sampler *sampler;
     swa_decoder dec;
@@ -228,6 +289,8 @@ typedef struct choice {
     double cum_lp;             /* the sum of its tokens' log-probabilities (best_of) */
     int stop_word;             /* the stop string that ended it (FIN_WORD) */
     swa_chat_parser *parser;   /* chat: the answer read into content, reasoning and tool calls */
+    int32_t spec_max, spec_min;   /* speculative decoding: the longest and shortest draft; spec_max 0: none */
+    int64_t n_drafted, n_accepted;   /* tokens drafted for it, and of them accepted */
 } choice;
 
 typedef struct job {
@@ -251,6 +314,8 @@ typedef struct job {
     int n_finished;
     int embed;                 /* EMB_*: an embeddings request (ereq), answered by the scheduler */
     srv_embed_request ereq;
+    int op;                    /* OP_*: a slot action on slot first_slot, answered by the scheduler */
+    char op_file[256];         /* its file's name, in --slot-save-path */
     struct job *next;          /* the queue */
 } job;
 
@@ -277,8 +342,9 @@ static void job_release(job *j)
     free(j);
 }
 
-/* The slots a job takes: one per choice, or one for an embeddings job. */
-static int job_slots(const job *j) { return j->embed ? 1 : j->n_ch; }
+/* The slots a job takes: one per choice, one for an embeddings job, none for a slot action
+   (which waits for its own slot). */
+static int job_slots(const job *j) { return j->op ? 0 : j->embed ? 1 : j->n_ch; }
 
 /* ---- the server ---- */
 
@@ -299,6 +365,8 @@ typedef struct slot {
     size_t snap_size, snap_cap;
     int32_t *snap_tok;         /* the tokens the snapshot holds */
     size_t snap_n, snap_tok_cap;
+    swa_spec *verifier;        /* speculative decoding (--lookup, -md): the slot's verifier */
+    swa_drafter *drafter;      /* -md: the draft model in a context of its own, following the slot's text */
     int shown_busy;            /* what /slots shows, copied under mu after each step */
     size_t shown_n_hist;
 } slot;
@@ -312,6 +380,8 @@ typedef struct server {
     char bos_text[128], eos_text[128];
     int32_t eot, eos, n_vocab;
     swa_ctx *ctx;
+    swa_model *draft;          /* -md */
+    int32_t *spec_buf, *spec_out;   /* a lookup's draft [draft_max], a verification's tokens [draft_max + 1] */
     srv_cache *cache;          /* NULL with --cache-ram 0 */
     srv_limits lim;
     char model_id[256];
@@ -323,6 +393,7 @@ typedef struct server {
     pthread_cond_t wake;
     job *queue_head, *queue_tail;
     int n_queued, n_busy, stopping;
+    job *ops_waiting;          /* slot actions whose slot is busy: the scheduler's alone */
     int loaded;                /* LOAD/STORE: the model is loaded, the scheduler runs */
     /* metrics, under mu */
     uint64_t m_requests, m_errors, m_prompt_tokens, m_cached_tokens, m_gen_tokens, m_decodes;
@@ -412,6 +483,8 @@ static cJSON *error_json(int status, const char *type, const char *param, const 
 static const char *finish_name(int f) { return f == FIN_STOP || f == FIN_WORD ? "stop" : f == FIN_LENGTH ? "length" : NULL; }
 
 static int is_ollama(const job *j) { return j->req.kind == SRV_OLLAMA_CHAT || j->req.kind == SRV_OLLAMA_GENERATE; }
+/* llama-server's /completion and /infill answer alike */
+static int is_native(const job *j) { return j->req.kind == SRV_NATIVE || j->req.kind == SRV_INFILL; }
 
 /* RFC 3339 time now, as ollama writes created_at. */
 static void iso_time(char *out, size_t cap)
@@ -458,10 +531,32 @@ static void ollama_out(job *j, const char *text, size_t n, int done)
     cJSON_Delete(o);
 }
 
+/* llama-server's timings, over the request's choices: the prompt tokens evaluated and the time
+   to the first token, the tokens generated and the time since; draft_n and draft_n_accepted
+   where drafts were verified. */
+static cJSON *timings_json(const job *j)
+{
+    cJSON *t = cJSON_CreateObject();
+    double now = now_s(), first = j->t_first ? j->t_first : now;
+    int64_t prompt = 0, gen = 0, drafted = 0, accepted = 0;
+    int i;
+    for (i = 0; i < j->req.n_prompts; i++) prompt += (int64_t)j->req.n_prompt[i];
+    for (i = 0; i < j->n_ch; i++) gen += j->ch[i].n_gen, drafted += j->ch[i].n_drafted, accepted += j->ch[i].n_accepted;
+    cJSON_AddNumberToObject(t, "prompt_n", (double)(prompt - j->n_cached));
+    cJSON_AddNumberToObject(t, "prompt_ms", (first - j->t_arrive) * 1e3);
+    cJSON_AddNumberToObject(t, "predicted_n", (double)gen);
+    cJSON_AddNumberToObject(t, "predicted_ms", (now - first) * 1e3);
+    if (drafted) {
+        cJSON_AddNumberToObject(t, "draft_n", (double)drafted);
+        cJSON_AddNumberToObject(t, "draft_n_accepted", (double)accepted);
+    }
+    return t;
+}
+
 /* llama-server's /completion response (or its last streamed event). */
 static cJSON *native_json(job *j, const char *text, size_t n, int done)
 {
-    cJSON *o = cJSON_CreateObject(), *t;
+    cJSON *o = cJSON_CreateObject();
     choice *c = &j->ch[0];
     add_text(o, "content", text, n);
     cJSON_AddArrayToObject(o, "tokens");
@@ -475,14 +570,7 @@ static cJSON *native_json(job *j, const char *text, size_t n, int done)
     cJSON_AddStringToObject(o, "stop_type", c->finish == FIN_WORD ? "word" : c->finish == FIN_STOP ? "eos" : "limit");
     cJSON_AddStringToObject(o, "stopping_word", c->finish == FIN_WORD ? j->req.stop[c->stop_word] : "");
     cJSON_AddBoolToObject(o, "truncated", 0);
-    t = cJSON_AddObjectToObject(o, "timings");
-    {
-        double now = now_s(), first = j->t_first ? j->t_first : now;
-        cJSON_AddNumberToObject(t, "prompt_n", (double)((int64_t)j->req.n_prompt[0] - j->n_cached));
-        cJSON_AddNumberToObject(t, "prompt_ms", (first - j->t_arrive) * 1e3);
-        cJSON_AddNumberToObject(t, "predicted_n", (double)c->n_gen);
-        cJSON_AddNumberToObject(t, "predicted_ms", (now - first) * 1e3);
-    }
+    cJSON_AddItemToObject(o, "timings", timings_json(j));
     return o;
 }
 
@@ -512,15 +600,14 @@ static cJSON *response_head(const job *j, const char *object)
     return o;
 }
 
-/* A chat answer's tool calls as OpenAI writes them (a stream's with their index). */
-static void add_calls(cJSON *msg, const swa_chat_msg *m, int stream)
+/* A chat answer's tool calls as OpenAI writes them. */
+static void add_calls(cJSON *msg, const swa_chat_msg *m)
 {
     cJSON *arr = cJSON_AddArrayToObject(msg, "tool_calls");
     size_t k;
     for (k = 0; k < m->n_calls; k++) {
         cJSON *tc = cJSON_CreateObject(), *fn;
         cJSON_AddItemToArray(arr, tc);
-        if (stream) cJSON_AddNumberToObject(tc, "index", (double)(m->first_call + k));
         cJSON_AddStringToObject(tc, "id", m->calls[k].id);
         cJSON_AddStringToObject(tc, "type", "function");
         fn = cJSON_AddObjectToObject(tc, "function");
@@ -541,19 +628,57 @@ static void chat_read(choice *c, size_t upto, int end, int whole, swa_chat_msg *
     if (whole) swa_chat_parser_message(c->parser, m);
 }
 
-/* OpenAI's finish_reason of a choice: tool_calls when its answer holds calls. */
+/* OpenAI's finish_reason of a choice: tool_calls when its answer holds calls, unless the token
+   limit cut it (a streamed call may have begun and stayed unfinished). */
 static const char *choice_finish(choice *c)
 {
     swa_chat_msg m;
-    if (c->parser) {
+    if (c->parser && c->finish != FIN_LENGTH) {
         swa_chat_parser_message(c->parser, &m);
         if (m.n_calls) return "tool_calls";
     }
     return finish_name(c->finish) ? finish_name(c->finish) : "stop";
 }
 
-/* A chat chunk's delta: the role first, then reasoning, content and the calls that became certain. */
-static void chat_delta(cJSON *ch, choice *c, size_t upto, int end)
+/* A delta's pieces of calls as OpenAI streams them: a call's first piece as its index, id, type
+   and name with "arguments": "", what its arguments gained as {"index", "function":
+   {"arguments"}}. Those come in the array *more when the delta began a call (for a chunk after
+   this one, so a call's head goes out alone), else in d's own. */
+static void add_pieces(cJSON *d, const swa_chat_msg *m, cJSON **more)
+{
+    cJSON *arr = cJSON_AddArrayToObject(d, "tool_calls"), *to = arr;
+    int began = 0;
+    size_t k;
+    for (k = 0; k < m->n_pieces; k++) {
+        const swa_tool_call_piece *pc = &m->pieces[k];
+        cJSON *tc, *fn;
+        if (!pc->id) continue;
+        tc = cJSON_CreateObject();
+        cJSON_AddItemToArray(arr, tc);
+        cJSON_AddNumberToObject(tc, "index", (double)pc->index);
+        cJSON_AddStringToObject(tc, "id", pc->id);
+        cJSON_AddStringToObject(tc, "type", "function");
+        fn = cJSON_AddObjectToObject(tc, "function");
+        cJSON_AddStringToObject(fn, "name", pc->name);
+        cJSON_AddStringToObject(fn, "arguments", "");
+        began = 1;
+    }
+    for (k = 0; k < m->n_pieces; k++) {
+        const swa_tool_call_piece *pc = &m->pieces[k];
+        cJSON *tc, *fn;
+        if (!pc->arguments_len) continue;
+        if (began && to == arr) to = *more = cJSON_CreateArray();
+        tc = cJSON_CreateObject();
+        cJSON_AddItemToArray(to, tc);
+        cJSON_AddNumberToObject(tc, "index", (double)pc->index);
+        fn = cJSON_AddObjectToObject(tc, "function");
+        add_text(fn, "arguments", pc->arguments, pc->arguments_len);
+    }
+}
+
+/* A chat chunk's delta: the role first, then reasoning, content and the calls' pieces (*more:
+   the arguments of calls it began, for the next chunk). */
+static void chat_delta(cJSON *ch, choice *c, size_t upto, int end, cJSON **more)
 {
     cJSON *d = cJSON_AddObjectToObject(ch, "delta");
     swa_chat_msg m;
@@ -565,7 +690,7 @@ static void chat_delta(cJSON *ch, choice *c, size_t upto, int end)
     chat_read(c, upto, end, 0, &m);
     if (m.reasoning_len) add_text(d, "reasoning_content", m.reasoning, m.reasoning_len);
     if (m.content_len || !c->started) add_text(d, "content", m.content, m.content_len);
-    if (m.n_calls) add_calls(d, &m, 1);
+    if (m.n_pieces) add_pieces(d, &m, more);
 }
 
 /* A streamed chunk for choice i: its text from `sent` to `upto`, its logprobs, its finish. */
@@ -573,7 +698,7 @@ static void stream_chunk(job *j, int i, size_t upto, int with_finish)
 {
     choice *c = &j->ch[i];
     int chat = j->req.kind == SRV_CHAT;
-    if (is_ollama(j) || j->req.kind == SRV_NATIVE) {   /* one choice: its new text */
+    if (is_ollama(j) || is_native(j)) {   /* one choice: its new text */
         const char *t = c->text.s ? c->text.s + c->sent : "";
         c->started = 1;
         if (is_ollama(j)) ollama_out(j, t, upto - c->sent, 0);
@@ -586,17 +711,27 @@ static void stream_chunk(job *j, int i, size_t upto, int with_finish)
         (void)with_finish;
         return;
     }
-    cJSON *o = response_head(j, chat ? "chat.completion.chunk" : "text_completion");
+    cJSON *o = response_head(j, chat ? "chat.completion.chunk" : "text_completion"), *more = NULL;
     cJSON *arr = cJSON_AddArrayToObject(o, "choices"), *ch = cJSON_CreateObject();
     cJSON_AddItemToArray(arr, ch);
     cJSON_AddNumberToObject(ch, "index", i);
     if (chat) {
-        chat_delta(ch, c, upto, with_finish && c->finish);
+        chat_delta(ch, c, upto, with_finish && c->finish, &more);
     } else {
         add_text(ch, "text", c->text.s ? c->text.s + c->sent : "", upto - c->sent);
     }
     c->started = 1;
     c->sent = upto;
+    if (more) {   /* the calls begun went out with "arguments": ""; their arguments follow */
+        cJSON_AddNullToObject(ch, "finish_reason");
+        json_out(&j->out, o, 1);
+        cJSON_Delete(o);
+        o = response_head(j, "chat.completion.chunk");
+        arr = cJSON_AddArrayToObject(o, "choices"), ch = cJSON_CreateObject();
+        cJSON_AddItemToArray(arr, ch);
+        cJSON_AddNumberToObject(ch, "index", i);
+        cJSON_AddItemToObject(cJSON_AddObjectToObject(ch, "delta"), "tool_calls", more);
+    }
     attach_logprobs(ch, c, chat);
     if (with_finish && c->finish) cJSON_AddStringToObject(ch, "finish_reason", chat ? choice_finish(c) : finish_name(c->finish));
     else cJSON_AddNullToObject(ch, "finish_reason");
@@ -639,7 +774,7 @@ static void openai_response(job *j)
                 if (msg.n_calls && !msg.content_len) cJSON_AddNullToObject(m, "content");
                 else add_text(m, "content", msg.content, msg.content_len);
                 if (msg.reasoning_len) add_text(m, "reasoning_content", msg.reasoning, msg.reasoning_len);
-                if (msg.n_calls) add_calls(m, &msg, 0);
+                if (msg.n_calls) add_calls(m, &msg);
             } else if (chat) {
                 cJSON *m = cJSON_AddObjectToObject(ch, "message");
                 cJSON_AddStringToObject(m, "role", "assistant");
@@ -652,6 +787,7 @@ static void openai_response(job *j)
         }
     }
     cJSON_AddItemToObject(o, "usage", usage_json(j));
+    cJSON_AddItemToObject(o, "timings", timings_json(j));   /* llama-server's extension */
     json_out(&j->out, o, 0);
     cJSON_Delete(o);
 }
@@ -665,7 +801,7 @@ static void finish_job(job *j)
         if (j->req.stream) ollama_out(j, "", 0, 1);
         else ollama_out(j, c0->text.s ? c0->text.s : "", c0->text.len, 1);
         j->status = 200;
-    } else if (j->req.kind == SRV_NATIVE) {
+    } else if (is_native(j)) {
         cJSON *o = j->req.stream ? native_json(j, "", 0, 1) : native_json(j, c0->text.s ? c0->text.s : "", c0->text.len, 1);
         json_out(&j->out, o, j->req.stream);
         cJSON_Delete(o);
@@ -885,12 +1021,12 @@ static void take_token(job *j, int i, const float *row, int32_t tok)
     if (!j->req.ignore_eos && (tok == S.eos || tok == S.eot || (S.eot < 0 && swa_vocab_is_eog(S.vocab, tok)))) {
         c->finish = FIN_STOP;
     } else {
-        c->n_gen++;
         if (j->req.logprobs) add_logprobs(j, c, row, tok, c->text.len);
         if (j->req.best_of > j->req.n_choices) c->cum_lp += token_logprob(row, tok);
         n = swa_decoder_push(&c->dec, tok, text, sizeof text);
-        pthread_mutex_lock(&j->mu);
+        pthread_mutex_lock(&j->mu);   /* the access log may read the count of a request its client left */
         sb_add(&c->text, text, n);
+        c->n_gen++;
         pthread_mutex_unlock(&j->mu);
         if (j->req.n_stop && cut_at_stop(j, c, before)) c->finish = FIN_WORD;
         else if ((j->req.max_tokens >= 0 && c->n_gen >= j->req.max_tokens) || pos + 1 >= S.lim.n_ctx)
@@ -1079,6 +1215,8 @@ static int start_job(job *j)
         S.slots[s].state = lead ? SLOT_PREFILL : SLOT_FORK;
     }
     free(taken);
+    for (i = 0; i < j->n_ch; i++)   /* a draft model follows one text: this request's from its start */
+        if (S.slots[j->ch[i].slot].drafter) swa_drafter_reset(S.slots[j->ch[i].slot].drafter);
     for (i = 0; i < j->n_ch; i++) cache_keep(j->ch[i].slot, j->req.prompt[j->ch[i].group], j->req.n_prompt[j->ch[i].group]);
     for (i = 0; i < j->n_ch; i += j->req.best_of) {
         int s = j->ch[i].slot, g = j->ch[i].group;
@@ -1113,12 +1251,11 @@ static char *base64(const unsigned char *p, size_t n)
     return o;
 }
 
-/* One input's vector, unit length, on sequence seq: the mean, the last token's, or the first's
-   (cls: with causal attention the first token's state is that of the first token alone). */
+/* One input's vector, unit length, on sequence seq: the mean, the last token's, or the first's. */
 static swa_status embed_one(int seq, const int32_t *tok, size_t n, float *out, swa_error *err)
 {
-    if (S.pooling == POOL_CLS) return swa_ctx_embed(S.ctx, seq, tok, 1, SWA_POOL_LAST, 1, out, err);
-    return swa_ctx_embed(S.ctx, seq, tok, n, S.pooling == POOL_LAST ? SWA_POOL_LAST : SWA_POOL_MEAN, 1, out, err);
+    int32_t pooling = S.pooling == POOL_CLS ? SWA_POOL_CLS : S.pooling == POOL_LAST ? SWA_POOL_LAST : SWA_POOL_MEAN;
+    return swa_ctx_embed(S.ctx, seq, tok, n, pooling, 1, out, err);
 }
 
 /* An embeddings job, on a free slot's sequence (which then forgets what it held): the response in
@@ -1187,6 +1324,294 @@ static void run_embed(job *j, int seq)
     job_release(j);
 }
 
+/* ---- slot actions: llama-server's POST /slots/{id}?action=save|restore|erase ----
+
+   A slot file holds a header (SLOT_HEAD bytes: "swa-slot", the version, the token count, the
+   snapshot's size, an FNV-1a checksum of the rest), the slot's tokens (little-endian int32) and
+   the library's snapshot of its sequence (swa_state_save: its own checksum, the model's and the
+   ring layout). Restoring checks all of it before the slot changes. The scheduler runs an action
+   when its slot is idle; one whose slot is busy waits, as llama-server defers it. */
+
+enum { SLOT_HEAD = 40, SLOT_VERSION = 1 };
+static const char slot_magic[8] = {'s', 'w', 'a', '-', 's', 'l', 'o', 't'};
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 14695981039346656037ull;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static void put_le(unsigned char *p, uint64_t v, int bytes)
+{
+    int i;
+    for (i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le(const unsigned char *p, int bytes)
+{
+    uint64_t v = 0;
+    int i;
+    for (i = bytes - 1; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+/* The action's answer: o (freed here) with its status; the scheduler's reference dropped. */
+static void op_answer(job *j, int status, cJSON *o)
+{
+    pthread_mutex_lock(&j->mu);
+    json_out(&j->out, o, 0);
+    j->status = status;
+    j->done = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    cJSON_Delete(o);
+    pthread_mutex_lock(&S.mu);
+    S.m_requests++;
+    if (status != 200) S.m_errors++;
+    pthread_mutex_unlock(&S.mu);
+    job_release(j);
+}
+
+static void op_fail(job *j, int status, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    cJSON *e;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    e = error_json(status, status == 400 ? "invalid_request_error" : status == 503 ? "unavailable_error" : "server_error", NULL, msg);
+    cJSON_AddNumberToObject(cJSON_GetObjectItem(e, "error"), "status", status);   /* as send_error writes it */
+    op_answer(j, status, e);
+}
+
+/* DIR/NAME of --slot-save-path (malloc'd), with a suffix. */
+static char *slot_path(const char *name, const char *suffix)
+{
+    size_t n = strlen(S.o.slot_save_path) + strlen(name) + strlen(suffix) + 2;
+    char *p = (char *)malloc(n);
+    if (p) snprintf(p, n, "%s/%s%s", S.o.slot_save_path, name, suffix);
+    return p;
+}
+
+/* n bytes to path through a temporary file beside it, flushed to the disk and renamed over it:
+   a crash leaves the old file or the new one, never half of one. 0, or -1 with errno. */
+static int write_whole(const char *path, const void *p, size_t n)
+{
+    char *tmp = (char *)malloc(strlen(path) + 5);
+    FILE *f;
+    int ok, e;
+    if (!tmp) { errno = ENOMEM; return -1; }
+    sprintf(tmp, "%s.tmp", path);
+    if (!(f = fopen(tmp, "wb"))) { e = errno; free(tmp); errno = e; return -1; }
+    ok = fwrite(p, 1, n, f) == n && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    e = errno;
+    if (fclose(f) != 0 && ok) ok = 0, e = errno;
+    if (ok && rename(tmp, path) != 0) ok = 0, e = errno;
+    if (!ok) unlink(tmp);
+    free(tmp);
+    errno = e;
+    return ok ? 0 : -1;
+}
+
+/* A regular file of at most cap bytes, whole, in a malloc'd buffer; NULL with errno. */
+static unsigned char *read_whole(const char *path, size_t cap, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *p = NULL;
+    struct stat st;
+    int e = 0;
+    if (!f) return NULL;
+    if (fstat(fileno(f), &st) != 0) e = errno;
+    else if (!S_ISREG(st.st_mode)) e = EISDIR;
+    else if ((uint64_t)st.st_size > cap) e = EFBIG;
+    else if (!(p = (unsigned char *)malloc((size_t)st.st_size + 1))) e = ENOMEM;
+    else if ((*n = fread(p, 1, (size_t)st.st_size, f)) != (size_t)st.st_size) { free(p); p = NULL; e = EIO; }
+    fclose(f);
+    errno = e;
+    return p;
+}
+
+/* Slot i in a file at path: 0 with its size in *bytes, or -1 with msg. */
+static int slot_write(int i, const char *path, size_t *bytes, char *msg, size_t cap)
+{
+    slot *s = &S.slots[i];
+    size_t snap = swa_state_size(S.ctx, i), head = SLOT_HEAD + 4 * s->n_hist, written = 0, k;
+    unsigned char *buf;
+    swa_error err;
+    int rc = -1;
+    if (s->n_hist != (size_t)swa_seq_pos(S.ctx, i)) { snprintf(msg, cap, "its tokens are not known"); return -1; }
+    if (!(buf = (unsigned char *)malloc(head + snap))) { snprintf(msg, cap, "out of memory"); return -1; }
+    if (swa_state_save(S.ctx, i, buf + head, snap, &written, &err) != SWA_OK) {
+        snprintf(msg, cap, "%s", err.msg);
+    } else {
+        memcpy(buf, slot_magic, 8);
+        put_le(buf + 8, SLOT_VERSION, 4);
+        put_le(buf + 12, 0, 4);
+        put_le(buf + 16, s->n_hist, 8);
+        put_le(buf + 24, written, 8);
+        for (k = 0; k < s->n_hist; k++) put_le(buf + SLOT_HEAD + 4 * k, (uint32_t)s->hist[k], 4);
+        put_le(buf + 32, fnv1a(buf + SLOT_HEAD, head - SLOT_HEAD + written), 8);
+        if (write_whole(path, buf, head + written) != 0) snprintf(msg, cap, "%s", strerror(errno));
+        else *bytes = head + written, rc = 0;
+    }
+    free(buf);
+    return rc;
+}
+
+static void op_save(job *j, double t0)
+{
+    int i = j->first_slot;
+    char *path = slot_path(j->op_file, ""), msg[320];
+    size_t bytes = 0;
+    cJSON *o, *t;
+    if (!path) { op_fail(j, 500, "out of memory"); return; }
+    if (slot_write(i, path, &bytes, msg, sizeof msg) != 0) {
+        free(path);
+        op_fail(j, 500, "slot %d could not be saved to %s: %s", i, j->op_file, msg);
+        return;
+    }
+    free(path);
+    o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id_slot", i);
+    cJSON_AddStringToObject(o, "filename", j->op_file);
+    cJSON_AddNumberToObject(o, "n_saved", (double)S.slots[i].n_hist);
+    cJSON_AddNumberToObject(o, "n_written", (double)bytes);
+    t = cJSON_AddObjectToObject(o, "timings");
+    cJSON_AddNumberToObject(t, "save_ms", 1e3 * (now_s() - t0));
+    op_answer(j, 200, o);
+}
+
+/* A slot file's tokens, the file checked whole but for its snapshot (which swa_state_load
+   checks), and where the snapshot starts: NULL with msg. */
+static int32_t *slot_file_tokens(const unsigned char *p, size_t size, size_t *n, size_t *snap_at, char *msg, size_t cap)
+{
+    uint64_t nt, ns, v;
+    int32_t *tok;
+    size_t k;
+    if (size < SLOT_HEAD || memcmp(p, slot_magic, 8)) { snprintf(msg, cap, "it is not a swa-server slot file"); return NULL; }
+    if ((v = get_le(p + 8, 4)) != SLOT_VERSION) {
+        snprintf(msg, cap, "it is a slot file of version %llu; this server reads version %d", (unsigned long long)v, SLOT_VERSION);
+        return NULL;
+    }
+    nt = get_le(p + 16, 8);
+    ns = get_le(p + 24, 8);
+    if (nt > (uint64_t)S.lim.n_ctx) {
+        snprintf(msg, cap, "it holds %llu tokens, and a slot here holds at most %d (-c)", (unsigned long long)nt, S.lim.n_ctx);
+        return NULL;
+    }
+    if (4 * nt > size - SLOT_HEAD || ns != size - SLOT_HEAD - 4 * nt) {
+        snprintf(msg, cap, "it is truncated or damaged: %zu bytes, which do not hold the %llu tokens and %llu-byte snapshot "
+                 "its header announces", size, (unsigned long long)nt, (unsigned long long)ns);
+        return NULL;
+    }
+    if (get_le(p + 32, 8) != fnv1a(p + SLOT_HEAD, size - SLOT_HEAD)) {
+        snprintf(msg, cap, "it is damaged: its checksum does not match its contents");
+        return NULL;
+    }
+    if (!(tok = (int32_t *)calloc((size_t)nt + 1, sizeof *tok))) { snprintf(msg, cap, "out of memory"); return NULL; }
+    for (k = 0; k < nt; k++) {
+        if ((v = get_le(p + SLOT_HEAD + 4 * k, 4)) >= (uint64_t)S.n_vocab) {
+            snprintf(msg, cap, "token %zu (%llu) is outside this model's vocabulary", k, (unsigned long long)v);
+            free(tok);
+            return NULL;
+        }
+        tok[k] = (int32_t)v;
+    }
+    *n = (size_t)nt;
+    *snap_at = SLOT_HEAD + 4 * (size_t)nt;
+    return tok;
+}
+
+/* Everything is checked before the slot changes: a refused file leaves it as it was. */
+static void op_restore(job *j, double t0)
+{
+    int i = j->first_slot;
+    slot *s = &S.slots[i];
+    char *path = slot_path(j->op_file, ""), msg[320];
+    size_t size = 0, n = 0, at = 0, k;
+    unsigned char *p = path ? read_whole(path, (size_t)1 << 31, &size) : NULL;
+    int32_t *tok;
+    swa_error err;
+    cJSON *o, *t;
+    free(path);
+    if (!p) { op_fail(j, 400, "cannot read %s: %s", j->op_file, strerror(errno)); return; }
+    if (!(tok = slot_file_tokens(p, size, &n, &at, msg, sizeof msg))) {
+        free(p);
+        op_fail(j, 400, "cannot restore %s: %s", j->op_file, msg);
+        return;
+    }
+    cache_keep(i, tok, n);   /* what the slot held goes to the snapshot cache, as when a prompt takes it */
+    if (swa_state_load(S.ctx, i, p + at, size - at, &err) != SWA_OK) {
+        free(p);
+        free(tok);
+        op_fail(j, 400, "cannot restore %s: %s", j->op_file, err.msg);
+        return;
+    }
+    free(p);
+    s->n_hist = 0;
+    for (k = 0; k < n; k++) slot_hist_push(s, tok[k]);
+    free(tok);
+    if (swa_seq_pos(S.ctx, i) != (int64_t)n || s->n_hist != n) {
+        slot_forget(i);
+        op_fail(j, 400, "cannot restore %s: its tokens do not match its snapshot (slot %d is now empty)", j->op_file, i);
+        return;
+    }
+    s->last_used = now_s();
+    o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id_slot", i);
+    cJSON_AddStringToObject(o, "filename", j->op_file);
+    cJSON_AddNumberToObject(o, "n_restored", (double)n);
+    cJSON_AddNumberToObject(o, "n_read", (double)size);
+    t = cJSON_AddObjectToObject(o, "timings");
+    cJSON_AddNumberToObject(t, "restore_ms", 1e3 * (now_s() - t0));
+    op_answer(j, 200, o);
+}
+
+static void op_erase(job *j)
+{
+    int i = j->first_slot;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id_slot", i);
+    cJSON_AddNumberToObject(o, "n_erased", (double)S.slots[i].n_hist);
+    slot_forget(i);
+    S.slots[i].snap_n = 0;   /* and the snapshot of its last prompt: nothing of it stays reusable */
+    op_answer(j, 200, o);
+}
+
+static void op_run(job *j)
+{
+    double t0 = now_s();
+    if (LOAD(j->cancelled)) op_fail(j, 499, "the client went away");
+    else if (j->op == OP_SAVE) op_save(j, t0);
+    else if (j->op == OP_RESTORE) op_restore(j, t0);
+    else op_erase(j);
+}
+
+/* An action leaving the queue: run now if its slot is idle, else wait for it (in arrival order). */
+static void op_start(job *j)
+{
+    job **pp = &S.ops_waiting;
+    if (S.slots[j->first_slot].state == SLOT_IDLE) { op_run(j); return; }
+    while (*pp) pp = &(*pp)->next;
+    j->next = NULL;
+    *pp = j;
+}
+
+/* Before each step: the waiting actions whose slot is idle run, those whose client left end. */
+static void ops_run_waiting(void)
+{
+    job **pp = &S.ops_waiting;
+    while (*pp) {
+        job *j = *pp;
+        if (S.slots[j->first_slot].state != SLOT_IDLE && !LOAD(j->cancelled)) { pp = &j->next; continue; }
+        *pp = j->next;
+        op_run(j);
+    }
+}
+
 /* Move queued jobs into slots while there are enough free; drop cancelled ones. */
 static void admit(void)
 {
@@ -1203,6 +1628,7 @@ static void admit(void)
         if (!LOAD(j->cancelled)) S.n_busy += job_slots(j);
         pthread_mutex_unlock(&S.mu);
         if (LOAD(j->cancelled)) job_end(j, 499, "the client went away");
+        else if (j->op) op_start(j);
         else if (j->embed) {
             int seq, *none = (int *)calloc((size_t)S.n_slots, sizeof(int));
             seq = none ? pick_slot(NULL, 0, none) : -1;
@@ -1251,10 +1677,101 @@ static void prompt_done(job *j, int g, const float *row)
     if (j->n_finished == j->n_ch) job_end(j, 200, NULL);
 }
 
+/* ---- speculative decoding (--lookup, -md): a slot's draft verified in a decode of its own ---- */
+
+/* The longest draft for slot i now: within its choice's spec_max, the tokens max_tokens still
+   allows after the one to evaluate, and the positions the slot has left. */
+static int32_t spec_room(int i)
+{
+    const slot *s = &S.slots[i];
+    const choice *c = &s->job->ch[s->choice];
+    int64_t k = c->spec_max, room = (int64_t)S.lim.n_ctx - (int64_t)s->n_hist - 1;
+    if (s->job->req.max_tokens >= 0 && s->job->req.max_tokens - c->n_gen - 1 < k) k = s->job->req.max_tokens - c->n_gen - 1;
+    if (room < k) k = room;
+    return k > 0 ? (int32_t)k : 0;
+}
+
+/* A draft of k tokens to follow slot i's text, which ends with its next token (d->n 0: none). A
+   draft model that fails (its context full) drafts no more for this choice. */
+static void spec_draft(int i, int32_t k, swa_draft *d)
+{
+    slot *s = &S.slots[i];
+    choice *c = &s->job->ch[s->choice];
+    swa_error err;
+    swa_status st;
+    memset(d, 0, sizeof *d);
+    d->token = S.spec_buf;
+    if (s->drafter) st = swa_drafter_draft(s->drafter, s->hist, s->n_hist, k, d, &err);
+    else st = swa_spec_lookup(s->hist, s->n_hist, S.o.ngram_min, S.o.ngram_max, S.spec_buf, k, &d->n, &err);
+    if (st != SWA_OK) {
+        fprintf(stderr, "swa-server: slot %d: no more drafts for this request: %s\n", i, err.msg);
+        c->spec_max = 0;
+        d->n = 0;
+    }
+    if (d->n < c->spec_min) d->n = 0;
+}
+
+/* The tokens a verification chose, to choice i of j as take_token takes sampled ones; where one
+   ends it, the sequence goes back to before the tokens after it (as if they were never drafted). */
+static void spec_take(job *j, int i, const int32_t *out, int32_t n_out)
+{
+    choice *c = &j->ch[i];
+    int sl = c->slot;
+    int32_t k;
+    for (k = 0; k < n_out; k++) {
+        take_token(j, i, NULL, out[k]);
+        if (c->finish) {
+            if (k + 1 < n_out && swa_seq_rewind(S.ctx, sl, n_out - 1 - k, NULL) != SWA_OK) slot_forget(sl);
+            return;
+        }
+        if (k + 1 < n_out) slot_hist_push(&S.slots[sl], out[k]);
+    }
+}
+
+/* Slot i (generating, with drafts) verifies a draft after its next token in one decode: 1 when it
+   did, 0 when there is no draft worth it now (the slot joins the step's batch). */
+static int spec_step(int i)
+{
+    slot *s = &S.slots[i];
+    job *j = s->job;
+    choice *c = &j->ch[s->choice];
+    int32_t k = spec_room(i), n_out = 0;
+    swa_draft d;
+    swa_error err;
+    swa_status st;
+    double t0;
+    if (k <= 0 || k < c->spec_min) return 0;
+    slot_hist_push(s, s->next);   /* the text so far ends with it; evaluated by the verification */
+    if (!s->n_hist) { slot_forget(i); job_end(j, 500, "out of memory"); return 1; }   /* the history is lost */
+    spec_draft(i, k, &d);
+    if (d.n == 0) { s->n_hist--; return 0; }
+    t0 = now_s();
+    st = swa_spec_verify(s->verifier, S.ctx, i, c->sampler, s->next, &d, S.spec_out, &n_out, &err);
+    if (st != SWA_OK) {   /* the sequence and the sampler are as they were: on without drafts */
+        fprintf(stderr, "swa-server: slot %d: no more drafts for this request: %s\n", i, err.msg);
+        c->spec_max = 0;
+        s->n_hist--;
+        return 0;
+    }
+    pthread_mutex_lock(&S.mu);
+    S.m_decodes++;
+    S.m_gen_tokens += (uint64_t)n_out;
+    S.m_gen_s += now_s() - t0;
+    pthread_mutex_unlock(&S.mu);
+    pthread_mutex_lock(&j->mu);
+    c->n_drafted += d.n;
+    c->n_accepted += n_out - 1;
+    pthread_mutex_unlock(&j->mu);
+    spec_take(j, s->choice, S.spec_out, n_out);
+    if (j->n_finished == j->n_ch) job_end(j, 200, NULL);
+    return 1;
+}
+
 /* One step: a token of every generating slot and a chunk of the prompts, one swa_ctx_decode. */
 static int step(void)
 {
-    size_t n = 0, budget = (size_t)S.o.n_batch, n_rows = 0, n_prompt = 0, n_gen = 0, r, i;
+    size_t n = 0, budget = (size_t)S.o.n_batch, n_prompt = 0, n_gen = 0, r, i;
+    int busy = 0;
     swa_batch b;
     swa_error err;
     swa_status st;
@@ -1266,6 +1783,7 @@ static int step(void)
     for (i = 0; i < (size_t)S.n_slots; i++) {
         slot *s = &S.slots[i];
         if (s->state != SLOT_GEN) continue;
+        if (s->job->ch[s->choice].spec_max && spec_step((int)i)) { busy = 1; continue; }
         S.b_tok[n] = s->next;
         S.b_seq[n] = (int32_t)i;
         S.b_logits[n] = 1;
@@ -1291,8 +1809,7 @@ static int step(void)
         budget -= take;
         n_prompt += take;
     }
-    if (n == 0) return 0;
-    for (i = 0; i < n; i++) n_rows += S.b_logits[i] != 0;
+    if (n == 0) return busy;
     b.n = n;
     b.token = S.b_tok;
     b.seq = S.b_seq;
@@ -1348,6 +1865,7 @@ static void *scheduler(void *arg)
     (void)arg;
     for (;;) {
         int busy;
+        ops_run_waiting();
         admit();
         busy = step();
         pthread_mutex_lock(&S.mu);
@@ -1609,6 +2127,17 @@ static enum MHD_Result run_job(struct MHD_Connection *c, conn *cc, job *j)
     }
 }
 
+/* Choice ch's drafts: the request's speculative.n_max and n_min, else --draft-max and --draft-min
+   (n_min brought down to n_max, as llama-server does). None without speculation, nor where each
+   token's logits are needed (logprobs, best_of's ranking): a verification does not keep them. */
+static void spec_settings(const srv_request *r, choice *ch)
+{
+    ch->spec_max = r->spec_n_max >= 0 ? r->spec_n_max : S.o.draft_max;
+    ch->spec_min = r->spec_n_min >= 0 ? r->spec_n_min : S.o.draft_min;
+    if (ch->spec_min > ch->spec_max) ch->spec_min = ch->spec_max;
+    if (!S.slots[0].verifier || r->logprobs || r->best_of > r->n_choices) ch->spec_max = 0;
+}
+
 /* Choice i's reader of the answer: the request's tool-call syntax, tools and reasoning format. */
 static int chat_parser(job *j, int i, uint64_t seed, swa_error *e)
 {
@@ -1619,6 +2148,7 @@ static int chat_parser(job *j, int i, uint64_t seed, swa_error *e)
     cfg.tools = j->req.tools;
     cfg.tools_len = j->req.tools ? strlen(j->req.tools) : 0;
     cfg.id_seed = seed;
+    cfg.stream_arguments = j->req.stream;   /* a streamed call's arguments go out as they are written */
     return swa_chat_parser_create(&cfg, &j->ch[i].parser, e) == SWA_OK;
 }
 
@@ -1652,6 +2182,7 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
         sc.seed += (uint64_t)(i % j->req.best_of);   /* the request's seed + i, as swa-generate --parallel */
         ch->slot = -1;
         ch->group = g;
+        spec_settings(&j->req, ch);
         if (swa_sampler_create(&sc, S.n_vocab, &ch->sampler, NULL) != SWA_OK ||
             swa_sampler_set_logit_bias(ch->sampler, j->req.bias_id, j->req.bias, j->req.n_bias, NULL) != SWA_OK) {
             j->refs = 1;
@@ -1662,7 +2193,9 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
         if ((sc.repeat_penalty > 0 && sc.repeat_penalty != 1) || sc.presence_penalty != 0 || sc.frequency_penalty != 0)
             for (k = 0; k < j->req.n_prompt[g]; k++) swa_sampler_accept(ch->sampler, j->req.prompt[g][k]);
         /* then the grammar, which follows the generated tokens only */
-        if (j->req.grammar && swa_sampler_set_grammar(ch->sampler, j->req.grammar, S.vocab, &e) != SWA_OK) {
+        if (j->req.grammar && (j->req.grammar_trigger
+                                   ? swa_sampler_set_grammar_lazy(ch->sampler, j->req.grammar, S.vocab, &j->req.grammar_trigger, 1, &e)
+                                   : swa_sampler_set_grammar(ch->sampler, j->req.grammar, S.vocab, &e)) != SWA_OK) {
             j->refs = 1;
             job_release(j);
             return send_error(c, 400, "invalid_request_error", NULL, "%s", e.msg);
@@ -1863,6 +2396,8 @@ static enum MHD_Result handle_props(struct MHD_Connection *c)
     cJSON_AddNumberToObject(p, "min_p", d.min_p);
     cJSON_AddNumberToObject(p, "repeat_penalty", 1);
     cJSON_AddNumberToObject(p, "repeat_last_n", 64);
+    cJSON_AddNumberToObject(p, "speculative.n_max", S.o.draft_max);
+    cJSON_AddNumberToObject(p, "speculative.n_min", S.o.draft_min);
     cJSON_AddNumberToObject(o, "total_slots", S.n_slots);
     cJSON_AddStringToObject(o, "model_path", S.o.model);
     cJSON_AddStringToObject(o, "model_alias", S.model_id);
@@ -1898,10 +2433,42 @@ static enum MHD_Result handle_slots(struct MHD_Connection *c)
         cJSON_AddNumberToObject(e, "n_ctx", S.lim.n_ctx);
         cJSON_AddBoolToObject(e, "is_processing", S.slots[i].shown_busy);
         cJSON_AddNumberToObject(e, "n_past", (double)S.slots[i].shown_n_hist);
+        cJSON_AddBoolToObject(e, "speculative", S.slots[i].verifier != NULL);
         cJSON_AddItemToArray(arr, e);
     }
     pthread_mutex_unlock(&S.mu);
     return send_json(c, 200, arr);
+}
+
+/* llama-server's POST /slots/{id}?action=save|restore|erase: checked here, run by the scheduler
+   when the slot is idle. Its checks in llama-server's order: the flag, the slot, the action. */
+static enum MHD_Result handle_slot_action(struct MHD_Connection *c, conn *cc, const char *id)
+{
+    static const char *names[] = {"save", "restore", "erase"};
+    const char *a = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "action");
+    char *end;
+    long n;
+    int action;
+    srv_error err;
+    job *j;
+    if (!S.o.slot_save_path)
+        return send_error(c, 501, "not_supported_error", NULL, "This server does not support slots action. Start it with `--slot-save-path`");
+    n = *id >= '0' && *id <= '9' ? strtol(id, &end, 10) : -1;
+    if (n < 0 || *end || n >= S.n_slots)
+        return send_error(c, 400, "invalid_request_error", NULL, "Invalid slot ID \"%.40s\": this server has slots 0 to %d", id,
+                          S.n_slots - 1);
+    for (action = 0; action < 3 && (!a || strcmp(a, names[action])); action++) {}
+    if (action == 3)
+        return send_error(c, 400, "invalid_request_error", "action", "Invalid action \"%.40s\": save, restore or erase", a ? a : "");
+    if (!(j = job_new())) return send_error(c, 500, "server_error", NULL, "out of memory");
+    if (srv_parse_slot_action(cc->body.s ? cc->body.s : "", cc->body.len, action, j->op_file, sizeof j->op_file, &err)) {
+        j->refs = 1;
+        job_release(j);
+        return send_error(c, err.status, err.type, err.param, "%s", err.message);
+    }
+    j->op = OP_SAVE + action;
+    j->first_slot = (int)n;
+    return run_job(c, cc, j);
 }
 
 /* ollama's "details" of the model: its family, parameter count ("1.1B") and weight type. */
@@ -1976,7 +2543,8 @@ static enum MHD_Result handle_models(struct MHD_Connection *c)
 
 /* Routes: path, method, handler id. A known path with another method is 405. */
 enum { R_CHAT, R_COMPLETION, R_MODELS, R_HEALTH, R_TOKENIZE, R_DETOKENIZE, R_METRICS, R_NATIVE, R_PROPS, R_SLOTS,
-       R_EMBED, R_EMBED_LLAMA, R_MODEL, R_OCHAT, R_OGEN, R_OEMBED, R_OTAGS, R_OSHOW, R_OPS, R_OVERSION, R_APPLY };
+       R_EMBED, R_EMBED_LLAMA, R_MODEL, R_OCHAT, R_OGEN, R_OEMBED, R_OTAGS, R_OSHOW, R_OPS, R_OVERSION, R_APPLY,
+       R_INFILL, R_SLOT_ACTION };
 static const struct { const char *path; int post; int id; } routes[] = {
     {"/v1/chat/completions", 1, R_CHAT}, {"/chat/completions", 1, R_CHAT},
     {"/v1/completions", 1, R_COMPLETION}, {"/completions", 1, R_COMPLETION},
@@ -1986,9 +2554,10 @@ static const struct { const char *path; int post; int id; } routes[] = {
     {"/completion", 1, R_NATIVE}, {"/props", 0, R_PROPS}, {"/slots", 0, R_SLOTS}, {"/apply-template", 1, R_APPLY},
     {"/v1/embeddings", 1, R_EMBED}, {"/embeddings", 1, R_EMBED}, {"/embedding", 1, R_EMBED_LLAMA},
     {"/api/chat", 1, R_OCHAT}, {"/api/generate", 1, R_OGEN}, {"/api/embed", 1, R_OEMBED}, {"/api/tags", 0, R_OTAGS},
-    {"/api/show", 1, R_OSHOW}, {"/api/ps", 0, R_OPS}, {"/api/version", 0, R_OVERSION},
-    {"/v1/models/{id}", 0, R_MODEL}};
+    {"/api/show", 1, R_OSHOW}, {"/api/ps", 0, R_OPS}, {"/api/version", 0, R_OVERSION}, {"/infill", 1, R_INFILL},
+    {"/slots/{id}", 1, R_SLOT_ACTION}, {"/v1/models/{id}", 0, R_MODEL}};
 #define R_MODEL_ROUTE ((int)(sizeof routes / sizeof routes[0]) - 1)
+#define R_SLOT_ROUTE (R_MODEL_ROUTE - 1)
 
 static void watch_set(struct MHD_Connection *c, int reading);
 
@@ -2055,6 +2624,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     for (k = 0; k < sizeof routes / sizeof routes[0]; k++)
         if (!strcmp(url, routes[k].path)) { route = (int)k; break; }
     if (route < 0 && !strncmp(url, "/v1/models/", 11) && !strcmp(url + 11, S.model_id)) route = R_MODEL_ROUTE;
+    if (route < 0 && !strncmp(url, "/slots/", 7)) route = R_SLOT_ROUTE;
     if (route < 0) return send_error(c, 404, "invalid_request_error", NULL, "no such endpoint: %s %.100s", method, url);
     if (!strcmp(method, "OPTIONS")) return send_text(c, 204, "text/plain", "", 0, 0);
     if ((routes[route].post && !post) || (!routes[route].post && !get)) {
@@ -2085,6 +2655,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     case R_CHAT: return handle_generate(c, cc, SRV_CHAT);
     case R_COMPLETION: return handle_generate(c, cc, SRV_COMPLETION);
     case R_NATIVE: return handle_generate(c, cc, SRV_NATIVE);
+    case R_INFILL: return handle_generate(c, cc, SRV_INFILL);
+    case R_SLOT_ACTION: return handle_slot_action(c, cc, url + 7);
     case R_OCHAT: return handle_generate(c, cc, SRV_OLLAMA_CHAT);
     case R_OGEN: return handle_generate(c, cc, SRV_OLLAMA_GENERATE);
     case R_EMBED: return handle_embed(c, cc, EMB_OPENAI);
@@ -2113,24 +2685,30 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void access_log(conn *cc, enum MHD_RequestTerminationCode why)
 {
     char t[96], line[768];
-    const job *j = cc->job;
-    int64_t prompt = 0, gen = 0, i;
+    job *j = cc->job;
+    int64_t prompt = 0, gen = 0, drafted = 0, accepted = 0, i;
+    char spec[96] = "";
     double total = (now_s() - cc->t_start) * 1e3, ttft = j && j->t_first ? (j->t_first - j->t_arrive) * 1e3 : -1;
     int slot = j ? j->first_slot : -1;
     const char *end = why == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "ok" : "aborted";
     for (i = 0; j && i < j->req.n_prompts; i++) prompt += (int64_t)j->req.n_prompt[i];
     for (i = 0; j && j->embed && i < j->ereq.n; i++) prompt += (int64_t)j->ereq.n_prompt[i];
-    for (i = 0; j && i < j->n_ch; i++) gen += j->ch[i].n_gen;
+    if (j) pthread_mutex_lock(&j->mu);   /* a request whose client left may still be generating */
+    for (i = 0; j && i < j->n_ch; i++) gen += j->ch[i].n_gen, drafted += j->ch[i].n_drafted, accepted += j->ch[i].n_accepted;
+    if (j) pthread_mutex_unlock(&j->mu);
+    if (drafted)   /* speculative decoding's tokens drafted and accepted, where it drafted */
+        snprintf(spec, sizeof spec, S.o.log_json ? ",\"draft_n\":%lld,\"draft_n_accepted\":%lld" : " draft_n=%lld draft_n_accepted=%lld",
+                 (long long)drafted, (long long)accepted);
     iso_time(t, sizeof t);
     if (S.o.log_json)
         snprintf(line, sizeof line, "{\"time\":\"%s\",\"method\":\"%s\",\"path\":\"%.100s\",\"status\":%d,\"slot\":%d,"
-                 "\"prompt_tokens\":%lld,\"cached_tokens\":%lld,\"completion_tokens\":%lld,\"ttft_ms\":%.1f,"
+                 "\"prompt_tokens\":%lld,\"cached_tokens\":%lld,\"completion_tokens\":%lld%s,\"ttft_ms\":%.1f,"
                  "\"total_ms\":%.1f,\"end\":\"%s\"}", t, cc->method, json_safe_path(cc->path), cc->status, slot, (long long)prompt,
-                 (long long)(j ? j->n_cached : 0), (long long)gen, ttft, total, end);
+                 (long long)(j ? j->n_cached : 0), (long long)gen, spec, ttft, total, end);
     else
-        snprintf(line, sizeof line, "%s %s %.100s %d slot=%d prompt=%lld cached=%lld completion=%lld ttft_ms=%.1f total_ms=%.1f %s",
+        snprintf(line, sizeof line, "%s %s %.100s %d slot=%d prompt=%lld cached=%lld completion=%lld%s ttft_ms=%.1f total_ms=%.1f %s",
                  t, cc->method, cc->path, cc->status, slot, (long long)prompt, (long long)(j ? j->n_cached : 0),
-                 (long long)gen, ttft, total, end);
+                 (long long)gen, spec, ttft, total, end);
     fprintf(stderr, "%s\n", line);
 }
 
@@ -2285,6 +2863,38 @@ static void setup_jinja(void)
     S.lim.jinja = S.jinja;
 }
 
+/* --lookup, -md: a verifier per slot, and with -md the draft model (refused unless it has the
+   target's vocabulary) in a context per slot, with the target's threads, batch and positions.
+   0 after saying why not. */
+static int setup_spec(const swa_ctx_config *cfg)
+{
+    swa_ctx_config dc;
+    swa_error err;
+    int i;
+    memset(&dc, 0, sizeof dc);
+    dc.n_threads = cfg->n_threads;
+    dc.n_batch = cfg->n_batch;
+    dc.n_ctx = cfg->n_ctx;
+    S.spec_buf = (int32_t *)malloc((size_t)S.o.draft_max * sizeof(int32_t));
+    S.spec_out = (int32_t *)malloc((size_t)(S.o.draft_max + 1) * sizeof(int32_t));
+    if (!S.spec_buf || !S.spec_out) { fprintf(stderr, "swa-server: out of memory\n"); return 0; }
+    if (S.o.model_draft && swa_model_load(S.o.model_draft, &S.draft, &err) != SWA_OK) {
+        fprintf(stderr, "swa-server: --model-draft %s: %s\n", S.o.model_draft, err.msg);
+        return 0;
+    }
+    for (i = 0; i < S.n_slots; i++)
+        if (swa_spec_create(S.n_vocab, S.o.draft_max, &S.slots[i].verifier, &err) != SWA_OK ||
+            (S.draft && swa_drafter_create(S.draft, S.model, &dc, NULL, S.o.draft_max, &S.slots[i].drafter, &err) != SWA_OK)) {
+            fprintf(stderr, "swa-server: %s%s%s%s\n", S.draft ? "--model-draft " : "", S.draft ? S.o.model_draft : "",
+                    S.draft ? ": " : "", err.msg);
+            return 0;
+        }
+    S.lim.draft_max = S.o.draft_max;
+    fprintf(stderr, "swa-server: speculative decoding: drafts of %d..%d tokens %s%s\n", S.o.draft_min, S.o.draft_max,
+            S.draft ? "from " : "by prompt lookup", S.draft ? S.o.model_draft : "");
+    return 1;
+}
+
 static int setup_engine(void)
 {
     swa_error err;
@@ -2316,6 +2926,7 @@ static int setup_engine(void)
     cfg.n_threads = S.o.threads;
     cfg.n_batch = S.o.n_batch;
     cfg.n_rewind = S.o.n_rewind;
+    if ((S.o.lookup || S.o.model_draft) && cfg.n_rewind < S.o.draft_max) cfg.n_rewind = S.o.draft_max;   /* a draft's rewind */
     if (S.o.n_ctx) cfg.n_ctx = S.o.n_ctx;
     if (swa_ctx_create(S.model, &cfg, &S.ctx, &err) != SWA_OK) {
         fprintf(stderr, "swa-server: %s\n", err.msg);
@@ -2333,6 +2944,8 @@ static int setup_engine(void)
     S.lim.fim_pre = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_pre_token_id");
     S.lim.fim_suf = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_suf_token_id");
     S.lim.fim_mid = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_mid_token_id");
+    S.lim.fim_rep = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_rep_token_id");
+    S.lim.fim_sep = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_sep_token_id");
     S.pooling = S.o.pooling;
     if (S.pooling == POOL_FILE) {
         char key[128];
@@ -2356,6 +2969,7 @@ static int setup_engine(void)
         return 0;
     }
     for (i = 0; i < S.n_slots; i++) S.slots[i].state = SLOT_IDLE;
+    if ((S.o.lookup || S.o.model_draft) && !setup_spec(&cfg)) return 0;
     base = S.o.alias ? S.o.alias : strrchr(S.o.model, '/') ? strrchr(S.o.model, '/') + 1 : S.o.model;
     snprintf(S.model_id, sizeof S.model_id, "%s", base);
     fprintf(stderr, "swa-server: %s: %d slots of %d positions (window %d, %d of %d layers windowed), %s kernels, "
@@ -2432,6 +3046,11 @@ int main(int argc, char **argv)
     pthread_cond_signal(&S.wake);
     pthread_mutex_unlock(&S.mu);
     pthread_join(sched, NULL);
+    while (S.ops_waiting) {
+        job *j = S.ops_waiting;
+        S.ops_waiting = j->next;
+        op_fail(j, 503, "the server is stopping");
+    }
     for (i = 0; i < S.n_slots; i++)
         if (S.slots[i].job) job_end(S.slots[i].job, 503, "the server is stopping");
     pthread_mutex_lock(&S.mu);
@@ -2455,7 +3074,12 @@ int main(int argc, char **argv)
         free(S.slots[i].hist);
         free(S.slots[i].snap);
         free(S.slots[i].snap_tok);
+        swa_spec_free(S.slots[i].verifier);
+        swa_drafter_free(S.slots[i].drafter);
     }
+    free(S.spec_buf);
+    free(S.spec_out);
+    swa_model_free(S.draft);
     free(S.slots);
     free(S.b_tok);
     free(S.b_seq);

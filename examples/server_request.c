@@ -11,7 +11,7 @@ static int fail(srv_error *err, int status, const char *param, const char *fmt, 
 {
     va_list ap;
     err->status = status;
-    err->type = status == 400 ? "invalid_request_error" : status == 413 ? "invalid_request_error" : "server_error";
+    err->type = status == 400 || status == 413 ? "invalid_request_error" : status == 501 ? "not_supported_error" : "server_error";
     snprintf(err->param, sizeof err->param, "%s", param ? param : "");
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof err->message, fmt, ap);
@@ -91,9 +91,9 @@ int srv_tokenize(const swa_vocab *v, const char *text, size_t len, int flags, in
    tools), 400 until then; NO not supported, 400. Any other field is a 400 too, as OpenAI answers
    "Unrecognized request argument". */
 enum { ACT, META, NEUTRAL, LATER, NO };
-enum { K_CHAT = 1, K_COMPL = 2, K_NATIVE = 4, K_OCHAT = 8, K_OGEN = 16, K_OPT = 32 };
+enum { K_CHAT = 1, K_COMPL = 2, K_NATIVE = 4, K_OCHAT = 8, K_OGEN = 16, K_OPT = 32, K_INFILL = 64 };
 #define K_OAI (K_CHAT | K_COMPL)
-#define K_LLAMA (K_CHAT | K_COMPL | K_NATIVE)   /* llama-server takes its extensions everywhere */
+#define K_LLAMA (K_CHAT | K_COMPL | K_NATIVE | K_INFILL)   /* llama-server takes its extensions everywhere */
 #define K_OLL (K_OCHAT | K_OGEN)
 #define K_SAMPLE (K_LLAMA | K_OPT)
 
@@ -105,7 +105,8 @@ typedef struct field_rule {
 
 static const field_rule rules[] = {
     {"model", K_LLAMA | K_OLL, META, 0}, {"messages", K_CHAT | K_OCHAT, ACT, 0},
-    {"prompt", K_COMPL | K_NATIVE | K_OGEN, ACT, 0}, {"suffix", K_COMPL | K_OGEN, ACT, 0},
+    {"prompt", K_COMPL | K_NATIVE | K_OGEN | K_INFILL, ACT, 0}, {"suffix", K_COMPL | K_OGEN, ACT, 0},
+    {"input_prefix", K_INFILL, ACT, 0}, {"input_suffix", K_INFILL, ACT, 0}, {"input_extra", K_INFILL, ACT, 0},
     {"echo", K_COMPL, ACT, 0}, {"best_of", K_COMPL, ACT, 0},
     {"max_tokens", K_OAI, ACT, 0}, {"max_completion_tokens", K_CHAT, ACT, 0}, {"n_predict", K_LLAMA, ACT, 0},
     {"n", K_OAI, ACT, 0}, {"stream", K_LLAMA | K_OLL, ACT, 0}, {"stream_options", K_OAI, ACT, 0},
@@ -115,6 +116,8 @@ static const field_rule rules[] = {
     {"presence_penalty", K_SAMPLE, ACT, 0}, {"frequency_penalty", K_SAMPLE, ACT, 0},
     {"logit_bias", K_LLAMA, ACT, 0}, {"logprobs", K_OAI, ACT, 0}, {"top_logprobs", K_CHAT, ACT, 0},
     {"ignore_eos", K_LLAMA, ACT, 0}, {"cache_prompt", K_LLAMA, ACT, 0},
+    {"speculative.n_max", K_LLAMA, ACT, 0}, {"speculative.n_min", K_LLAMA, ACT, 0},
+    {"speculative.p_min", K_LLAMA, META, 0},   /* no probability cut in swa.h's drafter: checked, inert */
     {"system", K_OGEN, ACT, 0}, {"raw", K_OGEN, ACT, 0}, {"options", K_OLL, ACT, 0},
     {"num_predict", K_OPT, ACT, 0}, {"num_ctx", K_OPT, ACT, 0},
     /* metadata, or runtime settings that change no output */
@@ -484,8 +487,55 @@ static int parse_chat_tools(const cJSON *o, const srv_limits *lim, chat_tools *t
     return parse_kwargs(o, t, err);
 }
 
-/* The tools the answer's calls are read against, checked as the parser takes them; and with
-   tool_choice required or named, the grammar that forces a call. */
+/* Whether a tool says "strict": true: its call's arguments must meet its schema, whatever tool_choice. */
+static int strict_tools(const cJSON *tools)
+{
+    const cJSON *tl;
+    cJSON_ArrayForEach(tl, tools)
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(tl, "function"), "strict")))
+            return 1;
+    return 0;
+}
+
+/* tool_choice auto with strict tools, in a format whose calls open with a marker: a lazy grammar,
+   free text until the marker, then a call whose arguments meet its function's schema if it is
+   strict (any object if not). The text is parsed as the sampler's grammar with its trigger. */
+static int strict_grammar(const chat_tools *t, const swa_chat_parse_config *cfg, srv_request *r, srv_error *err)
+{
+    swa_chat_parse_config lazy = *cfg;
+    cJSON *tools = cJSON_Duplicate(t->tools, 1), *tl;
+    char *text, *gbnf = NULL;
+    swa_error e;
+    swa_status rc;
+    if (!tools) return fail(err, 500, "tools", "out of memory");
+    cJSON_ArrayForEach(tl, tools) {
+        cJSON *fn = cJSON_GetObjectItemCaseSensitive(tl, "function"), *any = cJSON_Parse("{\"type\": \"object\"}");
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(fn, "strict"))) { cJSON_Delete(any); continue; }
+        if (!any || (cJSON_GetObjectItemCaseSensitive(fn, "parameters") ? !cJSON_ReplaceItemInObjectCaseSensitive(fn, "parameters", any)
+                                                                         : !cJSON_AddItemToObject(fn, "parameters", any))) {
+            cJSON_Delete(any);
+            cJSON_Delete(tools);
+            return fail(err, 500, "tools", "out of memory");
+        }
+    }
+    text = cJSON_PrintUnformatted(tools);
+    cJSON_Delete(tools);
+    if (!text) return fail(err, 500, "tools", "out of memory");
+    lazy.tools = text;
+    lazy.tools_len = strlen(text);
+    rc = swa_tool_call_grammar(&lazy, NULL, t->parallel, &gbnf, &e);
+    free(text);
+    if (rc != SWA_OK) return fail(err, 400, "tools", "a strict function: %s", e.msg);
+    rc = swa_grammar_parse(gbnf, strlen(gbnf), NULL, &r->grammar, &e);
+    free(gbnf);   /* SWA_FREE is free here */
+    if (rc != SWA_OK) return fail(err, 400, "tools", "the grammar of a strict tool call: %s", e.msg);
+    r->grammar_trigger = swa_tool_call_trigger(cfg->format);
+    return 0;
+}
+
+/* The tools the answer's calls are read against, checked as the parser takes them; with
+   tool_choice required or named, the grammar that forces a call; with auto and strict tools, the
+   lazy grammar that holds a call to its schema once it begins. */
 static int tools_for_answer(const chat_tools *t, srv_request *r, srv_error *err)
 {
     swa_chat_parse_config cfg = swa_chat_parse_config_default();
@@ -500,6 +550,8 @@ static int tools_for_answer(const chat_tools *t, srv_request *r, srv_error *err)
     cfg.tools_len = strlen(r->tools);
     if (swa_chat_parser_create(&cfg, &p, &e) != SWA_OK) return fail(err, 400, "tools", "%s", e.msg);
     swa_chat_parser_free(p);
+    if (t->choice == TC_AUTO && strict_tools(t->tools) && swa_tool_call_trigger(cfg.format))
+        return strict_grammar(t, &cfg, r, err);
     if (t->choice != TC_REQUIRED && t->choice != TC_NAMED) return 0;
     if (swa_tool_call_grammar(&cfg, t->name, t->parallel, &gbnf, &e) != SWA_OK)
         return fail(err, 400, t->choice == TC_NAMED ? "tool_choice" : "tools", "%s", e.msg);
@@ -789,37 +841,146 @@ static int one_prompt(const cJSON *p, int i, const srv_limits *lim, srv_request 
     return 0;
 }
 
+/* A token list grown piece by piece: a fill-in-the-middle prompt. A failed allocation sticks. */
+typedef struct toks {
+    int32_t *t;
+    size_t n, cap;
+    int failed;
+} toks;
+
+static void toks_add(toks *k, const int32_t *t, size_t n)
+{
+    if (k->failed) return;
+    if (k->n + n > k->cap) {
+        size_t cap = 2 * (k->n + n) + 16;
+        int32_t *p = (int32_t *)realloc(k->t, cap * sizeof *p);
+        if (!p) { k->failed = 1; return; }
+        k->t = p;
+        k->cap = cap;
+    }
+    if (n) memcpy(k->t + k->n, t, n * sizeof *t);
+    k->n += n;
+}
+
+static void toks_id(toks *k, int32_t id) { toks_add(k, &id, 1); }
+
+/* Text tokenized without BOS, appended. */
+static void toks_text(toks *k, const swa_vocab *v, const char *text)
+{
+    int32_t *t = NULL;
+    size_t n = 0;
+    if (srv_tokenize(v, text, strlen(text), 0, &t, &n)) k->failed = 1;
+    else toks_add(k, t, n);
+    free(t);
+}
+
+/* /infill's context before the prefix, as llama-server writes it: with a FIM_REP token the
+   repository's name first, each chunk behind FIM_SEP and its file name (else behind a snippet
+   line), then, with FIM_SEP, the name of the file being filled. */
+static void fim_extra(toks *k, const cJSON *extra, const srv_limits *lim)
+{
+    const cJSON *e;
+    if (lim->fim_rep >= 0) toks_id(k, lim->fim_rep), toks_text(k, lim->vocab, "myproject\n");
+    cJSON_ArrayForEach(e, extra) {
+        const cJSON *fn = cJSON_GetObjectItemCaseSensitive(e, "filename");
+        char name[300];
+        if (lim->fim_sep >= 0) {
+            snprintf(name, sizeof name, "%s\n", cJSON_IsString(fn) ? fn->valuestring : "tmp");
+            toks_id(k, lim->fim_sep);
+            toks_text(k, lim->vocab, name);
+        } else {
+            toks_text(k, lim->vocab, "\n\n--- snippet ---\n\n");
+        }
+        toks_text(k, lim->vocab, cJSON_GetObjectItemCaseSensitive(e, "text")->valuestring);
+    }
+    if (lim->fim_sep >= 0) toks_id(k, lim->fim_sep), toks_text(k, lim->vocab, "filename\n");
+}
+
+/* Fill-in-the-middle, into prompt i: [BOS] extra PRE prefix SUF suffix MID middle. The strings
+   are checked (UTF-8) by the caller; extra (a checked /infill input_extra) and middle may be NULL. */
+static int fim_tokens(const cJSON *extra, const char *prefix, const char *suffix, const char *middle, int i,
+                      const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    toks k = {NULL, 0, 0, 0};
+    if (swa_vocab_add_bos(lim->vocab) && swa_vocab_bos(lim->vocab) >= 0) toks_id(&k, swa_vocab_bos(lim->vocab));
+    if (extra) fim_extra(&k, extra, lim);
+    toks_id(&k, lim->fim_pre);
+    toks_text(&k, lim->vocab, prefix);
+    toks_id(&k, lim->fim_suf);
+    toks_text(&k, lim->vocab, suffix);
+    toks_id(&k, lim->fim_mid);
+    if (middle) toks_text(&k, lim->vocab, middle);
+    if (k.failed) {
+        free(k.t);
+        return fail(err, 500, "prompt", "the prompt could not be tokenized");
+    }
+    r->prompt[i] = k.t;
+    r->n_prompt[i] = k.n;
+    return 0;
+}
+
+static int has_fim(const srv_limits *lim) { return lim->fim_pre >= 0 && lim->fim_suf >= 0 && lim->fim_mid >= 0; }
+
 /* Fill-in-the-middle: prompt i (a string) and the suffix as PRE prefix SUF suffix MID. */
 static int fim_prompt(const cJSON *p, const cJSON *suffix, int i, const srv_limits *lim, srv_request *r, srv_error *err)
 {
-    int32_t *a = NULL, *b = NULL, *t;
-    size_t na = 0, nb = 0, n = 0;
-    int bos = swa_vocab_add_bos(lim->vocab) && swa_vocab_bos(lim->vocab) >= 0;
-    if (lim->fim_pre < 0 || lim->fim_suf < 0 || lim->fim_mid < 0)
-        return fail(err, 400, "suffix", "suffix needs fill-in-the-middle tokens, and this model's vocabulary has none");
+    if (!has_fim(lim)) return fail(err, 400, "suffix", "suffix needs fill-in-the-middle tokens, and this model's vocabulary has none");
     if (!cJSON_IsString(p)) return fail(err, 400, "prompt", "with a suffix, each prompt must be a string");
     if (!srv_utf8_valid(p->valuestring, strlen(p->valuestring)) || !srv_utf8_valid(suffix->valuestring, strlen(suffix->valuestring)))
         return fail(err, 400, "suffix", "prompt or suffix is not valid UTF-8");
-    if (srv_tokenize(lim->vocab, p->valuestring, strlen(p->valuestring), 0, &a, &na) ||
-        srv_tokenize(lim->vocab, suffix->valuestring, strlen(suffix->valuestring), 0, &b, &nb) ||
-        !(t = (int32_t *)malloc((na + nb + 4) * sizeof *t))) {
-        free(a);
-        free(b);
-        return fail(err, 500, "suffix", "the prompt could not be tokenized");
-    }
-    if (bos) t[n++] = swa_vocab_bos(lim->vocab);
-    t[n++] = lim->fim_pre;
-    memcpy(t + n, a, na * sizeof *t);
-    n += na;
-    t[n++] = lim->fim_suf;
-    memcpy(t + n, b, nb * sizeof *t);
-    n += nb;
-    t[n++] = lim->fim_mid;
-    free(a);
-    free(b);
-    r->prompt[i] = t;
-    r->n_prompt[i] = n;
+    return fim_tokens(NULL, p->valuestring, suffix->valuestring, NULL, i, lim, r, err);
+}
+
+/* A string field of /infill: required or not, valid UTF-8. */
+static int infill_string(const cJSON *o, const char *name, int required, const char **out, srv_error *err)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, name);
+    *out = NULL;
+    if (!f || cJSON_IsNull(f)) return required ? fail(err, 400, name, "\"%s\" is required", name) : 0;
+    if (!cJSON_IsString(f)) return fail(err, 400, name, "\"%s\" must be a string", name);
+    if (!srv_utf8_valid(f->valuestring, strlen(f->valuestring))) return fail(err, 400, name, "%s is not valid UTF-8", name);
+    *out = f->valuestring;
     return 0;
+}
+
+/* input_extra: a list of {"filename": string (optional), "text": string}. */
+static int infill_extra(const cJSON *x, srv_error *err)
+{
+    const cJSON *e, *f;
+    if (!x || cJSON_IsNull(x)) return 0;
+    if (!cJSON_IsArray(x))
+        return fail(err, 400, "input_extra", "\"input_extra\" must be an array of {\"filename\": string, \"text\": string}");
+    cJSON_ArrayForEach(e, x) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "text");
+        if (!cJSON_IsObject(e) || !cJSON_IsString(t))
+            return fail(err, 400, "input_extra", "each input_extra chunk must hold a \"text\" string");
+        cJSON_ArrayForEach(f, e) {
+            int is_name = !strcmp(f->string, "filename");
+            if (!is_name && strcmp(f->string, "text"))
+                return fail(err, 400, "input_extra", "unknown field \"%.60s\" in an input_extra chunk", f->string);
+            if (!cJSON_IsString(f) || !srv_utf8_valid(f->valuestring, strlen(f->valuestring)) ||
+                (is_name && strlen(f->valuestring) > 255))
+                return fail(err, 400, "input_extra", "input_extra's %s must be a string of valid UTF-8%s", f->string,
+                            is_name ? ", at most 255 bytes" : "");
+        }
+    }
+    return 0;
+}
+
+/* llama-server's /infill: input_extra, input_prefix, input_suffix and prompt (after FIM_MID). A
+   vocabulary without the three FIM tokens is 501, as llama-server answers. */
+static int infill_prompt(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    const char *prefix, *suffix, *middle;
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, "input_extra");
+    if (!has_fim(lim))
+        return fail(err, 501, "", "Infill is not supported by this model: its vocabulary has no fill-in-the-middle tokens "
+                    "(tokenizer.ggml.fim_pre_token_id, fim_suf_token_id, fim_mid_token_id)");
+    if (infill_string(o, "input_prefix", 1, &prefix, err) || infill_string(o, "input_suffix", 1, &suffix, err) ||
+        infill_string(o, "prompt", 0, &middle, err) || infill_extra(x, err))
+        return -1;
+    r->n_prompts = 1;
+    return fim_tokens(cJSON_IsArray(x) ? x : NULL, prefix, suffix, middle, 0, lim, r, err);
 }
 
 /* A completion's prompt: a string, a list of token ids, or a list of those (one choice set each). */
@@ -873,6 +1034,7 @@ static int parse_prompt(const cJSON *o, const srv_limits *lim, srv_request *r, s
     int i;
     switch (r->kind) {
     case SRV_CHAT: case SRV_OLLAMA_CHAT: if (chat_prompt(o, lim, r, err)) return -1; break;
+    case SRV_INFILL: if (infill_prompt(o, lim, r, err)) return -1; break;
     case SRV_OLLAMA_GENERATE: {
         const cJSON *suf = cJSON_GetObjectItemCaseSensitive(o, "suffix");
         if (cJSON_IsString(suf) && *suf->valuestring) {
@@ -952,7 +1114,7 @@ static int parse_logprobs(const cJSON *o, srv_request *r, srv_error *err)
     return 0;
 }
 
-static const int kind_fields[] = {K_CHAT, K_COMPL, K_NATIVE, K_OCHAT, K_OGEN};
+static const int kind_fields[] = {K_CHAT, K_COMPL, K_NATIVE, K_OCHAT, K_OGEN, K_INFILL};
 
 /* ---- structured output ---- */
 
@@ -1024,6 +1186,10 @@ static int parse_structured(const cJSON *o, srv_request *r, srv_error *err)
         name = names[i];
     }
     if (!f) return 0;
+    if (r->grammar && r->grammar_trigger) {          /* the whole answer's format wins over strict calls */
+        swa_grammar_free(r->grammar);
+        r->grammar = NULL, r->grammar_trigger = NULL;
+    }
     if (r->grammar) return fail(err, 400, name, "give one of %s and tool_choice required or naming a function", name);
     if (!strcmp(name, "grammar")) {
         if (!cJSON_IsString(f)) return fail(err, 400, name, "grammar must be a string of GBNF");
@@ -1039,6 +1205,23 @@ static int parse_structured(const cJSON *o, srv_request *r, srv_error *err)
     return schema_grammar(f, name, r, err);
 }
 
+/* llama-server's speculative.n_max, .n_min (-1 when absent) and .p_min: n_max and n_min up to
+   the server's --draft-max, what its verifiers hold (when speculation is off, and they are
+   ignored as llama-server ignores them, up to 256, the most --draft-max takes). The server brings
+   n_min down to n_max, as llama-server does. */
+static int parse_speculative(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    double hi = lim->draft_max > 0 ? lim->draft_max : 256, p = 0;
+    int64_t n_max = -1, n_min = -1;
+    if (get_int(o, "speculative.n_max", 0, hi, &n_max, err) || get_int(o, "speculative.n_min", 0, hi, &n_min, err) ||
+        get_number(o, "speculative.p_min", 0, 1, &p, err))
+        return -1;
+    r->spec_n_max = (int32_t)n_max;
+    r->spec_n_min = (int32_t)n_min;
+    r->spec_p_min = p;
+    return 0;
+}
+
 static int parse_object(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
 {
     const cJSON *so = cJSON_GetObjectItemCaseSensitive(o, "stream_options");
@@ -1047,7 +1230,8 @@ static int parse_object(const cJSON *o, const srv_limits *lim, srv_request *r, s
     r->stream = ollama;   /* ollama streams unless told not to */
     if (check_fields(o, kind_fields[r->kind], err) || parse_prompt(o, lim, r, err) ||
         get_bool(o, "stream", &r->stream, err) || get_bool(o, "ignore_eos", &r->ignore_eos, err) ||
-        get_bool(o, "cache_prompt", &r->cache_prompt, err) || parse_counts(o, lim, r, err) || parse_sampling(o, r, err) ||
+        get_bool(o, "cache_prompt", &r->cache_prompt, err) || parse_speculative(o, lim, r, err) ||
+        parse_counts(o, lim, r, err) || parse_sampling(o, r, err) ||
         parse_bias(o, lim, r, err) || parse_logprobs(o, r, err) || (ollama && ollama_options(o, lim, r, err)) ||
         parse_structured(o, r, err))
         return -1;
@@ -1148,6 +1332,7 @@ int srv_parse_request(const char *body, size_t len, int kind, const srv_limits *
     memset(r, 0, sizeof *r);
     r->kind = kind;
     r->cache_prompt = 1;
+    r->spec_n_max = r->spec_n_min = -1;
     r->sampling = swa_sampler_config_default();
     if (!(o = srv_parse_json(body, len, err))) return -1;
     rc = parse_object(o, lim, r, err);
@@ -1235,4 +1420,47 @@ void srv_embed_free(srv_embed_request *r)
     int i;
     for (i = 0; i < r->n; i++) free(r->prompt[i]);
     memset(r, 0, sizeof *r);
+}
+
+/* ---- slot actions ---- */
+
+int srv_filename_valid(const char *name)
+{
+    size_t n = strlen(name), i;
+    if (n == 0 || n > 255 || !srv_utf8_valid(name, n)) return 0;
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c < 0x20 || c == 0x7F || strchr("/\\:*?\"<>|", c)) return 0;
+        /* C1 controls (U+0080..U+009F are C2 80..C2 9F) */
+        if (c == 0xC2 && (unsigned char)name[i + 1] >= 0x80 && (unsigned char)name[i + 1] <= 0x9F) return 0;
+    }
+    if (name[0] == ' ' || name[n - 1] == ' ' || name[n - 1] == '.') return 0;
+    return strstr(name, "..") == NULL;
+}
+
+int srv_parse_slot_action(const char *body, size_t len, int action, char *name, size_t cap, srv_error *err)
+{
+    cJSON *o;
+    const cJSON *f, *fn;
+    int rc = 0;
+    size_t k = 0;
+    name[0] = '\0';
+    while (k < len && body[k] && strchr(" \t\r\n", body[k])) k++;
+    if (action == SRV_SLOT_ERASE && k == len) return 0;   /* no body */
+    if (!(o = srv_parse_json(body, len, err))) return -1;
+    cJSON_ArrayForEach(f, o)
+        if (action == SRV_SLOT_ERASE || strcmp(f->string, "filename")) {
+            rc = fail(err, 400, f->string, "unknown field \"%.60s\"", f->string);
+            break;
+        }
+    fn = cJSON_GetObjectItemCaseSensitive(o, "filename");
+    if (rc == 0 && action != SRV_SLOT_ERASE) {
+        if (!cJSON_IsString(fn)) rc = fail(err, 400, "filename", "\"filename\" is required: a string");
+        else if (!srv_filename_valid(fn->valuestring) || strlen(fn->valuestring) >= cap)
+            rc = fail(err, 400, "filename", "Invalid filename: a plain name of 1 to 255 bytes, without / \\ : * ? \" < > |, "
+                      "control characters or \"..\", no space at either end nor '.' at the end");
+        else memcpy(name, fn->valuestring, strlen(fn->valuestring) + 1);
+    }
+    cJSON_Delete(o);
+    return rc;
 }

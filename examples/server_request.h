@@ -9,8 +9,9 @@
 #include "swa.h"
 
 /* The request kinds: OpenAI's chat and completions, llama-server's native /completion, ollama's
-   /api/chat and /api/generate. Each has its own fields (server_request.c's table). */
-enum { SRV_CHAT = 0, SRV_COMPLETION = 1, SRV_NATIVE = 2, SRV_OLLAMA_CHAT = 3, SRV_OLLAMA_GENERATE = 4 };
+   /api/chat and /api/generate, llama-server's /infill. Each has its own fields (server_request.c's
+   table). */
+enum { SRV_CHAT = 0, SRV_COMPLETION = 1, SRV_NATIVE = 2, SRV_OLLAMA_CHAT = 3, SRV_OLLAMA_GENERATE = 4, SRV_INFILL = 5 };
 enum { SRV_MAX_STOP = 16, SRV_MAX_STOP_LEN = 256, SRV_MAX_TOP_LOGPROBS = 20, SRV_MAX_PROMPTS = 64,
        SRV_MAX_BIAS = 1024 };
 
@@ -21,12 +22,14 @@ typedef struct srv_limits {
     int32_t n_ctx;                     /* positions a slot holds: prompt + completion */
     int32_t n_slots;                   /* the most choices (prompts x best_of) one request may ask for */
     int32_t fim_pre, fim_suf, fim_mid; /* fill-in-the-middle tokens (tokenizer.ggml.fim_*_token_id), -1: none */
+    int32_t fim_rep, fim_sep;          /* /infill's repository and file separators (fim_rep, fim_sep), -1: none */
     const swa_jinja *jinja;            /* the model's Jinja template: chats with tools, tool messages or
                                           template variables are rendered with it. NULL: with the
                                           family above, tools described in a system message */
     const char *bos_text, *eos_text;   /* bos_token and eos_token, as the template sees them */
     int tool_format;                   /* swa_tool_format of jinja's source (GENERIC without one) */
     int reasoning;                     /* swa_reasoning_format when a request names none */
+    int32_t draft_max;                 /* speculative decoding's longest draft (--draft-max); 0: off */
 } srv_limits;
 
 typedef struct srv_request {
@@ -48,6 +51,9 @@ typedef struct srv_request {
     int stream, include_usage;
     int ignore_eos;                    /* llama-server's extension: generate max_tokens whatever */
     int cache_prompt;                  /* llama-server's: reuse what a slot holds (default 1) */
+    int32_t spec_n_max, spec_n_min;    /* speculative.n_max, .n_min: the draft's longest and shortest
+                                          (n_min at most n_max); -1: the server's --draft-max, --draft-min */
+    double spec_p_min;                 /* speculative.p_min, 0..1: accepted, acts on nothing (no cut) */
     char *stop[SRV_MAX_STOP];
     int n_stop;
     int logprobs;                      /* 0 off, 1 on */
@@ -56,6 +62,8 @@ typedef struct srv_request {
     swa_grammar *grammar;              /* grammar, json_schema, response_format or format, or the
                                           call tool_choice required or named forces: what every
                                           choice's sampler follows; NULL: free text */
+    const char *grammar_trigger;       /* set: the grammar is lazy (strict tools under tool_choice
+                                          auto), free text until a call opens with this marker */
     /* chat: the answer read into content, reasoning and tool calls (swa_chat_parser) */
     int tool_format;                   /* swa_tool_format */
     int reasoning;                     /* swa_reasoning_format */
@@ -94,6 +102,16 @@ typedef struct srv_embed_request {
 int  srv_parse_embed(const char *body, size_t len, int ollama, const srv_limits *lim, srv_embed_request *out,
                      srv_error *err);
 void srv_embed_free(srv_embed_request *r);
+
+/* A slot action's body (POST /slots/{id}?action=save|restore|erase): save and restore need
+   {"filename": NAME}, a plain file name (srv_filename_valid), copied into name (cap bytes); erase
+   takes an empty body or {}. Any other field is refused. 0, or -1 with *err (400). */
+enum { SRV_SLOT_SAVE = 0, SRV_SLOT_RESTORE = 1, SRV_SLOT_ERASE = 2 };
+int  srv_parse_slot_action(const char *body, size_t len, int action, char *name, size_t cap, srv_error *err);
+/* 1 when name is a file name that stays in its directory on any system: 1..255 bytes of valid
+   UTF-8, no control characters, none of / \ : * ? " < > |, no "..", not "." and no space at
+   either end or '.' at the end (which Windows strips). llama-server's rules. */
+int  srv_filename_valid(const char *name);
 
 /* Tokenize text (whole, or until *n_out); the ids in *out (malloc'd; free it). -1 on error. */
 int  srv_tokenize(const swa_vocab *v, const char *text, size_t len, int flags, int32_t **out, size_t *n_out);

@@ -142,14 +142,18 @@ def agent_loop():
 
 
 def agent_loop_streamed():
-    calls, finish = {}, None
+    """A call's arguments come in pieces as they are written, after a first chunk with its id and name."""
+    calls, finish, pieces = {}, None, 0
     for ch in client.chat.completions.create(model="swa", messages=ASK, tools=TOOLS, parallel_tool_calls=False,
                                              tool_choice={"type": "function", "function": {"name": "get_weather"}},
                                              max_tokens=200, temperature=0.8, seed=7, stream=True):
         for d in ch.choices[0].delta.tool_calls or []:
             c = calls.setdefault(d.index, {"id": None, "name": "", "arguments": ""})
             if d.id:
+                assert d.function.arguments == "" and not c["id"], d
                 c["id"] = d.id
+            elif d.function and d.function.arguments:
+                pieces += 1
             if d.function and d.function.name:
                 c["name"] += d.function.name
             if d.function and d.function.arguments:
@@ -157,13 +161,14 @@ def agent_loop_streamed():
         finish = ch.choices[0].finish_reason or finish
     assert finish == "tool_calls" and list(calls) == [0], (finish, calls)
     assert calls[0]["id"] and calls[0]["name"] == "get_weather", calls
+    assert pieces > 1, (pieces, calls)
     valid_weather_args(calls[0]["arguments"])
     answer_after(calls[0]["id"], openai.types.chat.chat_completion_message_tool_call.Function(
         name=calls[0]["name"], arguments=calls[0]["arguments"]))
 
 
 # The tools' prompt (about 300 tokens in the generic form) needs a slot of 512 positions; the
-# ThreadSanitizer build's server has 128, and says so: the tool checks are skipped there.
+# sanitized builds' server has 128, and says so: the tool checks are skipped there.
 with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models") as resp:
     slot_ctx = json.load(resp)["data"][0]["meta"]["n_ctx"]
 for name, fn in [("chat", chat), ("chat streamed = not streamed", chat_stream_equals_plain), ("n = 3", n_choices),

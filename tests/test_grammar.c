@@ -543,6 +543,61 @@ static void test_shared_trie(void **state)
         if (order == 2) swa_sampler_free(c1);               /* the original last */
         swa_sampler_free(order == 0 ? c1 : s);
     }
+/* A lazy grammar: free text, EOS too, until the trigger appears (across tokens, inside one);
+   then the grammar, having read the text from the trigger on, holds every token; a copy carries
+   what was seen, a reset waits again, and text after the trigger the grammar refuses is recorded. */
+static void test_lazy_grammar(void **state)
+{
+    enum { AB = 3 + 256 + 4, X = 3 + 256 + 12, BRACE_A = 3 + 256 + 6, CLOSE = 3 + 256 + 1, CLOSE2 = 3 + 256 + 13 };
+    swa_gguf *g;
+    uint8_t *bytes;
+    swa_vocab *v = small_vocab(&g, &bytes);
+    swa_grammar *gr = parse_ok("root ::= \"x{\" [ab]+ \"}\"\n");
+    const char *trigger = "x{", *none = "";
+    swa_sampler_config sc = swa_sampler_config_default();
+    swa_sampler *s, *copy;
+    swa_error err;
+    float logits[N_SMALL];
+    (void)state;
+    sc.temperature = 0;
+    assert_int_equal(swa_sampler_create(&sc, N_SMALL, &s, &err), SWA_OK);
+    assert_int_equal(swa_sampler_set_grammar_lazy(s, gr, v, &trigger, 0, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_sampler_set_grammar_lazy(s, gr, v, &none, 1, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_sampler_set_grammar_lazy(s, gr, v, &trigger, 1, &err), SWA_OK);
+    memset(logits, 0, sizeof logits);
+    logits[2] = 30;                                         /* before the trigger EOS may come */
+    assert_int_equal(swa_sampler_sample(s, logits), 2);
+    logits[2] = 0, logits[AB] = 30;                         /* and what the grammar would refuse */
+    assert_int_equal(swa_sampler_sample(s, logits), AB);
+    logits[AB] = 0, logits[X] = 30;
+    assert_int_equal(swa_sampler_sample(s, logits), X);
+    assert_int_equal(swa_sampler_copy(s, &copy, &err), SWA_OK);
+    logits[X] = 0, logits[BRACE_A] = 30;                    /* "x" + "{a": the trigger spans two tokens */
+    assert_int_equal(swa_sampler_sample(s, logits), BRACE_A);
+    logits[X] = 40, logits[3 + 'b'] = 5, logits[2] = 35;    /* now held: neither "x" nor EOS */
+    assert_int_equal(swa_sampler_sample(s, logits), 3 + 'b');
+    logits[CLOSE] = 20;
+    assert_int_equal(swa_sampler_sample(s, logits), CLOSE);
+    assert_int_equal(swa_sampler_sample(s, logits), 2);     /* whole: only EOS */
+    assert_int_equal(swa_sampler_status(s, &err), SWA_OK);
+    swa_sampler_accept(copy, BRACE_A);                      /* the copy had seen "x" */
+    swa_sampler_accept(copy, CLOSE2);                       /* "}}": the second brace is refused */
+    assert_int_equal(swa_sampler_status(copy, &err), SWA_ERR_NO_MATCH);
+    swa_sampler_reset(s);                                   /* waiting again */
+    memset(logits, 0, sizeof logits);
+    logits[3 + 'q'] = 30;
+    assert_int_equal(swa_sampler_sample(s, logits), 3 + 'q');
+    swa_sampler_free(copy);
+    swa_grammar_free(gr);
+    gr = parse_ok("root ::= \"[INST]a\"\n");                /* a control token's piece triggers */
+    trigger = "[INST]";
+    assert_int_equal(swa_sampler_set_grammar_lazy(s, gr, v, &trigger, 1, &err), SWA_OK);
+    logits[3 + 'q'] = 0, logits[INST] = 30;
+    assert_int_equal(swa_sampler_sample(s, logits), INST);
+    logits[3 + 'x'] = 40, logits[3 + 'a'] = 1;
+    assert_int_equal(swa_sampler_sample(s, logits), 3 + 'a');
+    assert_int_equal(swa_sampler_status(s, &err), SWA_OK);
+    swa_sampler_free(s);
     swa_grammar_free(gr);
     swa_vocab_free(v);
     swa_gguf_close(g);
@@ -676,6 +731,7 @@ int main(void)
         cmocka_unit_test(test_small_sampling),
         cmocka_unit_test(test_split_character),
         cmocka_unit_test(test_shared_trie),
+        cmocka_unit_test(test_lazy_grammar),
         cmocka_unit_test(test_sampling_cap),
         cmocka_unit_test(test_model_outputs),
         cmocka_unit_test(test_validator),

@@ -214,8 +214,8 @@ static int setup(void **state)
         skip_reason = "curl is not installed (apt-get install curl)";
         return 0;
     }
-    /* 128 positions under ThreadSanitizer (SWA_TEST_QUICK), where a token costs ~20 times more:
-       the fault that runs a completion to the end of the context stays short */
+    /* 128 positions in the sanitized and emulated builds (SWA_TEST_QUICK), where a token costs
+       ~20 times more: the fault that runs a completion to the end of the context stays short */
 #ifdef SWA_TEST_QUICK
     if (!server_start(&main_srv, "-np 4 -c 128 --timeout 2")) {
 #else
@@ -226,6 +226,10 @@ static int setup(void **state)
     return 0;
 }
 
+/* Whether the main server failed to stop cleanly (its exit status under a sanitizer says what it
+   found): main's exit status, since cmocka does not count a group teardown's failure. */
+static int stop_failed;
+
 static int teardown(void **state)
 {
     (void)state;
@@ -233,8 +237,11 @@ static int teardown(void **state)
         kill(extra_srv->pid, SIGKILL);
         waitpid(extra_srv->pid, NULL, 0);
     }
-    if (main_srv.pid > 0) assert_true(server_stop(&main_srv));
-    return 0;
+    if (main_srv.pid > 0 && !server_stop(&main_srv)) {
+        print_message("swa-server did not stop cleanly\n");
+        stop_failed = 1;
+    }
+    return stop_failed ? -1 : 0;
 }
 
 #define NEED_SERVER() do { if (skip_reason) { print_message("skipped: %s\n", skip_reason); skip(); } } while (0)
@@ -470,7 +477,7 @@ static void test_load_and_faults(void **state)
 {
     char cmd[512], *out;
     int rc;
-    /* ThreadSanitizer's build is ~20 times slower: there, fewer requests, still every fault */
+    /* the sanitized builds are ~20 times slower: there, fewer requests, still every fault */
 #ifdef SWA_TEST_QUICK
     const int requests = 8;
 #else
@@ -1062,6 +1069,441 @@ static void test_cache_shared_system_prompt(void **state)
     extra_srv = NULL;
 }
 
+/* ---- slot actions (--slot-save-path) and /infill ---- */
+
+/* A slot action's reply: POST /slots/{id}?action=..., with curl -i when opts says so. */
+static char *slot_action(const server *s, const char *opts, int id, const char *action, const char *body)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/slots/%d?action=%s", id, action);
+    return curl(s, opts, path, body ? body : "", NULL);
+}
+
+/* n_past of slot 0, as /slots shows it. */
+static long slot0_past(const server *s)
+{
+    char *r = curl(s, "", "/slots", NULL, NULL);
+    long n = field_after(r, "\"n_past\":");
+    free(r);
+    return n;
+}
+
+/* The text of a greedy /completion of "Once upon a time" (8 tokens), and its cached tokens. */
+static char *once_upon(const server *s, long *cached)
+{
+    char *r = curl(s, "", "/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":8,\"temperature\":0}", NULL), *t;
+    *cached = field_after(r, "\"tokens_cached\":");
+    t = join_strings(r, "content");
+    free(r);
+    return t;
+}
+
+/* A copy of file `from` in the save directory, one byte flipped (at `flip`) or cut to `keep` bytes. */
+static void damaged_copy(const char *dir, const char *from, const char *to, long flip, long keep)
+{
+    char path[256];
+    FILE *f;
+    long n;
+    char *data;
+    snprintf(path, sizeof path, "%s/%s", dir, from);
+    data = read_text(path);
+    assert_non_null(data);
+    f = fopen(path, "rb");
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fclose(f);
+    if (flip >= 0 && flip < n) data[flip] ^= 0x10;
+    if (keep >= 0 && keep < n) n = keep;
+    snprintf(path, sizeof path, "%s/%s", dir, to);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    free(data);
+}
+
+/* Bad names, fields, actions and slots: 400 before anything reaches the disk. */
+static void slot_requests_refused(const server *s)
+{
+    static const char *bad_names[] = {"../s.bin", "a/b.bin", "", "..", ".", "a\\\\b", "x.", " x", "a:b", "a\\u0001b"};
+    char body[512], *name;
+    size_t k;
+    for (k = 0; k < sizeof bad_names / sizeof bad_names[0]; k++) {
+        snprintf(body, sizeof body, "{\"filename\":\"%s\"}", bad_names[k]);
+        expect_status(s, "", "/slots/0?action=save", body, "400", "Invalid filename");
+    }
+    name = (char *)malloc(300);
+    assert_non_null(name);
+    memset(name, 'a', 299);
+    name[299] = '\0';
+    snprintf(body, sizeof body, "{\"filename\":\"%s\"}", name);
+    expect_status(s, "", "/slots/0?action=save", body, "400", "Invalid filename");
+    free(name);
+    expect_status(s, "", "/slots/0?action=save", "{}", "400", "\"param\":\"filename\"");
+    expect_status(s, "", "/slots/0?action=save", "{\"filename\":\"s.bin\",\"x\":1}", "400", "\"param\":\"x\"");
+    expect_status(s, "", "/slots/0?action=erase", "{\"filename\":\"s.bin\"}", "400", "\"param\":\"filename\"");
+    expect_status(s, "", "/slots/0?action=load", "{\"filename\":\"s.bin\"}", "400", "Invalid action");
+    expect_status(s, "", "/slots/0", "{\"filename\":\"s.bin\"}", "400", "Invalid action");
+    expect_status(s, "", "/slots/1?action=save", "{\"filename\":\"s.bin\"}", "400", "Invalid slot ID");
+    expect_status(s, "", "/slots/x?action=save", "{\"filename\":\"s.bin\"}", "400", "Invalid slot ID");
+    expect_status(s, "", "/slots/0?action=save", NULL, "405", "\"error\"");
+}
+
+/* Save, erase, fill the slot with another prompt, restore: the next request finds its prompt in
+   the slot (cache off, one slot: nothing else could hold it) and answers as before. Damaged,
+   truncated and foreign files are refused with the slot untouched; bad names never reach the disk. */
+static void test_slot_save_restore(void **state)
+{
+    static server s;
+    char dir[] = "/tmp/swa_test_slots_XXXXXX", args[256], *r, *t1, *t;
+    long cached, saved, written, past;
+    (void)state;
+    NEED_SERVER();
+    assert_non_null(mkdtemp(dir));
+    snprintf(args, sizeof args, "-np 1 -c 512 --cache-ram 0 --slot-save-path %s", dir);
+    extra_srv = &s;
+    if (!server_start(&s, args)) fail_msg("swa-server %s did not start", args);
+    t1 = once_upon(&s, &cached);
+    assert_int_equal(cached, 0);
+    r = slot_action(&s, "", 0, "save", "{\"filename\":\"s.bin\"}");
+    saved = field_after(r, "\"n_saved\":");
+    written = field_after(r, "\"n_written\":");
+    assert_non_null(strstr(r, "\"id_slot\":0,\"filename\":\"s.bin\""));
+    assert_non_null(strstr(r, "\"timings\":{\"save_ms\":"));
+    free(r);
+    assert_int_equal(saved, 5 + 8 - 1);   /* 5 prompt tokens, 8 sampled of which the last is not evaluated */
+    assert_int_equal(saved, slot0_past(&s));
+    r = slot_action(&s, "", 0, "erase", NULL);
+    assert_int_equal(field_after(r, "\"n_erased\":"), saved);
+    free(r);
+    assert_int_equal(slot0_past(&s), 0);
+    free(curl(&s, "", "/completion", "{\"prompt\":\"Tom had a red ball\",\"n_predict\":4,\"temperature\":0}", NULL));
+    r = slot_action(&s, "", 0, "restore", "{\"filename\":\"s.bin\"}");
+    assert_int_equal(field_after(r, "\"n_restored\":"), saved);
+    assert_int_equal(field_after(r, "\"n_read\":"), written);
+    assert_non_null(strstr(r, "\"restore_ms\":"));
+    free(r);
+    t = once_upon(&s, &cached);
+    print_message("slot saved with %ld tokens in %ld bytes; after the restore %ld prompt tokens cached\n", saved, written, cached);
+    assert_int_equal(cached, 4);   /* the prompt but its last token, which is evaluated for its logits */
+    assert_string_equal(t, t1);
+    free(t);
+    /* refused files: the slot keeps what it holds */
+    past = slot0_past(&s);
+    damaged_copy(dir, "s.bin", "flipped.bin", written / 2, -1);
+    damaged_copy(dir, "s.bin", "cut.bin", -1, written - 100);
+    damaged_copy(dir, "s.bin", "head.bin", 45, -1);   /* a token */
+    damaged_copy(dir, "s.bin", "other.bin", 0, -1);   /* not our magic */
+    expect_status(&s, "", "/slots/0?action=restore", "{\"filename\":\"flipped.bin\"}", "400", "damaged");
+    expect_status(&s, "", "/slots/0?action=restore", "{\"filename\":\"head.bin\"}", "400", "damaged");
+    expect_status(&s, "", "/slots/0?action=restore", "{\"filename\":\"cut.bin\"}", "400", "truncated");
+    expect_status(&s, "", "/slots/0?action=restore", "{\"filename\":\"other.bin\"}", "400", "not a swa-server slot file");
+    expect_status(&s, "", "/slots/0?action=restore", "{\"filename\":\"absent.bin\"}", "400", "absent.bin");
+    assert_int_equal(slot0_past(&s), past);
+    t = once_upon(&s, &cached);
+    assert_int_equal(cached, 4);
+    assert_string_equal(t, t1);
+    free(t);
+    slot_requests_refused(&s);
+    {   /* a busy slot: the action waits for the generation to end, as llama-server defers it */
+        char cmd[1024];
+        int rc;
+#ifdef SWA_TEST_QUICK
+        const int n_gen = 100;   /* ThreadSanitizer: each token costs ~20 times more */
+#else
+        const int n_gen = 500;
+#endif
+        snprintf(cmd, sizeof cmd, "curl -s -o /dev/null http://127.0.0.1:%d/completion -d '{\"prompt\":\"Once upon a time\","
+                 "\"n_predict\":%d,\"temperature\":0,\"ignore_eos\":true}' & sleep 0.1; curl -s -X POST "
+                 "'http://127.0.0.1:%d/slots/0?action=save' -d '{\"filename\":\"busy.bin\"}'; wait", s.port, n_gen, s.port);
+        r = tu_capture(cmd, &rc);
+        assert_int_equal(field_after(r, "\"n_saved\":"), 5 + n_gen - 1);
+        free(r);
+        /* only the files saved and copied here: no bad name reached the disk */
+        snprintf(cmd, sizeof cmd, "ls %s | tr '\\n' ' '", dir);
+        r = tu_capture(cmd, &rc);
+        assert_string_equal(r, "busy.bin cut.bin flipped.bin head.bin other.bin s.bin ");
+        free(r);
+    }
+    free(t1);
+    assert_true(server_stop(&s));
+    /* another ring layout (--rewind 2): the library's own check refuses the snapshot */
+    snprintf(args, sizeof args, "-np 1 -c 512 --rewind 2 --slot-save-path %s", dir);
+    if (!server_start(&s, args)) fail_msg("swa-server %s did not start", args);
+    expect_status(&s, "", "/slots/0?action=restore", "{\"filename\":\"s.bin\"}", "400", "differ");
+    assert_int_equal(slot0_past(&s), 0);
+    assert_true(server_stop(&s));
+    extra_srv = NULL;
+    snprintf(args, sizeof args, "rm -r %s", dir);
+    assert_int_equal(tu_run(args), 0);
+}
+
+/* Without --slot-save-path, llama-server's 501. */
+static void test_slot_actions_off(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    expect_status(&main_srv, "", "/slots/0?action=save", "{\"filename\":\"a.bin\"}", "501", "Start it with `--slot-save-path`");
+    expect_status(&main_srv, "-X POST", "/slots/0?action=erase", NULL, "501", "\"type\":\"not_supported_error\"");
+    assert_server_sound(&main_srv);
+}
+
+static size_t put_le(unsigned char *p, uint64_t v, int bytes)
+{
+    int i;
+    for (i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+    return (size_t)bytes;
+}
+
+/* A GGUF key of type u32 (4), or a string (8) of n spaces: its bytes at p. */
+static size_t gguf_key(unsigned char *p, const char *key, int string, uint32_t v)
+{
+    size_t n = put_le(p, strlen(key), 8);
+    memcpy(p + n, key, strlen(key));
+    n += strlen(key);
+    n += put_le(p + n, string ? 8 : 4, 4);
+    if (!string) return n + put_le(p + n, v, 4);
+    n += put_le(p + n, v, 8);
+    memset(p + n, ' ', v);
+    return n + v;
+}
+
+/* swa-stories with fill-in-the-middle ids (it has none: the byte tokens <0x01>..<0x03>, which no
+   text here holds): three keys, and a string that pads them to the file's alignment, put before
+   its first key, so every later offset moves by a multiple of the alignment. */
+static void write_fim_model(const char *path)
+{
+    static const char *keys[] = {"tokenizer.ggml.fim_pre_token_id", "tokenizer.ggml.fim_suf_token_id",
+                                 "tokenizer.ggml.fim_mid_token_id"};
+    unsigned char kv[512];
+    size_t n = 0, size, k;
+    uint64_t align, n_kv = 0;
+    swa_gguf *g;
+    swa_error err;
+    char *model;
+    FILE *f;
+    assert_int_equal(swa_gguf_open(MODEL, &g, &err), SWA_OK);
+    size = (size_t)swa_gguf_file_size(g);
+    align = swa_gguf_alignment(g);
+    swa_gguf_close(g);
+    for (k = 0; k < 3; k++) n += gguf_key(kv + n, keys[k], 0, (uint32_t)(4 + k));
+    n += gguf_key(kv + n, "swa.test.pad", 1, (uint32_t)((align - (n + 32) % align) % align));
+    assert_int_equal(n % align, 0);
+    model = read_text(MODEL);
+    assert_non_null(model);
+    for (k = 0; k < 8; k++) n_kv |= (uint64_t)(unsigned char)model[16 + k] << (8 * k);
+    put_le((unsigned char *)model + 16, n_kv + 4, 8);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(model, 1, 24, f), 24);
+    assert_int_equal(fwrite(kv, 1, n, f), n);
+    assert_int_equal(fwrite(model + 24, 1, size - 24, f), size - 24);
+    assert_int_equal(fclose(f), 0);
+    free(model);
+}
+
+/* The ids /tokenize gives for text (no BOS), as "a,b,c". */
+static char *token_ids(const server *s, const char *text)
+{
+    char body[512], *r, *open, *close, *ids;
+    snprintf(body, sizeof body, "{\"content\":\"%s\"}", text);
+    r = curl(s, "", "/tokenize", body, NULL);
+    open = strchr(r, '[');
+    close = open ? strchr(open, ']') : NULL;
+    assert_non_null(close);
+    *close = '\0';
+    ids = strdup(open + 1);
+    free(r);
+    return ids;
+}
+
+/* /infill against /completion of the token ids it should make: [BOS] extra PRE prefix SUF suffix
+   MID prompt, each piece tokenized alone, as llama-server lays them out; streamed and not. A
+   vocabulary without FIM ids (the shipped model's) is llama-server's 501. */
+static void test_infill(void **state)
+{
+    static server s;
+    char path[128], body[2048], *pre, *suf, *mid, *extra, *snippet, *r, *want, *got;
+    (void)state;
+    NEED_SERVER();
+    expect_status(&main_srv, "", "/infill", "{\"input_prefix\":\"Once\",\"input_suffix\":\"end.\"}", "501",
+                  "Infill is not supported by this model");
+    tu_tmp_path(path, sizeof path, "fim_model");
+    write_fim_model(path);
+    snprintf(body, sizeof body, "-m %s -np 1 -c 256 --cache-ram 0", path);
+    extra_srv = &s;
+    if (!server_start(&s, body)) fail_msg("swa-server on the FIM copy did not start");
+    pre = token_ids(&s, "Once upon a time there was a little cat.");
+    suf = token_ids(&s, "And they were friends forever.");
+    mid = token_ids(&s, "The cat");
+    extra = token_ids(&s, "Tom had a red ball.");
+    snippet = token_ids(&s, "\\n\\n--- snippet ---\\n\\n");
+    snprintf(body, sizeof body, "{\"prompt\":[1,4,%s,5,%s,6,%s],\"n_predict\":12,\"temperature\":0}", pre, suf, mid);
+    r = curl(&s, "", "/completion", body, NULL);
+    want = join_strings(r, "content");
+    free(r);
+    r = curl(&s, "", "/infill", "{\"input_prefix\":\"Once upon a time there was a little cat.\",\"input_suffix\":"
+             "\"And they were friends forever.\",\"prompt\":\"The cat\",\"n_predict\":12,\"temperature\":0}", NULL);
+    got = join_strings(r, "content");
+    print_message("infill: \"%s\"\n", got);
+    assert_non_null(strstr(r, "\"tokens_predicted\":12"));
+    assert_string_equal(got, want);
+    free(got), free(r);
+    r = curl(&s, "-N", "/infill", "{\"input_prefix\":\"Once upon a time there was a little cat.\",\"input_suffix\":"
+             "\"And they were friends forever.\",\"prompt\":\"The cat\",\"n_predict\":12,\"temperature\":0,\"stream\":true}", NULL);
+    got = join_strings(r, "content");
+    assert_non_null(strstr(r, "\"stop\":true"));
+    assert_string_equal(got, want);
+    free(got), free(r), free(want);
+    /* input_extra, without FIM_REP and FIM_SEP in the vocabulary: each chunk behind a snippet line */
+    snprintf(body, sizeof body, "{\"prompt\":[1,%s,%s,4,%s,5,%s,6],\"n_predict\":8,\"temperature\":0}", snippet, extra, pre, suf);
+    r = curl(&s, "", "/completion", body, NULL);
+    want = join_strings(r, "content");
+    free(r);
+    r = curl(&s, "", "/infill", "{\"input_extra\":[{\"filename\":\"a.txt\",\"text\":\"Tom had a red ball.\"}],\"input_prefix\":"
+             "\"Once upon a time there was a little cat.\",\"input_suffix\":\"And they were friends forever.\",\"n_predict\":8,"
+             "\"temperature\":0}", NULL);
+    got = join_strings(r, "content");
+    assert_string_equal(got, want);
+    free(got), free(r), free(want);
+    expect_status(&s, "", "/infill", "{\"input_prefix\":\"Once\"}", "400", "\"param\":\"input_suffix\"");
+    expect_status(&s, "", "/infill", "{\"input_prefix\":\"a\",\"input_suffix\":\"b\",\"input_extra\":\"c\"}", "400", "input_extra");
+    expect_status(&s, "", "/infill", "{\"input_prefix\":\"a\",\"input_suffix\":\"b\",\"input_extra\":[{\"name\":\"c\"}]}", "400",
+                  "input_extra");
+    expect_status(&s, "", "/infill", "{\"input_prefix\":\"a\",\"input_suffix\":\"b\",\"suffix\":\"c\"}", "400", "\"param\":\"suffix\"");
+    free(pre), free(suf), free(mid), free(extra), free(snippet);
+    assert_server_sound(&s);
+    assert_true(server_stop(&s));
+    extra_srv = NULL;
+    unlink(path);
+}
+
+/* ---- speculative decoding (--lookup, -md) ---- */
+
+/* The answer's text (completion "content" or chat "content") for body on s, and its timings'
+   draft_n and draft_n_accepted (-1 when absent). */
+static char *spec_text(const server *s, const char *path, const char *body, long *drafted, long *accepted)
+{
+    char *r = curl(s, "", path, body, NULL), *t = join_strings(r, "content");
+    const char *d = strstr(r, "\"draft_n\":"), *a = strstr(r, "\"draft_n_accepted\":");
+    if (!strstr(r, "\"content\":")) fail_msg("%s %s:\n%.600s", path, body, r);
+    *drafted = d ? strtol(d + strlen("\"draft_n\":"), NULL, 10) : -1;
+    *accepted = a ? strtol(a + strlen("\"draft_n_accepted\":"), NULL, 10) : -1;
+    free(r);
+    return t;
+}
+
+/* A server that must refuse to start with these arguments, saying `why` on stderr. */
+static void refused_at_start(const char *args, const char *why)
+{
+    server s;
+    char *log;
+    if (server_start(&s, args)) {
+        server_stop(&s);
+        fail_msg("swa-server %s started", args);
+    }
+    if (s.pid > 0) { kill(s.pid, SIGKILL); waitpid(s.pid, NULL, 0); }
+    log = read_text(s.log);
+    if (!log || !strstr(log, why)) fail_msg("swa-server %s: no \"%s\" in its log:\n%s", args, why, log ? log : "");
+    free(log);
+    unlink(s.log);
+}
+
+/* Greedy text with drafts (prompt lookup; the shipped model as its own draft model) is the text
+   without them, for /completion and chat; the counts are there and sane (a model drafting for
+   itself at temperature 0 has every draft accepted); sampled runs complete; the request fields
+   are checked; a draft model of another vocabulary is refused at start. */
+static void test_speculative(void **state)
+{
+    static server s;
+    static const char *const bodies[][2] = {
+        {"/completion", "{\"prompt\":\"Tom had a red ball. Tom loved his red ball. Tom had a red ball. Tom\","
+                        "\"n_predict\":48,\"temperature\":0%s}"},
+        {"/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me about a dog and a red ball\"}],"
+                                 "\"max_tokens\":32,\"temperature\":0%s}"},
+        {"/completion", "{\"prompt\":\"Tom had a red ball. Tom loved his red ball. Tom had a red ball. Tom\","
+                        "\"n_predict\":48,\"temperature\":0,\"stop\":[\"jumped\"]%s}"},   /* a stop string: what followed it rewound */
+    };
+    static const char *const modes[] = {"--lookup --draft-max 4", "-md " MODEL " --draft-max 3"};
+    char body[512], path[128], cmd[512], *want[3], *got, *log;
+    long d, a;
+    int m, k;
+    (void)state;
+    NEED_SERVER();
+    for (k = 0; k < 3; k++) {   /* the reference, without drafts; the fields are ignored there, as llama-server does */
+        snprintf(body, sizeof body, bodies[k][1], ",\"speculative.n_max\":8,\"speculative.p_min\":0.5");
+        want[k] = spec_text(&main_srv, bodies[k][0], body, &d, &a);
+        assert_int_equal(d, -1);
+    }
+    extra_srv = &s;
+    for (m = 0; m < 2; m++) {
+        snprintf(cmd, sizeof cmd, "-np 2 -c 256 %s", modes[m]);
+        if (!server_start(&s, cmd)) fail_msg("swa-server %s did not start", cmd);
+        for (k = 0; k < 3; k++) {
+            snprintf(body, sizeof body, bodies[k][1], "");
+            got = spec_text(&s, bodies[k][0], body, &d, &a);
+            print_message("%s %s: %ld drafted, %ld accepted\n", modes[m], bodies[k][0], d, a);
+            assert_string_equal(got, want[k]);
+            if (k == 0 || m == 1) assert_true(d > 0);   /* the completion's prompt repeats itself */
+            assert_true(d == -1 ? a == -1 : a >= 0 && a <= d);
+            if (m == 1) assert_int_equal(a, d);
+            free(got);
+        }
+        /* two slots drafting in the same steps: each choice the text alone */
+        {
+            char *r, *two = (char *)malloc(2 * strlen(want[0]) + 1);
+            assert_non_null(two);
+            strcpy(two, want[0]);
+            strcat(two, want[0]);
+            r = curl(&s, "", "/v1/completions", "{\"prompt\":\"Tom had a red ball. Tom loved his red ball. Tom had a red "
+                     "ball. Tom\",\"max_tokens\":48,\"temperature\":0,\"n\":2}", NULL);
+            got = join_strings(r, "text");
+            assert_string_equal(got, two);
+            assert_non_null(strstr(r, "\"draft_n\":"));
+            free(got), free(r), free(two);
+        }
+        /* per request caps: none (n_max 0), n_min above what is drafted; both leave the text as it is */
+        snprintf(body, sizeof body, bodies[0][1], ",\"speculative.n_max\":0");
+        got = spec_text(&s, bodies[0][0], body, &d, &a);
+        assert_string_equal(got, want[0]);
+        assert_int_equal(d, -1);
+        free(got);
+        snprintf(body, sizeof body, bodies[0][1], ",\"speculative.n_max\":2,\"speculative.n_min\":1");
+        got = spec_text(&s, bodies[0][0], body, &d, &a);
+        assert_string_equal(got, want[0]);
+        free(got);
+        /* sampled: drafts accepted by the rejection rule, a complete answer */
+        got = spec_text(&s, "/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":40,\"temperature\":0.9,"
+                        "\"seed\":7,\"ignore_eos\":true}", &d, &a);
+        assert_true(strlen(got) > 40);
+        assert_true(a <= d);
+        free(got);
+        expect_status(&s, "", "/completion", "{\"prompt\":\"a\",\"speculative.n_max\":5}", "400", "\"param\":\"speculative.n_max\"");
+        expect_status(&s, "", "/completion", "{\"prompt\":\"a\",\"speculative.n_min\":-1}", "400", "\"param\":\"speculative.n_min\"");
+        expect_status(&s, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],"
+                      "\"speculative.p_min\":2}", "400", "\"param\":\"speculative.p_min\"");
+        assert_server_sound(&s);
+        log = read_text(s.log);
+        assert_non_null(log);
+        assert_non_null(strstr(log, " draft_n_accepted="));
+        free(log);
+        assert_true(server_stop(&s));
+    }
+    extra_srv = NULL;
+    free(want[0]), free(want[1]), free(want[2]);
+    expect_status(&main_srv, "", "/completion", "{\"prompt\":\"a\",\"speculative.n_max\":300}", "400", "speculative.n_max");
+    tu_tmp_path(path, sizeof path, "draft_model");   /* 272 tokens, the shipped model has more */
+    snprintf(cmd, sizeof cmd, "%s --shape custom --type f32 --vocab 272 --ctx 256 --arch llama --layers 1 --dim 32 --heads 2 "
+             "--kv-heads 1 --ff 32 %s 2>/dev/null", PROGRAM("swa-mkmodel"), path);
+    assert_int_equal(tu_run(cmd), 0);
+    snprintf(cmd, sizeof cmd, "-md %s", path);
+    refused_at_start(cmd, "the target's vocabulary");
+    unlink(path);
+    refused_at_start("--lookup --draft-p-min 0.5", "--draft-p-min");
+    refused_at_start("--lookup -md " MODEL, "give one of --lookup and --model-draft");
+    refused_at_start("--draft-max 4", "need --lookup or --model-draft");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1083,6 +1525,10 @@ int main(void)
         cmocka_unit_test_teardown(test_cache_conversation_returns, stop_extra),
         cmocka_unit_test_teardown(test_cache_lru, stop_extra),
         cmocka_unit_test_teardown(test_cache_shared_system_prompt, stop_extra),
+        cmocka_unit_test_teardown(test_slot_save_restore, stop_extra),
+        cmocka_unit_test(test_slot_actions_off),
+        cmocka_unit_test_teardown(test_infill, stop_extra),
+        cmocka_unit_test_teardown(test_speculative, stop_extra),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, teardown) || stop_failed;
 }

@@ -270,6 +270,259 @@ static void test_streamed_answers(void **state)
     }
 }
 
+/* -- stream_arguments: a call's arguments in pieces -- */
+
+/* A stream's pieces put together: per call, its id and name (from its first piece only) and its
+   arguments; and the content and reasoning. */
+typedef struct stream_sum {
+    char content[1024], reasoning[1024];
+    size_t nc, nr, n_calls, pieces[8];
+    char id[8][80], name[8][80];                   /* copies: a delta's pointers last until the next feed */
+    char args[8][4096];
+    size_t args_len[8];
+} stream_sum;
+
+static void sum_delta(stream_sum *sum, const swa_chat_msg *d, const char *what)
+{
+    size_t k;
+    assert_true(sum->nc + d->content_len < sizeof sum->content && sum->nr + d->reasoning_len < sizeof sum->reasoning);
+    memcpy(sum->content + sum->nc, d->content, d->content_len), sum->nc += d->content_len;
+    memcpy(sum->reasoning + sum->nr, d->reasoning, d->reasoning_len), sum->nr += d->reasoning_len;
+    for (k = 0; k < d->n_pieces; k++) {
+        const swa_tool_call_piece *pc = &d->pieces[k];
+        assert_true(pc->index < 8);
+        if (pc->index == sum->n_calls) {               /* a call's first piece: its head */
+            if (!pc->id || !pc->name) fail_msg("%s: call %zu's first piece has no id or name", what, pc->index);
+            snprintf(sum->id[pc->index], sizeof sum->id[0], "%s", pc->id);
+            snprintf(sum->name[pc->index], sizeof sum->name[0], "%s", pc->name);
+            sum->n_calls++;
+        } else if (pc->index > sum->n_calls || pc->id || pc->name) {
+            fail_msg("%s: piece of call %zu out of order (%zu calls begun)", what, pc->index, sum->n_calls);
+        }
+        assert_true(sum->args_len[pc->index] + pc->arguments_len < sizeof sum->args[0]);
+        memcpy(sum->args[pc->index] + sum->args_len[pc->index], pc->arguments, pc->arguments_len);
+        sum->args_len[pc->index] += pc->arguments_len;
+        sum->pieces[pc->index]++;
+    }
+}
+
+/* Feed text in pieces of 1 to max bytes (max 0: all at once) under cfg; sum the deltas and
+   check them against the message the parser ends with. The parser is returned for more checks. */
+static swa_chat_parser *stream_text(const swa_chat_parse_config *cfg, const char *text, size_t len, size_t max,
+                                    uint64_t *seed, stream_sum *sum, const char *what)
+{
+    swa_chat_parser *p = NULL;
+    swa_chat_msg d, m;
+    size_t at = 0, k;
+    memset(sum, 0, sizeof *sum);
+    assert_int_equal(swa_chat_parser_create(cfg, &p, NULL), SWA_OK);
+    while (at < len) {
+        size_t piece = max ? 1 + (size_t)(tu_rng_next(seed) % max) : len;
+        if (piece > len - at) piece = len - at;
+        assert_int_equal(swa_chat_parser_feed(p, text + at, piece, &d, NULL), SWA_OK);
+        sum_delta(sum, &d, what);
+        at += piece;
+    }
+    assert_int_equal(swa_chat_parser_finish(p, &d, NULL), SWA_OK);
+    sum_delta(sum, &d, what);
+    swa_chat_parser_message(p, &m);
+    if (m.n_calls != sum->n_calls) fail_msg("%s: %zu calls streamed, %zu in the message", what, sum->n_calls, m.n_calls);
+    if (sum->nc != m.content_len || memcmp(sum->content, m.content, sum->nc))
+        fail_msg("%s: content streamed \"%.*s\", message \"%s\"", what, (int)sum->nc, sum->content, m.content);
+    assert_int_equal(sum->nr, m.reasoning_len);
+    for (k = 0; k < m.n_calls; k++) {
+        if (sum->args_len[k] != strlen(m.calls[k].arguments) || memcmp(sum->args[k], m.calls[k].arguments, sum->args_len[k]))
+            fail_msg("%s: call %zu streamed %.*s, message %s", what, k, (int)sum->args_len[k], sum->args[k], m.calls[k].arguments);
+        if (strcmp(sum->id[k], m.calls[k].id) || strcmp(sum->name[k], m.calls[k].name))
+            fail_msg("%s: call %zu streamed %s %s, message %s %s", what, k, sum->id[k], sum->name[k], m.calls[k].id,
+                     m.calls[k].name);
+    }
+    return p;
+}
+
+/* The formats whose calls stream their arguments */
+static int streams_arguments(const parse_case *c)
+{
+    if (strstr(c->text, "\"arguments\": \"")) return 0;   /* arguments in a string come whole */
+    return c->format == SWA_TOOL_FORMAT_HERMES || c->format == SWA_TOOL_FORMAT_GENERIC ||
+           c->format == SWA_TOOL_FORMAT_MISTRAL || (c->format == SWA_TOOL_FORMAT_LLAMA3 && !strstr(c->text, "python_tag"));
+}
+
+/* Every case with stream_arguments, fed whole, byte by byte and in random pieces: the pieces put
+   together are the message, and a valid call's arguments are what the parse without
+   stream_arguments reads (its id too, unless the model wrote it after the arguments). */
+static void test_streamed_arguments(void **state)
+{
+    size_t i;
+    uint64_t seed = 99;
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const parse_case *c = &cases[i];
+        swa_chat_parse_config cfg = config_of(c, c->tools);
+        swa_chat_parser *p, *plain = NULL;
+        swa_chat_msg m, want;
+        stream_sum sum;
+        size_t len = strlen(c->text), k;
+        const char *args_at = strstr(c->text, "\"arguments\""), *id_at = strstr(c->text, "\"id\"");
+        int round;
+        assert_int_equal(swa_chat_parse(&cfg, c->text, len, &plain, NULL), SWA_OK);
+        swa_chat_parser_message(plain, &want);
+        cfg.stream_arguments = 1;
+        for (round = 0; round < 12; round++) {
+            p = stream_text(&cfg, c->text, len, round == 0 ? 0 : round == 1 ? 1 : 7, &seed, &sum, c->what);
+            swa_chat_parser_message(p, &m);
+            if (want.n_calls) {                         /* a valid answer reads the same */
+                parse_case same = *c;
+                for (k = 0; k < 3 && id_at && args_at && id_at > args_at; k++) same.calls[k].id = NULL;
+                check_message(&same, m.content, m.content_len, m.reasoning, m.reasoning_len, m.calls, m.n_calls, "stream_arguments");
+                for (k = 0; k < m.n_calls; k++)
+                    if (!(id_at && args_at && id_at > args_at)) assert_string_equal(m.calls[k].id, want.calls[k].id);
+                if (round == 1 && streams_arguments(c) && sum.pieces[0] < 3)
+                    fail_msg("%s: call 0 came in %zu pieces fed byte by byte", c->what, sum.pieces[0]);
+            }
+            swa_chat_parser_free(p);
+        }
+        swa_chat_parser_free(plain);
+    }
+}
+
+/* What a stream shows of a call as it is written, and of one that goes wrong after it began. */
+static void test_argument_pieces(void **state)
+{
+    swa_chat_parse_config cfg = swa_chat_parse_config_default();
+    swa_chat_parser *p;
+    swa_chat_msg d, m;
+    static const char bad[] = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"location\": }}</tool_call>";
+    (void)state;
+    cfg.format = SWA_TOOL_FORMAT_HERMES;
+    cfg.tools = TOOLS;
+    cfg.tools_len = strlen(TOOLS);
+    cfg.stream_arguments = 1;
+    assert_int_equal(swa_chat_parser_create(&cfg, &p, NULL), SWA_OK);
+#define FEED(text) assert_int_equal(swa_chat_parser_feed(p, text, strlen(text), &d, NULL), SWA_OK)
+    FEED("<tool_call>\n{\"name\": \"get_weather\", \"arguments\"");
+    assert_int_equal(d.n_pieces, 0);                     /* not begun until its arguments open */
+    FEED(": {\"location\": \"Pa");
+    assert_int_equal(d.n_pieces, 1);
+    assert_int_equal(d.pieces[0].index, 0);
+    assert_string_equal(d.pieces[0].name, "get_weather");
+    assert_true(made_id(d.pieces[0].id));
+    assert_int_equal(d.pieces[0].arguments_len, 15);
+    assert_memory_equal(d.pieces[0].arguments, "{\"location\":\"Pa", 15);
+    FEED("ri\\u00e9");                                    /* an escape is written as its character */
+    assert_int_equal(d.n_pieces, 1);
+    assert_null(d.pieces[0].id);
+    assert_int_equal(d.pieces[0].arguments_len, 4);
+    assert_memory_equal(d.pieces[0].arguments, "ri\xc3\xa9", 4);
+    FEED("\", \"days\": 1");                              /* a number waits for its end */
+    assert_int_equal(d.pieces[0].arguments_len, 9);
+    assert_memory_equal(d.pieces[0].arguments, "\",\"days\":", 9);
+    assert_int_equal(d.n_calls, 0);
+    FEED("0}}\n</tool_call>");
+    assert_int_equal(d.n_calls, 1);                      /* whole now */
+    assert_int_equal(d.n_pieces, 1);
+    assert_int_equal(d.pieces[0].arguments_len, 3);
+    assert_memory_equal(d.pieces[0].arguments, "10}", 3);
+    assert_string_equal(d.calls[0].arguments, "{\"location\":\"Pari\xc3\xa9\",\"days\":10}");
+    swa_chat_parser_free(p);
+#undef FEED
+    /* invalid JSON after the call began: the call stays as far as it went, its text is content */
+    assert_int_equal(swa_chat_parse(&cfg, bad, strlen(bad), &p, NULL), SWA_OK);
+    swa_chat_parser_message(p, &m);
+    assert_int_equal(m.n_calls, 1);
+    assert_string_equal(m.calls[0].name, "get_weather");
+    assert_string_equal(m.calls[0].arguments, "{\"location\":");
+    assert_string_equal(m.content, bad);
+    swa_chat_parser_free(p);
+    /* the text ends inside the arguments (a stop word, the token limit) */
+    assert_int_equal(swa_chat_parse(&cfg, bad, 53, &p, NULL), SWA_OK);
+    swa_chat_parser_message(p, &m);
+    assert_int_equal(m.n_calls, 1);
+    assert_string_equal(m.calls[0].arguments, "{\"loc");
+    swa_chat_parser_free(p);
+}
+
+/* Random JSON for arguments, written with random white space and escapes. */
+static void random_ws(char *out, size_t *n, uint64_t *seed)
+{
+    static const char ws[] = " \n\t\r";
+    while (tu_rng_next(seed) % 3 == 0) out[(*n)++] = ws[tu_rng_next(seed) % 4];
+}
+
+static void random_json(char *out, size_t *n, uint64_t *seed, int depth, int object)
+{
+    static const char *const strs[] = {"Paris", "caf\xc3\xa9", "\\u00e9t\\u00e9", "\\ud83d\\ude00!", "\xf0\x9f\x91\x8b",
+                                       "a\\\"b\\\\c\\/d", "line\\nbreak\\t", "\\u0001", "", "\xe6\x97\xa5\xe6\x9c\xac"};
+    static const char *const scalars[] = {"0", "-12", "3.25", "1e3", "2.5E-2", "true", "false", "null",
+                                          "12345678901234567890", "-0.0"};
+    int k, count = (int)(tu_rng_next(seed) % 4);
+    if (object || (depth < 3 && tu_rng_next(seed) % 3 == 0)) {
+        int obj = object || tu_rng_next(seed) % 2;
+        out[(*n)++] = obj ? '{' : '[';
+        for (k = 0; k < count; k++) {
+            random_ws(out, n, seed);
+            if (obj) {
+                *n += (size_t)sprintf(out + *n, "\"%s%d\"", strs[tu_rng_next(seed) % 10], k);
+                random_ws(out, n, seed);
+                out[(*n)++] = ':';
+                random_ws(out, n, seed);
+            }
+            random_json(out, n, seed, depth + 1, 0);
+            random_ws(out, n, seed);
+            if (k + 1 < count) out[(*n)++] = ',';
+        }
+        out[(*n)++] = obj ? '}' : ']';
+    } else if (tu_rng_next(seed) % 2) {
+        *n += (size_t)sprintf(out + *n, "\"%s\"", strs[tu_rng_next(seed) % 10]);
+    } else {
+        *n += (size_t)sprintf(out + *n, "%s", scalars[tu_rng_next(seed) % 10]);
+    }
+}
+
+/* Random arguments in each streaming format, in random pieces: each call's pieces put together
+   are the arguments the parse without stream_arguments reads from the whole text. */
+static void test_random_arguments(void **state)
+{
+    static const struct { swa_tool_format format; const char *head, *tail; } forms[] = {
+        {SWA_TOOL_FORMAT_HERMES, "Sure.<tool_call>\n{\"name\": \"python\", \"arguments\": ", "}\n</tool_call>"},
+        {SWA_TOOL_FORMAT_MISTRAL, "[TOOL_CALLS]python[ARGS]", ""},
+        {SWA_TOOL_FORMAT_MISTRAL, "[TOOL_CALLS][{\"name\": \"python\", \"arguments\": ", ", \"id\": \"a1\"}]"},
+        {SWA_TOOL_FORMAT_LLAMA3, "{\"type\": \"function\", \"name\": \"python\", \"parameters\": ", "}"},
+        {SWA_TOOL_FORMAT_GENERIC, "{\"tool_calls\": [{\"id\": 5, \"name\": \"python\", \"arguments\": ", "}]}"},
+    };
+    uint64_t seed = 2024;
+    int round;
+    (void)state;
+    for (round = 0; round < 400; round++) {
+        size_t f = (size_t)round % (sizeof forms / sizeof forms[0]), n = 0, k;
+        char text[8192];
+        swa_chat_parse_config cfg = swa_chat_parse_config_default();
+        swa_chat_parser *p, *plain = NULL;
+        swa_chat_msg want;
+        stream_sum sum;
+        n += (size_t)sprintf(text, "%s", forms[f].head);
+        random_json(text, &n, &seed, 0, 1);
+        n += (size_t)sprintf(text + n, "%s", forms[f].tail);
+        if (forms[f].format == SWA_TOOL_FORMAT_MISTRAL && round % 3 == 0)   /* a second call after the first */
+            n += (size_t)sprintf(text + n, "%s", f == 1 ? "[TOOL_CALLS]get_weather[ARGS]{\"location\": \"Oslo\"}" : "");
+        cfg.format = forms[f].format;
+        cfg.tools = TOOLS;
+        cfg.tools_len = strlen(TOOLS);
+        cfg.id_seed = 3;
+        assert_int_equal(swa_chat_parse(&cfg, text, n, &plain, NULL), SWA_OK);
+        swa_chat_parser_message(plain, &want);
+        if (want.n_calls == 0) fail_msg("not a call: %.*s", (int)n, text);
+        cfg.stream_arguments = 1;
+        p = stream_text(&cfg, text, n, round % 2 ? 1 : 9, &seed, &sum, forms[f].head);
+        assert_int_equal(sum.n_calls, want.n_calls);
+        for (k = 0; k < want.n_calls; k++)
+            if (sum.args_len[k] != strlen(want.calls[k].arguments) || memcmp(sum.args[k], want.calls[k].arguments, sum.args_len[k]))
+                fail_msg("%.*s\nstreamed %.*s\nwant     %s", (int)n, text, (int)sum.args_len[k], sum.args[k], want.calls[k].arguments);
+        swa_chat_parser_free(p);
+        swa_chat_parser_free(plain);
+    }
+}
+
 /* What a stream holds back: the start of a marker, until it is one or is not. */
 static void test_held_back(void **state)
 {
@@ -444,6 +697,13 @@ static void test_forced_calls(void **state)
         if (swa_tool_call_grammar(&cfg, NULL, 1, &text, &err) != SWA_OK) fail_msg("%s: %s", swa_tool_format_name(cfg.format), err.msg);
         if (swa_grammar_parse(text, strlen(text), NULL, &g, &err) != SWA_OK) fail_msg("%s: %s\n%s", swa_tool_format_name(cfg.format), err.msg, text);
         if (swa_grammar_match(g, calls[i].text, len, NULL, &err) != SWA_OK) fail_msg("%s: no match\n%s", swa_tool_format_name(cfg.format), text);
+        if (swa_tool_call_trigger(cfg.format)) {             /* a lazy grammar's trigger opens every call */
+            const char *trigger = swa_tool_call_trigger(cfg.format);
+            if (strncmp(calls[i].text, trigger, strlen(trigger))) fail_msg("%s: trigger %s", swa_tool_format_name(cfg.format), trigger);
+        } else if (cfg.format != SWA_TOOL_FORMAT_GENERIC && cfg.format != SWA_TOOL_FORMAT_LLAMA3 &&
+                   cfg.format != SWA_TOOL_FORMAT_FUNCTIONARY_V3_2) {
+            fail_msg("%s: no trigger", swa_tool_format_name(cfg.format));
+        }
         assert_int_equal(swa_chat_parse(&cfg, calls[i].text, len, &p, NULL), SWA_OK);
         swa_chat_parser_message(p, &m);
         assert_int_equal(m.n_calls, 1);
@@ -485,6 +745,9 @@ int main(void)
         cmocka_unit_test(test_whole_answers),
         cmocka_unit_test(test_streamed_answers),
         cmocka_unit_test(test_held_back),
+        cmocka_unit_test(test_streamed_arguments),
+        cmocka_unit_test(test_argument_pieces),
+        cmocka_unit_test(test_random_arguments),
         cmocka_unit_test(test_detection),
         cmocka_unit_test(test_reasoning_names_and_prompts),
         cmocka_unit_test(test_bad_config),

@@ -15,8 +15,9 @@
 #include "tests/testutil.h"
 #include <pthread.h>
 
-/* Under an emulator (make test-aarch64 passes SWA_TEST_QUICK) floating point runs a hundred
-   times slower: the same properties are checked on fewer windows and shorter runs. */
+/* Under an emulator or a sanitizer (make test-aarch64 and the sanitized builds pass SWA_TEST_QUICK)
+   floating point runs twenty to a hundred times slower: the same properties are checked on fewer
+   windows and shorter runs. */
 /* Under ThreadSanitizer (make test TSAN=1 passes SWA_TEST_TSAN) the tests that only check
    arithmetic over more types, head layouts and cache types are skipped: they run the same
    threaded code as the F32 one and the thread tests below, which stay, at twenty times the cost. */

@@ -50,7 +50,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lim.fim_pre = 1;   /* any ids: the FIM path is reached */
     lim.fim_suf = 2;
     lim.fim_mid = 3;
-    for (kind = SRV_CHAT; kind <= SRV_OLLAMA_GENERATE; kind++) {
+    lim.fim_rep = size && (data[0] & 2) ? 4 : -1;   /* /infill's repository pattern, or its snippet lines */
+    lim.fim_sep = size && (data[0] & 2) ? 5 : -1;
+    for (kind = SRV_CHAT; kind <= SRV_INFILL; kind++) {
         srv_request r;
         srv_embed_request er;
         srv_error err;
@@ -60,6 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         lim.jinja = size && (data[size - 1] & 1) ? jinja : NULL;   /* '}' is odd: most objects take it */
         lim.bos_text = lim.jinja ? "<s>" : NULL;
         lim.eos_text = lim.jinja ? "</s>" : NULL;
+        lim.tool_format = lim.jinja ? SWA_TOOL_FORMAT_HERMES : SWA_TOOL_FORMAT_CONTENT;   /* calls forced or strict */
         if (srv_parse_request((const char *)data, size, kind, &lim, &r, &err)) {
             if (err.status < 400 || err.status > 599 || !err.message[0] || strlen(err.message) >= sizeof err.message) abort();
         } else {
@@ -78,6 +81,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (er.n < 1 || er.n > SRV_MAX_PROMPTS) abort();
             srv_embed_free(&er);
         }
+    }
+    for (kind = SRV_SLOT_SAVE; kind <= SRV_SLOT_ERASE; kind++) {   /* a slot action's body: a plain file name or nothing */
+        char name[256];
+        srv_error err;
+        if (srv_parse_slot_action((const char *)data, size, kind, name, sizeof name, &err) == 0 &&
+            kind != SRV_SLOT_ERASE && (!srv_filename_valid(name) || strchr(name, '/') || strstr(name, "..")))
+            abort();
     }
     {   /* the UTF-8 helpers on the raw bytes */
         size_t k = srv_utf8_complete((const char *)data, size);

@@ -14,6 +14,10 @@ or error. tests/test_jinja.c checks swa.h against these files.
 
     pip install transformers jinja2
     python3 tools/reference/chat_templates.py
+
+Where the templates' text comes from: llama.cpp's models/templates/ (most), the models'
+tokenizer_config.json or chat_template.jinja as public code quotes them (Gemma 3, Phi-4-mini,
+OLMo 2, Olmo 3.1, EXAONE 4), transformers' own processing_llama4.py (Llama 4).
 """
 import datetime
 import json
@@ -89,7 +93,10 @@ TOKENS = [("Llama-3", "<|begin_of_text|>", "<|eot_id|>"), ("Hermes", "<|begin_of
           ("deepseek", "<\uff5cbegin\u2581of\u2581sentence\uff5c>", "<\uff5cend\u2581of\u2581sentence\uff5c>"),
           ("DeepSeek", "<\uff5cbegin\u2581of\u2581sentence\uff5c>", "<\uff5cend\u2581of\u2581sentence\uff5c>"),
           ("command-r", "<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>"), ("gpt-oss", "<|startoftext|>", "<|return|>"),
-          ("granite", "<|end_of_text|>", "<|end_of_text|>"), ("Kimi", "[BOS]", "[EOS]")]
+          ("granite", "<|end_of_text|>", "<|end_of_text|>"), ("Kimi", "[BOS]", "[EOS]"),
+          ("Phi-4", "<|endoftext|>", "<|endoftext|>"), ("OLMo-2", "<|endoftext|>", "<|endoftext|>"),
+          ("Olmo-3", "<|endoftext|>", "<|endoftext|>"), ("Llama-4", "<|begin_of_text|>", "<|eot|>"),
+          ("EXAONE", "[BOS]", "[|endofturn|]")]
 
 
 def tokens_for(name):

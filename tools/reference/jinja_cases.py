@@ -92,4 +92,7 @@ CASES = [
  ("{{ d['a'] }} {{ d.items()|list }} {{ d|length }}", {"d": {"a": [1, 2], "b": {"c": None}}}),
  ("{{ x }}", {"x": {"a": [1, 2.5, None, True, "s"]}}),
  ("{{ '%d items'|format(3) }}", {}),
+ # an undefined value is iterable and a sequence (Gemma 3 asks it of a message whose content transformers dropped)
+ ("{{ x is iterable }} {{ x is sequence }} {{ x is mapping }} {{ x is string }} {{ none is iterable }} {{ none is sequence }}", {}),
+ ("{% if m['content'] is string %}s{% elif m['content'] is iterable %}i{% for p in m['content'] %}x{% endfor %}{% else %}e{% endif %}", {"m": {"role": "assistant"}}),
 ]
