@@ -543,6 +543,12 @@ static void test_shared_trie(void **state)
         if (order == 2) swa_sampler_free(c1);               /* the original last */
         swa_sampler_free(order == 0 ? c1 : s);
     }
+    swa_grammar_free(gr);
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+    free(bytes);
+}
+
 /* A lazy grammar: free text, EOS too, until the trigger appears (across tokens, inside one);
    then the grammar, having read the text from the trigger on, holds every token; a copy carries
    what was seen, a reset waits again, and text after the trigger the grammar refuses is recorded. */
