@@ -51,10 +51,10 @@ EXAMPLE_NAMES := swa-sequences swa-control swa-chat swa-grammar swa-speculative
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES) $(EXAMPLE_NAMES))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
 # ThreadSanitizer runs the tests that start threads (the thread pool, sequences, the server, the
-# programs); the parsers' and kernels' tests start none, and cost it a hundred times their plain
+# programs, grammar samplers sharing a trie); the parsers' and kernels' tests start none, and cost it a hundred times their plain
 # time (ASan and UBSan still run them).
-TSAN_TESTS := test_arch test_generate test_longrun test_platform test_quant test_seq test_server test_speculative \
-              test_tools test_window
+TSAN_TESTS := test_arch test_generate test_grammar test_longrun test_platform test_quant test_seq test_server \
+              test_speculative test_tools test_window
 ifeq ($(TSAN),1)
 TESTS    := $(filter $(addprefix $(BUILD)/,$(TSAN_TESTS)),$(TESTS))
 endif

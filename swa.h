@@ -1068,7 +1068,8 @@ SWADEF swa_status swa_sampler_status(const swa_sampler *s, swa_error *err);
    swa_sampler_sample returns swa_vocab_eos(v) (-1 when v has none). swa_sampler_accept moves
    the grammar on too: a token it refuses is recorded as a failure and leaves it where it was.
    Control tokens, empty pieces and unknown tokens are never allowed. Attaching builds a byte
-   trie of v's pieces (once; a copy builds its own). */
+   trie of v's pieces; swa_sampler_copy shares it (it is never written after it is built, so
+   copies may sample from different threads) and the last sampler holding it frees it. */
 SWADEF swa_status swa_sampler_set_grammar(swa_sampler *s, const swa_grammar *g, const swa_vocab *v, swa_error *err);
 /* The same, lazily: nothing is constrained until one of the n triggers (non-empty texts) appears
    in the text of the tokens accepted; from the earliest such place the grammar reads that text
@@ -1079,6 +1080,10 @@ SWADEF swa_status swa_sampler_set_grammar(swa_sampler *s, const swa_grammar *g, 
    the trigger are allowed and not looked at; swa_sampler_reset waits for a trigger again. */
 SWADEF swa_status swa_sampler_set_grammar_lazy(swa_sampler *s, const swa_grammar *g, const swa_vocab *v,
                                                const char *const *triggers, size_t n, swa_error *err);
+/* The grammar back to its start (and its failure cleared; a lazy one waits for a trigger
+   again), nothing else: the generator, the history and the bias go on, as for the next reply of
+   a chat. Without a grammar, nothing. */
+SWADEF void       swa_sampler_restart_grammar(swa_sampler *s);
 #endif
 /* Our generator, exposed for tests: the next uniform float in [0, 1). */
 SWADEF float      swa_sampler_uniform(swa_sampler *s);
@@ -1459,6 +1464,9 @@ SWA__INTERNAL void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, s
                                  int64_t n_rows, const uint8_t *x, size_t x_stride, int nt,
                                  int64_t n, float *y, int64_t ldy);
 SWA__INTERNAL uint64_t swa__widen_bytes(const swa__type_kernels *k, int64_t n_in);
+#if !defined(SWA_NO_GRAMMAR) && !defined(SWA_NO_TOKENIZER) && !defined(SWA_NO_SAMPLER)
+SWA__INTERNAL const void *swa__sampler_trie(const swa_sampler *s);   /* the grammar's trie; NULL without one */
+#endif
 SWA__INTERNAL int64_t swa__block_rows(const swa__type_kernels *k, size_t row_bytes, int64_t n_in, int64_t tile);
 SWA__INTERNAL void swa__dot_block(const swa__kernels *ks, uint32_t type, const uint8_t *w, size_t w_stride,
                                   int64_t n_rows, const uint8_t *x, size_t x_stride, int64_t n, int64_t n_in,
@@ -2227,6 +2235,19 @@ static void swa__store_ptr(void **p, void *v) { __atomic_store_n(p, v, __ATOMIC_
 #error "swa.h: the thread pool needs the atomics of GCC, clang or MSVC"
 #endif
 #endif
+
+/* Add v to a reference count and return the new count, atomically; acquire-release, so the
+   holder that drops the count to 0 sees every write the others made before they dropped theirs. */
+SWA__UNUSED static int swa__refs_add(int *p, int v)
+{
+#if defined(_MSC_VER) && !defined(__clang__)
+    return (int)_InterlockedExchangeAdd((volatile long *)p, (long)v) + v;
+#elif defined(__GNUC__) || defined(__clang__)
+    return __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL);
+#else
+#error "swa.h: reference counts need the atomics of GCC, clang or MSVC"
+#endif
+}
 
 /* Take a counter's value and add 1, atomically; relaxed: the pool's barriers
    order the rest, and a counter that only makes names unique needs no order. */
@@ -14735,7 +14756,8 @@ typedef struct swa__gnode {       /* children: nodes [child, child + n_child); t
 #define SWA__GN_OK(k) (1u << (k))
 #define SWA__GN_HIGH 16u
 
-typedef struct swa__gvoc {
+typedef struct swa__gvoc {        /* immutable once built: the copies of a sampler share it */
+    int refs;                     /* atomic: the samplers holding it; the last one frees it */
     int32_t n_vocab;
     swa__gnode *node;
     uint8_t *byte;                /* [n_node] the byte that leads to each node */
@@ -14763,6 +14785,14 @@ static void swa__gvoc_free(swa__gvoc *t)
     SWA_FREE(t->node); SWA_FREE(t->byte); SWA_FREE(t->tok); SWA_FREE(t->eog); SWA_FREE(t->sorted);
     SWA_FREE(t->ascii);
     memset(t, 0, sizeof *t);
+}
+
+/* Drop one holder of a shared trie; the last one frees it. NULL is fine. */
+static void swa__gvoc_release(swa__gvoc *t)
+{
+    if (!t || swa__refs_add(&t->refs, -1) > 0) return;
+    swa__gvoc_free(t);
+    SWA_FREE(t);
 }
 
 /* The trie over e[0..n), sorted: breadth first, so each node's children are contiguous; lo and
@@ -15190,8 +15220,8 @@ static swa_status swa__gdfa_walk(swa__gdfa *d, const swa__gvoc *t, swa__gframe *
 
 typedef struct swa__gsamp {
     const swa_vocab *vocab;
-    swa__gvoc voc;
-    swa__gdfa dfa;
+    swa__gvoc *voc;               /* shared with the sampler's copies */
+    swa__gdfa dfa;                /* the rest is this sampler's own: caches and the position */
     swa_grammar_state *st;
     swa__gframe *frames;          /* [voc.max_len + 2] */
     uint32_t *bits;               /* the allowed tokens of this step */
@@ -15205,7 +15235,7 @@ typedef struct swa__gsamp {
 static void swa__gsamp_free(swa__gsamp *gs)
 {
     if (!gs) return;
-    swa__gvoc_free(&gs->voc);
+    swa__gvoc_release(gs->voc);
     swa__gdfa_free(&gs->dfa);
     swa_grammar_state_free(gs->st);
     SWA_FREE(gs->frames);
@@ -15233,20 +15263,39 @@ static swa_status swa__gsamp_lazy(swa__gsamp *gs, const char *const *triggers, s
     return SWA_OK;
 }
 
-static swa_status swa__gsamp_create(const swa_grammar *g, const swa_vocab *v, swa__gsamp **out, swa_error *err)
+/* A new trie of v's pieces, held once. */
+static swa_status swa__gvoc_new(const swa_vocab *v, swa__gvoc **out, swa_error *err)
+{
+    swa__gvoc *t = (swa__gvoc *)swa__calloc(1, sizeof *t);
+    swa_status s;
+    *out = NULL;
+    if (!t) return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the vocabulary's trie");
+    if ((s = swa__gvoc_build(t, v, err))) {
+        SWA_FREE(t);
+        return s;
+    }
+    t->refs = 1;
+    *out = t;
+    return SWA_OK;
+}
+
+/* A token filter for g over v's trie t (held once more here: the caller keeps its hold). */
+static swa_status swa__gsamp_create(const swa_grammar *g, const swa_vocab *v, swa__gvoc *t, swa__gsamp **out,
+                                    swa_error *err)
 {
     swa__gsamp *gs = (swa__gsamp *)swa__calloc(1, sizeof *gs);
     swa_status s;
     *out = NULL;
     if (!gs) return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the token filter");
     gs->vocab = v;
-    if ((s = swa__gvoc_build(&gs->voc, v, err)) || (s = swa__gdfa_init(&gs->dfa, g, gs->voc.n_vocab, err)) ||
-        (s = swa_grammar_state_create(g, &gs->st, err))) {
+    swa__refs_add(&t->refs, 1);
+    gs->voc = t;
+    if ((s = swa__gdfa_init(&gs->dfa, g, t->n_vocab, err)) || (s = swa_grammar_state_create(g, &gs->st, err))) {
         swa__gsamp_free(gs);
         return s;
     }
-    gs->frames = (swa__gframe *)swa__calloc(gs->voc.max_len + 2, sizeof *gs->frames);
-    gs->bits = (uint32_t *)swa__calloc(((uint64_t)gs->voc.n_vocab + 31) / 32, sizeof *gs->bits);
+    gs->frames = (swa__gframe *)swa__calloc(gs->voc->max_len + 2, sizeof *gs->frames);
+    gs->bits = (uint32_t *)swa__calloc(((uint64_t)gs->voc->n_vocab + 31) / 32, sizeof *gs->bits);
     if (!gs->frames || !gs->bits) {
         swa__gsamp_free(gs);
         return swa__fail(err, SWA_ERR_NOMEM, "grammar: cannot allocate the token filter");
@@ -15255,12 +15304,23 @@ static swa_status swa__gsamp_create(const swa_grammar *g, const swa_vocab *v, sw
     return SWA_OK;
 }
 
-/* A copy for a forked sequence: the same vocabulary and position in the text (the trie and
-   automaton are built anew, as they are caches). */
+/* A token filter for g over a new trie of v's pieces. */
+static swa_status swa__gsamp_new(const swa_grammar *g, const swa_vocab *v, swa__gsamp **out, swa_error *err)
+{
+    swa__gvoc *t;
+    swa_status s = swa__gvoc_new(v, &t, err);
+    if (s) return s;
+    s = swa__gsamp_create(g, v, t, out, err);
+    swa__gvoc_release(t);
+    return s;
+}
+
+/* A copy for a forked sequence: the same vocabulary and position in the text; the trie is
+   shared, the automaton (a cache the walk writes to) starts anew. */
 static swa_status swa__gsamp_copy(const swa__gsamp *src, swa__gsamp **out, swa_error *err)
 {
     swa_grammar_state *st;
-    swa_status s = swa__gsamp_create(src->st->g, src->vocab, out, err);
+    swa_status s = swa__gsamp_create(src->st->g, src->vocab, src->voc, out, err);
     if (s) return s;
     if ((s = swa_grammar_state_copy(src->st, &st, err))) {
         swa__gsamp_free(*out);
@@ -15296,7 +15356,7 @@ static void swa__gsamp_reset(swa__gsamp *gs)
 static int swa__gsamp_is_eog(const swa__gsamp *gs, int32_t id)
 {
     size_t k;
-    for (k = 0; k < gs->voc.n_eog; k++) if (gs->voc.eog[k] == id) return 1;
+    for (k = 0; k < gs->voc->n_eog; k++) if (gs->voc->eog[k] == id) return 1;
     return 0;
 }
 
@@ -15304,7 +15364,7 @@ static int swa__gsamp_is_eog(const swa__gsamp *gs, int32_t id)
 static swa_status swa__gsamp_bits(swa__gsamp *gs, int32_t id, swa_error *err)
 {
     swa__gdfa *d = &gs->dfa;
-    size_t words = ((size_t)gs->voc.n_vocab + 31) / 32;
+    size_t words = ((size_t)gs->voc->n_vocab + 31) / 32;
     int k, oldest = 0;
     swa_status s;
     if (gs->st->pn == 0)
@@ -15314,7 +15374,7 @@ static swa_status swa__gsamp_bits(swa__gsamp *gs, int32_t id, swa_error *err)
                 memcpy(gs->bits, d->mask + (size_t)k * words, words * sizeof *gs->bits);
                 return SWA_OK;
             }
-    if ((s = swa__gdfa_walk(d, &gs->voc, gs->frames, id, gs->st->pv, gs->st->pn, gs->st->plen, gs->bits, err)))
+    if ((s = swa__gdfa_walk(d, gs->voc, gs->frames, id, gs->st->pv, gs->st->pn, gs->st->plen, gs->bits, err)))
         return s;
     if (gs->st->pn) return SWA_OK;
     for (k = 1; k < SWA__GD_MASKS; k++) if (d->mask_used[k] < d->mask_used[oldest]) oldest = k;
@@ -15331,7 +15391,7 @@ static int swa__gsamp_allowed(swa__gsamp *gs)
 {
     swa__gdfa *d = &gs->dfa;
     int32_t id;
-    size_t k, words = ((size_t)gs->voc.n_vocab + 31) / 32;
+    size_t k, words = ((size_t)gs->voc->n_vocab + 31) / 32;
     uint32_t any = 0;
     if (gs->error.code != SWA_OK || swa_grammar_state_done(gs->st)) return 1;
     if (d->n_w > SWA__GD_SOFT_WORDS || d->n_st > SWA__GD_SOFT_STATES) swa__gdfa_clear(d);
@@ -15339,7 +15399,7 @@ static int swa__gsamp_allowed(swa__gsamp *gs)
         swa__gsamp_bits(gs, id, &gs->error))
         return 1;
     if (swa_grammar_state_can_end(gs->st))
-        for (k = 0; k < gs->voc.n_eog; k++) gs->bits[gs->voc.eog[k] >> 5] |= 1u << (gs->voc.eog[k] & 31);
+        for (k = 0; k < gs->voc->n_eog; k++) gs->bits[gs->voc->eog[k] >> 5] |= 1u << (gs->voc->eog[k] & 31);
     for (k = 0; k < words; k++) any |= gs->bits[k];
     if (any) return 0;
     swa__fail(&gs->error, SWA_ERR_NO_MATCH, "grammar: no token of the vocabulary can continue the text");
@@ -15348,7 +15408,7 @@ static int swa__gsamp_allowed(swa__gsamp *gs)
 
 static int swa__gsamp_has(const swa__gsamp *gs, int32_t id)
 {
-    return id >= 0 && id < gs->voc.n_vocab && (gs->bits[id >> 5] >> (id & 31) & 1);
+    return id >= 0 && id < gs->voc->n_vocab && (gs->bits[id >> 5] >> (id & 31) & 1);
 }
 
 /* Where lit (n bytes) first occurs in s[0, len), or len. */
@@ -18598,7 +18658,7 @@ SWADEF swa_status swa_sampler_set_grammar(swa_sampler *s, const swa_grammar *g, 
     if (g && swa_vocab_size(v) != s->n_vocab)
         return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_set_grammar: the vocabulary has %d tokens, the "
                          "sampler %d", (int)swa_vocab_size(v), (int)s->n_vocab);
-    if (g && (st = swa__gsamp_create(g, v, &gs, err))) return st;
+    if (g && (st = swa__gsamp_new(g, v, &gs, err))) return st;
     swa__gsamp_free(s->gram);
     s->gram = gs;
     swa__ok(err);
@@ -18619,7 +18679,7 @@ SWADEF swa_status swa_sampler_set_grammar_lazy(swa_sampler *s, const swa_grammar
     if (swa_vocab_size(v) != s->n_vocab)
         return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_sampler_set_grammar_lazy: the vocabulary has %d tokens, the "
                          "sampler %d", (int)swa_vocab_size(v), (int)s->n_vocab);
-    if ((st = swa__gsamp_create(g, v, &gs, err))) return st;
+    if ((st = swa__gsamp_new(g, v, &gs, err))) return st;
     if ((st = swa__gsamp_lazy(gs, triggers, n, err))) {
         swa__gsamp_free(gs);
         return st;
@@ -18630,11 +18690,21 @@ SWADEF swa_status swa_sampler_set_grammar_lazy(swa_sampler *s, const swa_grammar
     return SWA_OK;
 }
 
+SWADEF void swa_sampler_restart_grammar(swa_sampler *s)
+{
+    if (s && s->gram) swa__gsamp_reset(s->gram);
+}
+
+SWA__INTERNAL const void *swa__sampler_trie(const swa_sampler *s)
+{
+    return s->gram ? (const void *)s->gram->voc : NULL;
+}
+
 /* What the sampler returns when the grammar lets nothing follow. */
 static int32_t swa__sampler_stop(const swa_sampler *s)
 {
     int32_t eos = swa_vocab_eos(s->gram->vocab);
-    return eos >= 0 || s->gram->voc.n_eog == 0 ? eos : s->gram->voc.eog[0];
+    return eos >= 0 || s->gram->voc->n_eog == 0 ? eos : s->gram->voc->eog[0];
 }
 
 /* The grammar's filter: disallowed tokens to -inf. 1 when nothing is allowed. */

@@ -151,8 +151,9 @@ static void usage(FILE *f)
         "  --logit-bias ID+B    add B (or ID-B: subtract) to token ID's logit; ID-inf bans it (repeatable)\n"
         "  --grammar TEXT       constrain the output to a GBNF grammar (llama.cpp's syntax, rule root;\n"
         "                       docs/grammar.md): only tokens that can continue it are sampled, and\n"
-        "                       generation ends where it is complete. Not with -i or --ids; the\n"
-        "                       repetition penalty then does not count the prompt's tokens\n"
+        "                       generation ends where it is complete; with -i, each answer. Not\n"
+        "                       with --ids; the repetition penalty then does not count the prompt's\n"
+        "                       tokens\n"
         "  --grammar-file FILE  the same, the grammar read from FILE\n"
         "  -j, --json-schema TEXT  the same, the grammar of a JSON Schema (llama.cpp's conversion;\n"
         "                       docs/grammar.md): the output is JSON the schema describes\n"
@@ -438,8 +439,8 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->chat_template_file && o->no_jinja) return usage_error("--chat-template-file is a Jinja template: not with --no-jinja"), EXIT_USAGE;
     if (!!o->grammar + !!o->grammar_file + !!o->json_schema + !!o->json_schema_file > 1)
         return usage_error("give one of --grammar, --grammar-file, --json-schema and --json-schema-file"), EXIT_USAGE;
-    if ((o->grammar || o->grammar_file || o->json_schema || o->json_schema_file) && (o->chat || o->ids))
-        return usage_error("--grammar and --json-schema constrain a story: not with %s", o->chat ? "-i" : "--ids"), EXIT_USAGE;
+    if ((o->grammar || o->grammar_file || o->json_schema || o->json_schema_file) && o->ids)
+        return usage_error("--grammar and --json-schema constrain text: not with --ids"), EXIT_USAGE;
     if (o->chat && (o->save_state || o->load_state))
         return usage_error("--save-state and --load-state are for stories, not -i"), EXIT_USAGE;
     if (o->parallel && !parallel_fits(o)) return EXIT_USAGE;
@@ -1248,6 +1249,16 @@ static int feed_text(session *s, const char *text, int first)
     return ok;
 }
 
+/* 1 unless the grammar stopped the answer (a limit, or a vocabulary that cannot go on), which
+   is said; the chat ends there, as a story does. */
+static int grammar_held(const session *s)
+{
+    swa_error err;
+    if (swa_sampler_status(s->sampler, &err) == SWA_OK) return 1;
+    fprintf(stderr, PROG ": %s\n", err.msg);
+    return 0;
+}
+
 /* Each line of stdin is a user message. The conversation is formatted whole with the template
    every turn, and only what follows the text already evaluated is tokenized and evaluated.
    Ctrl-C while a turn is evaluated ends the chat; while the answer is generated it ends the
@@ -1288,7 +1299,8 @@ static int chat(session *s)
         if (reply.s) reply.s[0] = '\0';
         s->reply = &reply;
         swa_ctx_set_abort(s->ctx, NULL, NULL);
-        ok = generate(s, s->o->n_predict, &ended) && put_str("\n");
+        swa_sampler_restart_grammar(s->sampler);   /* each answer matches the grammar whole */
+        ok = generate(s, s->o->n_predict, &ended) && put_str("\n") && grammar_held(s);
         swa_ctx_set_abort(s->ctx, abort_on_interrupt, NULL);
         s->reply = NULL;
         if (!ok || reply.failed || !conversation_add(&c, "assistant", reply.s ? reply.s : "")) { ok = 0; goto out; }

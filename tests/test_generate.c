@@ -450,6 +450,49 @@ static void test_prompt_with_more_tokens_than_bytes(void **state)
     remove(model); remove(dump);
 }
 
+/* Whether t is exactly `turns` answers, each one of the two values, then what a schema's grammar
+   lets follow a value (nothing, a space, or a newline and spaces or tabs), then the newline the
+   chat prints. */
+static int chat_answers(const char *t, const char *a, const char *b, int turns)
+{
+    size_t n = !strncmp(t, a, strlen(a)) ? strlen(a) : !strncmp(t, b, strlen(b)) ? strlen(b) : 0, k;
+    if (turns == 0) return *t == '\0';
+    if (!n) return 0;
+    if (t[n] == '\n' && chat_answers(t + n + 1, a, b, turns - 1)) return 1;
+    if (t[n] == ' ') return t[n + 1] == '\n' && chat_answers(t + n + 2, a, b, turns - 1);
+    for (k = n + 1; t[n] == '\n' && (t[k] == ' ' || t[k] == '\t'); k++) {}
+    return t[n] == '\n' && t[k] == '\n' && chat_answers(t + k + 1, a, b, turns - 1);
+}
+
+/* -i with --grammar or --json-schema: every answer is a whole match, the second as the first
+   (the grammar starts again each turn; left where the first answer ended, it would allow only
+   the end at once), checked against the grammar by hand. */
+static void test_chat_grammar_each_turn(void **state)
+{
+    static const char *const runs[][3] = {
+        {"--grammar 'root ::= (\"yes\" | \"no\") \"!\"'", "yes!", "no!"},
+        {"-j '{\"enum\": [\"red\", \"blue\"]}'", "\"red\"", "\"blue\""},
+    };
+    char in[] = "/tmp/swa_cli_chat_in_XXXXXX", out[] = "/tmp/swa_cli_chat_out_XXXXXX", cmd[1024], *text;
+    size_t r;
+    int seed;
+    (void)state;
+    if (access(GENERATE_FILE, X_OK) != 0) fail_msg(GENERATE_FILE " is missing: run make first");
+    close(mkstemp(in)); close(mkstemp(out));
+    tu_write_file(in, "Hello\nWho are you?\n", 20);
+    for (r = 0; r < sizeof runs / sizeof runs[0]; r++)
+        for (seed = 1; seed <= 3; seed++) {
+            snprintf(cmd, sizeof cmd, GENERATE " -m examples/models/swa-stories.gguf -i %s -n 30 --temp 1 -s %d -t 1 "
+                     "< %s > %s 2>/dev/null", runs[r][0], seed, in, out);
+            assert_int_equal(tu_run(cmd), 0);
+            text = read_text(out);
+            if (!chat_answers(text, runs[r][1], runs[r][2], 2))
+                fail_msg("%s, seed %d: not two answers that match: \"%s\"", runs[r][0], seed, text);
+            free(text);
+        }
+    remove(in); remove(out);
+}
+
 /* -i -f FILE: the file is the first turn, exactly as the same text given with -p. */
 static void test_chat_reads_the_prompt_file(void **state)
 {
@@ -966,6 +1009,7 @@ int main(void)
         cmocka_unit_test(test_save_and_load_state),
         cmocka_unit_test(test_prompt_with_more_tokens_than_bytes),
         cmocka_unit_test(test_chat_reads_the_prompt_file),
+        cmocka_unit_test(test_chat_grammar_each_turn),
         cmocka_unit_test(test_context_end),
         cmocka_unit_test(test_parallel_equals_single_runs),
         cmocka_unit_test(test_parallel_refusals),

@@ -1,12 +1,15 @@
 /* GBNF grammars: llama.cpp's grammar test cases (tests/data/grammar/cases.txt), random near-valid
    strings judged by llama.cpp's llama-gbnf-validator (random.txt), refusals with their place,
    hostile grammars, a match arriving in pieces, and constrained sampling on a small vocabulary
-   written here (byte fallback, multi-byte pieces) and on the shipped model. */
+   written here (byte fallback, multi-byte pieces; copies sharing the trie, on two threads) and on
+   the shipped model. */
 #define _POSIX_C_SOURCE 200809L   /* strtok_r */
+#define SWA_INTERNALS   /* swa__sampler_trie: which trie a sampler holds */
 #include "swa.h"
 #define GW_IMPLEMENTATION
 #include "tools/common/gguf_writer.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -448,6 +451,104 @@ static void test_split_character(void **state)
     free(bytes);
 }
 
+/* ---- copies share the vocabulary's trie ---- */
+
+enum { SHARED_STEPS = 40 };
+
+typedef struct shared_run {
+    swa_sampler *s;
+    const swa_vocab *v;
+    int32_t ids[SHARED_STEPS];
+    int n, bad;                   /* tokens drawn; a token made text the grammar refuses */
+    int free_after;               /* free the sampler when done (two threads at once drop their holds) */
+} shared_run;
+
+/* Sample up to SHARED_STEPS tokens (EOS ends it) with logits that depend on the step only,
+   each one checked by hand's judgement of the text so far. */
+static void *shared_sample(void *arg)
+{
+    shared_run *r = (shared_run *)arg;
+    unsigned char text[512] = {'{'};                       /* the sampler was given "{" */
+    size_t n = 1;
+    int complete = 0;
+    uint64_t rng = 1234;
+    float logits[N_SMALL];
+    for (r->n = 0; r->n < SHARED_STEPS; r->n++) {
+        random_logits(logits, N_SMALL, &rng);
+        logits[2] -= 2.0f;                                  /* EOS not at once */
+        r->ids[r->n] = swa_sampler_sample(r->s, logits);
+        if (r->ids[r->n] == 2) { r->n++; break; }
+        n += swa_token_to_text(r->v, r->ids[r->n], (char *)text + n, sizeof text - n);
+        if (!small_prefix(text, n, &complete)) { r->bad = 1; break; }
+    }
+    if (r->free_after) swa_sampler_free(r->s);
+    return NULL;
+}
+
+static void expect_same_run(const shared_run *a, const shared_run *b)
+{
+    int i;
+    assert_int_equal(a->n, b->n);
+    for (i = 0; i < a->n; i++) assert_int_equal(a->ids[i], b->ids[i]);
+}
+
+/* Copies hold the original's trie (the same one: a copy does not build its own), draw what
+   the original draws from the same seed and logits, from two threads at once too (which then
+   free theirs at once), and any of them may be freed first. */
+static void test_shared_trie(void **state)
+{
+    swa_gguf *g;
+    uint8_t *bytes;
+    swa_vocab *v = small_vocab(&g, &bytes);
+    swa_grammar *gr = parse_ok(small_grammar);
+    swa_sampler_config sc = swa_sampler_config_default();
+    swa_sampler *s, *c1, *c2, *c3;
+    shared_run r[4];
+    pthread_t tid[2];
+    swa_error err;
+    int order, i;
+    (void)state;
+    sc.temperature = 1.0f;
+    sc.top_k = 0;
+    for (order = 0; order < 3; order++) {
+        assert_int_equal(swa_sampler_create(&sc, N_SMALL, &s, &err), SWA_OK);
+        assert_null(swa__sampler_trie(s));
+        assert_int_equal(swa_sampler_set_grammar(s, gr, v, &err), SWA_OK);
+        swa_sampler_accept(s, 3 + '{');                     /* mid-text: the copies go on from here */
+        assert_int_equal(swa_sampler_copy(s, &c1, &err), SWA_OK);
+        assert_int_equal(swa_sampler_copy(c1, &c2, &err), SWA_OK);
+        assert_int_equal(swa_sampler_copy(c1, &c3, &err), SWA_OK);
+        assert_non_null(swa__sampler_trie(s));
+        assert_ptr_equal(swa__sampler_trie(c1), swa__sampler_trie(s));
+        assert_ptr_equal(swa__sampler_trie(c2), swa__sampler_trie(s));
+        assert_ptr_equal(swa__sampler_trie(c3), swa__sampler_trie(s));
+        memset(r, 0, sizeof r);
+        r[0].s = s; r[1].s = c1; r[2].s = c2; r[3].s = c3;
+        for (i = 0; i < 4; i++) r[i].v = v;
+        r[2].free_after = r[3].free_after = 1;
+        if (order == 0) swa_sampler_free(s);                /* the original first: its copies go on */
+        if (order == 1) swa_sampler_free(c1);               /* a copy that was copied, first */
+        for (i = 0; i < 2; i++) assert_int_equal(pthread_create(&tid[i], NULL, shared_sample, &r[i + 2]), 0);
+        for (i = 0; i < 2; i++) assert_int_equal(pthread_join(tid[i], NULL), 0);
+        if (order != 0) shared_sample(&r[0]);
+        if (order != 1) shared_sample(&r[1]);
+        for (i = 0; i < 4; i++) assert_false(r[i].bad);
+        assert_int_equal(r[2].ids[r[2].n - 1], 2);          /* a whole match, ended */
+        expect_same_run(&r[2], &r[3]);
+        if (order != 0) expect_same_run(&r[0], &r[2]);
+        if (order != 1) expect_same_run(&r[1], &r[2]);
+        c3 = order == 1 ? s : c1;                           /* one left: detaching drops its hold */
+        assert_int_equal(swa_sampler_set_grammar(c3, NULL, NULL, &err), SWA_OK);
+        assert_null(swa__sampler_trie(c3));
+        if (order == 2) swa_sampler_free(c1);               /* the original last */
+        swa_sampler_free(order == 0 ? c1 : s);
+    }
+    swa_grammar_free(gr);
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+    free(bytes);
+}
+
 /* A lazy grammar: free text, EOS too, until the trigger appears (across tokens, inside one);
    then the grammar, having read the text from the trigger on, holds every token; a copy carries
    what was seen, a reset waits again, and text after the trigger the grammar refuses is recorded. */
@@ -635,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_pieces),
         cmocka_unit_test(test_small_sampling),
         cmocka_unit_test(test_split_character),
+        cmocka_unit_test(test_shared_trie),
         cmocka_unit_test(test_lazy_grammar),
         cmocka_unit_test(test_sampling_cap),
         cmocka_unit_test(test_model_outputs),

@@ -1,35 +1,27 @@
 /* swa-grammar-bench: what a grammar adds to sampling a token, on real vocabularies.
 
-   swa-grammar-bench [--grammar FILE] [--doc FILE] [--reps N] [VOCAB.gguf ...]
+   swa-grammar-bench [--grammar FILE | --json-schema FILE] [--write-grammar FILE] [--doc FILE] [--reps N]
+                     [VOCAB.gguf ...]
 
-   For each vocabulary (default: the tokenizer test vocabularies in ../shared/testdata), the
-   document (default: a JSON document built in) is cut into the vocabulary's pieces, longest
+   For each vocabulary (default: the tokenizer test vocabularies in ../shared/testdata and
+   build/grammar-bench-200k.gguf, which tools/bench/make-o200k-vocab.py writes), the document
+   (default: tools/bench/grammar/document.json) is cut into the vocabulary's pieces, longest
    first (as a model writes it: SentencePiece's tokenizer would put a space in front), and each
-   of those tokens is sampled
-   in turn from random logits (normal, sigma 2) in which that token's is raised by 30, so that
+   of those tokens is sampled in turn from random logits (normal, sigma 2) in which that token's is raised by 30, so that
    the output follows the document: once by a sampler alone and once by one with the grammar
    (default: tests/data/grammar/json.gbnf) attached, with the default settings (temperature
    0.8, top-k 40, top-p 0.95, min-p 0.05). Prints, per token, the sampler's time without and
    with the grammar and the difference (the grammar's stage: the filter over the vocabulary and
    moving the grammar on), as the mean, the median and the worst over the document, the best of
-   --reps passes (default 3) each; and the time to attach the grammar (the trie of the pieces). */
+   --reps passes (default 3) each; and the time to attach the grammar (the trie of the pieces).
+   --json-schema takes the grammar of a JSON Schema (swa_json_schema_to_grammar) instead, and
+   --write-grammar writes the grammar's text to FILE, for another program (llama.cpp's sampler,
+   tools/bench/llamacpp_grammar.cpp) to be given the same. */
 #define _POSIX_C_SOURCE 200809L
 #define PROG "swa-grammar-bench"
 #include "swa.h"
 #include "tools/common/tool.h"
 #include <math.h>
-
-static const char doc_default[] =
-    "{\n  \"name\": \"swa.h\",\n  \"version\": \"0.11.0\",\n  \"description\": \"CPU inference for "
-    "Mistral-style transformers with a rolling-buffer KV cache\",\n  \"keywords\": [\"gguf\", \"llama\", "
-    "\"sliding window\", \"quantization\", \"sampling\"],\n  \"models\": [\n    {\"arch\": \"llama\", \"layers\": 22, "
-    "\"dim\": 2048, \"heads\": 32, \"kv_heads\": 4, \"window\": null, \"rope_theta\": 10000.0},\n    {\"arch\": "
-    "\"gemma2\", \"layers\": 26, \"dim\": 2304, \"heads\": 8, \"kv_heads\": 4, \"window\": 4096, \"soft_cap\": 50.0},\n"
-    "    {\"arch\": \"qwen2\", \"layers\": 24, \"dim\": 896, \"heads\": 14, \"kv_heads\": 2, \"window\": 32768, "
-    "\"tied\": true}\n  ],\n  \"sampler\": {\"temperature\": 0.8, \"top_k\": 40, \"top_p\": 0.95, \"min_p\": 0.05, "
-    "\"seed\": -1},\n  \"notes\": \"A story: once upon a time, there was a little model that wanted to speak only "
-    "in JSON. It said \\\"hello\\\" and then, after a long pause, it wrote out every number it knew: 1, 2, 3.5, "
-    "-4e10.\",\n  \"empty\": {}, \"list\": [], \"ok\": false\n}";
 
 static double gauss(uint64_t *rng)
 {
@@ -153,44 +145,63 @@ static void bench(const char *path, const swa_grammar *g, const char *doc, size_
     swa_gguf_close(f);
 }
 
+static void write_text(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0) fail("cannot write %s", path);
+}
+
 int main(int argc, char **argv)
 {
     static const char *const vocabs[] = {"../shared/testdata/ggml-vocab-llama-spm.gguf",
                                          "../shared/testdata/ggml-vocab-llama-bpe.gguf",
                                          "build/grammar-bench-200k.gguf"};
-    const char *grammar_path = "tests/data/grammar/json.gbnf", *doc_path = NULL;
-    char *text, *doc = NULL;
-    size_t len, doc_len = sizeof doc_default - 1;
+    const char *grammar_path = "tests/data/grammar/json.gbnf", *doc_path = "tools/bench/grammar/document.json";
+    const char *schema_path = NULL, *write_path = NULL;
+    char *text, *doc;
+    size_t len, doc_len;
     int i, reps = 3, first = 0;
     swa_grammar *g;
     swa_error err;
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--grammar") && i + 1 < argc) grammar_path = argv[++i];
+        else if (!strcmp(argv[i], "--json-schema") && i + 1 < argc) schema_path = argv[++i];
+        else if (!strcmp(argv[i], "--write-grammar") && i + 1 < argc) write_path = argv[++i];
         else if (!strcmp(argv[i], "--doc") && i + 1 < argc) doc_path = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--version")) {
             printf(PROG " %s\n", swa_version());
             return 0;
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: " PROG " [--grammar FILE] [--doc FILE] [--reps N] [VOCAB.gguf ...]\n");
+            printf("usage: " PROG " [--grammar FILE | --json-schema FILE] [--write-grammar FILE] [--doc FILE] [--reps N] "
+                   "[VOCAB.gguf ...]\n");
             return 0;
         } else if (argv[i][0] == '-') usage_fail("unknown option %s", argv[i]);
         else break;
     }
     first = i;
     if (reps < 1) usage_fail("--reps must be at least 1");
-    if (!(text = read_all(grammar_path, &len))) return 1;
+    if (!(text = read_all(schema_path ? schema_path : grammar_path, &len))) return 1;
+    if (schema_path) {
+        char *gbnf;
+        if (swa_json_schema_to_grammar(text, len, &gbnf, &err)) fail("%s: %s", schema_path, err.msg);
+        free(text);
+        text = gbnf;
+        len = strlen(gbnf);
+        grammar_path = schema_path;
+    }
     if (swa_grammar_parse(text, len, NULL, &g, &err)) fail("%s: %s", grammar_path, err.msg);
-    if (doc_path && !(doc = read_all(doc_path, &doc_len))) return 1;
-    if (swa_grammar_match(g, doc ? doc : doc_default, doc_len, NULL, &err)) fail("the document does not match: %s", err.msg);
+    if (write_path) write_text(write_path, text, len);
+    if (!(doc = read_all(doc_path, &doc_len))) return 1;
+    if (swa_grammar_match(g, doc, doc_len, NULL, &err)) fail("%s does not match: %s", doc_path, err.msg);
     printf("Per token, microseconds (mean / median / worst of the document's tokens; best of %d passes), "
            "grammar %s:\n\n", reps, grammar_path);
     printf("| vocabulary | tokens | document tokens | attach ms | sampler alone | with the grammar | the grammar's stage |\n");
     printf("| --- | --- | --- | --- | --- | --- | --- |\n");
     if (first < argc)
-        for (i = first; i < argc; i++) bench(argv[i], g, doc ? doc : doc_default, doc_len, reps);
+        for (i = first; i < argc; i++) bench(argv[i], g, doc, doc_len, reps);
     else
-        for (i = 0; i < 3; i++) bench(vocabs[i], g, doc ? doc : doc_default, doc_len, reps);
+        for (i = 0; i < 3; i++) bench(vocabs[i], g, doc, doc_len, reps);
     swa_grammar_free(g);
     free(text);
     free(doc);
