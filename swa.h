@@ -168,6 +168,8 @@ TOOL CALLS AND REASONING
     its template's markers name (Hermes/Qwen, Mistral, Llama 3, gpt-oss, Command R7B, DeepSeek,
     Functionary, Firefunction, or a generic JSON form); swa_chat_parser_feed does it as tokens
     arrive, never showing what may be part of a marker. swa_tool_call_grammar forces a call.
+    swa_tool_format_markers lists the markers a vocabulary may hold as control tokens
+    ([TOOL_CALLS], <|channel|>), which swa_decoder then writes for the parser to read.
 
 ERRORS
     Every fallible call returns swa_status (SWA_OK = 0, errors are negative; swa_status_str names
