@@ -168,6 +168,8 @@ TOOL CALLS AND REASONING
     its template's markers name (Hermes/Qwen, Mistral, Llama 3, gpt-oss, Command R7B, DeepSeek,
     Functionary, Firefunction, or a generic JSON form); swa_chat_parser_feed does it as tokens
     arrive, never showing what may be part of a marker. swa_tool_call_grammar forces a call.
+    swa_tool_format_markers lists the markers a vocabulary may hold as control tokens
+    ([TOOL_CALLS], <|channel|>), which swa_decoder then writes for the parser to read.
 
 ERRORS
     Every fallible call returns swa_status (SWA_OK = 0, errors are negative; swa_status_str names
@@ -668,7 +670,11 @@ SWADEF swa_status swa_tokenize(const swa_vocab *v, const char *text, size_t len,
 SWADEF size_t     swa_token_to_text(const swa_vocab *v, int32_t id, char *buf, size_t cap);
 
 /* Streaming detokenizer: feed ids one by one; it hands out only whole UTF-8 characters and
-   drops the space SentencePiece puts before the first word. Plain struct, no allocation. */
+   drops the space SentencePiece puts before the first word. Plain struct, no allocation.
+   Control tokens write nothing, except those whose piece (as stored) is one of the n_markers
+   texts of markers: those write their piece, so a chat format's markers held as control tokens
+   ([TOOL_CALLS], <|channel|>: swa_tool_format_markers) reach its parser. The list is the
+   caller's and must outlive the decoder; swa_decoder_init sets none. */
 typedef struct swa_decoder {
     const swa_vocab *vocab;
     unsigned char pending[4];         /* an unfinished UTF-8 sequence */
@@ -676,12 +682,14 @@ typedef struct swa_decoder {
     int at_start;                     /* nonzero: the next token starts the text, and SentencePiece's
                                          leading space is dropped (swa_decoder_init sets it); set it
                                          to 0 to continue text already shown, keeping every space */
+    const char *const *markers;       /* control tokens written as their piece (NUL-terminated texts) */
+    size_t n_markers;
 } swa_decoder;
 
 SWADEF void       swa_decoder_init(swa_decoder *d, const swa_vocab *v);
 /* Text completed by token id, written to out (no NUL); returns its length. Bytes that begin an
    unfinished UTF-8 character wait for the next call. Text beyond cap is cut at a character
-   start; swa_token_to_text(v, id, NULL, 0) + 3 bytes always suffice. */
+   start; swa_token_to_text(v, id, NULL, 0) (a marker: its piece's length) + 3 bytes always suffice. */
 SWADEF size_t     swa_decoder_push(swa_decoder *d, int32_t id, char *out, size_t cap);
 SWADEF size_t     swa_decoder_flush(swa_decoder *d, char *out, size_t cap);   /* what is left */
 #endif /* SWA_NO_TOKENIZER */
@@ -901,6 +909,12 @@ typedef enum swa_tool_format {
    ("hermes", ...) is accepted too. */
 SWADEF swa_tool_format swa_tool_format_detect(const char *tmpl, size_t len);
 SWADEF const char *swa_tool_format_name(swa_tool_format f);   /* "hermes", ...; NULL out of range */
+/* The markers of format f that its parser reads and a vocabulary may hold as control tokens (the
+   preserved tokens of llama.cpp's chat handler for f, limited to what our parser reads, and the
+   reasoning markers it reads): [TOOL_CALLS], [ARGS], <|channel|>, <think>, ... A detokenizer
+   that writes control tokens as nothing must write these as their piece for the parser to see
+   them (swa_decoder's markers). *n (optional) gets their count; NULL and 0 out of range. */
+SWADEF const char *const *swa_tool_format_markers(swa_tool_format f, size_t *n);
 
 typedef enum swa_reasoning_format {
     SWA_REASONING_NONE = 0,           /* reasoning stays in content, markers and all */
@@ -1067,9 +1081,12 @@ SWADEF swa_status swa_sampler_status(const swa_sampler *s, swa_error *err);
    nothing can follow (the grammar is complete, or after a failure swa_sampler_status reports)
    swa_sampler_sample returns swa_vocab_eos(v) (-1 when v has none). swa_sampler_accept moves
    the grammar on too: a token it refuses is recorded as a failure and leaves it where it was.
-   Control tokens, empty pieces and unknown tokens are never allowed. Attaching builds a byte
-   trie of v's pieces; swa_sampler_copy shares it (it is never written after it is built, so
-   copies may sample from different threads) and the last sampler holding it frees it. */
+   A control token (not one that ends generation) reads as its piece as stored, so it is allowed
+   where the grammar allows that text: a grammar that begins with "[TOOL_CALLS]" allows the
+   marker Mistral's vocabularies hold as one token (a program showing the text then writes it:
+   swa_decoder's markers). Empty pieces, unused and unknown tokens are never allowed. Attaching
+   builds a byte trie of v's pieces; swa_sampler_copy shares it (it is never written after it is
+   built, so copies may sample from different threads) and the last sampler holding it frees it. */
 SWADEF swa_status swa_sampler_set_grammar(swa_sampler *s, const swa_grammar *g, const swa_vocab *v, swa_error *err);
 /* The same, lazily: nothing is constrained until one of the n triggers (non-empty texts) appears
    in the text of the tokens accepted; from the earliest such place the grammar reads that text
@@ -9146,15 +9163,30 @@ static size_t swa__utf8_unfinished(const unsigned char *p, size_t n)
     return 0;
 }
 
+/* The text d writes for id: swa_token_to_text's, or the piece of a control token among d's markers. */
+static size_t swa__decoder_text(const swa_decoder *d, int32_t id, char *buf, size_t cap)
+{
+    size_t i;
+    if (d->n_markers && swa_vocab_type(d->vocab, id) == SWA_TOKEN_CONTROL) {
+        swa_str p = swa_vocab_piece(d->vocab, id);
+        for (i = 0; i < d->n_markers; i++) {
+            if (!d->markers[i] || !swa__str_eq(p, d->markers[i])) continue;
+            if (cap) memcpy(buf, p.ptr, p.len < cap ? p.len : cap);
+            return p.len;
+        }
+    }
+    return swa_token_to_text(d->vocab, id, buf, cap);
+}
+
 /* The held bytes, then the token's text, straight into out; an unfinished character at the end
    is held back for the next token. Text that does not fit in cap is cut at a character start. */
 SWADEF size_t swa_decoder_push(swa_decoder *d, int32_t id, char *out, size_t cap)
 {
-    size_t held = (size_t)d->n_pending, len = swa_token_to_text(d->vocab, id, NULL, 0), room, n, tail;
+    size_t held = (size_t)d->n_pending, len = swa__decoder_text(d, id, NULL, 0), room, n, tail;
     if (len == 0 || cap <= held) return 0;
     memcpy(out, d->pending, held);
     room = cap - held;
-    n = swa_token_to_text(d->vocab, id, out + held, room);
+    n = swa__decoder_text(d, id, out + held, room);
     if (n > room) n = room;
     if (d->at_start) {
         d->at_start = 0;
@@ -14738,9 +14770,10 @@ SWADEF swa_status swa_grammar_match(const swa_grammar *g, const char *text, size
    and a subtree is left as soon as its prefix cannot continue the text. The stack sets met on
    the way are interned as the states of a lazily built automaton with their transitions
    memoised, so a character costs one hash lookup after its first time; the allowed tokens of
-   the last few states are kept too (inside a long string, the state repeats). Control, unused and
-   unknown tokens and empty pieces are never allowed; the end-of-generation tokens are allowed
-   exactly where the grammar can end. Only the sampler uses it. */
+   the last few states are kept too (inside a long string, the state repeats). A control token
+   goes in by its piece as stored; unused and unknown tokens and empty pieces are never allowed;
+   the end-of-generation tokens are allowed exactly where the grammar can end. Only the sampler
+   uses it. */
 #if !defined(SWA_NO_TOKENIZER) && !defined(SWA_NO_SAMPLER)
 
 typedef struct swa__gnode {       /* children: nodes [child, child + n_child); tokens: tok[t, t + n_tok) */
@@ -14889,6 +14922,17 @@ static swa_status swa__gvoc_summaries(swa__gvoc *t, swa_error *err)
     return SWA_OK;
 }
 
+/* A token's text as a grammar reads it: swa_token_to_text's, but a control token's piece as
+   stored, so a grammar that asks for a marker ([TOOL_CALLS], <|channel|>) allows the token. */
+static size_t swa__g_token_text(const swa_vocab *v, int32_t id, char *buf, size_t cap)
+{
+    swa_str p;
+    if (swa_vocab_type(v, id) != SWA_TOKEN_CONTROL) return swa_token_to_text(v, id, buf, cap);
+    p = swa_vocab_piece(v, id);
+    if (cap) memcpy(buf, p.ptr, p.len < cap ? p.len : cap);
+    return p.len;
+}
+
 /* The texts of v's tokens, sorted, then the trie; and the end-of-generation tokens. */
 static swa_status swa__gvoc_build(swa__gvoc *t, const swa_vocab *v, swa_error *err)
 {
@@ -14899,7 +14943,7 @@ static swa_status swa__gvoc_build(swa__gvoc *t, const swa_vocab *v, swa_error *e
     swa_status s;
     memset(t, 0, sizeof *t);
     t->n_vocab = n;
-    for (id = 0; id < n; id++) n_bytes += swa_token_to_text(v, id, NULL, 0);
+    for (id = 0; id < n; id++) n_bytes += swa__g_token_text(v, id, NULL, 0);
     text = (unsigned char *)swa__calloc(n_bytes + 1, 1);
     e = (swa__gentry *)swa__calloc((uint64_t)n + 1, sizeof *e);
     t->eog = (int32_t *)swa__calloc((uint64_t)n + 1, sizeof *t->eog);
@@ -14909,11 +14953,9 @@ static swa_status swa__gvoc_build(swa__gvoc *t, const swa_vocab *v, swa_error *e
     }
     for (id = 0; id < n; id++) {
         swa_token_type ty = swa_vocab_type(v, id);
-        size_t len = swa_token_to_text(v, id, (char *)text + at, n_bytes - at);
+        size_t len = swa__g_token_text(v, id, (char *)text + at, n_bytes - at);
         if (swa_vocab_is_eog(v, id)) t->eog[t->n_eog++] = id;
-        if (len == 0 || ty == SWA_TOKEN_CONTROL || ty == SWA_TOKEN_UNUSED || ty == SWA_TOKEN_UNKNOWN ||
-            swa_vocab_is_eog(v, id))
-            continue;
+        if (len == 0 || ty == SWA_TOKEN_UNUSED || ty == SWA_TOKEN_UNKNOWN || swa_vocab_is_eog(v, id)) continue;
         e[m].p = text + at; e[m].len = (uint32_t)len; e[m].id = id;
         if (len > t->max_len) t->max_len = len;
         at += len; m++;
@@ -15460,22 +15502,17 @@ static void swa__gsamp_accept(swa__gsamp *gs, int32_t id)
     swa_error e;
     if (gs->error.code != SWA_OK) return;
     if (gs->waiting && swa__gsamp_is_eog(gs, id)) return;
-    if (gs->waiting && swa_vocab_type(gs->vocab, id) == SWA_TOKEN_CONTROL) {   /* a marker ([TOOL_CALLS]) as stored */
-        swa_str piece = swa_vocab_piece(gs->vocab, id);
-        swa__gsamp_watch(gs, piece.ptr, piece.len);
-        return;
-    }
     if (swa__gsamp_is_eog(gs, id)) {
         if (!swa_grammar_state_can_end(gs->st))
             swa__fail(&gs->error, SWA_ERR_NO_MATCH, "grammar: token %d ends the text where the grammar cannot end", (int)id);
         return;
     }
-    n = swa_token_to_text(gs->vocab, id, NULL, 0);
+    n = swa__g_token_text(gs->vocab, id, NULL, 0);
     if (n > sizeof buf && !(text = (char *)swa__calloc(n, 1))) {
         swa__fail(&gs->error, SWA_ERR_NOMEM, "grammar: cannot allocate token %d's text", (int)id);
         return;
     }
-    swa_token_to_text(gs->vocab, id, text, n);
+    swa__g_token_text(gs->vocab, id, text, n);
     if (gs->waiting) swa__gsamp_watch(gs, text, n);
     else if (n == 0 || swa_grammar_state_accept(gs->st, text, n, NULL, &e) != SWA_OK) {
         if (n == 0) swa__fail(&e, SWA_ERR_NO_MATCH, "token %d has no text", (int)id);
@@ -18084,6 +18121,39 @@ SWADEF const char *swa_tool_format_name(swa_tool_format f)
 {
     return (int)f >= 0 && (int)f < SWA_TOOL_FORMAT_COUNT ? swa__tc_forms[f].name : NULL;
 }
+
+/* Rows in the order of swa_tool_format, each ended by NULL: llama.cpp's preserved tokens of the
+   format that our parser reads, and the reasoning markers it reads. */
+#define SWA__TC_MAX_MARKERS 10
+static const char *const swa__tc_markers[SWA_TOOL_FORMAT_COUNT][SWA__TC_MAX_MARKERS] = {
+    {"<think>", "</think>", NULL},
+    {"<think>", "</think>", NULL},
+    {"<think>", "</think>", "<tool_call>", "</tool_call>", NULL},
+    {"[TOOL_CALLS]", "[CALL_ID]", "[ARGS]", "[THINK]", "[/THINK]", "<think>", "</think>", NULL},
+    {"<|python_tag|>", "<think>", "</think>", NULL},
+    {"<|start|>", "<|channel|>", "<|constrain|>", "<|message|>", "<|end|>", "<|call|>", "<|return|>", NULL},
+    {"<|START_ACTION|>", "<|END_ACTION|>", "<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_THINKING|>",
+     "<|END_THINKING|>", "<think>", "</think>", NULL},
+    {SWA__TC_DS("tool" SWA__TC_LB "calls" SWA__TC_LB "begin"), SWA__TC_DS("tool" SWA__TC_LB "call" SWA__TC_LB "begin"),
+     SWA__TC_DS("tool" SWA__TC_LB "sep"), SWA__TC_DS("tool" SWA__TC_LB "call" SWA__TC_LB "end"),
+     SWA__TC_DS("tool" SWA__TC_LB "calls" SWA__TC_LB "end"), "<think>", "</think>", NULL},
+    {"<|python_tag|>", "<think>", "</think>", NULL},
+    {"<think>", "</think>", NULL},
+    {" functools[", "<think>", "</think>", NULL},
+};
+
+SWADEF const char *const *swa_tool_format_markers(swa_tool_format f, size_t *n)
+{
+    size_t k = 0;
+    if ((int)f < 0 || (int)f >= SWA_TOOL_FORMAT_COUNT) {
+        if (n) *n = 0;
+        return NULL;
+    }
+    while (k < SWA__TC_MAX_MARKERS && swa__tc_markers[f][k]) k++;
+    if (n) *n = k;
+    return swa__tc_markers[f];
+}
+#undef SWA__TC_MAX_MARKERS
 
 SWADEF swa_status swa_reasoning_format_by_name(const char *name, swa_reasoning_format *out, swa_error *err)
 {

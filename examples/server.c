@@ -2208,6 +2208,9 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
         swa_decoder_init(&ch->dec, S.vocab);
         /* a completion goes on from its prompt: keep its first space; a chat reply starts afresh */
         ch->dec.at_start = kind == SRV_CHAT || kind == SRV_OLLAMA_CHAT || kind == SRV_OLLAMA_GENERATE;
+        /* the parser reads the format's markers ([TOOL_CALLS], <|channel|>) even where the
+           vocabulary holds them as control tokens; the client sees what the parser makes of them */
+        if (ch->parser) ch->dec.markers = swa_tool_format_markers((swa_tool_format)j->req.tool_format, &ch->dec.n_markers);
         if (j->req.echo[g]) sb_add(&ch->text, j->req.echo[g], j->req.echo_len[g]);
     }
     return run_job(c, cc, j);

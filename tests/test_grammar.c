@@ -356,7 +356,7 @@ static void run_small(swa_sampler *s, const swa_vocab *v, uint64_t seed)
         random_logits(logits, N_SMALL, &rng);
         if (step % 3 == 0) logits[2] += 3.0f;              /* EOS tempting now and then */
         if (step % 5 == 0) logits[3 + 0xC3] += 6.0f;       /* and half an é */
-        logits[INST] += 10.0f;                             /* control tokens never */
+        logits[INST] += 10.0f;                             /* a control token: its piece never fits */
         logits[EMPTY] += 10.0f;
         id = swa_sampler_sample(s, logits);
         assert_int_equal(swa_sampler_status(s, NULL), SWA_OK);

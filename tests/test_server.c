@@ -9,6 +9,8 @@
 #define _POSIX_C_SOURCE 200809L
 #define SWA_INTERNALS   /* the library's JSON reader, to take the structured outputs apart */
 #include "swa.h"
+#define GW_IMPLEMENTATION
+#include "tools/common/gguf_writer.h"
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -23,6 +25,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "tests/testutil.h"
 
 #define MODEL "examples/models/swa-stories.gguf"
 
@@ -1504,6 +1508,78 @@ static void test_speculative(void **state)
     refused_at_start("--draft-max 4", "need --lookup or --model-draft");
 }
 
+/* ---- a format's markers held as control tokens ----
+   A random model whose SentencePiece vocabulary holds Mistral's [TOOL_CALLS] as a control token
+   (after <unk> <s> </s> and the 256 byte tokens), with a template the server reads as Mistral's. */
+enum { MK_TOOL_CALLS = 3 + 256, MK_VOCAB = MK_TOOL_CALLS + 3 };
+
+static void write_marker_vocab(gw_writer *w, const void *arg)
+{
+    static const char *const extra[] = {"[TOOL_CALLS]", "[INST]", "[/INST]"};
+    const char *pieces[MK_VOCAB];
+    char byte_names[256][8];
+    float scores[MK_VOCAB];
+    int32_t types[MK_VOCAB];
+    int i, n = 0;
+    (void)arg;
+    pieces[n] = "<unk>"; types[n++] = 2;
+    pieces[n] = "<s>"; types[n++] = 3;
+    pieces[n] = "</s>"; types[n++] = 3;
+    for (i = 0; i < 256; i++) {
+        snprintf(byte_names[i], sizeof byte_names[i], "<0x%02X>", i);
+        pieces[n] = byte_names[i]; types[n++] = 6;
+    }
+    for (i = 0; i < 3; i++) { pieces[n] = extra[i]; types[n++] = 3; }
+    for (i = 0; i < n; i++) scores[i] = -(float)i;
+    gw_kv_str(w, "tokenizer.ggml.model", "llama");
+    gw_kv_array_str(w, "tokenizer.ggml.tokens", (uint64_t)n, pieces);
+    gw_kv_array(w, "tokenizer.ggml.scores", GW_F32, (uint64_t)n, scores);
+    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, (uint64_t)n, types);
+    gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
+    gw_kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
+    gw_kv_str(w, "tokenizer.chat_template",
+              "{{ bos_token }}{% for m in messages %}[INST]{{ m['content'] }}[/INST]{% endfor %}"
+              "{% if false %}[TOOL_CALLS]{% endif %}");
+}
+
+/* A forced call whose first token is the [TOOL_CALLS] control token (a logit bias makes it the
+   choice where the grammar allows it): the chat reply reads the call, and a completion still
+   writes the control token as nothing. */
+static void test_control_token_markers(void **state)
+{
+    static server s;
+    tu_spec spec;
+    tu_model tm;
+    char path[128], args[256], *r;
+    (void)state;
+    NEED_SERVER();
+    memset(&spec, 0, sizeof spec);
+    spec.n_layer = 1; spec.n_embd = 32; spec.n_head = 2; spec.n_kv_head = 1; spec.n_ff = 48;
+    spec.n_vocab = MK_VOCAB; spec.n_ctx = 256; spec.type = GW_F32; spec.seed = 3;
+    spec.extra_keys = write_marker_vocab;
+    assert_true(tu_build(&tm, &spec));
+    tu_tmp_path(path, sizeof path, "marker_model");
+    tu_write_file(path, tm.gguf, tm.gguf_size);
+    tu_free(&tm);
+    snprintf(args, sizeof args, "-m %s -np 1 -c 256 --cache-ram 0", path);
+    extra_srv = &s;
+    if (!server_start(&s, args)) fail_msg("swa-server on the marker model did not start");
+    r = curl(&s, "", "/v1/chat/completions",
+             "{\"messages\":[{\"role\":\"user\",\"content\":\"ping\"}],\"tools\":[{\"type\":\"function\",\"function\":"
+             "{\"name\":\"ping\",\"parameters\":{\"type\":\"object\",\"properties\":{}}}}],\"tool_choice\":\"required\","
+             "\"temperature\":0,\"max_tokens\":80,\"logit_bias\":{\"259\":100}}", NULL);
+    if (!strstr(r, "\"finish_reason\":\"tool_calls\"") || !strstr(r, "\"name\":\"ping\"") ||
+        !strstr(r, "\"arguments\":\"{}\"") || !strstr(r, "\"content\":null"))
+        fail_msg("no call read: %s", r);
+    free(r);
+    r = curl(&s, "", "/completion", "{\"prompt\":\"ping\",\"n_predict\":3,\"temperature\":0,\"logit_bias\":{\"259\":100}}", NULL);
+    if (!strstr(r, "\"content\":\"\"") || !strstr(r, "\"tokens_predicted\":3")) fail_msg("completion: %s", r);
+    free(r);
+    assert_true(server_stop(&s));
+    extra_srv = NULL;
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1529,6 +1605,7 @@ int main(void)
         cmocka_unit_test(test_slot_actions_off),
         cmocka_unit_test_teardown(test_infill, stop_extra),
         cmocka_unit_test_teardown(test_speculative, stop_extra),
+        cmocka_unit_test_teardown(test_control_token_markers, stop_extra),
     };
     return cmocka_run_group_tests(tests, setup, teardown) || stop_failed;
 }

@@ -8,6 +8,7 @@
    on real templates (tests/data/chat_templates.txt and tool_templates.txt) against the handler
    llama.cpp's common_chat_templates_apply_jinja picks for them. */
 #include "swa.h"
+#define GW_IMPLEMENTATION
 #include "tools/common/gguf_writer.h"
 
 #include <stdarg.h>
@@ -739,6 +740,194 @@ static void test_forced_calls(void **state)
     }
 }
 
+/* ---- markers held as control tokens ----
+   Mistral's tekken vocabularies hold [TOOL_CALLS], [CALL_ID] and [ARGS] as control tokens, which
+   a detokenizer writes as nothing. The vocabulary here: <unk> <s> </s>, the 256 byte tokens (any
+   text), then three control tokens. */
+enum { MK_BYTES = 3, MK_TOOL_CALLS = 3 + 256, MK_ARGS, MK_INST, MK_N };
+
+static swa_vocab *marker_vocab(swa_gguf **g, uint8_t **bytes)
+{
+    static const char *const extra[] = {"[TOOL_CALLS]", "[ARGS]", "[INST]"};
+    const char *pieces[MK_N];
+    char byte_names[256][8];
+    float scores[MK_N];
+    int32_t types[MK_N];
+    int i, n = 0;
+    size_t size;
+    swa_vocab *v;
+    swa_error err;
+    gw_writer *w = gw_new(3);
+    pieces[n] = "<unk>"; types[n++] = 2;
+    pieces[n] = "<s>"; types[n++] = 3;
+    pieces[n] = "</s>"; types[n++] = 3;
+    for (i = 0; i < 256; i++) {
+        snprintf(byte_names[i], sizeof byte_names[i], "<0x%02X>", i);
+        pieces[n] = byte_names[i]; types[n++] = 6;
+    }
+    for (i = 0; i < 3; i++) { pieces[n] = extra[i]; types[n++] = 3; }
+    for (i = 0; i < n; i++) scores[i] = -(float)i;
+    gw_kv_str(w, "tokenizer.ggml.model", "llama");
+    gw_kv_array_str(w, "tokenizer.ggml.tokens", (uint64_t)n, pieces);
+    gw_kv_array(w, "tokenizer.ggml.scores", GW_F32V, (uint64_t)n, scores);
+    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, (uint64_t)n, types);
+    gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
+    gw_kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
+    gw_kv_bool(w, "tokenizer.ggml.add_space_prefix", 0);
+    *bytes = gw_to_memory(w, &size);
+    gw_free(w);
+    if (swa_gguf_open_memory(*bytes, size, g, &err) != SWA_OK || swa_vocab_load(*g, &v, &err) != SWA_OK)
+        fail_msg("%s", err.msg);
+    return v;
+}
+
+/* The tokens of "[TOOL_CALLS]get_weather[ARGS]{...}" with the markers as control tokens, and an
+   [INST] among them; then the decoder's text. */
+static size_t marker_text(const swa_vocab *v, const char *const *markers, size_t n_markers, char *out, size_t cap)
+{
+    static const char name[] = "get_weather", args[] = "{\"location\": \"Paris\"}";
+    int32_t tok[64];
+    size_t n = 0, k, used = 0;
+    swa_decoder d;
+    tok[n++] = MK_TOOL_CALLS;
+    for (k = 0; name[k]; k++) tok[n++] = MK_BYTES + (unsigned char)name[k];
+    tok[n++] = MK_INST;                                     /* not a marker: nothing either way */
+    tok[n++] = MK_ARGS;
+    for (k = 0; args[k]; k++) tok[n++] = MK_BYTES + (unsigned char)args[k];
+    swa_decoder_init(&d, v);
+    assert_null(d.markers);                                 /* none unless asked */
+    d.markers = markers;
+    d.n_markers = n_markers;
+    for (k = 0; k < n; k++) used += swa_decoder_push(&d, tok[k], out + used, cap - used);
+    return used + swa_decoder_flush(&d, out + used, cap - used);
+}
+
+static void test_marker_lists(void **state)
+{
+    static const struct { swa_tool_format f; const char *marker; } has[] = {   /* llama.cpp's preserved tokens */
+        {SWA_TOOL_FORMAT_MISTRAL, "[TOOL_CALLS]"}, {SWA_TOOL_FORMAT_MISTRAL, "[ARGS]"},
+        {SWA_TOOL_FORMAT_MISTRAL, "[CALL_ID]"}, {SWA_TOOL_FORMAT_GPT_OSS, "<|channel|>"},
+        {SWA_TOOL_FORMAT_GPT_OSS, "<|message|>"}, {SWA_TOOL_FORMAT_GPT_OSS, "<|constrain|>"},
+        {SWA_TOOL_FORMAT_GPT_OSS, "<|start|>"}, {SWA_TOOL_FORMAT_GPT_OSS, "<|end|>"},
+        {SWA_TOOL_FORMAT_HERMES, "<tool_call>"}, {SWA_TOOL_FORMAT_HERMES, "</tool_call>"},
+        {SWA_TOOL_FORMAT_HERMES, "<think>"}, {SWA_TOOL_FORMAT_COMMAND_R7B, "<|START_ACTION|>"},
+        {SWA_TOOL_FORMAT_COMMAND_R7B, "<|END_THINKING|>"}, {SWA_TOOL_FORMAT_DEEPSEEK, DS("tool" LB "sep")},
+        {SWA_TOOL_FORMAT_DEEPSEEK, DS("tool" LB "calls" LB "begin")}, {SWA_TOOL_FORMAT_LLAMA3, "<|python_tag|>"},
+        {SWA_TOOL_FORMAT_FUNCTIONARY_V3_1, "<|python_tag|>"}, {SWA_TOOL_FORMAT_FIREFUNCTION_V2, " functools["},
+    };
+    size_t i, k, n;
+    (void)state;
+    for (i = 0; i < sizeof has / sizeof has[0]; i++) {
+        const char *const *m = swa_tool_format_markers(has[i].f, &n);
+        for (k = 0; k < n && strcmp(m[k], has[i].marker); k++) {}
+        if (k == n) fail_msg("%s lacks %s", swa_tool_format_name(has[i].f), has[i].marker);
+    }
+    swa_tool_format_markers(SWA_TOOL_FORMAT_GPT_OSS, &n);
+    assert_int_equal(n, 7);
+    assert_null(swa_tool_format_markers((swa_tool_format)SWA_TOOL_FORMAT_COUNT, &n));
+    assert_int_equal(n, 0);
+}
+
+static void test_control_markers(void **state)
+{
+    static const char expect[] = "[TOOL_CALLS]get_weather[ARGS]{\"location\": \"Paris\"}";
+    swa_gguf *g;
+    uint8_t *bytes;
+    swa_vocab *v = marker_vocab(&g, &bytes);
+    swa_chat_parse_config cfg = swa_chat_parse_config_default();
+    swa_chat_parser *p = NULL;
+    swa_chat_msg m;
+    char text[256];
+    size_t n, n_markers;
+    const char *const *markers = swa_tool_format_markers(SWA_TOOL_FORMAT_MISTRAL, &n_markers);
+    (void)state;
+    cfg.format = SWA_TOOL_FORMAT_MISTRAL;
+    cfg.tools = TOOLS;
+    cfg.tools_len = strlen(TOOLS);
+    n = marker_text(v, NULL, 0, text, sizeof text);         /* default: control tokens are nothing */
+    assert_int_equal(n, strlen("get_weather{\"location\": \"Paris\"}"));
+    assert_memory_equal(text, "get_weather{\"location\": \"Paris\"}", n);
+    assert_int_equal(swa_chat_parse(&cfg, text, n, &p, NULL), SWA_OK);
+    swa_chat_parser_message(p, &m);
+    assert_int_equal(m.n_calls, 0);                          /* the call cannot be read */
+    swa_chat_parser_free(p);
+    n = marker_text(v, markers, n_markers, text, sizeof text);   /* the format's markers: their text */
+    assert_int_equal(n, strlen(expect));
+    assert_memory_equal(text, expect, n);
+    assert_int_equal(swa_chat_parse(&cfg, text, n, &p, NULL), SWA_OK);
+    swa_chat_parser_message(p, &m);
+    assert_int_equal(m.n_calls, 1);
+    assert_string_equal(m.calls[0].name, "get_weather");
+    assert_string_equal(m.calls[0].arguments, PARIS);
+    assert_int_equal(m.content_len, 0);
+    swa_chat_parser_free(p);
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+    free(bytes);
+}
+
+/* The allowed tokens at the next step: those with probability under flat logits. */
+static int32_t allowed(swa_sampler *s, int32_t *ids, int32_t cap)
+{
+    float logits[MK_N];
+    swa_token_prob prob[MK_N];
+    int32_t n = 0, i;
+    memset(logits, 0, sizeof logits);
+    assert_int_equal(swa_sampler_dist(s, logits, prob, MK_N, &n, NULL), SWA_OK);
+    for (i = 0; i < n && i < cap; i++) ids[i] = prob[i].id;
+    return n;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    return *(const int32_t *)a < *(const int32_t *)b ? -1 : *(const int32_t *)a > *(const int32_t *)b;
+}
+
+/* A forced call in Mistral's form begins with "[TOOL_CALLS]": the control token holding it is
+   allowed there (besides the plain "[" byte), no other control token is, and once taken the
+   grammar goes on after the marker's text. */
+static void test_grammar_control_marker(void **state)
+{
+    swa_gguf *g;
+    uint8_t *bytes;
+    swa_vocab *v = marker_vocab(&g, &bytes);
+    swa_chat_parse_config cfg = swa_chat_parse_config_default();
+    swa_sampler_config sc = swa_sampler_config_default();
+    swa_sampler *s;
+    swa_grammar *gr;
+    char *gbnf = NULL;
+    int32_t ids[MK_N], n;
+    float logits[MK_N];
+    (void)state;
+    cfg.format = SWA_TOOL_FORMAT_MISTRAL;
+    cfg.tools = TOOLS;
+    cfg.tools_len = strlen(TOOLS);
+    assert_int_equal(swa_tool_call_grammar(&cfg, "get_weather", 0, &gbnf, NULL), SWA_OK);
+    assert_int_equal(swa_grammar_parse(gbnf, strlen(gbnf), NULL, &gr, NULL), SWA_OK);
+    sc.temperature = 1.0f, sc.top_k = 0, sc.top_p = 1.0f, sc.min_p = 0.0f;
+    assert_int_equal(swa_sampler_create(&sc, MK_N, &s, NULL), SWA_OK);
+    assert_int_equal(swa_sampler_set_grammar(s, gr, v, NULL), SWA_OK);
+    n = allowed(s, ids, MK_N);
+    qsort(ids, (size_t)n, sizeof ids[0], cmp_id);
+    assert_int_equal(n, 2);
+    assert_int_equal(ids[0], MK_BYTES + '[');
+    assert_int_equal(ids[1], MK_TOOL_CALLS);
+    swa_sampler_accept(s, MK_TOOL_CALLS);
+    assert_int_equal(swa_sampler_status(s, NULL), SWA_OK);
+    n = allowed(s, ids, MK_N);                               /* after the marker: its array */
+    assert_int_equal(n, 1);
+    assert_int_equal(ids[0], MK_BYTES + '[');
+    memset(logits, 0, sizeof logits);
+    logits[MK_TOOL_CALLS] = 50;                              /* tempting, and refused now */
+    assert_int_equal(swa_sampler_sample(s, logits), MK_BYTES + '[');
+    swa_sampler_free(s);
+    swa_grammar_free(gr);
+    free(gbnf);
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+    free(bytes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -752,6 +941,9 @@ int main(void)
         cmocka_unit_test(test_reasoning_names_and_prompts),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_forced_calls),
+        cmocka_unit_test(test_marker_lists),
+        cmocka_unit_test(test_control_markers),
+        cmocka_unit_test(test_grammar_control_marker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
