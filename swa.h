@@ -4795,26 +4795,18 @@ static swa_status swa__load_dense(swa_model *m, swa_error *err)
     return SWA_OK;
 }
 
-/* The optional divisors of the RoPE frequencies, n_rot/2 of them, each a positive finite number:
-   Phi-3's rope_factors_long/short (ROPE_FACTORS), and rope_freqs (ROPE_FREQS: what llama.cpp's
+/* Optional divisors of the RoPE frequencies: n_rot/2 of them, each a positive finite number.
+   Phi-3's rope_factors_long/short (ROPE_FACTORS) and rope_freqs (ROPE_FREQS: what llama.cpp's
    converter writes for rope_scaling type llama3, Llama 3.1 and later, Llama 4). */
-static swa_status swa__load_rope_divisors(swa_model *m, swa_error *err)
+static swa_status swa__get_divisors(swa_model *m, const char *name, const float **out, swa_error *err)
 {
-    static const char *const names[3] = {"rope_factors_long.weight", "rope_factors_short.weight", "rope_freqs.weight"};
-    const float **v[3];
-    int k;
     int64_t i;
-    swa_status s;
-    v[0] = &m->rope_long, v[1] = &m->rope_short, v[2] = &m->rope_freqs;
-    for (k = 0; k < 3; k++) {
-        if (!(k < 2 ? m->arch->has & SWA__ARCH_ROPE_FACTORS : m->arch->more & SWA__ARCH2_ROPE_FREQS)) continue;
-        if ((s = swa__get_vector(m, names[k], m->hp.n_rot / 2, 0, v[k], err)) != SWA_OK) return s;
-        for (i = 0; *v[k] && i < m->hp.n_rot / 2; i++)
-            if (!((*v[k])[i] > 0.0f && (double)(*v[k])[i] < HUGE_VAL))
-                return swa__fail(err, SWA_ERR_MODEL, "tensor %s: entry %lld is %g, not a positive finite number", names[k],
-                                 (long long)i, (double)(*v[k])[i]);
-    }
-    return SWA_OK;
+    swa_status s = swa__get_vector(m, name, m->hp.n_rot / 2, 0, out, err);
+    for (i = 0; s == SWA_OK && *out && i < m->hp.n_rot / 2; i++)
+        if (!((*out)[i] > 0.0f && (double)(*out)[i] < HUGE_VAL))
+            return swa__fail(err, SWA_ERR_MODEL, "tensor %s: entry %lld is %g, not a positive finite number", name,
+                             (long long)i, (double)(*out)[i]);
+    return s;
 }
 
 static swa_status swa__model_build(swa_model *m, swa_error *err)
@@ -4845,7 +4837,13 @@ static swa_status swa__model_build(swa_model *m, swa_error *err)
     if ((s = swa__get_vector(m, "output_norm.weight", m->hp.n_embd, 1, &m->output_norm, err)) != SWA_OK) return s;
     m->ones = m->norms + m->n_norms;   /* the weightless norms' */
     for (l = 0; l < m->hp.head_dim; l++) m->norms[m->n_norms++] = 1.0f;
-    if ((s = swa__load_rope_divisors(m, err)) != SWA_OK) return s;
+    if ((m->arch->has & SWA__ARCH_ROPE_FACTORS) &&
+        ((s = swa__get_divisors(m, "rope_factors_long.weight", &m->rope_long, err)) != SWA_OK ||
+         (s = swa__get_divisors(m, "rope_factors_short.weight", &m->rope_short, err)) != SWA_OK))
+        return s;
+    if ((m->arch->more & SWA__ARCH2_ROPE_FREQS) &&
+        (s = swa__get_divisors(m, "rope_freqs.weight", &m->rope_freqs, err)) != SWA_OK)
+        return s;
     m->layers = (swa__layer *)swa__calloc((uint64_t)m->hp.n_layer, sizeof(swa__layer));
     if (!m->layers) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate %d layers", m->hp.n_layer);
     for (l = 0; l < m->hp.n_layer; l++)
