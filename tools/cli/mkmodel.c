@@ -20,9 +20,9 @@
    rope_factors_long/short, rope.scaling.original_context_length = O and the attention factor
    sqrt(1 + ln(ctx/O) / ln O); --rope-llama3 F,L,H,O (llama, mistral3, llama4, exaone4) writes
    rope_freqs.weight as llama.cpp's converter computes it for rope_scaling type llama3 (factor F,
-   low_freq_factor L, high_freq_factor H, original_max_position_embeddings O). Norm weights of these architectures are random around 1 (as the
-   file stores them: Gemma's converter stores 1 + w), biases random around 0, RoPE factors in
-   [1, 3]; llama's norms stay ones.
+   low_freq_factor L, high_freq_factor H, original_max_position_embeddings O). Norm weights of
+   these architectures are random around 1 (as the file stores them: Gemma's converter stores
+   1 + w), biases random around 0, Phi-3's RoPE factors in [1, 3]; llama's norms stay ones.
    gemma3-1b: dim 1152, 26 layers, 4 heads of 256, 1 KV head, FFN 6912, 262144 tokens, context
    32768, window 512 (five windowed layers, then a global one).
    --experts N --experts-used K (default 2) writes a mixture of experts in llama.cpp's layout
