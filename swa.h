@@ -3923,10 +3923,12 @@ enum {
 enum {
     SWA__ARCH2_ATTN_GATE = 1 << 0,   /* attn_gate: the attention's output times sigmoid(attn_gate x) before
                                         attn_output, x the attention's normed input (AFMoE) */
-    SWA__ARCH2_DEEPSEEK_MOE = 1 << 1 /* DeepSeek-style experts: leading_dense_block_count dense layers first,
+    SWA__ARCH2_DEEPSEEK_MOE = 1 << 1, /* DeepSeek-style experts: leading_dense_block_count dense layers first,
                                         expert_shared_count shared experts (n_ff_exp wide each, as one
                                         MLP), and exp_probs_b: a bias on the probabilities that picks the
                                         experts but leaves their weights unbiased */
+    SWA__ARCH2_ROPE_FREQS = 1 << 2   /* rope_freqs.weight, when the file has it, divides the frequencies
+                                        (the architectures whose llama.cpp loader reads it) */
 };
 
 /* Which layers turn RoPE, and with what: every layer alike (the windowed ones at the row's
@@ -4002,9 +4004,10 @@ typedef struct swa__arch {
 #define SWA__ROUTER(gating, norm) gating, norm
 #define SWA__ROPE_LOGITS(rope_layers, logit_scale) rope_layers, logit_scale
 static const swa__arch swa__archs[] = {
-    SWA__ARCH("llama", 0, SWA__WINDOW(0, 1, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
-              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
-              SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
+    SWA__ARCH_MORE("llama", 0, SWA__ARCH2_ROPE_FREQS,
+                   SWA__WINDOW(0, 1, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+                   SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+                   SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
     SWA__ARCH("gemma2", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_NEOX | SWA__ARCH_GEMMA_SCALE,
               SWA__WINDOW(2, 0, 4096), SWA__SOFTCAP(50.0f, 30.0f), SWA__LOCAL_ROPE_BASE(0.0f),
               SWA__WIDE_QUERY_LAYERS(46), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
@@ -4035,10 +4038,11 @@ static const swa__arch swa__archs[] = {
               SWA__WINDOW(2, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
               SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX_WEIGHT, 0),
               SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
-    SWA__ARCH("mistral3", SWA__ARCH_BIASES | SWA__ARCH_YARN_KEYS | SWA__ARCH_ATTN_TEMP,
-              SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
-              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
-              SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
+    SWA__ARCH_MORE("mistral3", SWA__ARCH_BIASES | SWA__ARCH_YARN_KEYS | SWA__ARCH_ATTN_TEMP,
+                   SWA__ARCH2_ROPE_FREQS,
+                   SWA__WINDOW(0, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+                   SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+                   SWA__ROPE_LOGITS(SWA__ROPE_ALL, 0)),
     SWA__ARCH("olmo2", SWA__ARCH_NEOX | SWA__ARCH_POST_NORMS | SWA__ARCH_POST_ONLY | SWA__ARCH_QK_NORM | SWA__ARCH_QK_NORM_ALL,
               SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
               SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
@@ -4047,11 +4051,12 @@ static const swa__arch swa__archs[] = {
               SWA__WINDOW(4, 1, -1), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
               SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
               SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 1)),
-    SWA__ARCH("llama4", SWA__ARCH_CHUNKED | SWA__ARCH_QK_L2 | SWA__ARCH_SHARED_EXPERT | SWA__ARCH_WEIGHT_INPUT |
-              SWA__ARCH_MOE_STEP | SWA__ARCH_TEMP_NOPE | SWA__ARCH_EXPERT_FF | SWA__ARCH_ROPE_UNWINDOWED,
-              SWA__WINDOW(4, 1, 8192), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
-              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SIGMOID, 0),
-              SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 0)),
+    SWA__ARCH_MORE("llama4", SWA__ARCH_CHUNKED | SWA__ARCH_QK_L2 | SWA__ARCH_SHARED_EXPERT | SWA__ARCH_WEIGHT_INPUT |
+                   SWA__ARCH_MOE_STEP | SWA__ARCH_TEMP_NOPE | SWA__ARCH_EXPERT_FF | SWA__ARCH_ROPE_UNWINDOWED,
+                   SWA__ARCH2_ROPE_FREQS,
+                   SWA__WINDOW(4, 1, 8192), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+                   SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SIGMOID, 0),
+                   SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 0)),
     SWA__ARCH("gemma-embedding", SWA__ARCH_EMBD_SCALE | SWA__ARCH_POST_NORMS | SWA__ARCH_GELU | SWA__ARCH_QK_NORM |
               SWA__ARCH_NEOX | SWA__ARCH_BIDIRECTIONAL,
               SWA__WINDOW(6, 0, -1), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(10000.0f),
@@ -4068,11 +4073,11 @@ static const swa__arch swa__archs[] = {
                    SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
                    SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SIGMOID, 0),
                    SWA__ROPE_LOGITS(SWA__ROPE_NOT_FOURTH, 0)),
-    SWA__ARCH("exaone4", SWA__ARCH_NEOX | SWA__ARCH_POST_NORMS | SWA__ARCH_POST_ONLY | SWA__ARCH_QK_NORM |
-              SWA__ARCH_ROPE_UNWINDOWED,
-              SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
-              SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
-              SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 0)),
+    SWA__ARCH_MORE("exaone4", SWA__ARCH_NEOX | SWA__ARCH_POST_NORMS | SWA__ARCH_POST_ONLY | SWA__ARCH_QK_NORM |
+                   SWA__ARCH_ROPE_UNWINDOWED, SWA__ARCH2_ROPE_FREQS,
+                   SWA__WINDOW(4, 0, 0), SWA__SOFTCAP(0.0f, 0.0f), SWA__LOCAL_ROPE_BASE(0.0f),
+                   SWA__WIDE_QUERY_LAYERS(0), SWA__ROUTER(SWA__GATING_SOFTMAX, 1),
+                   SWA__ROPE_LOGITS(SWA__ROPE_LOCAL_ONLY, 0)),
 };
 #undef SWA__ARCH
 #undef SWA__ARCH_MORE
@@ -4106,7 +4111,8 @@ struct swa_model {
     float attn_temp;           /* queries times 1 + attn_temp ln(1 + floor(pos / n_ctx_orig)); 0 = not */
     float local_rope_base;     /* windowed layers' RoPE base */
     int64_t n_ctx_orig;        /* rope_factors_long beyond this context, short up to it */
-    const float *rope_long, *rope_short;   /* [n_rot/2] or NULL */
+    const float *rope_long, *rope_short;   /* [n_rot/2] or NULL: Phi-3's divisors of the frequencies */
+    const float *rope_freqs;   /* [n_rot/2] or NULL: rope_freqs.weight (ROPE_FREQS), used instead of those */
     int32_t gating;            /* the router's rule (SWA__GATING_*), */
     int32_t norm_weights;      /* whether its weights are divided by their sum, */
     float expert_scale;        /* and what they are then multiplied by (1: not) */
@@ -4798,7 +4804,8 @@ static uint64_t swa__vector_floats(const swa_hparams *hp, unsigned has)
     uint64_t per_layer = 5 * (uint64_t)hp->n_embd + 2 * (qd + kvd) + kvd + 2 * (uint64_t)hp->n_expert +   /* Q/K norms: at most qd + kvd */
                          (uint64_t)hp->n_head +
                          ((has & SWA__ARCH_OAI_FFN) ? (uint64_t)hp->n_expert * (2 * (uint64_t)hp->n_ff_exp + (uint64_t)hp->n_embd) : 0);
-    return (uint64_t)hp->n_layer * per_layer + (uint64_t)hp->n_embd + (uint64_t)hp->n_rot + (uint64_t)hp->head_dim;
+    return (uint64_t)hp->n_layer * per_layer + (uint64_t)hp->n_embd + (uint64_t)hp->n_rot / 2 * 3 +   /* RoPE's divisors */
+           (uint64_t)hp->head_dim;
 }
 
 /* The type most layer matrices have, for summaries. */
@@ -4863,6 +4870,20 @@ static swa_status swa__load_dense(swa_model *m, swa_error *err)
     return SWA_OK;
 }
 
+/* Optional divisors of the RoPE frequencies: n_rot/2 of them, each a positive finite number.
+   Phi-3's rope_factors_long/short (ROPE_FACTORS) and rope_freqs (ROPE_FREQS: what llama.cpp's
+   converter writes for rope_scaling type llama3, Llama 3.1 and later, Llama 4). */
+static swa_status swa__get_divisors(swa_model *m, const char *name, const float **out, swa_error *err)
+{
+    int64_t i;
+    swa_status s = swa__get_vector(m, name, m->hp.n_rot / 2, 0, out, err);
+    for (i = 0; s == SWA_OK && *out && i < m->hp.n_rot / 2; i++)
+        if (!((*out)[i] > 0.0f && (double)(*out)[i] < HUGE_VAL))
+            return swa__fail(err, SWA_ERR_MODEL, "tensor %s: entry %lld is %g, not a positive finite number", name,
+                             (long long)i, (double)(*out)[i]);
+    return s;
+}
+
 static swa_status swa__model_build(swa_model *m, swa_error *err)
 {
     const swa_gguf_tensor *embd;
@@ -4892,17 +4913,16 @@ static swa_status swa__model_build(swa_model *m, swa_error *err)
     m->ones = m->norms + m->n_norms;   /* the weightless norms' */
     for (l = 0; l < m->hp.head_dim; l++) m->norms[m->n_norms++] = 1.0f;
     if ((m->arch->has & SWA__ARCH_ROPE_FACTORS) &&
-        ((s = swa__get_vector(m, "rope_factors_long.weight", m->hp.n_rot / 2, 0, &m->rope_long, err)) != SWA_OK ||
-         (s = swa__get_vector(m, "rope_factors_short.weight", m->hp.n_rot / 2, 0, &m->rope_short, err)) != SWA_OK))
+        ((s = swa__get_divisors(m, "rope_factors_long.weight", &m->rope_long, err)) != SWA_OK ||
+         (s = swa__get_divisors(m, "rope_factors_short.weight", &m->rope_short, err)) != SWA_OK))
+        return s;
+    if ((m->arch->more & SWA__ARCH2_ROPE_FREQS) &&
+        (s = swa__get_divisors(m, "rope_freqs.weight", &m->rope_freqs, err)) != SWA_OK)
         return s;
     m->layers = (swa__layer *)swa__calloc((uint64_t)m->hp.n_layer, sizeof(swa__layer));
     if (!m->layers) return swa__fail(err, SWA_ERR_NOMEM, "cannot allocate %d layers", m->hp.n_layer);
     for (l = 0; l < m->hp.n_layer; l++)
         if ((s = swa__load_layer(m, (int32_t)l, err)) != SWA_OK) return s;
-    for (l = 0; l < m->hp.n_rot / 2; l++)
-        if ((m->rope_long && !(m->rope_long[l] > 0.0f)) || (m->rope_short && !(m->rope_short[l] > 0.0f)))
-            return swa__fail(err, SWA_ERR_MODEL, "tensor rope_factors_%s.weight: entry %lld is not a positive number",
-                             m->rope_long && !(m->rope_long[l] > 0.0f) ? "long" : "short", (long long)l);
     m->hp.weight_type = swa__main_weight_type(m);
     swa__model_vocab_load(m);
     return SWA_OK;
@@ -5411,14 +5431,16 @@ static double swa__yarn_scale(const swa_model *m, int64_t i, double base)
 }
 
 /* RoPE frequencies base^(-2i/n_rot), times the linear scale (or YaRN's blend) and divided by
-   Phi-3's factors (the long ones when the context is longer than the original, as llama.cpp
-   chooses), for global layers and for windowed ones, which Gemma 3 turns at base 10000 without
-   scaling, and OLMo 3 at the file's base without scaling. */
+   the file's divisors as llama.cpp's get_rope_factors picks them: rope_freqs if the file has it,
+   else Phi-3's long factors when the context is longer than the original, else its short ones;
+   for global layers and for windowed (or chunked) ones alike, which Gemma 3 turns at base 10000
+   without scaling, and OLMo 3 at the file's base without scaling. Layers without RoPE use none. */
 static void swa__rope_frequencies(swa_ctx *c)
 {
     const swa_model *m = c->model;
     int64_t half = m->hp.n_rot / 2, i;
-    const float *factors = m->rope_long && c->cfg.n_ctx > m->n_ctx_orig ? m->rope_long : m->rope_short;
+    const float *factors = m->rope_freqs ? m->rope_freqs
+                         : m->rope_long && c->cfg.n_ctx > m->n_ctx_orig ? m->rope_long : m->rope_short;
     int local_unscaled = m->arch->local_rope_base > 0.0f || m->rope_layers == SWA__ROPE_LOCAL_PLAIN;
     for (i = 0; i < half; i++) {
         double e = -2.0 * (double)i / (double)m->hp.n_rot, f = factors ? (double)factors[i] : 1.0;

@@ -3,7 +3,8 @@
    each, on the same random weights: gemma2, gemma3, phi3 (plain and with long RoPE factors),
    qwen2, qwen3, Mixtral (llama with experts), qwen3moe, gpt-oss (MXFP4 experts, attention sinks,
    YaRN), mistral3 (YaRN, attention temperature), olmo2, OLMo 3 (olmo2 with a window; YaRN and
-   linear RoPE scaling), cohere2, llama4 (chunked attention), exaone4, afmoe and gemma-embedding's
+   linear RoPE scaling), cohere2, llama4 (chunked attention), exaone4, afmoe, Llama 3.1's RoPE
+   scaling (rope_freqs.weight, on llama and llama4) and gemma-embedding's
    embeddings (smallthinker, which transformers lacks, against a numpy forward pass of
    tools/reference/smallthinker_reference.py); where llama.cpp computes the architecture, against
    its logits too (tests/data/llamacpp/). swa-mkmodel writes the model in llama.cpp's layout from
@@ -357,6 +358,15 @@ static void test_llama4(void **state)
     check_case("llama4-c7");
     check_case("llama4-c6-top2");
     check_case("llama4-default");
+}
+
+/* rope_freqs.weight (Llama 3.1's llama3 RoPE scaling) divides the frequencies of every layer that
+   turns RoPE: transformers computes its own from the same factor, low, high and original context. */
+static void test_rope_freqs(void **state)
+{
+    (void)state;
+    check_case("llama-rope-llama3");
+    check_case("llama4-rope-llama3");
 }
 
 /* gpt-oss's attention sinks and window each matter where they should: the same weights with the
@@ -823,6 +833,8 @@ typedef struct variant {
     int head_qk_norms;         /* olmo2: attn_q_norm/attn_k_norm a head wide, not the projection */
     float temperature;         /* attention.temperature_scale (0: none); the file has no context length */
     int omit_shexp;            /* llama4: no ffn_gate_shexp */
+    int rope_freqs;            /* entries of a rope_freqs.weight (0: none), each rope_freqs_value */
+    float rope_freqs_value;
 } variant;
 
 static void vec(gw_writer *w, const char *name, int64_t n, float value)
@@ -891,6 +903,7 @@ static swa_status load_variant(const variant *v, swa_error *err)
         vec(w, "rope_factors_long.weight", hd / 2, 1.0f);
         vec(w, "rope_factors_short.weight", hd / 2, v->bad_factor ? 0.0f : 1.0f);
     }
+    if (v->rope_freqs) vec(w, "rope_freqs.weight", v->rope_freqs, v->rope_freqs_value);
     for (l = 0; l < L; l++) {
 #define N(suffix) (snprintf(name, sizeof name, "blk.%d." suffix, l), name)
         if (!olmo) vec(w, N("attn_norm.weight"), d, 1.0f);
@@ -962,7 +975,22 @@ static void test_broken_files(void **state)
     memset(&v, 0, sizeof v);
     v.arch = "phi3";
     v.bad_factor = 1;
-    expect_error(&v, SWA_ERR_MODEL, "rope_factors_short.weight: entry 0 is not a positive number");
+    expect_error(&v, SWA_ERR_MODEL, "tensor rope_factors_short.weight: entry 0 is 0, not a positive finite number");
+    /* rope_freqs: n_rot/2 positive finite divisors */
+    memset(&v, 0, sizeof v);
+    v.arch = "mistral3";
+    v.rope_freqs = 8;
+    v.rope_freqs_value = 2.5f;
+    assert_int_equal(load_variant(&v, NULL), SWA_OK);
+    v.rope_freqs_value = 0.0f;
+    expect_error(&v, SWA_ERR_MODEL, "tensor rope_freqs.weight: entry 0 is 0, not a positive finite number");
+    v.rope_freqs_value = -4.0f;
+    expect_error(&v, SWA_ERR_MODEL, "tensor rope_freqs.weight: entry 0 is -4, not a positive finite number");
+    v.rope_freqs_value = (float)HUGE_VAL;
+    expect_error(&v, SWA_ERR_MODEL, "tensor rope_freqs.weight: entry 0 is inf, not a positive finite number");
+    v.rope_freqs_value = 1.0f;
+    v.rope_freqs = 9;
+    expect_error(&v, SWA_ERR_MODEL, "tensor rope_freqs.weight: shape 9");
     /* mixtures of experts: the keys and the experts' 3-D tensors */
     memset(&v, 0, sizeof v);
     v.arch = "qwen3moe";
@@ -1062,6 +1090,7 @@ int main(void)
         cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_mixtral),
         cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_gpt_oss), cmocka_unit_test(test_mistral3),
         cmocka_unit_test(test_llama4), cmocka_unit_test(test_llama4_chunking_keys), cmocka_unit_test(test_exaone4),
+        cmocka_unit_test(test_rope_freqs),
         cmocka_unit_test(test_gemma_embedding), cmocka_unit_test(test_smallthinker),
         cmocka_unit_test(test_afmoe),
         cmocka_unit_test(test_olmo2), cmocka_unit_test(test_cohere2), cmocka_unit_test(test_gpt_oss_sinks_window),

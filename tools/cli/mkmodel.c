@@ -18,9 +18,11 @@
    dim/heads); --pattern P writes attention.sliding_window_pattern = P (a period); --rope-base B;
    --rope-scale F (linear RoPE scaling, global layers); --rope-factors O writes Phi-3's
    rope_factors_long/short, rope.scaling.original_context_length = O and the attention factor
-   sqrt(1 + ln(ctx/O) / ln O). Norm weights of these architectures are random around 1 (as the
-   file stores them: Gemma's converter stores 1 + w), biases random around 0, RoPE factors in
-   [1, 3]; llama's norms stay ones.
+   sqrt(1 + ln(ctx/O) / ln O); --rope-llama3 F,L,H,O (llama, mistral3, llama4, exaone4) writes
+   rope_freqs.weight as llama.cpp's converter computes it for rope_scaling type llama3 (factor F,
+   low_freq_factor L, high_freq_factor H, original_max_position_embeddings O). Norm weights of
+   these architectures are random around 1 (as the file stores them: Gemma's converter stores
+   1 + w), biases random around 0, Phi-3's RoPE factors in [1, 3]; llama's norms stay ones.
    gemma3-1b: dim 1152, 26 layers, 4 heads of 256, 1 KV head, FFN 6912, 262144 tokens, context
    32768, window 512 (five windowed layers, then a global one).
    --experts N --experts-used K (default 2) writes a mixture of experts in llama.cpp's layout
@@ -152,6 +154,7 @@ typedef struct options {
     int arch;                  /* LLAMA... */
     int64_t pattern;           /* attention.sliding_window_pattern, 0 = no key */
     int64_t rope_factors_ctx;  /* Phi-3's original context, 0 = no factors */
+    double llama3[4];          /* --rope-llama3 factor, low, high, original context (factor 0: none) */
     double rope_base, rope_scale;   /* 0 = the architecture's default; no scaling */
     double yarn, yarn_beta_fast, attn_temp;   /* YaRN factor (0 = none), mistral3's beta_fast and temperature */
     int64_t yarn_orig;         /* rope.scaling.original_context_length with --yarn */
@@ -182,6 +185,8 @@ static void usage(FILE *f)
             "  --pattern P    attention.sliding_window_pattern = P (default: no key)\n"
             "  --rope-base B  rope.freq_base   --rope-scale F  linear RoPE scaling (rope.scaling.factor)\n"
             "  --rope-factors O  Phi-3 rope_factors_long/short with original context O\n"
+            "  --rope-llama3 F,L,H,O  rope_freqs.weight of rope_scaling llama3: factor F, low_freq_factor L,\n"
+            "                 high_freq_factor H, original_max_position_embeddings O\n"
             "  --yarn F --yarn-orig O  YaRN RoPE scaling: factor F over an original context O (default ctx / F)\n"
             "  --yarn-beta-fast B  mistral3's rope.scaling.yarn_beta_fast (default 32)\n"
             "  --attn-temp S  mistral3's and llama4's attention.temperature_scale (default none)\n"
@@ -235,6 +240,15 @@ static void parse_args(int argc, char **argv, options *o)
             else if (!strcmp(a, "--arch")) arch_name = argv[++i];
             else if (!strcmp(a, "--expert-type")) expert_type = argv[++i];
             else o->type_name = argv[++i];
+            continue;
+        }
+        if (!strcmp(a, "--rope-llama3")) {
+            double *q = o->llama3;
+            char tail;
+            if (i + 1 >= argc) usage_fail("%s needs a value", a);
+            if (sscanf(argv[++i], "%lf,%lf,%lf,%lf%c", &q[0], &q[1], &q[2], &q[3], &tail) != 4 || !(q[0] > 0.0 && q[0] < 1e6) ||
+                !(q[1] > 0.0 && q[2] > q[1] && q[2] < 1e6) || !(q[3] >= 1.0 && q[3] < 1e12))
+                usage_fail("%s wants FACTOR,LOW,HIGH,ORIG with 0 < LOW < HIGH and ORIG >= 1, got \"%s\"", a, argv[i]);
             continue;
         }
         if (!strcmp(a, "--no-qk-norm")) {
@@ -359,6 +373,9 @@ static void parse_args(int argc, char **argv, options *o)
     if (o->arch == LLAMA && (have[10] || have[11] || o->rope_scale > 0.0 || have[12] || o->yarn > 0.0))
         usage_fail("--head-dim, --pattern, --rope-scale, --yarn and --rope-factors are for the other architectures");
     if (have[12] && o->arch != PHI3) usage_fail("--rope-factors is Phi-3's");
+    if (o->llama3[0] > 0.0 && ((o->arch != LLAMA && o->arch != MISTRAL3 && o->arch != LLAMA4 && o->arch != EXAONE4) ||
+                               o->yarn > 0.0 || o->rope_scale > 0.0))
+        usage_fail("--rope-llama3 is for llama, mistral3, llama4 and exaone4, without --yarn or --rope-scale");
     o->seed = have[8] ? (uint64_t)given[8] : 1;
 #if defined(_WIN32)
     cpus = (long)GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
@@ -384,6 +401,7 @@ typedef struct tensor {
     uint32_t type, n_dims;
     int64_t ne[3];           /* ne[0] = row length = n_in; ne[1] = rows (1 for vectors); ne[2] experts */
     int kind;
+    float *values;           /* a vector's values when computed (rope_freqs), NULL: random of its kind */
 } tensor;
 
 /* The writable type for rows of `row` values: the chosen one, or its fallback (named on stderr
@@ -410,6 +428,27 @@ static void add(tensor *t, size_t *n, const char *name, uint32_t type, int64_t r
     x->kind = rows ? MATRIX : kind;
 }
 
+/* rope_freqs.weight as llama.cpp's converter computes it for rope_scaling type llama3: pair i's
+   wavelength 2 pi base^(2i/n) against the original context O: shorter than O/H, divisor 1;
+   longer than O/L, the factor F; between, 1 / ((1 - s)/F + s) with s = (O/wavelength - L)/(H - L). */
+static float *llama3_factors(const double q[4], double base, int64_t n)
+{
+    float *f = (float *)malloc((size_t)(n / 2) * sizeof *f);
+    int64_t i;
+    if (!f) fail("out of memory");
+    for (i = 0; i < n / 2; i++) {
+        double wavelen = 2.0 * 3.14159265358979323846 * pow(base, (double)(2 * i) / (double)n);
+        double smooth = (q[3] / wavelen - q[1]) / (q[2] - q[1]);
+        f[i] = wavelen < q[3] / q[2] ? 1.0f : wavelen > q[3] / q[1] ? (float)q[0] : (float)(1.0 / ((1.0 - smooth) / q[0] + smooth));
+    }
+    return f;
+}
+
+static double rope_base(const options *o)
+{
+    return o->rope_base > 0.0 ? o->rope_base : o->arch == GEMMA3 || o->arch == GEMMA_EMB ? 1e6 : 10000.0;
+}
+
 /* llama.cpp's names and shapes for the architecture; ggml's ne = {n_in, n_out}. */
 static tensor *plan(const options *o, size_t *count)
 {
@@ -434,6 +473,10 @@ static tensor *plan(const options *o, size_t *count)
     if (o->rope_factors_ctx) {
         add(t, &n, "rope_factors_long.weight", GW_F32, s->head_dim / 2, 0, 1, FACTOR);
         add(t, &n, "rope_factors_short.weight", GW_F32, s->head_dim / 2, 0, 1, FACTOR);
+    }
+    if (o->llama3[0] > 0.0) {
+        add(t, &n, "rope_freqs.weight", GW_F32, s->head_dim / 2, 0, 1, FACTOR);
+        t[n - 1].values = llama3_factors(o->llama3, rope_base(o), s->head_dim);
     }
     for (l = 0; l < s->layers; l++) {
         int first = l == 0;
@@ -619,6 +662,10 @@ static void write_tensor(gw_writer *w, const tensor *t, uint64_t seed, uint64_t 
     size_t row_bytes = gw_row_bytes(t->type, t->ne[0]);
     int64_t chunk = (int64_t)(buf_size / row_bytes), rows = t->ne[1] * t->ne[2], r, i;
     uint8_t *pool = NULL;
+    if (t->values) {
+        if (gw_stream_rows(w, t->values, 1)) fail("%s: %s", t->name, gw_error(w));
+        return;
+    }
     if (t->kind != MATRIX) {   /* llama's norms: ones, as a trained model's are near; the others vary */
         float *v = (float *)buf;
         double unit = sqrt((double)t->ne[0] / 3.0);   /* random_row's amplitude is 1 / unit */
@@ -692,7 +739,7 @@ static void put_hparams(gw_writer *w, const options *o, const char *name)
         gw_kv_u32(w, KEY("attention.key_length"), (uint32_t)s->head_dim);
         gw_kv_u32(w, KEY("attention.value_length"), (uint32_t)s->head_dim);
     }
-    gw_kv_f32(w, KEY("rope.freq_base"), (float)(o->rope_base > 0.0 ? o->rope_base : o->arch == GEMMA3 || o->arch == GEMMA_EMB ? 1e6 : 10000.0));
+    gw_kv_f32(w, KEY("rope.freq_base"), (float)rope_base(o));
     if (o->arch == COHERE2) {
         gw_kv_f32(w, KEY("attention.layer_norm_epsilon"), 1e-5f);
         gw_kv_f32(w, KEY("logit_scale"), 0.25f);
@@ -818,6 +865,7 @@ int main(int argc, char **argv)
                 (double)params / 1e6 / dt, (double)total / 1e6 / dt);
     }
     free(buf);
+    for (i = 0; i < n_tensors; i++) free(t[i].values);
     free(t);
     gw_free(w);
     return 0;

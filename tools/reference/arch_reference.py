@@ -10,8 +10,13 @@ Phi3ForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM; MixtralForCausalLM for llam
 experts, with Q and K un-permuted from llama.cpp's interleaved RoPE layout, and
 Qwen3MoeForCausalLM; GptOssForCausalLM; Ministral3ForCausalLM for mistral3, Q and K un-permuted
 as llama's; Olmo2ForCausalLM for olmo2 files without a window, Olmo3ForCausalLM with one;
-Cohere2ForCausalLM) in float64 with eager attention, and
+Cohere2ForCausalLM; LlamaForCausalLM for llama files without experts, Q and K un-permuted) in
+float64 with eager attention, and
 writes the logits of every position of a random token sequence to tests/data/arch-<case>.ref.
+
+Llama 3.1's RoPE scaling (rope_type llama3): swa-mkmodel's --rope-llama3 F,L,H,O writes
+rope_freqs.weight as llama.cpp's converter computes it; here transformers is given the same four
+numbers from the arguments (not the tensor) and computes its own frequencies.
 
 YaRN (gpt-oss, mistral3): truncate = True, as llama.cpp always rounds the correction dimensions
 (gpt-oss's own config says False; docs/architectures.md).
@@ -85,6 +90,11 @@ CASES = [
     # within 40 tokens, the temperature 1), so llama.cpp computes what transformers does
     ("llama4-default", "--arch llama4 --layers 4 --dim 64 --heads 4 --kv-heads 2 --head-dim 16 --ff 96 --experts 4 --experts-used 1 --expert-ff 48 --moe-step 2 --ctx 128"),
     ("llama4-c6-top2", "--arch llama4 --layers 5 --dim 48 --heads 4 --kv-heads 1 --head-dim 16 --ff 64 --experts 5 --experts-used 2 --expert-ff 32 --ctx 128 --chunk 6 --attn-temp 0.5 --temp-len 9 --no-qk-norm"),
+    # Llama 3.1's RoPE scaling (rope_freqs.weight): over an original context of 64, pair 0 turns
+    # unscaled, pair 1 between (smoothed), the others divided by the factor; on dense llama and on
+    # Llama 4's RoPE layers (no chunk key: llama.cpp's 8192, so llama.cpp computes the same)
+    ("llama-rope-llama3", "--arch llama --layers 2 --dim 64 --heads 4 --kv-heads 2 --ff 96 --ctx 128 --rope-base 500000 --rope-llama3 8,1,4,64"),
+    ("llama4-rope-llama3", "--arch llama4 --layers 4 --dim 64 --heads 4 --kv-heads 2 --head-dim 16 --ff 96 --experts 4 --experts-used 1 --expert-ff 48 --moe-step 2 --ctx 128 --rope-base 500000 --rope-llama3 16,1,4,64"),
 ]
 
 
@@ -128,7 +138,17 @@ def yarn_for(k, base):
     return p
 
 
-def config_for(arch, r):
+def rope_for(args, base):
+    """transformers' rope_parameters for swa-mkmodel's --rope-llama3 F,L,H,O, else the default."""
+    a = args.split()
+    if "--rope-llama3" not in a:
+        return {"rope_type": "default", "rope_theta": base}
+    f, lo, hi, orig = a[a.index("--rope-llama3") + 1].split(",")
+    return {"rope_type": "llama3", "rope_theta": base, "factor": float(f), "low_freq_factor": float(lo),
+            "high_freq_factor": float(hi), "original_max_position_embeddings": int(orig)}
+
+
+def config_for(arch, r, args=""):
     k = lambda s, d=None: field(r, f"{arch}.{s}", d)
     d = k("embedding_length")
     heads = k("attention.head_count")
@@ -213,9 +233,13 @@ def config_for(arch, r):
                  use_qk_norm=bool(k("use_qk_norm", E != 128)), attention_chunk_size=k("attention.chunk_size", 8192),
                  attn_temperature_tuning=True, floor_scale=k("attention.temperature_length", 8192),
                  attn_scale=float(k("attention.temperature_scale", 0.1)),
-                 rope_parameters={"rope_type": "default", "rope_theta": base}, tie_word_embeddings=False,
+                 rope_parameters=rope_for(args, base), tie_word_embeddings=False,
                  hidden_act="silu", output_router_logits=False, router_aux_loss_coef=0.0)
         return transformers.Llama4TextConfig(**c), transformers.Llama4ForCausalLM
+    if arch == "llama" and not k("expert_count"):
+        c.update(rope_parameters=rope_for(args, base), tie_word_embeddings=False, hidden_act="silu",
+                 attention_bias=False, mlp_bias=False)
+        return transformers.LlamaConfig(**c), transformers.LlamaForCausalLM
     if arch == "phi3":
         c.pop("head_dim")
         rope = {"rope_type": "default", "rope_theta": base}
@@ -365,7 +389,7 @@ def state_dict(arch, r, model=None, cfg=None):
     sd = {}
     gemma = arch in ("gemma2", "gemma3", "gemma-embedding")
     for name, w in tensors(r).items():
-        if name.startswith("rope_factors"):
+        if name.startswith("rope_factors") or name == "rope_freqs.weight":
             continue
         if gemma and name.endswith("norm.weight"):
             w = w - 1.0   # the converter stores 1 + w
@@ -431,7 +455,7 @@ def main():
             subprocess.run([mkmodel] + args.split() + [path], check=True, capture_output=True)
             r = gguf.GGUFReader(path)
             arch = field(r, "general.architecture")
-            cfg, cls = config_for(arch, r)
+            cfg, cls = config_for(arch, r, args)
             cfg._attn_implementation = "eager"
             cfg._experts_implementation = "eager"   # float64: the grouped kernels want float32
             model = cls(cfg).to(torch.float64).eval()
