@@ -1,4 +1,4 @@
-/* swa.h - v0.12.0 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.13.0 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -203,6 +203,10 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.13.0 rope_freqs (Llama 3.1 and later, Llama 4); SWA_POOL_CLS; grammars: the trie shared
+           by copies, lazy grammars, control tokens read as their pieces; tool calls: arguments
+           streamed, markers held as control tokens (swa_tool_format_markers, the decoder's
+           markers); the matrix products' own section and the forward pass's call map.
     0.12.0 what programs need from a model: GBNF grammars and JSON Schema in the sampler; a
            Jinja engine rendering a file's chat template as transformers does; tool calls and
            reasoning read from answers; presence/frequency penalties and a logit bias;
@@ -211,10 +215,6 @@ REVISION HISTORY
     0.11.0 gpt-oss (attention sinks, swiglu_oai), mistral3, olmo2 (OLMo 2 and 3), cohere2
            (Command R7B); YaRN; AVX-512 Q4_0/Q8_0 prompt kernels with a row in each lane;
            attention's work dealt to the threads in turn.
-    0.10.0 mixtures of experts (Mixtral, qwen3moe); MXFP4; every chat template of llama.cpp's
-           December 2025 formatter; snapshots checked whole, with a checksum, before anything
-           changes; the sampler records its own tokens; swa_ctx_embed on a named sequence;
-           the abort callback asked before the output layer too; C89 stops at one #error.
     Earlier releases, and every change in detail: CHANGELOG.md.
 */
 #if !defined(__cplusplus) && !defined(_MSC_VER) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
@@ -231,7 +231,7 @@ REVISION HISTORY
 #include <stdint.h>
 
 #define SWA_VERSION_MAJOR 0
-#define SWA_VERSION_MINOR 12
+#define SWA_VERSION_MINOR 13
 #define SWA_VERSION_PATCH 0
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
