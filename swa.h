@@ -1000,11 +1000,12 @@ SWADEF swa_status swa_chat_parse(const swa_chat_parse_config *cfg, const char *t
    for parameters it cannot convert. */
 SWADEF swa_status swa_tool_call_grammar(const swa_chat_parse_config *cfg, const char *only, int parallel,
                                         char **gbnf_out, swa_error *err);
-/* The text every call of that grammar begins with, where a call of format f has an opening
-   marker of its own ("<tool_call>", "[TOOL_CALLS]", ...): the trigger of a lazy grammar
+/* The text every call of that grammar begins with: a format's opening marker ("<tool_call>",
+   "[TOOL_CALLS]", ...), or the start of the object that is the whole answer (generic's
+   "{\"tool_calls\": [", llama3's "{\"name\": \""); the trigger of a lazy grammar
    (swa_sampler_set_grammar_lazy) that leaves the answer free until a call begins, then holds
-   the call to its schema. NULL for the formats whose calls are the answer itself (generic,
-   llama3's JSON, functionary-v3.2) and for content. */
+   the call to its schema. NULL for functionary-v3.2, whose calls begin with the function's
+   name, and for content. */
 SWADEF const char *swa_tool_call_trigger(swa_tool_format f);
 #endif
 #endif /* SWA_NO_TOOLS */
@@ -18538,6 +18539,8 @@ SWADEF const char *swa_tool_call_trigger(swa_tool_format f)
     case SWA_TOOL_FORMAT_DEEPSEEK: return SWA__TC_DS("tool" SWA__TC_LB "calls" SWA__TC_LB "begin");
     case SWA_TOOL_FORMAT_FUNCTIONARY_V3_1: return "<function=";
     case SWA_TOOL_FORMAT_FIREFUNCTION_V2: return " functools[";
+    case SWA_TOOL_FORMAT_GENERIC: return "{\"tool_calls\": [";
+    case SWA_TOOL_FORMAT_LLAMA3: return "{\"name\": \"";
     default: return NULL;
     }
 }

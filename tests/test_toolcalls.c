@@ -701,8 +701,7 @@ static void test_forced_calls(void **state)
         if (swa_tool_call_trigger(cfg.format)) {             /* a lazy grammar's trigger opens every call */
             const char *trigger = swa_tool_call_trigger(cfg.format);
             if (strncmp(calls[i].text, trigger, strlen(trigger))) fail_msg("%s: trigger %s", swa_tool_format_name(cfg.format), trigger);
-        } else if (cfg.format != SWA_TOOL_FORMAT_GENERIC && cfg.format != SWA_TOOL_FORMAT_LLAMA3 &&
-                   cfg.format != SWA_TOOL_FORMAT_FUNCTIONARY_V3_2) {
+        } else if (cfg.format != SWA_TOOL_FORMAT_FUNCTIONARY_V3_2) {
             fail_msg("%s: no trigger", swa_tool_format_name(cfg.format));
         }
         assert_int_equal(swa_chat_parse(&cfg, calls[i].text, len, &p, NULL), SWA_OK);
