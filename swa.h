@@ -605,8 +605,9 @@ SWADEF swa_status swa_ctx_set_threads(swa_ctx *c, int32_t n_threads, swa_error *
    with n_seq = 2 embeds on sequence 1 beside a conversation on sequence 0. On an error seq is
    as it was, except SWA_ERR_ABORTED after a first chunk of n_batch tokens was through: then seq
    holds the chunks done (swa_seq_pos). An encoder (gemma-embedding, whose attention looks both
-   ways) reads the text in one pass: at most n_batch tokens, else SWA_ERR_INVALID_ARG; its file's dense projections, when it has them,
-   apply to the pooled state before the scaling; and it is only evaluated from position 0. */
+   ways) reads the text in one pass: at most n_batch tokens, else SWA_ERR_INVALID_ARG; its
+   file's dense projections, when it has them, apply to the pooled state before the scaling; and
+   it is only evaluated from position 0. */
 enum { SWA_POOL_LAST = 0, SWA_POOL_MEAN = 1, SWA_POOL_CLS = 2 };
 SWADEF swa_status swa_ctx_embed(swa_ctx *c, int32_t seq, const int32_t *tokens, size_t n, int32_t pooling,
                                 int32_t normalize, float *out, swa_error *err);
