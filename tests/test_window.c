@@ -18,8 +18,8 @@
 /* Under an emulator or a sanitizer (make test-aarch64 and the sanitized builds pass SWA_TEST_QUICK)
    floating point runs twenty to a hundred times slower: the same properties are checked on fewer
    windows and shorter runs. */
-/* Under ThreadSanitizer and the emulator (make test TSAN=1 and make test-aarch64 pass
-   SWA_TEST_SLOW) the tests that only check arithmetic over more types, head layouts, cache types
+/* Under the sanitizers and the emulator (make test SANITIZE=1, TSAN=1 and make test-aarch64
+   pass SWA_TEST_SLOW) the tests that only check arithmetic over more types, head layouts, cache types
    and kernel sets are skipped: they run the same ring and threaded code as the F32 one and the
    thread tests below, which stay, at twenty to a hundred times the cost; each set's kernels are
    held to the scalar reference on awkward sizes by test_kernels, which runs there too. */
