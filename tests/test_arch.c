@@ -267,7 +267,7 @@ static void check_embedding(const char *name)
     char path[256], line[640];
     ref r;
     FILE *f;
-    int n, d, k, pool, kern;
+    int n = 0, d = 0, k = 0, pool, kern;
     float *want, got[256];
     swa_model *m;
     swa_error err;

@@ -280,7 +280,7 @@ static void test_pieces(void **state)
 /* Pieces: <unk> <s> </s>, the 256 byte tokens, then text pieces (SentencePiece, "▁" a space),
    a control token and an end of turn. */
 static const char *const text_pieces[] = {"{", "}", "a", "b", "ab", "ba", "{a", "b}", "\xc3\xa9", "a\xc3\xa9",
-                                         "\xe2\x96\x81", "\xe2\x96\x81" "a", "x", "}}", "", "[INST]", "<|im_end|>"};
+                                         "\xe2\x96\x81", ("\xe2\x96\x81" "a"), "x", "}}", "", "[INST]", "<|im_end|>"};
 enum { N_TEXT = sizeof text_pieces / sizeof text_pieces[0], N_SMALL = 3 + 256 + N_TEXT, INST = N_SMALL - 2,
        IM_END = N_SMALL - 1, EMPTY = N_SMALL - 3 };
 
@@ -292,7 +292,7 @@ static swa_vocab *small_vocab(swa_gguf **g, uint8_t **bytes)
     int32_t types[N_SMALL];
     int i, n = 0;
     size_t size;
-    swa_vocab *v;
+    swa_vocab *v = NULL;
     swa_error err;
     gw_writer *w = gw_new(3);
     pieces[n] = "<unk>"; types[n++] = 2;

@@ -489,8 +489,8 @@ static void test_architectures(void **state)
         "--arch llama --layers 3 --dim 64 --heads 4 --kv-heads 2 --ff 96 --window 5",                     /* windowed */
         "--arch qwen2 --layers 2 --dim 64 --heads 4 --kv-heads 2 --ff 96",                                /* global */
         "--arch llama --layers 3 --dim 64 --heads 4 --kv-heads 2 --ff 48 --experts 4 --experts-used 2 --window 7",
-        "--arch qwen3moe --layers 2 --dim 48 --heads 2 --kv-heads 1 --head-dim 32 --ff 64 --experts 6 --experts-used 2 "
-        "--expert-ff 32",
+        ("--arch qwen3moe --layers 2 --dim 48 --heads 2 --kv-heads 1 --head-dim 32 --ff 64 --experts 6 --experts-used 2 "
+         "--expert-ff 32"),
         "--arch gemma2 --layers 4 --dim 64 --heads 4 --kv-heads 2 --head-dim 32 --ff 96 --window 5",     /* mixed */
     };
     static const int32_t prompt[] = {1, 40, 41, 42, 43, 44, 45, 40, 41, 42, 43, 44, 45, 40, 41};

@@ -754,7 +754,7 @@ static swa_vocab *marker_vocab(swa_gguf **g, uint8_t **bytes)
     int32_t types[MK_N];
     int i, n = 0;
     size_t size;
-    swa_vocab *v;
+    swa_vocab *v = NULL;
     swa_error err;
     gw_writer *w = gw_new(3);
     pieces[n] = "<unk>"; types[n++] = 2;
