@@ -1164,8 +1164,14 @@ SWADEF swa_status swa_drafter_create(const swa_model *draft, const swa_model *ta
                                      swa_error *err);
 SWADEF void       swa_drafter_free(swa_drafter *dr);
 SWADEF void       swa_drafter_reset(swa_drafter *dr);   /* forget the text: the next one starts afresh */
-/* Draft k tokens (k <= n_draft_max) to follow tokens[0..n), the whole text so far (prompt and
-   output, ending with the target's `last`). The text must extend the one of the previous call
+/* Drafts end where the draft model is unsure: a drafted token whose probability under the draft
+   model's softmax (its logits at temperature 1) is below p_min is the draft's last, so drafts
+   stop before tokens the target is unlikely to accept (llama-server's speculative.p_min, 0.75 by
+   default there). 0, a new drafter's: every draft has the k tokens asked for. p_min in 0..1, else
+   SWA_ERR_INVALID_ARG. The drafts, not the output, change: the target decides every token. */
+SWADEF swa_status swa_drafter_set_p_min(swa_drafter *dr, float p_min, swa_error *err);
+/* Draft k tokens (k <= n_draft_max; fewer, at least one, where p_min ends the draft) to follow
+   tokens[0..n), the whole text so far (prompt and output, ending with the target's `last`). The text must extend the one of the previous call
    by what the target emitted since (swa_drafter_reset otherwise): the drafter keeps what it
    evaluated of it, rewinds its drafts the target refused and evaluates the rest. *out points into
    the drafter, valid until its next call. */
@@ -19276,6 +19282,7 @@ struct swa_drafter {
     swa_ctx *ctx;              /* the draft model's, sequence 0 */
     swa_sampler *s;            /* draws the drafts; it is given no tokens, so it keeps no history */
     int32_t n_vocab, n_max;
+    float p_min;               /* swa_drafter_set_p_min: a draft ends after a token less likely */
     size_t base;               /* tokens of the text the context holds, before its drafts */
     int32_t n_evaluated;       /* of the last call's drafts, evaluated after them */
     int32_t *tok;              /* [n_max] the last call's drafts */
@@ -19301,6 +19308,28 @@ SWADEF void swa_drafter_reset(swa_drafter *dr)
     swa_ctx_reset(dr->ctx);
     dr->base = 0;
     dr->n_evaluated = 0;
+}
+
+SWADEF swa_status swa_drafter_set_p_min(swa_drafter *dr, float p_min, swa_error *err)
+{
+    if (!dr || !(p_min >= 0.0f && p_min <= 1.0f))
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_drafter_set_p_min: %sp_min %g (0..1)", dr ? "" : "no drafter, ",
+                         (double)p_min);
+    dr->p_min = p_min;
+    swa__ok(err);
+    return SWA_OK;
+}
+
+/* The probability of token x under the softmax of logits[0..n). */
+static double swa__drafter_prob(const float *logits, int32_t n, int32_t x)
+{
+    float m = logits[x];
+    double sum = 0.0;
+    int32_t i;
+    for (i = 0; i < n; i++)
+        if (logits[i] > m) m = logits[i];
+    for (i = 0; i < n; i++) sum += (double)expf(logits[i] - m);
+    return (double)expf(logits[x] - m) / sum;
 }
 
 /* The draft model speaks the target's vocabulary: the same size, and the same pieces when the
@@ -19415,14 +19444,16 @@ SWADEF swa_status swa_drafter_draft(swa_drafter *dr, const int32_t *tokens, size
     out->q = dr->q_at;
     out->q_n = dr->q_n;
     if ((st = swa__drafter_catch_up(dr, tokens, n, &logits, err))) return st;
-    for (i = 0; i < k; i++) {
+    for (i = 0; i < k; i++) {   /* the last token drafted is not evaluated: the next call may not need it */
         swa_token_prob *q = dr->q + (size_t)i * (size_t)dr->n_vocab;
         (void)swa_sampler_dist(dr->s, logits, q, dr->n_vocab, &dr->q_n[i], NULL);
         dr->tok[i] = swa__spec_draw(dr->s, q, dr->q_n[i], NULL);
-        if (i + 1 < k && (st = swa_ctx_eval(dr->ctx, &dr->tok[i], 1, &logits, err))) return st;
-        dr->n_evaluated = i + 1 < k ? i + 1 : i;
+        if (i + 1 == k || (dr->p_min > 0.0f && swa__drafter_prob(logits, dr->n_vocab, dr->tok[i]) < (double)dr->p_min))
+            break;
+        if ((st = swa_ctx_eval(dr->ctx, &dr->tok[i], 1, &logits, err))) return st;
+        dr->n_evaluated = i + 1;
     }
-    out->n = k;
+    out->n = k ? i + 1 : 0;
     swa__ok(err);
     return SWA_OK;
 }

@@ -53,6 +53,7 @@ typedef struct options {
     const char *model_draft;   /* -md FILE */
     int lookup;                /* --lookup */
     int draft_max, draft_min, ngram_min, ngram_max;   /* -1 until given or defaulted by spec_args */
+    double draft_p_min;        /* --draft-p-min: a draft model's draft ends after a token less likely; -1 until set */
 } options;
 
 static void usage(FILE *f)
@@ -79,6 +80,7 @@ static void usage(FILE *f)
         "  -md, --model-draft FILE  speculative decoding, drafts from a small model of the same vocabulary\n"
         "  --draft-max N            tokens drafted per step, 1..256 (16; --draft, --draft-n)\n"
         "  --draft-min N            verify drafts of at least N tokens only (0; --draft-n-min)\n"
+        "  --draft-p-min P          -md: a draft ends after a token the draft model gives less than P (0.75)\n"
         "  --lookup-ngram-min N, --lookup-ngram-max N  the n-grams --lookup matches (1..4)\n"
         "  --pooling mean|cls|last  embeddings' pooling (the file's {arch}.pooling_type, else mean)\n"
         "  --log-format text|json   the access log's lines on stderr (text)\n"
@@ -105,7 +107,8 @@ static int int_arg(const char *flag, const char *v, long lo, long hi, int *out)
 }
 
 /* The speculative flags agree, and the unset ones get swa-generate's defaults (llama-server's
-   --draft-max 16; lookup's n-grams 1..4, as llama-lookup's). 0 after saying why not. */
+   --draft-max 16 and --draft-p-min 0.75; lookup's n-grams 1..4, as llama-lookup's). 0 after
+   saying why not. */
 static int spec_args(options *o)
 {
     const char *e = NULL;
@@ -117,6 +120,8 @@ static int spec_args(options *o)
     } else if (o->model_draft && (o->ngram_min >= 0 || o->ngram_max >= 0)) {
         e = "--lookup-ngram-min/max are for --lookup, not --model-draft";
     }
+    if (!e && !o->model_draft && o->draft_p_min >= 0) e = "--draft-p-min needs --model-draft";
+    if (o->draft_p_min < 0) o->draft_p_min = 0.75;   /* llama-server's */
     if (o->draft_max < 0) o->draft_max = 16;
     if (o->draft_min < 0) o->draft_min = 0;
     if (o->ngram_min < 0) o->ngram_min = 1;
@@ -143,6 +148,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->pooling = POOL_FILE;
     o->shutdown_timeout = 5;
     o->draft_max = o->draft_min = o->ngram_min = o->ngram_max = -1;
+    o->draft_p_min = -1;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int ok = 1, *ip = NULL;
@@ -156,9 +162,12 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "-md") || !strcmp(a, "--model-draft")) o->model_draft = v;
         else if (!strcmp(a, "--lookup")) { o->lookup = 1; continue; }
         else if (!strcmp(a, "--draft-p-min")) {
-            fprintf(stderr, "swa-server: --draft-p-min: swa.h's draft model drafts --draft-max tokens greedily, with no "
-                            "probability cut; leave the flag out\n");
-            return 0;
+            char *end;
+            o->draft_p_min = v ? strtod(v, &end) : -1;
+            if (!v || *end || !(o->draft_p_min >= 0 && o->draft_p_min <= 1)) {
+                fprintf(stderr, "swa-server: --draft-p-min needs a probability from 0 to 1\n");
+                return 0;
+            }
         }
         else if (!strcmp(a, "-a") || !strcmp(a, "--alias")) o->alias = v;
         else if (!strcmp(a, "--log-disable")) { o->log_off = 1; continue; }
@@ -290,6 +299,7 @@ typedef struct choice {
     int stop_word;             /* the stop string that ended it (FIN_WORD) */
     swa_chat_parser *parser;   /* chat: the answer read into content, reasoning and tool calls */
     int32_t spec_max, spec_min;   /* speculative decoding: the longest and shortest draft; spec_max 0: none */
+    float spec_p_min;          /* a draft model's draft ends after a token it gives less (speculative.p_min) */
     int64_t n_drafted, n_accepted;   /* tokens drafted for it, and of them accepted */
 } choice;
 
@@ -303,6 +313,7 @@ typedef struct job {
     choice *ch;
     int n_ch;                  /* choices generated: prompts x best_of */
     int first_slot;            /* the slot of choice 0, for the log and llama-server's id_slot */
+    int pin;                   /* the slot the request named (id_slot): it waits for that one; -1: any */
     sbuf out;                  /* bytes for the client: SSE events, or the whole JSON response */
     size_t taken;              /* bytes of out handed to the connection */
     int done;                  /* out is complete */
@@ -531,6 +542,21 @@ static void ollama_out(job *j, const char *text, size_t n, int done)
     cJSON_Delete(o);
 }
 
+/* llama-server's {what}_n, {what}_ms, {what}_per_token_ms and {what}_per_second for n tokens in
+   ms milliseconds (the rates 0 where there is nothing to divide). */
+static void rates(cJSON *t, const char *what, int64_t n, double ms)
+{
+    char key[40];
+    snprintf(key, sizeof key, "%s_n", what);
+    cJSON_AddNumberToObject(t, key, (double)n);
+    snprintf(key, sizeof key, "%s_ms", what);
+    cJSON_AddNumberToObject(t, key, ms);
+    snprintf(key, sizeof key, "%s_per_token_ms", what);
+    cJSON_AddNumberToObject(t, key, n > 0 ? ms / (double)n : 0);
+    snprintf(key, sizeof key, "%s_per_second", what);
+    cJSON_AddNumberToObject(t, key, ms > 0 ? 1e3 * (double)n / ms : 0);
+}
+
 /* llama-server's timings, over the request's choices: the prompt tokens evaluated and the time
    to the first token, the tokens generated and the time since; draft_n and draft_n_accepted
    where drafts were verified. */
@@ -542,10 +568,8 @@ static cJSON *timings_json(const job *j)
     int i;
     for (i = 0; i < j->req.n_prompts; i++) prompt += (int64_t)j->req.n_prompt[i];
     for (i = 0; i < j->n_ch; i++) gen += j->ch[i].n_gen, drafted += j->ch[i].n_drafted, accepted += j->ch[i].n_accepted;
-    cJSON_AddNumberToObject(t, "prompt_n", (double)(prompt - j->n_cached));
-    cJSON_AddNumberToObject(t, "prompt_ms", (first - j->t_arrive) * 1e3);
-    cJSON_AddNumberToObject(t, "predicted_n", (double)gen);
-    cJSON_AddNumberToObject(t, "predicted_ms", (now - first) * 1e3);
+    rates(t, "prompt", prompt - j->n_cached, (first - j->t_arrive) * 1e3);
+    rates(t, "predicted", gen, (now - first) * 1e3);
     if (drafted) {
         cJSON_AddNumberToObject(t, "draft_n", (double)drafted);
         cJSON_AddNumberToObject(t, "draft_n_accepted", (double)accepted);
@@ -735,6 +759,8 @@ static void stream_chunk(job *j, int i, size_t upto, int with_finish)
     attach_logprobs(ch, c, chat);
     if (with_finish && c->finish) cJSON_AddStringToObject(ch, "finish_reason", chat ? choice_finish(c) : finish_name(c->finish));
     else cJSON_AddNullToObject(ch, "finish_reason");
+    if (with_finish && c->finish && j->n_finished == j->n_ch)   /* the last choice's last chunk, as llama-server's */
+        cJSON_AddItemToObject(o, "timings", timings_json(j));
     json_out(&j->out, o, 1);
     cJSON_Delete(o);
 }
@@ -1206,7 +1232,8 @@ static int start_job(job *j)
     if (!taken) return 0;
     for (i = 0; i < j->n_ch; i++) {
         const srv_request *r = &j->req;
-        int g = j->ch[i].group, s = pick_slot(r->prompt[g], r->n_prompt[g], taken), lead = i % r->best_of == 0;
+        int g = j->ch[i].group, lead = i % r->best_of == 0;
+        int s = j->pin >= 0 ? j->pin : pick_slot(r->prompt[g], r->n_prompt[g], taken);
         taken[s] = 1;
         j->ch[i].slot = s;
         if (i == 0) j->first_slot = s;
@@ -1612,18 +1639,32 @@ static void ops_run_waiting(void)
     }
 }
 
+/* The queued job to admit next (S.mu held), NULL for none: the first that can start (its slots
+   free, or the slot it named idle; or cancelled, to be ended), passing over only those that wait
+   for the slot they named, so that the others keep their order. *prev: the job before it. */
+static job *next_admissible(job **prev)
+{
+    job *j, *p = NULL;
+    int n_free = S.n_slots - S.n_busy;
+    for (j = S.queue_head; j; p = j, j = j->next) {
+        if (LOAD(j->cancelled)) break;
+        if (j->pin >= 0 ? S.slots[j->pin].state == SLOT_IDLE && n_free > 0 : job_slots(j) <= n_free) break;
+        if (j->pin < 0) return NULL;
+    }
+    *prev = p;
+    return j;
+}
+
 /* Move queued jobs into slots while there are enough free; drop cancelled ones. */
 static void admit(void)
 {
     for (;;) {
-        job *j;
-        int n_free;
+        job *j, *prev;
         pthread_mutex_lock(&S.mu);
-        j = S.queue_head;
-        n_free = S.n_slots - S.n_busy;
-        if (!j || (!LOAD(j->cancelled) && job_slots(j) > n_free)) { pthread_mutex_unlock(&S.mu); return; }
-        S.queue_head = j->next;
-        if (!S.queue_head) S.queue_tail = NULL;
+        if (!(j = next_admissible(&prev))) { pthread_mutex_unlock(&S.mu); return; }
+        if (prev) prev->next = j->next;
+        else S.queue_head = j->next;
+        if (S.queue_tail == j) S.queue_tail = prev;
         S.n_queued--;
         if (!LOAD(j->cancelled)) S.n_busy += job_slots(j);
         pthread_mutex_unlock(&S.mu);
@@ -1701,8 +1742,9 @@ static void spec_draft(int i, int32_t k, swa_draft *d)
     swa_status st;
     memset(d, 0, sizeof *d);
     d->token = S.spec_buf;
-    if (s->drafter) st = swa_drafter_draft(s->drafter, s->hist, s->n_hist, k, d, &err);
-    else st = swa_spec_lookup(s->hist, s->n_hist, S.o.ngram_min, S.o.ngram_max, S.spec_buf, k, &d->n, &err);
+    if (!s->drafter) st = swa_spec_lookup(s->hist, s->n_hist, S.o.ngram_min, S.o.ngram_max, S.spec_buf, k, &d->n, &err);
+    else if ((st = swa_drafter_set_p_min(s->drafter, c->spec_p_min, &err)) == SWA_OK)
+        st = swa_drafter_draft(s->drafter, s->hist, s->n_hist, k, d, &err);
     if (st != SWA_OK) {
         fprintf(stderr, "swa-server: slot %d: no more drafts for this request: %s\n", i, err.msg);
         c->spec_max = 0;
@@ -1865,6 +1907,7 @@ static void *scheduler(void *arg)
     (void)arg;
     for (;;) {
         int busy;
+        job *prev;
         ops_run_waiting();
         admit();
         busy = step();
@@ -1874,7 +1917,7 @@ static void *scheduler(void *arg)
             S.slots[i].shown_n_hist = S.slots[i].n_hist;
         }
         if (S.stopping) { pthread_mutex_unlock(&S.mu); break; }
-        if (!busy && !(S.queue_head && S.n_slots - S.n_busy >= job_slots(S.queue_head))) {
+        if (!busy && !next_admissible(&prev)) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += 100 * 1000 * 1000;   /* wake now and then to see cancelled requests */
@@ -2045,7 +2088,7 @@ static job *job_new(void)
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->cv, NULL);
     j->refs = 2;
-    j->first_slot = -1;
+    j->first_slot = j->pin = -1;
     j->created = (long)time(NULL);
     j->t_arrive = now_s();
     pthread_mutex_lock(&S.mu);
@@ -2135,6 +2178,7 @@ static void spec_settings(const srv_request *r, choice *ch)
     ch->spec_max = r->spec_n_max >= 0 ? r->spec_n_max : S.o.draft_max;
     ch->spec_min = r->spec_n_min >= 0 ? r->spec_n_min : S.o.draft_min;
     if (ch->spec_min > ch->spec_max) ch->spec_min = ch->spec_max;
+    ch->spec_p_min = (float)r->spec_p_min;
     if (!S.slots[0].verifier || r->logprobs || r->best_of > r->n_choices) ch->spec_max = 0;
 }
 
@@ -2171,6 +2215,7 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
         job_release(j);
         return send_error(c, 500, "server_error", NULL, "out of memory");
     }
+    j->pin = j->req.id_slot;
     snprintf(id, sizeof id, "%s-%s", kind == SRV_CHAT ? "chatcmpl" : "cmpl", j->id);
     snprintf(j->id, sizeof j->id, "%.70s", id);
     if (j->req.sampling.seed == (uint64_t)-1) j->req.sampling.seed = (uint64_t)time(NULL) * 2654435761u + (uint64_t)j->created;
@@ -2401,6 +2446,7 @@ static enum MHD_Result handle_props(struct MHD_Connection *c)
     cJSON_AddNumberToObject(p, "repeat_last_n", 64);
     cJSON_AddNumberToObject(p, "speculative.n_max", S.o.draft_max);
     cJSON_AddNumberToObject(p, "speculative.n_min", S.o.draft_min);
+    cJSON_AddNumberToObject(p, "speculative.p_min", S.o.draft_p_min);
     cJSON_AddNumberToObject(o, "total_slots", S.n_slots);
     cJSON_AddStringToObject(o, "model_path", S.o.model);
     cJSON_AddStringToObject(o, "model_alias", S.model_id);
@@ -2893,6 +2939,7 @@ static int setup_spec(const swa_ctx_config *cfg)
             return 0;
         }
     S.lim.draft_max = S.o.draft_max;
+    S.lim.draft_model = S.draft != NULL;
     fprintf(stderr, "swa-server: speculative decoding: drafts of %d..%d tokens %s%s\n", S.o.draft_min, S.o.draft_max,
             S.draft ? "from " : "by prompt lookup", S.draft ? S.o.model_draft : "");
     return 1;
@@ -2944,6 +2991,7 @@ static int setup_engine(void)
     S.lim.tmpl = S.tmpl;
     S.lim.n_ctx = cfg.n_ctx;
     S.lim.n_slots = S.n_slots;
+    S.lim.draft_p_min = S.o.draft_p_min;
     S.lim.fim_pre = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_pre_token_id");
     S.lim.fim_suf = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_suf_token_id");
     S.lim.fim_mid = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_mid_token_id");

@@ -117,7 +117,7 @@ static const field_rule rules[] = {
     {"logit_bias", K_LLAMA, ACT, 0}, {"logprobs", K_OAI, ACT, 0}, {"top_logprobs", K_CHAT, ACT, 0},
     {"ignore_eos", K_LLAMA, ACT, 0}, {"cache_prompt", K_LLAMA, ACT, 0},
     {"speculative.n_max", K_LLAMA, ACT, 0}, {"speculative.n_min", K_LLAMA, ACT, 0},
-    {"speculative.p_min", K_LLAMA, META, 0},   /* no probability cut in swa.h's drafter: checked, inert */
+    {"speculative.p_min", K_LLAMA, ACT, 0}, {"id_slot", K_LLAMA, ACT, 0},
     {"system", K_OGEN, ACT, 0}, {"raw", K_OGEN, ACT, 0}, {"options", K_OLL, ACT, 0},
     {"num_predict", K_OPT, ACT, 0}, {"num_ctx", K_OPT, ACT, 0},
     /* metadata, or runtime settings that change no output */
@@ -135,7 +135,7 @@ static const field_rule rules[] = {
     {"typical_p", K_SAMPLE, NEUTRAL, 1}, {"tfs_z", K_SAMPLE, NEUTRAL, 1}, {"mirostat", K_SAMPLE, NEUTRAL, 0},
     {"dynatemp_range", K_LLAMA, NEUTRAL, 0}, {"xtc_probability", K_LLAMA, NEUTRAL, 0},
     {"dry_multiplier", K_LLAMA, NEUTRAL, 0}, {"min_keep", K_LLAMA, NEUTRAL, 0}, {"n_probs", K_LLAMA, NEUTRAL, 0},
-    {"t_max_predict_ms", K_LLAMA, NEUTRAL, 0}, {"n_indent", K_LLAMA, NEUTRAL, 0}, {"id_slot", K_LLAMA, NEUTRAL, -1},
+    {"t_max_predict_ms", K_LLAMA, NEUTRAL, 0}, {"n_indent", K_LLAMA, NEUTRAL, 0},
     {"penalize_nl", K_LLAMA, NEUTRAL, 0}, {"penalize_newline", K_OPT, NEUTRAL, 0},
     {"return_tokens", K_LLAMA, NEUTRAL, 0}, {"post_sampling_probs", K_LLAMA, NEUTRAL, 0},
     {"timings_per_token", K_LLAMA, NEUTRAL, 0}, {"think", K_OLL, NEUTRAL, 0},
@@ -1206,19 +1206,41 @@ static int parse_structured(const cJSON *o, srv_request *r, srv_error *err)
 }
 
 /* llama-server's speculative.n_max, .n_min (-1 when absent) and .p_min: n_max and n_min up to
-   the server's --draft-max, what its verifiers hold (when speculation is off, and they are
-   ignored as llama-server ignores them, up to 256, the most --draft-max takes). The server brings
-   n_min down to n_max, as llama-server does. */
+   the server's --draft-max, what its verifiers hold; the server brings n_min down to n_max, as
+   llama-server does. Each acts only where the server drafts (p_min where a draft model does): a
+   value that would change something elsewhere is refused, not ignored. */
 static int parse_speculative(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
 {
-    double hi = lim->draft_max > 0 ? lim->draft_max : 256, p = 0;
+    double hi = lim->draft_max > 0 ? lim->draft_max : 256, p = lim->draft_p_min;
     int64_t n_max = -1, n_min = -1;
     if (get_int(o, "speculative.n_max", 0, hi, &n_max, err) || get_int(o, "speculative.n_min", 0, hi, &n_min, err) ||
         get_number(o, "speculative.p_min", 0, 1, &p, err))
         return -1;
+    if (lim->draft_max <= 0 && n_max > 0)
+        return fail(err, 400, "speculative.n_max", "speculative.n_max needs speculative decoding (the server started "
+                    "with --lookup or -md); without it only 0 is taken");
+    if (lim->draft_max <= 0 && n_min > 0)
+        return fail(err, 400, "speculative.n_min", "speculative.n_min needs speculative decoding (the server started "
+                    "with --lookup or -md); without it only 0 is taken");
+    if (!lim->draft_model && p != lim->draft_p_min)
+        return fail(err, 400, "speculative.p_min", "speculative.p_min needs a draft model (-md); without one only "
+                    "%g, the default, is taken", lim->draft_p_min);
     r->spec_n_max = (int32_t)n_max;
     r->spec_n_min = (int32_t)n_min;
     r->spec_p_min = p;
+    return 0;
+}
+
+/* llama-server's id_slot: a slot of the server (0..n_slots - 1), or -1 for any. A request that
+   takes more than one slot (several prompts, n or best_of above 1) cannot name one. */
+static int parse_id_slot(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
+{
+    int64_t id = -1;
+    if (get_int(o, "id_slot", -1, (double)lim->n_slots - 1, &id, err)) return -1;
+    if (id >= 0 && r->n_prompts * r->best_of > 1)
+        return fail(err, 400, "id_slot", "id_slot runs one choice on one slot: this request takes %d",
+                    r->n_prompts * r->best_of);
+    r->id_slot = (int32_t)id;
     return 0;
 }
 
@@ -1231,7 +1253,7 @@ static int parse_object(const cJSON *o, const srv_limits *lim, srv_request *r, s
     if (check_fields(o, kind_fields[r->kind], err) || parse_prompt(o, lim, r, err) ||
         get_bool(o, "stream", &r->stream, err) || get_bool(o, "ignore_eos", &r->ignore_eos, err) ||
         get_bool(o, "cache_prompt", &r->cache_prompt, err) || parse_speculative(o, lim, r, err) ||
-        parse_counts(o, lim, r, err) || parse_sampling(o, r, err) ||
+        parse_counts(o, lim, r, err) || parse_id_slot(o, lim, r, err) || parse_sampling(o, r, err) ||
         parse_bias(o, lim, r, err) || parse_logprobs(o, r, err) || (ollama && ollama_options(o, lim, r, err)) ||
         parse_structured(o, r, err))
         return -1;
@@ -1333,6 +1355,7 @@ int srv_parse_request(const char *body, size_t len, int kind, const srv_limits *
     r->kind = kind;
     r->cache_prompt = 1;
     r->spec_n_max = r->spec_n_min = -1;
+    r->id_slot = -1;
     r->sampling = swa_sampler_config_default();
     if (!(o = srv_parse_json(body, len, err))) return -1;
     rc = parse_object(o, lim, r, err);

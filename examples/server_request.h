@@ -30,6 +30,8 @@ typedef struct srv_limits {
     int tool_format;                   /* swa_tool_format of jinja's source (GENERIC without one) */
     int reasoning;                     /* swa_reasoning_format when a request names none */
     int32_t draft_max;                 /* speculative decoding's longest draft (--draft-max); 0: off */
+    int draft_model;                   /* drafts come from a draft model (-md), where p_min acts */
+    double draft_p_min;                /* speculative.p_min's default (--draft-p-min) */
 } srv_limits;
 
 typedef struct srv_request {
@@ -53,7 +55,9 @@ typedef struct srv_request {
     int cache_prompt;                  /* llama-server's: reuse what a slot holds (default 1) */
     int32_t spec_n_max, spec_n_min;    /* speculative.n_max, .n_min: the draft's longest and shortest
                                           (n_min at most n_max); -1: the server's --draft-max, --draft-min */
-    double spec_p_min;                 /* speculative.p_min, 0..1: accepted, acts on nothing (no cut) */
+    double spec_p_min;                 /* speculative.p_min, 0..1 (lim's draft_p_min when absent): a
+                                          draft model's draft ends after a token it finds less likely */
+    int32_t id_slot;                   /* llama-server's id_slot: the slot to run on; -1: any */
     char *stop[SRV_MAX_STOP];
     int n_stop;
     int logprobs;                      /* 0 off, 1 on */

@@ -1083,14 +1083,20 @@ static char *slot_action(const server *s, const char *opts, int id, const char *
     return curl(s, opts, path, body ? body : "", NULL);
 }
 
-/* n_past of slot 0, as /slots shows it. */
-static long slot0_past(const server *s)
+/* n_past of slot i, as /slots shows it. */
+static long slot_past(const server *s, int i)
 {
-    char *r = curl(s, "", "/slots", NULL, NULL);
-    long n = field_after(r, "\"n_past\":");
+    char *r = curl(s, "", "/slots", NULL, NULL), key[32];
+    const char *at;
+    long n;
+    snprintf(key, sizeof key, "{\"id\":%d,", i);
+    if (!(at = strstr(r, key))) fail_msg("no slot %d in /slots:\n%.600s", i, r);
+    n = field_after(at, "\"n_past\":");
     free(r);
     return n;
 }
+
+static long slot0_past(const server *s) { return slot_past(s, 0); }
 
 /* The text of a greedy /completion of "Once upon a time" (8 tokens), and its cached tokens. */
 static char *once_upon(const server *s, long *cached)
@@ -1382,6 +1388,141 @@ static void test_infill(void **state)
     unlink(path);
 }
 
+/* ---- llama-server's id_slot, and the timings of a stream ---- */
+
+/* Slot i's n_past once the scheduler shows it at most (below) or above n: it updates /slots
+   after the step that ended a request, a moment after the answer. */
+static long slot_past_when(const server *s, int i, long n, int below)
+{
+    long v = 0;
+    int k;
+    for (k = 0; k < 20; k++) {
+        v = slot_past(s, i);
+        if (below ? v <= n : v > n) break;
+        sleep_ms(50);
+    }
+    return v;
+}
+
+/* id_slot (llama-server's; -1: any) runs a request on the slot it names: the native reply says
+   which, and /slots shows the text only that slot then holds, for the OpenAI endpoints too; two
+   requests naming one slot run one after the other, each with the text it has alone; an id past
+   the slots, or one for a request of several choices, is a 400 naming id_slot. */
+static void test_id_slot(void **state)
+{
+    static const char *const paths[] = {"/v1/completions", "/v1/chat/completions", "/completion"};
+    static const char *const fmts[] = {
+        "{\"prompt\":\"%s\",\"max_tokens\":2,\"temperature\":0,\"id_slot\":%d}",
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"%s\"}],\"max_tokens\":2,\"temperature\":0,\"id_slot\":%d}",
+        "{\"prompt\":\"%s\",\"n_predict\":2,\"temperature\":0,\"id_slot\":%d}"};
+    static const char *const story = "Tom had a red ball and a big blue kite and a little green boat in the park by the river on a sunny day";
+    char body[512], cmd[2048], f[2][96], *r, *want[2], *got;
+    int k, i, pin;
+    (void)state;
+    NEED_SERVER();
+    for (k = 0; k < 3; k++)
+        for (pin = 0; pin < 2; pin++) {
+            for (i = 0; i < 2; i++) {   /* both slots hold a short text */
+                snprintf(body, sizeof body, fmts[2], "a", i);
+                r = curl(&main_srv, "", "/completion", body, NULL);
+                assert_int_equal(field_after(r, "\"id_slot\":"), i);
+                free(r);
+                assert_true(slot_past_when(&main_srv, i, 8, 1) <= 8);
+            }
+            snprintf(body, sizeof body, fmts[k], story, pin);
+            r = curl(&main_srv, "", paths[k], body, NULL);
+            if (strstr(r, "\"error\"")) fail_msg("%s %s:\n%.600s", paths[k], body, r);
+            free(r);
+            assert_true(slot_past_when(&main_srv, pin, 20, 0) > 20);
+            assert_true(slot_past(&main_srv, 1 - pin) <= 8);
+        }
+    /* two stories for slot 2 at once: they queue for it; each the text it has alone (on slot 3) */
+    for (i = 0; i < 2; i++) {
+        snprintf(body, sizeof body, "{\"prompt\":\"%s\",\"n_predict\":24,\"temperature\":0,\"id_slot\":3}",
+                 i ? "Once upon a time" : "Tom had a red ball");
+        r = curl(&main_srv, "", "/completion", body, NULL);
+        want[i] = join_strings(r, "content");
+        free(r);
+        tu_tmp_path(f[i], sizeof f[i], "id_slot");
+    }
+    snprintf(cmd, sizeof cmd,
+             "curl -s --data-binary '{\"prompt\":\"Tom had a red ball\",\"n_predict\":24,\"temperature\":0,\"id_slot\":2}' "
+             "http://127.0.0.1:%d/completion > %s & "
+             "curl -s --data-binary '{\"prompt\":\"Once upon a time\",\"n_predict\":24,\"temperature\":0,\"id_slot\":2}' "
+             "http://127.0.0.1:%d/completion > %s & wait", main_srv.port, f[0], main_srv.port, f[1]);
+    assert_int_equal(tu_run(cmd), 0);
+    for (i = 0; i < 2; i++) {
+        r = read_text(f[i]);
+        assert_non_null(r);
+        assert_int_equal(field_after(r, "\"id_slot\":"), 2);
+        got = join_strings(r, "content");
+        assert_string_equal(got, want[i]);
+        free(got), free(r), free(want[i]);
+        unlink(f[i]);
+    }
+    for (k = 0; k < 3; k++) {
+        snprintf(body, sizeof body, fmts[k], "a", 99);
+        expect_status(&main_srv, "", paths[k], body, "400", "\"param\":\"id_slot\"");
+        snprintf(body, sizeof body, fmts[k], "a", 4);   /* -np 4: slots 0..3 */
+        expect_status(&main_srv, "", paths[k], body, "400", "\"param\":\"id_slot\"");
+        snprintf(body, sizeof body, fmts[k], "a", -1);
+        expect_status(&main_srv, "", paths[k], body, "200", NULL);
+    }
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"a\",\"n\":2,\"id_slot\":0}", "400",
+                  "\"param\":\"id_slot\"");
+    expect_status(&main_srv, "", "/completion", "{\"prompt\":\"a\",\"id_slot\":\"0\"}", "400", "\"param\":\"id_slot\"");
+    assert_server_sound(&main_srv);
+}
+
+/* A number after key in s, as a double; fails the test when key is absent. */
+static double number_after(const char *s, const char *key)
+{
+    const char *p = strstr(s, key);
+    if (!p) fail_msg("no %s in:\n%.600s", key, s);
+    return strtod(p + strlen(key), NULL);
+}
+
+/* A streamed OpenAI reply's last chunk, the one with finish_reason, carries llama-server's
+   timings (no other chunk does): the tokens streamed, as many as asked for and as the usage
+   chunk counts, the prompt's, and rates that agree with them. */
+static void test_stream_timings(void **state)
+{
+    static const char *const paths[] = {"/v1/completions", "/v1/chat/completions"};
+    static const char *const bodies[] = {
+        "{\"prompt\":\"Once upon a time\",\"max_tokens\":12,\"ignore_eos\":true,\"stream\":true,"
+        "\"stream_options\":{\"include_usage\":true}}",
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me about a dog\"}],\"max_tokens\":12,"
+        "\"ignore_eos\":true,\"stream\":true,\"stream_options\":{\"include_usage\":true}}"};
+    int k;
+    (void)state;
+    NEED_SERVER();
+    for (k = 0; k < 2; k++) {
+        char *r = curl(&main_srv, "-N", paths[k], bodies[k], NULL), *line, *last = NULL, *save = NULL;
+        long chunks = 0, usage = field_after(r, "\"completion_tokens\":");
+        double ms;
+        for (line = strtok_r(r, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            if (!strstr(line, "\"index\":0")) continue;   /* the usage chunk's choices are [] */
+            chunks++;
+            if (last && strstr(last, "\"timings\"")) fail_msg("%s: timings before the last chunk:\n%s", paths[k], last);
+            last = line;
+        }
+        assert_non_null(last);
+        assert_non_null(strstr(last, "\"finish_reason\":\"length\""));
+        assert_int_equal((long)number_after(last, "\"predicted_n\":"), 12);
+        assert_int_equal(chunks, 12);   /* a token a chunk: the text is ASCII, no stop string holds any back */
+        assert_int_equal(usage, 12);
+        assert_true(number_after(last, "\"prompt_n\":") >= 0);
+        ms = number_after(last, "\"predicted_ms\":");
+        assert_true(ms > 0);
+        assert_true(fabs(number_after(last, "\"predicted_per_token_ms\":") - ms / 12) < 1e-6 * ms + 1e-9);
+        assert_true(fabs(number_after(last, "\"predicted_per_second\":") - 12e3 / ms) < 1e-6 * 12e3 / ms);
+        assert_true(number_after(last, "\"prompt_ms\":") >= 0);
+        assert_null(strstr(last, "\"draft_n\""));   /* no speculative decoding on this server */
+        free(r);
+    }
+    assert_server_sound(&main_srv);
+}
+
 /* ---- speculative decoding (--lookup, -md) ---- */
 
 /* The answer's text (completion "content" or chat "content") for body on s, and its timings'
@@ -1395,6 +1536,30 @@ static char *spec_text(const server *s, const char *path, const char *body, long
     *accepted = a ? strtol(a + strlen("\"draft_n_accepted\":"), NULL, 10) : -1;
     free(r);
     return t;
+}
+
+/* speculative.p_min on a server whose draft model is the target itself (every draft accepted):
+   the same greedy text at any p_min; at 0 every draft is as long as it may be, at 1 each draft
+   ends after its first token (no token is certain), so each verification emits two tokens and
+   there are fewer drafted tokens; 0.75 (the default) lies between. */
+static void spec_p_min(const server *s, const char *fmt, const char *want)
+{
+    static const char *const p_min[] = {"0", "1", "0.75"};
+    long d[3], a;
+    int i;
+    for (i = 0; i < 3; i++) {
+        char body[512], field[64], *got;
+        snprintf(field, sizeof field, ",\"speculative.p_min\":%s", p_min[i]);
+        snprintf(body, sizeof body, fmt, field);
+        got = spec_text(s, "/completion", body, &d[i], &a);
+        print_message("p_min %s: %ld drafted, %ld accepted\n", p_min[i], d[i], a);
+        assert_string_equal(got, want);
+        assert_int_equal(a, d[i]);
+        free(got);
+    }
+    assert_true(d[1] > 0 && d[1] < d[0]);
+    assert_true(d[1] <= 48 / 2);   /* 48 tokens: the prompt's one, then two per verification at most */
+    assert_true(d[2] >= d[1] && d[2] <= d[0]);
 }
 
 /* A server that must refuse to start with these arguments, saying `why` on stderr. */
@@ -1434,11 +1599,17 @@ static void test_speculative(void **state)
     int m, k;
     (void)state;
     NEED_SERVER();
-    for (k = 0; k < 3; k++) {   /* the reference, without drafts; the fields are ignored there, as llama-server does */
-        snprintf(body, sizeof body, bodies[k][1], ",\"speculative.n_max\":8,\"speculative.p_min\":0.5");
+    for (k = 0; k < 3; k++) {   /* the reference, without drafts; there the fields take only what changes nothing */
+        snprintf(body, sizeof body, bodies[k][1], ",\"speculative.n_max\":0,\"speculative.n_min\":0,\"speculative.p_min\":0.75");
         want[k] = spec_text(&main_srv, bodies[k][0], body, &d, &a);
         assert_int_equal(d, -1);
     }
+    expect_status(&main_srv, "", "/completion", "{\"prompt\":\"a\",\"speculative.n_max\":8}", "400",
+                  "\"param\":\"speculative.n_max\"");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"a\",\"speculative.n_min\":2}", "400",
+                  "\"param\":\"speculative.n_min\"");
+    expect_status(&main_srv, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],"
+                  "\"speculative.p_min\":0.5}", "400", "needs a draft model (-md)");
     extra_srv = &s;
     for (m = 0; m < 2; m++) {
         snprintf(cmd, sizeof cmd, "-np 2 -c 256 %s", modes[m]);
@@ -1486,6 +1657,16 @@ static void test_speculative(void **state)
         expect_status(&s, "", "/completion", "{\"prompt\":\"a\",\"speculative.n_min\":-1}", "400", "\"param\":\"speculative.n_min\"");
         expect_status(&s, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],"
                       "\"speculative.p_min\":2}", "400", "\"param\":\"speculative.p_min\"");
+        if (m == 0) {   /* prompt lookup has no probabilities: p_min only at its default */
+            expect_status(&s, "", "/completion", "{\"prompt\":\"a\",\"speculative.p_min\":0.5}", "400",
+                          "\"param\":\"speculative.p_min\"");
+            snprintf(body, sizeof body, bodies[0][1], ",\"speculative.p_min\":0.75");
+            got = spec_text(&s, bodies[0][0], body, &d, &a);
+            assert_string_equal(got, want[0]);
+            free(got);
+        } else {
+            spec_p_min(&s, bodies[0][1], want[0]);
+        }
         assert_server_sound(&s);
         log = read_text(s.log);
         assert_non_null(log);
@@ -1503,7 +1684,8 @@ static void test_speculative(void **state)
     snprintf(cmd, sizeof cmd, "-md %s", path);
     refused_at_start(cmd, "the target's vocabulary");
     unlink(path);
-    refused_at_start("--lookup --draft-p-min 0.5", "--draft-p-min");
+    refused_at_start("--lookup --draft-p-min 0.5", "--draft-p-min needs --model-draft");
+    refused_at_start("-md " MODEL " --draft-p-min 1.5", "--draft-p-min needs a probability");
     refused_at_start("--lookup -md " MODEL, "give one of --lookup and --model-draft");
     refused_at_start("--draft-max 4", "need --lookup or --model-draft");
 }
@@ -1604,6 +1786,8 @@ int main(void)
         cmocka_unit_test_teardown(test_slot_save_restore, stop_extra),
         cmocka_unit_test(test_slot_actions_off),
         cmocka_unit_test_teardown(test_infill, stop_extra),
+        cmocka_unit_test(test_id_slot),
+        cmocka_unit_test(test_stream_timings),
         cmocka_unit_test_teardown(test_speculative, stop_extra),
         cmocka_unit_test_teardown(test_control_token_markers, stop_extra),
     };
