@@ -80,6 +80,7 @@ typedef struct options {
     size_t n_bias;
     int lookup;                   /* --lookup: drafts from the text so far */
     const char *model_draft;      /* -md FILE: drafts from a small model of the same vocabulary */
+    float draft_p_min;            /* --draft-p-min: a draft ends after a token less likely; -1 until given */
     long draft_max, draft_min, ngram_min, ngram_max;   /* --draft-max, --draft-min, --lookup-ngram-min/max; */
                                                        /* 0 until given or defaulted by spec_fits() */
 } options;
@@ -187,6 +188,8 @@ static void usage(FILE *f)
         "                       vocabulary (greedy, -t threads too)\n"
         "  --draft-max N        tokens drafted per step, 1..256 (default 16)\n"
         "  --draft-min N        verify drafts of at least N tokens only (default 0)\n"
+        "  --draft-p-min P      -md: a draft ends after a token the draft model gives less than P\n"
+        "                       (default 0.75)\n"
         "  --lookup-ngram-min N, --lookup-ngram-max N  the n-grams --lookup matches (default 1..4)\n"
         "  -h, --help           this help\n"
         "  --version            the program's name and version\n"
@@ -309,6 +312,7 @@ static int parse_flag(options *o, const char *a, const char *val)
     else if (!strcmp(a, "--draft-max") || !strcmp(a, "--draft") || !strcmp(a, "--draft-n"))
         return parse_long(a, val, 1, 256, &o->draft_max);
     else if (!strcmp(a, "--draft-min") || !strcmp(a, "--draft-n-min")) return parse_long(a, val, 0, 256, &o->draft_min);
+    else if (!strcmp(a, "--draft-p-min")) return parse_float(a, val, 0.0f, 1.0f, &o->draft_p_min);
     else if (!strcmp(a, "--lookup-ngram-min")) return parse_long(a, val, 1, 64, &o->ngram_min);
     else if (!strcmp(a, "--lookup-ngram-max")) return parse_long(a, val, 1, 64, &o->ngram_max);
     else if (!strcmp(a, "--kv")) {
@@ -362,6 +366,7 @@ static int spec_fits(options *o)
 {
     const char *other = o->chat ? "-i" : o->parallel ? "--parallel" : o->dump_logits ? "--dump-logits"
                       : o->cfg.n_sink ? "--sinks" : NULL;
+    if (!o->model_draft && o->draft_p_min >= 0) return usage_error("--draft-p-min needs --model-draft");
     if (!o->lookup && !o->model_draft) {
         if (o->draft_max || o->draft_min || o->ngram_min || o->ngram_max)
             return usage_error("--draft-max, --draft-min and --lookup-ngram-min/max need --lookup or --model-draft");
@@ -372,6 +377,7 @@ static int spec_fits(options *o)
     if (o->model_draft && (o->ngram_min || o->ngram_max))
         return usage_error("--lookup-ngram-min/max are for --lookup, not --model-draft");
     if (!o->draft_max) o->draft_max = 16;   /* llama.cpp's defaults */
+    if (o->draft_p_min < 0) o->draft_p_min = 0.75f;
     if (!o->ngram_min) o->ngram_min = 1;
     if (!o->ngram_max) o->ngram_max = o->ngram_min > 4 ? o->ngram_min : 4;
     if (o->ngram_min > o->ngram_max)
@@ -395,6 +401,7 @@ static int parse_args(int argc, char **argv, options *o)
     int i;
     memset(o, 0, sizeof *o);
     o->n_predict = 256;
+    o->draft_p_min = -1.0f;
     o->sampling.temperature = 0.8f;
     o->sampling.top_k = 40;
     o->sampling.top_p = 0.95f;
@@ -423,7 +430,7 @@ static int parse_args(int argc, char **argv, options *o)
             if (strstr(" -m -p -f --ids --dump-logits --save-state --load-state -n -s --temp --top-k --top-p --min-p "
                        "--repeat-penalty --repeat-last-n --presence-penalty --frequency-penalty --logit-bias -t -w -c -b --kv --system --chat-template --chat-template-file --parallel --sinks "
                        "--grammar --grammar-file -j --json-schema --json-schema-file "
-                       "-md --model-draft --draft-max --draft --draft-n --draft-min --draft-n-min --lookup-ngram-min "
+                       "-md --model-draft --draft-max --draft --draft-n --draft-min --draft-n-min --draft-p-min --lookup-ngram-min "
                        "--lookup-ngram-max ", a))
                 return usage_error("%s needs a value", a), EXIT_USAGE;
             return usage_error("unknown flag %s", a), EXIT_USAGE;
@@ -1565,7 +1572,8 @@ static int start_spec(session *s, const swa_model *target, const swa_model_param
     dc.n_ctx = o->cfg.n_ctx;
     if (swa_spec_create((int32_t)s->n_vocab, (int32_t)o->draft_max, &s->verifier, &err) != SWA_OK ||
         (o->model_draft && (swa_model_load_with(o->model_draft, mp, draft, &err) != SWA_OK ||
-                            swa_drafter_create(*draft, target, &dc, NULL, (int32_t)o->draft_max, &s->drafter, &err) != SWA_OK))) {
+                            swa_drafter_create(*draft, target, &dc, NULL, (int32_t)o->draft_max, &s->drafter, &err) != SWA_OK ||
+                            swa_drafter_set_p_min(s->drafter, o->draft_p_min, &err) != SWA_OK))) {
         if (!(err.code == SWA_ERR_ABORTED && interrupted()))
             fprintf(stderr, PROG ": %s%s%s\n", o->model_draft ? o->model_draft : "", o->model_draft ? ": " : "", err.msg);
         return 0;

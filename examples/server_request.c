@@ -136,7 +136,7 @@ static const field_rule rules[] = {
     {"dynatemp_range", K_LLAMA, NEUTRAL, 0}, {"xtc_probability", K_LLAMA, NEUTRAL, 0},
     {"dry_multiplier", K_LLAMA, NEUTRAL, 0}, {"min_keep", K_LLAMA, NEUTRAL, 0}, {"n_probs", K_LLAMA, NEUTRAL, 0},
     {"t_max_predict_ms", K_LLAMA, NEUTRAL, 0}, {"n_indent", K_LLAMA, NEUTRAL, 0},
-    {"penalize_nl", K_LLAMA, NEUTRAL, 0}, {"penalize_newline", K_OPT, NEUTRAL, 0},
+    {"penalize_nl", K_LLAMA, ACT, 0}, {"penalize_newline", K_OPT, ACT, 0},   /* penalize_newlines */
     {"return_tokens", K_LLAMA, NEUTRAL, 0}, {"post_sampling_probs", K_LLAMA, NEUTRAL, 0},
     {"timings_per_token", K_LLAMA, NEUTRAL, 0}, {"think", K_OLL, NEUTRAL, 0},
     /* structured output: a grammar the sampler follows (parse_structured) */
@@ -1244,8 +1244,23 @@ static int parse_id_slot(const cJSON *o, const srv_limits *lim, srv_request *r, 
     return 0;
 }
 
+/* llama-server's penalize_nl and ollama's penalize_newline: the penalties here count a newline
+   as any token (as both servers do now), which true asks for; false, which would spare newlines,
+   is taken only while no penalty acts. o NULL: absent. */
+static int penalize_newlines(const cJSON *o, const char *name, const srv_request *r, srv_error *err)
+{
+    const swa_sampler_config *sc = &r->sampling;
+    int on = 1;
+    if (o && get_bool(o, name, &on, err)) return -1;
+    if (!on && ((sc->repeat_penalty != 0 && sc->repeat_penalty != 1) || sc->presence_penalty != 0 || sc->frequency_penalty != 0))
+        return fail(err, 400, name, "%s false is not supported with a penalty: this server's penalties count newlines as "
+                    "any token", name);
+    return 0;
+}
+
 static int parse_object(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
 {
+    const cJSON *opt = cJSON_GetObjectItemCaseSensitive(o, "options");
     const cJSON *so = cJSON_GetObjectItemCaseSensitive(o, "stream_options");
     int ollama = r->kind == SRV_OLLAMA_CHAT || r->kind == SRV_OLLAMA_GENERATE;
     if (!cJSON_IsObject(o)) return fail(err, 400, "", "the request body must be a JSON object");
@@ -1255,10 +1270,15 @@ static int parse_object(const cJSON *o, const srv_limits *lim, srv_request *r, s
         get_bool(o, "cache_prompt", &r->cache_prompt, err) || parse_speculative(o, lim, r, err) ||
         parse_counts(o, lim, r, err) || parse_id_slot(o, lim, r, err) || parse_sampling(o, r, err) ||
         parse_bias(o, lim, r, err) || parse_logprobs(o, r, err) || (ollama && ollama_options(o, lim, r, err)) ||
-        parse_structured(o, r, err))
+        parse_structured(o, r, err) || penalize_newlines(o, "penalize_nl", r, err) ||
+        penalize_newlines(cJSON_IsObject(opt) ? opt : NULL, "penalize_newline", r, err))
         return -1;
     if (so && !cJSON_IsNull(so)) {
+        const cJSON *f;
         if (!cJSON_IsObject(so)) return fail(err, 400, "stream_options", "stream_options must be an object");
+        cJSON_ArrayForEach(f, so)
+            if (strcmp(f->string, "include_usage"))
+                return fail(err, 400, "stream_options", "unknown field \"stream_options.%.40s\"", f->string);
         if (get_bool(so, "include_usage", &r->include_usage, err)) return -1;
     }
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "echo"))) {

@@ -528,6 +528,16 @@ static void test_fields_refused(void **state)
     expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"typical_p\":0.5}", "400", "\"param\":\"typical_p\"");
     expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"typical_p\":1,\"user\":\"u\",\"max_tokens\":2}", "200", NULL);
     expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"suffix\":\"y\"}", "400", "\"param\":\"suffix\"");
+    /* newlines are penalized as any token: false (spare them) only while no penalty acts */
+    expect_status(&main_srv, "", "/completion", "{\"prompt\":\"x\",\"n_predict\":1,\"penalize_nl\":true,\"repeat_penalty\":1.2}",
+                  "200", NULL);
+    expect_status(&main_srv, "", "/completion", "{\"prompt\":\"x\",\"n_predict\":1,\"penalize_nl\":false}", "200", NULL);
+    expect_status(&main_srv, "", "/completion", "{\"prompt\":\"x\",\"penalize_nl\":false,\"frequency_penalty\":0.5}", "400",
+                  "\"param\":\"penalize_nl\"");
+    expect_status(&main_srv, "", "/api/generate", "{\"prompt\":\"x\",\"options\":{\"penalize_newline\":false,"
+                  "\"repeat_penalty\":1.1}}", "400", "penalize_newline false");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"stream\":true,\"stream_options\":"
+                  "{\"include_usage\":true,\"continuous_usage_stats\":true}}", "400", "stream_options.continuous_usage_stats");
     expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"echo\":true,\"logprobs\":1}", "400", "\"param\":\"echo\"");
     expect_status(&main_srv, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"a\\u0000b\"}]}", "400",
                   "NUL");

@@ -43,6 +43,7 @@ typedef struct run {
     const swa_model *draft;       /* DRAFT_MODEL */
     const int32_t *ref;           /* DRAFT_RIGHT, DRAFT_WRONG: the plain run's tokens */
     const swa_grammar *grammar;   /* NULL: none; else the sampler's, which sees the output only */
+    float p_min;                  /* DRAFT_MODEL: swa_drafter_set_p_min */
     long drafted, accepted;       /* out */
 } run;
 
@@ -145,7 +146,8 @@ static void speculative(run *r, int32_t *out)
     size_t n_hist = (size_t)r->n_prompt;
     int done = 0, i;
     if (swa_spec_create(swa_model_hparams(r->model)->n_vocab, r->k, &sp, &err) != SWA_OK) fail_msg("%s", err.msg);
-    if (r->mode == DRAFT_MODEL && swa_drafter_create(r->draft, r->model, &r->cfg, NULL, r->k, &dr, &err) != SWA_OK)
+    if (r->mode == DRAFT_MODEL && (swa_drafter_create(r->draft, r->model, &r->cfg, NULL, r->k, &dr, &err) != SWA_OK ||
+                                   swa_drafter_set_p_min(dr, r->p_min, &err) != SWA_OK))
         fail_msg("%s", err.msg);
     memcpy(hist, r->prompt, sizeof(int32_t) * (size_t)r->n_prompt);
     hist[n_hist++] = out[done++] = swa_sampler_sample(s, logits);
@@ -420,7 +422,8 @@ static void test_abort_leaves_no_trace(void **state)
    continuation and the acceptance line. */
 static void test_cli(void **state)
 {
-    static const char *const how[] = {"--lookup --draft-max 6", "-md " STORIES " --draft-max 4"};
+    static const char *const how[] = {"--lookup --draft-max 6", "-md " STORIES " --draft-max 4",
+                                      "-md " STORIES " --draft-max 4 --draft-p-min 1"};
     static int32_t prompt[64], want[MAX_GEN];
     char *ref = tu_read_text(REF, NULL), *out, *log, cmd[1024], errors[64], *p;
     int n_prompt, n_want, i, h, rc;
@@ -429,7 +432,7 @@ static void test_cli(void **state)
     assert_non_null(ref);
     n_prompt = json_ints(ref, "prompt_ids", prompt, 64);
     n_want = json_ints(ref, "generated_ids", want, MAX_GEN);
-    for (h = 0; h < 2; h++) {
+    for (h = 0; h < 3; h++) {
         len = (size_t)snprintf(cmd, sizeof cmd, PROGRAM("swa-generate") " -m " STORIES " --kv-f32 --temp 0 -t 2 %s -n %d "
                                "--ids ", how[h], n_want);
         for (i = 0; i < n_prompt; i++) len += (size_t)snprintf(cmd + len, sizeof cmd - len, i ? ",%d" : "%d", prompt[i]);
@@ -441,7 +444,11 @@ static void test_cli(void **state)
         assert_int_equal(rc, 0);
         assert_non_null(log);
         assert_non_null(strstr(log, "speculative: "));
-        if (h == 1) assert_non_null(strstr(log, "accepted (100.0%)"));
+        if (h > 0) assert_non_null(strstr(log, "accepted (100.0%)"));
+        if (h == 2) {   /* p_min 1: each draft ends after its first token, so a verification emits two */
+            long d = strtol(strstr(log, "verifications, ") + strlen("verifications, "), NULL, 10);
+            assert_true(d > 0 && 2 * d <= n_want);
+        }
         for (p = out, i = 0; i < n_want; i++) {
             char *end;
             long v = strtol(p, &end, 10);
@@ -455,8 +462,9 @@ static void test_cli(void **state)
     free(ref);
     {   /* flags that would be ignored, and what cannot be rewound, are refused (exit 2) */
         static const char *const bad[] = {"--draft-max 4", "--lookup --model-draft " STORIES, "--lookup --sinks 4",
-                                          "--lookup -i", "--model-draft " STORIES " --lookup-ngram-max 3"};
-        for (i = 0; i < 5; i++) {
+                                          "--lookup -i", "--model-draft " STORIES " --lookup-ngram-max 3",
+                                          "--lookup --draft-p-min 0.5", "--model-draft " STORIES " --draft-p-min 1.5"};
+        for (i = 0; i < 7; i++) {
             snprintf(cmd, sizeof cmd, PROGRAM("swa-generate") " -m " STORIES " -p x %s 2>/dev/null </dev/null", bad[i]);
             free(tu_capture(cmd, &rc));
             if (rc != 2) fail_msg("swa-generate %s: exit %d, not 2", bad[i], rc);
@@ -507,6 +515,7 @@ static void test_architectures(void **state)
             r.cfg.n_batch = mode == 1 ? 3 : 64;
             r.sc.repeat_penalty = mode == 2 ? 1.0f : 1.1f;   /* a draft model sees no penalty */
             r.draft = mode == 2 ? m : draft;
+            r.p_min = mode == 1 ? 0.5f : 0.0f;   /* the random draft model's drafts cut short: the same text */
             rate = check_run(&r, shapes[i]);
             if (mode == 2) assert_true(rate == 1.0);
         }
@@ -530,6 +539,66 @@ static void test_drafter_vocabulary(void **state)
     assert_int_equal(swa_drafter_create(small, small, NULL, &sc, 4, &dr, &err), SWA_ERR_INVALID_ARG);
     assert_int_equal(swa_drafter_create(small, small, NULL, NULL, 0, &dr, &err), SWA_ERR_INVALID_ARG);
     swa_model_free(small);
+}
+
+/* The greedy continuation of story_prompt on the stories model, k tokens, and the probability
+   of each under the softmax of the logits it was chosen from, from a context of its own. */
+static void greedy_probs(int k, int32_t *tok, double *p)
+{
+    int32_t n_vocab = swa_model_hparams(stories)->n_vocab, i, j;
+    const float *logits;
+    swa_ctx *c = NULL;
+    swa_error err;
+    if (swa_ctx_create(stories, NULL, &c, &err) != SWA_OK ||
+        swa_ctx_eval(c, story_prompt, sizeof story_prompt / sizeof *story_prompt, &logits, &err) != SWA_OK)
+        fail_msg("%s", err.msg);
+    for (i = 0; i < k; i++) {
+        double sum = 0;
+        tok[i] = 0;
+        for (j = 1; j < n_vocab; j++)
+            if (logits[j] > logits[tok[i]]) tok[i] = j;
+        for (j = 0; j < n_vocab; j++) sum += exp((double)logits[j] - (double)logits[tok[i]]);
+        p[i] = 1.0 / sum;
+        if (swa_ctx_eval(c, &tok[i], 1, &logits, &err) != SWA_OK) fail_msg("%s", err.msg);
+    }
+    swa_ctx_free(c);
+}
+
+/* p_min ends a greedy draft after its first token less likely than p_min under the draft
+   model's softmax (the probabilities computed here): at 0 a draft is as long as asked, at 1 one
+   token (none here is certain), between them as the probabilities say. Out of 0..1 is refused. */
+static void test_drafter_p_min(void **state)
+{
+    enum { K = 8 };
+    int32_t tok[K];
+    double p[K];
+    float p_min[4] = {0.0f, 1.0f, 0.5f, 0.0f};
+    swa_drafter *dr = NULL;
+    swa_draft d;
+    swa_error err;
+    int t, i, want;
+    (void)state;
+    greedy_probs(K, tok, p);
+    for (i = 0; i < K; i++) print_message("token %d: p %.4f\n", tok[i], p[i]);
+    assert_true(p[0] < 1.0);
+    p_min[3] = (float)(0.99 * fmin(p[0], fmin(p[1], p[2])));   /* under the first three: four tokens at least */
+    if (swa_drafter_create(stories, stories, NULL, NULL, K, &dr, &err) != SWA_OK) fail_msg("%s", err.msg);
+    assert_int_equal(swa_drafter_set_p_min(dr, -0.1f, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_drafter_set_p_min(dr, 1.5f, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_drafter_set_p_min(dr, (float)NAN, &err), SWA_ERR_INVALID_ARG);
+    assert_int_equal(swa_drafter_set_p_min(NULL, 0.5f, &err), SWA_ERR_INVALID_ARG);
+    for (t = 0; t < 4; t++) {
+        for (want = 1; want < K && p[want - 1] >= (double)p_min[t]; want++) {}
+        swa_drafter_reset(dr);
+        if (swa_drafter_set_p_min(dr, p_min[t], &err) != SWA_OK ||
+            swa_drafter_draft(dr, story_prompt, sizeof story_prompt / sizeof *story_prompt, K, &d, &err) != SWA_OK)
+            fail_msg("%s", err.msg);
+        print_message("p_min %.4f: %d tokens drafted, %d expected\n", (double)p_min[t], d.n, want);
+        assert_int_equal(d.n, want);
+        if (t == 3) assert_true(d.n >= 4);
+        for (i = 0; i < d.n; i++) assert_int_equal(d.token[i], tok[i]);
+    }
+    swa_drafter_free(dr);
 }
 
 /* ---- prompt lookup ---- */
@@ -716,6 +785,7 @@ int main(void)
         cmocka_unit_test(test_ring_limit),
         cmocka_unit_test(test_abort_leaves_no_trace),
         cmocka_unit_test(test_drafter_vocabulary),
+        cmocka_unit_test(test_drafter_p_min),
         cmocka_unit_test(test_architectures),
         cmocka_unit_test(test_cli),
     };
