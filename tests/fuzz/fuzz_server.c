@@ -52,6 +52,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lim.fim_mid = 3;
     lim.fim_rep = size && (data[0] & 2) ? 4 : -1;   /* /infill's repository pattern, or its snippet lines */
     lim.fim_sep = size && (data[0] & 2) ? 5 : -1;
+    lim.draft_max = size & 1 ? 16 : 0;   /* speculative decoding on or off, with a draft model or by lookup */
+    lim.draft_model = lim.draft_max && (size & 2);
+    lim.draft_p_min = 0.75;
     for (kind = SRV_CHAT; kind <= SRV_INFILL; kind++) {
         srv_request r;
         srv_embed_request er;
@@ -67,7 +70,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (err.status < 400 || err.status > 599 || !err.message[0] || strlen(err.message) >= sizeof err.message) abort();
         } else {
             if (r.n_prompts < 1 || r.n_choices < 1 || r.best_of < r.n_choices || r.n_prompts * r.best_of > lim.n_slots ||
-                r.n_stop > SRV_MAX_STOP || r.top_logprobs < 0 || r.top_logprobs > SRV_MAX_TOP_LOGPROBS || r.n_bias > SRV_MAX_BIAS)
+                r.n_stop > SRV_MAX_STOP || r.top_logprobs < 0 || r.top_logprobs > SRV_MAX_TOP_LOGPROBS || r.n_bias > SRV_MAX_BIAS ||
+                r.id_slot < -1 || r.id_slot >= lim.n_slots || (r.id_slot >= 0 && r.n_prompts * r.best_of != 1) ||
+                !(r.spec_p_min >= 0 && r.spec_p_min <= 1) || (!lim.draft_model && r.spec_p_min != lim.draft_p_min) ||
+                (!lim.draft_max && (r.spec_n_max > 0 || r.spec_n_min > 0)))
                 abort();
             for (g = 0; g < r.n_prompts; g++) {
                 if (r.n_prompt[g] == 0 || r.n_prompt[g] >= (size_t)lim.n_ctx) abort();
