@@ -286,35 +286,9 @@ enum { N_TEXT = sizeof text_pieces / sizeof text_pieces[0], N_SMALL = 3 + 256 + 
 
 static swa_vocab *small_vocab(swa_gguf **g, uint8_t **bytes)
 {
-    const char *pieces[N_SMALL];
-    char byte_names[256][8];
-    float scores[N_SMALL];
-    int32_t types[N_SMALL];
-    int i, n = 0;
-    size_t size;
-    swa_vocab *v = NULL;
-    swa_error err;
     gw_writer *w = gw_new(3);
-    pieces[n] = "<unk>"; types[n++] = 2;
-    pieces[n] = "<s>"; types[n++] = 3;
-    pieces[n] = "</s>"; types[n++] = 3;
-    for (i = 0; i < 256; i++) {
-        snprintf(byte_names[i], sizeof byte_names[i], "<0x%02X>", i);
-        pieces[n] = byte_names[i]; types[n++] = 6;
-    }
-    for (i = 0; i < N_TEXT; i++) { pieces[n] = text_pieces[i]; types[n++] = i == N_TEXT - 2 || i == N_TEXT - 1 ? 3 : 1; }
-    for (i = 0; i < n; i++) scores[i] = -(float)i;
-    gw_kv_str(w, "tokenizer.ggml.model", "llama");
-    gw_kv_array_str(w, "tokenizer.ggml.tokens", (uint64_t)n, pieces);
-    gw_kv_array(w, "tokenizer.ggml.scores", GW_F32V, (uint64_t)n, scores);
-    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, (uint64_t)n, types);
-    gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
-    gw_kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
-    *bytes = gw_to_memory(w, &size);
-    gw_free(w);
-    if (swa_gguf_open_memory(*bytes, size, g, &err) != SWA_OK || swa_vocab_load(*g, &v, &err) != SWA_OK)
-        fail_msg("%s", err.msg);
-    return v;
+    tu_small_vocab(w, text_pieces, N_TEXT, 2);
+    return tu_vocab_load(w, g, bytes);
 }
 
 /* The grammar of these tests, "{" ("a" | "b" | "é")+ "}", judged by hand: whether text[0..n) can

@@ -748,36 +748,10 @@ enum { MK_BYTES = 3, MK_TOOL_CALLS = 3 + 256, MK_ARGS, MK_INST, MK_N };
 static swa_vocab *marker_vocab(swa_gguf **g, uint8_t **bytes)
 {
     static const char *const extra[] = {"[TOOL_CALLS]", "[ARGS]", "[INST]"};
-    const char *pieces[MK_N];
-    char byte_names[256][8];
-    float scores[MK_N];
-    int32_t types[MK_N];
-    int i, n = 0;
-    size_t size;
-    swa_vocab *v = NULL;
-    swa_error err;
     gw_writer *w = gw_new(3);
-    pieces[n] = "<unk>"; types[n++] = 2;
-    pieces[n] = "<s>"; types[n++] = 3;
-    pieces[n] = "</s>"; types[n++] = 3;
-    for (i = 0; i < 256; i++) {
-        snprintf(byte_names[i], sizeof byte_names[i], "<0x%02X>", i);
-        pieces[n] = byte_names[i]; types[n++] = 6;
-    }
-    for (i = 0; i < 3; i++) { pieces[n] = extra[i]; types[n++] = 3; }
-    for (i = 0; i < n; i++) scores[i] = -(float)i;
-    gw_kv_str(w, "tokenizer.ggml.model", "llama");
-    gw_kv_array_str(w, "tokenizer.ggml.tokens", (uint64_t)n, pieces);
-    gw_kv_array(w, "tokenizer.ggml.scores", GW_F32V, (uint64_t)n, scores);
-    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, (uint64_t)n, types);
-    gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
-    gw_kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
+    tu_small_vocab(w, extra, 3, 3);
     gw_kv_bool(w, "tokenizer.ggml.add_space_prefix", 0);
-    *bytes = gw_to_memory(w, &size);
-    gw_free(w);
-    if (swa_gguf_open_memory(*bytes, size, g, &err) != SWA_OK || swa_vocab_load(*g, &v, &err) != SWA_OK)
-        fail_msg("%s", err.msg);
-    return v;
+    return tu_vocab_load(w, g, bytes);
 }
 
 /* The tokens of "[TOOL_CALLS]get_weather[ARGS]{...}" with the markers as control tokens, and an

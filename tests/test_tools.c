@@ -88,12 +88,7 @@ static void add_vocab(gw_writer *w, int add_bos)
         pieces[n] = merges[i]; types[n] = SWA_TOKEN_NORMAL; scores[n++] = (float)-i;
     }
     assert_int_equal(n, VOCAB_N);
-    gw_kv_str(w, "tokenizer.ggml.model", "llama");
-    gw_kv_array_str(w, "tokenizer.ggml.tokens", (uint64_t)n, pieces);
-    gw_kv_array(w, "tokenizer.ggml.scores", GW_F32V, (uint64_t)n, scores);
-    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, (uint64_t)n, types);
-    gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
-    gw_kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
+    tu_spm_keys(w, n, pieces, scores, types);
     gw_kv_u32(w, "tokenizer.ggml.unknown_token_id", 0);
     gw_kv_bool(w, "tokenizer.ggml.add_bos_token", add_bos);
 }
