@@ -284,11 +284,24 @@ static const char *const text_pieces[] = {"{", "}", "a", "b", "ab", "ba", "{a", 
 enum { N_TEXT = sizeof text_pieces / sizeof text_pieces[0], N_SMALL = 3 + 256 + N_TEXT, INST = N_SMALL - 2,
        IM_END = N_SMALL - 1, EMPTY = N_SMALL - 3 };
 
-static swa_vocab *small_vocab(swa_gguf **g, uint8_t **bytes)
+/* The small vocabulary, loaded before a test as its *state and freed after it. */
+static swa_gguf *small_gguf;
+static uint8_t *small_bytes;
+
+static int small_open(void **state)
 {
     gw_writer *w = gw_new(3);
     tu_small_vocab(w, text_pieces, N_TEXT, 2);
-    return tu_vocab_load(w, g, bytes);
+    *state = tu_vocab_load(w, &small_gguf, &small_bytes);
+    return 0;
+}
+
+static int small_close(void **state)
+{
+    swa_vocab_free((swa_vocab *)*state);
+    swa_gguf_close(small_gguf);
+    free(small_bytes);
+    return 0;
 }
 
 /* The grammar of these tests, "{" ("a" | "b" | "é")+ "}", judged by hand: whether text[0..n) can
@@ -346,15 +359,12 @@ static void run_small(swa_sampler *s, const swa_vocab *v, uint64_t seed)
 
 static void test_small_sampling(void **state)
 {
-    swa_gguf *g;
-    uint8_t *bytes;
-    swa_vocab *v = small_vocab(&g, &bytes);
+    swa_vocab *v = (swa_vocab *)*state;
     swa_grammar *gr = parse_ok(small_grammar);
     swa_sampler_config sc = swa_sampler_config_default();
     swa_sampler *s;
     swa_error err;
     uint64_t seed;
-    (void)state;
     for (seed = 1; seed <= 200; seed++) {
         sc.temperature = seed % 4 == 0 ? 0.0f : 1.0f;     /* greedy and sampled */
         sc.top_k = seed % 2 ? 0 : 40;
@@ -368,25 +378,27 @@ static void test_small_sampling(void **state)
         swa_sampler_free(s);
     }
     swa_grammar_free(gr);
-    swa_vocab_free(v);
-    swa_gguf_close(g);
-    free(bytes);
+}
+
+/* A greedy sampler over the small vocabulary. */
+static swa_sampler *greedy_sampler(void)
+{
+    swa_sampler_config sc = swa_sampler_config_default();
+    swa_sampler *s = NULL;
+    sc.temperature = 0;
+    assert_int_equal(swa_sampler_create(&sc, N_SMALL, &s, NULL), SWA_OK);
+    return s;
 }
 
 /* A byte token that begins é: then only its second byte (or a piece starting with it) may come. */
 static void test_split_character(void **state)
 {
-    swa_gguf *g;
-    uint8_t *bytes;
-    swa_vocab *v = small_vocab(&g, &bytes);
+    swa_vocab *v = (swa_vocab *)*state;
     swa_grammar *gr = parse_ok(small_grammar);
-    swa_sampler_config sc = swa_sampler_config_default();
     swa_sampler *s, *copy;
     swa_error err;
     float logits[N_SMALL];
-    (void)state;
-    sc.temperature = 0;
-    assert_int_equal(swa_sampler_create(&sc, N_SMALL, &s, &err), SWA_OK);
+    s = greedy_sampler();
     assert_int_equal(swa_sampler_set_grammar(s, gr, v, &err), SWA_OK);
     memset(logits, 0, sizeof logits);
     logits[3 + '{'] = 5;
@@ -420,9 +432,6 @@ static void test_split_character(void **state)
     swa_sampler_free(copy);
     swa_sampler_free(s);
     swa_grammar_free(gr);
-    swa_vocab_free(v);
-    swa_gguf_close(g);
-    free(bytes);
 }
 
 /* ---- copies share the vocabulary's trie ---- */
@@ -471,9 +480,7 @@ static void expect_same_run(const shared_run *a, const shared_run *b)
    free theirs at once), and any of them may be freed first. */
 static void test_shared_trie(void **state)
 {
-    swa_gguf *g;
-    uint8_t *bytes;
-    swa_vocab *v = small_vocab(&g, &bytes);
+    swa_vocab *v = (swa_vocab *)*state;
     swa_grammar *gr = parse_ok(small_grammar);
     swa_sampler_config sc = swa_sampler_config_default();
     swa_sampler *s, *c1, *c2, *c3;
@@ -481,7 +488,6 @@ static void test_shared_trie(void **state)
     pthread_t tid[2];
     swa_error err;
     int order, i;
-    (void)state;
     sc.temperature = 1.0f;
     sc.top_k = 0;
     for (order = 0; order < 3; order++) {
@@ -518,9 +524,6 @@ static void test_shared_trie(void **state)
         swa_sampler_free(order == 0 ? c1 : s);
     }
     swa_grammar_free(gr);
-    swa_vocab_free(v);
-    swa_gguf_close(g);
-    free(bytes);
 }
 
 /* A lazy grammar: free text, EOS too, until the trigger appears (across tokens, inside one);
@@ -529,18 +532,13 @@ static void test_shared_trie(void **state)
 static void test_lazy_grammar(void **state)
 {
     enum { AB = 3 + 256 + 4, X = 3 + 256 + 12, BRACE_A = 3 + 256 + 6, CLOSE = 3 + 256 + 1, CLOSE2 = 3 + 256 + 13 };
-    swa_gguf *g;
-    uint8_t *bytes;
-    swa_vocab *v = small_vocab(&g, &bytes);
+    swa_vocab *v = (swa_vocab *)*state;
     swa_grammar *gr = parse_ok("root ::= \"x{\" [ab]+ \"}\"\n");
     const char *trigger = "x{", *none = "";
-    swa_sampler_config sc = swa_sampler_config_default();
     swa_sampler *s, *copy;
     swa_error err;
     float logits[N_SMALL];
-    (void)state;
-    sc.temperature = 0;
-    assert_int_equal(swa_sampler_create(&sc, N_SMALL, &s, &err), SWA_OK);
+    s = greedy_sampler();
     assert_int_equal(swa_sampler_set_grammar_lazy(s, gr, v, &trigger, 0, &err), SWA_ERR_INVALID_ARG);
     assert_int_equal(swa_sampler_set_grammar_lazy(s, gr, v, &none, 1, &err), SWA_ERR_INVALID_ARG);
     assert_int_equal(swa_sampler_set_grammar_lazy(s, gr, v, &trigger, 1, &err), SWA_OK);
@@ -579,27 +577,19 @@ static void test_lazy_grammar(void **state)
     assert_int_equal(swa_sampler_status(s, &err), SWA_OK);
     swa_sampler_free(s);
     swa_grammar_free(gr);
-    swa_vocab_free(v);
-    swa_gguf_close(g);
-    free(bytes);
 }
 
 /* The grammar's limits while sampling: the sampler stops with EOS and reports why. */
 static void test_sampling_cap(void **state)
 {
-    swa_gguf *g;
-    uint8_t *bytes;
-    swa_vocab *v = small_vocab(&g, &bytes);
+    swa_vocab *v = (swa_vocab *)*state;
     swa_grammar *gr = parse_ok("root ::= x+\nx ::= \"a\" y\ny ::= \"a\" | x \"a\"\n");
-    swa_sampler_config sc = swa_sampler_config_default();
     swa_sampler *s;
     swa_error err;
     float logits[N_SMALL];
     int i;
     int32_t id = 0;
-    (void)state;
-    sc.temperature = 0;
-    assert_int_equal(swa_sampler_create(&sc, N_SMALL, &s, &err), SWA_OK);
+    s = greedy_sampler();
     assert_int_equal(swa_sampler_set_grammar(s, gr, v, &err), SWA_OK);
     memset(logits, 0, sizeof logits);
     logits[3 + 'a'] = 5;
@@ -609,9 +599,6 @@ static void test_sampling_cap(void **state)
     if (!strstr(err.msg, "ambiguous") && !strstr(err.msg, "deeper")) fail_msg("%s", err.msg);
     swa_sampler_free(s);
     swa_grammar_free(gr);
-    swa_vocab_free(v);
-    swa_gguf_close(g);
-    free(bytes);
 }
 
 /* ---- the shipped model: 50 seeds at temperature 1, every output matches ---- */
@@ -708,11 +695,11 @@ int main(void)
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_ambiguity_cap),
         cmocka_unit_test(test_pieces),
-        cmocka_unit_test(test_small_sampling),
-        cmocka_unit_test(test_split_character),
-        cmocka_unit_test(test_shared_trie),
-        cmocka_unit_test(test_lazy_grammar),
-        cmocka_unit_test(test_sampling_cap),
+        cmocka_unit_test_setup_teardown(test_small_sampling, small_open, small_close),
+        cmocka_unit_test_setup_teardown(test_split_character, small_open, small_close),
+        cmocka_unit_test_setup_teardown(test_shared_trie, small_open, small_close),
+        cmocka_unit_test_setup_teardown(test_lazy_grammar, small_open, small_close),
+        cmocka_unit_test_setup_teardown(test_sampling_cap, small_open, small_close),
         cmocka_unit_test(test_model_outputs),
         cmocka_unit_test(test_validator),
     };
