@@ -949,17 +949,31 @@ static void expect_error(const variant *v, swa_status code, const char *needle)
         fail_msg("got %s \"%s\", want %s mentioning \"%s\"", swa_status_str(s), s ? err.msg : "", swa_status_str(code), needle);
 }
 
+/* v reset to arch's plain file (every option off), which a test then changes one thing at a time. */
+static void base(variant *v, const char *arch)
+{
+    memset(v, 0, sizeof *v);
+    v->arch = arch;
+}
+
+/* The same with a mixture of 4 experts in every layer, `used` of them for each token. */
+static void moe_base(variant *v, const char *arch, int used)
+{
+    base(v, arch);
+    v->experts = v->moe_tensor_experts = 4;
+    v->used = used;
+    v->moe = 1;
+}
+
 static void test_broken_files(void **state)
 {
     variant v;
     (void)state;
-    memset(&v, 0, sizeof v);
-    v.arch = "qwen3";
+    base(&v, "qwen3");
     assert_int_equal(load_variant(&v, NULL), SWA_OK);         /* the base is valid */
     v.arch = "phi3";
     assert_int_equal(load_variant(&v, NULL), SWA_OK);
-    memset(&v, 0, sizeof v);
-    v.arch = "qwen3";
+    base(&v, "qwen3");
     v.omit_k_norm = 1;
     expect_error(&v, SWA_ERR_MODEL, "blk.0.attn_k_norm.weight is missing");
     v.omit_k_norm = 0;
@@ -972,13 +986,11 @@ static void test_broken_files(void **state)
     v.pattern_kind = NULL;
     v.scaling = "longrope";
     expect_error(&v, SWA_ERR_UNSUPPORTED, "RoPE scaling \"longrope\" is not supported (linear and yarn are)");
-    memset(&v, 0, sizeof v);
-    v.arch = "phi3";
+    base(&v, "phi3");
     v.bad_factor = 1;
     expect_error(&v, SWA_ERR_MODEL, "tensor rope_factors_short.weight: entry 0 is 0, not a positive finite number");
     /* rope_freqs: n_rot/2 positive finite divisors */
-    memset(&v, 0, sizeof v);
-    v.arch = "mistral3";
+    base(&v, "mistral3");
     v.rope_freqs = 8;
     v.rope_freqs_value = 2.5f;
     assert_int_equal(load_variant(&v, NULL), SWA_OK);
@@ -992,11 +1004,7 @@ static void test_broken_files(void **state)
     v.rope_freqs = 9;
     expect_error(&v, SWA_ERR_MODEL, "tensor rope_freqs.weight: shape 9");
     /* mixtures of experts: the keys and the experts' 3-D tensors */
-    memset(&v, 0, sizeof v);
-    v.arch = "qwen3moe";
-    v.experts = v.moe_tensor_experts = 4;
-    v.used = 2;
-    v.moe = 1;
+    moe_base(&v, "qwen3moe", 2);
     assert_int_equal(load_variant(&v, NULL), SWA_OK);
     v.moe_tensor_experts = 3;
     expect_error(&v, SWA_ERR_MODEL, "blk.0.ffn_gate_exps.weight: shape 32x16x3x1, want 32x16x4");
@@ -1008,22 +1016,19 @@ static void test_broken_files(void **state)
     v.used = 2;
     v.omit_count = 1;
     expect_error(&v, SWA_ERR_MODEL, "key qwen3moe.expert_count is missing");
-    memset(&v, 0, sizeof v);   /* a llama file with experts is Mixtral, whatever tensors it has */
-    v.arch = "llama";
+    base(&v, "llama");   /* a llama file with experts is Mixtral, whatever tensors it has */
     v.experts = 4;
     v.used = 2;
     expect_error(&v, SWA_ERR_MODEL, "tensor blk.0.ffn_gate_inp.weight is missing");
     /* OLMo 2: Q's norm spans the projection; Command R7B: the keys llama.cpp requires */
-    memset(&v, 0, sizeof v);
-    v.arch = "olmo2";
+    base(&v, "olmo2");
     assert_int_equal(load_variant(&v, NULL), SWA_OK);
     v.omit_key = "attention.sliding_window";
     assert_int_equal(load_variant(&v, NULL), SWA_OK);   /* OLMo 2: all global */
     v.omit_key = NULL;
     v.head_qk_norms = 1;
     expect_error(&v, SWA_ERR_MODEL, "tensor blk.0.attn_q_norm.weight: shape 16x1x1x1, want 32x1");
-    memset(&v, 0, sizeof v);
-    v.arch = "cohere2";
+    base(&v, "cohere2");
     assert_int_equal(load_variant(&v, NULL), SWA_OK);
     v.omit_key = "attention.sliding_window";
     expect_error(&v, SWA_ERR_MODEL, "key cohere2.attention.sliding_window is missing");
@@ -1033,23 +1038,14 @@ static void test_broken_files(void **state)
     expect_error(&v, SWA_ERR_MODEL, "key cohere2.attention.layer_norm_epsilon is missing");
     /* gpt-oss's norm before the experts is post_attention_norm, and its sinks are required;
        mistral3's temperature needs a length */
-    memset(&v, 0, sizeof v);
-    v.arch = "gpt-oss";
-    v.experts = v.moe_tensor_experts = 4;
-    v.used = 2;
-    v.moe = 1;
+    moe_base(&v, "gpt-oss", 2);
     expect_error(&v, SWA_ERR_MODEL, "tensor blk.0.post_attention_norm.weight is missing");
-    memset(&v, 0, sizeof v);
-    v.arch = "mistral3";
+    base(&v, "mistral3");
     assert_int_equal(load_variant(&v, NULL), SWA_OK);
     v.temperature = 0.1f;
     expect_error(&v, SWA_ERR_MODEL, "key mistral3.attention.temperature_scale: a temperature scale needs");
     /* llama4: the step llama.cpp requires, the shared expert beside the routed ones */
-    memset(&v, 0, sizeof v);
-    v.arch = "llama4";
-    v.experts = v.moe_tensor_experts = 4;
-    v.used = 1;
-    v.moe = 1;
+    moe_base(&v, "llama4", 1);
     assert_int_equal(load_variant(&v, NULL), SWA_OK);
     v.omit_key = "interleave_moe_layer_step";
     expect_error(&v, SWA_ERR_MODEL, "key llama4.interleave_moe_layer_step is missing");

@@ -516,26 +516,34 @@ static void test_chat_reads_the_prompt_file(void **state)
     remove(model); remove(dump); remove(text);
 }
 
+/* A random model of full attention over 32 positions, 50 tokens and n_layer layers, written to
+   a new file made from the mkstemp template path. */
+static void write_full_model(char *path, int n_layer, uint64_t seed)
+{
+    tu_spec s;
+    tu_model tm;
+    memset(&s, 0, sizeof s);
+    s.n_layer = n_layer; s.n_embd = 32; s.n_head = 2; s.n_kv_head = 1; s.n_ff = 32; s.n_vocab = 50;
+    s.n_ctx = 32; s.type = GW_F32; s.seed = seed;
+    assert_true(tu_build(&tm, &s));
+    close(mkstemp(path));
+    tu_write_file(path, tm.gguf, tm.gguf_size);
+    tu_free(&tm);
+}
+
 /* A full-attention model of 32 positions: generation that reaches the end stops there with a
    message and exit 0, having printed the 32 - 5 + 1 tokens that fit (the last one sampled
    from position 31's logits, never evaluated); a prompt longer than the context is refused
    before any of it is evaluated (no statistics line), with the -c that fits it. */
 static void test_context_end(void **state)
 {
-    tu_spec s;
-    tu_model tm;
     char model[] = "/tmp/swa_cli_full_XXXXXX", cmd[1024], *out, *p;
     int32_t tok[40];
     char *ids;
     int rc, n = 0;
     (void)state;
     if (access(GENERATE_FILE, X_OK) != 0) fail_msg(GENERATE_FILE " is missing: run make first");
-    memset(&s, 0, sizeof s);
-    s.n_layer = 1; s.n_embd = 32; s.n_head = 2; s.n_kv_head = 1; s.n_ff = 32; s.n_vocab = 50;
-    s.n_ctx = 32; s.type = GW_F32; s.seed = 9;
-    assert_true(tu_build(&tm, &s));
-    close(mkstemp(model));
-    tu_write_file(model, tm.gguf, tm.gguf_size);
+    write_full_model(model, 1, 9);
     tu_random_tokens(tok, 40, 50, 3);
     ids = ids_arg(tok, 5);
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids %s -n 100 --temp 0 2>/dev/null", model, ids);
@@ -560,7 +568,6 @@ static void test_context_end(void **state)
     assert_int_equal(tu_run(cmd), 0);                 /* what the message says fits */
     free(ids);
     remove(model);
-    tu_free(&tm);
 }
 
 /* What --parallel N with seed S must print, built from N single runs: for each i, the header
@@ -605,8 +612,6 @@ static char *check_parallel(const char *args, int n, unsigned seed)
 static void test_parallel_equals_single_runs(void **state)
 {
     const char *shipped = "examples/models/swa-stories.gguf";
-    tu_spec s;
-    tu_model tm;
     char model[] = "/tmp/swa_cli_par_model_XXXXXX", bytes[] = "/tmp/swa_cli_par_bytes_XXXXXX", args[512], *err, *ids;
     int32_t tok[5];
     long n_gen = 0;
@@ -631,12 +636,7 @@ static void test_parallel_equals_single_runs(void **state)
         remove(got); remove(want);
     }
     /* token ids; 32 positions of full attention: 5 prompt tokens, then 28 tokens each */
-    memset(&s, 0, sizeof s);
-    s.n_layer = 2; s.n_embd = 32; s.n_head = 2; s.n_kv_head = 1; s.n_ff = 32; s.n_vocab = 50;
-    s.n_ctx = 32; s.type = GW_F32; s.seed = 4;
-    assert_true(tu_build(&tm, &s));
-    close(mkstemp(model));
-    tu_write_file(model, tm.gguf, tm.gguf_size);
+    write_full_model(model, 2, 4);
     tu_random_tokens(tok, 5, 50, 8);
     ids = ids_arg(tok, 5);
     snprintf(args, sizeof args, "-m %s --ids %s -n 100 --temp 1 --top-k 0 --top-p 1 --min-p 0", model, ids);
@@ -656,7 +656,6 @@ static void test_parallel_equals_single_runs(void **state)
     free(err);
     free(ids);
     remove(model); remove(bytes);
-    tu_free(&tm);
 }
 
 /* Combinations --parallel refuses, and counts it refuses: exit 2 with a message. */
@@ -693,18 +692,12 @@ static void test_parallel_refusals(void **state)
    and generation goes on past 32 positions instead of stopping. Negative or n_ctx is refused. */
 static void test_sinks(void **state)
 {
-    tu_spec s;
-    tu_model tm;
     char model[] = "/tmp/swa_cli_sinks_XXXXXX", d1[] = "/tmp/swa_cli_sinks_d1_XXXXXX", d2[] = "/tmp/swa_cli_sinks_d2_XXXXXX";
     char cmd[2048], *out, *p;
     int rc, n = 0;
     (void)state;
-    memset(&s, 0, sizeof s);
-    s.n_layer = 1; s.n_embd = 32; s.n_head = 2; s.n_kv_head = 1; s.n_ff = 32; s.n_vocab = 50;
-    s.n_ctx = 32; s.type = GW_F32; s.seed = 9;
-    assert_true(tu_build(&tm, &s));
-    close(mkstemp(model)); close(mkstemp(d1)); close(mkstemp(d2));
-    tu_write_file(model, tm.gguf, tm.gguf_size);
+    write_full_model(model, 1, 9);
+    close(mkstemp(d1)); close(mkstemp(d2));
     snprintf(cmd, sizeof cmd, GENERATE " -m %s --ids 1,2,3,4,5 -n 20 --temp 0 --dump-logits %s > %s.out 2>/dev/null && "
              GENERATE " -m %s --ids 1,2,3,4,5 -n 20 --temp 0 --sinks 4 --dump-logits %s > %s.out 2>/dev/null && "
              "cmp -s %s %s && cmp -s %s.out %s.out", model, d1, d1, model, d2, d2, d1, d2, d1, d2);
@@ -730,7 +723,6 @@ static void test_sinks(void **state)
     snprintf(cmd, sizeof cmd, "%s.out", d1); remove(cmd);
     snprintf(cmd, sizeof cmd, "%s.out", d2); remove(cmd);
     remove(model); remove(d1); remove(d2);
-    tu_free(&tm);
 }
 
 /* ---- Ctrl-C, closed pipes, inputs checked first, messages ---- */

@@ -284,37 +284,24 @@ static const char *const text_pieces[] = {"{", "}", "a", "b", "ab", "ba", "{a", 
 enum { N_TEXT = sizeof text_pieces / sizeof text_pieces[0], N_SMALL = 3 + 256 + N_TEXT, INST = N_SMALL - 2,
        IM_END = N_SMALL - 1, EMPTY = N_SMALL - 3 };
 
-static swa_vocab *small_vocab(swa_gguf **g, uint8_t **bytes)
+/* The small vocabulary, loaded before a test as its *state and freed after it. */
+static swa_gguf *small_gguf;
+static uint8_t *small_bytes;
+
+static int small_open(void **state)
 {
-    const char *pieces[N_SMALL];
-    char byte_names[256][8];
-    float scores[N_SMALL];
-    int32_t types[N_SMALL];
-    int i, n = 0;
-    size_t size;
-    swa_vocab *v = NULL;
-    swa_error err;
     gw_writer *w = gw_new(3);
-    pieces[n] = "<unk>"; types[n++] = 2;
-    pieces[n] = "<s>"; types[n++] = 3;
-    pieces[n] = "</s>"; types[n++] = 3;
-    for (i = 0; i < 256; i++) {
-        snprintf(byte_names[i], sizeof byte_names[i], "<0x%02X>", i);
-        pieces[n] = byte_names[i]; types[n++] = 6;
-    }
-    for (i = 0; i < N_TEXT; i++) { pieces[n] = text_pieces[i]; types[n++] = i == N_TEXT - 2 || i == N_TEXT - 1 ? 3 : 1; }
-    for (i = 0; i < n; i++) scores[i] = -(float)i;
-    gw_kv_str(w, "tokenizer.ggml.model", "llama");
-    gw_kv_array_str(w, "tokenizer.ggml.tokens", (uint64_t)n, pieces);
-    gw_kv_array(w, "tokenizer.ggml.scores", GW_F32V, (uint64_t)n, scores);
-    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, (uint64_t)n, types);
-    gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
-    gw_kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
-    *bytes = gw_to_memory(w, &size);
-    gw_free(w);
-    if (swa_gguf_open_memory(*bytes, size, g, &err) != SWA_OK || swa_vocab_load(*g, &v, &err) != SWA_OK)
-        fail_msg("%s", err.msg);
-    return v;
+    tu_small_vocab(w, text_pieces, N_TEXT, 2);
+    *state = tu_vocab_load(w, &small_gguf, &small_bytes);
+    return 0;
+}
+
+static int small_close(void **state)
+{
+    swa_vocab_free((swa_vocab *)*state);
+    swa_gguf_close(small_gguf);
+    free(small_bytes);
+    return 0;
 }
 
 /* The grammar of these tests, "{" ("a" | "b" | "é")+ "}", judged by hand: whether text[0..n) can
@@ -372,15 +359,12 @@ static void run_small(swa_sampler *s, const swa_vocab *v, uint64_t seed)
 
 static void test_small_sampling(void **state)
 {
-    swa_gguf *g;
-    uint8_t *bytes;
-    swa_vocab *v = small_vocab(&g, &bytes);
+    swa_vocab *v = (swa_vocab *)*state;
     swa_grammar *gr = parse_ok(small_grammar);
     swa_sampler_config sc = swa_sampler_config_default();
     swa_sampler *s;
     swa_error err;
     uint64_t seed;
-    (void)state;
     for (seed = 1; seed <= 200; seed++) {
         sc.temperature = seed % 4 == 0 ? 0.0f : 1.0f;     /* greedy and sampled */
         sc.top_k = seed % 2 ? 0 : 40;
@@ -394,25 +378,27 @@ static void test_small_sampling(void **state)
         swa_sampler_free(s);
     }
     swa_grammar_free(gr);
-    swa_vocab_free(v);
-    swa_gguf_close(g);
-    free(bytes);
+}
+
+/* A greedy sampler over the small vocabulary. */
+static swa_sampler *greedy_sampler(void)
+{
+    swa_sampler_config sc = swa_sampler_config_default();
+    swa_sampler *s = NULL;
+    sc.temperature = 0;
+    assert_int_equal(swa_sampler_create(&sc, N_SMALL, &s, NULL), SWA_OK);
+    return s;
 }
 
 /* A byte token that begins é: then only its second byte (or a piece starting with it) may come. */
 static void test_split_character(void **state)
 {
-    swa_gguf *g;
-    uint8_t *bytes;
-    swa_vocab *v = small_vocab(&g, &bytes);
+    swa_vocab *v = (swa_vocab *)*state;
     swa_grammar *gr = parse_ok(small_grammar);
-    swa_sampler_config sc = swa_sampler_config_default();
     swa_sampler *s, *copy;
     swa_error err;
     float logits[N_SMALL];
-    (void)state;
-    sc.temperature = 0;
-    assert_int_equal(swa_sampler_create(&sc, N_SMALL, &s, &err), SWA_OK);
+    s = greedy_sampler();
     assert_int_equal(swa_sampler_set_grammar(s, gr, v, &err), SWA_OK);
     memset(logits, 0, sizeof logits);
     logits[3 + '{'] = 5;
@@ -446,9 +432,6 @@ static void test_split_character(void **state)
     swa_sampler_free(copy);
     swa_sampler_free(s);
     swa_grammar_free(gr);
-    swa_vocab_free(v);
-    swa_gguf_close(g);
-    free(bytes);
 }
 
 /* ---- copies share the vocabulary's trie ---- */
@@ -497,9 +480,7 @@ static void expect_same_run(const shared_run *a, const shared_run *b)
    free theirs at once), and any of them may be freed first. */
 static void test_shared_trie(void **state)
 {
-    swa_gguf *g;
-    uint8_t *bytes;
-    swa_vocab *v = small_vocab(&g, &bytes);
+    swa_vocab *v = (swa_vocab *)*state;
     swa_grammar *gr = parse_ok(small_grammar);
     swa_sampler_config sc = swa_sampler_config_default();
     swa_sampler *s, *c1, *c2, *c3;
@@ -507,7 +488,6 @@ static void test_shared_trie(void **state)
     pthread_t tid[2];
     swa_error err;
     int order, i;
-    (void)state;
     sc.temperature = 1.0f;
     sc.top_k = 0;
     for (order = 0; order < 3; order++) {
@@ -544,9 +524,6 @@ static void test_shared_trie(void **state)
         swa_sampler_free(order == 0 ? c1 : s);
     }
     swa_grammar_free(gr);
-    swa_vocab_free(v);
-    swa_gguf_close(g);
-    free(bytes);
 }
 
 /* A lazy grammar: free text, EOS too, until the trigger appears (across tokens, inside one);
@@ -555,18 +532,13 @@ static void test_shared_trie(void **state)
 static void test_lazy_grammar(void **state)
 {
     enum { AB = 3 + 256 + 4, X = 3 + 256 + 12, BRACE_A = 3 + 256 + 6, CLOSE = 3 + 256 + 1, CLOSE2 = 3 + 256 + 13 };
-    swa_gguf *g;
-    uint8_t *bytes;
-    swa_vocab *v = small_vocab(&g, &bytes);
+    swa_vocab *v = (swa_vocab *)*state;
     swa_grammar *gr = parse_ok("root ::= \"x{\" [ab]+ \"}\"\n");
     const char *trigger = "x{", *none = "";
-    swa_sampler_config sc = swa_sampler_config_default();
     swa_sampler *s, *copy;
     swa_error err;
     float logits[N_SMALL];
-    (void)state;
-    sc.temperature = 0;
-    assert_int_equal(swa_sampler_create(&sc, N_SMALL, &s, &err), SWA_OK);
+    s = greedy_sampler();
     assert_int_equal(swa_sampler_set_grammar_lazy(s, gr, v, &trigger, 0, &err), SWA_ERR_INVALID_ARG);
     assert_int_equal(swa_sampler_set_grammar_lazy(s, gr, v, &none, 1, &err), SWA_ERR_INVALID_ARG);
     assert_int_equal(swa_sampler_set_grammar_lazy(s, gr, v, &trigger, 1, &err), SWA_OK);
@@ -605,27 +577,19 @@ static void test_lazy_grammar(void **state)
     assert_int_equal(swa_sampler_status(s, &err), SWA_OK);
     swa_sampler_free(s);
     swa_grammar_free(gr);
-    swa_vocab_free(v);
-    swa_gguf_close(g);
-    free(bytes);
 }
 
 /* The grammar's limits while sampling: the sampler stops with EOS and reports why. */
 static void test_sampling_cap(void **state)
 {
-    swa_gguf *g;
-    uint8_t *bytes;
-    swa_vocab *v = small_vocab(&g, &bytes);
+    swa_vocab *v = (swa_vocab *)*state;
     swa_grammar *gr = parse_ok("root ::= x+\nx ::= \"a\" y\ny ::= \"a\" | x \"a\"\n");
-    swa_sampler_config sc = swa_sampler_config_default();
     swa_sampler *s;
     swa_error err;
     float logits[N_SMALL];
     int i;
     int32_t id = 0;
-    (void)state;
-    sc.temperature = 0;
-    assert_int_equal(swa_sampler_create(&sc, N_SMALL, &s, &err), SWA_OK);
+    s = greedy_sampler();
     assert_int_equal(swa_sampler_set_grammar(s, gr, v, &err), SWA_OK);
     memset(logits, 0, sizeof logits);
     logits[3 + 'a'] = 5;
@@ -635,9 +599,6 @@ static void test_sampling_cap(void **state)
     if (!strstr(err.msg, "ambiguous") && !strstr(err.msg, "deeper")) fail_msg("%s", err.msg);
     swa_sampler_free(s);
     swa_grammar_free(gr);
-    swa_vocab_free(v);
-    swa_gguf_close(g);
-    free(bytes);
 }
 
 /* ---- the shipped model: 50 seeds at temperature 1, every output matches ---- */
@@ -734,11 +695,11 @@ int main(void)
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_ambiguity_cap),
         cmocka_unit_test(test_pieces),
-        cmocka_unit_test(test_small_sampling),
-        cmocka_unit_test(test_split_character),
-        cmocka_unit_test(test_shared_trie),
-        cmocka_unit_test(test_lazy_grammar),
-        cmocka_unit_test(test_sampling_cap),
+        cmocka_unit_test_setup_teardown(test_small_sampling, small_open, small_close),
+        cmocka_unit_test_setup_teardown(test_split_character, small_open, small_close),
+        cmocka_unit_test_setup_teardown(test_shared_trie, small_open, small_close),
+        cmocka_unit_test_setup_teardown(test_lazy_grammar, small_open, small_close),
+        cmocka_unit_test_setup_teardown(test_sampling_cap, small_open, small_close),
         cmocka_unit_test(test_model_outputs),
         cmocka_unit_test(test_validator),
     };

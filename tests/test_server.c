@@ -1708,27 +1708,8 @@ enum { MK_TOOL_CALLS = 3 + 256, MK_VOCAB = MK_TOOL_CALLS + 3 };
 static void write_marker_vocab(gw_writer *w, const void *arg)
 {
     static const char *const extra[] = {"[TOOL_CALLS]", "[INST]", "[/INST]"};
-    const char *pieces[MK_VOCAB];
-    char byte_names[256][8];
-    float scores[MK_VOCAB];
-    int32_t types[MK_VOCAB];
-    int i, n = 0;
     (void)arg;
-    pieces[n] = "<unk>"; types[n++] = 2;
-    pieces[n] = "<s>"; types[n++] = 3;
-    pieces[n] = "</s>"; types[n++] = 3;
-    for (i = 0; i < 256; i++) {
-        snprintf(byte_names[i], sizeof byte_names[i], "<0x%02X>", i);
-        pieces[n] = byte_names[i]; types[n++] = 6;
-    }
-    for (i = 0; i < 3; i++) { pieces[n] = extra[i]; types[n++] = 3; }
-    for (i = 0; i < n; i++) scores[i] = -(float)i;
-    gw_kv_str(w, "tokenizer.ggml.model", "llama");
-    gw_kv_array_str(w, "tokenizer.ggml.tokens", (uint64_t)n, pieces);
-    gw_kv_array(w, "tokenizer.ggml.scores", GW_F32, (uint64_t)n, scores);
-    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, (uint64_t)n, types);
-    gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
-    gw_kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
+    tu_small_vocab(w, extra, 3, 3);
     gw_kv_str(w, "tokenizer.chat_template",
               "{{ bos_token }}{% for m in messages %}[INST]{{ m['content'] }}[/INST]{% endfor %}"
               "{% if false %}[TOOL_CALLS]{% endif %}");

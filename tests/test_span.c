@@ -111,6 +111,13 @@ static void expect_chart(const char *out, int layer, long long dlo, long long rl
     assert_string_equal(r.chart, want);
 }
 
+/* The layer's row and its chart (one column per position). */
+static void expect_layer(const char *out, int layer, const char *w, long long dlo, long long rlo, long long pos)
+{
+    expect_row(out, layer, w, dlo, rlo, pos);
+    expect_chart(out, layer, dlo, rlo, pos);
+}
+
 /* ---- the reference: walk down the layers position by position ---- */
 
 /* After layers 0..l, which positions can influence pos? Start from pos at layer l's output and
@@ -397,12 +404,9 @@ static void test_uniform_by_hand(void **state)
     need_program();
     out = span_ok("-l 3 -w 4 -p 20");
     expect_in(out, "3 layers, window 4: after 3 layers, token 20 sees positions 11..20 (directly 17..20)");
-    expect_row(out, 0, "4", 17, 17, 20);
-    expect_row(out, 1, "4", 17, 14, 20);
-    expect_row(out, 2, "4", 17, 11, 20);
-    expect_chart(out, 0, 17, 17, 20);
-    expect_chart(out, 1, 17, 14, 20);
-    expect_chart(out, 2, 17, 11, 20);
+    expect_layer(out, 0, "4", 17, 17, 20);
+    expect_layer(out, 1, "4", 17, 14, 20);
+    expect_layer(out, 2, "4", 17, 11, 20);
     expect_in(out, "1 column = 1 position");
     /* the last layer is printed first */
     assert_true(strstr(out, "\n    2    4  |") < strstr(out, "\n    0    4  |"));
@@ -430,14 +434,12 @@ static void test_clamp_at_zero(void **state)
     expect_in(out, "after 3 layers, token 2 sees positions 0..2 (directly 0..2)");
     expect_row(out, 0, "4", 0, 0, 2);
     expect_row(out, 1, "4", 0, 0, 2);
-    expect_row(out, 2, "4", 0, 0, 2);
-    expect_chart(out, 2, 0, 0, 2);
+    expect_layer(out, 2, "4", 0, 0, 2);
     free(out);
 
     out = span_ok("-l 2 -w 4 -p 5");
     expect_row(out, 0, "4", 2, 2, 5);
-    expect_row(out, 1, "4", 2, 0, 5);
-    expect_chart(out, 1, 2, 0, 5);
+    expect_layer(out, 1, "4", 2, 0, 5);
     free(out);
 }
 
@@ -504,11 +506,9 @@ static void test_model_windows(void **state)
                    "(directly 23..30)");
     expect_row(out, 0, "4", 27, 27, 30);
     expect_row(out, 1, "4", 27, 24, 30);
-    expect_row(out, 2, "full", 0, 0, 30);
-    expect_row(out, 3, "3", 28, 0, 30);
+    expect_layer(out, 2, "full", 0, 0, 30);
+    expect_layer(out, 3, "3", 28, 0, 30);
     expect_row(out, 4, "8", 23, 0, 30);
-    expect_chart(out, 2, 0, 0, 30);
-    expect_chart(out, 3, 28, 0, 30);
     free(out);
 
     for (i = 0; i < 5; i++) {

@@ -88,12 +88,7 @@ static void add_vocab(gw_writer *w, int add_bos)
         pieces[n] = merges[i]; types[n] = SWA_TOKEN_NORMAL; scores[n++] = (float)-i;
     }
     assert_int_equal(n, VOCAB_N);
-    gw_kv_str(w, "tokenizer.ggml.model", "llama");
-    gw_kv_array_str(w, "tokenizer.ggml.tokens", (uint64_t)n, pieces);
-    gw_kv_array(w, "tokenizer.ggml.scores", GW_F32V, (uint64_t)n, scores);
-    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, (uint64_t)n, types);
-    gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
-    gw_kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
+    tu_spm_keys(w, n, pieces, scores, types);
     gw_kv_u32(w, "tokenizer.ggml.unknown_token_id", 0);
     gw_kv_bool(w, "tokenizer.ggml.add_bos_token", add_bos);
 }
@@ -1043,6 +1038,18 @@ static void test_program_conventions(void **state)
 
 #define SHIPPED "examples/models/swa-stories.gguf"
 
+/* The programs, and the shipped model (with its held-out text when heldout): 0, after a message
+   that the test is skipped, when those files are absent. */
+static int need_shipped(int heldout)
+{
+    need_programs();
+    if (access(SHIPPED, R_OK) != 0 || (heldout && access("examples/models/heldout.txt", R_OK) != 0)) {
+        print_message("skipped: the shipped model%s is absent\n", heldout ? " or its held-out text" : "");
+        return 0;
+    }
+    return 1;
+}
+
 /* swa-batched-bench takes llama-batched-bench's -npp, -ntg and -npl for its -p, -n and -b: the
    same table rows (PP, TG, B and N_KV), and a list where it takes one length is a usage error. */
 static void test_batched_bench_spellings(void **state)
@@ -1050,11 +1057,7 @@ static void test_batched_bench_spellings(void **state)
     char cmd[1024], *ours, *theirs;
     int rc;
     (void)state;
-    need_programs();
-    if (access(SHIPPED, R_OK) != 0) {
-        print_message("skipped: the shipped model is absent\n");
-        return;
-    }
+    if (!need_shipped(0)) return;
     snprintf(cmd, sizeof cmd, "%s%sswa-batched-bench -m " SHIPPED " -p 16 -n 4 -b 1,2 -r 1 -t 1 2>/dev/null | cut -c1-37",
              SWA_TEST_RUN, SWA_TEST_BIN);
     ours = tu_capture(cmd, &rc);
@@ -1084,11 +1087,7 @@ static void test_perplexity_interrupt(void **state)
     double t0, latency;
     int rc;
     (void)state;
-    need_programs();
-    if (access(SHIPPED, R_OK) != 0 || access("examples/models/heldout.txt", R_OK) != 0) {
-        print_message("skipped: the shipped model or its held-out text is absent\n");
-        return;
-    }
+    if (!need_shipped(1)) return;
     held = tu_read_file("examples/models/heldout.txt", &n);
     body = (char *)malloc(12 * n);
     assert_non_null(body);
@@ -1250,11 +1249,7 @@ static void test_perplexity_llama_spellings(void **state)
     char *ours, *theirs, *log;
     int rc;
     (void)state;
-    need_programs();
-    if (access(SHIPPED, R_OK) != 0 || access("examples/models/heldout.txt", R_OK) != 0) {
-        print_message("skipped: the shipped model or its held-out text is absent\n");
-        return;
-    }
+    if (!need_shipped(1)) return;
     ours = tu_capture(PERPLEXITY " -m " SHIPPED " -f examples/models/heldout.txt -c 256 -t 1 -b 32 --chunks 2 2>/dev/null", &rc);
     assert_int_equal(rc, 0);
     if (!strstr(ours, "over 511 tokens")) fail_msg("--chunks 2 -c 256: %s", ours);
@@ -1341,11 +1336,7 @@ static void test_bench_llama_spellings(void **state)
     char cmd[1024], *out;
     int rc;
     (void)state;
-    need_programs();
-    if (access(SHIPPED, R_OK) != 0) {
-        print_message("skipped: the shipped model is absent\n");
-        return;
-    }
+    if (!need_shipped(0)) return;
     snprintf(cmd, sizeof cmd, "%s%sswa-bench --model " SHIPPED " --n-prompt 8 --n-gen 2 --repetitions 1 -t 1 -mmp 0 -o csv 2>/dev/null",
              SWA_TEST_RUN, SWA_TEST_BIN);
     out = tu_capture(cmd, &rc);
@@ -1379,11 +1370,7 @@ static void test_progress_line(void **state)
     uint8_t *held;
     int rc;
     (void)state;
-    need_programs();
-    if (access(SHIPPED, R_OK) != 0 || access("examples/models/heldout.txt", R_OK) != 0) {
-        print_message("skipped: the shipped model or its held-out text is absent\n");
-        return;
-    }
+    if (!need_shipped(1)) return;
     held = tu_read_file("examples/models/heldout.txt", &n);
     tu_tmp_path(text, sizeof text, "prog_text");
     tu_tmp_path(err, sizeof err, "prog_err");

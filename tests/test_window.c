@@ -664,7 +664,6 @@ static void test_cache_size_is_window(void **state)
     tu_free(&tm);
 }
 
-/* A model without a window keeps n_ctx positions and refuses the next one, changing nothing. */
 /* The snapshots' checksum is XXH64 (seed 0): its values on a byte pattern against those of the
    Python package xxhash 3.x (xxhash.xxh64(data).intdigest()), whole and fed in pieces of every
    size that crosses its 32-byte stripes and 8- and 4-byte tails differently. */
@@ -687,6 +686,7 @@ static void test_snapshot_checksum_is_xxh64(void **state)
                 fail_msg("XXH64 of %llu bytes in pieces of %llu", (unsigned long long)expect[i].n, (unsigned long long)piece);
 }
 
+/* A model without a window keeps n_ctx positions and refuses the next one, changing nothing. */
 static void test_full_attention_refuses_past_n_ctx(void **state)
 {
     tu_spec s = small_spec(4, 4, GW_F32, 0);

@@ -1,12 +1,13 @@
 /* testutil.h - files, random llama models for the tests, and an independent reference forward pass.
 
    tu_read_text, tu_read_file and tu_write_file read and write whole files; tu_int_list reads a
-   reference file's list of integers. tu_build writes a GGUF model with random weights through
-   tools/common/gguf_writer.h and keeps the weights as the file stores them (dequantized here, by
-   code that shares nothing with swa.h); tu_build_load loads it too. tu_reference computes
+   reference file's list of integers. tu_small_vocab writes a SentencePiece vocabulary of byte
+   tokens and a few pieces, tu_vocab_load loads it. tu_build writes a GGUF model with random weights
+   through tools/common/gguf_writer.h and keeps the weights as the file stores them (dequantized
+   here, by code that shares nothing with swa.h); tu_build_load loads it too. tu_reference computes
    logits for a whole sequence at once in double precision, with plain full attention and an
-   explicit sliding-window (or chunk) mask: no ring, no chunks of evaluation, no cache. Include after swa.h and
-   gguf_writer.h (with their implementations) and cmocka. */
+   explicit sliding-window (or chunk) mask: no ring, no chunks of evaluation, no cache. Include
+   after swa.h and gguf_writer.h (with their implementations) and cmocka. */
 #ifndef TESTUTIL_H
 #define TESTUTIL_H
 
@@ -111,6 +112,61 @@ static inline uint64_t tu_xorshift64(uint64_t *s)
 static inline uint64_t tu_lcg_next(uint64_t *s)   /* Knuth's MMIX constants; the high bits are the good ones */
 {
     return *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+}
+
+/* ---- small SentencePiece vocabularies ----
+   Token types are GGUF's: 1 normal, 2 unknown, 3 control, 6 byte. */
+
+/* The SentencePiece keys of a vocabulary of n pieces, with <s> = 1 and </s> = 2. */
+static inline void tu_spm_keys(gw_writer *w, int n, const char *const *pieces, const float *scores,
+                               const int32_t *types)
+{
+    gw_kv_str(w, "tokenizer.ggml.model", "llama");
+    gw_kv_array_str(w, "tokenizer.ggml.tokens", (uint64_t)n, pieces);
+    gw_kv_array(w, "tokenizer.ggml.scores", GW_F32V, (uint64_t)n, scores);
+    gw_kv_array(w, "tokenizer.ggml.token_type", GW_I32, (uint64_t)n, types);
+    gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
+    gw_kv_u32(w, "tokenizer.ggml.eos_token_id", 2);
+}
+
+/* A vocabulary of <unk> <s> </s>, the 256 byte tokens <0x00>..<0xFF> (so that any text can be
+   written), then the n_extra pieces of extra: normal tokens but for the last n_control, which are
+   control tokens. Token i scores -i. Its first extra piece is token TU_SMALL_VOCAB_EXTRA. */
+enum { TU_SMALL_VOCAB_EXTRA = 3 + 256, TU_SMALL_VOCAB_MAX_EXTRA = 32 };
+
+static inline void tu_small_vocab(gw_writer *w, const char *const *extra, int n_extra, int n_control)
+{
+    const char *pieces[TU_SMALL_VOCAB_EXTRA + TU_SMALL_VOCAB_MAX_EXTRA];
+    char byte_names[256][8];
+    float scores[TU_SMALL_VOCAB_EXTRA + TU_SMALL_VOCAB_MAX_EXTRA];
+    int32_t types[TU_SMALL_VOCAB_EXTRA + TU_SMALL_VOCAB_MAX_EXTRA];
+    int i, n = 0;
+    assert_true(n_extra <= TU_SMALL_VOCAB_MAX_EXTRA && n_control <= n_extra);
+    pieces[n] = "<unk>"; types[n++] = 2;
+    pieces[n] = "<s>"; types[n++] = 3;
+    pieces[n] = "</s>"; types[n++] = 3;
+    for (i = 0; i < 256; i++) {
+        snprintf(byte_names[i], sizeof byte_names[i], "<0x%02X>", i);
+        pieces[n] = byte_names[i]; types[n++] = 6;
+    }
+    for (i = 0; i < n_extra; i++) { pieces[n] = extra[i]; types[n++] = i >= n_extra - n_control ? 3 : 1; }
+    for (i = 0; i < n; i++) scores[i] = -(float)i;
+    tu_spm_keys(w, n, pieces, scores, types);
+}
+
+/* The vocabulary written into w (w freed), loaded from memory: the test fails, with the
+   library's message, when it cannot be. The caller frees the vocabulary, then *g, then *bytes. */
+static inline swa_vocab *tu_vocab_load(gw_writer *w, swa_gguf **g, uint8_t **bytes)
+{
+    size_t size = 0;
+    swa_vocab *v = NULL;
+    swa_error err;
+    *bytes = gw_to_memory(w, &size);
+    gw_free(w);
+    assert_non_null(*bytes);
+    if (swa_gguf_open_memory(*bytes, size, g, &err) != SWA_OK || swa_vocab_load(*g, &v, &err) != SWA_OK)
+        fail_msg("%s", err.msg);
+    return v;
 }
 
 /* ---- random models ---- */

@@ -24,7 +24,8 @@
 
 typedef struct options {
     const char *model;
-    int n_prompt, n_gen, reps, no_mmap, n_b, b[MAX_B];
+    int n_prompt, n_gen, reps, no_mmap, n_b;
+    int32_t b[MAX_B];
     swa_ctx_config cfg;
 } options;
 
@@ -96,20 +97,6 @@ static void usage(FILE *f)
                "  Exit status: 0 complete, 1 error, 2 bad usage, 130 stopped by Ctrl-C.\n");
 }
 
-static int parse_list(const char *v, options *o)
-{
-    char *end;
-    o->n_b = 0;
-    for (;;) {
-        long b = strtol(v, &end, 10);
-        if (end == v || b < 1 || b > MAX_B || o->n_b == MAX_B) return 0;
-        o->b[o->n_b++] = (int)b;
-        if (*end == '\0') return 1;
-        if (*end != ',') return 0;
-        v = end + 1;
-    }
-}
-
 static int parse(int argc, char **argv, options *o)
 {
     int i;
@@ -117,7 +104,7 @@ static int parse(int argc, char **argv, options *o)
     o->n_prompt = 128;
     o->n_gen = 32;
     o->reps = 3;
-    parse_list("1,2,4,8", o);
+    o->n_b = parse_int_list("-b", "1,2,4,8", 1, MAX_B, o->b, MAX_B);
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         help_or_version(a, usage);
@@ -131,7 +118,7 @@ static int parse(int argc, char **argv, options *o)
         else if (!strcmp(a, "-n") || !strcmp(a, "-ntg")) o->n_gen = atoi(v);
         else if (!strcmp(a, "-t")) o->cfg.n_threads = atoi(v);
         else if (!strcmp(a, "-r")) o->reps = atoi(v);
-        else if ((!strcmp(a, "-b") || !strcmp(a, "-npl")) && parse_list(v, o)) continue;
+        else if (!strcmp(a, "-b") || !strcmp(a, "-npl")) o->n_b = parse_int_list(a, v, 1, MAX_B, o->b, MAX_B);
         else if (!strcmp(a, "--kernels") && swa_kernels_from_name(v) >= 0) o->cfg.kernels = swa_kernels_from_name(v);
         else if (!strcmp(a, "--kv") && swa_kv_type_from_name(v) >= 0) o->cfg.kv_type = swa_kv_type_from_name(v);
         else usage_fail("bad flag or value: %s %s", a, v);

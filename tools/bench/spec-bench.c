@@ -26,7 +26,7 @@
 
 typedef struct options {
     const char *model, *prompt_file;
-    int reps, depth, n_gen, draft_max, n_k, k[16];
+    int32_t reps, depth, n_gen, draft_max, n_k, k[16];
     int32_t n_threads;
 } options;
 
@@ -34,14 +34,6 @@ static void usage(void)
 {
     printf("usage: " PROG " -m MODEL.gguf [-t THREADS] [-r 5] [--ks 1,2,4,8,16] [--depth 128]\n"
            "       " PROG " -m MODEL.gguf -f PROMPT.txt [-n 200] [--draft-max 8] [-t THREADS] [-r 5]\n");
-}
-
-static int number(const char *flag, const char *v, int lo, int hi)
-{
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end || x < lo || x > hi) usage_fail("%s wants a number in %d..%d, got \"%s\"", flag, lo, hi, v);
-    return (int)x;
 }
 
 static void parse_args(int argc, char **argv, options *o)
@@ -60,25 +52,17 @@ static void parse_args(int argc, char **argv, options *o)
         i++;
         if (!strcmp(a, "-m")) o->model = v;
         else if (!strcmp(a, "-f")) o->prompt_file = v;
-        else if (!strcmp(a, "-t")) o->n_threads = number(a, v, 0, 256);
-        else if (!strcmp(a, "-r")) o->reps = number(a, v, 1, MAX_REPS);
-        else if (!strcmp(a, "--depth")) o->depth = number(a, v, 1, 1 << 16);
-        else if (!strcmp(a, "-n")) o->n_gen = number(a, v, 1, 1 << 16);
-        else if (!strcmp(a, "--draft-max")) o->draft_max = number(a, v, 1, MAX_K);
-        else if (!strcmp(a, "--ks")) {
-            const char *p = v;
-            for (o->n_k = 0; *p && o->n_k < 16; p += *p == ',') {
-                char *end;
-                long k = strtol(p, &end, 10);
-                if (end == p || k < 1 || k > MAX_K) usage_fail("--ks wants numbers in 1..%d, got \"%s\"", MAX_K, v);
-                o->k[o->n_k++] = (int)k;
-                p = end;
-            }
-        } else usage_fail("unknown flag %s", a);
+        else if (!strcmp(a, "-t")) parse_int(a, v, 0, 256, &o->n_threads);
+        else if (!strcmp(a, "-r")) parse_int(a, v, 1, MAX_REPS, &o->reps);
+        else if (!strcmp(a, "--depth")) parse_int(a, v, 1, 1 << 16, &o->depth);
+        else if (!strcmp(a, "-n")) parse_int(a, v, 1, 1 << 16, &o->n_gen);
+        else if (!strcmp(a, "--draft-max")) parse_int(a, v, 1, MAX_K, &o->draft_max);
+        else if (!strcmp(a, "--ks")) o->n_k = parse_int_list(a, v, 1, MAX_K, o->k, 16);
+        else usage_fail("unknown flag %s", a);
     }
     if (!o->model) usage_fail("-m MODEL is required");
     if (!o->n_k) {
-        static const int ks[] = {1, 2, 4, 8, 16};
+        static const int32_t ks[] = {1, 2, 4, 8, 16};
         memcpy(o->k, ks, sizeof ks);
         o->n_k = 5;
     }

@@ -941,27 +941,22 @@ static void gw__quantize_q3_k(const float *x, uint8_t *o, int64_t n)
 
 /* ==== rows ==== */
 
+/* Each type's block: how many values it holds, in how many bytes. */
+static const struct { uint32_t type; int64_t values; size_t bytes; } gw__blocks[] = {
+    {GW_F32, 1, 4},      {GW_F16, 1, 2},      {GW_BF16, 1, 2},      {GW_Q8_0, 32, 34},    {GW_Q4_0, 32, 18},
+    {GW_Q4_1, 32, 20},   {GW_Q5_0, 32, 22},   {GW_Q5_1, 32, 24},    {GW_IQ4_NL, 32, 18},  {GW_MXFP4, 32, 17},
+    {GW_Q2_K, 256, 84},  {GW_Q3_K, 256, 110}, {GW_Q4_K, 256, 144},  {GW_Q5_K, 256, 176},  {GW_Q6_K, 256, 210},
+    {GW_IQ4_XS, 256, 136},
+};
+
 size_t gw_row_bytes(uint32_t type, int64_t n)
 {
+    size_t i;
     if (n < 0) return 0;
-    switch (type) {
-    case GW_F32: return (size_t)n * 4;
-    case GW_F16: case GW_BF16: return (size_t)n * 2;
-    case GW_Q8_0: return n % 32 ? 0 : (size_t)(n / 32) * 34;
-    case GW_Q4_0: return n % 32 ? 0 : (size_t)(n / 32) * 18;
-    case GW_Q4_K: return n % 256 ? 0 : (size_t)(n / 256) * 144;
-    case GW_Q5_K: return n % 256 ? 0 : (size_t)(n / 256) * 176;
-    case GW_Q6_K: return n % 256 ? 0 : (size_t)(n / 256) * 210;
-    case GW_Q4_1: return n % 32 ? 0 : (size_t)(n / 32) * 20;
-    case GW_Q5_0: return n % 32 ? 0 : (size_t)(n / 32) * 22;
-    case GW_Q5_1: return n % 32 ? 0 : (size_t)(n / 32) * 24;
-    case GW_IQ4_NL: return n % 32 ? 0 : (size_t)(n / 32) * 18;
-    case GW_Q2_K: return n % 256 ? 0 : (size_t)(n / 256) * 84;
-    case GW_Q3_K: return n % 256 ? 0 : (size_t)(n / 256) * 110;
-    case GW_IQ4_XS: return n % 256 ? 0 : (size_t)(n / 256) * 136;
-    case GW_MXFP4: return n % 32 ? 0 : (size_t)(n / 32) * 17;
-    default: return 0;
-    }
+    for (i = 0; i < sizeof gw__blocks / sizeof gw__blocks[0]; i++)
+        if (gw__blocks[i].type == type)
+            return n % gw__blocks[i].values ? 0 : (size_t)(n / gw__blocks[i].values) * gw__blocks[i].bytes;
+    return 0;
 }
 
 void gw_convert_row(uint32_t type, const float *x, void *out, int64_t n)

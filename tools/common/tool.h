@@ -1,5 +1,5 @@
 /* tool.h - what the programs in tools/ share: errors that end the program, checked writes to
-   stdout, -h and --version, a flag's number, a peer program's flags, Ctrl-C, timing.h's clock, reading a whole
+   stdout, -h and --version, a flag's number or list of numbers, a peer program's flags, Ctrl-C, timing.h's clock, reading a whole
    file, random numbers and, after swa.h, tokenizing a whole text. Define PROG, the program's name for its messages, before including
    it (and _POSIX_C_SOURCE 200809L before the first system header, for clock_gettime and
    sigaction).
@@ -56,6 +56,25 @@ static inline void parse_int(const char *flag, const char *s, long lo, long hi, 
     v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi) usage_fail("%s wants a number in %ld..%ld, got \"%s\"", flag, lo, hi, s);
     *out = (int32_t)v;
+}
+
+/* A flag's list of whole numbers, separated by commas, each in lo..hi, into out: how many (1 to
+   cap), else bad usage naming the flag. */
+static inline int parse_int_list(const char *flag, const char *s, long lo, long hi, int32_t *out, int cap)
+{
+    const char *p = s;
+    int n = 0;
+    for (;;) {
+        char *end;
+        long v;
+        errno = 0;
+        v = strtol(p, &end, 10);
+        if (errno || end == p || (*end && *end != ',') || v < lo || v > hi || n == cap)
+            usage_fail("%s wants up to %d numbers in %ld..%ld separated by commas, got \"%s\"", flag, cap, lo, hi, s);
+        out[n++] = (int32_t)v;
+        if (!*end) return n;
+        p = end + 1;
+    }
 }
 
 /* Flush stdout and end the program (status 1) if any write to it failed: a closed pipe (with

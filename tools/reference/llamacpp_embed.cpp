@@ -15,6 +15,7 @@
 //   last: D v v ...
 //   cls: D v v ...
 #include "llama.h"
+#include "llamacpp_common.h"
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -23,24 +24,12 @@
 static bool embed(llama_model *m, const std::vector<llama_token> &tok, enum llama_pooling_type pooling, const char *name)
 {
     int n = (int)tok.size();
-    llama_context_params cp = llama_context_default_params();
-    cp.n_ctx = cp.n_batch = cp.n_ubatch = n > 128 ? n : 128;   // an encoder reads the text in one ubatch
+    llama_context_params cp = one_batch_params(n);
     cp.embeddings = true;
     cp.pooling_type = pooling;
-#ifdef LLAMA_STATE_SEQ_FLAGS_SWA_ONLY   // the December 2025 API, whose flash attention is on by default
-    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;   // (its CPU path rounds Q to F16)
-#endif
     llama_context *c = llama_init_from_model(m, cp);
     if (!c) return false;
-    llama_batch b = llama_batch_init(n, 0, 1);
-    for (int i = 0; i < n; i++) {
-        b.token[i] = tok[i];
-        b.pos[i] = i;
-        b.n_seq_id[i] = 1;
-        b.seq_id[i][0] = 0;
-        b.logits[i] = 1;
-    }
-    b.n_tokens = n;
+    llama_batch b = whole_batch(tok.data(), n);
     bool ok = llama_decode(c, b) == 0;
     const float *e = ok ? llama_get_embeddings_seq(c, 0) : nullptr;
     if (e) {

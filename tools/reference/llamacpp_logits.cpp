@@ -6,6 +6,7 @@
 // The cache is F32 and flash attention off so that only the arithmetic differs. Builds against
 // the February 2025 tree as above, or the December 2025 one with tools/bench/build-llamacpp.sh.
 #include "llama.h"
+#include "llamacpp_common.h"
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -24,24 +25,12 @@ int main(int argc, char **argv)
     llama_backend_init();
     llama_model *m = llama_model_load_from_file(argv[1], llama_model_default_params());
     if (!m) return 4;
-    llama_context_params cp = llama_context_default_params();
-    cp.n_ctx = cp.n_batch = cp.n_ubatch = n > 128 ? n : 128;
+    llama_context_params cp = one_batch_params(n);
     cp.type_k = GGML_TYPE_F32;
     cp.type_v = GGML_TYPE_F32;
-#ifdef LLAMA_STATE_SEQ_FLAGS_SWA_ONLY   // the December 2025 API, whose flash attention is on by default
-    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;   // (its CPU path rounds Q to F16)
-#endif
     llama_context *c = llama_init_from_model(m, cp);
     if (!c) return 5;
-    llama_batch b = llama_batch_init(n, 0, 1);
-    for (int i = 0; i < n; i++) {
-        b.token[i] = tok[i];
-        b.pos[i] = i;
-        b.n_seq_id[i] = 1;
-        b.seq_id[i][0] = 0;
-        b.logits[i] = 1;
-    }
-    b.n_tokens = n;
+    llama_batch b = whole_batch(tok.data(), n);
     if (llama_decode(c, b)) return 6;
     int V = llama_vocab_n_tokens(llama_model_get_vocab(m));
     FILE *o = fopen(argv[4], "wb");
