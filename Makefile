@@ -30,7 +30,7 @@ BUILD   := build/sanitize
 export ASAN_OPTIONS := allocator_may_return_null=1   # a failed allocation is a tested error path
 endif
 ifeq ($(TSAN),1)
-CFLAGS  += -O1 -g -fsanitize=thread -DSWA_TEST_QUICK -DSWA_TEST_SLOW
+CFLAGS  += -O1 -g -fsanitize=thread -DSWA_TEST_QUICK -DSWA_TEST_SLOW -DSWA_TEST_TSAN
 BUILD   := build/tsan
 export TSAN_OPTIONS := allocator_may_return_null=1
 endif
@@ -51,10 +51,11 @@ EXAMPLE_NAMES := swa-sequences swa-control swa-chat swa-grammar swa-speculative
 PROGRAMS := $(addprefix $(BUILD)/,$(PROGRAM_NAMES) $(EXAMPLE_NAMES))
 TESTS    := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
 # ThreadSanitizer runs the tests whose threads share state beyond the pool's own handoff: the pool
-# and platform, sequences in threads, the rings under threads, the server, speculative decoding's
-# drafter, the grammar's shared trie. The others start threads only through the same pool these
-# exercise, and the parsers' and kernels' tests none; at twenty to a hundred times their plain
-# time they would double the stage (ASan and UBSan still run them all).
+# and platform, sequences in threads, the rings under threads, the server, a verifier's rewinds
+# on a pool of 2, the grammar's shared trie (test_speculative and test_grammar run only those
+# tests under SWA_TEST_TSAN). The others start threads only through the same pool these exercise,
+# and the parsers' and kernels' tests none; at twenty to a hundred times their plain time they
+# would double the stage (ASan and UBSan still run them all).
 TSAN_TESTS := test_grammar test_longrun test_platform test_seq test_server test_speculative test_window
 ifeq ($(TSAN),1)
 TESTS    := $(filter $(addprefix $(BUILD)/,$(TSAN_TESTS)),$(TESTS))

@@ -703,5 +703,8 @@ int main(void)
         cmocka_unit_test(test_model_outputs),
         cmocka_unit_test(test_validator),
     };
+#ifdef SWA_TEST_TSAN
+    cmocka_set_test_filter("test_shared_trie");   /* ThreadSanitizer: the one test whose threads share state */
+#endif
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
