@@ -7,7 +7,8 @@ Builds build/swa-generate, swa-tokenize and swa-perplexity with the project's Ma
   1. swa-tokenize of heldout.txt equals [BOS] + sp.encode(text) (needs --tokenizer);
   2. swa-perplexity of heldout.txt is within 0.5% of the reference (and prints the difference);
   3. swa-generate --temp 0 --kv-f32 from the reference prompt ids prints exactly the reference
-     greedy ids; the same with the default F16 cache is reported, not required.
+     greedy ids (with --min-gap G, or parts from them at a near-tie only: a step whose reference
+     top-2 logit gap is below G); the same with the default F16 cache is reported, not required.
 Exits 1 if any check fails.
 """
 
@@ -35,6 +36,9 @@ def main():
     ap.add_argument("--name", default="swa-stories")
     ap.add_argument("--tokenizer", default=os.path.join(HERE, "work/tokenizer.model"))
     ap.add_argument("--threads", default="1")
+    ap.add_argument("--min-gap", type=float, default=0.0,
+                    help="the F32 greedy run may part from the reference only at a step whose reference top-2 "
+                    "logit gap is below this (default 0: never)")
     a = ap.parse_args()
 
     bins = ["build/swa-generate", "build/swa-tokenize", "build/swa-perplexity"]
@@ -66,7 +70,8 @@ def main():
     print("perplexity: C %.4f, PyTorch %.4f, relative difference %.2e (limit 5e-3)" % (c_ppl, r_ppl, rel))
 
     # The library caches keys and values in F16 by default; --kv-f32 keeps them in F32 like the
-    # reference. The F32 run must match every token; the default run is reported with the
+    # reference. The F32 run must match every token (with --min-gap, until a near-tie that the
+    # Q8_0 rounding of the activations flips, as on a narrow model); the default run is reported with the
     # reference's top-2 logit gap where it first differs (a near-tie that F16 rounding can flip).
     g = ref["greedy"]
     want = g["generated_ids"]
@@ -77,8 +82,9 @@ def main():
         n = next((i for i, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
         same = got == want
         if strict:
+            same = same or (n < len(want) and len(got) == len(want) and g["top2_logit_gaps"][n] < a.min_gap)
             ok &= same
-        note = "" if same else ", first differs at step %d where the reference's top-2 gap is %.4f" % (
+        note = "" if got == want else ", first differs at step %d where the reference's top-2 gap is %.4f" % (
             n, g["top2_logit_gaps"][n])
         print("greedy (%s cache): %d of %d generated ids match%s%s" % (
             "F32" if extra else "F16", n, len(want), note, "" if same or not strict else " (MISMATCH)"))

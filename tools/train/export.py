@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Export a checkpoint to GGUF (Q8_0 matrices, F32 norms) and write the reference outputs.
 
-    /usr/bin/python3 export.py --ckpt work/ckpt.pt --tokenizer work/tokenizer.model \\
+    /usr/bin/python3 export.py --ckpt work/swa-stories.pt --tokenizer work/tokenizer.model \\
         --heldout-src work/heldout.txt --outdir ../../examples/models
 
 Writes, in --outdir:
@@ -135,7 +135,7 @@ def sha256(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ckpt", default=os.path.join(HERE, "work/ckpt.pt"))
+    ap.add_argument("--ckpt", default=os.path.join(HERE, "work/swa-stories.pt"))
     ap.add_argument("--tokenizer", default=os.path.join(HERE, "work/tokenizer.model"))
     ap.add_argument("--heldout-src", default=os.path.join(HERE, "work/heldout.txt"))
     ap.add_argument("--heldout-kb", type=float, default=15.0)

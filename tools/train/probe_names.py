@@ -4,7 +4,7 @@ file, split into a name's first mention in a story, a repeat of a name seen fewe
 before, and a repeat from W or more tokens before (which needs information carried across
 windows through the layers).
 
-    /usr/bin/python3 probe_names.py work/ckpt.pt [--heldout work/heldout.txt]
+    /usr/bin/python3 probe_names.py work/swa-stories.pt [--heldout work/heldout.txt]
 """
 
 import argparse

@@ -2,7 +2,7 @@
 """Train the sliding-window story model on the CPU.
 
     /usr/bin/python3 train.py --corpus work/corpus.txt --heldout work/heldout.txt \\
-        --tokenizer work/tokenizer.model --out work/ckpt.pt --steps 1000
+        --tokenizer work/tokenizer.model --out work/swa-stories.pt --steps 1000
 
 Reproducible bit for bit from --seed on the same machine and packages: fixed thread count,
 deterministic algorithms, weights initialised from a seeded generator, and every batch offset
@@ -87,7 +87,7 @@ def main():
     ap.add_argument("--corpus", default=os.path.join(HERE, "work/corpus.txt"))
     ap.add_argument("--heldout", default=os.path.join(HERE, "work/heldout.txt"))
     ap.add_argument("--tokenizer", default=os.path.join(HERE, "work/tokenizer.model"))
-    ap.add_argument("--out", default=os.path.join(HERE, "work/ckpt.pt"))
+    ap.add_argument("--out", default=os.path.join(HERE, "work/swa-stories.pt"))
     ap.add_argument("--log", default=os.path.join(HERE, "loss.tsv"))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
