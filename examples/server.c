@@ -2598,13 +2598,16 @@ static enum MHD_Result handle_ollama_info(struct MHD_Connection *c, const char *
     d = cJSON_AddObjectToObject(m, "details");
     ollama_details(d);
     if (!strcmp(what, "show")) {
-        cJSON *mi = cJSON_AddObjectToObject(o, "model_info");
+        cJSON *mi = cJSON_AddObjectToObject(o, "model_info"), *cap;
         cJSON_AddStringToObject(o, "modelfile", "");
         cJSON_AddStringToObject(o, "parameters", "");
         cJSON_AddStringToObject(o, "template", swa_chat_template_name(S.tmpl));
         cJSON_AddNumberToObject(mi, "general.context_length", S.lim.n_ctx);
         cJSON_AddNumberToObject(mi, "general.embedding_length", hp->n_embd);
-        cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "capabilities"), cJSON_CreateString("completion"));
+        cap = cJSON_AddArrayToObject(o, "capabilities");   /* tools: the template's, or the generic form */
+        cJSON_AddItemToArray(cap, cJSON_CreateString("completion"));
+        cJSON_AddItemToArray(cap, cJSON_CreateString("tools"));
+        if (S.lim.thinking) cJSON_AddItemToArray(cap, cJSON_CreateString("thinking"));
     } else if (!strcmp(what, "ps")) {
         cJSON_AddStringToObject(m, "expires_at", "2100-01-01T00:00:00Z");
         cJSON_AddNumberToObject(m, "size_vram", 0);

@@ -87,8 +87,8 @@ int srv_tokenize(const swa_vocab *v, const char *text, size_t len, int flags, in
 /* Each field a request may hold, per kind, and what it does here (docs/server.md has this table):
    ACT it acts; META it changes nothing of the output (metadata, or a setting inert while another
    is off); NEUTRAL accepted only at the value that leaves sampling as it is (llama-server's and
-   ollama's other samplers), else 400; LATER a feature still to come (grammars, JSON schemas,
-   tools), 400 until then; NO not supported, 400. Any other field is a 400 too, as OpenAI answers
+   ollama's other samplers), else 400; LATER a feature still to come (OpenAI's legacy
+   functions), 400 until then; NO not supported, 400. Any other field is a 400 too, as OpenAI answers
    "Unrecognized request argument". */
 enum { ACT, META, NEUTRAL, LATER, NO };
 enum { K_CHAT = 1, K_COMPL = 2, K_NATIVE = 4, K_OCHAT = 8, K_OGEN = 16, K_OPT = 32, K_INFILL = 64 };
@@ -138,12 +138,12 @@ static const field_rule rules[] = {
     {"t_max_predict_ms", K_LLAMA, NEUTRAL, 0}, {"n_indent", K_LLAMA, NEUTRAL, 0},
     {"penalize_nl", K_LLAMA, ACT, 0}, {"penalize_newline", K_OPT, ACT, 0},   /* penalize_newlines */
     {"return_tokens", K_LLAMA, NEUTRAL, 0}, {"post_sampling_probs", K_LLAMA, NEUTRAL, 0},
-    {"timings_per_token", K_LLAMA, NEUTRAL, 0}, {"think", K_OGEN, NEUTRAL, 0},
+    {"timings_per_token", K_LLAMA, NEUTRAL, 0},
     /* structured output: a grammar the sampler follows (parse_structured) */
     {"response_format", K_LLAMA, ACT, 0}, {"grammar", K_LLAMA, ACT, 0}, {"json_schema", K_LLAMA, ACT, 0},
     {"format", K_OLL, ACT, 0},
     /* tool calls and reasoning (parse_chat_tools, parse_ollama_tools) */
-    {"tools", K_CHAT | K_OCHAT, ACT, 0}, {"think", K_OCHAT, ACT, 0}, {"tool_choice", K_CHAT, ACT, 0}, {"parallel_tool_calls", K_CHAT, ACT, 0},
+    {"tools", K_CHAT | K_OCHAT, ACT, 0}, {"think", K_OLL, ACT, 0}, {"tool_choice", K_CHAT, ACT, 0}, {"parallel_tool_calls", K_CHAT, ACT, 0},
     {"reasoning_format", K_CHAT, ACT, 0}, {"reasoning_effort", K_CHAT, ACT, 0}, {"chat_template_kwargs", K_CHAT, ACT, 0},
     /* features other parts of swa-server will bring: refused until they do */
     {"functions", K_CHAT, LATER, 0}, {"function_call", K_CHAT, LATER, 0},
@@ -813,11 +813,16 @@ out:
 static int ollama_prompt(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
 {
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "prompt"), *sys = cJSON_GetObjectItemCaseSensitive(o, "system");
+    const cJSON *think = cJSON_GetObjectItemCaseSensitive(o, "think");
     swa_chat_message cm[2];
     int raw = 0, n = 0;
     if (!cJSON_IsString(p)) return fail(err, 400, "prompt", "prompt must be a string");
     if (sys && !cJSON_IsNull(sys) && !cJSON_IsString(sys)) return fail(err, 400, "system", "system must be a string");
     if (get_bool(o, "raw", &raw, err)) return -1;
+    /* the prompt is written in the family's format, not the Jinja template that thinking lives in */
+    if (think && !cJSON_IsNull(think) && (!cJSON_IsFalse(think) || lim->thinking))
+        return fail(err, 400, "think", "think reaches the model's template through /api/chat only; /api/generate takes "
+                    "false where the model has no thinking");
     if (!srv_utf8_valid(p->valuestring, strlen(p->valuestring))) return fail(err, 400, "prompt", "prompt is not valid UTF-8");
     if (raw) {
         if (cJSON_IsString(sys)) return fail(err, 400, "system", "system has no place in a raw prompt");

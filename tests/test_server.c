@@ -529,7 +529,9 @@ static void test_fields_refused(void **state)
                   "does not support thinking");
     expect_status(&main_srv, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"think\":false,"
                   "\"stream\":false,\"options\":{\"num_predict\":1}}", "200", NULL);
-    expect_status(&main_srv, "", "/api/generate", "{\"prompt\":\"x\",\"think\":true}", "400", "think");
+    expect_status(&main_srv, "", "/api/generate", "{\"prompt\":\"x\",\"think\":true}", "400", "think reaches");
+    expect_status(&main_srv, "", "/api/generate", "{\"prompt\":\"x\",\"think\":false,\"stream\":false,\"options\":"
+                  "{\"num_predict\":1}}", "200", NULL);
     expect_status(&main_srv, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":{}}", "400",
                   "tools must be a list");
     expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"frobnicate\":1}", "400", "unknown field");
@@ -1883,6 +1885,9 @@ static void ollama_think(const server *s)
     if (strstr(r, "\"thinking\"")) fail_msg("think false: %s", r);
     free(r);
     expect_status(s, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"ping\"}],\"think\":\"max\"}", "400", "think");
+    /* /api/generate writes its prompt without the template: no think, not even false, on this model */
+    expect_status(s, "", "/api/generate", "{\"prompt\":\"ping\",\"think\":false}", "400", "think reaches");
+    expect_status(s, "", "/api/show", "{\"model\":\"x\"}", "200", "\"capabilities\":[\"completion\",\"tools\",\"thinking\"]");
 }
 
 static void test_ollama_tools_think(void **state)
