@@ -2222,7 +2222,8 @@ static int chat_parser(job *j, int i, uint64_t seed, swa_error *e)
     cfg.tools = j->req.tools;
     cfg.tools_len = j->req.tools ? strlen(j->req.tools) : 0;
     cfg.id_seed = seed;
-    cfg.stream_arguments = j->req.stream && j->req.kind == SRV_CHAT;   /* OpenAI streams a call's arguments as written; ollama a call once whole */
+    /* OpenAI streams a call's arguments as they are written; ollama a call once it is whole */
+    cfg.stream_arguments = j->req.stream && j->req.kind == SRV_CHAT;
     return swa_chat_parser_create(&cfg, &j->ch[i].parser, e) == SWA_OK;
 }
 
@@ -2276,7 +2277,8 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
             return send_error(c, 400, "invalid_request_error", NULL, "%s", e.msg);
         }
         /* ollama's chat is read when it has tools or thinking; else it is the text as written */
-        if ((kind == SRV_CHAT || (kind == SRV_OLLAMA_CHAT && (j->req.tools || j->req.reasoning))) && !chat_parser(j, i, sc.seed, &e)) {
+        if ((kind == SRV_CHAT || (kind == SRV_OLLAMA_CHAT && (j->req.tools || j->req.reasoning))) &&
+            !chat_parser(j, i, sc.seed, &e)) {
             j->refs = 1;
             job_release(j);
             return send_error(c, 500, "server_error", NULL, "%s", e.msg);

@@ -143,7 +143,8 @@ static const field_rule rules[] = {
     {"response_format", K_LLAMA, ACT, 0}, {"grammar", K_LLAMA, ACT, 0}, {"json_schema", K_LLAMA, ACT, 0},
     {"format", K_OLL, ACT, 0},
     /* tool calls and reasoning (parse_chat_tools, parse_ollama_tools) */
-    {"tools", K_CHAT | K_OCHAT, ACT, 0}, {"think", K_OLL, ACT, 0}, {"tool_choice", K_CHAT, ACT, 0}, {"parallel_tool_calls", K_CHAT, ACT, 0},
+    {"tools", K_CHAT | K_OCHAT, ACT, 0}, {"tool_choice", K_CHAT, ACT, 0}, {"parallel_tool_calls", K_CHAT, ACT, 0},
+    {"think", K_OLL, ACT, 0},   /* /api/generate: only false where the model has no thinking (ollama_prompt) */
     {"reasoning_format", K_CHAT, ACT, 0}, {"reasoning_effort", K_CHAT, ACT, 0}, {"chat_template_kwargs", K_CHAT, ACT, 0},
     /* features other parts of swa-server will bring: refused until they do */
     {"functions", K_CHAT, LATER, 0}, {"function_call", K_CHAT, LATER, 0},
@@ -627,8 +628,8 @@ static void message_for_template(cJSON *m)
     alias(m, "thinking", "reasoning_content");
     cJSON_ArrayForEach(c, calls) {
         cJSON *fn = cJSON_GetObjectItemCaseSensitive(c, "function");
-        if (cJSON_IsObject(c) && !cJSON_GetObjectItemCaseSensitive(c, "type")) cJSON_AddStringToObject(c, "type", "function");
         cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments"), *parsed;
+        if (cJSON_IsObject(c) && !cJSON_GetObjectItemCaseSensitive(c, "type")) cJSON_AddStringToObject(c, "type", "function");
         if (cJSON_IsString(args) && (parsed = cJSON_Parse(args->valuestring)) != NULL) {
             if (cJSON_IsObject(parsed)) cJSON_ReplaceItemInObjectCaseSensitive(fn, "arguments", parsed);
             else cJSON_Delete(parsed);
