@@ -16,6 +16,7 @@
 #include "server_cache.h"
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -508,8 +509,25 @@ static void iso_time(char *out, size_t cap)
              tm.tm_min, tm.tm_sec, (long)(ts.tv_nsec / 1000) % 1000000);
 }
 
-/* An ollama chunk or response: text so far or all of it, and at the end the counts and durations. */
-static void ollama_out(job *j, const char *text, size_t n, int done)
+/* A chat answer's tool calls (or those a delta made whole) as ollama writes them: {"function":
+   {"index", "name", "arguments": OBJECT}}. */
+static void ollama_calls(cJSON *msg, const swa_chat_msg *m)
+{
+    cJSON *arr = cJSON_AddArrayToObject(msg, "tool_calls");
+    size_t k;
+    for (k = 0; k < m->n_calls; k++) {
+        cJSON *tc = cJSON_CreateObject(), *fn = cJSON_AddObjectToObject(tc, "function");
+        cJSON *args = cJSON_Parse(m->calls[k].arguments);   /* the parser's JSON text of an object */
+        cJSON_AddItemToArray(arr, tc);
+        cJSON_AddNumberToObject(fn, "index", (double)(m->first_call + k));
+        cJSON_AddStringToObject(fn, "name", m->calls[k].name);
+        cJSON_AddItemToObject(fn, "arguments", args ? args : cJSON_CreateObject());
+    }
+}
+
+/* An ollama chunk or response: text so far or all of it, or (pm) what the chat parser read of
+   it: content, thinking and the calls made whole; at the end the counts and durations. */
+static void ollama_out(job *j, const swa_chat_msg *pm, const char *text, size_t n, int done)
 {
     cJSON *o = cJSON_CreateObject();
     char t[96];
@@ -519,7 +537,13 @@ static void ollama_out(job *j, const char *text, size_t n, int done)
     if (j->req.kind == SRV_OLLAMA_CHAT) {
         cJSON *m = cJSON_AddObjectToObject(o, "message");
         cJSON_AddStringToObject(m, "role", "assistant");
-        add_text(m, "content", text, n);
+        if (pm) {
+            add_text(m, "content", pm->content, pm->content_len);
+            if (pm->reasoning_len) add_text(m, "thinking", pm->reasoning, pm->reasoning_len);
+            if (pm->n_calls) ollama_calls(m, pm);
+        } else {
+            add_text(m, "content", text, n);
+        }
     } else {
         add_text(o, "response", text, n);
     }
@@ -725,14 +749,18 @@ static void stream_chunk(job *j, int i, size_t upto, int with_finish)
     if (is_ollama(j) || is_native(j)) {   /* one choice: its new text */
         const char *t = c->text.s ? c->text.s + c->sent : "";
         c->started = 1;
-        if (is_ollama(j)) ollama_out(j, t, upto - c->sent, 0);
-        else {
+        if (is_ollama(j) && c->parser) {   /* what became certain, if anything */
+            swa_chat_msg m;
+            chat_read(c, upto, with_finish && c->finish, 0, &m);
+            if (m.content_len || m.reasoning_len || m.n_calls) ollama_out(j, &m, NULL, 0, 0);
+        } else if (is_ollama(j)) {
+            ollama_out(j, NULL, t, upto - c->sent, 0);
+        } else {
             cJSON *o = native_json(j, t, upto - c->sent, 0);
             json_out(&j->out, o, 1);
             cJSON_Delete(o);
         }
         c->sent = upto;
-        (void)with_finish;
         return;
     }
     cJSON *o = response_head(j, chat ? "chat.completion.chunk" : "text_completion"), *more = NULL;
@@ -824,8 +852,10 @@ static void finish_job(job *j)
     int chat = j->req.kind == SRV_CHAT;
     choice *c0 = &j->ch[0];
     if (is_ollama(j)) {   /* the last line (streamed) or the whole answer */
-        if (j->req.stream) ollama_out(j, "", 0, 1);
-        else ollama_out(j, c0->text.s ? c0->text.s : "", c0->text.len, 1);
+        swa_chat_msg m;
+        if (j->req.stream) ollama_out(j, NULL, "", 0, 1);
+        else if (c0->parser) chat_read(c0, c0->text.len, 1, 1, &m), ollama_out(j, &m, NULL, 0, 1);
+        else ollama_out(j, NULL, c0->text.s ? c0->text.s : "", c0->text.len, 1);
         j->status = 200;
     } else if (is_native(j)) {
         cJSON *o = j->req.stream ? native_json(j, "", 0, 1) : native_json(j, c0->text.s ? c0->text.s : "", c0->text.len, 1);
@@ -2192,7 +2222,8 @@ static int chat_parser(job *j, int i, uint64_t seed, swa_error *e)
     cfg.tools = j->req.tools;
     cfg.tools_len = j->req.tools ? strlen(j->req.tools) : 0;
     cfg.id_seed = seed;
-    cfg.stream_arguments = j->req.stream;   /* a streamed call's arguments go out as they are written */
+    /* OpenAI streams a call's arguments as they are written; ollama a call once it is whole */
+    cfg.stream_arguments = j->req.stream && j->req.kind == SRV_CHAT;
     return swa_chat_parser_create(&cfg, &j->ch[i].parser, e) == SWA_OK;
 }
 
@@ -2245,7 +2276,9 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
             job_release(j);
             return send_error(c, 400, "invalid_request_error", NULL, "%s", e.msg);
         }
-        if (kind == SRV_CHAT && !chat_parser(j, i, sc.seed, &e)) {
+        /* ollama's chat is read when it has tools or thinking; else it is the text as written */
+        if ((kind == SRV_CHAT || (kind == SRV_OLLAMA_CHAT && (j->req.tools || j->req.reasoning))) &&
+            !chat_parser(j, i, sc.seed, &e)) {
             j->refs = 1;
             job_release(j);
             return send_error(c, 500, "server_error", NULL, "%s", e.msg);
@@ -2567,13 +2600,16 @@ static enum MHD_Result handle_ollama_info(struct MHD_Connection *c, const char *
     d = cJSON_AddObjectToObject(m, "details");
     ollama_details(d);
     if (!strcmp(what, "show")) {
-        cJSON *mi = cJSON_AddObjectToObject(o, "model_info");
+        cJSON *mi = cJSON_AddObjectToObject(o, "model_info"), *cap;
         cJSON_AddStringToObject(o, "modelfile", "");
         cJSON_AddStringToObject(o, "parameters", "");
         cJSON_AddStringToObject(o, "template", swa_chat_template_name(S.tmpl));
         cJSON_AddNumberToObject(mi, "general.context_length", S.lim.n_ctx);
         cJSON_AddNumberToObject(mi, "general.embedding_length", hp->n_embd);
-        cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "capabilities"), cJSON_CreateString("completion"));
+        cap = cJSON_AddArrayToObject(o, "capabilities");   /* tools: the template's, or the generic form */
+        cJSON_AddItemToArray(cap, cJSON_CreateString("completion"));
+        cJSON_AddItemToArray(cap, cJSON_CreateString("tools"));
+        if (S.lim.thinking) cJSON_AddItemToArray(cap, cJSON_CreateString("thinking"));
     } else if (!strcmp(what, "ps")) {
         cJSON_AddStringToObject(m, "expires_at", "2100-01-01T00:00:00Z");
         cJSON_AddNumberToObject(m, "size_vram", 0);
@@ -2885,6 +2921,22 @@ static int32_t gguf_int(const swa_gguf *g, const char *key)
     return swa_gguf_value_int(&val, &v) == SWA_OK && v >= 0 && v <= INT32_MAX ? (int32_t)v : -1;
 }
 
+/* Whether a template's text holds "think" or "reasoning", in any case: enable_thinking, <think>,
+   [THINK], <|START_THINKING|>, reasoning_content, reasoning_effort. One that holds neither has
+   no thinking to turn on. */
+static int speaks_of_thinking(const char *s, size_t n)
+{
+    static const char *const words[] = {"think", "reasoning"};
+    size_t i, w;
+    for (w = 0; w < 2; w++)
+        for (i = 0; i + strlen(words[w]) <= n; i++) {
+            size_t k = 0;
+            while (words[w][k] && tolower((unsigned char)s[i + k]) == words[w][k]) k++;
+            if (!words[w][k]) return 1;
+        }
+    return 0;
+}
+
 /* The model's Jinja template (unless --chat-template chose a family): every chat goes through
    it, and its markers tell the syntax of the calls; a template the engine refuses leaves the
    family's format, with a warning. */
@@ -2900,7 +2952,10 @@ static void setup_jinja(void)
     S.lim.reasoning = SWA_REASONING_DEEPSEEK;   /* llama-server's "auto" */
     if (st == SWA_OK && (k = swa_gguf_kv_find(g, "tokenizer.chat_template")) >= 0) {
         v = swa_gguf_kv_value(g, k);
-        if (swa_gguf_value_str(&v, &src) == SWA_OK) S.lim.tool_format = swa_tool_format_detect(src.ptr, src.len);
+        if (swa_gguf_value_str(&v, &src) == SWA_OK) {
+            S.lim.tool_format = swa_tool_format_detect(src.ptr, src.len);
+            S.lim.thinking = speaks_of_thinking(src.ptr, src.len);
+        }
     } else if (st != SWA_ERR_NOT_FOUND) {
         fprintf(stderr, "swa-server: warning: the model's chat template is not usable (%s); chats are written in its "
                 "family's format\n", err.msg);

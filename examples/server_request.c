@@ -87,8 +87,8 @@ int srv_tokenize(const swa_vocab *v, const char *text, size_t len, int flags, in
 /* Each field a request may hold, per kind, and what it does here (docs/server.md has this table):
    ACT it acts; META it changes nothing of the output (metadata, or a setting inert while another
    is off); NEUTRAL accepted only at the value that leaves sampling as it is (llama-server's and
-   ollama's other samplers), else 400; LATER a feature still to come (grammars, JSON schemas,
-   tools), 400 until then; NO not supported, 400. Any other field is a 400 too, as OpenAI answers
+   ollama's other samplers), else 400; LATER a feature still to come (OpenAI's legacy
+   functions), 400 until then; NO not supported, 400. Any other field is a 400 too, as OpenAI answers
    "Unrecognized request argument". */
 enum { ACT, META, NEUTRAL, LATER, NO };
 enum { K_CHAT = 1, K_COMPL = 2, K_NATIVE = 4, K_OCHAT = 8, K_OGEN = 16, K_OPT = 32, K_INFILL = 64 };
@@ -138,15 +138,16 @@ static const field_rule rules[] = {
     {"t_max_predict_ms", K_LLAMA, NEUTRAL, 0}, {"n_indent", K_LLAMA, NEUTRAL, 0},
     {"penalize_nl", K_LLAMA, ACT, 0}, {"penalize_newline", K_OPT, ACT, 0},   /* penalize_newlines */
     {"return_tokens", K_LLAMA, NEUTRAL, 0}, {"post_sampling_probs", K_LLAMA, NEUTRAL, 0},
-    {"timings_per_token", K_LLAMA, NEUTRAL, 0}, {"think", K_OLL, NEUTRAL, 0},
+    {"timings_per_token", K_LLAMA, NEUTRAL, 0},
     /* structured output: a grammar the sampler follows (parse_structured) */
     {"response_format", K_LLAMA, ACT, 0}, {"grammar", K_LLAMA, ACT, 0}, {"json_schema", K_LLAMA, ACT, 0},
     {"format", K_OLL, ACT, 0},
-    /* tool calls and reasoning (parse_chat_tools) */
-    {"tools", K_CHAT, ACT, 0}, {"tool_choice", K_CHAT, ACT, 0}, {"parallel_tool_calls", K_CHAT, ACT, 0},
+    /* tool calls and reasoning (parse_chat_tools, parse_ollama_tools) */
+    {"tools", K_CHAT | K_OCHAT, ACT, 0}, {"tool_choice", K_CHAT, ACT, 0}, {"parallel_tool_calls", K_CHAT, ACT, 0},
+    {"think", K_OLL, ACT, 0},   /* /api/generate: only false where the model has no thinking (ollama_prompt) */
     {"reasoning_format", K_CHAT, ACT, 0}, {"reasoning_effort", K_CHAT, ACT, 0}, {"chat_template_kwargs", K_CHAT, ACT, 0},
     /* features other parts of swa-server will bring: refused until they do */
-    {"tools", K_OCHAT, LATER, 0}, {"functions", K_CHAT, LATER, 0}, {"function_call", K_CHAT, LATER, 0},
+    {"functions", K_CHAT, LATER, 0}, {"function_call", K_CHAT, LATER, 0},
     /* not supported */
     {"modalities", K_CHAT, NO, 0}, {"audio", K_CHAT, NO, 0}, {"prediction", K_CHAT, NO, 0},
     {"web_search_options", K_CHAT, NO, 0}, {"samplers", K_LLAMA, NO, 0},
@@ -468,23 +469,57 @@ static int parse_kwargs(const cJSON *o, chat_tools *t, srv_error *err)
     return 0;
 }
 
-static int parse_chat_tools(const cJSON *o, const srv_limits *lim, chat_tools *t, srv_request *r, srv_error *err)
+/* The request's tools (OpenAI's and ollama's: a list of {"type": "function", "function": ...}),
+   the calls read in the template's syntax (the generic one without a Jinja template). */
+static int take_tools(const cJSON *o, const srv_limits *lim, chat_tools *t, srv_request *r, srv_error *err)
 {
     const cJSON *tools = cJSON_GetObjectItemCaseSensitive(o, "tools");
-    const cJSON *rf = cJSON_GetObjectItemCaseSensitive(o, "reasoning_format");
-    swa_reasoning_format reasoning = (swa_reasoning_format)lim->reasoning;
     memset(t, 0, sizeof *t);
     t->parallel = 1;
+    t->choice = TC_AUTO;
     if (tools && !cJSON_IsNull(tools) && !cJSON_IsArray(tools)) return fail(err, 400, "tools", "tools must be a list of functions");
     if (cJSON_GetArraySize(tools) > 0) t->tools = tools;
+    r->tool_format = lim->jinja ? lim->tool_format : SWA_TOOL_FORMAT_GENERIC;
+    return 0;
+}
+
+static int parse_chat_tools(const cJSON *o, const srv_limits *lim, chat_tools *t, srv_request *r, srv_error *err)
+{
+    const cJSON *rf = cJSON_GetObjectItemCaseSensitive(o, "reasoning_format");
+    swa_reasoning_format reasoning = (swa_reasoning_format)lim->reasoning;
+    if (take_tools(o, lim, t, r, err)) return -1;
     if (parse_tool_choice(o, t, err) || get_bool(o, "parallel_tool_calls", &t->parallel, err)) return -1;
     if ((t->choice == TC_REQUIRED || t->choice == TC_NAMED) && !t->tools)
         return fail(err, 400, "tool_choice", "tool_choice %s needs tools", t->choice == TC_REQUIRED ? "required" : "naming a function");
     if (rf && !cJSON_IsNull(rf) && (!cJSON_IsString(rf) || swa_reasoning_format_by_name(rf->valuestring, &reasoning, NULL)))
         return fail(err, 400, "reasoning_format", "reasoning_format must be none, deepseek or auto");
     r->reasoning = (int)reasoning;
-    r->tool_format = lim->jinja ? lim->tool_format : SWA_TOOL_FORMAT_GENERIC;
     return parse_kwargs(o, t, err);
+}
+
+/* ollama's /api/chat: tools as OpenAI's, the model free to call them or not (ollama has no
+   tool_choice); think true, or a level as gpt-oss takes it ("low", "medium", "high"), turns the
+   template's thinking on (enable_thinking, and reasoning_effort for a level) and reads the
+   reasoning out of the answer into message.thinking; false turns it off (enable_thinking false)
+   and leaves the answer as written, as does no think at all. */
+static int parse_ollama_tools(const cJSON *o, const srv_limits *lim, chat_tools *t, srv_request *r, srv_error *err)
+{
+    const cJSON *think = cJSON_GetObjectItemCaseSensitive(o, "think");
+    int level = cJSON_IsString(think) && (!strcmp(think->valuestring, "low") || !strcmp(think->valuestring, "medium") ||
+                                          !strcmp(think->valuestring, "high"));
+    if (take_tools(o, lim, t, r, err)) return -1;
+    r->reasoning = SWA_REASONING_NONE;
+    if (!think || cJSON_IsNull(think)) return 0;
+    if (!cJSON_IsBool(think) && !level) return fail(err, 400, "think", "think must be true, false, \"low\", \"medium\" or \"high\"");
+    if (!lim->thinking) {   /* nothing to turn off; nothing to turn on, as ollama answers */
+        if (cJSON_IsFalse(think)) return 0;
+        return fail(err, 400, "think", "the model does not support thinking (its chat template has none)");
+    }
+    if (!(t->kwargs = cJSON_CreateObject()) || !cJSON_AddBoolToObject(t->kwargs, "enable_thinking", !cJSON_IsFalse(think)) ||
+        (level && !cJSON_AddStringToObject(t->kwargs, "reasoning_effort", think->valuestring)))
+        return fail(err, 500, "think", "out of memory");
+    if (!cJSON_IsFalse(think)) r->reasoning = SWA_REASONING_DEEPSEEK;
+    return 0;
 }
 
 /* Whether a tool says "strict": true: its call's arguments must meet its schema, whatever tool_choice. */
@@ -573,15 +608,28 @@ static int tokenize_chat(const srv_limits *lim, const char *text, size_t len, sr
     return 0;
 }
 
+/* Member `from` of m copied as `to` where m has no `to` (ollama's names for what templates read
+   under OpenAI's). */
+static void alias(cJSON *m, const char *from, const char *to)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(m, from);
+    if (f && !cJSON_GetObjectItemCaseSensitive(m, to)) cJSON_AddItemToObject(m, to, cJSON_Duplicate(f, 1));
+}
+
 /* A message as the Jinja template gets it: developer as system, a call's arguments as the object
-   its JSON text holds (templates write them with tojson, as transformers passes them). */
+   its JSON text holds (templates write them with tojson, as transformers passes them); ollama's
+   tool_name as name, its thinking as reasoning_content and its calls typed "function", as
+   OpenAI's are. */
 static void message_for_template(cJSON *m)
 {
     cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role"), *calls = cJSON_GetObjectItemCaseSensitive(m, "tool_calls"), *c;
     if (cJSON_IsString(role) && !strcmp(role->valuestring, "developer")) cJSON_SetValuestring(role, "system");
+    alias(m, "tool_name", "name");
+    alias(m, "thinking", "reasoning_content");
     cJSON_ArrayForEach(c, calls) {
         cJSON *fn = cJSON_GetObjectItemCaseSensitive(c, "function");
         cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments"), *parsed;
+        if (cJSON_IsObject(c) && !cJSON_GetObjectItemCaseSensitive(c, "type")) cJSON_AddStringToObject(c, "type", "function");
         if (cJSON_IsString(args) && (parsed = cJSON_Parse(args->valuestring)) != NULL) {
             if (cJSON_IsObject(parsed)) cJSON_ReplaceItemInObjectCaseSensitive(fn, "arguments", parsed);
             else cJSON_Delete(parsed);
@@ -701,7 +749,7 @@ out:
 }
 
 /* A message's role and tool calls, checked; *tooled set when it carries calls or is a tool's result. */
-static int check_message(const cJSON *m, size_t i, int kind, const char **role_out, int *tooled, srv_error *err)
+static int check_message(const cJSON *m, size_t i, const char **role_out, int *tooled, srv_error *err)
 {
     const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role"), *calls = cJSON_GetObjectItemCaseSensitive(m, "tool_calls");
     const char *rl;
@@ -710,13 +758,13 @@ static int check_message(const cJSON *m, size_t i, int kind, const char **role_o
     if (!cJSON_IsObject(m)) return fail(err, 400, "messages", "messages[%zu] must be an object", i);
     if (!cJSON_IsString(role)) return fail(err, 400, field, "%s must be a string", field);
     rl = strcmp(role->valuestring, "developer") ? role->valuestring : "system";
-    if (strcmp(rl, "system") && strcmp(rl, "user") && strcmp(rl, "assistant") && (kind != SRV_CHAT || strcmp(rl, "tool")))
-        return fail(err, 400, field, "%s must be system, developer, user, assistant%s, not \"%.40s\"", field,
-                    kind == SRV_CHAT ? " or tool" : "", role->valuestring);
+    if (strcmp(rl, "system") && strcmp(rl, "user") && strcmp(rl, "assistant") && strcmp(rl, "tool"))
+        return fail(err, 400, field, "%s must be system, developer, user, assistant or tool, not \"%.40s\"", field,
+                    role->valuestring);
     snprintf(field, sizeof field, "messages[%zu]", i);
     if (cJSON_GetObjectItemCaseSensitive(m, "images")) return fail(err, 400, field, "%s: images are not supported by this server", field);
-    if (calls && !cJSON_IsNull(calls) && (kind != SRV_CHAT || strcmp(rl, "assistant") || !cJSON_IsArray(calls)))
-        return fail(err, 400, field, "%s: tool_calls is a list, on an assistant's message of a chat completion", field);
+    if (calls && !cJSON_IsNull(calls) && (strcmp(rl, "assistant") || !cJSON_IsArray(calls)))
+        return fail(err, 400, field, "%s: tool_calls is a list, on an assistant's message", field);
     *tooled |= (calls && cJSON_IsArray(calls)) || !strcmp(rl, "tool");
     *role_out = rl;
     return 0;
@@ -737,12 +785,12 @@ static int chat_prompt(const cJSON *o, const srv_limits *lim, srv_request *r, sr
     if (n == 0) return fail(err, 400, "messages", "messages is empty");
     r->tool_format = lim->tool_format;
     r->reasoning = lim->reasoning;
-    if (r->kind == SRV_CHAT && parse_chat_tools(o, lim, &t, r, err)) goto out;
+    if (r->kind == SRV_CHAT ? parse_chat_tools(o, lim, &t, r, err) : parse_ollama_tools(o, lim, &t, r, err)) goto out;
     cm = (swa_chat_message *)calloc(n, sizeof *cm);
     contents = (char **)calloc(n, sizeof *contents);
     if (!cm || !contents) { fail(err, 500, "messages", "out of memory"); goto out; }
     cJSON_ArrayForEach(m, msgs) {
-        if (check_message(m, i, r->kind, &cm[i].role, &tooled, err) ||
+        if (check_message(m, i, &cm[i].role, &tooled, err) ||
             content_text(cJSON_GetObjectItemCaseSensitive(m, "content"), i, &contents[i], err))
             goto out;
         cm[i].content = contents[i];
@@ -766,11 +814,16 @@ out:
 static int ollama_prompt(const cJSON *o, const srv_limits *lim, srv_request *r, srv_error *err)
 {
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(o, "prompt"), *sys = cJSON_GetObjectItemCaseSensitive(o, "system");
+    const cJSON *think = cJSON_GetObjectItemCaseSensitive(o, "think");
     swa_chat_message cm[2];
     int raw = 0, n = 0;
     if (!cJSON_IsString(p)) return fail(err, 400, "prompt", "prompt must be a string");
     if (sys && !cJSON_IsNull(sys) && !cJSON_IsString(sys)) return fail(err, 400, "system", "system must be a string");
     if (get_bool(o, "raw", &raw, err)) return -1;
+    /* the prompt is written in the family's format, not the Jinja template that thinking lives in */
+    if (think && !cJSON_IsNull(think) && (!cJSON_IsFalse(think) || lim->thinking))
+        return fail(err, 400, "think", "think reaches the model's template through /api/chat only; /api/generate takes "
+                    "false where the model has no thinking");
     if (!srv_utf8_valid(p->valuestring, strlen(p->valuestring))) return fail(err, 400, "prompt", "prompt is not valid UTF-8");
     if (raw) {
         if (cJSON_IsString(sys)) return fail(err, 400, "system", "system has no place in a raw prompt");

@@ -29,6 +29,8 @@ typedef struct srv_limits {
     const char *bos_text, *eos_text;   /* bos_token and eos_token, as the template sees them */
     int tool_format;                   /* swa_tool_format of jinja's source (GENERIC without one) */
     int reasoning;                     /* swa_reasoning_format when a request names none */
+    int thinking;                      /* jinja's source speaks of thinking (think, reasoning): ollama's
+                                          think may turn it on */
     int32_t draft_max;                 /* speculative decoding's longest draft (--draft-max); 0: off */
     int draft_model;                   /* drafts come from a draft model (-md), where p_min acts */
     double draft_p_min;                /* speculative.p_min's default (--draft-p-min) */

@@ -1,7 +1,8 @@
 """swa-server through the official ollama Python client (run by tests/server_client.sh).
 
-Chat and generate, streamed and not, options, embeddings, the model list, show and ps, and
-errors raised as the client's ResponseError. Prints one line per check and ends with
+Chat and generate, streamed and not, options, embeddings, the model list, show and ps, errors
+raised as the client's ResponseError, and a tool call (the stories model has no Jinja template:
+its calls are the generic JSON form, which a format schema makes it write). Prints one line per check and ends with
 'N passed, N failed'."""
 import math
 import sys
@@ -76,8 +77,44 @@ def errors():
         raise AssertionError("no ResponseError for an unknown option")
 
 
+PING = {"type": "function", "function": {"name": "ping", "description": "Ping a host.",
+        "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}}}
+CALL = {"type": "object", "required": ["tool_call"], "additionalProperties": False, "properties": {"tool_call": {
+    "type": "object", "required": ["name", "arguments"], "additionalProperties": False, "properties": {
+        "name": {"const": "ping"},
+        "arguments": {"type": "object", "properties": {"x": {"const": 1}}, "required": ["x"], "additionalProperties": False}}}}}
+CALL_OPTIONS = {"temperature": 0, "num_predict": 200}
+
+
+def ping(x: int) -> str:
+    """Ping a host.
+
+    Args:
+      x: how many times
+    """
+    return "pong"
+
+
+def tool_call():
+    r = client.chat(model="swa", messages=[{"role": "user", "content": "ping"}], tools=[PING], format=CALL,
+                    options=CALL_OPTIONS)
+    calls = r.message.tool_calls
+    assert calls and len(calls) == 1 and calls[0].function.name == "ping", r
+    assert calls[0].function.arguments == {"x": 1} and r.message.content == "" and r.done_reason == "stop", r
+    # the call goes back in the conversation with the tool's answer
+    msgs = [{"role": "user", "content": "ping"}, r.message, {"role": "tool", "content": "pong", "tool_name": "ping"}]
+    r2 = client.chat(model="swa", messages=msgs, tools=[PING], options={"num_predict": 2})
+    assert r2.done and r2.prompt_eval_count > r.prompt_eval_count, r2
+    # a Python function as the tool, streamed: the call comes whole in one chunk, then the end
+    parts = list(client.chat(model="swa", messages=[{"role": "user", "content": "ping"}], tools=[ping], format=CALL,
+                             options=CALL_OPTIONS, stream=True))
+    with_calls = [p for p in parts if p.message.tool_calls]
+    assert len(with_calls) == 1 and with_calls[0].message.tool_calls[0].function.arguments == {"x": 1}, parts
+    assert parts[-1].done and not parts[-1].message.tool_calls, parts[-1]
+
+
 for name, fn in [("chat", chat), ("chat streamed = not streamed", chat_stream_equals_plain),
                  ("generate with options", generate_options), ("embed", embed), ("list, show, ps", listing),
-                 ("400 as ResponseError", errors)]:
+                 ("400 as ResponseError", errors), ("a tool call, and its answer", tool_call)]:
     check(name, fn)
 finish(f"ollama {getattr(ollama, '__version__', '?')}")

@@ -524,6 +524,16 @@ static void test_fields_refused(void **state)
                   "\"max_tokens\":2}", "200", NULL);
     expect_status(&main_srv, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[],\"format\":null,"
                   "\"stream\":false,\"options\":{\"num_predict\":1}}", "200", NULL);   /* left out, as ollama's client writes it */
+    /* the stories model's template (llama.cpp's llama2 format, no Jinja) has no thinking to turn on, nor off */
+    expect_status(&main_srv, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"think\":true}", "400",
+                  "does not support thinking");
+    expect_status(&main_srv, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"think\":false,"
+                  "\"stream\":false,\"options\":{\"num_predict\":1}}", "200", NULL);
+    expect_status(&main_srv, "", "/api/generate", "{\"prompt\":\"x\",\"think\":true}", "400", "think reaches");
+    expect_status(&main_srv, "", "/api/generate", "{\"prompt\":\"x\",\"think\":false,\"stream\":false,\"options\":"
+                  "{\"num_predict\":1}}", "200", NULL);
+    expect_status(&main_srv, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":{}}", "400",
+                  "tools must be a list");
     expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"frobnicate\":1}", "400", "unknown field");
     expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"typical_p\":0.5}", "400", "\"param\":\"typical_p\"");
     expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"typical_p\":1,\"user\":\"u\",\"max_tokens\":2}", "200", NULL);
@@ -1763,6 +1773,151 @@ static void test_control_token_markers(void **state)
     unlink(path);
 }
 
+/* ---- ollama's tools and think, through a model's Jinja template ----
+   A random model with a byte vocabulary (each character of the prompt a token) and a template
+   that writes the tools, a call, a tool's answer, reasoning_effort and enable_thinking as marked
+   text; it has no call markers, so calls are the generic JSON form, which a format schema makes
+   the model write. */
+#define OT_TEMPLATE                                                                                                       \
+    "{{ bos_token }}{% if tools %}[T{% for t in tools %}:{{ t.function.name }}{% endfor %}]{% endif %}"                   \
+    "{% for m in messages %}{% if m.role == 'tool' %}[R:{{ m.name }}={{ m.content }}]"                                    \
+    "{% elif m.tool_calls %}[C{% for c in m.tool_calls %}:{{ c.function.name }}{{ c.function.arguments | tojson }}"        \
+    "{% endfor %}]{% else %}[{{ m.role }}={{ m.content }}]{% endif %}{% endfor %}"                                        \
+    "{% if add_generation_prompt %}[assistant=]{% if reasoning_effort is defined %}[E:{{ reasoning_effort }}]{% endif %}"  \
+    "{% if enable_thinking is defined %}{% if enable_thinking %}<think>{% else %}<think></think>{% endif %}{% endif %}"     \
+    "{% endif %}"
+#define OT_PING "{\"type\":\"function\",\"function\":{\"name\":\"ping\",\"description\":\"Ping a host.\",\"parameters\":" \
+                "{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"integer\"}},\"required\":[\"x\"]}}}"
+/* the generic form of a call to ping with x 1, as the only text the model may write */
+#define OT_CALL "{\"type\":\"object\",\"required\":[\"tool_call\"],\"additionalProperties\":false,\"properties\":{\"tool_call\":" \
+                "{\"type\":\"object\",\"required\":[\"name\",\"arguments\"],\"additionalProperties\":false,\"properties\":"        \
+                "{\"name\":{\"const\":\"ping\"},\"arguments\":{\"type\":\"object\",\"properties\":{\"x\":{\"const\":1}},"          \
+                "\"required\":[\"x\"],\"additionalProperties\":false}}}}}"
+
+static void write_think_vocab(gw_writer *w, const void *arg)
+{
+    (void)arg;
+    tu_small_vocab(w, NULL, 0, 0);
+    gw_kv_str(w, "tokenizer.chat_template", OT_TEMPLATE);
+}
+
+/* prompt_eval_count of an /api/chat request on s with messages msgs and `extra` fields */
+static long ollama_prompt_count(const server *s, const char *msgs, const char *extra)
+{
+    char body[2048], *r;
+    long n;
+    snprintf(body, sizeof body, "{\"messages\":%s,\"stream\":false,\"options\":{\"num_predict\":1}%s}", msgs, extra);
+    r = curl(s, "", "/api/chat", body, NULL);
+    n = field_after(r, "\"prompt_eval_count\":");
+    free(r);
+    return n;
+}
+
+static void ollama_tool_call(const server *s)
+{
+    char *r;
+    r = curl(s, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"ping\"}],\"stream\":false,\"tools\":[" OT_PING "],"
+             "\"format\":" OT_CALL ",\"options\":{\"temperature\":0,\"num_predict\":200}}", NULL);
+    if (!strstr(r, "\"content\":\"\",\"tool_calls\":[{\"function\":{\"index\":0,\"name\":\"ping\",\"arguments\":{\"x\":1}}}]}") ||
+        !strstr(r, "\"done\":true,\"done_reason\":\"stop\""))
+        fail_msg("no call read: %s", r);
+    free(r);
+    /* streamed: one line with the call, whole, then the last with done and no call */
+    r = curl(s, "-N", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"ping\"}],\"tools\":[" OT_PING "],"
+             "\"format\":" OT_CALL ",\"options\":{\"temperature\":0,\"num_predict\":200}}", NULL);
+    {
+        const char *a = strstr(r, "\"tool_calls\":[{\"function\":{\"index\":0,\"name\":\"ping\",\"arguments\":{\"x\":1}}}]},\"done\":false}\n");
+        const char *last = strstr(r, "\"done\":true");
+        if (!a || strstr(a + strlen("\"tool_calls\""), "tool_calls") || !last || last < a || strstr(last, "\n{")) fail_msg("streamed call: %s", r);
+    }
+    free(r);
+}
+
+/* The conversation after a call: ollama's shape (arguments an object, the tool's answer named by
+   tool_name) renders as OpenAI's does, which /apply-template shows as transformers would write it. */
+static void ollama_tool_turns(const server *s)
+{
+    long want, got;
+    char *r;
+    expect_status(s, "", "/apply-template", "{\"messages\":[{\"role\":\"user\",\"content\":\"ping\"},{\"role\":\"assistant\","
+                  "\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"ping\",\"arguments\":\"{\\\"x\\\":1}\"}}]},"
+                  "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"name\":\"ping\",\"content\":\"pong\"}],\"tools\":[" OT_PING "]}",
+                  "200", "\"prompt\":\"<s>[T:ping][user=ping][C:ping{\\\"x\\\": 1}][R:ping=pong][assistant=]\"");
+    r = curl(s, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"ping\"},{\"role\":\"assistant\","
+             "\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"ping\",\"arguments\":\"{\\\"x\\\":1}\"}}]},"
+             "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"name\":\"ping\",\"content\":\"pong\"}],\"tools\":[" OT_PING "],"
+             "\"max_tokens\":1}", NULL);
+    want = field_after(r, "\"prompt_tokens\":");
+    free(r);
+    got = ollama_prompt_count(s, "[{\"role\":\"user\",\"content\":\"ping\"},{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":"
+                              "[{\"function\":{\"name\":\"ping\",\"arguments\":{\"x\":1}}}]},{\"role\":\"tool\",\"content\":\"pong\","
+                              "\"tool_name\":\"ping\"}]", ",\"tools\":[" OT_PING "]");
+    assert_int_equal(got, want);
+    got = ollama_prompt_count(s, "[{\"role\":\"user\",\"content\":\"ping\"},{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":"
+                              "[{\"function\":{\"name\":\"ping\",\"arguments\":{\"x\":1}}}]},{\"role\":\"tool\",\"content\":\"pong\","
+                              "\"tool_name\":\"pin\"}]", ",\"tools\":[" OT_PING "]");
+    assert_int_equal(got, want - 1);   /* the name is the tool_name given */
+}
+
+/* think reaches the template as enable_thinking (and a level as reasoning_effort too): the prompt
+   grows by the text the template writes for it, one token a character; with thinking on, the
+   prompt opens <think> and the whole answer is thinking. */
+static void ollama_think(const server *s)
+{
+    static const char *const msgs = "[{\"role\":\"user\",\"content\":\"ping\"}]";
+    long plain = ollama_prompt_count(s, msgs, "");
+    char *r;
+    assert_int_equal(ollama_prompt_count(s, msgs, ",\"think\":false"), plain + (long)strlen("<think></think>"));
+    assert_int_equal(ollama_prompt_count(s, msgs, ",\"think\":true"), plain + (long)strlen("<think>"));
+    assert_int_equal(ollama_prompt_count(s, msgs, ",\"think\":\"high\""), plain + (long)strlen("[E:high]<think>"));
+    expect_status(s, "", "/apply-template", "{\"messages\":[{\"role\":\"user\",\"content\":\"ping\"}],"
+                  "\"chat_template_kwargs\":{\"enable_thinking\":false}}", "200", "\"prompt\":\"<s>[user=ping][assistant=]<think></think>\"");
+    r = curl(s, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"ping\"}],\"stream\":false,\"think\":true,"
+             "\"options\":{\"num_predict\":8,\"temperature\":0}}", NULL);
+    if (!strstr(r, "\"content\":\"\",\"thinking\":\"") || !strstr(r, "\"eval_count\":8")) fail_msg("think true: %s", r);
+    free(r);
+    r = curl(s, "-N", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"ping\"}],\"think\":true,"
+             "\"options\":{\"num_predict\":8,\"temperature\":0}}", NULL);
+    if (!strstr(r, "\"thinking\":\"") || strstr(r, "\"content\":\"<") || !strstr(r, "\"done\":true")) fail_msg("think true streamed: %s", r);
+    free(r);
+    r = curl(s, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"ping\"}],\"stream\":false,\"think\":false,"
+             "\"options\":{\"num_predict\":8,\"temperature\":0}}", NULL);
+    if (strstr(r, "\"thinking\"")) fail_msg("think false: %s", r);
+    free(r);
+    expect_status(s, "", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"ping\"}],\"think\":\"max\"}", "400", "think");
+    /* /api/generate writes its prompt without the template: no think, not even false, on this model */
+    expect_status(s, "", "/api/generate", "{\"prompt\":\"ping\",\"think\":false}", "400", "think reaches");
+    expect_status(s, "", "/api/show", "{\"model\":\"x\"}", "200", "\"capabilities\":[\"completion\",\"tools\",\"thinking\"]");
+}
+
+static void test_ollama_tools_think(void **state)
+{
+    static server s;
+    tu_spec spec;
+    tu_model tm;
+    char path[128], args[256];
+    (void)state;
+    NEED_SERVER();
+    memset(&spec, 0, sizeof spec);
+    spec.n_layer = 1; spec.n_embd = 32; spec.n_head = 2; spec.n_kv_head = 1; spec.n_ff = 48;
+    spec.n_vocab = 3 + 256; spec.n_ctx = 512; spec.type = GW_F32; spec.seed = 5;
+    spec.extra_keys = write_think_vocab;
+    assert_true(tu_build(&tm, &spec));
+    tu_tmp_path(path, sizeof path, "think_model");
+    tu_write_file(path, tm.gguf, tm.gguf_size);
+    tu_free(&tm);
+    snprintf(args, sizeof args, "-m %s -np 1 -c 512 --cache-ram 0", path);
+    extra_srv = &s;
+    if (!server_start(&s, args)) fail_msg("swa-server on the think model did not start");
+    ollama_tool_call(&s);
+    ollama_tool_turns(&s);
+    ollama_think(&s);
+    assert_server_sound(&s);
+    assert_true(server_stop(&s));
+    extra_srv = NULL;
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1791,6 +1946,7 @@ int main(void)
         cmocka_unit_test(test_stream_timings),
         cmocka_unit_test_teardown(test_speculative, stop_extra),
         cmocka_unit_test_teardown(test_control_token_markers, stop_extra),
+        cmocka_unit_test_teardown(test_ollama_tools_think, stop_extra),
     };
     return cmocka_run_group_tests(tests, setup, teardown) || stop_failed;
 }
