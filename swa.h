@@ -1171,9 +1171,10 @@ SWADEF void       swa_drafter_reset(swa_drafter *dr);   /* forget the text: the 
    SWA_ERR_INVALID_ARG. The drafts, not the output, change: the target decides every token. */
 SWADEF swa_status swa_drafter_set_p_min(swa_drafter *dr, float p_min, swa_error *err);
 /* Draft k tokens (k <= n_draft_max; fewer, at least one, where p_min ends the draft) to follow
-   tokens[0..n), the whole text so far (prompt and output, ending with the target's `last`). The text must extend the one of the previous call
-   by what the target emitted since (swa_drafter_reset otherwise): the drafter keeps what it
-   evaluated of it, rewinds its drafts the target refused and evaluates the rest. *out points into
+   tokens[0..n), the whole text so far (prompt and output, ending with the target's `last`). The
+   text must extend the one of the previous call by what the target emitted since
+   (swa_drafter_reset otherwise): the drafter keeps what it evaluated of it, rewinds its drafts
+   the target refused and evaluates the rest. *out points into
    the drafter, valid until its next call. */
 SWADEF swa_status swa_drafter_draft(swa_drafter *dr, const int32_t *tokens, size_t n, int32_t k, swa_draft *out,
                                     swa_error *err);
@@ -19312,9 +19313,9 @@ SWADEF void swa_drafter_reset(swa_drafter *dr)
 
 SWADEF swa_status swa_drafter_set_p_min(swa_drafter *dr, float p_min, swa_error *err)
 {
-    if (!dr || !(p_min >= 0.0f && p_min <= 1.0f))
-        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_drafter_set_p_min: %sp_min %g (0..1)", dr ? "" : "no drafter, ",
-                         (double)p_min);
+    if (!dr) return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_drafter_set_p_min: no drafter");
+    if (!(p_min >= 0.0f && p_min <= 1.0f))
+        return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_drafter_set_p_min: p_min %g is outside 0..1", (double)p_min);
     dr->p_min = p_min;
     swa__ok(err);
     return SWA_OK;

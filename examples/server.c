@@ -107,6 +107,19 @@ static int int_arg(const char *flag, const char *v, long lo, long hi, int *out)
     return 1;
 }
 
+/* A number from 0 to hi (seconds, a probability). */
+static int double_arg(const char *flag, const char *v, double hi, double *out)
+{
+    char *end;
+    double x = v ? strtod(v, &end) : -1;
+    if (!v || *end || end == v || !(x >= 0 && x <= hi)) {
+        fprintf(stderr, "swa-server: %s needs a number from 0 to %g, not \"%s\"\n", flag, hi, v ? v : "");
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
 /* The speculative flags agree, and the unset ones get swa-generate's defaults (llama-server's
    --draft-max 16 and --draft-p-min 0.75; lookup's n-grams 1..4, as llama-lookup's). 0 after
    saying why not. */
@@ -162,14 +175,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--slot-save-path")) o->slot_save_path = v;
         else if (!strcmp(a, "-md") || !strcmp(a, "--model-draft")) o->model_draft = v;
         else if (!strcmp(a, "--lookup")) { o->lookup = 1; continue; }
-        else if (!strcmp(a, "--draft-p-min")) {
-            char *end;
-            o->draft_p_min = v ? strtod(v, &end) : -1;
-            if (!v || *end || !(o->draft_p_min >= 0 && o->draft_p_min <= 1)) {
-                fprintf(stderr, "swa-server: --draft-p-min needs a probability from 0 to 1\n");
-                return 0;
-            }
-        }
+        else if (!strcmp(a, "--draft-p-min")) { if (!double_arg(a, v, 1, &o->draft_p_min)) return 0; }
         else if (!strcmp(a, "-a") || !strcmp(a, "--alias")) o->alias = v;
         else if (!strcmp(a, "--log-disable")) { o->log_off = 1; continue; }
         else if (!strcmp(a, "--log-format")) {
@@ -185,12 +191,7 @@ static int parse_args(int argc, char **argv, options *o)
             }
             o->pooling = k;
         } else if (!strcmp(a, "--shutdown-timeout")) {
-            char *end;
-            o->shutdown_timeout = v ? strtod(v, &end) : -1;
-            if (!v || *end || !(o->shutdown_timeout >= 0 && o->shutdown_timeout <= 3600)) {
-                fprintf(stderr, "swa-server: --shutdown-timeout needs seconds from 0 to 3600\n");
-                return 0;
-            }
+            if (!double_arg(a, v, 3600, &o->shutdown_timeout)) return 0;
         }
         else if (!strcmp(a, "--port")) { ip = &o->port; lo = 0; hi = 65535; }
         else if (!strcmp(a, "-np") || !strcmp(a, "--parallel")) { ip = &o->parallel; hi = 256; }

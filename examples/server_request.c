@@ -692,7 +692,10 @@ static char *generic_text(const cJSON *m, const char *role, const char *content,
     if (!strcmp(role, "tool")) {
         cJSON *r = cJSON_AddObjectToObject(o, "tool_response");
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "tool_call_id");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(m, "tool_name");   /* ollama's; OpenAI's name */
+        if (!cJSON_IsString(name)) name = cJSON_GetObjectItemCaseSensitive(m, "name");
         if (cJSON_IsString(id)) cJSON_AddStringToObject(r, "tool_call_id", id->valuestring);
+        if (cJSON_IsString(name)) cJSON_AddStringToObject(r, "name", name->valuestring);
         cJSON_AddStringToObject(r, "content", content);
     } else {
         cJSON *arr = cJSON_AddArrayToObject(o, "tool_calls");
@@ -1329,10 +1332,15 @@ static int parse_object(const cJSON *o, const srv_limits *lim, srv_request *r, s
     if (so && !cJSON_IsNull(so)) {
         const cJSON *f;
         if (!cJSON_IsObject(so)) return fail(err, 400, "stream_options", "stream_options must be an object");
+        int obfuscate = 0;
         cJSON_ArrayForEach(f, so)
-            if (strcmp(f->string, "include_usage"))
+            if (strcmp(f->string, "include_usage") && strcmp(f->string, "include_obfuscation"))
                 return fail(err, 400, "stream_options", "unknown field \"stream_options.%.40s\"", f->string);
-        if (get_bool(so, "include_usage", &r->include_usage, err)) return -1;
+        if (get_bool(so, "include_usage", &r->include_usage, err) || get_bool(so, "include_obfuscation", &obfuscate, err))
+            return -1;
+        /* OpenAI's padding of each chunk against length side channels: not written here */
+        if (obfuscate) return fail(err, 400, "stream_options.include_obfuscation", "stream_options.include_obfuscation: "
+                                   "chunks are not padded by this server; send false");
     }
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "echo"))) {
         if (r->logprobs) return fail(err, 400, "echo", "echo with logprobs is not supported by this server");

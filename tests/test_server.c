@@ -548,6 +548,10 @@ static void test_fields_refused(void **state)
                   "\"repeat_penalty\":1.1}}", "400", "penalize_newline false");
     expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"stream\":true,\"stream_options\":"
                   "{\"include_usage\":true,\"continuous_usage_stats\":true}}", "400", "stream_options.continuous_usage_stats");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"stream\":true,\"stream_options\":"
+                  "{\"include_obfuscation\":true}}", "400", "\"param\":\"stream_options.include_obfuscation\"");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"max_tokens\":1,\"stream\":true,\"stream_options\":"
+                  "{\"include_obfuscation\":false}}", "200", "[DONE]");
     expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"echo\":true,\"logprobs\":1}", "400", "\"param\":\"echo\"");
     expect_status(&main_srv, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"a\\u0000b\"}]}", "400",
                   "NUL");
@@ -778,6 +782,11 @@ static void test_structured_output(void **state)
     /* llama-server's /apply-template: the chat as the template writes it (this file: llama.cpp's llama2 format) */
     expect_status(&main_srv, "", "/apply-template", "{\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},"
                   "{\"role\":\"user\",\"content\":\"Hi\"}]}", "200", "{\"prompt\":\"[INST] Be brief.\\nHi [/INST]\"}");
+    /* without a Jinja template a tool's answer is written as JSON, with the tool's name (OpenAI's name, ollama's tool_name) */
+    expect_status(&main_srv, "", "/apply-template", "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"},"
+                  "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"name\":\"ping\",\"content\":\"pong\"}],\"tools\":[{\"type\":"
+                  "\"function\",\"function\":{\"name\":\"ping\",\"parameters\":{\"type\":\"object\"}}}]}", "200",
+                  "{\\\"tool_response\\\":{\\\"tool_call_id\\\":\\\"c1\\\",\\\"name\\\":\\\"ping\\\",\\\"content\\\":\\\"pong\\\"}}");
     expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"x\",\"grammar\":\"root ::= \\\"a\\\"\",\"json_schema\":{}}",
                   "400", "give one of");
     assert_server_sound(&main_srv);
@@ -1619,7 +1628,7 @@ static void test_speculative(void **state)
                         "\"n_predict\":48,\"temperature\":0,\"stop\":[\"jumped\"]%s}"},   /* a stop string: what followed it rewound */
     };
     static const char *const modes[] = {"--lookup --draft-max 4", "-md " MODEL " --draft-max 3"};
-    char body[512], path[128], cmd[512], *want[3], *got, *log;
+    char body[512], cmd[512], *want[3], *got, *log;
     long d, a;
     int m, k;
     (void)state;
@@ -1634,12 +1643,6 @@ static void test_speculative(void **state)
         want[k] = spec_text(&main_srv, bodies[k][0], body, &d, &a);
         assert_int_equal(d, -1);
     }
-    expect_status(&main_srv, "", "/completion", "{\"prompt\":\"a\",\"speculative.n_max\":8}", "400",
-                  "\"param\":\"speculative.n_max\"");
-    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"a\",\"speculative.n_min\":2}", "400",
-                  "\"param\":\"speculative.n_min\"");
-    expect_status(&main_srv, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],"
-                  "\"speculative.p_min\":0.5}", "400", "needs a draft model (-md)");
     extra_srv = &s;
     for (m = 0; m < 2; m++) {
         snprintf(cmd, sizeof cmd, "-np 2 -c 256 %s", modes[m]);
@@ -1706,6 +1709,20 @@ static void test_speculative(void **state)
     }
     extra_srv = NULL;
     free(want[0]), free(want[1]), free(want[2]);
+}
+
+/* The speculation fields on a server without it, and the flags a server refuses at its start. */
+static void test_speculative_fields(void **state)
+{
+    char path[128], cmd[512];
+    (void)state;
+    NEED_SERVER();
+    expect_status(&main_srv, "", "/completion", "{\"prompt\":\"a\",\"speculative.n_max\":8}", "400",
+                  "\"param\":\"speculative.n_max\"");
+    expect_status(&main_srv, "", "/v1/completions", "{\"prompt\":\"a\",\"speculative.n_min\":2}", "400",
+                  "\"param\":\"speculative.n_min\"");
+    expect_status(&main_srv, "", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],"
+                  "\"speculative.p_min\":0.5}", "400", "needs a draft model (-md)");
     expect_status(&main_srv, "", "/completion", "{\"prompt\":\"a\",\"speculative.n_max\":300}", "400", "speculative.n_max");
     tu_tmp_path(path, sizeof path, "draft_model");   /* 272 tokens, the shipped model has more */
     snprintf(cmd, sizeof cmd, "%s --shape custom --type f32 --vocab 272 --ctx 256 --arch llama --layers 1 --dim 32 --heads 2 "
@@ -1715,7 +1732,7 @@ static void test_speculative(void **state)
     refused_at_start(cmd, "the target's vocabulary");
     unlink(path);
     refused_at_start("--lookup --draft-p-min 0.5", "--draft-p-min needs --model-draft");
-    refused_at_start("-md " MODEL " --draft-p-min 1.5", "--draft-p-min needs a probability");
+    refused_at_start("-md " MODEL " --draft-p-min 1.5", "--draft-p-min needs a number from 0 to 1");
     refused_at_start("--lookup -md " MODEL, "give one of --lookup and --model-draft");
     refused_at_start("--draft-max 4", "need --lookup or --model-draft");
 }
@@ -1945,6 +1962,7 @@ int main(void)
         cmocka_unit_test(test_id_slot),
         cmocka_unit_test(test_stream_timings),
         cmocka_unit_test_teardown(test_speculative, stop_extra),
+        cmocka_unit_test(test_speculative_fields),
         cmocka_unit_test_teardown(test_control_token_markers, stop_extra),
         cmocka_unit_test_teardown(test_ollama_tools_think, stop_extra),
     };
