@@ -24,8 +24,7 @@ RUN     ?=
 # make test SANITIZE=1: AddressSanitizer + UndefinedBehaviorSanitizer; TSAN=1: ThreadSanitizer
 # Both run the tests' quick sizes (SWA_TEST_QUICK): the memory errors and races they look for show
 # on those sizes as on all of them, and the plain run checks the arithmetic at every size. Line
-# tables (-g1) are all a sanitizer's report needs; full debug information costs a third more to
-# compile.
+# tables (-g1) are all a sanitizer's report needs; full debug information only slows the compile.
 ifeq ($(SANITIZE),1)
 CFLAGS  += -O1 -g1 -fsanitize=address,undefined -fno-sanitize-recover=all -DSWA_TEST_QUICK -DSWA_TEST_SLOW
 BUILD   := build/sanitize
