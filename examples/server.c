@@ -322,6 +322,7 @@ typedef struct job {
     int status;                /* HTTP status of a non-streamed response */
     int cancelled;             /* the client went away: read and written with LOAD/STORE */
     int fd;                    /* the connection's socket, to see the client leave */
+    struct MHD_Connection *http;   /* its connection: idle timeout off until out is complete */
     int64_t n_cached;          /* prompt tokens found in the slot */
     double t_arrive, t_first;
     int n_finished;
@@ -2050,6 +2051,12 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int status, const ch
     return ok;
 }
 
+/* The idle timeout back on (run_job turned it off); turning it on restarts its clock. */
+static void timeout_on(struct MHD_Connection *c)
+{
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)S.o.timeout);
+}
+
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
     job *j = (job *)cls;
@@ -2071,6 +2078,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
             return MHD_CONTENT_READER_END_WITH_ERROR;
         }
     }
+    if (j->done) timeout_on(j->http);   /* a client that stops reading the rest is cut off */
     if (j->taken == j->out.len) {
         pthread_mutex_unlock(&j->mu);
         return MHD_CONTENT_READER_END_OF_STREAM;
@@ -2155,6 +2163,10 @@ static enum MHD_Result run_job(struct MHD_Connection *c, conn *cc, job *j)
         return send_error(c, 503, "server_error", NULL, "the server is busy: every slot is taken and %d requests wait",
                           S.o.queue);
     }
+    /* The client has nothing to send while its answer is computed, and a first token may take
+       longer than --timeout: the idle timeout is off until the answer is complete. */
+    j->http = c;
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
     if (j->req.stream) {
         struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, j, stream_free);
         enum MHD_Result ok;
@@ -2187,6 +2199,7 @@ static enum MHD_Result run_job(struct MHD_Connection *c, conn *cc, job *j)
         }
     }
     pthread_mutex_unlock(&j->mu);
+    timeout_on(c);
     {
         enum MHD_Result ok = MHD_NO;
         int st = j->status ? j->status : 500;
@@ -2804,6 +2817,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     (void)cls;
     (void)why;
     watch_set(c, 1);   /* the next request on this connection has its own deadline */
+    timeout_on(c);
     if (!cc) return;
     if (!S.o.log_off) access_log(cc, why);
     if (cc->job) job_release(cc->job);
