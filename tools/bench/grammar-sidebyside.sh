@@ -106,7 +106,7 @@ echo
 echo "| vocabulary | grammar | tokens | swa.h: attach ms | sampler alone | grammar adds, mean / median |${DH:-}" \
      "llama.cpp: attach ms | chain alone | grammar first adds, mean / median | check after adds, mean / median | llama.cpp / swa.h |"
 echo "| --- | --- | ---: | ---: | ---: | ---: |${DL:-} ---: | ---: | ---: | ---: | ---: |"
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3g", a / b; else print "-" }'; }
 for gname in json nested; do
     for v in "$@"; do
         b=$(basename "$v")
