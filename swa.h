@@ -14807,14 +14807,13 @@ typedef struct swa__gnode {       /* children: nodes [child, child + n_child); t
 } swa__gnode;
 
 /* A node's flags: OK(k), every path below is k UTF-8 continuation bytes and then whole, valid
-   characters; PART(k) the same, but a token may also end inside a character (a byte-level
-   vocabulary's pieces of one), its bytes so far a beginning some valid character has; HIGH, a
-   byte >= 0x80 comes below. With the ASCII bytes below (ascii[2 * node], two words of 64 bits),
-   they let the walk take a whole subtree at once where the state returns to itself on every
-   character in it (inside a string: every token without a quote). */
+   characters, except that a token may end inside a character (a byte-level vocabulary's pieces
+   of one) where its bytes so far begin some valid character; HIGH, a byte >= 0x80 comes below.
+   With the ASCII bytes below (ascii[2 * node], two words of 64 bits), they let the walk take a
+   whole subtree at once where the state returns to itself on every character in it (inside a
+   string: every token without a quote). */
 #define SWA__GN_OK(k) (1u << (k))
 #define SWA__GN_HIGH 16u
-#define SWA__GN_PART(k) (32u << (k))
 
 typedef struct swa__gvoc {        /* immutable once built: the copies of a sampler share it */
     int refs;                     /* atomic: the samplers holding it; the last one frees it */
@@ -14897,34 +14896,30 @@ static swa_status swa__gvoc_trie(swa__gvoc *t, const swa__gentry *e, size_t n, s
     return SWA_OK;
 }
 
-/* Whether every child of node c has a byte in [lo, hi] and flag(k) below it (OK or PART), and,
-   for OK, no token ends at c. */
-static int swa__gvoc_children(const swa__gvoc *t, uint32_t c, unsigned lo, unsigned hi, int k, int part)
+/* Whether every child of node c has a byte in [lo, hi] and OK(k) below it (a token ending at c
+   ends inside a character, its bytes a valid beginning: the caller checked the first one's range). */
+static int swa__gvoc_children(const swa__gvoc *t, uint32_t c, unsigned lo, unsigned hi, int k)
 {
-    uint32_t j, flag = part ? SWA__GN_PART(k) : SWA__GN_OK(k);
-    if (t->node[c].n_tok && !part) return 0;
+    uint32_t j;
     for (j = t->node[c].child; j < t->node[c].child + t->node[c].n_child; j++)
-        if (t->byte[j] < lo || t->byte[j] > hi || !(t->node[j].flags & flag)) return 0;
+        if (t->byte[j] < lo || t->byte[j] > hi || !(t->node[j].flags & SWA__GN_OK(k))) return 0;
     return 1;
 }
 
-/* OK(0) (PART(0) with part set) of node i from its children's flags: each child an ASCII byte
-   with it, or a lead byte whose continuations (the first one's range checked, as a decoder does)
-   end in it. A token ending after a lead byte or a checked first continuation has bytes that
-   some valid character begins with, which is all PART asks. */
-static int swa__gvoc_whole(const swa__gvoc *t, size_t i, int part)
+/* OK(0) of node i from its children's flags: each child an ASCII byte with OK(0), or a lead
+   byte whose continuations (the first one's range checked, as a decoder does) end in OK(0). */
+static int swa__gvoc_whole(const swa__gvoc *t, size_t i)
 {
     uint32_t c;
     for (c = t->node[i].child; c < t->node[i].child + t->node[i].n_child; c++) {
         unsigned b = t->byte[c];
-        uint32_t f = t->node[c].flags;
-        int ok = b < 0x80 ? (f & (part ? SWA__GN_PART(0) : SWA__GN_OK(0))) != 0
-               : b >= 0xC2 && b < 0xE0 ? (f & (part ? SWA__GN_PART(1) : SWA__GN_OK(1))) != 0
-               : b == 0xE0 ? swa__gvoc_children(t, c, 0xA0, 0xBF, 1, part)
-               : b > 0xE0 && b < 0xF0 ? (f & (part ? SWA__GN_PART(2) : SWA__GN_OK(2))) != 0
-               : b == 0xF0 ? swa__gvoc_children(t, c, 0x90, 0xBF, 2, part)
-               : b > 0xF0 && b < 0xF4 ? (f & (part ? SWA__GN_PART(3) : SWA__GN_OK(3))) != 0
-               : b == 0xF4 ? swa__gvoc_children(t, c, 0x80, 0x8F, 2, part) : 0;
+        int ok = b < 0x80 ? (t->node[c].flags & SWA__GN_OK(0)) != 0
+               : b >= 0xC2 && b < 0xE0 ? (t->node[c].flags & SWA__GN_OK(1)) != 0
+               : b == 0xE0 ? swa__gvoc_children(t, c, 0xA0, 0xBF, 1)
+               : b > 0xE0 && b < 0xF0 ? (t->node[c].flags & SWA__GN_OK(2)) != 0
+               : b == 0xF0 ? swa__gvoc_children(t, c, 0x90, 0xBF, 2)
+               : b > 0xF0 && b < 0xF4 ? (t->node[c].flags & SWA__GN_OK(3)) != 0
+               : b == 0xF4 ? swa__gvoc_children(t, c, 0x80, 0x8F, 2) : 0;
         if (!ok) return 0;
     }
     return 1;
@@ -14946,12 +14941,8 @@ static swa_status swa__gvoc_summaries(swa__gvoc *t, swa_error *err)
             if (b < 0x80) t->ascii[2 * i + b / 64] |= 1ull << (b % 64);
             f |= b >= 0x80 ? SWA__GN_HIGH : t->node[c].flags & SWA__GN_HIGH;
         }
-        if (swa__gvoc_whole(t, i, 0)) f |= SWA__GN_OK(0);
-        if (swa__gvoc_whole(t, i, 1)) f |= SWA__GN_PART(0);
-        for (k = 1; k <= 3; k++) {
-            if (swa__gvoc_children(t, (uint32_t)i, 0x80, 0xBF, k - 1, 0)) f |= SWA__GN_OK(k);
-            if (swa__gvoc_children(t, (uint32_t)i, 0x80, 0xBF, k - 1, 1)) f |= SWA__GN_PART(k);
-        }
+        if (swa__gvoc_whole(t, i)) f |= SWA__GN_OK(0);
+        for (k = 1; k <= 3; k++) if (swa__gvoc_children(t, (uint32_t)i, 0x80, 0xBF, k - 1)) f |= SWA__GN_OK(k);
         t->node[i].flags = f;
     }
     return SWA_OK;
@@ -15232,7 +15223,7 @@ static swa_status swa__gdfa_loop(swa__gdfa *d, int32_t s, swa_error *err)
    perhaps the beginning of one more) is allowed; then they are set in bits at once. A token
    ending inside a character is allowed where some character it begins keeps a parse: where
    every character >= 0x80 keeps s (loop bit 2), some stack takes all of them, so any beginning
-   PART admits is allowed, and its HIGH flag asks for that bit. */
+   OK admits is allowed, and its HIGH flag asks for that bit. */
 static swa_status swa__gdfa_subtree(swa__gdfa *d, const swa__gvoc *t, uint32_t c, int32_t s, uint32_t *bits,
                                     int *taken, swa_error *err)
 {
@@ -15241,7 +15232,7 @@ static swa_status swa__gdfa_subtree(swa__gdfa *d, const swa__gvoc *t, uint32_t c
     uint32_t k;
     swa_status e;
     *taken = 0;
-    if (n->hi - n->lo < 32 || !(n->flags & (SWA__GN_OK(0) | SWA__GN_PART(0)))) return SWA_OK;
+    if (n->hi - n->lo < 32 || !(n->flags & SWA__GN_OK(0))) return SWA_OK;
     if (!d->st[s].loop && (e = swa__gdfa_loop(d, s, err))) return e;
     x = &d->st[s];
     if ((t->ascii[2 * c] & ~x->loop_ascii[0]) || (t->ascii[2 * c + 1] & ~x->loop_ascii[1]) ||
