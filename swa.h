@@ -14814,9 +14814,11 @@ typedef struct swa__gnode {       /* children: nodes [child, child + n_child); t
 } swa__gnode;
 
 /* A node's flags: OK(k), every path below is k UTF-8 continuation bytes and then whole, valid
-   characters; HIGH, a byte >= 0x80 comes below. With the ASCII bytes below (ascii[2 * node],
-   two words of 64 bits), they let the walk take a whole subtree at once where the state
-   returns to itself on every character in it (inside a string: every token without a quote). */
+   characters, except that a token may end inside a character (a byte-level vocabulary's pieces
+   of one) where its bytes so far begin some valid character; HIGH, a byte >= 0x80 comes below.
+   With the ASCII bytes below (ascii[2 * node], two words of 64 bits), they let the walk take a
+   whole subtree at once where the state returns to itself on every character in it (inside a
+   string: every token without a quote). */
 #define SWA__GN_OK(k) (1u << (k))
 #define SWA__GN_HIGH 16u
 
@@ -14901,11 +14903,11 @@ static swa_status swa__gvoc_trie(swa__gvoc *t, const swa__gentry *e, size_t n, s
     return SWA_OK;
 }
 
-/* Whether every child of node c has a byte in [lo, hi] and OK(k) below it, and no token ends at c. */
+/* Whether every child of node c has a byte in [lo, hi] and OK(k) below it (a token ending at c
+   ends inside a character, its bytes a valid beginning: the caller checked the first one's range). */
 static int swa__gvoc_children(const swa__gvoc *t, uint32_t c, unsigned lo, unsigned hi, int k)
 {
     uint32_t j;
-    if (t->node[c].n_tok) return 0;
     for (j = t->node[c].child; j < t->node[c].child + t->node[c].n_child; j++)
         if (t->byte[j] < lo || t->byte[j] > hi || !(t->node[j].flags & SWA__GN_OK(k))) return 0;
     return 1;
@@ -15012,7 +15014,7 @@ enum {
     SWA__GD_SOFT_WORDS = 1 << 23,  /* past these the automaton is cleared between tokens */
     SWA__GD_SOFT_STATES = 1 << 14,
     SWA__GD_HARD_WORDS = 1 << 26,  /* and past this a token fails */
-    SWA__GD_MASKS = 4              /* allowed-token masks kept */
+    SWA__GD_MASKS = 16             /* allowed-token masks kept */
 };
 
 typedef struct swa__gdfa {
@@ -15224,8 +15226,11 @@ static swa_status swa__gdfa_loop(swa__gdfa *d, int32_t s, swa_error *err)
     return SWA_OK;
 }
 
-/* Whether every token below trie node c (whole characters only, all of which keep state s)
-   is allowed; then they are set in bits at once. */
+/* Whether every token below trie node c (whole characters, all of which keep state s, and
+   perhaps the beginning of one more) is allowed; then they are set in bits at once. A token
+   ending inside a character is allowed where some character it begins keeps a parse: where
+   every character >= 0x80 keeps s (loop bit 2), some stack takes all of them, so any beginning
+   OK admits is allowed, and its HIGH flag asks for that bit. */
 static swa_status swa__gdfa_subtree(swa__gdfa *d, const swa__gvoc *t, uint32_t c, int32_t s, uint32_t *bits,
                                     int *taken, swa_error *err)
 {
@@ -18981,7 +18986,7 @@ static int32_t swa__sampler_dist(swa_sampler *s, const float *logits, float *sum
     for (kept = 0, cum = 0.0f; kept < n; kept++) {
         if (s->prob[kept] < s->cfg.min_p * s->prob[0]) break;   /* min-p, relative to the best */
         cum += s->prob[kept] / *sum;
-        if (cum >= s->cfg.top_p) { kept++; break; }              /* top-p: smallest sufficient prefix */
+        if (s->cfg.top_p < 1.0f && cum >= s->cfg.top_p) { kept++; break; }   /* top-p: smallest sufficient prefix */
     }
     if (kept < 1) kept = 1;
     for (*sum = 0.0f, i = 0; i < kept; i++)

@@ -647,6 +647,102 @@ static void test_model_outputs(void **state)
     swa_grammar_free(gr);
 }
 
+/* ---- the trie's allowed tokens against the matcher, token by token ----
+   On llama.cpp's test vocabularies (../shared; skipped when absent): at each step along a JSON
+   text with multi-byte characters, the tokens the sampler allows (its distribution from equal
+   logits, no other filter) are exactly those whose text the grammar's matcher takes after the
+   text so far, a token ending inside a character included (the matcher takes a character in
+   pieces), the end-of-generation tokens where the text is a match. */
+static void check_allowed_step(swa_sampler *s, const swa_grammar_state *st, const swa_vocab *v, swa_token_prob *p,
+                               float *logits, uint8_t *want, int step)
+{
+    int32_t n, i, nv = swa_vocab_size(v), n_want = 0;
+    swa_error err;
+    char buf[512];
+    for (i = 0; i < nv; i++) {
+        swa_token_type t = swa_vocab_type(v, i);
+        swa_grammar_state *c;
+        swa_str piece = swa_vocab_piece(v, i);
+        size_t len = t == SWA_TOKEN_CONTROL ? piece.len : swa_token_to_text(v, i, buf, sizeof buf), used;
+        want[i] = 0;
+        if (swa_vocab_is_eog(v, i)) want[i] = (uint8_t)swa_grammar_state_can_end(st);
+        else if (t != SWA_TOKEN_UNUSED && t != SWA_TOKEN_UNKNOWN && len > 0 && len <= sizeof buf) {
+            if (t == SWA_TOKEN_CONTROL) memcpy(buf, piece.ptr, len);
+            assert_int_equal(swa_grammar_state_copy(st, &c, &err), SWA_OK);
+            want[i] = swa_grammar_state_accept(c, buf, len, &used, NULL) == SWA_OK;
+            swa_grammar_state_free(c);
+        }
+        n_want += want[i];
+    }
+    assert_int_equal(swa_sampler_dist(s, logits, p, nv, &n, &err), SWA_OK);
+    for (i = 0; i < n; i++)
+        if (!want[p[i].id]) fail_msg("step %d: token %d allowed, the matcher refuses it", step, (int)p[i].id);
+    if (n != n_want) fail_msg("step %d: %d tokens allowed, the matcher takes %d", step, (int)n, (int)n_want);
+}
+
+static void check_allowed(const char *path, const swa_grammar *gr)
+{
+    static const char text[] = "{\"name\": \"F\xc3\xbchrer \xf0\x9f\xa6\x99 \xe6\x97\xa5\xe6\x9c\xac\", \"n\": [1, -2.5e3, true, null], "
+                               "\"o\": {\"k\": \"\xd0\xbd\xd0\xb5\xd1\x89\xd0\xbe\"}}";
+    swa_gguf *g;
+    swa_vocab *v;
+    swa_sampler_config sc = swa_sampler_config_default();
+    swa_sampler *s;
+    swa_grammar_state *st;
+    swa_error err;
+    swa_token_prob *p;
+    float *logits;
+    uint8_t *want;
+    int32_t ids[256];
+    size_t n_ids, k, used;
+    char buf[512];
+    if (swa_gguf_open(path, &g, &err) != SWA_OK) {
+        fprintf(stderr, "skipped: %s is absent\n", path);
+        return;
+    }
+    assert_int_equal(swa_vocab_load(g, &v, &err), SWA_OK);
+    sc.temperature = 1.0f, sc.top_k = 0, sc.top_p = 1.0f, sc.min_p = 0.0f;
+    assert_int_equal(swa_sampler_create(&sc, swa_vocab_size(v), &s, &err), SWA_OK);
+    assert_int_equal(swa_sampler_set_grammar(s, gr, v, &err), SWA_OK);
+    assert_int_equal(swa_grammar_state_create(gr, &st, &err), SWA_OK);
+    assert_int_equal(swa_tokenize(v, text, sizeof text - 1, 0, ids, 256, &n_ids, &err), SWA_OK);
+    p = (swa_token_prob *)malloc((size_t)swa_vocab_size(v) * sizeof *p);
+    logits = (float *)calloc((size_t)swa_vocab_size(v), sizeof *logits);
+    want = (uint8_t *)malloc((size_t)swa_vocab_size(v));
+    assert_true(p && logits && want);
+    for (k = 0; k <= n_ids; k++) {
+        check_allowed_step(s, st, v, p, logits, want, (int)k);
+        if (k == n_ids) break;
+        swa_sampler_accept(s, ids[k]);
+        assert_int_equal(swa_grammar_state_accept(st, buf, swa_token_to_text(v, ids[k], buf, sizeof buf), &used, &err), SWA_OK);
+    }
+    assert_true(swa_grammar_state_can_end(st));
+    free(p); free(logits); free(want);
+    swa_grammar_state_free(st);
+    swa_sampler_free(s);
+    swa_vocab_free(v);
+    swa_gguf_close(g);
+}
+
+static void test_allowed_tokens(void **state)
+{
+    size_t len;
+    char *text = tu_read_text(DATA "json.gbnf", &len), *at = strstr(text, "::= object"), *root;
+    swa_grammar *gr;
+    (void)state;
+    /* a space first too: SentencePiece's tokenizer puts one in front of the text */
+    assert_non_null(at);
+    root = (char *)malloc(len + 8);
+    assert_non_null(root);
+    snprintf(root, len + 8, "%.*s::= ws object%s", (int)(at - text), text, at + strlen("::= object"));
+    gr = parse_ok(root);
+    free(root);
+    check_allowed("../shared/testdata/ggml-vocab-llama-bpe.gguf", gr);
+    check_allowed("../shared/testdata/ggml-vocab-llama-spm.gguf", gr);
+    swa_grammar_free(gr);
+    free(text);
+}
+
 /* ---- swa-gbnf-validator: llama-gbnf-validator's messages; exit 0, 1, 2 ---- */
 
 static void test_validator(void **state)
@@ -700,6 +796,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shared_trie, small_open, small_close),
         cmocka_unit_test_setup_teardown(test_lazy_grammar, small_open, small_close),
         cmocka_unit_test_setup_teardown(test_sampling_cap, small_open, small_close),
+        cmocka_unit_test(test_allowed_tokens),
         cmocka_unit_test(test_model_outputs),
         cmocka_unit_test(test_validator),
     };

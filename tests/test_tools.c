@@ -926,6 +926,92 @@ static void test_mkmodel_types(void **state)
                             "/tmp/swa_test_never.gguf 2>/dev/null"), 2);
 }
 
+/* swa-mkmodel --vocab-from: the model carries the source file's vocabulary (every piece and its
+   type, the merges, BOS and EOS), its embedding and output have a row per token, and it cuts
+   llama.cpp's vocabulary test cases (../shared's .inp and .out, made by llama.cpp from the
+   source file) into the ids llama.cpp wrote. */
+static void check_vocab_from(const char *src)
+{
+    char path[64], cmd[512], name[256], *inp, *outp, *at, *line;
+    swa_gguf *gs;
+    const swa_gguf *gm;
+    swa_vocab *vs;
+    const swa_vocab *vm;
+    swa_model *m;
+    swa_error err;
+    int32_t id, n, want[1024], got[1024];
+    int n_cases = 0;
+    tu_tmp_path(path, sizeof path, "vf");
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-mkmodel") " --shape custom --layers 1 --dim 64 --heads 2 --ff 64 --ctx 64 "
+             "--type q4_0 --vocab-from %s %s 2>/dev/null", src, path);
+    if (tu_run(cmd) != 0) fail_msg("%s failed", cmd);
+    if (swa_gguf_open(src, &gs, &err) || swa_vocab_load(gs, &vs, &err)) fail_msg("%s: %s", src, err.msg);
+    if (swa_model_load(path, &m, &err) || swa_model_vocab(m, &vm, &err)) fail_msg("%s: %s", path, err.msg);
+    gm = swa_model_gguf(m);
+    n = swa_vocab_size(vs);
+    assert_int_equal(swa_vocab_size(vm), n);
+    for (id = 0; id < n; id++) {
+        swa_str a = swa_vocab_piece(vs, id), b = swa_vocab_piece(vm, id);
+        if (a.len != b.len || memcmp(a.ptr, b.ptr, a.len) || swa_vocab_type(vs, id) != swa_vocab_type(vm, id))
+            fail_msg("%s: token %d differs", src, (int)id);
+    }
+    assert_int_equal(swa_vocab_bos(vm), swa_vocab_bos(vs));
+    assert_int_equal(swa_vocab_eos(vm), swa_vocab_eos(vs));
+    assert_int_equal(swa_vocab_add_bos(vm), swa_vocab_add_bos(vs));
+    assert_int_equal(swa_gguf_kv_value(gm, swa_gguf_kv_find(gm, "tokenizer.ggml.merges")).n,
+                     swa_gguf_kv_value(gs, swa_gguf_kv_find(gs, "tokenizer.ggml.merges")).n);
+    assert_int_equal(swa_gguf_tensor_at(gm, swa_gguf_tensor_find(gm, "token_embd.weight"))->ne[1], n);
+    assert_int_equal(swa_gguf_tensor_at(gm, swa_gguf_tensor_find(gm, "output.weight"))->ne[1], n);
+    snprintf(name, sizeof name, "%s.inp", src);
+    inp = tu_read_text(name, NULL);
+    snprintf(name, sizeof name, "%s.out", src);
+    outp = tu_read_text(name, NULL);
+    assert_true(inp && outp);
+    for (at = inp, line = outp;; n_cases++) {
+        char *sep = strstr(at, "\n__ggml_vocab_test__\n"), *eol = strchr(line, '\n'), *p, *end;
+        size_t n_got, n_want = 0;
+        if (!sep || !eol) break;
+        *sep = *eol = '\0';
+        for (p = line; n_want < 1024 && (want[n_want] = (int32_t)strtol(p, &end, 10), end != p); p = end) n_want++;
+        assert_int_equal(swa_tokenize(vm, at, strlen(at), 0, got, 1024, &n_got, &err), SWA_OK);
+        if (n_got != n_want || memcmp(got, want, n_got * sizeof *got))
+            fail_msg("%s: the model cuts case %d (\"%s\") unlike llama.cpp", src, n_cases, at);
+        at = sep + strlen("\n__ggml_vocab_test__\n");
+        line = eol + 1;
+    }
+    assert_true(n_cases >= 40);
+    free(inp);
+    free(outp);
+    swa_model_free(m);
+    swa_vocab_free(vs);
+    swa_gguf_close(gs);
+    remove(path);
+}
+
+static void test_mkmodel_vocab_from(void **state)
+{
+    char path[64], cmd[512];
+    gw_writer *w;
+    (void)state;
+    need_vocab(SPM_VOCAB);
+    need_vocab(BPE_VOCAB);
+    check_vocab_from(SPM_VOCAB);
+    check_vocab_from(BPE_VOCAB);
+    /* usage errors: two vocabularies, a file without a token list */
+    assert_int_equal(tu_run(PROGRAM("swa-mkmodel") " --shape custom --layers 1 --dim 64 --heads 2 --ff 64 --type q4_0 "
+                            "--vocab 300 --vocab-from " SPM_VOCAB " /tmp/swa_test_never.gguf 2>/dev/null"), 2);
+    tu_tmp_path(path, sizeof path, "nv");
+    assert_non_null(w = gw_new(3));
+    gw_kv_str(w, "general.architecture", "llama");
+    assert_int_equal(gw_write_file(w, path), 0);
+    gw_free(w);
+    snprintf(cmd, sizeof cmd, PROGRAM("swa-mkmodel") " --shape custom --layers 1 --dim 64 --heads 2 --ff 64 --type q4_0 "
+             "--vocab-from %s /tmp/swa_test_never.gguf 2>/dev/null", path);
+    assert_int_equal(tu_run(cmd), 2);
+    assert_int_equal(access("/tmp/swa_test_never.gguf", F_OK), -1);
+    remove(path);
+}
+
 /* swa-quantize's MXFP4 targets: MXFP4_MOE (llama-quantize's spelling, upper case) as llama.cpp's
    llama_tensor_get_type has it, expert tensors (3-D) MXFP4 and every other matrix Q8_0, the
    classifier too; mxfp4 every matrix MXFP4 under q4_0's rules (the classifier Q6_K). Both with
@@ -1441,6 +1527,7 @@ int main(void)
         cmocka_unit_test(test_sidebyside),
         cmocka_unit_test(test_sidebyside_batched),
         cmocka_unit_test(test_mkmodel_types),
+        cmocka_unit_test(test_mkmodel_vocab_from),
         cmocka_unit_test(test_quantize_mxfp4),
         cmocka_unit_test(test_program_conventions),
         cmocka_unit_test(test_batched_bench_spellings),

@@ -1,7 +1,7 @@
 /* swa-grammar-bench: what a grammar adds to sampling a token, on real vocabularies.
 
    swa-grammar-bench [--grammar FILE | --json-schema FILE] [--write-grammar FILE] [--doc FILE] [--reps N]
-                     [VOCAB.gguf ...]
+                     [--decode [-t N]] [VOCAB.gguf ...]
 
    For each vocabulary (default: the tokenizer test vocabularies in ../shared/testdata and
    build/grammar-bench-200k.gguf, which tools/bench/make-o200k-vocab.py writes), the document
@@ -16,7 +16,12 @@
    --reps passes (default 3) each; and the time to attach the grammar (the trie of the pieces).
    --json-schema takes the grammar of a JSON Schema (swa_json_schema_to_grammar) instead, and
    --write-grammar writes the grammar's text to FILE, for another program (llama.cpp's sampler,
-   tools/bench/llamacpp_grammar.cpp) to be given the same. */
+   tools/bench/llamacpp_grammar.cpp) to be given the same.
+   --decode (the files are then models) first times generating a token on each: after an
+   8-token prompt, 32 tokens evaluated one at a time (swa_ctx_eval of 1 token, on -t N threads,
+   default the online CPUs) and each sampled by the plain sampler, the median of the 32; and
+   adds two columns: that time in ms and the grammar's stage (mean / median) as a percentage
+   of it. */
 #define _POSIX_C_SOURCE 200809L
 #define PROG "swa-grammar-bench"
 #include "swa.h"
@@ -104,7 +109,47 @@ static int32_t *pieces(const swa_vocab *v, const char *doc, size_t len, size_t *
     return ids;
 }
 
-static void bench(const char *path, const swa_grammar *g, const char *doc, size_t doc_len, int reps)
+/* The median time of generating a token with the model at path: an 8-token prompt of the
+   document's tokens, then 32 tokens evaluated one at a time (each the document's next, so the
+   text is plausible) and sampled by the default sampler; 0 when the file does not load. */
+static double token_time(const char *path, const int32_t *ids, size_t n_ids, int threads)
+{
+    enum { PROMPT = 8, GEN = 32 };
+    swa_model *m;
+    swa_ctx *c;
+    swa_sampler *s;
+    swa_ctx_config cc;
+    swa_sampler_config sc = swa_sampler_config_default();
+    swa_error err;
+    const float *logits;
+    int32_t tok[PROMPT];
+    double t[GEN], t0;
+    int i;
+    if (swa_model_load(path, &m, &err)) {
+        fprintf(stderr, PROG ": %s: %s (no token time)\n", path, err.msg);
+        return 0.0;
+    }
+    cc = swa_ctx_config_default(m);
+    cc.n_threads = threads;
+    cc.n_ctx = PROMPT + GEN;
+    if (swa_ctx_create(m, &cc, &c, &err) || swa_sampler_create(&sc, swa_model_hparams(m)->n_vocab, &s, &err))
+        fail("%s: %s", path, err.msg);
+    for (i = 0; i < PROMPT; i++) tok[i] = ids[(size_t)i % n_ids];
+    if (swa_ctx_eval(c, tok, PROMPT, &logits, &err)) fail("%s: %s", path, err.msg);
+    for (i = 0; i < GEN; i++) {
+        int32_t next = ids[(size_t)(PROMPT + i) % n_ids];
+        t0 = now();
+        if (swa_ctx_eval(c, &next, 1, &logits, &err)) fail("%s: %s", path, err.msg);
+        swa_sampler_sample(s, logits);
+        t[i] = now() - t0;
+    }
+    swa_sampler_free(s);
+    swa_ctx_free(c);
+    swa_model_free(m);
+    return median(t, GEN);
+}
+
+static void bench(const char *path, const swa_grammar *g, const char *doc, size_t doc_len, int reps, int threads)
 {
     swa_gguf *f;
     swa_vocab *v;
@@ -112,7 +157,7 @@ static void bench(const char *path, const swa_grammar *g, const char *doc, size_
     size_t n, i;
     int32_t *ids;
     float *logits;
-    double *plain, *gram, *diff, *best_p, *best_g, attach, best_attach = 1e30;
+    double *plain, *gram, *diff, *best_p, *best_g, attach, best_attach = 1e30, token = 0.0;
     int r;
     stats sp, sg, sd;
     if (swa_gguf_open(path, &f, &err) || swa_vocab_load(f, &v, &err)) {
@@ -120,6 +165,12 @@ static void bench(const char *path, const swa_grammar *g, const char *doc, size_
         return;
     }
     ids = pieces(v, doc, doc_len, &n);
+    if (threads >= 0 && (token = token_time(path, ids, n, threads)) <= 0.0) {
+        free(ids);
+        swa_vocab_free(v);
+        swa_gguf_close(f);
+        return;
+    }
     logits = (float *)malloc((size_t)swa_vocab_size(v) * sizeof *logits);
     plain = (double *)malloc(n * sizeof *plain); gram = (double *)malloc(n * sizeof *gram);
     diff = (double *)malloc(n * sizeof *diff);
@@ -136,9 +187,11 @@ static void bench(const char *path, const swa_grammar *g, const char *doc, size_
     }
     for (i = 0; i < n; i++) diff[i] = best_g[i] - best_p[i] > 0 ? best_g[i] - best_p[i] : 0;
     sp = summarise(best_p, n); sg = summarise(best_g, n); sd = summarise(diff, n);
-    printf("| %s | %d | %zu | %.2f | %.1f / %.1f / %.1f | %.1f / %.1f / %.1f | %.1f / %.1f / %.1f |\n", path,
+    printf("| %s | %d | %zu | %.2f | %.1f / %.1f / %.1f | %.1f / %.1f / %.1f | %.1f / %.1f / %.1f |", path,
            (int)swa_vocab_size(v), n, best_attach * 1e3, sp.mean * 1e6, sp.med * 1e6, sp.worst * 1e6, sg.mean * 1e6,
            sg.med * 1e6, sg.worst * 1e6, sd.mean * 1e6, sd.med * 1e6, sd.worst * 1e6);
+    if (threads >= 0) printf(" %.2f | %.2f / %.2f |", token * 1e3, 100.0 * sd.mean / token, 100.0 * sd.med / token);
+    printf("\n");
     stdout_flush();
     free(ids); free(logits); free(plain); free(gram); free(diff); free(best_p); free(best_g);
     swa_vocab_free(v);
@@ -160,7 +213,7 @@ int main(int argc, char **argv)
     const char *schema_path = NULL, *write_path = NULL;
     char *text, *doc;
     size_t len, doc_len;
-    int i, reps = 3, first = 0;
+    int i, reps = 3, first = 0, threads = -1, decode = 0;
     swa_grammar *g;
     swa_error err;
     for (i = 1; i < argc; i++) {
@@ -169,18 +222,22 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--write-grammar") && i + 1 < argc) write_path = argv[++i];
         else if (!strcmp(argv[i], "--doc") && i + 1 < argc) doc_path = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--decode")) decode = 1;
+        else if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--version")) {
             printf(PROG " %s\n", swa_version());
             return 0;
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: " PROG " [--grammar FILE | --json-schema FILE] [--write-grammar FILE] [--doc FILE] [--reps N] "
-                   "[VOCAB.gguf ...]\n");
+                   "[--decode [-t N]] [VOCAB.gguf ...]\n");
             return 0;
         } else if (argv[i][0] == '-') usage_fail("unknown option %s", argv[i]);
         else break;
     }
     first = i;
     if (reps < 1) usage_fail("--reps must be at least 1");
+    if (threads != -1 && (!decode || threads < 1 || threads > 1024)) usage_fail("-t wants 1..1024 threads, with --decode");
+    if (decode && threads < 0) threads = 0;   /* the context's default: the online CPUs */
     if (!(text = read_all(schema_path ? schema_path : grammar_path, &len))) return 1;
     if (schema_path) {
         char *gbnf;
@@ -196,12 +253,13 @@ int main(int argc, char **argv)
     if (swa_grammar_match(g, doc, doc_len, NULL, &err)) fail("%s does not match: %s", doc_path, err.msg);
     printf("Per token, microseconds (mean / median / worst of the document's tokens; best of %d passes), "
            "grammar %s:\n\n", reps, grammar_path);
-    printf("| vocabulary | tokens | document tokens | attach ms | sampler alone | with the grammar | the grammar's stage |\n");
-    printf("| --- | --- | --- | --- | --- | --- | --- |\n");
+    printf("| vocabulary | tokens | document tokens | attach ms | sampler alone | with the grammar | the grammar's stage |%s\n",
+           decode ? " token ms (decode) | the grammar's stage, % of a token |" : "");
+    printf("| --- | --- | --- | --- | --- | --- | --- |%s\n", decode ? " --- | --- |" : "");
     if (first < argc)
-        for (i = first; i < argc; i++) bench(argv[i], g, doc, doc_len, reps);
+        for (i = first; i < argc; i++) bench(argv[i], g, doc, doc_len, reps, threads);
     else
-        for (i = 0; i < 3; i++) bench(vocabs[i], g, doc, doc_len, reps);
+        for (i = 0; i < 3; i++) bench(vocabs[i], g, doc, doc_len, reps, threads);
     swa_grammar_free(g);
     free(text);
     free(doc);

@@ -5,11 +5,14 @@
 # by vocabulary and round by round so both see the same machine; then one Markdown table of
 # medians over the rounds.
 #
-#   tools/bench/grammar-sidebyside.sh LLAMACPP_GRAMMAR [--rounds 3] [--reps 3] [--log FILE] VOCAB.gguf...
+#   tools/bench/grammar-sidebyside.sh LLAMACPP_GRAMMAR [--rounds 3] [--reps 3] [--log FILE] [--decode T]
+#                                     VOCAB.gguf...
 #
 #   LLAMACPP_GRAMMAR is the driver built from tools/bench/llamacpp_grammar.cpp (its top comment
 #   has the command); --reps goes to both programs (each token's time is the best of its passes);
-#   the raw output of every run goes to --log FILE (default: stderr).
+#   the raw output of every run goes to --log FILE (default: stderr). With --decode T the files
+#   are models: swa-grammar-bench also times generating a token on T threads (--decode -t T) and
+#   the table gains that time and the grammar's stage as a percentage of it.
 #
 # Two grammars: tests/data/grammar/json.gbnf over tools/bench/grammar/document.json, and the
 # grammar swa_json_schema_to_grammar writes for tools/bench/grammar/nested.schema.json (written
@@ -19,13 +22,14 @@
 set -eu
 
 die() { echo "grammar-sidebyside.sh: $*" >&2; exit 1; }
-usage() { sed -n '8,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '8,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 [ $# -ge 1 ] || usage
 LLAMA=$1; shift
-ROUNDS=3 REPS=3 LOG=
+ROUNDS=3 REPS=3 LOG= DECODE=
 while [ $# -gt 0 ]; do
     case $1 in
+        --decode) DECODE="--decode -t $2"; shift 2 ;;
         --rounds) ROUNDS=$2; shift 2 ;;
         --reps) REPS=$2; shift 2 ;;
         --log) LOG=$2; shift 2 ;;
@@ -56,11 +60,14 @@ set_grammar() {
 # One run's table rows to "program grammar vocabulary field value" lines; the fields are the
 # means and medians of the added time and the attach time.
 run_swa() {
-    "$SWA" $FLAG --doc "$DOC" --reps "$REPS" "$v" | tee -a "$TMP/raw" | awk -F'|' -v g="$gname" -v b="$(basename "$v")" '
-        /^\| .*gguf/ { split($8, d, "/"); split($6, p, "/")
+    "$SWA" $FLAG --doc "$DOC" --reps "$REPS" $DECODE "$v" | tee -a "$TMP/raw" | awk -F'|' -v g="$gname" -v b="$(basename "$v")" '
+        /^\| .*gguf/ { split($8, d, "/"); split($6, p, "/"); split($10, q, "/")
                        print "swa", g, b, "attach", $5 + 0; print "swa", g, b, "tokens", $4 + 0
                        print "swa", g, b, "alone", p[1] + 0
-                       print "swa", g, b, "mean", d[1] + 0; print "swa", g, b, "median", d[2] + 0 }' >> "$TMP/values"
+                       print "swa", g, b, "mean", d[1] + 0; print "swa", g, b, "median", d[2] + 0
+                       if (NF > 10) { print "swa", g, b, "token", $9 + 0
+                                      print "swa", g, b, "pct_mean", q[1] + 0; print "swa", g, b, "pct_median", q[2] + 0 } }' \
+        >> "$TMP/values"
 }
 run_llama() {
     "$LLAMA" --grammar "$G" --doc "$DOC" --reps "$REPS" "$v" | tee -a "$TMP/raw" | awk -F'|' -v g="$gname" -v b="$(basename "$v")" '
@@ -92,19 +99,25 @@ med() { # program grammar vocabulary field: the median over the rounds
 }
 
 echo "CPU: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1); $(date -u +%Y-%m-%d); $ROUNDS rounds, best of $REPS passes"
-echo "a round; medians over the rounds; microseconds per token unless said"
+echo "a round; medians over the rounds; microseconds per token unless said; the last column: what the grammar adds" \
+     "in llama.cpp (grammar first / check after) over what it adds in swa.h, means"
 echo
-echo "| vocabulary | grammar | tokens | swa.h: attach ms | sampler alone | grammar adds, mean / median" \
-     "| llama.cpp: attach ms | chain alone | grammar first adds, mean / median | check after adds, mean / median |"
-echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+[ -n "$DECODE" ] && DH=" token ms (${DECODE#--decode -t } threads) | grammar adds, % of a token, mean / median |" DL=" ---: | ---: |"
+echo "| vocabulary | grammar | tokens | swa.h: attach ms | sampler alone | grammar adds, mean / median |${DH:-}" \
+     "llama.cpp: attach ms | chain alone | grammar first adds, mean / median | check after adds, mean / median | llama.cpp / swa.h |"
+echo "| --- | --- | ---: | ---: | ---: | ---: |${DL:-} ---: | ---: | ---: | ---: | ---: |"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3g", a / b; else print "-" }'; }
 for gname in json nested; do
     for v in "$@"; do
         b=$(basename "$v")
         n=$(med swa $gname "$b" tokens) m=$(med llama $gname "$b" tokens)
         [ "$n" = "$m" ] || n="$n (llama.cpp: $m)"
+        sm=$(med swa $gname "$b" mean) lm=$(med llama $gname "$b" mean) la=$(med llama $gname "$b" after_mean)
+        D=
+        [ -n "$DECODE" ] && D=" $(med swa $gname "$b" token) | $(med swa $gname "$b" pct_mean) / $(med swa $gname "$b" pct_median) |"
         echo "| $b | $gname | $n | $(med swa $gname "$b" attach) | $(med swa $gname "$b" alone)" \
-             "| $(med swa $gname "$b" mean) / $(med swa $gname "$b" median) | $(med llama $gname "$b" attach)" \
-             "| $(med llama $gname "$b" alone) | $(med llama $gname "$b" mean) / $(med llama $gname "$b" median)" \
-             "| $(med llama $gname "$b" after_mean) / $(med llama $gname "$b" after_median) |"
+             "| $sm / $(med swa $gname "$b" median) |$D $(med llama $gname "$b" attach)" \
+             "| $(med llama $gname "$b" alone) | $lm / $(med llama $gname "$b" median)" \
+             "| $la / $(med llama $gname "$b" after_median) | $(ratio "$lm" "$sm") / $(ratio "$la" "$sm") |"
     done
 done

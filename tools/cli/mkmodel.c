@@ -86,6 +86,10 @@
    row from its own xorshift64* stream seeded by (seed, tensor, row). The vocabulary is a valid
    SentencePiece "llama" one: <unk>, <s>, </s>, the 256 byte tokens <0x00>..<0xFF>, "▁" and the
    printable ASCII characters, then unique fillers "▁t<i>" up to the vocabulary size.
+   --vocab-from VOCAB.gguf takes another file's vocabulary instead: every tokenizer.* key copied
+   as it is there (model, pre, tokens, scores, token types, merges, special ids, add_bos...,
+   chat_template), and its token count as the vocabulary size (the rows of token_embd and
+   output); it cannot go with --vocab.
 
    The file is streamed: header first, then every tensor generated, converted and written a
    block of rows at a time, so memory stays at a few tens of MB whatever the model's size. The
@@ -167,6 +171,8 @@ typedef struct options {
     int64_t gating;            /* smallthinker: expert_gating_func (1 softmax, 2 sigmoid) */
     int64_t dense_lead, shared;   /* afmoe: leading_dense_block_count, expert_shared_count */
     double route_scale;        /* afmoe: expert_weights_scale (0: no key) */
+    const char *vocab_from;    /* --vocab-from: the file whose tokenizer.* keys are copied (NULL: made up) */
+    swa_gguf *vocab_file;      /* that file, open */
 } options;
 
 static void usage(FILE *f)
@@ -199,6 +205,7 @@ static void usage(FILE *f)
             "                 attention.temperature_length (default: no key), use_qk_norm false\n"
             "  --expert-type T  the experts' matrices (default --type; gpt-oss-20b: mxfp4)\n"
             "  --layers N  --dim D  --heads H  --kv-heads K  --ff F  --vocab V  --ctx C\n"
+            "  --vocab-from F  the tokenizer of GGUF file F (every tokenizer.* key) and its size, for --vocab\n"
             "                 override the shape's numbers (custom needs dim, heads, ff, layers)\n"
             "  --distinct-rows N  make N random rows per matrix and repeat them (speed tests of big shapes)\n"
             "  -t N           threads (default: online CPUs); the output does not depend on it\n");
@@ -213,6 +220,21 @@ static int64_t number(const char *flag, const char *v, int64_t lo, int64_t hi)
     if (errno || end == v || *end || x < lo || x > hi)
         usage_fail("%s wants a number in %lld..%lld, got \"%s\"", flag, (long long)lo, (long long)hi, v);
     return x;
+}
+
+/* Open --vocab-from's file; its token count, or a usage error when it has no token list. */
+static int64_t open_vocab(const char *path, swa_gguf **out)
+{
+    swa_error err;
+    swa_gguf_value v;
+    int64_t k;
+    if (swa_gguf_open(path, out, &err)) usage_fail("--vocab-from %s: %s", path, err.msg);
+    if ((k = swa_gguf_kv_find(*out, "tokenizer.ggml.tokens")) < 0)
+        usage_fail("--vocab-from %s: no tokenizer.ggml.tokens: not a vocabulary", path);
+    v = swa_gguf_kv_value(*out, k);
+    if (v.type != SWA_GGUF_ARRAY || v.elem_type != SWA_GGUF_STRING || v.n < 1 || v.n > INT32_MAX)
+        usage_fail("--vocab-from %s: tokenizer.ggml.tokens is not a list of 1..%d strings", path, INT32_MAX);
+    return (int64_t)v.n;
 }
 
 static void parse_args(int argc, char **argv, options *o)
@@ -234,9 +256,11 @@ static void parse_args(int argc, char **argv, options *o)
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         if (!strcmp(a, "--version")) { printf("%s %d.%d.%d\n", "swa-mkmodel", SWA_VERSION_MAJOR, SWA_VERSION_MINOR, SWA_VERSION_PATCH); exit(0); }
-        if (!strcmp(a, "--shape") || !strcmp(a, "--type") || !strcmp(a, "--arch") || !strcmp(a, "--expert-type")) {
+        if (!strcmp(a, "--shape") || !strcmp(a, "--type") || !strcmp(a, "--arch") || !strcmp(a, "--expert-type") ||
+            !strcmp(a, "--vocab-from")) {
             if (i + 1 >= argc) usage_fail("%s needs a value", a);
             if (!strcmp(a, "--shape")) shape_name = argv[++i];
+            else if (!strcmp(a, "--vocab-from")) o->vocab_from = argv[++i];
             else if (!strcmp(a, "--arch")) arch_name = argv[++i];
             else if (!strcmp(a, "--expert-type")) expert_type = argv[++i];
             else o->type_name = argv[++i];
@@ -325,6 +349,8 @@ static void parse_args(int argc, char **argv, options *o)
     if (have[3]) o->s.kv_heads = given[3];
     if (have[4]) o->s.ff = given[4];
     if (have[5]) o->s.vocab = given[5];
+    if (o->vocab_from && have[5]) usage_fail("--vocab-from and --vocab: one vocabulary, please");
+    if (o->vocab_from) o->s.vocab = open_vocab(o->vocab_from, &o->vocab_file);
     if (have[6]) o->s.ctx = given[6];
     if (have[7]) o->s.window = given[7];
     if (have[10]) o->s.head_dim = given[10];
@@ -389,7 +415,7 @@ static void parse_args(int argc, char **argv, options *o)
     if (o->s.head_dim < 2 || o->s.head_dim % 2) usage_fail("the head size %lld must be even for RoPE", (long long)o->s.head_dim);
     if (o->s.kv_heads > o->s.heads || o->s.heads % o->s.kv_heads)
         usage_fail("heads %lld are not a multiple of kv-heads %lld", (long long)o->s.heads, (long long)o->s.kv_heads);
-    if (o->s.vocab < 259) usage_fail("the vocabulary needs at least 259 tokens (3 special, 256 bytes), got %lld", (long long)o->s.vocab);
+    if (!o->vocab_from && o->s.vocab < 259) usage_fail("the vocabulary needs at least 259 tokens (3 special, 256 bytes), got %lld", (long long)o->s.vocab);
 }
 
 /* ==== the model's tensors ==== */
@@ -590,6 +616,82 @@ static void put_vocab(gw_writer *w, int64_t n)
     free(pieces);
     free(scores);
     free(kinds);
+}
+
+/* --vocab-from: values re-encoded as GGUF bytes, then every tokenizer.* key copied. */
+typedef struct bytes {
+    uint8_t *p;
+    size_t n, cap;
+} bytes;
+
+static void put_bytes(bytes *b, const void *p, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        uint8_t *q;
+        while (cap < b->n + n) cap *= 2;
+        if (!(q = (uint8_t *)realloc(b->p, cap))) fail("out of memory");
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+static size_t scalar_bytes(swa_gguf_type t)
+{
+    switch (t) {
+    case SWA_GGUF_U8: case SWA_GGUF_I8: case SWA_GGUF_BOOL: return 1;
+    case SWA_GGUF_U16: case SWA_GGUF_I16: return 2;
+    case SWA_GGUF_U32: case SWA_GGUF_I32: case SWA_GGUF_F32: return 4;
+    case SWA_GGUF_U64: case SWA_GGUF_I64: case SWA_GGUF_F64: return 8;
+    default: return 0;
+    }
+}
+
+/* v's payload as the file stores it (without its type): a scalar's bytes, a string's length and
+   bytes, an array's element type, count and elements. */
+static void encode_value(bytes *b, const swa_gguf_value *v)
+{
+    uint64_t j;
+    if (v->type == SWA_GGUF_STRING) {
+        put_bytes(b, &v->n, 8);
+        put_bytes(b, v->data, (size_t)v->n);
+    } else if (v->type != SWA_GGUF_ARRAY) {
+        put_bytes(b, v->data, scalar_bytes(v->type));
+    } else {
+        uint32_t elem = (uint32_t)v->elem_type;
+        put_bytes(b, &elem, 4);
+        put_bytes(b, &v->n, 8);
+        if (scalar_bytes(v->elem_type)) {
+            put_bytes(b, v->data, (size_t)v->n * scalar_bytes(v->elem_type));
+            return;
+        }
+        for (j = 0; j < v->n; j++) {
+            swa_gguf_value e;
+            if (swa_gguf_value_at(v, j, &e)) fail("an array's element %llu cannot be read", (unsigned long long)j);
+            encode_value(b, &e);
+        }
+    }
+}
+
+static void copy_vocab(gw_writer *w, const swa_gguf *g)
+{
+    bytes b = {NULL, 0, 0};
+    int64_t i;
+    char key[256];
+    for (i = 0; i < swa_gguf_kv_count(g); i++) {
+        swa_str k = swa_gguf_kv_key(g, i);
+        swa_gguf_value v = swa_gguf_kv_value(g, i);
+        if (k.len < 10 || memcmp(k.ptr, "tokenizer.", 10) != 0) continue;
+        if (k.len >= sizeof key) fail("a key of %zu bytes is too long to copy", k.len);
+        memcpy(key, k.ptr, k.len);
+        key[k.len] = 0;
+        b.n = 0;
+        encode_value(&b, &v);
+        if (gw_kv_raw(w, key, (uint32_t)v.type, b.p, b.n)) fail("%s: %s", key, gw_error(w));
+    }
+    free(b.p);
 }
 
 /* ==== random rows, in parallel ==== */
@@ -832,7 +934,12 @@ int main(int argc, char **argv)
     /* no architecture in the name: llama.cpp looks for tokens Phi-3's vocabulary has when a name says "phi3" */
     snprintf(name, sizeof name, "random %s %s", o.s.name, o.type_name);
     put_hparams(w, &o, name);
-    put_vocab(w, o.s.vocab);
+    if (o.vocab_file) {
+        copy_vocab(w, o.vocab_file);
+        gw_set_inputs(w, &o.vocab_from, 1);   /* never written over its own vocabulary */
+    } else {
+        put_vocab(w, o.s.vocab);
+    }
     for (i = 0; i < n_tensors; i++) {
         if (gw_declare_tensor(w, t[i].name, t[i].type, t[i].n_dims, t[i].ne)) fail("%s: %s", t[i].name, gw_error(w));
         params += (uint64_t)(t[i].ne[0] * t[i].ne[1] * t[i].ne[2]);
@@ -868,5 +975,6 @@ int main(int argc, char **argv)
     for (i = 0; i < n_tensors; i++) free(t[i].values);
     free(t);
     gw_free(w);
+    swa_gguf_close(o.vocab_file);
     return 0;
 }
