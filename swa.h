@@ -1,4 +1,4 @@
-/* swa.h - v0.13.0 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.14.0 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -203,6 +203,9 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.14.0 a draft model's probability cut (swa_drafter_set_p_min); the grammar's first step
+           into a byte-level subtree taken whole where the state allows, 16 allowed-token masks
+           kept; top_p 1 truly off.
     0.13.0 rope_freqs (Llama 3.1 and later, Llama 4); SWA_POOL_CLS; grammars: the trie shared
            by copies, lazy grammars, control tokens read as their pieces; tool calls: arguments
            streamed, markers held as control tokens (swa_tool_format_markers, the decoder's
@@ -212,9 +215,6 @@ REVISION HISTORY
            reasoning read from answers; presence/frequency penalties and a logit bias;
            speculative decoding exact on the ring; llama4 (chunked attention), exaone4,
            gemma-embedding, smallthinker, afmoe; a JSON reader.
-    0.11.0 gpt-oss (attention sinks, swiglu_oai), mistral3, olmo2 (OLMo 2 and 3), cohere2
-           (Command R7B); YaRN; AVX-512 Q4_0/Q8_0 prompt kernels with a row in each lane;
-           attention's work dealt to the threads in turn.
     Earlier releases, and every change in detail: CHANGELOG.md.
 */
 #if !defined(__cplusplus) && !defined(_MSC_VER) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
@@ -231,7 +231,7 @@ REVISION HISTORY
 #include <stdint.h>
 
 #define SWA_VERSION_MAJOR 0
-#define SWA_VERSION_MINOR 13
+#define SWA_VERSION_MINOR 14
 #define SWA_VERSION_PATCH 0
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
