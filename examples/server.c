@@ -2503,13 +2503,15 @@ static enum MHD_Result handle_props(struct MHD_Connection *c)
 }
 
 /* llama-server's /apply-template: a chat request's messages (and tools) as the template writes
-   them, {"prompt": TEXT}, nothing evaluated. */
+   them, {"prompt": TEXT}, nothing evaluated, so a text longer than a slot is shown too. */
 static enum MHD_Result handle_apply_template(struct MHD_Connection *c, conn *cc)
 {
     srv_request r;
     srv_error err;
+    srv_limits lim = S.lim;
     cJSON *o;
-    if (srv_parse_request(cc->body.s ? cc->body.s : "", cc->body.len, SRV_CHAT, &S.lim, &r, &err))
+    lim.n_ctx = INT32_MAX;
+    if (srv_parse_request(cc->body.s ? cc->body.s : "", cc->body.len, SRV_CHAT, &lim, &r, &err))
         return send_error(c, err.status, err.type, err.param, "%s", err.message);
     o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "prompt", r.prompt_text ? r.prompt_text : "");
