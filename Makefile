@@ -42,7 +42,7 @@ MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 endif
 LIB     := $(BUILD)/swa.o
 HEADERS := swa.h tools/common/gguf_writer.h tools/common/printable.h tools/common/safe_write.h tools/common/targets.h \
-           tools/common/timing.h tools/common/tool.h tools/common/progress.h
+           tools/common/timing.h tools/common/tool.h tools/common/progress.h tools/common/gguf_copy.h
 
 PROGRAM_NAMES := swa-generate swa-simple swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
                  swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench swa-template \

@@ -118,6 +118,7 @@
 
 #define PROG "swa-mkmodel"
 #include "tools/common/tool.h"
+#include "tools/common/gguf_copy.h"
 
 /* ==== options ==== */
 
@@ -618,66 +619,10 @@ static void put_vocab(gw_writer *w, int64_t n)
     free(kinds);
 }
 
-/* --vocab-from: values re-encoded as GGUF bytes, then every tokenizer.* key copied. */
-typedef struct bytes {
-    uint8_t *p;
-    size_t n, cap;
-} bytes;
-
-static void put_bytes(bytes *b, const void *p, size_t n)
-{
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        uint8_t *q;
-        while (cap < b->n + n) cap *= 2;
-        if (!(q = (uint8_t *)realloc(b->p, cap))) fail("out of memory");
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, p, n);
-    b->n += n;
-}
-
-static size_t scalar_bytes(swa_gguf_type t)
-{
-    switch (t) {
-    case SWA_GGUF_U8: case SWA_GGUF_I8: case SWA_GGUF_BOOL: return 1;
-    case SWA_GGUF_U16: case SWA_GGUF_I16: return 2;
-    case SWA_GGUF_U32: case SWA_GGUF_I32: case SWA_GGUF_F32: return 4;
-    case SWA_GGUF_U64: case SWA_GGUF_I64: case SWA_GGUF_F64: return 8;
-    default: return 0;
-    }
-}
-
-/* v's payload as the file stores it (without its type): a scalar's bytes, a string's length and
-   bytes, an array's element type, count and elements. */
-static void encode_value(bytes *b, const swa_gguf_value *v)
-{
-    uint64_t j;
-    if (v->type == SWA_GGUF_STRING) {
-        put_bytes(b, &v->n, 8);
-        put_bytes(b, v->data, (size_t)v->n);
-    } else if (v->type != SWA_GGUF_ARRAY) {
-        put_bytes(b, v->data, scalar_bytes(v->type));
-    } else {
-        uint32_t elem = (uint32_t)v->elem_type;
-        put_bytes(b, &elem, 4);
-        put_bytes(b, &v->n, 8);
-        if (scalar_bytes(v->elem_type)) {
-            put_bytes(b, v->data, (size_t)v->n * scalar_bytes(v->elem_type));
-            return;
-        }
-        for (j = 0; j < v->n; j++) {
-            swa_gguf_value e;
-            if (swa_gguf_value_at(v, j, &e)) fail("an array's element %llu cannot be read", (unsigned long long)j);
-            encode_value(b, &e);
-        }
-    }
-}
-
+/* --vocab-from: every tokenizer.* key copied. */
 static void copy_vocab(gw_writer *w, const swa_gguf *g)
 {
-    bytes b = {NULL, 0, 0};
+    gc_bytes b = {NULL, 0, 0};
     int64_t i;
     char key[256];
     for (i = 0; i < swa_gguf_kv_count(g); i++) {
@@ -687,9 +632,7 @@ static void copy_vocab(gw_writer *w, const swa_gguf *g)
         if (k.len >= sizeof key) fail("a key of %zu bytes is too long to copy", k.len);
         memcpy(key, k.ptr, k.len);
         key[k.len] = 0;
-        b.n = 0;
-        encode_value(&b, &v);
-        if (gw_kv_raw(w, key, (uint32_t)v.type, b.p, b.n)) fail("%s: %s", key, gw_error(w));
+        if (gc_kv_copy(w, key, &v, &b)) fail("%s: %s", key, gw_error(w));
     }
     free(b.p);
 }

@@ -49,6 +49,7 @@
 
 #define PROG "swa-quantize"
 #include "tools/common/tool.h"
+#include "tools/common/gguf_copy.h"
 #include "tools/common/progress.h"
 
 /* The choices beyond TYPE: llama-quantize's --pure, --leave-output-tensor, --output-tensor-type
@@ -77,64 +78,12 @@ static const char *cstr(swa_str s, char *buf, size_t cap)
 
 /* ==== metadata ==== */
 
-typedef struct bytes { uint8_t *p; size_t len, cap; } bytes;
-
-static void put(bytes *b, const void *p, size_t n)
-{
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n) cap *= 2;
-        if (!(b->p = (uint8_t *)realloc(b->p, cap))) fail("out of memory");
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-}
-
-static size_t scalar_size(swa_gguf_type t)
-{
-    switch (t) {
-    case SWA_GGUF_U8: case SWA_GGUF_I8: case SWA_GGUF_BOOL: return 1;
-    case SWA_GGUF_U16: case SWA_GGUF_I16: return 2;
-    case SWA_GGUF_U32: case SWA_GGUF_I32: case SWA_GGUF_F32: return 4;
-    case SWA_GGUF_U64: case SWA_GGUF_I64: case SWA_GGUF_F64: return 8;
-    default: return 0;
-    }
-}
-
-/* The GGUF encoding of a value's payload (what follows its type tag), nested arrays included. */
-static void encode(bytes *b, const swa_gguf_value *v)
-{
-    size_t size = scalar_size(v->type);
-    if (size) {
-        put(b, v->data, size);
-    } else if (v->type == SWA_GGUF_STRING) {
-        uint64_t n = v->n;
-        put(b, &n, 8);
-        put(b, v->data, (size_t)v->n);
-    } else {
-        uint32_t et = (uint32_t)v->elem_type;
-        uint64_t n = v->n, j;
-        put(b, &et, 4);
-        put(b, &n, 8);
-        if (scalar_size(v->elem_type)) {
-            put(b, v->data, (size_t)n * scalar_size(v->elem_type));
-        } else {
-            for (j = 0; j < n; j++) {
-                swa_gguf_value e;
-                if (swa_gguf_value_at(v, j, &e) != SWA_OK) fail("cannot read element %llu of an array", (unsigned long long)j);
-                encode(b, &e);
-            }
-        }
-    }
-}
-
 static void copy_metadata(const swa_gguf *g, gw_writer *w, uint32_t file_type, int quantized)
 {
     int64_t i, n = swa_gguf_kv_count(g);
     int have_ftype = 0, have_qver = 0;
     char key[1024];
-    bytes b = {NULL, 0, 0};
+    gc_bytes b = {NULL, 0, 0};
     if (swa_gguf_alignment(g) != 32 && swa_gguf_kv_find(g, "general.alignment") < 0)
         fail("the input's alignment %llu is not the default, yet it has no general.alignment key",
              (unsigned long long)swa_gguf_alignment(g));
@@ -148,9 +97,7 @@ static void copy_metadata(const swa_gguf *g, gw_writer *w, uint32_t file_type, i
             gw_set_alignment(w, (uint32_t)swa_gguf_alignment(g));    /* writes the key itself */
         } else {
             if (!strcmp(key, "general.quantization_version")) have_qver = 1;
-            b.len = 0;
-            encode(&b, &v);
-            gw_kv_raw(w, key, (uint32_t)v.type, b.p, b.len);
+            gc_kv_copy(w, key, &v, &b);
         }
         if (gw_error(w)[0]) fail("metadata %s: %s", key, gw_error(w));
     }
