@@ -1756,28 +1756,38 @@ static void write_marker_vocab(gw_writer *w, const void *arg)
               "{% if false %}[TOOL_CALLS]{% endif %}");
 }
 
+/* A one-layer random model (F32, width 32) with the vocabulary `vocab` writes, saved under a
+   temporary path made from name (written to path, for the caller to remove) and served alone on s
+   (one slot of n_ctx positions, no snapshot cache) as the extra server. */
+static void serve_small_model(server *s, void (*vocab)(gw_writer *, const void *), int64_t n_vocab, int n_ctx,
+                              uint64_t seed, const char *name, char *path, size_t path_size)
+{
+    tu_spec spec;
+    tu_model tm;
+    char args[256];
+    memset(&spec, 0, sizeof spec);
+    spec.n_layer = 1; spec.n_embd = 32; spec.n_head = 2; spec.n_kv_head = 1; spec.n_ff = 48;
+    spec.n_vocab = n_vocab; spec.n_ctx = n_ctx; spec.type = GW_F32; spec.seed = seed;
+    spec.extra_keys = vocab;
+    assert_true(tu_build(&tm, &spec));
+    tu_tmp_path(path, path_size, name);
+    tu_write_file(path, tm.gguf, tm.gguf_size);
+    tu_free(&tm);
+    snprintf(args, sizeof args, "-m %s -np 1 -c %d --cache-ram 0", path, n_ctx);
+    extra_srv = s;
+    if (!server_start(s, args)) fail_msg("swa-server on %s did not start", name);
+}
+
 /* A forced call whose first token is the [TOOL_CALLS] control token (a logit bias makes it the
    choice where the grammar allows it): the chat reply reads the call, and a completion still
    writes the control token as nothing. */
 static void test_control_token_markers(void **state)
 {
     static server s;
-    tu_spec spec;
-    tu_model tm;
-    char path[128], args[256], *r;
+    char path[128], *r;
     (void)state;
     NEED_SERVER();
-    memset(&spec, 0, sizeof spec);
-    spec.n_layer = 1; spec.n_embd = 32; spec.n_head = 2; spec.n_kv_head = 1; spec.n_ff = 48;
-    spec.n_vocab = MK_VOCAB; spec.n_ctx = 256; spec.type = GW_F32; spec.seed = 3;
-    spec.extra_keys = write_marker_vocab;
-    assert_true(tu_build(&tm, &spec));
-    tu_tmp_path(path, sizeof path, "marker_model");
-    tu_write_file(path, tm.gguf, tm.gguf_size);
-    tu_free(&tm);
-    snprintf(args, sizeof args, "-m %s -np 1 -c 256 --cache-ram 0", path);
-    extra_srv = &s;
-    if (!server_start(&s, args)) fail_msg("swa-server on the marker model did not start");
+    serve_small_model(&s, write_marker_vocab, MK_VOCAB, 256, 3, "marker_model", path, sizeof path);
     r = curl(&s, "", "/v1/chat/completions",
              "{\"messages\":[{\"role\":\"user\",\"content\":\"ping\"}],\"tools\":[{\"type\":\"function\",\"function\":"
              "{\"name\":\"ping\",\"parameters\":{\"type\":\"object\",\"properties\":{}}}}],\"tool_choice\":\"required\","
@@ -1914,22 +1924,10 @@ static void ollama_think(const server *s)
 static void test_ollama_tools_think(void **state)
 {
     static server s;
-    tu_spec spec;
-    tu_model tm;
-    char path[128], args[256];
+    char path[128];
     (void)state;
     NEED_SERVER();
-    memset(&spec, 0, sizeof spec);
-    spec.n_layer = 1; spec.n_embd = 32; spec.n_head = 2; spec.n_kv_head = 1; spec.n_ff = 48;
-    spec.n_vocab = 3 + 256; spec.n_ctx = 512; spec.type = GW_F32; spec.seed = 5;
-    spec.extra_keys = write_think_vocab;
-    assert_true(tu_build(&tm, &spec));
-    tu_tmp_path(path, sizeof path, "think_model");
-    tu_write_file(path, tm.gguf, tm.gguf_size);
-    tu_free(&tm);
-    snprintf(args, sizeof args, "-m %s -np 1 -c 512 --cache-ram 0", path);
-    extra_srv = &s;
-    if (!server_start(&s, args)) fail_msg("swa-server on the think model did not start");
+    serve_small_model(&s, write_think_vocab, 3 + 256, 512, 5, "think_model", path, sizeof path);
     ollama_tool_call(&s);
     ollama_tool_turns(&s);
     ollama_think(&s);

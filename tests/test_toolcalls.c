@@ -660,6 +660,20 @@ static void test_bad_config(void **state)
     assert_int_equal(swa_chat_parser_feed(NULL, "x", 1, NULL, NULL), SWA_ERR_INVALID_ARG);
 }
 
+/* text[0..n) read under cfg: one call, get_weather with PARIS, and no content. */
+static void expect_paris_call(const swa_chat_parse_config *cfg, const char *text, size_t n)
+{
+    swa_chat_parser *p = NULL;
+    swa_chat_msg m;
+    assert_int_equal(swa_chat_parse(cfg, text, n, &p, NULL), SWA_OK);
+    swa_chat_parser_message(p, &m);
+    assert_int_equal(m.n_calls, 1);
+    assert_string_equal(m.calls[0].name, "get_weather");
+    assert_string_equal(m.calls[0].arguments, PARIS);
+    assert_int_equal(m.content_len, 0);
+    swa_chat_parser_free(p);
+}
+
 /* The grammar that forces a call: a call written as each format writes it matches, reads back
    as that call, and a call to another function or with arguments off the schema does not match. */
 static void test_forced_calls(void **state)
@@ -685,9 +699,7 @@ static void test_forced_calls(void **state)
     (void)state;
     for (i = 0; i < sizeof calls / sizeof calls[0]; i++) {
         swa_chat_parse_config cfg = swa_chat_parse_config_default();
-        swa_chat_parser *p = NULL;
         swa_grammar *g = NULL, *named = NULL;
-        swa_chat_msg m;
         char *text = NULL, *python = NULL, *bad;
         swa_error err;
         size_t len = strlen(calls[i].text);
@@ -703,13 +715,7 @@ static void test_forced_calls(void **state)
         } else if (cfg.format != SWA_TOOL_FORMAT_FUNCTIONARY_V3_2) {
             fail_msg("%s: no trigger", swa_tool_format_name(cfg.format));
         }
-        assert_int_equal(swa_chat_parse(&cfg, calls[i].text, len, &p, NULL), SWA_OK);
-        swa_chat_parser_message(p, &m);
-        assert_int_equal(m.n_calls, 1);
-        assert_string_equal(m.calls[0].name, "get_weather");
-        assert_string_equal(m.calls[0].arguments, PARIS);
-        assert_int_equal(m.content_len, 0);
-        swa_chat_parser_free(p);
+        expect_paris_call(&cfg, calls[i].text, len);
         bad = (char *)malloc(len + 1);                      /* arguments off the schema */
         memcpy(bad, calls[i].text, len + 1);
         memcpy(strstr(bad, "\"location\""), "\"locatioN\"", 10);
@@ -826,13 +832,7 @@ static void test_control_markers(void **state)
     n = marker_text(v, markers, n_markers, text, sizeof text);   /* the format's markers: their text */
     assert_int_equal(n, strlen(expect));
     assert_memory_equal(text, expect, n);
-    assert_int_equal(swa_chat_parse(&cfg, text, n, &p, NULL), SWA_OK);
-    swa_chat_parser_message(p, &m);
-    assert_int_equal(m.n_calls, 1);
-    assert_string_equal(m.calls[0].name, "get_weather");
-    assert_string_equal(m.calls[0].arguments, PARIS);
-    assert_int_equal(m.content_len, 0);
-    swa_chat_parser_free(p);
+    expect_paris_call(&cfg, text, n);
     swa_vocab_free(v);
     swa_gguf_close(g);
     free(bytes);
