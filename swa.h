@@ -20106,93 +20106,21 @@ SWA__AVX2 SWA__INLINE __m128i swa__q4k_scales_avx2(const uint8_t *s)
     return _mm_set_epi64x((long long)mins, (long long)scales);
 }
 
-/* Q4_K group g (64 elements): sub-block 2g in the low nibbles, 2g + 1 in the high ones, and
-   their scales broadcast from the 8 scales held in both 128-bit lanes. Written out per group
-   (not as arrays in a loop, which GCC keeps in memory at -O2); a token's sums end in
-   swa__kfinish_avx2. */
-/* A Q4_K super-block unpacked once for all the tokens: per group g of 64 its low and high
-   nibbles and their two scales (as int16 in every lane), the mins negated for the 16-element
-   sums (m[j] for bsum[2 j] and bsum[2 j + 1]), and [d, dmin] alternating by pairs. */
-typedef struct swa__q4k_avx2 {
-    __m256i lo[4], hi[4], sl[4], sh[4];
-    __m256i mins16;
-    __m256 d_dmin;
-} swa__q4k_avx2;
-
-SWA__AVX2 SWA__INLINE void swa__q4k_group_unpack_avx2(const uint8_t *w, __m256i sc16, int g, swa__q4k_avx2 *u)
-{
-    const __m256i low4 = _mm256_set1_epi8(15);
-    __m256i raw = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * g));
-    u->lo[g] = _mm256_and_si256(raw, low4);
-    u->hi[g] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
-    u->sl[g] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));
-    u->sh[g] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
-}
-
-SWA__AVX2 SWA__INLINE void swa__q4k_unpack_avx2(const uint8_t *w, swa__q4k_avx2 *u)
-{
-    const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
-    __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
-    __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
-    u->mins16 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
-    u->d_dmin = swa__d_dmin_avx2(swa__load_u32(w));
-    swa__q4k_group_unpack_avx2(w, sc16, 0, u);
-    swa__q4k_group_unpack_avx2(w, sc16, 1, u);
-    swa__q4k_group_unpack_avx2(w, sc16, 2, u);
-    swa__q4k_group_unpack_avx2(w, sc16, 3, u);
-}
-
-SWA__AVX2 SWA__INLINE __m256i swa__q4k_group_sum_avx2(const swa__q4k_avx2 *u, const swa__q8k *a, int g)
-{
-    return _mm256_add_epi32(
-        _mm256_madd_epi16(_mm256_maddubs_epi16(u->lo[g], _mm256_loadu_si256((const __m256i *)(a->q + 64 * g))), u->sl[g]),
-        _mm256_madd_epi16(_mm256_maddubs_epi16(u->hi[g], _mm256_loadu_si256((const __m256i *)(a->q + 64 * g + 32))), u->sh[g]));
-}
-
-/* One token's turn on super-block u: a, its activations' block, into acc. */
-SWA__AVX2 SWA__INLINE __m256 swa__q4k_step_avx2(const swa__q4k_avx2 *u, const swa__q8k *a, __m256 acc)
-{
-    __m256i sum = _mm256_add_epi32(_mm256_add_epi32(swa__q4k_group_sum_avx2(u, a, 0), swa__q4k_group_sum_avx2(u, a, 1)),
-                                   _mm256_add_epi32(swa__q4k_group_sum_avx2(u, a, 2), swa__q4k_group_sum_avx2(u, a, 3)));
-    return swa__kfinish_avx2(acc, sum, a, u->mins16, u->d_dmin, 1);
-}
-
 /* Token k's activations, x_stride bytes apart from x. */
 SWA__AVX2 SWA__INLINE const swa__q8k *swa__q8k_token(const uint8_t *x, size_t x_stride, int k)
 {
     return (const swa__q8k *)(x + (size_t)k * x_stride);
 }
 
-SWA__AVX2 SWA__INLINE void swa__row_dots_q4_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
-{
-    const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const int bytes = (int)swa__types[SWA_TYPE_Q4_K].block_bytes;
-    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-    swa__q4k_avx2 u;
-    int64_t i;
-    for (i = 0; nt == 1 && i < n / 256; i++, w += bytes) {   /* the two token loops */
-        swa__prefetch_unit(w, bytes);
-        swa__q4k_unpack_avx2(w, &u);
-        if (nt > 0) c0 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
-    }
-    for (i = 0; nt > 1 && i < n / 256; i++, w += bytes) {
-        swa__prefetch_unit(w, bytes);
-        swa__q4k_unpack_avx2(w, &u);
-        if (nt > 0) c0 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 0) + i, c0);
-        if (nt > 1) c1 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 1) + i, c1);
-        if (nt > 2) c2 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 2) + i, c2);
-        if (nt > 3) c3 = swa__q4k_step_avx2(&u, swa__q8k_token(xa, stride, 3) + i, c3);
-    }
-    swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
-}
-
-/* Q5_K: Q4_K's scales, mins and nibbles, and a fifth bit for every quant from qh. The
-   super-block is unpacked a group (64 elements) at a time, and each group meets every token of
-   the tile while its quants and scales are in registers: about 12 live vectors for 4 tokens,
-   where Q4_K's unpack-all-first takes more than the 16 there are. A token's sums gather in one
-   integer register per super-block, exact, and end in Q4_K's hadd and FMA; the integer work
-   does not depend on the other tokens, so neither does the result. The 1-token loop is a copy
-   of its own with nt = 1 known to the compiler, without the other tokens' tests. */
+/* Q4_K and Q5_K: eight sub-blocks of 32 with 6-bit scales and mins (layout at swa__q4k_scales)
+   over 4-bit quants, and for Q5_K a fifth bit for every quant from qh. The super-block is
+   unpacked a group (64 elements) at a time, and each group meets every token of the tile while
+   its quants and scales are in registers: about 12 live vectors for 4 tokens (a whole
+   super-block unpacked first takes more than the 16 there are, and spills even for one token).
+   A token's sums gather in one integer register per super-block, exact, and end in one hadd and
+   FMA; the integer work does not depend on the other tokens, so neither does the result. The
+   1-token loop is a copy of its own with nt = 1 known to the compiler, without the other
+   tokens' tests. */
 
 /* Bit j of each byte of qh, moved to bit 4: the fifth bits of sub-block j. The shifts are 16
    bits wide; the mask drops whatever crosses between bytes. */
@@ -20209,58 +20137,64 @@ typedef struct swa__tile_sums_avx2 {
 
 /* sum + a token's scaled products over one group: x holds its 64 activations, sl and sh the two
    sub-blocks' scales as int16. maddubs stays within 2 * 31 * 127, madd within 2^21. */
-SWA__AVX2 SWA__INLINE __m256i swa__q5k_group_sum_avx2(__m256i sum, __m256i lo, __m256i hi, __m256i sl, __m256i sh,
-                                                     const int8_t *x)
+SWA__AVX2 SWA__INLINE __m256i swa__qk_group_sum_avx2(__m256i sum, __m256i lo, __m256i hi, __m256i sl, __m256i sh,
+                                                    const int8_t *x)
 {
     __m256i a = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)x)), sl);
     __m256i b = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(x + 32))), sh);
     return _mm256_add_epi32(sum, _mm256_add_epi32(a, b));
 }
 
-/* Group g of super-block w for the tile's tokens a[0..nt-1]: sub-block 2g is the low nibbles of
-   qs[32g..32g+31] with bit 2g of qh, 2g + 1 the high nibbles with bit 2g + 1; their scales are
-   int16 lanes 2g and 2g + 1 of sc16. g is a constant after inlining. */
+/* Group g of a super-block for the tile's tokens a[0..nt-1]: sub-block 2g is the low nibbles of
+   qs[32g..32g+31] (with bit 2g of qh when five), 2g + 1 the high nibbles (with bit 2g + 1);
+   their scales are int16 lanes 2g and 2g + 1 of sc16. g and five are constants after
+   inlining. */
 SWA__AVX2 SWA__INLINE swa__tile_sums_avx2
-swa__q5k_group_avx2(swa__tile_sums_avx2 s, const uint8_t *w, int g, __m256i sc16, __m256i qh, const swa__q8k *const *a,
-                    int nt)
+swa__qk_group_avx2(swa__tile_sums_avx2 s, const uint8_t *qs, int g, __m256i sc16, __m256i qh, int five,
+                   const swa__q8k *const *a, int nt)
 {
-    const __m256i low4 = _mm256_set1_epi8(15), raw = _mm256_loadu_si256((const __m256i *)(w + 48 + 32 * g));
-    const __m256i lo = _mm256_or_si256(_mm256_and_si256(raw, low4), swa__q5k_bits_avx2(qh, 2 * g));
-    const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
-                                       swa__q5k_bits_avx2(qh, 2 * g + 1));
+    const __m256i low4 = _mm256_set1_epi8(15), raw = _mm256_loadu_si256((const __m256i *)(qs + 32 * g));
+    __m256i lo = _mm256_and_si256(raw, low4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
     const __m256i sl = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g)));
     const __m256i sh = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(swa__int16_lane(2 * g + 1)));
-    s.t0 = swa__q5k_group_sum_avx2(s.t0, lo, hi, sl, sh, a[0]->q + 64 * g);
-    if (nt > 1) s.t1 = swa__q5k_group_sum_avx2(s.t1, lo, hi, sl, sh, a[1]->q + 64 * g);
-    if (nt > 2) s.t2 = swa__q5k_group_sum_avx2(s.t2, lo, hi, sl, sh, a[2]->q + 64 * g);
-    if (nt > 3) s.t3 = swa__q5k_group_sum_avx2(s.t3, lo, hi, sl, sh, a[3]->q + 64 * g);
+    if (five) {
+        lo = _mm256_or_si256(lo, swa__q5k_bits_avx2(qh, 2 * g));
+        hi = _mm256_or_si256(hi, swa__q5k_bits_avx2(qh, 2 * g + 1));
+    }
+    s.t0 = swa__qk_group_sum_avx2(s.t0, lo, hi, sl, sh, a[0]->q + 64 * g);
+    if (nt > 1) s.t1 = swa__qk_group_sum_avx2(s.t1, lo, hi, sl, sh, a[1]->q + 64 * g);
+    if (nt > 2) s.t2 = swa__qk_group_sum_avx2(s.t2, lo, hi, sl, sh, a[2]->q + 64 * g);
+    if (nt > 3) s.t3 = swa__qk_group_sum_avx2(s.t3, lo, hi, sl, sh, a[3]->q + 64 * g);
     return s;
 }
 
-SWA__AVX2 SWA__INLINE void swa__q5k_rows_avx2(const uint8_t *w, const uint8_t *x, size_t stride, int nt, int64_t n,
-                                              float *out)
+/* Q4_K's (five 0) or Q5_K's (five 1) row against nt tokens: d and dmin, the 12 bytes of
+   scales and mins, [qh, 32 bytes,] qs. */
+SWA__AVX2 SWA__INLINE void swa__qk_rows_avx2(const uint8_t *w, const uint8_t *x, size_t stride, int nt, int64_t n,
+                                             float *out, int five)
 {
     /* mins for the 16-element sums: m[j] for bsum[2 j] and bsum[2 j + 1] */
     const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+    const int bytes = five ? 176 : 144, qs = five ? 48 : 16;
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     int64_t i;
-    for (i = 0; i < n / 256; i++, w += 176) {
+    for (i = 0; i < n / 256; i++, w += bytes) {
         const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);
-        swa__prefetch_unit(w, 176);
+        swa__prefetch_unit(w, bytes);
         const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));   /* in both 128-bit lanes */
         const __m256i neg_mins16 = _mm256_sub_epi16(_mm256_setzero_si256(),
                                                     _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scales_mins, twice)));
         const __m256 d_dmin = swa__d_dmin_avx2(swa__load_u32(w));
-        const __m256i qh = _mm256_loadu_si256((const __m256i *)(w + 16));
+        const __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(w + 16)) : _mm256_setzero_si256();
         const swa__q8k *a[SWA__TILE_TOKENS];   /* tokens past nt stand in as token 0, never read */
         swa__tile_sums_avx2 s;
         int t;
         for (t = 0; t < SWA__TILE_TOKENS; t++) a[t] = (const swa__q8k *)(x + (size_t)(t < nt ? t : 0) * stride) + i;
         s.t0 = s.t1 = s.t2 = s.t3 = _mm256_setzero_si256();
-        s = swa__q5k_group_avx2(s, w, 0, sc16, qh, a, nt);
-        s = swa__q5k_group_avx2(s, w, 1, sc16, qh, a, nt);
-        s = swa__q5k_group_avx2(s, w, 2, sc16, qh, a, nt);
-        s = swa__q5k_group_avx2(s, w, 3, sc16, qh, a, nt);
+        s = swa__qk_group_avx2(s, w + qs, 0, sc16, qh, five, a, nt);
+        s = swa__qk_group_avx2(s, w + qs, 1, sc16, qh, five, a, nt);
+        s = swa__qk_group_avx2(s, w + qs, 2, sc16, qh, five, a, nt);
+        s = swa__qk_group_avx2(s, w + qs, 3, sc16, qh, five, a, nt);
         c0 = swa__kfinish_avx2(c0, s.t0, a[0], neg_mins16, d_dmin, 1);
         if (nt > 1) c1 = swa__kfinish_avx2(c1, s.t1, a[1], neg_mins16, d_dmin, 1);
         if (nt > 2) c2 = swa__kfinish_avx2(c2, s.t2, a[2], neg_mins16, d_dmin, 1);
@@ -20269,10 +20203,16 @@ SWA__AVX2 SWA__INLINE void swa__q5k_rows_avx2(const uint8_t *w, const uint8_t *x
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
+SWA__AVX2 SWA__INLINE void swa__row_dots_q4_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+{
+    if (nt == 1) swa__qk_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, 1, n, out, 0);
+    else swa__qk_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, nt, n, out, 0);
+}
+
 SWA__AVX2 SWA__INLINE void swa__row_dots_q5_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
-    if (nt == 1) swa__q5k_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, 1, n, out);
-    else swa__q5k_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, nt, n, out);
+    if (nt == 1) swa__qk_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, 1, n, out, 1);
+    else swa__qk_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, nt, n, out, 1);
 }
 
 /* Q6_K: the quants are 0..63 here and the -32 comes back through the 16-element sums. Half h
@@ -21204,7 +21144,7 @@ SWA__AVX_VNNI SWA__INLINE __m256i swa__kquant_sums_vnni(const swa__kquant_vnni *
 }
 
 /* Q4_K (layout at swa__q4k_scales): group g's low nibbles are sub-block 2g, its high ones 2g + 1;
-   Q5_K (layout at swa__q5k_rows_avx2) the same with each quant's fifth bit from qh. */
+   Q5_K (layout at swa__qk_rows_avx2) the same with each quant's fifth bit from qh. */
 SWA__AVX_VNNI SWA__INLINE void swa__kmin_unpack_vnni(const uint8_t *w, uint32_t type, swa__kquant_vnni *u, __m256i *mins16)
 {
     const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
