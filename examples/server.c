@@ -304,7 +304,8 @@ typedef struct choice {
 } choice;
 
 typedef struct job {
-    struct server *srv;        /* the server that made it: for job_release and the stream callbacks, given only the job */
+    struct server *srv;        /* the server that made it, for what is given only the job: job_release,
+                                  the stream's callbacks, the model's name in responses */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int refs;                  /* the connection's and the scheduler's */
@@ -1971,6 +1972,8 @@ static void *scheduler(void *arg)
 /* ---- HTTP ---- */
 
 typedef struct conn {
+    struct MHD_Connection *http;   /* libmicrohttpd's connection it came on */
+    int ollama;                /* it came to ollama's /api/: errors in ollama's shape */
     sbuf body;
     int too_big;
     int responded;
@@ -1981,16 +1984,13 @@ typedef struct conn {
     job *job;                  /* a generation's counts (the connection's reference) */
 } conn;
 
-static __thread conn *t_conn;   /* the request this connection thread answers */
-static __thread int t_ollama;
-
 /* A path as it may stand in a JSON string of the log: quotes, backslashes and controls as '_'. */
 static const char *json_safe_path(char *p)
 {
     char *q;
     for (q = p; *q; q++) if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20) *q = '_';
     return p;
-}   /* it came to ollama's /api/: errors in ollama's shape */
+}
 
 /* The client closed its end (or the socket failed): nothing waits for the answer. */
 static int peer_gone(int fd)
@@ -2002,7 +2002,7 @@ static int peer_gone(int fd)
     return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
-static enum MHD_Result send_text(struct MHD_Connection *c, int status, const char *type, const char *text, size_t len,
+static enum MHD_Result send_text(conn *cc, int status, const char *type, const char *text, size_t len,
                                  int retry_after)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
@@ -2012,24 +2012,24 @@ static enum MHD_Result send_text(struct MHD_Connection *c, int status, const cha
     MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
     if (retry_after) MHD_add_response_header(r, "Retry-After", "1");
     if (status == 405) MHD_add_response_header(r, "Allow", retry_after < 0 ? "GET" : "POST");
-    if (t_conn) t_conn->status = status;
-    ok = MHD_queue_response(c, (unsigned)status, r);
+    cc->status = status;
+    ok = MHD_queue_response(cc->http, (unsigned)status, r);
     MHD_destroy_response(r);
     return ok;
 }
 
-static enum MHD_Result send_json(struct MHD_Connection *c, int status, cJSON *o)
+static enum MHD_Result send_json(conn *cc, int status, cJSON *o)
 {
     char *s = cJSON_PrintUnformatted(o);
     enum MHD_Result ok;
     cJSON_Delete(o);
     if (!s) return MHD_NO;
-    ok = send_text(c, status, "application/json; charset=utf-8", s, strlen(s), 0);
+    ok = send_text(cc, status, "application/json; charset=utf-8", s, strlen(s), 0);
     free(s);
     return ok;
 }
 
-static enum MHD_Result send_error(server *srv, struct MHD_Connection *c, int status, const char *type, const char *param,
+static enum MHD_Result send_error(server *srv, conn *cc, int status, const char *type, const char *param,
                                   const char *fmt, ...)
 {
     char msg[400];
@@ -2040,7 +2040,7 @@ static enum MHD_Result send_error(server *srv, struct MHD_Connection *c, int sta
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (t_ollama) {
+    if (cc->ollama) {
         e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "error", msg);
     } else {
@@ -2050,7 +2050,7 @@ static enum MHD_Result send_error(server *srv, struct MHD_Connection *c, int sta
     s = cJSON_PrintUnformatted(e);
     cJSON_Delete(e);
     if (!s) return MHD_NO;
-    ok = send_text(c, status, "application/json; charset=utf-8", s, strlen(s), status == 503 ? 1 : status == 405 ? 0 : 0);
+    ok = send_text(cc, status, "application/json; charset=utf-8", s, strlen(s), status == 503 ? 1 : status == 405 ? 0 : 0);
     free(s);
     pthread_mutex_lock(&srv->mu);
     srv->m_by_status[status / 100 < 6 ? status / 100 : 5]++;
@@ -2086,7 +2086,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
             return MHD_CONTENT_READER_END_WITH_ERROR;
         }
     }
-    if (j->done) timeout_on(j->http, j->srv->o.timeout);   /* a client that stops reading the rest is cut off */
+    if (j->done) timeout_on(j->http, srv->o.timeout);   /* a client that stops reading the rest is cut off */
     if (j->taken == j->out.len) {
         pthread_mutex_unlock(&j->mu);
         return MHD_CONTENT_READER_END_OF_STREAM;
@@ -2148,8 +2148,9 @@ static job *job_new(server *srv)
 
 /* Queue j and answer with what the scheduler writes: a stream, or the whole response. The
    connection keeps a third reference for its line in the access log. */
-static enum MHD_Result run_job(server *srv, struct MHD_Connection *c, conn *cc, job *j)
+static enum MHD_Result run_job(server *srv, conn *cc, job *j)
 {
+    struct MHD_Connection *c = cc->http;
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     int full, stopping;
     j->fd = ci ? ci->connect_fd : -1;
@@ -2168,8 +2169,8 @@ static enum MHD_Result run_job(server *srv, struct MHD_Connection *c, conn *cc, 
     pthread_mutex_unlock(&srv->mu);
     if (full) {
         job_release(j);
-        if (stopping) return send_error(srv, c, 503, "unavailable_error", NULL, "the server is stopping");
-        return send_error(srv, c, 503, "server_error", NULL, "the server is busy: every slot is taken and %d requests wait",
+        if (stopping) return send_error(srv, cc, 503, "unavailable_error", NULL, "the server is stopping");
+        return send_error(srv, cc, 503, "server_error", NULL, "the server is busy: every slot is taken and %d requests wait",
                           srv->o.queue);
     }
     /* The client has nothing to send while its answer is computed, and a first token may take
@@ -2213,7 +2214,7 @@ static enum MHD_Result run_job(server *srv, struct MHD_Connection *c, conn *cc, 
         enum MHD_Result ok = MHD_NO;
         int st = j->status ? j->status : 500;
         if (!LOAD(j->cancelled) || j->status == 200) {
-            ok = send_text(c, st, "application/json; charset=utf-8", j->out.s ? j->out.s : "{}", j->out.len, st == 503);
+            ok = send_text(cc, st, "application/json; charset=utf-8", j->out.s ? j->out.s : "{}", j->out.len, st == 503);
             pthread_mutex_lock(&srv->mu);
             srv->m_by_status[st / 100 < 6 ? st / 100 : 5]++;
             pthread_mutex_unlock(&srv->mu);
@@ -2250,24 +2251,24 @@ static int chat_parser(job *j, int i, uint64_t seed, swa_error *e)
     return swa_chat_parser_create(&cfg, &j->ch[i].parser, e) == SWA_OK;
 }
 
-static enum MHD_Result handle_generate(server *srv, struct MHD_Connection *c, conn *cc, int kind)
+static enum MHD_Result handle_generate(server *srv, conn *cc, int kind)
 {
     srv_error err;
     swa_error e;
     job *j = job_new(srv);
     int i;
     char id[96];
-    if (!j) return send_error(srv, c, 500, "server_error", NULL, "out of memory");
+    if (!j) return send_error(srv, cc, 500, "server_error", NULL, "out of memory");
     if (srv_parse_request(cc->body.s ? cc->body.s : "", cc->body.len, kind, &srv->lim, &j->req, &err)) {
         j->refs = 1;
         job_release(j);
-        return send_error(srv, c, err.status, err.type, err.param, "%s", err.message);
+        return send_error(srv, cc, err.status, err.type, err.param, "%s", err.message);
     }
     j->n_ch = j->req.n_prompts * j->req.best_of;
     if (!(j->ch = (choice *)calloc((size_t)j->n_ch, sizeof *j->ch))) {
         j->refs = 1;
         job_release(j);
-        return send_error(srv, c, 500, "server_error", NULL, "out of memory");
+        return send_error(srv, cc, 500, "server_error", NULL, "out of memory");
     }
     j->pin = j->req.id_slot;
     snprintf(id, sizeof id, "%s-%s", kind == SRV_CHAT ? "chatcmpl" : "cmpl", j->id);
@@ -2286,7 +2287,7 @@ static enum MHD_Result handle_generate(server *srv, struct MHD_Connection *c, co
             swa_sampler_set_logit_bias(ch->sampler, j->req.bias_id, j->req.bias, j->req.n_bias, NULL) != SWA_OK) {
             j->refs = 1;
             job_release(j);
-            return send_error(srv, c, 400, "invalid_request_error", NULL, "the sampling settings were refused");
+            return send_error(srv, cc, 400, "invalid_request_error", NULL, "the sampling settings were refused");
         }
         /* the penalties see the prompt; sampled tokens the sampler records itself */
         if ((sc.repeat_penalty > 0 && sc.repeat_penalty != 1) || sc.presence_penalty != 0 || sc.frequency_penalty != 0)
@@ -2297,14 +2298,14 @@ static enum MHD_Result handle_generate(server *srv, struct MHD_Connection *c, co
                                    : swa_sampler_set_grammar(ch->sampler, j->req.grammar, srv->vocab, &e)) != SWA_OK) {
             j->refs = 1;
             job_release(j);
-            return send_error(srv, c, 400, "invalid_request_error", NULL, "%s", e.msg);
+            return send_error(srv, cc, 400, "invalid_request_error", NULL, "%s", e.msg);
         }
         /* ollama's chat is read when it has tools or thinking; else it is the text as written */
         if ((kind == SRV_CHAT || (kind == SRV_OLLAMA_CHAT && (j->req.tools || j->req.reasoning))) &&
             !chat_parser(j, i, sc.seed, &e)) {
             j->refs = 1;
             job_release(j);
-            return send_error(srv, c, 500, "server_error", NULL, "%s", e.msg);
+            return send_error(srv, cc, 500, "server_error", NULL, "%s", e.msg);
         }
         swa_decoder_init(&ch->dec, srv->vocab);
         /* a completion goes on from its prompt: keep its first space; a chat reply starts afresh */
@@ -2314,29 +2315,29 @@ static enum MHD_Result handle_generate(server *srv, struct MHD_Connection *c, co
         if (ch->parser) ch->dec.markers = swa_tool_format_markers((swa_tool_format)j->req.tool_format, &ch->dec.n_markers);
         if (j->req.echo[g]) sb_add(&ch->text, j->req.echo[g], j->req.echo_len[g]);
     }
-    return run_job(srv, c, cc, j);
+    return run_job(srv, cc, j);
 }
 
-static enum MHD_Result handle_embed(server *srv, struct MHD_Connection *c, conn *cc, int kind)
+static enum MHD_Result handle_embed(server *srv, conn *cc, int kind)
 {
     srv_error err;
     job *j = job_new(srv);
-    if (!j) return send_error(srv, c, 500, "server_error", NULL, "out of memory");
+    if (!j) return send_error(srv, cc, 500, "server_error", NULL, "out of memory");
     if (srv_parse_embed(cc->body.s ? cc->body.s : "", cc->body.len, kind == EMB_OLLAMA, &srv->lim, &j->ereq, &err)) {
         j->refs = 1;
         job_release(j);
-        return send_error(srv, c, err.status, err.type, err.param, "%s", err.message);
+        return send_error(srv, cc, err.status, err.type, err.param, "%s", err.message);
     }
     j->embed = kind;
-    return run_job(srv, c, cc, j);
+    return run_job(srv, cc, j);
 }
 
-static enum MHD_Result handle_tokenize(server *srv, struct MHD_Connection *c, conn *cc, int detok)
+static enum MHD_Result handle_tokenize(server *srv, conn *cc, int detok)
 {
     cJSON *o = cJSON_ParseWithLengthOpts(cc->body.s ? cc->body.s : "", cc->body.len, NULL, 0), *out, *f, *t;
     if (!o || !cJSON_IsObject(o)) {
         cJSON_Delete(o);
-        return send_error(srv, c, 400, "invalid_request_error", NULL, "the body is not a JSON object");
+        return send_error(srv, cc, 400, "invalid_request_error", NULL, "the body is not a JSON object");
     }
     out = cJSON_CreateObject();
     if (!detok) {
@@ -2348,14 +2349,14 @@ static enum MHD_Result handle_tokenize(server *srv, struct MHD_Connection *c, co
         if (!cJSON_IsString(content)) {
             cJSON_Delete(o);
             cJSON_Delete(out);
-            return send_error(srv, c, 400, "invalid_request_error", "content", "content must be a string");
+            return send_error(srv, cc, 400, "invalid_request_error", "content", "content must be a string");
         }
         if (srv_tokenize(srv->vocab, content->valuestring, strlen(content->valuestring),
                          SWA_TOKENIZE_SPECIAL | (cJSON_IsTrue(special) && swa_vocab_add_bos(srv->vocab) ? SWA_TOKENIZE_ADD_BOS : 0),
                          &tok, &n)) {
             cJSON_Delete(o);
             cJSON_Delete(out);
-            return send_error(srv, c, 500, "server_error", NULL, "tokenization failed");
+            return send_error(srv, cc, 500, "server_error", NULL, "tokenization failed");
         }
         f = cJSON_AddArrayToObject(out, "tokens");
         for (i = 0; i < n; i++) {
@@ -2380,7 +2381,7 @@ static enum MHD_Result handle_tokenize(server *srv, struct MHD_Connection *c, co
         if (!cJSON_IsArray(tokens)) {
             cJSON_Delete(o);
             cJSON_Delete(out);
-            return send_error(srv, c, 400, "invalid_request_error", "tokens", "tokens must be a list of token ids");
+            return send_error(srv, cc, 400, "invalid_request_error", "tokens", "tokens must be a list of token ids");
         }
         swa_decoder_init(&d, srv->vocab);
         d.at_start = 0;
@@ -2389,7 +2390,7 @@ static enum MHD_Result handle_tokenize(server *srv, struct MHD_Connection *c, co
                 free(text.s);
                 cJSON_Delete(o);
                 cJSON_Delete(out);
-                return send_error(srv, c, 400, "invalid_request_error", "tokens", "tokens[%zu] is not a token id (0 to %d)", i,
+                return send_error(srv, cc, 400, "invalid_request_error", "tokens", "tokens[%zu] is not a token id (0 to %d)", i,
                                   srv->n_vocab - 1);
             }
             sb_add(&text, buf, swa_decoder_push(&d, (int32_t)t->valuedouble, buf, sizeof buf));
@@ -2400,7 +2401,7 @@ static enum MHD_Result handle_tokenize(server *srv, struct MHD_Connection *c, co
         free(text.s);
     }
     cJSON_Delete(o);
-    return send_json(c, 200, out);
+    return send_json(cc, 200, out);
 }
 
 static void cache_metrics(sbuf *b, srv_cache *cache)
@@ -2425,7 +2426,7 @@ static void cache_metrics(sbuf *b, srv_cache *cache)
             st.entries);
 }
 
-static enum MHD_Result handle_metrics(server *srv, struct MHD_Connection *c)
+static enum MHD_Result handle_metrics(server *srv, conn *cc)
 {
     sbuf b = {NULL, 0, 0, 0};
     enum MHD_Result ok;
@@ -2460,8 +2461,8 @@ static enum MHD_Result handle_metrics(server *srv, struct MHD_Connection *c)
                 "swa_slots_busy %d\n", srv->n_busy);
     sb_addf(&b, "# HELP swa_slots_total Slots (--parallel).\n# TYPE swa_slots_total gauge\nswa_slots_total %d\n", srv->n_slots);
     pthread_mutex_unlock(&srv->mu);
-    if (b.failed || !b.s) { free(b.s); return send_error(srv, c, 500, "server_error", NULL, "out of memory"); }
-    ok = send_text(c, 200, "text/plain; version=0.0.4", b.s, b.len, 0);
+    if (b.failed || !b.s) { free(b.s); return send_error(srv, cc, 500, "server_error", NULL, "out of memory"); }
+    ok = send_text(cc, 200, "text/plain; version=0.0.4", b.s, b.len, 0);
     free(b.s);
     return ok;
 }
@@ -2487,7 +2488,7 @@ static cJSON *model_json(const server *srv)
 }
 
 /* llama-server's /props: the settings a client reads to adapt. */
-static enum MHD_Result handle_props(server *srv, struct MHD_Connection *c)
+static enum MHD_Result handle_props(server *srv, conn *cc)
 {
     cJSON *o = cJSON_CreateObject(), *g = cJSON_AddObjectToObject(o, "default_generation_settings"), *p;
     swa_sampler_config d = swa_sampler_config_default();
@@ -2508,12 +2509,12 @@ static enum MHD_Result handle_props(server *srv, struct MHD_Connection *c)
     cJSON_AddStringToObject(o, "model_alias", srv->model_id);
     cJSON_AddStringToObject(o, "chat_template", swa_chat_template_name(srv->tmpl));
     cJSON_AddStringToObject(o, "build_info", "swa.h");
-    return send_json(c, 200, o);
+    return send_json(cc, 200, o);
 }
 
 /* llama-server's /apply-template: a chat request's messages (and tools) as the template writes
    them, {"prompt": TEXT}, nothing evaluated, so a text longer than a slot is shown too. */
-static enum MHD_Result handle_apply_template(server *srv, struct MHD_Connection *c, conn *cc)
+static enum MHD_Result handle_apply_template(server *srv, conn *cc)
 {
     srv_request r;
     srv_error err;
@@ -2521,15 +2522,15 @@ static enum MHD_Result handle_apply_template(server *srv, struct MHD_Connection 
     cJSON *o;
     lim.n_ctx = INT32_MAX;
     if (srv_parse_request(cc->body.s ? cc->body.s : "", cc->body.len, SRV_CHAT, &lim, &r, &err))
-        return send_error(srv, c, err.status, err.type, err.param, "%s", err.message);
+        return send_error(srv, cc, err.status, err.type, err.param, "%s", err.message);
     o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "prompt", r.prompt_text ? r.prompt_text : "");
     srv_request_free(&r);
-    return send_json(c, 200, o);
+    return send_json(cc, 200, o);
 }
 
 /* llama-server's /slots: one entry per slot. */
-static enum MHD_Result handle_slots(server *srv, struct MHD_Connection *c)
+static enum MHD_Result handle_slots(server *srv, conn *cc)
 {
     cJSON *arr = cJSON_CreateArray();
     int i;
@@ -2544,38 +2545,38 @@ static enum MHD_Result handle_slots(server *srv, struct MHD_Connection *c)
         cJSON_AddItemToArray(arr, e);
     }
     pthread_mutex_unlock(&srv->mu);
-    return send_json(c, 200, arr);
+    return send_json(cc, 200, arr);
 }
 
 /* llama-server's POST /slots/{id}?action=save|restore|erase: checked here, run by the scheduler
    when the slot is idle. Its checks in llama-server's order: the flag, the slot, the action. */
-static enum MHD_Result handle_slot_action(server *srv, struct MHD_Connection *c, conn *cc, const char *id)
+static enum MHD_Result handle_slot_action(server *srv, conn *cc, const char *id)
 {
     static const char *names[] = {"save", "restore", "erase"};
-    const char *a = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "action");
+    const char *a = MHD_lookup_connection_value(cc->http, MHD_GET_ARGUMENT_KIND, "action");
     char *end;
     long n;
     int action;
     srv_error err;
     job *j;
     if (!srv->o.slot_save_path)
-        return send_error(srv, c, 501, "not_supported_error", NULL, "This server does not support slots action. Start it with `--slot-save-path`");
+        return send_error(srv, cc, 501, "not_supported_error", NULL, "This server does not support slots action. Start it with `--slot-save-path`");
     n = *id >= '0' && *id <= '9' ? strtol(id, &end, 10) : -1;
     if (n < 0 || *end || n >= srv->n_slots)
-        return send_error(srv, c, 400, "invalid_request_error", NULL, "Invalid slot ID \"%.40s\": this server has slots 0 to %d", id,
+        return send_error(srv, cc, 400, "invalid_request_error", NULL, "Invalid slot ID \"%.40s\": this server has slots 0 to %d", id,
                           srv->n_slots - 1);
     for (action = 0; action < 3 && (!a || strcmp(a, names[action])); action++) {}
     if (action == 3)
-        return send_error(srv, c, 400, "invalid_request_error", "action", "Invalid action \"%.40s\": save, restore or erase", a ? a : "");
-    if (!(j = job_new(srv))) return send_error(srv, c, 500, "server_error", NULL, "out of memory");
+        return send_error(srv, cc, 400, "invalid_request_error", "action", "Invalid action \"%.40s\": save, restore or erase", a ? a : "");
+    if (!(j = job_new(srv))) return send_error(srv, cc, 500, "server_error", NULL, "out of memory");
     if (srv_parse_slot_action(cc->body.s ? cc->body.s : "", cc->body.len, action, j->op_file, sizeof j->op_file, &err)) {
         j->refs = 1;
         job_release(j);
-        return send_error(srv, c, err.status, err.type, err.param, "%s", err.message);
+        return send_error(srv, cc, err.status, err.type, err.param, "%s", err.message);
     }
     j->op = OP_SAVE + action;
     j->first_slot = (int)n;
-    return run_job(srv, c, cc, j);
+    return run_job(srv, cc, j);
 }
 
 /* ollama's "details" of the model: its family, parameter count ("1.1B") and weight type. */
@@ -2600,7 +2601,7 @@ static void ollama_details(cJSON *d, const swa_model *model)
 }
 
 /* ollama's /api/tags, /api/ps, /api/show, /api/version. */
-static enum MHD_Result handle_ollama_info(server *srv, struct MHD_Connection *c, const char *what)
+static enum MHD_Result handle_ollama_info(server *srv, conn *cc, const char *what)
 {
     cJSON *o = cJSON_CreateObject(), *m, *d;
     const swa_hparams *hp = swa_model_hparams(srv->model);
@@ -2610,7 +2611,7 @@ static enum MHD_Result handle_ollama_info(server *srv, struct MHD_Connection *c,
     else st.st_size = 0;
     if (!strcmp(what, "version")) {
         cJSON_AddStringToObject(o, "version", "0.5.0");
-        return send_json(c, 200, o);
+        return send_json(cc, 200, o);
     }
     if (!strcmp(what, "show")) m = o;
     else {
@@ -2640,15 +2641,15 @@ static enum MHD_Result handle_ollama_info(server *srv, struct MHD_Connection *c,
         cJSON_AddNumberToObject(m, "size_vram", 0);
         cJSON_AddNumberToObject(m, "context_length", srv->lim.n_ctx);
     }
-    return send_json(c, 200, o);
+    return send_json(cc, 200, o);
 }
 
-static enum MHD_Result handle_models(server *srv, struct MHD_Connection *c)
+static enum MHD_Result handle_models(server *srv, conn *cc)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "object", "list");
     cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "data"), model_json(srv));
-    return send_json(c, 200, o);
+    return send_json(cc, 200, o);
 }
 
 /* Routes: path, method, handler id. A known path with another method is 405. */
@@ -2687,14 +2688,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     conn *cc = (conn *)*con_cls;
     size_t k;
     int route = -1, post = !strcmp(method, "POST"), get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
-    t_conn = cc;
-    t_ollama = !strncmp(url, "/api/", 5);
     if (!cc) {   /* the first call: headers only */
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         size_t head = 0;
         if (!(cc = (conn *)calloc(1, sizeof *cc))) return MHD_NO;
         *con_cls = cc;
-        t_conn = cc;
+        cc->http = c;
+        cc->ollama = !strncmp(url, "/api/", 5);
         cc->t_start = now_s();
         snprintf(cc->method, sizeof cc->method, "%s", method);
         snprintf(cc->path, sizeof cc->path, "%s", url);
@@ -2702,19 +2702,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         /* our own limits below libmicrohttpd's (which answers past them in HTML): JSON answers */
         if (strlen(url) > MAX_URI) {
             cc->responded = 1;
-            return send_error(srv, c, 414, "invalid_request_error", NULL, "the URI is longer than %d bytes", MAX_URI);
+            return send_error(srv, cc, 414, "invalid_request_error", NULL, "the URI is longer than %d bytes", MAX_URI);
         }
         if (head > MAX_HEADERS) {
             cc->responded = 1;
-            return send_error(srv, c, 431, "invalid_request_error", NULL, "the headers are larger than %d bytes", MAX_HEADERS);
+            return send_error(srv, cc, 431, "invalid_request_error", NULL, "the headers are larger than %d bytes", MAX_HEADERS);
         }
         if (strcmp(version, MHD_HTTP_VERSION_1_1) && strcmp(version, MHD_HTTP_VERSION_1_0)) {
             cc->responded = 1;
-            return send_error(srv, c, 505, "invalid_request_error", NULL, "HTTP version %.20s is not supported", version);
+            return send_error(srv, cc, 505, "invalid_request_error", NULL, "HTTP version %.20s is not supported", version);
         }
         if (cl && strtoull(cl, NULL, 10) > srv->o.max_body) {
             cc->responded = 1;
-            return send_error(srv, c, 413, "invalid_request_error", NULL, "the body is larger than %zu bytes", srv->o.max_body);
+            return send_error(srv, cc, 413, "invalid_request_error", NULL, "the body is larger than %zu bytes", srv->o.max_body);
         }
         return MHD_YES;
     }
@@ -2729,14 +2729,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (cc->responded) return MHD_YES;
     cc->responded = 1;
     watch_set(srv, c, 0);
-    if (cc->too_big) return send_error(srv, c, 413, "invalid_request_error", NULL, "the body is larger than %zu bytes", srv->o.max_body);
-    if (cc->body.failed) return send_error(srv, c, 500, "server_error", NULL, "out of memory reading the body");
+    if (cc->too_big) return send_error(srv, cc, 413, "invalid_request_error", NULL, "the body is larger than %zu bytes", srv->o.max_body);
+    if (cc->body.failed) return send_error(srv, cc, 500, "server_error", NULL, "out of memory reading the body");
     for (k = 0; k < sizeof routes / sizeof routes[0]; k++)
         if (!strcmp(url, routes[k].path)) { route = (int)k; break; }
     if (route < 0 && !strncmp(url, "/v1/models/", 11) && !strcmp(url + 11, srv->model_id)) route = R_MODEL_ROUTE;
     if (route < 0 && !strncmp(url, "/slots/", 7)) route = R_SLOT_ROUTE;
-    if (route < 0) return send_error(srv, c, 404, "invalid_request_error", NULL, "no such endpoint: %s %.100s", method, url);
-    if (!strcmp(method, "OPTIONS")) return send_text(c, 204, "text/plain", "", 0, 0);
+    if (route < 0) return send_error(srv, cc, 404, "invalid_request_error", NULL, "no such endpoint: %s %.100s", method, url);
+    if (!strcmp(method, "OPTIONS")) return send_text(cc, 204, "text/plain", "", 0, 0);
     if ((routes[route].post && !post) || (!routes[route].post && !get)) {
         struct MHD_Response *r;
         char *s;
@@ -2755,38 +2755,38 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!LOAD(srv->loaded)) {
             const char *t = "{\"status\":\"loading\",\"error\":{\"message\":\"Loading model\",\"type\":\"unavailable_error\","
                             "\"param\":null,\"code\":503}}";
-            return send_text(c, 503, "application/json; charset=utf-8", t, strlen(t), 1);
+            return send_text(cc, 503, "application/json; charset=utf-8", t, strlen(t), 1);
         }
-        return send_text(c, 200, "application/json; charset=utf-8", "{\"status\":\"ok\"}", 15, 0);
+        return send_text(cc, 200, "application/json; charset=utf-8", "{\"status\":\"ok\"}", 15, 0);
     }
-    if (!authorized(c, srv->o.api_key)) return send_error(srv, c, 401, "authentication_error", NULL, "a missing or wrong API key (Authorization: Bearer KEY)");
-    if (!LOAD(srv->loaded)) return send_error(srv, c, 503, "unavailable_error", NULL, "the model is loading");
+    if (!authorized(c, srv->o.api_key)) return send_error(srv, cc, 401, "authentication_error", NULL, "a missing or wrong API key (Authorization: Bearer KEY)");
+    if (!LOAD(srv->loaded)) return send_error(srv, cc, 503, "unavailable_error", NULL, "the model is loading");
     switch (routes[route].id) {
-    case R_CHAT: return handle_generate(srv, c, cc, SRV_CHAT);
-    case R_COMPLETION: return handle_generate(srv, c, cc, SRV_COMPLETION);
-    case R_NATIVE: return handle_generate(srv, c, cc, SRV_NATIVE);
-    case R_INFILL: return handle_generate(srv, c, cc, SRV_INFILL);
-    case R_SLOT_ACTION: return handle_slot_action(srv, c, cc, url + 7);
-    case R_OCHAT: return handle_generate(srv, c, cc, SRV_OLLAMA_CHAT);
-    case R_OGEN: return handle_generate(srv, c, cc, SRV_OLLAMA_GENERATE);
-    case R_EMBED: return handle_embed(srv, c, cc, EMB_OPENAI);
-    case R_EMBED_LLAMA: return handle_embed(srv, c, cc, EMB_LLAMA);
-    case R_OEMBED: return handle_embed(srv, c, cc, EMB_OLLAMA);
-    case R_PROPS: return handle_props(srv, c);
-    case R_SLOTS: return handle_slots(srv, c);
-    case R_APPLY: return handle_apply_template(srv, c, cc);
+    case R_CHAT: return handle_generate(srv, cc, SRV_CHAT);
+    case R_COMPLETION: return handle_generate(srv, cc, SRV_COMPLETION);
+    case R_NATIVE: return handle_generate(srv, cc, SRV_NATIVE);
+    case R_INFILL: return handle_generate(srv, cc, SRV_INFILL);
+    case R_SLOT_ACTION: return handle_slot_action(srv, cc, url + 7);
+    case R_OCHAT: return handle_generate(srv, cc, SRV_OLLAMA_CHAT);
+    case R_OGEN: return handle_generate(srv, cc, SRV_OLLAMA_GENERATE);
+    case R_EMBED: return handle_embed(srv, cc, EMB_OPENAI);
+    case R_EMBED_LLAMA: return handle_embed(srv, cc, EMB_LLAMA);
+    case R_OEMBED: return handle_embed(srv, cc, EMB_OLLAMA);
+    case R_PROPS: return handle_props(srv, cc);
+    case R_SLOTS: return handle_slots(srv, cc);
+    case R_APPLY: return handle_apply_template(srv, cc);
     case R_MODEL: {
         cJSON *m = model_json(srv);
-        return send_json(c, 200, m);
+        return send_json(cc, 200, m);
     }
-    case R_OTAGS: return handle_ollama_info(srv, c, "tags");
-    case R_OSHOW: return handle_ollama_info(srv, c, "show");
-    case R_OPS: return handle_ollama_info(srv, c, "ps");
-    case R_OVERSION: return handle_ollama_info(srv, c, "version");
-    case R_MODELS: return handle_models(srv, c);
-    case R_TOKENIZE: return handle_tokenize(srv, c, cc, 0);
-    case R_DETOKENIZE: return handle_tokenize(srv, c, cc, 1);
-    default: return handle_metrics(srv, c);
+    case R_OTAGS: return handle_ollama_info(srv, cc, "tags");
+    case R_OSHOW: return handle_ollama_info(srv, cc, "show");
+    case R_OPS: return handle_ollama_info(srv, cc, "ps");
+    case R_OVERSION: return handle_ollama_info(srv, cc, "version");
+    case R_MODELS: return handle_models(srv, cc);
+    case R_TOKENIZE: return handle_tokenize(srv, cc, 0);
+    case R_DETOKENIZE: return handle_tokenize(srv, cc, 1);
+    default: return handle_metrics(srv, cc);
     }
 }
 
