@@ -1552,7 +1552,8 @@ static void op_save(server *srv, job *j, double t0)
 
 /* A slot file's tokens, the file checked whole but for its snapshot (which swa_state_load
    checks), and where the snapshot starts: NULL with msg. */
-static int32_t *slot_file_tokens(const server *srv, const unsigned char *p, size_t size, size_t *n, size_t *snap_at, char *msg, size_t cap)
+static int32_t *slot_file_tokens(const server *srv, const unsigned char *p, size_t size, size_t *n, size_t *snap_at,
+                                 char *msg, size_t cap)
 {
     uint64_t nt, ns, v;
     int32_t *tok;
@@ -2294,7 +2295,8 @@ static enum MHD_Result handle_generate(server *srv, conn *cc, int kind)
             for (k = 0; k < j->req.n_prompt[g]; k++) swa_sampler_accept(ch->sampler, j->req.prompt[g][k]);
         /* then the grammar, which follows the generated tokens only */
         if (j->req.grammar && (j->req.grammar_trigger
-                                   ? swa_sampler_set_grammar_lazy(ch->sampler, j->req.grammar, srv->vocab, &j->req.grammar_trigger, 1, &e)
+                                   ? swa_sampler_set_grammar_lazy(ch->sampler, j->req.grammar, srv->vocab,
+                                                                  &j->req.grammar_trigger, 1, &e)
                                    : swa_sampler_set_grammar(ch->sampler, j->req.grammar, srv->vocab, &e)) != SWA_OK) {
             j->refs = 1;
             job_release(j);
@@ -2438,7 +2440,8 @@ static enum MHD_Result handle_metrics(server *srv, conn *cc)
     sb_addf(&b, "# HELP swa_http_responses_total Responses by status class.\n# TYPE swa_http_responses_total counter\n");
     {
         int k;
-        for (k = 2; k <= 5; k++) sb_addf(&b, "swa_http_responses_total{class=\"%dxx\"} %llu\n", k, (unsigned long long)srv->m_by_status[k]);
+        for (k = 2; k <= 5; k++)
+            sb_addf(&b, "swa_http_responses_total{class=\"%dxx\"} %llu\n", k, (unsigned long long)srv->m_by_status[k]);
     }
     sb_addf(&b, "# HELP swa_prompt_tokens_total Prompt tokens evaluated.\n# TYPE swa_prompt_tokens_total counter\n"
                 "swa_prompt_tokens_total %llu\n", (unsigned long long)srv->m_prompt_tokens);
@@ -2560,7 +2563,8 @@ static enum MHD_Result handle_slot_action(server *srv, conn *cc, const char *id)
     srv_error err;
     job *j;
     if (!srv->o.slot_save_path)
-        return send_error(srv, cc, 501, "not_supported_error", NULL, "This server does not support slots action. Start it with `--slot-save-path`");
+        return send_error(srv, cc, 501, "not_supported_error", NULL,
+                          "This server does not support slots action. Start it with `--slot-save-path`");
     n = *id >= '0' && *id <= '9' ? strtol(id, &end, 10) : -1;
     if (n < 0 || *end || n >= srv->n_slots)
         return send_error(srv, cc, 400, "invalid_request_error", NULL, "Invalid slot ID \"%.40s\": this server has slots 0 to %d", id,
@@ -2759,7 +2763,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         }
         return send_text(cc, 200, "application/json; charset=utf-8", "{\"status\":\"ok\"}", 15, 0);
     }
-    if (!authorized(c, srv->o.api_key)) return send_error(srv, cc, 401, "authentication_error", NULL, "a missing or wrong API key (Authorization: Bearer KEY)");
+    if (!authorized(c, srv->o.api_key))
+        return send_error(srv, cc, 401, "authentication_error", NULL, "a missing or wrong API key (Authorization: Bearer KEY)");
     if (!LOAD(srv->loaded)) return send_error(srv, cc, 503, "unavailable_error", NULL, "the model is loading");
     switch (routes[route].id) {
     case R_CHAT: return handle_generate(srv, cc, SRV_CHAT);
@@ -2984,7 +2989,8 @@ static void setup_jinja(server *srv)
         fprintf(stderr, "swa-server: warning: the model's chat template is not usable (%s); chats are written in its "
                 "family's format\n", err.msg);
     }
-    if (swa_vocab_bos(srv->vocab) >= 0 && (piece = swa_vocab_piece(srv->vocab, swa_vocab_bos(srv->vocab))).len < sizeof srv->bos_text)
+    if (swa_vocab_bos(srv->vocab) >= 0 &&
+        (piece = swa_vocab_piece(srv->vocab, swa_vocab_bos(srv->vocab))).len < sizeof srv->bos_text)
         memcpy(srv->bos_text, piece.ptr, piece.len), srv->lim.bos_text = srv->bos_text;
     if (srv->eos >= 0 && (piece = swa_vocab_piece(srv->vocab, srv->eos)).len < sizeof srv->eos_text)
         memcpy(srv->eos_text, piece.ptr, piece.len), srv->lim.eos_text = srv->eos_text;
@@ -3012,7 +3018,8 @@ static int setup_spec(server *srv, const swa_ctx_config *cfg)
     }
     for (i = 0; i < srv->n_slots; i++)
         if (swa_spec_create(srv->n_vocab, srv->o.draft_max, &srv->slots[i].verifier, &err) != SWA_OK ||
-            (srv->draft && swa_drafter_create(srv->draft, srv->model, &dc, NULL, srv->o.draft_max, &srv->slots[i].drafter, &err) != SWA_OK)) {
+            (srv->draft &&
+             swa_drafter_create(srv->draft, srv->model, &dc, NULL, srv->o.draft_max, &srv->slots[i].drafter, &err) != SWA_OK)) {
             fprintf(stderr, "swa-server: %s%s%s%s\n", srv->draft ? "--model-draft " : "", srv->draft ? srv->o.model_draft : "",
                     srv->draft ? ": " : "", err.msg);
             return 0;
@@ -3055,7 +3062,8 @@ static int setup_engine(server *srv)
     cfg.n_threads = srv->o.threads;
     cfg.n_batch = srv->o.n_batch;
     cfg.n_rewind = srv->o.n_rewind;
-    if ((srv->o.lookup || srv->o.model_draft) && cfg.n_rewind < srv->o.draft_max) cfg.n_rewind = srv->o.draft_max;   /* a draft's rewind */
+    if ((srv->o.lookup || srv->o.model_draft) && cfg.n_rewind < srv->o.draft_max)
+        cfg.n_rewind = srv->o.draft_max;   /* a draft's rewind */
     if (srv->o.n_ctx) cfg.n_ctx = srv->o.n_ctx;
     if (swa_ctx_create(srv->model, &cfg, &srv->ctx, &err) != SWA_OK) {
         fprintf(stderr, "swa-server: %s\n", err.msg);
