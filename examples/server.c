@@ -11,7 +11,7 @@
    swa_seq_copy. HTTP is libmicrohttpd's (a thread per connection, with timeouts), JSON is cJSON's;
    request parsing is in server_request.c, where the fuzzer reaches it. docs/server.md is the manual.
    All of the server's state is one struct server, made in main and given to each function that uses
-   it (or only the part it uses); the one variable at file scope is the flag the signal handler sets. */
+   it (or only the part it uses); the one file-scope variable is the flag the signal handler sets. */
 #define _POSIX_C_SOURCE 200809L
 #include "swa.h"
 #include "server_request.h"
