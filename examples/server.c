@@ -9,7 +9,9 @@
    it keeps the tokens it holds, so a request that extends them (a chat's next turn) evaluates
    only what is new, and the n choices of one request are forked from one prompt evaluation with
    swa_seq_copy. HTTP is libmicrohttpd's (a thread per connection, with timeouts), JSON is cJSON's;
-   request parsing is in server_request.c, where the fuzzer reaches it. docs/server.md is the manual. */
+   request parsing is in server_request.c, where the fuzzer reaches it. docs/server.md is the manual.
+   All of the server's state is one struct server, made in main and given to each function that uses
+   it (or only the part it uses); the one file-scope variable is the flag the signal handler sets. */
 #define _POSIX_C_SOURCE 200809L
 #include "swa.h"
 #include "server_request.h"
@@ -278,8 +280,6 @@ static double now_s(void)
 
 /* ---- requests in flight ---- */
 
-static int g_jobs;             /* jobs not yet freed (__atomic): a stop waits for them */
-
 enum { EMB_NONE = 0, EMB_OPENAI, EMB_LLAMA, EMB_OLLAMA };
 
 enum { FIN_NONE = 0, FIN_STOP, FIN_LENGTH, FIN_WORD };   /* FIN_STOP: end of sequence; FIN_WORD: a stop string */
@@ -306,6 +306,8 @@ typedef struct choice {
 } choice;
 
 typedef struct job {
+    struct server *srv;        /* the server that made it, for what is given only the job: job_release,
+                                  the stream's callbacks, the model's name in responses */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int refs;                  /* the connection's and the scheduler's */
@@ -332,29 +334,6 @@ typedef struct job {
     char op_file[256];         /* its file's name, in --slot-save-path */
     struct job *next;          /* the queue */
 } job;
-
-static void job_release(job *j)
-{
-    int refs, i;
-    pthread_mutex_lock(&j->mu);
-    refs = --j->refs;
-    pthread_mutex_unlock(&j->mu);
-    if (refs) return;
-    __atomic_sub_fetch(&g_jobs, 1, __ATOMIC_ACQ_REL);
-    for (i = 0; j->ch && i < j->n_ch; i++) {
-        swa_sampler_free(j->ch[i].sampler);
-        swa_chat_parser_free(j->ch[i].parser);
-        free(j->ch[i].text.s);
-        cJSON_Delete(j->ch[i].lp);
-    }
-    free(j->ch);
-    srv_request_free(&j->req);
-    srv_embed_free(&j->ereq);
-    free(j->out.s);
-    pthread_mutex_destroy(&j->mu);
-    pthread_cond_destroy(&j->cv);
-    free(j);
-}
 
 /* The slots a job takes: one per choice, one for an embeddings job, none for a slot action
    (which waits for its own slot). */
@@ -413,6 +392,11 @@ typedef struct server {
     uint64_t m_requests, m_errors, m_prompt_tokens, m_cached_tokens, m_gen_tokens, m_decodes;
     double m_prompt_s, m_gen_s;
     uint64_t m_by_status[6];   /* 2xx..5xx by hundreds (index status/100) */
+    int n_jobs;                /* jobs not yet freed (__atomic): a stop waits for them */
+    unsigned long n_ids;       /* jobs made, under mu: their ids */
+    /* the connections' deadlines (watchdog), under wmu */
+    pthread_mutex_t wmu;
+    struct watch *watches;
     /* the scheduler's scratch */
     int32_t *b_tok, *b_seq;
     int8_t *b_logits;
@@ -421,8 +405,33 @@ typedef struct server {
     size_t b_cap;
 } server;
 
-static server S;
-static volatile sig_atomic_t g_stop;   /* set by the signal handler; read with LOAD */
+/* The one variable outside a server: a signal handler has no argument, so SIGINT and SIGTERM
+   set this flag (a lock-free atomic store is async-signal-safe) and main's loop reads it. */
+static volatile sig_atomic_t g_stop;
+
+/* Drop a reference to j; the last frees it. */
+static void job_release(job *j)
+{
+    int refs, i;
+    pthread_mutex_lock(&j->mu);
+    refs = --j->refs;
+    pthread_mutex_unlock(&j->mu);
+    if (refs) return;
+    __atomic_sub_fetch(&j->srv->n_jobs, 1, __ATOMIC_ACQ_REL);
+    for (i = 0; j->ch && i < j->n_ch; i++) {
+        swa_sampler_free(j->ch[i].sampler);
+        swa_chat_parser_free(j->ch[i].parser);
+        free(j->ch[i].text.s);
+        cJSON_Delete(j->ch[i].lp);
+    }
+    free(j->ch);
+    srv_request_free(&j->req);
+    srv_embed_free(&j->ereq);
+    free(j->out.s);
+    pthread_mutex_destroy(&j->mu);
+    pthread_cond_destroy(&j->cv);
+    free(j);
+}
 
 /* ---- JSON helpers ---- */
 
@@ -534,7 +543,7 @@ static void ollama_out(job *j, const swa_chat_msg *pm, const char *text, size_t 
     cJSON *o = cJSON_CreateObject();
     char t[96];
     iso_time(t, sizeof t);
-    cJSON_AddStringToObject(o, "model", S.model_id);
+    cJSON_AddStringToObject(o, "model", j->srv->model_id);
     cJSON_AddStringToObject(o, "created_at", t);
     if (j->req.kind == SRV_OLLAMA_CHAT) {
         cJSON *m = cJSON_AddObjectToObject(o, "message");
@@ -613,7 +622,7 @@ static cJSON *native_json(job *j, const char *text, size_t n, int done)
     cJSON_AddNumberToObject(o, "id_slot", c->slot >= 0 ? c->slot : j->first_slot);
     cJSON_AddBoolToObject(o, "stop", done);
     if (!done) return o;
-    cJSON_AddStringToObject(o, "model", S.model_id);
+    cJSON_AddStringToObject(o, "model", j->srv->model_id);
     cJSON_AddNumberToObject(o, "tokens_predicted", (double)c->n_gen);
     cJSON_AddNumberToObject(o, "tokens_evaluated", (double)j->req.n_prompt[0]);
     cJSON_AddNumberToObject(o, "tokens_cached", (double)j->n_cached);
@@ -645,7 +654,7 @@ static cJSON *response_head(const job *j, const char *object)
     cJSON_AddStringToObject(o, "id", j->id);
     cJSON_AddStringToObject(o, "object", object);
     cJSON_AddNumberToObject(o, "created", (double)j->created);
-    cJSON_AddStringToObject(o, "model", S.model_id);
+    cJSON_AddStringToObject(o, "model", j->srv->model_id);
     cJSON_AddStringToObject(o, "system_fingerprint", "swa.h-" "server");
     return o;
 }
@@ -911,9 +920,9 @@ static int cut_at_stop(const job *j, choice *c, size_t before)
 }
 
 /* The logprob entries of a token sampled from row: its own and the top alternatives. */
-static void add_logprobs(job *j, choice *c, const float *row, int32_t tok, size_t text_offset)
+static void add_logprobs(const server *srv, job *j, choice *c, const float *row, int32_t tok, size_t text_offset)
 {
-    int n = S.n_vocab, k, top = j->req.top_logprobs, best[SRV_MAX_TOP_LOGPROBS];
+    int n = srv->n_vocab, k, top = j->req.top_logprobs, best[SRV_MAX_TOP_LOGPROBS];
     float mx = row[0];
     double sum = 0, lse;
     char piece[256];
@@ -929,7 +938,7 @@ static void add_logprobs(job *j, choice *c, const float *row, int32_t tok, size_
         while (p > 0 && (best[p - 1] < 0 || row[k] > row[best[p - 1]])) { best[p] = best[p - 1]; p--; }
         best[p] = k;
     }
-    pl = swa_token_to_text(S.vocab, tok, piece, sizeof piece - 1);
+    pl = swa_token_to_text(srv->vocab, tok, piece, sizeof piece - 1);
     if (pl > sizeof piece - 1) pl = sizeof piece - 1;
     if (j->req.kind == SRV_CHAT) {
         cJSON *alts;
@@ -942,7 +951,7 @@ static void add_logprobs(job *j, choice *c, const float *row, int32_t tok, size_
         alts = cJSON_AddArrayToObject(e, "top_logprobs");
         for (k = 0; k < top && best[k] >= 0; k++) {
             cJSON *a = cJSON_CreateObject();
-            size_t al = swa_token_to_text(S.vocab, best[k], piece, sizeof piece - 1);
+            size_t al = swa_token_to_text(srv->vocab, best[k], piece, sizeof piece - 1);
             cJSON_AddItemToArray(alts, a);
             add_text(a, "token", piece, al < sizeof piece - 1 ? al : sizeof piece - 1);
             cJSON_AddNumberToObject(a, "logprob", (double)row[best[k]] - lse);
@@ -965,7 +974,7 @@ static void add_logprobs(job *j, choice *c, const float *row, int32_t tok, size_
         cJSON_AddItemToArray(cJSON_GetObjectItem(c->lp, "token_logprobs"), cJSON_CreateNumber((double)row[tok] - lse));
         alts = cJSON_CreateObject();
         for (k = 0; k < top && best[k] >= 0; k++) {
-            size_t al = swa_token_to_text(S.vocab, best[k], piece, sizeof piece - 1);
+            size_t al = swa_token_to_text(srv->vocab, best[k], piece, sizeof piece - 1);
             char *t = clean_utf8(piece, al < sizeof piece - 1 ? al : sizeof piece - 1);
             if (t && !cJSON_GetObjectItemCaseSensitive(alts, t)) cJSON_AddNumberToObject(alts, t, (double)row[best[k]] - lse);
             free(t);
@@ -989,27 +998,27 @@ static void slot_hist_push(slot *s, int32_t t)
     s->hist[s->n_hist++] = t;
 }
 
-static void slot_forget(int i)
+static void slot_forget(server *srv, int i)
 {
-    swa_seq_reset(S.ctx, i, NULL);
-    S.slots[i].n_hist = 0;
+    swa_seq_reset(srv->ctx, i, NULL);
+    srv->slots[i].n_hist = 0;
 }
 
 /* The job is over (finished, cancelled or failed): its slots go back to idle. */
-static void job_end(job *j, int status, const char *msg)
+static void job_end(server *srv, job *j, int status, const char *msg)
 {
     int i;
     for (i = 0; i < j->n_ch; i++) {
         int s = j->ch[i].slot;
         if (s < 0) continue;
         /* whatever the sequence holds stays usable: its history says what that is */
-        S.slots[s].job = NULL;
-        S.slots[s].state = SLOT_IDLE;
-        S.slots[s].last_used = now_s();
+        srv->slots[s].job = NULL;
+        srv->slots[s].state = SLOT_IDLE;
+        srv->slots[s].last_used = now_s();
         j->ch[i].slot = -1;
-        pthread_mutex_lock(&S.mu);
-        S.n_busy--;
-        pthread_mutex_unlock(&S.mu);
+        pthread_mutex_lock(&srv->mu);
+        srv->n_busy--;
+        pthread_mutex_unlock(&srv->mu);
     }
     pthread_mutex_lock(&j->mu);
     if (status != 200) {
@@ -1033,65 +1042,65 @@ static void job_end(job *j, int status, const char *msg)
     j->done = 1;
     pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
-    pthread_mutex_lock(&S.mu);
-    S.m_requests++;
-    if (status != 200) S.m_errors++;
-    pthread_mutex_unlock(&S.mu);
+    pthread_mutex_lock(&srv->mu);
+    srv->m_requests++;
+    if (status != 200) srv->m_errors++;
+    pthread_mutex_unlock(&srv->mu);
     job_release(j);
 }
 
 /* Choice c has its finish: what the decoder holds goes to its text, its slot back to idle. */
-static void finish_choice(job *j, choice *c)
+static void finish_choice(server *srv, job *j, choice *c)
 {
     char text[512];
-    slot *s = &S.slots[c->slot];
+    slot *s = &srv->slots[c->slot];
     if (c->finish == FIN_LENGTH) sb_add(&c->text, text, swa_decoder_flush(&c->dec, text, sizeof text));
     j->n_finished++;
     s->state = SLOT_IDLE;            /* the sequence holds what it evaluated: reusable */
     s->job = NULL;
     s->last_used = now_s();
-    pthread_mutex_lock(&S.mu);
-    S.n_busy--;
-    pthread_mutex_unlock(&S.mu);
+    pthread_mutex_lock(&srv->mu);
+    srv->n_busy--;
+    pthread_mutex_unlock(&srv->mu);
     c->slot = -1;
 }
 
 /* log p(tok) under row's softmax: best_of ranks its candidates by the sum. */
-static double token_logprob(const float *row, int32_t tok)
+static double token_logprob(const float *row, int n_vocab, int32_t tok)
 {
     float mx = row[0];
     double sum = 0;
     int k;
-    for (k = 1; k < S.n_vocab; k++) if (row[k] > mx) mx = row[k];
-    for (k = 0; k < S.n_vocab; k++) sum += exp((double)(row[k] - mx));
+    for (k = 1; k < n_vocab; k++) if (row[k] > mx) mx = row[k];
+    for (k = 0; k < n_vocab; k++) sum += exp((double)(row[k] - mx));
     return (double)(row[tok] - mx) - log(sum);
 }
 
 /* A sampled token for choice i of j: its text, stop strings, limits. */
-static void take_token(job *j, int i, const float *row, int32_t tok)
+static void take_token(server *srv, job *j, int i, const float *row, int32_t tok)
 {
     choice *c = &j->ch[i];
-    slot *s = &S.slots[c->slot];
+    slot *s = &srv->slots[c->slot];
     char text[512];
     size_t before = c->text.len, n;
     int64_t pos = (int64_t)s->n_hist;   /* where tok would be evaluated */
     if (!j->t_first) j->t_first = now_s();
-    if (!j->req.ignore_eos && (tok == S.eos || tok == S.eot || (S.eot < 0 && swa_vocab_is_eog(S.vocab, tok)))) {
+    if (!j->req.ignore_eos && (tok == srv->eos || tok == srv->eot || (srv->eot < 0 && swa_vocab_is_eog(srv->vocab, tok)))) {
         c->finish = FIN_STOP;
     } else {
-        if (j->req.logprobs) add_logprobs(j, c, row, tok, c->text.len);
-        if (j->req.best_of > j->req.n_choices) c->cum_lp += token_logprob(row, tok);
+        if (j->req.logprobs) add_logprobs(srv, j, c, row, tok, c->text.len);
+        if (j->req.best_of > j->req.n_choices) c->cum_lp += token_logprob(row, srv->n_vocab, tok);
         n = swa_decoder_push(&c->dec, tok, text, sizeof text);
         pthread_mutex_lock(&j->mu);   /* the access log may read the count of a request its client left */
         sb_add(&c->text, text, n);
         c->n_gen++;
         pthread_mutex_unlock(&j->mu);
         if (j->req.n_stop && cut_at_stop(j, c, before)) c->finish = FIN_WORD;
-        else if ((j->req.max_tokens >= 0 && c->n_gen >= j->req.max_tokens) || pos + 1 >= S.lim.n_ctx)
+        else if ((j->req.max_tokens >= 0 && c->n_gen >= j->req.max_tokens) || pos + 1 >= srv->lim.n_ctx)
             c->finish = FIN_LENGTH;
     }
     if (c->finish) {
-        finish_choice(j, c);
+        finish_choice(srv, j, c);
     } else {
         s->next = tok;
         s->state = SLOT_GEN;
@@ -1118,21 +1127,21 @@ static size_t common_prefix(const int32_t *a, size_t na, const int32_t *b, size_
 /* ---- the snapshot cache's hooks (server_cache.c) ---- */
 
 /* Before slot i takes another prompt: keep what its sequence holds, unless the prompt goes on from all of it. */
-static void cache_keep(int i, const int32_t *prompt, size_t n_prompt)
+static void cache_keep(server *srv, int i, const int32_t *prompt, size_t n_prompt)
 {
-    slot *s = &S.slots[i];
+    slot *s = &srv->slots[i];
     if (s->n_hist && common_prefix(s->hist, s->n_hist, prompt, n_prompt) < s->n_hist)
-        srv_cache_save(S.cache, S.ctx, i, s->hist, s->n_hist);
+        srv_cache_save(srv->cache, srv->ctx, i, s->hist, s->n_hist);
 }
 
 /* In reuse_prefix: restore into dst a longer prefix than the slots' `best`, if the cache has one. */
-static size_t cache_restore(int dst, const int32_t *prompt, size_t want, size_t best)
+static size_t cache_restore(server *srv, int dst, const int32_t *prompt, size_t want, size_t best)
 {
-    slot *d = &S.slots[dst];
-    size_t got = srv_cache_restore(S.cache, S.ctx, dst, prompt, want, best), i;
-    if (got || swa_seq_pos(S.ctx, dst) != (int64_t)d->n_hist) d->n_hist = 0;   /* restored, or lost */
+    slot *d = &srv->slots[dst];
+    size_t got = srv_cache_restore(srv->cache, srv->ctx, dst, prompt, want, best), i;
+    if (got || swa_seq_pos(srv->ctx, dst) != (int64_t)d->n_hist) d->n_hist = 0;   /* restored, or lost */
     for (i = 0; i < got; i++) slot_hist_push(d, prompt[i]);
-    if (got && d->n_hist != got) slot_forget(dst);
+    if (got && d->n_hist != got) slot_forget(srv, dst);
     return got && d->n_hist == got ? got : 0;
 }
 
@@ -1141,22 +1150,22 @@ static size_t cache_restore(int dst, const int32_t *prompt, size_t want, size_t 
    (a chat's messages before the last: a system prompt, the conversation so far), when that is
    at least SRV_CACHE_MIN_GAIN tokens past what dst starts from. */
 enum { SRV_CACHE_MIN_GAIN = 32 };
-static void cache_plan(int dst, const int32_t *prompt, size_t n_prompt, size_t head, size_t reused)
+static void cache_plan(server *srv, int dst, const int32_t *prompt, size_t n_prompt, size_t head, size_t reused)
 {
-    size_t want = n_prompt - 1, at = srv_cache_shared(S.cache, prompt, want), i;
-    for (i = 0; S.cache && i < (size_t)S.n_slots; i++) {
-        size_t cp = (int)i == dst ? 0 : common_prefix(S.slots[i].hist, S.slots[i].n_hist, prompt, want);
+    size_t want = n_prompt - 1, at = srv_cache_shared(srv->cache, prompt, want), i;
+    for (i = 0; srv->cache && i < (size_t)srv->n_slots; i++) {
+        size_t cp = (int)i == dst ? 0 : common_prefix(srv->slots[i].hist, srv->slots[i].n_hist, prompt, want);
         if (cp > at) at = cp;
     }
     if (head > at && head <= want) at = head;
-    srv_cache_mark(S.cache, dst, at >= reused + SRV_CACHE_MIN_GAIN ? at : 0);
+    srv_cache_mark(srv->cache, dst, at >= reused + SRV_CACHE_MIN_GAIN ? at : 0);
 }
 
 /* After a prompt: its end is kept, for the next turn of its chat: the rings may not rewind to it
    once a reply follows, and the reply, tokenized again, may differ from the tokens sampled. */
-static void cache_prompt_end(int i)
+static void cache_prompt_end(server *srv, int i)
 {
-    srv_cache_save(S.cache, S.ctx, i, S.slots[i].hist, S.slots[i].n_hist);
+    srv_cache_save(srv->cache, srv->ctx, i, srv->slots[i].hist, srv->slots[i].n_hist);
 }
 
 /* Prepare slot `dst` for a prompt: reuse what some slot holds of it. A candidate is any slot whose
@@ -1164,13 +1173,13 @@ static void cache_prompt_end(int i)
    allow swa_seq_max_rewind steps back; a full-attention layer any), or whose snapshot holds a
    prefix of the prompt. The best is copied into dst (or is dst) and rewound, or its snapshot
    loaded. Returns the prompt tokens that need no evaluation. */
-static size_t reuse_prefix(int dst, const int32_t *prompt, size_t n_prompt)
+static size_t reuse_prefix(server *srv, int dst, const int32_t *prompt, size_t n_prompt)
 {
     size_t best = 0, i, want = n_prompt - 1;   /* the last prompt token is always evaluated, for its logits */
     int from = -1, snap = 0;
-    slot *d = &S.slots[dst];
-    for (i = 0; i < (size_t)S.n_slots; i++) {
-        slot *s = &S.slots[i];
+    slot *d = &srv->slots[dst];
+    for (i = 0; i < (size_t)srv->n_slots; i++) {
+        slot *s = &srv->slots[i];
         size_t cp;
         if (s->snap_n && s->snap_n <= want && s->snap_n > best &&
             common_prefix(s->snap_tok, s->snap_n, prompt, want) == s->snap_n) {
@@ -1180,32 +1189,32 @@ static size_t reuse_prefix(int dst, const int32_t *prompt, size_t n_prompt)
         }
         /* dst itself (marked for this prompt), an idle slot, or one generating */
         if ((int)i != dst && s->state != SLOT_IDLE && s->state != SLOT_GEN) continue;
-        if (s->n_hist != (size_t)swa_seq_pos(S.ctx, (int32_t)i)) continue;   /* a sequence we lost track of */
+        if (s->n_hist != (size_t)swa_seq_pos(srv->ctx, (int32_t)i)) continue;   /* a sequence we lost track of */
         cp = common_prefix(s->hist, s->n_hist, prompt, want);
         /* a generating slot's next token is not evaluated yet: its history is its position */
-        if ((int64_t)(s->n_hist - cp) > swa_seq_max_rewind(S.ctx, (int32_t)i)) continue;
+        if ((int64_t)(s->n_hist - cp) > swa_seq_max_rewind(srv->ctx, (int32_t)i)) continue;
         if (cp > best || (cp == best && cp > 0 && (int)i == dst && !snap)) { best = cp; from = (int)i; snap = 0; }
     }
-    if ((i = cache_restore(dst, prompt, want, best)) > 0) return i;
+    if ((i = cache_restore(srv, dst, prompt, want, best)) > 0) return i;
     if (from < 0 || best == 0) {
-        if (d->n_hist || swa_seq_pos(S.ctx, dst) != 0) slot_forget(dst);
+        if (d->n_hist || swa_seq_pos(srv->ctx, dst) != 0) slot_forget(srv, dst);
         return 0;
     }
     if (snap) {
-        slot *f = &S.slots[from];
-        if (swa_state_load(S.ctx, dst, f->snap, f->snap_size, NULL) != SWA_OK) { slot_forget(dst); return 0; }
+        slot *f = &srv->slots[from];
+        if (swa_state_load(srv->ctx, dst, f->snap, f->snap_size, NULL) != SWA_OK) { slot_forget(srv, dst); return 0; }
         d->n_hist = 0;
         for (i = 0; i < best; i++) slot_hist_push(d, f->snap_tok[i]);
         return d->n_hist == best ? best : 0;
     }
     if (from != dst) {
-        slot *f = &S.slots[from];
-        if (swa_seq_copy(S.ctx, from, dst, NULL) != SWA_OK) { slot_forget(dst); return 0; }
+        slot *f = &srv->slots[from];
+        if (swa_seq_copy(srv->ctx, from, dst, NULL) != SWA_OK) { slot_forget(srv, dst); return 0; }
         d->n_hist = 0;
         for (i = 0; i < f->n_hist; i++) slot_hist_push(d, f->hist[i]);
     }
-    if (swa_seq_rewind(S.ctx, dst, (int64_t)(d->n_hist - best), NULL) != SWA_OK) {
-        slot_forget(dst);
+    if (swa_seq_rewind(srv->ctx, dst, (int64_t)(d->n_hist - best), NULL) != SWA_OK) {
+        slot_forget(srv, dst);
         return 0;
     }
     d->n_hist = best;
@@ -1213,13 +1222,13 @@ static size_t reuse_prefix(int dst, const int32_t *prompt, size_t n_prompt)
 }
 
 /* After a prompt: where the rings could not go back to its end after a reply, keep a snapshot. */
-static void snapshot_prompt(int i)
+static void snapshot_prompt(server *srv, int i)
 {
-    slot *s = &S.slots[i];
+    slot *s = &srv->slots[i];
     size_t need, written = 0;
     s->snap_n = 0;
-    if (swa_seq_max_rewind(S.ctx, i) >= (int64_t)s->n_hist) return;   /* rewinding gets back here */
-    need = swa_state_size(S.ctx, i);
+    if (swa_seq_max_rewind(srv->ctx, i) >= (int64_t)s->n_hist) return;   /* rewinding gets back here */
+    need = swa_state_size(srv->ctx, i);
     if (need > s->snap_cap) {
         void *p = realloc(s->snap, need);
         if (!p) return;
@@ -1232,62 +1241,62 @@ static void snapshot_prompt(int i)
         s->snap_tok = t;
         s->snap_tok_cap = s->n_hist;
     }
-    if (swa_state_save(S.ctx, i, s->snap, s->snap_cap, &written, NULL) != SWA_OK) return;
+    if (swa_state_save(srv->ctx, i, s->snap, s->snap_cap, &written, NULL) != SWA_OK) return;
     s->snap_size = written;
     memcpy(s->snap_tok, s->hist, s->n_hist * sizeof *s->hist);
     s->snap_n = s->n_hist;
 }
 
 /* The idle slot for a new prompt: the one with the longest common prefix, else the one idle the longest. */
-static int pick_slot(const int32_t *prompt, size_t n_prompt, const int *taken)
+static int pick_slot(server *srv, const int32_t *prompt, size_t n_prompt, const int *taken)
 {
     int i, best = -1;
     size_t best_cp = 0;
     double oldest = 0;
-    for (i = 0; i < S.n_slots; i++) {
+    for (i = 0; i < srv->n_slots; i++) {
         size_t cp;
-        if (S.slots[i].state != SLOT_IDLE || taken[i]) continue;
-        cp = common_prefix(S.slots[i].hist, S.slots[i].n_hist, prompt, n_prompt);
-        if (best < 0 || cp > best_cp || (cp == best_cp && S.slots[i].last_used < oldest)) {
+        if (srv->slots[i].state != SLOT_IDLE || taken[i]) continue;
+        cp = common_prefix(srv->slots[i].hist, srv->slots[i].n_hist, prompt, n_prompt);
+        if (best < 0 || cp > best_cp || (cp == best_cp && srv->slots[i].last_used < oldest)) {
             best = i;
             best_cp = cp;
-            oldest = S.slots[i].last_used;
+            oldest = srv->slots[i].last_used;
         }
     }
     return best;
 }
 
 /* Start j in free slots: the first choice of each prompt reads it, the others wait to be forked from it. */
-static int start_job(job *j)
+static int start_job(server *srv, job *j)
 {
-    int *taken = (int *)calloc((size_t)S.n_slots, sizeof(int)), i;
+    int *taken = (int *)calloc((size_t)srv->n_slots, sizeof(int)), i;
     if (!taken) return 0;
     for (i = 0; i < j->n_ch; i++) {
         const srv_request *r = &j->req;
         int g = j->ch[i].group, lead = i % r->best_of == 0;
-        int s = j->pin >= 0 ? j->pin : pick_slot(r->prompt[g], r->n_prompt[g], taken);
+        int s = j->pin >= 0 ? j->pin : pick_slot(srv, r->prompt[g], r->n_prompt[g], taken);
         taken[s] = 1;
         j->ch[i].slot = s;
         if (i == 0) j->first_slot = s;
-        S.slots[s].job = j;
-        S.slots[s].choice = i;
-        S.slots[s].state = lead ? SLOT_PREFILL : SLOT_FORK;
+        srv->slots[s].job = j;
+        srv->slots[s].choice = i;
+        srv->slots[s].state = lead ? SLOT_PREFILL : SLOT_FORK;
     }
     free(taken);
     for (i = 0; i < j->n_ch; i++)   /* a draft model follows one text: this request's from its start */
-        if (S.slots[j->ch[i].slot].drafter) swa_drafter_reset(S.slots[j->ch[i].slot].drafter);
-    for (i = 0; i < j->n_ch; i++) cache_keep(j->ch[i].slot, j->req.prompt[j->ch[i].group], j->req.n_prompt[j->ch[i].group]);
+        if (srv->slots[j->ch[i].slot].drafter) swa_drafter_reset(srv->slots[j->ch[i].slot].drafter);
+    for (i = 0; i < j->n_ch; i++) cache_keep(srv, j->ch[i].slot, j->req.prompt[j->ch[i].group], j->req.n_prompt[j->ch[i].group]);
     for (i = 0; i < j->n_ch; i += j->req.best_of) {
         int s = j->ch[i].slot, g = j->ch[i].group;
         size_t reused = 0;
-        if (j->req.cache_prompt) reused = reuse_prefix(s, j->req.prompt[g], j->req.n_prompt[g]);
-        else slot_forget(s);
-        S.slots[s].done = reused;
-        cache_plan(s, j->req.prompt[g], j->req.n_prompt[g], g == 0 ? j->req.n_head : 0, reused);
+        if (j->req.cache_prompt) reused = reuse_prefix(srv, s, j->req.prompt[g], j->req.n_prompt[g]);
+        else slot_forget(srv, s);
+        srv->slots[s].done = reused;
+        cache_plan(srv, s, j->req.prompt[g], j->req.n_prompt[g], g == 0 ? j->req.n_head : 0, reused);
         j->n_cached += (int64_t)reused;
-        pthread_mutex_lock(&S.mu);
-        S.m_cached_tokens += reused;
-        pthread_mutex_unlock(&S.mu);
+        pthread_mutex_lock(&srv->mu);
+        srv->m_cached_tokens += reused;
+        pthread_mutex_unlock(&srv->mu);
     }
     return 1;
 }
@@ -1311,33 +1320,33 @@ static char *base64(const unsigned char *p, size_t n)
 }
 
 /* One input's vector, unit length, on sequence seq: the mean, the last token's, or the first's. */
-static swa_status embed_one(int seq, const int32_t *tok, size_t n, float *out, swa_error *err)
+static swa_status embed_one(server *srv, int seq, const int32_t *tok, size_t n, float *out, swa_error *err)
 {
-    int32_t pooling = S.pooling == POOL_CLS ? SWA_POOL_CLS : S.pooling == POOL_LAST ? SWA_POOL_LAST : SWA_POOL_MEAN;
-    return swa_ctx_embed(S.ctx, seq, tok, n, pooling, 1, out, err);
+    int32_t pooling = srv->pooling == POOL_CLS ? SWA_POOL_CLS : srv->pooling == POOL_LAST ? SWA_POOL_LAST : SWA_POOL_MEAN;
+    return swa_ctx_embed(srv->ctx, seq, tok, n, pooling, 1, out, err);
 }
 
 /* An embeddings job, on a free slot's sequence (which then forgets what it held): the response in
    the shape of the endpoint that asked. */
-static void run_embed(job *j, int seq)
+static void run_embed(server *srv, job *j, int seq)
 {
-    int d = swa_model_hparams(S.model)->n_embd, i, k;
+    int d = swa_model_hparams(srv->model)->n_embd, i, k;
     float *v = (float *)malloc((size_t)d * sizeof *v);
     cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, j->embed == EMB_OPENAI ? "data" : "embeddings");
     swa_error err;
     int64_t total = 0;
-    if (!v) { cJSON_Delete(o); job_end(j, 500, "out of memory"); return; }
-    cache_keep(seq, NULL, 0);
+    if (!v) { cJSON_Delete(o); job_end(srv, j, 500, "out of memory"); return; }
+    cache_keep(srv, seq, NULL, 0);
     for (i = 0; i < j->ereq.n; i++) {
         cJSON *e, *vec;
-        if (embed_one(seq, j->ereq.prompt[i], j->ereq.n_prompt[i], v, &err) != SWA_OK) {
+        if (embed_one(srv, seq, j->ereq.prompt[i], j->ereq.n_prompt[i], v, &err) != SWA_OK) {
             free(v);
             cJSON_Delete(o);
-            slot_forget(seq);
-            pthread_mutex_lock(&S.mu);
-            S.n_busy--;
-            pthread_mutex_unlock(&S.mu);
-            job_end(j, 500, err.msg);
+            slot_forget(srv, seq);
+            pthread_mutex_lock(&srv->mu);
+            srv->n_busy--;
+            pthread_mutex_unlock(&srv->mu);
+            job_end(srv, j, 500, err.msg);
             return;
         }
         total += (int64_t)j->ereq.n_prompt[i];
@@ -1358,15 +1367,15 @@ static void run_embed(job *j, int seq)
         for (k = 0; k < d; k++) cJSON_AddItemToArray(vec, cJSON_CreateNumber((double)v[k]));
     }
     free(v);
-    slot_forget(seq);
+    slot_forget(srv, seq);
     if (j->embed == EMB_OPENAI) {
         cJSON *u = cJSON_AddObjectToObject(o, "usage");
         cJSON_AddStringToObject(o, "object", "list");
-        cJSON_AddStringToObject(o, "model", S.model_id);
+        cJSON_AddStringToObject(o, "model", srv->model_id);
         cJSON_AddNumberToObject(u, "prompt_tokens", (double)total);
         cJSON_AddNumberToObject(u, "total_tokens", (double)total);
     } else if (j->embed == EMB_OLLAMA) {
-        cJSON_AddStringToObject(o, "model", S.model_id);
+        cJSON_AddStringToObject(o, "model", srv->model_id);
         cJSON_AddNumberToObject(o, "prompt_eval_count", (double)total);
     }
     pthread_mutex_lock(&j->mu);
@@ -1376,10 +1385,10 @@ static void run_embed(job *j, int seq)
     pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
     cJSON_Delete(o);
-    pthread_mutex_lock(&S.mu);
-    S.n_busy--;
-    S.m_requests++;
-    pthread_mutex_unlock(&S.mu);
+    pthread_mutex_lock(&srv->mu);
+    srv->n_busy--;
+    srv->m_requests++;
+    pthread_mutex_unlock(&srv->mu);
     job_release(j);
 }
 
@@ -1417,7 +1426,7 @@ static uint64_t get_le(const unsigned char *p, int bytes)
 }
 
 /* The action's answer: o (freed here) with its status; the scheduler's reference dropped. */
-static void op_answer(job *j, int status, cJSON *o)
+static void op_answer(server *srv, job *j, int status, cJSON *o)
 {
     pthread_mutex_lock(&j->mu);
     json_out(&j->out, o, 0);
@@ -1426,14 +1435,14 @@ static void op_answer(job *j, int status, cJSON *o)
     pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
     cJSON_Delete(o);
-    pthread_mutex_lock(&S.mu);
-    S.m_requests++;
-    if (status != 200) S.m_errors++;
-    pthread_mutex_unlock(&S.mu);
+    pthread_mutex_lock(&srv->mu);
+    srv->m_requests++;
+    if (status != 200) srv->m_errors++;
+    pthread_mutex_unlock(&srv->mu);
     job_release(j);
 }
 
-static void op_fail(job *j, int status, const char *fmt, ...)
+static void op_fail(server *srv, job *j, int status, const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
@@ -1443,15 +1452,15 @@ static void op_fail(job *j, int status, const char *fmt, ...)
     va_end(ap);
     e = error_json(status, status == 400 ? "invalid_request_error" : status == 503 ? "unavailable_error" : "server_error", NULL, msg);
     cJSON_AddNumberToObject(cJSON_GetObjectItem(e, "error"), "status", status);   /* as send_error writes it */
-    op_answer(j, status, e);
+    op_answer(srv, j, status, e);
 }
 
-/* DIR/NAME of --slot-save-path (malloc'd), with a suffix. */
-static char *slot_path(const char *name, const char *suffix)
+/* DIR/NAME (malloc'd), with a suffix. */
+static char *slot_path(const char *dir, const char *name, const char *suffix)
 {
-    size_t n = strlen(S.o.slot_save_path) + strlen(name) + strlen(suffix) + 2;
+    size_t n = strlen(dir) + strlen(name) + strlen(suffix) + 2;
     char *p = (char *)malloc(n);
-    if (p) snprintf(p, n, "%s/%s%s", S.o.slot_save_path, name, suffix);
+    if (p) snprintf(p, n, "%s/%s%s", dir, name, suffix);
     return p;
 }
 
@@ -1494,16 +1503,16 @@ static unsigned char *read_whole(const char *path, size_t cap, size_t *n)
 }
 
 /* Slot i in a file at path: 0 with its size in *bytes, or -1 with msg. */
-static int slot_write(int i, const char *path, size_t *bytes, char *msg, size_t cap)
+static int slot_write(server *srv, int i, const char *path, size_t *bytes, char *msg, size_t cap)
 {
-    slot *s = &S.slots[i];
-    size_t snap = swa_state_size(S.ctx, i), head = SLOT_HEAD + 4 * s->n_hist, written = 0, k;
+    slot *s = &srv->slots[i];
+    size_t snap = swa_state_size(srv->ctx, i), head = SLOT_HEAD + 4 * s->n_hist, written = 0, k;
     unsigned char *buf;
     swa_error err;
     int rc = -1;
-    if (s->n_hist != (size_t)swa_seq_pos(S.ctx, i)) { snprintf(msg, cap, "its tokens are not known"); return -1; }
+    if (s->n_hist != (size_t)swa_seq_pos(srv->ctx, i)) { snprintf(msg, cap, "its tokens are not known"); return -1; }
     if (!(buf = (unsigned char *)malloc(head + snap))) { snprintf(msg, cap, "out of memory"); return -1; }
-    if (swa_state_save(S.ctx, i, buf + head, snap, &written, &err) != SWA_OK) {
+    if (swa_state_save(srv->ctx, i, buf + head, snap, &written, &err) != SWA_OK) {
         snprintf(msg, cap, "%s", err.msg);
     } else {
         memcpy(buf, slot_magic, 8);
@@ -1520,32 +1529,33 @@ static int slot_write(int i, const char *path, size_t *bytes, char *msg, size_t 
     return rc;
 }
 
-static void op_save(job *j, double t0)
+static void op_save(server *srv, job *j, double t0)
 {
     int i = j->first_slot;
-    char *path = slot_path(j->op_file, ""), msg[320];
+    char *path = slot_path(srv->o.slot_save_path, j->op_file, ""), msg[320];
     size_t bytes = 0;
     cJSON *o, *t;
-    if (!path) { op_fail(j, 500, "out of memory"); return; }
-    if (slot_write(i, path, &bytes, msg, sizeof msg) != 0) {
+    if (!path) { op_fail(srv, j, 500, "out of memory"); return; }
+    if (slot_write(srv, i, path, &bytes, msg, sizeof msg) != 0) {
         free(path);
-        op_fail(j, 500, "slot %d could not be saved to %s: %s", i, j->op_file, msg);
+        op_fail(srv, j, 500, "slot %d could not be saved to %s: %s", i, j->op_file, msg);
         return;
     }
     free(path);
     o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "id_slot", i);
     cJSON_AddStringToObject(o, "filename", j->op_file);
-    cJSON_AddNumberToObject(o, "n_saved", (double)S.slots[i].n_hist);
+    cJSON_AddNumberToObject(o, "n_saved", (double)srv->slots[i].n_hist);
     cJSON_AddNumberToObject(o, "n_written", (double)bytes);
     t = cJSON_AddObjectToObject(o, "timings");
     cJSON_AddNumberToObject(t, "save_ms", 1e3 * (now_s() - t0));
-    op_answer(j, 200, o);
+    op_answer(srv, j, 200, o);
 }
 
 /* A slot file's tokens, the file checked whole but for its snapshot (which swa_state_load
    checks), and where the snapshot starts: NULL with msg. */
-static int32_t *slot_file_tokens(const unsigned char *p, size_t size, size_t *n, size_t *snap_at, char *msg, size_t cap)
+static int32_t *slot_file_tokens(const server *srv, const unsigned char *p, size_t size, size_t *n, size_t *snap_at,
+                                 char *msg, size_t cap)
 {
     uint64_t nt, ns, v;
     int32_t *tok;
@@ -1557,8 +1567,8 @@ static int32_t *slot_file_tokens(const unsigned char *p, size_t size, size_t *n,
     }
     nt = get_le(p + 16, 8);
     ns = get_le(p + 24, 8);
-    if (nt > (uint64_t)S.lim.n_ctx) {
-        snprintf(msg, cap, "it holds %llu tokens, and a slot here holds at most %d (-c)", (unsigned long long)nt, S.lim.n_ctx);
+    if (nt > (uint64_t)srv->lim.n_ctx) {
+        snprintf(msg, cap, "it holds %llu tokens, and a slot here holds at most %d (-c)", (unsigned long long)nt, srv->lim.n_ctx);
         return NULL;
     }
     if (4 * nt > size - SLOT_HEAD || ns != size - SLOT_HEAD - 4 * nt) {
@@ -1572,7 +1582,7 @@ static int32_t *slot_file_tokens(const unsigned char *p, size_t size, size_t *n,
     }
     if (!(tok = (int32_t *)calloc((size_t)nt + 1, sizeof *tok))) { snprintf(msg, cap, "out of memory"); return NULL; }
     for (k = 0; k < nt; k++) {
-        if ((v = get_le(p + SLOT_HEAD + 4 * k, 4)) >= (uint64_t)S.n_vocab) {
+        if ((v = get_le(p + SLOT_HEAD + 4 * k, 4)) >= (uint64_t)srv->n_vocab) {
             snprintf(msg, cap, "token %zu (%llu) is outside this model's vocabulary", k, (unsigned long long)v);
             free(tok);
             return NULL;
@@ -1585,37 +1595,37 @@ static int32_t *slot_file_tokens(const unsigned char *p, size_t size, size_t *n,
 }
 
 /* Everything is checked before the slot changes: a refused file leaves it as it was. */
-static void op_restore(job *j, double t0)
+static void op_restore(server *srv, job *j, double t0)
 {
     int i = j->first_slot;
-    slot *s = &S.slots[i];
-    char *path = slot_path(j->op_file, ""), msg[320];
+    slot *s = &srv->slots[i];
+    char *path = slot_path(srv->o.slot_save_path, j->op_file, ""), msg[320];
     size_t size = 0, n = 0, at = 0, k;
     unsigned char *p = path ? read_whole(path, (size_t)1 << 31, &size) : NULL;
     int32_t *tok;
     swa_error err;
     cJSON *o, *t;
     free(path);
-    if (!p) { op_fail(j, 400, "cannot read %s: %s", j->op_file, strerror(errno)); return; }
-    if (!(tok = slot_file_tokens(p, size, &n, &at, msg, sizeof msg))) {
+    if (!p) { op_fail(srv, j, 400, "cannot read %s: %s", j->op_file, strerror(errno)); return; }
+    if (!(tok = slot_file_tokens(srv, p, size, &n, &at, msg, sizeof msg))) {
         free(p);
-        op_fail(j, 400, "cannot restore %s: %s", j->op_file, msg);
+        op_fail(srv, j, 400, "cannot restore %s: %s", j->op_file, msg);
         return;
     }
-    cache_keep(i, tok, n);   /* what the slot held goes to the snapshot cache, as when a prompt takes it */
-    if (swa_state_load(S.ctx, i, p + at, size - at, &err) != SWA_OK) {
+    cache_keep(srv, i, tok, n);   /* what the slot held goes to the snapshot cache, as when a prompt takes it */
+    if (swa_state_load(srv->ctx, i, p + at, size - at, &err) != SWA_OK) {
         free(p);
         free(tok);
-        op_fail(j, 400, "cannot restore %s: %s", j->op_file, err.msg);
+        op_fail(srv, j, 400, "cannot restore %s: %s", j->op_file, err.msg);
         return;
     }
     free(p);
     s->n_hist = 0;
     for (k = 0; k < n; k++) slot_hist_push(s, tok[k]);
     free(tok);
-    if (swa_seq_pos(S.ctx, i) != (int64_t)n || s->n_hist != n) {
-        slot_forget(i);
-        op_fail(j, 400, "cannot restore %s: its tokens do not match its snapshot (slot %d is now empty)", j->op_file, i);
+    if (swa_seq_pos(srv->ctx, i) != (int64_t)n || s->n_hist != n) {
+        slot_forget(srv, i);
+        op_fail(srv, j, 400, "cannot restore %s: its tokens do not match its snapshot (slot %d is now empty)", j->op_file, i);
         return;
     }
     s->last_used = now_s();
@@ -1626,61 +1636,61 @@ static void op_restore(job *j, double t0)
     cJSON_AddNumberToObject(o, "n_read", (double)size);
     t = cJSON_AddObjectToObject(o, "timings");
     cJSON_AddNumberToObject(t, "restore_ms", 1e3 * (now_s() - t0));
-    op_answer(j, 200, o);
+    op_answer(srv, j, 200, o);
 }
 
-static void op_erase(job *j)
+static void op_erase(server *srv, job *j)
 {
     int i = j->first_slot;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "id_slot", i);
-    cJSON_AddNumberToObject(o, "n_erased", (double)S.slots[i].n_hist);
-    slot_forget(i);
-    S.slots[i].snap_n = 0;   /* and the snapshot of its last prompt: nothing of it stays reusable */
-    op_answer(j, 200, o);
+    cJSON_AddNumberToObject(o, "n_erased", (double)srv->slots[i].n_hist);
+    slot_forget(srv, i);
+    srv->slots[i].snap_n = 0;   /* and the snapshot of its last prompt: nothing of it stays reusable */
+    op_answer(srv, j, 200, o);
 }
 
-static void op_run(job *j)
+static void op_run(server *srv, job *j)
 {
     double t0 = now_s();
-    if (LOAD(j->cancelled)) op_fail(j, 499, "the client went away");
-    else if (j->op == OP_SAVE) op_save(j, t0);
-    else if (j->op == OP_RESTORE) op_restore(j, t0);
-    else op_erase(j);
+    if (LOAD(j->cancelled)) op_fail(srv, j, 499, "the client went away");
+    else if (j->op == OP_SAVE) op_save(srv, j, t0);
+    else if (j->op == OP_RESTORE) op_restore(srv, j, t0);
+    else op_erase(srv, j);
 }
 
 /* An action leaving the queue: run now if its slot is idle, else wait for it (in arrival order). */
-static void op_start(job *j)
+static void op_start(server *srv, job *j)
 {
-    job **pp = &S.ops_waiting;
-    if (S.slots[j->first_slot].state == SLOT_IDLE) { op_run(j); return; }
+    job **pp = &srv->ops_waiting;
+    if (srv->slots[j->first_slot].state == SLOT_IDLE) { op_run(srv, j); return; }
     while (*pp) pp = &(*pp)->next;
     j->next = NULL;
     *pp = j;
 }
 
 /* Before each step: the waiting actions whose slot is idle run, those whose client left end. */
-static void ops_run_waiting(void)
+static void ops_run_waiting(server *srv)
 {
-    job **pp = &S.ops_waiting;
+    job **pp = &srv->ops_waiting;
     while (*pp) {
         job *j = *pp;
-        if (S.slots[j->first_slot].state != SLOT_IDLE && !LOAD(j->cancelled)) { pp = &j->next; continue; }
+        if (srv->slots[j->first_slot].state != SLOT_IDLE && !LOAD(j->cancelled)) { pp = &j->next; continue; }
         *pp = j->next;
-        op_run(j);
+        op_run(srv, j);
     }
 }
 
-/* The queued job to admit next (S.mu held), NULL for none: the first that can start (its slots
+/* The queued job to admit next (srv->mu held), NULL for none: the first that can start (its slots
    free, or the slot it named idle; or cancelled, to be ended), passing over only those that wait
    for the slot they named, so that the others keep their order. *prev: the job before it. */
-static job *next_admissible(job **prev)
+static job *next_admissible(server *srv, job **prev)
 {
     job *j, *p = NULL;
-    int n_free = S.n_slots - S.n_busy;
-    for (j = S.queue_head; j; p = j, j = j->next) {
+    int n_free = srv->n_slots - srv->n_busy;
+    for (j = srv->queue_head; j; p = j, j = j->next) {
         if (LOAD(j->cancelled)) break;
-        if (j->pin >= 0 ? S.slots[j->pin].state == SLOT_IDLE && n_free > 0 : job_slots(j) <= n_free) break;
+        if (j->pin >= 0 ? srv->slots[j->pin].state == SLOT_IDLE && n_free > 0 : job_slots(j) <= n_free) break;
         if (j->pin < 0) return NULL;
     }
     *prev = p;
@@ -1688,58 +1698,58 @@ static job *next_admissible(job **prev)
 }
 
 /* Move queued jobs into slots while there are enough free; drop cancelled ones. */
-static void admit(void)
+static void admit(server *srv)
 {
     for (;;) {
         job *j, *prev;
-        pthread_mutex_lock(&S.mu);
-        if (!(j = next_admissible(&prev))) { pthread_mutex_unlock(&S.mu); return; }
+        pthread_mutex_lock(&srv->mu);
+        if (!(j = next_admissible(srv, &prev))) { pthread_mutex_unlock(&srv->mu); return; }
         if (prev) prev->next = j->next;
-        else S.queue_head = j->next;
-        if (S.queue_tail == j) S.queue_tail = prev;
-        S.n_queued--;
-        if (!LOAD(j->cancelled)) S.n_busy += job_slots(j);
-        pthread_mutex_unlock(&S.mu);
-        if (LOAD(j->cancelled)) job_end(j, 499, "the client went away");
-        else if (j->op) op_start(j);
+        else srv->queue_head = j->next;
+        if (srv->queue_tail == j) srv->queue_tail = prev;
+        srv->n_queued--;
+        if (!LOAD(j->cancelled)) srv->n_busy += job_slots(j);
+        pthread_mutex_unlock(&srv->mu);
+        if (LOAD(j->cancelled)) job_end(srv, j, 499, "the client went away");
+        else if (j->op) op_start(srv, j);
         else if (j->embed) {
-            int seq, *none = (int *)calloc((size_t)S.n_slots, sizeof(int));
-            seq = none ? pick_slot(NULL, 0, none) : -1;
+            int seq, *none = (int *)calloc((size_t)srv->n_slots, sizeof(int));
+            seq = none ? pick_slot(srv, NULL, 0, none) : -1;
             free(none);
-            if (seq < 0) { pthread_mutex_lock(&S.mu); S.n_busy--; pthread_mutex_unlock(&S.mu); job_end(j, 500, "no slot"); }
-            else run_embed(j, seq);
-        } else if (!start_job(j)) {
-            pthread_mutex_lock(&S.mu);
-            S.n_busy -= j->n_ch;
-            pthread_mutex_unlock(&S.mu);
-            job_end(j, 500, "out of memory starting the request");
+            if (seq < 0) { pthread_mutex_lock(&srv->mu); srv->n_busy--; pthread_mutex_unlock(&srv->mu); job_end(srv, j, 500, "no slot"); }
+            else run_embed(srv, j, seq);
+        } else if (!start_job(srv, j)) {
+            pthread_mutex_lock(&srv->mu);
+            srv->n_busy -= j->n_ch;
+            pthread_mutex_unlock(&srv->mu);
+            job_end(srv, j, 500, "out of memory starting the request");
         }
     }
 }
 
 /* Prompt g of j is evaluated (its last logits in row): fork its other choices, sample each (or,
    with max_tokens 0, finish each: the prompt is in the slot's cache, nothing is generated). */
-static void prompt_done(job *j, int g, const float *row)
+static void prompt_done(server *srv, job *j, int g, const float *row)
 {
     int first = g * j->req.best_of, lead = j->ch[first].slot, i;
-    snapshot_prompt(lead);
-    cache_prompt_end(lead);
+    snapshot_prompt(srv, lead);
+    cache_prompt_end(srv, lead);
     for (i = first + 1; i < first + j->req.best_of; i++) {
         int s = j->ch[i].slot;
         size_t k;
-        if (swa_seq_copy(S.ctx, lead, s, NULL) != SWA_OK) { job_end(j, 500, "could not fork the sequence"); return; }
-        S.slots[s].n_hist = 0;
-        for (k = 0; k < S.slots[lead].n_hist; k++) slot_hist_push(&S.slots[s], S.slots[lead].hist[k]);
+        if (swa_seq_copy(srv->ctx, lead, s, NULL) != SWA_OK) { job_end(srv, j, 500, "could not fork the sequence"); return; }
+        srv->slots[s].n_hist = 0;
+        for (k = 0; k < srv->slots[lead].n_hist; k++) slot_hist_push(&srv->slots[s], srv->slots[lead].hist[k]);
     }
     for (i = first; i < first + j->req.best_of; i++) {
-        S.slots[j->ch[i].slot].state = SLOT_GEN;
+        srv->slots[j->ch[i].slot].state = SLOT_GEN;
         if (j->req.max_tokens != 0) {
-            take_token(j, i, row, swa_sampler_sample(j->ch[i].sampler, row));
+            take_token(srv, j, i, row, swa_sampler_sample(j->ch[i].sampler, row));
             continue;
         }
         j->ch[i].finish = FIN_LENGTH;
         if (!j->t_first) j->t_first = now_s();
-        finish_choice(j, &j->ch[i]);
+        finish_choice(srv, j, &j->ch[i]);
         if (j->req.stream) {
             pthread_mutex_lock(&j->mu);
             stream_chunk(j, i, j->ch[i].text.len, 1);
@@ -1747,18 +1757,18 @@ static void prompt_done(job *j, int g, const float *row)
             pthread_mutex_unlock(&j->mu);
         }
     }
-    if (j->n_finished == j->n_ch) job_end(j, 200, NULL);
+    if (j->n_finished == j->n_ch) job_end(srv, j, 200, NULL);
 }
 
 /* ---- speculative decoding (--lookup, -md): a slot's draft verified in a decode of its own ---- */
 
 /* The longest draft for slot i now: within its choice's spec_max, the tokens max_tokens still
    allows after the one to evaluate, and the positions the slot has left. */
-static int32_t spec_room(int i)
+static int32_t spec_room(const server *srv, int i)
 {
-    const slot *s = &S.slots[i];
+    const slot *s = &srv->slots[i];
     const choice *c = &s->job->ch[s->choice];
-    int64_t k = c->spec_max, room = (int64_t)S.lim.n_ctx - (int64_t)s->n_hist - 1;
+    int64_t k = c->spec_max, room = (int64_t)srv->lim.n_ctx - (int64_t)s->n_hist - 1;
     if (s->job->req.max_tokens >= 0 && s->job->req.max_tokens - c->n_gen - 1 < k) k = s->job->req.max_tokens - c->n_gen - 1;
     if (room < k) k = room;
     return k > 0 ? (int32_t)k : 0;
@@ -1766,15 +1776,15 @@ static int32_t spec_room(int i)
 
 /* A draft of k tokens to follow slot i's text, which ends with its next token (d->n 0: none). A
    draft model that fails (its context full) drafts no more for this choice. */
-static void spec_draft(int i, int32_t k, swa_draft *d)
+static void spec_draft(server *srv, int i, int32_t k, swa_draft *d)
 {
-    slot *s = &S.slots[i];
+    slot *s = &srv->slots[i];
     choice *c = &s->job->ch[s->choice];
     swa_error err;
     swa_status st;
     memset(d, 0, sizeof *d);
-    d->token = S.spec_buf;
-    if (!s->drafter) st = swa_spec_lookup(s->hist, s->n_hist, S.o.ngram_min, S.o.ngram_max, S.spec_buf, k, &d->n, &err);
+    d->token = srv->spec_buf;
+    if (!s->drafter) st = swa_spec_lookup(s->hist, s->n_hist, srv->o.ngram_min, srv->o.ngram_max, srv->spec_buf, k, &d->n, &err);
     else if ((st = swa_drafter_set_p_min(s->drafter, c->spec_p_min, &err)) == SWA_OK)
         st = swa_drafter_draft(s->drafter, s->hist, s->n_hist, k, d, &err);
     if (st != SWA_OK) {
@@ -1787,176 +1797,177 @@ static void spec_draft(int i, int32_t k, swa_draft *d)
 
 /* The tokens a verification chose, to choice i of j as take_token takes sampled ones; where one
    ends it, the sequence goes back to before the tokens after it (as if they were never drafted). */
-static void spec_take(job *j, int i, const int32_t *out, int32_t n_out)
+static void spec_take(server *srv, job *j, int i, const int32_t *out, int32_t n_out)
 {
     choice *c = &j->ch[i];
     int sl = c->slot;
     int32_t k;
     for (k = 0; k < n_out; k++) {
-        take_token(j, i, NULL, out[k]);
+        take_token(srv, j, i, NULL, out[k]);
         if (c->finish) {
-            if (k + 1 < n_out && swa_seq_rewind(S.ctx, sl, n_out - 1 - k, NULL) != SWA_OK) slot_forget(sl);
+            if (k + 1 < n_out && swa_seq_rewind(srv->ctx, sl, n_out - 1 - k, NULL) != SWA_OK) slot_forget(srv, sl);
             return;
         }
-        if (k + 1 < n_out) slot_hist_push(&S.slots[sl], out[k]);
+        if (k + 1 < n_out) slot_hist_push(&srv->slots[sl], out[k]);
     }
 }
 
 /* Slot i (generating, with drafts) verifies a draft after its next token in one decode: 1 when it
    did, 0 when there is no draft worth it now (the slot joins the step's batch). */
-static int spec_step(int i)
+static int spec_step(server *srv, int i)
 {
-    slot *s = &S.slots[i];
+    slot *s = &srv->slots[i];
     job *j = s->job;
     choice *c = &j->ch[s->choice];
-    int32_t k = spec_room(i), n_out = 0;
+    int32_t k = spec_room(srv, i), n_out = 0;
     swa_draft d;
     swa_error err;
     swa_status st;
     double t0;
     if (k <= 0 || k < c->spec_min) return 0;
     slot_hist_push(s, s->next);   /* the text so far ends with it; evaluated by the verification */
-    if (!s->n_hist) { slot_forget(i); job_end(j, 500, "out of memory"); return 1; }   /* the history is lost */
-    spec_draft(i, k, &d);
+    if (!s->n_hist) { slot_forget(srv, i); job_end(srv, j, 500, "out of memory"); return 1; }   /* the history is lost */
+    spec_draft(srv, i, k, &d);
     if (d.n == 0) { s->n_hist--; return 0; }
     t0 = now_s();
-    st = swa_spec_verify(s->verifier, S.ctx, i, c->sampler, s->next, &d, S.spec_out, &n_out, &err);
+    st = swa_spec_verify(s->verifier, srv->ctx, i, c->sampler, s->next, &d, srv->spec_out, &n_out, &err);
     if (st != SWA_OK) {   /* the sequence and the sampler are as they were: on without drafts */
         fprintf(stderr, "swa-server: slot %d: no more drafts for this request: %s\n", i, err.msg);
         c->spec_max = 0;
         s->n_hist--;
         return 0;
     }
-    pthread_mutex_lock(&S.mu);
-    S.m_decodes++;
-    S.m_gen_tokens += (uint64_t)n_out;
-    S.m_gen_s += now_s() - t0;
-    pthread_mutex_unlock(&S.mu);
+    pthread_mutex_lock(&srv->mu);
+    srv->m_decodes++;
+    srv->m_gen_tokens += (uint64_t)n_out;
+    srv->m_gen_s += now_s() - t0;
+    pthread_mutex_unlock(&srv->mu);
     pthread_mutex_lock(&j->mu);
     c->n_drafted += d.n;
     c->n_accepted += n_out - 1;
     pthread_mutex_unlock(&j->mu);
-    spec_take(j, s->choice, S.spec_out, n_out);
-    if (j->n_finished == j->n_ch) job_end(j, 200, NULL);
+    spec_take(srv, j, s->choice, srv->spec_out, n_out);
+    if (j->n_finished == j->n_ch) job_end(srv, j, 200, NULL);
     return 1;
 }
 
 /* One step: a token of every generating slot and a chunk of the prompts, one swa_ctx_decode. */
-static int step(void)
+static int step(server *srv)
 {
-    size_t n = 0, budget = (size_t)S.o.n_batch, n_prompt = 0, n_gen = 0, r, i;
+    size_t n = 0, budget = (size_t)srv->o.n_batch, n_prompt = 0, n_gen = 0, r, i;
     int busy = 0;
     swa_batch b;
     swa_error err;
     swa_status st;
     double t0, dt;
-    for (i = 0; i < (size_t)S.n_slots; i++) {   /* the clients that left free their slots now */
-        job *j = S.slots[i].job;
-        if (j && LOAD(j->cancelled)) job_end(j, 499, "the client went away");
+    for (i = 0; i < (size_t)srv->n_slots; i++) {   /* the clients that left free their slots now */
+        job *j = srv->slots[i].job;
+        if (j && LOAD(j->cancelled)) job_end(srv, j, 499, "the client went away");
     }
-    for (i = 0; i < (size_t)S.n_slots; i++) {
-        slot *s = &S.slots[i];
+    for (i = 0; i < (size_t)srv->n_slots; i++) {
+        slot *s = &srv->slots[i];
         if (s->state != SLOT_GEN) continue;
-        if (s->job->ch[s->choice].spec_max && spec_step((int)i)) { busy = 1; continue; }
-        S.b_tok[n] = s->next;
-        S.b_seq[n] = (int32_t)i;
-        S.b_logits[n] = 1;
-        S.b_slot[n++] = (int)i;
+        if (s->job->ch[s->choice].spec_max && spec_step(srv, (int)i)) { busy = 1; continue; }
+        srv->b_tok[n] = s->next;
+        srv->b_seq[n] = (int32_t)i;
+        srv->b_logits[n] = 1;
+        srv->b_slot[n++] = (int)i;
         n_gen++;
     }
     budget = budget > n ? budget - n : 0;
-    for (i = 0; i < (size_t)S.n_slots && budget > 0; i++) {   /* prompts, oldest slot order */
-        slot *s = &S.slots[i];
+    for (i = 0; i < (size_t)srv->n_slots && budget > 0; i++) {   /* prompts, oldest slot order */
+        slot *s = &srv->slots[i];
         size_t take, k;
         int g;
         if (s->state != SLOT_PREFILL) continue;
         g = s->job->ch[s->choice].group;
         take = s->job->req.n_prompt[g] - s->done;
         if (take > budget) take = budget;
-        take = srv_cache_chunk(S.cache, (int32_t)i, s->done, take);
+        take = srv_cache_chunk(srv->cache, (int32_t)i, s->done, take);
         for (k = 0; k < take; k++) {
-            S.b_tok[n] = s->job->req.prompt[g][s->done + k];
-            S.b_seq[n] = (int32_t)i;
-            S.b_logits[n] = s->done + k + 1 == s->job->req.n_prompt[g];
-            S.b_slot[n++] = (int)i;
+            srv->b_tok[n] = s->job->req.prompt[g][s->done + k];
+            srv->b_seq[n] = (int32_t)i;
+            srv->b_logits[n] = s->done + k + 1 == s->job->req.n_prompt[g];
+            srv->b_slot[n++] = (int)i;
         }
         budget -= take;
         n_prompt += take;
     }
     if (n == 0) return busy;
     b.n = n;
-    b.token = S.b_tok;
-    b.seq = S.b_seq;
-    b.logits = S.b_logits;
+    b.token = srv->b_tok;
+    b.seq = srv->b_seq;
+    b.logits = srv->b_logits;
     t0 = now_s();
-    st = swa_ctx_decode(S.ctx, &b, S.rows, &err);
+    st = swa_ctx_decode(srv->ctx, &b, srv->rows, &err);
     dt = now_s() - t0;
-    pthread_mutex_lock(&S.mu);
-    S.m_decodes++;
-    S.m_prompt_tokens += n_prompt;
-    S.m_gen_tokens += n_gen;
-    S.m_prompt_s += dt * (double)n_prompt / (double)n;
-    S.m_gen_s += dt * (double)n_gen / (double)n;
-    pthread_mutex_unlock(&S.mu);
+    pthread_mutex_lock(&srv->mu);
+    srv->m_decodes++;
+    srv->m_prompt_tokens += n_prompt;
+    srv->m_gen_tokens += n_gen;
+    srv->m_prompt_s += dt * (double)n_prompt / (double)n;
+    srv->m_gen_s += dt * (double)n_gen / (double)n;
+    pthread_mutex_unlock(&srv->mu);
     if (st != SWA_OK) {   /* nothing was evaluated: every job in the batch fails, their sequences are reset */
         fprintf(stderr, "swa-server: decode failed: %s\n", err.msg);
         for (i = 0; i < n; i++) {
-            slot *s = &S.slots[S.b_slot[i]];
-            if (s->job) job_end(s->job, 500, err.msg);
-            slot_forget(S.b_slot[i]);
+            slot *s = &srv->slots[srv->b_slot[i]];
+            if (s->job) job_end(srv, s->job, 500, err.msg);
+            slot_forget(srv, srv->b_slot[i]);
         }
         return 1;
     }
-    for (i = 0; i < n; i++) slot_hist_push(&S.slots[S.b_slot[i]], S.b_tok[i]);
+    for (i = 0; i < n; i++) slot_hist_push(&srv->slots[srv->b_slot[i]], srv->b_tok[i]);
     for (i = 0, r = 0; i < n; i++) {   /* the prompt progress first: prompt_done may sample */
-        slot *s = &S.slots[S.b_slot[i]];
+        slot *s = &srv->slots[srv->b_slot[i]];
         if (s->state == SLOT_PREFILL) s->done++;
     }
-    for (i = 0; i < (size_t)S.n_slots; i++) {   /* a snapshot where a prompt's chunk stopped for one */
-        slot *s = &S.slots[i];
+    for (i = 0; i < (size_t)srv->n_slots; i++) {   /* a snapshot where a prompt's chunk stopped for one */
+        slot *s = &srv->slots[i];
         if (s->state == SLOT_PREFILL)
-            srv_cache_reached(S.cache, S.ctx, (int32_t)i, s->job->req.prompt[s->job->ch[s->choice].group], s->done);
+            srv_cache_reached(srv->cache, srv->ctx, (int32_t)i, s->job->req.prompt[s->job->ch[s->choice].group], s->done);
     }
     for (i = 0, r = 0; i < n; i++) {
-        slot *s = &S.slots[S.b_slot[i]];
+        slot *s = &srv->slots[srv->b_slot[i]];
         const float *row;
         job *j = s->job;
-        if (!S.b_logits[i]) continue;
-        row = S.rows + r++ * (size_t)S.n_vocab;
+        if (!srv->b_logits[i]) continue;
+        row = srv->rows + r++ * (size_t)srv->n_vocab;
         if (!j) continue;
         if (s->state == SLOT_PREFILL) {
-            prompt_done(j, j->ch[s->choice].group, row);
+            prompt_done(srv, j, j->ch[s->choice].group, row);
         } else if (s->state == SLOT_GEN) {
-            take_token(j, s->choice, row, swa_sampler_sample(j->ch[s->choice].sampler, row));
-            if (j->n_finished == j->n_ch) job_end(j, 200, NULL);
+            take_token(srv, j, s->choice, row, swa_sampler_sample(j->ch[s->choice].sampler, row));
+            if (j->n_finished == j->n_ch) job_end(srv, j, 200, NULL);
         }
     }
     return 1;
 }
 
+/* The scheduler thread: arg is the server. */
 static void *scheduler(void *arg)
 {
-    (void)arg;
+    server *srv = (server *)arg;
     for (;;) {
         int busy;
         job *prev;
-        ops_run_waiting();
-        admit();
-        busy = step();
-        pthread_mutex_lock(&S.mu);
-        for (int i = 0; i < S.n_slots; i++) {
-            S.slots[i].shown_busy = S.slots[i].state != SLOT_IDLE;
-            S.slots[i].shown_n_hist = S.slots[i].n_hist;
+        ops_run_waiting(srv);
+        admit(srv);
+        busy = step(srv);
+        pthread_mutex_lock(&srv->mu);
+        for (int i = 0; i < srv->n_slots; i++) {
+            srv->slots[i].shown_busy = srv->slots[i].state != SLOT_IDLE;
+            srv->slots[i].shown_n_hist = srv->slots[i].n_hist;
         }
-        if (S.stopping) { pthread_mutex_unlock(&S.mu); break; }
-        if (!busy && !next_admissible(&prev)) {
+        if (srv->stopping) { pthread_mutex_unlock(&srv->mu); break; }
+        if (!busy && !next_admissible(srv, &prev)) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += 100 * 1000 * 1000;   /* wake now and then to see cancelled requests */
             if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
-            pthread_cond_timedwait(&S.wake, &S.mu, &ts);
+            pthread_cond_timedwait(&srv->wake, &srv->mu, &ts);
         }
-        pthread_mutex_unlock(&S.mu);
+        pthread_mutex_unlock(&srv->mu);
     }
     return NULL;
 }
@@ -1964,6 +1975,8 @@ static void *scheduler(void *arg)
 /* ---- HTTP ---- */
 
 typedef struct conn {
+    struct MHD_Connection *http;   /* libmicrohttpd's connection it came on */
+    int ollama;                /* it came to ollama's /api/: errors in ollama's shape */
     sbuf body;
     int too_big;
     int responded;
@@ -1974,16 +1987,13 @@ typedef struct conn {
     job *job;                  /* a generation's counts (the connection's reference) */
 } conn;
 
-static __thread conn *t_conn;   /* the request this connection thread answers */
-static __thread int t_ollama;
-
 /* A path as it may stand in a JSON string of the log: quotes, backslashes and controls as '_'. */
 static const char *json_safe_path(char *p)
 {
     char *q;
     for (q = p; *q; q++) if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20) *q = '_';
     return p;
-}   /* it came to ollama's /api/: errors in ollama's shape */
+}
 
 /* The client closed its end (or the socket failed): nothing waits for the answer. */
 static int peer_gone(int fd)
@@ -1995,7 +2005,7 @@ static int peer_gone(int fd)
     return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
-static enum MHD_Result send_text(struct MHD_Connection *c, int status, const char *type, const char *text, size_t len,
+static enum MHD_Result send_text(conn *cc, int status, const char *type, const char *text, size_t len,
                                  int retry_after)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
@@ -2005,24 +2015,24 @@ static enum MHD_Result send_text(struct MHD_Connection *c, int status, const cha
     MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
     if (retry_after) MHD_add_response_header(r, "Retry-After", "1");
     if (status == 405) MHD_add_response_header(r, "Allow", retry_after < 0 ? "GET" : "POST");
-    if (t_conn) t_conn->status = status;
-    ok = MHD_queue_response(c, (unsigned)status, r);
+    cc->status = status;
+    ok = MHD_queue_response(cc->http, (unsigned)status, r);
     MHD_destroy_response(r);
     return ok;
 }
 
-static enum MHD_Result send_json(struct MHD_Connection *c, int status, cJSON *o)
+static enum MHD_Result send_json(conn *cc, int status, cJSON *o)
 {
     char *s = cJSON_PrintUnformatted(o);
     enum MHD_Result ok;
     cJSON_Delete(o);
     if (!s) return MHD_NO;
-    ok = send_text(c, status, "application/json; charset=utf-8", s, strlen(s), 0);
+    ok = send_text(cc, status, "application/json; charset=utf-8", s, strlen(s), 0);
     free(s);
     return ok;
 }
 
-static enum MHD_Result send_error(struct MHD_Connection *c, int status, const char *type, const char *param,
+static enum MHD_Result send_error(server *srv, conn *cc, int status, const char *type, const char *param,
                                   const char *fmt, ...)
 {
     char msg[400];
@@ -2033,7 +2043,7 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int status, const ch
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (t_ollama) {
+    if (cc->ollama) {
         e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "error", msg);
     } else {
@@ -2043,23 +2053,24 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int status, const ch
     s = cJSON_PrintUnformatted(e);
     cJSON_Delete(e);
     if (!s) return MHD_NO;
-    ok = send_text(c, status, "application/json; charset=utf-8", s, strlen(s), status == 503 ? 1 : status == 405 ? 0 : 0);
+    ok = send_text(cc, status, "application/json; charset=utf-8", s, strlen(s), status == 503 ? 1 : status == 405 ? 0 : 0);
     free(s);
-    pthread_mutex_lock(&S.mu);
-    S.m_by_status[status / 100 < 6 ? status / 100 : 5]++;
-    pthread_mutex_unlock(&S.mu);
+    pthread_mutex_lock(&srv->mu);
+    srv->m_by_status[status / 100 < 6 ? status / 100 : 5]++;
+    pthread_mutex_unlock(&srv->mu);
     return ok;
 }
 
 /* The idle timeout back on (run_job turned it off); turning it on restarts its clock. */
-static void timeout_on(struct MHD_Connection *c)
+static void timeout_on(struct MHD_Connection *c, int timeout)
 {
-    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)S.o.timeout);
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)timeout);
 }
 
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
     job *j = (job *)cls;
+    server *srv = j->srv;
     size_t n;
     (void)pos;
     pthread_mutex_lock(&j->mu);
@@ -2072,13 +2083,13 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
         if (j->taken == j->out.len && !j->done && peer_gone(j->fd)) {
             STORE(j->cancelled, 1);
             pthread_mutex_unlock(&j->mu);
-            pthread_mutex_lock(&S.mu);
-            pthread_cond_signal(&S.wake);
-            pthread_mutex_unlock(&S.mu);
+            pthread_mutex_lock(&srv->mu);
+            pthread_cond_signal(&srv->wake);
+            pthread_mutex_unlock(&srv->mu);
             return MHD_CONTENT_READER_END_WITH_ERROR;
         }
     }
-    if (j->done) timeout_on(j->http);   /* a client that stops reading the rest is cut off */
+    if (j->done) timeout_on(j->http, srv->o.timeout);   /* a client that stops reading the rest is cut off */
     if (j->taken == j->out.len) {
         pthread_mutex_unlock(&j->mu);
         return MHD_CONTENT_READER_END_OF_STREAM;
@@ -2100,68 +2111,70 @@ static void stream_free(void *cls)
     job_release(j);
 }
 
-static int authorized(struct MHD_Connection *c)
+/* The request carries the API key (any request, without one). */
+static int authorized(struct MHD_Connection *c, const char *key)
 {
     const char *h;
     size_t n;
-    if (!S.o.api_key) return 1;
+    if (!key) return 1;
     h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    n = strlen(S.o.api_key);
+    n = strlen(key);
     if (h && !strncmp(h, "Bearer ", 7) && strlen(h + 7) == n) {
         size_t i;
         unsigned diff = 0;   /* the same time whatever matches */
-        for (i = 0; i < n; i++) diff |= (unsigned char)h[7 + i] ^ (unsigned char)S.o.api_key[i];
+        for (i = 0; i < n; i++) diff |= (unsigned char)h[7 + i] ^ (unsigned char)key[i];
         return diff == 0;
     }
     return 0;
 }
 
 /* A new job with its two references: the connection's and the scheduler's. */
-static job *job_new(void)
+static job *job_new(server *srv)
 {
     job *j = (job *)calloc(1, sizeof *j);
-    static unsigned long counter;
     unsigned long id;
     if (!j) return NULL;
-    __atomic_add_fetch(&g_jobs, 1, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&srv->n_jobs, 1, __ATOMIC_ACQ_REL);
+    j->srv = srv;
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->cv, NULL);
     j->refs = 2;
     j->first_slot = j->pin = -1;
     j->created = (long)time(NULL);
     j->t_arrive = now_s();
-    pthread_mutex_lock(&S.mu);
-    id = ++counter;
-    pthread_mutex_unlock(&S.mu);
+    pthread_mutex_lock(&srv->mu);
+    id = ++srv->n_ids;
+    pthread_mutex_unlock(&srv->mu);
     snprintf(j->id, sizeof j->id, "%lx%lx", (unsigned long)j->created, id);
     return j;
 }
 
 /* Queue j and answer with what the scheduler writes: a stream, or the whole response. The
    connection keeps a third reference for its line in the access log. */
-static enum MHD_Result run_job(struct MHD_Connection *c, conn *cc, job *j)
+static enum MHD_Result run_job(server *srv, conn *cc, job *j)
 {
+    struct MHD_Connection *c = cc->http;
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     int full, stopping;
     j->fd = ci ? ci->connect_fd : -1;
     j->refs++;
     cc->job = j;
-    pthread_mutex_lock(&S.mu);
-    stopping = S.stopping;
-    full = stopping || (S.n_queued >= S.o.queue && !(S.n_slots - S.n_busy >= job_slots(j) && !S.queue_head));
+    pthread_mutex_lock(&srv->mu);
+    stopping = srv->stopping;
+    full = stopping || (srv->n_queued >= srv->o.queue && !(srv->n_slots - srv->n_busy >= job_slots(j) && !srv->queue_head));
     if (!full) {
-        if (S.queue_tail) S.queue_tail->next = j;
-        else S.queue_head = j;
-        S.queue_tail = j;
-        S.n_queued++;
-        pthread_cond_signal(&S.wake);
+        if (srv->queue_tail) srv->queue_tail->next = j;
+        else srv->queue_head = j;
+        srv->queue_tail = j;
+        srv->n_queued++;
+        pthread_cond_signal(&srv->wake);
     }
-    pthread_mutex_unlock(&S.mu);
+    pthread_mutex_unlock(&srv->mu);
     if (full) {
         job_release(j);
-        if (stopping) return send_error(c, 503, "unavailable_error", NULL, "the server is stopping");
-        return send_error(c, 503, "server_error", NULL, "the server is busy: every slot is taken and %d requests wait",
-                          S.o.queue);
+        if (stopping) return send_error(srv, cc, 503, "unavailable_error", NULL, "the server is stopping");
+        return send_error(srv, cc, 503, "server_error", NULL, "the server is busy: every slot is taken and %d requests wait",
+                          srv->o.queue);
     }
     /* The client has nothing to send while its answer is computed, and a first token may take
        longer than --timeout: the idle timeout is off until the answer is complete. */
@@ -2177,9 +2190,9 @@ static enum MHD_Result run_job(struct MHD_Connection *c, conn *cc, job *j)
         cc->status = 200;
         ok = MHD_queue_response(c, 200, r);
         MHD_destroy_response(r);
-        pthread_mutex_lock(&S.mu);
-        S.m_by_status[2]++;
-        pthread_mutex_unlock(&S.mu);
+        pthread_mutex_lock(&srv->mu);
+        srv->m_by_status[2]++;
+        pthread_mutex_unlock(&srv->mu);
         return ok;
     }
     pthread_mutex_lock(&j->mu);
@@ -2192,22 +2205,22 @@ static enum MHD_Result run_job(struct MHD_Connection *c, conn *cc, job *j)
         if (!j->done && !LOAD(j->cancelled) && peer_gone(j->fd)) {
             STORE(j->cancelled, 1);
             pthread_mutex_unlock(&j->mu);
-            pthread_mutex_lock(&S.mu);
-            pthread_cond_signal(&S.wake);
-            pthread_mutex_unlock(&S.mu);
+            pthread_mutex_lock(&srv->mu);
+            pthread_cond_signal(&srv->wake);
+            pthread_mutex_unlock(&srv->mu);
             pthread_mutex_lock(&j->mu);
         }
     }
     pthread_mutex_unlock(&j->mu);
-    timeout_on(c);
+    timeout_on(c, srv->o.timeout);
     {
         enum MHD_Result ok = MHD_NO;
         int st = j->status ? j->status : 500;
         if (!LOAD(j->cancelled) || j->status == 200) {
-            ok = send_text(c, st, "application/json; charset=utf-8", j->out.s ? j->out.s : "{}", j->out.len, st == 503);
-            pthread_mutex_lock(&S.mu);
-            S.m_by_status[st / 100 < 6 ? st / 100 : 5]++;
-            pthread_mutex_unlock(&S.mu);
+            ok = send_text(cc, st, "application/json; charset=utf-8", j->out.s ? j->out.s : "{}", j->out.len, st == 503);
+            pthread_mutex_lock(&srv->mu);
+            srv->m_by_status[st / 100 < 6 ? st / 100 : 5]++;
+            pthread_mutex_unlock(&srv->mu);
         }
         job_release(j);
         return ok;
@@ -2217,13 +2230,13 @@ static enum MHD_Result run_job(struct MHD_Connection *c, conn *cc, job *j)
 /* Choice ch's drafts: the request's speculative.n_max and n_min, else --draft-max and --draft-min
    (n_min brought down to n_max, as llama-server does). None without speculation, nor where each
    token's logits are needed (logprobs, best_of's ranking): a verification does not keep them. */
-static void spec_settings(const srv_request *r, choice *ch)
+static void spec_settings(const server *srv, const srv_request *r, choice *ch)
 {
-    ch->spec_max = r->spec_n_max >= 0 ? r->spec_n_max : S.o.draft_max;
-    ch->spec_min = r->spec_n_min >= 0 ? r->spec_n_min : S.o.draft_min;
+    ch->spec_max = r->spec_n_max >= 0 ? r->spec_n_max : srv->o.draft_max;
+    ch->spec_min = r->spec_n_min >= 0 ? r->spec_n_min : srv->o.draft_min;
     if (ch->spec_min > ch->spec_max) ch->spec_min = ch->spec_max;
     ch->spec_p_min = (float)r->spec_p_min;
-    if (!S.slots[0].verifier || r->logprobs || r->best_of > r->n_choices) ch->spec_max = 0;
+    if (!srv->slots[0].verifier || r->logprobs || r->best_of > r->n_choices) ch->spec_max = 0;
 }
 
 /* Choice i's reader of the answer: the request's tool-call syntax, tools and reasoning format. */
@@ -2241,24 +2254,24 @@ static int chat_parser(job *j, int i, uint64_t seed, swa_error *e)
     return swa_chat_parser_create(&cfg, &j->ch[i].parser, e) == SWA_OK;
 }
 
-static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int kind)
+static enum MHD_Result handle_generate(server *srv, conn *cc, int kind)
 {
     srv_error err;
     swa_error e;
-    job *j = job_new();
+    job *j = job_new(srv);
     int i;
     char id[96];
-    if (!j) return send_error(c, 500, "server_error", NULL, "out of memory");
-    if (srv_parse_request(cc->body.s ? cc->body.s : "", cc->body.len, kind, &S.lim, &j->req, &err)) {
+    if (!j) return send_error(srv, cc, 500, "server_error", NULL, "out of memory");
+    if (srv_parse_request(cc->body.s ? cc->body.s : "", cc->body.len, kind, &srv->lim, &j->req, &err)) {
         j->refs = 1;
         job_release(j);
-        return send_error(c, err.status, err.type, err.param, "%s", err.message);
+        return send_error(srv, cc, err.status, err.type, err.param, "%s", err.message);
     }
     j->n_ch = j->req.n_prompts * j->req.best_of;
     if (!(j->ch = (choice *)calloc((size_t)j->n_ch, sizeof *j->ch))) {
         j->refs = 1;
         job_release(j);
-        return send_error(c, 500, "server_error", NULL, "out of memory");
+        return send_error(srv, cc, 500, "server_error", NULL, "out of memory");
     }
     j->pin = j->req.id_slot;
     snprintf(id, sizeof id, "%s-%s", kind == SRV_CHAT ? "chatcmpl" : "cmpl", j->id);
@@ -2272,32 +2285,33 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
         sc.seed += (uint64_t)(i % j->req.best_of);   /* the request's seed + i, as swa-generate --parallel */
         ch->slot = -1;
         ch->group = g;
-        spec_settings(&j->req, ch);
-        if (swa_sampler_create(&sc, S.n_vocab, &ch->sampler, NULL) != SWA_OK ||
+        spec_settings(srv, &j->req, ch);
+        if (swa_sampler_create(&sc, srv->n_vocab, &ch->sampler, NULL) != SWA_OK ||
             swa_sampler_set_logit_bias(ch->sampler, j->req.bias_id, j->req.bias, j->req.n_bias, NULL) != SWA_OK) {
             j->refs = 1;
             job_release(j);
-            return send_error(c, 400, "invalid_request_error", NULL, "the sampling settings were refused");
+            return send_error(srv, cc, 400, "invalid_request_error", NULL, "the sampling settings were refused");
         }
         /* the penalties see the prompt; sampled tokens the sampler records itself */
         if ((sc.repeat_penalty > 0 && sc.repeat_penalty != 1) || sc.presence_penalty != 0 || sc.frequency_penalty != 0)
             for (k = 0; k < j->req.n_prompt[g]; k++) swa_sampler_accept(ch->sampler, j->req.prompt[g][k]);
         /* then the grammar, which follows the generated tokens only */
         if (j->req.grammar && (j->req.grammar_trigger
-                                   ? swa_sampler_set_grammar_lazy(ch->sampler, j->req.grammar, S.vocab, &j->req.grammar_trigger, 1, &e)
-                                   : swa_sampler_set_grammar(ch->sampler, j->req.grammar, S.vocab, &e)) != SWA_OK) {
+                                   ? swa_sampler_set_grammar_lazy(ch->sampler, j->req.grammar, srv->vocab,
+                                                                  &j->req.grammar_trigger, 1, &e)
+                                   : swa_sampler_set_grammar(ch->sampler, j->req.grammar, srv->vocab, &e)) != SWA_OK) {
             j->refs = 1;
             job_release(j);
-            return send_error(c, 400, "invalid_request_error", NULL, "%s", e.msg);
+            return send_error(srv, cc, 400, "invalid_request_error", NULL, "%s", e.msg);
         }
         /* ollama's chat is read when it has tools or thinking; else it is the text as written */
         if ((kind == SRV_CHAT || (kind == SRV_OLLAMA_CHAT && (j->req.tools || j->req.reasoning))) &&
             !chat_parser(j, i, sc.seed, &e)) {
             j->refs = 1;
             job_release(j);
-            return send_error(c, 500, "server_error", NULL, "%s", e.msg);
+            return send_error(srv, cc, 500, "server_error", NULL, "%s", e.msg);
         }
-        swa_decoder_init(&ch->dec, S.vocab);
+        swa_decoder_init(&ch->dec, srv->vocab);
         /* a completion goes on from its prompt: keep its first space; a chat reply starts afresh */
         ch->dec.at_start = kind == SRV_CHAT || kind == SRV_OLLAMA_CHAT || kind == SRV_OLLAMA_GENERATE;
         /* the parser reads the format's markers ([TOOL_CALLS], <|channel|>) even where the
@@ -2305,29 +2319,29 @@ static enum MHD_Result handle_generate(struct MHD_Connection *c, conn *cc, int k
         if (ch->parser) ch->dec.markers = swa_tool_format_markers((swa_tool_format)j->req.tool_format, &ch->dec.n_markers);
         if (j->req.echo[g]) sb_add(&ch->text, j->req.echo[g], j->req.echo_len[g]);
     }
-    return run_job(c, cc, j);
+    return run_job(srv, cc, j);
 }
 
-static enum MHD_Result handle_embed(struct MHD_Connection *c, conn *cc, int kind)
+static enum MHD_Result handle_embed(server *srv, conn *cc, int kind)
 {
     srv_error err;
-    job *j = job_new();
-    if (!j) return send_error(c, 500, "server_error", NULL, "out of memory");
-    if (srv_parse_embed(cc->body.s ? cc->body.s : "", cc->body.len, kind == EMB_OLLAMA, &S.lim, &j->ereq, &err)) {
+    job *j = job_new(srv);
+    if (!j) return send_error(srv, cc, 500, "server_error", NULL, "out of memory");
+    if (srv_parse_embed(cc->body.s ? cc->body.s : "", cc->body.len, kind == EMB_OLLAMA, &srv->lim, &j->ereq, &err)) {
         j->refs = 1;
         job_release(j);
-        return send_error(c, err.status, err.type, err.param, "%s", err.message);
+        return send_error(srv, cc, err.status, err.type, err.param, "%s", err.message);
     }
     j->embed = kind;
-    return run_job(c, cc, j);
+    return run_job(srv, cc, j);
 }
 
-static enum MHD_Result handle_tokenize(struct MHD_Connection *c, conn *cc, int detok)
+static enum MHD_Result handle_tokenize(server *srv, conn *cc, int detok)
 {
     cJSON *o = cJSON_ParseWithLengthOpts(cc->body.s ? cc->body.s : "", cc->body.len, NULL, 0), *out, *f, *t;
     if (!o || !cJSON_IsObject(o)) {
         cJSON_Delete(o);
-        return send_error(c, 400, "invalid_request_error", NULL, "the body is not a JSON object");
+        return send_error(srv, cc, 400, "invalid_request_error", NULL, "the body is not a JSON object");
     }
     out = cJSON_CreateObject();
     if (!detok) {
@@ -2339,20 +2353,20 @@ static enum MHD_Result handle_tokenize(struct MHD_Connection *c, conn *cc, int d
         if (!cJSON_IsString(content)) {
             cJSON_Delete(o);
             cJSON_Delete(out);
-            return send_error(c, 400, "invalid_request_error", "content", "content must be a string");
+            return send_error(srv, cc, 400, "invalid_request_error", "content", "content must be a string");
         }
-        if (srv_tokenize(S.vocab, content->valuestring, strlen(content->valuestring),
-                         SWA_TOKENIZE_SPECIAL | (cJSON_IsTrue(special) && swa_vocab_add_bos(S.vocab) ? SWA_TOKENIZE_ADD_BOS : 0),
+        if (srv_tokenize(srv->vocab, content->valuestring, strlen(content->valuestring),
+                         SWA_TOKENIZE_SPECIAL | (cJSON_IsTrue(special) && swa_vocab_add_bos(srv->vocab) ? SWA_TOKENIZE_ADD_BOS : 0),
                          &tok, &n)) {
             cJSON_Delete(o);
             cJSON_Delete(out);
-            return send_error(c, 500, "server_error", NULL, "tokenization failed");
+            return send_error(srv, cc, 500, "server_error", NULL, "tokenization failed");
         }
         f = cJSON_AddArrayToObject(out, "tokens");
         for (i = 0; i < n; i++) {
             if (cJSON_IsTrue(pieces)) {
                 char piece[256];
-                size_t pl = swa_token_to_text(S.vocab, tok[i], piece, sizeof piece);
+                size_t pl = swa_token_to_text(srv->vocab, tok[i], piece, sizeof piece);
                 cJSON *p = cJSON_CreateObject();
                 cJSON_AddNumberToObject(p, "id", tok[i]);
                 add_text(p, "piece", piece, pl < sizeof piece ? pl : sizeof piece);
@@ -2371,17 +2385,17 @@ static enum MHD_Result handle_tokenize(struct MHD_Connection *c, conn *cc, int d
         if (!cJSON_IsArray(tokens)) {
             cJSON_Delete(o);
             cJSON_Delete(out);
-            return send_error(c, 400, "invalid_request_error", "tokens", "tokens must be a list of token ids");
+            return send_error(srv, cc, 400, "invalid_request_error", "tokens", "tokens must be a list of token ids");
         }
-        swa_decoder_init(&d, S.vocab);
+        swa_decoder_init(&d, srv->vocab);
         d.at_start = 0;
         cJSON_ArrayForEach(t, tokens) {
-            if (!cJSON_IsNumber(t) || t->valuedouble < 0 || t->valuedouble >= S.n_vocab || t->valuedouble != floor(t->valuedouble)) {
+            if (!cJSON_IsNumber(t) || t->valuedouble < 0 || t->valuedouble >= srv->n_vocab || t->valuedouble != floor(t->valuedouble)) {
                 free(text.s);
                 cJSON_Delete(o);
                 cJSON_Delete(out);
-                return send_error(c, 400, "invalid_request_error", "tokens", "tokens[%zu] is not a token id (0 to %d)", i,
-                                  S.n_vocab - 1);
+                return send_error(srv, cc, 400, "invalid_request_error", "tokens", "tokens[%zu] is not a token id (0 to %d)", i,
+                                  srv->n_vocab - 1);
             }
             sb_add(&text, buf, swa_decoder_push(&d, (int32_t)t->valuedouble, buf, sizeof buf));
             i++;
@@ -2391,13 +2405,13 @@ static enum MHD_Result handle_tokenize(struct MHD_Connection *c, conn *cc, int d
         free(text.s);
     }
     cJSON_Delete(o);
-    return send_json(c, 200, out);
+    return send_json(cc, 200, out);
 }
 
-static void cache_metrics(sbuf *b)
+static void cache_metrics(sbuf *b, srv_cache *cache)
 {
     srv_cache_stats st;
-    srv_cache_stats_get(S.cache, &st);
+    srv_cache_stats_get(cache, &st);
     sb_addf(b, "# HELP swa_cache_hits_total Prompts that started from a snapshot in the cache (--cache-ram).\n"
                "# TYPE swa_cache_hits_total counter\nswa_cache_hits_total %llu\n", (unsigned long long)st.hits);
     sb_addf(b, "# HELP swa_cache_misses_total Prompts for which the cache held no longer prefix than the slots.\n"
@@ -2416,73 +2430,74 @@ static void cache_metrics(sbuf *b)
             st.entries);
 }
 
-static enum MHD_Result handle_metrics(struct MHD_Connection *c)
+static enum MHD_Result handle_metrics(server *srv, conn *cc)
 {
     sbuf b = {NULL, 0, 0, 0};
     enum MHD_Result ok;
-    pthread_mutex_lock(&S.mu);
+    pthread_mutex_lock(&srv->mu);
     sb_addf(&b, "# HELP swa_requests_total Generation requests finished (answered, failed or abandoned).\n"
-                "# TYPE swa_requests_total counter\nswa_requests_total %llu\n", (unsigned long long)S.m_requests);
+                "# TYPE swa_requests_total counter\nswa_requests_total %llu\n", (unsigned long long)srv->m_requests);
     sb_addf(&b, "# HELP swa_requests_failed_total Generation requests that ended in an error or a client that left.\n"
-                "# TYPE swa_requests_failed_total counter\nswa_requests_failed_total %llu\n", (unsigned long long)S.m_errors);
+                "# TYPE swa_requests_failed_total counter\nswa_requests_failed_total %llu\n", (unsigned long long)srv->m_errors);
     sb_addf(&b, "# HELP swa_http_responses_total Responses by status class.\n# TYPE swa_http_responses_total counter\n");
     {
         int k;
-        for (k = 2; k <= 5; k++) sb_addf(&b, "swa_http_responses_total{class=\"%dxx\"} %llu\n", k, (unsigned long long)S.m_by_status[k]);
+        for (k = 2; k <= 5; k++)
+            sb_addf(&b, "swa_http_responses_total{class=\"%dxx\"} %llu\n", k, (unsigned long long)srv->m_by_status[k]);
     }
     sb_addf(&b, "# HELP swa_prompt_tokens_total Prompt tokens evaluated.\n# TYPE swa_prompt_tokens_total counter\n"
-                "swa_prompt_tokens_total %llu\n", (unsigned long long)S.m_prompt_tokens);
+                "swa_prompt_tokens_total %llu\n", (unsigned long long)srv->m_prompt_tokens);
     sb_addf(&b, "# HELP swa_prompt_tokens_cached_total Prompt tokens a slot already held (not evaluated again).\n"
                 "# TYPE swa_prompt_tokens_cached_total counter\nswa_prompt_tokens_cached_total %llu\n",
-            (unsigned long long)S.m_cached_tokens);
-    cache_metrics(&b);
+            (unsigned long long)srv->m_cached_tokens);
+    cache_metrics(&b, srv->cache);
     sb_addf(&b, "# HELP swa_tokens_predicted_total Generated tokens evaluated.\n# TYPE swa_tokens_predicted_total counter\n"
-                "swa_tokens_predicted_total %llu\n", (unsigned long long)S.m_gen_tokens);
+                "swa_tokens_predicted_total %llu\n", (unsigned long long)srv->m_gen_tokens);
     sb_addf(&b, "# HELP swa_prompt_tokens_seconds Prompt tokens per second of decoding.\n# TYPE swa_prompt_tokens_seconds gauge\n"
-                "swa_prompt_tokens_seconds %.3f\n", S.m_prompt_s > 0 ? (double)S.m_prompt_tokens / S.m_prompt_s : 0.0);
+                "swa_prompt_tokens_seconds %.3f\n", srv->m_prompt_s > 0 ? (double)srv->m_prompt_tokens / srv->m_prompt_s : 0.0);
     sb_addf(&b, "# HELP swa_predicted_tokens_seconds Generated tokens per second of decoding.\n"
                 "# TYPE swa_predicted_tokens_seconds gauge\nswa_predicted_tokens_seconds %.3f\n",
-            S.m_gen_s > 0 ? (double)S.m_gen_tokens / S.m_gen_s : 0.0);
+            srv->m_gen_s > 0 ? (double)srv->m_gen_tokens / srv->m_gen_s : 0.0);
     sb_addf(&b, "# HELP swa_decode_total Engine steps (swa_ctx_decode calls).\n# TYPE swa_decode_total counter\n"
-                "swa_decode_total %llu\n", (unsigned long long)S.m_decodes);
+                "swa_decode_total %llu\n", (unsigned long long)srv->m_decodes);
     sb_addf(&b, "# HELP swa_requests_deferred Requests waiting for a slot.\n# TYPE swa_requests_deferred gauge\n"
-                "swa_requests_deferred %d\n", S.n_queued);
+                "swa_requests_deferred %d\n", srv->n_queued);
     sb_addf(&b, "# HELP swa_slots_busy Slots generating or reading a prompt.\n# TYPE swa_slots_busy gauge\n"
-                "swa_slots_busy %d\n", S.n_busy);
-    sb_addf(&b, "# HELP swa_slots_total Slots (--parallel).\n# TYPE swa_slots_total gauge\nswa_slots_total %d\n", S.n_slots);
-    pthread_mutex_unlock(&S.mu);
-    if (b.failed || !b.s) { free(b.s); return send_error(c, 500, "server_error", NULL, "out of memory"); }
-    ok = send_text(c, 200, "text/plain; version=0.0.4", b.s, b.len, 0);
+                "swa_slots_busy %d\n", srv->n_busy);
+    sb_addf(&b, "# HELP swa_slots_total Slots (--parallel).\n# TYPE swa_slots_total gauge\nswa_slots_total %d\n", srv->n_slots);
+    pthread_mutex_unlock(&srv->mu);
+    if (b.failed || !b.s) { free(b.s); return send_error(srv, cc, 500, "server_error", NULL, "out of memory"); }
+    ok = send_text(cc, 200, "text/plain; version=0.0.4", b.s, b.len, 0);
     free(b.s);
     return ok;
 }
 
 /* The model as OpenAI's /v1/models lists it. */
-static cJSON *model_json(void)
+static cJSON *model_json(const server *srv)
 {
     cJSON *m = cJSON_CreateObject(), *meta;
-    const swa_hparams *hp = swa_model_hparams(S.model);
-    cJSON_AddStringToObject(m, "id", S.model_id);
+    const swa_hparams *hp = swa_model_hparams(srv->model);
+    cJSON_AddStringToObject(m, "id", srv->model_id);
     cJSON_AddStringToObject(m, "object", "model");
     cJSON_AddNumberToObject(m, "created", 0);
     cJSON_AddStringToObject(m, "owned_by", "swa.h");
     meta = cJSON_AddObjectToObject(m, "meta");
     cJSON_AddNumberToObject(meta, "n_vocab", hp->n_vocab);
-    cJSON_AddNumberToObject(meta, "n_ctx", S.lim.n_ctx);
+    cJSON_AddNumberToObject(meta, "n_ctx", srv->lim.n_ctx);
     cJSON_AddNumberToObject(meta, "n_ctx_train", hp->n_ctx_train);
     cJSON_AddNumberToObject(meta, "n_embd", hp->n_embd);
     cJSON_AddNumberToObject(meta, "window", hp->window);
-    cJSON_AddStringToObject(meta, "chat_template", swa_chat_template_name(S.tmpl));
-    cJSON_AddNumberToObject(meta, "slots", S.n_slots);
+    cJSON_AddStringToObject(meta, "chat_template", swa_chat_template_name(srv->tmpl));
+    cJSON_AddNumberToObject(meta, "slots", srv->n_slots);
     return m;
 }
 
 /* llama-server's /props: the settings a client reads to adapt. */
-static enum MHD_Result handle_props(struct MHD_Connection *c)
+static enum MHD_Result handle_props(server *srv, conn *cc)
 {
     cJSON *o = cJSON_CreateObject(), *g = cJSON_AddObjectToObject(o, "default_generation_settings"), *p;
     swa_sampler_config d = swa_sampler_config_default();
-    cJSON_AddNumberToObject(g, "n_ctx", S.lim.n_ctx);
+    cJSON_AddNumberToObject(g, "n_ctx", srv->lim.n_ctx);
     p = cJSON_AddObjectToObject(g, "params");
     cJSON_AddNumberToObject(p, "n_predict", -1);
     cJSON_AddNumberToObject(p, "temperature", d.temperature);
@@ -2491,89 +2506,90 @@ static enum MHD_Result handle_props(struct MHD_Connection *c)
     cJSON_AddNumberToObject(p, "min_p", d.min_p);
     cJSON_AddNumberToObject(p, "repeat_penalty", 1);
     cJSON_AddNumberToObject(p, "repeat_last_n", 64);
-    cJSON_AddNumberToObject(p, "speculative.n_max", S.o.draft_max);
-    cJSON_AddNumberToObject(p, "speculative.n_min", S.o.draft_min);
-    cJSON_AddNumberToObject(p, "speculative.p_min", S.o.draft_p_min);
-    cJSON_AddNumberToObject(o, "total_slots", S.n_slots);
-    cJSON_AddStringToObject(o, "model_path", S.o.model);
-    cJSON_AddStringToObject(o, "model_alias", S.model_id);
-    cJSON_AddStringToObject(o, "chat_template", swa_chat_template_name(S.tmpl));
+    cJSON_AddNumberToObject(p, "speculative.n_max", srv->o.draft_max);
+    cJSON_AddNumberToObject(p, "speculative.n_min", srv->o.draft_min);
+    cJSON_AddNumberToObject(p, "speculative.p_min", srv->o.draft_p_min);
+    cJSON_AddNumberToObject(o, "total_slots", srv->n_slots);
+    cJSON_AddStringToObject(o, "model_path", srv->o.model);
+    cJSON_AddStringToObject(o, "model_alias", srv->model_id);
+    cJSON_AddStringToObject(o, "chat_template", swa_chat_template_name(srv->tmpl));
     cJSON_AddStringToObject(o, "build_info", "swa.h");
-    return send_json(c, 200, o);
+    return send_json(cc, 200, o);
 }
 
 /* llama-server's /apply-template: a chat request's messages (and tools) as the template writes
    them, {"prompt": TEXT}, nothing evaluated, so a text longer than a slot is shown too. */
-static enum MHD_Result handle_apply_template(struct MHD_Connection *c, conn *cc)
+static enum MHD_Result handle_apply_template(server *srv, conn *cc)
 {
     srv_request r;
     srv_error err;
-    srv_limits lim = S.lim;
+    srv_limits lim = srv->lim;
     cJSON *o;
     lim.n_ctx = INT32_MAX;
     if (srv_parse_request(cc->body.s ? cc->body.s : "", cc->body.len, SRV_CHAT, &lim, &r, &err))
-        return send_error(c, err.status, err.type, err.param, "%s", err.message);
+        return send_error(srv, cc, err.status, err.type, err.param, "%s", err.message);
     o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "prompt", r.prompt_text ? r.prompt_text : "");
     srv_request_free(&r);
-    return send_json(c, 200, o);
+    return send_json(cc, 200, o);
 }
 
 /* llama-server's /slots: one entry per slot. */
-static enum MHD_Result handle_slots(struct MHD_Connection *c)
+static enum MHD_Result handle_slots(server *srv, conn *cc)
 {
     cJSON *arr = cJSON_CreateArray();
     int i;
-    pthread_mutex_lock(&S.mu);   /* as the scheduler left them after its last step */
-    for (i = 0; i < S.n_slots; i++) {
+    pthread_mutex_lock(&srv->mu);   /* as the scheduler left them after its last step */
+    for (i = 0; i < srv->n_slots; i++) {
         cJSON *e = cJSON_CreateObject();
         cJSON_AddNumberToObject(e, "id", i);
-        cJSON_AddNumberToObject(e, "n_ctx", S.lim.n_ctx);
-        cJSON_AddBoolToObject(e, "is_processing", S.slots[i].shown_busy);
-        cJSON_AddNumberToObject(e, "n_past", (double)S.slots[i].shown_n_hist);
-        cJSON_AddBoolToObject(e, "speculative", S.slots[i].verifier != NULL);
+        cJSON_AddNumberToObject(e, "n_ctx", srv->lim.n_ctx);
+        cJSON_AddBoolToObject(e, "is_processing", srv->slots[i].shown_busy);
+        cJSON_AddNumberToObject(e, "n_past", (double)srv->slots[i].shown_n_hist);
+        cJSON_AddBoolToObject(e, "speculative", srv->slots[i].verifier != NULL);
         cJSON_AddItemToArray(arr, e);
     }
-    pthread_mutex_unlock(&S.mu);
-    return send_json(c, 200, arr);
+    pthread_mutex_unlock(&srv->mu);
+    return send_json(cc, 200, arr);
 }
 
 /* llama-server's POST /slots/{id}?action=save|restore|erase: checked here, run by the scheduler
    when the slot is idle. Its checks in llama-server's order: the flag, the slot, the action. */
-static enum MHD_Result handle_slot_action(struct MHD_Connection *c, conn *cc, const char *id)
+static enum MHD_Result handle_slot_action(server *srv, conn *cc, const char *id)
 {
     static const char *names[] = {"save", "restore", "erase"};
-    const char *a = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "action");
+    const char *a = MHD_lookup_connection_value(cc->http, MHD_GET_ARGUMENT_KIND, "action");
     char *end;
     long n;
     int action;
     srv_error err;
     job *j;
-    if (!S.o.slot_save_path)
-        return send_error(c, 501, "not_supported_error", NULL, "This server does not support slots action. Start it with `--slot-save-path`");
+    if (!srv->o.slot_save_path)
+        return send_error(srv, cc, 501, "not_supported_error", NULL,
+                          "This server does not support slots action. Start it with `--slot-save-path`");
     n = *id >= '0' && *id <= '9' ? strtol(id, &end, 10) : -1;
-    if (n < 0 || *end || n >= S.n_slots)
-        return send_error(c, 400, "invalid_request_error", NULL, "Invalid slot ID \"%.40s\": this server has slots 0 to %d", id,
-                          S.n_slots - 1);
+    if (n < 0 || *end || n >= srv->n_slots)
+        return send_error(srv, cc, 400, "invalid_request_error", NULL, "Invalid slot ID \"%.40s\": this server has slots 0 to %d", id,
+                          srv->n_slots - 1);
     for (action = 0; action < 3 && (!a || strcmp(a, names[action])); action++) {}
     if (action == 3)
-        return send_error(c, 400, "invalid_request_error", "action", "Invalid action \"%.40s\": save, restore or erase", a ? a : "");
-    if (!(j = job_new())) return send_error(c, 500, "server_error", NULL, "out of memory");
+        return send_error(srv, cc, 400, "invalid_request_error", "action", "Invalid action \"%.40s\": save, restore or erase", a ? a : "");
+    if (!(j = job_new(srv))) return send_error(srv, cc, 500, "server_error", NULL, "out of memory");
     if (srv_parse_slot_action(cc->body.s ? cc->body.s : "", cc->body.len, action, j->op_file, sizeof j->op_file, &err)) {
         j->refs = 1;
         job_release(j);
-        return send_error(c, err.status, err.type, err.param, "%s", err.message);
+        return send_error(srv, cc, err.status, err.type, err.param, "%s", err.message);
     }
     j->op = OP_SAVE + action;
     j->first_slot = (int)n;
-    return run_job(c, cc, j);
+    return run_job(srv, cc, j);
 }
 
 /* ollama's "details" of the model: its family, parameter count ("1.1B") and weight type. */
-static void ollama_details(cJSON *d)
+static void ollama_details(cJSON *d, const swa_model *model)
 {
-    const swa_gguf *g = swa_model_gguf(S.model);
-    const swa_hparams *hp = swa_model_hparams(S.model);
+    const swa_gguf *g = swa_model_gguf(model);
+    const swa_hparams *hp = swa_model_hparams(model);
     double n = 0;
     char size[32];
     for (int64_t i = 0; i < swa_gguf_tensor_count(g); i++) {
@@ -2591,55 +2607,55 @@ static void ollama_details(cJSON *d)
 }
 
 /* ollama's /api/tags, /api/ps, /api/show, /api/version. */
-static enum MHD_Result handle_ollama_info(struct MHD_Connection *c, const char *what)
+static enum MHD_Result handle_ollama_info(server *srv, conn *cc, const char *what)
 {
     cJSON *o = cJSON_CreateObject(), *m, *d;
-    const swa_hparams *hp = swa_model_hparams(S.model);
+    const swa_hparams *hp = swa_model_hparams(srv->model);
     struct stat st;
     char when[32] = "1970-01-01T00:00:00Z";
-    if (stat(S.o.model, &st) == 0) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&st.st_mtime));
+    if (stat(srv->o.model, &st) == 0) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&st.st_mtime));
     else st.st_size = 0;
     if (!strcmp(what, "version")) {
         cJSON_AddStringToObject(o, "version", "0.5.0");
-        return send_json(c, 200, o);
+        return send_json(cc, 200, o);
     }
     if (!strcmp(what, "show")) m = o;
     else {
         m = cJSON_CreateObject();
         cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "models"), m);
-        cJSON_AddStringToObject(m, "name", S.model_id);
-        cJSON_AddStringToObject(m, "model", S.model_id);
+        cJSON_AddStringToObject(m, "name", srv->model_id);
+        cJSON_AddStringToObject(m, "model", srv->model_id);
         cJSON_AddStringToObject(m, "modified_at", when);
         cJSON_AddStringToObject(m, "digest", "");
         cJSON_AddNumberToObject(m, "size", (double)st.st_size);
     }
     d = cJSON_AddObjectToObject(m, "details");
-    ollama_details(d);
+    ollama_details(d, srv->model);
     if (!strcmp(what, "show")) {
         cJSON *mi = cJSON_AddObjectToObject(o, "model_info"), *cap;
         cJSON_AddStringToObject(o, "modelfile", "");
         cJSON_AddStringToObject(o, "parameters", "");
-        cJSON_AddStringToObject(o, "template", swa_chat_template_name(S.tmpl));
-        cJSON_AddNumberToObject(mi, "general.context_length", S.lim.n_ctx);
+        cJSON_AddStringToObject(o, "template", swa_chat_template_name(srv->tmpl));
+        cJSON_AddNumberToObject(mi, "general.context_length", srv->lim.n_ctx);
         cJSON_AddNumberToObject(mi, "general.embedding_length", hp->n_embd);
         cap = cJSON_AddArrayToObject(o, "capabilities");   /* tools: the template's, or the generic form */
         cJSON_AddItemToArray(cap, cJSON_CreateString("completion"));
         cJSON_AddItemToArray(cap, cJSON_CreateString("tools"));
-        if (S.lim.thinking) cJSON_AddItemToArray(cap, cJSON_CreateString("thinking"));
+        if (srv->lim.thinking) cJSON_AddItemToArray(cap, cJSON_CreateString("thinking"));
     } else if (!strcmp(what, "ps")) {
         cJSON_AddStringToObject(m, "expires_at", "2100-01-01T00:00:00Z");
         cJSON_AddNumberToObject(m, "size_vram", 0);
-        cJSON_AddNumberToObject(m, "context_length", S.lim.n_ctx);
+        cJSON_AddNumberToObject(m, "context_length", srv->lim.n_ctx);
     }
-    return send_json(c, 200, o);
+    return send_json(cc, 200, o);
 }
 
-static enum MHD_Result handle_models(struct MHD_Connection *c)
+static enum MHD_Result handle_models(server *srv, conn *cc)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "object", "list");
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "data"), model_json());
-    return send_json(c, 200, o);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "data"), model_json(srv));
+    return send_json(cc, 200, o);
 }
 
 /* Routes: path, method, handler id. A known path with another method is 405. */
@@ -2660,7 +2676,7 @@ static const struct { const char *path; int post; int id; } routes[] = {
 #define R_MODEL_ROUTE ((int)(sizeof routes / sizeof routes[0]) - 1)
 #define R_SLOT_ROUTE (R_MODEL_ROUTE - 1)
 
-static void watch_set(struct MHD_Connection *c, int reading);
+static void watch_set(server *srv, struct MHD_Connection *c, int reading);
 
 enum { MAX_URI = 8192, MAX_HEADERS = 32768 };
 
@@ -2674,18 +2690,17 @@ static enum MHD_Result header_size(void *cls, enum MHD_ValueKind kind, const cha
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
+    server *srv = (server *)cls;
     conn *cc = (conn *)*con_cls;
     size_t k;
     int route = -1, post = !strcmp(method, "POST"), get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
-    (void)cls;
-    t_conn = cc;
-    t_ollama = !strncmp(url, "/api/", 5);
     if (!cc) {   /* the first call: headers only */
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         size_t head = 0;
         if (!(cc = (conn *)calloc(1, sizeof *cc))) return MHD_NO;
         *con_cls = cc;
-        t_conn = cc;
+        cc->http = c;
+        cc->ollama = !strncmp(url, "/api/", 5);
         cc->t_start = now_s();
         snprintf(cc->method, sizeof cc->method, "%s", method);
         snprintf(cc->path, sizeof cc->path, "%s", url);
@@ -2693,25 +2708,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         /* our own limits below libmicrohttpd's (which answers past them in HTML): JSON answers */
         if (strlen(url) > MAX_URI) {
             cc->responded = 1;
-            return send_error(c, 414, "invalid_request_error", NULL, "the URI is longer than %d bytes", MAX_URI);
+            return send_error(srv, cc, 414, "invalid_request_error", NULL, "the URI is longer than %d bytes", MAX_URI);
         }
         if (head > MAX_HEADERS) {
             cc->responded = 1;
-            return send_error(c, 431, "invalid_request_error", NULL, "the headers are larger than %d bytes", MAX_HEADERS);
+            return send_error(srv, cc, 431, "invalid_request_error", NULL, "the headers are larger than %d bytes", MAX_HEADERS);
         }
         if (strcmp(version, MHD_HTTP_VERSION_1_1) && strcmp(version, MHD_HTTP_VERSION_1_0)) {
             cc->responded = 1;
-            return send_error(c, 505, "invalid_request_error", NULL, "HTTP version %.20s is not supported", version);
+            return send_error(srv, cc, 505, "invalid_request_error", NULL, "HTTP version %.20s is not supported", version);
         }
-        if (cl && strtoull(cl, NULL, 10) > S.o.max_body) {
+        if (cl && strtoull(cl, NULL, 10) > srv->o.max_body) {
             cc->responded = 1;
-            return send_error(c, 413, "invalid_request_error", NULL, "the body is larger than %zu bytes", S.o.max_body);
+            return send_error(srv, cc, 413, "invalid_request_error", NULL, "the body is larger than %zu bytes", srv->o.max_body);
         }
         return MHD_YES;
     }
     if (*upload_size) {   /* the body, as it arrives */
         if (!cc->responded) {
-            if (cc->body.len + *upload_size > S.o.max_body) cc->too_big = 1;
+            if (cc->body.len + *upload_size > srv->o.max_body) cc->too_big = 1;
             else sb_add(&cc->body, upload, *upload_size);
         }
         *upload_size = 0;
@@ -2719,15 +2734,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (cc->responded) return MHD_YES;
     cc->responded = 1;
-    watch_set(c, 0);
-    if (cc->too_big) return send_error(c, 413, "invalid_request_error", NULL, "the body is larger than %zu bytes", S.o.max_body);
-    if (cc->body.failed) return send_error(c, 500, "server_error", NULL, "out of memory reading the body");
+    watch_set(srv, c, 0);
+    if (cc->too_big) return send_error(srv, cc, 413, "invalid_request_error", NULL, "the body is larger than %zu bytes", srv->o.max_body);
+    if (cc->body.failed) return send_error(srv, cc, 500, "server_error", NULL, "out of memory reading the body");
     for (k = 0; k < sizeof routes / sizeof routes[0]; k++)
         if (!strcmp(url, routes[k].path)) { route = (int)k; break; }
-    if (route < 0 && !strncmp(url, "/v1/models/", 11) && !strcmp(url + 11, S.model_id)) route = R_MODEL_ROUTE;
+    if (route < 0 && !strncmp(url, "/v1/models/", 11) && !strcmp(url + 11, srv->model_id)) route = R_MODEL_ROUTE;
     if (route < 0 && !strncmp(url, "/slots/", 7)) route = R_SLOT_ROUTE;
-    if (route < 0) return send_error(c, 404, "invalid_request_error", NULL, "no such endpoint: %s %.100s", method, url);
-    if (!strcmp(method, "OPTIONS")) return send_text(c, 204, "text/plain", "", 0, 0);
+    if (route < 0) return send_error(srv, cc, 404, "invalid_request_error", NULL, "no such endpoint: %s %.100s", method, url);
+    if (!strcmp(method, "OPTIONS")) return send_text(cc, 204, "text/plain", "", 0, 0);
     if ((routes[route].post && !post) || (!routes[route].post && !get)) {
         struct MHD_Response *r;
         char *s;
@@ -2743,47 +2758,48 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return ok;
     }
     if (routes[route].id == R_HEALTH) {
-        if (!LOAD(S.loaded)) {
+        if (!LOAD(srv->loaded)) {
             const char *t = "{\"status\":\"loading\",\"error\":{\"message\":\"Loading model\",\"type\":\"unavailable_error\","
                             "\"param\":null,\"code\":503}}";
-            return send_text(c, 503, "application/json; charset=utf-8", t, strlen(t), 1);
+            return send_text(cc, 503, "application/json; charset=utf-8", t, strlen(t), 1);
         }
-        return send_text(c, 200, "application/json; charset=utf-8", "{\"status\":\"ok\"}", 15, 0);
+        return send_text(cc, 200, "application/json; charset=utf-8", "{\"status\":\"ok\"}", 15, 0);
     }
-    if (!authorized(c)) return send_error(c, 401, "authentication_error", NULL, "a missing or wrong API key (Authorization: Bearer KEY)");
-    if (!LOAD(S.loaded)) return send_error(c, 503, "unavailable_error", NULL, "the model is loading");
+    if (!authorized(c, srv->o.api_key))
+        return send_error(srv, cc, 401, "authentication_error", NULL, "a missing or wrong API key (Authorization: Bearer KEY)");
+    if (!LOAD(srv->loaded)) return send_error(srv, cc, 503, "unavailable_error", NULL, "the model is loading");
     switch (routes[route].id) {
-    case R_CHAT: return handle_generate(c, cc, SRV_CHAT);
-    case R_COMPLETION: return handle_generate(c, cc, SRV_COMPLETION);
-    case R_NATIVE: return handle_generate(c, cc, SRV_NATIVE);
-    case R_INFILL: return handle_generate(c, cc, SRV_INFILL);
-    case R_SLOT_ACTION: return handle_slot_action(c, cc, url + 7);
-    case R_OCHAT: return handle_generate(c, cc, SRV_OLLAMA_CHAT);
-    case R_OGEN: return handle_generate(c, cc, SRV_OLLAMA_GENERATE);
-    case R_EMBED: return handle_embed(c, cc, EMB_OPENAI);
-    case R_EMBED_LLAMA: return handle_embed(c, cc, EMB_LLAMA);
-    case R_OEMBED: return handle_embed(c, cc, EMB_OLLAMA);
-    case R_PROPS: return handle_props(c);
-    case R_SLOTS: return handle_slots(c);
-    case R_APPLY: return handle_apply_template(c, cc);
+    case R_CHAT: return handle_generate(srv, cc, SRV_CHAT);
+    case R_COMPLETION: return handle_generate(srv, cc, SRV_COMPLETION);
+    case R_NATIVE: return handle_generate(srv, cc, SRV_NATIVE);
+    case R_INFILL: return handle_generate(srv, cc, SRV_INFILL);
+    case R_SLOT_ACTION: return handle_slot_action(srv, cc, url + 7);
+    case R_OCHAT: return handle_generate(srv, cc, SRV_OLLAMA_CHAT);
+    case R_OGEN: return handle_generate(srv, cc, SRV_OLLAMA_GENERATE);
+    case R_EMBED: return handle_embed(srv, cc, EMB_OPENAI);
+    case R_EMBED_LLAMA: return handle_embed(srv, cc, EMB_LLAMA);
+    case R_OEMBED: return handle_embed(srv, cc, EMB_OLLAMA);
+    case R_PROPS: return handle_props(srv, cc);
+    case R_SLOTS: return handle_slots(srv, cc);
+    case R_APPLY: return handle_apply_template(srv, cc);
     case R_MODEL: {
-        cJSON *m = model_json();
-        return send_json(c, 200, m);
+        cJSON *m = model_json(srv);
+        return send_json(cc, 200, m);
     }
-    case R_OTAGS: return handle_ollama_info(c, "tags");
-    case R_OSHOW: return handle_ollama_info(c, "show");
-    case R_OPS: return handle_ollama_info(c, "ps");
-    case R_OVERSION: return handle_ollama_info(c, "version");
-    case R_MODELS: return handle_models(c);
-    case R_TOKENIZE: return handle_tokenize(c, cc, 0);
-    case R_DETOKENIZE: return handle_tokenize(c, cc, 1);
-    default: return handle_metrics(c);
+    case R_OTAGS: return handle_ollama_info(srv, cc, "tags");
+    case R_OSHOW: return handle_ollama_info(srv, cc, "show");
+    case R_OPS: return handle_ollama_info(srv, cc, "ps");
+    case R_OVERSION: return handle_ollama_info(srv, cc, "version");
+    case R_MODELS: return handle_models(srv, cc);
+    case R_TOKENIZE: return handle_tokenize(srv, cc, 0);
+    case R_DETOKENIZE: return handle_tokenize(srv, cc, 1);
+    default: return handle_metrics(srv, cc);
     }
 }
 
 /* One line per request on stderr: time, method, path, status, slot, prompt / cached / completion
    tokens, time to first token and total, in ms (text, or a JSON object per line). */
-static void access_log(conn *cc, enum MHD_RequestTerminationCode why)
+static void access_log(conn *cc, enum MHD_RequestTerminationCode why, int json)
 {
     char t[96], line[768];
     job *j = cc->job;
@@ -2798,10 +2814,10 @@ static void access_log(conn *cc, enum MHD_RequestTerminationCode why)
     for (i = 0; j && i < j->n_ch; i++) gen += j->ch[i].n_gen, drafted += j->ch[i].n_drafted, accepted += j->ch[i].n_accepted;
     if (j) pthread_mutex_unlock(&j->mu);
     if (drafted)   /* speculative decoding's tokens drafted and accepted, where it drafted */
-        snprintf(spec, sizeof spec, S.o.log_json ? ",\"draft_n\":%lld,\"draft_n_accepted\":%lld" : " draft_n=%lld draft_n_accepted=%lld",
+        snprintf(spec, sizeof spec, json ? ",\"draft_n\":%lld,\"draft_n_accepted\":%lld" : " draft_n=%lld draft_n_accepted=%lld",
                  (long long)drafted, (long long)accepted);
     iso_time(t, sizeof t);
-    if (S.o.log_json)
+    if (json)
         snprintf(line, sizeof line, "{\"time\":\"%s\",\"method\":\"%s\",\"path\":\"%.100s\",\"status\":%d,\"slot\":%d,"
                  "\"prompt_tokens\":%lld,\"cached_tokens\":%lld,\"completion_tokens\":%lld%s,\"ttft_ms\":%.1f,"
                  "\"total_ms\":%.1f,\"end\":\"%s\"}", t, cc->method, json_safe_path(cc->path), cc->status, slot, (long long)prompt,
@@ -2815,13 +2831,12 @@ static void access_log(conn *cc, enum MHD_RequestTerminationCode why)
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode why)
 {
+    server *srv = (server *)cls;
     conn *cc = (conn *)*con_cls;
-    (void)cls;
-    (void)why;
-    watch_set(c, 1);   /* the next request on this connection has its own deadline */
-    timeout_on(c);
+    watch_set(srv, c, 1);   /* the next request on this connection has its own deadline */
+    timeout_on(c, srv->o.timeout);
     if (!cc) return;
-    if (!S.o.log_off) access_log(cc, why);
+    if (!srv->o.log_off) access_log(cc, why, srv->o.log_json);
     if (cc->job) job_release(cc->job);
     free(cc->body.s);
     free(cc);
@@ -2840,15 +2855,12 @@ typedef struct watch {
     struct watch *prev, *next;
 } watch;
 
-static pthread_mutex_t wmu = PTHREAD_MUTEX_INITIALIZER;
-static watch *watches;
-
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
+    server *srv = (server *)cls;
     watch *w = (watch *)*socket_context;
-    (void)cls;
-    pthread_mutex_lock(&wmu);
+    pthread_mutex_lock(&srv->wmu);
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         if ((w = (watch *)calloc(1, sizeof *w)) != NULL) {
@@ -2858,44 +2870,44 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
                the client acknowledges the previous one, which a delayed ACK makes 40 ms */
             if (w->fd >= 0) setsockopt(w->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             w->reading = 1;
-            w->deadline = now_s() + S.o.timeout;
-            w->next = watches;
-            if (watches) watches->prev = w;
-            watches = w;
+            w->deadline = now_s() + srv->o.timeout;
+            w->next = srv->watches;
+            if (srv->watches) srv->watches->prev = w;
+            srv->watches = w;
         }
         *socket_context = w;
     } else if (w) {   /* closed */
         if (w->prev) w->prev->next = w->next;
-        else watches = w->next;
+        else srv->watches = w->next;
         if (w->next) w->next->prev = w->prev;
         free(w);
         *socket_context = NULL;
     }
-    pthread_mutex_unlock(&wmu);
+    pthread_mutex_unlock(&srv->wmu);
 }
 
-static void watch_set(struct MHD_Connection *c, int reading)
+static void watch_set(server *srv, struct MHD_Connection *c, int reading)
 {
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     watch *w = ci ? (watch *)ci->socket_context : NULL;
     if (!w) return;
-    pthread_mutex_lock(&wmu);
+    pthread_mutex_lock(&srv->wmu);
     w->reading = reading;
-    w->deadline = now_s() + S.o.timeout;
-    pthread_mutex_unlock(&wmu);
+    w->deadline = now_s() + srv->o.timeout;
+    pthread_mutex_unlock(&srv->wmu);
 }
 
-static void watchdog(void)
+static void watchdog(server *srv)
 {
     watch *w;
     double t = now_s();
-    pthread_mutex_lock(&wmu);
-    for (w = watches; w; w = w->next)
+    pthread_mutex_lock(&srv->wmu);
+    for (w = srv->watches; w; w = w->next)
         if (w->reading && t > w->deadline && w->fd >= 0) {
             shutdown(w->fd, SHUT_RDWR);
             w->reading = 0;
         }
-    pthread_mutex_unlock(&wmu);
+    pthread_mutex_unlock(&srv->wmu);
 }
 
 static void on_signal(int sig)
@@ -2906,13 +2918,15 @@ static void on_signal(int sig)
 
 /* ---- main ---- */
 
-/* The stop's deadline: past --shutdown-timeout, exit whatever is still open. */
+/* The stop's deadline: past --shutdown-timeout (*arg, in seconds: a copy, freed here, as main
+   may have returned before this thread runs), exit whatever is still open. */
 static void *stop_guard(void *arg)
 {
+    double t = *(double *)arg;
     struct timespec ts;
-    (void)arg;
-    ts.tv_sec = (time_t)S.o.shutdown_timeout;
-    ts.tv_nsec = (long)((S.o.shutdown_timeout - (double)ts.tv_sec) * 1e9);
+    free(arg);
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
     nanosleep(&ts, NULL);
     fprintf(stderr, "swa-server: --shutdown-timeout passed with connections open: exiting\n");
     _exit(0);
@@ -2920,9 +2934,9 @@ static void *stop_guard(void *arg)
 }
 
 /* Wait until every request has delivered its answer (its job freed), or the guard ends us. */
-static void drain_connections(void)
+static void drain_connections(server *srv)
 {
-    while (LOAD(g_jobs)) {
+    while (LOAD(srv->n_jobs)) {
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
@@ -2957,37 +2971,38 @@ static int speaks_of_thinking(const char *s, size_t n)
 /* The model's Jinja template (unless --chat-template chose a family): every chat goes through
    it, and its markers tell the syntax of the calls; a template the engine refuses leaves the
    family's format, with a warning. */
-static void setup_jinja(void)
+static void setup_jinja(server *srv)
 {
-    const swa_gguf *g = swa_model_gguf(S.model);
+    const swa_gguf *g = swa_model_gguf(srv->model);
     swa_gguf_value v;
     swa_str src, piece;
     int64_t k;
     swa_error err;
-    swa_status st = S.o.chat_template ? SWA_ERR_NOT_FOUND : swa_jinja_of(g, &S.jinja, &err);
-    S.lim.tool_format = SWA_TOOL_FORMAT_GENERIC;
-    S.lim.reasoning = SWA_REASONING_DEEPSEEK;   /* llama-server's "auto" */
+    swa_status st = srv->o.chat_template ? SWA_ERR_NOT_FOUND : swa_jinja_of(g, &srv->jinja, &err);
+    srv->lim.tool_format = SWA_TOOL_FORMAT_GENERIC;
+    srv->lim.reasoning = SWA_REASONING_DEEPSEEK;   /* llama-server's "auto" */
     if (st == SWA_OK && (k = swa_gguf_kv_find(g, "tokenizer.chat_template")) >= 0) {
         v = swa_gguf_kv_value(g, k);
         if (swa_gguf_value_str(&v, &src) == SWA_OK) {
-            S.lim.tool_format = swa_tool_format_detect(src.ptr, src.len);
-            S.lim.thinking = speaks_of_thinking(src.ptr, src.len);
+            srv->lim.tool_format = swa_tool_format_detect(src.ptr, src.len);
+            srv->lim.thinking = speaks_of_thinking(src.ptr, src.len);
         }
     } else if (st != SWA_ERR_NOT_FOUND) {
         fprintf(stderr, "swa-server: warning: the model's chat template is not usable (%s); chats are written in its "
                 "family's format\n", err.msg);
     }
-    if (swa_vocab_bos(S.vocab) >= 0 && (piece = swa_vocab_piece(S.vocab, swa_vocab_bos(S.vocab))).len < sizeof S.bos_text)
-        memcpy(S.bos_text, piece.ptr, piece.len), S.lim.bos_text = S.bos_text;
-    if (S.eos >= 0 && (piece = swa_vocab_piece(S.vocab, S.eos)).len < sizeof S.eos_text)
-        memcpy(S.eos_text, piece.ptr, piece.len), S.lim.eos_text = S.eos_text;
-    S.lim.jinja = S.jinja;
+    if (swa_vocab_bos(srv->vocab) >= 0 &&
+        (piece = swa_vocab_piece(srv->vocab, swa_vocab_bos(srv->vocab))).len < sizeof srv->bos_text)
+        memcpy(srv->bos_text, piece.ptr, piece.len), srv->lim.bos_text = srv->bos_text;
+    if (srv->eos >= 0 && (piece = swa_vocab_piece(srv->vocab, srv->eos)).len < sizeof srv->eos_text)
+        memcpy(srv->eos_text, piece.ptr, piece.len), srv->lim.eos_text = srv->eos_text;
+    srv->lim.jinja = srv->jinja;
 }
 
 /* --lookup, -md: a verifier per slot, and with -md the draft model (refused unless it has the
    target's vocabulary) in a context per slot, with the target's threads, batch and positions.
    0 after saying why not. */
-static int setup_spec(const swa_ctx_config *cfg)
+static int setup_spec(server *srv, const swa_ctx_config *cfg)
 {
     swa_ctx_config dc;
     swa_error err;
@@ -2996,127 +3011,131 @@ static int setup_spec(const swa_ctx_config *cfg)
     dc.n_threads = cfg->n_threads;
     dc.n_batch = cfg->n_batch;
     dc.n_ctx = cfg->n_ctx;
-    S.spec_buf = (int32_t *)malloc((size_t)S.o.draft_max * sizeof(int32_t));
-    S.spec_out = (int32_t *)malloc((size_t)(S.o.draft_max + 1) * sizeof(int32_t));
-    if (!S.spec_buf || !S.spec_out) { fprintf(stderr, "swa-server: out of memory\n"); return 0; }
-    if (S.o.model_draft && swa_model_load(S.o.model_draft, &S.draft, &err) != SWA_OK) {
-        fprintf(stderr, "swa-server: --model-draft %s: %s\n", S.o.model_draft, err.msg);
+    srv->spec_buf = (int32_t *)malloc((size_t)srv->o.draft_max * sizeof(int32_t));
+    srv->spec_out = (int32_t *)malloc((size_t)(srv->o.draft_max + 1) * sizeof(int32_t));
+    if (!srv->spec_buf || !srv->spec_out) { fprintf(stderr, "swa-server: out of memory\n"); return 0; }
+    if (srv->o.model_draft && swa_model_load(srv->o.model_draft, &srv->draft, &err) != SWA_OK) {
+        fprintf(stderr, "swa-server: --model-draft %s: %s\n", srv->o.model_draft, err.msg);
         return 0;
     }
-    for (i = 0; i < S.n_slots; i++)
-        if (swa_spec_create(S.n_vocab, S.o.draft_max, &S.slots[i].verifier, &err) != SWA_OK ||
-            (S.draft && swa_drafter_create(S.draft, S.model, &dc, NULL, S.o.draft_max, &S.slots[i].drafter, &err) != SWA_OK)) {
-            fprintf(stderr, "swa-server: %s%s%s%s\n", S.draft ? "--model-draft " : "", S.draft ? S.o.model_draft : "",
-                    S.draft ? ": " : "", err.msg);
+    for (i = 0; i < srv->n_slots; i++)
+        if (swa_spec_create(srv->n_vocab, srv->o.draft_max, &srv->slots[i].verifier, &err) != SWA_OK ||
+            (srv->draft &&
+             swa_drafter_create(srv->draft, srv->model, &dc, NULL, srv->o.draft_max, &srv->slots[i].drafter, &err) != SWA_OK)) {
+            fprintf(stderr, "swa-server: %s%s%s%s\n", srv->draft ? "--model-draft " : "", srv->draft ? srv->o.model_draft : "",
+                    srv->draft ? ": " : "", err.msg);
             return 0;
         }
-    S.lim.draft_max = S.o.draft_max;
-    S.lim.draft_model = S.draft != NULL;
-    fprintf(stderr, "swa-server: speculative decoding: drafts of %d..%d tokens %s%s\n", S.o.draft_min, S.o.draft_max,
-            S.draft ? "from " : "by prompt lookup", S.draft ? S.o.model_draft : "");
+    srv->lim.draft_max = srv->o.draft_max;
+    srv->lim.draft_model = srv->draft != NULL;
+    fprintf(stderr, "swa-server: speculative decoding: drafts of %d..%d tokens %s%s\n", srv->o.draft_min, srv->o.draft_max,
+            srv->draft ? "from " : "by prompt lookup", srv->draft ? srv->o.model_draft : "");
     return 1;
 }
 
-static int setup_engine(void)
+static int setup_engine(server *srv)
 {
     swa_error err;
     swa_ctx_config cfg;
     const swa_hparams *hp;
     const char *base;
     int i;
-    if (swa_model_load(S.o.model, &S.model, &err) != SWA_OK) {
+    if (swa_model_load(srv->o.model, &srv->model, &err) != SWA_OK) {
         fprintf(stderr, "swa-server: %s\n", err.msg);
         return 0;
     }
-    if (swa_model_vocab(S.model, &S.vocab, &err) != SWA_OK) {
+    if (swa_model_vocab(srv->model, &srv->vocab, &err) != SWA_OK) {
         fprintf(stderr, "swa-server: the model has no usable vocabulary: %s\n", err.msg);
         return 0;
     }
-    hp = swa_model_hparams(S.model);
-    S.n_vocab = hp->n_vocab;
-    if (S.o.chat_template) S.tmpl = swa_chat_template_by_name(S.o.chat_template);
-    else if (swa_model_chat_template(S.model, &S.tmpl, &err) != SWA_OK) {
-        S.tmpl = swa_chat_template_by_name("llama2");
+    hp = swa_model_hparams(srv->model);
+    srv->n_vocab = hp->n_vocab;
+    if (srv->o.chat_template) srv->tmpl = swa_chat_template_by_name(srv->o.chat_template);
+    else if (swa_model_chat_template(srv->model, &srv->tmpl, &err) != SWA_OK) {
+        srv->tmpl = swa_chat_template_by_name("llama2");
         fprintf(stderr, "swa-server: %s; chat uses llama2 ([INST] ... [/INST]); --chat-template chooses another\n",
                 err.code == SWA_ERR_NOT_FOUND ? "the model has no chat template" : err.msg);
     }
-    S.eos = swa_vocab_eos(S.vocab);
-    S.eot = swa_chat_template_eot_token(S.tmpl, S.vocab);
-    setup_jinja();
-    cfg = swa_ctx_config_default(S.model);
-    cfg.n_seq = S.o.parallel;
-    cfg.n_threads = S.o.threads;
-    cfg.n_batch = S.o.n_batch;
-    cfg.n_rewind = S.o.n_rewind;
-    if ((S.o.lookup || S.o.model_draft) && cfg.n_rewind < S.o.draft_max) cfg.n_rewind = S.o.draft_max;   /* a draft's rewind */
-    if (S.o.n_ctx) cfg.n_ctx = S.o.n_ctx;
-    if (swa_ctx_create(S.model, &cfg, &S.ctx, &err) != SWA_OK) {
+    srv->eos = swa_vocab_eos(srv->vocab);
+    srv->eot = swa_chat_template_eot_token(srv->tmpl, srv->vocab);
+    setup_jinja(srv);
+    cfg = swa_ctx_config_default(srv->model);
+    cfg.n_seq = srv->o.parallel;
+    cfg.n_threads = srv->o.threads;
+    cfg.n_batch = srv->o.n_batch;
+    cfg.n_rewind = srv->o.n_rewind;
+    if ((srv->o.lookup || srv->o.model_draft) && cfg.n_rewind < srv->o.draft_max)
+        cfg.n_rewind = srv->o.draft_max;   /* a draft's rewind */
+    if (srv->o.n_ctx) cfg.n_ctx = srv->o.n_ctx;
+    if (swa_ctx_create(srv->model, &cfg, &srv->ctx, &err) != SWA_OK) {
         fprintf(stderr, "swa-server: %s\n", err.msg);
         return 0;
     }
-    cfg = swa_ctx_config_get(S.ctx);
-    S.n_slots = S.o.parallel;
-    if (S.o.cache_ram < 0) S.o.cache_ram = (int)srv_cache_default_mib();
-    S.cache = srv_cache_create((size_t)S.o.cache_ram << 20, S.n_slots);
-    if (S.o.cache_ram && !S.cache) fprintf(stderr, "swa-server: out of memory for the snapshot cache: none kept\n");
-    S.lim.vocab = S.vocab;
-    S.lim.tmpl = S.tmpl;
-    S.lim.n_ctx = cfg.n_ctx;
-    S.lim.n_slots = S.n_slots;
-    S.lim.draft_p_min = S.o.draft_p_min;
-    S.lim.fim_pre = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_pre_token_id");
-    S.lim.fim_suf = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_suf_token_id");
-    S.lim.fim_mid = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_mid_token_id");
-    S.lim.fim_rep = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_rep_token_id");
-    S.lim.fim_sep = gguf_int(swa_model_gguf(S.model), "tokenizer.ggml.fim_sep_token_id");
-    S.pooling = S.o.pooling;
-    if (S.pooling == POOL_FILE) {
+    cfg = swa_ctx_config_get(srv->ctx);
+    srv->n_slots = srv->o.parallel;
+    if (srv->o.cache_ram < 0) srv->o.cache_ram = (int)srv_cache_default_mib();
+    srv->cache = srv_cache_create((size_t)srv->o.cache_ram << 20, srv->n_slots);
+    if (srv->o.cache_ram && !srv->cache) fprintf(stderr, "swa-server: out of memory for the snapshot cache: none kept\n");
+    srv->lim.vocab = srv->vocab;
+    srv->lim.tmpl = srv->tmpl;
+    srv->lim.n_ctx = cfg.n_ctx;
+    srv->lim.n_slots = srv->n_slots;
+    srv->lim.draft_p_min = srv->o.draft_p_min;
+    srv->lim.fim_pre = gguf_int(swa_model_gguf(srv->model), "tokenizer.ggml.fim_pre_token_id");
+    srv->lim.fim_suf = gguf_int(swa_model_gguf(srv->model), "tokenizer.ggml.fim_suf_token_id");
+    srv->lim.fim_mid = gguf_int(swa_model_gguf(srv->model), "tokenizer.ggml.fim_mid_token_id");
+    srv->lim.fim_rep = gguf_int(swa_model_gguf(srv->model), "tokenizer.ggml.fim_rep_token_id");
+    srv->lim.fim_sep = gguf_int(swa_model_gguf(srv->model), "tokenizer.ggml.fim_sep_token_id");
+    srv->pooling = srv->o.pooling;
+    if (srv->pooling == POOL_FILE) {
         char key[128];
         swa_str arch = {NULL, 0};
-        int64_t a = swa_gguf_kv_find(swa_model_gguf(S.model), "general.architecture");
+        int64_t a = swa_gguf_kv_find(swa_model_gguf(srv->model), "general.architecture");
         swa_gguf_value av;
-        if (a >= 0) { av = swa_gguf_kv_value(swa_model_gguf(S.model), a); swa_gguf_value_str(&av, &arch); }
+        if (a >= 0) { av = swa_gguf_kv_value(swa_model_gguf(srv->model), a); swa_gguf_value_str(&av, &arch); }
         snprintf(key, sizeof key, "%.*s.pooling_type", (int)arch.len, arch.ptr ? arch.ptr : "");
-        S.pooling = (int)gguf_int(swa_model_gguf(S.model), key);
-        if (S.pooling != POOL_CLS && S.pooling != POOL_LAST) S.pooling = POOL_MEAN;   /* none or absent: mean */
+        srv->pooling = (int)gguf_int(swa_model_gguf(srv->model), key);
+        if (srv->pooling != POOL_CLS && srv->pooling != POOL_LAST) srv->pooling = POOL_MEAN;   /* none or absent: mean */
     }
-    S.slots = (slot *)calloc((size_t)S.n_slots, sizeof *S.slots);
-    S.b_cap = (size_t)S.o.n_batch + (size_t)S.n_slots;
-    S.b_tok = (int32_t *)malloc(S.b_cap * sizeof(int32_t));
-    S.b_seq = (int32_t *)malloc(S.b_cap * sizeof(int32_t));
-    S.b_logits = (int8_t *)malloc(S.b_cap);
-    S.b_slot = (int *)malloc(S.b_cap * sizeof(int));
-    S.rows = (float *)malloc((size_t)(2 * S.n_slots) * (size_t)S.n_vocab * sizeof(float));
-    if (!S.slots || !S.b_tok || !S.b_seq || !S.b_logits || !S.b_slot || !S.rows) {
+    srv->slots = (slot *)calloc((size_t)srv->n_slots, sizeof *srv->slots);
+    srv->b_cap = (size_t)srv->o.n_batch + (size_t)srv->n_slots;
+    srv->b_tok = (int32_t *)malloc(srv->b_cap * sizeof(int32_t));
+    srv->b_seq = (int32_t *)malloc(srv->b_cap * sizeof(int32_t));
+    srv->b_logits = (int8_t *)malloc(srv->b_cap);
+    srv->b_slot = (int *)malloc(srv->b_cap * sizeof(int));
+    srv->rows = (float *)malloc((size_t)(2 * srv->n_slots) * (size_t)srv->n_vocab * sizeof(float));
+    if (!srv->slots || !srv->b_tok || !srv->b_seq || !srv->b_logits || !srv->b_slot || !srv->rows) {
         fprintf(stderr, "swa-server: out of memory\n");
         return 0;
     }
-    for (i = 0; i < S.n_slots; i++) S.slots[i].state = SLOT_IDLE;
-    if ((S.o.lookup || S.o.model_draft) && !setup_spec(&cfg)) return 0;
-    base = S.o.alias ? S.o.alias : strrchr(S.o.model, '/') ? strrchr(S.o.model, '/') + 1 : S.o.model;
-    snprintf(S.model_id, sizeof S.model_id, "%s", base);
+    for (i = 0; i < srv->n_slots; i++) srv->slots[i].state = SLOT_IDLE;
+    if ((srv->o.lookup || srv->o.model_draft) && !setup_spec(srv, &cfg)) return 0;
+    base = srv->o.alias ? srv->o.alias : strrchr(srv->o.model, '/') ? strrchr(srv->o.model, '/') + 1 : srv->o.model;
+    snprintf(srv->model_id, sizeof srv->model_id, "%s", base);
     fprintf(stderr, "swa-server: %s: %d slots of %d positions (window %d, %d of %d layers windowed), %s kernels, "
                     "%d threads, chat template %s, %.1f MB of cache\n",
-            S.model_id, S.n_slots, cfg.n_ctx, hp->window, hp->n_windowed, hp->n_layer, swa_ctx_kernels(S.ctx),
-            cfg.n_threads, swa_chat_template_name(S.tmpl), (double)swa_ctx_cache_bytes(S.ctx) / 1e6);
+            srv->model_id, srv->n_slots, cfg.n_ctx, hp->window, hp->n_windowed, hp->n_layer, swa_ctx_kernels(srv->ctx),
+            cfg.n_threads, swa_chat_template_name(srv->tmpl), (double)swa_ctx_cache_bytes(srv->ctx) / 1e6);
     return 1;
 }
 
 int main(int argc, char **argv)
 {
+    server state, *srv = &state;   /* all of the server: each function is given it, or the part it uses */
     struct MHD_Daemon *d;
     struct sockaddr_in addr;
     const union MHD_DaemonInfo *info;
     pthread_t sched;
     struct sigaction sa;
     int i;
-    if (!parse_args(argc, argv, &S.o)) return 2;
+    memset(&state, 0, sizeof state);
+    if (!parse_args(argc, argv, &srv->o)) return 2;
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
-    addr.sin_port = htons((uint16_t)S.o.port);
-    if (!strcmp(S.o.host, "localhost")) S.o.host = "127.0.0.1";
-    if (inet_pton(AF_INET, S.o.host, &addr.sin_addr) != 1) {
-        fprintf(stderr, "swa-server: --host needs an IPv4 address (or localhost), not \"%s\"\n", S.o.host);
+    addr.sin_port = htons((uint16_t)srv->o.port);
+    if (!strcmp(srv->o.host, "localhost")) srv->o.host = "127.0.0.1";
+    if (inet_pton(AF_INET, srv->o.host, &addr.sin_addr) != 1) {
+        fprintf(stderr, "swa-server: --host needs an IPv4 address (or localhost), not \"%s\"\n", srv->o.host);
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
@@ -3124,94 +3143,98 @@ int main(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    pthread_mutex_init(&S.mu, NULL);
-    pthread_cond_init(&S.wake, NULL);
+    pthread_mutex_init(&srv->mu, NULL);
+    pthread_cond_init(&srv->wake, NULL);
+    pthread_mutex_init(&srv->wmu, NULL);
     d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC,
                          0, NULL, NULL,
-                         on_request, NULL,
+                         on_request, srv,
                          MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)S.o.timeout,
-                         MHD_OPTION_CONNECTION_LIMIT, (unsigned)S.o.max_conn,
+                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->o.timeout,
+                         MHD_OPTION_CONNECTION_LIMIT, (unsigned)srv->o.max_conn,
                          MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(MAX_HEADERS + MAX_URI + 65536),
                          MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024),
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-                         MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+                         MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
                          MHD_OPTION_END);
     if (!d) {
-        fprintf(stderr, "swa-server: cannot listen on %s:%d: %s\n", S.o.host, S.o.port, strerror(errno));
+        fprintf(stderr, "swa-server: cannot listen on %s:%d: %s\n", srv->o.host, srv->o.port, strerror(errno));
         return 1;
     }
     info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    fprintf(stderr, "swa-server: listening on http://%s:%u (loading %s)\n", S.o.host,
-            info ? (unsigned)info->port : (unsigned)S.o.port, S.o.model);
-    if (!setup_engine()) {
+    fprintf(stderr, "swa-server: listening on http://%s:%u (loading %s)\n", srv->o.host,
+            info ? (unsigned)info->port : (unsigned)srv->o.port, srv->o.model);
+    if (!setup_engine(srv)) {
         MHD_stop_daemon(d);
         return 1;
     }
-    if (pthread_create(&sched, NULL, scheduler, NULL)) {
+    if (pthread_create(&sched, NULL, scheduler, srv)) {
         fprintf(stderr, "swa-server: cannot start the scheduler thread\n");
         return 1;
     }
-    STORE(S.loaded, 1);
-    fprintf(stderr, "swa-server: ready on http://%s:%u\n", S.o.host, info ? (unsigned)info->port : (unsigned)S.o.port);
+    STORE(srv->loaded, 1);
+    fprintf(stderr, "swa-server: ready on http://%s:%u\n", srv->o.host, info ? (unsigned)info->port : (unsigned)srv->o.port);
     while (!LOAD(g_stop)) {
         struct timespec ts = {0, 250 * 1000 * 1000};
         nanosleep(&ts, NULL);
-        watchdog();
+        watchdog(srv);
     }
     /* A graceful stop: no new connections; every request in a slot or in the queue ends now, a
        stream with an error event (and [DONE]), the others with 503 and Retry-After; the
        connections then deliver what they hold, within --shutdown-timeout. */
     fprintf(stderr, "swa-server: stopping\n");
     MHD_quiesce_daemon(d);
-    pthread_mutex_lock(&S.mu);
-    S.stopping = 1;
-    pthread_cond_signal(&S.wake);
-    pthread_mutex_unlock(&S.mu);
+    pthread_mutex_lock(&srv->mu);
+    srv->stopping = 1;
+    pthread_cond_signal(&srv->wake);
+    pthread_mutex_unlock(&srv->mu);
     pthread_join(sched, NULL);
-    while (S.ops_waiting) {
-        job *j = S.ops_waiting;
-        S.ops_waiting = j->next;
-        op_fail(j, 503, "the server is stopping");
+    while (srv->ops_waiting) {
+        job *j = srv->ops_waiting;
+        srv->ops_waiting = j->next;
+        op_fail(srv, j, 503, "the server is stopping");
     }
-    for (i = 0; i < S.n_slots; i++)
-        if (S.slots[i].job) job_end(S.slots[i].job, 503, "the server is stopping");
-    pthread_mutex_lock(&S.mu);
-    while (S.queue_head) {
-        job *j = S.queue_head;
-        S.queue_head = j->next;
-        S.n_queued--;
-        pthread_mutex_unlock(&S.mu);
-        job_end(j, 503, "the server is stopping");
-        pthread_mutex_lock(&S.mu);
+    for (i = 0; i < srv->n_slots; i++)
+        if (srv->slots[i].job) job_end(srv, srv->slots[i].job, 503, "the server is stopping");
+    pthread_mutex_lock(&srv->mu);
+    while (srv->queue_head) {
+        job *j = srv->queue_head;
+        srv->queue_head = j->next;
+        srv->n_queued--;
+        pthread_mutex_unlock(&srv->mu);
+        job_end(srv, j, 503, "the server is stopping");
+        pthread_mutex_lock(&srv->mu);
     }
-    S.queue_tail = NULL;
-    pthread_mutex_unlock(&S.mu);
+    srv->queue_tail = NULL;
+    pthread_mutex_unlock(&srv->mu);
     {
         pthread_t guard;
-        if (pthread_create(&guard, NULL, stop_guard, NULL) == 0) pthread_detach(guard);
+        double *t = (double *)malloc(sizeof *t);
+        if (t) *t = srv->o.shutdown_timeout;
+        if (t && pthread_create(&guard, NULL, stop_guard, t) == 0) pthread_detach(guard);
+        else free(t);
     }
-    drain_connections();
+    drain_connections(srv);
     MHD_stop_daemon(d);
-    for (i = 0; i < S.n_slots; i++) {
-        free(S.slots[i].hist);
-        free(S.slots[i].snap);
-        free(S.slots[i].snap_tok);
-        swa_spec_free(S.slots[i].verifier);
-        swa_drafter_free(S.slots[i].drafter);
+    for (i = 0; i < srv->n_slots; i++) {
+        free(srv->slots[i].hist);
+        free(srv->slots[i].snap);
+        free(srv->slots[i].snap_tok);
+        swa_spec_free(srv->slots[i].verifier);
+        swa_drafter_free(srv->slots[i].drafter);
     }
-    free(S.spec_buf);
-    free(S.spec_out);
-    swa_model_free(S.draft);
-    free(S.slots);
-    free(S.b_tok);
-    free(S.b_seq);
-    free(S.b_logits);
-    free(S.b_slot);
-    free(S.rows);
-    srv_cache_free(S.cache);
-    swa_ctx_free(S.ctx);
-    swa_jinja_free(S.jinja);
-    swa_model_free(S.model);
+    free(srv->spec_buf);
+    free(srv->spec_out);
+    swa_model_free(srv->draft);
+    free(srv->slots);
+    free(srv->b_tok);
+    free(srv->b_seq);
+    free(srv->b_logits);
+    free(srv->b_slot);
+    free(srv->rows);
+    srv_cache_free(srv->cache);
+    swa_ctx_free(srv->ctx);
+    swa_jinja_free(srv->jinja);
+    swa_model_free(srv->model);
     return 0;
 }
