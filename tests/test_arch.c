@@ -233,30 +233,42 @@ static void check_case(const char *name)
     swa_model_free(m);
 }
 
-static void test_gemma2(void **state) { (void)state; check_case("gemma2-w5"); check_case("gemma2-w12"); }
-static void test_gemma3(void **state) { (void)state; check_case("gemma3-w8"); check_case("gemma3-p3"); }
-static void test_phi3(void **state) { (void)state; check_case("phi3-w7"); check_case("phi3-long-w10"); }
-static void test_qwen2(void **state) { (void)state; check_case("qwen2-w6"); check_case("qwen2-full"); }
-static void test_qwen3(void **state) { (void)state; check_case("qwen3-w9"); }
-static void test_mixtral(void **state) { (void)state; check_case("mixtral-w7"); check_case("mixtral-full"); }
-static void test_qwen3moe(void **state) { (void)state; check_case("qwen3moe-full"); check_case("qwen3moe-w6"); }
-static void test_olmo2(void **state)
+/* Each test of an architecture: its cases in tests/data/arch-*.ref, each through check_case. The
+   first entry of a row is the test's name; the rest, up to a NULL, are the cases. SmallThinker is
+   against a float64 numpy forward pass of its own (transformers has no class for it;
+   tools/reference/smallthinker_reference.py, from llama.cpp's graph): the router reading the
+   layer's input, ReLU-gated experts, softmax and sigmoid gating, NoPE global layers first. AFMoE
+   is against transformers' AfmoeForCausalLM: the attention gate, leading dense layers, two shared
+   experts, the selection bias, route scale; with a window and without (the fourth layer turning no
+   RoPE either way). rope_freqs.weight (Llama 3.1's llama3 RoPE scaling) divides the frequencies of
+   every layer that turns RoPE: transformers computes its own from the same factor, low, high and
+   original context. */
+static const char *const arch_tests[][5] = {
+    {"test_gemma2", "gemma2-w5", "gemma2-w12", NULL},
+    {"test_gemma3", "gemma3-w8", "gemma3-p3", NULL},
+    {"test_phi3", "phi3-w7", "phi3-long-w10", NULL},
+    {"test_qwen2", "qwen2-w6", "qwen2-full", NULL},
+    {"test_qwen3", "qwen3-w9", NULL},
+    {"test_mixtral", "mixtral-w7", "mixtral-full", NULL},
+    {"test_qwen3moe", "qwen3moe-full", "qwen3moe-w6", NULL},
+    {"test_gpt_oss", "gpt-oss-w6", "gpt-oss-w9", "gpt-oss-mxfp4", NULL},
+    {"test_mistral3", "mistral3-temp", "mistral3-beta", NULL},
+    {"test_llama4", "llama4-c7", "llama4-c6-top2", "llama4-default", NULL},
+    {"test_exaone4", "exaone4-w5", "exaone4-w8-p3", "exaone4-full", NULL},
+    {"test_rope_freqs", "llama-rope-llama3", "llama4-rope-llama3", NULL},
+    {"test_smallthinker", "smallthinker-w6", "smallthinker-w5-sigmoid", "smallthinker-full", NULL},
+    {"test_afmoe", "afmoe-w6", "afmoe-full", NULL},
+    {"test_olmo2", "olmo2-full", "olmo3-w6", "olmo3-w7-linear", "olmo3-w5-yarn"},
+    {"test_cohere2", "cohere2-w5", "cohere2-w8", NULL},
+};
+
+/* The cases of one row of arch_tests, its state. */
+static void check_cases(void **state)
 {
-    (void)state;
-    check_case("olmo2-full");
-    check_case("olmo3-w6");
-    check_case("olmo3-w7-linear");
-    check_case("olmo3-w5-yarn");
+    const char *const *row = (const char *const *)*state;
+    int i;
+    for (i = 1; i < 5 && row[i]; i++) check_case(row[i]);
 }
-static void test_cohere2(void **state) { (void)state; check_case("cohere2-w5"); check_case("cohere2-w8"); }
-static void test_gpt_oss(void **state)
-{
-    (void)state;
-    check_case("gpt-oss-w6");
-    check_case("gpt-oss-w9");
-    check_case("gpt-oss-mxfp4");
-}
-static void test_mistral3(void **state) { (void)state; check_case("mistral3-temp"); check_case("mistral3-beta"); }
 /* EmbeddingGemma against transformers' Gemma3TextModel with bidirectional attention: the mean
    and the last token's embeddings (through the dense projections when the file has them),
    normalized, for both kernel sets, 1 and 3 threads, on either sequence of a context; the
@@ -333,40 +345,6 @@ static void test_gemma_embedding(void **state)
     (void)state;
     check_embedding("gemma-embedding-w6");
     check_embedding("gemma-embedding-w9");
-}
-
-/* SmallThinker against a float64 numpy forward pass of its own (transformers has no class for it;
-   tools/reference/smallthinker_reference.py, from llama.cpp's graph): the router reading the
-   layer's input, ReLU-gated experts, softmax and sigmoid gating, NoPE global layers first. */
-static void test_smallthinker(void **state)
-{
-    (void)state;
-    check_case("smallthinker-w6");
-    check_case("smallthinker-w5-sigmoid");
-    check_case("smallthinker-full");
-}
-
-/* AFMoE against transformers' AfmoeForCausalLM: the attention gate, leading dense layers, two
-   shared experts, the selection bias, route scale; with a window and without (the fourth layer
-   turning no RoPE either way). */
-static void test_afmoe(void **state) { (void)state; check_case("afmoe-w6"); check_case("afmoe-full"); }
-
-static void test_exaone4(void **state) { (void)state; check_case("exaone4-w5"); check_case("exaone4-w8-p3"); check_case("exaone4-full"); }
-static void test_llama4(void **state)
-{
-    (void)state;
-    check_case("llama4-c7");
-    check_case("llama4-c6-top2");
-    check_case("llama4-default");
-}
-
-/* rope_freqs.weight (Llama 3.1's llama3 RoPE scaling) divides the frequencies of every layer that
-   turns RoPE: transformers computes its own from the same factor, low, high and original context. */
-static void test_rope_freqs(void **state)
-{
-    (void)state;
-    check_case("llama-rope-llama3");
-    check_case("llama4-rope-llama3");
 }
 
 /* gpt-oss's attention sinks and window each matter where they should: the same weights with the
@@ -1081,19 +1059,21 @@ static void test_llama4_chunking_keys(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gemma2), cmocka_unit_test(test_gemma3), cmocka_unit_test(test_phi3),
-        cmocka_unit_test(test_qwen2), cmocka_unit_test(test_qwen3), cmocka_unit_test(test_mixtral),
-        cmocka_unit_test(test_qwen3moe), cmocka_unit_test(test_gpt_oss), cmocka_unit_test(test_mistral3),
-        cmocka_unit_test(test_llama4), cmocka_unit_test(test_llama4_chunking_keys), cmocka_unit_test(test_exaone4),
-        cmocka_unit_test(test_rope_freqs),
-        cmocka_unit_test(test_gemma_embedding), cmocka_unit_test(test_smallthinker),
-        cmocka_unit_test(test_afmoe),
-        cmocka_unit_test(test_olmo2), cmocka_unit_test(test_cohere2), cmocka_unit_test(test_gpt_oss_sinks_window),
+    static const struct CMUnitTest others[] = {
+        cmocka_unit_test(test_llama4_chunking_keys), cmocka_unit_test(test_gemma_embedding),
+        cmocka_unit_test(test_gpt_oss_sinks_window),
         cmocka_unit_test(test_moe_deterministic), cmocka_unit_test(test_olmo2_cohere2_batches),
         cmocka_unit_test(test_window_matters), cmocka_unit_test(test_inspect_pattern),
         cmocka_unit_test(test_broken_files), cmocka_unit_test(test_window_beyond_context),
         cmocka_unit_test(test_attention_sinks),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    enum { N_ARCH = sizeof arch_tests / sizeof arch_tests[0], N_OTHERS = sizeof others / sizeof others[0] };
+    struct CMUnitTest tests[N_ARCH + N_OTHERS];
+    size_t i;
+    for (i = 0; i < N_ARCH; i++) {
+        struct CMUnitTest t = {arch_tests[i][0], check_cases, NULL, NULL, (void *)(uintptr_t)arch_tests[i]};
+        tests[i] = t;
+    }
+    for (i = 0; i < N_OTHERS; i++) tests[N_ARCH + i] = others[i];
+    return _cmocka_run_group_tests("tests", tests, N_ARCH + N_OTHERS, NULL, NULL);
 }
