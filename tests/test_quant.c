@@ -99,26 +99,33 @@ static void put_k_head(uint8_t *b)
     memcpy(b + 4, packed, 12);
 }
 
-/* The value of quant q in sub-block s of those blocks: d * sc * q - dmin * m. */
-static float k_value(int s, int q) { return 0.5f * (float)k_sc[s] * (float)q - 0.25f * (float)k_mn[s]; }
+/* Decodes a Q4_K block, or with qh a Q5_K block (qh at b + 16, qs after it), made with put_k_head,
+   into y, and checks every element e = 64g + k against d * sc * q - dmin * m of its sub-block
+   s = 2g + (k >= 32), q being nibble (k >= 32) of qs[32g + k % 32], plus 16 when bit s of
+   qh[k % 32] is set. */
+static void check_k_block(const char *name, uint32_t type, const uint8_t *b, int with_qh, float *y)
+{
+    const uint8_t *qs = b + (with_qh ? 48 : 16);
+    int e;
+    assert_int_equal(gw_dequant_row(type, b, y, 256), 0);
+    for (e = 0; e < 256; e++) {
+        int g = e / 64, k = e % 64, s = 2 * g + (k >= 32), l = k % 32;
+        int q = (k < 32 ? qs[32 * g + l] & 15 : qs[32 * g + l] >> 4) + (with_qh ? 16 * ((b[16 + l] >> s) & 1) : 0);
+        float want = 0.5f * (float)k_sc[s] * (float)q - 0.25f * (float)k_mn[s];
+        if (y[e] != want) fail_msg("%s element %d: got %g, want %g (sub-block %d, q %d)", name, e, y[e], want, s, q);
+    }
+}
 
 static void test_q4_k_hand_block(void **state)
 {
     uint8_t b[144];
     float y[256];
-    int e, i;
+    int i;
     (void)state;
     assert_int_equal(gw_row_bytes(GW_Q4_K, 256), 144);
     put_k_head(b);
     for (i = 0; i < 128; i++) b[16 + i] = (uint8_t)(7 * i + 3);
-    assert_int_equal(gw_dequant_row(GW_Q4_K, b, y, 256), 0);
-
-    for (e = 0; e < 256; e++) {
-        int g = e / 64, k = e % 64, s = 2 * g + (k >= 32);
-        int q = k < 32 ? b[16 + 32 * g + k] & 15 : b[16 + 32 * g + k - 32] >> 4;
-        float want = k_value(s, q);
-        if (y[e] != want) fail_msg("Q4_K element %d: got %g, want %g (sub-block %d, q %d)", e, y[e], want, s, q);
-    }
+    check_k_block("Q4_K", GW_Q4_K, b, 0, y);
     /* a few worked out in full:
        e = 0:   qs[0]   =   3, low  3, sub-block 0: 0.5*1*3   - 0.25*0  =   1.5
        e = 70:  qs[38]  =  13, low 13, sub-block 2: 0.5*33*13 - 0.25*40 = 204.5
@@ -139,20 +146,13 @@ static void test_q5_k_hand_block(void **state)
 {
     uint8_t b[176];
     float y[256];
-    int e, i;
+    int i;
     (void)state;
     assert_int_equal(gw_row_bytes(GW_Q5_K, 256), 176);
     put_k_head(b);
     for (i = 0; i < 32; i++) b[16 + i] = (uint8_t)(29 * i + 11);
     for (i = 0; i < 128; i++) b[48 + i] = (uint8_t)(7 * i + 3);
-    assert_int_equal(gw_dequant_row(GW_Q5_K, b, y, 256), 0);
-
-    for (e = 0; e < 256; e++) {
-        int g = e / 64, k = e % 64, s = 2 * g + (k >= 32), l = k % 32;
-        int q = (k < 32 ? b[48 + 32 * g + l] & 15 : b[48 + 32 * g + l] >> 4) + 16 * ((b[16 + l] >> s) & 1);
-        float want = k_value(s, q);
-        if (y[e] != want) fail_msg("Q5_K element %d: got %g, want %g (sub-block %d, q %d)", e, y[e], want, s, q);
-    }
+    check_k_block("Q5_K", GW_Q5_K, b, 1, y);
     /* worked out in full:
        e = 0:   qs[0]   =   3 low   3, qh[0]  =  11 bit 0 = 1: q = 19, 0.5*1*19  - 0.25*0  =   9.5
        e = 45:  qs[13]  =  94 high  5, qh[13] = 132 bit 1 = 0: q =  5, 0.5*17*5  - 0.25*9  =  40.25
