@@ -116,16 +116,9 @@ static double rel_error(const float *a, const float *b, size_t n)
 /* Logits of the whole sequence, fed in chunks of `chunk` tokens (n_batch = chunk). */
 static void run_chunks(swa_model *m, const ref *r, int chunk, int kernels, float *out)
 {
-    swa_ctx_config cfg;
-    swa_ctx *c;
+    swa_ctx *c = tu_ctx(m, (swa_ctx_config){.kv_type = SWA_KV_F32, .n_batch = chunk, .kernels = kernels, .n_threads = 2});
     swa_error err;
     int i;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.kv_type = SWA_KV_F32;
-    cfg.n_batch = chunk;
-    cfg.kernels = kernels;
-    cfg.n_threads = 2;
-    if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("ctx: %s", err.msg);
     for (i = 0; i < r->n; i += chunk) {
         int len = r->n - i < chunk ? r->n - i : chunk;
         if (swa_ctx_eval_all(c, r->tokens + i, (size_t)len, out + (size_t)i * r->n_vocab, &err) != SWA_OK)
@@ -442,16 +435,7 @@ static void test_gpt_oss_sinks_window(void **state)
 
 static swa_ctx *moe_ctx(swa_model *m, int n_batch, int threads, int n_seq)
 {
-    swa_ctx_config cfg;
-    swa_ctx *c;
-    swa_error err;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.n_ctx = 128;
-    cfg.n_batch = n_batch;
-    cfg.n_threads = threads;
-    cfg.n_seq = n_seq;
-    if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("ctx: %s", err.msg);
-    return c;
+    return tu_ctx(m, (swa_ctx_config){.n_ctx = 128, .n_batch = n_batch, .n_threads = threads, .n_seq = n_seq});
 }
 
 /* Logits of tokens [from, to) of a sequence, in chunks of `chunk`, into out (one row per token). */
@@ -714,18 +698,11 @@ static void test_window_beyond_context(void **state)
    changing a token outside them leaves its logits bit-identical, inside them changes them. */
 static float *sink_logits(swa_model *m, const int32_t *tok, int n, int n_sink, int chunk)
 {
-    swa_ctx_config cfg;
-    swa_ctx *c;
+    swa_ctx *c = tu_ctx(m, (swa_ctx_config){.n_ctx = 16, .n_sink = n_sink, .n_batch = chunk, .kv_type = SWA_KV_F32,
+                                            .n_threads = 1});
     swa_error err;
     float *out = (float *)malloc((size_t)n * (size_t)swa_model_hparams(m)->n_vocab * sizeof(float));
     int i;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.n_ctx = 16;
-    cfg.n_sink = n_sink;
-    cfg.n_batch = chunk;
-    cfg.kv_type = SWA_KV_F32;
-    cfg.n_threads = 1;
-    if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("%s", err.msg);
     for (i = 0; i < n; i += chunk) {
         int len = n - i < chunk ? n - i : chunk;
         if (swa_ctx_eval_all(c, tok + i, (size_t)len, out + (size_t)i * swa_model_hparams(m)->n_vocab, &err) != SWA_OK)

@@ -5,10 +5,11 @@
    cases. tu_small_vocab writes a SentencePiece vocabulary of byte tokens and a few pieces,
    tu_vocab_load loads it. tu_build writes a GGUF model with random weights through
    tools/common/gguf_writer.h and keeps the weights as the file stores them (dequantized here, by
-   code that shares nothing with swa.h); tu_build_load loads it too. tu_reference computes logits
-   for a whole sequence at once in double precision, with plain full attention and an explicit
-   sliding-window (or chunk) mask: no ring, no chunks of evaluation, no cache. Include
-   after swa.h and gguf_writer.h (with their implementations) and cmocka. */
+   code that shares nothing with swa.h); tu_build_load loads it too, tu_ctx makes a context on
+   it. tu_reference computes logits for a whole sequence at once in double precision, with plain
+   full attention and an explicit sliding-window (or chunk) mask: no ring, no chunks of
+   evaluation, no cache. Include after swa.h and gguf_writer.h (with their implementations) and
+   cmocka. */
 #ifndef TESTUTIL_H
 #define TESTUTIL_H
 
@@ -432,6 +433,16 @@ static inline swa_model *tu_build_load(tu_model *m, const tu_spec *spec)
     assert_true(tu_build(m, spec));
     if (swa_model_load_memory(m->gguf, m->gguf_size, &model, &err) != SWA_OK) fail_msg("%s", err.msg);
     return model;
+}
+
+/* A context on m with cfg, written (swa_ctx_config){.n_batch = 4, ...}: the fields left out are 0,
+   the library's defaults. The test fails with the library's message when it cannot be made. */
+static inline swa_ctx *tu_ctx(const swa_model *m, swa_ctx_config cfg)
+{
+    swa_ctx *c = NULL;
+    swa_error err;
+    if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("%s", err.msg);
+    return c;
 }
 
 /* ---- the reference: whole sequence, double precision, explicit mask ---- */
