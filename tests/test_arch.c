@@ -904,109 +904,72 @@ static void expect_error(const variant *v, swa_status code, const char *needle)
         fail_msg("got %s \"%s\", want %s mentioning \"%s\"", swa_status_str(s), s ? err.msg : "", swa_status_str(code), needle);
 }
 
-/* v reset to arch's plain file (every option off), which a test then changes one thing at a time. */
-static void base(variant *v, const char *arch)
-{
-    memset(v, 0, sizeof *v);
-    v->arch = arch;
-}
-
-/* The same with a mixture of 4 experts in every layer, `used` of them for each token. */
-static void moe_base(variant *v, const char *arch, int used)
-{
-    base(v, arch);
-    v->experts = v->moe_tensor_experts = 4;
-    v->used = used;
-    v->moe = 1;
-}
+/* Each file: arch's plain file (every other option off) with one thing changed, and the status
+   and message of its load (NULL: it loads). MOE(used) gives every layer a mixture of 4 experts,
+   `used` of them for each token. */
+#define MOE(n_used) .experts = 4, .moe_tensor_experts = 4, .used = (n_used), .moe = 1
+static const struct { variant v; swa_status code; const char *says; } broken[] = {
+    {{.arch = "qwen3"}, SWA_OK, NULL},
+    {{.arch = "phi3"}, SWA_OK, NULL},
+    {{.arch = "qwen3", .omit_k_norm = 1}, SWA_ERR_MODEL, "blk.0.attn_k_norm.weight is missing"},
+    {{.arch = "qwen3", .pattern_kind = "short"}, SWA_ERR_MODEL, "sliding_window_pattern: 1 entries, want one per layer"},
+    {{.arch = "qwen3", .pattern_kind = "ints"}, SWA_ERR_MODEL, "sliding_window_pattern: entry 1 is not a bool"},
+    {{.arch = "qwen3", .pattern_kind = "bool"}, SWA_ERR_MODEL, "sliding_window_pattern: want a period"},
+    {{.arch = "qwen3", .scaling = "longrope"}, SWA_ERR_UNSUPPORTED,
+     "RoPE scaling \"longrope\" is not supported (linear and yarn are)"},
+    {{.arch = "phi3", .bad_factor = 1}, SWA_ERR_MODEL,
+     "tensor rope_factors_short.weight: entry 0 is 0, not a positive finite number"},
+    /* rope_freqs: n_rot/2 positive finite divisors */
+    {{.arch = "mistral3", .rope_freqs = 8, .rope_freqs_value = 2.5f}, SWA_OK, NULL},
+    {{.arch = "mistral3", .rope_freqs = 8, .rope_freqs_value = 0.0f}, SWA_ERR_MODEL,
+     "tensor rope_freqs.weight: entry 0 is 0, not a positive finite number"},
+    {{.arch = "mistral3", .rope_freqs = 8, .rope_freqs_value = -4.0f}, SWA_ERR_MODEL,
+     "tensor rope_freqs.weight: entry 0 is -4, not a positive finite number"},
+    {{.arch = "mistral3", .rope_freqs = 8, .rope_freqs_value = (float)HUGE_VAL}, SWA_ERR_MODEL,
+     "tensor rope_freqs.weight: entry 0 is inf, not a positive finite number"},
+    {{.arch = "mistral3", .rope_freqs = 9, .rope_freqs_value = 1.0f}, SWA_ERR_MODEL, "tensor rope_freqs.weight: shape 9"},
+    /* mixtures of experts: the keys and the experts' 3-D tensors */
+    {{.arch = "qwen3moe", MOE(2)}, SWA_OK, NULL},
+    {{.arch = "qwen3moe", .experts = 4, .moe_tensor_experts = 3, .used = 2, .moe = 1}, SWA_ERR_MODEL,
+     "blk.0.ffn_gate_exps.weight: shape 32x16x3x1, want 32x16x4"},
+    {{.arch = "qwen3moe", MOE(5)}, SWA_ERR_MODEL, "key qwen3moe.expert_used_count: 5 is out of range 1..4"},
+    {{.arch = "qwen3moe", MOE(0)}, SWA_ERR_MODEL, "key qwen3moe.expert_used_count is missing"},
+    {{.arch = "qwen3moe", MOE(2), .omit_count = 1}, SWA_ERR_MODEL, "key qwen3moe.expert_count is missing"},
+    /* a llama file with experts is Mixtral, whatever tensors it has */
+    {{.arch = "llama", .experts = 4, .used = 2}, SWA_ERR_MODEL, "tensor blk.0.ffn_gate_inp.weight is missing"},
+    /* OLMo 2: Q's norm spans the projection, all layers global without the window key;
+       Command R7B: the keys llama.cpp requires */
+    {{.arch = "olmo2"}, SWA_OK, NULL},
+    {{.arch = "olmo2", .omit_key = "attention.sliding_window"}, SWA_OK, NULL},
+    {{.arch = "olmo2", .head_qk_norms = 1}, SWA_ERR_MODEL, "tensor blk.0.attn_q_norm.weight: shape 16x1x1x1, want 32x1"},
+    {{.arch = "cohere2"}, SWA_OK, NULL},
+    {{.arch = "cohere2", .omit_key = "attention.sliding_window"}, SWA_ERR_MODEL,
+     "key cohere2.attention.sliding_window is missing"},
+    {{.arch = "cohere2", .omit_key = "logit_scale"}, SWA_ERR_MODEL, "key cohere2.logit_scale is missing"},
+    {{.arch = "cohere2", .omit_key = "attention.layer_norm_epsilon"}, SWA_ERR_MODEL,
+     "key cohere2.attention.layer_norm_epsilon is missing"},
+    /* gpt-oss's norm before the experts is post_attention_norm, and its sinks are required;
+       mistral3's temperature needs a length */
+    {{.arch = "gpt-oss", MOE(2)}, SWA_ERR_MODEL, "tensor blk.0.post_attention_norm.weight is missing"},
+    {{.arch = "mistral3"}, SWA_OK, NULL},
+    {{.arch = "mistral3", .temperature = 0.1f}, SWA_ERR_MODEL,
+     "key mistral3.attention.temperature_scale: a temperature scale needs"},
+    /* llama4: the step llama.cpp requires, the shared expert beside the routed ones */
+    {{.arch = "llama4", MOE(1)}, SWA_OK, NULL},
+    {{.arch = "llama4", MOE(1), .omit_key = "interleave_moe_layer_step"}, SWA_ERR_MODEL,
+     "key llama4.interleave_moe_layer_step is missing"},
+    {{.arch = "llama4", MOE(1), .omit_shexp = 1}, SWA_ERR_MODEL, "tensor blk.0.ffn_gate_shexp.weight is missing"},
+};
+#undef MOE
 
 static void test_broken_files(void **state)
 {
-    variant v;
+    size_t i;
     (void)state;
-    base(&v, "qwen3");
-    assert_int_equal(load_variant(&v, NULL), SWA_OK);         /* the base is valid */
-    v.arch = "phi3";
-    assert_int_equal(load_variant(&v, NULL), SWA_OK);
-    base(&v, "qwen3");
-    v.omit_k_norm = 1;
-    expect_error(&v, SWA_ERR_MODEL, "blk.0.attn_k_norm.weight is missing");
-    v.omit_k_norm = 0;
-    v.pattern_kind = "short";
-    expect_error(&v, SWA_ERR_MODEL, "sliding_window_pattern: 1 entries, want one per layer");
-    v.pattern_kind = "ints";
-    expect_error(&v, SWA_ERR_MODEL, "sliding_window_pattern: entry 1 is not a bool");
-    v.pattern_kind = "bool";
-    expect_error(&v, SWA_ERR_MODEL, "sliding_window_pattern: want a period");
-    v.pattern_kind = NULL;
-    v.scaling = "longrope";
-    expect_error(&v, SWA_ERR_UNSUPPORTED, "RoPE scaling \"longrope\" is not supported (linear and yarn are)");
-    base(&v, "phi3");
-    v.bad_factor = 1;
-    expect_error(&v, SWA_ERR_MODEL, "tensor rope_factors_short.weight: entry 0 is 0, not a positive finite number");
-    /* rope_freqs: n_rot/2 positive finite divisors */
-    base(&v, "mistral3");
-    v.rope_freqs = 8;
-    v.rope_freqs_value = 2.5f;
-    assert_int_equal(load_variant(&v, NULL), SWA_OK);
-    v.rope_freqs_value = 0.0f;
-    expect_error(&v, SWA_ERR_MODEL, "tensor rope_freqs.weight: entry 0 is 0, not a positive finite number");
-    v.rope_freqs_value = -4.0f;
-    expect_error(&v, SWA_ERR_MODEL, "tensor rope_freqs.weight: entry 0 is -4, not a positive finite number");
-    v.rope_freqs_value = (float)HUGE_VAL;
-    expect_error(&v, SWA_ERR_MODEL, "tensor rope_freqs.weight: entry 0 is inf, not a positive finite number");
-    v.rope_freqs_value = 1.0f;
-    v.rope_freqs = 9;
-    expect_error(&v, SWA_ERR_MODEL, "tensor rope_freqs.weight: shape 9");
-    /* mixtures of experts: the keys and the experts' 3-D tensors */
-    moe_base(&v, "qwen3moe", 2);
-    assert_int_equal(load_variant(&v, NULL), SWA_OK);
-    v.moe_tensor_experts = 3;
-    expect_error(&v, SWA_ERR_MODEL, "blk.0.ffn_gate_exps.weight: shape 32x16x3x1, want 32x16x4");
-    v.moe_tensor_experts = 4;
-    v.used = 5;
-    expect_error(&v, SWA_ERR_MODEL, "key qwen3moe.expert_used_count: 5 is out of range 1..4");
-    v.used = 0;
-    expect_error(&v, SWA_ERR_MODEL, "key qwen3moe.expert_used_count is missing");
-    v.used = 2;
-    v.omit_count = 1;
-    expect_error(&v, SWA_ERR_MODEL, "key qwen3moe.expert_count is missing");
-    base(&v, "llama");   /* a llama file with experts is Mixtral, whatever tensors it has */
-    v.experts = 4;
-    v.used = 2;
-    expect_error(&v, SWA_ERR_MODEL, "tensor blk.0.ffn_gate_inp.weight is missing");
-    /* OLMo 2: Q's norm spans the projection; Command R7B: the keys llama.cpp requires */
-    base(&v, "olmo2");
-    assert_int_equal(load_variant(&v, NULL), SWA_OK);
-    v.omit_key = "attention.sliding_window";
-    assert_int_equal(load_variant(&v, NULL), SWA_OK);   /* OLMo 2: all global */
-    v.omit_key = NULL;
-    v.head_qk_norms = 1;
-    expect_error(&v, SWA_ERR_MODEL, "tensor blk.0.attn_q_norm.weight: shape 16x1x1x1, want 32x1");
-    base(&v, "cohere2");
-    assert_int_equal(load_variant(&v, NULL), SWA_OK);
-    v.omit_key = "attention.sliding_window";
-    expect_error(&v, SWA_ERR_MODEL, "key cohere2.attention.sliding_window is missing");
-    v.omit_key = "logit_scale";
-    expect_error(&v, SWA_ERR_MODEL, "key cohere2.logit_scale is missing");
-    v.omit_key = "attention.layer_norm_epsilon";
-    expect_error(&v, SWA_ERR_MODEL, "key cohere2.attention.layer_norm_epsilon is missing");
-    /* gpt-oss's norm before the experts is post_attention_norm, and its sinks are required;
-       mistral3's temperature needs a length */
-    moe_base(&v, "gpt-oss", 2);
-    expect_error(&v, SWA_ERR_MODEL, "tensor blk.0.post_attention_norm.weight is missing");
-    base(&v, "mistral3");
-    assert_int_equal(load_variant(&v, NULL), SWA_OK);
-    v.temperature = 0.1f;
-    expect_error(&v, SWA_ERR_MODEL, "key mistral3.attention.temperature_scale: a temperature scale needs");
-    /* llama4: the step llama.cpp requires, the shared expert beside the routed ones */
-    moe_base(&v, "llama4", 1);
-    assert_int_equal(load_variant(&v, NULL), SWA_OK);
-    v.omit_key = "interleave_moe_layer_step";
-    expect_error(&v, SWA_ERR_MODEL, "key llama4.interleave_moe_layer_step is missing");
-    v.omit_key = NULL;
-    v.omit_shexp = 1;
-    expect_error(&v, SWA_ERR_MODEL, "tensor blk.0.ffn_gate_shexp.weight is missing");
+    for (i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+        if (broken[i].code != SWA_OK) expect_error(&broken[i].v, broken[i].code, broken[i].says);
+        else if (load_variant(&broken[i].v, NULL) != SWA_OK) fail_msg("%s file %d does not load", broken[i].v.arch, (int)i);
+    }
 }
 
 /* Llama 4's file without chunking (attention.sliding_window 0, as llama.cpp's converter writes

@@ -168,6 +168,19 @@ static char *join_strings(const char *s, const char *key)
     return out;
 }
 
+/* The answer to body at path on the main server (opts: curl's, "-N" for a stream): its `key`
+   strings joined are want, and it holds `has` and, unless NULL, `also`. */
+static void expect_joined(const char *opts, const char *path, const char *body, const char *key, const char *want,
+                          const char *has, const char *also)
+{
+    char *r = curl(&main_srv, opts, path, body, NULL), *got = join_strings(r, key);
+    assert_string_equal(got, want);
+    assert_non_null(strstr(r, has));
+    if (also) assert_non_null(strstr(r, also));
+    free(got);
+    free(r);
+}
+
 static long metric(const server *s, const char *name)
 {
     char pat[128], *m = curl(s, "", "/metrics", NULL, NULL), *p;
@@ -274,23 +287,13 @@ static void test_endpoints(void **state)
 /* The same greedy request through the server and through swa-generate: the same text, streamed or not. */
 static void test_greedy_matches_generate(void **state)
 {
-    char *want = generate_greedy("Once upon a time", 40), *esc = json_escape(want), *r, *got;
+    char *want = generate_greedy("Once upon a time", 40), *esc = json_escape(want);
     (void)state;
     NEED_SERVER();
-    r = curl(&main_srv, "", "/v1/completions", "{\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0}", NULL);
-    got = join_strings(r, "text");
-    assert_string_equal(got, esc);
-    assert_non_null(strstr(r, "\"finish_reason\":\"length\""));
-    assert_non_null(strstr(r, "\"completion_tokens\":40"));
-    free(got);
-    free(r);
-    r = curl(&main_srv, "-N", "/v1/completions",
-             "{\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0,\"stream\":true}", NULL);
-    got = join_strings(r, "text");
-    assert_string_equal(got, esc);
-    assert_non_null(strstr(r, "data: [DONE]"));
-    free(got);
-    free(r);
+    expect_joined("", "/v1/completions", "{\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0}", "text",
+                  esc, "\"finish_reason\":\"length\"", "\"completion_tokens\":40");
+    expect_joined("-N", "/v1/completions", "{\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0,\"stream\":true}",
+                  "text", esc, "data: [DONE]", NULL);
     free(want);
     free(esc);
     assert_server_sound(&main_srv);
@@ -798,22 +801,15 @@ static void test_structured_output(void **state)
 
 static void test_more_endpoints(void **state)
 {
-    char *r, *want = generate_greedy("Once upon a time", 10), *esc = json_escape(want), *t;
+    char *r, *want = generate_greedy("Once upon a time", 10), *esc = json_escape(want);
     double ref[512], got[512], dot = 0, na = 0, nb = 0;
     int n_ref, n_got, i;
     (void)state;
     NEED_SERVER();
-    r = curl(&main_srv, "", "/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":10,\"temperature\":0}", NULL);
-    t = join_strings(r, "content");
-    assert_string_equal(t, esc);
-    assert_non_null(strstr(r, "\"tokens_predicted\":10"));
-    assert_non_null(strstr(r, "\"stop_type\":\"limit\""));
-    free(t), free(r);
-    r = curl(&main_srv, "-N", "/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":10,\"temperature\":0,\"stream\":true}", NULL);
-    t = join_strings(r, "content");
-    assert_string_equal(t, esc);
-    assert_non_null(strstr(r, "\"stop\":true"));
-    free(t), free(r);
+    expect_joined("", "/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":10,\"temperature\":0}", "content", esc,
+                  "\"tokens_predicted\":10", "\"stop_type\":\"limit\"");
+    expect_joined("-N", "/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":10,\"temperature\":0,\"stream\":true}",
+                  "content", esc, "\"stop\":true", NULL);
     r = curl(&main_srv, "", "/props", NULL, NULL);
     assert_non_null(strstr(r, "\"total_slots\":4"));
     free(r);
@@ -823,12 +819,8 @@ static void test_more_endpoints(void **state)
     free(r);
     expect_status(&main_srv, "", "/v1/models/swa-stories.gguf", NULL, "200", "\"id\":\"swa-stories.gguf\"");
     expect_status(&main_srv, "", "/v1/models/other", NULL, "404", "\"error\"");
-    r = curl(&main_srv, "", "/api/generate", "{\"prompt\":\"Once upon a time\",\"raw\":true,\"stream\":false,"
-             "\"options\":{\"num_predict\":10,\"temperature\":0}}", NULL);
-    t = join_strings(r, "response");
-    assert_string_equal(t, esc);
-    assert_non_null(strstr(r, "\"done\":true"));
-    free(t), free(r);
+    expect_joined("", "/api/generate", "{\"prompt\":\"Once upon a time\",\"raw\":true,\"stream\":false,"
+                  "\"options\":{\"num_predict\":10,\"temperature\":0}}", "response", esc, "\"done\":true", NULL);
     r = curl(&main_srv, "-N", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"options\":{\"num_predict\":4}}", NULL);
     assert_non_null(strstr(r, "\"done\":false}\n"));
     assert_non_null(strstr(r, "\"done\":true,\"done_reason\":\"length\""));
