@@ -106,13 +106,9 @@ static int interrupted(void) { return interrupt_flag; }
 static void set_interrupted(int v) { interrupt_flag = v; }
 #endif
 
-/* The library's callbacks: stop an evaluation between layers, or a load between steps. */
+/* The library's callback that stops an evaluation between layers (a load stops through
+   progress_load_model's). */
 static int abort_on_interrupt(void *data) { (void)data; return interrupted(); }
-static int progress_on_interrupt(float fraction, void *data)
-{
-    progress_show((progress *)data, fraction, 1, NULL, "loading the model");
-    return interrupted();
-}
 
 static void usage(FILE *f)
 {
@@ -1601,7 +1597,7 @@ int main(int argc, char **argv)
     swa_model_params mp = swa_model_params_default();
     swa_error err;
     swa_status loaded;
-    progress load;
+    progress_loading load;
     sw_file dump, save;
     int rc, l;
     memset(&s, 0, sizeof s);
@@ -1618,11 +1614,8 @@ int main(int argc, char **argv)
     if (!read_inputs(&o) || (o.ids && !check_ids(&o, peek_vocab_size(o.model))) || !open_outputs(&o, &dump, &save))
         goto done;
     mp.resident = o.no_mmap;
-    mp.progress = progress_on_interrupt;
-    mp.progress_data = &load;
-    progress_start(&load, !o.no_progress);
-    loaded = swa_model_load_with(o.model, &mp, &model, &err);
-    progress_end(&load);
+    load.stop = interrupted;
+    loaded = progress_load_model(o.model, &mp, &load, !o.no_progress, &model, &err);
     if (loaded != SWA_OK ||
         swa_ctx_create(model, &o.cfg, &s.ctx, &err) != SWA_OK ||
         swa_sampler_create(&o.sampling, swa_model_hparams(model)->n_vocab, &s.sampler, &err) != SWA_OK ||

@@ -36,24 +36,9 @@
 #define PHI3_VOCAB "../shared/testdata/ggml-vocab-phi-3.gguf"
 #define LLAMA3_VOCAB "../shared/testdata/ggml-vocab-llama-bpe.gguf"
 
-/* 0: the conversation of llama.cpp's tests/test-chat-template.cpp; 1: the same without its
-   system message; 2: a system message in the middle, before an answer; 3: a tool's answer. A
-   row of the expected table uses the first n messages of one of them. */
-static const swa_chat_message chat[] = {
-    {"system", "You are a helpful assistant"}, {"user", "Hello"}, {"assistant", "Hi there"},
-    {"user", "Who are you"}, {"assistant", "   I am an assistant   "}, {"user", "Another question"},
-};
-static const swa_chat_message later[] = {
-    {"user", "Hello"}, {"system", "  Be brief  "}, {"assistant", "Hi there"}, {"user", "Who are you"},
-};
-static const swa_chat_message tool[] = {
-    {"user", "What time is it?"}, {"tool", "12:00"}, {"assistant", "It is noon"},
-};
-
-static const swa_chat_message *conversation(int conv)
-{
-    return conv == 0 ? chat : conv == 1 ? chat + 1 : conv == 2 ? later : tool;
-}
+#define CHAT_MESSAGE swa_chat_message
+#include "tests/data/chat_conversations.inc"
+#undef CHAT_MESSAGE
 
 typedef struct expectation {
     const char *family;

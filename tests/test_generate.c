@@ -272,6 +272,16 @@ static char *read_text(const char *path)
     return (char *)tu_read_file(path, &n);
 }
 
+/* swa-generate -m model FLAGS, its standard input from `in` and its standard error into `err`:
+   that log, after it ended with status 0 (ok) or another (not ok). */
+static char *chat_log(const char *model, const char *flags, const char *in, const char *err, int ok)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, GENERATE " -m %s %s < %s > /dev/null 2> %s", model, flags, in, err);
+    if ((tu_run(cmd) == 0) != ok) fail_msg("%s: %s", cmd, ok ? "failed" : "did not fail");
+    return read_text(err);
+}
+
 /* The shipped model has no chat template: -i with --chat-template chatml formats each turn as
    ChatML does (<|im_start|>role\n...<|im_end|>\n, llama.cpp's tests/test-chat-template.cpp and
    the OpenHermes template), and evaluates only what is new: the second turn starts with the
@@ -279,14 +289,12 @@ static char *read_text(const char *path)
 static void test_chat_template_on_shipped_model(void **state)
 {
     const char *model = "examples/models/swa-stories.gguf";
-    char in[] = "/tmp/swa_cli_chat_in_XXXXXX", err[] = "/tmp/swa_cli_chat_err_XXXXXX", cmd[1024], *text;
+    char in[] = "/tmp/swa_cli_chat_in_XXXXXX", err[] = "/tmp/swa_cli_chat_err_XXXXXX", *text;
     (void)state;
     close(mkstemp(in)); close(mkstemp(err));
     tu_write_file(in, "Who are you?\n", 13);
-    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i --chat-template chatml --system 'Be brief.' -p Hello -n 4 --temp 0 "
-             "-t 1 --verbose-prompt < %s > /dev/null 2> %s", model, in, err);
-    assert_int_equal(tu_run(cmd), 0);
-    text = read_text(err);
+    text = chat_log(model, "-i --chat-template chatml --system 'Be brief.' -p Hello -n 4 --temp 0 -t 1 --verbose-prompt",
+                    in, err, 1);
     /* the shipped vocabulary has no <|im_end|>: a warning, and no claim that turns end there */
     if (!strstr(text, "warning: chat template chatml, but the vocabulary has no <|im_end|> token") ||
         strstr(text, "turns end at") ||
@@ -295,20 +303,14 @@ static void test_chat_template_on_shipped_model(void **state)
         !strstr(text, "[turn: \"<|im_end|>\n<|im_start|>user\nWho are you?<|im_end|>\n<|im_start|>assistant\n\""))
         fail_msg("unexpected chat log:\n%s", text);
     free(text);
-    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i -p Hello -n 2 --temp 0 -t 1 --verbose-prompt < %s > /dev/null 2> %s",
-             model, in, err);
-    assert_int_equal(tu_run(cmd), 0);
-    text = read_text(err);
+    text = chat_log(model, "-i -p Hello -n 2 --temp 0 -t 1 --verbose-prompt", in, err, 1);
     if (!strstr(text, "the model has no chat template; using llama2") || !strstr(text, "[turn: \"[INST] Hello [/INST]\"") ||
         !strstr(text, "[turn: \"</s>[INST] Who are you? [/INST]\""))
         fail_msg("unexpected chat log:\n%s", text);
     free(text);
     /* chatglm4 writes no end of turn after an answer (its <|user|> opens the next turn): the
        second turn starts right after the answer */
-    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i --chat-template chatglm4 -p Hello -n 4 --temp 0 -t 1 --verbose-prompt "
-             "< %s > /dev/null 2> %s", model, in, err);
-    assert_int_equal(tu_run(cmd), 0);
-    text = read_text(err);
+    text = chat_log(model, "-i --chat-template chatglm4 -p Hello -n 4 --temp 0 -t 1 --verbose-prompt", in, err, 1);
     if (!strstr(text, "[turn: \"[gMASK]<sop><|user|>\nHello<|assistant|>\n\"") ||
         !strstr(text, "[turn: \"<|user|>\nWho are you?<|assistant|>\n\""))
         fail_msg("unexpected chat log:\n%s", text);
@@ -360,7 +362,7 @@ static void test_chat_stops_at_end_of_turn(void **state)
 {
     const char *turn = "### Instruction:\nHello\n### Response:\n";
     char model[] = "/tmp/swa_cli_eot_XXXXXX", in[] = "/tmp/swa_cli_eot_in_XXXXXX", err[] = "/tmp/swa_cli_eot_err_XXXXXX";
-    char cmd[1024], *text;
+    char *text;
     chat_vocab cv = {300, 299, "<|EOT|>", NULL};
     tu_spec s;
     tu_model tm;
@@ -399,10 +401,7 @@ static void test_chat_stops_at_end_of_turn(void **state)
     assert_true(tu_build(&tm, &s));
     tu_write_file(model, tm.gguf, tm.gguf_size);
     tu_write_file(in, "Hello\nBye\n", 10);
-    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i --chat-template deepseek -n 5 --temp 0 --kv f32 -t 1 --verbose-prompt < %s "
-             "> /dev/null 2> %s", model, in, err);
-    assert_int_equal(tu_run(cmd), 0);
-    text = read_text(err);
+    text = chat_log(model, "-i --chat-template deepseek -n 5 --temp 0 --kv f32 -t 1 --verbose-prompt", in, err, 1);
     /* the first answer stopped at once: at most the second turn's 5 tokens were generated */
     if (!strstr(text, "chat template deepseek, turns end at <|EOT|>") ||
         !strstr(text, "[turn: \"### Instruction:\nHello\n### Response:\n\"") ||
@@ -418,15 +417,11 @@ static void test_chat_stops_at_end_of_turn(void **state)
     cv.chat_template = "{% for m in messages %}<<{{ m.role }}>>{% endfor %}";
     assert_true(tu_build(&tm, &s));
     tu_write_file(model, tm.gguf, tm.gguf_size);
-    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i -n 2 --temp 0 -t 1 --verbose-prompt < %s > /dev/null 2> %s", model, in, err);
-    assert_int_equal(tu_run(cmd), 0);
-    text = read_text(err);
+    text = chat_log(model, "-i -n 2 --temp 0 -t 1 --verbose-prompt", in, err, 1);
     if (!strstr(text, "[turn: \"<<user>>\"") || !strstr(text, "answers end at end-of-sequence"))
         fail_msg("unexpected chat log:\n%s", text);
     free(text);
-    snprintf(cmd, sizeof cmd, GENERATE " -m %s -i --no-jinja < %s > /dev/null 2> %s", model, in, err);
-    assert_int_not_equal(tu_run(cmd), 0);
-    text = read_text(err);
+    text = chat_log(model, "-i --no-jinja", in, err, 0);
     if (!strstr(text, "chat template \"{% for m in messages %}<<{{ m.role }}>>") || !strstr(text, "--chat-template"))
         fail_msg("unexpected error:\n%s", text);
     free(text);

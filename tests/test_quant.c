@@ -99,76 +99,51 @@ static void put_k_head(uint8_t *b)
     memcpy(b + 4, packed, 12);
 }
 
-/* The value of quant q in sub-block s of those blocks: d * sc * q - dmin * m. */
-static float k_value(int s, int q) { return 0.5f * (float)k_sc[s] * (float)q - 0.25f * (float)k_mn[s]; }
-
-static void test_q4_k_hand_block(void **state)
+/* The Q4_K block above, and one Q5_K block: Q4_K's d, dmin, scales, mins and qs, and
+   qh[l] = (29l + 11) mod 256 between the scales and qs. Element e = 64g + k (k < 64) is element
+   l = k % 32 of sub-block s = 2g + (k >= 32): its nibble as in Q4_K, plus (Q5_K) 16 when bit s
+   of qh[l] is set. Every element is checked, and a few worked out in full:
+     Q4_K e = 0:   qs[0]   =   3, low  3, sub-block 0: 0.5*1*3   - 0.25*0  =   1.5
+          e = 70:  qs[38]  =  13, low 13, sub-block 2: 0.5*33*13 - 0.25*40 = 204.5
+          e = 100: qs[36]  = 255, high 15, sub-block 3: 0.5*63*15 - 0.25*63 = 456.75
+          e = 200: qs[104] = 219, low 11, sub-block 6: 0.5*47*11 - 0.25*31 = 250.75
+          e = 255: qs[127] = 124, high 7, sub-block 7: 0.5*62*7  - 0.25*50 = 204.5
+     Q5_K e = 0:   qs[0]   =   3 low   3, qh[0]  =  11 bit 0 = 1: q = 19, 0.5*1*19  - 0.25*0  =   9.5
+          e = 45:  qs[13]  =  94 high  5, qh[13] = 132 bit 1 = 0: q =  5, 0.5*17*5  - 0.25*9  =  40.25
+          e = 100: qs[36]  = 255 high 15, qh[4]  = 127 bit 3 = 1: q = 31, 0.5*63*31 - 0.25*63 = 960.75
+          e = 200: qs[104] = 219 low  11, qh[8]  = 243 bit 6 = 1: q = 27, 0.5*47*27 - 0.25*31 = 626.75
+          e = 255: qs[127] = 124 high  7, qh[31] = 142 bit 7 = 1: q = 23, 0.5*62*23 - 0.25*50 = 700.5
+   The library reads the Q5_K block the same way. */
+static void test_k_hand_blocks(void **state)
 {
-    uint8_t b[144];
-    float y[256];
-    int e, i;
+    static const struct { const char *name; uint32_t type; int with_qh, at[5]; float worked[5]; } blocks[] = {
+        {"Q4_K", GW_Q4_K, 0, {0, 70, 100, 200, 255}, {1.5f, 204.5f, 456.75f, 250.75f, 204.5f}},
+        {"Q5_K", GW_Q5_K, 1, {0, 45, 100, 200, 255}, {9.5f, 40.25f, 960.75f, 626.75f, 700.5f}},
+    };
+    size_t t;
     (void)state;
-    assert_int_equal(gw_row_bytes(GW_Q4_K, 256), 144);
-    put_k_head(b);
-    for (i = 0; i < 128; i++) b[16 + i] = (uint8_t)(7 * i + 3);
-    assert_int_equal(gw_dequant_row(GW_Q4_K, b, y, 256), 0);
-
-    for (e = 0; e < 256; e++) {
-        int g = e / 64, k = e % 64, s = 2 * g + (k >= 32);
-        int q = k < 32 ? b[16 + 32 * g + k] & 15 : b[16 + 32 * g + k - 32] >> 4;
-        float want = k_value(s, q);
-        if (y[e] != want) fail_msg("Q4_K element %d: got %g, want %g (sub-block %d, q %d)", e, y[e], want, s, q);
-    }
-    /* a few worked out in full:
-       e = 0:   qs[0]   =   3, low  3, sub-block 0: 0.5*1*3   - 0.25*0  =   1.5
-       e = 70:  qs[38]  =  13, low 13, sub-block 2: 0.5*33*13 - 0.25*40 = 204.5
-       e = 100: qs[36]  = 255, high 15, sub-block 3: 0.5*63*15 - 0.25*63 = 456.75
-       e = 200: qs[104] = 219, low 11, sub-block 6: 0.5*47*11 - 0.25*31 = 250.75
-       e = 255: qs[127] = 124, high 7, sub-block 7: 0.5*62*7  - 0.25*50 = 204.5 */
-    assert_true(y[0] == 1.5f);
-    assert_true(y[70] == 204.5f);
-    assert_true(y[100] == 456.75f);
-    assert_true(y[200] == 250.75f);
-    assert_true(y[255] == 204.5f);
-}
-
-/* One Q5_K block: Q4_K's d, dmin, scales, mins and qs above, and qh[l] = (29l + 11) mod 256.
-   Element e = 64g + k (k < 64) is element l = k % 32 of sub-block s = 2g + (k >= 32): its
-   nibble as in Q4_K, plus 16 when bit s of qh[l] is set. */
-static void test_q5_k_hand_block(void **state)
-{
-    uint8_t b[176];
-    float y[256];
-    int e, i;
-    (void)state;
-    assert_int_equal(gw_row_bytes(GW_Q5_K, 256), 176);
-    put_k_head(b);
-    for (i = 0; i < 32; i++) b[16 + i] = (uint8_t)(29 * i + 11);
-    for (i = 0; i < 128; i++) b[48 + i] = (uint8_t)(7 * i + 3);
-    assert_int_equal(gw_dequant_row(GW_Q5_K, b, y, 256), 0);
-
-    for (e = 0; e < 256; e++) {
-        int g = e / 64, k = e % 64, s = 2 * g + (k >= 32), l = k % 32;
-        int q = (k < 32 ? b[48 + 32 * g + l] & 15 : b[48 + 32 * g + l] >> 4) + 16 * ((b[16 + l] >> s) & 1);
-        float want = k_value(s, q);
-        if (y[e] != want) fail_msg("Q5_K element %d: got %g, want %g (sub-block %d, q %d)", e, y[e], want, s, q);
-    }
-    /* worked out in full:
-       e = 0:   qs[0]   =   3 low   3, qh[0]  =  11 bit 0 = 1: q = 19, 0.5*1*19  - 0.25*0  =   9.5
-       e = 45:  qs[13]  =  94 high  5, qh[13] = 132 bit 1 = 0: q =  5, 0.5*17*5  - 0.25*9  =  40.25
-       e = 100: qs[36]  = 255 high 15, qh[4]  = 127 bit 3 = 1: q = 31, 0.5*63*31 - 0.25*63 = 960.75
-       e = 200: qs[104] = 219 low  11, qh[8]  = 243 bit 6 = 1: q = 27, 0.5*47*27 - 0.25*31 = 626.75
-       e = 255: qs[127] = 124 high  7, qh[31] = 142 bit 7 = 1: q = 23, 0.5*62*23 - 0.25*50 = 700.5 */
-    assert_true(y[0] == 9.5f);
-    assert_true(y[45] == 40.25f);
-    assert_true(y[100] == 960.75f);
-    assert_true(y[200] == 626.75f);
-    assert_true(y[255] == 700.5f);
-    /* and the library reads the block the same way */
-    {
-        float z[256];
-        assert_int_equal(swa_dequantize_row(SWA_TYPE_Q5_K, b, z, 256), SWA_OK);
-        assert_memory_equal(y, z, sizeof y);
+    for (t = 0; t < sizeof blocks / sizeof blocks[0]; t++) {
+        int with_qh = blocks[t].with_qh, e, i;
+        uint8_t b[176], *qs = b + (with_qh ? 48 : 16);
+        float y[256];
+        assert_int_equal(gw_row_bytes(blocks[t].type, 256), with_qh ? 176 : 144);
+        put_k_head(b);
+        for (i = 0; i < 32 && with_qh; i++) b[16 + i] = (uint8_t)(29 * i + 11);
+        for (i = 0; i < 128; i++) qs[i] = (uint8_t)(7 * i + 3);
+        assert_int_equal(gw_dequant_row(blocks[t].type, b, y, 256), 0);
+        for (e = 0; e < 256; e++) {
+            int g = e / 64, k = e % 64, s = 2 * g + (k >= 32), l = k % 32;
+            int q = (k < 32 ? qs[32 * g + l] & 15 : qs[32 * g + l] >> 4) + (with_qh ? 16 * ((b[16 + l] >> s) & 1) : 0);
+            float want = 0.5f * (float)k_sc[s] * (float)q - 0.25f * (float)k_mn[s];
+            if (y[e] != want)
+                fail_msg("%s element %d: got %g, want %g (sub-block %d, q %d)", blocks[t].name, e, y[e], want, s, q);
+        }
+        for (i = 0; i < 5; i++) assert_true(y[blocks[t].at[i]] == blocks[t].worked[i]);
+        if (with_qh) {
+            float z[256];
+            assert_int_equal(swa_dequantize_row(SWA_TYPE_Q5_K, b, z, 256), SWA_OK);
+            assert_memory_equal(y, z, sizeof y);
+        }
     }
 }
 
@@ -1097,8 +1072,7 @@ static void test_stream_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_q4_k_hand_block),
-        cmocka_unit_test(test_q5_k_hand_block),
+        cmocka_unit_test(test_k_hand_blocks),
         cmocka_unit_test(test_q6_k_hand_block),
         cmocka_unit_test(test_round_trips),
         cmocka_unit_test(test_awkward_rows),

@@ -16,15 +16,9 @@
 
 static swa_sampler *make(float temp, int32_t top_k, float top_p, float min_p, uint64_t seed, int32_t n)
 {
-    swa_sampler_config c;
+    swa_sampler_config c = {.temperature = temp, .top_k = top_k, .top_p = top_p, .min_p = min_p, .seed = seed};
     swa_sampler *s;
     swa_error err;
-    memset(&c, 0, sizeof c);
-    c.temperature = temp;
-    c.top_k = top_k;
-    c.top_p = top_p;
-    c.min_p = min_p;
-    c.seed = seed;
     if (swa_sampler_create(&c, n, &s, &err) != SWA_OK) fail_msg("%s", err.msg);
     return s;
 }
@@ -164,15 +158,10 @@ static void test_repetition_penalty(void **state)
 /* A greedy sampler with these penalties over the last `last` tokens, having seen hist[0..n). */
 static int32_t penalised(float rep, float pres, float freq, int32_t last, const int32_t *hist, int n, const float *logits)
 {
-    swa_sampler_config c;
+    swa_sampler_config c = {.repeat_penalty = rep, .repeat_last_n = last, .presence_penalty = pres, .frequency_penalty = freq};
     swa_sampler *s;
     int32_t id;
     int i;
-    memset(&c, 0, sizeof c);
-    c.repeat_penalty = rep;
-    c.repeat_last_n = last;
-    c.presence_penalty = pres;
-    c.frequency_penalty = freq;
     assert_int_equal(swa_sampler_create(&c, 4, &s, NULL), SWA_OK);
     for (i = 0; i < n; i++) swa_sampler_accept(s, hist[i]);
     id = swa_sampler_sample(s, logits);

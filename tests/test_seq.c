@@ -63,17 +63,8 @@ static void fixture_close(fixture *f)
 
 static swa_ctx *make_ctx(const fixture *f, int n_seq, int n_rewind, int n_batch, int n_threads)
 {
-    swa_ctx_config cfg;
-    swa_ctx *c;
-    swa_error err;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.kv_type = SWA_KV_F32;
-    cfg.n_seq = n_seq;
-    cfg.n_rewind = n_rewind;
-    cfg.n_batch = n_batch;
-    cfg.n_threads = n_threads;
-    if (swa_ctx_create(f->model, &cfg, &c, &err) != SWA_OK) fail_msg("%s", err.msg);
-    return c;
+    return tu_ctx(f->model, (swa_ctx_config){.kv_type = SWA_KV_F32, .n_seq = n_seq, .n_rewind = n_rewind,
+                                             .n_batch = n_batch, .n_threads = n_threads});
 }
 
 /* The logits of token `at` of tok[0..n) against the reference run of the whole sequence. */

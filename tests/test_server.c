@@ -168,6 +168,26 @@ static char *join_strings(const char *s, const char *key)
     return out;
 }
 
+/* The answer to body at path on the main server (opts: curl's, "-N" for a stream): its `key`
+   strings joined are want, and it holds `has` and, unless NULL, `also`. */
+static void expect_joined(const char *opts, const char *path, const char *body, const char *key, const char *want,
+                          const char *has, const char *also)
+{
+    char *r = curl(&main_srv, opts, path, body, NULL), *got = join_strings(r, key);
+    assert_string_equal(got, want);
+    assert_non_null(strstr(r, has));
+    if (also) assert_non_null(strstr(r, also));
+    free(got);
+    free(r);
+}
+
+/* s started with these flags as the test's second server, which the teardown stops. */
+static void start_extra(server *s, const char *args)
+{
+    extra_srv = s;
+    if (!server_start(s, args)) fail_msg("swa-server %s did not start", args);
+}
+
 static long metric(const server *s, const char *name)
 {
     char pat[128], *m = curl(s, "", "/metrics", NULL, NULL), *p;
@@ -274,23 +294,13 @@ static void test_endpoints(void **state)
 /* The same greedy request through the server and through swa-generate: the same text, streamed or not. */
 static void test_greedy_matches_generate(void **state)
 {
-    char *want = generate_greedy("Once upon a time", 40), *esc = json_escape(want), *r, *got;
+    char *want = generate_greedy("Once upon a time", 40), *esc = json_escape(want);
     (void)state;
     NEED_SERVER();
-    r = curl(&main_srv, "", "/v1/completions", "{\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0}", NULL);
-    got = join_strings(r, "text");
-    assert_string_equal(got, esc);
-    assert_non_null(strstr(r, "\"finish_reason\":\"length\""));
-    assert_non_null(strstr(r, "\"completion_tokens\":40"));
-    free(got);
-    free(r);
-    r = curl(&main_srv, "-N", "/v1/completions",
-             "{\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0,\"stream\":true}", NULL);
-    got = join_strings(r, "text");
-    assert_string_equal(got, esc);
-    assert_non_null(strstr(r, "data: [DONE]"));
-    free(got);
-    free(r);
+    expect_joined("", "/v1/completions", "{\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0}", "text",
+                  esc, "\"finish_reason\":\"length\"", "\"completion_tokens\":40");
+    expect_joined("-N", "/v1/completions", "{\"prompt\":\"Once upon a time\",\"max_tokens\":40,\"temperature\":0,\"stream\":true}",
+                  "text", esc, "data: [DONE]", NULL);
     free(want);
     free(esc);
     assert_server_sound(&main_srv);
@@ -335,7 +345,7 @@ static void test_concurrent_streams(void **state)
    n choices come back with their own indices. */
 static void test_stop_and_n(void **state)
 {
-    char *want = generate_greedy("Once upon a time", 40), *cut, *stop, body[512], *r, *got, *esc;
+    char *want = generate_greedy("Once upon a time", 40), *cut, *stop, body[512], *r, *esc;
     (void)state;
     NEED_SERVER();
     /* a stop string from the middle of the greedy text, 6 bytes that straddle a token boundary or not */
@@ -351,17 +361,9 @@ static void test_stop_and_n(void **state)
     {
         char b2[600];
         snprintf(b2, sizeof b2, body, "");
-        r = curl(&main_srv, "", "/v1/completions", b2, NULL);
-        got = join_strings(r, "text");
-        assert_string_equal(got, esc);
-        assert_non_null(strstr(r, "\"finish_reason\":\"stop\""));
-        free(got), free(r);
+        expect_joined("", "/v1/completions", b2, "text", esc, "\"finish_reason\":\"stop\"", NULL);
         snprintf(b2, sizeof b2, body, ",\"stream\":true");
-        r = curl(&main_srv, "-N", "/v1/completions", b2, NULL);
-        got = join_strings(r, "text");
-        assert_string_equal(got, esc);
-        assert_non_null(strstr(r, "\"finish_reason\":\"stop\""));
-        free(got), free(r);
+        expect_joined("-N", "/v1/completions", b2, "text", esc, "\"finish_reason\":\"stop\"", NULL);
     }
     r = curl(&main_srv, "", "/v1/chat/completions",
              "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":8,\"n\":3,\"seed\":7}", NULL);
@@ -456,8 +458,7 @@ static void test_auth_and_busy(void **state)
     (void)state;
     NEED_SERVER();
     int i;
-    extra_srv = &s;
-    assert_true(server_start(&s, "-np 1 -c 8192 --queue 0 --api-key sekrit"));
+    start_extra(&s, "-np 1 -c 8192 --queue 0 --api-key sekrit");
     expect_status(&s, "", "/v1/models", NULL, "401", "authentication_error");
     expect_status(&s, "-H 'Authorization: Bearer wrong'", "/v1/models", NULL, "401", "\"error\"");
     expect_status(&s, "-H 'Authorization: Bearer sekrit'", "/v1/models", NULL, "200", "swa-stories");
@@ -506,23 +507,22 @@ static void test_load_and_faults(void **state)
    away from their "off"; a NUL in text and JSON syntax errors say what and where. */
 static void test_fields_refused(void **state)
 {
+    /* a chat request's field that acts elsewhere, refused with the field named */
+    static const char *const chat_fields[][2] = {
+        {"tools", "[{\"type\":\"retrieval\"}]"}, {"tool_choice", "\"required\""}, {"reasoning_format", "\"loud\""},
+        {"chat_template_kwargs", "{\"a\":1}"},   /* the stories model has no Jinja template to take them */
+        {"functions", "[{\"name\":\"f\"}]"},
+    };
+    char body[256], param[64];
+    size_t i;
     (void)state;
     NEED_SERVER();
-    expect_status(&main_srv, "", "/v1/chat/completions",
-                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":\"retrieval\"}]}", "400",
-                  "\"param\":\"tools\"");
-    expect_status(&main_srv, "", "/v1/chat/completions",
-                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tool_choice\":\"required\"}", "400",
-                  "\"param\":\"tool_choice\"");
-    expect_status(&main_srv, "", "/v1/chat/completions",
-                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"reasoning_format\":\"loud\"}", "400",
-                  "\"param\":\"reasoning_format\"");
-    expect_status(&main_srv, "", "/v1/chat/completions",   /* the stories model has no Jinja template to take them */
-                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"chat_template_kwargs\":{\"a\":1}}", "400",
-                  "\"param\":\"chat_template_kwargs\"");
-    expect_status(&main_srv, "", "/v1/chat/completions",
-                  "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"functions\":[{\"name\":\"f\"}]}", "400",
-                  "\"param\":\"functions\"");
+    for (i = 0; i < sizeof chat_fields / sizeof chat_fields[0]; i++) {
+        snprintf(body, sizeof body, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"%s\":%s}", chat_fields[i][0],
+                 chat_fields[i][1]);
+        snprintf(param, sizeof param, "\"param\":\"%s\"", chat_fields[i][0]);
+        expect_status(&main_srv, "", "/v1/chat/completions", body, "400", param);
+    }
     expect_status(&main_srv, "", "/v1/chat/completions",
                   "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"tool\",\"tool_call_id\":\"a\",\"content\":\"1\"}],"
                   "\"max_tokens\":2}", "200", NULL);
@@ -798,22 +798,15 @@ static void test_structured_output(void **state)
 
 static void test_more_endpoints(void **state)
 {
-    char *r, *want = generate_greedy("Once upon a time", 10), *esc = json_escape(want), *t;
+    char *r, *want = generate_greedy("Once upon a time", 10), *esc = json_escape(want);
     double ref[512], got[512], dot = 0, na = 0, nb = 0;
     int n_ref, n_got, i;
     (void)state;
     NEED_SERVER();
-    r = curl(&main_srv, "", "/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":10,\"temperature\":0}", NULL);
-    t = join_strings(r, "content");
-    assert_string_equal(t, esc);
-    assert_non_null(strstr(r, "\"tokens_predicted\":10"));
-    assert_non_null(strstr(r, "\"stop_type\":\"limit\""));
-    free(t), free(r);
-    r = curl(&main_srv, "-N", "/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":10,\"temperature\":0,\"stream\":true}", NULL);
-    t = join_strings(r, "content");
-    assert_string_equal(t, esc);
-    assert_non_null(strstr(r, "\"stop\":true"));
-    free(t), free(r);
+    expect_joined("", "/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":10,\"temperature\":0}", "content", esc,
+                  "\"tokens_predicted\":10", "\"stop_type\":\"limit\"");
+    expect_joined("-N", "/completion", "{\"prompt\":\"Once upon a time\",\"n_predict\":10,\"temperature\":0,\"stream\":true}",
+                  "content", esc, "\"stop\":true", NULL);
     r = curl(&main_srv, "", "/props", NULL, NULL);
     assert_non_null(strstr(r, "\"total_slots\":4"));
     free(r);
@@ -823,12 +816,8 @@ static void test_more_endpoints(void **state)
     free(r);
     expect_status(&main_srv, "", "/v1/models/swa-stories.gguf", NULL, "200", "\"id\":\"swa-stories.gguf\"");
     expect_status(&main_srv, "", "/v1/models/other", NULL, "404", "\"error\"");
-    r = curl(&main_srv, "", "/api/generate", "{\"prompt\":\"Once upon a time\",\"raw\":true,\"stream\":false,"
-             "\"options\":{\"num_predict\":10,\"temperature\":0}}", NULL);
-    t = join_strings(r, "response");
-    assert_string_equal(t, esc);
-    assert_non_null(strstr(r, "\"done\":true"));
-    free(t), free(r);
+    expect_joined("", "/api/generate", "{\"prompt\":\"Once upon a time\",\"raw\":true,\"stream\":false,"
+                  "\"options\":{\"num_predict\":10,\"temperature\":0}}", "response", esc, "\"done\":true", NULL);
     r = curl(&main_srv, "-N", "/api/chat", "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"options\":{\"num_predict\":4}}", NULL);
     assert_non_null(strstr(r, "\"done\":false}\n"));
     assert_non_null(strstr(r, "\"done\":true,\"done_reason\":\"length\""));
@@ -883,8 +872,7 @@ static void test_stop_race(void **state)
     for (run = 0; run < runs; run++) {
         char cmd[2048], f[4][96], *out;
         int status, i;
-        extra_srv = &s;
-        assert_true(server_start(&s, "-np 2 -c 512 --queue 8 --shutdown-timeout 5 --log-disable"));
+        start_extra(&s, "-np 2 -c 512 --queue 8 --shutdown-timeout 5 --log-disable");
         for (k = 0; k < 4; k++) {
             char tag[16];
             snprintf(tag, sizeof tag, "stop%d", k);
@@ -991,8 +979,7 @@ static char *conversation_pushed_out(const char *args, long *cached)
                       *ub = "Tell me a story about a dog who lost his bone at the park, and a boy who finds it.";
     server s;
     char *r, *a1, *a2;
-    extra_srv = &s;
-    if (!server_start(&s, args)) fail_msg("swa-server %s did not start", args);
+    start_extra(&s, args);
     r = chat(&s, NULL, ua, NULL, NULL, 40);
     a1 = join_strings(r, "content");
     free(r);
@@ -1035,8 +1022,7 @@ static void test_cache_lru(void **state)
     int i;
     (void)state;
     NEED_SERVER();
-    extra_srv = &s;
-    if (!server_start(&s, "-np 1 -c 512 --cache-ram 1")) fail_msg("swa-server did not start");
+    start_extra(&s, "-np 1 -c 512 --cache-ram 1");
     for (i = 0; i < 6; i++) {
         snprintf(u, sizeof u, "Once there was %s who lived near a big river with tall trees and many flowers, and "
                  "every morning it went out to play in the sun with its friends from the town.", subjects[i]);
@@ -1083,8 +1069,7 @@ static void test_cache_shared_system_prompt(void **state)
     int i;
     (void)state;
     NEED_SERVER();
-    extra_srv = &s;
-    if (!server_start(&s, "-np 1 -c 512")) fail_msg("swa-server did not start");
+    start_extra(&s, "-np 1 -c 512");
     snprintf(body, sizeof body, "{\"content\":\"%s\"}", sys);
     r = curl(&s, "", "/tokenize", body, NULL);
     for (sys_tokens = 1, p = r; (p = strchr(p, ',')) != NULL; p++) sys_tokens++;   /* {"tokens":[a,b,...]} */
@@ -1209,8 +1194,7 @@ static void test_slot_save_restore(void **state)
     NEED_SERVER();
     assert_non_null(mkdtemp(dir));
     snprintf(args, sizeof args, "-np 1 -c 512 --cache-ram 0 --slot-save-path %s", dir);
-    extra_srv = &s;
-    if (!server_start(&s, args)) fail_msg("swa-server %s did not start", args);
+    start_extra(&s, args);
     t1 = once_upon(&s, &cached);
     assert_int_equal(cached, 0);
     r = slot_action(&s, "", 0, "save", "{\"filename\":\"s.bin\"}");
@@ -1379,8 +1363,7 @@ static void test_infill(void **state)
     tu_tmp_path(path, sizeof path, "fim_model");
     write_fim_model(path);
     snprintf(body, sizeof body, "-m %s -np 1 -c 256 --cache-ram 0", path);
-    extra_srv = &s;
-    if (!server_start(&s, body)) fail_msg("swa-server on the FIM copy did not start");
+    start_extra(&s, body);
     pre = token_ids(&s, "Once upon a time there was a little cat.");
     suf = token_ids(&s, "And they were friends forever.");
     mid = token_ids(&s, "The cat");
@@ -1774,8 +1757,7 @@ static void serve_small_model(server *s, void (*vocab)(gw_writer *, const void *
     tu_write_file(path, tm.gguf, tm.gguf_size);
     tu_free(&tm);
     snprintf(args, sizeof args, "-m %s -np 1 -c %d --cache-ram 0", path, n_ctx);
-    extra_srv = s;
-    if (!server_start(s, args)) fail_msg("swa-server on %s did not start", name);
+    start_extra(s, args);
 }
 
 /* A forced call whose first token is the [TOOL_CALLS] control token (a logit bias makes it the

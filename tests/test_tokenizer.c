@@ -36,40 +36,23 @@ static char *decode_all(const swa_vocab *v, const int32_t *ids, size_t n)
    gives the input back. */
 static void check_vocab_in(const char *dir, const char *name)
 {
-    char path[256], *inp, *outp, *case_start, *line;
+    char path[256], *back;
+    const char *text;
+    tu_vocab_cases vc;
     swa_gguf *g;
     swa_vocab *v;
     swa_error err;
+    int32_t want[512], got[512];
+    size_t n_want, n_got, i;
     int n_cases = 0;
-    snprintf(path, sizeof path, "%s%s.inp", dir, name);
-    if (!(inp = tu_read_text(path, NULL))) skip();   /* ../shared is absent */
-    snprintf(path, sizeof path, "%s%s.out", dir, name);
-    outp = tu_read_text(path, NULL);
-    assert_non_null(outp);
     snprintf(path, sizeof path, "%s%s", dir, name);
+    if (!tu_vocab_cases_open(&vc, path)) skip();   /* ../shared is absent */
     if (swa_gguf_open(path, &g, &err) != SWA_OK) fail_msg("%s", err.msg);
     if (swa_vocab_load(g, &v, &err) != SWA_OK) fail_msg("%s", err.msg);
-    case_start = inp;
-    line = outp;
-    for (;;) {
-        char *sep = strstr(case_start, "\n__ggml_vocab_test__\n"), *eol, *p, *back;
-        int32_t want[512], got[512];
-        size_t n_want = 0, n_got, i;
-        if (!sep) break;
-        *sep = '\0';
-        eol = strchr(line, '\n');
-        assert_non_null(eol);
-        *eol = '\0';
-        for (p = line; *p;) {
-            char *end;
-            long id = strtol(p, &end, 10);
-            if (end == p) break;
-            want[n_want++] = (int32_t)id;
-            p = end;
-        }
-        assert_int_equal(swa_tokenize(v, case_start, strlen(case_start), 0, got, 512, &n_got, &err), SWA_OK);
+    for (; (text = tu_vocab_case_next(&vc, want, 512, &n_want)) != NULL; n_cases++) {
+        assert_int_equal(swa_tokenize(v, text, strlen(text), 0, got, 512, &n_got, &err), SWA_OK);
         if (n_got != n_want || memcmp(got, want, n_want * sizeof(int32_t)) != 0) {
-            fprintf(stderr, "input \"%s\": want", case_start);
+            fprintf(stderr, "input \"%s\": want", text);
             for (i = 0; i < n_want; i++) fprintf(stderr, " %d", want[i]);
             fprintf(stderr, ", got");
             for (i = 0; i < n_got; i++) fprintf(stderr, " %d", got[i]);
@@ -77,17 +60,13 @@ static void check_vocab_in(const char *dir, const char *name)
             fail_msg("%s: case %d differs", name, n_cases);
         }
         back = decode_all(v, got, n_got);
-        if (strcmp(back, case_start) != 0) fail_msg("%s: case %d round trip gives \"%s\"", name, n_cases, back);
+        if (strcmp(back, text) != 0) fail_msg("%s: case %d round trip gives \"%s\"", name, n_cases, back);
         free(back);
-        n_cases++;
-        case_start = sep + strlen("\n__ggml_vocab_test__\n");
-        line = eol + 1;
     }
     assert_true(n_cases >= 40);
     swa_vocab_free(v);
     swa_gguf_close(g);
-    free(inp);
-    free(outp);
+    tu_vocab_cases_close(&vc);
 }
 
 static void check_vocab_file(const char *name) { check_vocab_in(TESTDATA, name); }

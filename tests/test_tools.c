@@ -60,6 +60,24 @@ static void expect_stdout(const char *cmd, const char *want)
     free(out);
 }
 
+/* cmd (without redirections) says `message` on stderr and ends with `status`. */
+static void expect_exit(const char *cmd, int status, const char *message)
+{
+    char line[1024];
+    snprintf(line, sizeof line, "%s 2>&1 | grep -q -- '%s'", cmd, message);
+    if (tu_run(line) != 0) fail_msg("expected output missing: %s", line);
+    snprintf(line, sizeof line, "%s 2>/dev/null", cmd);
+    assert_int_equal(tu_run(line), status);
+}
+
+/* Each of cmds[0..n) (with its redirections and grep) succeeds: the program said what it should. */
+static void expect_messages(const char *const *cmds, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (tu_run(cmds[i]) != 0) fail_msg("expected output missing: %s", cmds[i]);
+}
+
 /* ---- the test vocabulary and model files ---- */
 
 /* Specials, the 256 byte tokens, then "▁", a..z and a few merges (▁ is e2 96 81). */
@@ -299,30 +317,24 @@ static void test_tokenize_errors(void **state)
     char model[64], cmd[512];
     tu_spec s = small_spec(0, NULL, 64);
     model_opts o = {3, 0, 0};     /* weights, no vocabulary */
-    static const char *bad[] = {
-        TOKENIZE " -p hi 2>&1 | grep -q -- '-m MODEL is required'",
+    static const char *const says[] = {
         TOKENIZE " -m x.gguf 2>&1 | grep -q 'give one of -p TEXT and -f FILE'",
         TOKENIZE " -m x.gguf -p a -f b 2>&1 | grep -q 'give one of -p TEXT and -f FILE'",
         TOKENIZE " -m x.gguf --frobnicate 2>&1 | grep -q 'unknown flag --frobnicate'",
         TOKENIZE " -m 2>&1 | grep -q -- '-m needs a value'",
-        TOKENIZE " -m /nonexistent.gguf -p a 2>&1 | grep -q '/nonexistent.gguf: cannot open'",
         TOKENIZE " -m " SPM_VOCAB " -f /nonexistent.txt 2>&1 | grep -q 'cannot open /nonexistent.txt'",
         TOKENIZE " -h | grep -q -- '--special'",
     };
-    size_t i;
     (void)state;
     need_programs();
-    for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        if (tu_run(bad[i]) != 0) fail_msg("expected output missing: %s", bad[i]);
-    assert_int_equal(tu_run(TOKENIZE " -p hi 2>/dev/null"), 2);
+    expect_messages(says, sizeof says / sizeof says[0]);
+    expect_exit(TOKENIZE " -p hi", 2, "-m MODEL is required");
     assert_int_equal(tu_run(TOKENIZE " -m x.gguf -q 2>/dev/null"), 2);
-    assert_int_equal(tu_run(TOKENIZE " -m /nonexistent.gguf -p a 2>/dev/null"), 1);
+    expect_exit(TOKENIZE " -m /nonexistent.gguf -p a", 1, "/nonexistent.gguf: cannot open");
     tu_tmp_path(model, sizeof model, "novocab");
     write_model(model, &s, &o);
-    snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -p hi 2>&1 | grep -q 'no tokenizer'", model);
-    assert_int_equal(tu_run(cmd), 0);
-    snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -p hi 2>/dev/null", model);
-    assert_int_equal(tu_run(cmd), 1);
+    snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -p hi", model);
+    expect_exit(cmd, 1, "no tokenizer");
     remove(model);
 }
 
@@ -532,31 +544,25 @@ static void test_perplexity_errors(void **state)
     char model[64], text_path[64], cmd[512];
     tu_spec s = small_spec(4, NULL, 64);
     model_opts o = {3, 0, 1};
-    static const char *bad[] = {
+    static const char *const says[] = {
         PERPLEXITY " -f x.txt 2>&1 | grep -q -- '-m MODEL is required'",
         PERPLEXITY " -m x.gguf 2>&1 | grep -q -- '-f TEXT is required'",
-        PERPLEXITY " -m x.gguf -f x.txt -w 0 2>&1 | grep -q -- '-w wants a number'",
         PERPLEXITY " -m x.gguf -f x.txt -c -3 2>&1 | grep -q -- '-c wants a number'",
         PERPLEXITY " -m x.gguf -f x.txt --frobnicate 2>&1 | grep -q 'unknown flag --frobnicate'",
         PERPLEXITY " -m x.gguf -f 2>&1 | grep -q -- '-f needs a value'",
-        PERPLEXITY " -m x.gguf -f /nonexistent.txt 2>&1 | grep -q 'cannot open /nonexistent.txt'",
         PERPLEXITY " -h | grep -q 'independent segments'",
     };
-    size_t i;
     (void)state;
     need_programs();
-    for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        if (tu_run(bad[i]) != 0) fail_msg("expected output missing: %s", bad[i]);
-    assert_int_equal(tu_run(PERPLEXITY " -m x.gguf -f x.txt -w 0 2>/dev/null"), 2);
-    assert_int_equal(tu_run(PERPLEXITY " -m x.gguf -f /nonexistent.txt 2>/dev/null"), 1);
+    expect_messages(says, sizeof says / sizeof says[0]);
+    expect_exit(PERPLEXITY " -m x.gguf -f x.txt -w 0", 2, "-w wants a number");
+    expect_exit(PERPLEXITY " -m x.gguf -f /nonexistent.txt", 1, "cannot open /nonexistent.txt");
     tu_tmp_path(model, sizeof model, "model");
     tu_tmp_path(text_path, sizeof text_path, "text");
     write_model(model, &s, &o);
     tu_write_file(text_path, "", 0);     /* BOS alone: nothing to score */
-    snprintf(cmd, sizeof cmd, PERPLEXITY " -m %s -f %s 2>&1 | grep -q 'at least 2 are needed'", model, text_path);
-    assert_int_equal(tu_run(cmd), 0);
-    snprintf(cmd, sizeof cmd, PERPLEXITY " -m %s -f %s 2>/dev/null", model, text_path);
-    assert_int_equal(tu_run(cmd), 1);
+    snprintf(cmd, sizeof cmd, PERPLEXITY " -m %s -f %s", model, text_path);
+    expect_exit(cmd, 1, "at least 2 are needed");
     snprintf(cmd, sizeof cmd, PERPLEXITY " -m /nonexistent.gguf -f %s 2>&1 | grep -q '/nonexistent.gguf: cannot open'",
              text_path);
     assert_int_equal(tu_run(cmd), 0);
@@ -808,20 +814,16 @@ static void test_set_window_errors(void **state)
     tu_tmp_path(model, sizeof model, "model");
     write_model(model, &s, &o);
     before = tu_read_file(model, &nb);
-    snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 0 /tmp/x.gguf 2>&1 | grep -q -- '--set-window wants a number in 1..'", model);
-    assert_int_equal(tu_run(cmd), 0);
-    snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 0 /tmp/x.gguf 2>/dev/null", model);
-    assert_int_equal(tu_run(cmd), 2);
+    snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 0 /tmp/x.gguf", model);
+    expect_exit(cmd, 2, "--set-window wants a number in 1..");
     snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 4 2>&1 | grep -q 'needs IN.gguf and OUT.gguf'", model);
     assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 2>&1 | grep -q 'needs a value'", model);
     assert_int_equal(tu_run(cmd), 0);
     snprintf(cmd, sizeof cmd, INSPECT " %s /tmp/x.gguf 2>&1 | grep -q 'unexpected argument /tmp/x.gguf'", model);
     assert_int_equal(tu_run(cmd), 0);
-    snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 4 %s 2>&1 | grep -q 'is the input file'", model, model);
-    assert_int_equal(tu_run(cmd), 0);
-    snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 4 %s 2>/dev/null", model, model);
-    assert_int_equal(tu_run(cmd), 2);
+    snprintf(cmd, sizeof cmd, INSPECT " %s --set-window 4 %s", model, model);
+    expect_exit(cmd, 2, "is the input file");
     snprintf(cmd, sizeof cmd, INSPECT " /nonexistent.gguf --set-window 4 /tmp/swa_tools_never.gguf 2>/dev/null");
     assert_int_equal(tu_run(cmd), 1);
     assert_int_not_equal(access("/tmp/swa_tools_never.gguf", F_OK), 0);
@@ -932,7 +934,10 @@ static void test_mkmodel_types(void **state)
    source file) into the ids llama.cpp wrote. */
 static void check_vocab_from(const char *src)
 {
-    char path[64], cmd[512], name[256], *inp, *outp, *at, *line;
+    char path[64], cmd[512];
+    const char *text;
+    tu_vocab_cases vc;
+    size_t n_got, n_want;
     swa_gguf *gs;
     const swa_gguf *gm;
     swa_vocab *vs;
@@ -962,26 +967,14 @@ static void check_vocab_from(const char *src)
                      swa_gguf_kv_value(gs, swa_gguf_kv_find(gs, "tokenizer.ggml.merges")).n);
     assert_int_equal(swa_gguf_tensor_at(gm, swa_gguf_tensor_find(gm, "token_embd.weight"))->ne[1], n);
     assert_int_equal(swa_gguf_tensor_at(gm, swa_gguf_tensor_find(gm, "output.weight"))->ne[1], n);
-    snprintf(name, sizeof name, "%s.inp", src);
-    inp = tu_read_text(name, NULL);
-    snprintf(name, sizeof name, "%s.out", src);
-    outp = tu_read_text(name, NULL);
-    assert_true(inp && outp);
-    for (at = inp, line = outp;; n_cases++) {
-        char *sep = strstr(at, "\n__ggml_vocab_test__\n"), *eol = strchr(line, '\n'), *p, *end;
-        size_t n_got, n_want = 0;
-        if (!sep || !eol) break;
-        *sep = *eol = '\0';
-        for (p = line; n_want < 1024 && (want[n_want] = (int32_t)strtol(p, &end, 10), end != p); p = end) n_want++;
-        assert_int_equal(swa_tokenize(vm, at, strlen(at), 0, got, 1024, &n_got, &err), SWA_OK);
+    assert_true(tu_vocab_cases_open(&vc, src));
+    for (; (text = tu_vocab_case_next(&vc, want, 1024, &n_want)) != NULL; n_cases++) {
+        assert_int_equal(swa_tokenize(vm, text, strlen(text), 0, got, 1024, &n_got, &err), SWA_OK);
         if (n_got != n_want || memcmp(got, want, n_got * sizeof *got))
-            fail_msg("%s: the model cuts case %d (\"%s\") unlike llama.cpp", src, n_cases, at);
-        at = sep + strlen("\n__ggml_vocab_test__\n");
-        line = eol + 1;
+            fail_msg("%s: the model cuts case %d (\"%s\") unlike llama.cpp", src, n_cases, text);
     }
     assert_true(n_cases >= 40);
-    free(inp);
-    free(outp);
+    tu_vocab_cases_close(&vc);
     swa_model_free(m);
     swa_vocab_free(vs);
     swa_gguf_close(gs);

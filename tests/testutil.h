@@ -1,13 +1,15 @@
 /* testutil.h - files, random llama models for the tests, and an independent reference forward pass.
 
    tu_read_text, tu_read_file and tu_write_file read and write whole files; tu_int_list reads a
-   reference file's list of integers. tu_small_vocab writes a SentencePiece vocabulary of byte
-   tokens and a few pieces, tu_vocab_load loads it. tu_build writes a GGUF model with random weights
-   through tools/common/gguf_writer.h and keeps the weights as the file stores them (dequantized
-   here, by code that shares nothing with swa.h); tu_build_load loads it too. tu_reference computes
-   logits for a whole sequence at once in double precision, with plain full attention and an
-   explicit sliding-window (or chunk) mask: no ring, no chunks of evaluation, no cache. Include
-   after swa.h and gguf_writer.h (with their implementations) and cmocka. */
+   reference file's list of integers; tu_vocab_case_next walks llama.cpp's vocabulary test
+   cases. tu_small_vocab writes a SentencePiece vocabulary of byte tokens and a few pieces,
+   tu_vocab_load loads it. tu_build writes a GGUF model with random weights through
+   tools/common/gguf_writer.h and keeps the weights as the file stores them (dequantized here, by
+   code that shares nothing with swa.h); tu_build_load loads it too, tu_ctx makes a context on
+   it. tu_reference computes logits for a whole sequence at once in double precision, with plain
+   full attention and an explicit sliding-window (or chunk) mask: no ring, no chunks of
+   evaluation, no cache. Include after swa.h and gguf_writer.h (with their implementations) and
+   cmocka. */
 #ifndef TESTUTIL_H
 #define TESTUTIL_H
 
@@ -84,6 +86,46 @@ static inline int tu_int_list(const char *p, int32_t *out, int cap)
         p = end;
     }
     return n;
+}
+
+/* llama.cpp's vocabulary tests: VOCAB.inp holds the cases, each followed by a line
+   "__ggml_vocab_test__", and VOCAB.out a line of ids per case. tu_vocab_cases_open reads both
+   for the vocabulary file at path: 0 when VOCAB.inp is absent (a test skips then); the test fails
+   when VOCAB.out is. tu_vocab_case_next gives the next case's text (NUL-terminated in place) and
+   its ids in want[0..*n_want), at most cap of them, or NULL after the last case. */
+typedef struct tu_vocab_cases { char *inp, *out, *at, *line; } tu_vocab_cases;
+
+static inline int tu_vocab_cases_open(tu_vocab_cases *c, const char *path)
+{
+    char name[512];
+    memset(c, 0, sizeof *c);
+    snprintf(name, sizeof name, "%s.inp", path);
+    if (!(c->inp = tu_read_text(name, NULL))) return 0;
+    snprintf(name, sizeof name, "%s.out", path);
+    if (!(c->out = tu_read_text(name, NULL))) fail_msg("cannot open %s", name);
+    c->at = c->inp;
+    c->line = c->out;
+    return 1;
+}
+
+static inline const char *tu_vocab_case_next(tu_vocab_cases *c, int32_t *want, size_t cap, size_t *n_want)
+{
+    static const char sep_line[] = "\n__ggml_vocab_test__\n";
+    char *text = c->at, *sep = strstr(c->at, sep_line), *eol, *p, *end;
+    if (!sep) return NULL;
+    if (!(eol = strchr(c->line, '\n'))) fail_msg("fewer lines of ids than cases");
+    *sep = *eol = '\0';
+    *n_want = 0;
+    for (p = c->line; *n_want < cap && (want[*n_want] = (int32_t)strtol(p, &end, 10), end != p); p = end) (*n_want)++;
+    c->at = sep + strlen(sep_line);
+    c->line = eol + 1;
+    return text;
+}
+
+static inline void tu_vocab_cases_close(tu_vocab_cases *c)
+{
+    free(c->inp);
+    free(c->out);
 }
 
 /* ---- random numbers ----
@@ -391,6 +433,16 @@ static inline swa_model *tu_build_load(tu_model *m, const tu_spec *spec)
     assert_true(tu_build(m, spec));
     if (swa_model_load_memory(m->gguf, m->gguf_size, &model, &err) != SWA_OK) fail_msg("%s", err.msg);
     return model;
+}
+
+/* A context on m with cfg, written (swa_ctx_config){.n_batch = 4, ...}: the fields left out are 0,
+   the library's defaults. The test fails with the library's message when it cannot be made. */
+static inline swa_ctx *tu_ctx(const swa_model *m, swa_ctx_config cfg)
+{
+    swa_ctx *c = NULL;
+    swa_error err;
+    if (swa_ctx_create(m, &cfg, &c, &err) != SWA_OK) fail_msg("%s", err.msg);
+    return c;
 }
 
 /* ---- the reference: whole sequence, double precision, explicit mask ---- */

@@ -30,10 +30,10 @@ typedef struct options {
     int32_t n_threads;
 } options;
 
-static void usage(void)
+static void usage(FILE *f)
 {
-    printf("usage: " PROG " -m MODEL.gguf [-t THREADS] [-r 5] [--ks 1,2,4,8,16] [--depth 128]\n"
-           "       " PROG " -m MODEL.gguf -f PROMPT.txt [-n 200] [--draft-max 8] [-t THREADS] [-r 5]\n");
+    fprintf(f, "usage: " PROG " -m MODEL.gguf [-t THREADS] [-r 5] [--ks 1,2,4,8,16] [--depth 128]\n"
+               "       " PROG " -m MODEL.gguf -f PROMPT.txt [-n 200] [--draft-max 8] [-t THREADS] [-r 5]\n");
 }
 
 static void parse_args(int argc, char **argv, options *o)
@@ -46,8 +46,7 @@ static void parse_args(int argc, char **argv, options *o)
     o->draft_max = 8;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(); exit(0); }
-        if (!strcmp(a, "--version")) { printf(PROG " %s\n", swa_version()); exit(0); }
+        help_or_version(a, usage);
         if (!v) usage_fail("unknown flag %s, or it needs a value", a);
         i++;
         if (!strcmp(a, "-m")) o->model = v;

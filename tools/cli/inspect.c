@@ -14,6 +14,8 @@
 #include "swa.h"
 #include "tools/common/printable.h"
 #include "tools/common/safe_write.h"
+#define PROG "swa-inspect"
+#include "tools/common/tool.h"   /* int_list */
 
 #include <errno.h>
 #include <stdio.h>
@@ -412,7 +414,7 @@ static int check_copy(const swa_gguf *g, const char *out_path, const new_window 
 
 /* The key's name from general.architecture (llama when absent), and a pattern spread over the
    layers ({arch}.block_count). Returns 0, or 2 with a message. */
-static int resolve_window(const swa_gguf *g, const uint32_t *pattern, uint64_t n_pattern, new_window *nw)
+static int resolve_window(const swa_gguf *g, const int32_t *pattern, uint64_t n_pattern, new_window *nw)
 {
     int64_t i = swa_gguf_kv_find(g, "general.architecture"), n_layer = 0;
     swa_gguf_value v;
@@ -443,14 +445,14 @@ static int resolve_window(const swa_gguf *g, const uint32_t *pattern, uint64_t n
         fprintf(stderr, "swa-inspect: out of memory\n");
         return 1;
     }
-    for (l = 0; l < nw->n; l++) nw->w[l] = pattern[l % n_pattern];
+    for (l = 0; l < nw->n; l++) nw->w[l] = (uint32_t)pattern[l % n_pattern];
     if (nw->is_array && (uint64_t)n_layer % n_pattern)
         fprintf(stderr, "swa-inspect: note: %llu layers are not whole repeats of the %llu-entry pattern\n",
                 (unsigned long long)n_layer, (unsigned long long)n_pattern);
     return 0;
 }
 
-static int set_window(const char *in_path, const char *out_path, const uint32_t *pattern, uint64_t n_pattern)
+static int set_window(const char *in_path, const char *out_path, const int32_t *pattern, uint64_t n_pattern)
 {
     swa_gguf *g;
     swa_error err;
@@ -517,32 +519,22 @@ static int set_window(const char *in_path, const char *out_path, const uint32_t 
     return 0;
 }
 
-/* "W" (1..INT32_MAX) or "W0,W1,..." (each 0..INT32_MAX, at most 65536, not all 0). */
-static int parse_windows(const char *val, uint32_t *out, uint64_t cap, uint64_t *n)
+/* "W" (1..INT32_MAX) or "W0,W1,..." (each 0..INT32_MAX written without a sign, at most cap, not
+   all 0): how many, else -1. */
+static int parse_windows(const char *val, int32_t *out, int cap)
 {
-    const char *p = val;
-    int any = 0;
-    *n = 0;
-    for (;;) {
-        char *end;
-        long w;
-        errno = 0;
-        w = strtol(p, &end, 10);
-        if (errno || end == p || w < 0 || w > INT32_MAX || *n == cap || (*end && *end != ',') || *p == '-' || *p == '+')
-            return -1;
-        out[(*n)++] = (uint32_t)w;
-        any |= w > 0;
-        if (!*end) break;
-        p = end + 1;
-    }
-    return any ? 0 : -1;
+    int n, l, any = 0;
+    if (strpbrk(val, "+-")) return -1;
+    n = int_list(val, 0, INT32_MAX, out, cap);
+    for (l = 0; l < n; l++) any |= out[l] > 0;
+    return any ? n : -1;
 }
 
 int main(int argc, char **argv)
 {
     const char *path = NULL, *out = NULL;
-    static uint32_t pattern[65536];
-    uint64_t n_pattern = 0;
+    static int32_t pattern[65536];
+    int n_pattern = 0;
     int window = 0;
     swa_gguf *g;
     swa_error err;
@@ -567,7 +559,7 @@ int main(int argc, char **argv)
            each one moves i past the arguments it consumes. */
         if (!strcmp(a, "--set-window")) {
             const char *val = i + 1 < argc ? argv[++i] : NULL;
-            if (!val || parse_windows(val, pattern, sizeof pattern / sizeof pattern[0], &n_pattern) != 0) {
+            if (!val || (n_pattern = parse_windows(val, pattern, (int)(sizeof pattern / sizeof pattern[0]))) < 0) {
                 if (val) fprintf(stderr, "swa-inspect: --set-window wants a number in 1..%ld or a list of windows "
                                  "(0 = full attention, not all 0), got \"%s\"\n", (long)INT32_MAX, val);
                 else fprintf(stderr, "swa-inspect: --set-window needs a value\n");
@@ -600,7 +592,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (window) return set_window(path, out, pattern, n_pattern);
+    if (window) return set_window(path, out, pattern, (uint64_t)n_pattern);
     if (swa_gguf_open(path, &g, &err) != SWA_OK) {
         print_message(stderr, "swa-inspect: ", err.msg);
         return 1;

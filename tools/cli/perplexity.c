@@ -144,13 +144,6 @@ static void parse_args(int argc, char **argv, options *o)
     if (!o->model || !o->text) usage_fail("%s is required", !o->model ? "-m MODEL" : "-f TEXT");
 }
 
-/* The load's progress callback: the line, and Ctrl-C. */
-static int load_progress(float fraction, void *data)
-{
-    progress_show((progress *)data, fraction, 1, NULL, "loading the model");
-    return interrupted();
-}
-
 /* -log softmax(logits)[target], in double with the maximum subtracted. */
 static double nll(const float *logits, int64_t n_vocab, int32_t target)
 {
@@ -196,16 +189,14 @@ int main(int argc, char **argv)
     double t0, elapsed, ppl, se;
     swa_model_params mp = swa_model_params_default();
     progress pg;
+    progress_loading loading;
     swa_status loaded;
     parse_args(argc, argv, &o);
     catch_interrupt();
     if (!(text = read_all(o.text, &len))) return 1;
     mp.resident = o.no_mmap;
-    mp.progress = load_progress;
-    mp.progress_data = &pg;
-    progress_start(&pg, !o.no_progress);
-    loaded = swa_model_load_with(o.model, &mp, &model, &err);
-    progress_end(&pg);
+    loading.stop = interrupted;
+    loaded = progress_load_model(o.model, &mp, &loading, !o.no_progress, &model, &err);
     if (loaded != SWA_OK || swa_model_vocab(model, &vocab, &err) != SWA_OK ||
         swa_ctx_create(model, &o.cfg, &ctx, &err) != SWA_OK) {
         if (interrupted()) interrupt_exit("while loading the model");

@@ -13,6 +13,8 @@
        for (...) progress_show(&p, done, total, "tokens", "prompt");   // prompt: 3200/8000 tokens, 66.1 tokens/s, 1:12 left
        progress_end(&p);
 
+   After swa.h, progress_load_model loads a model under such a line.
+
    Needs only the C library (with <unistd.h> on POSIX; on Windows <io.h> and <windows.h>, for
    _isatty and QueryPerformanceCounter: no winpthreads). */
 #ifndef SWA_TOOLS_PROGRESS_H
@@ -134,4 +136,34 @@ static inline void progress_end(progress *p)
     p->shown = 0;
     p->on = 0;
 }
+
+#ifdef SWA_H
+/* Loading a model under a line "loading the model": the line, and stop(), which ends the load
+   (SWA_ERR_ABORTED) when it returns nonzero (Ctrl-C). */
+typedef struct progress_loading {
+    progress line;
+    int (*stop)(void);
+} progress_loading;
+
+static inline int progress_loading_step(float fraction, void *data)
+{
+    progress_loading *l = (progress_loading *)data;
+    progress_show(&l->line, fraction, 1, NULL, "loading the model");
+    return l->stop();
+}
+
+/* swa_model_load_with(path, mp, ...) with mp's progress callback set to draw l's line (when
+   shown) and to poll l->stop; mp keeps that callback for any later load. */
+static inline swa_status progress_load_model(const char *path, swa_model_params *mp, progress_loading *l, int shown,
+                                             swa_model **m, swa_error *err)
+{
+    swa_status st;
+    mp->progress = progress_loading_step;
+    mp->progress_data = l;
+    progress_start(&l->line, shown);
+    st = swa_model_load_with(path, mp, m, err);
+    progress_end(&l->line);
+    return st;
+}
+#endif /* SWA_H */
 #endif

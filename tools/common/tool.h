@@ -1,8 +1,9 @@
 /* tool.h - what the programs in tools/ share: errors that end the program, checked writes to
-   stdout, -h and --version, a flag's number or list of numbers, a peer program's flags, Ctrl-C, timing.h's clock, reading a whole
-   file, random numbers and, after swa.h, tokenizing a whole text. Define PROG, the program's name for its messages, before including
-   it (and _POSIX_C_SOURCE 200809L before the first system header, for clock_gettime and
-   sigaction).
+   stdout, -h and --version, a flag's number or list of numbers (int_list alone for a program with
+   messages of its own), a peer program's flags, Ctrl-C, timing.h's clock, reading a whole file,
+   random numbers and, after swa.h, tokenizing a whole text. Define PROG, the program's name for
+   its messages, before including it (and _POSIX_C_SOURCE 200809L before the first system header,
+   for clock_gettime and sigaction).
 
    Exit status, in every program: 0 when the work is complete, 1 on an error, 2 for bad usage,
    130 when Ctrl-C stopped it. */
@@ -58,9 +59,9 @@ static inline void parse_int(const char *flag, const char *s, long lo, long hi, 
     *out = (int32_t)v;
 }
 
-/* A flag's list of whole numbers, separated by commas, each in lo..hi, into out: how many (1 to
-   cap), else bad usage naming the flag. */
-static inline int parse_int_list(const char *flag, const char *s, long lo, long hi, int32_t *out, int cap)
+/* A list of whole numbers separated by commas, each in lo..hi, into out: how many (1 to cap), or
+   -1 when s is not such a list. */
+static inline int int_list(const char *s, long lo, long hi, int32_t *out, int cap)
 {
     const char *p = s;
     int n = 0;
@@ -69,12 +70,19 @@ static inline int parse_int_list(const char *flag, const char *s, long lo, long 
         long v;
         errno = 0;
         v = strtol(p, &end, 10);
-        if (errno || end == p || (*end && *end != ',') || v < lo || v > hi || n == cap)
-            usage_fail("%s wants up to %d numbers in %ld..%ld separated by commas, got \"%s\"", flag, cap, lo, hi, s);
+        if (errno || end == p || (*end && *end != ',') || v < lo || v > hi || n == cap) return -1;
         out[n++] = (int32_t)v;
         if (!*end) return n;
         p = end + 1;
     }
+}
+
+/* A flag's list of whole numbers (int_list), else bad usage naming the flag. */
+static inline int parse_int_list(const char *flag, const char *s, long lo, long hi, int32_t *out, int cap)
+{
+    int n = int_list(s, lo, hi, out, cap);
+    if (n < 0) usage_fail("%s wants up to %d numbers in %ld..%ld separated by commas, got \"%s\"", flag, cap, lo, hi, s);
+    return n;
 }
 
 /* Flush stdout and end the program (status 1) if any write to it failed: a closed pipe (with

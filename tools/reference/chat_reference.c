@@ -6,7 +6,7 @@
    llama/llama.cpp/src): chat_reference_dec.cpp compiles it alone, with the public entry point
    llama_chat_apply_template written as llama.cpp's src/llama.cpp writes it:
      c++ -std=c++17 -I DEC/src -I DEC/include -c tools/reference/chat_reference_dec.cpp -o build/chat_reference_dec.o
-     cc -std=c11 -c tools/reference/chat_reference.c -o build/chat_reference.o
+     cc -std=c11 -I . -c tools/reference/chat_reference.c -o build/chat_reference.o
      c++ build/chat_reference.o build/chat_reference_dec.o -o build/chat_reference
    (or link chat_reference.o with -lllama of any llama.cpp build, for that tree's formats).
      build/chat_reference > tests/data/chat_expected.inc
@@ -44,26 +44,13 @@ static const char *tool_families[] = {
     "gpt-oss", "kimi-k2", "seed_oss", "pangu-embedded"
 };
 
-/* 0: the conversation of llama.cpp's tests/test-chat-template.cpp; 1: the same without its
-   system message; 2: a system message in the middle, before an answer; 3: a tool's answer. */
-static const llama_chat_message chat[] = {
-    {"system", "You are a helpful assistant"}, {"user", "Hello"}, {"assistant", "Hi there"},
-    {"user", "Who are you"}, {"assistant", "   I am an assistant   "}, {"user", "Another question"},
-};
-static const llama_chat_message later[] = {
-    {"user", "Hello"}, {"system", "  Be brief  "}, {"assistant", "Hi there"}, {"user", "Who are you"},
-};
-static const llama_chat_message tool[] = {
-    {"user", "What time is it?"}, {"tool", "12:00"}, {"assistant", "It is noon"},
-};
+#define CHAT_MESSAGE llama_chat_message
+#include "tests/data/chat_conversations.inc"
+#undef CHAT_MESSAGE
+
 static const struct { int conv; size_t n; } cases[] = {
     {0, 2}, {0, 3}, {0, 4}, {0, 6}, {1, 0}, {1, 5}, {2, 4},
 };
-
-static const llama_chat_message *conversation(int conv)
-{
-    return conv == 0 ? chat : conv == 1 ? chat + 1 : conv == 2 ? later : tool;
-}
 
 /* The template text that selects a family: its name, but for dots1, which llama.cpp detects by
    this marker and has no name for. */
