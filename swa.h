@@ -24452,6 +24452,27 @@ static void swa__kernels_ref(swa__kernels *k)
 }
 
 /* What AVX2 has, over the reference. */
+#if defined(SWA__HAVE_AVX2)
+/* Whether the AVX2 set widens F16 and BF16 rows to f32 a block at a time for prompts, rather
+   than convert them in the tiles on every pass of 4 tokens. Widening pays where a 256-bit
+   conversion costs two operations on the FMAs' ports: on Zen 1 (AMD family 0x17 below model
+   0x30), which splits 256-bit operations into halves. On the AMD cores
+   with full-width units (Zen 2 and later) the conversions fit beside the FMAs, and the
+   widening's pass over each block waits on memory with no arithmetic to hide it: they convert
+   in the tiles. Other CPUs widen, as measured first. The results are the same bits either way. */
+static int swa__avx2_widens(void)
+{
+    unsigned a, b, c, d, family, model;
+    char vendor[13];
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return 1;
+    memcpy(vendor, &b, 4), memcpy(vendor + 4, &d, 4), memcpy(vendor + 8, &c, 4), vendor[12] = 0;
+    if (strcmp(vendor, "AuthenticAMD") || !__get_cpuid(1, &a, &b, &c, &d)) return 1;
+    family = ((a >> 8) & 0xf) + ((a >> 20) & 0xff);
+    model = ((a >> 4) & 0xf) | ((a >> 12) & 0xf0);
+    return family < 0x17 || (family == 0x17 && model < 0x30);
+}
+#endif
+
 static void swa__kernels_avx2(swa__kernels *k)
 {
 #if defined(SWA__HAVE_AVX2)
@@ -24467,8 +24488,10 @@ static void swa__kernels_avx2(swa__kernels *k)
     k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx2;
     k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx2;
     k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx2;
-    k->type[SWA_TYPE_F16].widen = swa__widen_f16_avx2;
-    k->type[SWA_TYPE_BF16].widen = swa__widen_bf16_avx2;
+    if (swa__avx2_widens()) {
+        k->type[SWA_TYPE_F16].widen = swa__widen_f16_avx2;
+        k->type[SWA_TYPE_BF16].widen = swa__widen_bf16_avx2;
+    }
     k->type[SWA_TYPE_F32].dots_rows = k->type[SWA_TYPE_F16].dots_rows = k->type[SWA_TYPE_BF16].dots_rows =
         SWA__FLOAT_ROWS_AVX2;
     k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx2;
