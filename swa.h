@@ -24459,7 +24459,7 @@ static void swa__kernels_ref(swa__kernels *k)
    0x30), which splits 256-bit operations into halves. On the AMD cores
    with full-width units (Zen 2 and later) the conversions fit beside the FMAs, and the
    widening's pass over each block waits on memory with no arithmetic to hide it: they convert
-   in the tiles. Other CPUs widen, as measured first. The results are the same bits either way. */
+   in the tiles. Other vendors' CPUs widen, as before. The results are the same bits either way. */
 static int swa__avx2_widens(void)
 {
     unsigned a, b, c, d, family, model;
