@@ -1326,13 +1326,13 @@ typedef struct swa__q8 {          /* 32 activations */
 /* 8 q8 blocks (256 activations), laid out so that the AVX2 kernels take 8 weight blocks at
    once with whole-register loads and one reduction (see there): block b's scale is
    d[b], 8 times the sum of its q is sum8[b] (Q4_0's offset: sum (w - 8) q = sum w q - sum8),
-   and its q[0..15] and q[16..31] sit at swa__q8g_half(b, 0) and (b, 1): blocks b and b + 4
+   and its q[0..15] and q[16..31] sit at swa__q8x8_half(b, 0) and (b, 1): blocks b and b + 4
    share 64 bytes, first halves then second halves. A row's last group may be partial. */
-typedef struct swa__q8g {
+typedef struct swa__q8x8 {
     float d[8];
     int32_t sum8[8];
     int8_t q[256];
-} swa__q8g;
+} swa__q8x8;
 
 typedef struct swa__q8k {         /* 256 activations */
     float d;
@@ -1343,16 +1343,16 @@ typedef struct swa__q8k {         /* 256 activations */
 typedef float (*swa__dot_fn)(const void *row, const void *x, int64_t n);
 typedef void (*swa__quantize_fn)(const float *x, void *out, int64_t n);
 /* y[t * ldy + r] = dot(row r, token t) for r < nr and t < nt, within the type's tile (its
-   swa__type_kernels.dots_rows x tile_tokens): row r at byte offset r * w_stride from w, token t
+   swa__type_kernels.rows_per_call x tile_tokens): row r at byte offset r * w_stride from w, token t
    at t * x_stride from x. A pair's result does not depend on the tile it is computed in, so a
    chunk's logits do not depend on its size. */
-typedef void (*swa__dots_fn)(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+typedef void (*swa__tile_fn)(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                              int nt, int64_t n, float *y, int64_t ldy);
 #define SWA__TILE_ROWS 3         /* the tile most kernels take, as AVX2's 16 registers allow */
 #define SWA__TILE_TOKENS 4
-#define SWA__TILE_MAX_ROWS 32    /* the most dots takes: AVX-512's float rows, in tiles of 4 x 6 */
-#define SWA__FLOAT_ROWS_AVX2 30  /* the most AVX2's float dots take: whole tiles of 3 rows */
-#define SWA__TILE_MAX_TOKENS 12  /* the most dots takes: AVX-512's rows of blocks of 32, in tiles of 16 x 12 */
+#define SWA__TILE_MAX_ROWS 32    /* the most a tile kernel takes: AVX-512's float rows, in tiles of 4 x 6 */
+#define SWA__FLOAT_ROWS_AVX2 30  /* the most AVX2's float tile kernels take: whole tiles of 3 rows */
+#define SWA__TILE_MAX_TOKENS 12  /* the most a tile kernel takes: AVX-512's rows of blocks of 32, in tiles of 16 x 12 */
 #define SWA__FLOAT_TILE_ROWS 4
 #define SWA__FLOAT_TILE_TOKENS 6 /* AVX-512's float tiles */
 /* The attention's weighted sum of values: out[h * ldo + d] += sum over j < nk, in order, of
@@ -1393,9 +1393,9 @@ typedef void (*swa__pack_fn)(const uint8_t *xq, size_t x_stride, int64_t n, int6
    store. */
 typedef struct swa__type_kernels {
     swa__dot_fn dot;
-    swa__dots_fn dots;
-    int tile_rows, tile_tokens;   /* the largest tile dots computes at once */
-    int dots_rows;                /* the most rows a call of dots takes, in tiles (0: tile_rows) */
+    swa__tile_fn tile;
+    int tile_rows, tile_tokens;   /* the largest tile the tile kernel computes at once */
+    int rows_per_call;            /* the most rows a call of the tile kernel takes, in tiles (0: tile_rows) */
     size_t block_bytes;           /* weight rows per block of a prompt's tiles (swa__block_rows) */
     /* a row as exact f32 values, on which the set's F32 tiles give the bits this type's tiles
        give: a prompt widens each block of rows once instead of once a pass of tokens */
@@ -1460,14 +1460,14 @@ SWA__INTERNAL float swa__f16_to_f32(uint16_t h);
 SWA__INTERNAL float swa__bf16_to_f32(uint16_t h);
 SWA__INTERNAL uint16_t swa__load_u16(const uint8_t *p);
 SWA__INTERNAL uint16_t swa__f32_to_f16(float f);
-SWA__INTERNAL int64_t swa__q8g_offset(int64_t b, int half);
-SWA__INTERNAL const int8_t *swa__q8g_half(const swa__q8g *g, int64_t b, int half);
+SWA__INTERNAL int64_t swa__q8x8_offset(int64_t b, int half);
+SWA__INTERNAL const int8_t *swa__q8x8_half(const swa__q8x8 *g, int64_t b, int half);
 SWA__INTERNAL size_t swa__act_bytes(int kind, int64_t n);
 SWA__INTERNAL const swa__type_info *swa__type(uint32_t type);
 SWA__INTERNAL const swa__type_info *swa__type_row(uint32_t type);
 SWA__INTERNAL int swa__act_kind(uint32_t type);
 SWA__INTERNAL void swa__quantize_q8_ref(const float *x, void *out, int64_t n);
-SWA__INTERNAL void swa__quantize_q8g(swa__quantize_fn quantize_q8, const float *x, void *out,
+SWA__INTERNAL void swa__quantize_q8x8(swa__quantize_fn quantize_q8, const float *x, void *out,
                                      int64_t n);
 SWA__INTERNAL void swa__quantize_q8k_ref(const float *x, void *out, int64_t n);
 SWA__INTERNAL void swa__dequant_row_ref(uint32_t type, const void *row, float *out, int64_t n);
@@ -1486,7 +1486,7 @@ SWA__INTERNAL void swa__swiglu_ref(float *gate, const float *up, int64_t n);
 SWA__INTERNAL void swa__geglu_ref(float *gate, const float *up, int64_t n);
 SWA__INTERNAL int32_t swa__kernels_resolve(int32_t asked);
 SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level);
-SWA__INTERNAL void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, size_t w_stride,
+SWA__INTERNAL void swa__dot_pass(const swa__type_kernels *k, const uint8_t *w, size_t w_stride,
                                  int64_t n_rows, const uint8_t *x, size_t x_stride, int nt,
                                  int64_t n, float *y, int64_t ldy);
 SWA__INTERNAL uint64_t swa__widen_bytes(const swa__type_kernels *k, int64_t n_in);
@@ -1502,9 +1502,9 @@ SWA__INTERNAL uint64_t swa__xxh64_of(const void *p, size_t n, size_t piece);
 SWA__INTERNAL void swa__rope_angles(const double *inv_freq, int64_t half, double factor,
                                     int64_t pos, float *cs);
 #if defined(SWA__HAVE_AMX)
-SWA__INTERNAL int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const swa__q8g *x,
+SWA__INTERNAL int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const swa__q8x8 *x,
                                           int64_t b);
-SWA__INTERNAL void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8g *x,
+SWA__INTERNAL void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8x8 *x,
                                            int64_t b0, int64_t b1, float acc[16]);
 SWA__INTERNAL float swa__residue_sum_ref(const float acc[16]);
 #endif
@@ -2891,7 +2891,7 @@ SWADEF swa_status swa_gguf_value_str(const swa_gguf_value *v, swa_str *out)
    Weight rows meet activations in one of three forms, chosen by the weight type:
      F32, F16, BF16      x as float
      Q8_0, Q4_0, Q4_1,   x quantized to blocks of 32 (swa__q8: x ~ d * q, q in -127..127),
-     Q5_0, Q5_1, IQ4_NL, placed in groups of 8 blocks (swa__q8g)
+     Q5_0, Q5_1, IQ4_NL, placed in groups of 8 blocks (swa__q8x8)
      MXFP4
      Q2_K, Q3_K, Q4_K,   x quantized to swa__q8k blocks of 256, with the sums of each 16 q
      Q5_K, Q6_K, IQ4_XS
@@ -2900,19 +2900,19 @@ SWADEF swa_status swa_gguf_value_str(const swa_gguf_value *v, swa_str *out)
    the low nibble of q[j] and element j+16 the high one, minus 8; the K-quants as described at
    their kernels. */
 
-SWA__INTERNAL int64_t swa__q8g_offset(int64_t b, int half)   /* in its group's q */
+SWA__INTERNAL int64_t swa__q8x8_offset(int64_t b, int half)   /* in its group's q */
 {
     return 64 * (b % 4) + 32 * half + 16 * (b % 8 / 4);
 }
 
-SWA__INTERNAL const int8_t *swa__q8g_half(const swa__q8g *g, int64_t b, int half)
+SWA__INTERNAL const int8_t *swa__q8x8_half(const swa__q8x8 *g, int64_t b, int half)
 {
-    return g[b / 8].q + swa__q8g_offset(b, half);
+    return g[b / 8].q + swa__q8x8_offset(b, half);
 }
 
 SWA__INTERNAL size_t swa__act_bytes(int kind, int64_t n)   /* one row of n activations */
 {
-    return kind == SWA__ACT_Q8 ? (size_t)((n / 32 + 7) / 8) * sizeof(swa__q8g)
+    return kind == SWA__ACT_Q8 ? (size_t)((n / 32 + 7) / 8) * sizeof(swa__q8x8)
          : kind == SWA__ACT_Q8K ? (size_t)(n / 256) * sizeof(swa__q8k) : (size_t)n * sizeof(float);
 }
 
@@ -2968,9 +2968,9 @@ SWA__INTERNAL void swa__quantize_q8_ref(const float *x, void *out, int64_t n)
 
 /* q8 blocks from the instruction set's quantizer, placed into groups: a copy per block, small
    beside the rows they meet. */
-SWA__INTERNAL void swa__quantize_q8g(swa__quantize_fn quantize_q8, const float *x, void *out, int64_t n)
+SWA__INTERNAL void swa__quantize_q8x8(swa__quantize_fn quantize_q8, const float *x, void *out, int64_t n)
 {
-    swa__q8g *g = (swa__q8g *)out;
+    swa__q8x8 *g = (swa__q8x8 *)out;
     int64_t b;
     int j;
     for (b = 0; b < n / 32; b++) {
@@ -2980,8 +2980,8 @@ SWA__INTERNAL void swa__quantize_q8g(swa__quantize_fn quantize_q8, const float *
         for (j = 0; j < 32; j++) sum += block.q[j];
         g[b / 8].d[b % 8] = block.d;
         g[b / 8].sum8[b % 8] = 8 * sum;
-        memcpy(g[b / 8].q + swa__q8g_offset(b, 0), block.q, 16);
-        memcpy(g[b / 8].q + swa__q8g_offset(b, 1), block.q + 16, 16);
+        memcpy(g[b / 8].q + swa__q8x8_offset(b, 0), block.q, 16);
+        memcpy(g[b / 8].q + swa__q8x8_offset(b, 1), block.q + 16, 16);
     }
 }
 
@@ -3050,11 +3050,11 @@ static void swa__dequant_bf16_ref(const void *row, float *out, int64_t n) { swa_
 static float swa__dot_q8_0_ref(const void *row, const void *x, int64_t n)
 {
     const uint8_t *w = (const uint8_t *)row;
-    const swa__q8g *g = (const swa__q8g *)x;
+    const swa__q8x8 *g = (const swa__q8x8 *)x;
     float sum = 0.0f;
     int64_t b, j;
     for (b = 0; b < n / 32; b++, w += 34) {
-        const int8_t *lo = swa__q8g_half(g, b, 0), *hi = swa__q8g_half(g, b, 1);
+        const int8_t *lo = swa__q8x8_half(g, b, 0), *hi = swa__q8x8_half(g, b, 1);
         int32_t s = 0;
         for (j = 0; j < 16; j++) s += (int8_t)w[2 + j] * lo[j] + (int8_t)w[18 + j] * hi[j];
         sum += swa__f16_to_f32(swa__load_u16(w)) * g[b / 8].d[b % 8] * (float)s;
@@ -3075,11 +3075,11 @@ static void swa__dequant_q8_0_ref(const void *row, float *out, int64_t n)
 static float swa__dot_q4_0_ref(const void *row, const void *x, int64_t n)
 {
     const uint8_t *w = (const uint8_t *)row;
-    const swa__q8g *g = (const swa__q8g *)x;
+    const swa__q8x8 *g = (const swa__q8x8 *)x;
     float sum = 0.0f;
     int64_t b, j;
     for (b = 0; b < n / 32; b++, w += 18) {
-        const int8_t *lo = swa__q8g_half(g, b, 0), *hi = swa__q8g_half(g, b, 1);
+        const int8_t *lo = swa__q8x8_half(g, b, 0), *hi = swa__q8x8_half(g, b, 1);
         int32_t s = 0;
         for (j = 0; j < 16; j++) s += ((w[2 + j] & 15) - 8) * lo[j] + ((w[2 + j] >> 4) - 8) * hi[j];
         sum += swa__f16_to_f32(swa__load_u16(w)) * g[b / 8].d[b % 8] * (float)s;
@@ -3254,7 +3254,7 @@ static void swa__dequant_q6_k_ref(const void *row, float *out, int64_t n)
    bytes of nibbles, element j < 16 the low nibble of byte j and element j + 16 its high one, with
    bit e of qh the fifth bit of element e. Value = d * q (+ m), with q: Q4_1 the nibble (0..15),
    Q5_1 nibble + 16 * bit (0..31), Q5_0 that minus 16, IQ4_NL the nibble's entry in ggml's
-   non-linear table. They meet swa__q8g activations as Q4_0 does; the offset meets the sum of
+   non-linear table. They meet swa__q8x8 activations as Q4_0 does; the offset meets the sum of
    the block's activations (sum8 / 8), which is what ggml's Q8_1 blocks carry.
    MXFP4 (17 bytes, OCP microscaling FP4) is IQ4_NL with another table and scale: one E8M0 byte
    e in place of d, then the same 16 bytes of nibbles, each an E2M1 code looked up in ggml's
@@ -3313,13 +3313,13 @@ static void swa__b32_unpack(uint32_t type, const uint8_t *b, int8_t *q)
 static float swa__dot_b32_ref(uint32_t type, const void *row, const void *x, int64_t n)
 {
     const uint8_t *w = (const uint8_t *)row;
-    const swa__q8g *g = (const swa__q8g *)x;
+    const swa__q8x8 *g = (const swa__q8x8 *)x;
     const int bytes = swa__b32_bytes(type);
     float sum = 0.0f;
     int64_t b;
     int j;
     for (b = 0; b < n / 32; b++, w += bytes) {
-        const int8_t *lo = swa__q8g_half(g, b, 0), *hi = swa__q8g_half(g, b, 1);
+        const int8_t *lo = swa__q8x8_half(g, b, 0), *hi = swa__q8x8_half(g, b, 1);
         const float dx = g[b / 8].d[b % 8];
         int8_t q[32];
         int32_t s = 0;
@@ -3641,38 +3641,38 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
 #define SWA__SCALAR_F32(x) (x)   /* for the SIMD kernels' scalar tails */
 /* The 1-token dot of a SIMD table is its tile kernel's 1 x 1 tile: the same code, so the same
    bits as a matrix product's. */
-#define SWA__DOT_FROM_DOTS(ATTR, dot, dots)                                                         \
+#define SWA__DOT_FROM_TILE(ATTR, dot, tile)                                                         \
     ATTR static float dot(const void *row, const void *x, int64_t n)                               \
     {                                                                                               \
         float out;                                                                                  \
-        dots(row, 0, 1, x, 0, 1, n, &out, 1);                                                       \
+        tile(row, 0, 1, x, 0, 1, n, &out, 1);                                                       \
         return out;                                                                                 \
     }
 
-/* A tile kernel from one that takes one row at a time against up to 4 tokens, row_dots(row, x,
-   x_stride, nt, n, out) with out[t] = dot(row, x_t): rows one after another. */
-#define SWA__DOTS_FROM_ROW_DOTS(ATTR, dots, row_dots)                                               \
-    ATTR static void dots(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,  \
+/* A tile kernel from a row tile kernel, one that takes one row at a time against up to 4 tokens,
+   row_tile(row, x, x_stride, nt, n, out) with out[t] = dot(row, x_t): rows one after another. */
+#define SWA__TILE_FROM_ROW_TILE(ATTR, tile, row_tile)                                               \
+    ATTR static void tile(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,  \
                           int nt, int64_t n, float *y, int64_t ldy)                                 \
     {                                                                                               \
         float out[SWA__TILE_TOKENS];                                                                \
         int r, t;                                                                                   \
         for (r = 0; r < nr; r++) {                                                                  \
-            row_dots((const uint8_t *)w + (size_t)r * w_stride, x, x_stride, nt, n, out);           \
+            row_tile((const uint8_t *)w + (size_t)r * w_stride, x, x_stride, nt, n, out);           \
             for (t = 0; t < nt; t++) y[t * ldy + r] = out[t];                                       \
         }                                                                                           \
     }
 
 /* A type's kernels in one instruction set (ATTR: its target attribute) from the driver its
-   unpacking shares with other types, driver(row, x, x_stride, nt, n, out, type): the row
-   kernel, its tile and its 1-token dot. */
-#define SWA__NEW_TYPE(ATTR, row_dots, dots, dot, driver, type)                                       \
-    ATTR SWA__INLINE void row_dots(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
+   unpacking shares with other types, driver(row, x, x_stride, nt, n, out, type): the row tile
+   kernel, the tile kernel and the 1-token dot. */
+#define SWA__NEW_TYPE(ATTR, row_tile, tile, dot, driver, type)                                       \
+    ATTR SWA__INLINE void row_tile(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
     {                                                                                               \
         driver(row, x, stride, nt, n, out, type);                                                   \
     }                                                                                               \
-    SWA__DOTS_FROM_ROW_DOTS(ATTR, dots, row_dots)                                                   \
-    SWA__DOT_FROM_DOTS(ATTR, dot, dots)
+    SWA__TILE_FROM_ROW_TILE(ATTR, tile, row_tile)                                                   \
+    SWA__DOT_FROM_TILE(ATTR, dot, tile)
 
 /* ==== tensor types: one descriptor per type ====
    Every type id ggml has defined, with its block size and block bytes, so that the reader can
@@ -3696,8 +3696,8 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
      2. its row here (sizes, activation form, reference stem);
      3. its reference kernels, swa__dequant_<stem>_ref and swa__dot_<stem>_ref (with the
         kernels, the only code that knows its layout);
-     4. AVX2: its unpacking in the driver it shares (swa__row_dots_grouped_avx2 for blocks of 32,
-        swa__row_dots_kblock_avx2 for super-blocks, or a driver of its own) and one line in
+     4. AVX2: its unpacking in the driver it shares (swa__row_tile_grouped_avx2 for blocks of 32,
+        swa__row_tile_kblock_avx2 for super-blocks, or a driver of its own) and one line in
         SWA__AVX2_TYPES, which makes its kernels and enters them in the AVX2 table;
      5. NEON: the same in the NEON drivers and SWA__NEON_TYPES.
    Sizes, the names in messages, the activation form, the scalar defaults and the tiles all come
@@ -5597,7 +5597,7 @@ static int64_t swa__recent(const swa_ctx *c, int64_t l)
    rows taken as one list and split over the threads. x is already in the weights' activation
    form (a row every x_stride bytes). Weight rows go in blocks (the type's block_bytes): a block is
    read from memory once and stays in L2 while the tokens pass it in tiles of the set's shape
-   (through the dots kernel, when the type has one; rows the kernel set widens, through the F32
+   (through the tile kernel, when the type has one; rows the kernel set widens, through the F32
    tiles over the block widened in the thread's scratch). A type with a gemm kernel takes a batch of
    its gemm_from or more in one call per chunk of rows instead, the tokens packed once for all
    the threads. */
@@ -5624,20 +5624,20 @@ typedef struct swa__matmul_task {
     int64_t next;              /* prompts: the next chunk of rows to take (atomic) */
 } swa__matmul_task;
 
-/* y[t * ldy + r] = dot(row r, x_t) for n_rows rows (w_stride bytes apart) and nt tokens
-   (x_stride bytes apart, at most the type's tile_tokens): calls of the type's dots_rows rows
-   through its tile kernel, or dot by dot where the kernel table has none. Shared by the matrix
-   products and the attention's scores. */
-SWA__INTERNAL void swa__dot_rows(const swa__type_kernels *k, const uint8_t *w, size_t w_stride, int64_t n_rows,
-                          const uint8_t *x, size_t x_stride, int nt, int64_t n, float *y, int64_t ldy)
+/* A pass of tokens over rows: y[t * ldy + r] = dot(row r, x_t) for n_rows rows (w_stride bytes
+   apart) and nt tokens (x_stride bytes apart, at most the type's tile_tokens): calls of the
+   type's rows_per_call rows through its tile kernel, or dot by dot where the kernel table has
+   none. Shared by the matrix products and the attention's scores. */
+SWA__INTERNAL void swa__dot_pass(const swa__type_kernels *k, const uint8_t *w, size_t w_stride, int64_t n_rows,
+                                 const uint8_t *x, size_t x_stride, int nt, int64_t n, float *y, int64_t ldy)
 {
-    const int call = k->dots && k->dots_rows ? k->dots_rows : k->tile_rows;
+    const int call = k->tile && k->rows_per_call ? k->rows_per_call : k->tile_rows;
     int64_t r;
     int i, t;
     for (r = 0; r < n_rows; r += call) {
         int nr = n_rows - r < call ? (int)(n_rows - r) : call;
-        if (k->dots) {
-            k->dots(w + (size_t)r * w_stride, w_stride, nr, x, x_stride, nt, n, y + r, ldy);
+        if (k->tile) {
+            k->tile(w + (size_t)r * w_stride, w_stride, nr, x, x_stride, nt, n, y + r, ldy);
             continue;
         }
         for (i = 0; i < nr; i++)
@@ -5697,7 +5697,7 @@ SWA__INTERNAL void swa__dot_block(const swa__kernels *ks, uint32_t type, const u
     }
     for (t = 0; t < n; t += k->tile_tokens) {
         int nt = n - t < k->tile_tokens ? (int)(n - t) : k->tile_tokens;
-        swa__dot_rows(k, w, w_stride, n_rows, x + (size_t)t * x_stride, x_stride, nt, n_in, y + t * ldy, ldy);
+        swa__dot_pass(k, w, w_stride, n_rows, x + (size_t)t * x_stride, x_stride, nt, n_in, y + t * ldy, ldy);
     }
 }
 
@@ -5829,6 +5829,9 @@ static void swa__parallel_for(swa_ctx *c, swa__range_fn fn, const void *arg, int
    last-level cache while every block of rows goes by; thousands of tokens at once would come from
    memory again for each block. */
 #define SWA__PASS_BYTES (2u << 20)
+/* Multiply-adds below which a product or an attention runs on the calling thread: waking the
+   pool's workers would cost more than the work. */
+#define SWA__SERIAL_WORK 32768.0
 
 /* A chunk's activations into the weights' form (kind), tokens [t0, t1). */
 typedef struct swa__quantize_args {
@@ -5845,7 +5848,7 @@ static void swa__quantize_range(swa_ctx *c, const void *arg, int64_t t0, int64_t
     int64_t t;
     for (t = t0; t < t1; t++) {
         uint8_t *out = q->out + (size_t)t * q->stride;
-        if (q->kind == SWA__ACT_Q8) swa__quantize_q8g(c->kern.quantize_q8, q->x + t * q->ldx, out, q->n_in);
+        if (q->kind == SWA__ACT_Q8) swa__quantize_q8x8(c->kern.quantize_q8, q->x + t * q->ldx, out, q->n_in);
         else c->kern.quantize_q8k(q->x + t * q->ldx, out, q->n_in);
     }
 }
@@ -5930,7 +5933,7 @@ static void swa__matmul_each_row(swa_ctx *c, const swa__product *p, int count, c
         t.kern[i] = &c->kern.type[p[i].w->type];
         t.x_off[i] = kind == SWA__ACT_F32 ? (size_t)(i * ldx) * sizeof(float) : (size_t)i * t.x_stride;
         t.rows += p[i].w->n_out;
-        if (kind == SWA__ACT_Q8) swa__quantize_q8g(c->kern.quantize_q8, x + i * ldx, out, n_in);
+        if (kind == SWA__ACT_Q8) swa__quantize_q8x8(c->kern.quantize_q8, x + i * ldx, out, n_in);
         else if (kind == SWA__ACT_Q8K) c->kern.quantize_q8k(x + i * ldx, out, n_in);
     }
     if ((double)t.rows * (double)n_in < SWA__PRODUCT_ALONE) swa__matmul_run(&t, 0, 1);
@@ -6141,11 +6144,11 @@ static void swa__attention_run(void *arg, int share, int n_shares)
         n_runs = swa__kv_runs(c, task->l, t, 0, (sinks < lo ? sinks : lo) - 1, run, &count);
         n_runs += swa__kv_runs(c, task->l, t, lo, hi, run + n_runs, &count);
         if (q_quantized) {
-            for (h = 0; h < nh; h++) swa__quantize_q8g(c->kern.quantize_q8, (const float *)q + h * hd, q8 + (size_t)h * q_stride, hd);
+            for (h = 0; h < nh; h++) swa__quantize_q8x8(c->kern.quantize_q8, (const float *)q + h * hd, q8 + (size_t)h * q_stride, hd);
             q = q8;
         }
         for (r = 0; r < n_runs; r++)
-            swa__dot_rows(kern, run[r].k + head, row, run[r].n, q, q_stride, nh, hd, scores + run[r].at, ls);
+            swa__dot_pass(kern, run[r].k + head, row, run[r].n, q, q_stride, nh, hd, scores + run[r].at, ls);
         for (h = 0; h < nh; h++) {
             for (j = 0; j < count; j++) scores[h * ls + j] *= scale;
             if (cap > 0.0f) swa__softcap(scores + h * ls, count, cap);
@@ -19499,7 +19502,7 @@ SWA__AVX2 static inline __m256 swa__load_bf16_avx2(const uint16_t *p)
 
 #define SWA__LOAD_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
 
-/* Columns per chunk of the float tiles with several tokens (see swa__dots_float_avx2). */
+/* Columns per chunk of the float tiles with several tokens (see swa__tile_float_avx2). */
 #define SWA__FLOAT_CHUNK 512
 
 SWA__AVX2 static inline __m256 swa__load8_avx2(const uint8_t *w, int64_t i, uint32_t type)
@@ -19635,7 +19638,7 @@ swa__tile_avx2(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x_s
    slower: a model's activations lie a multiple of 4 KB apart (its width in floats), so every
    token's chunk falls in the same sets of L1, and 12 of them fill those sets. One token's rows
    go whole, one stream at a time. */
-SWA__AVX2 SWA__INLINE void swa__dots_float_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+SWA__AVX2 SWA__INLINE void swa__tile_float_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                                                 int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
 {
     const int64_t whole = n / 8 * 8, chunk = nt > 1 ? SWA__FLOAT_CHUNK : whole;
@@ -19673,22 +19676,22 @@ SWA__AVX2 SWA__INLINE void swa__dots_float_avx2(const void *w, size_t w_stride, 
             y[t * ldy + r] = swa__tile_sum_avx2(acc[r][t], wb + (size_t)r * w_stride, swa__token_f32(xb, x_stride, t), whole, n, type);
 }
 
-SWA__AVX2 static void swa__dots_f32_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
+SWA__AVX2 static void swa__tile_f32_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
                                          int64_t n, float *y, int64_t ldy)
 {
-    swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F32);
+    swa__tile_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F32);
 }
 
-SWA__AVX2 static void swa__dots_f16_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
+SWA__AVX2 static void swa__tile_f16_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
                                          int64_t n, float *y, int64_t ldy)
 {
-    swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F16);
+    swa__tile_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F16);
 }
 
-SWA__AVX2 static void swa__dots_bf16_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
+SWA__AVX2 static void swa__tile_bf16_avx2(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride, int nt,
                                           int64_t n, float *y, int64_t ldy)
 {
-    swa__dots_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_BF16);
+    swa__tile_float_avx2(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_BF16);
 }
 
 /* F16 and BF16 rows as f32 for the F32 tiles: each column converted as the tiles convert it (8
@@ -19710,9 +19713,9 @@ SWA__AVX2 static void swa__widen_bf16_avx2(const void *row, float *out, int64_t 
 {
     swa__widen_avx2(row, out, n, SWA_TYPE_BF16);
 }
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f32_avx2, swa__dots_f32_avx2)
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_f16_avx2, swa__dots_f16_avx2)
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_bf16_avx2, swa__dots_bf16_avx2)
+SWA__DOT_FROM_TILE(SWA__AVX2, swa__dot_f32_avx2, swa__tile_f32_avx2)
+SWA__DOT_FROM_TILE(SWA__AVX2, swa__dot_f16_avx2, swa__tile_f16_avx2)
+SWA__DOT_FROM_TILE(SWA__AVX2, swa__dot_bf16_avx2, swa__tile_bf16_avx2)
 
 /* 16 bytes of nibbles as 32 bytes in element order: the low nibbles, then the high ones. */
 SWA__AVX2 SWA__INLINE __m256i swa__nibbles_avx2(const uint8_t *p)
@@ -19727,7 +19730,7 @@ SWA__AVX2 SWA__INLINE __m256i swa__table_lookup_avx2(const int8_t *table, __m256
     return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table)), nibbles);
 }
 
-/* Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4 rows against swa__q8g groups of activations,
+/* Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4 rows against swa__q8x8 groups of activations,
    8 blocks at a time and up to 4 tokens at once. Weight blocks p and p + 4 (p < 4) share a register pair, first halves in one
    and second halves in the other, against the activations laid out to match, so that madd
    leaves each block's sum in 4 lanes of one 128-bit half and a short reduction gathers the 8
@@ -19946,13 +19949,13 @@ SWA__AVX2 SWA__INLINE void swa__group_unpack_avx2(const uint8_t *w, int block_by
 }
 
 /* Token k's activations, x_stride bytes apart from x. */
-SWA__AVX2 SWA__INLINE const swa__q8g *swa__q8g_token(const uint8_t *x, size_t x_stride, int k)
+SWA__AVX2 SWA__INLINE const swa__q8x8 *swa__q8x8_token(const uint8_t *x, size_t x_stride, int k)
 {
-    return (const swa__q8g *)(x + (size_t)k * x_stride);
+    return (const swa__q8x8 *)(x + (size_t)k * x_stride);
 }
 
 /* One token's turn on group g: a, its activations' group, into acc. */
-SWA__AVX2 SWA__INLINE __m256 swa__group_step_avx2(const swa__group_avx2 *g, const swa__q8g *a, uint32_t type, __m256 acc)
+SWA__AVX2 SWA__INLINE __m256 swa__group_step_avx2(const swa__group_avx2 *g, const swa__q8x8 *a, uint32_t type, __m256 acc)
 {
     __m256i s = swa__block_sums8_avx2(swa__pair_sums_avx2(g->lo[0], g->hi[0], a->q, type),
                                       swa__pair_sums_avx2(g->lo[1], g->hi[1], a->q + 64, type),
@@ -19975,11 +19978,11 @@ SWA__AVX2 SWA__INLINE int32_t swa__hsum_epi32_avx2(__m256i v)
     return _mm_cvtsi128_si32(r);
 }
 
-/* Block b's 32 activations of a swa__q8g row, in element order. */
-SWA__AVX2 SWA__INLINE __m256i swa__block_x_avx2(const swa__q8g *a, int64_t b)
+/* Block b's 32 activations of a swa__q8x8 row, in element order. */
+SWA__AVX2 SWA__INLINE __m256i swa__block_x_avx2(const swa__q8x8 *a, int64_t b)
 {
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 0))),
-                                   _mm_loadu_si128((const __m128i *)swa__q8g_half(a, b, 1)), 1);
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)swa__q8x8_half(a, b, 0))),
+                                   _mm_loadu_si128((const __m128i *)swa__q8x8_half(a, b, 1)), 1);
 }
 
 /* One block's 32 weights in element order: Q4_0's low nibbles then its high ones (IQ4_NL's and
@@ -20005,7 +20008,7 @@ SWA__AVX2 SWA__INLINE float swa__block_min_avx2(const uint8_t *w, uint32_t type)
 
 /* One token's turn on block b (weights q, scale dw, offset mw = m / 8) of a row's last, partial
    group. */
-SWA__AVX2 SWA__INLINE __m256 swa__block_step_avx2(__m256i q, float dw, float mw, const swa__q8g *a, int64_t b, uint32_t type,
+SWA__AVX2 SWA__INLINE __m256 swa__block_step_avx2(__m256i q, float dw, float mw, const swa__q8x8 *a, int64_t b, uint32_t type,
                                                   __m256 acc)
 {
     const int32_t sum8 = a[b / 8].sum8[b % 8];
@@ -20018,7 +20021,7 @@ SWA__AVX2 SWA__INLINE __m256 swa__block_step_avx2(__m256i q, float dw, float mw,
     return _mm256_fmadd_ps(_mm256_set1_ps(dw * a[b / 8].d[b % 8]), _mm256_cvtepi32_ps(s), acc);
 }
 
-SWA__AVX2 SWA__INLINE void swa__row_dots_grouped_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n,
+SWA__AVX2 SWA__INLINE void swa__row_tile_grouped_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n,
                                                       float *out, const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
@@ -20030,23 +20033,23 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_grouped_avx2(const void *row, const voi
     for (i = 0; nt == 1 && i < n / 256; i++, w += 8 * block_bytes) {
         swa__prefetch_unit(w, 8 * block_bytes);
         swa__group_unpack_avx2(w, block_bytes, type, &g);
-        if (nt > 0) c0 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 0) + i, type, c0);
+        if (nt > 0) c0 = swa__group_step_avx2(&g, swa__q8x8_token(xa, stride, 0) + i, type, c0);
     }
     for (i = 0; nt > 1 && i < n / 256; i++, w += 8 * block_bytes) {
         swa__prefetch_unit(w, 8 * block_bytes);
         swa__group_unpack_avx2(w, block_bytes, type, &g);
-        if (nt > 0) c0 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 0) + i, type, c0);
-        if (nt > 1) c1 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 1) + i, type, c1);
-        if (nt > 2) c2 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 2) + i, type, c2);
-        if (nt > 3) c3 = swa__group_step_avx2(&g, swa__q8g_token(xa, stride, 3) + i, type, c3);
+        if (nt > 0) c0 = swa__group_step_avx2(&g, swa__q8x8_token(xa, stride, 0) + i, type, c0);
+        if (nt > 1) c1 = swa__group_step_avx2(&g, swa__q8x8_token(xa, stride, 1) + i, type, c1);
+        if (nt > 2) c2 = swa__group_step_avx2(&g, swa__q8x8_token(xa, stride, 2) + i, type, c2);
+        if (nt > 3) c3 = swa__group_step_avx2(&g, swa__q8x8_token(xa, stride, 3) + i, type, c3);
     }
     for (b = n / 256 * 8; b < n / 32; b++, w += block_bytes) {
         __m256i q = swa__block_avx2(w, type);
         float dw = swa__block_scale_avx2(w, type), mw = swa__block_min_avx2(w, type);
-        if (nt > 0) c0 = swa__block_step_avx2(q, dw, mw, swa__q8g_token(xa, stride, 0), b, type, c0);
-        if (nt > 1) c1 = swa__block_step_avx2(q, dw, mw, swa__q8g_token(xa, stride, 1), b, type, c1);
-        if (nt > 2) c2 = swa__block_step_avx2(q, dw, mw, swa__q8g_token(xa, stride, 2), b, type, c2);
-        if (nt > 3) c3 = swa__block_step_avx2(q, dw, mw, swa__q8g_token(xa, stride, 3), b, type, c3);
+        if (nt > 0) c0 = swa__block_step_avx2(q, dw, mw, swa__q8x8_token(xa, stride, 0), b, type, c0);
+        if (nt > 1) c1 = swa__block_step_avx2(q, dw, mw, swa__q8x8_token(xa, stride, 1), b, type, c1);
+        if (nt > 2) c2 = swa__block_step_avx2(q, dw, mw, swa__q8x8_token(xa, stride, 2), b, type, c2);
+        if (nt > 3) c3 = swa__block_step_avx2(q, dw, mw, swa__q8x8_token(xa, stride, 3), b, type, c3);
     }
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
@@ -20203,13 +20206,13 @@ SWA__AVX2 SWA__INLINE void swa__qk_rows_avx2(const uint8_t *w, const uint8_t *x,
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
-SWA__AVX2 SWA__INLINE void swa__row_dots_q4_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+SWA__AVX2 SWA__INLINE void swa__row_tile_q4_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     if (nt == 1) swa__qk_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, 1, n, out, 0);
     else swa__qk_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, nt, n, out, 0);
 }
 
-SWA__AVX2 SWA__INLINE void swa__row_dots_q5_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+SWA__AVX2 SWA__INLINE void swa__row_tile_q5_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     if (nt == 1) swa__qk_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, 1, n, out, 1);
     else swa__qk_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, nt, n, out, 1);
@@ -20272,7 +20275,7 @@ SWA__AVX2 SWA__INLINE __m256 swa__q6k_step_avx2(const swa__q6k_avx2 *u, const sw
     return _mm256_fmadd_ps(_mm256_set1_ps(u->d * a->d), _mm256_cvtepi32_ps(sum), acc);
 }
 
-SWA__AVX2 SWA__INLINE void swa__row_dots_q6_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+SWA__AVX2 SWA__INLINE void swa__row_tile_q6_k_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
     const int bytes = (int)swa__types[SWA_TYPE_Q6_K].block_bytes;
@@ -20295,12 +20298,12 @@ SWA__AVX2 SWA__INLINE void swa__row_dots_q6_k_avx2(const void *row, const void *
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q4_k_avx2, swa__row_dots_q4_k_avx2)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q5_k_avx2, swa__row_dots_q5_k_avx2)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX2, swa__dots_q6_k_avx2, swa__row_dots_q6_k_avx2)
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q4_k_avx2, swa__dots_q4_k_avx2)
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q5_k_avx2, swa__dots_q5_k_avx2)
-SWA__DOT_FROM_DOTS(SWA__AVX2, swa__dot_q6_k_avx2, swa__dots_q6_k_avx2)
+SWA__TILE_FROM_ROW_TILE(SWA__AVX2, swa__tile_q4_k_avx2, swa__row_tile_q4_k_avx2)
+SWA__TILE_FROM_ROW_TILE(SWA__AVX2, swa__tile_q5_k_avx2, swa__row_tile_q5_k_avx2)
+SWA__TILE_FROM_ROW_TILE(SWA__AVX2, swa__tile_q6_k_avx2, swa__row_tile_q6_k_avx2)
+SWA__DOT_FROM_TILE(SWA__AVX2, swa__dot_q4_k_avx2, swa__tile_q4_k_avx2)
+SWA__DOT_FROM_TILE(SWA__AVX2, swa__dot_q5_k_avx2, swa__tile_q5_k_avx2)
+SWA__DOT_FROM_TILE(SWA__AVX2, swa__dot_q6_k_avx2, swa__tile_q6_k_avx2)
 
 /* Q2_K, Q3_K and IQ4_XS rows against Q8_K activations, one super-block at a time for up to 4
    tokens. The scales come out of their bytes in vector registers (16 per super-block, one per
@@ -20433,29 +20436,28 @@ SWA__AVX2 SWA__INLINE void swa__kblock_rows_avx2(const uint8_t *w, const uint8_t
     swa__store_sums_avx2(out, nt, c0, c1, c2, c3);
 }
 
-SWA__AVX2 SWA__INLINE void swa__row_dots_kblock_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n,
+SWA__AVX2 SWA__INLINE void swa__row_tile_kblock_avx2(const void *row, const void *x, size_t stride, int nt, int64_t n,
                                                      float *out, const uint32_t type)
 {
     if (nt == 1) swa__kblock_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, 1, n, out, type);
     else swa__kblock_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, nt, n, out, type);
 }
 
-/* The row kernels of each type, its tile and its 1-token dot. */
-/* The types whose AVX2 kernels come from SWA__NEW_TYPE(SWA__AVX2, ...): the row kernel, the
-   tile and the 1-token dot, from the driver with the type's unpacking. swa__kernels_avx2 enters
+/* The types whose AVX2 kernels come from SWA__NEW_TYPE(SWA__AVX2, ...): the row tile kernel,
+   the tile kernel and the 1-token dot, from the driver with the type's unpacking. swa__kernels_avx2 enters
    them in the table from this same list, so a new type is one line here. */
 #define SWA__AVX2_TYPES(X)                                                                              \
-    X(swa__row_dots_q8_0_avx2, swa__dots_q8_0_avx2, swa__dot_q8_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q8_0) \
-    X(swa__row_dots_q4_0_avx2, swa__dots_q4_0_avx2, swa__dot_q4_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q4_0) \
-    X(swa__row_dots_q4_1_avx2, swa__dots_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q4_1) \
-    X(swa__row_dots_q5_0_avx2, swa__dots_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q5_0) \
-    X(swa__row_dots_q5_1_avx2, swa__dots_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_Q5_1) \
-    X(swa__row_dots_iq4_nl_avx2, swa__dots_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_IQ4_NL) \
-    X(swa__row_dots_mxfp4_avx2, swa__dots_mxfp4_avx2, swa__dot_mxfp4_avx2, swa__row_dots_grouped_avx2, SWA_TYPE_MXFP4) \
-    X(swa__row_dots_q2_k_avx2, swa__dots_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q2_K) \
-    X(swa__row_dots_q3_k_avx2, swa__dots_q3_k_avx2, swa__dot_q3_k_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_Q3_K) \
-    X(swa__row_dots_iq4_xs_avx2, swa__dots_iq4_xs_avx2, swa__dot_iq4_xs_avx2, swa__row_dots_kblock_avx2, SWA_TYPE_IQ4_XS)
-#define SWA__NEW_TYPE_AVX2(row_dots, dots, dot, driver, type) SWA__NEW_TYPE(SWA__AVX2, row_dots, dots, dot, driver, type)
+    X(swa__row_tile_q8_0_avx2, swa__tile_q8_0_avx2, swa__dot_q8_0_avx2, swa__row_tile_grouped_avx2, SWA_TYPE_Q8_0) \
+    X(swa__row_tile_q4_0_avx2, swa__tile_q4_0_avx2, swa__dot_q4_0_avx2, swa__row_tile_grouped_avx2, SWA_TYPE_Q4_0) \
+    X(swa__row_tile_q4_1_avx2, swa__tile_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_tile_grouped_avx2, SWA_TYPE_Q4_1) \
+    X(swa__row_tile_q5_0_avx2, swa__tile_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_tile_grouped_avx2, SWA_TYPE_Q5_0) \
+    X(swa__row_tile_q5_1_avx2, swa__tile_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_tile_grouped_avx2, SWA_TYPE_Q5_1) \
+    X(swa__row_tile_iq4_nl_avx2, swa__tile_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_tile_grouped_avx2, SWA_TYPE_IQ4_NL) \
+    X(swa__row_tile_mxfp4_avx2, swa__tile_mxfp4_avx2, swa__dot_mxfp4_avx2, swa__row_tile_grouped_avx2, SWA_TYPE_MXFP4) \
+    X(swa__row_tile_q2_k_avx2, swa__tile_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_tile_kblock_avx2, SWA_TYPE_Q2_K) \
+    X(swa__row_tile_q3_k_avx2, swa__tile_q3_k_avx2, swa__dot_q3_k_avx2, swa__row_tile_kblock_avx2, SWA_TYPE_Q3_K) \
+    X(swa__row_tile_iq4_xs_avx2, swa__tile_iq4_xs_avx2, swa__dot_iq4_xs_avx2, swa__row_tile_kblock_avx2, SWA_TYPE_IQ4_XS)
+#define SWA__NEW_TYPE_AVX2(row_tile, tile, dot, driver, type) SWA__NEW_TYPE(SWA__AVX2, row_tile, tile, dot, driver, type)
 SWA__AVX2_TYPES(SWA__NEW_TYPE_AVX2)
 #undef SWA__NEW_TYPE_AVX2
 
@@ -20724,12 +20726,12 @@ SWA__AVX2 static void swa__geglu_avx2(float *gate, const float *up, int64_t n)
    sub-block's sums scaled in integers. */
 
 /* d_x sum x of a token's block b. */
-static inline float swa__block_dsum(const swa__q8g *a, int64_t b)
+static inline float swa__block_dsum(const swa__q8x8 *a, int64_t b)
 {
     return a[b / 8].d[b % 8] * (float)(a[b / 8].sum8[b % 8] / 8);
 }
 
-/* Tokens [0, n) of swa__q8g rows (x_stride bytes apart) as units of W tokens, zeros where no
+/* Tokens [0, n) of swa__q8x8 rows (x_stride bytes apart) as units of W tokens, zeros where no
    token is: unit g * (n_in / 32) + b, 40 W bytes, holds block b of tokens W g .. W g + W - 1:
    int8_t q[8][4 W] (+ 128), float d[W], float dsum[W]. */
 static void swa__qpack_lanes(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out, int W)
@@ -20741,11 +20743,11 @@ static void swa__qpack_lanes(const uint8_t *xq, size_t x_stride, int64_t n, int6
         for (b = 0; b < nbk; b++, u += 40 * W) {
             memset(u, 0, (size_t)(40 * W));
             for (t = 0; t < W && g * W + t < n; t++) {
-                const swa__q8g *a = (const swa__q8g *)(xq + (size_t)(g * W + t) * x_stride);
+                const swa__q8x8 *a = (const swa__q8x8 *)(xq + (size_t)(g * W + t) * x_stride);
                 const float d = a[b / 8].d[b % 8], dsum = swa__block_dsum(a, b);
                 for (k = 0; k < 8; k++) {
                     uint32_t v;
-                    memcpy(&v, swa__q8g_half(a, b, k / 4) + 4 * (k % 4), 4);
+                    memcpy(&v, swa__q8x8_half(a, b, k / 4) + 4 * (k % 4), 4);
                     v ^= 0x80808080u;
                     memcpy(u + 4 * (k * W + t), &v, 4);
                 }
@@ -20949,7 +20951,7 @@ SWA__AVX_VNNI SWA__INLINE __m256i swa__pair_sums_vnni(__m256i lo, __m256i hi, co
 /* One token's turn on a group of 8 weight blocks (scales dw, Q4_1's and Q5_1's m in mw, pairs
    unpacked): the 8 blocks' sums in block order, their offsets off, into acc. */
 SWA__AVX_VNNI SWA__INLINE __m256 swa__group_step_vnni(__m256 dw, __m256 mw, const __m256i lo[4], const __m256i hi[4],
-                                                      const swa__q8g *a, uint32_t type, __m256 acc)
+                                                      const swa__q8x8 *a, uint32_t type, __m256 acc)
 {
     __m256i p01 = _mm256_hadd_epi32(swa__pair_sums_vnni(lo[0], hi[0], a->q), swa__pair_sums_vnni(lo[1], hi[1], a->q + 64));
     __m256i p23 = _mm256_hadd_epi32(swa__pair_sums_vnni(lo[2], hi[2], a->q + 128), swa__pair_sums_vnni(lo[3], hi[3], a->q + 192));
@@ -20964,7 +20966,7 @@ SWA__AVX_VNNI SWA__INLINE __m256 swa__group_step_vnni(__m256 dw, __m256 mw, cons
 }
 
 /* Block b of a row's last, partial group, into the ninth accumulator t. */
-SWA__AVX_VNNI SWA__INLINE __m128 swa__block_step_vnni(const uint8_t *w, uint32_t type, const swa__q8g *a, int64_t b, __m128 t)
+SWA__AVX_VNNI SWA__INLINE __m128 swa__block_step_vnni(const uint8_t *w, uint32_t type, const swa__q8x8 *a, int64_t b, __m128 t)
 {
     __m256i q = swa__block_avx2(w, type);
     int32_t s;
@@ -20976,12 +20978,12 @@ SWA__AVX_VNNI SWA__INLINE __m128 swa__block_step_vnni(const uint8_t *w, uint32_t
     return t;
 }
 
-SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n,
+SWA__AVX_VNNI SWA__INLINE void swa__row_tile_grouped_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n,
                                                           float *out, const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
-    const swa__q8g *a0 = (const swa__q8g *)xa, *a1 = (const swa__q8g *)(xa + stride);
-    const swa__q8g *a2 = (const swa__q8g *)(xa + 2 * stride), *a3 = (const swa__q8g *)(xa + 3 * stride);
+    const swa__q8x8 *a0 = (const swa__q8x8 *)xa, *a1 = (const swa__q8x8 *)(xa + stride);
+    const swa__q8x8 *a2 = (const swa__q8x8 *)(xa + 2 * stride), *a3 = (const swa__q8x8 *)(xa + 3 * stride);
     const int block_bytes = (int)swa__types[type].block_bytes;
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, mw = c0;
     __m256i lo[4], hi[4];
@@ -21026,8 +21028,8 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_grouped_vnni(const void *row, const
     X(q8_0, SWA_TYPE_Q8_0) X(q4_0, SWA_TYPE_Q4_0) X(q4_1, SWA_TYPE_Q4_1) X(q5_0, SWA_TYPE_Q5_0) \
     X(q5_1, SWA_TYPE_Q5_1) X(iq4_nl, SWA_TYPE_IQ4_NL) X(mxfp4, SWA_TYPE_MXFP4)
 #define SWA__NEW_TYPE_VNNI(stem, type) \
-    SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_##stem##_vnni, swa__dots_##stem##_vnni, swa__dot_##stem##_vnni, \
-                  swa__row_dots_grouped_vnni, type)
+    SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_tile_##stem##_vnni, swa__tile_##stem##_vnni, swa__dot_##stem##_vnni, \
+                  swa__row_tile_grouped_vnni, type)
 SWA__VNNI_TYPES(SWA__NEW_TYPE_VNNI)
 #undef SWA__NEW_TYPE_VNNI
 
@@ -21210,7 +21212,7 @@ SWA__AVX_VNNI SWA__INLINE __m128 swa__kfinish_vnni(__m128 c, __m256i sums, const
    and Q5_K's M = -sum_j m_j B_j likewise, [S, M] scaled by [d d_x, dmin d_x] into two lanes
    [ls, lm] and the result ls + lm; Q6_K's S less 32 sum_j sc_j bsum_j, scaled by d d_x into one
    lane. */
-SWA__AVX_VNNI SWA__INLINE void swa__row_dots_kmin_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+SWA__AVX_VNNI SWA__INLINE void swa__row_tile_kmin_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
                                                        const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
@@ -21233,7 +21235,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_dots_kmin_vnni(const void *row, const vo
     for (t = 0; t < nt; t++) out[t] = _mm_cvtss_f32(c[t]) + _mm_cvtss_f32(_mm_movehdup_ps(c[t]));
 }
 
-SWA__AVX_VNNI SWA__INLINE void swa__row_dots_q6_k_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+SWA__AVX_VNNI SWA__INLINE void swa__row_tile_q6_k_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
     __m128 c[4];
@@ -21304,21 +21306,21 @@ SWA__AVX_VNNI SWA__INLINE void swa__kblock_rows_vnni(const uint8_t *w, const uin
     if (nt > 3) out[3] = _mm_cvtss_f32(c3) + _mm_cvtss_f32(_mm_movehdup_ps(c3));
 }
 
-SWA__AVX_VNNI SWA__INLINE void swa__row_dots_kblock_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+SWA__AVX_VNNI SWA__INLINE void swa__row_tile_kblock_vnni(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
                                                          const uint32_t type)
 {
     if (nt == 1) swa__kblock_rows_vnni((const uint8_t *)row, (const uint8_t *)x, stride, 1, n, out, type);
     else swa__kblock_rows_vnni((const uint8_t *)row, (const uint8_t *)x, stride, nt, n, out, type);
 }
 
-SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q2_k_vnni, swa__dots_q2_k_vnni, swa__dot_q2_k_vnni, swa__row_dots_kblock_vnni, SWA_TYPE_Q2_K)
-SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q3_k_vnni, swa__dots_q3_k_vnni, swa__dot_q3_k_vnni, swa__row_dots_kblock_vnni, SWA_TYPE_Q3_K)
-SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_iq4_xs_vnni, swa__dots_iq4_xs_vnni, swa__dot_iq4_xs_vnni, swa__row_dots_kblock_vnni,
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_tile_q2_k_vnni, swa__tile_q2_k_vnni, swa__dot_q2_k_vnni, swa__row_tile_kblock_vnni, SWA_TYPE_Q2_K)
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_tile_q3_k_vnni, swa__tile_q3_k_vnni, swa__dot_q3_k_vnni, swa__row_tile_kblock_vnni, SWA_TYPE_Q3_K)
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_tile_iq4_xs_vnni, swa__tile_iq4_xs_vnni, swa__dot_iq4_xs_vnni, swa__row_tile_kblock_vnni,
               SWA_TYPE_IQ4_XS)
-SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q4_k_vnni, swa__dots_q4_k_vnni, swa__dot_q4_k_vnni, swa__row_dots_kmin_vnni, SWA_TYPE_Q4_K)
-SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_dots_q5_k_vnni, swa__dots_q5_k_vnni, swa__dot_q5_k_vnni, swa__row_dots_kmin_vnni, SWA_TYPE_Q5_K)
-SWA__DOTS_FROM_ROW_DOTS(SWA__AVX_VNNI, swa__dots_q6_k_vnni, swa__row_dots_q6_k_vnni)
-SWA__DOT_FROM_DOTS(SWA__AVX_VNNI, swa__dot_q6_k_vnni, swa__dots_q6_k_vnni)
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_tile_q4_k_vnni, swa__tile_q4_k_vnni, swa__dot_q4_k_vnni, swa__row_tile_kmin_vnni, SWA_TYPE_Q4_K)
+SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_tile_q5_k_vnni, swa__tile_q5_k_vnni, swa__dot_q5_k_vnni, swa__row_tile_kmin_vnni, SWA_TYPE_Q5_K)
+SWA__TILE_FROM_ROW_TILE(SWA__AVX_VNNI, swa__tile_q6_k_vnni, swa__row_tile_q6_k_vnni)
+SWA__DOT_FROM_TILE(SWA__AVX_VNNI, swa__dot_q6_k_vnni, swa__tile_q6_k_vnni)
 
 /* ---- Q4_K's, Q5_K's, Q6_K's and IQ4_XS's products: tokens in the lanes ----
    As the avx512 set's (swa__kgroup_avx512), with 8 tokens to a unit (swa__kpack, W = 8) and 4
@@ -21611,7 +21613,7 @@ swa__tile_avx512(const uint8_t *wb, size_t w_stride, const uint8_t *xb, size_t x
    would read its tokens' activations from L2 again, 6 loads of 64 bytes and 4 of 32 for 24
    FMAs, more than L2 gives a core. One token's rows go whole, one stream at a time. Each lane
    still meets its column blocks in order, so the bits are those of any other tile or chunk. */
-SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+SWA__AVX512 SWA__INLINE void swa__tile_float_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                                                     int nt, int64_t n, float *y, int64_t ldy, uint32_t type)
 {
     const int64_t chunk = nt > 1 ? SWA__FLOAT_CHUNK : n;
@@ -21660,27 +21662,27 @@ SWA__AVX512 SWA__INLINE void swa__dots_float_avx512(const void *w, size_t w_stri
         for (r = 0; r < nr; r++) y[t * ldy + r] = swa__hsum16_avx512(acc[r][t]);
 }
 
-SWA__AVX512 static void swa__dots_f32_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+SWA__AVX512 static void swa__tile_f32_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                                              int nt, int64_t n, float *y, int64_t ldy)
 {
-    swa__dots_float_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F32);
+    swa__tile_float_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F32);
 }
 
-SWA__AVX512 static void swa__dots_f16_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+SWA__AVX512 static void swa__tile_f16_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                                              int nt, int64_t n, float *y, int64_t ldy)
 {
-    swa__dots_float_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F16);
+    swa__tile_float_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_F16);
 }
 
-SWA__AVX512 static void swa__dots_bf16_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+SWA__AVX512 static void swa__tile_bf16_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                                               int nt, int64_t n, float *y, int64_t ldy)
 {
-    swa__dots_float_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_BF16);
+    swa__tile_float_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, SWA_TYPE_BF16);
 }
 
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f32_avx512, swa__dots_f32_avx512)
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_f16_avx512, swa__dots_f16_avx512)
-SWA__DOT_FROM_DOTS(SWA__AVX512, swa__dot_bf16_avx512, swa__dots_bf16_avx512)
+SWA__DOT_FROM_TILE(SWA__AVX512, swa__dot_f32_avx512, swa__tile_f32_avx512)
+SWA__DOT_FROM_TILE(SWA__AVX512, swa__dot_f16_avx512, swa__tile_f16_avx512)
+SWA__DOT_FROM_TILE(SWA__AVX512, swa__dot_bf16_avx512, swa__tile_bf16_avx512)
 
 /* The weighted sum of F32 or F16 values (see swa__wsum_avx2): C registers of 16 columns a head
    for up to 4 heads stay in registers over a block of keys, so each key's scores are broadcast
@@ -21904,10 +21906,10 @@ SWA__AVX512 SWA__INLINE __m512 swa__lanes_unpack_avx512(const uint8_t *const *ro
 }
 
 /* One token's block b against the unpacked rows, into acc. */
-SWA__AVX512 SWA__INLINE __m512 swa__lanes_step_avx512(const __m512i q[8], __m512 dw, __m512 mw, const swa__q8g *a, int64_t b,
+SWA__AVX512 SWA__INLINE __m512 swa__lanes_step_avx512(const __m512i q[8], __m512 dw, __m512 mw, const swa__q8x8 *a, int64_t b,
                                                      __m512 acc, const uint32_t type)
 {
-    const int8_t *lo = swa__q8g_half(a, b, 0), *hi = swa__q8g_half(a, b, 1);
+    const int8_t *lo = swa__q8x8_half(a, b, 0), *hi = swa__q8x8_half(a, b, 1);
     __m512i s = _mm512_set1_epi32(-swa__offset_of(type, a[b / 8].sum8[b % 8]));
     int j;
     SWA__UNROLL(4)
@@ -21954,13 +21956,13 @@ SWA__AVX512 SWA__INLINE void swa__lanes_tile_avx512(const uint8_t *const *rows, 
         dw = swa__lanes_unpack_avx512(rows, b, q, &mw, type);
         SWA__UNROLL(12)
         for (t = 0; t < T; t++)
-            acc[t] = swa__lanes_step_avx512(q, dw, mw, (const swa__q8g *)(x + (size_t)t * x_stride), b, acc[t], type);
+            acc[t] = swa__lanes_step_avx512(q, dw, mw, (const swa__q8x8 *)(x + (size_t)t * x_stride), b, acc[t], type);
     }
     SWA__UNROLL(12)
     for (t = 0; t < T; t++) _mm512_mask_storeu_ps(y + t * ldy, (__mmask16)((1u << nr) - 1u), acc[t]);
 }
 
-SWA__AVX512 SWA__INLINE void swa__dots_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
+SWA__AVX512 SWA__INLINE void swa__tile_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x, size_t x_stride,
                                                    int nt, int64_t n, float *y, int64_t ldy, const uint32_t type)
 {
     const uint8_t *rows[SWA__LANES], *xb = (const uint8_t *)x;
@@ -21987,7 +21989,7 @@ SWA__AVX512 SWA__INLINE void swa__dots_lanes_avx512(const void *w, size_t w_stri
 SWA__AVX512 SWA__INLINE float swa__dot_lanes_avx512(const void *row, const void *x, int64_t n, const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row;
-    const swa__q8g *a = (const swa__q8g *)x;
+    const swa__q8x8 *a = (const swa__q8x8 *)x;
     const size_t block_bytes = (size_t)swa__types[type].block_bytes;
     __m128 acc = _mm_setzero_ps();
     int64_t b;
@@ -22008,10 +22010,10 @@ SWA__AVX512 SWA__INLINE float swa__dot_lanes_avx512(const void *row, const void 
 
 /* Each type's tiles and dot: the kernels above with the type a constant. */
 #define SWA__LANES_AVX512(stem, type)                                                                                 \
-    SWA__AVX512 static void swa__dots_##stem##_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x,  \
+    SWA__AVX512 static void swa__tile_##stem##_lanes_avx512(const void *w, size_t w_stride, int nr, const void *x,  \
                                                             size_t x_stride, int nt, int64_t n, float *y, int64_t ldy) \
     {                                                                                                                 \
-        swa__dots_lanes_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, type);                                   \
+        swa__tile_lanes_avx512(w, w_stride, nr, x, x_stride, nt, n, y, ldy, type);                                   \
     }                                                                                                                 \
     SWA__AVX512 static float swa__dot_##stem##_lanes_avx512(const void *row, const void *x, int64_t n)              \
     {                                                                                                                 \
@@ -22183,7 +22185,7 @@ SWA__AVX512 SWA__INLINE __m256 swa__kmin_step4_avx512(const swa__q4k_avx512 *u, 
 }
 
 /* A row against up to 4 tokens; generation (one token) in a loop of its own. */
-SWA__AVX512 SWA__INLINE void swa__row_dots_kmin_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
+SWA__AVX512 SWA__INLINE void swa__row_tile_kmin_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
                                                        float *out, const uint32_t type)
 {
     const int unit = (int)swa__types[type].block_bytes;
@@ -22214,8 +22216,8 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_kmin_avx512(const void *row, const vo
     for (t = 0; t < nt; t++) out[t] = sums[t];
 }
 
-SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q4_k_avx512, swa__dots_q4_k_avx512, swa__dot_q4_k_avx512, swa__row_dots_kmin_avx512, SWA_TYPE_Q4_K)
-SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q5_k_avx512, swa__dots_q5_k_avx512, swa__dot_q5_k_avx512, swa__row_dots_kmin_avx512, SWA_TYPE_Q5_K)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_tile_q4_k_avx512, swa__tile_q4_k_avx512, swa__dot_q4_k_avx512, swa__row_tile_kmin_avx512, SWA_TYPE_Q4_K)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_tile_q5_k_avx512, swa__tile_q5_k_avx512, swa__dot_q5_k_avx512, swa__row_tile_kmin_avx512, SWA_TYPE_Q5_K)
 
 /* ---- Q6_K and IQ4_XS: one exact integer a super-block ----
    S = sum_j sc_j sum q a over the super-block's sub-blocks j, FMA'd with d * a.d into one lane
@@ -22314,7 +22316,7 @@ SWA__AVX512 SWA__INLINE __m256i swa__exact_parts_avx512(const swa__exact_avx512 
 }
 
 /* A row against up to 4 tokens; generation (one token) in a loop of its own. */
-SWA__AVX512 SWA__INLINE void swa__row_dots_exact_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
+SWA__AVX512 SWA__INLINE void swa__row_tile_exact_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
                                                         float *out, const uint32_t type)
 {
     const int unit = (int)swa__types[type].block_bytes;
@@ -22354,10 +22356,10 @@ SWA__AVX512 SWA__INLINE void swa__row_dots_exact_avx512(const void *row, const v
     for (t = 0; t < nt; t++) out[t] = sums[t];
 }
 
-SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_iq4_xs_avx512, swa__dots_iq4_xs_avx512, swa__dot_iq4_xs_avx512, swa__row_dots_exact_avx512,
+SWA__NEW_TYPE(SWA__AVX512, swa__row_tile_iq4_xs_avx512, swa__tile_iq4_xs_avx512, swa__dot_iq4_xs_avx512, swa__row_tile_exact_avx512,
               SWA_TYPE_IQ4_XS)
 
-SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q6_k_avx512, swa__dots_q6_k_avx512, swa__dot_q6_k_avx512, swa__row_dots_exact_avx512,
+SWA__NEW_TYPE(SWA__AVX512, swa__row_tile_q6_k_avx512, swa__tile_q6_k_avx512, swa__dot_q6_k_avx512, swa__row_tile_exact_avx512,
               SWA_TYPE_Q6_K)
 
 /* Q2_K and Q3_K in the same orders: Q2_K's as Q4_K's (S and M, its 16 mins meeting the
@@ -22422,15 +22424,15 @@ SWA__AVX512 SWA__INLINE void swa__k16_rows_avx512(const void *row, const void *x
 }
 
 /* Generation (one token) compiled apart, without the other tokens' steps. */
-SWA__AVX512 SWA__INLINE void swa__row_dots_k16_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
+SWA__AVX512 SWA__INLINE void swa__row_tile_k16_avx512(const void *row, const void *x, size_t stride, int nt, int64_t n,
                                                       float *out, const uint32_t type)
 {
     if (nt == 1) swa__k16_rows_avx512(row, x, stride, 1, n, out, type);
     else swa__k16_rows_avx512(row, x, stride, nt, n, out, type);
 }
 
-SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q2_k_avx512, swa__dots_q2_k_avx512, swa__dot_q2_k_avx512, swa__row_dots_k16_avx512, SWA_TYPE_Q2_K)
-SWA__NEW_TYPE(SWA__AVX512, swa__row_dots_q3_k_avx512, swa__dots_q3_k_avx512, swa__dot_q3_k_avx512, swa__row_dots_k16_avx512, SWA_TYPE_Q3_K)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_tile_q2_k_avx512, swa__tile_q2_k_avx512, swa__dot_q2_k_avx512, swa__row_tile_k16_avx512, SWA_TYPE_Q2_K)
+SWA__NEW_TYPE(SWA__AVX512, swa__row_tile_q3_k_avx512, swa__tile_q3_k_avx512, swa__dot_q3_k_avx512, swa__row_tile_k16_avx512, SWA_TYPE_Q3_K)
 
 /* ---- Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS products: tokens in the lanes ----
    A batch's tokens are packed 16 to a unit a super-block (swa__kunit): for each 4 elements,
@@ -22721,9 +22723,9 @@ static void swa__gemm_memory_avx512(int64_t n, int64_t n_in, uint64_t *pack_byte
    (j + 8, then j + 4, j + 2, j + 1). A (row, token) pair thus gets the same bits from a
    generation dot, a prompt tile and an AMX tile, and a chunk's logits still do not depend on
    its size. These loops are that order's reference. */
-SWA__INTERNAL int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const swa__q8g *x, int64_t b)
+SWA__INTERNAL int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const swa__q8x8 *x, int64_t b)
 {
-    const int8_t *lo = swa__q8g_half(x, b, 0), *hi = swa__q8g_half(x, b, 1);
+    const int8_t *lo = swa__q8x8_half(x, b, 0), *hi = swa__q8x8_half(x, b, 1);
     int32_t s = 0;
     int j;
     for (j = 0; j < 16; j++) {
@@ -22736,7 +22738,7 @@ SWA__INTERNAL int32_t swa__block_isum_ref(const uint8_t *w, uint32_t type, const
 
 /* Blocks [b0, b1) of a row into the 16 accumulators, and their sum: the reference the
    kernels are held to (tests/test_kernels.c). */
-SWA__INTERNAL void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8g *x,
+SWA__INTERNAL void swa__residue_blocks_ref(const uint8_t *row, uint32_t type, const swa__q8x8 *x,
                                            int64_t b0, int64_t b1, float acc[16])
 {
     const int64_t bytes = swa_type_block_bytes(type);
@@ -22809,7 +22811,7 @@ SWA__AMX SWA__INLINE swa__unit_amx swa__unit_load_amx(const uint8_t *w, uint32_t
 }
 
 /* One token's turn on a unit (its groups a[0], a[1]): acc lane j takes block j's term. */
-SWA__AMX SWA__INLINE __m512 swa__unit_step_amx(const swa__unit_amx *u, const swa__q8g *a, uint32_t type, __m512 acc)
+SWA__AMX SWA__INLINE __m512 swa__unit_step_amx(const swa__unit_amx *u, const swa__q8x8 *a, uint32_t type, __m512 acc)
 {
     __m512i s[8], off;
     __m512 scale = _mm512_mul_ps(u->scale, swa__join_ps_amx(_mm256_loadu_ps(a[0].d), _mm256_loadu_ps(a[1].d)));
@@ -22827,7 +22829,7 @@ SWA__AMX SWA__INLINE __m512 swa__unit_step_amx(const swa__unit_amx *u, const swa
 
 /* The row's blocks past its last whole unit, one by one into their lanes (FMA on one lane is
    the reference's fmaf), and the sum of the accumulators in the reference's tree. */
-SWA__AMX SWA__INLINE float swa__residue_finish_amx(__m512 acc, const uint8_t *row, uint32_t type, const swa__q8g *a,
+SWA__AMX SWA__INLINE float swa__residue_finish_amx(__m512 acc, const uint8_t *row, uint32_t type, const swa__q8x8 *a,
                                                    int64_t b0, int64_t n)
 {
     const int64_t bytes = swa__types[type].block_bytes;
@@ -22847,7 +22849,7 @@ SWA__AMX SWA__INLINE float swa__residue_finish_amx(__m512 acc, const uint8_t *ro
 
 /* A row against up to 4 tokens; generation (one token) in a loop of its own, which prefetches
    and keeps its accumulator in a register. */
-SWA__AMX SWA__INLINE void swa__row_dots_residue_amx(const void *row, const void *x, size_t stride, int nt, int64_t n,
+SWA__AMX SWA__INLINE void swa__row_tile_residue_amx(const void *row, const void *x, size_t stride, int nt, int64_t n,
                                                     float *out, const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row;
@@ -22861,7 +22863,7 @@ SWA__AMX SWA__INLINE void swa__row_dots_residue_amx(const void *row, const void 
         for (i = 0; i < units; i++, w += unit_bytes) {
             swa__unit_amx u = swa__unit_load_amx(w, type);
             swa__prefetch_unit(w, (int)unit_bytes);
-            a0 = swa__unit_step_amx(&u, (const swa__q8g *)x + 2 * i, type, a0);
+            a0 = swa__unit_step_amx(&u, (const swa__q8x8 *)x + 2 * i, type, a0);
         }
         acc[0] = a0;
     } else {
@@ -22869,16 +22871,16 @@ SWA__AMX SWA__INLINE void swa__row_dots_residue_amx(const void *row, const void 
             swa__unit_amx u = swa__unit_load_amx(w, type);
             swa__prefetch_unit(w, (int)unit_bytes);   /* a batch of 2-7 reads its rows once too */
             for (t = 0; t < nt; t++)
-                acc[t] = swa__unit_step_amx(&u, (const swa__q8g *)((const uint8_t *)x + (size_t)t * stride) + 2 * i, type, acc[t]);
+                acc[t] = swa__unit_step_amx(&u, (const swa__q8x8 *)((const uint8_t *)x + (size_t)t * stride) + 2 * i, type, acc[t]);
         }
     }
     for (t = 0; t < nt; t++)
         out[t] = swa__residue_finish_amx(acc[t], (const uint8_t *)row, type,
-                                         (const swa__q8g *)((const uint8_t *)x + (size_t)t * stride), units * 16, n);
+                                         (const swa__q8x8 *)((const uint8_t *)x + (size_t)t * stride), units * 16, n);
 }
 
-SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q8_0_amx, swa__dots_q8_0_amx, swa__dot_q8_0_amx, swa__row_dots_residue_amx, SWA_TYPE_Q8_0)
-SWA__NEW_TYPE(SWA__AMX, swa__row_dots_q4_0_amx, swa__dots_q4_0_amx, swa__dot_q4_0_amx, swa__row_dots_residue_amx, SWA_TYPE_Q4_0)
+SWA__NEW_TYPE(SWA__AMX, swa__row_tile_q8_0_amx, swa__tile_q8_0_amx, swa__dot_q8_0_amx, swa__row_tile_residue_amx, SWA_TYPE_Q8_0)
+SWA__NEW_TYPE(SWA__AMX, swa__row_tile_q4_0_amx, swa__tile_q4_0_amx, swa__dot_q4_0_amx, swa__row_tile_residue_amx, SWA_TYPE_Q4_0)
 
 /* ---- Q4_0 and Q8_0 for batches under 8 tokens (and Q4_0's generation): sums without a
    reduction ----
@@ -22908,7 +22910,7 @@ typedef struct swa__q8t {
 
 static int64_t swa__q8t_units(int64_t n_in) { return (n_in / 32 + 15) / 16; }
 
-/* n tokens of swa__q8g activations (x_stride bytes apart) as swa__q8t units, zeros past the
+/* n tokens of swa__q8x8 activations (x_stride bytes apart) as swa__q8t units, zeros past the
    last block. */
 static void swa__q8t_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
 {
@@ -22918,13 +22920,13 @@ static void swa__q8t_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t
     int c;
     memset(out, 0, (size_t)(n * units) * sizeof *u);
     for (t = 0; t < n; t++, u += units) {
-        const swa__q8g *a = (const swa__q8g *)(xq + (size_t)t * x_stride);
+        const swa__q8x8 *a = (const swa__q8x8 *)(xq + (size_t)t * x_stride);
         for (b = 0; b < n_in / 32; b++) {
             swa__q8t *v = u + b / 16;
             int j = (int)(b % 16);
             v->d[j] = a[b / 8].d[b % 8];
             v->sum8[j] = a[b / 8].sum8[b % 8];
-            for (c = 0; c < 8; c++) memcpy(v->q[j / 8] + 32 * c + 4 * (j % 8), swa__q8g_half(a, b, c / 4) + 4 * (c % 4), 4);
+            for (c = 0; c < 8; c++) memcpy(v->q[j / 8] + 32 * c + 4 * (j % 8), swa__q8x8_half(a, b, c / 4) + 4 * (c % 4), 4);
         }
     }
 }
@@ -23105,7 +23107,7 @@ SWA__AMX SWA__INLINE void swa__words_rows_amx(const uint8_t *w, size_t w_stride,
    B block b's tokens in columns 0-7 of its first 8 rows and block b + 1's in columns 8-15 of
    the next 8, zeros elsewhere, so that C's lanes 0-7 are block b's sums and 8-15 block b + 1's.
    The rows are unpacked once into scratch (signed bytes, Q4_0's nibbles less 8, and float
-   scales); the tokens were packed once per product by swa__amx_pack. Then, accumulator j of
+   scales); the tokens were packed once per product by swa__qpack_amx. Then, accumulator j of
    the residue order at a time (j and j + 1 with two blocks a product), each of its blocks goes
    through the tiles, and C's 16 rows are scaled into 16 registers, the tokens in lanes; the
    16 accumulators' tree gives each row's results for the tokens. */
@@ -23118,10 +23120,10 @@ typedef struct swa__tile_config {
 } swa__tile_config;
 
 /* Tile B for one product, and the scale of each of C's lanes on the tokens' side. */
-typedef struct swa__amx_unit {
+typedef struct swa__qunit_amx {
     int8_t q[16][64];
     float d[16];
-} swa__amx_unit;
+} swa__qunit_amx;
 
 #define SWA__AMX_NARROW 8   /* tokens up to which a product takes two blocks */
 /* 16-row groups a product of more than 8 tokens unpacks at once, then meets each token group's
@@ -23132,28 +23134,28 @@ typedef struct swa__amx_unit {
 #define SWA__AMX_GROUPS 4
 
 /* The blocks of a row rounded up to pairs. */
-static int64_t swa__amx_blocks(int64_t n_in) { return (n_in / 32 + 1) / 2 * 2; }
+static int64_t swa__blocks_amx(int64_t n_in) { return (n_in / 32 + 1) / 2 * 2; }
 
 /* Floats of one row's block scales in the scratch: a float a block, in whole groups of 8. */
-static int64_t swa__amx_scale_stride(int64_t nbk) { return (nbk + 7) / 8 * 8; }
+static int64_t swa__scale_stride_amx(int64_t nbk) { return (nbk + 7) / 8 * 8; }
 
 /* Token t's block b (its 32 quants as 8 groups of 4 bytes) into rows row0.. of tile B at
    column col, and its scale into lane col. */
-static void swa__amx_put(swa__amx_unit *u, int row0, int64_t col, const swa__q8g *a, int64_t b)
+static void swa__put_amx(swa__qunit_amx *u, int row0, int64_t col, const swa__q8x8 *a, int64_t b)
 {
     int k;
-    for (k = 0; k < 8; k++) memcpy(u->q[row0 + k] + 4 * col, swa__q8g_half(a, b, k / 4) + 4 * (k % 4), 4);
+    for (k = 0; k < 8; k++) memcpy(u->q[row0 + k] + 4 * col, swa__q8x8_half(a, b, k / 4) + 4 * (k % 4), 4);
     u->d[col] = a[b / 8].d[b % 8];
 }
 
-/* Tokens [0, n) of the activations xq (swa__q8g rows, x_stride bytes apart) in tile units,
+/* Tokens [0, n) of the activations xq (swa__q8x8 rows, x_stride bytes apart) in tile units,
    zeros where no token or block is: with more than 8 tokens, unit g * nbk + b holds block b
    of tokens 16 g .. 16 g + 15; with 8 or fewer, unit b / 2 holds blocks b and b + 1, token
    t's in columns 2 t and 2 t + 1. Fewer than SWA__AMX_FROM tokens are laid out for the
    gathered words instead (swa__q8t_pack). */
-static void swa__amx_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
+static void swa__qpack_amx(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
 {
-    swa__amx_unit *u = (swa__amx_unit *)out;
+    swa__qunit_amx *u = (swa__qunit_amx *)out;
     int64_t nbk = n_in / 32, g, b, t;
     if (n < SWA__AMX_FROM) {   /* the products without tiles */
         swa__q8t_pack(xq, x_stride, n, n_in, out);
@@ -23163,19 +23165,19 @@ static void swa__amx_pack(const uint8_t *xq, size_t x_stride, int64_t n, int64_t
         for (b = 0; b < nbk; b += n <= SWA__AMX_NARROW ? 2 : 1, u++) {
             memset(u, 0, sizeof *u);
             for (t = 0; t < 16 && g * 16 + t < n; t++) {
-                const swa__q8g *a = (const swa__q8g *)(xq + (size_t)(g * 16 + t) * x_stride);
+                const swa__q8x8 *a = (const swa__q8x8 *)(xq + (size_t)(g * 16 + t) * x_stride);
                 if (n > SWA__AMX_NARROW) {
-                    swa__amx_put(u, 0, t, a, b);
+                    swa__put_amx(u, 0, t, a, b);
                     continue;
                 }
-                swa__amx_put(u, 0, 2 * t, a, b);
-                if (b + 1 < nbk) swa__amx_put(u, 8, 2 * t + 1, a, b + 1);
+                swa__put_amx(u, 0, 2 * t, a, b);
+                if (b + 1 < nbk) swa__put_amx(u, 8, 2 * t + 1, a, b + 1);
             }
         }
 }
 
 /* Block b of a row as signed bytes (Q4_0: its nibbles, in order, less 8). */
-SWA__AMX SWA__INLINE __m256i swa__amx_block(const uint8_t *row, int64_t b, uint32_t type)
+SWA__AMX SWA__INLINE __m256i swa__block_amx(const uint8_t *row, int64_t b, uint32_t type)
 {
     if (type == SWA_TYPE_Q8_0) return swa__block_avx2(row + b * swa__types[type].block_bytes, type);
     return _mm256_sub_epi8(swa__block_avx2(row + b * 18, type), _mm256_set1_epi8(8));
@@ -23183,9 +23185,9 @@ SWA__AMX SWA__INLINE __m256i swa__amx_block(const uint8_t *row, int64_t b, uint3
 
 /* The block scales of up to 16 rows, as floats: row m's at ds + m * stride, zeros past the
    row's n_blocks and for missing rows. This pass touches every line of the rows first; it
-   does not prefetch: swa__amx_ahead has fetched them during the last group's products, and
+   does not prefetch: swa__ahead_amx has fetched them during the last group's products, and
    fetching them again would only add work. */
-SWA__AMX SWA__INLINE void swa__amx_scales(const uint8_t *w, size_t w_stride, int rows, int64_t n_blocks, int64_t stride,
+SWA__AMX SWA__INLINE void swa__scales_amx(const uint8_t *w, size_t w_stride, int rows, int64_t n_blocks, int64_t stride,
                                           uint32_t type, float *ds)
 {
     const int64_t bytes = swa__types[type].block_bytes;
@@ -23208,7 +23210,7 @@ SWA__AMX SWA__INLINE void swa__amx_scales(const uint8_t *w, size_t w_stride, int
 
 /* Up to 16 rows' quants into the scratch, row m's at wq + m * nbk * 32 (nbk a whole number
    of pairs); missing rows and blocks are zeros. */
-SWA__AMX SWA__INLINE void swa__amx_unpack_rows(const uint8_t *w, size_t w_stride, int rows, int64_t n_blocks, int64_t nbk,
+SWA__AMX SWA__INLINE void swa__unpack_rows_amx(const uint8_t *w, size_t w_stride, int rows, int64_t n_blocks, int64_t nbk,
                                                uint32_t type, int8_t *wq)
 {
     int64_t b;
@@ -23216,7 +23218,7 @@ SWA__AMX SWA__INLINE void swa__amx_unpack_rows(const uint8_t *w, size_t w_stride
     for (m = 0; m < 16; m++, wq += nbk * 32) {
         const uint8_t *row = w + (size_t)m * w_stride;
         int64_t have = m < rows ? n_blocks : 0;
-        for (b = 0; b < have; b++) _mm256_storeu_si256((__m256i *)(wq + b * 32), swa__amx_block(row, b, type));
+        for (b = 0; b < have; b++) _mm256_storeu_si256((__m256i *)(wq + b * 32), swa__block_amx(row, b, type));
         memset(wq + have * 32, 0, (size_t)(nbk - have) * 32);
     }
 }
@@ -23224,7 +23226,7 @@ SWA__AMX SWA__INLINE void swa__amx_unpack_rows(const uint8_t *w, size_t w_stride
 /* Blocks b and b + 1 of up to 16 rows as tile A of a narrow product (16 rows of 64 bytes),
    zeros for missing rows and past n_blocks. A whole Q4_0 pair takes one 512-bit register:
    its nibbles' bytes twice each, the second copies shifted down. */
-SWA__AMX SWA__INLINE void swa__amx_unpack_pair(const uint8_t *w, size_t w_stride, int rows, int64_t b, int64_t n_blocks,
+SWA__AMX SWA__INLINE void swa__unpack_pair_amx(const uint8_t *w, size_t w_stride, int rows, int64_t b, int64_t n_blocks,
                                                uint32_t type, int8_t *a)
 {
     int m, k;
@@ -23233,7 +23235,7 @@ SWA__AMX SWA__INLINE void swa__amx_unpack_pair(const uint8_t *w, size_t w_stride
         if (type != SWA_TYPE_Q4_0 || m >= rows || b + 2 > n_blocks) {
             for (k = 0; k < 2; k++)
                 _mm256_storeu_si256((__m256i *)(a + 32 * k),
-                                    m < rows && b + k < n_blocks ? swa__amx_block(row, b + k, type) : _mm256_setzero_si256());
+                                    m < rows && b + k < n_blocks ? swa__block_amx(row, b + k, type) : _mm256_setzero_si256());
         } else {
             __m512i v = _mm512_mask_blend_epi64(0xf0, _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + b * 18 + 2))),
                                                 _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + b * 18 + 20))));
@@ -23247,13 +23249,13 @@ SWA__AMX SWA__INLINE void swa__amx_unpack_pair(const uint8_t *w, size_t w_stride
    so that a group does not begin by waiting on memory. A product's share is spread over the
    scaling of C's 16 rows: issued at once (9 lines for a narrow Q4_0 product of 2048 columns,
    36 for a K-quant's), the prefetches would wait for fill buffers. */
-typedef struct swa__amx_ahead {
+typedef struct swa__ahead_amx {
     const uint8_t *at, *end;
     int lines;   /* per product */
-} swa__amx_ahead;
+} swa__ahead_amx;
 
 /* Row m's part of a product's share. */
-static void swa__amx_fetch_ahead(swa__amx_ahead *f, int m)
+static void swa__fetch_ahead_amx(swa__ahead_amx *f, int m)
 {
     int k, lines = ((m + 1) * f->lines) / 16 - (m * f->lines) / 16;
     for (k = 0; k < lines && f->at < f->end; k++, f->at += 64) _mm_prefetch((const char *)f->at, _MM_HINT_T1);
@@ -23261,11 +23263,11 @@ static void swa__amx_fetch_ahead(swa__amx_ahead *f, int m)
 
 /* For rows r .. r + span - 1 of nr (w_stride bytes apart): the next span rows, spread over
    their products. */
-static swa__amx_ahead swa__amx_ahead_of(const uint8_t *w, size_t w_stride, int64_t r, int64_t span, int64_t nr,
+static swa__ahead_amx swa__ahead_of_amx(const uint8_t *w, size_t w_stride, int64_t r, int64_t span, int64_t nr,
                                         int64_t products)
 {
     const uint8_t *end = w + (size_t)nr * w_stride;
-    swa__amx_ahead f;
+    swa__ahead_amx f;
     f.at = r + span < nr ? w + (size_t)(r + span) * w_stride : end;
     f.end = r + 2 * span < nr ? f.at + (size_t)span * w_stride : end;
     f.lines = (int)(((int64_t)((size_t)span * w_stride / 64) + products - 1) / products);
@@ -23275,7 +23277,7 @@ static swa__amx_ahead swa__amx_ahead_of(const uint8_t *w, size_t w_stride, int64
 /* Line m of the next product's tile B (and with line 0 its scales) into L1, a line per row of
    C scaled: a batch's units (35-96 KB for TinyLlama's rows and 8 tokens) leave L1 between row
    groups, and the tile loads would wait on L2. */
-static void swa__amx_fetch_unit(const swa__amx_unit *u, int m)
+static void swa__fetch_unit_amx(const swa__qunit_amx *u, int m)
 {
     if (m == 0) _mm_prefetch((const char *)u->d, _MM_HINT_T0);
     _mm_prefetch((const char *)u->q[m], _MM_HINT_T0);
@@ -23283,7 +23285,7 @@ static void swa__amx_fetch_unit(const swa__amx_unit *u, int m)
 
 /* One product through the tiles (0 C, 1 A, 2 B: b's rows of 64 bytes) into c: 16 rows x 16
    lanes of int32. */
-SWA__AMX SWA__INLINE void swa__amx_product(const void *a, int64_t a_stride, const void *b, int32_t *c)
+SWA__AMX SWA__INLINE void swa__product_amx(const void *a, int64_t a_stride, const void *b, int32_t *c)
 {
     _tile_zero(0);
     _tile_loadd(1, a, a_stride);
@@ -23295,8 +23297,8 @@ SWA__AMX SWA__INLINE void swa__amx_product(const void *a, int64_t a_stride, cons
 /* 16 unpacked rows (scales ds, stride floats a row) against one token group's units xg:
    acc[(j * 16 + m) * 16 + t] = row m's accumulator j for token t. Block b goes through the
    tiles into c, whose rows are then scaled into 16 registers. */
-SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, int64_t stride, const swa__amx_unit *xg,
-                                         int64_t n_blocks, int64_t nbk, int32_t *c, float *acc, swa__amx_ahead *ahead)
+SWA__AMX SWA__INLINE void swa__group_amx(const int8_t *wq, const float *ds, int64_t stride, const swa__qunit_amx *xg,
+                                         int64_t n_blocks, int64_t nbk, int32_t *c, float *acc, swa__ahead_amx *ahead)
 {
     __m512 r[16];
     int64_t b;
@@ -23307,12 +23309,12 @@ SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, int6
         for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
         for (b = j; b < n_blocks; b += 16) {
             const __m512 d = _mm512_loadu_ps(xg[b].d);
-            swa__amx_product(wq + b * 32, nbk * 32, xg[b].q, c);
+            swa__product_amx(wq + b * 32, nbk * 32, xg[b].q, c);
             SWA__UNROLL(16)
             for (m = 0; m < 16; m++) {
                 r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)),
                                        _mm512_mul_ps(_mm512_set1_ps(ds[m * stride + b]), d), r[m]);
-                swa__amx_fetch_ahead(ahead, m);
+                swa__fetch_ahead_amx(ahead, m);
             }
         }
         SWA__UNROLL(16)
@@ -23322,7 +23324,7 @@ SWA__AMX SWA__INLINE void swa__amx_group(const int8_t *wq, const float *ds, int6
 
 /* In a narrow product's order (pair j's blocks b = j, j + 16, ..., then pair j + 2's), the first
    block of the product after block b's: the next row group's block 0 after the last pair. */
-static int64_t swa__amx_next_block(int64_t b, int j, int64_t n_blocks)
+static int64_t swa__next_block_amx(int64_t b, int j, int64_t n_blocks)
 {
     if (b + 16 < n_blocks) return b + 16;
     return j + 2 < 16 && j + 2 < n_blocks ? j + 2 : 0;
@@ -23334,9 +23336,9 @@ static int64_t swa__amx_next_block(int64_t b, int j, int64_t n_blocks)
    products: unpacking all 16 rows first would leave them in L2, and unpacking each pair just
    before its product would make the tile load wait for the stores. A pair's two scales are
    one broadcast of 64 bits. */
-SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int rows, const float *ds, int64_t stride,
-                                          const swa__amx_unit *xu, int64_t n_blocks, uint32_t type, int8_t *a, int32_t *c,
-                                          float *acc, swa__amx_ahead *ahead)
+SWA__AMX SWA__INLINE void swa__narrow_amx(const uint8_t *w, size_t w_stride, int rows, const float *ds, int64_t stride,
+                                          const swa__qunit_amx *xu, int64_t n_blocks, uint32_t type, int8_t *a, int32_t *c,
+                                          float *acc, swa__ahead_amx *ahead)
 {
     __m512 r[16];
     int64_t b;
@@ -23346,18 +23348,18 @@ SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int
         SWA__UNROLL(16)
         for (m = 0; m < 16; m++) r[m] = _mm512_setzero_ps();
         for (b = j; b < n_blocks; b += 16) {
-            swa__amx_unpack_pair(w, w_stride, rows, b, n_blocks, type, a + (b / 16) * 1024);
+            swa__unpack_pair_amx(w, w_stride, rows, b, n_blocks, type, a + (b / 16) * 1024);
         }
         for (b = j; b < n_blocks; b += 16) {
             const __m512 d = _mm512_loadu_ps(xu[b / 2].d);
-            const int64_t next = swa__amx_next_block(b, j, n_blocks);
-            swa__amx_product(a + (b / 16) * 1024, 64, xu[b / 2].q, c);
+            const int64_t next = swa__next_block_amx(b, j, n_blocks);
+            swa__product_amx(a + (b / 16) * 1024, 64, xu[b / 2].q, c);
             SWA__UNROLL(16)
             for (m = 0; m < 16; m++) {
                 const __m512 sw = _mm512_castsi512_ps(_mm512_broadcastq_epi64(_mm_loadu_si64(ds + m * stride + b)));
                 r[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(c + 16 * m)), _mm512_mul_ps(sw, d), r[m]);
-                swa__amx_fetch_unit(xu + next / 2, m);
-                swa__amx_fetch_ahead(ahead, m);
+                swa__fetch_unit_amx(xu + next / 2, m);
+                swa__fetch_ahead_amx(ahead, m);
             }
         }
         SWA__UNROLL(16)
@@ -23369,7 +23371,7 @@ SWA__AMX SWA__INLINE void swa__amx_narrow(const uint8_t *w, size_t w_stride, int
    m + t] = row m's result for token t. A narrow product's come in pairs (j in the even lanes,
    j + 1 in the odd), so there the first three levels add whole pairs and the last a pair's
    two lanes, leaving token t's result in lane 2 t. */
-SWA__AMX SWA__INLINE void swa__amx_tree(const float *acc, int narrow, float *out)
+SWA__AMX SWA__INLINE void swa__tree_amx(const float *acc, int narrow, float *out)
 {
     int m, j;
     for (m = 0; m < 16; m++) {
@@ -23388,13 +23390,13 @@ SWA__AMX SWA__INLINE void swa__amx_tree(const float *acc, int narrow, float *out
 }
 
 /* y[t * ldy + r] = dot(row r, token t) for nr rows (w_stride bytes apart) and n tokens packed
-   by swa__amx_pack. */
+   by swa__qpack_amx. */
 SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                         int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
-    const int64_t n_blocks = n_in / 32, nbk = swa__amx_blocks(n_in), stride = swa__amx_scale_stride(nbk);
+    const int64_t n_blocks = n_in / 32, nbk = swa__blocks_amx(n_in), stride = swa__scale_stride_amx(nbk);
     const int narrow = n <= SWA__AMX_NARROW;
-    const swa__amx_unit *xu = (const swa__amx_unit *)xpack;
+    const swa__qunit_amx *xu = (const swa__qunit_amx *)xpack;
     uint8_t *base = (uint8_t *)swa__line_up(scratch);
     int8_t *wq = (int8_t *)base;   /* the unpacked rows, or a narrow product's tiles A */
     float *ds = (float *)(wq + SWA__AMX_GROUPS * 16 * nbk * 32), *acc = ds + SWA__AMX_GROUPS * 16 * stride;
@@ -23414,31 +23416,31 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
     _tile_loadconfig(&cfg);
     for (r = 0; narrow && r < nr; r += 16) {
         const uint8_t *rows16 = w + (size_t)r * w_stride;
-        swa__amx_ahead ahead = swa__amx_ahead_of(w, w_stride, r, 16, nr, (n_blocks + 1) / 2);
+        swa__ahead_amx ahead = swa__ahead_of_amx(w, w_stride, r, 16, nr, (n_blocks + 1) / 2);
         rows = nr - r < 16 ? (int)(nr - r) : 16;
-        swa__amx_scales(rows16, w_stride, rows, n_blocks, stride, type, ds);
-        swa__amx_narrow(rows16, w_stride, rows, ds, stride, xu, n_blocks, type, wq, c, acc, &ahead);
-        swa__amx_tree(acc, 1, out);
+        swa__scales_amx(rows16, w_stride, rows, n_blocks, stride, type, ds);
+        swa__narrow_amx(rows16, w_stride, rows, ds, stride, xu, n_blocks, type, wq, c, acc, &ahead);
+        swa__tree_amx(acc, 1, out);
         for (t = 0; t < n; t++)
             for (m = 0; m < rows; m++) y[t * ldy + r + m] = out[m * 16 + 2 * t];
     }
     for (r0 = 0; !narrow && r0 < nr; r0 += 16 * SWA__AMX_GROUPS) {
-        swa__amx_ahead ahead;
+        swa__ahead_amx ahead;
         groups = (int)((nr - r0 + 15) / 16 < SWA__AMX_GROUPS ? (nr - r0 + 15) / 16 : SWA__AMX_GROUPS);
-        ahead = swa__amx_ahead_of(w, w_stride, r0, 16 * SWA__AMX_GROUPS, nr, groups * n_blocks * ((n + 15) / 16));
+        ahead = swa__ahead_of_amx(w, w_stride, r0, 16 * SWA__AMX_GROUPS, nr, groups * n_blocks * ((n + 15) / 16));
         for (k = 0; k < groups; k++) {   /* group k: rows r0 + 16 k .., its quants and scales k groups on */
             r = r0 + 16 * k;
             rows = nr - r < 16 ? (int)(nr - r) : 16;
-            swa__amx_scales(w + (size_t)r * w_stride, w_stride, rows, n_blocks, stride, type, ds + k * 16 * stride);
-            swa__amx_unpack_rows(w + (size_t)r * w_stride, w_stride, rows, n_blocks, nbk, type, wq + k * 16 * nbk * 32);
+            swa__scales_amx(w + (size_t)r * w_stride, w_stride, rows, n_blocks, stride, type, ds + k * 16 * stride);
+            swa__unpack_rows_amx(w + (size_t)r * w_stride, w_stride, rows, n_blocks, nbk, type, wq + k * 16 * nbk * 32);
         }
         for (g = 0; g * 16 < n; g++)
             for (k = 0; k < groups; k++) {
                 r = r0 + 16 * k;
                 rows = nr - r < 16 ? (int)(nr - r) : 16;
-                swa__amx_group(wq + k * 16 * nbk * 32, ds + k * 16 * stride, stride, xu + g * n_blocks, n_blocks, nbk, c,
+                swa__group_amx(wq + k * 16 * nbk * 32, ds + k * 16 * stride, stride, xu + g * n_blocks, n_blocks, nbk, c,
                                acc, &ahead);
-                swa__amx_tree(acc, 0, out);
+                swa__tree_amx(acc, 0, out);
                 swa__put_group(out, rows, g, 16, n, y, ldy, r);
             }
     }
@@ -23475,7 +23477,7 @@ SWA__AMX static void swa__gemm_q4_0_amx(const uint8_t *w, size_t w_stride, int64
 #define SWA__AMX_KROW 768
 #define SWA__AMX_KINTS 8   /* integers a row super-block keeps: Q4_K's and Q5_K's 4 min pairs, IQ4_XS's 8 scales */
 
-static void swa__amx_pack_q8k(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
+static void swa__kpack_amx(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
 {
     swa__kpack(xq, x_stride, n, n_in, out, 16, 0);
 }
@@ -23490,7 +23492,7 @@ SWA__AMX SWA__INLINE __m512i swa__bytes_times_amx(__m512i q, __m512i s)
 /* Row super-block w (Q4_K or Q5_K) unpacked: its quants in order times lo at a, times hi at
    a + 256; its d and dmin; each pair's (-m_2p, -m_2p+1) as two int16. Quarter k of the
    super-block (swa__q4k_group_avx512) is sub-blocks 2k and 2k + 1, words 0-15 and 16-31. */
-SWA__AMX SWA__INLINE void swa__amx_kunpack(const uint8_t *w, uint32_t type, uint8_t *a, float *d, float *dmin, int32_t *mins)
+SWA__AMX SWA__INLINE void swa__kunpack_amx(const uint8_t *w, uint32_t type, uint8_t *a, float *d, float *dmin, int32_t *mins)
 {
     const __m128i scales_mins = swa__q4k_scales_avx2(w + 4);   /* sc[0..7], m[0..7] */
     const __m512i sc16 = _mm512_cvtepu8_epi16(_mm256_castsi128_si256(scales_mins));
@@ -23510,9 +23512,9 @@ SWA__AMX SWA__INLINE void swa__amx_kunpack(const uint8_t *w, uint32_t type, uint
    at index m * nsb + s) against one token group's units xg: out[16 m + t]. A quarter's two
    products load their tiles A and B in one of two sets, so that the next quarter's loads need
    not wait for this quarter's products. */
-SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, const float *dmin, const int32_t *mins,
+SWA__AMX SWA__INLINE void swa__kgroup_amx(const uint8_t *wq, const float *d, const float *dmin, const int32_t *mins,
                                           const swa__kunit *xg, int64_t nsb, int32_t *c, float *out,
-                                          swa__amx_ahead *ahead)
+                                          swa__ahead_amx *ahead)
 {
     const int64_t a_stride = nsb * SWA__AMX_KROW;
     __m512 rs[16], rm[16];
@@ -23552,7 +23554,7 @@ SWA__AMX SWA__INLINE void swa__amx_kgroup(const uint8_t *wq, const float *d, con
             mv = _mm512_dpwssd_epi32(mv, p3, _mm512_set1_epi32(mins[SWA__AMX_KINTS * at + 3]));
             rs[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(d[at]), ad), _mm512_cvtepi32_ps(sv), rs[m]);
             rm[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(dmin[at]), ad), _mm512_cvtepi32_ps(mv), rm[m]);
-            swa__amx_fetch_ahead(ahead, m);
+            swa__fetch_ahead_amx(ahead, m);
         }
     }
     SWA__UNROLL(16)
@@ -23571,7 +23573,7 @@ SWA__AMX SWA__INLINE __m512i swa__signed_bytes_times_amx(__m512i q, __m512i e)
    at a + 256 k, and its d. The scales' balanced base-7 digits, sc = e0 + 7 e1 + 49 e2 with
    each e in -3..3, come from x = sc + 129 in 1..256: e0 = x mod 7 - 3 and sc - e0 = 7 (x / 7 -
    18), and so on (x / 7 as a multiply by 9363 / 65536, exact below 2^13). */
-SWA__AMX SWA__INLINE void swa__amx_q6k_unpack(const uint8_t *w, uint8_t *a, float *d)
+SWA__AMX SWA__INLINE void swa__q6k_unpack_amx(const uint8_t *w, uint8_t *a, float *d)
 {
     const __m256i seven = _mm256_set1_epi16(7), inv7 = _mm256_set1_epi16(9363), three = _mm256_set1_epi16(3);
     __m256i x = _mm256_add_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192))), _mm256_set1_epi16(129));
@@ -23589,10 +23591,10 @@ SWA__AMX SWA__INLINE void swa__amx_q6k_unpack(const uint8_t *w, uint8_t *a, floa
     *d = _cvtsh_ss(swa__load_u16(w + 208));
 }
 
-/* The same as swa__amx_kgroup for Q6_K: three tiles C, one a digit, accumulate a super-block's
+/* The same as swa__kgroup_amx for Q6_K: three tiles C, one a digit, accumulate a super-block's
    four quarters, and S = C0 + 7 (C1 + 7 C2). */
-SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, const swa__kunit *xg, int64_t nsb,
-                                             int32_t *c, float *out, swa__amx_ahead *ahead)
+SWA__AMX SWA__INLINE void swa__q6k_group_amx(const uint8_t *wq, const float *d, const swa__kunit *xg, int64_t nsb,
+                                             int32_t *c, float *out, swa__ahead_amx *ahead)
 {
     const int64_t a_stride = nsb * SWA__AMX_KROW;
     __m512 r[16];
@@ -23624,7 +23626,7 @@ SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, 
             __m512i t = _mm512_add_epi32(_mm512_loadu_si512(c + 256 + 16 * m), _mm512_sub_epi32(_mm512_slli_epi32(c2, 3), c2));
             __m512i sv = _mm512_add_epi32(_mm512_loadu_si512(c + 16 * m), _mm512_sub_epi32(_mm512_slli_epi32(t, 3), t));
             r[m] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(d[m * nsb + s]), ad), _mm512_cvtepi32_ps(sv), r[m]);
-            swa__amx_fetch_ahead(ahead, m);
+            swa__fetch_ahead_amx(ahead, m);
         }
     }
     SWA__UNROLL(16)
@@ -23633,7 +23635,7 @@ SWA__AMX SWA__INLINE void swa__amx_q6k_group(const uint8_t *wq, const float *d, 
 
 /* Row super-block w of IQ4_XS unpacked: its values in order at a, its 8 scales (less 32) at
    sc, its d. */
-SWA__AMX SWA__INLINE void swa__amx_iq4xs_unpack(const uint8_t *w, uint8_t *a, int32_t *sc, float *d)
+SWA__AMX SWA__INLINE void swa__iq4xs_unpack_amx(const uint8_t *w, uint8_t *a, int32_t *sc, float *d)
 {
     int c;
     for (c = 0; c < 4; c++) _mm512_storeu_si512(a + 64 * c, swa__iq4xs_chunk_avx512(w, c));
@@ -23641,12 +23643,12 @@ SWA__AMX SWA__INLINE void swa__amx_iq4xs_unpack(const uint8_t *w, uint8_t *a, in
     *d = _cvtsh_ss(swa__load_u16(w));
 }
 
-/* The same as swa__amx_kgroup for IQ4_XS, whose 6-bit scales times its values leave a byte:
+/* The same as swa__kgroup_amx for IQ4_XS, whose 6-bit scales times its values leave a byte:
    each 32-element sub-block is a product of its own (tiles as in Q8_0's, swa__gemm_amx), its C
    scaled by the rows' scales in integers, and S FMA'd once a super-block as the vector dots do
-   (swa__row_dots_exact_avx512). The float accumulators stay in out. */
-SWA__AMX SWA__INLINE void swa__amx_iq4xs_group(const uint8_t *wq, const float *d, const int32_t *sc, const swa__kunit *xg,
-                                               int64_t nsb, int32_t *c, float *out, swa__amx_ahead *ahead)
+   (swa__row_tile_exact_avx512). The float accumulators stay in out. */
+SWA__AMX SWA__INLINE void swa__iq4xs_group_amx(const uint8_t *wq, const float *d, const int32_t *sc, const swa__kunit *xg,
+                                               int64_t nsb, int32_t *c, float *out, swa__ahead_amx *ahead)
 {
     const int64_t a_stride = nsb * SWA__AMX_KROW;
     __m512i sv[16];
@@ -23659,12 +23661,12 @@ SWA__AMX SWA__INLINE void swa__amx_iq4xs_group(const uint8_t *wq, const float *d
         SWA__UNROLL(16)
         for (m = 0; m < 16; m++) sv[m] = _mm512_setzero_si512();
         for (j = 0; j < 8; j++) {
-            swa__amx_product(wq + s * SWA__AMX_KROW + 32 * j, a_stride, xg[s].q[j / 2][8 * (j % 2)], c);
+            swa__product_amx(wq + s * SWA__AMX_KROW + 32 * j, a_stride, xg[s].q[j / 2][8 * (j % 2)], c);
             SWA__UNROLL(16)
             for (m = 0; m < 16; m++) {
                 sv[m] = _mm512_add_epi32(sv[m], _mm512_mullo_epi32(_mm512_loadu_si512(c + 16 * m),
                                                                    _mm512_set1_epi32(sc[(m * nsb + s) * SWA__AMX_KINTS + j])));
-                if (j == 0) swa__amx_fetch_ahead(ahead, m);
+                if (j == 0) swa__fetch_ahead_amx(ahead, m);
             }
         }
         SWA__UNROLL(16)
@@ -23676,14 +23678,14 @@ SWA__AMX SWA__INLINE void swa__amx_iq4xs_group(const uint8_t *wq, const float *d
 
 /* A thread's scratch for n_in columns: 16 unpacked rows and their scales, the results and
    three tiles C, aligned by hand. */
-static uint64_t swa__amx_kscratch(int64_t n_in)
+static uint64_t swa__kscratch_amx(int64_t n_in)
 {
     uint64_t nsb = (uint64_t)(n_in / 256);
     return 16 * nsb * (SWA__AMX_KROW + 2 * sizeof(float) + SWA__AMX_KINTS * sizeof(int32_t)) + (256 + 3 * 256) * 4 + 64;
 }
 
 /* y[t * ldy + r] = dot(row r, token t) for nr Q4_K, Q5_K, Q6_K or IQ4_XS rows and n tokens
-   packed by swa__amx_pack_q8k. */
+   packed by swa__kpack_amx. */
 SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                              int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
@@ -23709,7 +23711,7 @@ SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int
     for (r = 0; r < nr; r += 16) {
         const uint8_t *rows16 = w + (size_t)r * w_stride;
         int rows = nr - r < 16 ? (int)(nr - r) : 16;
-        swa__amx_ahead ahead = swa__amx_ahead_of(w, w_stride, r, 16, nr, nsb * ((n + 15) / 16));
+        swa__ahead_amx ahead = swa__ahead_of_amx(w, w_stride, r, 16, nr, nsb * ((n + 15) / 16));
         for (m = 0; m < 16; m++)
             for (s = 0; s < nsb; s++) {
                 int64_t at = m * nsb + s;
@@ -23718,19 +23720,19 @@ SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int
                     d[at] = dmin[at] = 0.0f;
                     memset(mins + SWA__AMX_KINTS * at, 0, SWA__AMX_KINTS * sizeof(int32_t));
                 } else if (type == SWA_TYPE_Q6_K) {
-                    swa__amx_q6k_unpack(rows16 + (size_t)m * w_stride + s * bytes, wq + at * SWA__AMX_KROW, d + at);
+                    swa__q6k_unpack_amx(rows16 + (size_t)m * w_stride + s * bytes, wq + at * SWA__AMX_KROW, d + at);
                 } else if (type == SWA_TYPE_IQ4_XS) {
-                    swa__amx_iq4xs_unpack(rows16 + (size_t)m * w_stride + s * bytes, wq + at * SWA__AMX_KROW,
+                    swa__iq4xs_unpack_amx(rows16 + (size_t)m * w_stride + s * bytes, wq + at * SWA__AMX_KROW,
                                           mins + SWA__AMX_KINTS * at, d + at);
                 } else {
-                    swa__amx_kunpack(rows16 + (size_t)m * w_stride + s * bytes, type, wq + at * SWA__AMX_KROW, d + at,
+                    swa__kunpack_amx(rows16 + (size_t)m * w_stride + s * bytes, type, wq + at * SWA__AMX_KROW, d + at,
                                      dmin + at, mins + SWA__AMX_KINTS * at);
                 }
             }
         for (g = 0; g * 16 < n; g++) {
-            if (type == SWA_TYPE_Q6_K) swa__amx_q6k_group(wq, d, xu + g * nsb, nsb, c, out, &ahead);
-            else if (type == SWA_TYPE_IQ4_XS) swa__amx_iq4xs_group(wq, d, mins, xu + g * nsb, nsb, c, out, &ahead);
-            else swa__amx_kgroup(wq, d, dmin, mins, xu + g * nsb, nsb, c, out, &ahead);
+            if (type == SWA_TYPE_Q6_K) swa__q6k_group_amx(wq, d, xu + g * nsb, nsb, c, out, &ahead);
+            else if (type == SWA_TYPE_IQ4_XS) swa__iq4xs_group_amx(wq, d, mins, xu + g * nsb, nsb, c, out, &ahead);
+            else swa__kgroup_amx(wq, d, dmin, mins, xu + g * nsb, nsb, c, out, &ahead);
             swa__put_group(out, rows, g, 16, n, y, ldy, r);
         }
     }
@@ -23763,17 +23765,17 @@ SWA__AMX static void swa__gemm_iq4_xs_amx(const uint8_t *w, size_t w_stride, int
 
 /* Packed tokens for n tokens of up to n_in columns, and a thread's scratch, for either kind
    of product: Q8_0/Q4_0 (16 unpacked rows and their scales, the 16 accumulators' registers,
-   the tree's results and tile C, aligned by hand) or the K-quants (swa__amx_kscratch). */
-static void swa__amx_memory(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
+   the tree's results and tile C, aligned by hand) or the K-quants (swa__kscratch_amx). */
+static void swa__gemm_memory_amx(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
 {
-    uint64_t blocks = (uint64_t)swa__amx_blocks(n_in + 31), wide = (uint64_t)(n + 15) / 16 * blocks;
-    uint64_t kpack = (uint64_t)(n + 15) / 16 * (uint64_t)(n_in / 256) * sizeof(swa__kunit), kscratch = swa__amx_kscratch(n_in);
+    uint64_t blocks = (uint64_t)swa__blocks_amx(n_in + 31), wide = (uint64_t)(n + 15) / 16 * blocks;
+    uint64_t kpack = (uint64_t)(n + 15) / 16 * (uint64_t)(n_in / 256) * sizeof(swa__kunit), kscratch = swa__kscratch_amx(n_in);
     uint64_t small = (uint64_t)(n < SWA__AMX_FROM ? n : SWA__AMX_FROM - 1) * (uint64_t)swa__q8t_units(n_in + 31) * sizeof(swa__q8t);
     uint64_t avx512_pack, avx512_scratch;   /* IQ4_NL's and MXFP4's products are the avx512 set's */
     swa__gemm_memory_avx512(n, n_in, &avx512_pack, &avx512_scratch);
-    *pack_bytes = (wide > blocks / 2 ? wide : blocks / 2) * sizeof(swa__amx_unit);
+    *pack_bytes = (wide > blocks / 2 ? wide : blocks / 2) * sizeof(swa__qunit_amx);
     if (small > *pack_bytes) *pack_bytes = small;
-    *scratch_bytes = SWA__AMX_GROUPS * (16 * blocks * 32 + 16 * (uint64_t)swa__amx_scale_stride((int64_t)blocks) * sizeof(float)) +
+    *scratch_bytes = SWA__AMX_GROUPS * (16 * blocks * 32 + 16 * (uint64_t)swa__scale_stride_amx((int64_t)blocks) * sizeof(float)) +
                      (16 * 16 * 16 + 16 * 16 + 16 * 16) * sizeof(float) + 64;
     if (kpack > *pack_bytes) *pack_bytes = kpack;
     if (avx512_pack > *pack_bytes) *pack_bytes = avx512_pack;
@@ -23841,8 +23843,8 @@ static inline float32x4_t swa__load_bf16_neon(const uint16_t *p)
         (out)[k] = sum;                                                                             \
     }
 
-#define SWA__DOTS_FLOAT_NEON(dots, dot, T, LOAD, SCALAR)                                            \
-    static void dots##_row(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
+#define SWA__TILE_FLOAT_NEON(tile, dot, T, LOAD, SCALAR)                                            \
+    static void tile##_row(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out) \
     {                                                                                               \
         const T *w = (const T *)row;                                                                \
         const uint8_t *xb = (const uint8_t *)x;                                                    \
@@ -23861,13 +23863,13 @@ static inline float32x4_t swa__load_bf16_neon(const uint16_t *p)
         SWA__FLOAT_TAIL_NEON(2, c, LOAD, SCALAR, nt, xb, stride, i, w, n, out)                      \
         SWA__FLOAT_TAIL_NEON(3, d, LOAD, SCALAR, nt, xb, stride, i, w, n, out)                      \
     }                                                                                               \
-    SWA__DOTS_FROM_ROW_DOTS(, dots, dots##_row)                                                    \
-    SWA__DOT_FROM_DOTS(, dot, dots)
+    SWA__TILE_FROM_ROW_TILE(, tile, tile##_row)                                                    \
+    SWA__DOT_FROM_TILE(, dot, tile)
 
 #define SWA__LOAD_F32_NEON(p) vld1q_f32(p)
-SWA__DOTS_FLOAT_NEON(swa__dots_f32_neon, swa__dot_f32_neon, float, SWA__LOAD_F32_NEON, SWA__SCALAR_F32)
-SWA__DOTS_FLOAT_NEON(swa__dots_f16_neon, swa__dot_f16_neon, uint16_t, swa__load_f16_neon, swa__f16_to_f32)
-SWA__DOTS_FLOAT_NEON(swa__dots_bf16_neon, swa__dot_bf16_neon, uint16_t, swa__load_bf16_neon, swa__bf16_to_f32)
+SWA__TILE_FLOAT_NEON(swa__tile_f32_neon, swa__dot_f32_neon, float, SWA__LOAD_F32_NEON, SWA__SCALAR_F32)
+SWA__TILE_FLOAT_NEON(swa__tile_f16_neon, swa__dot_f16_neon, uint16_t, swa__load_f16_neon, swa__f16_to_f32)
+SWA__TILE_FLOAT_NEON(swa__tile_bf16_neon, swa__dot_bf16_neon, uint16_t, swa__load_bf16_neon, swa__bf16_to_f32)
 
 /* Q8_0 and Q4_0 rows against up to 4 tokens: the weight block is unpacked once and meets each
    token's block in its own accumulator, with the steps the 1-token call takes. */
@@ -23888,15 +23890,15 @@ SWA__INLINE void swa__block_neon(const uint8_t *w, uint32_t type, int8x16_t *q0,
 }
 
 /* Block b (weights q0, q1, scale dw) against one token's activations a, into its accumulator. */
-SWA__INLINE float32x4_t swa__block_step_neon(float32x4_t acc, const swa__q8g *a, int64_t b, int8x16_t q0, int8x16_t q1,
+SWA__INLINE float32x4_t swa__block_step_neon(float32x4_t acc, const swa__q8x8 *a, int64_t b, int8x16_t q0, int8x16_t q1,
                                              float dw)
 {
-    int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(swa__q8g_half(a, b, 0))),
-                                  q1, vld1q_s8(swa__q8g_half(a, b, 1)));
+    int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(swa__q8x8_half(a, b, 0))),
+                                  q1, vld1q_s8(swa__q8x8_half(a, b, 1)));
     return vfmaq_n_f32(acc, vcvtq_f32_s32(s), dw * a[b / 8].d[b % 8]);
 }
 
-SWA__INLINE void swa__row_dots_blocks_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+SWA__INLINE void swa__row_tile_blocks_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
                                            const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
@@ -23907,10 +23909,10 @@ SWA__INLINE void swa__row_dots_blocks_neon(const void *row, const void *x, size_
         int8x16_t q0, q1;
         float dw = swa__f16_to_f32(swa__load_u16(w));
         swa__block_neon(w, type, &q0, &q1);
-        c0 = swa__block_step_neon(c0, (const swa__q8g *)xa, b, q0, q1, dw);
-        if (nt > 1) c1 = swa__block_step_neon(c1, (const swa__q8g *)(xa + stride), b, q0, q1, dw);
-        if (nt > 2) c2 = swa__block_step_neon(c2, (const swa__q8g *)(xa + 2 * stride), b, q0, q1, dw);
-        if (nt > 3) c3 = swa__block_step_neon(c3, (const swa__q8g *)(xa + 3 * stride), b, q0, q1, dw);
+        c0 = swa__block_step_neon(c0, (const swa__q8x8 *)xa, b, q0, q1, dw);
+        if (nt > 1) c1 = swa__block_step_neon(c1, (const swa__q8x8 *)(xa + stride), b, q0, q1, dw);
+        if (nt > 2) c2 = swa__block_step_neon(c2, (const swa__q8x8 *)(xa + 2 * stride), b, q0, q1, dw);
+        if (nt > 3) c3 = swa__block_step_neon(c3, (const swa__q8x8 *)(xa + 3 * stride), b, q0, q1, dw);
     }
     out[0] = vaddvq_f32(c0);
     if (nt > 1) out[1] = vaddvq_f32(c1);
@@ -23939,7 +23941,7 @@ static float swa__k_term_neon(const int8x16_t *q, const uint8_t *sc, const uint8
     return a->d * (d * (float)vaddvq_s32(acc) - dmin * (float)summ);
 }
 
-static void swa__row_dots_q4_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+static void swa__row_tile_q4_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     const uint8_t *w = (const uint8_t *)row;
     float sum[SWA__TILE_TOKENS] = {0.0f};
@@ -23966,7 +23968,7 @@ static void swa__row_dots_q4_k_neon(const void *row, const void *x, size_t strid
 /* Q5_K: Q4_K's nibbles with the fifth bits put beside them, bit j of qh[l] for element l of
    sub-block j. With qh shifted right by 2 g, group g's bits are bits 0 and 1: vsli puts bit 0,
    shifted up, above a low nibble; vsri puts a high nibble, shifted down, below bit 1 moved to 4. */
-static void swa__row_dots_q5_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+static void swa__row_tile_q5_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     const uint8_t *w = (const uint8_t *)row;
     const uint8x16_t one = vdupq_n_u8(1), two = vdupq_n_u8(2);
@@ -23993,7 +23995,7 @@ static void swa__row_dots_q5_k_neon(const void *row, const void *x, size_t strid
 }
 
 /* Q6_K: element e's quant is 4 bits of ql and 2 of qh, 0..63, less 32; e / 16 picks its scale. */
-static void swa__row_dots_q6_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
+static void swa__row_tile_q6_k_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out)
 {
     const uint8_t *w = (const uint8_t *)row;
     const uint8x16_t low4 = vdupq_n_u8(15), low2 = vdupq_n_u8(3);
@@ -24028,12 +24030,12 @@ static void swa__row_dots_q6_k_neon(const void *row, const void *x, size_t strid
     for (t = 0; t < nt; t++) out[t] = sum[t];
 }
 
-SWA__DOTS_FROM_ROW_DOTS(, swa__dots_q4_k_neon, swa__row_dots_q4_k_neon)
-SWA__DOTS_FROM_ROW_DOTS(, swa__dots_q5_k_neon, swa__row_dots_q5_k_neon)
-SWA__DOTS_FROM_ROW_DOTS(, swa__dots_q6_k_neon, swa__row_dots_q6_k_neon)
-SWA__DOT_FROM_DOTS(, swa__dot_q4_k_neon, swa__dots_q4_k_neon)
-SWA__DOT_FROM_DOTS(, swa__dot_q5_k_neon, swa__dots_q5_k_neon)
-SWA__DOT_FROM_DOTS(, swa__dot_q6_k_neon, swa__dots_q6_k_neon)
+SWA__TILE_FROM_ROW_TILE(, swa__tile_q4_k_neon, swa__row_tile_q4_k_neon)
+SWA__TILE_FROM_ROW_TILE(, swa__tile_q5_k_neon, swa__row_tile_q5_k_neon)
+SWA__TILE_FROM_ROW_TILE(, swa__tile_q6_k_neon, swa__row_tile_q6_k_neon)
+SWA__DOT_FROM_TILE(, swa__dot_q4_k_neon, swa__tile_q4_k_neon)
+SWA__DOT_FROM_TILE(, swa__dot_q5_k_neon, swa__tile_q5_k_neon)
+SWA__DOT_FROM_TILE(, swa__dot_q6_k_neon, swa__tile_q6_k_neon)
 
 /* Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4 rows against up to 4 tokens, a block at a time: its quants
    unpacked once into two vectors (elements 0..15, 16..31; the table types by table lookup), each
@@ -24071,7 +24073,7 @@ static inline void swa__b32_quants_neon(const uint8_t *b, uint32_t type, int8x16
     }
 }
 
-static inline void swa__row_dots_b32_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+static inline void swa__row_tile_b32_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
                                           const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row, *xa = (const uint8_t *)x;
@@ -24086,10 +24088,10 @@ static inline void swa__row_dots_b32_neon(const void *row, const void *x, size_t
         int8x16_t q0, q1;
         swa__b32_quants_neon(w, type, &q0, &q1);
         for (t = 0; t < nt; t++) {
-            const swa__q8g *a = (const swa__q8g *)(xa + (size_t)t * stride);
+            const swa__q8x8 *a = (const swa__q8x8 *)(xa + (size_t)t * stride);
             const float dx = a[b / 8].d[b % 8];
-            int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(swa__q8g_half(a, b, 0))),
-                                          q1, vld1q_s8(swa__q8g_half(a, b, 1)));
+            int32x4_t s = swa__dot16_neon(swa__dot16_neon(vdupq_n_s32(0), q0, vld1q_s8(swa__q8x8_half(a, b, 0))),
+                                          q1, vld1q_s8(swa__q8x8_half(a, b, 1)));
             acc[t] = vfmaq_n_f32(acc[t], vcvtq_f32_s32(s), d * dx);
             if (has_min) mins[t] += m * dx * (float)(a[b / 8].sum8[b % 8] / 8);
         }
@@ -24126,7 +24128,7 @@ static inline void swa__kblock_quants_neon(const uint8_t *w, uint32_t type, int8
         }
 }
 
-static inline void swa__row_dots_kblock_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
+static inline void swa__row_tile_kblock_neon(const void *row, const void *x, size_t stride, int nt, int64_t n, float *out,
                                              const uint32_t type)
 {
     const uint8_t *w = (const uint8_t *)row;
@@ -24157,17 +24159,17 @@ static inline void swa__row_dots_kblock_neon(const void *row, const void *x, siz
 
 /* The types whose NEON kernels come from SWA__NEW_TYPE (see SWA__AVX2_TYPES). */
 #define SWA__NEON_TYPES(X)                                                                              \
-    X(swa__row_dots_q8_0_neon, swa__dots_q8_0_neon, swa__dot_q8_0_neon, swa__row_dots_blocks_neon, SWA_TYPE_Q8_0) \
-    X(swa__row_dots_q4_0_neon, swa__dots_q4_0_neon, swa__dot_q4_0_neon, swa__row_dots_blocks_neon, SWA_TYPE_Q4_0) \
-    X(swa__row_dots_q4_1_neon, swa__dots_q4_1_neon, swa__dot_q4_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q4_1) \
-    X(swa__row_dots_q5_0_neon, swa__dots_q5_0_neon, swa__dot_q5_0_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_0) \
-    X(swa__row_dots_q5_1_neon, swa__dots_q5_1_neon, swa__dot_q5_1_neon, swa__row_dots_b32_neon, SWA_TYPE_Q5_1) \
-    X(swa__row_dots_iq4_nl_neon, swa__dots_iq4_nl_neon, swa__dot_iq4_nl_neon, swa__row_dots_b32_neon, SWA_TYPE_IQ4_NL) \
-    X(swa__row_dots_mxfp4_neon, swa__dots_mxfp4_neon, swa__dot_mxfp4_neon, swa__row_dots_b32_neon, SWA_TYPE_MXFP4) \
-    X(swa__row_dots_q2_k_neon, swa__dots_q2_k_neon, swa__dot_q2_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q2_K) \
-    X(swa__row_dots_q3_k_neon, swa__dots_q3_k_neon, swa__dot_q3_k_neon, swa__row_dots_kblock_neon, SWA_TYPE_Q3_K) \
-    X(swa__row_dots_iq4_xs_neon, swa__dots_iq4_xs_neon, swa__dot_iq4_xs_neon, swa__row_dots_kblock_neon, SWA_TYPE_IQ4_XS)
-#define SWA__NEW_TYPE_NEON(row_dots, dots, dot, driver, type) SWA__NEW_TYPE(, row_dots, dots, dot, driver, type)
+    X(swa__row_tile_q8_0_neon, swa__tile_q8_0_neon, swa__dot_q8_0_neon, swa__row_tile_blocks_neon, SWA_TYPE_Q8_0) \
+    X(swa__row_tile_q4_0_neon, swa__tile_q4_0_neon, swa__dot_q4_0_neon, swa__row_tile_blocks_neon, SWA_TYPE_Q4_0) \
+    X(swa__row_tile_q4_1_neon, swa__tile_q4_1_neon, swa__dot_q4_1_neon, swa__row_tile_b32_neon, SWA_TYPE_Q4_1) \
+    X(swa__row_tile_q5_0_neon, swa__tile_q5_0_neon, swa__dot_q5_0_neon, swa__row_tile_b32_neon, SWA_TYPE_Q5_0) \
+    X(swa__row_tile_q5_1_neon, swa__tile_q5_1_neon, swa__dot_q5_1_neon, swa__row_tile_b32_neon, SWA_TYPE_Q5_1) \
+    X(swa__row_tile_iq4_nl_neon, swa__tile_iq4_nl_neon, swa__dot_iq4_nl_neon, swa__row_tile_b32_neon, SWA_TYPE_IQ4_NL) \
+    X(swa__row_tile_mxfp4_neon, swa__tile_mxfp4_neon, swa__dot_mxfp4_neon, swa__row_tile_b32_neon, SWA_TYPE_MXFP4) \
+    X(swa__row_tile_q2_k_neon, swa__tile_q2_k_neon, swa__dot_q2_k_neon, swa__row_tile_kblock_neon, SWA_TYPE_Q2_K) \
+    X(swa__row_tile_q3_k_neon, swa__tile_q3_k_neon, swa__dot_q3_k_neon, swa__row_tile_kblock_neon, SWA_TYPE_Q3_K) \
+    X(swa__row_tile_iq4_xs_neon, swa__tile_iq4_xs_neon, swa__dot_iq4_xs_neon, swa__row_tile_kblock_neon, SWA_TYPE_IQ4_XS)
+#define SWA__NEW_TYPE_NEON(row_tile, tile, dot, driver, type) SWA__NEW_TYPE(, row_tile, tile, dot, driver, type)
 SWA__NEON_TYPES(SWA__NEW_TYPE_NEON)
 #undef SWA__NEW_TYPE_NEON
 
@@ -24352,7 +24354,7 @@ static void swa__geglu_neon(float *gate, const float *up, int64_t n)
 
 #undef SWA__FLOAT_STEP_NEON
 #undef SWA__FLOAT_TAIL_NEON
-#undef SWA__DOTS_FLOAT_NEON
+#undef SWA__TILE_FLOAT_NEON
 #undef SWA__LOAD_F32_NEON
 
 #endif /* SWA__HAVE_NEON */
@@ -24360,8 +24362,8 @@ static void swa__geglu_neon(float *gate, const float *up, int64_t n)
 /* The function-writing macros every kernel section shared. */
 #undef SWA__WSUM_FROM_AXPY
 #undef SWA__SCALAR_F32
-#undef SWA__DOT_FROM_DOTS
-#undef SWA__DOTS_FROM_ROW_DOTS
+#undef SWA__DOT_FROM_TILE
+#undef SWA__TILE_FROM_ROW_TILE
 #undef SWA__NEW_TYPE
 #undef SWA__GELU_EXPONENT
 
@@ -24382,7 +24384,7 @@ static void swa__cpuid7(unsigned sub, unsigned r[4])
    ARCH_REQ_XCOMP_PERM for XTILEDATA, feature 18); a tile instruction before that faults. The
    call is made directly: glibc declares syscall() only under feature macros the host may not
    have defined, and asking again is harmless. */
-static int swa__amx_permitted(void)
+static int swa__permitted_amx(void)
 {
     long ret;
     __asm__ volatile("syscall" : "=a"(ret) : "a"(158L), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
@@ -24419,7 +24421,7 @@ static unsigned swa__cpu_kernels(void)
 #endif
 #if defined(SWA__HAVE_AMX)
     if ((found & (1u << SWA_KERNELS_AVX512)) && (leaf7[3] & (1u << 24)) && (leaf7[3] & (1u << 25)) &&
-        (lo & (3u << 17)) == (3u << 17) && swa__amx_permitted())
+        (lo & (3u << 17)) == (3u << 17) && swa__permitted_amx())
         found |= 1u << SWA_KERNELS_AMX;                 /* AMX-TILE, AMX-INT8, tile state */
 #endif
     return found;
@@ -24477,29 +24479,29 @@ static void swa__kernels_avx2(swa__kernels *k)
 {
 #if defined(SWA__HAVE_AVX2)
     /* the types made by SWA__NEW_TYPE, from their list */
-#define SWA__ENTER(row_dots_fn, dots_fn, dot_fn, driver_fn, id) \
+#define SWA__ENTER(row_tile_fn, tile_fn, dot_fn, driver_fn, id) \
     k->type[id].dot = dot_fn;                                  \
-    k->type[id].dots = dots_fn;
+    k->type[id].tile = tile_fn;
     SWA__AVX2_TYPES(SWA__ENTER)
 #undef SWA__ENTER
     k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx2;
-    k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx2;
+    k->type[SWA_TYPE_F32].tile = swa__tile_f32_avx2;
     k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx2;
-    k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx2;
+    k->type[SWA_TYPE_F16].tile = swa__tile_f16_avx2;
     k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx2;
-    k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx2;
+    k->type[SWA_TYPE_BF16].tile = swa__tile_bf16_avx2;
     if (swa__avx2_widens()) {
         k->type[SWA_TYPE_F16].widen = swa__widen_f16_avx2;
         k->type[SWA_TYPE_BF16].widen = swa__widen_bf16_avx2;
     }
-    k->type[SWA_TYPE_F32].dots_rows = k->type[SWA_TYPE_F16].dots_rows = k->type[SWA_TYPE_BF16].dots_rows =
+    k->type[SWA_TYPE_F32].rows_per_call = k->type[SWA_TYPE_F16].rows_per_call = k->type[SWA_TYPE_BF16].rows_per_call =
         SWA__FLOAT_ROWS_AVX2;
     k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx2;
-    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_avx2;
+    k->type[SWA_TYPE_Q4_K].tile = swa__tile_q4_k_avx2;
     k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx2;
-    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_avx2;
+    k->type[SWA_TYPE_Q5_K].tile = swa__tile_q5_k_avx2;
     k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx2;
-    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_avx2;
+    k->type[SWA_TYPE_Q6_K].tile = swa__tile_q6_k_avx2;
     k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx2;
     k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx2;
     k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_avx2;
@@ -24520,7 +24522,7 @@ static void swa__kernels_avx2(swa__kernels *k)
 typedef struct swa__quantized_kernels {
     uint32_t type;
     swa__dot_fn dot;
-    swa__dots_fn dots;
+    swa__tile_fn tile;
     swa__gemm_fn gemm;
     swa__pack_fn pack;
 } swa__quantized_kernels;
@@ -24531,7 +24533,7 @@ SWA__UNUSED static void swa__set_quantized(swa__kernels *k, const swa__quantized
     for (i = 0; i < n; i++) {
         swa__type_kernels *t = &k->type[q[i].type];
         t->dot = q[i].dot;
-        t->dots = q[i].dots;
+        t->tile = q[i].tile;
         t->gemm = q[i].gemm;
         t->pack = q[i].pack;
         t->gemm_from = 16;
@@ -24543,7 +24545,7 @@ static void swa__kernels_vnni(swa__kernels *k)
 {
 #if defined(SWA__HAVE_AVX_VNNI)
     static const swa__quantized_kernels quantized[] = {
-#define SWA__VNNI_TYPE(stem, type, pack) {type, swa__dot_##stem##_vnni, swa__dots_##stem##_vnni, swa__gemm_##stem##_vnni, pack}
+#define SWA__VNNI_TYPE(stem, type, pack) {type, swa__dot_##stem##_vnni, swa__tile_##stem##_vnni, swa__gemm_##stem##_vnni, pack}
         SWA__VNNI_TYPE(q8_0, SWA_TYPE_Q8_0, swa__qpack_vnni),     SWA__VNNI_TYPE(q4_0, SWA_TYPE_Q4_0, swa__qpack_vnni),
         SWA__VNNI_TYPE(q4_1, SWA_TYPE_Q4_1, swa__qpack_vnni),     SWA__VNNI_TYPE(q5_0, SWA_TYPE_Q5_0, swa__qpack_vnni),
         SWA__VNNI_TYPE(q5_1, SWA_TYPE_Q5_1, swa__qpack_vnni),     SWA__VNNI_TYPE(iq4_nl, SWA_TYPE_IQ4_NL, swa__qpack_vnni),
@@ -24564,8 +24566,8 @@ static void swa__kernels_avx512(swa__kernels *k)
 {
 #if defined(SWA__HAVE_AVX512)
     static const swa__quantized_kernels quantized[] = {
-#define SWA__LANES_TYPE(stem, type) {type, swa__dot_##stem##_lanes_avx512, swa__dots_##stem##_lanes_avx512, swa__gemm_##stem##_avx512, swa__qpack_avx512}
-#define SWA__KQUANT_TYPE(stem, type) {type, swa__dot_##stem##_avx512, swa__dots_##stem##_avx512, swa__gemm_##stem##_avx512, swa__kpack_avx512}
+#define SWA__LANES_TYPE(stem, type) {type, swa__dot_##stem##_lanes_avx512, swa__tile_##stem##_lanes_avx512, swa__gemm_##stem##_avx512, swa__qpack_avx512}
+#define SWA__KQUANT_TYPE(stem, type) {type, swa__dot_##stem##_avx512, swa__tile_##stem##_avx512, swa__gemm_##stem##_avx512, swa__kpack_avx512}
         SWA__LANES_TYPE(q8_0, SWA_TYPE_Q8_0),   SWA__LANES_TYPE(q4_0, SWA_TYPE_Q4_0),     SWA__LANES_TYPE(q4_1, SWA_TYPE_Q4_1),
         SWA__LANES_TYPE(q5_0, SWA_TYPE_Q5_0),   SWA__LANES_TYPE(q5_1, SWA_TYPE_Q5_1),     SWA__LANES_TYPE(iq4_nl, SWA_TYPE_IQ4_NL),
         SWA__LANES_TYPE(mxfp4, SWA_TYPE_MXFP4), SWA__KQUANT_TYPE(q2_k, SWA_TYPE_Q2_K),    SWA__KQUANT_TYPE(q3_k, SWA_TYPE_Q3_K),
@@ -24576,15 +24578,15 @@ static void swa__kernels_avx512(swa__kernels *k)
     };
     size_t i;
     k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx512;
-    k->type[SWA_TYPE_F32].dots = swa__dots_f32_avx512;
+    k->type[SWA_TYPE_F32].tile = swa__tile_f32_avx512;
     k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx512;
-    k->type[SWA_TYPE_F16].dots = swa__dots_f16_avx512;
+    k->type[SWA_TYPE_F16].tile = swa__tile_f16_avx512;
     k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx512;
-    k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_avx512;
+    k->type[SWA_TYPE_BF16].tile = swa__tile_bf16_avx512;
     k->type[SWA_TYPE_F16].widen = k->type[SWA_TYPE_BF16].widen = NULL;   /* its own tiles, not the avx2 set's */
     k->type[SWA_TYPE_F32].tile_rows = k->type[SWA_TYPE_F16].tile_rows = k->type[SWA_TYPE_BF16].tile_rows =
         SWA__FLOAT_TILE_ROWS;
-    k->type[SWA_TYPE_F32].dots_rows = k->type[SWA_TYPE_F16].dots_rows = k->type[SWA_TYPE_BF16].dots_rows =
+    k->type[SWA_TYPE_F32].rows_per_call = k->type[SWA_TYPE_F16].rows_per_call = k->type[SWA_TYPE_BF16].rows_per_call =
         SWA__TILE_MAX_ROWS;
     k->type[SWA_TYPE_F32].tile_tokens = k->type[SWA_TYPE_F16].tile_tokens = k->type[SWA_TYPE_BF16].tile_tokens =
         SWA__FLOAT_TILE_TOKENS;
@@ -24606,10 +24608,10 @@ static void swa__kernels_amx(swa__kernels *k)
 {
 #if defined(SWA__HAVE_AMX)
     k->type[SWA_TYPE_Q8_0].dot = swa__dot_q8_0_amx;
-    k->type[SWA_TYPE_Q8_0].dots = swa__dots_q8_0_amx;
+    k->type[SWA_TYPE_Q8_0].tile = swa__tile_q8_0_amx;
     k->type[SWA_TYPE_Q8_0].gemm = swa__gemm_q8_0_amx;
     k->type[SWA_TYPE_Q4_0].dot = swa__dot_q4_0_amx;
-    k->type[SWA_TYPE_Q4_0].dots = swa__dots_q4_0_amx;
+    k->type[SWA_TYPE_Q4_0].tile = swa__tile_q4_0_amx;
     /* the avx512 set's tiles are its lanes kernels' */
     k->type[SWA_TYPE_Q8_0].tile_rows = k->type[SWA_TYPE_Q4_0].tile_rows = SWA__TILE_ROWS;
     k->type[SWA_TYPE_Q8_0].tile_tokens = k->type[SWA_TYPE_Q4_0].tile_tokens = SWA__TILE_TOKENS;
@@ -24622,10 +24624,10 @@ static void swa__kernels_amx(swa__kernels *k)
     k->type[SWA_TYPE_Q5_K].gemm = swa__gemm_q5_k_amx;
     k->type[SWA_TYPE_Q6_K].gemm = swa__gemm_q6_k_amx;
     k->type[SWA_TYPE_IQ4_XS].gemm = swa__gemm_iq4_xs_amx;
-    k->type[SWA_TYPE_Q8_0].pack = k->type[SWA_TYPE_Q4_0].pack = swa__amx_pack;
+    k->type[SWA_TYPE_Q8_0].pack = k->type[SWA_TYPE_Q4_0].pack = swa__qpack_amx;
     k->type[SWA_TYPE_Q4_K].pack = k->type[SWA_TYPE_Q5_K].pack = k->type[SWA_TYPE_Q6_K].pack =
-        k->type[SWA_TYPE_IQ4_XS].pack = swa__amx_pack_q8k;
-    k->gemm_memory = swa__amx_memory;
+        k->type[SWA_TYPE_IQ4_XS].pack = swa__kpack_amx;
+    k->gemm_memory = swa__gemm_memory_amx;
 #endif
     (void)k;
 }
@@ -24635,23 +24637,23 @@ static void swa__kernels_neon(swa__kernels *k)
 {
 #if defined(SWA__HAVE_NEON)
     /* the types made by SWA__NEW_TYPE, from their list */
-#define SWA__ENTER(row_dots_fn, dots_fn, dot_fn, driver_fn, id) \
+#define SWA__ENTER(row_tile_fn, tile_fn, dot_fn, driver_fn, id) \
     k->type[id].dot = dot_fn;                                  \
-    k->type[id].dots = dots_fn;
+    k->type[id].tile = tile_fn;
     SWA__NEON_TYPES(SWA__ENTER)
 #undef SWA__ENTER
     k->type[SWA_TYPE_F32].dot = swa__dot_f32_neon;
-    k->type[SWA_TYPE_F32].dots = swa__dots_f32_neon;
+    k->type[SWA_TYPE_F32].tile = swa__tile_f32_neon;
     k->type[SWA_TYPE_F16].dot = swa__dot_f16_neon;
-    k->type[SWA_TYPE_F16].dots = swa__dots_f16_neon;
+    k->type[SWA_TYPE_F16].tile = swa__tile_f16_neon;
     k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_neon;
-    k->type[SWA_TYPE_BF16].dots = swa__dots_bf16_neon;
+    k->type[SWA_TYPE_BF16].tile = swa__tile_bf16_neon;
     k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_neon;
-    k->type[SWA_TYPE_Q4_K].dots = swa__dots_q4_k_neon;
+    k->type[SWA_TYPE_Q4_K].tile = swa__tile_q4_k_neon;
     k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_neon;
-    k->type[SWA_TYPE_Q5_K].dots = swa__dots_q5_k_neon;
+    k->type[SWA_TYPE_Q5_K].tile = swa__tile_q5_k_neon;
     k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_neon;
-    k->type[SWA_TYPE_Q6_K].dots = swa__dots_q6_k_neon;
+    k->type[SWA_TYPE_Q6_K].tile = swa__tile_q6_k_neon;
     k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_neon;
     k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_neon;
     k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_neon;

@@ -130,11 +130,11 @@ static void check_tiles(const swa__kernels *k, uint32_t type, const uint8_t *w, 
     assert_true(kt->tile_rows <= MAX_ROWS && kt->tile_tokens <= MAX_TOKENS);
     for (r = 0; r < MAX_ROWS; r++)
         for (t = 0; t < MAX_TOKENS; t++)
-            swa__dot_rows(kt, w + r * w_stride, w_stride, 1, x + t * x_stride, x_stride, 1, n, &alone[t * MAX_ROWS + r], 1);
+            swa__dot_pass(kt, w + r * w_stride, w_stride, 1, x + t * x_stride, x_stride, 1, n, &alone[t * MAX_ROWS + r], 1);
     for (nr = 1; nr <= MAX_ROWS; nr++) {   /* past tile_rows, tiles of the rest follow */
         for (nt = 1; nt <= kt->tile_tokens; nt++) {
             memset(y, 0xff, sizeof y);
-            swa__dot_rows(kt, w, w_stride, nr, x, x_stride, nt, n, y, MAX_ROWS);
+            swa__dot_pass(kt, w, w_stride, nr, x, x_stride, nt, n, y, MAX_ROWS);
             for (r = 0; r < nr; r++)
                 for (t = 0; t < nt; t++)
                     assert_memory_equal(&y[t * MAX_ROWS + r], &alone[t * MAX_ROWS + r], sizeof(float));
@@ -248,7 +248,7 @@ static void run_float_dots(const swa__kernels *k)
 
 static void quantize_ref(int kind, const float *x, void *act, int64_t n)
 {
-    if (kind == SWA__ACT_Q8) swa__quantize_q8g(swa__quantize_q8_ref, x, act, n);
+    if (kind == SWA__ACT_Q8) swa__quantize_q8x8(swa__quantize_q8_ref, x, act, n);
     else swa__quantize_q8k_ref(x, act, n);
 }
 
@@ -267,8 +267,8 @@ static void check_block_dot(const swa__kernels *k, uint32_t type, int64_t n, int
     quantize_ref(kind, x, act, n);
     /* the activations as quantized, to size the error */
     for (i = 0; i < n; i++) {
-        const swa__q8g *g = (const swa__q8g *)act;
-        if (kind == SWA__ACT_Q8) xd[i] = g[i / 256].d[i / 32 % 8] * swa__q8g_half(g, i / 32, i % 32 / 16)[i % 16];
+        const swa__q8x8 *g = (const swa__q8x8 *)act;
+        if (kind == SWA__ACT_Q8) xd[i] = g[i / 256].d[i / 32 % 8] * swa__q8x8_half(g, i / 32, i % 32 / 16)[i % 16];
         else xd[i] = ((swa__q8k *)act)[i / 256].d * ((swa__q8k *)act)[i / 256].q[i % 256];
     }
     mag = magnitude(type, row, xd, n);
@@ -640,7 +640,7 @@ static float iq4xs_order(const uint8_t *row, const swa__q8k *a, int64_t n)
    Q5_1's f16 m, Q5_0's and Q5_1's 32-bit word of fifth bits (bit e for element e), then 16 bytes
    of nibbles (element e < 16 in byte e's low nibble, e >= 16 in byte e - 16's high one) or
    Q8_0's 32 bytes; Q4_0's values less 8, Q5_0's less 16. */
-static int32_t block32(uint32_t type, const uint8_t *row, const swa__q8g *a, int64_t b, float *dd, float *m, float *dsum)
+static int32_t block32(uint32_t type, const uint8_t *row, const swa__q8x8 *a, int64_t b, float *dd, float *m, float *dsum)
 {
     const uint8_t *w = row + (size_t)b * swa_type_block_bytes(type);
     const int has_m = type == SWA_TYPE_Q4_1 || type == SWA_TYPE_Q5_1, fifth = type == SWA_TYPE_Q5_0 || type == SWA_TYPE_Q5_1;
@@ -649,7 +649,7 @@ static int32_t block32(uint32_t type, const uint8_t *row, const swa__q8g *a, int
     int32_t sum = 0, sum_x = 0;
     int i;
     for (i = 0; i < 32; i++) {
-        const int nibble = i < 16 ? w[at + i] & 15 : w[at + i - 16] >> 4, x = swa__q8g_half(a, b, i / 16)[i % 16];
+        const int nibble = i < 16 ? w[at + i] & 15 : w[at + i - 16] >> 4, x = swa__q8x8_half(a, b, i / 16)[i % 16];
         const int v = nibble + 16 * (int)((qh >> i) & 1);
         const int q = type == SWA_TYPE_Q8_0 ? (int8_t)w[2 + i] : type == SWA_TYPE_IQ4_NL ? iq4nl_values[nibble] :
                       type == SWA_TYPE_MXFP4 ? mxfp4_values[nibble] : type == SWA_TYPE_Q4_0 ? nibble - 8 :
@@ -664,7 +664,7 @@ static int32_t block32(uint32_t type, const uint8_t *row, const swa__q8g *a, int
 }
 
 /* acc = fma(S, d_w d_x, acc), then where the type has m, acc = fma(m, d_x sum x, acc). */
-static float block32_step(uint32_t type, const uint8_t *row, const swa__q8g *a, int64_t b, float acc)
+static float block32_step(uint32_t type, const uint8_t *row, const swa__q8x8 *a, int64_t b, float acc)
 {
     float dd, m, dsum;
     const int32_t sum = block32(type, row, a, b, &dd, &m, &dsum);
@@ -674,7 +674,7 @@ static float block32_step(uint32_t type, const uint8_t *row, const swa__q8g *a, 
 
 /* The avx512 set's order for blocks of 32 (its rows-in-the-lanes kernels): block after block
    from 0, each by block32_step. */
-static float lanes_order(uint32_t type, const uint8_t *row, const swa__q8g *a, int64_t n)
+static float lanes_order(uint32_t type, const uint8_t *row, const swa__q8x8 *a, int64_t n)
 {
     float acc = 0.0f;
     int64_t b;
@@ -685,7 +685,7 @@ static float lanes_order(uint32_t type, const uint8_t *row, const swa__q8g *a, i
 /* The avx-vnni set's order for blocks of 32: the full groups of 8 blocks into 8 accumulators,
    block j of each into the j-th, the rest in order into a ninth, each step as lanes_order's;
    then ((c0 + c4) + (c2 + c6)) + ((c1 + c5) + (c3 + c7)), plus the ninth. */
-static float grouped_order(uint32_t type, const uint8_t *row, const swa__q8g *a, int64_t n)
+static float grouped_order(uint32_t type, const uint8_t *row, const swa__q8x8 *a, int64_t n)
 {
     float c[9] = {0};
     int64_t b, full = n / 256 * 8;
@@ -730,7 +730,7 @@ static float k16_order(uint32_t type, const uint8_t *row, const swa__q8k *a, int
 /* The type's order in set `set` for one row and one token's activations. */
 static float exact_order(int32_t set, uint32_t type, const uint8_t *row, const uint8_t *act, int64_t n)
 {
-    if (set == SWA_KERNELS_AVX_VNNI && swa__act_kind(type) == SWA__ACT_Q8) return grouped_order(type, row, (const swa__q8g *)act, n);
+    if (set == SWA_KERNELS_AVX_VNNI && swa__act_kind(type) == SWA__ACT_Q8) return grouped_order(type, row, (const swa__q8x8 *)act, n);
     if (type == SWA_TYPE_Q6_K) return q6k_order(row, (const swa__q8k *)act, n);
     if (type == SWA_TYPE_IQ4_XS) return iq4xs_order(row, (const swa__q8k *)act, n);
     if (type == SWA_TYPE_Q2_K || type == SWA_TYPE_Q3_K) return k16_order(type, row, (const swa__q8k *)act, n);
@@ -738,12 +738,12 @@ static float exact_order(int32_t set, uint32_t type, const uint8_t *row, const u
 #if defined(SWA__HAVE_AMX)
     if (set == SWA_KERNELS_AMX && (type == SWA_TYPE_Q8_0 || type == SWA_TYPE_Q4_0)) {   /* the other types: avx512's */
         float acc[16] = {0};
-        swa__residue_blocks_ref(row, type, (const swa__q8g *)act, 0, n / 32, acc);
+        swa__residue_blocks_ref(row, type, (const swa__q8x8 *)act, 0, n / 32, acc);
         return swa__residue_sum_ref(acc);
     }
 #endif
     (void)set;
-    return lanes_order(type, row, (const swa__q8g *)act, n);
+    return lanes_order(type, row, (const swa__q8x8 *)act, n);
 }
 
 static void check_order(int32_t set, const swa__kernels *k, uint32_t type, int64_t n, int64_t nr, int64_t nt)
@@ -773,7 +773,7 @@ static void check_order(int32_t set, const swa__kernels *k, uint32_t type, int64
     assert_memory_equal(got, want, sizeof(float) * (size_t)(nr * nt));
     memset(got, 0xff, sizeof(float) * (size_t)(nr * nt));
     for (t = 0; t < nt; t += k->type[type].tile_tokens)
-        swa__dot_rows(&k->type[type], w, w_stride, nr, act + t * x_stride, x_stride,
+        swa__dot_pass(&k->type[type], w, w_stride, nr, act + t * x_stride, x_stride,
                       nt - t < k->type[type].tile_tokens ? (int)(nt - t) : k->type[type].tile_tokens, n, got + t * nr, nr);
     assert_memory_equal(got, want, sizeof(float) * (size_t)(nr * nt));
     memset(got, 0xff, sizeof(float) * (size_t)(nr * nt));

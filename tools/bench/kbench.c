@@ -98,7 +98,7 @@ static double best_rate(const swa__kernels *k, uint32_t type, const uint8_t *w, 
         int64_t passes = 0;
         do {
             if (pack) k->type[type].gemm(w, row_bytes, n_rows, pack, nt, n, y, n_rows, scratch);
-            else swa__dot_rows(&k->type[type], w, row_bytes, n_rows, x, x_stride, nt, n, y, n_rows);
+            else swa__dot_pass(&k->type[type], w, row_bytes, n_rows, x, x_stride, nt, n, y, n_rows);
             passes++;
         } while ((t = now() - t0) < ms / 60000.0);
         if ((double)passes * (double)nt * (double)n_rows * (double)row_bytes / t / 1e9 > best)
@@ -268,7 +268,7 @@ SWA__AMX static void peak_tdpbssd(int64_t iters, const uint8_t *in, uint8_t *out
 
 /* One block of a Q8_0 or Q4_0 batch product as swa.h's tiles run it: a 16 x 16 x 32 product
    (a block's 32 columns), C stored, and its 16 rows converted and scaled into float
-   accumulators, each with the row's scale times the tokens' (swa__amx_group). The operands
+   accumulators, each with the row's scale times the tokens' (swa__group_amx). The operands
    stay in L1, so this is the bound of that chain, not of the memory behind it. */
 SWA__AMX static void peak_tile_block(int64_t iters, const uint8_t *in, uint8_t *out)
 {
@@ -585,7 +585,7 @@ static double chunk_product(const swa__kernels *k, uint32_t type, const uint8_t 
         t.x = xq;
         t.x_stride = swa__act_bytes(kind, m->cols);
         for (j = 0; j < n; j++) {
-            if (kind == SWA__ACT_Q8) swa__quantize_q8g(k->quantize_q8, xf + j * LAYER_MAX_COLS, xq + (size_t)j * t.x_stride, m->cols);
+            if (kind == SWA__ACT_Q8) swa__quantize_q8x8(k->quantize_q8, xf + j * LAYER_MAX_COLS, xq + (size_t)j * t.x_stride, m->cols);
             else k->quantize_q8k(xf + j * LAYER_MAX_COLS, xq + (size_t)j * t.x_stride, m->cols);
         }
     }
@@ -807,7 +807,7 @@ int main(int argc, char **argv)
             swa__kernels_setup(&k, level);
             for (t = 0; t < 64; t++) {
                 for (j = 0; j < n; j++) xf[j] = (float)(next_u32() % 2001) / 1000.0f - 1.0f;
-                if (ti->act == SWA__ACT_Q8) swa__quantize_q8g(k.quantize_q8, xf, x + (size_t)t * x_stride, n);
+                if (ti->act == SWA__ACT_Q8) swa__quantize_q8x8(k.quantize_q8, xf, x + (size_t)t * x_stride, n);
                 else if (ti->act == SWA__ACT_Q8K) k.quantize_q8k(xf, x + (size_t)t * x_stride, n);
                 else memcpy(x + (size_t)t * x_stride, xf, sizeof(float) * (size_t)n);
             }
