@@ -5829,9 +5829,6 @@ static void swa__parallel_for(swa_ctx *c, swa__range_fn fn, const void *arg, int
    last-level cache while every block of rows goes by; thousands of tokens at once would come from
    memory again for each block. */
 #define SWA__PASS_BYTES (2u << 20)
-/* Multiply-adds below which a product or an attention runs on the calling thread: waking the
-   pool's workers would cost more than the work. */
-#define SWA__SERIAL_WORK 32768.0
 
 /* A chunk's activations into the weights' form (kind), tokens [t0, t1). */
 typedef struct swa__quantize_args {
