@@ -1,4 +1,4 @@
-/* swa.h - v0.14.0 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.15.0 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -203,6 +203,8 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.15.0 AMD's full-width AVX2 cores convert F16/BF16 rows in the tiles instead of widening
+           each block first; one driver for Q4_K's and Q5_K's AVX2 rows; the kernels' names.
     0.14.0 a draft model's probability cut (swa_drafter_set_p_min); the grammar's first step
            into a byte-level subtree taken whole where the state allows, 16 allowed-token masks
            kept; top_p 1 truly off.
@@ -210,11 +212,6 @@ REVISION HISTORY
            by copies, lazy grammars, control tokens read as their pieces; tool calls: arguments
            streamed, markers held as control tokens (swa_tool_format_markers, the decoder's
            markers); the matrix products' own section and the forward pass's call map.
-    0.12.0 what programs need from a model: GBNF grammars and JSON Schema in the sampler; a
-           Jinja engine rendering a file's chat template as transformers does; tool calls and
-           reasoning read from answers; presence/frequency penalties and a logit bias;
-           speculative decoding exact on the ring; llama4 (chunked attention), exaone4,
-           gemma-embedding, smallthinker, afmoe; a JSON reader.
     Earlier releases, and every change in detail: CHANGELOG.md.
 */
 #if !defined(__cplusplus) && !defined(_MSC_VER) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
@@ -231,7 +228,7 @@ REVISION HISTORY
 #include <stdint.h>
 
 #define SWA_VERSION_MAJOR 0
-#define SWA_VERSION_MINOR 14
+#define SWA_VERSION_MINOR 15
 #define SWA_VERSION_PATCH 0
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
