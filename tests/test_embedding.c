@@ -171,7 +171,7 @@ static void test_library_vs_llamacpp(void **state)
 
 static void need_program(void)
 {
-    if (access(PROGRAM_FILE("swa-embedding"), X_OK) != 0) fail_msg("build/swa-embedding is missing (make build/swa-embedding)");
+    if (access(PROGRAM_FILE("swa-embedding"), X_OK) != 0) fail_msg("%s", "build/swa-embedding is missing (make build/swa-embedding)");
 }
 
 /* The vectors of `swa-embedding ARGS --embd-output-format array`: *n rows of *d, malloc'd. */

@@ -856,7 +856,7 @@ static void test_second_interrupt(void **state)
         if (tu_seconds() > end) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
-            fail_msg("two SIGINTs did not end the program");
+            fail_msg("%s", "two SIGINTs did not end the program");
         }
     if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGINT)
         fail_msg("after two SIGINTs: %s %d (the first may have ended it: was the prompt tokenized already?)",

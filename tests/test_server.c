@@ -245,7 +245,7 @@ static int setup(void **state)
 #else
     if (!server_start(&main_srv, "-np 4 -c 512 --timeout 2")) {
 #endif
-        fail_msg("swa-server did not start");
+        fail_msg("%s", "swa-server did not start");
     }
     return 0;
 }

@@ -915,7 +915,7 @@ static void test_mkmodel_types(void **state)
     char *usage;
     int rc;
     (void)state;
-    if (access(PROGRAM_FILE("swa-mkmodel"), X_OK) != 0) fail_msg("swa-mkmodel is missing: run make first");
+    if (access(PROGRAM_FILE("swa-mkmodel"), X_OK) != 0) fail_msg("%s", "swa-mkmodel is missing: run make first");
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_mkmodel_type(cases[i].name, cases[i].type, cases[i].type_320, cases[i].output, cases[i].ftype);
     /* the same names as swa-quantize's */
@@ -1028,7 +1028,7 @@ static void test_quantize_mxfp4(void **state)
     int64_t got;
     int k;
     (void)state;
-    if (access(PROGRAM_FILE("swa-quantize"), X_OK) != 0) fail_msg("swa-quantize is missing: run make first");
+    if (access(PROGRAM_FILE("swa-quantize"), X_OK) != 0) fail_msg("%s", "swa-quantize is missing: run make first");
     tu_tmp_path(in, sizeof in, "mxin");
     tu_tmp_path(out, sizeof out, "mxout");
     for (i = 0; i < 256 * 256 * 4; i++) x[i] = (float)((int)(i * 2654435761u % 2001) - 1000) / 1000.0f;
@@ -1180,7 +1180,7 @@ static void test_perplexity_interrupt(void **state)
     if (!tu_wait_for_text(err, "to score", 60)) {
         kill(pid, SIGKILL);
         tu_wait(pid, 10);
-        fail_msg("swa-perplexity never started scoring");
+        fail_msg("%s", "swa-perplexity never started scoring");
     }
     tu_sleep(0.2);
     t0 = tu_seconds();
@@ -1382,7 +1382,7 @@ static void test_quantize_llama_spellings(void **state)
     snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " %s Q8_0 2>/dev/null && cmp -s %s %s", model, a, b);
     if (tu_run(cmd) != 0) fail_msg("swa-quantize IN Q8_0 did not write %s as IN OUT q8_0 does", b);
     snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " %s %s q8_0 2 2>/dev/null && cmp -s %s %s", model, b, a, b);
-    if (tu_run(cmd) != 0) fail_msg("swa-quantize IN OUT q8_0 2 differs from -t 2");
+    if (tu_run(cmd) != 0) fail_msg("%s", "swa-quantize IN OUT q8_0 2 differs from -t 2");
     assert_int_equal(tensor_type(a, "output.weight"), GW_Q8_0);
     snprintf(cmd, sizeof cmd, PROGRAM("swa-quantize") " --output-tensor-type f16 --token-embedding-type Q4_0 %s %s q8_0 2>/dev/null",
              model, a);

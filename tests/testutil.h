@@ -113,7 +113,7 @@ static inline const char *tu_vocab_case_next(tu_vocab_cases *c, int32_t *want, s
     static const char sep_line[] = "\n__ggml_vocab_test__\n";
     char *text = c->at, *sep = strstr(c->at, sep_line), *eol, *p, *end;
     if (!sep) return NULL;
-    if (!(eol = strchr(c->line, '\n'))) fail_msg("fewer lines of ids than cases");
+    if (!(eol = strchr(c->line, '\n'))) fail_msg("%s", "fewer lines of ids than cases");
     *sep = *eol = '\0';
     *n_want = 0;
     for (p = c->line; *n_want < cap && (want[*n_want] = (int32_t)strtol(p, &end, 10), end != p); p = end) (*n_want)++;
