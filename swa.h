@@ -24452,10 +24452,10 @@ static void swa__kernels_ref(swa__kernels *k)
 /* Whether the AVX2 set widens F16 and BF16 rows to f32 a block at a time for prompts, rather
    than convert them in the tiles on every pass of 4 tokens. Widening pays where a 256-bit
    conversion costs two operations on the FMAs' ports: on Zen 1 (AMD family 0x17 below model
-   0x30), which splits 256-bit operations into halves. On the AMD cores
-   with full-width units (Zen 2 and later) the conversions fit beside the FMAs, and the
-   widening's pass over each block waits on memory with no arithmetic to hide it: they convert
-   in the tiles. Other vendors' CPUs widen, as before. The results are the same bits either way. */
+   0x30), which splits 256-bit operations into halves. On the AMD cores with full-width units
+   (Zen 2 and later) the conversions fit beside the FMAs, and the widening's pass over each
+   block waits on memory with no arithmetic to hide it: they convert in the tiles. Other
+   vendors' CPUs widen (not measured without it). The results are the same bits either way. */
 static int swa__avx2_widens(void)
 {
     unsigned a, b, c, d, family, model;
