@@ -20899,6 +20899,49 @@ static int swa__set_rows(int64_t nr, int64_t r, int set, int64_t q)
     int64_t left = nr - r - (int64_t)set * q;
     return left < set ? (int)left : set;
 }
+
+/* A set's K-quant kernels for its products: a row's super-block unpacked, and W / 2 unpacked
+   rows (row m's super-block s at u[W s + m]) against one token group's units xg: out[W m + t]. */
+typedef void (*swa__krow_unpack_fn)(const uint8_t *w, uint32_t type, swa__krow *u);
+typedef void (*swa__kgroup_fn)(const swa__krow *u, const void *xg, int64_t nsb, float *out, uint32_t type);
+
+/* The K-quants' and IQ4_XS's products in a set whose units (unit_bytes each, from swa__kpack)
+   hold W tokens: y[t * ldy + r] = dot(row r, token t) for nr rows and n tokens. Each
+   SWA__GEMM_ROWS rows are unpacked once, in sets of W; each group of W tokens then meets the
+   sets in turn, W / 2 rows a call of group. Inlined where W, unpack and group are constants, so
+   that each set's product is compiled for its own width and kernels. */
+SWA__INLINE void swa__gemm_k(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n, int64_t n_in,
+                             float *y, int64_t ldy, void *scratch, const uint32_t type, const int W, const size_t unit_bytes,
+                             swa__krow_unpack_fn unpack, swa__kgroup_fn group)
+{
+    const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
+    swa__krow *u0 = (swa__krow *)swa__line_up(scratch);
+    float *out = (float *)(u0 + SWA__GEMM_ROWS * nsb);
+    int64_t r, g, s, q;
+    int m;
+    for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
+        const int64_t sets = swa__sets(nr, r, W);
+        for (q = 0; q < sets; q++) {
+            swa__krow *u = u0 + q * W * nsb;
+            const int rows = swa__set_rows(nr, r, W, q);
+            for (s = 0; s < nsb; s++)
+                for (m = 0; m < W; m++) {
+                    if (m < rows) unpack(w + (size_t)(r + W * q + m) * w_stride + s * bytes, type, u + W * s + m);
+                    else memset(u + W * s + m, 0, sizeof *u);
+                }
+        }
+        for (g = 0; g * W < n; g++) {
+            const uint8_t *xg = (const uint8_t *)xpack + (size_t)(g * nsb) * unit_bytes;
+            for (q = 0; q < sets; q++) {
+                const swa__krow *u = u0 + q * W * nsb;
+                const int rows = swa__set_rows(nr, r, W, q);
+                group(u, xg, nsb, out, type);
+                if (rows > W / 2) group(u + W / 2, xg, nsb, out + W / 2 * W, type);
+                swa__put_group(out, rows, g, W, n, y, ldy, r + W * q);
+            }
+        }
+    }
+}
 #endif
 
 /* The code-generating macros of this section end here. */
@@ -21365,7 +21408,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t 
 
 /* 4 unpacked rows (row m's super-block s at u[8 s + m]) against one token group's units xg:
    out[8 m + t]. */
-SWA__AVX_VNNI SWA__INLINE void swa__kgroup_vnni(const swa__krow *u, const swa__kunit8 *xg, int64_t nsb, float *out, const uint32_t type)
+SWA__AVX_VNNI SWA__INLINE void swa__kgroup_vnni(const swa__krow *u, const void *xg, int64_t nsb, float *out, const uint32_t type)
 {
     const int mins = type == SWA_TYPE_Q4_K || type == SWA_TYPE_Q5_K || type == SWA_TYPE_Q2_K;
     const int n_sub = 256 / swa__krow_sub(type), per = 64 / n_sub;
@@ -21378,7 +21421,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__kgroup_vnni(const swa__krow *u, const swa__k
     memset(rm, 0, sizeof rm);
     for (s = 0; s < nsb; s++) {
         const swa__krow *row = u + 8 * s;
-        const swa__kunit8 *x = xg + s;
+        const swa__kunit8 *x = (const swa__kunit8 *)xg + s;
         __m256 ad;
         SWA__UNROLL(4)
         for (m = 0; m < 4; m++) sv[m] = _mm256_set1_epi32(-row[m].offset);
@@ -21423,33 +21466,8 @@ SWA__AVX_VNNI SWA__INLINE void swa__kgroup_vnni(const swa__krow *u, const swa__k
 SWA__AVX_VNNI SWA__INLINE void swa__gemm_k_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                                 int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
-    const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
-    const swa__kunit8 *xu = (const swa__kunit8 *)xpack;
-    swa__krow *u0 = (swa__krow *)swa__line_up(scratch);
-    float *out = (float *)(u0 + SWA__GEMM_ROWS * nsb);
-    int64_t r, g, s, q;
-    int m;
-    for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
-        const int64_t sets = swa__sets(nr, r, 8);
-        for (q = 0; q < sets; q++) {
-            swa__krow *u = u0 + q * 8 * nsb;
-            const int rows = swa__set_rows(nr, r, 8, q);
-            for (s = 0; s < nsb; s++)
-                for (m = 0; m < 8; m++) {
-                    if (m < rows) swa__krow_unpack_vnni(w + (size_t)(r + 8 * q + m) * w_stride + s * bytes, type, u + 8 * s + m);
-                    else memset(u + 8 * s + m, 0, sizeof *u);
-                }
-        }
-        for (g = 0; g * 8 < n; g++) {
-            for (q = 0; q < sets; q++) {
-                const swa__krow *u = u0 + q * 8 * nsb;
-                const int rows = swa__set_rows(nr, r, 8, q);
-                swa__kgroup_vnni(u, xu + g * nsb, nsb, out, type);
-                if (rows > 4) swa__kgroup_vnni(u + 4, xu + g * nsb, nsb, out + 32, type);
-                swa__put_group(out, rows, g, 8, n, y, ldy, r + 8 * q);
-            }
-        }
-    }
+    swa__gemm_k(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, type, 8, sizeof(swa__kunit8), swa__krow_unpack_vnni,
+                swa__kgroup_vnni);
 }
 
 SWA__AVX_VNNI static void swa__gemm_q4_k_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
@@ -22478,7 +22496,7 @@ SWA__AVX512 SWA__INLINE void swa__krow_unpack_avx512(const uint8_t *w, uint32_t 
 /* 8 unpacked rows (row m's super-block s at u[16 s + m]) against one token group's units xg:
    out[16 m + t]. Integers within int32: a sub-block's sums are at most 32 * 255 * 127, and S
    at most 256 * 255 * 128 * 31 (Q5_K's quants times its scales, 31 * 63, are the largest). */
-SWA__AVX512 SWA__INLINE void swa__kgroup_avx512(const swa__krow *u, const swa__kunit *xg, int64_t nsb, float *out, const uint32_t type)
+SWA__AVX512 SWA__INLINE void swa__kgroup_avx512(const swa__krow *u, const void *xg, int64_t nsb, float *out, const uint32_t type)
 {
     const int mins = type == SWA_TYPE_Q4_K || type == SWA_TYPE_Q5_K || type == SWA_TYPE_Q2_K;
     const int n_sub = 256 / swa__krow_sub(type), per = 64 / n_sub;
@@ -22491,7 +22509,7 @@ SWA__AVX512 SWA__INLINE void swa__kgroup_avx512(const swa__krow *u, const swa__k
     for (m = 0; m < 8; m++) rs[m] = rm[m] = _mm512_setzero_ps();
     for (s = 0; s < nsb; s++) {
         const swa__krow *row = u + 16 * s;
-        const swa__kunit *x = xg + s;
+        const swa__kunit *x = (const swa__kunit *)xg + s;
         __m512 ad;
         SWA__UNROLL(8)
         for (m = 0; m < 8; m++) sv[m] = _mm512_set1_epi32(-row[m].offset);
@@ -22533,33 +22551,8 @@ SWA__AVX512 SWA__INLINE void swa__kgroup_avx512(const swa__krow *u, const swa__k
 SWA__AVX512 SWA__INLINE void swa__gemm_k_avx512(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                                 int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
-    const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
-    const swa__kunit *xu = (const swa__kunit *)xpack;
-    swa__krow *u0 = (swa__krow *)swa__line_up(scratch);
-    float *out = (float *)(u0 + SWA__GEMM_ROWS * nsb);
-    int64_t r, g, s, q;
-    int m;
-    for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
-        const int64_t sets = swa__sets(nr, r, 16);
-        for (q = 0; q < sets; q++) {
-            swa__krow *u = u0 + q * 16 * nsb;
-            const int rows = swa__set_rows(nr, r, 16, q);
-            for (s = 0; s < nsb; s++)
-                for (m = 0; m < 16; m++) {
-                    if (m < rows) swa__krow_unpack_avx512(w + (size_t)(r + 16 * q + m) * w_stride + s * bytes, type, u + 16 * s + m);
-                    else memset(u + 16 * s + m, 0, sizeof *u);
-                }
-        }
-        for (g = 0; g * 16 < n; g++) {
-            for (q = 0; q < sets; q++) {
-                const swa__krow *u = u0 + q * 16 * nsb;
-                const int rows = swa__set_rows(nr, r, 16, q);
-                swa__kgroup_avx512(u, xu + g * nsb, nsb, out, type);
-                if (rows > 8) swa__kgroup_avx512(u + 8, xu + g * nsb, nsb, out + 128, type);
-                swa__put_group(out, rows, g, 16, n, y, ldy, r + 16 * q);
-            }
-        }
-    }
+    swa__gemm_k(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, type, 16, sizeof(swa__kunit), swa__krow_unpack_avx512,
+                swa__kgroup_avx512);
 }
 
 /* Each type's product: its driver with the type a constant (swa__gemm_q_avx512's types below). */
