@@ -20900,6 +20900,25 @@ static int swa__set_rows(int64_t nr, int64_t r, int set, int64_t q)
     return left < set ? (int)left : set;
 }
 
+/* The quantized types of the sets with products, each as X(stem, SWA_TYPE_*): blocks of 32 and
+   super-blocks of 256 (the K-quants and IQ4_XS). The VNNI, AVX-512 and AMX sets make their
+   products, and the dispatch enters their kernels, from these lists. */
+#define SWA__B32_TYPES(X)                                                                                             \
+    X(q8_0, SWA_TYPE_Q8_0) X(q4_0, SWA_TYPE_Q4_0) X(q4_1, SWA_TYPE_Q4_1) X(q5_0, SWA_TYPE_Q5_0)                      \
+    X(q5_1, SWA_TYPE_Q5_1) X(iq4_nl, SWA_TYPE_IQ4_NL) X(mxfp4, SWA_TYPE_MXFP4)
+#define SWA__KQUANT_TYPES(X)                                                                                          \
+    X(q4_k, SWA_TYPE_Q4_K) X(q5_k, SWA_TYPE_Q5_K) X(q6_k, SWA_TYPE_Q6_K) X(q2_k, SWA_TYPE_Q2_K)                      \
+    X(q3_k, SWA_TYPE_Q3_K) X(iq4_xs, SWA_TYPE_IQ4_XS)
+
+/* A type's product: its set's driver with the type a constant, so that the compiler makes a body
+   for each type (ATTR: the set's target attribute). */
+#define SWA__GEMM_OF(ATTR, name, driver, type)                                                                        \
+    ATTR static void name(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,               \
+                          int64_t n_in, float *y, int64_t ldy, void *scratch)                                        \
+    {                                                                                                                 \
+        driver(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, type);                                              \
+    }
+
 /* A set's K-quant kernels for its products: a row's super-block unpacked, and W / 2 unpacked
    rows (row m's super-block s at u[W s + m]) against one token group's units xg: out[W m + t]. */
 typedef void (*swa__krow_unpack_fn)(const uint8_t *w, uint32_t type, swa__krow *u);
@@ -21061,13 +21080,10 @@ SWA__AVX_VNNI SWA__INLINE void swa__row_tile_grouped_vnni(const void *row, const
     if (nt > 3) out[3] = swa__hsum_avx2(c3) + _mm_cvtss_f32(t3);
 }
 
-#define SWA__VNNI_TYPES(X) \
-    X(q8_0, SWA_TYPE_Q8_0) X(q4_0, SWA_TYPE_Q4_0) X(q4_1, SWA_TYPE_Q4_1) X(q5_0, SWA_TYPE_Q5_0) \
-    X(q5_1, SWA_TYPE_Q5_1) X(iq4_nl, SWA_TYPE_IQ4_NL) X(mxfp4, SWA_TYPE_MXFP4)
 #define SWA__NEW_TYPE_VNNI(stem, type) \
     SWA__NEW_TYPE(SWA__AVX_VNNI, swa__row_tile_##stem##_vnni, swa__tile_##stem##_vnni, swa__dot_##stem##_vnni, \
                   swa__row_tile_grouped_vnni, type)
-SWA__VNNI_TYPES(SWA__NEW_TYPE_VNNI)
+SWA__B32_TYPES(SWA__NEW_TYPE_VNNI)
 #undef SWA__NEW_TYPE_VNNI
 
 /* ---- The blocks of 32's products: tokens in the lanes ----
@@ -21154,15 +21170,9 @@ SWA__AVX_VNNI SWA__INLINE void swa__gemm_q_vnni(const uint8_t *w, size_t w_strid
     }
 }
 
-#define SWA__GEMM_VNNI(stem, type)                                                                                    \
-    SWA__AVX_VNNI static void swa__gemm_##stem##_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, \
-                                                      int64_t n, int64_t n_in, float *y, int64_t ldy, void *scratch)  \
-    {                                                                                                                 \
-        swa__gemm_q_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, type);                                    \
-    }
-SWA__VNNI_TYPES(SWA__GEMM_VNNI)
-#undef SWA__GEMM_VNNI
-#undef SWA__VNNI_TYPES
+#define SWA__GEMM_Q_VNNI(stem, type) SWA__GEMM_OF(SWA__AVX_VNNI, swa__gemm_##stem##_vnni, swa__gemm_q_vnni, type)
+SWA__B32_TYPES(SWA__GEMM_Q_VNNI)
+#undef SWA__GEMM_Q_VNNI
 
 /* K-quants: a super-block's 256 weights as 8 registers of 32 unsigned quants in element order,
    and beside each the int16 scales of its two 16-element halves; maddubs gives the pair sums
@@ -21470,41 +21480,9 @@ SWA__AVX_VNNI SWA__INLINE void swa__gemm_k_vnni(const uint8_t *w, size_t w_strid
                 swa__kgroup_vnni);
 }
 
-SWA__AVX_VNNI static void swa__gemm_q4_k_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                              int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_k_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_K);
-}
-
-SWA__AVX_VNNI static void swa__gemm_q5_k_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                              int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_k_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q5_K);
-}
-
-SWA__AVX_VNNI static void swa__gemm_q2_k_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                              int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_k_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q2_K);
-}
-
-SWA__AVX_VNNI static void swa__gemm_q3_k_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                              int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_k_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q3_K);
-}
-
-SWA__AVX_VNNI static void swa__gemm_iq4_xs_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                                int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_k_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_IQ4_XS);
-}
-
-SWA__AVX_VNNI static void swa__gemm_q6_k_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                              int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_k_vnni(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q6_K);
-}
+#define SWA__GEMM_K_VNNI(stem, type) SWA__GEMM_OF(SWA__AVX_VNNI, swa__gemm_##stem##_vnni, swa__gemm_k_vnni, type)
+SWA__KQUANT_TYPES(SWA__GEMM_K_VNNI)
+#undef SWA__GEMM_K_VNNI
 
 /* The packed tokens for n tokens of up to n_in columns, and a thread's scratch (8 unpacked rows,
    their accumulators and results, aligned by hand), for either kind of product. */
@@ -22555,19 +22533,9 @@ SWA__AVX512 SWA__INLINE void swa__gemm_k_avx512(const uint8_t *w, size_t w_strid
                 swa__kgroup_avx512);
 }
 
-/* Each type's product: its driver with the type a constant (swa__gemm_q_avx512's types below). */
-#define SWA__GEMM_AVX512(name, driver, type)                                                                          \
-    SWA__AVX512 static void name(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,        \
-                                 int64_t n_in, float *y, int64_t ldy, void *scratch)                                 \
-    {                                                                                                                 \
-        driver(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, type);                                              \
-    }
-SWA__GEMM_AVX512(swa__gemm_q4_k_avx512, swa__gemm_k_avx512, SWA_TYPE_Q4_K)
-SWA__GEMM_AVX512(swa__gemm_q5_k_avx512, swa__gemm_k_avx512, SWA_TYPE_Q5_K)
-SWA__GEMM_AVX512(swa__gemm_q6_k_avx512, swa__gemm_k_avx512, SWA_TYPE_Q6_K)
-SWA__GEMM_AVX512(swa__gemm_iq4_xs_avx512, swa__gemm_k_avx512, SWA_TYPE_IQ4_XS)
-SWA__GEMM_AVX512(swa__gemm_q2_k_avx512, swa__gemm_k_avx512, SWA_TYPE_Q2_K)
-SWA__GEMM_AVX512(swa__gemm_q3_k_avx512, swa__gemm_k_avx512, SWA_TYPE_Q3_K)
+#define SWA__GEMM_K_AVX512(stem, type) SWA__GEMM_OF(SWA__AVX512, swa__gemm_##stem##_avx512, swa__gemm_k_avx512, type)
+SWA__KQUANT_TYPES(SWA__GEMM_K_AVX512)
+#undef SWA__GEMM_K_AVX512
 
 /* ---- The blocks of 32's products: tokens in the lanes ----
    As the K-quants' above, and as the AVX2 section's end describes: 16 tokens' block b in a unit
@@ -22661,14 +22629,9 @@ SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_strid
     }
 }
 
-SWA__GEMM_AVX512(swa__gemm_q8_0_avx512, swa__gemm_q_avx512, SWA_TYPE_Q8_0)
-SWA__GEMM_AVX512(swa__gemm_q4_0_avx512, swa__gemm_q_avx512, SWA_TYPE_Q4_0)
-SWA__GEMM_AVX512(swa__gemm_q4_1_avx512, swa__gemm_q_avx512, SWA_TYPE_Q4_1)
-SWA__GEMM_AVX512(swa__gemm_q5_0_avx512, swa__gemm_q_avx512, SWA_TYPE_Q5_0)
-SWA__GEMM_AVX512(swa__gemm_q5_1_avx512, swa__gemm_q_avx512, SWA_TYPE_Q5_1)
-SWA__GEMM_AVX512(swa__gemm_iq4_nl_avx512, swa__gemm_q_avx512, SWA_TYPE_IQ4_NL)
-SWA__GEMM_AVX512(swa__gemm_mxfp4_avx512, swa__gemm_q_avx512, SWA_TYPE_MXFP4)
-#undef SWA__GEMM_AVX512
+#define SWA__GEMM_Q_AVX512(stem, type) SWA__GEMM_OF(SWA__AVX512, swa__gemm_##stem##_avx512, swa__gemm_q_avx512, type)
+SWA__B32_TYPES(SWA__GEMM_Q_AVX512)
+#undef SWA__GEMM_Q_AVX512
 
 /* The packed tokens for n tokens of up to n_in columns, and a thread's scratch (16 unpacked
    rows and their results, aligned by hand), for either kind of product. */
@@ -23434,19 +23397,15 @@ SWA__AMX SWA__INLINE void swa__gemm_amx(const uint8_t *w, size_t w_stride, int64
     _tile_release();
 }
 
-SWA__AMX static void swa__gemm_q8_0_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
+/* Q8_0's and Q4_0's product: below SWA__AMX_FROM tokens from the gathered words, else on tiles. */
+SWA__AMX SWA__INLINE void swa__gemm_b32_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
+                                            int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
-    if (n < SWA__AMX_FROM) swa__words_rows_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, SWA_TYPE_Q8_0);
-    else swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q8_0);
+    if (n < SWA__AMX_FROM) swa__words_rows_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, type);
+    else swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, type);
 }
-
-SWA__AMX static void swa__gemm_q4_0_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    if (n < SWA__AMX_FROM) swa__words_rows_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, SWA_TYPE_Q4_0);
-    else swa__gemm_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_0);
-}
+SWA__GEMM_OF(SWA__AMX, swa__gemm_q8_0_amx, swa__gemm_b32_amx, SWA_TYPE_Q8_0)
+SWA__GEMM_OF(SWA__AMX, swa__gemm_q4_0_amx, swa__gemm_b32_amx, SWA_TYPE_Q4_0)
 
 
 /* ---- Q4_K, Q5_K, Q6_K and IQ4_XS products on the tiles ----
@@ -23726,29 +23685,10 @@ SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int
     _tile_release();
 }
 
-SWA__AMX static void swa__gemm_q4_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_k_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q4_K);
-}
-
-SWA__AMX static void swa__gemm_q5_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_k_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q5_K);
-}
-
-SWA__AMX static void swa__gemm_q6_k_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                        int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_k_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_Q6_K);
-}
-
-SWA__AMX static void swa__gemm_iq4_xs_amx(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
-                                          int64_t n_in, float *y, int64_t ldy, void *scratch)
-{
-    swa__gemm_k_amx(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, SWA_TYPE_IQ4_XS);
-}
+SWA__GEMM_OF(SWA__AMX, swa__gemm_q4_k_amx, swa__gemm_k_amx, SWA_TYPE_Q4_K)
+SWA__GEMM_OF(SWA__AMX, swa__gemm_q5_k_amx, swa__gemm_k_amx, SWA_TYPE_Q5_K)
+SWA__GEMM_OF(SWA__AMX, swa__gemm_q6_k_amx, swa__gemm_k_amx, SWA_TYPE_Q6_K)
+SWA__GEMM_OF(SWA__AMX, swa__gemm_iq4_xs_amx, swa__gemm_k_amx, SWA_TYPE_IQ4_XS)
 
 /* Packed tokens for n tokens of up to n_in columns, and a thread's scratch, for either kind
    of product: Q8_0/Q4_0 (16 unpacked rows and their scales, the 16 accumulators' registers,
@@ -24750,6 +24690,9 @@ SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level
 
 #if defined(SWA__HAVE_AVX2)
 #undef SWA__AVX2_TYPES
+#undef SWA__B32_TYPES
+#undef SWA__KQUANT_TYPES
+#undef SWA__GEMM_OF
 #endif
 #if defined(SWA__HAVE_NEON)
 #undef SWA__NEON_TYPES
