@@ -24380,7 +24380,35 @@ static void swa__kernels_ref(swa__kernels *k)
     k->geglu = swa__geglu_ref;
 }
 
-/* What AVX2 has, over the reference. */
+/* What the AVX2 and NEON sets both have over the reference, from one list: the kernel for a
+   name is swa__<name>_<set>. TYPES is the set's list of the types SWA__NEW_TYPE made (its row
+   tile, tile and dot from the driver; SWA__ENTER takes the dot and the tile). */
+#define SWA__ENTER(row_tile_fn, tile_fn, dot_fn, driver_fn, id) \
+    k->type[id].dot = dot_fn;                                   \
+    k->type[id].tile = tile_fn;
+#define SWA__ENTER_DOT_TILE(k, id, stem, set)              \
+    (k)->type[id].dot = swa__dot_##stem##_##set;           \
+    (k)->type[id].tile = swa__tile_##stem##_##set;
+#define SWA__ENTER_SIMD(k, set, TYPES)                     \
+    TYPES(SWA__ENTER)                                      \
+    SWA__ENTER_DOT_TILE(k, SWA_TYPE_F32, f32, set)         \
+    SWA__ENTER_DOT_TILE(k, SWA_TYPE_F16, f16, set)         \
+    SWA__ENTER_DOT_TILE(k, SWA_TYPE_BF16, bf16, set)       \
+    SWA__ENTER_DOT_TILE(k, SWA_TYPE_Q4_K, q4_k, set)       \
+    SWA__ENTER_DOT_TILE(k, SWA_TYPE_Q5_K, q5_k, set)       \
+    SWA__ENTER_DOT_TILE(k, SWA_TYPE_Q6_K, q6_k, set)       \
+    (k)->type[SWA_TYPE_F32].wsum = swa__wsum_f32_##set;    \
+    (k)->type[SWA_TYPE_F16].wsum = swa__wsum_f16_##set;    \
+    (k)->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_##set;  \
+    (k)->type[SWA_TYPE_F16].store = swa__store_f16_##set;  \
+    (k)->quantize_q8 = swa__quantize_q8_##set;             \
+    (k)->quantize_q8k = swa__quantize_q8k_##set;           \
+    (k)->rmsnorm = swa__rmsnorm_##set;                     \
+    (k)->rope = swa__rope_##set;                           \
+    (k)->softmax = swa__softmax_##set;                     \
+    (k)->swiglu = swa__swiglu_##set;                       \
+    (k)->geglu = swa__geglu_##set;
+
 #if defined(SWA__HAVE_AVX2)
 /* Whether the AVX2 set widens F16 and BF16 rows to f32 a block at a time for prompts, rather
    than convert them in the tiles on every pass of 4 tokens. Widening pays where a 256-bit
@@ -24402,44 +24430,18 @@ static int swa__avx2_widens(void)
 }
 #endif
 
+/* What AVX2 has, over the reference: the list, the float rows widened for a prompt where
+   swa__avx2_widens says so, and taken SWA__FLOAT_ROWS_AVX2 rows a call. */
 static void swa__kernels_avx2(swa__kernels *k)
 {
 #if defined(SWA__HAVE_AVX2)
-    /* the types made by SWA__NEW_TYPE, from their list */
-#define SWA__ENTER(row_tile_fn, tile_fn, dot_fn, driver_fn, id) \
-    k->type[id].dot = dot_fn;                                  \
-    k->type[id].tile = tile_fn;
-    SWA__AVX2_TYPES(SWA__ENTER)
-#undef SWA__ENTER
-    k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx2;
-    k->type[SWA_TYPE_F32].tile = swa__tile_f32_avx2;
-    k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx2;
-    k->type[SWA_TYPE_F16].tile = swa__tile_f16_avx2;
-    k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx2;
-    k->type[SWA_TYPE_BF16].tile = swa__tile_bf16_avx2;
+    SWA__ENTER_SIMD(k, avx2, SWA__AVX2_TYPES)
     if (swa__avx2_widens()) {
         k->type[SWA_TYPE_F16].widen = swa__widen_f16_avx2;
         k->type[SWA_TYPE_BF16].widen = swa__widen_bf16_avx2;
     }
     k->type[SWA_TYPE_F32].rows_per_call = k->type[SWA_TYPE_F16].rows_per_call = k->type[SWA_TYPE_BF16].rows_per_call =
         SWA__FLOAT_ROWS_AVX2;
-    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_avx2;
-    k->type[SWA_TYPE_Q4_K].tile = swa__tile_q4_k_avx2;
-    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_avx2;
-    k->type[SWA_TYPE_Q5_K].tile = swa__tile_q5_k_avx2;
-    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_avx2;
-    k->type[SWA_TYPE_Q6_K].tile = swa__tile_q6_k_avx2;
-    k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_avx2;
-    k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_avx2;
-    k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_avx2;
-    k->type[SWA_TYPE_F16].store = swa__store_f16_avx2;
-    k->quantize_q8 = swa__quantize_q8_avx2;
-    k->quantize_q8k = swa__quantize_q8k_avx2;
-    k->rmsnorm = swa__rmsnorm_avx2;
-    k->rope = swa__rope_avx2;
-    k->softmax = swa__softmax_avx2;
-    k->swiglu = swa__swiglu_avx2;
-    k->geglu = swa__geglu_avx2;
 #endif
     (void)k;
 }
@@ -24472,14 +24474,12 @@ static void swa__kernels_vnni(swa__kernels *k)
 {
 #if defined(SWA__HAVE_AVX_VNNI)
     static const swa__quantized_kernels quantized[] = {
-#define SWA__VNNI_TYPE(stem, type, pack) {type, swa__dot_##stem##_vnni, swa__tile_##stem##_vnni, swa__gemm_##stem##_vnni, pack}
-        SWA__VNNI_TYPE(q8_0, SWA_TYPE_Q8_0, swa__qpack_vnni),     SWA__VNNI_TYPE(q4_0, SWA_TYPE_Q4_0, swa__qpack_vnni),
-        SWA__VNNI_TYPE(q4_1, SWA_TYPE_Q4_1, swa__qpack_vnni),     SWA__VNNI_TYPE(q5_0, SWA_TYPE_Q5_0, swa__qpack_vnni),
-        SWA__VNNI_TYPE(q5_1, SWA_TYPE_Q5_1, swa__qpack_vnni),     SWA__VNNI_TYPE(iq4_nl, SWA_TYPE_IQ4_NL, swa__qpack_vnni),
-        SWA__VNNI_TYPE(mxfp4, SWA_TYPE_MXFP4, swa__qpack_vnni),   SWA__VNNI_TYPE(q4_k, SWA_TYPE_Q4_K, swa__kpack_vnni),
-        SWA__VNNI_TYPE(q5_k, SWA_TYPE_Q5_K, swa__kpack_vnni),     SWA__VNNI_TYPE(q6_k, SWA_TYPE_Q6_K, swa__kpack_vnni),
-        SWA__VNNI_TYPE(iq4_xs, SWA_TYPE_IQ4_XS, swa__kpack_vnni), SWA__VNNI_TYPE(q2_k, SWA_TYPE_Q2_K, swa__kpack_vnni),
-        SWA__VNNI_TYPE(q3_k, SWA_TYPE_Q3_K, swa__kpack_vnni),
+#define SWA__VNNI_TYPE(stem, type, pack) {type, swa__dot_##stem##_vnni, swa__tile_##stem##_vnni, swa__gemm_##stem##_vnni, pack},
+#define SWA__VNNI_B32(stem, type) SWA__VNNI_TYPE(stem, type, swa__qpack_vnni)
+#define SWA__VNNI_KQUANT(stem, type) SWA__VNNI_TYPE(stem, type, swa__kpack_vnni)
+        SWA__B32_TYPES(SWA__VNNI_B32) SWA__KQUANT_TYPES(SWA__VNNI_KQUANT)
+#undef SWA__VNNI_KQUANT
+#undef SWA__VNNI_B32
 #undef SWA__VNNI_TYPE
     };
     swa__set_quantized(k, quantized, sizeof quantized / sizeof quantized[0]);
@@ -24493,23 +24493,16 @@ static void swa__kernels_avx512(swa__kernels *k)
 {
 #if defined(SWA__HAVE_AVX512)
     static const swa__quantized_kernels quantized[] = {
-#define SWA__LANES_TYPE(stem, type) {type, swa__dot_##stem##_lanes_avx512, swa__tile_##stem##_lanes_avx512, swa__gemm_##stem##_avx512, swa__qpack_avx512}
-#define SWA__KQUANT_TYPE(stem, type) {type, swa__dot_##stem##_avx512, swa__tile_##stem##_avx512, swa__gemm_##stem##_avx512, swa__kpack_avx512}
-        SWA__LANES_TYPE(q8_0, SWA_TYPE_Q8_0),   SWA__LANES_TYPE(q4_0, SWA_TYPE_Q4_0),     SWA__LANES_TYPE(q4_1, SWA_TYPE_Q4_1),
-        SWA__LANES_TYPE(q5_0, SWA_TYPE_Q5_0),   SWA__LANES_TYPE(q5_1, SWA_TYPE_Q5_1),     SWA__LANES_TYPE(iq4_nl, SWA_TYPE_IQ4_NL),
-        SWA__LANES_TYPE(mxfp4, SWA_TYPE_MXFP4), SWA__KQUANT_TYPE(q2_k, SWA_TYPE_Q2_K),    SWA__KQUANT_TYPE(q3_k, SWA_TYPE_Q3_K),
-        SWA__KQUANT_TYPE(q4_k, SWA_TYPE_Q4_K),  SWA__KQUANT_TYPE(q5_k, SWA_TYPE_Q5_K),    SWA__KQUANT_TYPE(q6_k, SWA_TYPE_Q6_K),
-        SWA__KQUANT_TYPE(iq4_xs, SWA_TYPE_IQ4_XS),
+#define SWA__LANES_TYPE(stem, type) {type, swa__dot_##stem##_lanes_avx512, swa__tile_##stem##_lanes_avx512, swa__gemm_##stem##_avx512, swa__qpack_avx512},
+#define SWA__KQUANT_TYPE(stem, type) {type, swa__dot_##stem##_avx512, swa__tile_##stem##_avx512, swa__gemm_##stem##_avx512, swa__kpack_avx512},
+        SWA__B32_TYPES(SWA__LANES_TYPE) SWA__KQUANT_TYPES(SWA__KQUANT_TYPE)
 #undef SWA__LANES_TYPE
 #undef SWA__KQUANT_TYPE
     };
     size_t i;
-    k->type[SWA_TYPE_F32].dot = swa__dot_f32_avx512;
-    k->type[SWA_TYPE_F32].tile = swa__tile_f32_avx512;
-    k->type[SWA_TYPE_F16].dot = swa__dot_f16_avx512;
-    k->type[SWA_TYPE_F16].tile = swa__tile_f16_avx512;
-    k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_avx512;
-    k->type[SWA_TYPE_BF16].tile = swa__tile_bf16_avx512;
+    SWA__ENTER_DOT_TILE(k, SWA_TYPE_F32, f32, avx512)
+    SWA__ENTER_DOT_TILE(k, SWA_TYPE_F16, f16, avx512)
+    SWA__ENTER_DOT_TILE(k, SWA_TYPE_BF16, bf16, avx512)
     k->type[SWA_TYPE_F16].widen = k->type[SWA_TYPE_BF16].widen = NULL;   /* its own tiles, not the avx2 set's */
     k->type[SWA_TYPE_F32].tile_rows = k->type[SWA_TYPE_F16].tile_rows = k->type[SWA_TYPE_BF16].tile_rows =
         SWA__FLOAT_TILE_ROWS;
@@ -24559,42 +24552,17 @@ static void swa__kernels_amx(swa__kernels *k)
     (void)k;
 }
 
-/* What NEON has, over the reference. */
+/* What NEON has, over the reference: the list. */
 static void swa__kernels_neon(swa__kernels *k)
 {
 #if defined(SWA__HAVE_NEON)
-    /* the types made by SWA__NEW_TYPE, from their list */
-#define SWA__ENTER(row_tile_fn, tile_fn, dot_fn, driver_fn, id) \
-    k->type[id].dot = dot_fn;                                  \
-    k->type[id].tile = tile_fn;
-    SWA__NEON_TYPES(SWA__ENTER)
-#undef SWA__ENTER
-    k->type[SWA_TYPE_F32].dot = swa__dot_f32_neon;
-    k->type[SWA_TYPE_F32].tile = swa__tile_f32_neon;
-    k->type[SWA_TYPE_F16].dot = swa__dot_f16_neon;
-    k->type[SWA_TYPE_F16].tile = swa__tile_f16_neon;
-    k->type[SWA_TYPE_BF16].dot = swa__dot_bf16_neon;
-    k->type[SWA_TYPE_BF16].tile = swa__tile_bf16_neon;
-    k->type[SWA_TYPE_Q4_K].dot = swa__dot_q4_k_neon;
-    k->type[SWA_TYPE_Q4_K].tile = swa__tile_q4_k_neon;
-    k->type[SWA_TYPE_Q5_K].dot = swa__dot_q5_k_neon;
-    k->type[SWA_TYPE_Q5_K].tile = swa__tile_q5_k_neon;
-    k->type[SWA_TYPE_Q6_K].dot = swa__dot_q6_k_neon;
-    k->type[SWA_TYPE_Q6_K].tile = swa__tile_q6_k_neon;
-    k->type[SWA_TYPE_F32].wsum = swa__wsum_f32_neon;
-    k->type[SWA_TYPE_F16].wsum = swa__wsum_f16_neon;
-    k->type[SWA_TYPE_Q8_0].wsum = swa__wsum_q8_0_neon;
-    k->type[SWA_TYPE_F16].store = swa__store_f16_neon;
-    k->quantize_q8 = swa__quantize_q8_neon;
-    k->quantize_q8k = swa__quantize_q8k_neon;
-    k->rmsnorm = swa__rmsnorm_neon;
-    k->rope = swa__rope_neon;
-    k->softmax = swa__softmax_neon;
-    k->swiglu = swa__swiglu_neon;
-    k->geglu = swa__geglu_neon;
+    SWA__ENTER_SIMD(k, neon, SWA__NEON_TYPES)
 #endif
     (void)k;
 }
+#undef SWA__ENTER_SIMD
+#undef SWA__ENTER_DOT_TILE
+#undef SWA__ENTER
 
 /* The instruction sets, each with the set it starts from: a context's table is the
    reference's, then each set down the chain to the one asked for (ref -> avx2 -> avx512 -> amx)
