@@ -20900,6 +20900,39 @@ static int swa__set_rows(int64_t nr, int64_t r, int set, int64_t q)
     return left < set ? (int)left : set;
 }
 
+/* A product's rows r .. r + SWA__GEMM_ROWS - 1 (those below nr) of a block-of-32 type unpacked
+   in sets of W rows: row r + W q + m's block b at u0[W (q nbk + b) + m], zeros for rows past nr. */
+SWA__AVX2 SWA__INLINE void swa__qrows_unpack(const uint8_t *w, size_t w_stride, int64_t nr, int64_t r, const int W, int64_t nbk,
+                                             const uint32_t type, swa__qrow *u0)
+{
+    const int64_t sets = swa__sets(nr, r, W), bytes = (int64_t)swa_type_block_bytes(type);
+    int64_t q, b;
+    int m;
+    for (q = 0; q < sets; q++) {
+        swa__qrow *u = u0 + q * W * nbk;
+        const int rows = swa__set_rows(nr, r, W, q);
+        for (b = 0; b < nbk; b++)
+            for (m = 0; m < W; m++) {
+                if (m < rows) swa__qrow_unpack(w + (size_t)(r + W * q + m) * w_stride + b * bytes, type, u + W * b + m);
+                else memset(u + W * b + m, 0, sizeof *u);
+            }
+    }
+}
+
+/* The packed tokens for n tokens of up to n_in columns in units of W tokens (kunit_bytes for the
+   K-quants', qunit_bytes for the blocks of 32's), and a thread's scratch: SWA__GEMM_ROWS unpacked
+   rows, out_floats floats of accumulators and results, and a line to align them by hand. */
+static void swa__gemm_memory_units(int64_t n, int64_t n_in, int W, size_t kunit_bytes, size_t qunit_bytes, uint64_t out_floats,
+                                   uint64_t *pack_bytes, uint64_t *scratch_bytes)
+{
+    uint64_t groups = (uint64_t)((n + W - 1) / W), kpack = groups * (uint64_t)(n_in / 256) * kunit_bytes;
+    uint64_t qpack = groups * (uint64_t)(n_in / 32) * qunit_bytes;
+    uint64_t kscratch = SWA__GEMM_ROWS * (uint64_t)(n_in / 256) * sizeof(swa__krow);
+    uint64_t qscratch = SWA__GEMM_ROWS * (uint64_t)(n_in / 32) * sizeof(swa__qrow);
+    *pack_bytes = kpack > qpack ? kpack : qpack;
+    *scratch_bytes = (kscratch > qscratch ? kscratch : qscratch) + out_floats * sizeof(float) + 64;
+}
+
 /* The quantized types of the sets with products, each as X(stem, SWA_TYPE_*): blocks of 32 and
    super-blocks of 256 (the K-quants and IQ4_XS). The VNNI, AVX-512 and AMX sets make their
    products, and the dispatch enters their kernels, from these lists. */
@@ -21134,7 +21167,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__qstep_vnni(const swa__qrow *row, const swa__
 SWA__AVX_VNNI SWA__INLINE void swa__gemm_q_vnni(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                                 int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
-    const int64_t nbk = n_in / 32, full = nbk / 8 * 8, bytes = (int64_t)swa_type_block_bytes(type);
+    const int64_t nbk = n_in / 32, full = nbk / 8 * 8;
     const swa__qunit8 *xu = (const swa__qunit8 *)xpack;
     swa__qrow *u0 = (swa__qrow *)swa__line_up(scratch);
     float *acc = (float *)(u0 + SWA__GEMM_ROWS * nbk), *out = acc + 8 * SWA__VNNI_ACCS * 8;
@@ -21142,15 +21175,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__gemm_q_vnni(const uint8_t *w, size_t w_strid
     int m, j;
     for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
         const int64_t sets = swa__sets(nr, r, 8);
-        for (q = 0; q < sets; q++) {
-            swa__qrow *u = u0 + q * 8 * nbk;
-            const int rows = swa__set_rows(nr, r, 8, q);
-            for (b = 0; b < nbk; b++)
-                for (m = 0; m < 8; m++) {
-                    if (m < rows) swa__qrow_unpack(w + (size_t)(r + 8 * q + m) * w_stride + b * bytes, type, u + 8 * b + m);
-                    else memset(u + 8 * b + m, 0, sizeof *u);
-                }
-        }
+        swa__qrows_unpack(w, w_stride, nr, r, 8, nbk, type, u0);
         for (g = 0; g * 8 < n; g++) {
             for (q = 0; q < sets; q++) {
                 const swa__qrow *u = u0 + q * 8 * nbk;
@@ -21488,12 +21513,8 @@ SWA__KQUANT_TYPES(SWA__GEMM_K_VNNI)
    their accumulators and results, aligned by hand), for either kind of product. */
 static void swa__gemm_memory_vnni(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
 {
-    uint64_t groups = (uint64_t)(n + 7) / 8, kpack = groups * (uint64_t)(n_in / 256) * sizeof(swa__kunit8);
-    uint64_t qpack = groups * (uint64_t)(n_in / 32) * sizeof(swa__qunit8);
-    uint64_t kscratch = SWA__GEMM_ROWS * (uint64_t)(n_in / 256) * sizeof(swa__krow);
-    uint64_t qscratch = SWA__GEMM_ROWS * (uint64_t)(n_in / 32) * sizeof(swa__qrow);
-    *pack_bytes = kpack > qpack ? kpack : qpack;
-    *scratch_bytes = (kscratch > qscratch ? kscratch : qscratch) + (8 * SWA__VNNI_ACCS * 8 + 64) * sizeof(float) + 64;
+    swa__gemm_memory_units(n, n_in, 8, sizeof(swa__kunit8), sizeof(swa__qunit8), 8 * SWA__VNNI_ACCS * 8 + 64, pack_bytes,
+                           scratch_bytes);
 }
 
 #endif /* SWA__HAVE_AVX_VNNI */
@@ -22593,7 +22614,7 @@ SWA__AVX512 SWA__INLINE void swa__qstep_avx512(const swa__qrow *row, const swa__
 SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                                 int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
-    const int64_t nbk = n_in / 32, bytes = (int64_t)swa_type_block_bytes(type);
+    const int64_t nbk = n_in / 32;
     const swa__qunit *xu = (const swa__qunit *)xpack;
     swa__qrow *u0 = (swa__qrow *)swa__line_up(scratch);
     float *out = (float *)(u0 + SWA__GEMM_ROWS * nbk);
@@ -22601,15 +22622,7 @@ SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_strid
     int m, h;
     for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
         const int64_t sets = swa__sets(nr, r, 16);
-        for (q = 0; q < sets; q++) {
-            swa__qrow *u = u0 + q * 16 * nbk;
-            const int rows = swa__set_rows(nr, r, 16, q);
-            for (b = 0; b < nbk; b++)
-                for (m = 0; m < 16; m++) {
-                    if (m < rows) swa__qrow_unpack(w + (size_t)(r + 16 * q + m) * w_stride + b * bytes, type, u + 16 * b + m);
-                    else memset(u + 16 * b + m, 0, sizeof *u);
-                }
-        }
+        swa__qrows_unpack(w, w_stride, nr, r, 16, nbk, type, u0);
         for (g = 0; g * 16 < n; g++) {
             for (q = 0; q < sets; q++) {
                 const swa__qrow *u = u0 + q * 16 * nbk;
@@ -22637,12 +22650,7 @@ SWA__B32_TYPES(SWA__GEMM_Q_AVX512)
    rows and their results, aligned by hand), for either kind of product. */
 static void swa__gemm_memory_avx512(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
 {
-    uint64_t groups = (uint64_t)(n + 15) / 16, kpack = groups * (uint64_t)(n_in / 256) * sizeof(swa__kunit);
-    uint64_t qpack = groups * (uint64_t)(n_in / 32) * sizeof(swa__qunit);
-    uint64_t kscratch = SWA__GEMM_ROWS * (uint64_t)(n_in / 256) * sizeof(swa__krow);
-    uint64_t qscratch = SWA__GEMM_ROWS * (uint64_t)(n_in / 32) * sizeof(swa__qrow);
-    *pack_bytes = kpack > qpack ? kpack : qpack;
-    *scratch_bytes = (kscratch > qscratch ? kscratch : qscratch) + 512 * sizeof(float) + 64;
+    swa__gemm_memory_units(n, n_in, 16, sizeof(swa__kunit), sizeof(swa__qunit), 512, pack_bytes, scratch_bytes);
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
