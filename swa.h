@@ -1404,6 +1404,18 @@ typedef struct swa__type_kernels {
     swa__store_fn store;
 } swa__type_kernels;
 
+/* The weight types whose AVX2 and NEON kernels SWA__NEW_TYPE makes (the row tile kernel, the
+   tile kernel and the 1-token dot), as X(stem, SWA_TYPE_*, AVX2's driver, NEON's driver): the
+   driver d of a set is swa__row_tile_<d>_<set>, the loop a type's unpacking shares with others
+   there. Both sets make their kernels and enter them in their tables from this list, so such a
+   type is one line here (and its unpacking in the two drivers). */
+#define SWA__NEW_TYPES(X)                                                                             \
+    X(q8_0, SWA_TYPE_Q8_0, grouped, blocks) X(q4_0, SWA_TYPE_Q4_0, grouped, blocks)                  \
+    X(q4_1, SWA_TYPE_Q4_1, grouped, b32) X(q5_0, SWA_TYPE_Q5_0, grouped, b32)                        \
+    X(q5_1, SWA_TYPE_Q5_1, grouped, b32) X(iq4_nl, SWA_TYPE_IQ4_NL, grouped, b32)                    \
+    X(mxfp4, SWA_TYPE_MXFP4, grouped, b32) X(q2_k, SWA_TYPE_Q2_K, kblock, kblock)                    \
+    X(q3_k, SWA_TYPE_Q3_K, kblock, kblock) X(iq4_xs, SWA_TYPE_IQ4_XS, kblock, kblock)
+
 /* The kernels a context calls, filled by name in swa__kernels_setup. */
 typedef struct swa__kernels {
     const char *name;
@@ -3694,9 +3706,9 @@ SWADEF int32_t swa_argmax(const float *x, int64_t n)
      3. its reference kernels, swa__dequant_<stem>_ref and swa__dot_<stem>_ref (with the
         kernels, the only code that knows its layout);
      4. AVX2: its unpacking in the driver it shares (swa__row_tile_grouped_avx2 for blocks of 32,
-        swa__row_tile_kblock_avx2 for super-blocks, or a driver of its own) and one line in
-        SWA__AVX2_TYPES, which makes its kernels and enters them in the AVX2 table;
-     5. NEON: the same in the NEON drivers and SWA__NEON_TYPES.
+        swa__row_tile_kblock_avx2 for super-blocks, or a driver of its own), and NEON's in its;
+     5. one line in SWA__NEW_TYPES, which makes both sets' kernels and enters them in their
+        tables.
    Sizes, the names in messages, the activation form, the scalar defaults and the tiles all come
    from the row (the top comment's list of types is documentation to update too). */
 #define SWA__TYPE_GONE(id, name) {id, NULL, 0, 0, 0, NULL, NULL, NULL, NULL}
@@ -20437,22 +20449,11 @@ SWA__AVX2 SWA__INLINE void swa__row_tile_kblock_avx2(const void *row, const void
     else swa__kblock_rows_avx2((const uint8_t *)row, (const uint8_t *)x, stride, nt, n, out, type);
 }
 
-/* The types whose AVX2 kernels come from SWA__NEW_TYPE(SWA__AVX2, ...): the row tile kernel,
-   the tile kernel and the 1-token dot, from the driver with the type's unpacking. swa__kernels_avx2 enters
-   them in the table from this same list, so a new type is one line here. */
-#define SWA__AVX2_TYPES(X)                                                                              \
-    X(swa__row_tile_q8_0_avx2, swa__tile_q8_0_avx2, swa__dot_q8_0_avx2, swa__row_tile_grouped_avx2, SWA_TYPE_Q8_0) \
-    X(swa__row_tile_q4_0_avx2, swa__tile_q4_0_avx2, swa__dot_q4_0_avx2, swa__row_tile_grouped_avx2, SWA_TYPE_Q4_0) \
-    X(swa__row_tile_q4_1_avx2, swa__tile_q4_1_avx2, swa__dot_q4_1_avx2, swa__row_tile_grouped_avx2, SWA_TYPE_Q4_1) \
-    X(swa__row_tile_q5_0_avx2, swa__tile_q5_0_avx2, swa__dot_q5_0_avx2, swa__row_tile_grouped_avx2, SWA_TYPE_Q5_0) \
-    X(swa__row_tile_q5_1_avx2, swa__tile_q5_1_avx2, swa__dot_q5_1_avx2, swa__row_tile_grouped_avx2, SWA_TYPE_Q5_1) \
-    X(swa__row_tile_iq4_nl_avx2, swa__tile_iq4_nl_avx2, swa__dot_iq4_nl_avx2, swa__row_tile_grouped_avx2, SWA_TYPE_IQ4_NL) \
-    X(swa__row_tile_mxfp4_avx2, swa__tile_mxfp4_avx2, swa__dot_mxfp4_avx2, swa__row_tile_grouped_avx2, SWA_TYPE_MXFP4) \
-    X(swa__row_tile_q2_k_avx2, swa__tile_q2_k_avx2, swa__dot_q2_k_avx2, swa__row_tile_kblock_avx2, SWA_TYPE_Q2_K) \
-    X(swa__row_tile_q3_k_avx2, swa__tile_q3_k_avx2, swa__dot_q3_k_avx2, swa__row_tile_kblock_avx2, SWA_TYPE_Q3_K) \
-    X(swa__row_tile_iq4_xs_avx2, swa__tile_iq4_xs_avx2, swa__dot_iq4_xs_avx2, swa__row_tile_kblock_avx2, SWA_TYPE_IQ4_XS)
-#define SWA__NEW_TYPE_AVX2(row_tile, tile, dot, driver, type) SWA__NEW_TYPE(SWA__AVX2, row_tile, tile, dot, driver, type)
-SWA__AVX2_TYPES(SWA__NEW_TYPE_AVX2)
+/* The AVX2 kernels of the types in SWA__NEW_TYPES. */
+#define SWA__NEW_TYPE_AVX2(stem, type, avx2_driver, neon_driver)                                           \
+    SWA__NEW_TYPE(SWA__AVX2, swa__row_tile_##stem##_avx2, swa__tile_##stem##_avx2, swa__dot_##stem##_avx2, \
+                  swa__row_tile_##avx2_driver##_avx2, type)
+SWA__NEW_TYPES(SWA__NEW_TYPE_AVX2)
 #undef SWA__NEW_TYPE_AVX2
 
 /* The largest |x| of 32 floats, and q = lrint(x * id) packed to bytes in order. */
@@ -24092,20 +24093,11 @@ static inline void swa__row_tile_kblock_neon(const void *row, const void *x, siz
     for (t = 0; t < nt; t++) out[t] = sum[t];
 }
 
-/* The types whose NEON kernels come from SWA__NEW_TYPE (see SWA__AVX2_TYPES). */
-#define SWA__NEON_TYPES(X)                                                                              \
-    X(swa__row_tile_q8_0_neon, swa__tile_q8_0_neon, swa__dot_q8_0_neon, swa__row_tile_blocks_neon, SWA_TYPE_Q8_0) \
-    X(swa__row_tile_q4_0_neon, swa__tile_q4_0_neon, swa__dot_q4_0_neon, swa__row_tile_blocks_neon, SWA_TYPE_Q4_0) \
-    X(swa__row_tile_q4_1_neon, swa__tile_q4_1_neon, swa__dot_q4_1_neon, swa__row_tile_b32_neon, SWA_TYPE_Q4_1) \
-    X(swa__row_tile_q5_0_neon, swa__tile_q5_0_neon, swa__dot_q5_0_neon, swa__row_tile_b32_neon, SWA_TYPE_Q5_0) \
-    X(swa__row_tile_q5_1_neon, swa__tile_q5_1_neon, swa__dot_q5_1_neon, swa__row_tile_b32_neon, SWA_TYPE_Q5_1) \
-    X(swa__row_tile_iq4_nl_neon, swa__tile_iq4_nl_neon, swa__dot_iq4_nl_neon, swa__row_tile_b32_neon, SWA_TYPE_IQ4_NL) \
-    X(swa__row_tile_mxfp4_neon, swa__tile_mxfp4_neon, swa__dot_mxfp4_neon, swa__row_tile_b32_neon, SWA_TYPE_MXFP4) \
-    X(swa__row_tile_q2_k_neon, swa__tile_q2_k_neon, swa__dot_q2_k_neon, swa__row_tile_kblock_neon, SWA_TYPE_Q2_K) \
-    X(swa__row_tile_q3_k_neon, swa__tile_q3_k_neon, swa__dot_q3_k_neon, swa__row_tile_kblock_neon, SWA_TYPE_Q3_K) \
-    X(swa__row_tile_iq4_xs_neon, swa__tile_iq4_xs_neon, swa__dot_iq4_xs_neon, swa__row_tile_kblock_neon, SWA_TYPE_IQ4_XS)
-#define SWA__NEW_TYPE_NEON(row_tile, tile, dot, driver, type) SWA__NEW_TYPE(, row_tile, tile, dot, driver, type)
-SWA__NEON_TYPES(SWA__NEW_TYPE_NEON)
+/* The NEON kernels of the types in SWA__NEW_TYPES. */
+#define SWA__NEW_TYPE_NEON(stem, type, avx2_driver, neon_driver)                                  \
+    SWA__NEW_TYPE(, swa__row_tile_##stem##_neon, swa__tile_##stem##_neon, swa__dot_##stem##_neon, \
+                  swa__row_tile_##neon_driver##_neon, type)
+SWA__NEW_TYPES(SWA__NEW_TYPE_NEON)
 #undef SWA__NEW_TYPE_NEON
 
 static float swa__amax_neon(const float *x, int64_t n)
@@ -24389,16 +24381,14 @@ static void swa__kernels_ref(swa__kernels *k)
 }
 
 /* What the AVX2 and NEON sets both have over the reference, from one list: the kernel for a
-   name is swa__<name>_<set>. TYPES is the set's list of the types SWA__NEW_TYPE made (its row
-   tile, tile and dot from the driver; SWA__ENTER takes the dot and the tile). */
-#define SWA__ENTER(row_tile_fn, tile_fn, dot_fn, driver_fn, id) \
-    k->type[id].dot = dot_fn;                                   \
-    k->type[id].tile = tile_fn;
+   name is swa__<name>_<set>. ENTER(stem, type, avx2_driver, neon_driver) enters a type of SWA__NEW_TYPES. */
 #define SWA__ENTER_DOT_TILE(k, id, stem, set)              \
     (k)->type[id].dot = swa__dot_##stem##_##set;           \
     (k)->type[id].tile = swa__tile_##stem##_##set;
-#define SWA__ENTER_SIMD(k, set, TYPES)                     \
-    TYPES(SWA__ENTER)                                      \
+#define SWA__ENTER_AVX2(stem, type, avx2_driver, neon_driver) SWA__ENTER_DOT_TILE(k, type, stem, avx2)
+#define SWA__ENTER_NEON(stem, type, avx2_driver, neon_driver) SWA__ENTER_DOT_TILE(k, type, stem, neon)
+#define SWA__ENTER_SIMD(k, set, ENTER)                     \
+    SWA__NEW_TYPES(ENTER)                                  \
     SWA__ENTER_DOT_TILE(k, SWA_TYPE_F32, f32, set)         \
     SWA__ENTER_DOT_TILE(k, SWA_TYPE_F16, f16, set)         \
     SWA__ENTER_DOT_TILE(k, SWA_TYPE_BF16, bf16, set)       \
@@ -24443,7 +24433,7 @@ static int swa__avx2_widens(void)
 static void swa__kernels_avx2(swa__kernels *k)
 {
 #if defined(SWA__HAVE_AVX2)
-    SWA__ENTER_SIMD(k, avx2, SWA__AVX2_TYPES)
+    SWA__ENTER_SIMD(k, avx2, SWA__ENTER_AVX2)
     if (swa__avx2_widens()) {
         k->type[SWA_TYPE_F16].widen = swa__widen_f16_avx2;
         k->type[SWA_TYPE_BF16].widen = swa__widen_bf16_avx2;
@@ -24564,13 +24554,14 @@ static void swa__kernels_amx(swa__kernels *k)
 static void swa__kernels_neon(swa__kernels *k)
 {
 #if defined(SWA__HAVE_NEON)
-    SWA__ENTER_SIMD(k, neon, SWA__NEON_TYPES)
+    SWA__ENTER_SIMD(k, neon, SWA__ENTER_NEON)
 #endif
     (void)k;
 }
 #undef SWA__ENTER_SIMD
+#undef SWA__ENTER_NEON
+#undef SWA__ENTER_AVX2
 #undef SWA__ENTER_DOT_TILE
-#undef SWA__ENTER
 
 /* The instruction sets, each with the set it starts from: a context's table is the
    reference's, then each set down the chain to the one asked for (ref -> avx2 -> avx512 -> amx)
@@ -24664,14 +24655,11 @@ SWA__INTERNAL void swa__kernels_setup(swa__kernels *k, int32_t level)   /* level
     for (t = 0; t < SWA__N_TYPES; t++) k->type[t].block_bytes = swa__act_kind(t) == SWA__ACT_F32 ? float_block : SWA__ROW_BLOCK;
 }
 
+#undef SWA__NEW_TYPES
 #if defined(SWA__HAVE_AVX2)
-#undef SWA__AVX2_TYPES
 #undef SWA__B32_TYPES
 #undef SWA__KQUANT_TYPES
 #undef SWA__GEMM_OF
-#endif
-#if defined(SWA__HAVE_NEON)
-#undef SWA__NEON_TYPES
 #endif
 
 #endif /* SWA__IMPLEMENTED */

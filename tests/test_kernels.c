@@ -124,7 +124,7 @@ static double magnitude(uint32_t type, const uint8_t *row, const float *x, int64
 static void check_tiles(const swa__kernels *k, uint32_t type, const uint8_t *w, size_t w_stride,
                         const uint8_t *x, size_t x_stride, int64_t n, float *alone)
 {
-    const swa__type_kernels *kt = &k->type[type];   /* dots NULL: the products go dot by dot */
+    const swa__type_kernels *kt = &k->type[type];   /* tile NULL: the products go dot by dot */
     float y[MAX_TOKENS * MAX_ROWS];
     int nr, nt, r, t;
     assert_true(kt->tile_rows <= MAX_ROWS && kt->tile_tokens <= MAX_TOKENS);
