@@ -1477,7 +1477,7 @@ SWA__INTERNAL const swa__type_info *swa__type_row(uint32_t type);
 SWA__INTERNAL int swa__act_kind(uint32_t type);
 SWA__INTERNAL void swa__quantize_q8_ref(const float *x, void *out, int64_t n);
 SWA__INTERNAL void swa__quantize_q8x8(swa__quantize_fn quantize_q8, const float *x, void *out,
-                                     int64_t n);
+                                      int64_t n);
 SWA__INTERNAL void swa__quantize_q8k_ref(const float *x, void *out, int64_t n);
 SWA__INTERNAL void swa__dequant_row_ref(uint32_t type, const void *row, float *out, int64_t n);
 SWA__INTERNAL float swa__dot_f32_ref(const void *row, const void *x, int64_t n);
@@ -22447,7 +22447,7 @@ SWA__NEW_TYPE(SWA__AVX512, swa__row_tile_q2_k_avx512, swa__tile_q2_k_avx512, swa
 SWA__NEW_TYPE(SWA__AVX512, swa__row_tile_q3_k_avx512, swa__tile_q3_k_avx512, swa__dot_q3_k_avx512, swa__row_tile_k16_avx512, SWA_TYPE_Q3_K)
 
 /* ---- Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS products: tokens in the lanes ----
-   A batch's tokens are packed 16 to a unit a super-block (swa__kunit): for each 4 elements,
+   A batch's tokens are packed 16 to a unit a super-block (swa__kunit16): for each 4 elements,
    the 16 tokens' 4 bytes side by side in one register. vpdpbusd multiplies that register by
    4 bytes of one row broadcast from memory, so one load of tokens serves 8 rows and the rows
    need no transposing: they are unpacked once, 16 at a time, in order (swa__krow), for all the
@@ -22457,12 +22457,12 @@ SWA__NEW_TYPE(SWA__AVX512, swa__row_tile_q3_k_avx512, swa__tile_q3_k_avx512, swa
    integers of the dots and meet the floats as there: the dots' bits exactly. */
 
 /* Super-block s of 16 tokens. */
-typedef struct swa__kunit {   /* swa__kpack's unit of 16 tokens */
+typedef struct swa__kunit16 {   /* swa__kpack's unit of 16 tokens */
     int8_t q[4][16][64];        /* quarter k's elements 4 i .. 4 i + 3: token t's at q[k][i][4 t] */
     int32_t pair_sums[4][16];   /* (B_2p, B_2p + 1) as two int16, B_j the sum of 32-element sub-block j */
     int32_t bsum_pairs[8][16];  /* (bsum_2p, bsum_2p + 1), the 16-element sums, as two int16 */
     float d[16];
-} swa__kunit;
+} swa__kunit16;
 
 static void swa__kpack_avx512(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
 {
@@ -22509,7 +22509,7 @@ SWA__AVX512 SWA__INLINE void swa__kgroup_avx512(const swa__krow *u, const void *
     for (m = 0; m < 8; m++) rs[m] = rm[m] = _mm512_setzero_ps();
     for (s = 0; s < nsb; s++) {
         const swa__krow *row = u + 16 * s;
-        const swa__kunit *x = (const swa__kunit *)xg + s;
+        const swa__kunit16 *x = (const swa__kunit16 *)xg + s;
         __m512 ad;
         SWA__UNROLL(8)
         for (m = 0; m < 8; m++) sv[m] = _mm512_set1_epi32(-row[m].offset);
@@ -22551,7 +22551,7 @@ SWA__AVX512 SWA__INLINE void swa__kgroup_avx512(const swa__krow *u, const void *
 SWA__AVX512 SWA__INLINE void swa__gemm_k_avx512(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n,
                                                 int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
-    swa__gemm_k(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, type, 16, sizeof(swa__kunit), swa__krow_unpack_avx512,
+    swa__gemm_k(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, type, 16, sizeof(swa__kunit16), swa__krow_unpack_avx512,
                 swa__kgroup_avx512);
 }
 
@@ -22561,17 +22561,17 @@ SWA__KQUANT_TYPES(SWA__GEMM_K_AVX512)
 
 /* ---- The blocks of 32's products: tokens in the lanes ----
    As the K-quants' above, and as the AVX2 section's end describes: 16 tokens' block b in a unit
-   (swa__qunit), each row's block unpacked once (swa__qrow, SWA__GEMM_ROWS rows at a time in sets
+   (swa__qunit16), each row's block unpacked once (swa__qrow, SWA__GEMM_ROWS rows at a time in sets
    of 16), two blocks of 8 rows at a time. A
    (row, token) pair adds its blocks in the lanes kernels' order (acc = fma(S_b, d_w d_x, acc),
    then Q4_1's and Q5_1's acc = fma(m_w, d_x sum_b x, acc), block after block from 0): the dots'
    and tiles' bits exactly, without transposing the rows for every 12 tokens. */
 
-typedef struct swa__qunit {   /* swa__qpack_lanes's unit of 16 tokens */
+typedef struct swa__qunit16 {   /* swa__qpack_lanes's unit of 16 tokens */
     int8_t q[8][64];   /* the block's elements 4 i .. 4 i + 3: token t's at q[i][4 t] */
     float d[16];
     float dsum[16];
-} swa__qunit;
+} swa__qunit16;
 
 static void swa__qpack_avx512(const uint8_t *xq, size_t x_stride, int64_t n, int64_t n_in, void *out)
 {
@@ -22580,7 +22580,7 @@ static void swa__qpack_avx512(const uint8_t *xq, size_t x_stride, int64_t n, int
 
 /* Blocks b and b + 1 (`pair`; else b alone) of 8 unpacked rows (row[m], row[16 + m]) against
    16 tokens' units x[0] and x[1], into acc[m]; lanes are tokens. */
-SWA__AVX512 SWA__INLINE void swa__qstep_avx512(const swa__qrow *row, const swa__qunit *x, int pair, __m512 acc[8],
+SWA__AVX512 SWA__INLINE void swa__qstep_avx512(const swa__qrow *row, const swa__qunit16 *x, int pair, __m512 acc[8],
                                                const uint32_t type)
 {
     const __m512 d0 = _mm512_loadu_ps(x[0].d), d1 = pair ? _mm512_loadu_ps(x[1].d) : d0;
@@ -22616,7 +22616,7 @@ SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_strid
                                                 int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
     const int64_t nbk = n_in / 32;
-    const swa__qunit *xu = (const swa__qunit *)xpack;
+    const swa__qunit16 *xu = (const swa__qunit16 *)xpack;
     swa__qrow *u0 = (swa__qrow *)swa__line_up(scratch);
     float *out = (float *)(u0 + SWA__GEMM_ROWS * nbk);
     int64_t r, g, b, q;
@@ -22651,7 +22651,7 @@ SWA__B32_TYPES(SWA__GEMM_Q_AVX512)
    rows and their results, aligned by hand), for either kind of product. */
 static void swa__gemm_memory_avx512(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
 {
-    swa__gemm_memory_units(n, n_in, 16, sizeof(swa__kunit), sizeof(swa__qunit), 512, pack_bytes, scratch_bytes);
+    swa__gemm_memory_units(n, n_in, 16, sizeof(swa__kunit16), sizeof(swa__qunit16), 512, pack_bytes, scratch_bytes);
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -23418,7 +23418,7 @@ SWA__GEMM_OF(SWA__AMX, swa__gemm_q4_0_amx, swa__gemm_b32_amx, SWA_TYPE_Q4_0)
 
 
 /* ---- Q4_K, Q5_K, Q6_K and IQ4_XS products on the tiles ----
-   The tokens' units are swa__kunit's (tile B of a quarter: its 16 rows are the quarter's
+   The tokens' units are swa__kunit16's (tile B of a quarter: its 16 rows are the quarter's
    4-element groups, each 16 tokens' 4 bytes), the activations signed as AMX-INT8 takes them.
    Q4_K and Q5_K get S from the tiles in one pass over the super-block if each sub-block's
    scale is put into the weights: sc = lo + 8 hi with lo and hi in 0..7, so q * lo and q * hi
@@ -23468,7 +23468,7 @@ SWA__AMX SWA__INLINE void swa__kunpack_amx(const uint8_t *w, uint32_t type, uint
    products load their tiles A and B in one of two sets, so that the next quarter's loads need
    not wait for this quarter's products. */
 SWA__AMX SWA__INLINE void swa__kgroup_amx(const uint8_t *wq, const float *d, const float *dmin, const int32_t *mins,
-                                          const swa__kunit *xg, int64_t nsb, int32_t *c, float *out,
+                                          const swa__kunit16 *xg, int64_t nsb, int32_t *c, float *out,
                                           swa__ahead_amx *ahead)
 {
     const int64_t a_stride = nsb * SWA__AMX_KROW;
@@ -23548,7 +23548,7 @@ SWA__AMX SWA__INLINE void swa__q6k_unpack_amx(const uint8_t *w, uint8_t *a, floa
 
 /* The same as swa__kgroup_amx for Q6_K: three tiles C, one a digit, accumulate a super-block's
    four quarters, and S = C0 + 7 (C1 + 7 C2). */
-SWA__AMX SWA__INLINE void swa__q6k_group_amx(const uint8_t *wq, const float *d, const swa__kunit *xg, int64_t nsb,
+SWA__AMX SWA__INLINE void swa__q6k_group_amx(const uint8_t *wq, const float *d, const swa__kunit16 *xg, int64_t nsb,
                                              int32_t *c, float *out, swa__ahead_amx *ahead)
 {
     const int64_t a_stride = nsb * SWA__AMX_KROW;
@@ -23602,7 +23602,7 @@ SWA__AMX SWA__INLINE void swa__iq4xs_unpack_amx(const uint8_t *w, uint8_t *a, in
    each 32-element sub-block is a product of its own (tiles as in Q8_0's, swa__gemm_amx), its C
    scaled by the rows' scales in integers, and S FMA'd once a super-block as the vector dots do
    (swa__row_tile_exact_avx512). The float accumulators stay in out. */
-SWA__AMX SWA__INLINE void swa__iq4xs_group_amx(const uint8_t *wq, const float *d, const int32_t *sc, const swa__kunit *xg,
+SWA__AMX SWA__INLINE void swa__iq4xs_group_amx(const uint8_t *wq, const float *d, const int32_t *sc, const swa__kunit16 *xg,
                                                int64_t nsb, int32_t *c, float *out, swa__ahead_amx *ahead)
 {
     const int64_t a_stride = nsb * SWA__AMX_KROW;
@@ -23645,7 +23645,7 @@ SWA__AMX SWA__INLINE void swa__gemm_k_amx(const uint8_t *w, size_t w_stride, int
                                              int64_t n_in, float *y, int64_t ldy, void *scratch, const uint32_t type)
 {
     const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
-    const swa__kunit *xu = (const swa__kunit *)xpack;
+    const swa__kunit16 *xu = (const swa__kunit16 *)xpack;
     uint8_t *wq = (uint8_t *)swa__line_up(scratch);
     float *out = (float *)(wq + 16 * nsb * SWA__AMX_KROW), *d = out + 256, *dmin = d + 16 * nsb;
     int32_t *c = (int32_t *)(dmin + 16 * nsb), *mins = c + 3 * 256;
@@ -23705,7 +23705,7 @@ SWA__GEMM_OF(SWA__AMX, swa__gemm_iq4_xs_amx, swa__gemm_k_amx, SWA_TYPE_IQ4_XS)
 static void swa__gemm_memory_amx(int64_t n, int64_t n_in, uint64_t *pack_bytes, uint64_t *scratch_bytes)
 {
     uint64_t blocks = (uint64_t)swa__blocks_amx(n_in + 31), wide = (uint64_t)(n + 15) / 16 * blocks;
-    uint64_t kpack = (uint64_t)(n + 15) / 16 * (uint64_t)(n_in / 256) * sizeof(swa__kunit), kscratch = swa__kscratch_amx(n_in);
+    uint64_t kpack = (uint64_t)(n + 15) / 16 * (uint64_t)(n_in / 256) * sizeof(swa__kunit16), kscratch = swa__kscratch_amx(n_in);
     uint64_t small = (uint64_t)(n < SWA__AMX_FROM ? n : SWA__AMX_FROM - 1) * (uint64_t)swa__q8t_units(n_in + 31) * sizeof(swa__q8t);
     uint64_t avx512_pack, avx512_scratch;   /* IQ4_NL's and MXFP4's products are the avx512 set's */
     swa__gemm_memory_avx512(n, n_in, &avx512_pack, &avx512_scratch);
