@@ -20760,8 +20760,9 @@ typedef struct swa__qrow {
     int32_t unused[5];
 } swa__qrow;
 
-SWA__AVX2 SWA__INLINE void swa__qrow_unpack(const uint8_t *w, uint32_t type, swa__qrow *u)
+SWA__AVX2 SWA__INLINE void swa__qrow_unpack(const uint8_t *w, uint32_t type, void *out)
 {
+    swa__qrow *u = (swa__qrow *)out;
     __m256i q = swa__block_avx2(w, type), sums;
     int64_t part[4];
     if (!swa__signed_quants(type)) q = _mm256_sub_epi8(q, _mm256_set1_epi8((char)swa__quant_offset(type)));
@@ -20901,21 +20902,25 @@ static int swa__set_rows(int64_t nr, int64_t r, int set, int64_t q)
     return left < set ? (int)left : set;
 }
 
-/* A product's rows r .. r + SWA__GEMM_ROWS - 1 (those below nr) of a block-of-32 type unpacked
-   in sets of W rows: row r + W q + m's block b at u0[W (q nbk + b) + m], zeros for rows past nr. */
-SWA__AVX2 SWA__INLINE void swa__qrows_unpack(const uint8_t *w, size_t w_stride, int64_t nr, int64_t r, const int W, int64_t nbk,
-                                             const uint32_t type, swa__qrow *u0)
+/* A set's unpacking of a row's block of 32 (into a swa__qrow) or super-block (a swa__krow). */
+typedef void (*swa__unpack_fn)(const uint8_t *w, uint32_t type, void *out);
+
+/* A product's rows r .. r + SWA__GEMM_ROWS - 1 (those below nr), nb blocks each, unpacked in sets
+   of W rows into row_bytes each: row r + W q + m's block b at u0 + (W (q nb + b) + m) row_bytes,
+   zeros for rows past nr. Inlined where W and unpack are constants. */
+SWA__INLINE void swa__rows_unpack(const uint8_t *w, size_t w_stride, int64_t nr, int64_t r, const int W, int64_t nb,
+                                  const uint32_t type, void *u0, const size_t row_bytes, swa__unpack_fn unpack)
 {
     const int64_t sets = swa__sets(nr, r, W), bytes = (int64_t)swa_type_block_bytes(type);
     int64_t q, b;
     int m;
     for (q = 0; q < sets; q++) {
-        swa__qrow *u = u0 + q * W * nbk;
         const int rows = swa__set_rows(nr, r, W, q);
-        for (b = 0; b < nbk; b++)
+        for (b = 0; b < nb; b++)
             for (m = 0; m < W; m++) {
-                if (m < rows) swa__qrow_unpack(w + (size_t)(r + W * q + m) * w_stride + b * bytes, type, u + W * b + m);
-                else memset(u + W * b + m, 0, sizeof *u);
+                uint8_t *u = (uint8_t *)u0 + (size_t)(W * (q * nb + b) + m) * row_bytes;
+                if (m < rows) unpack(w + (size_t)(r + W * q + m) * w_stride + b * bytes, type, u);
+                else memset(u, 0, row_bytes);
             }
     }
 }
@@ -20953,9 +20958,8 @@ static void swa__gemm_memory_units(int64_t n, int64_t n_in, int W, size_t kunit_
         driver(w, w_stride, nr, xpack, n, n_in, y, ldy, scratch, type);                                              \
     }
 
-/* A set's K-quant kernels for its products: a row's super-block unpacked, and W / 2 unpacked
-   rows (row m's super-block s at u[W s + m]) against one token group's units xg: out[W m + t]. */
-typedef void (*swa__krow_unpack_fn)(const uint8_t *w, uint32_t type, swa__krow *u);
+/* A set's K-quant kernel for its products: W / 2 unpacked rows (row m's super-block s at
+   u[W s + m]) against one token group's units xg: out[W m + t]. */
 typedef void (*swa__kgroup_fn)(const swa__krow *u, const void *xg, int64_t nsb, float *out, uint32_t type);
 
 /* The K-quants' and IQ4_XS's products in a set whose units (unit_bytes each, from swa__kpack)
@@ -20965,24 +20969,15 @@ typedef void (*swa__kgroup_fn)(const swa__krow *u, const void *xg, int64_t nsb, 
    that each set's product is compiled for its own width and kernels. */
 SWA__INLINE void swa__gemm_k(const uint8_t *w, size_t w_stride, int64_t nr, const void *xpack, int64_t n, int64_t n_in,
                              float *y, int64_t ldy, void *scratch, const uint32_t type, const int W, const size_t unit_bytes,
-                             swa__krow_unpack_fn unpack, swa__kgroup_fn group)
+                             swa__unpack_fn unpack, swa__kgroup_fn group)
 {
-    const int64_t nsb = n_in / 256, bytes = (int64_t)swa_type_block_bytes(type);
+    const int64_t nsb = n_in / 256;
     swa__krow *u0 = (swa__krow *)swa__line_up(scratch);
     float *out = (float *)(u0 + SWA__GEMM_ROWS * nsb);
-    int64_t r, g, s, q;
-    int m;
+    int64_t r, g, q;
     for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
         const int64_t sets = swa__sets(nr, r, W);
-        for (q = 0; q < sets; q++) {
-            swa__krow *u = u0 + q * W * nsb;
-            const int rows = swa__set_rows(nr, r, W, q);
-            for (s = 0; s < nsb; s++)
-                for (m = 0; m < W; m++) {
-                    if (m < rows) unpack(w + (size_t)(r + W * q + m) * w_stride + s * bytes, type, u + W * s + m);
-                    else memset(u + W * s + m, 0, sizeof *u);
-                }
-        }
+        swa__rows_unpack(w, w_stride, nr, r, W, nsb, type, u0, sizeof *u0, unpack);
         for (g = 0; g * W < n; g++) {
             const uint8_t *xg = (const uint8_t *)xpack + (size_t)(g * nsb) * unit_bytes;
             for (q = 0; q < sets; q++) {
@@ -21176,7 +21171,7 @@ SWA__AVX_VNNI SWA__INLINE void swa__gemm_q_vnni(const uint8_t *w, size_t w_strid
     int m, j;
     for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
         const int64_t sets = swa__sets(nr, r, 8);
-        swa__qrows_unpack(w, w_stride, nr, r, 8, nbk, type, u0);
+        swa__rows_unpack(w, w_stride, nr, r, 8, nbk, type, u0, sizeof *u0, swa__qrow_unpack);
         for (g = 0; g * 8 < n; g++) {
             for (q = 0; q < sets; q++) {
                 const swa__qrow *u = u0 + q * 8 * nbk;
@@ -21412,8 +21407,9 @@ static void swa__kpack_vnni(const uint8_t *xq, size_t x_stride, int64_t n, int64
     swa__kpack(xq, x_stride, n, n_in, out, 8, 0x80);
 }
 
-SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t type, swa__krow *u)
+SWA__AVX_VNNI SWA__INLINE void swa__krow_unpack_vnni(const uint8_t *w, uint32_t type, void *out)
 {
+    swa__krow *u = (swa__krow *)out;
     swa__kquant_vnni k;
     int j;
     memset(u->sc, 0, sizeof u->sc);
@@ -22469,8 +22465,9 @@ static void swa__kpack_avx512(const uint8_t *xq, size_t x_stride, int64_t n, int
     swa__kpack(xq, x_stride, n, n_in, out, 16, 0x80);
 }
 
-SWA__AVX512 SWA__INLINE void swa__krow_unpack_avx512(const uint8_t *w, uint32_t type, swa__krow *u)
+SWA__AVX512 SWA__INLINE void swa__krow_unpack_avx512(const uint8_t *w, uint32_t type, void *out)
 {
+    swa__krow *u = (swa__krow *)out;
     int k;
     memset(u->sc, 0, sizeof u->sc);
     memset(u->mins, 0, sizeof u->mins);
@@ -22623,7 +22620,7 @@ SWA__AVX512 SWA__INLINE void swa__gemm_q_avx512(const uint8_t *w, size_t w_strid
     int m, h;
     for (r = 0; r < nr; r += SWA__GEMM_ROWS) {
         const int64_t sets = swa__sets(nr, r, 16);
-        swa__qrows_unpack(w, w_stride, nr, r, 16, nbk, type, u0);
+        swa__rows_unpack(w, w_stride, nr, r, 16, nbk, type, u0, sizeof *u0, swa__qrow_unpack);
         for (g = 0; g * 16 < n; g++) {
             for (q = 0; q < sets; q++) {
                 const swa__qrow *u = u0 + q * 16 * nbk;
