@@ -1145,9 +1145,12 @@ SWADEF swa_status swa_spec_verify(swa_spec *sp, swa_ctx *c, int32_t seq, swa_sam
    Draws from s's generator (only where the outcome is uncertain); remembers nothing. */
 SWADEF swa_status swa_spec_resolve(swa_spec *sp, swa_sampler *s, const swa_token_prob *p, int32_t n_p, int32_t x,
                                    const swa_token_prob *q, int32_t n_q, int32_t *token, int *kept, swa_error *err);
-/* Prompt lookup: the longest n-gram at the end of tokens[0..n) (n from ngram_max down to
-   ngram_min) that occurred before, at its latest earlier place, and the up to cap tokens that
-   followed it there, into draft; *n_draft 0 when none occurred. No model, no state. */
+/* Prompt lookup: up to cap tokens into draft, each the token that most often followed the
+   earlier places of the longest n-gram (ngram_max down to ngram_min tokens) at the end of
+   tokens[0..n) and the draft so far, where it followed often enough to be a likely guess: at
+   least twice for n-grams of 1 or 2 tokens, and more than half of the places (two thirds for 1),
+   as llama-lookup drafts from its text; the draft ends at the first token none passes (*n_draft
+   0 when the first does not). No model, no state; time n times the n-grams tried a token. */
 SWADEF swa_status swa_spec_lookup(const int32_t *tokens, size_t n, int32_t ngram_min, int32_t ngram_max, int32_t *draft,
                                   int32_t cap, int32_t *n_draft, swa_error *err);
 
@@ -19268,26 +19271,65 @@ SWADEF swa_status swa_spec_verify(swa_spec *sp, swa_ctx *c, int32_t seq, swa_sam
     return swa_seq_rewind(c, seq, (int64_t)d->n + 1 - i, err);
 }
 
+/* Prompt lookup's text: the tokens given, then the draft so far, as one sequence. */
+typedef struct swa__lookup_text {
+    const int32_t *tokens, *draft;
+    size_t n, len;   /* n tokens given; len = n + the draft's */
+} swa__lookup_text;
+
+static int32_t swa__lookup_at(const swa__lookup_text *x, size_t i)
+{
+    return i < x->n ? x->tokens[i] : x->draft[i - x->n];
+}
+
+/* Whether the m tokens from j are the text's last m. */
+static int swa__lookup_same(const swa__lookup_text *x, size_t j, size_t m)
+{
+    size_t i;
+    for (i = 0; i < m; i++)
+        if (x->tokens[j + i] != swa__lookup_at(x, x->len - m + i)) return 0;
+    return 1;
+}
+
+/* The token that followed the earlier places of the text's last m tokens, if one did often
+   enough to be a likely guess: at least twice where m <= 2, and after more than half of the
+   places (two thirds where m is 1). These are llama-lookup's thresholds for its text's n-grams,
+   but for a tie at half, which it breaks either way and this refuses. Only a token past half can
+   pass: a majority vote finds the one candidate, a second pass counts it. */
+static int swa__lookup_follows(const swa__lookup_text *x, size_t m, int32_t *next)
+{
+    size_t j, places = 0, votes = 0, count = 0;
+    int32_t cand = -1;
+    for (j = 0; j + m < x->n; j++) {   /* an earlier place, followed by a token given */
+        if (!swa__lookup_same(x, j, m)) continue;
+        places++;
+        if (!votes) cand = x->tokens[j + m];
+        if (x->tokens[j + m] == cand) votes++;
+        else votes--;
+    }
+    if (places < (m <= 2 ? 2u : 1u)) return 0;
+    for (j = 0; j + m < x->n; j++) count += x->tokens[j + m] == cand && swa__lookup_same(x, j, m);
+    if (m == 1 ? 3 * count < 2 * places : 2 * count <= places) return 0;
+    *next = cand;
+    return 1;
+}
+
 SWADEF swa_status swa_spec_lookup(const int32_t *tokens, size_t n, int32_t ngram_min, int32_t ngram_max, int32_t *draft,
                                   int32_t cap, int32_t *n_draft, swa_error *err)
 {
-    int32_t m;
+    swa__lookup_text x;
     if (!n_draft || (n && !tokens) || (cap > 0 && !draft) || cap < 0 || ngram_min < 1 || ngram_max < ngram_min)
         return swa__fail(err, SWA_ERR_INVALID_ARG, "swa_spec_lookup: n-grams of %d..%d tokens, cap %d", ngram_min,
                          ngram_max, cap);
+    x.tokens = tokens, x.draft = draft, x.n = x.len = n;
     *n_draft = 0;
-    for (m = ngram_max; m >= ngram_min && *n_draft == 0 && cap > 0; m--) {
-        const int32_t *tail;
-        size_t j;
-        if ((size_t)m >= n) continue;   /* the n-gram and at least one token before it */
-        tail = tokens + n - (size_t)m;
-        for (j = n - (size_t)m; j-- > 0;)   /* the latest earlier place first */
-            if (!memcmp(tokens + j, tail, (size_t)m * sizeof *tokens)) {
-                size_t from = j + (size_t)m, k = n - from < (size_t)cap ? n - from : (size_t)cap;
-                memcpy(draft, tokens + from, k * sizeof *tokens);
-                *n_draft = (int32_t)k;
-                break;
-            }
+    while (*n_draft < cap) {
+        int32_t m, next = -1;
+        for (m = ngram_max; m >= ngram_min; m--)
+            if ((size_t)m < x.len && swa__lookup_follows(&x, (size_t)m, &next)) break;
+        if (m < ngram_min) break;
+        draft[(*n_draft)++] = next;
+        x.len++;
     }
     swa__ok(err);
     return SWA_OK;

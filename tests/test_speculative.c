@@ -678,28 +678,43 @@ static int lookup(const int32_t *t, size_t n, int lo, int hi, int cap, int32_t *
     return nd;
 }
 
+static void expect_draft(const int32_t *t, size_t n, int lo, int hi, int cap, const int32_t *want, int n_want)
+{
+    int32_t d[8];
+    int i;
+    assert_int_equal(lookup(t, n, lo, hi, cap, d), n_want);
+    for (i = 0; i < n_want; i++) assert_int_equal(d[i], want[i]);
+}
+
+/* The drafts worked out by hand from the rule llama-lookup follows for its text's n-grams: a
+   token is drafted where it followed the longest n-gram at the end (of the text and the draft so
+   far) at least twice for 1 and 2 tokens, once for longer ones, and more than half of the times
+   the n-gram occurred (two thirds for 1 token). */
 static void test_lookup(void **state)
 {
     static const int32_t a[] = {1, 2, 3, 4, 1, 2, 3}, b[] = {5, 9, 5, 7, 5}, c[] = {1, 2, 1}, e[] = {7, 7, 7, 7};
-    static const int32_t f[] = {3, 1, 2, 8, 9, 1, 2, 6, 5, 2};
+    static const int32_t g[] = {5, 9, 5, 9, 5}, h[] = {1, 2, 7, 1, 2, 7, 8, 1, 2}, i2[] = {1, 2, 7, 1, 2};
+    static const int32_t tie[] = {1, 2, 5, 1, 2, 6, 1, 2}, most[] = {1, 2, 5, 1, 2, 6, 1, 2, 5, 1, 2};
+    static const int32_t few[] = {2, 5, 2, 6, 2, 5, 2, 5, 2, 6, 2}, fall[] = {3, 2, 5, 4, 2, 5, 3, 2};
+    static const int32_t cycle[] = {4, 1, 2, 3, 4, 1, 2, 3}, sevens[] = {7, 7, 7, 7, 7, 7, 7, 7}, nine[] = {9, 5, 9};
+    static const int32_t seven[] = {7}, five[] = {5};
     int32_t d[8], nd;
     swa_error err;
     (void)state;
-    assert_int_equal(lookup(a, 7, 1, 4, 8, d), 4);   /* "1 2 3" at 0: what followed, to the end */
-    assert_int_equal(d[0], 4); assert_int_equal(d[1], 1); assert_int_equal(d[2], 2); assert_int_equal(d[3], 3);
-    assert_int_equal(lookup(a, 7, 1, 4, 2, d), 2);   /* cap */
-    assert_int_equal(lookup(b, 5, 1, 1, 8, d), 2);   /* "5": the latest earlier place, at 2 */
-    assert_int_equal(d[0], 7); assert_int_equal(d[1], 5);
-    assert_int_equal(lookup(c, 3, 2, 3, 8, d), 0);   /* "2 1" never occurred before */
-    assert_int_equal(lookup(c, 3, 1, 3, 8, d), 2);   /* "1" did, at 0: then "2 1" */
-    assert_int_equal(d[0], 2); assert_int_equal(d[1], 1);
-    assert_int_equal(lookup(e, 4, 1, 4, 8, d), 1);   /* "7 7 7" at 0, followed by one 7 */
-    assert_int_equal(d[0], 7);
-    assert_int_equal(lookup(f, 10, 1, 2, 8, d), 3);   /* "5 2": no; "2": latest at 6, then 6 5 2 */
-    assert_int_equal(d[0], 6); assert_int_equal(d[2], 2);
-    assert_int_equal(lookup(f, 9, 2, 2, 8, d), 0);   /* "6 5" never before */
-    assert_int_equal(lookup(f, 7, 2, 3, 8, d), 4);   /* "9 1 2": no; "1 2" at 1: 8 9 1 2 */
-    assert_int_equal(d[0], 8);
+    expect_draft(a, 7, 1, 4, 8, cycle, 8);   /* "1 2 3" once before: 4; then "1 2 3 4", ... through the draft */
+    expect_draft(a, 7, 1, 4, 2, cycle, 2);   /* cap */
+    expect_draft(b, 5, 1, 1, 8, NULL, 0);    /* "5" followed by 9 and by 7: neither more than two thirds */
+    expect_draft(g, 5, 1, 1, 3, nine, 3);    /* "5" twice by 9, then "9" twice by 5 */
+    expect_draft(c, 3, 1, 3, 8, NULL, 0);    /* "1" once before: too few for one token */
+    expect_draft(e, 4, 1, 4, 8, sevens, 8);  /* "7 7 7" once before, followed by 7 */
+    expect_draft(h, 9, 2, 2, 1, seven, 1);   /* "1 2" twice before, both times 7 */
+    expect_draft(i2, 5, 1, 4, 8, NULL, 0);   /* "1 2" and "2" once before: too few */
+    expect_draft(tie, 8, 2, 2, 8, NULL, 0);  /* "1 2" by 5 and by 6: half is not more than half */
+    expect_draft(most, 11, 2, 2, 1, five, 1);   /* by 5, 6, 5: two of three */
+    expect_draft(most, 11, 1, 1, 1, five, 1);   /* "2" by 5, 6, 5: two thirds pass for one token */
+    expect_draft(few, 11, 1, 1, 1, NULL, 0);    /* "2" by 5 three times of five: below two thirds */
+    expect_draft(few, 11, 1, 3, 1, five, 1);    /* "2 6 2" once before, then 5: the longest n-gram first */
+    expect_draft(fall, 8, 1, 2, 1, five, 1);    /* "3 2" once before, too few; then "2", twice by 5 */
     assert_int_equal(lookup(a, 0, 1, 4, 8, d), 0);
     assert_int_equal(lookup(a, 1, 1, 4, 8, d), 0);
     assert_int_equal(lookup(a, 7, 1, 4, 0, d), 0);
