@@ -20226,7 +20226,7 @@ SWA__AVX2 SWA__INLINE void swa__qk_rows_avx2(const uint8_t *w, const uint8_t *x,
 {
     /* mins for the 16-element sums: m[j] for bsum[2 j] and bsum[2 j + 1] */
     const __m128i twice = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
-    const int bytes = five ? 176 : 144, qs = five ? 48 : 16;
+    const int qs = 2 + 2 + 12 + (five ? 32 : 0), bytes = qs + 128;   /* d, dmin, scales and mins, [qh,] qs */
     __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     int64_t i;
     for (i = 0; i < n / 256; i++, w += bytes) {
