@@ -148,7 +148,7 @@ $(BUILD)/compile_simple: examples/simple.c swa.h | $(BUILD)
 	$(CC) $(filter-out -std=%,$(CHECK_CFLAGS)) -std=c99 -I. $< -o $@ $(LDLIBS)
 
 # The compile-out switches each leave a smaller library that still works.
-$(BUILD)/compile_no_%: tests/compile_no_%.c swa.h | $(BUILD)
+$(BUILD)/compile_no_%: tests/compile_no_%.c tests/compile_sampler_check.h swa.h | $(BUILD)
 	$(CC) $(CHECK_CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 # The warning matrix: the header warning-free with -Werror under WARN_C in C (the default build
