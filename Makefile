@@ -42,7 +42,8 @@ MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 endif
 LIB     := $(BUILD)/swa.o
 HEADERS := swa.h tools/common/gguf_writer.h tools/common/printable.h tools/common/safe_write.h tools/common/targets.h \
-           tools/common/timing.h tools/common/tool.h tools/common/progress.h tools/common/gguf_copy.h
+           tools/common/timing.h tools/common/tool.h tools/common/progress.h tools/common/gguf_copy.h \
+           tools/common/interrupt.h
 
 PROGRAM_NAMES := swa-generate swa-simple swa-inspect swa-convert-llama2c swa-tokenize swa-perplexity \
                  swa-quantize swa-mkmodel swa-bench swa-span swa-kbench swa-batched-bench swa-template \
@@ -86,7 +87,7 @@ $(LIB): swa.h | $(BUILD)
 	$(CC) $(CFLAGS) -DSWA_IMPLEMENTATION -DSWA_INTERNALS -x c -c swa.h -o $@
 
 # A program's object, then the program: its file compiles while swa.o does, and links after.
-$(BUILD)/obj/generate.o: examples/generate.c swa.h tools/common/progress.h tools/common/safe_write.h | $(BUILD)/obj
+$(BUILD)/obj/generate.o: examples/generate.c swa.h tools/common/interrupt.h tools/common/progress.h tools/common/safe_write.h | $(BUILD)/obj
 	$(CC) $(CFLAGS) -I. -c $< -o $@
 $(BUILD)/obj/%.o: tools/cli/%.c swa.h $(HEADERS) | $(BUILD)/obj
 	$(CC) $(CFLAGS) -I. -c $< -o $@
@@ -147,7 +148,7 @@ $(BUILD)/compile_simple: examples/simple.c swa.h | $(BUILD)
 	$(CC) $(filter-out -std=%,$(CHECK_CFLAGS)) -std=c99 -I. $< -o $@ $(LDLIBS)
 
 # The compile-out switches each leave a smaller library that still works.
-$(BUILD)/compile_no_%: tests/compile_no_%.c swa.h | $(BUILD)
+$(BUILD)/compile_no_%: tests/compile_no_%.c tests/compile_sampler_check.h swa.h | $(BUILD)
 	$(CC) $(CHECK_CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 # The warning matrix: the header warning-free with -Werror under WARN_C in C (the default build
@@ -275,11 +276,11 @@ $(WIN_CMOCKA):
 
 $(WIN_LIB): swa.h | $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -DSWA_IMPLEMENTATION -DSWA_INTERNALS -x c -c swa.h -o $@
-$(WIN_BUILD)/swa-generate.exe: examples/generate.c tools/common/progress.h tools/common/safe_write.h $(WIN_LIB)
+$(WIN_BUILD)/swa-generate.exe: examples/generate.c tools/common/interrupt.h tools/common/progress.h tools/common/safe_write.h $(WIN_LIB)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -I. $< $(WIN_LIB) -o $@ $(WIN_LIBS)
 # swa-generate as a user builds it with MinGW's defaults: neither -static nor -lpthread, so no
 # libwinpthread-1.dll beside the program (its clock is QueryPerformanceCounter); test-windows runs it.
-$(WIN_BUILD)/swa-generate-plain.exe: examples/generate.c tools/common/progress.h tools/common/safe_write.h $(WIN_LIB)
+$(WIN_BUILD)/swa-generate-plain.exe: examples/generate.c tools/common/interrupt.h tools/common/progress.h tools/common/safe_write.h $(WIN_LIB)
 	$(WIN_PREFIX)gcc -O2 -I. $< $(WIN_LIB) -o $@ -lm
 $(WIN_BUILD)/swa-simple.exe: examples/simple.c swa.h | $(WIN_CMOCKA)
 	$(WIN_PREFIX)gcc $(WIN_CFLAGS) -O0 -I. $< -o $@ $(WIN_LIBS)

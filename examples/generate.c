@@ -22,10 +22,12 @@
    On a terminal, loading and a prompt that take longer than a second show one line of progress
    on stderr, wiped when done (tools/common/progress.h); --no-progress or --log-disable turn it off.
 
-   This file uses swa.h, tools/common/progress.h and safe_write.h and the C library only (POSIX
-   or Win32 for files and signals), so that it can be copied as the start of a program. */
+   This file uses swa.h, tools/common/interrupt.h, progress.h and safe_write.h and the C library
+   only (POSIX or Win32 for files and signals), so that it can be copied as the start of a
+   program. */
 #define _POSIX_C_SOURCE 200809L
 #include "swa.h"
+#include "tools/common/interrupt.h"
 #include "tools/common/progress.h"
 #include "tools/common/safe_write.h"
 
@@ -45,9 +47,6 @@
 #include <windows.h>
 #else
 #include <unistd.h>
-#endif
-#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__)
-#include <stdatomic.h>
 #endif
 
 #define PROG "swa-generate"
@@ -90,25 +89,6 @@ typedef struct timings {
     long n_prompt, n_gen;
     long n_verify, n_drafted, n_accepted;   /* speculative decoding */
 } timings;
-
-/* Set by the SIGINT handler, read by the main thread between tokens and by the library's
-   abort and progress callbacks. POSIX delivers a signal to any thread that does not block it
-   (one of the library's workers, say) and Windows runs the handler on a thread of its own, so
-   the flag is a lock-free C11 atomic, which a handler may use (C11 7.14.1.1); before C11, a
-   volatile sig_atomic_t. */
-#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__) && ATOMIC_INT_LOCK_FREE == 2
-static atomic_int interrupt_flag;
-static int interrupted(void) { return atomic_load(&interrupt_flag); }
-static void set_interrupted(int v) { atomic_store(&interrupt_flag, v); }
-#else
-static volatile sig_atomic_t interrupt_flag;
-static int interrupted(void) { return interrupt_flag; }
-static void set_interrupted(int v) { interrupt_flag = v; }
-#endif
-
-/* The library's callback that stops an evaluation between layers (a load stops through
-   progress_load_model's). */
-static int abort_on_interrupt(void *data) { (void)data; return interrupted(); }
 
 static void usage(FILE *f)
 {
@@ -508,19 +488,6 @@ static void on_sigint(int sig)
     sw_remove_unfinished();
     signal(sig, SIG_DFL);
     raise(sig);
-}
-
-static void catch_interrupt(void)
-{
-#if defined(_WIN32)
-    signal(SIGINT, on_sigint);
-#else
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-#endif
 }
 
 /* ---- standard output ----
@@ -1304,7 +1271,7 @@ static int chat(session *s)
         swa_ctx_set_abort(s->ctx, NULL, NULL);
         swa_sampler_restart_grammar(s->sampler);   /* each answer matches the grammar whole */
         ok = generate(s, s->o->n_predict, &ended) && put_str("\n") && grammar_held(s);
-        swa_ctx_set_abort(s->ctx, abort_on_interrupt, NULL);
+        swa_ctx_set_abort(s->ctx, interrupt_abort, NULL);
         s->reply = NULL;
         if (!ok || reply.failed || !conversation_add(&c, "assistant", reply.s ? reply.s : "")) { ok = 0; goto out; }
         ok = 0;
@@ -1607,7 +1574,7 @@ int main(int argc, char **argv)
     if ((rc = parse_args(argc, argv, &o)) >= 0) { free(o.prompt_ids); return rc; }
     rc = 1;
     s.o = &o;
-    catch_interrupt();
+    catch_sigint(on_sigint, 0);
     if (o.cfg.n_threads > swa_cpu_count())
         fprintf(stderr, PROG ": warning: -t %d is more threads than the %d CPUs online: each step waits for threads that "
                         "share a CPU (-t 0 uses every CPU)\n", o.cfg.n_threads, swa_cpu_count());
@@ -1623,7 +1590,7 @@ int main(int argc, char **argv)
         if (!(err.code == SWA_ERR_ABORTED && interrupted())) fprintf(stderr, PROG ": %s\n", err.msg);
         goto done;
     }
-    swa_ctx_set_abort(s.ctx, abort_on_interrupt, NULL);
+    swa_ctx_set_abort(s.ctx, interrupt_abort, NULL);
     s.n_vocab = (size_t)swa_model_hparams(model)->n_vocab;
     for (l = 0; l < swa_model_hparams(model)->n_layer; l++)
         if (swa_ctx_window(s.ctx, l) == 0 && swa_ctx_config_get(s.ctx).n_sink == 0) s.full_attention = 1;

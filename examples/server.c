@@ -247,14 +247,10 @@ typedef struct sbuf {
 
 static void sb_add(sbuf *b, const char *p, size_t n)
 {
+    char *q;
     if (b->failed) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = 2 * (b->len + n + 1) + 64;
-        char *q = (char *)realloc(b->s, cap);
-        if (!q) { b->failed = 1; return; }
-        b->s = q;
-        b->cap = cap;
-    }
+    if (!(q = (char *)srv_grow(b->s, &b->cap, b->len + n + 1, 1))) { b->failed = 1; return; }
+    b->s = q;
     if (n) memcpy(b->s + b->len, p, n);
     b->len += n;
     b->s[b->len] = '\0';
@@ -988,14 +984,41 @@ static void add_logprobs(const server *srv, job *j, choice *c, const float *row,
 
 static void slot_hist_push(slot *s, int32_t t)
 {
-    if (s->n_hist == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 256;
-        int32_t *h = (int32_t *)realloc(s->hist, cap * sizeof *h);
-        if (!h) { s->n_hist = 0; return; }   /* forget: the next request starts afresh */
-        s->hist = h;
-        s->cap = cap;
-    }
+    int32_t *h = (int32_t *)srv_grow(s->hist, &s->cap, s->n_hist + 1, sizeof *h);
+    if (!h) { s->n_hist = 0; return; }   /* forget: the next request starts afresh */
+    s->hist = h;
     s->hist[s->n_hist++] = t;
+}
+
+/* The scheduler's scratch: a step's batch (n_batch prompt tokens and a token for each slot) and
+   the logits rows it gives back. 0 when out of memory. */
+static int scratch_alloc(server *srv)
+{
+    srv->b_cap = (size_t)srv->o.n_batch + (size_t)srv->n_slots;
+    srv->b_tok = (int32_t *)malloc(srv->b_cap * sizeof(int32_t));
+    srv->b_seq = (int32_t *)malloc(srv->b_cap * sizeof(int32_t));
+    srv->b_logits = (int8_t *)malloc(srv->b_cap);
+    srv->b_slot = (int *)malloc(srv->b_cap * sizeof(int));
+    srv->rows = (float *)malloc((size_t)(2 * srv->n_slots) * (size_t)srv->n_vocab * sizeof(float));
+    return srv->b_tok && srv->b_seq && srv->b_logits && srv->b_slot && srv->rows;
+}
+
+static void scratch_free(server *srv)
+{
+    free(srv->b_tok);
+    free(srv->b_seq);
+    free(srv->b_logits);
+    free(srv->b_slot);
+    free(srv->rows);
+}
+
+/* Row n of the step's batch: token t of slot i, with its logits or without. */
+static void batch_put(server *srv, size_t n, int i, int32_t t, int logits)
+{
+    srv->b_tok[n] = t;
+    srv->b_seq[n] = (int32_t)i;
+    srv->b_logits[n] = (int8_t)logits;
+    srv->b_slot[n] = i;
 }
 
 static void slot_forget(server *srv, int i)
@@ -1868,10 +1891,7 @@ static int step(server *srv)
         slot *s = &srv->slots[i];
         if (s->state != SLOT_GEN) continue;
         if (s->job->ch[s->choice].spec_max && spec_step(srv, (int)i)) { busy = 1; continue; }
-        srv->b_tok[n] = s->next;
-        srv->b_seq[n] = (int32_t)i;
-        srv->b_logits[n] = 1;
-        srv->b_slot[n++] = (int)i;
+        batch_put(srv, n++, (int)i, s->next, 1);
         n_gen++;
     }
     budget = budget > n ? budget - n : 0;
@@ -1884,12 +1904,8 @@ static int step(server *srv)
         take = s->job->req.n_prompt[g] - s->done;
         if (take > budget) take = budget;
         take = srv_cache_chunk(srv->cache, (int32_t)i, s->done, take);
-        for (k = 0; k < take; k++) {
-            srv->b_tok[n] = s->job->req.prompt[g][s->done + k];
-            srv->b_seq[n] = (int32_t)i;
-            srv->b_logits[n] = s->done + k + 1 == s->job->req.n_prompt[g];
-            srv->b_slot[n++] = (int)i;
-        }
+        for (k = 0; k < take; k++)
+            batch_put(srv, n++, (int)i, s->job->req.prompt[g][s->done + k], s->done + k + 1 == s->job->req.n_prompt[g]);
         budget -= take;
         n_prompt += take;
     }
@@ -3033,6 +3049,19 @@ static int setup_spec(server *srv, const swa_ctx_config *cfg)
     return 1;
 }
 
+/* What setup_spec made (nothing when it was not called). */
+static void spec_free(server *srv)
+{
+    int i;
+    for (i = 0; i < srv->n_slots; i++) {
+        swa_spec_free(srv->slots[i].verifier);
+        swa_drafter_free(srv->slots[i].drafter);
+    }
+    free(srv->spec_buf);
+    free(srv->spec_out);
+    swa_model_free(srv->draft);
+}
+
 static int setup_engine(server *srv)
 {
     swa_error err;
@@ -3098,13 +3127,7 @@ static int setup_engine(server *srv)
         if (srv->pooling != POOL_CLS && srv->pooling != POOL_LAST) srv->pooling = POOL_MEAN;   /* none or absent: mean */
     }
     srv->slots = (slot *)calloc((size_t)srv->n_slots, sizeof *srv->slots);
-    srv->b_cap = (size_t)srv->o.n_batch + (size_t)srv->n_slots;
-    srv->b_tok = (int32_t *)malloc(srv->b_cap * sizeof(int32_t));
-    srv->b_seq = (int32_t *)malloc(srv->b_cap * sizeof(int32_t));
-    srv->b_logits = (int8_t *)malloc(srv->b_cap);
-    srv->b_slot = (int *)malloc(srv->b_cap * sizeof(int));
-    srv->rows = (float *)malloc((size_t)(2 * srv->n_slots) * (size_t)srv->n_vocab * sizeof(float));
-    if (!srv->slots || !srv->b_tok || !srv->b_seq || !srv->b_logits || !srv->b_slot || !srv->rows) {
+    if (!scratch_alloc(srv) || !srv->slots) {
         fprintf(stderr, "swa-server: out of memory\n");
         return 0;
     }
@@ -3117,6 +3140,24 @@ static int setup_engine(server *srv)
             srv->model_id, srv->n_slots, cfg.n_ctx, hp->window, hp->n_windowed, hp->n_layer, swa_ctx_kernels(srv->ctx),
             cfg.n_threads, swa_chat_template_name(srv->tmpl), (double)swa_ctx_cache_bytes(srv->ctx) / 1e6);
     return 1;
+}
+
+/* Everything setup_engine made, once the connections are closed. */
+static void server_free(server *srv)
+{
+    int i;
+    spec_free(srv);
+    for (i = 0; i < srv->n_slots; i++) {
+        free(srv->slots[i].hist);
+        free(srv->slots[i].snap);
+        free(srv->slots[i].snap_tok);
+    }
+    free(srv->slots);
+    scratch_free(srv);
+    srv_cache_free(srv->cache);
+    swa_ctx_free(srv->ctx);
+    swa_jinja_free(srv->jinja);
+    swa_model_free(srv->model);
 }
 
 int main(int argc, char **argv)
@@ -3216,25 +3257,6 @@ int main(int argc, char **argv)
     }
     drain_connections(srv);
     MHD_stop_daemon(d);
-    for (i = 0; i < srv->n_slots; i++) {
-        free(srv->slots[i].hist);
-        free(srv->slots[i].snap);
-        free(srv->slots[i].snap_tok);
-        swa_spec_free(srv->slots[i].verifier);
-        swa_drafter_free(srv->slots[i].drafter);
-    }
-    free(srv->spec_buf);
-    free(srv->spec_out);
-    swa_model_free(srv->draft);
-    free(srv->slots);
-    free(srv->b_tok);
-    free(srv->b_seq);
-    free(srv->b_logits);
-    free(srv->b_slot);
-    free(srv->rows);
-    srv_cache_free(srv->cache);
-    swa_ctx_free(srv->ctx);
-    swa_jinja_free(srv->jinja);
-    swa_model_free(srv->model);
+    server_free(srv);
     return 0;
 }

@@ -61,6 +61,16 @@ size_t srv_utf8_complete(const char *str, size_t n)
     return n;
 }
 
+void *srv_grow(void *p, size_t *cap, size_t need, size_t size)
+{
+    void *q;
+    if (need <= *cap) return p;
+    if (need > SIZE_MAX / 2 / size) return NULL;
+    q = realloc(p, 2 * need * size);
+    if (q) *cap = 2 * need;
+    return q;
+}
+
 int srv_tokenize(const swa_vocab *v, const char *text, size_t len, int flags, int32_t **out, size_t *n_out)
 {
     size_t cap = len + 8, n = 0;
@@ -906,14 +916,10 @@ typedef struct toks {
 
 static void toks_add(toks *k, const int32_t *t, size_t n)
 {
+    int32_t *p;
     if (k->failed) return;
-    if (k->n + n > k->cap) {
-        size_t cap = 2 * (k->n + n) + 16;
-        int32_t *p = (int32_t *)realloc(k->t, cap * sizeof *p);
-        if (!p) { k->failed = 1; return; }
-        k->t = p;
-        k->cap = cap;
-    }
+    if (!(p = (int32_t *)srv_grow(k->t, &k->cap, k->n + n, sizeof *p))) { k->failed = 1; return; }
+    k->t = p;
     if (n) memcpy(k->t + k->n, t, n * sizeof *t);
     k->n += n;
 }

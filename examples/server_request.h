@@ -119,6 +119,11 @@ int  srv_parse_slot_action(const char *body, size_t len, int action, char *name,
    either end or '.' at the end (which Windows strips). llama-server's rules. */
 int  srv_filename_valid(const char *name);
 
+/* p, an array with room for *cap elements of `size` bytes (NULL and 0 at first), with room for
+   `need`: p itself when it has it, else p reallocated to twice need (*cap updated). NULL when
+   that fails, p then left as it was. */
+void *srv_grow(void *p, size_t *cap, size_t need, size_t size);
+
 /* Tokenize text (whole, or until *n_out); the ids in *out (malloc'd; free it). -1 on error. */
 int  srv_tokenize(const swa_vocab *v, const char *text, size_t len, int flags, int32_t **out, size_t *n_out);
 

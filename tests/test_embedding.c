@@ -102,21 +102,17 @@ static void make_file(const ref *r, char *path, size_t cap)
     if (system(cmd) != 0) fail_msg("failed: %s", cmd);
 }
 
-static double cosine(const float *a, const float *b, int d)
+static double dot(const float *a, const float *b, int d)
 {
-    double ab = 0, aa = 0, bb = 0;
+    double s = 0;
     int i;
-    for (i = 0; i < d; i++) {
-        ab += (double)a[i] * b[i];
-        aa += (double)a[i] * a[i];
-        bb += (double)b[i] * b[i];
-    }
-    return ab / sqrt(aa * bb);
+    for (i = 0; i < d; i++) s += (double)a[i] * b[i];
+    return s;
 }
 
 static void check_close(const char *what, const float *got, const float *want, int d)
 {
-    double cos = cosine(got, want, d), e = 0;
+    double cos = dot(got, want, d) / sqrt(dot(got, got, d) * dot(want, want, d)), e = 0;
     int i;
     for (i = 0; i < d; i++) e = fabs((double)got[i] - want[i]) > e ? fabs((double)got[i] - want[i]) : e;
     if (cos < MIN_COSINE || e > MAX_ABS) fail_msg("%s: cosine %.7f, max |diff| %.3g against llama.cpp", what, cos, e);

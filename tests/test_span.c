@@ -395,52 +395,42 @@ static char *svg_of(const char *args, const char *path)
 
 /* ---- the tests ---- */
 
-/* 3 layers of W = 4 at position 20: layer 0 reads 17..20; each layer adds W - 1 = 3 below,
-   so after 2 layers 14..20 and after 3 layers 20 - 3*3 = 11..20. */
-static void test_uniform_by_hand(void **state)
+/* Cases derived by hand, each row checked with its chart (one column per position here).
+   3 layers of W = 4 at position 20: layer 0 reads 17..20; each layer adds W - 1 = 3 below, so
+   after 2 layers 14..20 and after 3 layers 20 - 3*3 = 11..20. W = 1: a token sees only itself,
+   however deep. Near the start everything clamps at 0: position 2 with W = 4 reads 0..2 in
+   every layer; position 5 reads 2..5 in layer 0, and 5 - 2*3 = -1 clamps to 0 after two layers. */
+static void test_by_hand(void **state)
 {
-    char *out;
+    static const struct {
+        const char *args, *line;
+        long long pos;
+        struct { int layer; const char *w; long long dlo, rlo; } rows[3];   /* up to w == NULL */
+    } cases[] = {
+        {"-l 3 -w 4 -p 20", "3 layers, window 4: after 3 layers, token 20 sees positions 11..20 (directly 17..20)",
+         20,
+         {{0, "4", 17, 17}, {1, "4", 17, 14}, {2, "4", 17, 11}}},
+        {"-l 4 -w 1 -p 10", "after 4 layers, token 10 sees positions 10..10 (directly 10..10)", 10, {{3, "1", 10, 10}}},
+        {"-l 1 -w 7 -p 0", "1 layer, window 7: after 1 layer, token 0 sees positions 0..0 (directly 0..0)", 0,
+         {{0, "7", 0, 0}}},
+        {"-l 3 -w 4 -p 2", "after 3 layers, token 2 sees positions 0..2 (directly 0..2)", 2,
+         {{0, "4", 0, 0}, {1, "4", 0, 0}, {2, "4", 0, 0}}},
+        {"-l 2 -w 4 -p 5", "after 2 layers, token 5 sees positions 0..5 (directly 2..5)", 5, {{0, "4", 2, 2}, {1, "4", 2, 0}}},
+    };
+    size_t i, k;
     (void)state;
     need_program();
-    out = span_ok("-l 3 -w 4 -p 20");
-    expect_in(out, "3 layers, window 4: after 3 layers, token 20 sees positions 11..20 (directly 17..20)");
-    expect_layer(out, 0, "4", 17, 17, 20);
-    expect_layer(out, 1, "4", 17, 14, 20);
-    expect_layer(out, 2, "4", 17, 11, 20);
-    expect_in(out, "1 column = 1 position");
-    /* the last layer is printed first */
-    assert_true(strstr(out, "\n    2    4  |") < strstr(out, "\n    0    4  |"));
-    free(out);
-
-    out = span_ok("-l 4 -w 1 -p 10");   /* W = 1: a token sees only itself, however deep */
-    expect_in(out, "after 4 layers, token 10 sees positions 10..10 (directly 10..10)");
-    expect_row(out, 3, "1", 10, 10, 10);
-    free(out);
-
-    out = span_ok("-l 1 -w 7 -p 0");
-    expect_in(out, "1 layer, window 7: after 1 layer, token 0 sees positions 0..0 (directly 0..0)");
-    expect_chart(out, 0, 0, 0, 0);
-    free(out);
-}
-
-/* Near the start everything clamps at 0: position 2 with W = 4 reads 0..2 in every layer;
-   position 5 reads 2..5 in layer 0, and 5 - 2*3 = -1 clamps to 0 after two layers. */
-static void test_clamp_at_zero(void **state)
-{
-    char *out;
-    (void)state;
-    need_program();
-    out = span_ok("-l 3 -w 4 -p 2");
-    expect_in(out, "after 3 layers, token 2 sees positions 0..2 (directly 0..2)");
-    expect_row(out, 0, "4", 0, 0, 2);
-    expect_row(out, 1, "4", 0, 0, 2);
-    expect_layer(out, 2, "4", 0, 0, 2);
-    free(out);
-
-    out = span_ok("-l 2 -w 4 -p 5");
-    expect_row(out, 0, "4", 2, 2, 5);
-    expect_layer(out, 1, "4", 2, 0, 5);
-    free(out);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out = span_ok(cases[i].args);
+        expect_in(out, cases[i].line);
+        expect_in(out, "1 column = 1 position");
+        for (k = 0; k < 3 && cases[i].rows[k].w; k++)
+            expect_layer(out, cases[i].rows[k].layer, cases[i].rows[k].w, cases[i].rows[k].dlo, cases[i].rows[k].rlo,
+                         cases[i].pos);
+        if (i == 0)   /* the last layer is printed first */
+            assert_true(strstr(out, "\n    2    4  |") < strstr(out, "\n    0    4  |"));
+        free(out);
+    }
 }
 
 /* Without -p the token sits at 4W: 6 layers of 64 look from 256, reach 256 - 6*63 < 0, so
@@ -760,8 +750,7 @@ static void test_stories(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_uniform_by_hand),
-        cmocka_unit_test(test_clamp_at_zero),
+        cmocka_unit_test(test_by_hand),
         cmocka_unit_test(test_default_position_and_scale),
         cmocka_unit_test(test_model_windows),
         cmocka_unit_test(test_svg),

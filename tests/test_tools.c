@@ -195,47 +195,53 @@ static char *random_text(size_t n_chars, uint64_t seed)
 
 /* ---- swa-tokenize ---- */
 
-static void test_tokenize_llama_spm(void **state)
+/* llama.cpp's ids (its ggml-vocab-llama-spm.gguf.out and ggml-vocab-llama-bpe.gguf.out) for
+   "Hello world" without BOS and for a text with the BOS each vocabulary asks for by default
+   (llama-bpe asks for it too), and the report on stderr: the count, or the time with --timing. */
+static void test_tokenize_llama_ids(void **state)
+{
+    static const struct { const char *vocab, *no_bos, *text, *with_bos, *flag, *report[2]; } cases[] = {
+        {SPM_VOCAB, "15043 3186\n", "Hello world", "1 15043 3186\n", "", {"3 tokens", ""}},
+        {BPE_VOCAB, "9906 1917\n", " Hello world", "128000 22691 1917\n", "--timing",
+         {"11 bytes tokenized in ", "s of CPU time"}},
+    };
+    char cmd[512], *out;
+    int rc;
+    size_t i;
+    (void)state;
+    need_programs();
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        need_vocab(cases[i].vocab);
+        snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -p 'Hello world' --no-bos 2>/dev/null", cases[i].vocab);
+        expect_stdout(cmd, cases[i].no_bos);
+        snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -p '%s' 2>/dev/null", cases[i].vocab, cases[i].text);
+        expect_stdout(cmd, cases[i].with_bos);
+        snprintf(cmd, sizeof cmd, TOKENIZE " -m %s -p 'Hello world' %s 2>&1 >/dev/null", cases[i].vocab, cases[i].flag);
+        out = tu_capture(cmd, &rc);
+        assert_int_equal(rc, 0);
+        if (!strstr(out, cases[i].report[0]) || !strstr(out, cases[i].report[1])) fail_msg("%s:\n%s", cmd, out);
+        free(out);
+    }
+}
+
+/* --pieces shows each id with its piece; control text: "</s>" is one token with --special,
+   plain characters without. */
+static void test_tokenize_pieces_and_special(void **state)
 {
     char *out;
     int rc;
     (void)state;
     need_programs();
     need_vocab(SPM_VOCAB);
-    /* ids from llama.cpp's ggml-vocab-llama-spm.gguf.out for "Hello world" */
-    expect_stdout(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' --no-bos 2>/dev/null", "15043 3186\n");
-    expect_stdout(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' 2>/dev/null", "1 15043 3186\n");
-    out = tu_capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' 2>&1 >/dev/null", &rc);
-    assert_non_null(strstr(out, "3 tokens"));
-    free(out);
     out = tu_capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello world' --pieces 2>/dev/null", &rc);
     assert_int_equal(rc, 0);
     if (!strstr(out, "15043  \xe2\x96\x81Hello ") || !strstr(out, "\" Hello\"") || !strstr(out, "\" world\""))
         fail_msg("--pieces output:\n%s", out);
     free(out);
-    /* control text: "</s>" is one token with --special, plain characters without */
     expect_stdout(TOKENIZE " -m " SPM_VOCAB " -p 'Hello</s>' --no-bos --special 2>/dev/null", "15043 2\n");
     out = tu_capture(TOKENIZE " -m " SPM_VOCAB " -p 'Hello</s>' --no-bos 2>/dev/null", &rc);
     assert_null(strstr(out, " 2\n"));
     assert_true(strlen(out) > strlen("15043 2\n"));
-    free(out);
-}
-
-/* A byte-level BPE vocabulary: llama.cpp's ids, BOS by default (llama-bpe asks for it), and
-   --timing reports the time on stderr. */
-static void test_tokenize_llama_bpe(void **state)
-{
-    char *out;
-    int rc;
-    (void)state;
-    need_programs();
-    need_vocab(BPE_VOCAB);
-    /* ids from llama.cpp's ggml-vocab-llama-bpe.gguf.out for "Hello world" and " Hello world" */
-    expect_stdout(TOKENIZE " -m " BPE_VOCAB " -p 'Hello world' --no-bos 2>/dev/null", "9906 1917\n");
-    expect_stdout(TOKENIZE " -m " BPE_VOCAB " -p ' Hello world' 2>/dev/null", "128000 22691 1917\n");
-    out = tu_capture(TOKENIZE " -m " BPE_VOCAB " -p 'Hello world' --timing 2>&1 >/dev/null", &rc);
-    assert_int_equal(rc, 0);
-    if (!strstr(out, "11 bytes tokenized in ") || !strstr(out, "s of CPU time")) fail_msg("--timing output:\n%s", out);
     free(out);
 }
 
@@ -433,25 +439,34 @@ static void check_close(const char *what, ppl_result got, ppl_result want)
     if (fabs(got.se - want.se) > 1e-4 * want.se + 1e-4) fail_msg("%s: +/- %.6f, want %.6f", what, got.se, want.se);
 }
 
+/* The files of a perplexity test: a model of spec s and a random text of n_chars characters
+   (seed); returns the text, and its tokens with BOS in *tok (*n of them). */
+static char *write_ppl_files(char model[64], char text_path[64], const tu_spec *s, size_t n_chars, uint64_t seed,
+                             int32_t **tok, size_t *n)
+{
+    model_opts o = {3, 0, 1};
+    char *text = random_text(n_chars, seed);
+    tu_tmp_path(model, 64, "model");
+    tu_tmp_path(text_path, 64, "text");
+    write_model(model, s, &o);
+    tu_write_file(text_path, text, strlen(text));
+    *tok = tokens_of(model, text, SWA_TOKENIZE_ADD_BOS, n);
+    return text;
+}
+
 /* A model with a window of 16 runs through a text of ~90 windows (past several 512-token
    blocks) in one pass; the tool's figure equals exp(mean NLL) from swa_ctx_eval_all. */
 static void test_perplexity_windowed(void **state)
 {
     char model[64], text_path[64], args[512], *text, *errs;
     tu_spec s = small_spec(16, NULL, 64);
-    model_opts o = {3, 0, 1};
     swa_ctx_config cfg;
     int32_t *tok;
     size_t n;
     ppl_result got, want;
     (void)state;
     need_programs();
-    tu_tmp_path(model, sizeof model, "model");
-    tu_tmp_path(text_path, sizeof text_path, "text");
-    write_model(model, &s, &o);
-    text = random_text(1400, 5);
-    tu_write_file(text_path, text, strlen(text));
-    tok = tokens_of(model, text, SWA_TOKENIZE_ADD_BOS, &n);
+    text = write_ppl_files(model, text_path, &s, 1400, 5, &tok, &n);
     assert_true(n > 2 * 512);
     assert_int_equal(tok[0], 1);
     memset(&cfg, 0, sizeof cfg);
@@ -500,12 +515,7 @@ static void test_perplexity_full_attention(void **state)
     ppl_result got;
     (void)state;
     need_programs();
-    tu_tmp_path(model, sizeof model, "model");
-    tu_tmp_path(text_path, sizeof text_path, "text");
-    write_model(model, &s, &o);
-    text = random_text(700, 9);
-    tu_write_file(text_path, text, strlen(text));
-    tok = tokens_of(model, text, SWA_TOKENIZE_ADD_BOS, &n);
+    text = write_ppl_files(model, text_path, &s, 700, 9, &tok, &n);
     assert_true(n > 512);
     memset(&cfg, 0, sizeof cfg);
     /* -c 100: segments of 100 tokens */
@@ -1133,24 +1143,20 @@ static int need_shipped(int heldout)
    same table rows (PP, TG, B and N_KV), and a list where it takes one length is a usage error. */
 static void test_batched_bench_spellings(void **state)
 {
-    char cmd[1024], *ours, *theirs;
+    char *ours, *theirs;
     int rc;
     (void)state;
     if (!need_shipped(0)) return;
-    snprintf(cmd, sizeof cmd, "%s%sswa-batched-bench -m " SHIPPED " -p 16 -n 4 -b 1,2 -r 1 -t 1 2>/dev/null | cut -c1-37",
-             SWA_TEST_RUN, SWA_TEST_BIN);
-    ours = tu_capture(cmd, &rc);
+    ours = tu_capture(PROGRAM("swa-batched-bench") " -m " SHIPPED " -p 16 -n 4 -b 1,2 -r 1 -t 1 2>/dev/null | cut -c1-37", &rc);
     assert_int_equal(rc, 0);
-    snprintf(cmd, sizeof cmd, "%s%sswa-batched-bench -m " SHIPPED " -npp 16 -ntg 4 -npl 1,2 -r 1 -t 1 2>/dev/null | cut -c1-37",
-             SWA_TEST_RUN, SWA_TEST_BIN);
-    theirs = tu_capture(cmd, &rc);
+    theirs = tu_capture(PROGRAM("swa-batched-bench") " -m " SHIPPED " -npp 16 -ntg 4 -npl 1,2 -r 1 -t 1 2>/dev/null | cut -c1-37",
+                        &rc);
     assert_int_equal(rc, 0);
     if (!strstr(ours, "|    16 |      4 |    2 |     40 |")) fail_msg("no row for 2 sequences in:\n%s", ours);
     assert_string_equal(ours, theirs);
     free(ours);
     free(theirs);
-    snprintf(cmd, sizeof cmd, "%s%sswa-batched-bench -m " SHIPPED " -npp 16,32 >/dev/null 2>&1", SWA_TEST_RUN, SWA_TEST_BIN);
-    assert_int_equal(tu_run(cmd), 2);
+    assert_int_equal(tu_run(PROGRAM("swa-batched-bench") " -m " SHIPPED " -npp 16,32 >/dev/null 2>&1"), 2);
 }
 
 /* Ctrl-C while swa-perplexity evaluates a long text stops it within a layer (the abort
@@ -1412,19 +1418,17 @@ static void test_quantize_llama_spellings(void **state)
    --n-prompt, --n-gen, --repetitions and -mmp 0 are taken; its lists and GPU flags are refused. */
 static void test_bench_llama_spellings(void **state)
 {
-    char cmd[1024], *out;
+    char *out;
     int rc;
     (void)state;
     if (!need_shipped(0)) return;
-    snprintf(cmd, sizeof cmd, "%s%sswa-bench --model " SHIPPED " --n-prompt 8 --n-gen 2 --repetitions 1 -t 1 -mmp 0 -o csv 2>/dev/null",
-             SWA_TEST_RUN, SWA_TEST_BIN);
-    out = tu_capture(cmd, &rc);
+    out = tu_capture(PROGRAM("swa-bench") " --model " SHIPPED " --n-prompt 8 --n-gen 2 --repetitions 1 -t 1 -mmp 0 -o csv 2>/dev/null",
+                     &rc);
     if (rc != 0 || strncmp(out, "model,type,load,threads,kernels,n_prompt,pp_ts,", 47) ||
         !strstr(out, "\n\"swa-stories.gguf\",Q8_0,read,1,"))
         fail_msg("-o csv: exit %d, %s", rc, out);
     free(out);
-    snprintf(cmd, sizeof cmd, "%s%sswa-bench -m " SHIPPED " -p 8 -n 0 -r 1 -t 1 -o json 2>/dev/null", SWA_TEST_RUN, SWA_TEST_BIN);
-    out = tu_capture(cmd, &rc);
+    out = tu_capture(PROGRAM("swa-bench") " -m " SHIPPED " -p 8 -n 0 -r 1 -t 1 -o json 2>/dev/null", &rc);
     if (rc != 0 || !strstr(out, "[\n  {\"model\": \"swa-stories.gguf\", \"type\": \"Q8_0\", \"load\": \"mmap\"") || *out != '[' ||
         strcmp(out + strlen(out) - 3, "\n]\n"))
         fail_msg("-o json: exit %d, %s", rc, out);
@@ -1508,8 +1512,8 @@ static void test_progress_line(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tokenize_llama_spm),
-        cmocka_unit_test(test_tokenize_llama_bpe),
+        cmocka_unit_test(test_tokenize_llama_ids),
+        cmocka_unit_test(test_tokenize_pieces_and_special),
         cmocka_unit_test(test_tokenize_own_vocab),
         cmocka_unit_test(test_tokenize_errors),
         cmocka_unit_test(test_perplexity_windowed),

@@ -532,8 +532,6 @@ static void test_logits_far_positions(void **state)
     tu_spec s = small_spec(4, 2, GW_F32, 8);
     tu_model tm;
     swa_model *model;
-    swa_ctx *c;
-    swa_ctx_config cfg;
     const long long starts[2] = {1000000, 10000000};
     int windows[1] = {8}, p, t;
     int32_t tok[16];
@@ -542,11 +540,9 @@ static void test_logits_far_positions(void **state)
     (void)state;
     s.n_layer = 1;
     model = tu_build_load(&tm, &s);
-    memset(&cfg, 0, sizeof cfg);
-    cfg.kv_type = SWA_KV_F32;
     tu_random_tokens(tok, 16, s.n_vocab, 77);
     for (p = 0; p < 2; p++) {
-        assert_int_equal(swa_ctx_create(model, &cfg, &c, NULL), SWA_OK);
+        swa_ctx *c = tu_ctx(model, (swa_ctx_config){.kv_type = SWA_KV_F32});
         swa__seq_jump(c, 0, starts[p] - 8);
         assert_int_equal(swa_ctx_eval_all(c, tok, 16, got, NULL), SWA_OK);
         tu_reference_at(&tm, tok, 16, windows, starts[p] - 8, ref);
@@ -591,7 +587,6 @@ static void test_mask_edges(void **state)
     tu_spec s = small_spec(4, 2, GW_F32, 5);
     tu_model tm;
     swa_model *model;
-    swa_ctx_config cfg;
     const int W = 5, n = 12, i = 11, V = 40;
     int32_t base[12], near_[12], far_[12];
     float *a, *b, *c;
@@ -603,10 +598,9 @@ static void test_mask_edges(void **state)
     memcpy(far_, base, sizeof base);
     near_[i - (W - 1)] = (base[i - (W - 1)] + 1) % V;
     far_[i - W] = (base[i - W] + 1) % V;
-    memset(&cfg, 0, sizeof cfg);
-    a = run_chunked(model, &cfg, base, n, 1);
-    b = run_chunked(model, &cfg, near_, n, 1);
-    c = run_chunked(model, &cfg, far_, n, 1);
+    a = run_chunked(model, NULL, base, n, 1);
+    b = run_chunked(model, NULL, near_, n, 1);
+    c = run_chunked(model, NULL, far_, n, 1);
     assert_memory_not_equal(a + i * V, b + i * V, sizeof(float) * V);
     assert_memory_equal(a + i * V, c + i * V, sizeof(float) * V);
     free(a); free(b); free(c);
@@ -691,16 +685,11 @@ static void test_full_attention_refuses_past_n_ctx(void **state)
 {
     tu_spec s = small_spec(4, 4, GW_F32, 0);
     tu_model tm;
-    swa_model *model;
-    swa_ctx *ctx;
-    swa_ctx_config cfg;
+    swa_model *model = tu_build_load(&tm, &s);
+    swa_ctx *ctx = tu_ctx(model, (swa_ctx_config){.n_ctx = 16});
     swa_error err;
     int32_t tok[20];
     (void)state;
-    model = tu_build_load(&tm, &s);
-    memset(&cfg, 0, sizeof cfg);
-    cfg.n_ctx = 16;
-    assert_int_equal(swa_ctx_create(model, &cfg, &ctx, &err), SWA_OK);
     tu_random_tokens(tok, 20, s.n_vocab, 3);
     assert_int_equal(swa_ctx_eval(ctx, tok, 10, NULL, &err), SWA_OK);
     assert_int_equal(swa_ctx_eval(ctx, tok, 7, NULL, &err), SWA_ERR_CONTEXT_FULL);

@@ -351,8 +351,9 @@ PEAK_LOOP(peak_fmla, , float32x4_t, float32x4_t, vld1q_f32((const float *)in), v
 /* What a peak loop does per accumulator step: multiply-adds (bytes, or bf16 or float pairs). */
 typedef struct peak_kind {
     const char *name;      /* the instruction, as the table prints it */
-    peak_loop loop;
+    int32_t set;           /* the kernel set of the CPUs that have it */
     int chains, macs;      /* accumulators per iteration; multiply-adds per instruction */
+    peak_loop loop;        /* NULL: not in this build (BF16: nor on this CPU) */
     int runs;              /* this CPU runs it */
 } peak_kind;
 
@@ -360,17 +361,17 @@ enum { PEAK_AMX_INT8, PEAK_AMX_BLOCK, PEAK_VNNI_ZMM, PEAK_VNNI_YMM, PEAK_VNNI_VE
        PEAK_BF16, PEAK_SDOT, PEAK_FMLA, PEAK_N };
 
 static peak_kind peaks[PEAK_N] = {
-    {"tdpbssd (AMX-INT8)", NULL, 4, 16 * 16 * 64, 0},
-    {"tdpbssd 16x16x32, C stored and scaled (a Q8_0 block)", NULL, 1, 16 * 16 * 32, 0},
-    {"vpdpbusd zmm (AVX-512 VNNI)", NULL, PEAK_CHAINS, 64, 0},
-    {"vpdpbusd ymm (AVX-512 VNNI)", NULL, PEAK_CHAINS, 32, 0},
-    {"vpdpbusd ymm (AVX-VNNI)", NULL, PEAK_CHAINS, 32, 0},
-    {"vpmaddubsw + vpmaddwd ymm (AVX2)", NULL, PEAK_CHAINS / 2, 32, 0},
-    {"FMA zmm (f32)", NULL, PEAK_CHAINS, 16, 0},
-    {"FMA ymm (f32)", NULL, PEAK_CHAINS_YMM, 8, 0},
-    {"vdpbf16ps zmm (AVX512-BF16)", NULL, PEAK_CHAINS, 32, 0},
-    {"sdot (NEON dot product)", NULL, PEAK_CHAINS, 16, 0},
-    {"fmla (NEON f32)", NULL, PEAK_CHAINS, 4, 0},
+    {"tdpbssd (AMX-INT8)", SWA_KERNELS_AMX, 4, 16 * 16 * 64, NULL, 0},
+    {"tdpbssd 16x16x32, C stored and scaled (a Q8_0 block)", SWA_KERNELS_AMX, 1, 16 * 16 * 32, NULL, 0},
+    {"vpdpbusd zmm (AVX-512 VNNI)", SWA_KERNELS_AVX512, PEAK_CHAINS, 64, NULL, 0},
+    {"vpdpbusd ymm (AVX-512 VNNI)", SWA_KERNELS_AVX512, PEAK_CHAINS, 32, NULL, 0},
+    {"vpdpbusd ymm (AVX-VNNI)", SWA_KERNELS_AVX_VNNI, PEAK_CHAINS, 32, NULL, 0},
+    {"vpmaddubsw + vpmaddwd ymm (AVX2)", SWA_KERNELS_AVX2, PEAK_CHAINS / 2, 32, NULL, 0},
+    {"FMA zmm (f32)", SWA_KERNELS_AVX512, PEAK_CHAINS, 16, NULL, 0},
+    {"FMA ymm (f32)", SWA_KERNELS_AVX2, PEAK_CHAINS_YMM, 8, NULL, 0},
+    {"vdpbf16ps zmm (AVX512-BF16)", SWA_KERNELS_AVX512, PEAK_CHAINS, 32, NULL, 0},
+    {"sdot (NEON dot product)", SWA_KERNELS_NEON, PEAK_CHAINS, 16, NULL, 0},
+    {"fmla (NEON f32)", SWA_KERNELS_NEON, PEAK_CHAINS, 4, NULL, 0},
 };
 
 static void peak_init(void)
@@ -380,27 +381,21 @@ static void peak_init(void)
     for (i = 0; i < sizeof peak_in; i++) peak_in[i] = (uint8_t)(1 + i % 7);   /* small finite floats too */
     for (i = 0; i < 32; i++) memcpy(peak_in + 2048 + 4 * i, &half, sizeof half);   /* peak_tile_block's scales */
 #if defined(SWA__HAVE_AVX2)
-    if (swa__kernels_resolve(SWA_KERNELS_AVX2) == SWA_KERNELS_AVX2) {
-        peaks[PEAK_MADDUBS].loop = peak_maddubs_ymm;
-        peaks[PEAK_FMA_YMM].loop = peak_fma_ymm;
-    }
+    peaks[PEAK_MADDUBS].loop = peak_maddubs_ymm;
+    peaks[PEAK_FMA_YMM].loop = peak_fma_ymm;
 #endif
 #if defined(SWA__HAVE_AVX_VNNI)
-    if (swa__kernels_resolve(SWA_KERNELS_AVX_VNNI) == SWA_KERNELS_AVX_VNNI) peaks[PEAK_VNNI_VEX].loop = peak_vpdpbusd_vex;
+    peaks[PEAK_VNNI_VEX].loop = peak_vpdpbusd_vex;
 #endif
 #if defined(SWA__HAVE_AVX512)
-    if (swa__kernels_resolve(SWA_KERNELS_AVX512) == SWA_KERNELS_AVX512) {
-        peaks[PEAK_VNNI_ZMM].loop = peak_vpdpbusd_zmm;
-        peaks[PEAK_VNNI_YMM].loop = peak_vpdpbusd_ymm;
-        peaks[PEAK_FMA_ZMM].loop = peak_fma_zmm;
-        if (peak_cpu_bf16()) peaks[PEAK_BF16].loop = peak_vdpbf16ps_zmm;
-    }
+    peaks[PEAK_VNNI_ZMM].loop = peak_vpdpbusd_zmm;
+    peaks[PEAK_VNNI_YMM].loop = peak_vpdpbusd_ymm;
+    peaks[PEAK_FMA_ZMM].loop = peak_fma_zmm;
+    if (peak_cpu_bf16()) peaks[PEAK_BF16].loop = peak_vdpbf16ps_zmm;
 #endif
 #if defined(SWA__HAVE_AMX)
-    if (swa__kernels_resolve(SWA_KERNELS_AMX) == SWA_KERNELS_AMX) {
-        peaks[PEAK_AMX_INT8].loop = peak_tdpbssd;
-        peaks[PEAK_AMX_BLOCK].loop = peak_tile_block;
-    }
+    peaks[PEAK_AMX_INT8].loop = peak_tdpbssd;
+    peaks[PEAK_AMX_BLOCK].loop = peak_tile_block;
 #endif
 #if defined(SWA__HAVE_NEON)
 #if defined(__ARM_FEATURE_DOTPROD)
@@ -408,7 +403,7 @@ static void peak_init(void)
 #endif
     peaks[PEAK_FMLA].loop = peak_fmla;
 #endif
-    for (i = 0; i < PEAK_N; i++) peaks[i].runs = peaks[i].loop != NULL;
+    for (i = 0; i < PEAK_N; i++) peaks[i].runs = peaks[i].loop && swa__kernels_resolve(peaks[i].set) == peaks[i].set;
 }
 
 /* Seconds of CPU time the calling thread has run: on a machine shared with other processes a

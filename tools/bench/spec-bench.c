@@ -38,12 +38,9 @@ static void usage(FILE *f)
 
 static void parse_args(int argc, char **argv, options *o)
 {
+    static const options defaults = {.reps = 5, .depth = 128, .n_gen = 200, .draft_max = 8};
     int i;
-    memset(o, 0, sizeof *o);
-    o->reps = 5;
-    o->depth = 128;
-    o->n_gen = 200;
-    o->draft_max = 8;
+    *o = defaults;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         help_or_version(a, usage);

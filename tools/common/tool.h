@@ -16,10 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "timing.h"   /* now(), median() */
-#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__)
-#include <stdatomic.h>
-#endif
+#include "interrupt.h"   /* interrupted(), interrupt_abort */
+#include "timing.h"      /* now(), median() */
 
 enum { EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };   /* besides 0 (complete) and 1 (an error) */
 
@@ -121,43 +119,13 @@ static inline const char *peer_flag(const char *a, const char *const same[][2], 
 }
 
 /* ---- Ctrl-C ----
-   catch_interrupt() makes the first SIGINT a request: interrupted() turns true, which the long
-   loops poll, and which the library polls through interrupt_abort (swa_ctx_set_abort: between
-   layers) and interrupt_progress (swa_model_params.progress: while a model loads). The program
-   then stops with EXIT_INTERRUPTED. The second SIGINT takes the default action and ends the
-   program at once. The handler may run on any thread (POSIX gives a process's signal to any
-   thread that does not block it, Windows runs it on a thread of its own), so the flag is a
-   lock-free C11 atomic, which a handler may use (C11 7.14.1.1); before C11, volatile
-   sig_atomic_t. */
-#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__) && ATOMIC_INT_LOCK_FREE == 2
-static inline atomic_int *interrupt_flag(void) { static atomic_int flag; return &flag; }
-static inline int interrupted(void) { return atomic_load(interrupt_flag()); }
-static inline void interrupt_set(void) { atomic_store(interrupt_flag(), 1); }
-#else
-static inline volatile sig_atomic_t *interrupt_flag(void) { static volatile sig_atomic_t flag; return &flag; }
-static inline int interrupted(void) { return *interrupt_flag(); }
-static inline void interrupt_set(void) { *interrupt_flag() = 1; }
-#endif
-
-static inline void interrupt_handler(int sig) { (void)sig; interrupt_set(); }
-
-/* POSIX: SA_RESETHAND restores the default action as the handler runs; the Windows C runtime
-   does that for every handler. */
-static inline void catch_interrupt(void)
-{
-#if defined(_WIN32)
-    signal(SIGINT, interrupt_handler);
-#else
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = interrupt_handler;
-    sa.sa_flags = SA_RESETHAND | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-#endif
-}
-
-static inline int interrupt_abort(void *data) { (void)data; return interrupted(); }
+   catch_interrupt() makes the first SIGINT a request: interrupted() turns true (interrupt.h),
+   which the long loops poll, and which the library polls through interrupt_abort
+   (swa_ctx_set_abort: between layers) and interrupt_progress (swa_model_params.progress: while a
+   model loads). The program then stops with EXIT_INTERRUPTED. The second SIGINT takes the
+   default action and ends the program at once. */
+static inline void interrupt_handler(int sig) { (void)sig; set_interrupted(1); }
+static inline void catch_interrupt(void) { catch_sigint(interrupt_handler, 1); }
 static inline int interrupt_progress(float fraction, void *data) { (void)fraction; (void)data; return interrupted(); }
 
 /* End the program for Ctrl-C, saying how far it got. */
