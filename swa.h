@@ -3126,69 +3126,29 @@ SWA__INTERNAL void swa__q4k_scales(const uint8_t *s, uint8_t *sc, uint8_t *m)
     }
 }
 
-static float swa__dot_q4_k_ref(const void *row, const void *x, int64_t n)
-{
-    const uint8_t *w = (const uint8_t *)row;
-    const swa__q8k *a = (const swa__q8k *)x;
-    float sum = 0.0f;
-    int64_t i;
-    for (i = 0; i < n; i += 256, w += 144, a++) {
-        uint8_t sc[8], m[8];
-        int32_t sumi = 0, summ = 0;
-        int j, l;
-        swa__q4k_scales(w + 4, sc, m);
-        for (j = 0; j < 8; j++) {
-            const uint8_t *q = w + 16 + 32 * (j / 2);
-            int32_t s = 0;
-            for (l = 0; l < 32; l++) s += ((j & 1) ? q[l] >> 4 : q[l] & 15) * a->q[32 * j + l];
-            sumi += sc[j] * s;
-            summ += m[j] * (a->bsum[2 * j] + a->bsum[2 * j + 1]);
-        }
-        sum += a->d * (swa__f16_to_f32(swa__load_u16(w)) * (float)sumi -
-                       swa__f16_to_f32(swa__load_u16(w + 2)) * (float)summ);
-    }
-    return sum;
-}
-
-static void swa__dequant_q4_k_ref(const void *row, float *out, int64_t n)
-{
-    const uint8_t *b = (const uint8_t *)row;
-    int64_t i, j;
-    for (i = 0; i < n; i += 256, b += 144) {
-        float d = swa__f16_to_f32(swa__load_u16(b)), dmin = swa__f16_to_f32(swa__load_u16(b + 2));
-        uint8_t sc[8], m[8];
-        swa__q4k_scales(b + 4, sc, m);
-        for (j = 0; j < 256; j++) {
-            uint8_t q = b[16 + 32 * (j / 64) + j % 32];
-            int sub = (int)(j / 32);
-            out[i + j] = d * sc[sub] * (float)((sub & 1) ? q >> 4 : q & 15) - dmin * m[sub];
-        }
-    }
-}
-
 /* Q5_K super-block (176 bytes): Q4_K's d, dmin and 12 bytes of scales and mins, then qh[32],
    then Q4_K's 128 bytes of nibbles. Each quant gains a fifth bit: element l of sub-block j takes
-   bit j of qh[l], so q = nibble + 16 * bit is 0..31 and sub-block j is d*sc[j]*q - dmin*m[j]. */
-static int swa__q5k_quant(const uint8_t *w, int j, int l)   /* element l of sub-block j */
+   bit j of qh[l], so q = nibble + 16 * bit is 0..31 and sub-block j is d*sc[j]*q - dmin*m[j].
+   Element l of sub-block j of a Q4_K (five 0) or Q5_K (five 1) super-block: */
+static int swa__qk_quant(const uint8_t *w, int five, int j, int l)
 {
-    uint8_t q = w[48 + 32 * (j / 2) + l];
-    return ((j & 1) ? q >> 4 : q & 15) | ((w[16 + l] >> j) & 1) << 4;
+    const uint8_t q = w[(five ? 48 : 16) + 32 * (j / 2) + l];
+    const int nibble = (j & 1) ? q >> 4 : q & 15;
+    return five ? nibble | ((w[16 + l] >> j) & 1) << 4 : nibble;
 }
 
-static float swa__dot_q5_k_ref(const void *row, const void *x, int64_t n)
+static float swa__dot_qk_ref(const uint8_t *w, const swa__q8k *a, int64_t n, int five)
 {
-    const uint8_t *w = (const uint8_t *)row;
-    const swa__q8k *a = (const swa__q8k *)x;
     float sum = 0.0f;
     int64_t i;
-    for (i = 0; i < n; i += 256, w += 176, a++) {
+    for (i = 0; i < n; i += 256, w += five ? 176 : 144, a++) {
         uint8_t sc[8], m[8];
         int32_t sumi = 0, summ = 0;
         int j, l;
         swa__q4k_scales(w + 4, sc, m);
         for (j = 0; j < 8; j++) {
             int32_t s = 0;
-            for (l = 0; l < 32; l++) s += swa__q5k_quant(w, j, l) * a->q[32 * j + l];
+            for (l = 0; l < 32; l++) s += swa__qk_quant(w, five, j, l) * a->q[32 * j + l];
             sumi += sc[j] * s;
             summ += m[j] * (a->bsum[2 * j] + a->bsum[2 * j + 1]);
         }
@@ -3198,18 +3158,37 @@ static float swa__dot_q5_k_ref(const void *row, const void *x, int64_t n)
     return sum;
 }
 
-static void swa__dequant_q5_k_ref(const void *row, float *out, int64_t n)
+static void swa__dequant_qk_ref(const uint8_t *b, float *out, int64_t n, int five)
 {
-    const uint8_t *b = (const uint8_t *)row;
     int64_t i;
     int j, l;
-    for (i = 0; i < n; i += 256, b += 176) {
+    for (i = 0; i < n; i += 256, b += five ? 176 : 144) {
         float d = swa__f16_to_f32(swa__load_u16(b)), dmin = swa__f16_to_f32(swa__load_u16(b + 2));
         uint8_t sc[8], m[8];
         swa__q4k_scales(b + 4, sc, m);
         for (j = 0; j < 8; j++)
-            for (l = 0; l < 32; l++) out[i + 32 * j + l] = d * sc[j] * (float)swa__q5k_quant(b, j, l) - dmin * m[j];
+            for (l = 0; l < 32; l++) out[i + 32 * j + l] = d * sc[j] * (float)swa__qk_quant(b, five, j, l) - dmin * m[j];
     }
+}
+
+static float swa__dot_q4_k_ref(const void *row, const void *x, int64_t n)
+{
+    return swa__dot_qk_ref((const uint8_t *)row, (const swa__q8k *)x, n, 0);
+}
+
+static float swa__dot_q5_k_ref(const void *row, const void *x, int64_t n)
+{
+    return swa__dot_qk_ref((const uint8_t *)row, (const swa__q8k *)x, n, 1);
+}
+
+static void swa__dequant_q4_k_ref(const void *row, float *out, int64_t n)
+{
+    swa__dequant_qk_ref((const uint8_t *)row, out, n, 0);
+}
+
+static void swa__dequant_q5_k_ref(const void *row, float *out, int64_t n)
+{
+    swa__dequant_qk_ref((const uint8_t *)row, out, n, 1);
 }
 
 /* Q6_K super-block (210 bytes): ql[128] low 4 bits, qh[64] high 2 bits, int8 scales[16], f16 d.
