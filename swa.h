@@ -1,4 +1,4 @@
-/* swa.h - v0.15.0 - CPU inference for Mistral-style transformers with a
+/* swa.h - v0.16.0 - CPU inference for Mistral-style transformers with a
    rolling-buffer KV cache and sliding-window attention.  MIT licence at end of file.
 
    Do this in exactly one C or C++ file:      #define SWA_IMPLEMENTATION
@@ -203,15 +203,14 @@ KERNELS
     so swa_gguf_* can inspect any GGUF file.
 
 REVISION HISTORY
+    0.16.0 prompt lookup drafts only tokens that followed often enough (llama-lookup's rule);
+           one K-quant product driver for the avx-vnni and avx512 sets, the kernel tables from
+           lists.
     0.15.0 AMD's full-width AVX2 cores convert F16/BF16 rows in the tiles instead of widening
            each block first; one driver for Q4_K's and Q5_K's AVX2 rows; the kernels' names.
     0.14.0 a draft model's probability cut (swa_drafter_set_p_min); the grammar's first step
            into a byte-level subtree taken whole where the state allows, 16 allowed-token masks
            kept; top_p 1 truly off.
-    0.13.0 rope_freqs (Llama 3.1 and later, Llama 4); SWA_POOL_CLS; grammars: the trie shared
-           by copies, lazy grammars, control tokens read as their pieces; tool calls: arguments
-           streamed, markers held as control tokens (swa_tool_format_markers, the decoder's
-           markers); the matrix products' own section and the forward pass's call map.
     Earlier releases, and every change in detail: CHANGELOG.md.
 */
 #if !defined(__cplusplus) && !defined(_MSC_VER) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
@@ -228,7 +227,7 @@ REVISION HISTORY
 #include <stdint.h>
 
 #define SWA_VERSION_MAJOR 0
-#define SWA_VERSION_MINOR 15
+#define SWA_VERSION_MINOR 16
 #define SWA_VERSION_PATCH 0
 
 #if defined(SWA_STATIC) && defined(__GNUC__)
