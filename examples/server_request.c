@@ -917,10 +917,10 @@ typedef struct toks {
 static void toks_add(toks *k, const int32_t *t, size_t n)
 {
     int32_t *p;
-    if (k->failed) return;
+    if (k->failed || !n) return;
     if (!(p = (int32_t *)srv_grow(k->t, &k->cap, k->n + n, sizeof *p))) { k->failed = 1; return; }
     k->t = p;
-    if (n) memcpy(k->t + k->n, t, n * sizeof *t);
+    memcpy(k->t + k->n, t, n * sizeof *t);
     k->n += n;
 }
 

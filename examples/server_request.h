@@ -120,8 +120,8 @@ int  srv_parse_slot_action(const char *body, size_t len, int action, char *name,
 int  srv_filename_valid(const char *name);
 
 /* p, an array with room for *cap elements of `size` bytes (NULL and 0 at first), with room for
-   `need`: p itself when it has it, else p reallocated to twice need (*cap updated). NULL when
-   that fails, p then left as it was. */
+   `need` (at least 1): p itself when it has it, else p reallocated to twice need (*cap
+   updated). NULL when that fails, p then left as it was. */
 void *srv_grow(void *p, size_t *cap, size_t need, size_t size);
 
 /* Tokenize text (whole, or until *n_out); the ids in *out (malloc'd; free it). -1 on error. */
