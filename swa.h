@@ -3128,7 +3128,9 @@ SWA__INTERNAL void swa__q4k_scales(const uint8_t *s, uint8_t *sc, uint8_t *m)
 /* Q5_K super-block (176 bytes): Q4_K's d, dmin and 12 bytes of scales and mins, then qh[32],
    then Q4_K's 128 bytes of nibbles. Each quant gains a fifth bit: element l of sub-block j takes
    bit j of qh[l], so q = nibble + 16 * bit is 0..31 and sub-block j is d*sc[j]*q - dmin*m[j].
-   Element l of sub-block j of a Q4_K (five 0) or Q5_K (five 1) super-block: */
+   The two types share their reference kernels; five says which (0: Q4_K, 1: Q5_K). */
+
+/* Element l of sub-block j of the super-block at w. */
 static int swa__qk_quant(const uint8_t *w, int five, int j, int l)
 {
     const uint8_t q = w[(five ? 48 : 16) + 32 * (j / 2) + l];
